@@ -1,0 +1,49 @@
+"""The one place that configures pymongo's C ``bson`` module for the whole project.
+
+Decisions (every package decodes and encodes through these):
+- documents decode to plain ``dict`` (ordered), nested documents too;
+- BSON dates decode to naive UTC ``datetime`` (``tz_aware=False``) with millisecond precision;
+  dates outside ``datetime``'s range decode to ``bson.datetime_ms.DatetimeMS`` (DATETIME_AUTO),
+  so no stored value is ever unreadable;
+- int32 decodes to ``int``, int64 to ``bson.int64.Int64`` (an ``int`` subclass), so a value keeps
+  its BSON type through decode/encode; doubles to ``float``; Decimal128 stays ``Decimal128``;
+- UUIDs use the STANDARD representation (binary subtype 4 <-> ``uuid.UUID``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import bson
+from bson.binary import UuidRepresentation
+from bson.codec_options import CodecOptions, DatetimeConversion
+from bson.raw_bson import RawBSONDocument
+
+CODEC_OPTIONS: CodecOptions = CodecOptions(
+    document_class=dict,
+    tz_aware=False,
+    uuid_representation=UuidRepresentation.STANDARD,
+    datetime_conversion=DatetimeConversion.DATETIME_AUTO,
+)
+
+RAW_CODEC_OPTIONS: CodecOptions = CodecOptions(
+    document_class=RawBSONDocument,
+    tz_aware=False,
+    uuid_representation=UuidRepresentation.STANDARD,
+    datetime_conversion=DatetimeConversion.DATETIME_AUTO,
+)
+
+
+def decode(data: bytes | memoryview) -> dict[str, Any]:
+    """Decode one BSON document. Raises ``bson.errors.InvalidBSON`` on malformed input."""
+    return bson.decode(data, codec_options=CODEC_OPTIONS)
+
+
+def decode_all(data: bytes | memoryview) -> list[dict[str, Any]]:
+    """Decode back-to-back BSON documents."""
+    return bson.decode_all(data, codec_options=CODEC_OPTIONS)
+
+
+def encode(document: Any) -> bytes:
+    """Encode one document (a mapping, possibly a RawBSONDocument) to BSON bytes."""
+    return bson.encode(document, codec_options=CODEC_OPTIONS)
