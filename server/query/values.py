@@ -138,7 +138,7 @@ _NAME_BY_NUMBER = {n: name for name, n in TYPE_NUMBERS.items()}
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _EPOCH = _dt.datetime(1970, 1, 1)
-_EPOCH_TZ = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH_TZ = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _ONE_MS = _dt.timedelta(milliseconds=1)
 _RE_FLAG_LETTERS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"))
 

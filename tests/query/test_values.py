@@ -44,7 +44,7 @@ ORDERED_BRACKETS = [
 
 
 def test_type_brackets_follow_bson_order():
-    for lo, hi in zip(ORDERED_BRACKETS, ORDERED_BRACKETS[1:]):
+    for lo, hi in zip(ORDERED_BRACKETS, ORDERED_BRACKETS[1:], strict=False):
         assert compare(lo, hi) == -1, (lo, hi)
         assert compare(hi, lo) == 1
         assert canonical_type_order(lo) < canonical_type_order(hi)
@@ -121,7 +121,7 @@ def test_dates_timestamps_regexes():
 def test_sort_key_orders_like_compare():
     values = [3, "b", None, [1], {"x": 1}, 2.5, True, MinKey(), MaxKey(), Int64(-4), "a", float("nan")]
     by_key = sorted(values, key=sort_key)
-    for lo, hi in zip(by_key, by_key[1:]):
+    for lo, hi in zip(by_key, by_key[1:], strict=False):
         assert compare(lo, hi) <= 0
 
 
