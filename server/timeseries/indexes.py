@@ -1,0 +1,408 @@
+"""User index specs on a time-series view <-> index specs on ``system.buckets.<c>`` (pure).
+
+A time-series collection has no per-measurement index: every index lives on the buckets collection
+and indexes whole buckets. This module is the one place that knows the translation (spec §7):
+
+- time field ``t: 1``  -> ``{"control.min.t": 1, "control.max.t": 1}``;
+  ``t: -1`` -> ``{"control.max.t": -1, "control.min.t": -1}``;
+- meta field ``m[.x]`` -> ``meta[.x]`` with any index type;
+- measurement field ``f: ±1`` -> the same control min/max pair as the time field;
+  ``f: "2dsphere"`` -> ``{"data.f": "2dsphere_bucket"}``;
+- compound specs element by element, in order;
+- ``partialFilterExpression`` rewritten to a bucket-level predicate (loose: a bucket is indexed when
+  it *may* hold a matching measurement);
+- a TTL index (6.3+) is only ``{t: ±1}`` with a meta-only partial filter; its bucket key is
+  ``{"control.min.t": ±1}``.
+
+Invariant: every bucket index built from a user spec (other than the default index) carries the
+user's spec as ``originalSpec``; listIndexes on the view shows ``originalSpec`` (with the bucket
+index's current ``hidden`` / ``expireAfterSeconds`` overlaid, since collMod changes those on the
+bucket index). Bucket indexes that cannot be mapped back are omitted from the view's listIndexes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+
+_CONTROL_MIN = "control.min."
+_CONTROL_MAX = "control.max."
+_BUCKET_2DSPHERE = "2dsphere_bucket"
+
+# Options of a user index spec that are carried unchanged onto the bucket index.
+_PASS_THROUGH = ("name", "hidden", "collation", "sparse", "v", "expireAfterSeconds", "2dsphereIndexVersion",
+                 "bits", "min", "max", "wildcardProjection", "storageEngine")
+
+
+def meta_subpath(path: str, meta_field: str | None) -> str | None:
+    """``<meta>[.x]`` -> ``meta[.x]``; None when ``path`` is not the meta field or under it."""
+    if meta_field is None:
+        return None
+    if path == meta_field:
+        return "meta"
+    if path.startswith(meta_field + "."):
+        return "meta" + path[len(meta_field):]
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# mongod-style rendering of specs inside error messages
+# --------------------------------------------------------------------------------------------------
+
+
+def mongo_repr(value: Any) -> str:
+    """Render ``value`` like mongod's ``BSONObj::toString`` (``{ a: 1, b: "x" }``)."""
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{k}: {mongo_repr(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[ " + ", ".join(mongo_repr(v) for v in value) + " ]" if value else "[]"
+    if isinstance(value, str):
+        return '"' + value + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, _dt.datetime):
+        return 'new Date(' + str(int((value - _dt.datetime(1970, 1, 1)).total_seconds() * 1000)) + ')'
+    return str(value)
+
+
+def _bad_spec(user_key: dict, detail: str) -> MongoError:
+    """CannotCreateIndex carrying the BadValue status text, as mongod's createIndexes reports it."""
+    return MongoError(
+        ErrorCode.CannotCreateIndex,
+        f"BadValue: Invalid index spec for time-series collection: {mongo_repr(user_key)}. {detail}",
+    )
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) or type(v).__name__ == "Decimal128"
+
+
+def _direction(v: Any) -> int:
+    try:
+        return -1 if float(str(v) if type(v).__name__ == "Decimal128" else v) < 0 else 1
+    except (TypeError, ValueError):
+        return 1
+
+
+# --------------------------------------------------------------------------------------------------
+# key patterns
+# --------------------------------------------------------------------------------------------------
+
+
+def to_bucket_key(user_key: Any, time_field: str, meta_field: str | None) -> dict:
+    """Translate a user key pattern to the buckets key pattern (raises 67 / 72 / 2 like mongod)."""
+    if not isinstance(user_key, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "The field 'key' must be an object")
+    if not user_key:
+        raise MongoError(ErrorCode.CannotCreateIndex, "BadValue: Empty object is not a valid index spec")
+    out: dict = {}
+    for field, value in user_key.items():
+        elem = f"{field}: {mongo_repr(value)}"
+        if field in ("$natural", "$hint") or field.startswith("$"):
+            raise _bad_spec(user_key, f"Invalid index key field: {elem}")
+        if value == "text":
+            raise MongoError(ErrorCode.InvalidOptions, "Text indexes are not supported on time-series collections")
+        sub = meta_subpath(field, meta_field)
+        if sub is not None:
+            out[sub] = value
+            continue
+        if field == time_field:
+            if not _is_number(value):
+                raise _bad_spec(user_key, f"Indexes on the time field must be ascending or descending "
+                                          f"(numbers only): {elem}")
+            _add_min_max(out, field, value)
+            continue
+        if _is_number(value):
+            _add_min_max(out, field, value)
+        elif value == "2dsphere":
+            out["data." + field] = _BUCKET_2DSPHERE
+        else:
+            raise _bad_spec(user_key, "Indexes on measurement fields must be ascending or descending "
+                                      f"(numbers only), or '2dsphere': {elem}")
+    return out
+
+
+def _add_min_max(out: dict, field: str, value: Any) -> None:
+    if _direction(value) > 0:
+        out[_CONTROL_MIN + field] = value
+        out[_CONTROL_MAX + field] = value
+    else:
+        out[_CONTROL_MAX + field] = value
+        out[_CONTROL_MIN + field] = value
+
+
+def to_user_key(bucket_key: dict, time_field: str, meta_field: str | None) -> dict | None:
+    """Reverse of ``to_bucket_key``; None when the bucket key has no user-level meaning."""
+    items = list(bucket_key.items())
+    out: dict = {}
+    i = 0
+    while i < len(items):
+        name, value = items[i]
+        if meta_field is not None and (name == "meta" or name.startswith("meta.")):
+            out[meta_field + name[4:]] = value
+            i += 1
+            continue
+        if name.startswith("data.") and value == _BUCKET_2DSPHERE:
+            out[name[5:]] = "2dsphere"
+            i += 1
+            continue
+        for first, second in ((_CONTROL_MIN, _CONTROL_MAX), (_CONTROL_MAX, _CONTROL_MIN)):
+            if not name.startswith(first) or not _is_number(value):
+                continue
+            field = name[len(first):]
+            ascending = first == _CONTROL_MIN
+            if (_direction(value) > 0) != ascending:
+                return None
+            if i + 1 < len(items) and items[i + 1][0] == second + field and items[i + 1][1] == value:
+                out[field] = value
+                i += 2
+                break
+            if field == time_field and ascending and len(items) == 1:
+                out[field] = value  # a TTL bucket key {"control.min.t": ±1}
+                i += 1
+                break
+            return None
+        else:
+            return None
+    return out
+
+
+def default_index_specs(time_field: str, meta_field: str | None) -> list[dict]:
+    """Bucket index specs ``create`` builds (spec §7.4): ``<meta>_1_<time>_1`` when there is a meta."""
+    if meta_field is None:
+        return []
+    return [{
+        "v": 2,
+        "key": {"meta": 1, _CONTROL_MIN + time_field: 1, _CONTROL_MAX + time_field: 1},
+        "name": f"{meta_field}_1_{time_field}_1",
+    }]
+
+
+# --------------------------------------------------------------------------------------------------
+# partial filters
+# --------------------------------------------------------------------------------------------------
+
+_LOGICAL = ("$and", "$or", "$nor")
+_UPPER_OPS = {"$lt": "$lt", "$lte": "$lte"}
+_LOWER_OPS = {"$gt": "$gt", "$gte": "$gte"}
+
+
+def rewrite_partial_filter(expr: Any, time_field: str, meta_field: str | None) -> dict:
+    """A bucket-level predicate that every bucket holding a matching measurement satisfies.
+
+    Meta paths are renamed to ``meta``; comparisons on the time or measurement fields become
+    control min/max bounds (``$eq`` -> min <= v <= max, ``$gt(e)`` -> on max, ``$lt(e)`` -> on min);
+    anything else is dropped (loose), so the bucket filter is a superset of the user's filter.
+    """
+    if not isinstance(expr, dict):
+        raise MongoError(ErrorCode.BadValue, "partialFilterExpression must be an object")
+    clauses = _rewrite_clauses(expr, time_field, meta_field)
+    if not clauses:
+        return {}
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _rewrite_clauses(expr: dict, time_field: str, meta_field: str | None) -> list[dict]:
+    out: list[dict] = []
+    for key, value in expr.items():
+        if key == "$and":
+            for sub in value:
+                out.extend(_rewrite_clauses(sub, time_field, meta_field))
+            continue
+        if key == "$or":
+            branches = [rewrite_partial_filter(sub, time_field, meta_field) for sub in value]
+            if branches and all(branches):  # an unconstrained branch makes the whole $or unconstrained
+                out.append({"$or": branches})
+            continue
+        if key.startswith("$"):
+            continue  # $nor / $expr / ... : no bucket-level bound (loose)
+        sub = meta_subpath(key, meta_field)
+        if sub is not None:
+            out.append({sub: value})
+            continue
+        out.extend(_measurement_bounds(key, value))
+    return out
+
+
+def _measurement_bounds(field: str, value: Any) -> list[dict]:
+    if isinstance(value, dict) and value and all(k.startswith("$") for k in value):
+        ops = value
+    else:
+        ops = {"$eq": value}
+    out: list[dict] = []
+    for op, operand in ops.items():
+        if isinstance(operand, (dict, list)) or operand is None:
+            continue  # control min/max of objects/arrays is not a usable bound
+        if op == "$eq":
+            out.append({_CONTROL_MIN + field: {"$lte": operand}})
+            out.append({_CONTROL_MAX + field: {"$gte": operand}})
+        elif op in _LOWER_OPS:
+            out.append({_CONTROL_MAX + field: {op: operand}})
+        elif op in _UPPER_OPS:
+            out.append({_CONTROL_MIN + field: {op: operand}})
+    return out
+
+
+def filter_only_on_meta(expr: Any, meta_field: str | None) -> bool:
+    """True when ``expr`` is a non-empty filter whose every field path is the meta field (or under it)."""
+    if meta_field is None or not isinstance(expr, dict) or not expr:
+        return False
+    for key, value in expr.items():
+        if key in _LOGICAL:
+            if not isinstance(value, list) or not value or not all(filter_only_on_meta(v, meta_field) for v in value):
+                return False
+        elif key.startswith("$") or meta_subpath(key, meta_field) is None:
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------------------------------
+# whole specs
+# --------------------------------------------------------------------------------------------------
+
+
+def to_bucket_index_spec(user_spec: dict, time_field: str, meta_field: str | None) -> dict:
+    """Validate one createIndexes entry and return the buckets index spec (with ``originalSpec``).
+
+    Raises mongod's codes: unique/text -> 72, sparse on measurements -> 72, partial + collation -> 85,
+    non-numeric time/measurement keys -> 67, TTL rules -> 72 / 67.
+    """
+    if not isinstance(user_spec, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "Each index spec must be an object")
+    if "key" not in user_spec:
+        raise MongoError(ErrorCode.FailedToParse, "The 'key' field is a required property of an index specification")
+    if user_spec.get("unique"):
+        raise MongoError(ErrorCode.InvalidOptions, "Unique indexes are not supported on time-series collections")
+    user_key = user_spec["key"]
+    bucket_key = to_bucket_key(user_key, time_field, meta_field)
+    partial = user_spec.get("partialFilterExpression")
+    if partial is not None and user_spec.get("collation") is not None:
+        raise MongoError(
+            ErrorCode.IndexOptionsConflict,
+            "On a time-series collection, partialFilterExpression and collation arguments are incompatible",
+        )
+    if user_spec.get("sparse") and _has_measurement_field(user_key, time_field, meta_field):
+        raise MongoError(ErrorCode.InvalidOptions, "Sparse indexes are not supported on time-series measurements")
+    if "expireAfterSeconds" in user_spec:
+        bucket_key = _ttl_bucket_key(user_spec, user_key, time_field, meta_field)
+    spec: dict = {"v": 2, "key": bucket_key}
+    for name in _PASS_THROUGH:
+        if name in user_spec and name not in ("v", "key"):
+            spec[name] = user_spec[name]
+    if "name" not in spec:
+        raise MongoError(ErrorCode.FailedToParse, "The 'name' field is a required property of an index specification")
+    if partial is not None:
+        spec["partialFilterExpression"] = rewrite_partial_filter(partial, time_field, meta_field)
+    spec["originalSpec"] = _original_spec(user_spec)
+    return spec
+
+
+def _original_spec(user_spec: dict) -> dict:
+    original = {"v": 2, "key": user_spec["key"], "name": user_spec.get("name")}
+    for name, value in user_spec.items():
+        if name not in ("v", "key", "name", "ns", "originalSpec"):
+            original[name] = value
+    return original
+
+
+def _has_measurement_field(user_key: dict, time_field: str, meta_field: str | None) -> bool:
+    return any(f != time_field and meta_subpath(f, meta_field) is None for f in user_key)
+
+
+def _ttl_bucket_key(user_spec: dict, user_key: dict, time_field: str, meta_field: str | None) -> dict:
+    partial = user_spec.get("partialFilterExpression")
+    if not filter_only_on_meta(partial, meta_field):
+        raise MongoError(
+            ErrorCode.InvalidOptions,
+            "TTL indexes on time-series collections require a partialFilterExpression on the metaField",
+        )
+    if len(user_key) > 1:
+        raise MongoError(
+            ErrorCode.CannotCreateIndex,
+            "TTL indexes are single-field indexes, compound indexes do not support TTL. Index spec: "
+            + mongo_repr(user_spec),
+        )
+    (field, value), = user_key.items()
+    if field != time_field:
+        raise MongoError(
+            ErrorCode.InvalidOptions, "TTL indexes on non-time fields are not supported on time-series collections"
+        )
+    return {_CONTROL_MIN + field: value}
+
+
+def to_user_index_spec(bucket_spec: dict, time_field: str, meta_field: str | None) -> dict | None:
+    """The spec listIndexes shows on the view for one buckets index, or None to omit it."""
+    original = bucket_spec.get("originalSpec")
+    if isinstance(original, dict):
+        out = dict(original)
+        for live in ("hidden", "expireAfterSeconds"):
+            if live in bucket_spec:
+                out[live] = bucket_spec[live]
+            elif live == "hidden":
+                out.pop(live, None)
+        return out
+    user_key = to_user_key(bucket_spec.get("key", {}), time_field, meta_field)
+    if user_key is None:
+        return None
+    out = {}
+    for name, value in bucket_spec.items():
+        if name == "key":
+            out["key"] = user_key
+        elif name not in ("ns", "partialFilterExpression"):
+            out[name] = value
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# naming an index: dropIndexes, hint, collMod index
+# --------------------------------------------------------------------------------------------------
+
+
+def find_bucket_index(bucket_specs: list[dict], ref: Any, time_field: str, meta_field: str | None) -> dict | None:
+    """The buckets index named by ``ref``: an index name, or a *user* key pattern (translated).
+
+    A bucket key pattern matches too (hints written against the buckets collection keep working).
+    """
+    if isinstance(ref, str):
+        return next((s for s in bucket_specs if s.get("name") == ref), None)
+    if not isinstance(ref, dict):
+        return None
+    for spec in bucket_specs:
+        user = to_user_index_spec(spec, time_field, meta_field)
+        if user is not None and _same_key(user.get("key"), ref):
+            return spec
+    for spec in bucket_specs:
+        if _same_key(spec.get("key"), ref):
+            return spec
+    return None
+
+
+def _same_key(a: Any, b: Any) -> bool:
+    if not isinstance(a, dict) or not isinstance(b, dict) or list(a) != list(b):
+        return False
+    for x, y in zip(a.values(), b.values()):
+        if _is_number(x) and _is_number(y):
+            if _direction(x) != _direction(y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def translate_hint(hint: Any, bucket_specs: list[dict], time_field: str, meta_field: str | None) -> Any:
+    """A view-level hint (name or user key pattern) as a buckets-level hint (the index name).
+
+    ``$natural`` hints pass through. Unknown or hidden indexes -> BadValue like mongod.
+    """
+    if isinstance(hint, dict) and "$natural" in hint:
+        return hint
+    spec = find_bucket_index(bucket_specs, hint, time_field, meta_field)
+    if spec is None or spec.get("hidden"):
+        raise MongoError(ErrorCode.BadValue, "hint provided does not correspond to an existing index")
+    return spec["name"]
