@@ -32,8 +32,20 @@ _CONTROL_MAX = "control.max."
 _BUCKET_2DSPHERE = "2dsphere_bucket"
 
 # Options of a user index spec that are carried unchanged onto the bucket index.
-_PASS_THROUGH = ("name", "hidden", "collation", "sparse", "v", "expireAfterSeconds", "2dsphereIndexVersion",
-                 "bits", "min", "max", "wildcardProjection", "storageEngine")
+_PASS_THROUGH = (
+    "name",
+    "hidden",
+    "collation",
+    "sparse",
+    "v",
+    "expireAfterSeconds",
+    "2dsphereIndexVersion",
+    "bits",
+    "min",
+    "max",
+    "wildcardProjection",
+    "storageEngine",
+)
 
 
 def meta_subpath(path: str, meta_field: str | None) -> str | None:
@@ -43,7 +55,7 @@ def meta_subpath(path: str, meta_field: str | None) -> str | None:
     if path == meta_field:
         return "meta"
     if path.startswith(meta_field + "."):
-        return "meta" + path[len(meta_field):]
+        return "meta" + path[len(meta_field) :]
     return None
 
 
@@ -67,7 +79,7 @@ def mongo_repr(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, _dt.datetime):
-        return 'new Date(' + str(int((value - _dt.datetime(1970, 1, 1)).total_seconds() * 1000)) + ')'
+        return "new Date(" + str(int((value - _dt.datetime(1970, 1, 1)).total_seconds() * 1000)) + ")"
     return str(value)
 
 
@@ -107,15 +119,19 @@ def to_bucket_key(user_key: Any, time_field: str, meta_field: str | None) -> dic
         if field in ("$natural", "$hint") or field.startswith("$"):
             raise _bad_spec(user_key, f"Invalid index key field: {elem}")
         if value == "text":
-            raise MongoError(ErrorCode.InvalidOptions, "Text indexes are not supported on time-series collections")
+            raise MongoError(
+                ErrorCode.InvalidOptions, "Text indexes are not supported on time-series collections"
+            )
         sub = meta_subpath(field, meta_field)
         if sub is not None:
             out[sub] = value
             continue
         if field == time_field:
             if not _is_number(value):
-                raise _bad_spec(user_key, f"Indexes on the time field must be ascending or descending "
-                                          f"(numbers only): {elem}")
+                raise _bad_spec(
+                    user_key,
+                    f"Indexes on the time field must be ascending or descending (numbers only): {elem}",
+                )
             _add_min_max(out, field, value)
             continue
         if _is_number(value):
@@ -123,8 +139,11 @@ def to_bucket_key(user_key: Any, time_field: str, meta_field: str | None) -> dic
         elif value == "2dsphere":
             out["data." + field] = _BUCKET_2DSPHERE
         else:
-            raise _bad_spec(user_key, "Indexes on measurement fields must be ascending or descending "
-                                      f"(numbers only), or '2dsphere': {elem}")
+            raise _bad_spec(
+                user_key,
+                "Indexes on measurement fields must be ascending or descending "
+                f"(numbers only), or '2dsphere': {elem}",
+            )
     return out
 
 
@@ -155,7 +174,7 @@ def to_user_key(bucket_key: dict, time_field: str, meta_field: str | None) -> di
         for first, second in ((_CONTROL_MIN, _CONTROL_MAX), (_CONTROL_MAX, _CONTROL_MIN)):
             if not name.startswith(first) or not _is_number(value):
                 continue
-            field = name[len(first):]
+            field = name[len(first) :]
             ascending = first == _CONTROL_MIN
             if (_direction(value) > 0) != ascending:
                 return None
@@ -177,11 +196,13 @@ def default_index_specs(time_field: str, meta_field: str | None) -> list[dict]:
     """Bucket index specs ``create`` builds (spec §7.4): ``<meta>_1_<time>_1`` when there is a meta."""
     if meta_field is None:
         return []
-    return [{
-        "v": 2,
-        "key": {"meta": 1, _CONTROL_MIN + time_field: 1, _CONTROL_MAX + time_field: 1},
-        "name": f"{meta_field}_1_{time_field}_1",
-    }]
+    return [
+        {
+            "v": 2,
+            "key": {"meta": 1, _CONTROL_MIN + time_field: 1, _CONTROL_MAX + time_field: 1},
+            "name": f"{meta_field}_1_{time_field}_1",
+        }
+    ]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -255,7 +276,11 @@ def filter_only_on_meta(expr: Any, meta_field: str | None) -> bool:
         return False
     for key, value in expr.items():
         if key in _LOGICAL:
-            if not isinstance(value, list) or not value or not all(filter_only_on_meta(v, meta_field) for v in value):
+            if (
+                not isinstance(value, list)
+                or not value
+                or not all(filter_only_on_meta(v, meta_field) for v in value)
+            ):
                 return False
         elif key.startswith("$") or meta_subpath(key, meta_field) is None:
             return False
@@ -276,9 +301,13 @@ def to_bucket_index_spec(user_spec: dict, time_field: str, meta_field: str | Non
     if not isinstance(user_spec, dict):
         raise MongoError(ErrorCode.TypeMismatch, "Each index spec must be an object")
     if "key" not in user_spec:
-        raise MongoError(ErrorCode.FailedToParse, "The 'key' field is a required property of an index specification")
+        raise MongoError(
+            ErrorCode.FailedToParse, "The 'key' field is a required property of an index specification"
+        )
     if user_spec.get("unique"):
-        raise MongoError(ErrorCode.InvalidOptions, "Unique indexes are not supported on time-series collections")
+        raise MongoError(
+            ErrorCode.InvalidOptions, "Unique indexes are not supported on time-series collections"
+        )
     user_key = user_spec["key"]
     bucket_key = to_bucket_key(user_key, time_field, meta_field)
     partial = user_spec.get("partialFilterExpression")
@@ -288,7 +317,9 @@ def to_bucket_index_spec(user_spec: dict, time_field: str, meta_field: str | Non
             "On a time-series collection, partialFilterExpression and collation arguments are incompatible",
         )
     if user_spec.get("sparse") and _has_measurement_field(user_key, time_field, meta_field):
-        raise MongoError(ErrorCode.InvalidOptions, "Sparse indexes are not supported on time-series measurements")
+        raise MongoError(
+            ErrorCode.InvalidOptions, "Sparse indexes are not supported on time-series measurements"
+        )
     if "expireAfterSeconds" in user_spec:
         bucket_key = _ttl_bucket_key(user_spec, user_key, time_field, meta_field)
     spec: dict = {"v": 2, "key": bucket_key}
@@ -296,7 +327,9 @@ def to_bucket_index_spec(user_spec: dict, time_field: str, meta_field: str | Non
         if name in user_spec and name not in ("v", "key"):
             spec[name] = user_spec[name]
     if "name" not in spec:
-        raise MongoError(ErrorCode.FailedToParse, "The 'name' field is a required property of an index specification")
+        raise MongoError(
+            ErrorCode.FailedToParse, "The 'name' field is a required property of an index specification"
+        )
     if partial is not None:
         spec["partialFilterExpression"] = rewrite_partial_filter(partial, time_field, meta_field)
     spec["originalSpec"] = _original_spec(user_spec)
@@ -328,10 +361,11 @@ def _ttl_bucket_key(user_spec: dict, user_key: dict, time_field: str, meta_field
             "TTL indexes are single-field indexes, compound indexes do not support TTL. Index spec: "
             + mongo_repr(user_spec),
         )
-    (field, value), = user_key.items()
+    ((field, value),) = user_key.items()
     if field != time_field:
         raise MongoError(
-            ErrorCode.InvalidOptions, "TTL indexes on non-time fields are not supported on time-series collections"
+            ErrorCode.InvalidOptions,
+            "TTL indexes on non-time fields are not supported on time-series collections",
         )
     return {_CONTROL_MIN + field: value}
 
@@ -364,7 +398,9 @@ def to_user_index_spec(bucket_spec: dict, time_field: str, meta_field: str | Non
 # --------------------------------------------------------------------------------------------------
 
 
-def find_bucket_index(bucket_specs: list[dict], ref: Any, time_field: str, meta_field: str | None) -> dict | None:
+def find_bucket_index(
+    bucket_specs: list[dict], ref: Any, time_field: str, meta_field: str | None
+) -> dict | None:
     """The buckets index named by ``ref``: an index name, or a *user* key pattern (translated).
 
     A bucket key pattern matches too (hints written against the buckets collection keep working).
@@ -386,7 +422,7 @@ def find_bucket_index(bucket_specs: list[dict], ref: Any, time_field: str, meta_
 def _same_key(a: Any, b: Any) -> bool:
     if not isinstance(a, dict) or not isinstance(b, dict) or list(a) != list(b):
         return False
-    for x, y in zip(a.values(), b.values()):
+    for x, y in zip(a.values(), b.values(), strict=True):
         if _is_number(x) and _is_number(y):
             if _direction(x) != _direction(y):
                 return False

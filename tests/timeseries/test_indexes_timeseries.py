@@ -49,7 +49,9 @@ def test_hashed_time_field_is_cannot_create_index_with_spec_message():
 def test_hashed_measurement_field_is_cannot_create_index():
     code, msg = _code(ix.to_bucket_key, {"x": "hashed"}, T, M)
     assert code == ErrorCode.CannotCreateIndex
-    assert "Indexes on measurement fields must be ascending or descending (numbers only), or '2dsphere'" in msg
+    assert (
+        "Indexes on measurement fields must be ascending or descending (numbers only), or '2dsphere'" in msg
+    )
 
 
 def test_text_index_is_refused_with_72():
@@ -75,10 +77,16 @@ def test_sparse_on_measurement_is_refused_but_allowed_on_time_and_meta():
 
 
 def test_partial_filter_with_collation_conflicts_with_85():
-    code, msg = _code(ix.to_bucket_index_spec, {
-        "key": {M: 1}, "name": "n", "partialFilterExpression": {M: 1}, "collation": {"locale": "en"}}, T, M)
+    code, msg = _code(
+        ix.to_bucket_index_spec,
+        {"key": {M: 1}, "name": "n", "partialFilterExpression": {M: 1}, "collation": {"locale": "en"}},
+        T,
+        M,
+    )
     assert code == ErrorCode.IndexOptionsConflict
-    assert msg == "On a time-series collection, partialFilterExpression and collation arguments are incompatible"
+    assert (
+        msg == "On a time-series collection, partialFilterExpression and collation arguments are incompatible"
+    )
 
 
 def test_partial_filter_is_rewritten_to_bucket_level_and_original_kept():
@@ -95,16 +103,20 @@ def test_partial_filter_equality_on_measurement_bounds_both_min_and_max():
 
 
 def test_ttl_on_time_with_meta_partial_maps_to_control_min_only():
-    spec = ix.to_bucket_index_spec({"key": {T: 1}, "name": "ttl", "expireAfterSeconds": 400,
-                                    "partialFilterExpression": {M: {"$gt": 5}}}, T, M)
+    spec = ix.to_bucket_index_spec(
+        {"key": {T: 1}, "name": "ttl", "expireAfterSeconds": 400, "partialFilterExpression": {M: {"$gt": 5}}},
+        T,
+        M,
+    )
     assert spec["key"] == {"control.min.tm": 1}
     assert spec["expireAfterSeconds"] == 400
     user = ix.to_user_index_spec(spec, T, M)
     assert user["key"] == {T: 1} and user["expireAfterSeconds"] == 400
 
 
-@pytest.mark.parametrize("partial", [None, {"data": {"$gt": 5}}, {M: {"$gt": 5}, "data": 1},
-                                     {T: {"$gt": dt.datetime(2024, 1, 1)}}])
+@pytest.mark.parametrize(
+    "partial", [None, {"data": {"$gt": 5}}, {M: {"$gt": 5}, "data": 1}, {T: {"$gt": dt.datetime(2024, 1, 1)}}]
+)
 def test_ttl_without_meta_only_partial_filter_is_72(partial):
     spec = {"key": {T: 1}, "name": "ttl", "expireAfterSeconds": 3600}
     if partial is not None:
@@ -134,8 +146,15 @@ def test_list_indexes_reverse_maps_keys_without_original_spec():
     assert ix.to_user_index_spec(spec, T, M)["key"] == {"x": -1, "mm.a": 1}
 
 
-@pytest.mark.parametrize("key", [{"data.x": 1}, {"control.min.x": 1, "control.min.y": 1},
-                                 {"control.min.x": -1, "control.max.x": -1}, {"_id": 1}])
+@pytest.mark.parametrize(
+    "key",
+    [
+        {"data.x": 1},
+        {"control.min.x": 1, "control.min.y": 1},
+        {"control.min.x": -1, "control.max.x": -1},
+        {"_id": 1},
+    ],
+)
 def test_unmappable_bucket_indexes_are_omitted(key):
     assert ix.to_user_index_spec({"v": 2, "key": key, "name": "raw"}, T, M) is None
 
