@@ -1,0 +1,117 @@
+"""Storage's own small exceptions.
+
+Storage knows nothing of the wire, but each exception carries the MongoDB error ``code`` and
+``code_name`` mongod would answer with, so ``server/dispatch.py`` can translate them in one place
+without a lookup table of its own. Messages are complete sentences meant for the client.
+"""
+
+from __future__ import annotations
+
+# The largest BSON document a client may store (mongod's BSONObjMaxUserSize). The server raises
+# 10334 BSONObjectTooLarge before handing a bigger document to storage.
+MAX_DOCUMENT_SIZE = 16 * 1024 * 1024
+
+
+class StorageError(Exception):
+    """Base of every storage failure. ``code``/``code_name`` are the MongoDB equivalents."""
+
+    code: int = 1
+    code_name: str = "InternalError"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class DbPathUnusable(StorageError):
+    """The dbpath is missing, not a directory, or not writable."""
+
+    code = 29
+    code_name = "NonExistentPath"
+
+
+class DbPathInUse(StorageError):
+    """Another process (or another engine in this process) holds the dbpath lock file."""
+
+    code = 98
+    code_name = "DBPathInUse"
+
+
+class NamespaceNotFound(StorageError):
+    code = 26
+    code_name = "NamespaceNotFound"
+
+    def __init__(self, ns: str, message: str | None = None):
+        super().__init__(message or f"ns does not exist: {ns}")
+        self.ns = ns
+
+
+class NamespaceExists(StorageError):
+    code = 48
+    code_name = "NamespaceExists"
+
+    def __init__(self, ns: str, message: str | None = None):
+        super().__init__(message or f"Collection {ns} already exists.")
+        self.ns = ns
+
+
+class IndexNotFound(StorageError):
+    code = 27
+    code_name = "IndexNotFound"
+
+    def __init__(self, ns: str, index_name: str):
+        super().__init__(f"index not found with name [{index_name}]")
+        self.ns = ns
+        self.index_name = index_name
+
+
+class IndexExists(StorageError):
+    """An index with this name already exists on the collection (storage-level guard)."""
+
+    code = 68
+    code_name = "IndexAlreadyExists"
+
+    def __init__(self, ns: str, index_name: str):
+        super().__init__(f"An index named {index_name} already exists on {ns}")
+        self.ns = ns
+        self.index_name = index_name
+
+
+class DuplicateKey(StorageError):
+    """A unique index (or a clustered collection's record key) already holds this key.
+
+    ``key`` is the encoded key (``storage.keys`` bytes); ``storage.keys.decode_key(key, directions)``
+    recovers the values for mongod's ``keyValue``. Nothing of the failed operation was written.
+    """
+
+    code = 11000
+    code_name = "DuplicateKey"
+
+    def __init__(self, index_name: str, key: bytes, ns: str = ""):
+        super().__init__(f"E11000 duplicate key error collection: {ns} index: {index_name}")
+        self.index_name = index_name
+        self.key = key
+        self.ns = ns
+
+
+class KeyTooLong(StorageError):
+    """An index or record key exceeds what LMDB can store (its max key size, 511 bytes)."""
+
+    code = 17280
+    code_name = "KeyTooLong"
+
+    def __init__(self, ns: str, index_name: str, size: int, limit: int):
+        super().__init__(
+            f"key too large to index, failing: collection {ns} index {index_name}: "
+            f"encoded key is {size} bytes, the limit is {limit}"
+        )
+        self.ns = ns
+        self.index_name = index_name
+
+
+class EngineClosed(StorageError):
+    code = 91
+    code_name = "ShutdownInProgress"
+
+    def __init__(self, message: str = "The storage engine is shutting down"):
+        super().__init__(message)
