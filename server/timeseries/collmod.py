@@ -1,0 +1,353 @@
+"""collMod on a time-series collection: validation and option transitions (pure; spec §8).
+
+``plan_coll_mod(cmd, ts_options, expire_after_seconds)`` parses and validates the whole command
+before anything is executed and returns a ``CollModPlan`` saying what to change: the stored
+``timeseries`` options, the collection-level ``expireAfterSeconds``, one index's ``hidden`` flag and
+the view pipeline's ``bucketMaxSpanSeconds``. Existing buckets are never rewritten: new buckets use
+the new rounding because the bucket catalog reads the options of the collection when it opens one.
+
+Stored option shape (what listCollections echoes, spec §1.3): either ``{timeField, [metaField],
+granularity, bucketMaxSpanSeconds}`` (rounding implied by the preset) or ``{timeField, [metaField],
+bucketMaxSpanSeconds, bucketRoundingSeconds}`` (custom, no granularity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+
+# granularity -> (bucketRoundingSeconds, bucketMaxSpanSeconds); spec §1.3.
+PRESETS: dict[str, tuple[int, int]] = {
+    "seconds": (60, 3600),
+    "minutes": (3600, 86400),
+    "hours": (86400, 2592000),
+}
+IDL_OUT_OF_RANGE = 51024  # 7.0's IDL range-validator code (BadValue only from 7.1)
+_GRANULARITY_RANK = {"seconds": 0, "minutes": 1, "hours": 2}
+MAX_BUCKET_SECONDS = 31536000
+MAX_EXPIRE_AFTER_SECONDS = 2**62 - 1  # same bound as create (NumberLong("4611686018427387904") is rejected)
+
+_GENERIC_ARGUMENTS = frozenset(
+    {
+        "collMod",
+        "$db",
+        "writeConcern",
+        "comment",
+        "lsid",
+        "txnNumber",
+        "$clusterTime",
+        "maxTimeMS",
+        "readPreference",
+        "$readPreference",
+        "apiVersion",
+        "apiStrict",
+        "apiDeprecationErrors",
+        "collectionUUID",
+        "dryRun",
+        "autocommit",
+        "startTransaction",
+        "$audit",
+        "mayBypassWriteBlocking",
+    }
+)
+_NOT_ON_TIMESERIES = (
+    "validator",
+    "validationLevel",
+    "validationAction",
+    "recordPreImages",
+    "changeStreamPreAndPostImages",
+)
+_ONLY_ON_VIEWS = ("pipeline", "viewOn")
+_TIMESERIES_FIELDS = ("granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds")
+
+_TRANSITION_MESSAGE = (
+    "Invalid transition for timeseries.granularity. Can only transition from 'seconds' to 'minutes' "
+    "or 'minutes' to 'hours'."
+)
+
+
+@dataclass(frozen=True)
+class IndexChange:
+    """``collMod.index``: which index (name or *user* key pattern) and its new ``hidden`` flag."""
+
+    name: str | None
+    key_pattern: dict | None
+    hidden: bool | None
+
+
+@dataclass(frozen=True)
+class CollModPlan:
+    """What a validated collMod changes. ``None`` fields are left untouched."""
+
+    timeseries: dict | None = None  # the new stored timeseries options
+    expire_after_seconds: int | str | None = None  # new value, or "off" to remove it
+    index: IndexChange | None = None
+    new_span: int | None = None  # the view pipeline's new bucketMaxSpanSeconds
+
+    @property
+    def is_noop(self) -> bool:
+        return self.timeseries is None and self.expire_after_seconds is None and self.index is None
+
+
+def rounding_and_span(options: dict) -> tuple[int, int]:
+    """Effective (bucketRoundingSeconds, bucketMaxSpanSeconds) of stored options."""
+    granularity = options.get("granularity")
+    if granularity is None and "bucketRoundingSeconds" in options:
+        return int(options["bucketRoundingSeconds"]), int(options["bucketMaxSpanSeconds"])
+    preset_rounding, preset_span = PRESETS[granularity or "seconds"]
+    return preset_rounding, int(options.get("bucketMaxSpanSeconds", preset_span))
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "long" if type(value).__name__ == "Int64" else "int"
+    return {float: "double", str: "string", dict: "object", list: "array", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def plan_coll_mod(cmd: dict, ts_options: dict, *, on_buckets_namespace: bool = False) -> CollModPlan:
+    """Validate a collMod addressed to a time-series collection; raise MongoError on bad input."""
+    for name in cmd:
+        if name in _GENERIC_ARGUMENTS or name in ("timeseries", "expireAfterSeconds", "index"):
+            continue
+        if name in _NOT_ON_TIMESERIES:
+            raise MongoError(
+                ErrorCode.InvalidOptions, f"option not supported on a time-series collection: {name}"
+            )
+        if name in _ONLY_ON_VIEWS:
+            raise MongoError(ErrorCode.InvalidOptions, f"option only supported on a view: {name}")
+        if name in ("cappedSize", "cappedMax"):
+            raise MongoError(ErrorCode.InvalidOptions, "Collection must be capped.")
+        raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{name}' is an unknown field.")
+
+    index = parse_index_change(cmd["index"]) if "index" in cmd else None
+    expire = parse_expire_after_seconds(cmd["expireAfterSeconds"]) if "expireAfterSeconds" in cmd else None
+    new_options = None
+    new_span = None
+    if "timeseries" in cmd:
+        if on_buckets_namespace:
+            raise MongoError(
+                ErrorCode.InvalidNamespace,
+                "Cannot use collMod to modify the time-series options of a system.buckets collection; "
+                "run it against the time-series collection instead",
+            )
+        new_options = transition_options(ts_options, cmd["timeseries"])
+        if new_options == ts_options:
+            new_options = None
+        else:
+            new_span = int(new_options["bucketMaxSpanSeconds"])
+    return CollModPlan(timeseries=new_options, expire_after_seconds=expire, index=index, new_span=new_span)
+
+
+def parse_expire_after_seconds(value: Any) -> int | str:
+    """A collection-level ``expireAfterSeconds``: a non-negative number of seconds or ``"off"``."""
+    if isinstance(value, str):
+        if value != "off":
+            raise MongoError(
+                ErrorCode.InvalidOptions,
+                "Invalid string value for the 'clusteredIndex::expireAfterSeconds' option. "
+                f"Got: '{value}'. Accepted value is 'off'",
+            )
+        return value
+    if not _is_number(value):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field 'collMod.expireAfterSeconds' is the wrong type '{_type_name(value)}', "
+            "expected types '[string, long]'",
+        )
+    seconds = int(value)
+    if seconds < 0:
+        raise MongoError(
+            ErrorCode.InvalidOptions, "TTL index 'expireAfterSeconds' option cannot be less than 0"
+        )
+    if seconds > MAX_EXPIRE_AFTER_SECONDS:
+        raise MongoError(
+            ErrorCode.InvalidOptions,
+            "TTL index 'expireAfterSeconds' option must be within an acceptable range, try a lower number",
+        )
+    return seconds
+
+
+def parse_index_change(spec: Any) -> IndexChange:
+    """``collMod.index`` on a time-series collection: only ``hidden`` may change (TTL/unique -> 72)."""
+    if not isinstance(spec, dict):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field 'collMod.index' is the wrong type '{_type_name(spec)}', expected type 'object'",
+        )
+    for name in spec:
+        if name not in (
+            "name",
+            "keyPattern",
+            "hidden",
+            "expireAfterSeconds",
+            "prepareUnique",
+            "unique",
+            "forceNonUnique",
+        ):
+            raise MongoError(
+                ErrorCode.IDLUnknownField, f"BSON field 'collMod.index.{name}' is an unknown field."
+            )
+    name, key = spec.get("name"), spec.get("keyPattern")
+    if name is not None and key is not None:
+        raise MongoError(ErrorCode.InvalidOptions, "Cannot specify both key pattern and name.")
+    if name is None and key is None:
+        raise MongoError(ErrorCode.InvalidOptions, "Must specify either index name or key pattern.")
+    if not any(
+        k in spec for k in ("hidden", "expireAfterSeconds", "prepareUnique", "unique", "forceNonUnique")
+    ):
+        raise MongoError(
+            ErrorCode.InvalidOptions, "no expireAfterSeconds, hidden, unique, or prepareUnique field"
+        )
+    if "expireAfterSeconds" in spec:
+        raise MongoError(
+            ErrorCode.InvalidOptions,
+            "TTL indexes are not supported for time-series collections. Please refer to the documentation "
+            "and use the top-level 'expireAfterSeconds' option instead",
+        )
+    for option in ("prepareUnique", "unique", "forceNonUnique"):
+        if option in spec:
+            raise MongoError(
+                ErrorCode.InvalidOptions, f"option not supported on a time-series collection: {option}"
+            )
+    hidden = spec.get("hidden")
+    if not isinstance(hidden, bool):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field 'collMod.index.hidden' is the wrong type '{_type_name(hidden)}', expected type 'bool'",
+        )
+    if name is not None and not isinstance(name, str):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            "BSON field 'collMod.index.name' is the wrong type, expected type 'string'",
+        )
+    if key is not None and not isinstance(key, dict):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            "BSON field 'collMod.index.keyPattern' is the wrong type, expected type 'object'",
+        )
+    return IndexChange(name=name, key_pattern=key, hidden=hidden)
+
+
+def _parse_timeseries_mod(mod: Any) -> dict:
+    if not isinstance(mod, dict):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field 'collMod.timeseries' is the wrong type '{_type_name(mod)}', expected type 'object'",
+        )
+    for name, value in mod.items():
+        if name not in _TIMESERIES_FIELDS:
+            raise MongoError(
+                ErrorCode.IDLUnknownField, f"BSON field 'collMod.timeseries.{name}' is an unknown field."
+            )
+        if name == "granularity":
+            if not isinstance(value, str):
+                raise MongoError(
+                    ErrorCode.TypeMismatch,
+                    f"BSON field 'collMod.timeseries.granularity' is the wrong type '{_type_name(value)}', "
+                    "expected type 'string'",
+                )
+            if value not in PRESETS:
+                raise MongoError(
+                    ErrorCode.BadValue,
+                    f"Enumeration value '{value}' for field 'collMod.timeseries.granularity' is not a valid value.",
+                )
+        else:
+            if not _is_number(value):
+                raise MongoError(
+                    ErrorCode.TypeMismatch,
+                    f"BSON field 'collMod.timeseries.{name}' is the wrong type '{_type_name(value)}', "
+                    "expected type 'int'",
+                )
+            if value < 1:
+                raise MongoError(
+                    IDL_OUT_OF_RANGE,
+                    f"BSON field 'collMod.timeseries.{name}' value must be >= 1, actual value '{value}'",
+                )
+            if value > MAX_BUCKET_SECONDS:
+                raise MongoError(
+                    IDL_OUT_OF_RANGE,
+                    f"BSON field 'collMod.timeseries.{name}' value must be <= {MAX_BUCKET_SECONDS}, actual value '{value}'",
+                )
+    return mod
+
+
+def transition_options(current: dict, mod: Any) -> dict:
+    """The stored timeseries options after applying ``collMod.timeseries`` (72 on a bad transition)."""
+    mod = _parse_timeseries_mod(mod)
+    if not mod:
+        return current
+    granularity = mod.get("granularity")
+    span = mod.get("bucketMaxSpanSeconds")
+    rounding = mod.get("bucketRoundingSeconds")
+    cur_rounding, cur_span = rounding_and_span(current)
+    base = {k: v for k, v in current.items() if k not in _TIMESERIES_FIELDS}
+
+    if granularity is not None:
+        preset_rounding, preset_span = PRESETS[granularity]
+        if rounding is not None:
+            raise MongoError(
+                ErrorCode.InvalidOptions,
+                "Timeseries 'bucketRoundingSeconds' is not configurable alongside the granularity parameter",
+            )
+        if span is not None and int(span) != preset_span:
+            raise MongoError(
+                ErrorCode.InvalidOptions,
+                "Timeseries 'bucketMaxSpanSeconds' is not configurable to a value other than the default for "
+                "the provided granularity",
+            )
+        current_granularity = current.get("granularity")
+        if current_granularity is not None:
+            if _GRANULARITY_RANK[granularity] < _GRANULARITY_RANK[current_granularity]:
+                raise MongoError(ErrorCode.InvalidOptions, _TRANSITION_MESSAGE)
+        elif preset_rounding < cur_rounding or preset_span < cur_span:
+            raise MongoError(ErrorCode.InvalidOptions, _TRANSITION_MESSAGE)
+        if current_granularity == granularity:
+            return current
+        return {**base, "granularity": granularity, "bucketMaxSpanSeconds": preset_span}
+
+    if (span is None) != (rounding is None):
+        raise MongoError(
+            ErrorCode.InvalidOptions,
+            "Timeseries 'bucketMaxSpanSeconds' and 'bucketRoundingSeconds' need to be set alongside each other",
+        )
+    span, rounding = int(span), int(rounding)
+    if span != rounding:
+        raise MongoError(
+            ErrorCode.InvalidOptions,
+            "Timeseries 'bucketRoundingSeconds' needs to be equal to 'bucketMaxSpanSeconds'",
+        )
+    if span < cur_span:
+        raise MongoError(
+            ErrorCode.InvalidOptions,
+            "Timeseries 'bucketMaxSpanSeconds' needs to be equal or greater to transition",
+        )
+    if rounding < cur_rounding:
+        raise MongoError(
+            ErrorCode.InvalidOptions,
+            "Timeseries 'bucketRoundingSeconds' needs to be equal or greater to transition",
+        )
+    if span == cur_span and rounding == cur_rounding and current.get("granularity") is None:
+        return current
+    return {**base, "bucketRoundingSeconds": rounding, "bucketMaxSpanSeconds": span}
+
+
+def with_new_span(pipeline: list[dict], new_span: int) -> list[dict]:
+    """The view pipeline with ``$_internalUnpackBucket.bucketMaxSpanSeconds`` set to ``new_span``."""
+    out = []
+    for stage in pipeline:
+        if "$_internalUnpackBucket" in stage:
+            spec = dict(stage["$_internalUnpackBucket"])
+            spec["bucketMaxSpanSeconds"] = new_span
+            stage = {"$_internalUnpackBucket": spec}
+        out.append(stage)
+    return out
