@@ -1,0 +1,447 @@
+"""Compile a filter AST into a fast predicate ``fn(doc) -> bool``.
+
+Each path node becomes a *value predicate* ``vp(value) -> bool`` (one value, no traversal) wrapped
+by a *path accessor* that applies it with mongod's semantics:
+
+- the values are those of ``paths.get_path_values`` (implicit traversal of non-leaf arrays);
+- for most operators a leaf array matches if the array itself or any of its elements matches
+  ({a: 1} matches {a: [1, 2]}); ``$size`` and ``$elemMatch`` look at the array itself only;
+- a top-level field (no dot) skips the traversal: ``doc.get(name)`` then the same leaf rule.
+
+Inside a value-form ``$elemMatch`` the path is ``""``: the predicate sees the element as it is.
+Comparisons are type-bracketed: ``$gt: 5`` only matches numbers; ``$lte: null`` matches null and
+missing; NaN equals only NaN and is neither greater nor less than anything (mongod's rule).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from bson.binary import Binary
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.regex import Regex as BsonRegex
+
+from server.query.match_ast import (
+    All,
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    Bits,
+    Cmp,
+    ElemMatch,
+    Exists,
+    Expr,
+    In,
+    JsonSchema,
+    Mod,
+    Node,
+    Nor,
+    Not,
+    Or,
+    Regex,
+    Size,
+    Type,
+)
+from server.query.match_regex import pattern_and_options
+from server.query.paths import get_path_values
+from server.query.values import (
+    BRACKET_MAXKEY,
+    BRACKET_MINKEY,
+    BRACKET_NULL,
+    BRACKET_NUMBER,
+    MISSING,
+    bson_type_number,
+    canonical_type_order,
+    float_is_nan,
+    is_number,
+    sort_key,
+)
+
+Predicate = Callable[[Any], bool]
+
+__all__ = ["compile_node", "Predicate"]
+
+_OPS = {"$eq": operator.eq, "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
+_NUMERIC_FAST = (int, float, Int64)
+
+
+def compile_node(node: Node, *, variables: Mapping | None = None) -> Predicate:
+    """A predicate over documents for ``node`` (see module docstring for semantics)."""
+    return _Compiler(variables).compile(node)
+
+
+class _Compiler:
+    def __init__(self, variables: Mapping | None):
+        self.variables = dict(variables or {})
+
+    def compile(self, node: Node) -> Predicate:
+        t = type(node)
+        if t is And:
+            return _all_of([self.compile(c) for c in node.children])
+        if t is Or:
+            return _any_of([self.compile(c) for c in node.children])
+        if t is Nor:
+            inner = _any_of([self.compile(c) for c in node.children])
+            return lambda doc: not inner(doc)
+        if t is Not:
+            inner = self.compile(node.child)
+            return lambda doc: not inner(doc)
+        if t is AlwaysTrue:
+            return lambda doc: True
+        if t is AlwaysFalse:
+            return lambda doc: False
+        if t is Expr:
+            return self._expr(node)
+        if t is JsonSchema:
+            from server.query.jsonschema import compile_schema, validate
+
+            compiled = compile_schema(node.schema)
+            return lambda doc: validate(compiled, doc)
+        if t is Exists:
+            return _exists(node.path)
+        if t is Size:
+            size = node.size
+            return _on_path(node.path, lambda v: type(v) is list and len(v) == size, expand=False)
+        if t is ElemMatch:
+            return self._elem_match(node)
+        if t is All:  # each member may be matched by a different element: a conjunction of paths
+            return _all_of([_on_path(node.path, p, expand=True) for p in _all_member_predicates(node)])
+        return _on_path(node.path, self.value_predicate(node), expand=True)
+
+    # --- value predicates -------------------------------------------------------------------
+    def value_predicate(self, node: Node) -> Predicate:
+        t = type(node)
+        if t is Cmp:
+            return _cmp_predicate(node.op, node.value)
+        if t is In:
+            return _in_predicate(node.values, node.regexes)
+        if t is Regex:
+            return _regex_predicate(node.compiled, node.pattern, node.options)
+        if t is Type:
+            return _type_predicate(node.types)
+        if t is Mod:
+            return _mod_predicate(node.divisor, node.remainder)
+        if t is Bits:
+            return _bits_predicate(node.op, node.mask)
+        if t is All:  # only reached inside a value-form $elemMatch, where the element is the value
+            return _all_of(_all_member_predicates(node))
+        raise TypeError(f"not a value node: {node!r}")
+
+    def _expr(self, node: Expr) -> Predicate:
+        from server.query.match_expr import compile_expr_predicate
+
+        return compile_expr_predicate(node.expr, self.variables)
+
+    def _elem_match(self, node: ElemMatch) -> Predicate:
+        inner = self.compile(node.child)
+        if node.value_form:
+
+            def elem_ok(arr: Any) -> bool:
+                if type(arr) is not list:
+                    return False
+                for e in arr:
+                    if inner(e):
+                        return True
+                return False
+
+        else:
+
+            def elem_ok(arr: Any) -> bool:
+                if type(arr) is not list:
+                    return False
+                for e in arr:
+                    if isinstance(e, dict) and inner(e):
+                        return True
+                return False
+
+        return _on_path(node.path, elem_ok, expand=False)
+
+
+def _all_member_predicates(node: All) -> list[Predicate]:
+    return [
+        _regex_predicate(v, *pattern_and_options(v)) if hasattr(v, "search") else _cmp_predicate("$eq", v)
+        for v in node.values
+    ]
+
+
+# --- combinators --------------------------------------------------------------------------------
+def _all_of(preds: list[Predicate]) -> Predicate:
+    if not preds:
+        return lambda doc: True
+    if len(preds) == 1:
+        return preds[0]
+    if len(preds) == 2:
+        p0, p1 = preds
+        return lambda doc: p0(doc) and p1(doc)
+    if len(preds) == 3:
+        p0, p1, p2 = preds
+        return lambda doc: p0(doc) and p1(doc) and p2(doc)
+    ps = tuple(preds)
+    return lambda doc: all(p(doc) for p in ps)
+
+
+def _any_of(preds: list[Predicate]) -> Predicate:
+    if len(preds) == 1:
+        return preds[0]
+    if len(preds) == 2:
+        p0, p1 = preds
+        return lambda doc: p0(doc) or p1(doc)
+    ps = tuple(preds)
+    return lambda doc: any(p(doc) for p in ps)
+
+
+def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
+    """Apply a value predicate at ``path`` with mongod's traversal and leaf-array rule."""
+    if path == "":
+        return vp
+    if "." not in path:
+        name = path
+        if expand:
+
+            def top_level(doc: Any) -> bool:
+                v = doc.get(name, MISSING)
+                if vp(v):
+                    return True
+                if type(v) is list:
+                    for e in v:
+                        if vp(e):
+                            return True
+                return False
+
+            return top_level
+
+        return lambda doc: vp(doc.get(name, MISSING))
+
+    if expand:
+
+        def dotted(doc: Any) -> bool:
+            for v in get_path_values(doc, path):
+                if vp(v):
+                    return True
+                if type(v) is list:
+                    for e in v:
+                        if vp(e):
+                            return True
+            return False
+
+        return dotted
+
+    def dotted_no_expand(doc: Any) -> bool:
+        for v in get_path_values(doc, path):
+            if vp(v):
+                return True
+        return False
+
+    return dotted_no_expand
+
+
+def _exists(path: str) -> Predicate:
+    if path == "":
+        return lambda v: v is not MISSING
+    if "." not in path:
+        name = path
+        return lambda doc: name in doc
+    return lambda doc: any(v is not MISSING for v in get_path_values(doc, path))
+
+
+# --- leaf predicates ----------------------------------------------------------------------------
+def _cmp_predicate(op: str, rhs: Any) -> Predicate:
+    if isinstance(rhs, (BsonRegex,)) or hasattr(rhs, "search"):
+        # {a: {$eq: /re/}} compares regex values for equality (no pattern matching).
+        key = sort_key(rhs)
+        return lambda v: canonical_type_order(v) == canonical_type_order(rhs) and sort_key(v) == key
+    bracket = canonical_type_order(rhs)
+    if bracket == BRACKET_NULL:
+        if op in ("$eq", "$gte", "$lte"):
+            return lambda v: v is None or v is MISSING
+        return lambda v: False
+    if bracket in (BRACKET_MINKEY, BRACKET_MAXKEY):
+        return _minmax_predicate(op, bracket)
+    cmp = _OPS[op]
+    if bracket == BRACKET_NUMBER:
+        if float_is_nan(rhs):
+            if op in ("$eq", "$gte", "$lte"):
+                return float_is_nan
+            return lambda v: False
+        x = rhs.to_decimal() if isinstance(rhs, Decimal128) else rhs
+
+        def number_pred(v: Any) -> bool:
+            t = type(v)
+            if t is int or t is float or t is Int64:
+                return cmp(v, x)
+            if t is Decimal128:
+                d = v.to_decimal()
+                return False if d.is_nan() else cmp(d, x)
+            return False
+
+        return number_pred
+    if type(rhs) is str:
+
+        def string_pred(v: Any) -> bool:
+            if type(v) is str:
+                return cmp(v, rhs)
+            return False
+
+        return string_pred
+    if type(rhs) is _dt.datetime and rhs.tzinfo is None:
+
+        def date_pred(v: Any) -> bool:
+            if type(v) is _dt.datetime and v.tzinfo is None:
+                return cmp(v, rhs)
+            return canonical_type_order(v) == bracket and cmp(sort_key(v), key)
+
+        key = sort_key(rhs)
+        return date_pred
+    key = sort_key(rhs)
+
+    def generic_pred(v: Any) -> bool:
+        if v is MISSING:
+            return False
+        try:
+            b = canonical_type_order(v)
+        except TypeError:
+            return False
+        return b == bracket and cmp(sort_key(v), key)
+
+    return generic_pred
+
+
+def _minmax_predicate(op: str, bracket: int) -> Predicate:
+    # Comparisons against MinKey/MaxKey cross type brackets (every value is above MinKey).
+    def pred(v: Any) -> bool:
+        if v is MISSING:
+            vb = BRACKET_NULL
+        else:
+            vb = canonical_type_order(v)
+        c = (vb > bracket) - (vb < bracket)
+        return _OPS[op](c, 0)
+
+    return pred
+
+
+def _in_predicate(values: tuple, regexes: tuple) -> Predicate:
+    fast: set = set()  # plain int/float/str members: Python equality is BSON equality for them
+    keys: set = set()  # sort keys of every member (tuples of hashables: a hashable BSON identity)
+    has_null = False
+    other_numbers = False  # Decimal128 or NaN members: fast-typed values must also check `keys`
+    for v in values:
+        if v is None:
+            has_null = True
+        t = type(v)
+        if (t is int or t is float or t is str or t is Int64) and v == v:
+            fast.add(v)
+        elif is_number(v):
+            other_numbers = True
+        keys.add(sort_key(v))
+    regex_preds = [_regex_predicate(r, *pattern_and_options(r)) for r in regexes]
+
+    def pred(v: Any) -> bool:
+        t = type(v)
+        if t is int or t is str or t is float or t is Int64:
+            if v in fast:
+                return True
+            if other_numbers and t is not str and sort_key(v) in keys:
+                return True
+            return _regex_any(regex_preds, v) if regex_preds else False
+        if v is MISSING or v is None:
+            return has_null
+        if sort_key(v) in keys:
+            return True
+        return _regex_any(regex_preds, v)
+
+    return pred
+
+
+def _regex_any(preds: list, v: Any) -> bool:
+    for p in preds:
+        if p(v):
+            return True
+    return False
+
+
+def _regex_predicate(compiled: Any, pattern: str, options: str) -> Predicate:
+    search = compiled.search
+
+    def pred(v: Any) -> bool:
+        if type(v) is str:
+            return search(v) is not None
+        if isinstance(v, (BsonRegex,)) or hasattr(v, "search"):
+            return pattern_and_options(v) == (pattern, options)
+        return False
+
+    return pred
+
+
+def _type_predicate(types: frozenset) -> Predicate:
+    want_number = "number" in types
+    numbers = frozenset(t for t in types if t != "number")
+
+    def pred(v: Any) -> bool:
+        if v is MISSING:
+            return False
+        if want_number and is_number(v):
+            return True
+        try:
+            return bson_type_number(v) in numbers
+        except TypeError:
+            return False
+
+    return pred
+
+
+def _trunc_int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return None
+        return int(v)
+    if isinstance(v, Decimal128):
+        d = v.to_decimal()
+        return int(d) if d.is_finite() else None
+    return None
+
+
+def _mod_predicate(divisor: int, remainder: int) -> Predicate:
+    def pred(v: Any) -> bool:
+        n = _trunc_int(v)
+        if n is None:
+            return False
+        r = abs(n) % abs(divisor)  # C++ % : the result takes the dividend's sign
+        return (-r if n < 0 else r) == remainder
+
+    return pred
+
+
+def _bits_predicate(op: str, mask: int) -> Predicate:
+    def bits_of(v: Any) -> int | None:
+        if isinstance(v, (bytes, Binary)):
+            return int.from_bytes(bytes(v), "little")
+        if not is_number(v):
+            return None
+        n = _trunc_int(v)
+        if n is None or (isinstance(v, float) and v != n):
+            return None
+        if not -(2**63) <= n < 2**63:
+            return None
+        return n & ((1 << 64) - 1) if n < 0 else n
+
+    def pred(v: Any) -> bool:
+        bits = bits_of(v)
+        if bits is None:
+            return False
+        if op == "$bitsAllSet":
+            return bits & mask == mask
+        if op == "$bitsAnySet":
+            return bits & mask != 0
+        if op == "$bitsAllClear":
+            return bits & mask == 0
+        return bits & mask != mask
+
+    return pred

@@ -1,0 +1,444 @@
+"""Parse a MongoDB filter document into the AST of ``match_ast`` (validate only; no execution).
+
+Errors follow mongod's MatchExpressionParser (codes and messages). Features Tidemark knows but
+does not implement ($where, $text, geo operators, $near...) raise 224 QueryFeatureNotAllowed
+"<op> is not supported by Tidemark" — distinct from invalid input (2 BadValue).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from bson.binary import Binary
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+
+from protocol.errors import ErrorCode, MongoError
+from server.query.match_ast import (
+    All,
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    Bits,
+    Cmp,
+    ElemMatch,
+    Exists,
+    Expr,
+    In,
+    JsonSchema,
+    Mod,
+    Node,
+    Nor,
+    Not,
+    Or,
+    Regex,
+    Size,
+    Type,
+)
+from server.query.match_regex import compile_regex, is_regex, pattern_and_options, validate_options
+from server.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
+
+__all__ = ["parse_filter", "is_operator_document"]
+
+_UNSUPPORTED_TOP = {"$where", "$text"}
+_UNSUPPORTED_PATH = {
+    "$near",
+    "$nearSphere",
+    "$geoWithin",
+    "$geoIntersects",
+    "$within",
+    "$box",
+    "$center",
+    "$centerSphere",
+    "$polygon",
+    "$geometry",
+    "$maxDistance",
+    "$minDistance",
+}
+_BITS_OPS = {"$bitsAllSet", "$bitsAnySet", "$bitsAllClear", "$bitsAnyClear"}
+_PATH_OPS = {
+    "$eq",
+    "$ne",
+    "$gt",
+    "$gte",
+    "$lt",
+    "$lte",
+    "$in",
+    "$nin",
+    "$exists",
+    "$type",
+    "$regex",
+    "$options",
+    "$elemMatch",
+    "$size",
+    "$all",
+    "$mod",
+    "$not",
+    *_BITS_OPS,
+}
+_TOP_OPS = {"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysTrue", "$alwaysFalse"}
+
+
+def _not_supported(op: str) -> MongoError:
+    return MongoError(ErrorCode.QueryFeatureNotAllowed, f"{op} is not supported by Tidemark")
+
+
+def _is_dbref_doc(obj: Mapping, allow_incomplete: bool) -> bool:
+    has_ref = "$ref" in obj
+    has_id = "$id" in obj
+    if allow_incomplete:
+        return has_ref or has_id or "$db" in obj
+    return has_ref and has_id
+
+
+def is_operator_document(value: Any, allow_incomplete_dbref: bool = False) -> bool:
+    """True when ``value`` is ``{$op: ...}`` (an expression document, not a DBRef-like object)."""
+    if not isinstance(value, Mapping) or not value:
+        return False
+    first = next(iter(value))
+    if not first.startswith("$"):
+        return False
+    return not _is_dbref_doc(value, allow_incomplete_dbref)
+
+
+def parse_filter(filter: Mapping | None) -> Node:
+    """Parse a filter document; raises MongoError with mongod's code/message when invalid."""
+    if filter is None:
+        return AlwaysTrue()
+    if not isinstance(filter, Mapping):
+        raise MongoError(ErrorCode.TypeMismatch, "filter must be an object")
+    return _parse_object(filter, top=True, sub=False)
+
+
+def _conj(children: list[Node]) -> Node:
+    if not children:
+        return AlwaysTrue()
+    if len(children) == 1:
+        return children[0]
+    return And(tuple(children))
+
+
+def _parse_object(obj: Mapping, *, top: bool, sub: bool) -> Node:
+    children: list[Node] = []
+    for key, value in obj.items():
+        if key.startswith("$"):
+            node = _parse_top_operator(key, value, top=top, sub=sub)
+            if node is not None:
+                children.append(node)
+            continue
+        if is_operator_document(value):
+            children.extend(_parse_path_operators(key, value, sub=sub))
+        elif is_regex(value):
+            children.append(_regex_node(key, value))
+        else:
+            children.append(Cmp(key, "$eq", value))
+    return _conj(children)
+
+
+def _parse_top_operator(key: str, value: Any, *, top: bool, sub: bool) -> Node | None:
+    if key in ("$and", "$or", "$nor"):
+        if not isinstance(value, list):
+            raise MongoError(ErrorCode.BadValue, f"{key} must be an array")
+        if not value:
+            raise MongoError(ErrorCode.BadValue, "$and/$or/$nor must be a nonempty array")
+        parsed = []
+        for entry in value:
+            if not isinstance(entry, Mapping):
+                raise MongoError(ErrorCode.BadValue, "$or/$and/$nor entries need to be full objects")
+            parsed.append(_parse_object(entry, top=False, sub=sub))
+        if key == "$and":
+            return parsed[0] if len(parsed) == 1 else And(tuple(parsed))
+        if key == "$or":
+            return parsed[0] if len(parsed) == 1 else Or(tuple(parsed))
+        return Nor(tuple(parsed))
+    if key == "$comment":
+        return None
+    if key == "$expr":
+        if sub:
+            raise MongoError(ErrorCode.BadValue, "$expr can only be applied to the top-level document")
+        _check_expression(value)
+        return Expr(value)
+    if key == "$jsonSchema":
+        if not isinstance(value, Mapping):
+            raise MongoError(ErrorCode.TypeMismatch, "$jsonSchema must be an object")
+        from server.query.jsonschema import compile_schema
+
+        compile_schema(value)  # validate now; compile_node compiles again (cheap, pure)
+        return JsonSchema(value)
+    if key in ("$alwaysTrue", "$alwaysFalse"):
+        if _integer_arg(value, key) != 1:
+            raise MongoError(ErrorCode.FailedToParse, f"{key} must be an integer value of 1")
+        return AlwaysTrue() if key == "$alwaysTrue" else AlwaysFalse()
+    if key in _UNSUPPORTED_TOP or key == "$sampleRate":
+        raise _not_supported(key)
+    raise MongoError(
+        ErrorCode.BadValue,
+        f"unknown top level operator: {key}. If you have a field name that starts with a '$' "
+        "symbol, consider using $getField or $setField.",
+    )
+
+
+def _check_expression(expr: Any) -> None:
+    """Validate an aggregation expression early, when query B's compiler is available."""
+    try:
+        from server.query.expressions import compile_expression
+    except ImportError:
+        return
+    compile_expression(expr)
+
+
+def _integer_arg(value: Any, name: str) -> int:
+    if not is_number(value):
+        raise MongoError(ErrorCode.FailedToParse, f"Expected a number in: {name}: {value!r}")
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value) or value != int(value):
+            raise MongoError(ErrorCode.FailedToParse, f"Expected an integer: {name}: {value!r}")
+    if isinstance(value, Decimal128):
+        d = value.to_decimal()
+        if not d.is_finite() or d != int(d):
+            raise MongoError(ErrorCode.FailedToParse, f"Expected an integer: {name}: {value!r}")
+        return int(d)
+    return int(value)
+
+
+def _regex_node(path: str, value: Any, options_override: str | None = None) -> Regex:
+    pattern, options = pattern_and_options(value)
+    if options_override is not None:
+        options = options_override
+    return Regex(path, pattern, options, compile_regex(pattern, options))
+
+
+def _parse_path_operators(path: str, ops: Mapping, *, sub: bool) -> list[Node]:
+    """``{path: {$op: v, ...}}`` -> one node per operator ($regex/$options fold into one)."""
+    out: list[Node] = []
+    if "$regex" in ops or "$options" in ops:
+        out.append(_parse_regex_document(path, ops))
+    for op, arg in ops.items():
+        if op in ("$regex", "$options"):
+            continue
+        out.append(_parse_path_operator(path, op, arg, sub=sub))
+    return out
+
+
+def _parse_regex_document(path: str, ops: Mapping) -> Regex:
+    if "$regex" not in ops:
+        raise MongoError(ErrorCode.BadValue, "$options needs a $regex")
+    regex = ops["$regex"]
+    options = ""
+    if isinstance(regex, str):
+        pattern = regex
+    elif is_regex(regex):
+        pattern, options = pattern_and_options(regex)
+    else:
+        raise MongoError(ErrorCode.BadValue, "$regex has to be a string")
+    if "$options" in ops:
+        opt = ops["$options"]
+        if not isinstance(opt, str):
+            raise MongoError(ErrorCode.BadValue, "$options has to be a string")
+        if options:
+            raise MongoError(51075, "options set in both $regex and $options")
+        options = opt
+    validate_options(options)
+    return Regex(path, pattern, options, compile_regex(pattern, options))
+
+
+def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
+    if op in ("$eq", "$gt", "$gte", "$lt", "$lte"):
+        if op != "$eq" and is_regex(arg):
+            raise MongoError(ErrorCode.BadValue, f"Can't have RegEx as arg to predicate over field '{path}'.")
+        return Cmp(path, op, arg)
+    if op == "$ne":
+        if is_regex(arg):
+            raise MongoError(ErrorCode.BadValue, "Can't have regex as arg to $ne.")
+        return Not(Cmp(path, "$eq", arg))
+    if op in ("$in", "$nin"):
+        if not isinstance(arg, list):
+            raise MongoError(ErrorCode.BadValue, f"{op} needs an array")
+        node = _parse_in(path, arg)
+        return node if op == "$in" else Not(node)
+    if op == "$exists":
+        return Exists(path) if _true_value(arg) else Not(Exists(path))
+    if op == "$type":
+        return Type(path, _parse_type_set(arg, "$type"))
+    if op == "$size":
+        return Size(path, _parse_size(arg))
+    if op == "$mod":
+        return _parse_mod(path, arg)
+    if op == "$all":
+        return _parse_all(path, arg, sub=sub)
+    if op == "$elemMatch":
+        return _parse_elem_match(path, arg)
+    if op == "$not":
+        return _parse_not(path, arg, sub=sub)
+    if op in _BITS_OPS:
+        return Bits(path, op, _parse_bitmask(op, arg))
+    if op in _UNSUPPORTED_PATH:
+        raise _not_supported(op)
+    if op == "$where":
+        raise MongoError(ErrorCode.BadValue, "$where cannot be applied to a field")
+    if op == "$expr":
+        raise MongoError(ErrorCode.BadValue, "unknown operator: $expr")
+    raise MongoError(ErrorCode.BadValue, f"unknown operator: {op}")
+
+
+def _true_value(v: Any) -> bool:
+    if v is None or v is False:
+        return False
+    if is_number(v):
+        if isinstance(v, Decimal128):
+            return v.to_decimal() != 0
+        return v != 0
+    return True
+
+
+def _parse_in(path: str, arr: list) -> In:
+    values, regexes = [], []
+    for entry in arr:
+        if is_operator_document(entry):
+            raise MongoError(ErrorCode.BadValue, "cannot nest $ under $in")
+        if is_regex(entry):
+            pattern, options = pattern_and_options(entry)
+            regexes.append(compile_regex(pattern, options))
+        else:
+            values.append(entry)
+    return In(path, tuple(values), tuple(regexes))
+
+
+def _parse_type_set(arg: Any, name: str) -> frozenset:
+    entries = arg if isinstance(arg, list) else [arg]
+    types: set = set()
+    for entry in entries:
+        if isinstance(entry, str):
+            if entry not in TYPE_ALIASES:
+                raise MongoError(ErrorCode.BadValue, f"Unknown type name alias: {entry}")
+            types.add(TYPE_ALIASES[entry])
+        elif is_number(entry):
+            number = (
+                _integer_arg(entry, name) if not isinstance(entry, float) or entry == int(entry) else None
+            )
+            if number is None or number not in TYPE_NUMBERS.values():
+                raise MongoError(ErrorCode.BadValue, f"Invalid numerical type code: {entry}")
+            types.add(number)
+        else:
+            raise MongoError(ErrorCode.TypeMismatch, "type must be represented as a number or a string")
+    if not types:
+        raise MongoError(ErrorCode.FailedToParse, f"{name} must match at least one type")
+    return frozenset(types)
+
+
+def _parse_size(arg: Any) -> int:
+    if isinstance(arg, bool) or not is_number(arg):
+        raise MongoError(ErrorCode.BadValue, "$size needs a number")
+    if isinstance(arg, float):
+        if math.isnan(arg) or math.isinf(arg) or arg != int(arg):
+            raise MongoError(ErrorCode.BadValue, "$size must be a whole number")
+        arg = int(arg)
+    elif isinstance(arg, Decimal128):
+        raise MongoError(ErrorCode.BadValue, "$size needs a number")
+    if isinstance(arg, Int64) and not -(2**31) <= arg < 2**31:
+        raise MongoError(ErrorCode.BadValue, "$size must be representable as a 32-bit integer")
+    if arg < 0:
+        raise MongoError(ErrorCode.BadValue, "$size may not be negative")
+    return int(arg)
+
+
+def _mod_operand(v: Any, what: str) -> int:
+    if not is_number(v):
+        raise MongoError(ErrorCode.BadValue, f"malformed mod, {what} not a number")
+    f = float(v.to_decimal()) if isinstance(v, Decimal128) else float(v)
+    if math.isnan(f) or math.isinf(f) or not -(2**63) <= f < 2**63:
+        raise MongoError(
+            ErrorCode.BadValue,
+            f"malformed mod, {what} value is invalid :: caused by :: Unable to coerce NaN/Inf to integral type",
+        )
+    return int(v.to_decimal()) if isinstance(v, Decimal128) else int(v)
+
+
+def _parse_mod(path: str, arg: Any) -> Mod:
+    if not isinstance(arg, list):
+        raise MongoError(ErrorCode.BadValue, "malformed mod, needs to be an array")
+    if len(arg) < 2:
+        raise MongoError(ErrorCode.BadValue, "malformed mod, not enough elements")
+    if len(arg) > 2:
+        raise MongoError(ErrorCode.BadValue, "malformed mod, too many elements")
+    divisor = _mod_operand(arg[0], "divisor")
+    remainder = _mod_operand(arg[1], "remainder")
+    if divisor == 0:
+        raise MongoError(ErrorCode.BadValue, "divisor cannot be 0")
+    return Mod(path, divisor, remainder)
+
+
+def _parse_bitmask(op: str, arg: Any) -> int:
+    if isinstance(arg, list):
+        mask = 0
+        for pos in arg:
+            if not is_number(pos) or (isinstance(pos, float) and pos != int(pos)):
+                raise MongoError(ErrorCode.BadValue, f"bit positions must be an integer but got: {pos!r}")
+            if pos < 0:
+                raise MongoError(ErrorCode.BadValue, f"bit positions must be >= 0 but got: {pos!r}")
+            mask |= 1 << int(pos)
+        return mask
+    if is_number(arg):
+        value = _integer_arg(arg, op)
+        if value < 0:
+            raise MongoError(ErrorCode.FailedToParse, f"Expected a positive number in: {op}: {arg!r}")
+        return value
+    if isinstance(arg, (bytes, Binary)):
+        return int.from_bytes(bytes(arg), "little")
+    raise MongoError(ErrorCode.BadValue, f"{op} takes an Array, a number, or a BinData but received: {arg!r}")
+
+
+def _parse_all(path: str, arg: Any, *, sub: bool) -> Node:
+    if not isinstance(arg, list):
+        raise MongoError(ErrorCode.BadValue, "$all needs an array")
+    if not arg:
+        return AlwaysFalse()
+    first = arg[0]
+    if isinstance(first, Mapping) and first and next(iter(first)) == "$elemMatch":
+        nodes = []
+        for entry in arg:
+            if not isinstance(entry, Mapping) or not entry or next(iter(entry)) != "$elemMatch":
+                raise MongoError(ErrorCode.BadValue, "$all/$elemMatch has to be consistent")
+            nodes.append(_parse_elem_match(path, entry["$elemMatch"]))
+        return nodes[0] if len(nodes) == 1 else And(tuple(nodes))
+    values = []
+    for entry in arg:
+        if isinstance(entry, Mapping) and entry and next(iter(entry)) in _PATH_OPS:
+            raise MongoError(ErrorCode.BadValue, "no $ expressions in $all")
+        if is_regex(entry):
+            pattern, options = pattern_and_options(entry)
+            values.append(compile_regex(pattern, options))
+        else:
+            values.append(entry)
+    return All(path, tuple(values))
+
+
+def _parse_elem_match(path: str, arg: Any) -> ElemMatch:
+    if not isinstance(arg, Mapping):
+        raise MongoError(ErrorCode.BadValue, "$elemMatch needs an Object")
+    value_form = False
+    if is_operator_document(arg, allow_incomplete_dbref=True):
+        first = next(iter(arg))
+        value_form = first not in _TOP_OPS and first not in _UNSUPPORTED_TOP
+    if value_form:
+        child = _conj(_parse_path_operators("", arg, sub=True))
+        return ElemMatch(path, child, True)
+    if "$where" in arg:
+        raise MongoError(ErrorCode.BadValue, "$elemMatch cannot contain $where expression")
+    return ElemMatch(path, _parse_object(arg, top=False, sub=True), False)
+
+
+def _parse_not(path: str, arg: Any, *, sub: bool) -> Node:
+    if is_regex(arg):
+        return Not(_regex_node(path, arg))
+    if not isinstance(arg, Mapping):
+        raise MongoError(ErrorCode.BadValue, "$not needs a regex or a document")
+    if not arg:
+        raise MongoError(ErrorCode.BadValue, "$not cannot be empty")
+    for op in arg:
+        if not op.startswith("$"):
+            raise MongoError(ErrorCode.BadValue, f"unknown operator: {op}")
+    children = _parse_path_operators(path, arg, sub=sub)
+    return Not(children[0] if len(children) == 1 else And(tuple(children)))
