@@ -1,0 +1,397 @@
+"""Buckets in version 1 format (pure): meta normalization, control min/max, schema classes, pack/unpack.
+
+A v1 bucket document (spec §2.1)::
+
+    {_id: ObjectId(<4-byte rounded start><5 process-random bytes><3-byte counter>),
+     control: {version: 1, min: {<time>: start, <field>: min, ...}, max: {<time>: latest, ...}},
+     meta: <normalized meta>            # absent when the measurements had no meta field
+     data: {<time>: {"0": t0, "1": t1, ...}, <field>: {"<pos>": value, ...}, ...}}   # sparse columns
+
+``OpenBucket`` is the in-memory form of one bucket being filled: columns are plain dicts keyed by the
+position string (appending costs one dict insert per field), min/max are updated incrementally, and the
+full document is produced on demand (cached until the next append).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from decimal import Decimal
+from typing import Any
+
+import bson
+from bson.datetime_ms import DatetimeMS
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+
+from protocol.codec import CODEC_OPTIONS
+
+EPOCH = _dt.datetime(1970, 1, 1)
+MISSING = object()  # "no meta field" — distinct from a null meta
+POS_KEYS = [str(i) for i in range(100_000)]
+
+# ---------------------------------------------------------------- dates
+
+
+def date_ms(value: Any) -> int | None:
+    """Milliseconds since the epoch of a BSON date value, or None if ``value`` is not a date."""
+    if type(value) is _dt.datetime:
+        if value.tzinfo is not None:
+            value = value.astimezone(_dt.UTC).replace(tzinfo=None)
+        delta = value - EPOCH
+        return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    if isinstance(value, DatetimeMS):
+        return int(value)
+    if isinstance(value, _dt.datetime):
+        return date_ms(_dt.datetime(*value.timetuple()[:6], value.microsecond, tzinfo=value.tzinfo))
+    return None
+
+
+def ms_to_date(ms: int) -> Any:
+    """A BSON date for ``ms`` (``datetime`` when representable, else ``DatetimeMS``)."""
+    try:
+        return EPOCH + _dt.timedelta(milliseconds=ms)
+    except OverflowError:
+        return DatetimeMS(ms)
+
+
+def round_start_seconds(t_ms: int, rounding_seconds: int) -> int:
+    """Bucket start in seconds: ``t`` floored (towards -inf) to a multiple of the rounding (§3.1)."""
+    seconds = t_ms // 1000
+    return seconds - seconds % rounding_seconds
+
+
+# ---------------------------------------------------------------- bucket ids
+
+_OID_LOCK = threading.Lock()
+_OID_INSTANCE = os.urandom(5)
+_OID_COUNTER = [int.from_bytes(os.urandom(3), "big")]
+
+
+def new_bucket_id(start_seconds: int) -> ObjectId:
+    """4-byte rounded start (wrapping outside 1970..2106) + 5 process-random bytes + 3-byte counter."""
+    with _OID_LOCK:
+        _OID_COUNTER[0] = (_OID_COUNTER[0] + 1) & 0xFFFFFF
+        counter = _OID_COUNTER[0]
+    return ObjectId((start_seconds & 0xFFFFFFFF).to_bytes(4, "big") + _OID_INSTANCE + counter.to_bytes(3, "big"))
+
+
+def oid_bound(seconds: int, *, high: bool) -> ObjectId:
+    """OID(min|max, seconds): the given timestamp with all-0 or all-FF remaining bytes (§5.2)."""
+    seconds = min(max(seconds, 0), 0xFFFFFFFF)
+    return ObjectId(seconds.to_bytes(4, "big") + (b"\xff" * 8 if high else b"\x00" * 8))
+
+
+# ---------------------------------------------------------------- meta
+
+
+def normalize_meta(value: Any) -> Any:
+    """Sort every (nested) object's fields; arrays keep their order (§3.6)."""
+    if isinstance(value, dict):
+        return {k: normalize_meta(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [normalize_meta(v) for v in value]
+    return value
+
+
+def meta_key(normalized: Any) -> Any:
+    """A hashable grouping key of a normalized meta value (MISSING stays MISSING)."""
+    if normalized is MISSING:
+        return MISSING
+    kind = type(normalized)
+    if kind is str or kind is bool or normalized is None:
+        return (kind.__name__, normalized)
+    return bson.encode({"": normalized}, codec_options=CODEC_OPTIONS)
+
+
+# ---------------------------------------------------------------- type classes and ordering
+
+# Canonical type classes (MongoDB's canonicalizeBSONType): values of different classes are
+# incompatible in one bucket (schema change); numbers of every width share one class.
+NUMBER, STRING, OBJECT, ARRAY, DATE, OID, BOOL, NULL, BINARY, OTHER = range(10)
+_CLASS_BY_TYPE: dict[type, int] = {
+    float: NUMBER, int: NUMBER, Int64: NUMBER, Decimal128: NUMBER, str: STRING, dict: OBJECT,
+    list: ARRAY, _dt.datetime: DATE, DatetimeMS: DATE, ObjectId: OID, bool: BOOL, type(None): NULL,
+    bytes: BINARY, bson.binary.Binary: BINARY,
+}
+
+
+def type_class(value: Any) -> int:
+    cls = _CLASS_BY_TYPE.get(type(value))
+    if cls is not None:
+        return cls
+    if isinstance(value, dict):
+        return OBJECT
+    if isinstance(value, (list, tuple)):
+        return ARRAY
+    return OTHER + hash(type(value).__name__) % 1000 + 1  # each other BSON type is its own class
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, Decimal128):
+        return value.to_decimal()
+    return value
+
+
+def _is_nan(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, Decimal):
+        return value.is_nan()
+    return False
+
+
+def compare_same_class(a: Any, b: Any) -> int:
+    """-1/0/1 comparing two scalars of the same type class in BSON order (numbers canonically)."""
+    cls = type_class(a)
+    if cls == NUMBER:
+        x, y = _number(a), _number(b)
+        x_nan, y_nan = _is_nan(x), _is_nan(y)
+        if x_nan or y_nan:  # NaN sorts below every other number and equals itself
+            return 0 if x_nan and y_nan else (-1 if x_nan else 1)
+        return (x > y) - (x < y)
+    if cls == DATE:
+        x, y = date_ms(a), date_ms(b)
+        return (x > y) - (x < y)
+    if cls == BINARY:
+        x = (len(a), getattr(a, "subtype", 0), bytes(a))
+        y = (len(b), getattr(b, "subtype", 0), bytes(b))
+        return (x > y) - (x < y)
+    if cls in (STRING, OID, BOOL):
+        return (a > b) - (a < b)
+    try:
+        return (a > b) - (a < b)
+    except TypeError:
+        return 0
+
+
+def compatible(current: Any, value: Any) -> bool:
+    """True when ``value`` has the same type class as ``current`` at every path they share."""
+    cls = type_class(value)
+    if cls != type_class(current):
+        return False
+    if cls == OBJECT:
+        for key, sub in value.items():
+            if key in current and not compatible(current[key], sub):
+                return False
+    elif cls == ARRAY:
+        for i, sub in enumerate(value[: len(current)]):
+            if not compatible(current[i], sub):
+                return False
+    return True
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def merge_extreme(current: Any, value: Any, sign: int) -> Any:
+    """Combine ``value`` into a min (sign=-1) or max (sign=1): field-wise for objects, element-wise
+    for arrays, canonical comparison for scalars keeping the winner's own type (§2.3)."""
+    if isinstance(value, dict) and isinstance(current, dict):
+        for key, sub in value.items():
+            current[key] = merge_extreme(current[key], sub, sign) if key in current else _copy(sub)
+        return current
+    if isinstance(value, list) and isinstance(current, list):
+        for i, sub in enumerate(value):
+            if i < len(current):
+                current[i] = merge_extreme(current[i], sub, sign)
+            else:
+                current.append(_copy(sub))
+        return current
+    if type_class(value) != type_class(current):  # only in buckets written by someone else
+        return value if (type_class(value) - type_class(current)) * sign > 0 else current
+    return value if compare_same_class(value, current) * sign > 0 else current
+
+
+# ---------------------------------------------------------------- sizes
+
+_FIXED_SIZES = {float: 8, int: 8, Int64: 8, bool: 1, type(None): 0, _dt.datetime: 8, DatetimeMS: 8, ObjectId: 12,
+                Decimal128: 16}
+
+
+def value_size(value: Any) -> int:
+    """Approximate BSON size of a value (without element header)."""
+    size = _FIXED_SIZES.get(type(value))
+    if size is not None:
+        return size
+    if type(value) is str:
+        return len(value) + 5
+    return len(bson.encode({"": value}, codec_options=CODEC_OPTIONS)) - 7
+
+
+# ---------------------------------------------------------------- the open bucket
+
+_FAST_TYPES = (float, int, str, _dt.datetime)
+COUNT, SIZE, SCHEMA = "Count", "Size", "SchemaChange"
+
+
+class OpenBucket:
+    """One bucket being filled. Not thread-safe: only the catalog (event loop) mutates it."""
+
+    __slots__ = ("id", "ns", "time_field", "meta_field", "meta", "key", "start_s", "count", "size",
+                 "columns", "mins", "maxs", "max_time_ms", "_doc", "pending", "journaled", "committed", "needs_full", "open")
+
+    def __init__(self, bucket_id: ObjectId, ns: str, time_field: str, meta_field: str | None,
+                 meta: Any, start_s: int):
+        self.id = bucket_id
+        self.ns = ns
+        self.time_field = time_field
+        self.meta_field = meta_field
+        self.meta = meta  # normalized, or MISSING
+        self.key = meta_key(meta)
+        self.start_s = start_s
+        self.count = 0
+        self.size = value_size(meta) if meta is not MISSING else 0
+        self.columns: dict[str, dict[str, Any]] = {time_field: {}}
+        self.mins: dict[str, Any] = {time_field: ms_to_date(start_s * 1000)}
+        self.maxs: dict[str, Any] = {time_field: None}
+        self.max_time_ms: int | None = None
+        self._doc: dict | None = None
+        self.pending: list[dict] = []  # measurements appended since the last commit drain
+        self.journaled = False  # journal records exist since the last full write
+        self.committed = False  # some commit has made this bucket durable (bucket insert vs update)
+        self.needs_full = False  # the next commit writes the full document (close, archive, checkpoint)
+        self.open = True  # still routable by the catalog (else archived/closed, awaiting its full write)
+
+    # -- rollover checks (span/time-backward are the catalog's: they need the options)
+    def rollover_reason(self, measurement: dict, max_count: int, max_size: int, min_count: int,
+                        large_cap: int) -> str | None:
+        """Why ``measurement`` cannot join this bucket (count, size, schema change), else None."""
+        if self.count >= max_count:
+            return COUNT
+        mins = self.mins
+        for field, value in measurement.items():
+            if field == self.time_field or field == self.meta_field:
+                continue
+            current = mins.get(field, MISSING)
+            if current is not MISSING and not compatible(current, value):
+                return SCHEMA
+        if self.count and self.size + self.measurement_size(measurement) > max_size:
+            if self.count >= min_count or self.size + self.measurement_size(measurement) > large_cap:
+                return SIZE
+        return None
+
+    def measurement_size(self, measurement: dict) -> int:
+        digits = len(POS_KEYS[self.count]) if self.count < len(POS_KEYS) else 6
+        size = 0
+        columns = self.columns
+        for field, value in measurement.items():
+            if field == self.meta_field:
+                continue
+            vsize = value_size(value) + digits + 2
+            if field not in columns:
+                vsize += 12 + len(field) + 2 * vsize
+            size += vsize
+        return size
+
+    def append(self, measurement: dict, t_ms: int, time_value: Any) -> None:
+        """Add one measurement (already routed here: rollover checks passed)."""
+        pos = POS_KEYS[self.count] if self.count < len(POS_KEYS) else str(self.count)
+        self.size += self.measurement_size(measurement)
+        columns, mins, maxs = self.columns, self.mins, self.maxs
+        time_field, meta_field = self.time_field, self.meta_field
+        for field, value in measurement.items():
+            if field == meta_field:
+                continue
+            column = columns.get(field)
+            if column is None:
+                columns[field] = column = {}
+            column[pos] = value
+            if field == time_field:
+                continue
+            current = mins.get(field, MISSING)
+            if current is MISSING:
+                mins[field] = _copy(value)
+                maxs[field] = _copy(value)
+            elif type(value) is type(current) and type(value) in _FAST_TYPES and value == value:
+                if value < current:
+                    mins[field] = value
+                elif value > maxs[field]:
+                    maxs[field] = value
+            else:
+                mins[field] = merge_extreme(current, value, -1)
+                maxs[field] = merge_extreme(maxs[field], value, 1)
+        if self.max_time_ms is None or t_ms > self.max_time_ms:
+            self.max_time_ms = t_ms
+            maxs[time_field] = time_value
+        self.count += 1
+        self._doc = None
+
+    def document(self) -> dict[str, Any]:
+        """The full v1 bucket document (cached until the next append; callers must not mutate it)."""
+        doc = self._doc
+        if doc is None:
+            doc = {"_id": self.id, "control": {"version": 1, "min": _copy(self.mins), "max": _copy(self.maxs)}}
+            if self.meta is not MISSING:
+                doc["meta"] = self.meta
+            doc["data"] = {field: dict(column) for field, column in self.columns.items()}
+            self._doc = doc
+        return doc
+
+    @classmethod
+    def from_document(cls, doc: dict, ns: str, time_field: str, meta_field: str | None) -> OpenBucket:
+        """Rebuild the in-memory form of a stored bucket (reopening, recovery)."""
+        start_ms = date_ms(doc["control"]["min"][time_field])
+        meta = normalize_meta(doc["meta"]) if "meta" in doc else MISSING
+        bucket = cls(doc["_id"], ns, time_field, meta_field, meta, start_ms // 1000)
+        for measurement in unpack_document(doc, time_field, None):
+            time_value = measurement[time_field]
+            bucket.append(measurement, date_ms(time_value), time_value)
+        return bucket
+
+
+# ---------------------------------------------------------------- unpacking
+
+
+def unpack_document(doc: dict, time_field: str, meta_field: str | None,
+                    fields: Iterable[str] | None = None) -> Iterator[dict]:
+    """Measurements of a v1 bucket document: time field first, then the meta field (when the bucket
+    has ``meta`` and ``meta_field`` is given), then the other columns in bucket order.
+
+    ``fields``: if given, only these measurement fields are materialized (column-selective unpack);
+    the time field and meta are included only when listed.
+    """
+    data = doc.get("data") or {}
+    time_column = data.get(time_field)
+    if not time_column:
+        return
+    positions = list(time_column.keys())
+    n = len(positions)
+    wanted = None if fields is None else set(fields)
+    include_time = wanted is None or time_field in wanted
+    has_meta = meta_field is not None and "meta" in doc and (wanted is None or meta_field in wanted)
+    meta = doc.get("meta")
+    dense: list[tuple[str, list]] = []
+    sparse: list[tuple[str, dict]] = []
+    for field, column in data.items():
+        if field == time_field or (wanted is not None and field not in wanted):
+            continue
+        if not isinstance(column, dict):
+            continue
+        if len(column) == n and list(column.keys()) == positions:
+            dense.append((field, list(column.values())))
+        else:
+            sparse.append((field, column))
+    times = list(time_column.values())
+    for i in range(n):
+        out: dict[str, Any] = {time_field: times[i]} if include_time else {}
+        if has_meta:
+            out[meta_field] = _copy(meta)
+        for field, values in dense:
+            out[field] = values[i]
+        if sparse:
+            key = positions[i]
+            for field, column in sparse:
+                value = column.get(key, MISSING)
+                if value is not MISSING:
+                    out[field] = value
+        yield out

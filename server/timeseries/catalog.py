@@ -1,0 +1,280 @@
+"""The bucket catalog: the only time-series state of the process.
+
+Invariants
+- At most one *open* bucket per (collection, normalized meta key); measurements are routed only to it
+  (or to a reopened archived bucket of the same key whose [start, start + span) holds the time).
+- ``live[ns]`` holds every bucket whose in-memory state is newer than what storage holds: all open
+  buckets, plus closed/archived ones whose full document has not been committed yet. Readers merge
+  ``live`` over the persisted ``system.buckets`` scan (in-memory wins by ``_id``).
+- A bucket leaves ``live`` only after a commit wrote its full document and it is no longer open.
+- ``archived[ns][key]`` lists buckets already closed in memory (their full document is or will be
+  written by the pending commit) that may be reopened for out-of-order data (7.0 behaviour).
+- Mutated only on the event loop (single-threaded); the commit writer sees immutable snapshots.
+- ``memory`` approximates the Python memory of live buckets; above the threshold idle buckets (no
+  uncommitted measurements) are closed, least recently used first.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from server.timeseries.buckets import (
+    COUNT,
+    MISSING,
+    SCHEMA,
+    SIZE,
+    OpenBucket,
+    meta_key,
+    new_bucket_id,
+    normalize_meta,
+    round_start_seconds,
+)
+from server.timeseries.options import TimeseriesOptions
+
+STAT_NAMES = (
+    "numBucketInserts", "numBucketUpdates", "numBucketsOpenedDueToMetadata", "numBucketsClosedDueToCount",
+    "numBucketsClosedDueToSchemaChange", "numBucketsClosedDueToSize", "numBucketsClosedDueToTimeForward",
+    "numBucketsClosedDueToTimeBackward", "numBucketsClosedDueToMemoryThreshold",
+    "numBucketsArchivedDueToTimeForward", "numBucketsArchivedDueToTimeBackward",
+    "numBucketsArchivedDueToMemoryThreshold", "numBucketsReopened", "numBucketsKeptOpenDueToLargeMeasurements",
+    "numCommits", "numWaits", "numMeasurementsCommitted",
+)
+PYTHON_OVERHEAD = 3  # in-memory bytes per approximate BSON byte of a bucket
+BUCKET_OVERHEAD = 2048
+
+Loader = Callable[[str, Any], "dict | None"]  # (ns of buckets, bucket _id) -> stored bucket document
+
+
+def default_memory_threshold() -> int:
+    """2.5 % of system RAM (timeseriesIdleBucketExpiryMemoryUsageThreshold = 0)."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total * 0.025)
+    except Exception:  # pragma: no cover - psutil is a dependency; stay usable without it
+        return 100 * 1024 * 1024
+
+
+class CollectionState:
+    __slots__ = ("ns", "options", "open", "archived", "live", "stats")
+
+    def __init__(self, ns: str, options: TimeseriesOptions):
+        self.ns = ns  # the buckets namespace, "db.system.buckets.c"
+        self.options = options
+        self.open: dict[Any, OpenBucket] = {}
+        self.archived: dict[Any, list[tuple[int, Any]]] = {}  # key -> [(start_s, bucket id)]
+        self.live: dict[Any, OpenBucket] = {}
+        self.stats: dict[str, int] = dict.fromkeys(STAT_NAMES, 0)
+
+
+class BucketCatalog:
+    def __init__(self, *, max_count: int = 1000, max_size: int = 128000, min_count: int = 10,
+                 large_cap: int = 12 * 1024 * 1024, memory_threshold: int | None = None):
+        self.max_count = max_count
+        self.max_size = max_size
+        self.min_count = min_count
+        self.large_cap = large_cap
+        self.memory_threshold = memory_threshold or default_memory_threshold()
+        self.collections: dict[str, CollectionState] = {}
+        self.dirty: dict[int, OpenBucket] = {}  # id(bucket) -> bucket with something to commit
+        self.lru: OrderedDict[int, OpenBucket] = OrderedDict()  # open buckets, least recently used first
+        self.memory = 0
+
+    # ------------------------------------------------------------------ collections
+    def collection(self, ns: str, options: TimeseriesOptions) -> CollectionState:
+        state = self.collections.get(ns)
+        if state is None or state.options != options:
+            if state is not None:
+                self.forget(ns)
+            state = self.collections[ns] = CollectionState(ns, options)
+        return state
+
+    def get(self, ns: str) -> CollectionState | None:
+        return self.collections.get(ns)
+
+    def forget(self, ns: str) -> None:
+        """Drop every bucket of ``ns`` (the collection was dropped)."""
+        state = self.collections.pop(ns, None)
+        if state is None:
+            return
+        for bucket in state.live.values():
+            self.dirty.pop(id(bucket), None)
+            self.lru.pop(id(bucket), None)
+            self.memory -= self._footprint(bucket)
+        self.memory = max(self.memory, 0)
+
+    def live_buckets(self, ns: str) -> list[OpenBucket]:
+        state = self.collections.get(ns)
+        return list(state.live.values()) if state else []
+
+    # ------------------------------------------------------------------ routing
+    def insert(self, state: CollectionState, measurement: dict, t_ms: int, time_value: Any,
+               loader: Loader | None = None) -> OpenBucket:
+        """Route one validated measurement to its bucket, applying the rollover rules of spec §3.3
+        (7.0 form), and append it. Returns the bucket it went to."""
+        options = state.options
+        meta_field = options.meta_field
+        if meta_field is not None and meta_field in measurement:
+            meta = normalize_meta(measurement[meta_field])
+            if meta is not measurement[meta_field] and isinstance(meta, (dict, list)):
+                measurement[meta_field] = meta
+        else:
+            meta = MISSING
+        key = meta_key(meta)
+        stats = state.stats
+        bucket = state.open.get(key)
+        span_ms = options.bucket_max_span_seconds * 1000
+        if bucket is None:
+            bucket = self._reopen(state, key, t_ms, measurement, loader)
+            if bucket is None:
+                stats["numBucketsOpenedDueToMetadata"] += 1
+        else:
+            start_ms = bucket.start_s * 1000
+            if t_ms - start_ms >= span_ms or t_ms < start_ms:
+                forward = t_ms >= start_ms
+                stats["numBucketsArchivedDueToTimeForward" if forward else "numBucketsArchivedDueToTimeBackward"] += 1
+                self._retire(state, bucket, archive=True)
+                bucket = self._reopen(state, key, t_ms, measurement, loader)
+            else:
+                reason = bucket.rollover_reason(measurement, self.max_count, self.max_size, self.min_count,
+                                                self.large_cap)
+                if reason is not None:
+                    stats["numBucketsClosedDueTo" + reason] += 1
+                    self._retire(state, bucket, archive=False)
+                    bucket = None
+        if bucket is None:
+            bucket = self._open(state, meta, key, t_ms)
+        before = self._footprint(bucket)
+        bucket.append(measurement, t_ms, time_value)
+        bucket.pending.append(measurement)
+        self.memory += self._footprint(bucket) - before
+        self.dirty[id(bucket)] = bucket
+        self.lru[id(bucket)] = bucket
+        self.lru.move_to_end(id(bucket))
+        if self.memory > self.memory_threshold:
+            self._expire_idle()
+        return bucket
+
+    def _open(self, state: CollectionState, meta: Any, key: Any, t_ms: int) -> OpenBucket:
+        options = state.options
+        start_s = round_start_seconds(t_ms, options.bucket_rounding_seconds)
+        bucket = OpenBucket(new_bucket_id(start_s), state.ns, options.time_field, options.meta_field, meta, start_s)
+        state.open[key] = bucket
+        state.live[bucket.id] = bucket
+        self.memory += self._footprint(bucket)
+        return bucket
+
+    def _retire(self, state: CollectionState, bucket: OpenBucket, *, archive: bool) -> None:
+        """Close (or archive) an open bucket: its full document goes out with the next commit."""
+        if state.open.get(bucket.key) is bucket:
+            del state.open[bucket.key]
+        bucket.open = False
+        bucket.needs_full = True
+        self.dirty[id(bucket)] = bucket
+        self.lru.pop(id(bucket), None)
+        if archive:
+            state.archived.setdefault(bucket.key, []).append((bucket.start_s, bucket.id))
+
+    def _reopen(self, state: CollectionState, key: Any, t_ms: int, measurement: dict,
+                loader: Loader | None) -> OpenBucket | None:
+        """An archived bucket of ``key`` whose range holds ``t_ms`` and that can take the measurement."""
+        candidates = state.archived.get(key)
+        if not candidates:
+            return None
+        span_s = state.options.bucket_max_span_seconds
+        t_s = t_ms // 1000
+        for index in range(len(candidates) - 1, -1, -1):
+            start_s, bucket_id = candidates[index]
+            if not (start_s <= t_s and t_ms < (start_s + span_s) * 1000):
+                continue
+            bucket = state.live.get(bucket_id)
+            if bucket is None and loader is not None:
+                doc = loader(state.ns, bucket_id)
+                if doc is not None:
+                    options = state.options
+                    bucket = OpenBucket.from_document(doc, state.ns, options.time_field, options.meta_field)
+                    bucket.committed = True
+                    state.live[bucket.id] = bucket
+                    self.memory += self._footprint(bucket)
+            if bucket is None or bucket.count >= self.max_count:
+                del candidates[index]
+                continue
+            if bucket.rollover_reason(measurement, self.max_count, self.max_size, self.min_count,
+                                      self.large_cap) is not None:
+                continue
+            del candidates[index]
+            bucket.open = True
+            state.open[key] = bucket
+            state.stats["numBucketsReopened"] += 1
+            return bucket
+        return None
+
+    def _expire_idle(self) -> None:
+        """Close least-recently-used open buckets with nothing uncommitted until under the threshold."""
+        for bucket_ref, bucket in list(self.lru.items()):
+            if self.memory <= self.memory_threshold * 0.9:
+                break
+            if bucket.pending or bucket.needs_full:
+                continue
+            state = self.collections.get(bucket.ns)
+            if state is None:
+                self.lru.pop(bucket_ref, None)
+                continue
+            state.stats["numBucketsClosedDueToMemoryThreshold"] += 1
+            self._retire(state, bucket, archive=False)
+
+    def checkpoint_all(self) -> int:
+        """Mark every live bucket with journal records for a full write (the periodic checkpoint)."""
+        marked = 0
+        for state in self.collections.values():
+            for bucket in state.live.values():
+                if bucket.journaled and not bucket.needs_full:
+                    bucket.needs_full = True
+                    self.dirty[id(bucket)] = bucket
+                    marked += 1
+        return marked
+
+    # ------------------------------------------------------------------ commit bookkeeping
+    def take_dirty(self) -> list[OpenBucket]:
+        buckets = list(self.dirty.values())
+        self.dirty.clear()
+        return buckets
+
+    def written_full(self, bucket: OpenBucket) -> None:
+        """Called after a commit made ``bucket``'s full document durable."""
+        if not bucket.open and not bucket.needs_full and not bucket.pending:
+            state = self.collections.get(bucket.ns)
+            if state is not None and state.live.get(bucket.id) is bucket:
+                del state.live[bucket.id]
+                self.memory = max(self.memory - self._footprint(bucket), 0)
+
+    @staticmethod
+    def _footprint(bucket: OpenBucket) -> int:
+        return bucket.size * PYTHON_OVERHEAD + BUCKET_OVERHEAD
+
+    # ------------------------------------------------------------------ statistics
+    def collection_stats(self, ns: str) -> dict[str, Any]:
+        """Execution stats of one collection in collStats order (spec §3.4)."""
+        state = self.collections.get(ns)
+        stats = dict(state.stats) if state else dict.fromkeys(STAT_NAMES, 0)
+        if stats["numCommits"]:
+            stats["avgNumMeasurementsPerCommit"] = stats["numMeasurementsCommitted"] // stats["numCommits"]
+        return stats
+
+    def server_status(self) -> dict[str, Any]:
+        """``serverStatus().bucketCatalog``."""
+        num_open = sum(len(s.open) for s in self.collections.values())
+        num_live = sum(len(s.live) for s in self.collections.values())
+        idle = sum(1 for b in self.lru.values() if not b.pending)
+        return {
+            "numBuckets": num_live,
+            "numOpenBuckets": num_open,
+            "numIdleBuckets": idle,
+            "numArchivedBuckets": sum(len(v) for s in self.collections.values() for v in s.archived.values()),
+            "memoryUsage": self.memory,
+        }
+
+
+_ = (COUNT, SIZE, SCHEMA)  # rollover reasons are the suffixes of the numBucketsClosedDueTo* stats

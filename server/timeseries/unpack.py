@@ -1,0 +1,5 @@
+"""$_internalUnpackBucket / $_unpackBucket stages (placeholder; filled in by the next commit)."""
+
+from __future__ import annotations
+
+EXTRA_STAGES: dict = {}

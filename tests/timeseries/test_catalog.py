@@ -1,0 +1,135 @@
+"""Bucket catalog routing and rollover rules (spec §3.3, 7.0 form) and its statistics."""
+
+import datetime as dt
+
+from server.timeseries.buckets import date_ms
+from server.timeseries.catalog import BucketCatalog
+from server.timeseries.options import parse_timeseries
+
+T0 = dt.datetime(2021, 5, 18, 20, 10, 14)
+
+
+def setup(**spec):
+    spec.setdefault("timeField", "t")
+    spec.setdefault("metaField", "m")
+    catalog = BucketCatalog(memory_threshold=1 << 40)
+    return catalog, catalog.collection("db.system.buckets.c", parse_timeseries("db.c", spec))
+
+
+def put(catalog, state, t, **fields):
+    measurement = {"t": t, **fields}
+    return catalog.insert(state, measurement, date_ms(t), t)
+
+
+def bucket_ids(buckets):
+    return len({b.id for b in buckets})
+
+
+def test_count_limit_makes_buckets_of_1000_1000_500():
+    catalog, state = setup()
+    buckets = [put(catalog, state, T0 + dt.timedelta(milliseconds=i), m="a", v=i) for i in range(2500)]
+    counts = {}
+    for b in buckets:
+        counts[b.id] = b.count
+    assert sorted(counts.values()) == [500, 1000, 1000]
+    assert state.stats["numBucketsClosedDueToCount"] == 2
+    assert state.stats["numBucketsOpenedDueToMetadata"] == 1
+
+
+def test_span_boundary_last_millisecond_in_next_out():
+    catalog, state = setup()
+    first = put(catalog, state, T0, m=1)
+    assert put(catalog, state, dt.datetime(2021, 5, 18, 21, 9, 59, 999000), m=1) is first
+    later = put(catalog, state, dt.datetime(2021, 5, 18, 21, 10), m=1)
+    assert later is not first
+    assert state.stats["numBucketsArchivedDueToTimeForward"] == 1
+
+
+def test_custom_rounding_sets_bucket_start():
+    catalog, state = setup(bucketMaxSpanSeconds=300, bucketRoundingSeconds=300)
+    bucket = put(catalog, state, T0, m=1)
+    assert bucket.document()["control"]["min"]["t"] == dt.datetime(2021, 5, 18, 20, 10)
+    catalog, state = setup(granularity="hours")
+    assert put(catalog, state, T0, m=1).document()["control"]["min"]["t"] == dt.datetime(2021, 5, 18)
+
+
+def test_different_metas_never_share_and_field_order_does_not_matter():
+    catalog, state = setup()
+    a = put(catalog, state, T0, m={"b": 1, "a": 1})
+    b = put(catalog, state, T0, m={"a": 1, "b": 1})
+    c = put(catalog, state, T0, m={"a": 2, "b": 1})
+    null = put(catalog, state, T0, m=None)
+    missing = put(catalog, state, T0)
+    assert a is b
+    assert bucket_ids([a, c, null, missing]) == 4
+    assert "meta" not in missing.document() and null.document()["meta"] is None
+    assert state.stats["numBucketsOpenedDueToMetadata"] == 4
+
+
+def test_alternating_days_reuse_archived_buckets():
+    catalog, state = setup()
+    day1, day2 = dt.datetime(2021, 5, 18, 10), dt.datetime(2021, 5, 19, 10)
+    buckets = []
+    for i in range(2000):
+        buckets.append(put(catalog, state, day1 + dt.timedelta(seconds=i % 3000), m="s"))
+        buckets.append(put(catalog, state, day2 + dt.timedelta(seconds=i % 3000), m="s"))
+    assert bucket_ids(buckets) == 4
+    assert state.stats["numBucketsReopened"] > 0
+    assert state.stats["numBucketsArchivedDueToTimeBackward"] > 0
+
+
+def test_time_backward_before_start_archives_and_opens_new_bucket():
+    catalog, state = setup()
+    first = put(catalog, state, T0, m=1)
+    earlier = put(catalog, state, T0 - dt.timedelta(minutes=5), m=1)
+    assert earlier is not first
+    assert state.stats["numBucketsArchivedDueToTimeBackward"] == 1
+    assert put(catalog, state, T0, m=1) is earlier  # fits the earlier bucket's span
+
+
+def test_schema_change_closes_bucket():
+    catalog, state = setup()
+    first = put(catalog, state, T0, m=1, a=1)
+    assert put(catalog, state, T0, m=1, a=2.5) is first
+    second = put(catalog, state, T0, m=1, a={"b": 1})
+    assert second is not first
+    assert state.stats["numBucketsClosedDueToSchemaChange"] == 1
+
+
+def test_size_limit_closes_bucket_after_min_count():
+    catalog, state = setup()
+    big = "x" * 60000
+    buckets = [put(catalog, state, T0, m=1, s=big) for _ in range(12)]
+    assert bucket_ids(buckets[:10]) == 1  # kept open below the minimum count of 10 (large measurements)
+    assert bucket_ids(buckets) == 2
+    assert state.stats["numBucketsClosedDueToSize"] == 1
+
+
+def test_memory_threshold_closes_idle_buckets():
+    catalog = BucketCatalog(memory_threshold=50_000)
+    state = catalog.collection("db.system.buckets.c", parse_timeseries("db.c", {"timeField": "t", "metaField": "m"}))
+    for i in range(40):
+        bucket = put(catalog, state, T0, m=i, v=1)
+        bucket.pending.clear()
+        catalog.take_dirty()
+    assert state.stats["numBucketsClosedDueToMemoryThreshold"] > 0
+    assert len(state.open) < 40
+
+
+def test_closed_bucket_stays_live_until_its_full_write():
+    catalog, state = setup()
+    first = put(catalog, state, T0, m=1, a=1)
+    put(catalog, state, T0, m=1, a="s")
+    assert first.id in state.live and not first.open and first.needs_full
+    first.needs_full = False
+    first.pending.clear()
+    catalog.written_full(first)
+    assert first.id not in state.live
+
+
+def test_server_status_counts_open_buckets():
+    catalog, state = setup()
+    put(catalog, state, T0, m=1)
+    put(catalog, state, T0, m=2)
+    status = catalog.server_status()
+    assert status["numOpenBuckets"] == 2 and status["memoryUsage"] > 0
