@@ -1,0 +1,205 @@
+"""Sorting documents in BSON order with mongod's array semantics and blocking-sort memory limit.
+
+- ``parse_sort(spec)`` validates ``{path: 1 | -1, ...}`` (mongod codes 15974/15975/17312/31138).
+- ``make_sort_key(spec)`` -> ``fn(doc) -> tuple``: per path, the values the path reaches (implicit
+  array traversal, leaf arrays expanded); ascending takes the smallest, descending the largest;
+  a missing field sorts as null; an empty leaf array sorts below null (as ``undefined``).
+- ``sort_documents(docs, spec, limit=..., allow_disk_use=..., memory_limit=...)``: stable (ties
+  keep input order); with ``limit`` only the best ``limit`` documents are kept (heapq, O(n log k));
+  without ``allowDiskUse`` the buffered documents' BSON size may not exceed ``memory_limit``
+  (292 QueryExceededMemoryLimitNoDiskUseAllowed). With ``allowDiskUse`` it simply keeps going in
+  memory (documented limitation: no spilling).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from bson.decimal128 import Decimal128
+
+from protocol.codec import encode
+from protocol.errors import ErrorCode, MongoError
+from server.query.paths import get_path_values
+from server.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
+
+__all__ = ["parse_sort", "make_sort_key", "sort_documents", "DEFAULT_MEMORY_LIMIT", "estimate_size"]
+
+DEFAULT_MEMORY_LIMIT = 100 * 1024 * 1024
+_NULL_KEY = sort_key(None)
+_EMPTY_ARRAY_KEY = (BRACKET_UNDEFINED,)
+
+
+def parse_sort(spec: Mapping | None) -> list[tuple[str, int]]:
+    """``{a: 1, "b.c": -1}`` -> ``[("a", 1), ("b.c", -1)]``; raises MongoError like mongod."""
+    if spec is None:
+        return []
+    if not isinstance(spec, Mapping):
+        raise MongoError(ErrorCode.TypeMismatch, "Expected field sortto be of type object")
+    out: list[tuple[str, int]] = []
+    for path, direction in spec.items():
+        if path == "":
+            raise MongoError(ErrorCode.BadValue, "FieldPath cannot be constructed with empty string")
+        if path.startswith("$"):
+            raise MongoError(
+                16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField."
+            )
+        if any(part == "" for part in path.split(".")):
+            raise MongoError(15998, "FieldPath field names may not be empty strings.")
+        if isinstance(direction, Mapping):
+            if set(direction) == {"$meta"}:
+                meta = direction["$meta"]
+                if meta in ("textScore", "randVal", "searchScore"):
+                    raise MongoError(
+                        ErrorCode.QueryFeatureNotAllowed,
+                        f"$meta sort by '{meta}' is not supported by Tidemark",
+                    )
+                raise MongoError(31138, f"Illegal $meta sort: $meta: {meta!r}")
+            raise MongoError(17312, "$meta is the only expression supported by $sort right now")
+        if not is_number(direction):
+            raise MongoError(15974, f"Illegal key in $sort specification: {path}: {direction!r}")
+        value = float(direction.to_decimal()) if isinstance(direction, Decimal128) else float(direction)
+        if value not in (1.0, -1.0) or math.isnan(value):
+            raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+        out.append((path, int(value)))
+    return out
+
+
+class _Desc:
+    """Inverts the order of a sort-key component (for descending fields in a multi-key sort)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: Any):
+        self.key = key
+
+    def __lt__(self, other: _Desc) -> bool:
+        return other.key < self.key
+
+    def __gt__(self, other: _Desc) -> bool:
+        return other.key > self.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.key == other.key
+
+    def __le__(self, other: _Desc) -> bool:
+        return other.key <= self.key
+
+    def __ge__(self, other: _Desc) -> bool:
+        return other.key >= self.key
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _field_key(doc: Any, path: str, descending: bool) -> Any:
+    """The BSON sort key of one sort field: min (ascending) / max (descending) over the values."""
+    if "." not in path:
+        v = doc.get(path, MISSING) if isinstance(doc, Mapping) else MISSING
+        if type(v) is not list:
+            return sort_key(v)
+        raw = [v]
+    else:
+        raw = get_path_values(doc, path)
+    keys = []
+    for v in raw:
+        if type(v) is list:
+            if not v:
+                keys.append(_EMPTY_ARRAY_KEY)
+            else:
+                keys.extend(sort_key(e) for e in v)
+        else:
+            keys.append(sort_key(v))
+    if not keys:
+        return _NULL_KEY
+    return max(keys) if descending else min(keys)
+
+
+def make_sort_key(spec: Mapping | list[tuple[str, int]]) -> Callable[[Any], tuple]:
+    """A key function for ``sorted``: a tuple ordered as mongod orders documents for ``spec``."""
+    fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
+    if len(fields) == 1:
+        path, direction = fields[0]
+        if direction == 1:
+            return lambda doc: (_field_key(doc, path, False),)
+        return lambda doc: (_Desc(_field_key(doc, path, True)),)
+
+    def key(doc: Any) -> tuple:
+        out = []
+        for path, direction in fields:
+            if direction == 1:
+                out.append(_field_key(doc, path, False))
+            else:
+                out.append(_Desc(_field_key(doc, path, True)))
+        return tuple(out)
+
+    return key
+
+
+def estimate_size(doc: Any) -> int:
+    """Approximate buffered size of a document (its BSON size)."""
+    try:
+        return len(encode(doc))
+    except Exception:  # documents holding non-BSON values (e.g. MISSING) are still sortable
+        return len(repr(doc))
+
+
+def _limit_error(limit: int) -> MongoError:
+    return MongoError(
+        ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed,
+        f"Sort exceeded memory limit of {limit} bytes, but did not opt in to external sorting.",
+    )
+
+
+def sort_documents(
+    docs: Iterable[Any],
+    spec: Mapping | list[tuple[str, int]],
+    *,
+    limit: int | None = None,
+    allow_disk_use: bool = False,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+) -> list:
+    """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given."""
+    key = make_sort_key(spec)
+    check = not allow_disk_use
+    if limit is not None and limit > 0:
+        return _top_k(docs, key, limit, check, memory_limit)
+    buffered: list = []
+    used = 0
+    for doc in docs:
+        if check:
+            used += estimate_size(doc)
+            if used > memory_limit:
+                raise _limit_error(memory_limit)
+        buffered.append(doc)
+    buffered.sort(key=key)
+    return buffered
+
+
+def _top_k(docs: Iterable[Any], key: Callable, k: int, check: bool, memory_limit: int) -> list:
+    # Max-heap of the best k by (key, arrival): entries are (inverted key, -seq, doc); the root
+    # is the current worst kept document, replaced when a better one arrives.
+    heap: list = []
+    sizes: dict[int, int] = {}
+    used = 0
+    counter = itertools.count()
+    for doc in docs:
+        seq = next(counter)
+        entry = (_Desc((key(doc), seq)), seq, doc)
+        if len(heap) < k:
+            heapq.heappush(heap, entry)
+        elif entry[0].key < heap[0][0].key:
+            old = heapq.heapreplace(heap, entry)
+            used -= sizes.pop(old[1], 0)
+        else:
+            continue
+        if check:
+            size = estimate_size(doc)
+            sizes[seq] = size
+            used += size
+            if used > memory_limit:
+                raise _limit_error(memory_limit)
+    heap.sort(key=lambda e: e[0].key)
+    return [e[2] for e in heap]

@@ -1,0 +1,85 @@
+"""Sort: spec validation, BSON order across types, mongod's array rule, stability, top-k, memory limit."""
+
+import pytest
+
+from protocol.errors import MongoError
+from server.query.sort import make_sort_key, parse_sort, sort_documents
+
+
+def ids(docs):
+    return [d["_id"] for d in docs]
+
+
+def test_parse_sort_accepts_numeric_directions():
+    assert parse_sort({"a": 1, "b.c": -1.0}) == [("a", 1), ("b.c", -1)]
+
+
+@pytest.mark.parametrize(
+    "spec,code",
+    [
+        ({"a": 2}, 15975),
+        ({"a": 0}, 15975),
+        ({"a": "asc"}, 15974),
+        ({"a": {"$foo": 1}}, 17312),
+        ({"a": {"$meta": "bogus"}}, 31138),
+        ({"a": {"$meta": "textScore"}}, 224),
+        ({"$a": 1}, 16410),
+    ],
+)
+def test_parse_sort_rejects_invalid_specs(spec, code):
+    with pytest.raises(MongoError) as info:
+        parse_sort(spec)
+    assert info.value.code == code
+
+
+def test_mixed_types_sort_in_bson_order_with_missing_as_null():
+    docs = [
+        {"_id": 1, "a": "x"},
+        {"_id": 2, "a": 5},
+        {"_id": 3},
+        {"_id": 4, "a": None},
+        {"_id": 5, "a": {"b": 1}},
+        {"_id": 6, "a": 2.5},
+        {"_id": 7, "a": True},
+    ]
+    assert ids(sort_documents(docs, {"a": 1})) == [3, 4, 6, 2, 1, 5, 7]  # missing/null tie keeps input order
+    assert ids(sort_documents(docs, {"a": -1})) == [7, 5, 1, 2, 6, 3, 4]
+
+
+def test_arrays_sort_by_min_ascending_and_max_descending():
+    docs = [{"_id": 1, "a": [1, 10]}, {"_id": 2, "a": [5]}, {"_id": 3, "a": 3}, {"_id": 4, "a": []}]
+    assert ids(sort_documents(docs, {"a": 1})) == [4, 1, 3, 2]  # empty array sorts below null/numbers
+    assert ids(sort_documents(docs, {"a": -1})) == [1, 2, 3, 4]
+
+
+def test_dotted_sort_through_array_of_documents():
+    docs = [{"_id": 1, "a": [{"b": 7}, {"b": 2}]}, {"_id": 2, "a": {"b": 4}}, {"_id": 3, "a": [{"c": 1}]}]
+    assert ids(sort_documents(docs, {"a.b": 1})) == [3, 1, 2]
+    assert ids(sort_documents(docs, {"a.b": -1})) == [1, 2, 3]
+
+
+def test_multi_key_with_mixed_directions_is_stable():
+    docs = [{"_id": i, "g": i % 2, "v": i // 3} for i in range(8)]
+    out = sort_documents(docs, {"g": 1, "v": -1})
+    assert ids(out) == [6, 2, 4, 0, 7, 3, 5, 1]
+
+
+def test_top_k_equals_full_sort_prefix():
+    docs = [{"_id": i, "a": (i * 7919) % 13} for i in range(200)]
+    full = sort_documents(docs, {"a": -1})
+    assert ids(sort_documents(docs, {"a": -1}, limit=17)) == ids(full[:17])
+
+
+def test_memory_limit_raises_292_without_allow_disk_use():
+    docs = [{"_id": i, "pad": "x" * 100} for i in range(100)]
+    with pytest.raises(MongoError) as info:
+        sort_documents(docs, {"_id": 1}, memory_limit=1000)
+    assert info.value.code == 292
+    assert "Sort exceeded memory limit of 1000 bytes" in info.value.message
+    assert len(sort_documents(docs, {"_id": 1}, memory_limit=1000, allow_disk_use=True)) == 100
+    assert len(sort_documents(docs, {"_id": 1}, memory_limit=1000, limit=3)) == 3
+
+
+def test_sort_key_compares_numbers_across_types():
+    key = make_sort_key({"a": 1})
+    assert key({"a": 2}) > key({"a": 1.5}) > key({"a": None})
