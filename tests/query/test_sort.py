@@ -61,7 +61,7 @@ def test_dotted_sort_through_array_of_documents():
 def test_multi_key_with_mixed_directions_is_stable():
     docs = [{"_id": i, "g": i % 2, "v": i // 3} for i in range(8)]
     out = sort_documents(docs, {"g": 1, "v": -1})
-    assert ids(out) == [6, 2, 4, 0, 7, 3, 5, 1]
+    assert ids(out) == [6, 4, 0, 2, 7, 3, 5, 1]
 
 
 def test_top_k_equals_full_sort_prefix():
