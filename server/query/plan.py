@@ -1,0 +1,476 @@
+"""Index keys and index choice for regular collections.
+
+Two pure halves, both synchronous and free of storage state:
+
+1. **Key extraction** (`index_entries`, `index_key_map`): which keys a document contributes to an
+   index, with MongoDB's rules — dotted paths through sub-documents, multikey expansion of arrays (one
+   key per element; an empty array indexes as null), missing fields index as null, sparse indexes skip
+   documents lacking every key field, partial indexes skip documents failing their filter, and two
+   arrays on one compound key are refused (171 CannotIndexParallelArrays).
+2. **Planning** (`choose_plan`): equality / `$in` / range predicates of the top-level conjunction and
+   the requested sort pick an index and key intervals for ``storage.index_scan``; otherwise a
+   collection scan. Bounds may be loose (a superset): callers ALWAYS re-apply the full filter.
+   A multikey document can appear more than once in an index scan; callers de-duplicate record ids.
+
+Keys are encoded with ``storage.keys.encode_key`` so query bounds and stored entries compare alike.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
+from bson.regex import Regex
+
+from protocol.errors import ErrorCode, MongoError
+
+UNSUPPORTED_INDEX_TYPES = ("text", "2d", "2dsphere", "hashed", "geoHaystack", "columnstore")
+
+_MISSING = object()
+
+
+def _encode_key(values, directions) -> bytes:
+    from storage.keys import encode_key  # storage is a leaf package; imported lazily for pure unit tests
+
+    return encode_key(values, directions)
+
+
+# --------------------------------------------------------------------------------------------------
+# key patterns
+# --------------------------------------------------------------------------------------------------
+
+
+def key_fields(key_pattern: dict) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """(field paths, directions) of a validated ascending/descending key pattern."""
+    fields = tuple(key_pattern.keys())
+    directions = tuple(-1 if _num(v) < 0 else 1 for v in key_pattern.values())
+    return fields, directions
+
+
+def _num(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return 1.0
+
+
+def index_name_for(key_pattern: dict) -> str:
+    """mongod's generated index name: ``a_1_b_-1`` (numbers printed as given, strings verbatim)."""
+    parts = []
+    for name, value in key_pattern.items():
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        parts.append(f"{name}_{value}")
+    return "_".join(parts)
+
+
+# --------------------------------------------------------------------------------------------------
+# key extraction
+# --------------------------------------------------------------------------------------------------
+
+
+def _values_at(doc: Any, parts: tuple[str, ...], depth: int = 0) -> tuple[list[Any], bool]:
+    """Leaf values for one key field and whether an array was expanded on the way.
+
+    Arrays met before the last component are traversed element-wise (a numeric component also
+    indexes positionally, like mongod); an array at the leaf contributes each element (empty -> null).
+    """
+    if depth == len(parts):
+        if isinstance(doc, list):
+            return (list(doc) if doc else [None]), True
+        return [doc], False
+    part = parts[depth]
+    if isinstance(doc, dict):
+        if part not in doc:
+            return [_MISSING], False
+        return _values_at(doc[part], parts, depth + 1)
+    if isinstance(doc, list):
+        out: list[Any] = []
+        if part.isdigit() and int(part) < len(doc):
+            vals, _ = _values_at(doc[int(part)], parts, depth + 1)
+            out.extend(vals)
+            return out, False
+        for element in doc:
+            if isinstance(element, dict):
+                vals, _ = _values_at(element, parts, depth)
+                out.extend(v for v in vals if v is not _MISSING)
+        return (out or [_MISSING]), True
+    return [_MISSING], False
+
+
+@dataclass(frozen=True)
+class IndexKeyer:
+    """Compiled key extraction for one index spec (as listIndexes shows it)."""
+
+    name: str
+    fields: tuple[str, ...]
+    parts: tuple[tuple[str, ...], ...]
+    directions: tuple[int, ...]
+    sparse: bool
+    partial: Callable[[dict], bool] | None
+
+    def entries(self, doc: dict) -> list[tuple[bytes, tuple]]:
+        """[(encoded key, key values)] this document contributes; [] when sparse/partial skip it."""
+        if self.partial is not None and not self.partial(doc):
+            return []
+        per_field = []
+        array_fields = []
+        present = False
+        for name, parts in zip(self.fields, self.parts, strict=False):
+            values, was_array = _values_at(doc, parts)
+            if was_array and len(values) > 0:
+                array_fields.append(name)
+            if any(v is not _MISSING for v in values):
+                present = True
+            per_field.append([None if v is _MISSING else v for v in values])
+        if self.sparse and not present:
+            return []
+        if len(array_fields) > 1:
+            raise MongoError(
+                ErrorCode.CannotIndexParallelArrays,
+                f"cannot index parallel arrays [{array_fields[1]}] [{array_fields[0]}]",
+            )
+        seen: dict[bytes, tuple] = {}
+        for combo in itertools.product(*per_field):
+            key = _encode_key(combo, self.directions)
+            if key not in seen:
+                seen[key] = combo
+        return list(seen.items())
+
+    def keys(self, doc: dict) -> list[bytes]:
+        return [k for k, _ in self.entries(doc)]
+
+    def key_value(self, doc: dict, key: bytes | None = None) -> dict:
+        """``keyValue`` for a DuplicateKey error: the values of ``key`` (or the first key)."""
+        entries = self.entries(doc)
+        values: tuple = entries[0][1] if entries else tuple(None for _ in self.fields)
+        for k, v in entries:
+            if k == key:
+                values = v
+                break
+        return dict(zip(self.fields, values, strict=False))
+
+
+_KEYER_CACHE: dict[tuple, IndexKeyer] = {}
+
+
+def keyer_for(spec: dict) -> IndexKeyer:
+    """A cached IndexKeyer for an index spec (cache key: name, key pattern, sparse, partial filter)."""
+    partial_spec = spec.get("partialFilterExpression")
+    cache_key = (spec["name"], repr(spec["key"]), bool(spec.get("sparse")), repr(partial_spec))
+    keyer = _KEYER_CACHE.get(cache_key)
+    if keyer is None:
+        fields, directions = key_fields(spec["key"])
+        partial = None
+        if partial_spec is not None:
+            from server.query.match import compile_filter
+
+            partial = compile_filter(partial_spec)
+        keyer = IndexKeyer(
+            name=spec["name"],
+            fields=fields,
+            parts=tuple(tuple(f.split(".")) for f in fields),
+            directions=directions,
+            sparse=bool(spec.get("sparse")),
+            partial=partial,
+        )
+        if len(_KEYER_CACHE) > 4096:
+            _KEYER_CACHE.clear()
+        _KEYER_CACHE[cache_key] = keyer
+    return keyer
+
+
+def index_key_map(indexes: Iterable[dict], doc: dict) -> dict[str, list[bytes]]:
+    """{index name: [encoded keys]} for every index of a collection — what storage insert/update take."""
+    return {spec["name"]: keyer_for(spec).keys(doc) for spec in indexes}
+
+
+# --------------------------------------------------------------------------------------------------
+# planning
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FieldBounds:
+    """What the conjunction says about one path: a set of points or a (possibly open) range."""
+
+    points: list[Any] | None = None
+    lo: Any = _MISSING
+    lo_incl: bool = True
+    hi: Any = _MISSING
+    hi_incl: bool = True
+
+    @property
+    def is_point(self) -> bool:
+        return self.points is not None
+
+    @property
+    def is_range(self) -> bool:
+        return self.points is None and (self.lo is not _MISSING or self.hi is not _MISSING)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One key interval of an index scan (encoded bounds; None = open)."""
+
+    lo: bytes | None
+    hi: bytes | None
+    lo_incl: bool = True
+    hi_incl: bool = True
+
+
+@dataclass
+class Plan:
+    """The chosen access path. ``intervals`` are in index key order (reverse=True scans them backwards)."""
+
+    kind: str  # "COLLSCAN" | "IXSCAN"
+    index: dict | None = None
+    intervals: list[Interval] = field(default_factory=list)
+    reverse: bool = False
+    provides_sort: bool = False
+    bounds_desc: dict[str, list[str]] = field(default_factory=dict)
+    natural_reverse: bool = False
+
+    def explain(self, *, has_sort: bool = False, filter: dict | None = None) -> dict:
+        """The winningPlan tree mongod's explain shows (without projection/limit decorations)."""
+        if self.kind == "COLLSCAN":
+            node: dict = {"stage": "COLLSCAN", "filter": filter or {},
+                          "direction": "backward" if self.natural_reverse else "forward"}
+        else:
+            assert self.index is not None
+            ixscan = {
+                "stage": "IXSCAN",
+                "keyPattern": self.index["key"],
+                "indexName": self.index["name"],
+                "isMultiKey": False,
+                "isUnique": bool(self.index.get("unique")) or self.index["name"] == "_id_",
+                "isSparse": bool(self.index.get("sparse")),
+                "isPartial": "partialFilterExpression" in self.index,
+                "indexVersion": 2,
+                "direction": "backward" if self.reverse else "forward",
+                "indexBounds": self.bounds_desc,
+            }
+            node = {"stage": "FETCH", "inputStage": ixscan}
+            if filter:
+                node = {"stage": "FETCH", "filter": filter, "inputStage": ixscan}
+        if has_sort and not self.provides_sort:
+            node = {"stage": "SORT", "inputStage": node}
+        return node
+
+
+def _is_plain_value(v: Any) -> bool:
+    """A value usable as an index point: not a regex, not an array, not an operator document."""
+    if isinstance(v, (Regex, re.Pattern, list)):
+        return False
+    if isinstance(v, dict) and any(isinstance(k, str) and k.startswith("$") for k in v):
+        return False
+    return True
+
+
+def extract_bounds(filter: dict | None) -> dict[str, FieldBounds]:
+    """Per-path bounds implied by the top-level conjunction of ``filter`` (loose; ignores the rest)."""
+    out: dict[str, FieldBounds] = {}
+    if not filter:
+        return out
+    conjuncts: list[tuple[str, Any]] = []
+
+    def collect(f: dict) -> None:
+        for k, v in f.items():
+            if k == "$and" and isinstance(v, list):
+                for sub in v:
+                    if isinstance(sub, dict):
+                        collect(sub)
+            elif not k.startswith("$"):
+                conjuncts.append((k, v))
+
+    collect(filter)
+    for path, cond in conjuncts:
+        b = out.setdefault(path, FieldBounds())
+        if isinstance(cond, dict) and cond and all(isinstance(k, str) and k.startswith("$") for k in cond):
+            for op, arg in cond.items():
+                if op == "$eq" and _is_plain_value(arg):
+                    _add_points(b, [arg])
+                elif op == "$in" and isinstance(arg, list) and all(_is_plain_value(a) for a in arg):
+                    _add_points(b, list(arg))
+                elif op in ("$gt", "$gte") and _is_plain_value(arg) and arg is not None:
+                    if b.points is None and b.lo is _MISSING:
+                        b.lo, b.lo_incl = arg, op == "$gte"
+                elif op in ("$lt", "$lte") and _is_plain_value(arg) and arg is not None:
+                    if b.points is None and b.hi is _MISSING:
+                        b.hi, b.hi_incl = arg, op == "$lte"
+        elif _is_plain_value(cond):
+            _add_points(b, [cond])
+    return {p: b for p, b in out.items() if b.is_point or b.is_range}
+
+
+def _add_points(b: FieldBounds, values: list) -> None:
+    if b.points is None:
+        b.points = values
+        b.lo = b.hi = _MISSING
+    else:  # a second equality on the same path: keep the smaller set (both are re-checked anyway)
+        if len(values) < len(b.points):
+            b.points = values
+
+
+def _fmt(v: Any) -> str:
+    if v is MinKey or isinstance(v, MinKey):
+        return "MinKey"
+    if v is MaxKey or isinstance(v, MaxKey):
+        return "MaxKey"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _interval_desc(lo, hi, lo_incl, hi_incl) -> str:
+    return f"{'[' if lo_incl else '('}{_fmt(lo)}, {_fmt(hi)}{']' if hi_incl else ')'}"
+
+
+def _component_ranges(b: FieldBounds | None, direction: int) -> list[tuple[Any, Any, bool, bool]]:
+    """Value ranges (lo, hi, lo_incl, hi_incl) for one key component, in ascending value order."""
+    if b is None:
+        return [(MinKey(), MaxKey(), True, True)]
+    if b.is_point:
+        from server.query.values import sort_key
+
+        uniq: dict[bytes, Any] = {}
+        for p in b.points or []:
+            uniq.setdefault(_encode_key((p,), (1,)), p)
+        pts = sorted(uniq.values(), key=sort_key)
+        return [(p, p, True, True) for p in pts]
+    lo = MinKey() if b.lo is _MISSING else b.lo
+    hi = MaxKey() if b.hi is _MISSING else b.hi
+    return [(lo, hi, b.lo_incl if b.lo is not _MISSING else True, b.hi_incl if b.hi is not _MISSING else True)]
+
+
+def _build_intervals(spec: dict, bounds: dict[str, FieldBounds]) -> tuple[list[Interval], dict]:
+    """Intervals over the full compound key: equality prefix, then one range, then MinKey..MaxKey."""
+    fields, directions = key_fields(spec["key"])
+    per_component: list[list[tuple]] = []
+    desc: dict[str, list[str]] = {}
+    bounded = True
+    for f, d in zip(fields, directions, strict=False):
+        b = bounds.get(f) if bounded else None
+        ranges = _component_ranges(b, d)
+        if b is None or not b.is_point:
+            bounded = False  # components after a range or an unbounded field are scanned fully
+        per_component.append(ranges)
+        shown = ranges if d == 1 else [(h, lo, hi_i, lo_i) for (lo, h, lo_i, hi_i) in reversed(ranges)]
+        desc[f] = [_interval_desc(*r) for r in shown]
+    intervals = []
+    for combo in itertools.product(*per_component):
+        lo_vals, hi_vals = [], []
+        lo_incl = hi_incl = True
+        for (lo, hi, li, hi_i), d in zip(combo, directions, strict=False):
+            if d == 1:
+                lo_vals.append(lo)
+                hi_vals.append(hi)
+                lo_incl, hi_incl = lo_incl and li, hi_incl and hi_i
+            else:
+                lo_vals.append(hi)
+                hi_vals.append(lo)
+                lo_incl, hi_incl = lo_incl and hi_i, hi_incl and li
+        # Bounds are loosened to inclusive (the filter is re-applied), and the upper bound becomes
+        # the end of its prefix: non-unique entries carry the record id after the encoded values.
+        from storage.keys import prefix_end
+
+        intervals.append(Interval(_encode_key(lo_vals, directions),
+                                  prefix_end(_encode_key(hi_vals, directions)), True, False))
+    if len(intervals) > 1:
+        intervals.sort(key=lambda iv: iv.lo or b"")
+    return intervals, desc
+
+
+def _sort_match(spec: dict, sort: dict | None) -> bool | None:
+    """True/False when the index order (forward/reverse) gives ``sort``; None when it cannot."""
+    if not sort:
+        return None
+    fields, directions = key_fields(spec["key"])
+    sort_items = [(k, -1 if _num(v) < 0 else 1) for k, v in sort.items()]
+    if len(sort_items) > len(fields):
+        return None
+    forward = all(sf == f and sd == d for (sf, sd), f, d in zip(sort_items, fields, directions, strict=False))
+    if forward:
+        return False
+    backward = all(sf == f and sd == -d for (sf, sd), f, d in zip(sort_items, fields, directions, strict=False))
+    return True if backward else None
+
+
+def find_hinted_index(indexes: list[dict], hint: Any) -> dict | None:
+    """The index a hint names (by name or key pattern); raises 2 BadValue when none matches."""
+    for spec in indexes:
+        if (isinstance(hint, str) and spec["name"] == hint) or (
+            isinstance(hint, dict) and list(spec["key"].items()) == list(hint.items())
+        ):
+            if spec.get("hidden"):
+                break
+            return spec
+        if isinstance(hint, dict) and spec["key"] == hint and not spec.get("hidden"):
+            return spec
+    raise MongoError(ErrorCode.BadValue, "hint provided does not correspond to an existing index")
+
+
+def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None) -> Plan:
+    """Pick an access path. Hidden indexes are never chosen; sparse/partial ones only when hinted."""
+    if isinstance(hint, dict) and "$natural" in hint:
+        return Plan("COLLSCAN", natural_reverse=_num(hint["$natural"]) < 0)
+    bounds = extract_bounds(filter)
+    if hint is not None and hint != {} and hint != "":
+        spec = find_hinted_index(indexes, hint)
+        return _plan_for(spec, bounds, sort)
+    best: tuple | None = None
+    for spec in indexes:
+        if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
+            continue
+        if not _is_btree(spec["key"]):
+            continue
+        fields, _ = key_fields(spec["key"])
+        lead = bounds.get(fields[0])
+        if lead is None:
+            continue
+        prefix = 0
+        for f in fields:
+            b = bounds.get(f)
+            if b is None:
+                break
+            prefix += 2 if b.is_point else 1
+            if not b.is_point:
+                break
+        score = (prefix, 1 if (spec.get("unique") or spec["name"] == "_id_") else 0,
+                 1 if _sort_match(spec, sort) is not None else 0, -len(fields))
+        if best is None or score > best[0]:
+            best = (score, spec)
+    if best is not None:
+        return _plan_for(best[1], bounds, sort)
+    if sort:
+        for spec in indexes:
+            if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
+                continue
+            if _is_btree(spec["key"]) and _sort_match(spec, sort) is not None:
+                return _plan_for(spec, bounds, sort)
+    return Plan("COLLSCAN")
+
+
+def _is_btree(key: dict) -> bool:
+    return all(not isinstance(v, str) for v in key.values())
+
+
+def _plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None) -> Plan:
+    intervals, desc = _build_intervals(spec, bounds)
+    reverse = _sort_match(spec, sort)
+    return Plan("IXSCAN", index=spec, intervals=intervals, reverse=bool(reverse),
+                provides_sort=reverse is not None and _single_range_order(intervals), bounds_desc=desc)
+
+
+def _single_range_order(intervals: list[Interval]) -> bool:
+    """Several point intervals scanned in order still give index order (they are sorted)."""
+    return True

@@ -1,0 +1,172 @@
+"""Index key extraction and index choice (server/query/plan.py)."""
+
+from __future__ import annotations
+
+import pytest
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
+
+from protocol.errors import MongoError
+from server.query import plan
+from storage.keys import encode_key
+
+
+def spec(key, name=None, **opts):
+    return {"v": 2, "key": key, "name": name or plan.index_name_for(key), **opts}
+
+
+def keys_of(s, doc):
+    return sorted(plan.keyer_for(s).keys(doc))
+
+
+def test_generated_index_names_follow_mongod():
+    assert plan.index_name_for({"a": 1, "b": -1}) == "a_1_b_-1"
+    assert plan.index_name_for({"a.b": 1.0}) == "a.b_1"
+
+
+def test_missing_field_indexes_as_null():
+    assert keys_of(spec({"a": 1}), {"_id": 1}) == [encode_key((None,), (1,))]
+
+
+def test_array_field_gives_one_key_per_element():
+    got = keys_of(spec({"a": 1}), {"a": [3, 1, 3]})
+    assert got == sorted([encode_key((1,), (1,)), encode_key((3,), (1,))])
+
+
+def test_empty_array_indexes_as_null():
+    assert keys_of(spec({"a": 1}), {"a": []}) == [encode_key((None,), (1,))]
+
+
+def test_dotted_path_through_array_of_documents():
+    got = keys_of(spec({"a.b": 1}), {"a": [{"b": 1}, {"b": 2}, {"c": 3}]})
+    assert got == sorted([encode_key((1,), (1,)), encode_key((2,), (1,))])
+
+
+def test_numeric_path_component_indexes_position():
+    assert keys_of(spec({"a.1": 1}), {"a": [5, 6]}) == [encode_key((6,), (1,))]
+
+
+def test_compound_key_with_one_array_expands_cartesian():
+    got = keys_of(spec({"a": 1, "b": -1}), {"a": 1, "b": [1, 2]})
+    assert got == sorted([encode_key((1, 1), (1, -1)), encode_key((1, 2), (1, -1))])
+
+
+def test_parallel_arrays_are_refused_with_171():
+    with pytest.raises(MongoError) as e:
+        plan.keyer_for(spec({"a": 1, "b": 1})).keys({"a": [1], "b": [2]})
+    assert e.value.code == 171
+
+
+def test_sparse_index_skips_documents_without_any_key_field():
+    s = spec({"a": 1, "b": 1}, sparse=True)
+    assert keys_of(s, {"c": 1}) == []
+    assert keys_of(s, {"b": 1}) == [encode_key((None, 1), (1, 1))]
+
+
+def test_partial_index_skips_documents_failing_its_filter():
+    s = spec({"a": 1}, name="a_partial", partialFilterExpression={"b": {"$gt": 5}})
+    assert keys_of(s, {"a": 1, "b": 1}) == []
+    assert keys_of(s, {"a": 1, "b": 6}) == [encode_key((1,), (1,))]
+
+
+def test_key_value_reports_the_duplicate_key_values():
+    s = spec({"a": 1, "b": 1})
+    key = encode_key((1, 2), (1, 1))
+    assert plan.keyer_for(s).key_value({"a": 1, "b": [3, 2]}, key) == {"a": 1, "b": 2}
+
+
+ID = spec({"_id": 1}, name="_id_")
+A = spec({"a": 1})
+AB = spec({"a": 1, "b": -1})
+
+
+def test_equality_on_indexed_field_uses_ixscan():
+    p = plan.choose_plan([ID, A], {"a": 5})
+    assert p.kind == "IXSCAN" and p.index["name"] == "a_1"
+    assert p.bounds_desc == {"a": ["[5, 5]"]}
+
+
+def test_no_usable_predicate_scans_collection():
+    assert plan.choose_plan([ID, A], {"z": 5}).kind == "COLLSCAN"
+    assert plan.choose_plan([ID, A], {"a": {"$regex": "x"}}).kind == "COLLSCAN"
+
+
+def test_hidden_sparse_and_partial_indexes_are_not_chosen_unless_hinted():
+    hidden = spec({"a": 1}, hidden=True)
+    assert plan.choose_plan([ID, hidden], {"a": 5}).kind == "COLLSCAN"
+    sparse = spec({"a": 1}, sparse=True)
+    assert plan.choose_plan([ID, sparse], {"a": 5}).kind == "COLLSCAN"
+    assert plan.choose_plan([ID, sparse], {"a": 5}, hint="a_1").kind == "IXSCAN"
+
+
+def test_hint_by_name_or_key_pattern_and_unknown_hint_is_badvalue():
+    assert plan.choose_plan([ID, A], {}, hint={"a": 1}).index["name"] == "a_1"
+    assert plan.choose_plan([ID, A], {}, hint="_id_").index["name"] == "_id_"
+    with pytest.raises(MongoError) as e:
+        plan.choose_plan([ID, A], {}, hint="nope")
+    assert e.value.code == 2
+
+
+def test_natural_hint_forces_collection_scan_direction():
+    p = plan.choose_plan([ID, A], {"a": 1}, hint={"$natural": -1})
+    assert p.kind == "COLLSCAN" and p.natural_reverse
+
+
+def test_compound_prefers_longer_equality_prefix():
+    p = plan.choose_plan([ID, A, AB], {"a": 1, "b": 2})
+    assert p.index["name"] == "a_1_b_-1"
+
+
+def test_sort_on_index_fields_is_provided_by_scan_direction():
+    p = plan.choose_plan([ID, A], {}, sort={"a": -1})
+    assert p.kind == "IXSCAN" and p.reverse and p.provides_sort
+    assert p.explain(has_sort=True)["stage"] == "FETCH"
+    q = plan.choose_plan([ID, A], {"a": {"$gt": 1}}, sort={"z": 1})
+    assert q.explain(has_sort=True)["stage"] == "SORT"
+
+
+def test_in_gives_sorted_point_intervals():
+    p = plan.choose_plan([ID, A], {"a": {"$in": [3, 1, 2, 1.0]}})
+    assert len(p.intervals) == 3
+    los = [iv.lo for iv in p.intervals]
+    assert los == sorted(los)
+
+
+def _entry_in(iv, key: bytes) -> bool:
+    from storage.keys import prefix_end
+
+    lo_ok = iv.lo is None or (key >= iv.lo if iv.lo_incl else key >= prefix_end(iv.lo))
+    hi_ok = iv.hi is None or (key < prefix_end(iv.hi) if iv.hi_incl else key < iv.hi)
+    return lo_ok and hi_ok
+
+
+@pytest.mark.parametrize("flt,inside,outside", [
+    ({"a": 5}, [5, 5.0], [4, 6, "5"]),
+    ({"a": {"$gte": 2, "$lt": 4}}, [2, 3, 3.9], [1, 1.99]),
+    ({"a": {"$gt": 2}}, [2.5, 100], [1, 2 - 1e-9]),
+])
+def test_interval_bounds_contain_every_matching_key(flt, inside, outside):
+    p = plan.choose_plan([ID, A], flt)
+    rid = b"\x00" * 8
+    for v in inside:
+        k = encode_key((v,), (1,)) + rid
+        assert any(_entry_in(iv, k) for iv in p.intervals), v
+    for v in outside:
+        k = encode_key((v,), (1,)) + rid
+        assert not any(_entry_in(iv, k) for iv in p.intervals), v
+
+
+def test_descending_component_bounds_are_inverted():
+    p = plan.choose_plan([ID, AB], {"a": 1, "b": {"$gte": 10}})
+    rid = b"\x01" * 8
+    yes = encode_key((1, 20), (1, -1)) + rid
+    no = encode_key((1, 5), (1, -1)) + rid
+    assert any(_entry_in(iv, yes) for iv in p.intervals)
+    assert not any(_entry_in(iv, no) for iv in p.intervals)
+    assert p.bounds_desc["b"] == ["[MaxKey, 10]"]
+
+
+def test_unbounded_trailing_component_spans_minkey_to_maxkey():
+    p = plan.choose_plan([ID, AB], {"a": 1})
+    assert p.bounds_desc == {"a": ["[1, 1]"], "b": ["[MaxKey, MinKey]"]}
+    assert isinstance(MinKey(), MinKey) and isinstance(MaxKey(), MaxKey)
