@@ -1,0 +1,304 @@
+"""Requests and replies: OP_MSG (2013), the legacy OP_QUERY/OP_REPLY handshake pair, and the entry
+point :func:`decode_message` that turns one complete frame into a frozen request object.
+
+Contract: parsing validates everything a command handler must be able to rely on (flags, sections,
+checksum, BSON); the resulting ``command`` is a plain dict with kind-1 document sequences folded
+in as lists. Replies are always built as a single kind-0 section with flags 0 and no checksum,
+because drivers reject anything else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import crc32c
+
+from protocol import codec, compression
+from protocol.errors import ErrorCode
+from protocol.framing import (
+    HEADER,
+    HEADER_SIZE,
+    INT32,
+    UINT32,
+    MsgHeader,
+    OpCode,
+    ParseError,
+    parse_header,
+    read_cstring,
+)
+
+CHECKSUM_PRESENT = 1 << 0
+MORE_TO_COME = 1 << 1
+EXHAUST_ALLOWED = 1 << 16
+_KNOWN_REQUIRED_FLAGS = CHECKSUM_PRESENT | MORE_TO_COME
+_REQUIRED_FLAGS_MASK = 0xFFFF
+MAX_DOCUMENT_SEQUENCES = 2
+
+_OP_REPLY_PREFIX = struct.Struct("<iqii")  # responseFlags, cursorID, startingFrom, numberReturned
+_OP_QUERY_COUNTS = struct.Struct("<ii")  # numberToSkip, numberToReturn
+QUERY_FAILURE = 1 << 1
+
+
+@dataclass(frozen=True, slots=True)
+class OpMsg:
+    """A parsed OP_MSG request. ``command`` already holds the document sequences, keyed by identifier."""
+
+    request_id: int
+    flags: int
+    command: dict[str, Any]
+    sequence_ids: tuple[str, ...] = ()
+    compressor_id: int | None = None
+
+    @property
+    def more_to_come(self) -> bool:
+        return bool(self.flags & MORE_TO_COME)
+
+    @property
+    def exhaust_allowed(self) -> bool:
+        return bool(self.flags & EXHAUST_ALLOWED)
+
+
+@dataclass(frozen=True, slots=True)
+class OpQuery:
+    """A parsed legacy OP_QUERY (only ``<db>.$cmd`` handshakes are served)."""
+
+    request_id: int
+    flags: int
+    full_collection_name: str
+    number_to_skip: int
+    number_to_return: int
+    query: dict[str, Any]
+    fields: dict[str, Any] | None = field(default=None)
+    compressor_id: int | None = None
+
+    @property
+    def database(self) -> str:
+        return self.full_collection_name.split(".", 1)[0]
+
+    @property
+    def collection(self) -> str:
+        parts = self.full_collection_name.split(".", 1)
+        return parts[1] if len(parts) > 1 else ""
+
+
+Request = OpMsg | OpQuery
+
+
+def _decode_document(view: memoryview, pos: int, end: int, what: str, request_id: int) -> tuple[dict, int]:
+    if end - pos < 5:
+        raise ParseError(ErrorCode.ProtocolError, f"Truncated {what}", request_id=request_id)
+    (size,) = INT32.unpack_from(view, pos)
+    if size < 5 or pos + size > end:
+        raise ParseError(
+            ErrorCode.InvalidBSON,
+            f"Invalid BSON in {what}: document length {size} overruns the {end - pos} bytes left",
+            request_id=request_id,
+        )
+    try:
+        return codec.decode(view[pos : pos + size]), pos + size
+    except Exception as exc:
+        raise ParseError(
+            ErrorCode.InvalidBSON, f"Invalid BSON in {what}: {exc}", request_id=request_id
+        ) from None
+
+
+def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
+    rid = header.request_id
+    if len(message) < HEADER_SIZE + 5:
+        raise ParseError(
+            ErrorCode.ProtocolError, "OP_MSG is too short to hold flags and a section", request_id=rid
+        )
+    (flags,) = UINT32.unpack_from(message, HEADER_SIZE)
+    illegal = flags & _REQUIRED_FLAGS_MASK & ~_KNOWN_REQUIRED_FLAGS
+    if illegal:
+        raise ParseError(
+            ErrorCode.IllegalOpMsgFlag, f"Message contains illegal flags value: Ob{flags:032b}", fatal=True
+        )
+    end = len(message)
+    if flags & CHECKSUM_PRESENT:
+        end -= 4
+        if end < HEADER_SIZE + 5:
+            raise ParseError(
+                ErrorCode.ProtocolError, "OP_MSG is too short to hold its checksum", request_id=rid
+            )
+        (expected,) = UINT32.unpack_from(message, end)
+        if crc32c.crc32c(memoryview(message)[:end]) != expected:
+            raise ParseError(
+                ErrorCode.ChecksumMismatch, "OP_MSG checksum does not match contents", fatal=True
+            )
+    view = memoryview(message)
+    body: dict[str, Any] | None = None
+    sequences: list[tuple[str, list[dict[str, Any]]]] = []
+    pos = HEADER_SIZE + 4
+    while pos < end:
+        kind = message[pos]
+        pos += 1
+        if kind == 0:
+            if body is not None:
+                raise ParseError(40430, "Multiple body sections in message", request_id=rid)
+            body, pos = _decode_document(view, pos, end, "OP_MSG body section", rid)
+        elif kind == 1:
+            if end - pos < 4:
+                raise ParseError(
+                    ErrorCode.ProtocolError, "Truncated document sequence header", request_id=rid
+                )
+            (size,) = INT32.unpack_from(message, pos)
+            seq_end = pos + size
+            if size < 5 or seq_end > end:
+                raise ParseError(
+                    ErrorCode.ProtocolError,
+                    f"Document sequence of {size} bytes overruns the {end - pos} bytes left in the message",
+                    request_id=rid,
+                )
+            identifier, docs_start = read_cstring(
+                message, pos + 4, "document sequence identifier", rid, limit=seq_end
+            )
+            if len(sequences) >= MAX_DOCUMENT_SEQUENCES:
+                raise ParseError(
+                    ErrorCode.TooManyDocumentSequences,
+                    f"Too many document sequences in OP_MSG (more than {MAX_DOCUMENT_SEQUENCES})",
+                    fatal=True,
+                )
+            if any(identifier == seen for seen, _ in sequences):
+                raise ParseError(40431, f"Duplicate document sequence: {identifier}", request_id=rid)
+            try:
+                docs = codec.decode_all(view[docs_start:seq_end])
+            except Exception as exc:
+                raise ParseError(
+                    ErrorCode.InvalidBSON,
+                    f"Invalid BSON in document sequence '{identifier}': {exc}",
+                    request_id=rid,
+                ) from None
+            sequences.append((identifier, docs))
+            pos = seq_end
+        else:
+            raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
+    if body is None:
+        raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
+    for identifier, docs in sequences:
+        if identifier in body:
+            raise ParseError(
+                40433, f"Duplicate field between body and document sequence {identifier}", request_id=rid
+            )
+        body[identifier] = docs
+    return OpMsg(rid, flags, body, tuple(name for name, _ in sequences))
+
+
+def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
+    rid = header.request_id
+    if len(message) < HEADER_SIZE + 4 + 1 + 8 + 5:
+        raise ParseError(ErrorCode.ProtocolError, "OP_QUERY is too short", request_id=rid)
+    (flags,) = INT32.unpack_from(message, HEADER_SIZE)
+    name, pos = read_cstring(message, HEADER_SIZE + 4, "OP_QUERY fullCollectionName", rid)
+    if len(message) - pos < 8:
+        raise ParseError(ErrorCode.ProtocolError, "Truncated OP_QUERY", request_id=rid)
+    skip, n_return = _OP_QUERY_COUNTS.unpack_from(message, pos)
+    pos += 8
+    view = memoryview(message)
+    query, pos = _decode_document(view, pos, len(message), "OP_QUERY query", rid)
+    fields = None
+    if pos < len(message):
+        fields, pos = _decode_document(view, pos, len(message), "OP_QUERY returnFieldsSelector", rid)
+    if pos != len(message):
+        raise ParseError(ErrorCode.ProtocolError, "Trailing bytes after OP_QUERY documents", request_id=rid)
+    return OpQuery(rid, flags, name, skip, n_return, query, fields)
+
+
+def decode_message(message: bytes) -> Request:
+    """Parse one complete frame (``message`` is exactly ``messageLength`` bytes, header included).
+
+    Raises :class:`protocol.framing.ParseError` for anything malformed; opcodes other than OP_MSG,
+    OP_QUERY and OP_COMPRESSED (wrapping one of those) are fatal: there is no reply a legacy client
+    could read.
+    """
+    header = parse_header(message)
+    compressor_id = None
+    if header.op_code == OpCode.OP_COMPRESSED:
+        message, compressor_id = compression.decompress(message)
+        header = parse_header(message)
+    if header.op_code == OpCode.OP_MSG:
+        request: Request = parse_op_msg(message, header)
+    elif header.op_code == OpCode.OP_QUERY:
+        request = parse_op_query(message, header)
+    else:
+        try:
+            name = OpCode(header.op_code).name
+        except ValueError:
+            name = "unknown opcode"
+        raise ParseError(ErrorCode.ProtocolError, f"Unsupported opcode {header.op_code} ({name})", fatal=True)
+    if compressor_id is not None:
+        request = dataclasses.replace(request, compressor_id=compressor_id)
+    return request
+
+
+def encode_op_msg(document: bytes, request_id: int, response_to: int, flags: int = 0) -> bytes:
+    """A reply frame: header, ``flags``, one kind-0 section holding the BSON ``document``."""
+    length = HEADER_SIZE + 4 + 1 + len(document)
+    return b"".join(
+        (HEADER.pack(length, request_id, response_to, OpCode.OP_MSG), UINT32.pack(flags), b"\x00", document)
+    )
+
+
+def encode_op_msg_request(
+    command: dict[str, Any],
+    request_id: int,
+    *,
+    flags: int = 0,
+    sequences: dict[str, list[dict[str, Any]]] | None = None,
+    checksum: bool = False,
+) -> bytes:
+    """Build a client-side OP_MSG (tests and tools use it): optional kind-1 sequences and checksum."""
+    parts = [b"\x00", codec.encode(command)]
+    for identifier, docs in (sequences or {}).items():
+        payload = identifier.encode() + b"\x00" + b"".join(codec.encode(d) for d in docs)
+        parts += [b"\x01", INT32.pack(4 + len(payload)), payload]
+    if checksum:
+        flags |= CHECKSUM_PRESENT
+    body = UINT32.pack(flags) + b"".join(parts)
+    length = HEADER_SIZE + len(body) + (4 if checksum else 0)
+    message = HEADER.pack(length, request_id, 0, OpCode.OP_MSG) + body
+    if checksum:
+        message += UINT32.pack(crc32c.crc32c(message))
+    return message
+
+
+def encode_op_query_request(
+    full_collection_name: str, query: dict[str, Any], request_id: int, *, number_to_return: int = -1
+) -> bytes:
+    """Build a client-side OP_QUERY (tests use it to replay the legacy handshake)."""
+    body = (
+        INT32.pack(0)
+        + full_collection_name.encode()
+        + b"\x00"
+        + _OP_QUERY_COUNTS.pack(0, number_to_return)
+        + codec.encode(query)
+    )
+    return HEADER.pack(HEADER_SIZE + len(body), request_id, 0, OpCode.OP_QUERY) + body
+
+
+def encode_op_reply(document: bytes, request_id: int, response_to: int, response_flags: int = 0) -> bytes:
+    """The legacy answer to an OP_QUERY: exactly one document, cursor id 0."""
+    length = HEADER_SIZE + _OP_REPLY_PREFIX.size + len(document)
+    return b"".join(
+        (
+            HEADER.pack(length, request_id, response_to, OpCode.OP_REPLY),
+            _OP_REPLY_PREFIX.pack(response_flags, 0, 0, 1),
+            document,
+        )
+    )
+
+
+def decode_reply(message: bytes) -> dict[str, Any]:
+    """Decode a server reply frame (OP_MSG or OP_REPLY, possibly compressed) to its document."""
+    header = parse_header(message)
+    if header.op_code == OpCode.OP_COMPRESSED:
+        message, _ = compression.decompress(message)
+        header = parse_header(message)
+    if header.op_code == OpCode.OP_MSG:
+        return codec.decode(memoryview(message)[HEADER_SIZE + 5 :])
+    if header.op_code == OpCode.OP_REPLY:
+        return codec.decode(memoryview(message)[HEADER_SIZE + _OP_REPLY_PREFIX.size :])
+    raise ParseError(ErrorCode.ProtocolError, f"Not a reply opcode: {header.op_code}")

@@ -1,0 +1,184 @@
+"""``python -m server`` / ``tidemark``: a mongod-style command line.
+
+    tidemark --port 27017 --bind_ip 127.0.0.1 --dbpath ./data [--setParameter name=value]...
+             [--logpath FILE [--logappend]] [--quiet] [--config FILE.yaml]
+             [--storageCompressor none|snappy|zstd] [--slowms MS]
+
+A YAML ``--config`` file uses mongod's layout (``net.port``, ``net.bindIp``, ``storage.dbPath``,
+``storage.compressor``, ``systemLog.path``, ``systemLog.quiet``, ``setParameter: {name: value}``,
+``operationProfiling.slowOpThresholdMs``); flags given on the command line win over the file.
+A bad flag, value or config file prints a message and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from server.context import ServerOptions
+
+COMPRESSORS = ("none", "snappy", "zstd")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # mongod-like wording, exit status 2
+        self.exit(
+            2,
+            f"tidemark: Error parsing command line: {message}\ntry 'tidemark --help' for more information\n",
+        )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="tidemark", description="Tidemark: a MongoDB-compatible time-series database server."
+    )
+    parser.add_argument("--version", action="store_true", help="show the version and exit")
+    parser.add_argument("-f", "--config", metavar="FILE", help="YAML configuration file (mongod layout)")
+    parser.add_argument("--port", type=int, metavar="PORT", help="TCP port to listen on (default 27017)")
+    parser.add_argument(
+        "--bind_ip", metavar="IPS", help="comma-separated addresses to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument("--bind_ip_all", action="store_true", help="listen on all IPv4 addresses (0.0.0.0)")
+    parser.add_argument("--dbpath", metavar="DIR", help="data directory (default ./data)")
+    parser.add_argument(
+        "--setParameter",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        dest="set_parameters",
+        help="set a server parameter at start-up (repeatable)",
+    )
+    parser.add_argument("--logpath", metavar="FILE", help="write the log to FILE instead of stdout")
+    parser.add_argument("--logappend", action="store_true", help="append to --logpath instead of truncating")
+    parser.add_argument(
+        "--quiet", action="store_true", default=None, help="less log output (no connection events)"
+    )
+    parser.add_argument(
+        "--storageCompressor",
+        choices=COMPRESSORS,
+        dest="storage_compressor",
+        help="record compression (default zstd)",
+    )
+    parser.add_argument(
+        "--slowms", type=int, metavar="MS", help="log operations slower than MS (default 100)"
+    )
+    return parser
+
+
+def _load_config(path: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle) or {}
+    except OSError as exc:
+        raise ValueError(f"cannot read config file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"invalid YAML in config file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {path} must hold a YAML mapping")
+    return data
+
+
+def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
+    value = config.get(name) or {}
+    if not isinstance(value, dict):
+        raise ValueError(f"config section '{name}' must be a mapping")
+    return value
+
+
+def parse_options(argv: list[str]) -> ServerOptions:
+    """Parse ``argv`` (without the program name). Raises SystemExit(2) on a bad command line."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        from server.commands.handshake import MONGODB_VERSION, tidemark_version
+
+        print(f"tidemark {tidemark_version()} (MongoDB {MONGODB_VERSION} compatible)")
+        raise SystemExit(0)
+    options = ServerOptions(argv=["tidemark", *argv])
+    try:
+        config = _load_config(args.config) if args.config else {}
+        net, storage = _section(config, "net"), _section(config, "storage")
+        system_log, profiling = _section(config, "systemLog"), _section(config, "operationProfiling")
+        file_params = _section(config, "setParameter")
+    except ValueError as exc:
+        parser.error(str(exc))
+    port = args.port if args.port is not None else net.get("port", 27017)
+    if not isinstance(port, int) or not 0 <= port <= 65535:
+        parser.error(f"port number must be between 0 and 65535, got {port!r}")
+    options.port = port
+    if args.bind_ip_all or net.get("bindIpAll"):
+        options.bind_ip = ["0.0.0.0"]
+    else:
+        bind = args.bind_ip if args.bind_ip is not None else net.get("bindIp", "127.0.0.1")
+        options.bind_ip = [part.strip() for part in str(bind).split(",") if part.strip()]
+        if not options.bind_ip:
+            parser.error("--bind_ip needs at least one address")
+    options.dbpath = args.dbpath or storage.get("dbPath") or "./data"
+    compressor = args.storage_compressor or storage.get("compressor") or "zstd"
+    if compressor not in COMPRESSORS:
+        parser.error(f"storage compressor must be one of {', '.join(COMPRESSORS)}, got {compressor!r}")
+    options.storage_compressor = compressor
+    options.logpath = args.logpath or system_log.get("path")
+    options.logappend = bool(args.logappend or system_log.get("logAppend"))
+    options.quiet = bool(args.quiet if args.quiet is not None else system_log.get("quiet", False))
+    slowms = args.slowms if args.slowms is not None else profiling.get("slowOpThresholdMs", 100)
+    if not isinstance(slowms, int) or slowms < 0:
+        parser.error(f"slowms must be a non-negative integer, got {slowms!r}")
+    options.slowms = slowms
+    options.config = args.config
+    options.set_parameters = [f"{name}={_yaml_scalar(value)}" for name, value in file_params.items()]
+    options.set_parameters += args.set_parameters
+    options.parsed = _parsed_view(options)
+    return options
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _parsed_view(options: ServerOptions) -> dict[str, Any]:
+    """The mongod-style nested view that getCmdLineOpts reports as ``parsed``."""
+    parsed: dict[str, Any] = {
+        "net": {"bindIp": ",".join(options.bind_ip), "port": options.port},
+        "storage": {"dbPath": options.dbpath, "compressor": options.storage_compressor},
+    }
+    if options.config:
+        parsed["config"] = options.config
+    if options.set_parameters:
+        parsed["setParameter"] = dict(item.partition("=")[::2] for item in options.set_parameters)
+    system_log: dict[str, Any] = {}
+    if options.logpath:
+        system_log.update({"destination": "file", "path": options.logpath, "logAppend": options.logappend})
+    if options.quiet:
+        system_log["quiet"] = True
+    if system_log:
+        parsed["systemLog"] = system_log
+    if options.slowms != 100:
+        parsed["operationProfiling"] = {"slowOpThresholdMs": options.slowms}
+    return parsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse_options(sys.argv[1:] if argv is None else argv)
+    from server import app, log
+
+    try:
+        log.configure(options.logpath, quiet=options.quiet, append=options.logappend)
+    except OSError as exc:
+        print(f"tidemark: cannot open log file {options.logpath}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        return app.run(options)
+    finally:
+        log.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

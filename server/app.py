@@ -1,0 +1,238 @@
+"""Server lifecycle: parameters, log, storage, listener, signals, graceful shutdown.
+
+Start-up order: log sink -> parameters -> storage engine (exclusive dbpath lock) -> thread pool ->
+lifecycle hooks -> listening sockets. Shutdown (SIGINT/SIGTERM) runs the reverse: stop accepting,
+let every connection finish its in-flight command, run shutdown hooks, close cursors, join the
+thread pool, close storage. Failures at start-up are :class:`StartupError` with mongod's exit codes.
+
+Extension point: ``LIFECYCLE_HOOKS`` is an explicit tuple of modules exposing
+``async def on_startup(state: ServerState)`` and ``async def on_shutdown(state: ServerState)``
+(e.g. the time-series bucket catalog). Add one import and one tuple entry to register another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import signal
+import socket
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from server import log
+from server.connection import Connection
+from server.context import ServerOptions, ServerState
+from server.cursors import CursorRegistry
+from server.dispatch import Dispatcher
+from server.params import ServerParams
+from storage.errors import StorageError
+
+LIFECYCLE_HOOKS: tuple[Any, ...] = ()
+
+WORKER_THREADS = 4
+SHUTDOWN_GRACE_SECONDS = 10.0
+CURSOR_REAP_INTERVAL_SECONDS = 60.0
+
+# mongod's exit codes for the same failures.
+EXIT_BAD_OPTIONS = 2
+EXIT_NET_ERROR = 48
+EXIT_DBPATH = 100
+
+
+class StartupError(Exception):
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+def build_params(options: ServerOptions) -> ServerParams:
+    """Parameters with every ``--setParameter`` applied; StartupError on a bad one."""
+    params = ServerParams()
+    for assignment in options.set_parameters:
+        try:
+            params.set_at_startup(assignment)
+        except ValueError as exc:
+            raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
+    if options.quiet:
+        params.set_startup_value("quiet", True)
+    return params
+
+
+def open_storage(options: ServerOptions) -> Any:
+    dbpath = options.dbpath
+    if os.path.exists(dbpath) and not os.path.isdir(dbpath):
+        raise StartupError(f"dbpath ({dbpath}) is not a directory", EXIT_DBPATH)
+    try:
+        os.makedirs(dbpath, exist_ok=True)
+    except OSError as exc:
+        raise StartupError(f"Cannot create dbpath ({dbpath}): {exc.strerror}", EXIT_DBPATH) from None
+    if not os.access(dbpath, os.W_OK | os.X_OK):
+        raise StartupError(f"dbpath ({dbpath}) is not writable", EXIT_DBPATH)
+    try:
+        from storage.engine import open_engine
+    except ModuleNotFoundError as exc:  # TEMPORARY until storage/engine.py lands
+        if exc.name != "storage.engine":
+            raise
+        log.warning(
+            "STORAGE", 22000, "storage.engine is not available; running without storage", startup=True
+        )
+        return None
+    try:
+        return open_engine(dbpath, compressor=options.storage_compressor)
+    except StorageError as exc:
+        raise StartupError(f"{exc.code_name}: {exc.message}", EXIT_DBPATH) from None
+
+
+class App:
+    """A running server: owns the listener, the connections and the shared state."""
+
+    def __init__(self, options: ServerOptions):
+        self.options = options
+        self.state: ServerState | None = None
+        self.connections: set[Connection] = set()
+        self.servers: list[asyncio.AbstractServer] = []
+        self.stopping = asyncio.Event()
+        self.port: int | None = None
+
+    async def start(self) -> None:
+        options = self.options
+        params = build_params(options)
+        log.set_quiet(params["quiet"])
+        log.info(
+            "CONTROL",
+            4615611,
+            "Tidemark starting",
+            ctx="initandlisten",
+            pid=os.getpid(),
+            port=options.port,
+            dbPath=options.dbpath,
+            host=socket.gethostname(),
+        )
+        engine = open_storage(options)
+        state = ServerState(
+            options=options,
+            params=params,
+            engine=engine,
+            cursors=CursorRegistry(),
+            executor=ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="tidemark-worker"),
+        )
+        self.state = state
+        dispatcher = Dispatcher(state)
+        for hook in LIFECYCLE_HOOKS:
+            await hook.on_startup(state)
+        loop = asyncio.get_running_loop()
+
+        def factory() -> Connection:
+            conn = Connection(state, dispatcher, self.connections.discard)
+            self.connections.add(conn)
+            return conn
+
+        try:
+            for host in options.bind_ip:
+                server = await loop.create_server(factory, host=host, port=options.port, reuse_address=True)
+                self.servers.append(server)
+                if options.port == 0 and self.port is None:
+                    options.port = server.sockets[0].getsockname()[1]
+        except OSError as exc:
+            await self._close_state()
+            reason = "Address already in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
+            raise StartupError(
+                f"Error setting up listener on {','.join(options.bind_ip)}:{options.port}: {reason}",
+                EXIT_NET_ERROR,
+            ) from None
+        self.port = options.port
+        for host in options.bind_ip:
+            if host not in ("127.0.0.1", "localhost", "::1"):
+                log.warning(
+                    "CONTROL",
+                    22120,
+                    "Access control is not enabled for the database. Read and write access to data and "
+                    "configuration is unrestricted",
+                    ctx="initandlisten",
+                    startup=True,
+                    bindIp=host,
+                )
+                break
+        log.info("NETWORK", 23015, "Listening on", ctx="listener", address=",".join(options.bind_ip))
+        log.info("NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port, ssl="off")
+
+    async def serve_until_stopped(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._on_signal, sig)
+        reaper = loop.create_task(self._reap_cursors())
+        try:
+            await self.stopping.wait()
+        finally:
+            reaper.cancel()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+        await self.shutdown()
+
+    def _on_signal(self, sig: int) -> None:
+        log.info(
+            "CONTROL", 23377, "Received signal", ctx="SignalHandler", signal=sig, error=signal.strsignal(sig)
+        )
+        self.stopping.set()
+
+    async def _reap_cursors(self) -> None:
+        while True:
+            await asyncio.sleep(CURSOR_REAP_INTERVAL_SECONDS)
+            state = self.state
+            if state is not None:
+                killed = state.cursors.reap_idle(state.params["cursorTimeoutMillis"])
+                if killed:
+                    log.info("QUERY", 20528, "Killed idle cursors", ctx="clientcursormon", count=killed)
+
+    async def shutdown(self) -> None:
+        log.info("CONTROL", 4784900, "Stepping down the listener", ctx="SignalHandler")
+        for server in self.servers:
+            server.close()
+        connections = list(self.connections)
+        if connections:
+            done, pending = await asyncio.wait(
+                [asyncio.ensure_future(conn.shutdown()) for conn in connections],
+                timeout=SHUTDOWN_GRACE_SECONDS,
+            )
+            for task in pending:
+                task.cancel()
+        await self._close_state()
+        log.info("CONTROL", 23138, "Shutting down", ctx="SignalHandler", exitCode=0)
+
+    async def _close_state(self) -> None:
+        state = self.state
+        if state is None:
+            return
+        self.state = None
+        for hook in reversed(LIFECYCLE_HOOKS):
+            try:
+                await hook.on_shutdown(state)
+            except Exception as exc:
+                log.exception("CONTROL", 4784901, "Shutdown hook failed", exc, ctx="SignalHandler")
+        state.cursors.close_all()
+        state.executor.shutdown(wait=True)
+        if state.engine is not None:
+            log.info("STORAGE", 4784930, "Shutting down the storage engine", ctx="SignalHandler")
+            state.engine.close()
+
+
+async def serve(options: ServerOptions) -> int:
+    """Run the server until SIGINT/SIGTERM; returns the process exit code."""
+    app = App(options)
+    try:
+        await app.start()
+    except StartupError as exc:
+        log.error("CONTROL", 20557, "Fatal error at start-up", ctx="initandlisten", error=exc.message)
+        print(f"tidemark: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    await app.serve_until_stopped()
+    return 0
+
+
+def run(options: ServerOptions) -> int:
+    import uvloop
+
+    return uvloop.run(serve(options))

@@ -1,0 +1,213 @@
+"""Admin family: getParameter, setParameter, getCmdLineOpts, hostInfo, connectionStatus, getLog,
+listCommands, serverStatus.
+
+Replies follow mongod 7.0's shapes. ``atlasVersion`` is deliberately absent (CommandNotFound):
+success would make mongosh, Compass and the database tools believe they talk to Atlas.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import socket
+import time
+from typing import Any
+
+import psutil
+from bson.int64 import Int64
+
+from protocol.errors import ErrorCode, MongoError
+from server import log
+from server.commands.handshake import MONGODB_VERSION
+from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
+
+_PROCESS = psutil.Process()
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
+def _arguments(cmd: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The command's own arguments: every field after the first, generic arguments excluded."""
+    return [(k, v) for i, (k, v) in enumerate(cmd.items()) if i > 0 and k not in GENERIC_ARGUMENTS]
+
+
+async def get_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    params = ctx.server.params
+    selector = cmd["getParameter"]
+    show_details = False
+    if isinstance(selector, dict):
+        show_details = bool(selector.get("showDetails", False))
+        wanted = list(params.names()) if selector.get("allParameters") else [k for k, _ in _arguments(cmd)]
+    elif selector == "*":
+        wanted = list(params.names())
+    else:
+        wanted = [k for k, _ in _arguments(cmd)]
+    reply = {
+        name: params.details(name) if show_details else params[name] for name in wanted if name in params
+    }
+    if not reply:
+        raise MongoError(ErrorCode.InvalidOptions, "no option found to get")
+    return reply
+
+
+async def set_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    assignments = _arguments(cmd)
+    if not assignments:
+        raise MongoError(ErrorCode.InvalidOptions, "no option found to set, use help:true to see options ")
+    if len(assignments) > 1:
+        raise MongoError(ErrorCode.BadValue, "setParameter accepts only one parameter per command")
+    name, value = assignments[0]
+    previous = ctx.server.params.set_at_runtime(name, value)
+    if name == "quiet":
+        log.set_quiet(ctx.server.params["quiet"])
+    return {"was": previous}
+
+
+async def get_cmd_line_opts(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    options = ctx.server.options
+    return {"argv": list(options.argv), "parsed": options.parsed}
+
+
+async def host_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    uname = platform.uname()
+    memory = psutil.virtual_memory()
+    frequency = psutil.cpu_freq()
+    return {
+        "system": {
+            "currentTime": _now(),
+            "hostname": socket.gethostname(),
+            "cpuAddrSize": 64,
+            "memSizeMB": Int64(memory.total // (1024 * 1024)),
+            "memLimitMB": Int64(memory.total // (1024 * 1024)),
+            "numCores": os.cpu_count() or 1,
+            "numPhysicalCores": psutil.cpu_count(logical=False) or os.cpu_count() or 1,
+            "numCpuSockets": 1,
+            "cpuArch": uname.machine,
+            "numaEnabled": False,
+            "numNumaNodes": 1,
+        },
+        "os": {"type": uname.system, "name": f"{uname.system} {uname.release}", "version": uname.version},
+        "extra": {
+            "versionString": f"{uname.system} version {uname.release} {uname.version}",
+            "kernelVersion": uname.release,
+            "cpuFrequencyMHz": f"{frequency.current:.3f}" if frequency else "",
+            "pageSize": Int64(os.sysconf("SC_PAGE_SIZE")) if hasattr(os, "sysconf") else Int64(4096),
+            "maxOpenFiles": os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 0,
+        },
+    }
+
+
+async def connection_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    auth_info: dict[str, Any] = {"authenticatedUsers": [], "authenticatedUserRoles": []}
+    if cmd.get("showPrivileges"):
+        auth_info["authenticatedUserPrivileges"] = []
+    return {"authInfo": auth_info}
+
+
+LOG_NAMES = ("global", "startupWarnings")
+
+
+async def get_log(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    name = cmd["getLog"]
+    if not isinstance(name, str):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"Argument to getLog must be of type String; found {name!r} of type {type(name).__name__}",
+        )
+    if name == "*":
+        return {"names": list(LOG_NAMES)}
+    if name == "global":
+        lines, total = log.recent_lines()
+        return {"totalLinesWritten": total, "log": lines}
+    if name == "startupWarnings":
+        lines = log.startup_warnings()
+        return {"totalLinesWritten": len(lines), "log": lines}
+    raise MongoError(ErrorCode.OperationFailed, f"No log named '{name}'")
+
+
+async def list_commands(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    commands = {
+        name: {
+            "help": spec.help,
+            "requiresAuth": False,
+            "secondaryOk": True,
+            "adminOnly": spec.admin_only,
+            "apiVersions": [],
+            "deprecatedApiVersions": [],
+        }
+        for name, spec in ctx.server.commands.items()
+    }
+    return {"commands": commands}
+
+
+async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    state = ctx.server
+    uptime = time.monotonic() - state.started_monotonic
+    memory = _PROCESS.memory_info()
+    sections: dict[str, Any] = {
+        "host": f"{socket.gethostname()}:{state.options.port}",
+        "version": MONGODB_VERSION,
+        "process": "mongod",
+        "pid": Int64(os.getpid()),
+        "uptime": float(int(uptime)),
+        "uptimeMillis": Int64(int(uptime * 1000)),
+        "uptimeEstimate": Int64(int(uptime)),
+        "localTime": _now(),
+        "asserts": {"regular": 0, "warning": 0, "msg": 0, "user": 0, "tripwire": 0, "rollovers": 0},
+        "connections": {
+            "current": state.connections_current,
+            "available": max(0, 1_000_000 - state.connections_current),
+            "totalCreated": state.connections_total,
+            "active": state.connections_active,
+        },
+        "network": {
+            "bytesIn": Int64(state.bytes_in),
+            "bytesOut": Int64(state.bytes_out),
+            "numRequests": Int64(state.num_requests),
+        },
+        "opcounters": {name: Int64(count) for name, count in state.opcounters.items()},
+        "mem": {
+            "bits": 64,
+            "resident": memory.rss // (1024 * 1024),
+            "virtual": memory.vms // (1024 * 1024),
+            "supported": True,
+        },
+        "metrics": {"cursor": {"open": {"total": Int64(len(state.cursors))}}},
+        "storageEngine": {"name": "lmdb", "supportsCommittedReads": True, "persistent": True},
+    }
+    for name, provider in state.status_sections.items():
+        sections[name] = provider()
+    for key, value in _arguments(cmd):
+        if key in sections and not value and key not in ("host", "version", "process", "pid"):
+            del sections[key]
+    return sections
+
+
+COMMANDS = [
+    CommandSpec(
+        "connectionStatus",
+        connection_status,
+        help="the users and roles authenticated on this connection",
+    ),
+    CommandSpec(
+        "getCmdLineOpts",
+        get_cmd_line_opts,
+        help="the command line the server was started with",
+        admin_only=True,
+    ),
+    CommandSpec(
+        "getLog", get_log, help="recent log lines: '*', 'global' or 'startupWarnings'", admin_only=True
+    ),
+    CommandSpec("getParameter", get_parameter, help="read server parameters ('*' for all)", admin_only=True),
+    CommandSpec("hostInfo", host_info, help="facts about the host: OS, CPUs, memory"),
+    CommandSpec("listCommands", list_commands, help="every command this server knows, with help"),
+    CommandSpec(
+        "serverStatus", server_status, help="uptime, connections, opcounters, memory and engine state"
+    ),
+    CommandSpec(
+        "setParameter", set_parameter, help="change a runtime-settable server parameter", admin_only=True
+    ),
+]

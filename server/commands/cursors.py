@@ -1,0 +1,103 @@
+"""Cursor family: getMore and killCursors over the registry in ``server.cursors``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bson.int64 import Int64
+
+from protocol.errors import ErrorCode, MongoError
+from server.context import CommandContext, CommandSpec
+
+
+def _cursor_id(value: Any, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field '{field}' is the wrong type '{type(value).__name__}', expected type 'long'",
+        )
+    return int(value)
+
+
+def _collection(cmd: dict[str, Any], command: str, field: str) -> str:
+    if field not in cmd:
+        raise MongoError(
+            ErrorCode.IDLFailedToParse, f"BSON field '{command}.{field}' is missing but a required field"
+        )
+    value = cmd[field]
+    if not isinstance(value, str):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field '{command}.{field}' is the wrong type '{type(value).__name__}', expected type 'string'",
+        )
+    if not value:
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{cmd.get('$db')}.'")
+    return value
+
+
+def _batch_size(cmd: dict[str, Any]) -> int | None:
+    value = cmd.get("batchSize")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field 'getMore.batchSize' is the wrong type '{type(value).__name__}', expected types "
+            "'[long, int, decimal, double]'",
+        )
+    if value < 0:
+        raise MongoError(
+            ErrorCode.BadValue, f"BatchSize value must be non-negative, but received: {int(value)}"
+        )
+    return int(value) or None
+
+
+async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    cursor_id = _cursor_id(cmd["getMore"], "getMore.getMore")
+    collection = _collection(cmd, "getMore", "collection")
+    batch_size = _batch_size(cmd)
+    ns = f"{ctx.db}.{collection}"
+    registry = ctx.server.cursors
+    cursor = registry.get(cursor_id)
+    if cursor is None:
+        raise MongoError(ErrorCode.CursorNotFound, f"cursor id {cursor_id} not found")
+    if cursor.ns != ns:
+        raise MongoError(
+            ErrorCode.Unauthorized,
+            f"Requested getMore on namespace '{ns}', but cursor belongs to a different namespace {cursor.ns}",
+        )
+    batch, next_id = await registry.next_batch(ctx, cursor, batch_size or cursor.batch_size)
+    return {"cursor": {"nextBatch": batch, "id": Int64(next_id), "ns": ns}}
+
+
+async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    collection = _collection(cmd, "killCursors", "killCursors")
+    ids = cmd.get("cursors")
+    if ids is None:
+        raise MongoError(
+            ErrorCode.IDLFailedToParse, "BSON field 'killCursors.cursors' is missing but a required field"
+        )
+    if not isinstance(ids, list):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field 'killCursors.cursors' is the wrong type '{type(ids).__name__}', expected type 'array'",
+        )
+    ns = f"{ctx.db}.{collection}"
+    registry = ctx.server.cursors
+    killed: list[Int64] = []
+    not_found: list[Int64] = []
+    for value in ids:
+        cursor_id = _cursor_id(value, "killCursors.cursors")
+        cursor = registry.get(cursor_id)
+        if cursor is None or cursor.ns != ns:
+            not_found.append(Int64(cursor_id))
+        else:
+            registry.kill(cursor_id)
+            killed.append(Int64(cursor_id))
+    return {"cursorsKilled": killed, "cursorsNotFound": not_found, "cursorsAlive": [], "cursorsUnknown": []}
+
+
+COMMANDS = [
+    CommandSpec("getMore", get_more, help="the next batch of an open cursor", counter="getmore"),
+    CommandSpec("killCursors", kill_cursors, help="close open cursors"),
+]

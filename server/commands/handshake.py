@@ -1,0 +1,163 @@
+"""Handshake family: hello / isMaster / ismaster, buildInfo / buildinfo, ping, whatsmyuri.
+
+Tidemark answers as a standalone, writable MongoDB 7.0 (maxWireVersion 21). The hello reply has no
+``topologyVersion`` (clients then poll instead of streaming), no ``setName``/``hosts``/``msg``
+(those would make clients see a replica set or mongos) and ``compression`` only when the client
+asked and something is in common.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import sys
+from typing import Any
+
+from protocol import compression
+from protocol.errors import ErrorCode, MongoError
+from protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
+from server import log
+from server.context import CommandContext, CommandSpec
+
+MONGODB_VERSION = "7.0.0"
+VERSION_ARRAY = [7, 0, 0, 0]
+MIN_WIRE_VERSION = 0
+MAX_WIRE_VERSION = 21
+LOGICAL_SESSION_TIMEOUT_MINUTES = 30
+MAX_APP_NAME_BYTES = 128
+
+
+def tidemark_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("tidemark")
+    except Exception:  # not installed as a distribution (e.g. run from a source tree)
+        return "0.0.0"
+
+
+def _record_client_metadata(ctx: CommandContext, cmd: dict[str, Any]) -> None:
+    metadata = cmd.get("client")
+    if metadata is None:
+        return
+    if ctx.conn.handshake_done:
+        raise MongoError(
+            ErrorCode.ClientMetadataCannotBeMutated,
+            "The client metadata document may only be sent in the first hello",
+        )
+    if not isinstance(metadata, dict):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field '{ctx.command_name}.client' is the wrong type, expected type 'object'",
+        )
+    app = metadata.get("application")
+    if isinstance(app, dict) and len(str(app.get("name", "")).encode()) > MAX_APP_NAME_BYTES:
+        raise MongoError(
+            ErrorCode.ClientMetadataAppNameTooLarge,
+            f"The 'application.name' field must be less than or equal to {MAX_APP_NAME_BYTES} bytes",
+        )
+    ctx.conn.client = metadata
+    log.log(
+        log.INFO,
+        "NETWORK",
+        51800,
+        "client metadata",
+        ctx=f"conn{ctx.conn.id}",
+        attr={"remote": ctx.conn.peer, "client": f"conn{ctx.conn.id}", "doc": metadata},
+        chatter=True,
+    )
+
+
+def _handshake_reply(ctx: CommandContext, cmd: dict[str, Any], primary_field: str) -> dict[str, Any]:
+    _record_client_metadata(ctx, cmd)
+    reply: dict[str, Any] = {primary_field: True}
+    if cmd.get("helloOk") is True:
+        reply["helloOk"] = True
+    reply.update(
+        {
+            "maxBsonObjectSize": MAX_BSON_OBJECT_SIZE,
+            "maxMessageSizeBytes": MAX_MESSAGE_SIZE,
+            "maxWriteBatchSize": MAX_WRITE_BATCH_SIZE,
+            "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None),
+            "logicalSessionTimeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES,
+            "connectionId": ctx.conn.id,
+            "minWireVersion": MIN_WIRE_VERSION,
+            "maxWireVersion": MAX_WIRE_VERSION,
+            "readOnly": False,
+        }
+    )
+    requested = cmd.get("compression")
+    if requested is not None:
+        if not isinstance(requested, list):
+            raise MongoError(
+                ErrorCode.TypeMismatch,
+                f"BSON field '{ctx.command_name}.compression' is the wrong type, expected type 'array'",
+            )
+        if not ctx.conn.handshake_done:
+            ctx.conn.compressors = tuple(compression.negotiate(requested))
+        if ctx.conn.compressors:
+            reply["compression"] = list(ctx.conn.compressors)
+    ctx.conn.handshake_done = True
+    return reply
+
+
+async def hello(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return _handshake_reply(ctx, cmd, "isWritablePrimary")
+
+
+async def is_master(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return _handshake_reply(ctx, cmd, "ismaster")
+
+
+def build_info_document() -> dict[str, Any]:
+    machine = platform.machine() or "unknown"
+    return {
+        "version": MONGODB_VERSION,
+        "gitVersion": "0000000000000000000000000000000000000000",
+        "allocator": "system",
+        "javascriptEngine": "none",
+        "sysInfo": "deprecated",
+        "versionArray": list(VERSION_ARRAY),
+        "openssl": {"running": "disabled", "compiled": "disabled"},
+        "buildEnvironment": {
+            "distmod": "",
+            "distarch": machine,
+            "cc": f"python {platform.python_version()}",
+            "ccflags": "",
+            "cxx": "",
+            "cxxflags": "",
+            "linkflags": "",
+            "target_arch": machine,
+            "target_os": sys.platform,
+            "cppdefines": "",
+        },
+        "bits": 64,
+        "debug": False,
+        "maxBsonObjectSize": MAX_BSON_OBJECT_SIZE,
+        "storageEngines": ["lmdb"],
+        "modules": [],
+        "tidemark": {"version": tidemark_version()},
+    }
+
+
+async def build_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return build_info_document()
+
+
+async def ping(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+async def whatsmyuri(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {"you": ctx.conn.peer}
+
+
+COMMANDS = [
+    CommandSpec(
+        "buildInfo", build_info, help="version and build information of the server", aliases=("buildinfo",)
+    ),
+    CommandSpec("hello", hello, help="handshake: server role, limits and wire versions"),
+    CommandSpec("isMaster", is_master, help="legacy handshake, same as hello", aliases=("ismaster",)),
+    CommandSpec("ping", ping, help="a no-op to test that the server is responding"),
+    CommandSpec("whatsmyuri", whatsmyuri, help="the address of this client as the server sees it"),
+]

@@ -1,0 +1,73 @@
+"""Session family: startSession, endSessions, refreshSessions, killSessions, killAllSessions.
+
+Tidemark is a standalone without transactions: sessions exist only so that drivers may attach
+``lsid`` to commands (hello advertises logicalSessionTimeoutMinutes). A session owns nothing but
+the cursors opened under it, which killSessions/killAllSessions close.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.commands.handshake import LOGICAL_SESSION_TIMEOUT_MINUTES
+from server.context import CommandContext, CommandSpec
+
+
+def _session_list(ctx: CommandContext, cmd: dict[str, Any]) -> list[dict[str, Any]]:
+    value = cmd[ctx.command_name]
+    if not isinstance(value, list):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field '{ctx.command_name}.{ctx.command_name}' is the wrong type "
+            f"'{type(value).__name__}', expected type 'array'",
+        )
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), uuid.UUID):
+            raise MongoError(
+                ErrorCode.TypeMismatch if not isinstance(item, dict) else ErrorCode.IDLFailedToParse,
+                f"BSON field '{ctx.command_name}.id' is missing or is not a UUID",
+            )
+    return value
+
+
+async def start_session(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {"id": {"id": uuid.uuid4()}, "timeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES}
+
+
+async def end_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    _session_list(ctx, cmd)
+    return {}
+
+
+async def refresh_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    _session_list(ctx, cmd)
+    return {}
+
+
+async def kill_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    sessions = _session_list(ctx, cmd)
+    ctx.server.cursors.kill_sessions({item["id"] for item in sessions})
+    return {}
+
+
+async def kill_all_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    value = cmd["killAllSessions"]
+    if not isinstance(value, list):
+        raise MongoError(
+            ErrorCode.TypeMismatch, "BSON field 'killAllSessions.killAllSessions' must be an array"
+        )
+    ctx.server.cursors.kill_sessions(None)
+    return {}
+
+
+COMMANDS = [
+    CommandSpec("endSessions", end_sessions, help="end logical sessions (drivers send this on close)"),
+    CommandSpec(
+        "killAllSessions", kill_all_sessions, help="kill every session and the cursors opened under them"
+    ),
+    CommandSpec("killSessions", kill_sessions, help="kill sessions and the cursors opened under them"),
+    CommandSpec("refreshSessions", refresh_sessions, help="keep logical sessions alive"),
+    CommandSpec("startSession", start_session, help="start a logical session and return its id"),
+]

@@ -1,0 +1,285 @@
+"""One client connection: bytes -> frames -> requests -> dispatch -> reply bytes.
+
+An asyncio ``Protocol`` (uvloop's fast path). Invariants:
+- Incoming bytes accumulate in one ``bytearray``; complete frames are sliced off by their length and
+  the consumed prefix is deleted once per ``data_received``, so a burst of small messages costs one
+  copy, not one per message.
+- Requests on a connection run strictly in order, one at a time, in a worker task that exists only
+  while there is work (replies must come back in request order; w:0 writes must apply in order).
+  Reading pauses while too many frames or bytes are queued, so a fast client cannot make the server
+  buffer without bound.
+- A malformed frame never takes the server down: non-fatal parse errors get an ordinary error reply,
+  fatal ones (bad length, illegal flags, checksum mismatch, unknown opcode) close this connection only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from protocol import codec, compression
+from protocol.errors import ErrorCode, MongoError
+from protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_COMMAND_SIZE, ParseError, frame_length
+from protocol.messages import (
+    QUERY_FAILURE,
+    OpMsg,
+    OpQuery,
+    decode_message,
+    encode_op_msg,
+    encode_op_reply,
+)
+from server import log
+from server.context import ConnectionInfo, ServerState
+from server.dispatch import Dispatcher, error_reply
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# Reading pauses above these and resumes below the low-water marks.
+MAX_QUEUED_FRAMES = 64
+MAX_QUEUED_BYTES = 64 * 1024 * 1024
+RESUME_QUEUED_FRAMES = 16
+
+# Commands an OP_QUERY may carry (the legacy handshake, and auth that may follow it).
+OP_QUERY_COMMANDS = frozenset({"hello", "isMaster", "ismaster", "saslStart", "saslContinue"})
+# Replies to these are never compressed (the handshake spec forbids compressing them).
+UNCOMPRESSIBLE = frozenset(
+    {
+        "hello",
+        "isMaster",
+        "ismaster",
+        "saslStart",
+        "saslContinue",
+        "getnonce",
+        "authenticate",
+        "createUser",
+        "updateUser",
+    }
+)
+
+_reply_ids = itertools.count(1)
+_connection_ids = itertools.count(1)
+
+
+class Connection(asyncio.Protocol):
+    def __init__(self, state: ServerState, dispatcher: Dispatcher, on_close: Callable[[Connection], None]):
+        self.state = state
+        self.dispatcher = dispatcher
+        self._on_close = on_close
+        self.transport: asyncio.Transport | None = None
+        self.info = ConnectionInfo(id=next(_connection_ids), peer="")
+        self._buffer = bytearray()
+        self._pending: collections.deque[bytes] = collections.deque()
+        self._pending_bytes = 0
+        self._worker: asyncio.Task[None] | None = None
+        self._paused = False
+        self._closing = False
+
+    # -- asyncio.Protocol ----------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's TCPTransport
+        peer = transport.get_extra_info("peername")
+        local = transport.get_extra_info("sockname")
+        self.info.peer = _format_address(peer)
+        self.info.local = _format_address(local)
+        self.state.connections_current += 1
+        self.state.connections_total += 1
+        log.log(
+            log.INFO,
+            "NETWORK",
+            22943,
+            "Connection accepted",
+            ctx="listener",
+            attr={
+                "remote": self.info.peer,
+                "connectionId": self.info.id,
+                "connectionCount": self.state.connections_current,
+            },
+            chatter=True,
+        )
+
+    def data_received(self, data: bytes) -> None:
+        if self._closing:
+            return
+        self.state.bytes_in += len(data)
+        buffer = self._buffer
+        buffer += data
+        offset = 0
+        try:
+            while True:
+                length = frame_length(buffer, offset)
+                if length is None or len(buffer) - offset < length:
+                    break
+                frame = bytes(buffer[offset : offset + length])
+                offset += length
+                self._pending.append(frame)
+                self._pending_bytes += length
+        except ParseError as exc:
+            self._fatal(exc)
+            return
+        if offset:
+            del buffer[:offset]
+        if self._pending and self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(self._drain())
+        if not self._paused and (
+            len(self._pending) > MAX_QUEUED_FRAMES or self._pending_bytes + len(buffer) > MAX_QUEUED_BYTES
+        ):
+            self._paused = True
+            self.transport.pause_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closing = True
+        self._pending.clear()
+        self.state.connections_current -= 1
+        log.log(
+            log.INFO,
+            "NETWORK",
+            22944,
+            "Connection ended",
+            ctx=f"conn{self.info.id}",
+            attr={
+                "remote": self.info.peer,
+                "connectionId": self.info.id,
+                "connectionCount": self.state.connections_current,
+            },
+            chatter=True,
+        )
+        self._on_close(self)
+
+    # -- lifecycle used by server.app ----------------------------------------------------------
+    async def shutdown(self) -> None:
+        """Stop reading, let the in-flight command finish, drop queued ones, close the socket."""
+        self._closing = True
+        self._pending.clear()
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.pause_reading()
+        if self._worker is not None:
+            try:
+                await self._worker
+            except Exception:
+                pass
+        if self.transport is not None:
+            self.transport.close()
+
+    # -- request processing --------------------------------------------------------------------
+    async def _drain(self) -> None:
+        try:
+            while self._pending and not self._closing:
+                frame = self._pending.popleft()
+                self._pending_bytes -= len(frame)
+                if self._paused and len(self._pending) < RESUME_QUEUED_FRAMES and not self._closing:
+                    self._paused = False
+                    self.transport.resume_reading()
+                await self._handle(frame)
+        finally:
+            self._worker = None
+
+    async def _handle(self, frame: bytes) -> None:
+        self.state.num_requests += 1
+        try:
+            request = decode_message(frame)
+        except ParseError as exc:
+            if exc.fatal:
+                self._fatal(exc)
+            else:
+                # The header parsed (frames are length-checked), so the reply can reach the request.
+                self._send(encode_op_msg(codec.encode(exc.to_reply()), next(_reply_ids), exc.request_id))
+            return
+        self.state.connections_active += 1
+        try:
+            if isinstance(request, OpMsg):
+                await self._handle_op_msg(request)
+            else:
+                await self._handle_op_query(request)
+        finally:
+            self.state.connections_active -= 1
+
+    async def _handle_op_msg(self, request: OpMsg) -> None:
+        cmd = request.command
+        reply = await self.dispatcher.execute(self.info, cmd)
+        if request.more_to_come:
+            return
+        document = self._encode_reply(reply)
+        message = encode_op_msg(document, next(_reply_ids), request.request_id)
+        if request.compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
+            message = compression.compress(message, request.compressor_id)
+        self._send(message)
+
+    async def _handle_op_query(self, request: OpQuery) -> None:
+        rid = request.request_id
+        if not request.full_collection_name.endswith(".$cmd"):
+            failure = {
+                "$err": "OP_QUERY is no longer supported. The client driver may require an update.",
+                "code": 5739101,
+                "ok": 0.0,
+            }
+            self._send(encode_op_reply(codec.encode(failure), next(_reply_ids), rid, QUERY_FAILURE))
+            return
+        cmd = request.query
+        if (
+            len(cmd) >= 1
+            and next(iter(cmd)) in ("$query", "query")
+            and isinstance(next(iter(cmd.values())), dict)
+        ):
+            cmd = dict(next(iter(cmd.values())))
+        name = next(iter(cmd), "")
+        if request.number_to_return not in (1, -1):
+            reply: dict[str, Any] = MongoError(
+                16979,
+                f"Bad numberToReturn ({request.number_to_return}) for $cmd type ns - can only be 1 or -1",
+            ).to_reply()
+        elif name not in OP_QUERY_COMMANDS:
+            reply = MongoError(
+                ErrorCode.UnsupportedOpQueryCommand,
+                f"Unsupported OP_QUERY command: {name}. The client driver may require an update. "
+                "For more details see https://dochub.mongodb.org/core/legacy-opcode-removal",
+            ).to_reply()
+        elif "$db" in cmd:
+            reply = MongoError(40621, "$db is not allowed in OP_QUERY requests").to_reply()
+        else:
+            cmd["$db"] = request.database
+            reply = await self.dispatcher.execute(self.info, cmd)
+        self._send(encode_op_reply(self._encode_reply(reply), next(_reply_ids), rid))
+
+    def _encode_reply(self, reply: dict[str, Any]) -> bytes:
+        try:
+            document = codec.encode(reply)
+        except Exception as exc:  # a handler returned something BSON cannot hold
+            return codec.encode(error_reply(exc, context=f"conn{self.info.id}"))
+        if len(document) > MAX_COMMAND_SIZE:
+            return codec.encode(
+                MongoError(
+                    ErrorCode.BSONObjectTooLarge,
+                    f"BSONObj size: {len(document)} (0x{len(document):X}) is invalid. "
+                    f"Size must be between 0 and {MAX_BSON_OBJECT_SIZE}(16MB)",
+                ).to_reply()
+            )
+        return document
+
+    def _send(self, message: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.state.bytes_out += len(message)
+            self.transport.write(message)
+
+    def _fatal(self, exc: ParseError) -> None:
+        log.warning(
+            "NETWORK",
+            22988,
+            "Closing connection after a malformed message",
+            ctx=f"conn{self.info.id}",
+            remote=self.info.peer,
+            error=f"{exc.code_name}: {exc.message}",
+        )
+        self._closing = True
+        self._pending.clear()
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _format_address(address: Any) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        host, port = address[0], address[1]
+        return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
+    return str(address or "")

@@ -1,0 +1,179 @@
+"""What a command handler sees: the command-handler contract types.
+
+- :class:`CommandSpec` — one command-table entry (families export ``COMMANDS = [CommandSpec(...)]``);
+- :class:`CommandContext` — per-command context handed to ``handler(ctx, cmd)``;
+- :class:`ServerState` — process-wide state (storage engine, cursors, parameters, counters);
+- :class:`ConnectionInfo` — per-connection facts (id, peer, client metadata, compressors);
+- :class:`ServerOptions` — the parsed command line.
+
+This module only defines data; it is importable from every layer of ``server``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from protocol.errors import ErrorCode, MongoError
+
+if TYPE_CHECKING:
+    from server.cursors import CursorRegistry
+    from server.params import ServerParams
+
+T = TypeVar("T")
+
+Handler = Callable[["CommandContext", dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """One command. ``name`` is the canonical spelling; ``aliases`` are extra names (e.g. ``ismaster``).
+
+    ``counter`` names the serverStatus opcounter the command bumps in dispatch (``"command"``,
+    ``"query"``, ``"getmore"``, or None when the handler counts itself, e.g. insert per document).
+    """
+
+    name: str
+    handler: Handler
+    help: str
+    aliases: tuple[str, ...] = ()
+    admin_only: bool = False
+    counter: str | None = "command"
+
+
+@dataclass
+class ServerOptions:
+    """The parsed command line (see ``server.__main__``)."""
+
+    port: int = 27017
+    bind_ip: list[str] = field(default_factory=lambda: ["127.0.0.1"])
+    dbpath: str = "./data"
+    set_parameters: list[str] = field(default_factory=list)
+    logpath: str | None = None
+    logappend: bool = False
+    quiet: bool = False
+    config: str | None = None
+    storage_compressor: str = "zstd"
+    slowms: int = 100
+    argv: list[str] = field(default_factory=list)
+    parsed: dict[str, Any] = field(default_factory=dict)  # mongod-style nested view for getCmdLineOpts
+
+
+@dataclass(slots=True)
+class ConnectionInfo:
+    id: int
+    peer: str  # "host:port" of the client
+    local: str = ""
+    client: dict[str, Any] | None = None  # handshake metadata
+    compressors: tuple[str, ...] = ()  # negotiated in the handshake
+    handshake_done: bool = False
+
+
+OPCOUNTER_NAMES = ("insert", "query", "update", "delete", "getmore", "command")
+
+
+@dataclass
+class ServerState:
+    """Process-wide state shared by every connection. Created by ``server.app``."""
+
+    options: ServerOptions
+    params: ServerParams
+    engine: Any  # storage.engine.Engine
+    cursors: CursorRegistry
+    executor: Executor
+    bucket_catalog: Any = None  # set up by the time-series engine
+    started_at: float = field(default_factory=time.time)
+    started_monotonic: float = field(default_factory=time.monotonic)
+    opcounters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPCOUNTER_NAMES, 0))
+    connections_current: int = 0
+    connections_total: int = 0
+    connections_active: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    num_requests: int = 0
+    # The sorted command table (name -> spec, aliases included), installed by server.app so that
+    # listCommands can read it without importing dispatch.
+    commands: dict[str, CommandSpec] = field(default_factory=dict)
+    # Extra serverStatus sections ("bucketCatalog", ...): name -> zero-argument callable -> dict.
+    status_sections: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+
+
+class CommandContext:
+    """Per-command context: target database, server and connection state, and deadline helpers."""
+
+    __slots__ = ("server", "conn", "db", "command_name", "lsid", "deadline")
+
+    def __init__(
+        self,
+        server: ServerState,
+        conn: ConnectionInfo,
+        db: str,
+        command_name: str,
+        *,
+        lsid: Any = None,
+        max_time_ms: int | None = None,
+    ):
+        self.server = server
+        self.conn = conn
+        self.db = db
+        self.command_name = command_name
+        self.lsid = lsid
+        self.deadline = time.monotonic() + max_time_ms / 1000 if max_time_ms else None
+
+    async def run_blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run synchronous (storage/query) work in the server's thread pool."""
+        self.check_deadline()
+        loop = asyncio.get_running_loop()
+        call = functools.partial(fn, *args, **kwargs) if args or kwargs else fn
+        return await loop.run_in_executor(self.server.executor, call)
+
+    def check_deadline(self) -> None:
+        """Raise MaxTimeMSExpired (50) once the command's ``maxTimeMS`` has passed."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
+
+    def remaining_seconds(self) -> float | None:
+        """Seconds left before ``maxTimeMS`` expires (None when unlimited)."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    @property
+    def params(self) -> ServerParams:
+        return self.server.params
+
+
+# Arguments any command may carry that are not parameters of the command itself (mongod's
+# "generic arguments"). Handlers that reject unknown fields must ignore these.
+GENERIC_ARGUMENTS = frozenset(
+    {
+        "$db",
+        "lsid",
+        "txnNumber",
+        "autocommit",
+        "startTransaction",
+        "stmtId",
+        "$clusterTime",
+        "$readPreference",
+        "readConcern",
+        "writeConcern",
+        "maxTimeMS",
+        "comment",
+        "apiVersion",
+        "apiStrict",
+        "apiDeprecationErrors",
+        "$audit",
+        "$client",
+        "$configServerState",
+        "$gleStats",
+        "$oplogQueryData",
+        "$replData",
+        "clientOperationKey",
+        "mayBypassWriteBlocking",
+        "help",
+        "backpressure",
+    }
+)

@@ -1,0 +1,205 @@
+"""The cursor registry: open cursors of find/aggregate/listCollections/listIndexes, drawn by getMore.
+
+Invariants:
+- A cursor wraps a plain Python iterator (usually a generator) that holds no LMDB transaction while
+  suspended; batches are pulled in the server's thread pool (``ctx.run_blocking``), one batch at a
+  time per cursor (``in_use`` guards against concurrent getMores).
+- Ids are random positive int64 values, never reused while the cursor lives; 0 means "exhausted".
+- Each batch holds at most ``batch_size`` documents (first batch default 101, later ones unlimited)
+  and stays under ``MAX_BATCH_BYTES`` (at least one document is always returned); a document that
+  would overflow the batch is kept back for the next one. The registry peeks one document past a
+  full batch so an exhausted cursor is reported with id 0 instead of needing an empty getMore.
+- A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import bson
+from bson.int64 import Int64
+from bson.raw_bson import RawBSONDocument
+
+from protocol.codec import CODEC_OPTIONS, RAW_CODEC_OPTIONS
+from protocol.errors import ErrorCode, MongoError
+from server.context import CommandContext
+
+DEFAULT_FIRST_BATCH = 101
+# Leave room under the 16 MiB reply for the envelope ({cursor: {...}, ok}).
+MAX_BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024
+_NOTHING = object()
+
+
+@dataclass(eq=False)
+class Cursor:
+    id: int
+    ns: str
+    iterator: Iterator[Any]
+    batch_size: int | None = None  # default for getMore when the request gives none
+    lsid: Any = None
+    no_timeout: bool = False
+    last_used: float = field(default_factory=time.monotonic)
+    in_use: bool = False
+    killed: bool = False
+    pending: Any = _NOTHING  # one document held back (peeked or too big for the last batch)
+
+    def close(self) -> None:
+        close = getattr(self.iterator, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception:  # a generator's cleanup must not break killCursors
+                pass
+
+
+def _as_raw(document: Any) -> RawBSONDocument:
+    if isinstance(document, RawBSONDocument):
+        return document
+    return RawBSONDocument(bson.encode(document, codec_options=CODEC_OPTIONS), RAW_CODEC_OPTIONS)
+
+
+def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument], bool]:
+    """Pull one batch (runs in the thread pool). Returns (documents, exhausted)."""
+    batch: list[RawBSONDocument] = []
+    size = 0
+    iterator = cursor.iterator
+    while True:
+        if cursor.pending is not _NOTHING:
+            doc, cursor.pending = cursor.pending, _NOTHING
+        else:
+            try:
+                doc = _as_raw(next(iterator))
+            except StopIteration:
+                return batch, True
+        if limit is not None and len(batch) >= limit:
+            cursor.pending = doc  # peeked: more exists
+            return batch, False
+        doc_size = len(doc.raw)
+        if batch and size + doc_size > MAX_BATCH_BYTES:
+            cursor.pending = doc
+            return batch, False
+        batch.append(doc)
+        size += doc_size
+
+
+class CursorRegistry:
+    """Live cursors of this process, by id."""
+
+    def __init__(self) -> None:
+        self._cursors: dict[int, Cursor] = {}
+
+    def __len__(self) -> int:
+        return len(self._cursors)
+
+    def register(
+        self,
+        ns: str,
+        iterator: Iterator[Any],
+        *,
+        batch_size: int | None = None,
+        lsid: Any = None,
+        no_timeout: bool = False,
+    ) -> Cursor:
+        """Open a cursor over ``iterator``; its ``id`` is a fresh positive int64."""
+        while True:
+            cursor_id = secrets.randbits(63)
+            if cursor_id and cursor_id not in self._cursors:
+                break
+        cursor = Cursor(cursor_id, ns, iter(iterator), batch_size, lsid, no_timeout)
+        self._cursors[cursor_id] = cursor
+        return cursor
+
+    def get(self, cursor_id: int) -> Cursor | None:
+        return self._cursors.get(cursor_id)
+
+    def kill(self, cursor_id: int) -> bool:
+        """Forget a cursor and close its iterator; a cursor busy in a batch is closed when it returns."""
+        cursor = self._cursors.pop(cursor_id, None)
+        if cursor is None:
+            return False
+        cursor.killed = True
+        if not cursor.in_use:
+            cursor.close()
+        return True
+
+    def kill_sessions(self, lsid_ids: set[Any] | None) -> int:
+        """Kill every cursor opened under one of the given session ids (``lsid.id`` values), or under
+        any session when ``lsid_ids`` is None."""
+        doomed = [
+            c.id
+            for c in self._cursors.values()
+            if isinstance(c.lsid, dict) and (lsid_ids is None or c.lsid.get("id") in lsid_ids)
+        ]
+        for cursor_id in doomed:
+            self.kill(cursor_id)
+        return len(doomed)
+
+    def reap_idle(self, timeout_ms: int, now: float | None = None) -> int:
+        """Kill cursors idle for longer than ``timeout_ms``; returns how many were killed."""
+        now = time.monotonic() if now is None else now
+        limit = timeout_ms / 1000
+        idle = [
+            c.id
+            for c in self._cursors.values()
+            if not c.in_use and not c.no_timeout and now - c.last_used > limit
+        ]
+        for cursor_id in idle:
+            self.kill(cursor_id)
+        return len(idle)
+
+    def close_all(self) -> None:
+        for cursor_id in list(self._cursors):
+            self.kill(cursor_id)
+
+    async def next_batch(
+        self, ctx: CommandContext, cursor: Cursor, batch_size: int | None
+    ) -> tuple[list[RawBSONDocument], int]:
+        """Draw the next batch; returns (documents, id to report: the cursor's, or 0 if exhausted)."""
+        if cursor.in_use:
+            raise MongoError(ErrorCode.OperationFailed, f"cursor id {cursor.id} is already in use")
+        cursor.in_use = True
+        try:
+            batch, exhausted = await ctx.run_blocking(_fill_batch, cursor, batch_size)
+        except BaseException:
+            self.kill(cursor.id)
+            cursor.in_use = False
+            cursor.close()
+            raise
+        cursor.in_use = False
+        cursor.last_used = time.monotonic()
+        if exhausted or cursor.killed:
+            self.kill(cursor.id)
+            cursor.close()
+            return batch, 0
+        return batch, cursor.id
+
+
+async def cursor_reply(
+    ctx: CommandContext,
+    ns: str,
+    iterator: Iterator[Any],
+    batch_size: int | None = None,
+    single_batch: bool = False,
+    first: bool = True,
+    *,
+    no_timeout: bool = False,
+) -> dict[str, Any]:
+    """Open a cursor over ``iterator`` and answer its first batch, MongoDB-style:
+    ``{"cursor": {"firstBatch": [...], "id": Int64, "ns": ns}}``.
+
+    ``batch_size`` None means the default first batch (101 documents); ``single_batch`` closes the
+    cursor after this batch. Documents in the batch are RawBSONDocuments (encoded once, here).
+    """
+    registry: CursorRegistry = ctx.server.cursors
+    cursor = registry.register(ns, iterator, batch_size=None, lsid=ctx.lsid, no_timeout=no_timeout)
+    limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
+    batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
+    if single_batch and cursor_id:
+        registry.kill(cursor_id)
+        cursor_id = 0
+    key = "firstBatch" if first else "nextBatch"
+    return {"cursor": {key: batch, "id": Int64(cursor_id), "ns": ns}}

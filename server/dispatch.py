@@ -1,0 +1,136 @@
+"""The command table and the one place exceptions become error replies.
+
+The table is built once from the explicit tuple ``FAMILIES``: each family module exports
+``COMMANDS = [CommandSpec(...)]``. To add a family, import it here and append it to ``FAMILIES``
+(one line each). Names and aliases must be unique; :func:`build_table` raises otherwise.
+
+Error translation (nowhere else): ``MongoError`` -> its reply; ``storage.errors.StorageError`` ->
+its ``code``/``code_name``/``message``; anything else -> code 1 InternalError with the traceback in
+the log, and the connection stays open.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server import log
+from server.commands import admin, cursors, handshake, sessions
+from server.context import CommandContext, CommandSpec, ConnectionInfo, ServerState
+from storage.errors import StorageError
+
+FAMILIES = (
+    handshake,
+    admin,
+    sessions,
+    cursors,
+)
+
+# Characters mongod refuses in database names.
+_INVALID_DB_CHARS = frozenset('/\\. "$\x00')
+
+
+def build_table(families: Iterable[Any] = FAMILIES) -> dict[str, CommandSpec]:
+    """name-or-alias -> spec, sorted by name. Raises ValueError on a duplicate name."""
+    table: dict[str, CommandSpec] = {}
+    for family in families:
+        for spec in family.COMMANDS:
+            for name in (spec.name, *spec.aliases):
+                if name in table:
+                    raise ValueError(f"command {name!r} is defined twice ({family.__name__})")
+                table[name] = spec
+    return dict(sorted(table.items()))
+
+
+def error_reply(exc: BaseException, *, context: str = "") -> dict[str, Any]:
+    """The ``{ok: 0, errmsg, code, codeName}`` reply for any exception."""
+    if isinstance(exc, MongoError):
+        return exc.to_reply()
+    if isinstance(exc, StorageError):
+        return {"ok": 0.0, "errmsg": exc.message, "code": exc.code, "codeName": exc.code_name}
+    log.exception(
+        "COMMAND", 21962, "Unexpected exception while running a command", exc, ctx=context or "conn"
+    )
+    return MongoError(ErrorCode.InternalError, f"{type(exc).__name__}: {exc}").to_reply()
+
+
+def _validate_db(cmd: dict[str, Any]) -> str:
+    db = cmd.get("$db")
+    if db is None:
+        raise MongoError(40571, "OP_MSG requests require a $db argument")
+    if not isinstance(db, str):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field '$db' is the wrong type '{type(db).__name__}', expected type 'string'",
+        )
+    if not db or any(ch in _INVALID_DB_CHARS for ch in db) or len(db) >= 64:
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
+    return db
+
+
+def _max_time_ms(cmd: dict[str, Any]) -> int | None:
+    value = cmd.get("maxTimeMS")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MongoError(ErrorCode.BadValue, "maxTimeMS must be a number")
+    if isinstance(value, float) and not value.is_integer():
+        raise MongoError(ErrorCode.BadValue, "maxTimeMS has non-integral value")
+    if value < 0 or value > 2**31 - 1:
+        raise MongoError(
+            ErrorCode.BadValue, f"{int(value)} value for maxTimeMS is out of range [0, 2147483647]"
+        )
+    return int(value) or None
+
+
+class Dispatcher:
+    """Runs one command document against the table and always returns a reply document."""
+
+    def __init__(self, server: ServerState, table: dict[str, CommandSpec] | None = None):
+        self.server = server
+        self.table = build_table() if table is None else table
+        server.commands = self.table
+
+    async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any]) -> dict[str, Any]:
+        started = time.monotonic()
+        name = next(iter(cmd), "") if cmd else ""
+        spec = self.table.get(name)
+        try:
+            if spec is None:
+                if not name:
+                    raise MongoError(ErrorCode.FailedToParse, "Command document must not be empty")
+                raise MongoError(ErrorCode.CommandNotFound, f"no such command: '{name}'")
+            db = _validate_db(cmd)
+            if spec.admin_only and db != "admin":
+                raise MongoError(
+                    ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
+                )
+            if spec.counter is not None:
+                self.server.opcounters[spec.counter] += 1
+            if cmd.get("help") is True and len(cmd) <= 3:
+                return {"help": spec.help, "ok": 1.0}
+            ctx = CommandContext(
+                self.server, conn, db, spec.name, lsid=cmd.get("lsid"), max_time_ms=_max_time_ms(cmd)
+            )
+            reply = await spec.handler(ctx, cmd)
+            reply["ok"] = 1.0
+        except Exception as exc:  # noqa: BLE001 - this is the one translation point
+            if spec is None:
+                self.server.opcounters["command"] += 1
+            reply = error_reply(exc, context=f"conn{conn.id}")
+        elapsed_ms = (time.monotonic() - started) * 1000
+        if elapsed_ms > self.server.options.slowms:
+            log.info(
+                "COMMAND",
+                51803,
+                "Slow query",
+                ctx=f"conn{conn.id}",
+                type="command",
+                ns=f"{cmd.get('$db')}.{cmd.get(name) if isinstance(cmd.get(name), str) else '$cmd'}",
+                command=name,
+                durationMillis=int(elapsed_ms),
+                ok=reply.get("ok"),
+            )
+        return reply

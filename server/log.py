@@ -1,0 +1,152 @@
+"""The process log: one line per event in MongoDB's structured JSON log format.
+
+    {"t":{"$date":"2026-01-01T00:00:00.000+00:00"},"s":"I","c":"NETWORK","id":22943,
+     "ctx":"listener","msg":"Connection accepted","attr":{...}}
+
+Lines go to stdout or ``--logpath`` and into a bounded ring (``getLog: "global"``); warnings logged
+with ``startup=True`` are also kept for ``getLog: "startupWarnings"`` (mongosh prints them as a
+banner). The sink is process-wide: :func:`configure` is called once by ``server.app``; before that,
+lines go to stdout. Thread-safe: the storage writer thread may log too.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import json
+import sys
+import threading
+import traceback
+from typing import Any, TextIO
+
+RING_SIZE = 1024
+
+# Severities as MongoDB writes them.
+FATAL, ERROR, WARNING, INFO, DEBUG = "F", "E", "W", "I", "D1"
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.stream: TextIO = sys.stdout
+        self.owns_stream = False
+        self.quiet = False
+        self.lock = threading.Lock()
+        self.recent: collections.deque[str] = collections.deque(maxlen=RING_SIZE)
+        self.startup: list[str] = []
+        self.total_lines = 0
+
+
+_sink = _Sink()
+
+
+def configure(path: str | None = None, *, quiet: bool = False, append: bool = True) -> None:
+    """Send lines to ``path`` (appending unless ``append`` is False) or stdout; ``quiet`` drops
+    connection chatter like mongod's --quiet."""
+    with _sink.lock:
+        if _sink.owns_stream:
+            _sink.stream.close()
+        if path:
+            _sink.stream = open(path, "a" if append else "w", encoding="utf-8", buffering=1)  # noqa: SIM115
+            _sink.owns_stream = True
+        else:
+            _sink.stream = sys.stdout
+            _sink.owns_stream = False
+        _sink.quiet = quiet
+
+
+def set_quiet(quiet: bool) -> None:
+    _sink.quiet = quiet
+
+
+def is_quiet() -> bool:
+    return _sink.quiet
+
+
+def close() -> None:
+    with _sink.lock:
+        _sink.stream.flush()
+        if _sink.owns_stream:
+            _sink.stream.close()
+            _sink.stream = sys.stdout
+            _sink.owns_stream = False
+
+
+def _timestamp() -> str:
+    now = datetime.datetime.now(datetime.UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}+00:00"
+
+
+def _jsonable(value: Any) -> Any:
+    return str(value)
+
+
+def format_line(severity: str, component: str, log_id: int, ctx: str, msg: str, attr: dict | None) -> str:
+    entry: dict[str, Any] = {
+        "t": {"$date": _timestamp()},
+        "s": severity,
+        "c": component,
+        "id": log_id,
+        "ctx": ctx,
+        "msg": msg,
+    }
+    if attr:
+        entry["attr"] = attr
+    return json.dumps(entry, separators=(",", ":"), default=_jsonable, ensure_ascii=False)
+
+
+def log(
+    severity: str,
+    component: str,
+    log_id: int,
+    msg: str,
+    *,
+    ctx: str = "main",
+    attr: dict | None = None,
+    startup: bool = False,
+    chatter: bool = False,
+) -> None:
+    """Write one event. ``chatter`` events (connection accepted/ended) are dropped when quiet."""
+    if chatter and _sink.quiet:
+        return
+    line = format_line(severity, component, log_id, ctx, msg, attr)
+    with _sink.lock:
+        _sink.stream.write(line + "\n")
+        _sink.stream.flush()
+        _sink.recent.append(line)
+        _sink.total_lines += 1
+        if startup:
+            _sink.startup.append(line)
+
+
+def info(component: str, log_id: int, msg: str, *, ctx: str = "main", **attr: Any) -> None:
+    log(INFO, component, log_id, msg, ctx=ctx, attr=attr or None)
+
+
+def warning(
+    component: str, log_id: int, msg: str, *, ctx: str = "main", startup: bool = False, **attr: Any
+) -> None:
+    log(WARNING, component, log_id, msg, ctx=ctx, attr=attr or None, startup=startup)
+
+
+def error(component: str, log_id: int, msg: str, *, ctx: str = "main", **attr: Any) -> None:
+    log(ERROR, component, log_id, msg, ctx=ctx, attr=attr or None)
+
+
+def exception(
+    component: str, log_id: int, msg: str, exc: BaseException, *, ctx: str = "main", **attr: Any
+) -> None:
+    """Log an unexpected exception with its traceback (as one line, like mongod's backtraces)."""
+    attr["error"] = f"{type(exc).__name__}: {exc}"
+    attr["traceback"] = "".join(traceback.format_exception(exc))
+    log(ERROR, component, log_id, msg, ctx=ctx, attr=attr)
+
+
+def recent_lines() -> tuple[list[str], int]:
+    """(the retained global lines, total lines written since start)."""
+    with _sink.lock:
+        return list(_sink.recent), _sink.total_lines
+
+
+def startup_warnings() -> list[str]:
+    with _sink.lock:
+        return list(_sink.startup)

@@ -1,0 +1,229 @@
+"""Server parameters (``getParameter`` / ``setParameter`` / ``--setParameter name=value``).
+
+One registry of typed parameters. The registry is the only mutable state here; each value is
+parsed by its spec's ``parse`` function, so a parameter always holds a value of its declared type.
+Settability mirrors mongod: some only at start-up, some also at runtime, some read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+
+
+def _parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return value != 0
+    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"expected a boolean, got {value!r}")
+
+
+def _parse_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"expected an integer, got {value!r}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"expected an integer, got {value!r}")
+        return int(value)
+    return int(value)  # ints, Int64, numeric strings; raises ValueError otherwise
+
+
+def _parse_non_negative_int(value: Any) -> int:
+    parsed = _parse_int(value)
+    if parsed < 0:
+        raise ValueError(f"must be greater than or equal to 0, got {parsed}")
+    return parsed
+
+
+def _parse_positive_int(value: Any) -> int:
+    parsed = _parse_int(value)
+    if parsed <= 0:
+        raise ValueError(f"must be greater than 0, got {parsed}")
+    return parsed
+
+
+def _parse_str_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ValueError(f"expected a comma-separated list of names, got {value!r}")
+
+
+def _read_only(value: Any) -> Any:
+    raise ValueError("this parameter cannot be set")
+
+
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    name: str
+    default: Any
+    parse: Callable[[Any], Any]
+    settable_at_startup: bool
+    settable_at_runtime: bool
+    help: str
+
+
+MIB = 1024 * 1024
+
+SPECS: tuple[ParamSpec, ...] = (
+    ParamSpec(
+        "authSchemaVersion", 5, _read_only, False, False, "version of the user/role schema (read-only)"
+    ),
+    ParamSpec(
+        "authenticationMechanisms",
+        ["SCRAM-SHA-1", "SCRAM-SHA-256"],
+        _parse_str_list,
+        True,
+        False,
+        "authentication mechanisms the server accepts",
+    ),
+    ParamSpec(
+        "cursorTimeoutMillis",
+        600_000,
+        _parse_positive_int,
+        True,
+        True,
+        "idle time after which a cursor is killed",
+    ),
+    ParamSpec(
+        "featureCompatibilityVersion",
+        {"version": "7.0"},
+        _read_only,
+        False,
+        False,
+        "feature compatibility version (fixed at 7.0)",
+    ),
+    ParamSpec(
+        "internalQueryMaxBlockingSortMemoryUsageBytes",
+        100 * MIB,
+        _parse_positive_int,
+        True,
+        True,
+        "memory limit of blocking $sort/$group stages",
+    ),
+    ParamSpec("logLevel", 0, _parse_non_negative_int, True, True, "verbosity of the log (0 = informational)"),
+    ParamSpec("quiet", False, _parse_bool, True, True, "suppress connection accepted/ended log lines"),
+    ParamSpec(
+        "timeseriesBucketMaxCount",
+        1000,
+        _parse_positive_int,
+        True,
+        True,
+        "maximum number of measurements in a time-series bucket",
+    ),
+    ParamSpec(
+        "timeseriesBucketMaxSize",
+        128_000,
+        _parse_positive_int,
+        True,
+        True,
+        "maximum size in bytes of a time-series bucket",
+    ),
+    ParamSpec(
+        "timeseriesBucketMinCount",
+        10,
+        _parse_positive_int,
+        True,
+        True,
+        "measurements a bucket keeps before it may close for size reasons",
+    ),
+    ParamSpec(
+        "timeseriesIdleBucketExpiryMaxCountPerAttempt",
+        3,
+        _parse_positive_int,
+        True,
+        True,
+        "idle buckets closed per expiry attempt",
+    ),
+    ParamSpec(
+        "timeseriesIdleBucketExpiryMemoryUsageThreshold",
+        0,
+        _parse_non_negative_int,
+        True,
+        True,
+        "bucket catalog memory (bytes) above which idle buckets close; 0 means 2.5% of RAM",
+    ),
+    ParamSpec(
+        "ttlMonitorSleepSecs", 60, _parse_positive_int, True, False, "seconds between TTL monitor passes"
+    ),
+)
+
+
+class ServerParams:
+    """The live parameter values of this process."""
+
+    def __init__(self, specs: tuple[ParamSpec, ...] = SPECS):
+        self._specs = {spec.name: spec for spec in specs}
+        self._values: dict[str, Any] = {spec.name: spec.default for spec in specs}
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values
+
+    def names(self) -> Iterator[str]:
+        return iter(sorted(self._values))
+
+    def spec(self, name: str) -> ParamSpec:
+        return self._specs[name]
+
+    def details(self, name: str) -> dict[str, Any]:
+        spec = self._specs[name]
+        return {
+            "value": self._values[name],
+            "settableAtRuntime": spec.settable_at_runtime,
+            "settableAtStartup": spec.settable_at_startup,
+        }
+
+    def set_at_startup(self, assignment: str) -> None:
+        """Apply one ``--setParameter name=value``. Raises ValueError with a user-facing message."""
+        name, sep, raw = assignment.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ValueError(f"Illegal --setParameter parameter: '{assignment}' (expected name=value)")
+        self.set_startup_value(name, raw)
+
+    def set_startup_value(self, name: str, raw: Any) -> None:
+        spec = self._specs.get(name)
+        if spec is None:
+            raise ValueError(f"Unknown --setParameter '{name}'")
+        if not spec.settable_at_startup:
+            raise ValueError(f"Cannot use --setParameter to set '{name}' at startup")
+        try:
+            self._values[name] = spec.parse(raw)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f'Bad value for parameter "{name}": {exc}') from None
+
+    def set_at_runtime(self, name: str, value: Any) -> Any:
+        """Apply ``setParameter`` at runtime; returns the previous value. Raises MongoError."""
+        spec = self._specs.get(name)
+        if spec is None:
+            raise MongoError(
+                ErrorCode.InvalidOptions,
+                f"attempted to set unrecognized parameter [{name}], use help:true to see options ",
+            )
+        if not spec.settable_at_runtime:
+            raise MongoError(ErrorCode.IllegalOperation, f"not allowed to change [{name}] at runtime")
+        try:
+            parsed = spec.parse(value)
+        except (ValueError, TypeError) as exc:
+            raise MongoError(ErrorCode.BadValue, f"Invalid value for parameter {name}: {exc}") from None
+        previous = self._values[name]
+        self._values[name] = parsed
+        return previous
+
+
+def idle_bucket_expiry_threshold_bytes(params: ServerParams, total_ram_bytes: int) -> int:
+    """The effective timeseriesIdleBucketExpiryMemoryUsageThreshold: 0 means 2.5% of RAM."""
+    configured = params["timeseriesIdleBucketExpiryMemoryUsageThreshold"]
+    return configured if configured > 0 else int(total_ram_bytes * 0.025)
