@@ -1,0 +1,97 @@
+"""Find projections: inclusion/exclusion, _id rules, dotted paths through arrays, $slice, $elemMatch,
+positional $, computed fields and mongod's errors for invalid mixes."""
+
+import pytest
+
+from protocol.errors import MongoError
+from server.query.project import compile_projection, projection_is_inclusion
+
+DOC = {
+    "_id": 1,
+    "a": 1,
+    "b": {"c": 2, "d": 3},
+    "arr": [{"x": 1, "y": 2}, {"x": 5, "y": 6}, 7],
+    "n": [1, 2, 3, 4, 5],
+}
+
+CASES = [
+    ({"a": 1}, {"_id": 1, "a": 1}),
+    ({"a": 1, "_id": 0}, {"a": 1}),
+    (
+        {"a": 0},
+        {
+            "_id": 1,
+            "b": {"c": 2, "d": 3},
+            "arr": [{"x": 1, "y": 2}, {"x": 5, "y": 6}, 7],
+            "n": [1, 2, 3, 4, 5],
+        },
+    ),
+    ({"_id": 0}, {k: v for k, v in DOC.items() if k != "_id"}),
+    ({"_id": 1}, {"_id": 1}),
+    ({"b.c": 1}, {"_id": 1, "b": {"c": 2}}),
+    ({"b": {"c": 1}}, {"_id": 1, "b": {"c": 2}}),
+    ({"b.c": 0, "arr": 0, "n": 0}, {"_id": 1, "a": 1, "b": {"d": 3}}),
+    ({"arr.x": 1}, {"_id": 1, "arr": [{"x": 1}, {"x": 5}]}),
+    ({"arr.x": 0, "b": 0, "n": 0, "a": 0}, {"_id": 1, "arr": [{"y": 2}, {"y": 6}, 7]}),
+    ({"missing": 1}, {"_id": 1}),
+    ({"a.z": 1}, {"_id": 1}),
+    ({"n": {"$slice": 2}, "_id": 0, "a": 1}, {"a": 1, "n": [1, 2]}),
+    ({"n": {"$slice": -2}}, {**DOC, "n": [4, 5]}),
+    ({"n": {"$slice": [1, 2]}}, {**DOC, "n": [2, 3]}),
+    ({"n": {"$slice": [-2, 5]}}, {**DOC, "n": [4, 5]}),
+    ({"arr": {"$elemMatch": {"x": {"$gt": 2}}}}, {"_id": 1, "arr": [{"x": 5, "y": 6}]}),
+    ({"arr": {"$elemMatch": {"x": 99}}}, {"_id": 1}),
+    ({"s": "$b.c", "_id": 0}, {"s": 2}),
+    ({"s": {"$literal": 1}, "a": 1}, {"_id": 1, "a": 1, "s": 1}),
+    ({"s": "$nope", "_id": 0}, {}),
+]
+
+
+@pytest.mark.parametrize("spec,expected", CASES, ids=[str(i) for i in range(len(CASES))])
+def test_projection_results(spec, expected):
+    assert compile_projection(spec)(DOC) == expected
+
+
+def test_projection_never_mutates_input():
+    doc = {"_id": 1, "a": {"b": 1, "c": 2}, "l": [1, 2, 3]}
+    before = repr(doc)
+    compile_projection({"a.b": 0, "l": {"$slice": 1}})(doc)
+    compile_projection({"a.b": 1})(doc)
+    assert repr(doc) == before
+
+
+def test_positional_projection_keeps_first_matching_element():
+    doc = {"_id": 1, "grades": [80, 95, 97], "other": 1}
+    proj = compile_projection({"grades.$": 1}, filter={"grades": {"$gte": 90}})
+    assert proj(doc) == {"_id": 1, "grades": [95]}
+    docs = {"_id": 2, "s": [{"k": "a", "v": 1}, {"k": "b", "v": 2}]}
+    assert compile_projection({"s.$": 1}, filter={"s.k": "b"})(docs) == {"_id": 2, "s": [{"k": "b", "v": 2}]}
+
+
+ERRORS = [
+    ({"a": 1, "b": 0}, 31254, "Cannot do exclusion on field b in inclusion projection"),
+    ({"a": 0, "b": 1}, 31253, "Cannot do inclusion on field b in exclusion projection"),
+    ({"a": 1, "a.b": 1}, 31249, "Path collision at a.b remaining portion b"),
+    ({"a.b": 1, "a": 1}, 31250, "Path collision at a"),
+    ({"a": 0, "s": "$x"}, 31252, "Cannot use expression other than $meta in exclusion projection"),
+    ({"a": {"$meta": "textScore"}}, 224, "not supported"),
+    ({"a.$": 1, "b.$": 1}, 31276, "Cannot specify more than one positional projection per query."),
+    ({"a": {"$slice": [1, 0]}}, 2, "$slice limit must be positive"),
+    ({"a": {}}, 51270, "An empty sub-projection is not a valid value"),
+]
+
+
+@pytest.mark.parametrize("spec,code,message", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_invalid_projections(spec, code, message):
+    with pytest.raises(MongoError) as info:
+        compile_projection(spec, filter={})
+    assert info.value.code == code
+    assert message in info.value.message
+
+
+def test_projection_is_inclusion():
+    assert projection_is_inclusion({"a": 1, "_id": 0})
+    assert not projection_is_inclusion({"a": 0})
+    assert not projection_is_inclusion({"_id": 0})
+    assert projection_is_inclusion({"x": "$a"})
+    assert not projection_is_inclusion({"n": {"$slice": 1}})
