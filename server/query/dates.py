@@ -1,0 +1,484 @@
+"""Calendar math for the date expressions: time zones, truncation, add, diff, parts, formats.
+
+Contract: every function works on **milliseconds since the Unix epoch (UTC)** as Python ints; the
+expression layer converts BSON dates with ``to_millis`` / ``from_millis``. Local wall-clock time is
+represented as "local milliseconds" (UTC millis plus the zone's offset at that instant), so all
+calendar arithmetic is integer arithmetic on proleptic Gregorian days (no datetime range limits).
+
+- Time zones: IANA names via ``zoneinfo`` (tzdata installed) and fixed offsets "+hh:mm", "+hhmm",
+  "+hh" (and "-" forms). ``parse_timezone`` raises mongod's 40485 for anything else.
+- ``date_trunc`` follows mongod: bins are counted from the reference point 2000-01-01T00:00:00 in the
+  given zone; units up to hour bin absolute time, day and longer bin the local calendar.
+- ``date_add`` adds hours and smaller as absolute durations, days/weeks as local calendar days, and
+  months/quarters/years with month-end clamping (Jan 31 + 1 month = Feb 28/29).
+- ``date_diff`` counts unit boundaries crossed (not elapsed whole units), like mongod.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import zoneinfo
+from functools import lru_cache
+
+from bson.datetime_ms import DatetimeMS
+from bson.objectid import ObjectId
+from bson.timestamp import Timestamp
+
+from protocol.errors import MongoError
+
+MS_PER_SECOND = 1000
+MS_PER_MINUTE = 60_000
+MS_PER_HOUR = 3_600_000
+MS_PER_DAY = 86_400_000
+FIXED_UNIT_MS = {
+    "millisecond": 1,
+    "second": MS_PER_SECOND,
+    "minute": MS_PER_MINUTE,
+    "hour": MS_PER_HOUR,
+    "day": MS_PER_DAY,
+    "week": 7 * MS_PER_DAY,
+}
+TIME_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second", "millisecond")
+DAYS_OF_WEEK = {  # name -> ISO day number (Monday = 1)
+    "monday": 1, "mon": 1, "tuesday": 2, "tue": 2, "wednesday": 3, "wed": 3, "thursday": 4, "thu": 4,
+    "friday": 5, "fri": 5, "saturday": 6, "sat": 6, "sunday": 7, "sun": 7,
+}
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+_EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_MIN_DATETIME_MS = -62135596800000  # 0001-01-01
+_MAX_DATETIME_MS = 253402300799999  # 9999-12-31T23:59:59.999
+_REF_DAYS = 10957  # days from 1970-01-01 to 2000-01-01
+
+
+# ---------------------------------------------------------------------------------------- conversion
+
+def to_millis(v) -> int | None:
+    """Millis of a date-like BSON value (date, Timestamp, ObjectId), else None."""
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(_dt.UTC).replace(tzinfo=None)
+        d = v - _EPOCH
+        return (d.days * 86400 + d.seconds) * 1000 + d.microseconds // 1000
+    if isinstance(v, DatetimeMS):
+        return int(v)
+    if isinstance(v, Timestamp):
+        return v.time * 1000
+    if isinstance(v, ObjectId):
+        return int.from_bytes(v.binary[:4], "big") * 1000
+    return None
+
+
+def from_millis(ms: int):
+    """The BSON date for ``ms``: a naive-UTC datetime when representable, else DatetimeMS."""
+    if _MIN_DATETIME_MS <= ms <= _MAX_DATETIME_MS:
+        return _EPOCH + _dt.timedelta(milliseconds=ms)
+    return DatetimeMS(ms)
+
+
+# ----------------------------------------------------------------------------------------- civil days
+
+def days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of the proleptic Gregorian date y-m-d (Hinnant's algorithm)."""
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def civil_from_days(z: int) -> tuple[int, int, int]:
+    """(year, month, day) of ``z`` days since 1970-01-01."""
+    z += 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + (3 if mp < 10 else -9)
+    return y + (m <= 2), m, d
+
+
+def is_leap(y: int) -> bool:
+    return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+
+
+def days_in_month(y: int, m: int) -> int:
+    if m == 2:
+        return 29 if is_leap(y) else 28
+    return 30 if m in (4, 6, 9, 11) else 31
+
+
+def iso_weekday(days: int) -> int:
+    """ISO day of week (Monday=1..Sunday=7) of a day number (1970-01-01 was a Thursday)."""
+    return (days + 3) % 7 + 1
+
+
+# ------------------------------------------------------------------------------------------ timezones
+
+class TimeZone:
+    """A time zone: UTC, a fixed offset, or an IANA zone. Converts UTC millis <-> local millis."""
+
+    __slots__ = ("name", "fixed_ms", "zone")
+
+    def __init__(self, name: str, fixed_ms: int | None, zone: zoneinfo.ZoneInfo | None):
+        self.name = name
+        self.fixed_ms = fixed_ms
+        self.zone = zone
+
+    @property
+    def is_utc(self) -> bool:
+        return self.fixed_ms == 0
+
+    def offset_ms(self, utc_ms: int) -> int:
+        """The zone's UTC offset in millis at the instant ``utc_ms``."""
+        if self.fixed_ms is not None:
+            return self.fixed_ms
+        ms = min(max(utc_ms, _MIN_DATETIME_MS + MS_PER_DAY), _MAX_DATETIME_MS - MS_PER_DAY)
+        local = (_EPOCH_UTC + _dt.timedelta(milliseconds=ms)).astimezone(self.zone)
+        return int(local.utcoffset().total_seconds() * 1000)
+
+    def to_local(self, utc_ms: int) -> int:
+        return utc_ms + self.offset_ms(utc_ms)
+
+    def to_utc(self, local_ms: int) -> int:
+        """UTC millis of a local wall-clock time (earlier offset for ambiguous/skipped times)."""
+        if self.fixed_ms is not None:
+            return local_ms - self.fixed_ms
+        ms = min(max(local_ms, _MIN_DATETIME_MS + MS_PER_DAY), _MAX_DATETIME_MS - MS_PER_DAY)
+        naive = _EPOCH + _dt.timedelta(milliseconds=ms)
+        off = naive.replace(tzinfo=self.zone).utcoffset()
+        return local_ms - int(off.total_seconds() * 1000)
+
+
+UTC = TimeZone("UTC", 0, None)
+_OFFSET_RE = re.compile(r"^([+-])(\d{2})(?::?(\d{2}))?$")
+
+
+@lru_cache(maxsize=512)
+def parse_timezone(spec: str) -> TimeZone:
+    """A TimeZone from an IANA name or a UTC offset; mongod's 40485 for anything else."""
+    if spec in ("UTC", "GMT", "Z", "Etc/UTC", "Etc/GMT"):
+        return UTC
+    m = _OFFSET_RE.match(spec)
+    if m:
+        sign = -1 if m.group(1) == "-" else 1
+        hours, minutes = int(m.group(2)), int(m.group(3) or 0)
+        return TimeZone(spec, sign * (hours * MS_PER_HOUR + minutes * MS_PER_MINUTE), None)
+    try:
+        if spec and not spec.startswith(("/", ".")) and ".." not in spec:
+            return TimeZone(spec, None, zoneinfo.ZoneInfo(spec))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        pass
+    raise MongoError(40485, f'unrecognized time zone identifier: "{spec}"')
+
+
+# ---------------------------------------------------------------------------------------------- parts
+
+def local_parts(local_ms: int) -> tuple[int, int, int, int, int, int, int, int]:
+    """(year, month, day, hour, minute, second, millisecond, day_number) of local millis."""
+    days, rem = divmod(local_ms, MS_PER_DAY)
+    y, mo, d = civil_from_days(days)
+    h, rem = divmod(rem, MS_PER_HOUR)
+    mi, rem = divmod(rem, MS_PER_MINUTE)
+    s, ms = divmod(rem, 1000)
+    return y, mo, d, h, mi, s, ms, days
+
+
+def iso_week_parts(days: int) -> tuple[int, int, int]:
+    """(isoWeekYear, isoWeek, isoDayOfWeek) of a day number."""
+    wd = iso_weekday(days)
+    thursday = days - wd + 4
+    y, _, _ = civil_from_days(thursday)
+    week = (thursday - days_from_civil(y, 1, 1)) // 7 + 1
+    return y, week, wd
+
+
+def day_of_year(days: int) -> int:
+    y, _, _ = civil_from_days(days)
+    return days - days_from_civil(y, 1, 1) + 1
+
+
+def week_of_year(days: int) -> int:
+    """%U / $week: weeks start on Sunday; days before the year's first Sunday are week 0."""
+    doy0 = day_of_year(days) - 1
+    dow0 = iso_weekday(days) % 7  # Sunday = 0
+    return (doy0 + 7 - dow0) // 7
+
+
+def iso_week_start_days(iso_year: int) -> int:
+    jan4 = days_from_civil(iso_year, 1, 4)
+    return jan4 - iso_weekday(jan4) + 1
+
+
+def local_from_parts(year, month=1, day=1, hour=0, minute=0, second=0, millisecond=0) -> int:
+    """Local millis of possibly out-of-range parts (month 14 carries into the next year, ...)."""
+    y, m0 = year + (month - 1) // 12, (month - 1) % 12
+    days = days_from_civil(y, m0 + 1, 1) + day - 1
+    return days * MS_PER_DAY + hour * MS_PER_HOUR + minute * MS_PER_MINUTE + second * 1000 + millisecond
+
+
+def local_from_iso_parts(iso_year, iso_week=1, iso_dow=1, hour=0, minute=0, second=0, millisecond=0) -> int:
+    days = iso_week_start_days(iso_year) + (iso_week - 1) * 7 + iso_dow - 1
+    return days * MS_PER_DAY + hour * MS_PER_HOUR + minute * MS_PER_MINUTE + second * 1000 + millisecond
+
+
+# ----------------------------------------------------------------------------------- trunc / add / diff
+
+def _week_start_offset(start_of_week: int) -> int:
+    """Day number of the first ``start_of_week`` day on or after 2000-01-01 (the week reference)."""
+    return _REF_DAYS + (start_of_week - iso_weekday(_REF_DAYS)) % 7
+
+
+def date_trunc(utc_ms: int, unit: str, bin_size: int = 1, tz: TimeZone = UTC, start_of_week: int = 7) -> int:
+    """mongod's $dateTrunc: the start of the bin containing ``utc_ms``."""
+    if unit in ("millisecond", "second", "minute", "hour"):
+        step = FIXED_UNIT_MS[unit] * bin_size
+        ref = tz.to_utc(_REF_DAYS * MS_PER_DAY)
+        return ref + (utc_ms - ref) // step * step
+    local = tz.to_local(utc_ms)
+    days = local // MS_PER_DAY
+    if unit == "day":
+        days = _REF_DAYS + (days - _REF_DAYS) // bin_size * bin_size
+    elif unit == "week":
+        ref = _week_start_offset(start_of_week)
+        days = ref + (days - ref) // (7 * bin_size) * (7 * bin_size)
+    else:
+        months_per_bin = {"month": 1, "quarter": 3, "year": 12}[unit] * bin_size
+        y, m, _ = civil_from_days(days)
+        months = (y - 2000) * 12 + (m - 1)
+        months = months // months_per_bin * months_per_bin
+        days = days_from_civil(2000 + months // 12, months % 12 + 1, 1)
+    return tz.to_utc(days * MS_PER_DAY)
+
+
+def add_months_local(local_ms: int, months: int) -> int:
+    days, rem = divmod(local_ms, MS_PER_DAY)
+    y, m, d = civil_from_days(days)
+    total = y * 12 + (m - 1) + months
+    ny, nm = total // 12, total % 12 + 1
+    nd = min(d, days_in_month(ny, nm))
+    return days_from_civil(ny, nm, nd) * MS_PER_DAY + rem
+
+
+def date_add(utc_ms: int, unit: str, amount: int, tz: TimeZone = UTC) -> int:
+    """mongod's $dateAdd (use a negative amount for $dateSubtract)."""
+    if unit in ("millisecond", "second", "minute", "hour"):
+        return utc_ms + amount * FIXED_UNIT_MS[unit]
+    local = tz.to_local(utc_ms)
+    if unit in ("day", "week"):
+        local += amount * FIXED_UNIT_MS[unit]
+    else:
+        local = add_months_local(local, amount * {"month": 1, "quarter": 3, "year": 12}[unit])
+    if tz.fixed_ms is not None:
+        return local - tz.fixed_ms
+    return tz.to_utc(local)
+
+
+def date_diff(start_ms: int, end_ms: int, unit: str, tz: TimeZone = UTC, start_of_week: int = 7) -> int:
+    """mongod's $dateDiff: the number of ``unit`` boundaries crossed going from start to end."""
+    if unit in ("millisecond", "second", "minute"):
+        step = FIXED_UNIT_MS[unit]
+        return end_ms // step - start_ms // step
+    ls, le = tz.to_local(start_ms), tz.to_local(end_ms)
+    if unit == "hour":
+        return le // MS_PER_HOUR - ls // MS_PER_HOUR
+    ds, de = ls // MS_PER_DAY, le // MS_PER_DAY
+    if unit == "day":
+        return de - ds
+    if unit == "week":
+        ref = _week_start_offset(start_of_week)
+        return (de - ref) // 7 - (ds - ref) // 7
+    ys, ms_, _ = civil_from_days(ds)
+    ye, me, _ = civil_from_days(de)
+    if unit == "year":
+        return ye - ys
+    if unit == "quarter":
+        return (ye * 4 + (me - 1) // 3) - (ys * 4 + (ms_ - 1) // 3)
+    return (ye * 12 + me) - (ys * 12 + ms_)
+
+
+def parse_day_of_week(name) -> int | None:
+    return DAYS_OF_WEEK.get(name.lower()) if isinstance(name, str) else None
+
+
+# -------------------------------------------------------------------------------------------- formats
+
+ISO_FORMAT_Z = "%Y-%m-%dT%H:%M:%S.%LZ"
+ISO_FORMAT_LOCAL = "%Y-%m-%dT%H:%M:%S.%L"
+_FORMAT_LETTERS = set("YmdHMSLjwuUVGZz%")
+
+
+def validate_format(fmt: str, op: str = "$dateToString") -> None:
+    """mongod's checks on a format string (18536 trailing %, 18536/18535 unknown specifier)."""
+    i = 0
+    while i < len(fmt):
+        if fmt[i] == "%":
+            if i + 1 >= len(fmt):
+                raise MongoError(18535, "Unmatched '%' at end of format string")
+            if fmt[i + 1] not in _FORMAT_LETTERS:
+                raise MongoError(18536, f"Invalid format character '%{fmt[i + 1]}' in format string")
+            i += 2
+        else:
+            i += 1
+
+
+def format_date(utc_ms: int, fmt: str, tz: TimeZone = UTC) -> str:
+    """$dateToString: render ``utc_ms`` in ``tz`` with mongod's format specifiers."""
+    off = tz.offset_ms(utc_ms)
+    y, mo, d, h, mi, s, ms, days = local_parts(utc_ms + off)
+    out: list[str] = []
+    i, n = 0, len(fmt)
+    while i < n:
+        c = fmt[i]
+        if c != "%" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        f = fmt[i + 1]
+        i += 2
+        if f == "Y":
+            out.append(f"{y:04d}")
+        elif f == "m":
+            out.append(f"{mo:02d}")
+        elif f == "d":
+            out.append(f"{d:02d}")
+        elif f == "H":
+            out.append(f"{h:02d}")
+        elif f == "M":
+            out.append(f"{mi:02d}")
+        elif f == "S":
+            out.append(f"{s:02d}")
+        elif f == "L":
+            out.append(f"{ms:03d}")
+        elif f == "j":
+            out.append(f"{day_of_year(days):03d}")
+        elif f == "w":
+            out.append(str(iso_weekday(days) % 7 + 1))
+        elif f == "u":
+            out.append(str(iso_weekday(days)))
+        elif f == "U":
+            out.append(f"{week_of_year(days):02d}")
+        elif f == "V":
+            out.append(f"{iso_week_parts(days)[1]:02d}")
+        elif f == "G":
+            out.append(f"{iso_week_parts(days)[0]:04d}")
+        elif f == "Z":
+            out.append(str(off // MS_PER_MINUTE))
+        elif f == "z":
+            sign = "-" if off < 0 else "+"
+            hh, mm = divmod(abs(off) // MS_PER_MINUTE, 60)
+            out.append(f"{sign}{hh:02d}{mm:02d}")
+        elif f == "%":
+            out.append("%")
+        else:
+            out.append("%" + f)
+    return "".join(out)
+
+
+_ISO_RE = re.compile(
+    r"^\s*(?P<y>[+-]?\d{4,6})-(?P<m>\d{1,2})-(?P<d>\d{1,2})"
+    r"(?:[T ](?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:\.(?P<f>\d{1,9}))?)?)?"
+    r"\s*(?P<tz>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?|[A-Za-z]+/[A-Za-z_/+-]+)?\s*$"
+)
+_SLASH_RE = re.compile(r"^\s*(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})\s*$")
+
+
+class DateParseError(ValueError):
+    """A string that is not a date in the expected format (mapped to 241 by the caller)."""
+
+
+def parse_date_string(s: str, fmt: str | None = None, tz: TimeZone | None = None) -> int:
+    """$dateFromString: UTC millis of ``s`` read with ``fmt`` (or ISO 8601 when None)."""
+    if fmt is None:
+        fields, zone = _parse_iso(s)
+    else:
+        fields, zone = _parse_with_format(s, fmt)
+    if zone is not None and tz is not None:
+        raise MongoError(40554, "you cannot pass in a date/time string with GMT offset together with a timezone argument")
+    zone = zone or tz or UTC
+    if "G" in fields:
+        local = local_from_iso_parts(fields["G"], fields.get("V", 1), fields.get("u", 1),
+                                     fields.get("H", 0), fields.get("M", 0), fields.get("S", 0), fields.get("L", 0))
+    else:
+        y, mo, d = fields.get("Y"), fields.get("m", 1), fields.get("d", 1)
+        if y is None:
+            raise DateParseError("an incomplete date/time string has been found, with elements missing")
+        if "j" in fields:
+            mo, d = 1, fields["j"]
+        elif not (1 <= mo <= 12 and 1 <= d <= days_in_month(y, mo)):
+            raise DateParseError("The parsed date was invalid")
+        if fields.get("H", 0) > 23 or fields.get("M", 0) > 59 or fields.get("S", 0) > 59:
+            raise DateParseError("The parsed time was invalid")
+        local = local_from_parts(y, mo, d, fields.get("H", 0), fields.get("M", 0), fields.get("S", 0),
+                                 fields.get("L", 0))
+    return zone.to_utc(local)
+
+
+def _parse_iso(s: str) -> tuple[dict, TimeZone | None]:
+    m = _ISO_RE.match(s) or _SLASH_RE.match(s)
+    if not m:
+        raise DateParseError("Timezone/date string could not be parsed")
+    g = m.groupdict()
+    fields = {"Y": int(g["y"]), "m": int(g["m"]), "d": int(g["d"])}
+    for k in ("H", "M", "S"):
+        if g.get(k):
+            fields[k] = int(g[k])
+    if g.get("f"):
+        fields["L"] = int(g["f"][:3].ljust(3, "0"))
+    zone = None
+    if g.get("tz"):
+        try:
+            zone = parse_timezone(g["tz"] if g["tz"] != "Z" else "UTC")
+        except MongoError as e:
+            raise DateParseError("The timezone could not be found in the database") from e
+    return fields, zone
+
+
+_FORMAT_WIDTH = {"Y": 4, "m": 2, "d": 2, "H": 2, "M": 2, "S": 2, "L": 3, "j": 3, "G": 4, "V": 2, "u": 1, "w": 1, "U": 2}
+
+
+def _parse_with_format(s: str, fmt: str) -> tuple[dict, TimeZone | None]:
+    fields: dict[str, int] = {}
+    zone = None
+    i = j = 0
+    while i < len(fmt):
+        c = fmt[i]
+        if c == "%" and i + 1 < len(fmt) and fmt[i + 1] != "%":
+            f = fmt[i + 1]
+            i += 2
+            if f in ("z", "Z"):
+                m = re.match(r"[+-]\d{2}:?\d{2}|[+-]\d{1,4}|Z|[A-Za-z]+/[A-Za-z_]+", s[j:])
+                if not m:
+                    raise DateParseError("Timezone/date string could not be parsed")
+                text = m.group(0)
+                if f == "Z" and text[0] in "+-" and ":" not in text:  # minutes offset
+                    mins = int(text)
+                    zone = TimeZone(text, mins * MS_PER_MINUTE, None)
+                else:
+                    try:
+                        zone = parse_timezone(text if text != "Z" else "UTC")
+                    except MongoError as e:
+                        raise DateParseError("The timezone could not be found in the database") from e
+                j += len(text)
+                continue
+            width = _FORMAT_WIDTH.get(f, 2)
+            pattern = (r"[+-]?" if f == "Y" else "") + r"\d{1," + str(width) + "}"
+            m = re.match(pattern, s[j:])
+            if not m:
+                raise DateParseError(f"Unexpected data found at position {j}")
+            fields[f] = int(m.group(0)) if f != "L" else int(m.group(0).ljust(3, "0"))
+            j += len(m.group(0))
+        else:
+            lit = "%" if c == "%" else c
+            i += 2 if c == "%" else 1
+            if j >= len(s) or s[j] != lit:
+                raise DateParseError(f"Unexpected data found at position {j}")
+            j += 1
+    if j != len(s):
+        raise DateParseError("Trailing data")
+    return fields, zone

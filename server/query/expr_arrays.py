@@ -1,0 +1,514 @@
+"""Array and set expressions: $arrayElemAt $first $last $concatArrays $filter $map $reduce $size
+$slice $in $indexOfArray $isArray $range $reverseArray $zip $sortArray $firstN $lastN $maxN $minN
+$allElementsTrue $anyElementTrue $setUnion $setIntersection $setDifference $setEquals $setIsSubset.
+
+$filter/$map/$reduce bind their variables ("this", "value" or the ``as`` name) in a fresh variables
+dict per evaluation; the element loop reuses it (closures never keep a reference to it).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from protocol.errors import MongoError
+from server.query.expr_base import (
+    agg_compare,
+    args_list,
+    check_arity,
+    int_arg,
+    nullish,
+    num_kind,
+    require_object,
+    type_name,
+)
+from server.query.expr_logic import truthy
+from server.query.values import MISSING, sort_key
+
+
+def _array_or_null(name, v, code, what="argument"):
+    if nullish(v):
+        return None
+    if type(v) is not list:
+        raise MongoError(code, f"{name}'s {what} must be an array, but is {type_name(v)}")
+    return v
+
+
+def compile_array_elem_at(args, cc):
+    a, i = (cc(x) for x in check_arity("$arrayElemAt", args, 2))
+
+    def elem_at(doc, vars):
+        arr, idx = a(doc, vars), i(doc, vars)
+        if nullish(arr) or nullish(idx):
+            return None
+        if type(arr) is not list:
+            raise MongoError(28689, f"$arrayElemAt's first argument must be an array, but is {type_name(arr)}")
+        n = int_arg(idx)
+        if num_kind(idx) is None:
+            raise MongoError(28690, f"$arrayElemAt's second argument must be a numeric value, but is {type_name(idx)}")
+        if n is None:
+            raise MongoError(28691, f"$arrayElemAt's second argument must be representable as a 32-bit integer: {idx}")
+        if -len(arr) <= n < len(arr):
+            return arr[n]
+        return MISSING
+    return elem_at
+
+
+def _first_last(name, index):
+    def compile_op(args, cc):
+        (a,) = (cc(x) for x in check_arity(name, args, 1))
+
+        def op(doc, vars):
+            arr = a(doc, vars)
+            if nullish(arr):
+                return None
+            if type(arr) is not list:
+                raise MongoError(28689, f"{name}'s argument must be an array, but is {type_name(arr)}")
+            return arr[index] if arr else MISSING
+        return op
+    return compile_op
+
+
+def compile_concat_arrays(args, cc):
+    fns = [cc(a) for a in args_list(args)]
+
+    def concat(doc, vars):
+        out = []
+        for fn in fns:
+            v = fn(doc, vars)
+            if nullish(v):
+                return None
+            if type(v) is not list:
+                raise MongoError(28664, f"$concatArrays only supports arrays, not {type_name(v)}")
+            out.extend(v)
+        return out
+    return concat
+
+
+def _bind_name(spec, default, name):
+    var = spec.get("as", default)
+    if type(var) is not str:
+        raise MongoError(16866 if name == "$map" else 28648, f"{name} 'as' must be a string")
+    from server.query.expressions import validate_variable_name
+    validate_variable_name(var)
+    return var
+
+
+def compile_filter(args, cc):
+    spec = require_object("$filter", args, {"input", "as", "cond", "limit"}, ("input", "cond"))
+    var = _bind_name(spec, "this", "$filter")
+    inp, cond = cc(spec["input"]), cc(spec["cond"])
+    limit = cc(spec["limit"]) if "limit" in spec else None
+
+    def filter_(doc, vars):
+        arr = inp(doc, vars)
+        if nullish(arr):
+            return None
+        if type(arr) is not list:
+            raise MongoError(28651, f"input to $filter must be an array not {type_name(arr)}")
+        n = None
+        if limit is not None:
+            lv = limit(doc, vars)
+            if not nullish(lv):
+                n = int_arg(lv)
+                if n is None or n < 1:
+                    raise MongoError(327391, f"$filter: limit must be greater than 0: {lv}")
+        scope = dict(vars)
+        out = []
+        for el in arr:
+            scope[var] = el
+            if truthy(cond(doc, scope)):
+                out.append(el)
+                if n is not None and len(out) >= n:
+                    break
+        return out
+    return filter_
+
+
+def compile_map(args, cc):
+    spec = require_object("$map", args, {"input", "as", "in"}, ("input", "in"))
+    var = _bind_name(spec, "this", "$map")
+    inp, body = cc(spec["input"]), cc(spec["in"])
+
+    def map_(doc, vars):
+        arr = inp(doc, vars)
+        if nullish(arr):
+            return None
+        if type(arr) is not list:
+            raise MongoError(16883, f"input to $map must be an array not {type_name(arr)}")
+        scope = dict(vars)
+        out = []
+        for el in arr:
+            scope[var] = el
+            v = body(doc, scope)
+            out.append(None if v is MISSING else v)
+        return out
+    return map_
+
+
+def compile_reduce(args, cc):
+    spec = require_object("$reduce", args, {"input", "initialValue", "in"}, ("input", "initialValue", "in"))
+    inp, init, body = cc(spec["input"]), cc(spec["initialValue"]), cc(spec["in"])
+
+    def reduce_(doc, vars):
+        arr = inp(doc, vars)
+        if nullish(arr):
+            return None
+        if type(arr) is not list:
+            raise MongoError(40080, f"$reduce requires that 'input' be an array, found: {type_name(arr)}")
+        scope = dict(vars)
+        acc = init(doc, vars)
+        for el in arr:
+            scope["value"] = acc
+            scope["this"] = el
+            acc = body(doc, scope)
+        return acc
+    return reduce_
+
+
+def compile_size(args, cc):
+    (a,) = (cc(x) for x in check_arity("$size", args, 1))
+
+    def size(doc, vars):
+        v = a(doc, vars)
+        if type(v) is not list:
+            raise MongoError(17124, f"The argument to $size must be an array. Type of given argument: {type_name(v)}")
+        return len(v)
+    return size
+
+
+def compile_slice(args, cc):
+    lst = args_list(args)
+    if not 2 <= len(lst) <= 3:
+        raise MongoError(28667, f"Expression $slice takes at least 2 arguments, and at most 3, but {len(lst)} were passed in.")
+    fns = [cc(x) for x in lst]
+
+    def slice_(doc, vars):
+        vals = [f(doc, vars) for f in fns]
+        arr = vals[0]
+        if any(nullish(v) for v in vals):
+            return None
+        if type(arr) is not list:
+            raise MongoError(28724, f"First argument to $slice must be an array, but is of type: {type_name(arr)}")
+        a = int_arg(vals[1])
+        if a is None:
+            raise MongoError(28725, f"Second argument to $slice must be a numeric value, but is of type: {type_name(vals[1])}")
+        if len(vals) == 2:
+            return arr[a:] if a < 0 else arr[:a]
+        n = int_arg(vals[2])
+        if n is None:
+            raise MongoError(28726, f"Third argument to $slice must be numeric, but is of type: {type_name(vals[2])}")
+        if n <= 0:
+            raise MongoError(28729, f"Third argument to $slice must be positive: {vals[2]}")
+        start = max(len(arr) + a, 0) if a < 0 else min(a, len(arr))
+        return arr[start:start + n]
+    return slice_
+
+
+def compile_in(args, cc):
+    a, b = (cc(x) for x in check_arity("$in", args, 2))
+
+    def in_(doc, vars):
+        v, arr = a(doc, vars), b(doc, vars)
+        if type(arr) is not list:
+            raise MongoError(40081, f"$in requires an array as a second argument, found: {type_name(arr)}")
+        return any(agg_compare(v, el) == 0 for el in arr)
+    return in_
+
+
+def compile_index_of_array(args, cc):
+    lst = args_list(args)
+    if not 2 <= len(lst) <= 4:
+        raise MongoError(28667, f"Expression $indexOfArray takes at least 2 arguments, and at most 4, but {len(lst)} were passed in.")
+    fns = [cc(x) for x in lst]
+
+    def index_of(doc, vars):
+        vals = [f(doc, vars) for f in fns]
+        arr = vals[0]
+        if nullish(arr):
+            return None
+        if type(arr) is not list:
+            raise MongoError(40090, f"$indexOfArray requires an array as a first argument, found: {type_name(arr)}")
+        start = int_arg(vals[2]) if len(vals) > 2 else 0
+        end = int_arg(vals[3]) if len(vals) > 3 else len(arr)
+        if start is None or start < 0 or end is None or end < 0:
+            raise MongoError(40096, "$indexOfArray requires a nonnegative integral index")
+        for i in range(start, min(end, len(arr))):
+            if agg_compare(arr[i], vals[1]) == 0:
+                return i
+        return -1
+    return index_of
+
+
+def compile_is_array(args, cc):
+    (a,) = (cc(x) for x in check_arity("$isArray", args, 1))
+    return lambda doc, vars: type(a(doc, vars)) is list
+
+
+def compile_range(args, cc):
+    lst = args_list(args)
+    if not 2 <= len(lst) <= 3:
+        raise MongoError(28667, f"Expression $range takes at least 2 arguments, and at most 3, but {len(lst)} were passed in.")
+    fns = [cc(x) for x in lst]
+
+    def range_(doc, vars):
+        vals = [f(doc, vars) for f in fns]
+        labels = ("starting value", "ending value", "step value")
+        ints = []
+        for label, v, code in zip(labels, vals, (34443, 34445, 34447), strict=False):
+            if num_kind(v) is None:
+                raise MongoError(code, f"$range requires a numeric {label}, found value of type: {type_name(v)}")
+            i = int_arg(v)
+            if i is None:
+                raise MongoError(code + 1, f"$range requires a {label} that can be represented as a 32-bit integer, found value: {v}")
+            ints.append(i)
+        step = ints[2] if len(ints) == 3 else 1
+        if step == 0:
+            raise MongoError(34449, "$range requires a non-zero step value")
+        return list(range(ints[0], ints[1], step))
+    return range_
+
+
+def compile_reverse(args, cc):
+    (a,) = (cc(x) for x in check_arity("$reverseArray", args, 1))
+
+    def reverse(doc, vars):
+        v = a(doc, vars)
+        if nullish(v):
+            return None
+        if type(v) is not list:
+            raise MongoError(34435, f"The argument to $reverseArray must be an array, but was of type: {type_name(v)}")
+        return v[::-1]
+    return reverse
+
+
+def compile_zip(args, cc):
+    spec = require_object("$zip", args, {"inputs", "useLongestLength", "defaults"}, ("inputs",))
+    if type(spec["inputs"]) is not list:
+        raise MongoError(34460, "inputs must be an array of expressions")
+    inputs = [cc(x) for x in spec["inputs"]]
+    longest = bool(spec.get("useLongestLength", False))
+    defaults = [cc(x) for x in spec["defaults"]] if "defaults" in spec else None
+    if defaults is not None and not longest:
+        raise MongoError(34466, "cannot specify defaults unless useLongestLength is true")
+    if defaults is not None and len(defaults) != len(inputs):
+        raise MongoError(34467, "defaults and inputs must have the same length")
+
+    def zip_(doc, vars):
+        arrays = []
+        for f in inputs:
+            v = f(doc, vars)
+            if nullish(v):
+                return None
+            if type(v) is not list:
+                raise MongoError(34468, f"$zip found a non-array expression in input: {v}")
+            arrays.append(v)
+        if not arrays:
+            return []
+        fill = [f(doc, vars) for f in defaults] if defaults else [None] * len(arrays)
+        n = max(map(len, arrays)) if longest else min(map(len, arrays))
+        return [[a[i] if i < len(a) else fill[j] for j, a in enumerate(arrays)] for i in range(n)]
+    return zip_
+
+
+def sort_spec_comparator(sort_by):
+    """A cmp function for $sortArray / $topN sortBy: 1/-1 (whole values) or {path: 1|-1, ...}."""
+    from server.query.expressions import traverse
+    if num_kind(sort_by) is not None and int_arg(sort_by) in (1, -1):
+        d = int_arg(sort_by)
+        return lambda x, y: d * agg_compare(x, y)
+    if not isinstance(sort_by, dict) or not sort_by:
+        raise MongoError(2942501, "$sortArray requires sortBy to be either 1, -1, or an object")
+    keys = []
+    for path, d in sort_by.items():
+        if int_arg(d) not in (1, -1):
+            raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+        keys.append((path.split("."), int_arg(d)))
+
+    def cmp(x, y):
+        for parts, d in keys:
+            vx = traverse(x, parts) if type(x) is dict else MISSING
+            vy = traverse(y, parts) if type(y) is dict else MISSING
+            c = agg_compare(_sort_value(vx, d), _sort_value(vy, d))
+            if c:
+                return d * c
+        return 0
+    return cmp
+
+
+def _sort_value(v, direction):
+    """Arrays sort by their smallest (ascending) or largest (descending) element, like $sort."""
+    if type(v) is list and v:
+        return (min if direction == 1 else max)(v, key=sort_key)
+    return None if v is MISSING else v
+
+
+def compile_sort_array(args, cc):
+    spec = require_object("$sortArray", args, {"input", "sortBy"}, ("input", "sortBy"))
+    inp = cc(spec["input"])
+    key = functools.cmp_to_key(sort_spec_comparator(spec["sortBy"]))
+
+    def sort_array(doc, vars):
+        v = inp(doc, vars)
+        if nullish(v):
+            return None
+        if type(v) is not list:
+            raise MongoError(2942504, f"The input argument to $sortArray must be an array, but was of type: {type_name(v)}")
+        return sorted(v, key=key)
+    return sort_array
+
+
+def _n_op(name):
+    def compile_op(args, cc):
+        spec = require_object(name, args, {"n", "input"}, ("n", "input"))
+        nf, inp = cc(spec["n"]), cc(spec["input"])
+
+        def op(doc, vars):
+            n, arr = nf(doc, vars), inp(doc, vars)
+            k = int_arg(n)
+            if k is None or k < 1:
+                raise MongoError(5787908, f"'n' must be greater than 0, found: {n}")
+            if type(arr) is not list:
+                raise MongoError(5788200, f"Input to {name} must be an array, found: {type_name(arr)}")
+            if name == "$firstN":
+                return arr[:k]
+            if name == "$lastN":
+                return arr[-k:]
+            vals = [x for x in arr if not nullish(x)]
+            vals.sort(key=sort_key, reverse=(name == "$maxN"))
+            return vals[:k]
+        return op
+    return compile_op
+
+
+def _all_any(name, want_all):
+    def compile_op(args, cc):
+        (a,) = (cc(x) for x in check_arity(name, args, 1))
+
+        def op(doc, vars):
+            v = a(doc, vars)
+            if type(v) is not list:
+                raise MongoError(17040 if want_all else 17041, f"{name}'s argument must be an array, but is {type_name(v)}")
+            return all(truthy(x) for x in v) if want_all else any(truthy(x) for x in v)
+        return op
+    return compile_op
+
+
+def _dedupe(values):
+    seen, out = set(), []
+    for v in values:
+        k = sort_key(v)
+        if k not in seen:
+            seen.add(k)
+            out.append(v)
+    return out
+
+
+def _set_args(name, vals, code):
+    for v in vals:
+        if not nullish(v) and type(v) is not list:
+            raise MongoError(code, f"All operands of {name} must be arrays. One argument is of type: {type_name(v)}")
+
+
+def compile_set_union(args, cc):
+    fns = [cc(x) for x in args_list(args)]
+
+    def union(doc, vars):
+        vals = [f(doc, vars) for f in fns]
+        _set_args("$setUnion", vals, 17043)
+        if any(nullish(v) for v in vals):
+            return None
+        return _dedupe(x for v in vals for x in v)
+    return union
+
+
+def compile_set_intersection(args, cc):
+    fns = [cc(x) for x in args_list(args)]
+
+    def intersection(doc, vars):
+        vals = [f(doc, vars) for f in fns]
+        _set_args("$setIntersection", vals, 17047)
+        if any(nullish(v) for v in vals):
+            return None
+        if not vals:
+            return []
+        common = {sort_key(x) for x in vals[0]}
+        for v in vals[1:]:
+            common &= {sort_key(x) for x in v}
+        return [x for x in _dedupe(vals[0]) if sort_key(x) in common]
+    return intersection
+
+
+def compile_set_difference(args, cc):
+    a, b = (cc(x) for x in check_arity("$setDifference", args, 2))
+
+    def difference(doc, vars):
+        x, y = a(doc, vars), b(doc, vars)
+        if nullish(x) or nullish(y):
+            return None
+        for v, which in ((x, "first"), (y, "second")):
+            if type(v) is not list:
+                raise MongoError(17048 if which == "first" else 17049,
+                                 f"both operands of $setDifference must be arrays. {which.capitalize()} argument is of type: {type_name(v)}")
+        drop = {sort_key(e) for e in y}
+        return [e for e in _dedupe(x) if sort_key(e) not in drop]
+    return difference
+
+
+def compile_set_equals(args, cc):
+    fns = [cc(x) for x in args_list(args)]
+    if len(fns) < 2:
+        raise MongoError(17045, "$setEquals needs at least two arguments had: " + str(len(fns)))
+
+    def equals(doc, vars):
+        sets = []
+        for f in fns:
+            v = f(doc, vars)
+            if type(v) is not list:
+                raise MongoError(17044, f"All operands of $setEquals must be arrays. One argument is of type: {type_name(v)}")
+            sets.append({sort_key(e) for e in v})
+        return all(s == sets[0] for s in sets[1:])
+    return equals
+
+
+def compile_set_is_subset(args, cc):
+    a, b = (cc(x) for x in check_arity("$setIsSubset", args, 2))
+
+    def is_subset(doc, vars):
+        x, y = a(doc, vars), b(doc, vars)
+        if type(x) is not list:
+            raise MongoError(17046, f"both operands of $setIsSubset must be arrays. First argument is of type: {type_name(x)}")
+        if type(y) is not list:
+            raise MongoError(17042, f"both operands of $setIsSubset must be arrays. Second argument is of type: {type_name(y)}")
+        return {sort_key(e) for e in x} <= {sort_key(e) for e in y}
+    return is_subset
+
+
+OPERATORS = {
+    "$arrayElemAt": compile_array_elem_at,
+    "$first": _first_last("$first", 0),
+    "$last": _first_last("$last", -1),
+    "$concatArrays": compile_concat_arrays,
+    "$filter": compile_filter,
+    "$map": compile_map,
+    "$reduce": compile_reduce,
+    "$size": compile_size,
+    "$slice": compile_slice,
+    "$in": compile_in,
+    "$indexOfArray": compile_index_of_array,
+    "$isArray": compile_is_array,
+    "$range": compile_range,
+    "$reverseArray": compile_reverse,
+    "$zip": compile_zip,
+    "$sortArray": compile_sort_array,
+    "$firstN": _n_op("$firstN"),
+    "$lastN": _n_op("$lastN"),
+    "$maxN": _n_op("$maxN"),
+    "$minN": _n_op("$minN"),
+    "$allElementsTrue": _all_any("$allElementsTrue", True),
+    "$anyElementTrue": _all_any("$anyElementTrue", False),
+    "$setUnion": compile_set_union,
+    "$setIntersection": compile_set_intersection,
+    "$setDifference": compile_set_difference,
+    "$setEquals": compile_set_equals,
+    "$setIsSubset": compile_set_is_subset,
+}

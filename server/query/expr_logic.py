@@ -1,0 +1,149 @@
+"""Comparison, boolean and conditional expressions: $eq $ne $gt $gte $lt $lte $cmp, $and $or $not,
+$cond $ifNull $switch.
+
+Comparisons use BSON order with missing below null (so ``{$eq: ["$nosuch", null]}`` is false, as in
+mongod); boolean operators use MongoDB truthiness and short-circuit.
+"""
+
+from __future__ import annotations
+
+from protocol.errors import MongoError
+from server.query.expr_base import agg_compare, args_list, check_arity
+from server.query.values import MISSING
+
+
+def truthy(v) -> bool:
+    if v is None or v is MISSING or v is False:
+        return False
+    if v is True:
+        return True
+    t = type(v)
+    if t is int or t is float:
+        return v != 0
+    if hasattr(v, "to_decimal"):
+        return v.to_decimal() != 0
+    return True
+
+
+def _comparison(name, test):
+    def compile_op(args, cc):
+        a, b = (cc(x) for x in check_arity(name, args, 2))
+        return lambda doc, vars: test(agg_compare(a(doc, vars), b(doc, vars)))
+    return compile_op
+
+
+def compile_cmp(args, cc):
+    a, b = (cc(x) for x in check_arity("$cmp", args, 2))
+    return lambda doc, vars: agg_compare(a(doc, vars), b(doc, vars))
+
+
+def compile_and(args, cc):
+    fns = [cc(a) for a in args_list(args)]
+
+    def and_(doc, vars):
+        for fn in fns:
+            if not truthy(fn(doc, vars)):
+                return False
+        return True
+    return and_
+
+
+def compile_or(args, cc):
+    fns = [cc(a) for a in args_list(args)]
+
+    def or_(doc, vars):
+        for fn in fns:
+            if truthy(fn(doc, vars)):
+                return True
+        return False
+    return or_
+
+
+def compile_not(args, cc):
+    (a,) = (cc(x) for x in check_arity("$not", args, 1))
+    return lambda doc, vars: not truthy(a(doc, vars))
+
+
+def compile_cond(args, cc):
+    if isinstance(args, dict):
+        for k in args:
+            if k not in ("if", "then", "else"):
+                raise MongoError(17083, f"Unrecognized parameter to $cond: {k}")
+        for k in ("if", "then", "else"):
+            if k not in args:
+                raise MongoError(17080 + ("if", "then", "else").index(k), f"Missing '{k}' parameter to $cond")
+        parts = [args["if"], args["then"], args["else"]]
+    else:
+        parts = check_arity("$cond", args, 3)
+    c, t, e = (cc(x) for x in parts)
+    return lambda doc, vars: t(doc, vars) if truthy(c(doc, vars)) else e(doc, vars)
+
+
+def compile_if_null(args, cc):
+    lst = args_list(args)
+    if len(lst) < 2:
+        raise MongoError(1257300, "$ifNull needs at least two arguments, had: " + str(len(lst)))
+    fns = [cc(a) for a in lst]
+    *candidates, fallback = fns
+
+    def if_null(doc, vars):
+        for fn in candidates:
+            v = fn(doc, vars)
+            if v is not None and v is not MISSING:
+                return v
+        return fallback(doc, vars)
+    return if_null
+
+
+def compile_switch(args, cc):
+    if not isinstance(args, dict):
+        raise MongoError(40060, f"$switch requires an object as an argument, found: {type(args).__name__}")
+    branches = []
+    default = None
+    for k, v in args.items():
+        if k == "branches":
+            if not isinstance(v, list):
+                raise MongoError(40061, "$switch expected an array for 'branches'")
+            for br in v:
+                if not isinstance(br, dict):
+                    raise MongoError(40062, "$switch expected each branch to be an object")
+                for bk in br:
+                    if bk not in ("case", "then"):
+                        raise MongoError(40063, f"$switch found an unknown argument to a branch: {bk}")
+                if "case" not in br:
+                    raise MongoError(40064, "$switch requires each branch have a 'case' expression")
+                if "then" not in br:
+                    raise MongoError(40065, "$switch requires each branch have a 'then' expression.")
+                branches.append((cc(br["case"]), cc(br["then"])))
+        elif k == "default":
+            default = cc(v)
+        else:
+            raise MongoError(40067, f"$switch found an unknown argument: {k}")
+    if not branches:
+        raise MongoError(40068, "$switch requires at least one branch")
+
+    def switch(doc, vars):
+        for case, then in branches:
+            if truthy(case(doc, vars)):
+                return then(doc, vars)
+        if default is None:
+            raise MongoError(40066, "$switch could not find a matching branch for an input, and no default was specified.")
+        return default(doc, vars)
+    return switch
+
+
+OPERATORS = {
+    "$eq": _comparison("$eq", lambda c: c == 0),
+    "$ne": _comparison("$ne", lambda c: c != 0),
+    "$gt": _comparison("$gt", lambda c: c > 0),
+    "$gte": _comparison("$gte", lambda c: c >= 0),
+    "$lt": _comparison("$lt", lambda c: c < 0),
+    "$lte": _comparison("$lte", lambda c: c <= 0),
+    "$cmp": compile_cmp,
+    "$and": compile_and,
+    "$or": compile_or,
+    "$not": compile_not,
+    "$cond": compile_cond,
+    "$ifNull": compile_if_null,
+    "$switch": compile_switch,
+}

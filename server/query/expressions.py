@@ -1,0 +1,318 @@
+"""Aggregation expressions: compile an expression once into nested closures, evaluate per document.
+
+Public API (used by stages, the time-series layer and the command layer):
+
+- ``compile_expression(expr, *, allow_vars=True) -> fn(root_doc, variables)``. ``variables`` maps names
+  without "$$" ("NOW", user ``let`` names, optionally "ROOT"/"CURRENT") to values. Field paths read
+  CURRENT, which is the root document unless a ``$let`` rebinds it. Absent fields yield
+  ``values.MISSING``; ``$$REMOVE`` is MISSING too, and callers that build documents drop MISSING fields.
+- ``evaluate(expr, doc, variables=None)``, ``truthy(v)``, ``is_constant(expr)``,
+  ``expression_fields(expr) -> set[str] | None`` (top-level fields read; None = the whole document).
+
+Errors mirror mongod: 168 "Unrecognized expression '$foo'", 16020 arity, 15983 for an operator
+object with more than one field, 17276 undefined variable, operator-specific type errors.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.query import (
+    expr_arith,
+    expr_arrays,
+    expr_conversion,
+    expr_dates,
+    expr_logic,
+    expr_objects,
+    expr_strings,
+)
+from server.query.expr_base import Compiled, const
+from server.query.expr_logic import truthy
+from server.query.values import MISSING
+
+__all__ = [
+    "compile_expression",
+    "evaluate",
+    "truthy",
+    "is_constant",
+    "expression_fields",
+    "OPERATORS",
+    "SYSTEM_VARIABLES",
+]
+
+OPERATORS: dict[str, Any] = {}
+for _module in (expr_arith, expr_logic, expr_strings, expr_arrays, expr_objects, expr_conversion, expr_dates):
+    OPERATORS.update(_module.OPERATORS)
+
+SYSTEM_VARIABLES = frozenset({"ROOT", "CURRENT", "NOW", "REMOVE", "CLUSTER_TIME", "USER_ROLES", "SEARCH_META"})
+_NOT_SUPPORTED = frozenset({"$function", "$accumulator", "$meta", "$where", "$toHashedIndexKey"})
+
+
+def compile_expression(expr: Any, *, allow_vars: bool = True) -> Compiled:
+    """Compile ``expr`` into ``fn(root_doc, variables)``; parse errors are raised now, not per doc."""
+    return _compile(expr, allow_vars)
+
+
+def evaluate(expr: Any, doc: dict, variables: dict | None = None) -> Any:
+    """Compile and evaluate once (convenience for tests and one-off constant expressions)."""
+    return _compile(expr, True)(doc, variables if variables is not None else {})
+
+
+def _compile(expr: Any, allow_vars: bool = True) -> Compiled:
+    t = type(expr)
+    if t is str:
+        if expr.startswith("$"):
+            return _compile_path(expr, allow_vars)
+        return const(expr)
+    if t is dict:
+        return _compile_object(expr, allow_vars)
+    if t is list:
+        items = [_compile(e, allow_vars) for e in expr]
+        if all(getattr(f, "is_const", False) for f in items):
+            value = [_null_if_missing(f(None, {})) for f in items]
+            return _mark_const(lambda doc, vars: list(value))
+        return lambda doc, vars: [_null_if_missing(f(doc, vars)) for f in items]
+    return _mark_const(const(expr))
+
+
+def _mark_const(fn: Compiled) -> Compiled:
+    fn.is_const = True  # type: ignore[attr-defined]
+    return fn
+
+
+def _null_if_missing(v: Any) -> Any:
+    return None if v is MISSING else v
+
+
+def _cc_factory(allow_vars: bool):
+    def cc(expr: Any) -> Compiled:
+        return _compile(expr, allow_vars)
+    return cc
+
+
+def _compile_object(expr: dict, allow_vars: bool) -> Compiled:
+    if not expr:
+        return lambda doc, vars: {}
+    first = next(iter(expr))
+    if first.startswith("$"):
+        if len(expr) != 1:
+            raise MongoError(15983, "an expression specification must contain exactly one field, the name of "
+                                    f"the expression. Found {len(expr)} fields in {expr}")
+        if first == "$literal":
+            return _mark_const(const(expr[first]))
+        if first == "$let":
+            return _compile_let(expr[first], allow_vars)
+        compiler = OPERATORS.get(first)
+        if compiler is None:
+            if first in _NOT_SUPPORTED:
+                raise MongoError(ErrorCode.NotImplemented, f"{first} is not supported by Tidemark")
+            raise MongoError(ErrorCode.InvalidPipelineOperator, f"Unrecognized expression '{first}'")
+        return compiler(expr[first], _cc_factory(allow_vars))
+    fields = []
+    for name, sub in expr.items():
+        if name.startswith("$"):
+            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+        if "." in name:
+            raise MongoError(16412, "FieldPath field names may not contain '.'. Consider using $getField or $setField.")
+        if not name:
+            raise MongoError(16411, "FieldPath field names may not be empty strings.")
+        fields.append((name, _compile(sub, allow_vars)))
+
+    def build(doc, vars):
+        out = {}
+        for name, fn in fields:
+            v = fn(doc, vars)
+            if v is not MISSING:
+                out[name] = v
+        return out
+    return build
+
+
+def _compile_let(spec: Any, allow_vars: bool) -> Compiled:
+    if not isinstance(spec, dict) or set(spec) - {"vars", "in"} or "vars" not in spec or "in" not in spec:
+        missing = "vars" if isinstance(spec, dict) and "vars" not in spec else "in"
+        if not isinstance(spec, dict):
+            raise MongoError(16874, "$let only supports an object as its argument")
+        extra = set(spec) - {"vars", "in"}
+        if extra:
+            raise MongoError(16875, f"Unrecognized parameter to $let: {sorted(extra)[0]}")
+        raise MongoError(16876 if missing == "vars" else 16877, f"Missing '{missing}' parameter to $let")
+    if not isinstance(spec["vars"], dict):
+        raise MongoError(ErrorCode.FailedToParse, "invalid parameter: expected an object (vars)")
+    bindings = []
+    for name, sub in spec["vars"].items():
+        validate_variable_name(name, allow_current=True)
+        bindings.append((name, _compile(sub, allow_vars)))
+    body = _compile(spec["in"], allow_vars)
+
+    def run(doc, vars):
+        new_vars = dict(vars)
+        for name, fn in bindings:
+            new_vars[name] = fn(doc, vars)
+        if "CURRENT" in new_vars and new_vars["CURRENT"] is not doc:
+            new_vars.setdefault("ROOT", vars.get("ROOT", doc))
+            return body(new_vars["CURRENT"], new_vars)
+        return body(doc, new_vars)
+    return run
+
+
+def validate_variable_name(name: str, *, allow_current: bool = False) -> None:
+    """mongod's rule: user variables start with a lowercase letter or a non-ASCII char (16866/16867)."""
+    if allow_current and name == "CURRENT":
+        return
+    if not name:
+        raise MongoError(16869, "empty variable names are not allowed")
+    c = name[0]
+    if not (c.islower() or ord(c) > 127):
+        raise MongoError(16867, f"'{name}' starts with an invalid character for a user variable name")
+    for ch in name:
+        if not (ch.isalnum() or ch == "_" or ord(ch) > 127):
+            raise MongoError(16868, f"'{name}' contains an invalid character for a variable name: '{ch}'")
+
+
+def split_path(path: str) -> list[str]:
+    parts = path.split(".")
+    for p in parts:
+        if not p:
+            raise MongoError(15998, "FieldPath field names may not be empty strings.")
+        if p.startswith("$"):
+            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+    return parts
+
+
+def traverse(value: Any, parts: list[str], i: int = 0) -> Any:
+    """mongod's field-path walk: objects descend, arrays map over their object elements."""
+    n = len(parts)
+    while i < n:
+        t = type(value)
+        if t is dict:
+            value = value.get(parts[i], MISSING)
+            i += 1
+        elif t is list:
+            out = []
+            for el in value:
+                if type(el) is dict:
+                    r = traverse(el, parts, i)
+                    if r is not MISSING:
+                        out.append(r)
+            return out
+        else:
+            return MISSING
+    return value
+
+
+def _now(vars: dict) -> Any:
+    now = vars.get("NOW")
+    if now is None:
+        n = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+        now = n.replace(microsecond=n.microsecond // 1000 * 1000)
+    return now
+
+
+def _compile_path(expr: str, allow_vars: bool) -> Compiled:
+    if expr == "$":
+        raise MongoError(16872, "'$' by itself is not a valid FieldPath")
+    if not expr.startswith("$$"):
+        parts = split_path(expr[1:])
+        if len(parts) == 1:
+            name = parts[0]
+
+            def get1(doc, vars):
+                try:
+                    return doc.get(name, MISSING)
+                except AttributeError:
+                    return MISSING
+            return get1
+        if len(parts) == 2:
+            a, b = parts
+
+            def get2(doc, vars):
+                try:
+                    v = doc.get(a, MISSING)
+                except AttributeError:
+                    return MISSING
+                if type(v) is dict:
+                    return v.get(b, MISSING)
+                return traverse(v, [b]) if type(v) is list else MISSING
+            return get2
+        return lambda doc, vars: traverse(doc, parts)
+    if not allow_vars:
+        raise MongoError(ErrorCode.FailedToParse, f"variables are not allowed here: {expr}")
+    name, _, rest = expr[2:].partition(".")
+    parts = split_path(rest) if rest else []
+    if not name:
+        raise MongoError(16869, "empty variable names are not allowed")
+    if name == "CURRENT":
+        base: Compiled = lambda doc, vars: doc  # noqa: E731
+    elif name == "ROOT":
+        base = lambda doc, vars: vars.get("ROOT", doc)  # noqa: E731
+    elif name == "REMOVE":
+        return _mark_const(const(MISSING))
+    elif name == "NOW":
+        base = lambda doc, vars: _now(vars)  # noqa: E731
+    elif name in ("CLUSTER_TIME", "USER_ROLES", "SEARCH_META"):
+        raise MongoError(ErrorCode.NotImplemented, f"$${name} is not supported by Tidemark")
+    else:
+        if not (name[0].islower() or ord(name[0]) > 127 or name[0] == "_"):
+            raise MongoError(17276, f"Use of undefined variable: {name}")
+
+        def base(doc, vars):
+            try:
+                return vars[name]
+            except KeyError:
+                raise MongoError(17276, f"Use of undefined variable: {name}") from None
+    if not parts:
+        return base
+    return lambda doc, vars: traverse(base(doc, vars), parts)
+
+
+def is_constant(expr: Any) -> bool:
+    """True when ``expr`` reads no field and no variable (it can be evaluated once)."""
+    if isinstance(expr, str):
+        return not expr.startswith("$")
+    if isinstance(expr, list):
+        return all(is_constant(e) for e in expr)
+    if isinstance(expr, dict):
+        if len(expr) == 1 and next(iter(expr)) == "$literal":
+            return True
+        if len(expr) == 1 and next(iter(expr)) in ("$rand", "$let", "$map", "$filter", "$reduce"):
+            return False
+        return all(is_constant(v) for v in expr.values())
+    return True
+
+
+def expression_fields(expr: Any) -> set[str] | None:
+    """Top-level field names ``expr`` reads, or None when it needs the whole document."""
+    out: set[str] = set()
+    return out if _collect_fields(expr, out) else None
+
+
+def _collect_fields(expr: Any, out: set[str]) -> bool:
+    if isinstance(expr, str):
+        if expr.startswith("$$"):
+            name, _, rest = expr[2:].partition(".")
+            if name in ("ROOT", "CURRENT"):
+                if not rest:
+                    return False
+                out.add(rest.split(".")[0])
+            return True
+        if expr.startswith("$") and len(expr) > 1:
+            out.add(expr[1:].split(".")[0])
+        return True
+    if isinstance(expr, list):
+        return all(_collect_fields(e, out) for e in expr)
+    if isinstance(expr, dict):
+        if len(expr) == 1:
+            op = next(iter(expr))
+            if op == "$literal":
+                return True
+            if op == "$getField" or op == "$unsetField" or op == "$setField":
+                arg = expr[op]
+                if not isinstance(arg, dict) or "input" not in arg:
+                    return False
+            if op == "$let" and isinstance(expr[op], dict) and "CURRENT" in (expr[op].get("vars") or {}):
+                return False
+        return all(_collect_fields(v, out) for v in expr.values())
+    return True

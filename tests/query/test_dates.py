@@ -1,0 +1,199 @@
+"""Calendar math and date expressions, with expected values from MongoDB's documentation."""
+
+import datetime as dt
+
+import pytest
+
+from protocol.errors import MongoError
+from server.query import dates
+from server.query.expressions import evaluate
+
+D = dt.datetime
+
+
+def ms(d):
+    return dates.to_millis(d)
+
+
+@pytest.mark.parametrize("spec,expected_offset_min", [
+    ("+05:30", 330), ("-0800", -480), ("+03", 180), ("UTC", 0), ("Asia/Kolkata", 330),
+])
+def test_parse_timezone_accepts_offsets_and_iana_names(spec, expected_offset_min):
+    tz = dates.parse_timezone(spec)
+    assert tz.offset_ms(ms(D(2021, 1, 1))) == expected_offset_min * 60_000
+
+
+@pytest.mark.parametrize("bad", ["Mars/Phobos", "+5:3", "", "../etc/passwd"])
+def test_unknown_timezone_is_40485(bad):
+    with pytest.raises(MongoError) as e:
+        dates.parse_timezone(bad)
+    assert e.value.code == 40485 and e.value.message == f'unrecognized time zone identifier: "{bad}"'
+
+
+def test_dst_offset_changes_with_the_instant():
+    ny = dates.parse_timezone("America/New_York")
+    assert ny.offset_ms(ms(D(2021, 1, 15))) == -5 * 3_600_000
+    assert ny.offset_ms(ms(D(2021, 7, 15))) == -4 * 3_600_000
+
+
+@pytest.mark.parametrize("days", [-800000, -1, 0, 59, 10957, 2932896])
+def test_civil_day_round_trip(days):
+    assert dates.days_from_civil(*dates.civil_from_days(days)) == days
+
+
+# The $dateTrunc example from MongoDB's documentation (binSize 2 weeks, Los Angeles, Monday start).
+@pytest.mark.parametrize("order_date,expected", [
+    (D(2020, 5, 18, 14, 10, 30), D(2020, 5, 11, 7)),
+    (D(2021, 3, 20, 11, 30, 5), D(2021, 3, 15, 7)),
+    (D(2021, 1, 11, 6, 31, 15), D(2021, 1, 4, 8)),
+    (D(2020, 2, 8, 13, 13, 13), D(2020, 2, 3, 8)),
+])
+def test_date_trunc_documented_two_week_bins(order_date, expected):
+    expr = {"$dateTrunc": {"date": "$d", "unit": "week", "binSize": 2, "timezone": "America/Los_Angeles",
+                           "startOfWeek": "Monday"}}
+    assert evaluate(expr, {"d": order_date}) == expected
+
+
+@pytest.mark.parametrize("unit,bin_size,tz,expected", [
+    ("minute", 1, None, D(2020, 11, 1, 18, 23)),
+    ("minute", 15, None, D(2020, 11, 1, 18, 15)),
+    ("hour", 1, "+05:30", D(2020, 11, 1, 17, 30)),
+    ("hour", 6, None, D(2020, 11, 1, 18)),
+    ("day", 1, "America/New_York", D(2020, 11, 1, 4)),
+    ("month", 1, None, D(2020, 11, 1)),
+    ("quarter", 1, None, D(2020, 10, 1)),
+    ("year", 1, None, D(2020, 1, 1)),
+    ("year", 5, None, D(2020, 1, 1)),
+    ("week", 1, None, D(2020, 11, 1)),  # 2020-11-01 is a Sunday
+    ("millisecond", 100, None, D(2020, 11, 1, 18, 23, 36, 500000)),
+])
+def test_date_trunc_units(unit, bin_size, tz, expected):
+    spec = {"date": D(2020, 11, 1, 18, 23, 36, 567000), "unit": unit, "binSize": bin_size}
+    if tz:
+        spec["timezone"] = tz
+    assert evaluate({"$dateTrunc": spec}, {}) == expected
+
+
+def test_date_trunc_null_date_is_null_and_bad_unit_errors():
+    assert evaluate({"$dateTrunc": {"date": "$missing", "unit": "hour"}}, {}) is None
+    with pytest.raises(MongoError) as e:
+        evaluate({"$dateTrunc": {"date": D(2020, 1, 1), "unit": "fortnight"}}, {})
+    assert e.value.code == 5439014
+    with pytest.raises(MongoError) as e:
+        evaluate({"$dateTrunc": {"date": "x", "unit": "hour"}}, {})
+    assert e.value.code == 5439012
+
+
+@pytest.mark.parametrize("start,unit,amount,tz,expected", [
+    (D(2021, 1, 31), "month", 1, None, D(2021, 2, 28)),          # month-end clamping
+    (D(2020, 1, 31), "month", 1, None, D(2020, 2, 29)),          # leap year
+    (D(2020, 2, 29), "year", 1, None, D(2021, 2, 28)),
+    (D(2021, 3, 31), "quarter", -1, None, D(2020, 12, 31)),
+    (D(2020, 12, 31, 12), "hour", 36, None, D(2021, 1, 2)),
+    # Across the 2021-03-14 DST change in New York a day keeps local wall-clock time (23 h elapsed).
+    (D(2021, 3, 13, 17), "day", 1, "America/New_York", D(2021, 3, 14, 16)),
+    (D(2021, 3, 13, 17), "hour", 24, "America/New_York", D(2021, 3, 14, 17)),
+])
+def test_date_add(start, unit, amount, tz, expected):
+    spec = {"startDate": start, "unit": unit, "amount": amount}
+    if tz:
+        spec["timezone"] = tz
+    assert evaluate({"$dateAdd": spec}, {}) == expected
+
+
+def test_date_subtract_is_negative_add():
+    spec = {"startDate": D(2021, 3, 31), "unit": "month", "amount": 1}
+    assert evaluate({"$dateSubtract": spec}, {}) == D(2021, 2, 28)
+
+
+@pytest.mark.parametrize("start,end,unit,extra,expected", [
+    (D(2020, 12, 31, 23, 59), D(2021, 1, 1, 0, 1), "year", {}, 1),       # boundaries crossed, not elapsed
+    (D(2021, 1, 1), D(2021, 12, 31, 23), "year", {}, 0),
+    (D(2021, 1, 31), D(2021, 2, 1), "month", {}, 1),
+    (D(2021, 3, 1), D(2021, 1, 1), "month", {}, -2),
+    (D(2021, 1, 1, 10, 59), D(2021, 1, 1, 11, 0), "hour", {}, 1),
+    (D(2021, 1, 1), D(2021, 1, 1, 0, 0, 0, 999000), "second", {}, 0),
+    (D(2021, 1, 2), D(2021, 1, 4), "week", {}, 1),                          # Sunday Jan 3 is crossed
+    (D(2021, 1, 2), D(2021, 1, 4), "week", {"startOfWeek": "monday"}, 1),
+    (D(2021, 1, 4), D(2021, 1, 9), "week", {"startOfWeek": "monday"}, 0),
+    (D(2021, 1, 1, 3), D(2021, 1, 1, 6), "day", {"timezone": "America/New_York"}, 1),
+])
+def test_date_diff(start, end, unit, extra, expected):
+    assert evaluate({"$dateDiff": {"startDate": start, "endDate": end, "unit": unit, **extra}}, {}) == expected
+
+
+def test_date_to_string_formats():
+    d = D(2014, 1, 1, 8, 15, 39, 736000)  # the $dateToString documentation example
+    f = lambda fmt, tz=None: evaluate({"$dateToString": {"date": d, "format": fmt, **({"timezone": tz} if tz else {})}}, {})  # noqa: E731
+    assert f("%Y-%m-%d") == "2014-01-01"
+    assert f("%H:%M:%S:%L%z", "America/New_York") == "03:15:39:736-0500"
+    assert f("%Z", "America/New_York") == "-300"
+    assert f("%j %w %u %U %V %G") == "001 4 3 00 01 2014"
+    assert f("%%Y") == "%Y"
+    assert evaluate({"$dateToString": {"date": d}}, {}) == "2014-01-01T08:15:39.736Z"
+    assert evaluate({"$dateToString": {"date": d, "timezone": "+01:00"}}, {}) == "2014-01-01T09:15:39.736"
+
+
+def test_date_to_string_null_and_on_null():
+    assert evaluate({"$dateToString": {"date": "$x"}}, {}) is None
+    assert evaluate({"$dateToString": {"date": "$x", "onNull": "n/a"}}, {}) == "n/a"
+    with pytest.raises(MongoError) as e:
+        evaluate({"$dateToString": {"date": D(2020, 1, 1), "format": "%Q"}}, {})
+    assert e.value.code == 18536
+
+
+@pytest.mark.parametrize("spec,expected", [
+    ({"dateString": "2017-02-08T12:10:40.787"}, D(2017, 2, 8, 12, 10, 40, 787000)),
+    ({"dateString": "2017-02-08T12:10:40.787", "timezone": "America/New_York"}, D(2017, 2, 8, 17, 10, 40, 787000)),
+    ({"dateString": "2017-02-08T12:10:40.787+0500"}, D(2017, 2, 8, 7, 10, 40, 787000)),
+    ({"dateString": "2017-02-08"}, D(2017, 2, 8)),
+    ({"dateString": "15-06-2018", "format": "%d-%m-%Y"}, D(2018, 6, 15)),
+    ({"dateString": "2018/06/15 10:05", "format": "%Y/%m/%d %H:%M", "timezone": "+02:00"}, D(2018, 6, 15, 8, 5)),
+])
+def test_date_from_string(spec, expected):
+    assert evaluate({"$dateFromString": spec}, {}) == expected
+
+
+def test_date_from_string_errors_and_fallbacks():
+    with pytest.raises(MongoError) as e:
+        evaluate({"$dateFromString": {"dateString": "not a date"}}, {})
+    assert e.value.code == 241
+    assert evaluate({"$dateFromString": {"dateString": "nope", "onError": "bad"}}, {}) == "bad"
+    assert evaluate({"$dateFromString": {"dateString": "$x", "onNull": 0}}, {}) == 0
+    assert evaluate({"$dateFromString": {"dateString": "$x"}}, {}) is None
+
+
+def test_date_to_parts_and_back():
+    d = D(2017, 1, 1, 1, 29, 9, 123000)  # documentation example
+    parts = evaluate({"$dateToParts": {"date": d}}, {})
+    assert parts == {"year": 2017, "month": 1, "day": 1, "hour": 1, "minute": 29, "second": 9, "millisecond": 123}
+    iso = evaluate({"$dateToParts": {"date": d, "iso8601": True}}, {})
+    assert iso == {"isoWeekYear": 2016, "isoWeek": 52, "isoDayOfWeek": 7, "hour": 1, "minute": 29, "second": 9,
+                   "millisecond": 123}
+    local = evaluate({"$dateToParts": {"date": d, "timezone": "America/New_York"}}, {})
+    assert (local["year"], local["month"], local["day"], local["hour"]) == (2016, 12, 31, 20)
+    assert evaluate({"$dateFromParts": parts}, {}) == d
+    assert evaluate({"$dateFromParts": {"year": 2017, "month": 14, "day": 1}}, {}) == D(2018, 2, 1)
+    assert evaluate({"$dateFromParts": {"isoWeekYear": 2017, "isoWeek": 1, "isoDayOfWeek": 1}}, {}) == D(2017, 1, 2)
+    with pytest.raises(MongoError) as e:
+        evaluate({"$dateFromParts": {"year": 0}}, {})
+    assert e.value.code == 40523
+
+
+@pytest.mark.parametrize("op,expected", [
+    ("$year", 2014), ("$month", 1), ("$dayOfMonth", 1), ("$hour", 8), ("$minute", 15), ("$second", 39),
+    ("$millisecond", 736), ("$dayOfYear", 1), ("$dayOfWeek", 4), ("$week", 0), ("$isoWeek", 1),
+    ("$isoWeekYear", 2014), ("$isoDayOfWeek", 3),
+])
+def test_date_part_extractors_documented_example(op, expected):
+    assert evaluate({op: "$date"}, {"date": D(2014, 1, 1, 8, 15, 39, 736000)}) == expected
+
+
+def test_date_part_extractors_timezone_null_and_type_error():
+    d = D(2014, 1, 1, 8, 15, 39)
+    assert evaluate({"$hour": {"date": d, "timezone": "+05:30"}}, {}) == 13
+    assert evaluate({"$minute": {"date": d, "timezone": "+05:30"}}, {}) == 45
+    assert evaluate({"$year": "$nope"}, {}) is None
+    with pytest.raises(MongoError) as e:
+        evaluate({"$year": "2014"}, {})
+    assert e.value.code == 16006 and "string" in e.value.message

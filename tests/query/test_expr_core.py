@@ -1,0 +1,91 @@
+"""The expression compiler: field paths, variables, literals, parse errors, dependency analysis."""
+
+import datetime as dt
+
+import pytest
+
+from protocol.errors import MongoError
+from server.query.expressions import compile_expression, evaluate, expression_fields, is_constant, truthy
+from server.query.values import MISSING
+
+DOC = {"a": 1, "b": {"c": 2}, "arr": [{"x": 1}, {"y": 2}, {"x": 3}, 7, [{"x": 9}]], "n": None}
+
+
+@pytest.mark.parametrize("path,expected", [
+    ("$a", 1), ("$b.c", 2), ("$b", {"c": 2}), ("$nope", MISSING), ("$b.nope", MISSING),
+    ("$a.b", MISSING),
+    ("$arr.x", [1, 3]),  # arrays map over their object elements; nested arrays are skipped
+    ("$n", None),
+])
+def test_field_paths_resolve_like_mongod(path, expected):
+    assert evaluate(path, DOC) == expected
+
+
+def test_object_literal_drops_missing_fields_and_arrays_turn_missing_into_null():
+    assert evaluate({"x": "$a", "y": "$nope", "z": "$$REMOVE"}, DOC) == {"x": 1}
+    assert evaluate(["$a", "$nope"], DOC) == [1, None]
+
+
+def test_system_variables():
+    now = dt.datetime(2024, 1, 1)
+    assert evaluate("$$ROOT", DOC) is DOC
+    assert evaluate("$$CURRENT.b.c", DOC) == 2
+    assert evaluate("$$NOW", DOC, {"NOW": now}) == now
+    assert evaluate("$$REMOVE", DOC) is MISSING
+    assert evaluate("$$x.k", DOC, {"x": {"k": 5}}) == 5
+
+
+def test_let_binds_variables_and_can_rebind_current():
+    assert evaluate({"$let": {"vars": {"t": {"$add": ["$a", 1]}}, "in": {"$multiply": ["$$t", 10]}}}, DOC) == 20
+    assert evaluate({"$let": {"vars": {"CURRENT": "$b"}, "in": "$c"}}, DOC) == 2
+    assert evaluate({"$let": {"vars": {"CURRENT": "$b"}, "in": "$$ROOT.a"}}, DOC) == 1
+
+
+def test_literal_is_not_interpreted():
+    assert evaluate({"$literal": "$a"}, DOC) == "$a"
+    assert evaluate({"$literal": {"$add": [1]}}, DOC) == {"$add": [1]}
+
+
+@pytest.mark.parametrize("expr,code,message", [
+    ({"$foo": 1}, 168, "Unrecognized expression '$foo'"),
+    ({"$subtract": [1]}, 16020, "Expression $subtract takes exactly 2 arguments. 1 were passed in."),
+    ({"$add": 1, "$sub": 2}, 15983, None),
+    ("$$undefinedVar", 17276, "Use of undefined variable: undefinedVar"),
+    ("$", 16872, None),
+    ({"$let": {"vars": {"Bad": 1}, "in": 1}}, 16867, None),
+    ({"$function": {}}, 238, None),
+])
+def test_parse_errors_use_mongod_codes(expr, code, message):
+    with pytest.raises(MongoError) as e:
+        compile_expression(expr)({}, {})
+    assert e.value.code == code
+    if message:
+        assert e.value.message == message
+
+
+def test_unknown_operator_is_rejected_at_compile_time_not_per_document():
+    with pytest.raises(MongoError):
+        compile_expression({"$cond": [True, {"$nope": 1}, 2]})
+
+
+@pytest.mark.parametrize("value,expected", [
+    (False, False), (None, False), (MISSING, False), (0, False), (0.0, False), ("", True), ([], True),
+    ({}, True), (1, True), ("false", True), (float("nan"), True),
+])
+def test_truthy(value, expected):
+    assert truthy(value) is expected
+
+
+def test_expression_fields_lists_top_level_fields_or_none_for_root():
+    expr = {"$add": ["$a.b", {"$max": ["$c", "$$x.y"]}, {"$dateTrunc": {"date": "$time", "unit": "hour"}}]}
+    assert expression_fields(expr) == {"a", "c", "time"}
+    assert expression_fields({"$mergeObjects": ["$$ROOT", {"k": 1}]}) is None
+    assert expression_fields({"$getField": "weird.name"}) is None
+    assert expression_fields({"$literal": "$a"}) == set()
+    assert expression_fields("$$CURRENT.q.r") == {"q"}
+
+
+def test_is_constant():
+    assert is_constant({"$add": [1, 2]})
+    assert not is_constant({"$add": ["$a", 2]})
+    assert is_constant({"$literal": "$a"})
