@@ -115,3 +115,16 @@ class EngineClosed(StorageError):
 
     def __init__(self, message: str = "The storage engine is shutting down"):
         super().__init__(message)
+
+
+class CatalogChanged(StorageError):
+    """A write was given a CollectionInfo that no longer matches the catalog (an index was
+    created or dropped, or the collection renamed/dropped/recreated since it was read).
+    Re-read the collection inside the write fn and retry."""
+
+    code = 112
+    code_name = "WriteConflict"
+
+    def __init__(self, ns: str):
+        super().__init__(f"the catalog entry of {ns} changed during the operation; retry it")
+        self.ns = ns

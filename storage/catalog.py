@@ -1,0 +1,123 @@
+"""The catalog: databases, collections (options, UUID, ident), and index definitions.
+
+Schema: the ``_catalog`` sub-database maps ``ns`` (UTF-8) to one BSON document
+
+    {ns, uuid: UUID, options: {...}, clustered: bool, ident: "c<N>",
+     indexes: [{spec: {v, key, name, ...}, ident: "x<N>"}, ...]}
+
+Invariants:
+- A database exists exactly when it holds at least one collection (as in mongod).
+- Idents are allocated from a counter in ``_meta`` and never reused, so a sub-database name
+  ("r:<ident>" for records, "i:<ident>" for an index) always belongs to one collection/index
+  incarnation; rename only rewrites the catalog key, never moves data.
+- ``system.views`` and ``system.buckets.*`` are ordinary collections here; meaning lives above.
+- ``CollectionInfo.raw`` is the exact catalog value it was decoded from; writers compare it to
+  detect that an ``info`` is stale (index added/dropped, collection renamed or dropped).
+"""
+
+from __future__ import annotations
+
+import uuid as uuid_module
+from dataclasses import dataclass, field
+from typing import Any
+
+import bson
+from bson.binary import UuidRepresentation
+from bson.codec_options import CodecOptions, DatetimeConversion
+
+# Same decisions as protocol.codec (storage may not import protocol): dicts, naive UTC dates,
+# standard UUIDs, Int64 kept.
+CATALOG_CODEC = CodecOptions(
+    document_class=dict,
+    tz_aware=False,
+    uuid_representation=UuidRepresentation.STANDARD,
+    datetime_conversion=DatetimeConversion.DATETIME_AUTO,
+)
+
+ID_INDEX_NAME = "_id_"
+
+
+def split_ns(ns: str) -> tuple[str, str]:
+    """``"db.coll.x"`` -> ``("db", "coll.x")``. Raises ValueError without a dot."""
+    db, dot, name = ns.partition(".")
+    if not dot or not db or not name:
+        raise ValueError(f"invalid namespace {ns!r}: expected '<db>.<collection>'")
+    return db, name
+
+
+def records_db_name(ident: str) -> bytes:
+    return b"r:" + ident.encode()
+
+
+def index_db_name(ident: str) -> bytes:
+    return b"i:" + ident.encode()
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """One collection as the catalog knows it. Treat every field as read-only."""
+
+    ns: str
+    db: str
+    name: str
+    uuid: uuid_module.UUID
+    options: dict
+    clustered: bool
+    indexes: tuple  # index spec dicts in creation order, "_id_" first unless clustered
+    ident: str
+    index_idents: dict = field(default_factory=dict, repr=False)  # index name -> ident
+    raw: bytes = field(default=b"", repr=False, compare=False)
+
+    __hash__ = None  # holds dicts
+
+    def index_spec(self, name: str) -> dict | None:
+        for spec in self.indexes:
+            if spec.get("name") == name:
+                return spec
+        return None
+
+    def is_unique(self, name: str) -> bool:
+        """The _id index is always unique (listIndexes does not show ``unique`` for it)."""
+        if name == ID_INDEX_NAME and not self.clustered:
+            return True
+        spec = self.index_spec(name)
+        return bool(spec and spec.get("unique"))
+
+    def index_directions(self, name: str) -> list[int]:
+        """Per-component directions of an index key (``-1`` descending, ``1`` otherwise)."""
+        spec = self.index_spec(name) or {}
+        return [-1 if isinstance(d, (int, float)) and d < 0 else 1 for d in spec.get("key", {}).values()]
+
+
+def encode_entry(info_fields: dict[str, Any]) -> bytes:
+    return bson.encode(info_fields, codec_options=CATALOG_CODEC)
+
+
+def decode_entry(raw: bytes) -> CollectionInfo:
+    doc = bson.decode(raw, codec_options=CATALOG_CODEC)
+    db, name = split_ns(doc["ns"])
+    indexes = doc.get("indexes", [])
+    return CollectionInfo(
+        ns=doc["ns"],
+        db=db,
+        name=name,
+        uuid=doc["uuid"],
+        options=doc.get("options", {}),
+        clustered=bool(doc.get("clustered", False)),
+        indexes=tuple(entry["spec"] for entry in indexes),
+        ident=doc["ident"],
+        index_idents={entry["spec"]["name"]: entry["ident"] for entry in indexes},
+        raw=bytes(raw),
+    )
+
+
+def entry_fields(info: CollectionInfo) -> dict[str, Any]:
+    """The catalog document of ``info`` (inverse of decode_entry), ready to modify and re-encode."""
+    return {
+        "ns": info.ns,
+        "uuid": info.uuid,
+        "options": info.options,
+        "clustered": info.clustered,
+        "ident": info.ident,
+        "indexes": [{"spec": spec, "ident": info.index_idents[spec["name"]]} for spec in info.indexes],
+    }

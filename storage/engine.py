@@ -1,0 +1,450 @@
+"""The storage engine: one LMDB environment per dbpath, one writer thread, group commit.
+
+Invariants (the LMDB discipline of the architecture):
+- All write transactions run on the writer thread. ``write(fn)`` queues fn; the writer drains
+  everything queued into ONE parent transaction, runs each fn in its own nested transaction
+  (a raising fn rolls back only itself), commits once (one fsync: sync and metasync are on,
+  no writemap), and only then resolves the futures. An acknowledged write is durable.
+- If the map fills, the whole group is aborted, the map grown and the group run again, so a fn
+  may run more than once: it must not have side effects outside its WriteTxn.
+- Read transactions pass through a gate. The map is only resized, and dropped sub-databases only
+  closed, while no read transaction is open in this process (LMDB requires it).
+- LMDB handles opened by a group are published only after its commit; readers never open any.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import fcntl
+import itertools
+import os
+import queue
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import lmdb
+
+from storage import journal as journal_mod
+from storage import records
+from storage.catalog import decode_entry, index_db_name, records_db_name
+from storage.compression import ValueCodec
+from storage.errors import DbPathInUse, DbPathUnusable, EngineClosed, StorageError
+from storage.txn import GRAVEYARD, ReadView, WriteTxn
+
+T = TypeVar("T")
+
+DEFAULT_MAP_SIZE = (64 << 30) if sys.maxsize > 2**32 else (1 << 30)
+DEFAULT_MAX_DBS = 8192  # LMDB allocates per-transaction arrays of this size: keep it moderate
+MAX_GROUP = 10_000
+GROW_AT = 0.8  # grow the map before a group once this fraction is used
+LOCK_FILE = "mongod.lock"
+_STOP = object()
+
+
+class _Group:
+    """State of one group transaction shared by its WriteTxns."""
+
+    __slots__ = ("handles", "map_full", "buried")
+
+    def __init__(self):
+        self.handles: dict[bytes, Any] = {}
+        self.map_full = False
+        self.buried = False
+
+
+class _ReadGate:
+    """Counts open read transactions so the writer can act when there are none.
+    Re-entrant per thread (a thread inside a read may open another read)."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._active = 0
+        self._exclusive = False
+        self._local = threading.local()
+
+    def enter(self) -> None:
+        depth = getattr(self._local, "depth", 0)
+        with self._cond:
+            while self._exclusive and depth == 0:
+                self._cond.wait()
+            self._active += 1
+        self._local.depth = depth + 1
+
+    def leave(self) -> None:
+        self._local.depth -= 1
+        with self._cond:
+            self._active -= 1
+            if self._active == 0:
+                self._cond.notify_all()
+
+    @contextmanager
+    def exclusive(self):
+        """Wait until no read is open and keep new ones out for the duration."""
+        with self._cond:
+            self._exclusive = True
+            while self._active:
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._exclusive = False
+                self._cond.notify_all()
+
+    def if_idle(self, fn: Callable[[], None]) -> bool:
+        """Run fn (quickly!) if no read is open right now; False otherwise."""
+        with self._cond:
+            if self._active:
+                return False
+            fn()
+            return True
+
+
+def _prepare_dbpath(dbpath: str) -> None:
+    if os.path.exists(dbpath) and not os.path.isdir(dbpath):
+        raise DbPathUnusable(f"dbpath ({dbpath}) is not a directory")
+    try:
+        os.makedirs(dbpath, exist_ok=True)
+    except OSError as exc:
+        raise DbPathUnusable(f"Data directory {dbpath} not found and cannot be created: "
+                             f"{exc.strerror}") from exc
+    if not os.access(dbpath, os.W_OK | os.X_OK):
+        raise DbPathUnusable(f"Data directory {dbpath} is not writable")
+
+
+def _lock_dbpath(dbpath: str) -> int:
+    path = os.path.join(dbpath, LOCK_FILE)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise DbPathUnusable(f"Unable to create/open the lock file: {path} ({exc.strerror})."
+                             " Is a mongod instance already running?") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        raise DbPathInUse(f"Unable to lock the lock file: {path} ({exc.strerror}). Another mongod "
+                          f"instance is already running on the {dbpath} directory") from exc
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+class Engine:
+    """See the module docstring and storage/README.md for the contract."""
+
+    def __init__(self, dbpath: str, compressor: str = "zstd", map_size: int | None = None,
+                 max_dbs: int = DEFAULT_MAX_DBS):
+        self.dbpath = dbpath
+        self._codec = ValueCodec(compressor)
+        _prepare_dbpath(dbpath)
+        self._lock_fd = _lock_dbpath(dbpath)
+        try:
+            self._env = lmdb.open(dbpath, map_size=map_size or DEFAULT_MAP_SIZE, subdir=True,
+                                  max_dbs=max_dbs, sync=True, metasync=True, writemap=False,
+                                  lock=True, max_readers=512, readahead=False, meminit=False)
+        except lmdb.Error as exc:
+            os.close(self._lock_fd)
+            raise DbPathUnusable(f"cannot open the data files in {dbpath}: {exc}") from exc
+        self.max_key_size = self._env.max_key_size()
+        self._handles: dict[bytes, Any] = {}
+        self._publish_lock = threading.Lock()
+        self._gate = _ReadGate()
+        self._rid_cache: dict[str, int] = {}
+        self._jseq_cache: dict[bytes, int] = {}
+        self._maybe_graveyard = False
+        self.stats = {"commits": 0, "writes": 0, "max_group": 0, "retries": 0,
+                      "map_size": self._env.info()["map_size"]}
+        self._open_catalog()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._writer = threading.Thread(target=self._writer_loop, name="storage-writer", daemon=True)
+        self._writer.start()
+
+    # --- start-up ----------------------------------------------------------------------------
+    def _open_catalog(self) -> None:
+        env = self._env
+        with env.begin(write=True) as txn:
+            self._catalog_db = env.open_db(b"_catalog", txn=txn, create=True)
+            self._meta_db = env.open_db(b"_meta", txn=txn, create=True)
+            self._journal_db = env.open_db(b"_journal", txn=txn, create=True)
+            self._delete_graveyard(txn, {})
+            with txn.cursor(db=self._catalog_db) as cur:
+                for _, raw in cur.iternext(keys=True, values=True):
+                    info = decode_entry(raw)
+                    names = [records_db_name(info.ident)]
+                    names += [index_db_name(i) for i in info.index_idents.values()]
+                    for name in names:
+                        self._handles[name] = env.open_db(name, txn=txn, create=True)
+
+    def _delete_graveyard(self, txn: lmdb.Transaction, handles: dict[bytes, Any]) -> None:
+        """Delete buried sub-databases for good (their handles are no longer reachable)."""
+        buried = txn.get(GRAVEYARD, db=self._meta_db)
+        if not buried:
+            return
+        for name in filter(None, buried.split(b"\x00")):
+            handle = handles.get(name)
+            if handle is None and txn.get(name) is not None:
+                handle = self._env.open_db(name, txn=txn, create=False)
+            if handle is not None:
+                txn.drop(handle, delete=True)
+        txn.delete(GRAVEYARD, db=self._meta_db)
+
+    # --- reads -------------------------------------------------------------------------------
+    @contextmanager
+    def read(self) -> Iterator[ReadView]:
+        """One short read transaction. Never wait for a write() inside it."""
+        self._gate.enter()
+        try:
+            txn = self._env.begin(buffers=False)
+            try:
+                yield ReadView(self, txn)
+            finally:
+                txn.abort()
+        finally:
+            self._gate.leave()
+
+    def _published_handle(self, name: bytes):
+        handle = self._handles.get(name)
+        if handle is None:
+            # a snapshot that sees a new collection may start between commit and publication
+            with self._publish_lock:
+                handle = self._handles.get(name)
+            if handle is None:
+                raise StorageError(f"no storage for {name.decode()!r} (dropped concurrently?)")
+        return handle
+
+    def scan_stream(self, ns: str, *, reverse: bool = False, chunk: int = 512,
+                    start_after: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """(rid, bson) of a whole collection, a fresh read transaction per chunk: nothing is
+        held while the generator is suspended. Stops early if the collection is dropped (or
+        replaced by another with the same name) between chunks."""
+        collection_uuid = None
+        after = start_after
+        while True:
+            with self.read() as r:
+                info = r.get_collection(ns)
+                if info is None or (collection_uuid is not None and info.uuid != collection_uuid):
+                    return
+                collection_uuid = info.uuid
+                batch = list(itertools.islice(r.scan(info, start_after=after, reverse=reverse), chunk))
+            yield from batch
+            if len(batch) < chunk:
+                return
+            after = batch[-1][0]
+
+    def index_scan_stream(self, ns: str, index_name: str, lo: bytes | None = None,
+                          hi: bytes | None = None, *, lo_inclusive: bool = True,
+                          hi_inclusive: bool = True, reverse: bool = False, chunk: int = 512,
+                          start_after: tuple[bytes, bytes] | None = None
+                          ) -> Iterator[tuple[bytes, bytes]]:
+        """(index key, rid) like ReadView.index_scan, a fresh read transaction per chunk."""
+        collection_uuid = None
+        after = start_after
+        while True:
+            with self.read() as r:
+                info = r.get_collection(ns)
+                if info is None or (collection_uuid is not None and info.uuid != collection_uuid):
+                    return
+                if index_name not in info.index_idents:
+                    return
+                collection_uuid = info.uuid
+                batch = list(itertools.islice(
+                    r.index_scan(info, index_name, lo, hi, lo_inclusive=lo_inclusive,
+                                 hi_inclusive=hi_inclusive, reverse=reverse, start_after=after),
+                    chunk))
+            yield from batch
+            if len(batch) < chunk:
+                return
+            after = batch[-1]
+
+    # --- writes ------------------------------------------------------------------------------
+    def write(self, fn: Callable[[WriteTxn], T]) -> concurrent.futures.Future:
+        """Queue fn for the next group commit; the future resolves after the durable commit
+        (or carries fn's exception). fn's result must not reference the transaction."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._close_lock:
+            if self._closed:
+                raise EngineClosed()
+            self._queue.put((fn, future))
+        return future
+
+    def write_sync(self, fn: Callable[[WriteTxn], T]) -> T:
+        """write(fn) and wait: for start-up code and tests (never from inside engine.read())."""
+        return self.write(fn).result()
+
+    def _writer_loop(self) -> None:
+        stopping = False
+        while not stopping:
+            item = self._queue.get()
+            if item is _STOP:
+                break
+            batch = [item]
+            while len(batch) < MAX_GROUP:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is _STOP:
+                    stopping = True
+                    break
+                batch.append(item)
+            try:
+                self._run_group(batch)
+            except BaseException as exc:  # the writer thread must survive anything
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(StorageError(f"write group failed: {exc!r}"))
+            if self._maybe_graveyard:
+                self._reclaim_graveyard()
+
+    def _run_group(self, batch: list) -> None:
+        live = [(fn, fut) for fn, fut in batch if fut.set_running_or_notify_cancel()]
+        if not live:
+            return
+        for attempt in itertools.count():
+            self._grow_if_needed(force=attempt > 0)
+            group = _Group()
+            outcomes: list[tuple[concurrent.futures.Future, Any, BaseException | None]] = []
+            parent = self._env.begin(write=True)
+            committed = False
+            try:
+                for fn, fut in live:
+                    w = WriteTxn(self, group, parent)
+                    try:
+                        with w._atomic():
+                            result = fn(w)
+                        outcomes.append((fut, result, None))
+                    except Exception as exc:
+                        outcomes.append((fut, None, exc))
+                    if group.map_full:
+                        break
+                if not group.map_full:
+                    if group.handles:
+                        with self._publish_lock:
+                            parent.commit()
+                            committed = True
+                            self._handles.update(group.handles)
+                    else:
+                        parent.commit()
+                        committed = True
+            except (lmdb.MapFullError, lmdb.TxnFullError):
+                group.map_full = True
+            except BaseException as exc:
+                if not committed:
+                    parent.abort()
+                for _, fut in live:
+                    fut.set_exception(exc if isinstance(exc, Exception) else StorageError(repr(exc)))
+                return
+            if committed:
+                break
+            parent.abort()
+            self.stats["retries"] += 1
+            if attempt >= 20:
+                error = StorageError("the write does not fit in the storage map even after growing it")
+                for _, fut in live:
+                    fut.set_exception(error)
+                return
+        self._maybe_graveyard = self._maybe_graveyard or group.buried
+        self.stats["commits"] += 1
+        self.stats["writes"] += len(live)
+        self.stats["max_group"] = max(self.stats["max_group"], len(live))
+        for fut, result, exc in outcomes:
+            if exc is None:
+                fut.set_result(result)
+            else:
+                fut.set_exception(exc)
+
+    def _next_rid(self, txn: lmdb.Transaction, ident: str, records_db) -> bytes:
+        last = self._rid_cache.get(ident)
+        if last is None:
+            last = records.last_rid(txn, records_db)
+        while True:
+            last += 1
+            rid = records.rid_from_int(last)
+            if txn.get(rid, db=records_db) is None:
+                self._rid_cache[ident] = last
+                return rid
+
+    def _next_journal_seq(self, txn: lmdb.Transaction, stream: bytes) -> int:
+        last = self._jseq_cache.get(stream)
+        if last is None:
+            last = journal_mod.last_seq(txn, self._journal_db, self._meta_db, stream)
+        self._jseq_cache[stream] = last + 1
+        return last + 1
+
+    # --- maintenance (writer thread, no write transaction open) ------------------------------
+    def _grow_if_needed(self, force: bool = False) -> None:
+        info = self._env.info()
+        psize = self._env.stat()["psize"]
+        used = (info["last_pgno"] + 1) * psize
+        if not force and used < info["map_size"] * GROW_AT:
+            return
+        new_size = max(info["map_size"] * 2, used * 2)
+        with self._gate.exclusive():
+            self._env.set_mapsize(new_size)
+        self.stats["map_size"] = self._env.info()["map_size"]
+
+    def _reclaim_graveyard(self) -> None:
+        with self._env.begin(buffers=False) as txn:
+            buried = txn.get(GRAVEYARD, db=self._meta_db)
+        if not buried:
+            self._maybe_graveyard = False
+            return
+        names = [n for n in buried.split(b"\x00") if n]
+        taken: dict[bytes, Any] = {}
+
+        def unpublish() -> None:
+            for name in names:
+                handle = self._handles.pop(name, None)
+                if handle is not None:
+                    taken[name] = handle
+
+        if not self._gate.if_idle(unpublish):
+            return  # a reader might hold one of the handles: try after a later group
+        try:
+            with self._env.begin(write=True) as txn:
+                self._delete_graveyard(txn, taken)
+        except lmdb.Error:
+            return  # left for the next attempt or the next start-up
+        self._maybe_graveyard = False
+        for name in names:
+            if name.startswith(b"r:"):
+                self._rid_cache.pop(name[2:].decode(), None)
+
+    # --- shutdown ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Run every queued write, then close the environment and release the dbpath lock."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(_STOP)
+        self._writer.join()
+        while True:  # nothing can be queued after _closed; fail anything the writer left
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not _STOP and item[1].set_running_or_notify_cancel():
+                item[1].set_exception(EngineClosed())
+        with self._gate.exclusive():
+            self._env.close()
+        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        os.close(self._lock_fd)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_engine(dbpath: str, compressor: str = "zstd", map_size: int | None = None,
+                max_dbs: int = DEFAULT_MAX_DBS) -> Engine:
+    """Open (creating if needed) the engine on ``dbpath``. Raises DbPathInUse/DbPathUnusable."""
+    return Engine(dbpath, compressor=compressor, map_size=map_size, max_dbs=max_dbs)

@@ -1,0 +1,150 @@
+"""Secondary index entries: one LMDB sub-database per index ("i:<ident>").
+
+Entry layout (``key`` is an ``encode_key`` result computed by the server):
+- unique index:      ``key``                        -> rid
+- non-unique index:  ``key + rid + len(rid) byte``  -> b""   (every entry distinct; the trailing
+  length byte lets variable-length rids of clustered collections be split off again)
+
+Bounds have *prefix* semantics so that they work the same for both layouts and for compound
+indexes bounded on a leading subset of fields: an entry's key K is
+    >= lo (inclusive)  when K >= lo;          > lo (exclusive) when K >= prefix_end(lo)
+    <= hi (inclusive)  when K < prefix_end(hi); < hi (exclusive) when K < hi
+so ``lo = hi = encode_key([5])`` inclusive returns every entry whose first component is 5.
+
+Functions here take an open transaction; uniqueness is checked before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import lmdb
+
+from storage.errors import DuplicateKey, KeyTooLong
+from storage.keys import prefix_end
+
+
+def entry_key(key: bytes, rid: bytes) -> bytes:
+    """Stored key of a non-unique entry."""
+    return key + rid + bytes((len(rid),))
+
+
+def split_entry(stored_key: bytes) -> tuple[bytes, bytes]:
+    """(key, rid) of a non-unique stored key."""
+    n = stored_key[-1]
+    return stored_key[:-1 - n], stored_key[-1 - n:-1]
+
+
+def check_sizes(ns: str, name: str, keys: Iterable[bytes], rid: bytes, unique: bool,
+                max_key: int) -> None:
+    extra = 0 if unique else len(rid) + 1
+    for key in keys:
+        if len(key) + extra > max_key:
+            raise KeyTooLong(ns, name, len(key) + extra, max_key)
+
+
+def check_unique(txn: lmdb.Transaction, db, ns: str, name: str, keys: Iterable[bytes],
+                 rid: bytes) -> None:
+    """Raise DuplicateKey if any key is held by a record other than ``rid``."""
+    for key in keys:
+        holder = txn.get(key, db=db)
+        if holder is not None and holder != rid:
+            raise DuplicateKey(name, key, ns)
+
+
+def add(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bool) -> None:
+    if unique:
+        for key in keys:
+            txn.put(key, rid, db=db)
+    else:
+        for key in keys:
+            txn.put(entry_key(key, rid), b"", db=db)
+
+
+def remove(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bool) -> None:
+    if unique:
+        for key in keys:
+            if txn.get(key, db=db) == rid:
+                txn.delete(key, db=db)
+    else:
+        for key in keys:
+            txn.delete(entry_key(key, rid), db=db)
+
+
+def bulk_add(txn: lmdb.Transaction, db, ns: str, name: str, entries: Iterable[tuple[bytes, bytes]],
+             unique: bool, max_key: int) -> int:
+    """Add (key, rid) entries for a new index; unique violations raise DuplicateKey (the caller
+    runs this in its own nested transaction so nothing partial survives). Returns the count."""
+    count = 0
+    for key, rid in entries:
+        if unique:
+            if len(key) > max_key:
+                raise KeyTooLong(ns, name, len(key), max_key)
+            if not txn.put(key, rid, db=db, overwrite=False):
+                if txn.get(key, db=db) != rid:
+                    raise DuplicateKey(name, key, ns)
+        else:
+            stored = entry_key(key, rid)
+            if len(stored) > max_key:
+                raise KeyTooLong(ns, name, len(stored), max_key)
+            txn.put(stored, b"", db=db)
+        count += 1
+    return count
+
+
+def _raw_bounds(lo, hi, lo_inclusive, hi_inclusive):
+    """Translate prefix-semantics bounds into [raw_lo, raw_hi) over stored keys; None = open.
+    Returns None when the range is empty."""
+    raw_lo = lo
+    if lo is not None and not lo_inclusive:
+        raw_lo = prefix_end(lo)
+        if raw_lo is None:
+            return None
+    raw_hi = hi
+    if hi is not None and hi_inclusive:
+        raw_hi = prefix_end(hi)
+    return raw_lo, raw_hi
+
+
+def scan(txn: lmdb.Transaction, db, unique: bool, lo: bytes | None = None, hi: bytes | None = None, *,
+         lo_inclusive: bool = True, hi_inclusive: bool = True, reverse: bool = False,
+         start_after: tuple[bytes, bytes] | None = None) -> Iterator[tuple[bytes, bytes]]:
+    """(key, rid) of entries within bounds, in key order (descending with ``reverse``), strictly
+    after the ``start_after`` entry (a previously returned (key, rid)) in scan direction."""
+    bounds = _raw_bounds(lo, hi, lo_inclusive, hi_inclusive)
+    if bounds is None:
+        return
+    raw_lo, raw_hi = bounds
+    resume = None
+    if start_after is not None:
+        resume = start_after[0] if unique else entry_key(*start_after)
+    with txn.cursor(db=db) as cur:
+        if not reverse:
+            start = raw_lo
+            if resume is not None and (start is None or resume >= start):
+                start = resume
+            ok = cur.set_range(start) if start is not None else cur.first()
+            if ok and resume is not None and cur.key() == resume:
+                ok = cur.next()
+            if not ok:
+                return
+            for key, value in cur.iternext(keys=True, values=True):
+                if raw_hi is not None and key >= raw_hi:
+                    return
+                yield (key, value) if unique else split_entry(key)
+        else:
+            end = raw_hi  # exclusive
+            if resume is not None and (end is None or resume < end):
+                end = resume
+            if end is None:
+                ok = cur.last()
+            elif cur.set_range(end):
+                ok = cur.prev()
+            else:
+                ok = cur.last()
+            if not ok:
+                return
+            for key, value in cur.iterprev(keys=True, values=True):
+                if raw_lo is not None and key < raw_lo:
+                    return
+                yield (key, value) if unique else split_entry(key)

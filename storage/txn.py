@@ -1,0 +1,467 @@
+"""ReadView (one LMDB read transaction) and WriteTxn (one queued write fn's nested transaction).
+
+Both see the catalog, records, indexes and journal of one consistent snapshot. Bytes returned
+are copies (the environment is used with ``buffers=False``), so they outlive the transaction.
+
+WriteTxn invariants:
+- It only ever runs on the engine's writer thread, inside the group's parent transaction.
+- Each public mutation is atomic on its own: it validates (key sizes, uniqueness, namespace
+  existence) before writing, or runs in its own nested transaction (``_atomic``), so a caller
+  that catches a storage error inside its fn never leaves a half-applied operation behind.
+- A CollectionInfo passed in must match the catalog in this transaction (``info.raw``);
+  a stale one raises CatalogChanged instead of silently skipping a new index.
+- LMDB handles opened here are published to the engine only after the group commits.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid as uuid_module
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import lmdb
+
+from storage import catalog, indexes, journal, records
+from storage.catalog import ID_INDEX_NAME, CollectionInfo, index_db_name, records_db_name, split_ns
+from storage.errors import (
+    CatalogChanged,
+    DuplicateKey,
+    IndexExists,
+    IndexNotFound,
+    KeyTooLong,
+    NamespaceExists,
+    NamespaceNotFound,
+    StorageError,
+)
+
+if TYPE_CHECKING:
+    from storage.engine import Engine, _Group
+
+_DSIZE = b"dsize:"
+_NEXT_IDENT = b"next_ident"
+GRAVEYARD = b"graveyard"  # meta key: NUL-separated sub-db names to delete at next open
+
+
+def _size_key(ident: str) -> bytes:
+    return _DSIZE + ident.encode()
+
+
+class ReadView:
+    """Read access to one snapshot. Obtain with ``engine.read()``; do not keep past the block."""
+
+    def __init__(self, engine: Engine, txn: lmdb.Transaction):
+        self._engine = engine
+        self._txn = txn
+
+    # --- handles -----------------------------------------------------------------------------
+    def _db(self, name: bytes):
+        return self._engine._published_handle(name)
+
+    def _records(self, info: CollectionInfo):
+        return self._db(records_db_name(info.ident))
+
+    def _index(self, info: CollectionInfo, name: str):
+        ident = info.index_idents.get(name)
+        if ident is None:
+            raise IndexNotFound(info.ns, name)
+        return self._db(index_db_name(ident))
+
+    # --- catalog -----------------------------------------------------------------------------
+    def list_databases(self) -> list[str]:
+        names: list[str] = []
+        with self._txn.cursor(db=self._engine._catalog_db) as cur:
+            for key in cur.iternext(keys=True, values=False):
+                db = key.decode().partition(".")[0]
+                if not names or names[-1] != db:
+                    names.append(db)
+        return names
+
+    def list_collections(self, db: str) -> list[CollectionInfo]:
+        prefix = (db + ".").encode()
+        out = []
+        with self._txn.cursor(db=self._engine._catalog_db) as cur:
+            if cur.set_range(prefix):
+                for key, value in cur.iternext(keys=True, values=True):
+                    if not key.startswith(prefix):
+                        break
+                    out.append(catalog.decode_entry(value))
+        return out
+
+    def get_collection(self, ns: str) -> CollectionInfo | None:
+        raw = self._txn.get(ns.encode(), db=self._engine._catalog_db)
+        return None if raw is None else catalog.decode_entry(raw)
+
+    # --- records -----------------------------------------------------------------------------
+    def get(self, info: CollectionInfo, rid: bytes) -> bytes | None:
+        return records.get(self._txn, self._records(info), rid)
+
+    def scan(self, info: CollectionInfo, *, start_after: bytes | None = None,
+             reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        return records.scan(self._txn, self._records(info), start_after=start_after, reverse=reverse)
+
+    def index_scan(self, info: CollectionInfo, index_name: str, lo: bytes | None = None,
+                   hi: bytes | None = None, *, lo_inclusive: bool = True, hi_inclusive: bool = True,
+                   reverse: bool = False, start_after: tuple[bytes, bytes] | None = None
+                   ) -> Iterator[tuple[bytes, bytes]]:
+        """(index key, rid) within bounds; bound semantics in storage/indexes.py (prefixes)."""
+        return indexes.scan(self._txn, self._index(info, index_name), info.is_unique(index_name),
+                            lo, hi, lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive,
+                            reverse=reverse, start_after=start_after)
+
+    # --- sizes (cheap: LMDB stat and one counter) -----------------------------------------
+    def count(self, info: CollectionInfo) -> int:
+        return self._txn.stat(self._records(info))["entries"]
+
+    def data_size(self, info: CollectionInfo) -> int:
+        """Sum of the uncompressed BSON sizes of the records (mongod's ``size``)."""
+        raw = self._txn.get(_size_key(info.ident), db=self._engine._meta_db)
+        return int.from_bytes(raw, "big", signed=True) if raw else 0
+
+    @staticmethod
+    def _pages_bytes(stat: dict) -> int:
+        return (stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]) * stat["psize"]
+
+    def storage_size(self, info: CollectionInfo) -> int:
+        """Bytes of LMDB pages holding the records (compressed)."""
+        return self._pages_bytes(self._txn.stat(self._records(info)))
+
+    def index_size(self, info: CollectionInfo, name: str) -> int:
+        return self._pages_bytes(self._txn.stat(self._index(info, name)))
+
+    def index_entries(self, info: CollectionInfo, name: str) -> int:
+        return self._txn.stat(self._index(info, name))["entries"]
+
+    def total_index_size(self, info: CollectionInfo) -> int:
+        return sum(self.index_size(info, name) for name in info.index_idents)
+
+    # --- journal -----------------------------------------------------------------------------
+    def journal_scan(self, stream: bytes | None = None, after_seq: int = 0
+                     ) -> Iterator[tuple[bytes, int, bytes]]:
+        return journal.scan(self._txn, self._engine._journal_db, stream, after_seq)
+
+
+def _guard(method):
+    """Record LMDB map exhaustion on the group even if the caller's fn swallows the error:
+    the engine then aborts the whole group, grows the map and runs the group again."""
+
+    @functools.wraps(method)
+    def wrapper(self: WriteTxn, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except (lmdb.MapFullError, lmdb.TxnFullError):
+            self._group.map_full = True
+            raise
+
+    return wrapper
+
+
+class WriteTxn(ReadView):
+    """Everything a ReadView offers on the pending state, plus mutations. See module docstring."""
+
+    def __init__(self, engine: Engine, group: _Group, parent: lmdb.Transaction):
+        super().__init__(engine, parent)
+        self._group = group
+        self._handles: list[dict[bytes, Any]] = [group.handles]
+        self._sizes: list[dict[str, int]] = [{}]
+        self._verified: dict[int, CollectionInfo] = {}  # id -> info (kept alive: ids stay unique)
+
+    # --- scopes --------------------------------------------------------------------------------
+    @contextmanager
+    def _atomic(self):
+        """A nested transaction: everything inside commits together or not at all."""
+        self._flush_sizes()
+        parent = self._txn
+        child = self._engine._env.begin(write=True, parent=parent)
+        self._txn = child
+        self._handles.append({})
+        self._sizes.append({})
+        try:
+            yield
+            self._flush_sizes()
+            child.commit()
+        except BaseException:
+            child.abort()
+            self._handles.pop()
+            self._sizes.pop()
+            self._verified.clear()
+            raise
+        finally:
+            self._txn = parent
+        self._handles[-2].update(self._handles.pop())
+        self._sizes.pop()
+
+    def _flush_sizes(self) -> None:
+        sizes = self._sizes[-1]
+        meta = self._engine._meta_db
+        for ident, delta in sizes.items():
+            if delta:
+                key = _size_key(ident)
+                raw = self._txn.get(key, db=meta)
+                total = (int.from_bytes(raw, "big", signed=True) if raw else 0) + delta
+                self._txn.put(key, total.to_bytes(8, "big", signed=True), db=meta)
+        sizes.clear()
+
+    def _add_size(self, ident: str, delta: int) -> None:
+        sizes = self._sizes[-1]
+        sizes[ident] = sizes.get(ident, 0) + delta
+
+    def data_size(self, info: CollectionInfo) -> int:
+        return super().data_size(info) + self._sizes[-1].get(info.ident, 0)
+
+    # --- handles -----------------------------------------------------------------------------
+    def _db(self, name: bytes):
+        for level in reversed(self._handles):
+            handle = level.get(name)
+            if handle is not None:
+                return handle
+        return self._engine._published_handle(name)
+
+    def _create_db(self, name: bytes):
+        handle = self._engine._env.open_db(name, txn=self._txn, create=True)
+        self._handles[-1][name] = handle
+        return handle
+
+    def _bury(self, name: bytes) -> None:
+        """Empty a sub-database now; delete it at the next open, when no reader can hold it."""
+        self._txn.drop(self._db(name), delete=False)
+        self._group.buried = True
+        meta = self._engine._meta_db
+        buried = self._txn.get(GRAVEYARD, db=meta) or b""
+        self._txn.put(GRAVEYARD, buried + name + b"\x00", db=meta)
+
+    def _new_ident(self, kind: str) -> str:
+        meta = self._engine._meta_db
+        raw = self._txn.get(_NEXT_IDENT, db=meta)
+        n = int.from_bytes(raw, "big") if raw else 1
+        self._txn.put(_NEXT_IDENT, (n + 1).to_bytes(8, "big"), db=meta)
+        return f"{kind}{n}"
+
+    # --- catalog -----------------------------------------------------------------------------
+    def _put_entry(self, fields: dict) -> CollectionInfo:
+        raw = catalog.encode_entry(fields)
+        self._txn.put(fields["ns"].encode(), raw, db=self._engine._catalog_db)
+        self._verified.clear()
+        return catalog.decode_entry(raw)
+
+    def _check_current(self, info: CollectionInfo) -> None:
+        if id(info) in self._verified:
+            return
+        raw = self._txn.get(info.ns.encode(), db=self._engine._catalog_db)
+        if raw is None:
+            raise NamespaceNotFound(info.ns)
+        if raw != info.raw:
+            raise CatalogChanged(info.ns)
+        self._verified[id(info)] = info
+
+    @_guard
+    def create_collection(self, ns: str, options: dict | None = None, *, clustered: bool = False,
+                          uuid: uuid_module.UUID | None = None) -> CollectionInfo:
+        split_ns(ns)
+        if self._txn.get(ns.encode(), db=self._engine._catalog_db) is not None:
+            raise NamespaceExists(ns)
+        with self._atomic():
+            ident = self._new_ident("c")
+            self._create_db(records_db_name(ident))
+            index_entries = []
+            if not clustered:
+                index_ident = self._new_ident("x")
+                self._create_db(index_db_name(index_ident))
+                index_entries.append({"spec": {"v": 2, "key": {"_id": 1}, "name": ID_INDEX_NAME},
+                                      "ident": index_ident})
+            return self._put_entry({"ns": ns, "uuid": uuid or uuid_module.uuid4(),
+                                    "options": dict(options or {}), "clustered": clustered,
+                                    "ident": ident, "indexes": index_entries})
+
+    @_guard
+    def drop_collection(self, ns: str) -> None:
+        info = self.get_collection(ns)
+        if info is None:
+            raise NamespaceNotFound(ns)
+        with self._atomic():
+            self._bury(records_db_name(info.ident))
+            for index_ident in info.index_idents.values():
+                self._bury(index_db_name(index_ident))
+            self._txn.delete(_size_key(info.ident), db=self._engine._meta_db)
+            self._txn.delete(ns.encode(), db=self._engine._catalog_db)
+            self._verified.clear()
+
+    @_guard
+    def drop_database(self, db: str) -> list[str]:
+        """Drop every collection of ``db``; returns the dropped namespaces."""
+        dropped = [info.ns for info in self.list_collections(db)]
+        with self._atomic():
+            for ns in dropped:
+                self.drop_collection(ns)
+        return dropped
+
+    @_guard
+    def rename_collection(self, src_ns: str, dst_ns: str) -> CollectionInfo:
+        """Move a collection (across databases too): data stays, only the catalog key changes.
+        The caller drops an existing target first (``dropTarget``)."""
+        split_ns(dst_ns)
+        info = self.get_collection(src_ns)
+        if info is None:
+            raise NamespaceNotFound(src_ns)
+        if self._txn.get(dst_ns.encode(), db=self._engine._catalog_db) is not None:
+            raise NamespaceExists(dst_ns, f"target namespace exists: {dst_ns}")
+        with self._atomic():
+            fields = catalog.entry_fields(info)
+            fields["ns"] = dst_ns
+            self._txn.delete(src_ns.encode(), db=self._engine._catalog_db)
+            return self._put_entry(fields)
+
+    @_guard
+    def set_options(self, ns: str, options: dict) -> CollectionInfo:
+        """Replace the collection's options document (collMod computes the new one)."""
+        info = self.get_collection(ns)
+        if info is None:
+            raise NamespaceNotFound(ns)
+        fields = catalog.entry_fields(info)
+        fields["options"] = dict(options)
+        return self._put_entry(fields)
+
+    # --- records -----------------------------------------------------------------------------
+    def _check_index_keys(self, info: CollectionInfo, index_keys: dict[str, list[bytes]],
+                          rid: bytes) -> None:
+        max_key = self._engine.max_key_size
+        for name, keys in index_keys.items():
+            self._index(info, name)  # unknown index names fail before anything is written
+            if keys:
+                indexes.check_sizes(info.ns, name, keys, rid, info.is_unique(name), max_key)
+        for name, keys in index_keys.items():
+            if keys and info.is_unique(name):
+                indexes.check_unique(self._txn, self._index(info, name), info.ns, name, keys, rid)
+
+    @_guard
+    def insert(self, info: CollectionInfo, bson: bytes, index_keys: dict[str, list[bytes]] | None = None,
+               *, rid: bytes | None = None) -> bytes:
+        """Store one record and its index entries; returns its rid. Nothing is written on error."""
+        self._check_current(info)
+        records_db = self._records(info)
+        if rid is None:
+            rid = self._engine._next_rid(self._txn, info.ident, records_db)
+        else:
+            if len(rid) > self._engine.max_key_size:
+                raise KeyTooLong(info.ns, ID_INDEX_NAME, len(rid), self._engine.max_key_size)
+            if self._txn.get(rid, db=records_db) is not None:
+                raise DuplicateKey(ID_INDEX_NAME, rid, info.ns)
+        index_keys = {name: set(keys) for name, keys in (index_keys or {}).items()}
+        self._check_index_keys(info, index_keys, rid)
+        self._txn.put(rid, self._engine._codec.pack(bson), db=records_db)
+        for name, keys in index_keys.items():
+            if keys:
+                indexes.add(self._txn, self._index(info, name), keys, rid, info.is_unique(name))
+        self._add_size(info.ident, len(bson))
+        return rid
+
+    @_guard
+    def update(self, info: CollectionInfo, rid: bytes, bson: bytes,
+               old_keys: dict[str, list[bytes]] | None = None,
+               new_keys: dict[str, list[bytes]] | None = None) -> None:
+        """Replace record ``rid``; index entries in old_keys but not new_keys are removed, those
+        in new_keys but not old_keys added (unique checked first)."""
+        self._check_current(info)
+        records_db = self._records(info)
+        stored = self._txn.get(rid, db=records_db)
+        if stored is None:
+            raise StorageError(f"record {rid.hex()} not found in {info.ns}")
+        old_keys, new_keys = old_keys or {}, new_keys or {}
+        added, removed = {}, {}
+        for name in set(old_keys) | set(new_keys):
+            old, new = set(old_keys.get(name, ())), set(new_keys.get(name, ()))
+            added[name], removed[name] = new - old, old - new
+        self._check_index_keys(info, added, rid)
+        self._txn.put(rid, self._engine._codec.pack(bson), db=records_db)
+        for name in removed:
+            unique = info.is_unique(name)
+            if removed[name]:
+                indexes.remove(self._txn, self._index(info, name), removed[name], rid, unique)
+            if added[name]:
+                indexes.add(self._txn, self._index(info, name), added[name], rid, unique)
+        self._add_size(info.ident, len(bson) - self._engine._codec.unpacked_size(stored))
+
+    @_guard
+    def delete(self, info: CollectionInfo, rid: bytes,
+               index_keys: dict[str, list[bytes]] | None = None) -> bool:
+        """Remove record ``rid`` and the given index entries; False if it did not exist."""
+        self._check_current(info)
+        records_db = self._records(info)
+        stored = self._txn.get(rid, db=records_db)
+        if stored is None:
+            return False
+        self._txn.delete(rid, db=records_db)
+        for name, keys in (index_keys or {}).items():
+            if keys:
+                indexes.remove(self._txn, self._index(info, name), set(keys), rid, info.is_unique(name))
+        self._add_size(info.ident, -self._engine._codec.unpacked_size(stored))
+        return True
+
+    # --- indexes -----------------------------------------------------------------------------
+    @_guard
+    def create_index(self, info: CollectionInfo, spec: dict,
+                     entries: Iterable[tuple[bytes, bytes]] = ()) -> CollectionInfo:
+        """Add an index (``spec`` as listIndexes shows it, with ``name``) and bulk-load its
+        (key, rid) entries. A unique violation raises DuplicateKey and leaves no trace."""
+        self._check_current(info)
+        name = spec["name"]
+        if name in info.index_idents:
+            raise IndexExists(info.ns, name)
+        with self._atomic():
+            index_ident = self._new_ident("x")
+            handle = self._create_db(index_db_name(index_ident))
+            fields = catalog.entry_fields(info)
+            fields["indexes"].append({"spec": dict(spec), "ident": index_ident})
+            new_info = self._put_entry(fields)
+            indexes.bulk_add(self._txn, handle, info.ns, name, entries, new_info.is_unique(name),
+                             self._engine.max_key_size)
+        return new_info
+
+    @_guard
+    def drop_index(self, info: CollectionInfo, name: str) -> CollectionInfo:
+        self._check_current(info)
+        if name not in info.index_idents:
+            raise IndexNotFound(info.ns, name)
+        with self._atomic():
+            self._bury(index_db_name(info.index_idents[name]))
+            fields = catalog.entry_fields(info)
+            fields["indexes"] = [e for e in fields["indexes"] if e["spec"]["name"] != name]
+            return self._put_entry(fields)
+
+    @_guard
+    def set_index_options(self, info: CollectionInfo, name: str, changes: dict) -> CollectionInfo:
+        """Merge ``changes`` into the index spec (a value of None removes the option)."""
+        self._check_current(info)
+        if name not in info.index_idents:
+            raise IndexNotFound(info.ns, name)
+        fields = catalog.entry_fields(info)
+        for entry in fields["indexes"]:
+            if entry["spec"]["name"] == name:
+                spec = dict(entry["spec"])
+                for option, value in changes.items():
+                    if value is None:
+                        spec.pop(option, None)
+                    else:
+                        spec[option] = value
+                entry["spec"] = spec
+        return self._put_entry(fields)
+
+    # --- journal -----------------------------------------------------------------------------
+    @_guard
+    def journal_append(self, stream: bytes, payload: bytes) -> int:
+        """Append a durable record to ``stream``; returns its seq (strictly increasing)."""
+        seq = self._engine._next_journal_seq(self._txn, stream)
+        journal.append(self._txn, self._engine._journal_db, stream, seq, payload, self._engine._codec)
+        return seq
+
+    @_guard
+    def journal_trim(self, stream: bytes, upto_seq: int) -> int:
+        return journal.trim(self._txn, self._engine._journal_db, self._engine._meta_db, stream, upto_seq)
+
+    @_guard
+    def journal_drop(self, stream: bytes) -> int:
+        return journal.drop_stream(self._txn, self._engine._journal_db, self._engine._meta_db, stream)
+
+
+__all__ = ["ReadView", "WriteTxn", "DuplicateKey"]
