@@ -1,15 +1,207 @@
-"""Read glue of time-series views (placeholder; filled in by the next commit)."""
+"""Read glue of time-series collections: bucket scans that merge open buckets, and view reads.
+
+``bucket_documents`` streams the bucket documents of one ``system.buckets`` namespace in ``_id`` order
+within an optional bucket-start range, using the clustered key order of storage and a fresh read
+transaction per chunk (nothing is held while a cursor is suspended). Buckets that live in the catalog
+(open, or closed but not yet written in full) are snapshotted when the read starts and replace their
+stored version; those never written at all are yielded after the stored ones.
+
+``read_source`` turns a read on the view into: bucket scan -> bucket-level filter (rewrite.py) ->
+column-selective unpack -> the exact per-measurement filter of the leading ``$match`` stages; the
+caller runs the rest of the pipeline.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
+from protocol.codec import decode
+from protocol.errors import MongoError
+from server.query.match import And, compile_node, filter_fields, parse_filter
+from server.timeseries.buckets import oid_bound, unpack_document
+from server.timeseries.commit import clustered_rid
+from server.timeseries.rewrite import bucket_filter
+from server.timeseries.unpack import parse_internal_unpack
+
+CHUNK = 128
+_ALL = None  # "every field" for column-selective unpack
+
+
+def _live_snapshot(server: Any, ns: str, lo_s: int | None, hi_s: int | None) -> dict:
+    catalog = getattr(server, "bucket_catalog", None)
+    if catalog is None:
+        return {}
+    snapshot = {}
+    for bucket in catalog.live_buckets(ns):
+        if (lo_s is not None and bucket.start_s < lo_s) or (hi_s is not None and bucket.start_s > hi_s):
+            continue
+        snapshot[bucket.id] = bucket.document()
+    return snapshot
+
+
+def bucket_documents(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None,
+                     stats: dict | None = None) -> Iterator[dict]:
+    """Bucket documents of ``ns`` whose bucket start is in ``[lo_s, hi_s]`` (None: unbounded)."""
+    snapshot = _live_snapshot(server, ns, lo_s, hi_s)
+    return _scan(server.engine, ns, lo_s, hi_s, snapshot, stats)
+
+
+def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: dict,
+          stats: dict | None) -> Iterator[dict]:
+    resume = clustered_rid(oid_bound(lo_s - 1, high=True)) if lo_s is not None and lo_s > 0 else None
+    hi_key = clustered_rid(oid_bound(hi_s, high=True)) if hi_s is not None else None
+    if hi_s is not None and hi_s < 0:
+        hi_key = None  # pre-1970 bounds: OID timestamps wrap, scan everything
+    done = False
+    while not done:
+        chunk: list[tuple[bytes, bytes]] = []
+        with engine.read() as r:
+            info = r.get_collection(ns)
+            if info is None:
+                break
+            for rid, raw in r.scan(info, start_after=resume):
+                rid = bytes(rid)
+                if hi_key is not None and rid > hi_key:
+                    done = True
+                    break
+                chunk.append((rid, bytes(raw)))
+                if len(chunk) >= CHUNK:
+                    break
+            else:
+                done = True
+        for rid, raw in chunk:
+            resume = rid
+            doc = decode(raw)
+            live = snapshot.pop(doc.get("_id"), None)
+            if stats is not None:
+                stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+            yield live if live is not None else doc
+    for bucket_id in sorted(snapshot):
+        if stats is not None:
+            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+        yield snapshot[bucket_id]
+
+
+def bucket_source(ctx: Any, db: str, coll: str) -> Iterator[dict]:
+    """Every bucket document of ``db.<coll>`` (a ``system.buckets.*`` name), open buckets included."""
+    return bucket_documents(ctx.server, f"{db}.{coll}")
+
+
+# ------------------------------------------------------------------ view reads
+
+
+def _leading_matches(pipeline: list[dict]) -> tuple[list, list[dict]]:
+    """Parse the leading ``$match`` stages (those we can run exactly right after unpack)."""
+    nodes = []
+    index = 0
+    while index < len(pipeline):
+        stage = pipeline[index]
+        if not (isinstance(stage, dict) and len(stage) == 1 and "$match" in stage):
+            break
+        try:
+            node = parse_filter(stage["$match"])
+            compile_node(node)  # validates; $expr with unknown variables stays in the pipeline
+        except MongoError:
+            break
+        nodes.append(node)
+        index += 1
+    return nodes, pipeline[index:]
+
+
+def _refs(value: Any, out: set[str]) -> bool:
+    """Top-level fields an expression references; False if it needs the whole document."""
+    if isinstance(value, str):
+        if value.startswith("$$"):
+            name = value[2:].split(".", 1)[0]
+            if name in ("ROOT", "CURRENT"):
+                return False
+            return True
+        if value.startswith("$"):
+            out.add(value[1:].split(".", 1)[0])
+        return True
+    if isinstance(value, dict):
+        return all(_refs(v, out) for v in value.values())
+    if isinstance(value, list):
+        return all(_refs(v, out) for v in value)
+    return True
+
+
+def needed_fields(pipeline: list[dict], filter_nodes: list) -> set[str] | None:
+    """Top-level measurement fields the rest of the pipeline can observe, or None for all."""
+    out: set[str] = set()
+    for node in filter_nodes:
+        out.update(path.split(".", 1)[0] for path in filter_fields(node))
+    for stage in pipeline:
+        if not isinstance(stage, dict) or len(stage) != 1:
+            return _ALL
+        name, body = next(iter(stage.items()))
+        if name == "$match":
+            try:
+                out.update(path.split(".", 1)[0] for path in filter_fields(parse_filter(body)))
+            except MongoError:
+                return _ALL
+            if "$expr" in body or "$where" in body:
+                return _ALL
+        elif name == "$sort" and isinstance(body, dict):
+            out.update(key.split(".", 1)[0] for key in body)
+        elif name in ("$limit", "$skip"):
+            continue
+        elif name == "$count":
+            return out
+        elif name == "$group" and isinstance(body, dict):
+            return out if _refs(body, out) else _ALL
+        elif name == "$project" and isinstance(body, dict):
+            if any(v in (0, False) for k, v in body.items() if k != "_id"):
+                return _ALL
+            if body.get("_id", 1) not in (0, False):
+                out.add("_id")
+            for key, value in body.items():
+                if key == "_id" and value in (0, False):
+                    continue
+                out.add(key.split(".", 1)[0])
+                if not _refs(value, out):
+                    return _ALL
+            return out
+        else:
+            return _ALL
+    return _ALL
 
 
 def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
-    raise MongoError(ErrorCode.NotImplemented, "time-series reads are not implemented yet")
+    """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view."""
+    spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
+    ns = f"{db}.{view_doc['viewOn']}"
+    nodes, remaining = _leading_matches(list(user_pipeline))
+    node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
+    span = spec.bucket_max_span_seconds or 3600
+    bfilter = bucket_filter(node, spec.time_field, spec.meta_field, span)
+    event_filter = compile_node(node) if node is not None else None
+    fields = needed_fields(remaining, nodes)
+    info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
+                            "bucketFilter": bfilter.description,
+                            "eventFilter": [s["$match"] for s in user_pipeline[:len(nodes)]],
+                            "idRange": {"min": bfilter.lo_s, "max": bfilter.hi_s},
+                            "fields": sorted(fields) if fields is not None else "all",
+                            "bucketsScanned": 0, "bucketsUnpacked": 0, "measurementsUnpacked": 0,
+                            "measurementsReturned": 0}
+    buckets = bucket_documents(ctx.server, ns, bfilter.lo_s, bfilter.hi_s, info)
+    return _measurements(buckets, spec, bfilter.predicate, event_filter, fields, info), remaining, info
 
 
-def bucket_source(ctx: Any, db: str, coll: str):
-    raise MongoError(ErrorCode.NotImplemented, "time-series bucket reads are not implemented yet")
+def _measurements(buckets: Iterator[dict], spec: Any, bucket_pred: Any, event_filter: Any,
+                  fields: set[str] | None, info: dict) -> Iterator[dict]:
+    time_field, meta_field = spec.time_field, spec.meta_field
+    for bucket in buckets:
+        if not bucket_pred(bucket):
+            continue
+        info["bucketsUnpacked"] += 1
+        unpacked = 0
+        returned = 0
+        for measurement in unpack_document(bucket, time_field, meta_field, fields):
+            unpacked += 1
+            if event_filter is None or event_filter(measurement):
+                returned += 1
+                yield measurement
+        info["measurementsUnpacked"] += unpacked
+        info["measurementsReturned"] += returned

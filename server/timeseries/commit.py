@@ -1,0 +1,278 @@
+"""Group commit, journal records, checkpoints and start-up recovery of time-series buckets.
+
+Durability scheme (architecture.md, "The write path"):
+- Inserts append to in-memory buckets (catalog, event loop), then await ``Committer.commit``. While a
+  commit is in flight, newly arriving inserts queue up; the next drain takes *every* dirty bucket of
+  every waiting insert and issues one ``engine.write`` per collection (storage merges all queued
+  writes into one LMDB transaction and one fsync). Each waiting insert resolves after its data is
+  durable; that is what ``numCommits`` / ``numWaits`` count.
+- For a bucket that stays open, a commit appends ONE small journal record with just the new
+  measurements (stream ``b"ts:" + bucket _id``), never the whole bucket. A bucket that closes,
+  is archived, or is checkpointed gets its full v1 document written (upsert, clustered on ``_id``)
+  and its journal stream trimmed in the same transaction.
+- ``recover(engine)`` at start-up replays the journal onto the stored documents, writes them in full and
+  trims the journal: a restart closes all buckets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from bson.objectid import ObjectId
+
+from protocol.codec import decode, encode
+from protocol.errors import ErrorCode, MongoError
+from server.query import plan as planner
+from server.timeseries.buckets import MISSING, OpenBucket, date_ms
+from server.timeseries.catalog import BucketCatalog
+
+log = logging.getLogger("tidemark.timeseries")
+
+JOURNAL_PREFIX = b"ts:"
+TRIM_ALL = 2**62
+
+
+def stream_of(bucket_id: ObjectId) -> bytes:
+    return JOURNAL_PREFIX + bucket_id.binary
+
+
+def clustered_rid(bucket_id: Any) -> bytes:
+    from storage.keys import encode_key
+
+    return encode_key((bucket_id,), (1,))
+
+
+def journal_record(bucket: OpenBucket, measurements: list[dict]) -> bytes:
+    """One append record: enough to rebuild the bucket if it was never written in full."""
+    record: dict[str, Any] = {"ns": bucket.ns, "id": bucket.id, "tf": bucket.time_field, "start": bucket.start_s}
+    if bucket.meta_field is not None:
+        record["mf"] = bucket.meta_field
+    if bucket.meta is not MISSING:
+        record["meta"] = bucket.meta
+    record["m"] = measurements
+    return encode(record)
+
+
+# ------------------------------------------------------------------ writer-thread side
+
+
+def write_full_document(w: Any, info: Any, doc: dict) -> None:
+    """Upsert a bucket document into its clustered collection, keeping secondary indexes in step."""
+    rid = clustered_rid(doc["_id"])
+    raw = encode(doc)
+    old = w.get(info, rid)
+    if old is None:
+        w.insert(info, raw, planner.index_key_map(info.indexes, doc) if info.indexes else {}, rid=rid)
+    elif info.indexes:
+        w.update(info, rid, raw, planner.index_key_map(info.indexes, decode(old)),
+                 planner.index_key_map(info.indexes, doc))
+    else:
+        w.update(info, rid, raw, {}, {})
+
+
+def _apply(ns: str, ops: list[tuple]) -> Any:
+    def fn(w: Any) -> int:
+        info = w.get_collection(ns)
+        if info is None:
+            raise MongoError(ErrorCode.NamespaceNotFound, f"Namespace {ns} was dropped during the insert")
+        written = 0
+        for kind, bucket_id, payload in ops:
+            if kind == "journal":
+                w.journal_append(stream_of(bucket_id), journal_record(*payload))
+            else:
+                write_full_document(w, info, payload)
+                w.journal_trim(stream_of(bucket_id), TRIM_ALL)
+            written += 1
+        return written
+
+    return fn
+
+
+# ------------------------------------------------------------------ event-loop side
+
+
+class Committer:
+    """Turns dirty buckets into commit groups; one instance per server (``server.ts_committer``)."""
+
+    def __init__(self, engine: Any, catalog: BucketCatalog, *, checkpoint_interval: float = 60.0):
+        self.engine = engine
+        self.catalog = catalog
+        self.checkpoint_interval = checkpoint_interval
+        self._waiters: list[tuple[asyncio.Future, frozenset[str]]] = []
+        self._running = False
+        self._task: asyncio.Task | None = None
+        self._checkpointer: asyncio.Task | None = None
+        self.groups = 0
+
+    def loader(self, ns: str, bucket_id: Any) -> dict | None:
+        """The stored document of one bucket (reopening an archived bucket)."""
+        with self.engine.read() as r:
+            info = r.get_collection(ns)
+            raw = r.get(info, clustered_rid(bucket_id)) if info is not None else None
+        return decode(raw) if raw is not None else None
+
+    async def commit(self, namespaces: Iterable[str]) -> None:
+        """Wait until everything appended so far to ``namespaces``' buckets is durable."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        namespaces = frozenset(namespaces)
+        if self._running:
+            for ns in namespaces:
+                state = self.catalog.get(ns)
+                if state is not None:
+                    state.stats["numWaits"] += 1
+        self._waiters.append((future, namespaces))
+        if not self._running:
+            self._running = True
+            self._task = loop.create_task(self._run())
+        await future
+
+    def _drain(self) -> dict[str, tuple[list[tuple], list[OpenBucket], int]]:
+        groups: dict[str, tuple[list[tuple], list[OpenBucket], int]] = {}
+        for bucket in self.catalog.take_dirty():
+            state = self.catalog.get(bucket.ns)
+            if state is None or state.live.get(bucket.id) is not bucket:
+                continue  # dropped, or superseded
+            ops, full, n = groups.setdefault(bucket.ns, ([], [], 0))
+            measurements, bucket.pending = bucket.pending, []
+            count = len(measurements)
+            if bucket.needs_full:
+                bucket.needs_full = False
+                bucket.journaled = False
+                ops.append(("full", bucket.id, bucket.document()))
+                full.append(bucket)
+            elif measurements:
+                bucket.journaled = True
+                ops.append(("journal", bucket.id, (bucket, measurements)))
+            else:
+                continue
+            if count:
+                state.stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
+                bucket.committed = True
+            groups[bucket.ns] = (ops, full, n + count)
+        return groups
+
+    async def _run(self) -> None:
+        try:
+            while self._waiters:
+                waiters, self._waiters = self._waiters, []
+                groups = self._drain()
+                errors: dict[str, BaseException] = {}
+                futures = {ns: self.engine.write(_apply(ns, ops)) for ns, (ops, _, _) in groups.items() if ops}
+                for ns, fut in futures.items():
+                    try:
+                        await asyncio.wrap_future(fut)
+                    except BaseException as exc:  # noqa: BLE001 - handed to the waiting inserts
+                        errors[ns] = exc
+                self.groups += 1
+                for ns, (_, full, count) in groups.items():
+                    state = self.catalog.get(ns)
+                    if ns in errors or state is None:
+                        continue
+                    state.stats["numCommits"] += 1
+                    state.stats["numMeasurementsCommitted"] += count
+                    for bucket in full:
+                        self.catalog.written_full(bucket)
+                for future, namespaces in waiters:
+                    if future.done():
+                        continue
+                    error = next((errors[ns] for ns in namespaces if ns in errors), None)
+                    if error is None:
+                        future.set_result(None)
+                    else:
+                        future.set_exception(error)
+        finally:
+            self._running = False
+
+    async def forget_collection(self, ns: str) -> None:
+        """The collection is being dropped: forget its buckets and trim their journal streams."""
+        streams = [stream_of(b.id) for b in self.catalog.live_buckets(ns)]
+        self.catalog.forget(ns)
+        if streams:
+            def fn(w: Any) -> None:
+                for stream in streams:
+                    w.journal_trim(stream, TRIM_ALL)
+
+            await asyncio.wrap_future(self.engine.write(fn))
+
+    async def checkpoint(self) -> int:
+        """Write every journaled bucket in full and trim the journal; returns buckets written."""
+        marked = self.catalog.checkpoint_all()
+        if marked:
+            await self.commit(())
+        return marked
+
+    def start_checkpointer(self) -> None:
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(self.checkpoint_interval)
+                try:
+                    await self.checkpoint()
+                except Exception:  # noqa: BLE001 - keep checkpointing; the journal still holds the data
+                    log.exception("time-series checkpoint failed")
+
+        self._checkpointer = asyncio.get_running_loop().create_task(loop())
+
+    async def close(self) -> None:
+        """Shutdown: write every live bucket in full (a restart closes all buckets)."""
+        if self._checkpointer is not None:
+            self._checkpointer.cancel()
+            with contextlib.suppress(BaseException):
+                await self._checkpointer
+        for state in self.catalog.collections.values():
+            for bucket in state.live.values():
+                if bucket.journaled or bucket.pending:
+                    bucket.needs_full = True
+                    self.catalog.dirty[id(bucket)] = bucket
+        if self.catalog.dirty:
+            await self.commit(())
+
+
+# ------------------------------------------------------------------ recovery
+
+
+def recover(engine: Any) -> int:
+    """Replay the time-series journal into full bucket documents; returns the buckets rebuilt."""
+    streams: dict[bytes, list[dict]] = {}
+    with engine.read() as r:
+        for stream, _seq, payload in r.journal_scan():
+            stream = bytes(stream)
+            if stream.startswith(JOURNAL_PREFIX):
+                streams.setdefault(stream, []).append(decode(payload))
+    if not streams:
+        return 0
+
+    def fn(w: Any) -> int:
+        rebuilt = 0
+        for stream, records in streams.items():
+            first = records[0]
+            info = w.get_collection(first["ns"])
+            if info is not None:
+                bucket = _rebuild(w, info, records)
+                write_full_document(w, info, bucket.document())
+                rebuilt += 1
+            w.journal_trim(stream, TRIM_ALL)
+        return rebuilt
+
+    rebuilt = engine.write(fn).result()
+    log.info("time-series recovery rebuilt %d bucket(s) from the journal", rebuilt)
+    return rebuilt
+
+
+def _rebuild(w: Any, info: Any, records: list[dict]) -> OpenBucket:
+    first = records[0]
+    time_field, meta_field = first["tf"], first.get("mf")
+    raw = w.get(info, clustered_rid(first["id"]))
+    if raw is not None:
+        bucket = OpenBucket.from_document(decode(raw), info.ns, time_field, meta_field)
+    else:
+        bucket = OpenBucket(first["id"], info.ns, time_field, meta_field, first.get("meta", MISSING), first["start"])
+    for record in records:
+        for measurement in record["m"]:
+            time_value = measurement[time_field]
+            bucket.append(measurement, date_ms(time_value), time_value)
+    return bucket

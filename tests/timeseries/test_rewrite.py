@@ -1,0 +1,101 @@
+"""Bucket-level filters never drop a bucket holding a match, and do prune (spec §5.2)."""
+
+import datetime as dt
+import random
+
+import pytest
+from bson.objectid import ObjectId
+
+from server.query.match import compile_filter, parse_filter
+from server.timeseries.buckets import date_ms, unpack_document
+from server.timeseries.catalog import BucketCatalog
+from server.timeseries.options import parse_timeseries
+from server.timeseries.rewrite import bucket_filter
+
+T0 = dt.datetime(2024, 1, 1)
+
+
+def build_buckets(seed=7, n=3000):
+    rng = random.Random(seed)
+    catalog = BucketCatalog(memory_threshold=1 << 40, max_count=50)
+    state = catalog.collection("db.system.buckets.c", parse_timeseries("db.c", {"timeField": "t", "metaField": "m"}))
+    for _ in range(n):
+        t = T0 + dt.timedelta(seconds=rng.randrange(0, 6 * 3600))
+        doc = {"_id": ObjectId(), "t": t, "m": {"site": rng.choice("abc"), "id": rng.randrange(4)}}
+        if rng.random() < 0.9:
+            doc["v"] = rng.choice([rng.randrange(100), rng.random() * 100])
+        if rng.random() < 0.3:
+            doc["s"] = rng.choice(["x", "y", "z"])
+        if rng.random() < 0.1:
+            doc["arr"] = [rng.randrange(10), rng.randrange(10)]
+        catalog.insert(state, doc, date_ms(t), t)
+    return [b.document() for b in state.live.values()]
+
+
+BUCKETS = build_buckets()
+
+
+def check(filter_doc):
+    node = parse_filter(filter_doc)
+    bfilter = bucket_filter(node, "t", "m", 3600)
+    match = compile_filter(filter_doc)
+    kept = 0
+    for bucket in BUCKETS:
+        has_match = any(match(m) for m in unpack_document(bucket, "t", "m"))
+        start = bucket["_id"].generation_time.replace(tzinfo=None)
+        start_s = date_ms(start) // 1000
+        in_range = (bfilter.lo_s is None or start_s >= bfilter.lo_s) and (bfilter.hi_s is None or start_s <= bfilter.hi_s)
+        keep = in_range and bfilter.predicate(bucket)
+        assert keep or not has_match, (filter_doc, bucket["_id"])
+        kept += keep
+    return kept
+
+
+FILTERS = [
+    {"t": {"$gte": T0 + dt.timedelta(hours=2), "$lt": T0 + dt.timedelta(hours=2, minutes=5)}},
+    {"t": T0 + dt.timedelta(hours=1, seconds=17)},
+    {"t": {"$lte": T0 + dt.timedelta(minutes=30)}},
+    {"t": {"$gt": T0 + dt.timedelta(hours=5, minutes=50)}},
+    {"m.site": "a"},
+    {"m": {"id": 1, "site": "b"}},
+    {"m.id": {"$in": [1, 2]}, "v": {"$gt": 50}},
+    {"v": {"$lt": 3}},
+    {"v": 42},
+    {"v": {"$in": [1, 2, 3]}},
+    {"s": "x"},
+    {"s": {"$gt": "y"}},
+    {"arr": 3},
+    {"arr.0": {"$gt": 5}},
+    {"$or": [{"v": {"$lt": 1}}, {"t": {"$lt": T0 + dt.timedelta(minutes=1)}}]},
+    {"v": {"$exists": True}, "m.site": {"$ne": "a"}},
+    {"v": {"$not": {"$gt": 10}}},
+    {"v": None},
+    {"v": "string never stored"},
+]
+
+
+@pytest.mark.parametrize("filter_doc", FILTERS)
+def test_bucket_filter_keeps_every_bucket_with_a_matching_measurement(filter_doc):
+    check(filter_doc)
+
+
+def test_narrow_time_range_prunes_most_buckets():
+    kept = check({"t": {"$gte": T0 + dt.timedelta(hours=2), "$lt": T0 + dt.timedelta(hours=2, minutes=1)}})
+    assert kept < len(BUCKETS) / 3
+
+
+def test_time_predicate_yields_id_range():
+    node = parse_filter({"t": {"$gte": T0, "$lt": T0 + dt.timedelta(hours=1)}})
+    bfilter = bucket_filter(node, "t", "m", 3600)
+    assert bfilter.lo_s == date_ms(T0) // 1000 - 3600
+    assert bfilter.hi_s == date_ms(T0) // 1000 + 3600
+
+
+def test_meta_predicate_prunes_exactly():
+    kept = check({"m.site": "a", "m.id": 0})
+    matching = sum(1 for b in BUCKETS if b["meta"] == {"id": 0, "site": "a"})
+    assert kept == matching
+
+
+def test_type_mismatch_prunes_string_buckets():
+    assert check({"s": 5}) == 0
