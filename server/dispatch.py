@@ -17,8 +17,19 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
-from server.commands import admin, cursors, handshake, sessions
-from server.context import CommandContext, CommandSpec, ConnectionInfo, ServerState
+from server.commands import (
+    admin,
+    aggregate,
+    crud,
+    cursors,
+    databases,
+    ddl,
+    handshake,
+    indexes,
+    sessions,
+    stats,
+)
+from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec, ConnectionInfo, ServerState
 from storage.errors import StorageError
 
 FAMILIES = (
@@ -26,6 +37,7 @@ FAMILIES = (
     admin,
     sessions,
     cursors,
+    databases, ddl, crud, aggregate, indexes, stats,
 )
 
 # Characters mongod refuses in database names.
@@ -109,7 +121,7 @@ class Dispatcher:
                 )
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
-            if cmd.get("help") is True and len(cmd) <= 3:
+            if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
             ctx = CommandContext(
                 self.server, conn, db, spec.name, lsid=cmd.get("lsid"), max_time_ms=_max_time_ms(cmd)
