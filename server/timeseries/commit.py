@@ -40,6 +40,15 @@ def stream_of(bucket_id: ObjectId) -> bytes:
     return JOURNAL_PREFIX + bucket_id.binary
 
 
+def drop_stream(w: Any, stream: bytes) -> None:
+    """Forget every journal record of a bucket (its full document now holds them)."""
+    drop = getattr(w, "journal_drop", None)
+    if drop is not None:
+        drop(stream)
+    else:
+        w.journal_trim(stream, TRIM_ALL)
+
+
 def clustered_rid(bucket_id: Any) -> bytes:
     from storage.keys import encode_key
 
@@ -85,7 +94,7 @@ def _apply(ns: str, ops: list[tuple]) -> Any:
                 w.journal_append(stream_of(bucket_id), journal_record(*payload))
             else:
                 write_full_document(w, info, payload)
-                w.journal_trim(stream_of(bucket_id), TRIM_ALL)
+                drop_stream(w, stream_of(bucket_id))
             written += 1
         return written
 
@@ -195,7 +204,7 @@ class Committer:
         if streams:
             def fn(w: Any) -> None:
                 for stream in streams:
-                    w.journal_trim(stream, TRIM_ALL)
+                    drop_stream(w, stream)
 
             await asyncio.wrap_future(self.engine.write(fn))
 
@@ -255,7 +264,7 @@ def recover(engine: Any) -> int:
                 bucket = _rebuild(w, info, records)
                 write_full_document(w, info, bucket.document())
                 rebuilt += 1
-            w.journal_trim(stream, TRIM_ALL)
+            drop_stream(w, stream)
         return rebuilt
 
     rebuilt = engine.write(fn).result()

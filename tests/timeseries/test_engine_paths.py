@@ -1,0 +1,190 @@
+"""Time-series write/read paths against the real storage engine (no server): create, group commit,
+journal records instead of bucket rewrites, recovery, view reads with pruning, direct bucket inserts."""
+
+import asyncio
+import datetime as dt
+from types import SimpleNamespace
+
+import pytest
+
+from protocol.errors import MongoError
+from server.timeseries import ddl, view, writes
+from server.timeseries.catalog import BucketCatalog
+from server.timeseries.commit import Committer, recover
+from storage.engine import open_engine
+
+T0 = dt.datetime(2021, 5, 18, 0, 0)
+
+
+class Server:
+    def __init__(self, path):
+        self.engine = open_engine(str(path))
+        recover(self.engine)
+        self.bucket_catalog = BucketCatalog(memory_threshold=1 << 40)
+        self.ts_committer = Committer(self.engine, self.bucket_catalog)
+        self.cursors = None
+
+    def ctx(self, db="db"):
+        return SimpleNamespace(server=self, db=db)
+
+
+@pytest.fixture
+def server(tmp_path):
+    s = Server(tmp_path / "data")
+    yield s
+    s.engine.close()
+
+
+async def create(server, name="weather", **ts):
+    ts.setdefault("timeField", "timestamp")
+    ts.setdefault("metaField", "metadata")
+    return await ddl.create(server.ctx(), {"create": name, "timeseries": ts, "$db": "db"})
+
+
+async def insert(server, docs, name="weather", ordered=True):
+    return await writes.insert_measurements(server.ctx(), {"insert": name, "documents": docs, "ordered": ordered,
+                                                           "$db": "db"})
+
+
+def view_doc(server, name="weather"):
+    with server.engine.read() as r:
+        return ddl.get_view(r, "db", name)[1]
+
+
+def find(server, pipeline=(), name="weather"):
+    docs, remaining, info = view.read_source(server.ctx(), "db", view_doc(server, name), list(pipeline))
+    assert remaining == [] or remaining == list(pipeline)[len(pipeline) - len(remaining):]
+    return list(docs), info
+
+
+def buckets(server, name="weather"):
+    return list(view.bucket_documents(server, f"db.system.buckets.{name}"))
+
+
+async def test_worked_example_round_trips_and_stores_one_sparse_bucket(server):
+    await create(server)
+    docs = [{"_id": i, "metadata": {"sensorId": 5578, "type": "temperature"},
+             "timestamp": T0 + dt.timedelta(hours=i), "temp": 12 + i} for i in range(3)]
+    docs[2]["ext1"] = 1
+    docs = [dict(d, timestamp=T0 + dt.timedelta(minutes=i)) for i, d in enumerate(docs)]
+    assert await insert(server, docs) == {"n": 3}
+    found, _ = find(server)
+    assert sorted(found, key=lambda d: d["_id"]) == [
+        {"timestamp": d["timestamp"], "metadata": d["metadata"], "_id": d["_id"], "temp": d["temp"],
+         **({"ext1": 1} if "ext1" in d else {})} for d in docs]
+    (bucket,) = buckets(server)
+    assert bucket["data"]["ext1"] == {"2": 1}
+    assert set(bucket["data"]["_id"]) == {"0", "1", "2"}
+    assert bucket["control"]["min"]["timestamp"] == T0
+
+
+async def test_time_field_must_be_a_date_ordered_and_unordered(server):
+    await create(server)
+    good = {"timestamp": T0, "v": 1}
+    reply = await insert(server, [good, {"timestamp": "x"}, {"v": 2}], ordered=False)
+    assert reply["n"] == 1
+    assert [(e["index"], e["code"]) for e in reply["writeErrors"]] == [(1, 2), (2, 2)]
+    assert reply["writeErrors"][0]["errmsg"] == "'timestamp' must be present and contain a valid BSON UTC datetime value"
+    reply = await insert(server, [dict(good), {"v": 2}, dict(good)])
+    assert reply["n"] == 1 and len(reply["writeErrors"]) == 1
+    found, _ = find(server)
+    assert len(found) == 2 and all("_id" in d for d in found)
+
+
+async def test_open_bucket_appends_write_journal_records_not_documents(server):
+    await create(server)
+    for i in range(5):
+        await insert(server, [{"timestamp": T0 + dt.timedelta(seconds=i), "metadata": "s", "v": i}])
+    with server.engine.read() as r:
+        info = r.get_collection("db.system.buckets.weather")
+        assert r.count(info) == 0  # nothing materialized yet: appends went to the journal
+        assert len(list(r.journal_scan())) == 5
+    assert len(buckets(server)) == 1  # but readers see the open bucket
+    await server.ts_committer.checkpoint()
+    with server.engine.read() as r:
+        assert r.count(r.get_collection("db.system.buckets.weather")) == 1
+        assert list(r.journal_scan()) == []
+
+
+async def test_recovery_rebuilds_buckets_from_the_journal(tmp_path):
+    first = Server(tmp_path / "d")
+    await create(first)
+    await insert(first, [{"timestamp": T0, "metadata": "a", "v": 1}, {"timestamp": T0, "metadata": "b", "v": 2}])
+    await first.ts_committer.checkpoint()
+    await insert(first, [{"timestamp": T0 + dt.timedelta(seconds=1), "metadata": "a", "v": 3}])
+    first.engine.close()  # no shutdown hook: as after a crash
+    second = Server(tmp_path / "d")
+    try:
+        found, _ = find(second)
+        assert sorted(d["v"] for d in found) == [1, 2, 3]
+        docs = buckets(second)
+        assert len(docs) == 2 and sum(len(b["data"]["v"]) for b in docs) == 3
+        await insert(second, [{"timestamp": T0 + dt.timedelta(seconds=2), "metadata": "a", "v": 4}])
+        assert len(buckets(second)) == 3  # a restart closed all buckets
+    finally:
+        second.engine.close()
+
+
+async def test_concurrent_inserts_share_commits(server):
+    await create(server)
+
+    async def client(k):
+        for i in range(20):
+            await insert(server, [{"timestamp": T0 + dt.timedelta(seconds=i), "metadata": k, "v": i}])
+
+    await asyncio.gather(*(client(k) for k in range(8)))
+    stats = server.bucket_catalog.collection_stats("db.system.buckets.weather")
+    assert stats["numMeasurementsCommitted"] == 160
+    assert stats["numCommits"] < 160 / 2
+    assert stats["numWaits"] > 0
+    found, _ = find(server)
+    assert len(found) == 160
+
+
+async def test_narrow_time_range_scans_few_buckets(server):
+    await create(server)
+    docs = [{"timestamp": T0 + dt.timedelta(minutes=10 * i), "metadata": "s", "v": i} for i in range(24 * 6 * 3)]
+    await insert(server, docs)
+    await server.ts_committer.checkpoint()
+    total = len(buckets(server))
+    lo = T0 + dt.timedelta(days=1, hours=3)
+    found, info = find(server, [{"$match": {"timestamp": {"$gte": lo, "$lt": lo + dt.timedelta(minutes=30)}}}])
+    assert sorted(d["v"] for d in found) == [24 * 6 + 18, 24 * 6 + 19, 24 * 6 + 20]
+    assert total > 50 and info["bucketsScanned"] <= 3 and info["bucketsUnpacked"] <= 2
+
+
+async def test_recreate_is_idempotent_and_conflicts_are_namespace_exists(server):
+    await create(server)
+    await create(server)
+    with pytest.raises(MongoError) as info:
+        await create(server, granularity="minutes")
+    assert info.value.code == 48
+    with pytest.raises(MongoError) as info:
+        await ddl.create(server.ctx(), {"create": "system.buckets.x", "$db": "db"})
+    assert info.value.code == 20
+
+
+async def test_drop_removes_view_and_buckets(server):
+    await create(server)
+    await insert(server, [{"timestamp": T0, "v": 1}])
+    await ddl.drop(server.ctx(), "db", "system.buckets.weather")
+    assert view_doc(server) is None
+    with server.engine.read() as r:
+        assert r.get_collection("db.system.buckets.weather") is None
+
+
+async def test_direct_bucket_inserts_are_validated_and_visible_through_the_view(server):
+    await create(server)
+    from bson.objectid import ObjectId
+
+    bucket = {"_id": ObjectId(), "control": {"version": 1, "min": {"timestamp": T0}, "max": {"timestamp": T0}},
+              "data": {"timestamp": {"0": T0}, "v": {"0": 7}}}
+    ctx = server.ctx()
+    reply = await writes.insert_bucket_documents(ctx, {"insert": "system.buckets.weather", "documents": [bucket],
+                                                       "$db": "db"})
+    assert reply == {"n": 1}
+    reply = await writes.insert_bucket_documents(ctx, {"insert": "system.buckets.weather",
+                                                       "documents": [{"_id": ObjectId(), "x": 1}], "$db": "db"})
+    assert reply["n"] == 0 and reply["writeErrors"][0]["code"] == 121
+    found, _ = find(server)
+    assert found == [{"timestamp": T0, "v": 7}]
