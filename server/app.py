@@ -21,7 +21,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from server import log
+from server import log, ttl
 from server.connection import Connection
 from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
@@ -29,7 +29,7 @@ from server.dispatch import Dispatcher
 from server.params import ServerParams
 from storage.errors import StorageError
 
-LIFECYCLE_HOOKS: tuple[Any, ...] = ()
+LIFECYCLE_HOOKS: tuple[Any, ...] = (ttl,)
 
 WORKER_THREADS = 4
 SHUTDOWN_GRACE_SECONDS = 10.0

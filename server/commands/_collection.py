@@ -1,0 +1,470 @@
+"""Shared helpers of the regular-collection command families.
+
+- argument checks every command repeats (collection name, transactions on a standalone, namespaces);
+- views: the `<db>.system.views` documents, chain resolution, the time-series test;
+- documents: insert preparation (`_id` first, 16 MiB limit, field-name rules) and collection validators;
+- index glue: keys for storage writes and the DuplicateKey error with keyPattern/keyValue;
+- read streams: record/index scans that open a fresh LMDB read transaction per chunk, so a suspended
+  cursor never holds a transaction (storage README, "LMDB discipline").
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import uuid as uuid_mod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import bson
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+from bson.regex import Regex
+
+from protocol.codec import decode, encode
+from protocol.errors import ErrorCode, MongoError
+from server.query import plan as planner
+
+MAX_BSON_SIZE = 16 * 1024 * 1024
+MISSING_ID = object()  # "no _id" marker for comparisons
+MAX_VIEW_DEPTH = 20
+SYSTEM_VIEWS = "system.views"
+BUCKETS_PREFIX = "system.buckets."
+_ALLOWED_SYSTEM = {"system.views", "system.js", "system.profile", "system.users", "system.roles",
+                   "system.version", "system.sessions"}
+
+
+# --------------------------------------------------------------------------------------------------
+# arguments
+# --------------------------------------------------------------------------------------------------
+
+
+def check_no_transaction(cmd: dict) -> None:
+    """A standalone has no transactions: mongod refuses transaction numbers outright."""
+    if "txnNumber" in cmd and ("startTransaction" in cmd or "autocommit" in cmd):
+        raise MongoError(ErrorCode.IllegalOperation,
+                         "Transaction numbers are only allowed on a replica set member or mongos")
+    if "startTransaction" in cmd or "autocommit" in cmd:
+        raise MongoError(ErrorCode.IllegalOperation,
+                         "Transaction numbers are only allowed on a replica set member or mongos")
+
+
+def collection_arg(cmd: dict, name: str) -> str:
+    """The collection named by the command's first field, checked like mongod."""
+    value = cmd.get(name)
+    if not isinstance(value, str):
+        raise MongoError(ErrorCode.InvalidNamespace,
+                         f"collection name has invalid type {type_name(value)}")
+    check_collection_name(cmd.get("$db", ""), value)
+    return value
+
+
+def check_collection_name(db: str, name: str) -> None:
+    if not name:
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{db}.'")
+    if "$" in name or "\0" in name or name.startswith("."):
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid collection name: {name}")
+
+
+def check_create_name(db: str, name: str) -> None:
+    """Stricter rules for names a user may create."""
+    check_collection_name(db, name)
+    if name.startswith("system.") and name not in _ALLOWED_SYSTEM and not name.startswith(BUCKETS_PREFIX):
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid system namespace: {db}.{name}")
+    if len(db) + 1 + len(name) > 255:
+        raise MongoError(ErrorCode.InvalidNamespace,
+                         f"Fully qualified namespace is too long. Namespace: {db}.{name} Max: 255")
+
+
+def check_db_name(db: str) -> None:
+    if not db or any(c in db for c in '/\\. "$\0') or len(db) >= 64:
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
+
+
+def type_name(v: Any) -> str:
+    try:
+        from server.query.values import bson_type_name
+
+        return bson_type_name(v)
+    except Exception:  # noqa: BLE001 - only used for messages
+        return type(v).__name__
+
+
+def ns_of(db: str, coll: str) -> str:
+    return f"{db}.{coll}"
+
+
+def int_arg(cmd: dict, field: str, command: str, default: int | None = None) -> int | None:
+    """A numeric argument (int, long or integral double) as int; 14 TypeMismatch otherwise."""
+    if field not in cmd or cmd[field] is None:
+        return default
+    v = cmd[field]
+    if isinstance(v, bool) or not isinstance(v, (int, float, Decimal128)):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"BSON field '{command}.{field}' is the wrong type '{type_name(v)}', expected types "
+                         "'[long, int, decimal, double]'")
+    if isinstance(v, Decimal128):
+        v = v.to_decimal()
+    return int(v)
+
+
+def doc_arg(cmd: dict, field: str, command: str) -> dict | None:
+    if field not in cmd or cmd[field] is None:
+        return None
+    v = cmd[field]
+    if not isinstance(v, dict):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"BSON field '{command}.{field}' is the wrong type '{type_name(v)}', expected type 'object'")
+    return v
+
+
+# --------------------------------------------------------------------------------------------------
+# views
+# --------------------------------------------------------------------------------------------------
+
+
+def is_timeseries_view(view_doc: dict | None) -> bool:
+    """True for the system.views entry of a time-series collection."""
+    if not view_doc:
+        return False
+    pipeline = view_doc.get("pipeline") or []
+    return bool(pipeline) and isinstance(pipeline[0], dict) and "$_internalUnpackBucket" in pipeline[0]
+
+
+def view_docs(r, db: str) -> list[dict]:
+    """Every view definition of ``db`` (small; read in the caller's transaction)."""
+    info = r.get_collection(ns_of(db, SYSTEM_VIEWS))
+    if info is None:
+        return []
+    return [decode(raw) for _, raw in r.scan(info)]
+
+
+def get_view(r, db: str, name: str) -> dict | None:
+    target = ns_of(db, name)
+    for view in view_docs(r, db):
+        if view.get("_id") == target:
+            return view
+    return None
+
+
+@dataclass
+class Resolved:
+    """A namespace after following views: the base collection and the pipeline to run on it.
+
+    ``ts_view`` is the time-series view at the bottom of the chain (if any); ``user_pipeline`` is
+    then everything that runs after its unpack stage (outer views' pipelines, then the caller's).
+    """
+
+    db: str
+    name: str  # the base collection (for a time-series chain: the TS view's name)
+    pipeline: list[dict]
+    is_view: bool
+    ts_view: dict | None = None
+    top_view: dict | None = None
+
+
+def resolve(r, db: str, name: str) -> Resolved:
+    """Follow the view chain of ``db.name`` (depth limit 20 like mongod)."""
+    chain: list[dict] = []
+    current = name
+    views = None
+    for _ in range(MAX_VIEW_DEPTH + 1):
+        if views is None:
+            views = {v.get("_id"): v for v in view_docs(r, db)} if r.get_collection(
+                ns_of(db, SYSTEM_VIEWS)) is not None else {}
+        view = views.get(ns_of(db, current))
+        if view is None:
+            break
+        chain.append(view)
+        if is_timeseries_view(view):
+            outer: list[dict] = []
+            for v in reversed(chain[:-1]):
+                outer.extend(v.get("pipeline") or [])
+            return Resolved(db, current, outer, True, ts_view=view, top_view=chain[0])
+        current = view["viewOn"]
+    else:
+        raise MongoError(ErrorCode.ViewDepthLimitExceeded,
+                         f"View depth too deep or view cycle detected; maximum depth is {MAX_VIEW_DEPTH}")
+    pipeline: list[dict] = []
+    for v in reversed(chain):
+        pipeline.extend(v.get("pipeline") or [])
+    return Resolved(db, current, pipeline, bool(chain), top_view=chain[0] if chain else None)
+
+
+def timeseries_module():
+    """The time-series seam, imported lazily so this family works before it exists."""
+    from server.commands import timeseries  # noqa: PLC0415
+
+    return timeseries
+
+
+def view_write_error(db: str, name: str, command: str = "") -> MongoError:
+    return MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {db}.{name} is a view, not a collection")
+
+
+# --------------------------------------------------------------------------------------------------
+# documents
+# --------------------------------------------------------------------------------------------------
+
+
+def prepare_insert(doc: Any) -> dict:
+    """The document to store: ``_id`` first (generated if absent) and MongoDB's storage rules."""
+    if not isinstance(doc, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "BSON field 'insert.documents' elements must be objects")
+    if "_id" not in doc:
+        doc = {"_id": ObjectId(), **doc}
+    elif next(iter(doc)) != "_id":
+        doc = {"_id": doc["_id"], **{k: v for k, v in doc.items() if k != "_id"}}
+    check_storable(doc)
+    return doc
+
+
+def check_storable(doc: dict) -> None:
+    """_id type rules and top-level ``$`` names (mongod refuses both on insert and replacement)."""
+    _id = doc.get("_id")
+    if isinstance(_id, list):
+        raise MongoError(ErrorCode.InvalidIdField, "The '_id' value cannot be of type array")
+    if isinstance(_id, (Regex, re.Pattern)):
+        raise MongoError(ErrorCode.InvalidIdField, "can't use a regex for _id")
+    if isinstance(_id, dict):
+        for k in _id:
+            if isinstance(k, str) and k.startswith("$"):
+                raise MongoError(ErrorCode.DollarPrefixedFieldName,
+                                 f"_id fields may not contain '$'-prefixed fields: {k} is not valid for storage.")
+    for k in doc:
+        if isinstance(k, str) and k.startswith("$"):
+            raise MongoError(ErrorCode.DollarPrefixedFieldName,
+                             f"Document can't have $ prefixed field names: {k}")
+
+
+def encode_doc(doc: dict) -> bytes:
+    """BSON bytes of a document to store; 10334 BSONObjectTooLarge beyond 16 MiB."""
+    raw = encode(doc)
+    if len(raw) > MAX_BSON_SIZE:
+        raise MongoError(ErrorCode.BSONObjectTooLarge,
+                         f"object to insert too large. size in bytes: {len(raw)}, max size: {MAX_BSON_SIZE}")
+    return raw
+
+
+class Validator:
+    """A collection's validator (query filter or $jsonSchema) with its level and action."""
+
+    def __init__(self, options: dict):
+        self.spec = options.get("validator") or None
+        self.level = options.get("validationLevel", "strict")
+        self.action = options.get("validationAction", "error")
+        self._fn = None
+        if self.spec and self.level != "off":
+            from server.query.match import compile_filter
+
+            self._fn = compile_filter(self.spec)
+
+    @property
+    def active(self) -> bool:
+        return self._fn is not None and self.action == "error"
+
+    def check(self, doc: dict, *, old_doc: dict | None = None) -> None:
+        """Raise 121 DocumentValidationFailure when ``doc`` fails (moderate: only if old_doc passed)."""
+        if not self.active:
+            return
+        if old_doc is not None and self.level == "moderate" and not self._fn(old_doc):
+            return
+        if not self._fn(doc):
+            raise MongoError(ErrorCode.DocumentValidationFailure, "Document failed validation",
+                             extra={"errInfo": {"failingDocumentId": doc.get("_id"),
+                                                "details": {"operatorName": _top_operator(self.spec),
+                                                            "schemaRulesNotSatisfied": []}}})
+
+
+def _top_operator(spec: dict) -> str:
+    if len(spec) == 1:
+        k = next(iter(spec))
+        if k.startswith("$"):
+            return k
+    return "$and"
+
+
+_VALIDATORS: dict[tuple, Validator] = {}
+
+
+def validator_for(info) -> Validator | None:
+    """Cached per collection uuid and options; None when the collection has no validator."""
+    opts = info.options or {}
+    if not opts.get("validator"):
+        return None
+    key = (info.uuid, repr(opts.get("validator")), opts.get("validationLevel"), opts.get("validationAction"))
+    v = _VALIDATORS.get(key)
+    if v is None:
+        if len(_VALIDATORS) > 1024:
+            _VALIDATORS.clear()
+        v = _VALIDATORS[key] = Validator(opts)
+    return v
+
+
+# --------------------------------------------------------------------------------------------------
+# index glue
+# --------------------------------------------------------------------------------------------------
+
+
+def index_keys(info, doc: dict) -> dict[str, list[bytes]]:
+    """Keys of ``doc`` for every index of the collection (what storage insert/update/delete take)."""
+    return planner.index_key_map(info.indexes, doc)
+
+
+def duplicate_key_error(info, index_name: str, doc: dict | None, key: bytes | None = None) -> MongoError:
+    """11000 with mongod's message, keyPattern and keyValue."""
+    spec = next((s for s in info.indexes if s["name"] == index_name), None)
+    if spec is None:
+        key_pattern, key_value = {"_id": 1}, {"_id": (doc or {}).get("_id")}
+    elif doc is None:
+        from storage.keys import decode_key
+
+        fields, directions = planner.key_fields(spec["key"])
+        key_pattern = dict(spec["key"])
+        try:
+            key_value = dict(zip(fields, decode_key(key, directions), strict=False))
+        except Exception:  # noqa: BLE001 - a message detail only
+            key_value = {f: None for f in fields}
+    else:
+        key_pattern = dict(spec["key"])
+        key_value = planner.keyer_for(spec).key_value(doc, key)
+    shown = ", ".join(f"{k}: {format_value(v)}" for k, v in key_value.items())
+    return MongoError(
+        ErrorCode.DuplicateKey,
+        f"E11000 duplicate key error collection: {info.ns} index: {index_name} dup key: {{ {shown} }}",
+        extra={"keyPattern": key_pattern, "keyValue": key_value},
+    )
+
+
+def format_value(v: Any) -> str:
+    """mongod's short rendering of a value inside error messages."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if isinstance(v, str):
+        return '"' + v.replace('"', '\\"') + '"'
+    if isinstance(v, ObjectId):
+        return f"ObjectId('{v}')"
+    if isinstance(v, Int64):
+        return str(int(v))
+    if isinstance(v, float):
+        return repr(v) if not v.is_integer() else f"{v:.1f}"
+    if isinstance(v, datetime.datetime):
+        return f"new Date({int(v.replace(tzinfo=datetime.UTC).timestamp() * 1000)})"
+    if isinstance(v, uuid_mod.UUID):
+        return f"UUID(\"{v}\")"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k}: {format_value(x)}" for k, x in v.items()) + " }" if v else "{}"
+    if isinstance(v, list):
+        return "[ " + ", ".join(format_value(x) for x in v) + " ]" if v else "[]"
+    return str(v)
+
+
+# --------------------------------------------------------------------------------------------------
+# read streams (fresh read transaction per chunk; nothing held while a cursor waits)
+# --------------------------------------------------------------------------------------------------
+
+CHUNK = 256
+
+
+def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUNK,
+              stats: dict | None = None) -> Iterator[tuple[bytes, dict]]:
+    """(rid, document) in record order; stops if the collection disappears or is re-created."""
+    last: bytes | None = None
+    while True:
+        batch: list[tuple[bytes, bytes]] = []
+        with engine.read() as r:
+            info = r.get_collection(ns)
+            if info is None or info.uuid != uuid:
+                return
+            for item in r.scan(info, start_after=last, reverse=reverse):
+                batch.append((bytes(item[0]), bytes(item[1])))
+                if len(batch) >= chunk:
+                    break
+        for rid, raw in batch:
+            if stats is not None:
+                stats["docs"] = stats.get("docs", 0) + 1
+            yield rid, decode(raw)
+        if len(batch) < chunk:
+            return
+        last = batch[-1][0]
+
+
+def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK,
+               stats: dict | None = None) -> Iterator[tuple[bytes, dict]]:
+    """(rid, document) through an index plan's intervals, each record once (multikey de-dup)."""
+    seen: set[bytes] = set()
+    name = plan.index["name"]
+    intervals = list(reversed(plan.intervals)) if plan.reverse else list(plan.intervals)
+    for iv in intervals:
+        resume = None
+        while True:
+            batch: list[tuple[bytes, bytes]] = []
+            done = False
+            with engine.read() as r:
+                info = r.get_collection(ns)
+                if info is None or info.uuid != uuid:
+                    return
+                n = 0
+                for key, rid in r.index_scan(info, name, iv.lo, iv.hi, lo_inclusive=iv.lo_incl,
+                                             hi_inclusive=iv.hi_incl, reverse=plan.reverse, start_after=resume):
+                    key, rid = bytes(key), bytes(rid)
+                    n += 1
+                    resume = (key, rid)
+                    if stats is not None:
+                        stats["keys"] = stats.get("keys", 0) + 1
+                    if rid in seen:
+                        if n >= chunk:
+                            break
+                        continue
+                    seen.add(rid)
+                    raw = r.get(info, rid)
+                    if raw is not None:
+                        batch.append((rid, bytes(raw)))
+                    if n >= chunk:
+                        break
+                else:
+                    done = True
+            for rid, raw in batch:
+                if stats is not None:
+                    stats["docs"] = stats.get("docs", 0) + 1
+                yield rid, decode(raw)
+            if done:
+                break
+
+
+def plan_docs(engine, info, plan, *, stats: dict | None = None) -> Iterator[dict]:
+    """Documents of a collection through ``plan`` (no filtering here: callers re-apply the filter)."""
+    if plan.kind == "COLLSCAN":
+        it = scan_docs(engine, info.ns, info.uuid, reverse=plan.natural_reverse, stats=stats)
+    else:
+        it = index_docs(engine, info.ns, info.uuid, plan, stats=stats)
+    for _, doc in it:
+        yield doc
+
+
+def docs_in_txn(r, info, plan) -> Iterator[tuple[bytes, dict]]:
+    """(rid, document) through ``plan`` inside one transaction (the writer's, for updates/deletes)."""
+    if plan.kind == "COLLSCAN":
+        for rid, raw in r.scan(info, reverse=plan.natural_reverse):
+            yield bytes(rid), decode(raw)
+        return
+    seen: set[bytes] = set()
+    intervals = list(reversed(plan.intervals)) if plan.reverse else list(plan.intervals)
+    for iv in intervals:
+        for _key, rid in r.index_scan(info, plan.index["name"], iv.lo, iv.hi, lo_inclusive=iv.lo_incl,
+                                      hi_inclusive=iv.hi_incl, reverse=plan.reverse):
+            rid = bytes(rid)
+            if rid in seen:
+                continue
+            seen.add(rid)
+            raw = r.get(info, rid)
+            if raw is not None:
+                yield rid, decode(raw)
+
+
+def bson_size(doc: dict) -> int:
+    return len(bson.encode(doc))

@@ -1,0 +1,111 @@
+"""Database-level commands: listDatabases and dbStats.
+
+A database exists while it holds at least one collection (mongod never lists empty databases).
+Sizes come from storage counters: ``sizeOnDisk``/``storageSize`` are the stored (compressed) record
+bytes plus index bytes; ``dataSize`` is the same stored record size (Tidemark keeps no separate
+uncompressed tally), so the figures are consistent with each other rather than with WiredTiger.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from bson.int64 import Int64
+
+from protocol.errors import ErrorCode, MongoError
+from server.commands._collection import SYSTEM_VIEWS, check_db_name, int_arg
+from server.context import CommandSpec
+
+
+def _db_sizes(r, db: str) -> dict:
+    """Counters of one database inside a read transaction."""
+    collections = views = objects = data = indexes = index_size = 0
+    for info in r.list_collections(db):
+        if info.name == SYSTEM_VIEWS:
+            views += r.count(info)
+        collections += 1
+        objects += r.count(info)
+        data += r.data_size(info)
+        indexes += len(info.indexes)
+        index_size += sum(r.index_size(info, spec["name"]) for spec in info.indexes)
+    return {"collections": collections, "views": views, "objects": objects, "dataSize": data,
+            "indexes": indexes, "indexSize": index_size}
+
+
+async def list_databases(ctx, cmd: dict) -> dict:
+    name_only = bool(cmd.get("nameOnly", False))
+    flt = cmd.get("filter")
+    if flt is not None and not isinstance(flt, dict):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         "BSON field 'listDatabases.filter' is the wrong type, expected type 'object'")
+    match = None
+    if flt:
+        from server.query.match import compile_filter
+
+        match = compile_filter(flt)
+
+    def work():
+        out = []
+        with ctx.server.engine.read() as r:
+            for db in sorted(r.list_databases()):
+                if name_only:
+                    out.append({"name": db})
+                    continue
+                s = _db_sizes(r, db)
+                size = s["dataSize"] + s["indexSize"]
+                out.append({"name": db, "sizeOnDisk": Int64(max(size, 4096)), "empty": s["objects"] == 0})
+        return out
+
+    dbs = await ctx.run_blocking(work)
+    if match is not None:
+        dbs = [d for d in dbs if match(d)]
+    reply: dict = {"databases": dbs}
+    if not name_only:
+        total = sum(int(d["sizeOnDisk"]) for d in dbs)
+        reply["totalSize"] = Int64(total)
+        reply["totalSizeMb"] = Int64(total // (1024 * 1024))
+    return reply
+
+
+async def db_stats(ctx, cmd: dict) -> dict:
+    db = ctx.db
+    check_db_name(db)
+    scale = int_arg(cmd, "scale", "dbStats", 1) or 1
+    if scale < 1:
+        raise MongoError(ErrorCode.BadValue, "Scale factor must be greater than zero")
+
+    def work():
+        with ctx.server.engine.read() as r:
+            return _db_sizes(r, db)
+
+    s = await ctx.run_blocking(work)
+    dbpath = getattr(getattr(ctx.server, "options", None), "dbpath", None) or "."
+    try:
+        usage = shutil.disk_usage(dbpath)
+        fs_used, fs_total = usage.used, usage.total
+    except OSError:
+        fs_used = fs_total = 0
+    data = s["dataSize"]
+    return {
+        "db": db,
+        "collections": Int64(s["collections"]),
+        "views": Int64(s["views"]),
+        "objects": Int64(s["objects"]),
+        "avgObjSize": (data / s["objects"]) if s["objects"] else 0.0,
+        "dataSize": float(data) / scale,
+        "storageSize": float(data) / scale,
+        "indexes": Int64(s["indexes"]),
+        "indexSize": float(s["indexSize"]) / scale,
+        "totalSize": float(data + s["indexSize"]) / scale,
+        "scaleFactor": Int64(scale),
+        "fsUsedSize": float(fs_used) / scale,
+        "fsTotalSize": float(fs_total) / scale,
+    }
+
+
+COMMANDS = [
+    CommandSpec("listDatabases", list_databases,
+                help="list databases with their sizes (filter, nameOnly)"),
+    CommandSpec("dbStats", db_stats, help="storage statistics of one database (scale)",
+                aliases=("dbstats",)),
+]

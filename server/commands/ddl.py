@@ -1,0 +1,522 @@
+"""Namespace commands: create (collections and views), drop, dropDatabase, listCollections,
+renameCollection, collMod.
+
+Views live as documents ``{_id: "db.view", viewOn, pipeline}`` in ``<db>.system.views`` (as in
+mongod); the catalog treats that collection like any other. Time-series namespaces are delegated to
+``server.commands.timeseries`` (imported lazily; see server/README.md "Time-series seam").
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from bson.int64 import Int64
+
+from protocol.codec import decode, encode
+from protocol.errors import ErrorCode, MongoError
+from server.commands import _collection as C
+from server.context import CommandSpec
+
+GENERIC_FIELDS = frozenset({
+    "$db", "lsid", "$clusterTime", "$readPreference", "txnNumber", "autocommit", "startTransaction",
+    "apiVersion", "apiStrict", "apiDeprecationErrors", "writeConcern", "readConcern", "comment",
+    "maxTimeMS", "$audit", "$client", "mayBypassWriteBlocking", "$configServerState", "$gleStats",
+})
+CREATE_OPTIONS = frozenset({
+    "capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel", "validationAction",
+    "viewOn", "pipeline", "collation", "timeseries", "expireAfterSeconds", "clusteredIndex",
+    "changeStreamPreAndPostImages", "storageEngine", "indexOptionDefaults", "encryptedFields", "flags",
+    "temp", "recordPreImages",
+})
+
+
+async def _write(ctx, fn):
+    return await asyncio.wrap_future(ctx.server.engine.write(fn))
+
+
+# --------------------------------------------------------------------------------------------------
+# create
+# --------------------------------------------------------------------------------------------------
+
+
+def parse_create_options(cmd: dict) -> dict:
+    """Validated collection/view options (the document listCollections shows as ``options``)."""
+    options: dict = {}
+    for key, value in cmd.items():
+        if key == "create" or key in GENERIC_FIELDS:
+            continue
+        if key not in CREATE_OPTIONS:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
+        options[key] = value
+    if options.get("capped"):
+        raise MongoError(ErrorCode.CommandNotSupported, "capped collections are not supported by Tidemark")
+    if "clusteredIndex" in options:
+        raise MongoError(ErrorCode.CommandNotSupported,
+                         "clustered collections are not supported by Tidemark (except time-series)")
+    if "encryptedFields" in options:
+        raise MongoError(ErrorCode.CommandNotSupported, "queryable encryption is not supported by Tidemark")
+    for k in ("capped", "size", "max", "autoIndexId", "temp", "flags"):
+        options.pop(k, None)
+    if "validator" in options:
+        if not isinstance(options["validator"], dict):
+            raise MongoError(ErrorCode.TypeMismatch,
+                             "BSON field 'create.validator' is the wrong type, expected type 'object'")
+    check_validation_options(options)
+    if "pipeline" in options and "viewOn" not in options:
+        raise MongoError(ErrorCode.BadValue, "'pipeline' requires 'viewOn' to also be specified")
+    if "viewOn" in options:
+        if not isinstance(options["viewOn"], str):
+            raise MongoError(ErrorCode.TypeMismatch,
+                             "BSON field 'create.viewOn' is the wrong type, expected type 'string'")
+        pipeline = options.setdefault("pipeline", [])
+        if not isinstance(pipeline, list):
+            raise MongoError(ErrorCode.TypeMismatch,
+                             "BSON field 'create.pipeline' is the wrong type, expected type 'array'")
+        for bad in ("validator", "validationLevel", "validationAction", "idIndex", "expireAfterSeconds"):
+            if bad in options:
+                raise MongoError(ErrorCode.InvalidOptions, f"'{bad}' option not supported on a view")
+    return options
+
+
+def check_validation_options(options: dict) -> None:
+    level = options.get("validationLevel")
+    if level is not None and level not in ("off", "strict", "moderate"):
+        raise MongoError(ErrorCode.BadValue,
+                         f"Enumeration value '{level}' for field 'validationLevel' is not a valid value.")
+    action = options.get("validationAction")
+    if action is not None and action not in ("error", "warn"):
+        raise MongoError(ErrorCode.BadValue,
+                         f"Enumeration value '{action}' for field 'validationAction' is not a valid value.")
+    if options.get("validator"):
+        from server.query.match import compile_filter
+
+        compile_filter(options["validator"])  # 2 BadValue etc. for an invalid validator
+
+
+def check_view_pipeline(pipeline: list) -> None:
+    for stage in pipeline:
+        if not isinstance(stage, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+        for name in ("$out", "$merge"):
+            if name in stage:
+                raise MongoError(ErrorCode.OptionNotSupportedOnView,
+                                 f"{name} cannot be used in a view definition")
+    from server.query.pipeline import parse_pipeline
+
+    parse_pipeline(pipeline, None)
+
+
+async def create(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    db = ctx.db
+    name = C.collection_arg(cmd, "create")
+    C.check_create_name(db, name)
+    if "timeseries" in cmd or name.startswith(C.BUCKETS_PREFIX):
+        return await C.timeseries_module().create(ctx, cmd)
+    options = parse_create_options(cmd)
+    ns = C.ns_of(db, name)
+    if "viewOn" in options:
+        check_view_pipeline(options["pipeline"])
+        return await _create_view(ctx, db, name, options)
+
+    def fn(w):
+        existing = w.get_collection(ns)
+        if existing is None and C.get_view(w, db, name) is not None:
+            raise MongoError(ErrorCode.NamespaceExists, f"Namespace {ns} already exists")
+        if existing is not None:
+            if _same_options(existing.options, options):
+                return
+            raise MongoError(ErrorCode.NamespaceExists,
+                             f"namespace {ns} already exists, but with different options: "
+                             f"{C.format_value(existing.options)}")
+        w.create_collection(ns, options)
+
+    await _write(ctx, fn)
+    return {}
+
+
+def _same_options(a: dict, b: dict) -> bool:
+    return encode(dict(a or {})) == encode(dict(b or {}))
+
+
+async def _create_view(ctx, db: str, name: str, options: dict) -> dict:
+    ns = C.ns_of(db, name)
+    view_doc = {"_id": ns, "viewOn": options["viewOn"], "pipeline": options["pipeline"]}
+    if "collation" in options:
+        view_doc["collation"] = options["collation"]
+
+    def fn(w):
+        if w.get_collection(ns) is not None:
+            raise MongoError(ErrorCode.NamespaceExists, f"Namespace {ns} already exists")
+        existing = C.get_view(w, db, name)
+        if existing is not None:
+            if existing.get("viewOn") == view_doc["viewOn"] and existing.get("pipeline") == view_doc["pipeline"]:
+                return
+            raise MongoError(ErrorCode.NamespaceExists, f"Namespace {ns} already exists")
+        _check_no_cycle(w, db, name, options["viewOn"])
+        info = ensure_collection(w, C.ns_of(db, C.SYSTEM_VIEWS))
+        raw = encode(view_doc)
+        w.insert(info, raw, C.index_keys(info, view_doc))
+
+    await _write(ctx, fn)
+    return {}
+
+
+def _check_no_cycle(r, db: str, name: str, view_on: str) -> None:
+    seen = {name}
+    current = view_on
+    for _ in range(C.MAX_VIEW_DEPTH + 1):
+        if current in seen:
+            raise MongoError(ErrorCode.GraphContainsCycle,
+                             f"View cycle detected: {' -> '.join([*seen, current])}")
+        seen.add(current)
+        view = C.get_view(r, db, current)
+        if view is None:
+            return
+        current = view["viewOn"]
+    raise MongoError(ErrorCode.ViewDepthLimitExceeded,
+                     f"View depth too deep or view cycle detected; maximum depth is {C.MAX_VIEW_DEPTH}")
+
+
+def ensure_collection(w, ns: str):
+    """The collection ``ns``, created implicitly (empty options) when absent — as mongod's writes do."""
+    info = w.get_collection(ns)
+    if info is None:
+        info = w.create_collection(ns, {})
+    return info
+
+
+def delete_view_doc(w, db: str, name: str) -> bool:
+    info = w.get_collection(C.ns_of(db, C.SYSTEM_VIEWS))
+    if info is None:
+        return False
+    target = C.ns_of(db, name)
+    for rid, raw in list(w.scan(info)):
+        doc = decode(raw)
+        if doc.get("_id") == target:
+            w.delete(info, bytes(rid), C.index_keys(info, doc))
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------------
+# drop / dropDatabase
+# --------------------------------------------------------------------------------------------------
+
+
+async def drop(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    db = ctx.db
+    name = C.collection_arg(cmd, "drop")
+    ns = C.ns_of(db, name)
+
+    def inspect():
+        with ctx.server.engine.read() as r:
+            return r.get_collection(ns), C.get_view(r, db, name)
+
+    info, view = await ctx.run_blocking(inspect)
+    if C.is_timeseries_view(view) or (name.startswith(C.BUCKETS_PREFIX) and info is not None):
+        return await C.timeseries_module().drop(ctx, db, name)
+    if view is not None:
+        await _write(ctx, lambda w: delete_view_doc(w, db, name))
+        return {"ns": ns}
+
+    def fn(w):
+        current = w.get_collection(ns)
+        if current is None:
+            raise MongoError(ErrorCode.NamespaceNotFound, "ns not found")
+        n = len(current.indexes)
+        w.drop_collection(ns)
+        return n
+
+    n = await _write(ctx, fn)
+    _kill_cursors(ctx, ns)
+    return {"nIndexesWas": n, "ns": ns}
+
+
+def _kill_cursors(ctx, ns: str) -> None:
+    registry = getattr(ctx.server, "cursors", None)
+    kill = getattr(registry, "kill_namespace", None)
+    if kill is not None:
+        kill(ns)
+
+
+async def drop_database(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    db = ctx.db
+    C.check_db_name(db)
+
+    def ts_views():
+        with ctx.server.engine.read() as r:
+            return [v["_id"].split(".", 1)[1] for v in C.view_docs(r, db) if C.is_timeseries_view(v)]
+
+    for name in await ctx.run_blocking(ts_views):
+        try:
+            await C.timeseries_module().drop(ctx, db, name)
+        except MongoError as e:
+            if e.code != ErrorCode.NamespaceNotFound:
+                raise
+
+    def fn(w):
+        if db in w.list_databases():
+            w.drop_database(db)
+
+    await _write(ctx, fn)
+    return {"dropped": db}
+
+
+# --------------------------------------------------------------------------------------------------
+# listCollections
+# --------------------------------------------------------------------------------------------------
+
+_ID_INDEX = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
+
+
+def _collection_entry(info) -> dict:
+    entry = {"name": info.name, "type": "collection", "options": dict(info.options or {}),
+             "info": {"readOnly": False, "uuid": info.uuid}}
+    if not info.clustered:
+        entry["idIndex"] = dict(_ID_INDEX)
+    return entry
+
+
+def _view_entry(view: dict) -> dict:
+    options = {"viewOn": view["viewOn"], "pipeline": view.get("pipeline", [])}
+    if "collation" in view:
+        options["collation"] = view["collation"]
+    return {"name": view["_id"].split(".", 1)[1], "type": "view", "options": options,
+            "info": {"readOnly": True}}
+
+
+def list_collection_entries(r, db: str) -> list[dict]:
+    """Every entry of ``db`` as listCollections shows it (collections, views, time-series)."""
+    ts = None
+    entries = []
+    infos = {info.name: info for info in r.list_collections(db)}
+    for info in infos.values():
+        if info.name.startswith(C.BUCKETS_PREFIX):
+            ts = ts or C.timeseries_module()
+            entries.append(ts.buckets_list_collections_entry(info))
+        else:
+            entries.append(_collection_entry(info))
+    for view in C.view_docs(r, db):
+        if C.is_timeseries_view(view):
+            ts = ts or C.timeseries_module()
+            name = view["_id"].split(".", 1)[1]
+            entries.append(ts.list_collections_entry(name, view, infos.get(C.BUCKETS_PREFIX + name)))
+        else:
+            entries.append(_view_entry(view))
+    entries.sort(key=lambda e: e["name"])
+    return entries
+
+
+async def list_collections(ctx, cmd: dict) -> dict:
+    db = ctx.db
+    flt = C.doc_arg(cmd, "filter", "listCollections")
+    name_only = bool(cmd.get("nameOnly", False))
+    cursor_opts = C.doc_arg(cmd, "cursor", "listCollections") or {}
+    match = None
+    if flt:
+        from server.query.match import compile_filter
+
+        match = compile_filter(flt)
+
+    def work():
+        with ctx.server.engine.read() as r:
+            return list_collection_entries(r, db)
+
+    entries = await ctx.run_blocking(work)
+    if match is not None:
+        entries = [e for e in entries if match(e)]
+    if name_only:
+        entries = [{"name": e["name"], "type": e["type"]} for e in entries]
+    return await cursor_from_list(ctx, f"{db}.$cmd.listCollections", entries, cursor_opts)
+
+
+async def cursor_from_list(ctx, ns: str, docs: list[dict], cursor_opts: dict) -> dict:
+    """A cursor reply over an in-memory list, honouring cursor.batchSize when given."""
+    batch_size = cursor_opts.get("batchSize")
+    if batch_size is None or batch_size >= len(docs):
+        return {"cursor": {"id": Int64(0), "ns": ns, "firstBatch": docs}}
+    from server.cursors import cursor_reply
+
+    return await cursor_reply(ctx, ns, iter(docs), int(batch_size), False, first=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# renameCollection
+# --------------------------------------------------------------------------------------------------
+
+
+async def rename_collection(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    if ctx.db != "admin":
+        raise MongoError(ErrorCode.Unauthorized, "renameCollection may only be run against the admin database.")
+    src, dst = cmd.get("renameCollection"), cmd.get("to")
+    for label, value in (("renameCollection", src), ("to", dst)):
+        if not isinstance(value, str):
+            raise MongoError(ErrorCode.TypeMismatch,
+                             f"BSON field 'renameCollection.{label}' is the wrong type '{C.type_name(value)}', "
+                             "expected type 'string'")
+        if "." not in value or value.startswith(".") or value.endswith("."):
+            raise MongoError(ErrorCode.InvalidNamespace, f"Invalid {'target' if label == 'to' else 'source'} "
+                             f"namespace: {value}")
+    src_db, src_name = src.split(".", 1)
+    dst_db, dst_name = dst.split(".", 1)
+    C.check_db_name(dst_db)
+    C.check_create_name(dst_db, dst_name)
+    drop_target = bool(cmd.get("dropTarget", False))
+    if src == dst:
+        raise MongoError(ErrorCode.IllegalOperation, "Can't rename a collection to itself")
+
+    def fn(w):
+        src_view = C.get_view(w, src_db, src_name)
+        if src_view is not None or src_name.startswith(C.BUCKETS_PREFIX):
+            raise MongoError(ErrorCode.CommandNotSupportedOnView, f"cannot rename view: {src}")
+        if w.get_collection(src) is None:
+            raise MongoError(ErrorCode.NamespaceNotFound, f"Source collection {src} does not exist")
+        if C.get_view(w, dst_db, dst_name) is not None:
+            raise MongoError(ErrorCode.NamespaceExists, "a view already exists with that name")
+        if w.get_collection(dst) is not None:
+            if not drop_target:
+                raise MongoError(ErrorCode.NamespaceExists, "target namespace exists")
+            w.drop_collection(dst)
+        w.rename_collection(src, dst)
+
+    await _write(ctx, fn)
+    _kill_cursors(ctx, src)
+    return {}
+
+
+# --------------------------------------------------------------------------------------------------
+# collMod
+# --------------------------------------------------------------------------------------------------
+
+COLLMOD_FIELDS = frozenset({"index", "validator", "validationLevel", "validationAction", "viewOn", "pipeline",
+                            "expireAfterSeconds", "timeseries", "changeStreamPreAndPostImages",
+                            "dryRun", "cappedSize", "cappedMax", "recordPreImages", "prepareUnique"})
+
+
+async def coll_mod(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    db = ctx.db
+    name = C.collection_arg(cmd, "collMod")
+    ns = C.ns_of(db, name)
+    for key in cmd:
+        if key != "collMod" and key not in GENERIC_FIELDS and key not in COLLMOD_FIELDS:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
+
+    def inspect():
+        with ctx.server.engine.read() as r:
+            return r.get_collection(ns), C.get_view(r, db, name)
+
+    info, view = await ctx.run_blocking(inspect)
+    if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
+        return await C.timeseries_module().coll_mod(ctx, cmd)
+    if view is not None:
+        return await _coll_mod_view(ctx, db, name, cmd)
+    if info is None:
+        raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {ns}")
+    if "viewOn" in cmd or "pipeline" in cmd:
+        raise MongoError(ErrorCode.InvalidOptions, "option only supported on a view: viewOn")
+    if "timeseries" in cmd:
+        raise MongoError(ErrorCode.InvalidOptions, "option only supported on a time-series collection: timeseries")
+    changes: dict = {}
+    for k in ("validator", "validationLevel", "validationAction"):
+        if k in cmd:
+            changes[k] = cmd[k]
+    check_validation_options(changes)
+    index_change = cmd.get("index")
+    if index_change is not None and not isinstance(index_change, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "BSON field 'collMod.index' is the wrong type, expected type 'object'")
+
+    def fn(w):
+        current = w.get_collection(ns)
+        if current is None:
+            raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {ns}")
+        reply: dict = {}
+        if index_change:
+            reply.update(_coll_mod_index(w, current, index_change))
+        if changes:
+            options = dict(current.options or {})
+            for k, v in changes.items():
+                if k == "validator" and not v:
+                    options.pop("validator", None)
+                else:
+                    options[k] = v
+            w.set_options(ns, options)
+        return reply
+
+    return await _write(ctx, fn)
+
+
+def _coll_mod_index(w, info, change: dict) -> dict:
+    if ("name" in change) == ("keyPattern" in change):
+        raise MongoError(ErrorCode.InvalidOptions, "must specify either index name or key pattern")
+    spec = None
+    for s in info.indexes:
+        if ("name" in change and s["name"] == change["name"]) or (
+                "keyPattern" in change and dict(s["key"]) == dict(change["keyPattern"])):
+            spec = s
+            break
+    if spec is None:
+        what = change.get("name") if "name" in change else C.format_value(change["keyPattern"])
+        raise MongoError(ErrorCode.IndexNotFound, f"cannot find index {what} for ns {info.ns}")
+    updates: dict = {}
+    reply: dict = {}
+    if "hidden" in change:
+        if spec["name"] == "_id_":
+            raise MongoError(ErrorCode.BadValue, "can't hide _id index")
+        new = bool(change["hidden"])
+        old = bool(spec.get("hidden", False))
+        if new != old:
+            updates["hidden"] = new
+            reply.update({"hidden_old": old, "hidden_new": new})
+    if "expireAfterSeconds" in change:
+        if "expireAfterSeconds" not in spec:
+            raise MongoError(ErrorCode.InvalidOptions, "no expireAfterSeconds field to update")
+        new_exp = change["expireAfterSeconds"]
+        if isinstance(new_exp, bool) or not isinstance(new_exp, (int, float)) or new_exp < 0:
+            raise MongoError(ErrorCode.InvalidOptions,
+                             "TTL index 'expireAfterSeconds' option must be within an acceptable range")
+        old_exp = spec["expireAfterSeconds"]
+        if int(new_exp) != old_exp:
+            updates["expireAfterSeconds"] = int(new_exp)
+            reply.update({"expireAfterSeconds_old": old_exp, "expireAfterSeconds_new": int(new_exp)})
+    for k in ("unique", "prepareUnique"):
+        if k in change:
+            raise MongoError(ErrorCode.CommandNotSupported, f"collMod index option '{k}' is not supported by Tidemark")
+    if updates:
+        w.set_index_options(info, spec["name"], updates)
+    return reply
+
+
+async def _coll_mod_view(ctx, db: str, name: str, cmd: dict) -> dict:
+    for k in ("validator", "validationLevel", "validationAction", "index", "expireAfterSeconds"):
+        if k in cmd:
+            raise MongoError(ErrorCode.InvalidOptions, f"option not supported on a view: {k}")
+    if ("viewOn" in cmd) != ("pipeline" in cmd):
+        raise MongoError(ErrorCode.InvalidOptions, "Must specify both 'viewOn' and 'pipeline' when modifying a view")
+    if "viewOn" not in cmd:
+        return {}
+    check_view_pipeline(cmd["pipeline"])
+
+    def fn(w):
+        delete_view_doc(w, db, name)
+        _check_no_cycle(w, db, name, cmd["viewOn"])
+        info = ensure_collection(w, C.ns_of(db, C.SYSTEM_VIEWS))
+        doc = {"_id": C.ns_of(db, name), "viewOn": cmd["viewOn"], "pipeline": cmd["pipeline"]}
+        w.insert(info, encode(doc), C.index_keys(info, doc))
+
+    await _write(ctx, fn)
+    return {}
+
+
+COMMANDS = [
+    CommandSpec("create", create, help="create a collection, a view or a time-series collection"),
+    CommandSpec("drop", drop, help="drop a collection or view"),
+    CommandSpec("dropDatabase", drop_database, help="drop the current database"),
+    CommandSpec("listCollections", list_collections, help="list collections and views (filter, nameOnly)"),
+    CommandSpec("renameCollection", rename_collection, help="rename a collection (admin; dropTarget)"),
+    CommandSpec("collMod", coll_mod, help="modify collection options, views and index hidden/TTL"),
+]

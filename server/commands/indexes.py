@@ -1,0 +1,354 @@
+"""Index commands: createIndexes, listIndexes, dropIndexes.
+
+Index specs are stored as listIndexes shows them: ``{v: 2, key, name, unique?, sparse?,
+partialFilterExpression?, expireAfterSeconds?, hidden?}``. Builds run in one write transaction: the
+entries of every existing document are computed by ``server.query.plan`` and handed to storage,
+which refuses duplicate keys of a unique index (11000) leaving nothing behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.commands import _collection as C
+from server.context import CommandSpec
+from server.query import plan as planner
+from storage.errors import DuplicateKey, StorageError
+
+MAX_INDEXES = 64
+INVALID_INDEX_SPEC_OPTION = 197  # InvalidIndexSpecificationOption (not yet in protocol/errors.py)
+AMBIGUOUS_INDEX_KEY_PATTERN = 181  # AmbiguousIndexKeyPattern
+SPEC_FIELDS = frozenset({"key", "name", "unique", "sparse", "partialFilterExpression", "expireAfterSeconds",
+                         "hidden", "v", "background", "collation", "ns", "dropDups", "storageEngine"})
+UNSUPPORTED_SPEC_FIELDS = ("weights", "default_language", "language_override", "textIndexVersion",
+                           "2dsphereIndexVersion", "bits", "min", "max", "bucketSize", "wildcardProjection",
+                           "columnstoreProjection", "clustered", "prepareUnique")
+MAX_TTL = 2147483647
+
+
+def _not_supported(what: str) -> MongoError:
+    return MongoError(ErrorCode.CommandNotSupported, f"{what} is not supported by Tidemark")
+
+
+def validate_key_pattern(key: Any) -> None:
+    if not isinstance(key, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "The field 'key' must be an object")
+    if not key:
+        raise MongoError(ErrorCode.CannotCreateIndex, "Index keys cannot be empty.")
+    for name, value in key.items():
+        if name == "" or name.endswith(".") or ".." in name or name.startswith("."):
+            raise MongoError(ErrorCode.CannotCreateIndex, "Index keys cannot be an empty field.")
+        if name.startswith("$") and name != "$**" or name.endswith("$**") or name == "$**":
+            if name == "$**" or name.endswith(".$**"):
+                raise _not_supported("wildcard indexes")
+            raise MongoError(ErrorCode.CannotCreateIndex, "Index key contains an illegal field name: field name "
+                                                           "starts with '$'.")
+        if isinstance(value, str):
+            if value in planner.UNSUPPORTED_INDEX_TYPES:
+                raise _not_supported(f"'{value}' indexes")
+            raise MongoError(ErrorCode.CannotCreateIndex, f"Unknown index plugin '{value}'")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) and type(value).__name__ != "Decimal128":
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             f"Values in v:2 index key pattern cannot be of type {C.type_name(value)}. Only numbers "
+                             "> 0, numbers < 0, and strings are allowed.")
+        num = float(str(value)) if not isinstance(value, (int, float)) else float(value)
+        if num == 0 or num != num:
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             "Values in the index key pattern can't be zero or NaN")
+
+
+def normalize_spec(raw: Any, ns: str) -> dict:
+    """A validated stored spec (``v: 2`` first) or a MongoError with mongod's code."""
+    if not isinstance(raw, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "The elements of the 'indexes' array must be objects")
+    if "key" not in raw:
+        raise MongoError(ErrorCode.FailedToParse, "The 'key' field is a required property of an index specification")
+    validate_key_pattern(raw["key"])
+    for k in raw:
+        if k in UNSUPPORTED_SPEC_FIELDS:
+            raise _not_supported(f"index option '{k}'")
+        if k not in SPEC_FIELDS:
+            raise MongoError(INVALID_INDEX_SPEC_OPTION,
+                             f"The field '{k}' is not valid for an index specification. Specification: "
+                             f"{C.format_value(raw)}")
+    name = raw.get("name")
+    if name is None:
+        name = planner.index_name_for(raw["key"])
+    if not isinstance(name, str):
+        raise MongoError(ErrorCode.TypeMismatch, "The field 'name' must be a string")
+    if not name:
+        raise MongoError(ErrorCode.CannotCreateIndex, "The index name cannot be empty")
+    if "*" == name:
+        raise MongoError(ErrorCode.BadValue, "The index name '*' is not valid.")
+    spec: dict = {"v": 2, "key": dict(raw["key"]), "name": name}
+    is_id = list(raw["key"].keys()) == ["_id"]
+    if raw.get("unique"):
+        if is_id:
+            raise MongoError(INVALID_INDEX_SPEC_OPTION,
+                             "The field 'unique' is not valid for an _id index specification.")
+        spec["unique"] = True
+    if raw.get("sparse"):
+        spec["sparse"] = True
+    if "partialFilterExpression" in raw:
+        pfe = raw["partialFilterExpression"]
+        if not isinstance(pfe, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "The field 'partialFilterExpression' must be an object")
+        if spec.get("sparse"):
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             "cannot mix \"partialFilterExpression\" and \"sparse\" options")
+        from server.query.match import compile_filter
+
+        compile_filter(pfe)
+        spec["partialFilterExpression"] = pfe
+    if "expireAfterSeconds" in raw:
+        exp = raw["expireAfterSeconds"]
+        if isinstance(exp, bool) or not isinstance(exp, (int, float)):
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             "TTL index 'expireAfterSeconds' option must be numeric")
+        if exp < 0 or exp > MAX_TTL or exp != exp:
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             "TTL index 'expireAfterSeconds' option must be within an acceptable range, try a "
+                             "lower number")
+        if is_id:
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             "The field 'expireAfterSeconds' is not valid for an _id index specification.")
+        spec["expireAfterSeconds"] = int(exp)
+    if raw.get("hidden"):
+        if is_id or name == "_id_":
+            raise MongoError(ErrorCode.BadValue, "can't hide _id index")
+        spec["hidden"] = True
+    collation = raw.get("collation")
+    if collation and collation.get("locale", "simple") != "simple":
+        raise _not_supported("index collation")
+    return spec
+
+
+_OPTION_KEYS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds")
+
+
+def _same_options(a: dict, b: dict) -> bool:
+    return all(bool(a.get(k)) == bool(b.get(k)) if k in ("unique", "sparse") else a.get(k) == b.get(k)
+               for k in _OPTION_KEYS)
+
+
+def _conflict(existing: list[dict], spec: dict) -> str | None:
+    """'exists' when an identical index exists; raises 85/86 on conflicts; None when new."""
+    for old in existing:
+        same_key = list(old["key"].items()) == list(spec["key"].items())
+        if old["name"] == spec["name"]:
+            if not same_key:
+                raise MongoError(ErrorCode.IndexKeySpecsConflict,
+                                 "An existing index has the same name as the requested index but different key "
+                                 f"spec. Requested index: {C.format_value(spec)}, existing index: "
+                                 f"{C.format_value(old)}")
+            if _same_options(old, spec):
+                return "exists"
+            raise MongoError(ErrorCode.IndexOptionsConflict,
+                             "An existing index has the same name as the requested index. When index names are "
+                             "not specified, they are auto generated and can cause conflicts. Please refer to our "
+                             f"documentation. Requested index: {C.format_value(spec)}, existing index: "
+                             f"{C.format_value(old)}")
+        if same_key and old.get("partialFilterExpression") == spec.get("partialFilterExpression"):
+            if _same_options(old, spec):
+                raise MongoError(ErrorCode.IndexOptionsConflict,
+                                 f"Index already exists with a different name: {old['name']}")
+            raise MongoError(ErrorCode.IndexOptionsConflict,
+                             f"An equivalent index already exists with the same name but different options. "
+                             f"Requested index: {C.format_value(spec)}, existing index: {C.format_value(old)}"
+                             if old["name"] == spec["name"] else
+                             f"Index already exists with a different name: {old['name']}")
+    return None
+
+
+def build_entries(w, info, spec: dict) -> list[tuple[bytes, bytes]]:
+    """(key, rid) entries of every document for a new index (computed before storage sees them)."""
+    keyer = planner.keyer_for(spec)
+    from protocol.codec import decode
+
+    entries = []
+    for rid, raw in w.scan(info):
+        rid = bytes(rid)
+        for key in keyer.keys(decode(raw)):
+            entries.append((key, rid))
+    return entries
+
+
+async def create_indexes(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    db = ctx.db
+    name = C.collection_arg(cmd, "createIndexes")
+    if "indexes" not in cmd:
+        raise MongoError(ErrorCode.IDLFailedToParse,
+                         "BSON field 'createIndexes.indexes' is missing but a required field")
+    raw_specs = cmd["indexes"]
+    if not isinstance(raw_specs, list):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"BSON field 'createIndexes.indexes' is the wrong type '{C.type_name(raw_specs)}', "
+                         "expected type 'array'")
+    if not raw_specs:
+        raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
+    ns = C.ns_of(db, name)
+
+    def inspect():
+        with ctx.server.engine.read() as r:
+            return r.get_collection(ns), C.get_view(r, db, name)
+
+    info, view = await ctx.run_blocking(inspect)
+    if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
+        return await C.timeseries_module().create_indexes(ctx, cmd)
+    if view is not None:
+        raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
+    specs = [normalize_spec(s, ns) for s in raw_specs]
+    names = [s["name"] for s in specs]
+    if len(set(names)) != len(names):
+        raise MongoError(ErrorCode.BadValue,
+                         "Cannot create indexes with the same name in the same createIndexes command")
+
+    def fn(w):
+        from server.commands.ddl import ensure_collection
+
+        created = w.get_collection(ns) is None
+        coll = ensure_collection(w, ns)
+        before = len(coll.indexes)
+        new_specs = []
+        for spec in specs:
+            if spec["name"] == "_id_" or list(spec["key"].items()) == [("_id", 1)]:
+                if list(spec["key"].items()) == [("_id", 1)] and spec["name"] == "_id_":
+                    continue
+            state = _conflict(list(coll.indexes) + new_specs, spec)
+            if state == "exists":
+                continue
+            new_specs.append(spec)
+        if before + len(new_specs) > MAX_INDEXES:
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             f"add index fails, too many indexes for {ns} key:{C.format_value(new_specs[-1]['key'])}")
+        for spec in new_specs:
+            entries = build_entries(w, coll, spec)
+            try:
+                w.create_index(coll, spec, entries)
+            except DuplicateKey as e:
+                err = C.duplicate_key_error(coll if any(s["name"] == spec["name"] for s in coll.indexes)
+                                            else _with_index(coll, spec), e.index_name, None, e.key)
+                raise MongoError(err.code, f"Index build failed: {err.message}", extra=err.extra) from None
+            except StorageError as e:
+                raise MongoError(e.code, e.message) from None
+            coll = w.get_collection(ns)
+        return created, before, len(coll.indexes), not new_specs
+
+    created, before, after, nothing = await asyncio.wrap_future(ctx.server.engine.write(fn))
+    reply: dict = {"numIndexesBefore": before, "numIndexesAfter": after}
+    if nothing:
+        reply["note"] = "all indexes already exist"
+    reply["createdCollectionAutomatically"] = created
+    return reply
+
+
+class _with_index:
+    """A CollectionInfo stand-in that also knows an index not yet in the catalog (for messages)."""
+
+    def __init__(self, info, spec):
+        self.ns = info.ns
+        self.indexes = (*info.indexes, spec)
+
+
+async def list_indexes(ctx, cmd: dict) -> dict:
+    db = ctx.db
+    name = C.collection_arg(cmd, "listIndexes")
+    ns = C.ns_of(db, name)
+    cursor_opts = C.doc_arg(cmd, "cursor", "listIndexes") or {}
+
+    def inspect():
+        with ctx.server.engine.read() as r:
+            return r.get_collection(ns), C.get_view(r, db, name)
+
+    info, view = await ctx.run_blocking(inspect)
+    if C.is_timeseries_view(view):
+        return await C.timeseries_module().list_indexes(ctx, cmd)
+    if view is not None:
+        raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
+    if info is None:
+        raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {ns}")
+    from server.commands.ddl import cursor_from_list
+
+    return await cursor_from_list(ctx, ns, [dict(s) for s in info.indexes], cursor_opts)
+
+
+async def drop_indexes(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    db = ctx.db
+    command = "dropIndexes" if "dropIndexes" in cmd else "deleteIndexes"
+    name = C.collection_arg(cmd, command)
+    ns = C.ns_of(db, name)
+    if "index" not in cmd:
+        raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '{command}.index' is missing but a required field")
+    target = cmd["index"]
+    if not isinstance(target, (str, dict, list)):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"BSON field '{command}.index' is the wrong type '{C.type_name(target)}', expected types "
+                         "'[string, object, array]'")
+
+    def inspect():
+        with ctx.server.engine.read() as r:
+            return r.get_collection(ns), C.get_view(r, db, name)
+
+    info, view = await ctx.run_blocking(inspect)
+    if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
+        return await C.timeseries_module().drop_indexes(ctx, cmd)
+    if view is not None:
+        raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
+
+    def fn(w):
+        coll = w.get_collection(ns)
+        if coll is None:
+            raise MongoError(ErrorCode.NamespaceNotFound, f"ns not found {ns}")
+        was = len(coll.indexes)
+        if target == "*":
+            victims = [s["name"] for s in coll.indexes if s["name"] != "_id_"]
+        elif isinstance(target, str):
+            victims = [_by_name(coll, target)]
+        elif isinstance(target, dict):
+            matches = [s for s in coll.indexes if list(s["key"].items()) == list(target.items())]
+            if not matches:
+                raise MongoError(ErrorCode.IndexNotFound, f"can't find index with key: {C.format_value(target)}")
+            if len(matches) > 1:
+                raise MongoError(AMBIGUOUS_INDEX_KEY_PATTERN,
+                                 f"{len(matches)} indexes found for key: {C.format_value(target)}, identify by name "
+                                 "instead. Conflicting indexes: " + ", ".join(C.format_value(m) for m in matches))
+            victims = [matches[0]["name"]]
+        else:
+            victims = [_by_name(coll, t) if isinstance(t, str) else _bad_name(t) for t in target]
+        for v in victims:
+            if v == "_id_":
+                raise MongoError(ErrorCode.InvalidOptions, "cannot drop _id index")
+        for v in victims:
+            w.drop_index(coll, v)
+            coll = w.get_collection(ns)
+        return was
+
+    was = await asyncio.wrap_future(ctx.server.engine.write(fn))
+    reply: dict = {"nIndexesWas": was}
+    if target == "*":
+        reply["msg"] = "non-_id indexes dropped for collection"
+    return reply
+
+
+def _by_name(coll, name: str) -> str:
+    if not any(s["name"] == name for s in coll.indexes):
+        raise MongoError(ErrorCode.IndexNotFound, f"index not found with name [{name}]")
+    return name
+
+
+def _bad_name(value) -> str:
+    raise MongoError(ErrorCode.TypeMismatch, "dropIndexes 'index' array elements must be strings")
+
+
+COMMANDS = [
+    CommandSpec("createIndexes", create_indexes,
+                help="create indexes (single, compound, multikey, unique, sparse, partial, hidden, TTL)",
+                aliases=("createindexes",)),
+    CommandSpec("listIndexes", list_indexes, help="list the indexes of a collection", aliases=("listindexes",)),
+    CommandSpec("dropIndexes", drop_indexes, help="drop indexes by name, key pattern, list or '*'",
+                aliases=("deleteIndexes", "dropindexes")),
+]

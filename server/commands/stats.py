@@ -1,0 +1,170 @@
+"""Collection statistics: collStats (and the `$collStats` stage's storageStats), validate, dataSize.
+
+Sizes come from storage counters (stored record bytes, index bytes). ``validate`` re-derives every
+index key from the records and compares the counts with what each index holds.
+"""
+
+from __future__ import annotations
+
+import datetime
+import socket
+
+from bson.int64 import Int64
+
+from protocol.codec import decode
+from protocol.errors import ErrorCode, MongoError
+from server.commands import _collection as C
+from server.context import CommandSpec
+from server.query import plan as planner
+
+
+def storage_stats(r, info, scale: int = 1) -> dict:
+    """The storageStats document of one collection (inside a read transaction)."""
+    count = r.count(info)
+    size = r.data_size(info)
+    index_sizes = {s["name"]: r.index_size(info, s["name"]) for s in info.indexes}
+    total_index = sum(index_sizes.values())
+    return {
+        "size": Int64(size // scale),
+        "count": Int64(count),
+        "avgObjSize": Int64(size // count) if count else Int64(0),
+        "numOrphanDocs": Int64(0),
+        "storageSize": Int64(size // scale),
+        "freeStorageSize": Int64(0),
+        "capped": False,
+        "nindexes": len(info.indexes),
+        "indexBuilds": [],
+        "totalIndexSize": Int64(total_index // scale),
+        "totalSize": Int64((size + total_index) // scale),
+        "indexSizes": {k: Int64(v // scale) for k, v in index_sizes.items()},
+        "scaleFactor": scale,
+    }
+
+
+def _empty_stats(scale: int) -> dict:
+    return {"size": Int64(0), "count": Int64(0), "numOrphanDocs": Int64(0), "storageSize": Int64(0),
+            "totalSize": Int64(0), "nindexes": 0, "totalIndexSize": Int64(0), "indexDetails": {},
+            "indexSizes": {}, "scaleFactor": scale}
+
+
+def _scale(spec: dict | None) -> int:
+    scale = (spec or {}).get("scale", 1)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale < 1:
+        raise MongoError(ErrorCode.BadValue, "scale has to be > 0")
+    return int(scale)
+
+
+def coll_stats_document(server, db: str, coll: str, spec: dict) -> dict:
+    """One `$collStats` output document (storageStats / count sections as requested)."""
+    ns = C.ns_of(db, coll)
+    out: dict = {"ns": ns, "host": f"{socket.gethostname()}:27017",
+                 "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None)}
+    with server.engine.read() as r:
+        info = r.get_collection(ns)
+        if info is None and C.get_view(r, db, coll) is None:
+            raise MongoError(ErrorCode.NamespaceNotFound, f"Unable to retrieve storageStats in $collStats stage :: "
+                                                         f"caused by :: Collection [{ns}] not found.")
+        if "storageStats" in spec:
+            scale = _scale(spec.get("storageStats"))
+            out["storageStats"] = storage_stats(r, info, scale) if info else _empty_stats(scale)
+        if "count" in spec:
+            out["count"] = Int64(r.count(info)) if info else Int64(0)
+        if "latencyStats" in spec:
+            zero = {"latency": Int64(0), "ops": Int64(0)}
+            out["latencyStats"] = {"reads": zero, "writes": zero, "commands": zero, "transactions": zero}
+    return out
+
+
+async def coll_stats(ctx, cmd: dict) -> dict:
+    db = ctx.db
+    name = C.collection_arg(cmd, "collStats")
+    scale = _scale(cmd)
+    ns = C.ns_of(db, name)
+
+    def work():
+        with ctx.server.engine.read() as r:
+            view = C.get_view(r, db, name)
+            if view is not None:
+                return view, None
+            info = r.get_collection(ns)
+            return None, (storage_stats(r, info, scale) if info else _empty_stats(scale))
+
+    view, stats = await ctx.run_blocking(work)
+    if C.is_timeseries_view(view):
+        return await C.timeseries_module().coll_stats(ctx, cmd)
+    if view is not None:
+        raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
+    return {"ns": ns, **stats}
+
+
+async def validate(ctx, cmd: dict) -> dict:
+    db = ctx.db
+    name = C.collection_arg(cmd, "validate")
+    ns = C.ns_of(db, name)
+
+    def work():
+        with ctx.server.engine.read() as r:
+            if C.get_view(r, db, name) is not None:
+                raise MongoError(ErrorCode.CommandNotSupportedOnView, "Cannot validate a view")
+            info = r.get_collection(ns)
+            if info is None:
+                raise MongoError(ErrorCode.NamespaceNotFound, f"Collection '{ns}' does not exist to validate.")
+            expected = {s["name"]: 0 for s in info.indexes}
+            keyers = {s["name"]: planner.keyer_for(s) for s in info.indexes}
+            nrecords = invalid = 0
+            errors: list[str] = []
+            for _rid, raw in r.scan(info):
+                nrecords += 1
+                try:
+                    doc = decode(raw)
+                except Exception:  # noqa: BLE001 - a corrupt record is what validate reports
+                    invalid += 1
+                    continue
+                for idx_name, keyer in keyers.items():
+                    expected[idx_name] += len(keyer.keys(doc))
+            actual = {}
+            for idx_name in expected:
+                actual[idx_name] = sum(1 for _ in r.index_scan(info, idx_name, None, None))
+            details = {}
+            for idx_name, n in actual.items():
+                ok = n == expected[idx_name]
+                details[idx_name] = {"valid": ok}
+                if not ok:
+                    errors.append(f"index '{idx_name}' has {n} entries but the records imply {expected[idx_name]}")
+            stored_count = r.count(info)
+            if stored_count != nrecords:
+                errors.append(f"record count {stored_count} differs from the {nrecords} records scanned")
+            return {
+                "ns": ns, "uuid": info.uuid, "nInvalidDocuments": invalid, "nNonCompliantDocuments": 0,
+                "nrecords": nrecords, "nIndexes": len(expected),
+                "keysPerIndex": actual, "indexDetails": details, "valid": not errors and not invalid,
+                "repaired": False, "warnings": [], "errors": errors, "extraIndexEntries": [],
+                "missingIndexEntries": [], "corruptRecords": [],
+            }
+
+    return await ctx.run_blocking(work)
+
+
+async def data_size(ctx, cmd: dict) -> dict:
+    target = cmd.get("dataSize")
+    if not isinstance(target, str) or "." not in target:
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{target}'")
+
+    def work():
+        with ctx.server.engine.read() as r:
+            info = r.get_collection(target)
+            if info is None:
+                return {"size": Int64(0), "numObjects": Int64(0), "millis": Int64(0)}
+            size = r.data_size(info)
+            return {"estimate": bool(cmd.get("estimate", False)), "size": Int64(size),
+                    "numObjects": Int64(r.count(info)), "millis": Int64(0)}
+
+    return await ctx.run_blocking(work)
+
+
+COMMANDS = [
+    CommandSpec("collStats", coll_stats, help="storage statistics of a collection (deprecated; use $collStats)",
+                aliases=("collstats",)),
+    CommandSpec("validate", validate, help="check that records and index entries agree"),
+    CommandSpec("dataSize", data_size, help="stored size and count of a collection", aliases=("datasize",)),
+]

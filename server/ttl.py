@@ -1,0 +1,157 @@
+"""The TTL monitor: every ``ttlMonitorSleepSecs`` seconds, delete expired documents.
+
+A document is expired for a TTL index ``{field: 1|-1}, expireAfterSeconds: N`` when ``field`` holds a
+date (or an array holding dates: the earliest counts) older than ``now - N`` seconds. Documents whose
+field is missing or not a date never expire. Compound-key indexes are ignored (as mongod does).
+
+Started by ``app.py`` with ``start_ttl_monitor(server_state)``; the task ends when cancelled. Each pass
+reads candidate records through the index (dates below the cutoff) and deletes them in one write
+transaction per collection, re-checking each document there so a concurrent update is respected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from typing import Any
+
+from bson.datetime_ms import DatetimeMS
+
+from protocol.codec import decode
+
+log = logging.getLogger("tidemark.ttl")
+
+TTL_STATS = {"passes": 0, "deletedDocuments": 0}
+DEFAULT_SLEEP_SECS = 60
+
+
+def _param(server: Any, name: str, default: Any) -> Any:
+    """A server parameter (``server.params[name]``), or ``default`` when unknown."""
+    params = getattr(server, "params", None)
+    try:
+        value = params[name]
+    except (KeyError, TypeError):
+        return default
+    return default if value is None else value
+
+
+def _as_datetime(v: Any) -> datetime.datetime | None:
+    if isinstance(v, datetime.datetime):
+        return v.replace(tzinfo=None) if v.tzinfo is None else v.astimezone(datetime.UTC).replace(tzinfo=None)
+    if isinstance(v, DatetimeMS):
+        ms = int(v)
+        return datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=ms) if -62135596800000 < ms < 253402300799999 else None
+    return None
+
+
+def expired(doc: dict, field: str, cutoff: datetime.datetime) -> bool:
+    """True when ``doc``'s TTL field holds a date before ``cutoff``."""
+    value: Any = doc
+    for part in field.split("."):
+        if isinstance(value, dict):
+            value = value.get(part)
+        else:
+            return False
+    values = value if isinstance(value, list) else [value]
+    dates = [d for d in (_as_datetime(v) for v in values) if d is not None]
+    return bool(dates) and min(dates) < cutoff
+
+
+def ttl_indexes(info) -> list[dict]:
+    return [s for s in info.indexes if "expireAfterSeconds" in s and len(s["key"]) == 1]
+
+
+def _date_bounds(spec: dict, cutoff: datetime.datetime) -> tuple[bytes, bytes]:
+    """Index key bounds holding exactly the dates before ``cutoff`` (either key direction)."""
+    from storage.keys import T_DATE, encode_key
+
+    if float(next(iter(spec["key"].values()))) >= 0:
+        return bytes([T_DATE]), encode_key((cutoff,), (1,))
+    return encode_key((cutoff,), (-1,)), bytes([255 - T_DATE + 1])
+
+
+def run_pass(engine, now: datetime.datetime | None = None) -> int:
+    """One TTL pass over every regular collection; returns the number of documents deleted."""
+    from server.query import plan as planner
+
+    now = now or datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    work: list[tuple[str, dict, datetime.datetime]] = []
+    with engine.read() as r:
+        for db in r.list_databases():
+            for info in r.list_collections(db):
+                if info.name.startswith("system."):
+                    continue
+                for spec in ttl_indexes(info):
+                    cutoff = now - datetime.timedelta(seconds=int(spec["expireAfterSeconds"]))
+                    work.append((info.ns, spec, cutoff))
+    deleted = 0
+    for ns, spec, cutoff in work:
+        field = next(iter(spec["key"]))
+
+        def fn(w, ns=ns, spec=spec, cutoff=cutoff, field=field):
+            info = w.get_collection(ns)
+            if info is None or not any(s["name"] == spec["name"] for s in info.indexes):
+                return 0
+            victims = []
+            seen = set()
+            lo, hi = _date_bounds(spec, cutoff)
+            for _key, rid in w.index_scan(info, spec["name"], lo, hi, lo_inclusive=True, hi_inclusive=False):
+                rid = bytes(rid)
+                if rid in seen:
+                    continue
+                seen.add(rid)
+                raw = w.get(info, rid)
+                if raw is None:
+                    continue
+                doc = decode(raw)
+                if expired(doc, field, cutoff):
+                    victims.append((rid, doc))
+            for rid, doc in victims:
+                w.delete(info, rid, planner.index_key_map(info.indexes, doc))
+            return len(victims)
+
+        deleted += engine.write(fn).result()
+    TTL_STATS["passes"] += 1
+    TTL_STATS["deletedDocuments"] += deleted
+    return deleted
+
+
+async def ttl_loop(server: Any) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        secs = _param(server, "ttlMonitorSleepSecs", DEFAULT_SLEEP_SECS)
+        await asyncio.sleep(max(float(secs), 0.05))
+        if not _param(server, "ttlMonitorEnabled", True):
+            continue
+        try:
+            await loop.run_in_executor(None, run_pass, server.engine)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - the monitor must survive one bad pass
+            log.exception("TTL pass failed")
+
+
+def start_ttl_monitor(server: Any) -> asyncio.Task:
+    """Start the monitor on the running loop; cancel the returned task at shutdown."""
+    return asyncio.get_running_loop().create_task(ttl_loop(server), name="ttl-monitor")
+
+
+# --- lifecycle hooks (server.app.LIFECYCLE_HOOKS) ---------------------------------------------------
+
+_TASKS: dict[int, asyncio.Task] = {}
+
+
+async def on_startup(state: Any) -> None:
+    if state.engine is not None:
+        _TASKS[id(state)] = start_ttl_monitor(state)
+
+
+async def on_shutdown(state: Any) -> None:
+    task = _TASKS.pop(id(state), None)
+    if task is not None:
+        task.cancel()
+        try:
+            await task
+        except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down regardless
+            pass
