@@ -27,9 +27,10 @@ from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
 from server.dispatch import Dispatcher
 from server.params import ServerParams
+from server.timeseries import lifecycle as timeseries_lifecycle
 from storage.errors import StorageError
 
-LIFECYCLE_HOOKS: tuple[Any, ...] = (ttl,)
+LIFECYCLE_HOOKS: tuple[Any, ...] = (timeseries_lifecycle, ttl)
 
 WORKER_THREADS = 4
 SHUTDOWN_GRACE_SECONDS = 10.0
@@ -71,15 +72,8 @@ def open_storage(options: ServerOptions) -> Any:
         raise StartupError(f"Cannot create dbpath ({dbpath}): {exc.strerror}", EXIT_DBPATH) from None
     if not os.access(dbpath, os.W_OK | os.X_OK):
         raise StartupError(f"dbpath ({dbpath}) is not writable", EXIT_DBPATH)
-    try:
-        from storage.engine import open_engine
-    except ModuleNotFoundError as exc:  # TEMPORARY until storage/engine.py lands
-        if exc.name != "storage.engine":
-            raise
-        log.warning(
-            "STORAGE", 22000, "storage.engine is not available; running without storage", startup=True
-        )
-        return None
+    from storage.engine import open_engine
+
     try:
         return open_engine(dbpath, compressor=options.storage_compressor)
     except StorageError as exc:
