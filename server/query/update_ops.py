@@ -1,0 +1,396 @@
+"""The update operators, each applied to one concrete path of a (private, already copied) document.
+
+Every function takes ``(doc, parts, arg, ctx)`` where ``parts`` is a concrete path (no $ forms)
+and returns True when the document changed. Numeric results follow mongod's SafeNum rules:
+int32 op int32 stays int32 unless it overflows (then int64); int64 overflow becomes double;
+any double makes a double; any Decimal128 makes a Decimal128.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+from collections.abc import Mapping
+from typing import Any
+
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.timestamp import Timestamp
+
+from protocol.errors import ErrorCode, MongoError
+from server.query.paths import PathNotViable, get_path, set_path, unset_path
+from server.query.update_format import bson_repr, id_repr
+from server.query.values import MISSING as _MISSING
+from server.query.values import bson_type_name, compare, equal, is_number, sort_key
+
+__all__ = ["OPS", "identical", "deep_copy", "UpdateContext"]
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_DEC_CTX = decimal.Context(prec=34)
+
+
+class UpdateContext:
+    """Per-application facts operators need: the original document, upsert flag, the clock."""
+
+    __slots__ = ("original", "is_upsert", "now")
+
+    def __init__(self, original: dict, is_upsert: bool, now: _dt.datetime):
+        self.original = original
+        self.is_upsert = is_upsert
+        self.now = now
+
+
+def deep_copy(v: Any) -> Any:
+    """Copy documents and arrays (other BSON values are immutable)."""
+    t = type(v)
+    if t is dict:
+        return {k: deep_copy(x) for k, x in v.items()}
+    if t is list:
+        return [deep_copy(x) for x in v]
+    if isinstance(v, Mapping):
+        return {k: deep_copy(x) for k, x in v.items()}
+    return v
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Same BSON bytes: same types (1 and 1.0 differ), same field order, same values."""
+    ta, tb = type(a), type(b)
+    if ta is not tb:
+        if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and not isinstance(b, bool):
+            return _int_kind(a) == _int_kind(b) and a == b
+        return False
+    if ta is dict:
+        return len(a) == len(b) and all(
+            ka == kb and identical(a[ka], b[kb]) for ka, kb in zip(a, b, strict=False)
+        )
+    if ta is list:
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=False))
+    if ta is float:
+        return a == b or (a != a and b != b)
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _int_kind(v: int) -> int:
+    if isinstance(v, Int64) or not _INT32_MIN <= v <= _INT32_MAX:
+        return 1
+    return 0
+
+
+def _kind(v: Any) -> int:
+    """0 int32, 1 int64, 2 double, 3 decimal."""
+    if isinstance(v, Decimal128):
+        return 3
+    if isinstance(v, float):
+        return 2
+    return _int_kind(v)
+
+
+def _to_dec(v: Any) -> decimal.Decimal:
+    return v.to_decimal() if isinstance(v, Decimal128) else decimal.Decimal(v)
+
+
+def arith(op: str, a: Any, b: Any) -> Any:
+    """``a + b`` or ``a * b`` with mongod's numeric type promotion."""
+    kind = max(_kind(a), _kind(b))
+    if kind == 3:
+        x, y = _to_dec(a), _to_dec(b)
+        return Decimal128(_DEC_CTX.add(x, y) if op == "+" else _DEC_CTX.multiply(x, y))
+    if kind == 2:
+        return float(a) + float(b) if op == "+" else float(a) * float(b)
+    r = int(a) + int(b) if op == "+" else int(a) * int(b)
+    if kind == 0 and _INT32_MIN <= r <= _INT32_MAX:
+        return r
+    if _INT64_MIN <= r <= _INT64_MAX:
+        return Int64(r)
+    return float(a) + float(b) if op == "+" else float(a) * float(b)
+
+
+def _path_str(parts: tuple[str, ...]) -> str:
+    return ".".join(parts)
+
+
+def _set(doc: dict, parts: tuple[str, ...], value: Any) -> None:
+    try:
+        set_path(doc, parts, value)
+    except PathNotViable as exc:
+        raise MongoError(ErrorCode.PathNotViable, exc.message) from None
+
+
+def op_set(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    cur = get_path(doc, parts)
+    if identical(cur, arg):
+        return False
+    _set(doc, parts, deep_copy(arg))
+    return True
+
+
+def op_set_on_insert(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    return op_set(doc, parts, arg, ctx) if ctx.is_upsert else False
+
+
+def op_unset(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    return unset_path(doc, parts)
+
+
+def _numeric(op_name: str, verb: str, doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    cur = get_path(doc, parts)
+    if cur is not _MISSING and not is_number(cur):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"Cannot apply {op_name} to a value of non-numeric type. {id_repr(ctx.original)} has the field "
+            f"'{parts[-1]}' of non-numeric type {bson_type_name(cur)}",
+        )
+    if cur is _MISSING:
+        new = arg if op_name == "$inc" else arith("*", _zero_like(arg), 0)
+    else:
+        new = arith(verb, cur, arg)
+    if identical(cur, new):
+        return False
+    _set(doc, parts, new)
+    return True
+
+
+def _zero_like(v: Any) -> Any:
+    k = _kind(v)
+    return [0, Int64(0), 0.0, Decimal128("0")][k]
+
+
+def op_inc(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    return _numeric("$inc", "+", doc, parts, arg, ctx)
+
+
+def op_mul(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    return _numeric("$mul", "*", doc, parts, arg, ctx)
+
+
+def _minmax(sign: int, doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    cur = get_path(doc, parts)
+    if cur is not _MISSING and compare(arg, cur) * sign <= 0:
+        return False
+    _set(doc, parts, deep_copy(arg))
+    return True
+
+
+def op_min(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    return _minmax(-1, doc, parts, arg, ctx)
+
+
+def op_max(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    return _minmax(1, doc, parts, arg, ctx)
+
+
+def op_current_date(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    now = ctx.now
+    if isinstance(arg, Mapping) and arg.get("$type") == "timestamp":
+        value: Any = Timestamp(int(now.replace(tzinfo=_dt.UTC).timestamp()), 1)
+    else:
+        value = now.replace(microsecond=now.microsecond // 1000 * 1000)
+    _set(doc, parts, value)
+    return True
+
+
+def _array_or_error(
+    doc: dict, parts: tuple, ctx: UpdateContext, message: str, code: int = ErrorCode.BadValue
+):
+    cur = get_path(doc, parts)
+    if cur is _MISSING or isinstance(cur, list):
+        return cur
+    raise MongoError(
+        code, message.format(field=parts[-1], type=bson_type_name(cur), id=id_repr(ctx.original))
+    )
+
+
+def op_push(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    cur = _array_or_error(
+        doc, parts, ctx, "The field '{field}' must be an array but is of type {type} in document {id}"
+    )
+    arr = [] if cur is _MISSING else list(cur)
+    if isinstance(arg, Mapping) and "$each" in arg:
+        items = [deep_copy(x) for x in arg["$each"]]
+        position = arg.get("$position")
+        if position is None:
+            arr.extend(items)
+        else:
+            pos = int(float(str(position)))
+            if pos < 0:
+                pos = max(len(arr) + pos, 0)
+            arr[pos:pos] = items
+        if "$sort" in arg:
+            arr = _push_sort(arr, arg["$sort"])
+        if "$slice" in arg:
+            n = int(float(str(arg["$slice"])))
+            arr = arr[:n] if n >= 0 else arr[len(arr) + n :] if -n < len(arr) else arr
+    else:
+        arr.append(deep_copy(arg))
+    if cur is not _MISSING and identical(cur, arr):
+        return False
+    _set(doc, parts, arr)
+    return True
+
+
+def _push_sort(arr: list, spec: Any) -> list:
+    if isinstance(spec, Mapping):
+        from server.query.sort import make_sort_key
+
+        key = make_sort_key(spec)
+        return sorted(arr, key=lambda e: key(e if isinstance(e, dict) else {}))
+    return sorted(arr, key=sort_key, reverse=float(str(spec)) < 0)
+
+
+def op_add_to_set(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    cur = _array_or_error(
+        doc,
+        parts,
+        ctx,
+        "Cannot apply $addToSet to non-array field. Field named '{field}' has non-array type {type}",
+    )
+    arr = [] if cur is _MISSING else list(cur)
+    items = arg["$each"] if isinstance(arg, Mapping) and "$each" in arg else [arg]
+    present = {sort_key(x) for x in arr}
+    changed = cur is _MISSING
+    for item in items:
+        k = sort_key(item)
+        if k not in present:
+            present.add(k)
+            arr.append(deep_copy(item))
+            changed = True
+    if changed:
+        _set(doc, parts, arr)
+    return changed
+
+
+def op_pop(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    cur = _array_or_error(
+        doc,
+        parts,
+        ctx,
+        "Path '{field}' contains an element of non-array type '{type}'",
+        ErrorCode.TypeMismatch,
+    )
+    if cur is _MISSING or not cur:
+        return False
+    arr = cur[1:] if float(str(arg)) < 0 else cur[:-1]
+    _set(doc, parts, arr)
+    return True
+
+
+def _pull_matcher(cond: Any):
+    from server.query.match import compile_filter, is_operator_document
+    from server.query.match_regex import is_regex
+
+    if isinstance(cond, Mapping) and cond:
+        if is_operator_document(cond):
+            pred = compile_filter({"v": cond})
+            return lambda e: pred({"v": e})
+        pred = compile_filter(cond)
+        return lambda e: isinstance(e, dict) and pred(e)
+    if is_regex(cond):
+        pred = compile_filter({"v": cond})
+        return lambda e: isinstance(e, str) and pred({"v": e})
+    return lambda e: equal(e, cond)
+
+
+def op_pull(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    cur = get_path(doc, parts)
+    if cur is _MISSING:
+        return False
+    if not isinstance(cur, list):
+        raise MongoError(ErrorCode.BadValue, "Cannot apply $pull to a non-array value")
+    matches = _pull_matcher(arg)
+    kept = [e for e in cur if not matches(e)]
+    if len(kept) == len(cur):
+        return False
+    _set(doc, parts, kept)
+    return True
+
+
+def op_pull_all(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    cur = get_path(doc, parts)
+    if cur is _MISSING:
+        return False
+    if not isinstance(cur, list):
+        raise MongoError(
+            ErrorCode.BadValue, "$pullAll requires an array argument but was given a " + bson_type_name(cur)
+        )
+    drop = {sort_key(x) for x in arg}
+    kept = [e for e in cur if sort_key(e) not in drop]
+    if len(kept) == len(cur):
+        return False
+    _set(doc, parts, kept)
+    return True
+
+
+def op_bit(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    cur = get_path(doc, parts)
+    if cur is _MISSING:
+        cur = 0
+    elif not (isinstance(cur, int) and not isinstance(cur, bool)):
+        raise MongoError(
+            ErrorCode.BadValue,
+            f"Cannot apply $bit to a value of non-integral type.{id_repr(ctx.original)} has the field "
+            f"{parts[-1]} of non-integer type {bson_type_name(cur)}",
+        )
+    value = int(cur)
+    long_result = _int_kind(cur) == 1
+    for how, mask in arg.items():
+        long_result = long_result or _int_kind(mask) == 1
+        if how == "and":
+            value &= int(mask)
+        elif how == "or":
+            value |= int(mask)
+        else:
+            value ^= int(mask)
+    new: Any = Int64(value) if long_result else value
+    if identical(get_path(doc, parts), new):
+        return False
+    _set(doc, parts, new)
+    return True
+
+
+def op_rename(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
+    target = tuple(arg.split("."))
+    _no_array_on(doc, parts, "source", ctx)
+    value = get_path(doc, parts)
+    if value is _MISSING:
+        return False
+    _no_array_on(doc, target, "destination", ctx)
+    unset_path(doc, parts)
+    _set(doc, target, value)
+    return True
+
+
+def _no_array_on(doc: dict, parts: tuple, which: str, ctx: UpdateContext) -> None:
+    node: Any = doc
+    for i, part in enumerate(parts[:-1]):
+        if not isinstance(node, dict) or part not in node:
+            return
+        node = node[part]
+        if isinstance(node, list):
+            raise MongoError(
+                ErrorCode.BadValue,
+                f"The {which} field cannot be an array element, '{_path_str(parts)}' in doc with "
+                f"_id: {bson_repr(ctx.original.get('_id'))} has an array field called '{parts[i]}'",
+            )
+
+
+OPS = {
+    "$set": op_set,
+    "$setOnInsert": op_set_on_insert,
+    "$unset": op_unset,
+    "$inc": op_inc,
+    "$mul": op_mul,
+    "$min": op_min,
+    "$max": op_max,
+    "$currentDate": op_current_date,
+    "$push": op_push,
+    "$addToSet": op_add_to_set,
+    "$pop": op_pop,
+    "$pull": op_pull,
+    "$pullAll": op_pull_all,
+    "$bit": op_bit,
+    "$rename": op_rename,
+}
