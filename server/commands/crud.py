@@ -462,6 +462,14 @@ async def update(ctx, cmd: dict) -> dict:
     return reply
 
 
+def _check_delete_shape(st: Any) -> None:
+    """Statement shape errors fail the whole command (mongod parses the batch up front)."""
+    if isinstance(st, dict) and "limit" in st:
+        limit = st["limit"]
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit not in (0, 1):
+            raise MongoError(ErrorCode.FailedToParse, f"The limit field in delete objects must be 0 or 1. Got {limit}")
+
+
 async def delete(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     name = C.collection_arg(cmd, "delete")
@@ -475,6 +483,7 @@ async def delete(ctx, cmd: dict) -> dict:
     match_mod = _q("match")
     parsed: list = []
     for st in raw_statements:
+        _check_delete_shape(st)
         try:
             if not isinstance(st, dict):
                 raise MongoError(ErrorCode.TypeMismatch, "BSON field 'delete.deletes' elements must be objects")
