@@ -69,8 +69,9 @@ def journal_record(bucket: OpenBucket, measurements: list[dict]) -> bytes:
 # ------------------------------------------------------------------ writer-thread side
 
 
-def write_full_document(w: Any, info: Any, doc: dict) -> None:
-    """Upsert a bucket document into its clustered collection, keeping secondary indexes in step."""
+def write_full_document(w: Any, info: Any, doc: dict) -> int:
+    """Upsert a bucket document into its clustered collection, keeping secondary indexes in step;
+    returns the bytes written."""
     rid = clustered_rid(doc["_id"])
     raw = encode(doc)
     old = w.get(info, rid)
@@ -81,22 +82,38 @@ def write_full_document(w: Any, info: Any, doc: dict) -> None:
                  planner.index_key_map(info.indexes, doc))
     else:
         w.update(info, rid, raw, {}, {})
+    return len(raw)
 
 
-def _apply(ns: str, ops: list[tuple]) -> Any:
+class WriteCounters:
+    """Bytes the commits wrote (journal records vs full bucket documents); updated on the writer thread."""
+
+    def __init__(self) -> None:
+        self.journal_records = 0
+        self.journal_bytes = 0
+        self.full_documents = 0
+        self.full_bytes = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(vars(self))
+
+
+def _apply(ns: str, ops: list[tuple], counters: WriteCounters) -> Any:
     def fn(w: Any) -> int:
         info = w.get_collection(ns)
         if info is None:
             raise MongoError(ErrorCode.NamespaceNotFound, f"Namespace {ns} was dropped during the insert")
-        written = 0
         for kind, bucket_id, payload in ops:
             if kind == "journal":
-                w.journal_append(stream_of(bucket_id), journal_record(*payload))
+                record = journal_record(*payload)
+                w.journal_append(stream_of(bucket_id), record)
+                counters.journal_records += 1
+                counters.journal_bytes += len(record)
             else:
-                write_full_document(w, info, payload)
+                counters.full_bytes += write_full_document(w, info, payload)
+                counters.full_documents += 1
                 drop_stream(w, stream_of(bucket_id))
-            written += 1
-        return written
+        return len(ops)
 
     return fn
 
@@ -116,6 +133,7 @@ class Committer:
         self._task: asyncio.Task | None = None
         self._checkpointer: asyncio.Task | None = None
         self.groups = 0
+        self.counters = WriteCounters()
 
     def loader(self, ns: str, bucket_id: Any) -> dict | None:
         """The stored document of one bucket (reopening an archived bucket)."""
@@ -171,7 +189,7 @@ class Committer:
                 waiters, self._waiters = self._waiters, []
                 groups = self._drain()
                 errors: dict[str, BaseException] = {}
-                futures = {ns: self.engine.write(_apply(ns, ops)) for ns, (ops, _, _) in groups.items() if ops}
+                futures = {ns: self.engine.write(_apply(ns, ops, self.counters)) for ns, (ops, _, _) in groups.items() if ops}
                 for ns, fut in futures.items():
                     try:
                         await asyncio.wrap_future(fut)
