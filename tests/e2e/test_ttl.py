@@ -1,0 +1,70 @@
+"""TTL indexes: the monitor (ttlMonitorSleepSecs=1 in the test server) removes expired documents."""
+
+from __future__ import annotations
+
+import datetime
+import time
+
+import pytest
+
+
+def _wait_for(predicate, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.commands("createIndexes", "insert", "find")
+def test_ttl_index_removes_expired_documents_within_a_monitor_period(db):
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    db.s.create_index("at", expireAfterSeconds=60)
+    db.s.insert_many([
+        {"_id": "old", "at": now - datetime.timedelta(hours=1)},
+        {"_id": "old_array", "at": [now - datetime.timedelta(hours=2), now + datetime.timedelta(hours=1)]},
+        {"_id": "fresh", "at": now},
+        {"_id": "no_date", "at": "yesterday"},
+        {"_id": "missing"},
+    ])
+    assert _wait_for(lambda: {d["_id"] for d in db.s.find()} == {"fresh", "no_date", "missing"})
+
+
+@pytest.mark.commands("createIndexes", "collMod")
+def test_ttl_change_by_coll_mod_takes_effect(db):
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    db.s.create_index([("at", -1)], expireAfterSeconds=10_000)
+    db.s.insert_one({"_id": 1, "at": now - datetime.timedelta(seconds=120)})
+    time.sleep(2.5)
+    assert db.s.find_one({"_id": 1}) is not None
+    db.command("collMod", "s", index={"keyPattern": {"at": -1}, "expireAfterSeconds": 30})
+    assert _wait_for(lambda: db.s.find_one({"_id": 1}) is None)
+
+
+def test_ttl_pass_unit_deletes_only_expired(tmp_path):
+    """The pass itself, without a server: an engine, a TTL index, a fixed 'now'."""
+    from protocol.codec import encode
+    from server import ttl
+    from server.query.plan import index_key_map
+    from storage.engine import open_engine
+
+    engine = open_engine(str(tmp_path / "db"))
+    try:
+        t0 = datetime.datetime(2024, 1, 1)
+        spec = {"v": 2, "key": {"t": 1}, "name": "t_1", "expireAfterSeconds": 10}
+
+        def setup(w):
+            info = w.create_collection("d.c", {})
+            info = w.create_index(info, spec, [])
+            for i in range(20):
+                doc = {"_id": i, "t": t0 + datetime.timedelta(seconds=i)}
+                w.insert(info, encode(doc), index_key_map(info.indexes, doc))
+
+        engine.write(setup).result()
+        deleted = ttl.run_pass(engine, now=t0 + datetime.timedelta(seconds=15))
+        assert deleted == 5
+        with engine.read() as r:
+            assert r.count(r.get_collection("d.c")) == 15
+    finally:
+        engine.close()
