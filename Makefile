@@ -1,0 +1,64 @@
+# Tidemark — the two everyday commands are `make run` and `make test`.
+# Every target is idempotent and cheap when everything is already installed.
+
+PYTHON     ?= python3
+VENV       := .venv
+PY         := $(VENV)/bin/python
+NODE_DIR   := .node
+MONGOSH    := $(NODE_DIR)/node_modules/.bin/mongosh
+NODE_DRIVER := $(NODE_DIR)/node_modules/mongodb/package.json
+STAMP      := $(VENV)/.tidemark-installed
+PORT       ?= 27017
+BIND_IP    ?= 127.0.0.1
+DBPATH     ?= ./data
+PYTEST_ARGS ?=
+BENCH_ARGS ?=
+
+.PHONY: run test lint bench install npm clean distclean help
+
+help:
+	@echo "make run    - install (if needed) and start Tidemark on $(BIND_IP):$(PORT) with $(DBPATH)"
+	@echo "make test   - install everything (venv, npm mongosh + Node driver) and run the test suite"
+	@echo "make lint   - ruff, import-linter contracts, hadolint on docker/Dockerfile"
+	@echo "make bench  - run the benchmark (BENCH_ARGS=...)"
+	@echo "make clean  - remove caches and build output (keeps .venv, .node and data)"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Re-install when the dependency list changes. Never install the standalone PyPI `bson` package:
+# it replaces pymongo's bson module and breaks pymongo.
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,lint,bench]'
+	@touch $@
+
+install: $(STAMP)
+
+$(MONGOSH) $(NODE_DRIVER):
+	npm install --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error mongosh@2 mongodb@6
+
+npm: $(MONGOSH) $(NODE_DRIVER)
+
+run: $(STAMP)
+	@mkdir -p $(DBPATH)
+	$(VENV)/bin/tidemark --port $(PORT) --bind_ip $(BIND_IP) --dbpath $(DBPATH)
+
+test: $(STAMP) npm
+	$(PY) -m pytest $(PYTEST_ARGS) tests/
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/hadolint docker/Dockerfile
+
+bench: $(STAMP)
+	$(PY) -m bench $(BENCH_ARGS)
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache
+	find . -path ./$(VENV) -prune -o -path ./$(NODE_DIR) -prune -o -name __pycache__ -type d -print \
+		| xargs rm -rf
+
+distclean: clean
+	rm -rf $(VENV) $(NODE_DIR)
