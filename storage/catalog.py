@@ -93,7 +93,23 @@ def encode_entry(info_fields: dict[str, Any]) -> bytes:
     return bson.encode(info_fields, codec_options=CATALOG_CODEC)
 
 
+_DECODED: dict[bytes, CollectionInfo] = {}
+_DECODED_MAX = 4096
+
+
 def decode_entry(raw: bytes) -> CollectionInfo:
+    """Decode a catalog value. Cached by its bytes: every caller of the same catalog version
+    shares one CollectionInfo, which is why its fields must be treated as read-only."""
+    raw = bytes(raw)
+    info = _DECODED.get(raw)
+    if info is None:
+        if len(_DECODED) >= _DECODED_MAX:
+            _DECODED.clear()
+        info = _DECODED[raw] = _decode_entry(raw)
+    return info
+
+
+def _decode_entry(raw: bytes) -> CollectionInfo:
     doc = bson.decode(raw, codec_options=CATALOG_CODEC)
     db, name = split_ns(doc["ns"])
     indexes = doc.get("indexes", [])
@@ -107,7 +123,7 @@ def decode_entry(raw: bytes) -> CollectionInfo:
         indexes=tuple(entry["spec"] for entry in indexes),
         ident=doc["ident"],
         index_idents={entry["spec"]["name"]: entry["ident"] for entry in indexes},
-        raw=bytes(raw),
+        raw=raw,
     )
 
 

@@ -32,7 +32,7 @@ from storage import records
 from storage.catalog import decode_entry, index_db_name, records_db_name
 from storage.compression import ValueCodec
 from storage.errors import DbPathInUse, DbPathUnusable, EngineClosed, StorageError
-from storage.txn import GRAVEYARD, ReadView, WriteTxn
+from storage.txn import GRAVEYARD, ReadView, WriteTxn, flush_sizes
 
 T = TypeVar("T")
 
@@ -47,10 +47,11 @@ _STOP = object()
 class _Group:
     """State of one group transaction shared by its WriteTxns."""
 
-    __slots__ = ("handles", "map_full", "buried")
+    __slots__ = ("handles", "sizes", "map_full", "buried")
 
     def __init__(self):
         self.handles: dict[bytes, Any] = {}
+        self.sizes: dict[str, int] = {}  # ident -> data size delta of the committed fns
         self.map_full = False
         self.buried = False
 
@@ -324,6 +325,7 @@ class Engine:
                     if group.map_full:
                         break
                 if not group.map_full:
+                    flush_sizes(parent, self._meta_db, group.sizes)
                     if group.handles:
                         with self._publish_lock:
                             parent.commit()
@@ -359,16 +361,20 @@ class Engine:
             else:
                 fut.set_exception(exc)
 
-    def _next_rid(self, txn: lmdb.Transaction, ident: str, records_db) -> bytes:
+    def _append_record(self, txn: lmdb.Transaction, ident: str, records_db, packed: bytes) -> bytes:
+        """Put a record under the next counter rid with MDB_APPEND (full pages, no search);
+        resynchronise the cached counter if the append is refused (key not the largest)."""
         last = self._rid_cache.get(ident)
         if last is None:
             last = records.last_rid(txn, records_db)
-        while True:
-            last += 1
-            rid = records.rid_from_int(last)
-            if txn.get(rid, db=records_db) is None:
-                self._rid_cache[ident] = last
-                return rid
+        rid = records.rid_from_int(last + 1)
+        if not txn.put(rid, packed, db=records_db, append=True):
+            last = max(last, records.last_rid(txn, records_db))
+            rid = records.rid_from_int(last + 1)
+            if not txn.put(rid, packed, db=records_db, overwrite=False):
+                raise StorageError(f"could not allocate a record id in {ident}")
+        self._rid_cache[ident] = last + 1
+        return rid
 
     def _next_journal_seq(self, txn: lmdb.Transaction, stream: bytes) -> int:
         last = self._jseq_cache.get(stream)

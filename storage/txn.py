@@ -44,8 +44,29 @@ _NEXT_IDENT = b"next_ident"
 GRAVEYARD = b"graveyard"  # meta key: NUL-separated sub-db names to delete at next open
 
 
+class _Resolved:
+    """An info verified against the catalog, with its LMDB handles looked up once."""
+
+    __slots__ = ("info", "records", "indexes")
+
+    def __init__(self, info: CollectionInfo, records_db, index_map: dict[str, tuple[Any, bool]]):
+        self.info = info
+        self.records = records_db
+        self.indexes = index_map  # name -> (handle, unique)
+
+
 def _size_key(ident: str) -> bytes:
     return _DSIZE + ident.encode()
+
+
+def flush_sizes(txn: lmdb.Transaction, meta_db, sizes: dict[str, int]) -> None:
+    """Add a group's data-size deltas to the persisted counters (inside the group txn)."""
+    for ident, delta in sizes.items():
+        if delta:
+            key = _size_key(ident)
+            raw = txn.get(key, db=meta_db)
+            total = (int.from_bytes(raw, "big", signed=True) if raw else 0) + delta
+            txn.put(key, total.to_bytes(8, "big", signed=True), db=meta_db)
 
 
 class ReadView:
@@ -164,14 +185,14 @@ class WriteTxn(ReadView):
         super().__init__(engine, parent)
         self._group = group
         self._handles: list[dict[bytes, Any]] = [group.handles]
-        self._sizes: list[dict[str, int]] = [{}]
-        self._verified: dict[int, CollectionInfo] = {}  # id -> info (kept alive: ids stay unique)
+        self._sizes: list[dict[str, int]] = [group.sizes]  # data size deltas, flushed at group end
+        # id(info) -> _Resolved for infos checked against the catalog in this scope stack
+        self._verified: dict[int, _Resolved] = {}
 
     # --- scopes --------------------------------------------------------------------------------
     @contextmanager
     def _atomic(self):
         """A nested transaction: everything inside commits together or not at all."""
-        self._flush_sizes()
         parent = self._txn
         child = self._engine._env.begin(write=True, parent=parent)
         self._txn = child
@@ -179,7 +200,6 @@ class WriteTxn(ReadView):
         self._sizes.append({})
         try:
             yield
-            self._flush_sizes()
             child.commit()
         except BaseException:
             child.abort()
@@ -190,25 +210,17 @@ class WriteTxn(ReadView):
         finally:
             self._txn = parent
         self._handles[-2].update(self._handles.pop())
-        self._sizes.pop()
-
-    def _flush_sizes(self) -> None:
-        sizes = self._sizes[-1]
-        meta = self._engine._meta_db
+        sizes = self._sizes.pop()
+        outer = self._sizes[-1]
         for ident, delta in sizes.items():
-            if delta:
-                key = _size_key(ident)
-                raw = self._txn.get(key, db=meta)
-                total = (int.from_bytes(raw, "big", signed=True) if raw else 0) + delta
-                self._txn.put(key, total.to_bytes(8, "big", signed=True), db=meta)
-        sizes.clear()
+            outer[ident] = outer.get(ident, 0) + delta
 
     def _add_size(self, ident: str, delta: int) -> None:
         sizes = self._sizes[-1]
         sizes[ident] = sizes.get(ident, 0) + delta
 
     def data_size(self, info: CollectionInfo) -> int:
-        return super().data_size(info) + self._sizes[-1].get(info.ident, 0)
+        return super().data_size(info) + sum(level.get(info.ident, 0) for level in self._sizes)
 
     # --- handles -----------------------------------------------------------------------------
     def _db(self, name: bytes):
@@ -245,15 +257,21 @@ class WriteTxn(ReadView):
         self._verified.clear()
         return catalog.decode_entry(raw)
 
-    def _check_current(self, info: CollectionInfo) -> None:
-        if id(info) in self._verified:
-            return
+    def _check_current(self, info: CollectionInfo) -> _Resolved:
+        """Verify ``info`` matches the catalog and resolve its handles (cached per info)."""
+        resolved = self._verified.get(id(info))
+        if resolved is not None and resolved.info is info:
+            return resolved
         raw = self._txn.get(info.ns.encode(), db=self._engine._catalog_db)
         if raw is None:
             raise NamespaceNotFound(info.ns)
         if raw != info.raw:
             raise CatalogChanged(info.ns)
-        self._verified[id(info)] = info
+        resolved = _Resolved(info, self._records(info),
+                             {name: (self._index(info, name), info.is_unique(name))
+                              for name in info.index_idents})
+        self._verified[id(info)] = resolved
+        return resolved
 
     @_guard
     def create_collection(self, ns: str, options: dict | None = None, *, clustered: bool = False,
@@ -284,6 +302,8 @@ class WriteTxn(ReadView):
             for index_ident in info.index_idents.values():
                 self._bury(index_db_name(index_ident))
             self._txn.delete(_size_key(info.ident), db=self._engine._meta_db)
+            for level in self._sizes:
+                level.pop(info.ident, None)
             self._txn.delete(ns.encode(), db=self._engine._catalog_db)
             self._verified.clear()
 
@@ -323,37 +343,51 @@ class WriteTxn(ReadView):
         return self._put_entry(fields)
 
     # --- records -----------------------------------------------------------------------------
-    def _check_index_keys(self, info: CollectionInfo, index_keys: dict[str, list[bytes]],
-                          rid: bytes) -> None:
+    def _check_index_keys(self, res: _Resolved, index_keys: dict[str, set[bytes]], rid: bytes | None,
+                          rid_len: int) -> None:
+        """Validate before writing: known index names, key sizes, uniqueness (a unique key held
+        by a record other than ``rid`` is a duplicate; rid None: held by any record)."""
         max_key = self._engine.max_key_size
+        ns = res.info.ns
         for name, keys in index_keys.items():
-            self._index(info, name)  # unknown index names fail before anything is written
+            entry = res.indexes.get(name)
+            if entry is None:
+                raise IndexNotFound(ns, name)
             if keys:
-                indexes.check_sizes(info.ns, name, keys, rid, info.is_unique(name), max_key)
-        for name, keys in index_keys.items():
-            if keys and info.is_unique(name):
-                indexes.check_unique(self._txn, self._index(info, name), info.ns, name, keys, rid)
+                db, unique = entry
+                extra = 0 if unique else rid_len + 1
+                for key in keys:
+                    if len(key) + extra > max_key:
+                        raise KeyTooLong(ns, name, len(key) + extra, max_key)
+                if unique:
+                    indexes.check_unique(self._txn, db, ns, name, keys, rid)
 
     @_guard
     def insert(self, info: CollectionInfo, bson: bytes, index_keys: dict[str, list[bytes]] | None = None,
                *, rid: bytes | None = None) -> bytes:
         """Store one record and its index entries; returns its rid. Nothing is written on error."""
-        self._check_current(info)
-        records_db = self._records(info)
-        if rid is None:
-            rid = self._engine._next_rid(self._txn, info.ident, records_db)
-        else:
+        res = self._check_current(info)
+        txn = self._txn
+        records_db = res.records
+        if rid is not None:
             if len(rid) > self._engine.max_key_size:
                 raise KeyTooLong(info.ns, ID_INDEX_NAME, len(rid), self._engine.max_key_size)
-            if self._txn.get(rid, db=records_db) is not None:
+            if txn.get(rid, db=records_db) is not None:
                 raise DuplicateKey(ID_INDEX_NAME, rid, info.ns)
-        index_keys = {name: set(keys) for name, keys in (index_keys or {}).items()}
-        self._check_index_keys(info, index_keys, rid)
-        self._txn.put(rid, self._engine._codec.pack(bson), db=records_db)
-        for name, keys in index_keys.items():
+        keysets = {name: set(keys) for name, keys in index_keys.items()} if index_keys else {}
+        if keysets:
+            self._check_index_keys(res, keysets, None, records.RID_SIZE if rid is None else len(rid))
+        packed = self._engine._codec.pack(bson)
+        if rid is None:
+            rid = self._engine._append_record(txn, info.ident, records_db, packed)
+        else:
+            txn.put(rid, packed, db=records_db)
+        for name, keys in keysets.items():
             if keys:
-                indexes.add(self._txn, self._index(info, name), keys, rid, info.is_unique(name))
-        self._add_size(info.ident, len(bson))
+                db, unique = res.indexes[name]
+                indexes.add(txn, db, keys, rid, unique)
+        sizes = self._sizes[-1]
+        sizes[info.ident] = sizes.get(info.ident, 0) + len(bson)
         return rid
 
     @_guard
@@ -362,9 +396,8 @@ class WriteTxn(ReadView):
                new_keys: dict[str, list[bytes]] | None = None) -> None:
         """Replace record ``rid``; index entries in old_keys but not new_keys are removed, those
         in new_keys but not old_keys added (unique checked first)."""
-        self._check_current(info)
-        records_db = self._records(info)
-        stored = self._txn.get(rid, db=records_db)
+        res = self._check_current(info)
+        stored = self._txn.get(rid, db=res.records)
         if stored is None:
             raise StorageError(f"record {rid.hex()} not found in {info.ns}")
         old_keys, new_keys = old_keys or {}, new_keys or {}
@@ -372,29 +405,33 @@ class WriteTxn(ReadView):
         for name in set(old_keys) | set(new_keys):
             old, new = set(old_keys.get(name, ())), set(new_keys.get(name, ()))
             added[name], removed[name] = new - old, old - new
-        self._check_index_keys(info, added, rid)
-        self._txn.put(rid, self._engine._codec.pack(bson), db=records_db)
+        self._check_index_keys(res, added, rid, len(rid))
+        self._txn.put(rid, self._engine._codec.pack(bson), db=res.records)
         for name in removed:
-            unique = info.is_unique(name)
+            db, unique = res.indexes[name]
             if removed[name]:
-                indexes.remove(self._txn, self._index(info, name), removed[name], rid, unique)
+                indexes.remove(self._txn, db, removed[name], rid, unique)
             if added[name]:
-                indexes.add(self._txn, self._index(info, name), added[name], rid, unique)
+                indexes.add(self._txn, db, added[name], rid, unique)
         self._add_size(info.ident, len(bson) - self._engine._codec.unpacked_size(stored))
 
     @_guard
     def delete(self, info: CollectionInfo, rid: bytes,
                index_keys: dict[str, list[bytes]] | None = None) -> bool:
         """Remove record ``rid`` and the given index entries; False if it did not exist."""
-        self._check_current(info)
-        records_db = self._records(info)
-        stored = self._txn.get(rid, db=records_db)
+        res = self._check_current(info)
+        index_keys = index_keys or {}
+        for name in index_keys:
+            if name not in res.indexes:
+                raise IndexNotFound(info.ns, name)
+        stored = self._txn.get(rid, db=res.records)
         if stored is None:
             return False
-        self._txn.delete(rid, db=records_db)
-        for name, keys in (index_keys or {}).items():
+        self._txn.delete(rid, db=res.records)
+        for name, keys in index_keys.items():
             if keys:
-                indexes.remove(self._txn, self._index(info, name), set(keys), rid, info.is_unique(name))
+                db, unique = res.indexes[name]
+                indexes.remove(self._txn, db, set(keys), rid, unique)
         self._add_size(info.ident, -self._engine._codec.unpacked_size(stored))
         return True
 
