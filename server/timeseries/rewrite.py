@@ -70,23 +70,30 @@ def _rename_meta(node: Node, meta_field: str) -> Node:
 
 
 def bucket_filter(node: Node | None, time_field: str, meta_field: str | None, span_s: int,
-                  *, use_id_bounds: bool = True) -> BucketFilter:
-    """Derive the bucket-level filter of a parsed user filter (see module docstring)."""
+                  *, use_id_bounds: bool = True, collation: bool = False) -> BucketFilter:
+    """Derive the bucket-level filter of a parsed user filter (see module docstring).
+
+    ``collation``: the collection has a non-simple collation, so string bounds are not used (control
+    min/max of strings are binary-ordered)."""
     if node is None:
         return BucketFilter()
-    result = _derive(node, time_field, meta_field, span_s)
+    token = _STRING_BOUNDS_OFF if collation else None
+    result = _derive(node, time_field, meta_field, span_s, token)
     if not use_id_bounds:
         result.lo_s = result.hi_s = None
     return result
 
 
-def _derive(node: Node, tf: str, mf: str | None, span_s: int) -> BucketFilter:
+_STRING_BOUNDS_OFF = "no-string-bounds"
+
+
+def _derive(node: Node, tf: str, mf: str | None, span_s: int, flags: str | None = None) -> BucketFilter:
     paths: list[str] = []
     if _paths(node, paths) and paths and all(_on_meta(p, mf) for p in paths):
         renamed = _rename_meta(node, mf)
         return BucketFilter(compile_node(renamed), description=[f"meta predicate {renamed!r}"])
     if isinstance(node, And):
-        parts = [_derive(child, tf, mf, span_s) for child in node.children]
+        parts = [_derive(child, tf, mf, span_s, flags) for child in node.children]
         predicates = [p.predicate for p in parts if p.predicate is not _ALWAYS]
         lo = max((p.lo_s for p in parts if p.lo_s is not None), default=None)
         hi = min((p.hi_s for p in parts if p.hi_s is not None), default=None)
@@ -97,7 +104,7 @@ def _derive(node: Node, tf: str, mf: str | None, span_s: int) -> BucketFilter:
             return BucketFilter(predicates[0], lo, hi, description)
         return BucketFilter(lambda b: all(p(b) for p in predicates), lo, hi, description)
     if isinstance(node, Or):
-        parts = [_derive(child, tf, mf, span_s) for child in node.children]
+        parts = [_derive(child, tf, mf, span_s, flags) for child in node.children]
         if any(p.predicate is _ALWAYS and p.lo_s is None and p.hi_s is None for p in parts):
             return BucketFilter()
         predicates = [p.predicate for p in parts]
@@ -108,9 +115,10 @@ def _derive(node: Node, tf: str, mf: str | None, span_s: int) -> BucketFilter:
     if isinstance(node, Cmp):
         if node.path == tf:
             return _time_bounds(node, tf, span_s)
-        if not _on_meta(node.path, mf):
+        if not _on_meta(node.path, mf) and not (flags and isinstance(node.value, str)):
             return _measurement_bounds(node.path, node.op, node.value)
-    if isinstance(node, In) and node.path != tf and not _on_meta(node.path, mf) and not node.regexes:
+    if isinstance(node, In) and node.path != tf and not _on_meta(node.path, mf) and not node.regexes \
+            and not (flags and any(isinstance(v, str) for v in node.values)):
         parts = [_measurement_bounds(node.path, "$eq", v) for v in node.values]
         if not parts or any(p.predicate is _ALWAYS for p in parts):
             return BucketFilter()

@@ -175,7 +175,7 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
     nodes, remaining = _leading_matches(list(user_pipeline))
     node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
     span = spec.bucket_max_span_seconds or 3600
-    bfilter = bucket_filter(node, spec.time_field, spec.meta_field, span)
+    bfilter = bucket_filter(node, spec.time_field, spec.meta_field, span, collation=bool(view_doc.get("collation")))
     event_filter = compile_node(node) if node is not None else None
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
