@@ -126,6 +126,9 @@ async def ttl_loop(server: Any) -> None:
             continue
         try:
             await loop.run_in_executor(None, run_pass, server.engine)
+            from server.commands.timeseries_admin import ttl_pass  # time-series buckets (spec §9)
+
+            await ttl_pass(server)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - the monitor must survive one bad pass

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.commands import timeseries_admin as ts_admin
 from server.timeseries import view as ts_view
 from server.timeseries import writes as ts_writes
 from server.timeseries.ddl import (
@@ -94,32 +95,32 @@ def _not_yet(command: str) -> MongoError:
 
 
 async def update(ctx: Any, cmd: dict) -> dict:
-    raise _not_yet("update")
+    return await ts_admin.update(ctx, cmd)
 
 
 async def delete(ctx: Any, cmd: dict) -> dict:
-    raise _not_yet("delete")
+    return await ts_admin.delete(ctx, cmd)
 
 
 async def find_and_modify(ctx: Any, cmd: dict) -> dict:
-    raise _not_yet("findAndModify")
+    return await ts_admin.find_and_modify(ctx, cmd)
 
 
 async def create_indexes(ctx: Any, cmd: dict) -> dict:
-    raise _not_yet("createIndexes")
+    return await ts_admin.create_indexes(ctx, cmd)
 
 
 async def list_indexes(ctx: Any, cmd: dict) -> dict:
-    raise _not_yet("listIndexes")
+    return await ts_admin.list_indexes(ctx, cmd)
 
 
 async def drop_indexes(ctx: Any, cmd: dict) -> dict:
-    raise _not_yet("dropIndexes")
+    return await ts_admin.drop_indexes(ctx, cmd)
 
 
 async def coll_mod(ctx: Any, cmd: dict) -> dict:
-    raise _not_yet("collMod")
+    return await ts_admin.coll_mod(ctx, cmd)
 
 
 async def coll_stats(ctx: Any, cmd: dict) -> dict:
-    raise _not_yet("collStats")
+    return await ts_admin.coll_stats(ctx, cmd)

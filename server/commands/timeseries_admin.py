@@ -74,9 +74,31 @@ async def settle(ctx_or_server: Any, bns: str) -> None:
     """Write every in-memory bucket of ``bns`` in full and make the catalog forget them."""
     server = getattr(ctx_or_server, "server", ctx_or_server)
     committer = getattr(server, "ts_committer", None)
+    if committer is None:
+        return
     close = getattr(committer, "close_collection", None)
     if close is not None:
         await close(bns)
+        return
+    catalog = committer.catalog
+    for _ in range(100):
+        live = catalog.live_buckets(bns)
+        if not live:
+            return
+        if all(not (b.pending or b.needs_full or b.journaled) for b in live):
+            # nothing unwritten: forget them now, with no await in between (single-threaded loop)
+            state = catalog.get(bns)
+            stats = dict(state.stats) if state is not None else None
+            options = state.options if state is not None else None
+            catalog.forget(bns)
+            if stats is not None:
+                catalog.collection(bns, options).stats.update(stats)
+            return
+        for bucket in live:
+            bucket.needs_full = True  # a full write also trims the bucket's journal stream
+            catalog.dirty[id(bucket)] = bucket
+        await committer.commit((bns,))
+    raise MongoError(ErrorCode.ConflictingOperationInProgress, f"could not settle the open buckets of {bns}")
 
 
 async def _write(server: Any, fn: Any) -> Any:
@@ -113,9 +135,13 @@ async def create_indexes(ctx: Any, cmd: dict) -> dict:
         )
     if not user_specs:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
-    bucket_specs = [
-        ts_indexes.to_bucket_index_spec(s, target.time_field, target.meta_field) for s in user_specs
-    ]
+    if target.on_buckets:  # raw bucket indexes (e.g. mongorestore): no translation
+        from server.commands.indexes import normalize_spec
+
+        bucket_specs = [normalize_spec(s, target.bns) for s in user_specs]
+    else:
+        tf, mf = target.time_field, target.meta_field
+        bucket_specs = [ts_indexes.to_bucket_index_spec(s, tf, mf) for s in user_specs]
 
     def fn(w: Any) -> tuple[int, int]:
         info = w.get_collection(target.bns)
@@ -179,11 +205,10 @@ async def list_indexes(ctx: Any, cmd: dict) -> dict:
 
 
 async def drop_indexes(ctx: Any, cmd: dict) -> dict:
-    target = await resolve(ctx, cmd, "dropIndexes")
+    command = "dropIndexes" if "dropIndexes" in cmd else "deleteIndexes"
+    target = await resolve(ctx, cmd, command)
     if "index" not in cmd:
-        raise MongoError(
-            ErrorCode.IDLFailedToParse, "BSON field 'dropIndexes.index' is missing but a required field"
-        )
+        raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '{command}.index' is missing but a required field")
     ref = cmd["index"]
 
     def fn(w: Any) -> int:
@@ -308,17 +333,18 @@ def coll_stats_document(server: Any, db: str, name: str, scale: int = 1) -> dict
     total_index = sum(index_sizes.values())
     return {
         "ns": target.ns,
-        "size": size // scale,
+        "size": Int64(size // scale),
         "timeseries": timeseries,
-        "storageSize": storage_size // scale,
-        "freeStorageSize": 0,
+        "numOrphanDocs": Int64(0),
+        "storageSize": Int64(storage_size // scale),
+        "freeStorageSize": Int64(0),
         "capped": False,
         "nindexes": len(index_sizes),
         "indexDetails": {},
         "indexBuilds": [],
-        "totalIndexSize": total_index,
-        "totalSize": storage_size // scale + total_index,
-        "indexSizes": index_sizes,
+        "totalIndexSize": Int64(total_index),
+        "totalSize": Int64(storage_size // scale + total_index),
+        "indexSizes": {k: Int64(v) for k, v in index_sizes.items()},
         "scaleFactor": scale,
     }
 
