@@ -81,7 +81,7 @@ class _Compiler:
     def compile(self, node: Node) -> Predicate:
         t = type(node)
         if t is And:
-            return _all_of([self.compile(c) for c in node.children])
+            return _all_of(self._and_children(node.children))
         if t is Or:
             return _any_of([self.compile(c) for c in node.children])
         if t is Nor:
@@ -111,6 +111,26 @@ class _Compiler:
         if t is All:  # each member may be matched by a different element: a conjunction of paths
             return _all_of([_on_path(node.path, p, expand=True) for p in _all_member_predicates(node)])
         return _on_path(node.path, self.value_predicate(node), expand=True)
+
+    def _and_children(self, children: tuple[Node, ...]) -> list[Predicate]:
+        # Conjunction order does not change the result, so cheap/selective checks go first, and a
+        # numeric range on one top-level field ({a: {$gte: x, $lt: y}}) becomes one closure.
+        ordered = sorted(children, key=_cost)
+        ranges: dict[str, list[Cmp]] = {}
+        for c in ordered:
+            if _fusable_range(c):
+                ranges.setdefault(c.path, []).append(c)
+        preds: list[Predicate] = []
+        fused: set[str] = set()
+        for c in ordered:
+            group = ranges.get(c.path) if _fusable_range(c) else None
+            if group and len(group) == 2 and {g.op[:3] for g in group} == {"$gt", "$lt"}:
+                if c.path not in fused:
+                    fused.add(c.path)
+                    preds.append(_fused_range(c.path, group, [self.compile(g) for g in group]))
+                continue
+            preds.append(self.compile(c))
+        return preds
 
     # --- value predicates -------------------------------------------------------------------
     def value_predicate(self, node: Node) -> Predicate:
@@ -159,6 +179,63 @@ class _Compiler:
                 return False
 
         return _on_path(node.path, elem_ok, expand=False)
+
+
+def _cost(node: Node) -> int:
+    t = type(node)
+    if t is Cmp:
+        return 0 if node.op == "$eq" else 2
+    if t is In or t is Exists:
+        return 1
+    if t is Expr or t is JsonSchema:
+        return 5
+    return 3
+
+
+def _fusable_range(node: Node) -> bool:
+    return (
+        type(node) is Cmp
+        and node.op in ("$gt", "$gte", "$lt", "$lte")
+        and "." not in node.path
+        and node.path != ""
+        and type(node.value) in (int, float, Int64)
+        and node.value == node.value
+    )
+
+
+def _fused_range(path: str, group: list[Cmp], slow: list[Predicate]) -> Predicate:
+    lo = next(g for g in group if g.op in ("$gt", "$gte"))
+    hi = next(g for g in group if g.op in ("$lt", "$lte"))
+    lo_v, hi_v = lo.value, hi.value
+    lo_strict, hi_strict = lo.op == "$gt", hi.op == "$lt"
+    p0, p1 = slow
+    name = path
+
+    if lo_strict and hi_strict:
+
+        def inside(v: Any) -> bool:
+            return lo_v < v < hi_v
+    elif lo_strict:
+
+        def inside(v: Any) -> bool:
+            return lo_v < v <= hi_v
+    elif hi_strict:
+
+        def inside(v: Any) -> bool:
+            return lo_v <= v < hi_v
+    else:
+
+        def inside(v: Any) -> bool:
+            return lo_v <= v <= hi_v
+
+    def range_pred(doc: Any) -> bool:
+        v = doc.get(name, MISSING)
+        t = type(v)
+        if t is float or t is int or t is Int64:
+            return inside(v)  # a scalar: both bounds apply to the same value
+        return p0(doc) and p1(doc)  # arrays etc.: each bound may be met by a different element
+
+    return range_pred
 
 
 def _all_member_predicates(node: All) -> list[Predicate]:
