@@ -1,0 +1,300 @@
+"""What every peer shares: the run context, server processes, loaders, ingest statistics, query timing.
+
+A peer module (bench/peers/*) is a ``run(ctx) -> SystemResult`` that starts its system, loads the same
+rows, checks and times the same queries and measures its bytes on disk, using these helpers. A failure of a
+system (cannot start, rejects an insert) is recorded in its result and the run goes on; a *wrong query
+result* raises ``ResultMismatch`` and stops the whole benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.generator import Dataset
+from bench.naive import NaiveChecker
+from bench.queries import Params, compare, make_params
+
+ROOT = Path(__file__).resolve().parent.parent
+METRICS_PER_ROW = 10
+
+
+@dataclass
+class Context:
+    dataset: Dataset
+    frames_path: Path
+    workdir: Path  # fresh temporary directory for data directories
+    queries: list[str]
+    runs: int
+    seed: int
+    workers: int
+    pin: bool  # taskset the server to core 0 and the loader to core 1
+    progress: bool = True
+    pymongo: bool = True
+    tidemark_cmd: list[str] = field(default_factory=lambda: [sys.executable, "-m", "server"])
+    checker: NaiveChecker | None = None
+    params: dict[str, list[Params]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.checker = self.checker or NaiveChecker(self.dataset)
+        for q in self.queries:
+            self.params[q] = make_params(q, self.dataset, self.seed, self.runs)
+
+    def server_prefix(self) -> list[str]:
+        return ["taskset", "-c", "0"] if self.pin else []
+
+    def loader_prefix(self) -> list[str]:
+        return ["taskset", "-c", "1"] if self.pin else []
+
+
+def can_pin() -> bool:
+    return shutil.which("taskset") is not None and len(os.sched_getaffinity(0)) >= 2
+
+
+@dataclass
+class SystemResult:
+    name: str
+    description: str
+    ingest: dict[str, dict] = field(default_factory=dict)  # method -> ingest_stats(...)
+    storage: dict | None = None  # {"bytes": int, "bytes_per_row": float, "note": str}
+    queries: dict[str, dict] = field(default_factory=dict)  # query -> timing stats
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# -- processes -----------------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 60.0, what: str = "server") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with status {proc.returncode} before listening{_tail(proc)}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{what} did not listen on port {port} within {timeout:.0f}s{_tail(proc)}")
+
+
+def _tail(proc: subprocess.Popen) -> str:
+    log = getattr(proc, "log_path", None)
+    if log and Path(log).exists():
+        text = Path(log).read_text(errors="replace")[-1500:]
+        return f"; its output ends with:\n{text}"
+    return ""
+
+
+def start_process(cmd: list[str], log_path: Path, env: dict | None = None) -> subprocess.Popen:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(
+        cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env, start_new_session=True
+    )
+    proc.log_path = log_path
+    log.close()
+    return proc
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 120.0) -> bool:
+    """SIGTERM and wait: True for a clean exit (status 0 or -SIGTERM), False if it had to be killed."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            return False
+    return proc.returncode in (0, -signal.SIGTERM)
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    try:
+        import psutil
+
+        t = psutil.Process(pid).cpu_times()
+        return t.user + t.system
+    except Exception:
+        return None
+
+
+def disk_bytes(path: Path) -> int:
+    """Bytes allocated on disk under ``path`` (what ``du`` counts; sparse files count only what they use)."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_blocks * 512
+            except FileNotFoundError:
+                pass
+    return total
+
+
+# -- loaders -------------------------------------------------------------------------------------------------
+
+
+def run_loader(ctx: Context, args: list[str], server_pid: int | None) -> dict:
+    """Run a loader module (bench.replay / bench.pymongo_loader) in its own pinned process."""
+    cpu0 = process_cpu_seconds(server_pid) if server_pid else None
+    cmd = ctx.loader_prefix() + [sys.executable, "-m", *args] + (["--progress"] if ctx.progress else [])
+    out = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=None, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"loader {args[0]} failed with status {out.returncode}")
+    result = json.loads(out.stdout)
+    cpu1 = process_cpu_seconds(server_pid) if server_pid else None
+    if cpu0 is not None and cpu1 is not None:
+        result["server_cpu_s"] = cpu1 - cpu0
+    return result
+
+
+def replay_args(ctx: Context, port: int) -> list[str]:
+    return [
+        "bench.replay",
+        "--port",
+        str(port),
+        "--file",
+        str(ctx.frames_path),
+        "--connections",
+        str(ctx.workers),
+    ]
+
+
+def pymongo_args(ctx: Context, port: int) -> list[str]:
+    ds = ctx.dataset
+    return [
+        "bench.pymongo_loader",
+        "--uri", f"mongodb://127.0.0.1:{port}/?directConnection=true",
+        "--scale", str(ds.scale), "--duration", f"{ds.duration_s}s", "--seed", str(ds.seed),
+        "--threads", str(ctx.workers),
+    ]  # fmt: skip
+
+
+def ingest_stats(result: dict, expected_rows: int, pinned: bool, bins: int = 20) -> dict:
+    """Rates, first/last tenth and a rate curve from a loader result's (t, rows) samples."""
+    rows, seconds, samples = result["rows"], result["seconds"], result.get("samples") or []
+    stats = {
+        "rows": rows,
+        "expected_rows": expected_rows,
+        "seconds": seconds,
+        "rows_per_s": rows / seconds if seconds > 0 else 0.0,
+        "metrics_per_s": rows * METRICS_PER_ROW / seconds if seconds > 0 else 0.0,
+        "pinned": pinned,
+        "error": result.get("error"),
+        "server_cpu_s": result.get("server_cpu_s"),
+    }
+    if stats["error"] is None and rows != expected_rows:
+        stats["error"] = f"loaded {rows} of {expected_rows} rows"
+    if len(samples) >= 2 and rows > 0:
+        ts = [0.0] + [s[0] for s in samples]
+        rs = [0] + [s[1] for s in samples]
+        at = _time_at_rows(ts, rs)
+        tenth = rows / 10
+        first = tenth / at(tenth) if at(tenth) > 0 else None
+        last_span = at(rows) - at(rows - tenth)
+        last = tenth / last_span if last_span > 0 else None
+        stats["first_tenth_rows_per_s"] = first
+        stats["last_tenth_rows_per_s"] = last
+        stats["last_vs_first"] = last / first if first and last else None
+        curve = []
+        for i in range(bins):
+            lo, hi = rows * i / bins, rows * (i + 1) / bins
+            span = at(hi) - at(lo)
+            if span > 0:
+                curve.append(((lo + hi) / 2, (hi - lo) / span))
+        stats["curve"] = curve
+    return stats
+
+
+def _time_at_rows(ts: list[float], rs: list[int]) -> Callable[[float], float]:
+    import bisect
+
+    def at(r: float) -> float:
+        i = bisect.bisect_left(rs, r)
+        if i <= 0:
+            return ts[0]
+        if i >= len(rs):
+            return ts[-1]
+        r0, r1, t0, t1 = rs[i - 1], rs[i], ts[i - 1], ts[i]
+        return t0 + (t1 - t0) * (r - r0) / (r1 - r0) if r1 > r0 else t1
+
+    return at
+
+
+# -- queries -------------------------------------------------------------------------------------------------
+
+
+def check_and_time(
+    ctx: Context,
+    system: str,
+    execute: Callable[[str, Params], object],
+    normalize: Callable[[str, object], list[tuple]],
+    result: SystemResult,
+) -> None:
+    """For each query type: check every seeded instance against the naive result, then time each one.
+
+    The check pass doubles as the warm-up. A wrong answer raises ResultMismatch (never caught here).
+    """
+    bar = progress_bar(ctx, len(ctx.queries) * ctx.runs * 2, f"  {system} queries", "q")
+    for query in ctx.queries:
+        instances = ctx.params[query]
+        checked = []
+        for p in instances:
+            got = normalize(query, execute(query, p))
+            compare(system, query, p, got, ctx.checker.expected(query, p))
+            checked.append(got)
+            bar.update(1)
+        times = []
+        for p, first in zip(instances, checked, strict=True):
+            t0 = time.perf_counter()
+            raw = execute(query, p)
+            times.append(time.perf_counter() - t0)
+            compare(system, query, p, normalize(query, raw), first)  # timed runs answer the same
+            bar.update(1)
+        result.queries[query] = timing_stats(times)
+    bar.close()
+
+
+def timing_stats(seconds: list[float]) -> dict:
+    ms = sorted(s * 1000 for s in seconds)
+    p95 = ms[max(0, math.ceil(0.95 * len(ms)) - 1)]
+    return {
+        "runs": len(ms),
+        "mean_ms": statistics.fmean(ms),
+        "median_ms": statistics.median(ms),
+        "p95_ms": p95,
+    }
+
+
+class _NoBar:
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
+def progress_bar(ctx: Context, total: int, desc: str, unit: str = "rows"):
+    if not ctx.progress:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr)

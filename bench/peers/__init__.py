@@ -1,0 +1,18 @@
+"""The systems measured side by side: name -> ``run(ctx) -> SystemResult`` (see bench.harness)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench.harness import Context, SystemResult
+from bench.peers import duckdb_peer, influx, lmdb_append, null, tidemark
+
+PEERS: dict[str, Callable[[Context], SystemResult]] = {
+    "tidemark": tidemark.run_timeseries,
+    "tidemark-regular": tidemark.run_regular,
+    "influxdb": influx.run,
+    "duckdb": duckdb_peer.run,
+    "null": null.run_count,
+    "null-decode": null.run_decode,
+    "lmdb-append": lmdb_append.run,
+}

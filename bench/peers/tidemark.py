@@ -1,0 +1,150 @@
+"""Tidemark itself, started as a user would (``python -m server --port P --dbpath D``) on a fresh data dir.
+
+Two systems share this module: ``tidemark`` (the ``cpu`` time-series collection, timeField "time",
+metaField "tags", granularity seconds) and ``tidemark-regular`` (the same documents in a plain collection).
+Both get the index {"tags.hostname": 1, time: -1}. Bytes on disk are measured after a clean SIGTERM
+shutdown. The pymongo load runs against a second fresh server so it does not disturb the storage figure.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from bench.harness import (
+    Context,
+    SystemResult,
+    check_and_time,
+    disk_bytes,
+    free_port,
+    ingest_stats,
+    pymongo_args,
+    replay_args,
+    run_loader,
+    start_process,
+    stop_process,
+    wait_port,
+)
+from bench.messages import COLLECTION, DB
+from bench.queries import ResultMismatch, normalize_mongo, pipeline
+
+INDEX = [("tags.hostname", 1), ("time", -1)]
+
+
+def run_timeseries(ctx: Context) -> SystemResult:
+    return _run(ctx, "tidemark", timeseries=True)
+
+
+def run_regular(ctx: Context) -> SystemResult:
+    return _run(ctx, "tidemark-regular", timeseries=False)
+
+
+def _run(ctx: Context, name: str, timeseries: bool) -> SystemResult:
+    kind = "time-series collection" if timeseries else "regular collection"
+    result = SystemResult(name, f"Tidemark, {kind}, durable acknowledged writes")
+    rows = ctx.dataset.rows
+    server = _Server(ctx, ctx.workdir / name)
+    loaded = False
+    try:
+        server.start()
+        client = server.client()
+        try:
+            _setup(client, timeseries)
+            stats = ingest_stats(run_loader(ctx, replay_args(ctx, server.port), server.pid), rows, ctx.pin)
+            result.ingest["replay"] = stats
+            if stats["error"]:
+                result.errors.append(f"replay load: {stats['error']}")
+            else:
+                loaded = True
+                held = client[DB].command("count", COLLECTION)["n"]
+                if held != rows:
+                    raise RuntimeError(f"count reports {held} rows after loading {rows}")
+                coll = client[DB][COLLECTION]
+                check_and_time(
+                    ctx, name, lambda q, p: list(coll.aggregate(pipeline(q, p))), normalize_mongo, result
+                )
+        finally:
+            client.close()
+    except ResultMismatch:
+        server.stop()
+        raise
+    except Exception as exc:
+        result.errors.append(f"{type(exc).__name__}: {exc}")
+    clean = server.stop()
+    if loaded:
+        size = disk_bytes(server.dbpath)
+        note = "after a clean shutdown" if clean else "server had to be killed: not a clean shutdown"
+        result.storage = {"bytes": size, "bytes_per_row": size / rows, "note": note}
+    if ctx.pymongo and timeseries:
+        _pymongo_load(ctx, result, ctx.workdir / f"{name}-pymongo", timeseries)
+    return result
+
+
+def _pymongo_load(ctx: Context, result: SystemResult, workdir: Path, timeseries: bool) -> None:
+    server = _Server(ctx, workdir)
+    try:
+        server.start()
+        client = server.client()
+        try:
+            _setup(client, timeseries)
+        finally:
+            client.close()
+        stats = ingest_stats(
+            run_loader(ctx, pymongo_args(ctx, server.port), server.pid), ctx.dataset.rows, ctx.pin
+        )
+        result.ingest["pymongo"] = stats
+        if stats["error"]:
+            result.errors.append(f"pymongo load: {stats['error']}")
+    except Exception as exc:
+        result.errors.append(f"pymongo load: {type(exc).__name__}: {exc}")
+    finally:
+        server.stop()
+        shutil.rmtree(server.dbpath, ignore_errors=True)
+
+
+def _setup(client, timeseries: bool) -> None:
+    db = client[DB]
+    db.drop_collection(COLLECTION)
+    if timeseries:
+        ts = {"timeField": "time", "metaField": "tags", "granularity": "seconds"}
+        db.create_collection(COLLECTION, timeseries=ts)
+    else:
+        db.create_collection(COLLECTION)
+    db[COLLECTION].create_index(INDEX)
+
+
+class _Server:
+    def __init__(self, ctx: Context, workdir: Path):
+        self.ctx = ctx
+        self.workdir = workdir
+        self.dbpath = workdir / "db"
+        self.port = 0
+        self.proc = None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def start(self) -> None:
+        self.dbpath.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        cmd = (
+            self.ctx.server_prefix()
+            + self.ctx.tidemark_cmd
+            + ["--port", str(self.port), "--dbpath", str(self.dbpath)]
+        )
+        self.proc = start_process(cmd, self.workdir / "server.log")
+        wait_port(self.port, self.proc, what="tidemark (" + " ".join(cmd) + ")")
+
+    def client(self):
+        from pymongo import MongoClient
+
+        client = MongoClient("127.0.0.1", self.port, directConnection=True, serverSelectionTimeoutMS=10_000)
+        client.admin.command("ping")
+        return client
+
+    def stop(self) -> bool:
+        if self.proc is None:
+            return True
+        proc, self.proc = self.proc, None
+        return stop_process(proc)

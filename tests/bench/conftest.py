@@ -1,0 +1,8 @@
+"""bench/ is a top-level folder of the repository, not an installed package: make it importable."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
