@@ -212,11 +212,15 @@ def rand_cond(rng):
             "$type",
             "$not",
             "$elemMatch",
+            "range",
         ]
     )
     v = rand_value(rng, 1)
     if op == "eq":
         return v
+    if op == "range":  # two bounds on one path: may be met by different array elements
+        lo = rng.choice([-1, 0, 1, 1.5, "a"])
+        return {rng.choice(["$gt", "$gte"]): lo, rng.choice(["$lt", "$lte"]): rng.choice([1, 2, 2.0, "b"])}
     if op in ("$in", "$nin"):
         return {op: [rand_value(rng, 2) for _ in range(rng.randrange(1, 4))]}
     if op == "$exists":

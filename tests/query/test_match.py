@@ -68,6 +68,8 @@ CASES = [
     ({"a": {"$gt": 5}}, {"a": "6"}, False),
     ({"a": {"$gt": 5}}, {"a": [1, 7]}, True),
     ({"a": {"$gt": 5, "$lt": 7}}, {"a": [4, 8]}, True),  # different elements may satisfy each
+    ({"a": {"$gt": 5, "$lt": 7}}, {"a": 8}, False),
+    ({"a": {"$gte": 5, "$lte": 7}}, {"a": Decimal128("6")}, True),
     ({"a": {"$gte": 5}}, {"a": Decimal128("5")}, True),
     ({"a": {"$lt": 5}}, {"a": None}, False),
     ({"a": {"$lt": "b"}}, {"a": "a"}, True),
