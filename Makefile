@@ -7,7 +7,8 @@ PY         := $(VENV)/bin/python
 NODE_DIR   := .node
 MONGOSH    := $(NODE_DIR)/node_modules/.bin/mongosh
 NODE_DRIVER := $(NODE_DIR)/node_modules/mongodb/package.json
-STAMP      := $(VENV)/.tidemark-installed
+RUN_STAMP  := $(VENV)/.tidemark-run
+STAMP      := $(VENV)/.tidemark-dev
 PORT       ?= 27017
 BIND_IP    ?= 127.0.0.1
 DBPATH     ?= ./data
@@ -28,10 +29,14 @@ $(PY):
 
 # Re-install when the dependency list changes. Never install the standalone PyPI `bson` package:
 # it replaces pymongo's bson module and breaks pymongo.
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,lint,bench]'
+# `make run` needs only the server's own dependencies; test/lint/bench need the extras too.
+$(RUN_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
 	@touch $@
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint,bench]'
+	@touch $@ $(RUN_STAMP)
 
 install: $(STAMP)
 
@@ -40,7 +45,7 @@ $(MONGOSH) $(NODE_DRIVER):
 
 npm: $(MONGOSH) $(NODE_DRIVER)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	@mkdir -p $(DBPATH)
 	$(VENV)/bin/tidemark --port $(PORT) --bind_ip $(BIND_IP) --dbpath $(DBPATH)
 
