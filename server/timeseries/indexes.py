@@ -442,3 +442,104 @@ def translate_hint(hint: Any, bucket_specs: list[dict], time_field: str, meta_fi
     if spec is None or spec.get("hidden"):
         raise MongoError(ErrorCode.BadValue, "hint provided does not correspond to an existing index")
     return spec["name"]
+
+
+# --------------------------------------------------------------------------------------------------
+# reads through a bucket index
+# --------------------------------------------------------------------------------------------------
+
+
+def loose_bucket_filter(query: Any, time_field: str, meta_field: str | None, span: int | None = None) -> dict:
+    """A bucket-level MQL filter every bucket holding a matching measurement satisfies.
+
+    Only top-level conjuncts are used: metaField predicates (renamed to ``meta``; exact) and
+    comparisons of the time field with Date operands, as bounds on ``control.min/max.<time>`` (which
+    always hold Dates; ``span`` = bucketMaxSpanSeconds adds the bound on the other side, spec §5.2).
+    Anything else is left to the per-measurement filter, so this may keep buckets with no match.
+    """
+    clauses: list[dict] = []
+    if isinstance(query, dict):
+        _collect_conjuncts(query, time_field, meta_field, span, clauses)
+    if not clauses:
+        return {}
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _collect_conjuncts(
+    query: dict, time_field: str, meta_field: str | None, span: int | None, out: list[dict]
+) -> None:
+    for key, value in query.items():
+        if key == "$and" and isinstance(value, list):
+            for sub in value:
+                if isinstance(sub, dict):
+                    _collect_conjuncts(sub, time_field, meta_field, span, out)
+            continue
+        if key.startswith("$"):
+            continue
+        sub = meta_subpath(key, meta_field)
+        if sub is not None:
+            if _plain_meta_value(value):
+                out.append({sub: value})
+            continue
+        if key == time_field:
+            out.extend(_time_bounds(time_field, value, span))
+
+
+def _plain_meta_value(value: Any) -> bool:
+    """Operators inside a meta predicate must not name other fields ($expr/$where are refused)."""
+    if isinstance(value, dict):
+        return not any(k in ("$expr", "$where") for k in value)
+    return True
+
+
+def _time_bounds(time_field: str, value: Any, span: int | None) -> list[dict]:
+    ops = (
+        value
+        if isinstance(value, dict) and value and all(k.startswith("$") for k in value)
+        else {"$eq": value}
+    )
+    lo, hi = _CONTROL_MIN + time_field, _CONTROL_MAX + time_field
+    delta = _dt.timedelta(seconds=span) if span else None
+    out: list[dict] = []
+    for op, operand in ops.items():
+        if not isinstance(operand, _dt.datetime):
+            continue
+        if op == "$eq":
+            out += [{lo: {"$lte": operand}}, {hi: {"$gte": operand}}]
+            if delta is not None:
+                out.append({lo: {"$gte": operand - delta}})
+        elif op in ("$gt", "$gte"):
+            out.append({hi: {op: operand}})
+            if delta is not None:
+                out.append({lo: {op: operand - delta}})
+        elif op in ("$lt", "$lte"):
+            out.append({lo: {op: operand}})
+    return out
+
+
+def bucket_index_plan(
+    bucket_indexes: list[dict],
+    user_filter: Any,
+    time_field: str,
+    meta_field: str | None,
+    span: int | None = None,
+    hint: Any = None,
+) -> Any:
+    """The bucket index plan (``server.query.plan.Plan``) for a read on the view, or None to scan.
+
+    ``hint`` is the view-level hint (index name or *user* key pattern); an unknown or hidden index
+    raises BadValue. Bounds are loose: callers re-apply the bucket predicate and the event filter,
+    and must still yield in-memory (open) buckets, whose stored index entries may lag behind.
+    """
+    from server.query import plan as planner
+
+    flt = loose_bucket_filter(user_filter, time_field, meta_field, span)
+    if hint is not None and hint != {} and hint != "":
+        name = translate_hint(hint, bucket_indexes, time_field, meta_field)
+        if isinstance(name, dict):  # $natural
+            return None
+        return planner.choose_plan(bucket_indexes, flt, None, name)
+    if not flt:
+        return None
+    plan = planner.choose_plan(bucket_indexes, flt, None, None)
+    return None if plan.kind == "COLLSCAN" else plan

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.timeseries import indexes as ts_indexes
 from server.timeseries.indexes import meta_subpath
 
 _LOGICAL = ("$and", "$or", "$nor")
@@ -221,58 +222,12 @@ def plan_delete(statement: Any, time_field: str, meta_field: str | None) -> Dele
     return DeletePlan(False, loose_bucket_filter(query, time_field, meta_field), query, limit_one)
 
 
-def loose_bucket_filter(query: dict, time_field: str, meta_field: str | None) -> dict:
-    """A bucket-level filter every bucket holding a matching measurement satisfies.
-
-    Only top-level conjuncts are used: metaField predicates (renamed to ``meta``) and range/equality
-    predicates on the time field with Date operands (on ``control.min``/``control.max``, which always
-    hold Dates). Anything else is left to the per-measurement filter.
-    """
-    clauses: list[dict] = []
-    _collect_conjuncts(query, time_field, meta_field, clauses)
-    if not clauses:
-        return {}
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-def _collect_conjuncts(query: dict, time_field: str, meta_field: str | None, out: list[dict]) -> None:
-    for key, value in query.items():
-        if key == "$and" and isinstance(value, list):
-            for sub in value:
-                if isinstance(sub, dict):
-                    _collect_conjuncts(sub, time_field, meta_field, out)
-            continue
-        if key.startswith("$"):
-            continue
-        sub = meta_subpath(key, meta_field)
-        if sub is not None:
-            if is_meta_only({key: value}, meta_field):
-                out.append({sub: value})
-            continue
-        if key == time_field:
-            out.extend(_time_bounds(time_field, value))
-
-
-def _time_bounds(time_field: str, value: Any) -> list[dict]:
-    import datetime as _dt
-
-    ops = (
-        value
-        if isinstance(value, dict) and value and all(k.startswith("$") for k in value)
-        else {"$eq": value}
-    )
-    lo, hi = "control.min." + time_field, "control.max." + time_field
-    out: list[dict] = []
-    for op, operand in ops.items():
-        if not isinstance(operand, _dt.datetime):
-            continue
-        if op == "$eq":
-            out += [{lo: {"$lte": operand}}, {hi: {"$gte": operand}}]
-        elif op in ("$gt", "$gte"):
-            out.append({hi: {op: operand}})
-        elif op in ("$lt", "$lte"):
-            out.append({lo: {op: operand}})
-    return out
+def loose_bucket_filter(
+    query: dict, time_field: str, meta_field: str | None, span: int | None = None
+) -> dict:
+    """A bucket-level filter every bucket holding a matching measurement satisfies (see
+    ``indexes.loose_bucket_filter``)."""
+    return ts_indexes.loose_bucket_filter(query, time_field, meta_field, span)
 
 
 def bucket_measurement_count(bucket: dict, time_field: str) -> int:

@@ -1,0 +1,52 @@
+"""Choosing a bucket index for a read on a time-series view (spec §5.2, §7)."""
+
+import datetime as dt
+
+import pytest
+
+from protocol.errors import ErrorCode, MongoError
+from server.timeseries import indexes as ix
+
+T, M = "t", "m"
+D = dt.datetime(2024, 1, 1, 12)
+SPECS = [*ix.default_index_specs(T, M), ix.to_bucket_index_spec({"key": {"x": 1}, "name": "x_1"}, T, M)]
+
+
+def test_meta_equality_uses_the_default_meta_time_index():
+    plan = ix.bucket_index_plan(SPECS, {M: "a", "x": {"$gt": 3}}, T, M, 3600)
+    assert plan.kind == "IXSCAN" and plan.index["name"] == "m_1_t_1"
+
+
+def test_meta_and_time_range_bound_the_second_key_component():
+    plan = ix.bucket_index_plan(SPECS, {M: "a", T: {"$gte": D}}, T, M, 3600)
+    assert plan.index["name"] == "m_1_t_1"
+    assert (
+        len(plan.bounds_desc["control.min.t"]) == 1 and "MaxKey" not in plan.bounds_desc["control.min.t"][0]
+    )
+
+
+def test_filter_without_meta_or_time_scans():
+    assert ix.bucket_index_plan(SPECS, {"x": 5}, T, M, 3600) is None
+    assert ix.bucket_index_plan(SPECS, {}, T, M, 3600) is None
+
+
+def test_hint_by_user_key_pattern_forces_that_index():
+    plan = ix.bucket_index_plan(SPECS, {"x": 5}, T, M, 3600, hint={"x": 1})
+    assert plan.index["name"] == "x_1"
+
+
+def test_hint_of_unknown_index_is_bad_value():
+    with pytest.raises(MongoError) as info:
+        ix.bucket_index_plan(SPECS, {}, T, M, 3600, hint="nope")
+    assert info.value.code == ErrorCode.BadValue
+
+
+def test_time_equality_bounds_bucket_start_on_both_sides():
+    flt = ix.loose_bucket_filter({T: D}, T, M, 3600)
+    assert {"control.min.t": {"$gte": D - dt.timedelta(hours=1)}} in flt["$and"]
+    assert {"control.min.t": {"$lte": D}} in flt["$and"]
+    assert {"control.max.t": {"$gte": D}} in flt["$and"]
+
+
+def test_meta_predicates_inside_or_are_not_used_for_bounds():
+    assert ix.loose_bucket_filter({"$or": [{M: 1}, {M: 2}]}, T, M) == {}
