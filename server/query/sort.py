@@ -24,6 +24,7 @@ from bson.decimal128 import Decimal128
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
 from server.query.paths import get_path_values
+from server.query.update_format import bson_repr
 from server.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
 
 __all__ = ["parse_sort", "make_sort_key", "sort_documents", "DEFAULT_MEMORY_LIMIT", "estimate_size"]
@@ -60,7 +61,7 @@ def parse_sort(spec: Mapping | None) -> list[tuple[str, int]]:
                 raise MongoError(31138, f"Illegal $meta sort: $meta: {meta!r}")
             raise MongoError(17312, "$meta is the only expression supported by $sort right now")
         if not is_number(direction):
-            raise MongoError(15974, f"Illegal key in $sort specification: {path}: {direction!r}")
+            raise MongoError(15974, f"Illegal key in $sort specification: {path}: {bson_repr(direction)}")
         value = float(direction.to_decimal()) if isinstance(direction, Decimal128) else float(direction)
         if value not in (1.0, -1.0) or math.isnan(value):
             raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")

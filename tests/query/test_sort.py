@@ -32,6 +32,12 @@ def test_parse_sort_rejects_invalid_specs(spec, code):
     assert info.value.code == code
 
 
+def test_illegal_sort_key_message_shows_the_value_like_mongod():
+    with pytest.raises(MongoError) as info:
+        parse_sort({"a": "desc"})
+    assert info.value.message == 'Illegal key in $sort specification: a: "desc"'
+
+
 def test_mixed_types_sort_in_bson_order_with_missing_as_null():
     docs = [
         {"_id": 1, "a": "x"},
