@@ -39,7 +39,7 @@ def apply_update(
     if update.kind == "replacement":
         return _replace(doc, update.replacement or {})
     if update.kind == "pipeline":
-        return _run_pipeline(doc, update.pipeline or [])
+        return _run_pipeline(doc, update.compiled_pipeline or update.pipeline or [])
     now = now or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     new = deep_copy(doc)
     ctx = UpdateContext(doc, is_upsert, now)

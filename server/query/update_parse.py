@@ -58,6 +58,7 @@ class Update:
     actions: list[Action] = field(default_factory=list)
     replacement: dict | None = None
     pipeline: list | None = None
+    compiled_pipeline: list | None = None  # query B's parsed stages, reused for every document
     array_filters: dict[str, Any] = field(default_factory=dict)  # identifier -> compiled predicate
     raw: Any = None
 
@@ -147,7 +148,14 @@ def _parse_pipeline(stages: list, array_filters: list | None) -> Update:
         name = next(iter(stage))
         if name not in PIPELINE_STAGES:
             raise MongoError(ErrorCode.InvalidOptions, f"{name} is not allowed to be used within an update")
-    return Update("pipeline", pipeline=list(stages), raw=stages)
+    compiled = None
+    try:
+        from server.query.pipeline import parse_pipeline
+    except ImportError:  # query B's pipeline not importable: validated at apply time instead
+        parse_pipeline = None
+    if parse_pipeline is not None:
+        compiled = parse_pipeline(list(stages))
+    return Update("pipeline", pipeline=list(stages), compiled_pipeline=compiled, raw=stages)
 
 
 def _validate_path(path: Any, op: str) -> tuple[str, ...]:

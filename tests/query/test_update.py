@@ -267,3 +267,15 @@ def test_modified_paths_lists_written_paths():
         "b",
     ]
     assert modified_paths(parse_update({"x": 1})) == [""]
+
+
+def test_pipeline_update_runs_stages_and_keeps_id():
+    upd = parse_update([{"$set": {"total": {"$add": ["$a", "$b"]}}}, {"$unset": "b"}])
+    assert upd.kind == "pipeline"
+    new, modified = apply_update({"_id": 7, "a": 1, "b": 2}, upd)
+    assert new == {"_id": 7, "a": 1, "total": 3} and modified
+    new, _ = apply_update({"_id": 7, "a": 1}, parse_update([{"$replaceWith": {"x": "$a"}}]))
+    assert new == {"_id": 7, "x": 1}
+    with pytest.raises(MongoError) as info:
+        apply_update({"_id": 7}, parse_update([{"$set": {"_id": 8}}]))
+    assert info.value.code == 66
