@@ -31,6 +31,7 @@ from storage import journal as journal_mod
 from storage import records
 from storage.catalog import decode_entry, index_db_name, records_db_name
 from storage.compression import ValueCodec
+from storage.dictionaries import CollectionDictionaries
 from storage.errors import DbPathInUse, DbPathUnusable, EngineClosed, StorageError
 from storage.txn import GRAVEYARD, ReadView, WriteTxn, flush_sizes
 
@@ -141,6 +142,7 @@ class Engine:
                  max_dbs: int = DEFAULT_MAX_DBS):
         self.dbpath = dbpath
         self._codec = ValueCodec(compressor)
+        self._dictionaries = CollectionDictionaries(self._codec)
         _prepare_dbpath(dbpath)
         self._lock_fd = _lock_dbpath(dbpath)
         try:
@@ -174,6 +176,7 @@ class Engine:
             self._meta_db = env.open_db(b"_meta", txn=txn, create=True)
             self._journal_db = env.open_db(b"_journal", txn=txn, create=True)
             self._delete_graveyard(txn, {})
+            self._dictionaries.load(txn, self._meta_db)
             with txn.cursor(db=self._catalog_db) as cur:
                 for _, raw in cur.iternext(keys=True, values=True):
                     info = decode_entry(raw)
@@ -302,6 +305,10 @@ class Engine:
                         fut.set_exception(StorageError(f"write group failed: {exc!r}"))
             if self._maybe_graveyard:
                 self._reclaim_graveyard()
+            try:
+                self._dictionaries.train_ready(self._env, self._meta_db)
+            except lmdb.Error:
+                pass  # compression without a dictionary still works; retried by later samples
 
     def _run_group(self, batch: list) -> None:
         live = [(fn, fut) for fn, fut in batch if fut.set_running_or_notify_cancel()]
@@ -360,6 +367,9 @@ class Engine:
                 fut.set_result(result)
             else:
                 fut.set_exception(exc)
+
+    def _pack_record(self, ident: str, bson: bytes) -> bytes:
+        return self._codec.pack(bson, self._dictionaries.for_record(ident, bson))
 
     def _append_record(self, txn: lmdb.Transaction, ident: str, records_db, packed: bytes) -> bytes:
         """Put a record under the next counter rid with MDB_APPEND (full pages, no search);

@@ -79,10 +79,10 @@ def drop_stream(txn: lmdb.Transaction, jdb, meta_db, stream: bytes) -> int:
     return deleted
 
 
-def scan(txn: lmdb.Transaction, jdb, stream: bytes | None = None,
+def scan(txn: lmdb.Transaction, jdb, codec: ValueCodec, stream: bytes | None = None,
          after_seq: int = 0) -> Iterator[tuple[bytes, int, bytes]]:
     """(stream, seq, payload) of one stream (seq > after_seq) or of all streams."""
-    unpack = ValueCodec.unpack
+    unpack = codec.unpack
     with txn.cursor(db=jdb) as cur:
         if stream is None:
             if not cur.first():

@@ -37,16 +37,16 @@ def last_rid(txn: lmdb.Transaction, db) -> int:
     return 0
 
 
-def get(txn: lmdb.Transaction, db, rid: bytes) -> bytes | None:
+def get(txn: lmdb.Transaction, db, rid: bytes, codec: ValueCodec) -> bytes | None:
     stored = txn.get(rid, db=db)
-    return None if stored is None else ValueCodec.unpack(stored)
+    return None if stored is None else codec.unpack(stored)
 
 
-def scan(txn: lmdb.Transaction, db, *, start_after: bytes | None = None,
+def scan(txn: lmdb.Transaction, db, codec: ValueCodec, *, start_after: bytes | None = None,
          reverse: bool = False, raw: bool = False) -> Iterator[tuple[bytes, bytes]]:
     """(rid, bson) in record-id order (descending with ``reverse``), strictly after
     ``start_after`` in the direction of the scan. ``raw`` yields the stored (packed) values."""
-    unpack = ValueCodec.unpack
+    unpack = codec.unpack
     with txn.cursor(db=db) as cur:
         if reverse:
             if start_after is None:

@@ -116,11 +116,12 @@ class ReadView:
 
     # --- records -----------------------------------------------------------------------------
     def get(self, info: CollectionInfo, rid: bytes) -> bytes | None:
-        return records.get(self._txn, self._records(info), rid)
+        return records.get(self._txn, self._records(info), rid, self._engine._codec)
 
     def scan(self, info: CollectionInfo, *, start_after: bytes | None = None,
              reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-        return records.scan(self._txn, self._records(info), start_after=start_after, reverse=reverse)
+        return records.scan(self._txn, self._records(info), self._engine._codec,
+                            start_after=start_after, reverse=reverse)
 
     def index_scan(self, info: CollectionInfo, index_name: str, lo: bytes | None = None,
                    hi: bytes | None = None, *, lo_inclusive: bool = True, hi_inclusive: bool = True,
@@ -160,7 +161,7 @@ class ReadView:
     # --- journal -----------------------------------------------------------------------------
     def journal_scan(self, stream: bytes | None = None, after_seq: int = 0
                      ) -> Iterator[tuple[bytes, int, bytes]]:
-        return journal.scan(self._txn, self._engine._journal_db, stream, after_seq)
+        return journal.scan(self._txn, self._engine._journal_db, self._engine._codec, stream, after_seq)
 
 
 def _guard(method):
@@ -302,6 +303,7 @@ class WriteTxn(ReadView):
             for index_ident in info.index_idents.values():
                 self._bury(index_db_name(index_ident))
             self._txn.delete(_size_key(info.ident), db=self._engine._meta_db)
+            self._engine._dictionaries.forget(self._txn, self._engine._meta_db, info.ident)
             for level in self._sizes:
                 level.pop(info.ident, None)
             self._txn.delete(ns.encode(), db=self._engine._catalog_db)
@@ -377,7 +379,7 @@ class WriteTxn(ReadView):
         keysets = {name: set(keys) for name, keys in index_keys.items()} if index_keys else {}
         if keysets:
             self._check_index_keys(res, keysets, None, records.RID_SIZE if rid is None else len(rid))
-        packed = self._engine._codec.pack(bson)
+        packed = self._engine._pack_record(info.ident, bson)
         if rid is None:
             rid = self._engine._append_record(txn, info.ident, records_db, packed)
         else:
@@ -406,7 +408,7 @@ class WriteTxn(ReadView):
             old, new = set(old_keys.get(name, ())), set(new_keys.get(name, ()))
             added[name], removed[name] = new - old, old - new
         self._check_index_keys(res, added, rid, len(rid))
-        self._txn.put(rid, self._engine._codec.pack(bson), db=res.records)
+        self._txn.put(rid, self._engine._pack_record(info.ident, bson), db=res.records)
         for name in removed:
             db, unique = res.indexes[name]
             if removed[name]:

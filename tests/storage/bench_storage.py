@@ -32,6 +32,8 @@ def main(n: int = 200_000) -> None:
             t = time.perf_counter()
             futs = []
             for start in range(0, n, 1000):
+                if start == 1000:
+                    wait(futs)  # like a client awaiting its first insertMany: a dictionary gets trained
                 def fn(w, start=start):
                     info = w.get_collection("b.c")
                     for i in range(start, min(start + 1000, n)):
