@@ -1,0 +1,40 @@
+"""Explain helpers for aggregation: how mongod's explain output shows the parsed pipeline stages.
+
+``explain_stages(parsed_pipeline) -> list[dict]`` takes the output of ``pipeline.parse_pipeline``
+(or a raw pipeline, which it parses first) and returns one ``{"$stage": spec}`` document per stage
+as mongod prints them in ``explain.stages`` / ``queryPlanner``: a ``$sort`` absorbs a following
+``$limit`` as ``{"$sort": {"sortKey": ..., "limit": n}}``; ``$limit``/``$skip`` show 64-bit integers;
+``$sortByCount`` is shown as the ``$group`` + ``$sort`` it stands for. The command layer puts these
+after its own ``$cursor``/queryPlanner section.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from bson.int64 import Int64
+
+from server.query.pipeline import PipelineContext, Stage, parse_pipeline
+
+__all__ = ["explain_stages"]
+
+
+def explain_stages(parsed_pipeline: list[Stage] | list[dict], ctx: PipelineContext | None = None) -> list[dict]:
+    """One ``{name: spec}`` per stage, in order (deep copies: callers may encode or mutate them)."""
+    stages = parsed_pipeline
+    if stages and not isinstance(stages[0], Stage):
+        stages = parse_pipeline(list(parsed_pipeline), ctx)
+    out: list[dict] = []
+    for stage in stages:
+        out.extend(_describe(stage))
+    return out
+
+
+def _describe(stage: Stage) -> list[dict[str, Any]]:
+    if stage.name == "$sortByCount":
+        return [{"$group": {"_id": copy.deepcopy(stage.spec), "count": {"$sum": {"$const": 1}}}},
+                {"$sort": {"sortKey": {"count": -1}}}]
+    if stage.name in ("$limit", "$skip"):
+        return [{stage.name: Int64(stage.spec)}]
+    return [{stage.name: copy.deepcopy(stage.spec)}]

@@ -1,0 +1,154 @@
+"""The aggregation pipeline: parse and validate every stage up front, then stream with generators.
+
+- ``parse_pipeline(pipeline, ctx) -> list[Stage]`` validates the whole pipeline (stage shape, names,
+  placement, each stage's own arguments, compiled expressions) before any document is read.
+- ``run_pipeline(pipeline, source, ctx) -> Iterator[dict]`` chains ``stage.apply`` generators over
+  ``source``. Only blocking stages ($group, $sort, $bucketAuto, $setWindowFields, $fill's linear
+  method, $facet, $sample) buffer; everything else handles one document at a time.
+- Rewrites done once at parse time: ``$sort`` directly followed by ``$limit`` becomes a top-k sort.
+
+A ``Stage`` has ``name``, ``spec`` (what explain shows) and ``apply(iterator) -> iterator``.
+``PipelineContext`` carries variables (``let`` and NOW), options, and the callbacks for stages that
+need the server (``resolve_collection``, ``write_out``, ``merge_into``, ``coll_stats``,
+``index_stats``); ``extra_stages`` lets the time-series layer plug in its own stages
+(``$_internalUnpackBucket``) without this package importing it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+
+__all__ = ["PipelineContext", "Stage", "parse_pipeline", "run_pipeline", "STAGES"]
+
+
+@dataclass
+class PipelineContext:
+    """Everything a pipeline needs from its caller (all optional for pure in-memory use)."""
+
+    variables: dict = field(default_factory=dict)
+    allow_disk_use: bool = False
+    collation: Any = None  # accepted and ignored (simple collation only)
+    db: str | None = None
+    coll: str | None = None
+    resolve_collection: Callable[[str, str], Iterator[dict]] | None = None
+    write_out: Callable[[Any, Iterator[dict]], None] | None = None
+    merge_into: Callable[[Any, Iterator[dict]], None] | None = None
+    coll_stats: Callable[[Any], Any] | None = None
+    index_stats: Callable[[], Iterable[dict]] | None = None
+    extra_stages: dict[str, Callable[[Any, PipelineContext], Stage]] = field(default_factory=dict)
+    memory_limit: int = 100 * 1024 * 1024
+    in_facet: bool = False
+    in_lookup: bool = False
+
+    def __post_init__(self) -> None:
+        if "NOW" not in self.variables:
+            now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+            self.variables = {**self.variables, "NOW": now.replace(microsecond=now.microsecond // 1000 * 1000)}
+
+    def child(self, **changes: Any) -> PipelineContext:
+        """A context for a sub-pipeline ($lookup/$facet/$unionWith) sharing callbacks and NOW."""
+        values = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        values.update(changes)
+        return PipelineContext(**values)
+
+
+class Stage:
+    """One parsed stage. ``apply`` maps an iterator of documents to an iterator of documents."""
+
+    __slots__ = ("name", "spec", "_apply", "blocking")
+
+    def __init__(self, name: str, spec: Any, apply: Callable[[Iterator[dict]], Iterator[dict]],
+                 *, blocking: bool = False):
+        self.name = name
+        self.spec = spec
+        self._apply = apply
+        self.blocking = blocking
+
+    def apply(self, docs: Iterator[dict]) -> Iterator[dict]:
+        return self._apply(docs)
+
+    def __repr__(self) -> str:
+        return f"Stage({self.name})"
+
+
+# Stage parsers, explicitly listed (nothing registers itself): name -> parse(spec, ctx) -> Stage.
+def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
+    from server.query import stage_densify_fill, stage_group, stage_lookup, stages, windows
+    table: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
+    for module in (stages, stage_group, stage_lookup, stage_densify_fill, windows):
+        table.update(module.STAGES)
+    return table
+
+
+STAGES: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
+_FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp")
+_LAST_ONLY = ("$out", "$merge")
+_NOT_SUPPORTED = ("$geoNear", "$graphLookup", "$search", "$searchMeta", "$vectorSearch", "$changeStream",
+                  "$currentOp", "$listSessions", "$listLocalSessions", "$planCacheStats", "$redact",
+                  "$listSearchIndexes", "$shardedDataDistribution", "$changeStreamSplitLargeEvent")
+
+
+def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[Stage]:
+    """Validate and compile every stage; raises MongoError before any document is processed."""
+    if not STAGES:
+        STAGES.update(_stage_table())
+    ctx = ctx or PipelineContext()
+    if not isinstance(pipeline, list):
+        raise MongoError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an array")
+    stages: list[Stage] = []
+    n = len(pipeline)
+    for i, spec in enumerate(pipeline):
+        if not isinstance(spec, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+        if len(spec) != 1:
+            raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
+        name, arg = next(iter(spec.items()))
+        parser = ctx.extra_stages.get(name) or STAGES.get(name)
+        if parser is None:
+            if name in _NOT_SUPPORTED:
+                raise MongoError(ErrorCode.NotImplemented, f"{name} is not supported by Tidemark")
+            raise MongoError(40324, f"Unrecognized pipeline stage name: '{name}'")
+        if name in _LAST_ONLY:
+            if ctx.in_facet:
+                raise MongoError(40600, f"{name} is not allowed to be used within a $facet stage")
+            if ctx.in_lookup:
+                raise MongoError(51047, f"{name} is not allowed within a $lookup's sub-pipeline")
+            if i != n - 1:
+                raise MongoError(40601, f"{name} can only be the final stage in the pipeline")
+        if name in _FIRST_ONLY and i != 0:
+            raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
+        if name in ("$collStats", "$indexStats") and (ctx.in_facet or ctx.in_lookup):
+            raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
+        stages.append(parser(arg, ctx))
+    return _optimize(stages)
+
+
+def _optimize(stages: list[Stage]) -> list[Stage]:
+    """$sort immediately followed by $limit becomes one top-k $sort (explain shows the limit)."""
+    out: list[Stage] = []
+    for stage in stages:
+        prev = out[-1] if out else None
+        if stage.name == "$limit" and prev is not None and prev.name == "$sort" and hasattr(prev, "with_limit"):
+            out[-1] = prev.with_limit(stage.spec)  # type: ignore[attr-defined]
+            continue
+        out.append(stage)
+    return out
+
+
+def run_pipeline(pipeline: list[dict] | list[Stage], source: Iterable[dict],
+                 ctx: PipelineContext | None = None) -> Iterator[dict]:
+    """Parse (unless already parsed) and chain the stages over ``source``; returns a generator."""
+    stages = pipeline if pipeline and isinstance(pipeline[0], Stage) else parse_pipeline(pipeline, ctx)
+    return chain(stages, source)
+
+
+def chain(stages: list[Stage], source: Iterable[dict]) -> Iterator[dict]:
+    it: Iterator[dict] = iter(source)
+    for stage in stages:
+        it = stage.apply(it)
+    return it

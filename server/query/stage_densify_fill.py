@@ -1,0 +1,233 @@
+"""Gap-filling stages for time series: $densify and $fill.
+
+$densify ``{field, partitionByFields, range: {step, unit, bounds}}`` inserts documents so that, per
+partition, ``field`` takes every value of the grid ``lo + k*step`` below the upper bound (``unit``
+steps dates by calendar units through ``dates.date_add``). ``bounds``: "full" (the global min/max of
+the field), "partition" (each partition's own), or ``[lo, hi]`` (upper bound exclusive; documents
+outside it pass through). Generated documents hold only the field and the partition fields. Output
+is ordered by partition, then by field; documents without the field come first, unchanged.
+
+$fill ``{partitionBy | partitionByFields, sortBy, output: {f: {method: "locf"|"linear"} | {value: e}}}``
+replaces null/missing values: a ``value`` expression, the last non-null value (locf), or linear
+interpolation on the single sortBy field between the surrounding non-null values (leading and
+trailing gaps stay null). Sorting methods output the documents sorted by partition then sortBy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.query import dates
+from server.query.expr_base import as_float, int_arg, num_kind, type_name
+from server.query.expressions import compile_expression
+from server.query.pipeline import PipelineContext, Stage
+from server.query.stage_group import group_key
+from server.query.stages import set_field
+from server.query.values import MISSING, compare, sort_key
+
+
+def _get(doc, parts):
+    cur = doc
+    for p in parts:
+        if type(cur) is not dict:
+            return MISSING
+        cur = cur.get(p, MISSING)
+    return cur
+
+
+def _is_date(v) -> bool:
+    return type(v).__name__ in ("datetime", "DatetimeMS")
+
+
+def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "$densify specification must be an object")
+    for k in spec:
+        if k not in ("field", "partitionByFields", "range"):
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$densify.{k}' is an unknown field.")
+    for k in ("field", "range"):
+        if k not in spec:
+            raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '$densify.{k}' is missing but a required field")
+    field = spec["field"]
+    if not isinstance(field, str) or not field or field.startswith("$"):
+        raise MongoError(5733600, "Cannot densify field that is not a non-empty, non-$-prefixed string")
+    parts_fields = spec.get("partitionByFields", [])
+    if not isinstance(parts_fields, list) or not all(isinstance(p, str) for p in parts_fields):
+        raise MongoError(ErrorCode.TypeMismatch, "BSON field '$densify.partitionByFields' must be an array of strings")
+    if field in parts_fields:
+        raise MongoError(8993000, "The densify field cannot be a partition field")
+    rng = spec["range"]
+    if not isinstance(rng, dict) or "step" not in rng or "bounds" not in rng:
+        raise MongoError(ErrorCode.IDLFailedToParse, "BSON field '$densify.range' must have 'step' and 'bounds'")
+    step, unit, bounds = rng["step"], rng.get("unit"), rng["bounds"]
+    if num_kind(step) is None or as_float(step) <= 0:
+        raise MongoError(5733401, "the step parameter in a range statement must be a strictly positive numeric value")
+    if unit is not None:
+        if unit not in dates.TIME_UNITS:
+            raise MongoError(ErrorCode.BadValue, f"unknown time unit value: {unit}")
+        if int_arg(step) is None:
+            raise MongoError(6586400, "The step parameter in a range statement must be a whole number when densifying a date range")
+    if isinstance(bounds, list):
+        if len(bounds) != 2:
+            raise MongoError(5733403, "a bounding array in a range statement must have exactly two elements")
+        lo, hi = bounds
+        if unit is not None and not (_is_date(lo) and _is_date(hi)):
+            raise MongoError(5733402, "a bounding array must contain either both dates or both numeric types")
+        if unit is None and not (num_kind(lo) is not None and num_kind(hi) is not None):
+            raise MongoError(5733409, "numeric bounds may not have unit parameter" if _is_date(lo)
+                             else "a bounding array must contain either both dates or both numeric types")
+        if compare(lo, hi) > 0:
+            raise MongoError(5733406, "the lower bound must be less than or equal to the upper bound")
+    elif bounds not in ("full", "partition"):
+        raise MongoError(5946802, f"Bounds string must either be 'full' or 'partition', found {bounds!r}")
+    fparts = field.split(".")
+    pparts = [p.split(".") for p in parts_fields]
+    step_n = as_float(step) if type(step) is float else (int(step) if num_kind(step) != 3 else as_float(step))
+
+    def to_num(v):
+        """The value's position on the number line (millis for dates), validating the type."""
+        if unit is not None:
+            if not _is_date(v):
+                raise MongoError(5733500, f"Densify field type must be a date when unit is given, found {type_name(v)}")
+            return dates.to_millis(v)
+        if num_kind(v) is None:
+            raise MongoError(5733201, f"Densify field type must be numeric, found {type_name(v)}")
+        return v if type(v) in (int, float) else as_float(v)
+
+    def grid(lo, hi):
+        """Grid values from lo (inclusive) up to hi (exclusive), as BSON values."""
+        k = 0
+        if unit is not None:
+            lo_ms, hi_ms = dates.to_millis(lo), dates.to_millis(hi)
+            while True:
+                g = dates.date_add(lo_ms, unit, k * int(step_n))
+                if g >= hi_ms:
+                    return
+                yield dates.from_millis(g), g
+                k += 1
+        else:
+            while True:
+                g = lo + k * step_n
+                if g >= hi:
+                    return
+                yield g, g
+                k += 1
+
+    def apply(docs):
+        passthrough = []
+        partitions: dict = {}
+        for d in docs:
+            v = _get(d, fparts)
+            if v is None or v is MISSING:
+                passthrough.append(d)
+                continue
+            pvals = tuple(_get(d, p) for p in pparts)
+            key = tuple(group_key(x) for x in pvals)
+            entry = partitions.get(key)
+            if entry is None:
+                entry = partitions[key] = (pvals, [])
+            entry[1].append((to_num(v), v, d))
+        yield from passthrough
+        if not partitions:
+            return
+        all_rows = [r for _, rows in partitions.values() for r in rows]
+        gmin = min(all_rows, key=lambda r: r[0])[1]
+        gmax = max(all_rows, key=lambda r: r[0])[1]
+        ordered = sorted(partitions.values(), key=lambda e: tuple(sort_key(None if x is MISSING else x) for x in e[0]))
+        for pvals, rows in ordered:
+            rows.sort(key=lambda r: r[0])
+            if bounds == "full":
+                lo, hi = gmin, gmax
+            elif bounds == "partition":
+                lo, hi = rows[0][1], rows[-1][1]
+            else:
+                lo, hi = bounds
+            existing = {r[0] for r in rows}
+            generated = [(pos, val) for val, pos in grid(lo, hi) if pos not in existing]
+            yield from _merge(rows, generated, fparts, pparts, pvals)
+
+    return Stage("$densify", spec, apply, blocking=True)
+
+
+def _merge(rows, generated, fparts, pparts, pvals):
+    """Interleave existing documents and generated values in field order."""
+    i = j = 0
+    while i < len(rows) or j < len(generated):
+        if j >= len(generated) or (i < len(rows) and rows[i][0] <= generated[j][0]):
+            yield rows[i][2]
+            i += 1
+        else:
+            doc: dict = {}
+            for parts, pv in zip(pparts, pvals, strict=True):
+                if pv is not MISSING:
+                    doc = set_field(doc, parts, pv)
+            yield set_field(doc, fparts, generated[j][1])
+            j += 1
+
+
+def parse_fill(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "$fill specification must be an object")
+    for k in spec:
+        if k not in ("partitionBy", "partitionByFields", "sortBy", "output"):
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$fill.{k}' is an unknown field.")
+    if "output" not in spec or not isinstance(spec["output"], dict):
+        raise MongoError(ErrorCode.IDLFailedToParse, "BSON field '$fill.output' is missing but a required field")
+    if "partitionBy" in spec and "partitionByFields" in spec:
+        raise MongoError(6050204, "Maximum one of 'partitionBy' and 'partitionByFields can be specified in '$fill'")
+    window_output: dict = {}
+    value_fields = []
+    for name, method in spec["output"].items():
+        if not isinstance(method, dict) or len(method) != 1:
+            raise MongoError(6050199, "Exactly one of 'value' and 'method' must be specified in $fill output")
+        (kind, arg), = method.items()
+        if kind == "value":
+            value_fields.append((name, compile_expression(arg)))
+        elif kind == "method":
+            if arg not in ("locf", "linear"):
+                raise MongoError(6050202, "Method must be either locf or linear")
+            if "sortBy" not in spec:
+                raise MongoError(6050203, "'sortBy' field is required when using method: " + arg)
+            op = "$locf" if arg == "locf" else "$linearFill"
+            window_output[name] = {op: "$" + name}
+        else:
+            raise MongoError(6050201, f"Unknown argument '{kind}' in $fill output")
+    stages: list[Stage] = []
+    if window_output:
+        from server.query.windows import parse_set_window_fields
+        swf: dict = {"sortBy": spec["sortBy"], "output": window_output}
+        if "partitionBy" in spec:
+            swf["partitionBy"] = spec["partitionBy"]
+        elif "partitionByFields" in spec:
+            pbf = spec["partitionByFields"]
+            if not isinstance(pbf, list):
+                raise MongoError(ErrorCode.TypeMismatch, "'partitionByFields' must be an array of strings")
+            swf["partitionBy"] = {p.replace(".", "_"): "$" + p for p in pbf}
+        stages.append(parse_set_window_fields(swf, ctx))
+    elif "sortBy" in spec:
+        from server.query.stages import parse_sort
+        stages.append(parse_sort(spec["sortBy"], ctx))
+    variables = ctx.variables
+
+    def fill_values(docs):
+        for d in docs:
+            out = d
+            for name, fn in value_fields:
+                parts = name.split(".")
+                if _get(d, parts) in (None, MISSING):
+                    out = set_field(out, parts, fn(d, variables))
+            yield out
+
+    def apply(docs):
+        it = docs
+        for st in stages:
+            it = st.apply(it)
+        return fill_values(it) if value_fields else it
+    return Stage("$fill", spec, apply, blocking=bool(stages))
+
+
+STAGES = {
+    "$densify": parse_densify,
+    "$fill": parse_fill,
+}

@@ -1,0 +1,256 @@
+"""Grouping stages: $group, $bucket, $bucketAuto.
+
+$group keys groups by a hashable canonical form of the evaluated ``_id`` (``group_key``): numbers of
+equal value share a group whatever their BSON type (1, 1.0, Int64(1), Decimal128("1")), null and
+missing share one, and the first ``_id`` value seen is the one reported. Groups are emitted in
+first-seen order. The buffered state is estimated and capped at the context's memory limit
+(100 MB) unless allowDiskUse (292 QueryExceededMemoryLimitNoDiskUseAllowed).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Any
+
+from bson.decimal128 import Decimal128
+
+from protocol.errors import ErrorCode, MongoError
+from server.query.accumulators import parse_accumulator
+from server.query.expr_base import int_arg, num_kind, type_name
+from server.query.expressions import compile_expression
+from server.query.pipeline import PipelineContext, Stage
+from server.query.values import MISSING, canonical_type_order, compare, sort_key
+
+_NAN_KEY = ("NaN",)
+_GROUP_OVERHEAD = 200  # bytes charged per group for its key and accumulator objects
+
+
+def group_key(v: Any) -> Any:
+    """A hashable key equal for values mongod puts in the same group."""
+    t = type(v)
+    if t is str or t is _dt.datetime:
+        return v
+    if t is int:
+        return v
+    if t is float:
+        return _NAN_KEY if v != v else v
+    if v is None or v is MISSING:
+        return None
+    if t is Decimal128:
+        d = v.to_decimal()
+        return _NAN_KEY if d.is_nan() else d
+    if t is bool:
+        return ("bool", v)
+    if num_kind(v) is not None:  # Int64 and other int subclasses
+        return int(v)
+    return sort_key(v)
+
+
+def _approx_size(v: Any) -> int:
+    t = type(v)
+    if t is str:
+        return 16 + len(v)
+    if t is list:
+        return 16 + sum(_approx_size(x) for x in v)
+    if t is dict:
+        return 16 + sum(len(k) + _approx_size(x) for k, x in v.items())
+    return 16
+
+
+def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",)):
+    """[(field, AccumulatorSpec)] for the output fields of $group/$bucket/$bucketAuto."""
+    out = []
+    for name, acc in spec.items():
+        if name in skip:
+            continue
+        if "." in name:
+            raise MongoError(40235, f"The field name '{name}' cannot contain '.'")
+        if name.startswith("$"):
+            raise MongoError(40236, f"The field name '{name}' cannot be an operator name")
+        if not isinstance(acc, dict):
+            raise MongoError(40234, f"The field '{name}' must be an accumulator object")
+        if len(acc) != 1:
+            raise MongoError(40238, f"The field '{name}' must specify one accumulator")
+        op, arg = next(iter(acc.items()))
+        out.append((name, parse_accumulator(op, arg)))
+    return out
+
+
+class _Groups:
+    """Accumulates documents into groups; ``results()`` yields the output documents."""
+
+    def __init__(self, id_fn, fields, ctx: PipelineContext):
+        self.id_fn, self.fields, self.ctx = id_fn, fields, ctx
+        self.groups: dict = {}
+        self.used = 0
+        self.growing = any(f[1].name in ("$push", "$addToSet", "$mergeObjects", "$firstN", "$lastN", "$maxN",
+                                         "$minN", "$topN", "$bottomN", "$stdDevPop", "$stdDevSamp", "$median",
+                                         "$percentile") for f in fields)
+
+    def add_all(self, docs):
+        variables = self.ctx.variables
+        groups = self.groups
+        id_fn = self.id_fn
+        evaluators = [(spec.evaluate, i) for i, (_, spec) in enumerate(self.fields)]
+        check = not self.ctx.allow_disk_use
+        limit = self.ctx.memory_limit
+        for doc in docs:
+            idv = id_fn(doc, variables)
+            key = group_key(idv)
+            entry = groups.get(key)
+            if entry is None:
+                entry = groups[key] = (idv, [spec.new() for _, spec in self.fields])
+                if check:
+                    self.used += _GROUP_OVERHEAD + _approx_size(idv)
+                    if self.used > limit:
+                        raise _memory_error(limit)
+            accs = entry[1]
+            for evaluate, i in evaluators:
+                value = evaluate(doc, variables)
+                accs[i].process(value)
+                if check and self.growing:
+                    self.used += _approx_size(value)
+            if check and self.growing and self.used > limit:
+                raise _memory_error(limit)
+
+    def results(self):
+        names = [name for name, _ in self.fields]
+        for idv, accs in self.groups.values():
+            out = {"_id": None if idv is MISSING else idv}
+            for name, acc in zip(names, accs, strict=True):
+                out[name] = acc.result()
+            yield out
+
+
+def _memory_error(limit: int) -> MongoError:
+    return MongoError(ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed,
+                      "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.")
+
+
+def parse_group(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(15947, "a group's fields must be specified in an object")
+    if "_id" not in spec:
+        raise MongoError(15955, "a group specification must include an _id")
+    id_fn = compile_expression(spec["_id"])
+    fields = parse_accumulated_fields(spec, "$group")
+
+    def apply(docs):
+        groups = _Groups(id_fn, fields, ctx)
+        groups.add_all(docs)
+        yield from groups.results()
+    return Stage("$group", spec, apply, blocking=True)
+
+
+def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(40201, f"Argument to $bucket stage must be an object, but found type: {type_name(spec)}.")
+    for k in spec:
+        if k not in ("groupBy", "boundaries", "default", "output"):
+            raise MongoError(40197, f"Unrecognized option to $bucket: {k}.")
+    if "groupBy" not in spec or "boundaries" not in spec:
+        raise MongoError(40198, "$bucket requires 'groupBy' and 'boundaries' to be specified.")
+    group_by = spec["groupBy"]
+    if not ((isinstance(group_by, str) and group_by.startswith("$")) or isinstance(group_by, dict)):
+        raise MongoError(40202, f"The $bucket 'groupBy' field must be defined as a $-prefixed path or an expression, but found: {group_by}.")
+    bounds = spec["boundaries"]
+    if not isinstance(bounds, list):
+        raise MongoError(40200, f"The $bucket 'boundaries' field must be an array, but found type: {type_name(bounds)}.")
+    if len(bounds) < 2:
+        raise MongoError(40192, f"The $bucket 'boundaries' field must have at least 2 values, but found {len(bounds)} value(s).")
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        if canonical_type_order(a) != canonical_type_order(b):
+            raise MongoError(40193, f"All values in the the 'boundaries' option to $bucket must have the same type. Found conflicting types {type_name(a)} and {type_name(b)}.")
+        if compare(a, b) >= 0:
+            raise MongoError(40194, f"The 'boundaries' option to $bucket must be sorted in ascending order, but elements {a} and {b} are not in ascending order.")
+    has_default = "default" in spec
+    default = spec.get("default")
+    if has_default and canonical_type_order(default) == canonical_type_order(bounds[0]) and \
+            compare(bounds[0], default) <= 0 < compare(bounds[-1], default):
+        raise MongoError(40199, "The $bucket 'default' field must be less than the lowest boundary or greater than or equal to the highest boundary.")
+    output = spec.get("output", {"count": {"$sum": 1}})
+    if not isinstance(output, dict):
+        raise MongoError(40196, f"The $bucket 'output' field must be an object, but found type: {type_name(output)}.")
+    fields = parse_accumulated_fields(output, "$bucket", skip=())
+    group_fn = compile_expression(group_by)
+    import bisect
+    keys = [sort_key(b) for b in bounds]
+
+    def bucket_of(doc, vars):
+        v = group_fn(doc, vars)
+        k = sort_key(None if v is MISSING else v)
+        if canonical_type_order(v) == canonical_type_order(bounds[0]) and keys[0] <= k < keys[-1]:
+            return bounds[bisect.bisect_right(keys, k) - 1]
+        if has_default:
+            return default
+        raise MongoError(40066, "$switch could not find a matching branch for an input, and no default was specified.")
+
+    def apply(docs):
+        groups = _Groups(bucket_of, fields, ctx)
+        groups.add_all(docs)
+        results = list(groups.results())
+        order = {group_key(b): i for i, b in enumerate(bounds)}
+        results.sort(key=lambda d: order.get(group_key(d["_id"]), len(bounds)))
+        yield from results
+    return Stage("$bucket", spec, apply, blocking=True)
+
+
+def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(40240, f"The argument to $bucketAuto must be an object, but found type: {type_name(spec)}.")
+    for k in spec:
+        if k not in ("groupBy", "buckets", "output", "granularity"):
+            raise MongoError(40245, f"Unrecognized option to $bucketAuto: {k}.")
+    if "groupBy" not in spec or "buckets" not in spec:
+        raise MongoError(40246, "$bucketAuto requires 'groupBy' and 'buckets' to be specified")
+    n = int_arg(spec["buckets"])
+    if num_kind(spec["buckets"]) is None or n is None:
+        raise MongoError(40241, f"The $bucketAuto 'buckets' field must be a numeric value, but found type: {type_name(spec['buckets'])}")
+    if n <= 0:
+        raise MongoError(40243, f"The $bucketAuto 'buckets' field must be greater than 0, but found: {n}")
+    if "granularity" in spec:
+        raise MongoError(ErrorCode.NotImplemented, "$bucketAuto 'granularity' is not supported by Tidemark")
+    output = spec.get("output", {"count": {"$sum": 1}})
+    if not isinstance(output, dict):
+        raise MongoError(40244, f"The $bucketAuto 'output' field must be an object, but found type: {type_name(output)}.")
+    fields = parse_accumulated_fields(output, "$bucketAuto", skip=())
+    group_fn = compile_expression(spec["groupBy"])
+
+    def apply(docs):
+        variables = ctx.variables
+        rows = []
+        for d in docs:
+            v = group_fn(d, variables)
+            rows.append((sort_key(None if v is MISSING else v), None if v is MISSING else v, d))
+        rows.sort(key=lambda r: r[0])
+        total = len(rows)
+        if not total:
+            return
+        size = max(1, int(math.floor(total / n + 0.5)))
+        i = 0
+        buckets = []
+        while i < total:
+            j = total if len(buckets) == n - 1 else min(total, i + size)
+            while j < total and rows[j][0] == rows[j - 1][0]:
+                j += 1
+            buckets.append((i, j))
+            i = j
+        for a, b in buckets:
+            accs = [spec_.new() for _, spec_ in fields]
+            for _, _, d in rows[a:b]:
+                for acc, (_, spec_) in zip(accs, fields, strict=True):
+                    acc.process(spec_.evaluate(d, variables))
+            upper = rows[b][1] if b < total else rows[b - 1][1]
+            out = {"_id": {"min": rows[a][1], "max": upper}}
+            for (name, _), acc in zip(fields, accs, strict=True):
+                out[name] = acc.result()
+            yield out
+    return Stage("$bucketAuto", spec, apply, blocking=True)
+
+
+STAGES = {
+    "$group": parse_group,
+    "$bucket": parse_bucket,
+    "$bucketAuto": parse_bucket_auto,
+}

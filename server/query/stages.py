@@ -1,0 +1,453 @@
+"""Document-at-a-time stages and the simple blocking ones: $match $project $addFields $set $unset
+$replaceRoot $replaceWith $limit $skip $count $unwind $sort $sortByCount $sample $documents $out
+$merge $collStats $indexStats.
+
+Every parser validates its argument with mongod's codes and compiles expressions once; the returned
+Stage's ``apply`` is a generator over the incoming iterator.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from bson.int64 import Int64
+
+from protocol.errors import ErrorCode, MongoError
+from server.query.expr_base import as_float, int_arg, num_kind, type_name
+from server.query.expressions import compile_expression
+from server.query.pipeline import PipelineContext, Stage
+from server.query.values import MISSING
+
+
+def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(15959, "the match filter must be an expression in an object")
+    from server.query.match import compile_filter
+    pred = compile_filter(spec, variables=ctx.variables)
+
+    def apply(docs):
+        return (d for d in docs if pred(d))
+    return Stage("$match", spec, apply)
+
+
+def parse_project(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(15969, "$project specification must be an object")
+    if not spec:
+        raise MongoError(51272, "projection specification must have at least one field")
+    from server.query.project import compile_projection
+    project = compile_projection(spec, variables=ctx.variables)
+
+    def apply(docs):
+        return (project(d) for d in docs)
+    return Stage("$project", spec, apply)
+
+
+def _flatten_fields(spec: dict, prefix: str = "") -> list[tuple[str, Any]]:
+    """{a: {b: expr}} -> [("a.b", expr)]: nested objects without operators are nested fields."""
+    out = []
+    for name, value in spec.items():
+        if not prefix and not name:
+            raise MongoError(40352, "FieldPath cannot be constructed with empty string")
+        if name.startswith("$"):
+            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+        path = f"{prefix}{name}"
+        if isinstance(value, dict) and value and not next(iter(value)).startswith("$"):
+            out.extend(_flatten_fields(value, path + "."))
+        else:
+            out.append((path, value))
+    return out
+
+
+def set_field(doc: dict, parts: list[str], value: Any) -> dict:
+    """A copy of ``doc`` with ``parts`` set (arrays along the path get the field in every element)."""
+    out = dict(doc)
+    head = parts[0]
+    if len(parts) == 1:
+        if value is MISSING:
+            out.pop(head, None)
+        else:
+            out[head] = value
+        return out
+    sub = out.get(head, MISSING)
+    if type(sub) is dict:
+        out[head] = set_field(sub, parts[1:], value)
+    elif type(sub) is list:
+        out[head] = [set_field(e, parts[1:], value) if type(e) is dict else e for e in sub]
+    elif value is not MISSING:
+        out[head] = set_field({}, parts[1:], value)
+    return out
+
+
+def parse_add_fields(spec: Any, ctx: PipelineContext, name: str = "$addFields") -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(40272, f"{name} specification stage must be an object, got {type_name(spec)}")
+    fields = [(path.split("."), compile_expression(expr)) for path, expr in _flatten_fields(spec)]
+    variables = ctx.variables
+    if len(fields) == 1 and len(fields[0][0]) == 1:
+        (key,), fn = fields[0]
+
+        def apply_one(docs):
+            for d in docs:
+                v = fn(d, variables)
+                out = dict(d)
+                if v is MISSING:
+                    out.pop(key, None)
+                else:
+                    out[key] = v
+                yield out
+        return Stage(name, spec, apply_one)
+
+    def apply(docs):
+        for d in docs:
+            values = [(parts, fn(d, variables)) for parts, fn in fields]
+            out = d
+            for parts, v in values:
+                out = set_field(out, parts, v)
+            if out is d:
+                out = dict(d)
+            yield out
+    return Stage(name, spec, apply)
+
+
+def parse_unset(spec: Any, ctx: PipelineContext) -> Stage:
+    paths = [spec] if isinstance(spec, str) else spec
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+        raise MongoError(31002, "$unset specification must be a string or an array containing only string values")
+    for p in paths:
+        if not p:
+            raise MongoError(40352, "FieldPath cannot be constructed with empty string")
+        if p.startswith("$"):
+            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+    from server.query.project import compile_projection
+    project = compile_projection({p: 0 for p in paths})
+    return Stage("$unset", spec, lambda docs: (project(d) for d in docs))
+
+
+def _replace_root(expr: Any, ctx: PipelineContext, name: str, shown: Any) -> Stage:
+    fn = compile_expression(expr)
+    variables = ctx.variables
+
+    def apply(docs):
+        for d in docs:
+            v = fn(d, variables)
+            if type(v) is not dict:
+                shown_v = "MISSING" if v is MISSING else repr(v)
+                raise MongoError(40228, f"'newRoot' expression must evaluate to an object, but resulting value was: "
+                                        f"{shown_v}. Type of resulting value: '{type_name(v)}'. Input document: {d}")
+            yield v
+    return Stage(name, shown, apply)
+
+
+def parse_replace_root(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict) or "newRoot" not in spec:
+        raise MongoError(40231, "no newRoot specified for the $replaceRoot stage")
+    extra = set(spec) - {"newRoot"}
+    if extra:
+        raise MongoError(40415, f"BSON field '$replaceRoot.{sorted(extra)[0]}' is an unknown field.")
+    return _replace_root(spec["newRoot"], ctx, "$replaceRoot", spec)
+
+
+def parse_replace_with(spec: Any, ctx: PipelineContext) -> Stage:
+    return _replace_root(spec, ctx, "$replaceWith", spec)
+
+
+def _positive_int(spec: Any, name: str, *, allow_zero: bool) -> int:
+    if num_kind(spec) is None:
+        if name == "$limit":
+            raise MongoError(15957, "the limit must be specified as a number")
+        raise MongoError(15972, "Argument to $skip must be a number")
+    n = int_arg(spec)
+    if n is None:
+        code, what = (2107201, "limit") if name == "$limit" else (5107200, "skip")
+        raise MongoError(code, f"invalid argument to {name} stage: Cannot represent as a 64-bit integer: {name}: {spec}")
+    if n < 0 or (n == 0 and not allow_zero):
+        if name == "$limit":
+            raise MongoError(15958, "the limit must be positive")
+        raise MongoError(15956, "Argument to $skip cannot be negative")
+    return n
+
+
+def parse_limit(spec: Any, ctx: PipelineContext) -> Stage:
+    n = _positive_int(spec, "$limit", allow_zero=False)
+
+    def apply(docs):
+        if n <= 0:
+            return
+        for i, d in enumerate(docs, 1):
+            yield d
+            if i >= n:
+                return
+    return Stage("$limit", Int64(n), apply)
+
+
+def parse_skip(spec: Any, ctx: PipelineContext) -> Stage:
+    n = _positive_int(spec, "$skip", allow_zero=True)
+
+    def apply(docs):
+        for i, d in enumerate(docs):
+            if i >= n:
+                yield d
+    return Stage("$skip", Int64(n), apply)
+
+
+def parse_count(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, str):
+        raise MongoError(40156, "the count field must be a non-empty string")
+    if not spec:
+        raise MongoError(40157, "the count field must be a non-empty string")
+    if spec.startswith("$"):
+        raise MongoError(40158, "the count field cannot be a $-prefixed path")
+    if "." in spec:
+        raise MongoError(40160, "the count field cannot contain '.'")
+
+    def apply(docs):
+        n = sum(1 for _ in docs)
+        if n:
+            yield {spec: n if n <= 2147483647 else Int64(n)}
+    return Stage("$count", spec, apply)
+
+
+def parse_unwind(spec: Any, ctx: PipelineContext) -> Stage:
+    index_field = None
+    preserve = False
+    if isinstance(spec, str):
+        path = spec
+    elif isinstance(spec, dict):
+        for k in spec:
+            if k not in ("path", "includeArrayIndex", "preserveNullAndEmptyArrays"):
+                raise MongoError(28811, f"unrecognized option to $unwind stage: {k}")
+        if "path" not in spec:
+            raise MongoError(28812, "no path specified to $unwind stage")
+        path = spec["path"]
+        if not isinstance(path, str):
+            raise MongoError(28808, "expected a string as the path for $unwind stage, got " + type_name(path))
+        preserve = spec.get("preserveNullAndEmptyArrays", False)
+        if not isinstance(preserve, bool):
+            raise MongoError(28809, "expected a boolean for the preserveNullAndEmptyArrays option to $unwind stage")
+        index_field = spec.get("includeArrayIndex")
+        if index_field is not None:
+            if not isinstance(index_field, str) or not index_field:
+                raise MongoError(28810, "expected a non-empty string for the includeArrayIndex option to $unwind stage")
+            if index_field.startswith("$"):
+                raise MongoError(28822, f"includeArrayIndex option to $unwind stage should not be prefixed with a '$': {index_field}")
+    else:
+        raise MongoError(15981, f"expected either a string or an object as specification for $unwind stage, got {type_name(spec)}")
+    if not path.startswith("$"):
+        raise MongoError(28818, f"path option to $unwind stage should be prefixed with a '$': {path}")
+    parts = path[1:].split(".")
+    if not all(parts):
+        raise MongoError(15998, "FieldPath field names may not be empty strings.")
+    index_parts = index_field.split(".") if index_field else None
+    from server.query.expressions import traverse
+    single = parts[0] if len(parts) == 1 else None
+
+    def apply(docs):
+        for d in docs:
+            v = d.get(single, MISSING) if single is not None else _plain_get(d, parts, traverse)
+            if type(v) is list:
+                if not v:
+                    if preserve:
+                        out = set_field(d, parts, MISSING)
+                        yield set_field(out, index_parts, None) if index_parts else out
+                    continue
+                for i, el in enumerate(v):
+                    out = set_field(d, parts, el)
+                    yield set_field(out, index_parts, Int64(i)) if index_parts else out
+            elif v is None or v is MISSING:
+                if preserve:
+                    yield set_field(d, index_parts, None) if index_parts else d
+            else:
+                yield set_field(d, index_parts, None) if index_parts else d
+    return Stage("$unwind", _unwind_explain(path, index_field, preserve, spec), apply)
+
+
+def _plain_get(doc, parts, traverse):
+    cur = doc
+    for p in parts:
+        if type(cur) is not dict:
+            return MISSING
+        cur = cur.get(p, MISSING)
+    return cur
+
+
+def _unwind_explain(path, index_field, preserve, spec):
+    out = {"path": path}
+    if index_field:
+        out["includeArrayIndex"] = index_field
+    if isinstance(spec, dict) and "preserveNullAndEmptyArrays" in spec:
+        out["preserveNullAndEmptyArrays"] = preserve
+    return out
+
+
+class SortStage(Stage):
+    """$sort, optionally a top-k when followed by $limit (mongod shows ``$sort: {sortKey, limit}``)."""
+
+    __slots__ = ("sort_spec", "limit", "ctx")
+
+    def __init__(self, sort_spec: dict, ctx: PipelineContext, limit: int | None = None):
+        self.sort_spec, self.limit, self.ctx = sort_spec, limit, ctx
+        shown = {"sortKey": sort_spec} if limit is None else {"sortKey": sort_spec, "limit": Int64(limit)}
+        super().__init__("$sort", shown, self._run, blocking=True)
+
+    def with_limit(self, limit: int) -> SortStage:
+        n = int(limit) if self.limit is None else min(self.limit, int(limit))
+        return SortStage(self.sort_spec, self.ctx, n)
+
+    def _run(self, docs):
+        from server.query.sort import sort_documents
+        yield from sort_documents(docs, self.sort_spec, limit=self.limit, allow_disk_use=self.ctx.allow_disk_use,
+                                  memory_limit=self.ctx.memory_limit)
+
+
+def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(15973, "the $sort key specification must be an object")
+    if not spec:
+        raise MongoError(15976, "$sort stage must have at least one sort key")
+    for _k, v in spec.items():
+        if isinstance(v, dict):
+            raise MongoError(ErrorCode.NotImplemented, "$sort by $meta is not supported by Tidemark")
+        if num_kind(v) is None or as_float(v) not in (1, -1):
+            raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+    from server.query.sort import parse_sort as validate
+    validate(spec)
+    return SortStage({k: int(as_float(v)) for k, v in spec.items()}, ctx)
+
+
+def parse_sort_by_count(spec: Any, ctx: PipelineContext) -> Stage:
+    if not ((isinstance(spec, str) and spec.startswith("$")) or (isinstance(spec, dict) and spec
+                                                                   and next(iter(spec)).startswith("$"))):
+        raise MongoError(40148, "the sortByCount field must be defined as a $-prefixed path or an expression")
+    from server.query.stage_group import parse_group
+    group = parse_group({"_id": spec, "count": {"$sum": 1}}, ctx)
+    sort = parse_sort({"count": -1}, ctx)
+    return Stage("$sortByCount", spec, lambda docs: sort.apply(group.apply(docs)), blocking=True)
+
+
+def parse_sample(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(28745, "the $sample stage specification must be an object")
+    for k in spec:
+        if k != "size":
+            raise MongoError(28748, f"unrecognized option to $sample: {k}")
+    if "size" not in spec:
+        raise MongoError(28749, "$sample stage must specify a size")
+    if num_kind(spec["size"]) is None:
+        raise MongoError(28746, "size argument to $sample must be a number")
+    size = int(as_float(spec["size"]))
+    if size < 0:
+        raise MongoError(28747, "size argument to $sample must not be negative")
+
+    def apply(docs):
+        reservoir: list = []
+        for i, d in enumerate(docs):
+            if i < size:
+                reservoir.append(d)
+            else:
+                j = random.randint(0, i)
+                if j < size:
+                    reservoir[j] = d
+        random.shuffle(reservoir)
+        yield from reservoir
+    return Stage("$sample", {"size": Int64(size)}, apply, blocking=True)
+
+
+def parse_documents(spec: Any, ctx: PipelineContext) -> Stage:
+    value = compile_expression(spec)({}, ctx.variables)
+    if type(value) is not list or not all(type(d) is dict for d in value):
+        raise MongoError(5858203, "error during lookup for $documents: an array of objects is required")
+
+    def apply(docs):
+        for _ in docs:  # the input is ignored (a collectionless aggregate feeds nothing)
+            pass
+        yield from (dict(d) for d in value)
+    return Stage("$documents", spec, apply)
+
+
+def _need(ctx_fn, name):
+    if ctx_fn is None:
+        raise MongoError(ErrorCode.NotImplemented, f"{name} is not supported in this context")
+    return ctx_fn
+
+
+def parse_out(spec: Any, ctx: PipelineContext) -> Stage:
+    if isinstance(spec, str):
+        if not spec:
+            raise MongoError(ErrorCode.InvalidNamespace, "Invalid $out target namespace, ")
+    elif isinstance(spec, dict):
+        if "coll" not in spec or not isinstance(spec["coll"], str):
+            raise MongoError(ErrorCode.FailedToParse, "BSON field '$out.coll' is missing but a required field")
+        for k in spec:
+            if k not in ("db", "coll", "timeseries"):
+                raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$out.{k}' is an unknown field.")
+    else:
+        raise MongoError(16990, f"$out only supports a string or object argument, but found {type_name(spec)}")
+    write = ctx.write_out
+
+    def apply(docs):
+        _need(write, "$out")(spec, docs)
+        return iter(())
+    return Stage("$out", spec, apply, blocking=True)
+
+
+def parse_merge(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, (str, dict)):
+        raise MongoError(51182, f"$merge only supports a string or object argument, not {type_name(spec)}")
+    if isinstance(spec, dict):
+        if "into" not in spec:
+            raise MongoError(ErrorCode.FailedToParse, "BSON field '$merge.into' is missing but a required field")
+        for k in spec:
+            if k not in ("into", "on", "let", "whenMatched", "whenNotMatched"):
+                raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$merge.{k}' is an unknown field.")
+    merge = ctx.merge_into
+
+    def apply(docs):
+        _need(merge, "$merge")(spec, docs)
+        return iter(())
+    return Stage("$merge", spec, apply, blocking=True)
+
+
+def parse_coll_stats(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(5447000, f"$collStats must take a nested object but found: {spec}")
+    for k in spec:
+        if k not in ("latencyStats", "storageStats", "count", "queryExecStats"):
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$collStats.{k}' is an unknown field.")
+    stats = ctx.coll_stats
+
+    def apply(docs):
+        result = _need(stats, "$collStats")(spec)
+        yield from ([result] if isinstance(result, dict) else result)
+    return Stage("$collStats", spec, apply)
+
+
+def parse_index_stats(spec: Any, ctx: PipelineContext) -> Stage:
+    if spec != {}:
+        raise MongoError(28803, "The $indexStats stage specification must be an empty object")
+    stats = ctx.index_stats
+    return Stage("$indexStats", spec, lambda docs: iter(_need(stats, "$indexStats")()))
+
+
+STAGES = {
+    "$match": parse_match,
+    "$project": parse_project,
+    "$addFields": parse_add_fields,
+    "$set": lambda spec, ctx: parse_add_fields(spec, ctx, "$set"),
+    "$unset": parse_unset,
+    "$replaceRoot": parse_replace_root,
+    "$replaceWith": parse_replace_with,
+    "$limit": parse_limit,
+    "$skip": parse_skip,
+    "$count": parse_count,
+    "$unwind": parse_unwind,
+    "$sort": parse_sort,
+    "$sortByCount": parse_sort_by_count,
+    "$sample": parse_sample,
+    "$documents": parse_documents,
+    "$out": parse_out,
+    "$merge": parse_merge,
+    "$collStats": parse_coll_stats,
+    "$indexStats": parse_index_stats,
+}

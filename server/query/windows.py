@@ -1,0 +1,381 @@
+"""$setWindowFields: partition, sort, and compute window functions over each document's window.
+
+Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, window: {...}}}}``.
+
+- Documents are buffered per partition (blocking), partitions ordered by their key in BSON order,
+  each sorted stably by ``sortBy``; output follows that order (as mongod's inserted $sort does).
+- Windows: ``{documents: [lo, hi]}`` (positions relative to the current one, "unbounded",
+  "current"), ``{range: [lo, hi], unit?}`` (values relative to the current sortBy value; with
+  ``unit`` the sortBy field must hold dates and bounds are calendar offsets via ``dates.date_add``).
+  No window = the whole partition. Bounds are inclusive.
+- Both window kinds move monotonically, so accumulators slide: entering documents are processed,
+  leaving ones removed when the accumulator supports ``remove`` ($sum $avg $count $stdDev*),
+  otherwise the window is re-accumulated (O(window) per document).
+- Functions: every accumulator in ``accumulators``, plus $count, $rank, $denseRank,
+  $documentNumber, $shift, $derivative, $integral, $expMovingAvg, $locf, $linearFill.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.query import dates
+from server.query.accumulators import ACCUMULATORS, parse_accumulator
+from server.query.expr_base import as_float, int_arg, num_kind, type_name
+from server.query.expressions import compile_expression
+from server.query.pipeline import PipelineContext, Stage
+from server.query.stage_group import group_key
+from server.query.stages import set_field
+from server.query.values import MISSING, sort_key
+
+_NO_WINDOW_OPS = ("$rank", "$denseRank", "$documentNumber", "$shift", "$expMovingAvg", "$locf", "$linearFill")
+_RATE_UNITS = ("week", "day", "hour", "minute", "second", "millisecond")
+
+
+class _Window:
+    """Parsed window bounds: kind "documents" | "range" | None (whole partition)."""
+
+    def __init__(self, kind, lo, hi, unit):
+        self.kind, self.lo, self.hi, self.unit = kind, lo, hi, unit
+
+
+def _parse_bound(v, kind, which):
+    if v in ("unbounded", "current"):
+        return v
+    if kind == "documents":
+        n = int_arg(v)
+        if num_kind(v) is None or n is None:
+            raise MongoError(ErrorCode.FailedToParse, f"Numeric document-based bounds must be an integer: {v}")
+        return n
+    if num_kind(v) is None:
+        raise MongoError(ErrorCode.FailedToParse, f"Range-based bounds expression must be a number: {v}")
+    return v
+
+
+def _parse_window(spec, sort_fields):
+    if spec is None:
+        return _Window(None, "unbounded", "unbounded", None)
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.FailedToParse, "'window' field must be an object")
+    for k in spec:
+        if k not in ("documents", "range", "unit"):
+            raise MongoError(ErrorCode.FailedToParse, f"'window' field that specifies {k} is not supported")
+    if ("documents" in spec) == ("range" in spec):
+        raise MongoError(ErrorCode.FailedToParse, "'window' field can only contain 'documents' as the only argument "
+                                                  "or 'range' with an optional 'unit' field")
+    kind = "documents" if "documents" in spec else "range"
+    if "unit" in spec and kind == "documents":
+        raise MongoError(ErrorCode.FailedToParse, "'window' field can only contain 'documents' as the only argument "
+                                                  "or 'range' with an optional 'unit' field")
+    bounds = spec[kind]
+    if not isinstance(bounds, list) or len(bounds) != 2:
+        raise MongoError(ErrorCode.FailedToParse, f"Window bounds must be a 2-element array: {bounds}")
+    lo, hi = (_parse_bound(b, kind, w) for b, w in zip(bounds, ("lower", "upper"), strict=True))
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo > hi:
+        raise MongoError(5339900, "Lower bound must not exceed upper bound")
+    if (lo == "current" and isinstance(hi, (int, float)) and hi < 0) or \
+            (hi == "current" and isinstance(lo, (int, float)) and lo > 0):
+        raise MongoError(5339900, "Lower bound must not exceed upper bound")
+    unit = spec.get("unit")
+    if unit is not None and unit not in dates.TIME_UNITS:
+        raise MongoError(ErrorCode.FailedToParse, f"unknown time unit value: {unit}")
+    if kind == "documents" and (lo not in ("unbounded",) or hi not in ("unbounded",)) and not sort_fields:
+        raise MongoError(5339901, "Document-based bounds require a sortBy")
+    if kind == "range" and len(sort_fields) != 1:
+        raise MongoError(5339902, "Range-based bounds require sortBy a single field")
+    return _Window(kind, lo, hi, unit)
+
+
+class _Output:
+    def __init__(self, path, op, arg, window, sort_fields):
+        self.parts = path.split(".")
+        self.op, self.arg, self.window = op, arg, window
+        self.sort_fields = sort_fields
+
+
+def _parse_output(path, spec, sort_fields) -> _Output:
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.FailedToParse, f"The field '{path}' must be an object")
+    ops = [k for k in spec if k != "window"]
+    if len(ops) != 1:
+        raise MongoError(ErrorCode.FailedToParse, f"Expected exactly one window function for field '{path}'")
+    op = ops[0]
+    arg = spec[op]
+    if op in _NO_WINDOW_OPS and "window" in spec:
+        raise MongoError(ErrorCode.FailedToParse, f"{op} does not accept a 'window' field")
+    window = _parse_window(spec.get("window"), sort_fields)
+    out = _Output(path, op, arg, window, sort_fields)
+    if op in ("$rank", "$denseRank", "$documentNumber"):
+        if arg != {}:
+            raise MongoError(5371601, f"{op} takes no arguments")
+        if len(sort_fields) != 1 and op != "$documentNumber":
+            raise MongoError(5371602, f"{op} must be specified with a top level sortBy expression with exactly one element")
+        if not sort_fields:
+            raise MongoError(5371602, f"{op} must be specified with a top level sortBy expression with exactly one element")
+    elif op == "$shift":
+        if not isinstance(arg, dict) or "output" not in arg or "by" not in arg:
+            raise MongoError(ErrorCode.FailedToParse, "$shift requires 'output' and 'by'")
+        by = int_arg(arg["by"])
+        if by is None or num_kind(arg["by"]) is None:
+            raise MongoError(ErrorCode.FailedToParse, "'$shift:by' field must be an integer, but found " + repr(arg["by"]))
+        if not sort_fields:
+            raise MongoError(5372802, "$shift requires a sortBy")
+        out.by = by
+        out.fn = compile_expression(arg["output"])
+        out.default = compile_expression(arg.get("default", None))({}, {})
+    elif op in ("$derivative", "$integral"):
+        if not isinstance(arg, dict) or "input" not in arg:
+            raise MongoError(ErrorCode.FailedToParse, f"{op} requires an 'input' expression")
+        if len(sort_fields) != 1:
+            raise MongoError(5371602, f"{op} requires a sortBy with exactly one element")
+        if op == "$derivative" and "window" not in spec:
+            raise MongoError(5490701, "$derivative requires explicit window bounds")
+        unit = arg.get("unit")
+        if unit is not None and unit not in _RATE_UNITS:
+            raise MongoError(5490704, f"{op} 'unit' must be one of {', '.join(_RATE_UNITS)}, found {unit}")
+        out.unit = unit
+        out.fn = compile_expression(arg["input"])
+    elif op == "$expMovingAvg":
+        if not isinstance(arg, dict) or "input" not in arg or ("N" in arg) == ("alpha" in arg):
+            raise MongoError(ErrorCode.FailedToParse, "$expMovingAvg requires an 'input' and exactly one of 'N' and 'alpha'")
+        if "N" in arg:
+            n = int_arg(arg["N"])
+            if n is None or n <= 0:
+                raise MongoError(ErrorCode.FailedToParse, "'N' field must be an integer, but found type " + type_name(arg["N"]))
+            out.alpha = 2.0 / (n + 1)
+        else:
+            if num_kind(arg["alpha"]) is None or not 0 < as_float(arg["alpha"]) < 1:
+                raise MongoError(ErrorCode.FailedToParse, "'alpha' must be between 0 and 1 (exclusive)")
+            out.alpha = as_float(arg["alpha"])
+        if not sort_fields:
+            raise MongoError(ErrorCode.FailedToParse, "$expMovingAvg requires an explicit 'sortBy'")
+        out.fn = compile_expression(arg["input"])
+    elif op in ("$locf", "$linearFill"):
+        if op == "$linearFill" and len(sort_fields) != 1:
+            raise MongoError(605001, "$linearFill requires a sortBy with exactly one element")
+        out.fn = compile_expression(arg)
+    elif op in ("$covariancePop", "$covarianceSamp"):
+        raise MongoError(ErrorCode.NotImplemented, f"{op} is not supported by Tidemark")
+    elif op in ACCUMULATORS:
+        out.acc = parse_accumulator(op, arg)
+    else:
+        raise MongoError(ErrorCode.FailedToParse, f"Unrecognized window function, {op}")
+    return out
+
+
+def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.FailedToParse, "the $setWindowFields stage specification must be an object")
+    for k in spec:
+        if k not in ("partitionBy", "sortBy", "output"):
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$setWindowFields.{k}' is an unknown field.")
+    if "output" not in spec or not isinstance(spec["output"], dict):
+        raise MongoError(ErrorCode.IDLFailedToParse, "BSON field '$setWindowFields.output' is missing but a required field")
+    sort_by = spec.get("sortBy") or {}
+    if not isinstance(sort_by, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "BSON field '$setWindowFields.sortBy' is the wrong type, expected object")
+    from server.query.sort import make_sort_key, parse_sort
+    sort_fields = parse_sort(sort_by) if sort_by else []
+    sort_key_fn = make_sort_key(sort_by) if sort_by else None
+    partition_fn = compile_expression(spec["partitionBy"]) if "partitionBy" in spec else None
+    outputs = [_parse_output(path, o, sort_fields) for path, o in spec["output"].items()]
+    variables = ctx.variables
+
+    def apply(docs):
+        partitions: dict = {}
+        for d in docs:
+            pv = partition_fn(d, variables) if partition_fn else None
+            if type(pv) is list:
+                raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")
+            key = group_key(pv)
+            entry = partitions.get(key)
+            if entry is None:
+                entry = partitions[key] = (pv, [])
+            entry[1].append(d)
+        ordered = sorted(partitions.values(), key=lambda e: sort_key(None if e[0] is MISSING else e[0])) \
+            if partition_fn else list(partitions.values())
+        for _, rows in ordered:
+            if sort_key_fn is not None:
+                rows.sort(key=sort_key_fn)
+            columns = [_compute(o, rows, variables) for o in outputs]
+            for i, d in enumerate(rows):
+                out = d
+                for o, col in zip(outputs, columns, strict=True):
+                    out = set_field(out, o.parts, col[i])
+                if out is d:
+                    out = dict(d)
+                yield out
+    return Stage("$setWindowFields", spec, apply, blocking=True)
+
+
+def _sort_value(doc, sort_fields):
+    from server.query.expressions import traverse
+    return traverse(doc, sort_fields[0][0].split("."))
+
+
+def _compute(o: _Output, rows: list, variables: dict) -> list:
+    op = o.op
+    n = len(rows)
+    if op == "$documentNumber":
+        return list(range(1, n + 1))
+    if op in ("$rank", "$denseRank"):
+        out, rank, dense, prev = [], 0, 0, object()
+        for i, d in enumerate(rows):
+            k = sort_key(_none(_sort_value(d, o.sort_fields)))
+            if k != prev:
+                rank, dense, prev = i + 1, dense + 1, k
+            out.append(rank if op == "$rank" else dense)
+        return out
+    if op == "$shift":
+        vals = [o.fn(d, variables) for d in rows]
+        return [_none(vals[i + o.by]) if 0 <= i + o.by < n else o.default for i in range(n)]
+    if op == "$expMovingAvg":
+        out, prev = [], None
+        for d in rows:
+            v = o.fn(d, variables)
+            if num_kind(v) is None:
+                out.append(None)
+                continue
+            x = as_float(v)
+            prev = x if prev is None else o.alpha * x + (1 - o.alpha) * prev
+            out.append(prev)
+        return out
+    if op == "$locf":
+        out, last = [], None
+        for d in rows:
+            v = o.fn(d, variables)
+            if v is not None and v is not MISSING:
+                last = v
+            out.append(last)
+        return out
+    if op == "$linearFill":
+        return _linear_fill([o.fn(d, variables) for d in rows], [_position(_sort_value(d, o.sort_fields), None, True) for d in rows])
+    positions = None
+    if o.window.kind == "range" or op in ("$derivative", "$integral"):
+        unit = o.window.unit if o.window.kind == "range" else None
+        positions = [_position(_sort_value(d, o.sort_fields), unit, o.window.kind == "range") for d in rows]
+    bounds = _bounds(o.window, n, positions)
+    if op in ("$derivative", "$integral"):
+        ys = [o.fn(d, variables) for d in rows]
+        xs = [_rate_x(_sort_value(d, o.sort_fields), o.unit, op) for d in rows]
+        return [_rate(op, xs[a:b], ys[a:b]) for a, b in bounds]
+    return _accumulate(o.acc, rows, bounds, variables)
+
+
+def _none(v):
+    return None if v is MISSING else v
+
+
+def _position(v, unit, strict):
+    """The sortBy value as a number on the window's axis (millis for dates with a unit)."""
+    if unit is not None:
+        if type(v).__name__ not in ("datetime", "DatetimeMS"):
+            raise MongoError(5429513, f"Invalid range: Expected the sortBy field to be a Date, but it was {type_name(v)}")
+        return dates.to_millis(v)
+    if num_kind(v) is not None:
+        return v if type(v) in (int, float) else as_float(v)
+    if type(v).__name__ in ("datetime", "DatetimeMS"):
+        if strict:
+            raise MongoError(5429413, "Invalid range: Expected the sortBy field to be a number, but it was date")
+        return dates.to_millis(v)
+    if strict:
+        raise MongoError(5429414, f"Invalid range: Expected the sortBy field to be a number, but it was {type_name(v)}")
+    return None
+
+
+def _bounds(w: _Window, n: int, positions) -> list[tuple[int, int]]:
+    """[start, end) index pairs of each document's window."""
+    if w.kind is None:
+        return [(0, n)] * n
+    out = []
+    if w.kind == "documents":
+        for i in range(n):
+            a = 0 if w.lo == "unbounded" else max(0, i + (0 if w.lo == "current" else w.lo))
+            b = n if w.hi == "unbounded" else min(n, i + 1 + (0 if w.hi == "current" else w.hi))
+            out.append((a, max(a, b)))
+        return out
+    for i in range(n):
+        cur = positions[i]
+        if w.lo == "unbounded":
+            a = 0
+        else:
+            lo = cur if w.lo == "current" else _offset(cur, w.lo, w.unit)
+            a = bisect.bisect_left(positions, lo)
+        if w.hi == "unbounded":
+            b = n
+        else:
+            hi = cur if w.hi == "current" else _offset(cur, w.hi, w.unit)
+            b = bisect.bisect_right(positions, hi)
+        out.append((a, max(a, b)))
+    return out
+
+
+def _offset(cur, delta, unit):
+    if unit is None:
+        return cur + delta
+    amount = int_arg(delta)
+    if amount is None:
+        raise MongoError(5429414, "With a unit, range bounds must be integers")
+    return dates.date_add(cur, unit, amount)
+
+
+def _accumulate(spec, rows, bounds, variables) -> list:
+    values = [spec.evaluate(d, variables) for d in rows]
+    out = []
+    acc = None
+    cur_a = cur_b = 0
+    for a, b in bounds:
+        if acc is None or a < cur_a or b < cur_b or (a > cur_a and not acc.removable):
+            acc = spec.new()
+            for v in values[a:b]:
+                acc.process(v)
+        else:
+            for v in values[cur_a:a]:
+                acc.remove(v)
+            for v in values[cur_b:b]:
+                acc.process(v)
+        cur_a, cur_b = a, b
+        out.append(acc.result())
+    return out
+
+
+def _rate_x(v, unit, op):
+    if type(v).__name__ in ("datetime", "DatetimeMS"):
+        if unit is None:
+            raise MongoError(5624901, f"{op} (with no 'unit') expects the sortBy field to be numeric")
+        return dates.to_millis(v) / dates.FIXED_UNIT_MS[unit]
+    if unit is not None:
+        raise MongoError(5624900, f"{op} with unit expects the sortBy field to be a Date")
+    return as_float(v) if num_kind(v) is not None else None
+
+
+def _rate(op, xs, ys):
+    pts = [(x, as_float(y)) for x, y in zip(xs, ys, strict=True) if x is not None and num_kind(y) is not None]
+    if op == "$derivative":
+        if len(pts) < 2:
+            return None
+        (x0, y0), (x1, y1) = pts[0], pts[-1]
+        return None if x1 == x0 else (y1 - y0) / (x1 - x0)
+    if not pts:
+        return None
+    return sum((x1 - x0) * (y0 + y1) / 2 for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False))
+
+
+def _linear_fill(values, xs):
+    out = [None if v is MISSING else v for v in values]
+    known = [i for i, v in enumerate(out) if v is not None]
+    for left, right in zip(known, known[1:], strict=False):
+        if right - left < 2:
+            continue
+        x0, x1 = xs[left], xs[right]
+        y0, y1 = out[left], out[right]
+        if num_kind(y0) is None or num_kind(y1) is None:
+            raise MongoError(6050106, "There can be no repeated values in the sort field")
+        for i in range(left + 1, right):
+            out[i] = as_float(y0) + (as_float(y1) - as_float(y0)) * (xs[i] - x0) / (x1 - x0)
+    return out
+
+
+STAGES = {"$setWindowFields": parse_set_window_fields}
