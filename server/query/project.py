@@ -77,7 +77,10 @@ def _classify(path: str, value: Any) -> tuple[str, Any]:
     if isinstance(value, Mapping):
         op = next(iter(value))
         if op == "$slice":
-            return "slice", _parse_slice(value["$slice"])
+            arg = value["$slice"]
+            if isinstance(arg, list) and not all(is_number(x) and not isinstance(x, bool) for x in arg):
+                return "expr", value  # the aggregation $slice expression, e.g. {$slice: ["$arr", 2]}
+            return "slice", _parse_slice(arg)
         if op == "$elemMatch":
             if "." in path:
                 raise MongoError(ErrorCode.BadValue, "Cannot use $elemMatch projection on a nested field.")

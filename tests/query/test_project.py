@@ -44,6 +44,7 @@ CASES = [
     ({"s": "$b.c", "_id": 0}, {"s": 2}),
     ({"s": {"$literal": 1}, "a": 1}, {"_id": 1, "a": 1, "s": 1}),
     ({"s": "$nope", "_id": 0}, {}),
+    ({"first": {"$slice": ["$n", 2]}, "_id": 0}, {"first": [1, 2]}),  # aggregation $slice expression
 ]
 
 
