@@ -1,0 +1,84 @@
+"""collStats / $collStats / dbStats and the TTL monitor on time-series collections (spec §3.4, §9).
+
+The session server runs the TTL monitor every second (``ttlMonitorSleepSecs=1``); TTL tests poll with
+a generous deadline instead of relying on timing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pytest
+
+
+def _now():
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
+
+
+def _wait_for(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
+@pytest.mark.commands("collStats")
+def test_coll_stats_has_timeseries_section_and_no_count(db):
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    t0 = dt.datetime(2024, 1, 1)
+    db.c.insert_many([{"t": t0, "m": 1, "v": 1}, {"t": t0, "m": 2, "v": 2}])
+    db.c.insert_one({"t": t0, "m": 1, "v": 3})
+    stats = db.command("collStats", "c")
+    assert "count" not in stats and "avgObjSize" not in stats
+    ts = stats["timeseries"]
+    assert ts["bucketsNs"] == f"{db.name}.system.buckets.c"
+    assert ts["bucketCount"] == 2
+    assert ts["avgBucketSize"] > 0
+    assert ts["numBucketInserts"] == 2 and ts["numBucketUpdates"] == 1
+    assert ts["numBucketsOpenedDueToMetadata"] == 2
+    assert ts["numMeasurementsCommitted"] == 3
+    assert stats["nindexes"] == 1 and list(stats["indexSizes"]) == ["m_1_t_1"]
+
+
+def test_coll_stats_of_empty_collection_has_no_avg_bucket_size(db):
+    db.create_collection("c", timeseries={"timeField": "t"})
+    ts = db.command("collStats", "c")["timeseries"]
+    assert ts["bucketCount"] == 0 and "avgBucketSize" not in ts
+
+
+def test_coll_stats_aggregation_stage_storage_stats(db):
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    db.c.insert_one({"t": dt.datetime(2024, 1, 1), "m": 1})
+    (doc,) = db.c.aggregate([{"$collStats": {"storageStats": {}}}])
+    assert doc["storageStats"]["timeseries"]["bucketCount"] == 1
+    assert "count" not in doc["storageStats"]
+
+
+@pytest.mark.slow
+def test_ttl_removes_buckets_past_expiry_plus_span_and_keeps_newer(db):
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"}, expireAfterSeconds=5)
+    now = _now()
+    db.c.insert_many(
+        [
+            {"t": now - dt.timedelta(hours=3), "m": "old"},
+            {"t": now - dt.timedelta(hours=2), "m": "older"},
+            {"t": now - dt.timedelta(seconds=5), "m": "new"},
+        ]
+    )
+    assert _wait_for(lambda: sorted(d["m"] for d in db.c.find()) == ["new"])
+    time.sleep(2.5)  # two more monitor passes: the recent bucket stays
+    assert [d["m"] for d in db.c.find()] == ["new"]
+
+
+@pytest.mark.slow
+def test_coll_mod_expire_after_seconds_takes_effect_on_next_pass(db):
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    now = _now()
+    db.c.insert_many([{"t": now - dt.timedelta(days=2), "m": "old"}, {"t": now, "m": "new"}])
+    time.sleep(1.5)
+    assert db.c.count_documents({}) == 2  # no TTL yet
+    db.command("collMod", "c", expireAfterSeconds=3600)
+    assert _wait_for(lambda: sorted(d["m"] for d in db.c.find()) == ["new"])
