@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bson.int64 import Int64
+from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
@@ -121,6 +122,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
         coll=coll,
     )
     kwargs["write_out"] = lambda spec, docs: _write_out(server, db, spec, docs)
+    kwargs["merge_into"] = lambda spec, docs: _merge_into(server, db, spec, docs)
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
     if extra_stages:
@@ -128,7 +130,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "coll_stats", "index_stats", "extra_stages"):
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages"):
             kwargs.pop(k, None)
         return PipelineContext(**kwargs)
 
@@ -155,6 +157,13 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         return ReadResult(out, None, remaining, {}, ts_info, ns)
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
+    if info is not None and info.clustered and name.startswith(C.BUCKETS_PREFIX):
+        # bucket documents: the time-series layer merges persisted buckets with open ones
+        source = C.timeseries_module().bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
+        if not full:
+            return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
+        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
+        return ReadResult(run_pipeline(full, source, pctx), planner.Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
         source: Iterator[dict] = iter(())
         plan = planner.Plan("COLLSCAN")
@@ -216,7 +225,64 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
     server.engine.write(fn).result()
 
 
+def _merge_into(server, db: str, spec: Any, docs) -> None:
+    """$merge: upsert each result into the target by ``on`` (default _id), in one write transaction."""
+    if isinstance(spec, str):
+        spec = {"into": spec}
+    into = spec["into"]
+    target_db, target = (db, into) if isinstance(into, str) else (into.get("db", db), into.get("coll"))
+    on = spec.get("on", "_id")
+    on_fields = [on] if isinstance(on, str) else list(on)
+    when_matched = spec.get("whenMatched", "merge")
+    when_not_matched = spec.get("whenNotMatched", "insert")
+    if not isinstance(when_matched, str):
+        raise MongoError(ErrorCode.CommandNotSupported, "$merge with a pipeline for whenMatched is not supported")
+    if when_matched not in ("replace", "keepExisting", "merge", "fail"):
+        raise MongoError(ErrorCode.BadValue, f"Enumeration value '{when_matched}' for field 'whenMatched' is not a valid value.")
+    if when_not_matched not in ("insert", "discard", "fail"):
+        raise MongoError(ErrorCode.BadValue,
+                         f"Enumeration value '{when_not_matched}' for field 'whenNotMatched' is not a valid value.")
+    results = [d if "_id" in d else {"_id": ObjectId(), **d} for d in docs]
+    ns = C.ns_of(target_db, target)
+
+    def fn(w):
+        from server.commands.ddl import ensure_collection
+
+        info = ensure_collection(w, ns)
+        for doc in results:
+            key = {f: doc.get(f) for f in on_fields}
+            plan = planner.choose_plan(list(info.indexes), key)
+            existing = next((pair for pair in C.docs_in_txn(w, info, plan)
+                             if all(pair[1].get(f) == v for f, v in key.items())), None)
+            if existing is None:
+                if when_not_matched == "fail":
+                    raise MongoError(13113, "$merge could not find a matching document in the target collection "
+                                            "for at least one document in the source collection")
+                if when_not_matched == "insert":
+                    new = C.prepare_insert(doc)
+                    w.insert(info, C.encode_doc(new), C.index_keys(info, new))
+                continue
+            rid, old = existing
+            if when_matched == "fail":
+                raise MongoError(ErrorCode.DuplicateKey, "$merge failed due to a matching document in the target")
+            if when_matched == "keepExisting":
+                continue
+            new = {**old, **doc} if when_matched == "merge" else {"_id": old["_id"], **doc}
+            new["_id"] = old["_id"]
+            w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), C.index_keys(info, new))
+
+    server.engine.write(fn).result()
+
+
 def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
+    with server.engine.read() as r:
+        view = C.get_view(r, db, coll)
+    if C.is_timeseries_view(view):
+        ts = C.timeseries_module()
+        stage_doc = getattr(ts, "coll_stats_stage_document", None)
+        if stage_doc is None:
+            from server.commands.timeseries_admin import coll_stats_stage_document as stage_doc
+        return [stage_doc(server, db, coll, spec or {})]
     from server.commands.stats import coll_stats_document
 
     return [coll_stats_document(server, db, coll, spec or {})]

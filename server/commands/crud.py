@@ -233,7 +233,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: agg.TimeBudget |
     with server.engine.read() as r:
         info = r.get_collection(C.ns_of(db, spec.name))
         view = C.get_view(r, db, spec.name) if info is None else None
-    if view is not None:
+    if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
         return agg.open_read(server, db, spec.name, spec.as_pipeline(), variables=spec.let,
                              allow_disk_use=spec.allow_disk, ctx=ctx, budget=budget)
     ns = C.ns_of(db, spec.name)
@@ -289,9 +289,13 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
         n = sum(1 for _ in res.docs) if verbosity != "queryPlanner" else None
         return res, n, int((time.monotonic() - t0) * 1000)
 
-    res, n, millis = await ctx.run_blocking(work)
-    if res.plan is None:  # a view: mongod explains the aggregation it became
+    def is_view():
+        with ctx.server.engine.read() as r:
+            return C.get_view(r, ctx.db, spec.name) is not None
+
+    if await ctx.run_blocking(is_view):  # mongod explains the aggregation a find on a view becomes
         return await agg.explain_aggregate(ctx, ctx.db, spec.name, spec.as_pipeline(), cmd, verbosity)
+    res, n, millis = await ctx.run_blocking(work)
     win = res.plan.explain(has_sort=bool(spec.sort), filter=spec.filter if res.plan.kind == "IXSCAN" else
                            spec.filter)
     if spec.skip:
