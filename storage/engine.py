@@ -15,7 +15,6 @@ Invariants (the LMDB discipline of the architecture):
 from __future__ import annotations
 
 import concurrent.futures
-import fcntl
 import itertools
 import os
 import queue
@@ -31,9 +30,12 @@ from storage import journal as journal_mod
 from storage import records
 from storage.catalog import decode_entry, index_db_name, records_db_name
 from storage.compression import ValueCodec
+from storage.dbpath import lock_dbpath, prepare_dbpath, unlock_dbpath
 from storage.dictionaries import CollectionDictionaries
-from storage.errors import DbPathInUse, DbPathUnusable, EngineClosed, StorageError
-from storage.txn import GRAVEYARD, ReadView, WriteTxn, flush_sizes
+from storage.errors import DbPathUnusable, EngineClosed, StorageError
+from storage.gate import ReadGate
+from storage.readview import ReadView, flush_sizes
+from storage.txn import GRAVEYARD, WriteTxn
 
 T = TypeVar("T")
 
@@ -41,98 +43,20 @@ DEFAULT_MAP_SIZE = (64 << 30) if sys.maxsize > 2**32 else (1 << 30)
 DEFAULT_MAX_DBS = 8192  # LMDB allocates per-transaction arrays of this size: keep it moderate
 MAX_GROUP = 10_000
 GROW_AT = 0.8  # grow the map before a group once this fraction is used
-LOCK_FILE = "mongod.lock"
 _STOP = object()
 
 
 class _Group:
     """State of one group transaction shared by its WriteTxns."""
 
-    __slots__ = ("handles", "sizes", "map_full", "buried")
+    __slots__ = ("handles", "sizes", "map_full", "txn_full", "buried")
 
     def __init__(self):
         self.handles: dict[bytes, Any] = {}
         self.sizes: dict[str, int] = {}  # ident -> data size delta of the committed fns
-        self.map_full = False
+        self.map_full = False  # LMDB map exhausted: grow and run the group again
+        self.txn_full = False  # too many dirty pages for one transaction: split the group
         self.buried = False
-
-
-class _ReadGate:
-    """Counts open read transactions so the writer can act when there are none.
-    Re-entrant per thread (a thread inside a read may open another read)."""
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._active = 0
-        self._exclusive = False
-        self._local = threading.local()
-
-    def enter(self) -> None:
-        depth = getattr(self._local, "depth", 0)
-        with self._cond:
-            while self._exclusive and depth == 0:
-                self._cond.wait()
-            self._active += 1
-        self._local.depth = depth + 1
-
-    def leave(self) -> None:
-        self._local.depth -= 1
-        with self._cond:
-            self._active -= 1
-            if self._active == 0:
-                self._cond.notify_all()
-
-    @contextmanager
-    def exclusive(self):
-        """Wait until no read is open and keep new ones out for the duration."""
-        with self._cond:
-            self._exclusive = True
-            while self._active:
-                self._cond.wait()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._exclusive = False
-                self._cond.notify_all()
-
-    def if_idle(self, fn: Callable[[], None]) -> bool:
-        """Run fn (quickly!) if no read is open right now; False otherwise."""
-        with self._cond:
-            if self._active:
-                return False
-            fn()
-            return True
-
-
-def _prepare_dbpath(dbpath: str) -> None:
-    if os.path.exists(dbpath) and not os.path.isdir(dbpath):
-        raise DbPathUnusable(f"dbpath ({dbpath}) is not a directory")
-    try:
-        os.makedirs(dbpath, exist_ok=True)
-    except OSError as exc:
-        raise DbPathUnusable(f"Data directory {dbpath} not found and cannot be created: "
-                             f"{exc.strerror}") from exc
-    if not os.access(dbpath, os.W_OK | os.X_OK):
-        raise DbPathUnusable(f"Data directory {dbpath} is not writable")
-
-
-def _lock_dbpath(dbpath: str) -> int:
-    path = os.path.join(dbpath, LOCK_FILE)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise DbPathUnusable(f"Unable to create/open the lock file: {path} ({exc.strerror})."
-                             " Is a mongod instance already running?") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        os.close(fd)
-        raise DbPathInUse(f"Unable to lock the lock file: {path} ({exc.strerror}). Another mongod "
-                          f"instance is already running on the {dbpath} directory") from exc
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    return fd
 
 
 class Engine:
@@ -143,8 +67,8 @@ class Engine:
         self.dbpath = dbpath
         self._codec = ValueCodec(compressor)
         self._dictionaries = CollectionDictionaries(self._codec)
-        _prepare_dbpath(dbpath)
-        self._lock_fd = _lock_dbpath(dbpath)
+        prepare_dbpath(dbpath)
+        self._lock_fd = lock_dbpath(dbpath)
         try:
             self._env = lmdb.open(dbpath, map_size=map_size or DEFAULT_MAP_SIZE, subdir=True,
                                   max_dbs=max_dbs, sync=True, metasync=True, writemap=False,
@@ -155,7 +79,7 @@ class Engine:
         self.max_key_size = self._env.max_key_size()
         self._handles: dict[bytes, Any] = {}
         self._publish_lock = threading.Lock()
-        self._gate = _ReadGate()
+        self._gate = ReadGate()
         self._rid_cache: dict[str, int] = {}
         self._jseq_cache: dict[bytes, int] = {}
         self._maybe_graveyard = False
@@ -202,6 +126,8 @@ class Engine:
     @contextmanager
     def read(self) -> Iterator[ReadView]:
         """One short read transaction. Never wait for a write() inside it."""
+        if self._closed:
+            raise EngineClosed()
         self._gate.enter()
         try:
             txn = self._env.begin(buffers=False)
@@ -279,6 +205,8 @@ class Engine:
 
     def write_sync(self, fn: Callable[[WriteTxn], T]) -> T:
         """write(fn) and wait: for start-up code and tests (never from inside engine.read())."""
+        if threading.current_thread() is self._writer:
+            raise StorageError("write_sync called from a write fn: it would wait for itself")
         return self.write(fn).result()
 
     def _writer_loop(self) -> None:
@@ -312,8 +240,12 @@ class Engine:
 
     def _run_group(self, batch: list) -> None:
         live = [(fn, fut) for fn, fut in batch if fut.set_running_or_notify_cancel()]
-        if not live:
-            return
+        if live:
+            self._commit_group(live)
+
+    def _commit_group(self, live: list) -> None:
+        """Run fns in one parent txn and commit once; on map exhaustion grow and run them all
+        again; a group too big for one LMDB transaction is split in halves."""
         for attempt in itertools.count():
             self._grow_if_needed(force=attempt > 0)
             group = _Group()
@@ -328,10 +260,14 @@ class Engine:
                             result = fn(w)
                         outcomes.append((fut, result, None))
                     except Exception as exc:
+                        if isinstance(exc, lmdb.MapFullError):
+                            group.map_full = True
+                        elif isinstance(exc, lmdb.TxnFullError):
+                            group.txn_full = True
                         outcomes.append((fut, None, exc))
-                    if group.map_full:
+                    if group.map_full or group.txn_full:
                         break
-                if not group.map_full:
+                if not (group.map_full or group.txn_full):
                     flush_sizes(parent, self._meta_db, group.sizes)
                     if group.handles:
                         with self._publish_lock:
@@ -341,8 +277,10 @@ class Engine:
                     else:
                         parent.commit()
                         committed = True
-            except (lmdb.MapFullError, lmdb.TxnFullError):
+            except lmdb.MapFullError:
                 group.map_full = True
+            except lmdb.TxnFullError:
+                group.txn_full = True
             except BaseException as exc:
                 if not committed:
                     parent.abort()
@@ -353,6 +291,15 @@ class Engine:
                 break
             parent.abort()
             self.stats["retries"] += 1
+            if group.txn_full:
+                if len(live) == 1:
+                    live[0][1].set_exception(StorageError(
+                        "the write is too large for one storage transaction (too many dirty pages)"))
+                    return
+                half = len(live) // 2
+                self._commit_group(live[:half])
+                self._commit_group(live[half:])
+                return
             if attempt >= 20:
                 error = StorageError("the write does not fit in the storage map even after growing it")
                 for _, fut in live:
@@ -450,8 +397,7 @@ class Engine:
                 item[1].set_exception(EngineClosed())
         with self._gate.exclusive():
             self._env.close()
-        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-        os.close(self._lock_fd)
+        unlock_dbpath(self._lock_fd)
 
     def __enter__(self) -> Engine:
         return self

@@ -1,0 +1,45 @@
+"""The dbpath: checks that it is usable and holds its exclusive lock file while the engine runs."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+from storage.errors import DbPathInUse, DbPathUnusable
+
+LOCK_FILE = "mongod.lock"
+
+
+def prepare_dbpath(dbpath: str) -> None:
+    if os.path.exists(dbpath) and not os.path.isdir(dbpath):
+        raise DbPathUnusable(f"dbpath ({dbpath}) is not a directory")
+    try:
+        os.makedirs(dbpath, exist_ok=True)
+    except OSError as exc:
+        raise DbPathUnusable(f"Data directory {dbpath} not found and cannot be created: "
+                             f"{exc.strerror}") from exc
+    if not os.access(dbpath, os.W_OK | os.X_OK):
+        raise DbPathUnusable(f"Data directory {dbpath} is not writable")
+
+
+def lock_dbpath(dbpath: str) -> int:
+    path = os.path.join(dbpath, LOCK_FILE)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise DbPathUnusable(f"Unable to create/open the lock file: {path} ({exc.strerror})."
+                             " Is a mongod instance already running?") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        raise DbPathInUse(f"Unable to lock the lock file: {path} ({exc.strerror}). Another mongod "
+                          f"instance is already running on the {dbpath} directory") from exc
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def unlock_dbpath(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)

@@ -1,0 +1,131 @@
+"""ReadView: one LMDB read transaction over the catalog, records, indexes and journal.
+
+Every method sees the same consistent snapshot. Bytes returned are copies (the environment is
+used with ``buffers=False``), so they outlive the transaction; iterators do not (consume them
+inside the ``with engine.read()`` block). WriteTxn extends this class to see its pending writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import lmdb
+
+from storage import catalog, indexes, journal, records
+from storage.catalog import CollectionInfo, index_db_name, records_db_name
+from storage.errors import IndexNotFound
+
+if TYPE_CHECKING:
+    from storage.engine import Engine
+
+DSIZE_PREFIX = b"dsize:"  # meta key prefix: data size counter of a collection ident
+
+
+def size_key(ident: str) -> bytes:
+    return DSIZE_PREFIX + ident.encode()
+
+
+def flush_sizes(txn: lmdb.Transaction, meta_db, sizes: dict[str, int]) -> None:
+    """Add a group's data-size deltas to the persisted counters (inside the group txn)."""
+    for ident, delta in sizes.items():
+        if delta:
+            key = size_key(ident)
+            raw = txn.get(key, db=meta_db)
+            total = (int.from_bytes(raw, "big", signed=True) if raw else 0) + delta
+            txn.put(key, total.to_bytes(8, "big", signed=True), db=meta_db)
+
+
+class ReadView:
+    """Read access to one snapshot. Obtain with ``engine.read()``; do not keep past the block."""
+
+    def __init__(self, engine: Engine, txn: lmdb.Transaction):
+        self._engine = engine
+        self._txn = txn
+
+    # --- handles -----------------------------------------------------------------------------
+    def _db(self, name: bytes):
+        return self._engine._published_handle(name)
+
+    def _records(self, info: CollectionInfo):
+        return self._db(records_db_name(info.ident))
+
+    def _index(self, info: CollectionInfo, name: str):
+        ident = info.index_idents.get(name)
+        if ident is None:
+            raise IndexNotFound(info.ns, name)
+        return self._db(index_db_name(ident))
+
+    # --- catalog -----------------------------------------------------------------------------
+    def list_databases(self) -> list[str]:
+        names: list[str] = []
+        with self._txn.cursor(db=self._engine._catalog_db) as cur:
+            for key in cur.iternext(keys=True, values=False):
+                db = key.decode().partition(".")[0]
+                if not names or names[-1] != db:
+                    names.append(db)
+        return names
+
+    def list_collections(self, db: str) -> list[CollectionInfo]:
+        prefix = (db + ".").encode()
+        out = []
+        with self._txn.cursor(db=self._engine._catalog_db) as cur:
+            if cur.set_range(prefix):
+                for key, value in cur.iternext(keys=True, values=True):
+                    if not key.startswith(prefix):
+                        break
+                    out.append(catalog.decode_entry(value))
+        return out
+
+    def get_collection(self, ns: str) -> CollectionInfo | None:
+        raw = self._txn.get(ns.encode(), db=self._engine._catalog_db)
+        return None if raw is None else catalog.decode_entry(raw)
+
+    # --- records -----------------------------------------------------------------------------
+    def get(self, info: CollectionInfo, rid: bytes) -> bytes | None:
+        return records.get(self._txn, self._records(info), rid, self._engine._codec)
+
+    def scan(self, info: CollectionInfo, *, start_after: bytes | None = None,
+             reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        return records.scan(self._txn, self._records(info), self._engine._codec,
+                            start_after=start_after, reverse=reverse)
+
+    def index_scan(self, info: CollectionInfo, index_name: str, lo: bytes | None = None,
+                   hi: bytes | None = None, *, lo_inclusive: bool = True, hi_inclusive: bool = True,
+                   reverse: bool = False, start_after: tuple[bytes, bytes] | None = None
+                   ) -> Iterator[tuple[bytes, bytes]]:
+        """(index key, rid) within bounds; bound semantics in storage/indexes.py (prefixes)."""
+        return indexes.scan(self._txn, self._index(info, index_name), info.is_unique(index_name),
+                            lo, hi, lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive,
+                            reverse=reverse, start_after=start_after)
+
+    # --- sizes (cheap: LMDB stat and one counter) -----------------------------------------
+    def count(self, info: CollectionInfo) -> int:
+        return self._txn.stat(self._records(info))["entries"]
+
+    def data_size(self, info: CollectionInfo) -> int:
+        """Sum of the uncompressed BSON sizes of the records (mongod's ``size``)."""
+        raw = self._txn.get(size_key(info.ident), db=self._engine._meta_db)
+        return int.from_bytes(raw, "big", signed=True) if raw else 0
+
+    @staticmethod
+    def _pages_bytes(stat: dict) -> int:
+        return (stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]) * stat["psize"]
+
+    def storage_size(self, info: CollectionInfo) -> int:
+        """Bytes of LMDB pages holding the records (compressed)."""
+        return self._pages_bytes(self._txn.stat(self._records(info)))
+
+    def index_size(self, info: CollectionInfo, name: str) -> int:
+        return self._pages_bytes(self._txn.stat(self._index(info, name)))
+
+    def index_entries(self, info: CollectionInfo, name: str) -> int:
+        return self._txn.stat(self._index(info, name))["entries"]
+
+    def total_index_size(self, info: CollectionInfo) -> int:
+        return sum(self.index_size(info, name) for name in info.index_idents)
+
+    # --- journal -----------------------------------------------------------------------------
+    def journal_scan(self, stream: bytes | None = None, after_seq: int = 0
+                     ) -> Iterator[tuple[bytes, int, bytes]]:
+        return journal.scan(self._txn, self._engine._journal_db, self._engine._codec, stream, after_seq)
