@@ -127,6 +127,10 @@ def _refs(value: Any, out: set[str]) -> bool:
     return True
 
 
+def _is_exclusion(value: Any) -> bool:
+    return value is False or (type(value) in (int, float) and value == 0)
+
+
 def needed_fields(pipeline: list[dict], filter_nodes: list) -> set[str] | None:
     """Top-level measurement fields the rest of the pipeline can observe, or None for all."""
     out: set[str] = set()
@@ -152,12 +156,13 @@ def needed_fields(pipeline: list[dict], filter_nodes: list) -> set[str] | None:
         elif name == "$group" and isinstance(body, dict):
             return out if _refs(body, out) else _ALL
         elif name == "$project" and isinstance(body, dict):
-            if any(v in (0, False) for k, v in body.items() if k != "_id"):
-                return _ALL
-            if body.get("_id", 1) not in (0, False):
+            others = [v for k, v in body.items() if k != "_id"]
+            if not others or any(_is_exclusion(v) for v in others):
+                return _ALL  # an exclusion projection (or {_id: 0}) keeps every other field
+            if not _is_exclusion(body.get("_id", 1)):
                 out.add("_id")
             for key, value in body.items():
-                if key == "_id" and value in (0, False):
+                if key == "_id" and _is_exclusion(value):
                     continue
                 out.add(key.split(".", 1)[0])
                 if not _refs(value, out):

@@ -99,3 +99,17 @@ def test_meta_predicate_prunes_exactly():
 
 def test_type_mismatch_prunes_string_buckets():
     assert check({"s": 5}) == 0
+
+
+def test_needed_fields_of_pipelines():
+    from server.timeseries.view import needed_fields
+
+    assert needed_fields([{"$project": {"_id": 0}}], []) is None
+    assert needed_fields([{"$project": {"a": 0}}], []) is None
+    assert needed_fields([{"$project": {"a": 1, "b": "$c.d"}}], []) == {"_id", "a", "b", "c"}
+    assert needed_fields([{"$project": {"_id": 0, "a": 1}}], []) == {"a"}
+    assert needed_fields([{"$sort": {"t": 1}}, {"$group": {"_id": "$m.x", "s": {"$sum": "$v"}}}], []) == {"t", "m", "v"}
+    assert needed_fields([{"$count": "n"}], [parse_filter({"v": 1})]) == {"v"}
+    assert needed_fields([{"$group": {"_id": None, "all": {"$push": "$$ROOT"}}}], []) is None
+    assert needed_fields([{"$addFields": {"x": 1}}], []) is None
+    assert needed_fields([], []) is None
