@@ -203,7 +203,7 @@ class _Push(Accumulator):
             self.values.append(v)
 
     def result(self):
-        return self.values
+        return list(self.values)  # a copy: sliding windows keep appending to the state
 
 
 class _AddToSet(Accumulator):

@@ -18,6 +18,7 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
 from __future__ import annotations
 
 import bisect
+import math
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
@@ -251,7 +252,7 @@ def _compute(o: _Output, rows: list, variables: dict) -> list:
             out.append(last)
         return out
     if op == "$linearFill":
-        return _linear_fill([o.fn(d, variables) for d in rows], [_position(_sort_value(d, o.sort_fields), None, True) for d in rows])
+        return _linear_fill([o.fn(d, variables) for d in rows], [_position(_sort_value(d, o.sort_fields), None, False) for d in rows])
     positions = None
     if o.window.kind == "range" or op in ("$derivative", "$integral"):
         unit = o.window.unit if o.window.kind == "range" else None
@@ -260,7 +261,8 @@ def _compute(o: _Output, rows: list, variables: dict) -> list:
     if op in ("$derivative", "$integral"):
         ys = [o.fn(d, variables) for d in rows]
         xs = [_rate_x(_sort_value(d, o.sort_fields), o.unit, op) for d in rows]
-        return [_rate(op, xs[a:b], ys[a:b]) for a, b in bounds]
+        scale = dates.FIXED_UNIT_MS[o.unit] if o.unit else 1
+        return [_rate(op, xs[a:b], ys[a:b], scale) for a, b in bounds]
     return _accumulate(o.acc, rows, bounds, variables)
 
 
@@ -345,22 +347,22 @@ def _rate_x(v, unit, op):
     if type(v).__name__ in ("datetime", "DatetimeMS"):
         if unit is None:
             raise MongoError(5624901, f"{op} (with no 'unit') expects the sortBy field to be numeric")
-        return dates.to_millis(v) / dates.FIXED_UNIT_MS[unit]
+        return dates.to_millis(v)  # exact millis; differences are scaled to the unit in _rate
     if unit is not None:
         raise MongoError(5624900, f"{op} with unit expects the sortBy field to be a Date")
     return as_float(v) if num_kind(v) is not None else None
 
 
-def _rate(op, xs, ys):
+def _rate(op, xs, ys, scale):
     pts = [(x, as_float(y)) for x, y in zip(xs, ys, strict=True) if x is not None and num_kind(y) is not None]
     if op == "$derivative":
         if len(pts) < 2:
             return None
         (x0, y0), (x1, y1) = pts[0], pts[-1]
-        return None if x1 == x0 else (y1 - y0) / (x1 - x0)
+        return None if x1 == x0 else (y1 - y0) / ((x1 - x0) / scale)
     if not pts:
         return None
-    return sum((x1 - x0) * (y0 + y1) / 2 for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False))
+    return math.fsum((x1 - x0) / scale * (y0 + y1) / 2 for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False))
 
 
 def _linear_fill(values, xs):
