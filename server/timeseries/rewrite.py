@@ -91,7 +91,7 @@ def _derive(node: Node, tf: str, mf: str | None, span_s: int, flags: str | None 
     paths: list[str] = []
     if _paths(node, paths) and paths and all(_on_meta(p, mf) for p in paths):
         renamed = _rename_meta(node, mf)
-        return BucketFilter(compile_node(renamed), description=[f"meta predicate {renamed!r}"])
+        return BucketFilter(compile_node(renamed), description=[{"meta": repr(renamed)}])
     if isinstance(node, And):
         parts = [_derive(child, tf, mf, span_s, flags) for child in node.children]
         predicates = [p.predicate for p in parts if p.predicate is not _ALWAYS]
@@ -123,11 +123,11 @@ def _derive(node: Node, tf: str, mf: str | None, span_s: int, flags: str | None 
         if not parts or any(p.predicate is _ALWAYS for p in parts):
             return BucketFilter()
         predicates = [p.predicate for p in parts]
-        return BucketFilter(lambda b: any(p(b) for p in predicates), description=[f"$in on control of {node.path}"])
+        return BucketFilter(lambda b: any(p(b) for p in predicates), description=[{f"control.min.{node.path}": "$in bounds"}])
     if isinstance(node, (Exists, ElemMatch)) and node.path != tf and not _on_meta(node.path, mf):
         path = node.path
         return BucketFilter(lambda b: _control_value(b, "min", path) is not _MISSING or _is_dotted_array(b, path),
-                            description=[f"{path} exists in control"])
+                            description=[{f"control.min.{path}": {"$exists": True}}])
     return BucketFilter()
 
 
@@ -167,7 +167,10 @@ def _time_bounds(node: Cmp, tf: str, span_s: int) -> BucketFilter:
             return lo_v < d_ms
         return lo_v <= d_ms
 
-    return BucketFilter(predicate, lo, hi, [f"control.{tf} {op} {node.value!r}"])
+    bound = f"control.max.{tf}" if op in ("$gt", "$gte") else f"control.min.{tf}"
+    shown = [{bound: {op: node.value}}] if op != "$eq" else [{f"control.min.{tf}": {"$lte": node.value}},
+                                                             {f"control.max.{tf}": {"$gte": node.value}}]
+    return BucketFilter(predicate, lo, hi, shown)
 
 
 # ------------------------------------------------------------------ measurement fields
@@ -212,7 +215,10 @@ def _measurement_bounds(path: str, op: str, value: Any) -> BucketFilter:
             return compare(lo, value) < 0
         return compare(lo, value) <= 0
 
-    return BucketFilter(predicate, description=[f"control.{path} {op} {value!r}"])
+    bound = f"control.max.{path}" if op in ("$gt", "$gte") else f"control.min.{path}"
+    shown = [{bound: {op: value}}] if op != "$eq" else [{f"control.min.{path}": {"$lte": value}},
+                                                       {f"control.max.{path}": {"$gte": value}}]
+    return BucketFilter(predicate, description=shown)
 
 
 def _has_array_prefix(bucket: dict, path: str) -> bool:

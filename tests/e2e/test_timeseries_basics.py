@@ -281,3 +281,18 @@ def test_server_status_has_bucket_catalog_section(db, client):
     db.c.insert_one({"t": T0})
     section = client.admin.command("serverStatus")["bucketCatalog"]
     assert section["numOpenBuckets"] >= 1 and section["memoryUsage"] > 0
+
+
+@pytest.mark.commands("explain")
+def test_narrow_time_range_reads_only_candidate_buckets(db):
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    db.c.insert_many([{"t": T0 + dt.timedelta(minutes=10 * i), "m": "s", "v": i} for i in range(6 * 24 * 7)])
+    total = db.system.buckets.c.count_documents({})
+    lo = T0 + dt.timedelta(days=3)
+    flt = {"t": {"$gte": lo, "$lt": lo + dt.timedelta(minutes=30)}}
+    explain = db.command("explain", {"find": "c", "filter": flt}, verbosity="executionStats")
+    ts = explain["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
+    assert total >= 7 * 24
+    assert ts["bucketsScanned"] <= 3 and ts["bucketsUnpacked"] <= 2
+    assert ts["measurementsReturned"] == 3
+    assert sorted(d["v"] for d in db.c.find(flt)) == [432, 433, 434]
