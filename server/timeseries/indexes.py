@@ -1,4 +1,6 @@
-"""User index specs on a time-series view <-> index specs on ``system.buckets.<c>`` (pure).
+"""User index specs on a time-series view <-> index specs on ``system.buckets.<c>``.
+
+Pure, except ``indexed_bucket_documents`` (reads buckets through a bucket index, engine passed in).
 
 A time-series collection has no per-measurement index: every index lives on the buckets collection
 and indexes whole buckets. This module is the one place that knows the translation (spec §7):
@@ -23,6 +25,7 @@ bucket index). Bucket indexes that cannot be mapped back are omitted from the vi
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Iterator
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
@@ -543,3 +546,65 @@ def bucket_index_plan(
         return None
     plan = planner.choose_plan(bucket_indexes, flt, None, None)
     return None if plan.kind == "COLLSCAN" else plan
+
+
+def indexed_bucket_documents(
+    server: Any, ns: str, plan: Any, stats: dict | None = None, chunk: int = 128
+) -> Iterator[dict]:
+    """Bucket documents of ``ns`` through a bucket index ``plan``, in-memory buckets merged in.
+
+    The one function of this module that reads storage (through ``server.engine``): a fresh read
+    transaction per chunk of index entries, so nothing is held while a cursor is suspended. Each
+    bucket is yielded once; a bucket that also lives in the bucket catalog is replaced by its
+    in-memory version, and in-memory buckets the index did not return are yielded at the end
+    (their stored index entries may lag behind, so the index cannot be trusted to find them).
+    ``stats["bucketsScanned"]`` counts the buckets yielded.
+    """
+    from protocol.codec import decode
+
+    catalog = getattr(server, "bucket_catalog", None)
+    snapshot = {b.id: b.document() for b in catalog.live_buckets(ns)} if catalog is not None else {}
+    name = plan.index["name"]
+    seen: set[bytes] = set()
+    intervals = list(reversed(plan.intervals)) if plan.reverse else list(plan.intervals)
+    for interval in intervals:
+        resume = None
+        done = False
+        while not done:
+            batch: list[bytes] = []
+            with server.engine.read() as r:
+                info = r.get_collection(ns)
+                if info is None or not any(s["name"] == name for s in info.indexes):
+                    return
+                scanned = 0
+                for key, rid in r.index_scan(
+                    info,
+                    name,
+                    interval.lo,
+                    interval.hi,
+                    lo_inclusive=interval.lo_incl,
+                    hi_inclusive=interval.hi_incl,
+                    reverse=plan.reverse,
+                    start_after=resume,
+                ):
+                    resume = (bytes(key), bytes(rid))
+                    scanned += 1
+                    if resume[1] not in seen:
+                        seen.add(resume[1])
+                        raw = r.get(info, resume[1])
+                        if raw is not None:
+                            batch.append(bytes(raw))
+                    if scanned >= chunk:
+                        break
+                else:
+                    done = True
+            for raw in batch:
+                doc = decode(raw)
+                live = snapshot.pop(doc.get("_id"), None)
+                if stats is not None:
+                    stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+                yield live if live is not None else doc
+    for bucket_id in sorted(snapshot):
+        if stats is not None:
+            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+        yield snapshot[bucket_id]
