@@ -42,13 +42,19 @@ _NEXT_IDENT = b"next_ident"
 GRAVEYARD = b"graveyard"  # meta key: NUL-separated sub-db names to delete at next open
 
 
+def _index_shape(info: CollectionInfo) -> list:
+    return [(name, ident, info.is_unique(name)) for name, ident in info.index_idents.items()]
+
+
 class _Resolved:
     """An info verified against the catalog, with its LMDB handles looked up once."""
 
-    __slots__ = ("info", "records", "indexes")
+    __slots__ = ("given", "info", "records", "indexes")
 
-    def __init__(self, info: CollectionInfo, records_db, index_map: dict[str, tuple[Any, bool]]):
-        self.info = info
+    def __init__(self, given: CollectionInfo, info: CollectionInfo, records_db,
+                 index_map: dict[str, tuple[Any, bool]]):
+        self.given = given  # the object the caller passed (kept alive: its id is the cache key)
+        self.info = info  # the current catalog entry
         self.records = records_db
         self.indexes = index_map  # name -> (handle, unique)
 
@@ -151,20 +157,36 @@ class WriteTxn(ReadView):
         return catalog.decode_entry(raw)
 
     def _check_current(self, info: CollectionInfo) -> _Resolved:
-        """Verify ``info`` matches the catalog and resolve its handles (cached per info)."""
+        """Resolve ``info`` against the catalog of this transaction (cached per info object).
+
+        The resolved ``.info`` is the current catalog entry. An older ``info`` of the same
+        collection is accepted as long as its indexes (names, idents, uniqueness) are unchanged,
+        since index keys computed from it are still complete; otherwise CatalogChanged."""
         resolved = self._verified.get(id(info))
-        if resolved is not None and resolved.info is info:
+        if resolved is not None and resolved.given is info:
             return resolved
         raw = self._txn.get(info.ns.encode(), db=self._engine._catalog_db)
         if raw is None:
             raise NamespaceNotFound(info.ns)
-        if raw != info.raw:
+        current = info if raw == info.raw else catalog.decode_entry(raw)
+        if current is not info and (current.ident != info.ident or _index_shape(current) != _index_shape(info)):
             raise CatalogChanged(info.ns)
-        resolved = _Resolved(info, self._records(info),
-                             {name: (self._index(info, name), info.is_unique(name))
-                              for name in info.index_idents})
+        resolved = _Resolved(info, current, self._records(current),
+                             {name: (self._index(current, name), current.is_unique(name))
+                              for name in current.index_idents})
         self._verified[id(info)] = resolved
         return resolved
+
+    def _current(self, info: CollectionInfo) -> CollectionInfo:
+        """The catalog's entry for the collection ``info`` describes (for DDL on possibly older
+        infos: same collection incarnation required, index changes since are fine)."""
+        raw = self._txn.get(info.ns.encode(), db=self._engine._catalog_db)
+        if raw is None:
+            raise NamespaceNotFound(info.ns)
+        current = catalog.decode_entry(raw)
+        if current.ident != info.ident:
+            raise CatalogChanged(info.ns)
+        return current
 
     @_guard
     def create_collection(self, ns: str, options: dict | None = None, *, clustered: bool = False,
@@ -335,7 +357,7 @@ class WriteTxn(ReadView):
                      entries: Iterable[tuple[bytes, bytes]] = ()) -> CollectionInfo:
         """Add an index (``spec`` as listIndexes shows it, with ``name``) and bulk-load its
         (key, rid) entries. A unique violation raises DuplicateKey and leaves no trace."""
-        self._check_current(info)
+        info = self._current(info)
         name = spec["name"]
         if name in info.index_idents:
             raise IndexExists(info.ns, name)
@@ -351,7 +373,7 @@ class WriteTxn(ReadView):
 
     @_guard
     def drop_index(self, info: CollectionInfo, name: str) -> CollectionInfo:
-        self._check_current(info)
+        info = self._current(info)
         if name not in info.index_idents:
             raise IndexNotFound(info.ns, name)
         with self._atomic():
@@ -363,7 +385,7 @@ class WriteTxn(ReadView):
     @_guard
     def set_index_options(self, info: CollectionInfo, name: str, changes: dict) -> CollectionInfo:
         """Merge ``changes`` into the index spec (a value of None removes the option)."""
-        self._check_current(info)
+        info = self._current(info)
         if name not in info.index_idents:
             raise IndexNotFound(info.ns, name)
         fields = catalog.entry_fields(info)

@@ -241,3 +241,32 @@ def test_scan_stream_stops_when_collection_is_dropped(engine):
     engine.write_sync(lambda w: w.drop_collection("a.x"))
     insert_docs(engine, "a.x", [{"_id": i} for i in range(10)])
     assert list(stream) == []
+
+
+def test_stale_info_is_accepted_when_indexes_are_unchanged(engine):
+    info = engine.write_sync(lambda w: w.create_collection("a.x", {}))
+    engine.write_sync(lambda w: w.set_options("a.x", {"validator": {}}))
+    rid = engine.write_sync(lambda w: w.insert(info, bson.encode({"_id": 1}), {"_id_": [encode_key([1])]}))
+    with engine.read() as r:
+        assert r.get(r.get_collection("a.x"), rid) == bson.encode({"_id": 1})
+
+
+def test_index_ddl_with_an_older_info_applies_to_the_current_entry(engine):
+    def fn(w):
+        info = w.create_collection("a.x", {})
+        w.create_index(info, {"v": 2, "key": {"a": 1}, "name": "a_1"}, [])
+        w.create_index(info, {"v": 2, "key": {"b": 1}, "name": "b_1"}, [])
+        w.set_index_options(info, "a_1", {"hidden": True})
+        return [s["name"] for s in w.drop_index(info, "b_1").indexes]
+
+    assert engine.write_sync(fn) == ["_id_", "a_1"]
+
+
+def test_info_of_a_dropped_and_recreated_collection_is_rejected(engine):
+    old = engine.write_sync(lambda w: w.create_collection("a.x", {}))
+    engine.write_sync(lambda w: w.drop_collection("a.x"))
+    engine.write_sync(lambda w: w.create_collection("a.x", {}))
+    with pytest.raises(CatalogChanged):
+        engine.write_sync(lambda w: w.insert(old, bson.encode({"_id": 1}), {}))
+    with pytest.raises(CatalogChanged):
+        engine.write_sync(lambda w: w.create_index(old, {"v": 2, "key": {"a": 1}, "name": "a_1"}, []))
