@@ -124,7 +124,12 @@ class _Compiler:
         fused: set[str] = set()
         for c in ordered:
             group = ranges.get(c.path) if _fusable_range(c) else None
-            if group and len(group) == 2 and {g.op[:3] for g in group} == {"$gt", "$lt"}:
+            if (
+                group
+                and len(group) == 2
+                and {g.op[:3] for g in group} == {"$gt", "$lt"}
+                and _range_class(group[0].value) == _range_class(group[1].value)
+            ):
                 if c.path not in fused:
                     fused.add(c.path)
                     preds.append(_fused_range(c.path, group, [self.compile(g) for g in group]))
@@ -198,9 +203,19 @@ def _fusable_range(node: Node) -> bool:
         and node.op in ("$gt", "$gte", "$lt", "$lte")
         and "." not in node.path
         and node.path != ""
-        and type(node.value) in (int, float, Int64)
+        and _range_class(node.value) is not None
         and node.value == node.value
     )
+
+
+def _range_class(v: Any) -> str | None:
+    # Values whose Python ordering is BSON order within their bracket (fusable range bounds).
+    t = type(v)
+    if t is int or t is float or t is Int64:
+        return "number"
+    if t is _dt.datetime and v.tzinfo is None:
+        return "date"
+    return None
 
 
 def _fused_range(path: str, group: list[Cmp], slow: list[Predicate]) -> Predicate:
@@ -227,6 +242,16 @@ def _fused_range(path: str, group: list[Cmp], slow: list[Predicate]) -> Predicat
 
         def inside(v: Any) -> bool:
             return lo_v <= v <= hi_v
+
+    if _range_class(lo_v) == "date":
+
+        def date_range_pred(doc: Any) -> bool:
+            v = doc.get(name, MISSING)
+            if type(v) is _dt.datetime and v.tzinfo is None:
+                return inside(v)  # a scalar: both bounds apply to the same value
+            return p0(doc) and p1(doc)  # arrays etc.: each bound may be met by a different element
+
+        return date_range_pred
 
     def range_pred(doc: Any) -> bool:
         v = doc.get(name, MISSING)

@@ -84,6 +84,18 @@ CASES = [
     ({"a": {"$lt": MaxKey()}}, {"a": {"x": 1}}, True),
     ({"a": {"$gt": dt.datetime(2020, 1, 1)}}, {"a": dt.datetime(2021, 1, 1)}, True),
     ({"a": {"$gt": dt.datetime(2020, 1, 1)}}, {"a": 10**15}, False),
+    (
+        {"t": {"$gte": dt.datetime(2020, 1, 1), "$lt": dt.datetime(2020, 1, 2)}},
+        {"t": dt.datetime(2020, 1, 1)},
+        True,
+    ),
+    (
+        {"t": {"$gte": dt.datetime(2020, 1, 1), "$lt": dt.datetime(2020, 1, 2)}},
+        {"t": dt.datetime(2020, 1, 2)},
+        False,
+    ),
+    ({"t": {"$gte": dt.datetime(2020, 1, 1), "$lt": dt.datetime(2020, 1, 2)}}, {"t": "2020-01-01"}, False),
+    ({"t": {"$gt": 1, "$lt": dt.datetime(2020, 1, 2)}}, {"t": [2, dt.datetime(2019, 1, 1)]}, True),
     ({"a": {"$gt": [1]}}, {"a": [2]}, True),
     ({"a": {"$gt": {"x": 1}}}, {"a": {"x": 2}}, True),
     ({"a": {"$gt": ObjectId("000000000000000000000001")}}, {"a": ObjectId("000000000000000000000002")}, True),
