@@ -52,8 +52,8 @@ def check_no_transaction(cmd: dict) -> None:
 
 
 def collection_arg(cmd: dict, name: str) -> str:
-    """The collection named by the command's first field, checked like mongod."""
-    value = cmd.get(name)
+    """The collection named by the command's first field (whatever alias spelled it), checked like mongod."""
+    value = cmd[name] if name in cmd else (next(iter(cmd.values())) if cmd else None)
     if not isinstance(value, str):
         raise MongoError(ErrorCode.InvalidNamespace,
                          f"collection name has invalid type {type_name(value)}")

@@ -59,6 +59,13 @@ def _statements(cmd: dict, field: str, command: str) -> list:
     return items
 
 
+def _count_op(ctx, name: str, n: int) -> None:
+    """serverStatus opcounters: mongod counts writes per document/statement, not per command."""
+    counters = getattr(ctx.server, "opcounters", None)
+    if counters is not None:
+        counters[name] = counters.get(name, 0) + n
+
+
 def _storage_error(info, e: StorageError, doc: dict) -> MongoError:
     if isinstance(e, DuplicateKey):
         return C.duplicate_key_error(info, e.index_name, doc, e.key)
@@ -81,6 +88,7 @@ async def insert(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     name = C.collection_arg(cmd, "insert")
     docs = _statements(cmd, "documents", "insert")
+    _count_op(ctx, "insert", len(docs))
     ordered = bool(cmd.get("ordered", True))
     bypass = bool(cmd.get("bypassDocumentValidation", False))
     info, view = await ctx.run_blocking(_target, ctx, name)
@@ -410,6 +418,7 @@ async def update(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     name = C.collection_arg(cmd, "update")
     raw_statements = _statements(cmd, "updates", "update")
+    _count_op(ctx, "update", len(raw_statements))
     ordered = bool(cmd.get("ordered", True))
     bypass = bool(cmd.get("bypassDocumentValidation", False))
     info, view = await ctx.run_blocking(_target, ctx, name)
@@ -478,6 +487,7 @@ async def delete(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     name = C.collection_arg(cmd, "delete")
     raw_statements = _statements(cmd, "deletes", "delete")
+    _count_op(ctx, "delete", len(raw_statements))
     ordered = bool(cmd.get("ordered", True))
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
@@ -739,10 +749,13 @@ async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
 
 
 COMMANDS = [
-    CommandSpec("insert", insert, help="insert documents (ordered/unordered; per-document writeErrors)"),
-    CommandSpec("find", find, help="query a collection or view with filter/sort/projection/skip/limit"),
-    CommandSpec("update", update, help="update documents (operators, replacement, pipeline, upsert, multi)"),
-    CommandSpec("delete", delete, help="delete documents (limit 0 or 1 per statement)"),
+    CommandSpec("insert", insert, help="insert documents (ordered/unordered; per-document writeErrors)",
+                counter=None),
+    CommandSpec("find", find, help="query a collection or view with filter/sort/projection/skip/limit",
+                counter="query"),
+    CommandSpec("update", update, help="update documents (operators, replacement, pipeline, upsert, multi)",
+                counter=None),
+    CommandSpec("delete", delete, help="delete documents (limit 0 or 1 per statement)", counter=None),
     CommandSpec("findAndModify", find_and_modify, help="atomically find and update or remove one document",
                 aliases=("findandmodify",)),
     CommandSpec("count", count, help="count documents matching a query"),

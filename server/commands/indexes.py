@@ -346,9 +346,8 @@ def _bad_name(value) -> str:
 
 COMMANDS = [
     CommandSpec("createIndexes", create_indexes,
-                help="create indexes (single, compound, multikey, unique, sparse, partial, hidden, TTL)",
-                aliases=("createindexes",)),
-    CommandSpec("listIndexes", list_indexes, help="list the indexes of a collection", aliases=("listindexes",)),
+                help="create indexes (single, compound, multikey, unique, sparse, partial, hidden, TTL)"),
+    CommandSpec("listIndexes", list_indexes, help="list the indexes of a collection"),
     CommandSpec("dropIndexes", drop_indexes, help="drop indexes by name, key pattern, list or '*'",
-                aliases=("deleteIndexes", "dropindexes")),
+                aliases=("deleteIndexes",)),
 ]

@@ -146,7 +146,7 @@ async def validate(ctx, cmd: dict) -> dict:
 
 
 async def data_size(ctx, cmd: dict) -> dict:
-    target = cmd.get("dataSize")
+    target = cmd.get("dataSize", cmd.get("datasize"))
     if not isinstance(target, str) or "." not in target:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{target}'")
 
