@@ -194,8 +194,8 @@ def _expand(
 def upsert_seed(query: Mapping | None) -> dict:
     """The equality fields of ``query`` as a document (``{a: 1, "b.c": 2}`` -> ``{a: 1, b: {c: 2}}``).
 
-    Top-level equalities, ``$eq``, single-element ``$in`` and ``$and`` of those count; operators,
-    regexes and ``$or`` are ignored. A path matched twice raises 54 NotSingleValueField.
+    Top-level equalities, ``$eq``, single-element ``$in``, ``$and`` and one-clause ``$or`` of those
+    count; other operators, regexes and multi-clause ``$or`` are ignored. A path matched twice raises 54 NotSingleValueField.
     """
     from server.query.match import is_operator_document
     from server.query.match_regex import is_regex
@@ -204,8 +204,8 @@ def upsert_seed(query: Mapping | None) -> dict:
 
     def collect(q: Mapping) -> None:
         for key, value in q.items():
-            if key == "$and" and isinstance(value, list):
-                for sub in value:
+            if (key == "$and" or key == "$or" and len(value) == 1) and isinstance(value, list):
+                for sub in value:  # a one-clause $or is its clause (mongod simplifies it first)
                     if isinstance(sub, Mapping):
                         collect(sub)
             elif key.startswith("$"):

@@ -254,7 +254,8 @@ def test_upsert_seed_takes_query_equalities():
         "b": {"c": 2},
         "e": 3,
     }
-    assert upsert_seed({"x": {"$in": [4]}, "r": {"$regex": "x"}, "$or": [{"q": 1}]}) == {"x": 4}
+    assert upsert_seed({"x": {"$in": [4]}, "r": {"$regex": "x"}, "$or": [{"q": 1}, {"p": 1}]}) == {"x": 4}
+    assert upsert_seed({"$or": [{"q": 1}]}) == {"q": 1}
     with pytest.raises(MongoError) as info:
         upsert_seed({"$and": [{"a": 1}, {"a": 2}]})
     assert info.value.code == 54
