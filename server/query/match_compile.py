@@ -47,7 +47,7 @@ from server.query.match_ast import (
     Type,
 )
 from server.query.match_regex import pattern_and_options
-from server.query.paths import get_path_values
+from server.query.paths import get_path_values, split_path
 from server.query.values import (
     BRACKET_MAXKEY,
     BRACKET_MINKEY,
@@ -318,10 +318,32 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
 
         return lambda doc: vp(doc.get(name, MISSING))
 
+    parts = split_path(path)
+    _THROUGH_ARRAY = _through_array_marker
+
+    def walk(doc: Any) -> Any:
+        # Plain documents all the way down (the common case): the single leaf value, or
+        # _THROUGH_ARRAY when a non-leaf array needs mongod's implicit traversal.
+        cur = doc
+        for part in parts:
+            t = type(cur)
+            if t is dict:
+                cur = cur.get(part, MISSING)
+            elif t is list:
+                return _THROUGH_ARRAY
+            else:
+                return MISSING
+        return cur
+
     if expand:
 
         def dotted(doc: Any) -> bool:
-            for v in get_path_values(doc, path):
+            v = walk(doc)
+            if v is _THROUGH_ARRAY:
+                values = get_path_values(doc, path)
+            else:
+                values = (v,)
+            for v in values:
                 if vp(v):
                     return True
                 if type(v) is list:
@@ -333,12 +355,18 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
         return dotted
 
     def dotted_no_expand(doc: Any) -> bool:
+        v = walk(doc)
+        if v is not _THROUGH_ARRAY:
+            return vp(v)
         for v in get_path_values(doc, path):
             if vp(v):
                 return True
         return False
 
     return dotted_no_expand
+
+
+_through_array_marker = object()
 
 
 def _exists(path: str) -> Predicate:
