@@ -208,7 +208,9 @@ async def drop_indexes(ctx: Any, cmd: dict) -> dict:
     command = "dropIndexes" if "dropIndexes" in cmd else "deleteIndexes"
     target = await resolve(ctx, cmd, command)
     if "index" not in cmd:
-        raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '{command}.index' is missing but a required field")
+        raise MongoError(
+            ErrorCode.IDLFailedToParse, f"BSON field '{command}.index' is missing but a required field"
+        )
     ref = cmd["index"]
 
     def fn(w: Any) -> int:
@@ -485,11 +487,17 @@ def _parse_delete(statement: Any, target: Target) -> tuple:
     plan = ts_modify.plan_delete(statement, target.time_field, target.meta_field)
     bucket_match = match.compile_filter(plan.bucket_filter) if plan.bucket_filter else None
     measurement_match = match.compile_filter(plan.measurement_filter) if plan.measurement_filter else None
-    return plan, bucket_match, measurement_match
+    hint = statement.get("hint") or None
+    return plan, bucket_match, measurement_match, hint
 
 
 def _delete_in_txn(
-    w: Any, target: Target, plan: ts_modify.DeletePlan, bucket_match: Any, measurement_match: Any
+    w: Any,
+    target: Target,
+    plan: ts_modify.DeletePlan,
+    bucket_match: Any,
+    measurement_match: Any,
+    hint: Any = None,
 ) -> tuple[int, dict | None]:
     """Run one planned delete; returns (measurements deleted, the first deleted measurement)."""
     from server.commands.crud import _matches_in_txn
@@ -500,7 +508,9 @@ def _delete_in_txn(
     t, m = target.time_field, target.meta_field
     deleted = 0
     first: dict | None = None
-    for rid, bucket in _matches_in_txn(w, info, plan.bucket_filter, bucket_match, multi=True):
+    if hint is not None:
+        hint = ts_indexes.translate_hint(hint, list(info.indexes), t, m)
+    for rid, bucket in _matches_in_txn(w, info, plan.bucket_filter, bucket_match, hint=hint, multi=True):
         keys = C.index_keys(info, bucket)
         if plan.whole_buckets:
             deleted += _measurements(bucket, t)
@@ -586,7 +596,7 @@ async def find_and_modify(ctx: Any, cmd: dict) -> dict:
         raise MongoError(
             ErrorCode.TypeMismatch, f"BSON field '{field}.query' is the wrong type, expected type 'object'"
         )
-    plan, bucket_match, measurement_match = _parse_delete({"q": query, "limit": 1}, target)
+    plan, bucket_match, measurement_match, _ = _parse_delete({"q": query, "limit": 1}, target)
     fields = cmd.get("fields")
     projection = project.compile_projection(fields, filter=query) if fields else None
     await settle(ctx, target.bns)

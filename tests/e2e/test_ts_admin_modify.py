@@ -201,3 +201,14 @@ def test_find_and_modify_with_sort_or_update_is_72(db):
     coll.insert_one({"time": T0, "tag": "a", "v": 1})
     assert _code(lambda: coll.find_one_and_delete({}, sort=[("v", 1)]))[0] == 72
     assert _code(lambda: coll.find_one_and_update({"tag": "a"}, {"$set": {"tag": "b"}}))[0] == 72
+
+
+def test_delete_and_update_hints_use_user_key_patterns(db):
+    coll = _ts(db)
+    coll.insert_many([{"time": T0, "tag": i % 2, "v": i} for i in range(6)])
+    assert coll.delete_many({"tag": 0}, hint=[("tag", 1), ("time", 1)]).deleted_count == 3
+    assert coll.update_many({"tag": 1}, {"$set": {"tag": 5}}, hint="tag_1_time_1").modified_count == 3
+    with pytest.raises(OperationFailure) as info:
+        coll.delete_many({"tag": 5}, hint="nope")
+    assert info.value.code == 2
+    assert coll.count_documents({"tag": 5}) == 3
