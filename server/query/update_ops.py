@@ -314,8 +314,8 @@ def op_pull_all(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
         return False
     if not isinstance(cur, list):
         raise MongoError(
-            ErrorCode.BadValue, "$pullAll requires an array argument but was given a " + bson_type_name(cur)
-        )
+            ErrorCode.BadValue, "Cannot apply $pull to a non-array value"
+        )  # mongod says $pull for both
     drop = {sort_key(x) for x in arg}
     kept = [e for e in cur if sort_key(e) not in drop]
     if len(kept) == len(cur):
