@@ -21,7 +21,6 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import lmdb
@@ -59,6 +58,31 @@ class _Group:
         self.buried = False
 
 
+class _ReadContext:
+    """Context manager of engine.read() (a class: cheaper than a generator-based one)."""
+
+    __slots__ = ("_engine", "_txn")
+
+    def __init__(self, engine: Engine):
+        self._engine = engine
+
+    def __enter__(self) -> ReadView:
+        engine = self._engine
+        engine._gate.enter()
+        try:
+            self._txn = engine._env.begin(buffers=False)
+        except BaseException:
+            engine._gate.leave()
+            raise
+        return ReadView(engine, self._txn)
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._txn.abort()
+        finally:
+            self._engine._gate.leave()
+
+
 class Engine:
     """See the module docstring and storage/README.md for the contract."""
 
@@ -72,10 +96,12 @@ class Engine:
         try:
             self._env = lmdb.open(dbpath, map_size=map_size or DEFAULT_MAP_SIZE, subdir=True,
                                   max_dbs=max_dbs, sync=True, metasync=True, writemap=False,
-                                  lock=True, max_readers=512, readahead=False, meminit=False)
+                                  lock=True, max_readers=512, readahead=False, meminit=False,
+                                  max_spare_txns=64)  # reuse read txns: begin() costs O(max_dbs) otherwise
         except lmdb.Error as exc:
             os.close(self._lock_fd)
             raise DbPathUnusable(f"cannot open the data files in {dbpath}: {exc}") from exc
+        self._env.reader_check()  # clear reader slots left by a killed process (they pin old pages)
         self.max_key_size = self._env.max_key_size()
         self._handles: dict[bytes, Any] = {}
         self._publish_lock = threading.Lock()
@@ -123,20 +149,12 @@ class Engine:
         txn.delete(GRAVEYARD, db=self._meta_db)
 
     # --- reads -------------------------------------------------------------------------------
-    @contextmanager
-    def read(self) -> Iterator[ReadView]:
-        """One short read transaction. Never wait for a write() inside it."""
+    def read(self) -> _ReadContext:
+        """One short read transaction: ``with engine.read() as r``. Never wait for a write()
+        inside it (map growth waits for open reads to finish)."""
         if self._closed:
             raise EngineClosed()
-        self._gate.enter()
-        try:
-            txn = self._env.begin(buffers=False)
-            try:
-                yield ReadView(self, txn)
-            finally:
-                txn.abort()
-        finally:
-            self._gate.leave()
+        return _ReadContext(self)
 
     def _published_handle(self, name: bytes):
         handle = self._handles.get(name)

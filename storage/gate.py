@@ -16,7 +16,7 @@ class ReadGate:
     Re-entrant per thread (a thread inside a read may open another read)."""
 
     def __init__(self):
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())  # a plain lock: cheaper than RLock
         self._active = 0
         self._exclusive = False
         self._local = threading.local()
@@ -33,7 +33,7 @@ class ReadGate:
         self._local.depth -= 1
         with self._cond:
             self._active -= 1
-            if self._active == 0:
+            if self._active == 0 and self._exclusive:
                 self._cond.notify_all()
 
     @contextmanager
