@@ -212,3 +212,45 @@ def test_delete_and_update_hints_use_user_key_patterns(db):
         coll.delete_many({"tag": 5}, hint="nope")
     assert info.value.code == 2
     assert coll.count_documents({"tag": 5}) == 3
+
+
+def test_concurrent_inserts_during_deletes_never_resurrect_deleted_measurements(db):
+    import threading
+
+    coll = _ts(db)
+    coll.insert_many([{"time": T0 + dt.timedelta(seconds=i), "tag": "a", "v": i} for i in range(200)])
+    stop = threading.Event()
+    inserted: list[int] = []
+
+    def writer():
+        i = 1000
+        while not stop.is_set() and i < 1400:
+            coll.insert_one({"time": T0 + dt.timedelta(seconds=i), "tag": "a", "v": i})
+            inserted.append(i)
+            i += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for low in range(0, 200, 20):
+            coll.delete_many({"v": {"$gte": low, "$lt": low + 20}})
+    finally:
+        stop.set()
+        thread.join()
+    remaining = sorted(d["v"] for d in coll.find())
+    assert remaining == sorted(inserted)
+
+
+def test_deleted_measurements_stay_deleted_after_a_crash_and_restart(start_server):
+    proc = start_server()
+    client = proc.client()
+    db = client.crash
+    coll = _ts(db)
+    coll.insert_many([{"time": T0 + dt.timedelta(seconds=i), "tag": "a", "v": i} for i in range(10)])
+    coll.delete_many({"v": {"$lt": 5}})
+    coll.insert_one({"time": T0 + dt.timedelta(seconds=20), "tag": "a", "v": 20})
+    client.close()
+    proc.kill()
+    proc.start()
+    with proc.client() as again:
+        assert sorted(d["v"] for d in again.crash.c.find()) == [5, 6, 7, 8, 9, 20]
