@@ -280,3 +280,15 @@ def test_in_with_nan_and_decimal_members():
     assert f({"a": float("nan")})
     assert f({"a": 0.5})
     assert not f({"a": 1})
+
+
+def test_expr_sees_let_variables():
+    f = compile_filter({"$expr": {"$eq": ["$a", "$$target"]}}, variables={"target": 5})
+    assert f({"a": 5})
+    assert not f({"a": 6})
+
+
+def test_expr_errors_surface_at_parse_time():
+    with pytest.raises(MongoError) as info:
+        compile_filter({"$expr": {"$nope": 1}})
+    assert info.value.code == 168
