@@ -390,7 +390,7 @@ def _upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=
 
 
 class UpdateStatement:
-    def __init__(self, st: Any, command: str = "update"):
+    def __init__(self, st: Any, command: str = "update", let: dict | None = None):
         if not isinstance(st, dict):
             raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{command}.updates' elements must be objects")
         for k in ("q", "u"):
@@ -410,7 +410,7 @@ class UpdateStatement:
         self.update = update.parse_update(st["u"], array_filters=af)
         if self.multi and self.update.kind == "replacement":
             raise MongoError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
-        variables = st.get("c") or None
+        variables = {**(let or {}), **(st.get("c") or {})} or None
         self.match = match.compile_filter(self.q, variables=variables) if self.q else None
 
 
@@ -429,7 +429,7 @@ async def update(ctx, cmd: dict) -> dict:
     statements: list[UpdateStatement | MongoError] = []
     for st in raw_statements:
         try:
-            statements.append(UpdateStatement(st))
+            statements.append(UpdateStatement(st, let=C.doc_arg(cmd, "let", "update")))
         except MongoError as e:
             statements.append(e)
             if ordered:
@@ -512,7 +512,8 @@ async def delete(ctx, cmd: dict) -> dict:
             if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit not in (0, 1):
                 raise MongoError(ErrorCode.FailedToParse,
                                  f"The limit field in delete objects must be 0 or 1. Got {limit}")
-            m = match_mod.compile_filter(st["q"], variables=st.get("c")) if st["q"] else None
+            variables = {**(C.doc_arg(cmd, "let", "delete") or {}), **(st.get("c") or {})} or None
+            m = match_mod.compile_filter(st["q"], variables=variables) if st["q"] else None
             parsed.append((st["q"], m, int(limit), st.get("hint") or None))
         except MongoError as e:
             parsed.append(e)

@@ -118,6 +118,15 @@ class IndexKeyer:
         """[(encoded key, key values)] this document contributes; [] when sparse/partial skip it."""
         if self.partial is not None and not self.partial(doc):
             return []
+        if len(self.parts) == 1 and len(self.parts[0]) == 1:
+            # fast path: one top-level field holding a scalar or sub-document (the common case)
+            value = doc.get(self.fields[0], _MISSING)
+            if not isinstance(value, list):
+                if value is _MISSING:
+                    if self.sparse:
+                        return []
+                    value = None
+                return [(_encode_key((value,), self.directions), (value,))]
         per_field = []
         array_fields = []
         present = False
@@ -185,9 +194,25 @@ def keyer_for(spec: dict) -> IndexKeyer:
     return keyer
 
 
+_KEYERS_BY_INDEXES: dict[int, tuple[Any, list[IndexKeyer]]] = {}
+
+
+def keyers_for(indexes: Iterable[dict]) -> list[IndexKeyer]:
+    """Keyers of a collection's index tuple, cached by the tuple's identity (catalog infos are reused)."""
+    hit = _KEYERS_BY_INDEXES.get(id(indexes))
+    if hit is not None and hit[0] is indexes:
+        return hit[1]
+    keyers = [keyer_for(spec) for spec in indexes]
+    if isinstance(indexes, tuple):
+        if len(_KEYERS_BY_INDEXES) > 1024:
+            _KEYERS_BY_INDEXES.clear()
+        _KEYERS_BY_INDEXES[id(indexes)] = (indexes, keyers)
+    return keyers
+
+
 def index_key_map(indexes: Iterable[dict], doc: dict) -> dict[str, list[bytes]]:
     """{index name: [encoded keys]} for every index of a collection — what storage insert/update take."""
-    return {spec["name"]: keyer_for(spec).keys(doc) for spec in indexes}
+    return {k.name: k.keys(doc) for k in keyers_for(indexes)}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -212,3 +212,14 @@ def test_distinct_key_must_be_string(db):
     with pytest.raises(OperationFailure) as e:
         db.command("distinct", "d", key=1)
     assert e.value.code == 14
+
+
+@pytest.mark.commands("update", "delete")
+def test_let_variables_in_update_and_delete_filters(people):
+    db = people.database
+    db.command("update", "p", updates=[{"q": {"$expr": {"$eq": ["$name", "$$who"]}}, "u": {"$set": {"hit": 1}}}],
+               let={"who": "bob"})
+    assert people.find_one({"hit": 1})["_id"] == 2
+    reply = db.command("delete", "p", deletes=[{"q": {"$expr": {"$gt": ["$age", "$$min"]}}, "limit": 0}],
+                       let={"min": 29})
+    assert reply["n"] == 2
