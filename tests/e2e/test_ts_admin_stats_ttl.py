@@ -82,3 +82,14 @@ def test_coll_mod_expire_after_seconds_takes_effect_on_next_pass(db):
     assert db.c.count_documents({}) == 2  # no TTL yet
     db.command("collMod", "c", expireAfterSeconds=3600)
     assert _wait_for(lambda: sorted(d["m"] for d in db.c.find()) == ["new"])
+
+
+@pytest.mark.slow
+def test_partial_ttl_index_expires_only_buckets_matching_its_meta_filter(db):
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    db.c.create_index([("t", 1)], name="ttl", expireAfterSeconds=5, partialFilterExpression={"m": {"$gt": 5}})
+    old = _now() - dt.timedelta(hours=3)
+    db.c.insert_many([{"t": old, "m": 10}, {"t": old, "m": 1}, {"t": _now(), "m": 10}])
+    assert _wait_for(lambda: db.c.count_documents({}) == 2)
+    time.sleep(2.5)
+    assert sorted((d["m"], d["t"] == old) for d in db.c.find()) == [(1, True), (10, False)]
