@@ -138,11 +138,20 @@ def compile_date_trunc(args, cc):
         _unit("$dateTrunc", unit_c, 5439014)
     if bin_c is not MISSING and bin_c == 1 and unit_c in _FAST_TRUNC and tz_const and tz_fn(None, None).is_utc:
         fast = _FAST_TRUNC[unit_c]
+        span = _dt.timedelta(milliseconds=dates.FIXED_UNIT_MS[unit_c])
+        # The last bin [start, end) seen: consecutive documents usually share it. One tuple, replaced
+        # whole, so that concurrent users of this compiled expression never see a torn pair.
+        last = [(_dt.datetime.max, _dt.datetime.min)]
 
         def trunc_fast(doc, vars):
             v = date_fn(doc, vars)
             if type(v) is _dt.datetime and v.tzinfo is None:
-                return fast(v)
+                lo, hi = last[0]
+                if lo <= v < hi:
+                    return lo
+                lo = fast(v)
+                last[0] = (lo, lo + span)
+                return lo
             return _trunc_slow(v, unit_c, 1, dates.UTC, 7)
         return trunc_fast
 

@@ -129,13 +129,22 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
 
 
 def _optimize(stages: list[Stage]) -> list[Stage]:
-    """$sort immediately followed by $limit becomes one top-k $sort (explain shows the limit)."""
+    """Rewrites that keep results identical:
+
+    - $sort immediately followed by $limit becomes one top-k $sort (explain shows the limit);
+    - $sort followed by a $group using only $first/$last (TSBS "lastpoint") keeps one document
+      per group instead of sorting everything; the $sort stays in the list as a no-op for explain.
+    """
     out: list[Stage] = []
     for stage in stages:
         prev = out[-1] if out else None
         if stage.name == "$limit" and prev is not None and prev.name == "$sort" and hasattr(prev, "with_limit"):
             out[-1] = prev.with_limit(stage.spec)  # type: ignore[attr-defined]
             continue
+        if (stage.name == "$group" and prev is not None and prev.name == "$sort"
+                and getattr(prev, "limit", 0) is None and hasattr(stage, "can_fuse_sort") and stage.can_fuse_sort()):
+            out[-1] = Stage("$sort", prev.spec, lambda docs: docs)
+            stage = stage.fuse_sort(prev.sort_spec)  # type: ignore[attr-defined]
         out.append(stage)
     return out
 

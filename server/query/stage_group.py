@@ -128,6 +128,57 @@ def _memory_error(limit: int) -> MongoError:
                       "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.")
 
 
+class GroupStage(Stage):
+    """$group; ``fuse_sort`` lets a preceding $sort be absorbed when every accumulator is $first/$last."""
+
+    __slots__ = ("id_fn", "fields", "ctx")
+
+    def __init__(self, spec: dict, id_fn, fields, ctx: PipelineContext):
+        self.id_fn, self.fields, self.ctx = id_fn, fields, ctx
+        super().__init__("$group", spec, self._run, blocking=True)
+
+    def _run(self, docs):
+        groups = _Groups(self.id_fn, self.fields, self.ctx)
+        groups.add_all(docs)
+        yield from groups.results()
+
+    def can_fuse_sort(self) -> bool:
+        return all(spec.name in ("$first", "$last") for _, spec in self.fields)
+
+    def fuse_sort(self, sort_spec: dict) -> Stage:
+        """The equivalent of ``$sort`` then this ``$group`` without sorting (the lastpoint shape).
+
+        In the sorted stream a group's $first comes from its document with the smallest
+        (sort key, arrival) and $last from the largest, and groups appear in the order of their
+        smallest one; so one pass keeping those two documents per group gives the same result.
+        """
+        from server.query.sort import make_sort_key
+        key_fn = make_sort_key(sort_spec)
+        id_fn, fields, variables = self.id_fn, self.fields, self.ctx.variables
+
+        def run(docs):
+            best: dict = {}
+            for seq, doc in enumerate(docs):
+                idv = id_fn(doc, variables)
+                gk = group_key(idv)
+                k = (key_fn(doc), seq)
+                entry = best.get(gk)
+                if entry is None:
+                    best[gk] = [idv, k, doc, k, doc]
+                else:
+                    if k < entry[1]:
+                        entry[0], entry[1], entry[2] = idv, k, doc
+                    if k > entry[3]:
+                        entry[3], entry[4] = k, doc
+            for idv, _first_key, first_doc, _, last_doc in sorted(best.values(), key=lambda e: e[1]):
+                out = {"_id": None if idv is MISSING else idv}
+                for name, spec in fields:
+                    v = spec.evaluate(first_doc if spec.name == "$first" else last_doc, variables)
+                    out[name] = None if v is MISSING else v
+                yield out
+        return Stage("$group", self.spec, run, blocking=True)
+
+
 def parse_group(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(15947, "a group's fields must be specified in an object")
@@ -135,12 +186,7 @@ def parse_group(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(15955, "a group specification must include an _id")
     id_fn = compile_expression(spec["_id"])
     fields = parse_accumulated_fields(spec, "$group")
-
-    def apply(docs):
-        groups = _Groups(id_fn, fields, ctx)
-        groups.add_all(docs)
-        yield from groups.results()
-    return Stage("$group", spec, apply, blocking=True)
+    return GroupStage(spec, id_fn, fields, ctx)
 
 
 def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:

@@ -109,3 +109,23 @@ def test_group_memory_limit_without_allow_disk_use_is_292():
     ctx = PipelineContext(memory_limit=10_000, allow_disk_use=True)
     docs = ({"k": i} for i in range(1000))
     assert len(list(run_pipeline([{"$group": {"_id": "$k"}}], docs, ctx))) == 1000
+
+
+def test_sort_then_first_last_group_is_fused_without_changing_results():
+    import random
+    rng = random.Random(3)
+    docs = [{"h": rng.choice(["a", "b", "c", None]), "t": rng.randrange(20), "v": i} for i in range(300)]
+    docs += [{"t": 5, "v": -1}]  # missing group key groups with null
+    fused = [{"$sort": {"h": 1, "t": -1}}, {"$group": {"_id": "$h", "first": {"$first": "$v"}, "last": {"$last": "$v"},
+                                                       "t": {"$first": "$t"}}}]
+    plain = [fused[0], {"$match": {}}, fused[1]]  # a stage in between prevents the rewrite
+    assert [s.name for s in parse_pipeline(fused)] == ["$sort", "$group"]
+    assert list(run_pipeline(fused, [dict(d) for d in docs])) == list(run_pipeline(plain, [dict(d) for d in docs]))
+
+
+def test_date_trunc_bin_cache_handles_unordered_input():
+    import datetime as dt
+    times = [dt.datetime(2020, 1, 1, 0, m, s) for m, s in [(5, 1), (5, 59), (4, 59), (5, 0), (6, 0), (5, 30)]]
+    out = list(run_pipeline([{"$project": {"_id": 0, "m": {"$dateTrunc": {"date": "$t", "unit": "minute"}}}}],
+                            [{"t": t} for t in times]))
+    assert [d["m"].minute for d in out] == [5, 5, 4, 5, 6, 5]
