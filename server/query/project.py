@@ -127,10 +127,10 @@ def projection_is_inclusion(spec: Mapping | None) -> bool:
     """True when ``spec`` is an inclusion projection (False for exclusion or empty)."""
     if not spec:
         return False
-    return _parse(spec, allow_positional=True)[0]
+    return _parse(spec)[0]
 
 
-def _parse(spec: Mapping, *, allow_positional: bool):
+def _parse(spec: Mapping):
     leaves: dict[str, _Leaf] = {}
     mode: bool | None = None  # True inclusion, False exclusion
     positional: str | None = None
@@ -144,6 +144,8 @@ def _parse(spec: Mapping, *, allow_positional: bool):
                 raise MongoError(
                     ErrorCode.BadValue, "Positional projection must be on the last path component"
                 )
+            if any(leaf.kind == "elemMatch" for leaf in leaves.values()) or _has_elem_match(spec):
+                raise MongoError(31256, "Cannot specify positional operator and $elemMatch.")
             if _is_truthy_number(value) is not True:
                 raise MongoError(31308, "positional projection cannot be used with a literal")
             positional = base
@@ -177,9 +179,11 @@ def _parse(spec: Mapping, *, allow_positional: bool):
             and id_leaf.kind == _INCLUDE
             and all(leaf.kind != "slice" for leaf in leaves.values())
         )
-    if positional is not None and not allow_positional:
-        raise MongoError(ErrorCode.BadValue, "positional projection requires the query filter")
     return mode, leaves, positional
+
+
+def _has_elem_match(spec: Mapping) -> bool:
+    return any(isinstance(v, Mapping) and "$elemMatch" in v for v in spec.values())
 
 
 def _add_leaf(leaves: dict[str, _Leaf], path: str, leaf: _Leaf) -> None:
@@ -212,7 +216,7 @@ def compile_projection(
         return lambda doc: doc
     if not isinstance(spec, Mapping):
         raise MongoError(ErrorCode.TypeMismatch, "Expected field projectionto be of type object")
-    inclusion, leaves, positional = _parse(spec, allow_positional=True)
+    inclusion, leaves, positional = _parse(spec)
     variables = dict(variables or {})
     exprs = {p: _compile_expr(leaf.arg) for p, leaf in leaves.items() if leaf.kind == "expr"}
     for p in exprs:
@@ -348,11 +352,14 @@ def _exclude_array(arr: list, node: dict) -> list:
 def _positional(path: str, filter: Mapping | None) -> Callable[[dict], dict]:
     """Reduce the first array on ``path`` to the first element the filter matches through."""
     if filter is None:
-        raise MongoError(ErrorCode.BadValue, "positional operator '.$' requires a query filter")
-    from server.query.match import compile_filter
+        raise MongoError(51050, "Projections with a positional operator require a matcher")
+    from server.query.match import compile_node, filter_fields, parse_filter
 
-    pred = compile_filter(filter)
+    node = parse_filter(filter)
     parts = split_path(path)
+    if not any(split_path(f)[0] == parts[0] for f in filter_fields(node)):
+        raise MongoError(31277, f"Positional projection '{path}.$' does not match the query document.")
+    pred = compile_node(node)
 
     def reduce(doc: dict) -> dict:
         node: Any = doc

@@ -79,13 +79,15 @@ ERRORS = [
     ({"a.$": 1, "b.$": 1}, 31276, "Cannot specify more than one positional projection per query."),
     ({"a": {"$slice": [1, 0]}}, 2, "$slice limit must be positive"),
     ({"a": {}}, 51270, "An empty sub-projection is not a valid value"),
+    ({"z.$": 1}, 31277, "Positional projection 'z.$' does not match the query document."),
+    ({"a.$": 1, "b": {"$elemMatch": {"x": 1}}}, 31256, "Cannot specify positional operator and $elemMatch."),
 ]
 
 
 @pytest.mark.parametrize("spec,code,message", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
 def test_invalid_projections(spec, code, message):
     with pytest.raises(MongoError) as info:
-        compile_projection(spec, filter={})
+        compile_projection(spec, filter={"a": 1})
     assert info.value.code == code
     assert message in info.value.message
 
@@ -96,3 +98,9 @@ def test_projection_is_inclusion():
     assert not projection_is_inclusion({"_id": 0})
     assert projection_is_inclusion({"x": "$a"})
     assert not projection_is_inclusion({"n": {"$slice": 1}})
+
+
+def test_positional_projection_requires_a_filter():
+    with pytest.raises(MongoError) as info:
+        compile_projection({"a.$": 1})
+    assert info.value.code == 51050
