@@ -51,6 +51,8 @@ def apply_update(
         for parts in _expand(doc, action.parts, update.array_filters, positional, action):
             concrete.append((_order_key(parts), action, parts))
     concrete.sort(key=lambda e: e[0])
+    if any(p.startswith("$") for a in update.actions for p in a.parts):
+        _check_concrete_conflicts(concrete)
     modified = False
     for _, action, parts in concrete:
         if OPS[action.op](new, parts, action.arg, ctx):
@@ -61,6 +63,16 @@ def apply_update(
             "Performing an update on the path '_id' would modify the immutable field '_id'",
         )
     return new, modified
+
+
+def _check_concrete_conflicts(concrete: list) -> None:
+    # Array updates ($[], $[id], $) can reach one element through two paths; sorted neighbours
+    # reveal every equal-or-prefix pair (see update_parse._check_conflicts).
+    for (_, _, a), (_, _, b) in zip(concrete, concrete[1:], strict=False):
+        if b[: len(a)] == a:
+            raise MongoError(
+                ErrorCode.ConflictingUpdateOperators, f"Update created a conflict at '{'.'.join(a)}'"
+            )
 
 
 def _order_key(parts: tuple) -> tuple:

@@ -280,3 +280,11 @@ def test_pipeline_update_runs_stages_and_keeps_id():
     with pytest.raises(MongoError) as info:
         apply_update({"_id": 7}, parse_update([{"$set": {"_id": 8}}]))
     assert info.value.code == 66
+
+
+def test_array_updates_reaching_one_element_twice_conflict():
+    upd = parse_update({"$set": {"a.$[]": 1, "a.$[x]": 2}}, array_filters=[{"x": 5}])
+    with pytest.raises(MongoError) as info:
+        apply_update({"_id": 1, "a": [5, 6]}, upd)
+    assert info.value.code == 40
+    assert "Update created a conflict at 'a.0'" in info.value.message
