@@ -415,7 +415,7 @@ def _percentile(name: str, arg: Any) -> AccumulatorSpec:
     if spec["method"] not in ("approximate", "discrete", "continuous"):
         raise MongoError(ErrorCode.BadValue, "Currently only 'approximate' can be used as percentile 'method'")
     if spec["method"] == "continuous":
-        raise MongoError(ErrorCode.NotImplemented, f"{name} method 'continuous' is not supported by Tidemark")
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{name} method 'continuous' is not supported by Tidemark")
     if name == "$median":
         ps, scalar = [0.5], True
     else:
@@ -461,7 +461,7 @@ def parse_accumulator(name: str, arg: Any) -> AccumulatorSpec:
     if name in ("$median", "$percentile"):
         return _percentile(name, arg)
     if name == "$accumulator":
-        raise MongoError(ErrorCode.NotImplemented, "$accumulator is not supported by Tidemark")
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$accumulator is not supported by Tidemark")
     raise MongoError(15952, f"unknown group operator '{name}'")
 
 

@@ -142,7 +142,7 @@ def require_object(name: str, args: Any, allowed: set[str], required: tuple = ()
 
 
 def not_supported(name: str) -> MongoError:
-    return MongoError(ErrorCode.NotImplemented, f"{name} is not supported by Tidemark")
+    return MongoError(ErrorCode.QueryFeatureNotAllowed, f"{name} is not supported by Tidemark")
 
 
 def const(value: Any) -> Compiled:

@@ -194,7 +194,7 @@ def compile_convert(args, cc):
         raise MongoError(ErrorCode.FailedToParse, "Missing 'to' parameter to $convert")
     for unsupported in ("format", "base"):
         if unsupported in spec:
-            raise MongoError(ErrorCode.NotImplemented, f"$convert '{unsupported}' is not supported by Tidemark")
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$convert '{unsupported}' is not supported by Tidemark")
     inp, to = cc(spec["input"]), cc(spec["to"])
     on_error = cc(spec["onError"]) if "onError" in spec else None
     on_null = cc(spec["onNull"]) if "onNull" in spec else None

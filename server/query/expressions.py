@@ -107,7 +107,7 @@ def _compile_object(expr: dict, allow_vars: bool) -> Compiled:
         compiler = OPERATORS.get(first)
         if compiler is None:
             if first in _NOT_SUPPORTED:
-                raise MongoError(ErrorCode.NotImplemented, f"{first} is not supported by Tidemark")
+                raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{first} is not supported by Tidemark")
             raise MongoError(ErrorCode.InvalidPipelineOperator, f"Unrecognized expression '{first}'")
         return compiler(expr[first], _cc_factory(allow_vars))
     fields = []
@@ -253,7 +253,7 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
     elif name == "NOW":
         base = lambda doc, vars: _now(vars)  # noqa: E731
     elif name in ("CLUSTER_TIME", "USER_ROLES", "SEARCH_META"):
-        raise MongoError(ErrorCode.NotImplemented, f"$${name} is not supported by Tidemark")
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$${name} is not supported by Tidemark")
     else:
         if not (name[0].islower() or ord(name[0]) > 127 or name[0] == "_"):
             raise MongoError(17276, f"Use of undefined variable: {name}")

@@ -111,7 +111,7 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
         parser = ctx.extra_stages.get(name) or STAGES.get(name)
         if parser is None:
             if name in _NOT_SUPPORTED:
-                raise MongoError(ErrorCode.NotImplemented, f"{name} is not supported by Tidemark")
+                raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{name} is not supported by Tidemark")
             raise MongoError(40324, f"Unrecognized pipeline stage name: '{name}'")
         if name in _LAST_ONLY:
             if ctx.in_facet:

@@ -256,7 +256,7 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
     if n <= 0:
         raise MongoError(40243, f"The $bucketAuto 'buckets' field must be greater than 0, but found: {n}")
     if "granularity" in spec:
-        raise MongoError(ErrorCode.NotImplemented, "$bucketAuto 'granularity' is not supported by Tidemark")
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$bucketAuto 'granularity' is not supported by Tidemark")
     output = spec.get("output", {"count": {"$sum": 1}})
     if not isinstance(output, dict):
         raise MongoError(40244, f"The $bucketAuto 'output' field must be an object, but found type: {type_name(output)}.")

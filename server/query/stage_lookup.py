@@ -27,7 +27,7 @@ def _foreign_source(ctx: PipelineContext, target: Any):
     else:
         db, coll = ctx.db, target
     if ctx.resolve_collection is None:
-        raise MongoError(ErrorCode.NotImplemented, "reading another collection is not supported in this context")
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "reading another collection is not supported in this context")
     return ctx.resolve_collection(db, coll)
 
 

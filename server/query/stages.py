@@ -308,7 +308,7 @@ def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(15976, "$sort stage must have at least one sort key")
     for _k, v in spec.items():
         if isinstance(v, dict):
-            raise MongoError(ErrorCode.NotImplemented, "$sort by $meta is not supported by Tidemark")
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$sort by $meta is not supported by Tidemark")
         if num_kind(v) is None or as_float(v) not in (1, -1):
             raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
     from server.query.sort import parse_sort as validate
@@ -368,7 +368,7 @@ def parse_documents(spec: Any, ctx: PipelineContext) -> Stage:
 
 def _need(ctx_fn, name):
     if ctx_fn is None:
-        raise MongoError(ErrorCode.NotImplemented, f"{name} is not supported in this context")
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{name} is not supported in this context")
     return ctx_fn
 
 

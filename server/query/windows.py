@@ -158,7 +158,7 @@ def _parse_output(path, spec, sort_fields) -> _Output:
             raise MongoError(605001, "$linearFill requires a sortBy with exactly one element")
         out.fn = compile_expression(arg)
     elif op in ("$covariancePop", "$covarianceSamp"):
-        raise MongoError(ErrorCode.NotImplemented, f"{op} is not supported by Tidemark")
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{op} is not supported by Tidemark")
     elif op in ACCUMULATORS:
         out.acc = parse_accumulator(op, arg)
     else:

@@ -20,7 +20,7 @@ from server.query.pipeline import PipelineContext, Stage, parse_pipeline, run_pi
     ([{"$match": {}}, {"$documents": []}], 40602, None),
     ([{"$project": {"x": {"$nope": 1}}}], 168, "Unrecognized expression '$nope'"),
     ([{"$group": {"_id": 1, "x": {"$nope": 1}}}], 15952, None),
-    ([{"$graphLookup": {}}], 238, None),
+    ([{"$graphLookup": {}}], 224, None),
     (["$match"], 14, None),
     ({"$match": {}}, 14, None),
 ])
@@ -91,7 +91,7 @@ def test_out_and_merge_hand_documents_to_the_callbacks():
 def test_out_without_a_server_is_not_supported():
     with pytest.raises(MongoError) as e:
         list(run_pipeline([{"$out": "t"}], [{"a": 1}]))
-    assert e.value.code == 238
+    assert e.value.code == 224
 
 
 def test_coll_stats_and_index_stats_use_the_callbacks():
