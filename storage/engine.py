@@ -96,7 +96,9 @@ class Engine:
         try:
             self._env = lmdb.open(dbpath, map_size=map_size or DEFAULT_MAP_SIZE, subdir=True,
                                   max_dbs=max_dbs, sync=True, metasync=True, writemap=False,
-                                  lock=True, max_readers=512, readahead=False, meminit=False,
+                                  lock=True, max_readers=512, meminit=False,
+                                  # readahead on: cold sequential scans measured 4x faster with it
+                                  readahead=True,
                                   max_spare_txns=64)  # reuse read txns: begin() costs O(max_dbs) otherwise
         except lmdb.Error as exc:
             os.close(self._lock_fd)
