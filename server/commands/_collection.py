@@ -371,8 +371,12 @@ CHUNK = 256
 
 
 def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUNK,
-              stats: dict | None = None) -> Iterator[tuple[bytes, dict]]:
-    """(rid, document) in record order; stops if the collection disappears or is re-created."""
+              stats: dict | None = None, raw: bool = False) -> Iterator[tuple[bytes, dict]]:
+    """(rid, document) in record order; stops if the collection disappears or is re-created.
+
+    ``raw=True`` yields RawBSONDocuments over the stored bytes (no decode/re-encode) for callers that
+    pass documents straight to a cursor."""
+    make = _raw_doc if raw else decode
     last: bytes | None = None
     while True:
         batch: list[tuple[bytes, bytes]] = []
@@ -384,10 +388,10 @@ def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUN
                 batch.append((bytes(item[0]), bytes(item[1])))
                 if len(batch) >= chunk:
                     break
-        for rid, raw in batch:
-            if stats is not None:
-                stats["docs"] = stats.get("docs", 0) + 1
-            yield rid, decode(raw)
+        if stats is not None:
+            stats["docs"] = stats.get("docs", 0) + len(batch)
+        for rid, data in batch:
+            yield rid, make(data)
         if len(batch) < chunk:
             return
         last = batch[-1][0]
@@ -436,10 +440,19 @@ def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK,
                 break
 
 
-def plan_docs(engine, info, plan, *, stats: dict | None = None) -> Iterator[dict]:
-    """Documents of a collection through ``plan`` (no filtering here: callers re-apply the filter)."""
+def _raw_doc(data: bytes):
+    from bson.raw_bson import RawBSONDocument
+
+    from protocol.codec import RAW_CODEC_OPTIONS
+
+    return RawBSONDocument(data, RAW_CODEC_OPTIONS)
+
+
+def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = False) -> Iterator[dict]:
+    """Documents of a collection through ``plan`` (no filtering here: callers re-apply the filter).
+    ``raw`` (collection scans only) yields undecoded RawBSONDocuments."""
     if plan.kind == "COLLSCAN":
-        it = scan_docs(engine, info.ns, info.uuid, reverse=plan.natural_reverse, stats=stats)
+        it = scan_docs(engine, info.ns, info.uuid, reverse=plan.natural_reverse, stats=stats, raw=raw)
     else:
         it = index_docs(engine, info.ns, info.uuid, plan, stats=stats)
     for _, doc in it:

@@ -236,7 +236,8 @@ def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
     return planner.Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
 
 
-def run_find(server, spec: FindSpec, db: str, ctx=None, budget: agg.TimeBudget | None = None) -> agg.ReadResult:
+def run_find(server, spec: FindSpec, db: str, ctx=None, budget: agg.TimeBudget | None = None,
+             raw_ok: bool = False) -> agg.ReadResult:
     """The lazy result stream of a find (synchronous; called in the thread pool)."""
     with server.engine.read() as r:
         info = r.get_collection(C.ns_of(db, spec.name))
@@ -252,7 +253,9 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: agg.TimeBudget |
         plan = _min_max_plan(spec, info)
     else:
         plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint)
-    docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats)
+    # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
+    passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
+    docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
     if budget is not None:
         docs = budget.inner(docs)
     if spec.match is not None:
@@ -277,7 +280,7 @@ async def find(ctx, cmd: dict) -> dict:
     spec = FindSpec(cmd)
     ns = C.ns_of(ctx.db, spec.name)
     budget = agg.TimeBudget(spec.max_time)
-    result = await ctx.run_blocking(run_find, ctx.server, spec, ctx.db, ctx, budget)
+    result = await ctx.run_blocking(run_find, ctx.server, spec, ctx.db, ctx, budget, True)
     docs = budget.outer(result.docs)
     batch_size = spec.batch_size
     single = spec.single_batch
