@@ -11,7 +11,8 @@ A ``Stage`` has ``name``, ``spec`` (what explain shows) and ``apply(iterator) ->
 ``PipelineContext`` carries variables (``let`` and NOW), options, and the callbacks for stages that
 need the server (``resolve_collection``, ``write_out``, ``merge_into``, ``coll_stats``,
 ``index_stats``); ``extra_stages`` lets the time-series layer plug in its own stages
-(``$_internalUnpackBucket``) without this package importing it.
+(``$_internalUnpackBucket``) without this package importing it: a factory ``(spec, ctx)`` returns a
+Stage, or simply an ``apply(iterator) -> iterator`` callable, which is wrapped as ``Stage(name, spec)``.
 """
 
 from __future__ import annotations
@@ -124,7 +125,13 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
         if name in ("$collStats", "$indexStats") and (ctx.in_facet or ctx.in_lookup):
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
-        stages.append(parser(arg, ctx))
+        stage = parser(arg, ctx)
+        if not isinstance(stage, Stage):
+            # extra_stages factories may return a bare ``apply(iterator) -> iterator`` callable.
+            if not callable(stage):
+                raise TypeError(f"stage parser for {name} returned {type(stage).__name__}")
+            stage = Stage(name, arg, stage)
+        stages.append(stage)
     return _optimize(stages)
 
 

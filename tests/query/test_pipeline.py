@@ -129,3 +129,10 @@ def test_date_trunc_bin_cache_handles_unordered_input():
     out = list(run_pipeline([{"$project": {"_id": 0, "m": {"$dateTrunc": {"date": "$t", "unit": "minute"}}}}],
                             [{"t": t} for t in times]))
     assert [d["m"].minute for d in out] == [5, 5, 4, 5, 6, 5]
+
+
+def test_extra_stage_factories_may_return_a_bare_apply_callable():
+    ctx = PipelineContext(extra_stages={"$_tag": lambda spec, ctx: (lambda docs: ({**d, "tag": spec} for d in docs))})
+    stages = parse_pipeline([{"$_tag": "x"}, {"$limit": 1}], ctx)
+    assert explain_stages(stages) == [{"$_tag": "x"}, {"$limit": 1}]
+    assert list(run_pipeline(stages, [{"a": 1}, {"a": 2}])) == [{"a": 1, "tag": "x"}]
