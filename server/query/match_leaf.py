@@ -1,0 +1,243 @@
+"""Value predicates for filter leaves: ``fn(value) -> bool`` on ONE value (no path traversal).
+
+``match_compile`` wraps them with mongod's path and leaf-array rules. Comparisons are
+type-bracketed (``$gt: 5`` only sees numbers); ``$lte: null`` matches null and missing; NaN equals
+only NaN and is neither greater nor less than anything; MinKey/MaxKey bounds cross brackets.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from bson.binary import Binary
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.regex import Regex as BsonRegex
+
+from server.query.match_regex import pattern_and_options
+from server.query.values import (
+    BRACKET_MAXKEY,
+    BRACKET_MINKEY,
+    BRACKET_NULL,
+    BRACKET_NUMBER,
+    MISSING,
+    bson_type_number,
+    canonical_type_order,
+    float_is_nan,
+    is_number,
+    sort_key,
+)
+
+Predicate = Callable[[Any], bool]
+
+__all__ = [
+    "cmp_predicate",
+    "in_predicate",
+    "regex_predicate",
+    "type_predicate",
+    "mod_predicate",
+    "bits_predicate",
+]
+
+_OPS = {"$eq": operator.eq, "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
+
+
+def cmp_predicate(op: str, rhs: Any) -> Predicate:
+    if isinstance(rhs, (BsonRegex,)) or hasattr(rhs, "search"):
+        # {a: {$eq: /re/}} compares regex values for equality (no pattern matching).
+        key = sort_key(rhs)
+        return lambda v: canonical_type_order(v) == canonical_type_order(rhs) and sort_key(v) == key
+    bracket = canonical_type_order(rhs)
+    if bracket == BRACKET_NULL:
+        if op in ("$eq", "$gte", "$lte"):
+            return lambda v: v is None or v is MISSING
+        return lambda v: False
+    if bracket in (BRACKET_MINKEY, BRACKET_MAXKEY):
+        return _minmax_predicate(op, bracket)
+    cmp = _OPS[op]
+    if bracket == BRACKET_NUMBER:
+        if float_is_nan(rhs):
+            if op in ("$eq", "$gte", "$lte"):
+                return float_is_nan
+            return lambda v: False
+        x = rhs.to_decimal() if isinstance(rhs, Decimal128) else rhs
+
+        def number_pred(v: Any) -> bool:
+            t = type(v)
+            if t is int or t is float or t is Int64:
+                return cmp(v, x)
+            if t is Decimal128:
+                d = v.to_decimal()
+                return False if d.is_nan() else cmp(d, x)
+            return False
+
+        return number_pred
+    if type(rhs) is str:
+
+        def string_pred(v: Any) -> bool:
+            if type(v) is str:
+                return cmp(v, rhs)
+            return False
+
+        return string_pred
+    if type(rhs) is _dt.datetime and rhs.tzinfo is None:
+
+        def date_pred(v: Any) -> bool:
+            if type(v) is _dt.datetime and v.tzinfo is None:
+                return cmp(v, rhs)
+            return canonical_type_order(v) == bracket and cmp(sort_key(v), key)
+
+        key = sort_key(rhs)
+        return date_pred
+    key = sort_key(rhs)
+
+    def generic_pred(v: Any) -> bool:
+        if v is MISSING:
+            return False
+        try:
+            b = canonical_type_order(v)
+        except TypeError:
+            return False
+        return b == bracket and cmp(sort_key(v), key)
+
+    return generic_pred
+
+
+def _minmax_predicate(op: str, bracket: int) -> Predicate:
+    # Comparisons against MinKey/MaxKey cross type brackets (every value is above MinKey).
+    def pred(v: Any) -> bool:
+        if v is MISSING:
+            vb = BRACKET_NULL
+        else:
+            vb = canonical_type_order(v)
+        c = (vb > bracket) - (vb < bracket)
+        return _OPS[op](c, 0)
+
+    return pred
+
+
+def in_predicate(values: tuple, regexes: tuple) -> Predicate:
+    fast: set = set()  # plain int/float/str members: Python equality is BSON equality for them
+    keys: set = set()  # sort keys of every member (tuples of hashables: a hashable BSON identity)
+    has_null = False
+    other_numbers = False  # Decimal128 or NaN members: fast-typed values must also check `keys`
+    for v in values:
+        if v is None:
+            has_null = True
+        t = type(v)
+        if (t is int or t is float or t is str or t is Int64) and v == v:
+            fast.add(v)
+        elif is_number(v):
+            other_numbers = True
+        keys.add(sort_key(v))
+    regex_preds = [regex_predicate(r, *pattern_and_options(r)) for r in regexes]
+
+    def pred(v: Any) -> bool:
+        t = type(v)
+        if t is int or t is str or t is float or t is Int64:
+            if v in fast:
+                return True
+            if other_numbers and t is not str and sort_key(v) in keys:
+                return True
+            return _regex_any(regex_preds, v) if regex_preds else False
+        if v is MISSING or v is None:
+            return has_null
+        if sort_key(v) in keys:
+            return True
+        return _regex_any(regex_preds, v)
+
+    return pred
+
+
+def _regex_any(preds: list, v: Any) -> bool:
+    for p in preds:
+        if p(v):
+            return True
+    return False
+
+
+def regex_predicate(compiled: Any, pattern: str, options: str) -> Predicate:
+    search = compiled.search
+
+    def pred(v: Any) -> bool:
+        if type(v) is str:
+            return search(v) is not None
+        if isinstance(v, (BsonRegex,)) or hasattr(v, "search"):
+            return pattern_and_options(v) == (pattern, options)
+        return False
+
+    return pred
+
+
+def type_predicate(types: frozenset) -> Predicate:
+    want_number = "number" in types
+    numbers = frozenset(t for t in types if t != "number")
+
+    def pred(v: Any) -> bool:
+        if v is MISSING:
+            return False
+        if want_number and is_number(v):
+            return True
+        try:
+            return bson_type_number(v) in numbers
+        except TypeError:
+            return False
+
+    return pred
+
+
+def _trunc_int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return None
+        return int(v)
+    if isinstance(v, Decimal128):
+        d = v.to_decimal()
+        return int(d) if d.is_finite() else None
+    return None
+
+
+def mod_predicate(divisor: int, remainder: int) -> Predicate:
+    def pred(v: Any) -> bool:
+        n = _trunc_int(v)
+        if n is None:
+            return False
+        r = abs(n) % abs(divisor)  # C++ % : the result takes the dividend's sign
+        return (-r if n < 0 else r) == remainder
+
+    return pred
+
+
+def bits_predicate(op: str, mask: int) -> Predicate:
+    def bits_of(v: Any) -> int | None:
+        if isinstance(v, (bytes, Binary)):
+            return int.from_bytes(bytes(v), "little")
+        if not is_number(v):
+            return None
+        n = _trunc_int(v)
+        if n is None or (isinstance(v, float) and v != n):
+            return None
+        if not -(2**63) <= n < 2**63:
+            return None
+        return n & ((1 << 64) - 1) if n < 0 else n
+
+    def pred(v: Any) -> bool:
+        bits = bits_of(v)
+        if bits is None:
+            return False
+        if op == "$bitsAllSet":
+            return bits & mask == mask
+        if op == "$bitsAnySet":
+            return bits & mask != 0
+        if op == "$bitsAllClear":
+            return bits & mask == 0
+        return bits & mask != mask
+
+    return pred
