@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import logging
 from typing import Any
 
 from bson.int64 import Int64
@@ -29,6 +30,8 @@ from server.timeseries import modify as ts_modify
 from server.timeseries import ttl as ts_ttl
 from server.timeseries.buckets import unpack_document
 from server.timeseries.ddl import buckets_ns, get_view, is_timeseries_view, stored_options, view_name_of
+
+log = logging.getLogger("tidemark.timeseries")
 
 # --------------------------------------------------------------------------------------------------
 # resolution and catalog settling
@@ -408,6 +411,13 @@ def _statements(cmd: dict, field: str, command: str) -> list:
 def _parse_update(statement: Any, target: Target) -> tuple:
     from server.query import match, update
 
+    if isinstance(statement, dict):
+        for field in ("q", "u"):
+            if field not in statement:
+                raise MongoError(
+                    ErrorCode.IDLFailedToParse,
+                    f"BSON field 'update.updates.{field}' is missing but a required field",
+                )
     translated = ts_modify.translate_update(statement, target.meta_field)
     parsed = update.parse_update(translated.bucket_update, array_filters=translated.array_filters)
     matcher = match.compile_filter(translated.bucket_query) if translated.bucket_query else None
@@ -631,20 +641,23 @@ def _expired_in_txn(w: Any, bns: str, now: _dt.datetime) -> int:
             if not ts_ttl.bucket_is_expired(bucket["_id"], bound):
                 break  # clustered by _id: every later bucket is newer
             doomed.append((bytes(rid), bucket))
+    time_path = "control.min." + options.time_field
     for ttl_index in ts_ttl.partial_ttl_indexes(list(info.indexes), options.time_field):
         cutoff = ts_ttl.control_min_cutoff(now, ttl_index.expire_after_seconds, span)
         partial = match.compile_filter(ttl_index.bucket_filter) if ttl_index.bucket_filter else None
         seen = {rid for rid, _ in doomed}
-        for rid, raw in w.scan(info):
-            bucket = decode(raw)
+        # the partial TTL index holds exactly the buckets matching its filter, keyed by bucket start
+        specs = [
+            dict(s, hidden=False) if s["name"] == ttl_index.name else s for s in info.indexes
+        ]  # hidden TTL still expires
+        plan = planner.choose_plan(specs, {time_path: {"$lte": cutoff}}, None, ttl_index.name)
+        for rid, bucket in C.docs_in_txn(w, info, plan):
             start = bucket.get("control", {}).get("min", {}).get(options.time_field)
-            if (
-                bytes(rid) not in seen
-                and isinstance(start, _dt.datetime)
-                and start <= cutoff
-                and (partial is None or partial(bucket))
-            ):
-                doomed.append((bytes(rid), bucket))
+            if rid in seen or not isinstance(start, _dt.datetime) or start > cutoff:
+                continue
+            if partial is None or partial(bucket):
+                doomed.append((rid, bucket))
+                seen.add(rid)
     for rid, bucket in doomed:
         w.delete(info, rid, C.index_keys(info, bucket))
     return len(doomed)
@@ -676,7 +689,10 @@ async def ttl_pass(server: Any, now: _dt.datetime | None = None) -> int:
     for bns, expire, span in await loop.run_in_executor(server.executor, _ttl_collections, server.engine):
         cutoff = ts_ttl.cutoff_seconds(now, expire, span)
         live = catalog.live_buckets(bns) if catalog is not None else []
-        if any(bucket.start_s <= cutoff for bucket in live):
-            await settle(server, bns)  # an expired bucket still in memory must not be written back later
-        total += await _write(server, lambda w, bns=bns: _expired_in_txn(w, bns, now))
+        try:
+            if any(bucket.start_s <= cutoff for bucket in live):
+                await settle(server, bns)  # an expired bucket still in memory must not be written back later
+            total += await _write(server, lambda w, bns=bns: _expired_in_txn(w, bns, now))
+        except MongoError:  # dropped meanwhile, or one bad collection: the others still expire
+            log.warning("time-series TTL pass failed for %s", bns, exc_info=True)
     return total
