@@ -15,6 +15,7 @@ from typing import Any
 from bson.binary import Binary
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
+from bson.objectid import ObjectId
 from bson.regex import Regex as BsonRegex
 
 from server.query.match_regex import pattern_and_options
@@ -75,6 +76,19 @@ def cmp_predicate(op: str, rhs: Any) -> Predicate:
             return False
 
         return number_pred
+    if type(rhs) is ObjectId:
+        oid_key = sort_key(rhs)
+
+        def oid_pred(v: Any) -> bool:
+            if type(v) is ObjectId:
+                return cmp(v.binary, rhs.binary)
+            return (
+                canonical_type_order(v) == bracket and cmp(sort_key(v), oid_key)
+                if v is not MISSING
+                else False
+            )
+
+        return oid_pred
     if type(rhs) is str:
 
         def string_pred(v: Any) -> bool:
