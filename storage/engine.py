@@ -109,6 +109,8 @@ class Engine:
         self._publish_lock = threading.Lock()
         self._gate = ReadGate()
         self._rid_cache: dict[str, int] = {}
+        # writer thread: catalog bytes -> (records handle, {index: (handle, unique)}), published only
+        self._resolved_cache: dict[bytes, tuple] = {}
         self._jseq_cache: dict[bytes, int] = {}
         self._maybe_graveyard = False
         self.stats = {"commits": 0, "writes": 0, "max_group": 0, "retries": 0,
@@ -395,6 +397,7 @@ class Engine:
         except lmdb.Error:
             return  # left for the next attempt or the next start-up
         self._maybe_graveyard = False
+        self._resolved_cache.clear()  # may reference the handles just closed
         for name in names:
             if name.startswith(b"r:"):
                 self._rid_cache.pop(name[2:].decode(), None)

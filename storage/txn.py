@@ -171,9 +171,19 @@ class WriteTxn(ReadView):
         current = info if raw == info.raw else catalog.decode_entry(raw)
         if current is not info and (current.ident != info.ident or _index_shape(current) != _index_shape(info)):
             raise CatalogChanged(info.ns)
-        resolved = _Resolved(info, current, self._records(current),
-                             {name: (self._index(current, name), current.is_unique(name))
-                              for name in current.index_idents})
+        cache = self._engine._resolved_cache
+        handles = cache.get(raw)
+        if handles is None:
+            handles = (self._records(current),
+                       {name: (self._index(current, name), current.is_unique(name))
+                        for name in current.index_idents})
+            published = self._engine._handles
+            if records_db_name(current.ident) in published and all(
+                    index_db_name(i) in published for i in current.index_idents.values()):
+                if len(cache) >= 4096:
+                    cache.clear()
+                cache[raw] = handles  # same catalog bytes -> same idents -> same handles
+        resolved = _Resolved(info, current, handles[0], handles[1])
         self._verified[id(info)] = resolved
         return resolved
 
