@@ -138,3 +138,21 @@ def test_sigint_also_shuts_down_cleanly(start_server):
     server = start_server()
     server.process.send_signal(signal.SIGINT)
     assert server.process.wait(30) == 0
+
+
+def test_quiet_drops_connection_lines_but_keeps_lifecycle(start_server, tmp_path):
+    import json
+
+    server = start_server(args=("--quiet", "--logpath", str(tmp_path / "quiet.log")))
+    with server.client() as client:
+        client.admin.command("ping")
+    assert server.terminate() == 0
+    messages = [json.loads(line)["msg"] for line in (tmp_path / "quiet.log").read_text().splitlines()]
+    assert "Waiting for connections" in messages and "Shutting down" in messages
+    assert "Connection accepted" not in messages and "client metadata" not in messages
+
+
+def test_version_flag_prints_versions():
+    result = _run("--version")
+    assert result.returncode == 0
+    assert "MongoDB 7.0.0 compatible" in result.stdout
