@@ -89,3 +89,10 @@ def test_memory_limit_raises_292_without_allow_disk_use():
 def test_sort_key_compares_numbers_across_types():
     key = make_sort_key({"a": 1})
     assert key({"a": 2}) > key({"a": 1.5}) > key({"a": None})
+
+
+def test_memory_estimate_over_many_documents_still_trips_the_limit():
+    docs = ({"_id": i, "pad": "y" * 200} for i in range(20000))
+    with pytest.raises(MongoError) as info:
+        sort_documents(docs, {"_id": -1}, memory_limit=2_000_000)
+    assert info.value.code == 292
