@@ -509,45 +509,54 @@ def _delete_in_txn(
     measurement_match: Any,
     hint: Any = None,
 ) -> tuple[int, dict | None]:
-    """Run one planned delete; returns (measurements deleted, the first deleted measurement)."""
-    from server.commands.crud import _matches_in_txn
+    """Run one planned delete; returns (measurements deleted, the first deleted measurement).
 
+    Buckets stream from the scan; only the changes are buffered (writes never run under the open
+    scan), so memory grows with the buckets changed, not with the collection.
+    """
     info = w.get_collection(target.bns)
     if info is None:
         return 0, None
     t, m = target.time_field, target.meta_field
-    deleted = 0
-    first: dict | None = None
     if hint is not None:
         hint = ts_indexes.translate_hint(hint, list(info.indexes), t, m)
-    for rid, bucket in _matches_in_txn(w, info, plan.bucket_filter, bucket_match, hint=hint, multi=True):
-        keys = C.index_keys(info, bucket)
-        if plan.whole_buckets:
-            deleted += _measurements(bucket, t)
-            w.delete(info, rid, keys)
-            continue
-        keep: list[dict] = []
-        removed = 0
-        for measurement in unpack_document(bucket, t, m):
-            take = (not plan.limit_one or deleted + removed == 0) and (
-                measurement_match is None or measurement_match(measurement)
-            )
-            if take:
-                removed += 1
-                if first is None:
-                    first = measurement
-            else:
-                keep.append(measurement)
-        if not removed:
-            continue
-        deleted += removed
-        repacked = ts_modify.repack(bucket, keep, t, m)
+    access = planner.choose_plan(list(info.indexes), plan.bucket_filter, None, hint)
+    deleted = 0
+    first: dict | None = None
+    changes: list[tuple[bytes, dict, dict | None]] = []  # (rid, old index keys, new bucket or None)
+    scan = C.docs_in_txn(w, info, access)
+    try:
+        for rid, bucket in scan:
+            if bucket_match is not None and not bucket_match(bucket):
+                continue
+            if plan.whole_buckets:
+                deleted += _measurements(bucket, t)
+                changes.append((rid, C.index_keys(info, bucket), None))
+                continue
+            keep: list[dict] = []
+            removed = 0
+            for measurement in unpack_document(bucket, t, m):
+                take = (not plan.limit_one or deleted + removed == 0) and (
+                    measurement_match is None or measurement_match(measurement)
+                )
+                if take:
+                    removed += 1
+                    if first is None:
+                        first = measurement
+                else:
+                    keep.append(measurement)
+            if removed:
+                deleted += removed
+                changes.append((rid, C.index_keys(info, bucket), ts_modify.repack(bucket, keep, t, m)))
+                if plan.limit_one:
+                    break
+    finally:
+        scan.close()
+    for rid, keys, repacked in changes:
         if repacked is None:
             w.delete(info, rid, keys)
         else:
             w.update(info, rid, encode(repacked), keys, C.index_keys(info, repacked))
-        if plan.limit_one:
-            break
     return deleted, first
 
 
