@@ -30,6 +30,7 @@ TAG_ZSTD_DICT = 0x03
 COMPRESSORS = ("none", "snappy", "zstd")
 MIN_COMPRESS = 64
 ZSTD_LEVEL = 3
+ZSTD_FAST_LEVEL = 1  # short-lived values (journal records): speed over ratio
 DICT_LEVEL = 3
 DICT_SIZE = 16 * 1024
 
@@ -63,6 +64,7 @@ class ValueCodec:
         if not hasattr(local, "dict_compressors"):
             local.dict_compressors, local.dict_decompressors = {}, {}
             local.zc = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False)
+            local.zc_fast = zstandard.ZstdCompressor(level=ZSTD_FAST_LEVEL, write_checksum=False)
             local.zd = zstandard.ZstdDecompressor()
         return local.dict_compressors, local.dict_decompressors
 
@@ -85,8 +87,9 @@ class ValueCodec:
         return d
 
     # --- values ------------------------------------------------------------------------------
-    def pack(self, data: bytes, dict_id: int | None = None) -> bytes:
-        """Tagged value; ``dict_id`` (a registered dictionary) is used when compressing with zstd."""
+    def pack(self, data: bytes, dict_id: int | None = None, fast: bool = False) -> bytes:
+        """Tagged value; ``dict_id`` (a registered dictionary) is used when compressing with zstd;
+        ``fast`` picks a faster zstd level for short-lived values."""
         if self.compressor != "none" and len(data) >= MIN_COMPRESS:
             if self.compressor == "zstd":
                 if dict_id is not None:
@@ -95,7 +98,7 @@ class ValueCodec:
                         return bytes((TAG_ZSTD_DICT,)) + dict_id.to_bytes(4, "big") + packed
                     return b"\x00" + data
                 self._contexts()
-                packed = self._local.zc.compress(data)
+                packed = (self._local.zc_fast if fast else self._local.zc).compress(data)
                 tag = TAG_ZSTD
             else:
                 packed = snappy.compress(data)

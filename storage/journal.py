@@ -52,7 +52,7 @@ def last_seq(txn: lmdb.Transaction, jdb, meta_db, stream: bytes) -> int:
 
 
 def append(txn: lmdb.Transaction, jdb, stream: bytes, seq: int, payload: bytes, codec: ValueCodec) -> None:
-    txn.put(key(stream, seq), codec.pack(payload), db=jdb)
+    txn.put(key(stream, seq), codec.pack(payload, fast=True), db=jdb)
 
 
 def trim(txn: lmdb.Transaction, jdb, meta_db, stream: bytes, upto_seq: int) -> int:
