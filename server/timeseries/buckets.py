@@ -230,7 +230,7 @@ def value_size(value: Any) -> int:
 
 # ---------------------------------------------------------------- the open bucket
 
-_FAST_TYPES = (float, int, str, _dt.datetime)
+_FAST_TYPES = frozenset({float, int, Int64, str, bool, _dt.datetime, ObjectId})
 COUNT, SIZE, SCHEMA = "Count", "Size", "SchemaChange"
 
 
@@ -264,23 +264,31 @@ class OpenBucket:
 
     # -- rollover checks (span/time-backward are the catalog's: they need the options)
     def rollover_reason(self, measurement: dict, max_count: int, max_size: int, min_count: int,
-                        large_cap: int) -> str | None:
-        """Why ``measurement`` cannot join this bucket (count, size, schema change), else None."""
+                        large_cap: int, size: int | None = None) -> str | None:
+        """Why ``measurement`` cannot join this bucket (count, size, schema change), else None.
+
+        ``size``: the measurement's size if the caller already knows it (e.g. its BSON length)."""
         if self.count >= max_count:
             return COUNT
         mins = self.mins
+        time_field, meta_field = self.time_field, self.meta_field
         for field, value in measurement.items():
-            if field == self.time_field or field == self.meta_field:
-                continue
             current = mins.get(field, MISSING)
-            if current is not MISSING and not compatible(current, value):
-                return SCHEMA
-        if self.count and self.size + self.measurement_size(measurement) > max_size:
-            if self.count >= min_count or self.size + self.measurement_size(measurement) > large_cap:
+            if current is MISSING or field == time_field or field == meta_field:
+                continue
+            kind = type(value)
+            if kind is not type(current) or kind is dict or kind is list:
+                if not compatible(current, value):
+                    return SCHEMA
+        if self.count:
+            if size is None:
+                size = self.measurement_size(measurement)
+            if self.size + size > max_size and (self.count >= min_count or self.size + size > large_cap):
                 return SIZE
         return None
 
     def measurement_size(self, measurement: dict) -> int:
+        """Approximate bytes the measurement adds to the bucket (BSON size of its values)."""
         digits = len(POS_KEYS[self.count]) if self.count < len(POS_KEYS) else 6
         size = 0
         columns = self.columns
@@ -293,37 +301,43 @@ class OpenBucket:
             size += vsize
         return size
 
-    def append(self, measurement: dict, t_ms: int, time_value: Any) -> None:
+    def append(self, measurement: dict, t_ms: int, time_value: Any, size: int | None = None) -> None:
         """Add one measurement (already routed here: rollover checks passed)."""
-        pos = POS_KEYS[self.count] if self.count < len(POS_KEYS) else str(self.count)
-        self.size += self.measurement_size(measurement)
+        count = self.count
+        pos = POS_KEYS[count] if count < 100_000 else str(count)
+        self.size += self.measurement_size(measurement) if size is None else size
         columns, mins, maxs = self.columns, self.mins, self.maxs
         time_field, meta_field = self.time_field, self.meta_field
+        fast = _FAST_TYPES
         for field, value in measurement.items():
-            if field == meta_field:
-                continue
             column = columns.get(field)
             if column is None:
+                if field == meta_field:
+                    continue
                 columns[field] = column = {}
             column[pos] = value
-            if field == time_field:
-                continue
             current = mins.get(field, MISSING)
             if current is MISSING:
+                if field == time_field:
+                    continue
                 mins[field] = _copy(value)
                 maxs[field] = _copy(value)
-            elif type(value) is type(current) and type(value) in _FAST_TYPES and value == value:
+                continue
+            kind = type(value)
+            if kind is type(current) and kind in fast and value == value:
+                if field == time_field:
+                    continue
                 if value < current:
                     mins[field] = value
                 elif value > maxs[field]:
                     maxs[field] = value
-            else:
+            elif field != time_field:
                 mins[field] = merge_extreme(current, value, -1)
                 maxs[field] = merge_extreme(maxs[field], value, 1)
         if self.max_time_ms is None or t_ms > self.max_time_ms:
             self.max_time_ms = t_ms
             maxs[time_field] = time_value
-        self.count += 1
+        self.count = count + 1
         self._doc = None
 
     def document(self) -> dict[str, Any]:

@@ -20,6 +20,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+import bson
+
+from protocol.codec import CODEC_OPTIONS
 from server.timeseries.buckets import (
     COUNT,
     MISSING,
@@ -41,6 +44,7 @@ STAT_NAMES = (
     "numBucketsArchivedDueToMemoryThreshold", "numBucketsReopened", "numBucketsKeptOpenDueToLargeMeasurements",
     "numCommits", "numWaits", "numMeasurementsCommitted",
 )
+META_CACHE_SIZE = 100_000
 PYTHON_OVERHEAD = 3  # in-memory bytes per approximate BSON byte of a bucket
 BUCKET_OVERHEAD = 2048
 
@@ -81,6 +85,7 @@ class BucketCatalog:
         self.dirty: dict[int, OpenBucket] = {}  # id(bucket) -> bucket with something to commit
         self.lru: OrderedDict[int, OpenBucket] = OrderedDict()  # open buckets, least recently used first
         self.memory = 0
+        self._meta_cache: dict[bytes, tuple[Any, Any]] = {}
 
     # ------------------------------------------------------------------ collections
     def collection(self, ns: str, options: TimeseriesOptions) -> CollectionState:
@@ -116,13 +121,16 @@ class BucketCatalog:
         (7.0 form), and append it. Returns the bucket it went to."""
         options = state.options
         meta_field = options.meta_field
-        if meta_field is not None and meta_field in measurement:
-            meta = normalize_meta(measurement[meta_field])
-            if meta is not measurement[meta_field] and isinstance(meta, (dict, list)):
-                measurement[meta_field] = meta
+        meta = measurement.get(meta_field, MISSING) if meta_field is not None else MISSING
+        if meta is MISSING:
+            key = MISSING
+        elif type(meta) is dict or type(meta) is list:
+            meta, key = self._normalized_meta(meta)
+            measurement[meta_field] = meta
         else:
-            meta = MISSING
-        key = meta_key(meta)
+            key = meta_key(meta)
+        raw = bson.encode(measurement, codec_options=CODEC_OPTIONS)  # journal payload; its length sizes it
+        size = len(raw)
         stats = state.stats
         bucket = state.open.get(key)
         span_ms = options.bucket_max_span_seconds * 1000
@@ -139,23 +147,36 @@ class BucketCatalog:
                 bucket = self._reopen(state, key, t_ms, measurement, loader)
             else:
                 reason = bucket.rollover_reason(measurement, self.max_count, self.max_size, self.min_count,
-                                                self.large_cap)
+                                                self.large_cap, size)
                 if reason is not None:
                     stats["numBucketsClosedDueTo" + reason] += 1
                     self._retire(state, bucket, archive=False)
                     bucket = None
         if bucket is None:
             bucket = self._open(state, meta, key, t_ms)
-        before = self._footprint(bucket)
-        bucket.append(measurement, t_ms, time_value)
-        bucket.pending.append(measurement)
-        self.memory += self._footprint(bucket) - before
-        self.dirty[id(bucket)] = bucket
-        self.lru[id(bucket)] = bucket
-        self.lru.move_to_end(id(bucket))
+        bucket.append(measurement, t_ms, time_value, size)
+        bucket.pending.append(raw)
+        self.memory += size * PYTHON_OVERHEAD
+        ref = id(bucket)
+        self.dirty[ref] = bucket
+        lru = self.lru
+        if lru.get(ref) is not bucket:
+            lru[ref] = bucket
+        lru.move_to_end(ref)
         if self.memory > self.memory_threshold:
             self._expire_idle()
         return bucket
+
+    def _normalized_meta(self, meta: Any) -> tuple[Any, Any]:
+        """(normalized meta, grouping key) of an object/array meta, cached by its exact BSON bytes."""
+        raw = bson.encode({"": meta}, codec_options=CODEC_OPTIONS)
+        cached = self._meta_cache.get(raw)
+        if cached is None:
+            normalized = normalize_meta(meta)
+            if len(self._meta_cache) >= META_CACHE_SIZE:
+                self._meta_cache.clear()
+            cached = self._meta_cache[raw] = (normalized, meta_key(normalized))
+        return cached
 
     def _open(self, state: CollectionState, meta: Any, key: Any, t_ms: int) -> OpenBucket:
         options = state.options

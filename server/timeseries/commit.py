@@ -24,7 +24,7 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
-from protocol.codec import decode, encode
+from protocol.codec import decode, decode_all, encode
 from protocol.errors import ErrorCode, MongoError
 from server.query import plan as planner
 from server.timeseries.buckets import MISSING, OpenBucket, date_ms
@@ -55,15 +55,21 @@ def clustered_rid(bucket_id: Any) -> bytes:
     return encode_key((bucket_id,), (1,))
 
 
-def journal_record(bucket: OpenBucket, measurements: list[dict]) -> bytes:
-    """One append record: enough to rebuild the bucket if it was never written in full."""
-    record: dict[str, Any] = {"ns": bucket.ns, "id": bucket.id, "tf": bucket.time_field, "start": bucket.start_s}
+def journal_record(bucket: OpenBucket, measurements: list[bytes]) -> bytes:
+    """One append record: a BSON header (enough to rebuild the bucket if it was never written in full)
+    followed by the BSON of each new measurement (encoded once, at insert time)."""
+    header: dict[str, Any] = {"ns": bucket.ns, "id": bucket.id, "tf": bucket.time_field, "start": bucket.start_s}
     if bucket.meta_field is not None:
-        record["mf"] = bucket.meta_field
+        header["mf"] = bucket.meta_field
     if bucket.meta is not MISSING:
-        record["meta"] = bucket.meta
-    record["m"] = measurements
-    return encode(record)
+        header["meta"] = bucket.meta
+    return encode(header) + b"".join(measurements)
+
+
+def parse_journal_record(payload: bytes) -> tuple[dict, list[dict]]:
+    """(header, measurements) of a record written by ``journal_record``."""
+    header_length = int.from_bytes(payload[:4], "little")
+    return decode(payload[:header_length]), decode_all(payload[header_length:])
 
 
 # ------------------------------------------------------------------ writer-thread side
@@ -264,19 +270,19 @@ class Committer:
 
 def recover(engine: Any) -> int:
     """Replay the time-series journal into full bucket documents; returns the buckets rebuilt."""
-    streams: dict[bytes, list[dict]] = {}
+    streams: dict[bytes, list[tuple[dict, list[dict]]]] = {}
     with engine.read() as r:
         for stream, _seq, payload in r.journal_scan():
             stream = bytes(stream)
             if stream.startswith(JOURNAL_PREFIX):
-                streams.setdefault(stream, []).append(decode(payload))
+                streams.setdefault(stream, []).append(parse_journal_record(bytes(payload)))
     if not streams:
         return 0
 
     def fn(w: Any) -> int:
         rebuilt = 0
         for stream, records in streams.items():
-            first = records[0]
+            first = records[0][0]
             info = w.get_collection(first["ns"])
             if info is not None:
                 bucket = _rebuild(w, info, records)
@@ -290,16 +296,16 @@ def recover(engine: Any) -> int:
     return rebuilt
 
 
-def _rebuild(w: Any, info: Any, records: list[dict]) -> OpenBucket:
-    first = records[0]
+def _rebuild(w: Any, info: Any, records: list[tuple[dict, list[dict]]]) -> OpenBucket:
+    first = records[0][0]
     time_field, meta_field = first["tf"], first.get("mf")
     raw = w.get(info, clustered_rid(first["id"]))
     if raw is not None:
         bucket = OpenBucket.from_document(decode(raw), info.ns, time_field, meta_field)
     else:
         bucket = OpenBucket(first["id"], info.ns, time_field, meta_field, first.get("meta", MISSING), first["start"])
-    for record in records:
-        for measurement in record["m"]:
+    for _header, measurements in records:
+        for measurement in measurements:
             time_value = measurement[time_field]
             bucket.append(measurement, date_ms(time_value), time_value)
     return bucket
