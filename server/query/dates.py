@@ -368,7 +368,8 @@ def format_date(utc_ms: int, fmt: str, tz: TimeZone = UTC) -> str:
         elif f == "G":
             out.append(f"{iso_week_parts(days)[0]:04d}")
         elif f == "Z":
-            out.append(str(off // MS_PER_MINUTE))
+            minutes = off // MS_PER_MINUTE
+            out.append(f"{'-' if minutes < 0 else '+'}{abs(minutes)}")
         elif f == "z":
             sign = "-" if off < 0 else "+"
             hh, mm = divmod(abs(off) // MS_PER_MINUTE, 60)

@@ -36,12 +36,25 @@ def parse_project(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(15969, "$project specification must be an object")
     if not spec:
         raise MongoError(51272, "projection specification must have at least one field")
+    _validate_aggregation_projection(spec)
     from server.query.project import compile_projection
     project = compile_projection(spec, variables=ctx.variables)
 
     def apply(docs):
         return (project(d) for d in docs)
     return Stage("$project", spec, apply)
+
+
+def _validate_aggregation_projection(spec: dict, prefix: str = "") -> None:
+    """$project accepts expressions only: find-only forms ($slice: n, $elemMatch, "a.$") are errors."""
+    for name, value in spec.items():
+        if any(part.startswith("$") for part in name.split(".")):
+            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+        if isinstance(value, dict) and value:
+            if next(iter(value)).startswith("$"):
+                compile_expression(value)  # raises mongod's expression error (e.g. 28667, 168)
+            else:
+                _validate_aggregation_projection(value, prefix + name + ".")
 
 
 def _flatten_fields(spec: dict, prefix: str = "") -> list[tuple[str, Any]]:

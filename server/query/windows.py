@@ -298,18 +298,18 @@ def _bounds(w: _Window, n: int, positions) -> list[tuple[int, int]]:
             b = n if w.hi == "unbounded" else min(n, i + 1 + (0 if w.hi == "current" else w.hi))
             out.append((a, max(a, b)))
         return out
+    # Range windows select the documents whose sortBy value lies in [cur + lo, cur + hi]. Rows are
+    # sorted by that value, ascending or descending; search on an ascending copy either way.
+    descending = n > 1 and positions[0] > positions[-1]
+    axis = [-p for p in positions] if descending else positions
     for i in range(n):
         cur = positions[i]
-        if w.lo == "unbounded":
-            a = 0
-        else:
-            lo = cur if w.lo == "current" else _offset(cur, w.lo, w.unit)
-            a = bisect.bisect_left(positions, lo)
-        if w.hi == "unbounded":
-            b = n
-        else:
-            hi = cur if w.hi == "current" else _offset(cur, w.hi, w.unit)
-            b = bisect.bisect_right(positions, hi)
+        lo = None if w.lo == "unbounded" else (cur if w.lo == "current" else _offset(cur, w.lo, w.unit))
+        hi = None if w.hi == "unbounded" else (cur if w.hi == "current" else _offset(cur, w.hi, w.unit))
+        if descending:
+            lo, hi = (None if hi is None else -hi), (None if lo is None else -lo)
+        a = 0 if lo is None else bisect.bisect_left(axis, lo)
+        b = n if hi is None else bisect.bisect_right(axis, hi)
         out.append((a, max(a, b)))
     return out
 

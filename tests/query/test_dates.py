@@ -128,6 +128,7 @@ def test_date_to_string_formats():
     assert f("%Y-%m-%d") == "2014-01-01"
     assert f("%H:%M:%S:%L%z", "America/New_York") == "03:15:39:736-0500"
     assert f("%Z", "America/New_York") == "-300"
+    assert f("%Z", "+04:45") == "+285"
     assert f("%j %w %u %U %V %G") == "001 4 3 00 01 2014"
     assert f("%%Y") == "%Y"
     assert evaluate({"$dateToString": {"date": d}}, {}) == "2014-01-01T08:15:39.736Z"

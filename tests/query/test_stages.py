@@ -172,3 +172,14 @@ def test_sample_returns_distinct_input_documents():
     out = run([{"$sample": {"size": 3}}], SALES)
     assert len(out) == 3 and len({d["_id"] for d in out}) == 3
     assert len(run([{"$sample": {"size": 10}}], SALES)) == 5
+
+
+@pytest.mark.parametrize("spec,code", [
+    ({"arr": {"$slice": 2}}, 28667),          # find-only $slice form
+    ({"arr": {"$elemMatch": {"$gt": 1}}}, 168),
+    ({"arr.$": 1}, 16410),
+])
+def test_project_rejects_find_only_projection_forms(spec, code):
+    with pytest.raises(MongoError) as e:
+        run([{"$project": spec}], [])
+    assert e.value.code == code

@@ -193,3 +193,10 @@ def test_fill_with_value_and_partitions():
     assert [(d["g"], d["t"], d["v"]) for d in out] == [("a", 1, 1), ("a", 2, 1), ("b", 1, None), ("b", 2, 7)]
     out = run([{"$fill": {"output": {"v": {"value": 0}, "w": {"value": "$t"}}}}], docs)
     assert [(d["v"], d["w"]) for d in out] == [(1, 1), (0, 1), (0, 2), (7, 2)]
+
+
+def test_range_window_with_descending_sort_selects_by_value():
+    docs = [{"t": t, "v": t} for t in (1, 2, 3, 5, 8)]
+    out = run([{"$setWindowFields": {"sortBy": {"t": -1}, "output": {
+        "near": {"$push": "$v", "window": {"range": [-1, 1]}}}}}], docs)
+    assert [(d["t"], d["near"]) for d in out] == [(8, [8]), (5, [5]), (3, [3, 2]), (2, [3, 2, 1]), (1, [2, 1])]
