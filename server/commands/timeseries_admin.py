@@ -425,8 +425,6 @@ def _parse_update(statement: Any, target: Target) -> tuple:
 
 
 async def update(ctx: Any, cmd: dict) -> dict:
-    from server.commands.crud import _matches_in_txn
-
     target = await resolve(ctx, cmd, "update")
     ordered = bool(cmd.get("ordered", True))
     parsed: list = []
@@ -456,15 +454,26 @@ async def update(ctx: Any, cmd: dict) -> dict:
                     hint = ts_indexes.translate_hint(
                         translated.hint, list(info.indexes), target.time_field, target.meta_field
                     )
-                for rid, bucket in _matches_in_txn(
-                    w, info, translated.bucket_query, matcher, hint=hint, multi=True
-                ):
-                    count = _measurements(bucket, target.time_field)
-                    new, changed = update_mod.apply_update(bucket, upd, query=translated.bucket_query)
-                    n += count
-                    if changed:
-                        w.update(info, rid, encode(new), C.index_keys(info, bucket), C.index_keys(info, new))
-                        modified += count
+                access = planner.choose_plan(list(info.indexes), translated.bucket_query, None, hint)
+                changes = []  # (rid, old index keys, new bucket): applied after the scan closes
+                matched = changed_count = 0
+                scan = C.docs_in_txn(w, info, access)
+                try:
+                    for rid, bucket in scan:
+                        if matcher is not None and not matcher(bucket):
+                            continue
+                        count = _measurements(bucket, target.time_field)
+                        new, changed = update_mod.apply_update(bucket, upd, query=translated.bucket_query)
+                        matched += count
+                        if changed:
+                            changes.append((rid, C.index_keys(info, bucket), new))
+                            changed_count += count
+                finally:
+                    scan.close()
+                for rid, old_keys, new in changes:
+                    w.update(info, rid, encode(new), old_keys, C.index_keys(info, new))
+                n += matched
+                modified += changed_count
             except MongoError as e:
                 errors.append(e.to_write_error(i))
                 if ordered:
