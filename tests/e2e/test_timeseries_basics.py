@@ -296,3 +296,14 @@ def test_narrow_time_range_reads_only_candidate_buckets(db):
     assert ts["bucketsScanned"] <= 3 and ts["bucketsUnpacked"] <= 2
     assert ts["measurementsReturned"] == 3
     assert sorted(d["v"] for d in db.c.find(flt)) == [432, 433, 434]
+
+
+def test_unacknowledged_inserts_are_applied(db):
+    from pymongo import WriteConcern
+
+    db.create_collection("c", timeseries={"timeField": "t"})
+    unacked = db.get_collection("c", write_concern=WriteConcern(w=0))
+    for i in range(20):
+        unacked.insert_one({"t": T0 + dt.timedelta(seconds=i), "v": i})
+    db.c.insert_one({"t": T0, "v": -1})  # requests on one connection run in order
+    assert db.c.count_documents({}) == 21
