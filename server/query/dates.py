@@ -284,9 +284,12 @@ def date_diff(start_ms: int, end_ms: int, unit: str, tz: TimeZone = UTC, start_o
     if unit in ("millisecond", "second", "minute"):
         step = FIXED_UNIT_MS[unit]
         return end_ms // step - start_ms // step
-    ls, le = tz.to_local(start_ms), tz.to_local(end_ms)
+    off_s, off_e = tz.offset_ms(start_ms), tz.offset_ms(end_ms)
+    ls, le = start_ms + off_s, end_ms + off_e
     if unit == "hour":
-        return le // MS_PER_HOUR - ls // MS_PER_HOUR
+        # Local hour boundaries, corrected (truncating, like mongod) for an offset change between.
+        correction = abs(off_s - off_e) // MS_PER_HOUR * (1 if off_s >= off_e else -1)
+        return le // MS_PER_HOUR - ls // MS_PER_HOUR + correction
     ds, de = ls // MS_PER_DAY, le // MS_PER_DAY
     if unit == "day":
         return de - ds

@@ -198,3 +198,13 @@ def test_date_part_extractors_timezone_null_and_type_error():
     with pytest.raises(MongoError) as e:
         evaluate({"$year": "2014"}, {})
     assert e.value.code == 16006 and "string" in e.value.message
+
+
+def test_date_diff_hours_across_a_dst_change_counts_elapsed_hours():
+    # 2021-03-14 02:00 New York clocks jump to 03:00: 01:30 EST -> 03:30 EDT is one elapsed hour.
+    spec = {"startDate": D(2021, 3, 14, 6, 30), "endDate": D(2021, 3, 14, 7, 30), "unit": "hour",
+            "timezone": "America/New_York"}
+    assert evaluate({"$dateDiff": spec}, {}) == 1
+    spec["timezone"] = "+05:30"
+    spec["startDate"], spec["endDate"] = D(2021, 1, 1, 0, 29), D(2021, 1, 1, 0, 31)  # crosses 06:00 local
+    assert evaluate({"$dateDiff": spec}, {}) == 1
