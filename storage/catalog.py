@@ -25,6 +25,8 @@ import bson
 from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions, DatetimeConversion
 
+from storage.errors import InvalidNamespace
+
 # Same decisions as protocol.codec (storage may not import protocol): dicts, naive UTC dates,
 # standard UUIDs, Int64 kept.
 CATALOG_CODEC = CodecOptions(
@@ -41,7 +43,7 @@ def split_ns(ns: str) -> tuple[str, str]:
     """``"db.coll.x"`` -> ``("db", "coll.x")``. Raises ValueError without a dot."""
     db, dot, name = ns.partition(".")
     if not dot or not db or not name:
-        raise ValueError(f"invalid namespace {ns!r}: expected '<db>.<collection>'")
+        raise InvalidNamespace(f"Invalid namespace specified '{ns}': expected '<db>.<collection>'")
     return db, name
 
 

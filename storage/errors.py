@@ -128,3 +128,8 @@ class CatalogChanged(StorageError):
     def __init__(self, ns: str):
         super().__init__(f"the catalog entry of {ns} changed during the operation; retry it")
         self.ns = ns
+
+
+class InvalidNamespace(StorageError, ValueError):
+    code = 73
+    code_name = "InvalidNamespace"

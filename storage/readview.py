@@ -64,7 +64,7 @@ class ReadView:
                 db = key.decode().partition(".")[0]
                 if not names or names[-1] != db:
                     names.append(db)
-        return names
+        return sorted(names)  # "a-b.x" sorts before "a.x" bytewise; callers expect name order
 
     def list_collections(self, db: str) -> list[CollectionInfo]:
         prefix = (db + ".").encode()

@@ -68,5 +68,33 @@ def main(n: int = 200_000) -> None:
         eng.close()
 
 
+
+def concurrent_clients(threads: int = 16, per_thread: int = 500) -> None:
+    """Many clients each waiting for its own acknowledged single-record write (insertOne-like)."""
+    import threading
+
+    with tempfile.TemporaryDirectory() as dbpath:
+        eng = open_engine(dbpath)
+        eng.write_sync(lambda w: w.create_collection("b.c", {}))
+        doc = bson.encode({"_id": 0, "x": "y" * 200})
+
+        def client(k):
+            for _ in range(per_thread):
+                eng.write(lambda w: w.insert(w.get_collection("b.c"), doc, {})).result()
+
+        workers = [threading.Thread(target=client, args=(k,)) for k in range(threads)]
+        t = time.perf_counter()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        dt = time.perf_counter() - t
+        n = threads * per_thread
+        print(f"{threads} clients x {per_thread} acked single writes: {n / dt:,.0f} writes/s, "
+              f"{eng.stats['commits']} commits for {eng.stats['writes']} writes")
+        eng.close()
+
+
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 200_000)
+    concurrent_clients()

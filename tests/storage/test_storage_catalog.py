@@ -270,3 +270,25 @@ def test_info_of_a_dropped_and_recreated_collection_is_rejected(engine):
         engine.write_sync(lambda w: w.insert(old, bson.encode({"_id": 1}), {}))
     with pytest.raises(CatalogChanged):
         engine.write_sync(lambda w: w.create_index(old, {"v": 2, "key": {"a": 1}, "name": "a_1"}, []))
+
+
+def test_list_databases_is_sorted_by_name(engine):
+    for ns in ("a.x", "a-b.x", "a.y", "b.x"):
+        engine.write_sync(lambda w, ns=ns: w.create_collection(ns, {}))
+    with engine.read() as r:
+        assert r.list_databases() == ["a", "a-b", "b"]
+
+
+def test_update_of_a_missing_record_raises(engine):
+    from storage.errors import StorageError
+
+    insert_docs(engine, "a.x", [{"_id": 1}])
+    with pytest.raises(StorageError, match="not found"):
+        engine.write_sync(lambda w: w.update(w.get_collection("a.x"), b"\x00" * 8, bson.encode({"_id": 1})))
+
+
+def test_invalid_namespace_is_rejected(engine):
+    from storage.errors import InvalidNamespace
+
+    with pytest.raises(InvalidNamespace, match="Invalid namespace"):
+        engine.write_sync(lambda w: w.create_collection("nodot", {}))
