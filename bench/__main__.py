@@ -35,6 +35,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=4, help="loader connections / threads (default 4)")
     p.add_argument("--seed", type=int, default=123, help="seed of data and query parameters (default 123)")
     p.add_argument("--runs", type=int, default=20, help="timed runs per query type (default 20)")
+    p.add_argument(
+        "--query-budget",
+        type=float,
+        default=30.0,
+        help="seconds of query time a system may spend checking one query type before it is timed on fewer "
+        "(>= 3) instances (default 30)",
+    )
     p.add_argument("--peers", default="all", help=f"comma list or 'all' (in this order): {','.join(PEERS)}")
     p.add_argument("--queries", default="all", help=f"comma list or 'all': {','.join(QUERY_TYPES)}")
     p.add_argument("--results", type=Path, default=ROOT / "bench" / "results", help="results folder")
@@ -43,6 +50,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--workdir", type=Path, default=None, help="where data directories go (default: a tmp dir)"
     )
     p.add_argument("--keep", action="store_true", help="keep the data directories afterwards")
+    p.add_argument(
+        "--connections", type=int, default=500, help="connections to hold against Tidemark (0: skip)"
+    )
     p.add_argument("--no-pymongo", action="store_true", help="skip the pymongo-client loads")
     p.add_argument("--no-pin", action="store_true", help="do not taskset server and loader to separate cores")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -98,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         pin=pinned,
         progress=not args.no_progress,
         pymongo=not args.no_pymongo,
+        connections=args.connections,
+        query_budget_s=args.query_budget,
     )
     if args.tidemark_cmd:
         ctx.tidemark_cmd = args.tidemark_cmd.split()

@@ -28,6 +28,7 @@ from bench.queries import Params, compare, make_params
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS_PER_ROW = 10
+MIN_RUNS = 3  # timed runs per query type even when a slow system exhausts its query budget
 
 
 @dataclass
@@ -42,6 +43,8 @@ class Context:
     pin: bool  # taskset the server to core 0 and the loader to core 1
     progress: bool = True
     pymongo: bool = True
+    query_budget_s: float = 30.0  # query seconds per system and query type (see check_and_time)
+    connections: int = 500  # concurrent connections to hold against Tidemark; 0 skips the check
     tidemark_cmd: list[str] = field(default_factory=lambda: [sys.executable, "-m", "server"])
     checker: NaiveChecker | None = None
     params: dict[str, list[Params]] = field(default_factory=dict)
@@ -69,6 +72,7 @@ class SystemResult:
     ingest: dict[str, dict] = field(default_factory=dict)  # method -> ingest_stats(...)
     storage: dict | None = None  # {"bytes": int, "bytes_per_row": float, "note": str}
     queries: dict[str, dict] = field(default_factory=dict)  # query -> timing stats
+    checks: dict[str, dict] = field(default_factory=dict)  # e.g. "connections" -> bench.connections result
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -249,27 +253,38 @@ def check_and_time(
     normalize: Callable[[str, object], list[tuple]],
     result: SystemResult,
 ) -> None:
-    """For each query type: check every seeded instance against the naive result, then time each one.
+    """For each query type: check the seeded instances against the naive result, then time each of them.
 
     The check pass doubles as the warm-up. A wrong answer raises ResultMismatch (never caught here).
+    A slow system may spend at most ``ctx.query_budget_s`` of query time on the check pass of one query
+    type: it then stops after at least MIN_RUNS instances, and only the checked instances are timed (the
+    report shows the smaller run count). Nothing unchecked is ever timed.
     """
     bar = progress_bar(ctx, len(ctx.queries) * ctx.runs * 2, f"  {system} queries", "q")
     for query in ctx.queries:
         instances = ctx.params[query]
-        checked = []
+        checked: list[tuple[Params, list[tuple]]] = []
+        spent = 0.0
         for p in instances:
-            got = normalize(query, execute(query, p))
+            t0 = time.perf_counter()
+            raw = execute(query, p)
+            spent += time.perf_counter() - t0
+            got = normalize(query, raw)
             compare(system, query, p, got, ctx.checker.expected(query, p))
-            checked.append(got)
+            checked.append((p, got))
             bar.update(1)
+            if spent > ctx.query_budget_s and len(checked) >= MIN_RUNS:
+                break
+        bar.update(len(instances) - len(checked))
         times = []
-        for p, first in zip(instances, checked, strict=True):
+        for p, first in checked:
             t0 = time.perf_counter()
             raw = execute(query, p)
             times.append(time.perf_counter() - t0)
             compare(system, query, p, normalize(query, raw), first)  # timed runs answer the same
             bar.update(1)
-        result.queries[query] = timing_stats(times)
+        bar.update(len(instances) - len(checked))
+        result.queries[query] = {**timing_stats(times), "planned": len(instances)}
     bar.close()
 
 

@@ -62,20 +62,21 @@ class NaiveChecker:
         return [(k, tuple(groups[k])) for k in sorted(groups)]
 
     def _double_groupby(self, query: str, params: Params) -> list[tuple]:
+        """Average per (hour, host): the window's ticks of one hour are contiguous, so sum them per host."""
+        ds = self.dataset
         fields = self._field_indexes(query)
-        sums: dict[tuple[int, int], list[float]] = {}
-        counts: dict[tuple[int, int], int] = {}
-        for ms, h, row in self._rows(params, None):
-            key = (interval_floor(ms, UNIT_MS["hour"]), h)
-            acc = sums.get(key)
-            values = [row[i] for i in fields]
-            sums[key] = values if acc is None else [a + b for a, b in zip(acc, values, strict=True)]
-            counts[key] = counts.get(key, 0) + 1
-        tags = self.dataset.tags
-        out = [
-            (hour, tags[h]["hostname"], tuple(s / counts[(hour, h)] for s in sums[(hour, h)]))
-            for (hour, h) in sums
-        ]
+        by_hour: dict[int, list[int]] = {}
+        for tick in tick_range(ds, params):
+            by_hour.setdefault(interval_floor(START_MS + tick * INTERVAL_MS, UNIT_MS["hour"]), []).append(
+                tick
+            )
+        out = []
+        for hour, ticks in sorted(by_hour.items()):
+            blocks = [ds.values[t].tolist() for t in ticks]
+            for h in range(ds.scale):
+                columns = list(zip(*(block[h] for block in blocks), strict=True))
+                avgs = tuple(sum(columns[i]) / len(ticks) for i in fields)
+                out.append((hour, ds.tags[h]["hostname"], avgs))
         out.sort(key=lambda r: (r[0], r[1]))
         return out
 

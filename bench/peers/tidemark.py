@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from bench.connections import check_connections
 from bench.harness import (
     Context,
     SystemResult,
@@ -63,6 +64,13 @@ def _run(ctx: Context, name: str, timeseries: bool) -> SystemResult:
                 check_and_time(
                     ctx, name, lambda q, p: list(coll.aggregate(pipeline(q, p))), normalize_mongo, result
                 )
+            if timeseries and ctx.connections:
+                held = check_connections(server.port, ctx.connections)
+                result.checks["connections"] = held
+                if held["errors"] or held["ok"] != held["connections"]:
+                    result.errors.append(
+                        f"{held['ok']} of {held['connections']} connections answered: {held['errors']}"
+                    )
         finally:
             client.close()
     except ResultMismatch:

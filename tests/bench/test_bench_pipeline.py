@@ -89,3 +89,18 @@ def test_a_wrong_query_result_fails_the_run_loudly_and_still_writes_the_report(t
     report = json.loads((results / "latest" / "report.json").read_text())
     assert "lastpoint" in report["meta"]["result_mismatch"]
     assert [s["name"] for s in report["systems"]] == ["duckdb"]  # the run stopped at the mismatch
+
+
+def test_connection_check_counts_every_concurrent_connection_that_answers(tmp_path):
+    from bench.connections import check_connections
+    from bench.harness import free_port, start_process, stop_process, wait_port
+
+    port = free_port()
+    cmd = [sys.executable, "-m", "bench.nullserver", "--mode", "count", "--port", str(port)]
+    proc = start_process(cmd, tmp_path / "nullserver.log")
+    try:
+        wait_port(port, proc, what="null server")
+        held = check_connections(port, 200)
+        assert held == {**held, "connections": 200, "held": 200, "ok": 200, "errors": []}
+    finally:
+        stop_process(proc, timeout=10)

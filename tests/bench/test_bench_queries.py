@@ -161,3 +161,19 @@ def test_ingest_stats_compare_the_last_tenth_of_the_load_with_the_first():
 def test_ingest_stats_flag_a_short_load():
     st = ingest_stats({"rows": 9000, "seconds": 1.0, "samples": [(1.0, 9000)]}, 10_000, pinned=False)
     assert st["error"] == "loaded 9000 of 10000 rows"
+
+
+def test_a_slow_system_is_timed_only_on_the_instances_it_was_checked_on(tmp_path):
+    ds = tiny_dataset()
+    ctx = Context(ds, tmp_path / "f", tmp_path, ["lastpoint"], 10, 1, 1, pin=False, progress=False)
+    ctx.query_budget_s = 0.0  # every instance is over budget: stop at the minimum
+    calls = []
+
+    def execute(q, p):
+        calls.append(p)
+        return (q, p)
+
+    result = SystemResult("slow", "over budget")
+    check_and_time(ctx, "slow", execute, lambda q, raw: ctx.checker.expected(*raw), result)
+    assert result.queries["lastpoint"]["runs"] == 3 and result.queries["lastpoint"]["planned"] == 10
+    assert len(calls) == 6 and calls[:3] == calls[3:]
