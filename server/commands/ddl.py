@@ -53,6 +53,12 @@ def parse_create_options(cmd: dict) -> dict:
     if "clusteredIndex" in options:
         raise MongoError(ErrorCode.CommandNotSupported,
                          "clustered collections are not supported by Tidemark (except time-series)")
+    if "expireAfterSeconds" in options:
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "'expireAfterSeconds' option is only supported on time-series and clustered collections")
+    collation = options.get("collation")
+    if collation is not None and (not isinstance(collation, dict) or collation.get("locale", "simple") != "simple"):
+        raise MongoError(ErrorCode.CommandNotSupported, "collations other than 'simple' are not supported by Tidemark")
     if "encryptedFields" in options:
         raise MongoError(ErrorCode.CommandNotSupported, "queryable encryption is not supported by Tidemark")
     for k in ("capped", "size", "max", "autoIndexId", "temp", "flags"):

@@ -202,3 +202,14 @@ def test_create_collection_via_pymongo_helper_raises_on_existing(db):
     db.create_collection("x")
     with pytest.raises(CollectionInvalid):
         db.create_collection("x")
+
+
+@pytest.mark.commands("create")
+def test_create_rejects_ttl_option_and_non_simple_collation(db):
+    with pytest.raises(OperationFailure) as e:
+        db.command("create", "c", expireAfterSeconds=10)
+    assert e.value.code == 72
+    with pytest.raises(OperationFailure) as e:
+        db.command("create", "c", collation={"locale": "fr"})
+    assert "not supported" in str(e.value)
+    db.command("create", "c", collation={"locale": "simple"})
