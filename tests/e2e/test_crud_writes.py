@@ -223,3 +223,30 @@ def test_let_variables_in_update_and_delete_filters(people):
     reply = db.command("delete", "p", deletes=[{"q": {"$expr": {"$gt": ["$age", "$$min"]}}, "limit": 0}],
                        let={"min": 29})
     assert reply["n"] == 2
+
+
+@pytest.mark.commands("update")
+def test_concurrent_bucket_upserts_never_duplicate_a_bucket(server, db):
+    import threading
+
+    minute = datetime.datetime(2024, 1, 1, 12, 0)
+
+    def hammer():
+        client = server.client(maxPoolSize=1)
+        try:
+            coll = client[db.name].hits
+            for i in range(40):
+                coll.update_one({"page": f"/p{i % 3}", "timestamp": minute},
+                                {"$inc": {"seconds.7": 1, "totalViews": 1}}, upsert=True)
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=hammer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    docs = sorted(db.hits.find({}, {"_id": 0}), key=lambda d: d["page"])
+    assert [d["page"] for d in docs] == ["/p0", "/p1", "/p2"]
+    assert sum(d["totalViews"] for d in docs) == 320
+    assert all(d["seconds"]["7"] == d["totalViews"] for d in docs)
