@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
@@ -165,10 +166,10 @@ def sort_documents(
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
 ) -> list:
     """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given."""
-    key = make_sort_key(spec)
+    fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
     check = not allow_disk_use
     if limit is not None and limit > 0:
-        return _top_k(docs, key, limit, check, memory_limit)
+        return _top_k(docs, make_sort_key(fields), limit, check, memory_limit)
     buffered: list = []
     used = 0
     for n, doc in enumerate(docs):
@@ -182,8 +183,40 @@ def sort_documents(
             if used > memory_limit:
                 raise _limit_error(memory_limit)
         buffered.append(doc)
-    buffered.sort(key=key)
-    return buffered
+    return _stable_multi_sort(buffered, fields)
+
+
+def _stable_multi_sort(docs: list, fields: list[tuple[str, int]]) -> list:
+    """Sort by each field from the last to the first; stable sorts compose into the full order.
+
+    Per field the key is the raw value when every document holds a plain number (no NaN) or
+    every one a string at a top-level field: Python then sorts with its fast same-type compares.
+    Otherwise the BSON sort-key tuples are used. ``reverse=True`` keeps ties in input order.
+    """
+    order = list(range(len(docs)))
+    for path, direction in reversed(fields):
+        keys = _raw_keys(docs, path)
+        if keys is None:
+            descending = direction == -1
+            keys = [_field_key(doc, path, descending) for doc in docs]
+        order.sort(key=keys.__getitem__, reverse=direction == -1)
+    return [docs[i] for i in order]
+
+
+def _raw_keys(docs: list, path: str) -> list | None:
+    if "." in path or not docs:
+        return None
+    values = [doc.get(path, MISSING) if type(doc) is dict else MISSING for doc in docs]
+    first = type(values[0])
+    if first is str:
+        return values if all(type(v) is str for v in values) else None
+    if first is int or first is float or first is Int64:
+        for v in values:
+            t = type(v)
+            if not (t is int or t is Int64 or (t is float and v == v)):
+                return None
+        return values
+    return None
 
 
 def _top_k(docs: Iterable[Any], key: Callable, k: int, check: bool, memory_limit: int) -> list:

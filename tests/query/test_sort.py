@@ -96,3 +96,17 @@ def test_memory_estimate_over_many_documents_still_trips_the_limit():
     with pytest.raises(MongoError) as info:
         sort_documents(docs, {"_id": -1}, memory_limit=2_000_000)
     assert info.value.code == 292
+
+
+@pytest.mark.parametrize("spec", [{"n": 1}, {"n": -1}, {"s": 1, "n": -1}, {"s": -1, "n": 1, "_id": -1}])
+def test_homogeneous_fast_path_matches_general_key_order(spec):
+    import random
+
+    rng = random.Random(3)
+    docs = [
+        {"_id": i, "n": rng.choice([1, 2, 2.5, -1, 0.0]), "s": rng.choice(["a", "b", "B"])}
+        for i in range(500)
+    ]
+    assert ids(sort_documents(docs, spec)) == ids(sorted(docs, key=make_sort_key(spec)))
+    docs[7]["n"] = "mixed"  # one odd type: the general path must give the same order as the key function
+    assert ids(sort_documents(docs, spec)) == ids(sorted(docs, key=make_sort_key(spec)))
