@@ -105,6 +105,7 @@ class Engine:
             raise DbPathUnusable(f"cannot open the data files in {dbpath}: {exc}") from exc
         self._env.reader_check()  # clear reader slots left by a killed process (they pin old pages)
         self.max_key_size = self._env.max_key_size()
+        self.max_dbs = max_dbs
         self._handles: dict[bytes, Any] = {}
         self._publish_lock = threading.Lock()
         self._gate = ReadGate()

@@ -133,3 +133,14 @@ class CatalogChanged(StorageError):
 class InvalidNamespace(StorageError, ValueError):
     code = 73
     code_name = "InvalidNamespace"
+
+
+class TooManyCollections(StorageError):
+    """LMDB's max_dbs is reached: every collection and index uses one sub-database."""
+
+    code = 96
+    code_name = "OperationFailed"
+
+    def __init__(self, max_dbs: int):
+        super().__init__(f"too many collections and indexes: this storage engine holds at most {max_dbs} "
+                         "(max_dbs); drop unused collections or restart with a larger limit")

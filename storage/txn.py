@@ -32,6 +32,7 @@ from storage.errors import (
     NamespaceExists,
     NamespaceNotFound,
     StorageError,
+    TooManyCollections,
 )
 from storage.readview import ReadView, size_key
 
@@ -130,7 +131,10 @@ class WriteTxn(ReadView):
         return self._engine._published_handle(name)
 
     def _create_db(self, name: bytes):
-        handle = self._engine._env.open_db(name, txn=self._txn, create=True)
+        try:
+            handle = self._engine._env.open_db(name, txn=self._txn, create=True)
+        except lmdb.DbsFullError:
+            raise TooManyCollections(self._engine.max_dbs) from None
         self._handles[-1][name] = handle
         return handle
 

@@ -292,3 +292,21 @@ def test_invalid_namespace_is_rejected(engine):
 
     with pytest.raises(InvalidNamespace, match="Invalid namespace"):
         engine.write_sync(lambda w: w.create_collection("nodot", {}))
+
+
+def test_running_out_of_sub_databases_is_a_clear_error_and_drop_frees_slots(dbpath):
+    from storage.errors import TooManyCollections
+
+    eng = open_engine(dbpath, max_dbs=12)  # 3 internal + 2 per collection
+    try:
+        for n in range(4):
+            eng.write_sync(lambda w, n=n: w.create_collection(f"a.c{n}", {}))
+        with pytest.raises(TooManyCollections, match="at most 12"):
+            eng.write_sync(lambda w: w.create_collection("a.c4", {}))
+        with eng.read() as r:
+            assert r.get_collection("a.c4") is None
+        eng.write_sync(lambda w: w.drop_collection("a.c0"))
+        eng.write_sync(lambda w: None)  # reclaim closes the dropped sub-databases
+        eng.write_sync(lambda w: w.create_collection("a.c4", {}))
+    finally:
+        eng.close()
