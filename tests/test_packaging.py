@@ -156,3 +156,17 @@ def test_version_flag_prints_versions():
     result = _run("--version")
     assert result.returncode == 0
     assert "MongoDB 7.0.0 compatible" in result.stdout
+
+
+def test_unreadable_or_invalid_config_file_exits_2(tmp_path):
+    missing = _run("--config", str(tmp_path / "missing.yaml"))
+    assert missing.returncode == 2 and "cannot read config file" in missing.stderr
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("net: [unclosed\n")
+    result = _run("--config", str(broken))
+    assert result.returncode == 2 and "invalid YAML" in result.stderr
+
+
+def test_out_of_range_port_exits_2():
+    result = _run("--port", "70000")
+    assert result.returncode == 2 and "port number" in result.stderr
