@@ -1,0 +1,1 @@
+"""The MongoDB query language over in-memory documents (see README.md). Import the submodules."""
