@@ -48,13 +48,14 @@ _STOP = object()
 class _Group:
     """State of one group transaction shared by its WriteTxns."""
 
-    __slots__ = ("handles", "sizes", "map_full", "txn_full", "buried")
+    __slots__ = ("handles", "sizes", "map_full", "txn_full", "needs_isolation", "buried")
 
     def __init__(self):
         self.handles: dict[bytes, Any] = {}
         self.sizes: dict[str, int] = {}  # ident -> data size delta of the committed fns
         self.map_full = False  # LMDB map exhausted: grow and run the group again
         self.txn_full = False  # too many dirty pages for one transaction: split the group
+        self.needs_isolation = False  # a fn raised on the fast path: rerun with nested txns
         self.buried = False
 
 
@@ -114,7 +115,7 @@ class Engine:
         self._resolved_cache: dict[bytes, tuple] = {}
         self._jseq_cache: dict[bytes, int] = {}
         self._maybe_graveyard = False
-        self.stats = {"commits": 0, "writes": 0, "max_group": 0, "retries": 0,
+        self.stats = {"commits": 0, "writes": 0, "max_group": 0, "retries": 0, "isolated_reruns": 0,
                       "map_size": self._env.info()["map_size"]}
         self._open_catalog()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -266,11 +267,15 @@ class Engine:
         if live:
             self._commit_group(live)
 
-    def _commit_group(self, live: list) -> None:
-        """Run fns in one parent txn and commit once; on map exhaustion grow and run them all
+    def _commit_group(self, live: list, isolated: bool = False) -> None:
+        """Run fns in one parent txn and commit once.
+
+        Fast path: fns run directly in the parent (a nested txn per fn costs O(max_dbs)). If one
+        raises, the group is aborted and run again ``isolated``: each fn in its own nested txn,
+        so the raising one rolls back alone. On map exhaustion the map grows and the group runs
         again; a group too big for one LMDB transaction is split in halves."""
         for attempt in itertools.count():
-            self._grow_if_needed(force=attempt > 0)
+            self._grow_if_needed(force=attempt > 0)  # a re-attempt follows map exhaustion
             group = _Group()
             outcomes: list[tuple[concurrent.futures.Future, Any, BaseException | None]] = []
             parent = self._env.begin(write=True)
@@ -279,7 +284,10 @@ class Engine:
                 for fn, fut in live:
                     w = WriteTxn(self, group, parent)
                     try:
-                        with w._atomic():
+                        if isolated:
+                            with w._atomic():
+                                result = fn(w)
+                        else:
                             result = fn(w)
                         outcomes.append((fut, result, None))
                     except Exception as exc:
@@ -287,10 +295,12 @@ class Engine:
                             group.map_full = True
                         elif isinstance(exc, lmdb.TxnFullError):
                             group.txn_full = True
+                        elif not isolated:
+                            group.needs_isolation = True
                         outcomes.append((fut, None, exc))
-                    if group.map_full or group.txn_full:
+                    if group.map_full or group.txn_full or group.needs_isolation:
                         break
-                if not (group.map_full or group.txn_full):
+                if not (group.map_full or group.txn_full or group.needs_isolation):
                     flush_sizes(parent, self._meta_db, group.sizes)
                     if group.handles:
                         with self._publish_lock:
@@ -313,6 +323,10 @@ class Engine:
             if committed:
                 break
             parent.abort()
+            if group.needs_isolation and not (group.map_full or group.txn_full):
+                self.stats["isolated_reruns"] += 1
+                self._commit_group(live, isolated=True)
+                return
             self.stats["retries"] += 1
             if group.txn_full:
                 if len(live) == 1:
@@ -320,8 +334,8 @@ class Engine:
                         "the write is too large for one storage transaction (too many dirty pages)"))
                     return
                 half = len(live) // 2
-                self._commit_group(live[:half])
-                self._commit_group(live[half:])
+                self._commit_group(live[:half], isolated)
+                self._commit_group(live[half:], isolated)
                 return
             if attempt >= 20:
                 error = StorageError("the write does not fit in the storage map even after growing it")

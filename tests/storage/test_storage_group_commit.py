@@ -80,6 +80,7 @@ def test_raising_fn_rolls_back_only_itself(engine):
     with pytest.raises(ValueError, match="boom"):
         f2.result(5)
     assert engine.stats["commits"] == commits + 1  # the three shared one commit
+    assert engine.stats["isolated_reruns"] == 1  # fast path aborted once, rerun with nested txns
     with engine.read() as r:
         info = r.get_collection("db.c")
         assert [bson.decode(v)["_id"] for _, v in r.scan(info)] == [1, 3]
