@@ -49,6 +49,11 @@ class Accumulator:
     def process(self, value: Any) -> None:
         raise NotImplementedError
 
+    def process_many(self, values: list) -> None:
+        """Feed a batch in order (overridden where a whole-list builtin is faster)."""
+        for v in values:
+            self.process(v)
+
     def result(self) -> Any:
         raise NotImplementedError
 
@@ -57,29 +62,37 @@ class Accumulator:
 
 
 class _Sum(Accumulator):
+    """$sum: exact integer part, near-exact double part, Decimal part; the widest kind decides.
+
+    Doubles are buffered and folded into a double-double (hi, lo) with ``math.fsum`` (like mongod's
+    DoubleDoubleSummation): the result does not depend on input order, so a time-series collection
+    and a regular one holding the same data give the same sums.
+    """
+
     removable = True
-    __slots__ = ("kind", "total", "dec", "count", "nonfinite")
+    _FLUSH = 512
 
     def __init__(self):
         self.kind = KIND_INT
-        self.total = 0
+        self.ints = 0
+        self.floats: list[float] = []
+        self.hi = 0.0
+        self.lo = 0.0
         self.dec: Decimal | None = None
         self.count = 0
 
     def process(self, v):
         t = type(v)
         if t is float:
+            self.floats.append(v)
+            if len(self.floats) >= self._FLUSH:
+                self._flush()
             if self.kind < KIND_DOUBLE:
                 self.kind = KIND_DOUBLE
-                self.total = float(self.total)
-            if self.kind == KIND_DOUBLE:
-                self.total += v
-            else:
-                self.dec += to_decimal(v)
             self.count += 1
             return
-        if t is int and self.kind < KIND_DOUBLE:
-            self.total += v
+        if t is int:
+            self.ints += v
             if self.kind == KIND_INT and not -2147483648 <= v <= 2147483647:
                 self.kind = KIND_LONG
             self.count += 1
@@ -88,39 +101,72 @@ class _Sum(Accumulator):
         if k is None:
             return
         self.count += 1
-        if k == KIND_DECIMAL and self.kind != KIND_DECIMAL:
-            self.dec = to_decimal(self.total)
-            self.kind = KIND_DECIMAL
-        if self.kind == KIND_DECIMAL:
-            self.dec += to_decimal(v)
-        elif self.kind == KIND_DOUBLE:
-            self.total += as_float(v)
-        else:
-            self.kind = max(self.kind, k)
-            self.total += int(v)
+        if k == KIND_DECIMAL:
+            self.dec = (self.dec or Decimal(0)) + v.to_decimal()
+        else:  # Int64 and other int subclasses
+            self.ints += int(v)
+        if k > self.kind:
+            self.kind = k
+
+    def process_many(self, values):
+        types = set(map(type, values))
+        if types == {float}:
+            self.floats.extend(values)
+            if len(self.floats) >= self._FLUSH:
+                self._flush()
+            self.count += len(values)
+            if self.kind < KIND_DOUBLE:
+                self.kind = KIND_DOUBLE
+            return
+        for v in values:
+            self.process(v)
 
     def remove(self, v):
         k = num_kind(v)
         if k is None:
             return
         self.count -= 1
-        if self.kind == KIND_DECIMAL:
-            self.dec -= to_decimal(v)
-        elif self.kind == KIND_DOUBLE:
-            self.total -= as_float(v)
+        if type(v) is float:
+            self.floats.append(-v)  # cancels exactly inside fsum
+        elif k == KIND_DECIMAL:
+            self.dec -= v.to_decimal()
         else:
-            self.total -= int(v)
+            self.ints -= int(v)
+
+    def _flush(self) -> None:
+        parts = [self.hi, self.lo, *self.floats]
+        self.floats = []
+        try:
+            hi = math.fsum(parts)
+            lo = math.fsum([*parts, -hi]) if math.isfinite(hi) else 0.0
+        except (ValueError, OverflowError):  # inf - inf, or an intermediate overflow
+            hi, lo = sum(parts), 0.0
+        self.hi, self.lo = hi, lo
+
+    def _double_total(self) -> float:
+        self._flush()
+        if not self.ints:
+            return self.hi + self.lo
+        try:
+            return math.fsum([self.hi, self.lo, float(self.ints)])
+        except (ValueError, OverflowError):
+            return self.hi + self.lo + float(self.ints)
+
+    def _decimal_total(self) -> Decimal:
+        self._flush()
+        total = (self.dec or Decimal(0)) + Decimal(self.ints)
+        if self.hi or self.lo:
+            total += to_decimal(self.hi) + to_decimal(self.lo)
+        return total
 
     def result(self):
         if self.kind == KIND_DECIMAL:
-            return make_decimal(self.dec)
+            return make_decimal(self._decimal_total())
         if self.kind == KIND_DOUBLE:
-            return self.total
-        if self.kind == KIND_INT and -2147483648 <= self.total <= 2147483647:
-            return self.total
-        if -(2**63) <= self.total < 2**63:
-            return make_integer(self.total, KIND_LONG)
-        return float(self.total)
+            return self._double_total()
+        if self.kind == KIND_INT and -2147483648 <= self.ints <= 2147483647:
+            return self.ints
+        return make_integer(self.ints, KIND_LONG)
 
 
 class _Avg(_Sum):
@@ -128,8 +174,10 @@ class _Avg(_Sum):
         if self.count == 0:
             return None
         if self.kind == KIND_DECIMAL:
-            return make_decimal(self.dec / self.count)
-        return float(self.total) / self.count if self.kind != KIND_DOUBLE else self.total / self.count
+            return make_decimal(self._decimal_total() / self.count)
+        if self.kind == KIND_DOUBLE:
+            return self._double_total() / self.count
+        return self.ints / self.count
 
 
 class _Count(Accumulator):
@@ -140,6 +188,9 @@ class _Count(Accumulator):
 
     def process(self, v):
         self.n += 1
+
+    def process_many(self, values):
+        self.n += len(values)
 
     def remove(self, v):
         self.n -= 1
@@ -165,6 +216,16 @@ class _MinMax(Accumulator):
         elif compare(v, cur) * self.sign > 0:
             self.value = v
 
+    def process_many(self, values):
+        types = set(map(type, values))
+        if types and types <= {float, int}:
+            total = sum(values)  # NaN anywhere (or inf - inf) makes it NaN: take the exact path
+            if total == total:
+                self.process(max(values) if self.sign > 0 else min(values))
+                return
+        for v in values:
+            self.process(v)
+
     def result(self):
         return None if self.value is MISSING else self.value
 
@@ -179,6 +240,10 @@ class _First(Accumulator):
             self.seen = True
             self.value = None if v is MISSING else v
 
+    def process_many(self, values):
+        if values and not self.seen:
+            self.process(values[0])
+
     def result(self):
         return self.value
 
@@ -189,6 +254,10 @@ class _Last(Accumulator):
 
     def process(self, v):
         self.value = None if v is MISSING else v
+
+    def process_many(self, values):
+        if values:
+            self.process(values[-1])
 
     def result(self):
         return self.value
@@ -201,6 +270,9 @@ class _Push(Accumulator):
     def process(self, v):
         if v is not MISSING:
             self.values.append(v)
+
+    def process_many(self, values):
+        self.values.extend(v for v in values if v is not MISSING)
 
     def result(self):
         return list(self.values)  # a copy: sliding windows keep appending to the state
@@ -347,11 +419,13 @@ class AccumulatorSpec:
     """A parsed accumulator: ``evaluate(doc, vars)`` gives the value to feed, ``new()`` the state."""
 
     def __init__(self, name: str, evaluate: Callable[[Any, dict], Any], factory: Callable[[], Accumulator],
-                 spec: Any):
+                 spec: Any, field: str | None = None):
         self.name = name
         self.evaluate = evaluate
         self.new = factory
         self.spec = spec
+        # The top-level field the argument reads when it is a plain "$name" (batch fast path).
+        self.field = field
 
 
 def _unary(name: str, arg: Any) -> Any:
@@ -447,7 +521,9 @@ def parse_accumulator(name: str, arg: Any) -> AccumulatorSpec:
     """Validate and compile one accumulator; 15952 for an unknown name."""
     factory = _SIMPLE.get(name)
     if factory is not None:
-        return AccumulatorSpec(name, compile_expression(_unary(name, arg)), factory, arg)
+        arg = _unary(name, arg)
+        field = arg[1:] if isinstance(arg, str) and arg[:1] == "$" and arg[1:2] != "$" and "." not in arg else None
+        return AccumulatorSpec(name, compile_expression(arg), factory, arg, field)
     if name == "$count":
         if arg != {}:
             raise MongoError(ErrorCode.TypeMismatch, "$count takes no arguments, i.e. $count:{}")

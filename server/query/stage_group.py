@@ -10,6 +10,7 @@ first-seen order. The buffered state is estimated and capped at the context's me
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import math
 from typing import Any
 
@@ -42,6 +43,10 @@ def group_key(v: Any) -> Any:
         return _NAN_KEY if d.is_nan() else d
     if t is bool:
         return ("bool", v)
+    if t is dict:  # field order matters, values compare as BSON values
+        return ("obj", tuple([(k, group_key(x)) for k, x in v.items()]))
+    if t is list:
+        return ("arr", tuple([group_key(x) for x in v]))
     if num_kind(v) is not None:  # Int64 and other int subclasses
         return int(v)
     return sort_key(v)
@@ -88,30 +93,54 @@ class _Groups:
                                          "$minN", "$topN", "$bottomN", "$stdDevPop", "$stdDevSamp", "$median",
                                          "$percentile") for f in fields)
 
+    _CHUNK = 1024
+
     def add_all(self, docs):
+        """Feed every document. Works a chunk at a time: documents of a chunk are bucketed by
+        group first, then each accumulator takes its group's values as one list (whole-list
+        builtins instead of a call per document), in input order, so results are unchanged."""
+        it = iter(docs)
+        while True:
+            chunk = list(itertools.islice(it, self._CHUNK))
+            if not chunk:
+                return
+            self._add_chunk(chunk)
+
+    def _add_chunk(self, chunk: list) -> None:
         variables = self.ctx.variables
         groups = self.groups
         id_fn = self.id_fn
-        evaluators = [(spec.evaluate, i) for i, (_, spec) in enumerate(self.fields)]
         check = not self.ctx.allow_disk_use
         limit = self.ctx.memory_limit
-        for doc in docs:
+        members: dict = {}
+        for doc in chunk:
             idv = id_fn(doc, variables)
-            key = group_key(idv)
-            entry = groups.get(key)
-            if entry is None:
-                entry = groups[key] = (idv, [spec.new() for _, spec in self.fields])
-                if check:
-                    self.used += _GROUP_OVERHEAD + _approx_size(idv)
-                    if self.used > limit:
-                        raise _memory_error(limit)
-            accs = entry[1]
-            for evaluate, i in evaluators:
-                value = evaluate(doc, variables)
-                accs[i].process(value)
-                if check and self.growing:
-                    self.used += _approx_size(value)
-            if check and self.growing and self.used > limit:
+            t = type(idv)
+            key = idv if (t is str or t is _dt.datetime or t is int) else group_key(idv)
+            m = members.get(key)
+            if m is None:
+                entry = groups.get(key)
+                if entry is None:
+                    entry = groups[key] = (idv, [spec.new() for _, spec in self.fields])
+                    if check:
+                        self.used += _GROUP_OVERHEAD + _approx_size(idv)
+                        if self.used > limit:
+                            raise _memory_error(limit)
+                m = members[key] = (entry[1], [])
+            m[1].append(doc)
+        growing = check and self.growing
+        for accs, docs in members.values():
+            for (_, spec), acc in zip(self.fields, accs, strict=True):
+                field = spec.field
+                if field is not None:
+                    values = [d.get(field, MISSING) for d in docs]
+                else:
+                    evaluate = spec.evaluate
+                    values = [evaluate(d, variables) for d in docs]
+                acc.process_many(values)
+                if growing:
+                    self.used += sum(_approx_size(v) for v in values)
+            if growing and self.used > limit:
                 raise _memory_error(limit)
 
     def results(self):
