@@ -31,12 +31,13 @@ from server.query.match_ast import (
     Type,
 )
 from server.query.match_compile import compile_node
-from server.query.match_parse import is_operator_document, parse_filter
+from server.query.match_parse import is_operator_document, parse_filter, parse_value_condition
 
 __all__ = [
     "parse_filter",
     "compile_node",
     "compile_filter",
+    "compile_value_predicate",
     "filter_fields",
     "is_operator_document",
     "Node",
@@ -64,6 +65,12 @@ __all__ = [
 def compile_filter(filter: Mapping | None, *, variables: Mapping | None = None) -> Callable[[dict], bool]:
     """Parse and compile ``filter`` into ``fn(doc) -> bool`` (raises MongoError when invalid)."""
     return compile_node(parse_filter(filter), variables=variables)
+
+
+def compile_value_predicate(ops: Mapping) -> Callable[[Any], bool]:
+    """``fn(value) -> bool`` for an operator document applied to ONE value, without array
+    expansion (mongod's matchesSingleElement; used by $pull and array-filter style conditions)."""
+    return compile_node(parse_value_condition(ops))
 
 
 def filter_fields(node: Node) -> set[str]:

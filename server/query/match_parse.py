@@ -40,7 +40,7 @@ from server.query.match_ast import (
 from server.query.match_regex import compile_regex, is_regex, pattern_and_options, validate_options
 from server.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
 
-__all__ = ["parse_filter", "is_operator_document"]
+__all__ = ["parse_filter", "parse_value_condition", "is_operator_document"]
 
 _UNSUPPORTED_TOP = {"$where", "$text"}
 _UNSUPPORTED_PATH = {
@@ -110,6 +110,11 @@ def parse_filter(filter: Mapping | None) -> Node:
     if not isinstance(filter, Mapping):
         raise MongoError(ErrorCode.TypeMismatch, "filter must be an object")
     return _parse_object(filter, top=True, sub=False)
+
+
+def parse_value_condition(ops: Mapping) -> Node:
+    """``{$gte: 5, $lt: 9}`` as a condition on one value (paths ``""``, like value-form $elemMatch)."""
+    return _conj(_parse_path_operators("", ops, sub=True))
 
 
 def _conj(children: list[Node]) -> Node:

@@ -279,13 +279,12 @@ def op_pop(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
 
 
 def _pull_matcher(cond: Any):
-    from server.query.match import compile_filter, is_operator_document
+    from server.query.match import compile_filter, compile_value_predicate, is_operator_document
     from server.query.match_regex import is_regex
 
     if isinstance(cond, Mapping) and cond:
         if is_operator_document(cond):
-            pred = compile_filter({"v": cond})
-            return lambda e: pred({"v": e})
+            return compile_value_predicate(cond)  # each element as one value (no array expansion)
         pred = compile_filter(cond)
         return lambda e: isinstance(e, dict) and pred(e)
     if is_regex(cond):

@@ -1,6 +1,7 @@
 """Update operators, table-driven: (document, update, expected document) plus mongod's errors."""
 
 import datetime as dt
+import re
 
 import pytest
 from bson.decimal128 import Decimal128
@@ -79,6 +80,9 @@ CASES = [
     ({"_id": 1, "a": [1, 2, 3]}, {"$pop": {"a": -1}}, {"_id": 1, "a": [2, 3]}),
     ({"_id": 1, "a": [1, 5, 7, 2]}, {"$pull": {"a": {"$gte": 5}}}, {"_id": 1, "a": [1, 2]}),
     ({"_id": 1, "a": [1, 2, 1]}, {"$pull": {"a": 1}}, {"_id": 1, "a": [2]}),
+    ({"_id": 1, "a": [[7], 7, 3]}, {"$pull": {"a": {"$gte": 5}}}, {"_id": 1, "a": [[7], 3]}),
+    ({"_id": 1, "a": [[1], 1]}, {"$pull": {"a": [1]}}, {"_id": 1, "a": [1]}),
+    ({"_id": 1, "a": ["ab", "b", 1]}, {"$pull": {"a": re.compile("^a")}}, {"_id": 1, "a": ["b", 1]}),
     ({"_id": 1, "a": [{"x": 1, "y": 1}, {"x": 2}]}, {"$pull": {"a": {"x": 1}}}, {"_id": 1, "a": [{"x": 2}]}),
     ({"_id": 1, "a": [1, 2, 3, 1]}, {"$pullAll": {"a": [1, 3]}}, {"_id": 1, "a": [2]}),
     # $bit
