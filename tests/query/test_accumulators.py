@@ -107,3 +107,37 @@ def test_sum_and_avg_can_slide_by_removing_values():
         acc.process(v)
     acc.remove(1)
     assert acc.result() == 2.5
+
+
+def test_double_sum_does_not_depend_on_input_order():
+    import random
+    values = [1e16, 1.0, -1e16, 0.1, 0.2, 0.3] * 50
+    shuffled = values[:]
+    random.Random(5).shuffle(shuffled)
+    assert run("$sum", values) == run("$sum", shuffled) == math.fsum(values)
+    assert run("$avg", values) == math.fsum(values) / len(values)
+
+
+@pytest.mark.parametrize("name", ["$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$count"])
+@pytest.mark.parametrize("values", [
+    [3.5, 1.0, 2.0],
+    [3, 1.5, Int64(7), float("nan"), 2],
+    [float("nan"), float("nan")],
+    [None, MISSING, "x", 4, True, [1], {"a": 1}],
+    [float("inf"), float("-inf"), 1.0],
+    [],
+])
+def test_batch_feeding_matches_one_by_one(name, values):
+    one = parse_accumulator(name, {} if name == "$count" else "$x").new()
+    for v in values:
+        one.process(v)
+    batch = parse_accumulator(name, {} if name == "$count" else "$x").new()
+    batch.process_many(list(values))
+    a, b = one.result(), batch.result()
+    assert type(a) is type(b)
+    assert a == b or (a != a and b != b) or (isinstance(a, list) and repr(a) == repr(b))
+
+
+def test_nan_is_the_smallest_number_for_min_and_max():
+    assert math.isnan(run("$min", [1.0, float("nan"), 2.0]))
+    assert run("$max", [1.0, float("nan"), 2.0]) == 2.0

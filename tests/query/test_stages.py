@@ -183,3 +183,11 @@ def test_project_rejects_find_only_projection_forms(spec, code):
     with pytest.raises(MongoError) as e:
         run([{"$project": spec}], [])
     assert e.value.code == code
+
+
+def test_group_across_chunks_keeps_first_seen_order_and_first_last():
+    docs = [{"k": i % 7, "v": i} for i in range(5000)]
+    out = run([{"$group": {"_id": "$k", "first": {"$first": "$v"}, "last": {"$last": "$v"}, "n": {"$sum": 1},
+                           "expr": {"$max": {"$multiply": ["$v", 2]}}}}], docs)
+    assert [d["_id"] for d in out] == list(range(7))
+    assert out[3] == {"_id": 3, "first": 3, "last": 4994, "n": 714, "expr": 9988}
