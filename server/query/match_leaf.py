@@ -240,7 +240,7 @@ def bits_predicate(op: str, mask: int) -> Predicate:
             return None
         if not -(2**63) <= n < 2**63:
             return None
-        return n & ((1 << 64) - 1) if n < 0 else n
+        return n  # Python ints are two's complement with infinite sign extension, as mongod reads negatives
 
     def pred(v: Any) -> bool:
         bits = bits_of(v)

@@ -190,6 +190,9 @@ CASES = [
     ({"a": {"$bitsAllClear": 2}}, {"a": 5}, True),
     ({"a": {"$bitsAnyClear": [0, 1]}}, {"a": 5}, True),
     ({"a": {"$bitsAllSet": 1}}, {"a": Binary(b"\x01")}, True),
+    ({"a": {"$bitsAllSet": [0, 63, 70]}}, {"a": -1}, True),  # negatives sign-extend
+    ({"a": {"$bitsAnyClear": [1]}}, {"a": -1}, False),
+    ({"a": {"$bitsAllSet": 1}}, {"a": 1.5}, False),  # non-integral doubles never match
     # $expr
     ({"$expr": {"$gt": ["$a", "$b"]}}, {"a": 3, "b": 2}, True),
     ({"$expr": {"$gt": ["$a", "$b"]}}, {"a": 1, "b": 2}, False),
