@@ -4,7 +4,8 @@
 (or a raw pipeline, which it parses first) and returns one ``{"$stage": spec}`` document per stage
 as mongod prints them in ``explain.stages`` / ``queryPlanner``: a ``$sort`` absorbs a following
 ``$limit`` as ``{"$sort": {"sortKey": ..., "limit": n}}``; ``$limit``/``$skip`` show 64-bit integers;
-``$sortByCount`` is shown as the ``$group`` + ``$sort`` it stands for. The command layer puts these
+``$sortByCount`` and ``$count`` are shown as the ``$group`` (+ ``$sort``/``$project``) they stand
+for, ``$replaceWith`` as ``$replaceRoot``, ``$unset`` as an exclusion ``$project``. The command layer puts these
 after its own ``$cursor``/queryPlanner section.
 """
 
@@ -37,4 +38,12 @@ def _describe(stage: Stage) -> list[dict[str, Any]]:
                 {"$sort": {"sortKey": {"count": -1}}}]
     if stage.name in ("$limit", "$skip"):
         return [{stage.name: Int64(stage.spec)}]
+    if stage.name == "$count":
+        return [{"$group": {"_id": {"$const": None}, stage.spec: {"$sum": {"$const": 1}}}},
+                {"$project": {stage.spec: True, "_id": False}}]
+    if stage.name == "$replaceWith":
+        return [{"$replaceRoot": {"newRoot": copy.deepcopy(stage.spec)}}]
+    if stage.name == "$unset":
+        paths = [stage.spec] if isinstance(stage.spec, str) else stage.spec
+        return [{"$project": {**{p: False for p in paths}, "_id": True}}]
     return [{stage.name: copy.deepcopy(stage.spec)}]

@@ -136,3 +136,15 @@ def test_extra_stage_factories_may_return_a_bare_apply_callable():
     stages = parse_pipeline([{"$_tag": "x"}, {"$limit": 1}], ctx)
     assert explain_stages(stages) == [{"$_tag": "x"}, {"$limit": 1}]
     assert list(run_pipeline(stages, [{"a": 1}, {"a": 2}])) == [{"a": 1, "tag": "x"}]
+
+
+def test_explain_desugars_alias_stages_like_mongod():
+    shown = explain_stages([{"$count": "n"}, {"$replaceWith": "$a"}, {"$unset": ["x", "y"]}, {"$sortByCount": "$k"}])
+    assert shown == [
+        {"$group": {"_id": {"$const": None}, "n": {"$sum": {"$const": 1}}}},
+        {"$project": {"n": True, "_id": False}},
+        {"$replaceRoot": {"newRoot": "$a"}},
+        {"$project": {"x": False, "y": False, "_id": True}},
+        {"$group": {"_id": "$k", "count": {"$sum": {"$const": 1}}}},
+        {"$sort": {"sortKey": {"count": -1}}},
+    ]
