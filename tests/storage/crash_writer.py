@@ -39,11 +39,16 @@ def main() -> None:
             ids = [base + worker * 10_000_000 + n + i for i in range(5)]
             n += 5
 
-            def fn(w, ids=ids):
+            def fn(w, ids=ids, worker=worker):
                 info = w.get_collection(NS)
                 for _id in ids:
                     doc = {"_id": _id, "k": _id % 1000, "pad": "p" * 200}
                     w.insert(info, bson.encode(doc), keys(doc))
+                w.journal_append(b"worker%d" % worker, bson.encode({"ids": ids}))
+                if worker == 0:  # churn: drops leave buried sub-databases to reclaim
+                    churn = f"db.tmp{ids[0]}"
+                    w.create_collection(churn, {})
+                    w.drop_collection(churn)
 
             engine.write(fn).result()
             with out_lock:

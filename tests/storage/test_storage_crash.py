@@ -7,6 +7,7 @@ import sys
 
 import bson
 
+from storage.catalog import index_db_name, records_db_name
 from storage.engine import open_engine
 from storage.keys import decode_key, encode_key
 
@@ -46,6 +47,12 @@ def check_consistent(dbpath, acked):
             k_entries = {(decode_key(k, [1])[0], rid) for k, rid in r.index_scan(info, "k_1")}
             assert k_entries == {(d["k"], rid) for rid, d in docs.items()}
             assert r.data_size(info) == sum(len(bson.encode(d)) for d in docs.values())
+            journaled = {i for _, _, p in r.journal_scan() for i in bson.decode(p)["ids"]}
+            assert journaled == ids  # each batch's journal record committed with its records
+            assert [c.ns for c in r.list_collections("db")] == ["db.crash"]
+            live = {records_db_name(info.ident)} | {index_db_name(i) for i in info.index_idents.values()}
+        with eng._env.begin() as txn:  # buried sub-databases of dropped collections were deleted
+            assert {key for key, _ in txn.cursor()} == live | {b"_catalog", b"_meta", b"_journal"}
         return len(ids)
     finally:
         eng.close()
