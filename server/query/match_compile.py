@@ -9,14 +9,14 @@ by a *path accessor* that applies it with mongod's semantics:
 - a top-level field (no dot) skips the traversal: ``doc.get(name)`` then the same leaf rule.
 
 Inside a value-form ``$elemMatch`` the path is ``""``: the predicate sees the element as it is.
-Comparisons are type-bracketed: ``$gt: 5`` only matches numbers; ``$lte: null`` matches null and
-missing; NaN equals only NaN and is neither greater nor less than anything (mongod's rule).
+Value predicates live in ``match_leaf``. Speed: conjunctions run cheap/selective children first;
+a numeric or date range on one top-level field is fused into one closure; dotted paths through
+plain sub-documents avoid the general traversal.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -61,8 +61,6 @@ Predicate = Callable[[Any], bool]
 
 __all__ = ["compile_node", "Predicate"]
 
-_OPS = {"$eq": operator.eq, "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
-_NUMERIC_FAST = (int, float, Int64)
 
 
 def compile_node(node: Node, *, variables: Mapping | None = None) -> Predicate:
