@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.update_format import bson_repr
 from server.query.values import bson_type_name, is_number
 
 __all__ = ["Update", "Action", "parse_update", "OPERATORS", "PIPELINE_STAGES"]
@@ -64,8 +65,6 @@ class Update:
 
 
 def _short(v: Any) -> str:
-    from server.query.update_format import bson_repr
-
     return bson_repr(v)
 
 
@@ -76,8 +75,7 @@ def parse_update(update: Any, *, array_filters: list | None = None) -> Update:
     if not isinstance(update, Mapping):
         raise MongoError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
     if not update or not next(iter(update)).startswith("$"):
-        if array_filters:
-            _parse_array_filters(array_filters)  # validated, but unused filters are an error below
+        if array_filters:  # validated first (their own errors win), then unused in a replacement
             ids = ", ".join(sorted(_parse_array_filters(array_filters)))
             raise MongoError(
                 ErrorCode.FailedToParse,
