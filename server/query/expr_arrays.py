@@ -1,6 +1,6 @@
-"""Array and set expressions: $arrayElemAt $first $last $concatArrays $filter $map $reduce $size
-$slice $in $indexOfArray $isArray $range $reverseArray $zip $sortArray $firstN $lastN $maxN $minN
-$allElementsTrue $anyElementTrue $setUnion $setIntersection $setDifference $setEquals $setIsSubset.
+"""Array expressions: $arrayElemAt $first $last $concatArrays $filter $map $reduce $size $slice $in
+$indexOfArray $isArray $range $reverseArray $zip $sortArray $firstN $lastN $maxN $minN
+$allElementsTrue $anyElementTrue (set operators live in ``expr_sets``).
 
 $filter/$map/$reduce bind their variables ("this", "value" or the ``as`` name) in a fresh variables
 dict per evaluation; the element loop reuses it (closures never keep a reference to it).
@@ -393,96 +393,6 @@ def _all_any(name, want_all):
     return compile_op
 
 
-def _dedupe(values):
-    seen, out = set(), []
-    for v in values:
-        k = sort_key(v)
-        if k not in seen:
-            seen.add(k)
-            out.append(v)
-    return out
-
-
-def _set_args(name, vals, code):
-    for v in vals:
-        if not nullish(v) and type(v) is not list:
-            raise MongoError(code, f"All operands of {name} must be arrays. One argument is of type: {type_name(v)}")
-
-
-def compile_set_union(args, cc):
-    fns = [cc(x) for x in args_list(args)]
-
-    def union(doc, vars):
-        vals = [f(doc, vars) for f in fns]
-        _set_args("$setUnion", vals, 17043)
-        if any(nullish(v) for v in vals):
-            return None
-        return _dedupe(x for v in vals for x in v)
-    return union
-
-
-def compile_set_intersection(args, cc):
-    fns = [cc(x) for x in args_list(args)]
-
-    def intersection(doc, vars):
-        vals = [f(doc, vars) for f in fns]
-        _set_args("$setIntersection", vals, 17047)
-        if any(nullish(v) for v in vals):
-            return None
-        if not vals:
-            return []
-        common = {sort_key(x) for x in vals[0]}
-        for v in vals[1:]:
-            common &= {sort_key(x) for x in v}
-        return [x for x in _dedupe(vals[0]) if sort_key(x) in common]
-    return intersection
-
-
-def compile_set_difference(args, cc):
-    a, b = (cc(x) for x in check_arity("$setDifference", args, 2))
-
-    def difference(doc, vars):
-        x, y = a(doc, vars), b(doc, vars)
-        if nullish(x) or nullish(y):
-            return None
-        for v, which in ((x, "first"), (y, "second")):
-            if type(v) is not list:
-                raise MongoError(17048 if which == "first" else 17049,
-                                 f"both operands of $setDifference must be arrays. {which.capitalize()} argument is of type: {type_name(v)}")
-        drop = {sort_key(e) for e in y}
-        return [e for e in _dedupe(x) if sort_key(e) not in drop]
-    return difference
-
-
-def compile_set_equals(args, cc):
-    fns = [cc(x) for x in args_list(args)]
-    if len(fns) < 2:
-        raise MongoError(17045, "$setEquals needs at least two arguments had: " + str(len(fns)))
-
-    def equals(doc, vars):
-        sets = []
-        for f in fns:
-            v = f(doc, vars)
-            if type(v) is not list:
-                raise MongoError(17044, f"All operands of $setEquals must be arrays. One argument is of type: {type_name(v)}")
-            sets.append({sort_key(e) for e in v})
-        return all(s == sets[0] for s in sets[1:])
-    return equals
-
-
-def compile_set_is_subset(args, cc):
-    a, b = (cc(x) for x in check_arity("$setIsSubset", args, 2))
-
-    def is_subset(doc, vars):
-        x, y = a(doc, vars), b(doc, vars)
-        if type(x) is not list:
-            raise MongoError(17046, f"both operands of $setIsSubset must be arrays. First argument is of type: {type_name(x)}")
-        if type(y) is not list:
-            raise MongoError(17042, f"both operands of $setIsSubset must be arrays. Second argument is of type: {type_name(y)}")
-        return {sort_key(e) for e in x} <= {sort_key(e) for e in y}
-    return is_subset
-
-
 OPERATORS = {
     "$arrayElemAt": compile_array_elem_at,
     "$first": _first_last("$first", 0),
@@ -506,9 +416,4 @@ OPERATORS = {
     "$minN": _n_op("$minN"),
     "$allElementsTrue": _all_any("$allElementsTrue", True),
     "$anyElementTrue": _all_any("$anyElementTrue", False),
-    "$setUnion": compile_set_union,
-    "$setIntersection": compile_set_intersection,
-    "$setDifference": compile_set_difference,
-    "$setEquals": compile_set_equals,
-    "$setIsSubset": compile_set_is_subset,
 }

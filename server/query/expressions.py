@@ -26,6 +26,7 @@ from server.query import (
     expr_dates,
     expr_logic,
     expr_objects,
+    expr_sets,
     expr_strings,
 )
 from server.query.expr_base import Compiled, const
@@ -43,7 +44,8 @@ __all__ = [
 ]
 
 OPERATORS: dict[str, Any] = {}
-for _module in (expr_arith, expr_logic, expr_strings, expr_arrays, expr_objects, expr_conversion, expr_dates):
+for _module in (expr_arith, expr_logic, expr_strings, expr_arrays, expr_sets, expr_objects, expr_conversion,
+                expr_dates):
     OPERATORS.update(_module.OPERATORS)
 
 SYSTEM_VARIABLES = frozenset({"ROOT", "CURRENT", "NOW", "REMOVE", "CLUSTER_TIME", "USER_ROLES", "SEARCH_META"})
