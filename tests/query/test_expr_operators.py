@@ -228,3 +228,40 @@ def test_operator_type_errors(expr, code, message):
     assert e.value.code == code
     if message:
         assert e.value.message == message
+
+
+# Null/missing propagation: each of these returns null when the marked argument is null or missing.
+NULL_PROPAGATING = [
+    ("$add", lambda x: [1, x]), ("$subtract", lambda x: [x, 1]), ("$multiply", lambda x: [2, x]),
+    ("$divide", lambda x: [x, 2]), ("$mod", lambda x: [x, 2]), ("$abs", lambda x: x), ("$ceil", lambda x: x),
+    ("$floor", lambda x: x), ("$sqrt", lambda x: x), ("$exp", lambda x: x), ("$ln", lambda x: x),
+    ("$log10", lambda x: x), ("$log", lambda x: [x, 10]), ("$pow", lambda x: [x, 2]), ("$round", lambda x: [x, 1]),
+    ("$trunc", lambda x: x), ("$concat", lambda x: ["a", x]), ("$split", lambda x: [x, ","]),
+    ("$trim", lambda x: {"input": x}), ("$indexOfCP", lambda x: [x, "a"]), ("$replaceAll", lambda x: {"input": x, "find": "a", "replacement": "b"}),
+    ("$arrayElemAt", lambda x: [x, 0]), ("$concatArrays", lambda x: [[1], x]), ("$filter", lambda x: {"input": x, "cond": True}),
+    ("$map", lambda x: {"input": x, "in": 1}), ("$reduce", lambda x: {"input": x, "initialValue": 0, "in": 1}),
+    ("$slice", lambda x: [x, 1]), ("$reverseArray", lambda x: x), ("$setUnion", lambda x: [[1], x]),
+    ("$setDifference", lambda x: [x, [1]]), ("$objectToArray", lambda x: x), ("$arrayToObject", lambda x: x),
+    ("$toInt", lambda x: x), ("$toString", lambda x: x), ("$toDate", lambda x: x), ("$year", lambda x: x),
+    ("$dateToString", lambda x: {"date": x}), ("$dateTrunc", lambda x: {"date": x, "unit": "day"}),
+    ("$dateAdd", lambda x: {"startDate": x, "unit": "day", "amount": 1}),
+    ("$dateDiff", lambda x: {"startDate": x, "endDate": dt.datetime(2020, 1, 1), "unit": "day"}),
+    ("$dateFromString", lambda x: {"dateString": x}), ("$dateToParts", lambda x: {"date": x}),
+    ("$dateFromParts", lambda x: {"year": x}), ("$indexOfArray", lambda x: [x, 1]),
+]
+
+
+@pytest.mark.parametrize("op,args", NULL_PROPAGATING, ids=[op for op, _ in NULL_PROPAGATING])
+@pytest.mark.parametrize("hole", [None, "$missing"], ids=["null", "missing"])
+def test_null_and_missing_inputs_give_null(op, args, hole):
+    assert evaluate({op: args(hole)}, DOC) is None
+
+
+def test_operators_that_do_not_propagate_null():
+    assert evaluate({"$toLower": None}, DOC) == ""
+    assert evaluate({"$isArray": None}, DOC) is False
+    assert evaluate({"$ifNull": [None, 1]}, DOC) == 1
+    assert evaluate({"$type": None}, DOC) == "null"
+    assert evaluate({"$eq": [None, None]}, DOC) is True
+    assert evaluate({"$in": [None, [None]]}, DOC) is True
+    assert evaluate({"$mergeObjects": [None, {"a": 1}]}, DOC) == {"a": 1}
