@@ -281,7 +281,21 @@ async def coll_mod(ctx: Any, cmd: dict) -> dict:
             reply.update(_hide_index(w, info, target, plan.index))
         return reply
 
-    return await _write(ctx.server, fn)
+    reply = await _write(ctx.server, fn)
+    if plan.timeseries is not None:
+        await settle(ctx, target.bns)  # buckets opened meanwhile still carry the old options
+        _adopt_options(ctx.server, target.bns, plan.timeseries)
+    return reply
+
+
+def _adopt_options(server: Any, bns: str, stored: dict) -> None:
+    """Let the catalog's (empty) collection state carry the new options, so its statistics survive."""
+    from server.timeseries.options import from_document
+
+    catalog = getattr(server, "bucket_catalog", None)
+    state = catalog.get(bns) if catalog is not None else None
+    if state is not None and not state.live:
+        state.options = from_document(stored)
 
 
 def _rewrite_view_span(w: Any, target: Target, new_span: int | None) -> None:

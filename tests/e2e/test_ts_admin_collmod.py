@@ -131,3 +131,13 @@ def test_granularity_change_on_buckets_namespace_is_invalid_namespace(db):
     _ts(db)
     code, _ = _code(lambda: db.command("collMod", "system.buckets.c", timeseries={"granularity": "minutes"}))
     assert code == 73
+
+
+def test_bucket_catalog_statistics_survive_a_granularity_change(db):
+    coll = _ts(db)
+    coll.insert_one({"t": T0, "m": 1})
+    db.command("collMod", "c", timeseries={"granularity": "hours"})
+    coll.insert_one({"t": T0 + dt.timedelta(days=3), "m": 1})
+    stats = db.command("collStats", "c")["timeseries"]
+    assert stats["numMeasurementsCommitted"] == 2
+    assert stats["bucketCount"] == 2
