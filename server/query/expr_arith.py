@@ -97,7 +97,7 @@ def compile_subtract(args, cc):
                 return make_integer(xm - ym, KIND_LONG)
             if ky is not None:
                 return dates.from_millis(xm - (round(as_float(y)) if ky >= KIND_DOUBLE else int(y)))
-        raise MongoError(ErrorCode.TypeMismatch, f"can't $subtract {type_name(y)} from {type_name(x)}")
+        raise MongoError(ErrorCode.TypeMismatch, f"cant $subtract a {type_name(y)} from a {type_name(x)}")
     return subtract
 
 

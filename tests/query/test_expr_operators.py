@@ -265,3 +265,9 @@ def test_operators_that_do_not_propagate_null():
     assert evaluate({"$eq": [None, None]}, DOC) is True
     assert evaluate({"$in": [None, [None]]}, DOC) is True
     assert evaluate({"$mergeObjects": [None, {"a": 1}]}, DOC) == {"a": 1}
+
+
+def test_subtract_type_error_message():
+    with pytest.raises(MongoError) as e:
+        evaluate({"$subtract": ["a", 1]}, DOC)
+    assert (e.value.code, e.value.message) == (14, "cant $subtract a int from a string")
