@@ -200,3 +200,26 @@ def test_range_window_with_descending_sort_selects_by_value():
     out = run([{"$setWindowFields": {"sortBy": {"t": -1}, "output": {
         "near": {"$push": "$v", "window": {"range": [-1, 1]}}}}}], docs)
     assert [(d["t"], d["near"]) for d in out] == [(8, [8]), (5, [5]), (3, [3, 2]), (2, [3, 2, 1]), (1, [2, 1])]
+
+
+def test_accumulator_window_functions_over_a_sliding_document_window():
+    docs = [{"t": i, "v": v} for i, v in enumerate([4, 1, 3, 5, 2])]
+    out = run([{"$setWindowFields": {"sortBy": {"t": 1}, "output": {
+        "count": {"$count": {}, "window": {"documents": [-1, 1]}},
+        "min": {"$min": "$v", "window": {"documents": [-1, 1]}},
+        "max": {"$max": "$v", "window": {"documents": [-1, 1]}},
+        "first": {"$first": "$v", "window": {"documents": [-1, 1]}},
+        "last": {"$last": "$v", "window": {"documents": [-1, 1]}},
+        "set": {"$addToSet": "$v", "window": {"documents": ["current", 1]}},
+        "sd": {"$stdDevPop": "$v", "window": {"documents": [-1, 0]}},
+        "top": {"$topN": {"n": 2, "sortBy": {"v": -1}, "output": "$v"}, "window": {"documents": [-2, 0]}},
+        "sum": {"$sum": "$v", "window": {"documents": [-2, -1]}}}}}], docs)
+    assert [d["count"] for d in out] == [2, 3, 3, 3, 2]
+    assert [d["min"] for d in out] == [1, 1, 1, 2, 2]
+    assert [d["max"] for d in out] == [4, 4, 5, 5, 5]
+    assert [d["first"] for d in out] == [4, 4, 1, 3, 5]
+    assert [d["last"] for d in out] == [1, 3, 5, 2, 2]
+    assert [d["set"] for d in out] == [[4, 1], [1, 3], [3, 5], [5, 2], [2]]
+    assert [d["sd"] for d in out] == [0.0, 1.5, 1.0, 1.0, 1.5]
+    assert [d["top"] for d in out] == [[4], [4, 1], [4, 3], [5, 3], [5, 3]]
+    assert [d["sum"] for d in out] == [0, 4, 5, 4, 8]   # an empty window sums to 0
