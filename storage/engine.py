@@ -2,10 +2,11 @@
 
 Invariants (the LMDB discipline of the architecture):
 - All write transactions run on the writer thread. ``write(fn)`` queues fn; the writer drains
-  everything queued into ONE parent transaction, runs each fn in its own nested transaction
-  (a raising fn rolls back only itself), commits once (one fsync: sync and metasync are on,
-  no writemap), and only then resolves the futures. An acknowledged write is durable.
-- If the map fills, the whole group is aborted, the map grown and the group run again, so a fn
+  everything queued into ONE parent transaction, runs the fns in order, commits once (sync and
+  metasync on, no writemap), and only then resolves the futures. An acknowledged write is durable.
+- A raising fn rolls back only itself: fns first run directly in the parent (cheap); if one
+  raises, the group is aborted and rerun with a nested transaction per fn.
+- If the map fills, the whole group is aborted, the map grown and the group run again. So a fn
   may run more than once: it must not have side effects outside its WriteTxn.
 - Read transactions pass through a gate. The map is only resized, and dropped sub-databases only
   closed, while no read transaction is open in this process (LMDB requires it).
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
-import os
 import queue
 import sys
 import threading
@@ -31,7 +31,7 @@ from storage.catalog import decode_entry, index_db_name, records_db_name
 from storage.compression import ValueCodec
 from storage.dbpath import lock_dbpath, prepare_dbpath, unlock_dbpath
 from storage.dictionaries import CollectionDictionaries
-from storage.errors import DbPathUnusable, EngineClosed, StorageError
+from storage.errors import DbPathUnusable, EngineClosed, StorageDropped, StorageError
 from storage.gate import ReadGate
 from storage.readview import ReadView, flush_sizes
 from storage.txn import GRAVEYARD, WriteTxn
@@ -102,7 +102,7 @@ class Engine:
                                   readahead=True,
                                   max_spare_txns=64)  # reuse read txns: begin() costs O(max_dbs) otherwise
         except lmdb.Error as exc:
-            os.close(self._lock_fd)
+            unlock_dbpath(self._lock_fd)
             raise DbPathUnusable(f"cannot open the data files in {dbpath}: {exc}") from exc
         self._env.reader_check()  # clear reader slots left by a killed process (they pin old pages)
         self.max_key_size = self._env.max_key_size()
@@ -117,7 +117,12 @@ class Engine:
         self._maybe_graveyard = False
         self.stats = {"commits": 0, "writes": 0, "max_group": 0, "retries": 0, "isolated_reruns": 0,
                       "map_size": self._env.info()["map_size"]}
-        self._open_catalog()
+        try:
+            self._open_catalog()
+        except BaseException:
+            self._env.close()
+            unlock_dbpath(self._lock_fd)
+            raise
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = False
         self._close_lock = threading.Lock()
@@ -169,7 +174,7 @@ class Engine:
             with self._publish_lock:
                 handle = self._handles.get(name)
             if handle is None:
-                raise StorageError(f"no storage for {name.decode()!r} (dropped concurrently?)")
+                raise StorageDropped(name.decode())
         return handle
 
     def scan_stream(self, ns: str, *, reverse: bool = False, chunk: int = 512,

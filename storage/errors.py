@@ -144,3 +144,13 @@ class TooManyCollections(StorageError):
     def __init__(self, max_dbs: int):
         super().__init__(f"too many collections and indexes: this storage engine holds at most {max_dbs} "
                          "(max_dbs); drop unused collections or restart with a larger limit")
+
+
+class StorageDropped(StorageError):
+    """A read used a CollectionInfo whose storage was dropped (and reclaimed) since."""
+
+    code = 175
+    code_name = "QueryPlanKilled"
+
+    def __init__(self, what: str):
+        super().__init__(f"collection or index dropped during the operation ({what})")

@@ -4,9 +4,11 @@ import threading
 import time
 
 import bson
+import pytest
 from storage_helpers import insert_docs
 
 from storage.catalog import index_db_name, records_db_name
+from storage.errors import StorageDropped
 from storage.gate import ReadGate
 
 
@@ -95,3 +97,5 @@ def test_dropped_storage_survives_while_a_reader_might_use_it(engine):
         assert r.count(info) == 1  # the old snapshot still reads through its handle
     engine.write_sync(lambda w: None)
     assert records_db_name(info.ident) not in engine._handles
+    with engine.read() as r, pytest.raises(StorageDropped):
+        r.count(info)  # a stale info after the reclaim: a clear error, not a wrong handle
