@@ -150,3 +150,16 @@ def test_sort_key_orders_like_compare():
 def test_type_names_and_numbers(value, name, number):
     assert bson_type_name(value) == name
     assert bson_type_number(value) == number
+
+
+def test_out_of_range_dates_and_code_and_dbref_have_their_brackets():
+    from bson.code import Code
+    from bson.datetime_ms import DatetimeMS
+    from bson.dbref import DBRef
+
+    far_past = DatetimeMS(-(2**62))
+    assert compare(far_past, dt.datetime(1900, 1, 1)) == -1
+    assert bson_type_name(far_past) == "date"
+    assert compare(Code("a"), Regex("z")) == 1  # javascript sorts after regex
+    assert bson_type_name(Code("x")) == "javascript"
+    assert compare(DBRef("c", 1), {"$ref": "c", "$id": 1}) == 0  # a DBRef is an object
