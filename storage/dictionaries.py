@@ -36,6 +36,7 @@ class CollectionDictionaries:
         self._by_ident: dict[str, int] = {}
         self._samples: dict[str, list[bytes]] = {}
         self._given_up: set[str] = set()
+        self._ready: set[str] = set()  # idents with TRAIN_AFTER samples
         self.enabled = codec.compressor == "zstd"
 
     def load(self, txn: lmdb.Transaction, meta_db) -> None:
@@ -60,13 +61,18 @@ class CollectionDictionaries:
                 samples = self._samples[ident] = []
             if len(samples) < TRAIN_AFTER:
                 samples.append(value)
+                if len(samples) == TRAIN_AFTER:
+                    self._ready.add(ident)
         return dict_id
 
     def train_ready(self, env: lmdb.Environment, meta_db) -> None:
         """Train and durably store dictionaries for collections with enough samples (writer
         thread, no write transaction open)."""
-        for ident in [i for i, s in self._samples.items() if len(s) >= TRAIN_AFTER]:
-            samples = self._samples.pop(ident)
+        while self._ready:
+            ident = self._ready.pop()
+            samples = self._samples.pop(ident, None)
+            if not samples:
+                continue
             try:
                 data = train_dictionary(samples)
             except zstandard.ZstdError:
@@ -81,4 +87,5 @@ class CollectionDictionaries:
         """Inside the drop's transaction: remove the dictionary from disk."""
         txn.delete(PREFIX + ident.encode(), db=meta_db)
         self._samples.pop(ident, None)
+        self._ready.discard(ident)
 
