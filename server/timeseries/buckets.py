@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import operator
 import os
 import threading
 from collections.abc import Iterable, Iterator
@@ -230,6 +231,7 @@ def value_size(value: Any) -> int:
 
 # ---------------------------------------------------------------- the open bucket
 
+_T_MS = operator.itemgetter(1)
 _FAST_TYPES = frozenset({float, int, Int64, str, bool, _dt.datetime, ObjectId})
 COUNT, SIZE, SCHEMA = "Count", "Size", "SchemaChange"
 
@@ -238,7 +240,7 @@ class OpenBucket:
     """One bucket being filled. Not thread-safe: only the catalog (event loop) mutates it."""
 
     __slots__ = ("id", "ns", "time_field", "meta_field", "meta", "key", "start_s", "count", "size",
-                 "columns", "mins", "maxs", "max_time_ms", "_doc", "pending", "journaled", "committed", "needs_full", "open")
+                 "columns", "mins", "maxs", "max_time_ms", "_doc", "pending", "journaled", "committed", "needs_full", "open", "_shape")
 
     def __init__(self, bucket_id: ObjectId, ns: str, time_field: str, meta_field: str | None,
                  meta: Any, start_s: int):
@@ -261,6 +263,7 @@ class OpenBucket:
         self.committed = False  # some commit has made this bucket durable (bucket insert vs update)
         self.needs_full = False  # the next commit writes the full document (close, archive, checkpoint)
         self.open = True  # still routable by the catalog (else archived/closed, awaiting its full write)
+        self._shape: tuple | None = None  # (keys, types, fixed size, string fields) of the last fast run
 
     # -- rollover checks (span/time-backward are the catalog's: they need the options)
     def rollover_reason(self, measurement: dict, max_count: int, max_size: int, min_count: int,
@@ -324,7 +327,7 @@ class OpenBucket:
                 maxs[field] = _copy(value)
                 continue
             kind = type(value)
-            if kind is type(current) and kind in fast and value == value:
+            if kind is type(current) and kind in fast and value == value and current == current:
                 if field == time_field:
                     continue
                 if value < current:
@@ -339,6 +342,96 @@ class OpenBucket:
             maxs[time_field] = time_value
         self.count = count + 1
         self._doc = None
+
+    # -- column-wise appends of same-shaped measurements (the hot path of large inserts)
+    def shape_of(self, measurement: dict) -> tuple | None:
+        """``(keys, types, fixed_size, string_fields)`` when every value of ``measurement`` (meta
+        aside) is a plain scalar, so that measurements of the same keys and types can be appended
+        column-wise without per-value schema checks; None otherwise."""
+        keys = tuple(measurement)
+        types = tuple(map(type, measurement.values()))
+        shape = self._shape
+        if shape is not None and shape[0] == keys and shape[1] == types:
+            return shape
+        fixed = 0
+        strings = []
+        meta_field = self.meta_field
+        for field, kind in zip(keys, types, strict=True):
+            if field == meta_field:
+                continue
+            if kind not in _FAST_TYPES:
+                return None
+            if kind is str:
+                strings.append(field)
+                fixed += 5 + 8
+            else:
+                fixed += _FIXED_SIZES[kind] + 8
+        if types[keys.index(self.time_field)] is not _dt.datetime:
+            return None
+        self._shape = shape = (keys, types, fixed, tuple(strings))
+        return shape
+
+    def append_run(self, run: list[tuple[dict, int, Any]], keys: tuple[str, ...], sizes: list[int]) -> None:
+        """Append ``(measurement, t_ms, time_value)`` items that all have the shape ``keys`` (see
+        ``shape_of``) and already passed the rollover rules, column by column."""
+        measurements = [item[0] for item in run]
+        count = self.count
+        k = len(measurements)
+        positions = POS_KEYS[count:count + k] if count + k <= len(POS_KEYS) else [
+            str(p) for p in range(count, count + k)]
+        columns = self.columns
+        time_field, meta_field = self.time_field, self.meta_field
+        for field in keys:
+            if field == meta_field:
+                continue
+            values = [m[field] for m in measurements]
+            column = columns.get(field)
+            if column is None:
+                columns[field] = column = {}
+            column.update(zip(positions, values, strict=True))
+            if field != time_field:
+                self._merge_extremes(field, values)
+        latest = max(run, key=_T_MS)
+        if self.max_time_ms is None or latest[1] > self.max_time_ms:
+            self.max_time_ms = latest[1]
+            self.maxs[time_field] = latest[2]
+        self.size += sum(sizes)
+        self.count = count + k
+        self._doc = None
+
+    def _merge_extremes(self, field: str, values: list) -> None:
+        mins, maxs = self.mins, self.maxs
+        first = values[0]
+        if type(first) is float:
+            total = sum(values)
+            if total != total:  # a NaN (or inf - inf): per-value canonical comparison
+                return self._merge_each(field, values)
+        low, high = min(values), max(values)
+        current = mins.get(field, MISSING)
+        if current is MISSING:
+            mins[field] = low
+            maxs[field] = high
+            return
+        top = maxs[field]
+        kind = type(low)
+        if type(current) is kind and type(top) is kind and current == current and top == top:
+            if low < current:
+                mins[field] = low
+            if high > top:
+                maxs[field] = high
+            return
+        self._merge_each(field, values)
+
+    def _merge_each(self, field: str, values: list) -> None:
+        mins, maxs = self.mins, self.maxs
+        for value in values:
+            current = mins.get(field, MISSING)
+            if current is MISSING:
+                mins[field] = _copy(value)
+                maxs[field] = _copy(value)
+            else:
+                mins[field] = merge_extreme(current, value, -1)
+                maxs[field] = merge_extreme(maxs[field], value, 1)
 
     def document(self) -> dict[str, Any]:
         """The full v1 bucket document (cached until the next append; callers must not mutate it)."""

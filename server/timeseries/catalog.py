@@ -115,32 +115,105 @@ class BucketCatalog:
         return list(state.live.values()) if state else []
 
     # ------------------------------------------------------------------ routing
+    def _meta_and_key(self, meta_field: str | None, measurement: dict) -> tuple[Any, Any]:
+        meta = measurement.get(meta_field, MISSING) if meta_field is not None else MISSING
+        if meta is MISSING:
+            return MISSING, MISSING
+        if type(meta) is dict or type(meta) is list:
+            meta, key = self._normalized_meta(meta)
+            measurement[meta_field] = meta  # stored and returned normalized (spec §3.6)
+            return meta, key
+        return meta, meta_key(meta)
+
     def insert(self, state: CollectionState, measurement: dict, t_ms: int, time_value: Any,
                loader: Loader | None = None) -> OpenBucket:
         """Route one validated measurement to its bucket, applying the rollover rules of spec §3.3
         (7.0 form), and append it. Returns the bucket it went to."""
-        options = state.options
-        meta_field = options.meta_field
-        meta = measurement.get(meta_field, MISSING) if meta_field is not None else MISSING
-        if meta is MISSING:
-            key = MISSING
-        elif type(meta) is dict or type(meta) is list:
-            meta, key = self._normalized_meta(meta)
-            measurement[meta_field] = meta
-        else:
-            key = meta_key(meta)
-        raw = bson.encode(measurement, codec_options=CODEC_OPTIONS)  # journal payload; its length sizes it
-        size = len(raw)
+        meta, key = self._meta_and_key(state.options.meta_field, measurement)
+        bucket = self._route(state, key, meta, measurement, t_ms, None, loader)
+        size = bucket.measurement_size(measurement)
+        bucket.append(measurement, t_ms, time_value, size)
+        self._appended(bucket, [measurement], size)
+        return bucket
+
+    def insert_many(self, state: CollectionState, items: list[tuple[dict, int, Any]],
+                    loader: Loader | None = None) -> None:
+        """Route a batch of validated ``(measurement, t_ms, time_value)``: same result as calling
+        ``insert`` for each in order, but runs of same-shaped measurements of one series are appended
+        column-wise (the hot path of large inserts)."""
+        meta_field = state.options.meta_field
+        groups: dict[Any, tuple[Any, list]] = {}
+        for item in items:
+            meta, key = self._meta_and_key(meta_field, item[0])
+            group = groups.get(key)
+            if group is None:
+                groups[key] = group = (meta, [])
+            group[1].append(item)
+        for key, (meta, group) in groups.items():
+            self._insert_group(state, key, meta, group, loader)
+
+    def _insert_group(self, state: CollectionState, key: Any, meta: Any, group: list,
+                      loader: Loader | None) -> None:
+        span_ms = state.options.bucket_max_span_seconds * 1000
+        max_count, max_size = self.max_count, self.max_size
+        i, n = 0, len(group)
+        while i < n:
+            measurement, t_ms, time_value = group[i]
+            bucket = self._route(state, key, meta, measurement, t_ms, None, loader)
+            shape = bucket.shape_of(measurement)
+            if shape is None or i + 1 == n:
+                size = bucket.measurement_size(measurement)
+                bucket.append(measurement, t_ms, time_value, size)
+                self._appended(bucket, [measurement], size)
+                i += 1
+                continue
+            keys, types, fixed, str_fields = shape
+            start_ms = bucket.start_s * 1000
+            end_ms = start_ms + span_ms
+            room = max_count - bucket.count
+            budget = max_size - bucket.size if bucket.count >= self.min_count else self.large_cap - bucket.size
+            sizes = []
+            j = i
+            while j < n and j - i < room:
+                m, t, _ = group[j]
+                if j > i and (not start_ms <= t < end_ms or tuple(m) != keys
+                              or tuple(map(type, m.values())) != types):
+                    break
+                size = fixed + sum(len(m[f]) for f in str_fields) if str_fields else fixed
+                if j > i and size > budget:
+                    break
+                budget -= size
+                sizes.append(size)
+                j += 1
+            run = group[i:j]
+            bucket.append_run(run, keys, sizes)
+            self._appended(bucket, [item[0] for item in run], sum(sizes))
+            i = j
+
+    def _appended(self, bucket: OpenBucket, measurements: list[dict], size: int) -> None:
+        bucket.pending.extend(measurements)
+        self.memory += size * PYTHON_OVERHEAD
+        ref = id(bucket)
+        self.dirty[ref] = bucket
+        lru = self.lru
+        if lru.get(ref) is not bucket:
+            lru[ref] = bucket
+        lru.move_to_end(ref)
+        if self.memory > self.memory_threshold:
+            self._expire_idle()
+
+    def _route(self, state: CollectionState, key: Any, meta: Any, measurement: dict, t_ms: int,
+               size: int | None, loader: Loader | None) -> OpenBucket:
+        """The bucket ``measurement`` goes to (rolling over the open one when a rule says so)."""
         stats = state.stats
         bucket = state.open.get(key)
-        span_ms = options.bucket_max_span_seconds * 1000
         if bucket is None:
             bucket = self._reopen(state, key, t_ms, measurement, loader)
             if bucket is None:
                 stats["numBucketsOpenedDueToMetadata"] += 1
         else:
             start_ms = bucket.start_s * 1000
-            if t_ms - start_ms >= span_ms or t_ms < start_ms:
+            if t_ms - start_ms >= state.options.bucket_max_span_seconds * 1000 or t_ms < start_ms:
                 forward = t_ms >= start_ms
                 stats["numBucketsArchivedDueToTimeForward" if forward else "numBucketsArchivedDueToTimeBackward"] += 1
                 self._retire(state, bucket, archive=True)
@@ -154,17 +227,6 @@ class BucketCatalog:
                     bucket = None
         if bucket is None:
             bucket = self._open(state, meta, key, t_ms)
-        bucket.append(measurement, t_ms, time_value, size)
-        bucket.pending.append(raw)
-        self.memory += size * PYTHON_OVERHEAD
-        ref = id(bucket)
-        self.dirty[ref] = bucket
-        lru = self.lru
-        if lru.get(ref) is not bucket:
-            lru[ref] = bucket
-        lru.move_to_end(ref)
-        if self.memory > self.memory_threshold:
-            self._expire_idle()
         return bucket
 
     def _normalized_meta(self, meta: Any) -> tuple[Any, Any]:

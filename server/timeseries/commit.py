@@ -24,7 +24,7 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
-from protocol.codec import decode, decode_all, encode
+from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.query import plan as planner
 from server.timeseries.buckets import MISSING, OpenBucket, date_ms
@@ -55,21 +55,21 @@ def clustered_rid(bucket_id: Any) -> bytes:
     return encode_key((bucket_id,), (1,))
 
 
-def journal_record(bucket: OpenBucket, measurements: list[bytes]) -> bytes:
+def journal_record(bucket: OpenBucket, measurements: list[dict]) -> bytes:
     """One append record: a BSON header (enough to rebuild the bucket if it was never written in full)
-    followed by the BSON of each new measurement (encoded once, at insert time)."""
+    followed by a BSON document ``{m: [measurements]}`` with just the new measurements."""
     header: dict[str, Any] = {"ns": bucket.ns, "id": bucket.id, "tf": bucket.time_field, "start": bucket.start_s}
     if bucket.meta_field is not None:
         header["mf"] = bucket.meta_field
     if bucket.meta is not MISSING:
         header["meta"] = bucket.meta
-    return encode(header) + b"".join(measurements)
+    return encode(header) + encode({"m": measurements})
 
 
 def parse_journal_record(payload: bytes) -> tuple[dict, list[dict]]:
     """(header, measurements) of a record written by ``journal_record``."""
     header_length = int.from_bytes(payload[:4], "little")
-    return decode(payload[:header_length]), decode_all(payload[header_length:])
+    return decode(payload[:header_length]), decode(payload[header_length:])["m"]
 
 
 # ------------------------------------------------------------------ writer-thread side

@@ -57,8 +57,7 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
     state = catalog.collection(bns, options)
     time_field = options.time_field
     time_error = f"'{time_field}' must be present and contain a valid BSON UTC datetime value"
-    loader = committer.loader
-    n = 0
+    items: list[tuple[dict, int, Any]] = []
     errors: list[dict] = []
     for index, doc in enumerate(docs):
         if not isinstance(doc, dict):
@@ -75,11 +74,11 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
             continue
         if "_id" not in doc:
             doc = {"_id": ObjectId(), **doc}
-        catalog.insert(state, doc, t_ms, time_value, loader)
-        n += 1
-    if n:
+        items.append((doc, t_ms, time_value))
+    if items:
+        catalog.insert_many(state, items, committer.loader)
         await committer.commit((bns,))
-    reply: dict[str, Any] = {"n": n}
+    reply: dict[str, Any] = {"n": len(items)}
     if errors:
         reply["writeErrors"] = errors
     return reply

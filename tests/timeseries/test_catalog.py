@@ -133,3 +133,48 @@ def test_server_status_counts_open_buckets():
     put(catalog, state, T0, m=2)
     status = catalog.server_status()
     assert status["numOpenBuckets"] == 2 and status["memoryUsage"] > 0
+
+
+def _random_batch(seed, n=3000):
+    import random
+
+    from bson.int64 import Int64
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        t = T0 + dt.timedelta(seconds=rng.choice([i, i, i, i - 4000, i + 5000]))
+        doc = {"t": t, "m": {"h": rng.choice("ab"), "r": 1} if rng.random() < 0.9 else rng.choice([None, "s"])}
+        if rng.random() < 0.95:
+            doc["x"] = rng.choice([rng.random(), float(rng.randrange(5)), float("nan")] if rng.random() < 0.98
+                                  else [Int64(3), 7])
+        if rng.random() < 0.3:
+            doc["s"] = rng.choice(["a", "bb", "x" * rng.randrange(2000)])
+        if rng.random() < 0.01:
+            doc["x"] = "now a string"  # schema change
+        if rng.random() < 0.02:
+            doc["o"] = {"k": rng.randrange(3)}
+        out.append(doc)
+    return out
+
+
+def _bucket_contents(state):
+    docs = []
+    for bucket in state.live.values():
+        doc = bucket.document()
+        docs.append(repr({"control": doc["control"], "meta": doc.get("meta"), "data": doc["data"]}))
+    return sorted(docs)
+
+
+def test_batched_insert_builds_the_same_buckets_as_one_by_one():
+    for seed in (1, 2, 3):
+        batch = _random_batch(seed)
+        one, state_one = setup()
+        many, state_many = setup()
+        for doc in batch:
+            put(one, state_one, doc["t"], **{k: v for k, v in dict(doc).items() if k != "t"})
+        items = [(dict(doc), date_ms(doc["t"]), doc["t"]) for doc in batch]
+        for start in range(0, len(items), 700):
+            many.insert_many(state_many, items[start:start + 700])
+        assert _bucket_contents(state_one) == _bucket_contents(state_many)
+        assert state_one.stats == state_many.stats
