@@ -220,6 +220,8 @@ def canonical_type_order(v: Any) -> int:
 def _slow_bracket(v: Any) -> int:
     if isinstance(v, bool):
         return BRACKET_BOOL
+    if isinstance(v, Code):  # a str subclass: test before str
+        return BRACKET_CODE_WS if v.scope is not None else BRACKET_CODE
     if isinstance(v, (int, float, Decimal128)):
         return BRACKET_NUMBER
     if isinstance(v, str):
@@ -381,6 +383,8 @@ def bson_type_number(v: Any) -> int:
         return 1
     if isinstance(v, Decimal128):
         return 19
+    if isinstance(v, Code):  # a str subclass: test before str
+        return 15 if v.scope is not None else 13
     if isinstance(v, str):
         return 2
     if isinstance(v, (Mapping, DBRef)):
