@@ -60,15 +60,18 @@ def trim(txn: lmdb.Transaction, jdb, meta_db, stream: bytes, upto_seq: int) -> i
     prefix = _prefix(stream)
     stop = key(stream, upto_seq)
     deleted = 0
+    last_deleted = 0
     with txn.cursor(db=jdb) as cur:
         if cur.set_range(prefix):
             while cur.key().startswith(prefix) and cur.key() <= stop:
+                last_deleted = int.from_bytes(cur.key()[-8:], "big")
                 deleted += 1
                 if not cur.delete():
                     break
+    # remember the highest seq used (not the requested bound), so appends continue after it
     high = txn.get(_HW + stream, db=meta_db)
-    if not high or int.from_bytes(high, "big") < upto_seq:
-        txn.put(_HW + stream, upto_seq.to_bytes(8, "big"), db=meta_db)
+    if last_deleted and (not high or int.from_bytes(high, "big") < last_deleted):
+        txn.put(_HW + stream, last_deleted.to_bytes(8, "big"), db=meta_db)
     return deleted
 
 

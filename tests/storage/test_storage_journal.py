@@ -64,3 +64,15 @@ def test_rolled_back_append_leaves_nothing(engine):
 def test_invalid_stream_id_is_rejected(engine):
     with pytest.raises(ValueError):
         engine.write_sync(lambda w: w.journal_append(b"", b"x"))
+
+
+def test_trim_with_a_huge_bound_keeps_seqs_small_across_restart(dbpath):
+    eng = open_engine(dbpath)
+    eng.write_sync(lambda w: [w.journal_append(b"s", b"x") for _ in range(3)])
+    assert eng.write_sync(lambda w: w.journal_trim(b"s", 2**62)) == 3
+    eng.close()
+    eng = open_engine(dbpath)
+    try:
+        assert eng.write_sync(lambda w: w.journal_append(b"s", b"y")) == 4
+    finally:
+        eng.close()
