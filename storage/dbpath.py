@@ -41,5 +41,7 @@ def lock_dbpath(dbpath: str) -> int:
 
 
 def unlock_dbpath(fd: int) -> None:
+    """Release the lock; an empty lock file marks a clean shutdown (as mongod leaves it)."""
+    os.ftruncate(fd, 0)
     fcntl.flock(fd, fcntl.LOCK_UN)
     os.close(fd)

@@ -310,3 +310,12 @@ def test_running_out_of_sub_databases_is_a_clear_error_and_drop_frees_slots(dbpa
         eng.write_sync(lambda w: w.create_collection("a.c4", {}))
     finally:
         eng.close()
+
+
+def test_lock_file_holds_the_pid_while_open_and_is_empty_after_clean_close(dbpath):
+    eng = open_engine(dbpath)
+    lock = os.path.join(dbpath, "mongod.lock")
+    with open(lock) as f:
+        assert f.read().strip() == str(os.getpid())
+    eng.close()
+    assert os.path.getsize(lock) == 0
