@@ -728,3 +728,28 @@ async def ttl_pass(server: Any, now: _dt.datetime | None = None) -> int:
         except MongoError:  # dropped meanwhile, or one bad collection: the others still expire
             log.warning("time-series TTL pass failed for %s", bns, exc_info=True)
     return total
+
+
+# --------------------------------------------------------------------------------------------------
+# write stages targeting a time-series collection (spec §10): refused with a clear error
+# --------------------------------------------------------------------------------------------------
+
+
+def check_write_stage_target(r: Any, db: str, coll: str, stage: str, spec: Any = None) -> None:
+    """Raise when ``$out`` / ``$merge`` (``stage``) would write into a time-series collection.
+
+    ``$merge`` into a time-series collection is not supported by MongoDB 7.0 (the target is a view);
+    ``$out`` to one (the 7.0.3+ ``{$out: {db, coll, timeseries}}`` form included) is not supported by
+    this server. Called with a read view ``r`` before the pipeline runs.
+    """
+    if stage == "$out" and isinstance(spec, dict) and "timeseries" in spec:
+        raise MongoError(
+            ErrorCode.CommandNotSupported,
+            "$out with 'timeseries' options (writing a time-series collection) is not supported by this server",
+        )
+    _, view = get_view(r, db, view_name_of(coll))
+    if is_timeseries_view(view) or coll.startswith("system.buckets."):
+        raise MongoError(
+            ErrorCode.CommandNotSupportedOnView,
+            f"{stage} into the time-series collection {db}.{view_name_of(coll)} is not supported",
+        )

@@ -1,0 +1,36 @@
+"""$out / $merge into a time-series collection are refused before the pipeline runs (spec §10)."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from protocol.errors import ErrorCode, MongoError
+from server.commands.timeseries_admin import check_write_stage_target
+from server.timeseries import ddl
+from storage.engine import open_engine
+
+
+@pytest.fixture
+def engine(tmp_path):
+    eng = open_engine(str(tmp_path / "data"))
+    yield eng
+    eng.close()
+
+
+async def test_merge_and_out_into_a_timeseries_collection_are_refused(engine):
+    ctx = SimpleNamespace(server=SimpleNamespace(engine=engine), db="db")
+    await ddl.create(ctx, {"create": "c", "timeseries": {"timeField": "t"}, "$db": "db"})
+    with engine.read() as r:
+        for stage, target in (("$merge", "c"), ("$out", "c"), ("$out", "system.buckets.c")):
+            with pytest.raises(MongoError) as info:
+                check_write_stage_target(r, "db", target, stage)
+            assert info.value.code == ErrorCode.CommandNotSupportedOnView
+        check_write_stage_target(r, "db", "plain", "$merge")  # a regular target is fine
+
+
+def test_out_with_timeseries_options_is_not_supported(engine):
+    with engine.read() as r, pytest.raises(MongoError) as info:
+        check_write_stage_target(
+            r, "db", "o", "$out", {"db": "db", "coll": "o", "timeseries": {"timeField": "t"}}
+        )
+    assert info.value.code == ErrorCode.CommandNotSupported
