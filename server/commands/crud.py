@@ -8,25 +8,21 @@ raises DuplicateKey, so a unique violation never leaves a partial document or in
 
 Reads: ``find`` plans with ``server.query.plan`` (index or scan), always re-applies the full filter,
 then sorts/skips/limits/projects lazily; views and time-series views go through
-``aggregate.open_read``.
+``server.collections.open_read`` (where the find spec, the read core and the write-statement
+helpers live).
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
-import itertools
-import time
 from collections.abc import Iterator
 from typing import Any
 
-from bson.objectid import ObjectId
-
 from protocol.errors import ErrorCode, MongoError
+from server import collections as access
 from server.commands import _collection as C
-from server.commands import aggregate as agg
 from server.context import CommandSpec
-from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
 
@@ -142,145 +138,12 @@ async def insert(ctx, cmd: dict) -> dict:
 # find
 # --------------------------------------------------------------------------------------------------
 
-FIND_FIELDS = frozenset({
-    "find", "filter", "projection", "sort", "skip", "limit", "batchSize", "singleBatch", "hint", "comment",
-    "maxTimeMS", "allowDiskUse", "let", "collation", "min", "max", "returnKey", "showRecordId", "tailable",
-    "awaitData", "noCursorTimeout", "allowPartialResults", "readConcern", "oplogReplay", "term",
-    "readOnce", "allowSpeculativeMajorityRead", "$db", "lsid", "$clusterTime", "$readPreference",
-    "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict", "apiDeprecationErrors",
-    "$client", "$audit", "maxScan", "snapshot",
-})
-
-
-class FindSpec:
-    """A parsed and validated find command."""
-
-    def __init__(self, cmd: dict, command: str = "find"):
-        for k in cmd:
-            if k not in FIND_FIELDS:
-                raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{k}' is an unknown field.")
-        if "startTransaction" in cmd or "autocommit" in cmd:
-            C.check_no_transaction(cmd)
-        self.name = C.collection_arg(cmd, command)
-        self.filter = C.doc_arg(cmd, "filter", command) or {}
-        self.projection = C.doc_arg(cmd, "projection", command)
-        self.sort = C.doc_arg(cmd, "sort", command) or None
-        self.skip = C.int_arg(cmd, "skip", command, 0) or 0
-        self.limit = C.int_arg(cmd, "limit", command, 0) or 0
-        self.batch_size = C.int_arg(cmd, "batchSize", command)
-        self.single_batch = bool(cmd.get("singleBatch", False))
-        self.max_time = C.int_arg(cmd, "maxTimeMS", command)
-        self.let = C.doc_arg(cmd, "let", command)
-        self.allow_disk = bool(cmd.get("allowDiskUse", False))
-        self.hint = cmd.get("hint")
-        self.min = C.doc_arg(cmd, "min", command)
-        self.max = C.doc_arg(cmd, "max", command)
-        for label, v in (("skip", self.skip), ("limit", self.limit), ("batchSize", self.batch_size or 0)):
-            if v < 0:
-                raise MongoError(51024, f"BSON field '{label}' value must be >= 0, actual value '{v}'")
-        if self.max_time is not None and self.max_time < 0:
-            raise MongoError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0")
-        if self.hint is not None and not isinstance(self.hint, (str, dict)):
-            raise MongoError(ErrorCode.FailedToParse, "hint must be either a string or nested object")
-        for unsupported in ("returnKey", "showRecordId", "tailable", "awaitData"):
-            if cmd.get(unsupported):
-                if unsupported in ("tailable", "awaitData"):
-                    raise MongoError(ErrorCode.BadValue,
-                                     "error processing query: tailable cursor requested on non capped collection")
-                raise MongoError(ErrorCode.CommandNotSupported, f"find option '{unsupported}' is not supported by Tidemark")
-        collation = cmd.get("collation")
-        if collation and collation.get("locale", "simple") != "simple":
-            raise MongoError(ErrorCode.CommandNotSupported, "collations other than 'simple' are not supported by Tidemark")
-        if (self.min is not None or self.max is not None) and not self.hint:
-            raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
-        match, project, sort = _q("match"), _q("project") if cmd.get("projection") else None, _q("sort")
-        # compile now: parse errors surface before any work (and the callables are reused per document)
-        self.match = match.compile_filter(self.filter, variables=self.let) if self.filter else None
-        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=self.let)
-                        if self.projection else None)
-        if self.sort and "$natural" in self.sort:
-            self.hint = {"$natural": self.sort["$natural"]}
-            self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
-        if self.sort:
-            sort.parse_sort(self.sort)
-
-    def as_pipeline(self) -> list[dict]:
-        """The equivalent aggregation pipeline (how mongod runs a find on a view)."""
-        stages: list[dict] = []
-        if self.filter:
-            stages.append({"$match": self.filter})
-        if self.sort:
-            stages.append({"$sort": self.sort})
-        if self.skip:
-            stages.append({"$skip": self.skip})
-        if self.limit:
-            stages.append({"$limit": self.limit})
-        if self.projection:
-            stages.append({"$project": self.projection})
-        return stages
-
-
-def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
-    index = planner.find_hinted_index(list(info.indexes), spec.hint)
-    fields, directions = planner.key_fields(index["key"])
-    from storage.keys import encode_key
-
-    def bound(doc):
-        if doc is None:
-            return None
-        if list(doc.keys()) != list(fields):
-            raise MongoError(51176, "min and max must have the same field names as the index key pattern")
-        return encode_key(list(doc.values()), directions)
-
-    iv = planner.Interval(bound(spec.min), bound(spec.max), True, False)
-    return planner.Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
-
-
-def run_find(server, spec: FindSpec, db: str, ctx=None, budget: agg.TimeBudget | None = None,
-             raw_ok: bool = False) -> agg.ReadResult:
-    """The lazy result stream of a find (synchronous; called in the thread pool)."""
-    with server.engine.read() as r:
-        info = r.get_collection(C.ns_of(db, spec.name))
-        view = C.get_view(r, db, spec.name) if info is None else None
-    if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
-        return agg.open_read(server, db, spec.name, spec.as_pipeline(), variables=spec.let,
-                             allow_disk_use=spec.allow_disk, ctx=ctx, budget=budget)
-    ns = C.ns_of(db, spec.name)
-    stats: dict = {}
-    if info is None:
-        return agg.ReadResult(iter(()), planner.Plan("COLLSCAN"), [], stats, None, ns)
-    if spec.min is not None or spec.max is not None:
-        plan = _min_max_plan(spec, info)
-    else:
-        plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint)
-    # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
-    passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
-    docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
-    if budget is not None:
-        docs = budget.inner(docs)
-    if spec.match is not None:
-        docs = filter(spec.match, docs)
-    if spec.sort and not plan.provides_sort:
-        top = spec.skip + spec.limit if spec.limit else None
-        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk)
-    if spec.skip or spec.limit:
-        docs = itertools.islice(docs, spec.skip, spec.skip + spec.limit if spec.limit else None)
-    if spec.project is not None:
-        docs = map(spec.project, docs)
-    return agg.ReadResult(docs, plan, [], stats, None, ns, spec.filter)
-
-
-def _lazy_sorted(docs, sort_spec, limit, allow_disk) -> Iterator[dict]:
-    """Sort on first pull (so building the cursor does no work until the first batch)."""
-    sort = _q("sort")
-    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk)
-
 
 async def find(ctx, cmd: dict) -> dict:
-    spec = FindSpec(cmd)
+    spec = access.FindSpec(cmd)
     ns = C.ns_of(ctx.db, spec.name)
-    budget = agg.TimeBudget(spec.max_time)
-    result = await ctx.run_blocking(run_find, ctx.server, spec, ctx.db, ctx, budget, True)
+    budget = access.TimeBudget(spec.max_time)
+    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, budget, True)
     docs = budget.outer(result.docs)
     batch_size = spec.batch_size
     single = spec.single_batch
@@ -291,105 +154,9 @@ async def find(ctx, cmd: dict) -> dict:
     return await cursor_reply(ctx, ns, docs, batch_size, single, first=True)
 
 
-async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
-    spec = FindSpec(cmd)
-
-    def work():
-        res = run_find(ctx.server, spec, ctx.db, ctx)
-        t0 = time.monotonic()
-        n = sum(1 for _ in res.docs) if verbosity != "queryPlanner" else None
-        return res, n, int((time.monotonic() - t0) * 1000)
-
-    def is_view():
-        with ctx.server.engine.read() as r:
-            return C.get_view(r, ctx.db, spec.name) is not None
-
-    if await ctx.run_blocking(is_view):  # mongod explains the aggregation a find on a view becomes
-        return await agg.explain_aggregate(ctx, ctx.db, spec.name, spec.as_pipeline(), cmd, verbosity)
-    res, n, millis = await ctx.run_blocking(work)
-    win = res.plan.explain(has_sort=bool(spec.sort), filter=spec.filter if res.plan.kind == "IXSCAN" else
-                           spec.filter)
-    if spec.skip:
-        win = {"stage": "SKIP", "skipAmount": spec.skip, "inputStage": win}
-    if spec.limit:
-        win = {"stage": "LIMIT", "limitAmount": spec.limit, "inputStage": win}
-    if spec.projection:
-        win = {"stage": "PROJECTION_DEFAULT", "transformBy": spec.projection, "inputStage": win}
-    reply = {"explainVersion": "1",
-             "queryPlanner": {"namespace": res.namespace, "indexFilterSet": False, "parsedQuery": spec.filter,
-                              "maxIndexedOrSolutionsReached": False, "maxIndexedAndSolutionsReached": False,
-                              "maxScansToExplodeReached": False, "winningPlan": win, "rejectedPlans": []},
-             "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": agg._server_info()}
-    if n is not None:
-        reply["executionStats"] = agg._exec_stats(n, millis, res.stats)
-    return reply
-
-
 # --------------------------------------------------------------------------------------------------
 # update / delete (shared statement machinery)
 # --------------------------------------------------------------------------------------------------
-
-
-def _matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None) -> list[tuple[bytes, dict]]:
-    """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
-    writes that follow never run under an open scan)."""
-    plan = planner.choose_plan(list(info.indexes), flt, sort, hint)
-    out = []
-    gen = C.docs_in_txn(w, info, plan)
-    try:
-        for rid, doc in gen:
-            if match is None or match(doc):
-                out.append((rid, doc))
-                if not multi and not sort:
-                    break
-    finally:
-        gen.close()
-    if sort and out:
-        sort_mod = _q("sort")
-        by_id = {id(d): rid for rid, d in out}
-        docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1)
-        out = [(by_id[id(d)], d) for d in docs]
-    return out
-
-
-def _replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
-    if new.get("_id", C.MISSING_ID) != old.get("_id", C.MISSING_ID) and "_id" in old:
-        raise MongoError(ErrorCode.ImmutableField,
-                         "After applying the update, the (immutable) field '_id' was found to have been altered "
-                         f"to _id: {C.format_value(new.get('_id'))}")
-    if "_id" not in new:
-        new = {"_id": old["_id"], **new}
-    C.check_storable(new)
-    raw = C.encode_doc(new)
-    if validator is not None:
-        validator.check(new, old_doc=old)
-    try:
-        w.update(info, rid, raw, C.index_keys(info, old), C.index_keys(info, new))
-    except StorageError as e:
-        raise _storage_error(info, e, new) from None
-
-
-def _upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None) -> dict:
-    from server.commands.ddl import ensure_collection
-
-    update = _q("update")
-    seed = update.upsert_seed(q)
-    new, _ = update.apply_update(seed, upd, is_upsert=True, query=q)
-    if "_id" not in new:
-        new = {"_id": ObjectId(), **new}
-    elif next(iter(new)) != "_id":
-        new = {"_id": new["_id"], **{k: v for k, v in new.items() if k != "_id"}}
-    C.check_storable(new)
-    raw = C.encode_doc(new)
-    info = ensure_collection(w, ns)
-    validator = None if validator_bypass else C.validator_for(info)
-    if validator is not None:
-        validator.check(new)
-    try:
-        w.insert(info, raw, C.index_keys(info, new))
-    except StorageError as e:
-        raise _storage_error(info, e, new) from None
-    return new
 
 
 class UpdateStatement:
@@ -449,11 +216,11 @@ async def update(ctx, cmd: dict) -> dict:
                 if isinstance(st, MongoError):
                     raise st
                 coll = w.get_collection(ns)
-                matches = _matches_in_txn(w, coll, st.q, st.match, hint=st.hint, multi=st.multi,
+                matches = access.matches_in_txn(w, coll, st.q, st.match, hint=st.hint, multi=st.multi,
                                           sort=st.sort) if coll is not None else []
                 if not matches:
                     if st.upsert:
-                        new = _upsert_doc(w, ns, st.q, st.update, bypass)
+                        new = access.upsert_doc(w, ns, st.q, st.update, bypass)
                         upserted.append({"index": i, "_id": new["_id"]})
                         n += 1
                     continue
@@ -462,7 +229,7 @@ async def update(ctx, cmd: dict) -> dict:
                     new, changed = update_mod.apply_update(doc, st.update, query=st.q)
                     n += 1
                     if changed:
-                        _replace_doc(w, coll, rid, doc, new, validator)
+                        access.replace_doc(w, coll, rid, doc, new, validator)
                         modified += 1
             except MongoError as e:
                 errors.append(e.to_write_error(i))
@@ -534,7 +301,7 @@ async def delete(ctx, cmd: dict) -> dict:
                 coll = w.get_collection(ns)
                 if coll is None:
                     continue
-                for rid, doc in _matches_in_txn(w, coll, q, m, hint=hint, multi=limit == 0):
+                for rid, doc in access.matches_in_txn(w, coll, q, m, hint=hint, multi=limit == 0):
                     w.delete(coll, rid, C.index_keys(coll, doc))
                     n += 1
             except MongoError as e:
@@ -592,7 +359,7 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
 
     def fn(w):
         coll = w.get_collection(ns)
-        matches = _matches_in_txn(w, coll, query, m, hint=hint, multi=False, sort=sort_spec) if coll else []
+        matches = access.matches_in_txn(w, coll, query, m, hint=hint, multi=False, sort=sort_spec) if coll else []
         if remove:
             if not matches:
                 return {"n": 0}, None
@@ -602,12 +369,12 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
         if not matches:
             if not upsert:
                 return {"n": 0, "updatedExisting": False}, None
-            new = _upsert_doc(w, ns, query, upd, bypass)
+            new = access.upsert_doc(w, ns, query, upd, bypass)
             return {"n": 1, "updatedExisting": False, "upserted": new["_id"]}, (new if return_new else None)
         rid, doc = matches[0]
         new, changed = update_mod.apply_update(doc, upd, query=query)
         if changed:
-            _replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
+            access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
         return {"n": 1, "updatedExisting": True}, (new if return_new else doc)
 
     last, value = await _write(ctx, fn)
@@ -630,7 +397,7 @@ async def count(ctx, cmd: dict) -> dict:
         raise MongoError(ErrorCode.BadValue, "skip value is negative in count query")
     max_time = C.int_arg(cmd, "maxTimeMS", "count")
     hint = cmd.get("hint") or None
-    budget = agg.TimeBudget(max_time)
+    budget = access.TimeBudget(max_time)
 
     def work():
         with ctx.server.engine.read() as r:
@@ -646,11 +413,11 @@ async def count(ctx, cmd: dict) -> dict:
                 pipeline.append({"$skip": skip})
             if limit:
                 pipeline.append({"$limit": limit})
-            docs = agg.open_read(ctx.server, ctx.db, name, pipeline, ctx=ctx, budget=budget).docs
+            docs = access.open_read(ctx.server, ctx.db, name, pipeline, ctx=ctx, budget=budget).docs
         else:
-            spec = FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
+            spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
                              "$db": ctx.db})
-            docs = run_find(ctx.server, spec, ctx.db, ctx, budget).docs
+            docs = access.run_find(ctx.server, spec, ctx.db, ctx, budget).docs
         return sum(1 for _ in budget.outer(docs))
 
     return {"n": await ctx.run_blocking(work)}
@@ -670,7 +437,7 @@ async def distinct(ctx, cmd: dict) -> dict:
                          "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
     query = C.doc_arg(cmd, "query", "distinct") or {}
     max_time = C.int_arg(cmd, "maxTimeMS", "distinct")
-    budget = agg.TimeBudget(max_time)
+    budget = access.TimeBudget(max_time)
 
     def work():
         from server.query.values import sort_key
@@ -679,11 +446,11 @@ async def distinct(ctx, cmd: dict) -> dict:
         with ctx.server.engine.read() as r:
             view = C.get_view(r, ctx.db, name)
         if view is not None:
-            docs = agg.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
+            docs = access.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
                                  budget=budget).docs
         else:
-            spec = FindSpec({"find": name, "filter": query, "$db": ctx.db, "hint": cmd.get("hint")})
-            docs = run_find(ctx.server, spec, ctx.db, ctx, budget).docs
+            spec = access.FindSpec({"find": name, "filter": query, "$db": ctx.db, "hint": cmd.get("hint")})
+            docs = access.run_find(ctx.server, spec, ctx.db, ctx, budget).docs
         seen: dict[bytes, Any] = {}
         parts = key.split(".")
         for doc in budget.outer(docs):
@@ -713,43 +480,6 @@ def _distinct_values(value: Any, parts: list[str], depth: int = 0) -> Iterator[A
         for element in value:
             if isinstance(element, dict):
                 yield from _distinct_values(element, parts, depth)
-
-
-# --------------------------------------------------------------------------------------------------
-# explain of count / distinct / update / delete / findAndModify
-# --------------------------------------------------------------------------------------------------
-
-
-async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
-    name = C.collection_arg(cmd, command)
-    if command == "count":
-        flt = cmd.get("query") or {}
-        stage = "COUNT"
-    elif command == "distinct":
-        flt = cmd.get("query") or {}
-        stage = "DISTINCT"
-    elif command == "update":
-        st = (cmd.get("updates") or [{}])[0]
-        flt, stage = st.get("q") or {}, "UPDATE"
-    elif command == "delete":
-        st = (cmd.get("deletes") or [{}])[0]
-        flt, stage = st.get("q") or {}, "DELETE"
-    else:
-        flt, stage = cmd.get("query") or {}, "UPDATE" if not cmd.get("remove") else "DELETE"
-
-    def work():
-        with ctx.server.engine.read() as r:
-            info = r.get_collection(C.ns_of(ctx.db, name))
-        if info is None:
-            return {"stage": "EOF"}
-        p = planner.choose_plan(list(info.indexes), flt, None, None)
-        return {"stage": stage, "inputStage": p.explain(filter=flt)}
-
-    win = await ctx.run_blocking(work)
-    return {"explainVersion": "1",
-            "queryPlanner": {"namespace": C.ns_of(ctx.db, name), "indexFilterSet": False, "parsedQuery": flt,
-                             "winningPlan": win, "rejectedPlans": []},
-            "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": agg._server_info()}
 
 
 COMMANDS = [

@@ -1,0 +1,527 @@
+"""Collection access shared by the command families (synchronous; runs in the thread pool or on
+the writer thread):
+
+- the **read core**: ``open_read`` resolves views, picks the document source (index plan, collection
+  scan, time-series ``read_source``, bucket source) and runs the remaining pipeline with
+  ``run_pipeline``; ``FindSpec``/``run_find`` are the parsed find and its lazy stream; ``TimeBudget``
+  is maxTimeMS over processing time; the pipeline callbacks write ``$out``/``$merge`` targets and
+  answer ``$collStats``/``$indexStats``;
+- the **write statements**: matching inside the write transaction (materialized before any write),
+  replacing and upserting documents with validation, unique checks and index maintenance.
+
+Streams open a fresh LMDB read transaction per chunk, so a cursor suspended between batches holds
+nothing (storage README, "LMDB discipline").
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+
+from protocol.errors import ErrorCode, MongoError
+from server.commands import _collection as C
+from server.query import plan as planner
+from storage.errors import DuplicateKey, StorageError
+
+
+def _q(name: str):
+    """A query-language module (imported on first use)."""
+    return importlib.import_module(f"server.query.{name}")
+
+
+def storage_error(info, e: StorageError, doc: dict) -> MongoError:
+    """A storage failure of one document as the MongoError a client sees (11000 with keyValue...)."""
+    if isinstance(e, DuplicateKey):
+        return C.duplicate_key_error(info, e.index_name, doc, e.key)
+    return MongoError(e.code, e.message)
+
+
+@dataclass
+class ReadResult:
+    """A lazy document stream plus what explain needs to describe how it is produced."""
+
+    docs: Iterator[dict]
+    plan: planner.Plan | None = None
+    pipeline: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    ts_info: dict | None = None
+    namespace: str = ""
+    parsed_filter: dict | None = None
+
+
+class TimeBudget:
+    """``maxTimeMS`` for a cursor: only time spent producing documents counts (not the time a
+    cursor waits between getMores), as in mongod. ``outer`` wraps the final stream and keeps the
+    clock; ``inner`` wraps the raw source so a scan that matches nothing still notices expiry."""
+
+    CHECK_EVERY = 64
+
+    def __init__(self, max_time_ms: int | None):
+        self.budget = max_time_ms / 1000.0 if max_time_ms else None
+        self.spent = 0.0
+        self.since: float | None = None
+
+    def check(self) -> None:
+        if self.budget is None:
+            return
+        spent = self.spent + (time.monotonic() - self.since if self.since is not None else 0.0)
+        if spent > self.budget:
+            raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
+
+    def inner(self, it: Iterator[dict]) -> Iterator[dict]:
+        if self.budget is None:
+            yield from it
+            return
+        for i, doc in enumerate(it):
+            if i % self.CHECK_EVERY == 0:
+                self.check()
+            yield doc
+        self.check()
+
+    def outer(self, it: Iterator[dict]) -> Iterator[dict]:
+        if self.budget is None:
+            yield from it
+            return
+        while True:
+            self.since = time.monotonic()
+            try:
+                doc = next(it)
+            except StopIteration:
+                return
+            finally:
+                self.spent += time.monotonic() - self.since
+                self.since = None
+            self.check()
+            yield doc
+
+
+def deadline_iter(it: Iterator[dict], max_time_ms: int | None) -> Iterator[dict]:
+    """The simple form: one budget around a whole stream (checked per document produced)."""
+    budget = TimeBudget(max_time_ms)
+    return budget.outer(it)
+
+
+def leading_match_and_sort(pipeline: list[dict]) -> tuple[dict | None, dict | None]:
+    """The filter of a leading $match and a $sort right after it (or first) — what an index can serve."""
+    flt = sort = None
+    i = 0
+    if pipeline and isinstance(pipeline[0], dict) and "$match" in pipeline[0]:
+        flt = pipeline[0]["$match"]
+        i = 1
+    if len(pipeline) > i and isinstance(pipeline[i], dict) and "$sort" in pipeline[i]:
+        sort = pipeline[i]["$sort"]
+    return flt, sort
+
+
+def run_pipeline(pipeline, source, pctx):
+    from server.query.pipeline import run_pipeline as run
+
+    return run(pipeline, source, pctx)
+
+
+def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
+                     allow_disk_use: bool = False, extra_stages: dict | None = None):
+    """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...)."""
+    from server.query.pipeline import PipelineContext
+
+    def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
+        return open_read(server, target_db, target_coll, []).docs
+
+    kwargs: dict[str, Any] = dict(
+        variables=dict(variables or {}),
+        allow_disk_use=allow_disk_use,
+        resolve_collection=resolve_collection,
+        db=db,
+        coll=coll,
+    )
+    kwargs["write_out"] = lambda spec, docs: _write_out(server, db, spec, docs)
+    kwargs["merge_into"] = lambda spec, docs: _merge_into(server, db, spec, docs)
+    kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
+    kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
+    if extra_stages:
+        kwargs["extra_stages"] = extra_stages
+    try:
+        return PipelineContext(**kwargs)
+    except TypeError:  # an older PipelineContext without some callbacks
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages"):
+            kwargs.pop(k, None)
+        return PipelineContext(**kwargs)
+
+
+def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
+              variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
+              budget: TimeBudget | None = None) -> ReadResult:
+    """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``."""
+    engine = server.engine
+    with engine.read() as r:
+        resolved = C.resolve(r, db, name)
+        info = r.get_collection(C.ns_of(db, resolved.name))
+    ns = C.ns_of(db, name)
+    if resolved.ts_view is not None:
+        ts = C.timeseries_module()
+        full = resolved.pipeline + list(pipeline)
+        docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
+                                                 resolved.ts_view, full)
+        if not remaining:
+            return ReadResult(docs, None, remaining, {}, ts_info, ns)
+        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
+                                extra_stages=ts.EXTRA_STAGES)
+        out = run_pipeline(remaining, docs, pctx)
+        return ReadResult(out, None, remaining, {}, ts_info, ns)
+    full = resolved.pipeline + list(pipeline)
+    stats: dict = {}
+    if info is not None and info.clustered and name.startswith(C.BUCKETS_PREFIX):
+        # bucket documents: the time-series layer merges persisted buckets with open ones
+        source = C.timeseries_module().bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
+        if not full:
+            return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
+        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
+        return ReadResult(run_pipeline(full, source, pctx), planner.Plan("COLLSCAN"), full, stats, None, ns)
+    if info is None:
+        source: Iterator[dict] = iter(())
+        plan = planner.Plan("COLLSCAN")
+    else:
+        flt, sort = leading_match_and_sort(full)
+        plan = planner.choose_plan(list(info.indexes), flt, sort, hint)
+        source = C.plan_docs(engine, info, plan, stats=stats)
+        if budget is not None:
+            source = budget.inner(source)
+        if plan.provides_sort and sort is not None:
+            # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
+            idx = 1 if flt is not None else 0
+            full = full[:idx] + full[idx + 1:]
+    if not full:
+        return ReadResult(source, plan, full, stats, None, ns)
+    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
+    out = run_pipeline(full, source, pctx)
+    return ReadResult(out, plan, full, stats, None, ns)
+
+
+class _ServerCtx:
+    """The slice of CommandContext the time-series read source needs when called from a callback."""
+
+    def __init__(self, server, db):
+        self.server = server
+        self.db = db
+
+    async def run_blocking(self, fn, *args):  # pragma: no cover - not used from threads
+        return fn(*args)
+
+
+def _write_out(server, db: str, spec: Any, docs) -> None:
+    """$out: replace the target collection with ``docs`` (one write transaction)."""
+    if isinstance(spec, str):
+        target_db, target = db, spec
+    elif isinstance(spec, dict):
+        target_db, target = spec.get("db", db), spec.get("coll")
+    else:
+        raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
+    prepared = [C.prepare_insert(d) for d in docs]
+    raws = [C.encode_doc(d) for d in prepared]
+    ns = C.ns_of(target_db, target)
+
+    def fn(w):
+        from server.commands.ddl import ensure_collection
+
+        old = w.get_collection(ns)
+        indexes = [s for s in (old.indexes if old else ()) if s["name"] != "_id_"]
+        options = dict(old.options) if old else {}
+        if old is not None:
+            w.drop_collection(ns)
+        info = w.create_collection(ns, options) if old is not None else ensure_collection(w, ns)
+        for spec_ in indexes:
+            w.create_index(info, spec_, [])
+            info = w.get_collection(ns)
+        for doc, raw in zip(prepared, raws, strict=False):
+            w.insert(info, raw, C.index_keys(info, doc))
+
+    server.engine.write(fn).result()
+
+
+def _merge_into(server, db: str, spec: Any, docs) -> None:
+    """$merge: upsert each result into the target by ``on`` (default _id), in one write transaction."""
+    if isinstance(spec, str):
+        spec = {"into": spec}
+    into = spec["into"]
+    target_db, target = (db, into) if isinstance(into, str) else (into.get("db", db), into.get("coll"))
+    on = spec.get("on", "_id")
+    on_fields = [on] if isinstance(on, str) else list(on)
+    when_matched = spec.get("whenMatched", "merge")
+    when_not_matched = spec.get("whenNotMatched", "insert")
+    if not isinstance(when_matched, str):
+        raise MongoError(ErrorCode.CommandNotSupported, "$merge with a pipeline for whenMatched is not supported")
+    if when_matched not in ("replace", "keepExisting", "merge", "fail"):
+        raise MongoError(ErrorCode.BadValue, f"Enumeration value '{when_matched}' for field 'whenMatched' is not a valid value.")
+    if when_not_matched not in ("insert", "discard", "fail"):
+        raise MongoError(ErrorCode.BadValue,
+                         f"Enumeration value '{when_not_matched}' for field 'whenNotMatched' is not a valid value.")
+    results = [d if "_id" in d else {"_id": ObjectId(), **d} for d in docs]
+    ns = C.ns_of(target_db, target)
+
+    def fn(w):
+        from server.commands.ddl import ensure_collection
+
+        info = ensure_collection(w, ns)
+        for doc in results:
+            key = {f: doc.get(f) for f in on_fields}
+            plan = planner.choose_plan(list(info.indexes), key)
+            existing = next((pair for pair in C.docs_in_txn(w, info, plan)
+                             if all(pair[1].get(f) == v for f, v in key.items())), None)
+            if existing is None:
+                if when_not_matched == "fail":
+                    raise MongoError(13113, "$merge could not find a matching document in the target collection "
+                                            "for at least one document in the source collection")
+                if when_not_matched == "insert":
+                    new = C.prepare_insert(doc)
+                    w.insert(info, C.encode_doc(new), C.index_keys(info, new))
+                continue
+            rid, old = existing
+            if when_matched == "fail":
+                raise MongoError(ErrorCode.DuplicateKey, "$merge failed due to a matching document in the target")
+            if when_matched == "keepExisting":
+                continue
+            new = {**old, **doc} if when_matched == "merge" else {"_id": old["_id"], **doc}
+            new["_id"] = old["_id"]
+            w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), C.index_keys(info, new))
+
+    server.engine.write(fn).result()
+
+
+def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
+    with server.engine.read() as r:
+        view = C.get_view(r, db, coll)
+    if C.is_timeseries_view(view):
+        ts = C.timeseries_module()
+        stage_doc = getattr(ts, "coll_stats_stage_document", None)
+        if stage_doc is None:
+            from server.commands.timeseries_admin import coll_stats_stage_document as stage_doc
+        return [stage_doc(server, db, coll, spec or {})]
+    from server.commands.stats import coll_stats_document
+
+    return [coll_stats_document(server, db, coll, spec or {})]
+
+
+def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
+    with server.engine.read() as r:
+        info = r.get_collection(C.ns_of(db, coll))
+        if info is None:
+            return []
+        return [{"name": s["name"], "key": s["key"], "host": "localhost",
+                 "accesses": {"ops": Int64(0), "since": None}, "spec": dict(s)} for s in info.indexes]
+
+
+
+# --------------------------------------------------------------------------------------------------
+# find
+# --------------------------------------------------------------------------------------------------
+
+
+FIND_FIELDS = frozenset({
+    "find", "filter", "projection", "sort", "skip", "limit", "batchSize", "singleBatch", "hint", "comment",
+    "maxTimeMS", "allowDiskUse", "let", "collation", "min", "max", "returnKey", "showRecordId", "tailable",
+    "awaitData", "noCursorTimeout", "allowPartialResults", "readConcern", "oplogReplay", "term",
+    "readOnce", "allowSpeculativeMajorityRead", "$db", "lsid", "$clusterTime", "$readPreference",
+    "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict", "apiDeprecationErrors",
+    "$client", "$audit", "maxScan", "snapshot",
+})
+
+
+class FindSpec:
+    """A parsed and validated find command."""
+
+    def __init__(self, cmd: dict, command: str = "find"):
+        for k in cmd:
+            if k not in FIND_FIELDS:
+                raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{k}' is an unknown field.")
+        if "startTransaction" in cmd or "autocommit" in cmd:
+            C.check_no_transaction(cmd)
+        self.name = C.collection_arg(cmd, command)
+        self.filter = C.doc_arg(cmd, "filter", command) or {}
+        self.projection = C.doc_arg(cmd, "projection", command)
+        self.sort = C.doc_arg(cmd, "sort", command) or None
+        self.skip = C.int_arg(cmd, "skip", command, 0) or 0
+        self.limit = C.int_arg(cmd, "limit", command, 0) or 0
+        self.batch_size = C.int_arg(cmd, "batchSize", command)
+        self.single_batch = bool(cmd.get("singleBatch", False))
+        self.max_time = C.int_arg(cmd, "maxTimeMS", command)
+        self.let = C.doc_arg(cmd, "let", command)
+        self.allow_disk = bool(cmd.get("allowDiskUse", False))
+        self.hint = cmd.get("hint")
+        self.min = C.doc_arg(cmd, "min", command)
+        self.max = C.doc_arg(cmd, "max", command)
+        for label, v in (("skip", self.skip), ("limit", self.limit), ("batchSize", self.batch_size or 0)):
+            if v < 0:
+                raise MongoError(51024, f"BSON field '{label}' value must be >= 0, actual value '{v}'")
+        if self.max_time is not None and self.max_time < 0:
+            raise MongoError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0")
+        if self.hint is not None and not isinstance(self.hint, (str, dict)):
+            raise MongoError(ErrorCode.FailedToParse, "hint must be either a string or nested object")
+        for unsupported in ("returnKey", "showRecordId", "tailable", "awaitData"):
+            if cmd.get(unsupported):
+                if unsupported in ("tailable", "awaitData"):
+                    raise MongoError(ErrorCode.BadValue,
+                                     "error processing query: tailable cursor requested on non capped collection")
+                raise MongoError(ErrorCode.CommandNotSupported, f"find option '{unsupported}' is not supported by Tidemark")
+        collation = cmd.get("collation")
+        if collation and collation.get("locale", "simple") != "simple":
+            raise MongoError(ErrorCode.CommandNotSupported, "collations other than 'simple' are not supported by Tidemark")
+        if (self.min is not None or self.max is not None) and not self.hint:
+            raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
+        match, project, sort = _q("match"), _q("project") if cmd.get("projection") else None, _q("sort")
+        # compile now: parse errors surface before any work (and the callables are reused per document)
+        self.match = match.compile_filter(self.filter, variables=self.let) if self.filter else None
+        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=self.let)
+                        if self.projection else None)
+        if self.sort and "$natural" in self.sort:
+            self.hint = {"$natural": self.sort["$natural"]}
+            self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
+        if self.sort:
+            sort.parse_sort(self.sort)
+
+    def as_pipeline(self) -> list[dict]:
+        """The equivalent aggregation pipeline (how mongod runs a find on a view)."""
+        stages: list[dict] = []
+        if self.filter:
+            stages.append({"$match": self.filter})
+        if self.sort:
+            stages.append({"$sort": self.sort})
+        if self.skip:
+            stages.append({"$skip": self.skip})
+        if self.limit:
+            stages.append({"$limit": self.limit})
+        if self.projection:
+            stages.append({"$project": self.projection})
+        return stages
+
+
+def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
+    index = planner.find_hinted_index(list(info.indexes), spec.hint)
+    fields, directions = planner.key_fields(index["key"])
+    from storage.keys import encode_key
+
+    def bound(doc):
+        if doc is None:
+            return None
+        if list(doc.keys()) != list(fields):
+            raise MongoError(51176, "min and max must have the same field names as the index key pattern")
+        return encode_key(list(doc.values()), directions)
+
+    iv = planner.Interval(bound(spec.min), bound(spec.max), True, False)
+    return planner.Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
+
+
+def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | None = None,
+             raw_ok: bool = False) -> ReadResult:
+    """The lazy result stream of a find (synchronous; called in the thread pool)."""
+    with server.engine.read() as r:
+        info = r.get_collection(C.ns_of(db, spec.name))
+        view = C.get_view(r, db, spec.name) if info is None else None
+    if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
+        return open_read(server, db, spec.name, spec.as_pipeline(), variables=spec.let,
+                             allow_disk_use=spec.allow_disk, ctx=ctx, budget=budget)
+    ns = C.ns_of(db, spec.name)
+    stats: dict = {}
+    if info is None:
+        return ReadResult(iter(()), planner.Plan("COLLSCAN"), [], stats, None, ns)
+    if spec.min is not None or spec.max is not None:
+        plan = _min_max_plan(spec, info)
+    else:
+        plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint)
+    # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
+    passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
+    docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
+    if budget is not None:
+        docs = budget.inner(docs)
+    if spec.match is not None:
+        docs = filter(spec.match, docs)
+    if spec.sort and not plan.provides_sort:
+        top = spec.skip + spec.limit if spec.limit else None
+        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk)
+    if spec.skip or spec.limit:
+        docs = itertools.islice(docs, spec.skip, spec.skip + spec.limit if spec.limit else None)
+    if spec.project is not None:
+        docs = map(spec.project, docs)
+    return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
+
+
+def _lazy_sorted(docs, sort_spec, limit, allow_disk) -> Iterator[dict]:
+    """Sort on first pull (so building the cursor does no work until the first batch)."""
+    sort = _q("sort")
+    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk)
+
+
+
+# --------------------------------------------------------------------------------------------------
+# write statements
+# --------------------------------------------------------------------------------------------------
+
+
+def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None) -> list[tuple[bytes, dict]]:
+    """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
+    writes that follow never run under an open scan)."""
+    plan = planner.choose_plan(list(info.indexes), flt, sort, hint)
+    out = []
+    gen = C.docs_in_txn(w, info, plan)
+    try:
+        for rid, doc in gen:
+            if match is None or match(doc):
+                out.append((rid, doc))
+                if not multi and not sort:
+                    break
+    finally:
+        gen.close()
+    if sort and out:
+        sort_mod = _q("sort")
+        by_id = {id(d): rid for rid, d in out}
+        docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1)
+        out = [(by_id[id(d)], d) for d in docs]
+    return out
+
+
+def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
+    if new.get("_id", C.MISSING_ID) != old.get("_id", C.MISSING_ID) and "_id" in old:
+        raise MongoError(ErrorCode.ImmutableField,
+                         "After applying the update, the (immutable) field '_id' was found to have been altered "
+                         f"to _id: {C.format_value(new.get('_id'))}")
+    if "_id" not in new:
+        new = {"_id": old["_id"], **new}
+    C.check_storable(new)
+    raw = C.encode_doc(new)
+    if validator is not None:
+        validator.check(new, old_doc=old)
+    try:
+        w.update(info, rid, raw, C.index_keys(info, old), C.index_keys(info, new))
+    except StorageError as e:
+        raise storage_error(info, e, new) from None
+
+
+def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None) -> dict:
+    from server.commands.ddl import ensure_collection
+
+    update = _q("update")
+    seed = update.upsert_seed(q)
+    new, _ = update.apply_update(seed, upd, is_upsert=True, query=q)
+    if "_id" not in new:
+        new = {"_id": ObjectId(), **new}
+    elif next(iter(new)) != "_id":
+        new = {"_id": new["_id"], **{k: v for k, v in new.items() if k != "_id"}}
+    C.check_storable(new)
+    raw = C.encode_doc(new)
+    info = ensure_collection(w, ns)
+    validator = None if validator_bypass else C.validator_for(info)
+    if validator is not None:
+        validator.check(new)
+    try:
+        w.insert(info, raw, C.index_keys(info, new))
+    except StorageError as e:
+        raise storage_error(info, e, new) from None
+    return new
+
+
