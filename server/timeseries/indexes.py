@@ -549,7 +549,7 @@ def bucket_index_plan(
 
 
 def indexed_bucket_documents(
-    server: Any, ns: str, plan: Any, stats: dict | None = None, chunk: int = 128
+    server: Any, ns: str, plan: Any, stats: dict | None = None, chunk: int = 128, predicate: Any = None
 ) -> Iterator[dict]:
     """Bucket documents of ``ns`` through a bucket index ``plan``, in-memory buckets merged in.
 
@@ -558,7 +558,8 @@ def indexed_bucket_documents(
     bucket is yielded once; a bucket that also lives in the bucket catalog is replaced by its
     in-memory version, and in-memory buckets the index did not return are yielded at the end
     (their stored index entries may lag behind, so the index cannot be trusted to find them).
-    ``stats["bucketsScanned"]`` counts the buckets yielded.
+    ``stats["bucketsScanned"]`` counts the buckets read; ``predicate`` (optional, a bucket-level
+    filter) drops buckets before they are yielded, like ``view.bucket_documents``.
     """
     from protocol.codec import decode
 
@@ -603,8 +604,11 @@ def indexed_bucket_documents(
                 live = snapshot.pop(doc.get("_id"), None)
                 if stats is not None:
                     stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-                yield live if live is not None else doc
+                bucket = live if live is not None else doc
+                if predicate is None or predicate(bucket):
+                    yield bucket
     for bucket_id in sorted(snapshot):
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-        yield snapshot[bucket_id]
+        if predicate is None or predicate(snapshot[bucket_id]):
+            yield snapshot[bucket_id]

@@ -73,3 +73,15 @@ async def test_chunked_scan_yields_each_bucket_once(server):
     plan = indexes.bucket_index_plan(_specs(server), {"m": {"$gte": 0}}, "t", "m", 3600)
     found = list(indexes.indexed_bucket_documents(server, BNS, plan, chunk=7))
     assert sorted(b["meta"] for b in found) == list(range(30))
+
+
+async def test_bucket_predicate_drops_buckets_after_the_index_read(server):
+    await _load(server, sensors=5)
+    server.bucket_catalog.forget(BNS)
+    plan = indexes.bucket_index_plan(_specs(server), {"m": {"$gte": 0}}, "t", "m", 3600)
+    stats: dict = {}
+    found = list(
+        indexes.indexed_bucket_documents(server, BNS, plan, stats, predicate=lambda b: b["meta"] % 2 == 0)
+    )
+    assert sorted(b["meta"] for b in found) == [0, 2, 4]
+    assert stats["bucketsScanned"] == 5
