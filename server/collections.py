@@ -215,6 +215,20 @@ class _ServerCtx:
         return fn(*args)
 
 
+def _check_write_target(server, db: str, coll: str, stage: str, spec: Any) -> None:
+    """$out/$merge may not write into a view (166); time-series targets get the TS layer's refusal."""
+    with server.engine.read() as r:
+        try:
+            from server.commands.timeseries_admin import check_write_stage_target
+        except ImportError:
+            check_write_stage_target = None
+        if check_write_stage_target is not None:
+            check_write_stage_target(r, db, coll, stage, spec)
+        if C.get_view(r, db, coll) is not None:
+            raise MongoError(ErrorCode.CommandNotSupportedOnView,
+                             f"Namespace {db}.{coll} is a view, not a collection")
+
+
 def _write_out(server, db: str, spec: Any, docs) -> None:
     """$out: replace the target collection with ``docs`` (one write transaction)."""
     if isinstance(spec, str):
@@ -223,6 +237,7 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
         target_db, target = spec.get("db", db), spec.get("coll")
     else:
         raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
+    _check_write_target(server, target_db, target, "$out", spec)
     prepared = [C.prepare_insert(d) for d in docs]
     raws = [C.encode_doc(d) for d in prepared]
     ns = C.ns_of(target_db, target)
@@ -262,6 +277,7 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
     if when_not_matched not in ("insert", "discard", "fail"):
         raise MongoError(ErrorCode.BadValue,
                          f"Enumeration value '{when_not_matched}' for field 'whenNotMatched' is not a valid value.")
+    _check_write_target(server, target_db, target, "$merge", spec)
     results = [d if "_id" in d else {"_id": ObjectId(), **d} for d in docs]
     ns = C.ns_of(target_db, target)
 

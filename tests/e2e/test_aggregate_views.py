@@ -160,3 +160,12 @@ def test_writes_and_index_builds_on_a_view_are_refused_with_166(db):
         with pytest.raises(OperationFailure) as e:
             op()
         assert e.value.code == 166
+
+
+@pytest.mark.commands("aggregate")
+def test_out_and_merge_into_a_view_are_refused(sales):
+    sales.command("create", "v", viewOn="sales", pipeline=[])
+    for stage in ({"$out": "v"}, {"$merge": {"into": "v"}}):
+        with pytest.raises(OperationFailure) as e:
+            list(sales.sales.aggregate([stage]))
+        assert e.value.code == 166
