@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from protocol.codec import decode
+from bson.raw_bson import RawBSONDocument
+
+from protocol.codec import RAW_CODEC_OPTIONS, decode
 from protocol.errors import MongoError
 from server.query.match import And, compile_node, filter_fields, parse_filter
 from server.timeseries.buckets import oid_bound, unpack_document
@@ -41,14 +43,36 @@ def _live_snapshot(server: Any, ns: str, lo_s: int | None, hi_s: int | None) -> 
 
 
 def bucket_documents(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None,
-                     stats: dict | None = None) -> Iterator[dict]:
-    """Bucket documents of ``ns`` whose bucket start is in ``[lo_s, hi_s]`` (None: unbounded)."""
+                     stats: dict | None = None, predicate: Any = None) -> Iterator[dict]:
+    """Bucket documents of ``ns`` whose bucket start is in ``[lo_s, hi_s]`` (None: unbounded) and that
+    pass ``predicate`` (a bucket-level filter over ``_id``/``control``/``meta``). A stored bucket the
+    predicate rejects is never fully decoded: only its ``control`` and ``meta`` are."""
     snapshot = _live_snapshot(server, ns, lo_s, hi_s)
-    return _scan(server.engine, ns, lo_s, hi_s, snapshot, stats)
+    return _scan(server.engine, ns, lo_s, hi_s, snapshot, stats, predicate)
+
+
+def _summary(raw: bytes) -> dict:
+    """``{_id, control, meta?}`` of a stored bucket without decoding its data columns."""
+    head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
+    summary: dict[str, Any] = {"_id": head.get("_id")}
+    control = head.get("control")
+    summary["control"] = decode(control.raw) if isinstance(control, RawBSONDocument) else control
+    if "meta" in head:
+        meta = head["meta"]
+        summary["meta"] = decode(meta.raw) if isinstance(meta, RawBSONDocument) else _plain(meta)
+    return summary
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, RawBSONDocument):
+        return decode(value.raw)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: dict,
-          stats: dict | None) -> Iterator[dict]:
+          stats: dict | None, predicate: Any = None) -> Iterator[dict]:
     resume = clustered_rid(oid_bound(lo_s - 1, high=True)) if lo_s is not None and lo_s > 0 else None
     hi_key = clustered_rid(oid_bound(hi_s, high=True)) if hi_s is not None else None
     if hi_s is not None and hi_s < 0:
@@ -72,15 +96,26 @@ def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: di
                 done = True
         for rid, raw in chunk:
             resume = rid
-            doc = decode(raw)
-            live = snapshot.pop(doc.get("_id"), None)
             if stats is not None:
                 stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+            if predicate is not None:
+                summary = _summary(raw)
+                live = snapshot.pop(summary["_id"], None)
+                if live is not None:
+                    if predicate(live):
+                        yield live
+                    continue
+                if predicate(summary):
+                    yield decode(raw)
+                continue
+            doc = decode(raw)
+            live = snapshot.pop(doc.get("_id"), None)
             yield live if live is not None else doc
     for bucket_id in sorted(snapshot):
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-        yield snapshot[bucket_id]
+        if predicate is None or predicate(snapshot[bucket_id]):
+            yield snapshot[bucket_id]
 
 
 def bucket_source(ctx: Any, db: str, coll: str) -> Iterator[dict]:
@@ -190,16 +225,15 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
                             "fields": sorted(fields) if fields is not None else "all",
                             "bucketsScanned": 0, "bucketsUnpacked": 0, "measurementsUnpacked": 0,
                             "measurementsReturned": 0}
-    buckets = bucket_documents(ctx.server, ns, bfilter.lo_s, bfilter.hi_s, info)
-    return _measurements(buckets, spec, bfilter.predicate, event_filter, fields, info), remaining, info
+    predicate = bfilter.predicate if bfilter.prunes else None
+    buckets = bucket_documents(ctx.server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate)
+    return _measurements(buckets, spec, event_filter, fields, info), remaining, info
 
 
-def _measurements(buckets: Iterator[dict], spec: Any, bucket_pred: Any, event_filter: Any,
-                  fields: set[str] | None, info: dict) -> Iterator[dict]:
+def _measurements(buckets: Iterator[dict], spec: Any, event_filter: Any, fields: set[str] | None,
+                  info: dict) -> Iterator[dict]:
     time_field, meta_field = spec.time_field, spec.meta_field
     for bucket in buckets:
-        if not bucket_pred(bucket):
-            continue
         info["bucketsUnpacked"] += 1
         unpacked = 0
         returned = 0

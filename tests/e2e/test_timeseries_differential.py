@@ -98,7 +98,7 @@ def test_random_finds_match_a_regular_collection(collections):
     ts, reg = collections
     rng = random.Random(7)
     nonempty = 0
-    for _ in range(250):
+    for _ in range(200):
         flt = random_filter(rng)
         projection = rng.choice([None, {"_id": 0}, {"cpu": 1, "t": 1}, {"_id": 0, "mem": 1}, {"nested": 0, "tags": 0}, {"meta.host": 1, "mem": 1}])
         if rng.random() < 0.4:
@@ -120,7 +120,7 @@ def test_random_finds_match_a_regular_collection(collections):
 def test_random_aggregations_match_a_regular_collection(collections):
     ts, reg = collections
     rng = random.Random(11)
-    for _ in range(120):
+    for _ in range(100):
         flt = random_filter(rng)
         unit = rng.choice(["minute", "hour", "day"])
         group_key = rng.choice([{"$dateTrunc": {"date": "$t", "unit": unit}}, "$meta.host", "$status",
