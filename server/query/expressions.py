@@ -3,7 +3,7 @@
 Public API (used by stages, the time-series layer and the command layer):
 
 - ``compile_expression(expr, *, allow_vars=True) -> fn(root_doc, variables)``. ``variables`` maps names
-  without "$$" ("NOW", user ``let`` names, optionally "ROOT"/"CURRENT") to values. Field paths read
+  without "$$" ("NOW", user ``let`` names, optionally "ROOT") to values. Field paths read
   CURRENT, which is the root document unless a ``$let`` rebinds it. Absent fields yield
   ``values.MISSING``; ``$$REMOVE`` is MISSING too, and callers that build documents drop MISSING fields.
 - ``evaluate(expr, doc, variables=None)``, ``truthy(v)``, ``is_constant(expr)``,
@@ -133,14 +133,14 @@ def _compile_object(expr: dict, allow_vars: bool) -> Compiled:
 
 
 def _compile_let(spec: Any, allow_vars: bool) -> Compiled:
-    if not isinstance(spec, dict) or set(spec) - {"vars", "in"} or "vars" not in spec or "in" not in spec:
-        missing = "vars" if isinstance(spec, dict) and "vars" not in spec else "in"
-        if not isinstance(spec, dict):
-            raise MongoError(16874, "$let only supports an object as its argument")
-        extra = set(spec) - {"vars", "in"}
-        if extra:
-            raise MongoError(16875, f"Unrecognized parameter to $let: {sorted(extra)[0]}")
-        raise MongoError(16876 if missing == "vars" else 16877, f"Missing '{missing}' parameter to $let")
+    if not isinstance(spec, dict):
+        raise MongoError(16874, "$let only supports an object as its argument")
+    extra = sorted(set(spec) - {"vars", "in"})
+    if extra:
+        raise MongoError(16875, f"Unrecognized parameter to $let: {extra[0]}")
+    for key, code in (("vars", 16876), ("in", 16877)):
+        if key not in spec:
+            raise MongoError(code, f"Missing '{key}' parameter to $let")
     if not isinstance(spec["vars"], dict):
         raise MongoError(ErrorCode.FailedToParse, "invalid parameter: expected an object (vars)")
     bindings = []
@@ -148,14 +148,16 @@ def _compile_let(spec: Any, allow_vars: bool) -> Compiled:
         validate_variable_name(name, allow_current=True)
         bindings.append((name, _compile(sub, allow_vars)))
     body = _compile(spec["in"], allow_vars)
+    rebinds_current = "CURRENT" in spec["vars"]
 
     def run(doc, vars):
         new_vars = dict(vars)
         for name, fn in bindings:
-            new_vars[name] = fn(doc, vars)
-        if "CURRENT" in new_vars and new_vars["CURRENT"] is not doc:
+            new_vars[name] = fn(doc, vars)  # all bindings see the outer scope, as in mongod
+        if rebinds_current:
+            current = new_vars.pop("CURRENT")
             new_vars.setdefault("ROOT", vars.get("ROOT", doc))
-            return body(new_vars["CURRENT"], new_vars)
+            return body(current, new_vars)
         return body(doc, new_vars)
     return run
 

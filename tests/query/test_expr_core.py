@@ -89,3 +89,23 @@ def test_is_constant():
     assert is_constant({"$add": [1, 2]})
     assert not is_constant({"$add": ["$a", 2]})
     assert is_constant({"$literal": "$a"})
+
+
+def test_let_bindings_see_the_outer_scope_and_nested_lets_shadow():
+    expr = {"$let": {"vars": {"a": 1}, "in": {"$let": {"vars": {"a": 2, "b": "$$a"}, "in": ["$$a", "$$b"]}}}}
+    assert evaluate(expr, {}) == [2, 1]
+
+
+@pytest.mark.parametrize("spec,code", [
+    ("x", 16874), ({"vars": {}, "in": 1, "z": 1}, 16875), ({"in": 1}, 16876), ({"vars": {}}, 16877),
+])
+def test_let_shape_errors(spec, code):
+    with pytest.raises(MongoError) as e:
+        compile_expression({"$let": spec})
+    assert e.value.code == code
+
+
+def test_variables_can_be_forbidden():
+    with pytest.raises(MongoError):
+        compile_expression("$$x", allow_vars=False)
+    assert compile_expression("$a", allow_vars=False)({"a": 1}, {}) == 1
