@@ -191,3 +191,12 @@ def test_duplicate_key_error_class_for_insert_one(db):
     with pytest.raises(DuplicateKeyError) as e:
         db.c.insert_one({"_id": "a"})
     assert e.value.details["keyValue"] == {"_id": "a"}
+
+
+def test_batches_stay_under_16_mib(db):
+    db.big.insert_many([{"_id": i, "blob": b"x" * (1024 * 1024)} for i in range(20)])
+    reply = db.command("find", "big")
+    first = reply["cursor"]["firstBatch"]
+    assert 0 < len(first) < 20 and reply["cursor"]["id"] != 0
+    assert sum(len(d["blob"]) for d in first) < 16 * 1024 * 1024
+    assert [d["_id"] for d in db.big.find()] == list(range(20))
