@@ -62,7 +62,6 @@ Predicate = Callable[[Any], bool]
 __all__ = ["compile_node", "Predicate"]
 
 
-
 def compile_node(node: Node, *, variables: Mapping | None = None) -> Predicate:
     """A predicate over documents for ``node`` (see module docstring for semantics)."""
     return _Compiler(variables).compile(node)
@@ -104,7 +103,10 @@ class _Compiler:
             return self._elem_match(node)
         if t is All:  # each member may be matched by a different element: a conjunction of paths
             return _all_of([_on_path(node.path, p, expand=True) for p in _all_member_predicates(node)])
-        return _on_path(node.path, self.value_predicate(node), expand=True)
+        general = _on_path(node.path, self.value_predicate(node), expand=True)
+        if t is Cmp:
+            return _fast_top_level_cmp(node, general) or general
+        return general
 
     def _and_children(self, children: tuple[Node, ...]) -> list[Predicate]:
         # Conjunction order does not change the result, so cheap/selective checks go first, and a
@@ -178,6 +180,43 @@ class _Compiler:
                 return False
 
         return _on_path(node.path, elem_ok, expand=False)
+
+
+# One specialised closure per (operator, value class) for {field: {$op: number|string}} on a
+# top-level field: a scalar of the same class is compared inline; anything else (arrays, other
+# types, missing) takes the general predicate. Built once at import from a fixed template.
+_FAST_TEMPLATE = """
+def make(name, x, general, MISSING, Int64):
+    def fast_cmp(doc):
+        v = doc.get(name, MISSING)
+        t = type(v)
+        if {check}:
+            return v {op} x
+        return general(doc)
+    return fast_cmp
+"""
+_FAST_CHECKS = {"number": "t is float or t is int or t is Int64", "string": "t is str"}
+_FAST_OPS = {"$eq": "==", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+_FAST_FACTORIES: dict[tuple[str, str], Callable] = {}
+for _cls, _check in _FAST_CHECKS.items():
+    for _op, _sym in _FAST_OPS.items():
+        _ns: dict = {}
+        exec(_FAST_TEMPLATE.format(check=_check, op=_sym), _ns)  # noqa: S102 (fixed template)
+        _FAST_FACTORIES[(_op, _cls)] = _ns["make"]
+
+
+def _fast_top_level_cmp(node: Cmp, general: Predicate) -> Predicate | None:
+    if "." in node.path or node.path == "":
+        return None
+    x = node.value
+    t = type(x)
+    if t is str:
+        cls = "string"
+    elif (t is int or t is Int64 or t is float) and x == x:
+        cls = "number"
+    else:
+        return None
+    return _FAST_FACTORIES[(node.op, cls)](node.path, x, general, MISSING, Int64)
 
 
 def _cost(node: Node) -> int:
