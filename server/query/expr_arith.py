@@ -325,8 +325,11 @@ def compile_pow(args, cc):
             if ix == -1:
                 return make_integer(1 if ie % 2 == 0 else -1, kind)
             return math.pow(ix, ie)
-        if abs(ix) > 1 and ie > 64:
-            return math.pow(ix, ie)
+        if abs(ix) > 1 and ie > 64:  # certainly beyond a long: a double, possibly infinite
+            try:
+                return math.pow(ix, ie)
+            except OverflowError:
+                return float("inf") if ix > 0 or ie % 2 == 0 else float("-inf")
         return make_integer(ix**ie, kind)
     return pow_
 
@@ -349,6 +352,8 @@ def _float_fn(fn, name):
 
 
 def _int_abs(v):
+    if v == -(2**63):
+        raise MongoError(28680, "can't take $abs of long long min")
     return abs(v)
 
 
