@@ -103,8 +103,20 @@ class CursorRegistry:
         batch_size: int | None = None,
         lsid: Any = None,
         no_timeout: bool = False,
+    ) -> Int64:
+        """Open a cursor over ``iterator``; returns its id, a fresh positive int64."""
+        return Int64(self.open(ns, iterator, batch_size=batch_size, lsid=lsid, no_timeout=no_timeout).id)
+
+    def open(
+        self,
+        ns: str,
+        iterator: Iterator[Any],
+        *,
+        batch_size: int | None = None,
+        lsid: Any = None,
+        no_timeout: bool = False,
     ) -> Cursor:
-        """Open a cursor over ``iterator``; its ``id`` is a fresh positive int64."""
+        """Like :meth:`register`, returning the :class:`Cursor` itself."""
         while True:
             cursor_id = secrets.randbits(63)
             if cursor_id and cursor_id not in self._cursors:
@@ -156,9 +168,15 @@ class CursorRegistry:
             self.kill(cursor_id)
 
     async def next_batch(
-        self, ctx: CommandContext, cursor: Cursor, batch_size: int | None
+        self, ctx: CommandContext, cursor: Cursor | int, batch_size: int | None
     ) -> tuple[list[RawBSONDocument], int]:
-        """Draw the next batch; returns (documents, id to report: the cursor's, or 0 if exhausted)."""
+        """Draw the next batch of a cursor (or cursor id); returns (documents, id to report: the
+        cursor's, or 0 if exhausted). ``batch_size`` None means no count limit (size limit only)."""
+        if not isinstance(cursor, Cursor):
+            found = self._cursors.get(int(cursor))
+            if found is None:
+                raise MongoError(ErrorCode.CursorNotFound, f"cursor id {int(cursor)} not found")
+            cursor = found
         if cursor.in_use:
             raise MongoError(ErrorCode.OperationFailed, f"cursor id {cursor.id} is already in use")
         cursor.in_use = True
@@ -195,7 +213,7 @@ async def cursor_reply(
     cursor after this batch. Documents in the batch are RawBSONDocuments (encoded once, here).
     """
     registry: CursorRegistry = ctx.server.cursors
-    cursor = registry.register(ns, iterator, batch_size=None, lsid=ctx.lsid, no_timeout=no_timeout)
+    cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout)
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
     if single_batch and cursor_id:

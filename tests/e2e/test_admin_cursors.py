@@ -40,7 +40,7 @@ async def test_first_batch_defaults_to_101_documents_then_get_more_drains(ctx):
     assert isinstance(cursor["id"], Int64) and cursor["id"] > 0
     assert cursor["ns"] == "db.c"
     registry = ctx.server.cursors
-    batch, next_id = await registry.next_batch(ctx, registry.get(cursor["id"]), None)
+    batch, next_id = await registry.next_batch(ctx, cursor["id"], None)
     assert _values(batch) == list(range(101, 250))
     assert next_id == 0 and len(registry) == 0
 
@@ -61,6 +61,17 @@ async def test_peeked_document_is_not_lost(ctx):
         seen += _values(batch)
         cursor = registry.get(next_id) if next_id else None
     assert seen == [0, 1, 2, 3, 4]
+
+
+async def test_register_returns_a_positive_int64_id_usable_with_next_batch(ctx):
+    registry = ctx.server.cursors
+    cursor_id = registry.register("db.c", ({"i": i} for i in range(3)), batch_size=2)
+    assert isinstance(cursor_id, Int64) and cursor_id > 0
+    batch, next_id = await registry.next_batch(ctx, cursor_id, 2)
+    assert _values(batch) == [0, 1] and next_id == cursor_id
+    with pytest.raises(Exception) as info:
+        await registry.next_batch(ctx, Int64(1), 2)
+    assert getattr(info.value, "code", None) == 43
 
 
 async def test_single_batch_closes_the_cursor(ctx):
@@ -101,16 +112,16 @@ async def test_kill_closes_the_generator(ctx):
 
 async def test_idle_cursors_are_reaped_but_no_timeout_ones_stay(ctx):
     registry = ctx.server.cursors
-    idle = registry.register("db.c", iter(range(3)))
-    kept = registry.register("db.c", iter(range(3)), no_timeout=True)
+    idle = registry.get(registry.register("db.c", iter(range(3))))
+    kept = registry.open("db.c", iter(range(3)), no_timeout=True)
     assert registry.reap_idle(1000, now=idle.last_used + 2) == 1
     assert registry.get(idle.id) is None and registry.get(kept.id) is kept
 
 
 async def test_kill_sessions_kills_only_that_sessions_cursors(ctx):
     registry = ctx.server.cursors
-    mine = registry.register("db.c", iter(()), lsid={"id": "a"})
-    other = registry.register("db.c", iter(()), lsid={"id": "b"})
+    mine = registry.open("db.c", iter(()), lsid={"id": "a"})
+    other = registry.open("db.c", iter(()), lsid={"id": "b"})
     assert registry.kill_sessions({"a"}) == 1
     assert registry.get(mine.id) is None and registry.get(other.id) is other
 
@@ -127,7 +138,7 @@ async def test_errors_while_batching_kill_the_cursor_and_propagate(ctx):
 
 async def test_concurrent_get_more_on_one_cursor_is_refused(ctx):
     registry = ctx.server.cursors
-    cursor = registry.register("db.c", ({"i": i} for i in range(3)))
+    cursor = registry.open("db.c", ({"i": i} for i in range(3)))
     cursor.in_use = True
     with pytest.raises(Exception) as info:
         await registry.next_batch(ctx, cursor, 1)
