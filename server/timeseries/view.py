@@ -43,12 +43,29 @@ def _live_snapshot(server: Any, ns: str, lo_s: int | None, hi_s: int | None) -> 
 
 
 def bucket_documents(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None,
-                     stats: dict | None = None, predicate: Any = None) -> Iterator[dict]:
+                     stats: dict | None = None, predicate: Any = None,
+                     columns: set[str] | None = None) -> Iterator[dict]:
     """Bucket documents of ``ns`` whose bucket start is in ``[lo_s, hi_s]`` (None: unbounded) and that
     pass ``predicate`` (a bucket-level filter over ``_id``/``control``/``meta``). A stored bucket the
-    predicate rejects is never fully decoded: only its ``control`` and ``meta`` are."""
+    predicate rejects is never fully decoded: only its ``control`` and ``meta`` are.
+
+    ``columns``: when given, stored buckets are returned with only these ``data`` columns decoded
+    (the caller unpacks just those fields)."""
     snapshot = _live_snapshot(server, ns, lo_s, hi_s)
-    return _scan(server.engine, ns, lo_s, hi_s, snapshot, stats, predicate)
+    return _scan(server.engine, ns, lo_s, hi_s, snapshot, stats, predicate, columns)
+
+
+def _partial(raw: bytes, summary: dict | None, columns: set[str]) -> dict:
+    """A stored bucket with only ``columns`` of its data decoded."""
+    head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
+    doc = dict(summary) if summary is not None else _summary(raw)
+    data = head.get("data")
+    if isinstance(data, RawBSONDocument):
+        doc["data"] = {field: decode(data[field].raw) if isinstance(data[field], RawBSONDocument) else data[field]
+                       for field in data if field in columns}
+    else:
+        doc["data"] = {}
+    return doc
 
 
 def _summary(raw: bytes) -> dict:
@@ -72,7 +89,7 @@ def _plain(value: Any) -> Any:
 
 
 def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: dict,
-          stats: dict | None, predicate: Any = None) -> Iterator[dict]:
+          stats: dict | None, predicate: Any = None, columns: set[str] | None = None) -> Iterator[dict]:
     resume = clustered_rid(oid_bound(lo_s - 1, high=True)) if lo_s is not None and lo_s > 0 else None
     hi_key = clustered_rid(oid_bound(hi_s, high=True)) if hi_s is not None else None
     if hi_s is not None and hi_s < 0:
@@ -98,15 +115,15 @@ def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: di
             resume = rid
             if stats is not None:
                 stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-            if predicate is not None:
+            if predicate is not None or columns is not None:
                 summary = _summary(raw)
                 live = snapshot.pop(summary["_id"], None)
                 if live is not None:
-                    if predicate(live):
+                    if predicate is None or predicate(live):
                         yield live
                     continue
-                if predicate(summary):
-                    yield decode(raw)
+                if predicate is None or predicate(summary):
+                    yield decode(raw) if columns is None else _partial(raw, summary, columns)
                 continue
             doc = decode(raw)
             live = snapshot.pop(doc.get("_id"), None)
@@ -226,7 +243,8 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
                             "bucketsScanned": 0, "bucketsUnpacked": 0, "measurementsUnpacked": 0,
                             "measurementsReturned": 0}
     predicate = bfilter.predicate if bfilter.prunes else None
-    buckets = bucket_documents(ctx.server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate)
+    columns = None if fields is None else {*fields, spec.time_field}
+    buckets = bucket_documents(ctx.server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate, columns)
     return _measurements(buckets, spec, event_filter, fields, info), remaining, info
 
 
