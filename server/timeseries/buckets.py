@@ -194,6 +194,15 @@ def _copy(value: Any) -> Any:
     return value
 
 
+def _snapshot(value: Any) -> Any:
+    """A deep copy that tolerates concurrent mutation by another thread (copies via C-level calls)."""
+    if isinstance(value, dict):
+        return {k: _snapshot(v) for k, v in list(value.items())}
+    if isinstance(value, list):
+        return [_snapshot(v) for v in list(value)]
+    return value
+
+
 def merge_extreme(current: Any, value: Any, sign: int) -> Any:
     """Combine ``value`` into a min (sign=-1) or max (sign=1): field-wise for objects, element-wise
     for arrays, canonical comparison for scalars keeping the winner's own type (§2.3)."""
@@ -434,14 +443,21 @@ class OpenBucket:
                 maxs[field] = merge_extreme(maxs[field], value, 1)
 
     def document(self) -> dict[str, Any]:
-        """The full v1 bucket document (cached until the next append; callers must not mutate it)."""
+        """The full v1 bucket document (cached until the next append; callers must not mutate it).
+
+        Readers call this from worker threads while the event loop appends: every container is
+        copied with one C-level call (atomic under the GIL), and the result is cached only if no
+        append happened meanwhile."""
         doc = self._doc
         if doc is None:
-            doc = {"_id": self.id, "control": {"version": 1, "min": _copy(self.mins), "max": _copy(self.maxs)}}
+            version = self.count
+            doc = {"_id": self.id, "control": {"version": 1, "min": _snapshot(self.mins),
+                                               "max": _snapshot(self.maxs)}}
             if self.meta is not MISSING:
                 doc["meta"] = self.meta
-            doc["data"] = {field: dict(column) for field, column in self.columns.items()}
-            self._doc = doc
+            doc["data"] = {field: column.copy() for field, column in list(self.columns.items())}
+            if self.count == version:
+                self._doc = doc
         return doc
 
     @classmethod

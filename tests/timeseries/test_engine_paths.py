@@ -188,3 +188,36 @@ async def test_direct_bucket_inserts_are_validated_and_visible_through_the_view(
     assert reply["n"] == 0 and reply["writeErrors"][0]["code"] == 121
     found, _ = find(server)
     assert found == [{"timestamp": T0, "v": 7}]
+
+
+async def test_readers_in_threads_see_every_acknowledged_measurement_while_inserts_continue(server):
+    await create(server)
+    acked = 0
+    stop = False
+    failures = []
+
+    async def writer():
+        nonlocal acked
+        for i in range(150):
+            await insert(server, [{"timestamp": T0 + dt.timedelta(seconds=i), "metadata": i % 3, "v": i,
+                                   **({"extra": i} if i % 7 == 0 else {})}])
+            acked = i + 1
+
+    def read_once():
+        before = acked
+        found, _ = find(server)
+        if len(found) < before:
+            failures.append((before, len(found)))
+        return len(found)
+
+    async def reader():
+        loop = asyncio.get_running_loop()
+        while not stop:
+            await loop.run_in_executor(None, read_once)
+
+    task = asyncio.ensure_future(reader())
+    await writer()
+    stop = True
+    await task
+    assert failures == []
+    assert read_once() == 150
