@@ -34,6 +34,9 @@ LIFECYCLE_HOOKS: tuple[Any, ...] = (timeseries_lifecycle, ttl)
 
 WORKER_THREADS = 4
 SHUTDOWN_GRACE_SECONDS = 10.0
+# Like mongod's listenBacklog (SOMAXCONN): a burst of new connections must not overflow the accept
+# queue (an overflow costs the client a 1 s SYN retransmit). The kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 4096
 CURSOR_REAP_INTERVAL_SECONDS = 60.0
 
 # mongod's exit codes for the same failures.
@@ -126,7 +129,9 @@ class App:
 
         try:
             for host in options.bind_ip:
-                server = await loop.create_server(factory, host=host, port=options.port, reuse_address=True)
+                server = await loop.create_server(
+                    factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG
+                )
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
