@@ -80,6 +80,20 @@ def _reply(n: int, errors: list, **extra) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 
+def _prepare_documents(docs: list, ordered: bool) -> list[tuple[int, dict | None, bytes | None, MongoError | None]]:
+    """(index, document, BSON, error) per document: ``_id`` first, storage rules, 16 MiB limit."""
+    prepared: list[tuple[int, dict | None, bytes | None, MongoError | None]] = []
+    for i, doc in enumerate(docs):
+        try:
+            d = C.prepare_insert(doc)
+            prepared.append((i, d, C.encode_doc(d), None))
+        except MongoError as e:
+            prepared.append((i, None, None, e))
+            if ordered:
+                break
+    return prepared
+
+
 async def insert(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     name = C.collection_arg(cmd, "insert")
@@ -96,15 +110,7 @@ async def insert(ctx, cmd: dict) -> dict:
         return await C.timeseries_module().insert_buckets(ctx, cmd)
     if name == C.SYSTEM_VIEWS:
         raise MongoError(ErrorCode.InvalidNamespace, f"cannot write to '{ctx.db}.system.views'")
-    prepared: list[tuple[int, dict | None, bytes | None, MongoError | None]] = []
-    for i, doc in enumerate(docs):
-        try:
-            d = C.prepare_insert(doc)
-            prepared.append((i, d, C.encode_doc(d), None))
-        except MongoError as e:
-            prepared.append((i, None, None, e))
-            if ordered:
-                break
+    prepared = await ctx.run_blocking(_prepare_documents, docs, ordered)  # off the event loop
     ns = C.ns_of(ctx.db, name)
 
     def fn(w):

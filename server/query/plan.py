@@ -29,6 +29,7 @@ from bson.regex import Regex
 
 from protocol.errors import ErrorCode, MongoError
 
+MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
 UNSUPPORTED_INDEX_TYPES = ("text", "2d", "2dsphere", "hashed", "geoHaystack", "columnstore")
 
 _MISSING = object()
@@ -391,6 +392,12 @@ def _build_intervals(spec: dict, bounds: dict[str, FieldBounds]) -> tuple[list[I
         per_component.append(ranges)
         shown = ranges if d == 1 else [(h, lo, hi_i, lo_i) for (lo, h, lo_i, hi_i) in reversed(ranges)]
         desc[f] = [_interval_desc(*r) for r in shown]
+    total = 1
+    for ranges in per_component:
+        total *= len(ranges)
+    if total > MAX_INTERVALS:
+        # Too many point combinations ($in on several fields): scan each component's hull instead.
+        per_component = [[(r[0][0], r[-1][1], True, True)] if len(r) > 1 else r for r in per_component]
     intervals = []
     for combo in itertools.product(*per_component):
         lo_vals, hi_vals = [], []

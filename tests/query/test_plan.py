@@ -170,3 +170,12 @@ def test_unbounded_trailing_component_spans_minkey_to_maxkey():
     p = plan.choose_plan([ID, AB], {"a": 1})
     assert p.bounds_desc == {"a": ["[1, 1]"], "b": ["[MaxKey, MinKey]"]}
     assert isinstance(MinKey(), MinKey) and isinstance(MaxKey(), MaxKey)
+
+
+def test_huge_in_product_collapses_to_covering_ranges():
+    ab = spec({"a": 1, "b": 1})
+    p = plan.choose_plan([ID, ab], {"a": {"$in": list(range(100))}, "b": {"$in": list(range(100))}})
+    assert len(p.intervals) == 1
+    rid = b"\x00" * 8
+    key = encode_key((50, 7), (1, 1)) + rid
+    assert _entry_in(p.intervals[0], key)
