@@ -107,18 +107,20 @@ class Connection(asyncio.Protocol):
         buffer = self._buffer
         buffer += data
         offset = 0
-        try:
-            while True:
-                length = frame_length(buffer, offset)
-                if length is None or len(buffer) - offset < length:
-                    break
-                frame = bytes(buffer[offset : offset + length])
-                offset += length
-                self._pending.append(frame)
-                self._pending_bytes += length
-        except ParseError as exc:
-            self._fatal(exc)
-            return
+        # One copy per frame (memoryview slice -> bytes); the view is released before the
+        # bytearray is resized below.
+        with memoryview(buffer) as view:
+            try:
+                while True:
+                    length = frame_length(view, offset)
+                    if length is None or len(view) - offset < length:
+                        break
+                    self._pending.append(bytes(view[offset : offset + length]))
+                    offset += length
+                    self._pending_bytes += length
+            except ParseError as exc:
+                self._fatal(exc)
+                return
         if offset:
             del buffer[:offset]
         if self._pending and self._worker is None:
