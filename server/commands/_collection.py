@@ -42,10 +42,8 @@ _ALLOWED_SYSTEM = {"system.views", "system.js", "system.profile", "system.users"
 
 
 def check_no_transaction(cmd: dict) -> None:
-    """A standalone has no transactions: mongod refuses transaction numbers outright."""
-    if "txnNumber" in cmd and ("startTransaction" in cmd or "autocommit" in cmd):
-        raise MongoError(ErrorCode.IllegalOperation,
-                         "Transaction numbers are only allowed on a replica set member or mongos")
+    """A standalone has no user transactions: mongod refuses them outright. (Retryable writes also
+    carry ``txnNumber``, but drivers only send it to replica sets, so it alone is not checked.)"""
     if "startTransaction" in cmd or "autocommit" in cmd:
         raise MongoError(ErrorCode.IllegalOperation,
                          "Transaction numbers are only allowed on a replica set member or mongos")
