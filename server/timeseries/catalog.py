@@ -90,20 +90,24 @@ class BucketCatalog:
     # ------------------------------------------------------------------ collections
     def collection(self, ns: str, options: TimeseriesOptions) -> CollectionState:
         state = self.collections.get(ns)
-        if state is None or state.options != options:
-            if state is not None:
-                self.forget(ns)
+        if state is None:
             state = self.collections[ns] = CollectionState(ns, options)
+        elif state.options != options:
+            state.options = options  # collMod: open buckets keep going; new buckets use the new options
         return state
 
     def get(self, ns: str) -> CollectionState | None:
         return self.collections.get(ns)
 
-    def forget(self, ns: str) -> None:
-        """Drop every bucket of ``ns`` (the collection was dropped)."""
+    def forget(self, ns: str, *, keep_stats: bool = False) -> None:
+        """Drop every bucket of ``ns`` from memory (the collection was dropped, or all its buckets
+        were written in full); ``keep_stats`` keeps the collection's statistics."""
         state = self.collections.pop(ns, None)
         if state is None:
             return
+        if keep_stats:
+            self.collections[ns] = CollectionState(ns, state.options)
+            self.collections[ns].stats = state.stats
         for bucket in state.live.values():
             self.dirty.pop(id(bucket), None)
             self.lru.pop(id(bucket), None)

@@ -232,6 +232,23 @@ class Committer:
 
             await asyncio.wrap_future(self.engine.write(fn))
 
+    async def close_collection(self, ns: str) -> None:
+        """Write every live bucket of ``ns`` in full, then forget them (statistics are kept): used
+        before operations that rewrite or delete stored buckets directly."""
+        catalog = self.catalog
+        for _ in range(100):
+            live = catalog.live_buckets(ns)
+            if not live:
+                return
+            if all(not (b.pending or b.needs_full or b.journaled) for b in live):
+                catalog.forget(ns, keep_stats=True)  # no await since the check: nothing new slipped in
+                return
+            for bucket in live:
+                bucket.needs_full = True
+                catalog.dirty[id(bucket)] = bucket
+            await self.commit((ns,))
+        raise MongoError(ErrorCode.ConflictingOperationInProgress, f"could not close the open buckets of {ns}")
+
     async def checkpoint(self) -> int:
         """Write every journaled bucket in full and trim the journal; returns buckets written."""
         marked = self.catalog.checkpoint_all()

@@ -221,3 +221,17 @@ async def test_readers_in_threads_see_every_acknowledged_measurement_while_inser
     await task
     assert failures == []
     assert read_once() == 150
+
+
+async def test_close_collection_writes_live_buckets_and_keeps_stats(server):
+    await create(server)
+    await insert(server, [{"timestamp": T0, "metadata": "a", "v": 1}, {"timestamp": T0, "metadata": "b", "v": 2}])
+    await server.ts_committer.close_collection("db.system.buckets.weather")
+    assert server.bucket_catalog.live_buckets("db.system.buckets.weather") == []
+    with server.engine.read() as r:
+        assert r.count(r.get_collection("db.system.buckets.weather")) == 2
+        assert list(r.journal_scan()) == []
+    stats = server.bucket_catalog.collection_stats("db.system.buckets.weather")
+    assert stats["numMeasurementsCommitted"] == 2
+    await insert(server, [{"timestamp": T0, "metadata": "a", "v": 3}])
+    assert len(buckets(server)) == 3  # closed buckets are not reopened by later inserts in the same span
