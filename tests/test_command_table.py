@@ -17,22 +17,7 @@ TESTS = Path(__file__).resolve().parent
 # Commands whose family landed before its end-to-end tests declared coverage (at the time this list
 # was written). The owners of these families should add @pytest.mark.commands(...) to their tests
 # and delete the names here; the list must only shrink. Names that are covered are ignored.
-PENDING_COVERAGE = frozenset(
-    {
-        "collStats",
-        "collstats",
-        "createindexes",
-        "dataSize",
-        "datasize",
-        "dbStats",
-        "dbstats",
-        "deleteIndexes",
-        "dropindexes",
-        "findandmodify",
-        "listindexes",
-        "validate",
-    }
-)
+PENDING_COVERAGE = frozenset({"createindexes", "dropindexes", "listindexes"})
 
 
 def _is_commands_marker(node: ast.AST) -> bool:
