@@ -45,6 +45,7 @@ STAT_NAMES = (
     "numCommits", "numWaits", "numMeasurementsCommitted",
 )
 META_CACHE_SIZE = 100_000
+MAX_ARCHIVED_PER_SERIES = 64  # archived buckets remembered per series for reopening
 PYTHON_OVERHEAD = 3  # in-memory bytes per approximate BSON byte of a bucket
 BUCKET_OVERHEAD = 2048
 
@@ -262,7 +263,10 @@ class BucketCatalog:
         self.dirty[id(bucket)] = bucket
         self.lru.pop(id(bucket), None)
         if archive:
-            state.archived.setdefault(bucket.key, []).append((bucket.start_s, bucket.id))
+            archived = state.archived.setdefault(bucket.key, [])
+            archived.append((bucket.start_s, bucket.id))
+            if len(archived) > MAX_ARCHIVED_PER_SERIES:
+                del archived[0]  # the oldest ranges are the least likely to receive late data
 
     def _reopen(self, state: CollectionState, key: Any, t_ms: int, measurement: dict,
                 loader: Loader | None) -> OpenBucket | None:
