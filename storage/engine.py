@@ -178,7 +178,9 @@ class Engine:
         return handle
 
     def scan_stream(self, ns: str, *, reverse: bool = False, chunk: int = 512,
-                    start_after: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+                    start_after: bytes | None = None, lo: bytes | None = None,
+                    hi: bytes | None = None, lo_inclusive: bool = True,
+                    hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
         """(rid, bson) of a whole collection, a fresh read transaction per chunk: nothing is
         held while the generator is suspended. Stops early if the collection is dropped (or
         replaced by another with the same name) between chunks."""
@@ -190,7 +192,9 @@ class Engine:
                 if info is None or (collection_uuid is not None and info.uuid != collection_uuid):
                     return
                 collection_uuid = info.uuid
-                batch = list(itertools.islice(r.scan(info, start_after=after, reverse=reverse), chunk))
+                batch = list(itertools.islice(
+                    r.scan(info, start_after=after, reverse=reverse, lo=lo, hi=hi,
+                           lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive), chunk))
             yield from batch
             if len(batch) < chunk:
                 return

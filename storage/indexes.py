@@ -5,11 +5,9 @@ Entry layout (``key`` is an ``encode_key`` result computed by the server):
 - non-unique index:  ``key + rid + len(rid) byte``  -> b""   (every entry distinct; the trailing
   length byte lets variable-length rids of clustered collections be split off again)
 
-Bounds have *prefix* semantics so that they work the same for both layouts and for compound
-indexes bounded on a leading subset of fields: an entry's key K is
-    >= lo (inclusive)  when K >= lo;          > lo (exclusive) when K >= prefix_end(lo)
-    <= hi (inclusive)  when K < prefix_end(hi); < hi (exclusive) when K < hi
-so ``lo = hi = encode_key([5])`` inclusive returns every entry whose first component is 5.
+Bounds have prefix semantics (storage/ranges.py), so they work the same for both layouts and
+for compound indexes bounded on a leading subset of fields: ``lo = hi = encode_key([5])``
+inclusive returns every entry whose first component is 5.
 
 Functions here take an open transaction; uniqueness is checked before anything is written.
 """
@@ -21,7 +19,7 @@ from collections.abc import Iterable, Iterator
 import lmdb
 
 from storage.errors import DuplicateKey, KeyTooLong
-from storage.keys import prefix_end
+from storage.ranges import raw_range, walk
 
 
 def entry_key(key: bytes, rid: bytes) -> bytes:
@@ -92,59 +90,20 @@ def bulk_add(txn: lmdb.Transaction, db, ns: str, name: str, entries: Iterable[tu
     return count
 
 
-def _raw_bounds(lo, hi, lo_inclusive, hi_inclusive):
-    """Translate prefix-semantics bounds into [raw_lo, raw_hi) over stored keys; None = open.
-    Returns None when the range is empty."""
-    raw_lo = lo
-    if lo is not None and not lo_inclusive:
-        raw_lo = prefix_end(lo)
-        if raw_lo is None:
-            return None
-    raw_hi = hi
-    if hi is not None and hi_inclusive:
-        raw_hi = prefix_end(hi)
-    return raw_lo, raw_hi
-
-
 def scan(txn: lmdb.Transaction, db, unique: bool, lo: bytes | None = None, hi: bytes | None = None, *,
          lo_inclusive: bool = True, hi_inclusive: bool = True, reverse: bool = False,
          start_after: tuple[bytes, bytes] | None = None) -> Iterator[tuple[bytes, bytes]]:
     """(key, rid) of entries within bounds, in key order (descending with ``reverse``), strictly
     after the ``start_after`` entry (a previously returned (key, rid)) in scan direction."""
-    bounds = _raw_bounds(lo, hi, lo_inclusive, hi_inclusive)
+    bounds = raw_range(lo, hi, lo_inclusive, hi_inclusive)
     if bounds is None:
         return
-    raw_lo, raw_hi = bounds
     resume = None
     if start_after is not None:
         resume = start_after[0] if unique else entry_key(*start_after)
-    with txn.cursor(db=db) as cur:
-        if not reverse:
-            start = raw_lo
-            if resume is not None and (start is None or resume >= start):
-                start = resume
-            ok = cur.set_range(start) if start is not None else cur.first()
-            if ok and resume is not None and cur.key() == resume:
-                ok = cur.next()
-            if not ok:
-                return
-            for key, value in cur.iternext(keys=True, values=True):
-                if raw_hi is not None and key >= raw_hi:
-                    return
-                yield (key, value) if unique else split_entry(key)
-        else:
-            end = raw_hi  # exclusive
-            if resume is not None and (end is None or resume < end):
-                end = resume
-            if end is None:
-                ok = cur.last()
-            elif cur.set_range(end):
-                ok = cur.prev()
-            else:
-                ok = cur.last()
-            if not ok:
-                return
-            for key, value in cur.iterprev(keys=True, values=True):
-                if raw_lo is not None and key < raw_lo:
-                    return
-                yield (key, value) if unique else split_entry(key)
+    entries = walk(txn, db, *bounds, resume=resume, reverse=reverse)
+    if unique:
+        yield from entries
+    else:
+        for key, _ in entries:
+            yield split_entry(key)

@@ -85,10 +85,14 @@ class ReadView:
     def get(self, info: CollectionInfo, rid: bytes) -> bytes | None:
         return records.get(self._txn, self._records(info), rid, self._engine._codec)
 
-    def scan(self, info: CollectionInfo, *, start_after: bytes | None = None,
-             reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+    def scan(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
+             lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
+             hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
+        """(rid, bson) in rid order; optional rid bounds with prefix semantics (for clustered
+        collections: ``encode_key([_id])`` bounds, e.g. a bucket ``_id`` range)."""
         return records.scan(self._txn, self._records(info), self._engine._codec,
-                            start_after=start_after, reverse=reverse)
+                            start_after=start_after, reverse=reverse, lo=lo, hi=hi,
+                            lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive)
 
     def index_scan(self, info: CollectionInfo, index_name: str, lo: bytes | None = None,
                    hi: bytes | None = None, *, lo_inclusive: bool = True, hi_inclusive: bool = True,

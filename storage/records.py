@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import lmdb
 
 from storage.compression import ValueCodec
+from storage.ranges import raw_range, walk
 
 RID_SIZE = 8
 
@@ -43,29 +44,14 @@ def get(txn: lmdb.Transaction, db, rid: bytes, codec: ValueCodec) -> bytes | Non
 
 
 def scan(txn: lmdb.Transaction, db, codec: ValueCodec, *, start_after: bytes | None = None,
-         reverse: bool = False, raw: bool = False) -> Iterator[tuple[bytes, bytes]]:
+         reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
+         lo_inclusive: bool = True, hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
     """(rid, bson) in record-id order (descending with ``reverse``), strictly after
-    ``start_after`` in the direction of the scan. ``raw`` yields the stored (packed) values."""
+    ``start_after`` in the direction of the scan, within optional rid bounds (prefix semantics,
+    storage/ranges.py: for clustered collections, ``encode_key([_id])`` bounds)."""
+    bounds = raw_range(lo, hi, lo_inclusive, hi_inclusive)
+    if bounds is None:
+        return
     unpack = codec.unpack
-    with txn.cursor(db=db) as cur:
-        if reverse:
-            if start_after is None:
-                positioned = cur.last()
-            elif cur.set_range(start_after):
-                positioned = cur.prev()
-            else:
-                positioned = cur.last()
-            items = cur.iterprev(keys=True, values=True) if positioned else iter(())
-        else:
-            if start_after is None:
-                positioned = cur.first()
-            else:
-                positioned = cur.set_range(start_after)
-                if positioned and cur.key() == start_after:
-                    positioned = cur.next()
-            items = cur.iternext(keys=True, values=True) if positioned else iter(())
-        if raw:
-            yield from items
-        else:
-            for rid, stored in items:
-                yield rid, unpack(stored)
+    for rid, stored in walk(txn, db, *bounds, resume=start_after, reverse=reverse):
+        yield rid, unpack(stored)

@@ -319,3 +319,26 @@ def test_lock_file_holds_the_pid_while_open_and_is_empty_after_clean_close(dbpat
         assert f.read().strip() == str(os.getpid())
     eng.close()
     assert os.path.getsize(lock) == 0
+
+
+def test_clustered_scan_with_id_bounds_in_both_directions(engine):
+    def fn(w):
+        info = w.create_collection("a.system.buckets.t", {}, clustered=True)
+        for i in [5, 1, 9, 3, 7]:
+            w.insert(info, bson.encode({"_id": i}), {}, rid=encode_key([i]))
+        return info
+
+    engine.write_sync(fn)
+    with engine.read() as r:
+        info = r.get_collection("a.system.buckets.t")
+
+        def ids(**kw):
+            return [bson.decode(v)["_id"] for _, v in r.scan(info, **kw)]
+
+        assert ids() == [1, 3, 5, 7, 9]
+        assert ids(lo=encode_key([3]), hi=encode_key([7])) == [3, 5, 7]
+        assert ids(lo=encode_key([3]), hi=encode_key([7]), lo_inclusive=False, hi_inclusive=False) == [5]
+        assert ids(lo=encode_key([3]), reverse=True) == [9, 7, 5, 3]
+        assert ids(hi=encode_key([7]), reverse=True, start_after=encode_key([5])) == [3, 1]
+    got = [bson.decode(v)["_id"] for _, v in engine.scan_stream("a.system.buckets.t", chunk=2, lo=encode_key([2]))]
+    assert got == [3, 5, 7, 9]

@@ -1,0 +1,65 @@
+"""Key ranges over an LMDB sub-database: bound semantics and the cursor walk, shared by record
+scans (clustered collections are keyed by encoded ``_id``) and index scans.
+
+Bounds have *prefix* semantics, so they work for compound keys bounded on leading components
+and for index entries that carry a record id after the key: a stored key K is
+    >= lo (inclusive)  when K >= lo;           > lo (exclusive) when K >= prefix_end(lo)
+    <= hi (inclusive)  when K < prefix_end(hi); < hi (exclusive) when K < hi
+``resume`` continues strictly after (or, reversed, before) a previously returned stored key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import lmdb
+
+from storage.keys import prefix_end
+
+
+def raw_range(lo: bytes | None, hi: bytes | None, lo_inclusive: bool = True,
+              hi_inclusive: bool = True) -> tuple[bytes | None, bytes | None] | None:
+    """[start, end) over stored keys for prefix-semantics bounds (None = open); None if empty."""
+    start = lo
+    if lo is not None and not lo_inclusive:
+        start = prefix_end(lo)
+        if start is None:
+            return None
+    end = hi
+    if hi is not None and hi_inclusive:
+        end = prefix_end(hi)
+    return start, end
+
+
+def walk(txn: lmdb.Transaction, db, start: bytes | None, end: bytes | None, *,
+         resume: bytes | None = None, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+    """(stored key, value) with start <= key < end, ascending (descending with ``reverse``),
+    strictly after ``resume`` in the direction of the walk."""
+    with txn.cursor(db=db) as cur:
+        if not reverse:
+            if resume is not None and (start is None or resume >= start):
+                start = resume
+            ok = cur.set_range(start) if start is not None else cur.first()
+            if ok and resume is not None and cur.key() == resume:
+                ok = cur.next()
+            if not ok:
+                return
+            for key, value in cur.iternext(keys=True, values=True):
+                if end is not None and key >= end:
+                    return
+                yield key, value
+        else:
+            if resume is not None and (end is None or resume < end):
+                end = resume  # exclusive, like end
+            if end is None:
+                ok = cur.last()
+            elif cur.set_range(end):
+                ok = cur.prev()
+            else:
+                ok = cur.last()
+            if not ok:
+                return
+            for key, value in cur.iterprev(keys=True, values=True):
+                if start is not None and key < start:
+                    return
+                yield key, value
