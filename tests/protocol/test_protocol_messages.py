@@ -194,3 +194,15 @@ def test_op_reply_returns_exactly_one_document_with_cursor_zero():
     flags, cursor_id, starting_from, number_returned = struct.unpack_from("<iqii", reply, 16)
     assert (flags, cursor_id, starting_from, number_returned) == (0, 0, 0, 1)
     assert decode_reply(reply) == {"ok": 1.0}
+
+
+def test_sequence_identifier_must_end_inside_its_section():
+    # The section claims 6 bytes (size + "ab") but the identifier's NUL lies after it.
+    body = b"\x00" + codec.encode({"x": 1}) + b"\x01" + struct.pack("<i", 6) + b"ab\x00"
+    error = _error(_op_msg(body))
+    assert error.code == 17 and not error.fatal
+
+
+def test_non_utf8_identifier_is_invalid_bson():
+    body = b"\x00" + codec.encode({"x": 1}) + b"\x01" + struct.pack("<i", 7) + b"\xff\xfe\x00"
+    assert _error(_op_msg(body)).code == 22
