@@ -324,10 +324,13 @@ def extract_bounds(filter: dict | None) -> dict[str, FieldBounds]:
                 elif op == "$in" and isinstance(arg, list) and all(_is_plain_value(a) for a in arg):
                     _add_points(b, list(arg))
                 elif op in ("$gt", "$gte") and _is_plain_value(arg) and arg is not None:
+                    # One side only: without multikey tracking, {a: {$gt: 5, $lt: 8}} must still find
+                    # a: [1, 10] (each bound is met by a different element), so a path never gets both.
                     if b.points is None and b.lo is _MISSING:
                         b.lo, b.lo_incl = arg, op == "$gte"
+                        b.hi, b.hi_incl = _MISSING, True
                 elif op in ("$lt", "$lte") and _is_plain_value(arg) and arg is not None:
-                    if b.points is None and b.hi is _MISSING:
+                    if b.points is None and b.hi is _MISSING and b.lo is _MISSING:
                         b.hi, b.hi_incl = arg, op == "$lte"
         elif _is_plain_value(cond):
             _add_points(b, [cond])

@@ -135,7 +135,10 @@ def reference(docs, flt, sort, projection, skip, limit):
 
 def rand_predicate(rng):
     path = rng.choice(FIELDS)
-    op = rng.choice(["eq", "$gt", "$gte", "$lt", "$lte", "$ne", "$in", "$nin", "$exists"])
+    op = rng.choice(["eq", "$gt", "$gte", "$lt", "$lte", "$ne", "$in", "$nin", "$exists", "range"])
+    if op == "range":  # both sides on one path: each side may be met by a different array element
+        lo, hi = sorted((rng.randint(-5, 5), rng.randint(-5, 5)))
+        return {path: {"$gt": lo, "$lt": hi}}
     if op == "eq":
         return {path: rand_scalar(rng)}
     if op in ("$in", "$nin"):

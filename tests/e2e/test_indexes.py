@@ -218,3 +218,11 @@ def test_range_on_mixed_types_through_index_matches_scan(db):
     scans = [[d["_id"] for d in db.c.find(f).sort("_id", 1)] for f in filters]
     db.c.create_index("v")
     assert [[d["_id"] for d in db.c.find(f).sort("_id", 1)] for f in filters] == scans
+
+
+@pytest.mark.commands("find")
+def test_two_sided_range_on_multikey_field_matches_scan(db):
+    db.c.insert_many([{"_id": 1, "a": [1, 10]}, {"_id": 2, "a": 6}, {"_id": 3, "a": [1, 2]}])
+    db.c.create_index("a")
+    for flt in ({"a": {"$gt": 5, "$lt": 8}}, {"$and": [{"a": {"$lt": 8}}, {"a": {"$gt": 5}}]}):
+        assert sorted(d["_id"] for d in db.c.find(flt)) == [1, 2]

@@ -142,7 +142,8 @@ def _entry_in(iv, key: bytes) -> bool:
 
 @pytest.mark.parametrize("flt,inside,outside", [
     ({"a": 5}, [5, 5.0], [4, 6, "5"]),
-    ({"a": {"$gte": 2, "$lt": 4}}, [2, 3, 3.9], [1, 1.99]),
+    ({"a": {"$gte": 2, "$lt": 4}}, [2, 3, 3.9, 10], [1, 1.99]),
+    ({"a": {"$lt": 4}}, [3, -100], [4.5, 5]),
     ({"a": {"$gt": 2}}, [2.5, 100], [1, 2 - 1e-9]),
 ])
 def test_interval_bounds_contain_every_matching_key(flt, inside, outside):
@@ -179,3 +180,12 @@ def test_huge_in_product_collapses_to_covering_ranges():
     rid = b"\x00" * 8
     key = encode_key((50, 7), (1, 1)) + rid
     assert _entry_in(p.intervals[0], key)
+
+
+def test_both_range_sides_on_one_path_keep_only_one_bound():
+    """a: [1, 10] matches {a: {$gt: 5, $lt: 8}} (different elements meet each side): bounds must keep 10."""
+    p = plan.choose_plan([ID, A], {"a": {"$lt": 8, "$gt": 5}})
+    rid = b"\x00" * 8
+    assert any(_entry_in(iv, encode_key((10,), (1,)) + rid) for iv in p.intervals)
+    p = plan.choose_plan([ID, A], {"$and": [{"a": {"$lt": 8}}, {"a": {"$gt": 5}}]})
+    assert any(_entry_in(iv, encode_key((10,), (1,)) + rid) for iv in p.intervals)
