@@ -151,3 +151,38 @@ def test_map_full_inside_a_group_retries_every_fn_once_grown(dbpath):
         assert swallowed == ["MapFullError"] * eng.stats["retries"]  # one per aborted attempt
     finally:
         eng.close()
+
+
+def test_reads_proceed_while_the_writer_is_busy(engine):
+    from storage_helpers import insert_docs
+
+    insert_docs(engine, "db.c", [{"_id": 1}])
+    started, release = threading.Event(), threading.Event()
+
+    def slow(w):
+        info = w.get_collection("db.c")
+        w.insert(info, bson.encode({"_id": 2}), {"_id_": [encode_key([2])]})
+        started.set()
+        release.wait(5)
+
+    fut = engine.write(slow)
+    assert started.wait(5)
+    with engine.read() as r:  # not blocked, and does not see the uncommitted insert
+        assert r.count(r.get_collection("db.c")) == 1
+    release.set()
+    fut.result(5)
+    with engine.read() as r:
+        assert r.count(r.get_collection("db.c")) == 2
+
+
+def test_counter_rids_skip_past_explicitly_placed_records(engine):
+    def fn(w):
+        info = w.create_collection("db.c", {})
+        a = w.insert(info, bson.encode({"_id": 1}), {})
+        w.insert(info, bson.encode({"_id": 2}), {}, rid=(10).to_bytes(8, "big"))
+        b = w.insert(info, bson.encode({"_id": 3}), {})
+        return a, b, [bson.decode(v)["_id"] for _, v in w.scan(info)]
+
+    a, b, order = engine.write_sync(fn)
+    assert int.from_bytes(a, "big") == 1 and int.from_bytes(b, "big") == 11
+    assert order == [1, 2, 3]
