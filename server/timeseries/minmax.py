@@ -1,0 +1,138 @@
+"""Control min/max semantics of v1 buckets (pure): BSON type classes, canonical comparison within a
+class, schema compatibility, and the field-wise/element-wise min/max merge (spec §2.3, §3.3).
+
+A bucket never holds two type classes for one path (a schema change closes it), so values are only
+ever compared within one class; ``merge_extreme`` still orders classes for buckets written by others.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from decimal import Decimal
+from typing import Any
+
+import bson
+from bson.datetime_ms import DatetimeMS
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+
+
+def _date_ms(value: Any) -> int | None:
+    # buckets.py owns date handling and imports this module: import at call time to avoid a cycle
+    from server.timeseries.buckets import date_ms
+
+    return date_ms(value)
+
+
+
+# Canonical type classes (MongoDB's canonicalizeBSONType): values of different classes are
+# incompatible in one bucket (schema change); numbers of every width share one class.
+NUMBER, STRING, OBJECT, ARRAY, DATE, OID, BOOL, NULL, BINARY, OTHER = range(10)
+_CLASS_BY_TYPE: dict[type, int] = {
+    float: NUMBER, int: NUMBER, Int64: NUMBER, Decimal128: NUMBER, str: STRING, dict: OBJECT,
+    list: ARRAY, _dt.datetime: DATE, DatetimeMS: DATE, ObjectId: OID, bool: BOOL, type(None): NULL,
+    bytes: BINARY, bson.binary.Binary: BINARY,
+}
+
+
+def type_class(value: Any) -> int:
+    cls = _CLASS_BY_TYPE.get(type(value))
+    if cls is not None:
+        return cls
+    if isinstance(value, dict):
+        return OBJECT
+    if isinstance(value, (list, tuple)):
+        return ARRAY
+    return OTHER + hash(type(value).__name__) % 1000 + 1  # each other BSON type is its own class
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, Decimal128):
+        return value.to_decimal()
+    return value
+
+
+def _is_nan(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, Decimal):
+        return value.is_nan()
+    return False
+
+
+def compare_same_class(a: Any, b: Any) -> int:
+    """-1/0/1 comparing two scalars of the same type class in BSON order (numbers canonically)."""
+    cls = type_class(a)
+    if cls == NUMBER:
+        x, y = _number(a), _number(b)
+        x_nan, y_nan = _is_nan(x), _is_nan(y)
+        if x_nan or y_nan:  # NaN sorts below every other number and equals itself
+            return 0 if x_nan and y_nan else (-1 if x_nan else 1)
+        return (x > y) - (x < y)
+    if cls == DATE:
+        x, y = _date_ms(a), _date_ms(b)
+        return (x > y) - (x < y)
+    if cls == BINARY:
+        x = (len(a), getattr(a, "subtype", 0), bytes(a))
+        y = (len(b), getattr(b, "subtype", 0), bytes(b))
+        return (x > y) - (x < y)
+    if cls in (STRING, OID, BOOL):
+        return (a > b) - (a < b)
+    try:
+        return (a > b) - (a < b)
+    except TypeError:
+        return 0
+
+
+def compatible(current: Any, value: Any) -> bool:
+    """True when ``value`` has the same type class as ``current`` at every path they share."""
+    cls = type_class(value)
+    if cls != type_class(current):
+        return False
+    if cls == OBJECT:
+        for key, sub in value.items():
+            if key in current and not compatible(current[key], sub):
+                return False
+    elif cls == ARRAY:
+        for i, sub in enumerate(value[: len(current)]):
+            if not compatible(current[i], sub):
+                return False
+    return True
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _snapshot(value: Any) -> Any:
+    """A deep copy that tolerates concurrent mutation by another thread (copies via C-level calls)."""
+    if isinstance(value, dict):
+        return {k: _snapshot(v) for k, v in list(value.items())}
+    if isinstance(value, list):
+        return [_snapshot(v) for v in list(value)]
+    return value
+
+
+def merge_extreme(current: Any, value: Any, sign: int) -> Any:
+    """Combine ``value`` into a min (sign=-1) or max (sign=1): field-wise for objects, element-wise
+    for arrays, canonical comparison for scalars keeping the winner's own type (§2.3)."""
+    if isinstance(value, dict) and isinstance(current, dict):
+        for key, sub in value.items():
+            current[key] = merge_extreme(current[key], sub, sign) if key in current else _copy(sub)
+        return current
+    if isinstance(value, list) and isinstance(current, list):
+        for i, sub in enumerate(value):
+            if i < len(current):
+                current[i] = merge_extreme(current[i], sub, sign)
+            else:
+                current.append(_copy(sub))
+        return current
+    if type_class(value) != type_class(current):  # only in buckets written by someone else
+        return value if (type_class(value) - type_class(current)) * sign > 0 else current
+    return value if compare_same_class(value, current) * sign > 0 else current
