@@ -174,7 +174,20 @@ class Connection(asyncio.Protocol):
                 if self._paused and len(self._pending) < RESUME_QUEUED_FRAMES and not self._closing:
                     self._paused = False
                     self.transport.resume_reading()
-                await self._handle(frame)
+                try:
+                    await self._handle(frame)
+                except Exception as exc:  # a bug outside dispatch: drop this connection, not the server
+                    log.exception(
+                        "NETWORK",
+                        22989,
+                        "Unexpected error handling a message",
+                        exc,
+                        ctx=f"conn{self.info.id}",
+                    )
+                    self._closing = True
+                    self._pending.clear()
+                    if self.transport is not None:
+                        self.transport.close()
         finally:
             self._worker = None
 

@@ -93,3 +93,34 @@ async def test_operations_slower_than_slowms_are_logged(tmp_path, slow_command):
     lines, _ = log.recent_lines()
     slow = [json.loads(line) for line in lines if '"Slow query"' in line]
     assert any(entry["attr"]["command"] == "testSlow" and entry["id"] == 51803 for entry in slow)
+
+
+async def test_unexpected_error_outside_dispatch_closes_only_that_connection(tmp_path, monkeypatch):
+    from server import connection as connection_module
+
+    app = app_module.App(ServerOptions(port=0, dbpath=str(tmp_path / "db"), argv=["tidemark"]))
+    await app.start()
+    real_encode = connection_module.encode_op_msg
+    calls = {"n": 0}
+
+    def flaky_encode(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("simulated bug")
+        return real_encode(*args, **kwargs)
+
+    monkeypatch.setattr(connection_module, "encode_op_msg", flaky_encode)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
+        writer.write(encode_op_msg_request({"ping": 1, "$db": "admin"}, 1))
+        await writer.drain()
+        with pytest.raises((ConnectionError, asyncio.IncompleteReadError)):
+            await _read_frame(reader)
+        writer.close()
+        reader2, writer2 = await asyncio.open_connection("127.0.0.1", app.port)
+        writer2.write(encode_op_msg_request({"ping": 1, "$db": "admin"}, 2))
+        await writer2.drain()
+        assert decode_reply(await _read_frame(reader2)) == {"ok": 1.0}
+        writer2.close()
+    finally:
+        await app.shutdown()
