@@ -88,22 +88,37 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: dict,
-          stats: dict | None, predicate: Any = None, columns: set[str] | None = None) -> Iterator[dict]:
-    resume = clustered_rid(oid_bound(lo_s - 1, high=True)) if lo_s is not None and lo_s > 0 else None
-    hi_key = clustered_rid(oid_bound(hi_s, high=True)) if hi_s is not None else None
+WRAPPED_START = 2**31  # bucket starts before 1970 wrap to OID timestamps in [2^31, 2^32)
+
+
+def _ranges(lo_s: int | None, hi_s: int | None) -> list[tuple[bytes | None, bytes | None]]:
+    """(start_after, last) key ranges to scan for bucket starts in [lo_s, hi_s].
+
+    Bucket ``_id`` timestamps hold the start modulo 2^32, so pre-1970 buckets sort at the top of the
+    key space: an upper bound below 2038 also scans that wrapped region (normally empty)."""
     if hi_s is not None and hi_s < 0:
-        hi_key = None  # pre-1970 bounds: OID timestamps wrap, scan everything
+        return [(None, None)]  # pre-1970 upper bound: scan everything, the predicate decides
+    resume = clustered_rid(oid_bound(lo_s - 1, high=True)) if lo_s is not None and lo_s > 0 else None
+    if hi_s is None:
+        return [(resume, None)]
+    ranges = [(resume, clustered_rid(oid_bound(hi_s, high=True)))]
+    if hi_s < WRAPPED_START:
+        ranges.append((clustered_rid(oid_bound(WRAPPED_START - 1, high=True)), None))
+    return ranges
+
+
+def _records(engine: Any, ns: str, resume: bytes | None, last: bytes | None) -> Iterator[tuple[bytes, bytes]]:
+    """(rid, raw) in key order after ``resume`` up to ``last``; a fresh read transaction per chunk."""
     done = False
     while not done:
         chunk: list[tuple[bytes, bytes]] = []
         with engine.read() as r:
             info = r.get_collection(ns)
             if info is None:
-                break
+                return
             for rid, raw in r.scan(info, start_after=resume):
                 rid = bytes(rid)
-                if hi_key is not None and rid > hi_key:
+                if last is not None and rid > last:
                     done = True
                     break
                 chunk.append((rid, bytes(raw)))
@@ -111,8 +126,15 @@ def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: di
                     break
             else:
                 done = True
-        for rid, raw in chunk:
-            resume = rid
+        if chunk:
+            resume = chunk[-1][0]
+        yield from chunk
+
+
+def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: dict,
+          stats: dict | None, predicate: Any = None, columns: set[str] | None = None) -> Iterator[dict]:
+    for resume, last in _ranges(lo_s, hi_s):
+        for _rid, raw in _records(engine, ns, resume, last):
             if stats is not None:
                 stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
             if predicate is not None or columns is not None:

@@ -235,3 +235,22 @@ async def test_close_collection_writes_live_buckets_and_keeps_stats(server):
     assert stats["numMeasurementsCommitted"] == 2
     await insert(server, [{"timestamp": T0, "metadata": "a", "v": 3}])
     assert len(buckets(server)) == 3  # closed buckets are not reopened by later inserts in the same span
+
+
+async def test_time_range_queries_find_pre_1970_and_post_2038_measurements(server):
+    await create(server)
+    times = [dt.datetime(1965, 3, 1), dt.datetime(1969, 12, 31, 23, 59), T0, dt.datetime(2050, 1, 1)]
+    await insert(server, [{"timestamp": t, "metadata": i, "v": i} for i, t in enumerate(times)])
+    await server.ts_committer.checkpoint()
+    await server.ts_committer.close_collection("db.system.buckets.weather")  # all from storage
+
+    def values(flt):
+        found, _ = find(server, [{"$match": flt}])
+        return sorted(d["v"] for d in found)
+
+    assert values({"timestamp": {"$lt": dt.datetime(2000, 1, 1)}}) == [0, 1]
+    assert values({"timestamp": {"$lt": dt.datetime(1968, 1, 1)}}) == [0]
+    assert values({"timestamp": {"$gte": dt.datetime(1969, 1, 1)}}) == [1, 2, 3]
+    assert values({"timestamp": {"$gte": dt.datetime(2040, 1, 1)}}) == [3]
+    assert values({"timestamp": times[1]}) == [1]
+    assert values({"timestamp": {"$gt": dt.datetime(1960, 1, 1), "$lte": T0}}) == [0, 1, 2]
