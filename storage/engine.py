@@ -31,7 +31,7 @@ from storage.catalog import decode_entry, index_db_name, records_db_name
 from storage.compression import ValueCodec
 from storage.dbpath import lock_dbpath, prepare_dbpath, unlock_dbpath
 from storage.dictionaries import CollectionDictionaries
-from storage.errors import DbPathUnusable, EngineClosed, StorageDropped, StorageError
+from storage.errors import DbPathUnusable, EngineClosed, OutOfDiskSpace, StorageDropped, StorageError
 from storage.gate import ReadGate
 from storage.readview import ReadView, flush_sizes
 from storage.txn import GRAVEYARD, WriteTxn
@@ -57,6 +57,15 @@ class _Group:
         self.txn_full = False  # too many dirty pages for one transaction: split the group
         self.needs_isolation = False  # a fn raised on the fast path: rerun with nested txns
         self.buried = False
+
+
+def _commit_error(exc: BaseException) -> Exception:
+    """What the futures of a group that could not commit receive."""
+    if isinstance(exc, lmdb.DiskError) or "No space left" in str(exc):
+        return OutOfDiskSpace(str(exc))
+    if isinstance(exc, lmdb.Error):
+        return StorageError(f"the storage engine could not commit: {exc}")
+    return exc if isinstance(exc, Exception) else StorageError(repr(exc))
 
 
 class _ReadContext:
@@ -326,8 +335,9 @@ class Engine:
             except BaseException as exc:
                 if not committed:
                     parent.abort()
+                error = _commit_error(exc)
                 for _, fut in live:
-                    fut.set_exception(exc if isinstance(exc, Exception) else StorageError(repr(exc)))
+                    fut.set_exception(error)
                 return
             if committed:
                 break

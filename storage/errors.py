@@ -154,3 +154,13 @@ class StorageDropped(StorageError):
 
     def __init__(self, what: str):
         super().__init__(f"collection or index dropped during the operation ({what})")
+
+
+class OutOfDiskSpace(StorageError):
+    """A commit failed for lack of disk space: nothing of its group was written."""
+
+    code = 100  # as in protocol/errors.py (error_codes.yml)
+    code_name = "OutOfDiskSpace"
+
+    def __init__(self, detail: str):
+        super().__init__(f"the storage engine ran out of disk space: {detail}")
