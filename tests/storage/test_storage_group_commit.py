@@ -186,3 +186,15 @@ def test_counter_rids_skip_past_explicitly_placed_records(engine):
     a, b, order = engine.write_sync(fn)
     assert int.from_bytes(a, "big") == 1 and int.from_bytes(b, "big") == 11
     assert order == [1, 2, 3]
+
+
+def test_commit_failures_reach_writers_as_storage_errors():
+    import lmdb
+
+    from storage.engine import _commit_error
+    from storage.errors import OutOfDiskSpace, StorageError
+
+    assert isinstance(_commit_error(lmdb.DiskError("mdb_txn_commit: No space left on device")), OutOfDiskSpace)
+    assert isinstance(_commit_error(lmdb.CorruptedError("bad page")), StorageError)
+    boom = ValueError("x")
+    assert _commit_error(boom) is boom
