@@ -139,7 +139,8 @@ class WriteTxn(ReadView):
         return handle
 
     def _bury(self, name: bytes) -> None:
-        """Empty a sub-database now; delete it at the next open, when no reader can hold it."""
+        """Empty a sub-database now; the engine deletes it once no reader can hold its handle
+        (when idle after a group, or at the next open)."""
         self._txn.drop(self._db(name), delete=False)
         self._group.buried = True
         meta = self._engine._meta_db
@@ -431,4 +432,4 @@ class WriteTxn(ReadView):
         return journal.drop_stream(self._txn, self._engine._journal_db, self._engine._meta_db, stream)
 
 
-__all__ = ["ReadView", "WriteTxn", "DuplicateKey"]
+__all__ = ["ReadView", "WriteTxn"]  # ReadView re-exported: it used to live here
