@@ -23,6 +23,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.query.expr_base import (
+    DECIMAL_CONTEXT,
     KIND_DECIMAL,
     KIND_DOUBLE,
     KIND_INT,
@@ -102,7 +103,7 @@ class _Sum(Accumulator):
             return
         self.count += 1
         if k == KIND_DECIMAL:
-            self.dec = (self.dec or Decimal(0)) + v.to_decimal()
+            self.dec = DECIMAL_CONTEXT.add(self.dec or Decimal(0), v.to_decimal())
         else:  # Int64 and other int subclasses
             self.ints += int(v)
         if k > self.kind:
@@ -174,7 +175,7 @@ class _Avg(_Sum):
         if self.count == 0:
             return None
         if self.kind == KIND_DECIMAL:
-            return make_decimal(self._decimal_total() / self.count)
+            return make_decimal(DECIMAL_CONTEXT.divide(self._decimal_total(), self.count))
         if self.kind == KIND_DOUBLE:
             return self._double_total() / self.count
         return self.ints / self.count

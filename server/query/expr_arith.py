@@ -15,6 +15,7 @@ from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, Dec
 from protocol.errors import ErrorCode, MongoError
 from server.query import dates
 from server.query.expr_base import (
+    DECIMAL_CONTEXT,
     KIND_DECIMAL,
     KIND_DOUBLE,
     KIND_INT,
@@ -22,6 +23,7 @@ from server.query.expr_base import (
     args_list,
     as_float,
     check_arity,
+    decimal_safe,
     make_decimal,
     make_integer,
     make_number,
@@ -30,6 +32,8 @@ from server.query.expr_base import (
     type_name,
 )
 from server.query.values import MISSING
+
+_D = DECIMAL_CONTEXT  # mongod's decimals: 34 digits, IEEE 754-2008 results instead of exceptions
 
 
 def compile_add(args, cc):
@@ -61,7 +65,7 @@ def compile_add(args, cc):
                     dec = to_decimal(total)
                 kind = k
             if kind == KIND_DECIMAL:
-                dec = (dec if dec is not None else Decimal(0)) + to_decimal(v)
+                dec = _D.add(dec if dec is not None else Decimal(0), to_decimal(v))
             elif kind == KIND_DOUBLE:
                 total = float(total) + as_float(v)
             else:
@@ -74,7 +78,7 @@ def compile_add(args, cc):
                 if not math.isfinite(extra):
                     raise MongoError(ErrorCode.Overflow, "date overflow in $add")
                 extra = round(extra)
-            return dates.from_millis(date_ms + int(extra))
+            return _date_result(date_ms + int(extra))
         if kind == KIND_DECIMAL:
             return make_decimal(dec)
         return make_number(total, kind)
@@ -96,14 +100,24 @@ def compile_subtract(args, cc):
             if ym is not None and type(y).__name__ in ("datetime", "DatetimeMS"):
                 return make_integer(xm - ym, KIND_LONG)
             if ky is not None:
-                return dates.from_millis(xm - (round(as_float(y)) if ky >= KIND_DOUBLE else int(y)))
+                fy = as_float(y)
+                if not math.isfinite(fy):
+                    raise MongoError(ErrorCode.Overflow, "date overflow in $subtract")
+                return _date_result(xm - (round(fy) if ky >= KIND_DOUBLE else int(y)))
         raise MongoError(ErrorCode.TypeMismatch, f"cant $subtract a {type_name(y)} from a {type_name(x)}")
     return subtract
 
 
+def _date_result(ms: int):
+    if not -(2**63) <= ms < 2**63:
+        raise MongoError(ErrorCode.Overflow, "date overflow")
+    return dates.from_millis(ms)
+
+
 def _binary_numeric(x, y, kind, op):
     if kind == KIND_DECIMAL:
-        return make_decimal(op(to_decimal(x), to_decimal(y)))
+        with decimal.localcontext(_D):
+            return make_decimal(op(to_decimal(x), to_decimal(y)))
     if kind == KIND_DOUBLE:
         return float(op(as_float(x), as_float(y)))
     return make_integer(op(int(x), int(y)), kind)
@@ -126,7 +140,7 @@ def compile_multiply(args, cc):
                 kind = k
                 prod = to_decimal(prod) if k == KIND_DECIMAL else (float(prod) if k == KIND_DOUBLE else prod)
             if kind == KIND_DECIMAL:
-                prod = prod * to_decimal(v)
+                prod = _D.multiply(prod, to_decimal(v))
             elif kind == KIND_DOUBLE:
                 prod = prod * as_float(v)
             else:
@@ -152,7 +166,7 @@ def compile_divide(args, cc):
             dy = to_decimal(y)
             if dy == 0:
                 raise MongoError(ErrorCode.BadValue, "can't $divide by zero")
-            return make_decimal(to_decimal(x) / dy)
+            return make_decimal(_D.divide(to_decimal(x), dy))
         fy = as_float(y)
         if fy == 0:
             raise MongoError(ErrorCode.BadValue, "can't $divide by zero")
@@ -175,12 +189,13 @@ def compile_mod(args, cc):
             dy = to_decimal(y)
             if dy == 0:
                 raise MongoError(16610, "can't $mod by 0")
-            return make_decimal(to_decimal(x) % dy)  # Decimal % truncates toward zero like C fmod
+            return make_decimal(_D.remainder(to_decimal(x), dy))  # truncating, like C fmod
         if kind == KIND_DOUBLE:
             fy = as_float(y)
             if fy == 0:
                 raise MongoError(16610, "can't $mod by 0")
-            return math.fmod(as_float(x), fy)
+            fx = as_float(x)
+            return math.fmod(fx, fy) if math.isfinite(fx) else float("nan")
         iy = int(y)
         if iy == 0:
             raise MongoError(16610, "can't $mod by 0")
@@ -205,7 +220,8 @@ def _single_numeric(name, f_int, f_float, f_dec, check=None):
             if check is not None:
                 check(v)
             if k == KIND_DECIMAL:
-                return make_decimal(f_dec(v.to_decimal()))
+                with decimal.localcontext(_D):
+                    return make_decimal(f_dec(v.to_decimal()))
             if k == KIND_DOUBLE or f_int is None:
                 return f_float(as_float(v))
             return make_integer(f_int(int(v)), k)
@@ -230,8 +246,7 @@ def _check_log10(v):
 
 def _dec_ctx(fn):
     def run(d):
-        with decimal.localcontext() as ctx:
-            ctx.prec = 34
+        with decimal.localcontext(_D):
             return fn(d)
     return run
 
@@ -253,7 +268,8 @@ def _rounding(name, mode):
             k = num_kind(v)
             if k is None:
                 raise MongoError(51081, f"{name} only supports numeric types, not {type_name(v)}")
-            if num_kind(place) is None or as_float(place) != int(as_float(place)) or not -20 <= int(as_float(place)) < 100:
+            fp = as_float(place) if num_kind(place) is not None else float("nan")
+            if not math.isfinite(fp) or fp != int(fp) or not -20 <= int(fp) < 100:
                 raise MongoError(51083, f"cannot apply {name} with precision value {place} value must be in [-20, 100]")
             place = int(as_float(place))
             if k in (KIND_INT, KIND_LONG):
@@ -291,7 +307,7 @@ def compile_log(args, cc):
         if not fb > 0 or fb == 1:
             raise MongoError(28759, f"$log's base must be a positive number not equal to 1, but is {base}")
         if num_kind(x) == KIND_DECIMAL or num_kind(base) == KIND_DECIMAL:
-            return make_decimal(to_decimal(x).ln() / to_decimal(base).ln())
+            return make_decimal(_D.divide(_D.ln(to_decimal(x)), _D.ln(to_decimal(base))))
         return math.log(fx) / math.log(fb)
     return log
 
@@ -312,7 +328,7 @@ def compile_pow(args, cc):
         if as_float(x) == 0 and as_float(e) < 0:
             raise MongoError(28764, "$pow cannot take a base of 0 and a negative exponent")
         if kind == KIND_DECIMAL:
-            return make_decimal(to_decimal(x) ** to_decimal(e))
+            return make_decimal(_D.power(to_decimal(x), to_decimal(e)))
         if kind == KIND_DOUBLE:
             try:
                 return math.pow(as_float(x), as_float(e))
@@ -378,3 +394,4 @@ OPERATORS = {
     "$pow": compile_pow,
     "$rand": compile_rand,
 }
+OPERATORS = {name: (op if name == "$rand" else decimal_safe(op)) for name, op in OPERATORS.items()}

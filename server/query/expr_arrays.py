@@ -244,6 +244,10 @@ def compile_is_array(args, cc):
     return lambda doc, vars: type(a(doc, vars)) is list
 
 
+_RANGE_MEMORY_LIMIT = 100 * 1024 * 1024
+_RANGE_BYTES_PER_ELEMENT = 16  # mongod charges each int element of a $range result this much
+
+
 def compile_range(args, cc):
     lst = args_list(args)
     if not 2 <= len(lst) <= 3:
@@ -258,13 +262,18 @@ def compile_range(args, cc):
             if num_kind(v) is None:
                 raise MongoError(code, f"$range requires a numeric {label}, found value of type: {type_name(v)}")
             i = int_arg(v)
-            if i is None:
+            if i is None or not -(2**31) <= i < 2**31:
                 raise MongoError(code + 1, f"$range requires a {label} that can be represented as a 32-bit integer, found value: {v}")
             ints.append(i)
         step = ints[2] if len(ints) == 3 else 1
         if step == 0:
             raise MongoError(34449, "$range requires a non-zero step value")
-        return list(range(ints[0], ints[1], step))
+        values = range(ints[0], ints[1], step)
+        if len(values) * _RANGE_BYTES_PER_ELEMENT > _RANGE_MEMORY_LIMIT:
+            raise MongoError(146,  # mongod: ExceededMemoryLimit
+                             f"$range would use too much memory ({len(values) * _RANGE_BYTES_PER_ELEMENT} bytes) and "
+                             f"cannot spill to disk. Memory limit: {_RANGE_MEMORY_LIMIT} bytes")
+        return list(values)
     return range_
 
 
@@ -286,7 +295,11 @@ def compile_zip(args, cc):
     if type(spec["inputs"]) is not list:
         raise MongoError(34460, "inputs must be an array of expressions")
     inputs = [cc(x) for x in spec["inputs"]]
-    longest = bool(spec.get("useLongestLength", False))
+    longest = spec.get("useLongestLength", False)
+    if type(longest) is not bool:
+        raise MongoError(34463, "useLongestLength must be a bool")
+    if "defaults" in spec and type(spec["defaults"]) is not list:
+        raise MongoError(34462, "defaults must be an array of expressions")
     defaults = [cc(x) for x in spec["defaults"]] if "defaults" in spec else None
     if defaults is not None and not longest:
         raise MongoError(34466, "cannot specify defaults unless useLongestLength is true")

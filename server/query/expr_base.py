@@ -10,6 +10,7 @@ they never import ``expressions`` (no cycles) and are collected explicitly in ``
 
 from __future__ import annotations
 
+import decimal
 import math
 from collections.abc import Callable
 from decimal import Decimal
@@ -74,8 +75,24 @@ def to_decimal(v: Any) -> Decimal:
 
 
 def make_decimal(d: Decimal) -> Decimal128:
-    with __import__("decimal").localcontext(DECIMAL_CONTEXT) as ctx:
-        return Decimal128(ctx.create_decimal(d))
+    return Decimal128(DECIMAL_CONTEXT.create_decimal(d))
+
+
+def decimal_safe(compile_op):
+    """Wrap an operator compiler so that Decimal edge cases (inf - inf, 0 * inf, overflow) give
+    NaN/Infinity like mongod's IEEE 754-2008 decimals instead of raising: the closure is re-run
+    under a trap-free 34-digit context only when the default context raised (no cost otherwise)."""
+    def compile_guarded(args, cc):
+        fn = compile_op(args, cc)
+
+        def guarded(doc, vars):
+            try:
+                return fn(doc, vars)
+            except decimal.DecimalException:
+                with decimal.localcontext(DECIMAL_CONTEXT):
+                    return fn(doc, vars)
+        return guarded
+    return compile_guarded
 
 
 def as_float(v: Any) -> float:

@@ -166,7 +166,7 @@ def convert(v, target: str):
             return dates.from_millis(dates.to_millis(v))
         k = num_kind(v)
         if k is not None and (k != 0 or type(v) is Int64):
-            if k == KIND_DOUBLE and not math.isfinite(as_float(v)):
+            if k >= KIND_DOUBLE and not math.isfinite(as_float(v)):
                 raise _ConversionError("Attempt to convert NaN or infinite value to date in $convert")
             return dates.from_millis(int(as_float(v)) if k >= KIND_DOUBLE else int(v))
         if type(v) is str:
@@ -204,10 +204,15 @@ def compile_convert(args, cc):
 def _resolve_target(t):
     if nullish(t):
         return None
-    key = int(t) if num_kind(t) is not None and as_float(t) == int(as_float(t)) else t
+    if num_kind(t) is not None:
+        f = as_float(t)
+        key = int(f) if math.isfinite(f) and f == int(f) else t
+    else:
+        key = t
     target = _TARGETS.get(key) if type(key) in (str, int) else None
     if target is None:
-        if key in _KNOWN_TYPE_NAMES or (type(key) is int and key in (-1, 127, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 17)):
+        if (type(key) is str and key in _KNOWN_TYPE_NAMES) or \
+                (type(key) is int and key in (-1, 127, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 17)):
             raise MongoError(ErrorCode.ConversionFailure, f"Unsupported conversion to {key} in $convert")
         raise MongoError(ErrorCode.BadValue, f"Unknown type name: {key}")
     return target

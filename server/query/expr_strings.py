@@ -75,7 +75,9 @@ def compile_substr_bytes(args, cc, name="$substrBytes"):
         if num_kind(length) is None:
             raise MongoError(16035, f"{name}:  length must be a numeric type (is BSON type {type_name(length)})")
         data = text.encode()
-        i, n = int(start), int(length)
+        i, n = _truncated_int(start), _truncated_int(length)
+        if i is None or n is None:
+            raise MongoError(16034, f"{name}:  starting index and length must be finite numbers")
         if i < 0:
             return ""
         end = len(data) if n < 0 else i + n
@@ -85,6 +87,14 @@ def compile_substr_bytes(args, cc, name="$substrBytes"):
             raise MongoError(28657, f"{name}:  Invalid range, ending index is in the middle of a UTF-8 character.")
         return data[i:end].decode()
     return substr
+
+
+def _truncated_int(v):
+    """A number truncated toward zero, None when not finite (mongod coerces with truncation)."""
+    try:
+        return int(v.to_decimal()) if hasattr(v, "to_decimal") else int(v)
+    except (ValueError, OverflowError, ArithmeticError):
+        return None
 
 
 def compile_substr_cp(args, cc):

@@ -274,3 +274,27 @@ def test_subtract_type_error_message():
     with pytest.raises(MongoError) as e:
         evaluate({"$subtract": ["a", 1]}, DOC)
     assert (e.value.code, e.value.message) == (14, "cant $subtract a int from a string")
+
+
+@pytest.mark.parametrize("expr,check", [
+    ({"$add": [float("inf"), Decimal128("-Infinity")]}, lambda v: v.to_decimal().is_nan()),
+    ({"$multiply": [0, Decimal128("Infinity")]}, lambda v: v.to_decimal().is_nan()),
+    ({"$mod": [float("inf"), 2]}, lambda v: math.isnan(v)),
+    ({"$divide": [Decimal128("1"), Decimal128("3")]}, lambda v: str(v) == "0.3333333333333333333333333333333333"),
+])
+def test_ieee_edge_cases_give_nan_or_infinity_instead_of_failing(expr, check):
+    assert check(evaluate(expr, DOC))
+
+
+@pytest.mark.parametrize("expr,code", [
+    ({"$add": [Int64(2**63 - 1), dt.datetime(2020, 1, 1)]}, 15),
+    ({"$subtract": [dt.datetime(2020, 1, 1), float("nan")]}, 15),
+    ({"$substrBytes": ["abc", 0, float("nan")]}, 16034),
+    ({"$round": [1.5, float("inf")]}, 51083),
+    ({"$range": [0, 2**31 - 1]}, 146),
+    ({"$convert": {"input": 1, "to": [1]}}, 2),
+])
+def test_edge_inputs_raise_mongo_errors(expr, code):
+    with pytest.raises(MongoError) as e:
+        evaluate(expr, DOC)
+    assert e.value.code == code
