@@ -316,12 +316,16 @@ class BucketCatalog:
             state.stats["numBucketsClosedDueToMemoryThreshold"] += 1
             self._retire(state, bucket, archive=False)
 
-    def checkpoint_all(self) -> int:
-        """Mark every live bucket with journal records for a full write (the periodic checkpoint)."""
+    def checkpoint_all(self, *, force: bool = False) -> int:
+        """Mark live buckets with journal records for a full write (the periodic checkpoint).
+
+        Unless ``force``, a bucket is rewritten only once it has at least doubled since its last full
+        write: full writes then total at most about twice a bucket's final size (no O(n^2) rewriting of
+        growing buckets), while the journal to replay stays below about half of the open data."""
         marked = 0
         for state in self.collections.values():
             for bucket in state.live.values():
-                if bucket.journaled and not bucket.needs_full:
+                if bucket.journaled and not bucket.needs_full and (force or bucket.size >= 2 * bucket.full_size):
                     bucket.needs_full = True
                     self.dirty[id(bucket)] = bucket
                     marked += 1

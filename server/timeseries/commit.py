@@ -175,6 +175,7 @@ class Committer:
             count = len(measurements)
             if bucket.needs_full:
                 bucket.needs_full = False
+                bucket.full_size = bucket.size
                 bucket.journaled = False
                 ops.append(("full", bucket.id, bucket.document()))
                 full.append(bucket)
@@ -249,9 +250,10 @@ class Committer:
             await self.commit((ns,))
         raise MongoError(ErrorCode.ConflictingOperationInProgress, f"could not close the open buckets of {ns}")
 
-    async def checkpoint(self) -> int:
-        """Write every journaled bucket in full and trim the journal; returns buckets written."""
-        marked = self.catalog.checkpoint_all()
+    async def checkpoint(self, *, force: bool = False) -> int:
+        """Write journaled buckets in full and drop their journal streams; returns buckets written.
+        ``force``: every journaled bucket (else only those that doubled since their last full write)."""
+        marked = self.catalog.checkpoint_all(force=force)
         if marked:
             await self.commit(())
         return marked

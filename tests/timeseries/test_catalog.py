@@ -178,3 +178,21 @@ def test_batched_insert_builds_the_same_buckets_as_one_by_one():
             many.insert_many(state_many, items[start:start + 700])
         assert _bucket_contents(state_one) == _bucket_contents(state_many)
         assert state_one.stats == state_many.stats
+
+
+def test_checkpoint_rewrites_a_bucket_only_after_it_doubled():
+    catalog, state = setup()
+    bucket = put(catalog, state, T0, m=1, v=1.0)
+    bucket.journaled = True
+    assert catalog.checkpoint_all() == 1  # never written in full yet
+    bucket.needs_full = False
+    bucket.full_size = bucket.size
+    put(catalog, state, T0, m=1, v=2.0)
+    assert catalog.checkpoint_all() == 0  # grew, but not doubled
+    assert catalog.checkpoint_all(force=True) == 1
+    bucket.needs_full = False
+    bucket.full_size = bucket.size
+    while bucket.size < 2 * bucket.full_size:
+        assert catalog.checkpoint_all() == 0
+        put(catalog, state, T0, m=1, v=3.0)
+    assert catalog.checkpoint_all() == 1
