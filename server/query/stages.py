@@ -399,9 +399,9 @@ def parse_out(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(16990, f"$out only supports a string or object argument, but found {type_name(spec)}")
     write = ctx.write_out
 
-    def apply(docs):
+    def apply(docs):  # a generator: the write happens when the cursor is first pulled, not at build time
         _need(write, "$out")(spec, docs)
-        return iter(())
+        yield from ()
     return Stage("$out", spec, apply, blocking=True)
 
 
@@ -418,7 +418,7 @@ def parse_merge(spec: Any, ctx: PipelineContext) -> Stage:
 
     def apply(docs):
         _need(merge, "$merge")(spec, docs)
-        return iter(())
+        yield from ()
     return Stage("$merge", spec, apply, blocking=True)
 
 
@@ -440,7 +440,9 @@ def parse_index_stats(spec: Any, ctx: PipelineContext) -> Stage:
     if spec != {}:
         raise MongoError(28803, "The $indexStats stage specification must be an empty object")
     stats = ctx.index_stats
-    return Stage("$indexStats", spec, lambda docs: iter(_need(stats, "$indexStats")()))
+    def apply(docs):
+        yield from _need(stats, "$indexStats")()
+    return Stage("$indexStats", spec, apply)
 
 
 STAGES = {

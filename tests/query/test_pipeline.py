@@ -148,3 +148,11 @@ def test_explain_desugars_alias_stages_like_mongod():
         {"$group": {"_id": "$k", "count": {"$sum": {"$const": 1}}}},
         {"$sort": {"sortKey": {"count": -1}}},
     ]
+
+
+def test_out_writes_lazily_when_the_result_is_pulled():
+    written = []
+    ctx = PipelineContext(write_out=lambda spec, docs: written.extend(docs))
+    result = run_pipeline([{"$out": "t"}], [{"a": 1}], ctx)
+    assert written == []
+    assert list(result) == [] and written == [{"a": 1}]
