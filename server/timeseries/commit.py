@@ -27,7 +27,8 @@ from bson.objectid import ObjectId
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.query import plan as planner
-from server.timeseries.buckets import MISSING, OpenBucket, date_ms
+from server.timeseries import options as ts_options
+from server.timeseries.buckets import MISSING, OpenBucket, date_ms, round_start_seconds
 from server.timeseries.catalog import BucketCatalog
 
 log = logging.getLogger("tidemark.timeseries")
@@ -55,14 +56,18 @@ def clustered_rid(bucket_id: Any) -> bytes:
     return encode_key((bucket_id,), (1,))
 
 
-def journal_record(bucket: OpenBucket, measurements: list[dict]) -> bytes:
-    """One append record: a BSON header (enough to rebuild the bucket if it was never written in full)
-    followed by a BSON document ``{m: [measurements]}`` with just the new measurements."""
-    header: dict[str, Any] = {"ns": bucket.ns, "id": bucket.id, "tf": bucket.time_field, "start": bucket.start_s}
-    if bucket.meta_field is not None:
-        header["mf"] = bucket.meta_field
-    if bucket.meta is not MISSING:
-        header["meta"] = bucket.meta
+def journal_record(bucket: OpenBucket, measurements: list[dict], first: bool = True) -> bytes:
+    """One append record: a BSON header followed by a BSON document ``{m: [measurements]}`` with just
+    the new measurements. The first record of a stream carries what rebuilding a never-written bucket
+    needs (time/meta field names, start, meta); later ones only ``{ns, id}``."""
+    header: dict[str, Any] = {"ns": bucket.ns, "id": bucket.id}
+    if first:
+        header["tf"] = bucket.time_field
+        header["start"] = bucket.start_s
+        if bucket.meta_field is not None:
+            header["mf"] = bucket.meta_field
+        if bucket.meta is not MISSING:
+            header["meta"] = bucket.meta
     return encode(header) + encode({"m": measurements})
 
 
@@ -180,8 +185,8 @@ class Committer:
                 ops.append(("full", bucket.id, bucket.document()))
                 full.append(bucket)
             elif measurements:
+                ops.append(("journal", bucket.id, (bucket, measurements, not bucket.journaled)))
                 bucket.journaled = True
-                ops.append(("journal", bucket.id, (bucket, measurements)))
             else:
                 continue
             if count:
@@ -316,13 +321,21 @@ def recover(engine: Any) -> int:
 
 
 def _rebuild(w: Any, info: Any, records: list[tuple[dict, list[dict]]]) -> OpenBucket:
-    first = records[0][0]
-    time_field, meta_field = first["tf"], first.get("mf")
-    raw = w.get(info, clustered_rid(first["id"]))
+    options = ts_options.from_document((info.options or {}).get("timeseries") or {"timeField": records[0][0]["tf"]})
+    time_field, meta_field = options.time_field, options.meta_field
+    bucket_id = records[0][0]["id"]
+    raw = w.get(info, clustered_rid(bucket_id))
     if raw is not None:
         bucket = OpenBucket.from_document(decode(raw), info.ns, time_field, meta_field)
     else:
-        bucket = OpenBucket(first["id"], info.ns, time_field, meta_field, first.get("meta", MISSING), first["start"])
+        first = next((header for header, _ in records if "start" in header), None)
+        sample = records[0][1][0]
+        if first is not None:
+            start, meta = first["start"], first.get("meta", MISSING)
+        else:  # the stream lost its first record (a failed commit): derive from the measurements
+            start = round_start_seconds(date_ms(sample[time_field]), options.bucket_rounding_seconds)
+            meta = sample.get(meta_field, MISSING) if meta_field is not None else MISSING
+        bucket = OpenBucket(bucket_id, info.ns, time_field, meta_field, meta, start)
     for _header, measurements in records:
         for measurement in measurements:
             time_value = measurement[time_field]
