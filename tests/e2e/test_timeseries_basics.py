@@ -307,3 +307,35 @@ def test_unacknowledged_inserts_are_applied(db):
         unacked.insert_one({"t": T0 + dt.timedelta(seconds=i), "v": i})
     db.c.insert_one({"t": T0, "v": -1})  # requests on one connection run in order
     assert db.c.count_documents({}) == 21
+
+
+@pytest.mark.commands("collStats")
+def test_statistics_counters_follow_each_step(db):
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    expected = {"numBucketInserts": 0, "numBucketUpdates": 0, "numBucketsOpenedDueToMetadata": 0,
+                "numBucketsClosedDueToCount": 0, "numBucketsClosedDueToSchemaChange": 0,
+                "numBucketsClosedDueToSize": 0, "numBucketsArchivedDueToTimeForward": 0,
+                "numBucketsArchivedDueToTimeBackward": 0, "numCommits": 0, "numMeasurementsCommitted": 0}
+
+    def check(**changes):
+        for name, delta in changes.items():
+            expected[name] += delta
+        stats = db.command("collStats", "c")["timeseries"]
+        assert {k: stats[k] for k in expected} == expected
+
+    db.c.insert_one({"t": T0, "m": "a", "v": 1})  # a new bucket
+    check(numBucketInserts=1, numBucketsOpenedDueToMetadata=1, numCommits=1, numMeasurementsCommitted=1)
+    db.c.insert_one({"t": T0, "m": "a", "v": 2})  # into the open bucket
+    check(numBucketUpdates=1, numCommits=1, numMeasurementsCommitted=1)
+    db.c.insert_many([{"t": T0, "m": "b", "v": i} for i in range(1100)])  # a new meta, past the count limit
+    check(numBucketInserts=2, numBucketsOpenedDueToMetadata=1, numBucketsClosedDueToCount=1, numCommits=1,
+          numMeasurementsCommitted=1100)
+    db.c.insert_one({"t": T0 + dt.timedelta(hours=2), "m": "a", "v": 3})  # beyond the span
+    check(numBucketInserts=1, numBucketsArchivedDueToTimeForward=1, numCommits=1, numMeasurementsCommitted=1)
+    db.c.insert_one({"t": T0, "m": "a", "v": 4})  # back in time: reopens the archived bucket
+    check(numBucketUpdates=1, numBucketsArchivedDueToTimeBackward=1, numCommits=1, numMeasurementsCommitted=1)
+    db.c.insert_one({"t": T0, "m": "a", "v": "text"})  # a schema change
+    check(numBucketInserts=1, numBucketsClosedDueToSchemaChange=1, numCommits=1, numMeasurementsCommitted=1)
+    stats = db.command("collStats", "c")["timeseries"]
+    assert stats["avgNumMeasurementsPerCommit"] == stats["numMeasurementsCommitted"] // stats["numCommits"]
+    assert stats["numBucketsReopened"] == 1
