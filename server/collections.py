@@ -189,7 +189,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         plan = planner.Plan("COLLSCAN")
     else:
         flt, sort = leading_match_and_sort(full)
-        plan = planner.choose_plan(list(info.indexes), flt, sort, hint)
+        plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered)
         source = C.plan_docs(engine, info, plan, stats=stats)
         if budget is not None:
             source = budget.inner(source)
@@ -255,7 +255,8 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
             w.create_index(info, spec_, [])
             info = w.get_collection(ns)
         for doc, raw in zip(prepared, raws, strict=False):
-            w.insert(info, raw, C.index_keys(info, doc))
+            info, keys = C.write_keys(w, info, doc)
+            w.insert(info, raw, keys)
 
     server.engine.write(fn).result()
 
@@ -287,7 +288,7 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
         info = ensure_collection(w, ns)
         for doc in results:
             key = {f: doc.get(f) for f in on_fields}
-            plan = planner.choose_plan(list(info.indexes), key)
+            plan = planner.choose_plan(list(info.indexes), key, multikey_default=info.clustered)
             existing = next((pair for pair in C.docs_in_txn(w, info, plan)
                              if all(pair[1].get(f) == v for f, v in key.items())), None)
             if existing is None:
@@ -296,7 +297,8 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
                                             "for at least one document in the source collection")
                 if when_not_matched == "insert":
                     new = C.prepare_insert(doc)
-                    w.insert(info, C.encode_doc(new), C.index_keys(info, new))
+                    info, keys = C.write_keys(w, info, new)
+                    w.insert(info, C.encode_doc(new), keys)
                 continue
             rid, old = existing
             if when_matched == "fail":
@@ -305,7 +307,8 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
                 continue
             new = {**old, **doc} if when_matched == "merge" else {"_id": old["_id"], **doc}
             new["_id"] = old["_id"]
-            w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), C.index_keys(info, new))
+            info, keys = C.write_keys(w, info, new)
+            w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), keys)
 
     server.engine.write(fn).result()
 
@@ -330,7 +333,8 @@ def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
         if info is None:
             return []
         return [{"name": s["name"], "key": s["key"], "host": "localhost",
-                 "accesses": {"ops": Int64(0), "since": None}, "spec": dict(s)} for s in info.indexes]
+                 "accesses": {"ops": Int64(0), "since": None}, "spec": C.public_index_spec(s)}
+                for s in info.indexes]
 
 
 
@@ -449,7 +453,8 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
     if spec.min is not None or spec.max is not None:
         plan = _min_max_plan(spec, info)
     else:
-        plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint)
+        plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
+                                    multikey_default=info.clustered)
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
     docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
@@ -482,7 +487,7 @@ def _lazy_sorted(docs, sort_spec, limit, allow_disk) -> Iterator[dict]:
 def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None) -> list[tuple[bytes, dict]]:
     """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
     writes that follow never run under an open scan)."""
-    plan = planner.choose_plan(list(info.indexes), flt, sort, hint)
+    plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered)
     out = []
     gen = C.docs_in_txn(w, info, plan)
     try:
@@ -513,7 +518,9 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
     if validator is not None:
         validator.check(new, old_doc=old)
     try:
-        w.update(info, rid, raw, C.index_keys(info, old), C.index_keys(info, new))
+        old_keys = C.index_keys(info, old)
+        info, new_keys = C.write_keys(w, info, new)
+        w.update(info, rid, raw, old_keys, new_keys)
     except StorageError as e:
         raise storage_error(info, e, new) from None
 
@@ -535,7 +542,8 @@ def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=N
     if validator is not None:
         validator.check(new)
     try:
-        w.insert(info, raw, C.index_keys(info, new))
+        info, keys = C.write_keys(w, info, new)
+        w.insert(info, raw, keys)
     except StorageError as e:
         raise storage_error(info, e, new) from None
     return new

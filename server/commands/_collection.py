@@ -311,6 +311,25 @@ def index_keys(info, doc: dict) -> dict[str, list[bytes]]:
     return planner.index_key_map(info.indexes, doc)
 
 
+def write_keys(w, info, doc: dict):
+    """(current info, index keys) for writing ``doc``: first flags every index the document makes
+    multikey (``multikey: True`` in the stored spec), so the planner knows when a two-sided range is
+    unsafe. Returns a refreshed CollectionInfo when a flag was set (storage requires current infos)."""
+    keys, multikey = planner.index_key_map_multikey(info.indexes, doc)
+    if multikey:
+        new_flags = [s["name"] for s in info.indexes
+                     if s["name"] in multikey and not s.get(planner.MULTIKEY_FLAG)]
+        if new_flags:
+            for name in new_flags:
+                info = w.set_index_options(info, name, {planner.MULTIKEY_FLAG: True})
+    return info, keys
+
+
+def public_index_spec(spec: dict) -> dict:
+    """An index spec as listIndexes shows it (internal flags removed)."""
+    return {k: v for k, v in spec.items() if k != planner.MULTIKEY_FLAG}
+
+
 def duplicate_key_error(info, index_name: str, doc: dict | None, key: bytes | None = None) -> MongoError:
     """11000 with mongod's message, keyPattern and keyValue."""
     spec = next((s for s in info.indexes if s["name"] == index_name), None)

@@ -124,7 +124,8 @@ async def insert(ctx, cmd: dict) -> dict:
                 try:
                     if validator is not None:
                         validator.check(doc)
-                    w.insert(coll, raw, C.index_keys(coll, doc))
+                    coll, keys = C.write_keys(w, coll, doc)
+                    w.insert(coll, raw, keys)
                     n += 1
                     continue
                 except MongoError as e:

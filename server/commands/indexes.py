@@ -168,10 +168,15 @@ def build_entries(w, info, spec: dict) -> list[tuple[bytes, bytes]]:
     from protocol.codec import decode
 
     entries = []
+    multikey = False
     for rid, raw in w.scan(info):
         rid = bytes(rid)
-        for key in keyer.keys(decode(raw)):
+        keys, mk = keyer.entries_multikey(decode(raw))
+        multikey = multikey or mk
+        for key, _values in keys:
             entries.append((key, rid))
+    if multikey:
+        spec[planner.MULTIKEY_FLAG] = True
     return entries
 
 
@@ -225,6 +230,7 @@ async def create_indexes(ctx, cmd: dict) -> dict:
             raise MongoError(ErrorCode.CannotCreateIndex,
                              f"add index fails, too many indexes for {ns} key:{C.format_value(new_specs[-1]['key'])}")
         for spec in new_specs:
+            spec = dict(spec)
             entries = build_entries(w, coll, spec)
             try:
                 w.create_index(coll, spec, entries)
@@ -272,7 +278,7 @@ async def list_indexes(ctx, cmd: dict) -> dict:
         raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {ns}")
     from server.commands.ddl import cursor_from_list
 
-    return await cursor_from_list(ctx, ns, [dict(s) for s in info.indexes], cursor_opts)
+    return await cursor_from_list(ctx, ns, [C.public_index_spec(s) for s in info.indexes], cursor_opts)
 
 
 async def drop_indexes(ctx, cmd: dict) -> dict:

@@ -117,17 +117,21 @@ class IndexKeyer:
 
     def entries(self, doc: dict) -> list[tuple[bytes, tuple]]:
         """[(encoded key, key values)] this document contributes; [] when sparse/partial skip it."""
+        return self.entries_multikey(doc)[0]
+
+    def entries_multikey(self, doc: dict) -> tuple[list[tuple[bytes, tuple]], bool]:
+        """``entries(doc)`` and whether an array was expanded (the document makes the index multikey)."""
         if self.partial is not None and not self.partial(doc):
-            return []
+            return [], False
         if len(self.parts) == 1 and len(self.parts[0]) == 1:
             # fast path: one top-level field holding a scalar or sub-document (the common case)
             value = doc.get(self.fields[0], _MISSING)
             if not isinstance(value, list):
                 if value is _MISSING:
                     if self.sparse:
-                        return []
+                        return [], False
                     value = None
-                return [(_encode_key((value,), self.directions), (value,))]
+                return [(_encode_key((value,), self.directions), (value,))], False
         per_field = []
         array_fields = []
         present = False
@@ -139,7 +143,7 @@ class IndexKeyer:
                 present = True
             per_field.append([None if v is _MISSING else v for v in values])
         if self.sparse and not present:
-            return []
+            return [], False
         if len(array_fields) > 1:
             raise MongoError(
                 ErrorCode.CannotIndexParallelArrays,
@@ -150,7 +154,7 @@ class IndexKeyer:
             key = _encode_key(combo, self.directions)
             if key not in seen:
                 seen[key] = combo
-        return list(seen.items())
+        return list(seen.items()), bool(array_fields)
 
     def keys(self, doc: dict) -> list[bytes]:
         return [k for k, _ in self.entries(doc)]
@@ -216,6 +220,21 @@ def index_key_map(indexes: Iterable[dict], doc: dict) -> dict[str, list[bytes]]:
     return {k.name: k.keys(doc) for k in keyers_for(indexes)}
 
 
+def index_key_map_multikey(indexes: Iterable[dict], doc: dict) -> tuple[dict[str, list[bytes]], set[str]]:
+    """``index_key_map`` plus the names of the indexes this document makes multikey."""
+    keys: dict[str, list[bytes]] = {}
+    multikey: set[str] = set()
+    for k in keyers_for(indexes):
+        entries, mk = k.entries_multikey(doc)
+        keys[k.name] = [key for key, _ in entries]
+        if mk:
+            multikey.add(k.name)
+    return keys, multikey
+
+
+MULTIKEY_FLAG = "multikey"  # kept in the stored spec by the write paths; hidden from listIndexes
+
+
 # --------------------------------------------------------------------------------------------------
 # planning
 # --------------------------------------------------------------------------------------------------
@@ -273,7 +292,7 @@ class Plan:
                 "stage": "IXSCAN",
                 "keyPattern": self.index["key"],
                 "indexName": self.index["name"],
-                "isMultiKey": False,
+                "isMultiKey": bool(self.index.get(MULTIKEY_FLAG)),
                 "isUnique": bool(self.index.get("unique")) or self.index["name"] == "_id_",
                 "isSparse": bool(self.index.get("sparse")),
                 "isPartial": "partialFilterExpression" in self.index,
@@ -324,13 +343,10 @@ def extract_bounds(filter: dict | None) -> dict[str, FieldBounds]:
                 elif op == "$in" and isinstance(arg, list) and all(_is_plain_value(a) for a in arg):
                     _add_points(b, list(arg))
                 elif op in ("$gt", "$gte") and _is_plain_value(arg) and arg is not None:
-                    # One side only: without multikey tracking, {a: {$gt: 5, $lt: 8}} must still find
-                    # a: [1, 10] (each bound is met by a different element), so a path never gets both.
                     if b.points is None and b.lo is _MISSING:
                         b.lo, b.lo_incl = arg, op == "$gte"
-                        b.hi, b.hi_incl = _MISSING, True
                 elif op in ("$lt", "$lte") and _is_plain_value(arg) and arg is not None:
-                    if b.points is None and b.hi is _MISSING and b.lo is _MISSING:
+                    if b.points is None and b.hi is _MISSING:
                         b.hi, b.hi_incl = arg, op == "$lte"
         elif _is_plain_value(cond):
             _add_points(b, [cond])
@@ -364,8 +380,12 @@ def _interval_desc(lo, hi, lo_incl, hi_incl) -> str:
     return f"{'[' if lo_incl else '('}{_fmt(lo)}, {_fmt(hi)}{']' if hi_incl else ')'}"
 
 
-def _component_ranges(b: FieldBounds | None, direction: int) -> list[tuple[Any, Any, bool, bool]]:
-    """Value ranges (lo, hi, lo_incl, hi_incl) for one key component, in ascending value order."""
+def _component_ranges(b: FieldBounds | None, direction: int,
+                      multikey: bool = True) -> list[tuple[Any, Any, bool, bool]]:
+    """Value ranges (lo, hi, lo_incl, hi_incl) for one key component, in ascending value order.
+
+    On a multikey index a range keeps one side only: {a: {$gt: 5, $lt: 8}} matches a: [1, 10] (each
+    bound met by a different element) although no single key lies in (5, 8)."""
     if b is None:
         return [(MinKey(), MaxKey(), True, True)]
     if b.is_point:
@@ -377,19 +397,22 @@ def _component_ranges(b: FieldBounds | None, direction: int) -> list[tuple[Any, 
         pts = sorted(uniq.values(), key=sort_key)
         return [(p, p, True, True) for p in pts]
     lo = MinKey() if b.lo is _MISSING else b.lo
-    hi = MaxKey() if b.hi is _MISSING else b.hi
-    return [(lo, hi, b.lo_incl if b.lo is not _MISSING else True, b.hi_incl if b.hi is not _MISSING else True)]
+    hi = MaxKey() if b.hi is _MISSING or (multikey and b.lo is not _MISSING) else b.hi
+    hi_incl = b.hi_incl if b.hi is not _MISSING and not isinstance(hi, MaxKey) else True
+    return [(lo, hi, b.lo_incl if b.lo is not _MISSING else True, hi_incl)]
 
 
-def _build_intervals(spec: dict, bounds: dict[str, FieldBounds]) -> tuple[list[Interval], dict]:
+def _build_intervals(spec: dict, bounds: dict[str, FieldBounds],
+                     multikey_default: bool = True) -> tuple[list[Interval], dict]:
     """Intervals over the full compound key: equality prefix, then one range, then MinKey..MaxKey."""
     fields, directions = key_fields(spec["key"])
+    multikey = bool(spec.get(MULTIKEY_FLAG, multikey_default)) and spec["name"] != "_id_"
     per_component: list[list[tuple]] = []
     desc: dict[str, list[str]] = {}
     bounded = True
     for f, d in zip(fields, directions, strict=False):
         b = bounds.get(f) if bounded else None
-        ranges = _component_ranges(b, d)
+        ranges = _component_ranges(b, d, multikey)
         if b is None or not b.is_point:
             bounded = False  # components after a range or an unbounded field are scanned fully
         per_component.append(ranges)
@@ -403,26 +426,48 @@ def _build_intervals(spec: dict, bounds: dict[str, FieldBounds]) -> tuple[list[I
         per_component = [[(r[0][0], r[-1][1], True, True)] if len(r) > 1 else r for r in per_component]
     intervals = []
     for combo in itertools.product(*per_component):
-        lo_vals, hi_vals = [], []
-        lo_incl = hi_incl = True
-        for (lo, hi, li, hi_i), d in zip(combo, directions, strict=False):
-            if d == 1:
-                lo_vals.append(lo)
-                hi_vals.append(hi)
-                lo_incl, hi_incl = lo_incl and li, hi_incl and hi_i
-            else:
-                lo_vals.append(hi)
-                hi_vals.append(lo)
-                lo_incl, hi_incl = lo_incl and hi_i, hi_incl and li
-        # Bounds are loosened to inclusive (the filter is re-applied), and the upper bound becomes
-        # the end of its prefix: non-unique entries carry the record id after the encoded values.
-        from storage.keys import prefix_end
-
-        intervals.append(Interval(_encode_key(lo_vals, directions),
-                                  prefix_end(_encode_key(hi_vals, directions)), True, False))
+        intervals.append(_interval_for(combo, directions))
     if len(intervals) > 1:
         intervals.sort(key=lambda iv: iv.lo or b"")
     return intervals, desc
+
+
+def _is_placeholder(v: Any) -> bool:
+    return isinstance(v, (MinKey, MaxKey))
+
+
+def _interval_for(combo: tuple, directions: tuple[int, ...]) -> Interval:
+    """Encoded bounds for one combination of per-component value ranges.
+
+    Bounds stop after the first non-point component and rely on storage's *prefix* semantics
+    (storage/indexes.py): ``lo = hi = enc(5)`` inclusive spans every key starting with 5 (any trailing
+    fields, any record id), an exclusive ``lo = enc(5)`` skips them all. An open side (MinKey/MaxKey)
+    is simply left out, so the bound is the equality prefix alone (or None when there is none)."""
+    lo_vals: list[Any] = []
+    hi_vals: list[Any] = []
+    lo_incl = hi_incl = True
+    lo_open = hi_open = False
+    for (vlo, vhi, vlo_incl, vhi_incl), d in zip(combo, directions, strict=False):
+        if vlo is vhi and not _is_placeholder(vlo):  # a point (from _component_ranges)
+            lo_vals.append(vlo)
+            hi_vals.append(vhi)
+            continue
+        # key order: ascending fields keep value order, descending ones reverse it
+        klo, klo_incl, khi, khi_incl = (vlo, vlo_incl, vhi, vhi_incl) if d == 1 else (vhi, vhi_incl, vlo, vlo_incl)
+        if not _is_placeholder(klo):
+            lo_vals.append(klo)
+            lo_incl = klo_incl
+        else:
+            lo_open = not lo_vals
+        if not _is_placeholder(khi):
+            hi_vals.append(khi)
+            hi_incl = khi_incl
+        else:
+            hi_open = not hi_vals
+        break
+    lo = None if lo_open or not lo_vals else _encode_key(lo_vals, directions[:len(lo_vals)])
+    hi = None if hi_open or not hi_vals else _encode_key(hi_vals, directions[:len(hi_vals)])
+    return Interval(lo, hi, lo_incl, hi_incl)
 
 
 def _sort_match(spec: dict, sort: dict | None) -> bool | None:
@@ -454,14 +499,19 @@ def find_hinted_index(indexes: list[dict], hint: Any) -> dict | None:
     raise MongoError(ErrorCode.BadValue, "hint provided does not correspond to an existing index")
 
 
-def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None) -> Plan:
-    """Pick an access path. Hidden indexes are never chosen; sparse/partial ones only when hinted."""
+def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,
+                multikey_default: bool = True) -> Plan:
+    """Pick an access path. Hidden indexes are never chosen; sparse/partial ones only when hinted.
+
+    ``multikey_default`` is what a spec without the ``multikey`` flag means: the regular-collection
+    write paths maintain the flag (pass False); for anything else assume multikey (one-sided ranges).
+    """
     if isinstance(hint, dict) and "$natural" in hint:
         return Plan("COLLSCAN", natural_reverse=_num(hint["$natural"]) < 0)
     bounds = extract_bounds(filter)
     if hint is not None and hint != {} and hint != "":
         spec = find_hinted_index(indexes, hint)
-        return _plan_for(spec, bounds, sort)
+        return _plan_for(spec, bounds, sort, multikey_default)
     best: tuple | None = None
     for spec in indexes:
         if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
@@ -485,13 +535,13 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
         if best is None or score > best[0]:
             best = (score, spec)
     if best is not None:
-        return _plan_for(best[1], bounds, sort)
+        return _plan_for(best[1], bounds, sort, multikey_default)
     if sort:
         for spec in indexes:
             if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
                 continue
             if _is_btree(spec["key"]) and _sort_match(spec, sort) is not None:
-                return _plan_for(spec, bounds, sort)
+                return _plan_for(spec, bounds, sort, multikey_default)
     return Plan("COLLSCAN")
 
 
@@ -499,8 +549,9 @@ def _is_btree(key: dict) -> bool:
     return all(not isinstance(v, str) for v in key.values())
 
 
-def _plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None) -> Plan:
-    intervals, desc = _build_intervals(spec, bounds)
+def _plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None,
+              multikey_default: bool = True) -> Plan:
+    intervals, desc = _build_intervals(spec, bounds, multikey_default)
     reverse = _sort_match(spec, sort)
     return Plan("IXSCAN", index=spec, intervals=intervals, reverse=bool(reverse),
                 provides_sort=reverse is not None and _single_range_order(intervals), bounds_desc=desc)

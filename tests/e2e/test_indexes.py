@@ -226,3 +226,25 @@ def test_two_sided_range_on_multikey_field_matches_scan(db):
     db.c.create_index("a")
     for flt in ({"a": {"$gt": 5, "$lt": 8}}, {"$and": [{"a": {"$lt": 8}}, {"a": {"$gt": 5}}]}):
         assert sorted(d["_id"] for d in db.c.find(flt)) == [1, 2]
+
+
+@pytest.mark.commands("find", "insert", "listIndexes", "explain")
+def test_multikey_flag_tightens_ranges_only_while_index_has_no_arrays(db):
+    db.c.insert_many([{"_id": i, "a": i} for i in range(20)])
+    db.c.create_index("a")
+    q = {"a": {"$gt": 5, "$lt": 8}}
+    ix = db.c.find(q).explain()["queryPlanner"]["winningPlan"]["inputStage"]
+    assert ix["isMultiKey"] is False and ix["indexBounds"]["a"] == ["(5, 8)"]
+    assert db.c.find(q).explain()["executionStats"]["totalDocsExamined"] == 2
+    db.c.insert_one({"_id": 100, "a": [1, 10]})
+    ix = db.c.find(q).explain()["queryPlanner"]["winningPlan"]["inputStage"]
+    assert ix["isMultiKey"] is True
+    assert sorted(d["_id"] for d in db.c.find(q)) == [6, 7, 100]
+    assert all("multikey" not in spec for spec in db.c.list_indexes())
+
+
+@pytest.mark.commands("createIndexes", "find")
+def test_index_built_over_arrays_is_multikey_from_the_start(db):
+    db.c.insert_many([{"_id": 1, "a": [1, 10]}, {"_id": 2, "a": 6}])
+    db.c.create_index("a")
+    assert sorted(d["_id"] for d in db.c.find({"a": {"$gt": 5, "$lt": 8}})) == [1, 2]

@@ -189,3 +189,63 @@ def test_both_range_sides_on_one_path_keep_only_one_bound():
     assert any(_entry_in(iv, encode_key((10,), (1,)) + rid) for iv in p.intervals)
     p = plan.choose_plan([ID, A], {"$and": [{"a": {"$lt": 8}}, {"a": {"$gt": 5}}]})
     assert any(_entry_in(iv, encode_key((10,), (1,)) + rid) for iv in p.intervals)
+
+
+def test_two_sided_range_is_used_when_the_index_is_known_not_multikey():
+    p = plan.choose_plan([ID, A], {"a": {"$lt": 8, "$gt": 5}}, multikey_default=False)
+    rid = b"\x00" * 8
+    assert not any(_entry_in(iv, encode_key((10,), (1,)) + rid) for iv in p.intervals)
+    assert any(_entry_in(iv, encode_key((6,), (1,)) + rid) for iv in p.intervals)
+    assert p.bounds_desc == {"a": ["[5, 8)"]} or p.bounds_desc == {"a": ["(5, 8)"]}
+    flagged = spec({"a": 1}, multikey=True)
+    p = plan.choose_plan([ID, flagged], {"a": {"$lt": 8, "$gt": 5}}, multikey_default=False)
+    assert any(_entry_in(iv, encode_key((10,), (1,)) + rid) for iv in p.intervals)
+
+
+def test_entries_multikey_reports_array_expansion():
+    k = plan.keyer_for(spec({"a.b": 1}))
+    assert k.entries_multikey({"a": {"b": 1}})[1] is False
+    assert k.entries_multikey({"a": [{"b": 1}]})[1] is True
+    assert plan.keyer_for(spec({"a": 1})).entries_multikey({"a": [1]})[1] is True
+
+
+@pytest.mark.parametrize("directions", [(1, 1), (1, -1), (-1, 1), (-1, -1)])
+def test_compound_bounds_never_exclude_a_matching_key(directions):
+    """Brute force over small integer keys: every key satisfying the predicates lies in an interval."""
+    import itertools
+    import random
+
+    rng = random.Random(7)
+    s = spec({"a": directions[0], "b": directions[1]})
+    ops = {"$gt": lambda v, q: v > q, "$gte": lambda v, q: v >= q, "$lt": lambda v, q: v < q,
+           "$lte": lambda v, q: v <= q}
+    rid = b"\x02" * 8
+    for _ in range(200):
+        flt: dict = {}
+        for field in ("a", "b"):
+            kind = rng.choice(["none", "eq", "in", "range", "range2"])
+            if kind == "eq":
+                flt[field] = rng.randint(0, 4)
+            elif kind == "in":
+                flt[field] = {"$in": rng.sample(range(5), 2)}
+            elif kind == "range":
+                flt[field] = {rng.choice(list(ops)): rng.randint(0, 4)}
+            elif kind == "range2":
+                flt[field] = {rng.choice(["$gt", "$gte"]): rng.randint(0, 2), rng.choice(["$lt", "$lte"]): rng.randint(2, 4)}
+
+        def matches(field, v):
+            cond = flt.get(field)
+            if cond is None:
+                return True
+            if not isinstance(cond, dict):
+                return v == cond
+            if "$in" in cond:
+                return v in cond["$in"]
+            return all(ops[o](v, q) for o, q in cond.items())
+
+        p = plan.choose_plan([ID, s], flt, hint=s["name"], multikey_default=False)
+        for a, b in itertools.product(range(5), range(5)):
+            key = encode_key((a, b), directions) + rid
+            inside = any(_entry_in(iv, key) for iv in p.intervals)
+            if matches("a", a) and matches("b", b):
+                assert inside, (flt, a, b, p.intervals)
