@@ -233,7 +233,7 @@ def test_compound_bounds_never_exclude_a_matching_key(directions):
             elif kind == "range2":
                 flt[field] = {rng.choice(["$gt", "$gte"]): rng.randint(0, 2), rng.choice(["$lt", "$lte"]): rng.randint(2, 4)}
 
-        def matches(field, v):
+        def matches(field, v, flt=flt):
             cond = flt.get(field)
             if cond is None:
                 return True
