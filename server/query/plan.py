@@ -11,6 +11,9 @@ Two pure halves, both synchronous and free of storage state:
    the requested sort pick an index and key intervals for ``storage.index_scan``; otherwise a
    collection scan. Bounds may be loose (a superset): callers ALWAYS re-apply the full filter.
    A multikey document can appear more than once in an index scan; callers de-duplicate record ids.
+   A range bounded on both sides is only used on an index known not to be multikey: the regular
+   write paths set ``multikey: True`` in the stored spec the first time a document expands an array
+   (``index_key_map_multikey``); without that knowledge (``multikey_default=True``) one side is kept.
 
 Keys are encoded with ``storage.keys.encode_key`` so query bounds and stored entries compare alike.
 """
