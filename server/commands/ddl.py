@@ -375,9 +375,13 @@ async def rename_collection(ctx, cmd: dict) -> dict:
     if src == dst:
         raise MongoError(ErrorCode.IllegalOperation, "Can't rename a collection to itself")
 
+    if src_name.startswith(C.BUCKETS_PREFIX) or dst_name.startswith(C.BUCKETS_PREFIX):
+        raise MongoError(ErrorCode.IllegalOperation,
+                         "Renaming a time-series bucket collection (or to one) is not allowed")
+
     def fn(w):
         src_view = C.get_view(w, src_db, src_name)
-        if src_view is not None or src_name.startswith(C.BUCKETS_PREFIX):
+        if src_view is not None:
             raise MongoError(ErrorCode.CommandNotSupportedOnView, f"cannot rename view: {src}")
         if w.get_collection(src) is None:
             raise MongoError(ErrorCode.NamespaceNotFound, f"Source collection {src} does not exist")

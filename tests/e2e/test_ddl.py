@@ -213,3 +213,15 @@ def test_create_rejects_ttl_option_and_non_simple_collation(db):
         db.command("create", "c", collation={"locale": "fr"})
     assert "not supported" in str(e.value)
     db.command("create", "c", collation={"locale": "simple"})
+
+
+@pytest.mark.commands("renameCollection")
+def test_rename_of_views_and_bucket_namespaces_is_refused(client, db):
+    db.a.insert_one({})
+    db.command("create", "v", viewOn="a", pipeline=[])
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command("renameCollection", f"{db.name}.v", to=f"{db.name}.w")
+    assert e.value.code == 166
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command("renameCollection", f"{db.name}.a", to=f"{db.name}.system.buckets.x")
+    assert e.value.code == 20
