@@ -130,7 +130,7 @@ class ErrorCode(enum.IntEnum):
     DatabaseDifferCase = 13297
     NotPrimaryNoSecondaryOk = 13435
     NotPrimaryOrSecondary = 13436
-    OutOfMemory = 146
+    ExceededMemoryLimit = 146
     IDLDuplicateField = 40413
     IDLFailedToParse = 40414
     IDLUnknownField = 40415

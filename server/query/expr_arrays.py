@@ -270,7 +270,7 @@ def compile_range(args, cc):
             raise MongoError(34449, "$range requires a non-zero step value")
         values = range(ints[0], ints[1], step)
         if len(values) * _RANGE_BYTES_PER_ELEMENT > _RANGE_MEMORY_LIMIT:
-            raise MongoError(146,  # mongod: ExceededMemoryLimit
+            raise MongoError(ErrorCode.ExceededMemoryLimit,
                              f"$range would use too much memory ({len(values) * _RANGE_BYTES_PER_ELEMENT} bytes) and "
                              f"cannot spill to disk. Memory limit: {_RANGE_MEMORY_LIMIT} bytes")
         return list(values)
