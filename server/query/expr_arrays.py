@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from protocol.errors import MongoError
+from protocol.errors import ErrorCode, MongoError
 from server.query.expr_base import (
     agg_compare,
     args_list,
