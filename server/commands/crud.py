@@ -203,6 +203,13 @@ async def update(ctx, cmd: dict) -> dict:
         return await C.timeseries_module().update(ctx, cmd)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
+    for st in raw_statements:  # shape errors fail the whole command, as mongod's IDL parse does
+        if not isinstance(st, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "BSON field 'update.updates' elements must be objects")
+        for k in ("q", "u"):
+            if k not in st:
+                raise MongoError(ErrorCode.IDLFailedToParse,
+                                 f"BSON field 'update.updates.{k}' is missing but a required field")
     statements: list[UpdateStatement | MongoError] = []
     for st in raw_statements:
         try:
@@ -254,7 +261,12 @@ async def update(ctx, cmd: dict) -> dict:
 
 def _check_delete_shape(st: Any) -> None:
     """Statement shape errors fail the whole command (mongod parses the batch up front)."""
-    if isinstance(st, dict) and "limit" in st:
+    if not isinstance(st, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "BSON field 'delete.deletes' elements must be objects")
+    for k in ("q", "limit"):
+        if k not in st:
+            raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field 'delete.deletes.{k}' is missing but a required field")
+    if "limit" in st:
         limit = st["limit"]
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit not in (0, 1):
             raise MongoError(ErrorCode.FailedToParse, f"The limit field in delete objects must be 0 or 1. Got {limit}")

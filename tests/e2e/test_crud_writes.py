@@ -250,3 +250,17 @@ def test_concurrent_bucket_upserts_never_duplicate_a_bucket(server, db):
     assert [d["page"] for d in docs] == ["/p0", "/p1", "/p2"]
     assert sum(d["totalViews"] for d in docs) == 320
     assert all(d["seconds"]["7"] == d["totalViews"] for d in docs)
+
+
+@pytest.mark.commands("update", "delete")
+def test_statement_shape_errors_fail_the_whole_command(people):
+    db = people.database
+    with pytest.raises(OperationFailure) as e:
+        db.command("update", "p", updates=[{"q": {}}])
+    assert e.value.code == 40414
+    with pytest.raises(OperationFailure) as e:
+        db.command("delete", "p", deletes=[{"q": {}}])
+    assert e.value.code == 40414
+    with pytest.raises(OperationFailure) as e:
+        db.command("update", "p", updates=[])
+    assert e.value.code == 16
