@@ -233,3 +233,34 @@ def _has_array_prefix(bucket: dict, path: str) -> bool:
         if isinstance(current, list):
             return True
     return False
+
+
+# ------------------------------------------------------------------ bucket index filter
+
+
+def index_filter(node: Node | None, time_field: str, meta_field: str | None, span_s: int) -> dict | None:
+    """A bucket-level filter document for index selection over the buckets collection: equality and
+    ``$in`` on meta paths (renamed to ``meta.*``) and time bounds on ``control.min/max.<time>``, taken
+    from the top-level conjuncts of the user filter. Loose by construction (the bucket predicate and
+    the event filter still run); None when nothing is indexable."""
+    if node is None:
+        return None
+    conjuncts = node.children if isinstance(node, And) else (node,)
+    out: dict[str, Any] = {}
+    for child in conjuncts:
+        path = getattr(child, "path", None)
+        if path is None:
+            continue
+        if _on_meta(path, meta_field) and not isinstance(child, Not):
+            bucket_path = "meta" + path[len(meta_field):]
+            if isinstance(child, Cmp) and child.op == "$eq" and bucket_path not in out:
+                out[bucket_path] = child.value
+            elif isinstance(child, In) and not child.regexes and bucket_path not in out:
+                out[bucket_path] = {"$in": list(child.values)}
+        elif path == time_field and isinstance(child, Cmp) and date_ms(child.value) is not None:
+            d = child.value
+            if child.op in ("$gt", "$gte", "$eq"):
+                out.setdefault(f"control.max.{time_field}", {})["$gt" if child.op == "$gt" else "$gte"] = d
+            if child.op in ("$lt", "$lte", "$eq"):
+                out.setdefault(f"control.min.{time_field}", {})["$lt" if child.op == "$lt" else "$lte"] = d
+    return out or None

@@ -20,10 +20,11 @@ from bson.raw_bson import RawBSONDocument
 
 from protocol.codec import RAW_CODEC_OPTIONS, decode
 from protocol.errors import MongoError
+from server.query import plan as planner
 from server.query.match import And, compile_node, filter_fields, parse_filter
 from server.timeseries.buckets import oid_bound, unpack_document
 from server.timeseries.commit import clustered_rid
-from server.timeseries.rewrite import bucket_filter
+from server.timeseries.rewrite import bucket_filter, index_filter
 from server.timeseries.unpack import parse_internal_unpack
 
 CHUNK = 128
@@ -131,30 +132,69 @@ def _records(engine: Any, ns: str, resume: bytes | None, last: bytes | None) -> 
         yield from chunk
 
 
-def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: dict,
-          stats: dict | None, predicate: Any = None, columns: set[str] | None = None) -> Iterator[dict]:
-    for resume, last in _ranges(lo_s, hi_s):
-        for _rid, raw in _records(engine, ns, resume, last):
-            if stats is not None:
-                stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-            if predicate is not None or columns is not None:
-                summary = _summary(raw)
-                live = snapshot.pop(summary["_id"], None)
-                if live is not None:
-                    if predicate is None or predicate(live):
-                        yield live
-                    continue
-                if predicate is None or predicate(summary):
-                    yield decode(raw) if columns is None else _partial(raw, summary, columns)
-                continue
-            doc = decode(raw)
-            live = snapshot.pop(doc.get("_id"), None)
-            yield live if live is not None else doc
+def _emit(raw: bytes, snapshot: dict, stats: dict | None, predicate: Any,
+          columns: set[str] | None) -> Iterator[dict]:
+    """The bucket to hand on for one stored record (its live version if the catalog has one)."""
+    if stats is not None:
+        stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+    if predicate is not None or columns is not None:
+        summary = _summary(raw)
+        live = snapshot.pop(summary["_id"], None)
+        if live is not None:
+            if predicate is None or predicate(live):
+                yield live
+            return
+        if predicate is None or predicate(summary):
+            yield decode(raw) if columns is None else _partial(raw, summary, columns)
+        return
+    doc = decode(raw)
+    live = snapshot.pop(doc.get("_id"), None)
+    yield live if live is not None else doc
+
+
+def _leftovers(snapshot: dict, stats: dict | None, predicate: Any) -> Iterator[dict]:
+    """Live buckets the stored scan did not meet (never written in full, or outside the scanned keys)."""
     for bucket_id in sorted(snapshot):
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
         if predicate is None or predicate(snapshot[bucket_id]):
             yield snapshot[bucket_id]
+
+
+def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: dict,
+          stats: dict | None, predicate: Any = None, columns: set[str] | None = None) -> Iterator[dict]:
+    for resume, last in _ranges(lo_s, hi_s):
+        for _rid, raw in _records(engine, ns, resume, last):
+            yield from _emit(raw, snapshot, stats, predicate, columns)
+    yield from _leftovers(snapshot, stats, predicate)
+
+
+def _index_scan(engine: Any, ns: str, plan: Any, snapshot: dict, stats: dict | None, predicate: Any,
+                columns: set[str] | None) -> Iterator[dict]:
+    """Buckets through a buckets-collection index: record ids first (one short transaction), then
+    the records in clustered order, a fresh read transaction per chunk."""
+    rids: set[bytes] = set()
+    with engine.read() as r:
+        info = r.get_collection(ns)
+        if info is not None:
+            for interval in plan.intervals:
+                for _key, rid in r.index_scan(info, plan.index["name"], interval.lo, interval.hi,
+                                              lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl):
+                    rids.add(bytes(rid))
+    if stats is not None:
+        stats["indexName"] = plan.index["name"]
+        stats["keysExamined"] = len(rids)
+    ordered = sorted(rids)
+    for start in range(0, len(ordered), CHUNK):
+        with engine.read() as r:
+            info = r.get_collection(ns)
+            if info is None:
+                return
+            chunk = [raw for raw in (r.get(info, rid) for rid in ordered[start:start + CHUNK]) if raw is not None]
+            chunk = [bytes(raw) for raw in chunk]
+        for raw in chunk:
+            yield from _emit(raw, snapshot, stats, predicate, columns)
+    yield from _leftovers(snapshot, stats, predicate)
 
 
 def bucket_source(ctx: Any, db: str, coll: str) -> Iterator[dict]:
@@ -266,8 +306,25 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
                             "measurementsReturned": 0}
     predicate = bfilter.predicate if bfilter.prunes else None
     columns = None if fields is None else {*fields, spec.time_field}
-    buckets = bucket_documents(ctx.server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate, columns)
+    plan = _bucket_index_plan(ctx.server.engine, ns, index_filter(node, spec.time_field, spec.meta_field, span))
+    if plan is not None:
+        snapshot = _live_snapshot(ctx.server, ns, None, None)
+        buckets = _index_scan(ctx.server.engine, ns, plan, snapshot, info, predicate, columns)
+    else:
+        buckets = bucket_documents(ctx.server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate, columns)
     return _measurements(buckets, spec, event_filter, fields, info), remaining, info
+
+
+def _bucket_index_plan(engine: Any, ns: str, ixfilter: dict | None) -> Any:
+    """An IXSCAN plan over a buckets index whose leading field the filter bounds, else None."""
+    if ixfilter is None:
+        return None
+    with engine.read() as r:
+        info = r.get_collection(ns)
+    if info is None or not info.indexes:
+        return None
+    plan = planner.choose_plan(list(info.indexes), ixfilter, None, None)
+    return plan if plan.kind == "IXSCAN" and plan.index is not None else None
 
 
 def _measurements(buckets: Iterator[dict], spec: Any, event_filter: Any, fields: set[str] | None,

@@ -339,3 +339,22 @@ def test_statistics_counters_follow_each_step(db):
     stats = db.command("collStats", "c")["timeseries"]
     assert stats["avgNumMeasurementsPerCommit"] == stats["numMeasurementsCommitted"] // stats["numCommits"]
     assert stats["numBucketsReopened"] == 1
+
+
+@pytest.mark.commands("explain", "createIndexes")
+def test_meta_predicates_use_a_buckets_index(db):
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    db.c.create_index([("m.host", 1), ("t", -1)])
+    docs = [{"t": T0 + dt.timedelta(minutes=10 * i), "m": {"host": f"h{i % 20}"}, "v": i} for i in range(2000)]
+    docs += [{"t": T0, "v": -1}, {"t": T0, "m": None, "v": -2}]
+    db.c.insert_many(docs)
+    db.c.insert_one({"t": T0 + dt.timedelta(days=30), "m": {"host": "h3"}, "v": -3})  # an open, unwritten bucket
+    flt = {"m.host": {"$in": ["h3", "h4"]}, "t": {"$gte": T0 + dt.timedelta(hours=20)}}
+    explain = db.command("explain", {"find": "c", "filter": flt}, verbosity="executionStats")
+    ts = explain["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
+    assert ts["indexName"] == "m.host_1_t_-1"
+    expected = sorted(d["v"] for d in docs if d.get("m") and d["m"]["host"] in ("h3", "h4")
+                      and d["t"] >= T0 + dt.timedelta(hours=20)) + [-3]
+    assert sorted(d["v"] for d in db.c.find(flt)) == sorted(expected)
+    assert sorted(d["v"] for d in db.c.find({"m.host": "h5"})) == [i for i in range(2000) if i % 20 == 5]
+    assert sorted(d["v"] for d in db.c.find({"m": None})) == [-2, -1]

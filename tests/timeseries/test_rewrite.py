@@ -113,3 +113,16 @@ def test_needed_fields_of_pipelines():
     assert needed_fields([{"$group": {"_id": None, "all": {"$push": "$$ROOT"}}}], []) is None
     assert needed_fields([{"$addFields": {"x": 1}}], []) is None
     assert needed_fields([], []) is None
+
+
+def test_index_filter_keeps_meta_equalities_and_time_bounds():
+    from server.timeseries.rewrite import index_filter
+
+    lo = T0 + dt.timedelta(hours=1)
+    node = parse_filter({"m.site": {"$in": ["a", "b"]}, "m.id": 3, "t": {"$gte": lo, "$lt": lo}, "v": 5,
+                         "m.x": {"$ne": 1}})
+    assert index_filter(node, "t", "m", 3600) == {
+        "meta.site": {"$in": ["a", "b"]}, "meta.id": 3,
+        "control.max.t": {"$gte": lo}, "control.min.t": {"$lt": lo}}
+    assert index_filter(parse_filter({"v": 1}), "t", "m", 3600) is None
+    assert index_filter(parse_filter({"$or": [{"m.site": "a"}, {"m.site": "b"}]}), "t", "m", 3600) is None
