@@ -225,6 +225,10 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
              "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": _server_info()}
     if n is not None:
         reply["executionStats"] = _exec_stats(n, millis, res.stats)
+        # Compass draws its plan tree from executionStages: the winning plan with the counters on top
+        reply["executionStats"]["executionStages"] = {
+            **win, "nReturned": n, "executionTimeMillisEstimate": millis,
+            "docsExamined": res.stats.get("docs", 0), "keysExamined": res.stats.get("keys", 0)}
     return reply
 
 
@@ -250,7 +254,7 @@ async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
             info = r.get_collection(C.ns_of(ctx.db, name))
         if info is None:
             return {"stage": "EOF"}
-        p = planner.choose_plan(list(info.indexes), flt, None, None)
+        p = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered)
         return {"stage": stage, "inputStage": p.explain(filter=flt)}
 
     win = await ctx.run_blocking(work)

@@ -92,6 +92,7 @@ def test_explain_find_and_aggregate(sales):
     plan = sales.command("explain", {"find": "sales", "filter": {"qty": {"$gt": 25}}}, verbosity="executionStats")
     assert plan["queryPlanner"]["winningPlan"]["inputStage"]["stage"] == "IXSCAN"
     assert plan["executionStats"]["nReturned"] == 4
+    assert plan["executionStats"]["executionStages"]["stage"] == "FETCH"
     agg = sales.command("aggregate", "sales", pipeline=[{"$match": {"qty": 3}}, {"$project": {"qty": 1}}],
                         explain=True)
     cursor_stage = agg["stages"][0]["$cursor"]
