@@ -47,3 +47,14 @@ def decode_all(data: bytes | memoryview) -> list[dict[str, Any]]:
 def encode(document: Any) -> bytes:
     """Encode one document (a mapping, possibly a RawBSONDocument) to BSON bytes."""
     return bson.encode(document, codec_options=CODEC_OPTIONS)
+
+
+def encode_in_order(document: Any) -> bytes:
+    """Encode one document keeping its field order exactly.
+
+    ``bson.encode`` moves ``_id`` to the front of every top-level document (what an insert wants).
+    Query results must keep the order the query produced — e.g. an unpacked time-series measurement
+    is ``{<time>, <meta>, ..., _id}`` in mongod — so cursor batches encode through this. It calls the
+    C encoder with ``top_level=False``: a private pymongo entry point, pinned by pyproject (<5).
+    """
+    return bson._dict_to_bson(document, False, CODEC_OPTIONS, False)

@@ -20,11 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import bson
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
-from protocol.codec import CODEC_OPTIONS, RAW_CODEC_OPTIONS
+from protocol.codec import RAW_CODEC_OPTIONS, encode_in_order
 from protocol.errors import ErrorCode, MongoError
 from server.context import CommandContext
 
@@ -59,7 +58,8 @@ class Cursor:
 def _as_raw(document: Any) -> RawBSONDocument:
     if isinstance(document, RawBSONDocument):
         return document
-    return RawBSONDocument(bson.encode(document, codec_options=CODEC_OPTIONS), RAW_CODEC_OPTIONS)
+    # Field order as the query produced it (bson.encode would hoist _id to the front).
+    return RawBSONDocument(encode_in_order(document), RAW_CODEC_OPTIONS)
 
 
 def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument], bool]:
