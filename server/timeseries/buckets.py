@@ -360,7 +360,7 @@ class OpenBucket:
             doc = {"_id": self.id, "control": {"version": 1, "min": _snapshot(self.mins),
                                                "max": _snapshot(self.maxs)}}
             if self.meta is not MISSING:
-                doc["meta"] = self.meta
+                doc["meta"] = _snapshot(self.meta)  # readers share it across measurements, never the catalog's
             doc["data"] = {field: column.copy() for field, column in list(self.columns.items())}
             if self.count == version:
                 self._doc = doc
@@ -414,7 +414,7 @@ def unpack_document(doc: dict, time_field: str, meta_field: str | None,
     for i in range(n):
         out: dict[str, Any] = {time_field: times[i]} if include_time else {}
         if has_meta:
-            out[meta_field] = _copy(meta)
+            out[meta_field] = meta  # shared by the bucket's measurements: pipeline stages copy on write
         for field, values in dense:
             out[field] = values[i]
         if sparse:
