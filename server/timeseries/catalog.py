@@ -16,6 +16,7 @@ Invariants
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +46,7 @@ STAT_NAMES = (
     "numCommits", "numWaits", "numMeasurementsCommitted",
 )
 META_CACHE_SIZE = 100_000
+EXPIRY_SCAN_LIMIT = 64  # LRU entries examined per expiry attempt
 MAX_ARCHIVED_PER_SERIES = 64  # archived buckets remembered per series for reopening
 PYTHON_OVERHEAD = 3  # in-memory bytes per approximate BSON byte of a bucket
 BUCKET_OVERHEAD = 2048
@@ -76,12 +78,14 @@ class CollectionState:
 
 class BucketCatalog:
     def __init__(self, *, max_count: int = 1000, max_size: int = 128000, min_count: int = 10,
-                 large_cap: int = 12 * 1024 * 1024, memory_threshold: int | None = None):
+                 large_cap: int = 12 * 1024 * 1024, memory_threshold: int | None = None,
+                 expiry_per_attempt: int = 3):
         self.max_count = max_count
         self.max_size = max_size
         self.min_count = min_count
         self.large_cap = large_cap
         self.memory_threshold = memory_threshold or default_memory_threshold()
+        self.expiry_per_attempt = expiry_per_attempt  # timeseriesIdleBucketExpiryMaxCountPerAttempt
         self.collections: dict[str, CollectionState] = {}
         self.dirty: dict[int, OpenBucket] = {}  # id(bucket) -> bucket with something to commit
         self.lru: OrderedDict[int, OpenBucket] = OrderedDict()  # open buckets, least recently used first
@@ -303,9 +307,11 @@ class BucketCatalog:
         return None
 
     def _expire_idle(self) -> None:
-        """Close least-recently-used open buckets with nothing uncommitted until under the threshold."""
-        for bucket_ref, bucket in list(self.lru.items()):
-            if self.memory <= self.memory_threshold * 0.9:
+        """Close up to ``expiry_per_attempt`` least-recently-used open buckets with nothing uncommitted
+        (looking at a bounded number of candidates, so a busy catalog costs O(1) per insert)."""
+        closed = 0
+        for bucket_ref, bucket in list(itertools.islice(self.lru.items(), EXPIRY_SCAN_LIMIT)):
+            if closed >= self.expiry_per_attempt:
                 break
             if bucket.pending or bucket.needs_full:
                 continue
@@ -315,6 +321,7 @@ class BucketCatalog:
                 continue
             state.stats["numBucketsClosedDueToMemoryThreshold"] += 1
             self._retire(state, bucket, archive=False)
+            closed += 1
 
     def checkpoint_all(self, *, force: bool = False) -> int:
         """Mark live buckets with journal records for a full write (the periodic checkpoint).

@@ -39,6 +39,7 @@ async def on_startup(state: Any) -> None:
         max_size=int(_param(state, "timeseriesBucketMaxSize", 128000)),
         min_count=int(_param(state, "timeseriesBucketMinCount", 10)),
         memory_threshold=_memory_threshold(state),
+        expiry_per_attempt=int(_param(state, "timeseriesIdleBucketExpiryMaxCountPerAttempt", 3)),
     )
     committer = Committer(engine, catalog, checkpoint_interval=CHECKPOINT_INTERVAL_SECONDS)
     state.bucket_catalog = catalog
