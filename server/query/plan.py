@@ -444,33 +444,35 @@ def _interval_for(combo: tuple, directions: tuple[int, ...]) -> Interval:
 
     Bounds stop after the first non-point component and rely on storage's *prefix* semantics
     (storage/indexes.py): ``lo = hi = enc(5)`` inclusive spans every key starting with 5 (any trailing
-    fields, any record id), an exclusive ``lo = enc(5)`` skips them all. An open side (MinKey/MaxKey)
-    is simply left out, so the bound is the equality prefix alone (or None when there is none)."""
-    lo_vals: list[Any] = []
-    hi_vals: list[Any] = []
-    lo_incl = hi_incl = True
-    lo_open = hi_open = False
+    fields, any record id), an exclusive ``lo = enc(5)`` skips them all. A range open on one side stays
+    inside the type bracket of its other side (``$gt: 5`` only matches numbers, as in MongoDB): the
+    open side becomes the bracket's first byte (inclusive) or the byte after it (exclusive). A range
+    open on both sides is left out, so the bound is the equality prefix alone (None without one)."""
+    from storage.keys import encode_value
+
+    prefix = b""
     for (vlo, vhi, vlo_incl, vhi_incl), d in zip(combo, directions, strict=False):
         if vlo is vhi and not _is_placeholder(vlo):  # a point (from _component_ranges)
-            lo_vals.append(vlo)
-            hi_vals.append(vhi)
+            prefix += _encode_key((vlo,), (d,))
             continue
+        real = vlo if not _is_placeholder(vlo) else (vhi if not _is_placeholder(vhi) else None)
+        if real is None:
+            break
+        tag = encode_value(real)[0]
+        bracket_lo, bracket_end = (bytes([tag]), bytes([tag + 1])) if d == 1 else (bytes([255 - tag]),
+                                                                                  bytes([256 - tag]))
         # key order: ascending fields keep value order, descending ones reverse it
         klo, klo_incl, khi, khi_incl = (vlo, vlo_incl, vhi, vhi_incl) if d == 1 else (vhi, vhi_incl, vlo, vlo_incl)
-        if not _is_placeholder(klo):
-            lo_vals.append(klo)
-            lo_incl = klo_incl
+        if _is_placeholder(klo):
+            lo, lo_incl = prefix + bracket_lo, True
         else:
-            lo_open = not lo_vals
-        if not _is_placeholder(khi):
-            hi_vals.append(khi)
-            hi_incl = khi_incl
+            lo, lo_incl = prefix + _encode_key((klo,), (d,)), klo_incl
+        if _is_placeholder(khi):
+            hi, hi_incl = prefix + bracket_end, False
         else:
-            hi_open = not hi_vals
-        break
-    lo = None if lo_open or not lo_vals else _encode_key(lo_vals, directions[:len(lo_vals)])
-    hi = None if hi_open or not hi_vals else _encode_key(hi_vals, directions[:len(hi_vals)])
-    return Interval(lo, hi, lo_incl, hi_incl)
+            hi, hi_incl = prefix + _encode_key((khi,), (d,)), khi_incl
+        return Interval(lo, hi, lo_incl, hi_incl)
+    return Interval(prefix or None, prefix or None, True, True)
 
 
 def _sort_match(spec: dict, sort: dict | None) -> bool | None:

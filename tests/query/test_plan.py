@@ -249,3 +249,22 @@ def test_compound_bounds_never_exclude_a_matching_key(directions):
             inside = any(_entry_in(iv, key) for iv in p.intervals)
             if matches("a", a) and matches("b", b):
                 assert inside, (flt, a, b, p.intervals)
+
+
+@pytest.mark.parametrize("direction", [1, -1])
+def test_one_sided_range_stays_in_its_type_bracket(direction):
+    import datetime
+
+    s = spec({"a": direction})
+    rid = b"\x03" * 8
+    p = plan.choose_plan([ID, s], {"a": {"$gt": 5}}, multikey_default=False)
+    inside = [6, 1e9, float("inf")]
+    outside = ["str", {"x": 1}, True, datetime.datetime(2020, 1, 1), None, 4]
+    for v in inside:
+        assert any(_entry_in(iv, encode_key((v,), (direction,)) + rid) for iv in p.intervals), v
+    for v in outside:
+        assert not any(_entry_in(iv, encode_key((v,), (direction,)) + rid) for iv in p.intervals), v
+    d0 = datetime.datetime(2024, 1, 1)
+    p = plan.choose_plan([ID, s], {"a": {"$lt": d0}}, multikey_default=False)
+    assert any(_entry_in(iv, encode_key((datetime.datetime(2023, 1, 1),), (direction,)) + rid) for iv in p.intervals)
+    assert not any(_entry_in(iv, encode_key((5,), (direction,)) + rid) for iv in p.intervals)
