@@ -39,6 +39,7 @@ class BucketFilter:
     lo_s: int | None = None
     hi_s: int | None = None
     description: list[str] = dataclasses.field(default_factory=list)
+    exact: bool = False  # the predicate decides every measurement of a bucket (meta-only filters)
 
     @property
     def prunes(self) -> bool:
@@ -91,7 +92,7 @@ def _derive(node: Node, tf: str, mf: str | None, span_s: int, flags: str | None 
     paths: list[str] = []
     if _paths(node, paths) and paths and all(_on_meta(p, mf) for p in paths):
         renamed = _rename_meta(node, mf)
-        return BucketFilter(compile_node(renamed), description=[{"meta": repr(renamed)}])
+        return BucketFilter(compile_node(renamed), description=[{"meta": repr(renamed)}], exact=True)
     if isinstance(node, And):
         parts = [_derive(child, tf, mf, span_s, flags) for child in node.children]
         predicates = [p.predicate for p in parts if p.predicate is not _ALWAYS]

@@ -295,7 +295,8 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
     node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
     span = spec.bucket_max_span_seconds or 3600
     bfilter = bucket_filter(node, spec.time_field, spec.meta_field, span, collation=bool(view_doc.get("collation")))
-    event_filter = compile_node(node) if node is not None else None
+    # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
+    event_filter = compile_node(node) if node is not None and not bfilter.exact else None
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.description,

@@ -126,3 +126,9 @@ def test_index_filter_keeps_meta_equalities_and_time_bounds():
         "control.max.t": {"$gte": lo}, "control.min.t": {"$lt": lo}}
     assert index_filter(parse_filter({"v": 1}), "t", "m", 3600) is None
     assert index_filter(parse_filter({"$or": [{"m.site": "a"}, {"m.site": "b"}]}), "t", "m", 3600) is None
+
+
+def test_only_meta_only_filters_are_exact_per_bucket():
+    assert bucket_filter(parse_filter({"m.site": "a", "m.id": {"$gt": 1}}), "t", "m", 3600).exact
+    assert not bucket_filter(parse_filter({"m.site": "a", "v": 1}), "t", "m", 3600).exact
+    assert not bucket_filter(parse_filter({"$expr": {"$eq": ["$m", 1]}}), "t", "m", 3600).exact
