@@ -72,6 +72,7 @@ def test_clean_restart_keeps_collections_indexes_and_views(start_server):
     c.d.a.insert_many([{"x": i} for i in range(100)])
     c.d.a.create_index("x", unique=True)
     c.d.create_collection("val", validator={"x": {"$exists": True}})
+    c.d.command("create", "small", viewOn="a", pipeline=[{"$match": {"x": {"$lt": 3}}}])
     c.close()
     assert srv.terminate() == 0
     srv.start()
@@ -80,5 +81,6 @@ def test_clean_restart_keeps_collections_indexes_and_views(start_server):
         assert len(list(c.d.a.find())) == 100
         assert [i["name"] for i in c.d.a.list_indexes()] == ["_id_", "x_1"]
         assert c.d.val.options() == {"validator": {"x": {"$exists": True}}}
+        assert sorted(d["x"] for d in c.d.small.find()) == [0, 1, 2]
     finally:
         c.close()
