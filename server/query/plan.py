@@ -475,12 +475,23 @@ def _interval_for(combo: tuple, directions: tuple[int, ...]) -> Interval:
     return Interval(prefix or None, prefix or None, True, True)
 
 
-def _sort_match(spec: dict, sort: dict | None) -> bool | None:
-    """True/False when the index order (forward/reverse) gives ``sort``; None when it cannot."""
+def _sort_match(spec: dict, sort: dict | None, bounds: dict[str, FieldBounds] | None = None) -> bool | None:
+    """True/False when the index order (forward/reverse) gives ``sort``; None when it cannot.
+
+    Leading index fields pinned to a single value by the filter do not disturb the order, so
+    ``{device: X}`` sorted by ``{ts: -1}`` is served by an index on ``{device: 1, ts: 1}``."""
     if not sort:
         return None
     fields, directions = key_fields(spec["key"])
     sort_items = [(k, -1 if _num(v) < 0 else 1) for k, v in sort.items()]
+    start = 0
+    sort_names = {k for k, _ in sort_items}
+    while start < len(fields) and bounds and fields[start] not in sort_names:
+        b = bounds.get(fields[start])
+        if b is None or not b.is_point or len(b.points or ()) != 1:
+            break
+        start += 1
+    fields, directions = fields[start:], directions[start:]
     if len(sort_items) > len(fields):
         return None
     forward = all(sf == f and sd == d for (sf, sd), f, d in zip(sort_items, fields, directions, strict=False))
@@ -536,7 +547,7 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
             if not b.is_point:
                 break
         score = (prefix, 1 if (spec.get("unique") or spec["name"] == "_id_") else 0,
-                 1 if _sort_match(spec, sort) is not None else 0, -len(fields))
+                 1 if _sort_match(spec, sort, bounds) is not None else 0, -len(fields))
         if best is None or score > best[0]:
             best = (score, spec)
     if best is not None:
@@ -545,7 +556,7 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
         for spec in indexes:
             if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
                 continue
-            if _is_btree(spec["key"]) and _sort_match(spec, sort) is not None:
+            if _is_btree(spec["key"]) and _sort_match(spec, sort, bounds) is not None:
                 return _plan_for(spec, bounds, sort, multikey_default)
     return Plan("COLLSCAN")
 
@@ -557,7 +568,7 @@ def _is_btree(key: dict) -> bool:
 def _plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None,
               multikey_default: bool = True) -> Plan:
     intervals, desc = _build_intervals(spec, bounds, multikey_default)
-    reverse = _sort_match(spec, sort)
+    reverse = _sort_match(spec, sort, bounds)
     return Plan("IXSCAN", index=spec, intervals=intervals, reverse=bool(reverse),
                 provides_sort=reverse is not None and _single_range_order(intervals), bounds_desc=desc)
 

@@ -248,3 +248,18 @@ def test_index_built_over_arrays_is_multikey_from_the_start(db):
     db.c.insert_many([{"_id": 1, "a": [1, 10]}, {"_id": 2, "a": 6}])
     db.c.create_index("a")
     assert sorted(d["_id"] for d in db.c.find({"a": {"$gt": 5, "$lt": 8}})) == [1, 2]
+
+
+@pytest.mark.commands("find", "aggregate", "explain")
+def test_latest_readings_of_one_device_come_from_the_index_in_order(db):
+    import datetime
+
+    t0 = datetime.datetime(2024, 1, 1)
+    db.r.insert_many([{"device": f"d{i % 3}", "ts": t0 + datetime.timedelta(minutes=i), "v": i} for i in range(90)])
+    db.r.create_index([("device", 1), ("ts", 1)])
+    cursor = db.r.find({"device": "d1"}).sort("ts", -1).limit(3)
+    assert [d["v"] for d in cursor] == [88, 85, 82]
+    plan = db.r.find({"device": "d1"}).sort("ts", -1).limit(3).explain()["queryPlanner"]["winningPlan"]
+    assert "SORT" not in str(plan)
+    out = db.r.aggregate([{"$match": {"device": "d2"}}, {"$sort": {"ts": -1}}, {"$limit": 2}])
+    assert [d["v"] for d in out] == [89, 86]

@@ -268,3 +268,11 @@ def test_one_sided_range_stays_in_its_type_bracket(direction):
     p = plan.choose_plan([ID, s], {"a": {"$lt": d0}}, multikey_default=False)
     assert any(_entry_in(iv, encode_key((datetime.datetime(2023, 1, 1),), (direction,)) + rid) for iv in p.intervals)
     assert not any(_entry_in(iv, encode_key((5,), (direction,)) + rid) for iv in p.intervals)
+
+
+def test_equality_prefix_lets_the_index_provide_a_trailing_sort():
+    dt = spec({"device": 1, "ts": 1})
+    p = plan.choose_plan([ID, dt], {"device": "d1"}, sort={"ts": -1})
+    assert p.index["name"] == "device_1_ts_1" and p.reverse and p.provides_sort
+    q = plan.choose_plan([ID, dt], {"device": {"$in": ["d1", "d2"]}}, sort={"ts": -1})
+    assert not q.provides_sort  # two devices interleave: the sort must still run
