@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 
@@ -286,7 +287,7 @@ def parse_create(db: str, cmd: dict[str, Any]) -> CreateRequest:
     options = parse_timeseries(ns, cmd["timeseries"])
     extra: dict[str, Any] = {}
     if "expireAfterSeconds" in cmd:
-        extra["expireAfterSeconds"] = parse_expire_after_seconds(cmd["expireAfterSeconds"])
+        extra["expireAfterSeconds"] = Int64(parse_expire_after_seconds(cmd["expireAfterSeconds"]))  # stored as a long
     for key in ("collation", "storageEngine", "indexOptionDefaults"):
         if key in cmd:
             if not isinstance(cmd[key], dict):
