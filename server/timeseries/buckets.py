@@ -148,6 +148,7 @@ def value_size(value: Any) -> int:
 _T_MS = operator.itemgetter(1)
 _FAST_TYPES = frozenset({float, int, Int64, str, bool, _dt.datetime, ObjectId})
 COUNT, SIZE, SCHEMA = "Count", "Size", "SchemaChange"
+KEPT_OPEN = "KeptOpenDueToLargeMeasurements"  # not a rollover: counted, the measurement joins the bucket
 
 
 class OpenBucket:
@@ -201,8 +202,10 @@ class OpenBucket:
         if self.count:
             if size is None:
                 size = self.measurement_size(measurement)
-            if self.size + size > max_size and (self.count >= min_count or self.size + size > large_cap):
-                return SIZE
+            if self.size + size > max_size:
+                if self.count >= min_count or self.size + size > large_cap:
+                    return SIZE
+                return KEPT_OPEN  # large measurements: below the minimum count the bucket stays open
         return None
 
     def measurement_size(self, measurement: dict) -> int:

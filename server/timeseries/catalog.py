@@ -26,6 +26,7 @@ import bson
 from protocol.codec import CODEC_OPTIONS
 from server.timeseries.buckets import (
     COUNT,
+    KEPT_OPEN,
     MISSING,
     SCHEMA,
     SIZE,
@@ -180,7 +181,7 @@ class BucketCatalog:
             start_ms = bucket.start_s * 1000
             end_ms = start_ms + span_ms
             room = max_count - bucket.count
-            budget = max_size - bucket.size if bucket.count >= self.min_count else self.large_cap - bucket.size
+            budget = max_size - bucket.size  # past it, each measurement goes through _route's size rules
             sizes = []
             j = i
             while j < n and j - i < room:
@@ -230,7 +231,9 @@ class BucketCatalog:
             else:
                 reason = bucket.rollover_reason(measurement, self.max_count, self.max_size, self.min_count,
                                                 self.large_cap, size)
-                if reason is not None:
+                if reason is KEPT_OPEN:
+                    stats["numBucketsKeptOpenDueToLargeMeasurements"] += 1
+                elif reason is not None:
                     stats["numBucketsClosedDueTo" + reason] += 1
                     self._retire(state, bucket, archive=False)
                     bucket = None
@@ -297,7 +300,7 @@ class BucketCatalog:
                 del candidates[index]
                 continue
             if bucket.rollover_reason(measurement, self.max_count, self.max_size, self.min_count,
-                                      self.large_cap) is not None:
+                                      self.large_cap) not in (None, KEPT_OPEN):
                 continue
             del candidates[index]
             bucket.open = True

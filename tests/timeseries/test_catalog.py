@@ -196,3 +196,14 @@ def test_checkpoint_rewrites_a_bucket_only_after_it_doubled():
         assert catalog.checkpoint_all() == 0
         put(catalog, state, T0, m=1, v=3.0)
     assert catalog.checkpoint_all() == 1
+
+
+def test_size_limit_and_large_measurement_rule_hold_for_batched_inserts():
+    catalog, state = setup()
+    big = "x" * 60000
+    items = [({"t": T0, "m": 1, "s": big}, date_ms(T0), T0) for _ in range(12)]
+    catalog.insert_many(state, items)
+    counts = sorted(b.count for b in state.live.values())
+    assert counts == [2, 10]
+    assert state.stats["numBucketsClosedDueToSize"] == 1
+    assert state.stats["numBucketsKeptOpenDueToLargeMeasurements"] == 8
