@@ -311,11 +311,20 @@ def index_keys(info, doc: dict) -> dict[str, list[bytes]]:
     return planner.index_key_map(info.indexes, doc)
 
 
-def write_keys(w, info, doc: dict):
+def index_signature(indexes) -> tuple:
+    """What key extraction depends on (names, key patterns, sparse, partial filter) — equal
+    signatures mean keys computed against one index list are valid for the other."""
+    return tuple((s["name"], tuple(s["key"].items()), bool(s.get("sparse")),
+                  repr(s.get("partialFilterExpression"))) for s in indexes)
+
+
+def write_keys(w, info, doc: dict, precomputed: tuple[dict, set] | None = None):
     """(current info, index keys) for writing ``doc``: first flags every index the document makes
     multikey (``multikey: True`` in the stored spec), so the planner knows when a two-sided range is
-    unsafe. Returns a refreshed CollectionInfo when a flag was set (storage requires current infos)."""
-    keys, multikey = planner.index_key_map_multikey(info.indexes, doc)
+    unsafe. Returns a refreshed CollectionInfo when a flag was set (storage requires current infos).
+    ``precomputed`` = ``index_key_map_multikey`` result computed off the writer thread against an index
+    list with the same ``index_signature``."""
+    keys, multikey = precomputed or planner.index_key_map_multikey(info.indexes, doc)
     if multikey:
         new_flags = [s["name"] for s in info.indexes
                      if s["name"] in multikey and not s.get(planner.MULTIKEY_FLAG)]

@@ -23,6 +23,7 @@ from protocol.errors import ErrorCode, MongoError
 from server import collections as access
 from server.commands import _collection as C
 from server.context import CommandSpec
+from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
 
@@ -80,15 +81,19 @@ def _reply(n: int, errors: list, **extra) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 
-def _prepare_documents(docs: list, ordered: bool) -> list[tuple[int, dict | None, bytes | None, MongoError | None]]:
-    """(index, document, BSON, error) per document: ``_id`` first, storage rules, 16 MiB limit."""
-    prepared: list[tuple[int, dict | None, bytes | None, MongoError | None]] = []
+def _prepare_documents(docs: list, ordered: bool, indexes) -> list[tuple]:
+    """(index, document, BSON, error, precomputed keys) per document: ``_id`` first, storage rules,
+    16 MiB limit, and — when the collection exists — its index keys, computed here in the thread pool
+    so the single writer thread only stores (the writer re-checks the index list is unchanged)."""
+    prepared: list[tuple] = []
     for i, doc in enumerate(docs):
         try:
             d = C.prepare_insert(doc)
-            prepared.append((i, d, C.encode_doc(d), None))
+            raw = C.encode_doc(d)
+            keys = planner.index_key_map_multikey(indexes, d) if indexes is not None else None
+            prepared.append((i, d, raw, None, keys))
         except MongoError as e:
-            prepared.append((i, None, None, e))
+            prepared.append((i, None, None, e, None))
             if ordered:
                 break
     return prepared
@@ -110,7 +115,8 @@ async def insert(ctx, cmd: dict) -> dict:
         return await C.timeseries_module().insert_buckets(ctx, cmd)
     if name == C.SYSTEM_VIEWS:
         raise MongoError(ErrorCode.InvalidNamespace, f"cannot write to '{ctx.db}.system.views'")
-    prepared = await ctx.run_blocking(_prepare_documents, docs, ordered)  # off the event loop
+    indexes = info.indexes if info is not None else None
+    prepared = await ctx.run_blocking(_prepare_documents, docs, ordered, indexes)  # off the event loop
     ns = C.ns_of(ctx.db, name)
 
     def fn(w):
@@ -118,13 +124,14 @@ async def insert(ctx, cmd: dict) -> dict:
 
         coll = ensure_collection(w, ns)
         validator = None if bypass else C.validator_for(coll)
+        same = indexes is not None and C.index_signature(coll.indexes) == C.index_signature(indexes)
         n, errors = 0, []
-        for i, doc, raw, err in prepared:
+        for i, doc, raw, err, keys in prepared:
             if err is None:
                 try:
                     if validator is not None:
                         validator.check(doc)
-                    coll, keys = C.write_keys(w, coll, doc)
+                    coll, keys = C.write_keys(w, coll, doc, keys if same else None)
                     w.insert(coll, raw, keys)
                     n += 1
                     continue
