@@ -165,7 +165,8 @@ async def find(ctx, cmd: dict) -> dict:
         batch_size = spec.limit
     from server.cursors import cursor_reply
 
-    return await cursor_reply(ctx, ns, docs, batch_size, single, first=True)
+    return await cursor_reply(ctx, ns, docs, batch_size, single, first=True,
+                              no_timeout=bool(cmd.get("noCursorTimeout", False)))
 
 
 # --------------------------------------------------------------------------------------------------
