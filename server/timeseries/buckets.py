@@ -15,6 +15,7 @@ full document is produced on demand (cached until the next append).
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import operator
 import os
 import threading
@@ -413,17 +414,26 @@ def unpack_document(doc: dict, time_field: str, meta_field: str | None,
             dense.append((field, list(column.values())))
         else:
             sparse.append((field, column))
-    times = list(time_column.values())
-    for i in range(n):
-        out: dict[str, Any] = {time_field: times[i]} if include_time else {}
-        if has_meta:
-            out[meta_field] = meta  # shared by the bucket's measurements: pipeline stages copy on write
-        for field, values in dense:
-            out[field] = values[i]
-        if sparse:
-            key = positions[i]
-            for field, column in sparse:
-                value = column.get(key, MISSING)
-                if value is not MISSING:
-                    out[field] = value
+    names: list[str] = []
+    columns: list[Any] = []
+    if include_time:
+        names.append(time_field)
+        columns.append(time_column.values())
+    if has_meta:
+        names.append(meta_field)
+        columns.append(itertools.repeat(meta, n))  # shared by the bucket's measurements: stages copy on write
+    for field, values in dense:
+        names.append(field)
+        columns.append(values)
+    rows = zip(*columns, strict=True) if columns else itertools.repeat((), n)
+    if not sparse:
+        for row in rows:  # each measurement built by one C-level dict(zip(...))
+            yield dict(zip(names, row, strict=True))
+        return
+    for key, row in zip(positions, rows, strict=True):
+        out = dict(zip(names, row, strict=True))
+        for field, column in sparse:
+            value = column.get(key, MISSING)
+            if value is not MISSING:
+                out[field] = value
         yield out
