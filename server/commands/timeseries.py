@@ -18,14 +18,13 @@ Public API (keep these signatures; extend compatibly):
     list_collections_entry(name, view_doc, buckets_info, *, name_only=False) -> dict
     buckets_list_collections_entry(buckets_info, *, name_only=False) -> dict
     async update / delete / find_and_modify / create_indexes / list_indexes / drop_indexes /
-          coll_mod / coll_stats (ctx, cmd) -> dict      # placeholders until the follow-up issue
+          coll_mod / coll_stats (ctx, cmd) -> dict      # delegated to server/commands/timeseries_admin.py
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
 from server.commands import timeseries_admin as ts_admin
 from server.timeseries import view as ts_view
 from server.timeseries import writes as ts_writes
@@ -85,13 +84,6 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
 def bucket_source(ctx: Any, db: str, coll: str):
     """Bucket documents of ``db.<coll>`` (a ``system.buckets.*`` name), open buckets included."""
     return ts_view.bucket_source(ctx, db, coll)
-
-
-def _not_yet(command: str) -> MongoError:
-    return MongoError(
-        ErrorCode.CommandNotSupportedOnView,
-        f"{command} on a time-series collection is not supported yet by this server",
-    )
 
 
 async def update(ctx: Any, cmd: dict) -> dict:
