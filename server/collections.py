@@ -189,7 +189,8 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         plan = planner.Plan("COLLSCAN")
     else:
         flt, sort = leading_match_and_sort(full)
-        plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered)
+        plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
+                                   allow_or=True)
         source = C.plan_docs(engine, info, plan, stats=stats)
         if budget is not None:
             source = budget.inner(source)
@@ -454,7 +455,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
         plan = _min_max_plan(spec, info)
     else:
         plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
-                                    multikey_default=info.clustered)
+                                    multikey_default=info.clustered, allow_or=True)
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
     docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
@@ -487,7 +488,8 @@ def _lazy_sorted(docs, sort_spec, limit, allow_disk) -> Iterator[dict]:
 def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None) -> list[tuple[bytes, dict]]:
     """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
     writes that follow never run under an open scan)."""
-    plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered)
+    plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
+                                   allow_or=True)
     out = []
     gen = C.docs_in_txn(w, info, plan)
     try:

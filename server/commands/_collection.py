@@ -424,9 +424,15 @@ def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUN
 
 
 def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK,
-               stats: dict | None = None) -> Iterator[tuple[bytes, dict]]:
-    """(rid, document) through an index plan's intervals, each record once (multikey de-dup)."""
-    seen: set[bytes] = set()
+               stats: dict | None = None, seen: set[bytes] | None = None) -> Iterator[tuple[bytes, dict]]:
+    """(rid, document) through an index plan's intervals, each record once (multikey de-dup;
+    ``seen`` may be shared across the branches of an OR plan)."""
+    if plan.kind == "OR":
+        shared: set[bytes] = set()
+        for branch in plan.branches:
+            yield from index_docs(engine, ns, uuid, branch, chunk=chunk, stats=stats, seen=shared)
+        return
+    seen = set() if seen is None else seen
     name = plan.index["name"]
     intervals = list(reversed(plan.intervals)) if plan.reverse else list(plan.intervals)
     for iv in intervals:
@@ -492,6 +498,11 @@ def docs_in_txn(r, info, plan) -> Iterator[tuple[bytes, dict]]:
             yield bytes(rid), decode(raw)
         return
     seen: set[bytes] = set()
+    for branch in (plan.branches if plan.kind == "OR" else [plan]):
+        yield from _index_docs_in_txn(r, info, branch, seen)
+
+
+def _index_docs_in_txn(r, info, plan, seen: set[bytes]) -> Iterator[tuple[bytes, dict]]:
     intervals = list(reversed(plan.intervals)) if plan.reverse else list(plan.intervals)
     for iv in intervals:
         for _key, rid in r.index_scan(info, plan.index["name"], iv.lo, iv.hi, lo_inclusive=iv.lo_incl,

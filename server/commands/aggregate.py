@@ -254,7 +254,8 @@ async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
             info = r.get_collection(C.ns_of(ctx.db, name))
         if info is None:
             return {"stage": "EOF"}
-        p = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered)
+        p = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered,
+                               allow_or=True)
         return {"stage": stage, "inputStage": p.explain(filter=flt)}
 
     win = await ctx.run_blocking(work)

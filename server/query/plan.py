@@ -276,33 +276,42 @@ class Interval:
 class Plan:
     """The chosen access path. ``intervals`` are in index key order (reverse=True scans them backwards)."""
 
-    kind: str  # "COLLSCAN" | "IXSCAN"
+    kind: str  # "COLLSCAN" | "IXSCAN" | "OR" (an index union: one IXSCAN per $or branch, in `branches`)
     index: dict | None = None
     intervals: list[Interval] = field(default_factory=list)
     reverse: bool = False
     provides_sort: bool = False
     bounds_desc: dict[str, list[str]] = field(default_factory=dict)
     natural_reverse: bool = False
+    branches: list[Plan] = field(default_factory=list)
+
+    def _ixscan(self) -> dict:
+        assert self.index is not None
+        return {
+            "stage": "IXSCAN",
+            "keyPattern": self.index["key"],
+            "indexName": self.index["name"],
+            "isMultiKey": bool(self.index.get(MULTIKEY_FLAG)),
+            "isUnique": bool(self.index.get("unique")) or self.index["name"] == "_id_",
+            "isSparse": bool(self.index.get("sparse")),
+            "isPartial": "partialFilterExpression" in self.index,
+            "indexVersion": 2,
+            "direction": "backward" if self.reverse else "forward",
+            "indexBounds": self.bounds_desc,
+        }
 
     def explain(self, *, has_sort: bool = False, filter: dict | None = None) -> dict:
         """The winningPlan tree mongod's explain shows (without projection/limit decorations)."""
-        if self.kind == "COLLSCAN":
+        if self.kind == "OR":
+            node = {"stage": "FETCH", "inputStage": {"stage": "OR",
+                                                     "inputStages": [b._ixscan() for b in self.branches]}}
+            if filter:
+                node = {"stage": "FETCH", "filter": filter, "inputStage": node["inputStage"]}
+        elif self.kind == "COLLSCAN":
             node: dict = {"stage": "COLLSCAN", "filter": filter or {},
                           "direction": "backward" if self.natural_reverse else "forward"}
         else:
-            assert self.index is not None
-            ixscan = {
-                "stage": "IXSCAN",
-                "keyPattern": self.index["key"],
-                "indexName": self.index["name"],
-                "isMultiKey": bool(self.index.get(MULTIKEY_FLAG)),
-                "isUnique": bool(self.index.get("unique")) or self.index["name"] == "_id_",
-                "isSparse": bool(self.index.get("sparse")),
-                "isPartial": "partialFilterExpression" in self.index,
-                "indexVersion": 2,
-                "direction": "backward" if self.reverse else "forward",
-                "indexBounds": self.bounds_desc,
-            }
+            ixscan = self._ixscan()
             node = {"stage": "FETCH", "inputStage": ixscan}
             if filter:
                 node = {"stage": "FETCH", "filter": filter, "inputStage": ixscan}
@@ -516,12 +525,26 @@ def find_hinted_index(indexes: list[dict], hint: Any) -> dict | None:
 
 
 def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,
-                multikey_default: bool = True) -> Plan:
+                multikey_default: bool = True, allow_or: bool = False) -> Plan:
     """Pick an access path. Hidden indexes are never chosen; sparse/partial ones only when hinted.
 
     ``multikey_default`` is what a spec without the ``multikey`` flag means: the regular-collection
     write paths maintain the flag (pass False); for anything else assume multikey (one-sided ranges).
+    ``allow_or``: when no index serves the conjunction but every branch of a top-level ``$or`` has
+    one, answer an "OR" plan (index union; callers de-duplicate record ids across branches).
     """
+    plan = _choose_plan(indexes, filter, sort, hint, multikey_default)
+    if plan.kind == "COLLSCAN" and allow_or and hint in (None, {}, "") and isinstance(filter, dict):
+        branches = filter.get("$or")
+        if isinstance(branches, list) and branches and all(isinstance(b, dict) for b in branches):
+            subs = [_choose_plan(indexes, b, None, None, multikey_default) for b in branches]
+            if all(sub.kind == "IXSCAN" for sub in subs):
+                return Plan("OR", branches=subs)
+    return plan
+
+
+def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hint: Any,
+                 multikey_default: bool) -> Plan:
     if isinstance(hint, dict) and "$natural" in hint:
         return Plan("COLLSCAN", natural_reverse=_num(hint["$natural"]) < 0)
     bounds = extract_bounds(filter)

@@ -263,3 +263,18 @@ def test_latest_readings_of_one_device_come_from_the_index_in_order(db):
     assert "SORT" not in str(plan)
     out = db.r.aggregate([{"$match": {"device": "d2"}}, {"$sort": {"ts": -1}}, {"$limit": 2}])
     assert [d["v"] for d in out] == [89, 86]
+
+
+@pytest.mark.commands("find", "update", "delete", "explain")
+def test_or_over_indexed_fields_uses_an_index_union_and_matches_scan(db):
+    db.c.insert_many([{"_id": i, "a": i % 7, "b": i % 11, "t": [i, i + 1]} for i in range(200)])
+    flt = {"$or": [{"a": 3}, {"b": {"$gte": 9}}, {"t": 50}]}
+    expected = sorted(d["_id"] for d in db.c.find(flt))
+    db.c.create_index("a")
+    db.c.create_index("b")
+    db.c.create_index("t")
+    plan = db.c.find(flt).explain()["queryPlanner"]["winningPlan"]
+    assert plan["inputStage"]["stage"] == "OR" and len(plan["inputStage"]["inputStages"]) == 3
+    assert sorted(d["_id"] for d in db.c.find(flt)) == expected
+    assert db.c.update_many(flt, {"$set": {"hit": True}}).matched_count == len(expected)
+    assert db.c.delete_many(flt).deleted_count == len(expected)

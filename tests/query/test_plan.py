@@ -276,3 +276,13 @@ def test_equality_prefix_lets_the_index_provide_a_trailing_sort():
     assert p.index["name"] == "device_1_ts_1" and p.reverse and p.provides_sort
     q = plan.choose_plan([ID, dt], {"device": {"$in": ["d1", "d2"]}}, sort={"ts": -1})
     assert not q.provides_sort  # two devices interleave: the sort must still run
+
+
+def test_or_of_indexed_branches_becomes_an_index_union_only_when_allowed():
+    B = spec({"b": 1})
+    flt = {"$or": [{"a": 1}, {"b": {"$gt": 5}}]}
+    assert plan.choose_plan([ID, A, B], flt).kind == "COLLSCAN"
+    p = plan.choose_plan([ID, A, B], flt, allow_or=True)
+    assert p.kind == "OR" and [b.index["name"] for b in p.branches] == ["a_1", "b_1"]
+    assert p.explain(filter=flt)["inputStage"]["stage"] == "OR"
+    assert plan.choose_plan([ID, A], {"$or": [{"a": 1}, {"z": 2}]}, allow_or=True).kind == "COLLSCAN"
