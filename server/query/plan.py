@@ -2,14 +2,16 @@
 
 Two pure halves, both synchronous and free of storage state:
 
-1. **Key extraction** (`index_entries`, `index_key_map`): which keys a document contributes to an
+1. **Key extraction** (`keyer_for(spec).entries`, `index_key_map`): which keys a document contributes to an
    index, with MongoDB's rules — dotted paths through sub-documents, multikey expansion of arrays (one
    key per element; an empty array indexes as null), missing fields index as null, sparse indexes skip
    documents lacking every key field, partial indexes skip documents failing their filter, and two
    arrays on one compound key are refused (171 CannotIndexParallelArrays).
 2. **Planning** (`choose_plan`): equality / `$in` / range predicates of the top-level conjunction and
-   the requested sort pick an index and key intervals for ``storage.index_scan``; otherwise a
-   collection scan. Bounds may be loose (a superset): callers ALWAYS re-apply the full filter.
+   the requested sort pick an index and key intervals for ``storage.index_scan``; a top-level `$or`
+   whose branches are all indexed becomes an index union ("OR", opt-in); otherwise a collection scan.
+   One-sided ranges stay in their type bracket; an equality-pinned prefix lets an index give the sort.
+   Bounds may be loose (a superset): callers ALWAYS re-apply the full filter.
    A multikey document can appear more than once in an index scan; callers de-duplicate record ids.
    A range bounded on both sides is only used on an index known not to be multikey: the regular
    write paths set ``multikey: True`` in the stored spec the first time a document expands an array
