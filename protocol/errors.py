@@ -99,6 +99,8 @@ class ErrorCode(enum.IntEnum):
     TooManyMatchingDocuments = 170
     CannotIndexParallelArrays = 171
     ConversionFailure = 241
+    AmbiguousIndexKeyPattern = 181
+    InvalidIndexSpecificationOption = 197
     ClientMetadataMissingField = 183
     ClientMetadataAppNameTooLarge = 184
     ClientMetadataDocumentTooLarge = 185

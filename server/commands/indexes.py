@@ -18,8 +18,6 @@ from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
 MAX_INDEXES = 64
-INVALID_INDEX_SPEC_OPTION = 197  # InvalidIndexSpecificationOption (not yet in protocol/errors.py)
-AMBIGUOUS_INDEX_KEY_PATTERN = 181  # AmbiguousIndexKeyPattern
 SPEC_FIELDS = frozenset({"key", "name", "unique", "sparse", "partialFilterExpression", "expireAfterSeconds",
                          "hidden", "v", "background", "collation", "ns", "dropDups", "storageEngine"})
 UNSUPPORTED_SPEC_FIELDS = ("weights", "default_language", "language_override", "textIndexVersion",
@@ -70,7 +68,7 @@ def normalize_spec(raw: Any, ns: str) -> dict:
         if k in UNSUPPORTED_SPEC_FIELDS:
             raise _not_supported(f"index option '{k}'")
         if k not in SPEC_FIELDS:
-            raise MongoError(INVALID_INDEX_SPEC_OPTION,
+            raise MongoError(ErrorCode.InvalidIndexSpecificationOption,
                              f"The field '{k}' is not valid for an index specification. Specification: "
                              f"{C.format_value(raw)}")
     name = raw.get("name")
@@ -86,7 +84,7 @@ def normalize_spec(raw: Any, ns: str) -> dict:
     is_id = list(raw["key"].keys()) == ["_id"]
     if raw.get("unique"):
         if is_id:
-            raise MongoError(INVALID_INDEX_SPEC_OPTION,
+            raise MongoError(ErrorCode.InvalidIndexSpecificationOption,
                              "The field 'unique' is not valid for an _id index specification.")
         spec["unique"] = True
     if raw.get("sparse"):
@@ -319,7 +317,7 @@ async def drop_indexes(ctx, cmd: dict) -> dict:
             if not matches:
                 raise MongoError(ErrorCode.IndexNotFound, f"can't find index with key: {C.format_value(target)}")
             if len(matches) > 1:
-                raise MongoError(AMBIGUOUS_INDEX_KEY_PATTERN,
+                raise MongoError(ErrorCode.AmbiguousIndexKeyPattern,
                                  f"{len(matches)} indexes found for key: {C.format_value(target)}, identify by name "
                                  "instead. Conflicting indexes: " + ", ".join(C.format_value(m) for m in matches))
             victims = [matches[0]["name"]]
