@@ -12,6 +12,7 @@ cache is never reused.
 
 from __future__ import annotations
 
+import datetime as dt
 import mmap
 import os
 import struct
@@ -87,8 +88,6 @@ class DocumentEncoder:
 
 def document_dict(dataset: Dataset, tick: int, host: int) -> dict:
     """The same document as a dict (what a pymongo user would insert)."""
-    import datetime as dt
-
     doc = {"measurement": "cpu", "time": dt.datetime(2016, 1, 1) + dt.timedelta(seconds=10 * tick)}
     for name, v in zip(FIELDS, dataset.values[tick, host].tolist(), strict=True):
         doc[name] = float(v)

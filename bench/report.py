@@ -287,7 +287,7 @@ def chart(path: Path, systems: list[SystemResult]) -> bool:
     left.set_yscale("log")
     left.grid(True, which="both", alpha=0.3)
     if left.get_legend_handles_labels()[0]:
-        left.legend(fontsize=7)
+        left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
 
     queried = [s for s in systems if s.queries]
     queries = [q for q in QUERY_TYPES if any(q in s.queries for s in queried)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import mmap
 import os
 import shutil
 import subprocess
@@ -188,7 +189,8 @@ def build_line_cache(dataset: Dataset, cache_dir: Path) -> tuple[Path, np.ndarra
 
 
 def _load(ctx: Context, port: int, lines_path: Path, offsets: np.ndarray, server_pid: int) -> dict:
-    data = lines_path.read_bytes()
+    with open(lines_path, "rb") as f:
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # 2.6 GB at scale 1000: map, don't read
     bounds = list(zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True))
     batches = iter(range(len(bounds)))
     lock = threading.Lock()
@@ -238,6 +240,7 @@ def _load(ctx: Context, port: int, lines_path: Path, offsets: np.ndarray, server
     seconds = time.perf_counter() - t0
     cpu1 = process_cpu_seconds(server_pid)
     bar.close()
+    data.close()
     out = {"rows": state["rows"], "seconds": seconds, "samples": samples, "error": state["error"]}
     if cpu0 is not None and cpu1 is not None:
         out["server_cpu_s"] = cpu1 - cpu0
