@@ -370,6 +370,14 @@ class OpenBucket:
                 self._doc = doc
         return doc
 
+    def summary(self) -> dict[str, Any]:
+        """``{_id, control, meta?}`` without the data columns (what bucket-level predicates read)."""
+        out: dict[str, Any] = {"_id": self.id, "control": {"version": 1, "min": _snapshot(self.mins),
+                                                         "max": _snapshot(self.maxs)}}
+        if self.meta is not MISSING:
+            out["meta"] = self.meta
+        return out
+
     @classmethod
     def from_document(cls, doc: dict, ns: str, time_field: str, meta_field: str | None) -> OpenBucket:
         """Rebuild the in-memory form of a stored bucket (reopening, recovery)."""

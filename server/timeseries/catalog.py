@@ -326,6 +326,22 @@ class BucketCatalog:
             self._retire(state, bucket, archive=False)
             closed += 1
 
+    def close_all(self, ns: str) -> int:
+        """Close every live bucket of ``ns`` (full write at the next commit) and forget the archive,
+        so that nothing reopens them; returns how many buckets await their full write."""
+        state = self.collections.get(ns)
+        if state is None:
+            return 0
+        targets = list(state.live.values())
+        for bucket in targets:
+            if bucket.open:
+                self._retire(state, bucket, archive=False)
+            else:
+                bucket.needs_full = True
+                self.dirty[id(bucket)] = bucket
+        state.archived.clear()
+        return len(targets)
+
     def checkpoint_all(self, *, force: bool = False) -> int:
         """Mark live buckets with journal records for a full write (the periodic checkpoint).
 

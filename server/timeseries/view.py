@@ -32,6 +32,9 @@ _ALL = None  # "every field" for column-selective unpack
 
 
 def _live_snapshot(server: Any, ns: str, lo_s: int | None, hi_s: int | None) -> dict:
+    """The catalog's live buckets of ``ns`` (by ``_id``) when the read starts. Their documents are built
+    only when yielded (buckets only grow, so a reader sees at least what was acknowledged before it
+    started), after the bucket predicate accepted their cheap ``summary()``."""
     catalog = getattr(server, "bucket_catalog", None)
     if catalog is None:
         return {}
@@ -39,8 +42,12 @@ def _live_snapshot(server: Any, ns: str, lo_s: int | None, hi_s: int | None) -> 
     for bucket in catalog.live_buckets(ns):
         if (lo_s is not None and bucket.start_s < lo_s) or (hi_s is not None and bucket.start_s > hi_s):
             continue
-        snapshot[bucket.id] = bucket.document()
+        snapshot[bucket.id] = bucket
     return snapshot
+
+
+def _accept_live(bucket: Any, predicate: Any) -> bool:
+    return predicate is None or predicate(bucket.summary())
 
 
 def bucket_documents(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None,
@@ -141,15 +148,15 @@ def _emit(raw: bytes, snapshot: dict, stats: dict | None, predicate: Any,
         summary = _summary(raw)
         live = snapshot.pop(summary["_id"], None)
         if live is not None:
-            if predicate is None or predicate(live):
-                yield live
+            if _accept_live(live, predicate):
+                yield live.document()
             return
         if predicate is None or predicate(summary):
             yield decode(raw) if columns is None else _partial(raw, summary, columns)
         return
     doc = decode(raw)
     live = snapshot.pop(doc.get("_id"), None)
-    yield live if live is not None else doc
+    yield live.document() if live is not None else doc
 
 
 def _leftovers(snapshot: dict, stats: dict | None, predicate: Any) -> Iterator[dict]:
@@ -157,8 +164,8 @@ def _leftovers(snapshot: dict, stats: dict | None, predicate: Any) -> Iterator[d
     for bucket_id in sorted(snapshot):
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-        if predicate is None or predicate(snapshot[bucket_id]):
-            yield snapshot[bucket_id]
+        if _accept_live(snapshot[bucket_id], predicate):
+            yield snapshot[bucket_id].document()
 
 
 def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: dict,
