@@ -145,8 +145,8 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs["merge_into"] = lambda spec, docs: _merge_into(server, db, spec, docs)
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
-    if extra_stages:
-        kwargs["extra_stages"] = extra_stages
+    # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
+    kwargs["extra_stages"] = extra_stages if extra_stages is not None else C.timeseries_module().EXTRA_STAGES
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks

@@ -256,12 +256,6 @@ def test_drop_either_name_drops_both(db):
 def test_unpack_bucket_stage_on_buckets(db):
     db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
     db.c.insert_one({"t": T0, "m": "s", "v": 1})
-    try:
-        list(db.system.buckets.c.aggregate([{"$_unpackBucket": {"timeField": "t", "metaField": "m"}}]))
-    except OperationFailure as exc:
-        if exc.code == 40324:  # the aggregate family does not pass EXTRA_STAGES for collections yet
-            pytest.skip("aggregate does not register the seam's EXTRA_STAGES for system.buckets reads")
-        raise
     out = list(
         db.system.buckets.c.aggregate(
             [{"$_unpackBucket": {"timeField": "t", "metaField": "m"}}, {"$project": {"_id": 0}}]

@@ -207,7 +207,6 @@ def _buckets_scanned(db, flt):
     return reply["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]["bucketsScanned"]
 
 
-@pytest.mark.xfail(reason="view.read_source does not read through indexes.bucket_index_plan yet", strict=False)
 def test_query_on_one_meta_value_reads_a_bounded_number_of_buckets_via_the_index(db):
     coll = _ts(db)
     docs = [{"tm": T0 + dt.timedelta(seconds=i), "mm": s, "v": i} for s in range(300) for i in range(2)]

@@ -40,9 +40,6 @@ def test_renaming_the_buckets_collection_to_a_normal_name_is_refused(db, client)
     assert code in (20, 166)
 
 
-@pytest.mark.xfail(
-    reason="renameCollection (commands family) accepts a system.buckets.* target", strict=False
-)
 def test_renaming_a_normal_collection_to_a_buckets_name_is_illegal_operation(db, client):
     db.plain.insert_one({"x": 1})
     code = _code(
@@ -57,20 +54,36 @@ def test_reindex_of_a_timeseries_collection_fails(db):
         db.command("reIndex", "c")
 
 
-@pytest.mark.xfail(reason="$merge (pipeline) does not refuse a time-series target yet", strict=False)
-def test_merge_into_a_timeseries_collection_is_refused(db):
+@pytest.mark.commands("aggregate")
+def test_merge_into_a_timeseries_collection_is_refused_and_writes_nothing(db):
     _ts(db)
     db.plain.insert_one({"t": T0, "m": 3})
-    with pytest.raises(OperationFailure):
-        list(db.plain.aggregate([{"$merge": {"into": "c"}}]))
+    for into in ("c", {"db": db.name, "coll": "c"}, "system.buckets.c"):
+        with pytest.raises(OperationFailure) as info:
+            list(db.plain.aggregate([{"$merge": {"into": into}}]))
+        assert info.value.code == 166
+        assert "time-series" in str(info.value)
     assert db.c.count_documents({}) == 2
 
 
-@pytest.mark.xfail(reason="$out (aggregate) does not refuse a time-series target yet", strict=False)
-def test_out_with_timeseries_options_is_refused_with_a_clear_error(db):
+def test_out_into_an_existing_timeseries_collection_is_refused_and_writes_nothing(db):
+    _ts(db)
     db.plain.insert_one({"t": T0, "m": 3})
-    with pytest.raises(OperationFailure):
+    with pytest.raises(OperationFailure) as info:
+        list(db.plain.aggregate([{"$out": "c"}]))
+    assert info.value.code == 166
+    assert db.c.count_documents({}) == 2
+    assert "c" in db.list_collection_names(filter={"type": "timeseries"})
+
+
+def test_out_with_timeseries_options_is_refused_as_not_supported(db):
+    db.plain.insert_one({"t": T0, "m": 3})
+    with pytest.raises(OperationFailure) as info:
         list(db.plain.aggregate([{"$out": {"db": db.name, "coll": "o", "timeseries": {"timeField": "t"}}}]))
+    assert info.value.code == 115
+    assert info.value.details["codeName"] == "CommandNotSupported"
+    assert "not supported" in info.value.details["errmsg"]
+    assert "o" not in db.list_collection_names()
 
 
 @pytest.mark.commands("dbStats")
