@@ -136,3 +136,20 @@ def test_distinct_matches_a_regular_collection(collections):
     ts, reg = collections
     for field in ("meta.host", "status", "nested.a"):
         assert sorted(map(str, ts.distinct(field))) == sorted(map(str, reg.distinct(field)))
+
+
+def test_lastpoint_and_time_sorted_groups_match_a_regular_collection(collections):
+    ts, reg = collections
+    pipelines = [
+        [{"$sort": {"meta.host": 1, "t": -1}},
+         {"$group": {"_id": "$meta.host", "t": {"$first": "$t"}, "cpu": {"$first": "$cpu"},
+                     "status": {"$first": "$status"}}},
+         {"$sort": {"_id": 1}}],
+        [{"$sort": {"meta.region": -1, "meta.host": 1, "t": -1}},
+         {"$group": {"_id": {"r": "$meta.region"}, "t": {"$first": "$t"}, "mem": {"$first": "$mem"}}},
+         {"$sort": {"_id.r": 1}}],
+        [{"$sort": {"meta": 1, "t": -1}}, {"$group": {"_id": "$meta", "last": {"$first": "$_id"}}},
+         {"$sort": {"last": 1}}],
+    ]
+    for pipeline in pipelines:
+        assert list(ts.aggregate(pipeline)) == list(reg.aggregate(pipeline)), pipeline
