@@ -168,7 +168,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         ts = C.timeseries_module()
         full = resolved.pipeline + list(pipeline)
         docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
-                                                 resolved.ts_view, full)
+                                                 resolved.ts_view, full, hint=hint)
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
@@ -445,7 +445,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
         info = r.get_collection(C.ns_of(db, spec.name))
         view = C.get_view(r, db, spec.name) if info is None else None
     if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
-        return open_read(server, db, spec.name, spec.as_pipeline(), variables=spec.let,
+        return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.let,
                              allow_disk_use=spec.allow_disk, ctx=ctx, budget=budget)
     ns = C.ns_of(db, spec.name)
     stats: dict = {}

@@ -440,7 +440,7 @@ async def count(ctx, cmd: dict) -> dict:
                 pipeline.append({"$skip": skip})
             if limit:
                 pipeline.append({"$limit": limit})
-            docs = access.open_read(ctx.server, ctx.db, name, pipeline, ctx=ctx, budget=budget).docs
+            docs = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx, budget=budget).docs
         else:
             spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
                              "$db": ctx.db})
@@ -474,7 +474,7 @@ async def distinct(ctx, cmd: dict) -> dict:
             view = C.get_view(r, ctx.db, name)
         if view is not None:
             docs = access.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
-                                 budget=budget).docs
+                                    hint=cmd.get("hint") or None, budget=budget).docs
         else:
             spec = access.FindSpec({"find": name, "filter": query, "$db": ctx.db, "hint": cmd.get("hint")})
             docs = access.run_find(ctx.server, spec, ctx.db, ctx, budget).docs

@@ -11,7 +11,7 @@ Public API (keep these signatures; extend compatibly):
     async insert(ctx, cmd) -> dict                      # insert on the view: {n, writeErrors?}
     async insert_buckets(ctx, cmd) -> dict              # insert into system.buckets.<c>: {n, writeErrors?}
     async drop(ctx, db, name) -> dict                   # drop of the view or of system.buckets.<c>
-    read_source(ctx, db, view_doc, user_pipeline) -> (iterator, remaining_pipeline, explain_info)
+    read_source(ctx, db, view_doc, user_pipeline, *, hint=None) -> (iterator, remaining_pipeline, explain_info)
     bucket_source(ctx, db, coll) -> iterator            # system.buckets.<c> documents, open ones included
     EXTRA_STAGES                                        # {"$_internalUnpackBucket": .., "$_unpackBucket": ..}
     is_timeseries_view(view_doc) -> bool
@@ -69,7 +69,7 @@ async def insert_buckets(ctx: Any, cmd: dict) -> dict:
     return await ts_writes.insert_bucket_documents(ctx, cmd)
 
 
-def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
+def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None):
     """Measurements of the view ``view_doc`` for ``user_pipeline``.
 
     Returns ``(iterator, remaining_pipeline, explain_info)``: the iterator yields unpacked
@@ -77,8 +77,9 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
     scan (the full per-measurement filter is still applied here), ``remaining_pipeline`` is what
     the caller still has to run over them, and ``explain_info`` is a dict whose counters
     (``bucketsScanned``, ``bucketsUnpacked``, …) fill in as the iterator is consumed.
+    ``hint`` (index name or *user* key pattern) picks the buckets index; unknown/hidden -> 2 BadValue.
     """
-    return ts_view.read_source(ctx, db, view_doc, user_pipeline)
+    return ts_view.read_source(ctx, db, view_doc, user_pipeline, hint=hint)
 
 
 def bucket_source(ctx: Any, db: str, coll: str):

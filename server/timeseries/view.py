@@ -24,6 +24,7 @@ from server.query import plan as planner
 from server.query.match import And, compile_node, filter_fields, parse_filter
 from server.timeseries.buckets import oid_bound, unpack_document
 from server.timeseries.commit import clustered_rid
+from server.timeseries.indexes import translate_hint
 from server.timeseries.rewrite import bucket_filter, index_filter
 from server.timeseries.unpack import parse_internal_unpack
 
@@ -294,8 +295,12 @@ def needed_fields(pipeline: list[dict], filter_nodes: list) -> set[str] | None:
     return _ALL
 
 
-def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
-    """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view."""
+def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None):
+    """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view.
+
+    ``hint``: the view-level hint (index name or *user* key pattern, or ``{$natural: ±1}``), translated
+    to the buckets index it names; an unknown or hidden index -> 2 BadValue (indexes.translate_hint).
+    The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]`` before any read."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     ns = f"{db}.{view_doc['viewOn']}"
     nodes, remaining = _leading_matches(list(user_pipeline))
@@ -314,8 +319,10 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
                             "measurementsReturned": 0}
     predicate = bfilter.predicate if bfilter.prunes else None
     columns = None if fields is None else {*fields, spec.time_field}
-    plan = _bucket_index_plan(ctx.server.engine, ns, index_filter(node, spec.time_field, spec.meta_field, span))
+    plan = _bucket_index_plan(ctx.server.engine, ns, index_filter(node, spec.time_field, spec.meta_field, span),
+                              hint, spec)
     if plan is not None:
+        info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
         snapshot = _live_snapshot(ctx.server, ns, None, None)
         buckets = _index_scan(ctx.server.engine, ns, plan, snapshot, info, predicate, columns)
     else:
@@ -323,15 +330,23 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict]):
     return _measurements(buckets, spec, event_filter, fields, info), remaining, info
 
 
-def _bucket_index_plan(engine: Any, ns: str, ixfilter: dict | None) -> Any:
-    """An IXSCAN plan over a buckets index whose leading field the filter bounds, else None."""
-    if ixfilter is None:
+def _bucket_index_plan(engine: Any, ns: str, ixfilter: dict | None, hint: Any = None, spec: Any = None) -> Any:
+    """An IXSCAN plan over a buckets index whose leading field the filter bounds (or the hinted one),
+    else None (scan the clustered ``_id`` range)."""
+    hinted = hint is not None and hint != {} and hint != ""
+    if ixfilter is None and not hinted:
         return None
     with engine.read() as r:
         info = r.get_collection(ns)
-    if info is None or not info.indexes:
+    indexes = list(info.indexes) if info is not None else []
+    if hinted:
+        name = translate_hint(hint, indexes, spec.time_field, spec.meta_field)
+        if isinstance(name, dict):  # {$natural: ±1}: the clustered scan
+            return None
+        return planner.choose_plan(indexes, ixfilter or {}, None, name)
+    if not indexes:
         return None
-    plan = planner.choose_plan(list(info.indexes), ixfilter, None, None)
+    plan = planner.choose_plan(indexes, ixfilter, None, None)
     return plan if plan.kind == "IXSCAN" and plan.index is not None else None
 
 
