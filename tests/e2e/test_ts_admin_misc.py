@@ -100,7 +100,9 @@ def test_explain_on_the_view_shows_bucket_filter_and_unpack_stage(db):
     reply = db.command(
         "explain", {"find": "c", "filter": {"m": 1, "v": {"$gt": 0}}}, verbosity="executionStats"
     )
-    unpack = reply["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
-    assert unpack["stage"] == "$_internalUnpackBucket"
+    planner = reply["stages"][0]["$cursor"]["queryPlanner"]
+    assert planner["namespace"] == f"{db.name}.system.buckets.c"
+    assert planner["parsedQuery"] == {"$and": [{"meta": 1}, {"control.max.v": {"$gt": 0}}]}
+    unpack = reply["stages"][1]["$_internalUnpackBucket"]
     assert unpack["timeField"] == "t" and unpack["metaField"] == "m"
-    assert unpack["eventFilter"] and unpack["bucketFilter"]
+    assert unpack["eventFilter"] == {"m": 1, "v": {"$gt": 0}}
