@@ -22,7 +22,7 @@ from protocol.codec import RAW_CODEC_OPTIONS, decode
 from protocol.errors import MongoError
 from server.query import plan as planner
 from server.query.match import And, compile_node, filter_fields, parse_filter
-from server.timeseries.buckets import oid_bound, unpack_document
+from server.timeseries.buckets import MISSING, date_ms, meta_key, oid_bound, unpack_document
 from server.timeseries.commit import clustered_rid
 from server.timeseries.indexes import translate_hint
 from server.timeseries.rewrite import bucket_filter, index_filter
@@ -321,13 +321,78 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
     columns = None if fields is None else {*fields, spec.time_field}
     plan = _bucket_index_plan(ctx.server.engine, ns, index_filter(node, spec.time_field, spec.meta_field, span),
                               hint, spec)
-    if plan is not None:
+    if node is None and plan is None and _is_lastpoint(remaining, spec.time_field, spec.meta_field):
+        info["lastpoint"] = True
+        buckets = _latest_buckets(ctx.server, ns, spec.time_field, info, columns)
+    elif plan is not None:
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
         snapshot = _live_snapshot(ctx.server, ns, None, None)
         buckets = _index_scan(ctx.server.engine, ns, plan, snapshot, info, predicate, columns)
     else:
         buckets = bucket_documents(ctx.server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate, columns)
     return _measurements(buckets, spec, event_filter, fields, info), remaining, info
+
+
+def _is_lastpoint(pipeline: list[dict], time_field: str, meta_field: str | None) -> bool:
+    """``$sort {<meta paths>..., <time>: -1}`` then ``$group`` keyed on meta with only ``$first``
+    accumulators (TSBS "lastpoint"): every group's first document is the latest measurement of some
+    series, so each series' latest bucket(s) hold the whole answer."""
+    if meta_field is None or len(pipeline) < 2 or len(pipeline[0]) != 1 or len(pipeline[1]) != 1:
+        return False
+    sort, group = pipeline[0].get("$sort"), pipeline[1].get("$group")
+    if not isinstance(sort, dict) or not isinstance(group, dict):
+        return False
+    keys = list(sort.items())
+    if not keys or keys[-1] != (time_field, -1):
+        return False
+    if not all(k == meta_field or k.startswith(meta_field + ".") for k, _ in keys[:-1]):
+        return False
+    refs: set[str] = set()
+    if not _refs(group.get("_id"), refs) or not refs <= {meta_field}:
+        return False
+    return all(isinstance(acc, dict) and len(acc) == 1 and "$first" in acc
+               for name, acc in group.items() if name != "_id")
+
+
+def _latest_buckets(server: Any, ns: str, time_field: str, stats: dict,
+                    columns: set[str] | None) -> Iterator[dict]:
+    """For every distinct meta value, the bucket(s) holding its latest measurement time (a superset of
+    what a meta-keyed ``$first`` after a time-descending sort can return)."""
+    engine = server.engine
+    snapshot = _live_snapshot(server, ns, None, None)
+    best: dict[Any, tuple[int, list]] = {}
+
+    def offer(summary: dict, ref: Any) -> None:
+        stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+        latest = date_ms(((summary.get("control") or {}).get("max") or {}).get(time_field))
+        latest = latest if latest is not None else -(2**63)
+        key = meta_key(summary["meta"]) if "meta" in summary else MISSING
+        current = best.get(key)
+        if current is None or latest > current[0]:
+            best[key] = (latest, [ref])
+        elif latest == current[0]:
+            current[1].append(ref)
+
+    for rid, raw in _records(engine, ns, None, None):
+        summary = _summary(raw)
+        if summary["_id"] not in snapshot:
+            offer(summary, rid)
+    for bucket in snapshot.values():
+        offer(bucket.summary(), bucket)
+    stored = sorted(ref for _, refs in best.values() for ref in refs if isinstance(ref, bytes))
+    for start in range(0, len(stored), CHUNK):
+        with engine.read() as r:
+            info = r.get_collection(ns)
+            if info is None:
+                return
+            chunk = [bytes(raw) for raw in (r.get(info, rid) for rid in stored[start:start + CHUNK])
+                     if raw is not None]
+        for raw in chunk:
+            yield decode(raw) if columns is None else _partial(raw, None, columns)
+    for _, refs in best.values():
+        for ref in refs:
+            if not isinstance(ref, bytes):
+                yield ref.document()
 
 
 def _bucket_index_plan(engine: Any, ns: str, ixfilter: dict | None, hint: Any = None, spec: Any = None) -> Any:
