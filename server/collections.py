@@ -230,14 +230,34 @@ def _check_write_target(server, db: str, coll: str, stage: str, spec: Any) -> No
                              f"Namespace {db}.{coll} is a view, not a collection")
 
 
+def _out_target(db: str, spec: Any) -> tuple[str, Any]:
+    if isinstance(spec, str):
+        return db, spec
+    if isinstance(spec, dict):
+        return spec.get("db", db), spec.get("coll")
+    raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
+
+
+def _merge_target(db: str, spec: Any) -> tuple[str, Any]:
+    into = spec if isinstance(spec, str) else spec.get("into") if isinstance(spec, dict) else None
+    return (db, into) if not isinstance(into, dict) else (into.get("db", db), into.get("coll"))
+
+
+def check_output_stage(server, db: str, pipeline: list) -> None:
+    """Refuse a final ``$out``/``$merge`` into a view or a time-series collection before the pipeline
+    runs (the write callbacks check again under their own read)."""
+    last = pipeline[-1] if pipeline and isinstance(pipeline[-1], dict) and len(pipeline[-1]) == 1 else None
+    if last is None or not ({"$out", "$merge"} & set(last)):
+        return
+    stage, spec = next(iter(last.items()))
+    target_db, target = (_out_target if stage == "$out" else _merge_target)(db, spec)
+    if isinstance(target_db, str) and isinstance(target, str):
+        _check_write_target(server, target_db, target, stage, spec)
+
+
 def _write_out(server, db: str, spec: Any, docs) -> None:
     """$out: replace the target collection with ``docs`` (one write transaction)."""
-    if isinstance(spec, str):
-        target_db, target = db, spec
-    elif isinstance(spec, dict):
-        target_db, target = spec.get("db", db), spec.get("coll")
-    else:
-        raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
+    target_db, target = _out_target(db, spec)
     _check_write_target(server, target_db, target, "$out", spec)
     prepared = [C.prepare_insert(d) for d in docs]
     raws = [C.encode_doc(d) for d in prepared]

@@ -82,6 +82,7 @@ async def aggregate(ctx, cmd: dict) -> dict:
     def work():
         if name is None:
             return _db_level(ctx.server, db, pipeline, let, allow_disk)
+        access.check_output_stage(ctx.server, db, pipeline)
         return access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
                          allow_disk_use=allow_disk, ctx=ctx, budget=budget).docs
 
@@ -324,6 +325,27 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
     return reply
 
 
+def _is_view(server, db: str, name: str) -> bool:
+    with server.engine.read() as r:
+        return C.get_view(r, db, name) is not None
+
+
+def _view_count_or_distinct(command: str, flt: dict, cmd: dict) -> list[dict]:
+    """The pipeline a count/distinct on a view runs as (how mongod explains it)."""
+    stages: list[dict] = [{"$match": flt}] if flt else []
+    if command == "count":
+        if cmd.get("skip"):
+            stages.append({"$skip": cmd["skip"]})
+        if cmd.get("limit"):
+            stages.append({"$limit": abs(cmd["limit"])})
+        return [*stages, {"$count": "count"}]
+    key = cmd.get("key")
+    if not isinstance(key, str) or not key or key.startswith("$"):
+        raise MongoError(ErrorCode.BadValue, "distinct requires a 'key' field path")
+    return [*stages, {"$unwind": {"path": f"${key}", "preserveNullAndEmptyArrays": True}},
+            {"$group": {"_id": None, "distinct": {"$addToSet": f"${key}"}}}]
+
+
 async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
     name = C.collection_arg(cmd, command)
     if command == "count":
@@ -340,6 +362,12 @@ async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
         flt, stage = st.get("q") or {}, "DELETE"
     else:
         flt, stage = cmd.get("query") or {}, "UPDATE" if not cmd.get("remove") else "DELETE"
+
+    if command in ("count", "distinct"):
+        view_pipeline = _view_count_or_distinct(command, flt, cmd)
+        if await ctx.run_blocking(_is_view, ctx.server, ctx.db, name):
+            # mongod explains the aggregation a count/distinct on a view becomes
+            return await explain_aggregate(ctx, ctx.db, name, view_pipeline, cmd, verbosity)
 
     def work():
         with ctx.server.engine.read() as r:

@@ -76,6 +76,16 @@ def test_out_into_an_existing_timeseries_collection_is_refused_and_writes_nothin
     assert "c" in db.list_collection_names(filter={"type": "timeseries"})
 
 
+def test_out_into_a_timeseries_collection_is_refused_before_the_pipeline_runs(db):
+    _ts(db)
+    db.plain.insert_one({"x": 1})
+    failing = {"$project": {"y": {"$divide": [1, 0]}}}  # would fail on the first document
+    for last in ({"$out": "c"}, {"$merge": "c"}):
+        with pytest.raises(OperationFailure) as info:
+            list(db.plain.aggregate([failing, last]))
+        assert info.value.code == 166
+
+
 def test_out_with_timeseries_options_is_refused_as_not_supported(db):
     db.plain.insert_one({"t": T0, "m": 3})
     with pytest.raises(OperationFailure) as info:

@@ -163,3 +163,20 @@ def test_hint_on_a_hidden_index_fails_with_bad_value(db, week):
         list(week.find({"v": 3}).hint("by_v"))
     assert info.value.code == 2
     assert "hint provided does not correspond to an existing index" in str(info.value)
+
+
+def test_count_explain_on_the_view_reads_through_the_buckets(db, week):
+    reply = db.command("explain", {"count": "c", "query": {"m": {"s": "b"}}}, verbosity="executionStats")
+    assert _cursor(reply)["queryPlanner"]["namespace"] == f"{db.name}.system.buckets.c"
+    assert _scan_stage(_cursor(reply)["queryPlanner"]["winningPlan"])["stage"] == "IXSCAN"
+    # $count explains as mongod shows it: $group then $project
+    assert [next(iter(s)) for s in reply["stages"]] == ["$cursor", "$_internalUnpackBucket", "$group", "$project"]
+    assert reply["stages"][-1]["nReturned"] == 1
+    assert reply["stages"][1]["nReturned"] == 6 * 24 * 7
+
+
+def test_distinct_explain_on_the_view_reads_through_the_buckets(db, week):
+    reply = db.command("explain", {"distinct": "c", "key": "m.s", "query": {"v": {"$lt": 2}}})
+    assert _unpack(reply)["eventFilter"] == {"v": {"$lt": 2}}
+    assert next(iter(reply["stages"][-1])) == "$group"
+    assert sorted(week.distinct("m.s", {"v": {"$lt": 2}})) == ["a", "b"]
