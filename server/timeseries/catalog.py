@@ -195,9 +195,13 @@ class BucketCatalog:
                 budget -= size
                 sizes.append(size)
                 j += 1
-            run = group[i:j]
-            bucket.append_run(run, keys, sizes)
-            self._appended(bucket, [item[0] for item in run], sum(sizes))
+            if j == i + 1:  # a run of one: the per-measurement append is cheaper
+                bucket.append(measurement, t_ms, time_value, sizes[0])
+                self._appended(bucket, [measurement], sizes[0])
+            else:
+                run = group[i:j]
+                bucket.append_run(run, keys, sizes)
+                self._appended(bucket, [item[0] for item in run], sum(sizes))
             i = j
 
     def _appended(self, bucket: OpenBucket, measurements: list[dict], size: int) -> None:
