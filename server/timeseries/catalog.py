@@ -140,8 +140,7 @@ class BucketCatalog:
         """Route one validated measurement to its bucket, applying the rollover rules of spec §3.3
         (7.0 form), and append it. Returns the bucket it went to."""
         meta, key = self._meta_and_key(state.options.meta_field, measurement)
-        bucket = self._route(state, key, meta, measurement, t_ms, None, loader)
-        size = bucket.measurement_size(measurement)
+        bucket, size = self._route(state, key, meta, measurement, t_ms, loader)
         bucket.append(measurement, t_ms, time_value, size)
         self._appended(bucket, [measurement], size)
         return bucket
@@ -169,10 +168,9 @@ class BucketCatalog:
         i, n = 0, len(group)
         while i < n:
             measurement, t_ms, time_value = group[i]
-            bucket = self._route(state, key, meta, measurement, t_ms, None, loader)
-            shape = bucket.shape_of(measurement)
-            if shape is None or i + 1 == n:
-                size = bucket.measurement_size(measurement)
+            bucket, size = self._route(state, key, meta, measurement, t_ms, loader)
+            shape = bucket.shape_of(measurement) if i + 1 < n else None
+            if shape is None:
                 bucket.append(measurement, t_ms, time_value, size)
                 self._appended(bucket, [measurement], size)
                 i += 1
@@ -182,15 +180,15 @@ class BucketCatalog:
             end_ms = start_ms + span_ms
             room = max_count - bucket.count
             budget = max_size - bucket.size  # past it, each measurement goes through _route's size rules
-            sizes = []
-            j = i
+            sizes = [size]
+            budget -= size
+            j = i + 1
             while j < n and j - i < room:
                 m, t, _ = group[j]
-                if j > i and (not start_ms <= t < end_ms or tuple(m) != keys
-                              or tuple(map(type, m.values())) != types):
+                if not start_ms <= t < end_ms or tuple(m) != keys or tuple(map(type, m.values())) != types:
                     break
                 size = fixed + sum(len(m[f]) for f in str_fields) if str_fields else fixed
-                if j > i and size > budget:
+                if size > budget:
                     break
                 budget -= size
                 sizes.append(size)
@@ -217,8 +215,9 @@ class BucketCatalog:
             self._expire_idle()
 
     def _route(self, state: CollectionState, key: Any, meta: Any, measurement: dict, t_ms: int,
-               size: int | None, loader: Loader | None) -> OpenBucket:
-        """The bucket ``measurement`` goes to (rolling over the open one when a rule says so)."""
+               loader: Loader | None) -> tuple[OpenBucket, int]:
+        """The bucket ``measurement`` goes to (rolling over the open one when a rule says so), and the
+        measurement's size in that bucket."""
         stats = state.stats
         bucket = state.open.get(key)
         if bucket is None:
@@ -233,17 +232,20 @@ class BucketCatalog:
                 self._retire(state, bucket, archive=True)
                 bucket = self._reopen(state, key, t_ms, measurement, loader)
             else:
+                size = bucket.measurement_size(measurement)
                 reason = bucket.rollover_reason(measurement, self.max_count, self.max_size, self.min_count,
                                                 self.large_cap, size)
+                if reason is None:
+                    return bucket, size
                 if reason is KEPT_OPEN:
                     stats["numBucketsKeptOpenDueToLargeMeasurements"] += 1
-                elif reason is not None:
-                    stats["numBucketsClosedDueTo" + reason] += 1
-                    self._retire(state, bucket, archive=False)
-                    bucket = None
+                    return bucket, size
+                stats["numBucketsClosedDueTo" + reason] += 1
+                self._retire(state, bucket, archive=False)
+                bucket = None
         if bucket is None:
             bucket = self._open(state, meta, key, t_ms)
-        return bucket
+        return bucket, bucket.measurement_size(measurement)
 
     def _normalized_meta(self, meta: Any) -> tuple[Any, Any]:
         """(normalized meta, grouping key) of an object/array meta, cached by its exact BSON bytes."""
