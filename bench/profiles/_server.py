@@ -1,0 +1,103 @@
+"""Start/stop a Tidemark server for profiling (its own CLI, fresh dbpath) and load the cached frames.
+
+Shared by the profiling scripts in this folder; only bench/ helpers are used (free_port, wait_port,
+disk_bytes, the frame cache). The server is pinned to core 0 and loaders/profilers to core 1 when possible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.harness import disk_bytes, free_port, wait_port
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = str(ROOT / ".venv" / "bin" / "python")
+CACHE = ROOT / "bench" / ".cache"
+
+
+def pin(core: int) -> list[str]:
+    if shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
+        return ["taskset", "-c", str(core)]
+    return []
+
+
+def frames_path(scale: int, seconds: int = 86400, seed: int = 123) -> Path:
+    path = CACHE / f"cpu-v1-s{scale}-d{seconds}-seed{seed}-b1000.opmsg"
+    if not path.exists():
+        sys.exit(f"{path} missing: build it with `python -m bench --scale {scale} --peers null` first")
+    return path
+
+
+class Server:
+    def __init__(self, dbpath: str | None = None, extra: list[str] | None = None):
+        self.own_dir = dbpath is None
+        self.dbpath = dbpath or tempfile.mkdtemp(prefix="tm-profile-")
+        self.port = free_port()
+        self.extra = extra or []
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> Server:
+        log = open(os.path.join(self.dbpath, "..", f"tm-profile-{self.port}.log"), "wb")
+        cmd = pin(0) + [PY, "-m", "server", "--port", str(self.port), "--dbpath", self.dbpath, "--quiet",
+                        *self.extra]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        wait_port(self.port, self.proc)
+        return self
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def client(self):
+        import pymongo
+
+        return pymongo.MongoClient("127.0.0.1", self.port, directConnection=True)
+
+    def stop(self) -> bool:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(300)
+        return self.proc.returncode in (0, -signal.SIGTERM)
+
+    def disk_bytes(self) -> int:
+        return disk_bytes(Path(self.dbpath))
+
+    def cleanup(self) -> None:
+        if self.own_dir:
+            shutil.rmtree(self.dbpath, ignore_errors=True)
+
+
+def setup_cpu(client) -> None:
+    db = client["benchmark"]
+    db.drop_collection("cpu")
+    db.create_collection("cpu", timeseries={"timeField": "time", "metaField": "tags", "granularity": "seconds"})
+    db["cpu"].create_index([("tags.hostname", 1), ("time", -1)])
+
+
+def replay(port: int, path: Path, connections: int = 4, limit: int | None = None) -> dict:
+    cmd = pin(1) + [PY, "-m", "bench.replay", "--port", str(port), "--file", str(path),
+                    "--connections", str(connections)]
+    if limit:
+        cmd += ["--limit", str(limit)]
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    result = json.loads(out)
+    result["wall"] = time.perf_counter() - t0
+    result.pop("samples", None)
+    if result.get("error"):
+        raise RuntimeError(result["error"])
+    return result
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
