@@ -32,7 +32,12 @@ import numpy as np
 import zstandard
 
 FORMAT_VERSION = 1
-ZSTD_LEVEL = 3  # encoding runs when a bucket is written in full (close/checkpoint), off the insert path
+# Encoding runs when a bucket is written in full (close/checkpoint), off the insert path, so a high
+# level is affordable; min_match 7 keeps zstd from trading the small-integer columns' cheap literals
+# for short matches. Measured on 360-measurement TSBS buckets: level 3 1895 B at 0.13 ms,
+# level 19 + min_match 7 1704 B at 0.4 ms; decoding speed is the same.
+ZSTD_LEVEL = 19
+ZSTD_PARAMS = {"window_log": 20, "min_match": 7}
 
 KIND_RAW = 0  # varint length + the column's BSON document bytes
 KIND_FIXED = 1  # u8 bson type | u8 value codec | varint n | keys | values
@@ -54,7 +59,8 @@ _local = threading.local()
 
 def _zc() -> tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor]:
     if not hasattr(_local, "zc"):
-        _local.zc = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False)
+        params = zstandard.ZstdCompressionParameters.from_level(ZSTD_LEVEL, **ZSTD_PARAMS)
+        _local.zc = zstandard.ZstdCompressor(compression_params=params)
         _local.zd = zstandard.ZstdDecompressor()
     return _local.zc, _local.zd
 
@@ -87,11 +93,17 @@ def _put_ints(out: bytearray, values: np.ndarray) -> None:
     out += z.astype(f"<u{width}").tobytes()
 
 
+_UNSIGNED = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
+
+
 def _get_ints(buf: bytes, pos: int, n: int) -> tuple[np.ndarray, int]:
     width = buf[pos]
     pos += 1
     end = pos + n * width
-    z = np.frombuffer(buf, f"<u{width}", n, pos).astype(np.uint64)
+    if width < 8:  # zig-zag values below 2**32: signed arithmetic is exact and cheaper
+        z = np.frombuffer(buf, _UNSIGNED[width], n, pos).astype(np.int64)
+        return (z >> 1) ^ -(z & 1), end
+    z = np.frombuffer(buf, _UNSIGNED[8], n, pos)
     return ((z >> np.uint64(1)) ^ (np.uint64(0) - (z & np.uint64(1)))).view(np.int64), end
 
 
@@ -115,6 +127,20 @@ def _unplanes(buf: bytes, pos: int, n: int, width: int) -> np.ndarray:
 @functools.lru_cache(maxsize=4096)
 def _dense_skeleton(btype: int, width: int, n: int) -> tuple[bytes, np.ndarray]:
     return _skeleton(btype, width, range(n))
+
+
+@functools.lru_cache(maxsize=4096)
+def _dense_runs(width: int, n: int) -> tuple[tuple[int, int, int, int], ...]:
+    """Runs of dense elements whose keys have the same number of digits, so equal strides:
+    (first index, end index, byte offset in the column document, element size)."""
+    runs, pos, lo, digits = [], 4, 0, 1
+    while lo < n:
+        hi = min(n, 10 ** digits)
+        stride = 2 + digits + width
+        runs.append((lo, hi, pos, stride))
+        pos += (hi - lo) * stride
+        lo, digits = hi, digits + 1
+    return tuple(runs)
 
 
 def _skeleton(btype: int, width: int, keys) -> tuple[bytes, np.ndarray]:
@@ -197,7 +223,51 @@ def _encode_values(out: bytearray, btype: int, raw: np.ndarray, n: int) -> None:
         out += _planes(raw, WIDTH[btype])
 
 
+def _dense_length(width: int, n: int) -> int:
+    """Byte length of a column document of ``n`` dense elements of ``width``-byte values."""
+    digits, lo, d = 0, 0, 1
+    while lo < n:
+        hi = min(n, lo * 10 if lo else 10)
+        digits += (hi - lo) * d
+        lo, d = hi, d + 1
+    return 5 + n * (2 + width) + digits
+
+
+def _parse_dense(doc: bytes) -> tuple[int, list[int], np.ndarray] | None:
+    """The common case without a Python loop: every element of one fixed-width type under the keys
+    "0".."n-1" (checked against the cached skeleton). (bson type, keys, value byte index) or None."""
+    if len(doc) < 6 or doc[4] not in WIDTH:
+        return None
+    btype = doc[4]
+    width = WIDTH[btype]
+    lo, hi = 1, len(doc) // (3 + width)  # every element takes at least 3 + width bytes
+    while lo < hi:  # smallest n whose dense length reaches len(doc)
+        mid = (lo + hi) // 2
+        if _dense_length(width, mid) < len(doc):
+            lo = mid + 1
+        else:
+            hi = mid
+    if _dense_length(width, lo) != len(doc):
+        return None
+    skeleton, index = _dense_skeleton(btype, width, lo)
+    probe = np.frombuffer(skeleton, np.uint8).copy()
+    probe[index] = np.frombuffer(doc, np.uint8)[index]
+    if probe.tobytes() != doc:
+        return None
+    return btype, list(range(lo)), index
+
+
 def _encode_column(out: bytearray, doc: bytes) -> None:
+    dense = _parse_dense(doc)
+    if dense is not None:
+        btype, keys, index = dense
+        n = len(keys)
+        out.append(KIND_FIXED)
+        out.append(btype)
+        _put_varint(out, n)
+        out.append(KEYS_DENSE)
+        _encode_values(out, btype, np.frombuffer(doc, np.uint8)[index], n)
+        return
     parsed = _parse_column(doc)
     if parsed is None:
         out.append(KIND_RAW)
@@ -358,14 +428,20 @@ def decode_raw(buf: bytes) -> bytes:
             count, pos = _get_varint(buf, pos + 1)
             keys_kind = buf[pos]
             pos += 1
+            width = WIDTH[btype]
             if keys_kind == KEYS_DENSE:
-                skeleton, index = _dense_skeleton(btype, WIDTH[btype], count)
+                skeleton, _ = _dense_skeleton(btype, width, count)
+                values, pos = _decode_values(buf, pos, btype, count)
+                column = np.frombuffer(skeleton, np.uint8).copy()
+                rows = values.reshape(count, width)
+                for lo, hi, start, stride in _dense_runs(width, count):
+                    column[start:start + (hi - lo) * stride].reshape(hi - lo, stride)[:, stride - width:] = rows[lo:hi]
             else:
                 deltas, pos = _get_ints(buf, pos, count)
-                skeleton, index = _skeleton(btype, WIDTH[btype], np.cumsum(deltas).tolist())
-            values, pos = _decode_values(buf, pos, btype, count)
-            column = np.frombuffer(skeleton, np.uint8).copy()
-            column[index] = values
+                skeleton, index = _skeleton(btype, width, np.cumsum(deltas).tolist())
+                values, pos = _decode_values(buf, pos, btype, count)
+                column = np.frombuffer(skeleton, np.uint8).copy()
+                column[index] = values
             doc = column.tobytes()
         else:
             raise ValueError(f"unknown bucket column kind {kind}")
