@@ -358,6 +358,8 @@ def encode_raw(bson: bytes) -> bytes | None:
 
 def encode(bson: bytes) -> bytes | None:
     """Compact bytes that ``decode`` turns back into exactly ``bson``; None if not representable."""
+    if not isinstance(bson, bytes):
+        bson = bytes(bson)  # memoryview / bytearray callers
     try:
         raw = encode_raw(bson)
         if raw is None:
@@ -453,4 +455,4 @@ def decode_raw(buf: bytes) -> bytes:
 
 def decode(packed: bytes) -> bytes:
     """The exact BSON bytes given to ``encode``."""
-    return decode_raw(_zc()[1].decompress(packed))
+    return decode_raw(_zc()[1].decompress(bytes(packed)))
