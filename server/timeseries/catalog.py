@@ -52,6 +52,10 @@ MAX_ARCHIVED_PER_SERIES = 64  # archived buckets remembered per series for reope
 PYTHON_OVERHEAD = 3  # in-memory bytes per approximate BSON byte of a bucket
 BUCKET_OVERHEAD = 2048
 
+# value types of a flat meta object whose (names, types, values) tuple is an exact cache key; floats are
+# left out (0.0 == -0.0 but their BSON differs; NaN != NaN)
+_SCALAR_META_TYPES = frozenset({str, int, bool, type(None)})
+
 Loader = Callable[[str, Any], "dict | None"]  # (ns of buckets, bucket _id) -> stored bucket document
 
 
@@ -91,7 +95,7 @@ class BucketCatalog:
         self.dirty: dict[int, OpenBucket] = {}  # id(bucket) -> bucket with something to commit
         self.lru: OrderedDict[int, OpenBucket] = OrderedDict()  # open buckets, least recently used first
         self.memory = 0
-        self._meta_cache: dict[bytes, tuple[Any, Any]] = {}
+        self._meta_cache: dict[Any, tuple[Any, Any]] = {}  # BSON bytes or flat key
 
     # ------------------------------------------------------------------ collections
     def collection(self, ns: str, options: TimeseriesOptions) -> CollectionState:
@@ -248,8 +252,18 @@ class BucketCatalog:
         return bucket, bucket.measurement_size(measurement)
 
     def _normalized_meta(self, meta: Any) -> tuple[Any, Any]:
-        """(normalized meta, grouping key) of an object/array meta, cached by its exact BSON bytes."""
-        raw = bson.encode({"": meta}, codec_options=CODEC_OPTIONS)
+        """(normalized meta, grouping key) of an object/array meta, cached by its exact BSON bytes (or, for
+        a flat object of scalars, by its names, value types and values)."""
+        raw: Any = None
+        if type(meta) is dict:
+            values = tuple(meta.values())
+            types = tuple(map(type, values))
+            if _SCALAR_META_TYPES.issuperset(types):
+                # a flat object of strings/ints/bools/nulls: these compare (and hash) equal exactly when
+                # their BSON is equal once the types match, so names, types and values make the key
+                raw = (tuple(meta), types, values)
+        if raw is None:
+            raw = bson.encode({"": meta}, codec_options=CODEC_OPTIONS)
         cached = self._meta_cache.get(raw)
         if cached is None:
             normalized = normalize_meta(meta)

@@ -1,0 +1,72 @@
+"""Fast paths of the insert hot path give exactly the results of the general code they short-cut."""
+
+import datetime as dt
+
+import bson
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+
+from server.timeseries.buckets import date_ms
+from server.timeseries.catalog import BucketCatalog
+from server.timeseries.options import parse_timeseries
+from server.timeseries.writes import object_id_factory
+
+T0 = dt.datetime(2021, 5, 18, 20, 10, 14)
+
+
+def _catalog():
+    catalog = BucketCatalog(memory_threshold=1 << 40)
+    return catalog, catalog.collection("db.system.buckets.c", parse_timeseries("db.c", {"timeField": "t",
+                                                                                       "metaField": "m"}))
+
+
+def test_batch_object_ids_are_distinct_and_distinct_from_plain_object_ids():
+    before = ObjectId()
+    new_id = object_id_factory(5000)
+    ids = [new_id(i) for i in range(5000)]
+    after = ObjectId()
+    assert len({*ids, before, after}) == 5002
+    assert all(type(oid) is ObjectId for oid in ids)
+    counters = [int.from_bytes(oid.binary[-3:], "big") for oid in ids]
+    assert all((b - a) % 0x1000000 == 1 for a, b in zip(counters, counters[1:]))  # consecutive counter values
+    assert len({oid.binary[:9] for oid in ids}) == 1  # one timestamp + process-random part per batch
+    assert abs(ids[0].generation_time.timestamp() - before.generation_time.timestamp()) <= 1
+
+
+def test_batch_object_ids_wrap_the_counter_without_overflow():
+    saved = ObjectId._inc
+    try:
+        ObjectId._inc = 0xFFFFFF - 1
+        new_id = object_id_factory(4)
+        tails = [new_id(i).binary[-3:] for i in range(4)]
+        assert tails == [b"\xff\xff\xfe", b"\xff\xff\xff", b"\x00\x00\x00", b"\x00\x00\x01"]
+        assert ObjectId._inc == 2
+    finally:
+        ObjectId._inc = max(ObjectId._inc, saved)
+
+
+def test_date_fast_path_matches_date_ms_before_and_after_the_epoch():
+    epoch = dt.datetime(1970, 1, 1)
+    one_ms = dt.timedelta(milliseconds=1)
+    for value in (T0, dt.datetime(1969, 12, 31, 23, 59, 59, 999_999), dt.datetime(1, 1, 1),
+                  dt.datetime(9999, 12, 31, 23, 59, 59, 999_999), dt.datetime(1960, 6, 1, 0, 0, 0, 500)):
+        assert (value - epoch) // one_ms == date_ms(value)
+
+
+def test_flat_metas_that_compare_equal_but_differ_in_bson_type_get_different_buckets():
+    catalog, state = _catalog()
+    metas = [{"a": 1}, {"a": True}, {"a": "1"}, {"a": Int64(1)}, {"a": 1.0}, {"a": None}, {"a": -0.0},
+             {"a": 0.0}, {"a": 0}, {"a": False}]
+    buckets = [catalog.insert(state, {"t": T0, "m": dict(meta), "v": i}, date_ms(T0), T0)
+               for i, meta in enumerate(metas)]
+    assert len({b.id for b in buckets}) == len(metas)
+    for bucket, meta in zip(buckets, metas, strict=True):
+        assert bson.encode({"": bucket.meta}) == bson.encode({"": meta})
+
+
+def test_flat_metas_with_reordered_fields_share_a_bucket_and_are_stored_sorted():
+    catalog, state = _catalog()
+    first = {"t": T0, "m": {"b": "x", "a": 2}, "v": 1}
+    second = {"t": T0, "m": {"a": 2, "b": "x"}, "v": 2}
+    assert catalog.insert(state, first, date_ms(T0), T0) is catalog.insert(state, second, date_ms(T0), T0)
+    assert list(first["m"]) == ["a", "b"] and list(second["m"]) == ["a", "b"]
