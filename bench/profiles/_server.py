@@ -23,6 +23,15 @@ PY = str(ROOT / ".venv" / "bin" / "python")
 CACHE = ROOT / "bench" / ".cache"
 
 
+def snapshot_tree(commit: str, dest: str) -> str:
+    """Extract ``commit``'s protocol/, server/, storage/ into ``dest`` (``git archive``; no git state changes)."""
+    os.makedirs(dest, exist_ok=True)
+    archive = subprocess.run(["git", "archive", commit, "protocol", "server", "storage"], cwd=ROOT,
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
+    return dest
+
+
 def pin(core: int) -> list[str]:
     if shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
         return ["taskset", "-c", str(core)]
@@ -37,7 +46,10 @@ def frames_path(scale: int, seconds: int = 86400, seed: int = 123) -> Path:
 
 
 class Server:
-    def __init__(self, dbpath: str | None = None, extra: list[str] | None = None):
+    def __init__(self, dbpath: str | None = None, extra: list[str] | None = None, tree: str | None = None):
+        """``tree``: run the server from this source tree (e.g. a `git archive` of one commit, so a
+        profile is not measuring other engineers' uncommitted edits); default: this work tree."""
+        self.tree = tree or str(ROOT)
         self.own_dir = dbpath is None
         self.dbpath = dbpath or tempfile.mkdtemp(prefix="tm-profile-")
         self.port = free_port()
@@ -48,7 +60,7 @@ class Server:
         log = open(os.path.join(self.dbpath, "..", f"tm-profile-{self.port}.log"), "wb")
         cmd = pin(0) + [PY, "-m", "server", "--port", str(self.port), "--dbpath", self.dbpath, "--quiet",
                         *self.extra]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(cmd, cwd=self.tree, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         wait_port(self.port, self.proc)
         return self
 

@@ -25,7 +25,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 
-from bench.profiles._server import ROOT, Server, frames_path, pin, replay, setup_cpu
+from bench.profiles._server import ROOT, Server, frames_path, pin, replay, setup_cpu, snapshot_tree
 
 # (file suffix, function-name regex, line or None, phase). Innermost matching frame wins, so a phase
 # includes whatever unlisted code it calls (e.g. bson.encode inside journal_record).
@@ -54,6 +54,7 @@ PHASES: list[tuple[str, str, int | None, str]] = [
     ("server/timeseries/commit.py", r"^journal_record$", None, "journal record encoding"),
     ("server/timeseries/commit.py", r"^write_full_document$", None, "full bucket writes (close/checkpoint)"),
     ("server/timeseries/buckets.py", r"^(document|summary)$", None, "full bucket writes (close/checkpoint)"),
+    ("storage/bucket_codec.py", r".", None, "bucket column codec encode"),
     ("storage/compression.py", r".", None, "storage value compression"),
     ("storage/dictionaries.py", r".", None, "storage value compression"),
     ("storage/engine.py", r"^_commit_group$", "COMMIT", "LMDB commit + fsync"),
@@ -121,6 +122,19 @@ def parse_raw(path: str) -> tuple[dict[str, Counter], dict[str, str]]:
     return per_thread, groups
 
 
+def top_frames(path: str, phase: str, n: int = 15) -> list[tuple[str, int]]:
+    """The innermost 3 frames of the samples attributed to ``phase`` (to refine PHASES)."""
+    commits = commit_lines()
+    leaves: Counter = Counter()
+    with open(path) as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            frames = stack.split(";")[1:]
+            if classify(frames, commits) == phase:
+                leaves[" <- ".join(frames[-1:-4:-1])] += int(count)
+    return leaves.most_common(n)
+
+
 MAIN, WRITER, OTHER = "event loop (MainThread)", "storage-writer", "other threads"
 
 
@@ -138,6 +152,10 @@ def thread_cpu(pid: int) -> dict[str, float]:
     return out
 
 
+def _tree(commit: str | None) -> str | None:
+    return snapshot_tree(commit, tempfile.mkdtemp(prefix="tm-tree-")) if commit else None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=int, default=100)
@@ -147,12 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--connections", type=int, default=4)
     p.add_argument("--keep", help="use this dbpath and keep it (for the storage analysis)")
     p.add_argument("--json", help="write the figures here")
+    p.add_argument("--commit", help="run the server from this commit (git archive to a temp dir), not the work tree")
+    p.add_argument("--keep-raw", help="keep py-spy's raw stacks in this file (see top_frames)")
+    p.add_argument("--nonblocking", action="store_true",
+                   help="py-spy --nonblocking: do not pause the server per sample (less CPU distortion)")
     args = p.parse_args(argv)
 
     frames = frames_path(args.scale)
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
-    server = Server(args.keep).start()
+    server = Server(args.keep, tree=_tree(args.commit)).start()
     spy = None
     raw = tempfile.mktemp(suffix=".spy.txt")
     try:
@@ -164,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
                                 str(args.rate), "--format", "raw", "--threads", "-o", raw]
                 if args.mode == "idle":
                     cmd.append("--idle")
+                if args.nonblocking:
+                    cmd.append("--nonblocking")
                 spy = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1.0)  # let py-spy attach before the load starts
             load = replay(server.port, frames, args.connections, args.frames or None)
@@ -180,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
         per_thread, found = parse_raw(raw)
         groups.update(found)
         result_samples = {t: dict(c) for t, c in per_thread.items()}
-        os.unlink(raw)
+        if args.keep_raw:
+            os.replace(raw, args.keep_raw)
+        else:
+            os.unlink(raw)
     cpu_by_group: dict[str, float] = defaultdict(float)
     for tid, seconds in cpu1.items():
         cpu_by_group[groups.get(tid, OTHER)] += seconds - cpu0.get(tid, 0.0)

@@ -24,7 +24,7 @@ import time
 from collections import Counter
 
 from bench.generator import generate, parse_duration
-from bench.profiles._server import ROOT, Server, pin
+from bench.profiles._server import ROOT, Server, pin, snapshot_tree
 from bench.queries import make_params, pipeline
 
 IDLE = "idle"
@@ -119,6 +119,10 @@ def _find(doc, keys: tuple[str, ...], out: dict) -> None:
             _find(v, keys, out)
 
 
+def _tree(commit: str | None) -> str | None:
+    return snapshot_tree(commit, tempfile.mkdtemp(prefix="tm-tree-")) if commit else None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("dbpath")
@@ -130,10 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", default="single-groupby-1-1-1,double-groupby-1,high-cpu-1,lastpoint,"
                                          "groupby-orderby-limit")
     p.add_argument("--json", help="write the figures here")
+    p.add_argument("--commit", help="run the server from this commit (git archive to a temp dir), not the work tree")
     p.add_argument("--keep-raw", help="keep py-spy's raw stacks as <dir>/<query>.txt")
     args = p.parse_args(argv)
     dataset = generate(args.scale, parse_duration(args.duration), args.seed)
-    server = Server(args.dbpath).start()
+    server = Server(args.dbpath, tree=_tree(args.commit)).start()
     results = {}
     try:
         with server.client() as client:
