@@ -167,6 +167,13 @@ class GroupStage(Stage):
         super().__init__("$group", spec, self._run, blocking=True)
 
     def _run(self, docs):
+        # hook: a source that can compute this exact $group itself (time-series columnar reads)
+        # answers it; it returns None when it cannot, and the documents are grouped here
+        pregrouped = getattr(docs, "group_result", None)
+        result = pregrouped(self.spec, self.ctx) if pregrouped is not None else None
+        if result is not None:
+            yield from result
+            return
         groups = _Groups(self.id_fn, self.fields, self.ctx)
         groups.add_all(docs)
         yield from groups.results()

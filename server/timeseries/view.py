@@ -22,6 +22,7 @@ from protocol.codec import RAW_CODEC_OPTIONS, decode
 from protocol.errors import MongoError
 from server.query import plan as planner
 from server.query.match import And, compile_node, filter_fields, parse_filter
+from server.timeseries import columnar
 from server.timeseries.buckets import MISSING, date_ms, meta_key, oid_bound, unpack_document
 from server.timeseries.commit import clustered_rid
 from server.timeseries.indexes import translate_hint
@@ -64,12 +65,20 @@ def bucket_documents(server: Any, ns: str, lo_s: int | None = None, hi_s: int | 
     return _scan(server.engine, ns, lo_s, hi_s, snapshot, stats, predicate, columns)
 
 
+class RawColumns(frozenset):
+    """A ``columns`` set asking for the selected data columns as raw BSON bytes (columnar reads)."""
+
+
 def _partial(raw: bytes, summary: dict | None, columns: set[str]) -> dict:
-    """A stored bucket with only ``columns`` of its data decoded."""
+    """A stored bucket with only ``columns`` of its data decoded (kept as raw BSON ``bytes`` when
+    ``columns`` is a ``RawColumns``)."""
     head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
     doc = dict(summary) if summary is not None else _summary(raw)
     data = head.get("data")
-    if isinstance(data, RawBSONDocument):
+    if isinstance(data, RawBSONDocument) and isinstance(columns, RawColumns):
+        doc["data"] = {field: bytes(data[field].raw) if isinstance(data[field], RawBSONDocument) else data[field]
+                       for field in data if field in columns}
+    elif isinstance(data, RawBSONDocument):
         doc["data"] = {field: decode(data[field].raw) if isinstance(data[field], RawBSONDocument) else data[field]
                        for field in data if field in columns}
     else:
@@ -319,6 +328,10 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
                             "measurementsReturned": 0}
     predicate = bfilter.predicate if bfilter.prunes else None
     columns = None if fields is None else {*fields, spec.time_field}
+    grouped = columnar.plan(node, remaining, spec.time_field, spec.meta_field) if fields is not None else None
+    if grouped is not None:
+        columns = RawColumns(columns)
+        info["columnarGroup"] = True
     plan = _bucket_index_plan(ctx.server.engine, ns, index_filter(node, spec.time_field, spec.meta_field, span),
                               hint, spec)
     if node is None and plan is None and _is_lastpoint(remaining, spec.time_field, spec.meta_field):
@@ -330,7 +343,37 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
         buckets = _index_scan(ctx.server.engine, ns, plan, snapshot, info, predicate, columns)
     else:
         buckets = bucket_documents(ctx.server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate, columns)
+    if grouped is not None:
+        return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info), remaining, info
     return _measurements(buckets, spec, event_filter, fields, info), remaining, info
+
+
+class GroupableMeasurements:
+    """The measurements of a read (an iterator, like every read source) that can also answer the
+    ``$group`` stage right after it column-at-a-time: the ``$group`` stage calls
+    ``group_result(spec, ctx)`` on its input; unless the group is the one planned and nothing has
+    been read yet, it gets None and iterates the measurements as usual."""
+
+    def __init__(self, plan: Any, buckets: Iterator[dict], spec: Any, event_filter: Any,
+                 fields: set[str] | None, info: dict):
+        self._plan, self._buckets, self._spec = plan, buckets, spec
+        self._event_filter, self._fields, self._info = event_filter, fields, info
+        self._it: Iterator[dict] | None = None
+
+    def __iter__(self) -> GroupableMeasurements:
+        return self
+
+    def __next__(self) -> dict:
+        if self._it is None:
+            decoded = (columnar.decoded(bucket) for bucket in self._buckets)
+            self._it = _measurements(decoded, self._spec, self._event_filter, self._fields, self._info)
+        return next(self._it)
+
+    def group_result(self, group_spec: Any, ctx: Any) -> Iterator[dict] | None:
+        if self._it is not None or group_spec != self._plan.group_spec:
+            return None
+        self._it = iter(())
+        return columnar.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx)
 
 
 def _is_lastpoint(pipeline: list[dict], time_field: str, meta_field: str | None) -> bool:

@@ -1,0 +1,379 @@
+"""Column-at-a-time ``$group`` over bucket columns (the TSBS shape), pure.
+
+A pipeline ``[$match...] -> $group`` whose ``_id`` depends only on ``$dateTrunc`` of the time field
+(UTC, unit second..day, no binSize/timezone) and on meta paths, and whose accumulators are
+``$max/$min/$avg/$sum/$first/$last/$count`` of a top-level measurement field (or a constant), is run
+per bucket on arrays instead of a dict per measurement:
+
+- a stored bucket's time and measurement columns arrive as raw BSON (``bytes``); a column of n dense
+  doubles (or dates) keyed ``"0".."n-1"`` is parsed straight into a numpy array (``parse_column``);
+- the per-measurement filter (time bounds, numeric bounds; meta parts are decided exactly per bucket
+  by the bucket predicate) becomes one boolean mask;
+- the rows of a bucket are split by truncated time; each group's ``_id`` is computed by the *generic*
+  compiled ``_id`` expression on one representative row (all rows of a split share it), and each
+  accumulator gets the group's values in row order through the generic ``process_many``.
+
+Exactness: groups are created in first-seen order, every accumulator sees the same values in the same
+order as the generic ``$group`` (a ``$max``/``$min`` of NaN-free doubles is fed the one winning value,
+which is what ``process_many`` does with a float batch), so results and types are identical. A bucket
+the fast path cannot take (live buckets, sparse or mixed-type columns, NaN under a numeric filter) is
+unpacked into measurements and fed through the generic grouping, in order.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from protocol.codec import decode
+from protocol.errors import MongoError
+from server.query.expressions import compile_expression
+from server.query.match_ast import And, Cmp, Node
+from server.query.pipeline import PipelineContext
+from server.query.stage_group import (
+    _GROUP_OVERHEAD,
+    _approx_size,
+    _Groups,
+    _memory_error,
+    parse_accumulated_fields,
+)
+from server.timeseries.buckets import date_ms, unpack_document
+
+UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
+_ACCUMULATORS = {"$max", "$min", "$avg", "$sum", "$first", "$last", "$count"}
+_EPOCH = _dt.datetime(1970, 1, 1)
+_DOUBLE, _DATE = 0x01, 0x09
+_OPS = {"$gt": np.greater, "$gte": np.greater_equal, "$lt": np.less, "$lte": np.less_equal, "$eq": np.equal}
+_MAX_EXACT_INT = 2**53
+
+
+# ------------------------------------------------------------------ raw column parsing
+
+_LAYOUTS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
+
+
+def _layout(n: int, type_byte: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(fixed byte positions, their expected values, value byte positions (n x 8), total length) of a
+    BSON document ``{"0": v0, ..., "n-1": v}`` whose values are all of ``type_byte`` (8 bytes each)."""
+    cached = _LAYOUTS.get((n, type_byte))
+    if cached is not None:
+        return cached
+    template = bytearray(4)
+    values = []
+    for i in range(n):
+        template += bytes([type_byte]) + str(i).encode() + b"\x00"
+        values.append(len(template))
+        template += b"\x00" * 8
+    template += b"\x00"
+    total = len(template)
+    template[0:4] = total.to_bytes(4, "little")
+    value_pos = (np.asarray(values, dtype=np.int64)[:, None] + np.arange(8)).reshape(-1)
+    is_fixed = np.ones(total, dtype=bool)
+    is_fixed[value_pos] = False
+    fixed_pos = np.nonzero(is_fixed)[0]
+    layout = (fixed_pos, np.frombuffer(bytes(template), dtype=np.uint8)[fixed_pos], value_pos, total)
+    if len(_LAYOUTS) < 4096:
+        _LAYOUTS[(n, type_byte)] = layout
+    return layout
+
+
+def parse_column(raw: bytes, n: int, type_byte: int) -> np.ndarray | None:
+    """The values of a dense column of ``n`` doubles (float64) or dates (int64 ms), or None when the
+    column has another shape (missing positions, other types, other keys)."""
+    fixed_pos, expected, value_pos, total = _layout(n, type_byte)
+    if len(raw) != total:
+        return None
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    if not np.array_equal(buf[fixed_pos], expected):
+        return None
+    return buf[value_pos].view("<f8" if type_byte == _DOUBLE else "<i8")
+
+
+def column_length(raw: bytes) -> int | None:
+    """n for a column laid out like ``_layout(n, ...)`` (derived from its size), else None."""
+    size = len(raw) - 5
+    n, width, block = 0, 1, 10  # keys "0".."9", then "10".."99", ...
+    while size > 0:
+        per = width + 10  # type byte + key + NUL + 8 value bytes
+        if size <= block * per:
+            return n + size // per if size % per == 0 else None
+        size -= block * per
+        n += block
+        width += 1
+        block = 9 * 10 ** (width - 1)
+    return n if size == 0 else None
+
+
+# ------------------------------------------------------------------ plan
+
+
+class ColumnarGroup:
+    """A parsed ``$group`` the columnar path can run, plus the vectorized filter."""
+
+    def __init__(self, group_spec: dict, unit_ms: int | None, fields: list, conditions: list,
+                 time_field: str, meta_field: str | None):
+        self.group_spec = group_spec
+        self.unit_ms = unit_ms
+        self.fields = fields  # [(name, AccumulatorSpec)]
+        self.conditions = conditions  # [(path, np ufunc, operand)]: path == time_field -> ms operand
+        self.time_field, self.meta_field = time_field, meta_field
+        self.id_fn = compile_expression(group_spec["_id"])
+        self.columns = sorted({spec.field for _, spec in fields if spec.field is not None}
+                              | {p for p, _, _ in conditions} - {time_field})
+
+
+def _id_unit(value: Any, tf: str, mf: str | None, units: set) -> bool:
+    """True when the ``_id`` expression reads only ``$dateTrunc`` of the time field and meta paths."""
+    if isinstance(value, str):
+        if value.startswith("$$"):
+            return False
+        if value.startswith("$"):
+            path = value[1:]
+            return mf is not None and (path == mf or path.startswith(mf + "."))
+        return True
+    if isinstance(value, dict):
+        if len(value) == 1 and "$dateTrunc" in value:
+            body = value["$dateTrunc"]
+            if not isinstance(body, dict) or set(body) != {"date", "unit"} or body["date"] != "$" + tf:
+                return False
+            if body["unit"] not in UNIT_MS:
+                return False
+            units.add(body["unit"])
+            return True
+        if any(k.startswith("$") for k in value):
+            return False
+        return all(_id_unit(v, tf, mf, units) for v in value.values())
+    if isinstance(value, list):
+        return False
+    return isinstance(value, (int, float, bool)) or value is None
+
+
+def _conjuncts(node: Node) -> list[Node]:
+    if isinstance(node, And):
+        return [c for child in node.children for c in _conjuncts(child)]
+    return [node]
+
+
+def _on_meta(path: str, mf: str | None) -> bool:
+    return mf is not None and (path == mf or path.startswith(mf + "."))
+
+
+def _all_paths_on_meta(node: Node, mf: str | None) -> bool:
+    children = getattr(node, "children", None)
+    if children is not None:
+        return all(_all_paths_on_meta(c, mf) for c in children)
+    child = getattr(node, "child", None)
+    if child is not None:
+        return _all_paths_on_meta(child, mf)
+    path = getattr(node, "path", None)
+    return path is not None and _on_meta(path, mf)
+
+
+def _conditions(node: Node | None, tf: str, mf: str | None) -> list | None:
+    """The filter as [(path, ufunc, operand)] row conditions (meta-only parts dropped: the bucket
+    predicate decides them exactly), or None when some part has no vectorized form."""
+    if node is None:
+        return []
+    out = []
+    for part in _conjuncts(node):
+        if _all_paths_on_meta(part, mf):
+            continue
+        if not isinstance(part, Cmp) or part.op not in _OPS:
+            return None
+        if part.path == tf:
+            ms = date_ms(part.value) if isinstance(part.value, _dt.datetime) else None
+            if ms is None:
+                return None
+            out.append((tf, _OPS[part.op], ms))
+        elif "." not in part.path and type(part.value) in (int, float) and part.path != mf:
+            if type(part.value) is int and abs(part.value) >= _MAX_EXACT_INT:
+                return None
+            out.append((part.path, _OPS[part.op], float(part.value)))
+        else:
+            return None
+    return out
+
+
+def plan(node: Node | None, remaining: list[dict], time_field: str, meta_field: str | None) -> ColumnarGroup | None:
+    """A ColumnarGroup when ``remaining`` starts with a ``$group`` of the supported shape and the
+    leading filter ``node`` vectorizes; else None (the generic path runs)."""
+    if not remaining or not isinstance(remaining[0], dict) or len(remaining[0]) != 1:
+        return None
+    spec = remaining[0].get("$group")
+    if not isinstance(spec, dict) or "_id" not in spec:
+        return None
+    units: set = set()
+    if not _id_unit(spec["_id"], time_field, meta_field, units) or len(units) > 1:
+        return None
+    try:
+        fields = parse_accumulated_fields(spec, "$group")
+    except MongoError:
+        return None  # the generic $group reports the error
+    for _name, acc in fields:
+        if acc.name not in _ACCUMULATORS:
+            return None
+        if acc.field is None:
+            if acc.name != "$count" and type(acc.spec) not in (int, float):
+                return None
+        elif acc.field == time_field:
+            if acc.name not in ("$max", "$min", "$first", "$last"):
+                return None
+        elif acc.field == meta_field:
+            return None
+    conditions = _conditions(node, time_field, meta_field)
+    if conditions is None:
+        return None
+    unit_ms = UNIT_MS[units.pop()] if units else None
+    return ColumnarGroup(spec, unit_ms, fields, conditions, time_field, meta_field)
+
+
+# ------------------------------------------------------------------ execution
+
+
+def _ms_to_datetime(ms: int) -> _dt.datetime:
+    return _EPOCH + _dt.timedelta(milliseconds=int(ms))
+
+
+def _fast_arrays(bucket: dict, group: ColumnarGroup) -> tuple[np.ndarray, dict] | None:
+    """(time ms, {field: float64 array}) of a stored bucket whose needed columns are all dense
+    doubles without NaN, else None."""
+    data = bucket.get("data")
+    if not isinstance(data, dict):
+        return None
+    time_raw = data.get(group.time_field)
+    if not isinstance(time_raw, bytes):
+        return None
+    n = column_length(time_raw)
+    if not n:
+        return None
+    times = parse_column(time_raw, n, _DATE)
+    if times is None:
+        return None
+    arrays = {}
+    for name in group.columns:
+        raw = data.get(name)
+        if not isinstance(raw, bytes):
+            return None
+        values = parse_column(raw, n, _DOUBLE)
+        if values is None or np.isnan(values).any():
+            return None
+        arrays[name] = values
+    return times, arrays
+
+
+def decoded(bucket: dict) -> dict:
+    """``bucket`` with its raw (``bytes``) data columns decoded."""
+    data = bucket.get("data")
+    if isinstance(data, dict) and any(isinstance(v, bytes) for v in data.values()):
+        bucket = dict(bucket)
+        bucket["data"] = {k: decode(v) if isinstance(v, bytes) else v for k, v in data.items()}
+    return bucket
+
+
+def run(group: ColumnarGroup, buckets: Iterable[dict], event_filter: Any, fields: set[str] | None,
+        info: dict, ctx: PipelineContext | None = None) -> Iterator[dict]:
+    """The ``$group`` output over ``buckets`` (first-seen group order, like the generic stage).
+
+    ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
+    when the bucket predicate is exact)."""
+    ctx = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
+    groups = _Groups(group.id_fn, group.fields, ctx)
+    tf, mf = group.time_field, group.meta_field
+    variables = ctx.variables
+    table = groups.groups
+    check, limit = not ctx.allow_disk_use, ctx.memory_limit
+    for bucket in buckets:
+        info["bucketsUnpacked"] += 1
+        fast = _fast_arrays(bucket, group)
+        if fast is None:
+            docs = []
+            for m in unpack_document(decoded(bucket), tf, mf, fields):
+                info["measurementsUnpacked"] += 1
+                if event_filter is None or event_filter(m):
+                    docs.append(m)
+            info["measurementsReturned"] += len(docs)
+            groups.add_all(docs)
+            continue
+        times, arrays = fast
+        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+        info["measurementsUnpacked"] += len(times)
+        mask = None
+        for path, op, operand in group.conditions:
+            hit = op(times if path == tf else arrays[path], operand)
+            mask = hit if mask is None else mask & hit
+        if mask is not None:
+            rows = np.nonzero(mask)[0]
+            if not len(rows):
+                continue
+            times = times[rows]
+            arrays = {k: v[rows] for k, v in arrays.items()}
+        info["measurementsReturned"] += len(times)
+        has_meta = mf is not None and "meta" in bucket
+        meta = bucket.get("meta")
+        for first, idx in _splits(times, group.unit_ms):
+            rep = {tf: _ms_to_datetime(times[first])}
+            if has_meta:
+                rep[mf] = meta
+            idv = group.id_fn(rep, variables)
+            key = _group_key(idv)
+            entry = table.get(key)
+            if entry is None:
+                entry = table[key] = (idv, [spec.new() for _, spec in group.fields])
+                if check:  # the generic stage's accounting (only per-group state: no growing accumulators)
+                    groups.used += _GROUP_OVERHEAD + _approx_size(idv)
+                    if groups.used > limit:
+                        raise _memory_error(limit)
+            for (_, spec), acc in zip(group.fields, entry[1], strict=True):
+                _feed(acc, spec, idx, times, arrays, tf, variables)
+    yield from groups.results()
+
+
+def _group_key(idv: Any) -> Any:
+    from server.query.stage_group import group_key
+
+    t = type(idv)
+    return idv if (t is str or t is _dt.datetime or t is int) else group_key(idv)
+
+
+def _splits(times: np.ndarray, unit_ms: int | None) -> list[tuple[int, Any]]:
+    """[(index of the group's first row, row selector)] in first-seen order of the truncated time."""
+    if unit_ms is None:
+        return [(0, slice(None))]
+    trunc = times - times % unit_ms
+    if trunc[0] == trunc[-1] and (len(trunc) < 3 or (trunc == trunc[0]).all()):
+        return [(0, slice(None))]
+    uniq, first, inverse = np.unique(trunc, return_index=True, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    counts = np.bincount(inverse, minlength=len(uniq))
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    parts = [(int(first[g]), order[bounds[g]:bounds[g + 1]]) for g in range(len(uniq))]
+    parts.sort(key=lambda p: p[0])
+    return parts
+
+
+def _feed(acc: Any, spec: Any, idx: Any, times: np.ndarray, arrays: dict, tf: str, variables: dict) -> None:
+    name, field = spec.name, spec.field
+    if field is None:
+        k = len(times[idx])
+        acc.process_many([spec.evaluate({}, variables)] * k if name != "$count" else [1] * k)
+        return
+    if field == tf:
+        sub = times[idx]
+        pick = {"$max": sub.max, "$min": sub.min}.get(name)
+        ms = pick() if pick is not None else sub[0] if name == "$first" else sub[-1]
+        acc.process_many([_ms_to_datetime(ms)])
+        return
+    sub = arrays[field][idx]
+    if name == "$max":
+        acc.process_many([float(sub.max())])
+    elif name == "$min":
+        acc.process_many([float(sub.min())])
+    elif name == "$first":
+        acc.process_many([float(sub[0])])
+    elif name == "$last":
+        acc.process_many([float(sub[-1])])
+    else:
+        acc.process_many(sub.tolist())
