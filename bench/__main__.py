@@ -23,7 +23,7 @@ from pathlib import Path
 from bench import report
 from bench.generator import generate, parse_duration
 from bench.harness import ROOT, Context, SystemResult, can_pin, progress_bar
-from bench.messages import build_cache
+from bench.messages import build_cache, cache_path
 from bench.peers import PEERS
 from bench.queries import QUERY_TYPES, ResultMismatch
 
@@ -90,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     say(f"generating TSBS cpu-only rows: scale {args.scale} x {args.duration}, seed {args.seed}")
     dataset = generate(args.scale, args.duration_s, args.seed)
     say(f"  {dataset.rows:,} rows")
-    bar = progress_bar(_Quiet(args), dataset.rows, "encoding OP_MSG inserts (cached)")
+    cached = cache_path(args.cache, dataset)
+    if cached.exists():
+        say(f"  insert messages: {cached} (cached)")
+    bar = progress_bar(_Quiet(args), 0 if cached.exists() else dataset.rows, "encoding OP_MSG inserts")
     frames = build_cache(dataset, args.cache, progress=bar.update)
     bar.close()
 
