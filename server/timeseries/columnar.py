@@ -23,10 +23,12 @@ unpacked into measurements and fed through the generic grouping, in order.
 from __future__ import annotations
 
 import datetime as _dt
+import heapq
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
+from bson import encode as bson_encode
 
 from protocol.codec import decode
 from protocol.errors import MongoError
@@ -38,6 +40,7 @@ from server.query.stage_group import (
     _approx_size,
     _Groups,
     _memory_error,
+    group_key,
     parse_accumulated_fields,
 )
 from server.timeseries.buckets import date_ms, unpack_document
@@ -121,6 +124,7 @@ class ColumnarGroup:
         self.conditions = conditions  # [(path, np ufunc, operand)]: path == time_field -> ms operand
         self.time_field, self.meta_field = time_field, meta_field
         self.id_fn = compile_expression(group_spec["_id"])
+        self.topk: TopK | None = None  # set when only the k newest groups can reach the output
         self.columns = sorted({spec.field for _, spec in fields if spec.field is not None}
                               | {p for p, _, _ in conditions} - {time_field})
 
@@ -230,6 +234,43 @@ def plan(node: Node | None, remaining: list[dict], time_field: str, meta_field: 
     return ColumnarGroup(spec, unit_ms, fields, conditions, time_field, meta_field)
 
 
+# ------------------------------------------------------------------ newest groups only
+
+
+class TopK:
+    """The k largest truncated times of the groups created so far, for ``$group`` by ``$dateTrunc``
+    -> ``$sort {_id: -1}`` -> ``$limit k``: a bucket starting at s holds times < s + span, which all
+    truncate below ``kth`` once s + span <= kth, so neither it nor any older bucket can change the
+    k newest groups (``done_before``)."""
+
+    def __init__(self, k: int, span_ms: int):
+        self.k, self.span_ms = k, span_ms
+        self._heap: list[int] = []
+
+    def offer(self, trunc_ms: int) -> None:
+        if len(self._heap) < self.k:
+            heapq.heappush(self._heap, trunc_ms)
+        elif trunc_ms > self._heap[0]:
+            heapq.heapreplace(self._heap, trunc_ms)
+
+    def done_before(self, bucket_start_s: int) -> bool:
+        return len(self._heap) >= self.k and bucket_start_s * 1000 + self.span_ms <= self._heap[0]
+
+
+def topk_shape(remaining: list[dict], group: ColumnarGroup) -> int | None:
+    """k when ``remaining`` is ``$group`` on exactly ``$dateTrunc`` of the time, ``$sort {_id: -1}``,
+    ``$limit k``; else None."""
+    if len(remaining) < 3 or group.unit_ms is None or not isinstance(group.group_spec["_id"], dict):
+        return None
+    if "$dateTrunc" not in group.group_spec["_id"]:
+        return None
+    sort, limit = remaining[1], remaining[2]
+    if sort != {"$sort": {"_id": -1}} or not isinstance(limit, dict) or set(limit) != {"$limit"}:
+        return None
+    k = limit["$limit"]
+    return k if type(k) is int and 0 < k <= 1000 else None
+
+
 # ------------------------------------------------------------------ execution
 
 
@@ -285,6 +326,8 @@ def run(group: ColumnarGroup, buckets: Iterable[dict], event_filter: Any, fields
     variables = ctx.variables
     table = groups.groups
     check, limit = not ctx.allow_disk_use, ctx.memory_limit
+    # (encoded meta, truncated ms) -> the group's accumulators: the _id depends on nothing else
+    cache: dict = {}
     for bucket in buckets:
         info["bucketsUnpacked"] += 1
         fast = _fast_arrays(bucket, group)
@@ -313,67 +356,80 @@ def run(group: ColumnarGroup, buckets: Iterable[dict], event_filter: Any, fields
         info["measurementsReturned"] += len(times)
         has_meta = mf is not None and "meta" in bucket
         meta = bucket.get("meta")
-        for first, idx in _splits(times, group.unit_ms):
-            rep = {tf: _ms_to_datetime(times[first])}
-            if has_meta:
-                rep[mf] = meta
-            idv = group.id_fn(rep, variables)
-            key = _group_key(idv)
-            entry = table.get(key)
-            if entry is None:
-                entry = table[key] = (idv, [spec.new() for _, spec in group.fields])
-                if check:  # the generic stage's accounting (only per-group state: no growing accumulators)
-                    groups.used += _GROUP_OVERHEAD + _approx_size(idv)
-                    if groups.used > limit:
-                        raise _memory_error(limit)
-            for (_, spec), acc in zip(group.fields, entry[1], strict=True):
-                _feed(acc, spec, idx, times, arrays, tf, variables)
+        meta_token = bson_encode({"m": meta}) if has_meta else None
+        order, starts, ends, firsts, trunc = _segments(times, group.unit_ms)
+        feeds = [_feeds(spec, order, starts, ends, times, arrays, tf, variables) for _, spec in group.fields]
+        for g, first in enumerate(firsts):
+            token = (meta_token, int(trunc[first]) if trunc is not None else None)
+            accs = cache.get(token)
+            if accs is None:
+                rep = {tf: _ms_to_datetime(times[first])}
+                if has_meta:
+                    rep[mf] = meta
+                idv = group.id_fn(rep, variables)
+                key = _group_key(idv)
+                entry = table.get(key)
+                if entry is None:
+                    entry = table[key] = (idv, [spec.new() for _, spec in group.fields])
+                    if group.topk is not None and trunc is not None:
+                        group.topk.offer(token[1])
+                    if check:  # the generic stage's accounting (only per-group state: no growing accumulators)
+                        groups.used += _GROUP_OVERHEAD + _approx_size(idv)
+                        if groups.used > limit:
+                            raise _memory_error(limit)
+                accs = cache[token] = entry[1]
+            for acc, feed in zip(accs, feeds, strict=True):
+                acc.process_many(feed[g])
     yield from groups.results()
 
 
 def _group_key(idv: Any) -> Any:
-    from server.query.stage_group import group_key
-
     t = type(idv)
     return idv if (t is str or t is _dt.datetime or t is int) else group_key(idv)
 
 
-def _splits(times: np.ndarray, unit_ms: int | None) -> list[tuple[int, Any]]:
-    """[(index of the group's first row, row selector)] in first-seen order of the truncated time."""
+def _segments(times: np.ndarray, unit_ms: int | None):
+    """(order, starts, ends, firsts, trunc): the rows of the g-th group (first-seen order of the
+    truncated time) are ``order[starts[g]:ends[g]]`` in row order (``order`` None: identity), its
+    first row is ``firsts[g]``; ``trunc`` the truncated times (None without a time unit)."""
+    n = len(times)
     if unit_ms is None:
-        return [(0, slice(None))]
+        return None, [0], [n], [0], None
     trunc = times - times % unit_ms
-    if trunc[0] == trunc[-1] and (len(trunc) < 3 or (trunc == trunc[0]).all()):
-        return [(0, slice(None))]
+    if (trunc == trunc[0]).all():
+        return None, [0], [n], [0], trunc
     uniq, first, inverse = np.unique(trunc, return_index=True, return_inverse=True)
-    order = np.argsort(inverse, kind="stable")
-    counts = np.bincount(inverse, minlength=len(uniq))
-    bounds = np.concatenate(([0], np.cumsum(counts)))
-    parts = [(int(first[g]), order[bounds[g]:bounds[g + 1]]) for g in range(len(uniq))]
-    parts.sort(key=lambda p: p[0])
-    return parts
+    rank = np.argsort(first, kind="stable")
+    position = np.empty(len(uniq), dtype=np.int64)
+    position[rank] = np.arange(len(uniq))
+    label = position[inverse]
+    order = np.argsort(label, kind="stable")
+    counts = np.bincount(label, minlength=len(uniq))
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    return order, starts.tolist(), ends.tolist(), first[rank].tolist(), trunc
 
 
-def _feed(acc: Any, spec: Any, idx: Any, times: np.ndarray, arrays: dict, tf: str, variables: dict) -> None:
+def _feeds(spec: Any, order: Any, starts: list, ends: list, times: np.ndarray, arrays: dict, tf: str,
+           variables: dict) -> list[list]:
+    """Per group, the list to hand to the accumulator's ``process_many`` (same result as all values)."""
     name, field = spec.name, spec.field
     if field is None:
-        k = len(times[idx])
-        acc.process_many([spec.evaluate({}, variables)] * k if name != "$count" else [1] * k)
-        return
-    if field == tf:
-        sub = times[idx]
-        pick = {"$max": sub.max, "$min": sub.min}.get(name)
-        ms = pick() if pick is not None else sub[0] if name == "$first" else sub[-1]
-        acc.process_many([_ms_to_datetime(ms)])
-        return
-    sub = arrays[field][idx]
+        value = 1 if name == "$count" else spec.evaluate({}, variables)
+        return [[value] * (e - s) for s, e in zip(starts, ends, strict=True)]
+    column = times if field == tf else arrays[field]
+    ordered = column if order is None else column[order]
     if name == "$max":
-        acc.process_many([float(sub.max())])
+        picked = np.maximum.reduceat(ordered, starts)
     elif name == "$min":
-        acc.process_many([float(sub.min())])
+        picked = np.minimum.reduceat(ordered, starts)
     elif name == "$first":
-        acc.process_many([float(sub[0])])
+        picked = ordered[starts]
     elif name == "$last":
-        acc.process_many([float(sub[-1])])
+        picked = ordered[np.asarray(ends) - 1]
     else:
-        acc.process_many(sub.tolist())
+        values = ordered.tolist()
+        return [values[s:e] for s, e in zip(starts, ends, strict=True)]
+    if field == tf:
+        return [[_ms_to_datetime(v)] for v in picked.tolist()]
+    return [[v] for v in picked.tolist()]

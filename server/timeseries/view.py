@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from bson.objectid import ObjectId
 from bson.raw_bson import RawBSONDocument
 
 from protocol.codec import RAW_CODEC_OPTIONS, decode
@@ -334,7 +335,12 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
         info["columnarGroup"] = True
     plan = _bucket_index_plan(ctx.server.engine, ns, index_filter(node, spec.time_field, spec.meta_field, span),
                               hint, spec)
-    if node is None and plan is None and _is_lastpoint(remaining, spec.time_field, spec.meta_field):
+    topk = columnar.topk_shape(remaining, grouped) if grouped is not None and plan is None else None
+    if topk is not None:
+        info["newestFirst"] = topk
+        grouped.topk = columnar.TopK(topk, span * 1000)
+        buckets = _newest_first(ctx.server, ns, bfilter.hi_s, info, predicate, columns, grouped.topk)
+    elif node is None and plan is None and _is_lastpoint(remaining, spec.time_field, spec.meta_field):
         info["lastpoint"] = True
         buckets = _latest_buckets(ctx.server, ns, spec.time_field, info, columns)
     elif plan is not None:
@@ -374,6 +380,47 @@ class GroupableMeasurements:
             return None
         self._it = iter(())
         return columnar.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx)
+
+
+def _newest_first(server: Any, ns: str, hi_s: int | None, stats: dict, predicate: Any,
+                  columns: set[str] | None, topk: Any) -> Iterator[dict]:
+    """Live buckets, then stored ones by descending bucket start (``_id``), until ``topk`` says no
+    older bucket can matter (``done_before(start)``). Pre-1970 buckets (wrapped ``_id`` timestamps)
+    come first and never stop the scan."""
+    snapshot = _live_snapshot(server, ns, None, None)
+    for bucket_id in sorted(snapshot, reverse=True):
+        stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+        if _accept_live(snapshot[bucket_id], predicate):
+            yield snapshot[bucket_id].document()
+    hi = clustered_rid(oid_bound(hi_s, high=True)) if hi_s is not None and 0 <= hi_s < WRAPPED_START else None
+    regions = [(clustered_rid(oid_bound(WRAPPED_START - 1, high=True)), None), (None, hi)] if hi is not None \
+        else [(None, None)]
+    for lo, hi_key in regions:
+        resume = None
+        while True:
+            with server.engine.read() as r:
+                info = r.get_collection(ns)
+                if info is None:
+                    return
+                chunk = []
+                for rid, raw in r.scan(info, start_after=resume, reverse=True, lo=lo, hi=hi_key,
+                                       lo_inclusive=False):
+                    chunk.append((bytes(rid), bytes(raw)))
+                    if len(chunk) >= 32:
+                        break
+            if not chunk:
+                break
+            resume = chunk[-1][0]
+            for _rid, raw in chunk:
+                summary = _summary(raw)
+                bucket_id = summary["_id"]
+                if isinstance(bucket_id, ObjectId) and topk.done_before(int.from_bytes(bucket_id.binary[:4], "big")):
+                    return
+                stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+                if bucket_id in snapshot:
+                    continue
+                if predicate is None or predicate(summary):
+                    yield decode(raw) if columns is None else _partial(raw, summary, columns)
 
 
 def _is_lastpoint(pipeline: list[dict], time_field: str, meta_field: str | None) -> bool:

@@ -113,3 +113,16 @@ def test_group_on_an_unsupported_expression_keeps_the_generic_path(coll):
     plan = explained["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]
     assert "columnarGroup" not in plan["timeseries"]
     assert sorted(d["_id"] for d in coll.aggregate(pipeline)) == [0, 1, 2, 3, 4]
+
+
+def _explain_ts(coll, pipeline):
+    explained = coll.database.command("explain", {"aggregate": coll.name, "pipeline": pipeline, "cursor": {}},
+                                      verbosity="executionStats")
+    return explained["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
+
+
+def test_newest_groups_with_a_limit_read_only_the_newest_buckets(coll):
+    newest = _explain_ts(coll, PIPELINES["orderby-limit"])
+    everything = _explain_ts(coll, _generic(PIPELINES["orderby-limit"]))
+    assert newest.get("newestFirst") == 5
+    assert 0 < newest["bucketsScanned"] < everything["bucketsScanned"]
