@@ -46,10 +46,14 @@ def frames_path(scale: int, seconds: int = 86400, seed: int = 123) -> Path:
 
 
 class Server:
-    def __init__(self, dbpath: str | None = None, extra: list[str] | None = None, tree: str | None = None):
+    def __init__(self, dbpath: str | None = None, extra: list[str] | None = None, tree: str | None = None,
+                 prelude: str | None = None):
         """``tree``: run the server from this source tree (e.g. a `git archive` of one commit, so a
         profile is not measuring other engineers' uncommitted edits); default: this work tree."""
         self.tree = tree or str(ROOT)
+        # Python run before the server's own __main__ (experiments without editing the server, e.g. GC
+        # settings): `python -c "<prelude>; runpy.run_module('server')" <server args>`.
+        self.prelude = prelude
         self.own_dir = dbpath is None
         self.dbpath = dbpath or tempfile.mkdtemp(prefix="tm-profile-")
         self.port = free_port()
@@ -58,7 +62,11 @@ class Server:
 
     def start(self) -> Server:
         log = open(os.path.join(self.dbpath, "..", f"tm-profile-{self.port}.log"), "wb")
-        cmd = pin(0) + [PY, "-m", "server", "--port", str(self.port), "--dbpath", self.dbpath, "--quiet",
+        launcher = ["-m", "server"]
+        if self.prelude:
+            launcher = ["-c", f"{self.prelude}\nimport runpy\nrunpy.run_module('server', run_name='__main__', "
+                              "alter_sys=True)"]
+        cmd = pin(0) + [PY, *launcher, "--port", str(self.port), "--dbpath", self.dbpath, "--quiet",
                         *self.extra]
         self.proc = subprocess.Popen(cmd, cwd=self.tree, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         wait_port(self.port, self.proc)

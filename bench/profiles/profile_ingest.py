@@ -156,6 +156,15 @@ def _tree(commit: str | None) -> str | None:
     return snapshot_tree(commit, tempfile.mkdtemp(prefix="tm-tree-")) if commit else None
 
 
+def written_bytes(pid: int) -> int:
+    """Bytes the process caused to be written to storage (/proc/<pid>/io write_bytes; 0 if unreadable)."""
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("write_bytes"))
+    except (OSError, StopIteration):
+        return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=int, default=100)
@@ -166,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", help="use this dbpath and keep it (for the storage analysis)")
     p.add_argument("--json", help="write the figures here")
     p.add_argument("--commit", help="run the server from this commit (git archive to a temp dir), not the work tree")
+    p.add_argument("--prelude", help="Python run in the server process before it starts, e.g. "
+                                      "'import gc; gc.set_threshold(50000, 20, 100)' (experiments)")
     p.add_argument("--keep-raw", help="keep py-spy's raw stacks in this file (see top_frames)")
     p.add_argument("--nonblocking", action="store_true",
                    help="py-spy --nonblocking: do not pause the server per sample (less CPU distortion)")
@@ -174,13 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     frames = frames_path(args.scale)
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
-    server = Server(args.keep, tree=_tree(args.commit)).start()
+    server = Server(args.keep, tree=_tree(args.commit), prelude=args.prelude).start()
     spy = None
     raw = tempfile.mktemp(suffix=".spy.txt")
     try:
         with server.client() as client:
             setup_cpu(client)
             cpu0 = thread_cpu(server.pid)
+            io0 = written_bytes(server.pid)
             if args.mode != "none":
                 cmd = pin(1) + [str(ROOT / ".venv/bin/py-spy"), "record", "--pid", str(server.pid), "--rate",
                                 str(args.rate), "--format", "raw", "--threads", "-o", raw]
@@ -195,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                 spy.send_signal(signal.SIGINT)
                 spy.wait(60)
             cpu1 = thread_cpu(server.pid)
+            io1 = written_bytes(server.pid)
             ts = client["benchmark"].command("collStats", "cpu").get("timeseries", {})
     finally:
         clean = server.stop()
@@ -216,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         "thread_cpu_s": dict(cpu_by_group),
         "timeseries_stats": {k: v for k, v in ts.items() if isinstance(v, int)},
         "clean_shutdown": clean,
+        "written_bytes_per_row": (io1 - io0) / rows,
     }
     result["cpu_us_per_row"] = {k: v * 1e6 / rows for k, v in result["thread_cpu_s"].items()}
     if spy is not None:
@@ -242,6 +256,7 @@ def report(result: dict, rate: int) -> None:
     if ts.get("numCommits"):
         print(f"commits {ts['numCommits']}, rows/commit {rows / ts['numCommits']:.0f}, "
               f"commits/s {ts['numCommits'] / result['seconds']:.1f}, waits {ts.get('numWaits')}")
+    print(f"written to storage during the load: {result['written_bytes_per_row']:.0f} B/row")
     if "bytes_per_row" in result:
         print(f"disk {result['disk_bytes']:,} B = {result['bytes_per_row']:.1f} B/row")
     # Samples count runnable time too (the machine is shared), so each thread's CPU us/row (from /proc)
