@@ -44,70 +44,13 @@ from server.query.stage_group import (
     parse_accumulated_fields,
 )
 from server.timeseries.buckets import date_ms, unpack_document
+from server.timeseries.rawcolumns import DATE, DOUBLE, column_length, parse_column
 
 UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
 _ACCUMULATORS = {"$max", "$min", "$avg", "$sum", "$first", "$last", "$count"}
 _EPOCH = _dt.datetime(1970, 1, 1)
-_DOUBLE, _DATE = 0x01, 0x09
 _OPS = {"$gt": np.greater, "$gte": np.greater_equal, "$lt": np.less, "$lte": np.less_equal, "$eq": np.equal}
 _MAX_EXACT_INT = 2**53
-
-
-# ------------------------------------------------------------------ raw column parsing
-
-_LAYOUTS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
-
-
-def _layout(n: int, type_byte: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(fixed byte positions, their expected values, value byte positions (n x 8), total length) of a
-    BSON document ``{"0": v0, ..., "n-1": v}`` whose values are all of ``type_byte`` (8 bytes each)."""
-    cached = _LAYOUTS.get((n, type_byte))
-    if cached is not None:
-        return cached
-    template = bytearray(4)
-    values = []
-    for i in range(n):
-        template += bytes([type_byte]) + str(i).encode() + b"\x00"
-        values.append(len(template))
-        template += b"\x00" * 8
-    template += b"\x00"
-    total = len(template)
-    template[0:4] = total.to_bytes(4, "little")
-    value_pos = (np.asarray(values, dtype=np.int64)[:, None] + np.arange(8)).reshape(-1)
-    is_fixed = np.ones(total, dtype=bool)
-    is_fixed[value_pos] = False
-    fixed_pos = np.nonzero(is_fixed)[0]
-    layout = (fixed_pos, np.frombuffer(bytes(template), dtype=np.uint8)[fixed_pos], value_pos, total)
-    if len(_LAYOUTS) < 4096:
-        _LAYOUTS[(n, type_byte)] = layout
-    return layout
-
-
-def parse_column(raw: bytes, n: int, type_byte: int) -> np.ndarray | None:
-    """The values of a dense column of ``n`` doubles (float64) or dates (int64 ms), or None when the
-    column has another shape (missing positions, other types, other keys)."""
-    fixed_pos, expected, value_pos, total = _layout(n, type_byte)
-    if len(raw) != total:
-        return None
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    if not np.array_equal(buf[fixed_pos], expected):
-        return None
-    return buf[value_pos].view("<f8" if type_byte == _DOUBLE else "<i8")
-
-
-def column_length(raw: bytes) -> int | None:
-    """n for a column laid out like ``_layout(n, ...)`` (derived from its size), else None."""
-    size = len(raw) - 5
-    n, width, block = 0, 1, 10  # keys "0".."9", then "10".."99", ...
-    while size > 0:
-        per = width + 10  # type byte + key + NUL + 8 value bytes
-        if size <= block * per:
-            return n + size // per if size % per == 0 else None
-        size -= block * per
-        n += block
-        width += 1
-        block = 9 * 10 ** (width - 1)
-    return n if size == 0 else None
 
 
 # ------------------------------------------------------------------ plan
@@ -290,7 +233,7 @@ def _fast_arrays(bucket: dict, group: ColumnarGroup) -> tuple[np.ndarray, dict] 
     n = column_length(time_raw)
     if not n:
         return None
-    times = parse_column(time_raw, n, _DATE)
+    times = parse_column(time_raw, n, DATE)
     if times is None:
         return None
     arrays = {}
@@ -298,7 +241,7 @@ def _fast_arrays(bucket: dict, group: ColumnarGroup) -> tuple[np.ndarray, dict] 
         raw = data.get(name)
         if not isinstance(raw, bytes):
             return None
-        values = parse_column(raw, n, _DOUBLE)
+        values = parse_column(raw, n, DOUBLE)
         if values is None or np.isnan(values).any():
             return None
         arrays[name] = values

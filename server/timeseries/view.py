@@ -23,7 +23,7 @@ from protocol.codec import RAW_CODEC_OPTIONS, decode
 from protocol.errors import MongoError
 from server.query import plan as planner
 from server.query.match import And, compile_node, filter_fields, parse_filter
-from server.timeseries import columnar
+from server.timeseries import columnar, rawcolumns
 from server.timeseries.buckets import MISSING, date_ms, meta_key, oid_bound, unpack_document
 from server.timeseries.commit import clustered_rid
 from server.timeseries.indexes import translate_hint
@@ -73,8 +73,13 @@ class RawColumns(frozenset):
 def _partial(raw: bytes, summary: dict | None, columns: set[str]) -> dict:
     """A stored bucket with only ``columns`` of its data decoded (kept as raw BSON ``bytes`` when
     ``columns`` is a ``RawColumns``)."""
-    head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
     doc = dict(summary) if summary is not None else _summary(raw)
+    if isinstance(columns, RawColumns):
+        data_columns = rawcolumns.raw_columns(raw, columns)
+        if data_columns is not None:
+            doc["data"] = data_columns
+            return doc
+    head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
     data = head.get("data")
     if isinstance(data, RawBSONDocument) and isinstance(columns, RawColumns):
         doc["data"] = {field: bytes(data[field].raw) if isinstance(data[field], RawBSONDocument) else data[field]
@@ -89,6 +94,13 @@ def _partial(raw: bytes, summary: dict | None, columns: set[str]) -> dict:
 
 def _summary(raw: bytes) -> dict:
     """``{_id, control, meta?}`` of a stored bucket without decoding its data columns."""
+    top = rawcolumns.elements(raw)
+    if top is not None and "_id" in top and "control" in top:
+        summary = {"_id": rawcolumns.element_value(raw, top["_id"]),
+                   "control": rawcolumns.element_value(raw, top["control"])}
+        if "meta" in top:
+            summary["meta"] = rawcolumns.element_value(raw, top["meta"])
+        return summary
     head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
     summary: dict[str, Any] = {"_id": head.get("_id")}
     control = head.get("control")

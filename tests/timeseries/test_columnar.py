@@ -5,7 +5,7 @@ import datetime as dt
 import bson
 
 from server.query.match import parse_filter
-from server.timeseries import columnar
+from server.timeseries import columnar, rawcolumns
 
 GROUP = {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "m": {"$max": "$x"}}}
 
@@ -13,17 +13,17 @@ GROUP = {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "m"
 def test_dense_double_and_date_columns_parse_to_arrays():
     for n in (1, 10, 11, 100, 101, 1000):
         raw = bson.encode({str(i): i / 7 for i in range(n)})
-        assert columnar.column_length(raw) == n
-        assert columnar.parse_column(raw, n, 0x01).tolist() == [i / 7 for i in range(n)]
+        assert rawcolumns.column_length(raw) == n
+        assert rawcolumns.parse_column(raw, n, 0x01).tolist() == [i / 7 for i in range(n)]
     raw = bson.encode({"0": dt.datetime(2016, 1, 1), "1": dt.datetime(2016, 1, 1, 0, 0, 1, 5000)})
-    assert columnar.parse_column(raw, 2, 0x09).tolist() == [1451606400000, 1451606401005]
+    assert rawcolumns.parse_column(raw, 2, 0x09).tolist() == [1451606400000, 1451606401005]
 
 
 def test_columns_of_another_shape_are_refused():
-    assert columnar.parse_column(bson.encode({"0": 1.0, "2": 2.0}), 2, 0x01) is None  # a gap
-    assert columnar.parse_column(bson.encode({"0": 1.0, "1": 2}), 2, 0x01) is None  # an int
-    assert columnar.parse_column(bson.encode({"1": 1.0, "0": 2.0}), 2, 0x01) is None  # key order
-    assert columnar.parse_column(bson.encode({"0": 1.0, "1": 2.0}), 2, 0x09) is None  # not dates
+    assert rawcolumns.parse_column(bson.encode({"0": 1.0, "2": 2.0}), 2, 0x01) is None  # a gap
+    assert rawcolumns.parse_column(bson.encode({"0": 1.0, "1": 2}), 2, 0x01) is None  # an int
+    assert rawcolumns.parse_column(bson.encode({"1": 1.0, "0": 2.0}), 2, 0x01) is None  # key order
+    assert rawcolumns.parse_column(bson.encode({"0": 1.0, "1": 2.0}), 2, 0x09) is None  # not dates
 
 
 def test_tsbs_group_shapes_are_planned():
@@ -42,3 +42,12 @@ def test_other_shapes_keep_the_generic_path():
     assert columnar.plan(None, [tz], "t", "m") is None
     assert columnar.plan(parse_filter({"x": {"$exists": True}}), [GROUP], "t", "m") is None
     assert columnar.plan(None, [{"$sort": {"t": 1}}, GROUP], "t", "m") is None
+
+
+def test_a_stored_bucket_is_walked_without_decoding_its_columns():
+    bucket = {"_id": 1, "control": {"version": 1}, "meta": "m", "data": {"t": {"0": 1.5}, "x": {"0": 2.5}}}
+    raw = bson.encode(bucket)
+    top = rawcolumns.elements(raw)
+    assert list(top) == ["_id", "control", "meta", "data"]
+    assert rawcolumns.element_value(raw, top["meta"]) == "m"
+    assert rawcolumns.raw_columns(raw, ["x"]) == {"x": bson.encode({"0": 2.5})}
