@@ -42,6 +42,8 @@ QUERY_PHASES: list[tuple[str, str, str]] = [
     ("bson/", r".", "BSON decode of buckets (control/meta + columns)"),
     ("server/timeseries/view.py", r"^(_summary|_partial|_plain)$", "BSON decode of buckets (control/meta + columns)"),
     ("server/timeseries/buckets.py", r"^(unpack_document|document|summary)$", "unpack to measurement dicts"),
+    ("server/timeseries/columnar.py", r"^(parse_column|_fast_arrays)$", "columnar: raw BSON columns -> numpy"),
+    ("server/timeseries/columnar.py", r".", "columnar $group (numpy, per-group feed)"),
     ("server/query/match", r".", "$match"),
     ("server/timeseries/rewrite.py", r".", "planning (rewrite, index choice)"),
     ("server/query/plan.py", r".", "planning (rewrite, index choice)"),
