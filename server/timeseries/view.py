@@ -354,7 +354,8 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
         buckets = _newest_first(ctx.server, ns, bfilter.hi_s, info, predicate, columns, grouped.topk)
     elif node is None and plan is None and _is_lastpoint(remaining, spec.time_field, spec.meta_field):
         info["lastpoint"] = True
-        buckets = _latest_buckets(ctx.server, ns, spec.time_field, info, columns)
+        buckets = (_latest_rows(bucket, spec.time_field)
+                   for bucket in _latest_buckets(ctx.server, ns, spec.time_field, info, columns))
     elif plan is not None:
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
         snapshot = _live_snapshot(ctx.server, ns, None, None)
@@ -495,6 +496,31 @@ def _latest_buckets(server: Any, ns: str, time_field: str, stats: dict,
         for ref in refs:
             if not isinstance(ref, bytes):
                 yield ref.document()
+
+
+def _latest_rows(bucket: dict, time_field: str) -> dict:
+    """``bucket`` restricted to its measurements at its latest time (lastpoint: within one bucket the
+    meta is constant, so a row at an earlier time never sorts first in its group). Buckets with a
+    sparse column are kept whole: dropping rows could make the column dense and change field order."""
+    data = bucket.get("data")
+    times = data.get(time_field) if isinstance(data, dict) else None
+    if not isinstance(times, dict) or len(times) < 2:
+        return bucket
+    positions = list(times)
+    if not all(isinstance(column, dict) and list(column) == positions for column in data.values()):
+        return bucket
+    latest = max(times.values(), key=date_ms_or_min)
+    keep = [key for key, value in times.items() if value == latest and type(value) is type(latest)]
+    if len(keep) == len(times):
+        return bucket
+    restricted = dict(bucket)
+    restricted["data"] = {field: {key: column[key] for key in keep} for field, column in data.items()}
+    return restricted
+
+
+def date_ms_or_min(value: Any) -> int:
+    ms = date_ms(value)
+    return ms if ms is not None else -(2**63)
 
 
 def _bucket_index_plan(engine: Any, ns: str, ixfilter: dict | None, hint: Any = None, spec: Any = None) -> Any:

@@ -126,3 +126,13 @@ def test_newest_groups_with_a_limit_read_only_the_newest_buckets(coll):
     everything = _explain_ts(coll, _generic(PIPELINES["orderby-limit"]))
     assert newest.get("newestFirst") == 5
     assert 0 < newest["bucketsScanned"] < everything["bucketsScanned"]
+
+
+def test_lastpoint_from_the_latest_rows_equals_the_generic_sort_and_group(coll):
+    group = {"_id": "$tags.hostname", "time": {"$first": "$time"}, "u": {"$first": "$usage_user"},
+             "doc": {"$first": "$$ROOT"}}
+    pipeline = [{"$sort": {"tags.hostname": 1, "time": -1}}, {"$group": group}, {"$sort": {"_id": 1}}]
+    fast = list(coll.aggregate(pipeline))
+    generic = list(coll.aggregate([{"$skip": 0}, *pipeline]))
+    assert len(fast) == len(HOSTS)
+    assert _encoded(fast) == _encoded(generic)
