@@ -216,8 +216,42 @@ def analyse(dbpath: str, rows: int, sample: int) -> None:
     print("v1 columns compressed one by one with zstd-1 (B/row): " + ", ".join(
         f"{k[14:]} {v / measurements:.2f}" for k, v in v1_parts.items() if k.startswith("zstd")))
     print("columnar parts (B/row): " + ", ".join(f"{k} {v / measurements:.2f}" for k, v in parts_total.items()))
+    tag4_decode_costs(env, db)
     print(f"distinct meta values in the sample: {len(meta_ids)} (a per-collection meta table: "
           f"{sum(len(k) for k in meta_ids)} B once)")
+
+
+def tag4_decode_costs(env: lmdb.Environment, db) -> None:
+    """CPU per tag-4 bucket: zstd, rebuilding v1 BSON, and slicing the raw prefix (_id/control/meta) only.
+
+    Uses the codec's private helpers (layout: u8 version | varint len(prefix) | prefix | ...): a
+    measurement of what a prefix-only / column-selective decoder would save, not an API."""
+    import time
+
+    from storage.bucket_codec import _decompressor, _get_varint, decode_raw
+
+    with env.begin() as txn:
+        packed = [bytes(v)[5:] for _, v in txn.cursor(db=db) if v[0] == 0x04]
+    if not packed:
+        return
+    dz = _decompressor()
+    t0 = time.process_time()
+    raws = [dz.decompress(p) for p in packed]
+    t1 = time.process_time()
+    for r in raws:
+        decode_raw(r)
+    t2 = time.process_time()
+    prefixes = []
+    for r in raws:
+        n, pos = _get_varint(r, 1)
+        body = r[pos + 4:pos + n]  # the elements before `data`: full length first, `data`'s header last
+        if body.endswith(b"\x03data\x00"):
+            body = body[:-6]
+        prefixes.append(bson.decode((len(body) + 5).to_bytes(4, "little") + body + b"\0", CODEC_OPTIONS))
+    t3 = time.process_time()
+    k = len(packed)
+    print(f"\ntag-4 decode, {k} buckets (CPU us/bucket): zstd {1e6 * (t1 - t0) / k:.0f}, rebuild v1 BSON "
+          f"{1e6 * (t2 - t1) / k:.0f}, raw prefix (_id/control/meta) sliced + bson-decoded {1e6 * (t3 - t2) / k:.0f}")
 
 
 def main(argv: list[str] | None = None) -> int:
