@@ -35,6 +35,10 @@ QUERY_PHASES: list[tuple[str, str, str]] = [
     ("asyncio/runners.py", r".", IDLE),
     ("asyncio/base_events.py", r"^(run_forever|_run_once)$", IDLE),
     ("storage/engine.py", r"^_writer_loop$", IDLE),  # blocked in SimpleQueue.get (C): no deeper frame
+    # While a query runs in the executor the event loop sits in uvloop's epoll, but py-spy keeps showing
+    # the loop thread's last Python frame (the previous reply's transport.write): its sample count follows
+    # the query's wall time, not CPU. Counted idle.
+    ("server/connection.py", r"^_send$", IDLE),
     ("storage/bucket_codec.py", r".", "bucket scan: bucket codec decode (tag 4)"),
     ("storage/compression.py", r".", "bucket scan: zstd decompression"),
     ("storage/", r".", "bucket scan: LMDB read + copy"),
@@ -43,6 +47,8 @@ QUERY_PHASES: list[tuple[str, str, str]] = [
     ("server/timeseries/view.py", r"^(_summary|_partial|_plain)$", "BSON decode of buckets (control/meta + columns)"),
     ("server/timeseries/buckets.py", r"^(unpack_document|document|summary)$", "unpack to measurement dicts"),
     ("server/timeseries/columnar.py", r"^(parse_column|_fast_arrays)$", "columnar: raw BSON columns -> numpy"),
+    ("server/timeseries/rawcolumns.py", r"^parse_column$", "columnar: raw BSON columns -> numpy"),
+    ("server/timeseries/rawcolumns.py", r".", "BSON decode of buckets (control/meta + columns)"),
     ("server/timeseries/columnar.py", r".", "columnar $group (numpy, per-group feed)"),
     ("server/query/match", r".", "$match"),
     ("server/timeseries/rewrite.py", r".", "planning (rewrite, index choice)"),
