@@ -184,15 +184,16 @@ class OpenBucket:
 
     # -- rollover checks (span/time-backward are the catalog's: they need the options)
     def rollover_reason(self, measurement: dict, max_count: int, max_size: int, min_count: int,
-                        large_cap: int, size: int | None = None) -> str | None:
+                        large_cap: int, size: int | None = None, *, schema_checked: bool = False) -> str | None:
         """Why ``measurement`` cannot join this bucket (count, size, schema change), else None.
 
-        ``size``: the measurement's size if the caller already knows it (e.g. its BSON length)."""
+        ``size``: the measurement's size if the caller already knows it (e.g. its BSON length);
+        ``schema_checked``: the caller knows the measurement cannot change the bucket's schema."""
         if self.count >= max_count:
             return COUNT
         mins = self.mins
         time_field, meta_field = self.time_field, self.meta_field
-        for field, value in measurement.items():
+        for field, value in () if schema_checked else measurement.items():
             current = mins.get(field, MISSING)
             if current is MISSING or field == time_field or field == meta_field:
                 continue
@@ -264,31 +265,77 @@ class OpenBucket:
 
     # -- column-wise appends of same-shaped measurements (the hot path of large inserts)
     def shape_of(self, measurement: dict) -> tuple | None:
-        """``(keys, types, fixed_size, string_fields)`` when every value of ``measurement`` (meta
-        aside) is a plain scalar, so that measurements of the same keys and types can be appended
-        column-wise without per-value schema checks; None otherwise."""
+        """``(keys, types, fixed_size, string_fields, exact_fixed_size, value_count, minmax_fields)`` when
+        every value of ``measurement`` (meta aside) is a plain scalar, so that measurements of the
+        same keys and types can be appended column-wise without per-value schema checks; None
+        otherwise. Once a measurement of a shape is in the bucket, later ones of that shape cannot
+        change its schema (type classes per field never change in a bucket). ``minmax_fields`` lists
+        ``(field, is_float)`` for every field but time and meta."""
         keys = tuple(measurement)
         types = tuple(map(type, measurement.values()))
         shape = self._shape
         if shape is not None and shape[0] == keys and shape[1] == types:
             return shape
         fixed = 0
+        exact = 0  # sum of value_size over the fixed-size values and the strings' 5-byte overhead
         strings = []
-        meta_field = self.meta_field
+        values = []
+        meta_field, time_field = self.meta_field, self.time_field
         for field, kind in zip(keys, types, strict=True):
             if field == meta_field:
                 continue
             if kind not in _FAST_TYPES:
                 return None
+            if field != time_field:
+                values.append((field, kind is float))
             if kind is str:
                 strings.append(field)
                 fixed += 5 + 8
+                exact += 5
             else:
                 fixed += _FIXED_SIZES[kind] + 8
-        if types[keys.index(self.time_field)] is not _dt.datetime:
+                exact += _FIXED_SIZES[kind]
+        if time_field not in keys or types[keys.index(time_field)] is not _dt.datetime:
             return None
-        self._shape = shape = (keys, types, fixed, tuple(strings))
+        self._shape = shape = (keys, types, fixed, tuple(strings), exact, len(values) + 1, tuple(values))
         return shape
+
+    def shaped_size(self, measurement: dict, shape: tuple) -> int:
+        """``measurement_size(measurement)`` for a measurement of ``shape`` (see ``shape_of``) whose
+        fields all have columns already: no per-value type dispatch."""
+        count = self.count
+        digits = len(POS_KEYS[count]) if count < len(POS_KEYS) else 6
+        size = shape[4] + shape[5] * (digits + 2)
+        for field in shape[3]:
+            size += len(measurement[field])
+        return size
+
+    def append_shaped(self, measurement: dict, t_ms: int, time_value: Any, size: int, shape: tuple) -> None:
+        """``append`` for a measurement of the bucket's cached ``shape`` (a measurement of that shape is
+        already in the bucket, so every column and min/max exists): type-specialised min/max updates."""
+        count = self.count
+        pos = POS_KEYS[count] if count < 100_000 else str(count)
+        columns, mins, maxs = self.columns, self.mins, self.maxs
+        columns[self.time_field][pos] = time_value
+        for field, is_float in shape[6]:
+            value = measurement[field]
+            columns[field][pos] = value
+            current = mins[field]
+            # only floats can be NaN (which compares false with everything): other types skip the check
+            if type(current) is type(value) and (not is_float or (value == value and current == current)):
+                if value < current:
+                    mins[field] = value
+                elif value > maxs[field]:
+                    maxs[field] = value
+            else:
+                mins[field] = merge_extreme(current, value, -1)
+                maxs[field] = merge_extreme(maxs[field], value, 1)
+        if self.max_time_ms is None or t_ms > self.max_time_ms:
+            self.max_time_ms = t_ms
+            maxs[self.time_field] = time_value
+        self.size += size
+        self.count = count + 1
+        self._doc = None
 
     def append_run(self, run: list[tuple[dict, int, Any]], keys: tuple[str, ...], sizes: list[int]) -> None:
         """Append ``(measurement, t_ms, time_value)`` items that all have the shape ``keys`` (see

@@ -173,13 +173,22 @@ class BucketCatalog:
         while i < n:
             measurement, t_ms, time_value = group[i]
             bucket, size = self._route(state, key, meta, measurement, t_ms, loader)
-            shape = bucket.shape_of(measurement) if i + 1 < n else None
+            known = bucket._shape  # a shape the bucket already holds a measurement of
+            shape = bucket.shape_of(measurement)
             if shape is None:
                 bucket.append(measurement, t_ms, time_value, size)
                 self._appended(bucket, [measurement], size)
                 i += 1
                 continue
-            keys, types, fixed, str_fields = shape
+            if i + 1 == n:
+                if shape is known:
+                    bucket.append_shaped(measurement, t_ms, time_value, size, shape)
+                else:
+                    bucket.append(measurement, t_ms, time_value, size)
+                self._appended(bucket, [measurement], size)
+                i += 1
+                continue
+            keys, types, fixed, str_fields = shape[:4]
             start_ms = bucket.start_s * 1000
             end_ms = start_ms + span_ms
             room = max_count - bucket.count
@@ -236,9 +245,17 @@ class BucketCatalog:
                 self._retire(state, bucket, archive=True)
                 bucket = self._reopen(state, key, t_ms, measurement, loader)
             else:
-                size = bucket.measurement_size(measurement)
-                reason = bucket.rollover_reason(measurement, self.max_count, self.max_size, self.min_count,
-                                                self.large_cap, size)
+                shape = bucket._shape
+                if (shape is not None and shape[0] == tuple(measurement)
+                        and shape[1] == tuple(map(type, measurement.values()))):
+                    # a shape the bucket already holds: no schema change possible, size without dispatch
+                    size = bucket.shaped_size(measurement, shape)
+                    reason = bucket.rollover_reason(measurement, self.max_count, self.max_size, self.min_count,
+                                                    self.large_cap, size, schema_checked=True)
+                else:
+                    size = bucket.measurement_size(measurement)
+                    reason = bucket.rollover_reason(measurement, self.max_count, self.max_size, self.min_count,
+                                                    self.large_cap, size)
                 if reason is None:
                     return bucket, size
                 if reason is KEPT_OPEN:

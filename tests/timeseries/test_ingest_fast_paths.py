@@ -70,3 +70,53 @@ def test_flat_metas_with_reordered_fields_share_a_bucket_and_are_stored_sorted()
     second = {"t": T0, "m": {"a": 2, "b": "x"}, "v": 2}
     assert catalog.insert(state, first, date_ms(T0), T0) is catalog.insert(state, second, date_ms(T0), T0)
     assert list(first["m"]) == ["a", "b"] and list(second["m"]) == ["a", "b"]
+
+
+def _interleaved_batches(seed, series=40, ticks=60):
+    """One measurement per series per batch (the TSBS shape at scale 1000), with NaNs, ints among
+    floats, growing strings (size rollover) and an occasional new field or type (schema change)."""
+    import random
+
+    rng = random.Random(seed)
+    batches = []
+    for tick in range(ticks):
+        batch = []
+        for host in range(series):
+            t = T0 + dt.timedelta(seconds=10 * tick, milliseconds=host)
+            doc = {"_id": ObjectId(), "t": t, "m": {"host": f"h{host}", "rack": host % 7},
+                   "a": rng.choice([1.5, -0.0, 0.0, float("nan"), 2.0, 1e300]), "b": rng.randrange(100),
+                   "s": "x" * rng.randrange(3000) if host % 5 == 0 else "y"}
+            if rng.random() < 0.02:
+                doc["b"] = rng.choice([3.25, Int64(7)])  # same type class, other type: not the shaped path
+            if rng.random() < 0.01:
+                doc["c"] = "new field"
+            if rng.random() < 0.005:
+                doc["a"] = "now a string"  # schema change
+            batch.append(doc)
+        batches.append(batch)
+    return batches
+
+
+def _contents(catalog, state):
+    out = []
+    for bucket in state.live.values():
+        doc = bucket.document()
+        out.append(repr((bucket.size, bucket.count, doc["control"], doc.get("meta"), doc["data"])))
+    return sorted(out)
+
+
+def test_interleaved_series_batches_build_the_buckets_of_one_by_one_inserts():
+    for seed in (1, 2):
+        batches = _interleaved_batches(seed)
+        one, state_one = _catalog()
+        many, state_many = _catalog()
+        many.max_size = one.max_size = 20_000  # reach the size rule within the test
+        for batch in batches:
+            for doc in batch:
+                doc = dict(doc)
+                one.insert(state_one, doc, date_ms(doc["t"]), doc["t"])
+            many.insert_many(state_many, [(dict(doc), date_ms(doc["t"]), doc["t"]) for doc in batch])
+        assert state_one.stats == state_many.stats
+        assert state_one.stats["numBucketsClosedDueToSize"] > 0
+        assert state_one.stats["numBucketsClosedDueToSchemaChange"] > 0
+        assert _contents(one, state_one) == _contents(many, state_many)
