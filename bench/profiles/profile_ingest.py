@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -185,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     frames = frames_path(args.scale)
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
-    server = Server(args.keep, tree=_tree(args.commit), prelude=args.prelude).start()
+    tree = _tree(args.commit)
+    server = Server(args.keep, tree=tree, prelude=args.prelude).start()
     spy = None
     raw = tempfile.mktemp(suffix=".spy.txt")
     try:
@@ -211,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
             ts = client["benchmark"].command("collStats", "cpu").get("timeseries", {})
     finally:
         clean = server.stop()
+        if tree:
+            shutil.rmtree(tree, ignore_errors=True)
     rows = load["rows"]
     groups: dict[str, str] = {str(server.pid): MAIN}
     if spy is not None and os.path.exists(raw):

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -147,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep-raw", help="keep py-spy's raw stacks as <dir>/<query>.txt")
     args = p.parse_args(argv)
     dataset = generate(args.scale, parse_duration(args.duration), args.seed)
-    server = Server(args.dbpath, tree=_tree(args.commit)).start()
+    tree = _tree(args.commit)
+    server = Server(args.dbpath, tree=tree).start()
     results = {}
     try:
         with server.client() as client:
@@ -194,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                 report(query, results[query])
     finally:
         server.stop()
+        if tree:
+            shutil.rmtree(tree, ignore_errors=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
