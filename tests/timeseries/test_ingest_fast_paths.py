@@ -28,7 +28,7 @@ def test_batch_object_ids_are_distinct_and_distinct_from_plain_object_ids():
     assert len({*ids, before, after}) == 5002
     assert all(type(oid) is ObjectId for oid in ids)
     counters = [int.from_bytes(oid.binary[-3:], "big") for oid in ids]
-    assert all((b - a) % 0x1000000 == 1 for a, b in zip(counters, counters[1:]))  # consecutive counter values
+    assert all((b - a) % 0x1000000 == 1 for a, b in zip(counters, counters[1:], strict=False))  # consecutive
     assert len({oid.binary[:9] for oid in ids}) == 1  # one timestamp + process-random part per batch
     assert abs(ids[0].generation_time.timestamp() - before.generation_time.timestamp()) <= 1
 
