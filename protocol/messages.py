@@ -3,8 +3,11 @@ point :func:`decode_message` that turns one complete frame into a frozen request
 
 Contract: parsing validates everything a command handler must be able to rely on (flags, sections,
 checksum, BSON); the resulting ``command`` is a plain dict with kind-1 document sequences folded
-in as lists. Replies are always built as a single kind-0 section with flags 0 and no checksum,
-because drivers reject anything else.
+in as lists. One exception, for the ingest hot path: the ``documents`` sequence of an ``insert`` is
+folded in as a :class:`RawDocuments` (framing checked, BSON not yet decoded), so a handler that can
+read documents straight from their bytes never builds a dict per document; ``RawDocuments.decode()``
+gives the list (and the same InvalidBSON error the eager parse gives). Replies are always built as a
+single kind-0 section with flags 0 and no checksum, because drivers reject anything else.
 """
 
 from __future__ import annotations
@@ -87,6 +90,59 @@ class OpQuery:
 Request = OpMsg | OpQuery
 
 
+class RawDocuments:
+    """A kind-1 document sequence kept as bytes: ``buffer[offsets[i]:ends[i]]`` is document ``i``.
+
+    Framing is checked when it is built (each length prefix is >= 5, fits in the sequence and its
+    document ends with a NUL byte); the BSON inside is checked by ``decode()`` or by whoever parses
+    the bytes itself. Immutable once built."""
+
+    __slots__ = ("buffer", "start", "end", "offsets", "identifier", "_decoded")
+
+    def __init__(self, buffer: bytes, start: int, end: int, identifier: str, request_id: int = 0):
+        offsets: list[int] = []
+        pos = start
+        unpack = INT32.unpack_from
+        while pos < end:
+            if end - pos < 5:
+                raise ParseError(ErrorCode.InvalidBSON, f"Invalid BSON in document sequence '{identifier}': "
+                                 f"{end - pos} trailing bytes are not a document", request_id=request_id)
+            (size,) = unpack(buffer, pos)
+            if size < 5 or size > end - pos or buffer[pos + size - 1] != 0:
+                raise ParseError(ErrorCode.InvalidBSON, f"Invalid BSON in document sequence '{identifier}': "
+                                 f"bad document length {size} at offset {pos - start}", request_id=request_id)
+            offsets.append(pos)
+            pos += size
+        self.buffer = buffer
+        self.start = start
+        self.end = end
+        self.offsets = offsets
+        self.identifier = identifier
+        self._decoded: list[dict[str, Any]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __repr__(self) -> str:
+        return f"RawDocuments({len(self.offsets)} documents, {self.end - self.start} bytes)"
+
+    def decode(self) -> list[dict[str, Any]]:
+        """The documents as dicts (decoded once). Raises ``ParseError`` InvalidBSON (22) as the eager
+        parse would."""
+        if self._decoded is None:
+            try:
+                self._decoded = codec.decode_all(memoryview(self.buffer)[self.start:self.end])
+            except Exception as exc:
+                raise ParseError(ErrorCode.InvalidBSON,
+                                 f"Invalid BSON in document sequence '{self.identifier}': {exc}") from None
+        return self._decoded
+
+
+def materialize(value: Any) -> Any:
+    """``value`` with a :class:`RawDocuments` decoded into its list of dicts (anything else as is)."""
+    return value.decode() if type(value) is RawDocuments else value
+
+
 def _decode_document(view: memoryview, pos: int, end: int, what: str, request_id: int) -> tuple[dict, int]:
     if end - pos < 5:
         raise ParseError(ErrorCode.ProtocolError, f"Truncated {what}", request_id=request_id)
@@ -164,26 +220,27 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
                 )
             if any(identifier == seen for seen, _ in sequences):
                 raise ParseError(40431, f"Duplicate document sequence: {identifier}", request_id=rid)
-            try:
-                docs = codec.decode_all(view[docs_start:seq_end])
-            except Exception as exc:
-                raise ParseError(
-                    ErrorCode.InvalidBSON,
-                    f"Invalid BSON in document sequence '{identifier}': {exc}",
-                    request_id=rid,
-                ) from None
+            docs = RawDocuments(message, docs_start, seq_end, identifier, rid)
             sequences.append((identifier, docs))
             pos = seq_end
         else:
             raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
     if body is None:
         raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
+    lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
     for identifier, docs in sequences:
         if identifier in body:
             raise ParseError(
                 40433, f"Duplicate field between body and document sequence {identifier}", request_id=rid
             )
-        body[identifier] = docs
+        if lazy and identifier == "documents":
+            body[identifier] = docs
+            continue
+        try:
+            body[identifier] = docs.decode()
+        except ParseError as exc:
+            exc.request_id = rid
+            raise
     return OpMsg(rid, flags, body, tuple(name for name, _ in sequences))
 
 

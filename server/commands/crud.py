@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from protocol.messages import RawDocuments, materialize
 from server import collections as access
 from server.commands import _collection as C
 from server.context import CommandSpec
@@ -47,7 +48,7 @@ def _statements(cmd: dict, field: str, command: str) -> list:
         raise MongoError(ErrorCode.IDLFailedToParse,
                          f"BSON field '{command}.{field}' is missing but a required field")
     items = cmd[field]
-    if not isinstance(items, list):
+    if not isinstance(items, list | RawDocuments):  # RawDocuments: an insert's kind-1 documents, undecoded
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field '{command}.{field}' is the wrong type '{C.type_name(items)}', "
                          "expected type 'array'")
@@ -108,7 +109,8 @@ async def insert(ctx, cmd: dict) -> dict:
     bypass = bool(cmd.get("bypassDocumentValidation", False))
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
-        return await C.timeseries_module().insert(ctx, cmd)
+        return await C.timeseries_module().insert(ctx, cmd)  # reads RawDocuments itself
+    cmd["documents"] = docs = materialize(docs)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     if name.startswith(C.BUCKETS_PREFIX) and info is not None and info.clustered:

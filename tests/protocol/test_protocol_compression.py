@@ -32,7 +32,7 @@ def test_compressed_op_msg_decodes_like_the_original(name):
     request = decode_message(wrapped)
     assert request.compressor_id == compression.compressor_id(name)
     assert request.request_id == 8
-    assert len(request.command["documents"]) == 20
+    assert len(request.command["documents"].decode()) == 20
     assert compression.decompress(wrapped) == (original, compression.compressor_id(name))
 
 

@@ -43,4 +43,4 @@ def test_pymongo_insert_many_uses_a_kind_1_documents_sequence():
     assert isinstance(request, OpMsg)
     assert request.sequence_ids == ("documents",)
     assert next(iter(request.command)) == "insert"
-    assert [doc["i"] for doc in request.command["documents"]] == list(range(5))
+    assert [doc["i"] for doc in request.command["documents"].decode()] == list(range(5))

@@ -16,12 +16,14 @@ from protocol.messages import (
     MORE_TO_COME,
     OpMsg,
     OpQuery,
+    RawDocuments,
     decode_message,
     decode_reply,
     encode_op_msg,
     encode_op_msg_request,
     encode_op_query_request,
     encode_op_reply,
+    materialize,
 )
 
 HEADER = struct.Struct("<iiii")
@@ -67,21 +69,33 @@ def test_op_msg_body_is_decoded_with_project_codec():
 
 def test_kind_1_sequences_fold_into_the_command_in_any_order():
     docs = [{"_id": i} for i in range(3)]
+    message = encode_op_msg_request({"update": "c", "$db": "t"}, 1, sequences={"updates": docs})
+    assert decode_message(message).command["updates"] == docs
     message = encode_op_msg_request({"insert": "c", "$db": "t"}, 1, sequences={"documents": docs})
-    assert decode_message(message).command["documents"] == docs
+    assert materialize(decode_message(message).command["documents"]) == docs
     # A kind-1 section before the body is legal too.
     seq = b"documents\x00" + b"".join(codec.encode(d) for d in docs)
     body = (
         b"\x01" + struct.pack("<i", 4 + len(seq)) + seq + b"\x00" + codec.encode({"insert": "c", "$db": "t"})
     )
     request = decode_message(_op_msg(body))
-    assert request.command["documents"] == docs
+    assert materialize(request.command["documents"]) == docs
     assert request.sequence_ids == ("documents",)
+
+
+def test_insert_documents_stay_raw_bytes_until_decoded():
+    docs = [{"_id": i, "s": "x" * i} for i in range(4)]
+    message = encode_op_msg_request({"insert": "c", "$db": "t"}, 1, sequences={"documents": docs})
+    raw = decode_message(message).command["documents"]
+    assert isinstance(raw, RawDocuments) and len(raw) == 4
+    encoded = [codec.encode(d) for d in docs]
+    assert [bytes(raw.buffer[o:o + len(e)]) for o, e in zip(raw.offsets, encoded, strict=True)] == encoded
+    assert raw.decode() == docs
 
 
 def test_empty_document_sequence_folds_to_empty_list():
     message = encode_op_msg_request({"insert": "c", "$db": "t"}, 1, sequences={"documents": []})
-    assert decode_message(message).command["documents"] == []
+    assert materialize(decode_message(message).command["documents"]) == []
 
 
 def test_flags_more_to_come_and_exhaust_allowed_are_exposed():
@@ -150,9 +164,24 @@ def test_invalid_bson_is_invalid_bson_error():
     broken = bytearray(codec.encode({"a": "xyz"}))
     broken[-1] = 7  # the terminating NUL
     assert _error(_op_msg(b"\x00" + bytes(broken))).code == 22
-    seq = b"documents\x00" + b"\x06\x00\x00\x00\x00\x00"
-    body = b"\x00" + codec.encode({"insert": "c"}) + b"\x01" + struct.pack("<i", 4 + len(seq)) + seq
+    seq = b"updates\x00" + b"\x06\x00\x00\x00\x00\x00"
+    body = b"\x00" + codec.encode({"update": "c"}) + b"\x01" + struct.pack("<i", 4 + len(seq)) + seq
     assert _error(_op_msg(body)).code == 22
+
+
+def test_insert_documents_framing_is_checked_eagerly_and_bson_on_decode():
+    def insert_body(seq_docs: bytes) -> bytes:
+        seq = b"documents\x00" + seq_docs
+        return b"\x00" + codec.encode({"insert": "c"}) + b"\x01" + struct.pack("<i", 4 + len(seq)) + seq
+
+    # a length prefix that overruns the sequence, or a document not ending in NUL: refused at parse time
+    assert _error(_op_msg(insert_body(b"\x40\x00\x00\x00\x00\x00"))).code == 22
+    assert _error(_op_msg(insert_body(b"\x06\x00\x00\x00\x00\x07"))).code == 22
+    # well framed but invalid inside: the same error when the handler decodes it
+    raw = decode_message(_op_msg(insert_body(b"\x06\x00\x00\x00\x00\x00"))).command["documents"]
+    with pytest.raises(ParseError) as caught:
+        raw.decode()
+    assert caught.value.code == 22 and "document sequence 'documents'" in caught.value.message
 
 
 def test_unknown_and_legacy_opcodes_are_fatal():
