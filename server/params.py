@@ -129,6 +129,15 @@ SPECS: tuple[ParamSpec, ...] = (
         "maximum size in bytes of a time-series bucket",
     ),
     ParamSpec(
+        "timeseriesColumnarInserts",
+        True,
+        _parse_bool,
+        True,
+        True,
+        "route insert batches whose measurements share one layout column-wise (Tidemark; off: decode each "
+        "measurement, for diagnosis)",
+    ),
+    ParamSpec(
         "timeseriesBucketMinCount",
         10,
         _parse_positive_int,

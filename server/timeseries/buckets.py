@@ -156,7 +156,8 @@ class OpenBucket:
     """One bucket being filled. Not thread-safe: only the catalog (event loop) mutates it."""
 
     __slots__ = ("id", "ns", "time_field", "meta_field", "meta", "key", "start_s", "count", "size",
-                 "columns", "mins", "maxs", "max_time_ms", "_doc", "pending", "journaled", "committed", "needs_full", "open", "_shape", "full_size")
+                 "columns", "mins", "maxs", "max_time_ms", "_doc", "pending", "journaled", "committed", "needs_full", "open", "_shape", "full_size",
+                 "full_count")
 
     def __init__(self, bucket_id: ObjectId, ns: str, time_field: str, meta_field: str | None,
                  meta: Any, start_s: int):
@@ -181,6 +182,7 @@ class OpenBucket:
         self.open = True  # still routable by the catalog (else archived/closed, awaiting its full write)
         self._shape: tuple | None = None  # (keys, types, fixed size, string fields) of the last fast run
         self.full_size = 0  # size at the last full write (checkpoint policy)
+        self.full_count = 0  # measurements in the last full write
 
     # -- rollover checks (span/time-backward are the catalog's: they need the options)
     def rollover_reason(self, measurement: dict, max_count: int, max_size: int, min_count: int,

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import bson
+import numpy as np
 
 from protocol.codec import CODEC_OPTIONS
 from server.timeseries.buckets import (
@@ -31,11 +32,13 @@ from server.timeseries.buckets import (
     SCHEMA,
     SIZE,
     OpenBucket,
+    date_ms,
     meta_key,
     new_bucket_id,
     normalize_meta,
     round_start_seconds,
 )
+from server.timeseries.columnstore import ColumnarBucket, SeriesTable
 from server.timeseries.options import TimeseriesOptions
 
 STAT_NAMES = (
@@ -70,18 +73,22 @@ def default_memory_threshold() -> int:
 
 
 class CollectionState:
-    __slots__ = ("ns", "options", "open", "archived", "live", "stats")
+    __slots__ = ("ns", "options", "open", "archived", "live", "stats", "tables", "last_layout")
 
     def __init__(self, ns: str, options: TimeseriesOptions):
         self.ns = ns  # the buckets namespace, "db.system.buckets.c"
         self.options = options
-        self.open: dict[Any, OpenBucket] = {}
+        self.open: dict[Any, OpenBucket | ColumnarBucket] = {}
         self.archived: dict[Any, list[tuple[int, Any]]] = {}  # key -> [(start_s, bucket id)]
-        self.live: dict[Any, OpenBucket] = {}
+        self.live: dict[Any, OpenBucket | ColumnarBucket] = {}
         self.stats: dict[str, int] = dict.fromkeys(STAT_NAMES, 0)
+        self.tables: dict[tuple, SeriesTable] = {}  # column-wise buckets, one table per layout
+        self.last_layout: Any = None  # the layout of the last raw batch (tried first on the next one)
 
 
 class BucketCatalog:
+    PYTHON_OVERHEAD = PYTHON_OVERHEAD
+
     def __init__(self, *, max_count: int = 1000, max_size: int = 128000, min_count: int = 10,
                  large_cap: int = 12 * 1024 * 1024, memory_threshold: int | None = None,
                  expiry_per_attempt: int = 3):
@@ -96,6 +103,8 @@ class BucketCatalog:
         self.lru: OrderedDict[int, OpenBucket] = OrderedDict()  # open buckets, least recently used first
         self.memory = 0
         self._meta_cache: dict[Any, tuple[Any, Any]] = {}  # BSON bytes or flat key
+        self.dirty_tables: set[SeriesTable] = set()  # tables with rows or buckets to commit
+        self.tick = 0  # raw batches routed so far (the column-wise buckets' LRU clock)
 
     # ------------------------------------------------------------------ collections
     def collection(self, ns: str, options: TimeseriesOptions) -> CollectionState:
@@ -123,6 +132,7 @@ class BucketCatalog:
             self.lru.pop(id(bucket), None)
             self.memory -= self._footprint(bucket)
         self.memory = max(self.memory, 0)
+        self.dirty_tables.difference_update(state.tables.values())
 
     def live_buckets(self, ns: str) -> list[OpenBucket]:
         state = self.collections.get(ns)
@@ -148,6 +158,13 @@ class BucketCatalog:
         bucket.append(measurement, t_ms, time_value, size)
         self._appended(bucket, [measurement], size)
         return bucket
+
+    def insert_batch(self, state: CollectionState, batch: Any, loader: Loader | None = None) -> bool:
+        """Route a raw batch (``rawbatch.parse``) column-wise (``ingest_columns``); False when it must
+        take the general path instead (nothing was changed)."""
+        from server.timeseries.ingest_columns import insert_batch
+
+        return insert_batch(self, state, batch, loader)
 
     def insert_many(self, state: CollectionState, items: list[tuple[dict, int, Any]],
                     loader: Loader | None = None) -> None:
@@ -233,6 +250,8 @@ class BucketCatalog:
         measurement's size in that bucket."""
         stats = state.stats
         bucket = state.open.get(key)
+        if type(bucket) is ColumnarBucket:
+            bucket = self._convert(state, bucket)
         if bucket is None:
             bucket = self._reopen(state, key, t_ms, measurement, loader)
             if bucket is None:
@@ -298,8 +317,38 @@ class BucketCatalog:
         self.memory += self._footprint(bucket)
         return bucket
 
-    def _retire(self, state: CollectionState, bucket: OpenBucket, *, archive: bool) -> None:
+    def _convert(self, state: CollectionState, columnar: ColumnarBucket) -> OpenBucket:
+        """Replace a column-wise bucket by a general-path ``OpenBucket`` with the same id and rows (the
+        general path is about to append to it). Its next commit writes it in full, which also covers
+        the journal records that hold its rows."""
+        options = state.options
+        bucket = OpenBucket(columnar.id, state.ns, options.time_field, options.meta_field, columnar.meta,
+                            columnar.start_s)
+        time_field = options.time_field
+        for measurement in columnar.measurements():
+            time_value = measurement[time_field]
+            bucket.append(measurement, date_ms(time_value), time_value)
+        bucket.open = columnar.open
+        bucket.committed = columnar.committed
+        bucket.full_size = columnar.full_size
+        bucket.needs_full = True
+        self.memory += self._footprint(bucket) - self._footprint(columnar)
+        if state.open.get(columnar.key) is columnar:
+            state.open[columnar.key] = bucket
+        if state.live.get(columnar.id) is columnar:
+            state.live[columnar.id] = bucket
+        self.dirty[id(bucket)] = bucket
+        self.dirty.pop(id(columnar), None)
+        if bucket.open:
+            self.lru[id(bucket)] = bucket
+        columnar.successor = bucket
+        columnar.finish(columnar.document_bytes())
+        return bucket
+
+    def _retire(self, state: CollectionState, bucket: OpenBucket | ColumnarBucket, *, archive: bool) -> None:
         """Close (or archive) an open bucket: its full document goes out with the next commit."""
+        if type(bucket) is ColumnarBucket:
+            bucket.table.unlink(bucket)
         if state.open.get(bucket.key) is bucket:
             del state.open[bucket.key]
         bucket.open = False
@@ -325,6 +374,8 @@ class BucketCatalog:
             if not (start_s <= t_s and t_ms < (start_s + span_s) * 1000):
                 continue
             bucket = state.live.get(bucket_id)
+            if type(bucket) is ColumnarBucket:
+                bucket = self._convert(state, bucket)
             if bucket is None and loader is not None:
                 doc = loader(state.ns, bucket_id)
                 if doc is not None:
@@ -362,6 +413,23 @@ class BucketCatalog:
             state.stats["numBucketsClosedDueToMemoryThreshold"] += 1
             self._retire(state, bucket, archive=False)
             closed += 1
+        if closed < self.expiry_per_attempt:
+            self._expire_idle_columnar(self.expiry_per_attempt - closed)
+
+    def _expire_idle_columnar(self, budget: int) -> None:
+        """Close up to ``budget`` idle column-wise open buckets (nothing uncommitted), least recently
+        used first."""
+        candidates: list[tuple[int, ColumnarBucket]] = []
+        for state in self.collections.values():
+            for table in state.tables.values():
+                slots = table.series_slot[table.series_slot >= 0]
+                idle = slots[(table.count[slots] == table.durable[slots]) & ~table.dirty[slots]]
+                for slot in idle[np.argsort(table.last_used[idle])[:budget]].tolist():
+                    candidates.append((int(table.last_used[slot]), table.buckets[slot]))
+        for _, bucket in sorted(candidates, key=lambda c: c[0])[:budget]:
+            state = self.collections[bucket.ns]
+            state.stats["numBucketsClosedDueToMemoryThreshold"] += 1
+            self._retire(state, bucket, archive=False)
 
     def close_all(self, ns: str) -> int:
         """Close every live bucket of ``ns`` (full write at the next commit) and forget the archive,
@@ -395,18 +463,27 @@ class BucketCatalog:
         return marked
 
     # ------------------------------------------------------------------ commit bookkeeping
-    def take_dirty(self) -> list[OpenBucket]:
+    def take_dirty(self) -> list[OpenBucket | ColumnarBucket]:
         buckets = list(self.dirty.values())
         self.dirty.clear()
         return buckets
 
-    def written_full(self, bucket: OpenBucket) -> None:
-        """Called after a commit made ``bucket``'s full document durable."""
+    def take_dirty_tables(self) -> list[SeriesTable]:
+        """Tables with rows appended since the last drain (their ``dirty`` slots say which)."""
+        tables = list(self.dirty_tables)
+        self.dirty_tables.clear()
+        return tables
+
+    def written_full(self, bucket: OpenBucket | ColumnarBucket, document: bytes | None = None) -> None:
+        """Called after a commit made ``bucket``'s full document (``document``, for a column-wise
+        bucket) durable."""
         if not bucket.open and not bucket.needs_full and not bucket.pending:
             state = self.collections.get(bucket.ns)
             if state is not None and state.live.get(bucket.id) is bucket:
                 del state.live[bucket.id]
                 self.memory = max(self.memory - self._footprint(bucket), 0)
+                if type(bucket) is ColumnarBucket and document is not None:
+                    bucket.finish(document)
 
     @staticmethod
     def _footprint(bucket: OpenBucket) -> int:
@@ -426,6 +503,10 @@ class BucketCatalog:
         num_open = sum(len(s.open) for s in self.collections.values())
         num_live = sum(len(s.live) for s in self.collections.values())
         idle = sum(1 for b in self.lru.values() if not b.pending)
+        for state in self.collections.values():
+            for table in state.tables.values():
+                slots = table.series_slot[table.series_slot >= 0]
+                idle += int((table.count[slots] == table.durable[slots]).sum())
         return {
             "numBuckets": num_live,
             "numOpenBuckets": num_open,

@@ -22,14 +22,17 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 from bson.objectid import ObjectId
 
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.query import plan as planner
+from server.timeseries import commitlog
 from server.timeseries import options as ts_options
 from server.timeseries.buckets import MISSING, OpenBucket, date_ms, round_start_seconds
 from server.timeseries.catalog import BucketCatalog
+from server.timeseries.columnstore import ColumnarBucket
 
 log = logging.getLogger("tidemark.timeseries")
 
@@ -80,11 +83,16 @@ def parse_journal_record(payload: bytes) -> tuple[dict, list[dict]]:
 # ------------------------------------------------------------------ writer-thread side
 
 
-def write_full_document(w: Any, info: Any, doc: dict) -> int:
+def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None) -> int:
     """Upsert a bucket document into its clustered collection, keeping secondary indexes in step;
-    returns the bytes written."""
+    returns the bytes written. ``raw``: the document's BSON when the caller has it, ``doc`` then
+    needs only ``_id``, ``control`` and ``meta`` (what bucket indexes read) unless an index reads
+    ``data``."""
     rid = clustered_rid(doc["_id"])
-    raw = encode(doc)
+    if raw is None:
+        raw = encode(doc)
+    elif info.indexes and any(str(path).startswith("data") for spec in info.indexes for path in spec["key"]):
+        doc = decode(raw)
     old = w.get(info, rid)
     if old is None:
         w.insert(info, raw, planner.index_key_map(info.indexes, doc) if info.indexes else {}, rid=rid)
@@ -110,21 +118,36 @@ class WriteCounters:
 
 
 def _apply(ns: str, ops: list[tuple], counters: WriteCounters) -> Any:
-    def fn(w: Any) -> int:
+    """The write of one collection's share of a commit. Ops: ``("journal", bucket id, (bucket,
+    measurements, first))`` a general-path bucket's record; ``("full", bucket id, document)`` or
+    ``("full", bucket id, (summary, bson))`` a full write (which also drops the bucket's own journal
+    stream); ``("record", log entry, bson)`` a column-wise table's record; ``("trim", stream, seq)``.
+    Returns ``[(log entry, seq)]`` for the records appended."""
+    def fn(w: Any) -> list:
         info = w.get_collection(ns)
         if info is None:
             raise MongoError(ErrorCode.NamespaceNotFound, f"Namespace {ns} was dropped during the insert")
-        for kind, bucket_id, payload in ops:
+        appended = []
+        for kind, target, payload in ops:
             if kind == "journal":
                 record = journal_record(*payload)
-                w.journal_append(stream_of(bucket_id), record)
+                w.journal_append(stream_of(target), record)
                 counters.journal_records += 1
                 counters.journal_bytes += len(record)
-            else:
-                counters.full_bytes += write_full_document(w, info, payload)
+            elif kind == "full":
+                if type(payload) is tuple:
+                    counters.full_bytes += write_full_document(w, info, payload[0], payload[1])
+                else:
+                    counters.full_bytes += write_full_document(w, info, payload)
                 counters.full_documents += 1
-                drop_stream(w, stream_of(bucket_id))
-        return len(ops)
+                drop_stream(w, stream_of(target))
+            elif kind == "record":
+                appended.append((target, w.journal_append(commitlog.stream_of_collection(ns), payload)))
+                counters.journal_records += 1
+                counters.journal_bytes += len(payload)
+            else:  # "trim"
+                w.journal_trim(target, payload)
+        return appended
 
     return fn
 
@@ -145,6 +168,7 @@ class Committer:
         self._checkpointer: asyncio.Task | None = None
         self.groups = 0
         self.counters = WriteCounters()
+        self.logs: dict[str, commitlog.CommitLog] = {}  # ns -> records of column-wise buckets in the journal
 
     def loader(self, ns: str, bucket_id: Any) -> dict | None:
         """The stored document of one bucket (reopening an archived bucket)."""
@@ -169,21 +193,25 @@ class Committer:
             self._task = loop.create_task(self._run())
         await future
 
-    def _drain(self) -> dict[str, tuple[list[tuple], list[OpenBucket], int]]:
-        groups: dict[str, tuple[list[tuple], list[OpenBucket], int]] = {}
+    def _drain(self) -> dict[str, tuple[list[tuple], list, int]]:
+        groups: dict[str, tuple[list[tuple], list, int]] = {}
         for bucket in self.catalog.take_dirty():
             state = self.catalog.get(bucket.ns)
             if state is None or state.live.get(bucket.id) is not bucket:
                 continue  # dropped, or superseded
+            if type(bucket) is ColumnarBucket:
+                self._drain_columnar(groups, state, bucket)
+                continue
             ops, full, n = groups.setdefault(bucket.ns, ([], [], 0))
             measurements, bucket.pending = bucket.pending, []
             count = len(measurements)
             if bucket.needs_full:
                 bucket.needs_full = False
                 bucket.full_size = bucket.size
+                bucket.full_count = bucket.count
                 bucket.journaled = False
                 ops.append(("full", bucket.id, bucket.document()))
-                full.append(bucket)
+                full.append((bucket, None))
             elif measurements:
                 ops.append(("journal", bucket.id, (bucket, measurements, not bucket.journaled)))
                 bucket.journaled = True
@@ -193,7 +221,77 @@ class Committer:
                 state.stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
                 bucket.committed = True
             groups[bucket.ns] = (ops, full, n + count)
+        for table in self.catalog.take_dirty_tables():
+            self._drain_table(groups, table)
+        for ns, log in self.logs.items():
+            upto = log.trimmable()
+            if upto is not None:
+                groups.setdefault(ns, ([], [], 0))[0].append(("trim", log.stream, upto))
         return groups
+
+    def _drain_columnar(self, groups: dict, state: Any, bucket: ColumnarBucket) -> None:
+        """A column-wise bucket marked by the catalog: a full write if it needs one, else its new rows
+        go with its table's record."""
+        table = bucket.table
+        if not bucket.needs_full:
+            table.dirty[bucket.slot] = True
+            self.catalog.dirty_tables.add(table)
+            return
+        ops, full, n = groups.setdefault(bucket.ns, ([], [], 0))
+        slot = bucket.slot
+        count = int(table.count[slot])
+        added = count - int(table.durable[slot])
+        raw = bucket.document_bytes()
+        bucket.needs_full = False
+        bucket.full_size = bucket.size
+        bucket.full_count = count
+        bucket.stored = True
+        table.durable[slot] = count
+        ops.append(("full", bucket.id, (bucket.summary(), raw)))
+        full.append((bucket, raw))
+        if added:
+            state.stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
+            bucket.committed = True
+            table.ever_committed[slot] = True
+        groups[bucket.ns] = (ops, full, n + added)
+
+    def _drain_table(self, groups: dict, table: Any) -> None:
+        """One journal record with the new rows of every dirty bucket of ``table``."""
+        slots = np.flatnonzero(table.dirty)
+        table.dirty[slots] = False
+        if not len(slots):
+            return
+        lo = table.durable[slots]
+        hi = table.count[slots]
+        keep = hi > lo
+        slots, lo, hi = slots[keep], lo[keep], hi[keep]
+        buckets = [table.buckets[slot] for slot in slots.tolist()]
+        state = self.catalog.get(table.ns)
+        if state is None:
+            return
+        live = state.live
+        alive = [b is not None and live.get(b.id) is b for b in buckets]
+        if not all(alive):
+            mask = np.asarray(alive, bool)
+            slots, lo, hi = slots[mask], lo[mask], hi[mask]
+            buckets = [b for b, a in zip(buckets, alive, strict=True) if a]
+        if not buckets:
+            return
+        ops, full, n = groups.setdefault(table.ns, ([], [], 0))
+        log = self.logs.get(table.ns)
+        if log is None:
+            log = self.logs[table.ns] = commitlog.CommitLog(table.ns)
+        payload = commitlog.build_record(table, table.ns, buckets, slots, lo, hi)
+        ops.append(("record", log.add(buckets, hi.tolist()), payload))
+        first = ~table.ever_committed[slots]
+        stats = state.stats
+        stats["numBucketInserts"] += int(first.sum())
+        stats["numBucketUpdates"] += int(len(slots) - first.sum())
+        table.ever_committed[slots] = True
+        table.durable[slots] = hi
+        for bucket in buckets:
+            bucket.committed = True
+        groups[table.ns] = (ops, full, n + int((hi - lo).sum()))
 
     async def _run(self) -> None:
         try:
@@ -204,18 +302,20 @@ class Committer:
                 futures = {ns: self.engine.write(_apply(ns, ops, self.counters)) for ns, (ops, _, _) in groups.items() if ops}
                 for ns, fut in futures.items():
                     try:
-                        await asyncio.wrap_future(fut)
+                        for entry, seq in await asyncio.wrap_future(fut):
+                            entry[0] = seq
                     except BaseException as exc:  # noqa: BLE001 - handed to the waiting inserts
                         errors[ns] = exc
                 self.groups += 1
-                for ns, (_, full, count) in groups.items():
+                for ns, (ops, full, count) in groups.items():
                     state = self.catalog.get(ns)
                     if ns in errors or state is None:
                         continue
-                    state.stats["numCommits"] += 1
+                    if count or any(op[0] != "trim" for op in ops):
+                        state.stats["numCommits"] += 1
                     state.stats["numMeasurementsCommitted"] += count
-                    for bucket in full:
-                        self.catalog.written_full(bucket)
+                    for bucket, raw in full:
+                        self.catalog.written_full(bucket, raw)
                 for future, namespaces in waiters:
                     if future.done():
                         continue
@@ -230,6 +330,8 @@ class Committer:
     async def forget_collection(self, ns: str) -> None:
         """The collection is being dropped: forget its buckets and trim their journal streams."""
         streams = [stream_of(b.id) for b in self.catalog.live_buckets(ns)]
+        if self.logs.pop(ns, None) is not None:
+            streams.append(commitlog.stream_of_collection(ns))
         self.catalog.forget(ns)
         if streams:
             def fn(w: Any) -> None:
@@ -286,39 +388,83 @@ class Committer:
 
 
 def recover(engine: Any) -> int:
-    """Replay the time-series journal into full bucket documents; returns the buckets rebuilt."""
+    """Replay the time-series journal into full bucket documents; returns the buckets rebuilt.
+
+    Column-wise records (``commitlog``) first, in seq order and idempotently by position, then the
+    general-path buckets' own streams (a bucket converted to the general path is written in full
+    before its own stream starts, so its stream only continues the rows its records hold)."""
     streams: dict[bytes, list[tuple[dict, list[dict]]]] = {}
+    table_records: dict[bytes, list[bytes]] = {}
     with engine.read() as r:
         for stream, _seq, payload in r.journal_scan():
             stream = bytes(stream)
-            if stream.startswith(JOURNAL_PREFIX):
+            if stream.startswith(commitlog.STREAM_PREFIX):
+                table_records.setdefault(stream, []).append(bytes(payload))
+            elif stream.startswith(JOURNAL_PREFIX):
                 streams.setdefault(stream, []).append(parse_journal_record(bytes(payload)))
-    if not streams:
+    if not streams and not table_records:
         return 0
 
     def fn(w: Any) -> int:
-        rebuilt = 0
+        rebuilt: dict[Any, tuple[Any, OpenBucket]] = {}
+        for stream, payloads in table_records.items():
+            for payload in payloads:
+                _replay_record(w, payload, rebuilt)
+            drop_stream(w, stream)
         for stream, records in streams.items():
             first = records[0][0]
             info = w.get_collection(first["ns"])
             if info is not None:
-                bucket = _rebuild(w, info, records)
-                write_full_document(w, info, bucket.document())
-                rebuilt += 1
+                known = rebuilt.get(first["id"])
+                rebuilt[first["id"]] = (info, _rebuild(w, info, records, known[1] if known else None))
             drop_stream(w, stream)
-        return rebuilt
+        for info, bucket in rebuilt.values():
+            write_full_document(w, info, bucket.document())
+        return len(rebuilt)
 
     rebuilt = engine.write(fn).result()
     log.info("time-series recovery rebuilt %d bucket(s) from the journal", rebuilt)
     return rebuilt
 
 
-def _rebuild(w: Any, info: Any, records: list[tuple[dict, list[dict]]]) -> OpenBucket:
+def _replay_record(w: Any, payload: bytes, rebuilt: dict) -> None:
+    header, entries = commitlog.parse_record(payload)
+    info = w.get_collection(header["ns"])
+    if info is None:
+        return
+    options = ts_options.from_document((info.options or {}).get("timeseries") or {"timeField": header["tf"]})
+    time_field, meta_field = options.time_field, options.meta_field
+    for bucket_id, lo, hi, new, rows in entries:
+        known = rebuilt.get(bucket_id)
+        bucket = known[1] if known else None
+        if bucket is None:
+            raw = w.get(info, clustered_rid(bucket_id))
+            if raw is not None:
+                bucket = OpenBucket.from_document(decode(raw), info.ns, time_field, meta_field)
+            elif new is not None:
+                bucket = OpenBucket(bucket_id, info.ns, time_field, meta_field, new.get("meta", MISSING),
+                                    new["start"])
+            else:
+                continue  # written in full and since removed (drop, TTL, delete): nothing to restore
+        if not lo <= bucket.count < hi:
+            if bucket.count < lo:
+                log.warning("time-series recovery: bucket %s holds %d rows, its record starts at %d",
+                            bucket_id, bucket.count, lo)
+            continue
+        for measurement in rows[bucket.count - lo:]:
+            time_value = measurement[time_field]
+            bucket.append(measurement, date_ms(time_value), time_value)
+        rebuilt[bucket_id] = (info, bucket)
+
+
+def _rebuild(w: Any, info: Any, records: list[tuple[dict, list[dict]]], bucket: OpenBucket | None = None) -> OpenBucket:
     options = ts_options.from_document((info.options or {}).get("timeseries") or {"timeField": records[0][0]["tf"]})
     time_field, meta_field = options.time_field, options.meta_field
     bucket_id = records[0][0]["id"]
-    raw = w.get(info, clustered_rid(bucket_id))
-    if raw is not None:
+    raw = w.get(info, clustered_rid(bucket_id)) if bucket is None else None
+    if bucket is not None:
+        pass
+    elif raw is not None:
         bucket = OpenBucket.from_document(decode(raw), info.ns, time_field, meta_field)
     else:
         first = next((header for header, _ in records if "start" in header), None)

@@ -19,8 +19,10 @@ from bson.objectid import ObjectId
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
+from protocol.messages import RawDocuments, materialize
 from server.query import plan as planner
 from server.timeseries import options as ts_options
+from server.timeseries import rawbatch
 from server.timeseries.buckets import EPOCH, date_ms
 from server.timeseries.commit import clustered_rid
 from server.timeseries.ddl import BUCKETS_PREFIX, buckets_ns
@@ -50,7 +52,7 @@ def _buckets_info(ctx: Any, ns: str) -> Any:
 
 
 def _documents(cmd: dict) -> list:
-    docs = cmd.get("documents")
+    docs = materialize(cmd.get("documents"))
     if not isinstance(docs, list):
         raise MongoError(ErrorCode.TypeMismatch, "BSON field 'insert.documents' is missing or not an array")
     if len(docs) > MAX_WRITE_BATCH:
@@ -63,7 +65,10 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
     db = cmd.get("$db") or ctx.db
     name = cmd["insert"]
     bns = buckets_ns(db, name)
-    docs = _documents(cmd)
+    raw = cmd.get("documents")
+    columnar = (type(raw) is RawDocuments and 0 < len(raw) <= MAX_WRITE_BATCH  # try the column-wise path
+                and ctx.server.params["timeseriesColumnarInserts"])
+    docs = None if columnar else _documents(cmd)
     ordered = cmd.get("ordered", True) is not False
     info = _buckets_info(ctx, bns)
     if info is None or not (info.options or {}).get("timeseries"):
@@ -74,6 +79,12 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
     committer = ctx.server.ts_committer
     state = catalog.collection(bns, options)
     time_field = options.time_field
+    if columnar:
+        batch = rawbatch.parse(raw.buffer, raw.offsets, time_field, options.meta_field, state.last_layout)
+        if batch is not None and catalog.insert_batch(state, batch, committer.loader):
+            await committer.commit((bns,))
+            return {"n": batch.n}
+        docs = _documents(cmd)
     time_error = f"'{time_field}' must be present and contain a valid BSON UTC datetime value"
     items: list[tuple[dict, int, Any]] = []
     errors: list[dict] = []

@@ -38,10 +38,12 @@ def recv_frame(sock: socket.socket) -> bytes:
     return data
 
 
-def raw_command(port: int, command: dict[str, Any], *, timeout: float = 5.0) -> dict[str, Any]:
-    """Send one OP_MSG command on a fresh socket (no driver) and return the reply document."""
+def raw_command(port: int, command: dict[str, Any], *, timeout: float = 5.0,
+                sequences: dict[str, list] | None = None) -> dict[str, Any]:
+    """Send one OP_MSG command on a fresh socket (no driver) and return the reply document;
+    ``sequences``: kind-1 document sequences (e.g. an insert's ``documents``)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-        sock.sendall(encode_op_msg_request(command, 1))
+        sock.sendall(encode_op_msg_request(command, 1, sequences=sequences))
         return decode_reply(recv_frame(sock))
 
 

@@ -1,0 +1,254 @@
+"""Column-wise ingest (rawbatch + columnstore + ingest_columns) builds exactly the buckets, sizes and
+statistics of inserting the same measurements one by one through the general path."""
+
+import datetime as dt
+import random
+
+import bson
+import numpy as np
+import pytest
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+
+from protocol.codec import CODEC_OPTIONS
+from server.timeseries import rawbatch
+from server.timeseries.buckets import date_ms
+from server.timeseries.catalog import BucketCatalog
+from server.timeseries.columnstore import ColumnarBucket, column_bson
+from server.timeseries.options import parse_timeseries
+
+T0 = dt.datetime(2021, 5, 18, 20, 0, 0)
+
+
+def _catalog(meta_field="m", **limits):
+    catalog = BucketCatalog(memory_threshold=1 << 40, **limits)
+    options = {"timeField": "t"}
+    if meta_field:
+        options["metaField"] = meta_field
+    return catalog, catalog.collection("db.system.buckets.c", parse_timeseries("db.c", options))
+
+
+def _raw(docs):
+    encoded = [bson.encode(d, codec_options=CODEC_OPTIONS) for d in docs]
+    offsets, pos = [], 0
+    for e in encoded:
+        offsets.append(pos)
+        pos += len(e)
+    return b"".join(encoded), offsets
+
+
+def _contents(state):
+    out = []
+    for bucket in state.live.values():
+        doc = bucket.document()
+        out.append(repr((bucket.size, bucket.count, doc["control"], doc.get("meta"), doc["data"])))
+    return sorted(out)
+
+
+def _one_by_one(batches, meta_field="m", **limits):
+    catalog, state = _catalog(meta_field, **limits)
+    for batch in batches:
+        for doc in batch:
+            doc = dict(doc)
+            catalog.insert(state, doc, date_ms(doc["t"]), doc["t"])
+    return catalog, state
+
+
+def _column_wise(batches, meta_field="m", expect_columnar=True, **limits):
+    catalog, state = _catalog(meta_field, **limits)
+    for batch in batches:
+        buffer, offsets = _raw(batch)
+        parsed = rawbatch.parse(buffer, offsets, "t", meta_field, state.last_layout)
+        if parsed is None or not catalog.insert_batch(state, parsed, None):
+            assert not expect_columnar
+            catalog.insert_many(state, [(dict(d), date_ms(d["t"]), d["t"]) for d in batch])
+    return catalog, state
+
+
+def _tsbs(seed, series=30, ticks=400, jitter=False, shuffle=False, per_batch=None):
+    rng = random.Random(seed)
+    rows = []
+    values = {h: [rng.randrange(100) for _ in range(4)] for h in range(series)}
+    for tick in range(ticks):
+        for host in range(series):
+            v = values[host]
+            for k in range(4):
+                v[k] = min(100, max(0, v[k] + rng.choice((-1, 0, 1))))
+            t = T0 + dt.timedelta(seconds=10 * tick, milliseconds=host if jitter else 0)
+            rows.append({"_id": ObjectId(), "measurement": "cpu", "t": t, "a": float(v[0]), "b": float(v[1]),
+                         "c": float(v[2]), "d": float(v[3]),
+                         "m": {"host": f"h{host}", "rack": str(host % 7), "zone": "z"}})
+    size = per_batch or series * 10
+    batches = [rows[i:i + size] for i in range(0, len(rows), size)]
+    if shuffle:  # neighbouring batches swapped: time goes backward across bucket boundaries
+        for i in range(0, len(batches) - 1, 3):
+            batches[i], batches[i + 1] = batches[i + 1], batches[i]
+    return batches
+
+
+def _same(batches, meta_field="m", expect_columnar=True, **limits):
+    one, state_one = _one_by_one(batches, meta_field, **limits)
+    many, state_many = _column_wise(batches, meta_field, expect_columnar, **limits)
+    assert state_many.stats == state_one.stats
+    assert _contents(state_many) == _contents(state_one)
+    assert not expect_columnar or any(type(b) is ColumnarBucket for b in state_many.live.values())
+    return state_one, state_many
+
+
+def test_tsbs_shaped_batches_build_the_buckets_of_one_by_one_inserts():
+    state, _ = _same(_tsbs(1))
+    assert state.stats["numBucketsArchivedDueToTimeForward"] > 0
+
+
+def test_one_measurement_per_series_per_batch_and_time_jitter():
+    _same(_tsbs(2, series=50, ticks=200, jitter=True, per_batch=50))
+
+
+def test_batches_out_of_order_archive_and_reopen_like_the_general_path():
+    state, _ = _same(_tsbs(3, series=10, ticks=1200, per_batch=70, shuffle=True))
+    assert state.stats["numBucketsArchivedDueToTimeBackward"] > 0
+    assert state.stats["numBucketsReopened"] > 0
+
+
+def test_count_and_size_limits_close_buckets_at_the_same_measurement():
+    state, _ = _same(_tsbs(4, series=5, ticks=700, per_batch=37), max_count=100)
+    assert state.stats["numBucketsClosedDueToCount"] > 0
+    state, _ = _same(_tsbs(5, series=5, ticks=300, per_batch=23), max_size=9000)
+    assert state.stats["numBucketsClosedDueToSize"] > 0
+
+
+def test_large_measurements_keep_a_young_bucket_open():
+    rows = [{"_id": ObjectId(), "t": T0 + dt.timedelta(seconds=i), "m": "x", "s": "y" * 3000, "v": float(i)}
+            for i in range(60)]
+    state, _ = _same([rows[i:i + 7] for i in range(0, 60, 7)], max_size=10_000)
+    assert state.stats["numBucketsKeptOpenDueToLargeMeasurements"] > 0
+    assert state.stats["numBucketsClosedDueToSize"] > 0
+
+
+def test_layout_changes_convert_buckets_and_keep_the_general_path_results():
+    rng = random.Random(6)
+    batches = []
+    for tick in range(60):
+        batch = []
+        for host in range(8):
+            doc = {"_id": ObjectId(), "t": T0 + dt.timedelta(seconds=tick), "m": {"h": host}, "v": float(tick)}
+            batch.append(doc)
+        if tick % 10 == 3:  # one batch of another layout (an int among the doubles: same type class)
+            for doc in batch:
+                doc["v"] = int(doc["v"])
+        if tick % 10 == 7:  # a new field, and a schema change for one series
+            for doc in batch:
+                doc["w"] = "new"
+            batch[0]["v"] = "text"
+        rng.shuffle(batch)
+        batches.append(batch)
+    _same(batches, expect_columnar=False)
+
+
+def test_value_types_nan_signed_zeros_and_every_meta_kind():
+    rng = random.Random(7)
+    specials = [float("nan"), -0.0, 0.0, 1.5, -2.25, float("inf"), float("-inf")]
+    for meta in ({"k": 1, "a": [1, 2]}, "plain", 42, Int64(7), 2.5, True, None, ObjectId(), [1, "x"], "MISSING"):
+        batches = []
+        for tick in range(12):
+            batch = []
+            for i in range(9):
+                doc = {"t": T0 + dt.timedelta(seconds=tick * 9 + i), "_id": ObjectId(), "f": rng.choice(specials),
+                       "i": rng.randrange(-5, 5), "l": Int64(rng.randrange(1 << 40)), "b": rng.random() < 0.5,
+                       "d": T0 - dt.timedelta(days=rng.randrange(40000)), "o": ObjectId(), "n": None,
+                       "s": "const"}
+                if meta != "MISSING":
+                    doc["m"] = meta
+                batch.append(doc)
+            batches.append(batch)
+        _same(batches)
+
+
+def test_collections_without_meta_field():
+    batches = [[{"t": T0 + dt.timedelta(seconds=tick * 5 + i), "_id": ObjectId(), "v": float(i)} for i in range(5)]
+               for tick in range(300)]
+    _same(batches, meta_field=None)
+
+
+def test_measurements_without_id_get_consecutive_object_ids_first():
+    batches = [[{"t": T0 + dt.timedelta(seconds=tick), "m": h, "v": float(tick)} for h in range(4)]
+               for tick in range(20)]
+    _, state = _column_wise(batches)
+    docs = [b.document() for b in state.live.values()]
+    assert all(list(d["data"]) == ["t", "_id", "v"] for d in docs)
+    ids = [oid for d in docs for oid in d["data"]["_id"].values()]
+    assert len(set(ids)) == 80 and all(type(oid) is ObjectId for oid in ids)
+    assert all(d["control"]["min"]["_id"] == min(d["data"]["_id"].values()) for d in docs)
+
+
+def test_document_bytes_equal_the_encoded_general_path_document():
+    batches = _tsbs(8, series=4, ticks=50)
+    one, state_one = _one_by_one(batches)
+    many, state_many = _column_wise(batches)
+    by_id = {}
+    for bucket in state_one.live.values():
+        by_id[(bucket.start_s, repr(bucket.meta))] = bson.encode(bucket.document(), codec_options=CODEC_OPTIONS)
+    for bucket in state_many.live.values():
+        raw = bucket.document_bytes()
+        expected = by_id[(bucket.start_s, repr(bucket.meta))]
+        # bucket ids differ (random): everything but the leading _id element is byte-identical
+        assert raw[:4] == expected[:4] and raw[21:] == expected[21:]
+
+
+@pytest.mark.parametrize("docs", [
+    [{"t": T0, "v": 1.0}, {"t": T0, "v": 2}],  # a type differs
+    [{"t": T0, "v": 1.0}, {"v": 1.0, "t": T0}],  # order differs
+    [{"t": T0, "v": 1.0, "s": "a"}, {"t": T0, "v": 1.0, "s": "b"}],  # a string differs
+    [{"t": T0, "v": 1.0}, {"t": T0, "v": 1.0, "w": 1}],  # a field more
+    [{"t": T0, "m": {"a": 1}}, {"t": T0, "m": "x"}],  # meta type differs
+    [{"t": "not a date", "v": 1.0}],
+    [{"v": 1.0}],
+    [{"t": T0, "x": {"sub": 1}}],  # an object outside the meta field
+    [{"t": T0, "x": [1, 2]}],
+])
+def test_batches_without_one_layout_are_refused(docs):
+    buffer, offsets = _raw(docs)
+    assert rawbatch.parse(buffer, offsets, "t", "m") is None
+
+
+def test_parse_reads_values_like_bson_decode():
+    docs = [{"_id": ObjectId(), "a": float(i) / 3, "t": T0 + dt.timedelta(milliseconds=i * 7), "m": {"x": "y" * i},
+             "i": -i, "l": Int64(i << 33), "b": i % 2 == 0, "z": None, "s": "ü"} for i in range(50)]
+    buffer, offsets = _raw(docs)
+    batch = rawbatch.parse(buffer, offsets, "t", "m")
+    assert batch is not None and batch.n == 50
+    assert batch.columns["a"].tolist() == [d["a"] for d in docs]
+    assert batch.times.tolist() == [date_ms(d["t"]) for d in docs]
+    assert batch.columns["i"].tolist() == [d["i"] for d in docs]
+    assert batch.columns["l"].tolist() == [int(d["l"]) for d in docs]
+    assert batch.columns["b"].tolist() == [d["b"] for d in docs]
+    assert [bytes(v) for v in batch.columns["_id"]] == [d["_id"].binary for d in docs]
+    assert batch.layout.constants == {"z": None, "s": "ü"}
+    assert batch.metas == [bson.encode(d["m"]) for d in docs]
+
+
+def test_a_bool_byte_other_than_0_or_1_is_refused():
+    buffer, offsets = _raw([{"t": T0, "b": True}, {"t": T0, "b": False}])
+    assert rawbatch.parse(buffer, offsets, "t", None) is not None
+    corrupt = bytearray(buffer)
+    corrupt[buffer.rfind(b"\x08b\x00") + 3] = 7  # the second document's bool value
+    assert rawbatch.parse(bytes(corrupt), offsets, "t", None) is None
+
+
+def test_invalid_meta_bson_makes_the_batch_take_the_general_path():
+    buffer, offsets = _raw([{"t": T0, "m": {"a": "x"}, "v": 1.0}])
+    position = buffer.find(b"\x02a\x00") + 3  # the string's length prefix inside the meta document
+    corrupt = bytearray(buffer)
+    corrupt[position] = 99
+    catalog, state = _catalog()
+    batch = rawbatch.parse(bytes(corrupt), offsets, "t", "m")
+    assert batch is not None  # the skeleton matches: the meta's inside is checked by its decode
+    assert catalog.insert_batch(state, batch, None) is False
+    assert not state.live
+
+
+def test_column_bson_is_the_bson_of_a_dense_column():
+    for values, kind in ((np.array([1.5, -0.0, float("nan")]), 0x01), (np.arange(12, dtype="<i8"), 0x12),
+                         (np.array([True, False]), 0x08), (np.arange(1500, dtype="<i4"), 0x10)):
+        expected = bson.encode({str(i): (v.item() if kind != 0x12 else Int64(v)) for i, v in enumerate(values)})
+        assert column_bson(kind, values) == expected
