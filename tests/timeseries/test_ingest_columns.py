@@ -252,3 +252,49 @@ def test_column_bson_is_the_bson_of_a_dense_column():
                          (np.array([True, False]), 0x08), (np.arange(1500, dtype="<i4"), 0x10)):
         expected = bson.encode({str(i): (v.item() if kind != 0x12 else Int64(v)) for i, v in enumerate(values)})
         assert column_bson(kind, values) == expected
+
+
+def test_journal_records_round_trip_the_rows_of_every_bucket():
+    from server.timeseries import commitlog
+
+    batches = _tsbs(9, series=6, ticks=30)
+    _, state = _column_wise(batches)
+    table = next(iter(state.tables.values()))
+    buckets = [b for b in state.live.values() if type(b) is ColumnarBucket]
+    slots = np.array([b.slot for b in buckets])
+    lo = np.array([1 if i % 2 else 0 for i in range(len(buckets))])
+    hi = table.count[slots].copy()
+    header, entries = commitlog.parse_record(commitlog.build_record(table, state.ns, buckets, slots, lo, hi))
+    assert header["ns"] == state.ns and header["fields"] == list(table.order)
+    for bucket, (bucket_id, start, stop, new, rows), first in zip(buckets, entries, lo, strict=True):
+        assert bucket_id == bucket.id and (start, stop) == (first, bucket.count)
+        assert (new is not None) == (first == 0)
+        if new is not None:
+            assert new["start"] == bucket.start_s and new["meta"] == bucket.meta
+        measurements = [dict(m) for m in bucket.measurements()][first:]
+        assert rows == measurements
+
+
+def test_a_journal_record_is_trimmable_once_every_bucket_in_it_is_stored():
+    from server.timeseries.commitlog import CommitLog
+
+    class B:
+        def __init__(self):
+            self.full_count = 0
+            self.successor = None
+
+    a, b, c = B(), B(), B()
+    log = CommitLog("db.system.buckets.c")
+    first = log.add([a, b], [5, 3])
+    second = log.add([b, c], [6, 2])
+    assert log.trimmable() is None  # not durable yet
+    first[0], second[0] = 11, 12
+    assert log.trimmable() is None
+    a.full_count = 5
+    assert log.trimmable() is None
+    b.full_count = 3
+    assert log.trimmable() == 11  # the second still needs b's rows 3..6 and c's
+    c.successor = B()
+    c.successor.full_count = 2  # a bucket replaced by a general-path one: covered by its successor
+    b.full_count = 6
+    assert log.trimmable() == 12 and not log.records
