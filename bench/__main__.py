@@ -42,6 +42,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="seconds of query time a system may spend checking one query type before it is timed on fewer "
         "(>= 3) instances (default 30)",
     )
+    p.add_argument(
+        "--min-runs",
+        type=int,
+        default=3,
+        help="instances a system over its query budget is still checked and timed on (default 3)",
+    )
     p.add_argument("--peers", default="all", help=f"comma list or 'all' (in this order): {','.join(PEERS)}")
     p.add_argument("--queries", default="all", help=f"comma list or 'all': {','.join(QUERY_TYPES)}")
     p.add_argument("--results", type=Path, default=ROOT / "bench" / "results", help="results folder")
@@ -64,8 +70,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.duration_s = parse_duration(args.duration)
     args.peer_list = _choose(p, "peers", args.peers, PEERS)
     args.query_list = _choose(p, "queries", args.queries, QUERY_TYPES)
-    if args.scale < 1 or args.workers < 1 or args.runs < 1:
-        p.error("--scale, --workers and --runs must be >= 1")
+    if args.scale < 1 or args.workers < 1 or args.runs < 1 or args.min_runs < 1:
+        p.error("--scale, --workers, --runs and --min-runs must be >= 1")
     return args
 
 
@@ -113,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         pymongo=not args.no_pymongo,
         connections=args.connections,
         query_budget_s=args.query_budget,
+        min_runs=args.min_runs,
     )
     if args.tidemark_cmd:
         ctx.tidemark_cmd = args.tidemark_cmd.split()

@@ -28,7 +28,7 @@ from bench.queries import Params, compare, make_params
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS_PER_ROW = 10
-MIN_RUNS = 3  # timed runs per query type even when a slow system exhausts its query budget
+MIN_RUNS = 3  # default of Context.min_runs
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Context:
     progress: bool = True
     pymongo: bool = True
     query_budget_s: float = 30.0  # query seconds per system and query type (see check_and_time)
+    min_runs: int = MIN_RUNS  # timed runs per query type even when a slow system exhausts its budget
     connections: int = 500  # concurrent connections to hold against Tidemark; 0 skips the check
     tidemark_cmd: list[str] = field(default_factory=lambda: [sys.executable, "-m", "server"])
     checker: NaiveChecker | None = None
@@ -205,6 +206,9 @@ def ingest_stats(result: dict, expected_rows: int, pinned: bool, bins: int = 20)
         "error": result.get("error"),
         "server_cpu_s": result.get("server_cpu_s"),
     }
+    cpu = stats["server_cpu_s"]
+    # the rate one saturated server core would give: rows per second of server CPU (all its threads)
+    stats["rows_per_cpu_s"] = rows / cpu if cpu else None
     if stats["error"] is None and rows != expected_rows:
         stats["error"] = f"loaded {rows} of {expected_rows} rows"
     if len(samples) >= 2 and rows > 0:
@@ -257,7 +261,7 @@ def check_and_time(
 
     The check pass doubles as the warm-up. A wrong answer raises ResultMismatch (never caught here).
     A slow system may spend at most ``ctx.query_budget_s`` of query time on the check pass of one query
-    type: it then stops after at least MIN_RUNS instances, and only the checked instances are timed (the
+    type: it then stops after at least ``ctx.min_runs`` instances, and only the checked instances are timed (the
     report shows the smaller run count). Nothing unchecked is ever timed.
     """
     bar = progress_bar(ctx, len(ctx.queries) * ctx.runs * 2, f"  {system} queries", "q")
@@ -273,7 +277,7 @@ def check_and_time(
             compare(system, query, p, got, ctx.checker.expected(query, p))
             checked.append((p, got))
             bar.update(1)
-            if spent > ctx.query_budget_s and len(checked) >= MIN_RUNS:
+            if spent > ctx.query_budget_s and len(checked) >= ctx.min_runs:
                 break
         bar.update(len(instances) - len(checked))
         times = []
