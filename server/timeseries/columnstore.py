@@ -393,14 +393,14 @@ class SeriesTable:
         return self.value_bytes + self.value_count * (digits + 2)
 
     # -- journal rows
-    def rows(self, name: str, slots: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Rows ``lo[i]:hi[i]`` of ``slots[i]`` of column ``name``, concatenated."""
+    def rows(self, slots: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows ``lo[i]:hi[i]`` of ``slots[i]``, concatenated, for every varying column."""
         lengths = hi - lo
         total = int(lengths.sum())
         slot_of_row = np.repeat(slots, lengths)
         ends = np.cumsum(lengths)
         pos = np.arange(total) - np.repeat(ends - lengths - lo, lengths)
-        return self.data[name][slot_of_row, pos]
+        return {name: self.data[name][slot_of_row, pos] for name in self.varying}
 
 
 # ---------------------------------------------------------------- one bucket
@@ -500,6 +500,11 @@ class ColumnarBucket:
         n = int(self.table.count[self.slot])
         if self._summary_at != n or self._summary is None:
             n, columns = self._snapshot()
+            self._summary_of(n, columns)
+        return self._summary
+
+    def _summary_of(self, n: int, columns: dict[str, np.ndarray]) -> dict[str, Any]:
+        if self._summary_at != n or self._summary is None:
             out: dict[str, Any] = {"_id": self.id, "control": self.control(n, columns)}
             if self.meta is not MISSING:
                 out["meta"] = self.meta
@@ -517,9 +522,7 @@ class ColumnarBucket:
 
     def _encode(self, n: int, columns: dict[str, np.ndarray]) -> bytes:
         table = self.table
-        head: dict[str, Any] = {"_id": self.id, "control": self.control(n, columns)}
-        if self.meta is not MISSING:
-            head["meta"] = self.meta
+        head = self._summary_of(n, columns)  # {_id, control, meta?}: the document's first fields
         parts = []
         for name in table.order:
             kind = table.kinds[name]

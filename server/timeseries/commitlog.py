@@ -52,7 +52,7 @@ def build_record(table: Any, ns: str, buckets: list, slots: np.ndarray, lo: np.n
         "ids": Binary(b"".join(bucket.id.binary for bucket in buckets)),
         "from": Binary(lo.astype("<i4").tobytes()), "to": Binary(hi.astype("<i4").tobytes()),
         "new": new,
-        "cols": {name: Binary(table.rows(name, slots, lo, hi).tobytes()) for name in table.varying},
+        "cols": {name: Binary(values.tobytes()) for name, values in table.rows(slots, lo, hi).items()},
     }
     if table.meta_field is not None:
         record["mf"] = table.meta_field
