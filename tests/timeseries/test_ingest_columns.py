@@ -298,3 +298,19 @@ def test_a_journal_record_is_trimmable_once_every_bucket_in_it_is_stored():
     c.successor.full_count = 2  # a bucket replaced by a general-path one: covered by its successor
     b.full_count = 6
     assert log.trimmable() == 12 and not log.records
+
+
+def test_memory_threshold_closes_idle_column_wise_buckets_least_recently_used_first():
+    catalog, state = _catalog()
+    catalog.memory_threshold = 60_000
+    for series in range(40):
+        batch = [{"_id": ObjectId(), "t": T0 + dt.timedelta(seconds=i), "m": series, "v": float(i)} for i in range(5)]
+        buffer, offsets = _raw(batch)
+        assert catalog.insert_batch(state, rawbatch.parse(buffer, offsets, "t", "m", state.last_layout), None)
+        for table in catalog.take_dirty_tables():  # as a commit would: rows durable, nothing pending
+            table.durable[:] = table.count
+            table.dirty[:] = False
+    closed = state.stats["numBucketsClosedDueToMemoryThreshold"]
+    assert closed > 0 and len(state.open) == 40 - closed
+    assert sorted(b.meta for b in state.open.values()) == list(range(closed, 40))  # least recently used first
+    assert all(b.needs_full for b in state.live.values() if not b.open)
