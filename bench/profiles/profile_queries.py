@@ -40,6 +40,7 @@ QUERY_PHASES: list[tuple[str, str, str]] = [
     # the loop thread's last Python frame (the previous reply's transport.write): its sample count follows
     # the query's wall time, not CPU. Counted idle.
     ("server/connection.py", r"^_send$", IDLE),
+    ("storage/bucket_reader.py", r".", "bucket scan: bucket codec decode (tag 4)"),
     ("storage/bucket_codec.py", r".", "bucket scan: bucket codec decode (tag 4)"),
     ("storage/compression.py", r".", "bucket scan: zstd decompression"),
     ("storage/", r".", "bucket scan: LMDB read + copy"),
@@ -49,6 +50,13 @@ QUERY_PHASES: list[tuple[str, str, str]] = [
     ("server/timeseries/buckets.py", r"^(unpack_document|document|summary)$", "unpack to measurement dicts"),
     ("server/timeseries/columnar.py", r"^(parse_column|_fast_arrays)$", "columnar: raw BSON columns -> numpy"),
     ("server/timeseries/rawcolumns.py", r"^parse_column$", "columnar: raw BSON columns -> numpy"),
+    ("server/timeseries/bucketcache.py", r".", "decoded-bucket cache"),
+    ("server/timeseries/stored.py", r"^(summary|bson_summary|_plain)$", "BSON decode of buckets (control/meta + columns)"),
+    ("server/timeseries/stored.py", r"^(scan|get_many)$", "bucket scan: LMDB read + copy"),
+    ("server/timeseries/stored.py", r".", "stored bucket parts (partial, columns)"),
+    ("server/timeseries/lastpoint.py", r"^(_build_latest_rows|_latest_rows_packed|latest_rows)$",
+     "lastpoint: latest rows"),
+    ("server/timeseries/lastpoint.py", r".", "lastpoint: bucket summaries"),
     ("server/timeseries/rawcolumns.py", r".", "BSON decode of buckets (control/meta + columns)"),
     ("server/timeseries/columnar.py", r".", "columnar $group (numpy, per-group feed)"),
     ("server/query/match", r".", "$match"),

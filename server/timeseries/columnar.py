@@ -44,7 +44,7 @@ from server.query.stage_group import (
     parse_accumulated_fields,
 )
 from server.timeseries.buckets import date_ms, unpack_document
-from server.timeseries.rawcolumns import DATE, DOUBLE, column_length, parse_column
+from server.timeseries.rawcolumns import DATE, DOUBLE, PackedColumn, column_length, parse_column
 
 UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
 _ACCUMULATORS = {"$max", "$min", "$avg", "$sum", "$first", "$last", "$count"}
@@ -221,27 +221,33 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
     return _EPOCH + _dt.timedelta(milliseconds=int(ms))
 
 
+def _column_array(column: Any, type_byte: int, n: int | None) -> np.ndarray | None:
+    """The values of a dense column of ``type_byte`` values (of length ``n`` when given), else None."""
+    if isinstance(column, PackedColumn):
+        values = column.dense(type_byte)
+    elif isinstance(column, bytes):
+        length = column_length(column) if n is None else n
+        values = parse_column(column, length, type_byte) if length else None
+    else:
+        return None
+    if values is None or not len(values) or (n is not None and len(values) != n):
+        return None
+    return values
+
+
 def _fast_arrays(bucket: dict, group: ColumnarGroup) -> tuple[np.ndarray, dict] | None:
     """(time ms, {field: float64 array}) of a stored bucket whose needed columns are all dense
     doubles without NaN, else None."""
     data = bucket.get("data")
     if not isinstance(data, dict):
         return None
-    time_raw = data.get(group.time_field)
-    if not isinstance(time_raw, bytes):
-        return None
-    n = column_length(time_raw)
-    if not n:
-        return None
-    times = parse_column(time_raw, n, DATE)
+    times = _column_array(data.get(group.time_field), DATE, None)
     if times is None:
         return None
+    n = len(times)
     arrays = {}
     for name in group.columns:
-        raw = data.get(name)
-        if not isinstance(raw, bytes):
-            return None
-        values = parse_column(raw, n, DOUBLE)
+        values = _column_array(data.get(name), DOUBLE, n)
         if values is None or np.isnan(values).any():
             return None
         arrays[name] = values
@@ -249,11 +255,12 @@ def _fast_arrays(bucket: dict, group: ColumnarGroup) -> tuple[np.ndarray, dict] 
 
 
 def decoded(bucket: dict) -> dict:
-    """``bucket`` with its raw (``bytes``) data columns decoded."""
+    """``bucket`` with its undecoded (``bytes`` / ``PackedColumn``) data columns decoded."""
     data = bucket.get("data")
-    if isinstance(data, dict) and any(isinstance(v, bytes) for v in data.values()):
+    if isinstance(data, dict) and any(isinstance(v, (bytes, PackedColumn)) for v in data.values()):
         bucket = dict(bucket)
-        bucket["data"] = {k: decode(v) if isinstance(v, bytes) else v for k, v in data.items()}
+        bucket["data"] = {k: decode(v) if isinstance(v, bytes) else decode(v.bson()) if isinstance(v, PackedColumn)
+                          else v for k, v in data.items()}
     return bucket
 
 
