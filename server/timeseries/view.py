@@ -20,7 +20,7 @@ from bson.objectid import ObjectId
 
 from server.query import plan as planner
 from server.query.match import And, compile_node
-from server.timeseries import columnar, lastpoint, stored
+from server.timeseries import columnar, groupbatch, lastpoint, stored
 from server.timeseries.buckets import oid_bound, unpack_document
 from server.timeseries.commit import clustered_rid
 from server.timeseries.deps import leading_matches, needed_fields
@@ -193,7 +193,7 @@ class GroupableMeasurements:
 
     def __next__(self) -> dict:
         if self._it is None:
-            decoded = (columnar.decoded(bucket) for bucket in self._buckets)
+            decoded = (groupbatch.decoded(bucket) for bucket in self._buckets)
             self._it = _measurements(decoded, self._spec, self._event_filter, self._fields, self._info)
         return next(self._it)
 
@@ -201,7 +201,7 @@ class GroupableMeasurements:
         if self._it is not None or group_spec != self._plan.group_spec:
             return None
         self._it = iter(())
-        return columnar.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx)
+        return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx)
 
 
 def _newest_first(server: Any, ns: str, hi_s: int | None, stats: dict, predicate: Any,
