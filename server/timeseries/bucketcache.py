@@ -12,10 +12,12 @@ State (process-wide, one ``BucketCache`` in ``CACHE``), and its invariants:
 - Cached values are shared by every reader: summaries follow the read paths' copy-on-write rule
   (stages never mutate values they did not create) and arrays are read-only.
 - Memory is bounded: the entries' approximate sizes (packed bytes + summary estimate + array bytes)
-  stay under ``budget`` bytes; the least recently used entries are evicted first. ``budget`` 0 disables
-  caching.
-- Thread-safe: reads may run concurrently in executor threads; the table is guarded by a lock (entries
-  themselves only ever gain parts, and a part computed twice by two threads is the same value).
+  stay under ``budget`` bytes. Eviction is CLOCK (second chance): a hit only sets the entry's
+  ``referenced`` flag (no reordering, no lock); evicting walks the table in insertion order, giving a
+  referenced entry one more round. ``budget`` 0 disables caching.
+- Thread-safe: reads may run concurrently in executor threads; insertions and evictions hold a lock,
+  hits read the dict without it (entries only ever gain parts, and a part computed twice by two threads
+  is the same value).
 
 Live (open) buckets are never cached: they are not read from storage.
 """
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -37,10 +38,11 @@ _SUMMARY_FACTOR = 3  # Python objects of a decoded summary vs its BSON bytes (me
 class CachedBucket:
     """Decoded parts of one stored bucket record (the exact ``stored`` value they came from)."""
 
-    __slots__ = ("key", "stored", "summary", "columns", "memo", "size")
+    __slots__ = ("key", "stored", "summary", "columns", "memo", "size", "referenced")
 
     def __init__(self, key: tuple[str, bytes], stored: bytes):
         self.key, self.stored = key, stored
+        self.referenced = False
         self.summary: dict | None = None
         self.columns: dict[str, tuple[int, np.ndarray] | None] = {}
         self.memo: dict[Any, Any] = {}  # derived facts for one read path (e.g. lastpoint's latest time)
@@ -52,7 +54,7 @@ class BucketCache:
         self.budget = budget
         self.used = 0
         self.hits = self.misses = self.evictions = 0
-        self._entries: OrderedDict[tuple[str, bytes], CachedBucket] = OrderedDict()
+        self._entries: dict[tuple[str, bytes], CachedBucket] = {}
         self._lock = threading.Lock()
 
     def entry(self, ns: str, rid: bytes, stored: bytes) -> CachedBucket | None:
@@ -61,17 +63,17 @@ class BucketCache:
         if self.budget <= 0:
             return None
         key = (ns, rid)
+        found = self._entries.get(key)
+        if found is not None and found.stored == stored:
+            found.referenced = True
+            self.hits += 1  # a statistic: a lost update under concurrency does not matter
+            return found
         with self._lock:
-            found = self._entries.get(key)
-            if found is not None and found.stored == stored:
-                self._entries.move_to_end(key)
-                self.hits += 1
-                return found
             self.misses += 1
+            found = self._entries.pop(key, None)
             if found is not None:
                 self.used -= found.size
             fresh = self._entries[key] = CachedBucket(key, stored)
-            self._entries.move_to_end(key)
             self.used += fresh.size
             self._evict()
             return fresh
@@ -94,8 +96,14 @@ class BucketCache:
                 self._evict()
 
     def _evict(self) -> None:
-        while self.used > self.budget and self._entries:
-            _, old = self._entries.popitem(last=False)
+        entries = self._entries
+        while self.used > self.budget and entries:
+            key = next(iter(entries))
+            old = entries.pop(key)
+            if old.referenced and len(entries) > 0:
+                old.referenced = False
+                entries[key] = old  # second chance: back of the queue
+                continue
             self.used -= old.size
             self.evictions += 1
 

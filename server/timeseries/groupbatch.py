@@ -80,10 +80,23 @@ def _column_array(column: Any, type_byte: int, n: int | None) -> np.ndarray | No
 
 def fast_arrays(bucket: dict, group: Any) -> tuple[np.ndarray, dict] | None:
     """(time ms, {field: float64 array}) of a bucket whose needed columns are all dense doubles
-    without NaN and whose times decode to ``datetime``, else None."""
+    without NaN and whose times decode to ``datetime``, else None. For a stored bucket the answer is
+    remembered with its cached parts (it depends only on the stored content)."""
     data = bucket.get("data")
     if not isinstance(data, dict):
         return None
+    time_column = data.get(group.time_field)
+    entry = time_column.source.cached if isinstance(time_column, PackedColumn) else None
+    if entry is None:
+        return _fast_arrays(data, group)
+    memo_key = ("fast arrays", group.time_field, tuple(group.columns))
+    found = entry.memo.get(memo_key)
+    if found is None:
+        found = entry.memo[memo_key] = _fast_arrays(data, group) or False
+    return found or None
+
+
+def _fast_arrays(data: dict, group: Any) -> tuple[np.ndarray, dict] | None:
     times = _column_array(data.get(group.time_field), DATE, None)
     if times is None or times.min() < _MIN_MS or times.max() > _MAX_MS:
         return None
@@ -141,6 +154,18 @@ def run(group: Any, buckets: Iterable[dict], event_filter: Any, fields: set[str]
     yield from batch.groups.results()
 
 
+def _meta_token(bucket: dict) -> bytes:
+    """The bucket's meta as BSON (equal tokens: the same group keys), remembered for stored buckets."""
+    column = bucket["data"].get(next(iter(bucket["data"]), None))
+    entry = column.source.cached if isinstance(column, PackedColumn) else None
+    if entry is not None:
+        token = entry.memo.get("meta token")
+        if token is None:
+            token = entry.memo["meta token"] = bson_encode({"m": bucket["meta"]})
+        return token
+    return bson_encode({"m": bucket["meta"]})
+
+
 class _Batch:
     """Dense buckets waiting to be cut into runs, and the groups fed so far."""
 
@@ -157,7 +182,7 @@ class _Batch:
     def add(self, bucket: dict, times: np.ndarray, arrays: dict) -> None:
         mf = self.group.meta_field
         has_meta = mf is not None and "meta" in bucket
-        token = bson_encode({"m": bucket["meta"]}) if has_meta else None
+        token = _meta_token(bucket) if has_meta else None
         index = self._meta_index.get(token)
         if index is None:
             index = self._meta_index[token] = len(self.metas)
@@ -207,14 +232,13 @@ class _Batch:
         ends = np.empty_like(starts)
         ends[:-1] = starts[1:]
         ends[-1] = n
-        feeds = [_feed_for(spec, times, arrays, starts, ends, group.time_field, ctx.variables)
-                 for _, spec in group.fields]
         owners = owner[starts].tolist()
         truncs = trunc[starts].tolist() if trunc is not None else [None] * len(owners)
         first_times = times[starts].tolist()
         accumulators, table = self._accumulators, self.groups.groups
         tf, mf = group.time_field, group.meta_field
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
+        run_accs = []
         for r, token in enumerate(zip(owners, truncs, strict=True)):
             accs = accumulators.get(token)
             if accs is None:
@@ -234,8 +258,10 @@ class _Batch:
                         if self.groups.used > limit:
                             raise _memory_error(limit)
                 accs = accumulators[token] = entry[1]
-            for acc, feed in zip(accs, feeds, strict=True):
-                feed(acc, r)
+            run_accs.append(accs)
+        # each accumulator takes its runs in row order (accumulators are independent of each other)
+        for j, (_, spec) in enumerate(group.fields):
+            _feed_runs(spec, j, run_accs, times, arrays, starts, ends, tf, ctx.variables)
 
 
 def _group_key(idv: Any) -> Any:
@@ -248,14 +274,16 @@ def _exact_sums(values: np.ndarray) -> bool:
     return bool(np.all(np.mod(values, 1.0) == 0.0)) and float(np.abs(values).sum()) < _EXACT_SUM
 
 
-def _feed_for(spec: Any, times: np.ndarray, arrays: dict, starts: np.ndarray, ends: np.ndarray, tf: str,
-              variables: dict):
-    """``feed(accumulator, run)``: hands one run's contribution to an accumulator."""
+def _feed_runs(spec: Any, j: int, run_accs: list, times: np.ndarray, arrays: dict, starts: np.ndarray,
+               ends: np.ndarray, tf: str, variables: dict) -> None:
+    """Hand each run's contribution to accumulator ``j`` of its group (``run_accs[r][j]``)."""
     name, field = spec.name, spec.field
     counts = (ends - starts).tolist()
     if field is None:
         value = 1 if name == "$count" else spec.evaluate({}, variables)
-        return lambda acc, r: acc.process_many([value] * counts[r])
+        for accs, count in zip(run_accs, counts, strict=True):
+            accs[j].process_many([value] * count)
+        return
     column = times if field == tf else arrays[field]
     if name in ("$max", "$min", "$first", "$last"):
         if name == "$max":
@@ -267,10 +295,15 @@ def _feed_for(spec: Any, times: np.ndarray, arrays: dict, starts: np.ndarray, en
         else:
             picked = column[ends - 1]
         winners = [_ms_to_datetime(v) for v in picked.tolist()] if field == tf else picked.tolist()
-        return lambda acc, r: acc.process_many([winners[r]])
+        # process(v) is what process_many([v]) does for one NaN-free double or one date
+        for accs, winner in zip(run_accs, winners, strict=True):
+            accs[j].process(winner)
+        return
     if name in ("$sum", "$avg") and _exact_sums(column):
         totals = np.add.reduceat(column, starts).tolist()
-        return lambda acc, r: acc.process_exact_doubles(totals[r], counts[r])
+        for accs, total, count in zip(run_accs, totals, counts, strict=True):
+            accs[j].process_exact_doubles(total, count)
+        return
     values = column.tolist()
-    bounds = list(zip(starts.tolist(), ends.tolist(), strict=True))
-    return lambda acc, r: acc.process_many(values[bounds[r][0]:bounds[r][1]])
+    for accs, start, end in zip(run_accs, starts.tolist(), ends.tolist(), strict=True):
+        accs[j].process_many(values[start:end])
