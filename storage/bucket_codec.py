@@ -417,6 +417,41 @@ def _decode_values(buf: bytes, pos: int, btype: int, n: int) -> tuple[np.ndarray
     raise ValueError(f"unknown bucket column value codec {codec}")
 
 
+def _decode_column(buf: bytes, pos: int) -> tuple[bytes, int]:
+    """(the exact BSON document of the column whose kind byte is at ``pos``, position after it)."""
+    kind = buf[pos]
+    pos += 1
+    if kind == KIND_RAW:
+        size, pos = _get_varint(buf, pos)
+        return buf[pos:pos + size], pos + size
+    if kind != KIND_FIXED:
+        raise ValueError(f"unknown bucket column kind {kind}")
+    btype = buf[pos]
+    count, pos = _get_varint(buf, pos + 1)
+    keys_kind = buf[pos]
+    pos += 1
+    width = WIDTH[btype]
+    if keys_kind == KEYS_DENSE:
+        skeleton, _ = _dense_skeleton(btype, width, count)
+        values, pos = _decode_values(buf, pos, btype, count)
+        column = np.frombuffer(skeleton, np.uint8).copy()
+        rows = values.reshape(count, width)
+        for lo, hi, start, stride in _dense_runs(width, count):
+            column[start:start + (hi - lo) * stride].reshape(hi - lo, stride)[:, stride - width:] = rows[lo:hi]
+    else:
+        deltas, pos = _get_ints(buf, pos, count)
+        skeleton, index = _skeleton(btype, width, np.cumsum(deltas).tolist())
+        values, pos = _decode_values(buf, pos, btype, count)
+        column = np.frombuffer(skeleton, np.uint8).copy()
+        column[index] = values
+    return column.tobytes(), pos
+
+
+def decode_column(buf: bytes, pos: int) -> bytes:
+    """The exact BSON document of one column of a decompressed stream (``pos``: its kind byte)."""
+    return _decode_column(buf, pos)[0]
+
+
 def decode_raw(buf: bytes) -> bytes:
     if buf[0] != FORMAT_VERSION:
         raise ValueError(f"unknown bucket codec format {buf[0]}")
@@ -431,35 +466,7 @@ def decode_raw(buf: bytes) -> bytes:
     for _ in range(ncols):
         z = buf.index(b"\0", pos)
         name = buf[pos:z]
-        pos = z + 1
-        kind = buf[pos]
-        pos += 1
-        if kind == KIND_RAW:
-            size, pos = _get_varint(buf, pos)
-            doc = buf[pos:pos + size]
-            pos += size
-        elif kind == KIND_FIXED:
-            btype = buf[pos]
-            count, pos = _get_varint(buf, pos + 1)
-            keys_kind = buf[pos]
-            pos += 1
-            width = WIDTH[btype]
-            if keys_kind == KEYS_DENSE:
-                skeleton, _ = _dense_skeleton(btype, width, count)
-                values, pos = _decode_values(buf, pos, btype, count)
-                column = np.frombuffer(skeleton, np.uint8).copy()
-                rows = values.reshape(count, width)
-                for lo, hi, start, stride in _dense_runs(width, count):
-                    column[start:start + (hi - lo) * stride].reshape(hi - lo, stride)[:, stride - width:] = rows[lo:hi]
-            else:
-                deltas, pos = _get_ints(buf, pos, count)
-                skeleton, index = _skeleton(btype, width, np.cumsum(deltas).tolist())
-                values, pos = _decode_values(buf, pos, btype, count)
-                column = np.frombuffer(skeleton, np.uint8).copy()
-                column[index] = values
-            doc = column.tobytes()
-        else:
-            raise ValueError(f"unknown bucket column kind {kind}")
+        doc, pos = _decode_column(buf, z + 1)
         parts.append(b"\x03" + name + b"\0" + doc)
     body = b"".join(parts)
     data = struct.pack("<i", len(body) + 5) + body + b"\0"

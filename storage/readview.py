@@ -7,13 +7,16 @@ inside the ``with engine.read()`` block). WriteTxn extends this class to see its
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import lmdb
 
 from storage import catalog, indexes, journal, records
+from storage.bucket_reader import BucketReader
 from storage.catalog import CollectionInfo, index_db_name, records_db_name
+from storage.compression import TAG_BUCKET, ValueCodec
 from storage.errors import IndexNotFound
 
 if TYPE_CHECKING:
@@ -24,6 +27,14 @@ DSIZE_PREFIX = b"dsize:"  # meta key prefix: data size counter of a collection i
 
 def size_key(ident: str) -> bytes:
     return DSIZE_PREFIX + ident.encode()
+
+
+def open_stored(codec: ValueCodec, stored: bytes) -> bytes | BucketReader:
+    """A packed value opened for reading: a ``BucketReader`` for a bucket-codec value (tag 4: parts
+    decoded on demand), else the value's BSON bytes."""
+    if stored[0] == TAG_BUCKET:
+        return BucketReader(stored[5:])
+    return codec.unpack(stored)
 
 
 def flush_sizes(txn: lmdb.Transaction, meta_db, sizes: dict[str, int]) -> None:
@@ -93,6 +104,24 @@ class ReadView:
         return records.scan(self._txn, self._records(info), self._engine._codec,
                             start_after=start_after, reverse=reverse, lo=lo, hi=hi,
                             lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive)
+
+    # --- packed records: selective decoding (storage/bucket_reader.py) ------------------------
+    def get_stored(self, info: CollectionInfo, rid: bytes) -> bytes | None:
+        """The stored (packed) value of one record; open it with ``stored_opener()``."""
+        return self._txn.get(rid, db=self._records(info))
+
+    def scan_stored(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
+                    lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
+                    hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
+        """``scan`` yielding (rid, stored value) still packed: equal stored bytes mean an equal record,
+        so callers may cache what they decode from them."""
+        return records.scan_stored(self._txn, self._records(info), start_after=start_after, reverse=reverse,
+                                   lo=lo, hi=hi, lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive)
+
+    def stored_opener(self) -> Callable[[bytes], bytes | BucketReader]:
+        """``open(stored) -> BucketReader | bytes`` (see ``open_stored``). It needs no transaction, so
+        it may be kept and used after this read view's block."""
+        return functools.partial(open_stored, self._engine._codec)
 
     def index_scan(self, info: CollectionInfo, index_name: str, lo: bytes | None = None,
                    hi: bytes | None = None, *, lo_inclusive: bool = True, hi_inclusive: bool = True,

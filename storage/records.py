@@ -55,3 +55,14 @@ def scan(txn: lmdb.Transaction, db, codec: ValueCodec, *, start_after: bytes | N
     unpack = codec.unpack
     for rid, stored in walk(txn, db, *bounds, resume=start_after, reverse=reverse):
         yield rid, unpack(stored)
+
+
+def scan_stored(txn: lmdb.Transaction, db, *, start_after: bytes | None = None, reverse: bool = False,
+                lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
+                hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
+    """Like ``scan`` but (rid, stored value) with the value still packed (compression tag first), for
+    readers that decode selectively (storage/bucket_reader.py) or cache by the stored bytes."""
+    bounds = raw_range(lo, hi, lo_inclusive, hi_inclusive)
+    if bounds is None:
+        return
+    yield from walk(txn, db, *bounds, resume=start_after, reverse=reverse)

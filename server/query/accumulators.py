@@ -122,6 +122,17 @@ class _Sum(Accumulator):
         for v in values:
             self.process(v)
 
+    def process_exact_doubles(self, total: float, count: int) -> None:
+        """Feed ``count`` doubles whose exact sum is the double ``total`` (a caller that summed them
+        without rounding, e.g. integral values whose absolute sum stays below 2**53): the result is
+        the same as feeding them one by one, since the fsum folding is exact either way."""
+        self.floats.append(total)
+        if len(self.floats) >= self._FLUSH:
+            self._flush()
+        self.count += count
+        if self.kind < KIND_DOUBLE:
+            self.kind = KIND_DOUBLE
+
     def remove(self, v):
         k = num_kind(v)
         if k is None:

@@ -1,50 +1,34 @@
-"""Column-at-a-time ``$group`` over bucket columns (the TSBS shape), pure.
+"""Column-at-a-time ``$group`` over bucket columns (the TSBS shape), pure: which pipelines qualify.
 
 A pipeline ``[$match...] -> $group`` whose ``_id`` depends only on ``$dateTrunc`` of the time field
 (UTC, unit second..day, no binSize/timezone) and on meta paths, and whose accumulators are
-``$max/$min/$avg/$sum/$first/$last/$count`` of a top-level measurement field (or a constant), is run
-per bucket on arrays instead of a dict per measurement:
+``$max/$min/$avg/$sum/$first/$last/$count`` of a top-level measurement field (or a constant), and whose
+per-measurement filter is a conjunction of comparisons of the time field with dates or of top-level
+fields with numbers (meta parts are decided exactly per bucket by the bucket predicate), is planned
+here (``plan`` -> ``ColumnarGroup``) and run by groupbatch.py on arrays instead of a dict per
+measurement: each group's ``_id`` is computed by the *generic* compiled ``_id`` expression on one
+representative row, and the generic accumulators are fed in row order, so results, types and group
+order are those of the generic ``$group``.
 
-- a stored bucket's time and measurement columns arrive as raw BSON (``bytes``); a column of n dense
-  doubles (or dates) keyed ``"0".."n-1"`` is parsed straight into a numpy array (``parse_column``);
-- the per-measurement filter (time bounds, numeric bounds; meta parts are decided exactly per bucket
-  by the bucket predicate) becomes one boolean mask;
-- the rows of a bucket are split by truncated time; each group's ``_id`` is computed by the *generic*
-  compiled ``_id`` expression on one representative row (all rows of a split share it), and each
-  accumulator gets the group's values in row order through the generic ``process_many``.
-
-Exactness: groups are created in first-seen order, every accumulator sees the same values in the same
-order as the generic ``$group`` (a ``$max``/``$min`` of NaN-free doubles is fed the one winning value,
-which is what ``process_many`` does with a float batch), so results and types are identical. A bucket
-the fast path cannot take (live buckets, sparse or mixed-type columns, NaN under a numeric filter) is
-unpacked into measurements and fed through the generic grouping, in order.
+``$group`` by ``$dateTrunc`` -> ``$sort {_id: -1}`` -> ``$limit k`` additionally gets a ``TopK``: the
+read goes newest bucket first and stops once no older bucket can reach the k newest groups.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import heapq
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
-from bson import encode as bson_encode
 
-from protocol.codec import decode
 from protocol.errors import MongoError
 from server.query.expressions import compile_expression
 from server.query.match_ast import And, Cmp, Node
-from server.query.pipeline import PipelineContext
 from server.query.stage_group import (
-    _GROUP_OVERHEAD,
-    _approx_size,
-    _Groups,
-    _memory_error,
-    group_key,
     parse_accumulated_fields,
 )
-from server.timeseries.buckets import date_ms, unpack_document
-from server.timeseries.rawcolumns import DATE, DOUBLE, column_length, parse_column
+from server.timeseries.buckets import date_ms
 
 UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
 _ACCUMULATORS = {"$max", "$min", "$avg", "$sum", "$first", "$last", "$count"}
@@ -214,165 +198,4 @@ def topk_shape(remaining: list[dict], group: ColumnarGroup) -> int | None:
     return k if type(k) is int and 0 < k <= 1000 else None
 
 
-# ------------------------------------------------------------------ execution
 
-
-def _ms_to_datetime(ms: int) -> _dt.datetime:
-    return _EPOCH + _dt.timedelta(milliseconds=int(ms))
-
-
-def _fast_arrays(bucket: dict, group: ColumnarGroup) -> tuple[np.ndarray, dict] | None:
-    """(time ms, {field: float64 array}) of a stored bucket whose needed columns are all dense
-    doubles without NaN, else None."""
-    data = bucket.get("data")
-    if not isinstance(data, dict):
-        return None
-    time_raw = data.get(group.time_field)
-    if not isinstance(time_raw, bytes):
-        return None
-    n = column_length(time_raw)
-    if not n:
-        return None
-    times = parse_column(time_raw, n, DATE)
-    if times is None:
-        return None
-    arrays = {}
-    for name in group.columns:
-        raw = data.get(name)
-        if not isinstance(raw, bytes):
-            return None
-        values = parse_column(raw, n, DOUBLE)
-        if values is None or np.isnan(values).any():
-            return None
-        arrays[name] = values
-    return times, arrays
-
-
-def decoded(bucket: dict) -> dict:
-    """``bucket`` with its raw (``bytes``) data columns decoded."""
-    data = bucket.get("data")
-    if isinstance(data, dict) and any(isinstance(v, bytes) for v in data.values()):
-        bucket = dict(bucket)
-        bucket["data"] = {k: decode(v) if isinstance(v, bytes) else v for k, v in data.items()}
-    return bucket
-
-
-def run(group: ColumnarGroup, buckets: Iterable[dict], event_filter: Any, fields: set[str] | None,
-        info: dict, ctx: PipelineContext | None = None) -> Iterator[dict]:
-    """The ``$group`` output over ``buckets`` (first-seen group order, like the generic stage).
-
-    ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
-    when the bucket predicate is exact)."""
-    ctx = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
-    groups = _Groups(group.id_fn, group.fields, ctx)
-    tf, mf = group.time_field, group.meta_field
-    variables = ctx.variables
-    table = groups.groups
-    check, limit = not ctx.allow_disk_use, ctx.memory_limit
-    # (encoded meta, truncated ms) -> the group's accumulators: the _id depends on nothing else
-    cache: dict = {}
-    for bucket in buckets:
-        info["bucketsUnpacked"] += 1
-        fast = _fast_arrays(bucket, group)
-        if fast is None:
-            docs = []
-            for m in unpack_document(decoded(bucket), tf, mf, fields):
-                info["measurementsUnpacked"] += 1
-                if event_filter is None or event_filter(m):
-                    docs.append(m)
-            info["measurementsReturned"] += len(docs)
-            groups.add_all(docs)
-            continue
-        times, arrays = fast
-        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-        info["measurementsUnpacked"] += len(times)
-        mask = None
-        for path, op, operand in group.conditions:
-            hit = op(times if path == tf else arrays[path], operand)
-            mask = hit if mask is None else mask & hit
-        if mask is not None:
-            rows = np.nonzero(mask)[0]
-            if not len(rows):
-                continue
-            times = times[rows]
-            arrays = {k: v[rows] for k, v in arrays.items()}
-        info["measurementsReturned"] += len(times)
-        has_meta = mf is not None and "meta" in bucket
-        meta = bucket.get("meta")
-        meta_token = bson_encode({"m": meta}) if has_meta else None
-        order, starts, ends, firsts, trunc = _segments(times, group.unit_ms)
-        feeds = [_feeds(spec, order, starts, ends, times, arrays, tf, variables) for _, spec in group.fields]
-        for g, first in enumerate(firsts):
-            token = (meta_token, int(trunc[first]) if trunc is not None else None)
-            accs = cache.get(token)
-            if accs is None:
-                rep = {tf: _ms_to_datetime(times[first])}
-                if has_meta:
-                    rep[mf] = meta
-                idv = group.id_fn(rep, variables)
-                key = _group_key(idv)
-                entry = table.get(key)
-                if entry is None:
-                    entry = table[key] = (idv, [spec.new() for _, spec in group.fields])
-                    if group.topk is not None and trunc is not None:
-                        group.topk.offer(token[1])
-                    if check:  # the generic stage's accounting (only per-group state: no growing accumulators)
-                        groups.used += _GROUP_OVERHEAD + _approx_size(idv)
-                        if groups.used > limit:
-                            raise _memory_error(limit)
-                accs = cache[token] = entry[1]
-            for acc, feed in zip(accs, feeds, strict=True):
-                acc.process_many(feed[g])
-    yield from groups.results()
-
-
-def _group_key(idv: Any) -> Any:
-    t = type(idv)
-    return idv if (t is str or t is _dt.datetime or t is int) else group_key(idv)
-
-
-def _segments(times: np.ndarray, unit_ms: int | None):
-    """(order, starts, ends, firsts, trunc): the rows of the g-th group (first-seen order of the
-    truncated time) are ``order[starts[g]:ends[g]]`` in row order (``order`` None: identity), its
-    first row is ``firsts[g]``; ``trunc`` the truncated times (None without a time unit)."""
-    n = len(times)
-    if unit_ms is None:
-        return None, [0], [n], [0], None
-    trunc = times - times % unit_ms
-    if (trunc == trunc[0]).all():
-        return None, [0], [n], [0], trunc
-    uniq, first, inverse = np.unique(trunc, return_index=True, return_inverse=True)
-    rank = np.argsort(first, kind="stable")
-    position = np.empty(len(uniq), dtype=np.int64)
-    position[rank] = np.arange(len(uniq))
-    label = position[inverse]
-    order = np.argsort(label, kind="stable")
-    counts = np.bincount(label, minlength=len(uniq))
-    ends = np.cumsum(counts)
-    starts = ends - counts
-    return order, starts.tolist(), ends.tolist(), first[rank].tolist(), trunc
-
-
-def _feeds(spec: Any, order: Any, starts: list, ends: list, times: np.ndarray, arrays: dict, tf: str,
-           variables: dict) -> list[list]:
-    """Per group, the list to hand to the accumulator's ``process_many`` (same result as all values)."""
-    name, field = spec.name, spec.field
-    if field is None:
-        value = 1 if name == "$count" else spec.evaluate({}, variables)
-        return [[value] * (e - s) for s, e in zip(starts, ends, strict=True)]
-    column = times if field == tf else arrays[field]
-    ordered = column if order is None else column[order]
-    if name == "$max":
-        picked = np.maximum.reduceat(ordered, starts)
-    elif name == "$min":
-        picked = np.minimum.reduceat(ordered, starts)
-    elif name == "$first":
-        picked = ordered[starts]
-    elif name == "$last":
-        picked = ordered[np.asarray(ends) - 1]
-    else:
-        values = ordered.tolist()
-        return [values[s:e] for s, e in zip(starts, ends, strict=True)]
-    if field == tf:
-        return [[_ms_to_datetime(v)] for v in picked.tolist()]
-    return [[v] for v in picked.tolist()]

@@ -1,0 +1,120 @@
+"""What reads decoded from stored buckets, kept across reads: summaries and dense columns (as numpy
+arrays) of bucket records, so repeated queries over the same buckets skip zstd and the codec.
+
+State (process-wide, one ``BucketCache`` in ``CACHE``), and its invariants:
+
+- An entry is keyed by (namespace, record id) and **valid only for the exact stored bytes it was
+  decoded from**: every lookup passes the packed value just read from storage and gets the entry only
+  if it holds equal bytes (equal packed bytes decode to equal values). A bucket rewritten in place
+  (appends at close/checkpoint, updates, repacks), deleted and re-inserted, or a collection dropped and
+  recreated under the same name, therefore never serves stale data: the lookup misses and the caller
+  decodes again. Nothing has to be invalidated on write.
+- Cached values are shared by every reader: summaries follow the read paths' copy-on-write rule
+  (stages never mutate values they did not create) and arrays are read-only.
+- Memory is bounded: the entries' approximate sizes (packed bytes + summary estimate + array bytes)
+  stay under ``budget`` bytes. Eviction is CLOCK (second chance): a hit only sets the entry's
+  ``referenced`` flag (no reordering, no lock); evicting walks the table in insertion order, giving a
+  referenced entry one more round. ``budget`` 0 disables caching.
+- Thread-safe: reads may run concurrently in executor threads; insertions and evictions hold a lock,
+  hits read the dict without it (entries only ever gain parts, and a part computed twice by two threads
+  is the same value).
+
+Live (open) buckets are never cached: they are not read from storage.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+DEFAULT_BUDGET = int(os.environ.get("TIDEMARK_BUCKET_CACHE_MB", "384")) * 1024 * 1024
+_ENTRY_OVERHEAD = 200
+_SUMMARY_FACTOR = 3  # Python objects of a decoded summary vs its BSON bytes (measured ~2.5x on TSBS)
+
+
+class CachedBucket:
+    """Decoded parts of one stored bucket record (the exact ``stored`` value they came from)."""
+
+    __slots__ = ("key", "stored", "summary", "columns", "memo", "size", "referenced")
+
+    def __init__(self, key: tuple[str, bytes], stored: bytes):
+        self.key, self.stored = key, stored
+        self.referenced = False
+        self.summary: dict | None = None
+        self.columns: dict[str, tuple[int, np.ndarray] | None] = {}
+        self.memo: dict[Any, Any] = {}  # derived facts for one read path (e.g. lastpoint's latest time)
+        self.size = len(stored) + _ENTRY_OVERHEAD
+
+
+class BucketCache:
+    def __init__(self, budget: int = DEFAULT_BUDGET):
+        self.budget = budget
+        self.used = 0
+        self.hits = self.misses = self.evictions = 0
+        self._entries: dict[tuple[str, bytes], CachedBucket] = {}
+        self._lock = threading.Lock()
+
+    def entry(self, ns: str, rid: bytes, stored: bytes) -> CachedBucket | None:
+        """The entry for this exact stored value (a fresh, registered one on a miss); None when
+        caching is off."""
+        if self.budget <= 0:
+            return None
+        key = (ns, rid)
+        found = self._entries.get(key)
+        if found is not None and found.stored == stored:
+            found.referenced = True
+            self.hits += 1  # a statistic: a lost update under concurrency does not matter
+            return found
+        with self._lock:
+            self.misses += 1
+            found = self._entries.pop(key, None)
+            if found is not None:
+                self.used -= found.size
+            fresh = self._entries[key] = CachedBucket(key, stored)
+            self.used += fresh.size
+            self._evict()
+            return fresh
+
+    def set_summary(self, entry: CachedBucket, summary: dict, bson_size: int) -> None:
+        entry.summary = summary
+        self._grow(entry, bson_size * _SUMMARY_FACTOR)
+
+    def set_column(self, entry: CachedBucket, name: str, column: tuple[int, np.ndarray] | None) -> None:
+        if column is not None:
+            column[1].flags.writeable = False
+        entry.columns[name] = column
+        self._grow(entry, 64 + (column[1].nbytes if column is not None else 0))
+
+    def _grow(self, entry: CachedBucket, delta: int) -> None:
+        with self._lock:
+            entry.size += delta
+            if self._entries.get(entry.key) is entry:  # still registered (not evicted meanwhile)
+                self.used += delta
+                self._evict()
+
+    def _evict(self) -> None:
+        entries = self._entries
+        while self.used > self.budget and entries:
+            key = next(iter(entries))
+            old = entries.pop(key)
+            if old.referenced and len(entries) > 0:
+                old.referenced = False
+                entries[key] = old  # second chance: back of the queue
+                continue
+            self.used -= old.size
+            self.evictions += 1
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.used = 0
+
+    def stats(self) -> dict:
+        return {"entries": len(self._entries), "bytes": self.used, "budget": self.budget, "hits": self.hits,
+                "misses": self.misses, "evictions": self.evictions}
+
+
+CACHE = BucketCache()

@@ -1,0 +1,94 @@
+"""Which measurement fields a pipeline can observe (pure): the leading ``$match`` stages that run right
+after unpack, and the top-level fields the rest of the pipeline reads, so bucket reads decode only
+those columns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import MongoError
+from server.query.match import compile_node, filter_fields, parse_filter
+
+ALL = None  # "every field"
+
+
+def leading_matches(pipeline: list[dict]) -> tuple[list, list[dict]]:
+    """Parse the leading ``$match`` stages (those we can run exactly right after unpack)."""
+    nodes = []
+    index = 0
+    while index < len(pipeline):
+        stage = pipeline[index]
+        if not (isinstance(stage, dict) and len(stage) == 1 and "$match" in stage):
+            break
+        try:
+            node = parse_filter(stage["$match"])
+            compile_node(node)  # validates; $expr with unknown variables stays in the pipeline
+        except MongoError:
+            break
+        nodes.append(node)
+        index += 1
+    return nodes, pipeline[index:]
+
+
+def refs(value: Any, out: set[str]) -> bool:
+    """Top-level fields an expression references; False if it needs the whole document."""
+    if isinstance(value, str):
+        if value.startswith("$$"):
+            name = value[2:].split(".", 1)[0]
+            if name in ("ROOT", "CURRENT"):
+                return False
+            return True
+        if value.startswith("$"):
+            out.add(value[1:].split(".", 1)[0])
+        return True
+    if isinstance(value, dict):
+        return all(refs(v, out) for v in value.values())
+    if isinstance(value, list):
+        return all(refs(v, out) for v in value)
+    return True
+
+
+def _is_exclusion(value: Any) -> bool:
+    return value is False or (type(value) in (int, float) and value == 0)
+
+
+def needed_fields(pipeline: list[dict], filter_nodes: list) -> set[str] | None:
+    """Top-level measurement fields the rest of the pipeline can observe, or None for all."""
+    out: set[str] = set()
+    for node in filter_nodes:
+        out.update(path.split(".", 1)[0] for path in filter_fields(node))
+    for stage in pipeline:
+        if not isinstance(stage, dict) or len(stage) != 1:
+            return ALL
+        name, body = next(iter(stage.items()))
+        if name == "$match":
+            try:
+                out.update(path.split(".", 1)[0] for path in filter_fields(parse_filter(body)))
+            except MongoError:
+                return ALL
+            if "$expr" in body or "$where" in body:
+                return ALL
+        elif name == "$sort" and isinstance(body, dict):
+            out.update(key.split(".", 1)[0] for key in body)
+        elif name in ("$limit", "$skip"):
+            continue
+        elif name == "$count":
+            return out
+        elif name == "$group" and isinstance(body, dict):
+            return out if refs(body, out) else ALL
+        elif name == "$project" and isinstance(body, dict):
+            others = [v for k, v in body.items() if k != "_id"]
+            if not others or any(_is_exclusion(v) for v in others):
+                return ALL  # an exclusion projection (or {_id: 0}) keeps every other field
+            if not _is_exclusion(body.get("_id", 1)):
+                out.add("_id")
+            for key, value in body.items():
+                if key == "_id" and _is_exclusion(value):
+                    continue
+                out.add(key.split(".", 1)[0])
+                if not refs(value, out):
+                    return ALL
+            return out
+        else:
+            return ALL
+    return ALL

@@ -1,0 +1,309 @@
+"""Execution of a columnar ``$group`` (columnar.py plans it), pure: bucket columns -> numpy batches ->
+the generic accumulators.
+
+Buckets whose needed columns are dense (doubles without NaN, dates in ``datetime``'s range) are
+gathered into batches: their columns are concatenated, the filter is one mask over the batch, and the
+rows are cut into **runs** — maximal stretches of consecutive rows with the same meta and the same
+truncated time. A run belongs to exactly one group, so each accumulator is fed per run (the winner of a
+``$max``/``$min``, the first/last value, the exact total of a ``$sum``/``$avg`` or the run's values) in
+row order, with no sort. Other buckets (sparse or mixed columns, NaN, live buckets that are not dense)
+flush the batch and go through the generic grouping one measurement at a time, so every accumulator
+sees its values in the same order as the generic ``$group``, and groups are created in the same
+first-seen order.
+
+Exactness of the shortcuts: ``$max``/``$min`` of NaN-free doubles keep the winning double (what
+``process_many`` does with a float batch); a ``$sum``/``$avg`` run is handed its total only when every
+value of the batch's column is integral and their absolute sum is below 2**53 (then every partial sum
+is exact, in any order, and the accumulator's fsum folding gives the same result), otherwise the run's
+values themselves.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+from bson import encode as bson_encode
+
+from protocol.codec import decode
+from server.query.pipeline import PipelineContext
+from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
+from server.timeseries.buckets import POS_KEYS, unpack_document
+from server.timeseries.rawcolumns import DATE, DOUBLE, PackedColumn, column_length, parse_column
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+# dates a BSON decode turns into ``datetime`` (outside: DatetimeMS, which the fast path does not build)
+_MIN_MS = int((_dt.datetime.min - _EPOCH).total_seconds()) * 1000
+_MAX_MS = int((_dt.datetime.max.replace(microsecond=0) - _EPOCH).total_seconds()) * 1000
+_EXACT_SUM = float(2**53)
+BATCH_ROWS = 1 << 16  # rows gathered before a batch is cut into runs
+TOPK_BATCH_BUCKETS = 4  # a newest-first scan stops on groups already created: keep its batches short
+
+
+def _ms_to_datetime(ms: int) -> _dt.datetime:
+    return _EPOCH + _dt.timedelta(milliseconds=int(ms))
+
+
+# ------------------------------------------------------------------ dense columns of one bucket
+
+
+def _dict_column(column: dict, type_byte: int, n: int | None) -> np.ndarray | None:
+    """The values of a decoded column ``{"0": v0, ...}`` (a live bucket's) when dense and of one type."""
+    count = len(column)
+    if not count or (n is not None and count != n) or count > len(POS_KEYS) or list(column) != POS_KEYS[:count]:
+        return None
+    values = list(column.values())
+    if type_byte == DOUBLE:
+        return np.array(values, dtype=np.float64) if set(map(type, values)) == {float} else None
+    if set(map(type, values)) != {_dt.datetime} or any(v.tzinfo is not None for v in values):
+        return None
+    return np.array(values, dtype="datetime64[ms]").view(np.int64)
+
+
+def _column_array(column: Any, type_byte: int, n: int | None) -> np.ndarray | None:
+    """The values of a dense column of ``type_byte`` values (of length ``n`` when given), else None."""
+    if isinstance(column, PackedColumn):
+        values = column.dense(type_byte)
+    elif isinstance(column, bytes):
+        length = column_length(column) if n is None else n
+        values = parse_column(column, length, type_byte) if length else None
+    elif isinstance(column, dict):
+        values = _dict_column(column, type_byte, n)
+    else:
+        return None
+    if values is None or not len(values) or (n is not None and len(values) != n):
+        return None
+    return values
+
+
+def fast_arrays(bucket: dict, group: Any) -> tuple[np.ndarray, dict] | None:
+    """(time ms, {field: float64 array}) of a bucket whose needed columns are all dense doubles
+    without NaN and whose times decode to ``datetime``, else None. For a stored bucket the answer is
+    remembered with its cached parts (it depends only on the stored content)."""
+    data = bucket.get("data")
+    if not isinstance(data, dict):
+        return None
+    time_column = data.get(group.time_field)
+    entry = time_column.source.cached if isinstance(time_column, PackedColumn) else None
+    if entry is None:
+        return _fast_arrays(data, group)
+    memo_key = ("fast arrays", group.time_field, tuple(group.columns))
+    found = entry.memo.get(memo_key)
+    if found is None:
+        found = entry.memo[memo_key] = _fast_arrays(data, group) or False
+    return found or None
+
+
+def _fast_arrays(data: dict, group: Any) -> tuple[np.ndarray, dict] | None:
+    times = _column_array(data.get(group.time_field), DATE, None)
+    if times is None or times.min() < _MIN_MS or times.max() > _MAX_MS:
+        return None
+    n = len(times)
+    arrays = {}
+    for name in group.columns:
+        values = _column_array(data.get(name), DOUBLE, n)
+        if values is None or np.isnan(values).any():
+            return None
+        arrays[name] = values
+    return times, arrays
+
+
+def decoded(bucket: dict) -> dict:
+    """``bucket`` with its undecoded (``bytes`` / ``PackedColumn``) data columns decoded."""
+    data = bucket.get("data")
+    if isinstance(data, dict) and any(isinstance(v, (bytes, PackedColumn)) for v in data.values()):
+        bucket = dict(bucket)
+        bucket["data"] = {k: decode(v) if isinstance(v, bytes) else decode(v.bson()) if isinstance(v, PackedColumn)
+                          else v for k, v in data.items()}
+    return bucket
+
+
+# ------------------------------------------------------------------ execution
+
+
+def run(group: Any, buckets: Iterable[dict], event_filter: Any, fields: set[str] | None,
+        info: dict, ctx: PipelineContext | None = None) -> Iterator[dict]:
+    """The ``$group`` output over ``buckets`` (first-seen group order, like the generic stage).
+
+    ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
+    when the bucket predicate is exact)."""
+    ctx = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
+    batch = _Batch(group, ctx, info)
+    max_buckets = TOPK_BATCH_BUCKETS if group.topk is not None else None
+    tf, mf = group.time_field, group.meta_field
+    for bucket in buckets:
+        info["bucketsUnpacked"] += 1
+        fast = fast_arrays(bucket, group)
+        if fast is None:
+            batch.flush()
+            docs = []
+            for m in unpack_document(decoded(bucket), tf, mf, fields):
+                info["measurementsUnpacked"] += 1
+                if event_filter is None or event_filter(m):
+                    docs.append(m)
+            info["measurementsReturned"] += len(docs)
+            batch.groups.add_all(docs)
+            continue
+        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+        batch.add(bucket, *fast)
+        if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
+            batch.flush()
+    batch.flush()
+    yield from batch.groups.results()
+
+
+def _meta_token(bucket: dict) -> bytes:
+    """The bucket's meta as BSON (equal tokens: the same group keys), remembered for stored buckets."""
+    column = bucket["data"].get(next(iter(bucket["data"]), None))
+    entry = column.source.cached if isinstance(column, PackedColumn) else None
+    if entry is not None:
+        token = entry.memo.get("meta token")
+        if token is None:
+            token = entry.memo["meta token"] = bson_encode({"m": bucket["meta"]})
+        return token
+    return bson_encode({"m": bucket["meta"]})
+
+
+class _Batch:
+    """Dense buckets waiting to be cut into runs, and the groups fed so far."""
+
+    def __init__(self, group: Any, ctx: PipelineContext, info: dict):
+        self.group, self.ctx, self.info = group, ctx, info
+        self.groups = _Groups(group.id_fn, group.fields, ctx)
+        self.pending: list[tuple[np.ndarray, dict, int]] = []
+        self.rows = 0
+        self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
+        self._meta_index: dict[bytes | None, int] = {}
+        # (meta index, truncated ms) -> the group's accumulators: the _id depends on nothing else
+        self._accumulators: dict[tuple, list] = {}
+
+    def add(self, bucket: dict, times: np.ndarray, arrays: dict) -> None:
+        mf = self.group.meta_field
+        has_meta = mf is not None and "meta" in bucket
+        token = _meta_token(bucket) if has_meta else None
+        index = self._meta_index.get(token)
+        if index is None:
+            index = self._meta_index[token] = len(self.metas)
+            self.metas.append((has_meta, bucket.get("meta")))
+        self.pending.append((times, arrays, index))
+        self.rows += len(times)
+        self.info["measurementsUnpacked"] += len(times)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        pending, self.pending, self.rows = self.pending, [], 0
+        group = self.group
+        if len(pending) == 1:
+            times, arrays, index = pending[0]
+            owner = np.full(len(times), index, dtype=np.int64)
+        else:
+            times = np.concatenate([p[0] for p in pending])
+            arrays = {name: np.concatenate([p[1][name] for p in pending]) for name in group.columns}
+            owner = np.repeat(np.fromiter((p[2] for p in pending), np.int64, len(pending)),
+                              [len(p[0]) for p in pending])
+        mask = None
+        for path, op, operand in group.conditions:
+            hit = op(times if path == group.time_field else arrays[path], operand)
+            mask = hit if mask is None else mask & hit
+        if mask is not None:
+            rows = np.flatnonzero(mask)
+            times, owner = times[rows], owner[rows]
+            arrays = {name: values[rows] for name, values in arrays.items()}
+        n = len(times)
+        self.info["measurementsReturned"] += n
+        if not n:
+            return
+        trunc = times - times % group.unit_ms if group.unit_ms is not None else None
+        cut = np.empty(n, dtype=bool)
+        cut[0] = True
+        np.not_equal(owner[1:], owner[:-1], out=cut[1:])
+        if trunc is not None:
+            cut[1:] |= trunc[1:] != trunc[:-1]
+        starts = np.flatnonzero(cut)
+        self._feed(times, arrays, owner, trunc, starts)
+
+    def _feed(self, times: np.ndarray, arrays: dict, owner: np.ndarray, trunc: np.ndarray | None,
+              starts: np.ndarray) -> None:
+        group, ctx = self.group, self.ctx
+        n = len(times)
+        ends = np.empty_like(starts)
+        ends[:-1] = starts[1:]
+        ends[-1] = n
+        owners = owner[starts].tolist()
+        truncs = trunc[starts].tolist() if trunc is not None else [None] * len(owners)
+        first_times = times[starts].tolist()
+        accumulators, table = self._accumulators, self.groups.groups
+        tf, mf = group.time_field, group.meta_field
+        check, limit = not ctx.allow_disk_use, ctx.memory_limit
+        run_accs = []
+        for r, token in enumerate(zip(owners, truncs, strict=True)):
+            accs = accumulators.get(token)
+            if accs is None:
+                has_meta, meta = self.metas[token[0]]
+                rep = {tf: _ms_to_datetime(first_times[r])}
+                if has_meta:
+                    rep[mf] = meta
+                idv = group.id_fn(rep, ctx.variables)
+                key = _group_key(idv)
+                entry = table.get(key)
+                if entry is None:
+                    entry = table[key] = (idv, [spec.new() for _, spec in group.fields])
+                    if group.topk is not None and token[1] is not None:
+                        group.topk.offer(token[1])
+                    if check:  # the generic stage's accounting (only per-group state: no growing accumulators)
+                        self.groups.used += _GROUP_OVERHEAD + _approx_size(idv)
+                        if self.groups.used > limit:
+                            raise _memory_error(limit)
+                accs = accumulators[token] = entry[1]
+            run_accs.append(accs)
+        # each accumulator takes its runs in row order (accumulators are independent of each other)
+        for j, (_, spec) in enumerate(group.fields):
+            _feed_runs(spec, j, run_accs, times, arrays, starts, ends, tf, ctx.variables)
+
+
+def _group_key(idv: Any) -> Any:
+    t = type(idv)
+    return idv if (t is str or t is _dt.datetime or t is int) else group_key(idv)
+
+
+def _exact_sums(values: np.ndarray) -> bool:
+    """True when summing any subset of ``values`` in any order is exact (integral, |sum| < 2**53)."""
+    return bool(np.all(np.mod(values, 1.0) == 0.0)) and float(np.abs(values).sum()) < _EXACT_SUM
+
+
+def _feed_runs(spec: Any, j: int, run_accs: list, times: np.ndarray, arrays: dict, starts: np.ndarray,
+               ends: np.ndarray, tf: str, variables: dict) -> None:
+    """Hand each run's contribution to accumulator ``j`` of its group (``run_accs[r][j]``)."""
+    name, field = spec.name, spec.field
+    counts = (ends - starts).tolist()
+    if field is None:
+        value = 1 if name == "$count" else spec.evaluate({}, variables)
+        for accs, count in zip(run_accs, counts, strict=True):
+            accs[j].process_many([value] * count)
+        return
+    column = times if field == tf else arrays[field]
+    if name in ("$max", "$min", "$first", "$last"):
+        if name == "$max":
+            picked = np.maximum.reduceat(column, starts)
+        elif name == "$min":
+            picked = np.minimum.reduceat(column, starts)
+        elif name == "$first":
+            picked = column[starts]
+        else:
+            picked = column[ends - 1]
+        winners = [_ms_to_datetime(v) for v in picked.tolist()] if field == tf else picked.tolist()
+        # process(v) is what process_many([v]) does for one NaN-free double or one date
+        for accs, winner in zip(run_accs, winners, strict=True):
+            accs[j].process(winner)
+        return
+    if name in ("$sum", "$avg") and _exact_sums(column):
+        totals = np.add.reduceat(column, starts).tolist()
+        for accs, total, count in zip(run_accs, totals, counts, strict=True):
+            accs[j].process_exact_doubles(total, count)
+        return
+    values = column.tolist()
+    for accs, start, end in zip(run_accs, starts.tolist(), ends.tolist(), strict=True):
+        accs[j].process_many(values[start:end])

@@ -1,0 +1,47 @@
+"""server/timeseries/bucketcache.py: entries are valid only for the exact stored bytes, memory stays under
+the budget (CLOCK eviction gives referenced entries a second chance), arrays are read-only."""
+
+import numpy as np
+import pytest
+
+from server.timeseries.bucketcache import BucketCache
+
+
+def test_an_entry_serves_only_the_exact_stored_bytes_it_was_decoded_from():
+    cache = BucketCache(budget=1 << 20)
+    first = cache.entry("db.b", b"r1", b"packed-v1")
+    cache.set_summary(first, {"meta": "a"}, 10)
+    assert cache.entry("db.b", b"r1", b"packed-v1") is first
+    rewritten = cache.entry("db.b", b"r1", b"packed-v2")  # the bucket was rewritten in place
+    assert rewritten is not first and rewritten.summary is None
+    assert cache.entry("db.other", b"r1", b"packed-v2") is not rewritten  # keyed by namespace too
+    assert cache.stats()["hits"] == 1
+
+
+def test_memory_stays_under_the_budget_and_referenced_entries_get_a_second_chance():
+    cache = BucketCache(budget=2500)  # two 900-byte entries fit, three do not
+    a = cache.entry("ns", b"a", b"x" * 700)
+    cache.entry("ns", b"b", b"y" * 700)
+    cache.entry("ns", b"a", b"x" * 700)  # a hit: a is referenced
+    cache.entry("ns", b"c", b"z" * 700)  # over budget: b (not referenced) goes, a survives
+    assert cache.used <= cache.budget
+    assert cache.entry("ns", b"a", b"x" * 700) is a
+    assert cache.stats()["evictions"] == 1
+    column = np.arange(100, dtype=np.float64)
+    cache.set_column(a, "v", (1, column))
+    assert cache.used <= cache.budget
+    with pytest.raises(ValueError):
+        column[0] = 5.0  # shared by every reader: read-only
+
+
+def test_parts_added_to_an_evicted_entry_are_not_counted():
+    cache = BucketCache(budget=1000)
+    old = cache.entry("ns", b"a", b"x" * 600)
+    cache.entry("ns", b"b", b"y" * 600)  # evicts a
+    used = cache.used
+    cache.set_summary(old, {"k": 1}, 100)
+    assert cache.used == used
+
+
+def test_a_zero_budget_disables_caching():
+    assert BucketCache(budget=0).entry("ns", b"a", b"x") is None
