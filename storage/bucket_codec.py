@@ -385,6 +385,41 @@ def encode(bson: bytes) -> bytes | None:
         return None
 
 
+def encode_columns(head: bytes, columns: list[tuple[bytes, int, np.ndarray | bytes]]) -> bytes:
+    """``encode`` of a bucket given as parts, without parsing its BSON: ``head`` is the document's
+    bytes up to and including the ``data`` element's name (``<total length><_id, control, meta...>
+    \x03data\x00``; ``data`` is the last element), each column is ``(name, bson type, values)`` where
+    ``values`` is either the little-endian value bytes of a dense column of a fixed-width type (an
+    array of ``n >= 1`` items) or the column's whole BSON document (bytes). The result is what
+    ``encode`` returns for that document, unverified: the caller checks it with ``decode``."""
+    out = bytearray((FORMAT_VERSION,))
+    _put_varint(out, len(head))
+    out += head
+    _put_varint(out, 1)
+    out.append(0)  # the suffix: the outer document's terminating NUL
+    _put_varint(out, len(columns))
+    for name, btype, values in columns:
+        out += name
+        out.append(0)
+        if isinstance(values, bytes):
+            out.append(KIND_RAW)
+            _put_varint(out, len(values))
+            out += values
+            continue
+        n = len(values)
+        out.append(KIND_FIXED)
+        out.append(btype)
+        _put_varint(out, n)
+        out.append(KEYS_DENSE)
+        _encode_values(out, btype, np.ascontiguousarray(values).view(np.uint8).reshape(-1), n)
+    return _compressor().compress(bytes(out))
+
+
+def dense_column_length(btype: int, n: int) -> int:
+    """Byte length of the BSON document of a dense column of ``n`` values of a fixed-width type."""
+    return _dense_length(WIDTH[btype], n)
+
+
 # --- decoding -----------------------------------------------------------------------------------
 def _decode_values(buf: bytes, pos: int, btype: int, n: int) -> tuple[np.ndarray, int]:
     """(value bytes as a flat uint8 array, next position)."""

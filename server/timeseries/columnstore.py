@@ -39,10 +39,10 @@ from server.timeseries.rawbatch import (
     INT64,
     NULL,
     OID,
-    STRING,
     VALUE_DTYPE,
     Layout,
 )
+from storage import bucket_codec
 
 _INT32 = struct.Struct("<i")
 _FIRST_SLOTS = 64
@@ -521,22 +521,49 @@ class ColumnarBucket:
         return self._encode(n, columns)
 
     def _encode(self, n: int, columns: dict[str, np.ndarray]) -> bytes:
+        return self._encode_parts(n, columns)[0]
+
+    def _encode_parts(self, n: int, columns: dict[str, np.ndarray]) -> tuple[bytes, bytes, list[tuple]]:
+        """(the document's BSON, its bytes up to the ``data`` value, the data columns as
+        ``(name, bson type, values or column BSON)`` for ``bucket_codec.encode_columns``)."""
         table = self.table
         head = self._summary_of(n, columns)  # {_id, control, meta?}: the document's first fields
         parts = []
+        codec_columns: list[tuple] = []
         for name in table.order:
             kind = table.kinds[name]
+            encoded_name = name.encode()
             if name in table.constants:
-                values = _constant_values(kind, table.constants[name], n)
-                column = column_bson(STRING if kind == STRING else kind, values)
+                column = column_bson(kind, _constant_values(kind, table.constants[name], n))
+                codec_columns.append((encoded_name, kind, column))
             else:
                 column = column_bson(kind, columns[name])
-            parts.append(b"\x03" + name.encode() + b"\x00" + column)
+                codec_columns.append((encoded_name, kind, columns[name]))
+            parts.append(b"\x03" + encoded_name + b"\x00" + column)
         data = b"".join(parts)
         head_bytes = bson.encode(head, codec_options=CODEC_OPTIONS)
         size = len(head_bytes) - 1 + 6 + 4 + len(data) + 1 + 1
-        return b"".join((_INT32.pack(size), head_bytes[4:-1], b"\x03data\x00", _INT32.pack(4 + len(data) + 1),
-                         data, b"\x00\x00"))
+        prefix = b"".join((_INT32.pack(size), head_bytes[4:-1], b"\x03data\x00"))
+        return b"".join((prefix, _INT32.pack(4 + len(data) + 1), data, b"\x00\x00")), prefix, codec_columns
+
+    def full_write(self) -> tuple[dict, bytes, Any]:
+        """What a full write of the bucket needs: (summary, document BSON, a function returning the
+        codec's compact form of it — the same bytes ``bucket_codec.encode`` would give, built from
+        the columns without parsing the BSON; None when the codec cannot be used)."""
+        n, columns = self._snapshot()
+        raw, prefix, codec_columns = self._encode_parts(n, columns)
+        summary = self._summary_of(n, columns)
+        if n == 0:
+            return summary, raw, None
+
+        def pack() -> bytes | None:
+            try:
+                packed = bucket_codec.encode_columns(prefix, codec_columns)
+            except (ValueError, OverflowError):
+                return None
+            return packed if bucket_codec.decode(packed) == raw else None  # never store what does not read back
+
+        return summary, raw, pack
 
     def document(self) -> dict[str, Any]:
         """The full v1 bucket document (decoded; cached until the next append; do not mutate)."""
