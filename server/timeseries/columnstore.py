@@ -13,7 +13,9 @@ Invariants
 - ``durable[s] <= count[s]``: rows below ``durable`` are in the journal or in the stored document.
 - ``series_slot[sid]`` is the slot of series ``sid``'s *open* bucket in this table, or -1.
 - A slot is reused only after its bucket's final document is cached on the bucket object
-  (``ColumnarBucket.release``), so a reader holding the object never sees another bucket's rows.
+  (``ColumnarBucket.finish``); a reader (any thread) that copies a slot's rows checks ``_final`` again
+  afterwards and uses the cached document if the slot was released meanwhile, so it never returns
+  another bucket's rows.
 - Control min/max are derived from the rows when asked (exact, MongoDB order: NaN lowest, the first
   of equal values wins), never maintained per append.
 """
@@ -500,7 +502,9 @@ class ColumnarBucket:
         n = int(self.table.count[self.slot])
         if self._summary_at != n or self._summary is None:
             n, columns = self._snapshot()
-            self._summary_of(n, columns)
+            if self._final is not None:  # released meanwhile (reader thread): the rows may be reused
+                return _summary_of(decode(self._final))
+            return self._summary_of(n, columns)
         return self._summary
 
     def _summary_of(self, n: int, columns: dict[str, np.ndarray]) -> dict[str, Any]:
