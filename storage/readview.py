@@ -83,7 +83,7 @@ class ReadView:
 
     # --- records -----------------------------------------------------------------------------
     def get(self, info: CollectionInfo, rid: bytes) -> bytes | None:
-        return records.get(self._txn, self._records(info), rid, self._engine._codec)
+        return records.get(self._txn, self._records(info), rid, self._engine._codec, self._engine._chunks_db)
 
     def scan(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
              lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
@@ -92,7 +92,8 @@ class ReadView:
         collections: ``encode_key([_id])`` bounds, e.g. a bucket ``_id`` range)."""
         return records.scan(self._txn, self._records(info), self._engine._codec,
                             start_after=start_after, reverse=reverse, lo=lo, hi=hi,
-                            lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive)
+                            lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive,
+                            chunks_db=self._engine._chunks_db)
 
     def index_scan(self, info: CollectionInfo, index_name: str, lo: bytes | None = None,
                    hi: bytes | None = None, *, lo_inclusive: bool = True, hi_inclusive: bool = True,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import lmdb
 
-from storage import catalog, indexes, journal, records
+from storage import catalog, chunks, indexes, journal, records
 from storage.catalog import ID_INDEX_NAME, CollectionInfo, index_db_name, records_db_name, split_ns
 from storage.errors import (
     CatalogChanged,
@@ -232,6 +232,7 @@ class WriteTxn(ReadView):
             for index_ident in info.index_idents.values():
                 self._bury(index_db_name(index_ident))
             self._txn.delete(size_key(info.ident), db=self._engine._meta_db)
+            chunks.drop_collection(self._txn, self._engine._chunks_db, self._engine._meta_db, info.ident)
             self._engine._dictionaries.forget(self._txn, self._engine._meta_db, info.ident)
             for level in self._sizes:
                 level.pop(info.ident, None)
@@ -331,20 +332,24 @@ class WriteTxn(ReadView):
         stored = self._txn.get(rid, db=res.records)
         if stored is None:
             raise StorageError(f"record {rid.hex()} not found in {info.ns}")
+        old_size = self._old_size(stored)
         old_keys, new_keys = old_keys or {}, new_keys or {}
         added, removed = {}, {}
         for name in set(old_keys) | set(new_keys):
             old, new = set(old_keys.get(name, ())), set(new_keys.get(name, ()))
             added[name], removed[name] = new - old, old - new
         self._check_index_keys(res, added, rid, len(rid))
-        self._txn.put(rid, self._engine._pack_record(info.ident, bson), db=res.records)
+        packed = self._engine._pack_record(info.ident, bson)
+        if stored[0] == chunks.TAG_CHUNKED:
+            chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
+        self._txn.put(rid, packed, db=res.records)
         for name in removed:
             db, unique = res.indexes[name]
             if removed[name]:
                 indexes.remove(self._txn, db, removed[name], rid, unique)
             if added[name]:
                 indexes.add(self._txn, db, added[name], rid, unique)
-        self._add_size(info.ident, len(bson) - self._engine._codec.unpacked_size(stored))
+        self._add_size(info.ident, len(bson) - old_size)
 
     @_guard
     def delete(self, info: CollectionInfo, rid: bytes,
@@ -358,13 +363,23 @@ class WriteTxn(ReadView):
         stored = self._txn.get(rid, db=res.records)
         if stored is None:
             return False
+        old_size = self._old_size(stored)
+        if stored[0] == chunks.TAG_CHUNKED:
+            chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
         self._txn.delete(rid, db=res.records)
         for name, keys in index_keys.items():
             if keys:
                 db, unique = res.indexes[name]
                 indexes.remove(self._txn, db, set(keys), rid, unique)
-        self._add_size(info.ident, -self._engine._codec.unpacked_size(stored))
+        self._add_size(info.ident, -old_size)
         return True
+
+    def _old_size(self, stored: bytes) -> int:
+        """BSON size of a stored value about to be replaced or deleted (a chunked value is
+        reassembled first: its head alone may not hold the inner value's size header)."""
+        if stored[0] == chunks.TAG_CHUNKED:
+            stored = chunks.join(self._txn, self._engine._chunks_db, stored)
+        return self._engine._codec.unpacked_size(stored)
 
     # --- indexes -----------------------------------------------------------------------------
     @_guard
