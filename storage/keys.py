@@ -435,4 +435,72 @@ def decode_key(key: bytes, directions: Sequence[int]) -> tuple[Any, ...]:
     return tuple(values)
 
 
-__all__ = ["encode_key", "encode_value", "decode_key", "decode_value", "prefix_end", "type_bracket"]
+# ---------------------------------------------------------------------------------------------
+# component boundaries (storage splits index keys after their first component, indexes.py)
+
+_ASCENDING_TAGS = frozenset((T_MINKEY, T_NULL, T_NUMBER, T_STRING, T_OBJECT, T_ARRAY, T_BINARY, T_OBJECTID,
+                             T_BOOL, T_DATE, T_TIMESTAMP, T_REGEX, T_CODE, T_CODE_W_SCOPE, T_MAXKEY))
+# Inverted (descending) tags never collide with ascending ones, so the first byte tells the direction.
+_DESCENDING_TAGS = frozenset(255 - t for t in _ASCENDING_TAGS)
+assert not _ASCENDING_TAGS & _DESCENDING_TAGS
+_FIXED_PAYLOAD = {T_MINKEY: 0, T_NULL: 0, T_MAXKEY: 0, T_OBJECTID: 12, T_BOOL: 1, T_DATE: 8, T_TIMESTAMP: 8}
+
+
+def _skip_cstring(key: bytes, pos: int) -> int:
+    while True:
+        end = key.index(b"\x00", pos)
+        if key[end + 1] != 0xFF:  # an escaped NUL is 00 FF
+            return end + 2
+        pos = end + 2
+
+
+def _skip_payload(tag: int, key: bytes, pos: int) -> int:
+    fixed = _FIXED_PAYLOAD.get(tag)
+    if fixed is not None:
+        return pos + fixed
+    if tag == T_NUMBER:
+        cls = key[pos]
+        if cls in (_N_NEG, _N_POS):
+            return key.index(b"\xff" if cls == _N_NEG else b"\x00", pos + 3) + 1
+        return pos + 1
+    if tag == T_STRING:
+        return _skip_cstring(key, pos)
+    if tag == T_OBJECT:
+        while key[pos] != _END:
+            pos = _skip_payload(key[pos], key, _skip_cstring(key, pos + 1))
+        return pos + 1
+    if tag == T_ARRAY:
+        while key[pos] != _END:
+            pos = _skip_payload(key[pos], key, pos + 1)
+        return pos + 1
+    if tag == T_BINARY:
+        return pos + 5 + int.from_bytes(key[pos:pos + 4], "big")
+    if tag == T_REGEX:
+        return _skip_cstring(key, _skip_cstring(key, pos))
+    if tag == T_CODE:
+        return _skip_cstring(key, pos)
+    if tag == T_CODE_W_SCOPE:
+        return _skip_payload(T_OBJECT, key, _skip_cstring(key, pos) + 1)
+    raise ValueError(f"not an encoded key: unknown type tag {tag:#x} at offset {pos - 1}")
+
+
+def first_component_length(key: bytes) -> int | None:
+    """Bytes of the first encoded component of ``key`` (ascending or descending), or None if
+    ``key`` does not start with a complete encoded value."""
+    if not key:
+        return None
+    tag = key[0]
+    if tag in _DESCENDING_TAGS:
+        key = key.translate(_INVERT)
+        tag = 255 - tag
+    elif tag not in _ASCENDING_TAGS:
+        return None
+    try:
+        end = _skip_payload(tag, key, 1)
+    except (ValueError, IndexError):
+        return None
+    return end if end <= len(key) else None
+
+
+__all__ = ["encode_key", "encode_value", "decode_key", "decode_value", "prefix_end", "type_bracket",
+           "first_component_length"]
