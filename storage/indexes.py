@@ -5,11 +5,13 @@ Entry layout (``key`` is an ``encode_key`` result computed by the server):
 - non-unique index:  ``key + rid + len(rid) byte``  -> b""   (every entry distinct; the trailing
   length byte lets variable-length rids of clustered collections be split off again)
 - non-unique index created since the split layout (its sub-database is dupsort): the same stored
-  key split after its first component: LMDB key = first component, value = the rest. Each distinct
-  first component is stored once (a time-series meta in the buckets index: ~200 bytes a bucket
-  before); since encoded components are prefix-free, (key, value) order is the order of the
-  unsplit stored keys, and ``ranges.walk_split`` yields the unsplit keys, so callers see no
-  difference. A key that does not start with an encoded value is kept whole as the LMDB key.
+  key split after its shortest run of whole leading components of >= SPLIT_AT_LEAST bytes (or
+  after the whole index key): LMDB key = that run, value = the rest + rid + len. Each distinct
+  long first component is stored once (a time-series meta in the buckets index: ~200 bytes a
+  bucket before). The runs are prefix-free (encoded components are, index keys have one arity, and
+  the rule depends only on the components), so (key, value) order is the order of the unsplit
+  stored keys; ``ranges.walk_split`` yields the unsplit keys, so callers see no difference. A key
+  that is not a sequence of encoded values is kept whole as the LMDB key.
 
 Bounds have prefix semantics (storage/ranges.py), so they work the same for both layouts and
 for compound indexes bounded on a leading subset of fields: ``lo = hi = encode_key([5])``
@@ -25,8 +27,13 @@ from collections.abc import Iterable, Iterator
 import lmdb
 
 from storage.errors import DuplicateKey, KeyTooLong
-from storage.keys import first_component_length
+from storage.keys import leading_components_length
 from storage.ranges import raw_range, walk, walk_split
+
+# The LMDB key of a split entry is the shortest run of whole leading components of at least this many
+# bytes (or the whole index key): a long first component (a time-series meta) is stored once, while
+# short ones (a hostname, a number) are not split from the rest, which would cost a sub-page per value.
+SPLIT_AT_LEAST = 32
 
 
 def is_split(txn: lmdb.Transaction, db) -> bool:
@@ -34,10 +41,10 @@ def is_split(txn: lmdb.Transaction, db) -> bool:
     return db.flags(txn)["dupsort"]
 
 
-def split_key(stored_key: bytes) -> tuple[bytes, bytes]:
-    """(LMDB key, value) of a non-unique stored key in the split layout."""
-    n = first_component_length(stored_key) or len(stored_key)
-    return stored_key[:n], stored_key[n:]
+def split_key(key: bytes, rid: bytes) -> tuple[bytes, bytes]:
+    """(LMDB key, value) of a non-unique entry in the split layout."""
+    n = leading_components_length(key, SPLIT_AT_LEAST) or len(key)
+    return key[:n], key[n:] + rid + bytes((len(rid),))
 
 
 def entry_key(key: bytes, rid: bytes) -> bytes:
@@ -75,7 +82,7 @@ def add(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bo
             txn.put(key, rid, db=db)
     elif split:
         for key in keys:
-            txn.put(*split_key(entry_key(key, rid)), db=db)
+            txn.put(*split_key(key, rid), db=db)
     else:
         for key in keys:
             txn.put(entry_key(key, rid), b"", db=db)
@@ -89,7 +96,7 @@ def remove(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique:
                 txn.delete(key, db=db)
     elif split:
         for key in keys:
-            txn.delete(*split_key(entry_key(key, rid)), db=db)
+            txn.delete(*split_key(key, rid), db=db)
     else:
         for key in keys:
             txn.delete(entry_key(key, rid), db=db)
@@ -113,7 +120,7 @@ def bulk_add(txn: lmdb.Transaction, db, ns: str, name: str, entries: Iterable[tu
             if len(stored) > max_key:
                 raise KeyTooLong(ns, name, len(stored), max_key)
             if split:
-                txn.put(*split_key(stored), db=db)
+                txn.put(*split_key(key, rid), db=db)
             else:
                 txn.put(stored, b"", db=db)
         count += 1

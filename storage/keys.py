@@ -484,23 +484,36 @@ def _skip_payload(tag: int, key: bytes, pos: int) -> int:
     raise ValueError(f"not an encoded key: unknown type tag {tag:#x} at offset {pos - 1}")
 
 
+def _component_end(key: bytes, pos: int) -> int:
+    """End of the encoded component (ascending or descending) starting at ``pos``."""
+    tag = key[pos]
+    if tag in _ASCENDING_TAGS:
+        return _skip_payload(tag, key, pos + 1)
+    if tag in _DESCENDING_TAGS:
+        rest = key[pos:].translate(_INVERT)
+        return pos + _skip_payload(255 - tag, rest, 1)
+    raise ValueError(f"not an encoded key: unknown type tag {tag:#x} at offset {pos}")
+
+
 def first_component_length(key: bytes) -> int | None:
     """Bytes of the first encoded component of ``key`` (ascending or descending), or None if
     ``key`` does not start with a complete encoded value."""
-    if not key:
-        return None
-    tag = key[0]
-    if tag in _DESCENDING_TAGS:
-        key = key.translate(_INVERT)
-        tag = 255 - tag
-    elif tag not in _ASCENDING_TAGS:
-        return None
+    return leading_components_length(key, 1)
+
+
+def leading_components_length(key: bytes, at_least: int) -> int | None:
+    """Bytes of the shortest run of whole leading components of ``key`` that is ``at_least`` bytes
+    long (all of ``key`` if it is shorter); None if ``key`` is not a sequence of encoded values."""
+    pos = 0
     try:
-        end = _skip_payload(tag, key, 1)
+        while pos < len(key):
+            pos = _component_end(key, pos)
+            if pos >= at_least:
+                break
     except (ValueError, IndexError):
         return None
-    return end if end <= len(key) else None
+    return pos if 0 < pos <= len(key) else None
 
 
 __all__ = ["encode_key", "encode_value", "decode_key", "decode_value", "prefix_end", "type_bracket",
-           "first_component_length"]
+           "first_component_length", "leading_components_length"]

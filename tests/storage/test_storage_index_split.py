@@ -59,8 +59,10 @@ def _bounds(rng, entries, directions):
 
 
 @pytest.mark.parametrize("directions", [[1, 1], [-1, 1, -1], [1]])
-@pytest.mark.parametrize("seed", range(4))
-def test_split_layout_scans_like_the_plain_layout(env, directions, seed):
+@pytest.mark.parametrize("split_at_least", [1, 12, 32])
+@pytest.mark.parametrize("seed", range(3))
+def test_split_layout_scans_like_the_plain_layout(env, directions, split_at_least, seed, monkeypatch):
+    monkeypatch.setattr(indexes, "SPLIT_AT_LEAST", split_at_least)  # split points of every kind
     rng = random.Random(seed)
     plain = env.open_db(b"plain")
     split = env.open_db(b"split", dupsort=True)
@@ -76,7 +78,6 @@ def test_split_layout_scans_like_the_plain_layout(env, directions, seed):
         for key, rid in removed[:20]:  # added back through the single-entry path
             indexes.add(txn, plain, [key], rid, False)
             indexes.add(txn, split, [key], rid, False, split=True)
-        # fewer LMDB keys: each distinct first component once
         assert txn.stat(split)["entries"] == txn.stat(plain)["entries"]
         for _ in range(400):
             lo, hi = _bounds(rng, entries, directions), _bounds(rng, entries, directions)
