@@ -43,6 +43,8 @@ def is_split(txn: lmdb.Transaction, db) -> bool:
 
 def split_key(key: bytes, rid: bytes) -> tuple[bytes, bytes]:
     """(LMDB key, value) of a non-unique entry in the split layout."""
+    if len(key) <= SPLIT_AT_LEAST:  # the common short key: no parsing, the whole key is the run
+        return key, rid + bytes((len(rid),))
     n = leading_components_length(key, SPLIT_AT_LEAST) or len(key)
     return key[:n], key[n:] + rid + bytes((len(rid),))
 
