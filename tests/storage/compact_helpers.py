@@ -11,6 +11,11 @@ CLUSTERED = "db.clu"
 DROPPED = "db.gone"
 K_INDEX = {"v": 2, "key": {"k": 1}, "name": "k_1"}
 KT_INDEX = {"v": 2, "key": {"k": 1, "t": -1}, "name": "k_1_t_-1"}
+MT_INDEX = {"v": 2, "key": {"m": 1, "t": 1}, "name": "m_1_t_1"}  # long first component: split layout
+
+
+def _meta(k) -> dict:
+    return {"host": f"host-{k % 5}", "region": "somewhere-far-away-1", "rack": str(k % 3)}
 
 
 def _doc(rng: random.Random, _id, size: int) -> dict:
@@ -23,7 +28,8 @@ def regular_keys(doc) -> dict:
 
 
 def clustered_keys(doc) -> dict:
-    return {"k_1_t_-1": [encode_key([doc["k"], doc["t"]], [1, -1])]}
+    return {"k_1_t_-1": [encode_key([doc["k"], doc["t"]], [1, -1])],
+            "m_1_t_1": [encode_key([_meta(doc["k"]), doc["t"]])]}
 
 
 def populate(engine, n: int = 300, seed: int = 7) -> None:
@@ -37,7 +43,8 @@ def populate(engine, n: int = 300, seed: int = 7) -> None:
         reg = w.create_collection(REGULAR, {})
         w.create_index(reg, K_INDEX, [])
         clu = w.create_collection(CLUSTERED, {"clusteredIndex": True}, clustered=True)
-        w.create_index(clu, KT_INDEX, [])
+        clu = w.create_index(clu, KT_INDEX, [])
+        w.create_index(clu, MT_INDEX, [])
         gone = w.create_collection(DROPPED, {})
         w.insert(gone, bson.encode({"_id": 1, "pad": b"x" * 5000}), {"_id_": [encode_key([1])]})
 
