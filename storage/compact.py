@@ -204,13 +204,10 @@ class _Copier:
         self.txn.commit()
 
 
-def _copy_db(src_txn, src_db, copier: _Copier, dst_db, skip=None) -> int:
-    n = 0
-    for key, value in src_txn.cursor(db=src_db).iternext(keys=True, values=True):
-        if skip is None or not skip(key):
+def _copy_db(src_txn, src_db, copier: _Copier, dst_db) -> None:
+    with src_txn.cursor(db=src_db) as cur:
+        for key, value in cur.iternext(keys=True, values=True):
             copier.put(key, value, dst_db)
-            n += 1
-    return n
 
 
 def _copy_records(src_txn, src_db, src_chunks, copier: _Copier, dst_db, dst_chunks, next_piece: int,
@@ -219,7 +216,8 @@ def _copy_records(src_txn, src_db, src_chunks, copier: _Copier, dst_db, dst_chun
     (records, chunked records, next free piece id)."""
     records_page = PageModel(pieces_page.psize)
     n = chunked = 0
-    for rid, stored in src_txn.cursor(db=src_db).iternext(keys=True, values=True):
+    cur = src_txn.cursor(db=src_db)
+    for rid, stored in cur.iternext(keys=True, values=True):
         n += 1
         value = chunks.resolve(src_txn, src_chunks, stored)
         key_len = len(rid)
@@ -247,6 +245,7 @@ def _copy_records(src_txn, src_db, src_chunks, copier: _Copier, dst_db, dst_chun
         copier.put(rid, head, dst_db)
         records_page.add(key_len, len(head))
         chunked += 1
+    cur.close()
     return n, chunked, next_piece
 
 
@@ -254,8 +253,8 @@ def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *
     """Write a packed copy of ``env`` into ``dst_dir`` (created; synced and closed on return).
 
     ``handles``: the live sub-databases by name, with ``_catalog``, ``_meta``, ``_journal`` and
-    ``_chunks`` among them; buried (graveyard) sub-databases must not be passed. Raises if the copy
-    does not hold the same entries as the source."""
+    ``_chunks`` among them; buried (graveyard) sub-databases must not be passed. Raises if a
+    sub-database of the copy does not hold as many entries as the source's."""
     os.makedirs(dst_dir)
     psize = env.stat()["psize"]
     report = Report(pages_before=env.info()["last_pgno"] + 1)
@@ -277,9 +276,10 @@ def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *
             for name in sorted(handles):
                 if name in (chunks.CHUNKS_DB, b"_meta"):
                     continue  # pieces are rewritten with their records; _meta last (chunk ranges)
+                report.counts[name] = src.stat(handles[name])["entries"]
                 if name.startswith(b"r:"):
                     first = next_piece
-                    n, chunked, next_piece = _copy_records(src, handles[name], src_chunks, copier,
+                    _, chunked, next_piece = _copy_records(src, handles[name], src_chunks, copier,
                                                            dst_handles[name], dst_chunks, next_piece,
                                                            pieces_page)
                     report.chunked += chunked
@@ -287,8 +287,7 @@ def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *
                         ranges[chunks.range_key(name[2:].decode())] = (
                             first.to_bytes(8, "big") + next_piece.to_bytes(8, "big"))
                 else:
-                    n = _copy_db(src, handles[name], copier, dst_handles[name])
-                report.counts[name] = n
+                    _copy_db(src, handles[name], copier, dst_handles[name])
             meta = {bytes(k): bytes(v) for k, v in src.cursor(db=meta_db).iternext(keys=True, values=True)
                     if k != GRAVEYARD and not bytes(k).startswith(chunks.RANGE_PREFIX)}
             meta.update(ranges)

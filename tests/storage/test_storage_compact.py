@@ -186,11 +186,19 @@ def test_a_failing_copy_leaves_the_data_file_untouched(dbpath, monkeypatch):
 
 def test_a_copy_that_does_not_verify_is_not_swapped_in(dbpath, monkeypatch):
     expected = populated(dbpath)
-    real = compact._copy_db
-    monkeypatch.setattr(compact, "_copy_db", lambda *a, **k: real(*a, **k) + 1)  # one entry "lost"
+    real_put = compact._Copier.put
+    lost = []
+
+    def lossy_put(self, key, value, db):
+        if not lost and key.startswith(b"\x14"):  # one index entry (a number key) goes missing
+            lost.append(key)
+            return None
+        return real_put(self, key, value, db)
+
+    monkeypatch.setattr(compact._Copier, "put", lossy_put)
     engine = open_engine(dbpath, compact_on_close=True)
     engine.close()
-    assert engine.last_compaction is None
+    assert lost and engine.last_compaction is None
     assert reopen_snapshot(dbpath) == expected
 
 
