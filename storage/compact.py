@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import lmdb
 
-from storage import chunks
+from storage import chunks, indexes
 from storage.catalog import decode_entry, index_db_name, records_db_name
 from storage.txn import GRAVEYARD
 
@@ -116,7 +116,7 @@ def at_close(env: lmdb.Environment, dbpath: str, handles: dict[bytes, object], c
     failure leaves the live file as it is (compaction only saves space)."""
     started = time.monotonic()
     try:
-        live = live_handles(env, handles, catalog_db)
+        live, non_unique = live_handles(env, handles, catalog_db)
         waste = measure(env, live)
         if not force and not waste.worth_it():
             return None
@@ -124,7 +124,7 @@ def at_close(env: lmdb.Environment, dbpath: str, handles: dict[bytes, object], c
             log.info("compaction skipped: another process has %s open", dbpath)
             return None
         remove_leftover(dbpath)
-        report = rebuild(env, live, os.path.join(dbpath, TMP_DIR), max_dbs=max_dbs)
+        report = rebuild(env, live, os.path.join(dbpath, TMP_DIR), max_dbs=max_dbs, split=non_unique)
     except Exception:
         log.exception("compaction of %s failed; the data file is left as it was", dbpath)
         remove_leftover(dbpath)
@@ -134,15 +134,21 @@ def at_close(env: lmdb.Environment, dbpath: str, handles: dict[bytes, object], c
     return report
 
 
-def live_handles(env: lmdb.Environment, handles: dict[bytes, object], catalog_db) -> dict[bytes, object]:
-    """The engine's own sub-databases plus every one the catalog references (not buried ones)."""
+def live_handles(env: lmdb.Environment, handles: dict[bytes, object],
+                 catalog_db) -> tuple[dict[bytes, object], set[bytes]]:
+    """The engine's own sub-databases plus every one the catalog references (not buried ones), and
+    the names of the non-unique indexes among them (their copy uses the split layout)."""
     live = {name: handles[name] for name in (b"_catalog", b"_meta", b"_journal", chunks.CHUNKS_DB)}
+    non_unique = set()
     with env.begin() as txn:
         for _, raw in txn.cursor(db=catalog_db).iternext(keys=True, values=True):
             info = decode_entry(raw)
-            for name in [records_db_name(info.ident)] + [index_db_name(i) for i in info.index_idents.values()]:
-                live[name] = handles[name]
-    return live
+            live[records_db_name(info.ident)] = handles[records_db_name(info.ident)]
+            for name, ident in info.index_idents.items():
+                live[index_db_name(ident)] = handles[index_db_name(ident)]
+                if not info.is_unique(name):
+                    non_unique.add(index_db_name(ident))
+    return live, non_unique
 
 
 def measure(env: lmdb.Environment, handles: dict[bytes, object]) -> Waste:
@@ -210,6 +216,14 @@ def _copy_db(src_txn, src_db, copier: _Copier, dst_db) -> None:
             copier.put(key, value, dst_db)
 
 
+def _copy_split(src_txn, src_db, copier: _Copier, dst_db) -> None:
+    """Copy a plain non-unique index into the split layout (same order: appends stay appends)."""
+    with src_txn.cursor(db=src_db) as cur:
+        for stored, _ in cur.iternext(keys=True, values=True):
+            key, rid = indexes.split_entry(stored)
+            copier.put(*indexes.split_key(key, rid), dst_db)
+
+
 def _copy_records(src_txn, src_db, src_chunks, copier: _Copier, dst_db, dst_chunks, next_piece: int,
                   pieces_page: PageModel) -> tuple[int, int, int]:
     """Append every record, chunking values too large for a leaf node; returns
@@ -249,12 +263,15 @@ def _copy_records(src_txn, src_db, src_chunks, copier: _Copier, dst_db, dst_chun
     return n, chunked, next_piece
 
 
-def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *, max_dbs: int) -> Report:
+def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *, max_dbs: int,
+            split: set[bytes] = frozenset()) -> Report:
     """Write a packed copy of ``env`` into ``dst_dir`` (created; synced and closed on return).
 
     ``handles``: the live sub-databases by name, with ``_catalog``, ``_meta``, ``_journal`` and
-    ``_chunks`` among them; buried (graveyard) sub-databases must not be passed. Raises if a
-    sub-database of the copy does not hold as many entries as the source's."""
+    ``_chunks`` among them; buried (graveyard) sub-databases must not be passed. ``split``: the
+    non-unique indexes; one still in the plain layout (created before the split layout existed) is
+    converted to it. Raises if a sub-database of the copy does not hold as many entries as the
+    source's."""
     os.makedirs(dst_dir)
     psize = env.stat()["psize"]
     report = Report(pages_before=env.info()["last_pgno"] + 1)
@@ -267,9 +284,13 @@ def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *
         dst_handles = {}
         pieces_page = PageModel(psize)  # one _chunks sub-database for all collections
         with env.begin() as src:
+            convert = set()
             for name in sorted(handles):
-                dst_handles[name] = dst.open_db(name, txn=copier.txn, create=True,
-                                                **_db_flags(handles[name].flags(src)))
+                flags = _db_flags(handles[name].flags(src))
+                if name in split and not flags["dupsort"]:
+                    convert.add(name)
+                    flags["dupsort"] = True
+                dst_handles[name] = dst.open_db(name, txn=copier.txn, create=True, **flags)
             dst_chunks = dst_handles[chunks.CHUNKS_DB]
             ranges: dict[bytes, bytes] = {}
             next_piece = 1
@@ -286,6 +307,8 @@ def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *
                     if next_piece > first:
                         ranges[chunks.range_key(name[2:].decode())] = (
                             first.to_bytes(8, "big") + next_piece.to_bytes(8, "big"))
+                elif name in convert:
+                    _copy_split(src, handles[name], copier, dst_handles[name])
                 else:
                     _copy_db(src, handles[name], copier, dst_handles[name])
             meta = {bytes(k): bytes(v) for k, v in src.cursor(db=meta_db).iternext(keys=True, values=True)

@@ -267,3 +267,39 @@ def test_sigkill_at_any_step_of_compaction_loses_nothing(tmp_path, step):
             assert bson.decode(r.get(info, rid)) == doc
     finally:
         engine.close()
+
+
+def test_compaction_converts_plain_non_unique_indexes_to_the_split_layout(dbpath, monkeypatch):
+    from storage.txn import WriteTxn
+
+    real_create = WriteTxn._create_db
+    monkeypatch.setattr(WriteTxn, "_create_db", lambda self, name, dupsort=False: real_create(self, name))
+    expected = populated(dbpath)  # as written before the split layout existed: no dupsort index
+    monkeypatch.undo()
+    names = [b"i:x3", b"i:x5", b"i:x6"]  # k_1, k_1_t_-1, m_1_t_1
+    assert not any(stat["dupsort"] for stat in _flags(dbpath, names + [b"i:x2"]).values())
+    open_engine(dbpath, compact_on_close=True).close()
+    flags = _flags(dbpath, names + [b"i:x2"])
+    assert all(flags[name]["dupsort"] for name in names) and not flags[b"i:x2"]["dupsort"]  # _id_ is unique
+    assert reopen_snapshot(dbpath) == expected
+    engine = open_engine(dbpath, compact_on_close=False)  # writes keep the converted indexes right
+    try:
+        doc = {"_id": 10**6, "k": 3, "t": 5, "pad": b"new"}
+        engine.write_sync(lambda w: w.insert(w.get_collection(CLUSTERED), bson.encode(doc), clustered_keys(doc),
+                                             rid=encode_key([doc["_id"]])))
+        with engine.read() as r:
+            info = r.get_collection(CLUSTERED)
+            hits = list(r.index_scan(info, "k_1_t_-1", encode_key([3]), encode_key([3])))
+            assert (encode_key([3, 5], [1, -1]), encode_key([10**6])) in hits
+            assert len(list(r.index_scan(info, "m_1_t_1"))) == r.count(info)
+    finally:
+        engine.close()
+
+
+def _flags(dbpath, names):
+    engine = open_engine(dbpath, compact_on_close=False)
+    try:
+        with engine._env.begin() as txn:
+            return {name: engine._env.open_db(name, txn=txn, create=False).flags(txn) for name in names}
+    finally:
+        engine.close()
