@@ -155,6 +155,17 @@ def test_compaction_runs_by_default_when_much_space_is_reclaimable(dbpath):
     assert engine.last_compaction is not None
 
 
+def test_a_database_too_large_to_copy_at_shutdown_is_compacted_only_when_asked(dbpath, monkeypatch):
+    populated(dbpath, n=600)
+    monkeypatch.setattr(compact, "MAX_AUTO_PAGES", 64)
+    engine = open_engine(dbpath)
+    engine.close()
+    assert engine.last_compaction is None
+    engine = open_engine(dbpath, compact_on_close=True)
+    engine.close()
+    assert engine.last_compaction is not None
+
+
 def test_compaction_never_runs_when_disabled(dbpath):
     populated(dbpath)
     inode = os.stat(data_file(dbpath)).st_ino
