@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 import lmdb
 
 from storage.errors import DuplicateKey, KeyTooLong
-from storage.keys import leading_components_length
+from storage.keyspan import leading_components_length
 from storage.ranges import raw_range, walk, walk_split
 
 # The LMDB key of a split entry is the shortest run of whole leading components of at least this many

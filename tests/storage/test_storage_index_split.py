@@ -102,3 +102,26 @@ def test_split_layout_keeps_one_copy_of_a_long_first_component(env):
         pages = {name: sum(txn.stat(db)[k] for k in ("branch_pages", "leaf_pages", "overflow_pages"))
                  for name, db in (("plain", plain), ("split", split))}
     assert pages["split"] * 4 < pages["plain"]
+
+
+def test_component_boundaries_match_the_encoding_of_every_type():
+    import datetime
+
+    from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+
+    from storage.keyspan import first_component_length, leading_components_length
+
+    values = [None, 0, 1, -1, 2.5, -2.5, 1e300, -1e-300, float("inf"), float("-inf"), float("nan"), Int64(5),
+              Decimal128("-1.5"), "", "a", "a\x00b", {}, {"a": 1, "b": "x\x00"}, [], [1, [2, {"c": None}]],
+              b"bin", Binary(b"x", 5), ObjectId(), True, False, datetime.datetime(2020, 1, 1), Timestamp(1, 2),
+              Regex("a.*", "i"), Code("f()"), Code("g()", {"x": 1}), MinKey(), MaxKey(), -123456789012345, 10**20]
+    for value in values:
+        for direction in (1, -1):
+            one = encode_key([value], [direction])
+            for rest in ([], [5], ["zz", None]):
+                key = encode_key([value, *rest], [direction] + [1] * len(rest))
+                assert first_component_length(key) == len(one), (value, direction, rest)
+                assert leading_components_length(key, len(one) + 1) == (
+                    len(one) + len(encode_key(rest[:1])) if rest else len(one))
+    assert first_component_length(b"x") is None  # not an encoded key
+    assert first_component_length(b"\x1eabc") is None  # cut short
