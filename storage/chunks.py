@@ -105,3 +105,17 @@ def drop_collection(txn: lmdb.Transaction, chunks_db, meta_db, ident: str) -> in
                     break
     txn.delete(range_key(ident), db=meta_db)
     return deleted
+
+
+def pieces_pages_bytes(txn: lmdb.Transaction, chunks_db, meta_db, ident: str) -> int:
+    """Estimated bytes of ``_chunks`` pages holding a collection's pieces (its share of the
+    sub-database by piece count: pieces are appended, so a collection's pieces share pages)."""
+    raw = txn.get(range_key(ident), db=meta_db)
+    if raw is None:
+        return 0
+    stat = txn.stat(chunks_db)
+    if not stat["entries"]:
+        return 0
+    pages = stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
+    mine = min(int.from_bytes(raw[8:16], "big") - int.from_bytes(raw[:8], "big"), stat["entries"])
+    return pages * stat["psize"] * mine // stat["entries"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import lmdb
 
-from storage import catalog, indexes, journal, records
+from storage import catalog, chunks, indexes, journal, records
 from storage.catalog import CollectionInfo, index_db_name, records_db_name
 from storage.errors import IndexNotFound
 
@@ -118,8 +118,9 @@ class ReadView:
         return (stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]) * stat["psize"]
 
     def storage_size(self, info: CollectionInfo) -> int:
-        """Bytes of LMDB pages holding the records (compressed)."""
-        return self._pages_bytes(self._txn.stat(self._records(info)))
+        """Bytes of LMDB pages holding the records (compressed), chunked values' pieces included."""
+        return self._pages_bytes(self._txn.stat(self._records(info))) + chunks.pieces_pages_bytes(
+            self._txn, self._engine._chunks_db, self._engine._meta_db, info.ident)
 
     def index_size(self, info: CollectionInfo, name: str) -> int:
         return self._pages_bytes(self._txn.stat(self._index(info, name)))
