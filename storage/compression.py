@@ -11,6 +11,8 @@ bytes, or values that do not shrink, are stored raw (tag 0).
 
     tag 0x04  original length (u32 LE), then storage/bucket_codec.py's compact form of a BSON document
               shaped like a version-1 time-series bucket (column-aware, lossless, byte-exact)
+    tag 0x05  a chunked value (storage/chunks.py): written only by the compaction and resolved by
+              storage/records.py into the value it stands for before unpack ever sees it
 
 Buckets (tag 4): a document starting ``{_id: ObjectId, control: {...}`` (how every v1 bucket starts)
 of at least ``BUCKET_MIN`` bytes is offered to the bucket codec, which returns None unless it
@@ -38,6 +40,7 @@ TAG_ZSTD = 0x01
 TAG_SNAPPY = 0x02
 TAG_ZSTD_DICT = 0x03
 TAG_BUCKET = 0x04
+TAG_CHUNKED = 0x05  # storage/chunks.py
 
 BUCKET_MIN = 1024
 _BUCKET_HEAD = b"\x07_id\x00"  # bytes 4..9 of a v1 bucket; bytes 21..30 are _BUCKET_CONTROL
@@ -143,6 +146,8 @@ class ValueCodec:
             return bucket_codec.decode(stored[5:])
         if tag == TAG_SNAPPY:
             return snappy.uncompress(stored[1:])
+        if tag == TAG_CHUNKED:
+            raise ValueError("a chunked value (tag 5) must be read through storage.records")
         raise ValueError(f"stored value has an unknown compression tag {tag:#x}")
 
     def unpacked_size(self, stored: bytes) -> int:

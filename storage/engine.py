@@ -25,9 +25,10 @@ from typing import Any, TypeVar
 
 import lmdb
 
+from storage import compact, records
 from storage import journal as journal_mod
-from storage import records
 from storage.catalog import decode_entry, index_db_name, records_db_name
+from storage.chunks import CHUNKS_DB
 from storage.compression import ValueCodec
 from storage.dbpath import lock_dbpath, prepare_dbpath, unlock_dbpath
 from storage.dictionaries import CollectionDictionaries
@@ -97,12 +98,15 @@ class Engine:
     """See the module docstring and storage/README.md for the contract."""
 
     def __init__(self, dbpath: str, compressor: str = "zstd", map_size: int | None = None,
-                 max_dbs: int = DEFAULT_MAX_DBS):
+                 max_dbs: int = DEFAULT_MAX_DBS, compact_on_close: bool | None = None):
         self.dbpath = dbpath
+        self.compact_on_close = compact_on_close  # None: when worth it (storage/compact.py)
+        self.last_compaction: compact.Report | None = None
         self._codec = ValueCodec(compressor)
         self._dictionaries = CollectionDictionaries(self._codec)
         prepare_dbpath(dbpath)
         self._lock_fd = lock_dbpath(dbpath)
+        compact.remove_leftover(dbpath)  # a compaction that did not finish never touched data.mdb
         try:
             self._env = lmdb.open(dbpath, map_size=map_size or DEFAULT_MAP_SIZE, subdir=True,
                                   max_dbs=max_dbs, sync=True, metasync=True, writemap=False,
@@ -145,6 +149,7 @@ class Engine:
             self._catalog_db = env.open_db(b"_catalog", txn=txn, create=True)
             self._meta_db = env.open_db(b"_meta", txn=txn, create=True)
             self._journal_db = env.open_db(b"_journal", txn=txn, create=True)
+            self._chunks_db = env.open_db(CHUNKS_DB, txn=txn, create=True)
             self._delete_graveyard(txn, {})
             self._dictionaries.load(txn, self._meta_db)
             with txn.cursor(db=self._catalog_db) as cur:
@@ -453,8 +458,24 @@ class Engine:
             if item is not _STOP and item[1].set_running_or_notify_cancel():
                 item[1].set_exception(EngineClosed())
         with self._gate.exclusive():
+            compacted = self._compact()
             self._env.close()
-        unlock_dbpath(self._lock_fd)
+        try:
+            if compacted:
+                compact.swap(self.dbpath)
+        finally:
+            unlock_dbpath(self._lock_fd)
+
+    def _compact(self) -> bool:
+        """Write a packed copy at close (writer stopped, no read open) when asked or worth it."""
+        if self.compact_on_close is False:
+            return False
+        handles = {b"_catalog": self._catalog_db, b"_meta": self._meta_db, b"_journal": self._journal_db,
+                   CHUNKS_DB: self._chunks_db}
+        handles.update(self._handles)
+        self.last_compaction = compact.at_close(self._env, self.dbpath, handles, self._catalog_db,
+                                                max_dbs=self.max_dbs, force=bool(self.compact_on_close))
+        return self.last_compaction is not None
 
     def __enter__(self) -> Engine:
         return self
@@ -464,6 +485,8 @@ class Engine:
 
 
 def open_engine(dbpath: str, compressor: str = "zstd", map_size: int | None = None,
-                max_dbs: int = DEFAULT_MAX_DBS) -> Engine:
-    """Open (creating if needed) the engine on ``dbpath``. Raises DbPathInUse/DbPathUnusable."""
-    return Engine(dbpath, compressor=compressor, map_size=map_size, max_dbs=max_dbs)
+                max_dbs: int = DEFAULT_MAX_DBS, compact_on_close: bool | None = None) -> Engine:
+    """Open (creating if needed) the engine on ``dbpath``. Raises DbPathInUse/DbPathUnusable.
+    ``compact_on_close``: None compacts at close when worth it, True always, False never."""
+    return Engine(dbpath, compressor=compressor, map_size=map_size, max_dbs=max_dbs,
+                  compact_on_close=compact_on_close)

@@ -4,6 +4,14 @@ Entry layout (``key`` is an ``encode_key`` result computed by the server):
 - unique index:      ``key``                        -> rid
 - non-unique index:  ``key + rid + len(rid) byte``  -> b""   (every entry distinct; the trailing
   length byte lets variable-length rids of clustered collections be split off again)
+- non-unique index created since the split layout (its sub-database is dupsort): the same stored
+  key split after its shortest run of whole leading components of >= SPLIT_AT_LEAST bytes (or
+  after the whole index key): LMDB key = that run, value = the rest + rid + len. Each distinct
+  long first component is stored once (a time-series meta in the buckets index: ~200 bytes a
+  bucket before). The runs are prefix-free (encoded components are, index keys have one arity, and
+  the rule depends only on the components), so (key, value) order is the order of the unsplit
+  stored keys; ``ranges.walk_split`` yields the unsplit keys, so callers see no difference. A key
+  that is not a sequence of encoded values is kept whole as the LMDB key.
 
 Bounds have prefix semantics (storage/ranges.py), so they work the same for both layouts and
 for compound indexes bounded on a leading subset of fields: ``lo = hi = encode_key([5])``
@@ -19,7 +27,26 @@ from collections.abc import Iterable, Iterator
 import lmdb
 
 from storage.errors import DuplicateKey, KeyTooLong
-from storage.ranges import raw_range, walk
+from storage.keyspan import leading_components_length
+from storage.ranges import raw_range, walk, walk_split
+
+# The LMDB key of a split entry is the shortest run of whole leading components of at least this many
+# bytes (or the whole index key): a long first component (a time-series meta) is stored once, while
+# short ones (a hostname, a number) are not split from the rest, which would cost a sub-page per value.
+SPLIT_AT_LEAST = 32
+
+
+def is_split(txn: lmdb.Transaction, db) -> bool:
+    """Whether an index sub-database uses the split layout (it was created dupsort)."""
+    return db.flags(txn)["dupsort"]
+
+
+def split_key(key: bytes, rid: bytes) -> tuple[bytes, bytes]:
+    """(LMDB key, value) of a non-unique entry in the split layout."""
+    if len(key) <= SPLIT_AT_LEAST:  # the common short key: no parsing, the whole key is the run
+        return key, rid + bytes((len(rid),))
+    n = leading_components_length(key, SPLIT_AT_LEAST) or len(key)
+    return key[:n], key[n:] + rid + bytes((len(rid),))
 
 
 def entry_key(key: bytes, rid: bytes) -> bytes:
@@ -50,20 +77,28 @@ def check_unique(txn: lmdb.Transaction, db, ns: str, name: str, keys: Iterable[b
             raise DuplicateKey(name, key, ns)
 
 
-def add(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bool) -> None:
+def add(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bool,
+        split: bool = False) -> None:
     if unique:
         for key in keys:
             txn.put(key, rid, db=db)
+    elif split:
+        for key in keys:
+            txn.put(*split_key(key, rid), db=db)
     else:
         for key in keys:
             txn.put(entry_key(key, rid), b"", db=db)
 
 
-def remove(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bool) -> None:
+def remove(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bool,
+           split: bool = False) -> None:
     if unique:
         for key in keys:
             if txn.get(key, db=db) == rid:
                 txn.delete(key, db=db)
+    elif split:
+        for key in keys:
+            txn.delete(*split_key(key, rid), db=db)
     else:
         for key in keys:
             txn.delete(entry_key(key, rid), db=db)
@@ -74,6 +109,7 @@ def bulk_add(txn: lmdb.Transaction, db, ns: str, name: str, entries: Iterable[tu
     """Add (key, rid) entries for a new index; unique violations raise DuplicateKey (the caller
     runs this in its own nested transaction so nothing partial survives). Returns the count."""
     count = 0
+    split = not unique and is_split(txn, db)
     for key, rid in entries:
         if unique:
             if len(key) > max_key:
@@ -85,7 +121,10 @@ def bulk_add(txn: lmdb.Transaction, db, ns: str, name: str, entries: Iterable[tu
             stored = entry_key(key, rid)
             if len(stored) > max_key:
                 raise KeyTooLong(ns, name, len(stored), max_key)
-            txn.put(stored, b"", db=db)
+            if split:
+                txn.put(*split_key(key, rid), db=db)
+            else:
+                txn.put(stored, b"", db=db)
         count += 1
     return count
 
@@ -101,7 +140,12 @@ def scan(txn: lmdb.Transaction, db, unique: bool, lo: bytes | None = None, hi: b
     resume = None
     if start_after is not None:
         resume = start_after[0] if unique else entry_key(*start_after)
-    entries = walk(txn, db, *bounds, resume=resume, reverse=reverse)
+    if unique:
+        entries = walk(txn, db, *bounds, resume=resume, reverse=reverse)
+    elif is_split(txn, db):
+        entries = walk_split(txn, db, *bounds, resume=resume, reverse=reverse)
+    else:
+        entries = walk(txn, db, *bounds, resume=resume, reverse=reverse)
     if unique:
         yield from entries
     else:

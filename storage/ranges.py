@@ -63,3 +63,64 @@ def walk(txn: lmdb.Transaction, db, start: bytes | None, end: bytes | None, *,
                 if start is not None and key < start:
                     return
                 yield key, value
+
+
+def _seek_dup(cur, target: bytes) -> bool:
+    """Position a cursor of a split (dupsort) index at its first entry with key + value >= target.
+
+    Keys are first components (prefix-free among themselves), so at most one key is a prefix of
+    ``target``: the largest key <= target. Its values are searched from the rest of target."""
+    if cur.set_range(target):
+        if cur.key() == target:
+            return cur.first_dup()
+        found_after = True
+        if not cur.prev_nodup():  # target is below every key
+            return cur.set_range(target)
+    else:
+        found_after = False
+        if not cur.last():
+            return False
+    key = cur.key()
+    if target.startswith(key):
+        if cur.set_range_dup(key, target[len(key):]):
+            return True
+        cur.set_key(key)
+    elif not found_after:
+        return False
+    return cur.next_nodup()
+
+
+def walk_split(txn: lmdb.Transaction, db, start: bytes | None, end: bytes | None, *,
+               resume: bytes | None = None, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+    """``walk`` over a split index (dupsort: key = first component, value = the rest of the stored
+    key): yields (key + value, b"") exactly as ``walk`` yields the unsplit stored keys."""
+    with txn.cursor(db=db) as cur:
+        if not reverse:
+            if resume is not None and (start is None or resume >= start):
+                start = resume
+            ok = _seek_dup(cur, start) if start is not None else cur.first()
+            if not ok:
+                return
+            for key, value in cur.iternext(keys=True, values=True):
+                stored = key + value
+                if resume is not None and stored == resume:
+                    continue
+                if end is not None and stored >= end:
+                    return
+                yield stored, b""
+        else:
+            if resume is not None and (end is None or resume < end):
+                end = resume  # exclusive, like end
+            if end is None:
+                ok = cur.last()
+            elif _seek_dup(cur, end):
+                ok = cur.prev()
+            else:
+                ok = cur.last()
+            if not ok:
+                return
+            for key, value in cur.iterprev(keys=True, values=True):
+                stored = key + value
+                if start is not None and stored < start:
+                    return
+                yield stored, b""

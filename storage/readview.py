@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import lmdb
 
-from storage import catalog, indexes, journal, records
+from storage import catalog, chunks, indexes, journal, records
 from storage.bucket_reader import BucketReader
 from storage.catalog import CollectionInfo, index_db_name, records_db_name
 from storage.compression import TAG_BUCKET, ValueCodec
@@ -94,7 +94,7 @@ class ReadView:
 
     # --- records -----------------------------------------------------------------------------
     def get(self, info: CollectionInfo, rid: bytes) -> bytes | None:
-        return records.get(self._txn, self._records(info), rid, self._engine._codec)
+        return records.get(self._txn, self._records(info), rid, self._engine._codec, self._engine._chunks_db)
 
     def scan(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
              lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
@@ -103,20 +103,22 @@ class ReadView:
         collections: ``encode_key([_id])`` bounds, e.g. a bucket ``_id`` range)."""
         return records.scan(self._txn, self._records(info), self._engine._codec,
                             start_after=start_after, reverse=reverse, lo=lo, hi=hi,
-                            lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive)
+                            lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive,
+                            chunks_db=self._engine._chunks_db)
 
     # --- packed records: selective decoding (storage/bucket_reader.py) ------------------------
     def get_stored(self, info: CollectionInfo, rid: bytes) -> bytes | None:
         """The stored (packed) value of one record; open it with ``stored_opener()``."""
-        return self._txn.get(rid, db=self._records(info))
+        return records.get_stored(self._txn, self._records(info), rid, self._engine._chunks_db)
 
     def scan_stored(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
                     lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
                     hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
         """``scan`` yielding (rid, stored value) still packed: equal stored bytes mean an equal record,
         so callers may cache what they decode from them."""
-        return records.scan_stored(self._txn, self._records(info), start_after=start_after, reverse=reverse,
-                                   lo=lo, hi=hi, lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive)
+        return records.scan_stored(self._txn, self._records(info), self._engine._chunks_db, start_after=start_after,
+                                   reverse=reverse, lo=lo, hi=hi, lo_inclusive=lo_inclusive,
+                                   hi_inclusive=hi_inclusive)
 
     def stored_opener(self) -> Callable[[bytes], bytes | BucketReader]:
         """``open(stored) -> BucketReader | bytes`` (see ``open_stored``). It needs no transaction, so
@@ -146,8 +148,9 @@ class ReadView:
         return (stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]) * stat["psize"]
 
     def storage_size(self, info: CollectionInfo) -> int:
-        """Bytes of LMDB pages holding the records (compressed)."""
-        return self._pages_bytes(self._txn.stat(self._records(info)))
+        """Bytes of LMDB pages holding the records (compressed), chunked values' pieces included."""
+        return self._pages_bytes(self._txn.stat(self._records(info))) + chunks.pieces_pages_bytes(
+            self._txn, self._engine._chunks_db, self._engine._meta_db, info.ident)
 
     def index_size(self, info: CollectionInfo, name: str) -> int:
         return self._pages_bytes(self._txn.stat(self._index(info, name)))

@@ -3,7 +3,9 @@
 Record ids: for ordinary collections an 8-byte big-endian counter (insertion order: the next id
 is one past the largest present); clustered collections (time-series buckets) use the encoded
 ``_id`` key, so scanning in key order is scanning in ``_id`` order. Values are packed by
-``compression.ValueCodec`` (1-byte tag + maybe-compressed BSON).
+``compression.ValueCodec`` (1-byte tag + maybe-compressed BSON); a value the compaction chunked
+(tag 5, storage/chunks.py) is reassembled from ``chunks_db`` before it is unpacked, so every
+reader sees the same bytes whatever the layout on disk.
 
 These functions take an open LMDB transaction and handle; they never open transactions.
 """
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 
 import lmdb
 
+from storage.chunks import TAG_CHUNKED, join
 from storage.compression import ValueCodec
 from storage.ranges import raw_range, walk
 
@@ -38,14 +41,37 @@ def last_rid(txn: lmdb.Transaction, db) -> int:
     return 0
 
 
-def get(txn: lmdb.Transaction, db, rid: bytes, codec: ValueCodec) -> bytes | None:
+def get_stored(txn: lmdb.Transaction, db, rid: bytes, chunks_db=None) -> bytes | None:
+    """The record's stored value as written (tagged, chunks reassembled), or None."""
     stored = txn.get(rid, db=db)
+    if stored is not None and stored[0] == TAG_CHUNKED:
+        return join(txn, chunks_db, stored)
+    return stored
+
+
+def get(txn: lmdb.Transaction, db, rid: bytes, codec: ValueCodec, chunks_db=None) -> bytes | None:
+    stored = get_stored(txn, db, rid, chunks_db)
     return None if stored is None else codec.unpack(stored)
+
+
+def scan_stored(txn: lmdb.Transaction, db, chunks_db=None, *, start_after: bytes | None = None,
+                reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
+                lo_inclusive: bool = True, hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
+    """(rid, stored value as written: tagged, chunks reassembled); arguments as ``scan``. The one
+    place a reader of packed values (e.g. selective bucket reads) should take them from."""
+    bounds = raw_range(lo, hi, lo_inclusive, hi_inclusive)
+    if bounds is None:
+        return
+    for rid, stored in walk(txn, db, *bounds, resume=start_after, reverse=reverse):
+        if stored[0] == TAG_CHUNKED:
+            stored = join(txn, chunks_db, stored)
+        yield rid, stored
 
 
 def scan(txn: lmdb.Transaction, db, codec: ValueCodec, *, start_after: bytes | None = None,
          reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
-         lo_inclusive: bool = True, hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
+         lo_inclusive: bool = True, hi_inclusive: bool = True,
+         chunks_db=None) -> Iterator[tuple[bytes, bytes]]:
     """(rid, bson) in record-id order (descending with ``reverse``), strictly after
     ``start_after`` in the direction of the scan, within optional rid bounds (prefix semantics,
     storage/ranges.py: for clustered collections, ``encode_key([_id])`` bounds)."""
@@ -54,15 +80,7 @@ def scan(txn: lmdb.Transaction, db, codec: ValueCodec, *, start_after: bytes | N
         return
     unpack = codec.unpack
     for rid, stored in walk(txn, db, *bounds, resume=start_after, reverse=reverse):
+        if stored[0] == TAG_CHUNKED:
+            stored = join(txn, chunks_db, stored)
         yield rid, unpack(stored)
 
-
-def scan_stored(txn: lmdb.Transaction, db, *, start_after: bytes | None = None, reverse: bool = False,
-                lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
-                hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
-    """Like ``scan`` but (rid, stored value) with the value still packed (compression tag first), for
-    readers that decode selectively (storage/bucket_reader.py) or cache by the stored bytes."""
-    bounds = raw_range(lo, hi, lo_inclusive, hi_inclusive)
-    if bounds is None:
-        return
-    yield from walk(txn, db, *bounds, resume=start_after, reverse=reverse)

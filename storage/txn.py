@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import lmdb
 
-from storage import catalog, indexes, journal, records
+from storage import catalog, chunks, indexes, journal, records
 from storage.catalog import ID_INDEX_NAME, CollectionInfo, index_db_name, records_db_name, split_ns
 from storage.errors import (
     CatalogChanged,
@@ -57,7 +57,7 @@ class _Resolved:
         self.given = given  # the object the caller passed (kept alive: its id is the cache key)
         self.info = info  # the current catalog entry
         self.records = records_db
-        self.indexes = index_map  # name -> (handle, unique)
+        self.indexes = index_map  # name -> (handle, unique, split layout)
 
 
 def _guard(method):
@@ -130,9 +130,9 @@ class WriteTxn(ReadView):
                 return handle
         return self._engine._published_handle(name)
 
-    def _create_db(self, name: bytes):
+    def _create_db(self, name: bytes, dupsort: bool = False):
         try:
-            handle = self._engine._env.open_db(name, txn=self._txn, create=True)
+            handle = self._engine._env.open_db(name, txn=self._txn, create=True, dupsort=dupsort)
         except lmdb.DbsFullError:
             raise TooManyCollections(self._engine.max_dbs) from None
         self._handles[-1][name] = handle
@@ -179,9 +179,11 @@ class WriteTxn(ReadView):
         cache = self._engine._resolved_cache
         handles = cache.get(raw)
         if handles is None:
-            handles = (self._records(current),
-                       {name: (self._index(current, name), current.is_unique(name))
-                        for name in current.index_idents})
+            index_map = {}
+            for name in current.index_idents:
+                handle, unique = self._index(current, name), current.is_unique(name)
+                index_map[name] = (handle, unique, not unique and indexes.is_split(self._txn, handle))
+            handles = (self._records(current), index_map)
             published = self._engine._handles
             if records_db_name(current.ident) in published and all(
                     index_db_name(i) in published for i in current.index_idents.values()):
@@ -232,6 +234,7 @@ class WriteTxn(ReadView):
             for index_ident in info.index_idents.values():
                 self._bury(index_db_name(index_ident))
             self._txn.delete(size_key(info.ident), db=self._engine._meta_db)
+            chunks.drop_collection(self._txn, self._engine._chunks_db, self._engine._meta_db, info.ident)
             self._engine._dictionaries.forget(self._txn, self._engine._meta_db, info.ident)
             for level in self._sizes:
                 level.pop(info.ident, None)
@@ -285,7 +288,7 @@ class WriteTxn(ReadView):
             if entry is None:
                 raise IndexNotFound(ns, name)
             if keys:
-                db, unique = entry
+                db, unique, _ = entry
                 extra = 0 if unique else rid_len + 1
                 for key in keys:
                     if len(key) + extra > max_key:
@@ -315,8 +318,8 @@ class WriteTxn(ReadView):
             txn.put(rid, packed, db=records_db)
         for name, keys in keysets.items():
             if keys:
-                db, unique = res.indexes[name]
-                indexes.add(txn, db, keys, rid, unique)
+                db, unique, split = res.indexes[name]
+                indexes.add(txn, db, keys, rid, unique, split)
         sizes = self._sizes[-1]
         sizes[info.ident] = sizes.get(info.ident, 0) + len(bson)
         return rid
@@ -331,20 +334,24 @@ class WriteTxn(ReadView):
         stored = self._txn.get(rid, db=res.records)
         if stored is None:
             raise StorageError(f"record {rid.hex()} not found in {info.ns}")
+        old_size = self._old_size(stored)
         old_keys, new_keys = old_keys or {}, new_keys or {}
         added, removed = {}, {}
         for name in set(old_keys) | set(new_keys):
             old, new = set(old_keys.get(name, ())), set(new_keys.get(name, ()))
             added[name], removed[name] = new - old, old - new
         self._check_index_keys(res, added, rid, len(rid))
-        self._txn.put(rid, self._engine._pack_record(info.ident, bson), db=res.records)
+        packed = self._engine._pack_record(info.ident, bson)
+        if stored[0] == chunks.TAG_CHUNKED:
+            chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
+        self._txn.put(rid, packed, db=res.records)
         for name in removed:
-            db, unique = res.indexes[name]
+            db, unique, split = res.indexes[name]
             if removed[name]:
-                indexes.remove(self._txn, db, removed[name], rid, unique)
+                indexes.remove(self._txn, db, removed[name], rid, unique, split)
             if added[name]:
-                indexes.add(self._txn, db, added[name], rid, unique)
-        self._add_size(info.ident, len(bson) - self._engine._codec.unpacked_size(stored))
+                indexes.add(self._txn, db, added[name], rid, unique, split)
+        self._add_size(info.ident, len(bson) - old_size)
 
     @_guard
     def delete(self, info: CollectionInfo, rid: bytes,
@@ -358,13 +365,23 @@ class WriteTxn(ReadView):
         stored = self._txn.get(rid, db=res.records)
         if stored is None:
             return False
+        old_size = self._old_size(stored)
+        if stored[0] == chunks.TAG_CHUNKED:
+            chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
         self._txn.delete(rid, db=res.records)
         for name, keys in index_keys.items():
             if keys:
-                db, unique = res.indexes[name]
-                indexes.remove(self._txn, db, set(keys), rid, unique)
-        self._add_size(info.ident, -self._engine._codec.unpacked_size(stored))
+                db, unique, split = res.indexes[name]
+                indexes.remove(self._txn, db, set(keys), rid, unique, split)
+        self._add_size(info.ident, -old_size)
         return True
+
+    def _old_size(self, stored: bytes) -> int:
+        """BSON size of a stored value about to be replaced or deleted (a chunked value is
+        reassembled first: its head alone may not hold the inner value's size header)."""
+        if stored[0] == chunks.TAG_CHUNKED:
+            stored = chunks.join(self._txn, self._engine._chunks_db, stored)
+        return self._engine._codec.unpacked_size(stored)
 
     # --- indexes -----------------------------------------------------------------------------
     @_guard
@@ -378,7 +395,9 @@ class WriteTxn(ReadView):
             raise IndexExists(info.ns, name)
         with self._atomic():
             index_ident = self._new_ident("x")
-            handle = self._create_db(index_db_name(index_ident))
+            # non-unique: the split layout (indexes.py), one copy of each distinct first component
+            unique = bool(spec.get("unique")) or (name == ID_INDEX_NAME and not info.clustered)
+            handle = self._create_db(index_db_name(index_ident), dupsort=not unique)
             fields = catalog.entry_fields(info)
             fields["indexes"].append({"spec": dict(spec), "ident": index_ident})
             new_info = self._put_entry(fields)

@@ -297,7 +297,7 @@ def test_invalid_namespace_is_rejected(engine):
 def test_running_out_of_sub_databases_is_a_clear_error_and_drop_frees_slots(dbpath):
     from storage.errors import TooManyCollections
 
-    eng = open_engine(dbpath, max_dbs=12)  # 3 internal + 2 per collection
+    eng = open_engine(dbpath, max_dbs=12)  # 4 internal + 2 per collection
     try:
         for n in range(4):
             eng.write_sync(lambda w, n=n: w.create_collection(f"a.c{n}", {}))
