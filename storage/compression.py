@@ -29,6 +29,7 @@ is registered only after it is durably stored, so every tag-3 value on disk can 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import snappy
 import zstandard
@@ -108,12 +109,15 @@ class ValueCodec:
         return d
 
     # --- values ------------------------------------------------------------------------------
-    def pack(self, data: bytes, dict_id: int | None = None, fast: bool = False) -> bytes:
+    def pack(self, data: bytes, dict_id: int | None = None, fast: bool = False,
+             bucket_form: Callable[[], bytes | None] | None = None) -> bytes:
         """Tagged value; ``dict_id`` (a registered dictionary) is used when compressing with zstd;
-        ``fast`` picks a faster zstd level for short-lived values."""
+        ``fast`` picks a faster zstd level for short-lived values; ``bucket_form``: a function giving
+        ``bucket_codec.encode(data)`` computed another way (e.g. from a bucket's columns, verified by
+        the caller), used instead of encoding ``data``."""
         if (self.compressor != "none" and not fast and len(data) >= BUCKET_MIN
                 and data[4:9] == _BUCKET_HEAD and data[21:30] == _BUCKET_CONTROL):
-            packed = bucket_codec.encode(data)
+            packed = bucket_form() if bucket_form is not None else bucket_codec.encode(data)
             if packed is not None and len(packed) + 5 < len(data):
                 return bytes((TAG_BUCKET,)) + len(data).to_bytes(4, "little") + packed
         if self.compressor != "none" and len(data) >= MIN_COMPRESS:

@@ -376,8 +376,8 @@ class Engine:
             else:
                 fut.set_exception(exc)
 
-    def _pack_record(self, ident: str, bson: bytes) -> bytes:
-        return self._codec.pack(bson, self._dictionaries.for_record(ident, bson))
+    def _pack_record(self, ident: str, bson: bytes, bucket_form: Callable[[], bytes | None] | None = None) -> bytes:
+        return self._codec.pack(bson, self._dictionaries.for_record(ident, bson), bucket_form=bucket_form)
 
     def _append_record(self, txn: lmdb.Transaction, ident: str, records_db, packed: bytes) -> bytes:
         """Put a record under the next counter rid with MDB_APPEND (full pages, no search);

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import uuid as uuid_module
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -298,8 +298,9 @@ class WriteTxn(ReadView):
 
     @_guard
     def insert(self, info: CollectionInfo, bson: bytes, index_keys: dict[str, list[bytes]] | None = None,
-               *, rid: bytes | None = None) -> bytes:
-        """Store one record and its index entries; returns its rid. Nothing is written on error."""
+               *, rid: bytes | None = None, bucket_form: Callable[[], bytes | None] | None = None) -> bytes:
+        """Store one record and its index entries; returns its rid. Nothing is written on error.
+        ``bucket_form``: see ``ValueCodec.pack``."""
         res = self._check_current(info)
         txn = self._txn
         records_db = res.records
@@ -311,7 +312,7 @@ class WriteTxn(ReadView):
         keysets = {name: set(keys) for name, keys in index_keys.items()} if index_keys else {}
         if keysets:
             self._check_index_keys(res, keysets, None, records.RID_SIZE if rid is None else len(rid))
-        packed = self._engine._pack_record(info.ident, bson)
+        packed = self._engine._pack_record(info.ident, bson, bucket_form)
         if rid is None:
             rid = self._engine._append_record(txn, info.ident, records_db, packed)
         else:
@@ -327,9 +328,11 @@ class WriteTxn(ReadView):
     @_guard
     def update(self, info: CollectionInfo, rid: bytes, bson: bytes,
                old_keys: dict[str, list[bytes]] | None = None,
-               new_keys: dict[str, list[bytes]] | None = None) -> None:
+               new_keys: dict[str, list[bytes]] | None = None, *,
+               bucket_form: Callable[[], bytes | None] | None = None) -> None:
         """Replace record ``rid``; index entries in old_keys but not new_keys are removed, those
-        in new_keys but not old_keys added (unique checked first)."""
+        in new_keys but not old_keys added (unique checked first). ``bucket_form``: see
+        ``ValueCodec.pack``."""
         res = self._check_current(info)
         stored = self._txn.get(rid, db=res.records)
         if stored is None:
@@ -341,7 +344,7 @@ class WriteTxn(ReadView):
             old, new = set(old_keys.get(name, ())), set(new_keys.get(name, ()))
             added[name], removed[name] = new - old, old - new
         self._check_index_keys(res, added, rid, len(rid))
-        packed = self._engine._pack_record(info.ident, bson)
+        packed = self._engine._pack_record(info.ident, bson, bucket_form)
         if stored[0] == chunks.TAG_CHUNKED:
             chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
         self._txn.put(rid, packed, db=res.records)

@@ -83,11 +83,12 @@ def parse_journal_record(payload: bytes) -> tuple[dict, list[dict]]:
 # ------------------------------------------------------------------ writer-thread side
 
 
-def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None) -> int:
+def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None, bucket_form: Any = None) -> int:
     """Upsert a bucket document into its clustered collection, keeping secondary indexes in step;
     returns the bytes written. ``raw``: the document's BSON when the caller has it, ``doc`` then
     needs only ``_id``, ``control`` and ``meta`` (what bucket indexes read) unless an index reads
-    ``data``."""
+    ``data``; ``bucket_form``: the storage codec's form of it built another way (storage's
+    ``ValueCodec.pack``)."""
     rid = clustered_rid(doc["_id"])
     if raw is None:
         raw = encode(doc)
@@ -95,12 +96,13 @@ def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None) 
         doc = decode(raw)
     old = w.get(info, rid)
     if old is None:
-        w.insert(info, raw, planner.index_key_map(info.indexes, doc) if info.indexes else {}, rid=rid)
+        w.insert(info, raw, planner.index_key_map(info.indexes, doc) if info.indexes else {}, rid=rid,
+                 bucket_form=bucket_form)
     elif info.indexes:
         w.update(info, rid, raw, planner.index_key_map(info.indexes, decode(old)),
-                 planner.index_key_map(info.indexes, doc))
+                 planner.index_key_map(info.indexes, doc), bucket_form=bucket_form)
     else:
-        w.update(info, rid, raw, {}, {})
+        w.update(info, rid, raw, {}, {}, bucket_form=bucket_form)
     return len(raw)
 
 
@@ -120,7 +122,7 @@ class WriteCounters:
 def _apply(ns: str, ops: list[tuple], counters: WriteCounters) -> Any:
     """The write of one collection's share of a commit. Ops: ``("journal", bucket id, (bucket,
     measurements, first))`` a general-path bucket's record; ``("full", bucket id, document)`` or
-    ``("full", bucket id, (summary, bson))`` a full write (which also drops the bucket's own journal
+    ``("full", bucket id, (summary, bson, bucket form))`` a full write (which also drops the bucket's own journal
     stream); ``("record", log entry, bson)`` a column-wise table's record; ``("trim", stream, seq)``.
     Returns ``[(log entry, seq)]`` for the records appended."""
     def fn(w: Any) -> list:
@@ -136,7 +138,7 @@ def _apply(ns: str, ops: list[tuple], counters: WriteCounters) -> Any:
                 counters.journal_bytes += len(record)
             elif kind == "full":
                 if type(payload) is tuple:
-                    counters.full_bytes += write_full_document(w, info, payload[0], payload[1])
+                    counters.full_bytes += write_full_document(w, info, *payload)
                 else:
                     counters.full_bytes += write_full_document(w, info, payload)
                 counters.full_documents += 1
@@ -241,13 +243,13 @@ class Committer:
         slot = bucket.slot
         count = int(table.count[slot])
         added = count - int(table.durable[slot])
-        raw = bucket.document_bytes()
+        summary, raw, bucket_form = bucket.full_write()
         bucket.needs_full = False
         bucket.full_size = bucket.size
         bucket.full_count = count
         bucket.stored = True
         table.durable[slot] = count
-        ops.append(("full", bucket.id, (bucket.summary(), raw)))
+        ops.append(("full", bucket.id, (summary, raw, bucket_form)))
         full.append((bucket, raw))
         if added:
             state.stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
