@@ -42,6 +42,18 @@ PHASES: list[tuple[str, str, int | None, str]] = [
     ("protocol/framing.py", r".", None, "framing"),
     ("server/connection.py", r"^data_received$", None, "framing"),
     ("server/connection.py", r"^(_encode_reply|_send)$", None, "reply encode + send"),
+    # column-wise ingest (rawbatch / columnstore / ingest_columns / commitlog)
+    ("server/timeseries/rawbatch.py", r".", None, "column-wise: layout check + column parse"),
+    ("server/timeseries/columnstore.py", r"^(series_ids|_register|_add_series)$", None,
+     "column-wise: series ids (meta bytes)"),
+    ("server/timeseries/columnstore.py", r"^(full_write|_encode_parts|_encode|column_bson|_summary_of|control|"
+     r"_extremes|_first_extreme|document_bytes|pack)$", None, "column-wise: full bucket build (close)"),
+    ("server/timeseries/commitlog.py", r".", None, "column-wise: journal record build"),
+    ("server/timeseries/columnstore.py", r"^rows$", None, "column-wise: journal record build"),
+    ("server/timeseries/ingest_columns.py", r"^(_slow_series|_one_series|_reopen|_open|_fit|_append)$", None,
+     "column-wise: per-series rollovers"),
+    ("server/timeseries/ingest_columns.py", r".", None, "column-wise: vectorized routing + appends"),
+    ("server/timeseries/columnstore.py", r".", None, "column-wise: vectorized routing + appends"),
     ("server/timeseries/buckets.py", r"^(normalize_meta|meta_key)$", None, "meta normalization"),
     ("server/timeseries/catalog.py", r"^(_meta_and_key|_normalized_meta)$", None, "meta normalization"),
     ("server/timeseries/buckets.py", r"^(rollover_reason|measurement_size|value_size|shape_of)$", None,
@@ -55,6 +67,8 @@ PHASES: list[tuple[str, str, int | None, str]] = [
     ("server/timeseries/commit.py", r"^journal_record$", None, "journal record encoding"),
     ("server/timeseries/commit.py", r"^write_full_document$", None, "full bucket writes (close/checkpoint)"),
     ("server/timeseries/buckets.py", r"^(document|summary)$", None, "full bucket writes (close/checkpoint)"),
+    ("storage/bucket_codec.py", r"^(decode|decode_raw|_decode_column|_decode_values|_get_ints|_unplanes|"
+     r"_get_varint)$", None, "bucket codec: verify the encoded form (decode)"),
     ("storage/bucket_codec.py", r".", None, "bucket column codec encode"),
     ("storage/compression.py", r".", None, "storage value compression"),
     ("storage/dictionaries.py", r".", None, "storage value compression"),
