@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import bson
@@ -60,6 +60,21 @@ BUCKET_OVERHEAD = 2048
 _SCALAR_META_TYPES = frozenset({str, int, bool, type(None)})
 
 Loader = Callable[[str, Any], "dict | None"]  # (ns of buckets, bucket _id) -> stored bucket document
+
+
+def reopen_candidates(state: CollectionState, key: Any, t_ms: int) -> Iterator[tuple[list, int, Any]]:
+    """``(archive list, index, bucket id)`` of each archived bucket of series ``key`` whose range
+    ``[start, start + span)`` holds ``t_ms``, newest first (7.0 reopening); the caller may delete the
+    yielded index from the list."""
+    candidates = state.archived.get(key)
+    if not candidates:
+        return
+    span_s = state.options.bucket_max_span_seconds
+    t_s = t_ms // 1000
+    for index in range(len(candidates) - 1, -1, -1):
+        start_s, bucket_id = candidates[index]
+        if start_s <= t_s and t_ms < (start_s + span_s) * 1000:
+            yield candidates, index, bucket_id
 
 
 def default_memory_threshold() -> int:
@@ -364,15 +379,7 @@ class BucketCatalog:
     def _reopen(self, state: CollectionState, key: Any, t_ms: int, measurement: dict,
                 loader: Loader | None) -> OpenBucket | None:
         """An archived bucket of ``key`` whose range holds ``t_ms`` and that can take the measurement."""
-        candidates = state.archived.get(key)
-        if not candidates:
-            return None
-        span_s = state.options.bucket_max_span_seconds
-        t_s = t_ms // 1000
-        for index in range(len(candidates) - 1, -1, -1):
-            start_s, bucket_id = candidates[index]
-            if not (start_s <= t_s and t_ms < (start_s + span_s) * 1000):
-                continue
+        for candidates, index, bucket_id in reopen_candidates(state, key, t_ms):
             bucket = state.live.get(bucket_id)
             if type(bucket) is ColumnarBucket:
                 bucket = self._convert(state, bucket)

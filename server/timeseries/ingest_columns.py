@@ -27,7 +27,8 @@ import numpy as np
 from bson.objectid import ObjectId
 
 from protocol.codec import decode
-from server.timeseries.buckets import KEPT_OPEN, MISSING, date_ms, new_bucket_id, round_start_seconds
+from server.timeseries.buckets import date_ms, new_bucket_id, round_start_seconds
+from server.timeseries.catalog import reopen_candidates
 from server.timeseries.columnstore import ColumnarBucket, SeriesTable
 from server.timeseries.rawbatch import RawBatch
 
@@ -194,15 +195,7 @@ def _reopen(catalog: Any, state: Any, table: SeriesTable, sid: int, t_ms: int, l
     reopened (``BucketCatalog._reopen``, column-wise); None if there is none; ``_GENERAL`` when the
     candidate is a general-path bucket or a stored bucket of another layout."""
     key = table.series_key[sid]
-    candidates = state.archived.get(key)
-    if not candidates:
-        return None
-    span_s = state.options.bucket_max_span_seconds
-    t_s = t_ms // 1000
-    for index in range(len(candidates) - 1, -1, -1):
-        start_s, bucket_id = candidates[index]
-        if not (start_s <= t_s and t_ms < (start_s + span_s) * 1000):
-            continue
+    for candidates, index, bucket_id in reopen_candidates(state, key, t_ms):
         bucket = state.live.get(bucket_id)
         if bucket is None and loader is not None:
             doc = loader(state.ns, bucket_id)
@@ -289,5 +282,3 @@ def _general_path(catalog: Any, state: Any, batch: RawBatch, docs: np.ndarray, l
         items.append((measurement, date_ms(time_value), time_value))
     catalog.insert_many(state, items, loader)
 
-
-_ = (KEPT_OPEN, MISSING)
