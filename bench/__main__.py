@@ -32,7 +32,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=int, default=100, help="number of hosts (default 100)")
     p.add_argument("--duration", default="1d", help="span of data: 1d, 12h, 30m ... (default 1d)")
-    p.add_argument("--workers", type=int, default=4, help="loader connections / threads (default 4)")
+    p.add_argument("--workers", type=int, default=8, help="loader connections / threads (default 8)")
     p.add_argument("--seed", type=int, default=123, help="seed of data and query parameters (default 123)")
     p.add_argument("--runs", type=int, default=20, help="timed runs per query type (default 20)")
     p.add_argument(
