@@ -33,13 +33,13 @@ from bson.objectid import ObjectId
 
 from protocol.codec import CODEC_OPTIONS, decode
 from server.timeseries.buckets import MISSING, date_ms, meta_key, ms_to_date, normalize_meta, value_size
+from server.timeseries.columnvalues import column_bson, constant_values, extremes
 from server.timeseries.rawbatch import (
     BOOL,
     DATE,
     DOUBLE,
     INT32,
     INT64,
-    NULL,
     OID,
     VALUE_DTYPE,
     Layout,
@@ -49,141 +49,6 @@ from storage import bucket_codec
 _INT32 = struct.Struct("<i")
 _FIRST_SLOTS = 64
 _FIRST_CAPACITY = 16
-
-# ---------------------------------------------------------------- BSON of data columns
-
-
-class _Skeleton:
-    """Element headers ``<type><"i">\\0`` for positions 0..cap-1 of a column of one value width."""
-
-    __slots__ = ("bytes", "value_at", "end_at", "cap")
-
-    def __init__(self, kind: int, width: int, cap: int):
-        parts = []
-        value_at = np.empty(cap, np.int64)
-        end_at = np.empty(cap, np.int64)
-        pos = 0
-        for i in range(cap):
-            header = bytes((kind,)) + str(i).encode() + b"\x00"
-            parts.append(header + b"\x00" * width)
-            value_at[i] = pos + len(header)
-            pos += len(header) + width
-            end_at[i] = pos
-        self.bytes = np.frombuffer(b"".join(parts), np.uint8)
-        self.value_at = value_at
-        self.end_at = end_at
-        self.cap = cap
-
-
-_skeletons: dict[tuple[int, int], _Skeleton] = {}
-
-
-def _skeleton(kind: int, width: int, n: int) -> _Skeleton:
-    cached = _skeletons.get((kind, width))
-    if cached is None or cached.cap < n:
-        cached = _skeletons[(kind, width)] = _Skeleton(kind, width, max(n, 1024))
-    return cached
-
-
-def column_bson(kind: int, values: np.ndarray) -> bytes:
-    """The BSON document ``{"0": v0, "1": v1, ...}`` of a dense column of fixed-width values
-    (``values`` viewed as ``kind``'s little-endian bytes)."""
-    n = len(values)
-    width = values.dtype.itemsize if n else 0
-    if n == 0:
-        return b"\x05\x00\x00\x00\x00"
-    skeleton = _skeleton(kind, width, n)
-    body = int(skeleton.end_at[n - 1])
-    out = np.empty(body + 5, np.uint8)
-    out[4:body + 4] = skeleton.bytes[:body]
-    out[body + 4] = 0
-    out[:4] = np.frombuffer(_INT32.pack(body + 5), np.uint8)
-    if width:
-        at = skeleton.value_at[:n, None] + 4 + np.arange(width)
-        out[at] = np.ascontiguousarray(values).view(np.uint8).reshape(n, width)
-    return out.tobytes()
-
-
-def _constant_values(kind: int, value: Any, n: int) -> np.ndarray:
-    if kind == NULL:
-        return np.zeros(n, "V0") if n else np.zeros(0, np.uint8)
-    encoded = bson.encode({"": value}, codec_options=CODEC_OPTIONS)[6:-1]  # the value's own bytes
-    return np.repeat(np.frombuffer(encoded, f"V{len(encoded)}"), n)
-
-
-# ---------------------------------------------------------------- exact min/max of a column
-
-
-def _first_extreme(values: np.ndarray, kind: int) -> tuple[Any, Any]:
-    """(min, max) of a non-empty column as Python values, as a bucket's control fields hold them:
-    numbers canonically with NaN below everything, the first of equal values (e.g. 0.0 and -0.0)."""
-    if kind == DOUBLE:
-        nan = np.isnan(values)
-        if nan.all():
-            first = float(values[0])
-            return first, first
-        if nan.any():
-            low = float(values[int(np.argmax(nan))])  # the first NaN is the minimum
-            finite = values[~nan]
-            high = finite[int(np.argmax(finite == finite.max()))]
-            return low, float(high)
-        low, high = values.min(), values.max()
-        return float(values[int(np.argmax(values == low))]), float(values[int(np.argmax(values == high))])
-    if kind == OID:
-        raw = values.view(np.uint8).reshape(-1, 12)
-        hi = raw[:, :8].copy().view(">u8").reshape(-1)
-        lo = raw[:, 8:].copy().view(">u4").reshape(-1)
-        order = np.lexsort((lo, hi))
-        return ObjectId(raw[order[0]].tobytes()), ObjectId(raw[order[-1]].tobytes())
-    low, high = values.min(), values.max()
-    return python_value(kind, low), python_value(kind, high)
-
-
-def _extremes(table: SeriesTable, columns: dict[str, np.ndarray]) -> dict[str, tuple[Any, Any]]:
-    """``_first_extreme`` of every varying column but the time, with one NumPy reduction per type for
-    all columns of that type (a bucket has many columns and few hundred rows: per-call overhead
-    dominates)."""
-    out: dict[str, tuple[Any, Any]] = {}
-    for kind, names in table.by_kind.items():
-        if kind == OID or len(names) == 1:
-            for name in names:
-                out[name] = _first_extreme(columns[name], kind)
-            continue
-        stacked = np.stack([columns[name] for name in names])
-        lows, highs = stacked.min(axis=1), stacked.max(axis=1)
-        exact = np.ones(len(names), bool)
-        if kind == DOUBLE:
-            # NaN and signed zeros need the first-of-equals rule: those columns take the exact path
-            exact = ~np.isnan(lows) & ~np.isnan(highs)
-            zero = (lows == 0) | (highs == 0)
-            if zero.any():
-                exact &= ~(zero & (np.signbit(stacked) & (stacked == 0)).any(axis=1))
-        lows_list, highs_list = lows.tolist(), highs.tolist()
-        for i, name in enumerate(names):
-            if exact[i]:
-                out[name] = (python_value(kind, lows[i]) if kind != DOUBLE else lows_list[i],
-                             python_value(kind, highs[i]) if kind != DOUBLE else highs_list[i])
-            else:
-                out[name] = _first_extreme(columns[name], kind)
-    return out
-
-
-def python_value(kind: int, value: Any) -> Any:
-    """A NumPy scalar of a column of BSON type ``kind`` as the value ``bson.decode`` would give."""
-    if kind == DOUBLE:
-        return float(value)
-    if kind == INT32:
-        return int(value)
-    if kind == INT64:
-        return Int64(int(value))
-    if kind == DATE:
-        return ms_to_date(int(value))
-    if kind == BOOL:
-        return bool(value)
-    if kind == OID:
-        return ObjectId(bytes(value))
-    raise ValueError(f"no column of BSON type {kind:#x}")
-
 
 _SIZE = {DOUBLE: 8, INT32: 8, INT64: 8, DATE: 8, BOOL: 1, OID: 12}  # buckets.value_size of each type
 _PYTHON_TYPE = {DOUBLE: float, INT32: int, INT64: Int64, DATE: _dt.datetime, BOOL: bool, OID: ObjectId}
@@ -472,7 +337,7 @@ class ColumnarBucket:
     def column(self, name: str, n: int) -> np.ndarray:
         """The first ``n`` values of column ``name`` (a copy)."""
         if name in self.table.constants:
-            return _constant_values(self.table.kinds[name], self.table.constants[name], n)
+            return constant_values(self.table.kinds[name], self.table.constants[name], n)
         return self.table.data[name][self.slot, :n].copy()
 
     def _snapshot(self) -> tuple[int, dict[str, np.ndarray]]:
@@ -485,14 +350,14 @@ class ColumnarBucket:
         table = self.table
         mins: dict[str, Any] = {self.time_field: ms_to_date(self.start_s * 1000)}
         maxs: dict[str, Any] = {self.time_field: ms_to_date(int(columns[self.time_field].max())) if n else None}
-        extremes = _extremes(table, columns) if n else {}
+        found = extremes(table.by_kind, columns) if n else {}
         for name in table.order:
             if name == self.time_field:
                 continue
             if name in table.constants:
                 mins[name] = maxs[name] = table.constants[name]
             elif n:
-                mins[name], maxs[name] = extremes[name]
+                mins[name], maxs[name] = found[name]
         return {"version": 1, "min": mins, "max": maxs}
 
     def summary(self) -> dict[str, Any]:
@@ -538,7 +403,7 @@ class ColumnarBucket:
             kind = table.kinds[name]
             encoded_name = name.encode()
             if name in table.constants:
-                column = column_bson(kind, _constant_values(kind, table.constants[name], n))
+                column = column_bson(kind, constant_values(kind, table.constants[name], n))
                 codec_columns.append((encoded_name, kind, column))
             else:
                 column = column_bson(kind, columns[name])

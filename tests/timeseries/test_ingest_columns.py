@@ -14,7 +14,8 @@ from protocol.codec import CODEC_OPTIONS
 from server.timeseries import rawbatch
 from server.timeseries.buckets import date_ms
 from server.timeseries.catalog import BucketCatalog
-from server.timeseries.columnstore import ColumnarBucket, column_bson
+from server.timeseries.columnstore import ColumnarBucket
+from server.timeseries.columnvalues import column_bson
 from server.timeseries.options import parse_timeseries
 
 T0 = dt.datetime(2021, 5, 18, 20, 0, 0)
