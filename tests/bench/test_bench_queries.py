@@ -177,3 +177,26 @@ def test_a_slow_system_is_timed_only_on_the_instances_it_was_checked_on(tmp_path
     check_and_time(ctx, "slow", execute, lambda q, raw: ctx.checker.expected(*raw), result)
     assert result.queries["lastpoint"]["runs"] == 3 and result.queries["lastpoint"]["planned"] == 10
     assert len(calls) == 6 and calls[:3] == calls[3:]
+
+
+def test_min_runs_sets_how_many_instances_a_slow_system_is_checked_and_timed_on(tmp_path):
+    ds = tiny_dataset()
+    ctx = Context(ds, tmp_path / "f", tmp_path, ["lastpoint"], 10, 1, 1, pin=False, progress=False)
+    ctx.query_budget_s = 0.0
+    ctx.min_runs = 1
+    calls = []
+
+    def execute(q, p):
+        calls.append(p)
+        return (q, p)
+
+    result = SystemResult("slow", "over budget")
+    check_and_time(ctx, "slow", execute, lambda q, raw: ctx.checker.expected(*raw), result)
+    assert result.queries["lastpoint"]["runs"] == 1 and len(calls) == 2 and calls[0] == calls[1]
+
+
+def test_rows_per_server_cpu_second_is_reported():
+    st = ingest_stats({"rows": 10_000, "seconds": 2.0, "samples": [(2.0, 10_000)], "server_cpu_s": 0.5}, 10_000,
+                      pinned=True)
+    assert st["rows_per_s"] == 5_000 and st["rows_per_cpu_s"] == 20_000
+    assert ingest_stats({"rows": 1, "seconds": 1.0}, 1, pinned=True)["rows_per_cpu_s"] is None
