@@ -193,6 +193,26 @@ def accept_live(bucket: Any, predicate: Any) -> bool:
 # ------------------------------------------------------------------ readers
 
 
+def snapshot_id(engine: Any) -> int:
+    """The snapshot a read started now would see (``ReadView.snapshot_id``)."""
+    with engine.read() as r:
+        return r.snapshot_id()
+
+
+def get_at(engine: Any, ns: str, rids: Iterable[bytes], snapshot: int) -> list[StoredBucket] | None:
+    """The stored buckets of ``rids`` (absent ones skipped) read in one transaction, or None when
+    that transaction does not see ``snapshot`` (something was committed since)."""
+    with engine.read() as r:
+        if r.snapshot_id() != snapshot:
+            return None
+        info = r.get_collection(ns)
+        if info is None:
+            return []
+        opener = r.stored_opener()
+        found = ((rid, r.get_stored(info, rid)) for rid in rids)
+        return [StoredBucket(ns, rid, stored, opener) for rid, stored in found if stored is not None]
+
+
 def scan(engine: Any, ns: str, resume: bytes | None = None, last: bytes | None = None, *,
          reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
          chunk_size: int = CHUNK) -> Iterator[StoredBucket]:
