@@ -31,6 +31,8 @@ from protocol.codec import decode
 from server.query.pipeline import PipelineContext
 from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
 from server.timeseries.buckets import POS_KEYS, unpack_document
+from server.timeseries.groupruns import Runs, bucket_runs, column_ranges, passes_all, summarize, truncated
+from server.timeseries.groupstate import DenseGroups, supports
 from server.timeseries.rawcolumns import DATE, DOUBLE, PackedColumn, column_length, parse_column
 
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -38,7 +40,7 @@ _EPOCH = _dt.datetime(1970, 1, 1)
 _MIN_MS = int((_dt.datetime.min - _EPOCH).total_seconds()) * 1000
 _MAX_MS = int((_dt.datetime.max.replace(microsecond=0) - _EPOCH).total_seconds()) * 1000
 _EXACT_SUM = float(2**53)
-BATCH_ROWS = 1 << 16  # rows gathered before a batch is cut into runs
+BATCH_ROWS = 1 << 18  # rows gathered before a batch is cut into runs
 TOPK_BATCH_BUCKETS = 4  # a newest-first scan stops on groups already created: keep its batches short
 
 
@@ -138,6 +140,7 @@ def run(group: Any, buckets: Iterable[dict], event_filter: Any, fields: set[str]
         fast = fast_arrays(bucket, group)
         if fast is None:
             batch.flush()
+            batch.materialize()
             docs = []
             for m in unpack_document(decoded(bucket), tf, mf, fields):
                 info["measurementsUnpacked"] += 1
@@ -151,7 +154,7 @@ def run(group: Any, buckets: Iterable[dict], event_filter: Any, fields: set[str]
         if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
             batch.flush()
     batch.flush()
-    yield from batch.groups.results()
+    yield from batch.results()
 
 
 def _meta_token(bucket: dict) -> bytes:
@@ -172,12 +175,25 @@ class _Batch:
     def __init__(self, group: Any, ctx: PipelineContext, info: dict):
         self.group, self.ctx, self.info = group, ctx, info
         self.groups = _Groups(group.id_fn, group.fields, ctx)
-        self.pending: list[tuple[np.ndarray, dict, int]] = []
+        # (times, arrays, meta index, sequence, whole-bucket runs or None) in arrival order
+        self.pending: list[tuple[np.ndarray, dict, int, int, Runs | None]] = []
         self.rows = 0
         self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
         self._meta_index: dict[bytes | None, int] = {}
         # (meta index, truncated ms) -> the group's accumulators: the _id depends on nothing else
         self._accumulators: dict[tuple, list] = {}
+        # groups as NumPy totals until a batch or bucket needs the generic accumulators
+        self.dense = DenseGroups(group, ctx, self.metas) if supports(group) else None
+
+    def materialize(self) -> None:
+        """From here on, groups are generic accumulators (fed with the totals so far)."""
+        if self.dense is not None:
+            self.groups.groups, self._accumulators = self.dense.materialize()
+            self.groups.used = self.dense.used
+            self.dense = None
+
+    def results(self) -> Iterator[dict]:
+        return iter(self.dense.results()) if self.dense is not None else self.groups.results()
 
     def add(self, bucket: dict, times: np.ndarray, arrays: dict) -> None:
         mf = self.group.meta_field
@@ -187,7 +203,12 @@ class _Batch:
         if index is None:
             index = self._meta_index[token] = len(self.metas)
             self.metas.append((has_meta, bucket.get("meta")))
-        self.pending.append((times, arrays, index))
+        whole = None
+        if self.dense is not None:  # a stored bucket every row of which passes: its remembered runs
+            found = _remembered_runs(bucket, self.group, times, arrays)
+            if found is not None and passes_all(found[1], self.group):
+                whole = found[0]
+        self.pending.append((times, arrays, index, len(self.pending), whole))
         self.rows += len(times)
         self.info["measurementsUnpacked"] += len(times)
 
@@ -195,46 +216,90 @@ class _Batch:
         if not self.pending:
             return
         pending, self.pending, self.rows = self.pending, [], 0
+        if self.dense is not None:
+            runs, order = self._runs(pending)
+            if self.dense.acceptable(runs):
+                if runs.count:
+                    self.dense.feed(runs, order)
+                return
+            self.materialize()
+            self._flush_rows(pending, count=False)
+            return
+        self._flush_rows(pending)
+
+    def _runs(self, pending: list) -> tuple[Runs, np.ndarray | None]:
+        """The runs of a batch: remembered ones of whole buckets, the others cut from their rows; and
+        the order that puts them back in arrival order (None: already in it)."""
+        runs = Runs(len(self.group.fields))
+        cut = []
+        for times, arrays, index, seq, whole in pending:
+            if whole is not None:
+                runs.extend(whole, seq, index)
+                self.info["measurementsReturned"] += len(times)
+            else:
+                cut.append((times, arrays, index, seq))
+        if not cut:
+            return runs, None
+        times, arrays, owner, seq = self._rows(cut, self.group.columns)
+        n = len(times)
+        self.info["measurementsReturned"] += n
+        if not n:
+            return runs, None
+        first_cut = len(runs.count)
+        trunc = truncated(times, self.group.unit_ms)
+        starts = _run_starts(seq, trunc)
+        summarize(runs, self.group, times, arrays, starts, trunc)
+        run_seq = seq[starts]
+        runs.seq.extend(run_seq.tolist())
+        runs.owner.extend(owner[starts].tolist())
+        if first_cut == 0 or len(cut) == len(pending):
+            return runs, None
+        return runs, np.argsort(np.asarray(runs.seq, dtype=np.int64), kind="stable")
+
+    def _rows(self, pending: list, columns: list) -> tuple:
+        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter."""
         group = self.group
         if len(pending) == 1:
-            times, arrays, index = pending[0]
+            times, arrays, index, seq = pending[0]
             owner = np.full(len(times), index, dtype=np.int64)
+            seqs = np.full(len(times), seq, dtype=np.int64)
         else:
             times = np.concatenate([p[0] for p in pending])
-            arrays = {name: np.concatenate([p[1][name] for p in pending]) for name in group.columns}
-            owner = np.repeat(np.fromiter((p[2] for p in pending), np.int64, len(pending)),
-                              [len(p[0]) for p in pending])
+            arrays = {name: np.concatenate([p[1][name] for p in pending]) for name in columns}
+            lengths = [len(p[0]) for p in pending]
+            owner = np.repeat(np.fromiter((p[2] for p in pending), np.int64, len(pending)), lengths)
+            seqs = np.repeat(np.fromiter((p[3] for p in pending), np.int64, len(pending)), lengths)
         mask = None
         for path, op, operand in group.conditions:
             hit = op(times if path == group.time_field else arrays[path], operand)
             mask = hit if mask is None else mask & hit
-        if mask is not None:
+        if mask is not None and not mask.all():
             rows = np.flatnonzero(mask)
-            times, owner = times[rows], owner[rows]
+            times, owner, seqs = times[rows], owner[rows], seqs[rows]
             arrays = {name: values[rows] for name, values in arrays.items()}
+        return times, arrays, owner, seqs
+
+    def _flush_rows(self, pending: list, count: bool = True) -> None:
+        """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
+        times, arrays, owner, _ = self._rows([p[:4] for p in pending], self.group.columns)
         n = len(times)
-        self.info["measurementsReturned"] += n
+        if count:
+            self.info["measurementsReturned"] += n
         if not n:
             return
-        trunc = times - times % group.unit_ms if group.unit_ms is not None else None
-        cut = np.empty(n, dtype=bool)
-        cut[0] = True
-        np.not_equal(owner[1:], owner[:-1], out=cut[1:])
-        if trunc is not None:
-            cut[1:] |= trunc[1:] != trunc[:-1]
-        starts = np.flatnonzero(cut)
-        self._feed(times, arrays, owner, trunc, starts)
-
-    def _feed(self, times: np.ndarray, arrays: dict, owner: np.ndarray, trunc: np.ndarray | None,
-              starts: np.ndarray) -> None:
-        group, ctx = self.group, self.ctx
-        n = len(times)
+        trunc = truncated(times, self.group.unit_ms)
+        starts = _run_starts(owner, trunc)
         ends = np.empty_like(starts)
         ends[:-1] = starts[1:]
         ends[-1] = n
         owners = owner[starts].tolist()
         truncs = trunc[starts].tolist() if trunc is not None else [None] * len(owners)
         first_times = times[starts].tolist()
+        self._feed(times, arrays, owners, truncs, first_times, starts, ends)
+
+    def _feed(self, times: np.ndarray, arrays: dict, owners: list, truncs: list, first_times: list,
+              starts: np.ndarray, ends: np.ndarray) -> None:
+        group, ctx = self.group, self.ctx
         accumulators, table = self._accumulators, self.groups.groups
         tf, mf = group.time_field, group.meta_field
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
@@ -262,6 +327,31 @@ class _Batch:
         # each accumulator takes its runs in row order (accumulators are independent of each other)
         for j, (_, spec) in enumerate(group.fields):
             _feed_runs(spec, j, run_accs, times, arrays, starts, ends, tf, ctx.variables)
+
+
+def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
+    """First row of every run: where the owner (meta or bucket) or the truncated time changes."""
+    cut = np.empty(len(owner), dtype=bool)
+    cut[0] = True
+    np.not_equal(owner[1:], owner[:-1], out=cut[1:])
+    if trunc is not None:
+        cut[1:] |= trunc[1:] != trunc[:-1]
+    return np.flatnonzero(cut)
+
+
+def _remembered_runs(bucket: dict, group: Any, times: np.ndarray, arrays: dict) -> tuple[Runs, dict] | None:
+    """(whole-bucket runs, filter column ranges) of a stored bucket, remembered with its cached parts
+    (they depend only on its content and the group's shape); None for other buckets."""
+    column = bucket["data"].get(group.time_field)
+    entry = column.source.cached if isinstance(column, PackedColumn) else None
+    if entry is None:
+        return None
+    memo_key = ("runs", group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
+                tuple(sorted({path for path, _, _ in group.conditions})))
+    found = entry.memo.get(memo_key)
+    if found is None:
+        found = entry.memo[memo_key] = (bucket_runs(group, times, arrays), column_ranges(times, arrays, group))
+    return found
 
 
 def _group_key(idv: Any) -> Any:
