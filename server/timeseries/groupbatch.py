@@ -30,10 +30,11 @@ from bson import encode as bson_encode
 from protocol.codec import decode
 from server.query.pipeline import PipelineContext
 from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
-from server.timeseries.buckets import POS_KEYS, unpack_document
+from server.timeseries.buckets import MISSING, POS_KEYS, unpack_document
 from server.timeseries.groupruns import Runs, bucket_runs, column_ranges, passes_all, summarize, truncated
 from server.timeseries.groupstate import DenseGroups, supports
 from server.timeseries.rawcolumns import DATE, DOUBLE, PackedColumn, column_length, parse_column
+from server.timeseries.stored import LiveCandidate, StoredCandidate
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 # dates a BSON decode turns into ``datetime`` (outside: DatetimeMS, which the fast path does not build)
@@ -91,7 +92,7 @@ def fast_arrays(bucket: dict, group: Any) -> tuple[np.ndarray, dict] | None:
     entry = time_column.source.cached if isinstance(time_column, PackedColumn) else None
     if entry is None:
         return _fast_arrays(data, group)
-    memo_key = ("fast arrays", group.time_field, tuple(group.columns))
+    memo_key = _fast_key(group)
     found = entry.memo.get(memo_key)
     if found is None:
         found = entry.memo[memo_key] = _fast_arrays(data, group) or False
@@ -125,9 +126,20 @@ def decoded(bucket: dict) -> dict:
 # ------------------------------------------------------------------ execution
 
 
-def run(group: Any, buckets: Iterable[dict], event_filter: Any, fields: set[str] | None,
+def resolved(items: Iterable[Any]) -> Iterator[dict]:
+    """The bucket documents of a columnar read's items (candidates resolved, columns decoded)."""
+    for item in items:
+        if isinstance(item, (StoredCandidate, LiveCandidate)):
+            item = item.document()
+            if item is None:
+                continue
+        yield decoded(item)
+
+
+def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
         info: dict, ctx: PipelineContext | None = None) -> Iterator[dict]:
-    """The ``$group`` output over ``buckets`` (first-seen group order, like the generic stage).
+    """The ``$group`` output over ``buckets`` (documents, or ``StoredCandidate``/``LiveCandidate``
+    items; first-seen group order, like the generic stage).
 
     ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
     when the bucket predicate is exact)."""
@@ -135,26 +147,63 @@ def run(group: Any, buckets: Iterable[dict], event_filter: Any, fields: set[str]
     batch = _Batch(group, ctx, info)
     max_buckets = TOPK_BATCH_BUCKETS if group.topk is not None else None
     tf, mf = group.time_field, group.meta_field
-    for bucket in buckets:
-        info["bucketsUnpacked"] += 1
-        fast = fast_arrays(bucket, group)
-        if fast is None:
-            batch.flush()
-            batch.materialize()
-            docs = []
-            for m in unpack_document(decoded(bucket), tf, mf, fields):
-                info["measurementsUnpacked"] += 1
-                if event_filter is None or event_filter(m):
-                    docs.append(m)
-            info["measurementsReturned"] += len(docs)
-            batch.groups.add_all(docs)
-            continue
-        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-        batch.add(bucket, *fast)
+    for item in buckets:
+        if isinstance(item, StoredCandidate):
+            if batch.take_whole(item.bucket):
+                bucket = None
+            else:
+                bucket = item.document()
+                if bucket is None:
+                    continue  # rejected by the bucket predicate
+        elif isinstance(item, LiveCandidate):
+            bucket = None if batch.take_live(item.bucket) else item.document()
+        else:
+            bucket = item
+        if bucket is not None:
+            info["bucketsUnpacked"] += 1
+            fast = fast_arrays(bucket, group)
+            if fast is None:
+                batch.flush()
+                batch.materialize()
+                docs = []
+                for m in unpack_document(decoded(bucket), tf, mf, fields):
+                    info["measurementsUnpacked"] += 1
+                    if event_filter is None or event_filter(m):
+                        docs.append(m)
+                info["measurementsReturned"] += len(docs)
+                batch.groups.add_all(docs)
+                continue
+            info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+            batch.add(bucket, *fast)
         if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
             batch.flush()
     batch.flush()
     yield from batch.results()
+
+
+def live_arrays(bucket: Any, group: Any) -> tuple[np.ndarray, dict] | None:
+    """``fast_arrays(bucket.document(), group)`` of a live column-wise bucket, from a copy of its rows
+    (None when it is not column-wise, its needed columns are not dense dates/doubles, or it has left
+    memory meanwhile)."""
+    rows_copy = getattr(bucket, "rows_copy", None)
+    if rows_copy is None:
+        return None
+    table, tf = bucket.table, group.time_field
+    if table.kinds.get(tf) != DATE or tf in table.constants:
+        return None
+    if any(table.kinds.get(name) != DOUBLE or name in table.constants for name in group.columns):
+        return None
+    copied = rows_copy([tf, *group.columns])
+    if copied is None or not copied[0]:
+        return None
+    _, columns = copied
+    times = columns[tf]
+    if times.min() < _MIN_MS or times.max() > _MAX_MS:
+        return None
+    arrays = {name: columns[name] for name in group.columns}
+    if any(np.isnan(values).any() for values in arrays.values()):
+        return None
+    return times, arrays
 
 
 def _meta_token(bucket: dict) -> bytes:
@@ -184,6 +233,8 @@ class _Batch:
         self._accumulators: dict[tuple, list] = {}
         # groups as NumPy totals until a batch or bucket needs the generic accumulators
         self.dense = DenseGroups(group, ctx, self.metas) if supports(group) else None
+        self._fast_key = _fast_key(group)
+        self._runs_key = _runs_key(group)
 
     def materialize(self) -> None:
         """From here on, groups are generic accumulators (fed with the totals so far)."""
@@ -195,14 +246,68 @@ class _Batch:
     def results(self) -> Iterator[dict]:
         return iter(self.dense.results()) if self.dense is not None else self.groups.results()
 
-    def add(self, bucket: dict, times: np.ndarray, arrays: dict) -> None:
-        mf = self.group.meta_field
-        has_meta = mf is not None and "meta" in bucket
-        token = _meta_token(bucket) if has_meta else None
+    def _meta(self, token: bytes | None, meta: Any) -> int:
+        """The meta index of a bucket's meta (``token``: its BSON; None: no meta)."""
         index = self._meta_index.get(token)
         if index is None:
             index = self._meta_index[token] = len(self.metas)
-            self.metas.append((has_meta, bucket.get("meta")))
+            self.metas.append((token is not None, meta))
+        return index
+
+    def take_whole(self, bucket: Any) -> bool:
+        """Take a stored bucket from its remembered parts alone when every row of it passes a filter
+        that has no meta part (the bucket predicate could then only accept it); False otherwise (the
+        caller goes the ordinary way, which remembers those parts for the next read)."""
+        group = self.group
+        entry = bucket.cached
+        if self.dense is None or not group.conditions_exact or entry is None:
+            return False
+        memo = entry.memo
+        found = memo.get(self._runs_key + ("whole",))
+        if found is None:  # gathered once from what the ordinary way remembered
+            fast, runs = memo.get(self._fast_key), memo.get(self._runs_key)
+            if not fast or runs is None:
+                return False
+            summary = bucket.summary()
+            token = memo.get("meta token") if group.meta_field is not None and "meta" in summary else None
+            if token is None and group.meta_field is not None and "meta" in summary:
+                return False
+            found = memo[self._runs_key + ("whole",)] = (fast, runs, token, summary.get("meta"))
+        (times, arrays), (runs, ranges), token, meta = found
+        if not passes_all(ranges, group):
+            return False
+        info = self.info
+        info["bucketsUnpacked"] += 1
+        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+        info["measurementsUnpacked"] += len(times)
+        index = self._meta(token, meta)
+        self.pending.append((times, arrays, index, len(self.pending), runs))
+        self.rows += len(times)
+        return True
+
+    def take_live(self, bucket: Any) -> bool:
+        """Take a live column-wise bucket from a copy of its rows; False when it cannot be."""
+        found = live_arrays(bucket, self.group)
+        if found is None:
+            return False
+        times, arrays = found
+        info = self.info
+        info["bucketsUnpacked"] += 1
+        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+        info["measurementsUnpacked"] += len(times)
+        token = None
+        meta = None
+        if self.group.meta_field is not None and bucket.meta is not MISSING:
+            token = bson_encode({"m": bucket.meta})
+            meta = decode(token)["m"]  # what the bucket's document holds
+        self.pending.append((times, arrays, self._meta(token, meta), len(self.pending), None))
+        self.rows += len(times)
+        return True
+
+    def add(self, bucket: dict, times: np.ndarray, arrays: dict) -> None:
+        mf = self.group.meta_field
+        has_meta = mf is not None and "meta" in bucket
+        index = self._meta(_meta_token(bucket) if has_meta else None, bucket.get("meta"))
         whole = None
         if self.dense is not None:  # a stored bucket every row of which passes: its remembered runs
             found = _remembered_runs(bucket, self.group, times, arrays)
@@ -230,14 +335,17 @@ class _Batch:
     def _runs(self, pending: list) -> tuple[Runs, np.ndarray | None]:
         """The runs of a batch: remembered ones of whole buckets, the others cut from their rows; and
         the order that puts them back in arrival order (None: already in it)."""
-        runs = Runs(len(self.group.fields))
+        wholes = []
         cut = []
+        returned = 0
         for times, arrays, index, seq, whole in pending:
             if whole is not None:
-                runs.extend(whole, seq, index)
-                self.info["measurementsReturned"] += len(times)
+                wholes.append((seq, index, whole))
+                returned += len(times)
             else:
                 cut.append((times, arrays, index, seq))
+        self.info["measurementsReturned"] += returned
+        runs = Runs.joined(len(self.group.fields), wholes)
         if not cut:
             return runs, None
         times, arrays, owner, seq = self._rows(cut, self.group.columns)
@@ -346,12 +454,20 @@ def _remembered_runs(bucket: dict, group: Any, times: np.ndarray, arrays: dict) 
     entry = column.source.cached if isinstance(column, PackedColumn) else None
     if entry is None:
         return None
-    memo_key = ("runs", group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
-                tuple(sorted({path for path, _, _ in group.conditions})))
+    memo_key = _runs_key(group)
     found = entry.memo.get(memo_key)
     if found is None:
         found = entry.memo[memo_key] = (bucket_runs(group, times, arrays), column_ranges(times, arrays, group))
     return found
+
+
+def _fast_key(group: Any) -> tuple:
+    return ("fast arrays", group.time_field, tuple(group.columns))
+
+
+def _runs_key(group: Any) -> tuple:
+    return ("runs", group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
+            tuple(sorted({path for path, _, _ in group.conditions})))
 
 
 def _group_key(idv: Any) -> Any:

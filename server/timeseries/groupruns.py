@@ -15,6 +15,7 @@ same reductions over the same rows in the same order.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,22 @@ class Runs:
         self.integral = [True] * width
         self.abs_sum = [0.0] * width
         self.neg_zero = [False] * width
+
+    @classmethod
+    def joined(cls, width: int, parts: list[tuple[int, int, Runs]]) -> Runs:
+        """The runs of ``parts`` ((sequence, owner, runs) in order) one after the other."""
+        out = cls(width)
+        out.seq = [seq for seq, _, runs in parts for _ in runs.count]
+        out.owner = [owner for _, owner, runs in parts for _ in runs.count]
+        out.trunc = list(chain.from_iterable(runs.trunc for _, _, runs in parts))
+        out.first_time = list(chain.from_iterable(runs.first_time for _, _, runs in parts))
+        out.count = list(chain.from_iterable(runs.count for _, _, runs in parts))
+        for j in range(width):
+            out.values[j] = list(chain.from_iterable(runs.values[j] for _, _, runs in parts))
+            out.integral[j] = all(runs.integral[j] for _, _, runs in parts)
+            out.abs_sum[j] = sum(runs.abs_sum[j] for _, _, runs in parts)
+            out.neg_zero[j] = any(runs.neg_zero[j] for _, _, runs in parts)
+        return out
 
     def extend(self, other: Runs, seq: int, owner: int) -> None:
         n = len(other.count)

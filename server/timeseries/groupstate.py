@@ -48,10 +48,14 @@ def supports(group: Any) -> bool:
 
 
 class _IdMaker:
-    """Group ``_id`` and its ``group_key`` for (meta index, truncated ms): the generic compiled ``_id``
-    on a representative row for each meta's first group; later groups of that meta reuse it with the
-    truncated time substituted when the ``_id`` is a flat object whose time parts are bare
-    ``$dateTrunc`` (checked on the first one: they must evaluate to the truncated datetime)."""
+    """Group ``_id``s for (meta index, truncated ms): the generic compiled ``_id`` on a representative
+    row for each meta's first group; later groups of that meta reuse it with the truncated time
+    substituted when the ``_id`` is a flat object whose time parts are bare ``$dateTrunc`` (checked on
+    the first one: they must evaluate to the truncated datetime) or a bare ``$dateTrunc``.
+
+    ``make`` also gives a cheap group key for ids built from a template: (id of the ``_id`` without its
+    time parts, truncated ms), equal exactly when the generic ``group_key``s are equal; None for ids
+    evaluated without a template (the caller then keys every group generically)."""
 
     def __init__(self, group: Any, metas: list):
         self.group, self.metas = group, metas
@@ -59,29 +63,35 @@ class _IdMaker:
         self.bare_trunc = isinstance(spec, dict) and list(spec) == ["$dateTrunc"]
         self.time_keys = [k for k, v in spec.items() if isinstance(v, dict) and "$dateTrunc" in v] \
             if isinstance(spec, dict) and not self.bare_trunc else None
-        self.templates: dict[int, Any] = {}  # meta index -> (base _id, key pairs, time positions) | None
+        self.templates: dict[int, Any] = {}  # meta index -> (base _id, part id, time keys) | None
+        self._parts: dict[Any, int] = {}
+        self._when: dict[int, _dt.datetime] = {}
+
+    def when(self, ms: int) -> _dt.datetime:
+        found = self._when.get(ms)
+        if found is None:
+            found = self._when[ms] = ms_to_datetime(ms)
+        return found
 
     def make(self, owner: int, trunc: int | None, first_ms: int, variables: dict) -> tuple[Any, Any]:
         template = self.templates.get(owner, False)
         if template is False:
             idv = self._evaluate(owner, first_ms, variables)
-            self.templates[owner] = self._template(idv, trunc)
-            return idv, _key(idv)
-        if template is None:
-            idv = self._evaluate(owner, first_ms, variables)
-            return idv, _key(idv)
-        base, pairs, positions = template
-        if positions is None:  # the _id does not depend on the time
-            return base, pairs
-        when = ms_to_datetime(trunc)
+            template = self.templates[owner] = self._template(idv, trunc)
+            if template is None:
+                return idv, None
+        elif template is None:
+            return self._evaluate(owner, first_ms, variables), None
+        base, part, time_keys = template
+        if time_keys is None:  # the _id does not depend on the time
+            return base, (part, None)
+        when = self.when(trunc)
         if self.bare_trunc:
-            return when, when
+            return when, (part, trunc)
         idv = dict(base)
-        key_pairs = list(pairs)
-        for position, name in positions:
+        for name in time_keys:
             idv[name] = when
-            key_pairs[position] = (name, when)
-        return idv, ("obj", tuple(key_pairs))
+        return idv, (part, trunc)
 
     def _evaluate(self, owner: int, first_ms: int, variables: dict) -> Any:
         group = self.group
@@ -91,19 +101,25 @@ class _IdMaker:
             rep[group.meta_field] = meta
         return group.id_fn(rep, variables)
 
+    def _part(self, key: Any) -> int:
+        found = self._parts.get(key)
+        if found is None:
+            found = self._parts[key] = len(self._parts)
+        return found
+
     def _template(self, idv: Any, trunc: int | None) -> Any:
         if trunc is None:
-            return idv, _key(idv), None
-        when = ms_to_datetime(trunc)
+            return idv, self._part(_key(idv)), None
+        when = self.when(trunc)
         if self.bare_trunc:
-            return (idv, idv, ()) if type(idv) is _dt.datetime and idv == when else None
+            return (idv, -1, ()) if type(idv) is _dt.datetime and idv == when else None
         if self.time_keys is None or type(idv) is not dict or not self.time_keys:
             return None
         if any(type(idv.get(k)) is not _dt.datetime or idv[k] != when for k in self.time_keys):
             return None
-        names = list(idv)
-        pairs = [(k, group_key(v)) for k, v in idv.items()]
-        return idv, pairs, [(names.index(k), k) for k in self.time_keys]
+        # the generic key with the time parts left out (their names stay, in place)
+        pairs = tuple((k, None if k in self.time_keys else group_key(v)) for k, v in idv.items())
+        return idv, self._part(("obj", pairs)), self.time_keys
 
 
 def _key(idv: Any) -> Any:
@@ -117,8 +133,8 @@ class DenseGroups:
     def __init__(self, group: Any, ctx: Any, metas: list):
         self.group, self.ctx = group, ctx
         self.ids: list[Any] = []
-        self.keys: list[Any] = []
-        self.slot_of_key: dict[Any, int] = {}
+        self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
+        self._generic_keys = False
         self.slot_of_token: dict[tuple, int] = {}
         self.used = 0
         self._ids = _IdMaker(group, metas)
@@ -153,11 +169,15 @@ class DenseGroups:
             slot = table.get(token)
             if slot is None:
                 idv, key = self._ids.make(token[0], token[1], first_times[r], ctx.variables)
+                if key is None or self._generic_keys:
+                    if not self._generic_keys:
+                        self._generic_keys = True
+                        slot_of_key = self.slot_of_key = {_key(v): i for i, v in enumerate(self.ids)}
+                    key = _key(idv)
                 slot = slot_of_key.get(key)
                 if slot is None:
                     slot = slot_of_key[key] = len(self.ids)
                     self.ids.append(idv)
-                    self.keys.append(key)
                     created.append(r)
                     if group.topk is not None and token[1] is not None:
                         group.topk.offer(token[1])
@@ -230,7 +250,7 @@ class DenseGroups:
             return [t / c for t, c in zip(state["total"][:n].tolist(), state["count"][:n].tolist(), strict=True)]
         values = state["value"][:n].tolist()
         if spec.field == self.group.time_field:
-            return [ms_to_datetime(v) for v in values]
+            return [self._ids.when(v) for v in values]
         return values
 
     def results(self) -> list[dict]:
@@ -272,7 +292,7 @@ class DenseGroups:
                 else:
                     acc.process(values[i])
                 accs.append(acc)
-            table[self.keys[i]] = (self.ids[i], accs)
+            table[_key(self.ids[i])] = (self.ids[i], accs)
             accumulators.append(accs)
         return table, {token: accumulators[slot] for token, slot in self.slot_of_token.items()}
 

@@ -190,6 +190,34 @@ def accept_live(bucket: Any, predicate: Any) -> bool:
     return predicate is None or predicate(bucket.summary())
 
 
+class StoredCandidate:
+    """A stored bucket a columnar read may take without building its partial document: ``document()``
+    is what the plain scan would have yielded (None when the bucket predicate rejects it)."""
+
+    __slots__ = ("bucket", "predicate", "columns")
+
+    def __init__(self, bucket: StoredBucket, predicate: Any, columns: set[str] | None):
+        self.bucket, self.predicate, self.columns = bucket, predicate, columns
+
+    def document(self) -> dict | None:
+        if self.predicate is not None and not self.predicate(self.bucket.summary()):
+            return None
+        return self.bucket.select(self.columns)
+
+
+class LiveCandidate:
+    """A live bucket (already accepted by the bucket predicate) a columnar read may take as arrays;
+    ``document()`` is what the plain scan would have yielded."""
+
+    __slots__ = ("bucket",)
+
+    def __init__(self, bucket: Any):
+        self.bucket = bucket
+
+    def document(self) -> dict:
+        return self.bucket.document()
+
+
 # ------------------------------------------------------------------ readers
 
 
