@@ -59,7 +59,7 @@ QUERY_PHASES: list[tuple[str, str, str]] = [
     ("server/timeseries/lastpoint.py", r".", "lastpoint: bucket summaries"),
     ("server/timeseries/rawcolumns.py", r".", "BSON decode of buckets (control/meta + columns)"),
     ("server/timeseries/columnar.py", r".", "columnar $group (numpy, per-group feed)"),
-    ("server/timeseries/groupbatch.py", r"^(fast_arrays|_column_array|_dict_column)$", "columnar: raw BSON columns -> numpy"),
+    ("server/timeseries/densecolumns.py", r".", "columnar: raw BSON columns -> numpy"),
     ("server/timeseries/groupbatch.py", r".", "columnar $group (numpy, per-group feed)"),
     ("server/timeseries/groupruns.py", r".", "columnar $group (numpy, per-group feed)"),
     ("server/timeseries/groupstate.py", r"^(results|_values)$", "columnar $group: output documents"),

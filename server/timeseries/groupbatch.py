@@ -1,21 +1,23 @@
 """Execution of a columnar ``$group`` (columnar.py plans it), pure: bucket columns -> numpy batches ->
-the generic accumulators.
+runs -> the groups.
 
-Buckets whose needed columns are dense (doubles without NaN, dates in ``datetime``'s range) are
-gathered into batches: their columns are concatenated, the filter is one mask over the batch, and the
-rows are cut into **runs** — maximal stretches of consecutive rows with the same meta and the same
-truncated time. A run belongs to exactly one group, so each accumulator is fed per run (the winner of a
-``$max``/``$min``, the first/last value, the exact total of a ``$sum``/``$avg`` or the run's values) in
-row order, with no sort. Other buckets (sparse or mixed columns, NaN, live buckets that are not dense)
+Buckets whose needed columns are dense (densecolumns.py) are gathered into batches: their columns are
+concatenated, the filter is one mask over the batch, and the rows are cut into **runs** — maximal
+stretches of consecutive rows of one bucket (or meta) with the same truncated time. A run belongs to
+exactly one group, so each accumulator takes one value per run (groupruns.py) in row order, with no
+sort; a stored bucket every row of which passes the filter gives its remembered whole-bucket runs.
+Groups are NumPy totals while that is exact (groupstate.py), else the generic accumulators fed per
+run (the winner of a ``$max``/``$min``, the first/last value, the exact total of a ``$sum``/``$avg``
+or the run's values). Other buckets (sparse or mixed columns, NaN, live buckets that are not dense)
 flush the batch and go through the generic grouping one measurement at a time, so every accumulator
 sees its values in the same order as the generic ``$group``, and groups are created in the same
 first-seen order.
 
-Exactness of the shortcuts: ``$max``/``$min`` of NaN-free doubles keep the winning double (what
-``process_many`` does with a float batch); a ``$sum``/``$avg`` run is handed its total only when every
-value of the batch's column is integral and their absolute sum is below 2**53 (then every partial sum
-is exact, in any order, and the accumulator's fsum folding gives the same result), otherwise the run's
-values themselves.
+Exactness of the generic-accumulator shortcuts: ``$max``/``$min`` of NaN-free doubles keep the
+winning double (what ``process_many`` does with a float batch); a ``$sum``/``$avg`` run is handed its
+total only when every value of the batch's column is integral and their absolute sum is below 2**53
+(then every partial sum is exact, in any order, and the accumulator's fsum folding gives the same
+result), otherwise the run's values themselves.
 """
 
 from __future__ import annotations
@@ -30,16 +32,14 @@ from bson import encode as bson_encode
 from protocol.codec import decode
 from server.query.pipeline import PipelineContext
 from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
-from server.timeseries.buckets import MISSING, POS_KEYS, unpack_document
+from server.timeseries.buckets import MISSING, unpack_document
+from server.timeseries.densecolumns import decoded, fast_arrays, fast_key, live_arrays
 from server.timeseries.groupruns import Runs, bucket_runs, column_ranges, passes_all, summarize, truncated
 from server.timeseries.groupstate import DenseGroups, supports
-from server.timeseries.rawcolumns import DATE, DOUBLE, PackedColumn, column_length, parse_column
+from server.timeseries.rawcolumns import PackedColumn
 from server.timeseries.stored import LiveCandidate, StoredCandidate
 
 _EPOCH = _dt.datetime(1970, 1, 1)
-# dates a BSON decode turns into ``datetime`` (outside: DatetimeMS, which the fast path does not build)
-_MIN_MS = int((_dt.datetime.min - _EPOCH).total_seconds()) * 1000
-_MAX_MS = int((_dt.datetime.max.replace(microsecond=0) - _EPOCH).total_seconds()) * 1000
 _EXACT_SUM = float(2**53)
 BATCH_ROWS = 1 << 18  # rows gathered before a batch is cut into runs
 TOPK_BATCH_BUCKETS = 4  # a newest-first scan stops on groups already created: keep its batches short
@@ -47,80 +47,6 @@ TOPK_BATCH_BUCKETS = 4  # a newest-first scan stops on groups already created: k
 
 def _ms_to_datetime(ms: int) -> _dt.datetime:
     return _EPOCH + _dt.timedelta(milliseconds=int(ms))
-
-
-# ------------------------------------------------------------------ dense columns of one bucket
-
-
-def _dict_column(column: dict, type_byte: int, n: int | None) -> np.ndarray | None:
-    """The values of a decoded column ``{"0": v0, ...}`` (a live bucket's) when dense and of one type."""
-    count = len(column)
-    if not count or (n is not None and count != n) or count > len(POS_KEYS) or list(column) != POS_KEYS[:count]:
-        return None
-    values = list(column.values())
-    if type_byte == DOUBLE:
-        return np.array(values, dtype=np.float64) if set(map(type, values)) == {float} else None
-    if set(map(type, values)) != {_dt.datetime} or any(v.tzinfo is not None for v in values):
-        return None
-    return np.array(values, dtype="datetime64[ms]").view(np.int64)
-
-
-def _column_array(column: Any, type_byte: int, n: int | None) -> np.ndarray | None:
-    """The values of a dense column of ``type_byte`` values (of length ``n`` when given), else None."""
-    if isinstance(column, PackedColumn):
-        values = column.dense(type_byte)
-    elif isinstance(column, bytes):
-        length = column_length(column) if n is None else n
-        values = parse_column(column, length, type_byte) if length else None
-    elif isinstance(column, dict):
-        values = _dict_column(column, type_byte, n)
-    else:
-        return None
-    if values is None or not len(values) or (n is not None and len(values) != n):
-        return None
-    return values
-
-
-def fast_arrays(bucket: dict, group: Any) -> tuple[np.ndarray, dict] | None:
-    """(time ms, {field: float64 array}) of a bucket whose needed columns are all dense doubles
-    without NaN and whose times decode to ``datetime``, else None. For a stored bucket the answer is
-    remembered with its cached parts (it depends only on the stored content)."""
-    data = bucket.get("data")
-    if not isinstance(data, dict):
-        return None
-    time_column = data.get(group.time_field)
-    entry = time_column.source.cached if isinstance(time_column, PackedColumn) else None
-    if entry is None:
-        return _fast_arrays(data, group)
-    memo_key = _fast_key(group)
-    found = entry.memo.get(memo_key)
-    if found is None:
-        found = entry.memo[memo_key] = _fast_arrays(data, group) or False
-    return found or None
-
-
-def _fast_arrays(data: dict, group: Any) -> tuple[np.ndarray, dict] | None:
-    times = _column_array(data.get(group.time_field), DATE, None)
-    if times is None or times.min() < _MIN_MS or times.max() > _MAX_MS:
-        return None
-    n = len(times)
-    arrays = {}
-    for name in group.columns:
-        values = _column_array(data.get(name), DOUBLE, n)
-        if values is None or np.isnan(values).any():
-            return None
-        arrays[name] = values
-    return times, arrays
-
-
-def decoded(bucket: dict) -> dict:
-    """``bucket`` with its undecoded (``bytes`` / ``PackedColumn``) data columns decoded."""
-    data = bucket.get("data")
-    if isinstance(data, dict) and any(isinstance(v, (bytes, PackedColumn)) for v in data.values()):
-        bucket = dict(bucket)
-        bucket["data"] = {k: decode(v) if isinstance(v, bytes) else decode(v.bson()) if isinstance(v, PackedColumn)
-                          else v for k, v in data.items()}
-    return bucket
 
 
 # ------------------------------------------------------------------ execution
@@ -181,31 +107,6 @@ def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] 
     yield from batch.results()
 
 
-def live_arrays(bucket: Any, group: Any) -> tuple[np.ndarray, dict] | None:
-    """``fast_arrays(bucket.document(), group)`` of a live column-wise bucket, from a copy of its rows
-    (None when it is not column-wise, its needed columns are not dense dates/doubles, or it has left
-    memory meanwhile)."""
-    rows_copy = getattr(bucket, "rows_copy", None)
-    if rows_copy is None:
-        return None
-    table, tf = bucket.table, group.time_field
-    if table.kinds.get(tf) != DATE or tf in table.constants:
-        return None
-    if any(table.kinds.get(name) != DOUBLE or name in table.constants for name in group.columns):
-        return None
-    copied = rows_copy([tf, *group.columns])
-    if copied is None or not copied[0]:
-        return None
-    _, columns = copied
-    times = columns[tf]
-    if times.min() < _MIN_MS or times.max() > _MAX_MS:
-        return None
-    arrays = {name: columns[name] for name in group.columns}
-    if any(np.isnan(values).any() for values in arrays.values()):
-        return None
-    return times, arrays
-
-
 def _meta_token(bucket: dict) -> bytes:
     """The bucket's meta as BSON (equal tokens: the same group keys), remembered for stored buckets."""
     column = bucket["data"].get(next(iter(bucket["data"]), None))
@@ -233,7 +134,7 @@ class _Batch:
         self._accumulators: dict[tuple, list] = {}
         # groups as NumPy totals until a batch or bucket needs the generic accumulators
         self.dense = DenseGroups(group, ctx, self.metas) if supports(group) else None
-        self._fast_key = _fast_key(group)
+        self._fast_key = fast_key(group)
         self._runs_key = _runs_key(group)
 
     def materialize(self) -> None:
@@ -459,10 +360,6 @@ def _remembered_runs(bucket: dict, group: Any, times: np.ndarray, arrays: dict) 
     if found is None:
         found = entry.memo[memo_key] = (bucket_runs(group, times, arrays), column_ranges(times, arrays, group))
     return found
-
-
-def _fast_key(group: Any) -> tuple:
-    return ("fast arrays", group.time_field, tuple(group.columns))
 
 
 def _runs_key(group: Any) -> tuple:
