@@ -489,6 +489,18 @@ class ColumnarBucket:
             return None
         return n, columns
 
+    def values_at(self, names: Any, positions: np.ndarray) -> dict[str, np.ndarray] | None:
+        """Read-only accessor like ``rows_copy``: the values at ``positions`` (rows already counted
+        when the caller read them) of the varying columns among ``names``, or None once the bucket
+        has left memory."""
+        if self._final is not None:
+            return None
+        table, slot = self.table, self.slot
+        values = {name: table.data[name][slot, positions] for name in names if name in table.data}
+        if self._final is not None:
+            return None
+        return values
+
     def _snapshot(self) -> tuple[int, dict[str, np.ndarray]]:
         table, slot = self.table, self.slot
         n = int(table.count[slot])

@@ -192,19 +192,22 @@ class _LiveFacts:
 
     def __init__(self, bucket: Any, time_field: str):
         self.bucket, self.time_field = bucket, time_field
-        copied = bucket.rows_copy() if hasattr(bucket, "rows_copy") else None
-        self._columns = copied if copied is not None and _plain_layout(bucket) else None
-        if self._columns is not None:
-            n, columns = self._columns
+        # a column-wise bucket: its time column only, the other values at the latest rows later
+        copied = bucket.rows_copy([time_field]) if hasattr(bucket, "rows_copy") and _plain_layout(bucket) else None
+        self._columns = copied
+        if copied is not None:
+            n, columns = copied
             self.series = bucket.key
             self.latest = int(columns[time_field].max()) if n else _NO_TIME
         else:
             self.series, self.latest = _series_facts(bucket.summary(), time_field)
 
     def rows(self) -> dict:
-        if self._columns is None:
-            return latest_rows(self.bucket.document(), self.time_field)
-        return _columnar_latest_rows(self.bucket, self.time_field, *self._columns)
+        if self._columns is not None:
+            doc = _columnar_latest_rows(self.bucket, self.time_field, *self._columns)
+            if doc is not None:
+                return doc
+        return latest_rows(self.bucket.document(), self.time_field)
 
 
 def _plain_layout(bucket: Any) -> bool:
@@ -215,9 +218,10 @@ def _plain_layout(bucket: Any) -> bool:
             and all(value is None or type(value) is str for value in table.constants.values()))
 
 
-def _columnar_latest_rows(bucket: Any, time_field: str, n: int, columns: dict) -> dict:
-    """``latest_rows(bucket.document())`` built from the copied rows (only the latest rows become
-    Python values)."""
+def _columnar_latest_rows(bucket: Any, time_field: str, n: int, columns: dict) -> dict | None:
+    """``latest_rows(bucket.document())`` built from the bucket's first ``n`` rows (``columns``: its
+    copied time column): only the values at the latest time are read and become Python values. None
+    when the bucket left memory meanwhile (its document then holds the rows)."""
     table = bucket.table
     doc: dict[str, Any] = {"_id": bucket.id}
     if bucket.meta is not MISSING:
@@ -227,15 +231,18 @@ def _columnar_latest_rows(bucket: Any, time_field: str, n: int, columns: dict) -
         return doc
     times = columns[time_field]
     keep = (times == times.max()).nonzero()[0] if n >= 2 else np.arange(n)
+    values = bucket.values_at([name for name in table.order if name != time_field], keep)
+    if values is None:
+        return None
+    values[time_field] = times[keep]
     keys = [str(position) for position in keep.tolist()]
     data = {}
     for name in table.order:
         if name in table.constants:
-            value = table.constants[name]
-            data[name] = dict.fromkeys(keys, value)
+            data[name] = dict.fromkeys(keys, table.constants[name])
         else:
             kind = table.kinds[name]
-            data[name] = dict(zip(keys, (python_value(kind, v) for v in columns[name][keep]), strict=True))
+            data[name] = dict(zip(keys, (python_value(kind, v) for v in values[name]), strict=True))
     doc["data"] = data
     return doc
 
