@@ -357,6 +357,8 @@ def _remembered_runs(bucket: dict, group: Any, times: np.ndarray, arrays: dict) 
         return None
     memo_key = _runs_key(group)
     found = entry.memo.get(memo_key)
+    if found is None and not entry.referenced:
+        return None  # a bucket first read now (e.g. the cache is thrashing): remember on its next read
     if found is None:
         found = entry.memo[memo_key] = (bucket_runs(group, times, arrays), column_ranges(times, arrays, group))
     return found
