@@ -64,17 +64,20 @@ def latest_buckets(server: Any, ns: str, time_field: str, stats: dict,
         snapshot = live_snapshot(server, ns, None, None)
         facts = stored_facts(engine, ns, time_field)
         scanned: dict = {}
-        winners = _winners(facts, [_LiveFacts(bucket, time_field) for bucket in snapshot.values()], scanned)
+        remembered = _LIVE_REMEMBERED.get(ns, {})
+        live = [_LiveFacts(bucket, time_field, remembered) for bucket in snapshot.values()]
+        winners = _winners(facts, live, scanned)
         docs = facts.rows(engine, ns, [ref for _, ref in winners if isinstance(ref, bytes)], time_field,
                           columns, strict=attempt < attempts - 1)
         if docs is not None:
             break
     stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned["bucketsScanned"]
-    for _position, ref in winners:
-        if not isinstance(ref, bytes):
-            yield ref.rows()
-        elif ref in docs:
-            yield docs[ref]
+    out = [ref.rows() if not isinstance(ref, bytes) else docs.get(ref) for _position, ref in winners]
+    kept: dict = {}
+    for item in live:  # only the buckets live now: the others are forgotten
+        item.remember(kept)
+    _LIVE_REMEMBERED[ns] = kept
+    yield from (doc for doc in out if doc is not None)
 
 
 def _series_facts(summary: dict, time_field: str) -> tuple[Any, int]:
@@ -186,28 +189,52 @@ def stored_facts(engine: Any, ns: str, time_field: str) -> StoredFacts:
 
 
 class _LiveFacts:
-    """A live bucket's series key and latest time, and its rows at that time (``rows()``)."""
+    """A live bucket's series key and latest time, and its rows at that time (``rows()``).
 
-    __slots__ = ("bucket", "time_field", "series", "latest", "_columns")
+    A column-wise bucket's rows below its count never change (append-only slot rows, and a slot is
+    reused only by another bucket object), so what was derived from its first ``n`` rows is kept per
+    bucket object (``remembered``: {bucket: (n, latest, rows document or None)}) and reused while its
+    count is still ``n``."""
 
-    def __init__(self, bucket: Any, time_field: str):
+    __slots__ = ("bucket", "time_field", "series", "latest", "n", "_columns", "_doc")
+
+    def __init__(self, bucket: Any, time_field: str, remembered: dict):
         self.bucket, self.time_field = bucket, time_field
-        # a column-wise bucket: its time column only, the other values at the latest rows later
-        copied = bucket.rows_copy([time_field]) if hasattr(bucket, "rows_copy") and _plain_layout(bucket) else None
-        self._columns = copied
-        if copied is not None:
-            n, columns = copied
+        self._columns = self._doc = None
+        self.n = -1
+        if hasattr(bucket, "rows_copy") and _plain_layout(bucket):
             self.series = bucket.key
-            self.latest = int(columns[time_field].max()) if n else _NO_TIME
-        else:
-            self.series, self.latest = _series_facts(bucket.summary(), time_field)
+            found = remembered.get(bucket)
+            if found is not None and found[0] == bucket.count:
+                self.n, self.latest, self._doc = found
+                return
+            # its time column only; the other values are read at the latest rows when needed
+            copied = bucket.rows_copy([time_field])
+            if copied is not None:
+                self._columns = copied
+                self.n = copied[0]
+                self.latest = int(copied[1][time_field].max()) if copied[0] else _NO_TIME
+                return
+        self.series, self.latest = _series_facts(bucket.summary(), time_field)
 
     def rows(self) -> dict:
-        if self._columns is not None:
-            doc = _columnar_latest_rows(self.bucket, self.time_field, *self._columns)
-            if doc is not None:
-                return doc
+        if self._doc is None and self._columns is None and self.n >= 0:  # remembered, but not its rows
+            copied = self.bucket.rows_copy([self.time_field])
+            if copied is not None and copied[0] >= self.n:
+                self._columns = (self.n, {self.time_field: copied[1][self.time_field][:self.n]})
+        if self._doc is None and self._columns is not None:
+            self._doc = _columnar_latest_rows(self.bucket, self.time_field, *self._columns)
+        if self._doc is not None:
+            return self._doc
         return latest_rows(self.bucket.document(), self.time_field)
+
+    def remember(self, into: dict) -> None:
+        if self.n >= 0:
+            into[self.bucket] = (self.n, self.latest, self._doc)
+
+
+# per namespace: what was derived from its live column-wise buckets at the last lastpoint read
+_LIVE_REMEMBERED: dict[str, dict] = {}
 
 
 def _plain_layout(bucket: Any) -> bool:
