@@ -211,7 +211,7 @@ class _Batch:
         index = self._meta(_meta_token(bucket) if has_meta else None, bucket.get("meta"))
         whole = None
         if self.dense is not None:  # a stored bucket every row of which passes: its remembered runs
-            found = _remembered_runs(bucket, self.group, times, arrays)
+            found = _remembered_runs(bucket, self.group, times, arrays, self._runs_key)
             if found is not None and passes_all(found[1], self.group):
                 whole = found[0]
         self.pending.append((times, arrays, index, len(self.pending), whole))
@@ -348,14 +348,14 @@ def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
     return np.flatnonzero(cut)
 
 
-def _remembered_runs(bucket: dict, group: Any, times: np.ndarray, arrays: dict) -> tuple[Runs, dict] | None:
+def _remembered_runs(bucket: dict, group: Any, times: np.ndarray, arrays: dict,
+                     memo_key: tuple) -> tuple[Runs, dict] | None:
     """(whole-bucket runs, filter column ranges) of a stored bucket, remembered with its cached parts
     (they depend only on its content and the group's shape); None for other buckets."""
     column = bucket["data"].get(group.time_field)
     entry = column.source.cached if isinstance(column, PackedColumn) else None
     if entry is None:
         return None
-    memo_key = _runs_key(group)
     found = entry.memo.get(memo_key)
     if found is None and not entry.referenced:
         return None  # a bucket first read now (e.g. the cache is thrashing): remember on its next read
