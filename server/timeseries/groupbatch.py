@@ -32,6 +32,7 @@ from bson import encode as bson_encode
 from protocol.codec import decode
 from server.query.pipeline import PipelineContext
 from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
+from server.timeseries.bucketcache import CACHE
 from server.timeseries.buckets import MISSING, unpack_document
 from server.timeseries.densecolumns import decoded, fast_arrays, fast_key, live_arrays
 from server.timeseries.groupruns import Runs, bucket_runs, column_ranges, passes_all, summarize, truncated
@@ -357,8 +358,8 @@ def _remembered_runs(bucket: dict, group: Any, times: np.ndarray, arrays: dict,
     if entry is None:
         return None
     found = entry.memo.get(memo_key)
-    if found is None and not entry.referenced:
-        return None  # a bucket first read now (e.g. the cache is thrashing): remember on its next read
+    if found is None and not entry.referenced and CACHE.used >= CACHE.budget * 0.9:
+        return None  # a nearly full cache may be thrashing: remember only on a bucket's next read
     if found is None:
         found = entry.memo[memo_key] = (bucket_runs(group, times, arrays), column_ranges(times, arrays, group))
     return found
