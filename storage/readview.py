@@ -67,6 +67,13 @@ class ReadView:
             raise IndexNotFound(info.ns, name)
         return self._db(index_db_name(ident))
 
+    def snapshot_id(self) -> int:
+        """The LMDB transaction id this view reads at. Two views of the same engine with equal ids
+        see byte-identical data (every committed change to any database advances it), so a reader
+        may keep what it derived from one snapshot and reuse it while the id stays the same (read
+        views only: a write transaction's pending changes do not advance it)."""
+        return self._txn.id()
+
     # --- catalog -----------------------------------------------------------------------------
     def list_databases(self) -> list[str]:
         names: list[str] = []

@@ -20,12 +20,18 @@ State (process-wide, one ``BucketCache`` in ``CACHE``), and its invariants:
   is the same value).
 
 Live (open) buckets are never cached: they are not read from storage.
+
+``SNAPSHOTS`` (``SnapshotMemo``) keeps, per (namespace, kind), one value a read path derived from a
+whole collection (e.g. lastpoint's per-series facts), valid only for the exact LMDB snapshot it was
+derived from (``ReadView.snapshot_id``: equal ids of one engine see byte-identical data; any commit
+advances it). A lookup with another snapshot id or engine misses; nothing is invalidated on write.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -118,3 +124,34 @@ class BucketCache:
 
 
 CACHE = BucketCache()
+
+
+class SnapshotMemo:
+    """One derived value per (namespace, kind), tagged with the engine and the snapshot id it was
+    derived from; ``get`` returns it only for that same engine and snapshot."""
+
+    MAX_VALUES = 64
+
+    def __init__(self):
+        self._values: dict[tuple[str, Any], tuple[Any, int, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, engine: Any, ns: str, kind: Any, snapshot: int) -> Any:
+        found = self._values.get((ns, kind))
+        if found is None or found[0]() is not engine or found[1] != snapshot:
+            return None
+        return found[2]
+
+    def put(self, engine: Any, ns: str, kind: Any, snapshot: int, value: Any) -> None:
+        with self._lock:
+            self._values.pop((ns, kind), None)
+            self._values[(ns, kind)] = (weakref.ref(engine), snapshot, value)
+            while len(self._values) > self.MAX_VALUES:  # dropped collections: forget the oldest
+                del self._values[next(iter(self._values))]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+
+SNAPSHOTS = SnapshotMemo()

@@ -52,6 +52,8 @@ class ColumnarGroup:
         self.time_field, self.meta_field = time_field, meta_field
         self.id_fn = compile_expression(group_spec["_id"])
         self.topk: TopK | None = None  # set when only the k newest groups can reach the output
+        # the conditions are the whole filter (no meta part): the bucket predicate only prunes
+        self.conditions_exact = False
         self.columns = sorted({spec.field for _, spec in fields if spec.field is not None}
                               | {p for p, _, _ in conditions} - {time_field})
 
@@ -158,7 +160,9 @@ def plan(node: Node | None, remaining: list[dict], time_field: str, meta_field: 
     if conditions is None:
         return None
     unit_ms = UNIT_MS[units.pop()] if units else None
-    return ColumnarGroup(spec, unit_ms, fields, conditions, time_field, meta_field)
+    group = ColumnarGroup(spec, unit_ms, fields, conditions, time_field, meta_field)
+    group.conditions_exact = node is None or len(conditions) == len(_conjuncts(node))
+    return group
 
 
 # ------------------------------------------------------------------ newest groups only

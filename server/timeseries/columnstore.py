@@ -340,6 +340,34 @@ class ColumnarBucket:
             return constant_values(self.table.kinds[name], self.table.constants[name], n)
         return self.table.data[name][self.slot, :n].copy()
 
+    def rows_copy(self, names: Any = None) -> tuple[int, dict[str, np.ndarray]] | None:
+        """Read-only accessor for readers (any thread): a consistent copy of the bucket's rows as
+        (count, {name: values}) for the *varying* columns among ``names`` (all when None; constant
+        columns are ``table.constants``), or None once the bucket has left memory (``finish``: its
+        final document then holds the rows and the slot may hold another bucket's). The copy is
+        taken before ``_final`` is checked again, so a slot reused meanwhile is never returned."""
+        if self._final is not None:
+            return None
+        table, slot = self.table, self.slot
+        n = int(table.count[slot])
+        wanted = table.varying if names is None else [name for name in names if name in table.data]
+        columns = {name: table.data[name][slot, :n].copy() for name in wanted}
+        if self._final is not None:
+            return None
+        return n, columns
+
+    def values_at(self, names: Any, positions: np.ndarray) -> dict[str, np.ndarray] | None:
+        """Read-only accessor like ``rows_copy``: the values at ``positions`` (rows already counted
+        when the caller read them) of the varying columns among ``names``, or None once the bucket
+        has left memory."""
+        if self._final is not None:
+            return None
+        table, slot = self.table, self.slot
+        values = {name: table.data[name][slot, positions] for name in names if name in table.data}
+        if self._final is not None:
+            return None
+        return values
+
     def _snapshot(self) -> tuple[int, dict[str, np.ndarray]]:
         table, slot = self.table, self.slot
         n = int(table.count[slot])

@@ -1,21 +1,23 @@
 """Execution of a columnar ``$group`` (columnar.py plans it), pure: bucket columns -> numpy batches ->
-the generic accumulators.
+runs -> the groups.
 
-Buckets whose needed columns are dense (doubles without NaN, dates in ``datetime``'s range) are
-gathered into batches: their columns are concatenated, the filter is one mask over the batch, and the
-rows are cut into **runs** — maximal stretches of consecutive rows with the same meta and the same
-truncated time. A run belongs to exactly one group, so each accumulator is fed per run (the winner of a
-``$max``/``$min``, the first/last value, the exact total of a ``$sum``/``$avg`` or the run's values) in
-row order, with no sort. Other buckets (sparse or mixed columns, NaN, live buckets that are not dense)
+Buckets whose needed columns are dense (densecolumns.py) are gathered into batches: their columns are
+concatenated, the filter is one mask over the batch, and the rows are cut into **runs** — maximal
+stretches of consecutive rows of one bucket (or meta) with the same truncated time. A run belongs to
+exactly one group, so each accumulator takes one value per run (groupruns.py) in row order, with no
+sort; a stored bucket every row of which passes the filter gives its remembered whole-bucket runs.
+Groups are NumPy totals while that is exact (groupstate.py), else the generic accumulators fed per
+run (the winner of a ``$max``/``$min``, the first/last value, the exact total of a ``$sum``/``$avg``
+or the run's values). Other buckets (sparse or mixed columns, NaN, live buckets that are not dense)
 flush the batch and go through the generic grouping one measurement at a time, so every accumulator
 sees its values in the same order as the generic ``$group``, and groups are created in the same
 first-seen order.
 
-Exactness of the shortcuts: ``$max``/``$min`` of NaN-free doubles keep the winning double (what
-``process_many`` does with a float batch); a ``$sum``/``$avg`` run is handed its total only when every
-value of the batch's column is integral and their absolute sum is below 2**53 (then every partial sum
-is exact, in any order, and the accumulator's fsum folding gives the same result), otherwise the run's
-values themselves.
+Exactness of the generic-accumulator shortcuts: ``$max``/``$min`` of NaN-free doubles keep the
+winning double (what ``process_many`` does with a float batch); a ``$sum``/``$avg`` run is handed its
+total only when every value of the batch's column is integral and their absolute sum is below 2**53
+(then every partial sum is exact, in any order, and the accumulator's fsum folding gives the same
+result), otherwise the run's values themselves.
 """
 
 from __future__ import annotations
@@ -30,15 +32,17 @@ from bson import encode as bson_encode
 from protocol.codec import decode
 from server.query.pipeline import PipelineContext
 from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
-from server.timeseries.buckets import POS_KEYS, unpack_document
-from server.timeseries.rawcolumns import DATE, DOUBLE, PackedColumn, column_length, parse_column
+from server.timeseries.bucketcache import CACHE
+from server.timeseries.buckets import MISSING, unpack_document
+from server.timeseries.densecolumns import decoded, fast_arrays, fast_key, live_arrays
+from server.timeseries.groupruns import Runs, bucket_runs, column_ranges, passes_all, summarize, truncated
+from server.timeseries.groupstate import DenseGroups, supports
+from server.timeseries.rawcolumns import PackedColumn
+from server.timeseries.stored import LiveCandidate, StoredCandidate
 
 _EPOCH = _dt.datetime(1970, 1, 1)
-# dates a BSON decode turns into ``datetime`` (outside: DatetimeMS, which the fast path does not build)
-_MIN_MS = int((_dt.datetime.min - _EPOCH).total_seconds()) * 1000
-_MAX_MS = int((_dt.datetime.max.replace(microsecond=0) - _EPOCH).total_seconds()) * 1000
 _EXACT_SUM = float(2**53)
-BATCH_ROWS = 1 << 16  # rows gathered before a batch is cut into runs
+BATCH_ROWS = 1 << 18  # rows gathered before a batch is cut into runs
 TOPK_BATCH_BUCKETS = 4  # a newest-first scan stops on groups already created: keep its batches short
 
 
@@ -46,86 +50,23 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
     return _EPOCH + _dt.timedelta(milliseconds=int(ms))
 
 
-# ------------------------------------------------------------------ dense columns of one bucket
-
-
-def _dict_column(column: dict, type_byte: int, n: int | None) -> np.ndarray | None:
-    """The values of a decoded column ``{"0": v0, ...}`` (a live bucket's) when dense and of one type."""
-    count = len(column)
-    if not count or (n is not None and count != n) or count > len(POS_KEYS) or list(column) != POS_KEYS[:count]:
-        return None
-    values = list(column.values())
-    if type_byte == DOUBLE:
-        return np.array(values, dtype=np.float64) if set(map(type, values)) == {float} else None
-    if set(map(type, values)) != {_dt.datetime} or any(v.tzinfo is not None for v in values):
-        return None
-    return np.array(values, dtype="datetime64[ms]").view(np.int64)
-
-
-def _column_array(column: Any, type_byte: int, n: int | None) -> np.ndarray | None:
-    """The values of a dense column of ``type_byte`` values (of length ``n`` when given), else None."""
-    if isinstance(column, PackedColumn):
-        values = column.dense(type_byte)
-    elif isinstance(column, bytes):
-        length = column_length(column) if n is None else n
-        values = parse_column(column, length, type_byte) if length else None
-    elif isinstance(column, dict):
-        values = _dict_column(column, type_byte, n)
-    else:
-        return None
-    if values is None or not len(values) or (n is not None and len(values) != n):
-        return None
-    return values
-
-
-def fast_arrays(bucket: dict, group: Any) -> tuple[np.ndarray, dict] | None:
-    """(time ms, {field: float64 array}) of a bucket whose needed columns are all dense doubles
-    without NaN and whose times decode to ``datetime``, else None. For a stored bucket the answer is
-    remembered with its cached parts (it depends only on the stored content)."""
-    data = bucket.get("data")
-    if not isinstance(data, dict):
-        return None
-    time_column = data.get(group.time_field)
-    entry = time_column.source.cached if isinstance(time_column, PackedColumn) else None
-    if entry is None:
-        return _fast_arrays(data, group)
-    memo_key = ("fast arrays", group.time_field, tuple(group.columns))
-    found = entry.memo.get(memo_key)
-    if found is None:
-        found = entry.memo[memo_key] = _fast_arrays(data, group) or False
-    return found or None
-
-
-def _fast_arrays(data: dict, group: Any) -> tuple[np.ndarray, dict] | None:
-    times = _column_array(data.get(group.time_field), DATE, None)
-    if times is None or times.min() < _MIN_MS or times.max() > _MAX_MS:
-        return None
-    n = len(times)
-    arrays = {}
-    for name in group.columns:
-        values = _column_array(data.get(name), DOUBLE, n)
-        if values is None or np.isnan(values).any():
-            return None
-        arrays[name] = values
-    return times, arrays
-
-
-def decoded(bucket: dict) -> dict:
-    """``bucket`` with its undecoded (``bytes`` / ``PackedColumn``) data columns decoded."""
-    data = bucket.get("data")
-    if isinstance(data, dict) and any(isinstance(v, (bytes, PackedColumn)) for v in data.values()):
-        bucket = dict(bucket)
-        bucket["data"] = {k: decode(v) if isinstance(v, bytes) else decode(v.bson()) if isinstance(v, PackedColumn)
-                          else v for k, v in data.items()}
-    return bucket
-
-
 # ------------------------------------------------------------------ execution
 
 
-def run(group: Any, buckets: Iterable[dict], event_filter: Any, fields: set[str] | None,
+def resolved(items: Iterable[Any]) -> Iterator[dict]:
+    """The bucket documents of a columnar read's items (candidates resolved, columns decoded)."""
+    for item in items:
+        if isinstance(item, (StoredCandidate, LiveCandidate)):
+            item = item.document()
+            if item is None:
+                continue
+        yield decoded(item)
+
+
+def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
         info: dict, ctx: PipelineContext | None = None) -> Iterator[dict]:
-    """The ``$group`` output over ``buckets`` (first-seen group order, like the generic stage).
+    """The ``$group`` output over ``buckets`` (documents, or ``StoredCandidate``/``LiveCandidate``
+    items; first-seen group order, like the generic stage).
 
     ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
     when the bucket predicate is exact)."""
@@ -133,25 +74,38 @@ def run(group: Any, buckets: Iterable[dict], event_filter: Any, fields: set[str]
     batch = _Batch(group, ctx, info)
     max_buckets = TOPK_BATCH_BUCKETS if group.topk is not None else None
     tf, mf = group.time_field, group.meta_field
-    for bucket in buckets:
-        info["bucketsUnpacked"] += 1
-        fast = fast_arrays(bucket, group)
-        if fast is None:
-            batch.flush()
-            docs = []
-            for m in unpack_document(decoded(bucket), tf, mf, fields):
-                info["measurementsUnpacked"] += 1
-                if event_filter is None or event_filter(m):
-                    docs.append(m)
-            info["measurementsReturned"] += len(docs)
-            batch.groups.add_all(docs)
-            continue
-        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-        batch.add(bucket, *fast)
+    for item in buckets:
+        if isinstance(item, StoredCandidate):
+            if batch.take_whole(item.bucket):
+                bucket = None
+            else:
+                bucket = item.document()
+                if bucket is None:
+                    continue  # rejected by the bucket predicate
+        elif isinstance(item, LiveCandidate):
+            bucket = None if batch.take_live(item.bucket) else item.document()
+        else:
+            bucket = item
+        if bucket is not None:
+            info["bucketsUnpacked"] += 1
+            fast = fast_arrays(bucket, group)
+            if fast is None:
+                batch.flush()
+                batch.materialize()
+                docs = []
+                for m in unpack_document(decoded(bucket), tf, mf, fields):
+                    info["measurementsUnpacked"] += 1
+                    if event_filter is None or event_filter(m):
+                        docs.append(m)
+                info["measurementsReturned"] += len(docs)
+                batch.groups.add_all(docs)
+                continue
+            info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+            batch.add(bucket, *fast)
         if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
             batch.flush()
     batch.flush()
-    yield from batch.groups.results()
+    yield from batch.results()
 
 
 def _meta_token(bucket: dict) -> bytes:
@@ -172,22 +126,96 @@ class _Batch:
     def __init__(self, group: Any, ctx: PipelineContext, info: dict):
         self.group, self.ctx, self.info = group, ctx, info
         self.groups = _Groups(group.id_fn, group.fields, ctx)
-        self.pending: list[tuple[np.ndarray, dict, int]] = []
+        # (times, arrays, meta index, sequence, whole-bucket runs or None) in arrival order
+        self.pending: list[tuple[np.ndarray, dict, int, int, Runs | None]] = []
         self.rows = 0
         self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
         self._meta_index: dict[bytes | None, int] = {}
         # (meta index, truncated ms) -> the group's accumulators: the _id depends on nothing else
         self._accumulators: dict[tuple, list] = {}
+        # groups as NumPy totals until a batch or bucket needs the generic accumulators
+        self.dense = DenseGroups(group, ctx, self.metas) if supports(group) else None
+        self._fast_key = fast_key(group)
+        self._runs_key = _runs_key(group)
+
+    def materialize(self) -> None:
+        """From here on, groups are generic accumulators (fed with the totals so far)."""
+        if self.dense is not None:
+            self.groups.groups, self._accumulators = self.dense.materialize()
+            self.groups.used = self.dense.used
+            self.dense = None
+
+    def results(self) -> Iterator[dict]:
+        return iter(self.dense.results()) if self.dense is not None else self.groups.results()
+
+    def _meta(self, token: bytes | None, meta: Any) -> int:
+        """The meta index of a bucket's meta (``token``: its BSON; None: no meta)."""
+        index = self._meta_index.get(token)
+        if index is None:
+            index = self._meta_index[token] = len(self.metas)
+            self.metas.append((token is not None, meta))
+        return index
+
+    def take_whole(self, bucket: Any) -> bool:
+        """Take a stored bucket from its remembered parts alone when every row of it passes a filter
+        that has no meta part (the bucket predicate could then only accept it); False otherwise (the
+        caller goes the ordinary way, which remembers those parts for the next read)."""
+        group = self.group
+        entry = bucket.cached
+        if self.dense is None or not group.conditions_exact or entry is None:
+            return False
+        memo = entry.memo
+        found = memo.get(self._runs_key + ("whole",))
+        if found is None:  # gathered once from what the ordinary way remembered
+            fast, runs = memo.get(self._fast_key), memo.get(self._runs_key)
+            if not fast or runs is None:
+                return False
+            summary = bucket.summary()
+            token = memo.get("meta token") if group.meta_field is not None and "meta" in summary else None
+            if token is None and group.meta_field is not None and "meta" in summary:
+                return False
+            found = memo[self._runs_key + ("whole",)] = (fast, runs, token, summary.get("meta"))
+        (times, arrays), (runs, ranges), token, meta = found
+        if not passes_all(ranges, group):
+            return False
+        info = self.info
+        info["bucketsUnpacked"] += 1
+        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+        info["measurementsUnpacked"] += len(times)
+        index = self._meta(token, meta)
+        self.pending.append((times, arrays, index, len(self.pending), runs))
+        self.rows += len(times)
+        return True
+
+    def take_live(self, bucket: Any) -> bool:
+        """Take a live column-wise bucket from a copy of its rows; False when it cannot be."""
+        found = live_arrays(bucket, self.group)
+        if found is None:
+            return False
+        times, arrays = found
+        info = self.info
+        info["bucketsUnpacked"] += 1
+        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+        info["measurementsUnpacked"] += len(times)
+        token = None
+        meta = None
+        if self.group.meta_field is not None and bucket.meta is not MISSING:
+            token = bson_encode({"m": bucket.meta})
+            meta = decode(token)["m"]  # what the bucket's document holds
+        self.pending.append((times, arrays, self._meta(token, meta), len(self.pending), None))
+        self.rows += len(times)
+        return True
 
     def add(self, bucket: dict, times: np.ndarray, arrays: dict) -> None:
         mf = self.group.meta_field
         has_meta = mf is not None and "meta" in bucket
-        token = _meta_token(bucket) if has_meta else None
-        index = self._meta_index.get(token)
-        if index is None:
-            index = self._meta_index[token] = len(self.metas)
-            self.metas.append((has_meta, bucket.get("meta")))
-        self.pending.append((times, arrays, index))
+        index = self._meta(_meta_token(bucket) if has_meta else None, bucket.get("meta"))
+        whole = None
+        if self.dense is not None:  # a stored bucket every row of which passes: its remembered runs
+            found = _remembered_runs(bucket, self.group, times, arrays, self._runs_key)
+            if found is not None and passes_all(found[1], self.group):
+                whole = found[0]
+        self.pending.append((times, arrays, index, len(self.pending), whole))
         self.rows += len(times)
         self.info["measurementsUnpacked"] += len(times)
 
@@ -195,46 +223,93 @@ class _Batch:
         if not self.pending:
             return
         pending, self.pending, self.rows = self.pending, [], 0
+        if self.dense is not None:
+            runs, order = self._runs(pending)
+            if self.dense.acceptable(runs):
+                if runs.count:
+                    self.dense.feed(runs, order)
+                return
+            self.materialize()
+            self._flush_rows(pending, count=False)
+            return
+        self._flush_rows(pending)
+
+    def _runs(self, pending: list) -> tuple[Runs, np.ndarray | None]:
+        """The runs of a batch: remembered ones of whole buckets, the others cut from their rows; and
+        the order that puts them back in arrival order (None: already in it)."""
+        wholes = []
+        cut = []
+        returned = 0
+        for times, arrays, index, seq, whole in pending:
+            if whole is not None:
+                wholes.append((seq, index, whole))
+                returned += len(times)
+            else:
+                cut.append((times, arrays, index, seq))
+        self.info["measurementsReturned"] += returned
+        runs = Runs.joined(len(self.group.fields), wholes)
+        if not cut:
+            return runs, None
+        times, arrays, owner, seq = self._rows(cut, self.group.columns)
+        n = len(times)
+        self.info["measurementsReturned"] += n
+        if not n:
+            return runs, None
+        first_cut = len(runs.count)
+        trunc = truncated(times, self.group.unit_ms)
+        starts = _run_starts(seq, trunc)
+        summarize(runs, self.group, times, arrays, starts, trunc)
+        run_seq = seq[starts]
+        runs.seq.extend(run_seq.tolist())
+        runs.owner.extend(owner[starts].tolist())
+        if first_cut == 0 or len(cut) == len(pending):
+            return runs, None
+        return runs, np.argsort(np.asarray(runs.seq, dtype=np.int64), kind="stable")
+
+    def _rows(self, pending: list, columns: list) -> tuple:
+        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter."""
         group = self.group
         if len(pending) == 1:
-            times, arrays, index = pending[0]
+            times, arrays, index, seq = pending[0]
             owner = np.full(len(times), index, dtype=np.int64)
+            seqs = np.full(len(times), seq, dtype=np.int64)
         else:
             times = np.concatenate([p[0] for p in pending])
-            arrays = {name: np.concatenate([p[1][name] for p in pending]) for name in group.columns}
-            owner = np.repeat(np.fromiter((p[2] for p in pending), np.int64, len(pending)),
-                              [len(p[0]) for p in pending])
+            arrays = {name: np.concatenate([p[1][name] for p in pending]) for name in columns}
+            lengths = [len(p[0]) for p in pending]
+            owner = np.repeat(np.fromiter((p[2] for p in pending), np.int64, len(pending)), lengths)
+            seqs = np.repeat(np.fromiter((p[3] for p in pending), np.int64, len(pending)), lengths)
         mask = None
         for path, op, operand in group.conditions:
             hit = op(times if path == group.time_field else arrays[path], operand)
             mask = hit if mask is None else mask & hit
-        if mask is not None:
+        if mask is not None and not mask.all():
             rows = np.flatnonzero(mask)
-            times, owner = times[rows], owner[rows]
+            times, owner, seqs = times[rows], owner[rows], seqs[rows]
             arrays = {name: values[rows] for name, values in arrays.items()}
+        return times, arrays, owner, seqs
+
+    def _flush_rows(self, pending: list, count: bool = True) -> None:
+        """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
+        times, arrays, owner, _ = self._rows([p[:4] for p in pending], self.group.columns)
         n = len(times)
-        self.info["measurementsReturned"] += n
+        if count:
+            self.info["measurementsReturned"] += n
         if not n:
             return
-        trunc = times - times % group.unit_ms if group.unit_ms is not None else None
-        cut = np.empty(n, dtype=bool)
-        cut[0] = True
-        np.not_equal(owner[1:], owner[:-1], out=cut[1:])
-        if trunc is not None:
-            cut[1:] |= trunc[1:] != trunc[:-1]
-        starts = np.flatnonzero(cut)
-        self._feed(times, arrays, owner, trunc, starts)
-
-    def _feed(self, times: np.ndarray, arrays: dict, owner: np.ndarray, trunc: np.ndarray | None,
-              starts: np.ndarray) -> None:
-        group, ctx = self.group, self.ctx
-        n = len(times)
+        trunc = truncated(times, self.group.unit_ms)
+        starts = _run_starts(owner, trunc)
         ends = np.empty_like(starts)
         ends[:-1] = starts[1:]
         ends[-1] = n
         owners = owner[starts].tolist()
         truncs = trunc[starts].tolist() if trunc is not None else [None] * len(owners)
         first_times = times[starts].tolist()
+        self._feed(times, arrays, owners, truncs, first_times, starts, ends)
+
+    def _feed(self, times: np.ndarray, arrays: dict, owners: list, truncs: list, first_times: list,
+              starts: np.ndarray, ends: np.ndarray) -> None:
+        group, ctx = self.group, self.ctx
         accumulators, table = self._accumulators, self.groups.groups
         tf, mf = group.time_field, group.meta_field
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
@@ -262,6 +337,37 @@ class _Batch:
         # each accumulator takes its runs in row order (accumulators are independent of each other)
         for j, (_, spec) in enumerate(group.fields):
             _feed_runs(spec, j, run_accs, times, arrays, starts, ends, tf, ctx.variables)
+
+
+def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
+    """First row of every run: where the owner (meta or bucket) or the truncated time changes."""
+    cut = np.empty(len(owner), dtype=bool)
+    cut[0] = True
+    np.not_equal(owner[1:], owner[:-1], out=cut[1:])
+    if trunc is not None:
+        cut[1:] |= trunc[1:] != trunc[:-1]
+    return np.flatnonzero(cut)
+
+
+def _remembered_runs(bucket: dict, group: Any, times: np.ndarray, arrays: dict,
+                     memo_key: tuple) -> tuple[Runs, dict] | None:
+    """(whole-bucket runs, filter column ranges) of a stored bucket, remembered with its cached parts
+    (they depend only on its content and the group's shape); None for other buckets."""
+    column = bucket["data"].get(group.time_field)
+    entry = column.source.cached if isinstance(column, PackedColumn) else None
+    if entry is None:
+        return None
+    found = entry.memo.get(memo_key)
+    if found is None and not entry.referenced and CACHE.used >= CACHE.budget * 0.9:
+        return None  # a nearly full cache may be thrashing: remember only on a bucket's next read
+    if found is None:
+        found = entry.memo[memo_key] = (bucket_runs(group, times, arrays), column_ranges(times, arrays, group))
+    return found
+
+
+def _runs_key(group: Any) -> tuple:
+    return ("runs", group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
+            tuple(sorted({path for path, _, _ in group.conditions})))
 
 
 def _group_key(idv: Any) -> Any:

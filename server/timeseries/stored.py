@@ -190,7 +190,55 @@ def accept_live(bucket: Any, predicate: Any) -> bool:
     return predicate is None or predicate(bucket.summary())
 
 
+class StoredCandidate:
+    """A stored bucket a columnar read may take without building its partial document: ``document()``
+    is what the plain scan would have yielded (None when the bucket predicate rejects it)."""
+
+    __slots__ = ("bucket", "predicate", "columns")
+
+    def __init__(self, bucket: StoredBucket, predicate: Any, columns: set[str] | None):
+        self.bucket, self.predicate, self.columns = bucket, predicate, columns
+
+    def document(self) -> dict | None:
+        if self.predicate is not None and not self.predicate(self.bucket.summary()):
+            return None
+        return self.bucket.select(self.columns)
+
+
+class LiveCandidate:
+    """A live bucket (already accepted by the bucket predicate) a columnar read may take as arrays;
+    ``document()`` is what the plain scan would have yielded."""
+
+    __slots__ = ("bucket",)
+
+    def __init__(self, bucket: Any):
+        self.bucket = bucket
+
+    def document(self) -> dict:
+        return self.bucket.document()
+
+
 # ------------------------------------------------------------------ readers
+
+
+def snapshot_id(engine: Any) -> int:
+    """The snapshot a read started now would see (``ReadView.snapshot_id``)."""
+    with engine.read() as r:
+        return r.snapshot_id()
+
+
+def get_at(engine: Any, ns: str, rids: Iterable[bytes], snapshot: int) -> list[StoredBucket] | None:
+    """The stored buckets of ``rids`` (absent ones skipped) read in one transaction, or None when
+    that transaction does not see ``snapshot`` (something was committed since)."""
+    with engine.read() as r:
+        if r.snapshot_id() != snapshot:
+            return None
+        info = r.get_collection(ns)
+        if info is None:
+            return []
+        opener = r.stored_opener()
+        found = ((rid, r.get_stored(info, rid)) for rid in rids)
+        return [StoredBucket(ns, rid, stored, opener) for rid, stored in found if stored is not None]
 
 
 def scan(engine: Any, ns: str, resume: bytes | None = None, last: bytes | None = None, *,

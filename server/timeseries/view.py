@@ -26,7 +26,14 @@ from server.timeseries.commit import clustered_rid
 from server.timeseries.deps import leading_matches, needed_fields
 from server.timeseries.indexes import translate_hint
 from server.timeseries.rewrite import bucket_filter, index_filter
-from server.timeseries.stored import RawColumns, StoredBucket, accept_live, live_snapshot
+from server.timeseries.stored import (
+    LiveCandidate,
+    RawColumns,
+    StoredBucket,
+    StoredCandidate,
+    accept_live,
+    live_snapshot,
+)
 from server.timeseries.unpack import parse_internal_unpack
 
 
@@ -72,9 +79,11 @@ def _emit(bucket: StoredBucket, snapshot: dict, stats: dict | None, predicate: A
         live = snapshot.pop(summary["_id"], None)
         if live is not None:
             if accept_live(live, predicate):
-                yield live.document()
+                yield LiveCandidate(live) if isinstance(columns, RawColumns) else live.document()
             return
-        if predicate is None or predicate(summary):
+        if isinstance(columns, RawColumns):  # a columnar read: it applies the predicate when it needs to
+            yield StoredCandidate(bucket, predicate, columns)
+        elif predicate is None or predicate(summary):
             yield bucket.select(columns)
         return
     doc = bucket.document()
@@ -82,13 +91,14 @@ def _emit(bucket: StoredBucket, snapshot: dict, stats: dict | None, predicate: A
     yield live.document() if live is not None else doc
 
 
-def _leftovers(snapshot: dict, stats: dict | None, predicate: Any) -> Iterator[dict]:
+def _leftovers(snapshot: dict, stats: dict | None, predicate: Any, columns: set[str] | None = None) -> Iterator[dict]:
     """Live buckets the stored scan did not meet (never written in full, or outside the scanned keys)."""
     for bucket_id in sorted(snapshot):
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
         if accept_live(snapshot[bucket_id], predicate):
-            yield snapshot[bucket_id].document()
+            live = snapshot[bucket_id]
+            yield LiveCandidate(live) if isinstance(columns, RawColumns) else live.document()
 
 
 def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: dict,
@@ -96,7 +106,7 @@ def _scan(engine: Any, ns: str, lo_s: int | None, hi_s: int | None, snapshot: di
     for resume, last in _ranges(lo_s, hi_s):
         for bucket in stored.scan(engine, ns, resume, last):
             yield from _emit(bucket, snapshot, stats, predicate, columns)
-    yield from _leftovers(snapshot, stats, predicate)
+    yield from _leftovers(snapshot, stats, predicate, columns)
 
 
 def _index_scan(engine: Any, ns: str, plan: Any, snapshot: dict, stats: dict | None, predicate: Any,
@@ -116,7 +126,7 @@ def _index_scan(engine: Any, ns: str, plan: Any, snapshot: dict, stats: dict | N
         stats["keysExamined"] = len(rids)
     for bucket in stored.get_many(engine, ns, sorted(rids)):
         yield from _emit(bucket, snapshot, stats, predicate, columns)
-    yield from _leftovers(snapshot, stats, predicate)
+    yield from _leftovers(snapshot, stats, predicate, columns)
 
 
 def bucket_source(ctx: Any, db: str, coll: str) -> Iterator[dict]:
@@ -193,7 +203,7 @@ class GroupableMeasurements:
 
     def __next__(self) -> dict:
         if self._it is None:
-            decoded = (groupbatch.decoded(bucket) for bucket in self._buckets)
+            decoded = groupbatch.resolved(self._buckets)
             self._it = _measurements(decoded, self._spec, self._event_filter, self._fields, self._info)
         return next(self._it)
 
@@ -213,7 +223,7 @@ def _newest_first(server: Any, ns: str, hi_s: int | None, stats: dict, predicate
     for bucket_id in sorted(snapshot, reverse=True):
         stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
         if accept_live(snapshot[bucket_id], predicate):
-            yield snapshot[bucket_id].document()
+            yield LiveCandidate(snapshot[bucket_id])
     hi = clustered_rid(oid_bound(hi_s, high=True)) if hi_s is not None and 0 <= hi_s < WRAPPED_START else None
     regions = [(clustered_rid(oid_bound(WRAPPED_START - 1, high=True)), None), (None, hi)] if hi is not None \
         else [(None, None)]

@@ -1,0 +1,310 @@
+"""Groups of a columnar ``$group`` kept as NumPy totals while every value comes from dense runs (pure).
+
+groupbatch.py cuts a batch of dense rows into runs (consecutive rows of one meta and one truncated
+time, hence of one group). ``DenseGroups`` takes a batch's runs and keeps, per group *slot* (groups in
+first-seen order), one array entry per accumulator instead of Python accumulator objects: the exact
+total and count of a ``$sum``/``$avg``, the winner of a ``$max``/``$min``, the first/last value, the
+count of ``$count``. Output documents are built once, at the end; group ``_id``s are built once per
+group, from a per-meta template when the ``_id`` is a flat object (or a bare ``$dateTrunc``) so the
+generic ``_id`` expression runs once per meta, not once per group.
+
+Exactness: the results equal what the generic accumulators give when fed the same runs in row order
+(groupbatch's per-run feed):
+- ``$sum``/``$avg``: taken only while every value fed to that accumulator so far is integral and
+  their absolute sum stays below 2**53, so every partial total is exact in any order; the result is
+  the total (``$avg``: divided by the count), as ``_Sum``'s fsum folding gives for exact totals;
+- ``$max``/``$min``: taken only for batches without ``-0.0`` (NumPy's reductions need not keep the
+  first of equal zeros), NaN never reaches here; ``$first``/``$last``: a group's first/last run;
+- a batch that cannot be taken leaves the state untouched (``feed`` returns False): the caller then
+  turns every group into generic accumulators (``materialize``, fed with the same totals) and goes on
+  the generic way.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+import numpy as np
+
+from server.query.expr_base import KIND_LONG, make_integer
+from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _memory_error, group_key
+from server.query.values import MISSING
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+_EXACT_SUM = float(2**53)
+_SUPPORTED = {"$sum", "$avg", "$max", "$min", "$first", "$last"}
+_INT_LOW, _INT_HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+
+
+def ms_to_datetime(ms: int) -> _dt.datetime:
+    return _EPOCH + _dt.timedelta(milliseconds=int(ms))
+
+
+def supports(group: Any) -> bool:
+    """True when every accumulator has a dense-run form here (a measurement field, or ``$count``)."""
+    return all((spec.name in _SUPPORTED and spec.field is not None) or (spec.name == "$count" and spec.field is None)
+               for _, spec in group.fields)
+
+
+class _IdMaker:
+    """Group ``_id``s for (meta index, truncated ms): the generic compiled ``_id`` on a representative
+    row for each meta's first group; later groups of that meta reuse it with the truncated time
+    substituted when the ``_id`` is a flat object whose time parts are bare ``$dateTrunc`` (checked on
+    the first one: they must evaluate to the truncated datetime) or a bare ``$dateTrunc``.
+
+    ``make`` also gives a cheap group key for ids built from a template: (id of the ``_id`` without its
+    time parts, truncated ms), equal exactly when the generic ``group_key``s are equal; None for ids
+    evaluated without a template (the caller then keys every group generically)."""
+
+    def __init__(self, group: Any, metas: list):
+        self.group, self.metas = group, metas
+        spec = group.group_spec["_id"]
+        self.bare_trunc = isinstance(spec, dict) and list(spec) == ["$dateTrunc"]
+        self.time_keys = [k for k, v in spec.items() if isinstance(v, dict) and "$dateTrunc" in v] \
+            if isinstance(spec, dict) and not self.bare_trunc else None
+        self.templates: dict[int, Any] = {}  # meta index -> (base _id, part id, time keys) | None
+        self._parts: dict[Any, int] = {}
+        self._when: dict[int, _dt.datetime] = {}
+
+    def when(self, ms: int) -> _dt.datetime:
+        found = self._when.get(ms)
+        if found is None:
+            found = self._when[ms] = ms_to_datetime(ms)
+        return found
+
+    def make(self, owner: int, trunc: int | None, first_ms: int, variables: dict) -> tuple[Any, Any]:
+        template = self.templates.get(owner, False)
+        if template is False:
+            idv = self._evaluate(owner, first_ms, variables)
+            template = self.templates[owner] = self._template(idv, trunc)
+            if template is None:
+                return idv, None
+        elif template is None:
+            return self._evaluate(owner, first_ms, variables), None
+        base, part, time_keys = template
+        if time_keys is None:  # the _id does not depend on the time
+            return base, (part, None)
+        when = self.when(trunc)
+        if self.bare_trunc:
+            return when, (part, trunc)
+        idv = dict(base)
+        for name in time_keys:
+            idv[name] = when
+        return idv, (part, trunc)
+
+    def _evaluate(self, owner: int, first_ms: int, variables: dict) -> Any:
+        group = self.group
+        has_meta, meta = self.metas[owner]
+        rep = {group.time_field: ms_to_datetime(first_ms)}
+        if has_meta:
+            rep[group.meta_field] = meta
+        return group.id_fn(rep, variables)
+
+    def _part(self, key: Any) -> int:
+        found = self._parts.get(key)
+        if found is None:
+            found = self._parts[key] = len(self._parts)
+        return found
+
+    def _template(self, idv: Any, trunc: int | None) -> Any:
+        if trunc is None:
+            return idv, self._part(_key(idv)), None
+        when = self.when(trunc)
+        if self.bare_trunc:
+            return (idv, -1, ()) if type(idv) is _dt.datetime and idv == when else None
+        if self.time_keys is None or type(idv) is not dict or not self.time_keys:
+            return None
+        if any(type(idv.get(k)) is not _dt.datetime or idv[k] != when for k in self.time_keys):
+            return None
+        # the generic key with the time parts left out (their names stay, in place)
+        pairs = tuple((k, None if k in self.time_keys else group_key(v)) for k, v in idv.items())
+        return idv, self._part(("obj", pairs)), self.time_keys
+
+
+def _key(idv: Any) -> Any:
+    t = type(idv)
+    return idv if (t is str or t is _dt.datetime or t is int) else group_key(idv)
+
+
+class DenseGroups:
+    """Group slots (first-seen order) with one NumPy state entry per accumulator; see the module."""
+
+    def __init__(self, group: Any, ctx: Any, metas: list):
+        self.group, self.ctx = group, ctx
+        self.ids: list[Any] = []
+        self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
+        self._generic_keys = False
+        self.slot_of_token: dict[tuple, int] = {}
+        self.used = 0
+        self._ids = _IdMaker(group, metas)
+        self._cap = 0
+        self._state: list[dict[str, np.ndarray]] = [{} for _ in group.fields]
+        self._abs_fed = [0.0] * len(group.fields)  # per $sum/$avg: sum of |values| fed so far
+
+    # -- slots
+    def _grow(self, need: int) -> None:
+        if need <= self._cap:
+            return
+        cap = max(1024, self._cap * 2, need)
+        for (_, spec), state in zip(self.group.fields, self._state, strict=True):
+            time_valued = spec.field is not None and spec.field == self.group.time_field
+            dtype = np.int64 if time_valued else np.float64
+            for name, fill in _initial(spec.name, time_valued):
+                old = state.get(name)
+                grown = np.full(cap, fill, dtype=np.int64 if name == "count" else dtype)
+                if old is not None:
+                    grown[:len(old)] = old
+                state[name] = grown
+        self._cap = cap
+
+    def slots(self, owners: list, truncs: list, first_times: list) -> tuple[np.ndarray, list[int]]:
+        """The slot of each run's group (created in run order when new) and the new slots' first runs."""
+        table, slot_of_key = self.slot_of_token, self.slot_of_key
+        group, ctx = self.group, self.ctx
+        check, limit = not ctx.allow_disk_use, ctx.memory_limit
+        out = []
+        created = []
+        for r, token in enumerate(zip(owners, truncs, strict=True)):
+            slot = table.get(token)
+            if slot is None:
+                idv, key = self._ids.make(token[0], token[1], first_times[r], ctx.variables)
+                if key is None or self._generic_keys:
+                    if not self._generic_keys:
+                        self._generic_keys = True
+                        slot_of_key = self.slot_of_key = {_key(v): i for i, v in enumerate(self.ids)}
+                    key = _key(idv)
+                slot = slot_of_key.get(key)
+                if slot is None:
+                    slot = slot_of_key[key] = len(self.ids)
+                    self.ids.append(idv)
+                    created.append(r)
+                    if group.topk is not None and token[1] is not None:
+                        group.topk.offer(token[1])
+                    if check:  # the generic stage's accounting (per-group state only)
+                        self.used += _GROUP_OVERHEAD + _approx_size(idv)
+                        if self.used > limit:
+                            raise _memory_error(limit)
+                table[token] = slot
+            out.append(slot)
+        return np.asarray(out, dtype=np.int64), created
+
+    # -- feeding
+    def acceptable(self, runs: Any) -> bool:
+        """True when these runs' values can join the NumPy state exactly (see the module)."""
+        for j, (_, spec) in enumerate(self.group.fields):
+            if spec.name in ("$sum", "$avg") and spec.field is not None:
+                if not runs.integral[j] or self._abs_fed[j] + runs.abs_sum[j] >= _EXACT_SUM:
+                    return False
+            elif spec.name in ("$max", "$min") and runs.neg_zero[j]:
+                return False
+        return True
+
+    def feed(self, runs: Any, order: np.ndarray | None) -> None:
+        """Add runs (``groupruns.Runs``, taken in ``order`` when given; ``acceptable`` said yes)."""
+        def ordered(values: list, dtype: Any) -> np.ndarray:
+            array = np.asarray(values, dtype=dtype)
+            return array[order] if order is not None else array
+
+        owners, truncs, first_times = runs.owner, runs.trunc, runs.first_time
+        if order is not None:
+            index = order.tolist()
+            owners = [owners[i] for i in index]
+            truncs = [truncs[i] for i in index]
+            first_times = [first_times[i] for i in index]
+        slots, created = self.slots(owners, truncs, first_times)
+        self._grow(len(self.ids))
+        counts = ordered(runs.count, np.int64)
+        tf = self.group.time_field
+        for j, (_, spec) in enumerate(self.group.fields):
+            state, name = self._state[j], spec.name
+            if spec.field is None:  # $count
+                np.add.at(state["count"], slots, counts)
+                continue
+            values = ordered(runs.values[j], np.int64 if spec.field == tf else np.float64)
+            if name in ("$sum", "$avg"):
+                self._abs_fed[j] += runs.abs_sum[j]
+                np.add.at(state["total"], slots, values)
+                np.add.at(state["count"], slots, counts)
+            elif name == "$max":
+                np.maximum.at(state["value"], slots, values)
+            elif name == "$min":
+                np.minimum.at(state["value"], slots, values)
+            elif name == "$first":
+                if created:
+                    state["value"][slots[created]] = values[created]
+            else:  # $last: each slot's last run here
+                unique, at = np.unique(slots[::-1], return_index=True)
+                state["value"][unique] = values[len(slots) - 1 - at]
+
+    # -- results
+    def _values(self, j: int) -> list:
+        """Accumulator j's result for every slot, as the generic accumulator's ``result()``."""
+        spec = self.group.fields[j][1]
+        state, n = self._state[j], len(self.ids)
+        if spec.field is None:
+            return [c if c <= 2147483647 else make_integer(c, KIND_LONG) for c in state["count"][:n].tolist()]
+        if spec.name == "$sum":
+            return state["total"][:n].tolist()
+        if spec.name == "$avg":
+            return [t / c for t, c in zip(state["total"][:n].tolist(), state["count"][:n].tolist(), strict=True)]
+        values = state["value"][:n].tolist()
+        if spec.field == self.group.time_field:
+            return [self._ids.when(v) for v in values]
+        return values
+
+    def results(self) -> list[dict]:
+        self._grow(max(len(self.ids), 1))
+        names = [name for name, _ in self.group.fields]
+        columns = [self._values(j) for j in range(len(names))]
+        out = []
+        for i, idv in enumerate(self.ids):
+            doc = {"_id": None if idv is MISSING else idv}
+            for name, values in zip(names, columns, strict=True):
+                doc[name] = values[i]
+            out.append(doc)
+        return out
+
+    def materialize(self) -> tuple[dict, dict]:
+        """Generic accumulators fed with each group's state so far: ({group key: (_id, accumulators)}
+        in slot order, {run token: accumulators})."""
+        n = len(self.ids)
+        self._grow(max(n, 1))
+        fields = self.group.fields
+        fed = []
+        for j, (_, spec) in enumerate(fields):
+            state = self._state[j]
+            if spec.field is None or spec.name in ("$sum", "$avg"):
+                fed.append((state.get("total", np.zeros(0))[:n].tolist(), state["count"][:n].tolist()))
+            else:
+                fed.append((self._values(j), None))
+        table = {}
+        accumulators = []
+        for i in range(n):
+            accs = []
+            for j, (_, spec) in enumerate(fields):
+                acc = spec.new()
+                values, counts = fed[j]
+                if spec.field is None:
+                    acc.process_many([None] * counts[i])
+                elif counts is not None:
+                    acc.process_exact_doubles(values[i], counts[i])
+                else:
+                    acc.process(values[i])
+                accs.append(acc)
+            table[_key(self.ids[i])] = (self.ids[i], accs)
+            accumulators.append(accs)
+        return table, {token: accumulators[slot] for token, slot in self.slot_of_token.items()}
+
+
+def _initial(name: str, time_valued: bool) -> list[tuple[str, Any]]:
+    if name in ("$sum", "$avg"):
+        return [("total", 0.0), ("count", 0)]
+    if name == "$count":
+        return [("count", 0)]
+    if name == "$max":
+        return [("value", _INT_LOW if time_valued else -np.inf)]
+    if name == "$min":
+        return [("value", _INT_HIGH if time_valued else np.inf)]
+    return [("value", 0)]
+
