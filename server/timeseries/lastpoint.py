@@ -26,7 +26,7 @@ from protocol.codec import CODEC_OPTIONS, decode
 from server.timeseries import stored
 from server.timeseries.bucketcache import SNAPSHOTS
 from server.timeseries.buckets import MISSING, date_ms, meta_key
-from server.timeseries.columnstore import python_value
+from server.timeseries.columnvalues import python_value
 from server.timeseries.deps import refs
 from server.timeseries.stored import StoredBucket, live_snapshot
 from storage.bucket_codec import WIDTH
