@@ -35,7 +35,15 @@ from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _me
 from server.timeseries.bucketcache import CACHE
 from server.timeseries.buckets import MISSING, unpack_document
 from server.timeseries.densecolumns import decoded, fast_arrays, fast_key, live_arrays
-from server.timeseries.groupruns import Runs, bucket_runs, column_ranges, passes_all, summarize, truncated
+from server.timeseries.groupruns import (
+    Runs,
+    bucket_runs,
+    column_ranges,
+    passes_all,
+    pick,
+    summarize,
+    truncated,
+)
 from server.timeseries.groupstate import DenseGroups, supports
 from server.timeseries.rawcolumns import PackedColumn
 from server.timeseries.stored import LiveCandidate, StoredCandidate
@@ -392,14 +400,7 @@ def _feed_runs(spec: Any, j: int, run_accs: list, times: np.ndarray, arrays: dic
         return
     column = times if field == tf else arrays[field]
     if name in ("$max", "$min", "$first", "$last"):
-        if name == "$max":
-            picked = np.maximum.reduceat(column, starts)
-        elif name == "$min":
-            picked = np.minimum.reduceat(column, starts)
-        elif name == "$first":
-            picked = column[starts]
-        else:
-            picked = column[ends - 1]
+        picked = pick(name, column, starts, ends)
         winners = [_ms_to_datetime(v) for v in picked.tolist()] if field == tf else picked.tolist()
         # process(v) is what process_many([v]) does for one NaN-free double or one date
         for accs, winner in zip(run_accs, winners, strict=True):

@@ -68,6 +68,18 @@ class Runs:
             self.neg_zero[j] = self.neg_zero[j] or other.neg_zero[j]
 
 
+
+def pick(name: str, column: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The value a ``$max``/``$min``/``$first``/``$last`` takes over each run ``[starts[i], ends[i])``
+    of ``column`` (one reduction for all runs; callers handle NaN and signed zeros)."""
+    if name == "$max":
+        return np.maximum.reduceat(column, starts)
+    if name == "$min":
+        return np.minimum.reduceat(column, starts)
+    if name == "$first":
+        return column[starts]
+    return column[ends - 1]
+
 def summarize(runs: Runs, group: Any, times: np.ndarray, arrays: dict, starts: np.ndarray,
               trunc: np.ndarray | None) -> None:
     """Append the runs of ``times``/``arrays`` starting at ``starts`` (``trunc``: the rows' truncated
@@ -89,14 +101,8 @@ def summarize(runs: Runs, group: Any, times: np.ndarray, arrays: dict, starts: n
             integral = bool(np.array_equal(np.trunc(column), column))
             runs.integral[j] = runs.integral[j] and integral
             runs.abs_sum[j] += float(np.abs(column).sum()) if integral else float("inf")
-        elif name == "$max":
-            picked = np.maximum.reduceat(column, starts)
-        elif name == "$min":
-            picked = np.minimum.reduceat(column, starts)
-        elif name == "$first":
-            picked = column[starts]
         else:
-            picked = column[ends - 1]
+            picked = pick(name, column, starts, ends)
         if name in ("$max", "$min") and column.dtype.kind == "f" and bool(np.any(picked == 0.0)):
             # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
             runs.neg_zero[j] = runs.neg_zero[j] or bool(np.any(np.signbit(column) & (column == 0.0)))
