@@ -28,10 +28,10 @@ from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
 from server.dispatch import Dispatcher
 from server.params import ServerParams
-from server.timeseries import lifecycle as timeseries_lifecycle
+from server.timeseries import hooks as timeseries_hooks
 from storage.errors import StorageError
 
-LIFECYCLE_HOOKS: tuple[Any, ...] = (timeseries_lifecycle, ttl)
+LIFECYCLE_HOOKS: tuple[Any, ...] = (timeseries_hooks, ttl)
 
 WORKER_THREADS = 4
 SHUTDOWN_GRACE_SECONDS = 10.0

@@ -27,6 +27,8 @@ from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import timeseries as ts
+from server.commands import timeseries_admin as ts_admin
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
@@ -146,7 +148,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
     # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
-    kwargs["extra_stages"] = extra_stages if extra_stages is not None else C.timeseries_module().EXTRA_STAGES
+    kwargs["extra_stages"] = extra_stages if extra_stages is not None else ts.EXTRA_STAGES
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
@@ -165,10 +167,10 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         info = r.get_collection(C.ns_of(db, resolved.name))
     ns = C.ns_of(db, name)
     if resolved.ts_view is not None:
-        ts = C.timeseries_module()
         full = resolved.pipeline + list(pipeline)
+        interrupt = budget.check if budget is not None else ctx.check_deadline if ctx is not None else None
         docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
-                                                 resolved.ts_view, full, hint=hint)
+                                                 resolved.ts_view, full, hint=hint, interrupt=interrupt)
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
@@ -177,9 +179,9 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         return ReadResult(out, None, remaining, {}, ts_info, ns)
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
-    if info is not None and info.clustered and name.startswith(C.BUCKETS_PREFIX):
-        # bucket documents: the time-series layer merges persisted buckets with open ones
-        source = C.timeseries_module().bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
+    if C.is_buckets_collection(name, info):
+        # bucket documents: the time-series layer merges persisted buckets with in-memory ones
+        source = ts.bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
         if not full:
             return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
@@ -219,12 +221,7 @@ class _ServerCtx:
 def _check_write_target(server, db: str, coll: str, stage: str, spec: Any) -> None:
     """$out/$merge may not write into a view (166); time-series targets get the TS layer's refusal."""
     with server.engine.read() as r:
-        try:
-            from server.commands.timeseries_admin import check_write_stage_target
-        except ImportError:
-            check_write_stage_target = None
-        if check_write_stage_target is not None:
-            check_write_stage_target(r, db, coll, stage, spec)
+        ts_admin.check_write_stage_target(r, db, coll, stage, spec)
         if C.get_view(r, db, coll) is not None:
             raise MongoError(ErrorCode.CommandNotSupportedOnView,
                              f"Namespace {db}.{coll} is a view, not a collection")
@@ -338,11 +335,7 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
     with server.engine.read() as r:
         view = C.get_view(r, db, coll)
     if C.is_timeseries_view(view):
-        ts = C.timeseries_module()
-        stage_doc = getattr(ts, "coll_stats_stage_document", None)
-        if stage_doc is None:
-            from server.commands.timeseries_admin import coll_stats_stage_document as stage_doc
-        return [stage_doc(server, db, coll, spec or {})]
+        return [ts_admin.coll_stats_stage_document(server, db, coll, spec or {})]
     from server.commands.stats import coll_stats_document
 
     return [coll_stats_document(server, db, coll, spec or {})]

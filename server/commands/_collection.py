@@ -191,11 +191,9 @@ def resolve(r, db: str, name: str) -> Resolved:
     return Resolved(db, current, pipeline, bool(chain), top_view=chain[0] if chain else None)
 
 
-def timeseries_module():
-    """The time-series seam, imported lazily so this family works before it exists."""
-    from server.commands import timeseries  # noqa: PLC0415
-
-    return timeseries
+def is_buckets_collection(name: str, info) -> bool:
+    """``system.buckets.<c>`` of a time-series collection (its bucket documents)."""
+    return info is not None and info.clustered and name.startswith(BUCKETS_PREFIX)
 
 
 def view_write_error(db: str, name: str, command: str = "") -> MongoError:

@@ -23,6 +23,7 @@ from protocol.errors import ErrorCode, MongoError
 from protocol.messages import RawDocuments, materialize
 from server import collections as access
 from server.commands import _collection as C
+from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
@@ -109,12 +110,12 @@ async def insert(ctx, cmd: dict) -> dict:
     bypass = bool(cmd.get("bypassDocumentValidation", False))
     info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
     if C.is_timeseries_view(view):
-        return await C.timeseries_module().insert(ctx, cmd)  # reads RawDocuments itself
+        return await ts.VIEW_COMMANDS["insert"](ctx, cmd)  # reads RawDocuments itself
     cmd["documents"] = docs = materialize(docs)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
-    if name.startswith(C.BUCKETS_PREFIX) and info is not None and info.clustered:
-        return await C.timeseries_module().insert_buckets(ctx, cmd)
+    if C.is_buckets_collection(name, info):
+        return await ts.BUCKETS_COMMANDS["insert"](ctx, cmd)
     if name == C.SYSTEM_VIEWS:
         raise MongoError(ErrorCode.InvalidNamespace, f"cannot write to '{ctx.db}.system.views'")
     indexes = info.indexes if info is not None else None
@@ -210,7 +211,8 @@ async def update(ctx, cmd: dict) -> dict:
     bypass = bool(cmd.get("bypassDocumentValidation", False))
     info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
     if C.is_timeseries_view(view):
-        return await C.timeseries_module().update(ctx, cmd)
+        return await ts.VIEW_COMMANDS["update"](ctx, cmd)
+    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     for st in raw_statements:  # shape errors fail the whole command, as mongod's IDL parse does
@@ -261,7 +263,7 @@ async def update(ctx, cmd: dict) -> dict:
                     break
         return n, modified, errors, upserted
 
-    n, modified, errors, upserted = await _write(ctx, fn)
+    n, modified, errors, upserted = await write(ctx, fn)
     reply = _reply(n, errors, nModified=modified)
     if upserted:
         reply["upserted"] = upserted
@@ -290,7 +292,8 @@ async def delete(ctx, cmd: dict) -> dict:
     ordered = bool(cmd.get("ordered", True))
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
-        return await C.timeseries_module().delete(ctx, cmd)
+        return await ts.VIEW_COMMANDS["delete"](ctx, cmd)
+    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     match_mod = _q("match")
@@ -339,7 +342,7 @@ async def delete(ctx, cmd: dict) -> dict:
                     break
         return n, errors
 
-    n, errors = await _write(ctx, fn)
+    n, errors = await write(ctx, fn)
     return _reply(n, errors)
 
 
@@ -371,7 +374,8 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
                          "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
-        return await C.timeseries_module().find_and_modify(ctx, cmd)
+        return await ts.VIEW_COMMANDS["findAndModify"](ctx, cmd)
+    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     match_mod, sort_mod = _q("match"), _q("sort")
@@ -406,7 +410,7 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
             access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
         return {"n": 1, "updatedExisting": True}, (new if return_new else doc)
 
-    last, value = await _write(ctx, fn)
+    last, value = await write(ctx, fn)
     if value is not None and proj is not None:
         value = proj(value)
     return {"lastErrorObject": last, "value": value}
@@ -434,6 +438,8 @@ async def count(ctx, cmd: dict) -> dict:
             view = C.get_view(r, ctx.db, name) if info is None else None
             if info is not None and not query and hint is None:
                 n = r.count(info)
+                if C.is_buckets_collection(name, info):
+                    n += ts.unstored_buckets(ctx.server, info.ns)[0]
                 n = max(0, n - skip)
                 return min(n, limit) if limit else n
         if view is not None:

@@ -15,6 +15,7 @@ from bson.int64 import Int64
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import timeseries as ts
 from server.context import CommandSpec
 
 GENERIC_FIELDS = frozenset({
@@ -118,7 +119,7 @@ async def create(ctx, cmd: dict) -> dict:
     name = C.collection_arg(cmd, "create")
     C.check_create_name(db, name)
     if "timeseries" in cmd or name.startswith(C.BUCKETS_PREFIX):
-        return await C.timeseries_module().create(ctx, cmd)
+        return await ts.VIEW_COMMANDS["create"](ctx, cmd)
     options = parse_create_options(cmd)
     ns = C.ns_of(db, name)
     if "viewOn" in options:
@@ -222,7 +223,7 @@ async def drop(ctx, cmd: dict) -> dict:
 
     info, view = await ctx.run_blocking(inspect)
     if C.is_timeseries_view(view) or (name.startswith(C.BUCKETS_PREFIX) and info is not None):
-        return await C.timeseries_module().drop(ctx, db, name)
+        return await ts.drop(ctx, db, name)
     if view is not None:
         await _write(ctx, lambda w: delete_view_doc(w, db, name))
         return {"ns": ns}
@@ -258,7 +259,7 @@ async def drop_database(ctx, cmd: dict) -> dict:
 
     for name in await ctx.run_blocking(ts_views):
         try:
-            await C.timeseries_module().drop(ctx, db, name)
+            await ts.drop(ctx, db, name)
         except MongoError as e:
             if e.code != ErrorCode.NamespaceNotFound:
                 raise
@@ -296,18 +297,15 @@ def _view_entry(view: dict) -> dict:
 
 def list_collection_entries(r, db: str) -> list[dict]:
     """Every entry of ``db`` as listCollections shows it (collections, views, time-series)."""
-    ts = None
     entries = []
     infos = {info.name: info for info in r.list_collections(db)}
     for info in infos.values():
         if info.name.startswith(C.BUCKETS_PREFIX):
-            ts = ts or C.timeseries_module()
             entries.append(ts.buckets_list_collections_entry(info))
         else:
             entries.append(_collection_entry(info))
     for view in C.view_docs(r, db):
         if C.is_timeseries_view(view):
-            ts = ts or C.timeseries_module()
             name = view["_id"].split(".", 1)[1]
             entries.append(ts.list_collections_entry(name, view, infos.get(C.BUCKETS_PREFIX + name)))
         else:
@@ -422,7 +420,7 @@ async def coll_mod(ctx, cmd: dict) -> dict:
 
     info, view = await ctx.run_blocking(inspect)
     if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
-        return await C.timeseries_module().coll_mod(ctx, cmd)
+        return await ts.VIEW_COMMANDS["collMod"](ctx, cmd)
     if view is not None:
         return await _coll_mod_view(ctx, db, name, cmd)
     if info is None:

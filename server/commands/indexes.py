@@ -13,6 +13,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
@@ -199,8 +200,10 @@ async def create_indexes(ctx, cmd: dict) -> dict:
             return r.get_collection(ns), C.get_view(r, db, name)
 
     info, view = await ctx.run_blocking(inspect)
-    if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
-        return await C.timeseries_module().create_indexes(ctx, cmd)
+    if C.is_timeseries_view(view):
+        return await ts.VIEW_COMMANDS["createIndexes"](ctx, cmd)
+    if C.is_buckets_collection(name, info):
+        await ts.close_buckets(ctx, db, name)  # in-memory buckets reach storage first: their keys are built
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     specs = [normalize_spec(s, ns) for s in raw_specs]
@@ -269,7 +272,7 @@ async def list_indexes(ctx, cmd: dict) -> dict:
 
     info, view = await ctx.run_blocking(inspect)
     if C.is_timeseries_view(view):
-        return await C.timeseries_module().list_indexes(ctx, cmd)
+        return await ts.VIEW_COMMANDS["listIndexes"](ctx, cmd)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     if info is None:
@@ -299,7 +302,7 @@ async def drop_indexes(ctx, cmd: dict) -> dict:
 
     info, view = await ctx.run_blocking(inspect)
     if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
-        return await C.timeseries_module().drop_indexes(ctx, cmd)
+        return await ts.VIEW_COMMANDS["dropIndexes"](ctx, cmd)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
 

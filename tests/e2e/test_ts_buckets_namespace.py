@@ -9,7 +9,6 @@ from bson.objectid import ObjectId
 from pymongo.errors import DuplicateKeyError
 
 T0 = dt.datetime(2024, 3, 1)
-pytestmark = pytest.mark.xfail(strict=True, reason="defect 15.2: the buckets namespace misses open buckets")
 
 
 def setup(client, n_hosts=3, per_host=5):

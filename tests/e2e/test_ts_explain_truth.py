@@ -9,7 +9,6 @@ import pytest
 
 T0 = dt.datetime(2024, 3, 1)
 pytestmark = pytest.mark.commands("aggregate", "explain", "find", "createIndexes")
-DEFECT = pytest.mark.xfail(strict=True, reason="defect 15.8: explain shows another filter than the one run")
 
 FILTERS = [
     {"$or": [{"t": {"$gte": T0 + dt.timedelta(hours=2), "$lt": T0 + dt.timedelta(hours=3)}}, {"host": "h3"}]},
@@ -69,7 +68,6 @@ def _matches(doc, flt):
     return True
 
 
-@DEFECT
 def test_the_shown_bucket_filter_selects_exactly_the_buckets_the_read_unpacks(start_server):
     proc = start_server()
     with proc.client() as client:
@@ -93,7 +91,6 @@ def test_the_shown_index_is_the_one_used(start_server):
         assert cursor["executionStats"]["nReturned"] == 4
 
 
-@DEFECT
 def test_server_info_names_this_host_and_port(start_server):
     proc = start_server()
     with proc.client() as client:

@@ -12,8 +12,7 @@ import pytest
 from pymongo.errors import PyMongoError
 
 T0 = dt.datetime(2024, 3, 1)
-pytestmark = [pytest.mark.commands("insert", "find", "setParameter"),
-              pytest.mark.xfail(strict=True, reason="defect 15.1: failed commits leave rows applied")]
+pytestmark = [pytest.mark.commands("insert", "find", "setParameter")]
 
 
 def batch(first, n, host="h1"):

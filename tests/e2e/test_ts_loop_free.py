@@ -59,10 +59,7 @@ def mixed(n):
              **({"tags": {"k": i % 7}} if i % 3 else {"arr": [i]})} for i in range(n)]
 
 
-STALLS = pytest.mark.xfail(strict=True, reason="defect 15.6: decode and routing run on the event loop")
-
-
-@pytest.mark.parametrize("shape", ["uniform", pytest.param("mixed", marks=STALLS), pytest.param("wide", marks=STALLS)])
+@pytest.mark.parametrize("shape", ["uniform", "mixed", "wide"])
 def test_a_concurrent_ping_answers_while_a_huge_insert_is_decoded_and_routed(start_server, shape):
     proc = start_server()
     with proc.client() as client:

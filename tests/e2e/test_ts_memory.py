@@ -41,7 +41,6 @@ def create(client):
     return client.db.ts
 
 
-@pytest.mark.xfail(strict=True, reason="defect 15.5: reading a live bucket with a long string allocates 1024x")
 def test_reading_a_live_bucket_with_a_long_string_allocates_o_of_its_data(start_server):
     proc = start_server()
     with proc.client() as client:
@@ -58,7 +57,6 @@ def test_reading_a_live_bucket_with_a_long_string_allocates_o_of_its_data(start_
         assert peak.growth_mb < LIMIT_MB, peak.growth_mb
 
 
-@pytest.mark.xfail(strict=True, reason="defect 15.5: a 16 MiB measurement builds a bucket far over the limit")
 def test_a_16_mib_measurement_round_trips_or_is_refused_like_a_regular_insert(start_server):
     proc = start_server()
     with proc.client() as client:
@@ -79,7 +77,6 @@ def test_a_16_mib_measurement_round_trips_or_is_refused_like_a_regular_insert(st
         assert coll.count_documents({"v": 1}) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.9: a time-series measurement over 16 MiB is accepted")
 def test_a_measurement_over_the_bson_limit_is_refused_like_a_regular_insert(start_server):
     proc = start_server()
     with proc.client() as client:
