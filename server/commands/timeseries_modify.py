@@ -137,7 +137,8 @@ def _parse_delete(statement: Any, target: Target) -> tuple:
         raise MongoError(
             ErrorCode.IDLFailedToParse, "BSON field 'delete.deletes.q' is missing but a required field"
         )
-    plan = ts_modify.plan_delete(statement, target.time_field, target.meta_field)
+    plan = ts_modify.plan_delete(statement, target.time_field, target.meta_field,
+                                 target.options.bucket_max_span_seconds)
     bucket_match = match.compile_filter(plan.bucket_filter) if plan.bucket_filter else None
     measurement_match = match.compile_filter(plan.measurement_filter) if plan.measurement_filter else None
     hint = statement.get("hint") or None

@@ -61,7 +61,8 @@ class ColumnBatch:
         self.layout = layout
         self.n = raw.n
         self.times = raw.times
-        self.metas = raw.metas  # raw BSON value bytes of each meta (None: no meta field)
+        # the distinct raw BSON meta values and, per row, the index of its own (None: no meta field)
+        self.metas, self.meta_index = _distinct(raw.metas)
         self.meta_kind = layout.meta_kind
         self.layout_key = layout.key
         kinds = dict(zip(layout.fields, layout.kinds, strict=True))
@@ -92,6 +93,15 @@ class ColumnBatch:
         from server.timeseries.rules import value_size
 
         return sum(value_size(v) for v in self.constants.values()) + 12 * len(self.kinds)
+
+
+def _distinct(raws: list[bytes] | None) -> tuple[list[bytes] | None, np.ndarray | None]:
+    if raws is None:
+        return None, None
+    index: dict[bytes, int] = {}
+    setdefault = index.setdefault
+    rows = np.fromiter((setdefault(raw, len(index)) for raw in raws), np.int64, len(raws))
+    return list(index), rows
 
 
 class RowBatch:

@@ -41,6 +41,7 @@ log = logging.getLogger("tidemark.timeseries")
 
 CHECKPOINT_INTERVAL_SECONDS = 60.0
 RETIRE_INTERVAL_SECONDS = 1.0
+SEGMENT_ROWS = 16_384
 
 
 def clustered_rid(bucket_id: Any) -> bytes:
@@ -219,10 +220,17 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
         plan.rows.append((bucket, lo, hi))
     for (ns, table), members in by_table.items():
         slots = np.fromiter((b.slot for b in members), np.int64, len(members))
-        plans[ns].segments.append(journal.Segment.of_table(table, members, slots, table.durable[slots].copy(),
-                                                           table.count[slots].copy()))
+        lo, hi = table.durable[slots].copy(), table.count[slots].copy()
+        # records of at most about SEGMENT_ROWS rows: encoding one holds the GIL on the writer thread
+        ends = np.cumsum(hi - lo)
+        cuts = [0, *np.flatnonzero(np.diff(ends // SEGMENT_ROWS)) + 1, len(members)]
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            if a < b:
+                plans[ns].segments.append(journal.Segment.of_table(table, members[a:b], slots[a:b], lo[a:b], hi[a:b]))
     for ns, log_ in logs.items():
-        trim = log_.trimmable()
+        plan = plans.get(ns)
+        writing = {id(bucket): n for bucket, n, *_ in plan.fulls} if plan is not None else None
+        trim = log_.trimmable(writing)
         if trim is not None:
             state = catalog.get(ns)
             if state is not None:

@@ -51,10 +51,11 @@ from server.query.match_ast import (
     Type,
 )
 from server.query.values import bson_type_name
-from server.timeseries.bucketdoc import date_ms
+from server.timeseries.bucketdoc import date_ms, ms_to_date
 from server.timeseries.minmax import type_class
 
 BucketPredicate = Callable[[dict], bool]
+_INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte"})
 _MISSING = object()
 _STRUCTURAL = (And, Or, Nor, Not)
 
@@ -74,8 +75,8 @@ class BucketFilter:
         return self.predicate is not None or self.lo_s is not None or self.hi_s is not None
 
     def index_filter(self) -> dict | None:
-        """The top-level conjuncts of ``mql`` a buckets index can bound (meta equalities and ``$in``,
-        time bounds on control), for the index choice."""
+        """The top-level conjuncts of ``mql`` a buckets index can bound (comparisons and ``$in`` of
+        meta paths, time bounds on control), for the index choice."""
         parts = self.mql.get("$and", [self.mql]) if self.mql else []
         out: dict[str, Any] = {}
         for part in parts:
@@ -86,8 +87,8 @@ class BucketFilter:
                 continue
             if path.startswith("control.") and not (isinstance(cond, dict) and set(cond) <= {"$gt", "$gte", "$lt", "$lte"}):
                 continue
-            if path.startswith("meta") and isinstance(cond, dict) and any(k.startswith("$") and k not in ("$in", "$eq")
-                                                                         for k in cond):
+            if path.startswith("meta") and isinstance(cond, dict) and any(
+                    k.startswith("$") and k not in _INDEX_OPERATORS for k in cond):
                 continue
             if path in out and isinstance(out[path], dict) and isinstance(cond, dict):
                 out[path] = {**out[path], **cond}
@@ -176,10 +177,13 @@ class _Deriver:
         lo = d_floor_s - self.span_s if op in ("$eq", "$gt", "$gte") else None
         hi = d_floor_s if op in ("$eq", "$lt", "$lte") else None
         low, high = "control.min." + self.tf, "control.max." + self.tf
+        # a bucket starting before d - span ends before d: the bound on the start that index scans need
+        earliest_ms = d_ms - self.span_s * 1000
+        earliest = ms_to_date(earliest_ms)
         if op == "$eq":
-            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}])
+            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": earliest}}])
         elif op in ("$gt", "$gte"):
-            mql = {high: {op: value}}
+            mql = _and([{high: {op: value}}, {low: {op: earliest}}])
         else:
             mql = {low: {op: value}}
         tf = self.tf
@@ -191,11 +195,11 @@ class _Deriver:
             if lo_v is None or hi_v is None:
                 return False
             if op == "$eq":
-                return lo_v <= d_ms <= hi_v
+                return lo_v <= d_ms <= hi_v and lo_v >= earliest_ms
             if op == "$gt":
-                return hi_v > d_ms
+                return hi_v > d_ms and lo_v > earliest_ms
             if op == "$gte":
-                return hi_v >= d_ms
+                return hi_v >= d_ms and lo_v >= earliest_ms
             if op == "$lt":
                 return lo_v < d_ms
             return lo_v <= d_ms

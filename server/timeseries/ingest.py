@@ -34,7 +34,7 @@ ON_LOOP_DOCUMENTS = 2_000  # smaller inserts are parsed on the event loop (a thr
 ON_LOOP_BYTES = 1024 * 1024
 ON_LOOP_DOCUMENT_BYTES = 16 * 1024  # inserts of larger documents on average are parsed off the loop
 COLUMNAR_DOCUMENT_BYTES = 64 * 1024  # larger documents (wide, or long strings) take the per-document parse
-SLICE_VALUES = 200_000  # values (rows x fields) routed between two yields of the event loop
+SLICE_VALUES = 50_000  # values (rows x fields) routed between two yields of the event loop
 DECODE_CHUNK = 500  # documents decoded per C call
 _ONE_MS = _dt.timedelta(milliseconds=1)
 _ID_BYTES = 17  # an ObjectId _id element
@@ -198,7 +198,8 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
     batch = prepared.batch
     if isinstance(batch, ColumnBatch):
         state.last_layout = batch.layout
-        batch.sids = state.series.sids_of_raw(batch.meta_kind, batch.metas, batch.n)
+        distinct = state.series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
+        batch.sids = None if distinct is None else distinct if batch.meta_index is None else distinct[batch.meta_index]
         if batch.sids is None:  # a meta value that is not valid BSON: the per-document parse reports it
             prepared = prepare_rows(documents(cmd), None, options, cmd.get("ordered", True) is not False)
             batch = prepared.batch
@@ -213,7 +214,7 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
             router.route(catalog, state, batch, np.arange(batch.n), limits, load)
         else:
             async with committer.routing():
-                for start, end in zip(cuts, cuts[1:]):
+                for start, end in zip(cuts, cuts[1:], strict=False):
                     router.route(catalog, state, batch, np.arange(start, end), limits, load)
                     if end < batch.n:
                         await asyncio.sleep(0)

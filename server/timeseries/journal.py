@@ -147,9 +147,11 @@ def parse(payload: bytes) -> tuple[dict, list[tuple[ObjectId, int, int, dict | N
     return record, entries
 
 
-def covered(bucket: Any, to: int) -> bool:
-    """The bucket's stored document holds its rows below ``to`` (or it will never be written again)."""
-    return bucket.stored_count >= to or bucket.state is State.FROZEN
+def covered(bucket: Any, to: int, writing: dict | None = None) -> bool:
+    """The bucket's stored document holds its rows below ``to`` (or it will never be written again);
+    ``writing``: id(bucket) -> rows of the full documents the same commit writes."""
+    return bucket.stored_count >= to or bucket.state is State.FROZEN or (
+        writing is not None and writing.get(id(bucket), 0) >= to)
 
 
 class CommitLog:
@@ -163,16 +165,18 @@ class CommitLog:
     def add(self, seq: int, buckets: list, tos: list[int]) -> None:
         self.records.append([seq, buckets, tos, 0])
 
-    def trimmable(self) -> tuple[int, int] | None:
+    def trimmable(self, writing: dict | None = None) -> tuple[int, int] | None:
         """(highest seq, how many records) such that it and every older record are covered by stored
-        documents, or None. Nothing is forgotten until ``trimmed`` (the trim's commit succeeded)."""
+        documents — those already stored, or ``writing`` (full writes of the same commit: the trim goes
+        in their transaction) — or None. Nothing is forgotten until ``trimmed`` (the commit succeeded)."""
         upto, n = None, 0
         for record in self.records:
             seq, buckets, tos, checked = record
             while checked < len(buckets) and covered(buckets[checked], tos[checked]):
                 checked += 1
             record[3] = checked
-            if checked < len(buckets):
+            if checked < len(buckets) and not all(covered(b, to, writing) for b, to in
+                                                  zip(buckets[checked:], tos[checked:], strict=True)):
                 break
             upto, n = seq, n + 1
         return (upto, n) if upto is not None else None

@@ -203,8 +203,9 @@ class DeletePlan:
     limit_one: bool
 
 
-def plan_delete(statement: Any, time_field: str, meta_field: str | None) -> DeletePlan:
-    """Plan one ``deletes`` entry ``{q, limit}`` (7.0 arbitrary deletes: any filter is accepted)."""
+def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: int) -> DeletePlan:
+    """Plan one ``deletes`` entry ``{q, limit}`` (7.0 arbitrary deletes: any filter is accepted);
+    ``span``: the collection's bucketMaxSpanSeconds (bounds bucket starts)."""
     if not isinstance(statement, dict):
         raise MongoError(ErrorCode.TypeMismatch, "Each delete statement must be an object")
     query = statement.get("q")
@@ -222,13 +223,8 @@ def plan_delete(statement: Any, time_field: str, meta_field: str | None) -> Dele
     limit_one = limit == 1
     if not limit_one and (not query or (meta_field is not None and is_meta_only(query, meta_field))):
         return DeletePlan(True, translate_meta_query(query, meta_field) if query else {}, query, False)
-    return DeletePlan(False, loose_bucket_filter(query, time_field, meta_field), query, limit_one)
-
-
-def loose_bucket_filter(query: dict, time_field: str, meta_field: str | None, span: int = 3600) -> dict:
-    """The bucket-level filter every bucket holding a matching measurement satisfies: the one
-    derivation (filters.py) of the statement's filter."""
-    return derive(parse_filter(query), time_field, meta_field, span).mql
+    # the bucket-level filter every bucket holding a matching measurement satisfies: the one derivation
+    return DeletePlan(False, derive(parse_filter(query), time_field, meta_field, span).mql, query, limit_one)
 
 
 def bucket_measurement_count(bucket: dict, time_field: str) -> int:

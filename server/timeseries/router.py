@@ -143,7 +143,7 @@ class _Run:
     __slots__ = ("count", "size", "columns", "_own")
 
     def __init__(self, bucket: Any):
-        self.count, self.size, self.columns = bucket.count, bucket.size, bucket.columns
+        self.count, self.size, self.columns = bucket.count, bucket.size, _held(bucket)
         self._own = False
 
     def add(self, row: dict, size: int, meta_field: str | None) -> None:
@@ -226,8 +226,14 @@ def _reason(batch: Any, bucket: Any, row: int, limits: rules.Limits, meta_field:
             return rules.SCHEMA
         return rules.size_reason(bucket.count, bucket.size, _column_sizes(batch, bucket, 1)[0], limits)
     record = batch.rows[row]
-    size = rules.measurement_size(bucket.columns.__contains__, bucket.count, record, meta_field)
+    size = rules.measurement_size(_held(bucket).__contains__, bucket.count, record, meta_field)
     return rules.row_reason(bucket, record, size, limits, meta_field)
+
+
+def _held(bucket: Any) -> Any:
+    """The fields a bucket's rows hold (a new bucket holds its time column only, whatever its table
+    layout: the rules count creating the other columns with its first row)."""
+    return bucket.columns if bucket.count else {bucket.time_field: None}
 
 
 def _open(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits) -> Any:
@@ -308,7 +314,7 @@ def _column_sizes(batch: ColumnBatch, bucket: Any, k: int) -> np.ndarray:
     layout = rules.LayoutSizes(sum(value_sizes.values()), len(batch.order), 0)
     sizes = rules.row_sizes(layout, positions)
     digits = len(POS_KEYS[count]) if count < len(POS_KEYS) else len(str(count))
-    columns = bucket.columns
+    columns = _held(bucket)
     sizes[0] += sum(12 + len(name) + 2 * (value_sizes[name] + digits + 2) for name in batch.order if name not in columns)
     return sizes
 

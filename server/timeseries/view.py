@@ -108,21 +108,28 @@ class GroupableMeasurements:
 
 
 def _index_plan(engine: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None) -> Any:
-    """An IXSCAN plan over a buckets index whose leading field the bucket filter bounds (or the hinted
-    one), else None (scan the clustered ``_id`` range)."""
     hinted = hint is not None and hint != {} and hint != ""
-    ixfilter = bfilter.index_filter()
-    if ixfilter is None and not hinted:
+    if bfilter.index_filter() is None and not hinted:
         return None
     with engine.read() as r:
         info = r.get_collection(ns)
     indexes = list(info.indexes) if info is not None else []
+    return choose_index(indexes, bfilter, hint, spec.time_field, spec.meta_field)
+
+
+def choose_index(indexes: list[dict], bfilter: BucketFilter, hint: Any, time_field: str,
+                 meta_field: str | None) -> Any:
+    """An IXSCAN plan over a buckets index whose leading field the bucket filter bounds (or the hinted
+    one: index name or *user* key pattern; unknown or hidden -> 2 BadValue), else None (scan the
+    clustered ``_id`` range)."""
+    hinted = hint is not None and hint != {} and hint != ""
+    ixfilter = bfilter.index_filter()
     if hinted:
-        name = translate_hint(hint, indexes, spec.time_field, spec.meta_field)
+        name = translate_hint(hint, indexes, time_field, meta_field)
         if isinstance(name, dict):  # {$natural: ±1}: the clustered scan
             return None
         return planner.choose_plan(indexes, ixfilter or {}, None, name)
-    if not indexes:
+    if ixfilter is None or not indexes:
         return None
     plan = planner.choose_plan(indexes, ixfilter, None, None)
     return plan if plan.kind == "IXSCAN" and plan.index is not None else None

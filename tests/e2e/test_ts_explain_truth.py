@@ -47,6 +47,10 @@ def check_filters(client, coll):
         assert got == sorted((d["t"], d["host"]) for d in coll.find() if _matches(d, flt))
 
 
+OPS = {"$gte": lambda v, x: v >= x, "$gt": lambda v, x: v > x, "$lt": lambda v, x: v < x,
+       "$lte": lambda v, x: v <= x, "$in": lambda v, x: v in x}
+
+
 def _matches(doc, flt):
     for key, cond in flt.items():
         if key == "$or":
@@ -58,10 +62,7 @@ def _matches(doc, flt):
         elif isinstance(cond, dict):
             value = doc[key]
             for op, operand in cond.items():
-                ok = {"$gte": lambda: value >= operand, "$gt": lambda: value > operand,
-                      "$lt": lambda: value < operand, "$lte": lambda: value <= operand,
-                      "$in": lambda: value in operand}[op]()
-                if not ok:
+                if not OPS[op](value, operand):
                     return False
         elif doc[key] != cond:
             return False
