@@ -121,7 +121,6 @@ class App:
         dispatcher = Dispatcher(state)
         for hook in LIFECYCLE_HOOKS:
             await hook.on_startup(state)
-        _tune_gc()
         loop = asyncio.get_running_loop()
 
         def factory() -> Connection:
@@ -229,6 +228,10 @@ async def serve(options: ServerOptions) -> int:
         log.error("CONTROL", 20557, "Fatal error at start-up", ctx="initandlisten", error=exc.message)
         print(f"tidemark: {exc.message}", file=sys.stderr)
         return exc.exit_code
+    # A process-wide choice, so only the server's own process makes it: an App embedded in another
+    # program (tidemark.testing, the lifecycle tests) must not freeze its host's heap — frozen objects
+    # are never collected, and at exit extension modules report them as leaked.
+    _tune_gc()
     await app.serve_until_stopped()
     return 0
 
