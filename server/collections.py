@@ -27,6 +27,7 @@ from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import capped
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
@@ -267,6 +268,8 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
         from server.commands.ddl import ensure_collection
 
         old = w.get_collection(ns)
+        if capped.limits(old) is not None:
+            raise MongoError(17152, f"namespace '{ns}' is capped so it can't be used for $out")
         indexes = [s for s in (old.indexes if old else ()) if s["name"] != "_id_"]
         options = dict(old.options) if old else {}
         if old is not None:
@@ -318,8 +321,11 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
                                             "for at least one document in the source collection")
                 if when_not_matched == "insert":
                     new = C.prepare_insert(doc)
+                    raw = C.encode_doc(new)
+                    if capped.limits(info) is not None:
+                        capped.limits(info).check_document(len(raw))
                     info, keys = C.write_keys(w, info, new)
-                    w.insert(info, C.encode_doc(new), keys)
+                    w.insert(info, raw, keys)
                 continue
             rid, old = existing
             if when_matched == "fail":
@@ -330,6 +336,7 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
             new["_id"] = old["_id"]
             info, keys = C.write_keys(w, info, new)
             w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), keys)
+        capped.trim(w, info)
 
     server.engine.write(fn).result()
 
@@ -404,12 +411,18 @@ class FindSpec:
             raise MongoError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0")
         if self.hint is not None and not isinstance(self.hint, (str, dict)):
             raise MongoError(ErrorCode.FailedToParse, "hint must be either a string or nested object")
-        for unsupported in ("returnKey", "showRecordId", "tailable", "awaitData"):
+        for unsupported in ("returnKey", "showRecordId"):
             if cmd.get(unsupported):
-                if unsupported in ("tailable", "awaitData"):
-                    raise MongoError(ErrorCode.BadValue,
-                                     "error processing query: tailable cursor requested on non capped collection")
                 raise MongoError(ErrorCode.CommandNotSupported, f"find option '{unsupported}' is not supported by Tidemark")
+        self.tailable = bool(cmd.get("tailable", False))
+        self.await_data = bool(cmd.get("awaitData", False))
+        if self.await_data and not self.tailable:
+            raise MongoError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
+        if self.tailable:
+            if self.sort and self.sort != {"$natural": 1}:
+                raise MongoError(ErrorCode.BadValue, "cannot use tailable option with a sort other than {$natural: 1}")
+            if self.single_batch:
+                raise MongoError(ErrorCode.BadValue, "cannot use tailable option with the 'singleBatch' option")
         collation = cmd.get("collation")
         if collation and collation.get("locale", "simple") != "simple":
             raise MongoError(ErrorCode.CommandNotSupported, "collations other than 'simple' are not supported by Tidemark")
@@ -563,11 +576,15 @@ def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=N
     validator = None if validator_bypass else C.validator_for(info)
     if validator is not None:
         validator.check(new)
+    cap = capped.limits(info)
+    if cap is not None:
+        cap.check_document(len(raw))
     try:
         info, keys = C.write_keys(w, info, new)
         w.insert(info, raw, keys)
     except StorageError as e:
         raise storage_error(info, e, new) from None
+    capped.trim(w, info, cap)
     return new
 
 

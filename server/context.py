@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from protocol.errors import ErrorCode, MongoError
+from server.tailable import InsertNotifier
 
 if TYPE_CHECKING:
     from server.cursors import CursorRegistry
@@ -101,6 +102,8 @@ class ServerState:
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     # Extra serverStatus sections ("bucketCatalog", ...): name -> zero-argument callable -> dict.
     status_sections: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+    # Wakes awaitData getMores when documents are inserted (server/tailable.py).
+    tailing: InsertNotifier = field(default_factory=InsertNotifier)
 
 
 class CommandContext:

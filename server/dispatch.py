@@ -20,6 +20,7 @@ from server import log
 from server.commands import (
     admin,
     aggregate,
+    capped,
     crud,
     cursors,
     databases,
@@ -37,7 +38,7 @@ FAMILIES = (
     admin,
     sessions,
     cursors,
-    databases, ddl, crud, aggregate, indexes, stats,
+    databases, ddl, crud, aggregate, indexes, stats, capped,
 )
 
 # Characters mongod refuses in database names.

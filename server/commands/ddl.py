@@ -15,6 +15,7 @@ from bson.int64 import Int64
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import capped
 from server.context import CommandSpec
 
 GENERIC_FIELDS = frozenset({
@@ -48,8 +49,6 @@ def parse_create_options(cmd: dict) -> dict:
         if key not in CREATE_OPTIONS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
         options[key] = value
-    if options.get("capped"):
-        raise MongoError(ErrorCode.CommandNotSupported, "capped collections are not supported by Tidemark")
     if "clusteredIndex" in options:
         raise MongoError(ErrorCode.CommandNotSupported,
                          "clustered collections are not supported by Tidemark (except time-series)")
@@ -61,8 +60,12 @@ def parse_create_options(cmd: dict) -> dict:
         raise MongoError(ErrorCode.CommandNotSupported, "collations other than 'simple' are not supported by Tidemark")
     if "encryptedFields" in options:
         raise MongoError(ErrorCode.CommandNotSupported, "queryable encryption is not supported by Tidemark")
+    cap = capped.parse_create_options(cmd)
     for k in ("capped", "size", "max", "autoIndexId", "temp", "flags"):
         options.pop(k, None)
+    if cap and "viewOn" in options:
+        raise MongoError(ErrorCode.InvalidOptions, "'capped' option not supported on a view")
+    options = {**cap, **options}
     if "validator" in options:
         if not isinstance(options["validator"], dict):
             raise MongoError(ErrorCode.TypeMismatch,
@@ -436,6 +439,7 @@ async def coll_mod(ctx, cmd: dict) -> dict:
         if k in cmd:
             changes[k] = cmd[k]
     check_validation_options(changes)
+    cap_changes = capped.parse_coll_mod(cmd)
     index_change = cmd.get("index")
     if index_change is not None and not isinstance(index_change, dict):
         raise MongoError(ErrorCode.TypeMismatch, "BSON field 'collMod.index' is the wrong type, expected type 'object'")
@@ -454,7 +458,9 @@ async def coll_mod(ctx, cmd: dict) -> dict:
                     options.pop("validator", None)
                 else:
                     options[k] = v
-            w.set_options(ns, options)
+            current = w.set_options(ns, options)
+        if cap_changes:
+            capped.coll_mod(w, current, cap_changes)
         return reply
 
     return await _write(ctx, fn)

@@ -24,6 +24,9 @@ def storage_stats(r, info, scale: int = 1) -> dict:
     size = r.data_size(info)
     index_sizes = {s["name"]: r.index_size(info, s["name"]) for s in info.indexes}
     total_index = sum(index_sizes.values())
+    options = info.options or {}
+    capped = {"capped": True, "max": Int64(options.get("max") or 0), "maxSize": Int64(options["size"] // scale)} \
+        if options.get("capped") else {"capped": False}
     return {
         "size": Int64(size // scale),
         "count": Int64(count),
@@ -31,7 +34,7 @@ def storage_stats(r, info, scale: int = 1) -> dict:
         "numOrphanDocs": Int64(0),
         "storageSize": Int64(size // scale),
         "freeStorageSize": Int64(0),
-        "capped": False,
+        **capped,
         "nindexes": len(info.indexes),
         "indexBuilds": [],
         "totalIndexSize": Int64(total_index // scale),
