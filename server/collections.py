@@ -349,10 +349,20 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
         stage_doc = getattr(ts, "coll_stats_stage_document", None)
         if stage_doc is None:
             from server.commands.timeseries_admin import coll_stats_stage_document as stage_doc
-        return [stage_doc(server, db, coll, spec or {})]
-    from server.commands.stats import coll_stats_document
+        doc = stage_doc(server, db, coll, spec or {})
+    else:
+        from server.commands.stats import coll_stats_document
 
-    return [coll_stats_document(server, db, coll, spec or {})]
+        doc = coll_stats_document(server, db, coll, spec or {})
+    # The header every $collStats document shares, in mongod's order: the real host:port and the
+    # collection's latencies as top records them (server/top.py).
+    head = {"ns": doc.pop("ns"), "host": server.host, "localTime": doc.pop("localTime", None)}
+    doc.pop("host", None)
+    latency = (spec or {}).get("latencyStats")
+    if latency is not None:
+        histograms = isinstance(latency, dict) and bool(latency.get("histograms"))
+        head["latencyStats"] = server.top.latency_stats(C.ns_of(db, coll), histograms)
+    return [{**head, **doc}]
 
 
 def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
@@ -360,7 +370,7 @@ def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
         info = r.get_collection(C.ns_of(db, coll))
         if info is None:
             return []
-        return [{"name": s["name"], "key": s["key"], "host": "localhost",
+        return [{"name": s["name"], "key": s["key"], "host": server.host,
                  "accesses": {"ops": Int64(0), "since": None}, "spec": C.public_index_spec(s)}
                 for s in info.indexes]
 

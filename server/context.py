@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
@@ -20,7 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from protocol.errors import ErrorCode, MongoError
+from server.profiler import Profiler
 from server.tailable import InsertNotifier
+from server.top import Top
 
 if TYPE_CHECKING:
     from server.cursors import CursorRegistry
@@ -102,14 +105,28 @@ class ServerState:
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     # Extra serverStatus sections ("bucketCatalog", ...): name -> zero-argument callable -> dict.
     status_sections: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+    # Per-namespace usage and latencies (server/top.py) and the profiler (server/profiler.py; its
+    # slowms comes from the options when the state is created).
+    top: Top = field(default_factory=Top)
+    profiler: Profiler | None = None
     # Wakes awaitData getMores when documents are inserted (server/tailable.py).
     tailing: InsertNotifier = field(default_factory=InsertNotifier)
+
+
+    def __post_init__(self) -> None:
+        if self.profiler is None:
+            self.profiler = Profiler(self.options.slowms)
+
+    @property
+    def host(self) -> str:
+        """``hostname:port`` as mongod reports itself (serverStatus, $collStats, $indexStats)."""
+        return f"{socket.gethostname()}:{self.options.port}"
 
 
 class CommandContext:
     """Per-command context: target database, server and connection state, and deadline helpers."""
 
-    __slots__ = ("server", "conn", "db", "command_name", "lsid", "deadline")
+    __slots__ = ("server", "conn", "db", "command_name", "lsid", "deadline", "facts")
 
     def __init__(
         self,
@@ -127,6 +144,9 @@ class CommandContext:
         self.command_name = command_name
         self.lsid = lsid
         self.deadline = time.monotonic() + max_time_ms / 1000 if max_time_ms else None
+        # How a read found its documents (server.profiler.ReadFacts), left by find/aggregate/getMore
+        # for the profiler and the slow-query log.
+        self.facts: Any = None
 
     async def run_blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run synchronous (storage/query) work in the server's thread pool."""

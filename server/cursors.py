@@ -49,6 +49,7 @@ class Cursor:
     pending: Any = _NOTHING  # one document held back (peeked or too big for the last batch)
     tailable: bool = False
     await_data: bool = False
+    facts: Any = None  # server.profiler.ReadFacts of the read this cursor continues
 
     def close(self) -> None:
         close = getattr(self.iterator, "close", None)
@@ -223,6 +224,7 @@ async def cursor_reply(
     no_timeout: bool = False,
     tailable: bool = False,
     await_data: bool = False,
+    facts: Any = None,
 ) -> dict[str, Any]:
     """Open a cursor over ``iterator`` and answer its first batch, MongoDB-style:
     ``{"cursor": {"firstBatch": [...], "id": Int64, "ns": ns}}``.
@@ -233,6 +235,7 @@ async def cursor_reply(
     registry: CursorRegistry = ctx.server.cursors
     cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout, tailable=tailable,
                            await_data=await_data)
+    cursor.facts = facts
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
     if single_batch and cursor_id:

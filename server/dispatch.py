@@ -27,6 +27,7 @@ from server.commands import (
     ddl,
     handshake,
     indexes,
+    profiling,
     sessions,
     stats,
 )
@@ -39,6 +40,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, indexes, stats, capped,
+    profiling,
 )
 
 # Characters mongod refuses in database names.
@@ -110,6 +112,7 @@ class Dispatcher:
         started = time.monotonic()
         name = next(iter(cmd), "") if cmd else ""
         spec = self.table.get(name)
+        ctx = None
         try:
             if spec is None:
                 if not name:
@@ -133,17 +136,13 @@ class Dispatcher:
             if spec is None:
                 self.server.opcounters["command"] += 1
             reply = error_reply(exc, context=f"conn{conn.id}")
-        elapsed_ms = (time.monotonic() - started) * 1000
-        if elapsed_ms > self.server.options.slowms:
-            log.info(
-                "COMMAND",
-                51803,
-                "Slow query",
-                ctx=f"conn{conn.id}",
-                type="command",
-                ns=f"{cmd.get('$db')}.{cmd.get(name) if isinstance(cmd.get(name), str) else '$cmd'}",
-                command=name,
-                durationMillis=int(elapsed_ms),
-                ok=reply.get("ok"),
-            )
+        elapsed = time.monotonic() - started
+        server = self.server
+        db = cmd.get("$db")
+        if spec is not None and isinstance(db, str):
+            server.top.record(spec.name, cmd, db, elapsed)
+        if server.profiler.should_look(elapsed * 1000) and isinstance(db, str):
+            facts = ctx.facts if ctx is not None else None
+            await server.profiler.finish(server, conn, db, spec.name if spec else name, cmd, reply,
+                                         elapsed * 1000, facts)
         return reply

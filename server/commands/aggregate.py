@@ -16,6 +16,7 @@ from protocol.errors import ErrorCode, MongoError
 from server import collections as access
 from server.commands import _collection as C
 from server.context import CommandSpec
+from server.profiler import ReadFacts
 from server.query import plan as planner
 
 # --------------------------------------------------------------------------------------------------
@@ -83,13 +84,15 @@ async def aggregate(ctx, cmd: dict) -> dict:
         if name is None:
             return _db_level(ctx.server, db, pipeline, let, allow_disk)
         access.check_output_stage(ctx.server, db, pipeline)
-        return access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
-                         allow_disk_use=allow_disk, ctx=ctx, budget=budget).docs
+        result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
+                                  allow_disk_use=allow_disk, ctx=ctx, budget=budget)
+        ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
+        return result.docs
 
     docs = budget.outer(await ctx.run_blocking(work))
     from server.cursors import cursor_reply
 
-    return await cursor_reply(ctx, ns, docs, batch_size, False, first=True)
+    return await cursor_reply(ctx, ns, docs, batch_size, False, first=True, facts=ctx.facts)
 
 
 def _db_level(server, db: str, pipeline: list[dict], let, allow_disk) -> Iterator[dict]:
@@ -114,10 +117,11 @@ def _db_level(server, db: str, pipeline: list[dict], let, allow_disk) -> Iterato
 VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
 
 
-def _server_info() -> dict:
+def _server_info(server) -> dict:
     import socket
 
-    return {"host": socket.gethostname(), "port": 27017, "version": "7.0.0", "gitVersion": "tidemark"}
+    return {"host": socket.gethostname(), "port": server.options.port, "version": "7.0.0",
+            "gitVersion": "tidemark"}
 
 
 def _stage_list(pipeline: list[dict]) -> list[dict]:
@@ -152,13 +156,13 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     result = await ctx.run_blocking(work)
     ns = C.ns_of(db, name) if name else f"{db}.$cmd.aggregate"
     if result is None:
-        return {"stages": _stage_list(pipeline), "serverInfo": _server_info()}
+        return {"stages": _stage_list(pipeline), "serverInfo": _server_info(ctx.server)}
     res, n, millis = result
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
         buckets_ns = C.ns_of(db, await ctx.run_blocking(buckets_name))
         stages = _timeseries_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity)
-        return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(),
+        return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server),
                 "command": {"aggregate": name, "pipeline": pipeline}}
     planner_doc = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
                    "winningPlan": res.plan.explain(has_sort=sort is not None, filter=flt)
@@ -168,7 +172,7 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     if n is not None:
         cursor_stage["$cursor"]["executionStats"] = _exec_stats(n, millis, res.stats)
     reply = {"explainVersion": "1", "stages": [cursor_stage, *_stage_list(res.pipeline)],
-             "serverInfo": _server_info(), "command": {"aggregate": name, "pipeline": pipeline}}
+             "serverInfo": _server_info(ctx.server), "command": {"aggregate": name, "pipeline": pipeline}}
     return reply
 
 
@@ -315,7 +319,7 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
              "queryPlanner": {"namespace": res.namespace, "indexFilterSet": False, "parsedQuery": spec.filter,
                               "maxIndexedOrSolutionsReached": False, "maxIndexedAndSolutionsReached": False,
                               "maxScansToExplodeReached": False, "winningPlan": win, "rejectedPlans": []},
-             "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": _server_info()}
+             "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": _server_info(ctx.server)}
     if n is not None:
         reply["executionStats"] = _exec_stats(n, millis, res.stats)
         # Compass draws its plan tree from executionStages: the winning plan with the counters on top
@@ -382,7 +386,7 @@ async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
     return {"explainVersion": "1",
             "queryPlanner": {"namespace": C.ns_of(ctx.db, name), "indexFilterSet": False, "parsedQuery": flt,
                              "winningPlan": win, "rejectedPlans": []},
-            "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": _server_info()}
+            "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": _server_info(ctx.server)}
 
 
 

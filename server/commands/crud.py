@@ -28,6 +28,7 @@ from server import tailable
 from server.commands import _collection as C
 from server.commands import capped
 from server.context import CommandSpec
+from server.profiler import ReadFacts
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
@@ -173,6 +174,7 @@ async def find(ctx, cmd: dict) -> dict:
         return await _tailable_find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
     result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, budget, True)
+    ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
     docs = budget.outer(result.docs)
     batch_size = spec.batch_size
     single = spec.single_batch
@@ -181,7 +183,7 @@ async def find(ctx, cmd: dict) -> dict:
     from server.cursors import cursor_reply
 
     return await cursor_reply(ctx, ns, docs, batch_size, single, first=True,
-                              no_timeout=bool(cmd.get("noCursorTimeout", False)))
+                              no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts)
 
 
 async def _tailable_find(ctx, spec, ns: str, cmd: dict) -> dict:

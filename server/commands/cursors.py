@@ -73,6 +73,8 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     if "maxTimeMS" in cmd and not cursor.await_data:
         raise MongoError(ErrorCode.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor")
     batch_size = batch_size or cursor.batch_size
+    if cursor.facts is not None:
+        ctx.facts = cursor.facts.resumed()
     if cursor.await_data:
         batch, next_id = await _await_batch(ctx, cursor, batch_size, cmd.get("maxTimeMS"))
     else:

@@ -7,7 +7,6 @@ index key from the records and compares the counts with what each index holds.
 from __future__ import annotations
 
 import datetime
-import socket
 
 from bson.int64 import Int64
 
@@ -60,7 +59,7 @@ def _scale(spec: dict | None) -> int:
 def coll_stats_document(server, db: str, coll: str, spec: dict) -> dict:
     """One `$collStats` output document (storageStats / count sections as requested)."""
     ns = C.ns_of(db, coll)
-    out: dict = {"ns": ns, "host": f"{socket.gethostname()}:27017",
+    out: dict = {"ns": ns, "host": server.host,
                  "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None)}
     with server.engine.read() as r:
         info = r.get_collection(ns)
@@ -72,9 +71,6 @@ def coll_stats_document(server, db: str, coll: str, spec: dict) -> dict:
             out["storageStats"] = storage_stats(r, info, scale) if info else _empty_stats(scale)
         if "count" in spec:
             out["count"] = Int64(r.count(info)) if info else Int64(0)
-        if "latencyStats" in spec:
-            zero = {"latency": Int64(0), "ops": Int64(0)}
-            out["latencyStats"] = {"reads": zero, "writes": zero, "commands": zero, "transactions": zero}
     return out
 
 
