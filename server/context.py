@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from protocol.errors import ErrorCode, MongoError
 from server.profiler import Profiler
+from server.session_cache import SessionCache
 from server.tailable import InsertNotifier
 from server.top import Top
 
@@ -109,6 +110,8 @@ class ServerState:
     # slowms comes from the options when the state is created).
     top: Top = field(default_factory=Top)
     profiler: Profiler | None = None
+    # Logical sessions seen by this server (server/session_cache.py, $listLocalSessions).
+    sessions: SessionCache = field(default_factory=SessionCache)
     # Wakes awaitData getMores when documents are inserted (server/tailable.py).
     tailing: InsertNotifier = field(default_factory=InsertNotifier)
 

@@ -28,6 +28,7 @@ from server.commands import (
     handshake,
     indexes,
     profiling,
+    replication,
     sessions,
     stats,
 )
@@ -40,7 +41,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, indexes, stats, capped,
-    profiling,
+    profiling, replication,
 )
 
 # Characters mongod refuses in database names.
@@ -125,6 +126,9 @@ class Dispatcher:
                 )
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
+            lsid = cmd.get("lsid")
+            if lsid is not None:
+                self.server.sessions.touch(lsid, conn)
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
             ctx = CommandContext(

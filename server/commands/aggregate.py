@@ -15,6 +15,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server import collections as access
 from server.commands import _collection as C
+from server.commands import replication
 from server.context import CommandSpec
 from server.profiler import ReadFacts
 from server.query import plan as planner
@@ -57,6 +58,13 @@ def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
 
 async def aggregate(ctx, cmd: dict) -> dict:
     target, pipeline = parse_aggregate(cmd)
+    replication.check_change_stream(pipeline)
+    sessions = None
+    if replication.is_list_local_sessions(pipeline):
+        if isinstance(target, str):
+            raise MongoError(ErrorCode.InvalidNamespace, "$listLocalSessions must be run against the database "
+                                                         "with {aggregate: 1}, not a collection")
+        sessions = replication.local_sessions(ctx, pipeline[0]["$listLocalSessions"])  # loop-side state
     if any(isinstance(s, dict) and ("$out" in s or "$merge" in s) for s in pipeline):
         C.check_no_transaction(cmd)
     elif "startTransaction" in cmd or "autocommit" in cmd:
@@ -81,6 +89,10 @@ async def aggregate(ctx, cmd: dict) -> dict:
     budget = access.TimeBudget(max_time)
 
     def work():
+        if sessions is not None:
+            pctx = access.pipeline_context(ctx.server, db, "$cmd.aggregate", variables=let,
+                                           allow_disk_use=allow_disk)
+            return access.run_pipeline(pipeline[1:], sessions, pctx)
         if name is None:
             return _db_level(ctx.server, db, pipeline, let, allow_disk)
         access.check_output_stage(ctx.server, db, pipeline)
@@ -281,6 +293,7 @@ async def explain(ctx, cmd: dict) -> dict:
     db = ctx.db
     if command == "aggregate":
         target, pipeline = parse_aggregate({**inner, "explain": True})
+        replication.check_change_stream(pipeline)
         return await explain_aggregate(ctx, db, target if isinstance(target, str) else None, pipeline,
                                        inner, verbosity)
     if command == "find":

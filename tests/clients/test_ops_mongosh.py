@@ -51,3 +51,13 @@ def test_capped_collection_and_tailable_cursor_in_mongosh(mongosh, db):
         "({capped: db.log.isCapped(), ids: db.log.find().toArray().map(d => d._id), first,"
         "  stats: db.log.stats().maxSize})")
     assert result == {"capped": True, "ids": [2, 3], "first": 2, "stats": 4096}
+
+
+@pytest.mark.commands("replSetGetStatus", "aggregate")
+def test_rs_status_and_watch_answer_like_a_standalone(mongosh):
+    result = mongosh(
+        "const codes = {};"
+        "try { rs.status(); } catch (e) { codes.status = e.code; }"
+        "try { db.getSiblingDB('w').c.watch().tryNext(); } catch (e) { codes.watch = e.code; }"
+        "codes")
+    assert result == {"status": 76, "watch": 40573}
