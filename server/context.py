@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from protocol.errors import ErrorCode, MongoError
+from server.failpoints import FailPoints
 from server.profiler import Profiler
 from server.session_cache import SessionCache
 from server.tailable import InsertNotifier
@@ -49,6 +50,12 @@ class CommandSpec:
     aliases: tuple[str, ...] = ()
     admin_only: bool = False
     counter: str | None = "command"
+    test_only: bool = False  # exists only with --setParameter enableTestCommands=1 (like mongod)
+
+
+class CloseConnection(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised by dispatch to drop the client's connection without a reply (failCommand's
+    ``closeConnection``); the connection closes quietly."""
 
 
 @dataclass
@@ -112,6 +119,8 @@ class ServerState:
     profiler: Profiler | None = None
     # Logical sessions seen by this server (server/session_cache.py, $listLocalSessions).
     sessions: SessionCache = field(default_factory=SessionCache)
+    # Fail points armed by configureFailPoint (server/failpoints.py; test commands only).
+    failpoints: FailPoints = field(default_factory=FailPoints)
     # Wakes awaitData getMores when documents are inserted (server/tailable.py).
     tailing: InsertNotifier = field(default_factory=InsertNotifier)
 

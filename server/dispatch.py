@@ -11,6 +11,7 @@ the log, and the connection stays open.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -31,8 +32,16 @@ from server.commands import (
     replication,
     sessions,
     stats,
+    testing,
 )
-from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec, ConnectionInfo, ServerState
+from server.context import (
+    GENERIC_ARGUMENTS,
+    CloseConnection,
+    CommandContext,
+    CommandSpec,
+    ConnectionInfo,
+    ServerState,
+)
 from storage.errors import StorageError
 
 FAMILIES = (
@@ -41,7 +50,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, indexes, stats, capped,
-    profiling, replication,
+    profiling, replication, testing,
 )
 
 # Characters mongod refuses in database names.
@@ -101,12 +110,30 @@ def _max_time_ms(cmd: dict[str, Any]) -> int | None:
     return int(value) or None
 
 
+async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], conn: ConnectionInfo) -> None:
+    """failCommand's effect on this command, if it fires: block, then close or fail (server/failpoints.py)."""
+    action = failpoints.before((spec.name, *spec.aliases), cmd, conn)
+    if action is None:
+        return
+    if action.block_ms:
+        await asyncio.sleep(action.block_ms / 1000)
+    if action.close:
+        log.info("COMMAND", 20431, "Failing command via 'failCommand' failpoint: closing connection",
+                 ctx=f"conn{conn.id}", command=spec.name)
+        raise CloseConnection()
+    if action.error is not None:
+        raise action.error
+
+
 class Dispatcher:
     """Runs one command document against the table and always returns a reply document."""
 
     def __init__(self, server: ServerState, table: dict[str, CommandSpec] | None = None):
         self.server = server
-        self.table = build_table() if table is None else table
+        table = build_table() if table is None else table
+        if not server.params["enableTestCommands"]:
+            table = {name: spec for name, spec in table.items() if not spec.test_only}
+        self.table = table
         server.commands = self.table
 
     async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -131,11 +158,18 @@ class Dispatcher:
                 self.server.sessions.touch(lsid, conn)
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
+            failpoints = self.server.failpoints
+            if failpoints.active:
+                await _inject_failure(failpoints, spec, cmd, conn)
             ctx = CommandContext(
                 self.server, conn, db, spec.name, lsid=cmd.get("lsid"), max_time_ms=_max_time_ms(cmd)
             )
             reply = await spec.handler(ctx, cmd)
             reply["ok"] = 1.0
+            if failpoints.active:
+                reply.update(failpoints.write_concern_error((spec.name, *spec.aliases), cmd, conn) or {})
+        except CloseConnection:
+            raise
         except Exception as exc:  # noqa: BLE001 - this is the one translation point
             if spec is None:
                 self.server.opcounters["command"] += 1
