@@ -63,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--slowms", type=int, metavar="MS", help="log operations slower than MS (default 100)"
     )
+    parser.add_argument(
+        "--metricsPort", type=int, metavar="PORT", dest="metrics_port",
+        help="serve Prometheus metrics at http://<bind_ip>:PORT/metrics (default: off)",
+    )
     return parser
 
 
@@ -128,6 +132,11 @@ def parse_options(argv: list[str]) -> ServerOptions:
     if not isinstance(slowms, int) or slowms < 0:
         parser.error(f"slowms must be a non-negative integer, got {slowms!r}")
     options.slowms = slowms
+    metrics_port = args.metrics_port if args.metrics_port is not None else net.get("metricsPort")
+    if metrics_port is not None and (not isinstance(metrics_port, int) or not 0 < metrics_port <= 65535
+                                     or metrics_port == port):
+        parser.error(f"metricsPort must be between 1 and 65535 and differ from the port, got {metrics_port!r}")
+    options.metrics_port = metrics_port
     options.config = args.config
     options.set_parameters = [f"{name}={_yaml_scalar(value)}" for name, value in file_params.items()]
     options.set_parameters += args.set_parameters
@@ -146,7 +155,8 @@ def _yaml_scalar(value: Any) -> str:
 def _parsed_view(options: ServerOptions) -> dict[str, Any]:
     """The mongod-style nested view that getCmdLineOpts reports as ``parsed``."""
     parsed: dict[str, Any] = {
-        "net": {"bindIp": ",".join(options.bind_ip), "port": options.port},
+        "net": {"bindIp": ",".join(options.bind_ip), "port": options.port,
+                **({"metricsPort": options.metrics_port} if options.metrics_port else {})},
         "storage": {"dbPath": options.dbpath, "compressor": options.storage_compressor},
     }
     if options.config:

@@ -22,7 +22,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from server import log, ttl
+from server import log, metrics, ttl
 from server.connection import Connection
 from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
@@ -94,6 +94,7 @@ class App:
         self.servers: list[asyncio.AbstractServer] = []
         self.stopping = asyncio.Event()
         self.port: int | None = None
+        self.metrics: metrics.MetricsEndpoint | None = None
 
     async def start(self) -> None:
         options = self.options
@@ -128,6 +129,7 @@ class App:
             self.connections.add(conn)
             return conn
 
+        listening_port = options.port
         try:
             for host in options.bind_ip:
                 server = await loop.create_server(
@@ -136,11 +138,16 @@ class App:
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
+            if options.metrics_port:
+                listening_port = options.metrics_port
+                self.metrics = metrics.start(state, options.bind_ip, options.metrics_port)
         except OSError as exc:
+            for server in self.servers:
+                server.close()
             await self._close_state()
             reason = "Address already in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
             raise StartupError(
-                f"Error setting up listener on {','.join(options.bind_ip)}:{options.port}: {reason}",
+                f"Error setting up listener on {','.join(options.bind_ip)}:{listening_port}: {reason}",
                 EXIT_NET_ERROR,
             ) from None
         self.port = options.port
@@ -157,6 +164,9 @@ class App:
                 )
                 break
         log.info("NETWORK", 23015, "Listening on", ctx="listener", address=",".join(options.bind_ip))
+        if options.metrics_port:
+            log.info("NETWORK", 4615612, "Serving Prometheus metrics", ctx="listener",
+                     address=",".join(options.bind_ip), port=options.metrics_port, path="/metrics")
         log.info("NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port, ssl="off")
 
     async def serve_until_stopped(self) -> None:
@@ -191,6 +201,9 @@ class App:
         log.info("CONTROL", 4784900, "Stepping down the listener", ctx="SignalHandler")
         for server in self.servers:
             server.close()
+        if self.metrics is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
+            self.metrics = None
         connections = list(self.connections)
         if connections:
             done, pending = await asyncio.wait(

@@ -72,6 +72,7 @@ class ServerOptions:
     config: str | None = None
     storage_compressor: str = "zstd"
     slowms: int = 100
+    metrics_port: int | None = None  # Prometheus endpoint (server/metrics.py); None: off
     argv: list[str] = field(default_factory=list)
     parsed: dict[str, Any] = field(default_factory=dict)  # mongod-style nested view for getCmdLineOpts
 
