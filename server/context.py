@@ -73,6 +73,9 @@ class ServerOptions:
     storage_compressor: str = "zstd"
     slowms: int = 100
     metrics_port: int | None = None  # Prometheus endpoint (server/metrics.py); None: off
+    storage_engine: str | None = None  # --storageEngine as given (only "wiredTiger" is accepted)
+    ipv6: bool = False
+    noauth: bool = False
     argv: list[str] = field(default_factory=list)
     parsed: dict[str, Any] = field(default_factory=dict)  # mongod-style nested view for getCmdLineOpts
 
