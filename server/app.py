@@ -22,7 +22,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from server import log, metrics, ttl
+from server import log, ttl
 from server.connection import Connection
 from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
@@ -94,7 +94,7 @@ class App:
         self.servers: list[asyncio.AbstractServer] = []
         self.stopping = asyncio.Event()
         self.port: int | None = None
-        self.metrics: metrics.MetricsEndpoint | None = None
+        self.metrics: Any = None  # server.metrics.MetricsEndpoint while --metricsPort serves
 
     async def start(self) -> None:
         options = self.options
@@ -139,6 +139,8 @@ class App:
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
             if options.metrics_port:
+                from server import metrics  # prometheus-client is only loaded when asked for
+
                 listening_port = options.metrics_port
                 self.metrics = metrics.start(state, options.bind_ip, options.metrics_port)
         except OSError as exc:
