@@ -87,32 +87,62 @@ class Top:
         self.latency: dict[str, dict[str, Histogram]] = {}  # ns -> reads/writes/commands -> Histogram
         self.server: dict[str, Histogram] = {kind: Histogram() for kind in LATENCY_KINDS}
         self.by_command: dict[str, Histogram] = {}
+        # (db, collection) -> the usage entries and histogram a command of that name touches: built on a
+        # namespace's first command, so the per-command cost is a few lookups and additions.
+        self._targets: dict[tuple[str, str, str], tuple[list[int], list[int], list[int], Histogram]] = {}
+        self._commands: dict[str, tuple[Histogram, Histogram]] = {}
 
     def record(self, name: str, cmd: dict[str, Any], db: str, seconds: float) -> None:
         micros = int(seconds * 1_000_000)
-        op_kind, lock_kind, latency_kind = _kinds(name)
-        self.server[latency_kind].add(micros)
-        command = self.by_command.get(name)
+        bucket = micros.bit_length()
+        if bucket >= _BUCKETS:
+            bucket = _BUCKETS - 1
+        command = self._commands.get(name)
         if command is None:
-            command = self.by_command[name] = Histogram()
-        command.add(micros)
-        ns = command_namespace(name, cmd, db)
-        if ns is None:
+            command = self._command(name)
+        for histogram in command:
+            histogram.counts[bucket] += 1
+            histogram.latency += micros
+            histogram.ops += 1
+        target = cmd.get("collection") if name == "getMore" else cmd.get(name)
+        if type(target) is not str or not target:
             return
+        entries = self._targets.get((name, db, target))
+        if entries is None:
+            entries = self._target(name, f"{db}.{target}", (name, db, target))
+        total, lock, op, histogram = entries
+        total[0] += micros
+        total[1] += 1
+        lock[0] += micros
+        lock[1] += 1
+        op[0] += micros
+        op[1] += 1
+        histogram.counts[bucket] += 1
+        histogram.latency += micros
+        histogram.ops += 1
+
+    def _command(self, name: str) -> tuple[Histogram, Histogram]:
+        histogram = self.by_command[name] = Histogram()
+        command = self._commands[name] = (histogram, self.server[_kinds(name)[2]])
+        return command
+
+    def _target(self, name: str, ns: str, key: tuple[str, str, str]):
+        op_kind, lock_kind, latency_kind = _kinds(name)
         usage = self.usage.get(ns)
         if usage is None:
-            usage = self.usage[ns] = {key: [0, 0] for key in USAGE_KEYS}
+            usage = self.usage[ns] = {k: [0, 0] for k in USAGE_KEYS}
             self.latency[ns] = {kind: Histogram() for kind in LATENCY_KINDS}
-        for key in ("total", lock_kind, op_kind):
-            entry = usage[key]
-            entry[0] += micros
-            entry[1] += 1
-        self.latency[ns][latency_kind].add(micros)
+        if len(self._targets) > 100_000:
+            self._targets.clear()
+        entries = self._targets[key] = (usage["total"], usage[lock_kind], usage[op_kind],
+                                        self.latency[ns][latency_kind])
+        return entries
 
     def forget(self, ns: str) -> None:
         """Drop a namespace's figures (the collection was dropped), like mongod's Top."""
         self.usage.pop(ns, None)
         self.latency.pop(ns, None)
+        self._targets.clear()
 
     def totals(self) -> dict[str, Any]:
         """The ``top`` command's ``totals`` document."""

@@ -240,6 +240,7 @@ async def drop(ctx, cmd: dict) -> dict:
 
     n = await _write(ctx, fn)
     _kill_cursors(ctx, ns)
+    ctx.server.top.forget(ns)  # mongotop stops showing a dropped collection, as with mongod
     return {"nIndexesWas": n, "ns": ns}
 
 

@@ -93,3 +93,11 @@ def test_time_series_coll_stats_carry_latency_stats_and_the_real_host(db, server
     doc = next(db.ts.aggregate([{"$collStats": {"latencyStats": {}, "storageStats": {}}}]))
     assert doc["host"] == f"{socket.gethostname()}:{server.port}"
     assert doc["latencyStats"]["writes"]["ops"] == 1 and "storageStats" in doc
+
+
+@pytest.mark.commands("top", "drop", "insert")
+def test_a_dropped_collection_leaves_top(db, client):
+    db.gone.insert_one({})
+    assert _top(client, f"{db.name}.gone") is not None
+    db.gone.drop()
+    assert _top(client, f"{db.name}.gone") is None
