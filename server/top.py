@@ -105,7 +105,7 @@ class Top:
             histogram.latency += micros
             histogram.ops += 1
         target = cmd.get("collection") if name == "getMore" else cmd.get(name)
-        if type(target) is not str or not target:
+        if type(target) is not str or not target or name == "drop":  # a drop leaves no usage behind
             return
         entries = self._targets.get((name, db, target))
         if entries is None:
