@@ -23,12 +23,14 @@ def _interactive(uri: str, lines: list[str]) -> str:
 
 
 def test_profiling_helpers(mongosh, db):
-    status = mongosh(f"db = db.getSiblingDB('{db.name}'); db.setProfilingLevel(1, {{slowms: 250}}); "
-                     "db.getProfilingStatus()")
+    result = mongosh(
+        f"db = db.getSiblingDB('{db.name}'); db.setProfilingLevel(1, {{slowms: 250}});"
+        "const status = db.getProfilingStatus(); const previous = db.setProfilingLevel(0, {slowms: 100});"
+        "({status, previous, now: db.getProfilingStatus().was})")
+    status, previous = result["status"], result["previous"]
     assert (status["was"], status["slowms"], status["sampleRate"]) == (1, 250, 1)
-    previous = mongosh(f"db = db.getSiblingDB('{db.name}'); db.setProfilingLevel(0, {{slowms: 100}})")
     assert (previous["was"], previous["slowms"]) == (1, 250)
-    assert mongosh(f"db.getSiblingDB('{db.name}').getProfilingStatus().was") == 0
+    assert result["now"] == 0
 
 
 def test_show_profile_lists_recent_entries(db, server):
