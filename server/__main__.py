@@ -2,7 +2,8 @@
 
     tidemark --port 27017 --bind_ip 127.0.0.1 --dbpath ./data [--setParameter name=value]...
              [--logpath FILE [--logappend]] [--quiet] [--config FILE.yaml]
-             [--storageCompressor none|snappy|zstd] [--slowms MS] [--metricsPort PORT]
+             [--storageCompressor none|snappy|zstd] [--slowms MS] [--profile 0|1|2]
+             [--slowOpSampleRate RATE] [--metricsPort PORT]
              [--storageEngine wiredTiger] [--noauth] [--nounixsocket] [--ipv6]   (launcher compatibility)
 
 ``--version`` prints mongod's first line (``db version v7.0.0``, what launchers parse) then Tidemark's.
@@ -10,7 +11,8 @@
 
 A YAML ``--config`` file uses mongod's layout (``net.port``, ``net.bindIp``, ``storage.dbPath``,
 ``storage.compressor``, ``systemLog.path``, ``systemLog.quiet``, ``setParameter: {name: value}``,
-``operationProfiling.slowOpThresholdMs``); flags given on the command line win over the file.
+``operationProfiling.slowOpThresholdMs``/``mode``/``slowOpSampleRate``); flags given on the command line win
+over the file.
 A bad flag, value or config file prints a message and exits with status 2.
 """
 
@@ -66,6 +68,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--slowms", type=int, metavar="MS", help="log operations slower than MS (default 100)"
+    )
+    parser.add_argument(
+        "--profile", type=int, choices=(0, 1, 2), metavar="LEVEL",
+        help="default profiling level of every database: 0 off, 1 slow operations, 2 all (default 0)",
+    )
+    parser.add_argument(
+        "--slowOpSampleRate", type=float, metavar="RATE", dest="slow_op_sample_rate",
+        help="fraction of slow operations logged/profiled (default 1.0)",
     )
     parser.add_argument(
         "--metricsPort", type=int, metavar="PORT", dest="metrics_port",
@@ -178,6 +188,16 @@ def parse_options(argv: list[str]) -> ServerOptions:
     if not isinstance(slowms, int) or slowms < 0:
         parser.error(f"slowms must be a non-negative integer, got {slowms!r}")
     options.slowms = slowms
+    modes = {"off": 0, "slowOp": 1, "all": 2}
+    mode = profiling.get("mode", "off")
+    if args.profile is None and mode not in modes:
+        parser.error(f"operationProfiling.mode must be one of off, slowOp, all; got {mode!r}")
+    options.profile = args.profile if args.profile is not None else modes[mode]
+    rate = (args.slow_op_sample_rate if args.slow_op_sample_rate is not None
+            else profiling.get("slowOpSampleRate", 1.0))
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0.0 <= rate <= 1.0:
+        parser.error(f"slowOpSampleRate must be between 0.0 and 1.0, got {rate!r}")
+    options.slow_op_sample_rate = float(rate)
     metrics_port = args.metrics_port if args.metrics_port is not None else net.get("metricsPort")
     if metrics_port is not None and (not isinstance(metrics_port, int) or not 0 < metrics_port <= 65535
                                      or metrics_port == port):
@@ -220,8 +240,15 @@ def _parsed_view(options: ServerOptions) -> dict[str, Any]:
         system_log["quiet"] = True
     if system_log:
         parsed["systemLog"] = system_log
+    profiling: dict[str, Any] = {}
+    if options.profile:
+        profiling["mode"] = {1: "slowOp", 2: "all"}[options.profile]
     if options.slowms != 100:
-        parsed["operationProfiling"] = {"slowOpThresholdMs": options.slowms}
+        profiling["slowOpThresholdMs"] = options.slowms
+    if options.slow_op_sample_rate != 1.0:
+        profiling["slowOpSampleRate"] = options.slow_op_sample_rate
+    if profiling:
+        parsed["operationProfiling"] = profiling
     return parsed
 
 

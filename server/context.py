@@ -72,6 +72,8 @@ class ServerOptions:
     config: str | None = None
     storage_compressor: str = "zstd"
     slowms: int = 100
+    profile: int = 0  # default profiling level of every database (--profile, operationProfiling.mode)
+    slow_op_sample_rate: float = 1.0
     metrics_port: int | None = None  # Prometheus endpoint (server/metrics.py); None: off
     storage_engine: str | None = None  # --storageEngine as given (only "wiredTiger" is accepted)
     ipv6: bool = False
@@ -131,7 +133,8 @@ class ServerState:
 
     def __post_init__(self) -> None:
         if self.profiler is None:
-            self.profiler = Profiler(self.options.slowms)
+            self.profiler = Profiler(self.options.slowms, self.options.slow_op_sample_rate,
+                                     self.options.profile)
 
     @property
     def host(self) -> str:

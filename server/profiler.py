@@ -91,17 +91,21 @@ def _key_text(key: Any) -> str:
 class Profiler:
     """Profiling settings of this process (event-loop thread only)."""
 
-    def __init__(self, slowms: int, sample_rate: float = 1.0):
+    def __init__(self, slowms: int, sample_rate: float = 1.0, default_level: int = 0):
         self.slowms = slowms
         self.sample_rate = sample_rate
+        self.default_level = default_level  # --profile: every database without its own setting
         self.levels: dict[str, int] = {}
         self.filters: dict[str, tuple[dict, Any]] = {}  # db -> (filter document, compiled predicate)
-        self.watching = False  # any database profiled or filtered: every command needs a look
+        self.watching = bool(default_level)  # something profiled or filtered: every command needs a look
 
     # -- settings ----------------------------------------------------------------------------------
+    def level(self, db: str) -> int:
+        return self.levels.get(db, self.default_level)
+
     def settings(self, db: str) -> tuple[int, dict | None]:
         flt = self.filters.get(db)
-        return self.levels.get(db, 0), (flt[0] if flt else None)
+        return self.level(db), (flt[0] if flt else None)
 
     def configure(self, db: str, level: int | None, flt: Any) -> None:
         """Apply a ``profile`` command's level (None: unchanged) and filter (None: unchanged,
@@ -114,11 +118,8 @@ class Profiler:
 
                 self.filters[db] = (flt, compile_filter(flt))
         if level is not None:
-            if level:
-                self.levels[db] = level
-            else:
-                self.levels.pop(db, None)
-        self.watching = bool(self.levels or self.filters)
+            self.levels[db] = level
+        self.watching = bool(self.default_level or any(self.levels.values()) or self.filters)
 
     # -- after each command ------------------------------------------------------------------------
     def should_look(self, elapsed_ms: float) -> bool:
@@ -137,7 +138,7 @@ class Profiler:
 
     async def _finish(self, server, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
                       facts: ReadFacts | None) -> None:
-        level = self.levels.get(db, 0)
+        level = self.level(db)
         flt = self.filters.get(db)
         ns = command_namespace(name, cmd, db)
         if ns is not None and ns.endswith("." + PROFILE_COLLECTION):

@@ -143,3 +143,17 @@ def test_slow_query_log_line_carries_mongods_attributes_and_truncates_the_comman
     assert len(json.dumps(attr["command"])) <= 10 * 1024
     assert "filter" in line["truncated"]["command"] and line["size"]["command"] > 10 * 1024
     assert attr["command"]["find"] == "c"
+
+
+@pytest.mark.commands("getCmdLineOpts")
+def test_profile_flag_sets_every_databases_default_level(start_server):
+    server = start_server(args=("--profile", "2", "--slowOpSampleRate", "0.5"))
+    client = server.client()
+    client.app.c.insert_one({"x": 1})
+    assert [e["op"] for e in client.app.system.profile.find({"ns": "app.c"})] == ["insert"]
+    assert client.app.command("profile", -1) == {"was": 2, "slowms": 100, "sampleRate": 0.5, "ok": 1.0}
+    client.app.command("profile", 0)
+    client.app.c.insert_one({"x": 2})
+    assert client.app.system.profile.count_documents({"ns": "app.c"}) == 1
+    parsed = client.admin.command("getCmdLineOpts")["parsed"]
+    assert parsed["operationProfiling"] == {"mode": "all", "slowOpSampleRate": 0.5}
