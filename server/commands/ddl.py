@@ -490,6 +490,8 @@ def _coll_mod_index(w, info, change: dict) -> dict:
             updates["hidden"] = new
             reply.update({"hidden_old": old, "hidden_new": new})
     if "expireAfterSeconds" in change:
+        if (info.options or {}).get("capped"):
+            raise MongoError(ErrorCode.InvalidOptions, "TTL indexes are not supported for capped collections.")
         if "expireAfterSeconds" not in spec:
             raise MongoError(ErrorCode.InvalidOptions, "no expireAfterSeconds field to update")
         new_exp = change["expireAfterSeconds"]

@@ -154,3 +154,11 @@ def test_capped_collection_survives_a_restart_with_its_caps(start_server):
     client.t.c.insert_one({"_id": 3})
     assert [d["_id"] for d in client.t.c.find()] == [2, 3]
     assert client.t.c.options() == {"capped": True, "size": 4096, "max": 2}
+
+
+@pytest.mark.commands("createIndexes")
+def test_ttl_indexes_are_refused_on_capped_collections(db):
+    db.create_collection("c", capped=True, size=4096)
+    assert _code(lambda: db.c.create_index("t", expireAfterSeconds=60)) == 67
+    db.c.create_index("t")  # an ordinary index is fine
+    assert _code(lambda: db.command("collMod", "c", index={"name": "t_1", "expireAfterSeconds": 5})) == 72
