@@ -19,8 +19,6 @@ import importlib
 from collections.abc import Iterator
 from typing import Any
 
-from bson.int64 import Int64
-
 from protocol.errors import ErrorCode, MongoError
 from protocol.messages import RawDocuments, materialize
 from server import collections as access
@@ -171,7 +169,7 @@ async def find(ctx, cmd: dict) -> dict:
     spec = access.FindSpec(cmd)
     ns = C.ns_of(ctx.db, spec.name)
     if spec.tailable:
-        return await _tailable_find(ctx, spec, ns, cmd)
+        return await tailable.find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
     result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, budget, True)
     ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
@@ -184,23 +182,6 @@ async def find(ctx, cmd: dict) -> dict:
 
     return await cursor_reply(ctx, ns, docs, batch_size, single, first=True,
                               no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts)
-
-
-async def _tailable_find(ctx, spec, ns: str, cmd: dict) -> dict:
-    from server.cursors import cursor_reply
-
-    info, view = _target(ctx, spec.name)
-    if view is not None:
-        raise MongoError(ErrorCode.BadValue,
-                         "error processing query: tailable cursor requested on non capped collection")
-    tail = await ctx.run_blocking(tailable.open_tail, ctx.server.engine, spec, ctx.db)
-    if tail is None:
-        return {"cursor": {"firstBatch": [], "id": Int64(0), "ns": ns}}
-    batch_size = spec.limit if spec.limit and (spec.batch_size is None or spec.batch_size > spec.limit) \
-        else spec.batch_size
-    return await cursor_reply(ctx, ns, tail, batch_size, False, first=True,
-                              no_timeout=bool(cmd.get("noCursorTimeout", False)), tailable=True,
-                              await_data=spec.await_data)
 
 
 # --------------------------------------------------------------------------------------------------
