@@ -93,6 +93,7 @@ class ErrorCode(enum.IntEnum):
     CannotGrowDocumentInCappedNamespace = 10003
     CappedPositionLost = 136
     QueryPlanKilled = 175
+    CursorKilled = 237
     ViewDepthLimitExceeded = 149
     CommandNotSupportedOnView = 166
     OptionNotSupportedOnView = 167

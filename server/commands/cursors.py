@@ -96,6 +96,8 @@ async def _await_batch(ctx: CommandContext, cursor, batch_size: int | None, max_
             return batch, next_id
         if not await notifier.wait(event, until - time.monotonic()):
             return batch, next_id
+        if cursor.killed:  # killCursors woke us (as mongod interrupts the waiting getMore)
+            raise MongoError(ErrorCode.CursorKilled, f"cursor id {cursor.id} was killed while awaiting data")
 
 
 async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -122,6 +124,8 @@ async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, An
         else:
             registry.kill(cursor_id)
             killed.append(Int64(cursor_id))
+            if cursor.await_data:
+                ctx.server.tailing.notify(ns)  # a getMore awaiting data on it stops waiting
     return {"cursorsKilled": killed, "cursorsNotFound": not_found, "cursorsAlive": [], "cursorsUnknown": []}
 
 
