@@ -24,7 +24,7 @@ def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(15959, "the match filter must be an expression in an object")
     from server.query.match import compile_filter
-    pred = compile_filter(spec, variables=ctx.variables)
+    pred = compile_filter(spec, variables=ctx.variables, collation=ctx.collation)
 
     def apply(docs):
         return (d for d in docs if pred(d))
@@ -38,7 +38,7 @@ def parse_project(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(51272, "projection specification must have at least one field")
     _validate_aggregation_projection(spec)
     from server.query.project import compile_projection
-    project = compile_projection(spec, variables=ctx.variables)
+    project = compile_projection(spec, variables=ctx.variables, collation=ctx.collation)
 
     def apply(docs):
         return (project(d) for d in docs)
@@ -96,7 +96,8 @@ def set_field(doc: dict, parts: list[str], value: Any) -> dict:
 def parse_add_fields(spec: Any, ctx: PipelineContext, name: str = "$addFields") -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(40272, f"{name} specification stage must be an object, got {type_name(spec)}")
-    fields = [(path.split("."), compile_expression(expr)) for path, expr in _flatten_fields(spec)]
+    fields = [(path.split("."), compile_expression(expr, collation=ctx.collation))
+              for path, expr in _flatten_fields(spec)]
     variables = ctx.variables
     if len(fields) == 1 and len(fields[0][0]) == 1:
         (key,), fn = fields[0]
@@ -139,7 +140,7 @@ def parse_unset(spec: Any, ctx: PipelineContext) -> Stage:
 
 
 def _replace_root(expr: Any, ctx: PipelineContext, name: str, shown: Any) -> Stage:
-    fn = compile_expression(expr)
+    fn = compile_expression(expr, collation=ctx.collation)
     variables = ctx.variables
 
     def apply(docs):
@@ -311,7 +312,7 @@ class SortStage(Stage):
     def _run(self, docs):
         from server.query.sort import sort_documents
         yield from sort_documents(docs, self.sort_spec, limit=self.limit, allow_disk_use=self.ctx.allow_disk_use,
-                                  memory_limit=self.ctx.memory_limit)
+                                  memory_limit=self.ctx.memory_limit, collation=self.ctx.collation)
 
 
 def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
