@@ -56,9 +56,7 @@ def parse_create_options(cmd: dict) -> dict:
     if "expireAfterSeconds" in options:
         raise MongoError(ErrorCode.InvalidOptions,
                          "'expireAfterSeconds' option is only supported on time-series and clustered collections")
-    collation = options.get("collation")
-    if collation is not None and (not isinstance(collation, dict) or collation.get("locale", "simple") != "simple"):
-        raise MongoError(ErrorCode.CommandNotSupported, "collations other than 'simple' are not supported by Tidemark")
+    expand_collation(options)
     if "encryptedFields" in options:
         raise MongoError(ErrorCode.CommandNotSupported, "queryable encryption is not supported by Tidemark")
     for k in ("capped", "size", "max", "autoIndexId", "temp", "flags"):
@@ -82,6 +80,20 @@ def parse_create_options(cmd: dict) -> dict:
             if bad in options:
                 raise MongoError(ErrorCode.InvalidOptions, f"'{bad}' option not supported on a view")
     return options
+
+
+def expand_collation(options: dict) -> None:
+    """A default collation is stored (and listed) as mongod's fully expanded spec; the simple
+    collation is stored as none. Invalid specs fail like mongod (2 for an unknown locale...)."""
+    if "collation" not in options:
+        return
+    from server.query.collation import parse_collation
+
+    collation = parse_collation(options["collation"], "create.collation")
+    if collation is None:
+        del options["collation"]
+    else:
+        options["collation"] = dict(collation.spec)
 
 
 def check_validation_options(options: dict) -> None:
@@ -118,10 +130,14 @@ async def create(ctx, cmd: dict) -> dict:
     name = C.collection_arg(cmd, "create")
     C.check_create_name(db, name)
     if "timeseries" in cmd or name.startswith(C.BUCKETS_PREFIX):
+        expand_collation(cmd)  # the time-series view keeps the expanded default collation
         return await C.timeseries_module().create(ctx, cmd)
     options = parse_create_options(cmd)
     ns = C.ns_of(db, name)
     if "viewOn" in options:
+        if options["viewOn"].startswith(C.BUCKETS_PREFIX):
+            raise MongoError(ErrorCode.InvalidNamespace, "Cannot create view on a system.buckets namespace except by "
+                                                         "creating a time-series collection")
         check_view_pipeline(options["pipeline"])
         return await _create_view(ctx, db, name, options)
 

@@ -35,6 +35,7 @@ from server.query.values import MISSING
 
 __all__ = [
     "compile_expression",
+    "evaluate_let",
     "evaluate",
     "truthy",
     "is_constant",
@@ -165,6 +166,29 @@ def _compile_let(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled:
             return body(current, new_vars)
         return body(doc, new_vars)
     return run
+
+
+def evaluate_let(let: Any, *, now: _dt.datetime | None = None) -> dict:
+    """A command's variables: ``NOW`` (one instant for the whole command) and each ``let``
+    expression evaluated once, in order (later ones may use earlier ones), as mongod seeds them.
+
+    A ``let`` expression may not read a document field (4890500); ``NOW`` may be overridden with a
+    date; other names follow the user-variable rules (16866/16867/16868)."""
+    if now is None:
+        n = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+        now = n.replace(microsecond=n.microsecond // 1000 * 1000)
+    variables: dict = {"NOW": now}
+    for name, expr in (let or {}).items():
+        if name != "NOW":
+            validate_variable_name(name)
+        if expression_fields(expr) != set():
+            raise MongoError(4890500, "Command let Expression tried to access a field, but this is not allowed "
+                                      "becauseCommand let Expressions run before the query examines any documents.")
+        value = _compile(expr, True)({}, variables)
+        if name == "NOW" and not isinstance(value, _dt.datetime):
+            raise MongoError(4631100, "Variable 'NOW' needs to be a date value")
+        variables[name] = None if value is MISSING else value
+    return variables
 
 
 def validate_variable_name(name: str, *, allow_current: bool = False) -> None:
