@@ -170,7 +170,9 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         info = r.get_collection(C.ns_of(db, resolved.name))
     ns = C.ns_of(db, name)
     if resolved.top_view is not None:
-        coll = C.effective_collation(collation, C.default_collation_of(view=resolved.top_view), on_view=True)
+        # a time-series collection may be queried with another collation (mongod checks only views)
+        coll = C.effective_collation(collation, C.default_collation_of(view=resolved.top_view),
+                                     on_view=not C.is_timeseries_view(resolved.top_view))
     else:
         coll = C.effective_collation(collation, C.default_collation_of(info))
     if resolved.ts_view is not None:

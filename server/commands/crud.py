@@ -543,7 +543,8 @@ async def distinct(ctx, cmd: dict) -> dict:
             info = r.get_collection(C.ns_of(ctx.db, name))
             view = C.get_view(r, ctx.db, name)
         if view is not None:
-            coll = C.effective_collation(collation, C.default_collation_of(view=view), on_view=True)
+            coll = C.effective_collation(collation, C.default_collation_of(view=view),
+                                         on_view=not C.is_timeseries_view(view))
             docs = access.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
                                     hint=cmd.get("hint") or None, budget=budget, collation=collation).docs
         else:

@@ -39,6 +39,19 @@ async def _write(ctx, fn):
 # --------------------------------------------------------------------------------------------------
 
 
+_TIMESERIES_OPTIONAL = ("metaField", "granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds")
+
+
+def drop_null_optionals(cmd: dict, fields) -> None:
+    """mongod's IDL reads an optional field given as null as absent (mongoengine and other ODMs send
+    ``expireAfterSeconds: null``, ``validator: null``, ``timeseries.metaField: null`` ...)."""
+    for key in [k for k in cmd if k in fields and cmd[k] is None]:
+        del cmd[key]
+    ts = cmd.get("timeseries")
+    if isinstance(ts, dict) and any(ts.get(k, 0) is None for k in _TIMESERIES_OPTIONAL):
+        cmd["timeseries"] = {k: v for k, v in ts.items() if not (k in _TIMESERIES_OPTIONAL and v is None)}
+
+
 def parse_create_options(cmd: dict) -> dict:
     """Validated collection/view options (the document listCollections shows as ``options``)."""
     options: dict = {}
@@ -129,6 +142,7 @@ async def create(ctx, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "create")
     C.check_create_name(db, name)
+    drop_null_optionals(cmd, CREATE_OPTIONS)
     if "timeseries" in cmd or name.startswith(C.BUCKETS_PREFIX):
         expand_collation(cmd)  # the time-series view keeps the expanded default collation
         return await C.timeseries_module().create(ctx, cmd)
@@ -428,6 +442,7 @@ async def coll_mod(ctx, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "collMod")
     ns = C.ns_of(db, name)
+    drop_null_optionals(cmd, COLLMOD_FIELDS)
     for key in cmd:
         if key != "collMod" and key not in GENERIC_FIELDS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
@@ -447,6 +462,9 @@ async def coll_mod(ctx, cmd: dict) -> dict:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a view: viewOn")
     if "timeseries" in cmd:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a time-series collection: timeseries")
+    if "expireAfterSeconds" in cmd:  # a regular collection is not clustered by _id
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "'expireAfterSeconds' option is only supported on collections clustered by _id")
     changes: dict = {}
     for k in ("validator", "validationLevel", "validationAction"):
         if k in cmd:
