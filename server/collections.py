@@ -194,6 +194,8 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     stats: dict = {}
     if info is not None and info.clustered and name.startswith(C.BUCKETS_PREFIX):
         # bucket documents: the time-series layer merges persisted buckets with open ones
+        if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
+            planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
         source = C.timeseries_module().bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
         if not full:
             return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)

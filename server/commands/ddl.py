@@ -143,6 +143,8 @@ async def create(ctx, cmd: dict) -> dict:
     name = C.collection_arg(cmd, "create")
     C.check_create_name(db, name)
     drop_null_optionals(cmd, CREATE_OPTIONS)
+    if name.startswith(C.BUCKETS_PREFIX) and "timeseries" not in cmd and "clusteredIndex" in cmd:
+        return await _create_clustered_buckets(ctx, db, name, cmd)
     if "timeseries" in cmd or name.startswith(C.BUCKETS_PREFIX):
         expand_collation(cmd)  # the time-series view keeps the expanded default collation
         return await C.timeseries_module().create(ctx, cmd)
@@ -166,6 +168,32 @@ async def create(ctx, cmd: dict) -> dict:
                              f"namespace {ns} already exists, but with different options: "
                              f"{C.format_value(existing.options)}")
         w.create_collection(ns, options)
+
+    await _write(ctx, fn)
+    return {}
+
+
+async def _create_clustered_buckets(ctx, db: str, name: str, cmd: dict) -> dict:
+    """MongoDB 7.0 lets ``create: "system.buckets.x"`` with only ``clusteredIndex`` make the clustered
+    collection (restore tools do this before the time-series options are known)."""
+    clustered = cmd["clusteredIndex"]
+    if not isinstance(clustered, dict) or dict(clustered.get("key") or {}) != {"_id": 1} \
+            or clustered.get("unique") is not True:
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "The clusteredIndex option requires key: {_id: 1} and unique: true")
+    for key in cmd:
+        if key not in ("create", "clusteredIndex") and key not in GENERIC_FIELDS and key not in CREATE_OPTIONS:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
+    ns = C.ns_of(db, name)
+    options = {"clusteredIndex": True}
+
+    def fn(w):
+        existing = w.get_collection(ns)
+        if existing is not None:
+            if existing.clustered:
+                return
+            raise MongoError(ErrorCode.NamespaceExists, f"Namespace {ns} already exists")
+        w.create_collection(ns, options, clustered=True)
 
     await _write(ctx, fn)
     return {}

@@ -225,6 +225,16 @@ def compile_projection(
         del leaves[p]
     positional_fn = _positional(positional, filter, collation) if positional is not None else None
     tree = _tree({p: leaf for p, leaf in leaves.items() if p != "_id"})
+    if inclusion:
+        # A computed "a.b" makes "a" a projected sub-document as in mongod: documents under it (also
+        # inside arrays) are kept, other values dropped, then the computed field is set in each.
+        for path in exprs:
+            node = tree
+            for part in split_path(path)[:-1]:
+                nxt = node.setdefault(part, {})
+                if not isinstance(nxt, dict):
+                    break
+                node = nxt
     id_leaf = leaves.get("_id")
     keep_id = id_leaf is None or id_leaf.kind == _INCLUDE
 

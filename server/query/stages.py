@@ -74,7 +74,8 @@ def _flatten_fields(spec: dict, prefix: str = "") -> list[tuple[str, Any]]:
 
 
 def set_field(doc: dict, parts: list[str], value: Any) -> dict:
-    """A copy of ``doc`` with ``parts`` set (arrays along the path get the field in every element)."""
+    """A copy of ``doc`` with ``parts`` set (arrays along the path get the field in every element,
+    scalars in them become ``{field: value}``, as in mongod)."""
     out = dict(doc)
     head = parts[0]
     if len(parts) == 1:
@@ -87,9 +88,26 @@ def set_field(doc: dict, parts: list[str], value: Any) -> dict:
     if type(sub) is dict:
         out[head] = set_field(sub, parts[1:], value)
     elif type(sub) is list:
-        out[head] = [set_field(e, parts[1:], value) if type(e) is dict else e for e in sub]
+        out[head] = _set_in_array(sub, parts[1:], value)
     elif value is not MISSING:
         out[head] = set_field({}, parts[1:], value)
+    return out
+
+
+def _set_in_array(arr: list, parts: list[str], value: Any) -> list:
+    # mongod sets the field in every element: documents get it, nested arrays recurse, and any
+    # other element is replaced by a document holding just the new field.
+    out = []
+    for e in arr:
+        t = type(e)
+        if t is dict:
+            out.append(set_field(e, parts, value))
+        elif t is list:
+            out.append(_set_in_array(e, parts, value))
+        elif value is MISSING:
+            out.append(e)
+        else:
+            out.append(set_field({}, parts, value))
     return out
 
 
