@@ -3,7 +3,6 @@ concerns, null optional fields, arrayFilters with $and/$or, validation codes, $c
 
 import datetime as dt
 
-import pymongo
 import pytest
 from pymongo.errors import OperationFailure
 
