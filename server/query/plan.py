@@ -33,6 +33,8 @@ from bson.min_key import MinKey
 from bson.regex import Regex
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.collation import same as same_collation
+from server.query.match_leaf import has_strings
 
 MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
 UNSUPPORTED_INDEX_TYPES = ("text", "2d", "2dsphere", "hashed", "geoHaystack", "columnstore")
@@ -633,9 +635,6 @@ def _bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],
     Same collation: string bounds become the index's collation keys. Different: string (and
     string-holding) bounds are dropped: the index orders strings differently (the full filter is
     re-applied to whatever the scan returns)."""
-    from server.query.collation import same as same_collation
-    from server.query.match_leaf import has_strings
-
     icoll = index_collation(spec)
     same = same_collation(icoll, collation)
     if same and icoll is None:
