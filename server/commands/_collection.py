@@ -130,6 +130,8 @@ def collation_arg(cmd: dict, command: str, field: str = "collation") -> dict | N
     if field not in cmd:
         return None
     raw = cmd[field]
+    if isinstance(raw, dict) and not raw:
+        return None  # an empty collation document means "not given" on operations, as in mongod
     parse_collation(raw, f"{command}.{field}")
     return raw
 
