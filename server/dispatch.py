@@ -42,6 +42,7 @@ from server.context import (
     ConnectionInfo,
     ServerState,
 )
+from server.commands.concerns import check_concerns
 from storage.errors import StorageError
 
 FAMILIES = (
@@ -158,6 +159,8 @@ class Dispatcher:
                 self.server.sessions.touch(lsid, conn)
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
+            if "readConcern" in cmd or "writeConcern" in cmd:
+                check_concerns(cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
             failpoints = self.server.failpoints
             if failpoints.active:
                 await _inject_failure(failpoints, spec, cmd, conn)
