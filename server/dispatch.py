@@ -34,6 +34,7 @@ from server.commands import (
     stats,
     testing,
 )
+from server.commands.concerns import check_concerns
 from server.context import (
     GENERIC_ARGUMENTS,
     CloseConnection,
@@ -42,7 +43,6 @@ from server.context import (
     ConnectionInfo,
     ServerState,
 )
-from server.commands.concerns import check_concerns
 from storage.errors import StorageError
 
 FAMILIES = (
