@@ -29,8 +29,9 @@ def user_digest(user: str, db: str) -> bytes:
 
 class SessionCache:
     def __init__(self) -> None:
-        # session id -> (uid digest, user name or None, last use in epoch seconds)
-        self._sessions: dict[Any, tuple[bytes, str | None, float]] = {}
+        # session id -> [uid digest, user name or None, last use in epoch seconds] (a list: one
+        # lookup refreshes a known session)
+        self._sessions: dict[Any, list] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -38,6 +39,10 @@ class SessionCache:
     def touch(self, lsid: Any, conn: Any = None) -> None:
         session_id = lsid.get("id") if isinstance(lsid, dict) else None
         if session_id is None:
+            return
+        known = self._sessions.get(session_id)
+        if known is not None:  # a session belongs to the user who created it: only its last use moves
+            known[2] = time.time()
             return
         users = getattr(conn, "users", None) or ()
         if users:
@@ -50,7 +55,7 @@ class SessionCache:
             self.expire()
             if len(sessions) >= MAX_SESSIONS:
                 return  # full of live sessions: mongod refuses new ones; we stop recording them
-        sessions[session_id] = (digest, name, time.time())
+        sessions[session_id] = [digest, name, time.time()]
 
     def end(self, session_ids) -> None:
         for session_id in session_ids:
