@@ -32,7 +32,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+try:
+    import pytest
+except ImportError:  # TidemarkServer works without pytest; the fixtures need it
+    pytest = None
 
 START_TIMEOUT_SECONDS = 30.0
 
@@ -150,50 +153,48 @@ def _param(value: Any) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def tidemark_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TidemarkServer]:
-    """One in-process Tidemark for the test session (free port, temporary dbpath)."""
-    server = TidemarkServer(tmp_path_factory.mktemp("tidemark") / "db").start()
-    yield server
-    server.stop()
+if pytest is not None:
 
-
-@pytest.fixture(scope="session")
-def tidemark_uri(tidemark_server: TidemarkServer) -> str:
-    """The session server's connection string."""
-    return tidemark_server.uri
-
-
-@pytest.fixture(scope="session")
-def tidemark_client(tidemark_server: TidemarkServer):
-    """A pymongo MongoClient on the session server."""
-    client = tidemark_server.client()
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def tidemark_db(tidemark_client, request: pytest.FixtureRequest):
-    """A fresh database on the session server, named after the test and dropped afterwards."""
-    import re
-
-    name = re.sub(r"[^A-Za-z0-9_]", "_", f"t_{request.node.name}")[:48] + f"_{os.getpid() % 10000}"
-    tidemark_client.drop_database(name)
-    yield tidemark_client[name]
-    tidemark_client.drop_database(name)
-
-
-@pytest.fixture
-def tidemark_server_factory(tmp_path: Path) -> Iterator[Any]:
-    """``start(params=None, quiet=True) -> TidemarkServer``: dedicated servers for one test (each its
-    own dbpath under the test's tmp_path), stopped after the test."""
-    started: list[TidemarkServer] = []
-
-    def start(params: dict[str, Any] | None = None, quiet: bool = True) -> TidemarkServer:
-        server = TidemarkServer(tmp_path / f"tidemark{len(started)}" / "db", params=params, quiet=quiet)
-        started.append(server.start())
-        return server
-
-    yield start
-    for server in started:
+    @pytest.fixture(scope="session")
+    def tidemark_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TidemarkServer]:
+        """One in-process Tidemark for the test session (free port, temporary dbpath)."""
+        server = TidemarkServer(tmp_path_factory.mktemp("tidemark") / "db").start()
+        yield server
         server.stop()
+
+    @pytest.fixture(scope="session")
+    def tidemark_uri(tidemark_server: TidemarkServer) -> str:
+        """The session server's connection string."""
+        return tidemark_server.uri
+
+    @pytest.fixture(scope="session")
+    def tidemark_client(tidemark_server: TidemarkServer):
+        """A pymongo MongoClient on the session server."""
+        client = tidemark_server.client()
+        yield client
+        client.close()
+
+    @pytest.fixture
+    def tidemark_db(tidemark_client, request: pytest.FixtureRequest):
+        """A fresh database on the session server, named after the test and dropped afterwards."""
+        import re
+
+        name = re.sub(r"[^A-Za-z0-9_]", "_", f"t_{request.node.name}")[:48] + f"_{os.getpid() % 10000}"
+        tidemark_client.drop_database(name)
+        yield tidemark_client[name]
+        tidemark_client.drop_database(name)
+
+    @pytest.fixture
+    def tidemark_server_factory(tmp_path: Path) -> Iterator[Any]:
+        """``start(params=None, quiet=True) -> TidemarkServer``: dedicated servers for one test (each its
+        own dbpath under the test's tmp_path), stopped after the test."""
+        started: list[TidemarkServer] = []
+
+        def start(params: dict[str, Any] | None = None, quiet: bool = True) -> TidemarkServer:
+            server = TidemarkServer(tmp_path / f"tidemark{len(started)}" / "db", params=params, quiet=quiet)
+            started.append(server.start())
+            return server
+
+        yield start
+        for server in started:
+            server.stop()
