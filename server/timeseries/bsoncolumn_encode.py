@@ -219,15 +219,14 @@ def _shape(type_byte: int, body: bytes) -> list | None:
 
 
 def _merge(reference: list, shape: list) -> list | None:
-    """A reference holding both shapes with the field order of each, or None."""
+    """A reference holding both shapes with the field order of each (fields new to the reference go
+    before the next field both have, or last), or None."""
     merged = [list(entry) for entry in reference]
     names = [entry[0] for entry in merged]
-    position = 0
+    position, new = 0, []
     for name, kind, payload in shape:
         if name not in names:
-            merged.insert(position, [name, kind, payload])
-            names.insert(position, name)
-            position += 1
+            new.append([name, kind, payload])
             continue
         j = names.index(name)
         if j < position or merged[j][1] != kind:
@@ -236,8 +235,10 @@ def _merge(reference: list, shape: list) -> list | None:
             merged[j][2] = _merge(merged[j][2], payload)
             if merged[j][2] is None:
                 return None
-        position = j + 1
-    return merged
+        merged[j:j] = new
+        names[j:j] = [entry[0] for entry in new]
+        position, new = j + len(new) + 1, []
+    return merged + new
 
 
 def _leaves(shape: list, path: tuple = ()) -> list[tuple[tuple, Element]]:
