@@ -54,7 +54,7 @@ from server.timeseries.bsoncolumn_format import (
     decode_wide,
     elements,
     encode_double,
-    encode_oid,
+    encode_integer,
     encode_wide,
     is_literal,
     signed64,
@@ -122,16 +122,7 @@ class _Stream:
         if self.wide:
             self.encoded = encode_wide(type_byte, body)
             return
-        if type_byte == OID:
-            value = encode_oid(body)
-        elif type_byte == BOOL:
-            value = body[0]
-        elif type_byte == INT32:
-            value = I32.unpack(body)[0]
-        elif type_byte in (DATE, INT64, TIMESTAMP):
-            value = int.from_bytes(body, "little")
-        else:
-            value = 0
+        value = encode_integer(type_byte, body)
         if self.delta_of_delta:
             self.base, self.encoded = value & MASK64, 0
         else:

@@ -1,7 +1,7 @@
-"""BSONColumn encoding (pure): values -> a valid BinData subtype 7 binary, v1 bucket -> v2 bucket.
+"""BSONColumn encoding (pure): values -> a valid BinData subtype 7 binary.
 
 Not MongoDB's BSONColumnBuilder (its binaries may differ byte for byte), but every binary written
-here decodes to exactly the values given, in the format described in ``bsoncolumn``:
+here decodes to exactly the values given, in the format of ``bsoncolumn_format`` / ``bsoncolumn``:
 
 - a value that cannot be a delta from the stream's last value is a literal;
 - runs of values and skips are Simple-8b deltas (delta-of-delta for ObjectId/Date/Timestamp), base
@@ -12,7 +12,8 @@ here decodes to exactly the values given, in the format described in ``bsoncolum
   traversed too) while one reference object can describe them all in field order; an object with an
   empty sub-object/array anywhere, or without any scalar, is a literal.
 
-Used to build v2 buckets in tests and fixtures; the server itself only decodes.
+Used to build compressed buckets for tests (``bucket_compression.compress_bucket``); the server itself
+only decodes.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from server.timeseries.bsoncolumn_format import (
     MISSING,
     OBJECT,
     OID,
+    SCALE_OF_NIBBLE,
     SCALES,
     STRING,
     TIMESTAMP,
@@ -47,12 +49,12 @@ from server.timeseries.bsoncolumn_format import (
     Element,
     elements,
     encode_double,
-    encode_oid,
+    encode_integer,
     encode_wide,
 )
 from server.timeseries.simple8b import MASK64, MASK128, MAX_VALUE, encode_words, values_in_word, zigzag_encode
 
-_SCALE_NIBBLE = {MEMORY: 0x8, 0: 0x9, 1: 0xA, 2: 0xB, 3: 0xC, 4: 0xD}
+_SCALE_NIBBLE = {scale: nibble for nibble, scale in SCALE_OF_NIBBLE.items()}
 _INTEGERS = frozenset((BOOL, INT32, INT64, DATE, TIMESTAMP, OID))
 _DOUBLE = struct.Struct("<d")
 
@@ -61,15 +63,6 @@ def to_element(value: Any) -> Element:
     """A Python value as (BSON type, value bytes), encoded like every document of the server."""
     raw = bson.encode({"": value}, codec_options=CODEC_OPTIONS)
     return raw[4], raw[6:-1]
-
-
-def _integer(element: Element) -> int:
-    type_byte, body = element
-    if type_byte == OID:
-        return encode_oid(body)
-    if type_byte == BOOL:
-        return body[0]
-    return int.from_bytes(body, "little", signed=True)
 
 
 def _scaled(value: float, scale: int) -> int | None:
@@ -167,13 +160,13 @@ class _Writer:
 
     def _integer_deltas(self, values: list[Element | None]) -> list[int | None]:
         delta_of_delta = self.last[0] in DELTA_OF_DELTA
-        previous, previous_delta = _integer(self.last), self.delta
+        previous, previous_delta = encode_integer(*self.last), self.delta
         deltas: list[int | None] = []
         for v in values:
             if v is None:
                 deltas.append(None)
                 continue
-            current = _integer(v)
+            current = encode_integer(*v)
             delta = (current - previous) & MASK64
             encoded = zigzag_encode((delta - previous_delta) & MASK64 if delta_of_delta else delta)
             if encoded > MAX_VALUE:
@@ -204,12 +197,12 @@ class _Writer:
 # -- interleaved sections -------------------------------------------------------------------------
 # A shape is a list of [name, None, element] (a scalar) or [name, OBJECT | ARRAY, shape].
 
-def _shape(type_byte: int, body: bytes) -> list | None:
+def _shape(body: bytes) -> list | None:
     """The shape of an object/array value, None when it (or a part of it) is empty."""
     shape = []
     for t, name, start, stop in elements(body, 0, len(body)):
         if t in (OBJECT, ARRAY):
-            child = _shape(t, body[start:stop])
+            child = _shape(body[start:stop])
             if child is None:
                 return None
             shape.append([name, t, child])
@@ -261,7 +254,7 @@ def _section(values: list[Element | None], start: int, reference: list) -> tuple
     while end < len(values):
         v = values[end]
         if v is not None:
-            shape = _shape(v[0], v[1]) if v[0] == OBJECT else None
+            shape = _shape(v[1]) if v[0] == OBJECT else None
             merged = _merge(reference, shape) if shape is not None else None
             if merged is None:
                 break
@@ -294,7 +287,7 @@ def encode_column(values: Iterable[Any], *, interleave: bool = True) -> bytes:
     i = 0
     while i < len(items):
         item = items[i]
-        reference = _shape(OBJECT, item[1]) if interleave and item is not None and item[0] == OBJECT else None
+        reference = _shape(item[1]) if interleave and item is not None and item[0] == OBJECT else None
         if reference is None:
             pending.append(item)
             i += 1

@@ -146,6 +146,18 @@ def encode_double(value: float, scale: int) -> int | None:
     return rounded if rounded / SCALES[scale] == value else None
 
 
+def encode_integer(type_byte: int, body: bytes) -> int:
+    """The 64-bit integer deltas of a value apply to (0 for types that only repeat; doubles are
+    scaled per control by ``encode_double``)."""
+    if type_byte == OID:
+        return encode_oid(body)
+    if type_byte == BOOL:
+        return body[0]
+    if type_byte in (INT32, DATE, INT64, TIMESTAMP):
+        return int.from_bytes(body, "little", signed=True)
+    return 0
+
+
 def encode_oid(body: bytes) -> int:
     return int.from_bytes(bytes((body[11], body[3], body[10], body[2], body[9], body[1], body[0])), "little")
 
