@@ -166,23 +166,20 @@ class _Stream:
         make = _MAKERS.get(type_byte)
         out: list[Element | None] = []
         append = out.append
-        encoded, base = self.encoded, self.base
+        encoded, base, delta_of_delta = self.encoded, self.base, self.delta_of_delta
         for delta in deltas:
             if delta is None:
                 append(None)
                 continue
-            if not self.delta_of_delta:
-                if not delta:
-                    append(last)
-                    continue
-                encoded = (encoded + zigzag_decode(delta)) & MASK64
-                value = encoded
-            else:
-                encoded = (encoded + zigzag_decode(delta)) & MASK64
-                base = value = (base + encoded) & MASK64
+            if not delta and not delta_of_delta:
+                append(last)
+                continue
+            encoded = (encoded + ((delta >> 1) ^ -(delta & 1))) & MASK64  # zigzag_decode, inlined (hot loop)
+            if delta_of_delta:
+                base = (base + encoded) & MASK64
             if make is None:
                 raise BSONColumnError(f"invalid delta for BSON type 0x{type_byte:02x} in BSONColumn")
-            last = (type_byte, make(value, scale, last[1]))
+            last = (type_byte, make(base if delta_of_delta else encoded, scale, last[1]))
             append(last)
         self.encoded, self.base, self.last = encoded, base, last
         return out

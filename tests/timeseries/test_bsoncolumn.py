@@ -13,6 +13,7 @@ import datetime
 import struct
 import uuid
 
+import bson
 import pytest
 from bson import DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from bson.binary import Binary
@@ -35,7 +36,7 @@ from bsoncolumn_fixtures import (
     zz,
 )
 
-from server.timeseries.bsoncolumn import MISSING, BSONColumnError, decode_column
+from server.timeseries.bsoncolumn import MISSING, BSONColumnError, column_document, decode_column
 
 # -- MongoDB's own binaries (jstests) ----------------------------------------------------------------
 
@@ -301,3 +302,9 @@ def test_a_64_bit_value_shifted_beyond_64_bits_is_rejected():
     w = 8 | (8 << 4) | (((1 << 5) | 20) << 8)  # 1 << 80
     with pytest.raises(BSONColumnError):
         decode_column(i64(0) + blocks(0x8, w) + EOO)
+
+
+def test_column_document_is_the_v1_column():
+    raw, rows = column_document(i32(1) + ints(None, 1, None) + string("s") + EOO)
+    assert rows == 5
+    assert raw == bson.encode({"0": 1, "2": 2, "4": "s"})
