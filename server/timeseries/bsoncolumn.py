@@ -98,7 +98,9 @@ class DecodeBudget:
             raise BSONColumnError("decoded BSONColumn exceeds the size limit")
 
     def charge_values(self, values: list[Element | None]) -> None:
-        self.charge(sum(_MISSING_COST if v is None else _VALUE_COST + len(v[1]) for v in values))
+        missing = values.count(None)
+        present = 0 if missing == len(values) else sum(_VALUE_COST + len(v[1]) for v in values if v is not None)
+        self.charge(_MISSING_COST * missing + present)
 
 
 class _Stream:
@@ -163,6 +165,8 @@ class _Stream:
             if encoded is None:
                 raise BSONColumnError("invalid double encoding in BSONColumn")
             self.encoded = encoded & MASK64
+        if deltas.count(None) == len(deltas):  # only skips (long RLE runs of them): nothing changes
+            return deltas
         make = _MAKERS.get(type_byte)
         out: list[Element | None] = []
         append = out.append
