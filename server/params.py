@@ -108,6 +108,14 @@ SPECS: tuple[ParamSpec, ...] = (
         "idle time after which a cursor is killed",
     ),
     ParamSpec(
+        "enableTestCommands",
+        False,
+        _parse_bool,
+        True,
+        False,
+        "enable test-only commands such as configureFailPoint (start-up only, like mongod)",
+    ),
+    ParamSpec(
         "failStorageCommitsForTest",
         {"times": 0, "errno": "ENOSPC"},
         _parse_commit_faults,

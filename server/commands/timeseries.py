@@ -8,7 +8,8 @@ its target anyway (one line at each such point):
   and in timeseries_admin.py (indexes, collMod, stats, TTL) and timeseries_modify.py (updates and
   deletes of measurements);
 - ``BUCKETS_COMMANDS[name]`` — the buckets collection ``db.system.buckets.c`` (bucket documents): a
-  direct insert (validator, duplicate ``_id`` against every bucket ``find`` shows, v2 buckets decoded),
+  direct insert (validator, duplicate ``_id`` against every bucket ``find`` shows, MongoDB 7.0 compressed
+  buckets decoded to v1: mongorestore of a 7.0 dump),
   and ``close_buckets`` before the regular family writes bucket documents itself: every in-memory bucket
   is written in full and leaves memory first, so direct writes act on exactly what ``find`` shows and
   the catalog never writes over them later (MongoDB notifies its bucket catalog of direct writes).
@@ -33,6 +34,8 @@ from server.commands import timeseries_admin as admin
 from server.commands import timeseries_modify as modify
 from server.query import plan as planner
 from server.timeseries import ddl, ingest, scan, view
+from server.timeseries.bsoncolumn import BSONColumnError
+from server.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
 from server.timeseries.commit import clustered_rid
 from server.timeseries.unpack import EXTRA_STAGES
 
@@ -106,6 +109,15 @@ async def insert_buckets(ctx: Any, cmd: dict) -> dict:
     accepted: list[tuple[int, dict]] = []
     errors: list[dict] = []
     for index, doc in enumerate(materialize(docs)):
+        if isinstance(doc, dict) and (validator is None or validator(doc)):
+            try:
+                doc = _uncompressed(doc)
+            except BSONColumnError as exc:
+                errors.append(MongoError(exc.code or ErrorCode.BadValue, f"Invalid compressed bucket: {exc}")
+                              .to_write_error(index))
+                if ordered:
+                    break
+                continue
         if not isinstance(doc, dict) or (validator is not None and not validator(doc)):
             failing = doc.get("_id") if isinstance(doc, dict) else None
             errors.append(MongoError(ErrorCode.DocumentValidationFailure, "Document failed validation",
@@ -149,6 +161,15 @@ async def insert_buckets(ctx: Any, cmd: dict) -> dict:
     if errors:
         reply["writeErrors"] = errors
     return reply
+
+
+def _uncompressed(doc: dict) -> dict:
+    """A MongoDB 7.0 compressed bucket (``control.version`` 2/3, BSONColumn data; what mongodump of a
+    7.0 time-series collection holds) as the v1 bucket Tidemark stores and serves."""
+    control = doc.get("control")
+    if isinstance(control, dict) and control.get("version") in COMPRESSED_VERSIONS:
+        return decompress_bucket(doc)
+    return doc
 
 
 def _validator(info: Any) -> Any:
