@@ -57,7 +57,7 @@ class Bucket:
 
     __slots__ = ("id", "ns", "time_field", "meta_field", "sid", "key", "meta", "start_s", "state", "table",
                  "slot", "columns", "stored_count", "committed", "needs_full", "full_size", "in_flight",
-                 "final", "left", "__weakref__")
+                 "final", "left", "memo", "__weakref__")
 
     def __init__(self, table: Any, sid: int, key: Any, meta: Any, bucket_id: ObjectId, ns: str, start_s: int,
                  meta_field: str | None):
@@ -78,6 +78,9 @@ class Bucket:
         self.in_flight = 0
         self.final: bytes | None = None  # its full document once it left memory (late readers)
         self.left = False  # it left memory: its slot may hold another bucket's rows
+        # what readers derived from its first n rows (bucketview.py): (n, columns dict, {kind: value});
+        # rows below n never change, so it is valid while n and the column set are the same
+        self.memo: tuple = (-1, None, {})
         table.start_ms[self.slot] = start_s * 1000
         table.size[self.slot] = rules.meta_size(meta)
 

@@ -78,6 +78,26 @@ class LiveBucket:
             self._typed[name] = found
         return found
 
+    def _values_at(self, name: str, positions: np.ndarray | None) -> list:
+        """A column's values as Python values, only at ``positions`` when given (only those convert)."""
+        if positions is None:
+            return self._python(name)
+        column = self._columns[name]
+        if type(column) is TableColumn:
+            array = self._typed.get(name)
+            if array is None:  # only these rows: no copy of the column
+                bucket = self.bucket
+                return python_values(column.kind, bucket.table.data[name][bucket.slot, positions])
+            return python_values(column.kind, array[positions])
+        if type(column) is ConstColumn:
+            return [column.value] * len(positions)
+        values = column.values
+        return [values[i] for i in positions.tolist()]
+
+    def derived(self) -> dict:
+        """A memo for what reads derive from exactly these rows (shared through the bucket)."""
+        return self._memo()
+
     def _python(self, name: str) -> list:
         found = self._values.get(name)
         if found is None:
@@ -107,12 +127,25 @@ class LiveBucket:
         gone = self._left()
         return (column.kind, values) if gone is None else gone.dense(name)
 
+    def _memo(self) -> dict:
+        """What reads derived from exactly these rows, shared through the bucket (``Bucket.memo``)."""
+        n, columns, memo = self.bucket.memo
+        if n != self.n or columns is not self._columns:
+            memo = {}
+            self.bucket.memo = (self.n, self._columns, memo)
+        return memo
+
     def summary(self) -> dict:
         if self._summary is not None:
             return self._summary
         gone = self._left()
         if gone is not None:
             return gone.summary()
+        memo = self._memo()
+        found = memo.get("summary")
+        if found is not None:
+            self._summary = found
+            return found
         n = self.n
         tf = self.bucket.time_field
         by_kind: dict[int, list[str]] = {}
@@ -141,7 +174,7 @@ class LiveBucket:
             out["meta"] = self.meta
         if self._left() is not None:
             return self._gone.summary()
-        self._summary = out
+        self._summary = memo["summary"] = out
         return out
 
     def measurements(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
@@ -163,27 +196,27 @@ class LiveBucket:
                 sparse_names.append(name)
             else:
                 dense_names.append(name)
+        if sparse_names:
+            positions = None  # with a sparse column every row is read (as stored buckets do)
+        keep = None if positions is None else positions
         names: list[str] = []
         columns: list[Any] = []
         if wanted is None or time_field in wanted:
             names.append(time_field)
-            columns.append(self._python(time_field))
+            columns.append(self._values_at(time_field, keep))
         has_meta = meta_field is not None and self.meta is not MISSING and (wanted is None or meta_field in wanted)
+        count = n if keep is None else len(keep)
         if has_meta:
             names.append(meta_field)
-            columns.append([self.meta] * n)  # shared by the bucket's rows: stages copy on write
+            columns.append([self.meta] * count)  # shared by the bucket's rows: stages copy on write
         for name in dense_names:
             names.append(name)
-            columns.append(self._python(name))
+            columns.append(self._values_at(name, keep))
         sparse = [(name, self._python(name)) for name in sparse_names]
         if self._left() is not None:  # left memory while copying: the copies may be another bucket's
             yield from self._gone.measurements(fields, positions, time_field=time_field, meta_field=meta_field)
             return
-        if positions is not None and not sparse:  # (with a sparse column every row is read, as stored)
-            keep = positions.tolist()
-            columns = [[column[i] for i in keep] for column in columns]
-            sparse = [(name, [values[i] for i in keep]) for name, values in sparse]
-            n = len(keep)
+        n = count
         rows = zip(*columns, strict=True) if columns else itertools.repeat((), n)
         if not sparse:
             for row in rows:
@@ -222,6 +255,9 @@ class _Empty:
 
     def dense(self, name: str) -> None:
         return None
+
+    def derived(self) -> dict:
+        return {}
 
     def summary(self) -> dict:
         return {"_id": None, "control": {"version": 1, "min": {}, "max": {}}}

@@ -392,7 +392,7 @@ class BucketCatalog:
     def retire_idle_archived(self) -> int:
         """Archived buckets not reopened for ``ARCHIVED_IDLE_MS`` are written in full and leave memory."""
         retired = 0
-        horizon = self.clock - ARCHIVED_IDLE_MS
+        horizon = now_ms() - ARCHIVED_IDLE_MS
         for state in self.collections.values():
             for archived in state.series.archived:
                 for bucket in [b for b in archived if b.table.last_used[b.slot] < horizon]:

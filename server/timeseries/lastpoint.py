@@ -64,7 +64,14 @@ class LatestRows:
 
     def measurements(self, fields: Any = None, positions: Any = None, *, time_field: str,
                      meta_field: str | None) -> Iterator[dict]:
-        return self.view.measurements(fields, self.positions, time_field=time_field, meta_field=meta_field)
+        """The rows, remembered with what the bucket's rows derive (each read gets its own dicts)."""
+        memo = self.view.derived()
+        key = ("latest rows", time_field, meta_field, None if fields is None else frozenset(fields))
+        rows = memo.get(key)
+        if rows is None:
+            rows = memo[key] = list(self.view.measurements(fields, self.positions, time_field=time_field,
+                                                           meta_field=meta_field))
+        return (dict(row) for row in rows)
 
 
 def latest_buckets(server: Any, ns: str, time_field: str, stats: dict) -> Iterator[LatestRows]:
@@ -87,12 +94,12 @@ def latest_buckets(server: Any, ns: str, time_field: str, stats: dict) -> Iterat
 
 
 def latest_positions(view: Any, time_field: str) -> np.ndarray | None:
-    """Positions of the rows at the bucket's latest time (remembered for stored buckets); None when the
-    time column is not dense (the whole bucket is read)."""
-    entry = view.cached
+    """Positions of the rows at the bucket's latest time (remembered with what the bucket's rows
+    derive); None when the time column is not dense (the whole bucket is read)."""
+    memo = view.derived()
     memo_key = ("latest positions", time_field)
-    if entry is not None and memo_key in entry.memo:
-        return entry.memo[memo_key]
+    if memo_key in memo:
+        return memo[memo_key]
     found = view.dense(time_field)
     positions = None
     if found is not None and found[0] == DATE and len(found[1]) >= 2:
@@ -100,8 +107,7 @@ def latest_positions(view: Any, time_field: str) -> np.ndarray | None:
         positions = (times == times.max()).nonzero()[0]
         if len(positions) == len(times):
             positions = None
-    if entry is not None:
-        entry.memo[memo_key] = positions
+    memo[memo_key] = positions
     return positions
 
 

@@ -93,10 +93,12 @@ def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = No
     return _stored_then_live(stored_views(), live, stats, predicate)
 
 
-def index_buckets(server: Any, ns: str, plan: Any, stats: dict | None = None, predicate: Any = None) -> Iterator[Any]:
+def index_buckets(server: Any, ns: str, plan: Any, stats: dict | None = None, predicate: Any = None,
+                  lo_s: int | None = None, hi_s: int | None = None) -> Iterator[Any]:
     """Buckets through a buckets index: record ids first (one short transaction), then the records in
-    clustered order, a fresh read transaction per chunk; in-memory buckets merged like ``buckets``."""
-    live = live_views(server, ns)
+    clustered order, a fresh read transaction per chunk; in-memory buckets (starting in ``[lo_s, hi_s]``)
+    merged like ``buckets``."""
+    live = live_views(server, ns, lo_s, hi_s)
     rids: set[bytes] = set()
     with server.engine.read() as r:
         info = r.get_collection(ns)

@@ -105,6 +105,11 @@ class StoredBucket(_Unpacking):
     def id(self) -> Any:
         return self.summary()["_id"]
 
+    def derived(self) -> dict:
+        """A memo for what reads derive from these stored bytes (the cache entry's; a fresh dict when
+        caching is off)."""
+        return self._entry.memo if self._entry is not None else {}
+
     def summary(self) -> dict:
         """``{_id, control, meta?}`` without decoding any data column (shared: do not mutate)."""
         if self._summary is not None:
@@ -201,6 +206,9 @@ class DocumentBucket(_Unpacking):
     @property
     def id(self) -> Any:
         return self.doc.get("_id")
+
+    def derived(self) -> dict:
+        return {}
 
     def summary(self) -> dict:
         out = {"_id": self.doc.get("_id"), "control": self.doc.get("control")}

@@ -64,7 +64,7 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
     elif plan is not None:
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
-        buckets = scan.index_buckets(server, ns, plan, info, predicate)
+        buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
     else:
         buckets = scan.buckets(server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate)
     if interrupt is not None:
