@@ -127,17 +127,23 @@ def run_pipeline(pipeline, source, pctx):
 
 
 def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
-                     allow_disk_use: bool = False, extra_stages: dict | None = None):
+                     allow_disk_use: bool = False, extra_stages: dict | None = None,
+                     budget: TimeBudget | None = None):
     """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...)."""
     from server.query.pipeline import PipelineContext
 
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
         return open_read(server, target_db, target_coll, []).docs
 
+    def query_collection(target_db: str, target_coll: str, flt: dict) -> Iterator[dict]:
+        return open_read(server, target_db, target_coll, [{"$match": flt}]).docs
+
     kwargs: dict[str, Any] = dict(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
         resolve_collection=resolve_collection,
+        query_collection=query_collection,
+        deadline=budget.check if budget is not None else None,
         db=db,
         coll=coll,
     )
@@ -150,7 +156,8 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages"):
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "query_collection",
+                  "deadline"):
             kwargs.pop(k, None)
         return PipelineContext(**kwargs)
 
@@ -164,15 +171,16 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         resolved = C.resolve(r, db, name)
         info = r.get_collection(C.ns_of(db, resolved.name))
     ns = C.ns_of(db, name)
+    variables, meta = _with_meta(variables, pipeline)
     if resolved.ts_view is not None:
         ts = C.timeseries_module()
-        full = resolved.pipeline + list(pipeline)
+        full = _timeseries_special(resolved.pipeline + list(pipeline), variables)
         docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
                                                  resolved.ts_view, full, hint=hint)
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                extra_stages=ts.EXTRA_STAGES)
+                                extra_stages=ts.EXTRA_STAGES, budget=budget)
         out = run_pipeline(remaining, docs, pctx)
         return ReadResult(out, None, remaining, {}, ts_info, ns)
     full = resolved.pipeline + list(pipeline)
@@ -182,15 +190,21 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         source = C.timeseries_module().bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
         if not full:
             return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
-        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
+        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, budget=budget)
         return ReadResult(run_pipeline(full, source, pctx), planner.Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
         source: Iterator[dict] = iter(())
         plan = planner.Plan("COLLSCAN")
+        if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
+            full = full[1:]
+    elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
+        plan, source = _geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
+        full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True)
+        plan.meta = meta
         source = C.plan_docs(engine, info, plan, stats=stats)
         if budget is not None:
             source = budget.inner(source)
@@ -200,9 +214,50 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
             full = full[:idx] + full[idx + 1:]
     if not full:
         return ReadResult(source, plan, full, stats, None, ns)
-    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
+    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, budget=budget)
     out = run_pipeline(full, source, pctx)
     return ReadResult(out, plan, full, stats, None, ns)
+
+
+def _with_meta(variables: dict | None, pipeline: list) -> tuple[dict | None, Any]:
+    """The read's variables with a DocMeta table when the pipeline asks for ``$meta``."""
+    from server.query import docmeta
+
+    if not docmeta.mentions_meta(pipeline):
+        return variables, None
+    meta = docmeta.DocMeta()
+    return {**(variables or {}), docmeta.META_VAR: meta}, meta
+
+
+def _timeseries_special(full: list, variables: dict | None) -> list:
+    """$text cannot run on a time-series collection (no text index); a leading $geoNear becomes
+    mongod's time-series form ($match $geoWithin, distance, $match, $sort)."""
+    if full and isinstance(full[0], dict):
+        if "$match" in full[0] and isinstance(full[0]["$match"], dict) and "$text" in full[0]["$match"]:
+            raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
+        if "$geoNear" in full[0]:
+            from server.query.geo_near import timeseries_rewrite
+
+            return timeseries_rewrite(full[0]["$geoNear"], variables) + full[1:]
+    return full
+
+
+def _geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, stats: dict):
+    """A leading ``$geoNear``: the near query on its key AND its ``query``, each result decorated."""
+    from server.query.geo_near import geo_near_key, parse_geo_near
+
+    spec = parse_geo_near(raw, variables)
+    key = spec.key or geo_near_key(list(info.indexes))
+    flt: dict = {key: spec.near_condition()}
+    if spec.query:
+        flt = {"$and": [flt, spec.query]}
+    plan = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered)
+    plan.meta = meta
+    plan.special.output = spec.output()
+    source = C.plan_docs(engine, info, plan, stats=stats)
+    if spec.query:
+        source = filter(_q("match").compile_filter(spec.query, variables=variables), source)
+    return plan, source
 
 
 class _ServerCtx:
@@ -416,15 +471,16 @@ class FindSpec:
         if (self.min is not None or self.max is not None) and not self.hint:
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
         match, project, sort = _q("match"), _q("project") if cmd.get("projection") else None, _q("sort")
+        self.meta, variables = _find_meta(self.projection, self.sort, self.filter, self.let)
         # compile now: parse errors surface before any work (and the callables are reused per document)
         self.match = match.compile_filter(self.filter, variables=self.let) if self.filter else None
-        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=self.let)
+        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=variables)
                         if self.projection else None)
         if self.sort and "$natural" in self.sort:
             self.hint = {"$natural": self.sort["$natural"]}
             self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
         if self.sort:
-            sort.parse_sort(self.sort)
+            sort.parse_sort(self.sort, allow_meta=True)
 
     def as_pipeline(self) -> list[dict]:
         """The equivalent aggregation pipeline (how mongod runs a find on a view)."""
@@ -440,6 +496,19 @@ class FindSpec:
         if self.projection:
             stages.append({"$project": self.projection})
         return stages
+
+
+def _find_meta(projection: Any, sort: Any, flt: dict, let: dict | None) -> tuple[Any, dict | None]:
+    """A DocMeta table (and the variables that carry it) when the projection or sort asks for $meta."""
+    from server.query import docmeta
+
+    if not (docmeta.mentions_meta(projection) or docmeta.mentions_meta(sort)):
+        return None, let
+    if "textScore" in repr((projection, sort)) and not (flt and _q("plan_special").mentions_special(flt)
+                                                        and "$text" in repr(flt)):
+        raise MongoError(40218, "query requires text score metadata, but it is not available")
+    meta = docmeta.DocMeta()
+    return meta, {**(let or {}), docmeta.META_VAR: meta}
 
 
 def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
@@ -476,6 +545,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
     else:
         plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
                                     multikey_default=info.clustered, allow_or=True)
+    plan.meta = spec.meta
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
     docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
@@ -485,7 +555,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
         docs = filter(spec.match, docs)
     if spec.sort and not plan.provides_sort:
         top = spec.skip + spec.limit if spec.limit else None
-        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk)
+        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk, spec.meta)
     if spec.skip or spec.limit:
         docs = itertools.islice(docs, spec.skip, spec.skip + spec.limit if spec.limit else None)
     if spec.project is not None:
@@ -493,10 +563,10 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-def _lazy_sorted(docs, sort_spec, limit, allow_disk) -> Iterator[dict]:
+def _lazy_sorted(docs, sort_spec, limit, allow_disk, meta=None) -> Iterator[dict]:
     """Sort on first pull (so building the cursor does no work until the first batch)."""
     sort = _q("sort")
-    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk)
+    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk, meta=meta)
 
 
 

@@ -33,9 +33,10 @@ from bson.min_key import MinKey
 from bson.regex import Regex
 
 from protocol.errors import ErrorCode, MongoError
+from server.query import plan_special
 
 MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
-UNSUPPORTED_INDEX_TYPES = ("text", "2d", "2dsphere", "hashed", "geoHaystack", "columnstore")
+UNSUPPORTED_INDEX_TYPES = ("geoHaystack", "columnstore")
 
 _MISSING = object()
 
@@ -176,12 +177,14 @@ class IndexKeyer:
 
 
 _KEYER_CACHE: dict[tuple, IndexKeyer] = {}
+_KIND_OPTIONS = ("weights", "default_language", "language_override", "bits", "min", "max")
 
 
 def keyer_for(spec: dict) -> IndexKeyer:
     """A cached IndexKeyer for an index spec (cache key: name, key pattern, sparse, partial filter)."""
     partial_spec = spec.get("partialFilterExpression")
-    cache_key = (spec["name"], repr(spec["key"]), bool(spec.get("sparse")), repr(partial_spec))
+    cache_key = (spec["name"], repr(spec["key"]), bool(spec.get("sparse")), repr(partial_spec),
+                 repr([spec.get(k) for k in _KIND_OPTIONS]))
     keyer = _KEYER_CACHE.get(cache_key)
     if keyer is None:
         fields, directions = key_fields(spec["key"])
@@ -190,6 +193,11 @@ def keyer_for(spec: dict) -> IndexKeyer:
             from server.query.match import compile_filter
 
             partial = compile_filter(partial_spec)
+        if not _is_btree(spec["key"]):
+            from server.query.index_kinds import SpecialKeyer
+
+            _KEYER_CACHE[cache_key] = keyer = SpecialKeyer(spec, partial)
+            return keyer
         keyer = IndexKeyer(
             name=spec["name"],
             fields=fields,
@@ -286,6 +294,8 @@ class Plan:
     bounds_desc: dict[str, list[str]] = field(default_factory=dict)
     natural_reverse: bool = False
     branches: list[Plan] = field(default_factory=list)
+    special: Any = None  # TEXT / GEO_NEAR: what the read needs beyond intervals (plan_special)
+    meta: Any = None  # the read's DocMeta when its projection/sort/pipeline asks for $meta
 
     def _ixscan(self) -> dict:
         assert self.index is not None
@@ -309,6 +319,8 @@ class Plan:
                                                      "inputStages": [b._ixscan() for b in self.branches]}}
             if filter:
                 node = {"stage": "FETCH", "filter": filter, "inputStage": node["inputStage"]}
+        elif self.kind in ("TEXT", "GEO_NEAR"):
+            node = _special_explain(self, filter)
         elif self.kind == "COLLSCAN":
             node: dict = {"stage": "COLLSCAN", "filter": filter or {},
                           "direction": "backward" if self.natural_reverse else "forward"}
@@ -320,6 +332,20 @@ class Plan:
         if has_sort and not self.provides_sort:
             node = {"stage": "SORT", "inputStage": node}
         return node
+
+
+def _special_explain(plan: Plan, filter: dict | None) -> dict:
+    ixscan = plan._ixscan()
+    if plan.kind == "TEXT":
+        inner = {"stage": "TEXT_OR", "inputStage": ixscan}
+        return {"stage": "TEXT_MATCH", "indexPrefix": {}, "indexName": plan.index["name"],
+                "parsedTextQuery": {"terms": plan.bounds_desc.get("terms", [])}, "textIndexVersion": 3,
+                "inputStage": {"stage": "FETCH", "inputStage": inner}}
+    kind = "GEO_NEAR_2DSPHERE" if "2dsphere" in plan.index["key"].values() else "GEO_NEAR_2D"
+    node = {"stage": kind, "keyPattern": plan.index["key"], "indexName": plan.index["name"],
+            "indexVersion": 2}
+    return {"stage": "FETCH", "filter": filter, "inputStage": node} if filter else {"stage": "FETCH",
+                                                                                     "inputStage": node}
 
 
 def _is_plain_value(v: Any) -> bool:
@@ -550,6 +576,10 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
     if isinstance(hint, dict) and "$natural" in hint:
         return Plan("COLLSCAN", natural_reverse=_num(hint["$natural"]) < 0)
     bounds = extract_bounds(filter)
+    if filter and plan_special.mentions_special(filter) or filter and "$or" in filter:
+        special = plan_special.special_plan(indexes, filter, bounds, Plan, Interval)
+        if special is not None:
+            return special
     if hint is not None and hint != {} and hint != "":
         spec = find_hinted_index(indexes, hint)
         return _plan_for(spec, bounds, sort, multikey_default)
@@ -577,6 +607,10 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
             best = (score, spec)
     if best is not None:
         return _plan_for(best[1], bounds, sort, multikey_default)
+    if any(not _is_btree(spec["key"]) for spec in indexes):
+        fallback = plan_special.fallback_plan(indexes, filter, bounds, Plan, Interval)
+        if fallback is not None:
+            return fallback
     if sort:
         for spec in indexes:
             if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
