@@ -202,6 +202,8 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
+        if flt and _q("plan_special").mentions_special(flt):
+            _q("pipeline").parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True)
         plan.meta = meta
@@ -233,8 +235,12 @@ def _timeseries_special(full: list, variables: dict | None) -> list:
     """$text cannot run on a time-series collection (no text index); a leading $geoNear becomes
     mongod's time-series form ($match $geoWithin, distance, $match, $sort)."""
     if full and isinstance(full[0], dict):
-        if "$match" in full[0] and isinstance(full[0]["$match"], dict) and "$text" in full[0]["$match"]:
-            raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
+        if "$match" in full[0] and isinstance(full[0]["$match"], dict):
+            if "$text" in full[0]["$match"]:
+                raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
+            from server.query.pipeline import parse_pipeline
+
+            parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
         if "$geoNear" in full[0]:
             from server.query.geo_near import timeseries_rewrite
 

@@ -42,6 +42,8 @@ def validate_key_pattern(key: Any) -> None:
     for name, value in key.items():
         if name == "" or name.endswith(".") or ".." in name or name.startswith("."):
             raise MongoError(ErrorCode.CannotCreateIndex, "Index keys cannot be an empty field.")
+        if name == "$**" and value == "text":
+            continue
         if name.startswith("$") and name != "$**" or name.endswith("$**") or name == "$**":
             if name == "$**" or name.endswith(".$**"):
                 raise _not_supported("wildcard indexes")
@@ -277,10 +279,10 @@ async def create_indexes(ctx, cmd: dict) -> dict:
             if spec["name"] == "_id_" or list(spec["key"].items()) == [("_id", 1)]:
                 if list(spec["key"].items()) == [("_id", 1)] and spec["name"] == "_id_":
                     continue
-            state = _conflict(list(coll.indexes) + new_specs, spec)
+            state = _one_text_index(list(coll.indexes) + new_specs, spec) or \
+                _conflict(list(coll.indexes) + new_specs, spec)
             if state == "exists":
                 continue
-            _one_text_index(list(coll.indexes) + new_specs, spec)
             new_specs.append(spec)
         if before + len(new_specs) > MAX_INDEXES:
             raise MongoError(ErrorCode.CannotCreateIndex,
@@ -307,13 +309,20 @@ async def create_indexes(ctx, cmd: dict) -> dict:
     return reply
 
 
-def _one_text_index(existing: list[dict], spec: dict) -> None:
+_TEXT_OPTIONS = ("key", "name", "weights", "default_language", "language_override")
+
+
+def _one_text_index(existing: list[dict], spec: dict) -> str | None:
+    """'exists' for the identical text index; 67 for any other second text index (mongod)."""
     if "_fts" not in spec["key"]:
-        return
+        return None
     for old in existing:
         if "_fts" in old["key"]:
+            if all(old.get(k) == spec.get(k) for k in _TEXT_OPTIONS) and _same_options(old, spec):
+                return "exists"
             raise MongoError(ErrorCode.CannotCreateIndex, "only one text index per collection allowed, found "
                                                           f"existing text index \"{old['name']}\"")
+    return None
 
 
 class _with_index:

@@ -78,6 +78,8 @@ def show(value: Any) -> str:
         return "null"
     if isinstance(value, float) and value.is_integer():
         return f"{value:.1f}"
+    if type(value).__name__ == "ObjectId":
+        return f"ObjectId('{value}')"
     return str(value)
 
 

@@ -114,6 +114,8 @@ def hash64(value: Any, seed: int = 0) -> int:
 def hashed_key(value: Any) -> Int64:
     """The index key of one value of a hashed field (arrays are refused like mongod: 16766)."""
     if isinstance(value, list):
+        from server.query.update_format import bson_repr
+
         raise MongoError(16766, "Error: hashed indexes do not currently support array values. Found array "
-                                f"{bson.json_util.dumps(value)}")
+                                f"{bson_repr(value)}")
     return Int64(hash64(value))

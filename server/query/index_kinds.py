@@ -106,8 +106,8 @@ def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
         from server.query.hashed import hashed_key
 
         vals = _raw_values(doc, name)
-        if len(vals) > 1:
-            raise MongoError(16766, "Error: hashed indexes do not currently support array values")
+        if len(vals) > 1:  # an array on the way to the field
+            vals = [vals]
         return [hashed_key(vals[0] if vals else None)]
     if kind == "text":
         from server.query.text_index import text_terms
