@@ -26,6 +26,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
+from server import special_reads
 from server.commands import _collection as C
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
@@ -171,10 +172,10 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         resolved = C.resolve(r, db, name)
         info = r.get_collection(C.ns_of(db, resolved.name))
     ns = C.ns_of(db, name)
-    variables, meta = _with_meta(variables, pipeline)
+    variables, meta = special_reads.with_meta(variables, pipeline)
     if resolved.ts_view is not None:
         ts = C.timeseries_module()
-        full = _timeseries_special(resolved.pipeline + list(pipeline), variables)
+        full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
                                                  resolved.ts_view, full, hint=hint)
         if not remaining:
@@ -198,7 +199,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
             full = full[1:]
     elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
-        plan, source = _geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
+        plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
         full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
@@ -219,51 +220,6 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, budget=budget)
     out = run_pipeline(full, source, pctx)
     return ReadResult(out, plan, full, stats, None, ns)
-
-
-def _with_meta(variables: dict | None, pipeline: list) -> tuple[dict | None, Any]:
-    """The read's variables with a DocMeta table when the pipeline asks for ``$meta``."""
-    from server.query import docmeta
-
-    if not docmeta.mentions_meta(pipeline):
-        return variables, None
-    meta = docmeta.DocMeta()
-    return {**(variables or {}), docmeta.META_VAR: meta}, meta
-
-
-def _timeseries_special(full: list, variables: dict | None) -> list:
-    """$text cannot run on a time-series collection (no text index); a leading $geoNear becomes
-    mongod's time-series form ($match $geoWithin, distance, $match, $sort)."""
-    if full and isinstance(full[0], dict):
-        if "$match" in full[0] and isinstance(full[0]["$match"], dict):
-            if "$text" in full[0]["$match"]:
-                raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
-            from server.query.pipeline import parse_pipeline
-
-            parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
-        if "$geoNear" in full[0]:
-            from server.query.geo_near import timeseries_rewrite
-
-            return timeseries_rewrite(full[0]["$geoNear"], variables) + full[1:]
-    return full
-
-
-def _geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, stats: dict):
-    """A leading ``$geoNear``: the near query on its key AND its ``query``, each result decorated."""
-    from server.query.geo_near import geo_near_key, parse_geo_near
-
-    spec = parse_geo_near(raw, variables)
-    key = spec.key or geo_near_key(list(info.indexes))
-    flt: dict = {key: spec.near_condition()}
-    if spec.query:
-        flt = {"$and": [flt, spec.query]}
-    plan = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered)
-    plan.meta = meta
-    plan.special.output = spec.output()
-    source = C.plan_docs(engine, info, plan, stats=stats)
-    if spec.query:
-        source = filter(_q("match").compile_filter(spec.query, variables=variables), source)
-    return plan, source
 
 
 class _ServerCtx:
@@ -477,7 +433,7 @@ class FindSpec:
         if (self.min is not None or self.max is not None) and not self.hint:
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
         match, project, sort = _q("match"), _q("project") if cmd.get("projection") else None, _q("sort")
-        self.meta, variables = _find_meta(self.projection, self.sort, self.filter, self.let)
+        self.meta, variables = special_reads.find_meta(self.projection, self.sort, self.filter, self.let)
         # compile now: parse errors surface before any work (and the callables are reused per document)
         self.match = match.compile_filter(self.filter, variables=self.let) if self.filter else None
         self.project = (project.compile_projection(self.projection, filter=self.filter, variables=variables)
@@ -502,19 +458,6 @@ class FindSpec:
         if self.projection:
             stages.append({"$project": self.projection})
         return stages
-
-
-def _find_meta(projection: Any, sort: Any, flt: dict, let: dict | None) -> tuple[Any, dict | None]:
-    """A DocMeta table (and the variables that carry it) when the projection or sort asks for $meta."""
-    from server.query import docmeta
-
-    if not (docmeta.mentions_meta(projection) or docmeta.mentions_meta(sort)):
-        return None, let
-    if "textScore" in repr((projection, sort)) and not (flt and _q("plan_special").mentions_special(flt)
-                                                        and "$text" in repr(flt)):
-        raise MongoError(40218, "query requires text score metadata, but it is not available")
-    meta = docmeta.DocMeta()
-    return meta, {**(let or {}), docmeta.META_VAR: meta}
 
 
 def _min_max_plan(spec: FindSpec, info) -> planner.Plan:

@@ -320,7 +320,7 @@ class Plan:
             if filter:
                 node = {"stage": "FETCH", "filter": filter, "inputStage": node["inputStage"]}
         elif self.kind in ("TEXT", "GEO_NEAR"):
-            node = _special_explain(self, filter)
+            node = plan_special.explain(self, filter)
         elif self.kind == "COLLSCAN":
             node: dict = {"stage": "COLLSCAN", "filter": filter or {},
                           "direction": "backward" if self.natural_reverse else "forward"}
@@ -332,20 +332,6 @@ class Plan:
         if has_sort and not self.provides_sort:
             node = {"stage": "SORT", "inputStage": node}
         return node
-
-
-def _special_explain(plan: Plan, filter: dict | None) -> dict:
-    ixscan = plan._ixscan()
-    if plan.kind == "TEXT":
-        inner = {"stage": "TEXT_OR", "inputStage": ixscan}
-        return {"stage": "TEXT_MATCH", "indexPrefix": {}, "indexName": plan.index["name"],
-                "parsedTextQuery": {"terms": plan.bounds_desc.get("terms", [])}, "textIndexVersion": 3,
-                "inputStage": {"stage": "FETCH", "inputStage": inner}}
-    kind = "GEO_NEAR_2DSPHERE" if "2dsphere" in plan.index["key"].values() else "GEO_NEAR_2D"
-    node = {"stage": kind, "keyPattern": plan.index["key"], "indexName": plan.index["name"],
-            "indexVersion": 2}
-    return {"stage": "FETCH", "filter": filter, "inputStage": node} if filter else {"stage": "FETCH",
-                                                                                     "inputStage": node}
 
 
 def _is_plain_value(v: Any) -> bool:

@@ -283,6 +283,21 @@ def _range_plan(spec: dict, path: str, ranges: list[tuple], plan_cls, interval_c
                     bounds_desc={path: [f"[{int(lo)}, {int(hi)}]" for lo, hi in ranges[:20]]})
 
 
+def explain(plan: Any, filter: dict | None) -> dict:
+    """The winningPlan of a TEXT or GEO_NEAR plan, in mongod's stage names."""
+    ixscan = plan._ixscan()
+    if plan.kind == "TEXT":
+        inner = {"stage": "TEXT_OR", "inputStage": ixscan}
+        return {"stage": "TEXT_MATCH", "indexPrefix": {}, "indexName": plan.index["name"],
+                "parsedTextQuery": {"terms": plan.bounds_desc.get("terms", [])}, "textIndexVersion": 3,
+                "inputStage": {"stage": "FETCH", "inputStage": inner}}
+    kind = "GEO_NEAR_2DSPHERE" if "2dsphere" in plan.index["key"].values() else "GEO_NEAR_2D"
+    node = {"stage": kind, "keyPattern": plan.index["key"], "indexName": plan.index["name"],
+            "indexVersion": 2}
+    return {"stage": "FETCH", "filter": filter, "inputStage": node} if filter else {"stage": "FETCH",
+                                                                                     "inputStage": node}
+
+
 # --------------------------------------------------------------------------------------------------
 # execution (the storage side passes ``scan(intervals) -> (rid, doc)`` of not-yet-seen records)
 # --------------------------------------------------------------------------------------------------
