@@ -67,6 +67,14 @@ def _nested_special(value: Any, top: bool = True) -> bool:
     return False
 
 
+def _refuse_nested(filter: dict) -> None:
+    if not _nested_special(filter):
+        return
+    if "$text" in repr(filter):  # mongod can answer $text under $or (all branches indexed); Tidemark cannot
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text below $or/$nor/$not is not supported by Tidemark")
+    raise MongoError(ErrorCode.BadValue, "geoNear must be top-level expr")
+
+
 def special_plan(indexes: list[dict], filter: dict, bounds: dict, plan_cls, interval_cls) -> Any:
     """A TEXT or GEO_NEAR plan when the filter needs one; None otherwise."""
     from server.query.match_parse import parse_filter
@@ -82,12 +90,9 @@ def special_plan(indexes: list[dict], filter: dict, bounds: dict, plan_cls, inte
                 raise MongoError(ErrorCode.BadValue, "Too many geoNear expressions")
             near = (k, v)
     if text is None and near is None:
-        if _nested_special(filter):
-            raise MongoError(ErrorCode.BadValue, "$text and $near/$nearSphere must be in the top-level "
-                                                 "conjunction of a query")
+        _refuse_nested(filter)
         return None
-    if _nested_special(filter):
-        raise MongoError(ErrorCode.BadValue, "geoNear/text must be top-level expressions")
+    _refuse_nested(filter)
     if text is not None and near is not None:
         raise MongoError(ErrorCode.BadValue, "text and geoNear not allowed in same query")
     if text is not None:
