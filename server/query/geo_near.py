@@ -26,12 +26,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.query.geo_parse import EARTH_RADIUS_M, is_number, number, show
-from server.query.geo_query import NearQuery, parse_near
 from server.query.pipeline import PipelineContext, Stage
 
+# The geometry libraries load on first use: the stage table imports this module for every pipeline.
+EARTH_RADIUS_M = 6378.1 * 1000  # = geo_parse.EARTH_RADIUS_M
 START_RADIANS = 100.0 / EARTH_RADIUS_M
 GROWTH = 4.0
+
+
+def _is_number(v: Any) -> bool:
+    from server.query.geo_parse import is_number
+
+    return is_number(v)
+
+
+def _number(v: Any) -> float:
+    from server.query.geo_parse import number
+
+    return number(v)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -39,7 +51,7 @@ GROWTH = 4.0
 # --------------------------------------------------------------------------------------------------
 
 
-def _distance(near: NearQuery, doc: dict, path: str) -> tuple[float, Any] | None:
+def _distance(near: Any, doc: dict, path: str) -> tuple[float, Any] | None:
     from server.query.paths import get_path_values
     from server.query.values import MISSING
 
@@ -62,7 +74,7 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
     from storage.keys import encode_key
 
     np = plan.special
-    near: NearQuery = np.near
+    near = np.near
     kind = np.spec["key"][np.path]
     directions = [-1 if not isinstance(v, str) and float(str(v)) < 0 else 1 for v in np.spec["key"].values()]
     pos = list(np.spec["key"]).index(np.path)
@@ -174,7 +186,9 @@ class GeoNearSpec:
             cond["$maxDistance"] = self.max_distance
         return cond
 
-    def near_query(self) -> NearQuery:
+    def near_query(self) -> Any:
+        from server.query.geo_query import parse_near
+
         cond = self.near_condition()
         op = next(iter(cond))
         return parse_near(op, cond[op], cond)
@@ -222,11 +236,11 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
                        ("distanceMultiplier", "distance_multiplier")):
         if name in spec:
             v = spec[name]
-            if not is_number(v):
+            if not _is_number(v):
                 raise MongoError(ErrorCode.TypeMismatch, f"{name} must be a number")
-            if not number(v) >= 0:
+            if not _number(v) >= 0:
                 raise MongoError(ErrorCode.BadValue, f"{name} must be nonnegative")
-            setattr(out, attr, number(v))
+            setattr(out, attr, _number(v))
     if "query" in spec:
         if not isinstance(spec["query"], dict):
             raise MongoError(ErrorCode.TypeMismatch, "query must be an object")
@@ -317,7 +331,7 @@ def timeseries_rewrite(raw: Any, variables: dict | None = None) -> list[dict]:
 def parse_distance_stage(spec: Any, ctx: PipelineContext) -> Stage:
     """``$_internalGeoNearDistance``: sets ``distanceField`` to the distance from ``near`` to ``key``."""
     if not isinstance(spec, dict) or not {"near", "key", "distanceField"} <= set(spec):
-        raise MongoError(ErrorCode.FailedToParse, f"$_internalGeoNearDistance: bad spec {show(spec)}")
+        raise MongoError(ErrorCode.FailedToParse, "$_internalGeoNearDistance needs near, key and distanceField")
     inner = GeoNearSpec(spec["near"], spec["distanceField"], spherical=bool(spec.get("spherical")))
     near = inner.near_query()
     key, field = spec["key"], spec["distanceField"].split(".")

@@ -160,9 +160,10 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
     return stages
 
 
-# Stages whose outputs keep the metadata ($meta) of the input document they came from.
+# Stages whose outputs keep the metadata ($meta) of the input document they came from. ($lookup
+# is left out: run one document at a time it would rebuild its foreign index per document.)
 _META_KEEPING = frozenset({"$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith", "$unwind",
-                           "$lookup", "$graphLookup", "$redact"})
+                           "$graphLookup"})
 
 
 def _keeping_meta(stage: Stage, meta: Any) -> Stage:
