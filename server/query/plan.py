@@ -606,6 +606,8 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
             return special
     if hint is not None and hint != {} and hint != "":
         spec = find_hinted_index(indexes, hint)
+        if not _is_btree(spec["key"]):
+            return plan_special.hinted_plan(spec, filter, all_bounds, Plan, Interval)
         return _plan_for(spec, all_bounds, sort, multikey_default, collation)
     best: tuple | None = None
     for spec in indexes:

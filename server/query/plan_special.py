@@ -234,6 +234,18 @@ def fallback_plan(indexes: list[dict], filter: dict | None, bounds: dict, plan_c
     return None
 
 
+def hinted_plan(spec: dict, filter: dict | None, bounds: dict, plan_cls, interval_cls) -> Any:
+    """A hinted special index: hashed equality or geo bounds when the filter has them, else the whole
+    index (its keys are not values, so value bounds cannot narrow it; the filter is re-applied)."""
+    first, kind = next(iter(spec["key"].items()))
+    b = bounds.get(first)
+    if kind == "hashed" and b is not None and b.is_point:
+        return _hashed_plan(spec, first, b.points, plan_cls, interval_cls)
+    plan = fallback_plan([spec], filter, {}, plan_cls, interval_cls) if kind in ("2dsphere", "2d") else None
+    return plan or plan_cls("IXSCAN", index=spec, intervals=[interval_cls(None, None, True, True)],
+                            bounds_desc={f: ["[MinKey, MaxKey]"] for f in spec["key"]})
+
+
 def _hashed_plan(spec: dict, path: str, points: list, plan_cls, interval_cls) -> Any:
     from server.query.hashed import hashed_key
     from storage.keys import encode_key

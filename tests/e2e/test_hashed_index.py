@@ -58,3 +58,10 @@ def test_updates_keep_the_hashed_index_current(hashed):
     assert hashed.count_documents({"k": 100}) == 10
     hashed.delete_many({"k": 100})
     assert list(hashed.find({"k": 100})) == []
+
+
+def test_a_hinted_hashed_index_still_answers_ranges_correctly(hashed):
+    got = sorted(d["_id"] for d in hashed.find({"k": {"$gte": 5}}).hint("k_hashed"))
+    assert got == [i for i in range(70) if i % 7 >= 5]
+    assert sorted(d["_id"] for d in hashed.find({"k": 2}).hint([("k", "hashed")])) == \
+        [i for i in range(70) if i % 7 == 2]
