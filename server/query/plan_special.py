@@ -120,6 +120,7 @@ class TextPlan:
 def _text_plan(indexes: list[dict], query: Any, bounds: dict, plan_cls, interval_cls) -> Any:
     import itertools
 
+    from server.query.text_index import index_term
     from server.query.text_search import TextMatcher
     from storage.keys import encode_key
 
@@ -142,7 +143,7 @@ def _text_plan(indexes: list[dict], query: Any, bounds: dict, plan_cls, interval
     intervals = []
     for prefix in itertools.product(*prefix_values):
         for term in matcher.bound_terms:
-            key = encode_key((*prefix, term), directions)
+            key = encode_key((*prefix, index_term(term)), directions)
             intervals.append(interval_cls(key, key, True, True))
     intervals.sort(key=lambda iv: iv.lo)
     plan = plan_cls("TEXT", index=spec, intervals=intervals,

@@ -198,6 +198,17 @@ def _score_string(raw: str, lang: str, weight: float, out: dict[str, float]) -> 
         out[term] = out.get(term, 0.0) + weight * freqs[term] * coeff * adjustment
 
 
+def index_term(term: str) -> str:
+    """The key form of a term: long terms keep a 32-byte prefix plus a digest of the whole term (as
+    mongod's text index format does), so keys stay small; the exact match re-checks documents."""
+    raw = term.encode()
+    if len(raw) <= 64:
+        return term
+    import hashlib
+
+    return raw[:32].decode("utf-8", "ignore") + hashlib.md5(raw).hexdigest()
+
+
 def text_terms(spec: dict, doc: dict) -> list[str]:
-    """The distinct terms a document contributes to a text index."""
-    return sorted(TextSpec(spec).scores(doc))
+    """The distinct index terms a document contributes to a text index."""
+    return sorted({index_term(t) for t in TextSpec(spec).scores(doc)})

@@ -162,3 +162,10 @@ def test_updates_and_deletes_with_text(articles):
     assert articles.update_many({"$text": {"$search": "coffee"}}, {"$set": {"caffeinated": True}}).modified_count == 2
     assert articles.delete_many({"$text": {"$search": "tea"}}).deleted_count == 1
     assert ids(articles.find({"caffeinated": True})) == [1, 3]
+
+
+def test_very_long_words_are_indexed_and_found(db):
+    word = "x" * 3000
+    db.long.insert_many([{"_id": 1, "t": f"start {word} end"}, {"_id": 2, "t": word + "y"}])
+    db.long.create_index([("t", "text")])
+    assert ids(db.long.find({"$text": {"$search": word}})) == [1]
