@@ -335,7 +335,8 @@ def _text_scan(plan: Any, scan) -> Iterator[tuple[bytes, dict]]:
     matcher = plan.special.matcher
     meta = plan.meta
     for rid, doc in scan(plan.intervals):
-        if matcher.matches(doc):
+        score = matcher.evaluate(doc, want_score=meta is not None)
+        if score is not None:
             if meta is not None:
-                meta.set(doc, "textScore", matcher.score(doc))
+                meta.set(doc, "textScore", score)
             yield rid, doc

@@ -209,6 +209,21 @@ def index_term(term: str) -> str:
     return raw[:32].decode("utf-8", "ignore") + hashlib.md5(raw).hexdigest()
 
 
+_SPECS: dict[tuple, TextSpec] = {}
+
+
+def text_spec(spec: dict) -> TextSpec:
+    """A cached TextSpec for a stored index spec."""
+    key = (spec.get("name"), repr(spec["key"]), repr(spec.get("weights")), spec.get("default_language"),
+           spec.get("language_override"))
+    found = _SPECS.get(key)
+    if found is None:
+        if len(_SPECS) > 256:
+            _SPECS.clear()
+        found = _SPECS[key] = TextSpec(spec)
+    return found
+
+
 def text_terms(spec: dict, doc: dict) -> list[str]:
     """The distinct index terms a document contributes to a text index."""
-    return sorted({index_term(t) for t in TextSpec(spec).scores(doc)})
+    return sorted({index_term(t) for t in text_spec(spec).scores(doc)})

@@ -51,8 +51,12 @@ def require_language(name: str) -> str:
 
 @functools.lru_cache(maxsize=32)
 def _stemmer(lang: str):
+    """The Snowball stemmer (PyStemmer's C implementation when installed). Dutch is the classic
+    Snowball algorithm mongod's libstemmer runs ("dutch_porter" in Snowball 3)."""
     if lang in ("none",):
         return None
+    if lang == "dutch" and "dutch_porter" in snowballstemmer.algorithms():
+        return snowballstemmer.stemmer("dutch_porter")
     return snowballstemmer.stemmer(lang)
 
 

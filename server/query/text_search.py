@@ -115,18 +115,35 @@ class TextMatcher:
         self.negative = set(tokens(" ".join(neg), self.lang, **sensitive))
         self._sensitive = sensitive
 
-    def matches(self, doc: dict) -> bool:
-        texts = list(self.spec.texts(doc))
+    def evaluate(self, doc: dict, *, want_score: bool = True) -> float | None:
+        """The document's textScore when it matches, else None (one tokenization when the query is
+        case and diacritic insensitive: the scored terms are then also the matched ones)."""
+        if self.query.case_sensitive or self.query.diacritic_sensitive:
+            if not self.matches(doc):
+                return None
+            return self.score(doc) if want_score else 0.0
         lang = self.spec.doc_language(doc)
-        opts = self._sensitive
+        scores = self.spec.scores(doc, lang)
+        if not self._terms_and_phrases(doc, lang, set(scores)):
+            return None
+        return sum(scores.get(t, 0.0) for t in self.bound_terms)
+
+    def matches(self, doc: dict) -> bool:
+        lang = self.spec.doc_language(doc)
         doc_terms: set[str] = set()
-        for text, _w in texts:
-            doc_terms.update(tokens(text, lang, stop_words=False, **opts))
+        for text, _w in self.spec.texts(doc):
+            doc_terms.update(tokens(text, lang, stop_words=False, **self._sensitive))
+        return self._terms_and_phrases(doc, lang, doc_terms)
+
+    def _terms_and_phrases(self, doc: dict, lang: str, doc_terms: set[str]) -> bool:
+        opts = self._sensitive
         if not doc_terms & self.positive:
             return False
         if doc_terms & self.negative:
             return False
-        folded = [fold(t, lang, **opts) for t, _w in texts]
+        if not self.phrases and not self.neg_phrases:
+            return True
+        folded = [fold(t, lang, **opts) for t, _w in self.spec.texts(doc)]
         for phrase in self.phrases:
             p = fold(phrase, lang, **opts)
             if not any(p in t for t in folded):
