@@ -1,8 +1,8 @@
 """Parse a MongoDB filter document into the AST of ``match_ast`` (validate only; no execution).
 
-Errors follow mongod's MatchExpressionParser (codes and messages). Features Tidemark knows but
-does not implement ($where, $text, geo operators, $near...) raise 224 QueryFeatureNotAllowed
-"<op> is not supported by Tidemark" — distinct from invalid input (2 BadValue).
+Errors follow mongod's MatchExpressionParser (codes and messages). ``$where`` (no JavaScript engine)
+raises 224 QueryFeatureNotAllowed "... is not supported by Tidemark" — distinct from invalid input
+(2 BadValue). Geo operands are parsed by ``geo_query`` and ``$text`` by ``text_search``.
 """
 
 from __future__ import annotations
