@@ -219,6 +219,8 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
             full = full[1:]
     elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
         plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
+        if budget is not None:
+            source = budget.inner(source)
         full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
