@@ -56,7 +56,7 @@ class Bucket:
     """One bucket in memory. Only the catalog (event loop) mutates it; readers use bucketview.py."""
 
     __slots__ = ("id", "ns", "time_field", "meta_field", "sid", "key", "meta", "start_s", "state", "table",
-                 "slot", "columns", "stored_count", "committed", "needs_full", "full_size", "in_flight",
+                 "slot", "columns", "stored_count", "needs_full", "full_size",
                  "final", "left", "memo", "__weakref__")
 
     def __init__(self, table: Any, sid: int, key: Any, meta: Any, bucket_id: ObjectId, ns: str, start_s: int,
@@ -72,10 +72,8 @@ class Bucket:
         self.slot = table.allocate(self)
         self.columns: dict[str, Any] = table.columns  # shared with the table while pure
         self.stored_count = 0  # rows in the stored full document
-        self.committed = False  # a commit made some of its rows durable (bucket insert vs update stats)
         self.needs_full = False  # the next commit writes the full document (closed, checkpoint)
         self.full_size = 0  # size at the last full write (checkpoint policy)
-        self.in_flight = 0
         self.final: bytes | None = None  # its full document once it left memory (late readers)
         self.left = False  # it left memory: its slot may hold another bucket's rows
         # what readers derived from its first n rows (bucketview.py): (n, columns dict, {kind: value});
@@ -94,6 +92,23 @@ class Bucket:
         return int(self.table.durable[self.slot])
 
     @property
+    def in_flight(self) -> int:
+        return int(self.table.in_flight[self.slot])
+
+    @in_flight.setter
+    def in_flight(self, rows: int) -> None:
+        self.table.in_flight[self.slot] = rows
+
+    @property
+    def committed(self) -> bool:
+        """A commit made some of its rows durable (bucket insert vs update statistics)."""
+        return bool(self.table.committed[self.slot])
+
+    @committed.setter
+    def committed(self, value: bool) -> None:
+        self.table.committed[self.slot] = value
+
+    @property
     def size(self) -> int:
         return int(self.table.size[self.slot])
 
@@ -108,7 +123,7 @@ class Bucket:
     @property
     def pending(self) -> bool:
         """Rows not yet carried by a commit."""
-        return int(self.table.count[self.slot]) > self.in_flight
+        return self.table.count[self.slot] > self.table.in_flight[self.slot]
 
     @property
     def idle(self) -> bool:

@@ -38,7 +38,7 @@ from server.timeseries.bucketdoc import (
 )
 from server.timeseries.columns import ConstColumn, ObjectColumn, python_values, to_array, typed_kind
 from server.timeseries.options import TimeseriesOptions
-from server.timeseries.states import IN_MEMORY, Event, State, move
+from server.timeseries.states import IN_MEMORY, Event, State, move, move_all
 from server.timeseries.table import Table
 
 STAT_NAMES = (
@@ -230,6 +230,33 @@ class BucketCatalog:
         series.open[bucket.sid] = bucket
         bucket.table.make_hot(bucket.sid, bucket.slot)
         state.stats["numBucketsReopened"] += 1
+
+    def switch(self, state: CollectionState, table: Table, sids: list[int], buckets: list[Bucket],
+               forward: int, backward: int) -> None:
+        """Many series continue in an archived bucket of ``table`` at once (the router's vectorized
+        path): each series' open bucket, if any, is archived and ``buckets[i]`` reopened — what
+        ``archive`` + ``reopen`` do one series at a time; ``forward``/``backward``: the archives' reasons."""
+        series = state.series
+        opened, archived = series.open, series.archived
+        leaving = [opened[sid] for sid in sids]
+        move_all([b for b in leaving if b is not None], Event.ARCHIVE)
+        move_all(buckets, Event.REOPEN)
+        crowded = []
+        for sid, current, bucket in zip(sids, leaving, buckets, strict=True):
+            kept = archived[sid]
+            kept.remove(bucket)
+            if current is not None:
+                kept.append(current)
+                if len(kept) > MAX_ARCHIVED_PER_SERIES:
+                    crowded.append(kept[0])
+            opened[sid] = bucket
+        table.promote(np.asarray(sids, np.int64), np.fromiter((b.slot for b in buckets), np.int64, len(buckets)))
+        stats = state.stats
+        stats["numBucketsArchivedDueToTimeForward"] += forward
+        stats["numBucketsArchivedDueToTimeBackward"] += backward
+        stats["numBucketsReopened"] += len(buckets)
+        for bucket in crowded:
+            self.retire(state, bucket)
 
     def close(self, state: CollectionState, bucket: Bucket, reason: str | None) -> None:
         """The bucket takes no more measurements: its full document goes out with the next commit."""

@@ -94,6 +94,8 @@ class CollectionPlan:
         self.segments: list[journal.Segment] = []
         self.fulls: list[tuple[Any, int, dict, dict, int]] = []  # (bucket, rows, columns, arrays, size)
         self.rows: list[tuple[Any, int, int]] = []  # (bucket, lo, hi): rows this commit makes durable
+        # the same for the pure buckets of a table, as arrays: (table, slots, gens, lo, hi)
+        self.slot_rows: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.trim: tuple[int, int] | None = None
 
     def empty(self) -> bool:
@@ -143,6 +145,17 @@ class CollectionPlan:
                 added += hi - lo
                 stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
                 bucket.committed = True
+        for table, slots, gens, lo, hi in self.slot_rows:
+            same = table.gen[slots] == gens  # else the bucket left memory (dropped) meanwhile
+            if not same.all():
+                slots, lo, hi = slots[same], lo[same], hi[same]
+            table.durable[slots] = hi
+            table.in_flight[slots] = hi
+            updated = int(table.committed[slots].sum())
+            stats["numBucketUpdates"] += updated
+            stats["numBucketInserts"] += len(slots) - updated
+            table.committed[slots] = True
+            added += int((hi - lo).sum())
         log_ = logs.get(state.ns)
         if self.segments:
             if log_ is None:
@@ -168,7 +181,7 @@ class CollectionPlan:
     def abort(self, catalog: BucketCatalog) -> None:
         """The commit failed: remove the rows it carried, keep its full writes pending."""
         state = self.state
-        for bucket, lo, hi in self.rows:
+        for bucket, lo, hi in self._all_rows():
             if bucket.state not in IN_MEMORY:
                 continue
             before = catalog.footprint(bucket)
@@ -185,16 +198,40 @@ class CollectionPlan:
                 catalog.mark_full(bucket)
 
 
+    def _all_rows(self) -> Iterable[tuple[Any, int, int]]:
+        yield from self.rows
+        for table, slots, gens, lo, hi in self.slot_rows:
+            for slot, gen, a, b in zip(slots.tolist(), gens.tolist(), lo.tolist(), hi.tolist(), strict=True):
+                if table.gen[slot] == gen:
+                    yield table.buckets[slot], a, b
+
+
 def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
     """Everything appended and every full write pending, as per-collection plans (event loop)."""
     plans: dict[str, CollectionPlan] = {}
+
+    def plan_of(ns: str) -> CollectionPlan | None:
+        plan = plans.get(ns)
+        if plan is None:
+            state = catalog.get(ns)
+            if state is None:
+                return None
+            plan = plans[ns] = CollectionPlan(state)
+        return plan
+
+    # buckets the catalog marked (full writes, impure buckets) one by one; the pure buckets of each
+    # table with new rows as slot arrays (a commit may carry thousands of them)
     buckets, tables = catalog.take_dirty()
+    pure_slots: dict[Any, list[int]] = {}
+    handled: dict[Any, set[int]] = {}  # slots of buckets taken one by one
+    seen: set[int] = set()
     for table in tables:
         slots = np.flatnonzero(table.dirty)
         table.dirty[slots] = False
-        buckets.extend(b for b in (table.buckets[s] for s in slots.tolist()) if b is not None)
-    seen: set[int] = set()
-    by_table: dict[Any, list] = {}
+        impure = slots[~table.pure[slots]]
+        if len(impure):
+            buckets.extend(b for b in (table.buckets[s] for s in impure.tolist()) if b is not None)
+        pure_slots[table] = slots[table.pure[slots]].tolist()
     for bucket in buckets:
         if id(bucket) in seen or bucket.state not in IN_MEMORY:
             continue
@@ -202,31 +239,43 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
         state = catalog.get(bucket.ns)
         if state is None or state.live.get(bucket.id) is not bucket:
             continue
-        plan = plans.get(bucket.ns)
-        if plan is None:
-            plan = plans[bucket.ns] = CollectionPlan(state)
         lo, hi = bucket.durable, bucket.count
+        if not bucket.needs_full and bucket.pure:
+            pure_slots.setdefault(bucket.table, []).append(bucket.slot)
+            continue
+        handled.setdefault(bucket.table, set()).add(bucket.slot)
+        plan = plan_of(bucket.ns)
         if bucket.needs_full:
             bucket.needs_full = False
             plan.fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
         elif hi > lo:
-            if bucket.pure:
-                by_table.setdefault((bucket.ns, bucket.table), []).append(bucket)
-            else:
-                plan.segments.append(journal.Segment.of_bucket(bucket, lo, hi))
+            plan.segments.append(journal.Segment.of_bucket(bucket, lo, hi))
         else:
             continue
         bucket.in_flight = hi
         plan.rows.append((bucket, lo, hi))
-    for (ns, table), members in by_table.items():
-        slots = np.fromiter((b.slot for b in members), np.int64, len(members))
-        lo, hi = table.durable[slots].copy(), table.count[slots].copy()
+    for table, listed in pure_slots.items():
+        slots = np.unique(np.asarray(listed, np.int64))
+        taken = handled.get(table)
+        if taken:
+            slots = slots[~np.isin(slots, np.fromiter(taken, np.int64, len(taken)))]
+        lo, hi = table.durable[slots], table.count[slots]
+        moving = hi > lo
+        slots, lo, hi = slots[moving], lo[moving], hi[moving]
+        if not len(slots):
+            continue
+        plan = plan_of(table.ns)
+        if plan is None:
+            continue
+        table.in_flight[slots] = hi
+        plan.slot_rows.append((table, slots, table.gen[slots], lo, hi))
+        members = [table.buckets[s] for s in slots.tolist()]
         # records of at most about SEGMENT_ROWS rows: encoding one holds the GIL on the writer thread
         ends = np.cumsum(hi - lo)
         cuts = [0, *np.flatnonzero(np.diff(ends // SEGMENT_ROWS)) + 1, len(members)]
         for a, b in zip(cuts, cuts[1:], strict=False):
             if a < b:
-                plans[ns].segments.append(journal.Segment.of_table(table, members[a:b], slots[a:b], lo[a:b], hi[a:b]))
+                plan.segments.append(journal.Segment.of_table(table, members[a:b], slots[a:b], lo[a:b], hi[a:b]))
     for ns, log_ in logs.items():
         plan = plans.get(ns)
         writing = {id(bucket): n for bucket, n, *_ in plan.fulls} if plan is not None else None

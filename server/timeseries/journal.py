@@ -87,8 +87,9 @@ class Segment:
 
     def encode(self, ns: str, time_field: str, meta_field: str | None) -> bytes:
         new = []
-        for i, bucket in enumerate(self.buckets):
-            if self.lo[i] == 0 and not bucket.stored_count:
+        for i in np.flatnonzero(np.asarray(self.lo) == 0).tolist():
+            bucket = self.buckets[i]
+            if not bucket.stored_count:
                 entry: dict[str, Any] = {"i": i, "start": bucket.start_s}
                 if bucket.meta is not MISSING:
                     entry["meta"] = bucket.meta

@@ -101,18 +101,14 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     take[sid_order] = np.repeat(series_ok, np.diff(np.append(sid_starts, n)))
     if not take.any():
         return rows
-    # series whose candidate is not their open bucket: archive the open one, reopen the candidate
-    series = state.series
-    for sid, slot in zip(sid_sorted[sid_starts][series_ok].tolist(), slot_by_sid[sid_starts][series_ok].tolist(),
-                         strict=True):
-        bucket = table.buckets[slot]
-        current = series.open[sid]
-        if current is bucket:
-            continue
-        if current is not None:
-            t = int(batch.times[rows[np.flatnonzero(sids == sid)[0]]])
-            catalog.archive(state, current, rules.time_reason(current.start_ms, t, limits))
-        catalog.reopen(state, bucket)
+    # series whose candidate is not their open bucket: one by one would archive the open one (it cannot
+    # hold the series' first row) and reopen the candidate; a series whose open bucket — of another
+    # layout — does hold that time would be tried there first: it takes the rules path instead
+    if _switch(catalog, state, table, batch, rows, sid_sorted[sid_starts], slot_by_sid[sid_starts],
+               sid_order[sid_starts], series_ok, limits):
+        take[sid_order] = np.repeat(series_ok, np.diff(np.append(sid_starts, n)))
+        if not take.any():
+            return rows
     taken = take[order]
     docs = rows[order[taken]]
     doc_slots = sorted_slots[taken]
@@ -131,6 +127,39 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     catalog.dirty_tables.add(table)
     catalog.memory += int(grown.sum()) * 3
     return rows[~take]
+
+
+def _switch(catalog: Any, state: Any, table: Any, batch: ColumnBatch, rows: np.ndarray, series_sids: np.ndarray,
+            series_slots: np.ndarray, first_rows: np.ndarray, series_ok: np.ndarray, limits: rules.Limits) -> bool:
+    """Archive/reopen for the taken series whose candidate is not their open bucket, all at once;
+    True when a series had to be given back to the rules path (``series_ok`` cleared for it)."""
+    opened = state.series.open
+    buckets = table.buckets
+    span = limits.span_ms
+    taken = np.flatnonzero(series_ok)
+    firsts = batch.times[rows[first_rows[taken]]].tolist()
+    sids, reopened, given_back = [], [], False
+    forward = backward = 0
+    for k, sid, slot, t in zip(taken.tolist(), series_sids[taken].tolist(), series_slots[taken].tolist(), firsts,
+                               strict=True):
+        bucket = buckets[slot]
+        current = opened[sid]
+        if current is bucket:
+            continue
+        if current is not None:
+            start = current.start_ms
+            if t - start >= span:
+                forward += 1
+            elif t < start:
+                backward += 1
+            else:
+                series_ok[k], given_back = False, True
+                continue
+        sids.append(sid)
+        reopened.append(bucket)
+    if reopened:
+        catalog.switch(state, table, sids, reopened, forward, backward)
+    return given_back
 
 
 # ------------------------------------------------------------------ one series, row by row

@@ -25,8 +25,8 @@
   from storage as a new OPEN bucket object.
 - FROZEN: must never be written again (its collection was dropped, or it never held a committed row).
 
-``move(bucket, event)`` is the only code that changes ``bucket.state``; an event not allowed in the
-current state raises (a bug, never client input).
+``move(bucket, event)`` (or ``move_all`` for many buckets at once) is the only code that changes
+``bucket.state``; an event not allowed in the current state raises (a bug, never client input).
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ from typing import Any
 
 
 class State(enum.Enum):
+    __hash__ = object.__hash__  # members are singletons: identity hashing (Enum's hashes the name in Python)
+
     OPEN = "open"
     ARCHIVED = "archived"
     CLOSED = "closed"
@@ -44,6 +46,7 @@ class State(enum.Enum):
 
 
 class Event(enum.Enum):
+    __hash__ = object.__hash__
     ARCHIVE = "archive"
     REOPEN = "reopen"
     CLOSE = "close"
@@ -81,3 +84,13 @@ def move(bucket: Any, event: Event) -> State:
         raise TransitionError(f"bucket {bucket.id}: {event.value} is not allowed when {bucket.state.value}") from None
     bucket.state = new
     return new
+
+
+def move_all(buckets: list, event: Event) -> None:
+    """``move`` for every bucket of ``buckets`` (the router's bulk archive/reopen of many series)."""
+    allowed = {old: new for (old, ev), new in TRANSITIONS.items() if ev is event}
+    for bucket in buckets:
+        new = allowed.get(bucket.state)
+        if new is None:
+            raise TransitionError(f"bucket {bucket.id}: {event.value} is not allowed when {bucket.state.value}")
+        bucket.state = new

@@ -7,8 +7,10 @@ side by side is what lets router.py route and append an insert batch to hundreds
 handful of NumPy operations instead of Python work per bucket.
 
 Per slot: ``count`` rows held, ``durable`` rows committed (journal or stored document; readers see
-exactly these), ``size`` (rules.py), ``start_ms``, ``last_used`` (catalog clock), ``pure`` (the
-bucket's columns are exactly the table's: the vectorized path may take it). Per series (collection
+exactly these), ``in_flight`` the end of the rows the commit in flight carries, ``committed`` (some
+rows were), ``size`` (rules.py), ``start_ms``, ``last_used`` (catalog clock), ``pure`` (the bucket's
+columns are exactly the table's: the vectorized path may take it), ``gen`` (changes whenever the slot
+changes hands: a commit's per-slot bookkeeping applies only while it is unchanged). Per series (collection
 series ids) ``hot[sid]``: up to ``HOT`` slots of the series' routable buckets in this table (its open
 bucket and recently archived ones), so writers whose times interleave find their bucket vectorized.
 
@@ -65,6 +67,9 @@ class Table:
         self.last_used = np.zeros(slots, np.int64)
         self.pure = np.zeros(slots, bool)
         self.dirty = np.zeros(slots, bool)
+        self.in_flight = np.zeros(slots, np.int64)
+        self.committed = np.zeros(slots, bool)
+        self.gen = np.zeros(slots, np.int64)
         self.buckets: list[Any] = [None] * slots
         self.free: list[int] = list(range(slots - 1, -1, -1))
         self.hot = np.full((16, HOT), -1, np.int64)
@@ -75,9 +80,10 @@ class Table:
             self._grow_slots()
         slot = self.free.pop()
         self.buckets[slot] = bucket
-        self.count[slot] = self.durable[slot] = self.size[slot] = 0
+        self.count[slot] = self.durable[slot] = self.size[slot] = self.in_flight[slot] = 0
         self.pure[slot] = True
-        self.dirty[slot] = False
+        self.dirty[slot] = self.committed[slot] = False
+        self.gen[slot] += 1
         return slot
 
     def _grow_slots(self) -> None:
@@ -87,7 +93,8 @@ class Table:
             grown = np.zeros((new, self.cap), array.dtype)
             grown[:old] = array
             self.data[name] = grown
-        for name in ("count", "durable", "size", "start_ms", "last_used", "pure", "dirty"):
+        for name in ("count", "durable", "size", "start_ms", "last_used", "pure", "dirty", "in_flight", "committed",
+                     "gen"):
             array = getattr(self, name)
             grown = np.zeros(new, array.dtype)
             grown[:old] = array
@@ -112,8 +119,9 @@ class Table:
         """The slot's bucket left memory: forget it everywhere and make the slot reusable."""
         self.unhot(slot)
         self.buckets[slot] = None
-        self.count[slot] = self.durable[slot] = self.size[slot] = 0
-        self.pure[slot] = self.dirty[slot] = False
+        self.count[slot] = self.durable[slot] = self.size[slot] = self.in_flight[slot] = 0
+        self.pure[slot] = self.dirty[slot] = self.committed[slot] = False
+        self.gen[slot] += 1
         self.free.append(slot)
 
     # -- hot slots per series
@@ -131,6 +139,14 @@ class Table:
         row[:] = -1
         row[0] = slot
         row[1:1 + len(others)] = others
+
+    def promote(self, sids: np.ndarray, slots: np.ndarray) -> None:
+        """``make_hot`` for many series at once (distinct ``sids``; each ``slots[i]`` already in its
+        series' hot list): the slot moves first, the others keep their order."""
+        rows = self.hot[sids]
+        at = np.argmax(rows == slots[:, None], axis=1)[:, None]  # where each slot is now
+        shifted = np.concatenate((slots[:, None], rows[:, :-1]), axis=1)  # every entry one to the right
+        self.hot[sids] = np.where(np.arange(HOT) <= at, shifted, rows)
 
     def unhot(self, slot: int) -> None:
         bucket = self.buckets[slot]

@@ -346,3 +346,40 @@ def test_codec_form_built_from_columns_equals_encoding_the_document():
         assert parts.codec_form(raw)() == bucket_codec.encode(raw) is not None
         checked += 1
     assert checked == 6
+
+
+def _writers(batches, writers, mode):
+    """The batches as ``writers`` concurrent loaders would send them, their turns alternating: ``ranges``
+    (writer i has the i-th contiguous share: a parallel backfill) or ``interleaved`` (batches i, i+n, ...;
+    writer i lags i * 5 turns behind: writers drift apart under load)."""
+    n = len(batches)
+    if mode == "ranges":
+        shares = [batches[n * i // writers:n * (i + 1) // writers] for i in range(writers)]
+        lags = [0] * writers
+    else:
+        shares = [batches[i::writers] for i in range(writers)]
+        lags = [5 * i for i in range(writers)]
+    out = []
+    for turn in range(max(len(s) + lag for s, lag in zip(shares, lags))):
+        out += [s[turn - lag] for s, lag in zip(shares, lags) if 0 <= turn - lag < len(s)]
+    return out
+
+
+@pytest.mark.parametrize("mode", ["ranges", "interleaved"])
+def test_concurrent_writers_alternate_between_buckets_like_one_by_one(mode):
+    """Issue 15 item 4: series written by several writers at distant times at once — each alternation
+    archives one bucket and reopens another, vectorized, with the statistics of one by one."""
+    batches = _writers(_tsbs(6, series=20, ticks=1500, per_batch=100), 4, mode)
+    state, _ = _same(batches)
+    assert state.stats["numBucketsReopened"] > (100 if mode == "ranges" else 10)
+    assert state.stats["numBucketsArchivedDueToTimeBackward"] > 0
+
+
+def test_a_series_whose_open_bucket_of_another_layout_holds_the_time_is_not_switched():
+    """The open bucket (another layout) holds the row's time: one by one appends there, so the
+    vectorized path must not reopen the archived bucket of the batch's layout."""
+    def rows(start_s, n, extra):
+        return [{"_id": ObjectId(), "t": T0 + dt.timedelta(seconds=start_s + 10 * i), "m": "s", "a": float(i), **extra}
+                for i in range(n)]
+    batches = [rows(900, 5, {}), rows(0, 5, {"b": 1.0}), rows(950, 5, {})]
+    _same(batches, expect_columnar=False)
