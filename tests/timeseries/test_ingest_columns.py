@@ -360,8 +360,8 @@ def _writers(batches, writers, mode):
         shares = [batches[i::writers] for i in range(writers)]
         lags = [5 * i for i in range(writers)]
     out = []
-    for turn in range(max(len(s) + lag for s, lag in zip(shares, lags))):
-        out += [s[turn - lag] for s, lag in zip(shares, lags) if 0 <= turn - lag < len(s)]
+    for turn in range(max(len(s) + lag for s, lag in zip(shares, lags, strict=True))):
+        out += [s[turn - lag] for s, lag in zip(shares, lags, strict=True) if 0 <= turn - lag < len(s)]
     return out
 
 
