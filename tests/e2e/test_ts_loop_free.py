@@ -87,3 +87,4 @@ def test_a_concurrent_ping_answers_while_a_huge_insert_is_decoded_and_routed(sta
         assert client.db.ts.count_documents({}) == len(docs)
         assert len(pinger.latencies) >= 5
         assert pinger.p99() < MARGIN_MS, sorted(pinger.latencies)[-5:]
+        assert max(pinger.latencies) < 2 * MARGIN_MS, sorted(pinger.latencies)[-5:]  # no single long stall
