@@ -38,7 +38,6 @@ SHUTDOWN_GRACE_SECONDS = 10.0
 # Like mongod's listenBacklog (SOMAXCONN): a burst of new connections must not overflow the accept
 # queue (an overflow costs the client a 1 s SYN retransmit). The kernel caps it at net.core.somaxconn.
 LISTEN_BACKLOG = 4096
-CURSOR_REAP_INTERVAL_SECONDS = 60.0
 
 # mongod's exit codes for the same failures.
 EXIT_BAD_OPTIONS = 2
@@ -181,7 +180,8 @@ class App:
 
     async def _reap_cursors(self) -> None:
         while True:
-            await asyncio.sleep(CURSOR_REAP_INTERVAL_SECONDS)
+            state = self.state
+            await asyncio.sleep(state.params["clientCursorMonitorFrequencySecs"] if state else 4)
             state = self.state
             if state is not None:
                 killed = state.cursors.reap_idle(state.params["cursorTimeoutMillis"])

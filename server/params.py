@@ -87,6 +87,14 @@ SPECS: tuple[ParamSpec, ...] = (
         "authentication mechanisms the server accepts",
     ),
     ParamSpec(
+        "clientCursorMonitorFrequencySecs",
+        4,
+        _parse_positive_int,
+        True,
+        False,
+        "how often idle cursors are looked for and killed (seconds)",
+    ),
+    ParamSpec(
         "cursorTimeoutMillis",
         600_000,
         _parse_positive_int,

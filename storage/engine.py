@@ -70,9 +70,14 @@ def _commit_error(exc: BaseException) -> Exception:
 
 
 class _ReadContext:
-    """Context manager of engine.read() (a class: cheaper than a generator-based one)."""
+    """Context manager of engine.read() (a class: cheaper than a generator-based one).
 
-    __slots__ = ("_engine", "_txn")
+    On exit the view is detached from its transaction: py-lmdb frees a reader slot only when the
+    Transaction object is freed (abort alone does not), and a generator suspended after its
+    ``with engine.read() as r`` block still holds ``r``. Detaching makes "a suspended cursor holds
+    no transaction" hold for every stream, whatever its frame keeps."""
+
+    __slots__ = ("_engine", "_txn", "_view")
 
     def __init__(self, engine: Engine):
         self._engine = engine
@@ -85,12 +90,17 @@ class _ReadContext:
         except BaseException:
             engine._gate.leave()
             raise
-        return ReadView(engine, self._txn)
+        self._view = ReadView(engine, self._txn)
+        return self._view
 
     def __exit__(self, *exc) -> None:
+        txn, self._txn = self._txn, None
+        self._view._detach()
+        self._view = None
         try:
-            self._txn.abort()
+            txn.abort()
         finally:
+            del txn
             self._engine._gate.leave()
 
 

@@ -54,6 +54,11 @@ class ReadView:
         self._engine = engine
         self._txn = txn
 
+    def _detach(self) -> None:
+        """Forget the transaction (engine.read() calls this when its block ends): a view kept past
+        its block must not keep an LMDB reader slot, and using it then fails loudly."""
+        self._txn = None
+
     # --- handles -----------------------------------------------------------------------------
     def _db(self, name: bytes):
         return self._engine._published_handle(name)
