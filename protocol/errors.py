@@ -128,6 +128,7 @@ class ErrorCode(enum.IntEnum):
     BSONObjectTooLarge = 10334
     DuplicateKey = 11000
     InterruptedAtShutdown = 11600
+    Interrupted = 11601
     InterruptedDueToReplStateChange = 11602
     DatabaseDifferCase = 13297
     NotPrimaryNoSecondaryOk = 13435

@@ -27,7 +27,9 @@ from server.connection import Connection
 from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
 from server.dispatch import Dispatcher
+from server.operations import OperationRegistry
 from server.params import ServerParams
+from server.query import interrupt
 from server.timeseries import lifecycle as timeseries_lifecycle
 from storage.errors import StorageError
 
@@ -70,7 +72,9 @@ def open_storage(options: ServerOptions) -> Any:
     if os.path.exists(dbpath) and not os.path.isdir(dbpath):
         raise StartupError(f"dbpath ({dbpath}) is not a directory", EXIT_DBPATH)
     try:
-        os.makedirs(dbpath, exist_ok=True)
+        if not os.path.isdir(dbpath):
+            os.makedirs(dbpath, mode=0o700, exist_ok=True)  # like mongod's: private to its user
+            os.chmod(dbpath, 0o700)
     except OSError as exc:
         raise StartupError(f"Cannot create dbpath ({dbpath}): {exc.strerror}", EXIT_DBPATH) from None
     if not os.access(dbpath, os.W_OK | os.X_OK):
@@ -109,7 +113,9 @@ class App:
             host=socket.gethostname(),
         )
         engine = open_storage(options)
+        engine.interrupt_check = interrupt.check  # every scan chunk honours killOp and maxTimeMS
         state = ServerState(
+            operations=OperationRegistry(options.port),
             options=options,
             params=params,
             engine=engine,
@@ -192,6 +198,8 @@ class App:
         log.info("CONTROL", 4784900, "Stepping down the listener", ctx="SignalHandler")
         for server in self.servers:
             server.close()
+        if self.state is not None:  # running commands stop at their next check (11600, like mongod)
+            self.state.operations.kill_all()
         connections = list(self.connections)
         if connections:
             done, pending = await asyncio.wait(

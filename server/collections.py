@@ -27,6 +27,7 @@ from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.query import interrupt
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
@@ -58,10 +59,11 @@ class ReadResult:
 
 class TimeBudget:
     """``maxTimeMS`` for a cursor: only time spent producing documents counts (not the time a
-    cursor waits between getMores), as in mongod. ``outer`` wraps the final stream and keeps the
-    clock; ``inner`` wraps the raw source so a scan that matches nothing still notices expiry."""
-
-    CHECK_EVERY = 64
+    cursor waits between getMores), as in mongod. ``outer`` wraps the final stream, keeps the clock
+    and, while it pulls a document, lends the remaining budget to the running operation's deadline,
+    so every interruption check below it (``server.query.interrupt``: sources are wrapped in
+    ``interrupt.checked``, so a scan that matches nothing still notices expiry or a killOp; ``$group``,
+    regex, expressions tick too) sees it."""
 
     def __init__(self, max_time_ms: int | None):
         self.budget = max_time_ms / 1000.0 if max_time_ms else None
@@ -69,36 +71,36 @@ class TimeBudget:
         self.since: float | None = None
 
     def check(self) -> None:
+        interrupt.check()
         if self.budget is None:
             return
         spent = self.spent + (time.monotonic() - self.since if self.since is not None else 0.0)
         if spent > self.budget:
             raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
 
-    def inner(self, it: Iterator[dict]) -> Iterator[dict]:
-        if self.budget is None:
-            yield from it
-            return
-        for i, doc in enumerate(it):
-            if i % self.CHECK_EVERY == 0:
-                self.check()
-            yield doc
-        self.check()
-
     def outer(self, it: Iterator[dict]) -> Iterator[dict]:
         if self.budget is None:
             yield from it
             return
         while True:
-            self.since = time.monotonic()
+            self.since = since = time.monotonic()
+            op = interrupt.current()
+            saved = None
+            if op is not None:
+                saved = op.deadline
+                lent = since + self.budget - self.spent
+                op.deadline = lent if saved is None else min(saved, lent)
             try:
                 doc = next(it)
             except StopIteration:
                 return
             finally:
-                self.spent += time.monotonic() - self.since
+                if op is not None:
+                    op.deadline = saved
+                self.spent += time.monotonic() - since
                 self.since = None
-            self.check()
+            if self.spent > self.budget:
+                raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
             yield doc
 
 
@@ -145,19 +147,26 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs["merge_into"] = lambda spec, docs: _merge_into(server, db, spec, docs)
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
+    kwargs["current_op"] = lambda options: _current_op_docs(server, options)
     # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
     kwargs["extra_stages"] = extra_stages if extra_stages is not None else C.timeseries_module().EXTRA_STAGES
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages"):
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "current_op"):
             kwargs.pop(k, None)
         return PipelineContext(**kwargs)
 
 
+def _current_op_docs(server, options: dict) -> list[dict]:
+    from server.commands.operations import report
+
+    return report(server, idle_connections=options.get("idleConnections", False),
+                  idle_cursors=options.get("idleCursors", False), truncate=options.get("truncateOps", False))
+
+
 def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
-              variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
-              budget: TimeBudget | None = None) -> ReadResult:
+              variables: dict | None = None, allow_disk_use: bool = False, ctx=None) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``."""
     engine = server.engine
     with engine.read() as r:
@@ -191,9 +200,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         flt, sort = leading_match_and_sort(full)
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True)
-        source = C.plan_docs(engine, info, plan, stats=stats)
-        if budget is not None:
-            source = budget.inner(source)
+        source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
         if plan.provides_sort and sort is not None:
             # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
             idx = 1 if flt is not None else 0
@@ -458,15 +465,14 @@ def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
     return planner.Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
 
 
-def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | None = None,
-             raw_ok: bool = False) -> ReadResult:
+def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) -> ReadResult:
     """The lazy result stream of a find (synchronous; called in the thread pool)."""
     with server.engine.read() as r:
         info = r.get_collection(C.ns_of(db, spec.name))
         view = C.get_view(r, db, spec.name) if info is None else None
     if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
         return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.let,
-                             allow_disk_use=spec.allow_disk, ctx=ctx, budget=budget)
+                             allow_disk_use=spec.allow_disk, ctx=ctx)
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
     if info is None:
@@ -478,9 +484,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
                                     multikey_default=info.clustered, allow_or=True)
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
-    docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
-    if budget is not None:
-        docs = budget.inner(docs)
+    docs: Iterator[dict] = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
     if spec.match is not None:
         docs = filter(spec.match, docs)
     if spec.sort and not plan.provides_sort:

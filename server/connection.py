@@ -86,6 +86,7 @@ class Connection(asyncio.Protocol):
         self.info.local = _format_address(local)
         self.state.connections_current += 1
         self.state.connections_total += 1
+        self.state.operations.connection_opened(self.info)
         log.log(
             log.INFO,
             "NETWORK",
@@ -135,6 +136,7 @@ class Connection(asyncio.Protocol):
         self._closing = True
         self._pending.clear()
         self.state.connections_current -= 1
+        self.state.operations.connection_closed(self.info)
         log.log(
             log.INFO,
             "NETWORK",

@@ -19,7 +19,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from protocol.errors import ErrorCode, MongoError
+from server.operations import Operation, OperationRegistry
+from server.query import interrupt
 
 if TYPE_CHECKING:
     from server.cursors import CursorRegistry
@@ -101,12 +102,14 @@ class ServerState:
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     # Extra serverStatus sections ("bucketCatalog", ...): name -> zero-argument callable -> dict.
     status_sections: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+    # Running commands (currentOp/killOp) and open connections.
+    operations: OperationRegistry = field(default_factory=OperationRegistry)
 
 
 class CommandContext:
     """Per-command context: target database, server and connection state, and deadline helpers."""
 
-    __slots__ = ("server", "conn", "db", "command_name", "lsid", "deadline")
+    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op")
 
     def __init__(
         self,
@@ -117,29 +120,39 @@ class CommandContext:
         *,
         lsid: Any = None,
         max_time_ms: int | None = None,
+        op: Operation | None = None,
     ):
         self.server = server
         self.conn = conn
         self.db = db
         self.command_name = command_name
         self.lsid = lsid
-        self.deadline = time.monotonic() + max_time_ms / 1000 if max_time_ms else None
+        if op is None:  # a context built outside dispatch (tests, internal callers)
+            deadline = time.monotonic() + max_time_ms / 1000 if max_time_ms else None
+            op = Operation(0, conn, command_name, {}, db, deadline)
+        self.op = op
+
+    @property
+    def deadline(self) -> float | None:
+        return self.op.deadline
 
     async def run_blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run synchronous (storage/query) work in the server's thread pool."""
+        """Run synchronous (storage/query) work in the server's thread pool, with this command's
+        operation bound so that the work's long loops can be interrupted (``server.query.interrupt``)."""
         self.check_deadline()
         loop = asyncio.get_running_loop()
         call = functools.partial(fn, *args, **kwargs) if args or kwargs else fn
-        return await loop.run_in_executor(self.server.executor, call)
+        return await loop.run_in_executor(self.server.executor, functools.partial(interrupt.running, self.op, call))
 
     def check_deadline(self) -> None:
-        """Raise MaxTimeMSExpired (50) once the command's ``maxTimeMS`` has passed."""
-        if self.deadline is not None and time.monotonic() >= self.deadline:
-            raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
+        """THE interruption check (``Operation.check``): 11601 Interrupted once killed (killOp),
+        11600 at shutdown, 50 MaxTimeMSExpired once ``maxTimeMS`` has passed."""
+        self.op.check()
 
     def remaining_seconds(self) -> float | None:
         """Seconds left before ``maxTimeMS`` expires (None when unlimited)."""
-        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        deadline = self.op.deadline
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
 
     @property
     def params(self) -> ServerParams:

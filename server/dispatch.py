@@ -26,10 +26,12 @@ from server.commands import (
     ddl,
     handshake,
     indexes,
+    operations,
     sessions,
     stats,
 )
 from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec, ConnectionInfo, ServerState
+from server.query import interrupt
 from storage.errors import StorageError
 
 FAMILIES = (
@@ -38,6 +40,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, indexes, stats,
+    operations,
 )
 
 # Characters mongod refuses in database names.
@@ -97,6 +100,12 @@ def _max_time_ms(cmd: dict[str, Any]) -> int | None:
     return int(value) or None
 
 
+def _op_namespace(db: str, name: str, cmd: dict[str, Any]) -> str:
+    """currentOp's ``ns``: ``db.collection`` when the command names one, else ``db.$cmd``."""
+    target = cmd.get("collection") if name == "getMore" else cmd.get(name)
+    return f"{db}.{target}" if isinstance(target, str) and target else f"{db}.$cmd"
+
+
 class Dispatcher:
     """Runs one command document against the table and always returns a reply document."""
 
@@ -123,10 +132,18 @@ class Dispatcher:
                 self.server.opcounters[spec.counter] += 1
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
-            ctx = CommandContext(
-                self.server, conn, db, spec.name, lsid=cmd.get("lsid"), max_time_ms=_max_time_ms(cmd)
+            max_time_ms = _max_time_ms(cmd)
+            op = self.server.operations.start(
+                conn, spec.name, cmd, _op_namespace(db, name, cmd),
+                started + max_time_ms / 1000 if max_time_ms else None,
             )
-            reply = await spec.handler(ctx, cmd)
+            token = interrupt.bind(op)
+            try:
+                ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op)
+                reply = await spec.handler(ctx, cmd)
+            finally:
+                interrupt.unbind(token)
+                self.server.operations.finish(op)
             reply["ok"] = 1.0
         except Exception as exc:  # noqa: BLE001 - this is the one translation point
             if spec is None:

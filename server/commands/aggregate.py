@@ -84,7 +84,7 @@ async def aggregate(ctx, cmd: dict) -> dict:
             return _db_level(ctx.server, db, pipeline, let, allow_disk)
         access.check_output_stage(ctx.server, db, pipeline)
         return access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
-                         allow_disk_use=allow_disk, ctx=ctx, budget=budget).docs
+                         allow_disk_use=allow_disk, ctx=ctx).docs
 
     docs = budget.outer(await ctx.run_blocking(work))
     from server.cursors import cursor_reply
@@ -101,7 +101,7 @@ def _db_level(server, db: str, pipeline: list[dict], let, allow_disk) -> Iterato
                          if not pipeline or "$match" in (pipeline[0] or {}) else
                          f"{{aggregate: 1}} is not valid for '{next(iter(pipeline[0]), '')}'; "
                          "a collection is required.")
-    if "$documents" not in pipeline[0]:
+    if "$documents" not in pipeline[0] and "$currentOp" not in pipeline[0]:
         raise MongoError(ErrorCode.CommandNotSupported, f"{next(iter(pipeline[0]))} is not supported by Tidemark")
     pctx = access.pipeline_context(server, db, "$cmd.aggregate", variables=let, allow_disk_use=allow_disk)
     return access.run_pipeline(pipeline, iter(()), pctx)

@@ -159,7 +159,7 @@ async def find(ctx, cmd: dict) -> dict:
     spec = access.FindSpec(cmd)
     ns = C.ns_of(ctx.db, spec.name)
     budget = access.TimeBudget(spec.max_time)
-    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, budget, True)
+    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, True)
     docs = budget.outer(result.docs)
     batch_size = spec.batch_size
     single = spec.single_batch
@@ -442,11 +442,11 @@ async def count(ctx, cmd: dict) -> dict:
                 pipeline.append({"$skip": skip})
             if limit:
                 pipeline.append({"$limit": limit})
-            docs = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx, budget=budget).docs
+            docs = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx).docs
         else:
             spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
                              "$db": ctx.db})
-            docs = access.run_find(ctx.server, spec, ctx.db, ctx, budget).docs
+            docs = access.run_find(ctx.server, spec, ctx.db, ctx).docs
         return sum(1 for _ in budget.outer(docs))
 
     return {"n": await ctx.run_blocking(work)}
@@ -476,10 +476,10 @@ async def distinct(ctx, cmd: dict) -> dict:
             view = C.get_view(r, ctx.db, name)
         if view is not None:
             docs = access.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
-                                    hint=cmd.get("hint") or None, budget=budget).docs
+                                    hint=cmd.get("hint") or None).docs
         else:
             spec = access.FindSpec({"find": name, "filter": query, "$db": ctx.db, "hint": cmd.get("hint")})
-            docs = access.run_find(ctx.server, spec, ctx.db, ctx, budget).docs
+            docs = access.run_find(ctx.server, spec, ctx.db, ctx).docs
         seen: dict[bytes, Any] = {}
         parts = key.split(".")
         for doc in budget.outer(docs):

@@ -3,7 +3,8 @@ $indexOfArray $isArray $range $reverseArray $zip $sortArray $firstN $lastN $maxN
 $allElementsTrue $anyElementTrue (set operators live in ``expr_sets``).
 
 $filter/$map/$reduce bind their variables ("this", "value" or the ``as`` name) in a fresh variables
-dict per evaluation; the element loop reuses it (closures never keep a reference to it).
+dict per evaluation; the element loop reuses it (closures never keep a reference to it). Their element
+loops tick the interruption check (maxTimeMS, killOp) per element.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from server.query.expr_base import (
     type_name,
 )
 from server.query.expr_logic import truthy
+from server.query.interrupt import tick
 from server.query.values import MISSING, sort_key
 
 
@@ -115,6 +117,7 @@ def compile_filter(args, cc):
         scope = dict(vars)
         out = []
         for el in arr:
+            tick()
             scope[var] = el
             if truthy(cond(doc, scope)):
                 out.append(el)
@@ -138,6 +141,7 @@ def compile_map(args, cc):
         scope = dict(vars)
         out = []
         for el in arr:
+            tick()
             scope[var] = el
             v = body(doc, scope)
             out.append(None if v is MISSING else v)
@@ -158,6 +162,7 @@ def compile_reduce(args, cc):
         scope = dict(vars)
         acc = init(doc, vars)
         for el in arr:
+            tick()
             scope["value"] = acc
             scope["this"] = el
             acc = body(doc, scope)

@@ -41,6 +41,7 @@ class PipelineContext:
     merge_into: Callable[[Any, Iterator[dict]], None] | None = None
     coll_stats: Callable[[Any], Any] | None = None
     index_stats: Callable[[], Iterable[dict]] | None = None
+    current_op: Callable[[dict], list[dict]] | None = None  # $currentOp: options -> the report
     extra_stages: dict[str, Callable[[Any, PipelineContext], Stage]] = field(default_factory=dict)
     memory_limit: int = 100 * 1024 * 1024
     in_facet: bool = False
@@ -79,9 +80,16 @@ class Stage:
 
 # Stage parsers, explicitly listed (nothing registers itself): name -> parse(spec, ctx) -> Stage.
 def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
-    from server.query import stage_densify_fill, stage_group, stage_lookup, stages, windows
+    from server.query import (
+        stage_current_op,
+        stage_densify_fill,
+        stage_group,
+        stage_lookup,
+        stages,
+        windows,
+    )
     table: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
-    for module in (stages, stage_group, stage_lookup, stage_densify_fill, windows):
+    for module in (stages, stage_group, stage_lookup, stage_densify_fill, windows, stage_current_op):
         table.update(module.STAGES)
     return table
 
@@ -90,7 +98,7 @@ STAGES: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
 _FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp")
 _LAST_ONLY = ("$out", "$merge")
 _NOT_SUPPORTED = ("$geoNear", "$graphLookup", "$search", "$searchMeta", "$vectorSearch", "$changeStream",
-                  "$currentOp", "$listSessions", "$listLocalSessions", "$planCacheStats", "$redact",
+                  "$listSessions", "$listLocalSessions", "$planCacheStats", "$redact",
                   "$listSearchIndexes", "$shardedDataDistribution", "$changeStreamSplitLargeEvent")
 
 

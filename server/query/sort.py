@@ -24,6 +24,7 @@ from bson.int64 import Int64
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
+from server.query.interrupt import tick
 from server.query.paths import get_path_values
 from server.query.update_format import bson_repr
 from server.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
@@ -173,6 +174,7 @@ def sort_documents(
     buffered: list = []
     used = 0
     for n, doc in enumerate(docs):
+        tick()
         if check:
             # Exact sizes for the first documents, then every 8th document counted 8 times: the
             # estimate stays close while a million-document sort does not encode every document.
@@ -227,6 +229,7 @@ def _top_k(docs: Iterable[Any], key: Callable, k: int, check: bool, memory_limit
     used = 0
     counter = itertools.count()
     for doc in docs:
+        tick()
         seq = next(counter)
         entry = (_Desc((key(doc), seq)), seq, doc)
         if len(heap) < k:

@@ -20,6 +20,7 @@ from protocol.errors import ErrorCode, MongoError
 from server.query.accumulators import parse_accumulator
 from server.query.expr_base import int_arg, num_kind, type_name
 from server.query.expressions import compile_expression
+from server.query.interrupt import tick
 from server.query.pipeline import PipelineContext, Stage
 from server.query.values import MISSING, canonical_type_order, compare, sort_key
 
@@ -113,6 +114,7 @@ class _Groups:
         check = not self.ctx.allow_disk_use
         limit = self.ctx.memory_limit
         members: dict = {}
+        tick(len(chunk))
         for doc in chunk:
             idv = id_fn(doc, variables)
             t = type(idv)
