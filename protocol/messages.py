@@ -19,7 +19,7 @@ from typing import Any
 
 import crc32c
 
-from protocol import codec, compression
+from protocol import codec, compression, sliced_decode
 from protocol.errors import ErrorCode
 from protocol.framing import (
     HEADER,
@@ -131,7 +131,7 @@ class RawDocuments:
         parse would."""
         if self._decoded is None:
             try:
-                self._decoded = codec.decode_all(memoryview(self.buffer)[self.start:self.end])
+                self._decoded = sliced_decode.decode_all(memoryview(self.buffer)[self.start:self.end])
             except Exception as exc:
                 raise ParseError(ErrorCode.InvalidBSON,
                                  f"Invalid BSON in document sequence '{self.identifier}': {exc}") from None
@@ -154,7 +154,7 @@ def _decode_document(view: memoryview, pos: int, end: int, what: str, request_id
             request_id=request_id,
         )
     try:
-        return codec.decode(view[pos : pos + size]), pos + size
+        return sliced_decode.decode(view[pos : pos + size]), pos + size
     except Exception as exc:
         raise ParseError(
             ErrorCode.InvalidBSON, f"Invalid BSON in {what}: {exc}", request_id=request_id

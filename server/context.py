@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# A request at least this large (its wire message) is parsed and decoded in the thread pool
+# (``CommandContext.run_heavy``), so no single request holds the event loop for long.
+LARGE_REQUEST_BYTES = 1024 * 1024
+
 Handler = Callable[["CommandContext", dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -109,7 +113,7 @@ class ServerState:
 class CommandContext:
     """Per-command context: target database, server and connection state, and deadline helpers."""
 
-    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op")
+    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op", "request_bytes")
 
     def __init__(
         self,
@@ -121,8 +125,10 @@ class CommandContext:
         lsid: Any = None,
         max_time_ms: int | None = None,
         op: Operation | None = None,
+        request_bytes: int = 0,
     ):
         self.server = server
+        self.request_bytes = request_bytes
         self.conn = conn
         self.db = db
         self.command_name = command_name
@@ -143,6 +149,14 @@ class CommandContext:
         loop = asyncio.get_running_loop()
         call = functools.partial(fn, *args, **kwargs) if args or kwargs else fn
         return await loop.run_in_executor(self.server.executor, functools.partial(interrupt.running, self.op, call))
+
+    async def run_heavy(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` — parsing or decoding the request's own content — inline for an ordinary
+        request, in the thread pool (like :meth:`run_blocking`) for one of ``LARGE_REQUEST_BYTES`` or
+        more, whose parse could otherwise hold the event loop for a long time."""
+        if self.request_bytes >= LARGE_REQUEST_BYTES:
+            return await self.run_blocking(fn, *args)
+        return fn(*args)
 
     def check_deadline(self) -> None:
         """THE interruption check (``Operation.check``): 11601 Interrupted once killed (killOp),

@@ -114,7 +114,9 @@ class Dispatcher:
         self.table = build_table() if table is None else table
         server.commands = self.table
 
-    async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any]) -> dict[str, Any]:
+    async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any], request_bytes: int = 0) -> dict[str, Any]:
+        """Run ``cmd``; ``request_bytes`` is the size of its wire message (large requests parse off
+        the event loop: ``CommandContext.run_heavy``)."""
         started = time.monotonic()
         name = next(iter(cmd), "") if cmd else ""
         spec = self.table.get(name)
@@ -139,7 +141,8 @@ class Dispatcher:
             )
             token = interrupt.bind(op)
             try:
-                ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op)
+                ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
+                                     request_bytes=request_bytes)
                 reply = await spec.handler(ctx, cmd)
             finally:
                 interrupt.unbind(token)

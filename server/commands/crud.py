@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from protocol.framing import MAX_WRITE_BATCH_SIZE
 from protocol.messages import RawDocuments, materialize
 from server import collections as access
 from server.commands import _collection as C
@@ -52,8 +53,9 @@ def _statements(cmd: dict, field: str, command: str) -> list:
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field '{command}.{field}' is the wrong type '{C.type_name(items)}', "
                          "expected type 'array'")
-    if not items:
-        raise MongoError(ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. Got 0 operations.")
+    if not items or len(items) > MAX_WRITE_BATCH_SIZE:
+        raise MongoError(ErrorCode.InvalidLength,
+                         f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. Got {len(items)} operations.")
     return items
 
 
@@ -110,7 +112,7 @@ async def insert(ctx, cmd: dict) -> dict:
     info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
     if C.is_timeseries_view(view):
         return await C.timeseries_module().insert(ctx, cmd)  # reads RawDocuments itself
-    cmd["documents"] = docs = materialize(docs)
+    cmd["documents"] = docs = await ctx.run_heavy(materialize, docs)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     if name.startswith(C.BUCKETS_PREFIX) and info is not None and info.clustered:
@@ -156,7 +158,7 @@ async def insert(ctx, cmd: dict) -> dict:
 
 
 async def find(ctx, cmd: dict) -> dict:
-    spec = access.FindSpec(cmd)
+    spec = await ctx.run_heavy(access.FindSpec, cmd)
     ns = C.ns_of(ctx.db, spec.name)
     budget = access.TimeBudget(spec.max_time)
     result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, True)
@@ -201,18 +203,7 @@ class UpdateStatement:
         self.match = match.compile_filter(self.q, variables=variables) if self.q else None
 
 
-async def update(ctx, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
-    name = C.collection_arg(cmd, "update")
-    raw_statements = _statements(cmd, "updates", "update")
-    _count_op(ctx, "update", len(raw_statements))
-    ordered = bool(cmd.get("ordered", True))
-    bypass = bool(cmd.get("bypassDocumentValidation", False))
-    info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
-    if C.is_timeseries_view(view):
-        return await C.timeseries_module().update(ctx, cmd)
-    if view is not None:
-        raise C.view_write_error(ctx.db, name)
+def _parse_updates(cmd: dict, raw_statements: list, ordered: bool) -> list:
     for st in raw_statements:  # shape errors fail the whole command, as mongod's IDL parse does
         if not isinstance(st, dict):
             raise MongoError(ErrorCode.TypeMismatch, "BSON field 'update.updates' elements must be objects")
@@ -228,6 +219,22 @@ async def update(ctx, cmd: dict) -> dict:
             statements.append(e)
             if ordered:
                 break
+    return statements
+
+
+async def update(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    name = C.collection_arg(cmd, "update")
+    raw_statements = _statements(cmd, "updates", "update")
+    _count_op(ctx, "update", len(raw_statements))
+    ordered = bool(cmd.get("ordered", True))
+    bypass = bool(cmd.get("bypassDocumentValidation", False))
+    info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
+    if C.is_timeseries_view(view):
+        return await C.timeseries_module().update(ctx, cmd)
+    if view is not None:
+        raise C.view_write_error(ctx.db, name)
+    statements = await ctx.run_heavy(_parse_updates, cmd, raw_statements, ordered)
     ns = C.ns_of(ctx.db, name)
 
     def fn(w):
@@ -282,17 +289,7 @@ def _check_delete_shape(st: Any) -> None:
             raise MongoError(ErrorCode.FailedToParse, f"The limit field in delete objects must be 0 or 1. Got {limit}")
 
 
-async def delete(ctx, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
-    name = C.collection_arg(cmd, "delete")
-    raw_statements = _statements(cmd, "deletes", "delete")
-    _count_op(ctx, "delete", len(raw_statements))
-    ordered = bool(cmd.get("ordered", True))
-    info, view = await ctx.run_blocking(_target, ctx, name)
-    if C.is_timeseries_view(view):
-        return await C.timeseries_module().delete(ctx, cmd)
-    if view is not None:
-        raise C.view_write_error(ctx.db, name)
+def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool) -> list:
     match_mod = _q("match")
     parsed: list = []
     for st in raw_statements:
@@ -318,6 +315,21 @@ async def delete(ctx, cmd: dict) -> dict:
             parsed.append(e)
             if ordered:
                 break
+    return parsed
+
+
+async def delete(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    name = C.collection_arg(cmd, "delete")
+    raw_statements = _statements(cmd, "deletes", "delete")
+    _count_op(ctx, "delete", len(raw_statements))
+    ordered = bool(cmd.get("ordered", True))
+    info, view = await ctx.run_blocking(_target, ctx, name)
+    if C.is_timeseries_view(view):
+        return await C.timeseries_module().delete(ctx, cmd)
+    if view is not None:
+        raise C.view_write_error(ctx.db, name)
+    parsed = await ctx.run_heavy(_parse_deletes, cmd, raw_statements, ordered)
     ns = C.ns_of(ctx.db, name)
 
     def fn(w):
