@@ -109,6 +109,7 @@ class ErrorCode(enum.IntEnum):
     QueryFeatureNotAllowed = 224
     TransactionTooOld = 225
     AtomicityFailure = 226
+    MaxSubPipelineDepthExceeded = 232
     TooManyDocumentSequences = 233
     NotImplemented = 238
     NoSuchTransaction = 251

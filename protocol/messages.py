@@ -25,6 +25,7 @@ from protocol.framing import (
     HEADER,
     HEADER_SIZE,
     INT32,
+    MAX_BSON_DEPTH,
     UINT32,
     MsgHeader,
     OpCode,
@@ -161,6 +162,11 @@ def _decode_document(view: memoryview, pos: int, end: int, what: str, request_id
         ) from None
 
 
+def _check_depth(document: dict[str, Any], request_id: int) -> None:
+    if codec.nesting_exceeds(document, MAX_BSON_DEPTH):
+        raise ParseError(ErrorCode.Overflow, "BSONObj exceeds maximum nested object depth", request_id=request_id)
+
+
 def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
     rid = header.request_id
     if len(message) < HEADER_SIZE + 5:
@@ -227,6 +233,7 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
     if body is None:
         raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
+    _check_depth(body, rid)
     lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
     for identifier, docs in sequences:
         if identifier in body:
@@ -241,6 +248,8 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
         except ParseError as exc:
             exc.request_id = rid
             raise
+        for doc in body[identifier]:
+            _check_depth(doc, rid)
     return OpMsg(rid, flags, body, tuple(name for name, _ in sequences))
 
 
@@ -261,6 +270,7 @@ def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
         fields, pos = _decode_document(view, pos, len(message), "OP_QUERY returnFieldsSelector", rid)
     if pos != len(message):
         raise ParseError(ErrorCode.ProtocolError, "Trailing bytes after OP_QUERY documents", request_id=rid)
+    _check_depth(query, rid)
     return OpQuery(rid, flags, name, skip, n_return, query, fields)
 
 

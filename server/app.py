@@ -19,6 +19,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -36,6 +37,12 @@ from storage.errors import StorageError
 LIFECYCLE_HOOKS: tuple[Any, ...] = (timeseries_lifecycle, ttl)
 
 WORKER_THREADS = 4
+# Deep but legal input (1,000-stage pipelines, expressions and filters nested up to the 200-level BSON
+# limit, 20 nested sub-pipelines) recurses deeper than Python's default 1,000 frames. The limit is
+# raised, and threads started by the server (the thread pool runs queries) get a stack that holds
+# it; the main thread's 8 MiB stack holds it too (measured: ~10,000 C-level frames).
+RECURSION_LIMIT = 6000
+THREAD_STACK_BYTES = 64 * 1024 * 1024
 SHUTDOWN_GRACE_SECONDS = 10.0
 # Like mongod's listenBacklog (SOMAXCONN): a burst of new connections must not overflow the accept
 # queue (an overflow costs the client a 1 s SYN retransmit). The kernel caps it at net.core.somaxconn.
@@ -100,6 +107,8 @@ class App:
 
     async def start(self) -> None:
         options = self.options
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+        threading.stack_size(THREAD_STACK_BYTES)  # threads created from now on (pool, writer)
         params = build_params(options)
         log.set_quiet(params["quiet"])
         log.info(

@@ -5,8 +5,11 @@ The table is built once from the explicit tuple ``FAMILIES``: each family module
 (one line each). Names and aliases must be unique; :func:`build_table` raises otherwise.
 
 Error translation (nowhere else): ``MongoError`` -> its reply; ``storage.errors.StorageError`` ->
-its ``code``/``code_name``/``message``; anything else -> code 1 InternalError with the traceback in
-the log, and the connection stays open.
+its ``code``/``code_name``/``message``; anything else is logged with its traceback and answered
+without Python class names, library text or source paths: input too deep to evaluate
+(RecursionError) -> 15 Overflow, out of memory -> 146 ExceededMemoryLimit, a number out of range
+(OverflowError) -> 15 Overflow, a genuine bug -> 1 InternalError with a generic message. The
+connection stays open.
 """
 
 from __future__ import annotations
@@ -59,16 +62,28 @@ def build_table(families: Iterable[Any] = FAMILIES) -> dict[str, CommandSpec]:
     return dict(sorted(table.items()))
 
 
+# Python failures that input can provoke, as mongod would name them; anything else is a bug.
+_UNEXPECTED: tuple[tuple[type[BaseException], int, str], ...] = (
+    (RecursionError, ErrorCode.Overflow, "the operation is nested too deeply to evaluate"),
+    (MemoryError, ErrorCode.ExceededMemoryLimit, "the operation needs more memory than the server can give it"),
+    (OverflowError, ErrorCode.Overflow, "a value is out of the range this operation can represent"),
+)
+
+
 def error_reply(exc: BaseException, *, context: str = "") -> dict[str, Any]:
     """The ``{ok: 0, errmsg, code, codeName}`` reply for any exception."""
     if isinstance(exc, MongoError):
         return exc.to_reply()
-    if isinstance(exc, StorageError):
+    if isinstance(exc, StorageError) and exc.code != ErrorCode.InternalError:
         return {"ok": 0.0, "errmsg": exc.message, "code": exc.code, "codeName": exc.code_name}
     log.exception(
         "COMMAND", 21962, "Unexpected exception while running a command", exc, ctx=context or "conn"
     )
-    return MongoError(ErrorCode.InternalError, f"{type(exc).__name__}: {exc}").to_reply()
+    for kind, code, message in _UNEXPECTED:
+        if isinstance(exc, kind):
+            return MongoError(code, message).to_reply()
+    what = "the storage engine failed" if isinstance(exc, StorageError) else "an unexpected error occurred"
+    return MongoError(ErrorCode.InternalError, f"Internal error: {what}; the server log has the details").to_reply()
 
 
 def _validate_db(cmd: dict[str, Any]) -> str:

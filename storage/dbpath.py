@@ -19,7 +19,10 @@ def prepare_dbpath(dbpath: str) -> None:
     try:
         if not os.path.isdir(dbpath):
             os.makedirs(dbpath, mode=DIR_MODE, exist_ok=True)
-            os.chmod(dbpath, DIR_MODE)  # makedirs' mode is filtered by the umask
+        if not os.path.exists(os.path.join(dbpath, "data.mdb")):
+            # a new database (the directory may have been made empty for it): private to this user;
+            # an existing one keeps the permissions its owner chose
+            os.chmod(dbpath, DIR_MODE)
     except OSError as exc:
         raise DbPathUnusable(f"Data directory {dbpath} not found and cannot be created: "
                              f"{exc.strerror}") from exc

@@ -46,6 +46,7 @@ class PipelineContext:
     memory_limit: int = 100 * 1024 * 1024
     in_facet: bool = False
     in_lookup: bool = False
+    sub_pipeline_depth: int = 0  # how many $lookup/$facet/$unionWith levels this pipeline is nested in
 
     def __post_init__(self) -> None:
         if "NOW" not in self.variables:
@@ -53,9 +54,14 @@ class PipelineContext:
             self.variables = {**self.variables, "NOW": now.replace(microsecond=now.microsecond // 1000 * 1000)}
 
     def child(self, **changes: Any) -> PipelineContext:
-        """A context for a sub-pipeline ($lookup/$facet/$unionWith) sharing callbacks and NOW."""
+        """A context for a sub-pipeline ($lookup/$facet/$unionWith) sharing callbacks and NOW; 232
+        past mongod's 20 nested sub-pipelines (internalMaxSubPipelineViewDepth)."""
+        if self.sub_pipeline_depth >= MAX_SUB_PIPELINE_DEPTH:
+            raise MongoError(ErrorCode.MaxSubPipelineDepthExceeded,
+                             f"Maximum number of nested sub-pipelines exceeded. Limit is {MAX_SUB_PIPELINE_DEPTH}")
         values = {f: getattr(self, f) for f in self.__dataclass_fields__}
         values.update(changes)
+        values["sub_pipeline_depth"] = self.sub_pipeline_depth + 1
         return PipelineContext(**values)
 
 
@@ -95,6 +101,8 @@ def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
 
 
 STAGES: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
+MAX_PIPELINE_LENGTH = 1000  # mongod's internalPipelineLengthLimit
+MAX_SUB_PIPELINE_DEPTH = 20  # mongod's internalMaxSubPipelineViewDepth
 _FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp")
 _LAST_ONLY = ("$out", "$merge")
 _NOT_SUPPORTED = ("$geoNear", "$graphLookup", "$search", "$searchMeta", "$vectorSearch", "$changeStream",
@@ -109,6 +117,8 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
     ctx = ctx or PipelineContext()
     if not isinstance(pipeline, list):
         raise MongoError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an array")
+    if len(pipeline) > MAX_PIPELINE_LENGTH:
+        raise MongoError(7749501, f"Pipeline length must be no longer than {MAX_PIPELINE_LENGTH} stages.")
     stages: list[Stage] = []
     n = len(pipeline)
     for i, spec in enumerate(pipeline):
