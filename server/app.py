@@ -30,7 +30,7 @@ from server.cursors import CursorRegistry
 from server.dispatch import Dispatcher
 from server.operations import OperationRegistry
 from server.params import ServerParams
-from server.query import interrupt
+from server.query import interrupt, spill
 from server.timeseries import lifecycle as timeseries_lifecycle
 from storage.errors import StorageError
 
@@ -123,6 +123,7 @@ class App:
         )
         engine = open_storage(options)
         engine.interrupt_check = interrupt.check  # every scan chunk honours killOp and maxTimeMS
+        spill.configure(os.path.join(options.dbpath, "_tmp"))  # $sort with allowDiskUse
         state = ServerState(
             operations=OperationRegistry(options.port),
             options=options,

@@ -139,6 +139,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs: dict[str, Any] = dict(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
+        memory_limit=_stage_memory_limit(server),
         resolve_collection=resolve_collection,
         db=db,
         coll=coll,
@@ -163,6 +164,12 @@ def _current_op_docs(server, options: dict) -> list[dict]:
 
     return report(server, idle_connections=options.get("idleConnections", False),
                   idle_cursors=options.get("idleCursors", False), truncate=options.get("truncateOps", False))
+
+
+def _stage_memory_limit(server) -> int:
+    """What one blocking stage may buffer (mongod's 100 MB; a server parameter)."""
+    params = getattr(server, "params", None)
+    return params["internalQueryMaxBlockingSortMemoryUsageBytes"] if params is not None else 100 * 1024 * 1024
 
 
 def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
@@ -489,7 +496,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
         docs = filter(spec.match, docs)
     if spec.sort and not plan.provides_sort:
         top = spec.skip + spec.limit if spec.limit else None
-        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk)
+        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk, _stage_memory_limit(server))
     if spec.skip or spec.limit:
         docs = itertools.islice(docs, spec.skip, spec.skip + spec.limit if spec.limit else None)
     if spec.project is not None:
@@ -497,10 +504,11 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-def _lazy_sorted(docs, sort_spec, limit, allow_disk) -> Iterator[dict]:
+def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit) -> Iterator[dict]:
     """Sort on first pull (so building the cursor does no work until the first batch)."""
     sort = _q("sort")
-    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk)
+    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk,
+                                   memory_limit=memory_limit)
 
 
 

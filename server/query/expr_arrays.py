@@ -24,6 +24,7 @@ from server.query.expr_base import (
 )
 from server.query.expr_logic import truthy
 from server.query.interrupt import tick
+from server.query.memory import BUFFER_LIMIT, approx_size, check_built
 from server.query.values import MISSING, sort_key
 
 
@@ -82,7 +83,7 @@ def compile_concat_arrays(args, cc):
             if type(v) is not list:
                 raise MongoError(28664, f"$concatArrays only supports arrays, not {type_name(v)}")
             out.extend(v)
-        return out
+        return check_built(out)
     return concat
 
 
@@ -140,11 +141,15 @@ def compile_map(args, cc):
             raise MongoError(16883, f"input to $map must be an array not {type_name(arr)}")
         scope = dict(vars)
         out = []
+        size = 0
         for el in arr:
             tick()
             scope[var] = el
             v = body(doc, scope)
             out.append(None if v is MISSING else v)
+            size += approx_size(v, BUFFER_LIMIT)
+            if size > BUFFER_LIMIT:
+                check_built(out, size)
         return out
     return map_
 

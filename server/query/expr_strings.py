@@ -27,6 +27,7 @@ from server.query.match_regex import (
     pattern_and_options,
     search,
 )
+from server.query.memory import STRING_LIMIT, check_string, string_too_long
 from server.query.values import MISSING
 
 
@@ -44,7 +45,7 @@ def compile_concat(args, cc):
                 null = True
             else:
                 raise MongoError(16702, f"$concat only supports strings, not {type_name(v)}")
-        return None if null else "".join(parts)
+        return None if null else check_string("".join(parts))
     return concat
 
 
@@ -294,7 +295,9 @@ def _replace(name, count):
                     raise MongoError(51746, f"{name} requires that '{label}' be a string, found: {v}")
             if nullish(s) or nullish(f) or nullish(r):
                 return None
-            return s.replace(f, r, count) if count else s.replace(f, r)
+            if not count and len(r) > len(f) and len(s) + s.count(f) * (len(r) - len(f)) >= STRING_LIMIT:
+                raise string_too_long()  # refused before building what could be huge
+            return check_string(s.replace(f, r, count) if count else s.replace(f, r))
         return op
     return compile_op
 

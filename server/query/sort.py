@@ -7,8 +7,9 @@
 - ``sort_documents(docs, spec, limit=..., allow_disk_use=..., memory_limit=...)``: stable (ties
   keep input order); with ``limit`` only the best ``limit`` documents are kept (heapq, O(n log k));
   without ``allowDiskUse`` the buffered documents' BSON size may not exceed ``memory_limit``
-  (292 QueryExceededMemoryLimitNoDiskUseAllowed). With ``allowDiskUse`` it simply keeps going in
-  memory (documented limitation: no spilling).
+  (292 QueryExceededMemoryLimitNoDiskUseAllowed). With ``allowDiskUse`` every ``memory_limit`` of
+  buffered documents is sorted and spilled to disk as a run, and the runs are merged (``spill.py``);
+  a top-k whose kept documents outgrow the limit continues as such an external sort.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from bson.int64 import Int64
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
+from server.query import spill
 from server.query.interrupt import tick
 from server.query.paths import get_path_values
 from server.query.update_format import bson_repr
@@ -165,27 +167,41 @@ def sort_documents(
     limit: int | None = None,
     allow_disk_use: bool = False,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
-) -> list:
-    """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given."""
+) -> Iterable[Any]:
+    """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given. A list, unless
+    runs were spilled to disk (then a lazy merge of them)."""
     fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
-    check = not allow_disk_use
     if limit is not None and limit > 0:
-        return _top_k(docs, make_sort_key(fields), limit, check, memory_limit)
+        kept = _top_k(docs, make_sort_key(fields), limit, allow_disk_use, memory_limit)
+        if not isinstance(kept, _Outgrown):
+            return kept
+        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit), limit)
+    return _full_sort(docs, fields, allow_disk_use, memory_limit)
+
+
+def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_use: bool,
+               memory_limit: int) -> Iterable[Any]:
     buffered: list = []
+    runs: list = []
     used = 0
     for n, doc in enumerate(docs):
         tick()
-        if check:
-            # Exact sizes for the first documents, then every 8th document counted 8 times: the
-            # estimate stays close while a million-document sort does not encode every document.
-            if n < _EXACT_PREFIX:
-                used += estimate_size(doc)
-            elif n % _SAMPLE_EVERY == 0:
-                used += estimate_size(doc) * _SAMPLE_EVERY
-            if used > memory_limit:
+        # Exact sizes for the first documents, then every 8th document counted 8 times: the
+        # estimate stays close while a million-document sort does not encode every document.
+        if n < _EXACT_PREFIX:
+            used += estimate_size(doc)
+        elif n % _SAMPLE_EVERY == 0:
+            used += estimate_size(doc) * _SAMPLE_EVERY
+        if used > memory_limit:
+            if not allow_disk_use:
                 raise _limit_error(memory_limit)
+            runs.append(spill.write_run(_stable_multi_sort(buffered, fields)))
+            buffered, used = [], 0
         buffered.append(doc)
-    return _stable_multi_sort(buffered, fields)
+    ordered = _stable_multi_sort(buffered, fields)
+    if not runs:
+        return ordered
+    return spill.merge(runs, ordered, make_sort_key(fields))
 
 
 def _stable_multi_sort(docs: list, fields: list[tuple[str, int]]) -> list:
@@ -221,13 +237,24 @@ def _raw_keys(docs: list, path: str) -> list | None:
     return None
 
 
-def _top_k(docs: Iterable[Any], key: Callable, k: int, check: bool, memory_limit: int) -> list:
+class _Outgrown:
+    """A top-k whose kept documents passed the memory limit (with allowDiskUse): every document, in
+    arrival order, for an external sort instead."""
+
+    __slots__ = ("docs",)
+
+    def __init__(self, docs: Iterable[Any]):
+        self.docs = docs
+
+
+def _top_k(docs: Iterable[Any], key: Callable, k: int, allow_disk_use: bool, memory_limit: int) -> list | _Outgrown:
     # Max-heap of the best k by (key, arrival): entries are (inverted key, -seq, doc); the root
     # is the current worst kept document, replaced when a better one arrives.
     heap: list = []
     sizes: dict[int, int] = {}
     used = 0
     counter = itertools.count()
+    docs = iter(docs)
     for doc in docs:
         tick()
         seq = next(counter)
@@ -239,11 +266,13 @@ def _top_k(docs: Iterable[Any], key: Callable, k: int, check: bool, memory_limit
             used -= sizes.pop(old[1], 0)
         else:
             continue
-        if check:
-            size = estimate_size(doc)
-            sizes[seq] = size
-            used += size
-            if used > memory_limit:
+        size = estimate_size(doc)
+        sizes[seq] = size
+        used += size
+        if used > memory_limit:
+            if not allow_disk_use:
                 raise _limit_error(memory_limit)
+            heap.sort(key=lambda e: e[1])  # arrival order: the external sort stays stable
+            return _Outgrown(itertools.chain((e[2] for e in heap), docs))
     heap.sort(key=lambda e: e[0].key)
     return [e[2] for e in heap]

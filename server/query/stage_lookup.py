@@ -13,6 +13,8 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.query.expressions import compile_expression, validate_variable_name
+from server.query.interrupt import tick
+from server.query.memory import LOOKUP_LIMIT, approx_size
 from server.query.pipeline import PipelineContext, Stage, chain, parse_pipeline
 from server.query.stage_group import group_key
 from server.query.stages import set_field
@@ -70,6 +72,21 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         keys = [group_key(v) for v in vals if type(v) is not list] or [None]
         return keys
 
+    foreign_name = target.get("coll") if isinstance(target, dict) else target
+
+    def collect(matched) -> list:
+        """The documents of one input document's ``as`` array, refused past 100 MB (mongod's 4568)
+        while they are gathered, not after."""
+        out, size = [], 0
+        for d in matched:
+            tick()
+            size += approx_size(d, LOOKUP_LIMIT)
+            if size > LOOKUP_LIMIT:
+                raise MongoError(4568, f"Total size of documents in {foreign_name} matching pipeline's $lookup "
+                                       f"stage exceeds {LOOKUP_LIMIT} bytes")
+            out.append(d)
+        return out
+
     def apply(docs):
         index = None
         uncorrelated = None
@@ -97,20 +114,20 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                             matched.append(fdoc)
                 candidates = matched
             if sub is None:
-                result = list(candidates)
+                result = collect(candidates)
             elif not let_fns:
                 if candidates is not None:
-                    result = list(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), iter(candidates)))
+                    result = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), iter(candidates)))
                 else:
                     if uncorrelated is None:
-                        uncorrelated = list(chain(parse_pipeline(sub, ctx.child(in_lookup=True)),
-                                                  _foreign_source(ctx, target)))
+                        uncorrelated = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)),
+                                                     _foreign_source(ctx, target)))
                     result = [dict(d) for d in uncorrelated]
             else:
                 variables = {**ctx.variables, **{n: _none_if_missing(f(doc, ctx.variables)) for n, f in let_fns}}
                 stages = parse_pipeline(sub, ctx.child(in_lookup=True, variables=variables))
                 source = iter(candidates) if candidates is not None else _foreign_source(ctx, target)
-                result = list(chain(stages, source))
+                result = collect(chain(stages, source))
             yield set_field(doc, as_parts, result)
     return Stage("$lookup", spec, apply)
 
