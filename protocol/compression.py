@@ -9,6 +9,7 @@ advertises only what is available (see :func:`negotiate`).
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from collections.abc import Callable, Iterable
 
@@ -65,7 +66,7 @@ def _zstd_decompress(data: memoryview, size: int) -> bytearray:
     frame, out = _frame_buffer(size)
     # stream_reader decompresses into ``out`` without trusting any size in the frame (decompress()
     # would allocate what the frame header declares, ignoring max_output_size).
-    with _ZSTD_DECOMPRESSOR.stream_reader(data, read_across_frames=True) as reader:
+    with _zstd().decompressor.stream_reader(data, read_across_frames=True) as reader:
         if reader.readinto(out) != size or reader.read(1):
             raise ValueError("the data do not decompress to the declared size")
     return frame
@@ -79,8 +80,32 @@ def _noop_decompress(data: memoryview, size: int) -> bytearray:
     return frame
 
 
+class _ZstdContexts(threading.local):
+    """zstandard's (de)compressor objects must not be used by two threads at once, and messages are
+    (de)compressed on the event loop and in the thread pool: one pair per thread."""
+
+    def __init__(self) -> None:
+        import zstandard
+
+        self.compressor = zstandard.ZstdCompressor(level=1)
+        self.decompressor = zstandard.ZstdDecompressor()
+
+
+_zstd_contexts: _ZstdContexts | None = None
+
+
+def _zstd() -> _ZstdContexts:
+    global _zstd_contexts
+    if _zstd_contexts is None:
+        _zstd_contexts = _ZstdContexts()
+    return _zstd_contexts
+
+
+def _zstd_compress(data: bytes) -> bytes:
+    return _zstd().compressor.compress(data)
+
+
 def _build_codecs() -> dict[str, tuple[int, Callable[[bytes], bytes], Decompressor]]:
-    global _ZSTD_DECOMPRESSOR
     codecs: dict[str, tuple[int, Callable[[bytes], bytes], Decompressor]] = {
         "zlib": (ZLIB, lambda data: zlib.compress(data, 6), _zlib_decompress),
     }
@@ -92,19 +117,14 @@ def _build_codecs() -> dict[str, tuple[int, Callable[[bytes], bytes], Decompress
     else:
         codecs["snappy"] = (SNAPPY, snappy.compress, _snappy_decompress)
     try:
-        import zstandard
+        import zstandard  # noqa: F401
     except ImportError:  # pragma: no cover
         pass
     else:
-        # zstandard's (de)compressor objects are not thread-safe; these run on one thread at a time
-        # (the event loop, or the connection's decode task, never two of them at once per object).
-        compressor = zstandard.ZstdCompressor(level=1)
-        _ZSTD_DECOMPRESSOR = zstandard.ZstdDecompressor()
-        codecs["zstd"] = (ZSTD, compressor.compress, _zstd_decompress)
+        codecs["zstd"] = (ZSTD, _zstd_compress, _zstd_decompress)
     return codecs
 
 
-_ZSTD_DECOMPRESSOR = None
 _CODECS = _build_codecs()
 _BY_ID = {cid: (name, comp, decomp) for name, (cid, comp, decomp) in _CODECS.items()}
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -116,9 +117,13 @@ def leading_match_and_sort(pipeline: list[dict]) -> tuple[dict | None, dict | No
     i = 0
     if pipeline and isinstance(pipeline[0], dict) and "$match" in pipeline[0]:
         flt = pipeline[0]["$match"]
+        if not isinstance(flt, dict):
+            return None, None  # invalid: parsing the pipeline reports it
         i = 1
     if len(pipeline) > i and isinstance(pipeline[i], dict) and "$sort" in pipeline[i]:
         sort = pipeline[i]["$sort"]
+        if not isinstance(sort, dict):
+            return flt, None
     return flt, sort
 
 
@@ -494,11 +499,12 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
     docs: Iterator[dict] = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
     if spec.match is not None:
         docs = filter(spec.match, docs)
+    # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
+    stop = spec.skip + spec.limit if spec.limit and spec.skip + spec.limit <= sys.maxsize else None
     if spec.sort and not plan.provides_sort:
-        top = spec.skip + spec.limit if spec.limit else None
-        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk, _stage_memory_limit(server))
+        docs = _lazy_sorted(docs, spec.sort, stop, spec.allow_disk, _stage_memory_limit(server))
     if spec.skip or spec.limit:
-        docs = itertools.islice(docs, spec.skip, spec.skip + spec.limit if spec.limit else None)
+        docs = itertools.islice(docs, min(spec.skip, sys.maxsize), stop)
     if spec.project is not None:
         docs = map(spec.project, docs)
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)

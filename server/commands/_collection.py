@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import datetime
+import math
 import re
 import uuid as uuid_mod
 from collections.abc import Iterator
@@ -112,6 +113,11 @@ def int_arg(cmd: dict, field: str, command: str, default: int | None = None) -> 
                          "'[long, int, decimal, double]'")
     if isinstance(v, Decimal128):
         v = v.to_decimal()
+        finite = v.is_finite()
+    else:
+        finite = not isinstance(v, float) or math.isfinite(v)
+    if not finite:
+        raise MongoError(ErrorCode.BadValue, "Unable to coerce NaN/Inf to integral type")
     return int(v)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from bson.int64 import Int64
@@ -45,6 +46,8 @@ def _batch_size(cmd: dict[str, Any]) -> int | None:
             f"BSON field 'getMore.batchSize' is the wrong type '{type(value).__name__}', expected types "
             "'[long, int, decimal, double]'",
         )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise MongoError(ErrorCode.BadValue, "Unable to coerce NaN/Inf to integral type")
     if value < 0:
         raise MongoError(
             ErrorCode.BadValue, f"BatchSize value must be non-negative, but received: {int(value)}"

@@ -13,7 +13,6 @@ from harness import raw_command
 from pymongo.errors import BulkWriteError, OperationFailure
 
 
-
 def _error(server, command: dict) -> dict:
     reply = raw_command(server.port, command, timeout=60)
     assert reply["ok"] == 0.0, reply
