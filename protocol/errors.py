@@ -91,6 +91,9 @@ class ErrorCode(enum.IntEnum):
     RPCProtocolNegotiationFailed = 126
     UnrecoverableRollbackError = 127
     CannotGrowDocumentInCappedNamespace = 10003
+    CappedPositionLost = 136
+    QueryPlanKilled = 175
+    CursorKilled = 237
     ViewDepthLimitExceeded = 149
     CommandNotSupportedOnView = 166
     OptionNotSupportedOnView = 167
@@ -112,6 +115,7 @@ class ErrorCode(enum.IntEnum):
     MaxSubPipelineDepthExceeded = 232
     TooManyDocumentSequences = 233
     NotImplemented = 238
+    IncompatibleCollationVersion = 250
     NoSuchTransaction = 251
     ExceededTimeLimit = 262
     OperationNotSupportedInTransaction = 263

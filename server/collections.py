@@ -28,6 +28,7 @@ from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import capped
 from server.query import interrupt
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
@@ -134,8 +135,10 @@ def run_pipeline(pipeline, source, pctx):
 
 
 def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
-                     allow_disk_use: bool = False, extra_stages: dict | None = None):
-    """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...)."""
+                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None):
+    """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...).
+    ``collation``: the pipeline's ``collation.Collation`` (None = simple); foreign collections read
+    by $lookup/$unionWith are compared under it too, as in mongod."""
     from server.query.pipeline import PipelineContext
 
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
@@ -145,6 +148,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
         memory_limit=_stage_memory_limit(server),
+        collation=collation,
         resolve_collection=resolve_collection,
         db=db,
         coll=coll,
@@ -178,32 +182,48 @@ def _stage_memory_limit(server) -> int:
 
 
 def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
-              variables: dict | None = None, allow_disk_use: bool = False, ctx=None) -> ReadResult:
-    """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``."""
+              variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
+              collation: dict | None = None) -> ReadResult:
+    """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
+
+    ``collation`` is the one the command asks for (None: the collection's or view's default)."""
     engine = server.engine
     with engine.read() as r:
         resolved = C.resolve(r, db, name)
         info = r.get_collection(C.ns_of(db, resolved.name))
     ns = C.ns_of(db, name)
+    if resolved.top_view is not None:
+        # a time-series collection may be queried with another collation (mongod checks only views)
+        coll = C.effective_collation(collation, C.default_collation_of(view=resolved.top_view),
+                                     on_view=not C.is_timeseries_view(resolved.top_view))
+    else:
+        coll = C.effective_collation(collation, C.default_collation_of(info))
     if resolved.ts_view is not None:
         ts = C.timeseries_module()
         full = resolved.pipeline + list(pipeline)
+        # The time-series source compiles the filters it absorbs with the simple collation: under
+        # another collation it only unpacks, and the whole user pipeline runs here, collated.
+        source_pipeline, rest = (full, []) if coll is None else ([], full)
         docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
-                                                 resolved.ts_view, full, hint=hint)
+                                                 resolved.ts_view, source_pipeline, hint=hint)
+        remaining = list(remaining) + rest
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                extra_stages=ts.EXTRA_STAGES)
+                                extra_stages=ts.EXTRA_STAGES, collation=coll)
         out = run_pipeline(remaining, docs, pctx)
         return ReadResult(out, None, remaining, {}, ts_info, ns)
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
     if info is not None and info.clustered and name.startswith(C.BUCKETS_PREFIX):
         # bucket documents: the time-series layer merges persisted buckets with open ones
+        if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
+            planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
         source = C.timeseries_module().bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
         if not full:
             return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
-        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
+        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
+                                collation=coll)
         return ReadResult(run_pipeline(full, source, pctx), planner.Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
         source: Iterator[dict] = iter(())
@@ -211,7 +231,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     else:
         flt, sort = leading_match_and_sort(full)
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                                   allow_or=True)
+                                   allow_or=True, collation=coll)
         source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
         if plan.provides_sort and sort is not None:
             # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
@@ -219,7 +239,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
             full = full[:idx] + full[idx + 1:]
     if not full:
         return ReadResult(source, plan, full, stats, None, ns)
-    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
+    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, collation=coll)
     out = run_pipeline(full, source, pctx)
     return ReadResult(out, plan, full, stats, None, ns)
 
@@ -286,6 +306,8 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
         from server.commands.ddl import ensure_collection
 
         old = w.get_collection(ns)
+        if capped.limits(old) is not None:
+            raise MongoError(17152, f"namespace '{ns}' is capped so it can't be used for $out")
         indexes = [s for s in (old.indexes if old else ()) if s["name"] != "_id_"]
         options = dict(old.options) if old else {}
         if old is not None:
@@ -337,8 +359,11 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
                                             "for at least one document in the source collection")
                 if when_not_matched == "insert":
                     new = C.prepare_insert(doc)
+                    raw = C.encode_doc(new)
+                    if capped.limits(info) is not None:
+                        capped.limits(info).check_document(len(raw))
                     info, keys = C.write_keys(w, info, new)
-                    w.insert(info, C.encode_doc(new), keys)
+                    w.insert(info, raw, keys)
                 continue
             rid, old = existing
             if when_matched == "fail":
@@ -349,6 +374,7 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
             new["_id"] = old["_id"]
             info, keys = C.write_keys(w, info, new)
             w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), keys)
+        capped.trim(w, info)
 
     server.engine.write(fn).result()
 
@@ -361,10 +387,20 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
         stage_doc = getattr(ts, "coll_stats_stage_document", None)
         if stage_doc is None:
             from server.commands.timeseries_admin import coll_stats_stage_document as stage_doc
-        return [stage_doc(server, db, coll, spec or {})]
-    from server.commands.stats import coll_stats_document
+        doc = stage_doc(server, db, coll, spec or {})
+    else:
+        from server.commands.stats import coll_stats_document
 
-    return [coll_stats_document(server, db, coll, spec or {})]
+        doc = coll_stats_document(server, db, coll, spec or {})
+    # The header every $collStats document shares, in mongod's order: the real host:port and the
+    # collection's latencies as top records them (server/top.py).
+    head = {"ns": doc.pop("ns"), "host": server.host, "localTime": doc.pop("localTime", None)}
+    doc.pop("host", None)
+    latency = (spec or {}).get("latencyStats")
+    if latency is not None:
+        histograms = isinstance(latency, dict) and bool(latency.get("histograms"))
+        head["latencyStats"] = server.top.latency_stats(C.ns_of(db, coll), histograms)
+    return [{**head, **doc}]
 
 
 def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
@@ -372,7 +408,7 @@ def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
         info = r.get_collection(C.ns_of(db, coll))
         if info is None:
             return []
-        return [{"name": s["name"], "key": s["key"], "host": "localhost",
+        return [{"name": s["name"], "key": s["key"], "host": server.host,
                  "accesses": {"ops": Int64(0), "since": None}, "spec": C.public_index_spec(s)}
                 for s in info.indexes]
 
@@ -412,6 +448,7 @@ class FindSpec:
         self.single_batch = bool(cmd.get("singleBatch", False))
         self.max_time = C.int_arg(cmd, "maxTimeMS", command)
         self.let = C.doc_arg(cmd, "let", command)
+        self.collation_spec = C.collation_arg(cmd, command)  # as asked (None: the collection's default)
         self.allow_disk = bool(cmd.get("allowDiskUse", False))
         self.hint = cmd.get("hint")
         self.min = C.doc_arg(cmd, "min", command)
@@ -423,27 +460,43 @@ class FindSpec:
             raise MongoError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0")
         if self.hint is not None and not isinstance(self.hint, (str, dict)):
             raise MongoError(ErrorCode.FailedToParse, "hint must be either a string or nested object")
-        for unsupported in ("returnKey", "showRecordId", "tailable", "awaitData"):
+        for unsupported in ("returnKey", "showRecordId"):
             if cmd.get(unsupported):
-                if unsupported in ("tailable", "awaitData"):
-                    raise MongoError(ErrorCode.BadValue,
-                                     "error processing query: tailable cursor requested on non capped collection")
                 raise MongoError(ErrorCode.CommandNotSupported, f"find option '{unsupported}' is not supported by Tidemark")
-        collation = cmd.get("collation")
-        if collation and collation.get("locale", "simple") != "simple":
-            raise MongoError(ErrorCode.CommandNotSupported, "collations other than 'simple' are not supported by Tidemark")
+        self.tailable = bool(cmd.get("tailable", False))
+        self.await_data = bool(cmd.get("awaitData", False))
+        if self.await_data and not self.tailable:
+            raise MongoError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
+        if self.tailable:
+            if self.sort and self.sort != {"$natural": 1}:
+                raise MongoError(ErrorCode.BadValue, "cannot use tailable option with a sort other than {$natural: 1}")
+            if self.single_batch:
+                raise MongoError(ErrorCode.BadValue, "cannot use tailable option with the 'singleBatch' option")
         if (self.min is not None or self.max is not None) and not self.hint:
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
-        match, project, sort = _q("match"), _q("project") if cmd.get("projection") else None, _q("sort")
+        self.variables = _q("expressions").evaluate_let(self.let)  # once per command, with NOW
         # compile now: parse errors surface before any work (and the callables are reused per document)
-        self.match = match.compile_filter(self.filter, variables=self.let) if self.filter else None
-        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=self.let)
-                        if self.projection else None)
+        self.collation = C.effective_collation(self.collation_spec, None)
+        self._compile()
         if self.sort and "$natural" in self.sort:
             self.hint = {"$natural": self.sort["$natural"]}
             self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
         if self.sort:
-            sort.parse_sort(self.sort)
+            _q("sort").parse_sort(self.sort)
+
+    def _compile(self) -> None:
+        match, project = _q("match"), _q("project") if self.projection else None
+        self.match = (match.compile_filter(self.filter, variables=self.variables, collation=self.collation)
+                      if self.filter else None)
+        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=self.variables,
+                                                   collation=self.collation)
+                        if self.projection else None)
+
+    def use_default_collation(self, default: dict | None) -> None:
+        """Without a collation of its own, a find runs with the collection's default one."""
+        if self.collation_spec is None and default:
+            self.collation = C.effective_collation(None, default)
+            self._compile()
 
     def as_pipeline(self) -> list[dict]:
         """The equivalent aggregation pipeline (how mongod runs a find on a view)."""
@@ -483,17 +536,18 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
         info = r.get_collection(C.ns_of(db, spec.name))
         view = C.get_view(r, db, spec.name) if info is None else None
     if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
-        return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.let,
-                             allow_disk_use=spec.allow_disk, ctx=ctx)
+        return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.variables,
+                         allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec)
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
     if info is None:
         return ReadResult(iter(()), planner.Plan("COLLSCAN"), [], stats, None, ns)
+    spec.use_default_collation(C.default_collation_of(info))
     if spec.min is not None or spec.max is not None:
         plan = _min_max_plan(spec, info)
     else:
         plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
-                                    multikey_default=info.clustered, allow_or=True)
+                                   multikey_default=info.clustered, allow_or=True, collation=spec.collation)
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
     docs: Iterator[dict] = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
@@ -502,7 +556,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
     # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
     stop = spec.skip + spec.limit if spec.limit and spec.skip + spec.limit <= sys.maxsize else None
     if spec.sort and not plan.provides_sort:
-        docs = _lazy_sorted(docs, spec.sort, stop, spec.allow_disk, _stage_memory_limit(server))
+        docs = _lazy_sorted(docs, spec.sort, stop, spec.allow_disk, _stage_memory_limit(server), spec.collation)
     if spec.skip or spec.limit:
         docs = itertools.islice(docs, min(spec.skip, sys.maxsize), stop)
     if spec.project is not None:
@@ -510,11 +564,11 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit) -> Iterator[dict]:
+def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None) -> Iterator[dict]:
     """Sort on first pull (so building the cursor does no work until the first batch)."""
     sort = _q("sort")
     yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk,
-                                   memory_limit=memory_limit)
+                                   memory_limit=memory_limit, collation=collation)
 
 
 
@@ -523,11 +577,12 @@ def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit) -> Iterator[d
 # --------------------------------------------------------------------------------------------------
 
 
-def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None) -> list[tuple[bytes, dict]]:
+def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None,
+                   collation=None) -> list[tuple[bytes, dict]]:
     """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
-    writes that follow never run under an open scan)."""
+    writes that follow never run under an open scan). ``collation``: the statement's (planning, sort)."""
     plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                                   allow_or=True)
+                               allow_or=True, collation=collation)
     out = []
     gen = C.docs_in_txn(w, info, plan)
     try:
@@ -541,7 +596,7 @@ def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=No
     if sort and out:
         sort_mod = _q("sort")
         by_id = {id(d): rid for rid, d in out}
-        docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1)
+        docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1, collation=collation)
         out = [(by_id[id(d)], d) for d in docs]
     return out
 
@@ -581,11 +636,15 @@ def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=N
     validator = None if validator_bypass else C.validator_for(info)
     if validator is not None:
         validator.check(new)
+    cap = capped.limits(info)
+    if cap is not None:
+        cap.check_document(len(raw))
     try:
         info, keys = C.write_keys(w, info, new)
         w.insert(info, raw, keys)
     except StorageError as e:
         raise storage_error(info, e, new) from None
+    capped.trim(w, info, cap)
     return new
 
 

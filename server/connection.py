@@ -38,7 +38,7 @@ from protocol.messages import (
     encode_op_reply,
 )
 from server import log
-from server.context import LARGE_REQUEST_BYTES, ConnectionInfo, ServerState
+from server.context import LARGE_REQUEST_BYTES, CloseConnection, ConnectionInfo, ServerState
 from server.dispatch import Dispatcher, error_reply
 
 if TYPE_CHECKING:
@@ -234,6 +234,11 @@ class Connection(asyncio.Protocol):
                 self._update_reading()
                 try:
                     await self._handle(frame)
+                except CloseConnection:  # failCommand's closeConnection: no reply, no error
+                    self._closing = True
+                    self._pending.clear()
+                    if self.transport is not None:
+                        self.transport.close()
                 except Exception as exc:  # a bug outside dispatch: drop this connection, not the server
                     log.exception(
                         "NETWORK",

@@ -14,6 +14,7 @@ connection stays open.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -23,6 +24,7 @@ from server import log
 from server.commands import (
     admin,
     aggregate,
+    capped,
     crud,
     cursors,
     databases,
@@ -30,10 +32,21 @@ from server.commands import (
     handshake,
     indexes,
     operations,
+    profiling,
+    replication,
     sessions,
     stats,
+    testing,
 )
-from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec, ConnectionInfo, ServerState
+from server.commands.concerns import check_concerns
+from server.context import (
+    GENERIC_ARGUMENTS,
+    CloseConnection,
+    CommandContext,
+    CommandSpec,
+    ConnectionInfo,
+    ServerState,
+)
 from server.query import interrupt
 from storage.errors import StorageError
 
@@ -42,8 +55,8 @@ FAMILIES = (
     admin,
     sessions,
     cursors,
-    databases, ddl, crud, aggregate, indexes, stats,
-    operations,
+    databases, ddl, crud, aggregate, indexes, stats, capped,
+    profiling, replication, testing, operations,
 )
 
 # Characters mongod refuses in database names.
@@ -119,6 +132,19 @@ def _op_namespace(db: str, name: str, cmd: dict[str, Any]) -> str:
     """currentOp's ``ns``: ``db.collection`` when the command names one, else ``db.$cmd``."""
     target = cmd.get("collection") if name == "getMore" else cmd.get(name)
     return f"{db}.{target}" if isinstance(target, str) and target else f"{db}.$cmd"
+async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], conn: ConnectionInfo) -> None:
+    """failCommand's effect on this command, if it fires: block, then close or fail (server/failpoints.py)."""
+    action = failpoints.before((spec.name, *spec.aliases), cmd, conn)
+    if action is None:
+        return
+    if action.block_ms:
+        await asyncio.sleep(action.block_ms / 1000)
+    if action.close:
+        log.info("COMMAND", 20431, "Failing command via 'failCommand' failpoint: closing connection",
+                 ctx=f"conn{conn.id}", command=spec.name)
+        raise CloseConnection()
+    if action.error is not None:
+        raise action.error
 
 
 class Dispatcher:
@@ -126,7 +152,10 @@ class Dispatcher:
 
     def __init__(self, server: ServerState, table: dict[str, CommandSpec] | None = None):
         self.server = server
-        self.table = build_table() if table is None else table
+        table = build_table() if table is None else table
+        if not server.params["enableTestCommands"]:
+            table = {name: spec for name, spec in table.items() if not spec.test_only}
+        self.table = table
         server.commands = self.table
 
     async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any], request_bytes: int = 0) -> dict[str, Any]:
@@ -135,6 +164,7 @@ class Dispatcher:
         started = time.monotonic()
         name = next(iter(cmd), "") if cmd else ""
         spec = self.table.get(name)
+        ctx = None
         try:
             if spec is None:
                 if not name:
@@ -147,8 +177,16 @@ class Dispatcher:
                 )
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
+            lsid = cmd.get("lsid")
+            if lsid is not None:
+                self.server.sessions.touch(lsid, conn)
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
+            if "readConcern" in cmd or "writeConcern" in cmd:
+                check_concerns(cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
+            failpoints = self.server.failpoints
+            if failpoints.active:
+                await _inject_failure(failpoints, spec, cmd, conn)
             max_time_ms = _max_time_ms(cmd)
             op = self.server.operations.start(
                 conn, spec.name, cmd, _op_namespace(db, name, cmd),
@@ -163,21 +201,21 @@ class Dispatcher:
                 interrupt.unbind(token)
                 self.server.operations.finish(op)
             reply["ok"] = 1.0
+            if failpoints.active:
+                reply.update(failpoints.write_concern_error((spec.name, *spec.aliases), cmd, conn) or {})
+        except CloseConnection:
+            raise
         except Exception as exc:  # noqa: BLE001 - this is the one translation point
             if spec is None:
                 self.server.opcounters["command"] += 1
             reply = error_reply(exc, context=f"conn{conn.id}")
-        elapsed_ms = (time.monotonic() - started) * 1000
-        if elapsed_ms > self.server.options.slowms:
-            log.info(
-                "COMMAND",
-                51803,
-                "Slow query",
-                ctx=f"conn{conn.id}",
-                type="command",
-                ns=f"{cmd.get('$db')}.{cmd.get(name) if isinstance(cmd.get(name), str) else '$cmd'}",
-                command=name,
-                durationMillis=int(elapsed_ms),
-                ok=reply.get("ok"),
-            )
+        elapsed = time.monotonic() - started
+        server = self.server
+        db = cmd.get("$db")
+        if spec is not None and isinstance(db, str):
+            server.top.record(spec.name, cmd, db, elapsed)
+        if server.profiler.should_look(elapsed * 1000) and isinstance(db, str):
+            facts = ctx.facts if ctx is not None else None
+            await server.profiler.finish(server, conn, db, spec.name if spec else name, cmd, reply,
+                                         elapsed * 1000, facts)
         return reply

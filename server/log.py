@@ -81,7 +81,10 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def format_line(severity: str, component: str, log_id: int, ctx: str, msg: str, attr: dict | None) -> str:
+def format_line(severity: str, component: str, log_id: int, ctx: str, msg: str, attr: dict | None,
+                extra: dict | None = None) -> str:
+    """One JSON line; ``extra`` adds top-level fields after ``attr`` (``truncated``/``size`` when an
+    attribute was truncated, as mongod writes them)."""
     entry: dict[str, Any] = {
         "t": {"$date": _timestamp()},
         "s": severity,
@@ -92,6 +95,8 @@ def format_line(severity: str, component: str, log_id: int, ctx: str, msg: str, 
     }
     if attr:
         entry["attr"] = attr
+    if extra:
+        entry.update(extra)
     return json.dumps(entry, separators=(",", ":"), default=_jsonable, ensure_ascii=False)
 
 
@@ -105,14 +110,16 @@ def log(
     attr: dict | None = None,
     startup: bool = False,
     chatter: bool = False,
+    extra: dict | None = None,
     private: dict | None = None,
 ) -> None:
     """Write one event. ``chatter`` events (connection accepted/ended) are dropped when quiet;
     ``private`` attributes are written to the sink but not kept for ``getLog``."""
     if chatter and _sink.quiet:
         return
-    line = format_line(severity, component, log_id, ctx, msg, attr)
-    full = format_line(severity, component, log_id, ctx, msg, {**(attr or {}), **private}) if private else line
+    line = format_line(severity, component, log_id, ctx, msg, attr, extra)
+    full = (format_line(severity, component, log_id, ctx, msg, {**(attr or {}), **private}, extra) if private
+            else line)
     with _sink.lock:
         _sink.stream.write(full + "\n")
         _sink.stream.flush()

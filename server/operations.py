@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime
 import itertools
-import socket
 import time
 from typing import Any
 
@@ -111,11 +110,10 @@ class Operation:
 class OperationRegistry:
     """Running operations by opid, and the open connections (for ``idleConnections``)."""
 
-    def __init__(self, port: int = 27017) -> None:
+    def __init__(self) -> None:
         self._ops: dict[int, Operation] = {}
         self._connections: dict[int, Any] = {}  # connection id -> ConnectionInfo
         self._opids = itertools.count(1)
-        self.host = f"{socket.gethostname()}:{port}"
         self.shutting_down = False
 
     def __len__(self) -> int:
@@ -161,20 +159,20 @@ class OperationRegistry:
     def connection_closed(self, conn: Any) -> None:
         self._connections.pop(conn.id, None)
 
-    def report(self, *, idle_connections: bool = False, idle_cursors: Any = None,
+    def report(self, host: str, *, idle_connections: bool = False, idle_cursors: Any = None,
                truncate: bool = True) -> list[dict[str, Any]]:
-        """currentOp entries: running operations, then (optionally) idle connections and idle cursors
-        (``idle_cursors``: the CursorRegistry to list)."""
-        entries = [op.report(self.host, truncate=truncate) for op in self.operations()]
+        """currentOp entries (``host``: this server's ``hostname:port``): running operations, then
+        (optionally) idle connections and idle cursors (``idle_cursors``: the CursorRegistry to list)."""
+        entries = [op.report(host, truncate=truncate) for op in self.operations()]
         if idle_connections:
             busy = {op.conn.id for op in self._ops.values() if op.conn is not None}
             for conn in list(self._connections.values()):
                 if conn.id not in busy:
-                    entry = _client_fields(conn, self.host)
+                    entry = _client_fields(conn, host)
                     entry.update({"active": False, "currentOpTime": _iso(datetime.datetime.now(datetime.UTC))})
                     entries.append(entry)
         if idle_cursors is not None:
-            entries.extend(idle_cursors.report_idle(self.host))
+            entries.extend(idle_cursors.report_idle(host))
         return entries
 
 

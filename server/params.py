@@ -103,6 +103,14 @@ SPECS: tuple[ParamSpec, ...] = (
         "idle time after which a cursor is killed",
     ),
     ParamSpec(
+        "enableTestCommands",
+        False,
+        _parse_bool,
+        True,
+        False,
+        "enable test-only commands such as configureFailPoint (start-up only, like mongod)",
+    ),
+    ParamSpec(
         "featureCompatibilityVersion",
         {"version": "7.0"},
         _read_only,

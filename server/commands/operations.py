@@ -22,6 +22,7 @@ def report(ctx_server: Any, *, idle_connections: bool = False, idle_cursors: boo
            truncate: bool = True) -> list[dict[str, Any]]:
     """The currentOp entries of this server (shared by the command and the ``$currentOp`` stage)."""
     return ctx_server.operations.report(
+        ctx_server.host,
         idle_connections=idle_connections,
         idle_cursors=ctx_server.cursors if idle_cursors else None,
         truncate=truncate,

@@ -101,8 +101,9 @@ class _Desc:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _field_key(doc: Any, path: str, descending: bool) -> Any:
-    """The BSON sort key of one sort field: min (ascending) / max (descending) over the values."""
+def _field_key(doc: Any, path: str, descending: bool, sort_key: Callable[[Any], tuple] = sort_key) -> Any:
+    """The BSON sort key of one sort field: min (ascending) / max (descending) over the values
+    (``sort_key``: ``values.sort_key`` or a collation's)."""
     if "." not in path:
         v = doc.get(path, MISSING) if isinstance(doc, Mapping) else MISSING
         if type(v) is not list:
@@ -124,22 +125,24 @@ def _field_key(doc: Any, path: str, descending: bool) -> Any:
     return max(keys) if descending else min(keys)
 
 
-def make_sort_key(spec: Mapping | list[tuple[str, int]]) -> Callable[[Any], tuple]:
-    """A key function for ``sorted``: a tuple ordered as mongod orders documents for ``spec``."""
+def make_sort_key(spec: Mapping | list[tuple[str, int]], collation: Any = None) -> Callable[[Any], tuple]:
+    """A key function for ``sorted``: a tuple ordered as mongod orders documents for ``spec``
+    (strings under ``collation``, a ``collation.Collation`` or None for simple)."""
     fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
+    skey = sort_key if collation is None else collation.sort_key
     if len(fields) == 1:
         path, direction = fields[0]
         if direction == 1:
-            return lambda doc: (_field_key(doc, path, False),)
-        return lambda doc: (_Desc(_field_key(doc, path, True)),)
+            return lambda doc: (_field_key(doc, path, False, skey),)
+        return lambda doc: (_Desc(_field_key(doc, path, True, skey)),)
 
     def key(doc: Any) -> tuple:
         out = []
         for path, direction in fields:
             if direction == 1:
-                out.append(_field_key(doc, path, False))
+                out.append(_field_key(doc, path, False, skey))
             else:
-                out.append(_Desc(_field_key(doc, path, True)))
+                out.append(_Desc(_field_key(doc, path, True, skey)))
         return tuple(out)
 
     return key
@@ -167,20 +170,22 @@ def sort_documents(
     limit: int | None = None,
     allow_disk_use: bool = False,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    collation: Any = None,
 ) -> Iterable[Any]:
-    """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given. A list, unless
-    runs were spilled to disk (then a lazy merge of them)."""
+    """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given; strings
+    compare under ``collation`` (None: simple). A list, unless runs were spilled to disk (then a
+    lazy merge of them)."""
     fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
     if limit is not None and limit > 0:
-        kept = _top_k(docs, make_sort_key(fields), limit, allow_disk_use, memory_limit)
+        kept = _top_k(docs, make_sort_key(fields, collation), limit, allow_disk_use, memory_limit)
         if not isinstance(kept, _Outgrown):
             return kept
-        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit), limit)
-    return _full_sort(docs, fields, allow_disk_use, memory_limit)
+        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit, collation), limit)
+    return _full_sort(docs, fields, allow_disk_use, memory_limit, collation)
 
 
 def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_use: bool,
-               memory_limit: int) -> Iterable[Any]:
+               memory_limit: int, collation: Any) -> Iterable[Any]:
     buffered: list = []
     runs: list = []
     used = 0
@@ -195,16 +200,16 @@ def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_us
         if used > memory_limit:
             if not allow_disk_use:
                 raise _limit_error(memory_limit)
-            runs.append(spill.write_run(_stable_multi_sort(buffered, fields)))
+            runs.append(spill.write_run(_stable_multi_sort(buffered, fields, collation)))
             buffered, used = [], 0
         buffered.append(doc)
-    ordered = _stable_multi_sort(buffered, fields)
+    ordered = _stable_multi_sort(buffered, fields, collation)
     if not runs:
         return ordered
-    return spill.merge(runs, ordered, make_sort_key(fields))
+    return spill.merge(runs, ordered, make_sort_key(fields, collation))
 
 
-def _stable_multi_sort(docs: list, fields: list[tuple[str, int]]) -> list:
+def _stable_multi_sort(docs: list, fields: list[tuple[str, int]], collation: Any = None) -> list:
     """Sort by each field from the last to the first; stable sorts compose into the full order.
 
     Per field the key is the raw value when every document holds a plain number (no NaN) or
@@ -212,22 +217,25 @@ def _stable_multi_sort(docs: list, fields: list[tuple[str, int]]) -> list:
     Otherwise the BSON sort-key tuples are used. ``reverse=True`` keeps ties in input order.
     """
     order = list(range(len(docs)))
+    skey = sort_key if collation is None else collation.sort_key
     for path, direction in reversed(fields):
-        keys = _raw_keys(docs, path)
+        keys = _raw_keys(docs, path, collation)
         if keys is None:
             descending = direction == -1
-            keys = [_field_key(doc, path, descending) for doc in docs]
+            keys = [_field_key(doc, path, descending, skey) for doc in docs]
         order.sort(key=keys.__getitem__, reverse=direction == -1)
     return [docs[i] for i in order]
 
 
-def _raw_keys(docs: list, path: str) -> list | None:
+def _raw_keys(docs: list, path: str, collation: Any = None) -> list | None:
     if "." in path or not docs:
         return None
     values = [doc.get(path, MISSING) if type(doc) is dict else MISSING for doc in docs]
     first = type(values[0])
     if first is str:
-        return values if all(type(v) is str for v in values) else None
+        if not all(type(v) is str for v in values):
+            return None
+        return values if collation is None else [collation.string_key(v) for v in values]
     if first is int or first is float or first is Int64:
         for v in values:
             t = type(v)

@@ -33,13 +33,6 @@ def test_create_collection_then_same_options_is_ok_and_different_is_48(db):
 
 
 @pytest.mark.commands("create")
-def test_create_capped_is_clearly_not_supported(db):
-    with pytest.raises(OperationFailure) as e:
-        db.command("create", "c", capped=True, size=4096)
-    assert "not supported" in str(e.value)
-
-
-@pytest.mark.commands("create")
 def test_create_rejects_unknown_option_and_bad_names(db):
     with pytest.raises(OperationFailure) as e:
         db.command("create", "c", bogus=1)
@@ -205,14 +198,13 @@ def test_create_collection_via_pymongo_helper_raises_on_existing(db):
 
 
 @pytest.mark.commands("create")
-def test_create_rejects_ttl_option_and_non_simple_collation(db):
+def test_create_rejects_ttl_option_and_accepts_a_collation(db):
     with pytest.raises(OperationFailure) as e:
         db.command("create", "c", expireAfterSeconds=10)
     assert e.value.code == 72
-    with pytest.raises(OperationFailure) as e:
-        db.command("create", "c", collation={"locale": "fr"})
-    assert "not supported" in str(e.value)
-    db.command("create", "c", collation={"locale": "simple"})
+    db.command("create", "c", collation={"locale": "fr"})
+    assert next(db.list_collections(filter={"name": "c"}))["options"]["collation"]["locale"] == "fr"
+    db.command("create", "s", collation={"locale": "simple"})
 
 
 @pytest.mark.commands("renameCollection")
