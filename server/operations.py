@@ -207,47 +207,48 @@ def _shown_command(command: dict) -> dict:
     return shown
 
 
-def command_report(command: dict) -> dict:
-    """mongod's truncation: a command over ~1 KB is shown as ``{"$truncated": <its start>}`` (plus its
-    ``comment``). The size is estimated without encoding a possibly huge document."""
+def command_report(command: dict, limit: int = MAX_COMMAND_REPORT_BYTES) -> dict:
+    """mongod's truncation: a command over ``limit`` (about 1 KB for currentOp) is shown as
+    ``{"$truncated": <its start>}`` (plus its ``comment``). The size is estimated without encoding or
+    walking a possibly huge document past the limit: the cost is bounded by ``limit``, whatever the
+    command (also used by the profiler and the slow-query log for large commands)."""
     shown = _shown_command(command)
-    text, complete = _bounded_repr(shown, MAX_COMMAND_REPORT_BYTES)
+    text, complete = _bounded_repr(shown, limit)
     if complete:
         return shown
-    report: dict[str, Any] = {"$truncated": text[:MAX_COMMAND_REPORT_BYTES]}
+    report: dict[str, Any] = {"$truncated": text[:limit]}
     if "comment" in command:
         report["comment"] = command["comment"]
     return report
 
 
 def _bounded_repr(value: Any, limit: int) -> tuple[str, bool]:
-    """A shell-like rendering of ``value`` cut after ``limit`` characters; (text, fits)."""
+    """A shell-like rendering of ``value`` cut after ``limit`` characters; (text, fits). Containers are
+    walked lazily (an iterator per level), so the cost is bounded by ``limit``, not by the value."""
     out: list[str] = []
     size = 0
-    stack: list[Any] = [value]
+    stack: list[Any] = [iter((value,))]
+    closers: list[str] = [""]
     while stack:
-        item = stack.pop()
-        if isinstance(item, _Text):
-            piece = item.text
-        elif isinstance(item, dict):
-            stack.append(_Text(" }"))
-            entries = list(item.items())
-            for i in range(len(entries) - 1, -1, -1):
-                key, val = entries[i]
-                stack.append(val)
-                stack.append(_Text(f"{', ' if i else ''}{key}: "))
-            piece = "{ "
-        elif isinstance(item, list | tuple):
-            stack.append(_Text(" ]"))
-            for i in range(len(item) - 1, -1, -1):
-                stack.append(item[i])
-                if i:
-                    stack.append(_Text(", "))
-            piece = "[ "
-        elif isinstance(item, str):
-            piece = '"' + item[: limit + 1] + '"'
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            piece = closers.pop()
         else:
-            piece = repr(item)[: limit + 1]
+            key, item = item if isinstance(item, _Keyed) else (None, item)
+            prefix = "" if key is None else f"{key}: "
+            if isinstance(item, dict):
+                stack.append(_Keyed.each(item))
+                closers.append(" }")
+                piece = prefix + "{ "
+            elif isinstance(item, list | tuple):
+                stack.append(iter(item))
+                closers.append(" ]")
+                piece = prefix + "[ "
+            elif isinstance(item, str):
+                piece = prefix + '"' + item[: limit + 1] + '", '
+            else:
+                piece = prefix + repr(item)[: limit + 1] + ", "
         out.append(piece)
         size += len(piece)
         if size > limit:
@@ -255,8 +256,12 @@ def _bounded_repr(value: Any, limit: int) -> tuple[str, bool]:
     return "".join(out), True
 
 
-class _Text:
-    __slots__ = ("text",)
+_END = object()
 
-    def __init__(self, text: str):
-        self.text = text
+
+class _Keyed(tuple):
+    """A (key, value) pair of a document being rendered (a list element is a bare value)."""
+
+    @staticmethod
+    def each(document: dict) -> Any:
+        return (_Keyed(pair) for pair in document.items())

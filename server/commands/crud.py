@@ -15,6 +15,7 @@ helpers live).
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +31,9 @@ from server.context import CommandSpec
 from server.profiler import ReadFacts
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
+
+# Documents written per writer-thread function by one insert (see insert()).
+INSERT_SLICE = 2000
 
 
 def _q(name: str):
@@ -184,7 +188,7 @@ async def insert(ctx, cmd: dict) -> dict:
     prepared = await ctx.run_blocking(_prepare_documents, docs, ordered, indexes)  # off the event loop
     ns = C.ns_of(ctx.db, name)
 
-    def fn(w):
+    def fn(w, part):
         from server.commands.ddl import ensure_collection
 
         coll = ensure_collection(w, ns)
@@ -192,7 +196,7 @@ async def insert(ctx, cmd: dict) -> dict:
         same = indexes is not None and C.index_signature(coll.indexes) == C.index_signature(indexes)
         cap = capped.limits(coll)
         n, errors = 0, []
-        for i, doc, raw, err, keys in prepared:
+        for i, doc, raw, err, keys in part:
             if err is None:
                 try:
                     if validator is not None:
@@ -214,7 +218,17 @@ async def insert(ctx, cmd: dict) -> dict:
             capped.trim(w, coll, cap)
         return n, errors
 
-    n, errors = await _write(ctx, fn)
+    # A large insert is written a slice at a time (mongod also inserts in batches, each atomic on its
+    # own): the one writer thread is never held by one client for long, other writes go in between.
+    n, errors = 0, []
+    for start in range(0, len(prepared), INSERT_SLICE):
+        if start:
+            ctx.check_deadline()  # a killOp or maxTimeMS stops a large insert between slices
+        part_n, part_errors = await _write(ctx, functools.partial(fn, part=prepared[start:start + INSERT_SLICE]))
+        n += part_n
+        errors += part_errors
+        if part_errors and ordered:
+            break
     if n:
         ctx.server.tailing.notify(ns)
     return _reply(n, errors)
