@@ -142,7 +142,7 @@ def compressor_id(name: str) -> int:
     return _CODECS[name][0]
 
 
-def decompress(message: bytes) -> tuple[bytearray, int]:
+def decompress(message: bytes | bytearray) -> tuple[bytearray, int]:
     """Unwrap an OP_COMPRESSED frame: returns the original frame (its own header rebuilt) and the
     compressor id, so the reply can be compressed the same way. The declared ``uncompressedSize`` is
     checked against the message limit before anything is allocated, and the body is decompressed

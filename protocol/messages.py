@@ -286,6 +286,11 @@ def decode_message(message: bytes) -> Request:
     if header.op_code == OpCode.OP_COMPRESSED:
         message, compressor_id = compression.decompress(message)
         header = parse_header(message)
+    if type(message) is not bytes:
+        # A large frame arrives as the connection's own bytearray (taken over, not copied) and a
+        # decompressed one as the buffer it was decompressed into: requests hold immutable bytes
+        # (readers hash slices of an insert's documents).
+        message = bytes(message)
     if header.op_code == OpCode.OP_MSG:
         request: Request = parse_op_msg(message, header)
     elif header.op_code == OpCode.OP_QUERY:

@@ -229,11 +229,11 @@ class Connection(asyncio.Protocol):
                 if self._write_paused:
                     await self._writable.wait()  # the client is not reading its replies
                     continue
-                frame = self._pending.popleft()
-                self._pending_bytes -= len(frame)
-                self._update_reading()
+                self._pending_bytes -= len(self._pending[0])
                 try:
-                    await self._handle(frame)
+                    # no local keeps the frame: _handle drops it once decoded (a 48 MB frame's
+                    # bytearray is not kept beside the bytes the request holds)
+                    await self._handle(self._pending.popleft())
                 except CloseConnection:  # failCommand's closeConnection: no reply, no error
                     self._closing = True
                     self._pending.clear()
@@ -256,8 +256,10 @@ class Connection(asyncio.Protocol):
 
     async def _handle(self, frame: bytes | bytearray) -> None:
         self.state.num_requests += 1
+        self._update_reading()
+        size = len(frame)
         try:
-            if len(frame) >= OFF_LOOP_BYTES:
+            if size >= OFF_LOOP_BYTES:
                 request = await asyncio.get_running_loop().run_in_executor(
                     self.state.executor, decode_message, frame
                 )
@@ -270,10 +272,11 @@ class Connection(asyncio.Protocol):
                 # The header parsed (frames are length-checked), so the reply can reach the request.
                 self._send(encode_op_msg(codec.encode(exc.to_reply()), next(_reply_ids), exc.request_id))
             return
+        del frame
         self.state.connections_active += 1
         try:
             if isinstance(request, OpMsg):
-                await self._handle_op_msg(request, len(frame))
+                await self._handle_op_msg(request, size)
             else:
                 await self._handle_op_query(request)
         finally:
