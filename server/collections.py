@@ -27,6 +27,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
+from server import special_reads
 from server.commands import _collection as C
 from server.commands import capped
 from server.query import interrupt
@@ -144,12 +145,17 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
         return open_read(server, target_db, target_coll, []).docs
 
+    def query_collection(target_db: str, target_coll: str, flt: dict) -> Iterator[dict]:
+        return open_read(server, target_db, target_coll, [{"$match": flt}]).docs
+
     kwargs: dict[str, Any] = dict(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
         memory_limit=_stage_memory_limit(server),
         collation=collation,
         resolve_collection=resolve_collection,
+        query_collection=query_collection,
+        deadline=interrupt.check,  # the one interruption check, for stages that loop on their own
         db=db,
         coll=coll,
     )
@@ -163,7 +169,8 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "current_op"):
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "current_op",
+                  "query_collection", "deadline"):
             kwargs.pop(k, None)
         return PipelineContext(**kwargs)
 
@@ -192,6 +199,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         resolved = C.resolve(r, db, name)
         info = r.get_collection(C.ns_of(db, resolved.name))
     ns = C.ns_of(db, name)
+    variables, meta = special_reads.with_meta(variables, pipeline)
     if resolved.top_view is not None:
         # a time-series collection may be queried with another collation (mongod checks only views)
         coll = C.effective_collation(collation, C.default_collation_of(view=resolved.top_view),
@@ -200,7 +208,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         coll = C.effective_collation(collation, C.default_collation_of(info))
     if resolved.ts_view is not None:
         ts = C.timeseries_module()
-        full = resolved.pipeline + list(pipeline)
+        full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # The time-series source compiles the filters it absorbs with the simple collation: under
         # another collation it only unpacks, and the whole user pipeline runs here, collated.
         source_pipeline, rest = (full, []) if coll is None else ([], full)
@@ -228,10 +236,19 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     if info is None:
         source: Iterator[dict] = iter(())
         plan = planner.Plan("COLLSCAN")
+        if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
+            full = full[1:]
+    elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
+        plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
+        source = interrupt.checked(source)
+        full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
+        if flt and _q("plan_special").mentions_special(flt):
+            _q("pipeline").parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll)
+        plan.meta = meta
         source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
         if plan.provides_sort and sort is not None:
             # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
@@ -475,6 +492,8 @@ class FindSpec:
         if (self.min is not None or self.max is not None) and not self.hint:
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
         self.variables = _q("expressions").evaluate_let(self.let)  # once per command, with NOW
+        self.meta, self.projection_variables = special_reads.find_meta(self.projection, self.sort, self.filter,
+                                                                       self.variables)
         # compile now: parse errors surface before any work (and the callables are reused per document)
         self.collation = C.effective_collation(self.collation_spec, None)
         self._compile()
@@ -482,14 +501,14 @@ class FindSpec:
             self.hint = {"$natural": self.sort["$natural"]}
             self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
         if self.sort:
-            _q("sort").parse_sort(self.sort)
+            _q("sort").parse_sort(self.sort, allow_meta=True)
 
     def _compile(self) -> None:
         match, project = _q("match"), _q("project") if self.projection else None
         self.match = (match.compile_filter(self.filter, variables=self.variables, collation=self.collation)
                       if self.filter else None)
-        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=self.variables,
-                                                   collation=self.collation)
+        self.project = (project.compile_projection(self.projection, filter=self.filter,
+                                                   variables=self.projection_variables, collation=self.collation)
                         if self.projection else None)
 
     def use_default_collation(self, default: dict | None) -> None:
@@ -548,6 +567,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
     else:
         plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
                                    multikey_default=info.clustered, allow_or=True, collation=spec.collation)
+    plan.meta = spec.meta
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
     docs: Iterator[dict] = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
@@ -556,7 +576,8 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
     # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
     stop = spec.skip + spec.limit if spec.limit and spec.skip + spec.limit <= sys.maxsize else None
     if spec.sort and not plan.provides_sort:
-        docs = _lazy_sorted(docs, spec.sort, stop, spec.allow_disk, _stage_memory_limit(server), spec.collation)
+        docs = _lazy_sorted(docs, spec.sort, stop, spec.allow_disk, _stage_memory_limit(server), spec.collation,
+                            spec.meta)
     if spec.skip or spec.limit:
         docs = itertools.islice(docs, min(spec.skip, sys.maxsize), stop)
     if spec.project is not None:
@@ -564,11 +585,11 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None) -> Iterator[dict]:
+def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None, meta=None) -> Iterator[dict]:
     """Sort on first pull (so building the cursor does no work until the first batch)."""
     sort = _q("sort")
     yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk,
-                                   memory_limit=memory_limit, collation=collation)
+                                   memory_limit=memory_limit, collation=collation, meta=meta)
 
 
 
