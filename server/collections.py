@@ -208,6 +208,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         coll = C.effective_collation(collation, C.default_collation_of(info))
     if resolved.ts_view is not None:
         ts = C.timeseries_module()
+        _q("pipeline").check_shape(pipeline)  # the time-series planner reads stages before they are parsed
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # The time-series source compiles the filters it absorbs with the simple collation: under
         # another collation it only unpacks, and the whole user pipeline runs here, collated.

@@ -116,22 +116,29 @@ _NOT_SUPPORTED = ("$search", "$searchMeta", "$vectorSearch", "$changeStream",
                   "$listSearchIndexes", "$shardedDataDistribution", "$changeStreamSplitLargeEvent")
 
 
+def check_shape(pipeline: Any) -> None:
+    """The pipeline is an array of at most 1000 one-field objects (what code that looks at a pipeline
+    before parsing it, like the time-series read planner, may rely on)."""
+    if not isinstance(pipeline, list):
+        raise MongoError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an array")
+    if len(pipeline) > MAX_PIPELINE_LENGTH:
+        raise MongoError(7749501, f"Pipeline length must be no longer than {MAX_PIPELINE_LENGTH} stages.")
+    for spec in pipeline:
+        if not isinstance(spec, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+        if len(spec) != 1:
+            raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
+
+
 def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[Stage]:
     """Validate and compile every stage; raises MongoError before any document is processed."""
     if not STAGES:
         STAGES.update(_stage_table())
     ctx = ctx or PipelineContext()
-    if not isinstance(pipeline, list):
-        raise MongoError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an array")
-    if len(pipeline) > MAX_PIPELINE_LENGTH:
-        raise MongoError(7749501, f"Pipeline length must be no longer than {MAX_PIPELINE_LENGTH} stages.")
+    check_shape(pipeline)
     stages: list[Stage] = []
     n = len(pipeline)
     for i, spec in enumerate(pipeline):
-        if not isinstance(spec, dict):
-            raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
-        if len(spec) != 1:
-            raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
         name, arg = next(iter(spec.items()))
         parser = ctx.extra_stages.get(name) or STAGES.get(name)
         if parser is None:
