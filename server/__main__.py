@@ -2,12 +2,17 @@
 
     tidemark --port 27017 --bind_ip 127.0.0.1 --dbpath ./data [--setParameter name=value]...
              [--logpath FILE [--logappend]] [--quiet] [--config FILE.yaml]
-             [--storageCompressor none|snappy|zstd] [--slowms MS]
+             [--storageCompressor none|snappy|zstd] [--slowms MS] [--auth]
+             [--tlsMode disabled|allowTLS|preferTLS|requireTLS --tlsCertificateKeyFile PEM
+              [--tlsCAFile PEM] [--tlsAllowInvalidCertificates] ...]
 
 A YAML ``--config`` file uses mongod's layout (``net.port``, ``net.bindIp``, ``storage.dbPath``,
 ``storage.compressor``, ``systemLog.path``, ``systemLog.quiet``, ``setParameter: {name: value}``,
-``operationProfiling.slowOpThresholdMs``); flags given on the command line win over the file.
-A bad flag, value or config file prints a message and exits with status 2.
+``operationProfiling.slowOpThresholdMs``, ``security.authorization: enabled``, ``net.tls.mode``,
+``net.tls.certificateKeyFile``, ``net.tls.certificateKeyFilePassword``, ``net.tls.CAFile``,
+``net.tls.allowInvalidCertificates``, ``net.tls.allowConnectionsWithoutCertificates``); flags given
+on the command line win over the file. A bad flag, value or config file prints a message and exits
+with status 2. The certificate key file password is never shown (``getCmdLineOpts`` redacts it).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import Any
 from server.context import ServerOptions
 
 COMPRESSORS = ("none", "snappy", "zstd")
+TLS_MODES = ("disabled", "allowTLS", "preferTLS", "requireTLS")
+REDACTED = "<password>"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,6 +70,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--slowms", type=int, metavar="MS", help="log operations slower than MS (default 100)"
     )
+    parser.add_argument("--auth", action="store_true", default=None, help="run with access control")
+    parser.add_argument("--noauth", action="store_true", help="run without access control (default)")
+    parser.add_argument("--tlsMode", choices=TLS_MODES, dest="tls_mode", help="TLS for client connections")
+    parser.add_argument("--tlsCertificateKeyFile", metavar="PEM", dest="tls_certificate_key_file",
+                        help="the server's certificate and private key")
+    parser.add_argument("--tlsCertificateKeyFilePassword", metavar="PASSWORD",
+                        dest="tls_certificate_key_file_password", help="password of an encrypted private key")
+    parser.add_argument("--tlsCAFile", metavar="PEM", dest="tls_ca_file",
+                        help="CA certificates that verify client certificates")
+    parser.add_argument("--tlsAllowInvalidCertificates", action="store_true", default=None,
+                        dest="tls_allow_invalid_certificates", help="accept client certificates that do not verify")
+    parser.add_argument("--tlsAllowConnectionsWithoutCertificates", action="store_true", default=None,
+                        dest="tls_allow_connections_without_certificates",
+                        help="with --tlsCAFile, also accept clients that present no certificate")
     return parser
 
 
@@ -103,6 +124,7 @@ def parse_options(argv: list[str]) -> ServerOptions:
         net, storage = _section(config, "net"), _section(config, "storage")
         system_log, profiling = _section(config, "systemLog"), _section(config, "operationProfiling")
         file_params = _section(config, "setParameter")
+        security, tls = _section(config, "security"), _section(net, "tls")
     except ValueError as exc:
         parser.error(str(exc))
     port = args.port if args.port is not None else net.get("port", 27017)
@@ -129,10 +151,42 @@ def parse_options(argv: list[str]) -> ServerOptions:
         parser.error(f"slowms must be a non-negative integer, got {slowms!r}")
     options.slowms = slowms
     options.config = args.config
+    _security_options(parser, args, options, security, tls)
     options.set_parameters = [f"{name}={_yaml_scalar(value)}" for name, value in file_params.items()]
     options.set_parameters += args.set_parameters
     options.parsed = _parsed_view(options)
     return options
+
+
+def _security_options(parser: argparse.ArgumentParser, args: argparse.Namespace, options: ServerOptions,
+                      security: dict[str, Any], tls: dict[str, Any]) -> None:
+    """--auth and the TLS flags, or their YAML keys (``security.authorization``, ``net.tls.*``)."""
+    authorization = security.get("authorization", "disabled")
+    if authorization not in ("enabled", "disabled"):
+        parser.error(f"security.authorization must be 'enabled' or 'disabled', got {authorization!r}")
+    options.auth = bool(args.auth) if args.auth or args.noauth else authorization == "enabled"
+    mode = args.tls_mode or tls.get("mode", "disabled")
+    if mode not in TLS_MODES:
+        parser.error(f"net.tls.mode must be one of {', '.join(TLS_MODES)}, got {mode!r}")
+    options.tls_mode = mode
+    for name, key in (("tls_certificate_key_file", "certificateKeyFile"), ("tls_ca_file", "CAFile"),
+                      ("tls_certificate_key_file_password", "certificateKeyFilePassword")):
+        value = getattr(args, name) or tls.get(key)
+        if value is not None and not isinstance(value, str):
+            parser.error(f"net.tls.{key} must be a string")
+        setattr(options, name, value)
+    for name, key in (("tls_allow_invalid_certificates", "allowInvalidCertificates"),
+                      ("tls_allow_connections_without_certificates", "allowConnectionsWithoutCertificates")):
+        setattr(options, name, bool(getattr(args, name) or tls.get(key, False)))
+    if mode != "disabled" and not options.tls_certificate_key_file:
+        parser.error("need tlsCertificateKeyFile or certificateSelector when TLS is enabled")
+    if options.tls_certificate_key_file_password:
+        argv = options.argv
+        for i, item in enumerate(argv):
+            if i and argv[i - 1] == "--tlsCertificateKeyFilePassword":
+                argv[i] = REDACTED
+            elif item.startswith("--tlsCertificateKeyFilePassword="):
+                argv[i] = f"--tlsCertificateKeyFilePassword={REDACTED}"
 
 
 def _yaml_scalar(value: Any) -> str:
@@ -162,6 +216,19 @@ def _parsed_view(options: ServerOptions) -> dict[str, Any]:
         parsed["systemLog"] = system_log
     if options.slowms != 100:
         parsed["operationProfiling"] = {"slowOpThresholdMs": options.slowms}
+    if options.auth:
+        parsed["security"] = {"authorization": "enabled"}
+    if options.tls_mode != "disabled":
+        tls: dict[str, Any] = {"mode": options.tls_mode, "certificateKeyFile": options.tls_certificate_key_file}
+        if options.tls_certificate_key_file_password:
+            tls["certificateKeyFilePassword"] = REDACTED
+        if options.tls_ca_file:
+            tls["CAFile"] = options.tls_ca_file
+        if options.tls_allow_invalid_certificates:
+            tls["allowInvalidCertificates"] = True
+        if options.tls_allow_connections_without_certificates:
+            tls["allowConnectionsWithoutCertificates"] = True
+        parsed["net"]["tls"] = tls
     return parsed
 
 

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from server import log, ttl
+from server.auth import lifecycle as auth_lifecycle
 from server.connection import Connection
 from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
@@ -31,7 +32,7 @@ from server.params import ServerParams
 from server.timeseries import lifecycle as timeseries_lifecycle
 from storage.errors import StorageError
 
-LIFECYCLE_HOOKS: tuple[Any, ...] = (timeseries_lifecycle, ttl)
+LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_lifecycle, ttl)
 
 WORKER_THREADS = 4
 SHUTDOWN_GRACE_SECONDS = 10.0
@@ -145,18 +146,15 @@ class App:
                 EXIT_NET_ERROR,
             ) from None
         self.port = options.port
-        for host in options.bind_ip:
-            if host not in ("127.0.0.1", "localhost", "::1"):
-                log.warning(
-                    "CONTROL",
-                    22120,
-                    "Access control is not enabled for the database. Read and write access to data and "
-                    "configuration is unrestricted",
-                    ctx="initandlisten",
-                    startup=True,
-                    bindIp=host,
-                )
-                break
+        if not options.auth:
+            log.warning(
+                "CONTROL",
+                22120,
+                "Access control is not enabled for the database. Read and write access to data and "
+                "configuration is unrestricted",
+                ctx="initandlisten",
+                startup=True,
+            )
         log.info("NETWORK", 23015, "Listening on", ctx="listener", address=",".join(options.bind_ip))
         log.info("NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port, ssl="off")
 

@@ -60,6 +60,14 @@ class ServerOptions:
     config: str | None = None
     storage_compressor: str = "zstd"
     slowms: int = 100
+    # Access control and TLS (server.auth, server.tls): --auth, --tlsMode and the tls* files.
+    auth: bool = False
+    tls_mode: str = "disabled"  # disabled | allowTLS | preferTLS | requireTLS
+    tls_certificate_key_file: str | None = None
+    tls_certificate_key_file_password: str | None = None
+    tls_ca_file: str | None = None
+    tls_allow_invalid_certificates: bool = False
+    tls_allow_connections_without_certificates: bool = False
     argv: list[str] = field(default_factory=list)
     parsed: dict[str, Any] = field(default_factory=dict)  # mongod-style nested view for getCmdLineOpts
 
@@ -72,6 +80,13 @@ class ConnectionInfo:
     client: dict[str, Any] | None = None  # handshake metadata
     compressors: tuple[str, ...] = ()  # negotiated in the handshake
     handshake_done: bool = False
+    auth: Any = None  # server.auth.session.AuthSession once the connection authenticates or tries to
+    tls: bool = False  # the connection runs over TLS
+
+    @property
+    def user(self) -> str | None:
+        """``user@db`` of the user authenticated on this connection (None if nobody)."""
+        return self.auth.name if self.auth is not None else None
 
 
 OPCOUNTER_NAMES = ("insert", "query", "update", "delete", "getmore", "command")
@@ -87,6 +102,7 @@ class ServerState:
     cursors: CursorRegistry
     executor: Executor
     bucket_catalog: Any = None  # set up by the time-series engine
+    auth: Any = None  # server.auth.manager.AuthManager, set up by server.auth.lifecycle
     started_at: float = field(default_factory=time.time)
     started_monotonic: float = field(default_factory=time.monotonic)
     opcounters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPCOUNTER_NAMES, 0))

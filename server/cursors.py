@@ -45,6 +45,7 @@ class Cursor:
     in_use: bool = False
     killed: bool = False
     pending: Any = _NOTHING  # one document held back (peeked or too big for the last batch)
+    owner: str | None = None  # "user@db" that opened it (only its owner may getMore it under --auth)
 
     def close(self) -> None:
         close = getattr(self.iterator, "close", None)
@@ -214,6 +215,7 @@ async def cursor_reply(
     """
     registry: CursorRegistry = ctx.server.cursors
     cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout)
+    cursor.owner = ctx.conn.user
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
     if single_batch and cursor_id:

@@ -17,17 +17,21 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.auth.rules import authorize
 from server.commands import (
     admin,
     aggregate,
+    auth,
     crud,
     cursors,
     databases,
     ddl,
     handshake,
     indexes,
+    roles,
     sessions,
     stats,
+    users,
 )
 from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec, ConnectionInfo, ServerState
 from storage.errors import StorageError
@@ -38,6 +42,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, indexes, stats,
+    auth, users, roles,
 )
 
 # Characters mongod refuses in database names.
@@ -119,6 +124,7 @@ class Dispatcher:
                 raise MongoError(
                     ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
                 )
+            cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):

@@ -19,6 +19,7 @@ from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.auth.session import auth_info
 from server.commands.handshake import MONGODB_VERSION
 from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
 
@@ -101,10 +102,7 @@ async def host_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
 
 
 async def connection_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    auth_info: dict[str, Any] = {"authenticatedUsers": [], "authenticatedUserRoles": []}
-    if cmd.get("showPrivileges"):
-        auth_info["authenticatedUserPrivileges"] = []
-    return {"authInfo": auth_info}
+    return {"authInfo": auth_info(ctx.server.auth, ctx.conn, bool(cmd.get("showPrivileges")))}
 
 
 LOG_NAMES = ("global", "startupWarnings")
