@@ -22,7 +22,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from server import log, ttl
+from server import log, tls, ttl
 from server.auth import lifecycle as auth_lifecycle
 from server.connection import Connection
 from server.context import ServerOptions, ServerState
@@ -110,6 +110,10 @@ class App:
             dbPath=options.dbpath,
             host=socket.gethostname(),
         )
+        try:
+            tls_context = tls.server_context(options)
+        except ValueError as exc:
+            raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
         engine = open_storage(options)
         state = ServerState(
             options=options,
@@ -125,16 +129,22 @@ class App:
         _tune_gc()
         loop = asyncio.get_running_loop()
 
-        def factory() -> Connection:
+        def factory(over_tls: bool = False) -> Connection:
             conn = Connection(state, dispatcher, self.connections.discard)
+            conn.info.tls = over_tls
             self.connections.add(conn)
             return conn
 
         try:
             for host in options.bind_ip:
-                server = await loop.create_server(
-                    factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG
-                )
+                if tls_context is None:
+                    server = await loop.create_server(
+                        factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG
+                    )
+                else:  # TLS, plaintext or both on one port: server.tls sniffs each connection
+                    server = await tls.TlsListener.listen(
+                        factory, host, options.port, LISTEN_BACKLOG, tls_context, options.tls_mode == "requireTLS"
+                    )
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
@@ -156,7 +166,10 @@ class App:
                 startup=True,
             )
         log.info("NETWORK", 23015, "Listening on", ctx="listener", address=",".join(options.bind_ip))
-        log.info("NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port, ssl="off")
+        log.info(
+            "NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port,
+            ssl="off" if tls_context is None else "on",
+        )
 
     async def serve_until_stopped(self) -> None:
         loop = asyncio.get_running_loop()

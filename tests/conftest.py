@@ -53,10 +53,12 @@ def start_server(tmp_path: Path):
         params: dict | None = None,
         args: tuple[str, ...] = (),
         port: int | None = None,
+        ssl_context=None,
     ) -> ServerProcess:
         path = Path(dbpath) if dbpath is not None else tmp_path / f"db{len(started)}"
         proc = ServerProcess(
-            path, params=params, args=args, port=port, log_path=tmp_path / f"server{len(started)}.log"
+            path, params=params, args=args, port=port, log_path=tmp_path / f"server{len(started)}.log",
+            ssl_context=ssl_context,
         )
         started.append(proc)
         return proc.start()

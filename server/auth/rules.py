@@ -470,13 +470,18 @@ RULES: dict[str, Rule | None] = {
 }
 
 
+def _no_rule(req: Request) -> None:
+    """A command nobody gave a rule to fails closed (tests/test_command_table.py prevents it)."""
+    raise Denied
+
+
 def authorize(server: Any, conn: Any, name: str, db: str, cmd: dict) -> dict:
     """Check one command against the caller's privileges. Returns the command to run (possibly
     narrowed); raises 13 Unauthorized. A no-op while access control is off."""
     manager = server.auth
     if manager is None or not manager.enabled:
         return cmd
-    rule = RULES[name]
+    rule = RULES.get(name, _no_rule)
     if rule is OPEN:
         return cmd
     session = session_of(conn)
