@@ -96,13 +96,13 @@ def is_localhost(conn: Any) -> bool:
 
 
 def auth_info(manager: AuthManager, conn: Any, show_privileges: bool) -> dict[str, Any]:
-    """``connectionStatus.authInfo``: the user, its roles (inherited ones too) and, on request,
-    its privileges as ``[{resource, actions}]``."""
+    """``connectionStatus.authInfo``: the user, the roles granted to it and, on request, every
+    privilege those roles give (inherited roles included) as ``[{resource, actions}]``."""
     session = conn.auth
     resolved = session.resolved(manager) if session is not None else None
     info: dict[str, Any] = {
         "authenticatedUsers": [{"user": resolved.user, "db": resolved.db}] if resolved else [],
-        "authenticatedUserRoles": [{"role": r, "db": d} for r, d in resolved.inherited] if resolved else [],
+        "authenticatedUserRoles": [{"role": r, "db": d} for r, d in resolved.roles] if resolved else [],
     }
     if show_privileges:
         info["authenticatedUserPrivileges"] = R.privilege_documents(resolved.privileges) if resolved else []
