@@ -103,20 +103,50 @@ class Conversation:
             raise AuthError("server signature mismatch")
 
 
-def authenticate(sock: socket.socket, user: str, password: str, *, db: str = "admin",
-                 mechanism: str = "SCRAM-SHA-256", keys: ClientKeys | None = None) -> None:
-    """Authenticate an open connection; AuthError when the server refuses."""
-    conv = Conversation(user, password, mechanism, keys)
-    reply = command(sock, {"saslStart": 1, "mechanism": mechanism, "payload": Binary(conv.first()),
-                           "options": {"skipEmptyExchange": True}, "$db": db})
+def _steps(conv: Conversation, db: str):
+    """The conversation as a generator: yields commands, receives their replies."""
+    reply = yield {"saslStart": 1, "mechanism": conv.mechanism, "payload": Binary(conv.first()),
+                   "options": {"skipEmptyExchange": True}, "$db": db}
     if reply.get("ok") != 1:
         raise AuthError(reply.get("errmsg"))
-    reply = command(sock, {"saslContinue": 1, "conversationId": reply["conversationId"],
-                           "payload": Binary(conv.final(bytes(reply["payload"]))), "$db": db})
+    reply = yield {"saslContinue": 1, "conversationId": reply["conversationId"],
+                   "payload": Binary(conv.final(bytes(reply["payload"]))), "$db": db}
     if reply.get("ok") != 1:
         raise AuthError(reply.get("errmsg"))
     conv.verify(bytes(reply["payload"]))
     while not reply.get("done"):
-        reply = command(sock, {"saslContinue": 1, "conversationId": 1, "payload": Binary(b""), "$db": db})
+        reply = yield {"saslContinue": 1, "conversationId": 1, "payload": Binary(b""), "$db": db}
         if reply.get("ok") != 1:
             raise AuthError(reply.get("errmsg"))
+
+
+def authenticate(sock: socket.socket, user: str, password: str, *, db: str = "admin",
+                 mechanism: str = "SCRAM-SHA-256", keys: ClientKeys | None = None) -> None:
+    """Authenticate an open connection; AuthError when the server refuses."""
+    steps = _steps(Conversation(user, password, mechanism, keys), db)
+    try:
+        cmd = next(steps)
+        while True:
+            cmd = steps.send(command(sock, cmd))
+    except StopIteration:
+        pass
+
+
+async def command_async(reader, writer, cmd: dict) -> dict:
+    writer.write(op_msg(cmd))
+    header = await reader.readexactly(16)
+    length = int.from_bytes(header[:4], "little")
+    body = await reader.readexactly(length - 16)
+    return bson.decode(body[5:])
+
+
+async def authenticate_async(reader, writer, user: str, password: str, *, db: str = "admin",
+                             mechanism: str = "SCRAM-SHA-256", keys: ClientKeys | None = None) -> None:
+    """:func:`authenticate` over asyncio streams."""
+    steps = _steps(Conversation(user, password, mechanism, keys), db)
+    try:
+        cmd = next(steps)
+        while True:
+            cmd = steps.send(await command_async(reader, writer, cmd))
+    except StopIteration:
+        pass
