@@ -19,6 +19,7 @@ from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.auth.rules import OPEN, RULES
 from server.auth.session import auth_info
 from server.commands.handshake import MONGODB_VERSION
 from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
@@ -130,7 +131,7 @@ async def list_commands(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     commands = {
         name: {
             "help": spec.help,
-            "requiresAuth": False,
+            "requiresAuth": RULES.get(spec.name) is not OPEN,
             "secondaryOk": True,
             "adminOnly": spec.admin_only,
             "apiVersions": [],

@@ -56,6 +56,8 @@ def test_handshake_and_auth_commands_answer_without_authentication(auth_server):
         for cmd in ({"hello": 1}, {"isMaster": 1}, {"buildInfo": 1}, {"ping": 1}, {"connectionStatus": 1},
                     {"listCommands": 1}, {"logout": 1}):
             assert command(sock, {**cmd, "$db": "admin"})["ok"] == 1, cmd
+        listed = command(sock, {"listCommands": 1, "$db": "admin"})["commands"]
+        assert listed["hello"]["requiresAuth"] is False and listed["find"]["requiresAuth"] is True
         reply = command(sock, {"authenticate": 1, "mechanism": "MONGODB-X509", "$db": "admin"})
         assert (reply["code"], reply["errmsg"]) == (18, "Authentication failed.")
         reply = command(sock, {"authenticate": 1, "mechanism": "MONGODB-CR", "user": "root", "$db": "admin"})
