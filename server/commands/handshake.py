@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import platform
+import ssl
 import sys
 from typing import Any
 
@@ -130,7 +131,7 @@ def build_info_document() -> dict[str, Any]:
         "javascriptEngine": "none",
         "sysInfo": "deprecated",
         "versionArray": list(VERSION_ARRAY),
-        "openssl": {"running": "disabled", "compiled": "disabled"},
+        "openssl": {"running": ssl.OPENSSL_VERSION, "compiled": ssl.OPENSSL_VERSION},  # TLS: server/tls.py
         "buildEnvironment": {
             "distmod": "",
             "distarch": machine,
