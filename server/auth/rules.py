@@ -22,6 +22,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.auth import accounts
 from server.auth import resources as R
+from server.auth.pipelines import pipeline_privileges
 from server.auth.render import render_command
 from server.auth.session import LOCALHOST_PRIVILEGES, AuthSession, is_localhost, session_of
 
@@ -117,82 +118,18 @@ def _find_and_modify(req: Request) -> None:
     req.require(req.ns(), *actions, *_bypass(req))
 
 
-# -- aggregation pipelines -----------------------------------------------------------------------------
-
-INITIAL_SOURCES = frozenset({
-    "$collStats", "$indexStats", "$currentOp", "$listSessions", "$listLocalSessions", "$documents",
-    "$changeStream", "$planCacheStats", "$listCatalog", "$queue", "$listSearchIndexes", "$search",
-    "$searchMeta", "$vectorSearch", "$listSampledQueries", "$shardedDataDistribution",
-})
-
-
-def _target_ns(req: Request, db: str, spec: Any, *, coll_key: str = "coll") -> R.Pattern | None:
-    if isinstance(spec, str) and spec:
-        return R.ns_target(db, spec)
-    if isinstance(spec, dict):
-        coll, other_db = spec.get(coll_key), spec.get("db", db)
-        if isinstance(coll, str) and coll and isinstance(other_db, str) and other_db:
-            return R.ns_target(other_db, coll)
-    return None
-
-
-def pipeline_privileges(req: Request, db: str, source: R.Pattern | None, pipeline: Any, bypass: tuple) -> list:
-    """[(target, actions)] a pipeline over ``source`` (None: collectionless) needs."""
-    needs: list[tuple[R.Pattern, tuple[str, ...]]] = []
-    stages = pipeline if isinstance(pipeline, list) else []
-    first = next(iter(stages[0]), "") if stages and isinstance(stages[0], dict) and stages[0] else ""
-    if source is not None and first not in INITIAL_SOURCES:
-        needs.append((source, ("find",)))
-    for stage in stages:
-        if not isinstance(stage, dict) or not stage:
-            continue
-        name, spec = next(iter(stage.items()))
-        here = source if source is not None else R.db_target(db)
-        if name == "$out":
-            target = _target_ns(req, db, spec)
-            needs.append((target or R.db_target(db), ("insert", "remove", *bypass)))
-        elif name == "$merge":
-            target = _target_ns(req, db, spec.get("into") if isinstance(spec, dict) else spec)
-            needs.append((target or R.db_target(db), ("insert", "update", *bypass)))
-        elif name in ("$lookup", "$graphLookup"):
-            foreign = _target_ns(req, db, spec.get("from") if isinstance(spec, dict) else None)
-            if foreign is not None and name == "$graphLookup":
-                needs.append((foreign, ("find",)))
-            elif isinstance(spec, dict):
-                needs += pipeline_privileges(req, db, foreign, spec.get("pipeline", []), bypass) if (
-                    foreign is not None or "pipeline" in spec) else []
-        elif name == "$unionWith":
-            if isinstance(spec, str):
-                needs.append((R.ns_target(db, spec), ("find",)))
-            elif isinstance(spec, dict):
-                needs += pipeline_privileges(req, db, _target_ns(req, db, spec.get("coll")),
-                                             spec.get("pipeline", []), bypass)
-        elif name == "$facet" and isinstance(spec, dict):
-            for sub in spec.values():
-                needs += [n for n in pipeline_privileges(req, db, None, sub, bypass)]
-        elif name == "$collStats":
-            needs.append((here, ("collStats",)))
-        elif name == "$indexStats":
-            needs.append((here, ("indexStats",)))
-        elif name == "$planCacheStats":
-            needs.append((here, ("planCacheRead",)))
-        elif name == "$changeStream":
-            needs.append((here, ("changeStream", "find")))
-        elif name in ("$currentOp", "$listSessions"):
-            if isinstance(spec, dict) and spec.get("allUsers") is True:
-                needs.append((R.CLUSTER, ("inprog",) if name == "$currentOp" else ("listSessions",)))
-            elif not req.authenticated:
-                raise Denied
-        elif name == "$listCatalog":
-            needs.append((R.CLUSTER if db == "admin" else R.db_target(db), ("listCollections",)))
-    return needs
+def _require_all(req: Request, needs: list) -> None:
+    for target, actions in needs:
+        if target is None:
+            authenticated(req)
+        else:
+            req.require(target, *actions)
 
 
 def _aggregate(req: Request) -> None:
     coll = req.cmd.get("aggregate")
     source = R.ns_target(req.db, coll) if isinstance(coll, str) and coll else None
-    for target, actions in pipeline_privileges(req, req.db, source, req.cmd.get("pipeline"), _bypass(req)):
-        req.require(target, *actions)
+    _require_all(req, pipeline_privileges(req.db, source, req.cmd.get("pipeline"), _bypass(req)))
 
 
 def _create(req: Request) -> None:
@@ -212,8 +149,7 @@ def _view_pipeline(req: Request, view_on: Any, pipeline: Any) -> None:
     if not req.allowed(req.ns(), "find"):
         return
     source = R.ns_target(req.db, view_on) if isinstance(view_on, str) and view_on else None
-    for target, actions in pipeline_privileges(req, req.db, source, pipeline, ()):
-        req.require(target, *actions)
+    _require_all(req, pipeline_privileges(req.db, source, pipeline, ()))
 
 
 def _coll_mod(req: Request) -> None:

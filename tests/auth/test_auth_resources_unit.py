@@ -62,3 +62,23 @@ def test_privilege_documents_round_trip():
 def test_bad_privilege_documents_are_refused(bad):
     with pytest.raises(MongoError):
         R.parse_privileges(bad, "privileges")
+
+
+def test_pipeline_privileges_follow_every_namespace_a_pipeline_touches():
+    from server.auth.pipelines import pipeline_privileges
+
+    src = R.ns_target("d", "c")
+    needs = pipeline_privileges("d", src, [
+        {"$lookup": {"from": "other", "localField": "a", "foreignField": "b", "as": "x"}},
+        {"$unionWith": {"coll": "third", "pipeline": [{"$lookup": {"from": "fourth", "pipeline": [], "as": "y"}}]}},
+        {"$facet": {"f": [{"$graphLookup": {"from": "fifth"}}]}},
+        {"$out": {"db": "elsewhere", "coll": "dst"}},
+    ], ("bypassDocumentValidation",))
+    assert needs == [
+        (src, ("find",)), (R.ns_target("d", "other"), ("find",)), (R.ns_target("d", "third"), ("find",)),
+        (R.ns_target("d", "fourth"), ("find",)), (R.ns_target("d", "fifth"), ("find",)),
+        (R.ns_target("elsewhere", "dst"), ("insert", "remove", "bypassDocumentValidation")),
+    ]
+    assert pipeline_privileges("d", src, [{"$collStats": {}}], ()) == [(src, ("collStats",))]
+    assert pipeline_privileges("d", None, [{"$documents": [{}]}], ()) == []
+    assert pipeline_privileges("admin", None, [{"$currentOp": {"allUsers": True}}], ()) == [(R.CLUSTER, ("inprog",))]
