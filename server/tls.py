@@ -28,6 +28,7 @@ from server import log
 
 HEADER_BYTES = 16
 PEEK_RETRY_SECONDS = 0.005
+PARTIAL_HEADER_SECONDS = 10.0  # a client that sent part of a header and stalls is dropped after this
 HANDSHAKE_TIMEOUT_SECONDS = 30.0
 
 
@@ -151,7 +152,9 @@ class TlsListener:
                 conn.close()
 
     async def _peek(self, conn: socket.socket) -> bytes | None:
-        """The first 16 bytes, left unread for the protocol that takes the socket (None on EOF)."""
+        """The first 16 bytes, left unread for the protocol that takes the socket (None on EOF, or
+        when a partial header does not complete in time)."""
+        deadline = None
         while True:
             await self._readable(conn)
             try:
@@ -162,7 +165,12 @@ class TlsListener:
                 return None
             if len(data) >= HEADER_BYTES:
                 return data
-            await asyncio.sleep(PEEK_RETRY_SECONDS)  # a partial header: the rest is on its way
+            # A partial header: the rest is on its way (the socket stays readable, so poll briefly).
+            now = self._loop.time()
+            deadline = deadline or now + PARTIAL_HEADER_SECONDS
+            if now > deadline:
+                return None
+            await asyncio.sleep(PEEK_RETRY_SECONDS)
 
     async def _readable(self, conn: socket.socket) -> None:
         ready = self._loop.create_future()
