@@ -55,7 +55,7 @@ def test_a_user_of_another_database_authenticates_with_its_auth_source(auth_serv
     with pymongo.MongoClient(_uri(auth_server, user, "pw", authSource="authother")) as client:
         assert client.authother.c.find_one({}, {"_id": 0}) == {"x": 1}
     with pymongo.MongoClient(_uri(auth_server, user, "pw", authSource="admin"),
-                             serverSelectionTimeoutMS=3000) as client:
+                             serverSelectionTimeoutMS=10000) as client:
         with pytest.raises(OperationFailure) as failure:
             client.authother.c.find_one()
         assert failure.value.code == 18
@@ -66,7 +66,7 @@ def test_wrong_password_and_unknown_user_fail_alike_and_are_logged_without_the_p
     root_client.admin.command("createUser", user, pwd="right-password", roles=[])
     replies = []
     for name, password in ((user, "wrong-password-1"), (_name("ghost"), "wrong-password-2")):
-        with pymongo.MongoClient(_uri(auth_server, name, password), serverSelectionTimeoutMS=3000) as client:
+        with pymongo.MongoClient(_uri(auth_server, name, password), serverSelectionTimeoutMS=10000) as client:
             with pytest.raises(OperationFailure) as failure:
                 client.admin.command("ping")
             replies.append(failure.value.details)

@@ -26,7 +26,7 @@ def _fails(db, command, code, *args, **kwargs) -> str:
 def _connect(server, user, password, source="admin"):
     return pymongo.MongoClient(
         f"mongodb://{user}:{password}@127.0.0.1:{server.port}/?directConnection=true&authSource={source}",
-        serverSelectionTimeoutMS=3000)
+        serverSelectionTimeoutMS=10000)
 
 
 @pytest.mark.commands("createUser", "usersInfo")
