@@ -133,10 +133,10 @@ def test_a_real_container_starts_with_auth(tmp_path):  # pragma: no cover - need
         port = subprocess.run(["docker", "port", name, "27017"], capture_output=True, text=True,
                               check=True).stdout.strip().rsplit(":", 1)[1]
         uri = f"mongodb://127.0.0.1:{port}/?directConnection=true"
-        with pymongo.MongoClient(uri, serverSelectionTimeoutMS=100000) as anonymous:
+        with pymongo.MongoClient(uri, serverSelectionTimeoutMS=30000) as anonymous:
             with pytest.raises(OperationFailure):
                 anonymous.test.c.find_one()
-        with pymongo.MongoClient(uri, username="root", password="example", serverSelectionTimeoutMS=100000) as root:
+        with pymongo.MongoClient(uri, username="root", password="example", serverSelectionTimeoutMS=30000) as root:
             assert root.admin.command("ping")["ok"] == 1
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True)
