@@ -111,6 +111,7 @@ class ErrorCode(enum.IntEnum):
     AtomicityFailure = 226
     TooManyDocumentSequences = 233
     NotImplemented = 238
+    IncompatibleCollationVersion = 250
     NoSuchTransaction = 251
     ExceededTimeLimit = 262
     OperationNotSupportedInTransaction = 263

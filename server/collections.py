@@ -127,8 +127,10 @@ def run_pipeline(pipeline, source, pctx):
 
 
 def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
-                     allow_disk_use: bool = False, extra_stages: dict | None = None):
-    """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...)."""
+                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None):
+    """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...).
+    ``collation``: the pipeline's ``collation.Collation`` (None = simple); foreign collections read
+    by $lookup/$unionWith are compared under it too, as in mongod."""
     from server.query.pipeline import PipelineContext
 
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
@@ -137,6 +139,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs: dict[str, Any] = dict(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
+        collation=collation,
         resolve_collection=resolve_collection,
         db=db,
         coll=coll,
@@ -157,32 +160,47 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
 
 def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
-              budget: TimeBudget | None = None) -> ReadResult:
-    """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``."""
+              budget: TimeBudget | None = None, collation: dict | None = None) -> ReadResult:
+    """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
+
+    ``collation`` is the one the command asks for (None: the collection's or view's default)."""
     engine = server.engine
     with engine.read() as r:
         resolved = C.resolve(r, db, name)
         info = r.get_collection(C.ns_of(db, resolved.name))
     ns = C.ns_of(db, name)
+    if resolved.top_view is not None:
+        # a time-series collection may be queried with another collation (mongod checks only views)
+        coll = C.effective_collation(collation, C.default_collation_of(view=resolved.top_view),
+                                     on_view=not C.is_timeseries_view(resolved.top_view))
+    else:
+        coll = C.effective_collation(collation, C.default_collation_of(info))
     if resolved.ts_view is not None:
         ts = C.timeseries_module()
         full = resolved.pipeline + list(pipeline)
+        # The time-series source compiles the filters it absorbs with the simple collation: under
+        # another collation it only unpacks, and the whole user pipeline runs here, collated.
+        source_pipeline, rest = (full, []) if coll is None else ([], full)
         docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
-                                                 resolved.ts_view, full, hint=hint)
+                                                 resolved.ts_view, source_pipeline, hint=hint)
+        remaining = list(remaining) + rest
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                extra_stages=ts.EXTRA_STAGES)
+                                extra_stages=ts.EXTRA_STAGES, collation=coll)
         out = run_pipeline(remaining, docs, pctx)
         return ReadResult(out, None, remaining, {}, ts_info, ns)
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
     if info is not None and info.clustered and name.startswith(C.BUCKETS_PREFIX):
         # bucket documents: the time-series layer merges persisted buckets with open ones
+        if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
+            planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
         source = C.timeseries_module().bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
         if not full:
             return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
-        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
+        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
+                                collation=coll)
         return ReadResult(run_pipeline(full, source, pctx), planner.Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
         source: Iterator[dict] = iter(())
@@ -190,7 +208,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     else:
         flt, sort = leading_match_and_sort(full)
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                                   allow_or=True)
+                                   allow_or=True, collation=coll)
         source = C.plan_docs(engine, info, plan, stats=stats)
         if budget is not None:
             source = budget.inner(source)
@@ -200,7 +218,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
             full = full[:idx] + full[idx + 1:]
     if not full:
         return ReadResult(source, plan, full, stats, None, ns)
-    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use)
+    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, collation=coll)
     out = run_pipeline(full, source, pctx)
     return ReadResult(out, plan, full, stats, None, ns)
 
@@ -393,6 +411,7 @@ class FindSpec:
         self.single_batch = bool(cmd.get("singleBatch", False))
         self.max_time = C.int_arg(cmd, "maxTimeMS", command)
         self.let = C.doc_arg(cmd, "let", command)
+        self.collation_spec = C.collation_arg(cmd, command)  # as asked (None: the collection's default)
         self.allow_disk = bool(cmd.get("allowDiskUse", False))
         self.hint = cmd.get("hint")
         self.min = C.doc_arg(cmd, "min", command)
@@ -410,21 +429,31 @@ class FindSpec:
                     raise MongoError(ErrorCode.BadValue,
                                      "error processing query: tailable cursor requested on non capped collection")
                 raise MongoError(ErrorCode.CommandNotSupported, f"find option '{unsupported}' is not supported by Tidemark")
-        collation = cmd.get("collation")
-        if collation and collation.get("locale", "simple") != "simple":
-            raise MongoError(ErrorCode.CommandNotSupported, "collations other than 'simple' are not supported by Tidemark")
         if (self.min is not None or self.max is not None) and not self.hint:
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
-        match, project, sort = _q("match"), _q("project") if cmd.get("projection") else None, _q("sort")
+        self.variables = _q("expressions").evaluate_let(self.let)  # once per command, with NOW
         # compile now: parse errors surface before any work (and the callables are reused per document)
-        self.match = match.compile_filter(self.filter, variables=self.let) if self.filter else None
-        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=self.let)
-                        if self.projection else None)
+        self.collation = C.effective_collation(self.collation_spec, None)
+        self._compile()
         if self.sort and "$natural" in self.sort:
             self.hint = {"$natural": self.sort["$natural"]}
             self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
         if self.sort:
-            sort.parse_sort(self.sort)
+            _q("sort").parse_sort(self.sort)
+
+    def _compile(self) -> None:
+        match, project = _q("match"), _q("project") if self.projection else None
+        self.match = (match.compile_filter(self.filter, variables=self.variables, collation=self.collation)
+                      if self.filter else None)
+        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=self.variables,
+                                                   collation=self.collation)
+                        if self.projection else None)
+
+    def use_default_collation(self, default: dict | None) -> None:
+        """Without a collation of its own, a find runs with the collection's default one."""
+        if self.collation_spec is None and default:
+            self.collation = C.effective_collation(None, default)
+            self._compile()
 
     def as_pipeline(self) -> list[dict]:
         """The equivalent aggregation pipeline (how mongod runs a find on a view)."""
@@ -465,17 +494,18 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
         info = r.get_collection(C.ns_of(db, spec.name))
         view = C.get_view(r, db, spec.name) if info is None else None
     if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
-        return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.let,
-                             allow_disk_use=spec.allow_disk, ctx=ctx, budget=budget)
+        return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.variables,
+                         allow_disk_use=spec.allow_disk, ctx=ctx, budget=budget, collation=spec.collation_spec)
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
     if info is None:
         return ReadResult(iter(()), planner.Plan("COLLSCAN"), [], stats, None, ns)
+    spec.use_default_collation(C.default_collation_of(info))
     if spec.min is not None or spec.max is not None:
         plan = _min_max_plan(spec, info)
     else:
         plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
-                                    multikey_default=info.clustered, allow_or=True)
+                                   multikey_default=info.clustered, allow_or=True, collation=spec.collation)
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
     docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
@@ -485,7 +515,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
         docs = filter(spec.match, docs)
     if spec.sort and not plan.provides_sort:
         top = spec.skip + spec.limit if spec.limit else None
-        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk)
+        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk, spec.collation)
     if spec.skip or spec.limit:
         docs = itertools.islice(docs, spec.skip, spec.skip + spec.limit if spec.limit else None)
     if spec.project is not None:
@@ -493,10 +523,10 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-def _lazy_sorted(docs, sort_spec, limit, allow_disk) -> Iterator[dict]:
+def _lazy_sorted(docs, sort_spec, limit, allow_disk, collation=None) -> Iterator[dict]:
     """Sort on first pull (so building the cursor does no work until the first batch)."""
     sort = _q("sort")
-    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk)
+    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk, collation=collation)
 
 
 
@@ -505,11 +535,12 @@ def _lazy_sorted(docs, sort_spec, limit, allow_disk) -> Iterator[dict]:
 # --------------------------------------------------------------------------------------------------
 
 
-def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None) -> list[tuple[bytes, dict]]:
+def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None,
+                   collation=None) -> list[tuple[bytes, dict]]:
     """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
-    writes that follow never run under an open scan)."""
+    writes that follow never run under an open scan). ``collation``: the statement's (planning, sort)."""
     plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                                   allow_or=True)
+                               allow_or=True, collation=collation)
     out = []
     gen = C.docs_in_txn(w, info, plan)
     try:
@@ -523,7 +554,7 @@ def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=No
     if sort and out:
         sort_mod = _q("sort")
         by_id = {id(d): rid for rid, d in out}
-        docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1)
+        docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1, collation=collation)
         out = [(by_id[id(d)], d) for d in docs]
     return out
 

@@ -33,6 +33,7 @@ from server.commands import (
     stats,
     users,
 )
+from server.commands.concerns import check_concerns
 from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec, ConnectionInfo, ServerState
 from storage.errors import StorageError
 
@@ -129,6 +130,8 @@ class Dispatcher:
                 self.server.opcounters[spec.counter] += 1
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
+            if "readConcern" in cmd or "writeConcern" in cmd:
+                check_concerns(cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
             ctx = CommandContext(
                 self.server, conn, db, spec.name, lsid=cmd.get("lsid"), max_time_ms=_max_time_ms(cmd)
             )

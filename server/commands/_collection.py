@@ -119,6 +119,47 @@ def doc_arg(cmd: dict, field: str, command: str) -> dict | None:
 
 
 # --------------------------------------------------------------------------------------------------
+# collation
+# --------------------------------------------------------------------------------------------------
+
+
+def collation_arg(cmd: dict, command: str, field: str = "collation") -> dict | None:
+    """The collation document a command gives (None when absent), validated now like mongod."""
+    from server.query.collation import parse_collation
+
+    if field not in cmd:
+        return None
+    raw = cmd[field]
+    if isinstance(raw, dict) and not raw:
+        return None  # an empty collation document means "not given" on operations, as in mongod
+    parse_collation(raw, f"{command}.{field}")
+    return raw
+
+
+def effective_collation(requested: dict | None, default: dict | None, *, on_view: bool = False):
+    """The collation an operation runs with (``collation.Collation``, None = simple): the one it
+    asks for, else the collection's or view's default. A view's default cannot be overridden (167)."""
+    from server.query.collation import parse_collation, same
+
+    default_c = parse_collation(default) if default else None
+    if requested is None:
+        return default_c
+    asked = parse_collation(requested)
+    if on_view and not same(asked, default_c):
+        raise MongoError(ErrorCode.OptionNotSupportedOnView, "Cannot override a view's default collation")
+    return asked
+
+
+def default_collation_of(info=None, view: dict | None = None) -> dict | None:
+    """The stored default collation spec of a collection (catalog info) or a view document."""
+    if view is not None:
+        return view.get("collation")
+    if info is not None:
+        return (info.options or {}).get("collation")
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
 # views
 # --------------------------------------------------------------------------------------------------
 

@@ -61,7 +61,8 @@ async def aggregate(ctx, cmd: dict) -> dict:
     elif "startTransaction" in cmd or "autocommit" in cmd:
         C.check_no_transaction(cmd)
     db = ctx.db
-    let = C.doc_arg(cmd, "let", "aggregate")
+    let = _evaluate_let(C.doc_arg(cmd, "let", "aggregate"))
+    collation = C.collation_arg(cmd, "aggregate")
     allow_disk = bool(cmd.get("allowDiskUse", False))
     batch_size = C.int_arg(cmd.get("cursor") or {}, "batchSize", "aggregate.cursor")
     if batch_size is not None and batch_size < 0:
@@ -81,10 +82,10 @@ async def aggregate(ctx, cmd: dict) -> dict:
 
     def work():
         if name is None:
-            return _db_level(ctx.server, db, pipeline, let, allow_disk)
+            return _db_level(ctx.server, db, pipeline, let, allow_disk, collation)
         access.check_output_stage(ctx.server, db, pipeline)
         return access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
-                         allow_disk_use=allow_disk, ctx=ctx, budget=budget).docs
+                                allow_disk_use=allow_disk, ctx=ctx, budget=budget, collation=collation).docs
 
     docs = budget.outer(await ctx.run_blocking(work))
     from server.cursors import cursor_reply
@@ -92,7 +93,13 @@ async def aggregate(ctx, cmd: dict) -> dict:
     return await cursor_reply(ctx, ns, docs, batch_size, False, first=True)
 
 
-def _db_level(server, db: str, pipeline: list[dict], let, allow_disk) -> Iterator[dict]:
+def _evaluate_let(let: dict | None) -> dict:
+    from server.query.expressions import evaluate_let
+
+    return evaluate_let(let)
+
+
+def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=None) -> Iterator[dict]:
     """``aggregate: 1``: the pipeline must start with a stage that needs no collection."""
     if not pipeline or not isinstance(pipeline[0], dict) or not (
             {"$documents", "$currentOp", "$listLocalSessions", "$changeStream"} & set(pipeline[0])):
@@ -103,7 +110,8 @@ def _db_level(server, db: str, pipeline: list[dict], let, allow_disk) -> Iterato
                          "a collection is required.")
     if "$documents" not in pipeline[0]:
         raise MongoError(ErrorCode.CommandNotSupported, f"{next(iter(pipeline[0]))} is not supported by Tidemark")
-    pctx = access.pipeline_context(server, db, "$cmd.aggregate", variables=let, allow_disk_use=allow_disk)
+    pctx = access.pipeline_context(server, db, "$cmd.aggregate", variables=let, allow_disk_use=allow_disk,
+                                   collation=C.effective_collation(collation, None))
     return access.run_pipeline(pipeline, iter(()), pctx)
 
 
@@ -137,7 +145,9 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     def work():
         if name is None:
             return None
-        res = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), ctx=ctx)
+        res = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), ctx=ctx,
+                               variables=_evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
+                               collation=C.collation_arg(cmd, "aggregate"))
         n = None
         t0 = time.monotonic()
         if verbosity != "queryPlanner":

@@ -57,6 +57,63 @@ def _statements(cmd: dict, field: str, command: str) -> list:
     return items
 
 
+# mongod 7.0's IDL (write_ops.idl, find_and_modify.idl, count.idl, distinct.idl): fields besides
+# the generic arguments; anything else is 40415 "BSON field '<cmd>.<x>' is an unknown field."
+_WRITE_BASE = {"bypassDocumentValidation", "ordered", "stmtId", "stmtIds", "isTimeseriesNamespace",
+               "collectionUUID", "encryptionInformation"}
+COMMAND_FIELDS = {
+    "insert": _WRITE_BASE | {"insert", "documents"},
+    "update": _WRITE_BASE | {"update", "updates", "let", "runtimeConstants"},
+    "delete": _WRITE_BASE | {"delete", "deletes", "let", "runtimeConstants"},
+    "findAndModify": {"findAndModify", "findandmodify", "query", "fields", "sort", "batchSize", "singleBatch",
+                      "hint", "collation", "arrayFilters", "remove", "update", "upsert", "new", "stmtId",
+                      "bypassDocumentValidation", "let", "runtimeConstants", "encryptionInformation",
+                      "sampleId", "isTimeseriesNamespace"},
+    "count": {"count", "query", "limit", "skip", "hint", "collation", "fields", "sampleId",
+              "encryptionInformation", "mirrored"},
+    "distinct": {"distinct", "key", "query", "collation", "hint", "sampleId", "mirrored"},
+}
+STATEMENT_FIELDS = {
+    "updates": {"q", "u", "c", "arrayFilters", "hint", "multi", "upsert", "upsertSupplied", "collation",
+                "sampleId", "$_allowShardKeyUpdatesWithoutFullShardKeyInQuery"},
+    "deletes": {"q", "limit", "hint", "collation", "sampleId"},
+}
+
+
+def check_fields(cmd: dict, command: str) -> None:
+    """40415 for a field mongod 7.0 does not know (generic arguments are always accepted)."""
+    from server.context import GENERIC_ARGUMENTS
+
+    allowed = COMMAND_FIELDS[command]
+    for k in cmd:
+        if k not in allowed and k not in GENERIC_ARGUMENTS:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{k}' is an unknown field.")
+
+
+def _check_statement_fields(st: dict, command: str, field: str) -> None:
+    allowed = STATEMENT_FIELDS[field]
+    for k in st:
+        if k not in allowed:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{field}.{k}' is an unknown field.")
+
+
+def _check_timeseries_write_collation(view: dict, statements, parts: tuple[str, ...], command: str) -> None:
+    """Time-series writes compare with the simple collation: rather than answer wrongly, a write
+    whose statement would compare strings under another collation is refused (224)."""
+    from server.query.match_leaf import has_strings
+
+    for st in statements:
+        if not isinstance(st, dict):
+            continue
+        requested = C.collation_arg(st, command) if "collation" in st else None
+        if C.effective_collation(requested, C.default_collation_of(view=view)) is None:
+            continue
+        if any(has_strings(st.get(p)) for p in parts if st.get(p) is not None):
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed,
+                             f"{command.split('.')[0]} of a time-series collection comparing strings under a "
+                             "non-simple collation is not supported by Tidemark")
+
+
 def _count_op(ctx, name: str, n: int) -> None:
     """serverStatus opcounters: mongod counts writes per document/statement, not per command."""
     counters = getattr(ctx.server, "opcounters", None)
@@ -102,6 +159,7 @@ def _prepare_documents(docs: list, ordered: bool, indexes) -> list[tuple]:
 
 async def insert(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
+    check_fields(cmd, "insert")
     name = C.collection_arg(cmd, "insert")
     docs = _statements(cmd, "documents", "insert")
     _count_op(ctx, "insert", len(docs))
@@ -177,7 +235,11 @@ async def find(ctx, cmd: dict) -> dict:
 
 
 class UpdateStatement:
-    def __init__(self, st: Any, command: str = "update", let: dict | None = None):
+    """One parsed update statement: its collation (the statement's, else the collection default),
+    the command's variables (``let`` evaluated once, plus NOW) and its own constants ``c``."""
+
+    def __init__(self, st: Any, command: str = "update", variables: dict | None = None,
+                 default_collation: dict | None = None):
         if not isinstance(st, dict):
             raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{command}.updates' elements must be objects")
         for k in ("q", "u"):
@@ -192,17 +254,21 @@ class UpdateStatement:
         self.multi = bool(st.get("multi", False))
         self.upsert = bool(st.get("upsert", False))
         self.hint = st.get("hint") or None
-        self.sort = st.get("sort") or None
+        self.sort = None  # a statement 'sort' is MongoDB 8.0 (refused as an unknown field in 7.0)
+        self.collation = C.effective_collation(C.collation_arg(st, "update.updates"), default_collation)
         af = st.get("arrayFilters")
-        self.update = update.parse_update(st["u"], array_filters=af)
+        constants = C.doc_arg(st, "c", "update.updates") or {}
+        variables = {**(variables or {}), **constants}
+        self.update = update.parse_update(st["u"], array_filters=af, collation=self.collation, variables=variables)
         if self.multi and self.update.kind == "replacement":
             raise MongoError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
-        variables = {**(let or {}), **(st.get("c") or {})} or None
-        self.match = match.compile_filter(self.q, variables=variables) if self.q else None
+        self.match = (match.compile_filter(self.q, variables=variables, collation=self.collation)
+                      if self.q else None)
 
 
 async def update(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
+    check_fields(cmd, "update")
     name = C.collection_arg(cmd, "update")
     raw_statements = _statements(cmd, "updates", "update")
     _count_op(ctx, "update", len(raw_statements))
@@ -210,6 +276,7 @@ async def update(ctx, cmd: dict) -> dict:
     bypass = bool(cmd.get("bypassDocumentValidation", False))
     info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
     if C.is_timeseries_view(view):
+        _check_timeseries_write_collation(view, raw_statements, ("q", "u", "arrayFilters"), "update.updates")
         return await C.timeseries_module().update(ctx, cmd)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
@@ -220,10 +287,13 @@ async def update(ctx, cmd: dict) -> dict:
             if k not in st:
                 raise MongoError(ErrorCode.IDLFailedToParse,
                                  f"BSON field 'update.updates.{k}' is missing but a required field")
+        _check_statement_fields(st, "update", "updates")
+    variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", "update"))
+    default_collation = C.default_collation_of(info)
     statements: list[UpdateStatement | MongoError] = []
     for st in raw_statements:
         try:
-            statements.append(UpdateStatement(st, let=C.doc_arg(cmd, "let", "update")))
+            statements.append(UpdateStatement(st, variables=variables, default_collation=default_collation))
         except MongoError as e:
             statements.append(e)
             if ordered:
@@ -241,7 +311,7 @@ async def update(ctx, cmd: dict) -> dict:
                     raise st
                 coll = w.get_collection(ns)
                 matches = access.matches_in_txn(w, coll, st.q, st.match, hint=st.hint, multi=st.multi,
-                                          sort=st.sort) if coll is not None else []
+                                                sort=st.sort, collation=st.collation) if coll is not None else []
                 if not matches:
                     if st.upsert:
                         new = access.upsert_doc(w, ns, st.q, st.update, bypass)
@@ -284,19 +354,24 @@ def _check_delete_shape(st: Any) -> None:
 
 async def delete(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
+    check_fields(cmd, "delete")
     name = C.collection_arg(cmd, "delete")
     raw_statements = _statements(cmd, "deletes", "delete")
     _count_op(ctx, "delete", len(raw_statements))
     ordered = bool(cmd.get("ordered", True))
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
+        _check_timeseries_write_collation(view, raw_statements, ("q",), "delete.deletes")
         return await C.timeseries_module().delete(ctx, cmd)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     match_mod = _q("match")
     parsed: list = []
+    variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", "delete"))
+    default_collation = C.default_collation_of(info)
     for st in raw_statements:
         _check_delete_shape(st)
+        _check_statement_fields(st, "delete", "deletes")
         try:
             if not isinstance(st, dict):
                 raise MongoError(ErrorCode.TypeMismatch, "BSON field 'delete.deletes' elements must be objects")
@@ -311,9 +386,9 @@ async def delete(ctx, cmd: dict) -> dict:
             if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit not in (0, 1):
                 raise MongoError(ErrorCode.FailedToParse,
                                  f"The limit field in delete objects must be 0 or 1. Got {limit}")
-            variables = {**(C.doc_arg(cmd, "let", "delete") or {}), **(st.get("c") or {})} or None
-            m = match_mod.compile_filter(st["q"], variables=variables) if st["q"] else None
-            parsed.append((st["q"], m, int(limit), st.get("hint") or None))
+            collation = C.effective_collation(C.collation_arg(st, "delete.deletes"), default_collation)
+            m = match_mod.compile_filter(st["q"], variables=variables, collation=collation) if st["q"] else None
+            parsed.append((st["q"], m, int(limit), st.get("hint") or None, collation))
         except MongoError as e:
             parsed.append(e)
             if ordered:
@@ -326,11 +401,12 @@ async def delete(ctx, cmd: dict) -> dict:
             try:
                 if isinstance(st, MongoError):
                     raise st
-                q, m, limit, hint = st
+                q, m, limit, hint, collation = st
                 coll = w.get_collection(ns)
                 if coll is None:
                     continue
-                for rid, doc in access.matches_in_txn(w, coll, q, m, hint=hint, multi=limit == 0):
+                for rid, doc in access.matches_in_txn(w, coll, q, m, hint=hint, multi=limit == 0,
+                                                      collation=collation):
                     w.delete(coll, rid, C.index_keys(coll, doc))
                     n += 1
             except MongoError as e:
@@ -351,6 +427,7 @@ async def delete(ctx, cmd: dict) -> dict:
 async def find_and_modify(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     command = "findAndModify" if "findAndModify" in cmd else "findandmodify"
+    check_fields(cmd, "findAndModify")
     name = C.collection_arg(cmd, command)
     query = C.doc_arg(cmd, "query", command) or {}
     sort_spec = C.doc_arg(cmd, "sort", command) or None
@@ -371,24 +448,29 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
                          "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
+        _check_timeseries_write_collation(view, [cmd], ("query", "update", "arrayFilters"), command)
         return await C.timeseries_module().find_and_modify(ctx, cmd)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     match_mod, sort_mod = _q("match"), _q("sort")
     update_mod = _q("update") if has_update else None
     project_mod = _q("project") if fields else None
-    let = C.doc_arg(cmd, "let", command)
-    m = match_mod.compile_filter(query, variables=let) if query else None
+    variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", command))
+    collation = C.effective_collation(C.collation_arg(cmd, command), C.default_collation_of(info))
+    m = match_mod.compile_filter(query, variables=variables, collation=collation) if query else None
     if sort_spec:
         sort_mod.parse_sort(sort_spec)
-    upd = update_mod.parse_update(cmd["update"], array_filters=cmd.get("arrayFilters")) if has_update else None
-    proj = project_mod.compile_projection(fields, filter=query) if fields else None
+    upd = update_mod.parse_update(cmd["update"], array_filters=cmd.get("arrayFilters"), collation=collation,
+                                  variables=variables) if has_update else None
+    proj = (project_mod.compile_projection(fields, filter=query, variables=variables, collation=collation)
+            if fields else None)
     hint = cmd.get("hint") or None
     ns = C.ns_of(ctx.db, name)
 
     def fn(w):
         coll = w.get_collection(ns)
-        matches = access.matches_in_txn(w, coll, query, m, hint=hint, multi=False, sort=sort_spec) if coll else []
+        matches = access.matches_in_txn(w, coll, query, m, hint=hint, multi=False, sort=sort_spec,
+                                        collation=collation) if coll else []
         if remove:
             if not matches:
                 return {"n": 0}, None
@@ -418,7 +500,9 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
 
 
 async def count(ctx, cmd: dict) -> dict:
+    check_fields(cmd, "count")
     name = C.collection_arg(cmd, "count")
+    collation = C.collation_arg(cmd, "count")
     query = C.doc_arg(cmd, "query", "count") or {}
     skip = C.int_arg(cmd, "skip", "count", 0) or 0
     limit = abs(C.int_arg(cmd, "limit", "count", 0) or 0)
@@ -442,10 +526,11 @@ async def count(ctx, cmd: dict) -> dict:
                 pipeline.append({"$skip": skip})
             if limit:
                 pipeline.append({"$limit": limit})
-            docs = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx, budget=budget).docs
+            docs = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx, budget=budget,
+                                    collation=collation).docs
         else:
             spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
-                             "$db": ctx.db})
+                                    "$db": ctx.db, **({"collation": collation} if collation is not None else {})})
             docs = access.run_find(ctx.server, spec, ctx.db, ctx, budget).docs
         return sum(1 for _ in budget.outer(docs))
 
@@ -453,7 +538,9 @@ async def count(ctx, cmd: dict) -> dict:
 
 
 async def distinct(ctx, cmd: dict) -> dict:
+    check_fields(cmd, "distinct")
     name = C.collection_arg(cmd, "distinct")
+    collation = C.collation_arg(cmd, "distinct")
     key = cmd.get("key")
     if "key" not in cmd:
         raise MongoError(ErrorCode.IDLFailedToParse, "BSON field 'distinct.key' is missing but a required field")
@@ -469,22 +556,30 @@ async def distinct(ctx, cmd: dict) -> dict:
     budget = access.TimeBudget(max_time)
 
     def work():
-        from server.query.values import sort_key
+        from server.query.collation import sort_key_for
         from storage.keys import encode_value
 
         with ctx.server.engine.read() as r:
+            info = r.get_collection(C.ns_of(ctx.db, name))
             view = C.get_view(r, ctx.db, name)
         if view is not None:
+            coll = C.effective_collation(collation, C.default_collation_of(view=view),
+                                         on_view=not C.is_timeseries_view(view))
             docs = access.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
-                                    hint=cmd.get("hint") or None, budget=budget).docs
+                                    hint=cmd.get("hint") or None, budget=budget, collation=collation).docs
         else:
-            spec = access.FindSpec({"find": name, "filter": query, "$db": ctx.db, "hint": cmd.get("hint")})
+            coll = C.effective_collation(collation, C.default_collation_of(info))
+            spec = access.FindSpec({"find": name, "filter": query, "$db": ctx.db, "hint": cmd.get("hint"),
+                                    **({"collation": collation} if collation is not None else {})})
             docs = access.run_find(ctx.server, spec, ctx.db, ctx, budget).docs
-        seen: dict[bytes, Any] = {}
         parts = key.split(".")
+        sort_key = sort_key_for(coll)
+        seen: dict[Any, Any] = {}
+        # one value per equivalence class: exact BSON identity, or the collation's key
+        identity = encode_value if coll is None else sort_key
         for doc in budget.outer(docs):
             for v in _distinct_values(doc, parts):
-                seen.setdefault(encode_value(v), v)
+                seen.setdefault(identity(v), v)
         return sorted(seen.values(), key=sort_key)
 
     return {"values": await ctx.run_blocking(work)}

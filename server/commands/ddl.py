@@ -39,6 +39,19 @@ async def _write(ctx, fn):
 # --------------------------------------------------------------------------------------------------
 
 
+_TIMESERIES_OPTIONAL = ("metaField", "granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds")
+
+
+def drop_null_optionals(cmd: dict, fields) -> None:
+    """mongod's IDL reads an optional field given as null as absent (mongoengine and other ODMs send
+    ``expireAfterSeconds: null``, ``validator: null``, ``timeseries.metaField: null`` ...)."""
+    for key in [k for k in cmd if k in fields and cmd[k] is None]:
+        del cmd[key]
+    ts = cmd.get("timeseries")
+    if isinstance(ts, dict) and any(ts.get(k, 0) is None for k in _TIMESERIES_OPTIONAL):
+        cmd["timeseries"] = {k: v for k, v in ts.items() if not (k in _TIMESERIES_OPTIONAL and v is None)}
+
+
 def parse_create_options(cmd: dict) -> dict:
     """Validated collection/view options (the document listCollections shows as ``options``)."""
     options: dict = {}
@@ -56,9 +69,7 @@ def parse_create_options(cmd: dict) -> dict:
     if "expireAfterSeconds" in options:
         raise MongoError(ErrorCode.InvalidOptions,
                          "'expireAfterSeconds' option is only supported on time-series and clustered collections")
-    collation = options.get("collation")
-    if collation is not None and (not isinstance(collation, dict) or collation.get("locale", "simple") != "simple"):
-        raise MongoError(ErrorCode.CommandNotSupported, "collations other than 'simple' are not supported by Tidemark")
+    expand_collation(options)
     if "encryptedFields" in options:
         raise MongoError(ErrorCode.CommandNotSupported, "queryable encryption is not supported by Tidemark")
     for k in ("capped", "size", "max", "autoIndexId", "temp", "flags"):
@@ -82,6 +93,20 @@ def parse_create_options(cmd: dict) -> dict:
             if bad in options:
                 raise MongoError(ErrorCode.InvalidOptions, f"'{bad}' option not supported on a view")
     return options
+
+
+def expand_collation(options: dict) -> None:
+    """A default collation is stored (and listed) as mongod's fully expanded spec; the simple
+    collation is stored as none. Invalid specs fail like mongod (2 for an unknown locale...)."""
+    if "collation" not in options:
+        return
+    from server.query.collation import parse_collation
+
+    collation = parse_collation(options["collation"], "create.collation")
+    if collation is None:
+        del options["collation"]
+    else:
+        options["collation"] = dict(collation.spec)
 
 
 def check_validation_options(options: dict) -> None:
@@ -117,11 +142,18 @@ async def create(ctx, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "create")
     C.check_create_name(db, name)
+    drop_null_optionals(cmd, CREATE_OPTIONS)
+    if name.startswith(C.BUCKETS_PREFIX) and "timeseries" not in cmd and "clusteredIndex" in cmd:
+        return await _create_clustered_buckets(ctx, db, name, cmd)
     if "timeseries" in cmd or name.startswith(C.BUCKETS_PREFIX):
+        expand_collation(cmd)  # the time-series view keeps the expanded default collation
         return await C.timeseries_module().create(ctx, cmd)
     options = parse_create_options(cmd)
     ns = C.ns_of(db, name)
     if "viewOn" in options:
+        if options["viewOn"].startswith(C.BUCKETS_PREFIX):
+            raise MongoError(ErrorCode.InvalidNamespace, "Cannot create view on a system.buckets namespace except by "
+                                                         "creating a time-series collection")
         check_view_pipeline(options["pipeline"])
         return await _create_view(ctx, db, name, options)
 
@@ -136,6 +168,32 @@ async def create(ctx, cmd: dict) -> dict:
                              f"namespace {ns} already exists, but with different options: "
                              f"{C.format_value(existing.options)}")
         w.create_collection(ns, options)
+
+    await _write(ctx, fn)
+    return {}
+
+
+async def _create_clustered_buckets(ctx, db: str, name: str, cmd: dict) -> dict:
+    """MongoDB 7.0 lets ``create: "system.buckets.x"`` with only ``clusteredIndex`` make the clustered
+    collection (restore tools do this before the time-series options are known)."""
+    clustered = cmd["clusteredIndex"]
+    if not isinstance(clustered, dict) or dict(clustered.get("key") or {}) != {"_id": 1} \
+            or clustered.get("unique") is not True:
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "The clusteredIndex option requires key: {_id: 1} and unique: true")
+    for key in cmd:
+        if key not in ("create", "clusteredIndex") and key not in GENERIC_FIELDS and key not in CREATE_OPTIONS:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
+    ns = C.ns_of(db, name)
+    options = {"clusteredIndex": True}
+
+    def fn(w):
+        existing = w.get_collection(ns)
+        if existing is not None:
+            if existing.clustered:
+                return
+            raise MongoError(ErrorCode.NamespaceExists, f"Namespace {ns} already exists")
+        w.create_collection(ns, options, clustered=True)
 
     await _write(ctx, fn)
     return {}
@@ -412,6 +470,7 @@ async def coll_mod(ctx, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "collMod")
     ns = C.ns_of(db, name)
+    drop_null_optionals(cmd, COLLMOD_FIELDS)
     for key in cmd:
         if key != "collMod" and key not in GENERIC_FIELDS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
@@ -431,6 +490,9 @@ async def coll_mod(ctx, cmd: dict) -> dict:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a view: viewOn")
     if "timeseries" in cmd:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a time-series collection: timeseries")
+    if "expireAfterSeconds" in cmd:  # a regular collection is not clustered by _id
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "'expireAfterSeconds' option is only supported on collections clustered by _id")
     changes: dict = {}
     for k in ("validator", "validationLevel", "validationAction"):
         if k in cmd:

@@ -117,13 +117,34 @@ def normalize_spec(raw: Any, ns: str) -> dict:
         if is_id or name == "_id_":
             raise MongoError(ErrorCode.BadValue, "can't hide _id index")
         spec["hidden"] = True
-    collation = raw.get("collation")
-    if collation and collation.get("locale", "simple") != "simple":
-        raise _not_supported("index collation")
+    if "collation" in raw:
+        from server.query.collation import parse_collation
+
+        collation = parse_collation(raw["collation"], "collation")
+        if collation is not None:
+            spec["collation"] = dict(collation.spec)
+        else:
+            spec["collation"] = {"locale": "simple"}  # explicit: no collection default (dropped below)
+    if "partialFilterExpression" in spec and spec.get("collation", {}).get("locale", "simple") != "simple":
+        from server.query.collation import parse_collation
+        from server.query.match import compile_filter
+
+        compile_filter(spec["partialFilterExpression"], collation=parse_collation(spec["collation"]))
     return spec
 
 
-_OPTION_KEYS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds")
+def with_default_collation(spec: dict, default: dict | None) -> dict:
+    """The stored spec: an index without a collation of its own takes the collection default; an
+    explicit simple collation is stored as no collation (what the simple collation means)."""
+    collation = spec.get("collation")
+    if collation is None and default:
+        return {**spec, "collation": dict(default)}
+    if collation == {"locale": "simple"}:
+        return {k: v for k, v in spec.items() if k != "collation"}
+    return spec
+
+
+_OPTION_KEYS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "collation")
 
 
 def _same_options(a: dict, b: dict) -> bool:
@@ -148,7 +169,8 @@ def _conflict(existing: list[dict], spec: dict) -> str | None:
                              "not specified, they are auto generated and can cause conflicts. Please refer to our "
                              f"documentation. Requested index: {C.format_value(spec)}, existing index: "
                              f"{C.format_value(old)}")
-        if same_key and old.get("partialFilterExpression") == spec.get("partialFilterExpression"):
+        if (same_key and old.get("partialFilterExpression") == spec.get("partialFilterExpression")
+                and old.get("collation") == spec.get("collation")):
             if _same_options(old, spec):
                 raise MongoError(ErrorCode.IndexOptionsConflict,
                                  f"Index already exists with a different name: {old['name']}")
@@ -203,7 +225,8 @@ async def create_indexes(ctx, cmd: dict) -> dict:
         return await C.timeseries_module().create_indexes(ctx, cmd)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
-    specs = [normalize_spec(s, ns) for s in raw_specs]
+    default_collation = C.default_collation_of(info)
+    specs = [with_default_collation(normalize_spec(s, ns), default_collation) for s in raw_specs]
     names = [s["name"] for s in specs]
     if len(set(names)) != len(names):
         raise MongoError(ErrorCode.BadValue,

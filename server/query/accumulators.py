@@ -212,9 +212,10 @@ class _Count(Accumulator):
 
 
 class _MinMax(Accumulator):
-    def __init__(self, sign: int):
+    def __init__(self, sign: int, compare: Callable[[Any, Any], int] = compare):
         self.sign = sign
         self.value = MISSING
+        self.compare = compare
 
     def process(self, v):
         if v is None or v is MISSING:
@@ -225,7 +226,7 @@ class _MinMax(Accumulator):
         elif type(v) is float and type(cur) is float and v == v and cur == cur:
             if (v > cur) if self.sign > 0 else (v < cur):
                 self.value = v
-        elif compare(v, cur) * self.sign > 0:
+        elif self.compare(v, cur) * self.sign > 0:
             self.value = v
 
     def process_many(self, values):
@@ -291,12 +292,13 @@ class _Push(Accumulator):
 
 
 class _AddToSet(Accumulator):
-    def __init__(self):
+    def __init__(self, sort_key: Callable[[Any], tuple] = sort_key):
         self.values: dict = {}
+        self.sort_key = sort_key
 
     def process(self, v):
         if v is not MISSING:
-            self.values.setdefault(sort_key(v), v)
+            self.values.setdefault(self.sort_key(v), v)
 
     def result(self):
         return list(self.values.values())
@@ -395,16 +397,17 @@ class _FirstLastN(Accumulator):
 
 
 class _MinMaxN(Accumulator):
-    def __init__(self, n: int, largest: bool):
+    def __init__(self, n: int, largest: bool, sort_key: Callable[[Any], tuple] = sort_key):
         self.n, self.largest = n, largest
         self.values: list = []
+        self.sort_key = sort_key
 
     def process(self, v):
         if v is not None and v is not MISSING:
             self.values.append(v)
 
     def result(self):
-        return sorted(self.values, key=sort_key, reverse=self.largest)[: self.n]
+        return sorted(self.values, key=self.sort_key, reverse=self.largest)[: self.n]
 
 
 class _Percentile(Accumulator):
@@ -471,7 +474,7 @@ def _parse_object(name: str, arg: Any, allowed: set[str], required: tuple[str, .
     return arg
 
 
-def _sorted_n(name: str, arg: Any) -> AccumulatorSpec:
+def _sorted_n(name: str, arg: Any, collation: Any) -> AccumulatorSpec:
     single = name in ("$top", "$bottom")
     spec = _parse_object(name, arg, {"sortBy", "output"} | (set() if single else {"n"}),
                          ("sortBy", "output") if single else ("n", "sortBy", "output"))
@@ -483,16 +486,16 @@ def _sorted_n(name: str, arg: Any) -> AccumulatorSpec:
     spec_sort = dict(sort_by)
     if name.startswith("$bottom"):
         spec_sort = {k: -d for k, d in sort_by.items()}
-    key_fn = make_sort_key(spec_sort)
-    output = compile_expression(spec["output"])
+    key_fn = make_sort_key(spec_sort, collation)
+    output = compile_expression(spec["output"], collation=collation)
     return AccumulatorSpec(name, lambda doc, vars: (key_fn(doc), output(doc, vars)),
                            lambda: _SortedN(n, single, name.startswith("$bottom")), arg)
 
 
-def _n_values(name: str, arg: Any, factory) -> AccumulatorSpec:
+def _n_values(name: str, arg: Any, factory, collation: Any) -> AccumulatorSpec:
     spec = _parse_object(name, arg, {"n", "input"}, ("n", "input"))
     n = _parse_n(name, spec["n"])
-    return AccumulatorSpec(name, compile_expression(spec["input"]), lambda: factory(n), arg)
+    return AccumulatorSpec(name, compile_expression(spec["input"], collation=collation), lambda: factory(n), arg)
 
 
 def _percentile(name: str, arg: Any) -> AccumulatorSpec:
@@ -529,23 +532,31 @@ ACCUMULATORS = frozenset(_SIMPLE) | {"$count", "$top", "$bottom", "$topN", "$bot
                                      "$maxN", "$minN", "$median", "$percentile"}
 
 
-def parse_accumulator(name: str, arg: Any) -> AccumulatorSpec:
-    """Validate and compile one accumulator; 15952 for an unknown name."""
+def parse_accumulator(name: str, arg: Any, collation: Any = None) -> AccumulatorSpec:
+    """Validate and compile one accumulator; 15952 for an unknown name. ``collation``
+    (``collation.Collation`` or None for simple) orders strings for $min/$max/$addToSet/$minN/
+    $maxN/$top*/$bottom* and in the argument expression."""
     factory = _SIMPLE.get(name)
     if factory is not None:
         arg = _unary(name, arg)
         field = arg[1:] if isinstance(arg, str) and arg[:1] == "$" and arg[1:2] != "$" and "." not in arg else None
-        return AccumulatorSpec(name, compile_expression(arg), factory, arg, field)
+        if collation is not None and name in ("$min", "$max", "$addToSet"):
+            ckey, ccompare = collation.sort_key, collation.compare
+            factory = {"$min": lambda: _MinMax(-1, ccompare), "$max": lambda: _MinMax(1, ccompare),
+                       "$addToSet": lambda: _AddToSet(ckey)}[name]
+            field = None  # the batch fast paths compare with the simple collation
+        return AccumulatorSpec(name, compile_expression(arg, collation=collation), factory, arg, field)
     if name == "$count":
         if arg != {}:
             raise MongoError(ErrorCode.TypeMismatch, "$count takes no arguments, i.e. $count:{}")
         return AccumulatorSpec(name, lambda doc, vars: 1, _Count, arg)
     if name in ("$top", "$bottom", "$topN", "$bottomN"):
-        return _sorted_n(name, arg)
+        return _sorted_n(name, arg, collation)
     if name in ("$firstN", "$lastN"):
-        return _n_values(name, arg, lambda n: _FirstLastN(n, name == "$lastN"))
+        return _n_values(name, arg, lambda n: _FirstLastN(n, name == "$lastN"), collation)
     if name in ("$maxN", "$minN"):
-        return _n_values(name, arg, lambda n: _MinMaxN(n, name == "$maxN"))
+        key = sort_key if collation is None else collation.sort_key
+        return _n_values(name, arg, lambda n: _MinMaxN(n, name == "$maxN", key), collation)
     if name in ("$median", "$percentile"):
         return _percentile(name, arg)
     if name == "$accumulator":

@@ -12,17 +12,18 @@ import functools
 
 from protocol.errors import ErrorCode, MongoError
 from server.query.expr_base import (
-    agg_compare,
     args_list,
     check_arity,
+    comparator,
     int_arg,
     nullish,
     num_kind,
     require_object,
     type_name,
+    value_key,
 )
 from server.query.expr_logic import truthy
-from server.query.values import MISSING, sort_key
+from server.query.values import MISSING
 
 
 def _array_or_null(name, v, code, what="argument"):
@@ -206,6 +207,7 @@ def compile_slice(args, cc):
 
 def compile_in(args, cc):
     a, b = (cc(x) for x in check_arity("$in", args, 2))
+    agg_compare = comparator(cc)
 
     def in_(doc, vars):
         v, arr = a(doc, vars), b(doc, vars)
@@ -220,6 +222,7 @@ def compile_index_of_array(args, cc):
     if not 2 <= len(lst) <= 4:
         raise MongoError(28667, f"Expression $indexOfArray takes at least 2 arguments, and at most 4, but {len(lst)} were passed in.")
     fns = [cc(x) for x in lst]
+    agg_compare = comparator(cc)
 
     def index_of(doc, vars):
         vals = [f(doc, vars) for f in fns]
@@ -323,9 +326,12 @@ def compile_zip(args, cc):
     return zip_
 
 
-def sort_spec_comparator(sort_by):
-    """A cmp function for $sortArray / $topN sortBy: 1/-1 (whole values) or {path: 1|-1, ...}."""
+def sort_spec_comparator(sort_by, cc=None):
+    """A cmp function for $sortArray / $topN sortBy: 1/-1 (whole values) or {path: 1|-1, ...};
+    strings compare under the collation of the compiler ``cc``."""
     from server.query.expressions import traverse
+    agg_compare = comparator(cc)
+    sort_key = value_key(cc)
     if num_kind(sort_by) is not None and int_arg(sort_by) in (1, -1):
         d = int_arg(sort_by)
         return lambda x, y: d * agg_compare(x, y)
@@ -341,14 +347,14 @@ def sort_spec_comparator(sort_by):
         for parts, d in keys:
             vx = traverse(x, parts) if type(x) is dict else MISSING
             vy = traverse(y, parts) if type(y) is dict else MISSING
-            c = agg_compare(_sort_value(vx, d), _sort_value(vy, d))
+            c = agg_compare(_sort_value(vx, d, sort_key), _sort_value(vy, d, sort_key))
             if c:
                 return d * c
         return 0
     return cmp
 
 
-def _sort_value(v, direction):
+def _sort_value(v, direction, sort_key):
     """Arrays sort by their smallest (ascending) or largest (descending) element, like $sort."""
     if type(v) is list and v:
         return (min if direction == 1 else max)(v, key=sort_key)
@@ -358,7 +364,7 @@ def _sort_value(v, direction):
 def compile_sort_array(args, cc):
     spec = require_object("$sortArray", args, {"input", "sortBy"}, ("input", "sortBy"))
     inp = cc(spec["input"])
-    key = functools.cmp_to_key(sort_spec_comparator(spec["sortBy"]))
+    key = functools.cmp_to_key(sort_spec_comparator(spec["sortBy"], cc))
 
     def sort_array(doc, vars):
         v = inp(doc, vars)
@@ -374,6 +380,7 @@ def _n_op(name):
     def compile_op(args, cc):
         spec = require_object(name, args, {"n", "input"}, ("n", "input"))
         nf, inp = cc(spec["n"]), cc(spec["input"])
+        sort_key = value_key(cc)
 
         def op(doc, vars):
             n, arr = nf(doc, vars), inp(doc, vars)

@@ -124,6 +124,30 @@ def agg_compare(a: Any, b: Any) -> int:
     return (ka > kb) - (ka < kb)
 
 
+def comparator(cc: Any) -> Callable[[Any, Any], int]:
+    """``agg_compare`` under the collation of the compiler ``cc`` (chosen once, at compile time)."""
+    coll = getattr(cc, "collation", None)
+    if coll is None:
+        return agg_compare
+    ckey = coll.sort_key
+
+    def collated_compare(a: Any, b: Any) -> int:
+        if a is MISSING or b is MISSING:
+            if a is b:
+                return 0
+            return -1 if a is MISSING else 1
+        ka, kb = ckey(a), ckey(b)
+        return (ka > kb) - (ka < kb)
+
+    return collated_compare
+
+
+def value_key(cc: Any) -> Callable[[Any], tuple]:
+    """The BSON sort key (hashable identity) under the collation of the compiler ``cc``."""
+    coll = getattr(cc, "collation", None)
+    return sort_key if coll is None else coll.sort_key
+
+
 def args_list(args: Any) -> list:
     """Operator arguments as a list (a lone non-array argument is one argument)."""
     return args if isinstance(args, list) else [args]

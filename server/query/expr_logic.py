@@ -8,7 +8,7 @@ mongod); boolean operators use MongoDB truthiness and short-circuit.
 from __future__ import annotations
 
 from protocol.errors import MongoError
-from server.query.expr_base import agg_compare, args_list, check_arity
+from server.query.expr_base import args_list, check_arity, comparator
 from server.query.values import MISSING
 
 
@@ -28,13 +28,15 @@ def truthy(v) -> bool:
 def _comparison(name, test):
     def compile_op(args, cc):
         a, b = (cc(x) for x in check_arity(name, args, 2))
-        return lambda doc, vars: test(agg_compare(a(doc, vars), b(doc, vars)))
+        compare = comparator(cc)
+        return lambda doc, vars: test(compare(a(doc, vars), b(doc, vars)))
     return compile_op
 
 
 def compile_cmp(args, cc):
     a, b = (cc(x) for x in check_arity("$cmp", args, 2))
-    return lambda doc, vars: agg_compare(a(doc, vars), b(doc, vars))
+    compare = comparator(cc)
+    return lambda doc, vars: compare(a(doc, vars), b(doc, vars))
 
 
 def compile_and(args, cc):

@@ -1,6 +1,6 @@
 """Set expressions: $setUnion $setIntersection $setDifference $setEquals $setIsSubset.
 
-Arrays are treated as sets under BSON equality (``values.sort_key`` is the identity: 1, 1.0 and
+Arrays are treated as sets under BSON equality (the collation's ``sort_key`` is the identity: 1, 1.0 and
 Int64(1) are one element); results keep first-occurrence order; null/missing operands give null
 where mongod does ($setUnion, $setIntersection, $setDifference).
 """
@@ -8,11 +8,10 @@ where mongod does ($setUnion, $setIntersection, $setDifference).
 from __future__ import annotations
 
 from protocol.errors import MongoError
-from server.query.expr_base import args_list, check_arity, nullish, type_name
-from server.query.values import sort_key
+from server.query.expr_base import args_list, check_arity, nullish, type_name, value_key
 
 
-def _dedupe(values):
+def _dedupe(values, sort_key):
     seen, out = set(), []
     for v in values:
         k = sort_key(v)
@@ -30,18 +29,20 @@ def _set_args(name, vals, code):
 
 def compile_set_union(args, cc):
     fns = [cc(x) for x in args_list(args)]
+    sort_key = value_key(cc)
 
     def union(doc, vars):
         vals = [f(doc, vars) for f in fns]
         _set_args("$setUnion", vals, 17043)
         if any(nullish(v) for v in vals):
             return None
-        return _dedupe(x for v in vals for x in v)
+        return _dedupe((x for v in vals for x in v), sort_key)
     return union
 
 
 def compile_set_intersection(args, cc):
     fns = [cc(x) for x in args_list(args)]
+    sort_key = value_key(cc)
 
     def intersection(doc, vars):
         vals = [f(doc, vars) for f in fns]
@@ -53,12 +54,13 @@ def compile_set_intersection(args, cc):
         common = {sort_key(x) for x in vals[0]}
         for v in vals[1:]:
             common &= {sort_key(x) for x in v}
-        return [x for x in _dedupe(vals[0]) if sort_key(x) in common]
+        return [x for x in _dedupe(vals[0], sort_key) if sort_key(x) in common]
     return intersection
 
 
 def compile_set_difference(args, cc):
     a, b = (cc(x) for x in check_arity("$setDifference", args, 2))
+    sort_key = value_key(cc)
 
     def difference(doc, vars):
         x, y = a(doc, vars), b(doc, vars)
@@ -69,12 +71,13 @@ def compile_set_difference(args, cc):
                 raise MongoError(17048 if which == "first" else 17049,
                                  f"both operands of $setDifference must be arrays. {which.capitalize()} argument is of type: {type_name(v)}")
         drop = {sort_key(e) for e in y}
-        return [e for e in _dedupe(x) if sort_key(e) not in drop]
+        return [e for e in _dedupe(x, sort_key) if sort_key(e) not in drop]
     return difference
 
 
 def compile_set_equals(args, cc):
     fns = [cc(x) for x in args_list(args)]
+    sort_key = value_key(cc)
     if len(fns) < 2:
         raise MongoError(17045, "$setEquals needs at least two arguments had: " + str(len(fns)))
 
@@ -91,6 +94,7 @@ def compile_set_equals(args, cc):
 
 def compile_set_is_subset(args, cc):
     a, b = (cc(x) for x in check_arity("$setIsSubset", args, 2))
+    sort_key = value_key(cc)
 
     def is_subset(doc, vars):
         x, y = a(doc, vars), b(doc, vars)

@@ -35,6 +35,7 @@ from server.query.values import MISSING
 
 __all__ = [
     "compile_expression",
+    "evaluate_let",
     "evaluate",
     "truthy",
     "is_constant",
@@ -52,9 +53,13 @@ SYSTEM_VARIABLES = frozenset({"ROOT", "CURRENT", "NOW", "REMOVE", "CLUSTER_TIME"
 _NOT_SUPPORTED = frozenset({"$function", "$accumulator", "$meta", "$where", "$toHashedIndexKey"})
 
 
-def compile_expression(expr: Any, *, allow_vars: bool = True) -> Compiled:
-    """Compile ``expr`` into ``fn(root_doc, variables)``; parse errors are raised now, not per doc."""
-    return _compile(expr, allow_vars)
+def compile_expression(expr: Any, *, allow_vars: bool = True, collation: Any = None) -> Compiled:
+    """Compile ``expr`` into ``fn(root_doc, variables)``; parse errors are raised now, not per doc.
+
+    ``collation`` (``collation.Collation``, None = simple) orders strings in comparisons, ``$in``,
+    ``$indexOfArray``, set operators, ``$sortArray``, ``$min``/``$max``; operators read it as
+    ``cc.collation`` from the sub-expression compiler they are given."""
+    return _compile(expr, allow_vars, collation)
 
 
 def evaluate(expr: Any, doc: dict, variables: dict | None = None) -> Any:
@@ -62,16 +67,16 @@ def evaluate(expr: Any, doc: dict, variables: dict | None = None) -> Any:
     return _compile(expr, True)(doc, variables if variables is not None else {})
 
 
-def _compile(expr: Any, allow_vars: bool = True) -> Compiled:
+def _compile(expr: Any, allow_vars: bool = True, coll: Any = None) -> Compiled:
     t = type(expr)
     if t is str:
         if expr.startswith("$"):
             return _compile_path(expr, allow_vars)
         return const(expr)
     if t is dict:
-        return _compile_object(expr, allow_vars)
+        return _compile_object(expr, allow_vars, coll)
     if t is list:
-        items = [_compile(e, allow_vars) for e in expr]
+        items = [_compile(e, allow_vars, coll) for e in expr]
         if all(getattr(f, "is_const", False) for f in items):
             value = [_null_if_missing(f(None, {})) for f in items]
             return _mark_const(lambda doc, vars: list(value))
@@ -88,13 +93,14 @@ def _null_if_missing(v: Any) -> Any:
     return None if v is MISSING else v
 
 
-def _cc_factory(allow_vars: bool):
+def _cc_factory(allow_vars: bool, coll: Any = None):
     def cc(expr: Any) -> Compiled:
-        return _compile(expr, allow_vars)
+        return _compile(expr, allow_vars, coll)
+    cc.collation = coll  # type: ignore[attr-defined]
     return cc
 
 
-def _compile_object(expr: dict, allow_vars: bool) -> Compiled:
+def _compile_object(expr: dict, allow_vars: bool, coll: Any = None) -> Compiled:
     if not expr:
         return lambda doc, vars: {}
     first = next(iter(expr))
@@ -102,16 +108,16 @@ def _compile_object(expr: dict, allow_vars: bool) -> Compiled:
         if len(expr) != 1:
             raise MongoError(15983, "an expression specification must contain exactly one field, the name of "
                                     f"the expression. Found {len(expr)} fields in {expr}")
-        if first == "$literal":
+        if first == "$literal" or first == "$const":
             return _mark_const(const(expr[first]))
         if first == "$let":
-            return _compile_let(expr[first], allow_vars)
+            return _compile_let(expr[first], allow_vars, coll)
         compiler = OPERATORS.get(first)
         if compiler is None:
             if first in _NOT_SUPPORTED:
                 raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{first} is not supported by Tidemark")
             raise MongoError(ErrorCode.InvalidPipelineOperator, f"Unrecognized expression '{first}'")
-        return compiler(expr[first], _cc_factory(allow_vars))
+        return compiler(expr[first], _cc_factory(allow_vars, coll))
     fields = []
     for name, sub in expr.items():
         if name.startswith("$"):
@@ -120,7 +126,7 @@ def _compile_object(expr: dict, allow_vars: bool) -> Compiled:
             raise MongoError(16412, "FieldPath field names may not contain '.'. Consider using $getField or $setField.")
         if not name:
             raise MongoError(16411, "FieldPath field names may not be empty strings.")
-        fields.append((name, _compile(sub, allow_vars)))
+        fields.append((name, _compile(sub, allow_vars, coll)))
 
     def build(doc, vars):
         out = {}
@@ -132,7 +138,7 @@ def _compile_object(expr: dict, allow_vars: bool) -> Compiled:
     return build
 
 
-def _compile_let(spec: Any, allow_vars: bool) -> Compiled:
+def _compile_let(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled:
     if not isinstance(spec, dict):
         raise MongoError(16874, "$let only supports an object as its argument")
     extra = sorted(set(spec) - {"vars", "in"})
@@ -146,8 +152,8 @@ def _compile_let(spec: Any, allow_vars: bool) -> Compiled:
     bindings = []
     for name, sub in spec["vars"].items():
         validate_variable_name(name, allow_current=True)
-        bindings.append((name, _compile(sub, allow_vars)))
-    body = _compile(spec["in"], allow_vars)
+        bindings.append((name, _compile(sub, allow_vars, coll)))
+    body = _compile(spec["in"], allow_vars, coll)
     rebinds_current = "CURRENT" in spec["vars"]
 
     def run(doc, vars):
@@ -160,6 +166,29 @@ def _compile_let(spec: Any, allow_vars: bool) -> Compiled:
             return body(current, new_vars)
         return body(doc, new_vars)
     return run
+
+
+def evaluate_let(let: Any, *, now: _dt.datetime | None = None) -> dict:
+    """A command's variables: ``NOW`` (one instant for the whole command) and each ``let``
+    expression evaluated once, in order (later ones may use earlier ones), as mongod seeds them.
+
+    A ``let`` expression may not read a document field (4890500); ``NOW`` may be overridden with a
+    date; other names follow the user-variable rules (16866/16867/16868)."""
+    if now is None:
+        n = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+        now = n.replace(microsecond=n.microsecond // 1000 * 1000)
+    variables: dict = {"NOW": now}
+    for name, expr in (let or {}).items():
+        if name != "NOW":
+            validate_variable_name(name)
+        if expression_fields(expr) != set():
+            raise MongoError(4890500, "Command let Expression tried to access a field, but this is not allowed "
+                                      "becauseCommand let Expressions run before the query examines any documents.")
+        value = _compile(expr, True)({}, variables)
+        if name == "NOW" and not isinstance(value, _dt.datetime):
+            raise MongoError(4631100, "Variable 'NOW' needs to be a date value")
+        variables[name] = None if value is MISSING else value
+    return variables
 
 
 def validate_variable_name(name: str, *, allow_current: bool = False) -> None:
@@ -279,7 +308,7 @@ def is_constant(expr: Any) -> bool:
     if isinstance(expr, list):
         return all(is_constant(e) for e in expr)
     if isinstance(expr, dict):
-        if len(expr) == 1 and next(iter(expr)) == "$literal":
+        if len(expr) == 1 and next(iter(expr)) in ("$literal", "$const"):
             return True
         if len(expr) == 1 and next(iter(expr)) in ("$rand", "$let", "$map", "$filter", "$reduce"):
             return False
@@ -310,7 +339,7 @@ def _collect_fields(expr: Any, out: set[str]) -> bool:
     if isinstance(expr, dict):
         if len(expr) == 1:
             op = next(iter(expr))
-            if op == "$literal":
+            if op == "$literal" or op == "$const":
                 return True
             if op == "$getField" or op == "$unsetField" or op == "$setField":
                 arg = expr[op]

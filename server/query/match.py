@@ -62,15 +62,17 @@ __all__ = [
 ]
 
 
-def compile_filter(filter: Mapping | None, *, variables: Mapping | None = None) -> Callable[[dict], bool]:
-    """Parse and compile ``filter`` into ``fn(doc) -> bool`` (raises MongoError when invalid)."""
-    return compile_node(parse_filter(filter), variables=variables)
+def compile_filter(filter: Mapping | None, *, variables: Mapping | None = None,
+                   collation: Any = None) -> Callable[[dict], bool]:
+    """Parse and compile ``filter`` into ``fn(doc) -> bool`` (raises MongoError when invalid);
+    ``collation``: a ``collation.Collation`` or None (simple)."""
+    return compile_node(parse_filter(filter), variables=variables, collation=collation)
 
 
-def compile_value_predicate(ops: Mapping) -> Callable[[Any], bool]:
+def compile_value_predicate(ops: Mapping, collation: Any = None) -> Callable[[Any], bool]:
     """``fn(value) -> bool`` for an operator document applied to ONE value, without array
     expansion (mongod's matchesSingleElement; used by $pull and array-filter style conditions)."""
-    return compile_node(parse_value_condition(ops))
+    return compile_node(parse_value_condition(ops), collation=collation)
 
 
 def filter_fields(node: Node) -> set[str]:

@@ -62,14 +62,18 @@ Predicate = Callable[[Any], bool]
 __all__ = ["compile_node", "Predicate"]
 
 
-def compile_node(node: Node, *, variables: Mapping | None = None) -> Predicate:
-    """A predicate over documents for ``node`` (see module docstring for semantics)."""
-    return _Compiler(variables).compile(node)
+def compile_node(node: Node, *, variables: Mapping | None = None, collation: Any = None) -> Predicate:
+    """A predicate over documents for ``node`` (see module docstring for semantics).
+
+    ``collation`` (``collation.Collation``, None = simple) orders strings in comparisons, ``$in``,
+    ``$all`` and ``$expr``; regexes, ``$type`` and ``$jsonSchema`` ignore it, as in mongod."""
+    return _Compiler(variables, collation).compile(node)
 
 
 class _Compiler:
-    def __init__(self, variables: Mapping | None):
+    def __init__(self, variables: Mapping | None, collation: Any = None):
         self.variables = dict(variables or {})
+        self.collation = collation
 
     def compile(self, node: Node) -> Predicate:
         t = type(node)
@@ -102,9 +106,10 @@ class _Compiler:
         if t is ElemMatch:
             return self._elem_match(node)
         if t is All:  # each member may be matched by a different element: a conjunction of paths
-            return _all_of([_on_path(node.path, p, expand=True) for p in _all_member_predicates(node)])
+            return _all_of([_on_path(node.path, p, expand=True)
+                            for p in _all_member_predicates(node, self.collation)])
         general = _on_path(node.path, self.value_predicate(node), expand=True)
-        if t is Cmp:
+        if t is Cmp and (self.collation is None or type(node.value) is not str):
             return _fast_top_level_cmp(node, general) or general
         return general
 
@@ -137,9 +142,9 @@ class _Compiler:
     def value_predicate(self, node: Node) -> Predicate:
         t = type(node)
         if t is Cmp:
-            return cmp_predicate(node.op, node.value)
+            return cmp_predicate(node.op, node.value, self.collation)
         if t is In:
-            return in_predicate(node.values, node.regexes)
+            return in_predicate(node.values, node.regexes, self.collation)
         if t is Regex:
             return regex_predicate(node.compiled, node.pattern, node.options)
         if t is Type:
@@ -149,13 +154,13 @@ class _Compiler:
         if t is Bits:
             return bits_predicate(node.op, node.mask)
         if t is All:  # only reached inside a value-form $elemMatch, where the element is the value
-            return _all_of(_all_member_predicates(node))
+            return _all_of(_all_member_predicates(node, self.collation))
         raise TypeError(f"not a value node: {node!r}")
 
     def _expr(self, node: Expr) -> Predicate:
         from server.query.match_expr import compile_expr_predicate
 
-        return compile_expr_predicate(node.expr, self.variables)
+        return compile_expr_predicate(node.expr, self.variables, self.collation)
 
     def _elem_match(self, node: ElemMatch) -> Predicate:
         inner = self.compile(node.child)
@@ -296,9 +301,9 @@ def _fused_range(path: str, group: list[Cmp], slow: list[Predicate]) -> Predicat
     return range_pred
 
 
-def _all_member_predicates(node: All) -> list[Predicate]:
+def _all_member_predicates(node: All, collation: Any = None) -> list[Predicate]:
     return [
-        regex_predicate(v, *pattern_and_options(v)) if hasattr(v, "search") else cmp_predicate("$eq", v)
+        regex_predicate(v, *pattern_and_options(v)) if hasattr(v, "search") else cmp_predicate("$eq", v, collation)
         for v in node.values
     ]
 

@@ -33,7 +33,7 @@ def truthy(v: Any) -> bool:
     return True
 
 
-def compile_expr_predicate(expr: Any, variables: Mapping | None) -> Callable[[Any], bool]:
+def compile_expr_predicate(expr: Any, variables: Mapping | None, collation: Any = None) -> Callable[[Any], bool]:
     variables = dict(variables or {})
     try:
         from server.query.expressions import compile_expression
@@ -41,7 +41,7 @@ def compile_expr_predicate(expr: Any, variables: Mapping | None) -> Callable[[An
     except ImportError:
         fn = _fallback_compile(expr)
         return lambda doc: truthy(fn(doc))
-    compiled = compile_expression(expr)
+    compiled = compile_expression(expr, collation=collation)
     return lambda doc: b_truthy(compiled(doc, variables))
 
 

@@ -24,6 +24,7 @@ from server.query.values import (
     BRACKET_MINKEY,
     BRACKET_NULL,
     BRACKET_NUMBER,
+    BRACKET_STRING,
     MISSING,
     bson_type_number,
     canonical_type_order,
@@ -35,6 +36,7 @@ from server.query.values import (
 Predicate = Callable[[Any], bool]
 
 __all__ = [
+    "has_strings",
     "cmp_predicate",
     "in_predicate",
     "regex_predicate",
@@ -46,7 +48,22 @@ __all__ = [
 _OPS = {"$eq": operator.eq, "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
 
 
-def cmp_predicate(op: str, rhs: Any) -> Predicate:
+def has_strings(v: Any) -> bool:
+    """True when a collation can change how ``v`` compares (it holds a string somewhere)."""
+    t = type(v)
+    if t is str:
+        return True
+    if t is dict:
+        return any(has_strings(x) for x in v.values())
+    if t is list:
+        return any(has_strings(x) for x in v)
+    return isinstance(v, str) and canonical_type_order(v) == BRACKET_STRING
+
+
+def cmp_predicate(op: str, rhs: Any, collation: Any = None) -> Predicate:
+    """``collation`` (a ``collation.Collation`` or None for simple) orders the strings in ``rhs``."""
+    if collation is not None and has_strings(rhs):
+        return _collated_cmp_predicate(op, rhs, collation)
     if isinstance(rhs, (BsonRegex,)) or hasattr(rhs, "search"):
         # {a: {$eq: /re/}} compares regex values for equality (no pattern matching).
         key = sort_key(rhs)
@@ -120,6 +137,34 @@ def cmp_predicate(op: str, rhs: Any) -> Predicate:
     return generic_pred
 
 
+def _collated_cmp_predicate(op: str, rhs: Any, collation: Any) -> Predicate:
+    cmp = _OPS[op]
+    if type(rhs) is str:
+        skey = collation.string_key
+        key = skey(rhs)
+
+        def collated_string_pred(v: Any) -> bool:
+            if type(v) is str:
+                return cmp(skey(v), key)
+            return False
+
+        return collated_string_pred
+    bracket = canonical_type_order(rhs)
+    ckey = collation.sort_key
+    key = ckey(rhs)
+
+    def collated_pred(v: Any) -> bool:
+        if v is MISSING:
+            return False
+        try:
+            b = canonical_type_order(v)
+        except TypeError:
+            return False
+        return b == bracket and cmp(ckey(v), key)
+
+    return collated_pred
+
+
 def _minmax_predicate(op: str, bracket: int) -> Predicate:
     # Comparisons against MinKey/MaxKey cross type brackets (every value is above MinKey).
     def pred(v: Any) -> bool:
@@ -133,7 +178,9 @@ def _minmax_predicate(op: str, bracket: int) -> Predicate:
     return pred
 
 
-def in_predicate(values: tuple, regexes: tuple) -> Predicate:
+def in_predicate(values: tuple, regexes: tuple, collation: Any = None) -> Predicate:
+    if collation is not None and any(has_strings(v) for v in values):
+        return _collated_in_predicate(values, regexes, collation)
     fast: set = set()  # plain int/float/str members: Python equality is BSON equality for them
     keys: set = set()  # sort keys of every member (tuples of hashables: a hashable BSON identity)
     has_null = False
@@ -164,6 +211,22 @@ def in_predicate(values: tuple, regexes: tuple) -> Predicate:
         return _regex_any(regex_preds, v)
 
     return pred
+
+
+def _collated_in_predicate(values: tuple, regexes: tuple, collation: Any) -> Predicate:
+    ckey = collation.sort_key
+    keys = {ckey(v) for v in values}
+    has_null = any(v is None for v in values)
+    regex_preds = [regex_predicate(r, *pattern_and_options(r)) for r in regexes]
+
+    def collated_in_pred(v: Any) -> bool:
+        if v is MISSING or v is None:
+            return has_null
+        if ckey(v) in keys:
+            return True
+        return _regex_any(regex_preds, v) if regex_preds else False
+
+    return collated_in_pred
 
 
 def _regex_any(preds: list, v: Any) -> bool:

@@ -33,7 +33,7 @@ class PipelineContext:
 
     variables: dict = field(default_factory=dict)
     allow_disk_use: bool = False
-    collation: Any = None  # accepted and ignored (simple collation only)
+    collation: Any = None  # the command's collation.Collation; None = simple (binary)
     db: str | None = None
     coll: str | None = None
     resolve_collection: Callable[[str, str], Iterator[dict]] | None = None

@@ -33,6 +33,8 @@ from bson.min_key import MinKey
 from bson.regex import Regex
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.collation import same as same_collation
+from server.query.match_leaf import has_strings
 
 MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
 UNSUPPORTED_INDEX_TYPES = ("text", "2d", "2dsphere", "hashed", "geoHaystack", "columnstore")
@@ -119,6 +121,12 @@ class IndexKeyer:
     directions: tuple[int, ...]
     sparse: bool
     partial: Callable[[dict], bool] | None
+    collation: Any = None  # collation.Collation of the index (None = simple): strings index by their key
+
+    def _encode(self, combo: tuple) -> bytes:
+        if self.collation is None:
+            return _encode_key(combo, self.directions)
+        return _encode_key(tuple(collated_key_value(v, self.collation) for v in combo), self.directions)
 
     def entries(self, doc: dict) -> list[tuple[bytes, tuple]]:
         """[(encoded key, key values)] this document contributes; [] when sparse/partial skip it."""
@@ -136,7 +144,7 @@ class IndexKeyer:
                     if self.sparse:
                         return [], False
                     value = None
-                return [(_encode_key((value,), self.directions), (value,))], False
+                return [(self._encode((value,)), (value,))], False
         per_field = []
         array_fields = []
         present = False
@@ -156,7 +164,7 @@ class IndexKeyer:
             )
         seen: dict[bytes, tuple] = {}
         for combo in itertools.product(*per_field):
-            key = _encode_key(combo, self.directions)
+            key = self._encode(combo)
             if key not in seen:
                 seen[key] = combo
         return list(seen.items()), bool(array_fields)
@@ -178,18 +186,45 @@ class IndexKeyer:
 _KEYER_CACHE: dict[tuple, IndexKeyer] = {}
 
 
+def collated_key_value(v: Any, collation: Any) -> Any:
+    """The value an index with ``collation`` stores for ``v``: every string becomes its ICU key
+    (bytes read as Latin-1, so that the key encoding keeps the byte order), as mongod indexes
+    collator-generated comparison keys."""
+    t = type(v)
+    if t is str:
+        return collation.string_key(v).decode("latin-1")
+    if t is dict:
+        return {k: collated_key_value(x, collation) for k, x in v.items()}
+    if t is list:
+        return [collated_key_value(x, collation) for x in v]
+    return v
+
+
+def index_collation(spec: dict) -> Any:
+    """The ``collation.Collation`` of an index spec (None for the simple collation)."""
+    raw = spec.get("collation")
+    if not raw:
+        return None
+    from server.query.collation import parse_collation
+
+    return parse_collation(raw)
+
+
 def keyer_for(spec: dict) -> IndexKeyer:
-    """A cached IndexKeyer for an index spec (cache key: name, key pattern, sparse, partial filter)."""
+    """A cached IndexKeyer for an index spec (cache key: name, key pattern, sparse, partial filter,
+    collation)."""
     partial_spec = spec.get("partialFilterExpression")
-    cache_key = (spec["name"], repr(spec["key"]), bool(spec.get("sparse")), repr(partial_spec))
+    cache_key = (spec["name"], repr(spec["key"]), bool(spec.get("sparse")), repr(partial_spec),
+                 repr(spec.get("collation")))
     keyer = _KEYER_CACHE.get(cache_key)
     if keyer is None:
         fields, directions = key_fields(spec["key"])
         partial = None
+        collation = index_collation(spec)
         if partial_spec is not None:
             from server.query.match import compile_filter
 
-            partial = compile_filter(partial_spec)
+            partial = compile_filter(partial_spec, collation=collation)
         keyer = IndexKeyer(
             name=spec["name"],
             fields=fields,
@@ -197,6 +232,7 @@ def keyer_for(spec: dict) -> IndexKeyer:
             directions=directions,
             sparse=bool(spec.get("sparse")),
             partial=partial,
+            collation=collation,
         )
         if len(_KEYER_CACHE) > 4096:
             _KEYER_CACHE.clear()
@@ -527,32 +563,35 @@ def find_hinted_index(indexes: list[dict], hint: Any) -> dict | None:
 
 
 def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,
-                multikey_default: bool = True, allow_or: bool = False) -> Plan:
+                multikey_default: bool = True, allow_or: bool = False, collation: Any = None) -> Plan:
     """Pick an access path. Hidden indexes are never chosen; sparse/partial ones only when hinted.
+
+    ``collation`` is the query's (``collation.Collation``, None = simple): an index bounds strings
+    only when its collation is the same (then with collation keys), and gives a sort only then.
 
     ``multikey_default`` is what a spec without the ``multikey`` flag means: the regular-collection
     write paths maintain the flag (pass False); for anything else assume multikey (one-sided ranges).
     ``allow_or``: when no index serves the conjunction but every branch of a top-level ``$or`` has
     one, answer an "OR" plan (index union; callers de-duplicate record ids across branches).
     """
-    plan = _choose_plan(indexes, filter, sort, hint, multikey_default)
+    plan = _choose_plan(indexes, filter, sort, hint, multikey_default, collation)
     if plan.kind == "COLLSCAN" and allow_or and hint in (None, {}, "") and isinstance(filter, dict):
         branches = filter.get("$or")
         if isinstance(branches, list) and branches and all(isinstance(b, dict) for b in branches):
-            subs = [_choose_plan(indexes, b, None, None, multikey_default) for b in branches]
+            subs = [_choose_plan(indexes, b, None, None, multikey_default, collation) for b in branches]
             if all(sub.kind == "IXSCAN" for sub in subs):
                 return Plan("OR", branches=subs)
     return plan
 
 
 def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hint: Any,
-                 multikey_default: bool) -> Plan:
+                 multikey_default: bool, collation: Any = None) -> Plan:
     if isinstance(hint, dict) and "$natural" in hint:
         return Plan("COLLSCAN", natural_reverse=_num(hint["$natural"]) < 0)
-    bounds = extract_bounds(filter)
+    all_bounds = extract_bounds(filter)
     if hint is not None and hint != {} and hint != "":
         spec = find_hinted_index(indexes, hint)
-        return _plan_for(spec, bounds, sort, multikey_default)
+        return _plan_for(spec, all_bounds, sort, multikey_default, collation)
     best: tuple | None = None
     for spec in indexes:
         if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
@@ -560,6 +599,7 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
         if not _is_btree(spec["key"]):
             continue
         fields, _ = key_fields(spec["key"])
+        bounds, same = _bounds_for_index(spec, all_bounds, collation)
         lead = bounds.get(fields[0])
         if lead is None:
             continue
@@ -571,19 +611,45 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
             prefix += 2 if b.is_point else 1
             if not b.is_point:
                 break
+        sorts = same and _sort_match(spec, sort, bounds) is not None
         score = (prefix, 1 if (spec.get("unique") or spec["name"] == "_id_") else 0,
-                 1 if _sort_match(spec, sort, bounds) is not None else 0, -len(fields))
+                 1 if sorts else 0, -len(fields))
         if best is None or score > best[0]:
             best = (score, spec)
     if best is not None:
-        return _plan_for(best[1], bounds, sort, multikey_default)
+        return _plan_for(best[1], all_bounds, sort, multikey_default, collation)
     if sort:
         for spec in indexes:
             if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
                 continue
-            if _is_btree(spec["key"]) and _sort_match(spec, sort, bounds) is not None:
-                return _plan_for(spec, bounds, sort, multikey_default)
+            bounds, same = _bounds_for_index(spec, all_bounds, collation)
+            if same and _is_btree(spec["key"]) and _sort_match(spec, sort, bounds) is not None:
+                return _plan_for(spec, all_bounds, sort, multikey_default, collation)
     return Plan("COLLSCAN")
+
+
+def _bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],
+                      collation: Any) -> tuple[dict[str, FieldBounds], bool]:
+    """The bounds an index can use under the query's collation, and whether the collations match.
+
+    Same collation: string bounds become the index's collation keys. Different: string (and
+    string-holding) bounds are dropped: the index orders strings differently (the full filter is
+    re-applied to whatever the scan returns)."""
+    icoll = index_collation(spec)
+    same = same_collation(icoll, collation)
+    if same and icoll is None:
+        return bounds, True
+    out: dict[str, FieldBounds] = {}
+    for path, b in bounds.items():
+        values = (b.points or []) if b.is_point else [x for x in (b.lo, b.hi) if x is not _MISSING]
+        if not any(has_strings(v) for v in values):
+            out[path] = b
+        elif same:
+            out[path] = FieldBounds(
+                points=[collated_key_value(p, icoll) for p in b.points] if b.points is not None else None,
+                lo=b.lo if b.lo is _MISSING else collated_key_value(b.lo, icoll), lo_incl=b.lo_incl,
+                hi=b.hi if b.hi is _MISSING else collated_key_value(b.hi, icoll), hi_incl=b.hi_incl)
+    return out, same
 
 
 def _is_btree(key: dict) -> bool:
@@ -591,9 +657,10 @@ def _is_btree(key: dict) -> bool:
 
 
 def _plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None,
-              multikey_default: bool = True) -> Plan:
+              multikey_default: bool = True, collation: Any = None) -> Plan:
+    bounds, same = _bounds_for_index(spec, bounds, collation)
     intervals, desc = _build_intervals(spec, bounds, multikey_default)
-    reverse = _sort_match(spec, sort, bounds)
+    reverse = _sort_match(spec, sort, bounds) if same else None
     return Plan("IXSCAN", index=spec, intervals=intervals, reverse=bool(reverse),
                 provides_sort=reverse is not None and _single_range_order(intervals), bounds_desc=desc)
 

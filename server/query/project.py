@@ -70,7 +70,7 @@ def _is_truthy_number(v: Any) -> bool | None:
     return None
 
 
-def _classify(path: str, value: Any) -> tuple[str, Any]:
+def _classify(path: str, value: Any, collation: Any = None) -> tuple[str, Any]:
     flag = _is_truthy_number(value)
     if flag is not None:
         return (_INCLUDE if flag else _EXCLUDE), None
@@ -89,7 +89,7 @@ def _classify(path: str, value: Any) -> tuple[str, Any]:
             from server.query.match import compile_node, parse_filter
 
             node = parse_filter(value["$elemMatch"])
-            return "elemMatch", compile_node(node)
+            return "elemMatch", compile_node(node, collation=collation)
         if op == "$meta":
             raise MongoError(
                 ErrorCode.QueryFeatureNotAllowed,
@@ -130,7 +130,7 @@ def projection_is_inclusion(spec: Mapping | None) -> bool:
     return _parse(spec)[0]
 
 
-def _parse(spec: Mapping):
+def _parse(spec: Mapping, collation: Any = None):
     leaves: dict[str, _Leaf] = {}
     mode: bool | None = None  # True inclusion, False exclusion
     positional: str | None = None
@@ -156,7 +156,7 @@ def _parse(spec: Mapping):
                 raise MongoError(
                     ErrorCode.BadValue, f"Positional projection '{path}' must be on the last path component"
                 )
-            kind, arg = _classify(path, value)
+            kind, arg = _classify(path, value, collation)
         if path == "_id" and kind in (_INCLUDE, _EXCLUDE):
             id_leaf = _Leaf(kind)
             _add_leaf(leaves, path, id_leaf)
@@ -209,20 +209,32 @@ def _tree(leaves: dict[str, _Leaf]) -> dict:
 
 
 def compile_projection(
-    spec: Mapping | None, *, variables: Mapping | None = None, filter: Mapping | None = None
+    spec: Mapping | None, *, variables: Mapping | None = None, filter: Mapping | None = None,
+    collation: Any = None,
 ) -> Callable[[dict], dict]:
-    """Compile a find projection; raises MongoError (mongod's codes) when invalid."""
+    """Compile a find projection; raises MongoError (mongod's codes) when invalid. ``collation``
+    (``collation.Collation`` or None) applies to computed fields, ``$elemMatch`` and positional ``$``."""
     if not spec:
         return lambda doc: doc
     if not isinstance(spec, Mapping):
         raise MongoError(ErrorCode.TypeMismatch, "Expected field projectionto be of type object")
-    inclusion, leaves, positional = _parse(spec)
+    inclusion, leaves, positional = _parse(spec, collation)
     variables = dict(variables or {})
-    exprs = {p: _compile_expr(leaf.arg) for p, leaf in leaves.items() if leaf.kind == "expr"}
+    exprs = {p: _compile_expr(leaf.arg, collation) for p, leaf in leaves.items() if leaf.kind == "expr"}
     for p in exprs:
         del leaves[p]
-    positional_fn = _positional(positional, filter) if positional is not None else None
+    positional_fn = _positional(positional, filter, collation) if positional is not None else None
     tree = _tree({p: leaf for p, leaf in leaves.items() if p != "_id"})
+    if inclusion:
+        # A computed "a.b" makes "a" a projected sub-document as in mongod: documents under it (also
+        # inside arrays) are kept, other values dropped, then the computed field is set in each.
+        for path in exprs:
+            node = tree
+            for part in split_path(path)[:-1]:
+                nxt = node.setdefault(part, {})
+                if not isinstance(nxt, dict):
+                    break
+                node = nxt
     id_leaf = leaves.get("_id")
     keep_id = id_leaf is None or id_leaf.kind == _INCLUDE
 
@@ -248,12 +260,12 @@ def compile_projection(
     return project
 
 
-def _compile_expr(expr: Any) -> Callable[[Any, dict], Any]:
+def _compile_expr(expr: Any, collation: Any = None) -> Callable[[Any, dict], Any]:
     try:
         from server.query.expressions import compile_expression
     except ImportError:
         return _fallback_expr(expr)
-    return compile_expression(expr)
+    return compile_expression(expr, collation=collation)
 
 
 def _fallback_expr(expr: Any) -> Callable[[Any, dict], Any]:
@@ -269,15 +281,36 @@ def _fallback_expr(expr: Any) -> Callable[[Any, dict], Any]:
 
 
 def _set_computed(out: dict, path: str, value: Any) -> None:
-    parts = split_path(path)
-    node = out
-    for part in parts[:-1]:
-        nxt = node.get(part)
-        if not isinstance(nxt, dict):
-            nxt = {}
-            node[part] = nxt
-        node = nxt
-    node[parts[-1]] = value
+    _set_computed_parts(out, split_path(path), value)
+
+
+def _set_computed_parts(node: dict, parts: list[str], value: Any) -> None:
+    """Set a computed field like mongod: through an array, in every element (a scalar element
+    becomes a document holding just the computed field); any other non-document is replaced."""
+    head = parts[0]
+    if len(parts) == 1:
+        node[head] = value
+        return
+    nxt = node.get(head)
+    if isinstance(nxt, list):
+        node[head] = _computed_in_array(nxt, parts[1:], value)
+        return
+    if not isinstance(nxt, dict):
+        nxt = {}
+        node[head] = nxt
+    _set_computed_parts(nxt, parts[1:], value)
+
+
+def _computed_in_array(arr: list, parts: list[str], value: Any) -> list:
+    out = []
+    for elem in arr:
+        if isinstance(elem, list):
+            out.append(_computed_in_array(elem, parts, value))
+            continue
+        doc = dict(elem) if isinstance(elem, dict) else {}
+        _set_computed_parts(doc, parts, value)
+        out.append(doc)
+    return out
 
 
 def _include(doc: Any, tree: dict, keep_id: bool = False) -> dict:
@@ -349,7 +382,7 @@ def _exclude_array(arr: list, node: dict) -> list:
     return out
 
 
-def _positional(path: str, filter: Mapping | None) -> Callable[[dict], dict]:
+def _positional(path: str, filter: Mapping | None, collation: Any = None) -> Callable[[dict], dict]:
     """Reduce the first array on ``path`` to the first element the filter matches through."""
     if filter is None:
         raise MongoError(51050, "Projections with a positional operator require a matcher")
@@ -359,7 +392,7 @@ def _positional(path: str, filter: Mapping | None) -> Callable[[dict], dict]:
     parts = split_path(path)
     if not any(split_path(f)[0] == parts[0] for f in filter_fields(node)):
         raise MongoError(31277, f"Positional projection '{path}.$' does not match the query document.")
-    pred = compile_node(node)
+    pred = compile_node(node, collation=collation)
 
     def reduce(doc: dict) -> dict:
         node: Any = doc

@@ -98,8 +98,9 @@ class _Desc:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _field_key(doc: Any, path: str, descending: bool) -> Any:
-    """The BSON sort key of one sort field: min (ascending) / max (descending) over the values."""
+def _field_key(doc: Any, path: str, descending: bool, sort_key: Callable[[Any], tuple] = sort_key) -> Any:
+    """The BSON sort key of one sort field: min (ascending) / max (descending) over the values
+    (``sort_key``: ``values.sort_key`` or a collation's)."""
     if "." not in path:
         v = doc.get(path, MISSING) if isinstance(doc, Mapping) else MISSING
         if type(v) is not list:
@@ -121,22 +122,24 @@ def _field_key(doc: Any, path: str, descending: bool) -> Any:
     return max(keys) if descending else min(keys)
 
 
-def make_sort_key(spec: Mapping | list[tuple[str, int]]) -> Callable[[Any], tuple]:
-    """A key function for ``sorted``: a tuple ordered as mongod orders documents for ``spec``."""
+def make_sort_key(spec: Mapping | list[tuple[str, int]], collation: Any = None) -> Callable[[Any], tuple]:
+    """A key function for ``sorted``: a tuple ordered as mongod orders documents for ``spec``
+    (strings under ``collation``, a ``collation.Collation`` or None for simple)."""
     fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
+    skey = sort_key if collation is None else collation.sort_key
     if len(fields) == 1:
         path, direction = fields[0]
         if direction == 1:
-            return lambda doc: (_field_key(doc, path, False),)
-        return lambda doc: (_Desc(_field_key(doc, path, True)),)
+            return lambda doc: (_field_key(doc, path, False, skey),)
+        return lambda doc: (_Desc(_field_key(doc, path, True, skey)),)
 
     def key(doc: Any) -> tuple:
         out = []
         for path, direction in fields:
             if direction == 1:
-                out.append(_field_key(doc, path, False))
+                out.append(_field_key(doc, path, False, skey))
             else:
-                out.append(_Desc(_field_key(doc, path, True)))
+                out.append(_Desc(_field_key(doc, path, True, skey)))
         return tuple(out)
 
     return key
@@ -164,12 +167,14 @@ def sort_documents(
     limit: int | None = None,
     allow_disk_use: bool = False,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    collation: Any = None,
 ) -> list:
-    """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given."""
+    """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given; strings
+    compare under ``collation`` (None: simple)."""
     fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
     check = not allow_disk_use
     if limit is not None and limit > 0:
-        return _top_k(docs, make_sort_key(fields), limit, check, memory_limit)
+        return _top_k(docs, make_sort_key(fields, collation), limit, check, memory_limit)
     buffered: list = []
     used = 0
     for n, doc in enumerate(docs):
@@ -183,10 +188,10 @@ def sort_documents(
             if used > memory_limit:
                 raise _limit_error(memory_limit)
         buffered.append(doc)
-    return _stable_multi_sort(buffered, fields)
+    return _stable_multi_sort(buffered, fields, collation)
 
 
-def _stable_multi_sort(docs: list, fields: list[tuple[str, int]]) -> list:
+def _stable_multi_sort(docs: list, fields: list[tuple[str, int]], collation: Any = None) -> list:
     """Sort by each field from the last to the first; stable sorts compose into the full order.
 
     Per field the key is the raw value when every document holds a plain number (no NaN) or
@@ -194,22 +199,25 @@ def _stable_multi_sort(docs: list, fields: list[tuple[str, int]]) -> list:
     Otherwise the BSON sort-key tuples are used. ``reverse=True`` keeps ties in input order.
     """
     order = list(range(len(docs)))
+    skey = sort_key if collation is None else collation.sort_key
     for path, direction in reversed(fields):
-        keys = _raw_keys(docs, path)
+        keys = _raw_keys(docs, path, collation)
         if keys is None:
             descending = direction == -1
-            keys = [_field_key(doc, path, descending) for doc in docs]
+            keys = [_field_key(doc, path, descending, skey) for doc in docs]
         order.sort(key=keys.__getitem__, reverse=direction == -1)
     return [docs[i] for i in order]
 
 
-def _raw_keys(docs: list, path: str) -> list | None:
+def _raw_keys(docs: list, path: str, collation: Any = None) -> list | None:
     if "." in path or not docs:
         return None
     values = [doc.get(path, MISSING) if type(doc) is dict else MISSING for doc in docs]
     first = type(values[0])
     if first is str:
-        return values if all(type(v) is str for v in values) else None
+        if not all(type(v) is str for v in values):
+            return None
+        return values if collation is None else [collation.string_key(v) for v in values]
     if first is int or first is float or first is Int64:
         for v in values:
             t = type(v)

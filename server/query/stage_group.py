@@ -18,10 +18,11 @@ from bson.decimal128 import Decimal128
 
 from protocol.errors import ErrorCode, MongoError
 from server.query.accumulators import parse_accumulator
+from server.query.collation import compare_for, sort_key_for
 from server.query.expr_base import int_arg, num_kind, type_name
 from server.query.expressions import compile_expression
 from server.query.pipeline import PipelineContext, Stage
-from server.query.values import MISSING, canonical_type_order, compare, sort_key
+from server.query.values import MISSING, canonical_type_order, sort_key
 
 _NAN_KEY = ("NaN",)
 _GROUP_OVERHEAD = 200  # bytes charged per group for its key and accumulator objects
@@ -52,6 +53,25 @@ def group_key(v: Any) -> Any:
     return sort_key(v)
 
 
+def group_key_for(collation: Any) -> Any:
+    """``group_key``, or the same rule with strings compared under ``collation``."""
+    if collation is None:
+        return group_key
+    skey = collation.string_key
+
+    def collated_group_key(v: Any) -> Any:
+        t = type(v)
+        if t is str:
+            return ("str", skey(v))
+        if t is dict:
+            return ("obj", tuple([(k, collated_group_key(x)) for k, x in v.items()]))
+        if t is list:
+            return ("arr", tuple([collated_group_key(x) for x in v]))
+        return group_key(v)
+
+    return collated_group_key
+
+
 def _approx_size(v: Any) -> int:
     t = type(v)
     if t is str:
@@ -63,7 +83,7 @@ def _approx_size(v: Any) -> int:
     return 16
 
 
-def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",)):
+def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",), collation: Any = None):
     """[(field, AccumulatorSpec)] for the output fields of $group/$bucket/$bucketAuto."""
     out = []
     for name, acc in spec.items():
@@ -78,7 +98,7 @@ def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",)):
         if len(acc) != 1:
             raise MongoError(40238, f"The field '{name}' must specify one accumulator")
         op, arg = next(iter(acc.items()))
-        out.append((name, parse_accumulator(op, arg)))
+        out.append((name, parse_accumulator(op, arg, collation)))
     return out
 
 
@@ -89,6 +109,7 @@ class _Groups:
         self.id_fn, self.fields, self.ctx = id_fn, fields, ctx
         self.groups: dict = {}
         self.used = 0
+        self.collated_key = None if ctx.collation is None else group_key_for(ctx.collation)
         self.growing = any(f[1].name in ("$push", "$addToSet", "$mergeObjects", "$firstN", "$lastN", "$maxN",
                                          "$minN", "$topN", "$bottomN", "$stdDevPop", "$stdDevSamp", "$median",
                                          "$percentile") for f in fields)
@@ -113,10 +134,14 @@ class _Groups:
         check = not self.ctx.allow_disk_use
         limit = self.ctx.memory_limit
         members: dict = {}
+        collated_key = self.collated_key
         for doc in chunk:
             idv = id_fn(doc, variables)
             t = type(idv)
-            key = idv if (t is str or t is _dt.datetime or t is int) else group_key(idv)
+            if collated_key is not None:
+                key = collated_key(idv)
+            else:
+                key = idv if (t is str or t is _dt.datetime or t is int) else group_key(idv)
             m = members.get(key)
             if m is None:
                 entry = groups.get(key)
@@ -169,7 +194,7 @@ class GroupStage(Stage):
     def _run(self, docs):
         # hook: a source that can compute this exact $group itself (time-series columnar reads)
         # answers it; it returns None when it cannot, and the documents are grouped here
-        pregrouped = getattr(docs, "group_result", None)
+        pregrouped = getattr(docs, "group_result", None) if self.ctx.collation is None else None
         result = pregrouped(self.spec, self.ctx) if pregrouped is not None else None
         if result is not None:
             yield from result
@@ -189,8 +214,9 @@ class GroupStage(Stage):
         smallest one; so one pass keeping those two documents per group gives the same result.
         """
         from server.query.sort import make_sort_key
-        key_fn = make_sort_key(sort_spec)
+        key_fn = make_sort_key(sort_spec, self.ctx.collation)
         id_fn, fields, variables = self.id_fn, self.fields, self.ctx.variables
+        group_key = group_key_for(self.ctx.collation)
 
         def run(docs):
             best: dict = {}
@@ -220,8 +246,8 @@ def parse_group(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(15947, "a group's fields must be specified in an object")
     if "_id" not in spec:
         raise MongoError(15955, "a group specification must include an _id")
-    id_fn = compile_expression(spec["_id"])
-    fields = parse_accumulated_fields(spec, "$group")
+    id_fn = compile_expression(spec["_id"], collation=ctx.collation)
+    fields = parse_accumulated_fields(spec, "$group", collation=ctx.collation)
     return GroupStage(spec, id_fn, fields, ctx)
 
 
@@ -237,6 +263,9 @@ def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:
     if not ((isinstance(group_by, str) and group_by.startswith("$")) or isinstance(group_by, dict)):
         raise MongoError(40202, f"The $bucket 'groupBy' field must be defined as a $-prefixed path or an expression, but found: {group_by}.")
     bounds = spec["boundaries"]
+    compare = compare_for(ctx.collation)
+    sort_key = sort_key_for(ctx.collation)
+    group_key = group_key_for(ctx.collation)
     if not isinstance(bounds, list):
         raise MongoError(40200, f"The $bucket 'boundaries' field must be an array, but found type: {type_name(bounds)}.")
     if len(bounds) < 2:
@@ -254,8 +283,8 @@ def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:
     output = spec.get("output", {"count": {"$sum": 1}})
     if not isinstance(output, dict):
         raise MongoError(40196, f"The $bucket 'output' field must be an object, but found type: {type_name(output)}.")
-    fields = parse_accumulated_fields(output, "$bucket", skip=())
-    group_fn = compile_expression(group_by)
+    fields = parse_accumulated_fields(output, "$bucket", skip=(), collation=ctx.collation)
+    group_fn = compile_expression(group_by, collation=ctx.collation)
     import bisect
     keys = [sort_key(b) for b in bounds]
 
@@ -296,8 +325,9 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
     output = spec.get("output", {"count": {"$sum": 1}})
     if not isinstance(output, dict):
         raise MongoError(40244, f"The $bucketAuto 'output' field must be an object, but found type: {type_name(output)}.")
-    fields = parse_accumulated_fields(output, "$bucketAuto", skip=())
-    group_fn = compile_expression(spec["groupBy"])
+    fields = parse_accumulated_fields(output, "$bucketAuto", skip=(), collation=ctx.collation)
+    group_fn = compile_expression(spec["groupBy"], collation=ctx.collation)
+    sort_key = sort_key_for(ctx.collation)
 
     def apply(docs):
         variables = ctx.variables

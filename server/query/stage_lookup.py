@@ -14,7 +14,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.query.expressions import compile_expression, validate_variable_name
 from server.query.pipeline import PipelineContext, Stage, chain, parse_pipeline
-from server.query.stage_group import group_key
+from server.query.stage_group import group_key_for
 from server.query.stages import set_field
 from server.query.values import MISSING
 
@@ -58,7 +58,8 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(ErrorCode.FailedToParse, "$lookup argument 'let' must be an object")
     for name in let:
         validate_variable_name(name)
-    let_fns = [(name, compile_expression(expr)) for name, expr in let.items()]
+    let_fns = [(name, compile_expression(expr, collation=ctx.collation)) for name, expr in let.items()]
+    group_key = group_key_for(ctx.collation)  # local/foreign equality under the pipeline's collation
     sub = spec.get("pipeline")
     if sub is not None:
         sub_ctx = ctx.child(in_lookup=True, variables={**ctx.variables, **{n: None for n in let}})

@@ -24,7 +24,7 @@ def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(15959, "the match filter must be an expression in an object")
     from server.query.match import compile_filter
-    pred = compile_filter(spec, variables=ctx.variables)
+    pred = compile_filter(spec, variables=ctx.variables, collation=ctx.collation)
 
     def apply(docs):
         return (d for d in docs if pred(d))
@@ -38,7 +38,7 @@ def parse_project(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(51272, "projection specification must have at least one field")
     _validate_aggregation_projection(spec)
     from server.query.project import compile_projection
-    project = compile_projection(spec, variables=ctx.variables)
+    project = compile_projection(spec, variables=ctx.variables, collation=ctx.collation)
 
     def apply(docs):
         return (project(d) for d in docs)
@@ -74,7 +74,8 @@ def _flatten_fields(spec: dict, prefix: str = "") -> list[tuple[str, Any]]:
 
 
 def set_field(doc: dict, parts: list[str], value: Any) -> dict:
-    """A copy of ``doc`` with ``parts`` set (arrays along the path get the field in every element)."""
+    """A copy of ``doc`` with ``parts`` set (arrays along the path get the field in every element,
+    scalars in them become ``{field: value}``, as in mongod)."""
     out = dict(doc)
     head = parts[0]
     if len(parts) == 1:
@@ -87,16 +88,34 @@ def set_field(doc: dict, parts: list[str], value: Any) -> dict:
     if type(sub) is dict:
         out[head] = set_field(sub, parts[1:], value)
     elif type(sub) is list:
-        out[head] = [set_field(e, parts[1:], value) if type(e) is dict else e for e in sub]
+        out[head] = _set_in_array(sub, parts[1:], value)
     elif value is not MISSING:
         out[head] = set_field({}, parts[1:], value)
+    return out
+
+
+def _set_in_array(arr: list, parts: list[str], value: Any) -> list:
+    # mongod sets the field in every element: documents get it, nested arrays recurse, and any
+    # other element is replaced by a document holding just the new field.
+    out = []
+    for e in arr:
+        t = type(e)
+        if t is dict:
+            out.append(set_field(e, parts, value))
+        elif t is list:
+            out.append(_set_in_array(e, parts, value))
+        elif value is MISSING:
+            out.append(e)
+        else:
+            out.append(set_field({}, parts, value))
     return out
 
 
 def parse_add_fields(spec: Any, ctx: PipelineContext, name: str = "$addFields") -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(40272, f"{name} specification stage must be an object, got {type_name(spec)}")
-    fields = [(path.split("."), compile_expression(expr)) for path, expr in _flatten_fields(spec)]
+    fields = [(path.split("."), compile_expression(expr, collation=ctx.collation))
+              for path, expr in _flatten_fields(spec)]
     variables = ctx.variables
     if len(fields) == 1 and len(fields[0][0]) == 1:
         (key,), fn = fields[0]
@@ -139,7 +158,7 @@ def parse_unset(spec: Any, ctx: PipelineContext) -> Stage:
 
 
 def _replace_root(expr: Any, ctx: PipelineContext, name: str, shown: Any) -> Stage:
-    fn = compile_expression(expr)
+    fn = compile_expression(expr, collation=ctx.collation)
     variables = ctx.variables
 
     def apply(docs):
@@ -311,7 +330,7 @@ class SortStage(Stage):
     def _run(self, docs):
         from server.query.sort import sort_documents
         yield from sort_documents(docs, self.sort_spec, limit=self.limit, allow_disk_use=self.ctx.allow_disk_use,
-                                  memory_limit=self.ctx.memory_limit)
+                                  memory_limit=self.ctx.memory_limit, collation=self.ctx.collation)
 
 
 def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:

@@ -42,9 +42,9 @@ def apply_update(
         return _run_pipeline(doc, update.compiled_pipeline or update.pipeline or [])
     now = now or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     new = deep_copy(doc)
-    ctx = UpdateContext(doc, is_upsert, now)
+    ctx = UpdateContext(doc, is_upsert, now, update.collation)
     concrete: list[tuple[tuple, Action, tuple]] = []
-    positional = _PositionalResolver(doc, query)
+    positional = _PositionalResolver(doc, query, update.collation, update.variables)
     for action in update.actions:
         if action.op == "$rename-target":
             continue
@@ -116,9 +116,11 @@ def _run_pipeline(doc: dict, stages: list) -> tuple[dict, bool]:
 class _PositionalResolver:
     """Finds the array index the query matched for ``$`` (first element the query matches through)."""
 
-    def __init__(self, doc: dict, query: Mapping | None):
+    def __init__(self, doc: dict, query: Mapping | None, collation: Any = None, variables: Any = None):
         self.doc = doc
         self.query = query
+        self.collation = collation
+        self.variables = variables
         self._pred = None
         self._fields: set[str] = set()
 
@@ -130,7 +132,7 @@ class _PositionalResolver:
 
             node = parse_filter(self.query)
             self._fields = filter_fields(node)
-            self._pred = compile_node(node)
+            self._pred = compile_node(node, collation=self.collation, variables=self.variables)
         joined = ".".join(prefix)
         if not any(f == joined or f.startswith(joined + ".") for f in self._fields):
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)

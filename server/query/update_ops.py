@@ -31,14 +31,17 @@ _DEC_CTX = decimal.Context(prec=34)
 
 
 class UpdateContext:
-    """Per-application facts operators need: the original document, upsert flag, the clock."""
+    """Per-application facts operators need: the original document, upsert flag, the clock, and
+    the command's collation (``collation.Collation`` or None) for $min/$max/$addToSet/$pull/$pullAll
+    and $push's $sort."""
 
-    __slots__ = ("original", "is_upsert", "now")
+    __slots__ = ("original", "is_upsert", "now", "collation")
 
-    def __init__(self, original: dict, is_upsert: bool, now: _dt.datetime):
+    def __init__(self, original: dict, is_upsert: bool, now: _dt.datetime, collation: Any = None):
         self.original = original
         self.is_upsert = is_upsert
         self.now = now
+        self.collation = collation
 
 
 def deep_copy(v: Any) -> Any:
@@ -169,7 +172,8 @@ def op_mul(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
 
 def _minmax(sign: int, doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     cur = get_path(doc, parts)
-    if cur is not _MISSING and compare(arg, cur) * sign <= 0:
+    cmp = compare if ctx.collation is None else ctx.collation.compare
+    if cur is not _MISSING and cmp(arg, cur) * sign <= 0:
         return False
     _set(doc, parts, deep_copy(arg))
     return True
@@ -220,7 +224,7 @@ def op_push(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
                 pos = max(len(arr) + pos, 0)
             arr[pos:pos] = items
         if "$sort" in arg:
-            arr = _push_sort(arr, arg["$sort"])
+            arr = _push_sort(arr, arg["$sort"], ctx.collation)
         if "$slice" in arg:
             n = int(float(str(arg["$slice"])))
             arr = arr[:n] if n >= 0 else arr[len(arr) + n :] if -n < len(arr) else arr
@@ -232,13 +236,13 @@ def op_push(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     return True
 
 
-def _push_sort(arr: list, spec: Any) -> list:
+def _push_sort(arr: list, spec: Any, collation: Any = None) -> list:
     if isinstance(spec, Mapping):
         from server.query.sort import make_sort_key
 
-        key = make_sort_key(spec)
+        key = make_sort_key(spec, collation)
         return sorted(arr, key=lambda e: key(e if isinstance(e, dict) else {}))
-    return sorted(arr, key=sort_key, reverse=float(str(spec)) < 0)
+    return sorted(arr, key=sort_key if collation is None else collation.sort_key, reverse=float(str(spec)) < 0)
 
 
 def op_add_to_set(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
@@ -250,10 +254,11 @@ def op_add_to_set(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool
     )
     arr = [] if cur is _MISSING else list(cur)
     items = arg["$each"] if isinstance(arg, Mapping) and "$each" in arg else [arg]
-    present = {sort_key(x) for x in arr}
+    key = sort_key if ctx.collation is None else ctx.collation.sort_key
+    present = {key(x) for x in arr}
     changed = cur is _MISSING
     for item in items:
-        k = sort_key(item)
+        k = key(item)
         if k not in present:
             present.add(k)
             arr.append(deep_copy(item))
@@ -278,18 +283,20 @@ def op_pop(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     return True
 
 
-def _pull_matcher(cond: Any):
+def _pull_matcher(cond: Any, collation: Any = None):
     from server.query.match import compile_filter, compile_value_predicate, is_operator_document
     from server.query.match_regex import is_regex
 
     if isinstance(cond, Mapping) and cond:
         if is_operator_document(cond):
-            return compile_value_predicate(cond)  # each element as one value (no array expansion)
-        pred = compile_filter(cond)
+            return compile_value_predicate(cond, collation)  # each element as one value (no array expansion)
+        pred = compile_filter(cond, collation=collation)
         return lambda e: isinstance(e, dict) and pred(e)
     if is_regex(cond):
         pred = compile_filter({"v": cond})
         return lambda e: isinstance(e, str) and pred({"v": e})
+    if collation is not None:
+        return lambda e: collation.equal(e, cond)
     return lambda e: equal(e, cond)
 
 
@@ -299,7 +306,7 @@ def op_pull(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
         return False
     if not isinstance(cur, list):
         raise MongoError(ErrorCode.BadValue, "Cannot apply $pull to a non-array value")
-    matches = _pull_matcher(arg)
+    matches = _pull_matcher(arg, ctx.collation)
     kept = [e for e in cur if not matches(e)]
     if len(kept) == len(cur):
         return False
@@ -315,8 +322,9 @@ def op_pull_all(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
         raise MongoError(
             ErrorCode.BadValue, "Cannot apply $pull to a non-array value"
         )  # mongod says $pull for both
-    drop = {sort_key(x) for x in arg}
-    kept = [e for e in cur if sort_key(e) not in drop]
+    key = sort_key if ctx.collation is None else ctx.collation.sort_key
+    drop = {key(x) for x in arg}
+    kept = [e for e in cur if key(e) not in drop]
     if len(kept) == len(cur):
         return False
     _set(doc, parts, kept)

@@ -62,27 +62,33 @@ class Update:
     compiled_pipeline: list | None = None  # query B's parsed stages, reused for every document
     array_filters: dict[str, Any] = field(default_factory=dict)  # identifier -> compiled predicate
     raw: Any = None
+    collation: Any = None  # the command's collation.Collation (None = simple)
+    variables: dict | None = None  # the command's let variables and NOW (pipelines, $expr in arrayFilters)
 
 
 def _short(v: Any) -> str:
     return bson_repr(v)
 
 
-def parse_update(update: Any, *, array_filters: list | None = None) -> Update:
-    """Validate ``update`` (a dict or a pipeline list); raises MongoError as mongod would."""
+def parse_update(update: Any, *, array_filters: list | None = None, collation: Any = None,
+                 variables: dict | None = None) -> Update:
+    """Validate ``update`` (a dict or a pipeline list); raises MongoError as mongod would.
+
+    ``collation`` (``collation.Collation`` or None) and ``variables`` (the command's evaluated
+    ``let`` plus NOW) are bound once here, for every document the update is applied to."""
     if isinstance(update, list):
-        return _parse_pipeline(update, array_filters)
+        return _parse_pipeline(update, array_filters, collation, variables)
     if not isinstance(update, Mapping):
         raise MongoError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
     if not update or not next(iter(update)).startswith("$"):
         if array_filters:  # validated first (their own errors win), then unused in a replacement
-            ids = ", ".join(sorted(_parse_array_filters(array_filters)))
+            ids = ", ".join(sorted(_parse_array_filters(array_filters, collation, variables)))
             raise MongoError(
                 ErrorCode.FailedToParse,
                 f"The array filter for identifier '{ids}' was not used in the update {_short(update)}",
             )
         return _parse_replacement(update)
-    filters = _parse_array_filters(array_filters or [])
+    filters = _parse_array_filters(array_filters or [], collation, variables)
     actions: list[Action] = []
     for op, fields in update.items():
         if op not in OPERATORS:
@@ -121,7 +127,8 @@ def parse_update(update: Any, *, array_filters: list | None = None) -> Update:
                 ErrorCode.FailedToParse,
                 f"The array filter for identifier '{ident}' was not used in the update {_short(update)}",
             )
-    return Update("operators", actions=actions, array_filters=filters, raw=update)
+    return Update("operators", actions=actions, array_filters=filters, raw=update, collation=collation,
+                  variables=variables)
 
 
 def _parse_replacement(update: Mapping) -> Update:
@@ -135,7 +142,8 @@ def _parse_replacement(update: Mapping) -> Update:
     return Update("replacement", replacement=dict(update), raw=update)
 
 
-def _parse_pipeline(stages: list, array_filters: list | None) -> Update:
+def _parse_pipeline(stages: list, array_filters: list | None, collation: Any = None,
+                    variables: dict | None = None) -> Update:
     if array_filters:
         raise MongoError(
             ErrorCode.FailedToParse, "arrayFilters may not be specified for pipeline-style updates"
@@ -146,14 +154,12 @@ def _parse_pipeline(stages: list, array_filters: list | None) -> Update:
         name = next(iter(stage))
         if name not in PIPELINE_STAGES:
             raise MongoError(ErrorCode.InvalidOptions, f"{name} is not allowed to be used within an update")
-    compiled = None
-    try:
-        from server.query.pipeline import parse_pipeline
-    except ImportError:  # query B's pipeline not importable: validated at apply time instead
-        parse_pipeline = None
-    if parse_pipeline is not None:
-        compiled = parse_pipeline(list(stages))
-    return Update("pipeline", pipeline=list(stages), compiled_pipeline=compiled, raw=stages)
+    from server.query.pipeline import PipelineContext, parse_pipeline
+
+    ctx = PipelineContext(variables=dict(variables or {}), collation=collation)
+    compiled = parse_pipeline(list(stages), ctx)
+    return Update("pipeline", pipeline=list(stages), compiled_pipeline=compiled, raw=stages, collation=collation,
+                  variables=variables)
 
 
 def _validate_path(path: Any, op: str) -> tuple[str, ...]:
@@ -303,18 +309,29 @@ def _raise_conflict(actions: list[Action], a: str, b: str) -> None:
     )
 
 
-def _parse_array_filters(filters: list) -> dict[str, Any]:
+def _filter_identifiers(flt: Mapping, idents: set) -> None:
+    """The top-level names an array filter uses; ``$and``/``$or``/``$nor`` lend their children's."""
+    for key, value in flt.items():
+        if key in ("$and", "$or", "$nor"):
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, Mapping):
+                        _filter_identifiers(child, idents)
+            continue
+        if key.startswith("$"):
+            continue
+        idents.add(key.split(".")[0])
+
+
+def _parse_array_filters(filters: list, collation: Any = None, variables: dict | None = None) -> dict[str, Any]:
     from server.query.match import compile_filter
 
     out: dict[str, Any] = {}
     for flt in filters:
         if not isinstance(flt, Mapping):
             raise MongoError(ErrorCode.TypeMismatch, "Each array filter must be an object")
-        idents = set()
-        for key in flt:
-            if key.startswith("$"):
-                continue
-            idents.add(key.split(".")[0])
+        idents: set = set()
+        _filter_identifiers(flt, idents)
         if not idents:
             raise MongoError(
                 ErrorCode.FailedToParse,
@@ -338,5 +355,5 @@ def _parse_array_filters(filters: list) -> dict[str, Any]:
                 ErrorCode.FailedToParse,
                 f"Found multiple array filters with the same top-level field name {ident}",
             )
-        out[ident] = compile_filter(flt)
+        out[ident] = compile_filter(flt, collation=collation, variables=variables)
     return out

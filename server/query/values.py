@@ -52,6 +52,7 @@ __all__ = [
     "compare",
     "equal",
     "sort_key",
+    "sort_key_with",
     "bson_type_name",
     "bson_type_number",
     "is_number",
@@ -326,6 +327,22 @@ def sort_key(v: Any) -> tuple:
     if bracket == BRACKET_CODE_WS:
         return (BRACKET_CODE_WS, str(v), sort_key(dict(v.scope)))
     return (bracket,)  # MinKey / MaxKey
+
+
+def sort_key_with(v: Any, skey: Any) -> tuple:
+    """``sort_key`` with every string value (inside documents and arrays too, never field names)
+    ordered by ``skey(s)`` instead of its code points: a collation's keys (``collation.py``)."""
+    t = type(v)
+    if t is str:
+        return (BRACKET_STRING, skey(v))
+    if t is dict or (t is not list and isinstance(v, (Mapping, DBRef))):
+        items = _as_items(v) if t is not dict else v.items()
+        return (BRACKET_OBJECT, tuple([(canonical_type_order(x), k, sort_key_with(x, skey)) for k, x in items]))
+    if t is list or t is tuple:
+        return (BRACKET_ARRAY, tuple([sort_key_with(x, skey) for x in v]))
+    if t is not Code and isinstance(v, str):
+        return (BRACKET_STRING, skey(str(v)))
+    return sort_key(v)
 
 
 def compare(a: Any, b: Any) -> int:

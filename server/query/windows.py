@@ -24,10 +24,11 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.query import dates
 from server.query.accumulators import ACCUMULATORS, parse_accumulator
+from server.query.collation import sort_key_for
 from server.query.expr_base import as_float, int_arg, num_kind, type_name
 from server.query.expressions import compile_expression
 from server.query.pipeline import PipelineContext, Stage
-from server.query.stage_group import group_key
+from server.query.stage_group import group_key_for
 from server.query.stages import set_field
 from server.query.values import MISSING, sort_key
 
@@ -179,8 +180,10 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(ErrorCode.TypeMismatch, "BSON field '$setWindowFields.sortBy' is the wrong type, expected object")
     from server.query.sort import make_sort_key, parse_sort
     sort_fields = parse_sort(sort_by) if sort_by else []
-    sort_key_fn = make_sort_key(sort_by) if sort_by else None
-    partition_fn = compile_expression(spec["partitionBy"]) if "partitionBy" in spec else None
+    sort_key_fn = make_sort_key(sort_by, ctx.collation) if sort_by else None
+    partition_fn = compile_expression(spec["partitionBy"], collation=ctx.collation) if "partitionBy" in spec else None
+    group_key = group_key_for(ctx.collation)
+    sort_key = sort_key_for(ctx.collation)
     outputs = [_parse_output(path, o, sort_fields) for path, o in spec["output"].items()]
     variables = ctx.variables
 

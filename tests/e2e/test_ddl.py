@@ -205,14 +205,13 @@ def test_create_collection_via_pymongo_helper_raises_on_existing(db):
 
 
 @pytest.mark.commands("create")
-def test_create_rejects_ttl_option_and_non_simple_collation(db):
+def test_create_rejects_ttl_option_and_accepts_a_collation(db):
     with pytest.raises(OperationFailure) as e:
         db.command("create", "c", expireAfterSeconds=10)
     assert e.value.code == 72
-    with pytest.raises(OperationFailure) as e:
-        db.command("create", "c", collation={"locale": "fr"})
-    assert "not supported" in str(e.value)
-    db.command("create", "c", collation={"locale": "simple"})
+    db.command("create", "c", collation={"locale": "fr"})
+    assert next(db.list_collections(filter={"name": "c"}))["options"]["collation"]["locale"] == "fr"
+    db.command("create", "s", collation={"locale": "simple"})
 
 
 @pytest.mark.commands("renameCollection")

@@ -20,6 +20,9 @@ N_FILTERS = 250
 N_SORTS = 60
 
 ABSENT = object()  # the reference's own "missing"
+# How the reference orders two strings: None = by code point; the collation tests set str.lower,
+# which is what ICU's "en" at strength 2 gives for the generated ASCII strings (case ignored).
+STRING_KEY = None
 
 
 # --- reference BSON order for null, numbers, strings, objects, arrays, bools ------------------------
@@ -62,6 +65,8 @@ def ref_cmp(a, b):
             if c:
                 return c
         return (len(a) > len(b)) - (len(a) < len(b))
+    if ra == 3 and STRING_KEY is not None:
+        a, b = STRING_KEY(a), STRING_KEY(b)
     return (a > b) - (a < b)
 
 
@@ -192,6 +197,9 @@ def rand_doc(rng, i):
     return doc
 
 
+CASED_SCALARS = [None, 0, 1, 1.5, "a", "A", "b", "B", "ab", "aB", "Ab", "ba", "", True]
+
+
 PATHS = ["a", "b", "c", "a.b", "a.c", "c.d", "a.0", "b.1"]
 
 
@@ -310,3 +318,95 @@ def test_sorts_agree_with_reference_evaluator():
         assert got == want, spec
         limit = rng.randrange(1, 50)
         assert [d["_id"] for d in sort_documents(docs, spec, limit=limit)] == want[:limit], (spec, limit)
+
+
+# --- collation and let -------------------------------------------------------------------------------
+CASE_INSENSITIVE = {"locale": "en", "strength": 2}
+
+
+def _with_scalars(scalars, fn):
+    global SCALARS
+    saved, SCALARS = SCALARS, scalars
+    try:
+        return fn()
+    finally:
+        SCALARS = saved
+
+
+def _with_string_key(key, fn):
+    global STRING_KEY
+    saved, STRING_KEY = STRING_KEY, key
+    try:
+        return fn()
+    finally:
+        STRING_KEY = saved
+
+
+def test_collated_filters_and_sorts_agree_with_reference_evaluator():
+    """Case-insensitive collation (ICU en, strength 2): filters, $in, ranges, $elemMatch and sorts
+    over mixed-case strings agree with the reference comparing lower-cased strings."""
+    from server.query.collation import parse_collation
+
+    collation = parse_collation(CASE_INSENSITIVE)
+    rng = random.Random(SEED + 2)
+
+    def run():
+        docs = [rand_doc(rng, i) for i in range(N_DOCS // 2)]
+        for _ in range(N_FILTERS):
+            flt = rand_filter(rng)
+            pred = compile_filter(flt, collation=collation)
+            for doc in docs:
+                assert bool(pred(doc)) == ref_match(flt, doc), (flt, doc)
+        for _ in range(N_SORTS // 2):
+            fields = rng.sample(["a", "b", "a.b", "c"], rng.randrange(1, 3))
+            spec = {f: rng.choice([1, -1]) for f in fields}
+
+            def compare_docs(x, y, spec=spec):
+                for path, direction in spec.items():
+                    c = ref_key_cmp(ref_sort_key_value(x, path, direction), ref_sort_key_value(y, path, direction))
+                    if c:
+                        return c * direction
+                return 0
+
+            want = [d["_id"] for d in sorted(docs, key=functools.cmp_to_key(compare_docs))]
+            assert [d["_id"] for d in sort_documents(docs, spec, collation=collation)] == want, spec
+
+    _with_scalars(CASED_SCALARS, lambda: _with_string_key(str.lower, run))
+
+
+def ref_expr_cmp(a, b):
+    """$expr comparison: whole values (no array traversal), missing below null."""
+    if a is ABSENT or b is ABSENT:
+        return (a is not ABSENT) - (b is not ABSENT)
+    return ref_cmp(a, b)
+
+
+def test_let_variables_in_expr_filters_agree_with_reference_evaluator():
+    """Filters comparing fields with ``let`` variables (evaluated once, as a command does), with and
+    without a case-insensitive collation."""
+    from server.query.collation import parse_collation
+    from server.query.expressions import evaluate_let
+
+    ops = {"$eq": lambda c: c == 0, "$ne": lambda c: c != 0, "$gt": lambda c: c > 0, "$gte": lambda c: c >= 0,
+           "$lt": lambda c: c < 0, "$lte": lambda c: c <= 0}
+    rng = random.Random(SEED + 3)
+
+    def run(collation):
+        docs = [rand_doc(rng, i) for i in range(N_DOCS // 3)]
+        for _ in range(N_FILTERS // 2):
+            value = rand_value(rng, 1)
+            # the variable is an expression: $literal of the value, or arithmetic for numbers
+            expr = {"$add": [value, 0]} if type(value) in (int, float) else {"$literal": value}
+            variables = evaluate_let({"v": expr})
+            field, op = rng.choice(["a", "b", "c"]), rng.choice(list(ops))
+            flt = {"$expr": {op: [f"${field}", "$$v"]}}
+            if rng.random() < 0.3:
+                flt = {"$and": [flt, {"$expr": {"$ne": ["$$NOW", None]}}]}
+            pred = compile_filter(flt, variables=variables, collation=collation)
+            for doc in docs:
+                want = ops[op](ref_expr_cmp(doc.get(field, ABSENT), value))
+                assert bool(pred(doc)) == want, (flt, value, doc)
+
+    _with_scalars(CASED_SCALARS, lambda: run(None))
+    _with_scalars(CASED_SCALARS, lambda: _with_string_key(str.lower, lambda: run(
+        parse_collation(CASE_INSENSITIVE))))

@@ -61,8 +61,8 @@ def test_project_add_fields_set_unset():
     assert run([{"$set": {"d": "$$REMOVE"}}], doc) == [{"_id": 1, "a": {"b": 1, "c": 2}}]
 
 
-def test_add_fields_on_array_of_documents_sets_field_in_each_element():
-    assert run([{"$addFields": {"a.x": 1}}], [{"a": [{"y": 1}, 5]}]) == [{"a": [{"y": 1, "x": 1}, 5]}]
+def test_add_fields_on_array_sets_field_in_each_element_and_replaces_scalars():
+    assert run([{"$addFields": {"a.x": 1}}], [{"a": [{"y": 1}, 5]}]) == [{"a": [{"y": 1, "x": 1}, {"x": 1}]}]  # as mongod
 
 
 def test_replace_root_and_replace_with():
