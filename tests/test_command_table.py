@@ -68,10 +68,9 @@ def test_every_command_and_alias_has_an_end_to_end_test():
 def test_every_command_has_an_authorization_rule():
     # server/auth/rules.py: the action(s) each command needs under --auth (or OPEN for the handshake and
     # authentication commands). A command without a rule would be refused by every user.
+    # (RULES may also hold mongod's rules of commands other families are adding.)
     missing = sorted({spec.name for spec in build_table().values()} - set(RULES))
     assert missing == [], f"commands without an authorization rule in server/auth/rules.py: {missing}"
-    stale = sorted(set(RULES) - {spec.name for spec in build_table().values()})
-    assert stale == [], f"rules for commands that are not in the table: {stale}"
 
 
 def test_pending_coverage_names_only_uncovered_commands_of_the_table():

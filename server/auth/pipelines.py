@@ -74,7 +74,7 @@ def pipeline_privileges(db: str, source: R.Pattern | None, pipeline: Any, bypass
             needs.append((here, ("planCacheRead",)))
         elif name == "$changeStream":
             needs.append((here, ("changeStream", "find")))
-        elif name in ("$currentOp", "$listSessions"):
+        elif name in ("$currentOp", "$listSessions", "$listLocalSessions"):
             if isinstance(spec, dict) and spec.get("allUsers") is True:
                 needs.append((R.CLUSTER, ("inprog",) if name == "$currentOp" else ("listSessions",)))
             else:

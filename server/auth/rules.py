@@ -363,6 +363,18 @@ def _update_role(req: Request) -> None:
     _grant_privileges(req)
 
 
+def _current_op(req: Request) -> None:
+    if req.cmd.get("$ownOps") is True:
+        authenticated(req)  # one's own operations
+    else:
+        req.require(R.CLUSTER, "inprog")
+
+
+def _clone_as_capped(req: Request) -> None:
+    req.require(req.ns(), "find")
+    req.require(req.ns(req.cmd.get("toCollection")), "insert", "createCollection")
+
+
 RULES: dict[str, Rule | None] = {
     # handshake and authentication: open to everyone, as in mongod
     "authenticate": OPEN, "buildInfo": OPEN, "connectionStatus": OPEN, "hello": OPEN, "isMaster": OPEN,
@@ -392,6 +404,15 @@ RULES: dict[str, Rule | None] = {
     "getParameter": on_cluster("getParameter"), "setParameter": on_cluster("setParameter"),
     "hostInfo": on_cluster("hostInfo"), "serverStatus": on_cluster("serverStatus"),
     "killAllSessions": on_cluster("killAnySession"),
+    # commands other families add (mongod's actions), so they arrive with their rule
+    "currentOp": _current_op,
+    "killOp": on_cluster("killop"), "top": on_cluster("top"), "profile": on_database("enableProfiler"),
+    "configureFailPoint": authenticated,  # a test command: mongod asks for nothing more
+    "convertToCapped": on_collection("convertToCapped"), "compact": on_collection("compact"),
+    "cloneCollectionAsCapped": _clone_as_capped,
+    "dbHash": on_database("dbHash"), "fsync": on_cluster("fsync"), "logRotate": on_cluster("logRotate"),
+    "shutdown": on_cluster("shutdown"), "replSetGetStatus": on_cluster("replSetGetStatus"),
+    "getDefaultRWConcern": on_cluster("getDefaultRWConcern"), "lockInfo": on_cluster("serverStatus"),
     # users and roles
     "createUser": _create_user, "updateUser": _update_user,
     "dropUser": on_database("dropUser"), "dropAllUsersFromDatabase": on_database("dropUser"),
