@@ -7,6 +7,8 @@ PY         := $(VENV)/bin/python
 NODE_DIR   := .node
 MONGOSH    := $(NODE_DIR)/node_modules/.bin/mongosh
 NODE_DRIVER := $(NODE_DIR)/node_modules/mongodb/package.json
+MMS        := $(NODE_DIR)/node_modules/mongodb-memory-server-core/package.json
+NPM_PACKAGES := mongosh@2 mongodb@6 mongodb-memory-server-core@10
 RUN_STAMP  := $(VENV)/.tidemark-run
 STAMP      := $(VENV)/.tidemark-dev
 PORT       ?= 27017
@@ -14,12 +16,19 @@ BIND_IP    ?= 127.0.0.1
 DBPATH     ?= ./data
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+# `make run` hides connection accepted/ended lines unless QUIET=0; METRICS_PORT=9216 serves /metrics.
+QUIET      ?= 1
+METRICS_PORT ?=
+RUN_FLAGS  := $(if $(filter 1 yes true,$(QUIET)),--quiet) $(if $(METRICS_PORT),--metricsPort $(METRICS_PORT))
 
 .PHONY: run test lint bench install npm clean distclean help
 
 help:
 	@echo "make run    - install (if needed) and start Tidemark on $(BIND_IP):$(PORT) with $(DBPATH)"
-	@echo "make test   - install everything (venv, npm mongosh + Node driver) and run the test suite"
+	@echo "              (QUIET=0 shows connection lines, METRICS_PORT=9216 serves Prometheus metrics)"
+	@echo "make npm    - install mongosh, the Node driver and mongodb-memory-server-core into .node/"
+	@echo "              (use .node/node_modules/.bin/mongosh without running the tests)"
+	@echo "make test   - install everything (venv, npm packages) and run the test suite"
 	@echo "make lint   - ruff, import-linter contracts, hadolint on docker/Dockerfile"
 	@echo "make bench  - run the benchmark (BENCH_ARGS=...)"
 	@echo "make clean  - remove caches and build output (keeps .venv, .node and data)"
@@ -40,14 +49,15 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
-$(MONGOSH) $(NODE_DRIVER):
-	npm install --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error mongosh@2 mongodb@6
+$(MONGOSH) $(NODE_DRIVER) $(MMS):
+	npm install --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error $(NPM_PACKAGES)
 
-npm: $(MONGOSH) $(NODE_DRIVER)
+npm: $(MONGOSH) $(NODE_DRIVER) $(MMS)
 
 run: $(RUN_STAMP)
 	@mkdir -p $(DBPATH)
-	$(VENV)/bin/tidemark --port $(PORT) --bind_ip $(BIND_IP) --dbpath $(DBPATH)
+	@$(if $(filter 1 yes true,$(QUIET)),echo "tidemark: connection lines are hidden; 'make run QUIET=0' shows them")
+	$(VENV)/bin/tidemark --port $(PORT) --bind_ip $(BIND_IP) --dbpath $(DBPATH) $(RUN_FLAGS)
 
 test: $(STAMP) npm
 	$(PY) -m pytest $(PYTEST_ARGS) tests/

@@ -91,6 +91,9 @@ class ErrorCode(enum.IntEnum):
     RPCProtocolNegotiationFailed = 126
     UnrecoverableRollbackError = 127
     CannotGrowDocumentInCappedNamespace = 10003
+    CappedPositionLost = 136
+    QueryPlanKilled = 175
+    CursorKilled = 237
     ViewDepthLimitExceeded = 149
     CommandNotSupportedOnView = 166
     OptionNotSupportedOnView = 167

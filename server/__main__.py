@@ -2,17 +2,23 @@
 
     tidemark --port 27017 --bind_ip 127.0.0.1 --dbpath ./data [--setParameter name=value]...
              [--logpath FILE [--logappend]] [--quiet] [--config FILE.yaml]
-             [--storageCompressor none|snappy|zstd] [--slowms MS] [--auth]
+             [--storageCompressor none|snappy|zstd] [--slowms MS] [--profile 0|1|2]
+             [--slowOpSampleRate RATE] [--metricsPort PORT] [--auth]
              [--tlsMode disabled|allowTLS|preferTLS|requireTLS --tlsCertificateKeyFile PEM
               [--tlsCAFile PEM] [--tlsAllowInvalidCertificates] ...]
+             [--storageEngine wiredTiger] [--noauth] [--nounixsocket] [--ipv6]   (launcher compatibility)
+
+``--version`` prints mongod's first line (``db version v7.0.0``, what launchers parse) then Tidemark's.
+``--replSet`` is refused with a clear message (exit 2): Tidemark is a standalone.
 
 A YAML ``--config`` file uses mongod's layout (``net.port``, ``net.bindIp``, ``storage.dbPath``,
 ``storage.compressor``, ``systemLog.path``, ``systemLog.quiet``, ``setParameter: {name: value}``,
-``operationProfiling.slowOpThresholdMs``, ``security.authorization: enabled``, ``net.tls.mode``,
-``net.tls.certificateKeyFile``, ``net.tls.certificateKeyFilePassword``, ``net.tls.CAFile``,
-``net.tls.allowInvalidCertificates``, ``net.tls.allowConnectionsWithoutCertificates``); flags given
-on the command line win over the file. A bad flag, value or config file prints a message and exits
-with status 2. The certificate key file password is never shown (``getCmdLineOpts`` redacts it).
+``operationProfiling.slowOpThresholdMs``/``mode``/``slowOpSampleRate``, ``security.authorization:
+enabled``, ``net.tls.mode``, ``net.tls.certificateKeyFile``, ``net.tls.certificateKeyFilePassword``,
+``net.tls.CAFile``, ``net.tls.allowInvalidCertificates``, ``net.tls.allowConnectionsWithoutCertificates``);
+flags given on the command line win over the file.
+A bad flag, value or config file prints a message and exits with status 2. The certificate key file
+password is never shown (``getCmdLineOpts`` redacts it).
 """
 
 from __future__ import annotations
@@ -70,8 +76,30 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--slowms", type=int, metavar="MS", help="log operations slower than MS (default 100)"
     )
+    parser.add_argument(
+        "--profile", type=int, choices=(0, 1, 2), metavar="LEVEL",
+        help="default profiling level of every database: 0 off, 1 slow operations, 2 all (default 0)",
+    )
+    parser.add_argument(
+        "--slowOpSampleRate", type=float, metavar="RATE", dest="slow_op_sample_rate",
+        help="fraction of slow operations logged/profiled (default 1.0)",
+    )
+    parser.add_argument(
+        "--metricsPort", type=int, metavar="PORT", dest="metrics_port",
+        help="serve Prometheus metrics at http://<bind_ip>:PORT/metrics (default: off)",
+    )
+    # mongod flags that launchers (mongodb-memory-server, test harnesses) pass.
+    parser.add_argument(
+        "--storageEngine", metavar="NAME", dest="storage_engine",
+        help="accepted for mongod compatibility: only 'wiredTiger' (Tidemark always stores in LMDB)",
+    )
+    parser.add_argument("--noauth", action="store_true", help="run without access control (the default)")
+    parser.add_argument(
+        "--nounixsocket", action="store_true", help="accepted for mongod compatibility (no Unix socket is opened)"
+    )
+    parser.add_argument("--ipv6", action="store_true", help="allow IPv6 addresses in --bind_ip")
+    parser.add_argument("--replSet", metavar="NAME", dest="repl_set", help="refused: Tidemark is a standalone")
     parser.add_argument("--auth", action="store_true", default=None, help="run with access control")
-    parser.add_argument("--noauth", action="store_true", help="run without access control (default)")
     parser.add_argument("--tlsMode", choices=TLS_MODES, dest="tls_mode", help="TLS for client connections")
     parser.add_argument("--tlsCertificateKeyFile", metavar="PEM", dest="tls_certificate_key_file",
                         help="the server's certificate and private key")
@@ -85,6 +113,24 @@ def _parser() -> argparse.ArgumentParser:
                         dest="tls_allow_connections_without_certificates",
                         help="with --tlsCAFile, also accept clients that present no certificate")
     return parser
+
+
+def _print_version() -> None:
+    """mongod's ``--version`` shape (launchers parse its first line) and then Tidemark's own."""
+    import json
+    import platform
+
+    from server.commands.handshake import MONGODB_VERSION, build_info_document, tidemark_version
+
+    info = build_info_document()
+    build = {"version": info["version"], "gitVersion": info["gitVersion"], "modules": info["modules"],
+             "allocator": info["allocator"],
+             "environment": {"distarch": info["buildEnvironment"]["distarch"],
+                             "target_arch": info["buildEnvironment"]["target_arch"]}}
+    print(f"db version v{MONGODB_VERSION}")
+    print("Build Info: " + json.dumps(build, indent=4))
+    print(f"tidemark {tidemark_version()} (MongoDB {MONGODB_VERSION} compatible, "
+          f"Python {platform.python_version()})")
 
 
 def _load_config(path: str) -> dict[str, Any]:
@@ -114,9 +160,7 @@ def parse_options(argv: list[str]) -> ServerOptions:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.version:
-        from server.commands.handshake import MONGODB_VERSION, tidemark_version
-
-        print(f"tidemark {tidemark_version()} (MongoDB {MONGODB_VERSION} compatible)")
+        _print_version()
         raise SystemExit(0)
     options = ServerOptions(argv=["tidemark", *argv])
     try:
@@ -138,6 +182,21 @@ def parse_options(argv: list[str]) -> ServerOptions:
         options.bind_ip = [part.strip() for part in str(bind).split(",") if part.strip()]
         if not options.bind_ip:
             parser.error("--bind_ip needs at least one address")
+    replication = _section(config, "replication") if isinstance(config.get("replication"), dict) else {}
+    if args.repl_set is not None or replication.get("replSetName"):
+        parser.error("--replSet is not supported: Tidemark is a standalone server (no replica sets, oplog "
+                     "or change streams); start it without --replSet")
+    engine = args.storage_engine or storage.get("engine")
+    if engine is not None and engine != "wiredTiger":
+        parser.error(f"Cannot start server with an unknown storage engine: {engine} (Tidemark stores its data "
+                     "in LMDB; only --storageEngine wiredTiger is accepted, for compatibility)")
+    options.storage_engine = engine
+    options.ipv6 = bool(args.ipv6 or net.get("ipv6"))
+    if args.bind_ip_all and options.ipv6:
+        options.bind_ip = ["0.0.0.0", "::"]
+    if not options.ipv6 and any(":" in host for host in options.bind_ip):
+        parser.error(f"--bind_ip {','.join(options.bind_ip)} has an IPv6 address: start with --ipv6 to listen on it")
+    options.noauth = bool(args.noauth)
     options.dbpath = args.dbpath or storage.get("dbPath") or "./data"
     compressor = args.storage_compressor or storage.get("compressor") or "zstd"
     if compressor not in COMPRESSORS:
@@ -150,6 +209,21 @@ def parse_options(argv: list[str]) -> ServerOptions:
     if not isinstance(slowms, int) or slowms < 0:
         parser.error(f"slowms must be a non-negative integer, got {slowms!r}")
     options.slowms = slowms
+    modes = {"off": 0, "slowOp": 1, "all": 2}
+    mode = profiling.get("mode", "off")
+    if args.profile is None and mode not in modes:
+        parser.error(f"operationProfiling.mode must be one of off, slowOp, all; got {mode!r}")
+    options.profile = args.profile if args.profile is not None else modes[mode]
+    rate = (args.slow_op_sample_rate if args.slow_op_sample_rate is not None
+            else profiling.get("slowOpSampleRate", 1.0))
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0.0 <= rate <= 1.0:
+        parser.error(f"slowOpSampleRate must be between 0.0 and 1.0, got {rate!r}")
+    options.slow_op_sample_rate = float(rate)
+    metrics_port = args.metrics_port if args.metrics_port is not None else net.get("metricsPort")
+    if metrics_port is not None and (not isinstance(metrics_port, int) or not 0 < metrics_port <= 65535
+                                     or metrics_port == port):
+        parser.error(f"metricsPort must be between 1 and 65535 and differ from the port, got {metrics_port!r}")
+    options.metrics_port = metrics_port
     options.config = args.config
     _security_options(parser, args, options, security, tls)
     options.set_parameters = [f"{name}={_yaml_scalar(value)}" for name, value in file_params.items()]
@@ -164,6 +238,8 @@ def _security_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
     authorization = security.get("authorization", "disabled")
     if authorization not in ("enabled", "disabled"):
         parser.error(f"security.authorization must be 'enabled' or 'disabled', got {authorization!r}")
+    if args.auth and args.noauth:
+        parser.error("--auth and --noauth cannot be used together")
     options.auth = bool(args.auth) if args.auth or args.noauth else authorization == "enabled"
     mode = args.tls_mode or tls.get("mode", "disabled")
     if mode not in TLS_MODES:
@@ -200,9 +276,14 @@ def _yaml_scalar(value: Any) -> str:
 def _parsed_view(options: ServerOptions) -> dict[str, Any]:
     """The mongod-style nested view that getCmdLineOpts reports as ``parsed``."""
     parsed: dict[str, Any] = {
-        "net": {"bindIp": ",".join(options.bind_ip), "port": options.port},
-        "storage": {"dbPath": options.dbpath, "compressor": options.storage_compressor},
+        "net": {"bindIp": ",".join(options.bind_ip), "port": options.port,
+                **({"ipv6": True} if options.ipv6 else {}),
+                **({"metricsPort": options.metrics_port} if options.metrics_port else {})},
+        "storage": {"dbPath": options.dbpath, "compressor": options.storage_compressor,
+                    **({"engine": options.storage_engine} if options.storage_engine else {})},
     }
+    if options.noauth:
+        parsed["security"] = {"authorization": "disabled"}
     if options.config:
         parsed["config"] = options.config
     if options.set_parameters:
@@ -214,8 +295,15 @@ def _parsed_view(options: ServerOptions) -> dict[str, Any]:
         system_log["quiet"] = True
     if system_log:
         parsed["systemLog"] = system_log
+    profiling: dict[str, Any] = {}
+    if options.profile:
+        profiling["mode"] = {1: "slowOp", 2: "all"}[options.profile]
     if options.slowms != 100:
-        parsed["operationProfiling"] = {"slowOpThresholdMs": options.slowms}
+        profiling["slowOpThresholdMs"] = options.slowms
+    if options.slow_op_sample_rate != 1.0:
+        profiling["slowOpSampleRate"] = options.slow_op_sample_rate
+    if profiling:
+        parsed["operationProfiling"] = profiling
     if options.auth:
         parsed["security"] = {"authorization": "enabled"}
     if options.tls_mode != "disabled":

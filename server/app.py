@@ -95,6 +95,7 @@ class App:
         self.servers: list[asyncio.AbstractServer] = []
         self.stopping = asyncio.Event()
         self.port: int | None = None
+        self.metrics: Any = None  # server.metrics.MetricsEndpoint while --metricsPort serves
 
     async def start(self) -> None:
         options = self.options
@@ -126,7 +127,6 @@ class App:
         dispatcher = Dispatcher(state)
         for hook in LIFECYCLE_HOOKS:
             await hook.on_startup(state)
-        _tune_gc()
         loop = asyncio.get_running_loop()
 
         def factory(over_tls: bool = False) -> Connection:
@@ -135,6 +135,7 @@ class App:
             self.connections.add(conn)
             return conn
 
+        listening_port = options.port
         try:
             for host in options.bind_ip:
                 if tls_context is None:
@@ -148,11 +149,18 @@ class App:
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
+            if options.metrics_port:
+                from server import metrics  # prometheus-client is only loaded when asked for
+
+                listening_port = options.metrics_port
+                self.metrics = metrics.start(state, options.bind_ip, options.metrics_port)
         except OSError as exc:
+            for server in self.servers:
+                server.close()
             await self._close_state()
             reason = "Address already in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
             raise StartupError(
-                f"Error setting up listener on {','.join(options.bind_ip)}:{options.port}: {reason}",
+                f"Error setting up listener on {','.join(options.bind_ip)}:{listening_port}: {reason}",
                 EXIT_NET_ERROR,
             ) from None
         self.port = options.port
@@ -166,6 +174,9 @@ class App:
                 startup=True,
             )
         log.info("NETWORK", 23015, "Listening on", ctx="listener", address=",".join(options.bind_ip))
+        if options.metrics_port:
+            log.info("NETWORK", 4615612, "Serving Prometheus metrics", ctx="listener",
+                     address=",".join(options.bind_ip), port=options.metrics_port, path="/metrics")
         log.info(
             "NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port,
             ssl="off" if tls_context is None else "on",
@@ -203,6 +214,9 @@ class App:
         log.info("CONTROL", 4784900, "Stepping down the listener", ctx="SignalHandler")
         for server in self.servers:
             server.close()
+        if self.metrics is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
+            self.metrics = None
         connections = list(self.connections)
         if connections:
             done, pending = await asyncio.wait(
@@ -240,6 +254,10 @@ async def serve(options: ServerOptions) -> int:
         log.error("CONTROL", 20557, "Fatal error at start-up", ctx="initandlisten", error=exc.message)
         print(f"tidemark: {exc.message}", file=sys.stderr)
         return exc.exit_code
+    # A process-wide choice, so only the server's own process makes it: an App embedded in another
+    # program (tidemark.testing, the lifecycle tests) must not freeze its host's heap — frozen objects
+    # are never collected, and at exit extension modules report them as leaked.
+    _tune_gc()
     await app.serve_until_stopped()
     return 0
 

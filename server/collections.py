@@ -27,6 +27,7 @@ from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import capped
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
@@ -285,6 +286,8 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
         from server.commands.ddl import ensure_collection
 
         old = w.get_collection(ns)
+        if capped.limits(old) is not None:
+            raise MongoError(17152, f"namespace '{ns}' is capped so it can't be used for $out")
         indexes = [s for s in (old.indexes if old else ()) if s["name"] != "_id_"]
         options = dict(old.options) if old else {}
         if old is not None:
@@ -336,8 +339,11 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
                                             "for at least one document in the source collection")
                 if when_not_matched == "insert":
                     new = C.prepare_insert(doc)
+                    raw = C.encode_doc(new)
+                    if capped.limits(info) is not None:
+                        capped.limits(info).check_document(len(raw))
                     info, keys = C.write_keys(w, info, new)
-                    w.insert(info, C.encode_doc(new), keys)
+                    w.insert(info, raw, keys)
                 continue
             rid, old = existing
             if when_matched == "fail":
@@ -348,6 +354,7 @@ def _merge_into(server, db: str, spec: Any, docs) -> None:
             new["_id"] = old["_id"]
             info, keys = C.write_keys(w, info, new)
             w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), keys)
+        capped.trim(w, info)
 
     server.engine.write(fn).result()
 
@@ -360,10 +367,20 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
         stage_doc = getattr(ts, "coll_stats_stage_document", None)
         if stage_doc is None:
             from server.commands.timeseries_admin import coll_stats_stage_document as stage_doc
-        return [stage_doc(server, db, coll, spec or {})]
-    from server.commands.stats import coll_stats_document
+        doc = stage_doc(server, db, coll, spec or {})
+    else:
+        from server.commands.stats import coll_stats_document
 
-    return [coll_stats_document(server, db, coll, spec or {})]
+        doc = coll_stats_document(server, db, coll, spec or {})
+    # The header every $collStats document shares, in mongod's order: the real host:port and the
+    # collection's latencies as top records them (server/top.py).
+    head = {"ns": doc.pop("ns"), "host": server.host, "localTime": doc.pop("localTime", None)}
+    doc.pop("host", None)
+    latency = (spec or {}).get("latencyStats")
+    if latency is not None:
+        histograms = isinstance(latency, dict) and bool(latency.get("histograms"))
+        head["latencyStats"] = server.top.latency_stats(C.ns_of(db, coll), histograms)
+    return [{**head, **doc}]
 
 
 def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
@@ -371,7 +388,7 @@ def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
         info = r.get_collection(C.ns_of(db, coll))
         if info is None:
             return []
-        return [{"name": s["name"], "key": s["key"], "host": "localhost",
+        return [{"name": s["name"], "key": s["key"], "host": server.host,
                  "accesses": {"ops": Int64(0), "since": None}, "spec": C.public_index_spec(s)}
                 for s in info.indexes]
 
@@ -423,12 +440,18 @@ class FindSpec:
             raise MongoError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0")
         if self.hint is not None and not isinstance(self.hint, (str, dict)):
             raise MongoError(ErrorCode.FailedToParse, "hint must be either a string or nested object")
-        for unsupported in ("returnKey", "showRecordId", "tailable", "awaitData"):
+        for unsupported in ("returnKey", "showRecordId"):
             if cmd.get(unsupported):
-                if unsupported in ("tailable", "awaitData"):
-                    raise MongoError(ErrorCode.BadValue,
-                                     "error processing query: tailable cursor requested on non capped collection")
                 raise MongoError(ErrorCode.CommandNotSupported, f"find option '{unsupported}' is not supported by Tidemark")
+        self.tailable = bool(cmd.get("tailable", False))
+        self.await_data = bool(cmd.get("awaitData", False))
+        if self.await_data and not self.tailable:
+            raise MongoError(ErrorCode.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'")
+        if self.tailable:
+            if self.sort and self.sort != {"$natural": 1}:
+                raise MongoError(ErrorCode.BadValue, "cannot use tailable option with a sort other than {$natural: 1}")
+            if self.single_batch:
+                raise MongoError(ErrorCode.BadValue, "cannot use tailable option with the 'singleBatch' option")
         if (self.min is not None or self.max is not None) and not self.hint:
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
         self.variables = _q("expressions").evaluate_let(self.let)  # once per command, with NOW
@@ -594,11 +617,15 @@ def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=N
     validator = None if validator_bypass else C.validator_for(info)
     if validator is not None:
         validator.check(new)
+    cap = capped.limits(info)
+    if cap is not None:
+        cap.check_document(len(raw))
     try:
         info, keys = C.write_keys(w, info, new)
         w.insert(info, raw, keys)
     except StorageError as e:
         raise storage_error(info, e, new) from None
+    capped.trim(w, info, cap)
     return new
 
 

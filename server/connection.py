@@ -31,7 +31,7 @@ from protocol.messages import (
     encode_op_reply,
 )
 from server import log, tls
-from server.context import ConnectionInfo, ServerState
+from server.context import CloseConnection, ConnectionInfo, ServerState
 from server.dispatch import Dispatcher, error_reply
 
 if TYPE_CHECKING:
@@ -185,6 +185,11 @@ class Connection(asyncio.Protocol):
                     self.transport.resume_reading()
                 try:
                     await self._handle(frame)
+                except CloseConnection:  # failCommand's closeConnection: no reply, no error
+                    self._closing = True
+                    self._pending.clear()
+                    if self.transport is not None:
+                        self.transport.close()
                 except Exception as exc:  # a bug outside dispatch: drop this connection, not the server
                     log.exception(
                         "NETWORK",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
@@ -20,6 +21,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from protocol.errors import ErrorCode, MongoError
+from server.failpoints import FailPoints
+from server.profiler import Profiler
+from server.session_cache import SessionCache
+from server.tailable import InsertNotifier
+from server.top import Top
 
 if TYPE_CHECKING:
     from server.cursors import CursorRegistry
@@ -44,6 +50,12 @@ class CommandSpec:
     aliases: tuple[str, ...] = ()
     admin_only: bool = False
     counter: str | None = "command"
+    test_only: bool = False  # exists only with --setParameter enableTestCommands=1 (like mongod)
+
+
+class CloseConnection(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised by dispatch to drop the client's connection without a reply (failCommand's
+    ``closeConnection``); the connection closes quietly."""
 
 
 @dataclass
@@ -60,6 +72,12 @@ class ServerOptions:
     config: str | None = None
     storage_compressor: str = "zstd"
     slowms: int = 100
+    profile: int = 0  # default profiling level of every database (--profile, operationProfiling.mode)
+    slow_op_sample_rate: float = 1.0
+    metrics_port: int | None = None  # Prometheus endpoint (server/metrics.py); None: off
+    storage_engine: str | None = None  # --storageEngine as given (only "wiredTiger" is accepted)
+    ipv6: bool = False
+    noauth: bool = False
     # Access control and TLS (server.auth, server.tls): --auth, --tlsMode and the tls* files.
     auth: bool = False
     tls_mode: str = "disabled"  # disabled | allowTLS | preferTLS | requireTLS
@@ -117,12 +135,33 @@ class ServerState:
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     # Extra serverStatus sections ("bucketCatalog", ...): name -> zero-argument callable -> dict.
     status_sections: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+    # Per-namespace usage and latencies (server/top.py) and the profiler (server/profiler.py; its
+    # slowms comes from the options when the state is created).
+    top: Top = field(default_factory=Top)
+    profiler: Profiler | None = None
+    # Logical sessions seen by this server (server/session_cache.py, $listLocalSessions).
+    sessions: SessionCache = field(default_factory=SessionCache)
+    # Fail points armed by configureFailPoint (server/failpoints.py; test commands only).
+    failpoints: FailPoints = field(default_factory=FailPoints)
+    # Wakes awaitData getMores when documents are inserted (server/tailable.py).
+    tailing: InsertNotifier = field(default_factory=InsertNotifier)
+
+
+    def __post_init__(self) -> None:
+        if self.profiler is None:
+            self.profiler = Profiler(self.options.slowms, self.options.slow_op_sample_rate,
+                                     self.options.profile)
+
+    @property
+    def host(self) -> str:
+        """``hostname:port`` as mongod reports itself (serverStatus, $collStats, $indexStats)."""
+        return f"{socket.gethostname()}:{self.options.port}"
 
 
 class CommandContext:
     """Per-command context: target database, server and connection state, and deadline helpers."""
 
-    __slots__ = ("server", "conn", "db", "command_name", "lsid", "deadline")
+    __slots__ = ("server", "conn", "db", "command_name", "lsid", "deadline", "facts")
 
     def __init__(
         self,
@@ -140,6 +179,9 @@ class CommandContext:
         self.command_name = command_name
         self.lsid = lsid
         self.deadline = time.monotonic() + max_time_ms / 1000 if max_time_ms else None
+        # How a read found its documents (server.profiler.ReadFacts), left by find/aggregate/getMore
+        # for the profiler and the slow-query log.
+        self.facts: Any = None
 
     async def run_blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run synchronous (storage/query) work in the server's thread pool."""

@@ -10,6 +10,8 @@ Invariants:
   would overflow the batch is kept back for the next one. The registry peeks one document past a
   full batch so an exhausted cursor is reported with id 0 instead of needing an empty getMore.
 - A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
+- A ``tailable`` cursor (server/tailable.py) stays open when its iterator runs dry: the next getMore
+  asks the same iterator again. It closes when the iterator says it is ``finished`` (a limit reached).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ class Cursor:
     killed: bool = False
     pending: Any = _NOTHING  # one document held back (peeked or too big for the last batch)
     owner: str | None = None  # "user@db" that opened it (only its owner may getMore it under --auth)
+    tailable: bool = False
+    await_data: bool = False
+    facts: Any = None  # server.profiler.ReadFacts of the read this cursor continues
 
     def close(self) -> None:
         close = getattr(self.iterator, "close", None)
@@ -116,13 +121,16 @@ class CursorRegistry:
         batch_size: int | None = None,
         lsid: Any = None,
         no_timeout: bool = False,
+        tailable: bool = False,
+        await_data: bool = False,
     ) -> Cursor:
         """Like :meth:`register`, returning the :class:`Cursor` itself."""
         while True:
             cursor_id = secrets.randbits(63)
             if cursor_id and cursor_id not in self._cursors:
                 break
-        cursor = Cursor(cursor_id, ns, iter(iterator), batch_size, lsid, no_timeout)
+        cursor = Cursor(cursor_id, ns, iter(iterator), batch_size, lsid, no_timeout,
+                        tailable=tailable, await_data=await_data)
         self._cursors[cursor_id] = cursor
         return cursor
 
@@ -138,6 +146,13 @@ class CursorRegistry:
         if not cursor.in_use:
             cursor.close()
         return True
+
+    def kill_namespace(self, ns: str) -> int:
+        """Kill every cursor over ``ns`` (the collection was dropped, renamed or replaced)."""
+        doomed = [c.id for c in self._cursors.values() if c.ns == ns]
+        for cursor_id in doomed:
+            self.kill(cursor_id)
+        return len(doomed)
 
     def kill_sessions(self, lsid_ids: set[Any] | None) -> int:
         """Kill every cursor opened under one of the given session ids (``lsid.id`` values), or under
@@ -190,6 +205,8 @@ class CursorRegistry:
             raise
         cursor.in_use = False
         cursor.last_used = time.monotonic()
+        if exhausted and cursor.tailable and not getattr(cursor.iterator, "finished", False):
+            exhausted = False  # a tail ran dry for now: the next getMore looks again
         if exhausted or cursor.killed:
             self.kill(cursor.id)
             cursor.close()
@@ -206,6 +223,9 @@ async def cursor_reply(
     first: bool = True,
     *,
     no_timeout: bool = False,
+    tailable: bool = False,
+    await_data: bool = False,
+    facts: Any = None,
 ) -> dict[str, Any]:
     """Open a cursor over ``iterator`` and answer its first batch, MongoDB-style:
     ``{"cursor": {"firstBatch": [...], "id": Int64, "ns": ns}}``.
@@ -214,7 +234,9 @@ async def cursor_reply(
     cursor after this batch. Documents in the batch are RawBSONDocuments (encoded once, here).
     """
     registry: CursorRegistry = ctx.server.cursors
-    cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout)
+    cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout, tailable=tailable,
+                           await_data=await_data)
+    cursor.facts = facts
     cursor.owner = ctx.conn.user
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     batch, cursor_id = await registry.next_batch(ctx, cursor, limit)

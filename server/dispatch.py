@@ -11,6 +11,7 @@ the log, and the connection stays open.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -22,19 +23,30 @@ from server.commands import (
     admin,
     aggregate,
     auth,
+    capped,
     crud,
     cursors,
     databases,
     ddl,
     handshake,
     indexes,
+    profiling,
+    replication,
     roles,
     sessions,
     stats,
+    testing,
     users,
 )
 from server.commands.concerns import check_concerns
-from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec, ConnectionInfo, ServerState
+from server.context import (
+    GENERIC_ARGUMENTS,
+    CloseConnection,
+    CommandContext,
+    CommandSpec,
+    ConnectionInfo,
+    ServerState,
+)
 from storage.errors import StorageError
 
 FAMILIES = (
@@ -42,7 +54,8 @@ FAMILIES = (
     admin,
     sessions,
     cursors,
-    databases, ddl, crud, aggregate, indexes, stats,
+    databases, ddl, crud, aggregate, indexes, stats, capped,
+    profiling, replication, testing,
     auth, users, roles,
 )
 
@@ -103,18 +116,37 @@ def _max_time_ms(cmd: dict[str, Any]) -> int | None:
     return int(value) or None
 
 
+async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], conn: ConnectionInfo) -> None:
+    """failCommand's effect on this command, if it fires: block, then close or fail (server/failpoints.py)."""
+    action = failpoints.before((spec.name, *spec.aliases), cmd, conn)
+    if action is None:
+        return
+    if action.block_ms:
+        await asyncio.sleep(action.block_ms / 1000)
+    if action.close:
+        log.info("COMMAND", 20431, "Failing command via 'failCommand' failpoint: closing connection",
+                 ctx=f"conn{conn.id}", command=spec.name)
+        raise CloseConnection()
+    if action.error is not None:
+        raise action.error
+
+
 class Dispatcher:
     """Runs one command document against the table and always returns a reply document."""
 
     def __init__(self, server: ServerState, table: dict[str, CommandSpec] | None = None):
         self.server = server
-        self.table = build_table() if table is None else table
+        table = build_table() if table is None else table
+        if not server.params["enableTestCommands"]:
+            table = {name: spec for name, spec in table.items() if not spec.test_only}
+        self.table = table
         server.commands = self.table
 
     async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any]) -> dict[str, Any]:
         started = time.monotonic()
         name = next(iter(cmd), "") if cmd else ""
         spec = self.table.get(name)
+        ctx = None
         try:
             if spec is None:
                 if not name:
@@ -128,30 +160,36 @@ class Dispatcher:
             cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
+            lsid = cmd.get("lsid")
+            if lsid is not None:
+                self.server.sessions.touch(lsid, conn)
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
             if "readConcern" in cmd or "writeConcern" in cmd:
                 check_concerns(cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
+            failpoints = self.server.failpoints
+            if failpoints.active:
+                await _inject_failure(failpoints, spec, cmd, conn)
             ctx = CommandContext(
                 self.server, conn, db, spec.name, lsid=cmd.get("lsid"), max_time_ms=_max_time_ms(cmd)
             )
             reply = await spec.handler(ctx, cmd)
             reply["ok"] = 1.0
+            if failpoints.active:
+                reply.update(failpoints.write_concern_error((spec.name, *spec.aliases), cmd, conn) or {})
+        except CloseConnection:
+            raise
         except Exception as exc:  # noqa: BLE001 - this is the one translation point
             if spec is None:
                 self.server.opcounters["command"] += 1
             reply = error_reply(exc, context=f"conn{conn.id}")
-        elapsed_ms = (time.monotonic() - started) * 1000
-        if elapsed_ms > self.server.options.slowms:
-            log.info(
-                "COMMAND",
-                51803,
-                "Slow query",
-                ctx=f"conn{conn.id}",
-                type="command",
-                ns=f"{cmd.get('$db')}.{cmd.get(name) if isinstance(cmd.get(name), str) else '$cmd'}",
-                command=name,
-                durationMillis=int(elapsed_ms),
-                ok=reply.get("ok"),
-            )
+        elapsed = time.monotonic() - started
+        server = self.server
+        db = cmd.get("$db")
+        if spec is not None and isinstance(db, str):
+            server.top.record(spec.name, cmd, db, elapsed)
+        if server.profiler.should_look(elapsed * 1000) and isinstance(db, str):
+            facts = ctx.facts if ctx is not None else None
+            await server.profiler.finish(server, conn, db, spec.name if spec else name, cmd, reply,
+                                         elapsed * 1000, facts)
         return reply

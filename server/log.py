@@ -80,7 +80,10 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def format_line(severity: str, component: str, log_id: int, ctx: str, msg: str, attr: dict | None) -> str:
+def format_line(severity: str, component: str, log_id: int, ctx: str, msg: str, attr: dict | None,
+                extra: dict | None = None) -> str:
+    """One JSON line; ``extra`` adds top-level fields after ``attr`` (``truncated``/``size`` when an
+    attribute was truncated, as mongod writes them)."""
     entry: dict[str, Any] = {
         "t": {"$date": _timestamp()},
         "s": severity,
@@ -91,6 +94,8 @@ def format_line(severity: str, component: str, log_id: int, ctx: str, msg: str, 
     }
     if attr:
         entry["attr"] = attr
+    if extra:
+        entry.update(extra)
     return json.dumps(entry, separators=(",", ":"), default=_jsonable, ensure_ascii=False)
 
 
@@ -104,11 +109,12 @@ def log(
     attr: dict | None = None,
     startup: bool = False,
     chatter: bool = False,
+    extra: dict | None = None,
 ) -> None:
     """Write one event. ``chatter`` events (connection accepted/ended) are dropped when quiet."""
     if chatter and _sink.quiet:
         return
-    line = format_line(severity, component, log_id, ctx, msg, attr)
+    line = format_line(severity, component, log_id, ctx, msg, attr, extra)
     with _sink.lock:
         _sink.stream.write(line + "\n")
         _sink.stream.flush()

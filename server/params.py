@@ -110,6 +110,14 @@ SPECS: tuple[ParamSpec, ...] = (
         "with access control on and no user yet, let a localhost connection create the first user",
     ),
     ParamSpec(
+        "enableTestCommands",
+        False,
+        _parse_bool,
+        True,
+        False,
+        "enable test-only commands such as configureFailPoint (start-up only, like mongod)",
+    ),
+    ParamSpec(
         "featureCompatibilityVersion",
         {"version": "7.0"},
         _read_only,

@@ -413,6 +413,8 @@ RULES: dict[str, Rule | None] = {
     "dbHash": on_database("dbHash"), "fsync": on_cluster("fsync"), "logRotate": on_cluster("logRotate"),
     "shutdown": on_cluster("shutdown"), "replSetGetStatus": on_cluster("replSetGetStatus"),
     "getDefaultRWConcern": on_cluster("getDefaultRWConcern"), "lockInfo": on_cluster("serverStatus"),
+    "replSetGetConfig": on_cluster("replSetGetConfig"), "replSetInitiate": on_cluster("replSetConfigure"),
+    "abortTransaction": authenticated, "commitTransaction": authenticated,
     # users and roles
     "createUser": _create_user, "updateUser": _update_user,
     "dropUser": on_database("dropUser"), "dropAllUsersFromDatabase": on_database("dropUser"),

@@ -147,7 +147,7 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     uptime = time.monotonic() - state.started_monotonic
     memory = _PROCESS.memory_info()
     sections: dict[str, Any] = {
-        "host": f"{socket.gethostname()}:{state.options.port}",
+        "host": state.host,
         "version": MONGODB_VERSION,
         "process": "mongod",
         "pid": Int64(os.getpid()),
@@ -168,6 +168,8 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
             "numRequests": Int64(state.num_requests),
         },
         "opcounters": {name: Int64(count) for name, count in state.opcounters.items()},
+        "opLatencies": {kind: {"latency": Int64(h["latency"]), "ops": Int64(h["ops"])}
+                        for kind, h in state.top.op_latencies().items()},
         "mem": {
             "bits": 64,
             "resident": memory.rss // (1024 * 1024),

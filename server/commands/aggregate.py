@@ -15,7 +15,9 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server import collections as access
 from server.commands import _collection as C
+from server.commands import replication
 from server.context import CommandSpec
+from server.profiler import ReadFacts
 from server.query import plan as planner
 
 # --------------------------------------------------------------------------------------------------
@@ -56,6 +58,13 @@ def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
 
 async def aggregate(ctx, cmd: dict) -> dict:
     target, pipeline = parse_aggregate(cmd)
+    replication.check_change_stream(pipeline)
+    sessions = None
+    if replication.is_list_local_sessions(pipeline):
+        if isinstance(target, str):
+            raise MongoError(ErrorCode.InvalidNamespace, "$listLocalSessions must be run against the database "
+                                                         "with {aggregate: 1}, not a collection")
+        sessions = replication.local_sessions(ctx, pipeline[0]["$listLocalSessions"])  # loop-side state
     if any(isinstance(s, dict) and ("$out" in s or "$merge" in s) for s in pipeline):
         C.check_no_transaction(cmd)
     elif "startTransaction" in cmd or "autocommit" in cmd:
@@ -81,16 +90,22 @@ async def aggregate(ctx, cmd: dict) -> dict:
     budget = access.TimeBudget(max_time)
 
     def work():
+        if sessions is not None:
+            pctx = access.pipeline_context(ctx.server, db, "$cmd.aggregate", variables=let,
+                                           allow_disk_use=allow_disk)
+            return access.run_pipeline(pipeline[1:], sessions, pctx)
         if name is None:
             return _db_level(ctx.server, db, pipeline, let, allow_disk, collation)
         access.check_output_stage(ctx.server, db, pipeline)
-        return access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
-                                allow_disk_use=allow_disk, ctx=ctx, budget=budget, collation=collation).docs
+        result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
+                                  allow_disk_use=allow_disk, ctx=ctx, budget=budget, collation=collation)
+        ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
+        return result.docs
 
     docs = budget.outer(await ctx.run_blocking(work))
     from server.cursors import cursor_reply
 
-    return await cursor_reply(ctx, ns, docs, batch_size, False, first=True)
+    return await cursor_reply(ctx, ns, docs, batch_size, False, first=True, facts=ctx.facts)
 
 
 def _evaluate_let(let: dict | None) -> dict:
@@ -122,10 +137,11 @@ def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=
 VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
 
 
-def _server_info() -> dict:
+def _server_info(server) -> dict:
     import socket
 
-    return {"host": socket.gethostname(), "port": 27017, "version": "7.0.0", "gitVersion": "tidemark"}
+    return {"host": socket.gethostname(), "port": server.options.port, "version": "7.0.0",
+            "gitVersion": "tidemark"}
 
 
 def _stage_list(pipeline: list[dict]) -> list[dict]:
@@ -162,13 +178,13 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     result = await ctx.run_blocking(work)
     ns = C.ns_of(db, name) if name else f"{db}.$cmd.aggregate"
     if result is None:
-        return {"stages": _stage_list(pipeline), "serverInfo": _server_info()}
+        return {"stages": _stage_list(pipeline), "serverInfo": _server_info(ctx.server)}
     res, n, millis = result
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
         buckets_ns = C.ns_of(db, await ctx.run_blocking(buckets_name))
         stages = _timeseries_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity)
-        return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(),
+        return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server),
                 "command": {"aggregate": name, "pipeline": pipeline}}
     planner_doc = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
                    "winningPlan": res.plan.explain(has_sort=sort is not None, filter=flt)
@@ -178,7 +194,7 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     if n is not None:
         cursor_stage["$cursor"]["executionStats"] = _exec_stats(n, millis, res.stats)
     reply = {"explainVersion": "1", "stages": [cursor_stage, *_stage_list(res.pipeline)],
-             "serverInfo": _server_info(), "command": {"aggregate": name, "pipeline": pipeline}}
+             "serverInfo": _server_info(ctx.server), "command": {"aggregate": name, "pipeline": pipeline}}
     return reply
 
 
@@ -287,6 +303,7 @@ async def explain(ctx, cmd: dict) -> dict:
     db = ctx.db
     if command == "aggregate":
         target, pipeline = parse_aggregate({**inner, "explain": True})
+        replication.check_change_stream(pipeline)
         return await explain_aggregate(ctx, db, target if isinstance(target, str) else None, pipeline,
                                        inner, verbosity)
     if command == "find":
@@ -325,7 +342,7 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
              "queryPlanner": {"namespace": res.namespace, "indexFilterSet": False, "parsedQuery": spec.filter,
                               "maxIndexedOrSolutionsReached": False, "maxIndexedAndSolutionsReached": False,
                               "maxScansToExplodeReached": False, "winningPlan": win, "rejectedPlans": []},
-             "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": _server_info()}
+             "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": _server_info(ctx.server)}
     if n is not None:
         reply["executionStats"] = _exec_stats(n, millis, res.stats)
         # Compass draws its plan tree from executionStages: the winning plan with the counters on top
@@ -392,7 +409,7 @@ async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
     return {"explainVersion": "1",
             "queryPlanner": {"namespace": C.ns_of(ctx.db, name), "indexFilterSet": False, "parsedQuery": flt,
                              "winningPlan": win, "rejectedPlans": []},
-            "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": _server_info()}
+            "command": {k: v for k, v in cmd.items() if k != "$db"}, "serverInfo": _server_info(ctx.server)}
 
 
 

@@ -22,8 +22,11 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from protocol.messages import RawDocuments, materialize
 from server import collections as access
+from server import tailable
 from server.commands import _collection as C
+from server.commands import capped
 from server.context import CommandSpec
+from server.profiler import ReadFacts
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
@@ -185,12 +188,15 @@ async def insert(ctx, cmd: dict) -> dict:
         coll = ensure_collection(w, ns)
         validator = None if bypass else C.validator_for(coll)
         same = indexes is not None and C.index_signature(coll.indexes) == C.index_signature(indexes)
+        cap = capped.limits(coll)
         n, errors = 0, []
         for i, doc, raw, err, keys in prepared:
             if err is None:
                 try:
                     if validator is not None:
                         validator.check(doc)
+                    if cap is not None:
+                        cap.check_document(len(raw))
                     coll, keys = C.write_keys(w, coll, doc, keys if same else None)
                     w.insert(coll, raw, keys)
                     n += 1
@@ -202,9 +208,13 @@ async def insert(ctx, cmd: dict) -> dict:
             errors.append(err.to_write_error(i))
             if ordered:
                 break
+        if cap is not None:
+            capped.trim(w, coll, cap)
         return n, errors
 
     n, errors = await _write(ctx, fn)
+    if n:
+        ctx.server.tailing.notify(ns)
     return _reply(n, errors)
 
 
@@ -216,8 +226,11 @@ async def insert(ctx, cmd: dict) -> dict:
 async def find(ctx, cmd: dict) -> dict:
     spec = access.FindSpec(cmd)
     ns = C.ns_of(ctx.db, spec.name)
+    if spec.tailable:
+        return await tailable.find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
     result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, budget, True)
+    ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
     docs = budget.outer(result.docs)
     batch_size = spec.batch_size
     single = spec.single_batch
@@ -226,7 +239,7 @@ async def find(ctx, cmd: dict) -> dict:
     from server.cursors import cursor_reply
 
     return await cursor_reply(ctx, ns, docs, batch_size, single, first=True,
-                              no_timeout=bool(cmd.get("noCursorTimeout", False)))
+                              no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -334,6 +347,7 @@ async def update(ctx, cmd: dict) -> dict:
     n, modified, errors, upserted = await _write(ctx, fn)
     reply = _reply(n, errors, nModified=modified)
     if upserted:
+        ctx.server.tailing.notify(ns)
         reply["upserted"] = upserted
         reply["nModified"] = modified
     return reply
@@ -489,6 +503,8 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
         return {"n": 1, "updatedExisting": True}, (new if return_new else doc)
 
     last, value = await _write(ctx, fn)
+    if "upserted" in last:
+        ctx.server.tailing.notify(ns)
     if value is not None and proj is not None:
         value = proj(value)
     return {"lastErrorObject": last, "value": value}

@@ -1,13 +1,17 @@
-"""Cursor family: getMore and killCursors over the registry in ``server.cursors``."""
+"""Cursor family: getMore and killCursors over the registry in ``server.cursors``; an ``awaitData``
+getMore waits for inserts through ``server.tailable.InsertNotifier``."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server.context import CommandContext, CommandSpec
+
+DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
 
 
 def _cursor_id(value: Any, field: str) -> int:
@@ -66,8 +70,34 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
             ErrorCode.Unauthorized,
             f"Requested getMore on namespace '{ns}', but cursor belongs to a different namespace {cursor.ns}",
         )
-    batch, next_id = await registry.next_batch(ctx, cursor, batch_size or cursor.batch_size)
+    if "maxTimeMS" in cmd and not cursor.await_data:
+        raise MongoError(ErrorCode.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor")
+    batch_size = batch_size or cursor.batch_size
+    if cursor.facts is not None:
+        ctx.facts = cursor.facts.resumed()
+    if cursor.await_data:
+        batch, next_id = await _await_batch(ctx, cursor, batch_size, cmd.get("maxTimeMS"))
+    else:
+        batch, next_id = await registry.next_batch(ctx, cursor, batch_size)
     return {"cursor": {"nextBatch": batch, "id": Int64(next_id), "ns": ns}}
+
+
+async def _await_batch(ctx: CommandContext, cursor, batch_size: int | None, max_time_ms: Any):
+    """An awaitData getMore: answer as soon as a batch has documents; else wait for an insert into the
+    namespace for up to ``maxTimeMS`` (the await time here, default 1 s, as mongod) and look again."""
+    ctx.deadline = None  # maxTimeMS bounds the wait, it is not an operation deadline
+    wait = (max_time_ms if isinstance(max_time_ms, int | float) and max_time_ms > 0 else DEFAULT_AWAIT_MS) / 1000
+    until = time.monotonic() + wait
+    notifier = ctx.server.tailing
+    while True:
+        event = notifier.event(cursor.ns)  # before the read: an insert after it still wakes us
+        batch, next_id = await ctx.server.cursors.next_batch(ctx, cursor, batch_size)
+        if batch or not next_id:
+            return batch, next_id
+        if not await notifier.wait(event, until - time.monotonic()):
+            return batch, next_id
+        if cursor.killed:  # killCursors woke us (as mongod interrupts the waiting getMore)
+            raise MongoError(ErrorCode.CursorKilled, f"cursor id {cursor.id} was killed while awaiting data")
 
 
 async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +124,8 @@ async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, An
         else:
             registry.kill(cursor_id)
             killed.append(Int64(cursor_id))
+            if cursor.await_data:
+                ctx.server.tailing.notify(ns)  # a getMore awaiting data on it stops waiting
     return {"cursorsKilled": killed, "cursorsNotFound": not_found, "cursorsAlive": [], "cursorsUnknown": []}
 
 

@@ -1,6 +1,7 @@
 """Database-level commands: listDatabases and dbStats.
 
-A database exists while it holds at least one collection (mongod never lists empty databases).
+A database exists while it holds at least one collection (mongod never lists empty databases); ``admin``,
+``config`` and ``local`` are always listed, as a standalone mongod shows them.
 Sizes come from storage counters: ``sizeOnDisk``/``storageSize`` are the stored (compressed) record
 bytes plus index bytes; ``dataSize`` is the same stored record size (Tidemark keeps no separate
 uncompressed tally), so the figures are consistent with each other rather than with WiredTiger.
@@ -15,6 +16,10 @@ from bson.int64 import Int64
 from protocol.errors import ErrorCode, MongoError
 from server.commands._collection import SYSTEM_VIEWS, check_db_name, int_arg
 from server.context import CommandSpec
+
+# A standalone mongod always lists these (admin.system.version, config.system.sessions,
+# local.startup_log); tools such as mongodump and Compass expect them. Sizes are a fresh mongod 7.0's.
+SYSTEM_DATABASES = {"admin": 40960, "config": 12288, "local": 40960}
 
 
 def _db_sizes(r, db: str) -> dict:
@@ -47,9 +52,13 @@ async def list_databases(ctx, cmd: dict) -> dict:
     def work():
         out = []
         with ctx.server.engine.read() as r:
-            for db in sorted(r.list_databases()):
+            names = set(r.list_databases())
+            for db in sorted(names | set(SYSTEM_DATABASES)):
                 if name_only:
                     out.append({"name": db})
+                    continue
+                if db not in names:
+                    out.append({"name": db, "sizeOnDisk": Int64(SYSTEM_DATABASES[db]), "empty": False})
                     continue
                 s = _db_sizes(r, db)
                 size = s["dataSize"] + s["indexSize"]

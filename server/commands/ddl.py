@@ -15,6 +15,7 @@ from bson.int64 import Int64
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import capped
 from server.context import CommandSpec
 
 GENERIC_FIELDS = frozenset({
@@ -61,8 +62,6 @@ def parse_create_options(cmd: dict) -> dict:
         if key not in CREATE_OPTIONS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
         options[key] = value
-    if options.get("capped"):
-        raise MongoError(ErrorCode.CommandNotSupported, "capped collections are not supported by Tidemark")
     if "clusteredIndex" in options:
         raise MongoError(ErrorCode.CommandNotSupported,
                          "clustered collections are not supported by Tidemark (except time-series)")
@@ -72,8 +71,12 @@ def parse_create_options(cmd: dict) -> dict:
     expand_collation(options)
     if "encryptedFields" in options:
         raise MongoError(ErrorCode.CommandNotSupported, "queryable encryption is not supported by Tidemark")
+    cap = capped.parse_create_options(cmd)
     for k in ("capped", "size", "max", "autoIndexId", "temp", "flags"):
         options.pop(k, None)
+    if cap and "viewOn" in options:
+        raise MongoError(ErrorCode.InvalidOptions, "'capped' option not supported on a view")
+    options = {**cap, **options}
     if "validator" in options:
         if not isinstance(options["validator"], dict):
             raise MongoError(ErrorCode.TypeMismatch,
@@ -295,6 +298,7 @@ async def drop(ctx, cmd: dict) -> dict:
 
     n = await _write(ctx, fn)
     _kill_cursors(ctx, ns)
+    ctx.server.top.forget(ns)  # mongotop stops showing a dropped collection, as with mongod
     return {"nIndexesWas": n, "ns": ns}
 
 
@@ -498,6 +502,7 @@ async def coll_mod(ctx, cmd: dict) -> dict:
         if k in cmd:
             changes[k] = cmd[k]
     check_validation_options(changes)
+    cap_changes = capped.parse_coll_mod(cmd)
     index_change = cmd.get("index")
     if index_change is not None and not isinstance(index_change, dict):
         raise MongoError(ErrorCode.TypeMismatch, "BSON field 'collMod.index' is the wrong type, expected type 'object'")
@@ -516,7 +521,9 @@ async def coll_mod(ctx, cmd: dict) -> dict:
                     options.pop("validator", None)
                 else:
                     options[k] = v
-            w.set_options(ns, options)
+            current = w.set_options(ns, options)
+        if cap_changes:
+            capped.coll_mod(w, current, cap_changes)
         return reply
 
     return await _write(ctx, fn)
@@ -545,6 +552,8 @@ def _coll_mod_index(w, info, change: dict) -> dict:
             updates["hidden"] = new
             reply.update({"hidden_old": old, "hidden_new": new})
     if "expireAfterSeconds" in change:
+        if (info.options or {}).get("capped"):
+            raise MongoError(ErrorCode.InvalidOptions, "TTL indexes are not supported for capped collections.")
         if "expireAfterSeconds" not in spec:
             raise MongoError(ErrorCode.InvalidOptions, "no expireAfterSeconds field to update")
         new_exp = change["expireAfterSeconds"]

@@ -252,6 +252,8 @@ async def create_indexes(ctx, cmd: dict) -> dict:
                              f"add index fails, too many indexes for {ns} key:{C.format_value(new_specs[-1]['key'])}")
         for spec in new_specs:
             spec = dict(spec)
+            if "expireAfterSeconds" in spec and (coll.options or {}).get("capped"):
+                raise MongoError(ErrorCode.CannotCreateIndex, "Cannot create TTL index on a capped collection")
             entries = build_entries(w, coll, spec)
             try:
                 w.create_index(coll, spec, entries)

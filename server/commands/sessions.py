@@ -2,7 +2,8 @@
 
 Tidemark is a standalone without transactions: sessions exist only so that drivers may attach
 ``lsid`` to commands (hello advertises logicalSessionTimeoutMinutes). A session owns nothing but
-the cursors opened under it, which killSessions/killAllSessions close.
+the cursors opened under it, which killSessions/killAllSessions close. The sessions seen are kept in
+``server.session_cache`` for ``$listLocalSessions``.
 """
 
 from __future__ import annotations
@@ -33,22 +34,26 @@ def _session_list(ctx: CommandContext, cmd: dict[str, Any]) -> list[dict[str, An
 
 
 async def start_session(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    return {"id": {"id": uuid.uuid4()}, "timeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES}
+    session = {"id": uuid.uuid4()}
+    ctx.server.sessions.touch(session, ctx.conn)
+    return {"id": session, "timeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES}
 
 
 async def end_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    _session_list(ctx, cmd)
+    ctx.server.sessions.end(item["id"] for item in _session_list(ctx, cmd))
     return {}
 
 
 async def refresh_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    _session_list(ctx, cmd)
+    for item in _session_list(ctx, cmd):
+        ctx.server.sessions.touch(item, ctx.conn)
     return {}
 
 
 async def kill_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     sessions = _session_list(ctx, cmd)
     ctx.server.cursors.kill_sessions({item["id"] for item in sessions})
+    ctx.server.sessions.end(item["id"] for item in sessions)
     return {}
 
 
@@ -59,6 +64,7 @@ async def kill_all_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[st
             ErrorCode.TypeMismatch, "BSON field 'killAllSessions.killAllSessions' must be an array"
         )
     ctx.server.cursors.kill_sessions(None)
+    ctx.server.sessions.clear()
     return {}
 
 

@@ -7,7 +7,6 @@ index key from the records and compares the counts with what each index holds.
 from __future__ import annotations
 
 import datetime
-import socket
 
 from bson.int64 import Int64
 
@@ -24,6 +23,9 @@ def storage_stats(r, info, scale: int = 1) -> dict:
     size = r.data_size(info)
     index_sizes = {s["name"]: r.index_size(info, s["name"]) for s in info.indexes}
     total_index = sum(index_sizes.values())
+    options = info.options or {}
+    capped = {"capped": True, "max": Int64(options.get("max") or 0), "maxSize": Int64(options["size"] // scale)} \
+        if options.get("capped") else {"capped": False}
     return {
         "size": Int64(size // scale),
         "count": Int64(count),
@@ -31,7 +33,7 @@ def storage_stats(r, info, scale: int = 1) -> dict:
         "numOrphanDocs": Int64(0),
         "storageSize": Int64(size // scale),
         "freeStorageSize": Int64(0),
-        "capped": False,
+        **capped,
         "nindexes": len(info.indexes),
         "indexBuilds": [],
         "totalIndexSize": Int64(total_index // scale),
@@ -57,7 +59,7 @@ def _scale(spec: dict | None) -> int:
 def coll_stats_document(server, db: str, coll: str, spec: dict) -> dict:
     """One `$collStats` output document (storageStats / count sections as requested)."""
     ns = C.ns_of(db, coll)
-    out: dict = {"ns": ns, "host": f"{socket.gethostname()}:27017",
+    out: dict = {"ns": ns, "host": server.host,
                  "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None)}
     with server.engine.read() as r:
         info = r.get_collection(ns)
@@ -69,9 +71,6 @@ def coll_stats_document(server, db: str, coll: str, spec: dict) -> dict:
             out["storageStats"] = storage_stats(r, info, scale) if info else _empty_stats(scale)
         if "count" in spec:
             out["count"] = Int64(r.count(info)) if info else Int64(0)
-        if "latencyStats" in spec:
-            zero = {"latency": Int64(0), "ops": Int64(0)}
-            out["latencyStats"] = {"reads": zero, "writes": zero, "commands": zero, "transactions": zero}
     return out
 
 
@@ -103,10 +102,16 @@ async def validate(ctx, cmd: dict) -> dict:
     ns = C.ns_of(db, name)
 
     def work():
+        nonlocal ns
         with ctx.server.engine.read() as r:
-            if C.get_view(r, db, name) is not None:
+            view = C.get_view(r, db, name)
+            if C.is_timeseries_view(view):
+                ns = C.ns_of(db, view["viewOn"])  # mongod 6.2+: validate the buckets collection
+            elif view is not None:
                 raise MongoError(ErrorCode.CommandNotSupportedOnView, "Cannot validate a view")
             info = r.get_collection(ns)
+            buckets = info is not None and info.name.startswith(C.BUCKETS_PREFIX)
+            noncompliant = 0
             if info is None:
                 raise MongoError(ErrorCode.NamespaceNotFound, f"Collection '{ns}' does not exist to validate.")
             expected = {s["name"]: 0 for s in info.indexes}
@@ -120,6 +125,8 @@ async def validate(ctx, cmd: dict) -> dict:
                 except Exception:  # noqa: BLE001 - a corrupt record is what validate reports
                     invalid += 1
                     continue
+                if buckets and not is_bucket_shaped(doc):
+                    noncompliant += 1
                 for idx_name, keyer in keyers.items():
                     expected[idx_name] += len(keyer.keys(doc))
             actual = {}
@@ -134,15 +141,30 @@ async def validate(ctx, cmd: dict) -> dict:
             stored_count = r.count(info)
             if stored_count != nrecords:
                 errors.append(f"record count {stored_count} differs from the {nrecords} records scanned")
+            warnings = [NONCOMPLIANT_WARNING] if noncompliant else []
             return {
-                "ns": ns, "uuid": info.uuid, "nInvalidDocuments": invalid, "nNonCompliantDocuments": 0,
+                "ns": ns, "uuid": info.uuid, "nInvalidDocuments": invalid,
+                "nNonCompliantDocuments": noncompliant,
                 "nrecords": nrecords, "nIndexes": len(expected),
                 "keysPerIndex": actual, "indexDetails": details, "valid": not errors and not invalid,
-                "repaired": False, "warnings": [], "errors": errors, "extraIndexEntries": [],
+                "repaired": False, "warnings": warnings, "errors": errors, "extraIndexEntries": [],
                 "missingIndexEntries": [], "corruptRecords": [],
             }
 
     return await ctx.run_blocking(work)
+
+
+NONCOMPLIANT_WARNING = ("Detected one or more documents in this collection incompatible with time-series "
+                        "specifications. For more info, see logs with log id 6698300.")
+
+
+def is_bucket_shaped(doc: dict) -> bool:
+    """The shape every time-series bucket has (mongod 7.0's validate checks buckets too): a control
+    block of version 1 or 2 with min/max documents, and a data document."""
+    control = doc.get("control")
+    return (isinstance(control, dict) and control.get("version") in (1, 2)
+            and isinstance(control.get("min"), dict) and isinstance(control.get("max"), dict)
+            and isinstance(doc.get("data"), dict))
 
 
 async def data_size(ctx, cmd: dict) -> dict:

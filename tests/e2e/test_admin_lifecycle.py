@@ -92,7 +92,8 @@ async def test_operations_slower_than_slowms_are_logged(tmp_path, slow_command):
         await app.shutdown()
     lines, _ = log.recent_lines()
     slow = [json.loads(line) for line in lines if '"Slow query"' in line]
-    assert any(entry["attr"]["command"] == "testSlow" and entry["id"] == 51803 for entry in slow)
+    assert any(entry["attr"]["command"] == {"testSlow": 1, "$db": "admin"} and entry["id"] == 51803
+               and entry["attr"]["durationMillis"] >= 0 for entry in slow)
 
 
 async def test_unexpected_error_outside_dispatch_closes_only_that_connection(tmp_path, monkeypatch):

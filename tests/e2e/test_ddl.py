@@ -33,13 +33,6 @@ def test_create_collection_then_same_options_is_ok_and_different_is_48(db):
 
 
 @pytest.mark.commands("create")
-def test_create_capped_is_clearly_not_supported(db):
-    with pytest.raises(OperationFailure) as e:
-        db.command("create", "c", capped=True, size=4096)
-    assert "not supported" in str(e.value)
-
-
-@pytest.mark.commands("create")
 def test_create_rejects_unknown_option_and_bad_names(db):
     with pytest.raises(OperationFailure) as e:
         db.command("create", "c", bogus=1)

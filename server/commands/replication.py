@@ -1,0 +1,99 @@
+"""What a standalone mongod answers to replica-set features: the replication commands, transactions,
+change streams, and ``$listLocalSessions`` (sessions exist on a standalone too).
+
+- ``replSetGetStatus``/``replSetGetConfig``/... -> 76 NoReplicationEnabled "not running with --replSet";
+  ``replSetInitiate`` -> 76 "This node was not started with replication enabled." (mongosh's
+  ``rs.status()``, ``rs.conf()``, ``rs.initiate()``).
+- ``commitTransaction``/``abortTransaction`` (admin): with a transaction number, 20 IllegalOperation
+  "Transaction numbers are only allowed on a replica set member or mongos"; without, 125
+  CommandFailed "... must be run within a transaction" — as mongod 7.0 standalone.
+- an aggregation starting with ``$changeStream`` (``watch()``) -> 40573 "The $changeStream stage is only
+  supported on replica sets".
+- ``$listLocalSessions`` (``{aggregate: 1}`` only) lists ``server.session_cache`` records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.commands import _collection as C
+from server.context import CommandContext, CommandSpec
+from server.session_cache import user_digest
+
+NOT_REPLSET = "not running with --replSet"
+
+
+async def not_running_with_repl_set(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    raise MongoError(ErrorCode.NoReplicationEnabled, NOT_REPLSET)
+
+
+async def repl_set_initiate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    raise MongoError(ErrorCode.NoReplicationEnabled, "This node was not started with replication enabled.")
+
+
+def _transaction_command(name: str):
+    async def handler(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+        if "txnNumber" in cmd:
+            raise MongoError(ErrorCode.IllegalOperation,
+                             "Transaction numbers are only allowed on a replica set member or mongos")
+        C.check_no_transaction(cmd)
+        raise MongoError(ErrorCode.CommandFailed, f"{name} must be run within a transaction")
+
+    return handler
+
+
+def check_change_stream(pipeline: list) -> None:
+    """40573 for ``watch()``: change streams need a replica set's oplog."""
+    if pipeline and isinstance(pipeline[0], dict) and "$changeStream" in pipeline[0]:
+        raise MongoError(40573, "The $changeStream stage is only supported on replica sets")
+
+
+def is_list_local_sessions(pipeline: list) -> bool:
+    return bool(pipeline) and isinstance(pipeline[0], dict) and "$listLocalSessions" in pipeline[0]
+
+
+def local_sessions(ctx: CommandContext, spec: Any) -> Iterator[dict]:
+    """The documents of a leading ``$listLocalSessions`` stage (after mongod's spec checks)."""
+    stage = "$listLocalSessions"
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"{stage} options must be specified in an object, but found: {C.type_name(spec)}")
+    for key in spec:
+        if key not in ("allUsers", "users"):
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{stage}.{key}' is an unknown field.")
+    all_users = spec.get("allUsers", False)
+    if not isinstance(all_users, bool):
+        raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{stage}.allUsers' is the wrong type "
+                                                 f"'{C.type_name(all_users)}', expected type 'bool'")
+    users = spec.get("users")
+    if users is not None and (not isinstance(users, list) or not all(
+            isinstance(u, dict) and isinstance(u.get("user"), str) and isinstance(u.get("db"), str)
+            for u in users)):
+        raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{stage}.users' must be an array of {{user, db}}")
+    if all_users and users:
+        raise MongoError(ErrorCode.UnsupportedFormat,
+                         f"{stage} may not specify {{allUsers:true}} and {{users:[...]}} at the same time")
+    if all_users:
+        digests = None
+    elif users:
+        digests = {user_digest(u["user"], u["db"]) for u in users}
+    else:  # the caller's own sessions
+        me = (getattr(ctx.conn, "users", None) or [{"user": "", "db": ""}])[0]
+        digests = {user_digest(me["user"], me["db"])}
+    return iter(ctx.server.sessions.records(digests))
+
+
+COMMANDS = [
+    CommandSpec("abortTransaction", _transaction_command("abortTransaction"),
+                help="abort a multi-document transaction (a standalone has none)", admin_only=True),
+    CommandSpec("commitTransaction", _transaction_command("commitTransaction"),
+                help="commit a multi-document transaction (a standalone has none)", admin_only=True),
+    CommandSpec("replSetGetConfig", not_running_with_repl_set,
+                help="the replica set configuration (a standalone has none)", admin_only=True),
+    CommandSpec("replSetGetStatus", not_running_with_repl_set,
+                help="the replica set status (a standalone has none)", admin_only=True),
+    CommandSpec("replSetInitiate", repl_set_initiate,
+                help="initiate a replica set (refused: Tidemark is a standalone)", admin_only=True),
+]

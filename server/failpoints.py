@@ -1,0 +1,165 @@
+"""Fail points, as drivers' test suites drive them (``configureFailPoint``, test commands only).
+
+One fail point exists, ``failCommand``, with mongod's semantics: its ``data`` names the commands it
+applies to (``failCommands``, names or aliases) and optionally an ``appName`` and a ``namespace``; when
+it fires for a command it may block the connection (``blockConnection`` + ``blockTimeMS``, an asyncio
+sleep: other connections go on), close the connection without a reply (``closeConnection``), or fail
+the command with ``errorCode`` ("Failing command via 'failCommand' failpoint", ``errorLabels``,
+``errorExtraInfo``). A ``writeConcernError`` is added to the reply of a command that ran. Modes:
+``alwaysOn``, ``off``, ``{times: n}``, ``{skip: n}``, ``{activationProbability: p}``.
+
+Dispatch reads ``FailPoints.active`` (one attribute) before anything else, so a server without an
+armed fail point pays nothing. Event-loop thread only.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.top import command_namespace
+
+MESSAGE = "Failing command via 'failCommand' failpoint"
+KNOWN = ("failCommand",)
+
+
+@dataclass
+class FailPoint:
+    mode: str = "off"  # off | alwaysOn | times | skip | probability
+    remaining: int = 0
+    probability: float = 0.0
+    data: dict = field(default_factory=dict)
+    entered: int = 0
+
+    @property
+    def on(self) -> bool:
+        return self.mode != "off"
+
+    def fire(self) -> bool:
+        """One pass through the fail point (the caller has checked that it applies)."""
+        if self.mode == "off":
+            return False
+        self.entered += 1
+        if self.mode == "times":
+            self.remaining -= 1
+            if self.remaining <= 0:
+                self.mode = "off"
+            return True
+        if self.mode == "skip":
+            if self.remaining > 0:
+                self.remaining -= 1
+                return False
+            return True
+        if self.mode == "probability":
+            return random.random() < self.probability
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """What failCommand does to one command."""
+
+    block_ms: int = 0
+    close: bool = False
+    error: MongoError | None = None
+
+
+def _parse_mode(mode: Any) -> tuple[str, int, float]:
+    if mode == "off" or mode == "alwaysOn":
+        return mode, 0, 0.0
+    if isinstance(mode, dict) and len(mode) == 1:
+        (key, value), = mode.items()
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if key in ("times", "skip"):
+            if not number or int(value) != value or value < 0:
+                raise MongoError(ErrorCode.BadValue, f"'{key}' option to 'mode' must be a non-negative integer")
+            return key, int(value), 0.0
+        if key == "activationProbability":
+            if not number or not 0.0 <= value <= 1.0:
+                raise MongoError(ErrorCode.BadValue, "activationProbability must be between 0.0 and 1.0")
+            return "probability", 0, float(value)
+    raise MongoError(ErrorCode.BadValue,
+                     "'mode' must be one of 'off', 'alwaysOn', {times: n}, {skip: n} or {activationProbability: p}")
+
+
+class FailPoints:
+    def __init__(self) -> None:
+        self.fail_command = FailPoint()
+        self.active = False
+
+    def configure(self, name: Any, mode: Any, data: Any) -> int:
+        """Set a fail point's mode and data; returns how many times it was entered before."""
+        if name not in KNOWN:
+            raise MongoError(258, f"{name} not found")  # FailPointSetFailed
+        if data is not None and not isinstance(data, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "the 'data' option must be an object")
+        kind, count, probability = _parse_mode(mode)
+        point = self.fail_command
+        entered = point.entered
+        point.mode = "off" if kind == "times" and count == 0 else kind
+        point.remaining, point.probability = count, probability
+        if data is not None:
+            point.data = dict(data)
+        self.active = point.on
+        return entered
+
+    def _applies(self, names: tuple[str, ...], cmd: dict, conn: Any) -> dict | None:
+        point = self.fail_command
+        data = point.data
+        failing = data.get("failCommands")
+        if not data.get("failAllCommands") and not (
+                isinstance(failing, list) and any(name in failing for name in names)):
+            return None
+        app = data.get("appName")
+        if app is not None and app != (((getattr(conn, "client", None) or {}).get("application") or {})
+                                       .get("name")):
+            return None
+        if "namespace" in data and isinstance(cmd.get("$db"), str):
+            if data["namespace"] != command_namespace(names[0], cmd, cmd["$db"]):
+                return None
+        return data
+
+    def before(self, names: tuple[str, ...], cmd: dict, conn: Any) -> Action | None:
+        """The failure to inject before a command runs (mongod: only with closeConnection,
+        blockConnection or errorCode), or None. Raises 72 for a block without blockTimeMS."""
+        data = self._applies(names, cmd, conn)
+        if data is None:
+            return None
+        close = data.get("closeConnection") is True
+        block = data.get("blockConnection") is True
+        code = data.get("errorCode")
+        has_code = isinstance(code, int) and not isinstance(code, bool)
+        if not (close or block or has_code) or not self.fail_command.fire():
+            return None
+        self.active = self.fail_command.on
+        block_ms = 0
+        if block:
+            block_ms = data.get("blockTimeMS")
+            if not isinstance(block_ms, int) or isinstance(block_ms, bool):
+                raise MongoError(ErrorCode.InvalidOptions, "must specify 'blockTimeMS' when 'blockConnection' is true")
+            if block_ms < 0:
+                raise MongoError(ErrorCode.InvalidOptions, "'blockTimeMS' must be non-negative")
+        error = None
+        if close:
+            error = MongoError(50985, MESSAGE)
+        elif has_code:
+            extra: dict[str, Any] = {}
+            if isinstance(data.get("errorExtraInfo"), dict):
+                extra.update(data["errorExtraInfo"])
+            if isinstance(data.get("errorLabels"), list):
+                extra["errorLabels"] = list(data["errorLabels"])
+            error = MongoError(code, MESSAGE, extra=extra)
+        return Action(block_ms=block_ms, close=close, error=error)
+
+    def write_concern_error(self, names: tuple[str, ...], cmd: dict, conn: Any) -> dict | None:
+        """The ``writeConcernError`` to add to a reply (and its ``errorLabels``), or None."""
+        data = self._applies(names, cmd, conn)
+        if data is None or not isinstance(data.get("writeConcernError"), dict) or not self.fail_command.fire():
+            return None
+        self.active = self.fail_command.on
+        extra: dict[str, Any] = {"writeConcernError": dict(data["writeConcernError"])}
+        if isinstance(data.get("errorLabels"), list):
+            extra["errorLabels"] = list(data["errorLabels"])
+        return extra

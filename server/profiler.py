@@ -1,0 +1,369 @@
+"""The database profiler and the "Slow query" log line: one decision, one entry shape.
+
+Settings (``profile`` command, ``--slowms``): a level per database (0 off, 1 slow or filtered
+operations, 2 all), a filter per database (a query over the entry's fields; with a filter, ``slowms``
+and ``sampleRate`` are not used), and the server-wide ``slowms`` and ``sampleRate`` — as mongod 7.0.
+
+After every command dispatch calls :meth:`Profiler.watching` — two attribute reads, so nothing is
+spent while profiling is off and the command was fast. Only then :meth:`Profiler.finish` builds the
+mongod-shaped entry (op, ns, command, keysExamined, docsExamined, nreturned, responseLength, millis,
+planSummary, ts, client, appName, user), logs it as "Slow query" (id 51803, the command truncated to
+10 KB the way mongod's log truncates attributes) and/or inserts it into ``<db>.system.profile``, a
+1 MB capped collection (server/commands/capped.py) created when profiling is turned on.
+
+Handlers that read through a plan leave a :class:`ReadFacts` on ``ctx.facts`` (find, aggregate;
+getMore continues its cursor's); that is where planSummary and keys/docs examined come from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import random
+from typing import Any
+
+from bson import json_util
+from bson.binary import UuidRepresentation
+from bson.int64 import Int64
+
+from protocol.codec import encode
+from protocol.errors import ErrorCode, MongoError
+from protocol.messages import materialize
+from server import log
+from server.top import command_namespace
+
+PROFILE_COLLECTION = "system.profile"
+MAX_PROFILE_COMMAND_BYTES = 50 * 1024  # mongod truncates bigger commands in profile entries
+MAX_LOG_ATTRIBUTE_BYTES = 10 * 1024  # mongod's maxLogSizeKB
+OP_NAMES = {"find": "query", "getMore": "getmore", "insert": "insert", "update": "update", "delete": "remove"}
+# Commands whose body may carry credentials: never logged or profiled beyond their name.
+SECRET_COMMANDS = frozenset({"saslStart", "saslContinue", "authenticate", "getnonce", "createUser",
+                             "updateUser", "copydbsaslstart"})
+_JSON = json_util.JSONOptions(json_mode=json_util.JSONMode.RELAXED,
+                              uuid_representation=UuidRepresentation.STANDARD)
+
+
+class ReadFacts:
+    """How a read found its documents: the plan (or time-series read info) and the counters its scan
+    fills while it runs. ``resumed()`` is the same read continued by a getMore (counters from now)."""
+
+    __slots__ = ("plan", "stats", "ts_info", "origin", "_keys0", "_docs0")
+
+    def __init__(self, plan=None, stats: dict | None = None, ts_info: dict | None = None,
+                 origin: dict | None = None):
+        self.plan, self.stats, self.ts_info, self.origin = plan, stats, ts_info, origin
+        self._keys0, self._docs0 = self._counters()
+
+    def _counters(self) -> tuple[int, int]:
+        if self.ts_info is not None:
+            return self.ts_info.get("keysExamined", 0), self.ts_info.get("bucketsScanned", 0)
+        stats = self.stats or {}
+        return stats.get("keys", 0), stats.get("docs", 0)
+
+    def resumed(self) -> ReadFacts:
+        return ReadFacts(self.plan, self.stats, self.ts_info, self.origin)
+
+    def examined(self) -> tuple[int, int]:
+        keys, docs = self._counters()
+        return keys - self._keys0, docs - self._docs0
+
+    def plan_summary(self) -> str | None:
+        if self.ts_info is not None:
+            key = self.ts_info.get("indexKey")
+            return f"IXSCAN {_key_text(key)}" if self.ts_info.get("indexName") else "COLLSCAN"
+        plan = self.plan
+        if plan is None:
+            return None
+        if plan.kind == "IXSCAN" and plan.index is not None:
+            return f"IXSCAN {_key_text(plan.index.get('key'))}"
+        if plan.kind == "OR":
+            return ", ".join(f"IXSCAN {_key_text(b.index.get('key'))}" for b in plan.branches if b.index)
+        return plan.kind
+
+
+def _key_text(key: Any) -> str:
+    if not isinstance(key, dict) or not key:
+        return "{}"
+    return "{ " + ", ".join(f"{k}: {v}" for k, v in key.items()) + " }"
+
+
+class Profiler:
+    """Profiling settings of this process (event-loop thread only)."""
+
+    def __init__(self, slowms: int, sample_rate: float = 1.0, default_level: int = 0):
+        self.slowms = slowms
+        self.sample_rate = sample_rate
+        self.default_level = default_level  # --profile: every database without its own setting
+        self.levels: dict[str, int] = {}
+        self.filters: dict[str, tuple[dict, Any]] = {}  # db -> (filter document, compiled predicate)
+        self.watching = bool(default_level)  # something profiled or filtered: every command needs a look
+
+    # -- settings ----------------------------------------------------------------------------------
+    def level(self, db: str) -> int:
+        return self.levels.get(db, self.default_level)
+
+    def settings(self, db: str) -> tuple[int, dict | None]:
+        flt = self.filters.get(db)
+        return self.level(db), (flt[0] if flt else None)
+
+    def configure(self, db: str, level: int | None, flt: Any) -> None:
+        """Apply a ``profile`` command's level (None: unchanged) and filter (None: unchanged,
+        "unset": removed, a document: compiled here so a bad filter fails the command)."""
+        if flt is not None:
+            if flt == "unset":
+                self.filters.pop(db, None)
+            else:
+                from server.query.match import compile_filter
+
+                self.filters[db] = (flt, compile_filter(flt))
+        if level is not None:
+            self.levels[db] = level
+        self.watching = bool(self.default_level or any(self.levels.values()) or self.filters)
+
+    # -- after each command ------------------------------------------------------------------------
+    def should_look(self, elapsed_ms: float) -> bool:
+        """The cheap test dispatch makes after every command."""
+        return self.watching or elapsed_ms > self.slowms
+
+    async def finish(self, server, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
+                     facts: ReadFacts | None) -> None:
+        """Log and/or profile one finished command, as mongod decides. Never raises: the command has
+        been answered already as far as its client is concerned."""
+        try:
+            await self._finish(server, conn, db, name, cmd, reply, elapsed_ms, facts)
+        except Exception as exc:  # noqa: BLE001 - diagnostics must not break a connection
+            log.warning("COMMAND", 20698, "Failed to profile or log an operation", command=name,
+                        error=f"{type(exc).__name__}: {exc}")
+
+    async def _finish(self, server, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
+                      facts: ReadFacts | None) -> None:
+        level = self.level(db)
+        flt = self.filters.get(db)
+        ns = command_namespace(name, cmd, db)
+        if ns is not None and ns.endswith("." + PROFILE_COLLECTION):
+            level = 0  # reading the profile must not grow it
+        if flt is None and level < 2 and elapsed_ms <= self.slowms:
+            return
+        entry = self.entry(conn, db, name, cmd, reply, elapsed_ms, facts)
+        if flt is not None:
+            slow = _matches(flt[1], entry)
+        else:
+            slow = elapsed_ms > self.slowms and (self.sample_rate >= 1 or random.random() < self.sample_rate)
+        if slow:
+            self._log(conn, name, cmd, entry, elapsed_ms)
+        if level == 2 or (level == 1 and slow):
+            await self._record(server, db, entry)
+
+    def entry(self, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
+              facts: ReadFacts | None) -> dict[str, Any]:
+        """The system.profile document of one command (field order as mongod writes it)."""
+        ns = command_namespace(name, cmd, db) or f"{db}.$cmd"
+        entry: dict[str, Any] = {"op": OP_NAMES.get(name, "command"), "ns": ns,
+                                 "command": profile_command(name, cmd)}
+        if name == "getMore":
+            if facts is not None and facts.origin is not None:
+                entry["originatingCommand"] = profile_command(next(iter(facts.origin), ""), facts.origin)
+            entry["cursorid"] = Int64(cmd.get("getMore") or 0)
+        if facts is not None:
+            keys, docs = facts.examined()
+            entry["keysExamined"], entry["docsExamined"] = keys, docs
+        cursor = reply.get("cursor") if isinstance(reply.get("cursor"), dict) else None
+        if cursor is not None and cursor.get("id") == 0:
+            entry["cursorExhausted"] = True
+        if name == "insert":
+            entry["ninserted"] = reply.get("n", 0)
+        elif name == "update":
+            entry["nMatched"], entry["nModified"] = reply.get("n", 0), reply.get("nModified", 0)
+            entry["nUpserted"] = len(reply.get("upserted") or ())
+        elif name == "delete":
+            entry["ndeleted"] = reply.get("n", 0)
+        entry["numYield"] = 0
+        if cursor is not None:
+            entry["nreturned"] = len(cursor.get("firstBatch", cursor.get("nextBatch")) or ())
+        entry["locks"] = {}
+        entry["flowControl"] = {}
+        if reply.get("ok") != 1.0:
+            entry["ok"] = 0
+            entry["errMsg"], entry["errName"], entry["errCode"] = (reply.get("errmsg"), reply.get("codeName"),
+                                                                 reply.get("code"))
+        try:
+            entry["responseLength"] = len(encode(reply))
+        except Exception:  # noqa: BLE001 - an unencodable reply is answered as an error by the connection
+            entry["responseLength"] = 0
+        entry["protocol"] = "op_msg"
+        entry["millis"] = int(elapsed_ms)
+        summary = facts.plan_summary() if facts is not None else None
+        if summary:
+            entry["planSummary"] = summary
+        entry["ts"] = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+        entry["client"] = _host(getattr(conn, "peer", ""))
+        app = ((getattr(conn, "client", None) or {}).get("application") or {}).get("name")
+        if app:
+            entry["appName"] = app
+        users = list(getattr(conn, "users", None) or [])
+        entry["allUsers"] = users
+        entry["user"] = f"{users[0]['user']}@{users[0]['db']}" if users else ""
+        return entry
+
+    # -- outputs -----------------------------------------------------------------------------------
+    def _log(self, conn, name: str, cmd: dict, entry: dict, elapsed_ms: float) -> None:
+        attr: dict[str, Any] = {"type": "command", "ns": entry["ns"]}
+        if "appName" in entry:
+            attr["appName"] = entry["appName"]
+        command = log_command(name, cmd)
+        attr["command"], truncated = truncate_for_log(_as_json(command))
+        for field in ("originatingCommand", "planSummary", "keysExamined", "docsExamined", "cursorExhausted"):
+            if field in entry:
+                attr[field] = _as_json(entry[field]) if field == "originatingCommand" else entry[field]
+        for field in ("ninserted", "nMatched", "nModified", "nUpserted", "ndeleted"):
+            if field in entry:
+                attr[field] = entry[field]
+        attr["numYields"] = 0
+        if "nreturned" in entry:
+            attr["nreturned"] = entry["nreturned"]
+        if "ok" in entry:
+            attr.update(ok=0, errMsg=entry["errMsg"], errName=entry["errName"], errCode=entry["errCode"])
+        attr.update(reslen=entry["responseLength"], locks={}, remote=getattr(conn, "peer", ""),
+                    protocol="op_msg", durationMillis=int(elapsed_ms))
+        extra = {"truncated": {"command": truncated}, "size": {"command": _bson_size(command)}} if truncated \
+            else None
+        log.log(log.INFO, "COMMAND", 51803, "Slow query", ctx=f"conn{getattr(conn, 'id', 0)}", attr=attr,
+                extra=extra)
+
+    async def _record(self, server, db: str, entry: dict) -> None:
+        try:
+            await asyncio.wrap_future(server.engine.write(lambda w: write_entry(w, db, entry)))
+        except Exception as exc:  # noqa: BLE001 - a profile write never fails the operation
+            log.warning("COMMAND", 20698, "Failed to write to the profile collection", db=db,
+                        error=f"{type(exc).__name__}: {exc}")
+            return
+        server.tailing.notify(f"{db}.{PROFILE_COLLECTION}")
+
+
+def ensure_profile_collection(w, db: str):
+    """``<db>.system.profile``, created as mongod does: capped, 1 MB, without an ``_id`` index (its
+    entries have no ``_id``)."""
+    from server.commands import capped
+
+    ns = f"{db}.{PROFILE_COLLECTION}"
+    info = w.get_collection(ns)
+    if info is None:
+        info = w.create_collection(ns, {"capped": True, "size": capped.PROFILE_SIZE})
+        info = w.drop_index(info, "_id_")
+    return info
+
+
+def write_entry(w, db: str, entry: dict) -> None:
+    from server.commands import capped
+
+    capped.insert_documents(w, ensure_profile_collection(w, db), [entry])
+
+
+def _matches(predicate, entry: dict) -> bool:
+    try:
+        return bool(predicate(entry))
+    except MongoError:
+        return False
+
+
+def _host(peer: str) -> str:
+    if peer.startswith("["):
+        return peer[1:peer.find("]")]
+    return peer.rsplit(":", 1)[0]
+
+
+def _redacted(name: str, cmd: dict) -> dict:
+    if name in SECRET_COMMANDS:
+        return {name: cmd.get(name), "$db": cmd.get("$db")}
+    return {k: ("xxx" if k == "pwd" else materialize(v)) for k, v in cmd.items()}
+
+
+def profile_command(name: str, cmd: dict) -> dict:
+    """The ``command`` of a profile entry: the command as sent, over 50 KB as ``{$truncated: ...}``."""
+    command = _redacted(name, cmd)
+    try:
+        size = len(encode(command))
+    except Exception:  # noqa: BLE001 - keep the entry even if a value cannot be re-encoded
+        return {"$truncated": str(command)[:MAX_PROFILE_COMMAND_BYTES]}
+    if size <= MAX_PROFILE_COMMAND_BYTES:
+        return command
+    text = json_util.dumps(command, json_options=_JSON)
+    truncated: dict[str, Any] = {"$truncated": text[:MAX_PROFILE_COMMAND_BYTES] + " ..."}
+    if "comment" in command:
+        truncated["comment"] = command["comment"]
+    return truncated
+
+
+def log_command(name: str, cmd: dict) -> dict:
+    return _redacted(name, cmd)
+
+
+def _as_json(value: Any) -> Any:
+    """A value as relaxed Extended JSON data (what mongod's log lines carry)."""
+    return json.loads(json_util.dumps(value, json_options=_JSON))
+
+
+def _bson_size(value: dict) -> int:
+    try:
+        return len(encode(value))
+    except Exception:  # noqa: BLE001 - only a figure for the log line
+        return 0
+
+
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return "null" if value is None else type(value).__name__
+
+
+def truncate_for_log(value: Any, budget: int = MAX_LOG_ATTRIBUTE_BYTES) -> tuple[Any, dict | None]:
+    """mongod's log truncation of one attribute (maxLogSizeKB): fields are written in order while they
+    fit in ``budget`` bytes of JSON; the first that does not is descended into (objects, arrays) or
+    dropped (scalars), and every field after it is left out. Returns (value to log, the ``truncated``
+    description — the path to the cut, ending in ``{type, size}`` — or None)."""
+    if not isinstance(value, dict | list) or _json_size(value) <= budget:
+        return value, None
+    return _truncate(value, budget)
+
+
+def _truncate(value: dict | list, budget: int) -> tuple[Any, dict]:
+    items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+    kept: list[tuple[Any, Any]] = []
+    used = 2
+    info: dict[str, Any] = {}
+    for key, item in items:
+        cost = _json_size(item) + len(str(key)) + 4
+        if used + cost <= budget:
+            kept.append((key, item))
+            used += cost
+            continue
+        room = budget - used - len(str(key)) - 4
+        if isinstance(item, dict | list) and room > 2:
+            part, info[str(key)] = _truncate(item, room)
+            kept.append((key, part))
+        else:
+            info[str(key)] = {"type": _type_name(item), "size": _json_size(item)}
+        break
+    return (dict(kept) if isinstance(value, dict) else [item for _key, item in kept]), info
+
+
+def check_level(value: Any) -> int:
+    """The ``profile`` command's level (any integer; outside 0..2 only reads the settings)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"BSON field 'profile.profile' is the wrong type '{type(value).__name__}', "
+                         "expected types '[long, int, decimal, double]'")
+    return int(value)

@@ -1,0 +1,157 @@
+"""Tailable cursors on capped collections, and the wake-up of ``awaitData`` getMores.
+
+- :class:`TailingScan` reads a capped collection in insertion order, a chunk per short LMDB read
+  transaction, remembering the record id of the last document it examined. When it has read everything
+  it raises StopIteration like any iterator — and the next ``next()`` looks again from that position, so
+  the cursor registry keeps a tailable cursor open instead of treating the first StopIteration as the
+  end. If the remembered record was removed meanwhile (the capped trim overtook a slow reader, or a
+  delete), the position is lost: 136 CappedPositionLost, as mongod answers.
+- :class:`InsertNotifier` is how an ``awaitData`` getMore waits without holding the event loop, a thread
+  or a transaction: it takes the namespace's event *before* it reads (so an insert between the read and
+  the wait is not missed), reads, and if nothing came, awaits the event with the remaining time. Writers
+  call :meth:`InsertNotifier.notify` after their commit (crud insert/update/findAndModify, the profiler).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from protocol.codec import decode
+from protocol.errors import ErrorCode, MongoError
+
+CHUNK = 256
+
+
+class InsertNotifier:
+    """Per-namespace events set when documents were inserted (event-loop thread only)."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, asyncio.Event] = {}
+
+    def notify(self, ns: str) -> None:
+        event = self._events.pop(ns, None)
+        if event is not None:
+            event.set()
+
+    def event(self, ns: str) -> asyncio.Event:
+        """The event the next insert into ``ns`` sets; take it before reading."""
+        event = self._events.get(ns)
+        if event is None:
+            event = self._events[ns] = asyncio.Event()
+        return event
+
+    async def wait(self, event: asyncio.Event, timeout: float) -> bool:
+        """True if ``event`` was set within ``timeout`` seconds."""
+        if timeout <= 0:
+            return event.is_set()
+        try:
+            await asyncio.wait_for(event.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+
+class TailingScan:
+    """Matching documents of a capped collection in insertion order, resumable after running dry.
+
+    ``match``/``project`` are the find's compiled filter and projection; ``skip``/``limit`` count matching
+    documents from the start of the tail (mongod applies them to a tailable find too). Runs in the
+    thread pool (the registry draws batches there)."""
+
+    def __init__(self, engine, ns: str, uuid, *, match: Callable[[dict], bool] | None = None,
+                 project: Callable[[dict], Any] | None = None, skip: int = 0, limit: int = 0):
+        self.engine = engine
+        self.ns = ns
+        self.uuid = uuid
+        self.match = match
+        self.project = project
+        self.skip = skip
+        self.remaining = limit or None
+        self.last: bytes | None = None
+        self._buffer: collections.deque[tuple[bytes, bytes]] = collections.deque()
+
+    def __iter__(self) -> TailingScan:
+        return self
+
+    def __next__(self) -> Any:
+        while True:
+            if self.remaining == 0:
+                raise StopIteration
+            if not self._buffer and not self._refill():
+                raise StopIteration
+            rid, raw = self._buffer.popleft()
+            self.last = rid
+            doc = decode(raw)
+            if self.match is not None and not self.match(doc):
+                continue
+            if self.skip:
+                self.skip -= 1
+                continue
+            if self.remaining is not None:
+                self.remaining -= 1
+            return self.project(doc) if self.project is not None else doc
+
+    @property
+    def finished(self) -> bool:
+        """A tail with a limit ends once the limit is reached (the cursor then closes)."""
+        return self.remaining == 0
+
+    def _refill(self) -> bool:
+        with self.engine.read() as r:
+            info = r.get_collection(self.ns)
+            if info is None or info.uuid != self.uuid:
+                raise MongoError(ErrorCode.QueryPlanKilled, f"collection dropped. UUID {self.uuid}")
+            if self.last is not None and r.get(info, self.last) is None:
+                raise MongoError(ErrorCode.CappedPositionLost,
+                                 "CollectionScan died due to position in capped collection being deleted. "
+                                 f"Last seen record id: RecordId({int.from_bytes(self.last, 'big')})")
+            rows = itertools.islice(r.scan(info, start_after=self.last), CHUNK)
+            self._buffer.extend((bytes(rid), bytes(raw)) for rid, raw in rows)
+        return bool(self._buffer)
+
+
+async def find(ctx, spec, ns: str, cmd: dict) -> dict:
+    """A tailable find (``spec`` is the parsed FindSpec): the first batch of a tail cursor, or an
+    exhausted cursor (id 0) when there is nothing to tail."""
+    from bson.int64 import Int64
+
+    from server.commands import _collection as C
+    from server.cursors import cursor_reply
+
+    def is_view() -> bool:
+        with ctx.server.engine.read() as r:
+            return C.get_view(r, ctx.db, spec.name) is not None
+
+    if is_view():
+        raise MongoError(ErrorCode.BadValue,
+                         "error processing query: tailable cursor requested on non capped collection")
+    tail = await ctx.run_blocking(open_tail, ctx.server.engine, spec, ctx.db)
+    if tail is None:
+        return {"cursor": {"firstBatch": [], "id": Int64(0), "ns": ns}}
+    batch_size = spec.batch_size
+    if spec.limit and (batch_size is None or batch_size > spec.limit):
+        batch_size = spec.limit
+    return await cursor_reply(ctx, ns, tail, batch_size, False, first=True,
+                              no_timeout=bool(cmd.get("noCursorTimeout", False)), tailable=True,
+                              await_data=spec.await_data)
+
+
+def open_tail(engine, spec, db: str) -> TailingScan | None:
+    """The tail a tailable find reads (thread pool), or None when there is nothing to tail: no such
+    collection, or an empty one (mongod keeps no tailable cursor on an empty collection, SERVER-13955).
+    2 BadValue on a collection that is not capped, as mongod."""
+    ns = f"{db}.{spec.name}"
+    with engine.read() as r:
+        info = r.get_collection(ns)
+        if info is None:
+            return None
+        if not (info.options or {}).get("capped"):
+            raise MongoError(ErrorCode.BadValue, "error processing query: tailable cursor requested on non capped collection")
+        if r.count(info) == 0:
+            return None
+    return TailingScan(engine, ns, info.uuid, match=spec.match, project=spec.project, skip=spec.skip,
+                       limit=spec.limit)

@@ -1,0 +1,129 @@
+"""configureFailPoint / failCommand as drivers' test runners use it (pymongo here, the Node driver in
+tests/clients/test_failpoints_node.py): test commands only with --setParameter enableTestCommands=1."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from pymongo import MongoClient
+from pymongo.errors import AutoReconnect, OperationFailure, WriteConcernError
+
+pytestmark = pytest.mark.commands("configureFailPoint", "insert", "find", "ping", "getParameter")
+
+
+@pytest.fixture
+def testing(start_server):
+    server = start_server(params={"enableTestCommands": 1})
+    client = server.client()
+    yield server, client
+    client.admin.command("configureFailPoint", "failCommand", mode="off")
+    client.close()
+
+
+def _arm(client, mode, **data):
+    return client.admin.command("configureFailPoint", "failCommand", mode=mode, data=data)
+
+
+def test_test_commands_are_off_by_default_and_start_up_only(client):
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command("configureFailPoint", "failCommand", mode="alwaysOn")
+    assert e.value.code == 59
+    assert client.admin.command("getParameter", "*")["enableTestCommands"] is False
+    assert "configureFailPoint" not in client.admin.command("listCommands")["commands"]
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command("setParameter", 1, enableTestCommands=True)
+    assert e.value.code == 20
+
+
+def test_error_code_with_times_fails_exactly_that_many_commands(testing):
+    server, client = testing
+    assert client.admin.command("getParameter", "*")["enableTestCommands"] is True
+    assert _arm(client, {"times": 2}, failCommands=["insert"], errorCode=8, errorLabels=["MyLabel"]) == {
+        "count": 0, "ok": 1.0}
+    coll = client.t.c
+    for _ in range(2):
+        with pytest.raises(OperationFailure) as e:
+            coll.insert_one({})
+        assert e.value.code == 8 and e.value.details["codeName"] == "UnknownError"
+        assert e.value.details["errmsg"] == "Failing command via 'failCommand' failpoint"
+        assert e.value.has_error_label("MyLabel")
+    coll.insert_one({"ok": True})
+    assert coll.count_documents({}) == 1  # the failed inserts wrote nothing
+    assert _arm(client, "off")["count"] == 2
+
+
+def test_skip_and_always_on_and_probability(testing):
+    server, client = testing
+    _arm(client, {"skip": 1}, failCommands=["find"], errorCode=2)
+    client.t.c.find_one()
+    for _ in range(2):
+        with pytest.raises(OperationFailure):
+            client.t.c.find_one()
+    _arm(client, {"activationProbability": 0.0}, failCommands=["find"], errorCode=2)
+    client.t.c.find_one()
+    _arm(client, "alwaysOn", failCommands=["find"], errorCode=2)
+    with pytest.raises(OperationFailure):
+        client.t.c.find_one()
+    client.t.c.insert_one({})  # other commands run
+    with pytest.raises(OperationFailure) as e:
+        _arm(client, {"times": "x"}, failCommands=["find"])
+    assert e.value.code == 2
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command("configureFailPoint", "noSuchFailPoint", mode="alwaysOn")
+    assert e.value.code == 258
+
+
+def test_app_name_limits_the_failure_to_one_application(testing):
+    server, client = testing
+    _arm(client, "alwaysOn", failCommands=["ping"], errorCode=11, appName="victim")
+    victim = MongoClient(server.uri, appName="victim")
+    with pytest.raises(OperationFailure):
+        victim.admin.command("ping")
+    client.admin.command("ping")
+    victim.close()
+
+
+def test_close_connection_drops_the_connection_without_a_reply(testing):
+    server, client = testing
+    _arm(client, {"times": 1}, failCommands=["insert"], closeConnection=True)
+    with pytest.raises(AutoReconnect):
+        client.t.c.insert_one({"x": 1})
+    client.t.c.insert_one({"x": 2})
+    assert [d["x"] for d in client.t.c.find()] == [2]
+
+
+def test_block_connection_delays_only_that_command(testing):
+    server, client = testing
+    _arm(client, {"times": 1}, failCommands=["find"], blockConnection=True, blockTimeMS=3000)
+    other = server.client()
+    done = []
+    blocked = threading.Thread(target=lambda: done.append(client.t.c.find_one()))
+    started = time.monotonic()
+    blocked.start()
+    time.sleep(0.2)
+    other.admin.command("ping")
+    other.t.d.insert_one({})
+    assert time.monotonic() - started < 2.8 and not done  # served while the blocked find waits
+    blocked.join()
+    assert time.monotonic() - started >= 2.9 and done == [None]
+    other.close()
+
+
+def test_write_concern_error_is_added_to_a_command_that_ran(testing):
+    server, client = testing
+    _arm(client, {"times": 1}, failCommands=["insert"],
+         writeConcernError={"code": 91, "codeName": "ShutdownInProgress", "errmsg": "Replication is being shut down"})
+    with pytest.raises(WriteConcernError) as e:
+        client.t.c.insert_one({"w": 1})
+    assert e.value.code == 91
+    assert client.t.c.count_documents({"w": 1}) == 1  # the write itself happened
+
+
+def test_pymongo_retries_a_read_that_failed_with_a_retryable_code(testing):
+    server, client = testing
+    client.t.c.insert_one({"r": 1})
+    _arm(client, {"times": 1}, failCommands=["find"], errorCode=6)  # HostUnreachable: retryable read
+    assert client.t.c.find_one({"r": 1})["r"] == 1
+    assert _arm(client, "off")["count"] == 1

@@ -1,0 +1,159 @@
+"""The database profiler through pymongo: profile levels 0/1/2 with slowms, sampleRate and filter,
+mongod's reply (was/slowms/sampleRate/filter/note), system.profile as a 1 MB capped collection of
+mongod-shaped entries, and the "Slow query" log line with the command truncated as mongod does."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+import pytest
+from pymongo.errors import OperationFailure
+
+pytestmark = pytest.mark.commands("profile", "find", "insert", "getMore", "aggregate", "update", "delete")
+
+
+@pytest.fixture
+def profiled(db):
+    yield db
+    db.command("profile", 0, slowms=100, sampleRate=1.0, filter="unset")
+
+
+def _entries(db, **flt):
+    return list(db.system.profile.find(flt))
+
+
+def test_profile_answers_the_previous_settings_and_level_2_records_every_operation(profiled):
+    db = profiled
+    first = db.command("profile", 2)
+    assert first == {"was": 0, "slowms": 100, "sampleRate": 1.0, "ok": 1.0}
+    assert db.command("profile", -1) == {"was": 2, "slowms": 100, "sampleRate": 1.0, "ok": 1.0}
+    options = next(db.list_collections(filter={"name": "system.profile"}))["options"]
+    assert options == {"capped": True, "size": 1024 * 1024}
+    db.c.create_index("a")
+    db.c.insert_many([{"a": i, "b": i % 2} for i in range(5)])
+    assert len(list(db.c.find({"a": {"$gte": 1}}, batch_size=2))) == 4
+    db.c.update_many({"b": 1}, {"$set": {"u": True}})
+    db.c.delete_one({"a": 0})
+    db.command("profile", 0)
+    ops = [e["op"] for e in _entries(db, ns=f"{db.name}.c")]
+    assert ops[:1] == ["command"] and {"insert", "query", "getmore", "update", "remove"} <= set(ops)
+    insert = _entries(db, op="insert")[0]
+    assert insert["ninserted"] == 5 and insert["command"]["insert"] == "c"
+    query = _entries(db, op="query")[0]
+    assert query["ns"] == f"{db.name}.c" and query["command"]["filter"] == {"a": {"$gte": 1}}
+    assert query["planSummary"] == "IXSCAN { a: 1 }"
+    assert query["keysExamined"] >= 2 and query["docsExamined"] >= 2 and query["nreturned"] == 2
+    assert isinstance(query["millis"], int) and isinstance(query["ts"], datetime.datetime)
+    assert query["client"] == "127.0.0.1" and query["responseLength"] > 0
+    assert query["user"] == "" and query["allUsers"] == [] and query["protocol"] == "op_msg"
+    getmore = _entries(db, op="getmore")[0]
+    assert getmore["originatingCommand"]["find"] == "c" and getmore["nreturned"] == 2
+    assert getmore["cursorExhausted"] is True
+    update = _entries(db, op="update")[0]
+    assert (update["nMatched"], update["nModified"]) == (2, 2)
+    assert _entries(db, op="remove")[0]["ndeleted"] == 1
+
+
+def test_level_1_records_only_operations_slower_than_slowms(profiled):
+    db = profiled
+    db.command("profile", 1, slowms=1_000_000)
+    db.c.insert_one({"x": 1})
+    assert _entries(db) == []
+    assert db.command("profile", 1, slowms=-1)["slowms"] == 1_000_000
+    db.c.find_one({"x": 1})
+    assert [e["op"] for e in _entries(db, ns=f"{db.name}.c")] == ["query"]
+
+
+def test_sample_rate_zero_records_no_slow_operation(profiled):
+    db = profiled
+    db.command("profile", 1, slowms=-1, sampleRate=0.0)
+    db.c.insert_one({"x": 1})
+    db.c.find_one()
+    assert _entries(db) == []
+    assert db.command("profile", -1)["sampleRate"] == 0.0
+
+
+def test_a_filter_decides_instead_of_slowms_and_is_reported(profiled):
+    db = profiled
+    reply = db.command("profile", 1, filter={"op": "query", "nreturned": {"$gte": 2}})
+    assert reply["note"].startswith("When a filter expression is set")
+    db.c.insert_many([{"i": i} for i in range(3)])
+    list(db.c.find())
+    db.c.find_one()
+    entries = _entries(db, ns=f"{db.name}.c")
+    assert [(e["op"], e["nreturned"]) for e in entries] == [("query", 3)]
+    status = db.command("profile", -1)
+    assert status["filter"] == {"op": "query", "nreturned": {"$gte": 2}} and "note" in status
+    db.command("profile", 1, filter="unset")
+    assert "filter" not in db.command("profile", -1)
+
+
+def test_profile_argument_errors_match_mongod(db):
+    def code(*args, **kw):
+        with pytest.raises(OperationFailure) as e:
+            db.command(*args, **kw)
+        return e.value.code
+
+    assert code("profile", 1, sampleRate=1.5) == 2
+    assert code("profile", 1, filter=5) == 2
+    assert code("profile", 1, filter={"$bogus": 1}) == 2
+    assert code("profile", "high") == 14
+    assert db.command("profile", 7)["was"] == 0  # outside 0..2: only reads, like mongod
+    assert db.command("profile", -1)["was"] == 0
+
+
+def test_the_profile_collection_stays_within_one_megabyte(profiled):
+    db = profiled
+    db.command("profile", 2)
+    for _ in range(40):
+        db.c.insert_one({"pad": "p" * 40_000})
+    db.command("profile", 0)
+    stats = db.command("collStats", "system.profile")
+    assert stats["capped"] is True and stats["size"] <= 1024 * 1024
+    inserts = _entries(db, op="insert")
+    assert 0 < len(inserts) < 40  # the oldest entries were removed
+
+
+def test_a_huge_command_is_truncated_in_its_profile_entry(profiled):
+    db = profiled
+    db.command("profile", 2)
+    db.c.insert_many([{"pad": "q" * 1000} for _ in range(100)])
+    db.command("profile", 0)
+    entry = _entries(db, op="insert")[0]
+    assert set(entry["command"]) == {"$truncated"} and len(entry["command"]["$truncated"]) < 60_000
+
+
+@pytest.mark.commands("getLog")
+def test_slow_query_log_line_carries_mongods_attributes_and_truncates_the_command(profiled, client):
+    db = profiled
+    db.command("profile", 0, slowms=-1)
+    db.c.insert_many([{"k": i} for i in range(3)])
+    list(db.c.find({"k": {"$in": list(range(3000))}}).comment("big"))
+    db.command("profile", 0, slowms=100)
+    lines = [json.loads(line) for line in client.admin.command("getLog", "global")["log"]]
+    slow = [line for line in lines if line["id"] == 51803 and line["attr"].get("ns") == f"{db.name}.c"
+            and "find" in line["attr"]["command"]]
+    line = slow[-1]
+    attr = line["attr"]
+    assert attr["planSummary"] == "COLLSCAN" and attr["docsExamined"] == 3 and attr["nreturned"] == 3
+    assert attr["keysExamined"] == 0 and attr["type"] == "command" and "durationMillis" in attr
+    assert "remote" in attr and "reslen" in attr
+    # over 10 KB: cut inside the $in array, the cut described under "truncated", the full size under "size"
+    assert len(json.dumps(attr["command"])) <= 10 * 1024
+    assert "filter" in line["truncated"]["command"] and line["size"]["command"] > 10 * 1024
+    assert attr["command"]["find"] == "c"
+
+
+@pytest.mark.commands("getCmdLineOpts")
+def test_profile_flag_sets_every_databases_default_level(start_server):
+    server = start_server(args=("--profile", "2", "--slowOpSampleRate", "0.5"))
+    client = server.client()
+    client.app.c.insert_one({"x": 1})
+    assert [e["op"] for e in client.app.system.profile.find({"ns": "app.c"})] == ["insert"]
+    assert client.app.command("profile", -1) == {"was": 2, "slowms": 100, "sampleRate": 0.5, "ok": 1.0}
+    client.app.command("profile", 0)
+    client.app.c.insert_one({"x": 2})
+    assert client.app.system.profile.count_documents({"ns": "app.c"}) == 1
+    parsed = client.admin.command("getCmdLineOpts")["parsed"]
+    assert parsed["operationProfiling"] == {"mode": "all", "slowOpSampleRate": 0.5}

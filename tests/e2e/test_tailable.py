@@ -1,0 +1,166 @@
+"""Tailable and awaitData cursors on capped collections through pymongo (CursorType.TAILABLE and
+TAILABLE_AWAIT, max_await_time_ms) and raw commands: new documents reach an open cursor, an awaitData
+getMore waits for an insert without holding the server, and mongod's errors."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from pymongo import CursorType
+from pymongo.errors import OperationFailure
+
+pytestmark = pytest.mark.commands("find", "getMore", "killCursors", "insert")
+
+
+def _capped(db, name="feed", size=1 << 20, max=None, docs=0):
+    kwargs = {"max": max} if max else {}
+    db.create_collection(name, capped=True, size=size, **kwargs)
+    if docs:
+        db[name].insert_many([{"_id": i} for i in range(docs)])
+    return db[name]
+
+
+def test_a_tailable_cursor_returns_documents_inserted_after_it_ran_dry(db):
+    coll = _capped(db, docs=3)
+    cursor = coll.find(cursor_type=CursorType.TAILABLE)
+    assert [d["_id"] for d in cursor] == [0, 1, 2]
+    assert cursor.alive
+    coll.insert_many([{"_id": 3}, {"_id": 4}])
+    assert [d["_id"] for d in cursor] == [3, 4]
+    assert cursor.alive
+    cursor.close()
+
+
+def test_raw_tailable_find_keeps_the_cursor_open_and_getmore_returns_empty_then_new(db):
+    _capped(db, docs=2)
+    first = db.command("find", "feed", tailable=True)
+    cursor_id = first["cursor"]["id"]
+    assert cursor_id != 0 and len(first["cursor"]["firstBatch"]) == 2
+    empty = db.command("getMore", cursor_id, collection="feed")
+    assert empty["cursor"]["nextBatch"] == [] and empty["cursor"]["id"] == cursor_id
+    db.feed.insert_one({"_id": 2})
+    more = db.command("getMore", cursor_id, collection="feed")
+    assert more["cursor"]["nextBatch"] == [{"_id": 2}] and more["cursor"]["id"] == cursor_id
+    db.command("killCursors", "feed", cursors=[cursor_id])
+
+
+def test_filter_projection_skip_and_limit_apply_to_the_tail(db):
+    coll = _capped(db)
+    coll.insert_many([{"_id": i, "even": i % 2 == 0, "x": i} for i in range(6)])
+    cursor = coll.find({"even": True}, {"x": 1, "_id": 0}, cursor_type=CursorType.TAILABLE)
+    assert list(cursor) == [{"x": 0}, {"x": 2}, {"x": 4}]
+    coll.insert_many([{"_id": 6, "even": True, "x": 6}, {"_id": 7, "even": False, "x": 7}])
+    assert list(cursor) == [{"x": 6}]
+    limited = db.command("find", "feed", tailable=True, skip=1, limit=2, batchSize=1)
+    assert [d["_id"] for d in limited["cursor"]["firstBatch"]] == [1]
+    rest = db.command("getMore", limited["cursor"]["id"], collection="feed")
+    assert [d["_id"] for d in rest["cursor"]["nextBatch"]] == [2] and rest["cursor"]["id"] == 0
+
+
+def test_await_data_getmore_wakes_up_when_a_document_arrives(db, client):
+    coll = _capped(db, docs=1)
+    cursor = coll.find(cursor_type=CursorType.TAILABLE_AWAIT).max_await_time_ms(20_000)
+    assert next(cursor)["_id"] == 0
+
+    def later():
+        time.sleep(0.5)
+        client[db.name].feed.insert_one({"_id": 1})
+
+    writer = threading.Thread(target=later)
+    started = time.monotonic()
+    writer.start()
+    doc = next(cursor)  # blocks in an awaitData getMore until the insert
+    waited = time.monotonic() - started
+    writer.join()
+    assert doc["_id"] == 1
+    assert 0.4 < waited < 15, waited  # woken by the insert, long before the 20 s await time
+    cursor.close()
+
+
+def test_await_data_getmore_returns_an_empty_batch_after_max_time_ms(db):
+    _capped(db, docs=1)
+    first = db.command("find", "feed", tailable=True, awaitData=True)
+    cursor_id = first["cursor"]["id"]
+    started = time.monotonic()
+    reply = db.command("getMore", cursor_id, collection="feed", maxTimeMS=300)
+    waited = time.monotonic() - started
+    assert reply["cursor"]["nextBatch"] == [] and reply["cursor"]["id"] == cursor_id
+    assert waited >= 0.25
+    db.command("killCursors", "feed", cursors=[cursor_id])
+
+
+def test_an_awaiting_getmore_holds_neither_the_event_loop_nor_other_clients(db, server):
+    _capped(db, docs=1)
+    cursor_id = db.command("find", "feed", tailable=True, awaitData=True)["cursor"]["id"]
+    other = server.client()
+    outcome = []
+
+    def wait():
+        try:
+            outcome.append(db.command("getMore", cursor_id, collection="feed", maxTimeMS=60_000))
+        except OperationFailure as e:
+            outcome.append(e)
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    time.sleep(0.2)
+    for _ in range(5):
+        other.admin.command("ping")
+        other[db.name].plain.insert_one({})
+    assert not outcome  # answered while the getMore still waits (60 s)
+    started = time.monotonic()
+    other[db.name].command("killCursors", "feed", cursors=[cursor_id])  # interrupts the waiting getMore
+    waiter.join(30)
+    assert time.monotonic() - started < 20
+    assert isinstance(outcome[0], OperationFailure) and outcome[0].code == 237
+    other.close()
+
+
+def test_tailable_errors_are_mongods(db):
+    db.plain.insert_one({})
+    _capped(db, docs=1)
+
+    def code(**kw):
+        with pytest.raises(OperationFailure) as e:
+            db.command("find", kw.pop("coll", "feed"), **kw)
+        return e.value.code
+
+    assert code(coll="plain", tailable=True) == 2
+    assert code(awaitData=True) == 9
+    assert code(tailable=True, sort={"_id": 1}) == 2
+    assert code(tailable=True, singleBatch=True) == 2
+    db.command("find", "feed", tailable=True, sort={"$natural": 1})
+    normal = db.command("find", "feed", batchSize=0)["cursor"]["id"]
+    with pytest.raises(OperationFailure) as e:
+        db.command("getMore", normal, collection="feed", maxTimeMS=100)
+    assert e.value.code == 2 and "non-awaitData" in str(e.value)
+
+
+def test_no_cursor_is_kept_on_a_missing_or_empty_capped_collection(db):
+    assert db.command("find", "nothing", tailable=True, awaitData=True)["cursor"]["id"] == 0
+    _capped(db, name="empty")
+    assert db.command("find", "empty", tailable=True)["cursor"]["id"] == 0
+
+
+def test_a_tail_overtaken_by_the_capped_trim_fails_with_capped_position_lost(db):
+    coll = _capped(db, max=3, docs=3)
+    cursor_id = db.command("find", "feed", tailable=True, batchSize=1)["cursor"]["id"]
+    coll.insert_many([{"_id": i} for i in range(3, 10)])  # the cursor's position (_id 0) is gone
+    with pytest.raises(OperationFailure) as e:
+        db.command("getMore", cursor_id, collection="feed")
+    assert e.value.code == 136 and e.value.details["codeName"] == "CappedPositionLost"
+    with pytest.raises(OperationFailure) as e:
+        db.command("getMore", cursor_id, collection="feed")
+    assert e.value.code == 43  # the failed cursor is gone
+
+
+def test_dropping_the_collection_kills_its_tailable_cursors(db):
+    _capped(db, docs=2)
+    cursor_id = db.command("find", "feed", tailable=True, awaitData=True)["cursor"]["id"]
+    db.feed.drop()
+    _capped(db, docs=2)
+    with pytest.raises(OperationFailure) as e:
+        db.command("getMore", cursor_id, collection="feed")
+    assert e.value.code == 43

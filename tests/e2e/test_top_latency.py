@@ -1,0 +1,103 @@
+"""``top`` in the shape mongotop reads (totals -> namespace -> total/readLock/writeLock/... {time, count}),
+$collStats latencyStats, serverStatus opLatencies, and the real host:port in $collStats, $indexStats
+and explain."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from pymongo.errors import OperationFailure
+
+USAGE_KEYS = {"total", "readLock", "writeLock", "queries", "getmore", "insert", "update", "remove", "commands"}
+
+
+def _top(client, ns):
+    totals = client.admin.command("top")["totals"]
+    assert totals["note"] == "round trip time in microseconds"
+    return totals.get(ns)
+
+
+@pytest.mark.commands("top", "insert", "find", "update", "delete", "count")
+def test_top_counts_and_times_operations_per_collection_like_mongod(db, client):
+    ns = f"{db.name}.c"
+    db.c.insert_many([{"i": i} for i in range(3)])
+    before = _top(client, ns)
+    assert set(before) == USAGE_KEYS
+    db.c.insert_one({"i": 3})
+    list(db.c.find())
+    db.c.update_one({"i": 0}, {"$set": {"u": 1}})
+    db.c.delete_one({"i": 1})
+    db.c.count_documents({})
+    after = _top(client, ns)
+    delta = {k: after[k]["count"] - before[k]["count"] for k in USAGE_KEYS}
+    assert delta["insert"] == 1 and delta["queries"] == 1 and delta["update"] == 1 and delta["remove"] == 1
+    assert delta["commands"] >= 1  # the count (an aggregate for count_documents)
+    assert delta["writeLock"] == 3 and delta["readLock"] >= 2 and delta["total"] == sum(
+        delta[k] for k in ("queries", "getmore", "insert", "update", "remove", "commands"))
+    for key in USAGE_KEYS:
+        assert isinstance(after[key]["time"], int) and after[key]["time"] >= before[key]["time"]
+    # mongotop's view: total time split into read and write lock time
+    assert after["total"]["time"] == after["readLock"]["time"] + after["writeLock"]["time"]
+
+
+@pytest.mark.commands("top")
+def test_top_is_admin_only(db):
+    with pytest.raises(OperationFailure) as e:
+        db.command("top")
+    assert e.value.code == 13
+
+
+@pytest.mark.commands("aggregate", "find", "insert")
+def test_coll_stats_latency_stats_report_this_collections_operations(db):
+    db.c.insert_many([{"i": i} for i in range(5)])
+    list(db.c.find())
+    list(db.c.find({"i": 1}))
+    doc = next(db.c.aggregate([{"$collStats": {"latencyStats": {"histograms": True}}}]))
+    assert list(doc)[:4] == ["ns", "host", "localTime", "latencyStats"]
+    stats = doc["latencyStats"]
+    assert set(stats) == {"reads", "writes", "commands", "transactions"}
+    assert stats["reads"]["ops"] >= 2 and stats["writes"]["ops"] == 1 and stats["reads"]["latency"] > 0
+    assert sum(b["count"] for b in stats["reads"]["histogram"]) == stats["reads"]["ops"]
+    plain = next(db.c.aggregate([{"$collStats": {"latencyStats": {}}}]))["latencyStats"]
+    assert "histogram" not in plain["reads"]
+
+
+@pytest.mark.commands("aggregate", "explain", "serverStatus")
+def test_host_and_port_are_the_real_ones(db, server):
+    db.c.insert_one({"a": 1})
+    db.c.create_index("a")
+    host = f"{socket.gethostname()}:{server.port}"
+    assert next(db.c.aggregate([{"$collStats": {"count": {}}}]))["host"] == host
+    assert {ix["host"] for ix in db.c.aggregate([{"$indexStats": {}}])} == {host}
+    info = db.command("explain", {"find": "c", "filter": {"a": 1}})["serverInfo"]
+    assert (info["host"], info["port"]) == (socket.gethostname(), server.port)
+    assert db.client.admin.command("serverStatus")["host"] == host
+
+
+@pytest.mark.commands("serverStatus")
+def test_server_status_op_latencies(client):
+    before = client.admin.command("serverStatus")["opLatencies"]
+    client.admin.command("ping")
+    after = client.admin.command("serverStatus")["opLatencies"]
+    assert set(after) == {"reads", "writes", "commands", "transactions"}
+    assert after["commands"]["ops"] > before["commands"]["ops"]
+
+
+@pytest.mark.commands("aggregate", "create", "insert")
+def test_time_series_coll_stats_carry_latency_stats_and_the_real_host(db, server):
+    import datetime
+
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_one({"t": datetime.datetime(2024, 1, 1), "m": 1, "v": 1})
+    doc = next(db.ts.aggregate([{"$collStats": {"latencyStats": {}, "storageStats": {}}}]))
+    assert doc["host"] == f"{socket.gethostname()}:{server.port}"
+    assert doc["latencyStats"]["writes"]["ops"] == 1 and "storageStats" in doc
+
+
+@pytest.mark.commands("top", "drop", "insert")
+def test_a_dropped_collection_leaves_top(db, client):
+    db.gone.insert_one({})
+    assert _top(client, f"{db.name}.gone") is not None
+    db.gone.drop()
+    assert _top(client, f"{db.name}.gone") is None
