@@ -106,6 +106,13 @@ class ConnectionInfo:
         """``user@db`` of the user authenticated on this connection (None if nobody)."""
         return self.auth.name if self.auth is not None else None
 
+    @property
+    def users(self) -> list[dict[str, str]]:
+        """The authenticated user as mongod lists it (``[{user, db}]``, empty if nobody): profiler
+        entries, ``$listLocalSessions``, ``currentOp``."""
+        auth = self.auth
+        return [{"user": auth.user, "db": auth.db}] if auth is not None and auth.user is not None else []
+
 
 OPCOUNTER_NAMES = ("insert", "query", "update", "delete", "getmore", "command")
 

@@ -9,7 +9,7 @@
 - ``db`` (function): a fresh, uniquely named database for the test, dropped afterwards.
 - ``mongosh`` / ``node`` (function): ``mongosh(script)`` and ``node(script_js)`` bound to ``server``;
   skipped when ``make test`` has not installed the npm packages.
-- ``auth_server`` (session): a second server started with ``--auth`` whose first user, ``root`` /
+- ``auth_server`` (session): a second server started with ``--auth`` (and test commands) whose first user, ``root`` /
   ``rootpw`` (role root), was created through the localhost exception; ``root_client`` (session) is
   pymongo authenticated as that user.
 
@@ -74,7 +74,8 @@ ROOT_USER, ROOT_PASSWORD = "root", "rootpw"
 @pytest.fixture(scope="session")
 def auth_server(tmp_path_factory: pytest.TempPathFactory):
     base = tmp_path_factory.mktemp("tidemark-auth")
-    proc = ServerProcess(base / "db", args=("--auth",), log_path=base / "server.log")
+    # enableTestCommands: every command of the table exists there (the auth tests try each one).
+    proc = ServerProcess(base / "db", args=("--auth",), params={"enableTestCommands": 1}, log_path=base / "server.log")
     proc.start()
     with proc.client() as bootstrap:  # the localhost exception lets this connection create the first user
         bootstrap.admin.command("createUser", ROOT_USER, pwd=ROOT_PASSWORD, roles=["root"])

@@ -3,7 +3,7 @@ stage's ``requiredPrivileges``): ``find`` on the source unless the first stage i
 and for every stage what it reads or writes — ``$lookup``/``$graphLookup``/``$unionWith``/``$facet``
 sub-pipelines recursively, ``insert``+``remove`` on a ``$out`` target, ``insert``+``update`` on a
 ``$merge`` target, ``collStats``/``indexStats``/``planCacheRead``/``changeStream`` for those stages,
-``inprog``/``listSessions`` on the cluster for ``allUsers`` variants. Used by the ``aggregate``,
+``inprog``/``listSessions`` on the cluster for ``allUsers`` (or other ``users``) variants. Used by the ``aggregate``,
 ``create`` (views) and ``collMod`` rules in :mod:`server.auth.rules`. Pure; tolerant of malformed
 stages (the handler refuses them).
 """
@@ -75,7 +75,7 @@ def pipeline_privileges(db: str, source: R.Pattern | None, pipeline: Any, bypass
         elif name == "$changeStream":
             needs.append((here, ("changeStream", "find")))
         elif name in ("$currentOp", "$listSessions", "$listLocalSessions"):
-            if isinstance(spec, dict) and spec.get("allUsers") is True:
+            if isinstance(spec, dict) and (spec.get("allUsers") is True or spec.get("users")):
                 needs.append((R.CLUSTER, ("inprog",) if name == "$currentOp" else ("listSessions",)))
             else:
                 needs.append((None, ()))
