@@ -180,15 +180,12 @@ def test_a_connection_authenticates_one_user_only(auth_server, root_client):
             {"user": "root", "db": "admin"}]
 
 
-def test_authentication_works_with_access_control_off(client):
+def test_authentication_works_with_access_control_off(start_server):
     # mongod accepts SCRAM even without --auth (nothing is enforced, but connectionStatus shows the user).
+    server = start_server()
     name = _name("noauth")
-    client.admin.command("createUser", name, pwd="pw", roles=["readAnyDatabase"])
-    try:
-        uri = f"mongodb://{name}:pw@127.0.0.1:{client.address[1]}/?directConnection=true"
-        with pymongo.MongoClient(uri) as authed:
-            assert authed.admin.command("connectionStatus")["authInfo"]["authenticatedUsers"][0]["user"] == name
-            authed.authoff.c.insert_one({"x": 1})  # not enforced
-    finally:
-        client.admin.command("dropUser", name)
-        client.drop_database("authoff")
+    with server.client() as client:
+        client.admin.command("createUser", name, pwd="pw", roles=["readAnyDatabase"])
+    with server.client(username=name, password="pw") as authed:
+        assert authed.admin.command("connectionStatus")["authInfo"]["authenticatedUsers"][0]["user"] == name
+        authed.authoff.c.insert_one({"x": 1})  # not enforced
