@@ -120,6 +120,7 @@ class ErrorCode(enum.IntEnum):
     OperationNotSupportedInTransaction = 263
     TooManyLogicalSessions = 261
     ChecksumMismatch = 288
+    NoQueryExecutionPlans = 291
     QueryExceededMemoryLimitNoDiskUseAllowed = 292
     APIVersionError = 322
     APIStrictError = 323

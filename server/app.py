@@ -255,7 +255,7 @@ async def serve(options: ServerOptions) -> int:
         print(f"tidemark: {exc.message}", file=sys.stderr)
         return exc.exit_code
     # A process-wide choice, so only the server's own process makes it: an App embedded in another
-    # program (tidemark.testing, the lifecycle tests) must not freeze its host's heap — frozen objects
+    # program (server.testing, the lifecycle tests) must not freeze its host's heap — frozen objects
     # are never collected, and at exit extension modules report them as leaked.
     _tune_gc()
     await app.serve_until_stopped()

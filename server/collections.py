@@ -26,6 +26,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
+from server import special_reads
 from server.commands import _collection as C
 from server.commands import capped
 from server.query import plan as planner
@@ -128,7 +129,8 @@ def run_pipeline(pipeline, source, pctx):
 
 
 def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
-                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None):
+                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None,
+                     budget: TimeBudget | None = None):
     """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...).
     ``collation``: the pipeline's ``collation.Collation`` (None = simple); foreign collections read
     by $lookup/$unionWith are compared under it too, as in mongod."""
@@ -137,11 +139,16 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
         return open_read(server, target_db, target_coll, []).docs
 
+    def query_collection(target_db: str, target_coll: str, flt: dict) -> Iterator[dict]:
+        return open_read(server, target_db, target_coll, [{"$match": flt}]).docs
+
     kwargs: dict[str, Any] = dict(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
         collation=collation,
         resolve_collection=resolve_collection,
+        query_collection=query_collection,
+        deadline=budget.check if budget is not None else None,
         db=db,
         coll=coll,
     )
@@ -154,7 +161,8 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages"):
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "query_collection",
+                  "deadline"):
             kwargs.pop(k, None)
         return PipelineContext(**kwargs)
 
@@ -170,6 +178,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         resolved = C.resolve(r, db, name)
         info = r.get_collection(C.ns_of(db, resolved.name))
     ns = C.ns_of(db, name)
+    variables, meta = special_reads.with_meta(variables, pipeline)
     if resolved.top_view is not None:
         # a time-series collection may be queried with another collation (mongod checks only views)
         coll = C.effective_collation(collation, C.default_collation_of(view=resolved.top_view),
@@ -178,7 +187,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         coll = C.effective_collation(collation, C.default_collation_of(info))
     if resolved.ts_view is not None:
         ts = C.timeseries_module()
-        full = resolved.pipeline + list(pipeline)
+        full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # The time-series source compiles the filters it absorbs with the simple collation: under
         # another collation it only unpacks, and the whole user pipeline runs here, collated.
         source_pipeline, rest = (full, []) if coll is None else ([], full)
@@ -188,7 +197,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                extra_stages=ts.EXTRA_STAGES, collation=coll)
+                                extra_stages=ts.EXTRA_STAGES, collation=coll, budget=budget)
         out = run_pipeline(remaining, docs, pctx)
         return ReadResult(out, None, remaining, {}, ts_info, ns)
     full = resolved.pipeline + list(pipeline)
@@ -201,15 +210,25 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         if not full:
             return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                collation=coll)
+                                collation=coll, budget=budget)
         return ReadResult(run_pipeline(full, source, pctx), planner.Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
         source: Iterator[dict] = iter(())
         plan = planner.Plan("COLLSCAN")
+        if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
+            full = full[1:]
+    elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
+        plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
+        if budget is not None:
+            source = budget.inner(source)
+        full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
+        if flt and _q("plan_special").mentions_special(flt):
+            _q("pipeline").parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll)
+        plan.meta = meta
         source = C.plan_docs(engine, info, plan, stats=stats)
         if budget is not None:
             source = budget.inner(source)
@@ -219,7 +238,8 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
             full = full[:idx] + full[idx + 1:]
     if not full:
         return ReadResult(source, plan, full, stats, None, ns)
-    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, collation=coll)
+    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, collation=coll,
+                            budget=budget)
     out = run_pipeline(full, source, pctx)
     return ReadResult(out, plan, full, stats, None, ns)
 
@@ -455,6 +475,8 @@ class FindSpec:
         if (self.min is not None or self.max is not None) and not self.hint:
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
         self.variables = _q("expressions").evaluate_let(self.let)  # once per command, with NOW
+        self.meta, self.projection_variables = special_reads.find_meta(self.projection, self.sort, self.filter,
+                                                                       self.variables)
         # compile now: parse errors surface before any work (and the callables are reused per document)
         self.collation = C.effective_collation(self.collation_spec, None)
         self._compile()
@@ -462,14 +484,14 @@ class FindSpec:
             self.hint = {"$natural": self.sort["$natural"]}
             self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
         if self.sort:
-            _q("sort").parse_sort(self.sort)
+            _q("sort").parse_sort(self.sort, allow_meta=True)
 
     def _compile(self) -> None:
         match, project = _q("match"), _q("project") if self.projection else None
         self.match = (match.compile_filter(self.filter, variables=self.variables, collation=self.collation)
                       if self.filter else None)
-        self.project = (project.compile_projection(self.projection, filter=self.filter, variables=self.variables,
-                                                   collation=self.collation)
+        self.project = (project.compile_projection(self.projection, filter=self.filter,
+                                                   variables=self.projection_variables, collation=self.collation)
                         if self.projection else None)
 
     def use_default_collation(self, default: dict | None) -> None:
@@ -529,6 +551,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
     else:
         plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
                                    multikey_default=info.clustered, allow_or=True, collation=spec.collation)
+    plan.meta = spec.meta
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
     docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
@@ -538,7 +561,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
         docs = filter(spec.match, docs)
     if spec.sort and not plan.provides_sort:
         top = spec.skip + spec.limit if spec.limit else None
-        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk, spec.collation)
+        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk, spec.collation, spec.meta)
     if spec.skip or spec.limit:
         docs = itertools.islice(docs, spec.skip, spec.skip + spec.limit if spec.limit else None)
     if spec.project is not None:
@@ -546,10 +569,11 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-def _lazy_sorted(docs, sort_spec, limit, allow_disk, collation=None) -> Iterator[dict]:
+def _lazy_sorted(docs, sort_spec, limit, allow_disk, collation=None, meta=None) -> Iterator[dict]:
     """Sort on first pull (so building the cursor does no work until the first batch)."""
     sort = _q("sort")
-    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk, collation=collation)
+    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk, collation=collation,
+                                   meta=meta)
 
 
 

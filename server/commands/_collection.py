@@ -526,10 +526,25 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
     ``raw`` (collection scans only) yields undecoded RawBSONDocuments."""
     if plan.kind == "COLLSCAN":
         it = scan_docs(engine, info.ns, info.uuid, reverse=plan.natural_reverse, stats=stats, raw=raw)
+    elif plan.kind in _SPECIAL_KINDS:
+        seen: set[bytes] = set()
+        it = _special_pairs(plan, lambda intervals: index_docs(
+            engine, info.ns, info.uuid, planner.Plan("IXSCAN", index=plan.index, intervals=intervals),
+            stats=stats, seen=seen))
     else:
         it = index_docs(engine, info.ns, info.uuid, plan, stats=stats)
     for _, doc in it:
         yield doc
+
+
+_SPECIAL_KINDS = ("TEXT", "GEO_NEAR")
+
+
+def _special_pairs(plan, scan) -> Iterator[tuple[bytes, dict]]:
+    """A $text or $near read: ``scan(intervals)`` yields not-yet-seen (rid, doc) of index intervals."""
+    from server.query import plan_special
+
+    return plan_special.special_scan(plan, scan)
 
 
 def docs_in_txn(r, info, plan) -> Iterator[tuple[bytes, dict]]:
@@ -539,6 +554,10 @@ def docs_in_txn(r, info, plan) -> Iterator[tuple[bytes, dict]]:
             yield bytes(rid), decode(raw)
         return
     seen: set[bytes] = set()
+    if plan.kind in _SPECIAL_KINDS:
+        yield from _special_pairs(plan, lambda intervals: _index_docs_in_txn(
+            r, info, planner.Plan("IXSCAN", index=plan.index, intervals=intervals), seen))
+        return
     for branch in (plan.branches if plan.kind == "OR" else [plan]):
         yield from _index_docs_in_txn(r, info, branch, seen)
 

@@ -14,15 +14,19 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
 from server.context import CommandSpec
+from server.query import index_kinds
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
 MAX_INDEXES = 64
 SPEC_FIELDS = frozenset({"key", "name", "unique", "sparse", "partialFilterExpression", "expireAfterSeconds",
                          "hidden", "v", "background", "collation", "ns", "dropDups", "storageEngine"})
-UNSUPPORTED_SPEC_FIELDS = ("weights", "default_language", "language_override", "textIndexVersion",
-                           "2dsphereIndexVersion", "bits", "min", "max", "bucketSize", "wildcardProjection",
-                           "columnstoreProjection", "clustered", "prepareUnique")
+# options that belong to one index type (index_kinds): kept on the stored spec of that type only
+KIND_OPTIONS = {"weights": "text", "default_language": "text", "language_override": "text",
+                "textIndexVersion": "text", "2dsphereIndexVersion": "2dsphere", "bits": "2d", "min": "2d",
+                "max": "2d"}
+UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "wildcardProjection", "columnstoreProjection", "clustered",
+                           "prepareUnique")
 MAX_TTL = 2147483647
 
 
@@ -38,12 +42,16 @@ def validate_key_pattern(key: Any) -> None:
     for name, value in key.items():
         if name == "" or name.endswith(".") or ".." in name or name.startswith("."):
             raise MongoError(ErrorCode.CannotCreateIndex, "Index keys cannot be an empty field.")
+        if name == "$**" and value == "text":
+            continue
         if name.startswith("$") and name != "$**" or name.endswith("$**") or name == "$**":
             if name == "$**" or name.endswith(".$**"):
                 raise _not_supported("wildcard indexes")
             raise MongoError(ErrorCode.CannotCreateIndex, "Index key contains an illegal field name: field name "
                                                            "starts with '$'.")
         if isinstance(value, str):
+            if value in index_kinds.KINDS:
+                continue
             if value in planner.UNSUPPORTED_INDEX_TYPES:
                 raise _not_supported(f"'{value}' indexes")
             raise MongoError(ErrorCode.CannotCreateIndex, f"Unknown index plugin '{value}'")
@@ -64,9 +72,16 @@ def normalize_spec(raw: Any, ns: str) -> dict:
     if "key" not in raw:
         raise MongoError(ErrorCode.FailedToParse, "The 'key' field is a required property of an index specification")
     validate_key_pattern(raw["key"])
+    kinds = [v for v in raw["key"].values() if isinstance(v, str)]
     for k in raw:
         if k in UNSUPPORTED_SPEC_FIELDS:
             raise _not_supported(f"index option '{k}'")
+        if k in KIND_OPTIONS:
+            if KIND_OPTIONS[k] not in kinds:
+                raise MongoError(ErrorCode.CannotCreateIndex,
+                                 f"The field '{k}' is only valid for {KIND_OPTIONS[k]} indexes. Specification: "
+                                 f"{C.format_value(raw)}")
+            continue
         if k not in SPEC_FIELDS:
             raise MongoError(ErrorCode.InvalidIndexSpecificationOption,
                              f"The field '{k}' is not valid for an index specification. Specification: "
@@ -74,6 +89,7 @@ def normalize_spec(raw: Any, ns: str) -> dict:
     name = raw.get("name")
     if name is None:
         name = planner.index_name_for(raw["key"])
+    kind_fields = _check_kinds(raw) if kinds else {}
     if not isinstance(name, str):
         raise MongoError(ErrorCode.TypeMismatch, "The field 'name' must be a string")
     if not name:
@@ -81,6 +97,7 @@ def normalize_spec(raw: Any, ns: str) -> dict:
     if "*" == name:
         raise MongoError(ErrorCode.BadValue, "The index name '*' is not valid.")
     spec: dict = {"v": 2, "key": dict(raw["key"]), "name": name}
+    spec.update(kind_fields)
     is_id = list(raw["key"].keys()) == ["_id"]
     if raw.get("unique"):
         if is_id:
@@ -133,6 +150,48 @@ def normalize_spec(raw: Any, ns: str) -> dict:
     return spec
 
 
+def _check_kinds(raw: dict) -> dict:
+    """mongod's rules for special index types; the type's stored options (text: the fixed key too)."""
+    key = raw["key"]
+    kinds = [v for v in key.values() if isinstance(v, str)]
+    if len(set(kinds)) > 1:
+        raise MongoError(16750, "Can't use more than one index plugin for a single index.")
+    kind = kinds[0]
+    if kind == "hashed":
+        if len(kinds) > 1:
+            raise MongoError(31303, "A maximum of one index field is allowed to be hashed but found "
+                                    f"{len(kinds)} for 'key' {C.format_value(key)}")
+        if raw.get("unique"):
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             "Currently hashed indexes cannot guarantee uniqueness. Use a regular index.")
+        return {}
+    if kind == "2d":
+        if next(iter(key.values())) != "2d":
+            raise MongoError(16801, "2d has to be first in index")
+        if len(kinds) > 1:
+            raise MongoError(16800, "can't have 2 geo fields")
+        from server.query.geo_keys import check_plane_spec
+
+        check_plane_spec(raw)
+        return {k: raw[k] for k in ("bits", "min", "max") if k in raw}
+    if kind == "2dsphere":
+        version = raw.get("2dsphereIndexVersion", 3)
+        if version not in (1, 2, 3) or isinstance(version, bool):
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             f"unsupported geo index version {{ 2dsphereIndexVersion : {version} }}, only support "
+                             "versions: [1,2,3]")
+        return {"2dsphereIndexVersion": int(version)}
+    from server.query.text_index import normalize_text_spec
+
+    fixed = normalize_text_spec(raw, key)
+    if raw.get("name") is None:
+        from server.query.text_index import default_name
+
+        fixed["name"] = default_name(key)
+    return fixed
+
+
+
 def with_default_collation(spec: dict, default: dict | None) -> dict:
     """The stored spec: an index without a collation of its own takes the collection default; an
     explicit simple collation is stored as no collation (what the simple collation means)."""
@@ -144,7 +203,8 @@ def with_default_collation(spec: dict, default: dict | None) -> dict:
     return spec
 
 
-_OPTION_KEYS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "collation")
+_OPTION_KEYS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "collation", "weights",
+                "default_language", "language_override", "bits", "min", "max")
 
 
 def _same_options(a: dict, b: dict) -> bool:
@@ -243,7 +303,8 @@ async def create_indexes(ctx, cmd: dict) -> dict:
             if spec["name"] == "_id_" or list(spec["key"].items()) == [("_id", 1)]:
                 if list(spec["key"].items()) == [("_id", 1)] and spec["name"] == "_id_":
                     continue
-            state = _conflict(list(coll.indexes) + new_specs, spec)
+            state = _one_text_index(list(coll.indexes) + new_specs, spec) or \
+                _conflict(list(coll.indexes) + new_specs, spec)
             if state == "exists":
                 continue
             new_specs.append(spec)
@@ -272,6 +333,22 @@ async def create_indexes(ctx, cmd: dict) -> dict:
         reply["note"] = "all indexes already exist"
     reply["createdCollectionAutomatically"] = created
     return reply
+
+
+_TEXT_OPTIONS = ("key", "name", "weights", "default_language", "language_override")
+
+
+def _one_text_index(existing: list[dict], spec: dict) -> str | None:
+    """'exists' for the identical text index; 67 for any other second text index (mongod)."""
+    if "_fts" not in spec["key"]:
+        return None
+    for old in existing:
+        if "_fts" in old["key"]:
+            if all(old.get(k) == spec.get(k) for k in _TEXT_OPTIONS) and _same_options(old, spec):
+                return "exists"
+            raise MongoError(ErrorCode.CannotCreateIndex, "only one text index per collection allowed, found "
+                                                          f"existing text index \"{old['name']}\"")
+    return None
 
 
 class _with_index:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
+from bson.int64 import Int64
+
 from protocol.errors import ErrorCode, MongoError
 from server.query import (
     expr_arith,
@@ -50,7 +52,7 @@ for _module in (expr_arith, expr_logic, expr_strings, expr_arrays, expr_sets, ex
     OPERATORS.update(_module.OPERATORS)
 
 SYSTEM_VARIABLES = frozenset({"ROOT", "CURRENT", "NOW", "REMOVE", "CLUSTER_TIME", "USER_ROLES", "SEARCH_META"})
-_NOT_SUPPORTED = frozenset({"$function", "$accumulator", "$meta", "$where", "$toHashedIndexKey"})
+_NOT_SUPPORTED = frozenset({"$function", "$accumulator", "$where"})
 
 
 def compile_expression(expr: Any, *, allow_vars: bool = True, collation: Any = None) -> Compiled:
@@ -112,6 +114,8 @@ def _compile_object(expr: dict, allow_vars: bool, coll: Any = None) -> Compiled:
             return _mark_const(const(expr[first]))
         if first == "$let":
             return _compile_let(expr[first], allow_vars, coll)
+        if first in ("$meta", "$toHashedIndexKey"):
+            return _compile_meta(expr[first]) if first == "$meta" else _compile_hashed(expr[first], allow_vars, coll)
         compiler = OPERATORS.get(first)
         if compiler is None:
             if first in _NOT_SUPPORTED:
@@ -166,6 +170,30 @@ def _compile_let(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled:
             return body(current, new_vars)
         return body(doc, new_vars)
     return run
+
+
+def _compile_meta(name: Any) -> Compiled:
+    """``{$meta: "textScore" | "geoNearDistance" | "geoNearPoint"}`` from the read's DocMeta table."""
+    from server.query import docmeta
+
+    if not isinstance(name, str) or name not in docmeta.NAMES:
+        raise MongoError(17308, f"Unsupported argument to $meta: {name}")
+    if name not in docmeta.SUPPORTED:
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$meta {name!r} is not supported by Tidemark")
+
+    def run(doc, vars):
+        meta = vars.get(docmeta.META_VAR)
+        value = meta.get(vars.get("ROOT", doc), name) if meta is not None else None
+        return MISSING if value is None else value
+    return run
+
+
+def _compile_hashed(arg: Any, allow_vars: bool, coll: Any = None) -> Compiled:
+    """``{$toHashedIndexKey: expr}``: the hashed index key of the value (an Int64)."""
+    from server.query.hashed import hash64
+
+    inner = _compile(arg, allow_vars, coll)
+    return lambda doc, vars: Int64(hash64(_null_if_missing(inner(doc, vars))))
 
 
 def evaluate_let(let: Any, *, now: _dt.datetime | None = None) -> dict:

@@ -39,6 +39,9 @@ __all__ = [
     "JsonSchema",
     "AlwaysTrue",
     "AlwaysFalse",
+    "Geo",
+    "GeoNear",
+    "Text",
     "COMPARISON_OPS",
 ]
 
@@ -175,3 +178,29 @@ class AlwaysTrue(Node):
 @dataclass(frozen=True)
 class AlwaysFalse(Node):
     pass
+
+
+@dataclass(frozen=True)
+class Geo(Node):
+    """``$geoWithin`` / ``$geoIntersects``: ``region`` is a ``geo_query.Region``."""
+
+    path: str
+    op: str
+    region: Any
+
+
+@dataclass(frozen=True)
+class GeoNear(Node):
+    """``$near`` / ``$nearSphere``: ``near`` is a ``geo_query.NearQuery``. As a predicate it keeps the
+    documents inside the distance range; the order by distance is the read plan's job."""
+
+    path: str
+    near: Any
+
+
+@dataclass(frozen=True)
+class Text(Node):
+    """``$text`` (a ``text_search.TextQuery``). Only a text-index read (plan kind TEXT) can answer it:
+    that read yields exactly the matching documents, so the predicate itself accepts every document."""
+
+    query: Any

@@ -32,6 +32,8 @@ from server.query.match_ast import (
     ElemMatch,
     Exists,
     Expr,
+    Geo,
+    GeoNear,
     In,
     JsonSchema,
     Mod,
@@ -41,6 +43,7 @@ from server.query.match_ast import (
     Or,
     Regex,
     Size,
+    Text,
     Type,
 )
 from server.query.match_leaf import (
@@ -105,6 +108,19 @@ class _Compiler:
             return _on_path(node.path, lambda v: type(v) is list and len(v) == size, expand=False)
         if t is ElemMatch:
             return self._elem_match(node)
+        if t is Geo:
+            region, op = node.region, node.op
+            return _on_path(node.path, lambda v: region.match_value(v, op), expand=False)
+        if t is GeoNear:
+            near = node.near
+
+            def in_range(v: Any) -> bool:
+                found = near.nearest(v)
+                return found is not None and near.in_range(found[0])
+
+            return _on_path(node.path, in_range, expand=False)
+        if t is Text:
+            return lambda doc: True
         if t is All:  # each member may be matched by a different element: a conjunction of paths
             return _all_of([_on_path(node.path, p, expand=True)
                             for p in _all_member_predicates(node, self.collation)])

@@ -1,8 +1,8 @@
 """Parse a MongoDB filter document into the AST of ``match_ast`` (validate only; no execution).
 
-Errors follow mongod's MatchExpressionParser (codes and messages). Features Tidemark knows but
-does not implement ($where, $text, geo operators, $near...) raise 224 QueryFeatureNotAllowed
-"<op> is not supported by Tidemark" — distinct from invalid input (2 BadValue).
+Errors follow mongod's MatchExpressionParser (codes and messages). ``$where`` (no JavaScript engine)
+raises 224 QueryFeatureNotAllowed "... is not supported by Tidemark" — distinct from invalid input
+(2 BadValue). Geo operands are parsed by ``geo_query`` and ``$text`` by ``text_search``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from server.query.match_ast import (
     ElemMatch,
     Exists,
     Expr,
+    Geo,
+    GeoNear,
     In,
     JsonSchema,
     Mod,
@@ -35,6 +37,7 @@ from server.query.match_ast import (
     Or,
     Regex,
     Size,
+    Text,
     Type,
 )
 from server.query.match_regex import compile_regex, is_regex, pattern_and_options, validate_options
@@ -42,21 +45,10 @@ from server.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
 
 __all__ = ["parse_filter", "parse_value_condition", "is_operator_document"]
 
-_UNSUPPORTED_TOP = {"$where", "$text"}
-_UNSUPPORTED_PATH = {
-    "$near",
-    "$nearSphere",
-    "$geoWithin",
-    "$geoIntersects",
-    "$within",
-    "$box",
-    "$center",
-    "$centerSphere",
-    "$polygon",
-    "$geometry",
-    "$maxDistance",
-    "$minDistance",
-}
+_UNSUPPORTED_TOP = {"$where"}
+_GEO_OPS = {"$geoWithin", "$within", "$geoIntersects"}
+_NEAR_OPS = {"$near", "$nearSphere"}
+_GEO_OPERAND_OPS = {"$box", "$center", "$centerSphere", "$polygon", "$geometry"}
 _BITS_OPS = {"$bitsAllSet", "$bitsAnySet", "$bitsAllClear", "$bitsAnyClear"}
 _PATH_OPS = {
     "$eq",
@@ -82,6 +74,9 @@ _TOP_OPS = {"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysT
 
 
 def _not_supported(op: str) -> MongoError:
+    if op == "$where":  # mongod without a JavaScript engine cannot run $where either
+        return MongoError(ErrorCode.QueryFeatureNotAllowed,
+                          "$where is not supported by Tidemark: there is no JavaScript engine")
     return MongoError(ErrorCode.QueryFeatureNotAllowed, f"{op} is not supported by Tidemark")
 
 
@@ -172,6 +167,12 @@ def _parse_top_operator(key: str, value: Any, *, top: bool, sub: bool) -> Node |
 
         compile_schema(value)  # validate now; compile_node compiles again (cheap, pure)
         return JsonSchema(value)
+    if key == "$text":
+        if sub:
+            raise MongoError(ErrorCode.BadValue, "$text can only be applied to the top-level document")
+        from server.query.text_search import parse_text
+
+        return Text(parse_text(value))
     if key in ("$alwaysTrue", "$alwaysFalse"):
         if _integer_arg(value, key) != 1:
             raise MongoError(ErrorCode.FailedToParse, f"{key} must be an integer value of 1")
@@ -220,8 +221,16 @@ def _parse_path_operators(path: str, ops: Mapping, *, sub: bool) -> list[Node]:
     out: list[Node] = []
     if "$regex" in ops or "$options" in ops:
         out.append(_parse_regex_document(path, ops))
+    near = [op for op in ops if op in _NEAR_OPS]
+    if near:
+        from server.query.geo_query import parse_near
+
+        out.append(GeoNear(path, parse_near(near[0], ops[near[0]], ops)))
+    elif "$maxDistance" in ops or "$minDistance" in ops:
+        raise MongoError(ErrorCode.BadValue, "$maxDistance and $minDistance are only allowed with $near "
+                                             "or $nearSphere")
     for op, arg in ops.items():
-        if op in ("$regex", "$options"):
+        if op in ("$regex", "$options", "$maxDistance", "$minDistance") or op in _NEAR_OPS:
             continue
         out.append(_parse_path_operator(path, op, arg, sub=sub))
     return out
@@ -279,8 +288,14 @@ def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
         return _parse_not(path, arg, sub=sub)
     if op in _BITS_OPS:
         return Bits(path, op, _parse_bitmask(op, arg))
-    if op in _UNSUPPORTED_PATH:
-        raise _not_supported(op)
+    if op in _GEO_OPS:
+        from server.query.geo_query import parse_intersects, parse_within
+
+        if op == "$geoIntersects":
+            return Geo(path, op, parse_intersects(arg))
+        return Geo(path, "$geoWithin", parse_within(arg))
+    if op in _GEO_OPERAND_OPS:
+        raise MongoError(ErrorCode.BadValue, f"unknown operator: {op}")
     if op == "$where":
         raise MongoError(ErrorCode.BadValue, "$where cannot be applied to a field")
     if op == "$expr":
@@ -426,7 +441,7 @@ def _parse_elem_match(path: str, arg: Any) -> ElemMatch:
     value_form = False
     if is_operator_document(arg, allow_incomplete_dbref=True):
         first = next(iter(arg))
-        value_form = first not in _TOP_OPS and first not in _UNSUPPORTED_TOP
+        value_form = first not in _TOP_OPS and first not in _UNSUPPORTED_TOP and first != "$text"
     if value_form:
         child = _conj(_parse_path_operators("", arg, sub=True))
         return ElemMatch(path, child, True)

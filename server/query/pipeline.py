@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.docmeta import META_VAR
 
 __all__ = ["PipelineContext", "Stage", "parse_pipeline", "run_pipeline", "STAGES"]
 
@@ -37,6 +38,8 @@ class PipelineContext:
     db: str | None = None
     coll: str | None = None
     resolve_collection: Callable[[str, str], Iterator[dict]] | None = None
+    query_collection: Callable[[str, str, dict], Iterator[dict]] | None = None  # documents matching a filter
+    deadline: Callable[[], None] | None = None  # raises 50 once the read's maxTimeMS has passed
     write_out: Callable[[Any, Iterator[dict]], None] | None = None
     merge_into: Callable[[Any, Iterator[dict]], None] | None = None
     coll_stats: Callable[[Any], Any] | None = None
@@ -79,9 +82,17 @@ class Stage:
 
 # Stage parsers, explicitly listed (nothing registers itself): name -> parse(spec, ctx) -> Stage.
 def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
-    from server.query import stage_densify_fill, stage_group, stage_lookup, stages, windows
+    from server.query import (
+        geo_near,
+        stage_densify_fill,
+        stage_graph_lookup,
+        stage_group,
+        stage_lookup,
+        stages,
+        windows,
+    )
     table: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
-    for module in (stages, stage_group, stage_lookup, stage_densify_fill, windows):
+    for module in (stages, stage_group, stage_lookup, stage_densify_fill, windows, geo_near, stage_graph_lookup):
         table.update(module.STAGES)
     return table
 
@@ -89,7 +100,7 @@ def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
 STAGES: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
 _FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp")
 _LAST_ONLY = ("$out", "$merge")
-_NOT_SUPPORTED = ("$geoNear", "$graphLookup", "$search", "$searchMeta", "$vectorSearch", "$changeStream",
+_NOT_SUPPORTED = ("$search", "$searchMeta", "$vectorSearch", "$changeStream",
                   "$currentOp", "$listSessions", "$listLocalSessions", "$planCacheStats", "$redact",
                   "$listSearchIndexes", "$shardedDataDistribution", "$changeStreamSplitLargeEvent")
 
@@ -125,6 +136,16 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
         if name in ("$collStats", "$indexStats") and (ctx.in_facet or ctx.in_lookup):
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
+        if name == "$match" and isinstance(arg, dict) and "$text" in arg and (i or ctx.in_facet or ctx.in_lookup):
+            raise MongoError(17313, "$match with $text is only allowed as the first pipeline stage")
+        if name == "$match" and isinstance(arg, dict) and _has_near(arg):
+            raise MongoError(5626500, "$geoNear, $near, and $nearSphere are not allowed in this context, as these "
+                                      "operators require sorting geospatial data. If you do not need sort, consider "
+                                      "using $geoWithin instead. Check out https://dochub.mongodb.org/core/near-sort-"
+                                      "operation and https://dochub.mongodb.org/core/nearSphere-sort-operationfor "
+                                      "more details.")
+        if name == "$geoNear" and (i or ctx.in_facet or ctx.in_lookup):
+            raise MongoError(40602, "$geoNear is only valid as the first stage in a pipeline")
         stage = parser(arg, ctx)
         if not isinstance(stage, Stage):
             # extra_stages factories may return a bare ``apply(iterator) -> iterator`` callable.
@@ -132,7 +153,36 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
                 raise TypeError(f"stage parser for {name} returned {type(stage).__name__}")
             stage = Stage(name, arg, stage)
         stages.append(stage)
-    return _optimize(stages)
+    stages = _optimize(stages)
+    meta = ctx.variables.get(META_VAR)
+    if meta is not None:
+        stages = [_keeping_meta(stage, meta) if stage.name in _META_KEEPING else stage for stage in stages]
+    return stages
+
+
+# Stages whose outputs keep the metadata ($meta) of the input document they came from. ($lookup
+# is left out: run one document at a time it would rebuild its foreign index per document.)
+_META_KEEPING = frozenset({"$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith", "$unwind",
+                           "$graphLookup"})
+
+
+def _keeping_meta(stage: Stage, meta: Any) -> Stage:
+    """Run ``stage`` one input document at a time and hand each input's metadata to its outputs
+    (only for reads that carry a DocMeta table)."""
+    def apply(docs: Iterator[dict]) -> Iterator[dict]:
+        for doc in docs:
+            for out in stage.apply(iter((doc,))):
+                meta.hand_on(doc, out)
+                yield out
+    return Stage(stage.name, stage.spec, apply, blocking=stage.blocking)
+
+
+def _has_near(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(k in ("$near", "$nearSphere") or _has_near(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_near(v) for v in value)
+    return False
 
 
 def _optimize(stages: list[Stage]) -> list[Stage]:

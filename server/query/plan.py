@@ -33,11 +33,12 @@ from bson.min_key import MinKey
 from bson.regex import Regex
 
 from protocol.errors import ErrorCode, MongoError
+from server.query import plan_special
 from server.query.collation import same as same_collation
 from server.query.match_leaf import has_strings
 
 MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
-UNSUPPORTED_INDEX_TYPES = ("text", "2d", "2dsphere", "hashed", "geoHaystack", "columnstore")
+UNSUPPORTED_INDEX_TYPES = ("geoHaystack", "columnstore")
 
 _MISSING = object()
 
@@ -184,6 +185,7 @@ class IndexKeyer:
 
 
 _KEYER_CACHE: dict[tuple, IndexKeyer] = {}
+_KIND_OPTIONS = ("weights", "default_language", "language_override", "bits", "min", "max")
 
 
 def collated_key_value(v: Any, collation: Any) -> Any:
@@ -215,7 +217,7 @@ def keyer_for(spec: dict) -> IndexKeyer:
     collation)."""
     partial_spec = spec.get("partialFilterExpression")
     cache_key = (spec["name"], repr(spec["key"]), bool(spec.get("sparse")), repr(partial_spec),
-                 repr(spec.get("collation")))
+                 repr(spec.get("collation")), repr([spec.get(k) for k in _KIND_OPTIONS]))
     keyer = _KEYER_CACHE.get(cache_key)
     if keyer is None:
         fields, directions = key_fields(spec["key"])
@@ -225,6 +227,11 @@ def keyer_for(spec: dict) -> IndexKeyer:
             from server.query.match import compile_filter
 
             partial = compile_filter(partial_spec, collation=collation)
+        if not _is_btree(spec["key"]):
+            from server.query.index_kinds import SpecialKeyer
+
+            _KEYER_CACHE[cache_key] = keyer = SpecialKeyer(spec, partial)
+            return keyer
         keyer = IndexKeyer(
             name=spec["name"],
             fields=fields,
@@ -322,6 +329,8 @@ class Plan:
     bounds_desc: dict[str, list[str]] = field(default_factory=dict)
     natural_reverse: bool = False
     branches: list[Plan] = field(default_factory=list)
+    special: Any = None  # TEXT / GEO_NEAR: what the read needs beyond intervals (plan_special)
+    meta: Any = None  # the read's DocMeta when its projection/sort/pipeline asks for $meta
 
     def _ixscan(self) -> dict:
         assert self.index is not None
@@ -345,6 +354,8 @@ class Plan:
                                                      "inputStages": [b._ixscan() for b in self.branches]}}
             if filter:
                 node = {"stage": "FETCH", "filter": filter, "inputStage": node["inputStage"]}
+        elif self.kind in ("TEXT", "GEO_NEAR"):
+            node = plan_special.explain(self, filter)
         elif self.kind == "COLLSCAN":
             node: dict = {"stage": "COLLSCAN", "filter": filter or {},
                           "direction": "backward" if self.natural_reverse else "forward"}
@@ -589,8 +600,14 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
     if isinstance(hint, dict) and "$natural" in hint:
         return Plan("COLLSCAN", natural_reverse=_num(hint["$natural"]) < 0)
     all_bounds = extract_bounds(filter)
+    if filter and plan_special.mentions_special(filter) or filter and "$or" in filter:
+        special = plan_special.special_plan(indexes, filter, all_bounds, Plan, Interval)
+        if special is not None:
+            return special
     if hint is not None and hint != {} and hint != "":
         spec = find_hinted_index(indexes, hint)
+        if not _is_btree(spec["key"]):
+            return plan_special.hinted_plan(spec, filter, all_bounds, Plan, Interval)
         return _plan_for(spec, all_bounds, sort, multikey_default, collation)
     best: tuple | None = None
     for spec in indexes:
@@ -618,6 +635,11 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
             best = (score, spec)
     if best is not None:
         return _plan_for(best[1], all_bounds, sort, multikey_default, collation)
+    if any(not _is_btree(spec["key"]) for spec in indexes):
+        fallback = plan_special.fallback_plan(indexes, filter, _bounds_for_index_kinds(indexes, all_bounds, collation),
+                                              Plan, Interval)
+        if fallback is not None:
+            return fallback
     if sort:
         for spec in indexes:
             if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
@@ -626,6 +648,16 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
             if same and _is_btree(spec["key"]) and _sort_match(spec, sort, bounds) is not None:
                 return _plan_for(spec, all_bounds, sort, multikey_default, collation)
     return Plan("COLLSCAN")
+
+
+def _bounds_for_index_kinds(indexes: list[dict], bounds: dict[str, FieldBounds],
+                            collation: Any) -> dict[str, FieldBounds]:
+    """Bounds for hashed equality: string points only under the simple collation (hashes of
+    strings are not collation-aware)."""
+    if collation is None:
+        return bounds
+    return {p: b for p, b in bounds.items()
+            if not any(has_strings(v) for v in ((b.points or []) if b.is_point else []))}
 
 
 def _bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],

@@ -4,7 +4,7 @@ Modes: an *inclusion* projection keeps only the named paths (plus ``_id`` unless
 an *exclusion* projection drops the named paths. Which one is decided by the fields other than
 ``_id``: ``1``/``true``/expressions/``$elemMatch``/positional ``a.$`` mean inclusion, ``0``/``false``
 exclusion; ``$slice`` alone keeps the whole document. Mixing -> 31253/31254; a path and a path
-inside it -> 31249/31250; ``$meta`` -> 224 (not supported).
+inside it -> 31249/31250; ``{$meta: ...}`` fields (textScore, geoNear*) are added in either mode.
 
 Paths go through arrays of documents (``{"a.b": 1}`` on ``{a: [{b: 1, c: 2}, 5]}`` gives
 ``{a: [{b: 1}]}``; scalars inside the array are dropped by inclusion, kept by exclusion).
@@ -91,10 +91,7 @@ def _classify(path: str, value: Any, collation: Any = None) -> tuple[str, Any]:
             node = parse_filter(value["$elemMatch"])
             return "elemMatch", compile_node(node, collation=collation)
         if op == "$meta":
-            raise MongoError(
-                ErrorCode.QueryFeatureNotAllowed,
-                f"$meta projection ({value['$meta']!r}) is not supported by Tidemark",
-            )
+            return "meta", value  # computed like an expression, but decides neither inclusion nor exclusion
     return "expr", value
 
 
@@ -161,6 +158,9 @@ def _parse(spec: Mapping, collation: Any = None):
             id_leaf = _Leaf(kind)
             _add_leaf(leaves, path, id_leaf)
             continue
+        if kind == "meta":
+            _add_leaf(leaves, path, _Leaf(kind, arg))
+            continue
         if kind in (_INCLUDE, "expr", "elemMatch"):
             if mode is False:
                 if kind == "expr":
@@ -220,7 +220,7 @@ def compile_projection(
         raise MongoError(ErrorCode.TypeMismatch, "Expected field projectionto be of type object")
     inclusion, leaves, positional = _parse(spec, collation)
     variables = dict(variables or {})
-    exprs = {p: _compile_expr(leaf.arg, collation) for p, leaf in leaves.items() if leaf.kind == "expr"}
+    exprs = {p: _compile_expr(leaf.arg, collation) for p, leaf in leaves.items() if leaf.kind in ("expr", "meta")}
     for p in exprs:
         del leaves[p]
     positional_fn = _positional(positional, filter, collation) if positional is not None else None
@@ -255,6 +255,10 @@ def compile_projection(
             out = _exclude(doc, tree)
             if not keep_id:
                 out.pop("_id", None)
+            for path, fn in exprs.items():  # only $meta fields reach an exclusion projection
+                value = fn(doc, variables)
+                if value is not MISSING:
+                    _set_computed(out, path, value)
             return out
 
     return project

@@ -37,8 +37,11 @@ _SAMPLE_EVERY = 8
 _EMPTY_ARRAY_KEY = (BRACKET_UNDEFINED,)
 
 
-def parse_sort(spec: Mapping | None) -> list[tuple[str, int]]:
-    """``{a: 1, "b.c": -1}`` -> ``[("a", 1), ("b.c", -1)]``; raises MongoError like mongod."""
+def parse_sort(spec: Mapping | None, *, allow_meta: bool = False) -> list[tuple[str, Any]]:
+    """``{a: 1, "b.c": -1}`` -> ``[("a", 1), ("b.c", -1)]``; raises MongoError like mongod.
+
+    With ``allow_meta`` (find and ``$sort``), ``{score: {$meta: "textScore"}}`` gives
+    ``("score", "textScore")``: documents by descending text score (from the read's DocMeta)."""
     if spec is None:
         return []
     if not isinstance(spec, Mapping):
@@ -56,6 +59,9 @@ def parse_sort(spec: Mapping | None) -> list[tuple[str, int]]:
         if isinstance(direction, Mapping):
             if set(direction) == {"$meta"}:
                 meta = direction["$meta"]
+                if meta == "textScore" and allow_meta:
+                    out.append((path, meta))
+                    continue
                 if meta in ("textScore", "randVal", "searchScore"):
                     raise MongoError(
                         ErrorCode.QueryFeatureNotAllowed,
@@ -122,11 +128,23 @@ def _field_key(doc: Any, path: str, descending: bool, sort_key: Callable[[Any], 
     return max(keys) if descending else min(keys)
 
 
-def make_sort_key(spec: Mapping | list[tuple[str, int]], collation: Any = None) -> Callable[[Any], tuple]:
+def _meta_key(meta: Any, name: str) -> Callable[[Any], Any]:
+    """Sort key of a ``$meta`` sort field: descending score (absent scores last)."""
+    return lambda doc: _Desc(sort_key(meta.get(doc, name) if meta is not None else None))
+
+
+def make_sort_key(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
+                  meta: Any = None) -> Callable[[Any], tuple]:
     """A key function for ``sorted``: a tuple ordered as mongod orders documents for ``spec``
-    (strings under ``collation``, a ``collation.Collation`` or None for simple)."""
+    (strings under ``collation``, a ``collation.Collation`` or None for simple; ``$meta`` fields from
+    the read's DocMeta ``meta``)."""
     fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
     skey = sort_key if collation is None else collation.sort_key
+    if any(isinstance(d, str) for _, d in fields):
+        parts = [_meta_key(meta, d) if isinstance(d, str) else
+                 ((lambda p: lambda doc: _field_key(doc, p, False, skey))(path) if d == 1 else
+                  (lambda p: lambda doc: _Desc(_field_key(doc, p, True, skey)))(path)) for path, d in fields]
+        return lambda doc: tuple(part(doc) for part in parts)
     if len(fields) == 1:
         path, direction = fields[0]
         if direction == 1:
@@ -168,13 +186,18 @@ def sort_documents(
     allow_disk_use: bool = False,
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
     collation: Any = None,
+    meta: Any = None,
 ) -> list:
     """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given; strings
-    compare under ``collation`` (None: simple)."""
-    fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
+    compare under ``collation`` (None: simple); ``meta`` is the read's DocMeta for ``$meta`` fields."""
+    fields = parse_sort(spec, allow_meta=True) if isinstance(spec, Mapping) else list(spec)
     check = not allow_disk_use
-    if limit is not None and limit > 0:
-        return _top_k(docs, make_sort_key(fields, collation), limit, check, memory_limit)
+    has_meta = any(isinstance(d, str) for _, d in fields)
+    if (limit is not None and limit > 0) or has_meta:
+        key = make_sort_key(fields, collation, meta)
+        if not (limit is not None and limit > 0):
+            return sorted(docs, key=key)
+        return _top_k(docs, key, limit, check, memory_limit)
     buffered: list = []
     used = 0
     for n, doc in enumerate(docs):

@@ -328,9 +328,11 @@ class SortStage(Stage):
         return SortStage(self.sort_spec, self.ctx, n)
 
     def _run(self, docs):
+        from server.query.docmeta import table
         from server.query.sort import sort_documents
         yield from sort_documents(docs, self.sort_spec, limit=self.limit, allow_disk_use=self.ctx.allow_disk_use,
-                                  memory_limit=self.ctx.memory_limit, collation=self.ctx.collation)
+                                  memory_limit=self.ctx.memory_limit, collation=self.ctx.collation,
+                                  meta=table(self.ctx.variables))
 
 
 def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
@@ -340,12 +342,15 @@ def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(15976, "$sort stage must have at least one sort key")
     for _k, v in spec.items():
         if isinstance(v, dict):
-            raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$sort by $meta is not supported by Tidemark")
+            if v != {"$meta": "textScore"}:
+                raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$sort by $meta is not supported by Tidemark "
+                                                                   "(only textScore)")
+            continue
         if num_kind(v) is None or as_float(v) not in (1, -1):
             raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
     from server.query.sort import parse_sort as validate
-    validate(spec)
-    return SortStage({k: int(as_float(v)) for k, v in spec.items()}, ctx)
+    validate(spec, allow_meta=True)
+    return SortStage({k: v if isinstance(v, dict) else int(as_float(v)) for k, v in spec.items()}, ctx)
 
 
 def parse_sort_by_count(spec: Any, ctx: PipelineContext) -> Stage:

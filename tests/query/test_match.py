@@ -258,14 +258,19 @@ def test_invalid_filters_raise_mongod_errors(flt, code, message):
     assert message in info.value.message
 
 
-@pytest.mark.parametrize(
-    "flt", [{"$where": "1"}, {"$text": {"$search": "x"}}, {"a": {"$near": [0, 0]}}, {"a": {"$geoWithin": {}}}]
-)
-def test_unsupported_features_say_not_supported(flt):
+def test_where_is_refused_for_lack_of_a_javascript_engine():
+    with pytest.raises(MongoError) as info:
+        compile_filter({"$where": "1"})
+    assert info.value.code == 224
+    assert "not supported" in info.value.message and "JavaScript" in info.value.message
+
+
+@pytest.mark.parametrize("flt", [{"a": {"$geoWithin": {}}}, {"a": {"$near": "x"}},
+                                 {"a": {"$maxDistance": 1}}, {"$text": {"$search": 1}}])
+def test_malformed_geo_and_text_operands_are_bad_input(flt):
     with pytest.raises(MongoError) as info:
         compile_filter(flt)
-    assert info.value.code == 224
-    assert "not supported" in info.value.message
+    assert info.value.code in (2, 14)
 
 
 def test_parse_produces_rewritable_normal_forms():

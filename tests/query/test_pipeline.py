@@ -20,7 +20,7 @@ from server.query.pipeline import PipelineContext, Stage, parse_pipeline, run_pi
     ([{"$match": {}}, {"$documents": []}], 40602, None),
     ([{"$project": {"x": {"$nope": 1}}}], 168, "Unrecognized expression '$nope'"),
     ([{"$group": {"_id": 1, "x": {"$nope": 1}}}], 15952, None),
-    ([{"$graphLookup": {}}], 224, None),
+    ([{"$graphLookup": {}}], 9, "missing 'from' option to $graphLookup stage specification: {}"),
     (["$match"], 14, None),
     ({"$match": {}}, 14, None),
 ])

@@ -75,7 +75,6 @@ ERRORS = [
     ({"a": 1, "a.b": 1}, 31249, "Path collision at a.b remaining portion b"),
     ({"a.b": 1, "a": 1}, 31250, "Path collision at a"),
     ({"a": 0, "s": "$x"}, 31252, "Cannot use expression other than $meta in exclusion projection"),
-    ({"a": {"$meta": "textScore"}}, 224, "not supported"),
     ({"a.$": 1, "b.$": 1}, 31276, "Cannot specify more than one positional projection per query."),
     ({"a": {"$slice": [1, 0]}}, 2, "$slice limit must be positive"),
     ({"a": {}}, 51270, "An empty sub-projection is not a valid value"),

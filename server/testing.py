@@ -103,12 +103,9 @@ class TidemarkServer:
 
     # -- the server thread -------------------------------------------------------------------------
     def _run(self) -> None:
-        try:
-            import uvloop
+        import uvloop
 
-            loop = uvloop.new_event_loop()
-        except ImportError:  # pragma: no cover - uvloop is a dependency
-            loop = asyncio.new_event_loop()
+        loop = uvloop.new_event_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)
         try:

@@ -1,0 +1,352 @@
+"""Reads ordered by distance (pure): the ``$near`` search through a geo index, the ``$geoNear`` stage
+and its time-series form.
+
+**Near search** (``near_scan``): an expanding search over a GEO_NEAR plan. Ring k scans the index
+cells covering the disc of radius r_k around the query point (r_k grows x4 from about 100 m, or
+from ``$minDistance``, up to ``$maxDistance``); every document within r_k has then been read, so
+the buffered documents closer than r_k come out in distance order. Each document is fetched once
+(the caller's scan de-duplicates record ids across rings). Without equality bounds on the fields
+before the geo field of a compound index, and for planar ``$nearSphere`` on a 2d index, the whole
+index is read and sorted instead.
+
+**$geoNear** is a near query on its ``key`` field (``$near`` for GeoJSON or planar points,
+``$nearSphere`` for ``spherical: true``) AND ``query``; each result gets ``distanceField`` (x
+``distanceMultiplier``) and ``includeLocs``. It must be the first stage (40602); the read core
+turns it into that query. On a time-series collection it becomes, as in mongod 7.0,
+``$match $geoWithin`` + ``$_internalGeoNearDistance`` + ``$match`` on the distance + ``$sort``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.query.pipeline import PipelineContext, Stage
+
+# The geometry libraries load on first use: the stage table imports this module for every pipeline.
+EARTH_RADIUS_M = 6378.1 * 1000  # = geo_parse.EARTH_RADIUS_M
+START_RADIANS = 100.0 / EARTH_RADIUS_M
+GROWTH = 4.0
+
+
+def _is_number(v: Any) -> bool:
+    from server.query.geo_parse import is_number
+
+    return is_number(v)
+
+
+def _number(v: Any) -> float:
+    from server.query.geo_parse import number
+
+    return number(v)
+
+
+# --------------------------------------------------------------------------------------------------
+# the near search
+# --------------------------------------------------------------------------------------------------
+
+
+def _distance(near: Any, doc: dict, path: str) -> tuple[float, Any] | None:
+    from server.query.paths import get_path_values
+    from server.query.values import MISSING
+
+    best = None
+    for value in get_path_values(doc, path):
+        if value is MISSING:
+            continue
+        found = near.nearest(value)
+        if found is not None and (best is None or found[0] < best[0]):
+            best = found
+    return best
+
+
+def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
+              interval_cls: Any) -> Iterator[tuple[bytes, dict]]:
+    """(rid, document) of a GEO_NEAR plan, nearest first, inside [min, max] distance.
+
+    ``scan(intervals)`` yields the (rid, document) pairs of index entries in those key intervals
+    that were not yielded before."""
+    from storage.keys import encode_key
+
+    np = plan.special
+    near = np.near
+    kind = np.spec["key"][np.path]
+    directions = [-1 if not isinstance(v, str) and float(str(v)) < 0 else 1 for v in np.spec["key"].values()]
+    pos = list(np.spec["key"]).index(np.path)
+    prefix_dirs = directions[:pos] + [1]
+    heap: list = []
+    seq = itertools.count()
+
+    def take(intervals: list) -> None:
+        for rid, doc in scan(intervals):
+            found = _distance(near, doc, np.path)
+            if found is not None and found[0] <= near.max_distance:
+                heapq.heappush(heap, (found[0], next(seq), rid, doc, found[1]))
+
+    def emit(limit: float) -> Iterator[tuple[bytes, dict]]:
+        while heap and heap[0][0] <= limit:
+            d, _, rid, doc, loc = heapq.heappop(heap)
+            if near.in_range(d):
+                yield rid, _decorate(np, plan.meta, doc, d, loc)
+
+    whole = np.prefix is None or (kind == "2d" and near.spherical)
+    if whole:
+        take([interval_cls(None, None, True, True)])
+        yield from emit(math.inf)
+        return
+
+    def intervals_for(ranges: list) -> list:
+        out = []
+        for prefix in np.prefix:
+            for lo, hi in ranges:
+                out.append(interval_cls(encode_key((*prefix, lo), prefix_dirs), encode_key((*prefix, hi), prefix_dirs),
+                                        True, True))
+        out.sort(key=lambda iv: iv.lo)
+        return out
+
+    if kind == "2dsphere":
+        from server.query.geo_keys import cap_region, region_intervals
+
+        to_units = EARTH_RADIUS_M if near.geojson else 1.0
+        limit = near.max_radians
+        r = max(START_RADIANS, near.min_distance / to_units)
+        while True:
+            r = min(r, limit)
+            take(intervals_for(region_intervals(cap_region(near.point, r))))
+            if r >= limit:
+                yield from emit(math.inf)
+                return
+            yield from emit(r * to_units)
+            r *= GROWTH
+    else:  # 2d, planar distances
+        from server.query.geo_keys import Plane
+
+        plane = Plane(np.spec)
+        x, y = near.xy
+        span = plane.hi - plane.lo
+        limit = min(near.max_distance, span * 1.5)
+        r = max((span / (1 << plane.bits)) * 64, near.min_distance)
+        while True:
+            r = min(r, limit)
+            take(intervals_for(plane.box_intervals(x - r, y - r, x + r, y + r)))
+            if r >= limit:
+                yield from emit(math.inf)
+                return
+            yield from emit(r)
+            r *= GROWTH
+
+
+def _decorate(np: Any, meta: Any, doc: dict, distance: float, location: Any) -> dict:
+    if meta is not None:
+        meta.set(doc, "geoNearDistance", distance)
+        meta.set(doc, "geoNearPoint", location)
+    if np.output is None:
+        return doc
+    from server.query.stages import set_field
+
+    field, multiplier, include_locs = np.output
+    out = set_field(doc, field.split("."), distance * multiplier if multiplier is not None else distance)
+    if include_locs:
+        out = set_field(out, include_locs.split("."), location)
+    if meta is not None:
+        meta.hand_on(doc, out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# $geoNear
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GeoNearSpec:
+    near: Any
+    distance_field: str
+    spherical: bool = False
+    max_distance: float | None = None
+    min_distance: float | None = None
+    distance_multiplier: float | None = None
+    query: dict | None = None
+    include_locs: str | None = None
+    key: str | None = None
+
+    def near_condition(self) -> dict:
+        """``{$near | $nearSphere: near, $minDistance?, $maxDistance?}`` (mongod's asNearQuery)."""
+        if not isinstance(self.near, (dict, list)):
+            raise MongoError(5860401, "$geoNear requires near argument to be a GeoJSON object or a legacy point(array)")
+        cond: dict = {"$nearSphere" if self.spherical else "$near": self.near}
+        if self.min_distance is not None:
+            cond["$minDistance"] = self.min_distance
+        if self.max_distance is not None:
+            cond["$maxDistance"] = self.max_distance
+        return cond
+
+    def near_query(self) -> Any:
+        from server.query.geo_query import parse_near
+
+        cond = self.near_condition()
+        op = next(iter(cond))
+        return parse_near(op, cond[op], cond)
+
+    def output(self) -> tuple[str, float | None, str | None]:
+        return self.distance_field, self.distance_multiplier, self.include_locs
+
+
+def _field_path(value: str, what: str) -> str:
+    if value.startswith("$"):
+        raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+    if value == "" or any(p == "" for p in value.split(".")):
+        raise MongoError(15998, "FieldPath field names may not be empty strings.")
+    return value
+
+
+def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
+    """Validate a ``$geoNear`` stage like mongod 7.0 (DocumentSourceGeoNear::parseOptions)."""
+    if not isinstance(spec, (dict, list)):
+        raise MongoError(10065, "invalid parameter: expected an object ($geoNear)")
+    if isinstance(spec, list):
+        spec = {}
+    if "collation" in spec:
+        raise MongoError(40227, "$geoNear does not accept the 'collation' parameter. Instead, specify a collation "
+                                "for the entire aggregation command.")
+    for old, code, msg in (("limit", 50858, "$geoNear no longer supports the 'limit' parameter. Use a $limit stage "
+                                            "instead."),
+                           ("num", 50857, "$geoNear no longer supports the 'num' parameter. Use a $limit stage "
+                                          "instead."),
+                           ("start", 50856, "$geoNear no longer supports the 'start' argument.")):
+        if old in spec:
+            raise MongoError(code, msg)
+    if "near" not in spec:
+        raise MongoError(5860400, "$geoNear requires a 'near' argument")
+    near = spec["near"]
+    if isinstance(near, str) or (isinstance(near, dict) and near and next(iter(near)).startswith("$")):
+        from server.query.expressions import evaluate
+
+        near = evaluate(near, {}, dict(variables or {}))  # a constant expression ($$var, $let, ...)
+    distance_field = spec.get("distanceField")
+    if not isinstance(distance_field, str):
+        raise MongoError(16606, "$geoNear requires a 'distanceField' option as a String")
+    out = GeoNearSpec(near, _field_path(distance_field, "distanceField"))
+    for name, attr in (("maxDistance", "max_distance"), ("minDistance", "min_distance"),
+                       ("distanceMultiplier", "distance_multiplier")):
+        if name in spec:
+            v = spec[name]
+            if not _is_number(v):
+                raise MongoError(ErrorCode.TypeMismatch, f"{name} must be a number")
+            if not _number(v) >= 0:
+                raise MongoError(ErrorCode.BadValue, f"{name} must be nonnegative")
+            setattr(out, attr, _number(v))
+    if "query" in spec:
+        if not isinstance(spec["query"], dict):
+            raise MongoError(ErrorCode.TypeMismatch, "query must be an object")
+        out.query = spec["query"]
+    from server.query.expr_logic import truthy
+
+    out.spherical = truthy(spec.get("spherical", False))
+    if "includeLocs" in spec:
+        if not isinstance(spec["includeLocs"], str):
+            raise MongoError(16607, "$geoNear requires that 'includeLocs' option is a String")
+        out.include_locs = _field_path(spec["includeLocs"], "includeLocs")
+    if "key" in spec:
+        key = spec["key"]
+        if not isinstance(key, str):
+            from server.query.values import bson_type_name
+
+            raise MongoError(ErrorCode.TypeMismatch, "$geoNear parameter 'key' must be of type string but found "
+                                                     f"type: {bson_type_name(key)}")
+        if not key:
+            raise MongoError(ErrorCode.BadValue, "$geoNear parameter 'key' cannot be the empty string")
+        out.key = key
+    known = {"near", "distanceField", "maxDistance", "minDistance", "distanceMultiplier", "query", "spherical",
+             "includeLocs", "key", "uniqueDocs"}
+    for k in spec:
+        if k not in known:
+            raise MongoError(ErrorCode.FailedToParse, f"Unknown argument to $geoNear: {k}")
+    out.near_query()  # validates near / distances now (2 BadValue like mongod's GeoNearExpression)
+    return out
+
+
+def geo_near_key(indexes: list[dict]) -> str:
+    """The field of the collection's only 2d index, else of its only 2dsphere index (mongod)."""
+    for kind in ("2d", "2dsphere"):
+        specs = [s for s in indexes if kind in s["key"].values() and not s.get("hidden")]
+        if len(specs) > 1:
+            raise MongoError(ErrorCode.IndexNotFound, f"There is more than one {kind} index on the collection; unsure "
+                                                      "which to use for $geoNear")
+        if specs:
+            return next(f for f, v in specs[0]["key"].items() if v == kind)
+    raise MongoError(ErrorCode.IndexNotFound, "$geoNear requires a 2d or 2dsphere index, but none were found")
+
+
+def parse_stage(spec: Any, ctx: PipelineContext) -> Stage:
+    parse_geo_near(spec, ctx.variables)
+
+    def apply(docs):  # the read core answers a leading $geoNear; anywhere else it is misplaced
+        raise MongoError(40602, "$geoNear is only valid as the first stage in a pipeline")
+        yield  # pragma: no cover
+
+    return Stage("$geoNear", spec, apply)
+
+
+# --------------------------------------------------------------------------------------------------
+# time-series: $geoNear -> $match + $_internalGeoNearDistance + $match + $sort
+# --------------------------------------------------------------------------------------------------
+
+
+def timeseries_rewrite(raw: Any, variables: dict | None = None) -> list[dict]:
+    """mongod 7.0's DocumentSourceGeoNear::splitForTimeseries, as pipeline stages."""
+    spec = parse_geo_near(raw, variables)
+    if spec.key is None:
+        raise MongoError(40602, "$geoNear is only valid as the first stage in a pipeline")
+    if spec.query:
+        raise MongoError(5860207, "Must not specify 'query' for $geoNear on a time-series collection; use $match "
+                                  "instead")
+    if spec.include_locs:
+        raise MongoError(5860208, "$geoNear 'includeLocs' is not supported on time-series metrics")
+    near = spec.near_query()
+    x, y = near.xy
+    if near.spherical:
+        within = {"$centerSphere": [[x, y], near.max_radians]}
+    else:
+        within = {"$center": [[x, y], near.max_distance if near.max_distance != math.inf else 1.7976931348623157e308]}
+    mult = spec.distance_multiplier if spec.distance_multiplier is not None else 1.0
+    stages: list[dict] = [
+        {"$match": {spec.key: {"$geoWithin": within}}},
+        {"$_internalGeoNearDistance": {"near": spec.near, "key": spec.key, "distanceField": spec.distance_field,
+                                       "distanceMultiplier": mult, "spherical": spec.spherical}},
+    ]
+    if spec.min_distance is not None:
+        stages.append({"$match": {spec.distance_field: {"$gte": spec.min_distance * mult}}})
+    if spec.max_distance is not None:
+        stages.append({"$match": {spec.distance_field: {"$lte": spec.max_distance * mult}}})
+    stages.append({"$sort": {spec.distance_field: 1}})
+    return stages
+
+
+def parse_distance_stage(spec: Any, ctx: PipelineContext) -> Stage:
+    """``$_internalGeoNearDistance``: sets ``distanceField`` to the distance from ``near`` to ``key``."""
+    if not isinstance(spec, dict) or not {"near", "key", "distanceField"} <= set(spec):
+        raise MongoError(ErrorCode.FailedToParse, "$_internalGeoNearDistance needs near, key and distanceField")
+    inner = GeoNearSpec(spec["near"], spec["distanceField"], spherical=bool(spec.get("spherical")))
+    near = inner.near_query()
+    key, field = spec["key"], spec["distanceField"].split(".")
+    mult = float(spec.get("distanceMultiplier", 1.0))
+
+    def apply(docs):
+        from server.query.stages import set_field
+
+        for doc in docs:
+            found = _distance(near, doc, key)
+            if found is None:
+                continue
+            yield set_field(doc, field, found[0] * mult)
+
+    return Stage("$_internalGeoNearDistance", spec, apply)
+
+
+STAGES = {"$geoNear": parse_stage, "$_internalGeoNearDistance": parse_distance_stage}

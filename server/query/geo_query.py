@@ -1,0 +1,298 @@
+"""Geospatial query operators: ``$geoWithin`` / ``$within``, ``$geoIntersects``, ``$near``,
+``$nearSphere`` — their operands (``Region``, ``NearQuery``), predicates and distances (pure).
+
+Semantics follow mongod's GeometryContainer:
+
+- planar regions (``$box``, ``$polygon``, ``$center``) contain only *legacy* points (GeoJSON
+  never has a planar form); boundaries count as inside;
+- spherical regions (``$geometry`` Polygon/MultiPolygon, ``$centerSphere``) contain a geometry when
+  they contain all of it: a polygon clips a line to itself, a cap holds every vertex; a legacy
+  point takes part when it is a valid longitude/latitude;
+- ``$geoIntersects`` takes any GeoJSON ``$geometry``; multi-geometries intersect when any part does;
+- distances: spherical ones are great-circle angles on a sphere (metres = radians x 6378.1 km),
+  planar ones Euclidean; to a line or polygon it is the distance to its nearest point (0 inside).
+
+Planar geometry uses shapely; spherical geometry uses S2 (``geo_parse``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import s2geometry as s2
+import shapely
+
+from server.query.geo_parse import (
+    EARTH_RADIUS_M,
+    GeoError,
+    Shape,
+    flat_point,
+    geojson_type,
+    is_number,
+    legacy_point,
+    number,
+    parse_geojson,
+    show,
+    sphere_point,
+    stored_pairs,
+    stored_shapes,
+)
+
+__all__ = ["Region", "NearQuery", "parse_within", "parse_intersects", "parse_near", "NEAR_OPS"]
+
+NEAR_OPS = ("$near", "$nearSphere")
+
+
+@dataclass(eq=False)
+class Region:
+    """A query region. ``kind``: "box" | "polygon" | "center" (planar), "cap" | "sphere" (spherical),
+    "geometry" ($geoIntersects operand)."""
+
+    kind: str
+    spec: Any  # the operand as given (explain / messages)
+    flat: Any = None  # shapely geometry (box/polygon) or ((x, y), r) for center
+    cap: Any = None  # s2.S2Cap
+    shape: Shape | None = None  # spherical polygons ($geometry) or the $geoIntersects geometry
+
+    @property
+    def planar(self) -> bool:
+        return self.kind in ("box", "polygon", "center")
+
+    # ---- $geoWithin -------------------------------------------------------------------------
+    def contains(self, shape: Shape) -> bool:
+        if self.planar:
+            if shape.flat is None:
+                return False
+            x, y = shape.flat
+            if self.kind == "center":
+                (cx, cy), r = self.flat
+                return math.hypot(x - cx, y - cy) <= r
+            return bool(shapely.intersects_xy(self.flat, x, y))
+        if not shape.spherical:
+            return False
+        if self.kind == "cap":
+            cap = self.cap
+            return (all(cap.Contains(p) for p in shape.points)
+                    and all(cap.Contains(line.vertex(i)) for line in shape.lines for i in range(line.num_vertices()))
+                    and all(cap.Contains(poly.loop(k).vertex(i)) for poly in shape.polygons
+                            for k in range(poly.num_loops()) for i in range(poly.loop(k).num_vertices())))
+        polys = self.shape.polygons
+        return (all(any(p.Contains(pt) for p in polys) for pt in shape.points)
+                and all(any(_contains_line(p, line) for p in polys) for line in shape.lines)
+                and all(any(p.Contains(poly) for p in polys) for poly in shape.polygons))
+
+    # ---- $geoIntersects ---------------------------------------------------------------------
+    def intersects(self, shape: Shape) -> bool:
+        if not shape.spherical:
+            return False
+        q = self.shape
+        for a in shape.points:
+            cell = s2.S2Cell(s2.S2CellId(a))
+            if any(s2.S2CellId(a).id() == s2.S2CellId(b).id() for b in q.points):
+                return True
+            if any(line.MayIntersect(cell) for line in q.lines) or any(p.Contains(a) for p in q.polygons):
+                return True
+        for line in shape.lines:
+            if any(line.MayIntersect(s2.S2Cell(s2.S2CellId(b))) for b in q.points):
+                return True
+            if any(line.Intersects(other) for other in q.lines):
+                return True
+            if any(p.IntersectWithPolyline(line) for p in q.polygons):
+                return True
+        for poly in shape.polygons:
+            if any(poly.Contains(b) for b in q.points):
+                return True
+            if any(poly.IntersectWithPolyline(line) for line in q.lines):
+                return True
+            if any(poly.Intersects(p) for p in q.polygons):
+                return True
+        return False
+
+    def match_value(self, value: Any, op: str) -> bool:
+        """Does a stored field value (one geometry or an array of them) satisfy the operator?"""
+        test = self.intersects if op == "$geoIntersects" else self.contains
+        return any(test(shape) for shape in stored_shapes(value))
+
+
+def _contains_line(polygon: s2.S2Polygon, line: s2.S2Polyline) -> bool:
+    """A polygon contains a line when clipping the line to the polygon leaves it whole (mongod)."""
+    clipped = polygon.IntersectWithPolyline(line)
+    return len(clipped) == 1 and clipped[0].ApproxEquals(line)
+
+
+# --------------------------------------------------------------------------------------------------
+# operands
+# --------------------------------------------------------------------------------------------------
+
+
+def _radius(value: Any) -> float:
+    if not is_number(value) or not number(value) >= 0:
+        raise GeoError("radius must be a non-negative number")
+    return number(value)
+
+
+def _circle(arg: Any) -> tuple[tuple[float, float], float]:
+    items = arg if isinstance(arg, list) else list(arg.values()) if isinstance(arg, dict) else None
+    if not items:
+        raise GeoError("Point must be an array or object")
+    center = flat_point(items[0])
+    if len(items) < 2:
+        raise GeoError("radius must be a non-negative number")
+    radius = _radius(items[1])
+    if len(items) > 2:
+        raise GeoError("Only 2 fields allowed for circular region")
+    return center, radius
+
+
+def parse_within(arg: Any) -> Region:
+    """The operand of ``$geoWithin`` / ``$within``."""
+    if not isinstance(arg, dict) or not arg:
+        raise GeoError(f"geometry must be an object: {show(arg)}")
+    name, value = next(iter(arg.items()))
+    if name == "$geometry":
+        if not isinstance(value, dict):
+            raise GeoError(f"$geometry must be an object: {show(value)}")
+        if geojson_type(value) not in ("Polygon", "MultiPolygon"):
+            raise GeoError(f"$geoWithin not supported with provided geometry: {show(arg)}")
+        return Region("sphere", arg, shape=parse_geojson(value))
+    if name == "$box":
+        items = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else []
+        if len(items) < 2:
+            raise GeoError("Point must be an array or object")
+        (x1, y1), (x2, y2) = flat_point(items[0]), flat_point(items[1])
+        return Region("box", arg, flat=shapely.box(min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)))
+    if name == "$polygon":
+        items = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else []
+        points = [flat_point(p) for p in items]
+        if len(points) < 3:
+            raise GeoError("Polygon must have at least 3 points")
+        return Region("polygon", arg, flat=shapely.Polygon(points))
+    if name == "$center":
+        return Region("center", arg, flat=_circle(value))
+    if name == "$centerSphere":
+        (lng, lat), radius = _circle(value)
+        return Region("cap", arg, cap=s2.S2Cap(sphere_point(lng, lat), s2.S1Angle.Radians(min(radius, math.pi))))
+    raise GeoError(f"unknown geo specifier: {name}: {show(value)}")
+
+
+def parse_intersects(arg: Any) -> Region:
+    """The operand of ``$geoIntersects`` (a ``$geometry`` only)."""
+    if not isinstance(arg, dict) or "$geometry" not in arg:
+        raise GeoError(f"$geoIntersects not supported with provided geometry: {show(arg)}")
+    value = arg["$geometry"]
+    if not isinstance(value, dict):
+        raise GeoError(f"$geoIntersects not supported with provided geometry: {show(arg)}")
+    return Region("geometry", arg, shape=parse_geojson(value))
+
+
+# --------------------------------------------------------------------------------------------------
+# $near / $nearSphere
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class NearQuery:
+    """A parsed ``$near`` / ``$nearSphere``.
+
+    ``spherical``: distances on the sphere; ``geojson``: the point was GeoJSON (distances, min and
+    max in metres) — otherwise spherical distances are radians and planar ones coordinate units.
+    ``point`` is the S2 point (spherical) and ``xy`` the (lng, lat) / (x, y) given."""
+
+    op: str
+    xy: tuple[float, float]
+    spherical: bool
+    geojson: bool
+    min_distance: float = 0.0
+    max_distance: float = math.inf
+    point: Any = None
+
+    def distance(self, shape: Shape) -> float | None:
+        """Distance in the query's units, or None when the shape cannot be measured this way."""
+        if not self.spherical:
+            if shape.flat is None:
+                return None
+            return math.hypot(shape.flat[0] - self.xy[0], shape.flat[1] - self.xy[1])
+        if not shape.spherical:
+            return None
+        radians = min(_angle_to(self.point, shape))
+        return radians * EARTH_RADIUS_M if self.geojson else radians
+
+    def nearest(self, value: Any) -> tuple[float, Any] | None:
+        """(smallest distance, the raw location it was measured to) over a field value's geometries."""
+        best: tuple[float, Any] | None = None
+        for raw, shape in stored_pairs(value):
+            d = self.distance(shape)
+            if d is not None and (best is None or d < best[0]):
+                best = (d, raw)
+        return best
+
+    def in_range(self, d: float) -> bool:
+        return self.min_distance <= d <= self.max_distance
+
+    @property
+    def max_radians(self) -> float:
+        """``max_distance`` as an angle (spherical queries), capped at pi."""
+        if self.max_distance == math.inf:
+            return math.pi
+        r = self.max_distance / EARTH_RADIUS_M if self.geojson else self.max_distance
+        return min(r, math.pi)
+
+
+def _angle_to(point: Any, shape: Shape) -> list[float]:
+    out = [s2.S1Angle(point, p).radians() for p in shape.points]
+    for line in shape.lines:
+        nearest, _ = line.Project(point)
+        out.append(s2.S1Angle(point, nearest).radians())
+    out += [p.GetDistance(point).radians() for p in shape.polygons]
+    return out
+
+
+def _distance_arg(value: Any, name: str) -> float:
+    if not is_number(value):
+        raise GeoError(f"{name} must be a number")
+    d = number(value)
+    if math.isnan(d) or d < 0:
+        raise GeoError(f"{name} must be non-negative")
+    return d
+
+
+def parse_near(op: str, arg: Any, siblings: dict) -> NearQuery:
+    """``{$near: <point or {$geometry, $maxDistance, $minDistance}>, $maxDistance?, $minDistance?}``."""
+    sphere = op == "$nearSphere"
+    outer_max, outer_min = siblings.get("$maxDistance"), siblings.get("$minDistance")
+    if isinstance(arg, dict) and "$geometry" in arg:
+        geometry = arg["$geometry"]
+        if not isinstance(geometry, dict) or geojson_type(geometry) != "Point":
+            raise GeoError(f"invalid point in geo near query $geometry argument: {show(arg)}")
+        shape = parse_geojson(geometry)
+        query = NearQuery(op, shape.lnglat, True, True, point=shape.points[0])
+        inner_max, inner_min = arg.get("$maxDistance"), arg.get("$minDistance")
+        for key in arg:
+            if key not in ("$geometry", "$maxDistance", "$minDistance"):
+                raise GeoError(f"invalid argument in geo near query: {key}")
+        max_d = inner_max if inner_max is not None else outer_max
+        min_d = inner_min if inner_min is not None else outer_min
+    elif isinstance(arg, (list, dict)):
+        if isinstance(arg, dict) and (geojson_type(arg) == "Point" or "coordinates" in arg):
+            shape = parse_geojson(arg)  # {$near: {type: "Point", ...}} (old form): GeoJSON
+            query = NearQuery(op, shape.lnglat, True, True, point=shape.points[0])
+        else:
+            items = arg if isinstance(arg, list) else list(arg.values())
+            if len(items) == 3 and all(is_number(v) for v in items) and outer_max is None:
+                outer_max = items[2]  # legacy [x, y, maxDistance]
+                arg = items[:2]
+            shape = legacy_point(arg, extra_ok=False)
+            x, y = shape.flat
+            query = NearQuery(op, (x, y), sphere, False)
+            if sphere:
+                query.point = sphere_point(x, y)
+        max_d, min_d = outer_max, outer_min
+    else:
+        raise GeoError(f"near must be first in: {{ {op}: {show(arg)} }}")
+    if max_d is not None:
+        query.max_distance = _distance_arg(max_d, "$maxDistance")
+    if min_d is not None:
+        query.min_distance = _distance_arg(min_d, "$minDistance")
+    return query

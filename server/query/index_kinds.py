@@ -1,0 +1,158 @@
+"""Index types beyond ascending/descending: ``2dsphere``, ``2d``, ``hashed`` and ``text`` (pure).
+
+Each field of a stored key pattern has a *kind*: "btree" (1/-1), "2dsphere", "2d", "hashed", "text"
+(the ``_fts`` field of a text index; its ``_ftsx`` partner is "skip") or "2dsphere_bucket" (the
+bucket-level 2dsphere index of a time-series collection). ``special_entries`` computes the keys
+of a document for an index that has at least one non-btree field:
+
+- a btree field gives its values as usual (leaf arrays expanded); a hashed field the hash of its
+  value (arrays refused, 16766); a 2dsphere / 2d field its cell / geohash keys; the text field the
+  document's terms. Every combination becomes one key, in key-pattern order.
+- 2dsphere, 2d and text indexes skip documents without a value for their special field(s) (they
+  are sparse by nature); hashed indexes index a missing field as the hash of null.
+- "2dsphere_bucket" indexes hold no keys: time-series buckets are filtered by the exact
+  per-measurement predicate after unpacking.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+
+KINDS = ("2dsphere", "2d", "hashed", "text")
+_MISSING = object()
+
+
+def field_kind(name: str, value: Any) -> str:
+    if name == "_fts":
+        return "text"
+    if name == "_ftsx":
+        return "skip"
+    if isinstance(value, str):
+        return value
+    return "btree"
+
+
+def kinds_of(key: dict) -> tuple[str, ...]:
+    return tuple(field_kind(k, v) for k, v in key.items())
+
+
+def is_special(key: dict) -> bool:
+    return any(isinstance(v, str) for v in key.values())
+
+
+def _raw_values(doc: dict, path: str) -> list:
+    """Values at ``path`` with non-leaf arrays traversed and leaf arrays kept whole."""
+    from server.query.paths import get_path_values
+    from server.query.values import MISSING
+
+    return [v for v in get_path_values(doc, path) if v is not MISSING]
+
+
+def _btree_values(doc: dict, path: str) -> tuple[list, bool]:
+    vals = _raw_values(doc, path)
+    if not vals:
+        return [None], False
+    out: list = []
+    was_array = False
+    for v in vals:
+        if isinstance(v, list):
+            was_array = True
+            out.extend(v if v else [None])
+        else:
+            out.append(v)
+    return out, was_array
+
+
+def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], bool]:
+    """``[(encoded key, values)]`` of ``doc`` for an index with special fields, and whether a btree
+    field expanded an array (multikey)."""
+    from storage.keys import encode_key
+
+    key = spec["key"]
+    per_field: list[list] = []
+    directions: list[int] = []
+    array_fields: list[str] = []
+    for name, value in key.items():
+        kind = field_kind(name, value)
+        if kind == "skip":
+            continue
+        if kind == "2dsphere_bucket":
+            return [], False
+        if kind == "btree":
+            vals, was_array = _btree_values(doc, name)
+            if was_array:
+                array_fields.append(name)
+            directions.append(-1 if float(str(value)) < 0 else 1)
+        else:
+            vals = _special_values(kind, spec, name, doc)
+            if vals is None:
+                return [], False  # sparse: no value for a geo / text field
+            directions.append(1)
+        per_field.append(vals)
+    if len(array_fields) > 1:
+        raise MongoError(ErrorCode.CannotIndexParallelArrays,
+                         f"cannot index parallel arrays [{array_fields[1]}] [{array_fields[0]}]")
+    seen: dict[bytes, tuple] = {}
+    for combo in itertools.product(*per_field):
+        seen.setdefault(encode_key(combo, directions), combo)
+    return list(seen.items()), bool(array_fields)
+
+
+def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
+    if kind == "hashed":
+        from server.query.hashed import hashed_key
+
+        vals = _raw_values(doc, name)
+        if len(vals) > 1:  # an array on the way to the field
+            vals = [vals]
+        return [hashed_key(vals[0] if vals else None)]
+    if kind == "text":
+        from server.query.text_index import text_terms
+
+        terms = text_terms(spec, doc)
+        return terms or None
+    vals = _raw_values(doc, name)
+    if not vals:
+        return None
+    if kind == "2dsphere":
+        from server.query.geo_keys import sphere_keys
+
+        keys = [k for v in vals for k in sphere_keys(v, doc)]
+    elif kind == "2d":
+        from server.query.geo_keys import Plane
+
+        plane = Plane(spec)
+        keys = [k for v in vals for k in plane.keys(v, doc)]
+    else:
+        raise MongoError(ErrorCode.CannotCreateIndex, f"Unknown index plugin '{kind}'")
+    return sorted(set(keys)) or None
+
+
+class SpecialKeyer:
+    """The ``plan.IndexKeyer`` interface for an index with special fields."""
+
+    __slots__ = ("name", "spec", "fields", "partial", "sparse")
+
+    def __init__(self, spec: dict, partial):
+        self.name = spec["name"]
+        self.spec = spec
+        self.fields = tuple(spec["key"])
+        self.partial = partial
+        self.sparse = bool(spec.get("sparse"))
+
+    def entries_multikey(self, doc: dict) -> tuple[list[tuple[bytes, tuple]], bool]:
+        if self.partial is not None and not self.partial(doc):
+            return [], False
+        return special_entries(self.spec, doc)
+
+    def entries(self, doc: dict) -> list[tuple[bytes, tuple]]:
+        return self.entries_multikey(doc)[0]
+
+    def keys(self, doc: dict) -> list[bytes]:
+        return [k for k, _ in self.entries(doc)]
+
+    def key_value(self, doc: dict, key: bytes | None = None) -> dict:
+        return {f: doc.get(f) for f in self.fields if f not in ("_fts", "_ftsx")}

@@ -1,0 +1,342 @@
+"""Index choice for the special query kinds (pure; called by ``plan.choose_plan``):
+
+- ``$text`` -> a TEXT plan on the collection's text index (27 IndexNotFound "text index required for
+  $text query" without one); a compound text index needs equality on its leading fields;
+- ``$near`` / ``$nearSphere`` -> a GEO_NEAR plan on a geo index of that field (GeoJSON: 2dsphere;
+  legacy ``$near``: 2d; legacy ``$nearSphere``: either), else 291 "unable to find index for $geoNear
+  query"; the read executes it as an expanding search (``geo_near.near_scan``);
+- ``$geoWithin`` / ``$geoIntersects`` on the leading field of a geo index, and equality / ``$in`` on the
+  leading field of a hashed index -> an IXSCAN over the covering cells / hashes, when no
+  ascending/descending index serves the filter better. Bounds are loose; the filter is re-applied.
+
+``$text`` and ``$near`` may only appear once each, in the top-level conjunction, and not together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+
+SPECIAL_OPS = frozenset({"$near", "$nearSphere", "$geoWithin", "$within", "$geoIntersects"})
+NO_PLAN = ErrorCode.NoQueryExecutionPlans
+
+
+def mentions_special(filter: dict | None) -> bool:
+    """Cheap test: does the filter's top-level conjunction use $text or a geo operator?"""
+    if not filter:
+        return False
+    for k, v in filter.items():
+        if k == "$text":
+            return True
+        if k == "$and" and isinstance(v, list):
+            if any(isinstance(sub, dict) and mentions_special(sub) for sub in v):
+                return True
+        elif type(v) is dict and v and not SPECIAL_OPS.isdisjoint(v):
+            return True
+    return False
+
+
+def _conjuncts(filter: dict) -> Iterator[tuple[str, Any]]:
+    for k, v in filter.items():
+        if k == "$and" and isinstance(v, list):
+            for sub in v:
+                if isinstance(sub, dict):
+                    yield from _conjuncts(sub)
+        else:
+            yield k, v
+
+
+def _nested_special(value: Any, top: bool = True) -> bool:
+    """Is there a $text / $near below a logical operator (where no index can answer it)?"""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not top and (k == "$text" or k in ("$near", "$nearSphere")):
+                return True
+            if k in ("$or", "$nor", "$not", "$elemMatch") or (k == "$and" and not top):
+                if _nested_special(v, False):
+                    return True
+            elif k == "$and":
+                if any(_nested_special(sub, True) for sub in v if isinstance(sub, dict)):
+                    return True
+            elif isinstance(v, dict) and _nested_special(v, top and not k.startswith("$")):
+                return True
+    elif isinstance(value, list):
+        return any(_nested_special(v, False) for v in value)
+    return False
+
+
+def _refuse_nested(filter: dict) -> None:
+    if not _nested_special(filter):
+        return
+    if "$text" in repr(filter):  # mongod can answer $text under $or (all branches indexed); Tidemark cannot
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text below $or/$nor/$not is not supported by Tidemark")
+    raise MongoError(ErrorCode.BadValue, "geoNear must be top-level expr")
+
+
+def special_plan(indexes: list[dict], filter: dict, bounds: dict, plan_cls, interval_cls) -> Any:
+    """A TEXT or GEO_NEAR plan when the filter needs one; None otherwise."""
+    from server.query.match_parse import parse_filter
+
+    text = near = None
+    for k, v in _conjuncts(filter):
+        if k == "$text":
+            if text is not None:
+                raise MongoError(ErrorCode.BadValue, "Too many text expressions")
+            text = v
+        elif type(v) is dict and ("$near" in v or "$nearSphere" in v):
+            if near is not None:
+                raise MongoError(ErrorCode.BadValue, "Too many geoNear expressions")
+            near = (k, v)
+    if text is None and near is None:
+        _refuse_nested(filter)
+        return None
+    _refuse_nested(filter)
+    if text is not None and near is not None:
+        raise MongoError(ErrorCode.BadValue, "text and geoNear not allowed in same query")
+    if text is not None:
+        return _text_plan(indexes, parse_filter({"$text": text}).query, bounds, plan_cls, interval_cls)
+    from server.query.match_ast import And, GeoNear
+
+    node = parse_filter({near[0]: near[1]})
+    query = next(n.near for n in (node.children if isinstance(node, And) else (node,)) if isinstance(n, GeoNear))
+    return _near_plan(indexes, near[0], query, bounds, plan_cls)
+
+
+# --------------------------------------------------------------------------------------------------
+# $text
+# --------------------------------------------------------------------------------------------------
+
+
+class TextPlan:
+    """What a TEXT read needs: the matcher and the per-term key prefixes."""
+
+    def __init__(self, matcher: Any, prefixes: list[tuple]):
+        self.matcher = matcher
+        self.prefixes = prefixes
+
+
+def _text_plan(indexes: list[dict], query: Any, bounds: dict, plan_cls, interval_cls) -> Any:
+    import itertools
+
+    from server.query.text_index import index_term
+    from server.query.text_search import TextMatcher
+    from storage.keys import encode_key
+
+    specs = [s for s in indexes if "_fts" in s["key"] and not s.get("hidden")]
+    if not specs:
+        raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
+    spec = specs[0]
+    matcher = TextMatcher(query, spec)
+    before = matcher.spec.before
+    prefix_values = []
+    for field in before:
+        b = bounds.get(field)
+        if b is None or not b.is_point:
+            raise MongoError(ErrorCode.BadValue, "error processing query: planner returned error :: caused by :: "
+                                                 "failed to use text index to satisfy $text query (if text index "
+                                                 "is compound, are equality predicates given for all prefix "
+                                                 "fields?)")
+        prefix_values.append(b.points)
+    directions = [-1 if float(str(spec["key"][f])) < 0 else 1 for f in before] + [1]
+    intervals = []
+    for prefix in itertools.product(*prefix_values):
+        for term in matcher.bound_terms:
+            key = encode_key((*prefix, index_term(term)), directions)
+            intervals.append(interval_cls(key, key, True, True))
+    intervals.sort(key=lambda iv: iv.lo)
+    plan = plan_cls("TEXT", index=spec, intervals=intervals,
+                    bounds_desc={"terms": list(matcher.bound_terms)})
+    plan.special = TextPlan(matcher, prefix_values)
+    return plan
+
+
+# --------------------------------------------------------------------------------------------------
+# $near / $nearSphere
+# --------------------------------------------------------------------------------------------------
+
+
+def geo_index_for(indexes: list[dict], path: str, near: Any) -> dict | None:
+    """The geo index a near query on ``path`` can use (2d preferred for legacy points)."""
+    wanted = ("2dsphere",) if near.geojson else ("2d",) if not near.spherical else ("2d", "2dsphere")
+    for kind in wanted:
+        for spec in indexes:
+            if spec.get("hidden"):
+                continue
+            if spec["key"].get(path) == kind:
+                return spec
+    return None
+
+
+def _near_plan(indexes: list[dict], path: str, near: Any, bounds: dict, plan_cls) -> Any:
+    spec = geo_index_for(indexes, path, near)
+    if spec is None:
+        kind = "$nearSphere" if near.spherical and not near.geojson else "$near"
+        raise MongoError(NO_PLAN, f"error processing query: ns=? GEONEAR field={path} maxdist={near.max_distance:g} "
+                                  f"isNearSphere={int(kind == '$nearSphere')} planner returned error :: caused by :: "
+                                  "unable to find index for $geoNear query")
+    stage = "GEO_NEAR_2DSPHERE" if spec["key"][path] == "2dsphere" else "GEO_NEAR_2D"
+    plan = plan_cls("GEO_NEAR", index=spec, bounds_desc={path: [stage]})
+    plan.special = NearPlan(path, near, spec, _prefix_points(spec, path, bounds))
+    return plan
+
+
+class NearPlan:
+    def __init__(self, path: str, near: Any, spec: dict, prefix: list[tuple] | None):
+        self.path = path
+        self.near = near
+        self.spec = spec
+        self.prefix = prefix  # equality values of the fields before the geo field; None: unbounded
+        self.output: Any = None  # $geoNear: (distanceField, multiplier, includeLocs)
+
+
+def _prefix_points(spec: dict, path: str, bounds: dict) -> list[tuple] | None:
+    import itertools
+
+    fields = list(spec["key"])
+    before = fields[: fields.index(path)]
+    values = []
+    for f in before:
+        b = bounds.get(f)
+        if b is None or not b.is_point:
+            return None
+        values.append(b.points)
+    return list(itertools.product(*values))
+
+
+# --------------------------------------------------------------------------------------------------
+# $geoWithin / $geoIntersects through a geo index; equality through a hashed index
+# --------------------------------------------------------------------------------------------------
+
+
+def fallback_plan(indexes: list[dict], filter: dict | None, bounds: dict, plan_cls, interval_cls) -> Any:
+    """An IXSCAN on a geo or hashed index when the filter allows one (None otherwise)."""
+    if not filter:
+        return None
+    usable = [s for s in indexes if not s.get("hidden") and not s.get("sparse")
+              and "partialFilterExpression" not in s]
+    for spec in usable:
+        first, kind = next(iter(spec["key"].items()))
+        if kind == "hashed":
+            b = bounds.get(first)
+            if b is not None and b.is_point:
+                return _hashed_plan(spec, first, b.points, plan_cls, interval_cls)
+    for path, cond in _conjuncts(filter):
+        if type(cond) is not dict or SPECIAL_OPS.isdisjoint(cond):
+            continue
+        for spec in usable:
+            first, kind = next(iter(spec["key"].items()))
+            if first != path or kind not in ("2dsphere", "2d"):
+                continue
+            ranges = _geo_ranges(spec, kind, cond)
+            if ranges is not None:
+                return _range_plan(spec, path, ranges, plan_cls, interval_cls)
+    return None
+
+
+def hinted_plan(spec: dict, filter: dict | None, bounds: dict, plan_cls, interval_cls) -> Any:
+    """A hinted special index: hashed equality or geo bounds when the filter has them, else the whole
+    index (its keys are not values, so value bounds cannot narrow it; the filter is re-applied)."""
+    first, kind = next(iter(spec["key"].items()))
+    b = bounds.get(first)
+    if kind == "hashed" and b is not None and b.is_point:
+        return _hashed_plan(spec, first, b.points, plan_cls, interval_cls)
+    plan = fallback_plan([spec], filter, {}, plan_cls, interval_cls) if kind in ("2dsphere", "2d") else None
+    return plan or plan_cls("IXSCAN", index=spec, intervals=[interval_cls(None, None, True, True)],
+                            bounds_desc={f: ["[MinKey, MaxKey]"] for f in spec["key"]})
+
+
+def _hashed_plan(spec: dict, path: str, points: list, plan_cls, interval_cls) -> Any:
+    from server.query.hashed import hashed_key
+    from storage.keys import encode_key
+
+    keys = sorted({encode_key((hashed_key(p),), (1,)) for p in points if not isinstance(p, list)})
+    intervals = [interval_cls(k, k, True, True) for k in keys]
+    return plan_cls("IXSCAN", index=spec, intervals=intervals,
+                    bounds_desc={path: [f"[{int(hashed_key(p))}, {int(hashed_key(p))}]" for p in points]})
+
+
+def _geo_ranges(spec: dict, kind: str, cond: dict) -> list[tuple] | None:
+    from server.query.geo_keys import Plane, region_intervals
+    from server.query.geo_query import parse_intersects, parse_within
+
+    op = next((o for o in ("$geoWithin", "$within", "$geoIntersects") if o in cond), None)
+    if op is None:
+        return None
+    region = parse_intersects(cond[op]) if op == "$geoIntersects" else parse_within(cond[op])
+    if kind == "2dsphere":
+        if region.kind == "cap":
+            return region_intervals(region.cap)
+        if region.kind in ("sphere", "geometry"):
+            import s2geometry as s2
+
+            shape = region.shape
+            cells = {s2.S2CellId(p).id(): s2.S2CellId(p) for p in shape.points}
+            out = []
+            for r in (*shape.lines, *shape.polygons):
+                out += region_intervals(r)
+            if cells:
+                from server.query.geo_keys import cells_intervals
+
+                out += cells_intervals(cells.values())
+            return out
+        return None  # planar operators cannot use a spherical index
+    if region.planar:
+        plane = Plane(spec)
+        if region.kind == "center":
+            (cx, cy), r = region.flat
+            return plane.box_intervals(cx - r, cy - r, cx + r, cy + r)
+        x1, y1, x2, y2 = region.flat.bounds
+        return plane.box_intervals(x1, y1, x2, y2)
+    return None
+
+
+def _range_plan(spec: dict, path: str, ranges: list[tuple], plan_cls, interval_cls) -> Any:
+    from storage.keys import encode_key
+
+    intervals = [interval_cls(encode_key((lo,), (1,)), encode_key((hi,), (1,)), True, True) for lo, hi in ranges]
+    intervals.sort(key=lambda iv: iv.lo)
+    return plan_cls("IXSCAN", index=spec, intervals=intervals,
+                    bounds_desc={path: [f"[{int(lo)}, {int(hi)}]" for lo, hi in ranges[:20]]})
+
+
+def explain(plan: Any, filter: dict | None) -> dict:
+    """The winningPlan of a TEXT or GEO_NEAR plan, in mongod's stage names."""
+    ixscan = plan._ixscan()
+    if plan.kind == "TEXT":
+        inner = {"stage": "TEXT_OR", "inputStage": ixscan}
+        return {"stage": "TEXT_MATCH", "indexPrefix": {}, "indexName": plan.index["name"],
+                "parsedTextQuery": {"terms": plan.bounds_desc.get("terms", [])}, "textIndexVersion": 3,
+                "inputStage": {"stage": "FETCH", "inputStage": inner}}
+    kind = "GEO_NEAR_2DSPHERE" if "2dsphere" in plan.index["key"].values() else "GEO_NEAR_2D"
+    node = {"stage": kind, "keyPattern": plan.index["key"], "indexName": plan.index["name"],
+            "indexVersion": 2}
+    return {"stage": "FETCH", "filter": filter, "inputStage": node} if filter else {"stage": "FETCH",
+                                                                                     "inputStage": node}
+
+
+# --------------------------------------------------------------------------------------------------
+# execution (the storage side passes ``scan(intervals) -> (rid, doc)`` of not-yet-seen records)
+# --------------------------------------------------------------------------------------------------
+
+
+def special_scan(plan: Any, scan) -> Iterator[tuple[bytes, dict]]:
+    if plan.kind == "GEO_NEAR":
+        from server.query.geo_near import near_scan
+        from server.query.plan import Interval
+
+        return near_scan(plan, scan, Interval)
+    return _text_scan(plan, scan)
+
+
+def _text_scan(plan: Any, scan) -> Iterator[tuple[bytes, dict]]:
+    """Documents holding a looked-up term that satisfy the whole $text (negations, phrases)."""
+    matcher = plan.special.matcher
+    meta = plan.meta
+    for rid, doc in scan(plan.intervals):
+        score = matcher.evaluate(doc, want_score=meta is not None)
+        if score is not None:
+            if meta is not None:
+                meta.set(doc, "textScore", score)
+            yield rid, doc

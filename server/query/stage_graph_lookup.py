@@ -1,0 +1,185 @@
+"""``$graphLookup``: a breadth-first search over a collection of the same database (pure; the
+foreign documents come from ``ctx.query_collection``).
+
+For each input document, ``startWith`` (an expression; an array is several starting values) seeds
+the frontier. Each round queries the ``from`` collection with ``{$and: [restrictSearchWithMatch,
+{connectToField: {$in: frontier}}]}`` (so an index on connectToField is used), keeps every document
+not seen before (by ``_id``; 40271 when a document has none) with its round number in
+``depthField`` (a long), and puts the ``connectFromField`` values of the new documents (arrays
+give each element) into the next frontier. Values already queried are not queried again, so cycles
+end; ``maxDepth`` n stops after round n (0: only direct matches). The found documents go into the
+``as`` array in discovery order.
+
+Limits like mongod: the documents found plus the frontier may not exceed the memory limit (100 MB;
+40099 "$graphLookup reached maximum memory consumption"), and every round checks the read's
+deadline (maxTimeMS).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bson.int64 import Int64
+
+from protocol.errors import ErrorCode, MongoError
+from server.query.pipeline import PipelineContext, Stage
+from server.query.values import MISSING, bson_type_name
+
+_STRING_ARGS = ("from", "as", "connectFromField", "connectToField", "depthField")
+
+
+def _field_path(name: str, value: str) -> list[str]:
+    if value.startswith("$"):
+        raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+    parts = value.split(".")
+    if value == "" or any(p == "" for p in parts):
+        raise MongoError(15998 if value else 40352, "FieldPath field names may not be empty strings."
+                         if value else "FieldPath cannot be constructed with empty string")
+    return parts
+
+
+def _render(spec: dict) -> str:
+    from server.query.geo_parse import show
+
+    return show(spec)
+
+
+def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
+    from server.query.expressions import compile_expression
+    from server.query.match import compile_filter
+
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.FailedToParse, "the $graphLookup stage specification must be an object, but "
+                                                  f"found {bson_type_name(spec)}")
+    if "from" not in spec:
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"missing 'from' option to $graphLookup stage specification: {_render(spec)}")
+    args: dict[str, Any] = {}
+    start_with = None
+    max_depth = None
+    restrict = None
+    for name, value in spec.items():
+        if name == "startWith":
+            start_with = compile_expression(value)
+        elif name == "maxDepth":
+            if isinstance(value, bool) or not isinstance(value, (int, float, Int64)) and \
+                    type(value).__name__ != "Decimal128":
+                raise MongoError(40100, f"maxDepth must be numeric, found type: {bson_type_name(value)}")
+            number = float(str(value)) if type(value).__name__ == "Decimal128" else float(value)
+            if number != number:
+                number = 0.0
+            max_depth = int(number) if abs(number) < 2**63 else (2**63 - 1 if number > 0 else -(2**63))
+            if max_depth < 0:
+                raise MongoError(40101, f"maxDepth requires a nonnegative argument, found: {max_depth}")
+            if max_depth != number:
+                raise MongoError(40102, f"maxDepth could not be represented as a long long: {max_depth}")
+        elif name == "restrictSearchWithMatch":
+            if not isinstance(value, dict):
+                raise MongoError(40185, f"restrictSearchWithMatch must be an object, found {bson_type_name(value)}")
+            try:
+                compile_filter(value)
+            except MongoError as e:
+                raise MongoError(e.code, f"Failed to parse 'restrictSearchWithMatch' option to $graphLookup :: "
+                                         f"caused by :: {e.message}") from None
+            restrict = value
+        elif name in _STRING_ARGS:
+            if not isinstance(value, str):
+                raise MongoError(40103, f"expected string as argument for {name}, found: {bson_type_name(value)}")
+            args[name] = value
+        else:
+            raise MongoError(40104, f"Unknown argument to $graphLookup: {name}")
+    if not args.get("from") or not args.get("as") or start_with is None or not args.get("connectFromField") \
+            or not args.get("connectToField"):
+        raise MongoError(40105, "$graphLookup requires 'from', 'as', 'startWith', 'connectFromField', and "
+                                "'connectToField' to be specified.")
+    if "\0" in args["from"] or args["from"].startswith("."):
+        raise MongoError(ErrorCode.InvalidNamespace, f"invalid $graphLookup namespace: {ctx.db}.{args['from']}")
+    search = _Search(ctx, args["from"], _field_path("as", args["as"]),
+                     ".".join(_field_path("connectFromField", args["connectFromField"])),
+                     ".".join(_field_path("connectToField", args["connectToField"])),
+                     _field_path("depthField", args["depthField"]) if "depthField" in args else None,
+                     max_depth, restrict)
+
+    def apply(docs):
+        from server.query.stages import set_field
+
+        for doc in docs:
+            found = search.run(start_with(doc, ctx.variables))
+            yield set_field(doc, search.as_parts, found)
+
+    return Stage("$graphLookup", spec, apply)
+
+
+class _Search:
+    def __init__(self, ctx: PipelineContext, coll: str, as_parts: list[str], connect_from: str, connect_to: str,
+                 depth_parts: list[str] | None, max_depth: int | None, restrict: dict | None):
+        self.ctx = ctx
+        self.coll = coll
+        self.as_parts = as_parts
+        self.connect_from = connect_from
+        self.connect_to = connect_to
+        self.depth_parts = depth_parts
+        self.max_depth = max_depth
+        self.restrict = restrict
+
+    def _query(self, values: list) -> Any:
+        cond: list[dict] = [self.restrict] if self.restrict else []
+        cond.append({self.connect_to: {"$in": values}})
+        if any(v is None for v in values):  # null in $in also matches a missing field: mongod excludes it
+            cond.append({self.connect_to: {"$exists": True}})
+        query = {"$and": cond}
+        ctx = self.ctx
+        if ctx.query_collection is not None:
+            return ctx.query_collection(ctx.db, self.coll, query)
+        if ctx.resolve_collection is None:
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$graphLookup is not supported here")
+        from server.query.match import compile_filter
+
+        return filter(compile_filter(query), ctx.resolve_collection(ctx.db, self.coll))
+
+    def run(self, start: Any) -> list[dict]:
+        from server.query.paths import get_path_values
+        from server.query.sort import estimate_size
+        from server.query.stage_group import group_key
+        from server.query.stages import set_field
+
+        limit = self.ctx.memory_limit
+        frontier: dict = {}
+        for v in (start if isinstance(start, list) else [start]):
+            v = None if v is MISSING else v
+            frontier.setdefault(group_key(v), v)
+        queried: set = set()
+        visited: dict = {}
+        used = 0
+        depth = 0
+        while frontier and (self.max_depth is None or depth <= self.max_depth):
+            if self.ctx.deadline is not None:
+                self.ctx.deadline()
+            queried.update(frontier)
+            values = list(frontier.values())
+            frontier = {}
+            for fdoc in self._query(values):
+                if "_id" not in fdoc:
+                    raise MongoError(40271, f"Documents in the '{self.ctx.db}.{self.coll}' namespace must contain an "
+                                            "_id for de-duplication in $graphLookup")
+                key = group_key(fdoc["_id"])
+                if key in visited:
+                    continue
+                out = dict(fdoc)
+                if self.depth_parts is not None:
+                    out = set_field(out, self.depth_parts, Int64(depth))
+                visited[key] = out
+                used += estimate_size(out)
+                for v in get_path_values(fdoc, self.connect_from, expand_arrays=True):
+                    v = None if v is MISSING else v
+                    k = group_key(v)
+                    if k not in queried and k not in frontier:
+                        frontier[k] = v
+                        used += 16
+                if used >= limit:
+                    raise MongoError(40099, "$graphLookup reached maximum memory consumption")
+            depth += 1
+        return list(visited.values())
+
+
+STAGES = {"$graphLookup": parse_graph_lookup}
