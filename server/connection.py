@@ -30,7 +30,7 @@ from protocol.messages import (
     encode_op_msg,
     encode_op_reply,
 )
-from server import log
+from server import log, tls
 from server.context import CloseConnection, ConnectionInfo, ServerState
 from server.dispatch import Dispatcher, error_reply
 
@@ -76,6 +76,8 @@ class Connection(asyncio.Protocol):
         self._worker: asyncio.Task[None] | None = None
         self._paused = False
         self._closing = False
+        # With TLS disabled, the first bytes are checked once: a TLS ClientHello is refused at once.
+        self._check_tls = state.options.tls_mode == "disabled"
 
     # -- asyncio.Protocol ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -106,6 +108,13 @@ class Connection(asyncio.Protocol):
         self.state.bytes_in += len(data)
         buffer = self._buffer
         buffer += data
+        if self._check_tls and len(buffer) >= tls.HEADER_BYTES:
+            self._check_tls = False
+            if tls.looks_like_tls(buffer):
+                tls.refuse(self.info.peer, "SSL handshake received but server is started without SSL support")
+                self._closing = True
+                self.transport.close()
+                return
         offset = 0
         # One copy per frame (memoryview slice -> bytes); the view is released before the
         # bytearray is resized below.

@@ -47,6 +47,7 @@ class Cursor:
     in_use: bool = False
     killed: bool = False
     pending: Any = _NOTHING  # one document held back (peeked or too big for the last batch)
+    owner: str | None = None  # "user@db" that opened it (only its owner may getMore it under --auth)
     tailable: bool = False
     await_data: bool = False
     facts: Any = None  # server.profiler.ReadFacts of the read this cursor continues
@@ -236,6 +237,7 @@ async def cursor_reply(
     cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout, tailable=tailable,
                            await_data=await_data)
     cursor.facts = facts
+    cursor.owner = ctx.conn.user
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
     if single_batch and cursor_id:

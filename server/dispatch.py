@@ -18,9 +18,11 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.auth.rules import authorize
 from server.commands import (
     admin,
     aggregate,
+    auth,
     capped,
     crud,
     cursors,
@@ -30,9 +32,11 @@ from server.commands import (
     indexes,
     profiling,
     replication,
+    roles,
     sessions,
     stats,
     testing,
+    users,
 )
 from server.commands.concerns import check_concerns
 from server.context import (
@@ -52,6 +56,7 @@ FAMILIES = (
     cursors,
     databases, ddl, crud, aggregate, indexes, stats, capped,
     profiling, replication, testing,
+    auth, users, roles,
 )
 
 # Characters mongod refuses in database names.
@@ -152,6 +157,7 @@ class Dispatcher:
                 raise MongoError(
                     ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
                 )
+            cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
             lsid = cmd.get("lsid")
