@@ -20,6 +20,7 @@ import time
 import bson
 
 from bench.messages import BATCH, open_frames
+from bench.scram_client import ClientKeys, authenticate_async
 
 _HEADER = struct.Struct("<iiii")
 
@@ -46,6 +47,7 @@ async def replay(
     connections: int,
     limit: int | None = None,
     progress: bool = False,
+    auth: tuple[str, str] | None = None,
 ) -> dict:
     mm, offsets = open_frames(path)
     if limit is not None:
@@ -80,7 +82,11 @@ async def replay(
             writer.close()
 
     streams = [await asyncio.open_connection(host, port) for _ in range(connections)]
-    t0 = time.perf_counter()  # connections are open: time only the load
+    if auth is not None:  # --tidemark-auth: every connection authenticates first, as a driver's would
+        keys = ClientKeys()
+        for r, w in streams:
+            await authenticate_async(r, w, auth[0], auth[1], keys=keys)
+    t0 = time.perf_counter()  # connections are open (and authenticated): time only the load
     tasks = [asyncio.create_task(worker(r, w)) for r, w in streams]
     error = None
     try:
@@ -118,10 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--connections", type=int, default=4)
     p.add_argument("--limit", type=int, default=None, help="send only the first N frames")
     p.add_argument("--progress", action="store_true")
+    p.add_argument("--user", default=None, help="authenticate each connection (SCRAM-SHA-256) as this user")
+    p.add_argument("--password", default=None)
     args = p.parse_args(argv)
     import uvloop
 
-    result = uvloop.run(replay(args.host, args.port, args.file, args.connections, args.limit, args.progress))
+    auth = (args.user, args.password) if args.user else None
+    result = uvloop.run(replay(args.host, args.port, args.file, args.connections, args.limit, args.progress, auth))
     json.dump(result, sys.stdout)
     return 0
 

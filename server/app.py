@@ -23,7 +23,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from server import log, ttl
+from server import log, tls, ttl
+from server.auth import lifecycle as auth_lifecycle
 from server.connection import Connection
 from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
@@ -33,7 +34,7 @@ from server.query import interrupt, spill
 from server.timeseries import lifecycle as timeseries_lifecycle
 from storage.errors import StorageError
 
-LIFECYCLE_HOOKS: tuple[Any, ...] = (timeseries_lifecycle, ttl)
+LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_lifecycle, ttl)
 
 WORKER_THREADS = 4
 # Deep but legal input (1,000-stage pipelines, expressions and filters nested up to the 200-level BSON
@@ -121,6 +122,10 @@ class App:
             dbPath=options.dbpath,
             host=socket.gethostname(),
         )
+        try:
+            tls_context = tls.server_context(options)
+        except ValueError as exc:
+            raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
         engine = open_storage(options)
         engine.interrupt_check = interrupt.check  # every scan chunk honours killOp and maxTimeMS
         spill.configure(os.path.join(options.dbpath, "_tmp"))  # $sort with allowDiskUse
@@ -137,17 +142,23 @@ class App:
             await hook.on_startup(state)
         loop = asyncio.get_running_loop()
 
-        def factory() -> Connection:
+        def factory(over_tls: bool = False) -> Connection:
             conn = Connection(state, dispatcher, self.connections.discard)
+            conn.info.tls = over_tls
             self.connections.add(conn)
             return conn
 
         listening_port = options.port
         try:
             for host in options.bind_ip:
-                server = await loop.create_server(
-                    factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG
-                )
+                if tls_context is None:
+                    server = await loop.create_server(
+                        factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG
+                    )
+                else:  # TLS, plaintext or both on one port: server.tls sniffs each connection
+                    server = await tls.TlsListener.listen(
+                        factory, host, options.port, LISTEN_BACKLOG, tls_context, options.tls_mode == "requireTLS"
+                    )
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
@@ -166,23 +177,23 @@ class App:
                 EXIT_NET_ERROR,
             ) from None
         self.port = options.port
-        for host in options.bind_ip:
-            if host not in ("127.0.0.1", "localhost", "::1"):
-                log.warning(
-                    "CONTROL",
-                    22120,
-                    "Access control is not enabled for the database. Read and write access to data and "
-                    "configuration is unrestricted",
-                    ctx="initandlisten",
-                    startup=True,
-                    bindIp=host,
-                )
-                break
+        if not options.auth:
+            log.warning(
+                "CONTROL",
+                22120,
+                "Access control is not enabled for the database. Read and write access to data and "
+                "configuration is unrestricted",
+                ctx="initandlisten",
+                startup=True,
+            )
         log.info("NETWORK", 23015, "Listening on", ctx="listener", address=",".join(options.bind_ip))
         if options.metrics_port:
             log.info("NETWORK", 4615612, "Serving Prometheus metrics", ctx="listener",
                      address=",".join(options.bind_ip), port=options.metrics_port, path="/metrics")
-        log.info("NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port, ssl="off")
+        log.info(
+            "NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port,
+            ssl="off" if tls_context is None else "on",
+        )
 
     async def serve_until_stopped(self) -> None:
         loop = asyncio.get_running_loop()

@@ -37,7 +37,7 @@ from protocol.messages import (
     encode_op_msg,
     encode_op_reply,
 )
-from server import log
+from server import log, tls
 from server.context import LARGE_REQUEST_BYTES, CloseConnection, ConnectionInfo, ServerState
 from server.dispatch import Dispatcher, error_reply
 
@@ -93,6 +93,8 @@ class Connection(asyncio.Protocol):
         self._writable = asyncio.Event()
         self._writable.set()
         self._closing = False
+        # With TLS disabled, the first bytes are checked once: a TLS ClientHello is refused at once.
+        self._check_tls = state.options.tls_mode == "disabled"
 
     # -- asyncio.Protocol ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -124,6 +126,13 @@ class Connection(asyncio.Protocol):
             return
         self.state.bytes_in += len(data)
         self._buffer += data
+        if self._check_tls and len(self._buffer) >= tls.HEADER_BYTES:
+            self._check_tls = False
+            if tls.looks_like_tls(self._buffer):
+                tls.refuse(self.info.peer, "SSL handshake received but server is started without SSL support")
+                self._closing = True
+                self.transport.close()
+                return
         try:
             self._slice_frames()
         except ParseError as exc:

@@ -83,6 +83,14 @@ class ServerOptions:
     storage_engine: str | None = None  # --storageEngine as given (only "wiredTiger" is accepted)
     ipv6: bool = False
     noauth: bool = False
+    # Access control and TLS (server.auth, server.tls): --auth, --tlsMode and the tls* files.
+    auth: bool = False
+    tls_mode: str = "disabled"  # disabled | allowTLS | preferTLS | requireTLS
+    tls_certificate_key_file: str | None = None
+    tls_certificate_key_file_password: str | None = None
+    tls_ca_file: str | None = None
+    tls_allow_invalid_certificates: bool = False
+    tls_allow_connections_without_certificates: bool = False
     argv: list[str] = field(default_factory=list)
     parsed: dict[str, Any] = field(default_factory=dict)  # mongod-style nested view for getCmdLineOpts
 
@@ -95,6 +103,20 @@ class ConnectionInfo:
     client: dict[str, Any] | None = None  # handshake metadata
     compressors: tuple[str, ...] = ()  # negotiated in the handshake
     handshake_done: bool = False
+    auth: Any = None  # server.auth.session.AuthSession once the connection authenticates or tries to
+    tls: bool = False  # the connection runs over TLS
+
+    @property
+    def user(self) -> str | None:
+        """``user@db`` of the user authenticated on this connection (None if nobody)."""
+        return self.auth.name if self.auth is not None else None
+
+    @property
+    def users(self) -> list[dict[str, str]]:
+        """The authenticated user as mongod lists it (``[{user, db}]``, empty if nobody): profiler
+        entries, ``$listLocalSessions``, ``currentOp``."""
+        auth = self.auth
+        return [{"user": auth.user, "db": auth.db}] if auth is not None and auth.user is not None else []
 
 
 OPCOUNTER_NAMES = ("insert", "query", "update", "delete", "getmore", "command")
@@ -110,6 +132,7 @@ class ServerState:
     cursors: CursorRegistry
     executor: Executor
     bucket_catalog: Any = None  # set up by the time-series engine
+    auth: Any = None  # server.auth.manager.AuthManager, set up by server.auth.lifecycle
     started_at: float = field(default_factory=time.time)
     started_monotonic: float = field(default_factory=time.monotonic)
     opcounters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPCOUNTER_NAMES, 0))

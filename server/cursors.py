@@ -52,6 +52,7 @@ class Cursor:
     created: float = field(default_factory=time.time)  # wall clock, for $currentOp idleCursors
     docs_returned: int = 0
     batches_returned: int = 0
+    owner: str | None = None  # "user@db" that opened it (only its owner may getMore it under --auth)
     tailable: bool = False
     await_data: bool = False
     facts: Any = None  # server.profiler.ReadFacts of the read this cursor continues
@@ -268,6 +269,7 @@ async def cursor_reply(
     cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout, tailable=tailable,
                            await_data=await_data)
     cursor.facts = facts
+    cursor.owner = ctx.conn.user
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
     if single_batch and cursor_id:

@@ -21,9 +21,11 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.auth.rules import authorize
 from server.commands import (
     admin,
     aggregate,
+    auth,
     capped,
     crud,
     cursors,
@@ -34,9 +36,11 @@ from server.commands import (
     operations,
     profiling,
     replication,
+    roles,
     sessions,
     stats,
     testing,
+    users,
 )
 from server.commands.concerns import check_concerns
 from server.context import (
@@ -57,6 +61,7 @@ FAMILIES = (
     cursors,
     databases, ddl, crud, aggregate, indexes, stats, capped,
     profiling, replication, testing, operations,
+    auth, users, roles,
 )
 
 # Characters mongod refuses in database names.
@@ -175,6 +180,7 @@ class Dispatcher:
                 raise MongoError(
                     ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
                 )
+            cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
             lsid = cmd.get("lsid")
