@@ -19,6 +19,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,17 +30,23 @@ from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
 from server.dispatch import Dispatcher
 from server.params import ServerParams
+from server.query import interrupt, spill
 from server.timeseries import lifecycle as timeseries_lifecycle
 from storage.errors import StorageError
 
 LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_lifecycle, ttl)
 
 WORKER_THREADS = 4
+# Deep but legal input (1,000-stage pipelines, expressions and filters nested up to the 200-level BSON
+# limit, 20 nested sub-pipelines) recurses deeper than Python's default 1,000 frames. The limit is
+# raised, and threads started by the server (the thread pool runs queries) get a stack that holds
+# it; the main thread's 8 MiB stack holds it too (measured: ~10,000 C-level frames).
+RECURSION_LIMIT = 6000
+THREAD_STACK_BYTES = 64 * 1024 * 1024
 SHUTDOWN_GRACE_SECONDS = 10.0
 # Like mongod's listenBacklog (SOMAXCONN): a burst of new connections must not overflow the accept
 # queue (an overflow costs the client a 1 s SYN retransmit). The kernel caps it at net.core.somaxconn.
 LISTEN_BACKLOG = 4096
-CURSOR_REAP_INTERVAL_SECONDS = 60.0
 
 # mongod's exit codes for the same failures.
 EXIT_BAD_OPTIONS = 2
@@ -72,7 +79,9 @@ def open_storage(options: ServerOptions) -> Any:
     if os.path.exists(dbpath) and not os.path.isdir(dbpath):
         raise StartupError(f"dbpath ({dbpath}) is not a directory", EXIT_DBPATH)
     try:
-        os.makedirs(dbpath, exist_ok=True)
+        if not os.path.isdir(dbpath):
+            os.makedirs(dbpath, mode=0o700, exist_ok=True)  # like mongod's: private to its user
+            os.chmod(dbpath, 0o700)
     except OSError as exc:
         raise StartupError(f"Cannot create dbpath ({dbpath}): {exc.strerror}", EXIT_DBPATH) from None
     if not os.access(dbpath, os.W_OK | os.X_OK):
@@ -99,6 +108,8 @@ class App:
 
     async def start(self) -> None:
         options = self.options
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+        threading.stack_size(THREAD_STACK_BYTES)  # threads created from now on (pool, writer)
         params = build_params(options)
         log.set_quiet(params["quiet"])
         log.info(
@@ -116,6 +127,8 @@ class App:
         except ValueError as exc:
             raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
         engine = open_storage(options)
+        engine.interrupt_check = interrupt.check  # every scan chunk honours killOp and maxTimeMS
+        spill.configure(os.path.join(options.dbpath, "_tmp"))  # $sort with allowDiskUse
         state = ServerState(
             options=options,
             params=params,
@@ -203,7 +216,8 @@ class App:
 
     async def _reap_cursors(self) -> None:
         while True:
-            await asyncio.sleep(CURSOR_REAP_INTERVAL_SECONDS)
+            state = self.state
+            await asyncio.sleep(state.params["clientCursorMonitorFrequencySecs"] if state else 4)
             state = self.state
             if state is not None:
                 killed = state.cursors.reap_idle(state.params["cursorTimeoutMillis"])
@@ -214,6 +228,8 @@ class App:
         log.info("CONTROL", 4784900, "Stepping down the listener", ctx="SignalHandler")
         for server in self.servers:
             server.close()
+        if self.state is not None:  # running commands stop at their next check (11600, like mongod)
+            self.state.operations.kill_all()
         if self.metrics is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
             self.metrics = None

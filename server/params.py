@@ -94,6 +94,14 @@ SPECS: tuple[ParamSpec, ...] = (
         "authentication mechanisms the server accepts",
     ),
     ParamSpec(
+        "clientCursorMonitorFrequencySecs",
+        4,
+        _parse_positive_int,
+        True,
+        False,
+        "how often idle cursors are looked for and killed (seconds)",
+    ),
+    ParamSpec(
         "cursorTimeoutMillis",
         600_000,
         _parse_positive_int,
@@ -131,7 +139,7 @@ SPECS: tuple[ParamSpec, ...] = (
         _parse_positive_int,
         True,
         True,
-        "memory limit of blocking $sort/$group stages",
+        "memory limit of each blocking stage ($sort, $group, $bucketAuto, $setWindowFields)",
     ),
     ParamSpec("logLevel", 0, _parse_non_negative_int, True, True, "verbosity of the log (0 = informational)"),
     ParamSpec("quiet", False, _parse_bool, True, True, "suppress connection accepted/ended log lines"),

@@ -29,8 +29,9 @@ from bson.int64 import Int64
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
-from protocol.messages import materialize
+from protocol.messages import RawDocuments, materialize
 from server import log
+from server.operations import command_report
 from server.top import command_namespace
 
 PROFILE_COLLECTION = "system.profile"
@@ -276,6 +277,12 @@ def _host(peer: str) -> str:
 def _redacted(name: str, cmd: dict) -> dict:
     if name in SECRET_COMMANDS:
         return {name: cmd.get(name), "$db": cmd.get("$db")}
+    # A large command (a 100,000-document insert, a million-element $in) is cut before anything
+    # decodes, encodes or serializes it whole: this runs on the event loop (issue 11).
+    bounded = command_report(cmd, MAX_PROFILE_COMMAND_BYTES)  # document sequences left out
+    if "$truncated" in bounded or any(type(v) is RawDocuments and v.end - v.start > MAX_PROFILE_COMMAND_BYTES
+                                      for v in cmd.values()):
+        return bounded
     return {k: ("xxx" if k == "pwd" else materialize(v)) for k, v in cmd.items()}
 
 
