@@ -74,6 +74,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--tidemark-cmd", default=None, help="command that starts Tidemark (default: python -m server)"
     )
+    p.add_argument(
+        "--tidemark-auth",
+        action="store_true",
+        help="run Tidemark with --auth: a user is created and loaders and queries authenticate (SCRAM-SHA-256)",
+    )
     args = p.parse_args(argv)
     args.duration_s = parse_duration(args.duration)
     args.peer_list = _choose(p, "peers", args.peers, PEERS)
@@ -132,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.tidemark_cmd:
         ctx.tidemark_cmd = args.tidemark_cmd.split()
+    if args.tidemark_auth:
+        ctx.auth = ("bench", "bench-password")
     if any(p in args.peer_list for p in ("tidemark", "tidemark-regular", "duckdb", "influxdb")):
         bar = progress_bar(ctx, len(ctx.queries) * args.runs, "naive expected results", "q")
         for q in ctx.queries:
@@ -166,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": args.runs,
         "pinned": pinned,
         "peers": args.peer_list,
+        "tidemark_auth": bool(args.tidemark_auth),
         "queries": args.query_list,
         "machine": f"{os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()} {platform.release()}",
         "seconds": None,

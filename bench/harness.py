@@ -48,6 +48,8 @@ class Context:
     connections: int = 500  # concurrent connections to hold against Tidemark; 0 skips the check
     loader: str = "ordered"  # which batches each loader connection sends (bench.batch_order)
     tidemark_cmd: list[str] = field(default_factory=lambda: [sys.executable, "-m", "server"])
+    # --tidemark-auth: Tidemark runs with --auth; loaders and queries authenticate as this (user, password).
+    auth: tuple[str, str] | None = None
     checker: NaiveChecker | None = None
     params: dict[str, list[Params]] = field(default_factory=dict)
 
@@ -172,8 +174,8 @@ def run_loader(ctx: Context, args: list[str], server_pid: int | None) -> dict:
     return result
 
 
-def replay_args(ctx: Context, port: int) -> list[str]:
-    return [
+def replay_args(ctx: Context, port: int, *, auth: bool = False) -> list[str]:
+    args = [
         "bench.replay",
         "--port",
         str(port),
@@ -184,13 +186,17 @@ def replay_args(ctx: Context, port: int) -> list[str]:
         "--loader",
         ctx.loader,
     ]
+    if auth and ctx.auth:
+        args += ["--user", ctx.auth[0], "--password", ctx.auth[1]]
+    return args
 
 
-def pymongo_args(ctx: Context, port: int) -> list[str]:
+def pymongo_args(ctx: Context, port: int, *, auth: bool = False) -> list[str]:
     ds = ctx.dataset
+    credentials = f"{ctx.auth[0]}:{ctx.auth[1]}@" if auth and ctx.auth else ""
     return [
         "bench.pymongo_loader",
-        "--uri", f"mongodb://127.0.0.1:{port}/?directConnection=true",
+        "--uri", f"mongodb://{credentials}127.0.0.1:{port}/?directConnection=true",
         "--scale", str(ds.scale), "--duration", f"{ds.duration_s}s", "--seed", str(ds.seed),
         "--threads", str(ctx.workers), "--loader", ctx.loader,
     ]  # fmt: skip

@@ -22,6 +22,7 @@ import bson
 
 from bench.batch_order import LOADERS, assign
 from bench.messages import BATCH, open_frames
+from bench.scram_client import ClientKeys, authenticate_async
 
 _HEADER = struct.Struct("<iiii")
 
@@ -49,6 +50,7 @@ async def replay(
     limit: int | None = None,
     progress: bool = False,
     loader: str = "ordered",
+    auth: tuple[str, str] | None = None,
 ) -> dict:
     mm, offsets = open_frames(path)
     if limit is not None:
@@ -84,7 +86,11 @@ async def replay(
             writer.close()
 
     streams = [await asyncio.open_connection(host, port) for _ in range(connections)]
-    t0 = time.perf_counter()  # connections are open: time only the load
+    if auth is not None:  # --tidemark-auth: every connection authenticates first, as a driver's would
+        keys = ClientKeys()
+        for r, w in streams:
+            await authenticate_async(r, w, auth[0], auth[1], keys=keys)
+    t0 = time.perf_counter()  # connections are open (and authenticated): time only the load
     tasks = [asyncio.create_task(worker(f, r, w)) for f, (r, w) in zip(frames_of, streams, strict=True)]
     error = None
     try:
@@ -123,11 +129,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=None, help="send only the first N frames")
     p.add_argument("--loader", choices=LOADERS, default="ordered", help="which frames each connection sends")
     p.add_argument("--progress", action="store_true")
+    p.add_argument("--user", default=None, help="authenticate each connection (SCRAM-SHA-256) as this user")
+    p.add_argument("--password", default=None)
     args = p.parse_args(argv)
     import uvloop
 
+    auth = (args.user, args.password) if args.user else None
     result = uvloop.run(
-        replay(args.host, args.port, args.file, args.connections, args.limit, args.progress, args.loader)
+        replay(args.host, args.port, args.file, args.connections, args.limit, args.progress, args.loader, auth)
     )
     json.dump(result, sys.stdout)
     return 0

@@ -171,7 +171,7 @@ def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], c
         f"({meta['rows'] * 10:,} metrics) · seed {meta['seed']} · {meta['workers']} loader connections/threads "
         f"({meta.get('loader', 'ordered')} batches) · "
         f"{meta['runs']} timed runs per query · server/loader pinned to separate cores: {meta['pinned']} · "
-        f"{meta['machine']}",
+        f"{meta['machine']}" + (" · Tidemark with access control on (--tidemark-auth)" if meta.get("tidemark_auth") else ""),
         "",
         "Targets (performance.md §4) are stated for scale 1000 × 1 day.",
         "",

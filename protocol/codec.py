@@ -58,3 +58,20 @@ def encode_in_order(document: Any) -> bytes:
     C encoder with ``top_level=False``: a private pymongo entry point, pinned by pyproject (<5).
     """
     return bson._dict_to_bson(document, False, CODEC_OPTIONS, False)
+
+
+def nesting_exceeds(document: Any, limit: int) -> bool:
+    """True when ``document`` (decoded: dicts and lists) nests deeper than ``limit`` levels, the
+    document itself being level 1; empty containers count like mongod's (they are levels too).
+    Iterative: no recursion whatever the depth."""
+    stack = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        for child in value.values() if type(value) is dict else value:
+            t = type(child)
+            if t is dict or t is list:
+                if depth >= limit:
+                    return True
+                if child:
+                    stack.append((child, depth + 1))
+    return False

@@ -9,6 +9,7 @@ advertises only what is available (see :func:`negotiate`).
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from collections.abc import Callable, Iterable
 
@@ -20,41 +21,114 @@ COMPRESSED_PREFIX = struct.Struct("<iiB")  # originalOpcode, uncompressedSize, c
 NOOP, SNAPPY, ZLIB, ZSTD = 0, 1, 2, 3
 
 
-def _zlib_decompress(data: bytes, size: int) -> bytes:
+# A decompressor returns the original frame: a buffer of HEADER_SIZE + ``size`` bytes (the header is
+# filled in by the caller) with the body decompressed after the header. ``size`` is the declared
+# ``uncompressedSize``, already bounded by the 48 MB message limit; the buffer is allocated once, after
+# the compressed data's own declared size (snappy preamble, zstd frame header) was checked against it,
+# and never grown. ValueError when the data would produce more or fewer bytes: no decompressor ever
+# allocates more than the declared size, so a bomb costs at most that.
+Decompressor = Callable[[memoryview, int], bytearray]
+
+
+def _frame_buffer(size: int) -> tuple[bytearray, memoryview]:
+    frame = bytearray(HEADER_SIZE + size)
+    return frame, memoryview(frame)[HEADER_SIZE:]
+
+
+def _zlib_decompress(data: memoryview, size: int) -> bytearray:
     inflater = zlib.decompressobj()
-    out = inflater.decompress(data, size + 1)  # +1 so an oversized payload is detectable
-    return out
+    body = inflater.decompress(data, size + 1)  # max_length bounds the output; +1 detects excess
+    if len(body) != size:
+        raise ValueError(f"the data decompress to {'more' if len(body) > size else len(body)} bytes")
+    frame, out = _frame_buffer(size)
+    out[:] = body
+    return frame
 
 
-def _build_codecs() -> dict[str, tuple[int, Callable[[bytes], bytes], Callable[[bytes, int], bytes]]]:
-    codecs: dict[str, tuple[int, Callable[[bytes], bytes], Callable[[bytes, int], bytes]]] = {
+def _snappy_decompress(data: memoryview, size: int) -> bytearray:
+    import cramjam
+
+    declared = cramjam.snappy.decompress_raw_len(data)  # the block's own length preamble
+    if declared != size:
+        raise ValueError(f"the snappy block declares {declared} bytes")
+    frame, out = _frame_buffer(size)
+    if cramjam.snappy.decompress_raw_into(data, out) != size:
+        raise ValueError("the snappy block is shorter than it declares")
+    return frame
+
+
+def _zstd_decompress(data: memoryview, size: int) -> bytearray:
+    import zstandard
+
+    declared = zstandard.frame_content_size(data)  # -1: the frame does not say
+    if declared not in (-1, size):
+        raise ValueError(f"the zstd frame declares {declared} bytes")
+    frame, out = _frame_buffer(size)
+    # stream_reader decompresses into ``out`` without trusting any size in the frame (decompress()
+    # would allocate what the frame header declares, ignoring max_output_size).
+    with _zstd().decompressor.stream_reader(data, read_across_frames=True) as reader:
+        if reader.readinto(out) != size or reader.read(1):
+            raise ValueError("the data do not decompress to the declared size")
+    return frame
+
+
+def _noop_decompress(data: memoryview, size: int) -> bytearray:
+    if len(data) != size:
+        raise ValueError(f"{len(data)} bytes, not the declared size")
+    frame, out = _frame_buffer(size)
+    out[:] = data
+    return frame
+
+
+class _ZstdContexts(threading.local):
+    """zstandard's (de)compressor objects must not be used by two threads at once, and messages are
+    (de)compressed on the event loop and in the thread pool: one pair per thread."""
+
+    def __init__(self) -> None:
+        import zstandard
+
+        self.compressor = zstandard.ZstdCompressor(level=1)
+        self.decompressor = zstandard.ZstdDecompressor()
+
+
+_zstd_contexts: _ZstdContexts | None = None
+
+
+def _zstd() -> _ZstdContexts:
+    global _zstd_contexts
+    if _zstd_contexts is None:
+        _zstd_contexts = _ZstdContexts()
+    return _zstd_contexts
+
+
+def _zstd_compress(data: bytes) -> bytes:
+    return _zstd().compressor.compress(data)
+
+
+def _build_codecs() -> dict[str, tuple[int, Callable[[bytes], bytes], Decompressor]]:
+    codecs: dict[str, tuple[int, Callable[[bytes], bytes], Decompressor]] = {
         "zlib": (ZLIB, lambda data: zlib.compress(data, 6), _zlib_decompress),
     }
     try:
+        import cramjam  # noqa: F401 - python-snappy's engine, used directly for bounded output
         import snappy
     except ImportError:  # pragma: no cover - the package is a declared dependency
         pass
     else:
-        codecs["snappy"] = (SNAPPY, snappy.compress, lambda data, size: snappy.uncompress(data))
+        codecs["snappy"] = (SNAPPY, snappy.compress, _snappy_decompress)
     try:
-        import zstandard
+        import zstandard  # noqa: F401
     except ImportError:  # pragma: no cover
         pass
     else:
-        # zstandard's (de)compressor objects are not thread-safe; these closures run on the event loop.
-        compressor = zstandard.ZstdCompressor(level=1)
-        decompressor = zstandard.ZstdDecompressor()
-        codecs["zstd"] = (
-            ZSTD,
-            compressor.compress,
-            lambda data, size: decompressor.decompress(data, max_output_size=size + 1),
-        )
+        codecs["zstd"] = (ZSTD, _zstd_compress, _zstd_decompress)
     return codecs
 
 
 _CODECS = _build_codecs()
 _BY_ID = {cid: (name, comp, decomp) for name, (cid, comp, decomp) in _CODECS.items()}
-_BY_ID[NOOP] = ("noop", lambda data: data, lambda data, size: data)
+
+_BY_ID[NOOP] = ("noop", lambda data: data, _noop_decompress)
 
 AVAILABLE: tuple[str, ...] = tuple(name for name in ("snappy", "zstd", "zlib") if name in _CODECS)
 
@@ -68,9 +142,11 @@ def compressor_id(name: str) -> int:
     return _CODECS[name][0]
 
 
-def decompress(message: bytes) -> tuple[bytes, int]:
+def decompress(message: bytes | bytearray) -> tuple[bytearray, int]:
     """Unwrap an OP_COMPRESSED frame: returns the original frame (its own header rebuilt) and the
-    compressor id, so the reply can be compressed the same way."""
+    compressor id, so the reply can be compressed the same way. The declared ``uncompressedSize`` is
+    checked against the message limit before anything is allocated, and the body is decompressed
+    into one buffer of exactly that size (see ``Decompressor``)."""
     request_id, response_to = HEADER.unpack_from(message, 0)[1:3]
     if len(message) < HEADER_SIZE + COMPRESSED_PREFIX.size:
         raise ParseError(ErrorCode.ProtocolError, "OP_COMPRESSED message is too short", request_id=request_id)
@@ -83,21 +159,16 @@ def decompress(message: bytes) -> tuple[bytes, int]:
     if codec is None:
         raise ParseError(ErrorCode.ProtocolError, f"Unsupported compressor id {cid}", request_id=request_id)
     try:
-        body = codec[2](message[HEADER_SIZE + COMPRESSED_PREFIX.size :], size)
-    except Exception as exc:
+        frame = codec[2](memoryview(message)[HEADER_SIZE + COMPRESSED_PREFIX.size :], size)
+    except Exception:
         raise ParseError(
             ErrorCode.ProtocolError,
-            f"Could not decompress message with {codec[0]}: {exc}",
+            f"Could not decompress the message with {codec[0]}: the data are corrupt or do not match "
+            f"the declared uncompressed size {size}",
             request_id=request_id,
         ) from None
-    if len(body) != size:
-        raise ParseError(
-            ErrorCode.ProtocolError,
-            f"Decompressed message was {len(body)} bytes, expected {size}",
-            request_id=request_id,
-        )
-    header = HEADER.pack(HEADER_SIZE + size, request_id, response_to, original_op)
-    return header + body, cid
+    HEADER.pack_into(frame, 0, HEADER_SIZE + size, request_id, response_to, original_op)
+    return frame, cid
 
 
 def compress(message: bytes, cid: int) -> bytes:

@@ -112,6 +112,7 @@ class ErrorCode(enum.IntEnum):
     QueryFeatureNotAllowed = 224
     TransactionTooOld = 225
     AtomicityFailure = 226
+    MaxSubPipelineDepthExceeded = 232
     TooManyDocumentSequences = 233
     NotImplemented = 238
     IncompatibleCollationVersion = 250
@@ -133,6 +134,7 @@ class ErrorCode(enum.IntEnum):
     BSONObjectTooLarge = 10334
     DuplicateKey = 11000
     InterruptedAtShutdown = 11600
+    Interrupted = 11601
     InterruptedDueToReplStateChange = 11602
     DatabaseDifferCase = 13297
     NotPrimaryNoSecondaryOk = 13435

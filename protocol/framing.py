@@ -21,6 +21,9 @@ UINT32 = struct.Struct("<I")
 MAX_MESSAGE_SIZE = 48_000_000
 MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024
 MAX_WRITE_BATCH_SIZE = 100_000
+# Nesting limits (mongod's BSONDepth): a command or any document it carries, and a stored document.
+MAX_BSON_DEPTH = 200
+MAX_STORED_DEPTH = 180
 # A command body may exceed maxBsonObjectSize by the driver's command overhead (pymongo: 16382).
 MAX_COMMAND_SIZE = MAX_BSON_OBJECT_SIZE + 16 * 1024
 

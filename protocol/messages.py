@@ -19,12 +19,13 @@ from typing import Any
 
 import crc32c
 
-from protocol import codec, compression
+from protocol import codec, compression, sliced_decode
 from protocol.errors import ErrorCode
 from protocol.framing import (
     HEADER,
     HEADER_SIZE,
     INT32,
+    MAX_BSON_DEPTH,
     UINT32,
     MsgHeader,
     OpCode,
@@ -131,7 +132,7 @@ class RawDocuments:
         parse would."""
         if self._decoded is None:
             try:
-                self._decoded = codec.decode_all(memoryview(self.buffer)[self.start:self.end])
+                self._decoded = sliced_decode.decode_all(memoryview(self.buffer)[self.start:self.end])
             except Exception as exc:
                 raise ParseError(ErrorCode.InvalidBSON,
                                  f"Invalid BSON in document sequence '{self.identifier}': {exc}") from None
@@ -154,11 +155,16 @@ def _decode_document(view: memoryview, pos: int, end: int, what: str, request_id
             request_id=request_id,
         )
     try:
-        return codec.decode(view[pos : pos + size]), pos + size
+        return sliced_decode.decode(view[pos : pos + size]), pos + size
     except Exception as exc:
         raise ParseError(
             ErrorCode.InvalidBSON, f"Invalid BSON in {what}: {exc}", request_id=request_id
         ) from None
+
+
+def _check_depth(document: dict[str, Any], request_id: int) -> None:
+    if codec.nesting_exceeds(document, MAX_BSON_DEPTH):
+        raise ParseError(ErrorCode.Overflow, "BSONObj exceeds maximum nested object depth", request_id=request_id)
 
 
 def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
@@ -227,6 +233,7 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
     if body is None:
         raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
+    _check_depth(body, rid)
     lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
     for identifier, docs in sequences:
         if identifier in body:
@@ -241,6 +248,8 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
         except ParseError as exc:
             exc.request_id = rid
             raise
+        for doc in body[identifier]:
+            _check_depth(doc, rid)
     return OpMsg(rid, flags, body, tuple(name for name, _ in sequences))
 
 
@@ -261,6 +270,7 @@ def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
         fields, pos = _decode_document(view, pos, len(message), "OP_QUERY returnFieldsSelector", rid)
     if pos != len(message):
         raise ParseError(ErrorCode.ProtocolError, "Trailing bytes after OP_QUERY documents", request_id=rid)
+    _check_depth(query, rid)
     return OpQuery(rid, flags, name, skip, n_return, query, fields)
 
 
@@ -276,6 +286,11 @@ def decode_message(message: bytes) -> Request:
     if header.op_code == OpCode.OP_COMPRESSED:
         message, compressor_id = compression.decompress(message)
         header = parse_header(message)
+    if type(message) is not bytes:
+        # A large frame arrives as the connection's own bytearray (taken over, not copied) and a
+        # decompressed one as the buffer it was decompressed into: requests hold immutable bytes
+        # (readers hash slices of an insert's documents).
+        message = bytes(message)
     if header.op_code == OpCode.OP_MSG:
         request: Request = parse_op_msg(message, header)
     elif header.op_code == OpCode.OP_QUERY:

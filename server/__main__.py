@@ -3,7 +3,9 @@
     tidemark --port 27017 --bind_ip 127.0.0.1 --dbpath ./data [--setParameter name=value]...
              [--logpath FILE [--logappend]] [--quiet] [--config FILE.yaml]
              [--storageCompressor none|snappy|zstd] [--slowms MS] [--profile 0|1|2]
-             [--slowOpSampleRate RATE] [--metricsPort PORT]
+             [--slowOpSampleRate RATE] [--metricsPort PORT] [--auth]
+             [--tlsMode disabled|allowTLS|preferTLS|requireTLS --tlsCertificateKeyFile PEM
+              [--tlsCAFile PEM] [--tlsAllowInvalidCertificates] ...]
              [--storageEngine wiredTiger] [--noauth] [--nounixsocket] [--ipv6]   (launcher compatibility)
 
 ``--version`` prints mongod's first line (``db version v7.0.0``, what launchers parse) then Tidemark's.
@@ -11,9 +13,12 @@
 
 A YAML ``--config`` file uses mongod's layout (``net.port``, ``net.bindIp``, ``storage.dbPath``,
 ``storage.compressor``, ``systemLog.path``, ``systemLog.quiet``, ``setParameter: {name: value}``,
-``operationProfiling.slowOpThresholdMs``/``mode``/``slowOpSampleRate``); flags given on the command line win
-over the file.
-A bad flag, value or config file prints a message and exits with status 2.
+``operationProfiling.slowOpThresholdMs``/``mode``/``slowOpSampleRate``, ``security.authorization:
+enabled``, ``net.tls.mode``, ``net.tls.certificateKeyFile``, ``net.tls.certificateKeyFilePassword``,
+``net.tls.CAFile``, ``net.tls.allowInvalidCertificates``, ``net.tls.allowConnectionsWithoutCertificates``);
+flags given on the command line win over the file.
+A bad flag, value or config file prints a message and exits with status 2. The certificate key file
+password is never shown (``getCmdLineOpts`` redacts it).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from typing import Any
 from server.context import ServerOptions
 
 COMPRESSORS = ("none", "snappy", "zstd")
+TLS_MODES = ("disabled", "allowTLS", "preferTLS", "requireTLS")
+REDACTED = "<password>"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -92,6 +99,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--ipv6", action="store_true", help="allow IPv6 addresses in --bind_ip")
     parser.add_argument("--replSet", metavar="NAME", dest="repl_set", help="refused: Tidemark is a standalone")
+    parser.add_argument("--auth", action="store_true", default=None, help="run with access control")
+    parser.add_argument("--tlsMode", choices=TLS_MODES, dest="tls_mode", help="TLS for client connections")
+    parser.add_argument("--tlsCertificateKeyFile", metavar="PEM", dest="tls_certificate_key_file",
+                        help="the server's certificate and private key")
+    parser.add_argument("--tlsCertificateKeyFilePassword", metavar="PASSWORD",
+                        dest="tls_certificate_key_file_password", help="password of an encrypted private key")
+    parser.add_argument("--tlsCAFile", metavar="PEM", dest="tls_ca_file",
+                        help="CA certificates that verify client certificates")
+    parser.add_argument("--tlsAllowInvalidCertificates", action="store_true", default=None,
+                        dest="tls_allow_invalid_certificates", help="accept client certificates that do not verify")
+    parser.add_argument("--tlsAllowConnectionsWithoutCertificates", action="store_true", default=None,
+                        dest="tls_allow_connections_without_certificates",
+                        help="with --tlsCAFile, also accept clients that present no certificate")
     return parser
 
 
@@ -148,6 +168,7 @@ def parse_options(argv: list[str]) -> ServerOptions:
         net, storage = _section(config, "net"), _section(config, "storage")
         system_log, profiling = _section(config, "systemLog"), _section(config, "operationProfiling")
         file_params = _section(config, "setParameter")
+        security, tls = _section(config, "security"), _section(net, "tls")
     except ValueError as exc:
         parser.error(str(exc))
     port = args.port if args.port is not None else net.get("port", 27017)
@@ -204,10 +225,44 @@ def parse_options(argv: list[str]) -> ServerOptions:
         parser.error(f"metricsPort must be between 1 and 65535 and differ from the port, got {metrics_port!r}")
     options.metrics_port = metrics_port
     options.config = args.config
+    _security_options(parser, args, options, security, tls)
     options.set_parameters = [f"{name}={_yaml_scalar(value)}" for name, value in file_params.items()]
     options.set_parameters += args.set_parameters
     options.parsed = _parsed_view(options)
     return options
+
+
+def _security_options(parser: argparse.ArgumentParser, args: argparse.Namespace, options: ServerOptions,
+                      security: dict[str, Any], tls: dict[str, Any]) -> None:
+    """--auth and the TLS flags, or their YAML keys (``security.authorization``, ``net.tls.*``)."""
+    authorization = security.get("authorization", "disabled")
+    if authorization not in ("enabled", "disabled"):
+        parser.error(f"security.authorization must be 'enabled' or 'disabled', got {authorization!r}")
+    if args.auth and args.noauth:
+        parser.error("--auth and --noauth cannot be used together")
+    options.auth = bool(args.auth) if args.auth or args.noauth else authorization == "enabled"
+    mode = args.tls_mode or tls.get("mode", "disabled")
+    if mode not in TLS_MODES:
+        parser.error(f"net.tls.mode must be one of {', '.join(TLS_MODES)}, got {mode!r}")
+    options.tls_mode = mode
+    for name, key in (("tls_certificate_key_file", "certificateKeyFile"), ("tls_ca_file", "CAFile"),
+                      ("tls_certificate_key_file_password", "certificateKeyFilePassword")):
+        value = getattr(args, name) or tls.get(key)
+        if value is not None and not isinstance(value, str):
+            parser.error(f"net.tls.{key} must be a string")
+        setattr(options, name, value)
+    for name, key in (("tls_allow_invalid_certificates", "allowInvalidCertificates"),
+                      ("tls_allow_connections_without_certificates", "allowConnectionsWithoutCertificates")):
+        setattr(options, name, bool(getattr(args, name) or tls.get(key, False)))
+    if mode != "disabled" and not options.tls_certificate_key_file:
+        parser.error("need tlsCertificateKeyFile or certificateSelector when TLS is enabled")
+    if options.tls_certificate_key_file_password:
+        argv = options.argv
+        for i, item in enumerate(argv):
+            if i and argv[i - 1] == "--tlsCertificateKeyFilePassword":
+                argv[i] = REDACTED
+            elif item.startswith("--tlsCertificateKeyFilePassword="):
+                argv[i] = f"--tlsCertificateKeyFilePassword={REDACTED}"
 
 
 def _yaml_scalar(value: Any) -> str:
@@ -249,6 +304,19 @@ def _parsed_view(options: ServerOptions) -> dict[str, Any]:
         profiling["slowOpSampleRate"] = options.slow_op_sample_rate
     if profiling:
         parsed["operationProfiling"] = profiling
+    if options.auth:
+        parsed["security"] = {"authorization": "enabled"}
+    if options.tls_mode != "disabled":
+        tls: dict[str, Any] = {"mode": options.tls_mode, "certificateKeyFile": options.tls_certificate_key_file}
+        if options.tls_certificate_key_file_password:
+            tls["certificateKeyFilePassword"] = REDACTED
+        if options.tls_ca_file:
+            tls["CAFile"] = options.tls_ca_file
+        if options.tls_allow_invalid_certificates:
+            tls["allowInvalidCertificates"] = True
+        if options.tls_allow_connections_without_certificates:
+            tls["allowConnectionsWithoutCertificates"] = True
+        parsed["net"]["tls"] = tls
     return parsed
 
 

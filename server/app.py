@@ -19,26 +19,34 @@ import os
 import signal
 import socket
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from server import log, ttl
+from server import log, tls, ttl
+from server.auth import lifecycle as auth_lifecycle
 from server.connection import Connection
 from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
 from server.dispatch import Dispatcher
 from server.params import ServerParams
+from server.query import interrupt, spill
 from server.timeseries import hooks as timeseries_hooks
 from storage.errors import StorageError
 
-LIFECYCLE_HOOKS: tuple[Any, ...] = (timeseries_hooks, ttl)
+LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_hooks, ttl)
 
 WORKER_THREADS = 4
+# Deep but legal input (1,000-stage pipelines, expressions and filters nested up to the 200-level BSON
+# limit, 20 nested sub-pipelines) recurses deeper than Python's default 1,000 frames. The limit is
+# raised, and threads started by the server (the thread pool runs queries) get a stack that holds
+# it; the main thread's 8 MiB stack holds it too (measured: ~10,000 C-level frames).
+RECURSION_LIMIT = 6000
+THREAD_STACK_BYTES = 64 * 1024 * 1024
 SHUTDOWN_GRACE_SECONDS = 10.0
 # Like mongod's listenBacklog (SOMAXCONN): a burst of new connections must not overflow the accept
 # queue (an overflow costs the client a 1 s SYN retransmit). The kernel caps it at net.core.somaxconn.
 LISTEN_BACKLOG = 4096
-CURSOR_REAP_INTERVAL_SECONDS = 60.0
 
 # mongod's exit codes for the same failures.
 EXIT_BAD_OPTIONS = 2
@@ -71,7 +79,9 @@ def open_storage(options: ServerOptions) -> Any:
     if os.path.exists(dbpath) and not os.path.isdir(dbpath):
         raise StartupError(f"dbpath ({dbpath}) is not a directory", EXIT_DBPATH)
     try:
-        os.makedirs(dbpath, exist_ok=True)
+        if not os.path.isdir(dbpath):
+            os.makedirs(dbpath, mode=0o700, exist_ok=True)  # like mongod's: private to its user
+            os.chmod(dbpath, 0o700)
     except OSError as exc:
         raise StartupError(f"Cannot create dbpath ({dbpath}): {exc.strerror}", EXIT_DBPATH) from None
     if not os.access(dbpath, os.W_OK | os.X_OK):
@@ -98,6 +108,8 @@ class App:
 
     async def start(self) -> None:
         options = self.options
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+        threading.stack_size(THREAD_STACK_BYTES)  # threads created from now on (pool, writer)
         params = build_params(options)
         log.set_quiet(params["quiet"])
         log.info(
@@ -110,7 +122,13 @@ class App:
             dbPath=options.dbpath,
             host=socket.gethostname(),
         )
+        try:
+            tls_context = tls.server_context(options)
+        except ValueError as exc:
+            raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
         engine = open_storage(options)
+        engine.interrupt_check = interrupt.check  # every scan chunk honours killOp and maxTimeMS
+        spill.configure(os.path.join(options.dbpath, "_tmp"))  # $sort with allowDiskUse
         state = ServerState(
             options=options,
             params=params,
@@ -124,17 +142,23 @@ class App:
             await hook.on_startup(state)
         loop = asyncio.get_running_loop()
 
-        def factory() -> Connection:
+        def factory(over_tls: bool = False) -> Connection:
             conn = Connection(state, dispatcher, self.connections.discard)
+            conn.info.tls = over_tls
             self.connections.add(conn)
             return conn
 
         listening_port = options.port
         try:
             for host in options.bind_ip:
-                server = await loop.create_server(
-                    factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG
-                )
+                if tls_context is None:
+                    server = await loop.create_server(
+                        factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG
+                    )
+                else:  # TLS, plaintext or both on one port: server.tls sniffs each connection
+                    server = await tls.TlsListener.listen(
+                        factory, host, options.port, LISTEN_BACKLOG, tls_context, options.tls_mode == "requireTLS"
+                    )
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
@@ -153,23 +177,23 @@ class App:
                 EXIT_NET_ERROR,
             ) from None
         self.port = options.port
-        for host in options.bind_ip:
-            if host not in ("127.0.0.1", "localhost", "::1"):
-                log.warning(
-                    "CONTROL",
-                    22120,
-                    "Access control is not enabled for the database. Read and write access to data and "
-                    "configuration is unrestricted",
-                    ctx="initandlisten",
-                    startup=True,
-                    bindIp=host,
-                )
-                break
+        if not options.auth:
+            log.warning(
+                "CONTROL",
+                22120,
+                "Access control is not enabled for the database. Read and write access to data and "
+                "configuration is unrestricted",
+                ctx="initandlisten",
+                startup=True,
+            )
         log.info("NETWORK", 23015, "Listening on", ctx="listener", address=",".join(options.bind_ip))
         if options.metrics_port:
             log.info("NETWORK", 4615612, "Serving Prometheus metrics", ctx="listener",
                      address=",".join(options.bind_ip), port=options.metrics_port, path="/metrics")
-        log.info("NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port, ssl="off")
+        log.info(
+            "NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port,
+            ssl="off" if tls_context is None else "on",
+        )
 
     async def serve_until_stopped(self) -> None:
         loop = asyncio.get_running_loop()
@@ -192,7 +216,8 @@ class App:
 
     async def _reap_cursors(self) -> None:
         while True:
-            await asyncio.sleep(CURSOR_REAP_INTERVAL_SECONDS)
+            state = self.state
+            await asyncio.sleep(state.params["clientCursorMonitorFrequencySecs"] if state else 4)
             state = self.state
             if state is not None:
                 killed = state.cursors.reap_idle(state.params["cursorTimeoutMillis"])
@@ -203,6 +228,8 @@ class App:
         log.info("CONTROL", 4784900, "Stepping down the listener", ctx="SignalHandler")
         for server in self.servers:
             server.close()
+        if self.state is not None:  # running commands stop at their next check (11600, like mongod)
+            self.state.operations.kill_all()
         if self.metrics is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)
             self.metrics = None

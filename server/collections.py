@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from server.commands import _collection as C
 from server.commands import capped
 from server.commands import timeseries as ts
 from server.commands import timeseries_admin as ts_admin
+from server.query import interrupt
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
 
@@ -62,10 +64,11 @@ class ReadResult:
 
 class TimeBudget:
     """``maxTimeMS`` for a cursor: only time spent producing documents counts (not the time a
-    cursor waits between getMores), as in mongod. ``outer`` wraps the final stream and keeps the
-    clock; ``inner`` wraps the raw source so a scan that matches nothing still notices expiry."""
-
-    CHECK_EVERY = 64
+    cursor waits between getMores), as in mongod. ``outer`` wraps the final stream, keeps the clock
+    and, while it pulls a document, lends the remaining budget to the running operation's deadline,
+    so every interruption check below it (``server.query.interrupt``: sources are wrapped in
+    ``interrupt.checked``, so a scan that matches nothing still notices expiry or a killOp; ``$group``,
+    regex, expressions tick too) sees it."""
 
     def __init__(self, max_time_ms: int | None):
         self.budget = max_time_ms / 1000.0 if max_time_ms else None
@@ -73,36 +76,36 @@ class TimeBudget:
         self.since: float | None = None
 
     def check(self) -> None:
+        interrupt.check()
         if self.budget is None:
             return
         spent = self.spent + (time.monotonic() - self.since if self.since is not None else 0.0)
         if spent > self.budget:
             raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
 
-    def inner(self, it: Iterator[dict]) -> Iterator[dict]:
-        if self.budget is None:
-            yield from it
-            return
-        for i, doc in enumerate(it):
-            if i % self.CHECK_EVERY == 0:
-                self.check()
-            yield doc
-        self.check()
-
     def outer(self, it: Iterator[dict]) -> Iterator[dict]:
         if self.budget is None:
             yield from it
             return
         while True:
-            self.since = time.monotonic()
+            self.since = since = time.monotonic()
+            op = interrupt.current()
+            saved = None
+            if op is not None:
+                saved = op.deadline
+                lent = since + self.budget - self.spent
+                op.deadline = lent if saved is None else min(saved, lent)
             try:
                 doc = next(it)
             except StopIteration:
                 return
             finally:
-                self.spent += time.monotonic() - self.since
+                if op is not None:
+                    op.deadline = saved
+                self.spent += time.monotonic() - since
                 self.since = None
-            self.check()
+            if self.spent > self.budget:
+                raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
             yield doc
 
 
@@ -118,9 +121,13 @@ def leading_match_and_sort(pipeline: list[dict]) -> tuple[dict | None, dict | No
     i = 0
     if pipeline and isinstance(pipeline[0], dict) and "$match" in pipeline[0]:
         flt = pipeline[0]["$match"]
+        if not isinstance(flt, dict):
+            return None, None  # invalid: parsing the pipeline reports it
         i = 1
     if len(pipeline) > i and isinstance(pipeline[i], dict) and "$sort" in pipeline[i]:
         sort = pipeline[i]["$sort"]
+        if not isinstance(sort, dict):
+            return flt, None
     return flt, sort
 
 
@@ -131,8 +138,7 @@ def run_pipeline(pipeline, source, pctx):
 
 
 def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
-                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None,
-                     budget: TimeBudget | None = None):
+                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None):
     """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...).
     ``collation``: the pipeline's ``collation.Collation`` (None = simple); foreign collections read
     by $lookup/$unionWith are compared under it too, as in mongod."""
@@ -147,10 +153,11 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs: dict[str, Any] = dict(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
+        memory_limit=_stage_memory_limit(server),
         collation=collation,
         resolve_collection=resolve_collection,
         query_collection=query_collection,
-        deadline=budget.check if budget is not None else None,
+        deadline=interrupt.check,  # the one interruption check, for stages that loop on their own
         db=db,
         coll=coll,
     )
@@ -158,20 +165,34 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs["merge_into"] = lambda spec, docs: _merge_into(server, db, spec, docs)
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
+    kwargs["current_op"] = lambda options: _current_op_docs(server, options)
     # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
     kwargs["extra_stages"] = extra_stages if extra_stages is not None else ts.EXTRA_STAGES
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "query_collection",
-                  "deadline"):
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "current_op",
+                  "query_collection", "deadline"):
             kwargs.pop(k, None)
         return PipelineContext(**kwargs)
 
 
+def _current_op_docs(server, options: dict) -> list[dict]:
+    from server.commands.operations import report
+
+    return report(server, idle_connections=options.get("idleConnections", False),
+                  idle_cursors=options.get("idleCursors", False), truncate=options.get("truncateOps", False))
+
+
+def _stage_memory_limit(server) -> int:
+    """What one blocking stage may buffer (mongod's 100 MB; a server parameter)."""
+    params = getattr(server, "params", None)
+    return params["internalQueryMaxBlockingSortMemoryUsageBytes"] if params is not None else 100 * 1024 * 1024
+
+
 def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
-              budget: TimeBudget | None = None, collation: dict | None = None) -> ReadResult:
+              collation: dict | None = None) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
 
     ``collation`` is the one the command asks for (None: the collection's or view's default)."""
@@ -188,18 +209,18 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     else:
         coll = C.effective_collation(collation, C.default_collation_of(info))
     if resolved.ts_view is not None:
+        _q("pipeline").check_shape(pipeline)  # the time-series planner reads stages before they are parsed
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # The time-series source compiles the filters it absorbs with the simple collation: under
         # another collation it only unpacks, and the whole user pipeline runs here, collated.
         source_pipeline, rest = (full, []) if coll is None else ([], full)
-        interrupt = budget.check if budget is not None else ctx.check_deadline if ctx is not None else None
         docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
-                                                 resolved.ts_view, source_pipeline, hint=hint, interrupt=interrupt)
+                                                 resolved.ts_view, source_pipeline, hint=hint)
         remaining = list(remaining) + rest
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                extra_stages=ts.EXTRA_STAGES, collation=coll, budget=budget)
+                                extra_stages=ts.EXTRA_STAGES, collation=coll)
         out = run_pipeline(remaining, docs, pctx)
         return ReadResult(out, None, remaining, {}, ts_info, ns)
     full = resolved.pipeline + list(pipeline)
@@ -212,7 +233,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         if not full:
             return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                collation=coll, budget=budget)
+                                collation=coll)
         return ReadResult(run_pipeline(full, source, pctx), planner.Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
         source: Iterator[dict] = iter(())
@@ -221,8 +242,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
             full = full[1:]
     elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
         plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
-        if budget is not None:
-            source = budget.inner(source)
+        source = interrupt.checked(source)
         full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
@@ -231,17 +251,14 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll)
         plan.meta = meta
-        source = C.plan_docs(engine, info, plan, stats=stats)
-        if budget is not None:
-            source = budget.inner(source)
+        source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
         if plan.provides_sort and sort is not None:
             # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
             idx = 1 if flt is not None else 0
             full = full[:idx] + full[idx + 1:]
     if not full:
         return ReadResult(source, plan, full, stats, None, ns)
-    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, collation=coll,
-                            budget=budget)
+    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, collation=coll)
     out = run_pipeline(full, source, pctx)
     return ReadResult(out, plan, full, stats, None, ns)
 
@@ -525,15 +542,14 @@ def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
     return planner.Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
 
 
-def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | None = None,
-             raw_ok: bool = False) -> ReadResult:
+def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) -> ReadResult:
     """The lazy result stream of a find (synchronous; called in the thread pool)."""
     with server.engine.read() as r:
         info = r.get_collection(C.ns_of(db, spec.name))
         view = C.get_view(r, db, spec.name) if info is None else None
     if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
         return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.variables,
-                         allow_disk_use=spec.allow_disk, ctx=ctx, budget=budget, collation=spec.collation_spec)
+                         allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec)
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
     if info is None:
@@ -547,26 +563,26 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, budget: TimeBudget | Non
     plan.meta = spec.meta
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
-    docs: Iterator[dict] = C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough)
-    if budget is not None:
-        docs = budget.inner(docs)
+    docs: Iterator[dict] = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
     if spec.match is not None:
         docs = filter(spec.match, docs)
+    # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
+    stop = spec.skip + spec.limit if spec.limit and spec.skip + spec.limit <= sys.maxsize else None
     if spec.sort and not plan.provides_sort:
-        top = spec.skip + spec.limit if spec.limit else None
-        docs = _lazy_sorted(docs, spec.sort, top, spec.allow_disk, spec.collation, spec.meta)
+        docs = _lazy_sorted(docs, spec.sort, stop, spec.allow_disk, _stage_memory_limit(server), spec.collation,
+                            spec.meta)
     if spec.skip or spec.limit:
-        docs = itertools.islice(docs, spec.skip, spec.skip + spec.limit if spec.limit else None)
+        docs = itertools.islice(docs, min(spec.skip, sys.maxsize), stop)
     if spec.project is not None:
         docs = map(spec.project, docs)
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-def _lazy_sorted(docs, sort_spec, limit, allow_disk, collation=None, meta=None) -> Iterator[dict]:
+def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None, meta=None) -> Iterator[dict]:
     """Sort on first pull (so building the cursor does no work until the first batch)."""
     sort = _q("sort")
-    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk, collation=collation,
-                                   meta=meta)
+    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk,
+                                   memory_limit=memory_limit, collation=collation, meta=meta)
 
 
 

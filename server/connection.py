@@ -4,10 +4,17 @@ An asyncio ``Protocol`` (uvloop's fast path). Invariants:
 - Incoming bytes accumulate in one ``bytearray``; complete frames are sliced off by their length and
   the consumed prefix is deleted once per ``data_received``, so a burst of small messages costs one
   copy, not one per message.
+- A frame of ``OFF_LOOP_BYTES`` or more that starts the buffer is handed over without a copy (the
+  buffer becomes the frame), so a 48 MB message costs 48 MB, not twice that.
 - Requests on a connection run strictly in order, one at a time, in a worker task that exists only
   while there is work (replies must come back in request order; w:0 writes must apply in order).
-  Reading pauses while too many frames or bytes are queued, so a fast client cannot make the server
-  buffer without bound.
+- Back-pressure, both ways: reading pauses while too many frames or bytes are queued, and while the
+  unsent replies exceed ``WRITE_BUFFER_HIGH`` (the transport's ``pause_writing``) no further request
+  runs and nothing is read until they drain below ``WRITE_BUFFER_LOW``. A client that pipelines
+  requests and never reads costs at most the queue bounds plus one reply, like mongod, which answers
+  one request at a time per connection.
+- Large frames are decoded, and large replies compressed, in the thread pool (decoding slices its
+  C-level work, so the event loop keeps the GIL often enough to serve other clients).
 - A malformed frame never takes the server down: non-fatal parse errors get an ordinary error reply,
   fatal ones (bad length, illegal flags, checksum mismatch, unknown opcode) close this connection only.
 """
@@ -30,8 +37,8 @@ from protocol.messages import (
     encode_op_msg,
     encode_op_reply,
 )
-from server import log
-from server.context import CloseConnection, ConnectionInfo, ServerState
+from server import log, tls
+from server.context import LARGE_REQUEST_BYTES, CloseConnection, ConnectionInfo, ServerState
 from server.dispatch import Dispatcher, error_reply
 
 if TYPE_CHECKING:
@@ -41,6 +48,13 @@ if TYPE_CHECKING:
 MAX_QUEUED_FRAMES = 64
 MAX_QUEUED_BYTES = 64 * 1024 * 1024
 RESUME_QUEUED_FRAMES = 16
+# Unsent reply bytes of one connection: above HIGH its requests stop running (and reading stops)
+# until the client has read the replies down to LOW.
+WRITE_BUFFER_HIGH = 8 * 1024 * 1024
+WRITE_BUFFER_LOW = 1024 * 1024
+# Frames at least this large are decoded, and replies compressed, in the thread pool; a frame this
+# large at the start of the buffer is taken over without a copy.
+OFF_LOOP_BYTES = LARGE_REQUEST_BYTES
 
 # Commands an OP_QUERY may carry (the legacy handshake, and auth that may follow it).
 OP_QUERY_COMMANDS = frozenset({"hello", "isMaster", "ismaster", "saslStart", "saslContinue"})
@@ -74,18 +88,25 @@ class Connection(asyncio.Protocol):
         self._pending: collections.deque[bytes] = collections.deque()
         self._pending_bytes = 0
         self._worker: asyncio.Task[None] | None = None
-        self._paused = False
+        self._paused = False  # reading paused (queue full or replies unsent)
+        self._write_paused = False  # the transport's write buffer is above WRITE_BUFFER_HIGH
+        self._writable = asyncio.Event()
+        self._writable.set()
         self._closing = False
+        # With TLS disabled, the first bytes are checked once: a TLS ClientHello is refused at once.
+        self._check_tls = state.options.tls_mode == "disabled"
 
     # -- asyncio.Protocol ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's TCPTransport
+        self.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH, low=WRITE_BUFFER_LOW)
         peer = transport.get_extra_info("peername")
         local = transport.get_extra_info("sockname")
         self.info.peer = _format_address(peer)
         self.info.local = _format_address(local)
         self.state.connections_current += 1
         self.state.connections_total += 1
+        self.state.operations.connection_opened(self.info)
         log.log(
             log.INFO,
             "NETWORK",
@@ -104,37 +125,81 @@ class Connection(asyncio.Protocol):
         if self._closing:
             return
         self.state.bytes_in += len(data)
-        buffer = self._buffer
-        buffer += data
-        offset = 0
-        # One copy per frame (memoryview slice -> bytes); the view is released before the
-        # bytearray is resized below.
-        with memoryview(buffer) as view:
-            try:
+        self._buffer += data
+        if self._check_tls and len(self._buffer) >= tls.HEADER_BYTES:
+            self._check_tls = False
+            if tls.looks_like_tls(self._buffer):
+                tls.refuse(self.info.peer, "SSL handshake received but server is started without SSL support")
+                self._closing = True
+                self.transport.close()
+                return
+        try:
+            self._slice_frames()
+        except ParseError as exc:
+            self._fatal(exc)
+            return
+        if self._pending and self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(self._drain())
+        self._update_reading()
+
+    def _slice_frames(self) -> None:
+        """Move every complete frame from the buffer to the queue. Small frames are copied out (one
+        copy per frame; the consumed prefix is deleted once); a large frame at the start of the buffer
+        becomes the frame itself, only the bytes after it are copied into a new buffer."""
+        while True:
+            buffer = self._buffer
+            offset = 0
+            large = 0
+            with memoryview(buffer) as view:
                 while True:
                     length = frame_length(view, offset)
                     if length is None or len(view) - offset < length:
                         break
+                    if offset == 0 and length >= OFF_LOOP_BYTES:
+                        large = length
+                        break
                     self._pending.append(bytes(view[offset : offset + length]))
                     offset += length
                     self._pending_bytes += length
-            except ParseError as exc:
-                self._fatal(exc)
+            if offset:
+                del buffer[:offset]
+            if not large:
                 return
-        if offset:
-            del buffer[:offset]
-        if self._pending and self._worker is None:
-            self._worker = asyncio.get_running_loop().create_task(self._drain())
-        if not self._paused and (
-            len(self._pending) > MAX_QUEUED_FRAMES or self._pending_bytes + len(buffer) > MAX_QUEUED_BYTES
-        ):
-            self._paused = True
-            self.transport.pause_reading()
+            rest = bytearray(buffer[large:])
+            del buffer[large:]
+            self._pending.append(buffer)
+            self._pending_bytes += large
+            self._buffer = rest
+
+    def _update_reading(self) -> None:
+        """Pause reading while the queue is full or replies are unsent; resume below the low marks."""
+        if self.transport is None or self._closing or self.transport.is_closing():
+            return
+        queued = self._pending_bytes + len(self._buffer)
+        if not self._paused:
+            if self._write_paused or len(self._pending) > MAX_QUEUED_FRAMES or queued > MAX_QUEUED_BYTES:
+                self._paused = True
+                self.transport.pause_reading()
+        elif not self._write_paused and len(self._pending) < RESUME_QUEUED_FRAMES and queued <= MAX_QUEUED_BYTES // 2:
+            self._paused = False
+            self.transport.resume_reading()
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+        self._writable.clear()
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._writable.set()
+        self._update_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closing = True
         self._pending.clear()
+        self._writable.set()  # a worker waiting for the client to read must not wait forever
         self.state.connections_current -= 1
+        self.state.operations.connection_closed(self.info)
         log.log(
             log.INFO,
             "NETWORK",
@@ -155,6 +220,7 @@ class Connection(asyncio.Protocol):
         """Stop reading, let the in-flight command finish, drop queued ones, close the socket."""
         self._closing = True
         self._pending.clear()
+        self._writable.set()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.pause_reading()
         if self._worker is not None:
@@ -169,13 +235,14 @@ class Connection(asyncio.Protocol):
     async def _drain(self) -> None:
         try:
             while self._pending and not self._closing:
-                frame = self._pending.popleft()
-                self._pending_bytes -= len(frame)
-                if self._paused and len(self._pending) < RESUME_QUEUED_FRAMES and not self._closing:
-                    self._paused = False
-                    self.transport.resume_reading()
+                if self._write_paused:
+                    await self._writable.wait()  # the client is not reading its replies
+                    continue
+                self._pending_bytes -= len(self._pending[0])
                 try:
-                    await self._handle(frame)
+                    # no local keeps the frame: _handle drops it once decoded (a 48 MB frame's
+                    # bytearray is not kept beside the bytes the request holds)
+                    await self._handle(self._pending.popleft())
                 except CloseConnection:  # failCommand's closeConnection: no reply, no error
                     self._closing = True
                     self._pending.clear()
@@ -196,10 +263,17 @@ class Connection(asyncio.Protocol):
         finally:
             self._worker = None
 
-    async def _handle(self, frame: bytes) -> None:
+    async def _handle(self, frame: bytes | bytearray) -> None:
         self.state.num_requests += 1
+        self._update_reading()
+        size = len(frame)
         try:
-            request = decode_message(frame)
+            if size >= OFF_LOOP_BYTES:
+                request = await asyncio.get_running_loop().run_in_executor(
+                    self.state.executor, decode_message, frame
+                )
+            else:
+                request = decode_message(frame)
         except ParseError as exc:
             if exc.fatal:
                 self._fatal(exc)
@@ -207,24 +281,30 @@ class Connection(asyncio.Protocol):
                 # The header parsed (frames are length-checked), so the reply can reach the request.
                 self._send(encode_op_msg(codec.encode(exc.to_reply()), next(_reply_ids), exc.request_id))
             return
+        del frame
         self.state.connections_active += 1
         try:
             if isinstance(request, OpMsg):
-                await self._handle_op_msg(request)
+                await self._handle_op_msg(request, size)
             else:
                 await self._handle_op_query(request)
         finally:
             self.state.connections_active -= 1
 
-    async def _handle_op_msg(self, request: OpMsg) -> None:
+    async def _handle_op_msg(self, request: OpMsg, request_bytes: int) -> None:
         cmd = request.command
-        reply = await self.dispatcher.execute(self.info, cmd)
+        reply = await self.dispatcher.execute(self.info, cmd, request_bytes)
         if request.more_to_come:
             return
         document = self._encode_reply(reply)
         message = encode_op_msg(document, next(_reply_ids), request.request_id)
         if request.compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
-            message = compression.compress(message, request.compressor_id)
+            if len(message) >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
+                message = await asyncio.get_running_loop().run_in_executor(
+                    self.state.executor, compression.compress, message, request.compressor_id
+                )
+            else:
+                message = compression.compress(message, request.compressor_id)
         self._send(message)
 
     async def _handle_op_query(self, request: OpQuery) -> None:

@@ -20,9 +20,10 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from protocol.errors import ErrorCode, MongoError
 from server.failpoints import FailPoints
+from server.operations import Operation, OperationRegistry
 from server.profiler import Profiler
+from server.query import interrupt
 from server.session_cache import SessionCache
 from server.tailable import InsertNotifier
 from server.top import Top
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
     from server.params import ServerParams
 
 T = TypeVar("T")
+
+# A request at least this large (its wire message) is parsed and decoded in the thread pool
+# (``CommandContext.run_heavy``), so no single request holds the event loop for long.
+LARGE_REQUEST_BYTES = 1024 * 1024
 
 Handler = Callable[["CommandContext", dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -78,6 +83,14 @@ class ServerOptions:
     storage_engine: str | None = None  # --storageEngine as given (only "wiredTiger" is accepted)
     ipv6: bool = False
     noauth: bool = False
+    # Access control and TLS (server.auth, server.tls): --auth, --tlsMode and the tls* files.
+    auth: bool = False
+    tls_mode: str = "disabled"  # disabled | allowTLS | preferTLS | requireTLS
+    tls_certificate_key_file: str | None = None
+    tls_certificate_key_file_password: str | None = None
+    tls_ca_file: str | None = None
+    tls_allow_invalid_certificates: bool = False
+    tls_allow_connections_without_certificates: bool = False
     argv: list[str] = field(default_factory=list)
     parsed: dict[str, Any] = field(default_factory=dict)  # mongod-style nested view for getCmdLineOpts
 
@@ -90,6 +103,20 @@ class ConnectionInfo:
     client: dict[str, Any] | None = None  # handshake metadata
     compressors: tuple[str, ...] = ()  # negotiated in the handshake
     handshake_done: bool = False
+    auth: Any = None  # server.auth.session.AuthSession once the connection authenticates or tries to
+    tls: bool = False  # the connection runs over TLS
+
+    @property
+    def user(self) -> str | None:
+        """``user@db`` of the user authenticated on this connection (None if nobody)."""
+        return self.auth.name if self.auth is not None else None
+
+    @property
+    def users(self) -> list[dict[str, str]]:
+        """The authenticated user as mongod lists it (``[{user, db}]``, empty if nobody): profiler
+        entries, ``$listLocalSessions``, ``currentOp``."""
+        auth = self.auth
+        return [{"user": auth.user, "db": auth.db}] if auth is not None and auth.user is not None else []
 
 
 OPCOUNTER_NAMES = ("insert", "query", "update", "delete", "getmore", "command")
@@ -105,6 +132,7 @@ class ServerState:
     cursors: CursorRegistry
     executor: Executor
     bucket_catalog: Any = None  # set up by the time-series engine
+    auth: Any = None  # server.auth.manager.AuthManager, set up by server.auth.lifecycle
     started_at: float = field(default_factory=time.time)
     started_monotonic: float = field(default_factory=time.monotonic)
     opcounters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPCOUNTER_NAMES, 0))
@@ -119,6 +147,8 @@ class ServerState:
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     # Extra serverStatus sections ("bucketCatalog", ...): name -> zero-argument callable -> dict.
     status_sections: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+    # Running commands (currentOp/killOp) and open connections.
+    operations: OperationRegistry = field(default_factory=OperationRegistry)
     # Per-namespace usage and latencies (server/top.py) and the profiler (server/profiler.py; its
     # slowms comes from the options when the state is created).
     top: Top = field(default_factory=Top)
@@ -145,7 +175,7 @@ class ServerState:
 class CommandContext:
     """Per-command context: target database, server and connection state, and deadline helpers."""
 
-    __slots__ = ("server", "conn", "db", "command_name", "lsid", "deadline", "facts")
+    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op", "request_bytes", "facts")
 
     def __init__(
         self,
@@ -156,32 +186,57 @@ class CommandContext:
         *,
         lsid: Any = None,
         max_time_ms: int | None = None,
+        op: Operation | None = None,
+        request_bytes: int = 0,
     ):
         self.server = server
+        self.request_bytes = request_bytes
         self.conn = conn
         self.db = db
         self.command_name = command_name
         self.lsid = lsid
-        self.deadline = time.monotonic() + max_time_ms / 1000 if max_time_ms else None
+        if op is None:  # a context built outside dispatch (tests, internal callers)
+            deadline = time.monotonic() + max_time_ms / 1000 if max_time_ms else None
+            op = Operation(0, conn, command_name, {}, db, deadline)
+        self.op = op
         # How a read found its documents (server.profiler.ReadFacts), left by find/aggregate/getMore
         # for the profiler and the slow-query log.
         self.facts: Any = None
 
+    @property
+    def deadline(self) -> float | None:
+        """The operation's maxTimeMS deadline (monotonic seconds), or None."""
+        return self.op.deadline
+
+    @deadline.setter
+    def deadline(self, value: float | None) -> None:
+        self.op.deadline = value
+
     async def run_blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run synchronous (storage/query) work in the server's thread pool."""
+        """Run synchronous (storage/query) work in the server's thread pool, with this command's
+        operation bound so that the work's long loops can be interrupted (``server.query.interrupt``)."""
         self.check_deadline()
         loop = asyncio.get_running_loop()
         call = functools.partial(fn, *args, **kwargs) if args or kwargs else fn
-        return await loop.run_in_executor(self.server.executor, call)
+        return await loop.run_in_executor(self.server.executor, functools.partial(interrupt.running, self.op, call))
+
+    async def run_heavy(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` — parsing or decoding the request's own content — inline for an ordinary
+        request, in the thread pool (like :meth:`run_blocking`) for one of ``LARGE_REQUEST_BYTES`` or
+        more, whose parse could otherwise hold the event loop for a long time."""
+        if self.request_bytes >= LARGE_REQUEST_BYTES:
+            return await self.run_blocking(fn, *args)
+        return fn(*args)
 
     def check_deadline(self) -> None:
-        """Raise MaxTimeMSExpired (50) once the command's ``maxTimeMS`` has passed."""
-        if self.deadline is not None and time.monotonic() >= self.deadline:
-            raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
+        """THE interruption check (``Operation.check``): 11601 Interrupted once killed (killOp),
+        11600 at shutdown, 50 MaxTimeMSExpired once ``maxTimeMS`` has passed."""
+        self.op.check()
 
     def remaining_seconds(self) -> float | None:
         """Seconds left before ``maxTimeMS`` expires (None when unlimited)."""
-        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        deadline = self.op.deadline
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
 
     @property
     def params(self) -> ServerParams:

@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import datetime
 import secrets
 import time
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from bson.raw_bson import RawBSONDocument
 from protocol.codec import RAW_CODEC_OPTIONS, encode_in_order
 from protocol.errors import ErrorCode, MongoError
 from server.context import CommandContext
+from server.query.interrupt import tick
 
 DEFAULT_FIRST_BATCH = 101
 # Leave room under the 16 MiB reply for the envelope ({cursor: {...}, ok}).
@@ -47,6 +49,10 @@ class Cursor:
     in_use: bool = False
     killed: bool = False
     pending: Any = _NOTHING  # one document held back (peeked or too big for the last batch)
+    created: float = field(default_factory=time.time)  # wall clock, for $currentOp idleCursors
+    docs_returned: int = 0
+    batches_returned: int = 0
+    owner: str | None = None  # "user@db" that opened it (only its owner may getMore it under --auth)
     tailable: bool = False
     await_data: bool = False
     facts: Any = None  # server.profiler.ReadFacts of the read this cursor continues
@@ -73,6 +79,7 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument
     size = 0
     iterator = cursor.iterator
     while True:
+        tick()
         if cursor.pending is not _NOTHING:
             doc, cursor.pending = cursor.pending, _NOTHING
         else:
@@ -178,6 +185,30 @@ class CursorRegistry:
             self.kill(cursor_id)
         return len(idle)
 
+    def report_idle(self, host: str) -> list[dict[str, Any]]:
+        """``$currentOp`` ``idleCursors`` entries: cursors not producing a batch right now."""
+        now_wall, now = time.time(), time.monotonic()
+        entries = []
+        for c in list(self._cursors.values()):
+            if c.in_use:
+                continue
+            entry: dict[str, Any] = {"type": "idleCursor", "host": host, "ns": c.ns}
+            if isinstance(c.lsid, dict):
+                entry["lsid"] = c.lsid
+            entry["cursor"] = {
+                "cursorId": Int64(c.id),
+                "createdDate": datetime.datetime.fromtimestamp(c.created, datetime.UTC).replace(tzinfo=None),
+                "lastAccessDate": datetime.datetime.fromtimestamp(
+                    now_wall - (now - c.last_used), datetime.UTC).replace(tzinfo=None),
+                "nDocsReturned": Int64(c.docs_returned),
+                "nBatchesReturned": Int64(c.batches_returned),
+                "noCursorTimeout": c.no_timeout,
+                "tailable": False,
+                "awaitData": False,
+            }
+            entries.append(entry)
+        return entries
+
     def close_all(self) -> None:
         for cursor_id in list(self._cursors):
             self.kill(cursor_id)
@@ -204,6 +235,8 @@ class CursorRegistry:
             raise
         cursor.in_use = False
         cursor.last_used = time.monotonic()
+        cursor.docs_returned += len(batch)
+        cursor.batches_returned += 1
         if exhausted and cursor.tailable and not getattr(cursor.iterator, "finished", False):
             exhausted = False  # a tail ran dry for now: the next getMore looks again
         if exhausted or cursor.killed:
@@ -236,6 +269,7 @@ async def cursor_reply(
     cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout, tailable=tailable,
                            await_data=await_data)
     cursor.facts = facts
+    cursor.owner = ctx.conn.user
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
     if single_batch and cursor_id:

@@ -5,8 +5,11 @@ The table is built once from the explicit tuple ``FAMILIES``: each family module
 (one line each). Names and aliases must be unique; :func:`build_table` raises otherwise.
 
 Error translation (nowhere else): ``MongoError`` -> its reply; ``storage.errors.StorageError`` ->
-its ``code``/``code_name``/``message``; anything else -> code 1 InternalError with the traceback in
-the log, and the connection stays open.
+its ``code``/``code_name``/``message``; anything else is logged with its traceback and answered
+without Python class names, library text or source paths: input too deep to evaluate
+(RecursionError) -> 15 Overflow, out of memory -> 146 ExceededMemoryLimit, a number out of range
+(OverflowError) -> 15 Overflow, a genuine bug -> 1 InternalError with a generic message. The
+connection stays open.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.auth.rules import authorize
 from server.commands import (
     admin,
     aggregate,
+    auth,
     capped,
     crud,
     cursors,
@@ -28,11 +33,14 @@ from server.commands import (
     ddl,
     handshake,
     indexes,
+    operations,
     profiling,
     replication,
+    roles,
     sessions,
     stats,
     testing,
+    users,
 )
 from server.commands.concerns import check_concerns
 from server.context import (
@@ -43,6 +51,7 @@ from server.context import (
     ConnectionInfo,
     ServerState,
 )
+from server.query import interrupt
 from storage.errors import StorageError
 
 FAMILIES = (
@@ -51,7 +60,8 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, indexes, stats, capped,
-    profiling, replication, testing,
+    profiling, replication, testing, operations,
+    auth, users, roles,
 )
 
 # Characters mongod refuses in database names.
@@ -70,16 +80,28 @@ def build_table(families: Iterable[Any] = FAMILIES) -> dict[str, CommandSpec]:
     return dict(sorted(table.items()))
 
 
+# Python failures that input can provoke, as mongod would name them; anything else is a bug.
+_UNEXPECTED: tuple[tuple[type[BaseException], int, str], ...] = (
+    (RecursionError, ErrorCode.Overflow, "the operation is nested too deeply to evaluate"),
+    (MemoryError, ErrorCode.ExceededMemoryLimit, "the operation needs more memory than the server can give it"),
+    (OverflowError, ErrorCode.Overflow, "a value is out of the range this operation can represent"),
+)
+
+
 def error_reply(exc: BaseException, *, context: str = "") -> dict[str, Any]:
     """The ``{ok: 0, errmsg, code, codeName}`` reply for any exception."""
     if isinstance(exc, MongoError):
         return exc.to_reply()
-    if isinstance(exc, StorageError):
+    if isinstance(exc, StorageError) and exc.code != ErrorCode.InternalError:
         return {"ok": 0.0, "errmsg": exc.message, "code": exc.code, "codeName": exc.code_name}
     log.exception(
         "COMMAND", 21962, "Unexpected exception while running a command", exc, ctx=context or "conn"
     )
-    return MongoError(ErrorCode.InternalError, f"{type(exc).__name__}: {exc}").to_reply()
+    for kind, code, message in _UNEXPECTED:
+        if isinstance(exc, kind):
+            return MongoError(code, message).to_reply()
+    what = "the storage engine failed" if isinstance(exc, StorageError) else "an unexpected error occurred"
+    return MongoError(ErrorCode.InternalError, f"Internal error: {what}; the server log has the details").to_reply()
 
 
 def _validate_db(cmd: dict[str, Any]) -> str:
@@ -111,6 +133,10 @@ def _max_time_ms(cmd: dict[str, Any]) -> int | None:
     return int(value) or None
 
 
+def _op_namespace(db: str, name: str, cmd: dict[str, Any]) -> str:
+    """currentOp's ``ns``: ``db.collection`` when the command names one, else ``db.$cmd``."""
+    target = cmd.get("collection") if name == "getMore" else cmd.get(name)
+    return f"{db}.{target}" if isinstance(target, str) and target else f"{db}.$cmd"
 async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], conn: ConnectionInfo) -> None:
     """failCommand's effect on this command, if it fires: block, then close or fail (server/failpoints.py)."""
     action = failpoints.before((spec.name, *spec.aliases), cmd, conn)
@@ -137,7 +163,9 @@ class Dispatcher:
         self.table = table
         server.commands = self.table
 
-    async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any]) -> dict[str, Any]:
+    async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any], request_bytes: int = 0) -> dict[str, Any]:
+        """Run ``cmd``; ``request_bytes`` is the size of its wire message (large requests parse off
+        the event loop: ``CommandContext.run_heavy``)."""
         started = time.monotonic()
         name = next(iter(cmd), "") if cmd else ""
         spec = self.table.get(name)
@@ -152,6 +180,7 @@ class Dispatcher:
                 raise MongoError(
                     ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
                 )
+            cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
             lsid = cmd.get("lsid")
@@ -164,10 +193,19 @@ class Dispatcher:
             failpoints = self.server.failpoints
             if failpoints.active:
                 await _inject_failure(failpoints, spec, cmd, conn)
-            ctx = CommandContext(
-                self.server, conn, db, spec.name, lsid=cmd.get("lsid"), max_time_ms=_max_time_ms(cmd)
+            max_time_ms = _max_time_ms(cmd)
+            op = self.server.operations.start(
+                conn, spec.name, cmd, _op_namespace(db, name, cmd),
+                started + max_time_ms / 1000 if max_time_ms else None,
             )
-            reply = await spec.handler(ctx, cmd)
+            token = interrupt.bind(op)
+            try:
+                ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
+                                     request_bytes=request_bytes)
+                reply = await spec.handler(ctx, cmd)
+            finally:
+                interrupt.unbind(token)
+                self.server.operations.finish(op)
             reply["ok"] = 1.0
             if failpoints.active:
                 reply.update(failpoints.write_concern_error((spec.name, *spec.aliases), cmd, conn) or {})

@@ -5,7 +5,8 @@
 
 Lines go to stdout or ``--logpath`` and into a bounded ring (``getLog: "global"``); warnings logged
 with ``startup=True`` are also kept for ``getLog: "startupWarnings"`` (mongosh prints them as a
-banner). The sink is process-wide: :func:`configure` is called once by ``server.app``; before that,
+banner). ``private`` attributes (a Python traceback with source paths) go to the log sink only: the
+ring answers clients, and clients see mongod-shaped lines, never the server's internals. The sink is process-wide: :func:`configure` is called once by ``server.app``; before that,
 lines go to stdout. Thread-safe: the storage writer thread may log too.
 """
 
@@ -110,13 +111,17 @@ def log(
     startup: bool = False,
     chatter: bool = False,
     extra: dict | None = None,
+    private: dict | None = None,
 ) -> None:
-    """Write one event. ``chatter`` events (connection accepted/ended) are dropped when quiet."""
+    """Write one event. ``chatter`` events (connection accepted/ended) are dropped when quiet;
+    ``private`` attributes are written to the sink but not kept for ``getLog``."""
     if chatter and _sink.quiet:
         return
     line = format_line(severity, component, log_id, ctx, msg, attr, extra)
+    full = (format_line(severity, component, log_id, ctx, msg, {**(attr or {}), **private}, extra) if private
+            else line)
     with _sink.lock:
-        _sink.stream.write(line + "\n")
+        _sink.stream.write(full + "\n")
         _sink.stream.flush()
         _sink.recent.append(line)
         _sink.total_lines += 1
@@ -141,10 +146,11 @@ def error(component: str, log_id: int, msg: str, *, ctx: str = "main", **attr: A
 def exception(
     component: str, log_id: int, msg: str, exc: BaseException, *, ctx: str = "main", **attr: Any
 ) -> None:
-    """Log an unexpected exception with its traceback (as one line, like mongod's backtraces)."""
+    """Log an unexpected exception with its traceback (as one line, like mongod's backtraces); the
+    traceback goes to the log sink only (``getLog`` lines carry no source paths)."""
     attr["error"] = f"{type(exc).__name__}: {exc}"
-    attr["traceback"] = "".join(traceback.format_exception(exc))
-    log(ERROR, component, log_id, msg, ctx=ctx, attr=attr)
+    log(ERROR, component, log_id, msg, ctx=ctx, attr=attr,
+        private={"traceback": "".join(traceback.format_exception(exc))})
 
 
 def recent_lines() -> tuple[list[str], int]:

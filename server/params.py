@@ -50,6 +50,13 @@ def _parse_positive_int(value: Any) -> int:
     return parsed
 
 
+def _parse_iteration_count(value: Any) -> int:
+    parsed = _parse_int(value)
+    if parsed < 5000:
+        raise ValueError(f"must be greater than or equal to 5000, got {parsed}")
+    return parsed
+
+
 def _parse_str_list(value: Any) -> list[str]:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
@@ -100,12 +107,28 @@ SPECS: tuple[ParamSpec, ...] = (
         "authentication mechanisms the server accepts",
     ),
     ParamSpec(
+        "clientCursorMonitorFrequencySecs",
+        4,
+        _parse_positive_int,
+        True,
+        False,
+        "how often idle cursors are looked for and killed (seconds)",
+    ),
+    ParamSpec(
         "cursorTimeoutMillis",
         600_000,
         _parse_positive_int,
         True,
         True,
         "idle time after which a cursor is killed",
+    ),
+    ParamSpec(
+        "enableLocalhostAuthBypass",
+        True,
+        _parse_bool,
+        True,
+        False,
+        "with access control on and no user yet, let a localhost connection create the first user",
     ),
     ParamSpec(
         "enableTestCommands",
@@ -138,10 +161,26 @@ SPECS: tuple[ParamSpec, ...] = (
         _parse_positive_int,
         True,
         True,
-        "memory limit of blocking $sort/$group stages",
+        "memory limit of each blocking stage ($sort, $group, $bucketAuto, $setWindowFields)",
     ),
     ParamSpec("logLevel", 0, _parse_non_negative_int, True, True, "verbosity of the log (0 = informational)"),
     ParamSpec("quiet", False, _parse_bool, True, True, "suppress connection accepted/ended log lines"),
+    ParamSpec(
+        "scramIterationCount",
+        10_000,
+        _parse_iteration_count,
+        True,
+        True,
+        "PBKDF2 iterations of new SCRAM-SHA-1 credentials (at least 5000)",
+    ),
+    ParamSpec(
+        "scramSHA256IterationCount",
+        15_000,
+        _parse_iteration_count,
+        True,
+        True,
+        "PBKDF2 iterations of new SCRAM-SHA-256 credentials (at least 5000)",
+    ),
     ParamSpec(
         "timeseriesBucketMaxCount",
         1000,

@@ -18,7 +18,6 @@ getMore continues its cursor's); that is where planSummary and keys/docs examine
 from __future__ import annotations
 
 import asyncio
-import bisect
 import datetime
 import json
 import random
@@ -28,11 +27,11 @@ from bson import json_util
 from bson.binary import UuidRepresentation
 from bson.int64 import Int64
 
-from protocol import codec
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
 from protocol.messages import RawDocuments, materialize
 from server import log
+from server.operations import command_report
 from server.top import command_namespace
 
 PROFILE_COLLECTION = "system.profile"
@@ -214,7 +213,7 @@ class Profiler:
         if "appName" in entry:
             attr["appName"] = entry["appName"]
         command = log_command(name, cmd)
-        attr["command"], truncated = truncate_for_log(_log_json(command))
+        attr["command"], truncated = truncate_for_log(_as_json(command))
         for field in ("originatingCommand", "planSummary", "keysExamined", "docsExamined", "cursorExhausted"):
             if field in entry:
                 attr[field] = _as_json(entry[field]) if field == "originatingCommand" else entry[field]
@@ -278,45 +277,25 @@ def _host(peer: str) -> str:
 def _redacted(name: str, cmd: dict) -> dict:
     if name in SECRET_COMMANDS:
         return {name: cmd.get(name), "$db": cmd.get("$db")}
-    return {k: ("xxx" if k == "pwd" else _head(v)) for k, v in cmd.items()}
-
-
-# A document sequence not decoded yet (a time-series insert parses its bytes column-wise) is decoded
-# only as far as a log line or profile entry can show it: decoding 100,000 documents held the event loop
-# ~0.5 s per slow insert. HEAD_BYTES of BSON render to well over MAX_PROFILE_COMMAND_BYTES of JSON.
-HEAD_BYTES = 4 * MAX_PROFILE_COMMAND_BYTES
-
-
-class _Head(list):
-    """The first documents of a longer sequence; ``size``: the BSON size of the whole array."""
-
-    size = 0
-
-
-def _head(value: Any) -> Any:
-    if type(value) is not RawDocuments or value._decoded is not None or value.end - value.start <= HEAD_BYTES:
-        return materialize(value)
-    offsets = value.offsets
-    k = bisect.bisect_right(offsets, value.start + HEAD_BYTES)
-    if k >= len(offsets):
-        return materialize(value)  # the last document starts within the head
-    head = _Head(codec.decode_all(memoryview(value.buffer)[value.start:offsets[k]]))
-    n = len(offsets)  # array: int32, per element type + key "i" + NUL + document, NUL
-    keys = sum(d * max(0, min(n, 10**d) - (10 ** (d - 1) if d > 1 else 0)) for d in range(1, len(str(n)) + 1))
-    head.size = 4 + 2 * n + keys + (value.end - value.start) + 1
-    return head
+    # A large command (a 100,000-document insert, a million-element $in) is cut before anything
+    # decodes, encodes or serializes it whole: this runs on the event loop (issue 11).
+    bounded = command_report(cmd, MAX_PROFILE_COMMAND_BYTES)  # document sequences left out
+    if "$truncated" in bounded or any(type(v) is RawDocuments and v.end - v.start > MAX_PROFILE_COMMAND_BYTES
+                                      for v in cmd.values()):
+        return bounded
+    return {k: ("xxx" if k == "pwd" else materialize(v)) for k, v in cmd.items()}
 
 
 def profile_command(name: str, cmd: dict) -> dict:
     """The ``command`` of a profile entry: the command as sent, over 50 KB as ``{$truncated: ...}``."""
     command = _redacted(name, cmd)
     try:
-        size = _bson_size(command, strict=True)
+        size = len(encode(command))
     except Exception:  # noqa: BLE001 - keep the entry even if a value cannot be re-encoded
         return {"$truncated": str(command)[:MAX_PROFILE_COMMAND_BYTES]}
     if size <= MAX_PROFILE_COMMAND_BYTES:
         return command
-    text = _dumps_head(command, MAX_PROFILE_COMMAND_BYTES)
+    text = json_util.dumps(command, json_options=_JSON)
     truncated: dict[str, Any] = {"$truncated": text[:MAX_PROFILE_COMMAND_BYTES] + " ..."}
     if "comment" in command:
         truncated["comment"] = command["comment"]
@@ -332,65 +311,10 @@ def _as_json(value: Any) -> Any:
     return json.loads(json_util.dumps(value, json_options=_JSON))
 
 
-def _dumps_head(command: dict, limit: int) -> str:
-    """The Extended JSON text of ``command``, exact in its first ``limit`` characters: a top-level array
-    is written only up to the element where its text passes ``limit`` (converting all 1000 documents
-    of an insert cost ~100 ms of event loop per slow insert). Each element is converted once: the
-    array's text is the elements' texts joined as ``json`` joins them."""
-    head, arrays = {}, {}
-    for key, value in command.items():
-        if isinstance(value, list) and value:
-            texts, size = [], 0
-            for item in value:
-                texts.append(json_util.dumps(item, json_options=_JSON))
-                size += len(texts[-1]) + 2
-                if size > limit:
-                    break
-            arrays[key] = "[" + ", ".join(texts) + "]"
-            value = _PLACEHOLDER + key
-        head[key] = value
-    text = json_util.dumps(head, json_options=_JSON)
-    for key, array in arrays.items():
-        text = text.replace(json.dumps(_PLACEHOLDER + key), array, 1)
-    return text
-
-
-_PLACEHOLDER = "\x00tidemark-array\x00"
-
-
-def _log_json(command: dict) -> dict:
-    """``_as_json(command)`` as far as ``truncate_for_log`` can keep it: a top-level array (an insert's
-    1000 documents) is converted only up to the element where its JSON passes the budget — truncation
-    cuts it there anyway, and converting every element made a slow insert's log line cost ~100 ms of
-    event loop (slowing the next inserts past slowms in turn)."""
-    out: dict = {}
-    used = 2
-    for key, value in command.items():
-        if isinstance(value, list) and used + len(key) + 4 < MAX_LOG_ATTRIBUTE_BYTES - 16:
-            items, size = [], 2
-            for item in value:
-                items.append(_as_json(item))
-                size += _json_size(items[-1]) + 1
-                if size > MAX_LOG_ATTRIBUTE_BYTES:
-                    break
-            out[key] = items
-        else:
-            out[key] = _as_json(value)
-        used += _json_size(out[key]) + len(key) + 4
-    return out
-
-
-def _bson_size(value: dict, strict: bool = False) -> int:
-    """The BSON size of a command as sent (document sequences cut to their head counted whole)."""
+def _bson_size(value: dict) -> int:
     try:
-        cut = {k: v for k, v in value.items() if type(v) is _Head}
-        if not cut:
-            return len(encode(value))
-        size = len(encode({k: ([] if k in cut else v) for k, v in value.items()}))
-        return size + sum(v.size - 5 for v in cut.values())
+        return len(encode(value))
     except Exception:  # noqa: BLE001 - only a figure for the log line
-        if strict:
-            raise
         return 0
 
 

@@ -276,11 +276,12 @@ def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *
     non-unique indexes; one still in the plain layout (created before the split layout existed) is
     converted to it. Raises if a sub-database of the copy does not hold as many entries as the
     source's."""
-    os.makedirs(dst_dir)
+    os.makedirs(dst_dir, mode=0o700)
     psize = env.stat()["psize"]
     report = Report(pages_before=env.info()["last_pgno"] + 1)
     dst = lmdb.open(dst_dir, map_size=env.info()["map_size"], subdir=True, max_dbs=max_dbs, sync=False,
-                    metasync=False, lock=False, writemap=False, meminit=False, readahead=False)
+                    metasync=False, lock=False, writemap=False, meminit=False, readahead=False,
+                    mode=0o600)  # renamed over data.mdb: as private as the live file
     try:
         src_chunks = handles[chunks.CHUNKS_DB]
         meta_db = handles[b"_meta"]

@@ -8,13 +8,21 @@ import os
 from storage.errors import DbPathInUse, DbPathUnusable
 
 LOCK_FILE = "mongod.lock"
+# Like mongod: the data are readable by the server's user only.
+DIR_MODE = 0o700
+FILE_MODE = 0o600
 
 
 def prepare_dbpath(dbpath: str) -> None:
     if os.path.exists(dbpath) and not os.path.isdir(dbpath):
         raise DbPathUnusable(f"dbpath ({dbpath}) is not a directory")
     try:
-        os.makedirs(dbpath, exist_ok=True)
+        if not os.path.isdir(dbpath):
+            os.makedirs(dbpath, mode=DIR_MODE, exist_ok=True)
+        if not os.path.exists(os.path.join(dbpath, "data.mdb")):
+            # a new database (the directory may have been made empty for it): private to this user;
+            # an existing one keeps the permissions its owner chose
+            os.chmod(dbpath, DIR_MODE)
     except OSError as exc:
         raise DbPathUnusable(f"Data directory {dbpath} not found and cannot be created: "
                              f"{exc.strerror}") from exc
@@ -25,7 +33,7 @@ def prepare_dbpath(dbpath: str) -> None:
 def lock_dbpath(dbpath: str) -> int:
     path = os.path.join(dbpath, LOCK_FILE)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     except OSError as exc:
         raise DbPathUnusable(f"Unable to create/open the lock file: {path} ({exc.strerror})."
                              " Is a mongod instance already running?") from exc

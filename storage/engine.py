@@ -31,7 +31,7 @@ from storage import journal as journal_mod
 from storage.catalog import decode_entry, index_db_name, records_db_name
 from storage.chunks import CHUNKS_DB
 from storage.compression import ValueCodec
-from storage.dbpath import lock_dbpath, prepare_dbpath, unlock_dbpath
+from storage.dbpath import FILE_MODE, lock_dbpath, prepare_dbpath, unlock_dbpath
 from storage.dictionaries import CollectionDictionaries
 from storage.errors import (
     CommitFailed,
@@ -83,9 +83,14 @@ def _commit_error(exc: BaseException) -> Exception:
 
 
 class _ReadContext:
-    """Context manager of engine.read() (a class: cheaper than a generator-based one)."""
+    """Context manager of engine.read() (a class: cheaper than a generator-based one).
 
-    __slots__ = ("_engine", "_txn")
+    On exit the view is detached from its transaction: py-lmdb frees a reader slot only when the
+    Transaction object is freed (abort alone does not), and a generator suspended after its
+    ``with engine.read() as r`` block still holds ``r``. Detaching makes "a suspended cursor holds
+    no transaction" hold for every stream, whatever its frame keeps."""
+
+    __slots__ = ("_engine", "_txn", "_view")
 
     def __init__(self, engine: Engine):
         self._engine = engine
@@ -98,12 +103,17 @@ class _ReadContext:
         except BaseException:
             engine._gate.leave()
             raise
-        return ReadView(engine, self._txn)
+        self._view = ReadView(engine, self._txn)
+        return self._view
 
     def __exit__(self, *exc) -> None:
+        txn, self._txn = self._txn, None
+        self._view._detach()
+        self._view = None
         try:
-            self._txn.abort()
+            txn.abort()
         finally:
+            del txn
             self._engine._gate.leave()
 
 
@@ -123,7 +133,7 @@ class Engine:
         try:
             self._env = lmdb.open(dbpath, map_size=map_size or DEFAULT_MAP_SIZE, subdir=True,
                                   max_dbs=max_dbs, sync=True, metasync=True, writemap=False,
-                                  lock=True, max_readers=512, meminit=False,
+                                  lock=True, max_readers=512, meminit=False, mode=FILE_MODE,
                                   # readahead on: cold sequential scans measured 4x faster with it
                                   readahead=True,
                                   max_spare_txns=64)  # reuse read txns: begin() costs O(max_dbs) otherwise
@@ -152,6 +162,10 @@ class Engine:
             raise
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = False
+        # Called (no arguments) before every read transaction: the server installs its interruption
+        # check, so every scan stream — one read transaction per chunk — stops at the next chunk once
+        # its operation is killed or past maxTimeMS. It may raise; nothing is open yet.
+        self.interrupt_check: Callable[[], None] | None = None
         self._close_lock = threading.Lock()
         self._writer = threading.Thread(target=self._writer_loop, name="storage-writer", daemon=True)
         self._writer.start()
@@ -190,9 +204,11 @@ class Engine:
     # --- reads -------------------------------------------------------------------------------
     def read(self) -> _ReadContext:
         """One short read transaction: ``with engine.read() as r``. Never wait for a write()
-        inside it (map growth waits for open reads to finish)."""
+        inside it (map growth waits for open reads to finish). Calls ``interrupt_check`` first."""
         if self._closed:
             raise EngineClosed()
+        if self.interrupt_check is not None:
+            self.interrupt_check()
         return _ReadContext(self)
 
     def _published_handle(self, name: bytes):

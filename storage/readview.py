@@ -54,6 +54,11 @@ class ReadView:
         self._engine = engine
         self._txn = txn
 
+    def _detach(self) -> None:
+        """Forget the transaction (engine.read() calls this when its block ends): a view kept past
+        its block must not keep an LMDB reader slot, and using it then fails loudly."""
+        self._txn = None
+
     # --- handles -----------------------------------------------------------------------------
     def _db(self, name: bytes):
         return self._engine._published_handle(name)
@@ -96,7 +101,10 @@ class ReadView:
         return out
 
     def get_collection(self, ns: str) -> CollectionInfo | None:
-        raw = self._txn.get(ns.encode(), db=self._engine._catalog_db)
+        key = ns.encode("utf-8", "surrogatepass")
+        if len(key) > self._engine.max_key_size:
+            return None  # no catalog entry can have such a key
+        raw = self._txn.get(key, db=self._engine._catalog_db)
         return None if raw is None else catalog.decode_entry(raw)
 
     # --- records -----------------------------------------------------------------------------

@@ -9,6 +9,9 @@
 - ``db`` (function): a fresh, uniquely named database for the test, dropped afterwards.
 - ``mongosh`` / ``node`` (function): ``mongosh(script)`` and ``node(script_js)`` bound to ``server``;
   skipped when ``make test`` has not installed the npm packages.
+- ``auth_server`` (session): a second server started with ``--auth`` (and test commands) whose first user, ``root`` /
+  ``rootpw`` (role root), was created through the localhost exception; ``root_client`` (session) is
+  pymongo authenticated as that user.
 
 Marker ``@pytest.mark.commands("find", "getMore")`` declares which commands an end-to-end test
 covers; ``tests/test_command_table.py`` requires every command in the table to be covered.
@@ -50,10 +53,12 @@ def start_server(tmp_path: Path):
         params: dict | None = None,
         args: tuple[str, ...] = (),
         port: int | None = None,
+        ssl_context=None,
     ) -> ServerProcess:
         path = Path(dbpath) if dbpath is not None else tmp_path / f"db{len(started)}"
         proc = ServerProcess(
-            path, params=params, args=args, port=port, log_path=tmp_path / f"server{len(started)}.log"
+            path, params=params, args=args, port=port, log_path=tmp_path / f"server{len(started)}.log",
+            ssl_context=ssl_context,
         )
         started.append(proc)
         return proc.start()
@@ -61,6 +66,29 @@ def start_server(tmp_path: Path):
     yield start
     for proc in started:
         proc.kill()
+
+
+ROOT_USER, ROOT_PASSWORD = "root", "rootpw"
+
+
+@pytest.fixture(scope="session")
+def auth_server(tmp_path_factory: pytest.TempPathFactory):
+    base = tmp_path_factory.mktemp("tidemark-auth")
+    # enableTestCommands: every command of the table exists there (the auth tests try each one).
+    proc = ServerProcess(base / "db", args=("--auth",), params={"enableTestCommands": 1}, log_path=base / "server.log")
+    proc.start()
+    with proc.client() as bootstrap:  # the localhost exception lets this connection create the first user
+        bootstrap.admin.command("createUser", ROOT_USER, pwd=ROOT_PASSWORD, roles=["root"])
+    yield proc
+    code = proc.terminate()
+    assert code == 0, f"server exited with {code}; log tail:\n{proc.log_text()[-4000:]}"
+
+
+@pytest.fixture(scope="session")
+def root_client(auth_server: ServerProcess):
+    mongo = auth_server.client(username=ROOT_USER, password=ROOT_PASSWORD)
+    yield mongo
+    mongo.close()
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from server.auth.rules import RULES
 from server.dispatch import FAMILIES, build_table
 
 TESTS = Path(__file__).resolve().parent
@@ -62,6 +63,14 @@ def test_every_command_and_alias_has_an_end_to_end_test():
         f"commands without an end-to-end test declaring @pytest.mark.commands(...): {missing} "
         "(see tests/README.md)"
     )
+
+
+def test_every_command_has_an_authorization_rule():
+    # server/auth/rules.py: the action(s) each command needs under --auth (or OPEN for the handshake and
+    # authentication commands). A command without a rule would be refused by every user.
+    # (RULES may also hold mongod's rules of commands other families are adding.)
+    missing = sorted({spec.name for spec in build_table().values()} - set(RULES))
+    assert missing == [], f"commands without an authorization rule in server/auth/rules.py: {missing}"
 
 
 def test_pending_coverage_names_only_uncovered_commands_of_the_table():

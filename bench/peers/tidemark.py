@@ -4,6 +4,8 @@ Two systems share this module: ``tidemark`` (the ``cpu`` time-series collection,
 metaField "tags", granularity seconds) and ``tidemark-regular`` (the same documents in a plain collection).
 Both get the index {"tags.hostname": 1, time: -1}. Bytes on disk are measured after a clean SIGTERM
 shutdown. The pymongo load runs against a second fresh server so it does not disturb the storage figure.
+With ``--tidemark-auth`` every server runs with ``--auth``: the benchmark user (role root) is created
+through the localhost exception, and the loaders and the queries authenticate as it.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def run_regular(ctx: Context) -> SystemResult:
 
 def _run(ctx: Context, name: str, timeseries: bool) -> SystemResult:
     kind = "time-series collection" if timeseries else "regular collection"
-    result = SystemResult(name, f"Tidemark, {kind}, durable acknowledged writes")
+    access = ", access control on (SCRAM-SHA-256)" if ctx.auth else ""
+    result = SystemResult(name, f"Tidemark, {kind}, durable acknowledged writes{access}")
     rows = ctx.dataset.rows
     server = TidemarkServer(ctx, ctx.workdir / name)
     loaded = False
@@ -51,7 +54,7 @@ def _run(ctx: Context, name: str, timeseries: bool) -> SystemResult:
         client = server.client()
         try:
             setup_collection(client, timeseries)
-            stats = ingest_stats(run_loader(ctx, replay_args(ctx, server.port), server.pid), rows, ctx.pin)
+            stats = ingest_stats(run_loader(ctx, replay_args(ctx, server.port, auth=True), server.pid), rows, ctx.pin)
             result.ingest["replay"] = stats
             if stats["error"]:
                 result.errors.append(f"replay load: {stats['error']}")
@@ -101,7 +104,7 @@ def _pymongo_load(ctx: Context, result: SystemResult, workdir: Path, timeseries:
         finally:
             client.close()
         stats = ingest_stats(
-            run_loader(ctx, pymongo_args(ctx, server.port), server.pid), ctx.dataset.rows, ctx.pin
+            run_loader(ctx, pymongo_args(ctx, server.port, auth=True), server.pid), ctx.dataset.rows, ctx.pin
         )
         result.ingest["pymongo"] = stats
         if stats["error"]:
@@ -150,14 +153,22 @@ class TidemarkServer:
             self.ctx.server_prefix()
             + self.ctx.tidemark_cmd
             + ["--port", str(self.port), "--dbpath", str(self.dbpath)]
+            + (["--auth"] if self.ctx.auth else [])
         )
         self.proc = start_process(cmd, self.workdir / "server.log")
         wait_port(self.port, self.proc, what="tidemark (" + " ".join(cmd) + ")")
+        if self.ctx.auth:
+            from pymongo import MongoClient
+
+            with MongoClient("127.0.0.1", self.port, directConnection=True) as bootstrap:  # localhost exception
+                bootstrap.admin.command("createUser", self.ctx.auth[0], pwd=self.ctx.auth[1], roles=["root"])
 
     def client(self):
         from pymongo import MongoClient
 
-        client = MongoClient("127.0.0.1", self.port, directConnection=True, serverSelectionTimeoutMS=10_000)
+        credentials = {"username": self.ctx.auth[0], "password": self.ctx.auth[1]} if self.ctx.auth else {}
+        client = MongoClient("127.0.0.1", self.port, directConnection=True, serverSelectionTimeoutMS=10_000,
+                             **credentials)
         client.admin.command("ping")
         return client
 

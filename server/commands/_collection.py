@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import datetime
+import math
 import re
 import uuid as uuid_mod
 from collections.abc import Iterator
@@ -23,13 +24,15 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.regex import Regex
 
-from protocol.codec import decode, encode
+from protocol.codec import decode, encode, nesting_exceeds
 from protocol.errors import ErrorCode, MongoError
+from protocol.framing import MAX_STORED_DEPTH
 from server.query import plan as planner
 
 MAX_BSON_SIZE = 16 * 1024 * 1024
 MISSING_ID = object()  # "no _id" marker for comparisons
 MAX_VIEW_DEPTH = 20
+MAX_NAMESPACE_BYTES = 255
 SYSTEM_VIEWS = "system.views"
 BUCKETS_PREFIX = "system.buckets."
 _ALLOWED_SYSTEM = {"system.views", "system.js", "system.profile", "system.users", "system.roles",
@@ -63,7 +66,15 @@ def check_collection_name(db: str, name: str) -> None:
     if not name:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{db}.'")
     if "$" in name or "\0" in name or name.startswith("."):
-        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid collection name: {name}")
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid collection name: {_shown(name)}")
+    if len(db.encode()) + 1 + len(name.encode("utf-8", "surrogatepass")) > MAX_NAMESPACE_BYTES:
+        raise MongoError(ErrorCode.InvalidNamespace, "Fully qualified namespace is too long. Namespace: "
+                         f"{db}.{_shown(name)} Max: {MAX_NAMESPACE_BYTES}")
+
+
+def _shown(name: str) -> str:
+    """A name as error messages show it (a 100,000-character name is cut)."""
+    return name if len(name) <= 300 else name[:300] + "..."
 
 
 def check_create_name(db: str, name: str) -> None:
@@ -71,9 +82,6 @@ def check_create_name(db: str, name: str) -> None:
     check_collection_name(db, name)
     if name.startswith("system.") and name not in _ALLOWED_SYSTEM and not name.startswith(BUCKETS_PREFIX):
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid system namespace: {db}.{name}")
-    if len(db) + 1 + len(name) > 255:
-        raise MongoError(ErrorCode.InvalidNamespace,
-                         f"Fully qualified namespace is too long. Namespace: {db}.{name} Max: 255")
 
 
 def check_db_name(db: str) -> None:
@@ -105,6 +113,11 @@ def int_arg(cmd: dict, field: str, command: str, default: int | None = None) -> 
                          "'[long, int, decimal, double]'")
     if isinstance(v, Decimal128):
         v = v.to_decimal()
+        finite = v.is_finite()
+    else:
+        finite = not isinstance(v, float) or math.isfinite(v)
+    if not finite:
+        raise MongoError(ErrorCode.BadValue, "Unable to coerce NaN/Inf to integral type")
     return int(v)
 
 
@@ -255,6 +268,9 @@ def prepare_insert(doc: Any) -> dict:
     elif next(iter(doc)) != "_id":
         doc = {"_id": doc["_id"], **{k: v for k, v in doc.items() if k != "_id"}}
     check_storable(doc)
+    if nesting_exceeds(doc, MAX_STORED_DEPTH):
+        raise MongoError(ErrorCode.Overflow,
+                         f"cannot insert document because it exceeds {MAX_STORED_DEPTH} levels of nesting")
     return doc
 
 

@@ -19,6 +19,8 @@ from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.auth.rules import OPEN, RULES
+from server.auth.session import auth_info
 from server.commands.handshake import MONGODB_VERSION
 from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
 
@@ -104,10 +106,7 @@ async def host_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
 
 
 async def connection_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    auth_info: dict[str, Any] = {"authenticatedUsers": [], "authenticatedUserRoles": []}
-    if cmd.get("showPrivileges"):
-        auth_info["authenticatedUserPrivileges"] = []
-    return {"authInfo": auth_info}
+    return {"authInfo": auth_info(ctx.server.auth, ctx.conn, bool(cmd.get("showPrivileges")))}
 
 
 LOG_NAMES = ("global", "startupWarnings")
@@ -135,7 +134,7 @@ async def list_commands(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     commands = {
         name: {
             "help": spec.help,
-            "requiresAuth": False,
+            "requiresAuth": RULES.get(spec.name) is not OPEN,
             "secondaryOk": True,
             "adminOnly": spec.admin_only,
             "apiVersions": [],

@@ -100,7 +100,7 @@ async def aggregate(ctx, cmd: dict) -> dict:
             return _db_level(ctx.server, db, pipeline, let, allow_disk, collation)
         access.check_output_stage(ctx.server, db, pipeline)
         result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
-                                  allow_disk_use=allow_disk, ctx=ctx, budget=budget, collation=collation)
+                                  allow_disk_use=allow_disk, ctx=ctx, collation=collation)
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
         return result.docs
 
@@ -125,7 +125,7 @@ def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=
                          if not pipeline or "$match" in (pipeline[0] or {}) else
                          f"{{aggregate: 1}} is not valid for '{next(iter(pipeline[0]), '')}'; "
                          "a collection is required.")
-    if "$documents" not in pipeline[0]:
+    if "$documents" not in pipeline[0] and "$currentOp" not in pipeline[0]:
         raise MongoError(ErrorCode.CommandNotSupported, f"{next(iter(pipeline[0]))} is not supported by Tidemark")
     pctx = access.pipeline_context(server, db, "$cmd.aggregate", variables=let, allow_disk_use=allow_disk,
                                    collation=C.effective_collation(collation, None))

@@ -15,11 +15,13 @@ helpers live).
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 from collections.abc import Iterator
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from protocol.framing import MAX_WRITE_BATCH_SIZE
 from protocol.messages import RawDocuments, materialize
 from server import collections as access
 from server import tailable
@@ -30,6 +32,9 @@ from server.context import CommandSpec
 from server.profiler import ReadFacts
 from server.query import plan as planner
 from storage.errors import DuplicateKey, StorageError
+
+# Documents written per writer-thread function by one insert (see insert()).
+INSERT_SLICE = 2000
 
 
 def _q(name: str):
@@ -56,8 +61,9 @@ def _statements(cmd: dict, field: str, command: str) -> list:
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field '{command}.{field}' is the wrong type '{C.type_name(items)}', "
                          "expected type 'array'")
-    if not items:
-        raise MongoError(ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. Got 0 operations.")
+    if not items or len(items) > MAX_WRITE_BATCH_SIZE:
+        raise MongoError(ErrorCode.InvalidLength,
+                         f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. Got {len(items)} operations.")
     return items
 
 
@@ -172,7 +178,7 @@ async def insert(ctx, cmd: dict) -> dict:
     info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
     if C.is_timeseries_view(view):
         return await ts.VIEW_COMMANDS["insert"](ctx, cmd)  # reads RawDocuments itself
-    cmd["documents"] = docs = materialize(docs)
+    cmd["documents"] = docs = await ctx.run_heavy(materialize, docs)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     if C.is_buckets_collection(name, info):
@@ -183,7 +189,7 @@ async def insert(ctx, cmd: dict) -> dict:
     prepared = await ctx.run_blocking(_prepare_documents, docs, ordered, indexes)  # off the event loop
     ns = C.ns_of(ctx.db, name)
 
-    def fn(w):
+    def fn(w, part):
         from server.commands.ddl import ensure_collection
 
         coll = ensure_collection(w, ns)
@@ -191,7 +197,7 @@ async def insert(ctx, cmd: dict) -> dict:
         same = indexes is not None and C.index_signature(coll.indexes) == C.index_signature(indexes)
         cap = capped.limits(coll)
         n, errors = 0, []
-        for i, doc, raw, err, keys in prepared:
+        for i, doc, raw, err, keys in part:
             if err is None:
                 try:
                     if validator is not None:
@@ -213,7 +219,17 @@ async def insert(ctx, cmd: dict) -> dict:
             capped.trim(w, coll, cap)
         return n, errors
 
-    n, errors = await _write(ctx, fn)
+    # A large insert is written a slice at a time (mongod also inserts in batches, each atomic on its
+    # own): the one writer thread is never held by one client for long, other writes go in between.
+    n, errors = 0, []
+    for start in range(0, len(prepared), INSERT_SLICE):
+        if start:
+            ctx.check_deadline()  # a killOp or maxTimeMS stops a large insert between slices
+        part_n, part_errors = await _write(ctx, functools.partial(fn, part=prepared[start:start + INSERT_SLICE]))
+        n += part_n
+        errors += part_errors
+        if part_errors and ordered:
+            break
     if n:
         ctx.server.tailing.notify(ns)
     return _reply(n, errors)
@@ -225,12 +241,12 @@ async def insert(ctx, cmd: dict) -> dict:
 
 
 async def find(ctx, cmd: dict) -> dict:
-    spec = access.FindSpec(cmd)
+    spec = await ctx.run_heavy(access.FindSpec, cmd)
     ns = C.ns_of(ctx.db, spec.name)
     if spec.tailable:
         return await tailable.find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
-    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, budget, True)
+    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, True)
     ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
     docs = budget.outer(result.docs)
     batch_size = spec.batch_size
@@ -280,21 +296,7 @@ class UpdateStatement:
                       if self.q else None)
 
 
-async def update(ctx, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
-    check_fields(cmd, "update")
-    name = C.collection_arg(cmd, "update")
-    raw_statements = _statements(cmd, "updates", "update")
-    _count_op(ctx, "update", len(raw_statements))
-    ordered = bool(cmd.get("ordered", True))
-    bypass = bool(cmd.get("bypassDocumentValidation", False))
-    info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
-    if C.is_timeseries_view(view):
-        _check_timeseries_write_collation(view, raw_statements, ("q", "u", "arrayFilters"), "update.updates")
-        return await ts.VIEW_COMMANDS["update"](ctx, cmd)
-    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
-    if view is not None:
-        raise C.view_write_error(ctx.db, name)
+def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info) -> list:
     for st in raw_statements:  # shape errors fail the whole command, as mongod's IDL parse does
         if not isinstance(st, dict):
             raise MongoError(ErrorCode.TypeMismatch, "BSON field 'update.updates' elements must be objects")
@@ -313,6 +315,25 @@ async def update(ctx, cmd: dict) -> dict:
             statements.append(e)
             if ordered:
                 break
+    return statements
+
+
+async def update(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    check_fields(cmd, "update")
+    name = C.collection_arg(cmd, "update")
+    raw_statements = _statements(cmd, "updates", "update")
+    _count_op(ctx, "update", len(raw_statements))
+    ordered = bool(cmd.get("ordered", True))
+    bypass = bool(cmd.get("bypassDocumentValidation", False))
+    info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
+    if C.is_timeseries_view(view):
+        _check_timeseries_write_collation(view, raw_statements, ("q", "u", "arrayFilters"), "update.updates")
+        return await ts.VIEW_COMMANDS["update"](ctx, cmd)
+    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
+    if view is not None:
+        raise C.view_write_error(ctx.db, name)
+    statements = await ctx.run_heavy(_parse_updates, cmd, raw_statements, ordered, info)
     ns = C.ns_of(ctx.db, name)
 
     def fn(w):
@@ -368,20 +389,7 @@ def _check_delete_shape(st: Any) -> None:
             raise MongoError(ErrorCode.FailedToParse, f"The limit field in delete objects must be 0 or 1. Got {limit}")
 
 
-async def delete(ctx, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
-    check_fields(cmd, "delete")
-    name = C.collection_arg(cmd, "delete")
-    raw_statements = _statements(cmd, "deletes", "delete")
-    _count_op(ctx, "delete", len(raw_statements))
-    ordered = bool(cmd.get("ordered", True))
-    info, view = await ctx.run_blocking(_target, ctx, name)
-    if C.is_timeseries_view(view):
-        _check_timeseries_write_collation(view, raw_statements, ("q",), "delete.deletes")
-        return await ts.VIEW_COMMANDS["delete"](ctx, cmd)
-    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
-    if view is not None:
-        raise C.view_write_error(ctx.db, name)
+def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list:
     match_mod = _q("match")
     parsed: list = []
     variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", "delete"))
@@ -410,6 +418,24 @@ async def delete(ctx, cmd: dict) -> dict:
             parsed.append(e)
             if ordered:
                 break
+    return parsed
+
+
+async def delete(ctx, cmd: dict) -> dict:
+    C.check_no_transaction(cmd)
+    check_fields(cmd, "delete")
+    name = C.collection_arg(cmd, "delete")
+    raw_statements = _statements(cmd, "deletes", "delete")
+    _count_op(ctx, "delete", len(raw_statements))
+    ordered = bool(cmd.get("ordered", True))
+    info, view = await ctx.run_blocking(_target, ctx, name)
+    if C.is_timeseries_view(view):
+        _check_timeseries_write_collation(view, raw_statements, ("q",), "delete.deletes")
+        return await ts.VIEW_COMMANDS["delete"](ctx, cmd)
+    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
+    if view is not None:
+        raise C.view_write_error(ctx.db, name)
+    parsed = await ctx.run_heavy(_parse_deletes, cmd, raw_statements, ordered, info)
     ns = C.ns_of(ctx.db, name)
 
     def fn(w):
@@ -548,12 +574,12 @@ async def count(ctx, cmd: dict) -> dict:
                 pipeline.append({"$skip": skip})
             if limit:
                 pipeline.append({"$limit": limit})
-            docs = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx, budget=budget,
+            docs = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx,
                                     collation=collation).docs
         else:
             spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
                                     "$db": ctx.db, **({"collation": collation} if collation is not None else {})})
-            docs = access.run_find(ctx.server, spec, ctx.db, ctx, budget).docs
+            docs = access.run_find(ctx.server, spec, ctx.db, ctx).docs
         return sum(1 for _ in budget.outer(docs))
 
     return {"n": await ctx.run_blocking(work)}
@@ -588,12 +614,12 @@ async def distinct(ctx, cmd: dict) -> dict:
             coll = C.effective_collation(collation, C.default_collation_of(view=view),
                                          on_view=not C.is_timeseries_view(view))
             docs = access.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
-                                    hint=cmd.get("hint") or None, budget=budget, collation=collation).docs
+                                    hint=cmd.get("hint") or None, collation=collation).docs
         else:
             coll = C.effective_collation(collation, C.default_collation_of(info))
             spec = access.FindSpec({"find": name, "filter": query, "$db": ctx.db, "hint": cmd.get("hint"),
                                     **({"collation": collation} if collation is not None else {})})
-            docs = access.run_find(ctx.server, spec, ctx.db, ctx, budget).docs
+            docs = access.run_find(ctx.server, spec, ctx.db, ctx).docs
         parts = key.split(".")
         sort_key = sort_key_for(coll)
         seen: dict[Any, Any] = {}

@@ -3,6 +3,7 @@ getMore waits for inserts through ``server.tailable.InsertNotifier``."""
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -49,6 +50,8 @@ def _batch_size(cmd: dict[str, Any]) -> int | None:
             f"BSON field 'getMore.batchSize' is the wrong type '{type(value).__name__}', expected types "
             "'[long, int, decimal, double]'",
         )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise MongoError(ErrorCode.BadValue, "Unable to coerce NaN/Inf to integral type")
     if value < 0:
         raise MongoError(
             ErrorCode.BadValue, f"BatchSize value must be non-negative, but received: {int(value)}"

@@ -63,7 +63,9 @@ async def list_databases(ctx, cmd: dict) -> dict:
                     continue
                 s = _db_sizes(r, db)
                 size = s["dataSize"] + s["indexSize"]
-                out.append({"name": db, "sizeOnDisk": Int64(max(size, 4096)), "empty": s["objects"] == 0})
+                # mongod's "empty" means "holds no collection", which a listed database never is
+                # (an emptied admin.system.users still leaves admin non-empty).
+                out.append({"name": db, "sizeOnDisk": Int64(max(size, 4096)), "empty": False})
         return out
 
     dbs = await ctx.run_blocking(work)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import platform
+import ssl
 import sys
 from typing import Any
 
@@ -17,6 +18,7 @@ from protocol import compression
 from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from server import log
+from server.auth import sasl
 from server.context import CommandContext, CommandSpec
 
 MONGODB_VERSION = "7.0.0"
@@ -101,12 +103,23 @@ def _handshake_reply(ctx: CommandContext, cmd: dict[str, Any], primary_field: st
     return reply
 
 
+async def _with_auth(ctx: CommandContext, cmd: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+    """``saslSupportedMechs`` and ``speculativeAuthenticate`` (only when the request asks)."""
+    if "saslSupportedMechs" in cmd:
+        reply["saslSupportedMechs"] = await sasl.supported_mechanisms(ctx, cmd["saslSupportedMechs"])
+    if "speculativeAuthenticate" in cmd:
+        first_step = await sasl.speculative(ctx, cmd["speculativeAuthenticate"])
+        if first_step is not None:
+            reply["speculativeAuthenticate"] = first_step
+    return reply
+
+
 async def hello(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    return _handshake_reply(ctx, cmd, "isWritablePrimary")
+    return await _with_auth(ctx, cmd, _handshake_reply(ctx, cmd, "isWritablePrimary"))
 
 
 async def is_master(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    return _handshake_reply(ctx, cmd, "ismaster")
+    return await _with_auth(ctx, cmd, _handshake_reply(ctx, cmd, "ismaster"))
 
 
 def build_info_document() -> dict[str, Any]:
@@ -118,7 +131,7 @@ def build_info_document() -> dict[str, Any]:
         "javascriptEngine": "none",
         "sysInfo": "deprecated",
         "versionArray": list(VERSION_ARRAY),
-        "openssl": {"running": "disabled", "compiled": "disabled"},
+        "openssl": {"running": ssl.OPENSSL_VERSION, "compiled": ssl.OPENSSL_VERSION},  # TLS: server/tls.py
         "buildEnvironment": {
             "distmod": "",
             "distarch": machine,

@@ -25,7 +25,7 @@ from bson.datetime_ms import DatetimeMS
 from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
-from protocol.errors import MongoError
+from protocol.errors import ErrorCode, MongoError
 
 MS_PER_SECOND = 1000
 MS_PER_MINUTE = 60_000
@@ -71,9 +71,12 @@ def to_millis(v) -> int | None:
 
 
 def from_millis(ms: int):
-    """The BSON date for ``ms``: a naive-UTC datetime when representable, else DatetimeMS."""
+    """The BSON date for ``ms``: a naive-UTC datetime when representable, else DatetimeMS; 15 Overflow
+    past a BSON date's 64-bit range (date arithmetic near the extremes)."""
     if _MIN_DATETIME_MS <= ms <= _MAX_DATETIME_MS:
         return _EPOCH + _dt.timedelta(milliseconds=ms)
+    if not -(2**63) <= ms < 2**63:
+        raise MongoError(ErrorCode.Overflow, "date overflow")
     return DatetimeMS(ms)
 
 

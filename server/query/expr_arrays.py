@@ -3,7 +3,8 @@ $indexOfArray $isArray $range $reverseArray $zip $sortArray $firstN $lastN $maxN
 $allElementsTrue $anyElementTrue (set operators live in ``expr_sets``).
 
 $filter/$map/$reduce bind their variables ("this", "value" or the ``as`` name) in a fresh variables
-dict per evaluation; the element loop reuses it (closures never keep a reference to it).
+dict per evaluation; the element loop reuses it (closures never keep a reference to it). Their element
+loops tick the interruption check (maxTimeMS, killOp) per element.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from server.query.expr_base import (
     value_key,
 )
 from server.query.expr_logic import truthy
+from server.query.interrupt import tick
+from server.query.memory import BUFFER_LIMIT, approx_size, check_built
 from server.query.values import MISSING
 
 
@@ -81,7 +84,7 @@ def compile_concat_arrays(args, cc):
             if type(v) is not list:
                 raise MongoError(28664, f"$concatArrays only supports arrays, not {type_name(v)}")
             out.extend(v)
-        return out
+        return check_built(out)
     return concat
 
 
@@ -116,6 +119,7 @@ def compile_filter(args, cc):
         scope = dict(vars)
         out = []
         for el in arr:
+            tick()
             scope[var] = el
             if truthy(cond(doc, scope)):
                 out.append(el)
@@ -138,10 +142,15 @@ def compile_map(args, cc):
             raise MongoError(16883, f"input to $map must be an array not {type_name(arr)}")
         scope = dict(vars)
         out = []
+        size = 0
         for el in arr:
+            tick()
             scope[var] = el
             v = body(doc, scope)
             out.append(None if v is MISSING else v)
+            size += approx_size(v, BUFFER_LIMIT)
+            if size > BUFFER_LIMIT:
+                check_built(out, size)
         return out
     return map_
 
@@ -159,6 +168,7 @@ def compile_reduce(args, cc):
         scope = dict(vars)
         acc = init(doc, vars)
         for el in arr:
+            tick()
             scope["value"] = acc
             scope["this"] = el
             acc = body(doc, scope)

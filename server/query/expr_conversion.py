@@ -168,7 +168,10 @@ def convert(v, target: str):
         if k is not None and (k != 0 or type(v) is Int64):
             if k >= KIND_DOUBLE and not math.isfinite(as_float(v)):
                 raise _ConversionError("Attempt to convert NaN or infinite value to date in $convert")
-            return dates.from_millis(int(as_float(v)) if k >= KIND_DOUBLE else int(v))
+            ms = int(as_float(v)) if k >= KIND_DOUBLE else int(v)
+            if not -(2**63) <= ms < 2**63:
+                raise _ConversionError("Conversion would overflow target type in $convert")
+            return dates.from_millis(ms)
         if type(v) is str:
             try:
                 return dates.from_millis(dates.parse_date_string(v))

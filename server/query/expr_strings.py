@@ -7,8 +7,6 @@ Byte-based operators count UTF-8 bytes, CP operators count code points, as mongo
 
 from __future__ import annotations
 
-import re
-
 from bson.regex import Regex
 
 from protocol.errors import MongoError
@@ -21,6 +19,15 @@ from server.query.expr_base import (
     require_object,
     type_name,
 )
+from server.query.match_regex import (
+    MatchLimitExceeded,
+    compile_regex,
+    find_all,
+    is_regex,
+    pattern_and_options,
+    search,
+)
+from server.query.memory import STRING_LIMIT, check_string, string_too_long
 from server.query.values import MISSING
 
 
@@ -38,7 +45,7 @@ def compile_concat(args, cc):
                 null = True
             else:
                 raise MongoError(16702, f"$concat only supports strings, not {type_name(v)}")
-        return None if null else "".join(parts)
+        return None if null else check_string("".join(parts))
     return concat
 
 
@@ -217,16 +224,13 @@ def compile_strcasecmp(args, cc):
     return strcasecmp
 
 
-_PY_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
-
-
 def _compile_regex(name, pattern, options):
     flags_text = ""
     if isinstance(pattern, Regex):
         flags_text = pattern.flags if isinstance(pattern.flags, str) else ""
         pattern = pattern.pattern
-    elif isinstance(pattern, re.Pattern):
-        pattern, flags_text = pattern.pattern, "".join(c for c, f in _PY_FLAGS.items() if pattern.flags & f)
+    elif is_regex(pattern):
+        pattern, flags_text = pattern_and_options(pattern)
     elif type(pattern) is not str:
         raise MongoError(51105, f"{name} needs 'regex' to be of type string or regex")
     if options is not None and options is not MISSING:
@@ -235,15 +239,11 @@ def _compile_regex(name, pattern, options):
         if flags_text:
             raise MongoError(51107, f"{name}: found regex option(s) specified in both 'regex' and 'option' fields")
         flags_text = options
-    flags = 0
-    for ch in flags_text:
-        if ch not in _PY_FLAGS and ch != "u":
-            raise MongoError(51108, f"{name} invalid flag in regex options: {ch}")
-        flags |= _PY_FLAGS.get(ch, 0)
-    try:
-        return re.compile(pattern, flags)
-    except re.error as e:
-        raise MongoError(51111, f"Invalid Regex in {name}: {e}") from None
+    if "\x00" in pattern:
+        raise MongoError(51109, f"{name}: regular expression cannot contain an embedded null byte")
+    if "\x00" in flags_text:
+        raise MongoError(51110, f"{name}: regular expression options cannot contain an embedded null byte")
+    return compile_regex(pattern, flags_text, name)
 
 
 def _regex_op(name, mode):
@@ -265,20 +265,22 @@ def _regex_op(name, mode):
                 return False if mode == "match" else (None if mode == "find" else [])
             if type(s) is not str:
                 raise MongoError(51104, f"{name} needs 'input' to be of type string")
-            if mode == "match":
-                return compiled.search(s) is not None
-            matches = compiled.finditer(s) if mode == "all" else [m for m in [compiled.search(s)] if m]
-            out = [_match_doc(s, m) for m in matches]
-            if mode == "find":
-                return out[0] if out else None
-            return out
+            try:
+                if mode == "match":
+                    return search(compiled, s) is not None
+                if mode == "find":
+                    m = search(compiled, s)
+                    return None if m is None else _match_doc(s, m)
+                return [_match_doc(s, m) for m in find_all(compiled, s)]
+            except MatchLimitExceeded:
+                raise MongoError(51156, f"Error occurred while executing the regular expression in {name}. "
+                                        "Result code: match limit exceeded") from None
         return op
     return compile_op
 
 
 def _match_doc(s, m):
-    idx = len(s[:m.start()])
-    return {"match": m.group(0), "idx": idx, "captures": [g for g in m.groups()]}
+    return {"match": m.group(0), "idx": m.start(), "captures": [g for g in m.groups()]}
 
 
 def _replace(name, count):
@@ -293,7 +295,9 @@ def _replace(name, count):
                     raise MongoError(51746, f"{name} requires that '{label}' be a string, found: {v}")
             if nullish(s) or nullish(f) or nullish(r):
                 return None
-            return s.replace(f, r, count) if count else s.replace(f, r)
+            if not count and len(r) > len(f) and len(s) + s.count(f) * (len(r) - len(f)) >= STRING_LIMIT:
+                raise string_too_long()  # refused before building what could be huge
+            return check_string(s.replace(f, r, count) if count else s.replace(f, r))
         return op
     return compile_op
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.query.match_regex import compile_regex
+from server.query.match_regex import compile_regex, matches
 from server.query.values import TYPE_ALIASES, bson_type_number, compare, equal, is_number, sort_key
 
 __all__ = ["compile_schema", "validate", "CompiledSchema"]
@@ -205,7 +205,7 @@ def _string_checks(schema: Mapping, checks: list) -> None:
         if not isinstance(schema["pattern"], str):
             raise _bad("$jsonSchema keyword 'pattern' must be a string", ErrorCode.TypeMismatch)
         rx = compile_regex(schema["pattern"], "")
-        checks.append(lambda v: not isinstance(v, str) or rx.search(v) is not None)
+        checks.append(lambda v: not isinstance(v, str) or matches(rx, v))
 
 
 def _object_checks(schema: Mapping, checks: list) -> None:
@@ -242,7 +242,7 @@ def _object_checks(schema: Mapping, checks: list) -> None:
                 return True
             for k, x in v.items():
                 for rx, check in patterns:
-                    if rx.search(k) and not check(x):
+                    if matches(rx, k) and not check(x):
                         return False
             return True
 
@@ -264,7 +264,7 @@ def _object_checks(schema: Mapping, checks: list) -> None:
                 if not _is_object(v):
                     return True
                 for k, x in v.items():
-                    if k in props or any(rx.search(k) for rx, _ in patterns):
+                    if k in props or any(matches(rx, k) for rx, _ in patterns):
                         continue
                     if not extra_check(x):
                         return False

@@ -18,7 +18,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.regex import Regex as BsonRegex
 
-from server.query.match_regex import pattern_and_options
+from server.query.match_regex import matches, pattern_and_options
 from server.query.values import (
     BRACKET_MAXKEY,
     BRACKET_MINKEY,
@@ -237,11 +237,9 @@ def _regex_any(preds: list, v: Any) -> bool:
 
 
 def regex_predicate(compiled: Any, pattern: str, options: str) -> Predicate:
-    search = compiled.search
-
     def pred(v: Any) -> bool:
         if type(v) is str:
-            return search(v) is not None
+            return matches(compiled, v)
         if isinstance(v, (BsonRegex,)) or hasattr(v, "search"):
             return pattern_and_options(v) == (pattern, options)
         return False

@@ -335,8 +335,9 @@ def _parse_type_set(arg: Any, name: str) -> frozenset:
                 raise MongoError(ErrorCode.BadValue, f"Unknown type name alias: {entry}")
             types.add(TYPE_ALIASES[entry])
         elif is_number(entry):
+            finite = not isinstance(entry, float) or math.isfinite(entry)
             number = (
-                _integer_arg(entry, name) if not isinstance(entry, float) or entry == int(entry) else None
+                _integer_arg(entry, name) if finite and (not isinstance(entry, float) or entry == int(entry)) else None
             )
             if number is None or number not in TYPE_NUMBERS.values():
                 raise MongoError(ErrorCode.BadValue, f"Invalid numerical type code: {entry}")

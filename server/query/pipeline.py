@@ -44,10 +44,12 @@ class PipelineContext:
     merge_into: Callable[[Any, Iterator[dict]], None] | None = None
     coll_stats: Callable[[Any], Any] | None = None
     index_stats: Callable[[], Iterable[dict]] | None = None
+    current_op: Callable[[dict], list[dict]] | None = None  # $currentOp: options -> the report
     extra_stages: dict[str, Callable[[Any, PipelineContext], Stage]] = field(default_factory=dict)
     memory_limit: int = 100 * 1024 * 1024
     in_facet: bool = False
     in_lookup: bool = False
+    sub_pipeline_depth: int = 0  # how many $lookup/$facet/$unionWith levels this pipeline is nested in
 
     def __post_init__(self) -> None:
         if "NOW" not in self.variables:
@@ -55,9 +57,14 @@ class PipelineContext:
             self.variables = {**self.variables, "NOW": now.replace(microsecond=now.microsecond // 1000 * 1000)}
 
     def child(self, **changes: Any) -> PipelineContext:
-        """A context for a sub-pipeline ($lookup/$facet/$unionWith) sharing callbacks and NOW."""
+        """A context for a sub-pipeline ($lookup/$facet/$unionWith) sharing callbacks and NOW; 232
+        past mongod's 20 nested sub-pipelines (internalMaxSubPipelineViewDepth)."""
+        if self.sub_pipeline_depth >= MAX_SUB_PIPELINE_DEPTH:
+            raise MongoError(ErrorCode.MaxSubPipelineDepthExceeded,
+                             f"Maximum number of nested sub-pipelines exceeded. Limit is {MAX_SUB_PIPELINE_DEPTH}")
         values = {f: getattr(self, f) for f in self.__dataclass_fields__}
         values.update(changes)
+        values["sub_pipeline_depth"] = self.sub_pipeline_depth + 1
         return PipelineContext(**values)
 
 
@@ -84,6 +91,7 @@ class Stage:
 def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
     from server.query import (
         geo_near,
+        stage_current_op,
         stage_densify_fill,
         stage_graph_lookup,
         stage_group,
@@ -92,17 +100,34 @@ def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
         windows,
     )
     table: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
-    for module in (stages, stage_group, stage_lookup, stage_densify_fill, windows, geo_near, stage_graph_lookup):
+    for module in (stages, stage_group, stage_lookup, stage_densify_fill, windows, geo_near, stage_graph_lookup,
+                   stage_current_op):
         table.update(module.STAGES)
     return table
 
 
 STAGES: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
+MAX_PIPELINE_LENGTH = 1000  # mongod's internalPipelineLengthLimit
+MAX_SUB_PIPELINE_DEPTH = 20  # mongod's internalMaxSubPipelineViewDepth
 _FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp")
 _LAST_ONLY = ("$out", "$merge")
 _NOT_SUPPORTED = ("$search", "$searchMeta", "$vectorSearch", "$changeStream",
-                  "$currentOp", "$listSessions", "$listLocalSessions", "$planCacheStats", "$redact",
+                  "$listSessions", "$listLocalSessions", "$planCacheStats", "$redact",
                   "$listSearchIndexes", "$shardedDataDistribution", "$changeStreamSplitLargeEvent")
+
+
+def check_shape(pipeline: Any) -> None:
+    """The pipeline is an array of at most 1000 one-field objects (what code that looks at a pipeline
+    before parsing it, like the time-series read planner, may rely on)."""
+    if not isinstance(pipeline, list):
+        raise MongoError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an array")
+    if len(pipeline) > MAX_PIPELINE_LENGTH:
+        raise MongoError(7749501, f"Pipeline length must be no longer than {MAX_PIPELINE_LENGTH} stages.")
+    for spec in pipeline:
+        if not isinstance(spec, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+        if len(spec) != 1:
+            raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
 
 
 def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[Stage]:
@@ -110,15 +135,10 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
     if not STAGES:
         STAGES.update(_stage_table())
     ctx = ctx or PipelineContext()
-    if not isinstance(pipeline, list):
-        raise MongoError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an array")
+    check_shape(pipeline)
     stages: list[Stage] = []
     n = len(pipeline)
     for i, spec in enumerate(pipeline):
-        if not isinstance(spec, dict):
-            raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
-        if len(spec) != 1:
-            raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
         name, arg = next(iter(spec.items()))
         parser = ctx.extra_stages.get(name) or STAGES.get(name)
         if parser is None:

@@ -7,8 +7,9 @@
 - ``sort_documents(docs, spec, limit=..., allow_disk_use=..., memory_limit=...)``: stable (ties
   keep input order); with ``limit`` only the best ``limit`` documents are kept (heapq, O(n log k));
   without ``allowDiskUse`` the buffered documents' BSON size may not exceed ``memory_limit``
-  (292 QueryExceededMemoryLimitNoDiskUseAllowed). With ``allowDiskUse`` it simply keeps going in
-  memory (documented limitation: no spilling).
+  (292 QueryExceededMemoryLimitNoDiskUseAllowed). With ``allowDiskUse`` every ``memory_limit`` of
+  buffered documents is sorted and spilled to disk as a run, and the runs are merged (``spill.py``);
+  a top-k whose kept documents outgrow the limit continues as such an external sort.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from bson.int64 import Int64
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
+from server.query import spill
+from server.query.interrupt import tick
 from server.query.paths import get_path_values
 from server.query.update_format import bson_repr
 from server.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
@@ -187,31 +190,49 @@ def sort_documents(
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
     collation: Any = None,
     meta: Any = None,
-) -> list:
+) -> Iterable[Any]:
     """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given; strings
-    compare under ``collation`` (None: simple); ``meta`` is the read's DocMeta for ``$meta`` fields."""
+    compare under ``collation`` (None: simple); ``meta`` is the read's DocMeta for ``$meta`` fields.
+    A list, unless runs were spilled to disk (then a lazy merge of them); ``$meta`` sorts stay in
+    memory (the scores live beside the documents, not in them)."""
     fields = parse_sort(spec, allow_meta=True) if isinstance(spec, Mapping) else list(spec)
-    check = not allow_disk_use
     has_meta = any(isinstance(d, str) for _, d in fields)
     if (limit is not None and limit > 0) or has_meta:
         key = make_sort_key(fields, collation, meta)
         if not (limit is not None and limit > 0):
             return sorted(docs, key=key)
-        return _top_k(docs, key, limit, check, memory_limit)
+        kept = _top_k(docs, key, limit, allow_disk_use, memory_limit)
+        if not isinstance(kept, _Outgrown):
+            return kept
+        if has_meta:
+            return sorted(kept.docs, key=key)[:limit]
+        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit, collation), limit)
+    return _full_sort(docs, fields, allow_disk_use, memory_limit, collation)
+
+
+def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_use: bool,
+               memory_limit: int, collation: Any) -> Iterable[Any]:
     buffered: list = []
+    runs: list = []
     used = 0
     for n, doc in enumerate(docs):
-        if check:
-            # Exact sizes for the first documents, then every 8th document counted 8 times: the
-            # estimate stays close while a million-document sort does not encode every document.
-            if n < _EXACT_PREFIX:
-                used += estimate_size(doc)
-            elif n % _SAMPLE_EVERY == 0:
-                used += estimate_size(doc) * _SAMPLE_EVERY
-            if used > memory_limit:
+        tick()
+        # Exact sizes for the first documents, then every 8th document counted 8 times: the
+        # estimate stays close while a million-document sort does not encode every document.
+        if n < _EXACT_PREFIX:
+            used += estimate_size(doc)
+        elif n % _SAMPLE_EVERY == 0:
+            used += estimate_size(doc) * _SAMPLE_EVERY
+        if used > memory_limit:
+            if not allow_disk_use:
                 raise _limit_error(memory_limit)
+            runs.append(spill.write_run(_stable_multi_sort(buffered, fields, collation)))
+            buffered, used = [], 0
         buffered.append(doc)
-    return _stable_multi_sort(buffered, fields, collation)
+    ordered = _stable_multi_sort(buffered, fields, collation)
+    if not runs:
+        return ordered
+    return spill.merge(runs, ordered, make_sort_key(fields, collation))
 
 
 def _stable_multi_sort(docs: list, fields: list[tuple[str, int]], collation: Any = None) -> list:
@@ -250,14 +271,26 @@ def _raw_keys(docs: list, path: str, collation: Any = None) -> list | None:
     return None
 
 
-def _top_k(docs: Iterable[Any], key: Callable, k: int, check: bool, memory_limit: int) -> list:
+class _Outgrown:
+    """A top-k whose kept documents passed the memory limit (with allowDiskUse): every document, in
+    arrival order, for an external sort instead."""
+
+    __slots__ = ("docs",)
+
+    def __init__(self, docs: Iterable[Any]):
+        self.docs = docs
+
+
+def _top_k(docs: Iterable[Any], key: Callable, k: int, allow_disk_use: bool, memory_limit: int) -> list | _Outgrown:
     # Max-heap of the best k by (key, arrival): entries are (inverted key, -seq, doc); the root
     # is the current worst kept document, replaced when a better one arrives.
     heap: list = []
     sizes: dict[int, int] = {}
     used = 0
     counter = itertools.count()
+    docs = iter(docs)
     for doc in docs:
+        tick()
         seq = next(counter)
         entry = (_Desc((key(doc), seq)), seq, doc)
         if len(heap) < k:
@@ -267,11 +300,13 @@ def _top_k(docs: Iterable[Any], key: Callable, k: int, check: bool, memory_limit
             used -= sizes.pop(old[1], 0)
         else:
             continue
-        if check:
-            size = estimate_size(doc)
-            sizes[seq] = size
-            used += size
-            if used > memory_limit:
+        size = estimate_size(doc)
+        sizes[seq] = size
+        used += size
+        if used > memory_limit:
+            if not allow_disk_use:
                 raise _limit_error(memory_limit)
+            heap.sort(key=lambda e: e[1])  # arrival order: the external sort stays stable
+            return _Outgrown(itertools.chain((e[2] for e in heap), docs))
     heap.sort(key=lambda e: e[0].key)
     return [e[2] for e in heap]

@@ -21,11 +21,14 @@ from protocol.errors import ErrorCode, MongoError
 from server.query import dates
 from server.query.expr_base import as_float, int_arg, num_kind, type_name
 from server.query.expressions import compile_expression
+from server.query.interrupt import tick
 from server.query.pipeline import PipelineContext, Stage
 from server.query.stage_group import group_key
 from server.query.stages import set_field
 from server.query.values import MISSING, compare, sort_key
 
+# mongod's internalQueryMaxAllowedDensifyDocs: a $densify never generates more documents than this.
+MAX_GENERATED_DOCUMENTS = 500_000
 
 def _get(doc, parts):
     cur = doc
@@ -135,6 +138,7 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
         gmin = min(all_rows, key=lambda r: r[0])[1]
         gmax = max(all_rows, key=lambda r: r[0])[1]
         ordered = sorted(partitions.values(), key=lambda e: tuple(sort_key(None if x is MISSING else x) for x in e[0]))
+        made = 0
         for pvals, rows in ordered:
             rows.sort(key=lambda r: r[0])
             if bounds == "full":
@@ -144,7 +148,17 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
             else:
                 lo, hi = bounds
             existing = {r[0] for r in rows}
-            generated = [(pos, val) for val, pos in grid(lo, hi) if pos not in existing]
+            generated = []
+            for val, pos in grid(lo, hi):
+                if pos not in existing:
+                    made += 1
+                    if made > MAX_GENERATED_DOCUMENTS:
+                        raise MongoError(5897900, f"Generated {made} documents in $densify, which is over the limit "
+                                         f"of {MAX_GENERATED_DOCUMENTS}. Increase the "
+                                         "'internalQueryMaxAllowedDensifyDocs' parameter to allow more generated "
+                                         "documents")
+                    tick()
+                    generated.append((pos, val))
             yield from _merge(rows, generated, fparts, pparts, pvals)
 
     return Stage("$densify", spec, apply, blocking=True)

@@ -21,6 +21,9 @@ from server.query.accumulators import parse_accumulator
 from server.query.collation import compare_for, sort_key_for
 from server.query.expr_base import int_arg, num_kind, type_name
 from server.query.expressions import compile_expression
+from server.query.interrupt import tick
+from server.query.memory import approx_size as _approx_size
+from server.query.memory import stage_limit_error
 from server.query.pipeline import PipelineContext, Stage
 from server.query.values import MISSING, canonical_type_order, sort_key
 
@@ -72,17 +75,6 @@ def group_key_for(collation: Any) -> Any:
     return collated_group_key
 
 
-def _approx_size(v: Any) -> int:
-    t = type(v)
-    if t is str:
-        return 16 + len(v)
-    if t is list:
-        return 16 + sum(_approx_size(x) for x in v)
-    if t is dict:
-        return 16 + sum(len(k) + _approx_size(x) for k, x in v.items())
-    return 16
-
-
 def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",), collation: Any = None):
     """[(field, AccumulatorSpec)] for the output fields of $group/$bucket/$bucketAuto."""
     out = []
@@ -131,9 +123,10 @@ class _Groups:
         variables = self.ctx.variables
         groups = self.groups
         id_fn = self.id_fn
-        check = not self.ctx.allow_disk_use
+        check = True  # past the limit: 292, or 146 with allowDiskUse ($group does not spill)
         limit = self.ctx.memory_limit
         members: dict = {}
+        tick(len(chunk))
         collated_key = self.collated_key
         for doc in chunk:
             idv = id_fn(doc, variables)
@@ -150,7 +143,7 @@ class _Groups:
                     if check:
                         self.used += _GROUP_OVERHEAD + _approx_size(idv)
                         if self.used > limit:
-                            raise _memory_error(limit)
+                            raise _memory_error(limit, self.ctx.allow_disk_use)
                 m = members[key] = (entry[1], [])
             m[1].append(doc)
         growing = check and self.growing
@@ -166,7 +159,7 @@ class _Groups:
                 if growing:
                     self.used += sum(_approx_size(v) for v in values)
             if growing and self.used > limit:
-                raise _memory_error(limit)
+                raise _memory_error(limit, self.ctx.allow_disk_use)
 
     def results(self):
         names = [name for name, _ in self.fields]
@@ -177,9 +170,8 @@ class _Groups:
             yield out
 
 
-def _memory_error(limit: int) -> MongoError:
-    return MongoError(ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed,
-                      "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.")
+def _memory_error(limit: int, allow_disk_use: bool = False) -> MongoError:
+    return stage_limit_error("$group", limit, allow_disk_use)
 
 
 class GroupStage(Stage):
@@ -332,9 +324,14 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
     def apply(docs):
         variables = ctx.variables
         rows = []
+        used, limit = 0, ctx.memory_limit
         for d in docs:
+            tick()
             v = group_fn(d, variables)
             rows.append((sort_key(None if v is MISSING else v), None if v is MISSING else v, d))
+            used += _GROUP_OVERHEAD + _approx_size(d, limit)
+            if used > limit:
+                raise stage_limit_error("$bucketAuto", limit, ctx.allow_disk_use)
         rows.sort(key=lambda r: r[0])
         total = len(rows)
         if not total:

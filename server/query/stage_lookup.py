@@ -12,7 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.expr_base import type_name
 from server.query.expressions import compile_expression, validate_variable_name
+from server.query.interrupt import tick
+from server.query.memory import LOOKUP_LIMIT, approx_size
 from server.query.pipeline import PipelineContext, Stage, chain, parse_pipeline
 from server.query.stage_group import group_key_for
 from server.query.stages import set_field
@@ -24,6 +27,8 @@ def _foreign_source(ctx: PipelineContext, target: Any):
         return iter(())
     if isinstance(target, dict):
         db, coll = target.get("db", ctx.db), target.get("coll")
+        if not isinstance(db, str) or not isinstance(coll, str):
+            raise MongoError(ErrorCode.FailedToParse, "$lookup 'from' must name a 'db' and a 'coll' as strings")
     else:
         db, coll = ctx.db, target
     if ctx.resolve_collection is None:
@@ -40,6 +45,16 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
             raise MongoError(ErrorCode.FailedToParse, f"unknown argument to $lookup: {k}")
     if "as" not in spec or not isinstance(spec["as"], str):
         raise MongoError(ErrorCode.FailedToParse, "must specify 'as' field for a $lookup")
+    for name in ("localField", "foreignField"):
+        if name in spec and not isinstance(spec[name], str):
+            raise MongoError(ErrorCode.FailedToParse, f"$lookup argument '{name}' must be a string, found "
+                                                      f"{name}: {type_name(spec[name])}")
+    if "pipeline" in spec and not isinstance(spec["pipeline"], list):
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"$lookup argument 'pipeline' must be an array, is type {type_name(spec['pipeline'])}")
+    if "from" in spec and not isinstance(spec["from"], str | dict):
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"$lookup 'from' field must be a string or an object, but found {type_name(spec['from'])}")
     has_local, has_foreign = "localField" in spec, "foreignField" in spec
     if has_local != has_foreign:
         raise MongoError(ErrorCode.FailedToParse, "$lookup requires both or neither of 'localField' and 'foreignField' to be specified")
@@ -47,7 +62,8 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(ErrorCode.FailedToParse, "$lookup requires either 'pipeline' or both 'localField' and 'foreignField' to be specified")
     if "let" in spec and "pipeline" not in spec:
         raise MongoError(ErrorCode.FailedToParse, "$lookup with 'let' must also specify 'pipeline'")
-    if "from" not in spec and not (spec.get("pipeline") and "$documents" in spec["pipeline"][0]):
+    if "from" not in spec and not (spec.get("pipeline") and isinstance(spec["pipeline"][0], dict)
+                                   and "$documents" in spec["pipeline"][0]):
         raise MongoError(ErrorCode.FailedToParse, "must specify 'from' field for a $lookup")
     as_parts = spec["as"].split(".")
     target = spec.get("from")
@@ -70,6 +86,21 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         vals = get_path_values(doc, local_path, expand_arrays=True)
         keys = [group_key(v) for v in vals if type(v) is not list] or [None]
         return keys
+
+    foreign_name = target.get("coll") if isinstance(target, dict) else target
+
+    def collect(matched) -> list:
+        """The documents of one input document's ``as`` array, refused past 100 MB (mongod's 4568)
+        while they are gathered, not after."""
+        out, size = [], 0
+        for d in matched:
+            tick()
+            size += approx_size(d, LOOKUP_LIMIT)
+            if size > LOOKUP_LIMIT:
+                raise MongoError(4568, f"Total size of documents in {foreign_name} matching pipeline's $lookup "
+                                       f"stage exceeds {LOOKUP_LIMIT} bytes")
+            out.append(d)
+        return out
 
     def apply(docs):
         index = None
@@ -98,20 +129,20 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                             matched.append(fdoc)
                 candidates = matched
             if sub is None:
-                result = list(candidates)
+                result = collect(candidates)
             elif not let_fns:
                 if candidates is not None:
-                    result = list(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), iter(candidates)))
+                    result = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), iter(candidates)))
                 else:
                     if uncorrelated is None:
-                        uncorrelated = list(chain(parse_pipeline(sub, ctx.child(in_lookup=True)),
-                                                  _foreign_source(ctx, target)))
+                        uncorrelated = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)),
+                                                     _foreign_source(ctx, target)))
                     result = [dict(d) for d in uncorrelated]
             else:
                 variables = {**ctx.variables, **{n: _none_if_missing(f(doc, ctx.variables)) for n, f in let_fns}}
                 stages = parse_pipeline(sub, ctx.child(in_lookup=True, variables=variables))
                 source = iter(candidates) if candidates is not None else _foreign_source(ctx, target)
-                result = list(chain(stages, source))
+                result = collect(chain(stages, source))
             yield set_field(doc, as_parts, result)
     return Stage("$lookup", spec, apply)
 
@@ -130,6 +161,9 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
         if "coll" not in spec and not spec.get("pipeline"):
             raise MongoError(ErrorCode.FailedToParse, "$unionWith requires a 'coll' or a 'pipeline' starting with $documents")
         target, sub = spec.get("coll"), spec.get("pipeline", [])
+        if target is not None and not isinstance(target, str):
+            raise MongoError(ErrorCode.TypeMismatch,
+                             f"BSON field '$unionWith.coll' is the wrong type '{type_name(target)}', expected type 'string'")
     else:
         raise MongoError(ErrorCode.FailedToParse, f"the $unionWith stage specification must be an object or string, but found {type(spec).__name__}")
     stages = parse_pipeline(sub, ctx.child(in_lookup=True))

@@ -28,6 +28,8 @@ def bson_repr(v: Any) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return {"nan": "nan", "inf": "inf", "-inf": "-inf"}[repr(v)]
         return repr(v) if v != int(v) or abs(v) >= 1e16 else str(int(v)) + ".0"
     if isinstance(v, Decimal128):
         return f'NumberDecimal("{v}")'

@@ -27,6 +27,8 @@ from server.query.accumulators import ACCUMULATORS, parse_accumulator
 from server.query.collation import sort_key_for
 from server.query.expr_base import as_float, int_arg, num_kind, type_name
 from server.query.expressions import compile_expression
+from server.query.interrupt import tick
+from server.query.memory import approx_size
 from server.query.pipeline import PipelineContext, Stage
 from server.query.stage_group import group_key_for
 from server.query.stages import set_field
@@ -189,7 +191,13 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
 
     def apply(docs):
         partitions: dict = {}
+        used, limit = 0, ctx.memory_limit
         for d in docs:
+            tick()
+            used += approx_size(d, limit)
+            if used > limit:  # mongod's code: $setWindowFields does not spill (here nor there)
+                raise MongoError(5414201, f"Exceeded memory limit in DocumentSourceSetWindowFields, used {used} "
+                                          f"bytes but max allowed is {limit}")
             pv = partition_fn(d, variables) if partition_fn else None
             if type(pv) is list:
                 raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")

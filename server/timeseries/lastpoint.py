@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from server.query import interrupt
 from server.timeseries import scan, stored
 from server.timeseries.bucketcache import SNAPSHOTS
 from server.timeseries.bucketdoc import MISSING, date_ms, meta_key
@@ -174,6 +175,7 @@ def stored_facts(engine: Any, ns: str, time_field: str) -> StoredFacts:
     facts = StoredFacts(before)
     newest: dict[Any, tuple[int, list[bytes]]] = {}  # series -> its latest time, the buckets reaching it
     for bucket in stored.scan(engine, ns, chunk_size=1024):
+        interrupt.tick(16)  # a summary costs ~16 documents' worth of a scan
         bucket_id, series, latest = _facts(bucket, time_field)
         facts.count += 1
         facts.rid_of[bucket_id] = bucket.rid

@@ -6,14 +6,16 @@ per-measurement filter of the leading ``$match`` stages; the caller runs the res
 buckets come from the buckets index (hinted, or one the filter bounds), newest first (``$group`` by
 ``$dateTrunc`` -> ``$sort {_id: -1}`` -> ``$limit``), lastpoint, or the ``_id`` range scan. Every
 source yields bucket views (bucketview.py): the generic unpack, the columnar ``$group`` and lastpoint
-read them through the same interface. ``interrupt()`` (maxTimeMS, killOp) runs once per bucket.
+read them through the same interface. The running operation's interruption check (maxTimeMS, killOp:
+``server.query.interrupt``) runs once per bucket.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
+from server.query import interrupt
 from server.query import plan as planner
 from server.query.match import And, compile_node
 from server.timeseries import columnar, groupbatch, lastpoint, scan
@@ -23,8 +25,7 @@ from server.timeseries.indexes import translate_hint
 from server.timeseries.unpack import parse_internal_unpack
 
 
-def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None,
-                interrupt: Callable[[], None] | None = None):
+def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None):
     """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view.
 
     ``hint``: the view-level hint (index name or *user* key pattern, or ``{$natural: ±1}``), translated
@@ -67,16 +68,17 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
         buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
     else:
         buckets = scan.buckets(server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate)
-    if interrupt is not None:
-        buckets = _interruptible(buckets, interrupt)
+    buckets = _interruptible(buckets)
     if grouped is not None:
         return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info), remaining, info
     return _measurements(buckets, spec, event_filter, fields, info), remaining, info
 
 
-def _interruptible(buckets: Iterator[Any], interrupt: Callable[[], None]) -> Iterator[Any]:
+def _interruptible(buckets: Iterator[Any]) -> Iterator[Any]:
+    """A check per bucket (up to 1000 measurements); the operation is looked up each time, as a
+    cursor's generator resumes under each getMore's operation."""
     for bucket in buckets:
-        interrupt()
+        interrupt.check()
         yield bucket
 
 

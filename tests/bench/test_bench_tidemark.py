@@ -22,3 +22,28 @@ def test_pipeline_against_tidemark_checks_every_query_and_measures_storage(tmp_p
         assert s["storage"]["bytes_per_row"] > 0
     assert systems["tidemark"]["ingest"]["pymongo"]["rows"] == 540
     assert systems["tidemark"]["checks"]["connections"]["ok"] == 50
+
+
+def test_pipeline_with_tidemark_auth_authenticates_every_loader_and_query(tmp_path):
+    done, report = run_bench(tmp_path, "--strict", "--connections", "20", "--peers", "tidemark", "--tidemark-auth")
+    assert done.returncode == 0, done.stderr[-3000:]
+    (tidemark,) = report["systems"]
+    assert tidemark["errors"] == [] and "access control on" in tidemark["description"]
+    assert tidemark["ingest"]["replay"]["rows"] == 540 and tidemark["ingest"]["pymongo"]["rows"] == 540
+    assert len(tidemark["queries"]) == 8
+
+
+def test_auth_handshake_benchmark_measures_both_rates():
+    import json
+    import subprocess
+    import sys
+
+    from bench.harness import ROOT
+
+    done = subprocess.run([sys.executable, "-m", "bench.auth_handshake", "--connections", "40", "--concurrency", "4",
+                           "--no-pin"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["mechanism"] == "SCRAM-SHA-256"
+    assert result["plain_per_s"] > 0 and result["authenticated_per_s"] > 0
+    assert result["server_cpu_ms_per_authenticated_connection"] > 0

@@ -35,10 +35,12 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run_mongosh(uri: str, script: str, *, timeout: float = 60.0, raw: bool = False) -> Any:
+def run_mongosh(uri: str, script: str, *, timeout: float = 60.0, raw: bool = False,
+                args: tuple[str, ...] = ()) -> Any:
     """Evaluate ``script`` with ``mongosh --quiet --json=relaxed --eval`` and return the value of its
-    last expression, parsed from relaxed Extended JSON (``raw=True`` returns stdout instead)."""
-    argv = [str(MONGOSH), "--quiet", "--norc", uri, "--eval", script]
+    last expression, parsed from relaxed Extended JSON (``raw=True`` returns stdout instead);
+    ``args``: more mongosh options (``-u``, ``-p``, ``--tls``...)."""
+    argv = [str(MONGOSH), "--quiet", "--norc", *args, uri, "--eval", script]
     if not raw:
         argv.insert(3, "--json=relaxed")
     result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=_env(), cwd=ROOT)

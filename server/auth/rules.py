@@ -1,0 +1,458 @@
+"""THE authorization rule of every command (one table), and :func:`authorize`, the one check
+``server.dispatch`` runs before a handler.
+
+``RULES[name]`` is either :data:`OPEN` (no authentication needed: the handshake and the
+authentication commands), or a function ``rule(req) -> dict | None`` that raises :class:`Denied`
+(or a MongoError with its own message) when the request is not allowed, and may return a narrowed
+copy of the command (``listDatabases`` / ``listCollections`` for users allowed to see only some
+databases or collections, like mongod's ``authorizedDatabases`` / ``authorizedCollections``).
+The actions are mongod 7.0's (``checkAuthForOperation`` of each command). Every command of the
+table has a rule: tests/test_command_table.py checks it.
+
+With access control on, a command other than an OPEN one needs an authenticated user, except on
+the localhost exception (no user or role exists yet, connection from localhost): then the
+request is checked against the exception's privileges (create the first user in admin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.auth import accounts
+from server.auth import resources as R
+from server.auth.pipelines import pipeline_privileges
+from server.auth.render import render_command
+from server.auth.session import LOCALHOST_PRIVILEGES, AuthSession, is_localhost, session_of
+
+
+class Denied(Exception):
+    """Not authorized: answered as 13 "not authorized on <db> to execute command { ... }"."""
+
+
+class Request:
+    """What a rule sees: the command, its database, the caller's privileges and session."""
+
+    __slots__ = ("server", "conn", "session", "privileges", "db", "cmd", "name")
+
+    def __init__(self, server: Any, conn: Any, session: AuthSession, privileges: Any, db: str, cmd: dict, name: str):
+        self.server, self.conn, self.session, self.privileges = server, conn, session, privileges
+        self.db, self.cmd, self.name = db, cmd, name
+
+    @property
+    def authenticated(self) -> bool:
+        return self.session.authenticated
+
+    def allowed(self, target: R.Pattern, *actions: str) -> bool:
+        return R.is_authorized(self.privileges, target, actions)
+
+    def require(self, target: R.Pattern, *actions: str) -> None:
+        if not R.is_authorized(self.privileges, target, actions):
+            raise Denied
+
+    def ns(self, value: Any = None) -> R.Pattern:
+        """The namespace a command names by its first value (the database when that is no name)."""
+        coll = self.cmd.get(self.name) if value is None else value
+        if isinstance(coll, str) and coll:
+            return R.ns_target(self.db, coll)
+        return R.db_target(self.db)
+
+    def full_ns(self, value: Any) -> R.Pattern:
+        """A ``"db.coll"`` string (renameCollection, dataSize) as a target."""
+        if isinstance(value, str) and "." in value:
+            db, _, coll = value.partition(".")
+            if db and coll:
+                return R.ns_target(db, coll)
+        return R.db_target(self.db)
+
+
+OPEN = None  # marker: no authentication required
+Rule = Callable[[Request], "dict | None"]
+
+
+def on_collection(*actions: str) -> Rule:
+    def rule(req: Request) -> None:
+        req.require(req.ns(), *actions)
+    return rule
+
+
+def on_database(*actions: str) -> Rule:
+    def rule(req: Request) -> None:
+        req.require(R.db_target(req.db), *actions)
+    return rule
+
+
+def on_cluster(*actions: str) -> Rule:
+    def rule(req: Request) -> None:
+        req.require(R.CLUSTER, *actions)
+    return rule
+
+
+def authenticated(req: Request) -> None:
+    """No privilege needed, but a user must be authenticated (not merely on the localhost exception)."""
+    if not req.authenticated:
+        raise Denied
+
+
+def _bypass(req: Request, cmd: dict | None = None) -> tuple[str, ...]:
+    return ("bypassDocumentValidation",) if (cmd or req.cmd).get("bypassDocumentValidation") is True else ()
+
+
+def _insert(req: Request) -> None:
+    req.require(req.ns(), "insert", *_bypass(req))
+
+
+def _update(req: Request) -> None:
+    updates = req.cmd.get("updates")
+    upsert = isinstance(updates, list) and any(isinstance(u, dict) and u.get("upsert") is True for u in updates)
+    req.require(req.ns(), "update", *(("insert",) if upsert else ()), *_bypass(req))
+
+
+def _find_and_modify(req: Request) -> None:
+    cmd = req.cmd
+    if cmd.get("remove") is True:
+        actions: tuple[str, ...] = ("find", "remove")
+    else:
+        actions = ("find", "update", *(("insert",) if cmd.get("upsert") is True else ()))
+    req.require(req.ns(), *actions, *_bypass(req))
+
+
+def _require_all(req: Request, needs: list) -> None:
+    for target, actions in needs:
+        if target is None:
+            authenticated(req)
+        else:
+            req.require(target, *actions)
+
+
+def _aggregate(req: Request) -> None:
+    coll = req.cmd.get("aggregate")
+    source = R.ns_target(req.db, coll) if isinstance(coll, str) and coll else None
+    _require_all(req, pipeline_privileges(req.db, source, req.cmd.get("pipeline"), _bypass(req)))
+
+
+def _create(req: Request) -> None:
+    cmd, ns = req.cmd, req.ns()
+    if cmd.get("capped") is True:
+        req.require(ns, "convertToCapped")
+    if cmd.get("viewOn") is not None:
+        req.require(ns, "createCollection")
+        _view_pipeline(req, cmd.get("viewOn"), cmd.get("pipeline", []))
+        return
+    if not (req.allowed(ns, "createCollection") or req.allowed(ns, "insert")):
+        raise Denied
+
+
+def _view_pipeline(req: Request, view_on: Any, pipeline: Any) -> None:
+    """Creating or changing a view over data the caller could not read would leak it."""
+    if not req.allowed(req.ns(), "find"):
+        return
+    source = R.ns_target(req.db, view_on) if isinstance(view_on, str) and view_on else None
+    _require_all(req, pipeline_privileges(req.db, source, pipeline, ()))
+
+
+def _coll_mod(req: Request) -> None:
+    req.require(req.ns(), "collMod")
+    if ("viewOn" in req.cmd) != ("pipeline" in req.cmd):
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "Must specify both 'viewOn' and 'pipeline' when modifying a view and auth is enabled")
+    if "viewOn" in req.cmd:
+        _view_pipeline(req, req.cmd["viewOn"], req.cmd["pipeline"])
+
+
+def _rename(req: Request) -> None:
+    src, dst = req.full_ns(req.cmd.get("renameCollection")), req.full_ns(req.cmd.get("to"))
+    drop_target = req.cmd.get("dropTarget") is True
+    if src[0] == "ns" and dst[0] == "ns" and src[1] == dst[1]:
+        same_db_ok = (
+            R.is_normal_collection(src[1], src[2]) and R.is_normal_collection(dst[1], dst[2])
+            and req.allowed(R.db_target(src[1]), "renameCollectionSameDB")
+            and (not drop_target or req.allowed(dst, "dropCollection"))
+            and (req.allowed(dst, "find") or not req.allowed(src, "find"))
+        )
+        if same_db_ok:
+            return
+    req.require(src, "find", "dropCollection")
+    req.require(dst, "insert", "createIndex", *(("dropCollection",) if drop_target else ()))
+
+
+def _explain(req: Request) -> dict | None:
+    inner = req.cmd.get("explain")
+    if not isinstance(inner, dict) or not inner:
+        authenticated(req)
+        return None
+    name = next(iter(inner))
+    spec = req.server.commands.get(name)
+    rule = RULES.get(spec.name) if spec is not None else None
+    if rule is OPEN or rule is None:
+        authenticated(req)
+        return None
+    rule(Request(req.server, req.conn, req.session, req.privileges, req.db, inner, spec.name))
+    return None
+
+
+# -- listing databases and collections --------------------------------------------------------------------
+
+_BROAD = ("any", "anyNormal", "coll", "anyBuckets", "bucketsAnyDb")
+
+
+def _narrow(cmd: dict, condition: dict) -> dict:
+    flt = cmd.get("filter")
+    return {**cmd, "filter": {"$and": [flt, condition]} if isinstance(flt, dict) and flt else condition}
+
+
+def _list_databases(req: Request) -> dict | None:
+    authorized = req.cmd.get("authorizedDatabases")
+    if authorized is not True and req.allowed(R.CLUSTER, "listDatabases"):
+        return None
+    if authorized is False:
+        raise Denied
+    authenticated(req)
+    if any(p[0] in _BROAD and a for p, a in req.privileges.items()):
+        return None
+    names = sorted({db for p, a in req.privileges.items() if a and (db := R.pattern_db(p))})
+    return _narrow(req.cmd, {"name": {"$in": names}})
+
+
+def _list_collections(req: Request) -> dict | None:
+    cmd = req.cmd
+    if req.allowed(R.db_target(req.db), "listCollections"):
+        return None
+    if cmd.get("authorizedCollections") is not True or cmd.get("nameOnly") is not True:
+        raise Denied
+    authenticated(req)
+    names: set[str] = set()
+    normal = False
+    for pattern, actions in req.privileges.items():
+        if not actions:
+            continue
+        kind = pattern[0]
+        if kind in ("any", "anyNormal") or (kind == "db" and pattern[1] == req.db):
+            normal = True
+        if kind == "coll":
+            names.add(pattern[1])
+        elif kind == "ns" and pattern[1] == req.db:
+            names.add(pattern[2])
+        elif kind in ("buckets",) and pattern[1] == req.db:
+            names.add(R.BUCKETS_PREFIX + pattern[2])
+    condition: dict = {"name": {"$in": sorted(names)}}
+    if normal:
+        condition = {"$or": [condition, {"name": {"$not": {"$regex": "^system\\."}}}]}
+    return _narrow(cmd, condition)
+
+
+# -- cursors and sessions -------------------------------------------------------------------------------
+
+
+def _get_more(req: Request) -> None:
+    authenticated(req)
+    cursor_id = req.cmd.get("getMore")
+    if isinstance(cursor_id, int) and not isinstance(cursor_id, bool):
+        cursor = req.server.cursors.get(int(cursor_id))
+        if cursor is not None and getattr(cursor, "owner", None) != req.session.name:
+            raise MongoError(ErrorCode.Unauthorized, f"cursor id {int(cursor_id)} was not created by the authenticated user")
+
+
+def _kill_cursors(req: Request) -> None:
+    authenticated(req)
+    ns = req.ns()
+    ids = req.cmd.get("cursors")
+    for value in ids if isinstance(ids, list) else []:
+        cursor = req.server.cursors.get(int(value)) if isinstance(value, int) and not isinstance(value, bool) else None
+        if cursor is None or getattr(cursor, "owner", None) == req.session.name:
+            continue
+        if not (req.allowed(R.CLUSTER, "killAnyCursor") or req.allowed(ns, "killAnyCursor")):
+            raise Denied
+
+
+# -- users and roles ------------------------------------------------------------------------------------
+
+
+def _role_dbs(value: Any, db: str) -> list[str]:
+    """Databases of the roles named in a roles array (malformed entries are the handler's to refuse)."""
+    out = []
+    for entry in value if isinstance(value, list) else []:
+        if isinstance(entry, str):
+            out.append(db)
+        elif isinstance(entry, dict) and isinstance(entry.get("db"), str):
+            out.append(entry["db"])
+    return out
+
+
+def _grant_roles(req: Request, field: str = "roles", action: str = "grantRole") -> None:
+    for role_db in _role_dbs(req.cmd.get(field), req.db):
+        req.require(R.db_target(role_db), action)
+
+
+def _privilege_dbs(value: Any) -> list[str]:
+    out = []
+    for doc in value if isinstance(value, list) else []:
+        try:
+            pattern = R.parse_pattern(doc.get("resource") if isinstance(doc, dict) else None)
+        except MongoError:
+            continue
+        out.append(R.pattern_db(pattern) or "admin")
+    return out
+
+
+def _grant_privileges(req: Request, action: str = "grantRole") -> None:
+    for db in _privilege_dbs(req.cmd.get("privileges")):
+        req.require(R.db_target(db), action)
+
+
+def _create_user(req: Request) -> None:
+    req.require(R.db_target(req.db), "createUser")
+    _grant_roles(req)
+
+
+def _is_self(req: Request, user: Any, db: str) -> bool:
+    return req.session.user == user and req.session.db == db
+
+
+def _update_user(req: Request) -> None:
+    authenticated(req)
+    cmd, db = req.cmd, R.db_target(req.db)
+    own = _is_self(req, cmd.get("updateUser"), req.db)
+    if "pwd" in cmd or "mechanisms" in cmd:
+        if not (req.allowed(db, "changePassword") or (own and req.allowed(db, "changeOwnPassword"))):
+            raise Denied
+    if "customData" in cmd:
+        if not (req.allowed(db, "changeCustomData") or (own and req.allowed(db, "changeOwnCustomData"))):
+            raise Denied
+    if "authenticationRestrictions" in cmd:
+        req.require(db, "setAuthenticationRestriction")
+    if "roles" in cmd:
+        req.require(db, "revokeRole")
+        _grant_roles(req)
+
+
+def _users_info(req: Request) -> None:
+    targets = accounts.users_info_targets(req.cmd.get("usersInfo"), req.db)
+    if targets == "all":
+        req.require(R.CLUSTER, "viewUser")
+    elif targets == "db":
+        req.require(R.db_target(req.db), "viewUser")
+    else:
+        for user, db in targets:
+            if not _is_self(req, user, db):
+                req.require(R.db_target(db), "viewUser")
+
+
+def _roles_info(req: Request) -> None:
+    targets = accounts.roles_info_targets(req.cmd.get("rolesInfo"), req.db)
+    if targets == "db":
+        req.require(R.db_target(req.db), "viewRole")
+        return
+    resolved = req.session.resolved(req.server.auth) if req.authenticated else None
+    held = set(resolved.inherited) if resolved is not None else set()
+    for role in targets:
+        if role not in held:
+            req.require(R.db_target(role[1]), "viewRole")
+
+
+def _create_role(req: Request) -> None:
+    req.require(R.db_target(req.db), "createRole")
+    _grant_roles(req)
+    _grant_privileges(req)
+
+
+def _update_role(req: Request) -> None:
+    req.require(R.db_target(req.db), "grantRole", "revokeRole")
+    _grant_roles(req)
+    _grant_privileges(req)
+
+
+def _current_op(req: Request) -> None:
+    if req.cmd.get("$ownOps") is True:
+        authenticated(req)  # one's own operations
+    else:
+        req.require(R.CLUSTER, "inprog")
+
+
+def _clone_as_capped(req: Request) -> None:
+    req.require(req.ns(), "find")
+    req.require(req.ns(req.cmd.get("toCollection")), "insert", "createCollection")
+
+
+RULES: dict[str, Rule | None] = {
+    # handshake and authentication: open to everyone, as in mongod
+    "authenticate": OPEN, "buildInfo": OPEN, "connectionStatus": OPEN, "hello": OPEN, "isMaster": OPEN,
+    "listCommands": OPEN, "logout": OPEN, "ping": OPEN, "saslContinue": OPEN, "saslStart": OPEN,
+    # authenticated, no privilege
+    "endSessions": authenticated, "killSessions": authenticated, "refreshSessions": authenticated,
+    "startSession": authenticated, "whatsmyuri": authenticated,
+    "getMore": _get_more, "killCursors": _kill_cursors,
+    # reads
+    "count": on_collection("find"), "distinct": on_collection("find"), "find": on_collection("find"),
+    "dataSize": lambda req: req.require(req.full_ns(req.cmd.get("dataSize")), "find"),
+    "aggregate": _aggregate, "explain": _explain,
+    # writes
+    "insert": _insert, "update": _update, "delete": on_collection("remove"),
+    "findAndModify": _find_and_modify,
+    # DDL and indexes
+    "create": _create, "drop": on_collection("dropCollection"), "collMod": _coll_mod,
+    "renameCollection": _rename, "dropDatabase": on_database("dropDatabase"),
+    "createIndexes": on_collection("createIndex"), "dropIndexes": on_collection("dropIndex"),
+    "listIndexes": on_collection("listIndexes"), "listCollections": _list_collections,
+    "listDatabases": _list_databases,
+    # statistics
+    "collStats": on_collection("collStats"), "dbStats": on_database("dbStats"),
+    "validate": on_collection("validate"),
+    # server administration
+    "getCmdLineOpts": on_cluster("getCmdLineOpts"), "getLog": on_cluster("getLog"),
+    "getParameter": on_cluster("getParameter"), "setParameter": on_cluster("setParameter"),
+    "hostInfo": on_cluster("hostInfo"), "serverStatus": on_cluster("serverStatus"),
+    "killAllSessions": on_cluster("killAnySession"),
+    # commands other families add (mongod's actions), so they arrive with their rule
+    "currentOp": _current_op,
+    "killOp": on_cluster("killop"), "top": on_cluster("top"), "profile": on_database("enableProfiler"),
+    "configureFailPoint": authenticated,  # a test command: mongod asks for nothing more
+    "convertToCapped": on_collection("convertToCapped"), "compact": on_collection("compact"),
+    "cloneCollectionAsCapped": _clone_as_capped,
+    "dbHash": on_database("dbHash"), "fsync": on_cluster("fsync"), "logRotate": on_cluster("logRotate"),
+    "shutdown": on_cluster("shutdown"), "replSetGetStatus": on_cluster("replSetGetStatus"),
+    "getDefaultRWConcern": on_cluster("getDefaultRWConcern"), "lockInfo": on_cluster("serverStatus"),
+    "replSetGetConfig": on_cluster("replSetGetConfig"), "replSetInitiate": on_cluster("replSetConfigure"),
+    "abortTransaction": authenticated, "commitTransaction": authenticated,
+    # users and roles
+    "createUser": _create_user, "updateUser": _update_user,
+    "dropUser": on_database("dropUser"), "dropAllUsersFromDatabase": on_database("dropUser"),
+    "grantRolesToUser": _grant_roles, "revokeRolesFromUser": lambda req: _grant_roles(req, action="revokeRole"),
+    "usersInfo": _users_info,
+    "createRole": _create_role, "updateRole": _update_role,
+    "dropRole": on_database("dropRole"), "dropAllRolesFromDatabase": on_database("dropRole"),
+    "grantRolesToRole": _grant_roles, "revokeRolesFromRole": lambda req: _grant_roles(req, action="revokeRole"),
+    "grantPrivilegesToRole": _grant_privileges,
+    "revokePrivilegesFromRole": lambda req: _grant_privileges(req, "revokeRole"),
+    "rolesInfo": _roles_info,
+}
+
+
+def _no_rule(req: Request) -> None:
+    """A command nobody gave a rule to fails closed (tests/test_command_table.py prevents it)."""
+    raise Denied
+
+
+def authorize(server: Any, conn: Any, name: str, db: str, cmd: dict) -> dict:
+    """Check one command against the caller's privileges. Returns the command to run (possibly
+    narrowed); raises 13 Unauthorized. A no-op while access control is off."""
+    manager = server.auth
+    if manager is None or not manager.enabled:
+        return cmd
+    rule = RULES.get(name, _no_rule)
+    if rule is OPEN:
+        return cmd
+    session = session_of(conn)
+    privileges = session.privileges(manager)
+    if privileges is None:
+        if not (manager.localhost_bypass and is_localhost(conn) and not manager.has_users()):
+            raise MongoError(ErrorCode.Unauthorized, f"Command {name} requires authentication")
+        privileges = LOCALHOST_PRIVILEGES
+    try:
+        narrowed = rule(Request(server, conn, session, privileges, db, cmd, name))
+    except Denied:
+        raise MongoError(
+            ErrorCode.Unauthorized, f"not authorized on {db} to execute command {render_command(cmd)}"
+        ) from None
+    return cmd if narrowed is None else narrowed

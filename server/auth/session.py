@@ -1,0 +1,109 @@
+"""Per-connection authentication state (``ConnectionInfo.auth``), never global.
+
+An :class:`AuthSession` holds who is authenticated on this connection (at most one user, as in
+mongod 7.0), the SASL conversation in progress, and the user's resolved privileges for the manager
+generation they were computed at. ``privileges()`` re-resolves when users or roles changed since.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from server.auth import resources as R
+from server.auth.manager import REFRESH_SECONDS, AuthManager, ResolvedUser
+
+# What an unauthenticated localhost connection may do while no user or role exists (mongod's
+# localhost exception): create the first user (or role) in admin, and nothing else.
+LOCALHOST_PRIVILEGES: dict[R.Pattern, frozenset] = {
+    ("db", "admin"): frozenset({"createUser", "grantRole", "createRole"}),
+    ("db", "$external"): frozenset({"createUser"}),
+}
+
+
+@dataclass
+class Conversation:
+    """A SASL conversation in progress (the mechanism object does the work)."""
+
+    mechanism: str
+    db: str
+    speculative: bool
+    scram: Any  # server.auth.scram.ServerConversation
+    reason: str = ""  # why the stored credential could not be used (logged if the conversation fails)
+
+
+class AuthSession:
+    __slots__ = ("user", "db", "conversation", "_resolved", "_generation", "_at")
+
+    def __init__(self) -> None:
+        self.user: str | None = None
+        self.db: str | None = None
+        self.conversation: Conversation | None = None
+        self._resolved: ResolvedUser | None = None
+        self._generation = -1
+        self._at = 0.0
+
+    @property
+    def authenticated(self) -> bool:
+        return self.user is not None
+
+    @property
+    def name(self) -> str | None:
+        """``user@db`` of the authenticated user (cursor ownership, logs), or None."""
+        return f"{self.user}@{self.db}" if self.user is not None else None
+
+    def login(self, resolved: ResolvedUser, generation: int) -> None:
+        self.user, self.db = resolved.user, resolved.db
+        self._resolved, self._generation, self._at = resolved, generation, time.monotonic()
+
+    def logout(self) -> None:
+        self.user = self.db = None
+        self.conversation = None
+        self._resolved = None
+        self._generation = -1
+
+    def resolved(self, manager: AuthManager) -> ResolvedUser | None:
+        """The authenticated user as it is now (None if not authenticated or dropped since)."""
+        if self.user is None:
+            return None
+        now = time.monotonic()
+        if self._generation != manager.generation or now - self._at >= REFRESH_SECONDS:
+            self._generation = manager.generation
+            self._resolved = manager.resolve(self.db, self.user)
+            self._at = now
+        return self._resolved
+
+    def privileges(self, manager: AuthManager) -> dict[R.Pattern, frozenset] | None:
+        """The user's privileges; None when nobody is authenticated; {} for a dropped user."""
+        if self.user is None:
+            return None
+        resolved = self.resolved(manager)
+        return resolved.privileges if resolved is not None else {}
+
+
+def session_of(conn: Any) -> AuthSession:
+    """The connection's session, created on first use."""
+    session = conn.auth
+    if session is None:
+        session = conn.auth = AuthSession()
+    return session
+
+
+def is_localhost(conn: Any) -> bool:
+    peer = conn.peer or ""
+    return peer.startswith("127.") or peer.startswith("[::1]:") or peer.startswith("localhost:")
+
+
+def auth_info(manager: AuthManager, conn: Any, show_privileges: bool) -> dict[str, Any]:
+    """``connectionStatus.authInfo``: the user, the roles granted to it and, on request, every
+    privilege those roles give (inherited roles included) as ``[{resource, actions}]``."""
+    session = conn.auth
+    resolved = session.resolved(manager) if session is not None else None
+    info: dict[str, Any] = {
+        "authenticatedUsers": [{"user": resolved.user, "db": resolved.db}] if resolved else [],
+        "authenticatedUserRoles": [{"role": r, "db": d} for r, d in resolved.roles] if resolved else [],
+    }
+    if show_privileges:
+        info["authenticatedUserPrivileges"] = R.privilege_documents(resolved.privileges) if resolved else []
+    return info

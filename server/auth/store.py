@@ -1,0 +1,138 @@
+"""Where users and roles live: ``admin.system.users`` and ``admin.system.roles``, as mongod keeps them.
+
+User documents: ``{_id: "<db>.<user>", userId: UUID, user, db, credentials: {"SCRAM-SHA-1": {...},
+"SCRAM-SHA-256": {...}}, roles: [{role, db}], customData?, authenticationRestrictions?}``.
+Role documents: ``{_id: "<db>.<role>", role, db, privileges: [{resource, actions}], roles: [{role, db}],
+authenticationRestrictions?}``. Both collections get mongod's unique ``user_1_db_1`` /
+``role_1_db_1`` index besides ``_id_``.
+
+Synchronous: reads open a short read transaction (call them in the thread pool, or on the event loop
+for the single-document lookups of authentication); writes are functions for ``engine.write`` (they
+run on the writer thread, inside the group commit: acknowledged means fsynced). Index keys come
+from the query planner's extractor, so an index someone adds to these collections stays correct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from protocol import codec
+from server.query import plan
+from storage.errors import DuplicateKey
+
+USERS = "admin.system.users"
+ROLES = "admin.system.roles"
+_INDEXES = {
+    USERS: {"v": 2, "key": {"user": 1, "db": 1}, "name": "user_1_db_1", "unique": True},
+    ROLES: {"v": 2, "key": {"role": 1, "db": 1}, "name": "role_1_db_1", "unique": True},
+}
+
+
+class AlreadyExists(Exception):
+    """An insert met an existing ``_id`` (or user/db, role/db pair)."""
+
+
+def read_all(engine: Any, ns: str) -> list[dict]:
+    """Every document of ``ns`` in ``_id`` order (few: users and roles of one deployment)."""
+    with engine.read() as r:
+        return read_all_in(r, ns)
+
+
+def read_all_in(r: Any, ns: str) -> list[dict]:
+    """:func:`read_all` inside an open read view or write transaction."""
+    info = r.get_collection(ns)
+    if info is None:
+        return []
+    return sorted((codec.decode(data) for _, data in r.scan(info)), key=lambda d: str(d.get("_id")))
+
+
+def read_one(engine: Any, ns: str, _id: str) -> dict | None:
+    """The document with this ``_id``, found through the ``_id_`` index."""
+    with engine.read() as r:
+        return _find(r, ns, _id)[1]
+
+
+def exists_any(engine: Any) -> bool:
+    """True when at least one user or role is defined (closes the localhost exception)."""
+    with engine.read() as r:
+        for ns in (USERS, ROLES):
+            info = r.get_collection(ns)
+            if info is not None and r.count(info):
+                return True
+    return False
+
+
+def _find(r: Any, ns: str, _id: str) -> tuple[bytes | None, dict | None]:
+    info = r.get_collection(ns)
+    if info is None:
+        return None, None
+    key = plan.index_key_map([info.index_spec("_id_")], {"_id": _id})["_id_"][0]
+    for _, rid in r.index_scan(info, "_id_", key, key):
+        data = r.get(info, rid)
+        if data is not None:
+            return rid, codec.decode(data)
+    return None, None
+
+
+def _collection(w: Any, ns: str) -> Any:
+    info = w.get_collection(ns)
+    if info is None:
+        info = w.create_collection(ns)
+        info = w.create_index(info, dict(_INDEXES[ns]), [])
+    return info
+
+
+def insert(ns: str, doc: dict) -> Callable[[Any], None]:
+    """A write function inserting ``doc``; raises AlreadyExists on a duplicate."""
+
+    def fn(w: Any) -> None:
+        info = _collection(w, ns)
+        try:
+            w.insert(info, codec.encode(doc), plan.index_key_map(info.indexes, doc))
+        except DuplicateKey:
+            raise AlreadyExists(doc["_id"]) from None
+
+    return fn
+
+
+def update(ns: str, _id: str, change: Callable[[dict], dict | None]) -> Callable[[Any], dict | None]:
+    """A write function replacing the document ``_id`` by ``change(old)`` (None: leave it). Returns
+    the new document, or None when there was no such document. ``change`` may raise to abort."""
+
+    def fn(w: Any) -> dict | None:
+        rid, old = _find(w, ns, _id)
+        if old is None:
+            return None
+        new = change(old)
+        if new is None:
+            return old
+        info = w.get_collection(ns)
+        w.update(info, rid, codec.encode(new), plan.index_key_map(info.indexes, old),
+                 plan.index_key_map(info.indexes, new))
+        return new
+
+    return fn
+
+
+def delete(ns: str, predicate: Callable[[dict], bool]) -> Callable[[Any], list[dict]]:
+    """A write function deleting every document ``predicate`` accepts; returns them."""
+
+    def fn(w: Any) -> list[dict]:
+        info = w.get_collection(ns)
+        if info is None:
+            return []
+        doomed = []
+        for rid, data in list(w.scan(info)):
+            doc = codec.decode(data)
+            if predicate(doc):
+                doomed.append((rid, doc))
+        for rid, doc in doomed:
+            w.delete(info, rid, plan.index_key_map(info.indexes, doc))
+        return [doc for _, doc in doomed]
+
+    return fn
+
+
+def user_id(db: str, user: str) -> str:
+    return f"{db}.{user}"

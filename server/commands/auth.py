@@ -1,0 +1,70 @@
+"""Authentication family: saslStart, saslContinue, authenticate, logout.
+
+SCRAM-SHA-1 and SCRAM-SHA-256 run through :mod:`server.auth.sasl` (also used by hello's
+``speculativeAuthenticate``). ``authenticate`` exists only for MONGODB-X509 in mongod 7.0, which
+Tidemark does not offer: like mongod for any mechanism it cannot use, it answers 18
+"Authentication failed.". ``logout`` ends the authentication of the user of its database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server import log
+from server.auth import sasl
+from server.auth.session import session_of
+from server.context import CommandContext, CommandSpec
+
+_logout_warned = False
+
+
+async def sasl_start(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return await sasl.start(ctx, cmd, ctx.db)
+
+
+async def sasl_continue(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return await sasl.proceed(ctx, cmd)
+
+
+async def authenticate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    if "mechanism" not in cmd:
+        raise MongoError(ErrorCode.IDLFailedToParse, "BSON field 'authenticate.mechanism' is missing but a required field")
+    mechanism = cmd["mechanism"]
+    if not isinstance(mechanism, str):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f"BSON field 'authenticate.mechanism' is the wrong type '{type(mechanism).__name__}', expected type 'string'",
+        )
+    user = cmd.get("user") if isinstance(cmd.get("user"), str) else ""
+    reason = ("No verified subject name available from client" if mechanism == "MONGODB-X509"
+              else f"Unsupported mechanism: {mechanism}")
+    log.log(log.INFO, "ACCESS", 20249, "Authentication failed", ctx=f"conn{ctx.conn.id}", attr={
+        "mechanism": mechanism, "speculative": False, "principalName": user,
+        "authenticationDatabase": ctx.db, "remote": ctx.conn.peer, "extraInfo": {},
+        "error": f"AuthenticationFailed: {reason}",
+    })
+    raise MongoError(ErrorCode.AuthenticationFailed, sasl.AUTH_FAILED)
+
+
+async def logout(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    global _logout_warned
+    if not _logout_warned:
+        _logout_warned = True
+        log.warning("ACCESS", 5626600,
+                    "The logout command has been deprecated, clients should end their session instead",
+                    ctx=f"conn{ctx.conn.id}")
+    session = session_of(ctx.conn)
+    session.conversation = None
+    if session.db == ctx.db:
+        session.logout()
+    return {}
+
+
+COMMANDS = [
+    CommandSpec("authenticate", authenticate, help="legacy authentication (MONGODB-X509 only in mongod; "
+                "Tidemark authenticates with SCRAM through saslStart)"),
+    CommandSpec("logout", logout, help="de-authenticate the user of this database on this connection"),
+    CommandSpec("saslContinue", sasl_continue, help="Subsequent steps in a SASL authentication conversation."),
+    CommandSpec("saslStart", sasl_start, help="First step in a SASL authentication conversation."),
+]

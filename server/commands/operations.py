@@ -1,0 +1,99 @@
+"""Operations family: currentOp and killOp over the registry in ``server.operations``.
+
+- ``currentOp`` answers ``{inprog: [...]}`` like mongod 7.0, which runs it as ``[{$currentOp:
+  {allUsers: !$ownOps, idleConnections: $all, truncateOps: true}}, {$match: <the other fields>}]``:
+  the same report as the ``$currentOp`` stage, filtered by the query language.
+- ``killOp`` (admin) marks the operation killed; it stops at its next interruption check and answers
+  11601 Interrupted. mongod answers "attempting to kill op" whether or not the opid exists.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
+from server.query.match import compile_filter
+
+_CURRENT_OP_FLAGS = ("$all", "$ownOps", "$truncateOps")
+
+
+def report(ctx_server: Any, *, idle_connections: bool = False, idle_cursors: bool = False,
+           truncate: bool = True) -> list[dict[str, Any]]:
+    """The currentOp entries of this server (shared by the command and the ``$currentOp`` stage)."""
+    return ctx_server.operations.report(
+        ctx_server.host,
+        idle_connections=idle_connections,
+        idle_cursors=ctx_server.cursors if idle_cursors else None,
+        truncate=truncate,
+    )
+
+
+async def current_op(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    flags: dict[str, bool] = {}
+    conditions: dict[str, Any] = {}
+    for i, (key, value) in enumerate(cmd.items()):
+        if i == 0 or key in GENERIC_ARGUMENTS:
+            continue
+        if key in _CURRENT_OP_FLAGS:
+            flags[key] = bool(value)
+        else:
+            conditions[key] = value
+    matches = compile_filter(conditions)
+    entries = report(ctx.server, idle_connections=flags.get("$all", False),
+                     truncate=flags.get("$truncateOps", True))
+    return {"inprog": [entry for entry in entries if matches(entry)]}
+
+
+def _opid(cmd: dict[str, Any]) -> int:
+    if "op" not in cmd:
+        raise MongoError(ErrorCode.NoSuchKey, 'Missing expected field "op"')
+    value = cmd["op"]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MongoError(
+            ErrorCode.TypeMismatch,
+            f'Expected field "op" to have numeric type, but found {_type_name(value)}',
+        )
+    if isinstance(value, float) and not value.is_integer():
+        raise MongoError(
+            ErrorCode.BadValue,
+            f'Expected field "op" to have a value exactly representable as a 64-bit integer, but found op: {value}',
+        )
+    op = int(value)
+    if not -(2**31) <= op <= 2**31 - 1:
+        raise MongoError(26823, f"invalid op : {op}. Op ID cannot be represented with 32 bits")
+    return op & 0xFFFFFFFF
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+async def kill_op(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    ctx.server.operations.kill(_opid(cmd))
+    return {"info": "attempting to kill op"}
+
+
+COMMANDS = [
+    CommandSpec(
+        "currentOp",
+        current_op,
+        help="the operations running now: {currentOp: 1, $all: <bool>, $ownOps: <bool>, <filter>...}",
+        admin_only=True,
+    ),
+    CommandSpec(
+        "killOp",
+        kill_op,
+        help="interrupt a running operation: {killOp: 1, op: <opid>}; it stops at its next check with "
+        "11601 Interrupted",
+        admin_only=True,
+    ),
+]

@@ -1,0 +1,267 @@
+"""The operation registry: every running command is an :class:`Operation` until it answers.
+
+What ``currentOp`` / ``$currentOp`` report and ``killOp`` acts on (mongod's ServiceContext client
+list). Invariants:
+- ``dispatch`` starts an operation before a handler runs and finishes it when the reply is ready
+  (success or error); an operation is in the registry exactly while its command runs.
+- :meth:`Operation.check` is THE interruption check: killed -> its kill code (11601 Interrupted,
+  or 11600 InterruptedAtShutdown), past ``deadline`` -> 50 MaxTimeMSExpired. ``CommandContext.
+  check_deadline()``, ``TimeBudget`` and every long loop of the query layer
+  (``server.query.interrupt``) end here. Killing only sets a flag: the target stops at its next check,
+  on whichever thread it runs (the event loop or the thread pool).
+- Connections register themselves while open, so ``$currentOp`` with ``idleConnections`` can list the
+  ones without a running operation.
+
+This module keeps data only (no asyncio, nothing above ``server.context``): every layer may use it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import time
+from typing import Any
+
+from bson.int64 import Int64
+
+from protocol.errors import ErrorCode, MongoError
+from server.query.interrupt import TICKS_PER_CHECK
+
+# Command documents larger than this are shown truncated, like mongod ({"$truncated": "..."}).
+MAX_COMMAND_REPORT_BYTES = 1024
+
+# The command each opcounter-style operation type names in currentOp's "op" field.
+_OP_TYPES = {
+    "find": "query",
+    "getMore": "getmore",
+    "insert": "insert",
+    "update": "update",
+    "delete": "remove",
+}
+
+
+class Operation:
+    """One running command. ``ticks`` is the countdown used by ``server.query.interrupt.tick``."""
+
+    __slots__ = ("opid", "conn", "command_name", "command", "ns", "started_wall", "started",
+                 "deadline", "killed", "ticks", "num_yields")
+
+    def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
+                 deadline: float | None):
+        self.opid = opid
+        self.conn = conn  # server.context.ConnectionInfo
+        self.command_name = command_name
+        self.command = command
+        self.ns = ns
+        self.started_wall = datetime.datetime.now(datetime.UTC)
+        self.started = time.monotonic()
+        self.deadline = deadline  # monotonic seconds, or None (maxTimeMS; TimeBudget may narrow it)
+        self.killed = 0  # the error code to raise at the next check, 0 while alive
+        self.ticks = TICKS_PER_CHECK
+        self.num_yields = 0
+
+    def check(self) -> None:
+        """Raise 11601 (or the kill code) once killed, 50 once past the deadline."""
+        if self.killed:
+            if self.killed == ErrorCode.InterruptedAtShutdown:
+                raise MongoError(ErrorCode.InterruptedAtShutdown, "interrupted at shutdown")
+            raise MongoError(ErrorCode.Interrupted, "operation was interrupted")
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
+
+    def kill(self, code: int = ErrorCode.Interrupted) -> None:
+        if not self.killed:
+            self.killed = int(code)
+
+    # -- currentOp ------------------------------------------------------------------------------
+    def report(self, host: str, *, truncate: bool = True) -> dict[str, Any]:
+        """This operation as a currentOp ``inprog`` entry (mongod's field names and order)."""
+        now = time.monotonic()
+        micros = int((now - self.started) * 1_000_000)
+        entry = _client_fields(self.conn, host)
+        entry.update({
+            "active": True,
+            "currentOpTime": _iso(datetime.datetime.now(datetime.UTC)),
+            "threaded": True,
+            "opid": self.opid,
+        })
+        lsid = self.command.get("lsid")
+        if isinstance(lsid, dict):
+            entry["lsid"] = lsid
+        entry.update({
+            "secs_running": Int64(micros // 1_000_000),
+            "microsecs_running": Int64(micros),
+            "op": _OP_TYPES.get(self.command_name, "command"),
+            "ns": self.ns,
+            "redacted": False,
+            "command": command_report(self.command) if truncate else _shown_command(self.command),
+            "numYields": self.num_yields,
+            "locks": {},
+            "waitingForLock": False,
+            "lockStats": {},
+            "waitingForFlowControl": False,
+            "flowControlStats": {},
+        })
+        if self.killed:
+            entry["killPending"] = True
+        return entry
+
+
+class OperationRegistry:
+    """Running operations by opid, and the open connections (for ``idleConnections``)."""
+
+    def __init__(self) -> None:
+        self._ops: dict[int, Operation] = {}
+        self._connections: dict[int, Any] = {}  # connection id -> ConnectionInfo
+        self._opids = itertools.count(1)
+        self.shutting_down = False
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def start(self, conn: Any, command_name: str, command: dict, ns: str,
+              deadline: float | None) -> Operation:
+        op = Operation(next(self._opids), conn, command_name, command, ns, deadline)
+        if self.shutting_down:
+            op.kill(ErrorCode.InterruptedAtShutdown)
+        self._ops[op.opid] = op
+        return op
+
+    def finish(self, op: Operation) -> None:
+        self._ops.pop(op.opid, None)
+
+    def get(self, opid: int) -> Operation | None:
+        return self._ops.get(opid)
+
+    def kill(self, opid: int) -> bool:
+        """Mark an operation killed (it stops at its next check); False if no such operation."""
+        op = self._ops.get(opid)
+        if op is None:
+            return False
+        op.kill()
+        return True
+
+    def kill_all(self, code: int = ErrorCode.InterruptedAtShutdown) -> int:
+        """Kill every running operation (shutdown); operations started later are killed at birth."""
+        self.shutting_down = code == ErrorCode.InterruptedAtShutdown
+        ops = list(self._ops.values())
+        for op in ops:
+            op.kill(code)
+        return len(ops)
+
+    def operations(self) -> list[Operation]:
+        return list(self._ops.values())
+
+    # -- connections ----------------------------------------------------------------------------
+    def connection_opened(self, conn: Any) -> None:
+        self._connections[conn.id] = conn
+
+    def connection_closed(self, conn: Any) -> None:
+        self._connections.pop(conn.id, None)
+
+    def report(self, host: str, *, idle_connections: bool = False, idle_cursors: Any = None,
+               truncate: bool = True) -> list[dict[str, Any]]:
+        """currentOp entries (``host``: this server's ``hostname:port``): running operations, then
+        (optionally) idle connections and idle cursors (``idle_cursors``: the CursorRegistry to list)."""
+        entries = [op.report(host, truncate=truncate) for op in self.operations()]
+        if idle_connections:
+            busy = {op.conn.id for op in self._ops.values() if op.conn is not None}
+            for conn in list(self._connections.values()):
+                if conn.id not in busy:
+                    entry = _client_fields(conn, host)
+                    entry.update({"active": False, "currentOpTime": _iso(datetime.datetime.now(datetime.UTC))})
+                    entries.append(entry)
+        if idle_cursors is not None:
+            entries.extend(idle_cursors.report_idle(host))
+        return entries
+
+
+def _client_fields(conn: Any, host: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "op", "host": host}
+    if conn is None:
+        entry["desc"] = "internal"
+        return entry
+    entry["desc"] = f"conn{conn.id}"
+    entry["connectionId"] = conn.id
+    entry["client"] = conn.peer
+    metadata = conn.client if isinstance(conn.client, dict) else None
+    if metadata:
+        app = metadata.get("application")
+        if isinstance(app, dict) and isinstance(app.get("name"), str):
+            entry["appName"] = app["name"]
+        entry["clientMetadata"] = metadata
+    return entry
+
+
+def _iso(when: datetime.datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}+00:00"
+
+
+def _shown_command(command: dict) -> dict:
+    """The command as currentOp shows it: kind-1 document sequences stay out (they can be 48 MB)."""
+    shown = {}
+    for key, value in command.items():
+        if key in ("documents", "updates", "deletes") and not isinstance(value, list | dict):
+            continue
+        shown[key] = value
+    return shown
+
+
+def command_report(command: dict, limit: int = MAX_COMMAND_REPORT_BYTES) -> dict:
+    """mongod's truncation: a command over ``limit`` (about 1 KB for currentOp) is shown as
+    ``{"$truncated": <its start>}`` (plus its ``comment``). The size is estimated without encoding or
+    walking a possibly huge document past the limit: the cost is bounded by ``limit``, whatever the
+    command (also used by the profiler and the slow-query log for large commands)."""
+    shown = _shown_command(command)
+    text, complete = _bounded_repr(shown, limit)
+    if complete:
+        return shown
+    report: dict[str, Any] = {"$truncated": text[:limit]}
+    if "comment" in command:
+        report["comment"] = command["comment"]
+    return report
+
+
+def _bounded_repr(value: Any, limit: int) -> tuple[str, bool]:
+    """A shell-like rendering of ``value`` cut after ``limit`` characters; (text, fits). Containers are
+    walked lazily (an iterator per level), so the cost is bounded by ``limit``, not by the value."""
+    out: list[str] = []
+    size = 0
+    stack: list[Any] = [iter((value,))]
+    closers: list[str] = [""]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            piece = closers.pop()
+        else:
+            key, item = item if isinstance(item, _Keyed) else (None, item)
+            prefix = "" if key is None else f"{key}: "
+            if isinstance(item, dict):
+                stack.append(_Keyed.each(item))
+                closers.append(" }")
+                piece = prefix + "{ "
+            elif isinstance(item, list | tuple):
+                stack.append(iter(item))
+                closers.append(" ]")
+                piece = prefix + "[ "
+            elif isinstance(item, str):
+                piece = prefix + '"' + item[: limit + 1] + '", '
+            else:
+                piece = prefix + repr(item)[: limit + 1] + ", "
+        out.append(piece)
+        size += len(piece)
+        if size > limit:
+            return "".join(out), False
+    return "".join(out), True
+
+
+_END = object()
+
+
+class _Keyed(tuple):
+    """A (key, value) pair of a document being rendered (a list element is a bare value)."""
+
+    @staticmethod
+    def each(document: dict) -> Any:
+        return (_Keyed(pair) for pair in document.items())

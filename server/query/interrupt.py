@@ -1,0 +1,86 @@
+"""Interruption checks for long loops: the running operation, reachable from pure query code.
+
+The server binds the operation a thread is working for (``bind``/``running``); query code — scans,
+``$group``, ``$sort``, ``$lookup``, regex matching, expression loops — calls :func:`tick` once per unit
+of work (a document, an array element) or :func:`check` between larger steps. Both do nothing when
+no operation is bound (pure use, tests, background jobs).
+
+The operation is any object with ``check()`` (raise if killed or past its deadline) and ``ticks`` (a
+countdown: :func:`tick` reads no clock until it reaches zero, so a check per document costs a
+counter decrement). The server's implementation is ``server.operations.Operation``; this module
+knows nothing of it (query imports nothing above itself).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+# Work units between two real checks. A unit is a document or an array element (well under a
+# microsecond to a few microseconds each), so a real check runs every few hundred microseconds.
+TICKS_PER_CHECK = 256
+
+
+class Interruptible(Protocol):
+    ticks: int
+
+    def check(self) -> None: ...
+
+
+_CURRENT: contextvars.ContextVar[Any] = contextvars.ContextVar("tidemark_operation", default=None)
+
+
+def current() -> Any:
+    """The operation bound to this thread/task, or None."""
+    return _CURRENT.get()
+
+
+def bind(op: Interruptible | None) -> contextvars.Token:
+    """Bind ``op`` in the current context (an asyncio task's, or a thread's); undo with ``unbind``."""
+    return _CURRENT.set(op)
+
+
+def unbind(token: contextvars.Token) -> None:
+    _CURRENT.reset(token)
+
+
+def running(op: Interruptible | None, fn: Callable[[], T]) -> T:
+    """``fn()`` with ``op`` bound: how work handed to the thread pool stays interruptible."""
+    token = _CURRENT.set(op)
+    try:
+        return fn()
+    finally:
+        _CURRENT.reset(token)
+
+
+def check() -> None:
+    """Raise now if the bound operation was killed or ran past its deadline."""
+    op = _CURRENT.get()
+    if op is not None:
+        op.check()
+
+
+def tick(units: int = 1) -> None:
+    """Count ``units`` of work; every ``TICKS_PER_CHECK`` of them, :func:`check`."""
+    op = _CURRENT.get()
+    if op is not None:
+        op.ticks -= units
+        if op.ticks <= 0:
+            op.ticks = TICKS_PER_CHECK
+            op.check()
+
+
+def checked(docs: Iterator[T]) -> Iterator[T]:
+    """``docs`` with a :func:`tick` per item (wraps document sources; the operation is looked up per
+    item because a cursor's generator resumes under each getMore's operation)."""
+    for doc in docs:
+        op = _CURRENT.get()
+        if op is not None:
+            op.ticks -= 1
+            if op.ticks <= 0:
+                op.ticks = TICKS_PER_CHECK
+                op.check()
+        yield doc

@@ -1,0 +1,57 @@
+"""20,000 mutated wire frames (bench/wire_fuzz.py; the benchmark sends 100,000): no crash, no hang,
+no InternalError reply and no reply leaking internals — while a concurrent client doing ping, insert
+and find sees no error and correct results."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from bench import wire_fuzz
+
+FRAMES = 20_000
+
+
+@pytest.mark.slow
+@pytest.mark.commands("ping", "insert", "find")
+def test_twenty_thousand_mutated_frames(start_server):
+    srv = start_server()
+    innocent_errors: list[BaseException] = []
+    rounds = [0]
+    stop = threading.Event()
+
+    def innocent():
+        client = srv.client(retryWrites=False, retryReads=False)
+        coll = client.innocent.c
+        try:
+            while not stop.is_set():
+                n = rounds[0]
+                client.admin.command("ping")
+                coll.insert_one({"_id": n, "v": n})
+                assert coll.find_one({"_id": n}) == {"_id": n, "v": n}
+                rounds[0] += 1
+                time.sleep(0.005)
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            innocent_errors.append(exc)
+        finally:
+            client.close()
+
+    thread = threading.Thread(target=innocent, daemon=True)
+    thread.start()
+    report = wire_fuzz.run(srv.port, FRAMES, seed=20240601)
+    stop.set()
+    thread.join(30)
+    assert report.frames >= FRAMES
+    assert report.replies > FRAMES // 3  # most frames reached a handler, not only the parser
+    assert not report.internal_errors, report.internal_errors[:3]
+    assert not report.leaks, report.leaks[:3]
+    assert report.hangs == 0 and report.unanswered_pings == 0, report.summary()
+    assert not innocent_errors, innocent_errors[:1]
+    assert rounds[0] > 10
+    check = srv.client()
+    assert check.innocent.c.count_documents({}) == rounds[0]
+    check.close()
+    assert srv.running
+    assert srv.terminate() == 0  # and it still shuts down cleanly
