@@ -3,7 +3,8 @@ explain, the choice of a buckets index and updates/deletes of measurements.
 
 ``derive`` turns the parsed user filter into a ``BucketFilter``: an MQL filter over the buckets
 collection (``mql``: what explain shows and what update/delete and the index choice use), the bucket
-predicate compiled from *that same structure* (``predicate``, run by reads), and the clustered ``_id``
+predicate compiled from *that same structure* (``predicate``, run by reads on bucketview objects: what
+it derives from a stored bucket is remembered with its decoded parts), and the clustered ``_id``
 range of bucket starts (``lo_s``/``hi_s``). Contract: the bucket filter may be *loose* (keep a bucket
 holding no matching measurement) but never strict; the per-measurement filter always runs after
 unpacking — unless ``exact`` (the filter only names the meta field: the bucket filter decides).
@@ -54,7 +55,7 @@ from server.query.values import bson_type_name
 from server.timeseries.bucketdoc import date_ms, ms_to_date
 from server.timeseries.minmax import type_class
 
-BucketPredicate = Callable[[dict], bool]
+BucketPredicate = Callable[[Any], bool]  # a bucketview object -> keep it?
 _INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte"})
 _MISSING = object()
 _STRUCTURAL = (And, Or, Nor, Not)
@@ -125,7 +126,7 @@ class _Deriver:
             if not self.simple and _has_strings(node):
                 return None
             renamed = _rename(node, self.mf)
-            return render(renamed), compile_node(renamed), None, None, True
+            return render(renamed), _of_summary(compile_node(renamed)), None, None, True
         if isinstance(node, And):
             parts = [self.part(child) for child in node.children]
             kept = [p for p in parts if p is not None]
@@ -135,8 +136,7 @@ class _Deriver:
             hi = min((p[3] for p in kept if p[3] is not None), default=None)
             mql = _and([p[0] for p in kept])
             predicates = [p[1] for p in kept if p[1] is not None]
-            predicate = predicates[0] if len(predicates) == 1 else (
-                (lambda b, ps=tuple(predicates): all(p(b) for p in ps)) if predicates else None)
+            predicate = _all(predicates) if predicates else None
             return mql, predicate, lo, hi, len(kept) == len(parts) and all(p[4] for p in kept)
         if isinstance(node, Or):
             parts = [self.part(child) for child in node.children]
@@ -162,7 +162,8 @@ class _Deriver:
             return {"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None, False
         if isinstance(node, (Exists, ElemMatch)) and self.measurement(node.path):
             path = "control.min." + node.path
-            return {path: {"$exists": True}}, lambda b: _control(b, "min", node.path) is not _MISSING, None, None, False
+            return ({path: {"$exists": True}}, lambda b: _control(b.summary(), "min", node.path) is not _MISSING,
+                    None, None, False)
         return None
 
     def measurement(self, path: str) -> bool:
@@ -186,25 +187,67 @@ class _Deriver:
             mql = _and([{high: {op: value}}, {low: {op: earliest}}])
         else:
             mql = {low: {op: value}}
-        tf = self.tf
+        return mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms),)), lo, hi, False
 
-        def predicate(bucket: dict) -> bool:
-            control = bucket.get("control") or {}
-            lo_v = date_ms((control.get("min") or {}).get(tf))
-            hi_v = date_ms((control.get("max") or {}).get(tf))
-            if lo_v is None or hi_v is None:
-                return False
+
+class _TimeBounds:
+    """The bucket predicate of time comparisons: a bucket's control min/max of the time field read once
+    (a conjunction of several is one ``_TimeBounds``, see ``_all``)."""
+
+    __slots__ = ("tf", "checks")
+
+    def __init__(self, tf: str, checks: tuple):
+        self.tf, self.checks = tf, checks
+
+    def __call__(self, bucket: Any) -> bool:
+        memo = bucket.derived()  # the bounds in ms, remembered with the bucket's decoded parts
+        key = ("time bounds", self.tf)
+        found = memo.get(key)
+        if found is None:
+            control = bucket.summary().get("control") or {}
+            found = memo[key] = (date_ms((control.get("min") or {}).get(self.tf)),
+                                 date_ms((control.get("max") or {}).get(self.tf)))
+        lo_v, hi_v = found
+        if lo_v is None or hi_v is None:
+            return False
+        for op, d_ms, earliest_ms in self.checks:
             if op == "$eq":
-                return lo_v <= d_ms <= hi_v and lo_v >= earliest_ms
-            if op == "$gt":
-                return hi_v > d_ms and lo_v > earliest_ms
-            if op == "$gte":
-                return hi_v >= d_ms and lo_v >= earliest_ms
-            if op == "$lt":
-                return lo_v < d_ms
-            return lo_v <= d_ms
+                ok = lo_v <= d_ms <= hi_v and lo_v >= earliest_ms
+            elif op == "$gt":
+                ok = hi_v > d_ms and lo_v > earliest_ms
+            elif op == "$gte":
+                ok = hi_v >= d_ms and lo_v >= earliest_ms
+            elif op == "$lt":
+                ok = lo_v < d_ms
+            else:
+                ok = lo_v <= d_ms
+            if not ok:
+                return False
+        return True
 
-        return mql, predicate, lo, hi, False
+
+def _all(predicates: list) -> Any:
+    """The conjunction of bucket predicates (time bounds merged into one)."""
+    times = [p for p in predicates if type(p) is _TimeBounds]
+    if len(times) > 1:
+        merged = _TimeBounds(times[0].tf, tuple(c for p in times for c in p.checks))
+        predicates = [merged] + [p for p in predicates if type(p) is not _TimeBounds]
+    if len(predicates) == 1:
+        return predicates[0]
+    ps = tuple(predicates)
+
+    def predicate(bucket: Any) -> bool:
+        for p in ps:
+            if not p(bucket):
+                return False
+        return True
+
+    return predicate
+
+
+def _of_summary(test: Any) -> Any:
+    """A predicate on bucket summaries as a predicate on buckets (bucketview objects)."""
+    return lambda bucket: test(bucket.summary())
 
 
 def _measurement_bounds(path: str, op: str, value: Any) -> tuple | None:
@@ -223,7 +266,8 @@ def _measurement_bounds(path: str, op: str, value: Any) -> tuple | None:
     # control min and max of two BSON types (a bucket whose min/max then bound no single type)
     within = compile_filter(bound)
 
-    def predicate(bucket: dict) -> bool:
+    def predicate(view: Any) -> bool:
+        bucket = view.summary()
         return within(bucket) or _type_of(bucket, "min", path) != _type_of(bucket, "max", path)
 
     return mql, predicate, None, None, False

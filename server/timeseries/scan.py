@@ -61,7 +61,7 @@ def _key(seconds: int, *, high: bool) -> bytes:
 
 
 def _keep(view: Any, predicate: Any) -> bool:
-    return predicate is None or predicate(view.summary())
+    return predicate is None or predicate(view)
 
 
 def _stored_then_live(stored_views: Iterator[Any], live: dict, stats: dict | None, predicate: Any) -> Iterator[Any]:

@@ -11,6 +11,7 @@ from harness.timeseries import Engine
 from server.query.match import compile_filter, parse_filter
 from server.timeseries.bucketdoc import date_ms, unpack_document
 from server.timeseries.filters import derive
+from server.timeseries.stored import document_bucket
 
 
 def bucket_filter(node, time_field, meta_field, span):
@@ -50,10 +51,11 @@ def check(filter_doc):
         start = bucket["_id"].generation_time.replace(tzinfo=None)
         start_s = date_ms(start) // 1000
         in_range = (bfilter.lo_s is None or start_s >= bfilter.lo_s) and (bfilter.hi_s is None or start_s <= bfilter.hi_s)
-        keep = in_range and (bfilter.predicate is None or bfilter.predicate(bucket))
+        keep = in_range and (bfilter.predicate is None or bfilter.predicate(document_bucket(bucket)))
         assert keep or not has_match, (filter_doc, bucket["_id"])
         # what explain shows selects exactly what the predicate keeps
-        assert (bfilter.predicate is None or bfilter.predicate(bucket)) == compile_filter(bfilter.mql)(bucket)
+        selected = bfilter.predicate is None or bfilter.predicate(document_bucket(bucket))
+        assert selected == compile_filter(bfilter.mql)(bucket)
         kept += keep
     return kept
 

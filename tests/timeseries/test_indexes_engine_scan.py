@@ -66,6 +66,6 @@ async def test_bucket_predicate_drops_buckets_after_the_index_read(server):
     await _load(server, sensors=5)
     plan, _ = _plan(server, {"m": {"$gte": 0}})
     stats: dict = {}
-    found = list(scan.index_buckets(server, BNS, plan, stats, lambda b: b["meta"] % 2 == 0))
+    found = list(scan.index_buckets(server, BNS, plan, stats, lambda b: b.summary()["meta"] % 2 == 0))
     assert sorted(b.summary()["meta"] for b in found) == [0, 2, 4]
     assert stats["bucketsScanned"] == 5
