@@ -185,12 +185,13 @@ class CursorRegistry:
             self.kill(cursor_id)
         return len(idle)
 
-    def report_idle(self, host: str) -> list[dict[str, Any]]:
-        """``$currentOp`` ``idleCursors`` entries: cursors not producing a batch right now."""
+    def report_idle(self, host: str, owner: str | None = None) -> list[dict[str, Any]]:
+        """``$currentOp`` ``idleCursors`` entries: cursors not producing a batch right now (only
+        those ``owner`` opened, unless None)."""
         now_wall, now = time.time(), time.monotonic()
         entries = []
         for c in list(self._cursors.values()):
-            if c.in_use:
+            if c.in_use or (owner is not None and c.owner != owner):
                 continue
             entry: dict[str, Any] = {"type": "idleCursor", "host": host, "ns": c.ns}
             if isinstance(c.lsid, dict):

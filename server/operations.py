@@ -82,6 +82,9 @@ class Operation:
         entry.update({
             "active": True,
             "currentOpTime": _iso(datetime.datetime.now(datetime.UTC)),
+        })
+        _add_users(entry, self.conn)
+        entry.update({
             "threaded": True,
             "opid": self.opid,
         })
@@ -160,19 +163,27 @@ class OperationRegistry:
         self._connections.pop(conn.id, None)
 
     def report(self, host: str, *, idle_connections: bool = False, idle_cursors: Any = None,
-               truncate: bool = True) -> list[dict[str, Any]]:
+               truncate: bool = True, owner: str | None = None) -> list[dict[str, Any]]:
         """currentOp entries (``host``: this server's ``hostname:port``): running operations, then
-        (optionally) idle connections and idle cursors (``idle_cursors``: the CursorRegistry to list)."""
-        entries = [op.report(host, truncate=truncate) for op in self.operations()]
+        (optionally) idle connections and idle cursors (``idle_cursors``: the CursorRegistry to list).
+
+        ``owner`` (``"user@db"``) keeps only what belongs to connections authenticated as that user,
+        and the cursors it opened (mongod's ``$ownOps`` / ``allUsers: false`` under access control);
+        None lists everything. Any other string (e.g. ``""``) matches nothing unauthenticated."""
+        def visible(conn: Any) -> bool:
+            return owner is None or (conn is not None and conn.user == owner)
+
+        entries = [op.report(host, truncate=truncate) for op in self.operations() if visible(op.conn)]
         if idle_connections:
             busy = {op.conn.id for op in self._ops.values() if op.conn is not None}
             for conn in list(self._connections.values()):
-                if conn.id not in busy:
+                if conn.id not in busy and visible(conn):
                     entry = _client_fields(conn, host)
                     entry.update({"active": False, "currentOpTime": _iso(datetime.datetime.now(datetime.UTC))})
+                    _add_users(entry, conn)
                     entries.append(entry)
         if idle_cursors is not None:
-            entries.extend(idle_cursors.report_idle(host))
+            entries.extend(idle_cursors.report_idle(host, owner=owner))
         return entries
 
 
@@ -191,6 +202,15 @@ def _client_fields(conn: Any, host: str) -> dict[str, Any]:
             entry["appName"] = app["name"]
         entry["clientMetadata"] = metadata
     return entry
+
+
+def _add_users(entry: dict[str, Any], conn: Any) -> None:
+    """mongod's ``effectiveUsers``: the user the operation's connection is authenticated as. (mongod
+    adds ``runBy`` only when a mongos runs the command on another user's behalf — impersonation a
+    standalone never sees.)"""
+    users = conn.users if conn is not None else None
+    if users:
+        entry["effectiveUsers"] = users
 
 
 def _iso(when: datetime.datetime) -> str:
