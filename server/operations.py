@@ -44,7 +44,7 @@ class Operation:
     """One running command. ``ticks`` is the countdown used by ``server.query.interrupt.tick``."""
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started_wall", "started",
-                 "deadline", "killed", "ticks", "num_yields")
+                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
                  deadline: float | None):
@@ -59,6 +59,10 @@ class Operation:
         self.killed = 0  # the error code to raise at the next check, 0 while alive
         self.ticks = TICKS_PER_CHECK
         self.num_yields = 0
+        # Set while the operation sleeps (an awaitData getMore): called by kill() so that it stops
+        # waiting and reaches its check at once. Event-loop thread only, like kill() itself.
+        self.waker: Any = None
+        self.cursor: Any = None  # the cursors.Cursor a getMore works on (currentOp's "cursor")
 
     def check(self) -> None:
         """Raise 11601 (or the kill code) once killed, 50 once past the deadline."""
@@ -70,8 +74,12 @@ class Operation:
             raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
 
     def kill(self, code: int = ErrorCode.Interrupted) -> None:
+        """Mark the operation killed (event-loop thread): it raises at its next check; a waiting one
+        is woken first."""
         if not self.killed:
             self.killed = int(code)
+            if self.waker is not None:
+                self.waker()
 
     # -- currentOp ------------------------------------------------------------------------------
     def report(self, host: str, *, truncate: bool = True) -> dict[str, Any]:
@@ -98,6 +106,10 @@ class Operation:
             "ns": self.ns,
             "redacted": False,
             "command": command_report(self.command) if truncate else _shown_command(self.command),
+        })
+        if self.cursor is not None:
+            entry["cursor"] = self.cursor.describe()
+        entry.update({
             "numYields": self.num_yields,
             "locks": {},
             "waitingForLock": False,
@@ -183,7 +195,8 @@ class OperationRegistry:
                     _add_users(entry, conn)
                     entries.append(entry)
         if idle_cursors is not None:
-            entries.extend(idle_cursors.report_idle(host, owner=owner))
+            busy = frozenset(op.cursor.id for op in self._ops.values() if op.cursor is not None)
+            entries.extend(idle_cursors.report_idle(host, owner=owner, busy=busy))
         return entries
 
 
