@@ -158,6 +158,7 @@ class Statements:
                 seen = set()
             seen |= part.fresh
             index, resume = part.next_index, part.resume
+            ctx.op.num_yields += 1  # currentOp's numYields: the writer thread was let go
             try:
                 ctx.check_deadline()  # killOp, maxTimeMS, shutdown: between two committed slices
             except MongoError as exc:

@@ -64,6 +64,8 @@ def test_a_200000_document_update_many_lets_other_writes_through_and_killop_stop
     update = InThread(lambda: big.update_many({}, {"$inc": {"v": 1}}, comment="big-update"))
     op = _running(client, "big-update")
     assert op["op"] == "update" and op["ns"] == big.full_name
+    time.sleep(0.3)
+    assert _running(client, "big-update")["numYields"] > 0  # slices: the writer thread is let go
 
     started = time.monotonic()
     other.t_sliced_writes_other.c.insert_one({"concurrent": 1})  # acknowledged = committed + fsynced
