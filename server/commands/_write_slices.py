@@ -55,14 +55,20 @@ _RESUMABLE = ("COLLSCAN", "IXSCAN", "OR")
 class Budget:
     """The work one writer function may still do (shared by the statements it runs)."""
 
-    __slots__ = ("until", "matches")
+    __slots__ = ("until", "matches", "ticks")
 
     def __init__(self) -> None:
         self.until = time.monotonic() + SLICE_SECONDS
         self.matches = SLICE_MATCHES
+        self.ticks = 0
 
     def spent(self) -> bool:
         return self.matches <= 0 or time.monotonic() >= self.until
+
+    def tick(self) -> bool:
+        """One document examined; True once the budget is spent (the clock is read every 32)."""
+        self.ticks += 1
+        return not self.ticks & 31 and self.spent()
 
 
 @dataclass(frozen=True)
@@ -226,7 +232,7 @@ def _collection_slice(w, info, plan, after: bytes | None, match, limit: int, bud
                 found.append((after, doc))
                 if len(found) >= limit:
                     return found, after, False
-            if budget.spent():
+            if budget.tick():
                 return found, after, False
     finally:
         rows.close()
@@ -268,7 +274,7 @@ def _index_slice(w, info, plan, position, match, limit: int, budget: Budget, see
                             found.append((rid, doc))
                             if len(found) >= limit:
                                 return found, (index, after), False
-                if budget.spent():
+                if budget.tick():
                     return found, (index, after), False
         finally:
             entries.close()
