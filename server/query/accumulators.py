@@ -36,7 +36,8 @@ from server.query.expr_base import (
     to_decimal,
     type_name,
 )
-from server.query.expressions import compile_expression
+from server.query.expressions import compile_expression, evaluate
+from server.query.sort import make_sort_key
 from server.query.values import MISSING, compare, sort_key
 
 __all__ = ["AccumulatorSpec", "Accumulator", "parse_accumulator", "make_accumulator", "ACCUMULATORS"]
@@ -452,7 +453,6 @@ def _unary(name: str, arg: Any) -> Any:
 
 
 def _parse_n(name: str, n_expr: Any) -> int:
-    from server.query.expressions import evaluate
     n = evaluate(n_expr, {})
     k = int_arg(n)
     if num_kind(n) is None or k is None:
@@ -482,7 +482,6 @@ def _sorted_n(name: str, arg: Any, collation: Any) -> AccumulatorSpec:
     sort_by = spec["sortBy"]
     if not isinstance(sort_by, dict) or not sort_by:
         raise MongoError(5788604, f"{name} requires a sortBy object")
-    from server.query.sort import make_sort_key
     spec_sort = dict(sort_by)
     if name.startswith("$bottom"):
         spec_sort = {k: -d for k, d in sort_by.items()}

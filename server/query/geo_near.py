@@ -26,7 +26,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.expr_logic import truthy
+from server.query.expressions import evaluate
+from server.query.geo_keys import Plane, cap_region, region_intervals
+from server.query.geo_parse import is_number, number
+from server.query.geo_query import parse_near
+from server.query.paths import get_path_values
 from server.query.pipeline import PipelineContext, Stage
+from server.query.stages import set_field
+from server.query.values import MISSING, bson_type_name
+from storage.keys import encode_key
 
 # The geometry libraries load on first use: the stage table imports this module for every pipeline.
 EARTH_RADIUS_M = 6378.1 * 1000  # = geo_parse.EARTH_RADIUS_M
@@ -35,14 +44,10 @@ GROWTH = 4.0
 
 
 def _is_number(v: Any) -> bool:
-    from server.query.geo_parse import is_number
-
     return is_number(v)
 
 
 def _number(v: Any) -> float:
-    from server.query.geo_parse import number
-
     return number(v)
 
 
@@ -52,9 +57,6 @@ def _number(v: Any) -> float:
 
 
 def _distance(near: Any, doc: dict, path: str) -> tuple[float, Any] | None:
-    from server.query.paths import get_path_values
-    from server.query.values import MISSING
-
     best = None
     for value in get_path_values(doc, path):
         if value is MISSING:
@@ -71,8 +73,6 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
 
     ``scan(intervals)`` yields the (rid, document) pairs of index entries in those key intervals
     that were not yielded before."""
-    from storage.keys import encode_key
-
     np = plan.special
     near = np.near
     kind = np.spec["key"][np.path]
@@ -110,8 +110,6 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
         return out
 
     if kind == "2dsphere":
-        from server.query.geo_keys import cap_region, region_intervals
-
         to_units = EARTH_RADIUS_M if near.geojson else 1.0
         limit = near.max_radians
         r = max(START_RADIANS, near.min_distance / to_units)
@@ -124,7 +122,6 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
             yield from emit(r * to_units)
             r *= GROWTH
     else:  # 2d, planar distances
-        from server.query.geo_keys import Plane
 
         plane = Plane(np.spec)
         x, y = near.xy
@@ -147,7 +144,6 @@ def _decorate(np: Any, meta: Any, doc: dict, distance: float, location: Any) -> 
         meta.set(doc, "geoNearPoint", location)
     if np.output is None:
         return doc
-    from server.query.stages import set_field
 
     field, multiplier, include_locs = np.output
     out = set_field(doc, field.split("."), distance * multiplier if multiplier is not None else distance)
@@ -187,8 +183,6 @@ class GeoNearSpec:
         return cond
 
     def near_query(self) -> Any:
-        from server.query.geo_query import parse_near
-
         cond = self.near_condition()
         op = next(iter(cond))
         return parse_near(op, cond[op], cond)
@@ -225,8 +219,6 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
         raise MongoError(5860400, "$geoNear requires a 'near' argument")
     near = spec["near"]
     if isinstance(near, str) or (isinstance(near, dict) and near and next(iter(near)).startswith("$")):
-        from server.query.expressions import evaluate
-
         near = evaluate(near, {}, dict(variables or {}))  # a constant expression ($$var, $let, ...)
     distance_field = spec.get("distanceField")
     if not isinstance(distance_field, str):
@@ -245,7 +237,6 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
         if not isinstance(spec["query"], dict):
             raise MongoError(ErrorCode.TypeMismatch, "query must be an object")
         out.query = spec["query"]
-    from server.query.expr_logic import truthy
 
     out.spherical = truthy(spec.get("spherical", False))
     if "includeLocs" in spec:
@@ -255,8 +246,6 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
     if "key" in spec:
         key = spec["key"]
         if not isinstance(key, str):
-            from server.query.values import bson_type_name
-
             raise MongoError(ErrorCode.TypeMismatch, "$geoNear parameter 'key' must be of type string but found "
                                                      f"type: {bson_type_name(key)}")
         if not key:
@@ -338,8 +327,6 @@ def parse_distance_stage(spec: Any, ctx: PipelineContext) -> Stage:
     mult = float(spec.get("distanceMultiplier", 1.0))
 
     def apply(docs):
-        from server.query.stages import set_field
-
         for doc in docs:
             found = _distance(near, doc, key)
             if found is None:

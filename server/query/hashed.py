@@ -28,6 +28,7 @@ from bson.regex import Regex
 from bson.timestamp import Timestamp
 
 from protocol.errors import MongoError
+from server.query.update_format import bson_repr
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -114,8 +115,6 @@ def hash64(value: Any, seed: int = 0) -> int:
 def hashed_key(value: Any) -> Int64:
     """The index key of one value of a hashed field (arrays are refused like mongod: 16766)."""
     if isinstance(value, list):
-        from server.query.update_format import bson_repr
-
         raise MongoError(16766, "Error: hashed indexes do not currently support array values. Found array "
                                 f"{bson_repr(value)}")
     return Int64(hash64(value))

@@ -20,6 +20,12 @@ import itertools
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.geo_keys import Plane, sphere_keys
+from server.query.hashed import hashed_key
+from server.query.paths import get_path_values
+from server.query.text_index import text_terms
+from server.query.values import MISSING
+from storage.keys import encode_key
 
 KINDS = ("2dsphere", "2d", "hashed", "text")
 _MISSING = object()
@@ -45,9 +51,6 @@ def is_special(key: dict) -> bool:
 
 def _raw_values(doc: dict, path: str) -> list:
     """Values at ``path`` with non-leaf arrays traversed and leaf arrays kept whole."""
-    from server.query.paths import get_path_values
-    from server.query.values import MISSING
-
     return [v for v in get_path_values(doc, path) if v is not MISSING]
 
 
@@ -69,8 +72,6 @@ def _btree_values(doc: dict, path: str) -> tuple[list, bool]:
 def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], bool]:
     """``[(encoded key, values)]`` of ``doc`` for an index with special fields, and whether a btree
     field expanded an array (multikey)."""
-    from storage.keys import encode_key
-
     key = spec["key"]
     per_field: list[list] = []
     directions: list[int] = []
@@ -103,27 +104,19 @@ def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], b
 
 def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
     if kind == "hashed":
-        from server.query.hashed import hashed_key
-
         vals = _raw_values(doc, name)
         if len(vals) > 1:  # an array on the way to the field
             vals = [vals]
         return [hashed_key(vals[0] if vals else None)]
     if kind == "text":
-        from server.query.text_index import text_terms
-
         terms = text_terms(spec, doc)
         return terms or None
     vals = _raw_values(doc, name)
     if not vals:
         return None
     if kind == "2dsphere":
-        from server.query.geo_keys import sphere_keys
-
         keys = [k for v in vals for k in sphere_keys(v, doc)]
     elif kind == "2d":
-        from server.query.geo_keys import Plane
-
         plane = Plane(spec)
         keys = [k for v in vals for k in plane.keys(v, doc)]
     else:

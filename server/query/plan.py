@@ -34,8 +34,13 @@ from bson.regex import Regex
 
 from protocol.errors import ErrorCode, MongoError
 from server.query import plan_special
+from server.query.collation import parse_collation
 from server.query.collation import same as same_collation
+from server.query.index_kinds import SpecialKeyer
+from server.query.match import compile_filter
 from server.query.match_leaf import has_strings
+from server.query.values import sort_key
+from storage.keys import encode_key, encode_value
 
 MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
 UNSUPPORTED_INDEX_TYPES = ("geoHaystack", "columnstore")
@@ -44,8 +49,6 @@ _MISSING = object()
 
 
 def _encode_key(values, directions) -> bytes:
-    from storage.keys import encode_key  # storage is a leaf package; imported lazily for pure unit tests
-
     return encode_key(values, directions)
 
 
@@ -207,7 +210,6 @@ def index_collation(spec: dict) -> Any:
     raw = spec.get("collation")
     if not raw:
         return None
-    from server.query.collation import parse_collation
 
     return parse_collation(raw)
 
@@ -224,12 +226,8 @@ def keyer_for(spec: dict) -> IndexKeyer:
         partial = None
         collation = index_collation(spec)
         if partial_spec is not None:
-            from server.query.match import compile_filter
-
             partial = compile_filter(partial_spec, collation=collation)
         if not _is_btree(spec["key"]):
-            from server.query.index_kinds import SpecialKeyer
-
             _KEYER_CACHE[cache_key] = keyer = SpecialKeyer(spec, partial)
             return keyer
         keyer = IndexKeyer(
@@ -450,8 +448,6 @@ def _component_ranges(b: FieldBounds | None, direction: int,
     if b is None:
         return [(MinKey(), MaxKey(), True, True)]
     if b.is_point:
-        from server.query.values import sort_key
-
         uniq: dict[bytes, Any] = {}
         for p in b.points or []:
             uniq.setdefault(_encode_key((p,), (1,)), p)
@@ -506,8 +502,6 @@ def _interval_for(combo: tuple, directions: tuple[int, ...]) -> Interval:
     inside the type bracket of its other side (``$gt: 5`` only matches numbers, as in MongoDB): the
     open side becomes the bracket's first byte (inclusive) or the byte after it (exclusive). A range
     open on both sides is left out, so the bound is the equality prefix alone (None without one)."""
-    from storage.keys import encode_value
-
     prefix = b""
     for (vlo, vhi, vlo_incl, vhi_incl), d in zip(combo, directions, strict=False):
         if vlo is vhi and not _is_placeholder(vlo):  # a point (from _component_ranges)

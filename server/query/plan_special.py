@@ -18,6 +18,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.geo_keys import Plane, cells_intervals, region_intervals
+from server.query.geo_near import near_scan
+from server.query.geo_query import parse_intersects, parse_within
+from server.query.hashed import hashed_key
+from server.query.match_ast import And, GeoNear
+from server.query.match_parse import parse_filter
+from server.query.text_index import index_term
+from server.query.text_search import TextMatcher
+from storage.keys import encode_key
 
 SPECIAL_OPS = frozenset({"$near", "$nearSphere", "$geoWithin", "$within", "$geoIntersects"})
 NO_PLAN = ErrorCode.NoQueryExecutionPlans
@@ -77,8 +86,6 @@ def _refuse_nested(filter: dict) -> None:
 
 def special_plan(indexes: list[dict], filter: dict, bounds: dict, plan_cls, interval_cls) -> Any:
     """A TEXT or GEO_NEAR plan when the filter needs one; None otherwise."""
-    from server.query.match_parse import parse_filter
-
     text = near = None
     for k, v in _conjuncts(filter):
         if k == "$text":
@@ -97,7 +104,6 @@ def special_plan(indexes: list[dict], filter: dict, bounds: dict, plan_cls, inte
         raise MongoError(ErrorCode.BadValue, "text and geoNear not allowed in same query")
     if text is not None:
         return _text_plan(indexes, parse_filter({"$text": text}).query, bounds, plan_cls, interval_cls)
-    from server.query.match_ast import And, GeoNear
 
     node = parse_filter({near[0]: near[1]})
     query = next(n.near for n in (node.children if isinstance(node, And) else (node,)) if isinstance(n, GeoNear))
@@ -119,10 +125,6 @@ class TextPlan:
 
 def _text_plan(indexes: list[dict], query: Any, bounds: dict, plan_cls, interval_cls) -> Any:
     import itertools
-
-    from server.query.text_index import index_term
-    from server.query.text_search import TextMatcher
-    from storage.keys import encode_key
 
     specs = [s for s in indexes if "_fts" in s["key"] and not s.get("hidden")]
     if not specs:
@@ -248,9 +250,6 @@ def hinted_plan(spec: dict, filter: dict | None, bounds: dict, plan_cls, interva
 
 
 def _hashed_plan(spec: dict, path: str, points: list, plan_cls, interval_cls) -> Any:
-    from server.query.hashed import hashed_key
-    from storage.keys import encode_key
-
     keys = sorted({encode_key((hashed_key(p),), (1,)) for p in points if not isinstance(p, list)})
     intervals = [interval_cls(k, k, True, True) for k in keys]
     return plan_cls("IXSCAN", index=spec, intervals=intervals,
@@ -258,9 +257,6 @@ def _hashed_plan(spec: dict, path: str, points: list, plan_cls, interval_cls) ->
 
 
 def _geo_ranges(spec: dict, kind: str, cond: dict) -> list[tuple] | None:
-    from server.query.geo_keys import Plane, region_intervals
-    from server.query.geo_query import parse_intersects, parse_within
-
     op = next((o for o in ("$geoWithin", "$within", "$geoIntersects") if o in cond), None)
     if op is None:
         return None
@@ -277,8 +273,6 @@ def _geo_ranges(spec: dict, kind: str, cond: dict) -> list[tuple] | None:
             for r in (*shape.lines, *shape.polygons):
                 out += region_intervals(r)
             if cells:
-                from server.query.geo_keys import cells_intervals
-
                 out += cells_intervals(cells.values())
             return out
         return None  # planar operators cannot use a spherical index
@@ -293,8 +287,6 @@ def _geo_ranges(spec: dict, kind: str, cond: dict) -> list[tuple] | None:
 
 
 def _range_plan(spec: dict, path: str, ranges: list[tuple], plan_cls, interval_cls) -> Any:
-    from storage.keys import encode_key
-
     intervals = [interval_cls(encode_key((lo,), (1,)), encode_key((hi,), (1,)), True, True) for lo, hi in ranges]
     intervals.sort(key=lambda iv: iv.lo)
     return plan_cls("IXSCAN", index=spec, intervals=intervals,
@@ -323,7 +315,6 @@ def explain(plan: Any, filter: dict | None) -> dict:
 
 def special_scan(plan: Any, scan) -> Iterator[tuple[bytes, dict]]:
     if plan.kind == "GEO_NEAR":
-        from server.query.geo_near import near_scan
         from server.query.plan import Interval
 
         return near_scan(plan, scan, Interval)
