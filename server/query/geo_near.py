@@ -26,11 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.access_path import Interval
 from server.query.expr_logic import truthy
 from server.query.expressions import evaluate
 from server.query.geo_keys import Plane, cap_region, region_intervals
 from server.query.geo_parse import is_number, number
 from server.query.geo_query import parse_near
+from server.query.index_kinds import key_direction
 from server.query.paths import get_path_values
 from server.query.pipeline import PipelineContext, Stage
 from server.query.stages import set_field
@@ -67,8 +69,7 @@ def _distance(near: Any, doc: dict, path: str) -> tuple[float, Any] | None:
     return best
 
 
-def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
-              interval_cls: Any) -> Iterator[tuple[bytes, dict]]:
+def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]]) -> Iterator[tuple[bytes, dict]]:
     """(rid, document) of a GEO_NEAR plan, nearest first, inside [min, max] distance.
 
     ``scan(intervals)`` yields the (rid, document) pairs of index entries in those key intervals
@@ -76,7 +77,7 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
     np = plan.special
     near = np.near
     kind = np.spec["key"][np.path]
-    directions = [-1 if not isinstance(v, str) and float(str(v)) < 0 else 1 for v in np.spec["key"].values()]
+    directions = [key_direction(v) for v in np.spec["key"].values()]
     pos = list(np.spec["key"]).index(np.path)
     prefix_dirs = directions[:pos] + [1]
     heap: list = []
@@ -96,7 +97,7 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
 
     whole = np.prefix is None or (kind == "2d" and near.spherical)
     if whole:
-        take([interval_cls(None, None, True, True)])
+        take([Interval(None, None, True, True)])
         yield from emit(math.inf)
         return
 
@@ -104,7 +105,7 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
         out = []
         for prefix in np.prefix:
             for lo, hi in ranges:
-                out.append(interval_cls(encode_key((*prefix, lo), prefix_dirs), encode_key((*prefix, hi), prefix_dirs),
+                out.append(Interval(encode_key((*prefix, lo), prefix_dirs), encode_key((*prefix, hi), prefix_dirs),
                                         True, True))
         out.sort(key=lambda iv: iv.lo)
         return out

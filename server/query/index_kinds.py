@@ -28,7 +28,7 @@ from server.query.values import MISSING
 from storage.keys import encode_key
 
 KINDS = ("2dsphere", "2d", "hashed", "text")
-_MISSING = object()
+UNSUPPORTED_INDEX_TYPES = ("geoHaystack", "columnstore")  # known to mongod, refused by createIndexes
 
 
 def field_kind(name: str, value: Any) -> str:
@@ -41,12 +41,17 @@ def field_kind(name: str, value: Any) -> str:
     return "btree"
 
 
-def kinds_of(key: dict) -> tuple[str, ...]:
-    return tuple(field_kind(k, v) for k, v in key.items())
-
-
 def is_special(key: dict) -> bool:
+    """A key pattern with a field that is not ascending/descending (its value is a type name)."""
     return any(isinstance(v, str) for v in key.values())
+
+
+def key_direction(value: Any) -> int:
+    """-1 for a descending key-pattern (or sort) value, else 1 (any numeric type, as mongod)."""
+    try:
+        return -1 if float(str(value)) < 0 else 1
+    except ValueError:
+        return 1
 
 
 def _raw_values(doc: dict, path: str) -> list:
@@ -86,7 +91,7 @@ def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], b
             vals, was_array = _btree_values(doc, name)
             if was_array:
                 array_fields.append(name)
-            directions.append(-1 if float(str(value)) < 0 else 1)
+            directions.append(key_direction(value))
         else:
             vals = _special_values(kind, spec, name, doc)
             if vals is None:
@@ -125,7 +130,7 @@ def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
 
 
 class SpecialKeyer:
-    """The ``plan.IndexKeyer`` interface for an index with special fields."""
+    """The ``index_keys.IndexKeyer`` interface for an index with special fields."""
 
     __slots__ = ("name", "spec", "fields", "partial", "sparse")
 

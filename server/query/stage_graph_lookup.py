@@ -30,7 +30,7 @@ from server.query.pipeline import PipelineContext, Stage
 from server.query.sort import estimate_size
 from server.query.stage_group import group_key
 from server.query.stages import set_field
-from server.query.values import MISSING, bson_type_name
+from server.query.values import MISSING, bson_type_name, is_number, to_float
 
 _STRING_ARGS = ("from", "as", "connectFromField", "connectToField", "depthField")
 
@@ -64,10 +64,9 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         if name == "startWith":
             start_with = compile_expression(value)
         elif name == "maxDepth":
-            if isinstance(value, bool) or not isinstance(value, (int, float, Int64)) and \
-                    type(value).__name__ != "Decimal128":
+            if not is_number(value):
                 raise MongoError(40100, f"maxDepth must be numeric, found type: {bson_type_name(value)}")
-            number = float(str(value)) if type(value).__name__ == "Decimal128" else float(value)
+            number = to_float(value)
             if number != number:
                 number = 0.0
             max_depth = int(number) if abs(number) < 2**63 else (2**63 - 1 if number > 0 else -(2**63))
