@@ -27,7 +27,7 @@ from typing import Any
 import icu
 
 from protocol.errors import ErrorCode, MongoError
-from server.query.update_format import bson_repr
+from server.query.value_repr import bson_repr
 from server.query.values import bson_type_name, sort_key_with
 from server.query.values import compare as simple_compare
 from server.query.values import equal as simple_equal

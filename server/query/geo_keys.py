@@ -24,7 +24,9 @@ import s2geometry as s2
 from bson.int64 import Int64
 
 from protocol.errors import MongoError
-from server.query.geo_parse import GeoError, Shape, is_number, number, parse_stored, show
+from server.query.geo_parse import GeoError, Shape, parse_stored
+from server.query.value_repr import bson_repr
+from server.query.values import is_number, to_float
 
 SPHERE_INDEX_VERSION = 3
 INDEX_MAX_LEVEL = 23  # about 1 m cells: finer detail is left to the exact filter
@@ -79,7 +81,7 @@ def _shapes_or_error(value: Any, doc: dict) -> list[Shape]:
 
 
 def _cant_extract(doc: dict, reason: str) -> MongoError:
-    return MongoError(16755, f"Can't extract geo keys: {show(doc)}  {reason}")
+    return MongoError(16755, f"Can't extract geo keys: {bson_repr(doc)}  {reason}")
 
 
 def region_intervals(region: Any) -> list[tuple[Int64, Int64]]:
@@ -146,17 +148,17 @@ class Plane:
             if items is None:
                 continue
             if not items:
-                raise MongoError(13067, f"geo field is empty :: caused by :: {show(doc)}")
+                raise MongoError(13067, f"geo field is empty :: caused by :: {bson_repr(doc)}")
             if len(items) < 2:
-                raise MongoError(13068, f"geo field only has 1 element :: caused by :: {show(doc)}")
+                raise MongoError(13068, f"geo field only has 1 element :: caused by :: {bson_repr(doc)}")
             x, y = items[0], items[1]
             if not (is_number(x) and is_number(y)):
                 raise MongoError(13026, "geo values must be 'legacy coordinate pairs' for 2d indexes :: caused "
-                                        f"by :: {show(doc)}")
-            x, y = number(x), number(y)
+                                        f"by :: {bson_repr(doc)}")
+            x, y = to_float(x), to_float(y)
             if not (self.lo <= x <= self.hi and self.lo <= y <= self.hi):
                 raise MongoError(13027, f"point not in interval of [ {self.lo:g}, {self.hi:g} ] :: caused by :: "
-                                        f"{show(doc)}")
+                                        f"{bson_repr(doc)}")
             out.add(self.hash(x, y))
         return [Int64(h) for h in sorted(out)]
 
@@ -206,8 +208,8 @@ class Plane:
 def check_plane_spec(spec: dict) -> None:
     """2d index options: ``bits`` 1..32, ``min < max``."""
     bits = spec.get("bits", 26)
-    if not is_number(bits) or not 1 <= number(bits) <= 32:
+    if not is_number(bits) or not 1 <= to_float(bits) <= 32:
         raise GeoError("bits in geo index must be between 1 and 32")
     lo, hi = spec.get("min", -180.0), spec.get("max", 180.0)
-    if not is_number(lo) or not is_number(hi) or not number(lo) < number(hi):
+    if not is_number(lo) or not is_number(hi) or not to_float(lo) < to_float(hi):
         raise GeoError("need a max value greater than min value in 2d index")

@@ -30,27 +30,17 @@ from server.query.access_path import Interval
 from server.query.expr_logic import truthy
 from server.query.expressions import evaluate
 from server.query.geo_keys import Plane, cap_region, region_intervals
-from server.query.geo_parse import is_number, number
+from server.query.geo_parse import EARTH_RADIUS_M
 from server.query.geo_query import parse_near
 from server.query.index_kinds import key_direction
 from server.query.paths import get_path_values
 from server.query.pipeline import PipelineContext, Stage
 from server.query.stages import set_field
-from server.query.values import MISSING, bson_type_name
+from server.query.values import MISSING, bson_type_name, is_number, to_float
 from storage.keys import encode_key
 
-# The geometry libraries load on first use: the stage table imports this module for every pipeline.
-EARTH_RADIUS_M = 6378.1 * 1000  # = geo_parse.EARTH_RADIUS_M
 START_RADIANS = 100.0 / EARTH_RADIUS_M
 GROWTH = 4.0
-
-
-def _is_number(v: Any) -> bool:
-    return is_number(v)
-
-
-def _number(v: Any) -> float:
-    return number(v)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -229,11 +219,11 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
                        ("distanceMultiplier", "distance_multiplier")):
         if name in spec:
             v = spec[name]
-            if not _is_number(v):
+            if not is_number(v):
                 raise MongoError(ErrorCode.TypeMismatch, f"{name} must be a number")
-            if not _number(v) >= 0:
+            if not to_float(v) >= 0:
                 raise MongoError(ErrorCode.BadValue, f"{name} must be nonnegative")
-            setattr(out, attr, _number(v))
+            setattr(out, attr, to_float(v))
     if "query" in spec:
         if not isinstance(spec["query"], dict):
             raise MongoError(ErrorCode.TypeMismatch, "query must be an object")

@@ -16,53 +16,15 @@ import struct
 from typing import Any
 
 import bson
-from bson.binary import Binary
-from bson.code import Code
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
-from bson.max_key import MaxKey
-from bson.min_key import MinKey
-from bson.objectid import ObjectId
-from bson.regex import Regex
-from bson.timestamp import Timestamp
 
 from protocol.errors import MongoError
-from server.query.update_format import bson_repr
+from server.query.value_repr import bson_repr
+from server.query.values import canonical_type_order, is_number
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _canonical_type(v: Any) -> int:
-    if v is None:
-        return 5
-    if isinstance(v, bool):
-        return 40
-    if isinstance(v, (int, float, Int64, Decimal128)):
-        return 10
-    if isinstance(v, str):
-        return 15
-    if isinstance(v, (dict, DBRef)):
-        return 20
-    if isinstance(v, (list, tuple)):
-        return 25
-    if isinstance(v, (bytes, Binary)) or type(v).__name__ == "UUID":
-        return 30
-    if isinstance(v, ObjectId):
-        return 35
-    if isinstance(v, Timestamp):
-        return 47
-    if type(v).__name__ in ("datetime", "DatetimeMS"):
-        return 45
-    if isinstance(v, Regex) or type(v).__name__ == "Pattern":
-        return 50
-    if isinstance(v, Code):
-        return 65 if v.scope is not None else 60
-    if isinstance(v, MinKey):
-        return -1
-    if isinstance(v, MaxKey):
-        return 127
-    return 0
 
 
 def _safe_long(v: Any) -> int:
@@ -89,10 +51,10 @@ def _value_bytes(v: Any) -> bytes:
 
 
 def _add(md5, v: Any, name: str | None) -> None:
-    md5.update(struct.pack("<i", _canonical_type(v)))
+    md5.update(struct.pack("<i", canonical_type_order(v)))
     if name is not None:
         md5.update(name.encode() + b"\0")
-    if isinstance(v, (int, float, Int64, Decimal128)) and not isinstance(v, bool):
+    if is_number(v):
         md5.update(struct.pack("<q", _safe_long(v)))
         return
     if isinstance(v, DBRef):

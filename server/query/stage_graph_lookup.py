@@ -23,13 +23,13 @@ from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server.query.expressions import compile_expression
-from server.query.geo_parse import show
 from server.query.match import compile_filter
 from server.query.paths import get_path_values
 from server.query.pipeline import PipelineContext, Stage
 from server.query.sort import estimate_size
 from server.query.stage_group import group_key
 from server.query.stages import set_field
+from server.query.value_repr import bson_repr
 from server.query.values import MISSING, bson_type_name, is_number, to_float
 
 _STRING_ARGS = ("from", "as", "connectFromField", "connectToField", "depthField")
@@ -46,7 +46,7 @@ def _field_path(name: str, value: str) -> list[str]:
 
 
 def _render(spec: dict) -> str:
-    return show(spec)
+    return bson_repr(spec)
 
 
 def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:

@@ -22,7 +22,7 @@ from server.query.match import compile_filter, compile_value_predicate, is_opera
 from server.query.match_regex import is_regex
 from server.query.paths import PathNotViable, get_path, set_path, unset_path
 from server.query.sort import make_sort_key
-from server.query.update_format import bson_repr, id_repr
+from server.query.value_repr import bson_repr, id_repr
 from server.query.values import MISSING as _MISSING
 from server.query.values import bson_type_name, compare, equal, is_number, sort_key
 

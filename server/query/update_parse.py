@@ -16,7 +16,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.query.match import compile_filter
 from server.query.pipeline import PipelineContext, parse_pipeline
-from server.query.update_format import bson_repr
+from server.query.value_repr import bson_repr
 from server.query.values import bson_type_name, is_number
 
 __all__ = ["Update", "Action", "parse_update", "OPERATORS", "PIPELINE_STAGES"]
