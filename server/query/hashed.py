@@ -3,7 +3,8 @@
 The key of a value is the first 8 bytes (little-endian, signed) of the MD5 of: the seed (int32 0),
 the value's canonical BSON type (int32), then the value — numbers squashed to a 64-bit integer
 (``safeNumberLong``: truncated, NaN -> 0, clamped), documents and arrays element by element with
-their field names and a closing EOO, everything else as its BSON value bytes. So ``1``, ``1.0``,
+their field names and a closing EOO (its canonical type 0), code with scope as the code string then
+its scope like a document, everything else as its BSON value bytes. So ``1``, ``1.0``,
 ``Int64(1)`` and ``1.5`` share a key (the filter re-checks), and keys equal mongod's (``{check: 42}``
 hashes to -944302157085130861, the constant mongod checks at start-up).
 """
@@ -16,6 +17,7 @@ import struct
 from typing import Any
 
 import bson
+from bson.code import Code
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
@@ -59,11 +61,14 @@ def _add(md5, v: Any, name: str | None) -> None:
         return
     if isinstance(v, DBRef):
         v = v.as_doc()
+    if isinstance(v, Code) and v.scope is not None:
+        md5.update(str(v).encode() + b"\0")  # the code, then its scope like a sub-document
+        v = v.scope
     if isinstance(v, (dict, list, tuple)):
         items = v.items() if isinstance(v, dict) else ((str(i), x) for i, x in enumerate(v))
         for key, sub in items:
             _add(md5, sub, key)
-        md5.update(struct.pack("<i", 0) + b"\0")  # the closing EOO element
+        md5.update(struct.pack("<i", 0))  # the closing EOO element: its canonical type, no name
         return
     md5.update(_value_bytes(v))
 
