@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -174,8 +175,6 @@ if pytest is not None:
     @pytest.fixture
     def tidemark_db(tidemark_client, request: pytest.FixtureRequest):
         """A fresh database on the session server, named after the test and dropped afterwards."""
-        import re
-
         name = re.sub(r"[^A-Za-z0-9_]", "_", f"t_{request.node.name}")[:48] + f"_{os.getpid() % 10000}"
         tidemark_client.drop_database(name)
         yield tidemark_client[name]

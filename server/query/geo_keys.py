@@ -100,14 +100,18 @@ def cells_intervals(covering: Iterable) -> list[tuple[Int64, Int64]]:
             parent = parent.parent()
             points.add(parent.id())
     ranges += [(p, p) for p in points]
-    ranges.sort()
+    return [(cell_key(lo), cell_key(hi)) for lo, hi in _merged(ranges)]
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Inclusive integer ranges sorted, with overlapping and adjacent ones joined."""
     merged: list[list[int]] = []
-    for lo, hi in ranges:
+    for lo, hi in sorted(ranges):
         if merged and lo <= merged[-1][1] + 1:
             merged[-1][1] = max(merged[-1][1], hi)
         else:
             merged.append([lo, hi])
-    return [(cell_key(lo), cell_key(hi)) for lo, hi in merged]
+    return [(lo, hi) for lo, hi in merged]
 
 
 def cap_region(point: Any, radians: float) -> Any:
@@ -195,14 +199,7 @@ class Plane:
                 prefix = (prefix << 2) | (((ix >> i) & 1) << 1) | ((iy >> i) & 1)
             shift = 2 * (self.bits - level)
             out.append((prefix << shift, ((prefix + 1) << shift) - 1))
-        out.sort()
-        merged: list[list[int]] = []
-        for lo, hi in out:
-            if merged and lo <= merged[-1][1] + 1:
-                merged[-1][1] = max(merged[-1][1], hi)
-            else:
-                merged.append([lo, hi])
-        return [(Int64(lo), Int64(hi)) for lo, hi in merged]
+        return [(Int64(lo), Int64(hi)) for lo, hi in _merged(out)]
 
 
 def check_plane_spec(spec: dict) -> None:
