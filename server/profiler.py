@@ -32,6 +32,7 @@ from protocol.errors import MongoError
 from protocol.messages import RawDocuments, materialize
 from server import log
 from server.operations import command_report
+from server.query.match import compile_filter
 from server.top import command_namespace
 
 PROFILE_COLLECTION = "system.profile"
@@ -115,8 +116,6 @@ class Profiler:
             if flt == "unset":
                 self.filters.pop(db, None)
             else:
-                from server.query.match import compile_filter
-
                 self.filters[db] = (flt, compile_filter(flt))
         if level is not None:
             self.levels[db] = level

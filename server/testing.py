@@ -104,6 +104,8 @@ class TidemarkServer:
 
     # -- the server thread -------------------------------------------------------------------------
     def _run(self) -> None:
+        # The server's modules are imported when a server starts, not when pytest loads this plugin:
+        # every pytest run in an environment with Tidemark installed loads it.
         import uvloop
 
         loop = uvloop.new_event_loop()
@@ -115,7 +117,7 @@ class TidemarkServer:
             loop.close()
 
     async def _serve(self) -> None:
-        from server import log
+        from server import log  # see _run
         from server.app import App, StartupError
         from server.context import ServerOptions
 

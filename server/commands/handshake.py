@@ -12,6 +12,7 @@ import datetime
 import platform
 import ssl
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from protocol import compression
@@ -32,10 +33,8 @@ MAX_APP_NAME_BYTES = 128
 
 def tidemark_version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("tidemark")
-    except Exception:  # not installed as a distribution (e.g. run from a source tree)
+    except PackageNotFoundError:  # not installed as a distribution (e.g. run from a source tree)
         return "0.0.0"
 
 
