@@ -134,7 +134,7 @@ def decompress(message: bytes | bytearray) -> tuple[bytearray, int]:
         raise ParseError(ErrorCode.ProtocolError, f"Unsupported compressor id {cid}", request_id=request_id)
     try:
         frame = codec[2](memoryview(message)[HEADER_SIZE + COMPRESSED_PREFIX.size :], size)
-    except Exception:
+    except Exception:  # noqa: BLE001 - each library raises its own errors for corrupt input: all are the client's
         raise ParseError(
             ErrorCode.ProtocolError,
             f"Could not decompress the message with {codec[0]}: the data are corrupt or do not match "

@@ -76,7 +76,7 @@ def identical(a: Any, b: Any) -> bool:
         return a == b or (a != a and b != b)
     try:
         return bool(a == b)
-    except Exception:
+    except Exception:  # noqa: BLE001 - values without a usable == are simply not identical
         return False
 
 
