@@ -35,7 +35,6 @@ _HASHES = {SHA1: ("sha1", 16), SHA256: ("sha256", 28)}
 NONCE_BYTES = 24
 # No legitimate client message comes near this; bigger ones are refused before any parsing.
 MAX_CLIENT_MESSAGE = 8192
-MIN_ITERATIONS = 4096  # what drivers accept; the server parameters enforce mongod's own minimum (5000)
 
 
 class ScramError(Exception):

@@ -108,11 +108,6 @@ def same(a: Collation | None, b: Collation | None) -> bool:
     return a.spec == b.spec
 
 
-def spec_of(c: Collation | None) -> dict:
-    """The spec to show for ``c`` ({locale: "simple"} for the simple collation)."""
-    return {"locale": "simple"} if c is None else dict(c.spec)
-
-
 _cache: dict[tuple, Collation | None] = {}
 _cache_lock = threading.Lock()
 

@@ -31,14 +31,6 @@ from server.query.memory import BUFFER_LIMIT, approx_size, check_built
 from server.query.values import MISSING
 
 
-def _array_or_null(name, v, code, what="argument"):
-    if nullish(v):
-        return None
-    if type(v) is not list:
-        raise MongoError(code, f"{name}'s {what} must be an array, but is {type_name(v)}")
-    return v
-
-
 def compile_array_elem_at(args, cc):
     a, i = (cc(x) for x in check_arity("$arrayElemAt", args, 2))
 

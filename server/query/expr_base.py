@@ -161,14 +161,6 @@ def check_arity(name: str, args: Any, n: int) -> list:
     return lst
 
 
-def check_arity_range(name: str, args: Any, lo: int, hi: int) -> list:
-    lst = args_list(args)
-    if not lo <= len(lst) <= hi:
-        raise MongoError(16020 if lo == hi else 28667,
-                         f"Expression {name} takes at least {lo} arguments, and at most {hi}, but {len(lst)} were passed in.")
-    return lst
-
-
 def require_object(name: str, args: Any, allowed: set[str], required: tuple = ()) -> dict:
     """Named-argument operators: an object with only ``allowed`` keys and all ``required`` ones."""
     if not isinstance(args, dict):
@@ -180,10 +172,6 @@ def require_object(name: str, args: Any, allowed: set[str], required: tuple = ()
         if k not in args:
             raise MongoError(ErrorCode.FailedToParse, f"Missing '{k}' parameter to {name}")
     return args
-
-
-def not_supported(name: str) -> MongoError:
-    return MongoError(ErrorCode.QueryFeatureNotAllowed, f"{name} is not supported by Tidemark")
 
 
 def const(value: Any) -> Compiled:

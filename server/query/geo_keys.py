@@ -28,7 +28,6 @@ from server.query.geo_parse import GeoError, Shape, parse_stored
 from server.query.value_repr import bson_repr
 from server.query.values import is_number, to_float
 
-SPHERE_INDEX_VERSION = 3
 INDEX_MAX_LEVEL = 23  # about 1 m cells: finer detail is left to the exact filter
 INDEX_MAX_CELLS = 20
 QUERY_MAX_CELLS = 16
