@@ -46,6 +46,13 @@ def role_documents(roles: list[RoleName]) -> list[dict[str, str]]:
     return [{"role": role, "db": db} for role, db in roles]
 
 
+def with_roles(current: list[RoleName], roles: list[RoleName], *, grant: bool) -> list[RoleName]:
+    """``current`` with ``roles`` granted (appended when missing) or revoked (removed)."""
+    if grant:
+        return current + [r for r in roles if r not in current]
+    return [r for r in current if r not in roles]
+
+
 def check_roles_exist(graph: RoleGraph, roles: list[RoleName]) -> None:
     for role, db in roles:
         if not graph.exists((role, db)):

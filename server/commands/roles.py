@@ -137,9 +137,7 @@ async def _grant_revoke_roles(ctx: CommandContext, cmd: dict, command: str, gran
     roles = _roles(cmd, command, ctx.db, required=True)
 
     def change(privileges: dict, current: list[RoleName]):
-        if grant:
-            return privileges, current + [r for r in roles if r not in current]
-        return privileges, [r for r in current if r not in roles]
+        return privileges, accounts.with_roles(current, roles, grant=grant)
 
     await _update(ctx, command, role, change)
     return {}

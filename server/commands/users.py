@@ -152,11 +152,7 @@ async def _change_roles(ctx: CommandContext, cmd: dict, command: str, grant: boo
         accounts.check_roles_exist(await ctx.run_blocking(ctx.server.auth.graph), roles)
 
     def change(old: dict) -> dict:
-        current = role_list(old.get("roles"))
-        if grant:
-            current += [r for r in roles if r not in current]
-        else:
-            current = [r for r in current if r not in roles]
+        current = accounts.with_roles(role_list(old.get("roles")), roles, grant=grant)
         return {**old, "roles": accounts.role_documents(current)}
 
     if await write(ctx, store.update(store.USERS, store.user_id(db, user), change)) is None:
