@@ -29,7 +29,7 @@ class Interval:
 class Plan:
     """The chosen access path. ``intervals`` are in index key order (reverse=True scans them backwards)."""
 
-    kind: str  # "COLLSCAN" | "IXSCAN" | "OR" (an index union: one IXSCAN per $or branch, in `branches`)
+    kind: str  # "COLLSCAN" | "IXSCAN" | "OR" (an index union, see `branches`) | "TEXT" | "GEO_NEAR"
     index: dict | None = None
     intervals: list[Interval] = field(default_factory=list)
     reverse: bool = False

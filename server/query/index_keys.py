@@ -20,9 +20,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
 from server.query.collation import parse_collation
-from server.query.index_kinds import SpecialKeyer, is_special, key_direction
+from server.query.index_kinds import SpecialKeyer, is_special, key_direction, parallel_arrays
 from server.query.match import compile_filter
 from storage.keys import encode_key
 
@@ -122,10 +121,7 @@ class IndexKeyer:
         if self.sparse and not present:
             return [], False
         if len(array_fields) > 1:
-            raise MongoError(
-                ErrorCode.CannotIndexParallelArrays,
-                f"cannot index parallel arrays [{array_fields[1]}] [{array_fields[0]}]",
-            )
+            raise parallel_arrays(array_fields)
         seen: dict[bytes, tuple] = {}
         for combo in itertools.product(*per_field):
             key = self._encode(combo)

@@ -99,12 +99,17 @@ def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], b
             directions.append(1)
         per_field.append(vals)
     if len(array_fields) > 1:
-        raise MongoError(ErrorCode.CannotIndexParallelArrays,
-                         f"cannot index parallel arrays [{array_fields[1]}] [{array_fields[0]}]")
+        raise parallel_arrays(array_fields)
     seen: dict[bytes, tuple] = {}
     for combo in itertools.product(*per_field):
         seen.setdefault(encode_key(combo, directions), combo)
     return list(seen.items()), bool(array_fields)
+
+
+def parallel_arrays(array_fields: list[str]) -> MongoError:
+    """171: two fields of one compound key hold arrays (their keys would be a cross product)."""
+    return MongoError(ErrorCode.CannotIndexParallelArrays,
+                      f"cannot index parallel arrays [{array_fields[1]}] [{array_fields[0]}]")
 
 
 def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
