@@ -8,7 +8,7 @@ inside it -> 31249/31250; ``{$meta: ...}`` fields (textScore, geoNear*) are adde
 
 Paths go through arrays of documents (``{"a.b": 1}`` on ``{a: [{b: 1, c: 2}, 5]}`` gives
 ``{a: [{b: 1}]}``; scalars inside the array are dropped by inclusion, kept by exclusion).
-Computed fields (aggregation expressions, via query B's ``compile_expression``) are evaluated on
+Computed fields (aggregation expressions, via ``expressions.compile_expression``) are evaluated on
 the original document and appended after the kept fields; a MISSING result omits the field.
 Positional ``a.$`` needs ``filter=`` (the find filter): it keeps the first array element for
 which the filter matches when the array is reduced to that element.

@@ -61,7 +61,7 @@ class Update:
     actions: list[Action] = field(default_factory=list)
     replacement: dict | None = None
     pipeline: list | None = None
-    compiled_pipeline: list | None = None  # query B's parsed stages, reused for every document
+    compiled_pipeline: list | None = None  # the parsed pipeline stages, reused for every document
     array_filters: dict[str, Any] = field(default_factory=dict)  # identifier -> compiled predicate
     raw: Any = None
     collation: Any = None  # the command's collation.Collation (None = simple)
