@@ -25,7 +25,7 @@ from server.auth import resources as R
 from server.auth.pipelines import pipeline_privileges
 from server.auth.render import render_command
 from server.auth.session import LOCALHOST_PRIVILEGES, AuthSession, is_localhost, session_of
-from server.query.match_expr import truthy  # BSON trueValue(), as mongod reads $ownOps
+from server.query.expr_logic import truthy  # BSON trueValue(), as mongod reads $ownOps
 
 
 class Denied(Exception):

@@ -10,6 +10,7 @@ from typing import Any
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import field, missing, wrong_type
 from server.context import CommandContext, CommandSpec
 
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
@@ -17,24 +18,12 @@ DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
 
 def _cursor_id(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '{field}' is the wrong type '{type(value).__name__}', expected type 'long'",
-        )
+        raise wrong_type(field, value, "long")
     return int(value)
 
 
-def _collection(cmd: dict[str, Any], command: str, field: str) -> str:
-    if field not in cmd:
-        raise MongoError(
-            ErrorCode.IDLFailedToParse, f"BSON field '{command}.{field}' is missing but a required field"
-        )
-    value = cmd[field]
-    if not isinstance(value, str):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '{command}.{field}' is the wrong type '{type(value).__name__}', expected type 'string'",
-        )
+def _collection(cmd: dict[str, Any], command: str, name: str) -> str:
+    value = field(cmd, command, name, str, "string", required=True)
     if not value:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{cmd.get('$db')}.'")
     return value
@@ -45,11 +34,7 @@ def _batch_size(cmd: dict[str, Any]) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field 'getMore.batchSize' is the wrong type '{type(value).__name__}', expected types "
-            "'[long, int, decimal, double]'",
-        )
+        raise wrong_type("getMore.batchSize", value, ("long", "int", "decimal", "double"))
     if isinstance(value, float) and not math.isfinite(value):
         raise MongoError(ErrorCode.BadValue, "Unable to coerce NaN/Inf to integral type")
     if value < 0:
@@ -118,16 +103,9 @@ async def _await_batch(ctx: CommandContext, cursor, batch_size: int | None, max_
 
 async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     collection = _collection(cmd, "killCursors", "killCursors")
-    ids = cmd.get("cursors")
-    if ids is None:
-        raise MongoError(
-            ErrorCode.IDLFailedToParse, "BSON field 'killCursors.cursors' is missing but a required field"
-        )
-    if not isinstance(ids, list):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field 'killCursors.cursors' is the wrong type '{type(ids).__name__}', expected type 'array'",
-        )
+    if cmd.get("cursors") is None:
+        raise missing("killCursors.cursors")
+    ids = field(cmd, "killCursors", "cursors", list, "array")
     ns = f"{ctx.db}.{collection}"
     registry = ctx.server.cursors
     killed: list[Int64] = []

@@ -19,7 +19,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
 from server.query.match import compile_filter
-from server.query.match_expr import truthy
+from server.query.expr_logic import truthy
 
 _CURRENT_OP_FLAGS = ("$all", "$ownOps", "$truncateOps")
 
