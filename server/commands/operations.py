@@ -18,8 +18,8 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
-from server.query.match import compile_filter
 from server.query.expr_logic import truthy
+from server.query.match import compile_filter
 
 _CURRENT_OP_FLAGS = ("$all", "$ownOps", "$truncateOps")
 
