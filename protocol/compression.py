@@ -2,8 +2,8 @@
 
 A compressed frame is ``header(opCode=2012) | int32 originalOpcode | int32 uncompressedSize |
 uint8 compressorId | compressed body``; the body is the original message without its header.
-zlib is always available; snappy and zstd only when their libraries import. The server
-advertises only what is available (see :func:`negotiate`).
+snappy, zstd and zlib are all available (python-snappy/cramjam and zstandard are dependencies); the
+server advertises the ones a client asks for, in the client's order (see :func:`negotiate`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ import struct
 import threading
 import zlib
 from collections.abc import Callable, Iterable
+
+import cramjam  # python-snappy's engine, used directly to decompress into a bounded buffer
+import snappy
+import zstandard
 
 from protocol.errors import ErrorCode
 from protocol.framing import HEADER, HEADER_SIZE, MAX_MESSAGE_SIZE, OpCode, ParseError
@@ -46,8 +50,6 @@ def _zlib_decompress(data: memoryview, size: int) -> bytearray:
 
 
 def _snappy_decompress(data: memoryview, size: int) -> bytearray:
-    import cramjam
-
     declared = cramjam.snappy.decompress_raw_len(data)  # the block's own length preamble
     if declared != size:
         raise ValueError(f"the snappy block declares {declared} bytes")
@@ -58,15 +60,13 @@ def _snappy_decompress(data: memoryview, size: int) -> bytearray:
 
 
 def _zstd_decompress(data: memoryview, size: int) -> bytearray:
-    import zstandard
-
     declared = zstandard.frame_content_size(data)  # -1: the frame does not say
     if declared not in (-1, size):
         raise ValueError(f"the zstd frame declares {declared} bytes")
     frame, out = _frame_buffer(size)
     # stream_reader decompresses into ``out`` without trusting any size in the frame (decompress()
     # would allocate what the frame header declares, ignoring max_output_size).
-    with _zstd().decompressor.stream_reader(data, read_across_frames=True) as reader:
+    with _ZSTD.decompressor.stream_reader(data, read_across_frames=True) as reader:
         if reader.readinto(out) != size or reader.read(1):
             raise ValueError("the data do not decompress to the declared size")
     return frame
@@ -85,52 +85,26 @@ class _ZstdContexts(threading.local):
     (de)compressed on the event loop and in the thread pool: one pair per thread."""
 
     def __init__(self) -> None:
-        import zstandard
-
         self.compressor = zstandard.ZstdCompressor(level=1)
         self.decompressor = zstandard.ZstdDecompressor()
 
 
-_zstd_contexts: _ZstdContexts | None = None
-
-
-def _zstd() -> _ZstdContexts:
-    global _zstd_contexts
-    if _zstd_contexts is None:
-        _zstd_contexts = _ZstdContexts()
-    return _zstd_contexts
+_ZSTD = _ZstdContexts()
 
 
 def _zstd_compress(data: bytes) -> bytes:
-    return _zstd().compressor.compress(data)
+    return _ZSTD.compressor.compress(data)
 
 
-def _build_codecs() -> dict[str, tuple[int, Callable[[bytes], bytes], Decompressor]]:
-    codecs: dict[str, tuple[int, Callable[[bytes], bytes], Decompressor]] = {
-        "zlib": (ZLIB, lambda data: zlib.compress(data, 6), _zlib_decompress),
-    }
-    try:
-        import cramjam  # noqa: F401 - python-snappy's engine, used directly for bounded output
-        import snappy
-    except ImportError:  # pragma: no cover - the package is a declared dependency
-        pass
-    else:
-        codecs["snappy"] = (SNAPPY, snappy.compress, _snappy_decompress)
-    try:
-        import zstandard  # noqa: F401
-    except ImportError:  # pragma: no cover
-        pass
-    else:
-        codecs["zstd"] = (ZSTD, _zstd_compress, _zstd_decompress)
-    return codecs
-
-
-_CODECS = _build_codecs()
+_CODECS: dict[str, tuple[int, Callable[[bytes], bytes], Decompressor]] = {
+    "snappy": (SNAPPY, snappy.compress, _snappy_decompress),
+    "zstd": (ZSTD, _zstd_compress, _zstd_decompress),
+    "zlib": (ZLIB, lambda data: zlib.compress(data, 6), _zlib_decompress),
+}
 _BY_ID = {cid: (name, comp, decomp) for name, (cid, comp, decomp) in _CODECS.items()}
-
 _BY_ID[NOOP] = ("noop", lambda data: data, _noop_decompress)
 
-AVAILABLE: tuple[str, ...] = tuple(name for name in ("snappy", "zstd", "zlib") if name in _CODECS)
+AVAILABLE: tuple[str, ...] = tuple(_CODECS)
 
 
 def negotiate(requested: Iterable[object]) -> list[str]:
@@ -160,7 +134,7 @@ def decompress(message: bytes | bytearray) -> tuple[bytearray, int]:
         raise ParseError(ErrorCode.ProtocolError, f"Unsupported compressor id {cid}", request_id=request_id)
     try:
         frame = codec[2](memoryview(message)[HEADER_SIZE + COMPRESSED_PREFIX.size :], size)
-    except Exception:
+    except Exception:  # noqa: BLE001 - each library raises its own errors for corrupt input: all are the client's
         raise ParseError(
             ErrorCode.ProtocolError,
             f"Could not decompress the message with {codec[0]}: the data are corrupt or do not match "

@@ -133,7 +133,7 @@ class RawDocuments:
         if self._decoded is None:
             try:
                 self._decoded = sliced_decode.decode_all(memoryview(self.buffer)[self.start:self.end])
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - bytes the client sent: whatever the decoder raises is 22
                 raise ParseError(ErrorCode.InvalidBSON,
                                  f"Invalid BSON in document sequence '{self.identifier}': {exc}") from None
         return self._decoded
@@ -156,7 +156,7 @@ def _decode_document(view: memoryview, pos: int, end: int, what: str, request_id
         )
     try:
         return sliced_decode.decode(view[pos : pos + size]), pos + size
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - bytes the client sent: whatever the decoder raises is 22
         raise ParseError(
             ErrorCode.InvalidBSON, f"Invalid BSON in {what}: {exc}", request_id=request_id
         ) from None

@@ -138,10 +138,12 @@ def run_pipeline(pipeline, source, pctx):
 
 
 def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
-                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None):
+                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None,
+                     conn: Any = None):
     """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...).
     ``collation``: the pipeline's ``collation.Collation`` (None = simple); foreign collections read
-    by $lookup/$unionWith are compared under it too, as in mongod."""
+    by $lookup/$unionWith are compared under it too, as in mongod. ``conn``: the caller's
+    ConnectionInfo (``$currentOp`` without ``allUsers`` lists only its user's operations)."""
     from server.query.pipeline import PipelineContext
 
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
@@ -165,7 +167,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs["merge_into"] = lambda spec, docs: _merge_into(server, db, spec, docs)
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
-    kwargs["current_op"] = lambda options: _current_op_docs(server, options)
+    kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)
     # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
     kwargs["extra_stages"] = extra_stages if extra_stages is not None else ts.EXTRA_STAGES
     try:
@@ -177,10 +179,11 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
         return PipelineContext(**kwargs)
 
 
-def _current_op_docs(server, options: dict) -> list[dict]:
+def _current_op_docs(server, conn, options: dict) -> list[dict]:
     from server.commands.operations import report
 
-    return report(server, idle_connections=options.get("idleConnections", False),
+    return report(server, conn, all_users=options.get("allUsers", False),
+                  idle_connections=options.get("idleConnections", False),
                   idle_cursors=options.get("idleCursors", False), truncate=options.get("truncateOps", False))
 
 

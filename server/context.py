@@ -20,6 +20,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from server.arguments import GENERIC_ARGUMENTS  # noqa: F401 - transitional: commands/operations.py and crud.py (other branches) import it from here
 from server.failpoints import FailPoints
 from server.operations import Operation, OperationRegistry
 from server.profiler import Profiler
@@ -241,36 +242,3 @@ class CommandContext:
     @property
     def params(self) -> ServerParams:
         return self.server.params
-
-
-# Arguments any command may carry that are not parameters of the command itself (mongod's
-# "generic arguments"). Handlers that reject unknown fields must ignore these.
-GENERIC_ARGUMENTS = frozenset(
-    {
-        "$db",
-        "lsid",
-        "txnNumber",
-        "autocommit",
-        "startTransaction",
-        "stmtId",
-        "$clusterTime",
-        "$readPreference",
-        "readConcern",
-        "writeConcern",
-        "maxTimeMS",
-        "comment",
-        "apiVersion",
-        "apiStrict",
-        "apiDeprecationErrors",
-        "$audit",
-        "$client",
-        "$configServerState",
-        "$gleStats",
-        "$oplogQueryData",
-        "$replData",
-        "clientOperationKey",
-        "mayBypassWriteBlocking",
-        "help",
-        "backpressure",
-    }
-)

@@ -21,6 +21,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.arguments import GENERIC_ARGUMENTS
 from server.auth.rules import authorize
 from server.commands import (
     admin,
@@ -44,7 +45,6 @@ from server.commands import (
 )
 from server.commands.concerns import check_concerns
 from server.context import (
-    GENERIC_ARGUMENTS,
     CloseConnection,
     CommandContext,
     CommandSpec,

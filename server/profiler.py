@@ -28,10 +28,11 @@ from bson.binary import UuidRepresentation
 from bson.int64 import Int64
 
 from protocol.codec import encode
-from protocol.errors import ErrorCode, MongoError
+from protocol.errors import MongoError
 from protocol.messages import RawDocuments, materialize
 from server import log
 from server.operations import command_report
+from server.query.match import compile_filter
 from server.top import command_namespace
 
 PROFILE_COLLECTION = "system.profile"
@@ -115,8 +116,6 @@ class Profiler:
             if flt == "unset":
                 self.filters.pop(db, None)
             else:
-                from server.query.match import compile_filter
-
                 self.filters[db] = (flt, compile_filter(flt))
         if level is not None:
             self.levels[db] = level
@@ -245,6 +244,8 @@ class Profiler:
 def ensure_profile_collection(w, db: str):
     """``<db>.system.profile``, created as mongod does: capped, 1 MB, without an ``_id`` index (its
     entries have no ``_id``)."""
+    # Imported here: the profile collection is written with the commands layer's capped-collection
+    # rules, while this module is part of the server state every command module imports (a real cycle).
     from server.commands import capped
 
     ns = f"{db}.{PROFILE_COLLECTION}"
@@ -256,7 +257,7 @@ def ensure_profile_collection(w, db: str):
 
 
 def write_entry(w, db: str, entry: dict) -> None:
-    from server.commands import capped
+    from server.commands import capped  # see ensure_profile_collection
 
     capped.insert_documents(w, ensure_profile_collection(w, db), [entry])
 
@@ -365,12 +366,3 @@ def _truncate(value: dict | list, budget: int) -> tuple[Any, dict]:
             info[str(key)] = {"type": _type_name(item), "size": _json_size(item)}
         break
     return (dict(kept) if isinstance(value, dict) else [item for _key, item in kept]), info
-
-
-def check_level(value: Any) -> int:
-    """The ``profile`` command's level (any integer; outside 0..2 only reads the settings)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field 'profile.profile' is the wrong type '{type(value).__name__}', "
-                         "expected types '[long, int, decimal, double]'")
-    return int(value)

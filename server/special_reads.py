@@ -10,22 +10,20 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.query import docmeta
 from server.query import plan as planner
-
-
-def _q(name: str):
-    return importlib.import_module(f"server.query.{name}")
+from server.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite
+from server.query.match import compile_filter
+from server.query.pipeline import parse_pipeline
+from server.query.plan_special import mentions_special
 
 
 def with_meta(variables: dict | None, pipeline: list) -> tuple[dict | None, Any]:
     """The read's variables with a DocMeta table when the pipeline asks for ``$meta``."""
-    from server.query import docmeta
-
     if not docmeta.mentions_meta(pipeline):
         return variables, None
     meta = docmeta.DocMeta()
@@ -39,20 +37,14 @@ def timeseries_special(full: list, variables: dict | None) -> list:
         if "$match" in full[0] and isinstance(full[0]["$match"], dict):
             if "$text" in full[0]["$match"]:
                 raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
-            from server.query.pipeline import parse_pipeline
-
             parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
         if "$geoNear" in full[0]:
-            from server.query.geo_near import timeseries_rewrite
-
             return timeseries_rewrite(full[0]["$geoNear"], variables) + full[1:]
     return full
 
 
 def geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, stats: dict):
     """A leading ``$geoNear``: the near query on its key AND its ``query``, each result decorated."""
-    from server.query.geo_near import geo_near_key, parse_geo_near
-
     spec = parse_geo_near(raw, variables)
     key = spec.key or geo_near_key(list(info.indexes))
     flt: dict = {key: spec.near_condition()}
@@ -63,17 +55,15 @@ def geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, s
     plan.special.output = spec.output()
     source = C.plan_docs(engine, info, plan, stats=stats)
     if spec.query:
-        source = filter(_q("match").compile_filter(spec.query, variables=variables), source)
+        source = filter(compile_filter(spec.query, variables=variables), source)
     return plan, source
 
 
 def find_meta(projection: Any, sort: Any, flt: dict, let: dict | None) -> tuple[Any, dict | None]:
     """A DocMeta table (and the variables that carry it) when the projection or sort asks for $meta."""
-    from server.query import docmeta
-
     if not (docmeta.mentions_meta(projection) or docmeta.mentions_meta(sort)):
         return None, let
-    if "textScore" in repr((projection, sort)) and not (flt and _q("plan_special").mentions_special(flt)
+    if "textScore" in repr((projection, sort)) and not (flt and mentions_special(flt)
                                                         and "$text" in repr(flt)):
         raise MongoError(40218, "query requires text score metadata, but it is not available")
     meta = docmeta.DocMeta()

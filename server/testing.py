@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -103,6 +104,8 @@ class TidemarkServer:
 
     # -- the server thread -------------------------------------------------------------------------
     def _run(self) -> None:
+        # The server's modules are imported when a server starts, not when pytest loads this plugin:
+        # every pytest run in an environment with Tidemark installed loads it.
         import uvloop
 
         loop = uvloop.new_event_loop()
@@ -114,7 +117,7 @@ class TidemarkServer:
             loop.close()
 
     async def _serve(self) -> None:
-        from server import log
+        from server import log  # see _run
         from server.app import App, StartupError
         from server.context import ServerOptions
 
@@ -174,8 +177,6 @@ if pytest is not None:
     @pytest.fixture
     def tidemark_db(tidemark_client, request: pytest.FixtureRequest):
         """A fresh database on the session server, named after the test and dropped afterwards."""
-        import re
-
         name = re.sub(r"[^A-Za-z0-9_]", "_", f"t_{request.node.name}")[:48] + f"_{os.getpid() % 10000}"
         tidemark_client.drop_database(name)
         yield tidemark_client[name]

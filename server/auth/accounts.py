@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import wrong_type
 from server.auth import builtin_roles as B
 from server.auth import resources as R
 from server.auth import scram, store
@@ -20,10 +21,7 @@ from server.auth.manager import RoleGraph, RoleName, role_list
 def role_names(value: Any, default_db: str, command: str, field: str = "roles") -> list[RoleName]:
     """``["r", {role, db}]`` -> [(role, db)]; a bare name means a role of ``default_db``."""
     if not isinstance(value, list):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '{command}.{field}' is the wrong type '{type(value).__name__}', expected type 'array'",
-        )
+        raise wrong_type(f"{command}.{field}", value, "array")
     out: list[RoleName] = []
     for entry in value:
         if isinstance(entry, str):
@@ -46,6 +44,13 @@ def role_names(value: Any, default_db: str, command: str, field: str = "roles") 
 
 def role_documents(roles: list[RoleName]) -> list[dict[str, str]]:
     return [{"role": role, "db": db} for role, db in roles]
+
+
+def with_roles(current: list[RoleName], roles: list[RoleName], *, grant: bool) -> list[RoleName]:
+    """``current`` with ``roles`` granted (appended when missing) or revoked (removed)."""
+    if grant:
+        return current + [r for r in roles if r not in current]
+    return [r for r in current if r not in roles]
 
 
 def check_roles_exist(graph: RoleGraph, roles: list[RoleName]) -> None:
@@ -166,24 +171,16 @@ def users_info_targets(value: Any, db: str) -> list[tuple[str, str]] | str:
         if value.get("forAllDBs") is not True or len(value) != 1:
             raise MongoError(ErrorCode.BadValue, "\"forAllDBs\" must be true")
         return "all"
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 1:
-        return "db"
-    entries = value if isinstance(value, list) else [value]
-    out = []
-    for entry in entries:
-        if isinstance(entry, str):
-            out.append((entry, db))
-        elif isinstance(entry, dict) and isinstance(entry.get("user"), str) and isinstance(entry.get("db"), str):
-            out.append((entry["user"], entry["db"]))
-        else:
-            raise MongoError(ErrorCode.BadValue,
-                             "User name must be either a string or an object of the form {user: \"<user>\", "
-                             "db: \"<db>\"}")
-    return out
+    return _info_targets(value, db, "user")
 
 
 def roles_info_targets(value: Any, db: str) -> list[RoleName] | str:
     """"db" (every role of the database) or a list of (role, db)."""
+    return _info_targets(value, db, "role")
+
+
+def _info_targets(value: Any, db: str, kind: str) -> list[tuple[str, str]] | str:
+    """``1`` -> "db"; a name, ``{<kind>: name, db: db}`` or a list of them -> [(name, db)]."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 1:
         return "db"
     entries = value if isinstance(value, list) else [value]
@@ -191,10 +188,10 @@ def roles_info_targets(value: Any, db: str) -> list[RoleName] | str:
     for entry in entries:
         if isinstance(entry, str):
             out.append((entry, db))
-        elif isinstance(entry, dict) and isinstance(entry.get("role"), str) and isinstance(entry.get("db"), str):
-            out.append((entry["role"], entry["db"]))
+        elif isinstance(entry, dict) and isinstance(entry.get(kind), str) and isinstance(entry.get("db"), str):
+            out.append((entry[kind], entry["db"]))
         else:
             raise MongoError(ErrorCode.BadValue,
-                             "Role name must be either a string or an object of the form {role: \"<role>\", "
-                             "db: \"<db>\"}")
+                             f"{kind.capitalize()} name must be either a string or an object of the form "
+                             f"{{{kind}: \"<{kind}>\", db: \"<db>\"}}")
     return out

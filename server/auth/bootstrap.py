@@ -14,11 +14,10 @@ import sys
 
 from server.auth import accounts, store
 from server.params import ServerParams
+from storage.engine import open_engine
 
 
 def create_root_user(dbpath: str, username: str, password: str) -> None:
-    from storage.engine import open_engine
-
     params = ServerParams()
     creds = accounts.credentials(username, password, accounts.mechanisms_arg(
         None, params["authenticationMechanisms"], "createUser"), True, params)

@@ -121,10 +121,6 @@ def is_authorized(privileges: Privileges, target: Pattern, actions: Iterable[str
     return "anyAction" in have or all(action in have for action in actions)
 
 
-def has_any_action(privileges: Privileges, target: Pattern) -> bool:
-    return bool(actions_on(privileges, target))
-
-
 def merge(into: dict[Pattern, frozenset], privileges: Mapping[Pattern, Iterable[str]]) -> None:
     """Add ``privileges`` to ``into`` (actions of one pattern are unioned)."""
     for pattern, actions in privileges.items():

@@ -27,6 +27,7 @@ from bson.binary import Binary
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.arguments import field, wrong_type
 from server.auth import scram
 from server.auth.session import Conversation, session_of
 
@@ -37,21 +38,9 @@ CommandContext = Any
 AUTH_FAILED = "Authentication failed."
 
 
-def _field(cmd: dict, command: str, name: str, kind: type | tuple, expected: str) -> Any:
-    if name not in cmd:
-        raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '{command}.{name}' is missing but a required field")
-    value = cmd[name]
-    if isinstance(value, bool) or not isinstance(value, kind):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '{command}.{name}' is the wrong type '{type(value).__name__}', expected {expected}",
-        )
-    return value
-
-
 def _payload(cmd: dict, command: str) -> tuple[bytes, bool]:
     """(payload bytes, answer as base64 string?)."""
-    value = _field(cmd, command, "payload", (bytes, str), "types '[string, binData]'")
+    value = field(cmd, command, "payload", (bytes, str), ("string", "binData"), required=True)
     if isinstance(value, str):
         try:
             return base64.b64decode(value, validate=True), True
@@ -88,11 +77,11 @@ def _fail(ctx: CommandContext, conv: Conversation, principal: str, reason: str) 
 async def start(ctx: CommandContext, cmd: dict, db: str, *, speculative: bool = False) -> dict[str, Any]:
     """Run a saslStart (``cmd`` is the command, or hello's ``speculativeAuthenticate`` document)."""
     command = "saslStart"
-    mechanism = _field(cmd, command, "mechanism", str, "type 'string'")
+    mechanism = field(cmd, command, "mechanism", str, "string", required=True)
     payload, as_text = _payload(cmd, command)
     options = cmd.get("options") or {}
     if not isinstance(options, dict):
-        raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{command}.options' is the wrong type, expected type 'object'")
+        raise wrong_type(f"{command}.options", options, "object")
     if mechanism not in scram.MECHANISMS or mechanism not in ctx.params["authenticationMechanisms"]:
         raise MongoError(
             ErrorCode.MechanismUnavailable, f"Received authentication for mechanism {mechanism} which is not enabled"
@@ -123,7 +112,7 @@ async def start(ctx: CommandContext, cmd: dict, db: str, *, speculative: bool = 
 
 async def proceed(ctx: CommandContext, cmd: dict) -> dict[str, Any]:
     """Run a saslContinue."""
-    conversation_id = _field(cmd, "saslContinue", "conversationId", int, "type 'int'")
+    conversation_id = field(cmd, "saslContinue", "conversationId", int, "int", required=True)
     payload, as_text = _payload(cmd, "saslContinue")
     session = session_of(ctx.conn)
     conv = session.conversation

@@ -35,7 +35,6 @@ _HASHES = {SHA1: ("sha1", 16), SHA256: ("sha256", 28)}
 NONCE_BYTES = 24
 # No legitimate client message comes near this; bigger ones are refused before any parsing.
 MAX_CLIENT_MESSAGE = 8192
-MIN_ITERATIONS = 4096  # what drivers accept; the server parameters enforce mongod's own minimum (5000)
 
 
 class ScramError(Exception):
@@ -125,14 +124,19 @@ def _decode_name(value: str) -> str:
     return "".join(out)
 
 
+def _client_text(payload: bytes, which: str, encoding: str, described: str) -> str:
+    """A client message as text, refused when over ``MAX_CLIENT_MESSAGE`` bytes or not ``encoding``."""
+    if len(payload) > MAX_CLIENT_MESSAGE:
+        raise ScramError(f"SCRAM {which} message is too large")
+    try:
+        return payload.decode(encoding)
+    except UnicodeDecodeError:
+        raise ScramError(f"SCRAM {which} message is not {described}") from None
+
+
 def parse_client_first(payload: bytes) -> tuple[str, str, str, str]:
     """(gs2 header, client-first-bare, user name, client nonce) of a client-first message."""
-    if len(payload) > MAX_CLIENT_MESSAGE:
-        raise ScramError("SCRAM client-first message is too large")
-    try:
-        text = payload.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ScramError("SCRAM client-first message is not valid UTF-8") from None
+    text = _client_text(payload, "client-first", "utf-8", "valid UTF-8")
     flag, sep, rest = text.partition(",")
     if not sep:
         raise ScramError("Incorrect number of arguments for first SCRAM client message")
@@ -227,12 +231,7 @@ class ServerConversation:
         return self._server_first.encode()
 
     def _final(self, payload: bytes) -> bytes:
-        if len(payload) > MAX_CLIENT_MESSAGE:
-            raise ScramError("SCRAM client-final message is too large")
-        try:
-            text = payload.decode("ascii")
-        except UnicodeDecodeError:
-            raise ScramError("SCRAM client-final message is not ASCII") from None
+        text = _client_text(payload, "client-final", "ascii", "ASCII")
         attrs = _attributes(text, "client-final")
         if len(attrs) < 3 or attrs[0][0] != "c" or attrs[1][0] != "r" or attrs[-1][0] != "p":
             raise ScramError("Incorrect SCRAM client-final message: expected c=, r= and p=")

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol import codec
-from server.query import plan
+from server.query import index_keys
 from storage.errors import DuplicateKey
 
 USERS = "admin.system.users"
@@ -67,7 +67,7 @@ def _find(r: Any, ns: str, _id: str) -> tuple[bytes | None, dict | None]:
     info = r.get_collection(ns)
     if info is None:
         return None, None
-    key = plan.index_key_map([info.index_spec("_id_")], {"_id": _id})["_id_"][0]
+    key = index_keys.index_key_map([info.index_spec("_id_")], {"_id": _id})["_id_"][0]
     for _, rid in r.index_scan(info, "_id_", key, key):
         data = r.get(info, rid)
         if data is not None:
@@ -89,7 +89,7 @@ def insert(ns: str, doc: dict) -> Callable[[Any], None]:
     def fn(w: Any) -> None:
         info = _collection(w, ns)
         try:
-            w.insert(info, codec.encode(doc), plan.index_key_map(info.indexes, doc))
+            w.insert(info, codec.encode(doc), index_keys.index_key_map(info.indexes, doc))
         except DuplicateKey:
             raise AlreadyExists(doc["_id"]) from None
 
@@ -108,8 +108,8 @@ def update(ns: str, _id: str, change: Callable[[dict], dict | None]) -> Callable
         if new is None:
             return old
         info = w.get_collection(ns)
-        w.update(info, rid, codec.encode(new), plan.index_key_map(info.indexes, old),
-                 plan.index_key_map(info.indexes, new))
+        w.update(info, rid, codec.encode(new), index_keys.index_key_map(info.indexes, old),
+                 index_keys.index_key_map(info.indexes, new))
         return new
 
     return fn
@@ -128,7 +128,7 @@ def delete(ns: str, predicate: Callable[[dict], bool]) -> Callable[[Any], list[d
             if predicate(doc):
                 doomed.append((rid, doc))
         for rid, doc in doomed:
-            w.delete(info, rid, plan.index_key_map(info.indexes, doc))
+            w.delete(info, rid, index_keys.index_key_map(info.indexes, doc))
         return [doc for _, doc in doomed]
 
     return fn

@@ -19,10 +19,11 @@ from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.arguments import GENERIC_ARGUMENTS
 from server.auth.rules import OPEN, RULES
 from server.auth.session import auth_info
 from server.commands.handshake import MONGODB_VERSION
-from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
+from server.context import CommandContext, CommandSpec
 
 _PROCESS = psutil.Process()
 

@@ -97,7 +97,7 @@ async def aggregate(ctx, cmd: dict) -> dict:
                                            allow_disk_use=allow_disk)
             return access.run_pipeline(pipeline[1:], sessions, pctx)
         if name is None:
-            return _db_level(ctx.server, db, pipeline, let, allow_disk, collation)
+            return _db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)
         access.check_output_stage(ctx.server, db, pipeline)
         result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
                                   allow_disk_use=allow_disk, ctx=ctx, collation=collation)
@@ -116,7 +116,7 @@ def _evaluate_let(let: dict | None) -> dict:
     return evaluate_let(let)
 
 
-def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=None) -> Iterator[dict]:
+def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:
     """``aggregate: 1``: the pipeline must start with a stage that needs no collection."""
     if not pipeline or not isinstance(pipeline[0], dict) or not (
             {"$documents", "$currentOp", "$listLocalSessions", "$changeStream"} & set(pipeline[0])):
@@ -128,7 +128,7 @@ def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=
     if "$documents" not in pipeline[0] and "$currentOp" not in pipeline[0]:
         raise MongoError(ErrorCode.CommandNotSupported, f"{next(iter(pipeline[0]))} is not supported by Tidemark")
     pctx = access.pipeline_context(server, db, "$cmd.aggregate", variables=let, allow_disk_use=allow_disk,
-                                   collation=C.effective_collation(collation, None))
+                                   collation=C.effective_collation(collation, None), conn=conn)
     return access.run_pipeline(pipeline, iter(()), pctx)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.arguments import field
 from server.auth import sasl
 from server.auth.session import session_of
 from server.context import CommandContext, CommandSpec
@@ -28,14 +29,7 @@ async def sasl_continue(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
 
 
 async def authenticate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    if "mechanism" not in cmd:
-        raise MongoError(ErrorCode.IDLFailedToParse, "BSON field 'authenticate.mechanism' is missing but a required field")
-    mechanism = cmd["mechanism"]
-    if not isinstance(mechanism, str):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field 'authenticate.mechanism' is the wrong type '{type(mechanism).__name__}', expected type 'string'",
-        )
+    mechanism = field(cmd, "authenticate", "mechanism", str, "string", required=True)
     user = cmd.get("user") if isinstance(cmd.get("user"), str) else ""
     reason = ("No verified subject name available from client" if mechanism == "MONGODB-X509"
               else f"Unsupported mechanism: {mechanism}")

@@ -23,6 +23,7 @@ from bson.decimal128 import Decimal128
 
 from protocol.codec import decode
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import wrong_type
 from server.commands import _collection as C
 from server.context import CommandSpec
 
@@ -55,10 +56,8 @@ def _number(cmd: dict, field: str, command: str, *, allow_bool: bool = False):
         return None
     ok = isinstance(value, int | float | Decimal128) and (allow_bool or not isinstance(value, bool))
     if not ok:
-        expected = "[bool, long, int, decimal, double]" if allow_bool else "[long, int, decimal, double]"
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field '{command}.{field}' is the wrong type '{C.type_name(value)}', "
-                         f"expected types '{expected}'")
+        numbers = ("long", "int", "decimal", "double")
+        raise wrong_type(f"{command}.{field}", value, ("bool", *numbers) if allow_bool else numbers)
     if isinstance(value, Decimal128):
         value = value.to_decimal()
     return value
@@ -92,11 +91,16 @@ def parse_create_options(cmd: dict, command: str = "create") -> dict:
         return {}
     options: dict = {"capped": True, "size": adjusted_size(size)}
     if max_docs is not None:
-        max_docs = int(max_docs)
-        if max_docs > MAX_DOCS:
-            raise MongoError(ErrorCode.BadValue, "max in a capped collection has to be < 2^31 or not set")
-        options["max"] = max_docs if max_docs > 0 else MAX_DOCS
+        options["max"] = _max_docs(max_docs)
     return options
+
+
+def _max_docs(value) -> int:
+    """A ``max`` / ``cappedMax``: below 2^31; zero or negative means no document limit."""
+    max_docs = int(value)
+    if max_docs > MAX_DOCS:
+        raise MongoError(ErrorCode.BadValue, "max in a capped collection has to be < 2^31 or not set")
+    return max_docs if max_docs > 0 else MAX_DOCS
 
 
 def parse_coll_mod(cmd: dict) -> dict:
@@ -109,10 +113,7 @@ def parse_coll_mod(cmd: dict) -> dict:
         changes["size"] = adjusted_size(size)
     max_docs = _number(cmd, "cappedMax", "collMod")
     if max_docs is not None:
-        max_docs = int(max_docs)
-        if max_docs > MAX_DOCS:
-            raise MongoError(ErrorCode.BadValue, "max in a capped collection has to be < 2^31 or not set")
-        changes["max"] = max_docs if max_docs > 0 else MAX_DOCS
+        changes["max"] = _max_docs(max_docs)
     return changes
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.expr_base import type_name
 
 __all__ = ["check_concerns"]
 
@@ -31,24 +32,15 @@ def check_concerns(cmd: dict) -> None:
         _check_write_concern(write)
 
 
-def _type_name(v: Any) -> str:
-    from server.query.values import bson_type_name
-
-    try:
-        return bson_type_name(v)
-    except TypeError:
-        return type(v).__name__
-
-
 def _check_read_concern(rc: Any) -> None:
     if not isinstance(rc, dict):
         raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field 'readConcern' is the wrong type '{_type_name(rc)}', expected type 'object'")
+                         f"BSON field 'readConcern' is the wrong type '{type_name(rc)}', expected type 'object'")
     level = rc.get("level")
     if level is not None:
         if not isinstance(level, str):
             raise MongoError(ErrorCode.TypeMismatch,
-                             f"BSON field 'readConcern.level' is the wrong type '{_type_name(level)}', "
+                             f"BSON field 'readConcern.level' is the wrong type '{type_name(level)}', "
                              "expected type 'string'")
         if level not in _LEVELS:
             raise MongoError(ErrorCode.FailedToParse,
@@ -68,7 +60,7 @@ def _check_read_concern(rc: Any) -> None:
 def _check_write_concern(wc: Any) -> None:
     if not isinstance(wc, dict):
         raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field 'writeConcern' is the wrong type '{_type_name(wc)}', expected type 'object'")
+                         f"BSON field 'writeConcern' is the wrong type '{type_name(wc)}', expected type 'object'")
     w = wc.get("w")
     if isinstance(w, bool) or w is None or isinstance(w, str):
         return

@@ -1,10 +1,13 @@
 """CRUD commands on regular collections: insert, find, update, delete, findAndModify, count, distinct.
 
-Writes: every statement of one command runs inside ONE ``engine.write`` function on the writer
-thread (one group commit). Matching, update application and index maintenance happen inside that
-function, so a read-modify-write (``$inc``, upsert) is atomic with respect to other writers: two
-concurrent upserts of the same key cannot both insert. Storage writes nothing for an operation that
-raises DuplicateKey, so a unique violation never leaves a partial document or index entry behind.
+Writes run as ``engine.write`` functions on the writer thread (one group commit each) of bounded
+work: an insert 2,000 documents per function, an update/delete as many statements as fit one slice
+budget, a long multi statement continuing in the next function (``_write_slices``); killOp and
+maxTimeMS are checked between functions. Matching, update application and index maintenance happen
+inside a function, so a read-modify-write (``$inc``, upsert) is atomic with respect to other
+writers: two concurrent upserts of the same key cannot both insert. Storage writes nothing for an
+operation that raises DuplicateKey, so a unique violation never leaves a partial document or index
+entry behind.
 
 Reads: ``find`` plans with ``server.query.plan`` (index or scan), always re-applies the full filter,
 then sorts/skips/limits/projects lazily; views and time-series views go through
@@ -26,6 +29,7 @@ from protocol.messages import RawDocuments, materialize
 from server import collections as access
 from server import tailable
 from server.commands import _collection as C
+from server.commands import _write_slices as slices
 from server.commands import capped
 from server.commands import timeseries as ts
 from server.context import CommandSpec
@@ -224,7 +228,11 @@ async def insert(ctx, cmd: dict) -> dict:
     n, errors = 0, []
     for start in range(0, len(prepared), INSERT_SLICE):
         if start:
-            ctx.check_deadline()  # a killOp or maxTimeMS stops a large insert between slices
+            try:
+                ctx.check_deadline()  # a killOp or maxTimeMS stops a large insert between slices
+            except MongoError as exc:
+                exc.extra["n"] = n  # what the committed slices inserted (see _write_slices)
+                raise
         part_n, part_errors = await _write(ctx, functools.partial(fn, part=prepared[start:start + INSERT_SLICE]))
         n += part_n
         errors += part_errors
@@ -335,44 +343,37 @@ async def update(ctx, cmd: dict) -> dict:
         raise C.view_write_error(ctx.db, name)
     statements = await ctx.run_heavy(_parse_updates, cmd, raw_statements, ordered, info)
     ns = C.ns_of(ctx.db, name)
+    update_mod = _q("update")
 
-    def fn(w):
-        update_mod = _q("update")
-        n = modified = 0
-        errors: list = []
-        upserted: list = []
-        for i, st in enumerate(statements):
-            try:
-                if isinstance(st, MongoError):
-                    raise st
-                coll = w.get_collection(ns)
-                matches = access.matches_in_txn(w, coll, st.q, st.match, hint=st.hint, multi=st.multi,
-                                                sort=st.sort, collation=st.collation) if coll is not None else []
-                if not matches:
-                    if st.upsert:
-                        new = access.upsert_doc(w, ns, st.q, st.update, bypass)
-                        upserted.append({"index": i, "_id": new["_id"]})
-                        n += 1
-                    continue
-                validator = None if bypass else C.validator_for(coll)
-                for rid, doc in matches:
-                    new, changed = update_mod.apply_update(doc, st.update, query=st.q)
-                    n += 1
-                    if changed:
-                        access.replace_doc(w, coll, rid, doc, new, validator)
-                        modified += 1
-            except MongoError as e:
-                errors.append(e.to_write_error(i))
-                if ordered:
-                    break
-        return n, modified, errors, upserted
+    def apply(w, coll, i: int, st: UpdateStatement, matches: list, out: slices.Slice) -> None:
+        validator = None if bypass or not matches else C.validator_for(coll)
+        for rid, doc in matches:
+            new, changed = update_mod.apply_update(doc, st.update, query=st.q)
+            out.n += 1
+            if changed:
+                access.replace_doc(w, coll, rid, doc, new, validator)
+                out.modified += 1
 
-    n, modified, errors, upserted = await write(ctx, fn)
-    reply = _reply(n, errors, nModified=modified)
-    if upserted:
+    def upsert(w, coll, i: int, st: UpdateStatement, spanned: bool, out: slices.Slice) -> None:
+        if not st.upsert:
+            return
+        late = access.matches_in_txn(w, coll, st.q, st.match, hint=st.hint, multi=False,
+                                     collation=st.collation) if spanned and coll is not None else []
+        if late:  # a matching document arrived while the scan ran in slices: update it, insert nothing
+            apply(w, coll, i, st, late, out)
+            return
+        new = access.upsert_doc(w, ns, st.q, st.update, bypass)
+        out.upserted.append({"index": i, "_id": new["_id"]})
+        out.n += 1
+
+    work = slices.Statements(ns, statements, ordered=ordered, apply=apply, unmatched=upsert,
+                             target=lambda st: (st.q, st.match, st.hint, st.collation, st.multi))
+    done = await work.run(ctx, modified=True, write=write)
+    reply = _reply(done.n, done.errors, nModified=done.modified)
+    if done.upserted:
         ctx.server.tailing.notify(ns)
-        reply["upserted"] = upserted
-        reply["nModified"] = modified
+        reply["upserted"] = done.upserted
+        reply["nModified"] = done.modified
     return reply
 
 
@@ -438,28 +439,18 @@ async def delete(ctx, cmd: dict) -> dict:
     parsed = await ctx.run_heavy(_parse_deletes, cmd, raw_statements, ordered, info)
     ns = C.ns_of(ctx.db, name)
 
-    def fn(w):
-        n, errors = 0, []
-        for i, st in enumerate(parsed):
-            try:
-                if isinstance(st, MongoError):
-                    raise st
-                q, m, limit, hint, collation = st
-                coll = w.get_collection(ns)
-                if coll is None:
-                    continue
-                for rid, doc in access.matches_in_txn(w, coll, q, m, hint=hint, multi=limit == 0,
-                                                      collation=collation):
-                    w.delete(coll, rid, C.index_keys(coll, doc))
-                    n += 1
-            except MongoError as e:
-                errors.append(e.to_write_error(i))
-                if ordered:
-                    break
-        return n, errors
+    def remove(w, coll, i: int, st: tuple, matches: list, out: slices.Slice) -> None:
+        for rid, doc in matches:
+            w.delete(coll, rid, C.index_keys(coll, doc))
+            out.n += 1
 
-    n, errors = await write(ctx, fn)
-    return _reply(n, errors)
+    def target(st: tuple) -> tuple:
+        q, m, limit, hint, collation = st
+        return q, m, hint, collation, limit == 0
+
+    work = slices.Statements(ns, parsed, ordered=ordered, target=target, apply=remove)
+    done = await work.run(ctx, modified=False, write=write)
+    return _reply(done.n, done.errors)
 
 
 # --------------------------------------------------------------------------------------------------

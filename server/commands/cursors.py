@@ -10,6 +10,7 @@ from typing import Any
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import field, missing, wrong_type
 from server.context import CommandContext, CommandSpec
 
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
@@ -17,24 +18,12 @@ DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
 
 def _cursor_id(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '{field}' is the wrong type '{type(value).__name__}', expected type 'long'",
-        )
+        raise wrong_type(field, value, "long")
     return int(value)
 
 
-def _collection(cmd: dict[str, Any], command: str, field: str) -> str:
-    if field not in cmd:
-        raise MongoError(
-            ErrorCode.IDLFailedToParse, f"BSON field '{command}.{field}' is missing but a required field"
-        )
-    value = cmd[field]
-    if not isinstance(value, str):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '{command}.{field}' is the wrong type '{type(value).__name__}', expected type 'string'",
-        )
+def _collection(cmd: dict[str, Any], command: str, name: str) -> str:
+    value = field(cmd, command, name, str, "string", required=True)
     if not value:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{cmd.get('$db')}.'")
     return value
@@ -45,11 +34,7 @@ def _batch_size(cmd: dict[str, Any]) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field 'getMore.batchSize' is the wrong type '{type(value).__name__}', expected types "
-            "'[long, int, decimal, double]'",
-        )
+        raise wrong_type("getMore.batchSize", value, ("long", "int", "decimal", "double"))
     if isinstance(value, float) and not math.isfinite(value):
         raise MongoError(ErrorCode.BadValue, "Unable to coerce NaN/Inf to integral type")
     if value < 0:
@@ -76,6 +61,7 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     if "maxTimeMS" in cmd and not cursor.await_data:
         raise MongoError(ErrorCode.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor")
     batch_size = batch_size or cursor.batch_size
+    ctx.op.cursor = cursor  # currentOp shows the cursor a getMore works on (mongod's "cursor" field)
     if cursor.facts is not None:
         ctx.facts = cursor.facts.resumed()
     if cursor.await_data:
@@ -87,34 +73,39 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
 
 async def _await_batch(ctx: CommandContext, cursor, batch_size: int | None, max_time_ms: Any):
     """An awaitData getMore: answer as soon as a batch has documents; else wait for an insert into the
-    namespace for up to ``maxTimeMS`` (the await time here, default 1 s, as mongod) and look again."""
+    namespace for up to ``maxTimeMS`` (the await time here, default 1 s, as mongod) and look again.
+    killOp and shutdown wake the wait (``Operation.kill`` calls the waiter) and it answers their code
+    at once (11601, 11600); a killCursors wakes it too and it answers 237."""
     ctx.deadline = None  # maxTimeMS bounds the wait, it is not an operation deadline
     wait = (max_time_ms if isinstance(max_time_ms, int | float) and max_time_ms > 0 else DEFAULT_AWAIT_MS) / 1000
     until = time.monotonic() + wait
-    notifier = ctx.server.tailing
-    while True:
-        event = notifier.event(cursor.ns)  # before the read: an insert after it still wakes us
-        batch, next_id = await ctx.server.cursors.next_batch(ctx, cursor, batch_size)
-        if batch or not next_id:
-            return batch, next_id
-        if not await notifier.wait(event, until - time.monotonic()):
-            return batch, next_id
-        if cursor.killed:  # killCursors woke us (as mongod interrupts the waiting getMore)
-            raise MongoError(ErrorCode.CursorKilled, f"cursor id {cursor.id} was killed while awaiting data")
+    waiter = ctx.server.tailing.waiter(cursor.ns)
+    ctx.op.waker = waiter.wake
+    try:
+        while True:
+            waiter.listen()  # before the read: an insert after it still wakes us
+            batch, next_id = await ctx.server.cursors.next_batch(ctx, cursor, batch_size)
+            if batch or not next_id:
+                return batch, next_id
+            if not await waiter.wait(until - time.monotonic()):
+                return batch, next_id
+            if cursor.killed:  # killCursors woke us (as mongod interrupts the waiting getMore)
+                raise MongoError(ErrorCode.CursorKilled, f"cursor id {cursor.id} was killed while awaiting data")
+            try:
+                ctx.check_deadline()  # killOp or shutdown woke us
+            except MongoError:
+                ctx.server.cursors.kill(cursor.id)  # a failed getMore takes its cursor along, as in mongod
+                raise
+    finally:
+        ctx.op.waker = None
+        waiter.close()
 
 
 async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     collection = _collection(cmd, "killCursors", "killCursors")
-    ids = cmd.get("cursors")
-    if ids is None:
-        raise MongoError(
-            ErrorCode.IDLFailedToParse, "BSON field 'killCursors.cursors' is missing but a required field"
-        )
-    if not isinstance(ids, list):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field 'killCursors.cursors' is the wrong type '{type(ids).__name__}', expected type 'array'",
-        )
+    if cmd.get("cursors") is None:
+        raise missing("killCursors.cursors")
+    ids = field(cmd, "killCursors", "cursors", list, "array")
     ns = f"{ctx.db}.{collection}"
     registry = ctx.server.cursors
     killed: list[Int64] = []

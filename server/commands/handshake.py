@@ -12,12 +12,14 @@ import datetime
 import platform
 import ssl
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from protocol import compression
 from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
 from server import log
+from server.arguments import wrong_type
 from server.auth import sasl
 from server.context import CommandContext, CommandSpec
 
@@ -31,10 +33,8 @@ MAX_APP_NAME_BYTES = 128
 
 def tidemark_version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("tidemark")
-    except Exception:  # not installed as a distribution (e.g. run from a source tree)
+    except PackageNotFoundError:  # not installed as a distribution (e.g. run from a source tree)
         return "0.0.0"
 
 
@@ -48,10 +48,7 @@ def _record_client_metadata(ctx: CommandContext, cmd: dict[str, Any]) -> None:
             "The client metadata document may only be sent in the first hello",
         )
     if not isinstance(metadata, dict):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '{ctx.command_name}.client' is the wrong type, expected type 'object'",
-        )
+        raise wrong_type(f"{ctx.command_name}.client", metadata, "object")
     app = metadata.get("application")
     if isinstance(app, dict) and len(str(app.get("name", "")).encode()) > MAX_APP_NAME_BYTES:
         raise MongoError(
@@ -91,10 +88,7 @@ def _handshake_reply(ctx: CommandContext, cmd: dict[str, Any], primary_field: st
     requested = cmd.get("compression")
     if requested is not None:
         if not isinstance(requested, list):
-            raise MongoError(
-                ErrorCode.TypeMismatch,
-                f"BSON field '{ctx.command_name}.compression' is the wrong type, expected type 'array'",
-            )
+            raise wrong_type(f"{ctx.command_name}.compression", requested, "array")
         if not ctx.conn.handshake_done:
             ctx.conn.compressors = tuple(compression.negotiate(requested))
         if ctx.conn.compressors:

@@ -17,11 +17,19 @@ from bson.decimal128 import Decimal128
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
+from server.arguments import wrong_type
 from server.context import CommandContext, CommandSpec
-from server.profiler import check_level, ensure_profile_collection
+from server.profiler import ensure_profile_collection
 
 FILTER_NOTE = ("When a filter expression is set, slowms and sampleRate are not used for profiling and "
                "slow-query log lines.")
+
+
+def _level(value: Any) -> int:
+    """The ``profile`` command's level (any integer; outside 0..2 only reads the settings)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise wrong_type("profile.profile", value, ("long", "int", "decimal", "double"))
+    return int(value)
 
 
 def _slowms(cmd: dict[str, Any]) -> int | None:
@@ -29,9 +37,7 @@ def _slowms(cmd: dict[str, Any]) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal128):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field 'profile.slowms' is the wrong type '{type(value).__name__}', expected "
-                         "types '[long, int, decimal, double]'")
+        raise wrong_type("profile.slowms", value, ("long", "int", "decimal", "double"))
     return int(value.to_decimal() if isinstance(value, Decimal128) else value)
 
 
@@ -40,9 +46,7 @@ def _sample_rate(cmd: dict[str, Any]) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field 'profile.sampleRate' is the wrong type '{type(value).__name__}', "
-                         "expected type 'double'")
+        raise wrong_type("profile.sampleRate", value, "double")
     if not 0.0 <= value <= 1.0:
         raise MongoError(ErrorCode.BadValue, "'sampleRate' must be between 0.0 and 1.0 inclusive")
     return float(value)
@@ -56,7 +60,7 @@ def _filter(cmd: dict[str, Any]) -> Any:
 
 
 async def profile(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    level = check_level(cmd["profile"])
+    level = _level(cmd["profile"])
     slowms, sample_rate, flt = _slowms(cmd), _sample_rate(cmd), _filter(cmd)
     profiler = ctx.server.profiler
     db = ctx.db

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import wrong_type
 from server.commands import _collection as C
 from server.context import CommandContext, CommandSpec
 from server.session_cache import user_digest
@@ -65,8 +66,7 @@ def local_sessions(ctx: CommandContext, spec: Any) -> Iterator[dict]:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{stage}.{key}' is an unknown field.")
     all_users = spec.get("allUsers", False)
     if not isinstance(all_users, bool):
-        raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{stage}.allUsers' is the wrong type "
-                                                 f"'{C.type_name(all_users)}', expected type 'bool'")
+        raise wrong_type(f"{stage}.allUsers", all_users, "bool")
     users = spec.get("users")
     if users is not None and (not isinstance(users, list) or not all(
             isinstance(u, dict) and isinstance(u.get("user"), str) and isinstance(u.get("db"), str)

@@ -12,16 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import check_fields, field
 from server.auth import accounts, store
 from server.auth import builtin_roles as B
 from server.auth import resources as R
 from server.auth.manager import RoleGraph, RoleName, role_list
-from server.commands.users import check_fields, name_arg, typed, write
+from server.commands.users import name_arg, write
 from server.context import CommandContext, CommandSpec
 
 
 def _privileges(cmd: dict, command: str, db: str, *, required: bool) -> dict | None:
-    docs = typed(cmd, command, "privileges", list, "array", required=required)
+    docs = field(cmd, command, "privileges", list, "array", required=required)
     if docs is None:
         return None
     privileges = R.parse_privileges(docs, "privileges")
@@ -35,7 +36,7 @@ def _privileges(cmd: dict, command: str, db: str, *, required: bool) -> dict | N
 
 
 def _roles(cmd: dict, command: str, db: str, *, required: bool) -> list[RoleName] | None:
-    value = typed(cmd, command, "roles", list, "array", required=required)
+    value = field(cmd, command, "roles", list, "array", required=required)
     if value is None:
         return None
     roles = accounts.role_names(value, db, command)
@@ -90,7 +91,7 @@ async def create_role(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
         raise MongoError(ErrorCode.BadValue, "Cannot create roles with the same name as a built-in role")
     privileges = _privileges(cmd, command, db, required=True)
     roles = _roles(cmd, command, db, required=True)
-    restrictions = typed(cmd, command, "authenticationRestrictions", list, "array")
+    restrictions = field(cmd, command, "authenticationRestrictions", list, "array")
     accounts.check_roles_exist(await ctx.run_blocking(ctx.server.auth.graph), roles)
     try:
         await write(ctx, store.insert(store.ROLES, _role_doc(db, role, privileges, roles, restrictions)))
@@ -136,9 +137,7 @@ async def _grant_revoke_roles(ctx: CommandContext, cmd: dict, command: str, gran
     roles = _roles(cmd, command, ctx.db, required=True)
 
     def change(privileges: dict, current: list[RoleName]):
-        if grant:
-            return privileges, current + [r for r in roles if r not in current]
-        return privileges, [r for r in current if r not in roles]
+        return privileges, accounts.with_roles(current, roles, grant=grant)
 
     await _update(ctx, command, role, change)
     return {}

@@ -13,42 +13,20 @@ import asyncio
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import check_fields, field
 from server.auth import accounts, store
 from server.auth.manager import role_list
-from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
-
-
-def check_fields(cmd: dict, command: str, allowed: set[str]) -> None:
-    for key in list(cmd)[1:]:
-        if key not in allowed and key not in GENERIC_ARGUMENTS:
-            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{key}' is an unknown field.")
+from server.context import CommandContext, CommandSpec
+from server.query.match import compile_filter
 
 
 def name_arg(cmd: dict, command: str, what: str = "User") -> str:
-    value = cmd[command]
-    if not isinstance(value, str):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '{command}.{command}' is the wrong type '{type(value).__name__}', expected type 'string'",
-        )
+    """The user (or role) named by the command's first field."""
+    value = field(cmd, command, command, str, "string")
     if not value:
         raise MongoError(ErrorCode.BadValue, f"{what} name must not be empty")
     if "\0" in value:
         raise MongoError(ErrorCode.BadValue, f"{what} name must not contain NULL characters")
-    return value
-
-
-def typed(cmd: dict, command: str, field: str, kind: type | tuple, expected: str, *, required: bool = False) -> Any:
-    if field not in cmd:
-        if required:
-            raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '{command}.{field}' is missing but a required field")
-        return None
-    value = cmd[field]
-    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '{command}.{field}' is the wrong type '{type(value).__name__}', expected type '{expected}'",
-        )
     return value
 
 
@@ -66,12 +44,12 @@ def _user_db_check(db: str) -> None:
 
 
 async def _credentials(ctx: CommandContext, cmd: dict, command: str, user: str, db: str, mechanisms: list[str]):
-    pwd = typed(cmd, command, "pwd", str, "string")
+    pwd = field(cmd, command, "pwd", str, "string")
     if db == "$external":
         if pwd is not None:
             raise MongoError(ErrorCode.BadValue, "Cannot set password for users on the $external database")
         return {"external": True}
-    digest = typed(cmd, command, "digestPassword", bool, "bool")
+    digest = field(cmd, command, "digestPassword", bool, "bool")
     return await ctx.run_blocking(accounts.credentials, user, pwd, mechanisms, True if digest is None else digest,
                                   ctx.params)
 
@@ -82,9 +60,9 @@ async def create_user(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
                                 "mechanisms"})
     user = name_arg(cmd, command)
     _user_db_check(db)
-    roles = accounts.role_names(typed(cmd, command, "roles", list, "array", required=True), db, command)
-    custom = typed(cmd, command, "customData", dict, "object")
-    restrictions = typed(cmd, command, "authenticationRestrictions", list, "array")
+    roles = accounts.role_names(field(cmd, command, "roles", list, "array", required=True), db, command)
+    custom = field(cmd, command, "customData", dict, "object")
+    restrictions = field(cmd, command, "authenticationRestrictions", list, "array")
     if db != "$external" and "pwd" not in cmd:
         raise MongoError(ErrorCode.BadValue,
                          "Must provide a 'pwd' field for all user documents, except those with '$external' as "
@@ -113,10 +91,10 @@ async def update_user(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
     graph = await ctx.run_blocking(manager.graph)
     roles = None
     if "roles" in cmd:
-        roles = accounts.role_names(typed(cmd, command, "roles", list, "array"), db, command)
+        roles = accounts.role_names(field(cmd, command, "roles", list, "array"), db, command)
         accounts.check_roles_exist(graph, roles)
-    custom = typed(cmd, command, "customData", dict, "object")
-    restrictions = typed(cmd, command, "authenticationRestrictions", list, "array")
+    custom = field(cmd, command, "customData", dict, "object")
+    restrictions = field(cmd, command, "authenticationRestrictions", list, "array")
     enabled = ctx.params["authenticationMechanisms"]
     creds = None
     if "pwd" in cmd:
@@ -169,16 +147,12 @@ async def _change_roles(ctx: CommandContext, cmd: dict, command: str, grant: boo
     db = ctx.db
     check_fields(cmd, command, {"roles"})
     user = name_arg(cmd, command)
-    roles = accounts.role_names(typed(cmd, command, "roles", list, "array", required=True), db, command)
+    roles = accounts.role_names(field(cmd, command, "roles", list, "array", required=True), db, command)
     if grant:
         accounts.check_roles_exist(await ctx.run_blocking(ctx.server.auth.graph), roles)
 
     def change(old: dict) -> dict:
-        current = role_list(old.get("roles"))
-        if grant:
-            current += [r for r in roles if r not in current]
-        else:
-            current = [r for r in current if r not in roles]
+        current = accounts.with_roles(role_list(old.get("roles")), roles, grant=grant)
         return {**old, "roles": accounts.role_documents(current)}
 
     if await write(ctx, store.update(store.USERS, store.user_id(db, user), change)) is None:
@@ -201,7 +175,7 @@ async def users_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
     targets = accounts.users_info_targets(cmd[command], db)
     flags = {k: bool(cmd.get(k, d)) for k, d in (("showCredentials", False), ("showCustomData", True),
                                                  ("showPrivileges", False), ("showAuthenticationRestrictions", False))}
-    flt = typed(cmd, command, "filter", dict, "object")
+    flt = field(cmd, command, "filter", dict, "object")
     if isinstance(targets, str) and (flags["showPrivileges"] or flags["showAuthenticationRestrictions"]):
         raise MongoError(ErrorCode.BadValue, "Privilege or restriction details require exact-match usersInfo queries")
     if flt is not None and not isinstance(targets, str):
@@ -223,8 +197,6 @@ async def users_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
                                     show_privileges=flags["showPrivileges"],
                                     show_restrictions=flags["showAuthenticationRestrictions"]) for d in docs]
         if flt is not None:
-            from server.query.match import compile_filter
-
             match = compile_filter(flt)
             views = [v for v in views if match(v)]
         return views

@@ -27,11 +27,11 @@ from typing import Any
 import icu
 
 from protocol.errors import ErrorCode, MongoError
-from server.query.update_format import bson_repr
+from server.query.value_repr import bson_repr
+from server.query.values import bson_type_name, sort_key_with
 from server.query.values import compare as simple_compare
 from server.query.values import equal as simple_equal
 from server.query.values import sort_key as simple_sort_key
-from server.query.values import sort_key_with
 
 __all__ = ["Collation", "parse_collation", "sort_key_for", "compare_for", "equal_for", "VERSION", "same"]
 
@@ -108,11 +108,6 @@ def same(a: Collation | None, b: Collation | None) -> bool:
     return a.spec == b.spec
 
 
-def spec_of(c: Collation | None) -> dict:
-    """The spec to show for ``c`` ({locale: "simple"} for the simple collation)."""
-    return {"locale": "simple"} if c is None else dict(c.spec)
-
-
 _cache: dict[tuple, Collation | None] = {}
 _cache_lock = threading.Lock()
 
@@ -120,7 +115,6 @@ _cache_lock = threading.Lock()
 def parse_collation(spec: Any, field: str = "collation") -> Collation | None:
     """Validate ``spec`` like mongod; None for the simple collation. ``field`` names it in errors."""
     if not isinstance(spec, Mapping):
-        from server.query.values import bson_type_name
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field '{field}' is the wrong type '{bson_type_name(spec)}', expected type 'object'")
     try:
@@ -221,7 +215,6 @@ def _strength(v: Any) -> int:
     from bson.decimal128 import Decimal128
     from bson.int64 import Int64
 
-    from server.query.values import bson_type_name
     if type(v) is bool or not isinstance(v, (int, float, Int64, Decimal128)):
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field 'collation.strength' is the wrong type '{bson_type_name(v)}', "
@@ -240,7 +233,6 @@ def _strength(v: Any) -> int:
 
 
 def _wrong_type(name: str, v: Any, expected: str) -> MongoError:
-    from server.query.values import bson_type_name
     return MongoError(ErrorCode.TypeMismatch,
                       f"BSON field 'collation.{name}' is the wrong type '{bson_type_name(v)}', "
                       f"expected type '{expected}'")

@@ -20,21 +20,15 @@ from server.query.expr_base import (
     nullish,
     num_kind,
     require_object,
+    traverse,
     type_name,
+    validate_variable_name,
     value_key,
 )
 from server.query.expr_logic import truthy
 from server.query.interrupt import tick
 from server.query.memory import BUFFER_LIMIT, approx_size, check_built
 from server.query.values import MISSING
-
-
-def _array_or_null(name, v, code, what="argument"):
-    if nullish(v):
-        return None
-    if type(v) is not list:
-        raise MongoError(code, f"{name}'s {what} must be an array, but is {type_name(v)}")
-    return v
 
 
 def compile_array_elem_at(args, cc):
@@ -92,7 +86,6 @@ def _bind_name(spec, default, name):
     var = spec.get("as", default)
     if type(var) is not str:
         raise MongoError(16866 if name == "$map" else 28648, f"{name} 'as' must be a string")
-    from server.query.expressions import validate_variable_name
     validate_variable_name(var)
     return var
 
@@ -339,7 +332,6 @@ def compile_zip(args, cc):
 def sort_spec_comparator(sort_by, cc=None):
     """A cmp function for $sortArray / $topN sortBy: 1/-1 (whole values) or {path: 1|-1, ...};
     strings compare under the collation of the compiler ``cc``."""
-    from server.query.expressions import traverse
     agg_compare = comparator(cc)
     sort_key = value_key(cc)
     if num_kind(sort_by) is not None and int_arg(sort_by) in (1, -1):

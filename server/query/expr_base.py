@@ -1,5 +1,5 @@
 """Shared pieces of the aggregation-expression compiler: the compiled-function shape, argument
-checks, numeric result typing and aggregation comparison.
+checks, numeric result typing, aggregation comparison, variable names and the field-path walk.
 
 A compiled expression is ``fn(current, variables) -> value`` where ``current`` is the document "$a"
 paths read ($$CURRENT) and ``variables`` maps variable names (without "$$") to values; ``ROOT`` is
@@ -161,14 +161,6 @@ def check_arity(name: str, args: Any, n: int) -> list:
     return lst
 
 
-def check_arity_range(name: str, args: Any, lo: int, hi: int) -> list:
-    lst = args_list(args)
-    if not lo <= len(lst) <= hi:
-        raise MongoError(16020 if lo == hi else 28667,
-                         f"Expression {name} takes at least {lo} arguments, and at most {hi}, but {len(lst)} were passed in.")
-    return lst
-
-
 def require_object(name: str, args: Any, allowed: set[str], required: tuple = ()) -> dict:
     """Named-argument operators: an object with only ``allowed`` keys and all ``required`` ones."""
     if not isinstance(args, dict):
@@ -180,10 +172,6 @@ def require_object(name: str, args: Any, allowed: set[str], required: tuple = ()
         if k not in args:
             raise MongoError(ErrorCode.FailedToParse, f"Missing '{k}' parameter to {name}")
     return args
-
-
-def not_supported(name: str) -> MongoError:
-    return MongoError(ErrorCode.QueryFeatureNotAllowed, f"{name} is not supported by Tidemark")
 
 
 def const(value: Any) -> Compiled:
@@ -203,3 +191,38 @@ def int_arg(v: Any) -> int | None:
     if k == KIND_DECIMAL and not f.is_finite():
         return None
     return int(f) if f == int(f) else None
+
+
+def validate_variable_name(name: str, *, allow_current: bool = False) -> None:
+    """mongod's rule: user variables start with a lowercase letter or a non-ASCII char (16866/16867)."""
+    if allow_current and name == "CURRENT":
+        return
+    if not name:
+        raise MongoError(16869, "empty variable names are not allowed")
+    c = name[0]
+    if not (c.islower() or ord(c) > 127):
+        raise MongoError(16867, f"'{name}' starts with an invalid character for a user variable name")
+    for ch in name:
+        if not (ch.isalnum() or ch == "_" or ord(ch) > 127):
+            raise MongoError(16868, f"'{name}' contains an invalid character for a variable name: '{ch}'")
+
+
+def traverse(value: Any, parts: list[str], i: int = 0) -> Any:
+    """mongod's field-path walk: objects descend, arrays map over their object elements."""
+    n = len(parts)
+    while i < n:
+        t = type(value)
+        if t is dict:
+            value = value.get(parts[i], MISSING)
+            i += 1
+        elif t is list:
+            out = []
+            for el in value:
+                if type(el) is dict:
+                    r = traverse(el, parts, i)
+                    if r is not MISSING:
+                        out.append(r)
+            return out
+        else:
+            return MISSING
+    return value

@@ -7,6 +7,8 @@ mongod); boolean operators use MongoDB truthiness and short-circuit.
 
 from __future__ import annotations
 
+from bson.int64 import Int64
+
 from protocol.errors import MongoError
 from server.query.expr_base import args_list, check_arity, comparator
 from server.query.values import MISSING
@@ -18,7 +20,7 @@ def truthy(v) -> bool:
     if v is True:
         return True
     t = type(v)
-    if t is int or t is float:
+    if t is int or t is float or t is Int64:
         return v != 0
     if hasattr(v, "to_decimal"):
         return v.to_decimal() != 0

@@ -19,6 +19,7 @@ from server.query.expr_base import (
     require_object,
     type_name,
 )
+from server.query.expr_conversion import to_string
 from server.query.match_regex import (
     MatchLimitExceeded,
     compile_regex,
@@ -56,10 +57,8 @@ def _to_str_for_case(v, name):
     if type(v) is str:
         return v
     if num_kind(v) is not None:
-        from server.query.expr_conversion import to_string
         return to_string(v)
     if hasattr(v, "isoformat") or type(v).__name__ == "DatetimeMS":
-        from server.query.expr_conversion import to_string
         return to_string(v)
     raise MongoError(16007, f"can't convert from BSON type {type_name(v)} to String")
 

@@ -22,6 +22,7 @@ from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server.query import (
+    docmeta,
     expr_arith,
     expr_arrays,
     expr_conversion,
@@ -31,8 +32,9 @@ from server.query import (
     expr_sets,
     expr_strings,
 )
-from server.query.expr_base import Compiled, const
+from server.query.expr_base import Compiled, const, traverse, validate_variable_name
 from server.query.expr_logic import truthy
+from server.query.hashed import hash64
 from server.query.values import MISSING
 
 __all__ = [
@@ -174,8 +176,6 @@ def _compile_let(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled:
 
 def _compile_meta(name: Any) -> Compiled:
     """``{$meta: "textScore" | "geoNearDistance" | "geoNearPoint"}`` from the read's DocMeta table."""
-    from server.query import docmeta
-
     if not isinstance(name, str) or name not in docmeta.NAMES:
         raise MongoError(17308, f"Unsupported argument to $meta: {name}")
     if name not in docmeta.SUPPORTED:
@@ -190,8 +190,6 @@ def _compile_meta(name: Any) -> Compiled:
 
 def _compile_hashed(arg: Any, allow_vars: bool, coll: Any = None) -> Compiled:
     """``{$toHashedIndexKey: expr}``: the hashed index key of the value (an Int64)."""
-    from server.query.hashed import hash64
-
     inner = _compile(arg, allow_vars, coll)
     return lambda doc, vars: Int64(hash64(_null_if_missing(inner(doc, vars))))
 
@@ -219,20 +217,6 @@ def evaluate_let(let: Any, *, now: _dt.datetime | None = None) -> dict:
     return variables
 
 
-def validate_variable_name(name: str, *, allow_current: bool = False) -> None:
-    """mongod's rule: user variables start with a lowercase letter or a non-ASCII char (16866/16867)."""
-    if allow_current and name == "CURRENT":
-        return
-    if not name:
-        raise MongoError(16869, "empty variable names are not allowed")
-    c = name[0]
-    if not (c.islower() or ord(c) > 127):
-        raise MongoError(16867, f"'{name}' starts with an invalid character for a user variable name")
-    for ch in name:
-        if not (ch.isalnum() or ch == "_" or ord(ch) > 127):
-            raise MongoError(16868, f"'{name}' contains an invalid character for a variable name: '{ch}'")
-
-
 def split_path(path: str) -> list[str]:
     parts = path.split(".")
     for p in parts:
@@ -241,27 +225,6 @@ def split_path(path: str) -> list[str]:
         if p.startswith("$"):
             raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
     return parts
-
-
-def traverse(value: Any, parts: list[str], i: int = 0) -> Any:
-    """mongod's field-path walk: objects descend, arrays map over their object elements."""
-    n = len(parts)
-    while i < n:
-        t = type(value)
-        if t is dict:
-            value = value.get(parts[i], MISSING)
-            i += 1
-        elif t is list:
-            out = []
-            for el in value:
-                if type(el) is dict:
-                    r = traverse(el, parts, i)
-                    if r is not MISSING:
-                        out.append(r)
-            return out
-        else:
-            return MISSING
-    return value
 
 
 def _now(vars: dict) -> Any:

@@ -24,9 +24,10 @@ import s2geometry as s2
 from bson.int64 import Int64
 
 from protocol.errors import MongoError
-from server.query.geo_parse import GeoError, Shape, is_number, number, parse_stored, show
+from server.query.geo_parse import GeoError, Shape, parse_stored
+from server.query.value_repr import bson_repr
+from server.query.values import is_number, to_float
 
-SPHERE_INDEX_VERSION = 3
 INDEX_MAX_LEVEL = 23  # about 1 m cells: finer detail is left to the exact filter
 INDEX_MAX_CELLS = 20
 QUERY_MAX_CELLS = 16
@@ -79,7 +80,7 @@ def _shapes_or_error(value: Any, doc: dict) -> list[Shape]:
 
 
 def _cant_extract(doc: dict, reason: str) -> MongoError:
-    return MongoError(16755, f"Can't extract geo keys: {show(doc)}  {reason}")
+    return MongoError(16755, f"Can't extract geo keys: {bson_repr(doc)}  {reason}")
 
 
 def region_intervals(region: Any) -> list[tuple[Int64, Int64]]:
@@ -98,14 +99,18 @@ def cells_intervals(covering: Iterable) -> list[tuple[Int64, Int64]]:
             parent = parent.parent()
             points.add(parent.id())
     ranges += [(p, p) for p in points]
-    ranges.sort()
+    return [(cell_key(lo), cell_key(hi)) for lo, hi in _merged(ranges)]
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Inclusive integer ranges sorted, with overlapping and adjacent ones joined."""
     merged: list[list[int]] = []
-    for lo, hi in ranges:
+    for lo, hi in sorted(ranges):
         if merged and lo <= merged[-1][1] + 1:
             merged[-1][1] = max(merged[-1][1], hi)
         else:
             merged.append([lo, hi])
-    return [(cell_key(lo), cell_key(hi)) for lo, hi in merged]
+    return [(lo, hi) for lo, hi in merged]
 
 
 def cap_region(point: Any, radians: float) -> Any:
@@ -146,17 +151,17 @@ class Plane:
             if items is None:
                 continue
             if not items:
-                raise MongoError(13067, f"geo field is empty :: caused by :: {show(doc)}")
+                raise MongoError(13067, f"geo field is empty :: caused by :: {bson_repr(doc)}")
             if len(items) < 2:
-                raise MongoError(13068, f"geo field only has 1 element :: caused by :: {show(doc)}")
+                raise MongoError(13068, f"geo field only has 1 element :: caused by :: {bson_repr(doc)}")
             x, y = items[0], items[1]
             if not (is_number(x) and is_number(y)):
                 raise MongoError(13026, "geo values must be 'legacy coordinate pairs' for 2d indexes :: caused "
-                                        f"by :: {show(doc)}")
-            x, y = number(x), number(y)
+                                        f"by :: {bson_repr(doc)}")
+            x, y = to_float(x), to_float(y)
             if not (self.lo <= x <= self.hi and self.lo <= y <= self.hi):
                 raise MongoError(13027, f"point not in interval of [ {self.lo:g}, {self.hi:g} ] :: caused by :: "
-                                        f"{show(doc)}")
+                                        f"{bson_repr(doc)}")
             out.add(self.hash(x, y))
         return [Int64(h) for h in sorted(out)]
 
@@ -193,21 +198,14 @@ class Plane:
                 prefix = (prefix << 2) | (((ix >> i) & 1) << 1) | ((iy >> i) & 1)
             shift = 2 * (self.bits - level)
             out.append((prefix << shift, ((prefix + 1) << shift) - 1))
-        out.sort()
-        merged: list[list[int]] = []
-        for lo, hi in out:
-            if merged and lo <= merged[-1][1] + 1:
-                merged[-1][1] = max(merged[-1][1], hi)
-            else:
-                merged.append([lo, hi])
-        return [(Int64(lo), Int64(hi)) for lo, hi in merged]
+        return [(Int64(lo), Int64(hi)) for lo, hi in _merged(out)]
 
 
 def check_plane_spec(spec: dict) -> None:
     """2d index options: ``bits`` 1..32, ``min < max``."""
     bits = spec.get("bits", 26)
-    if not is_number(bits) or not 1 <= number(bits) <= 32:
+    if not is_number(bits) or not 1 <= to_float(bits) <= 32:
         raise GeoError("bits in geo index must be between 1 and 32")
     lo, hi = spec.get("min", -180.0), spec.get("max", 180.0)
-    if not is_number(lo) or not is_number(hi) or not number(lo) < number(hi):
+    if not is_number(lo) or not is_number(hi) or not to_float(lo) < to_float(hi):
         raise GeoError("need a max value greater than min value in 2d index")

@@ -26,24 +26,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.access_path import Interval
+from server.query.expr_logic import truthy
+from server.query.expressions import evaluate
+from server.query.geo_keys import Plane, cap_region, region_intervals
+from server.query.geo_parse import EARTH_RADIUS_M
+from server.query.geo_query import parse_near
+from server.query.index_kinds import key_direction
+from server.query.paths import get_path_values
 from server.query.pipeline import PipelineContext, Stage
+from server.query.stages import set_field
+from server.query.values import MISSING, bson_type_name, is_number, to_float
+from storage.keys import encode_key
 
-# The geometry libraries load on first use: the stage table imports this module for every pipeline.
-EARTH_RADIUS_M = 6378.1 * 1000  # = geo_parse.EARTH_RADIUS_M
 START_RADIANS = 100.0 / EARTH_RADIUS_M
 GROWTH = 4.0
-
-
-def _is_number(v: Any) -> bool:
-    from server.query.geo_parse import is_number
-
-    return is_number(v)
-
-
-def _number(v: Any) -> float:
-    from server.query.geo_parse import number
-
-    return number(v)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -52,9 +49,6 @@ def _number(v: Any) -> float:
 
 
 def _distance(near: Any, doc: dict, path: str) -> tuple[float, Any] | None:
-    from server.query.paths import get_path_values
-    from server.query.values import MISSING
-
     best = None
     for value in get_path_values(doc, path):
         if value is MISSING:
@@ -65,18 +59,15 @@ def _distance(near: Any, doc: dict, path: str) -> tuple[float, Any] | None:
     return best
 
 
-def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
-              interval_cls: Any) -> Iterator[tuple[bytes, dict]]:
+def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]]) -> Iterator[tuple[bytes, dict]]:
     """(rid, document) of a GEO_NEAR plan, nearest first, inside [min, max] distance.
 
     ``scan(intervals)`` yields the (rid, document) pairs of index entries in those key intervals
     that were not yielded before."""
-    from storage.keys import encode_key
-
     np = plan.special
     near = np.near
     kind = np.spec["key"][np.path]
-    directions = [-1 if not isinstance(v, str) and float(str(v)) < 0 else 1 for v in np.spec["key"].values()]
+    directions = [key_direction(v) for v in np.spec["key"].values()]
     pos = list(np.spec["key"]).index(np.path)
     prefix_dirs = directions[:pos] + [1]
     heap: list = []
@@ -96,7 +87,7 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
 
     whole = np.prefix is None or (kind == "2d" and near.spherical)
     if whole:
-        take([interval_cls(None, None, True, True)])
+        take([Interval(None, None, True, True)])
         yield from emit(math.inf)
         return
 
@@ -104,14 +95,12 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
         out = []
         for prefix in np.prefix:
             for lo, hi in ranges:
-                out.append(interval_cls(encode_key((*prefix, lo), prefix_dirs), encode_key((*prefix, hi), prefix_dirs),
+                out.append(Interval(encode_key((*prefix, lo), prefix_dirs), encode_key((*prefix, hi), prefix_dirs),
                                         True, True))
         out.sort(key=lambda iv: iv.lo)
         return out
 
     if kind == "2dsphere":
-        from server.query.geo_keys import cap_region, region_intervals
-
         to_units = EARTH_RADIUS_M if near.geojson else 1.0
         limit = near.max_radians
         r = max(START_RADIANS, near.min_distance / to_units)
@@ -124,7 +113,6 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]],
             yield from emit(r * to_units)
             r *= GROWTH
     else:  # 2d, planar distances
-        from server.query.geo_keys import Plane
 
         plane = Plane(np.spec)
         x, y = near.xy
@@ -147,7 +135,6 @@ def _decorate(np: Any, meta: Any, doc: dict, distance: float, location: Any) -> 
         meta.set(doc, "geoNearPoint", location)
     if np.output is None:
         return doc
-    from server.query.stages import set_field
 
     field, multiplier, include_locs = np.output
     out = set_field(doc, field.split("."), distance * multiplier if multiplier is not None else distance)
@@ -187,8 +174,6 @@ class GeoNearSpec:
         return cond
 
     def near_query(self) -> Any:
-        from server.query.geo_query import parse_near
-
         cond = self.near_condition()
         op = next(iter(cond))
         return parse_near(op, cond[op], cond)
@@ -225,8 +210,6 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
         raise MongoError(5860400, "$geoNear requires a 'near' argument")
     near = spec["near"]
     if isinstance(near, str) or (isinstance(near, dict) and near and next(iter(near)).startswith("$")):
-        from server.query.expressions import evaluate
-
         near = evaluate(near, {}, dict(variables or {}))  # a constant expression ($$var, $let, ...)
     distance_field = spec.get("distanceField")
     if not isinstance(distance_field, str):
@@ -236,16 +219,15 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
                        ("distanceMultiplier", "distance_multiplier")):
         if name in spec:
             v = spec[name]
-            if not _is_number(v):
+            if not is_number(v):
                 raise MongoError(ErrorCode.TypeMismatch, f"{name} must be a number")
-            if not _number(v) >= 0:
+            if not to_float(v) >= 0:
                 raise MongoError(ErrorCode.BadValue, f"{name} must be nonnegative")
-            setattr(out, attr, _number(v))
+            setattr(out, attr, to_float(v))
     if "query" in spec:
         if not isinstance(spec["query"], dict):
             raise MongoError(ErrorCode.TypeMismatch, "query must be an object")
         out.query = spec["query"]
-    from server.query.expr_logic import truthy
 
     out.spherical = truthy(spec.get("spherical", False))
     if "includeLocs" in spec:
@@ -255,8 +237,6 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
     if "key" in spec:
         key = spec["key"]
         if not isinstance(key, str):
-            from server.query.values import bson_type_name
-
             raise MongoError(ErrorCode.TypeMismatch, "$geoNear parameter 'key' must be of type string but found "
                                                      f"type: {bson_type_name(key)}")
         if not key:
@@ -338,8 +318,6 @@ def parse_distance_stage(spec: Any, ctx: PipelineContext) -> Stage:
     mult = float(spec.get("distanceMultiplier", 1.0))
 
     def apply(docs):
-        from server.query.stages import set_field
-
         for doc in docs:
             found = _distance(near, doc, key)
             if found is None:

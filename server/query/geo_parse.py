@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import s2geometry as s2
-from bson.decimal128 import Decimal128
-from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.value_repr import bson_repr
+from server.query.values import is_number, to_float
 
 EARTH_RADIUS_M = 6378.1 * 1000  # mongod's kRadiusOfEarthInMeters (a sphere, not WGS84)
 
@@ -64,33 +64,6 @@ class Shape:
         return None
 
 
-def show(value: Any) -> str:
-    """mongod's BSONElement/BSONObj rendering inside geo messages (``{ type: "Point", ... }``)."""
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k}: {show(v)}" for k, v in value.items()) + " }" if value else "{}"
-    if isinstance(value, list):
-        return "[ " + ", ".join(show(v) for v in value) + " ]" if value else "[]"
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float) and value.is_integer():
-        return f"{value:.1f}"
-    if type(value).__name__ == "ObjectId":
-        return f"ObjectId('{value}')"
-    return str(value)
-
-
-def is_number(v: Any) -> bool:
-    return isinstance(v, (int, float, Int64, Decimal128)) and not isinstance(v, bool)
-
-
-def number(v: Any) -> float:
-    return float(v.to_decimal()) if isinstance(v, Decimal128) else float(v)
-
-
 def _elements(value: Any) -> list | None:
     """The values of an array or (for legacy points) of an object, in order."""
     if isinstance(value, list):
@@ -109,7 +82,7 @@ def flat_point(value: Any, *, extra_ok: bool = False) -> tuple[float, float]:
         raise GeoError("Point must only contain numeric elements")
     if len(items) > 2 and not extra_ok:
         raise GeoError("Point must only contain two numeric elements")
-    x, y = number(items[0]), number(items[1])
+    x, y = to_float(items[0]), to_float(items[1])
     if not (math.isfinite(x) and math.isfinite(y)):
         raise GeoError("Point coordinates must be finite numbers")
     return x, y
@@ -156,15 +129,15 @@ def _same_point(a, b) -> bool:
 def _loop(ring: Any, *, normalize: bool) -> s2.S2Loop:
     points = _coordinates(ring)
     if not points:
-        raise GeoError(f"Loop has no vertices: {show(ring)}")
+        raise GeoError(f"Loop has no vertices: {bson_repr(ring)}")
     if not _same_point(points[0], points[-1]):
-        raise GeoError(f"Loop is not closed: {show(ring)}")
+        raise GeoError(f"Loop is not closed: {bson_repr(ring)}")
     points = _dedupe(points)[:-1]
     if len(points) < 3:
-        raise GeoError(f"Loop must have at least 3 different vertices: {show(ring)}")
+        raise GeoError(f"Loop must have at least 3 different vertices: {bson_repr(ring)}")
     loop = s2.S2Loop(points)
     if not loop.IsValid():
-        raise GeoError(f"Loop is not valid: {show(ring)} Edges cross or vertices repeat")
+        raise GeoError(f"Loop is not valid: {bson_repr(ring)} Edges cross or vertices repeat")
     if normalize:
         loop.Normalize()  # a loop larger than a hemisphere means its complement (non-strict CRS)
     return loop
@@ -175,37 +148,37 @@ def _polygon(coords: Any, *, strict: bool = False) -> s2.S2Polygon:
         raise GeoError("Polygon coordinates must be an array")
     if strict:
         if len(coords) != 1:
-            raise GeoError(f"Only one simple loop is allowed in a big polygon: {show(coords)}")
+            raise GeoError(f"Only one simple loop is allowed in a big polygon: {bson_repr(coords)}")
         return s2.S2Polygon(_loop(coords[0], normalize=False))
     loops = []
     for ring in coords:
         loop = _loop(ring, normalize=True)
         if loops and not loops[0].Contains(loop):
             raise GeoError("Secondary loops not contained by first exterior loop - secondary loops must be "
-                           f"holes: {show(ring)} first loop: {show(coords[0])}")
+                           f"holes: {bson_repr(ring)} first loop: {bson_repr(coords[0])}")
         loops.append(loop)
     if not loops:
         raise GeoError("Polygon has no loops.")
     polygon = s2.S2Polygon()
     polygon.InitNested(loops)
     if not polygon.IsValid():
-        raise GeoError(f"Polygon isn't valid: loops cross or share edges {show(coords)}")
+        raise GeoError(f"Polygon isn't valid: loops cross or share edges {bson_repr(coords)}")
     if polygon.num_loops() > 1:
         if polygon.GetLastDescendant(0) < polygon.num_loops() - 1:
-            raise GeoError(f"Only one exterior polygon loop is allowed: {show(coords)}")
+            raise GeoError(f"Only one exterior polygon loop is allowed: {bson_repr(coords)}")
         if any(polygon.loop(i).depth() > 1 for i in range(polygon.num_loops())):
-            raise GeoError(f"Polygon interior loops cannot be nested: {show(coords)}")
+            raise GeoError(f"Polygon interior loops cannot be nested: {bson_repr(coords)}")
     return polygon
 
 
 def _line(coords: Any) -> s2.S2Polyline:
     points = _dedupe(_coordinates(coords))
     if len(points) < 2:
-        raise GeoError(f"GeoJSON LineString must have at least 2 vertices: {show(coords)}")
+        raise GeoError(f"GeoJSON LineString must have at least 2 vertices: {bson_repr(coords)}")
     line = s2.S2Polyline()
     line.InitFromS2Points(points)
     if not line.IsValid():
-        raise GeoError(f"GeoJSON LineString is not valid: adjacent vertices are antipodal {show(coords)}")
+        raise GeoError(f"GeoJSON LineString is not valid: adjacent vertices are antipodal {bson_repr(coords)}")
     return line
 
 
@@ -241,7 +214,7 @@ def parse_geojson(obj: dict) -> Shape:
     """A GeoJSON object -> Shape; raises GeoError with mongod's message when invalid."""
     kind = geojson_type(obj)
     if kind is None:
-        raise GeoError(f"unknown GeoJSON type: {show(obj)}")
+        raise GeoError(f"unknown GeoJSON type: {bson_repr(obj)}")
     shape = Shape(kind)
     if kind == "GeometryCollection":
         geometries = obj.get("geometries")
@@ -254,9 +227,9 @@ def parse_geojson(obj: dict) -> Shape:
                 raise GeoError(f'Element {i} of "geometries" is not an object')
             sub = geojson_type(g)
             if sub is None:
-                raise GeoError(f"Unknown GeoJSON type: {show(g)}")
+                raise GeoError(f"Unknown GeoJSON type: {bson_repr(g)}")
             if sub == "GeometryCollection":
-                raise GeoError(f"GeometryCollections cannot be nested: {show(g)}")
+                raise GeoError(f"GeometryCollections cannot be nested: {bson_repr(g)}")
             part = parse_geojson(g)
             shape.points += part.points
             shape.lines += part.lines

@@ -30,15 +30,14 @@ from server.query.geo_parse import (
     Shape,
     flat_point,
     geojson_type,
-    is_number,
     legacy_point,
-    number,
     parse_geojson,
-    show,
     sphere_point,
     stored_pairs,
     stored_shapes,
 )
+from server.query.value_repr import bson_repr
+from server.query.values import is_number, to_float
 
 __all__ = ["Region", "NearQuery", "parse_within", "parse_intersects", "parse_near", "NEAR_OPS"]
 
@@ -128,9 +127,9 @@ def _contains_line(polygon: s2.S2Polygon, line: s2.S2Polyline) -> bool:
 
 
 def _radius(value: Any) -> float:
-    if not is_number(value) or not number(value) >= 0:
+    if not is_number(value) or not to_float(value) >= 0:
         raise GeoError("radius must be a non-negative number")
-    return number(value)
+    return to_float(value)
 
 
 def _circle(arg: Any) -> tuple[tuple[float, float], float]:
@@ -149,13 +148,13 @@ def _circle(arg: Any) -> tuple[tuple[float, float], float]:
 def parse_within(arg: Any) -> Region:
     """The operand of ``$geoWithin`` / ``$within``."""
     if not isinstance(arg, dict) or not arg:
-        raise GeoError(f"geometry must be an object: {show(arg)}")
+        raise GeoError(f"geometry must be an object: {bson_repr(arg)}")
     name, value = next(iter(arg.items()))
     if name == "$geometry":
         if not isinstance(value, dict):
-            raise GeoError(f"$geometry must be an object: {show(value)}")
+            raise GeoError(f"$geometry must be an object: {bson_repr(value)}")
         if geojson_type(value) not in ("Polygon", "MultiPolygon"):
-            raise GeoError(f"$geoWithin not supported with provided geometry: {show(arg)}")
+            raise GeoError(f"$geoWithin not supported with provided geometry: {bson_repr(arg)}")
         return Region("sphere", arg, shape=parse_geojson(value))
     if name == "$box":
         items = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else []
@@ -174,16 +173,16 @@ def parse_within(arg: Any) -> Region:
     if name == "$centerSphere":
         (lng, lat), radius = _circle(value)
         return Region("cap", arg, cap=s2.S2Cap(sphere_point(lng, lat), s2.S1Angle.Radians(min(radius, math.pi))))
-    raise GeoError(f"unknown geo specifier: {name}: {show(value)}")
+    raise GeoError(f"unknown geo specifier: {name}: {bson_repr(value)}")
 
 
 def parse_intersects(arg: Any) -> Region:
     """The operand of ``$geoIntersects`` (a ``$geometry`` only)."""
     if not isinstance(arg, dict) or "$geometry" not in arg:
-        raise GeoError(f"$geoIntersects not supported with provided geometry: {show(arg)}")
+        raise GeoError(f"$geoIntersects not supported with provided geometry: {bson_repr(arg)}")
     value = arg["$geometry"]
     if not isinstance(value, dict):
-        raise GeoError(f"$geoIntersects not supported with provided geometry: {show(arg)}")
+        raise GeoError(f"$geoIntersects not supported with provided geometry: {bson_repr(arg)}")
     return Region("geometry", arg, shape=parse_geojson(value))
 
 
@@ -252,7 +251,7 @@ def _angle_to(point: Any, shape: Shape) -> list[float]:
 def _distance_arg(value: Any, name: str) -> float:
     if not is_number(value):
         raise GeoError(f"{name} must be a number")
-    d = number(value)
+    d = to_float(value)
     if math.isnan(d) or d < 0:
         raise GeoError(f"{name} must be non-negative")
     return d
@@ -265,7 +264,7 @@ def parse_near(op: str, arg: Any, siblings: dict) -> NearQuery:
     if isinstance(arg, dict) and "$geometry" in arg:
         geometry = arg["$geometry"]
         if not isinstance(geometry, dict) or geojson_type(geometry) != "Point":
-            raise GeoError(f"invalid point in geo near query $geometry argument: {show(arg)}")
+            raise GeoError(f"invalid point in geo near query $geometry argument: {bson_repr(arg)}")
         shape = parse_geojson(geometry)
         query = NearQuery(op, shape.lnglat, True, True, point=shape.points[0])
         inner_max, inner_min = arg.get("$maxDistance"), arg.get("$minDistance")
@@ -290,7 +289,7 @@ def parse_near(op: str, arg: Any, siblings: dict) -> NearQuery:
                 query.point = sphere_point(x, y)
         max_d, min_d = outer_max, outer_min
     else:
-        raise GeoError(f"near must be first in: {{ {op}: {show(arg)} }}")
+        raise GeoError(f"near must be first in: {{ {op}: {bson_repr(arg)} }}")
     if max_d is not None:
         query.max_distance = _distance_arg(max_d, "$maxDistance")
     if min_d is not None:

@@ -3,7 +3,8 @@
 The key of a value is the first 8 bytes (little-endian, signed) of the MD5 of: the seed (int32 0),
 the value's canonical BSON type (int32), then the value — numbers squashed to a 64-bit integer
 (``safeNumberLong``: truncated, NaN -> 0, clamped), documents and arrays element by element with
-their field names and a closing EOO, everything else as its BSON value bytes. So ``1``, ``1.0``,
+their field names and a closing EOO (its canonical type 0), code with scope as the code string then
+its scope like a document, everything else as its BSON value bytes. So ``1``, ``1.0``,
 ``Int64(1)`` and ``1.5`` share a key (the filter re-checks), and keys equal mongod's (``{check: 42}``
 hashes to -944302157085130861, the constant mongod checks at start-up).
 """
@@ -16,52 +17,16 @@ import struct
 from typing import Any
 
 import bson
-from bson.binary import Binary
 from bson.code import Code
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
-from bson.max_key import MaxKey
-from bson.min_key import MinKey
-from bson.objectid import ObjectId
-from bson.regex import Regex
-from bson.timestamp import Timestamp
 
 from protocol.errors import MongoError
+from server.query.value_repr import bson_repr
+from server.query.values import canonical_type_order, is_number
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _canonical_type(v: Any) -> int:
-    if v is None:
-        return 5
-    if isinstance(v, bool):
-        return 40
-    if isinstance(v, (int, float, Int64, Decimal128)):
-        return 10
-    if isinstance(v, str):
-        return 15
-    if isinstance(v, (dict, DBRef)):
-        return 20
-    if isinstance(v, (list, tuple)):
-        return 25
-    if isinstance(v, (bytes, Binary)) or type(v).__name__ == "UUID":
-        return 30
-    if isinstance(v, ObjectId):
-        return 35
-    if isinstance(v, Timestamp):
-        return 47
-    if type(v).__name__ in ("datetime", "DatetimeMS"):
-        return 45
-    if isinstance(v, Regex) or type(v).__name__ == "Pattern":
-        return 50
-    if isinstance(v, Code):
-        return 65 if v.scope is not None else 60
-    if isinstance(v, MinKey):
-        return -1
-    if isinstance(v, MaxKey):
-        return 127
-    return 0
 
 
 def _safe_long(v: Any) -> int:
@@ -88,19 +53,22 @@ def _value_bytes(v: Any) -> bytes:
 
 
 def _add(md5, v: Any, name: str | None) -> None:
-    md5.update(struct.pack("<i", _canonical_type(v)))
+    md5.update(struct.pack("<i", canonical_type_order(v)))
     if name is not None:
         md5.update(name.encode() + b"\0")
-    if isinstance(v, (int, float, Int64, Decimal128)) and not isinstance(v, bool):
+    if is_number(v):
         md5.update(struct.pack("<q", _safe_long(v)))
         return
     if isinstance(v, DBRef):
         v = v.as_doc()
+    if isinstance(v, Code) and v.scope is not None:
+        md5.update(str(v).encode() + b"\0")  # the code, then its scope like a sub-document
+        v = v.scope
     if isinstance(v, (dict, list, tuple)):
         items = v.items() if isinstance(v, dict) else ((str(i), x) for i, x in enumerate(v))
         for key, sub in items:
             _add(md5, sub, key)
-        md5.update(struct.pack("<i", 0) + b"\0")  # the closing EOO element
+        md5.update(struct.pack("<i", 0))  # the closing EOO element: its canonical type, no name
         return
     md5.update(_value_bytes(v))
 
@@ -114,8 +82,6 @@ def hash64(value: Any, seed: int = 0) -> int:
 def hashed_key(value: Any) -> Int64:
     """The index key of one value of a hashed field (arrays are refused like mongod: 16766)."""
     if isinstance(value, list):
-        from server.query.update_format import bson_repr
-
         raise MongoError(16766, "Error: hashed indexes do not currently support array values. Found array "
                                 f"{bson_repr(value)}")
     return Int64(hash64(value))

@@ -20,9 +20,15 @@ import itertools
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.geo_keys import Plane, sphere_keys
+from server.query.hashed import hashed_key
+from server.query.paths import get_path_values
+from server.query.text_index import text_terms
+from server.query.values import MISSING
+from storage.keys import encode_key
 
 KINDS = ("2dsphere", "2d", "hashed", "text")
-_MISSING = object()
+UNSUPPORTED_INDEX_TYPES = ("geoHaystack", "columnstore")  # known to mongod, refused by createIndexes
 
 
 def field_kind(name: str, value: Any) -> str:
@@ -35,19 +41,21 @@ def field_kind(name: str, value: Any) -> str:
     return "btree"
 
 
-def kinds_of(key: dict) -> tuple[str, ...]:
-    return tuple(field_kind(k, v) for k, v in key.items())
-
-
 def is_special(key: dict) -> bool:
+    """A key pattern with a field that is not ascending/descending (its value is a type name)."""
     return any(isinstance(v, str) for v in key.values())
+
+
+def key_direction(value: Any) -> int:
+    """-1 for a descending key-pattern (or sort) value, else 1 (any numeric type, as mongod)."""
+    try:
+        return -1 if float(str(value)) < 0 else 1
+    except ValueError:
+        return 1
 
 
 def _raw_values(doc: dict, path: str) -> list:
     """Values at ``path`` with non-leaf arrays traversed and leaf arrays kept whole."""
-    from server.query.paths import get_path_values
-    from server.query.values import MISSING
-
     return [v for v in get_path_values(doc, path) if v is not MISSING]
 
 
@@ -69,8 +77,6 @@ def _btree_values(doc: dict, path: str) -> tuple[list, bool]:
 def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], bool]:
     """``[(encoded key, values)]`` of ``doc`` for an index with special fields, and whether a btree
     field expanded an array (multikey)."""
-    from storage.keys import encode_key
-
     key = spec["key"]
     per_field: list[list] = []
     directions: list[int] = []
@@ -85,7 +91,7 @@ def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], b
             vals, was_array = _btree_values(doc, name)
             if was_array:
                 array_fields.append(name)
-            directions.append(-1 if float(str(value)) < 0 else 1)
+            directions.append(key_direction(value))
         else:
             vals = _special_values(kind, spec, name, doc)
             if vals is None:
@@ -93,37 +99,34 @@ def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], b
             directions.append(1)
         per_field.append(vals)
     if len(array_fields) > 1:
-        raise MongoError(ErrorCode.CannotIndexParallelArrays,
-                         f"cannot index parallel arrays [{array_fields[1]}] [{array_fields[0]}]")
+        raise parallel_arrays(array_fields)
     seen: dict[bytes, tuple] = {}
     for combo in itertools.product(*per_field):
         seen.setdefault(encode_key(combo, directions), combo)
     return list(seen.items()), bool(array_fields)
 
 
+def parallel_arrays(array_fields: list[str]) -> MongoError:
+    """171: two fields of one compound key hold arrays (their keys would be a cross product)."""
+    return MongoError(ErrorCode.CannotIndexParallelArrays,
+                      f"cannot index parallel arrays [{array_fields[1]}] [{array_fields[0]}]")
+
+
 def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
     if kind == "hashed":
-        from server.query.hashed import hashed_key
-
         vals = _raw_values(doc, name)
         if len(vals) > 1:  # an array on the way to the field
             vals = [vals]
         return [hashed_key(vals[0] if vals else None)]
     if kind == "text":
-        from server.query.text_index import text_terms
-
         terms = text_terms(spec, doc)
         return terms or None
     vals = _raw_values(doc, name)
     if not vals:
         return None
     if kind == "2dsphere":
-        from server.query.geo_keys import sphere_keys
-
         keys = [k for v in vals for k in sphere_keys(v, doc)]
     elif kind == "2d":
-        from server.query.geo_keys import Plane
-
         plane = Plane(spec)
         keys = [k for v in vals for k in plane.keys(v, doc)]
     else:
@@ -132,7 +135,7 @@ def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
 
 
 class SpecialKeyer:
-    """The ``plan.IndexKeyer`` interface for an index with special fields."""
+    """The ``index_keys.IndexKeyer`` interface for an index with special fields."""
 
     __slots__ = ("name", "spec", "fields", "partial", "sparse")
 

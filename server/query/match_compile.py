@@ -22,6 +22,8 @@ from typing import Any
 
 from bson.int64 import Int64
 
+from server.query.expressions import compile_expression, truthy
+from server.query.jsonschema import compile_schema, validate
 from server.query.match_ast import (
     All,
     AlwaysFalse,
@@ -97,8 +99,6 @@ class _Compiler:
         if t is Expr:
             return self._expr(node)
         if t is JsonSchema:
-            from server.query.jsonschema import compile_schema, validate
-
             compiled = compile_schema(node.schema)
             return lambda doc: validate(compiled, doc)
         if t is Exists:
@@ -174,9 +174,9 @@ class _Compiler:
         raise TypeError(f"not a value node: {node!r}")
 
     def _expr(self, node: Expr) -> Predicate:
-        from server.query.match_expr import compile_expr_predicate
-
-        return compile_expr_predicate(node.expr, self.variables, self.collation)
+        compiled = compile_expression(node.expr, collation=self.collation)
+        variables = dict(self.variables)
+        return lambda doc: truthy(compiled(doc, variables))
 
     def _elem_match(self, node: ElemMatch) -> Predicate:
         inner = self.compile(node.child)

@@ -123,18 +123,7 @@ def cmp_predicate(op: str, rhs: Any, collation: Any = None) -> Predicate:
 
         key = sort_key(rhs)
         return date_pred
-    key = sort_key(rhs)
-
-    def generic_pred(v: Any) -> bool:
-        if v is MISSING:
-            return False
-        try:
-            b = canonical_type_order(v)
-        except TypeError:
-            return False
-        return b == bracket and cmp(sort_key(v), key)
-
-    return generic_pred
+    return _bracketed_pred(cmp, bracket, sort_key, sort_key(rhs))
 
 
 def _collated_cmp_predicate(op: str, rhs: Any, collation: Any) -> Predicate:
@@ -149,20 +138,23 @@ def _collated_cmp_predicate(op: str, rhs: Any, collation: Any) -> Predicate:
             return False
 
         return collated_string_pred
-    bracket = canonical_type_order(rhs)
-    ckey = collation.sort_key
-    key = ckey(rhs)
+    return _bracketed_pred(cmp, canonical_type_order(rhs), collation.sort_key, collation.sort_key(rhs))
 
-    def collated_pred(v: Any) -> bool:
+
+def _bracketed_pred(cmp: Callable[[Any, Any], bool], bracket: int, key_of: Callable[[Any], tuple],
+                    key: tuple) -> Predicate:
+    """``cmp(key_of(v), key)`` for values in ``bracket`` (comparisons never cross type brackets)."""
+
+    def bracketed_pred(v: Any) -> bool:
         if v is MISSING:
             return False
         try:
             b = canonical_type_order(v)
         except TypeError:
             return False
-        return b == bracket and cmp(ckey(v), key)
+        return b == bracket and cmp(key_of(v), key)
 
-    return collated_pred
+    return bracketed_pred
 
 
 def _minmax_predicate(op: str, bracket: int) -> Predicate:

@@ -16,6 +16,9 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.expressions import compile_expression
+from server.query.geo_query import parse_intersects, parse_near, parse_within
+from server.query.jsonschema import compile_schema
 from server.query.match_ast import (
     All,
     AlwaysFalse,
@@ -41,6 +44,7 @@ from server.query.match_ast import (
     Type,
 )
 from server.query.match_regex import compile_regex, is_regex, pattern_and_options, validate_options
+from server.query.text_search import parse_text
 from server.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
 
 __all__ = ["parse_filter", "parse_value_condition", "is_operator_document"]
@@ -158,19 +162,17 @@ def _parse_top_operator(key: str, value: Any, *, top: bool, sub: bool) -> Node |
     if key == "$expr":
         if sub:
             raise MongoError(ErrorCode.BadValue, "$expr can only be applied to the top-level document")
-        _check_expression(value)
+        compile_expression(value)  # validate now; compile_node compiles again (pure)
         return Expr(value)
     if key == "$jsonSchema":
         if not isinstance(value, Mapping):
             raise MongoError(ErrorCode.TypeMismatch, "$jsonSchema must be an object")
-        from server.query.jsonschema import compile_schema
 
         compile_schema(value)  # validate now; compile_node compiles again (cheap, pure)
         return JsonSchema(value)
     if key == "$text":
         if sub:
             raise MongoError(ErrorCode.BadValue, "$text can only be applied to the top-level document")
-        from server.query.text_search import parse_text
 
         return Text(parse_text(value))
     if key in ("$alwaysTrue", "$alwaysFalse"):
@@ -184,15 +186,6 @@ def _parse_top_operator(key: str, value: Any, *, top: bool, sub: bool) -> Node |
         f"unknown top level operator: {key}. If you have a field name that starts with a '$' "
         "symbol, consider using $getField or $setField.",
     )
-
-
-def _check_expression(expr: Any) -> None:
-    """Validate an aggregation expression early, when query B's compiler is available."""
-    try:
-        from server.query.expressions import compile_expression
-    except ImportError:
-        return
-    compile_expression(expr)
 
 
 def _integer_arg(value: Any, name: str) -> int:
@@ -223,8 +216,6 @@ def _parse_path_operators(path: str, ops: Mapping, *, sub: bool) -> list[Node]:
         out.append(_parse_regex_document(path, ops))
     near = [op for op in ops if op in _NEAR_OPS]
     if near:
-        from server.query.geo_query import parse_near
-
         out.append(GeoNear(path, parse_near(near[0], ops[near[0]], ops)))
     elif "$maxDistance" in ops or "$minDistance" in ops:
         raise MongoError(ErrorCode.BadValue, "$maxDistance and $minDistance are only allowed with $near "
@@ -289,8 +280,6 @@ def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
     if op in _BITS_OPS:
         return Bits(path, op, _parse_bitmask(op, arg))
     if op in _GEO_OPS:
-        from server.query.geo_query import parse_intersects, parse_within
-
         if op == "$geoIntersects":
             return Geo(path, op, parse_intersects(arg))
         return Geo(path, "$geoWithin", parse_within(arg))

@@ -25,7 +25,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from server.query.values import MISSING
+from server.query.values import MISSING, bson_type_name
 
 __all__ = [
     "MISSING",
@@ -224,8 +224,6 @@ def unset_path(doc: dict, path: str | tuple[str, ...]) -> bool:
 
 
 def _short(v: Any) -> str:
-    from server.query.values import bson_type_name
-
     if isinstance(v, str):
         return f'"{v}"'
     if isinstance(v, list):

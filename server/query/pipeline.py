@@ -89,6 +89,9 @@ class Stage:
 
 # Stage parsers, explicitly listed (nothing registers itself): name -> parse(spec, ctx) -> Stage.
 def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
+    # Imported here, on the first parse, because the recursion is real: every stage module imports
+    # this one (PipelineContext, Stage) and $lookup/$facet/$unionWith parse their sub-pipelines with
+    # parse_pipeline; the table of stages is the one place that closes the loop.
     from server.query import (
         geo_near,
         stage_current_op,

@@ -18,6 +18,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.access_path import Interval, Plan
+from server.query.geo_keys import Plane, cells_intervals, region_intervals
+from server.query.geo_near import near_scan
+from server.query.geo_query import parse_intersects, parse_within
+from server.query.hashed import hashed_key
+from server.query.index_kinds import key_direction
+from server.query.match_ast import And, GeoNear
+from server.query.match_parse import parse_filter
+from server.query.text_index import index_term
+from server.query.text_search import TextMatcher
+from storage.keys import encode_key
 
 SPECIAL_OPS = frozenset({"$near", "$nearSphere", "$geoWithin", "$within", "$geoIntersects"})
 NO_PLAN = ErrorCode.NoQueryExecutionPlans
@@ -75,10 +86,8 @@ def _refuse_nested(filter: dict) -> None:
     raise MongoError(ErrorCode.BadValue, "geoNear must be top-level expr")
 
 
-def special_plan(indexes: list[dict], filter: dict, bounds: dict, plan_cls, interval_cls) -> Any:
+def special_plan(indexes: list[dict], filter: dict, bounds: dict) -> Any:
     """A TEXT or GEO_NEAR plan when the filter needs one; None otherwise."""
-    from server.query.match_parse import parse_filter
-
     text = near = None
     for k, v in _conjuncts(filter):
         if k == "$text":
@@ -96,12 +105,11 @@ def special_plan(indexes: list[dict], filter: dict, bounds: dict, plan_cls, inte
     if text is not None and near is not None:
         raise MongoError(ErrorCode.BadValue, "text and geoNear not allowed in same query")
     if text is not None:
-        return _text_plan(indexes, parse_filter({"$text": text}).query, bounds, plan_cls, interval_cls)
-    from server.query.match_ast import And, GeoNear
+        return _text_plan(indexes, parse_filter({"$text": text}).query, bounds)
 
     node = parse_filter({near[0]: near[1]})
     query = next(n.near for n in (node.children if isinstance(node, And) else (node,)) if isinstance(n, GeoNear))
-    return _near_plan(indexes, near[0], query, bounds, plan_cls)
+    return _near_plan(indexes, near[0], query, bounds)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -116,13 +124,16 @@ class TextPlan:
         self.matcher = matcher
         self.prefixes = prefixes
 
+    def explain(self, plan: Plan, filter: dict | None) -> dict:
+        """The winningPlan of a TEXT plan, in mongod's stage names."""
+        inner = {"stage": "TEXT_OR", "inputStage": plan.ixscan_explain()}
+        return {"stage": "TEXT_MATCH", "indexPrefix": {}, "indexName": plan.index["name"],
+                "parsedTextQuery": {"terms": plan.bounds_desc.get("terms", [])}, "textIndexVersion": 3,
+                "inputStage": {"stage": "FETCH", "inputStage": inner}}
 
-def _text_plan(indexes: list[dict], query: Any, bounds: dict, plan_cls, interval_cls) -> Any:
+
+def _text_plan(indexes: list[dict], query: Any, bounds: dict) -> Any:
     import itertools
-
-    from server.query.text_index import index_term
-    from server.query.text_search import TextMatcher
-    from storage.keys import encode_key
 
     specs = [s for s in indexes if "_fts" in s["key"] and not s.get("hidden")]
     if not specs:
@@ -139,14 +150,14 @@ def _text_plan(indexes: list[dict], query: Any, bounds: dict, plan_cls, interval
                                                  "is compound, are equality predicates given for all prefix "
                                                  "fields?)")
         prefix_values.append(b.points)
-    directions = [-1 if float(str(spec["key"][f])) < 0 else 1 for f in before] + [1]
+    directions = [key_direction(spec["key"][f]) for f in before] + [1]
     intervals = []
     for prefix in itertools.product(*prefix_values):
         for term in matcher.bound_terms:
             key = encode_key((*prefix, index_term(term)), directions)
-            intervals.append(interval_cls(key, key, True, True))
+            intervals.append(Interval(key, key, True, True))
     intervals.sort(key=lambda iv: iv.lo)
-    plan = plan_cls("TEXT", index=spec, intervals=intervals,
+    plan = Plan("TEXT", index=spec, intervals=intervals,
                     bounds_desc={"terms": list(matcher.bound_terms)})
     plan.special = TextPlan(matcher, prefix_values)
     return plan
@@ -169,7 +180,7 @@ def geo_index_for(indexes: list[dict], path: str, near: Any) -> dict | None:
     return None
 
 
-def _near_plan(indexes: list[dict], path: str, near: Any, bounds: dict, plan_cls) -> Any:
+def _near_plan(indexes: list[dict], path: str, near: Any, bounds: dict) -> Any:
     spec = geo_index_for(indexes, path, near)
     if spec is None:
         kind = "$nearSphere" if near.spherical and not near.geojson else "$near"
@@ -177,7 +188,7 @@ def _near_plan(indexes: list[dict], path: str, near: Any, bounds: dict, plan_cls
                                   f"isNearSphere={int(kind == '$nearSphere')} planner returned error :: caused by :: "
                                   "unable to find index for $geoNear query")
     stage = "GEO_NEAR_2DSPHERE" if spec["key"][path] == "2dsphere" else "GEO_NEAR_2D"
-    plan = plan_cls("GEO_NEAR", index=spec, bounds_desc={path: [stage]})
+    plan = Plan("GEO_NEAR", index=spec, bounds_desc={path: [stage]})
     plan.special = NearPlan(path, near, spec, _prefix_points(spec, path, bounds))
     return plan
 
@@ -189,6 +200,15 @@ class NearPlan:
         self.spec = spec
         self.prefix = prefix  # equality values of the fields before the geo field; None: unbounded
         self.output: Any = None  # $geoNear: (distanceField, multiplier, includeLocs)
+
+    def explain(self, plan: Plan, filter: dict | None) -> dict:
+        """The winningPlan of a GEO_NEAR plan, in mongod's stage names."""
+        kind = "GEO_NEAR_2DSPHERE" if "2dsphere" in plan.index["key"].values() else "GEO_NEAR_2D"
+        node = {"stage": kind, "keyPattern": plan.index["key"], "indexName": plan.index["name"],
+                "indexVersion": 2}
+        if filter:
+            return {"stage": "FETCH", "filter": filter, "inputStage": node}
+        return {"stage": "FETCH", "inputStage": node}
 
 
 def _prefix_points(spec: dict, path: str, bounds: dict) -> list[tuple] | None:
@@ -210,7 +230,7 @@ def _prefix_points(spec: dict, path: str, bounds: dict) -> list[tuple] | None:
 # --------------------------------------------------------------------------------------------------
 
 
-def fallback_plan(indexes: list[dict], filter: dict | None, bounds: dict, plan_cls, interval_cls) -> Any:
+def fallback_plan(indexes: list[dict], filter: dict | None, bounds: dict) -> Any:
     """An IXSCAN on a geo or hashed index when the filter allows one (None otherwise)."""
     if not filter:
         return None
@@ -221,7 +241,7 @@ def fallback_plan(indexes: list[dict], filter: dict | None, bounds: dict, plan_c
         if kind == "hashed":
             b = bounds.get(first)
             if b is not None and b.is_point:
-                return _hashed_plan(spec, first, b.points, plan_cls, interval_cls)
+                return _hashed_plan(spec, first, b.points)
     for path, cond in _conjuncts(filter):
         if type(cond) is not dict or SPECIAL_OPS.isdisjoint(cond):
             continue
@@ -231,36 +251,30 @@ def fallback_plan(indexes: list[dict], filter: dict | None, bounds: dict, plan_c
                 continue
             ranges = _geo_ranges(spec, kind, cond)
             if ranges is not None:
-                return _range_plan(spec, path, ranges, plan_cls, interval_cls)
+                return _range_plan(spec, path, ranges)
     return None
 
 
-def hinted_plan(spec: dict, filter: dict | None, bounds: dict, plan_cls, interval_cls) -> Any:
+def hinted_plan(spec: dict, filter: dict | None, bounds: dict) -> Any:
     """A hinted special index: hashed equality or geo bounds when the filter has them, else the whole
     index (its keys are not values, so value bounds cannot narrow it; the filter is re-applied)."""
     first, kind = next(iter(spec["key"].items()))
     b = bounds.get(first)
     if kind == "hashed" and b is not None and b.is_point:
-        return _hashed_plan(spec, first, b.points, plan_cls, interval_cls)
-    plan = fallback_plan([spec], filter, {}, plan_cls, interval_cls) if kind in ("2dsphere", "2d") else None
-    return plan or plan_cls("IXSCAN", index=spec, intervals=[interval_cls(None, None, True, True)],
+        return _hashed_plan(spec, first, b.points)
+    plan = fallback_plan([spec], filter, {}) if kind in ("2dsphere", "2d") else None
+    return plan or Plan("IXSCAN", index=spec, intervals=[Interval(None, None, True, True)],
                             bounds_desc={f: ["[MinKey, MaxKey]"] for f in spec["key"]})
 
 
-def _hashed_plan(spec: dict, path: str, points: list, plan_cls, interval_cls) -> Any:
-    from server.query.hashed import hashed_key
-    from storage.keys import encode_key
-
+def _hashed_plan(spec: dict, path: str, points: list) -> Any:
     keys = sorted({encode_key((hashed_key(p),), (1,)) for p in points if not isinstance(p, list)})
-    intervals = [interval_cls(k, k, True, True) for k in keys]
-    return plan_cls("IXSCAN", index=spec, intervals=intervals,
+    intervals = [Interval(k, k, True, True) for k in keys]
+    return Plan("IXSCAN", index=spec, intervals=intervals,
                     bounds_desc={path: [f"[{int(hashed_key(p))}, {int(hashed_key(p))}]" for p in points]})
 
 
 def _geo_ranges(spec: dict, kind: str, cond: dict) -> list[tuple] | None:
-    from server.query.geo_keys import Plane, region_intervals
-    from server.query.geo_query import parse_intersects, parse_within
-
     op = next((o for o in ("$geoWithin", "$within", "$geoIntersects") if o in cond), None)
     if op is None:
         return None
@@ -277,8 +291,6 @@ def _geo_ranges(spec: dict, kind: str, cond: dict) -> list[tuple] | None:
             for r in (*shape.lines, *shape.polygons):
                 out += region_intervals(r)
             if cells:
-                from server.query.geo_keys import cells_intervals
-
                 out += cells_intervals(cells.values())
             return out
         return None  # planar operators cannot use a spherical index
@@ -292,28 +304,11 @@ def _geo_ranges(spec: dict, kind: str, cond: dict) -> list[tuple] | None:
     return None
 
 
-def _range_plan(spec: dict, path: str, ranges: list[tuple], plan_cls, interval_cls) -> Any:
-    from storage.keys import encode_key
-
-    intervals = [interval_cls(encode_key((lo,), (1,)), encode_key((hi,), (1,)), True, True) for lo, hi in ranges]
+def _range_plan(spec: dict, path: str, ranges: list[tuple]) -> Any:
+    intervals = [Interval(encode_key((lo,), (1,)), encode_key((hi,), (1,)), True, True) for lo, hi in ranges]
     intervals.sort(key=lambda iv: iv.lo)
-    return plan_cls("IXSCAN", index=spec, intervals=intervals,
+    return Plan("IXSCAN", index=spec, intervals=intervals,
                     bounds_desc={path: [f"[{int(lo)}, {int(hi)}]" for lo, hi in ranges[:20]]})
-
-
-def explain(plan: Any, filter: dict | None) -> dict:
-    """The winningPlan of a TEXT or GEO_NEAR plan, in mongod's stage names."""
-    ixscan = plan._ixscan()
-    if plan.kind == "TEXT":
-        inner = {"stage": "TEXT_OR", "inputStage": ixscan}
-        return {"stage": "TEXT_MATCH", "indexPrefix": {}, "indexName": plan.index["name"],
-                "parsedTextQuery": {"terms": plan.bounds_desc.get("terms", [])}, "textIndexVersion": 3,
-                "inputStage": {"stage": "FETCH", "inputStage": inner}}
-    kind = "GEO_NEAR_2DSPHERE" if "2dsphere" in plan.index["key"].values() else "GEO_NEAR_2D"
-    node = {"stage": kind, "keyPattern": plan.index["key"], "indexName": plan.index["name"],
-            "indexVersion": 2}
-    return {"stage": "FETCH", "filter": filter, "inputStage": node} if filter else {"stage": "FETCH",
-                                                                                     "inputStage": node}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -323,10 +318,7 @@ def explain(plan: Any, filter: dict | None) -> dict:
 
 def special_scan(plan: Any, scan) -> Iterator[tuple[bytes, dict]]:
     if plan.kind == "GEO_NEAR":
-        from server.query.geo_near import near_scan
-        from server.query.plan import Interval
-
-        return near_scan(plan, scan, Interval)
+        return near_scan(plan, scan)
     return _text_scan(plan, scan)
 
 

@@ -8,7 +8,7 @@ inside it -> 31249/31250; ``{$meta: ...}`` fields (textScore, geoNear*) are adde
 
 Paths go through arrays of documents (``{"a.b": 1}`` on ``{a: [{b: 1, c: 2}, 5]}`` gives
 ``{a: [{b: 1}]}``; scalars inside the array are dropped by inclusion, kept by exclusion).
-Computed fields (aggregation expressions, via query B's ``compile_expression``) are evaluated on
+Computed fields (aggregation expressions, via ``expressions.compile_expression``) are evaluated on
 the original document and appended after the kept fields; a MISSING result omits the field.
 Positional ``a.$`` needs ``filter=`` (the find filter): it keeps the first array element for
 which the filter matches when the array is reduced to that element.
@@ -20,7 +20,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.query.paths import get_path, split_path
+from server.query.expressions import compile_expression
+from server.query.match import compile_node, filter_fields, parse_filter
+from server.query.paths import split_path
 from server.query.values import MISSING, is_number
 
 __all__ = ["compile_projection", "projection_is_inclusion"]
@@ -86,7 +88,6 @@ def _classify(path: str, value: Any, collation: Any = None) -> tuple[str, Any]:
                 raise MongoError(ErrorCode.BadValue, "Cannot use $elemMatch projection on a nested field.")
             if not isinstance(value["$elemMatch"], Mapping):
                 raise MongoError(ErrorCode.BadValue, "elemMatch: Invalid argument, object required.")
-            from server.query.match import compile_node, parse_filter
 
             node = parse_filter(value["$elemMatch"])
             return "elemMatch", compile_node(node, collation=collation)
@@ -220,7 +221,11 @@ def compile_projection(
         raise MongoError(ErrorCode.TypeMismatch, "Expected field projectionto be of type object")
     inclusion, leaves, positional = _parse(spec, collation)
     variables = dict(variables or {})
-    exprs = {p: _compile_expr(leaf.arg, collation) for p, leaf in leaves.items() if leaf.kind in ("expr", "meta")}
+    exprs = {
+        p: compile_expression(leaf.arg, collation=collation)
+        for p, leaf in leaves.items()
+        if leaf.kind in ("expr", "meta")
+    }
     for p in exprs:
         del leaves[p]
     positional_fn = _positional(positional, filter, collation) if positional is not None else None
@@ -262,26 +267,6 @@ def compile_projection(
             return out
 
     return project
-
-
-def _compile_expr(expr: Any, collation: Any = None) -> Callable[[Any, dict], Any]:
-    try:
-        from server.query.expressions import compile_expression
-    except ImportError:
-        return _fallback_expr(expr)
-    return compile_expression(expr, collation=collation)
-
-
-def _fallback_expr(expr: Any) -> Callable[[Any, dict], Any]:
-    if isinstance(expr, str) and expr.startswith("$") and not expr.startswith("$$"):
-        path = expr[1:]
-        return lambda doc, variables: get_path(doc, path)
-    if isinstance(expr, Mapping) and set(expr) == {"$literal"}:
-        value = expr["$literal"]
-        return lambda doc, variables: value
-    if isinstance(expr, Mapping):
-        raise MongoError(ErrorCode.InvalidPipelineOperator, f"Unrecognized expression '{next(iter(expr))}'")
-    return lambda doc, variables: expr
 
 
 def _set_computed(out: dict, path: str, value: Any) -> None:
@@ -390,7 +375,6 @@ def _positional(path: str, filter: Mapping | None, collation: Any = None) -> Cal
     """Reduce the first array on ``path`` to the first element the filter matches through."""
     if filter is None:
         raise MongoError(51050, "Projections with a positional operator require a matcher")
-    from server.query.match import compile_node, filter_fields, parse_filter
 
     node = parse_filter(filter)
     parts = split_path(path)

@@ -28,7 +28,7 @@ from protocol.errors import ErrorCode, MongoError
 from server.query import spill
 from server.query.interrupt import tick
 from server.query.paths import get_path_values
-from server.query.update_format import bson_repr
+from server.query.value_repr import bson_repr
 from server.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
 
 __all__ = ["parse_sort", "make_sort_key", "sort_documents", "DEFAULT_MEMORY_LIMIT", "estimate_size"]

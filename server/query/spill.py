@@ -41,7 +41,7 @@ def write_run(docs: Iterable[dict]) -> IO[bytes]:
             tick()
             run.write(encode_in_order(doc))
         run.seek(0)
-    except BaseException:
+    except BaseException:  # an interruption (killOp, maxTimeMS) too: the file is closed, then re-raised
         run.close()
         raise
     return run

@@ -24,8 +24,9 @@ from server.query.expressions import compile_expression
 from server.query.interrupt import tick
 from server.query.pipeline import PipelineContext, Stage
 from server.query.stage_group import group_key
-from server.query.stages import set_field
+from server.query.stages import parse_sort, set_field
 from server.query.values import MISSING, compare, sort_key
+from server.query.windows import parse_set_window_fields
 
 # mongod's internalQueryMaxAllowedDensifyDocs: a $densify never generates more documents than this.
 MAX_GENERATED_DOCUMENTS = 500_000
@@ -209,7 +210,6 @@ def parse_fill(spec: Any, ctx: PipelineContext) -> Stage:
             raise MongoError(6050201, f"Unknown argument '{kind}' in $fill output")
     stages: list[Stage] = []
     if window_output:
-        from server.query.windows import parse_set_window_fields
         swf: dict = {"sortBy": spec["sortBy"], "output": window_output}
         if "partitionBy" in spec:
             swf["partitionBy"] = spec["partitionBy"]
@@ -220,7 +220,6 @@ def parse_fill(spec: Any, ctx: PipelineContext) -> Stage:
             swf["partitionBy"] = {p.replace(".", "_"): "$" + p for p in pbf}
         stages.append(parse_set_window_fields(swf, ctx))
     elif "sortBy" in spec:
-        from server.query.stages import parse_sort
         stages.append(parse_sort(spec["sortBy"], ctx))
     variables = ctx.variables
 

@@ -22,8 +22,15 @@ from typing import Any
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.expressions import compile_expression
+from server.query.match import compile_filter
+from server.query.paths import get_path_values
 from server.query.pipeline import PipelineContext, Stage
-from server.query.values import MISSING, bson_type_name
+from server.query.sort import estimate_size
+from server.query.stage_group import group_key
+from server.query.stages import set_field
+from server.query.value_repr import bson_repr
+from server.query.values import MISSING, bson_type_name, is_number, to_float
 
 _STRING_ARGS = ("from", "as", "connectFromField", "connectToField", "depthField")
 
@@ -39,15 +46,10 @@ def _field_path(name: str, value: str) -> list[str]:
 
 
 def _render(spec: dict) -> str:
-    from server.query.geo_parse import show
-
-    return show(spec)
+    return bson_repr(spec)
 
 
 def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
-    from server.query.expressions import compile_expression
-    from server.query.match import compile_filter
-
     if not isinstance(spec, dict):
         raise MongoError(ErrorCode.FailedToParse, "the $graphLookup stage specification must be an object, but "
                                                   f"found {bson_type_name(spec)}")
@@ -62,10 +64,9 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         if name == "startWith":
             start_with = compile_expression(value)
         elif name == "maxDepth":
-            if isinstance(value, bool) or not isinstance(value, (int, float, Int64)) and \
-                    type(value).__name__ != "Decimal128":
+            if not is_number(value):
                 raise MongoError(40100, f"maxDepth must be numeric, found type: {bson_type_name(value)}")
-            number = float(str(value)) if type(value).__name__ == "Decimal128" else float(value)
+            number = to_float(value)
             if number != number:
                 number = 0.0
             max_depth = int(number) if abs(number) < 2**63 else (2**63 - 1 if number > 0 else -(2**63))
@@ -101,8 +102,6 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                      max_depth, restrict)
 
     def apply(docs):
-        from server.query.stages import set_field
-
         for doc in docs:
             found = search.run(start_with(doc, ctx.variables))
             yield set_field(doc, search.as_parts, found)
@@ -133,16 +132,10 @@ class _Search:
             return ctx.query_collection(ctx.db, self.coll, query)
         if ctx.resolve_collection is None:
             raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$graphLookup is not supported here")
-        from server.query.match import compile_filter
 
         return filter(compile_filter(query), ctx.resolve_collection(ctx.db, self.coll))
 
     def run(self, start: Any) -> list[dict]:
-        from server.query.paths import get_path_values
-        from server.query.sort import estimate_size
-        from server.query.stage_group import group_key
-        from server.query.stages import set_field
-
         limit = self.ctx.memory_limit
         frontier: dict = {}
         for v in (start if isinstance(start, list) else [start]):

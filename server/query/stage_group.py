@@ -25,6 +25,7 @@ from server.query.interrupt import tick
 from server.query.memory import approx_size as _approx_size
 from server.query.memory import stage_limit_error
 from server.query.pipeline import PipelineContext, Stage
+from server.query.sort import make_sort_key
 from server.query.values import MISSING, canonical_type_order, sort_key
 
 _NAN_KEY = ("NaN",)
@@ -205,7 +206,6 @@ class GroupStage(Stage):
         (sort key, arrival) and $last from the largest, and groups appear in the order of their
         smallest one; so one pass keeping those two documents per group gives the same result.
         """
-        from server.query.sort import make_sort_key
         key_fn = make_sort_key(sort_spec, self.ctx.collation)
         id_fn, fields, variables = self.id_fn, self.fields, self.ctx.variables
         group_key = group_key_for(self.ctx.collation)

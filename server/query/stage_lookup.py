@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.query.expr_base import type_name
-from server.query.expressions import compile_expression, validate_variable_name
+from server.query.expr_base import type_name, validate_variable_name
+from server.query.expressions import compile_expression
 from server.query.interrupt import tick
 from server.query.memory import LOOKUP_LIMIT, approx_size
+from server.query.paths import get_path_values
 from server.query.pipeline import PipelineContext, Stage, chain, parse_pipeline
 from server.query.stage_group import group_key_for
 from server.query.stages import set_field
@@ -80,7 +81,6 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     if sub is not None:
         sub_ctx = ctx.child(in_lookup=True, variables={**ctx.variables, **{n: None for n in let}})
         parse_pipeline(sub, sub_ctx)  # validate now; correlated pipelines re-parse with real values
-    from server.query.paths import get_path_values
 
     def local_keys(doc):
         vals = get_path_values(doc, local_path, expand_arrays=True)

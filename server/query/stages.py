@@ -14,16 +14,21 @@ from typing import Any
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
-from server.query.expr_base import as_float, int_arg, num_kind, type_name
+from server.query import docmeta
+from server.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
 from server.query.expressions import compile_expression
+from server.query.match import compile_filter
 from server.query.pipeline import PipelineContext, Stage
+from server.query.project import compile_projection
+from server.query.sort import parse_sort as parse_sort_spec
+from server.query.sort import sort_documents
+from server.query.stage_group import parse_group
 from server.query.values import MISSING
 
 
 def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(15959, "the match filter must be an expression in an object")
-    from server.query.match import compile_filter
     pred = compile_filter(spec, variables=ctx.variables, collation=ctx.collation)
 
     def apply(docs):
@@ -37,7 +42,6 @@ def parse_project(spec: Any, ctx: PipelineContext) -> Stage:
     if not spec:
         raise MongoError(51272, "projection specification must have at least one field")
     _validate_aggregation_projection(spec)
-    from server.query.project import compile_projection
     project = compile_projection(spec, variables=ctx.variables, collation=ctx.collation)
 
     def apply(docs):
@@ -152,7 +156,6 @@ def parse_unset(spec: Any, ctx: PipelineContext) -> Stage:
             raise MongoError(40352, "FieldPath cannot be constructed with empty string")
         if p.startswith("$"):
             raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
-    from server.query.project import compile_projection
     project = compile_projection({p: 0 for p in paths})
     return Stage("$unset", spec, lambda docs: (project(d) for d in docs))
 
@@ -272,7 +275,6 @@ def parse_unwind(spec: Any, ctx: PipelineContext) -> Stage:
     if not all(parts):
         raise MongoError(15998, "FieldPath field names may not be empty strings.")
     index_parts = index_field.split(".") if index_field else None
-    from server.query.expressions import traverse
     single = parts[0] if len(parts) == 1 else None
 
     def apply(docs):
@@ -328,11 +330,9 @@ class SortStage(Stage):
         return SortStage(self.sort_spec, self.ctx, n)
 
     def _run(self, docs):
-        from server.query.docmeta import table
-        from server.query.sort import sort_documents
         yield from sort_documents(docs, self.sort_spec, limit=self.limit, allow_disk_use=self.ctx.allow_disk_use,
                                   memory_limit=self.ctx.memory_limit, collation=self.ctx.collation,
-                                  meta=table(self.ctx.variables))
+                                  meta=docmeta.table(self.ctx.variables))
 
 
 def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
@@ -348,8 +348,7 @@ def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
             continue
         if num_kind(v) is None or as_float(v) not in (1, -1):
             raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
-    from server.query.sort import parse_sort as validate
-    validate(spec, allow_meta=True)
+    parse_sort_spec(spec, allow_meta=True)
     return SortStage({k: v if isinstance(v, dict) else int(as_float(v)) for k, v in spec.items()}, ctx)
 
 
@@ -357,7 +356,6 @@ def parse_sort_by_count(spec: Any, ctx: PipelineContext) -> Stage:
     if not ((isinstance(spec, str) and spec.startswith("$")) or (isinstance(spec, dict) and spec
                                                                    and next(iter(spec)).startswith("$"))):
         raise MongoError(40148, "the sortByCount field must be defined as a $-prefixed path or an expression")
-    from server.query.stage_group import parse_group
     group = parse_group({"_id": spec, "count": {"$sum": 1}}, ctx)
     sort = parse_sort({"count": -1}, ctx)
     return Stage("$sortByCount", spec, lambda docs: sort.apply(group.apply(docs)), blocking=True)

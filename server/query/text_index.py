@@ -25,10 +25,6 @@ WILDCARD = "$**"
 MAX_WORD_WEIGHT = 1_000_000_000 / 10_000
 
 
-def is_text_key(key: dict) -> bool:
-    return any(v == "text" for v in key.values()) or "_fts" in key
-
-
 def _number(v: Any) -> float | None:
     if isinstance(v, bool):
         return None

@@ -16,10 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.match import compile_node, filter_fields, is_operator_document, parse_filter
+from server.query.match_regex import is_regex
 from server.query.paths import is_numeric_component, set_path, split_path
-from server.query.update_format import bson_repr
+from server.query.pipeline import run_pipeline
 from server.query.update_ops import OPS, UpdateContext, deep_copy, identical
 from server.query.update_parse import Action, Update, parse_update
+from server.query.value_repr import bson_repr
 from server.query.values import MISSING
 
 __all__ = ["Update", "parse_update", "apply_update", "upsert_seed", "modified_paths"]
@@ -97,8 +100,6 @@ def _replace(doc: dict, replacement: dict) -> tuple[dict, bool]:
 
 
 def _run_pipeline(doc: dict, stages: list) -> tuple[dict, bool]:
-    from server.query.pipeline import run_pipeline
-
     results = list(run_pipeline(stages, [deep_copy(doc)]))
     new = results[0] if results else {}
     if "_id" in doc:
@@ -128,8 +129,6 @@ class _PositionalResolver:
         if not self.query:
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
         if self._pred is None:
-            from server.query.match import compile_node, filter_fields, parse_filter
-
             node = parse_filter(self.query)
             self._fields = filter_fields(node)
             self._pred = compile_node(node, collation=self.collation, variables=self.variables)
@@ -211,9 +210,6 @@ def upsert_seed(query: Mapping | None) -> dict:
     Top-level equalities, ``$eq``, single-element ``$in``, ``$and`` and one-clause ``$or`` of those
     count; other operators, regexes and multi-clause ``$or`` are ignored. A path matched twice raises 54 NotSingleValueField.
     """
-    from server.query.match import is_operator_document
-    from server.query.match_regex import is_regex
-
     pairs: list[tuple[str, Any]] = []
 
     def collect(q: Mapping) -> None:

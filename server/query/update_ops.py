@@ -18,8 +18,11 @@ from bson.int64 import Int64
 from bson.timestamp import Timestamp
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.match import compile_filter, compile_value_predicate, is_operator_document
+from server.query.match_regex import is_regex
 from server.query.paths import PathNotViable, get_path, set_path, unset_path
-from server.query.update_format import bson_repr, id_repr
+from server.query.sort import make_sort_key
+from server.query.value_repr import bson_repr, id_repr
 from server.query.values import MISSING as _MISSING
 from server.query.values import bson_type_name, compare, equal, is_number, sort_key
 
@@ -73,7 +76,7 @@ def identical(a: Any, b: Any) -> bool:
         return a == b or (a != a and b != b)
     try:
         return bool(a == b)
-    except Exception:
+    except Exception:  # noqa: BLE001 - values without a usable == are simply not identical
         return False
 
 
@@ -238,8 +241,6 @@ def op_push(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
 
 def _push_sort(arr: list, spec: Any, collation: Any = None) -> list:
     if isinstance(spec, Mapping):
-        from server.query.sort import make_sort_key
-
         key = make_sort_key(spec, collation)
         return sorted(arr, key=lambda e: key(e if isinstance(e, dict) else {}))
     return sorted(arr, key=sort_key if collation is None else collation.sort_key, reverse=float(str(spec)) < 0)
@@ -284,9 +285,6 @@ def op_pop(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
 
 
 def _pull_matcher(cond: Any, collation: Any = None):
-    from server.query.match import compile_filter, compile_value_predicate, is_operator_document
-    from server.query.match_regex import is_regex
-
     if isinstance(cond, Mapping) and cond:
         if is_operator_document(cond):
             return compile_value_predicate(cond, collation)  # each element as one value (no array expansion)

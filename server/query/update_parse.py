@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.query.update_format import bson_repr
+from server.query.match import compile_filter
+from server.query.pipeline import PipelineContext, parse_pipeline
+from server.query.value_repr import bson_repr
 from server.query.values import bson_type_name, is_number
 
 __all__ = ["Update", "Action", "parse_update", "OPERATORS", "PIPELINE_STAGES"]
@@ -59,7 +61,7 @@ class Update:
     actions: list[Action] = field(default_factory=list)
     replacement: dict | None = None
     pipeline: list | None = None
-    compiled_pipeline: list | None = None  # query B's parsed stages, reused for every document
+    compiled_pipeline: list | None = None  # the parsed pipeline stages, reused for every document
     array_filters: dict[str, Any] = field(default_factory=dict)  # identifier -> compiled predicate
     raw: Any = None
     collation: Any = None  # the command's collation.Collation (None = simple)
@@ -154,7 +156,6 @@ def _parse_pipeline(stages: list, array_filters: list | None, collation: Any = N
         name = next(iter(stage))
         if name not in PIPELINE_STAGES:
             raise MongoError(ErrorCode.InvalidOptions, f"{name} is not allowed to be used within an update")
-    from server.query.pipeline import PipelineContext, parse_pipeline
 
     ctx = PipelineContext(variables=dict(variables or {}), collation=collation)
     compiled = parse_pipeline(list(stages), ctx)
@@ -324,8 +325,6 @@ def _filter_identifiers(flt: Mapping, idents: set) -> None:
 
 
 def _parse_array_filters(filters: list, collation: Any = None, variables: dict | None = None) -> dict[str, Any]:
-    from server.query.match import compile_filter
-
     out: dict[str, Any] = {}
     for flt in filters:
         if not isinstance(flt, Mapping):

@@ -92,7 +92,8 @@ class _Missing:
 
 MISSING: Any = _Missing()
 
-# Canonical type brackets (mongod's canonicalizeBSONType); only their order matters.
+# Canonical type brackets: mongod's canonicalizeBSONType numbers (their order is BSON order; the
+# numbers themselves matter to hashed index keys, which hash them).
 BRACKET_MINKEY = -1
 BRACKET_UNDEFINED = 0
 BRACKET_NULL = 5
@@ -108,7 +109,7 @@ BRACKET_TIMESTAMP = 47
 BRACKET_REGEX = 50
 BRACKET_CODE = 60
 BRACKET_CODE_WS = 65
-BRACKET_MAXKEY = 100
+BRACKET_MAXKEY = 127
 
 # $type names -> BSON type numbers (plus the "number" alias, which has no single number).
 TYPE_NUMBERS: dict[str, int] = {

@@ -25,11 +25,12 @@ from protocol.errors import ErrorCode, MongoError
 from server.query import dates
 from server.query.accumulators import ACCUMULATORS, parse_accumulator
 from server.query.collation import sort_key_for
-from server.query.expr_base import as_float, int_arg, num_kind, type_name
+from server.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
 from server.query.expressions import compile_expression
 from server.query.interrupt import tick
 from server.query.memory import approx_size
 from server.query.pipeline import PipelineContext, Stage
+from server.query.sort import make_sort_key, parse_sort
 from server.query.stage_group import group_key_for
 from server.query.stages import set_field
 from server.query.values import MISSING, sort_key
@@ -180,7 +181,6 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
     sort_by = spec.get("sortBy") or {}
     if not isinstance(sort_by, dict):
         raise MongoError(ErrorCode.TypeMismatch, "BSON field '$setWindowFields.sortBy' is the wrong type, expected object")
-    from server.query.sort import make_sort_key, parse_sort
     sort_fields = parse_sort(sort_by) if sort_by else []
     sort_key_fn = make_sort_key(sort_by, ctx.collation) if sort_by else None
     partition_fn = compile_expression(spec["partitionBy"], collation=ctx.collation) if "partitionBy" in spec else None
@@ -223,7 +223,6 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
 
 
 def _sort_value(doc, sort_fields):
-    from server.query.expressions import traverse
     return traverse(doc, sort_fields[0][0].split("."))
 
 

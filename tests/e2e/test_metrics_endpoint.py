@@ -72,3 +72,24 @@ def test_a_taken_metrics_port_stops_start_up_with_exit_48(tmp_path, start_server
                              str(tmp_path / "other"), "--metricsPort", str(first.port)],
                             capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 48 and "Address already in use" in result.stderr
+
+
+def _log_entries(server) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in server.log_text().splitlines() if line.startswith("{")]
+
+
+def test_metrics_port_with_auth_warns_that_it_is_not_behind_authentication(start_server):
+    port = free_port()
+    server = start_server(args=("--auth", "--metricsPort", str(port)))
+    warnings = [e for e in _log_entries(server) if e.get("id") == 4615613]
+    assert len(warnings) == 1, server.log_text()[-2000:]
+    warning = warnings[0]
+    assert warning["s"] == "W" and "trusted interface" in warning["msg"]
+    assert "not protected by access control" in warning["msg"]
+    assert warning["attr"]["port"] == port and warning["attr"]["address"] == "127.0.0.1"
+    # without --auth the whole server is open (mongod's own warning 22120 says so): no second warning
+    open_server = start_server(args=("--metricsPort", str(free_port())))
+    assert not [e for e in _log_entries(open_server) if e.get("id") == 4615613]
+    assert [e for e in _log_entries(open_server) if e.get("id") == 22120]

@@ -46,7 +46,7 @@ def test_ttl_pass_unit_deletes_only_expired(tmp_path):
     """The pass itself, without a server: an engine, a TTL index, a fixed 'now'."""
     from protocol.codec import encode
     from server import ttl
-    from server.query.plan import index_key_map
+    from server.query.index_keys import index_key_map
     from storage.engine import open_engine
 
     engine = open_engine(str(tmp_path / "db"))

@@ -3,6 +3,8 @@
 import datetime as dt
 
 import pytest
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 
 from protocol.errors import MongoError
 from server.query.expressions import compile_expression, evaluate, expression_fields, is_constant, truthy
@@ -70,7 +72,8 @@ def test_unknown_operator_is_rejected_at_compile_time_not_per_document():
 
 @pytest.mark.parametrize("value,expected", [
     (False, False), (None, False), (MISSING, False), (0, False), (0.0, False), ("", True), ([], True),
-    ({}, True), (1, True), ("false", True), (float("nan"), True),
+    ({}, True), (1, True), ("false", True), (float("nan"), True), (Int64(0), False), (Int64(2), True),
+    (Decimal128("0"), False), (Decimal128("-0.5"), True),
 ])
 def test_truthy(value, expected):
     assert truthy(value) is expected

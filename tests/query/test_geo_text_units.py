@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
+from bson.binary import Binary
+from bson.code import Code
+from bson.int64 import Int64
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
+from bson.objectid import ObjectId
+from bson.regex import Regex
 
 from protocol.errors import MongoError
 from server.query.docmeta import DocMeta, mentions_meta
@@ -20,6 +29,29 @@ def test_hash64_is_mongods_function():
     assert hash64(42) == -944302157085130861  # mongod's start-up self check
     assert hash64(42.7) == hash64(42) == hash64(True and 42)
     assert hash64("a") != hash64("b")
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    # mongod's BSONElementHasher test vectors (src/mongo/db/hasher_test.cpp)
+    (Int64(2**63 - 1), 921523596458303250),
+    (None, 2338878944348059895),
+    (MinKey(), 7961148599568647290),
+    (MaxKey(), 5504842513779440750),
+    ("abc", 8478485326885698097),
+    ({"a": "abc", "b": Int64(123)}, 4771603801758380216),
+    ({}, 7980500913326740417),
+    (["bar", "baz", "qux"], -2938911267422831539),
+    ([], 8849948234993459283),
+    (Binary(bytes([0, 1, 2, 3, 4, 6]), 0), 7252465090394235301),
+    (ObjectId("010203040506070809101112"), -5588663249627035708),
+    (True, 6405873908747105701),
+    (datetime.datetime(1970, 1, 1), -1178696894582842035),
+    (Regex(".*", "i"), 7095855029187981886),
+    (Code("func f() { return 1; }"), 6861638109178014270),
+    (Code("func f() { return 1; }", {"c": True}), 501342939894575968),
+])
+def test_hash64_matches_mongods_test_vectors(value, expected):
+    assert hash64(value) == expected
 
 
 def test_a_points_cell_key_lies_in_the_intervals_of_a_cap_around_it():

@@ -1,4 +1,4 @@
-"""Index key extraction and index choice (server/query/plan.py)."""
+"""Index key extraction (server/query/index_keys.py) and index choice (server/query/plan.py)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,21 @@ from bson.max_key import MaxKey
 from bson.min_key import MinKey
 
 from protocol.errors import MongoError
-from server.query import plan
+from server.query import index_keys, plan
 from storage.keys import encode_key
 
 
 def spec(key, name=None, **opts):
-    return {"v": 2, "key": key, "name": name or plan.index_name_for(key), **opts}
+    return {"v": 2, "key": key, "name": name or index_keys.index_name_for(key), **opts}
 
 
 def keys_of(s, doc):
-    return sorted(plan.keyer_for(s).keys(doc))
+    return sorted(index_keys.keyer_for(s).keys(doc))
 
 
 def test_generated_index_names_follow_mongod():
-    assert plan.index_name_for({"a": 1, "b": -1}) == "a_1_b_-1"
-    assert plan.index_name_for({"a.b": 1.0}) == "a.b_1"
+    assert index_keys.index_name_for({"a": 1, "b": -1}) == "a_1_b_-1"
+    assert index_keys.index_name_for({"a.b": 1.0}) == "a.b_1"
 
 
 def test_missing_field_indexes_as_null():
@@ -53,7 +53,7 @@ def test_compound_key_with_one_array_expands_cartesian():
 
 def test_parallel_arrays_are_refused_with_171():
     with pytest.raises(MongoError) as e:
-        plan.keyer_for(spec({"a": 1, "b": 1})).keys({"a": [1], "b": [2]})
+        index_keys.keyer_for(spec({"a": 1, "b": 1})).keys({"a": [1], "b": [2]})
     assert e.value.code == 171
 
 
@@ -72,7 +72,7 @@ def test_partial_index_skips_documents_failing_its_filter():
 def test_key_value_reports_the_duplicate_key_values():
     s = spec({"a": 1, "b": 1})
     key = encode_key((1, 2), (1, 1))
-    assert plan.keyer_for(s).key_value({"a": 1, "b": [3, 2]}, key) == {"a": 1, "b": 2}
+    assert index_keys.keyer_for(s).key_value({"a": 1, "b": [3, 2]}, key) == {"a": 1, "b": 2}
 
 
 ID = spec({"_id": 1}, name="_id_")
@@ -203,10 +203,10 @@ def test_two_sided_range_is_used_when_the_index_is_known_not_multikey():
 
 
 def test_entries_multikey_reports_array_expansion():
-    k = plan.keyer_for(spec({"a.b": 1}))
+    k = index_keys.keyer_for(spec({"a.b": 1}))
     assert k.entries_multikey({"a": {"b": 1}})[1] is False
     assert k.entries_multikey({"a": [{"b": 1}]})[1] is True
-    assert plan.keyer_for(spec({"a": 1})).entries_multikey({"a": [1]})[1] is True
+    assert index_keys.keyer_for(spec({"a": 1})).entries_multikey({"a": [1]})[1] is True
 
 
 @pytest.mark.parametrize("directions", [(1, 1), (1, -1), (-1, 1), (-1, -1)])

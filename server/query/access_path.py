@@ -1,0 +1,77 @@
+"""The access path a read takes (pure data): ``Plan`` and the key ``Interval``s it scans, and the
+winningPlan that mongod's explain shows for it.
+
+Plan kinds: COLLSCAN; IXSCAN (``intervals`` over one index, in index key order, scanned backwards
+when ``reverse``); OR (an index union, one IXSCAN per ``$or`` branch in ``branches``: callers
+de-duplicate record ids); TEXT and GEO_NEAR (made by ``plan_special``: ``special`` holds what their
+read needs and renders their explain). Chosen by ``plan.choose_plan``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.query.index_keys import MULTIKEY_FLAG
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One key interval of an index scan (encoded bounds; None = open)."""
+
+    lo: bytes | None
+    hi: bytes | None
+    lo_incl: bool = True
+    hi_incl: bool = True
+
+
+@dataclass
+class Plan:
+    """The chosen access path. ``intervals`` are in index key order (reverse=True scans them backwards)."""
+
+    kind: str  # "COLLSCAN" | "IXSCAN" | "OR" (an index union, see `branches`) | "TEXT" | "GEO_NEAR"
+    index: dict | None = None
+    intervals: list[Interval] = field(default_factory=list)
+    reverse: bool = False
+    provides_sort: bool = False
+    bounds_desc: dict[str, list[str]] = field(default_factory=dict)
+    natural_reverse: bool = False
+    branches: list[Plan] = field(default_factory=list)
+    special: Any = None  # TEXT / GEO_NEAR: what the read needs beyond intervals (plan_special)
+    meta: Any = None  # the read's DocMeta when its projection/sort/pipeline asks for $meta
+
+    def ixscan_explain(self) -> dict:
+        assert self.index is not None
+        return {
+            "stage": "IXSCAN",
+            "keyPattern": self.index["key"],
+            "indexName": self.index["name"],
+            "isMultiKey": bool(self.index.get(MULTIKEY_FLAG)),
+            "isUnique": bool(self.index.get("unique")) or self.index["name"] == "_id_",
+            "isSparse": bool(self.index.get("sparse")),
+            "isPartial": "partialFilterExpression" in self.index,
+            "indexVersion": 2,
+            "direction": "backward" if self.reverse else "forward",
+            "indexBounds": self.bounds_desc,
+        }
+
+    def explain(self, *, has_sort: bool = False, filter: dict | None = None) -> dict:
+        """The winningPlan tree mongod's explain shows (without projection/limit decorations)."""
+        if self.kind == "OR":
+            node = {"stage": "FETCH", "inputStage": {"stage": "OR",
+                                                     "inputStages": [b.ixscan_explain() for b in self.branches]}}
+            if filter:
+                node = {"stage": "FETCH", "filter": filter, "inputStage": node["inputStage"]}
+        elif self.kind in ("TEXT", "GEO_NEAR"):
+            node = self.special.explain(self, filter)
+        elif self.kind == "COLLSCAN":
+            node: dict = {"stage": "COLLSCAN", "filter": filter or {},
+                          "direction": "backward" if self.natural_reverse else "forward"}
+        else:
+            ixscan = self.ixscan_explain()
+            node = {"stage": "FETCH", "inputStage": ixscan}
+            if filter:
+                node = {"stage": "FETCH", "filter": filter, "inputStage": ixscan}
+        if has_sort and not self.provides_sort:
+            node = {"stage": "SORT", "inputStage": node}
+        return node

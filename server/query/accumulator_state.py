@@ -1,0 +1,421 @@
+"""Per-group accumulator state (``process(value)`` then ``result()``), one class per accumulator.
+
+Created by ``accumulators.parse_accumulator`` (which validates and compiles the argument) for each
+group or window. Semantics follow mongod: $sum/$avg ignore non-numbers ($sum of ints is an int,
+widening to long and then double on overflow; any double makes a double; any decimal makes a
+decimal); $min/$max use BSON order and ignore null/missing; $first/$last keep null (missing becomes
+null); $push/$addToSet drop missing; $top/$bottom(N) are fed (sort key, output) pairs and output
+missing as null. ``remove(value)`` exists on the accumulators windows can slide (``removable``:
+$sum $avg $count $stdDev*); windows rebuild the others. ``process_many`` is the batch form.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from protocol.errors import MongoError
+from server.query.expr_base import (
+    DECIMAL_CONTEXT,
+    KIND_DECIMAL,
+    KIND_DOUBLE,
+    KIND_INT,
+    KIND_LONG,
+    as_float,
+    make_decimal,
+    make_integer,
+    num_kind,
+    to_decimal,
+    type_name,
+)
+from server.query.values import MISSING, compare, sort_key
+
+
+class Accumulator:
+    """Per-group state: ``process(value)`` then ``result()``; ``remove`` when ``removable``."""
+
+    removable = False
+
+    def process(self, value: Any) -> None:
+        raise NotImplementedError
+
+    def process_many(self, values: list) -> None:
+        """Feed a batch in order (overridden where a whole-list builtin is faster)."""
+        for v in values:
+            self.process(v)
+
+    def result(self) -> Any:
+        raise NotImplementedError
+
+    def remove(self, value: Any) -> None:
+        raise NotImplementedError
+
+
+class Sum(Accumulator):
+    """$sum: exact integer part, near-exact double part, Decimal part; the widest kind decides.
+
+    Doubles are buffered and folded into a double-double (hi, lo) with ``math.fsum`` (like mongod's
+    DoubleDoubleSummation): the result does not depend on input order, so a time-series collection
+    and a regular one holding the same data give the same sums.
+    """
+
+    removable = True
+    _FLUSH = 512
+
+    def __init__(self):
+        self.kind = KIND_INT
+        self.ints = 0
+        self.floats: list[float] = []
+        self.hi = 0.0
+        self.lo = 0.0
+        self.dec: Decimal | None = None
+        self.count = 0
+
+    def process(self, v):
+        t = type(v)
+        if t is float:
+            self.floats.append(v)
+            if len(self.floats) >= self._FLUSH:
+                self._flush()
+            if self.kind < KIND_DOUBLE:
+                self.kind = KIND_DOUBLE
+            self.count += 1
+            return
+        if t is int:
+            self.ints += v
+            if self.kind == KIND_INT and not -2147483648 <= v <= 2147483647:
+                self.kind = KIND_LONG
+            self.count += 1
+            return
+        k = num_kind(v)
+        if k is None:
+            return
+        self.count += 1
+        if k == KIND_DECIMAL:
+            self.dec = DECIMAL_CONTEXT.add(self.dec or Decimal(0), v.to_decimal())
+        else:  # Int64 and other int subclasses
+            self.ints += int(v)
+        if k > self.kind:
+            self.kind = k
+
+    def process_many(self, values):
+        types = set(map(type, values))
+        if types == {float}:
+            self.floats.extend(values)
+            if len(self.floats) >= self._FLUSH:
+                self._flush()
+            self.count += len(values)
+            if self.kind < KIND_DOUBLE:
+                self.kind = KIND_DOUBLE
+            return
+        for v in values:
+            self.process(v)
+
+    def process_exact_doubles(self, total: float, count: int) -> None:
+        """Feed ``count`` doubles whose exact sum is the double ``total`` (a caller that summed them
+        without rounding, e.g. integral values whose absolute sum stays below 2**53): the result is
+        the same as feeding them one by one, since the fsum folding is exact either way."""
+        self.floats.append(total)
+        if len(self.floats) >= self._FLUSH:
+            self._flush()
+        self.count += count
+        if self.kind < KIND_DOUBLE:
+            self.kind = KIND_DOUBLE
+
+    def remove(self, v):
+        k = num_kind(v)
+        if k is None:
+            return
+        self.count -= 1
+        if type(v) is float:
+            self.floats.append(-v)  # cancels exactly inside fsum
+        elif k == KIND_DECIMAL:
+            self.dec -= v.to_decimal()
+        else:
+            self.ints -= int(v)
+
+    def _flush(self) -> None:
+        parts = [self.hi, self.lo, *self.floats]
+        self.floats = []
+        try:
+            hi = math.fsum(parts)
+            lo = math.fsum([*parts, -hi]) if math.isfinite(hi) else 0.0
+        except (ValueError, OverflowError):  # inf - inf, or an intermediate overflow
+            hi, lo = sum(parts), 0.0
+        self.hi, self.lo = hi, lo
+
+    def _double_total(self) -> float:
+        self._flush()
+        if not self.ints:
+            return self.hi + self.lo
+        try:
+            return math.fsum([self.hi, self.lo, float(self.ints)])
+        except (ValueError, OverflowError):
+            return self.hi + self.lo + float(self.ints)
+
+    def _decimal_total(self) -> Decimal:
+        self._flush()
+        total = (self.dec or Decimal(0)) + Decimal(self.ints)
+        if self.hi or self.lo:
+            total += to_decimal(self.hi) + to_decimal(self.lo)
+        return total
+
+    def result(self):
+        if self.kind == KIND_DECIMAL:
+            return make_decimal(self._decimal_total())
+        if self.kind == KIND_DOUBLE:
+            return self._double_total()
+        if self.kind == KIND_INT and -2147483648 <= self.ints <= 2147483647:
+            return self.ints
+        return make_integer(self.ints, KIND_LONG)
+
+
+class Avg(Sum):
+    def result(self):
+        if self.count == 0:
+            return None
+        if self.kind == KIND_DECIMAL:
+            return make_decimal(DECIMAL_CONTEXT.divide(self._decimal_total(), self.count))
+        if self.kind == KIND_DOUBLE:
+            return self._double_total() / self.count
+        return self.ints / self.count
+
+
+class Count(Accumulator):
+    removable = True
+
+    def __init__(self):
+        self.n = 0
+
+    def process(self, v):
+        self.n += 1
+
+    def process_many(self, values):
+        self.n += len(values)
+
+    def remove(self, v):
+        self.n -= 1
+
+    def result(self):
+        return self.n if self.n <= 2147483647 else make_integer(self.n, KIND_LONG)
+
+
+class MinMax(Accumulator):
+    def __init__(self, sign: int, compare: Callable[[Any, Any], int] = compare):
+        self.sign = sign
+        self.value = MISSING
+        self.compare = compare
+
+    def process(self, v):
+        if v is None or v is MISSING:
+            return
+        cur = self.value
+        if cur is MISSING:
+            self.value = v
+        elif type(v) is float and type(cur) is float and v == v and cur == cur:
+            if (v > cur) if self.sign > 0 else (v < cur):
+                self.value = v
+        elif self.compare(v, cur) * self.sign > 0:
+            self.value = v
+
+    def process_many(self, values):
+        types = set(map(type, values))
+        if types and types <= {float, int}:
+            total = sum(values)  # NaN anywhere (or inf - inf) makes it NaN: take the exact path
+            if total == total:
+                self.process(max(values) if self.sign > 0 else min(values))
+                return
+        for v in values:
+            self.process(v)
+
+    def result(self):
+        return None if self.value is MISSING else self.value
+
+
+class First(Accumulator):
+    def __init__(self):
+        self.seen = False
+        self.value = None
+
+    def process(self, v):
+        if not self.seen:
+            self.seen = True
+            self.value = None if v is MISSING else v
+
+    def process_many(self, values):
+        if values and not self.seen:
+            self.process(values[0])
+
+    def result(self):
+        return self.value
+
+
+class Last(Accumulator):
+    def __init__(self):
+        self.value = None
+
+    def process(self, v):
+        self.value = None if v is MISSING else v
+
+    def process_many(self, values):
+        if values:
+            self.process(values[-1])
+
+    def result(self):
+        return self.value
+
+
+class Push(Accumulator):
+    def __init__(self):
+        self.values: list = []
+
+    def process(self, v):
+        if v is not MISSING:
+            self.values.append(v)
+
+    def process_many(self, values):
+        self.values.extend(v for v in values if v is not MISSING)
+
+    def result(self):
+        return list(self.values)  # a copy: sliding windows keep appending to the state
+
+
+class AddToSet(Accumulator):
+    def __init__(self, sort_key: Callable[[Any], tuple] = sort_key):
+        self.values: dict = {}
+        self.sort_key = sort_key
+
+    def process(self, v):
+        if v is not MISSING:
+            self.values.setdefault(self.sort_key(v), v)
+
+    def result(self):
+        return list(self.values.values())
+
+
+class StdDev(Accumulator):
+    removable = True
+
+    def __init__(self, sample: bool):
+        self.sample = sample
+        self.n = 0
+        self.total = 0.0
+        self.total_sq = 0.0
+        self.values: list[float] = []
+
+    def process(self, v):
+        if num_kind(v) is None:
+            return
+        f = as_float(v)
+        self.n += 1
+        self.values.append(f)
+
+    def remove(self, v):
+        if num_kind(v) is None:
+            return
+        self.n -= 1
+        self.values.remove(as_float(v))
+
+    def result(self):
+        n = self.n
+        if n == 0 or (self.sample and n < 2):
+            return None
+        mean = math.fsum(self.values) / n
+        ss = math.fsum((x - mean) ** 2 for x in self.values)
+        return math.sqrt(ss / (n - 1 if self.sample else n))
+
+
+class MergeObjects(Accumulator):
+    def __init__(self):
+        self.value: dict = {}
+
+    def process(self, v):
+        if v is None or v is MISSING:
+            return
+        if type(v) is not dict:
+            raise MongoError(40400, f"$mergeObjects requires object inputs, but input {v!r} is of type {type_name(v)}")
+        self.value.update(v)
+
+    def result(self):
+        return dict(self.value)
+
+
+class SortedN(Accumulator):
+    """$top/$bottom/$topN/$bottomN: fed (sort key, output) pairs; keeps the best n."""
+
+    def __init__(self, n: int, single: bool, bottom: bool = False):
+        self.n, self.single, self.bottom = n, single, bottom
+        self.items: list = []
+        self.seq = 0
+
+    def process(self, pair):
+        key, out = pair
+        self.items.append((key, self.seq, out))
+        self.seq += 1
+        if len(self.items) > 4 * self.n + 64:
+            self.items.sort(key=lambda t: (t[0], t[1]))
+            del self.items[self.n:]
+
+    def result(self):
+        self.items.sort(key=lambda t: (t[0], t[1]))
+        outs = [None if o is MISSING else o for _, _, o in self.items[: self.n]]
+        if self.bottom:  # picked with the reversed order; report them in sortBy order
+            outs.reverse()
+        if self.single:
+            return outs[0] if outs else None
+        return outs
+
+
+class FirstLastN(Accumulator):
+    def __init__(self, n: int, last: bool):
+        self.n, self.last = n, last
+        self.values: list = []
+
+    def process(self, v):
+        v = None if v is MISSING else v
+        if not self.last:
+            if len(self.values) < self.n:
+                self.values.append(v)
+        else:
+            self.values.append(v)
+            if len(self.values) > self.n:
+                del self.values[0]
+
+    def result(self):
+        return list(self.values)
+
+
+class MinMaxN(Accumulator):
+    def __init__(self, n: int, largest: bool, sort_key: Callable[[Any], tuple] = sort_key):
+        self.n, self.largest = n, largest
+        self.values: list = []
+        self.sort_key = sort_key
+
+    def process(self, v):
+        if v is not None and v is not MISSING:
+            self.values.append(v)
+
+    def result(self):
+        return sorted(self.values, key=self.sort_key, reverse=self.largest)[: self.n]
+
+
+class Percentile(Accumulator):
+    def __init__(self, ps: list[float], scalar: bool):
+        self.ps, self.scalar = ps, scalar
+        self.values: list[float] = []
+
+    def process(self, v):
+        if num_kind(v) is not None:
+            f = as_float(v)
+            if not math.isnan(f):
+                self.values.append(f)
+
+    def result(self):
+        if not self.values:
+            return None
+        vals = sorted(self.values)
+        n = len(vals)
+        out = [vals[max(0, min(n - 1, math.ceil(p * n) - 1))] for p in self.ps]
+        return out[0] if self.scalar else out

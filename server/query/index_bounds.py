@@ -1,0 +1,244 @@
+"""Index bounds (pure): what the top-level conjunction of a filter says about each path
+(``FieldBounds``: points from equality / ``$in``, a range from ``$gt``/``$gte``/``$lt``/``$lte``) and the
+key ``Interval``s of an index scan that cover it.
+
+Bounds may be loose (a superset): callers ALWAYS re-apply the full filter. A one-sided range stays
+in its type bracket (``$gt: 5`` only sees numbers). On a multikey index a range keeps one side
+only. Strings bound an index only under the query's own collation, as collation keys
+(``bounds_for_index``); a hashed index is bounded by string points only under the simple collation.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
+from bson.regex import Regex
+
+from server.query.access_path import Interval
+from server.query.collation import same as same_collation
+from server.query.index_keys import MULTIKEY_FLAG, collated_key_value, index_collation, key_fields
+from server.query.match_leaf import has_strings
+from server.query.values import sort_key
+from storage.keys import encode_key, encode_value
+
+MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
+
+_MISSING = object()  # no bound on that side
+
+
+@dataclass
+class FieldBounds:
+    """What the conjunction says about one path: a set of points or a (possibly open) range."""
+
+    points: list[Any] | None = None
+    lo: Any = _MISSING
+    lo_incl: bool = True
+    hi: Any = _MISSING
+    hi_incl: bool = True
+
+    @property
+    def is_point(self) -> bool:
+        return self.points is not None
+
+    @property
+    def is_range(self) -> bool:
+        return self.points is None and (self.lo is not _MISSING or self.hi is not _MISSING)
+
+
+def _is_plain_value(v: Any) -> bool:
+    """A value usable as an index point: not a regex, not an array, not an operator document."""
+    if isinstance(v, (Regex, re.Pattern, list)):
+        return False
+    if isinstance(v, dict) and any(isinstance(k, str) and k.startswith("$") for k in v):
+        return False
+    return True
+
+
+def extract_bounds(filter: dict | None) -> dict[str, FieldBounds]:
+    """Per-path bounds implied by the top-level conjunction of ``filter`` (loose; ignores the rest)."""
+    out: dict[str, FieldBounds] = {}
+    if not filter:
+        return out
+    conjuncts: list[tuple[str, Any]] = []
+
+    def collect(f: dict) -> None:
+        for k, v in f.items():
+            if k == "$and" and isinstance(v, list):
+                for sub in v:
+                    if isinstance(sub, dict):
+                        collect(sub)
+            elif not k.startswith("$"):
+                conjuncts.append((k, v))
+
+    collect(filter)
+    for path, cond in conjuncts:
+        b = out.setdefault(path, FieldBounds())
+        if isinstance(cond, dict) and cond and all(isinstance(k, str) and k.startswith("$") for k in cond):
+            for op, arg in cond.items():
+                if op == "$eq" and _is_plain_value(arg):
+                    _add_points(b, [arg])
+                elif op == "$in" and isinstance(arg, list) and all(_is_plain_value(a) for a in arg):
+                    _add_points(b, list(arg))
+                elif op in ("$gt", "$gte") and _is_plain_value(arg) and arg is not None:
+                    if b.points is None and b.lo is _MISSING:
+                        b.lo, b.lo_incl = arg, op == "$gte"
+                elif op in ("$lt", "$lte") and _is_plain_value(arg) and arg is not None:
+                    if b.points is None and b.hi is _MISSING:
+                        b.hi, b.hi_incl = arg, op == "$lte"
+        elif _is_plain_value(cond):
+            _add_points(b, [cond])
+    return {p: b for p, b in out.items() if b.is_point or b.is_range}
+
+
+def _add_points(b: FieldBounds, values: list) -> None:
+    if b.points is None:
+        b.points = values
+        b.lo = b.hi = _MISSING
+    else:  # a second equality on the same path: keep the smaller set (both are re-checked anyway)
+        if len(values) < len(b.points):
+            b.points = values
+
+
+def _fmt(v: Any) -> str:
+    if v is MinKey or isinstance(v, MinKey):
+        return "MinKey"
+    if v is MaxKey or isinstance(v, MaxKey):
+        return "MaxKey"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _interval_desc(lo, hi, lo_incl, hi_incl) -> str:
+    return f"{'[' if lo_incl else '('}{_fmt(lo)}, {_fmt(hi)}{']' if hi_incl else ')'}"
+
+
+def _component_ranges(b: FieldBounds | None, direction: int,
+                      multikey: bool = True) -> list[tuple[Any, Any, bool, bool]]:
+    """Value ranges (lo, hi, lo_incl, hi_incl) for one key component, in ascending value order.
+
+    On a multikey index a range keeps one side only: {a: {$gt: 5, $lt: 8}} matches a: [1, 10] (each
+    bound met by a different element) although no single key lies in (5, 8)."""
+    if b is None:
+        return [(MinKey(), MaxKey(), True, True)]
+    if b.is_point:
+        uniq: dict[bytes, Any] = {}
+        for p in b.points or []:
+            uniq.setdefault(encode_key((p,), (1,)), p)
+        pts = sorted(uniq.values(), key=sort_key)
+        return [(p, p, True, True) for p in pts]
+    lo = MinKey() if b.lo is _MISSING else b.lo
+    hi = MaxKey() if b.hi is _MISSING or (multikey and b.lo is not _MISSING) else b.hi
+    hi_incl = b.hi_incl if b.hi is not _MISSING and not isinstance(hi, MaxKey) else True
+    return [(lo, hi, b.lo_incl if b.lo is not _MISSING else True, hi_incl)]
+
+
+def build_intervals(spec: dict, bounds: dict[str, FieldBounds],
+                     multikey_default: bool = True) -> tuple[list[Interval], dict]:
+    """Intervals over the full compound key: equality prefix, then one range, then MinKey..MaxKey."""
+    fields, directions = key_fields(spec["key"])
+    multikey = bool(spec.get(MULTIKEY_FLAG, multikey_default)) and spec["name"] != "_id_"
+    per_component: list[list[tuple]] = []
+    desc: dict[str, list[str]] = {}
+    bounded = True
+    for f, d in zip(fields, directions, strict=False):
+        b = bounds.get(f) if bounded else None
+        ranges = _component_ranges(b, d, multikey)
+        if b is None or not b.is_point:
+            bounded = False  # components after a range or an unbounded field are scanned fully
+        per_component.append(ranges)
+        shown = ranges if d == 1 else [(h, lo, hi_i, lo_i) for (lo, h, lo_i, hi_i) in reversed(ranges)]
+        desc[f] = [_interval_desc(*r) for r in shown]
+    total = 1
+    for ranges in per_component:
+        total *= len(ranges)
+    if total > MAX_INTERVALS:
+        # Too many point combinations ($in on several fields): scan each component's hull instead.
+        per_component = [[(r[0][0], r[-1][1], True, True)] if len(r) > 1 else r for r in per_component]
+    intervals = []
+    for combo in itertools.product(*per_component):
+        intervals.append(_interval_for(combo, directions))
+    if len(intervals) > 1:
+        intervals.sort(key=lambda iv: iv.lo or b"")
+    return intervals, desc
+
+
+def _is_placeholder(v: Any) -> bool:
+    return isinstance(v, (MinKey, MaxKey))
+
+
+def _interval_for(combo: tuple, directions: tuple[int, ...]) -> Interval:
+    """Encoded bounds for one combination of per-component value ranges.
+
+    Bounds stop after the first non-point component and rely on storage's *prefix* semantics
+    (storage/indexes.py): ``lo = hi = enc(5)`` inclusive spans every key starting with 5 (any trailing
+    fields, any record id), an exclusive ``lo = enc(5)`` skips them all. A range open on one side stays
+    inside the type bracket of its other side (``$gt: 5`` only matches numbers, as in MongoDB): the
+    open side becomes the bracket's first byte (inclusive) or the byte after it (exclusive). A range
+    open on both sides is left out, so the bound is the equality prefix alone (None without one)."""
+    prefix = b""
+    for (vlo, vhi, vlo_incl, vhi_incl), d in zip(combo, directions, strict=False):
+        if vlo is vhi and not _is_placeholder(vlo):  # a point (from _component_ranges)
+            prefix += encode_key((vlo,), (d,))
+            continue
+        real = vlo if not _is_placeholder(vlo) else (vhi if not _is_placeholder(vhi) else None)
+        if real is None:
+            break
+        tag = encode_value(real)[0]
+        bracket_lo, bracket_end = (bytes([tag]), bytes([tag + 1])) if d == 1 else (bytes([255 - tag]),
+                                                                                  bytes([256 - tag]))
+        # key order: ascending fields keep value order, descending ones reverse it
+        klo, klo_incl, khi, khi_incl = (vlo, vlo_incl, vhi, vhi_incl) if d == 1 else (vhi, vhi_incl, vlo, vlo_incl)
+        if _is_placeholder(klo):
+            lo, lo_incl = prefix + bracket_lo, True
+        else:
+            lo, lo_incl = prefix + encode_key((klo,), (d,)), klo_incl
+        if _is_placeholder(khi):
+            hi, hi_incl = prefix + bracket_end, False
+        else:
+            hi, hi_incl = prefix + encode_key((khi,), (d,)), khi_incl
+        return Interval(lo, hi, lo_incl, hi_incl)
+    return Interval(prefix or None, prefix or None, True, True)
+
+
+def bounds_for_hashed(indexes: list[dict], bounds: dict[str, FieldBounds],
+                            collation: Any) -> dict[str, FieldBounds]:
+    """Bounds for hashed equality: string points only under the simple collation (hashes of
+    strings are not collation-aware)."""
+    if collation is None:
+        return bounds
+    return {p: b for p, b in bounds.items()
+            if not any(has_strings(v) for v in ((b.points or []) if b.is_point else []))}
+
+
+def bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],
+                      collation: Any) -> tuple[dict[str, FieldBounds], bool]:
+    """The bounds an index can use under the query's collation, and whether the collations match.
+
+    Same collation: string bounds become the index's collation keys. Different: string (and
+    string-holding) bounds are dropped: the index orders strings differently (the full filter is
+    re-applied to whatever the scan returns)."""
+    icoll = index_collation(spec)
+    same = same_collation(icoll, collation)
+    if same and icoll is None:
+        return bounds, True
+    out: dict[str, FieldBounds] = {}
+    for path, b in bounds.items():
+        values = (b.points or []) if b.is_point else [x for x in (b.lo, b.hi) if x is not _MISSING]
+        if not any(has_strings(v) for v in values):
+            out[path] = b
+        elif same:
+            out[path] = FieldBounds(
+                points=[collated_key_value(p, icoll) for p in b.points] if b.points is not None else None,
+                lo=b.lo if b.lo is _MISSING else collated_key_value(b.lo, icoll), lo_incl=b.lo_incl,
+                hi=b.hi if b.hi is _MISSING else collated_key_value(b.hi, icoll), hi_incl=b.hi_incl)
+    return out, same

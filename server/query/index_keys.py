@@ -1,0 +1,236 @@
+"""Index keys: the keys a document contributes to an index (pure; no storage state).
+
+MongoDB's rules: dotted paths through sub-documents, multikey expansion of arrays (one key per
+element; an empty array indexes as null), missing fields index as null, sparse indexes skip
+documents lacking every key field, partial indexes skip documents failing their filter, and two
+arrays on one compound key are refused (171 CannotIndexParallelArrays). Under an index collation a
+string is stored as its ICU key (``collated_key_value``). An index with a 2dsphere, 2d, hashed or
+text field is keyed by ``index_kinds.SpecialKeyer`` behind the same interface as ``IndexKeyer``.
+
+Keys are encoded with ``storage.keys.encode_key``, so the intervals of ``index_bounds`` and the stored
+entries compare alike. The regular write paths record ``multikey: True`` (``MULTIKEY_FLAG``) in the
+stored spec the first time a document expands an array (``index_key_map_multikey``); the planner
+relies on it to use two-sided ranges.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from server.query.collation import parse_collation
+from server.query.index_kinds import SpecialKeyer, is_special, key_direction, parallel_arrays
+from server.query.match import compile_filter
+from storage.keys import encode_key
+
+_ABSENT = object()  # a key field the document lacks (indexed as null unless the index is sparse)
+
+
+def key_fields(key_pattern: dict) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """(field paths, directions) of a validated ascending/descending key pattern."""
+    fields = tuple(key_pattern.keys())
+    directions = tuple(key_direction(v) for v in key_pattern.values())
+    return fields, directions
+
+
+def index_name_for(key_pattern: dict) -> str:
+    """mongod's generated index name: ``a_1_b_-1`` (numbers printed as given, strings verbatim)."""
+    parts = []
+    for name, value in key_pattern.items():
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        parts.append(f"{name}_{value}")
+    return "_".join(parts)
+
+
+def _values_at(doc: Any, parts: tuple[str, ...], depth: int = 0) -> tuple[list[Any], bool]:
+    """Leaf values for one key field and whether an array was expanded on the way.
+
+    Arrays met before the last component are traversed element-wise (a numeric component also
+    indexes positionally, like mongod); an array at the leaf contributes each element (empty -> null).
+    """
+    if depth == len(parts):
+        if isinstance(doc, list):
+            return (list(doc) if doc else [None]), True
+        return [doc], False
+    part = parts[depth]
+    if isinstance(doc, dict):
+        if part not in doc:
+            return [_ABSENT], False
+        return _values_at(doc[part], parts, depth + 1)
+    if isinstance(doc, list):
+        out: list[Any] = []
+        if part.isdigit() and int(part) < len(doc):
+            vals, _ = _values_at(doc[int(part)], parts, depth + 1)
+            out.extend(vals)
+            return out, False
+        for element in doc:
+            if isinstance(element, dict):
+                vals, _ = _values_at(element, parts, depth)
+                out.extend(v for v in vals if v is not _ABSENT)
+        return (out or [_ABSENT]), True
+    return [_ABSENT], False
+
+
+@dataclass(frozen=True)
+class IndexKeyer:
+    """Compiled key extraction for one index spec (as listIndexes shows it)."""
+
+    name: str
+    fields: tuple[str, ...]
+    parts: tuple[tuple[str, ...], ...]
+    directions: tuple[int, ...]
+    sparse: bool
+    partial: Callable[[dict], bool] | None
+    collation: Any = None  # collation.Collation of the index (None = simple): strings index by their key
+
+    def _encode(self, combo: tuple) -> bytes:
+        if self.collation is None:
+            return encode_key(combo, self.directions)
+        return encode_key(tuple(collated_key_value(v, self.collation) for v in combo), self.directions)
+
+    def entries(self, doc: dict) -> list[tuple[bytes, tuple]]:
+        """[(encoded key, key values)] this document contributes; [] when sparse/partial skip it."""
+        return self.entries_multikey(doc)[0]
+
+    def entries_multikey(self, doc: dict) -> tuple[list[tuple[bytes, tuple]], bool]:
+        """``entries(doc)`` and whether an array was expanded (the document makes the index multikey)."""
+        if self.partial is not None and not self.partial(doc):
+            return [], False
+        if len(self.parts) == 1 and len(self.parts[0]) == 1:
+            # fast path: one top-level field holding a scalar or sub-document (the common case)
+            value = doc.get(self.fields[0], _ABSENT)
+            if not isinstance(value, list):
+                if value is _ABSENT:
+                    if self.sparse:
+                        return [], False
+                    value = None
+                return [(self._encode((value,)), (value,))], False
+        per_field = []
+        array_fields = []
+        present = False
+        for name, parts in zip(self.fields, self.parts, strict=False):
+            values, was_array = _values_at(doc, parts)
+            if was_array and len(values) > 0:
+                array_fields.append(name)
+            if any(v is not _ABSENT for v in values):
+                present = True
+            per_field.append([None if v is _ABSENT else v for v in values])
+        if self.sparse and not present:
+            return [], False
+        if len(array_fields) > 1:
+            raise parallel_arrays(array_fields)
+        seen: dict[bytes, tuple] = {}
+        for combo in itertools.product(*per_field):
+            key = self._encode(combo)
+            if key not in seen:
+                seen[key] = combo
+        return list(seen.items()), bool(array_fields)
+
+    def keys(self, doc: dict) -> list[bytes]:
+        return [k for k, _ in self.entries(doc)]
+
+    def key_value(self, doc: dict, key: bytes | None = None) -> dict:
+        """``keyValue`` for a DuplicateKey error: the values of ``key`` (or the first key)."""
+        entries = self.entries(doc)
+        values: tuple = entries[0][1] if entries else tuple(None for _ in self.fields)
+        for k, v in entries:
+            if k == key:
+                values = v
+                break
+        return dict(zip(self.fields, values, strict=False))
+
+
+_KEYER_CACHE: dict[tuple, IndexKeyer] = {}
+_KIND_OPTIONS = ("weights", "default_language", "language_override", "bits", "min", "max")
+
+
+def collated_key_value(v: Any, collation: Any) -> Any:
+    """The value an index with ``collation`` stores for ``v``: every string becomes its ICU key
+    (bytes read as Latin-1, so that the key encoding keeps the byte order), as mongod indexes
+    collator-generated comparison keys."""
+    t = type(v)
+    if t is str:
+        return collation.string_key(v).decode("latin-1")
+    if t is dict:
+        return {k: collated_key_value(x, collation) for k, x in v.items()}
+    if t is list:
+        return [collated_key_value(x, collation) for x in v]
+    return v
+
+
+def index_collation(spec: dict) -> Any:
+    """The ``collation.Collation`` of an index spec (None for the simple collation)."""
+    raw = spec.get("collation")
+    if not raw:
+        return None
+    return parse_collation(raw)
+
+
+def keyer_for(spec: dict) -> IndexKeyer:
+    """A cached IndexKeyer for an index spec (cache key: name, key pattern, sparse, partial filter,
+    collation)."""
+    partial_spec = spec.get("partialFilterExpression")
+    cache_key = (spec["name"], repr(spec["key"]), bool(spec.get("sparse")), repr(partial_spec),
+                 repr(spec.get("collation")), repr([spec.get(k) for k in _KIND_OPTIONS]))
+    keyer = _KEYER_CACHE.get(cache_key)
+    if keyer is None:
+        fields, directions = key_fields(spec["key"])
+        partial = None
+        collation = index_collation(spec)
+        if partial_spec is not None:
+            partial = compile_filter(partial_spec, collation=collation)
+        if is_special(spec["key"]):
+            _KEYER_CACHE[cache_key] = keyer = SpecialKeyer(spec, partial)
+            return keyer
+        keyer = IndexKeyer(
+            name=spec["name"],
+            fields=fields,
+            parts=tuple(tuple(f.split(".")) for f in fields),
+            directions=directions,
+            sparse=bool(spec.get("sparse")),
+            partial=partial,
+            collation=collation,
+        )
+        if len(_KEYER_CACHE) > 4096:
+            _KEYER_CACHE.clear()
+        _KEYER_CACHE[cache_key] = keyer
+    return keyer
+
+
+_KEYERS_BY_INDEXES: dict[int, tuple[Any, list[IndexKeyer]]] = {}
+
+
+def keyers_for(indexes: Iterable[dict]) -> list[IndexKeyer]:
+    """Keyers of a collection's index tuple, cached by the tuple's identity (catalog infos are reused)."""
+    hit = _KEYERS_BY_INDEXES.get(id(indexes))
+    if hit is not None and hit[0] is indexes:
+        return hit[1]
+    keyers = [keyer_for(spec) for spec in indexes]
+    if isinstance(indexes, tuple):
+        if len(_KEYERS_BY_INDEXES) > 1024:
+            _KEYERS_BY_INDEXES.clear()
+        _KEYERS_BY_INDEXES[id(indexes)] = (indexes, keyers)
+    return keyers
+
+
+def index_key_map(indexes: Iterable[dict], doc: dict) -> dict[str, list[bytes]]:
+    """{index name: [encoded keys]} for every index of a collection — what storage insert/update take."""
+    return {k.name: k.keys(doc) for k in keyers_for(indexes)}
+
+
+def index_key_map_multikey(indexes: Iterable[dict], doc: dict) -> tuple[dict[str, list[bytes]], set[str]]:
+    """``index_key_map`` plus the names of the indexes this document makes multikey."""
+    keys: dict[str, list[bytes]] = {}
+    multikey: set[str] = set()
+    for k in keyers_for(indexes):
+        entries, mk = k.entries_multikey(doc)
+        keys[k.name] = [key for key, _ in entries]
+        if mk:
+            multikey.add(k.name)
+    return keys, multikey
+
+
+MULTIKEY_FLAG = "multikey"  # kept in the stored spec by the write paths; hidden from listIndexes
