@@ -19,7 +19,6 @@ Invariants
 from __future__ import annotations
 
 import contextlib
-import itertools
 import time
 from typing import Any
 
@@ -36,9 +35,9 @@ from server.timeseries.bucketdoc import (
     normalize_meta,
     round_start_seconds,
 )
-from server.timeseries.columns import ConstColumn, ObjectColumn, python_values, to_array, typed_kind
+from server.timeseries.columns import ConstColumn, ObjectColumn, to_array, typed_kind
 from server.timeseries.options import TimeseriesOptions
-from server.timeseries.states import IN_MEMORY, Event, State, move, move_all
+from server.timeseries.states import Event, State, move, move_all
 from server.timeseries.table import Table
 
 STAT_NAMES = (
@@ -473,15 +472,23 @@ class BucketCatalog:
         return stats
 
     def server_status(self) -> dict[str, Any]:
-        """``serverStatus().bucketCatalog``."""
+        """``serverStatus().bucketCatalog``: the catalog's figures, then (as mongod appends its global
+        execution stats) every collection's execution stats summed — commits, measurements per commit,
+        closes by reason. A dropped collection's counts leave the sums with it."""
         live = [b for s in self.collections.values() for b in s.live.values()]
-        return {
+        status: dict[str, Any] = {
             "numBuckets": len(live),
             "numOpenBuckets": sum(1 for b in live if b.state is State.OPEN),
             "numIdleBuckets": sum(1 for b in live if b.state is State.OPEN and b.idle),
             "numArchivedBuckets": sum(1 for b in live if b.state is State.ARCHIVED),
             "memoryUsage": self.memory,
         }
+        totals = dict.fromkeys(STAT_NAMES, 0)
+        for state in self.collections.values():
+            for name in STAT_NAMES:
+                totals[name] += state.stats[name]
+        if totals["numCommits"]:
+            totals["avgNumMeasurementsPerCommit"] = totals["numMeasurementsCommitted"] // totals["numCommits"]
+        status.update(totals)
+        return status
 
-
-_ = (IN_MEMORY, itertools, python_values)

@@ -50,6 +50,10 @@ def test_metrics_are_served_in_prometheus_text_format(start_server):
     inf = samples[("tidemark_command_duration_seconds_bucket", (("command", "find"), ("le", "+Inf")))]
     assert inf == samples[("tidemark_command_duration_seconds_count", (("command", "find"),))] >= 1
     assert samples[("tidemark_bucket_catalog_num_open_buckets", ())] >= 2  # the two series just written
+    assert samples[("tidemark_bucket_catalog_num_commits", ())] >= 1  # bucket catalog commits and sizes
+    assert samples[("tidemark_bucket_catalog_num_measurements_committed", ())] >= 6
+    assert samples[("tidemark_bucket_catalog_avg_num_measurements_per_commit", ())] >= 1
+    assert ("tidemark_bucket_catalog_num_buckets_closed_due_to_count", ()) in samples  # closes by reason
     assert samples[("tidemark_storage_data_bytes", ())] > 0
     assert samples[("tidemark_storage_file_bytes", ())] > 0
     assert samples[("tidemark_storage_group_commits_total", ())] >= 1
