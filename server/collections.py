@@ -34,6 +34,8 @@ from server.commands import timeseries as ts
 from server.commands import timeseries_admin as ts_admin
 from server.query import interrupt
 from server.query import plan as planner
+from server.query.access_path import Interval, Plan
+from server.query.index_keys import key_fields
 from storage.errors import DuplicateKey, StorageError
 
 
@@ -54,7 +56,7 @@ class ReadResult:
     """A lazy document stream plus what explain needs to describe how it is produced."""
 
     docs: Iterator[dict]
-    plan: planner.Plan | None = None
+    plan: Plan | None = None
     pipeline: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     ts_info: dict | None = None
@@ -234,13 +236,13 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
             planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
         source = ts.bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
         if not full:
-            return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
+            return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 collation=coll)
-        return ReadResult(run_pipeline(full, source, pctx), planner.Plan("COLLSCAN"), full, stats, None, ns)
+        return ReadResult(run_pipeline(full, source, pctx), Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
         source: Iterator[dict] = iter(())
-        plan = planner.Plan("COLLSCAN")
+        plan = Plan("COLLSCAN")
         if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
             full = full[1:]
     elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
@@ -529,9 +531,9 @@ class FindSpec:
         return stages
 
 
-def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
+def _min_max_plan(spec: FindSpec, info) -> Plan:
     index = planner.find_hinted_index(list(info.indexes), spec.hint)
-    fields, directions = planner.key_fields(index["key"])
+    fields, directions = key_fields(index["key"])
     from storage.keys import encode_key
 
     def bound(doc):
@@ -541,8 +543,8 @@ def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
             raise MongoError(51176, "min and max must have the same field names as the index key pattern")
         return encode_key(list(doc.values()), directions)
 
-    iv = planner.Interval(bound(spec.min), bound(spec.max), True, False)
-    return planner.Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
+    iv = Interval(bound(spec.min), bound(spec.max), True, False)
+    return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
 
 
 def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) -> ReadResult:
@@ -556,7 +558,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
     if info is None:
-        return ReadResult(iter(()), planner.Plan("COLLSCAN"), [], stats, None, ns)
+        return ReadResult(iter(()), Plan("COLLSCAN"), [], stats, None, ns)
     spec.use_default_collation(C.default_collation_of(info))
     if spec.min is not None or spec.max is not None:
         plan = _min_max_plan(spec, info)

@@ -40,6 +40,7 @@ from protocol.codec import decode
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
 from server.query import plan as planner
+from server.query.access_path import Plan
 
 # One slice: scanning stops after SLICE_SECONDS or once SLICE_MATCHES documents matched (which bounds
 # the time the caller then spends applying them: ~25 us per small document), so the writer thread is
@@ -76,7 +77,7 @@ class Resume:
     collection scan, ``(range index, (key, record id))`` for index ranges), the collection it runs on
     and how many documents it matched so far (an upsert inserts only if that stays 0)."""
 
-    plan: planner.Plan
+    plan: Plan
     position: Any
     uuid: Any
     matched: int

@@ -28,13 +28,14 @@ from protocol.framing import MAX_WRITE_BATCH_SIZE
 from protocol.messages import RawDocuments, materialize
 from server import collections as access
 from server import tailable
+from server.arguments import GENERIC_ARGUMENTS
 from server.commands import _collection as C
 from server.commands import _write_slices as slices
 from server.commands import capped
 from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.profiler import ReadFacts
-from server.query import plan as planner
+from server.query.index_keys import index_key_map_multikey
 from storage.errors import DuplicateKey, StorageError
 
 # Documents written per writer-thread function by one insert (see insert()).
@@ -96,8 +97,6 @@ STATEMENT_FIELDS = {
 
 def check_fields(cmd: dict, command: str) -> None:
     """40415 for a field mongod 7.0 does not know (generic arguments are always accepted)."""
-    from server.context import GENERIC_ARGUMENTS
-
     allowed = COMMAND_FIELDS[command]
     for k in cmd:
         if k not in allowed and k not in GENERIC_ARGUMENTS:
@@ -162,7 +161,7 @@ def _prepare_documents(docs: list, ordered: bool, indexes) -> list[tuple]:
         try:
             d = C.prepare_insert(doc)
             raw = C.encode_doc(d)
-            keys = planner.index_key_map_multikey(indexes, d) if indexes is not None else None
+            keys = index_key_map_multikey(indexes, d) if indexes is not None else None
             prepared.append((i, d, raw, None, keys))
         except MongoError as e:
             prepared.append((i, None, None, e, None))

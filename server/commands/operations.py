@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
+from server.arguments import GENERIC_ARGUMENTS
+from server.context import CommandContext, CommandSpec
 from server.query.expr_logic import truthy
 from server.query.match import compile_filter
 

@@ -15,7 +15,7 @@ from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
 from server.commands import timeseries as ts
 from server.context import CommandSpec
-from server.query import plan as planner
+from server.query.index_keys import keyer_for
 
 
 def storage_stats(r, info, scale: int = 1) -> dict:
@@ -131,7 +131,7 @@ async def validate(ctx, cmd: dict) -> dict:
             if info is None:
                 raise MongoError(ErrorCode.NamespaceNotFound, f"Collection '{ns}' does not exist to validate.")
             expected = {s["name"]: 0 for s in info.indexes}
-            keyers = {s["name"]: planner.keyer_for(s) for s in info.indexes}
+            keyers = {s["name"]: keyer_for(s) for s in info.indexes}
             nrecords = invalid = 0
             errors: list[str] = []
             for _rid, raw in r.scan(info):

@@ -32,7 +32,7 @@ from protocol.errors import ErrorCode, MongoError
 from protocol.messages import materialize
 from server.commands import timeseries_admin as admin
 from server.commands import timeseries_modify as modify
-from server.query import plan as planner
+from server.query.index_keys import index_key_map
 from server.timeseries import ddl, ingest, scan, view
 from server.timeseries.bsoncolumn import BSONColumnError
 from server.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
@@ -145,7 +145,7 @@ async def insert_buckets(ctx: Any, cmd: dict) -> dict:
                 if ordered:
                     break
                 continue
-            w.insert(target, encode(doc), planner.index_key_map(target.indexes, doc) if target.indexes else {},
+            w.insert(target, encode(doc), index_key_map(target.indexes, doc) if target.indexes else {},
                      rid=rid)
         return failures
 

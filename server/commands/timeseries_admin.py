@@ -25,6 +25,7 @@ from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
 from server.cursors import cursor_reply
 from server.query import plan as planner
+from server.query.index_keys import keyer_for
 from server.timeseries import collmod as ts_collmod
 from server.timeseries import indexes as ts_indexes
 from server.timeseries import modify as ts_modify
@@ -148,7 +149,7 @@ async def create_indexes(ctx: Any, cmd: dict) -> dict:
                     ErrorCode.IndexOptionsConflict,
                     f"Index already exists with a different name: {same_key['name']}",
                 )
-            keyer = planner.keyer_for(spec)
+            keyer = keyer_for(spec)
             entries = [(key, bytes(rid)) for rid, raw in w.scan(info) for key in keyer.keys(decode(raw))]
             info = w.create_index(info, spec, entries)
         return before, len(info.indexes)

@@ -31,7 +31,7 @@ import numpy as np
 
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
-from server.query import plan as planner
+from server.query.index_keys import index_key_map
 from server.timeseries import journal
 from server.timeseries.catalog import BucketCatalog
 from server.timeseries.states import IN_MEMORY
@@ -60,11 +60,11 @@ def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None, 
         doc = decode(raw)
     old = w.get(info, rid)
     if old is None:
-        w.insert(info, raw, planner.index_key_map(info.indexes, doc) if info.indexes else {}, rid=rid,
+        w.insert(info, raw, index_key_map(info.indexes, doc) if info.indexes else {}, rid=rid,
                  bucket_form=bucket_form)
     elif info.indexes:
-        w.update(info, rid, raw, planner.index_key_map(info.indexes, decode(old)),
-                 planner.index_key_map(info.indexes, doc), bucket_form=bucket_form)
+        w.update(info, rid, raw, index_key_map(info.indexes, decode(old)),
+                 index_key_map(info.indexes, doc), bucket_form=bucket_form)
     else:
         w.update(info, rid, raw, {}, {}, bucket_form=bucket_form)
     return len(raw)
