@@ -15,7 +15,6 @@ nothing (storage README, "LMDB discipline").
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import sys
 import time
@@ -32,16 +31,18 @@ from server.commands import _collection as C
 from server.commands import capped
 from server.commands import timeseries as ts
 from server.commands import timeseries_admin as ts_admin
+from server.query import expressions as expressions_mod
 from server.query import interrupt
+from server.query import match as match_mod
+from server.query import pipeline as pipeline_mod
 from server.query import plan as planner
+from server.query import plan_special as plan_special_mod
+from server.query import project as project_mod
+from server.query import sort as sort_mod
+from server.query import update as update_mod
 from server.query.access_path import Interval, Plan
 from server.query.index_keys import key_fields
 from storage.errors import DuplicateKey, StorageError
-
-
-def _q(name: str):
-    """A query-language module (imported on first use)."""
-    return importlib.import_module(f"server.query.{name}")
 
 
 def storage_error(info, e: StorageError, doc: dict) -> MongoError:
@@ -214,7 +215,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     else:
         coll = C.effective_collation(collation, C.default_collation_of(info))
     if resolved.ts_view is not None:
-        _q("pipeline").check_shape(pipeline)  # the time-series planner reads stages before they are parsed
+        pipeline_mod.check_shape(pipeline)  # the time-series planner reads stages before they are parsed
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # The time-series source compiles the filters it absorbs with the simple collation: under
         # another collation it only unpacks, and the whole user pipeline runs here, collated.
@@ -251,8 +252,8 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
-        if flt and _q("plan_special").mentions_special(flt):
-            _q("pipeline").parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
+        if flt and plan_special_mod.mentions_special(flt):
+            pipeline_mod.parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll)
         plan.meta = meta
@@ -489,7 +490,7 @@ class FindSpec:
                 raise MongoError(ErrorCode.BadValue, "cannot use tailable option with the 'singleBatch' option")
         if (self.min is not None or self.max is not None) and not self.hint:
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
-        self.variables = _q("expressions").evaluate_let(self.let)  # once per command, with NOW
+        self.variables = expressions_mod.evaluate_let(self.let)  # once per command, with NOW
         self.meta, self.projection_variables = special_reads.find_meta(self.projection, self.sort, self.filter,
                                                                        self.variables)
         # compile now: parse errors surface before any work (and the callables are reused per document)
@@ -499,11 +500,11 @@ class FindSpec:
             self.hint = {"$natural": self.sort["$natural"]}
             self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
         if self.sort:
-            _q("sort").parse_sort(self.sort, allow_meta=True)
+            sort_mod.parse_sort(self.sort, allow_meta=True)
 
     def _compile(self) -> None:
-        match, project = _q("match"), _q("project") if self.projection else None
-        self.match = (match.compile_filter(self.filter, variables=self.variables, collation=self.collation)
+        project = project_mod if self.projection else None
+        self.match = (match_mod.compile_filter(self.filter, variables=self.variables, collation=self.collation)
                       if self.filter else None)
         self.project = (project.compile_projection(self.projection, filter=self.filter,
                                                    variables=self.projection_variables, collation=self.collation)
@@ -585,8 +586,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
 
 def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None, meta=None) -> Iterator[dict]:
     """Sort on first pull (so building the cursor does no work until the first batch)."""
-    sort = _q("sort")
-    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk,
+    yield from sort_mod.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk,
                                    memory_limit=memory_limit, collation=collation, meta=meta)
 
 
@@ -613,7 +613,6 @@ def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=No
     finally:
         gen.close()
     if sort and out:
-        sort_mod = _q("sort")
         by_id = {id(d): rid for rid, d in out}
         docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1, collation=collation)
         out = [(by_id[id(d)], d) for d in docs]
@@ -642,9 +641,8 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
 def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None) -> dict:
     from server.commands.ddl import ensure_collection
 
-    update = _q("update")
-    seed = update.upsert_seed(q)
-    new, _ = update.apply_update(seed, upd, is_upsert=True, query=q)
+    seed = update_mod.upsert_seed(q)
+    new, _ = update_mod.apply_update(seed, upd, is_upsert=True, query=q)
     if "_id" not in new:
         new = {"_id": ObjectId(), **new}
     elif next(iter(new)) != "_id":

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,16 +34,17 @@ from server.commands import capped
 from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.profiler import ReadFacts
+from server.query import expressions as expressions_mod
+from server.query import match as match_mod
+from server.query import project as project_mod
+from server.query import sort as sort_mod
+from server.query import update as update_mod
 from server.query.index_keys import index_key_map_multikey
 from storage.errors import DuplicateKey, StorageError
 
 # Documents written per writer-thread function by one insert (see insert()).
 INSERT_SLICE = 2000
 
-
-def _q(name: str):
-    """A query-language module (imported on first use; query/ imports nothing of the commands)."""
-    return importlib.import_module(f"server.query.{name}")
 
 
 async def _write(ctx, fn):
@@ -286,7 +286,7 @@ class UpdateStatement:
         if not isinstance(st["q"], dict):
             raise MongoError(ErrorCode.TypeMismatch,
                              "BSON field 'update.updates.q' is the wrong type, expected type 'object'")
-        match, update = _q("match"), _q("update")
+        match, update = match_mod, update_mod
         self.q = st["q"]
         self.multi = bool(st.get("multi", False))
         self.upsert = bool(st.get("upsert", False))
@@ -312,7 +312,7 @@ def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info) -> list
                 raise MongoError(ErrorCode.IDLFailedToParse,
                                  f"BSON field 'update.updates.{k}' is missing but a required field")
         _check_statement_fields(st, "update", "updates")
-    variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", "update"))
+    variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "update"))
     default_collation = C.default_collation_of(info)
     statements: list[UpdateStatement | MongoError] = []
     for st in raw_statements:
@@ -342,7 +342,6 @@ async def update(ctx, cmd: dict) -> dict:
         raise C.view_write_error(ctx.db, name)
     statements = await ctx.run_heavy(_parse_updates, cmd, raw_statements, ordered, info)
     ns = C.ns_of(ctx.db, name)
-    update_mod = _q("update")
 
     def apply(w, coll, i: int, st: UpdateStatement, matches: list, out: slices.Slice) -> None:
         validator = None if bypass or not matches else C.validator_for(coll)
@@ -390,9 +389,8 @@ def _check_delete_shape(st: Any) -> None:
 
 
 def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list:
-    match_mod = _q("match")
     parsed: list = []
-    variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", "delete"))
+    variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "delete"))
     default_collation = C.default_collation_of(info)
     for st in raw_statements:
         _check_delete_shape(st)
@@ -486,10 +484,7 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
-    match_mod, sort_mod = _q("match"), _q("sort")
-    update_mod = _q("update") if has_update else None
-    project_mod = _q("project") if fields else None
-    variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", command))
+    variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", command))
     collation = C.effective_collation(C.collation_arg(cmd, command), C.default_collation_of(info))
     m = match_mod.compile_filter(query, variables=variables, collation=collation) if query else None
     if sort_spec:
