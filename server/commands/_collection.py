@@ -28,6 +28,7 @@ from protocol.codec import decode, encode, nesting_exceeds
 from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_STORED_DEPTH
 from server.query.access_path import Plan
+from server.query.expr_base import type_name  # the one BSON type name for messages (C.type_name)
 from server.query.index_keys import (
     MULTIKEY_FLAG,
     index_key_map,
@@ -94,15 +95,6 @@ def check_create_name(db: str, name: str) -> None:
 def check_db_name(db: str) -> None:
     if not db or any(c in db for c in '/\\. "$\0') or len(db) >= 64:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
-
-
-def type_name(v: Any) -> str:
-    try:
-        from server.query.values import bson_type_name
-
-        return bson_type_name(v)
-    except Exception:  # noqa: BLE001 - only used for messages
-        return type(v).__name__
 
 
 def ns_of(db: str, coll: str) -> str:

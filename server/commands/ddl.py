@@ -14,16 +14,12 @@ from bson.int64 import Int64
 
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import GENERIC_ARGUMENTS
 from server.commands import _collection as C
 from server.commands import capped
 from server.commands import timeseries as ts
 from server.context import CommandSpec
 
-GENERIC_FIELDS = frozenset({
-    "$db", "lsid", "$clusterTime", "$readPreference", "txnNumber", "autocommit", "startTransaction",
-    "apiVersion", "apiStrict", "apiDeprecationErrors", "writeConcern", "readConcern", "comment",
-    "maxTimeMS", "$audit", "$client", "mayBypassWriteBlocking", "$configServerState", "$gleStats",
-})
 CREATE_OPTIONS = frozenset({
     "capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel", "validationAction",
     "viewOn", "pipeline", "collation", "timeseries", "expireAfterSeconds", "clusteredIndex",
@@ -58,7 +54,7 @@ def parse_create_options(cmd: dict) -> dict:
     """Validated collection/view options (the document listCollections shows as ``options``)."""
     options: dict = {}
     for key, value in cmd.items():
-        if key == "create" or key in GENERIC_FIELDS:
+        if key == "create" or key in GENERIC_ARGUMENTS:
             continue
         if key not in CREATE_OPTIONS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
@@ -186,7 +182,7 @@ async def _create_clustered_buckets(ctx, db: str, name: str, cmd: dict) -> dict:
         raise MongoError(ErrorCode.InvalidOptions,
                          "The clusteredIndex option requires key: {_id: 1} and unique: true")
     for key in cmd:
-        if key not in ("create", "clusteredIndex") and key not in GENERIC_FIELDS and key not in CREATE_OPTIONS:
+        if key not in ("create", "clusteredIndex") and key not in GENERIC_ARGUMENTS and key not in CREATE_OPTIONS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
     ns = C.ns_of(db, name)
     options = {"clusteredIndex": True}
@@ -474,7 +470,7 @@ async def coll_mod(ctx, cmd: dict) -> dict:
     ns = C.ns_of(db, name)
     drop_null_optionals(cmd, COLLMOD_FIELDS)
     for key in cmd:
-        if key != "collMod" and key not in GENERIC_FIELDS and key not in COLLMOD_FIELDS:
+        if key != "collMod" and key not in GENERIC_ARGUMENTS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
 
     def inspect():

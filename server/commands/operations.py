@@ -19,6 +19,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.arguments import GENERIC_ARGUMENTS
 from server.context import CommandContext, CommandSpec
+from server.query.expr_base import type_name
 from server.query.expr_logic import truthy
 from server.query.match import compile_filter
 
@@ -64,7 +65,7 @@ def _opid(cmd: dict[str, Any]) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise MongoError(
             ErrorCode.TypeMismatch,
-            f'Expected field "op" to have numeric type, but found {_type_name(value)}',
+            f'Expected field "op" to have numeric type, but found {type_name(value)}',
         )
     if isinstance(value, float) and not value.is_integer():
         raise MongoError(
@@ -75,18 +76,6 @@ def _opid(cmd: dict[str, Any]) -> int:
     if not -(2**31) <= op <= 2**31 - 1:
         raise MongoError(26823, f"invalid op : {op}. Op ID cannot be represented with 32 bits")
     return op & 0xFFFFFFFF
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if value is None:
-        return "null"
-    return type(value).__name__
 
 
 async def kill_op(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
