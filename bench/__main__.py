@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from bench import report
+from bench.batch_order import LOADERS
 from bench.generator import generate, parse_duration
 from bench.harness import ROOT, Context, SystemResult, can_pin, progress_bar
 from bench.messages import build_cache, cache_path
@@ -58,6 +59,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--keep", action="store_true", help="keep the data directories afterwards")
     p.add_argument(
         "--connections", type=int, default=500, help="connections to hold against Tidemark (0: skip)"
+    )
+    p.add_argument(
+        "--loader",
+        choices=LOADERS,
+        default="ordered",
+        help="which batches each loader connection sends: a shared queue (ordered), every n-th batch "
+        "(interleaved) or a contiguous 1/n of them (ranges, a parallel backfill); see bench/batch_order.py",
     )
     p.add_argument("--no-pymongo", action="store_true", help="skip the pymongo-client loads")
     p.add_argument("--no-pin", action="store_true", help="do not taskset server and loader to separate cores")
@@ -125,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         connections=args.connections,
         query_budget_s=args.query_budget,
         min_runs=args.min_runs,
+        loader=args.loader,
     )
     if args.tidemark_cmd:
         ctx.tidemark_cmd = args.tidemark_cmd.split()
@@ -160,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows": dataset.rows,
         "seed": args.seed,
         "workers": args.workers,
+        "loader": args.loader,
         "runs": args.runs,
         "pinned": pinned,
         "peers": args.peer_list,

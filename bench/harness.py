@@ -46,6 +46,7 @@ class Context:
     query_budget_s: float = 30.0  # query seconds per system and query type (see check_and_time)
     min_runs: int = MIN_RUNS  # timed runs per query type even when a slow system exhausts its budget
     connections: int = 500  # concurrent connections to hold against Tidemark; 0 skips the check
+    loader: str = "ordered"  # which batches each loader connection sends (bench.batch_order)
     tidemark_cmd: list[str] = field(default_factory=lambda: [sys.executable, "-m", "server"])
     # --tidemark-auth: Tidemark runs with --auth; loaders and queries authenticate as this (user, password).
     auth: tuple[str, str] | None = None
@@ -182,6 +183,8 @@ def replay_args(ctx: Context, port: int, *, auth: bool = False) -> list[str]:
         str(ctx.frames_path),
         "--connections",
         str(ctx.workers),
+        "--loader",
+        ctx.loader,
     ]
     if auth and ctx.auth:
         args += ["--user", ctx.auth[0], "--password", ctx.auth[1]]
@@ -195,7 +198,7 @@ def pymongo_args(ctx: Context, port: int, *, auth: bool = False) -> list[str]:
         "bench.pymongo_loader",
         "--uri", f"mongodb://{credentials}127.0.0.1:{port}/?directConnection=true",
         "--scale", str(ds.scale), "--duration", f"{ds.duration_s}s", "--seed", str(ds.seed),
-        "--threads", str(ctx.workers),
+        "--threads", str(ctx.workers), "--loader", ctx.loader,
     ]  # fmt: skip
 
 

@@ -2,7 +2,8 @@
 
 Builds a plain dict per row the way an application would, so the figure includes pymongo's own cost
 (≈200k docs/s on this hardware: pymongo itself is the limit, performance.md §3). Threads take batch
-numbers from a shared counter, so batches are sent roughly in load order.
+numbers as ``--loader`` assigns them (``bench.batch_order``; by default from a shared queue, so batches
+are sent roughly in load order).
 
 Run in its own process (``python -m bench.pymongo_loader ...``) so it can be pinned to the loader core; it
 regenerates the dataset from (scale, duration, seed) and writes one JSON object to stdout like
@@ -13,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import itertools
 import json
 import sys
 import threading
 import time
 
+from bench.batch_order import LOADERS, assign
 from bench.generator import FIELDS, START, Dataset, generate, parse_duration
 from bench.messages import BATCH, COLLECTION, DB
 
@@ -34,12 +35,19 @@ def batch_documents(dataset: Dataset, first_row: int, count: int) -> list[dict]:
     return docs
 
 
-def load(uri: str, dataset: Dataset, threads: int, limit_rows: int | None = None, progress=False) -> dict:
+def load(
+    uri: str,
+    dataset: Dataset,
+    threads: int,
+    limit_rows: int | None = None,
+    progress=False,
+    loader: str = "ordered",
+) -> dict:
     from pymongo import MongoClient
 
     total = dataset.rows if limit_rows is None else min(limit_rows, dataset.rows)
     batches = -(-total // BATCH)
-    counter = itertools.count()
+    batches_of = assign(batches, threads, loader)
     lock = threading.Lock()
     samples: list[tuple[float, int]] = []
     state = {"rows": 0, "error": None}
@@ -52,10 +60,9 @@ def load(uri: str, dataset: Dataset, threads: int, limit_rows: int | None = None
 
         bar = tqdm(total=total, unit="rows", unit_scale=True, desc="  pymongo", file=sys.stderr)
 
-    def worker() -> None:
-        while state["error"] is None:
-            b = next(counter)
-            if b >= batches:
+    def worker(mine) -> None:
+        for b in mine:
+            if state["error"] is not None:
                 return
             first = b * BATCH
             docs = batch_documents(dataset, first, min(BATCH, total - first))
@@ -73,7 +80,7 @@ def load(uri: str, dataset: Dataset, threads: int, limit_rows: int | None = None
                 bar.update(len(docs))
 
     t0 = time.perf_counter()
-    pool = [threading.Thread(target=worker) for _ in range(threads)]
+    pool = [threading.Thread(target=worker, args=(mine,)) for mine in batches_of]
     for t in pool:
         t.start()
     for t in pool:
@@ -93,10 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=123)
     p.add_argument("--threads", type=int, default=4)
     p.add_argument("--limit-rows", type=int, default=None)
+    p.add_argument("--loader", choices=LOADERS, default="ordered", help="which batches each thread sends")
     p.add_argument("--progress", action="store_true")
     args = p.parse_args(argv)
     dataset = generate(args.scale, parse_duration(args.duration), args.seed)
-    json.dump(load(args.uri, dataset, args.threads, args.limit_rows, args.progress), sys.stdout)
+    result = load(args.uri, dataset, args.threads, args.limit_rows, args.progress, args.loader)
+    json.dump(result, sys.stdout)
     return 0
 
 

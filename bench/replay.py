@@ -1,7 +1,8 @@
 """The pre-encoded replay loader: sends cached insert frames over several connections (performance.md §2).
 
-Each connection takes the next frame from the shared file, sends it and waits for its reply before taking
-another, so at most ``connections`` inserts are in flight. Every reply must be ``ok: 1`` with ``n`` equal to
+Each connection sends a frame and waits for its reply before sending another, so at most ``connections``
+inserts are in flight; which frames a connection sends is ``--loader``'s choice (``bench.batch_order``:
+the next frame of a shared queue, every n-th frame, or its own contiguous range). Every reply must be ``ok: 1`` with ``n`` equal to
 the documents sent and no write errors; anything else stops the load and is reported.
 
 Run in its own process (``python -m bench.replay ...``) so that the loader and the server can be pinned to
@@ -19,6 +20,7 @@ import time
 
 import bson
 
+from bench.batch_order import LOADERS, assign
 from bench.messages import BATCH, open_frames
 from bench.scram_client import ClientKeys, authenticate_async
 
@@ -47,12 +49,13 @@ async def replay(
     connections: int,
     limit: int | None = None,
     progress: bool = False,
+    loader: str = "ordered",
     auth: tuple[str, str] | None = None,
 ) -> dict:
     mm, offsets = open_frames(path)
     if limit is not None:
         offsets = offsets[:limit]
-    next_frame = iter(offsets)
+    frames_of = assign(len(offsets), connections, loader)
     samples: list[tuple[float, int]] = []
     rows = 0
     bar = None
@@ -63,10 +66,11 @@ async def replay(
         total = (len(offsets) - 1) * BATCH + _count_documents(mm[last_offset : last_offset + last_length])
         bar = tqdm(total=total, unit="rows", unit_scale=True, desc="  replay", file=sys.stderr)
 
-    async def worker(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def worker(frames, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal rows
         try:
-            for offset, length in next_frame:
+            for index in frames:
+                offset, length = offsets[index]
                 frame = mm[offset : offset + length]
                 sent = _count_documents(frame)
                 writer.write(frame)
@@ -87,7 +91,7 @@ async def replay(
         for r, w in streams:
             await authenticate_async(r, w, auth[0], auth[1], keys=keys)
     t0 = time.perf_counter()  # connections are open (and authenticated): time only the load
-    tasks = [asyncio.create_task(worker(r, w)) for r, w in streams]
+    tasks = [asyncio.create_task(worker(f, r, w)) for f, (r, w) in zip(frames_of, streams, strict=True)]
     error = None
     try:
         await asyncio.gather(*tasks)
@@ -123,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--file", required=True)
     p.add_argument("--connections", type=int, default=4)
     p.add_argument("--limit", type=int, default=None, help="send only the first N frames")
+    p.add_argument("--loader", choices=LOADERS, default="ordered", help="which frames each connection sends")
     p.add_argument("--progress", action="store_true")
     p.add_argument("--user", default=None, help="authenticate each connection (SCRAM-SHA-256) as this user")
     p.add_argument("--password", default=None)
@@ -130,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     import uvloop
 
     auth = (args.user, args.password) if args.user else None
-    result = uvloop.run(replay(args.host, args.port, args.file, args.connections, args.limit, args.progress, auth))
+    result = uvloop.run(
+        replay(args.host, args.port, args.file, args.connections, args.limit, args.progress, args.loader, auth)
+    )
     json.dump(result, sys.stdout)
     return 0
 

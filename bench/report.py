@@ -168,7 +168,8 @@ def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], c
         "# Tidemark benchmark: TSBS devops cpu-only",
         "",
         f"Run {meta['started']} · scale {meta['scale']} × {meta['duration']} = {meta['rows']:,} rows "
-        f"({meta['rows'] * 10:,} metrics) · seed {meta['seed']} · {meta['workers']} loader connections/threads · "
+        f"({meta['rows'] * 10:,} metrics) · seed {meta['seed']} · {meta['workers']} loader connections/threads "
+        f"({meta.get('loader', 'ordered')} batches) · "
         f"{meta['runs']} timed runs per query · server/loader pinned to separate cores: {meta['pinned']} · "
         f"{meta['machine']}" + (" · Tidemark with access control on (--tidemark-auth)" if meta.get("tidemark_auth") else ""),
         "",

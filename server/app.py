@@ -31,10 +31,10 @@ from server.cursors import CursorRegistry
 from server.dispatch import Dispatcher
 from server.params import ServerParams
 from server.query import interrupt, spill
-from server.timeseries import lifecycle as timeseries_lifecycle
+from server.timeseries import hooks as timeseries_hooks
 from storage.errors import StorageError
 
-LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_lifecycle, ttl)
+LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_hooks, ttl)
 
 WORKER_THREADS = 4
 # Deep but legal input (1,000-stage pipelines, expressions and filters nested up to the 200-level BSON

@@ -15,7 +15,6 @@ nothing (storage README, "LMDB discipline").
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import sys
 import time
@@ -30,14 +29,20 @@ from protocol.errors import ErrorCode, MongoError
 from server import special_reads
 from server.commands import _collection as C
 from server.commands import capped
+from server.commands import timeseries as ts
+from server.commands import timeseries_admin as ts_admin
+from server.query import expressions as expressions_mod
 from server.query import interrupt
+from server.query import match as match_mod
+from server.query import pipeline as pipeline_mod
 from server.query import plan as planner
+from server.query import plan_special as plan_special_mod
+from server.query import project as project_mod
+from server.query import sort as sort_mod
+from server.query import update as update_mod
+from server.query.access_path import Interval, Plan
+from server.query.index_keys import key_fields
 from storage.errors import DuplicateKey, StorageError
-
-
-def _q(name: str):
-    """A query-language module (imported on first use)."""
-    return importlib.import_module(f"server.query.{name}")
 
 
 def storage_error(info, e: StorageError, doc: dict) -> MongoError:
@@ -52,7 +57,7 @@ class ReadResult:
     """A lazy document stream plus what explain needs to describe how it is produced."""
 
     docs: Iterator[dict]
-    plan: planner.Plan | None = None
+    plan: Plan | None = None
     pipeline: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     ts_info: dict | None = None
@@ -136,10 +141,12 @@ def run_pipeline(pipeline, source, pctx):
 
 
 def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
-                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None):
+                     allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None,
+                     conn: Any = None):
     """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...).
     ``collation``: the pipeline's ``collation.Collation`` (None = simple); foreign collections read
-    by $lookup/$unionWith are compared under it too, as in mongod."""
+    by $lookup/$unionWith are compared under it too, as in mongod. ``conn``: the caller's
+    ConnectionInfo (``$currentOp`` without ``allUsers`` lists only its user's operations)."""
     from server.query.pipeline import PipelineContext
 
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
@@ -163,9 +170,9 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs["merge_into"] = lambda spec, docs: _merge_into(server, db, spec, docs)
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
-    kwargs["current_op"] = lambda options: _current_op_docs(server, options)
+    kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)
     # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
-    kwargs["extra_stages"] = extra_stages if extra_stages is not None else C.timeseries_module().EXTRA_STAGES
+    kwargs["extra_stages"] = extra_stages if extra_stages is not None else ts.EXTRA_STAGES
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
@@ -175,10 +182,11 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
         return PipelineContext(**kwargs)
 
 
-def _current_op_docs(server, options: dict) -> list[dict]:
+def _current_op_docs(server, conn, options: dict) -> list[dict]:
     from server.commands.operations import report
 
-    return report(server, idle_connections=options.get("idleConnections", False),
+    return report(server, conn, all_users=options.get("allUsers", False),
+                  idle_connections=options.get("idleConnections", False),
                   idle_cursors=options.get("idleCursors", False), truncate=options.get("truncateOps", False))
 
 
@@ -207,8 +215,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     else:
         coll = C.effective_collation(collation, C.default_collation_of(info))
     if resolved.ts_view is not None:
-        ts = C.timeseries_module()
-        _q("pipeline").check_shape(pipeline)  # the time-series planner reads stages before they are parsed
+        pipeline_mod.check_shape(pipeline)  # the time-series planner reads stages before they are parsed
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # The time-series source compiles the filters it absorbs with the simple collation: under
         # another collation it only unpacks, and the whole user pipeline runs here, collated.
@@ -224,19 +231,19 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         return ReadResult(out, None, remaining, {}, ts_info, ns)
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
-    if info is not None and info.clustered and name.startswith(C.BUCKETS_PREFIX):
-        # bucket documents: the time-series layer merges persisted buckets with open ones
+    if C.is_buckets_collection(name, info):
+        # bucket documents: the time-series layer merges persisted buckets with in-memory ones
         if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
             planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
-        source = C.timeseries_module().bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
+        source = ts.bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
         if not full:
-            return ReadResult(source, planner.Plan("COLLSCAN"), full, stats, None, ns)
+            return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 collation=coll)
-        return ReadResult(run_pipeline(full, source, pctx), planner.Plan("COLLSCAN"), full, stats, None, ns)
+        return ReadResult(run_pipeline(full, source, pctx), Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
         source: Iterator[dict] = iter(())
-        plan = planner.Plan("COLLSCAN")
+        plan = Plan("COLLSCAN")
         if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
             full = full[1:]
     elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
@@ -245,8 +252,8 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
-        if flt and _q("plan_special").mentions_special(flt):
-            _q("pipeline").parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
+        if flt and plan_special_mod.mentions_special(flt):
+            pipeline_mod.parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll)
         plan.meta = meta
@@ -276,12 +283,7 @@ class _ServerCtx:
 def _check_write_target(server, db: str, coll: str, stage: str, spec: Any) -> None:
     """$out/$merge may not write into a view (166); time-series targets get the TS layer's refusal."""
     with server.engine.read() as r:
-        try:
-            from server.commands.timeseries_admin import check_write_stage_target
-        except ImportError:
-            check_write_stage_target = None
-        if check_write_stage_target is not None:
-            check_write_stage_target(r, db, coll, stage, spec)
+        ts_admin.check_write_stage_target(r, db, coll, stage, spec)
         if C.get_view(r, db, coll) is not None:
             raise MongoError(ErrorCode.CommandNotSupportedOnView,
                              f"Namespace {db}.{coll} is a view, not a collection")
@@ -401,11 +403,7 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
     with server.engine.read() as r:
         view = C.get_view(r, db, coll)
     if C.is_timeseries_view(view):
-        ts = C.timeseries_module()
-        stage_doc = getattr(ts, "coll_stats_stage_document", None)
-        if stage_doc is None:
-            from server.commands.timeseries_admin import coll_stats_stage_document as stage_doc
-        doc = stage_doc(server, db, coll, spec or {})
+        doc = ts_admin.coll_stats_stage_document(server, db, coll, spec or {})
     else:
         from server.commands.stats import coll_stats_document
 
@@ -492,7 +490,7 @@ class FindSpec:
                 raise MongoError(ErrorCode.BadValue, "cannot use tailable option with the 'singleBatch' option")
         if (self.min is not None or self.max is not None) and not self.hint:
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
-        self.variables = _q("expressions").evaluate_let(self.let)  # once per command, with NOW
+        self.variables = expressions_mod.evaluate_let(self.let)  # once per command, with NOW
         self.meta, self.projection_variables = special_reads.find_meta(self.projection, self.sort, self.filter,
                                                                        self.variables)
         # compile now: parse errors surface before any work (and the callables are reused per document)
@@ -502,11 +500,11 @@ class FindSpec:
             self.hint = {"$natural": self.sort["$natural"]}
             self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
         if self.sort:
-            _q("sort").parse_sort(self.sort, allow_meta=True)
+            sort_mod.parse_sort(self.sort, allow_meta=True)
 
     def _compile(self) -> None:
-        match, project = _q("match"), _q("project") if self.projection else None
-        self.match = (match.compile_filter(self.filter, variables=self.variables, collation=self.collation)
+        project = project_mod if self.projection else None
+        self.match = (match_mod.compile_filter(self.filter, variables=self.variables, collation=self.collation)
                       if self.filter else None)
         self.project = (project.compile_projection(self.projection, filter=self.filter,
                                                    variables=self.projection_variables, collation=self.collation)
@@ -534,9 +532,9 @@ class FindSpec:
         return stages
 
 
-def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
+def _min_max_plan(spec: FindSpec, info) -> Plan:
     index = planner.find_hinted_index(list(info.indexes), spec.hint)
-    fields, directions = planner.key_fields(index["key"])
+    fields, directions = key_fields(index["key"])
     from storage.keys import encode_key
 
     def bound(doc):
@@ -546,8 +544,8 @@ def _min_max_plan(spec: FindSpec, info) -> planner.Plan:
             raise MongoError(51176, "min and max must have the same field names as the index key pattern")
         return encode_key(list(doc.values()), directions)
 
-    iv = planner.Interval(bound(spec.min), bound(spec.max), True, False)
-    return planner.Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
+    iv = Interval(bound(spec.min), bound(spec.max), True, False)
+    return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
 
 
 def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) -> ReadResult:
@@ -561,7 +559,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
     if info is None:
-        return ReadResult(iter(()), planner.Plan("COLLSCAN"), [], stats, None, ns)
+        return ReadResult(iter(()), Plan("COLLSCAN"), [], stats, None, ns)
     spec.use_default_collation(C.default_collation_of(info))
     if spec.min is not None or spec.max is not None:
         plan = _min_max_plan(spec, info)
@@ -588,8 +586,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) ->
 
 def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None, meta=None) -> Iterator[dict]:
     """Sort on first pull (so building the cursor does no work until the first batch)."""
-    sort = _q("sort")
-    yield from sort.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk,
+    yield from sort_mod.sort_documents(docs, sort_spec, limit=limit, allow_disk_use=allow_disk,
                                    memory_limit=memory_limit, collation=collation, meta=meta)
 
 
@@ -616,7 +613,6 @@ def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=No
     finally:
         gen.close()
     if sort and out:
-        sort_mod = _q("sort")
         by_id = {id(d): rid for rid, d in out}
         docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1, collation=collation)
         out = [(by_id[id(d)], d) for d in docs]
@@ -645,9 +641,8 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
 def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None) -> dict:
     from server.commands.ddl import ensure_collection
 
-    update = _q("update")
-    seed = update.upsert_seed(q)
-    new, _ = update.apply_update(seed, upd, is_upsert=True, query=q)
+    seed = update_mod.upsert_seed(q)
+    new, _ = update_mod.apply_update(seed, upd, is_upsert=True, query=q)
     if "_id" not in new:
         new = {"_id": ObjectId(), **new}
     elif next(iter(new)) != "_id":

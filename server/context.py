@@ -20,7 +20,6 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from server.arguments import GENERIC_ARGUMENTS  # noqa: F401 - transitional: commands/operations.py and crud.py (other branches) import it from here
 from server.failpoints import FailPoints
 from server.operations import Operation, OperationRegistry
 from server.profiler import Profiler

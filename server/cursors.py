@@ -57,6 +57,22 @@ class Cursor:
     await_data: bool = False
     facts: Any = None  # server.profiler.ReadFacts of the read this cursor continues
 
+    def describe(self) -> dict[str, Any]:
+        """mongod's generic cursor fields, as ``$currentOp`` shows them (idle cursors, and the
+        ``cursor`` of a running getMore)."""
+        now_wall, now = time.time(), time.monotonic()
+        return {
+            "cursorId": Int64(self.id),
+            "createdDate": datetime.datetime.fromtimestamp(self.created, datetime.UTC).replace(tzinfo=None),
+            "lastAccessDate": datetime.datetime.fromtimestamp(
+                now_wall - (now - self.last_used), datetime.UTC).replace(tzinfo=None),
+            "nDocsReturned": Int64(self.docs_returned),
+            "nBatchesReturned": Int64(self.batches_returned),
+            "noCursorTimeout": self.no_timeout,
+            "tailable": self.tailable,
+            "awaitData": self.await_data,
+        }
+
     def close(self) -> None:
         close = getattr(self.iterator, "close", None)
         if close is not None:
@@ -185,27 +201,19 @@ class CursorRegistry:
             self.kill(cursor_id)
         return len(idle)
 
-    def report_idle(self, host: str) -> list[dict[str, Any]]:
-        """``$currentOp`` ``idleCursors`` entries: cursors not producing a batch right now."""
-        now_wall, now = time.time(), time.monotonic()
+    def report_idle(self, host: str, owner: str | None = None, busy: frozenset[int] = frozenset()
+                    ) -> list[dict[str, Any]]:
+        """``$currentOp`` ``idleCursors`` entries: cursors no getMore is working on (``busy``: the
+        ids of those running getMores hold, e.g. waiting for data) — only those ``owner`` opened,
+        unless None."""
         entries = []
         for c in list(self._cursors.values()):
-            if c.in_use:
+            if c.in_use or c.id in busy or (owner is not None and c.owner != owner):
                 continue
             entry: dict[str, Any] = {"type": "idleCursor", "host": host, "ns": c.ns}
             if isinstance(c.lsid, dict):
                 entry["lsid"] = c.lsid
-            entry["cursor"] = {
-                "cursorId": Int64(c.id),
-                "createdDate": datetime.datetime.fromtimestamp(c.created, datetime.UTC).replace(tzinfo=None),
-                "lastAccessDate": datetime.datetime.fromtimestamp(
-                    now_wall - (now - c.last_used), datetime.UTC).replace(tzinfo=None),
-                "nDocsReturned": Int64(c.docs_returned),
-                "nBatchesReturned": Int64(c.batches_returned),
-                "noCursorTimeout": c.no_timeout,
-                "tailable": False,
-                "awaitData": False,
-            }
+            entry["cursor"] = c.describe()
             entries.append(entry)
         return entries
 

@@ -14,6 +14,10 @@ Families (``tidemark_`` prefix): ``opcounters_total{type}``, ``connections{state
 the time-series engine reports there), ``storage_{data,index,file}_bytes``,
 ``storage_group_commits_total`` (fsynced commits: the journal), ``storage_writes_total``,
 ``storage_map_size_bytes``, ``uptime_seconds``; plus the library's ``process_*`` (memory, CPU, fds).
+
+The endpoint has no authentication (mongod has no such port to protect): with ``--auth`` the start-up
+logs a warning (id 4615613, also a ``startupWarnings`` line) that it must be bound to a trusted
+interface, since anyone who reaches it reads the server's activity.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
+from server import log
 
 SCRAPE_TIMEOUT_SECONDS = 5.0
 HISTOGRAM_POWERS = range(6, 25, 2)  # bucket bounds 2^k microseconds: 64 us, 256 us, ... 16.8 s
@@ -162,4 +168,11 @@ def start(state, hosts: list[str], port: int) -> MetricsEndpoint:
     except OSError:
         MetricsEndpoint(servers).stop()
         raise
+    if state.options.auth:
+        log.warning(
+            "CONTROL", 4615613,
+            "The Prometheus metrics port is not protected by access control: anyone who can reach it reads "
+            "the server's activity. Bind it to a trusted interface only (firewall it or use --bind_ip)",
+            ctx="initandlisten", startup=True, port=port, address=",".join(hosts),
+        )
     return MetricsEndpoint(servers)

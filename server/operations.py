@@ -44,7 +44,7 @@ class Operation:
     """One running command. ``ticks`` is the countdown used by ``server.query.interrupt.tick``."""
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started_wall", "started",
-                 "deadline", "killed", "ticks", "num_yields")
+                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
                  deadline: float | None):
@@ -59,6 +59,10 @@ class Operation:
         self.killed = 0  # the error code to raise at the next check, 0 while alive
         self.ticks = TICKS_PER_CHECK
         self.num_yields = 0
+        # Set while the operation sleeps (an awaitData getMore): called by kill() so that it stops
+        # waiting and reaches its check at once. Event-loop thread only, like kill() itself.
+        self.waker: Any = None
+        self.cursor: Any = None  # the cursors.Cursor a getMore works on (currentOp's "cursor")
 
     def check(self) -> None:
         """Raise 11601 (or the kill code) once killed, 50 once past the deadline."""
@@ -70,8 +74,12 @@ class Operation:
             raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
 
     def kill(self, code: int = ErrorCode.Interrupted) -> None:
+        """Mark the operation killed (event-loop thread): it raises at its next check; a waiting one
+        is woken first."""
         if not self.killed:
             self.killed = int(code)
+            if self.waker is not None:
+                self.waker()
 
     # -- currentOp ------------------------------------------------------------------------------
     def report(self, host: str, *, truncate: bool = True) -> dict[str, Any]:
@@ -82,6 +90,9 @@ class Operation:
         entry.update({
             "active": True,
             "currentOpTime": _iso(datetime.datetime.now(datetime.UTC)),
+        })
+        _add_users(entry, self.conn)
+        entry.update({
             "threaded": True,
             "opid": self.opid,
         })
@@ -95,6 +106,10 @@ class Operation:
             "ns": self.ns,
             "redacted": False,
             "command": command_report(self.command) if truncate else _shown_command(self.command),
+        })
+        if self.cursor is not None:
+            entry["cursor"] = self.cursor.describe()
+        entry.update({
             "numYields": self.num_yields,
             "locks": {},
             "waitingForLock": False,
@@ -160,19 +175,28 @@ class OperationRegistry:
         self._connections.pop(conn.id, None)
 
     def report(self, host: str, *, idle_connections: bool = False, idle_cursors: Any = None,
-               truncate: bool = True) -> list[dict[str, Any]]:
+               truncate: bool = True, owner: str | None = None) -> list[dict[str, Any]]:
         """currentOp entries (``host``: this server's ``hostname:port``): running operations, then
-        (optionally) idle connections and idle cursors (``idle_cursors``: the CursorRegistry to list)."""
-        entries = [op.report(host, truncate=truncate) for op in self.operations()]
+        (optionally) idle connections and idle cursors (``idle_cursors``: the CursorRegistry to list).
+
+        ``owner`` (``"user@db"``) keeps only what belongs to connections authenticated as that user,
+        and the cursors it opened (mongod's ``$ownOps`` / ``allUsers: false`` under access control);
+        None lists everything. Any other string (e.g. ``""``) matches nothing unauthenticated."""
+        def visible(conn: Any) -> bool:
+            return owner is None or (conn is not None and conn.user == owner)
+
+        entries = [op.report(host, truncate=truncate) for op in self.operations() if visible(op.conn)]
         if idle_connections:
             busy = {op.conn.id for op in self._ops.values() if op.conn is not None}
             for conn in list(self._connections.values()):
-                if conn.id not in busy:
+                if conn.id not in busy and visible(conn):
                     entry = _client_fields(conn, host)
                     entry.update({"active": False, "currentOpTime": _iso(datetime.datetime.now(datetime.UTC))})
+                    _add_users(entry, conn)
                     entries.append(entry)
         if idle_cursors is not None:
-            entries.extend(idle_cursors.report_idle(host))
+            busy = frozenset(op.cursor.id for op in self._ops.values() if op.cursor is not None)
+            entries.extend(idle_cursors.report_idle(host, owner=owner, busy=busy))
         return entries
 
 
@@ -191,6 +215,15 @@ def _client_fields(conn: Any, host: str) -> dict[str, Any]:
             entry["appName"] = app["name"]
         entry["clientMetadata"] = metadata
     return entry
+
+
+def _add_users(entry: dict[str, Any], conn: Any) -> None:
+    """mongod's ``effectiveUsers``: the user the operation's connection is authenticated as. (mongod
+    adds ``runBy`` only when a mongos runs the command on another user's behalf — impersonation a
+    standalone never sees.)"""
+    users = conn.users if conn is not None else None
+    if users:
+        entry["effectiveUsers"] = users
 
 
 def _iso(when: datetime.datetime) -> str:

@@ -65,6 +65,19 @@ def _parse_str_list(value: Any) -> list[str]:
     raise ValueError(f"expected a comma-separated list of names, got {value!r}")
 
 
+def _parse_commit_faults(value: Any) -> dict[str, Any]:
+    """``{times: N, errno: "ENOSPC"|"EIO"}`` (or ``"N"`` / ``"N:EIO"``): fail the next N storage commits."""
+    if isinstance(value, str):
+        count, _, kind = value.partition(":")
+        value = {"times": count.strip(), "errno": kind.strip() or "ENOSPC"}
+    if not isinstance(value, dict) or set(value) - {"times", "errno"}:
+        raise ValueError(f"expected {{times: <n>, errno: 'ENOSPC'|'EIO'}}, got {value!r}")
+    kind = value.get("errno", "ENOSPC")
+    if kind not in ("ENOSPC", "EIO"):
+        raise ValueError(f"errno must be 'ENOSPC' or 'EIO', got {kind!r}")
+    return {"times": _parse_non_negative_int(value.get("times", 0)), "errno": kind}
+
+
 def _read_only(value: Any) -> Any:
     raise ValueError("this parameter cannot be set")
 
@@ -124,6 +137,15 @@ SPECS: tuple[ParamSpec, ...] = (
         True,
         False,
         "enable test-only commands such as configureFailPoint (start-up only, like mongod)",
+    ),
+    ParamSpec(
+        "failStorageCommitsForTest",
+        {"times": 0, "errno": "ENOSPC"},
+        _parse_commit_faults,
+        False,
+        True,
+        "testing only: make the next <times> storage commits fail with ENOSPC or EIO (nothing of them is "
+        "written; the writes get 100 OutOfDiskSpace or 8 UnknownError)",
     ),
     ParamSpec(
         "featureCompatibilityVersion",

@@ -7,9 +7,11 @@
   end. If the remembered record was removed meanwhile (the capped trim overtook a slow reader, or a
   delete), the position is lost: 136 CappedPositionLost, as mongod answers.
 - :class:`InsertNotifier` is how an ``awaitData`` getMore waits without holding the event loop, a thread
-  or a transaction: it takes the namespace's event *before* it reads (so an insert between the read and
-  the wait is not missed), reads, and if nothing came, awaits the event with the remaining time. Writers
-  call :meth:`InsertNotifier.notify` after their commit (crud insert/update/findAndModify, the profiler).
+  or a transaction: its :class:`Waiter` listens on the namespace *before* it reads (so an insert between
+  the read and the wait is not missed), reads, and if nothing came, waits with the remaining time.
+  Writers call :meth:`InsertNotifier.notify` after their commit (crud insert/update/findAndModify, the
+  profiler); ``Waiter.wake`` ends the wait for any other reason (killOp, shutdown, killCursors), after
+  which the getMore checks why it woke.
 """
 
 from __future__ import annotations
@@ -27,32 +29,54 @@ CHUNK = 256
 
 
 class InsertNotifier:
-    """Per-namespace events set when documents were inserted (event-loop thread only)."""
+    """The waiters of each namespace, woken when documents are inserted (event-loop thread only)."""
 
     def __init__(self) -> None:
-        self._events: dict[str, asyncio.Event] = {}
+        self._waiters: dict[str, set[asyncio.Event]] = {}
 
     def notify(self, ns: str) -> None:
-        event = self._events.pop(ns, None)
-        if event is not None:
+        for event in self._waiters.pop(ns, ()):
             event.set()
 
-    def event(self, ns: str) -> asyncio.Event:
-        """The event the next insert into ``ns`` sets; take it before reading."""
-        event = self._events.get(ns)
-        if event is None:
-            event = self._events[ns] = asyncio.Event()
-        return event
+    def waiter(self, ns: str) -> Waiter:
+        return Waiter(self, ns)
 
-    async def wait(self, event: asyncio.Event, timeout: float) -> bool:
-        """True if ``event`` was set within ``timeout`` seconds."""
-        if timeout <= 0:
-            return event.is_set()
-        try:
-            await asyncio.wait_for(event.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
+
+class Waiter:
+    """One awaitData getMore waiting for inserts into ``ns``: ``listen()`` before each read, then
+    ``wait(timeout)``; ``wake()`` ends a wait early from anywhere on the event loop; ``close()`` when
+    done (no reference is left in the notifier)."""
+
+    __slots__ = ("_notifier", "ns", "_event")
+
+    def __init__(self, notifier: InsertNotifier, ns: str):
+        self._notifier = notifier
+        self.ns = ns
+        self._event = asyncio.Event()
+
+    def listen(self) -> None:
+        """The next insert into the namespace (or a ``wake``) ends the next wait."""
+        self._event.clear()
+        self._notifier._waiters.setdefault(self.ns, set()).add(self._event)
+
+    def wake(self) -> None:
+        self._event.set()
+
+    async def wait(self, timeout: float) -> bool:
+        """True if woken within ``timeout`` seconds (by an insert or ``wake``)."""
+        if timeout > 0 and not self._event.is_set():
+            try:
+                await asyncio.wait_for(self._event.wait(), timeout)
+            except TimeoutError:
+                return False
+        return self._event.is_set()
+
+    def close(self) -> None:
+        waiters = self._notifier._waiters.get(self.ns)
+        if waiters is not None:
+            waiters.discard(self._event)
+            if not waiters:
+                del self._notifier._waiters[self.ns]
 
 
 class TailingScan:

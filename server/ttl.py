@@ -19,6 +19,7 @@ from typing import Any
 from bson.datetime_ms import DatetimeMS
 
 from protocol.codec import decode
+from server.query.index_keys import index_key_map
 
 log = logging.getLogger("tidemark.ttl")
 
@@ -73,8 +74,6 @@ def _date_bounds(spec: dict, cutoff: datetime.datetime) -> tuple[bytes, bytes]:
 
 def run_pass(engine, now: datetime.datetime | None = None) -> int:
     """One TTL pass over every regular collection; returns the number of documents deleted."""
-    from server.query import plan as planner
-
     now = now or datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     work: list[tuple[str, dict, datetime.datetime]] = []
     with engine.read() as r:
@@ -108,7 +107,7 @@ def run_pass(engine, now: datetime.datetime | None = None) -> int:
                 if expired(doc, field, cutoff):
                     victims.append((rid, doc))
             for rid, doc in victims:
-                w.delete(info, rid, planner.index_key_map(info.indexes, doc))
+                w.delete(info, rid, index_key_map(info.indexes, doc))
             return len(victims)
 
         deleted += engine.write(fn).result()

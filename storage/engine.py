@@ -16,6 +16,7 @@ Invariants (the LMDB discipline of the architecture):
 from __future__ import annotations
 
 import concurrent.futures
+import errno
 import itertools
 import queue
 import sys
@@ -32,7 +33,15 @@ from storage.chunks import CHUNKS_DB
 from storage.compression import ValueCodec
 from storage.dbpath import FILE_MODE, lock_dbpath, prepare_dbpath, unlock_dbpath
 from storage.dictionaries import CollectionDictionaries
-from storage.errors import DbPathUnusable, EngineClosed, OutOfDiskSpace, StorageDropped, StorageError
+from storage.errors import (
+    CommitFailed,
+    DbPathUnusable,
+    EngineClosed,
+    OutOfDiskSpace,
+    StorageDropped,
+    StorageError,
+)
+from storage.faults import CommitFaults
 from storage.gate import ReadGate
 from storage.readview import ReadView, flush_sizes
 from storage.txn import GRAVEYARD, WriteTxn
@@ -61,11 +70,15 @@ class _Group:
 
 
 def _commit_error(exc: BaseException) -> Exception:
-    """What the futures of a group that could not commit receive."""
+    """What the futures of a group that could not commit receive (nothing of the group was written)."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return OutOfDiskSpace(exc.strerror or str(exc))
     if isinstance(exc, lmdb.DiskError) or "No space left" in str(exc):
         return OutOfDiskSpace(str(exc))
+    if isinstance(exc, OSError):
+        return CommitFailed(exc.strerror or str(exc))
     if isinstance(exc, lmdb.Error):
-        return StorageError(f"the storage engine could not commit: {exc}")
+        return CommitFailed(str(exc))
     return exc if isinstance(exc, Exception) else StorageError(repr(exc))
 
 
@@ -138,6 +151,7 @@ class Engine:
         self._resolved_cache: dict[bytes, tuple] = {}
         self._jseq_cache: dict[bytes, int] = {}
         self._maybe_graveyard = False
+        self.faults = CommitFaults()  # injected commit failures (tests): storage/faults.py
         self.stats = {"commits": 0, "writes": 0, "max_group": 0, "retries": 0, "isolated_reruns": 0,
                       "map_size": self._env.info()["map_size"]}
         try:
@@ -341,6 +355,7 @@ class Engine:
                         break
                 if not (group.map_full or group.txn_full or group.needs_isolation):
                     flush_sizes(parent, self._meta_db, group.sizes)
+                    self.faults.check()
                     if group.handles:
                         with self._publish_lock:
                             parent.commit()

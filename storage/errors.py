@@ -164,3 +164,14 @@ class OutOfDiskSpace(StorageError):
 
     def __init__(self, detail: str):
         super().__init__(f"the storage engine ran out of disk space: {detail}")
+
+
+class CommitFailed(StorageError):
+    """A commit failed for another storage reason (an I/O error): nothing of its group was written.
+    mongod answers a storage engine failure it cannot name with UnknownError."""
+
+    code = 8
+    code_name = "UnknownError"
+
+    def __init__(self, detail: str):
+        super().__init__(f"the write could not be committed to storage ({detail}); none of it was applied")

@@ -47,13 +47,13 @@ def _run(ctx: Context, name: str, timeseries: bool) -> SystemResult:
     access = ", access control on (SCRAM-SHA-256)" if ctx.auth else ""
     result = SystemResult(name, f"Tidemark, {kind}, durable acknowledged writes{access}")
     rows = ctx.dataset.rows
-    server = _Server(ctx, ctx.workdir / name)
+    server = TidemarkServer(ctx, ctx.workdir / name)
     loaded = False
     try:
         server.start()
         client = server.client()
         try:
-            _setup(client, timeseries)
+            setup_collection(client, timeseries)
             stats = ingest_stats(run_loader(ctx, replay_args(ctx, server.port, auth=True), server.pid), rows, ctx.pin)
             result.ingest["replay"] = stats
             if stats["error"]:
@@ -63,6 +63,9 @@ def _run(ctx: Context, name: str, timeseries: bool) -> SystemResult:
                 held = client[DB].command("count", COLLECTION)["n"]
                 if held != rows:
                     raise RuntimeError(f"count reports {held} rows after loading {rows}")
+                if timeseries:
+                    stats["buckets"] = bucket_count(client)
+                    result.notes.append(f"replay ({ctx.loader} batches) left {stats['buckets']:,} buckets")
                 coll = client[DB][COLLECTION]
                 check_and_time(
                     ctx, name, lambda q, p: list(coll.aggregate(pipeline(q, p))), normalize_mongo, result
@@ -92,12 +95,12 @@ def _run(ctx: Context, name: str, timeseries: bool) -> SystemResult:
 
 
 def _pymongo_load(ctx: Context, result: SystemResult, workdir: Path, timeseries: bool) -> None:
-    server = _Server(ctx, workdir)
+    server = TidemarkServer(ctx, workdir)
     try:
         server.start()
         client = server.client()
         try:
-            _setup(client, timeseries)
+            setup_collection(client, timeseries)
         finally:
             client.close()
         stats = ingest_stats(
@@ -113,7 +116,12 @@ def _pymongo_load(ctx: Context, result: SystemResult, workdir: Path, timeseries:
         shutil.rmtree(server.dbpath, ignore_errors=True)
 
 
-def _setup(client, timeseries: bool) -> None:
+def bucket_count(client) -> int:
+    """Buckets of the loaded collection, open ones included (count on the buckets namespace sees them)."""
+    return client[DB].command("count", f"system.buckets.{COLLECTION}")["n"]
+
+
+def setup_collection(client, timeseries: bool) -> None:
     db = client[DB]
     db.drop_collection(COLLECTION)
     if timeseries:
@@ -124,7 +132,9 @@ def _setup(client, timeseries: bool) -> None:
     db[COLLECTION].create_index(INDEX)
 
 
-class _Server:
+class TidemarkServer:
+    """``python -m server`` on a fresh data directory under ``workdir`` (pinned like the benchmark)."""
+
     def __init__(self, ctx: Context, workdir: Path):
         self.ctx = ctx
         self.workdir = workdir

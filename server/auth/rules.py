@@ -25,6 +25,7 @@ from server.auth import resources as R
 from server.auth.pipelines import pipeline_privileges
 from server.auth.render import render_command
 from server.auth.session import LOCALHOST_PRIVILEGES, AuthSession, is_localhost, session_of
+from server.query.expr_logic import truthy  # BSON trueValue(), as mongod reads $ownOps
 
 
 class Denied(Exception):
@@ -364,10 +365,26 @@ def _update_role(req: Request) -> None:
 
 
 def _current_op(req: Request) -> None:
-    if req.cmd.get("$ownOps") is True:
-        authenticated(req)  # one's own operations
-    else:
-        req.require(R.CLUSTER, "inprog")
+    """mongod: ``inprog`` on the cluster, or an authenticated user asking for its own operations
+    (``$ownOps``; the handler then lists only the operations of connections authenticated as it)."""
+    if req.allowed(R.CLUSTER, "inprog"):
+        return
+    if not (req.authenticated and truthy(req.cmd.get("$ownOps"))):
+        raise Denied
+
+
+def _kill_op(req: Request) -> None:
+    """mongod's ``KillOpCmdBase``: ``killop`` on the cluster kills anything; without it, an
+    authenticated user may kill a running operation of a connection authenticated as the same user
+    (any other opid, running or not, is refused like an unauthorized command)."""
+    if req.allowed(R.CLUSTER, "killop"):
+        return
+    opid = req.cmd.get("op")
+    if req.authenticated and isinstance(opid, int | float) and not isinstance(opid, bool):
+        op = req.server.operations.get(int(opid) & 0xFFFFFFFF) if float(opid).is_integer() else None
+        if op is not None and op.conn is not None and op.conn.user == req.session.name:
+            return
+    raise Denied
 
 
 def _clone_as_capped(req: Request) -> None:
@@ -406,7 +423,7 @@ RULES: dict[str, Rule | None] = {
     "killAllSessions": on_cluster("killAnySession"),
     # commands other families add (mongod's actions), so they arrive with their rule
     "currentOp": _current_op,
-    "killOp": on_cluster("killop"), "top": on_cluster("top"), "profile": on_database("enableProfiler"),
+    "killOp": _kill_op, "top": on_cluster("top"), "profile": on_database("enableProfiler"),
     "configureFailPoint": authenticated,  # a test command: mongod asks for nothing more
     "convertToCapped": on_collection("convertToCapped"), "compact": on_collection("compact"),
     "cloneCollectionAsCapped": _clone_as_capped,

@@ -27,7 +27,15 @@ from bson.regex import Regex
 from protocol.codec import decode, encode, nesting_exceeds
 from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_STORED_DEPTH
-from server.query import plan as planner
+from server.query.access_path import Plan
+from server.query.expr_base import type_name  # the one BSON type name for messages (C.type_name)
+from server.query.index_keys import (
+    MULTIKEY_FLAG,
+    index_key_map,
+    index_key_map_multikey,
+    key_fields,
+    keyer_for,
+)
 
 MAX_BSON_SIZE = 16 * 1024 * 1024
 MISSING_ID = object()  # "no _id" marker for comparisons
@@ -87,15 +95,6 @@ def check_create_name(db: str, name: str) -> None:
 def check_db_name(db: str) -> None:
     if not db or any(c in db for c in '/\\. "$\0') or len(db) >= 64:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
-
-
-def type_name(v: Any) -> str:
-    try:
-        from server.query.values import bson_type_name
-
-        return bson_type_name(v)
-    except Exception:  # noqa: BLE001 - only used for messages
-        return type(v).__name__
 
 
 def ns_of(db: str, coll: str) -> str:
@@ -245,11 +244,9 @@ def resolve(r, db: str, name: str) -> Resolved:
     return Resolved(db, current, pipeline, bool(chain), top_view=chain[0] if chain else None)
 
 
-def timeseries_module():
-    """The time-series seam, imported lazily so this family works before it exists."""
-    from server.commands import timeseries  # noqa: PLC0415
-
-    return timeseries
+def is_buckets_collection(name: str, info) -> bool:
+    """``system.buckets.<c>`` of a time-series collection (its bucket documents)."""
+    return info is not None and info.clustered and name.startswith(BUCKETS_PREFIX)
 
 
 def view_write_error(db: str, name: str, command: str = "") -> MongoError:
@@ -365,7 +362,7 @@ def validator_for(info) -> Validator | None:
 
 def index_keys(info, doc: dict) -> dict[str, list[bytes]]:
     """Keys of ``doc`` for every index of the collection (what storage insert/update/delete take)."""
-    return planner.index_key_map(info.indexes, doc)
+    return index_key_map(info.indexes, doc)
 
 
 def index_signature(indexes) -> tuple:
@@ -381,19 +378,19 @@ def write_keys(w, info, doc: dict, precomputed: tuple[dict, set] | None = None):
     unsafe. Returns a refreshed CollectionInfo when a flag was set (storage requires current infos).
     ``precomputed`` = ``index_key_map_multikey`` result computed off the writer thread against an index
     list with the same ``index_signature``."""
-    keys, multikey = precomputed or planner.index_key_map_multikey(info.indexes, doc)
+    keys, multikey = precomputed or index_key_map_multikey(info.indexes, doc)
     if multikey:
         new_flags = [s["name"] for s in info.indexes
-                     if s["name"] in multikey and not s.get(planner.MULTIKEY_FLAG)]
+                     if s["name"] in multikey and not s.get(MULTIKEY_FLAG)]
         if new_flags:
             for name in new_flags:
-                info = w.set_index_options(info, name, {planner.MULTIKEY_FLAG: True})
+                info = w.set_index_options(info, name, {MULTIKEY_FLAG: True})
     return info, keys
 
 
 def public_index_spec(spec: dict) -> dict:
     """An index spec as listIndexes shows it (internal flags removed)."""
-    return {k: v for k, v in spec.items() if k != planner.MULTIKEY_FLAG}
+    return {k: v for k, v in spec.items() if k != MULTIKEY_FLAG}
 
 
 def duplicate_key_error(info, index_name: str, doc: dict | None, key: bytes | None = None) -> MongoError:
@@ -404,7 +401,7 @@ def duplicate_key_error(info, index_name: str, doc: dict | None, key: bytes | No
     elif doc is None:
         from storage.keys import decode_key
 
-        fields, directions = planner.key_fields(spec["key"])
+        fields, directions = key_fields(spec["key"])
         key_pattern = dict(spec["key"])
         try:
             key_value = dict(zip(fields, decode_key(key, directions), strict=False))
@@ -412,7 +409,7 @@ def duplicate_key_error(info, index_name: str, doc: dict | None, key: bytes | No
             key_value = {f: None for f in fields}
     else:
         key_pattern = dict(spec["key"])
-        key_value = planner.keyer_for(spec).key_value(doc, key)
+        key_value = keyer_for(spec).key_value(doc, key)
     shown = ", ".join(f"{k}: {format_value(v)}" for k, v in key_value.items())
     return MongoError(
         ErrorCode.DuplicateKey,
@@ -545,7 +542,7 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
     elif plan.kind in _SPECIAL_KINDS:
         seen: set[bytes] = set()
         it = _special_pairs(plan, lambda intervals: index_docs(
-            engine, info.ns, info.uuid, planner.Plan("IXSCAN", index=plan.index, intervals=intervals),
+            engine, info.ns, info.uuid, Plan("IXSCAN", index=plan.index, intervals=intervals),
             stats=stats, seen=seen))
     else:
         it = index_docs(engine, info.ns, info.uuid, plan, stats=stats)
@@ -572,7 +569,7 @@ def docs_in_txn(r, info, plan) -> Iterator[tuple[bytes, dict]]:
     seen: set[bytes] = set()
     if plan.kind in _SPECIAL_KINDS:
         yield from _special_pairs(plan, lambda intervals: _index_docs_in_txn(
-            r, info, planner.Plan("IXSCAN", index=plan.index, intervals=intervals), seen))
+            r, info, Plan("IXSCAN", index=plan.index, intervals=intervals), seen))
         return
     for branch in (plan.branches if plan.kind == "OR" else [plan]):
         yield from _index_docs_in_txn(r, info, branch, seen)

@@ -66,6 +66,9 @@ async def set_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     previous = ctx.server.params.set_at_runtime(name, value)
     if name == "quiet":
         log.set_quiet(ctx.server.params["quiet"])
+    if name == "failStorageCommitsForTest":  # storage's fault-injection hook (storage/faults.py)
+        faults = ctx.server.params[name]
+        ctx.server.engine.faults.fail_next(faults["times"], faults["errno"])
     return {"was": previous}
 
 

@@ -8,6 +8,7 @@ collection scan, time-series ``read_source``) and the pipeline run — lives in 
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ from protocol.errors import ErrorCode, MongoError
 from server import collections as access
 from server.commands import _collection as C
 from server.commands import replication
+from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.profiler import ReadFacts
 from server.query import plan as planner
@@ -95,7 +97,7 @@ async def aggregate(ctx, cmd: dict) -> dict:
                                            allow_disk_use=allow_disk)
             return access.run_pipeline(pipeline[1:], sessions, pctx)
         if name is None:
-            return _db_level(ctx.server, db, pipeline, let, allow_disk, collation)
+            return _db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)
         access.check_output_stage(ctx.server, db, pipeline)
         result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
                                   allow_disk_use=allow_disk, ctx=ctx, collation=collation)
@@ -114,7 +116,7 @@ def _evaluate_let(let: dict | None) -> dict:
     return evaluate_let(let)
 
 
-def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=None) -> Iterator[dict]:
+def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:
     """``aggregate: 1``: the pipeline must start with a stage that needs no collection."""
     if not pipeline or not isinstance(pipeline[0], dict) or not (
             {"$documents", "$currentOp", "$listLocalSessions", "$changeStream"} & set(pipeline[0])):
@@ -126,7 +128,7 @@ def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=
     if "$documents" not in pipeline[0] and "$currentOp" not in pipeline[0]:
         raise MongoError(ErrorCode.CommandNotSupported, f"{next(iter(pipeline[0]))} is not supported by Tidemark")
     pctx = access.pipeline_context(server, db, "$cmd.aggregate", variables=let, allow_disk_use=allow_disk,
-                                   collation=C.effective_collation(collation, None))
+                                   collation=C.effective_collation(collation, None), conn=conn)
     return access.run_pipeline(pipeline, iter(()), pctx)
 
 
@@ -138,7 +140,6 @@ VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
 
 
 def _server_info(server) -> dict:
-    import socket
 
     return {"host": socket.gethostname(), "port": server.options.port, "version": "7.0.0",
             "gitVersion": "tidemark"}
@@ -183,7 +184,7 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
         buckets_ns = C.ns_of(db, await ctx.run_blocking(buckets_name))
-        stages = _timeseries_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity)
+        stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity)
         return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server),
                 "command": {"aggregate": name, "pipeline": pipeline}}
     planner_doc = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
@@ -196,92 +197,6 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     reply = {"explainVersion": "1", "stages": [cursor_stage, *_stage_list(res.pipeline)],
              "serverInfo": _server_info(ctx.server), "command": {"aggregate": name, "pipeline": pipeline}}
     return reply
-
-
-def _and(clauses: list[dict]) -> dict:
-    return {} if not clauses else clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-def _bucket_level_filter(info: dict, event_filter: dict) -> dict:
-    """The loose bucket filter as MQL over the buckets collection: meta predicates renamed to ``meta``,
-    time bounds and scalar measurement bounds on ``control.min/max`` (what the scan tests per bucket)."""
-    from server.timeseries.indexes import loose_bucket_filter
-
-    base = loose_bucket_filter(event_filter, info["timeField"], info.get("metaField"),
-                               info.get("bucketMaxSpanSeconds"))
-    clauses = base.get("$and", [base] if base else [])
-    for described in info.get("bucketFilter") or ():
-        if (isinstance(described, dict) and described and all(k.startswith("control.") for k in described)
-                and described not in clauses):
-            clauses.append(described)
-    return _and(clauses)
-
-
-def _clustered_bounds(id_range: dict) -> dict:
-    """minRecord/maxRecord of a CLUSTERED_IXSCAN: ObjectIds at the bucket-start bounds (seconds)."""
-    import datetime as dt
-
-    from bson.objectid import ObjectId
-
-    out = {}
-    for key, seconds in (("minRecord", id_range.get("min")), ("maxRecord", id_range.get("max"))):
-        if seconds is not None and 0 <= seconds < 2**32:
-            out[key] = ObjectId.from_datetime(dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds))
-    return out
-
-
-def _timeseries_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None, millis: int,
-                       verbosity: str) -> list[dict]:
-    """Spec §5.3: a ``$cursor`` over ``system.buckets.<c>`` (the bucket-level filter and the access
-    path) followed by ``$_internalUnpackBucket`` (with the per-measurement ``eventFilter``), then the
-    remaining user stages. ``info`` is the read source's explain info (counters filled when consumed)."""
-    from server.timeseries.indexes import filter_only_on_meta
-
-    event_filter = _and(list(info.get("eventFilter") or []))
-    bucket_filter = _bucket_level_filter(info, event_filter)
-    if info.get("indexName"):
-        ixscan = {"stage": "IXSCAN", "keyPattern": info.get("indexKey", {}), "indexName": info["indexName"],
-                  "isMultiKey": False, "direction": "forward"}
-        plan = {"stage": "FETCH", "filter": bucket_filter, "inputStage": ixscan} if bucket_filter else \
-            {"stage": "FETCH", "inputStage": ixscan}
-    elif (info.get("idRange") or {}).get("min") is not None or (info.get("idRange") or {}).get("max") is not None:
-        plan = {"stage": "CLUSTERED_IXSCAN", "filter": bucket_filter, "direction": "forward",
-                **_clustered_bounds(info["idRange"])}
-    else:
-        plan = {"stage": "COLLSCAN", "filter": bucket_filter, "direction": "forward"}
-    # Tidemark's own read details (fields unpacked, counters) stay available next to the mongod shape
-    plan["timeseries"] = info
-    cursor: dict[str, Any] = {"queryPlanner": {"namespace": buckets_ns, "indexFilterSet": False,
-                                               "parsedQuery": bucket_filter, "winningPlan": plan,
-                                               "rejectedPlans": []}}
-    unpack: dict[str, Any] = {k: info[k] for k in ("include", "exclude") if k in info}
-    unpack["timeField"] = info["timeField"]
-    if info.get("metaField") is not None:
-        unpack["metaField"] = info["metaField"]
-    if info.get("bucketMaxSpanSeconds") is not None:
-        unpack["bucketMaxSpanSeconds"] = info["bucketMaxSpanSeconds"]
-    if event_filter:
-        if filter_only_on_meta(event_filter, info.get("metaField")):
-            unpack["wholeBucketFilter"] = event_filter  # decided per bucket: every measurement or none
-        else:
-            unpack["eventFilter"] = event_filter
-    unpack_stage: dict[str, Any] = {"$_internalUnpackBucket": unpack}
-    if n is not None:
-        keys = info.get("keysExamined", 0)
-        stats = {"executionSuccess": True, "nReturned": info["bucketsUnpacked"], "executionTimeMillis": millis,
-                 "totalKeysExamined": keys, "totalDocsExamined": info["bucketsScanned"],
-                 "executionStages": {**plan, "nReturned": info["bucketsUnpacked"],
-                                     "executionTimeMillisEstimate": millis,
-                                     "docsExamined": info["bucketsScanned"], "keysExamined": keys}}
-        if verbosity == "allPlansExecution":
-            stats["allPlansExecution"] = []
-        cursor["executionStats"] = stats
-        unpack_stage["nReturned"] = info["measurementsReturned"]
-        unpack_stage["executionTimeMillisEstimate"] = millis
-        rest = [dict(stage) for stage in rest]
-        if rest:
-            rest[-1].update(nReturned=n, executionTimeMillisEstimate=millis)
-    return [{"$cursor": cursor}, unpack_stage, *rest]
 
 
 def _exec_stats(n: int, millis: int, stats: dict) -> dict:

@@ -1,10 +1,13 @@
 """CRUD commands on regular collections: insert, find, update, delete, findAndModify, count, distinct.
 
-Writes: every statement of one command runs inside ONE ``engine.write`` function on the writer
-thread (one group commit). Matching, update application and index maintenance happen inside that
-function, so a read-modify-write (``$inc``, upsert) is atomic with respect to other writers: two
-concurrent upserts of the same key cannot both insert. Storage writes nothing for an operation that
-raises DuplicateKey, so a unique violation never leaves a partial document or index entry behind.
+Writes run as ``engine.write`` functions on the writer thread (one group commit each) of bounded
+work: an insert 2,000 documents per function, an update/delete as many statements as fit one slice
+budget, a long multi statement continuing in the next function (``_write_slices``); killOp and
+maxTimeMS are checked between functions. Matching, update application and index maintenance happen
+inside a function, so a read-modify-write (``$inc``, upsert) is atomic with respect to other
+writers: two concurrent upserts of the same key cannot both insert. Storage writes nothing for an
+operation that raises DuplicateKey, so a unique violation never leaves a partial document or index
+entry behind.
 
 Reads: ``find`` plans with ``server.query.plan`` (index or scan), always re-applies the full filter,
 then sorts/skips/limits/projects lazily; views and time-series views go through
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,20 +27,24 @@ from protocol.framing import MAX_WRITE_BATCH_SIZE
 from protocol.messages import RawDocuments, materialize
 from server import collections as access
 from server import tailable
+from server.arguments import GENERIC_ARGUMENTS
 from server.commands import _collection as C
+from server.commands import _write_slices as slices
 from server.commands import capped
+from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.profiler import ReadFacts
-from server.query import plan as planner
+from server.query import expressions as expressions_mod
+from server.query import match as match_mod
+from server.query import project as project_mod
+from server.query import sort as sort_mod
+from server.query import update as update_mod
+from server.query.index_keys import index_key_map_multikey
 from storage.errors import DuplicateKey, StorageError
 
 # Documents written per writer-thread function by one insert (see insert()).
 INSERT_SLICE = 2000
 
-
-def _q(name: str):
-    """A query-language module (imported on first use; query/ imports nothing of the commands)."""
-    return importlib.import_module(f"server.query.{name}")
 
 
 async def _write(ctx, fn):
@@ -91,8 +97,6 @@ STATEMENT_FIELDS = {
 
 def check_fields(cmd: dict, command: str) -> None:
     """40415 for a field mongod 7.0 does not know (generic arguments are always accepted)."""
-    from server.context import GENERIC_ARGUMENTS
-
     allowed = COMMAND_FIELDS[command]
     for k in cmd:
         if k not in allowed and k not in GENERIC_ARGUMENTS:
@@ -157,7 +161,7 @@ def _prepare_documents(docs: list, ordered: bool, indexes) -> list[tuple]:
         try:
             d = C.prepare_insert(doc)
             raw = C.encode_doc(d)
-            keys = planner.index_key_map_multikey(indexes, d) if indexes is not None else None
+            keys = index_key_map_multikey(indexes, d) if indexes is not None else None
             prepared.append((i, d, raw, None, keys))
         except MongoError as e:
             prepared.append((i, None, None, e, None))
@@ -176,12 +180,12 @@ async def insert(ctx, cmd: dict) -> dict:
     bypass = bool(cmd.get("bypassDocumentValidation", False))
     info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
     if C.is_timeseries_view(view):
-        return await C.timeseries_module().insert(ctx, cmd)  # reads RawDocuments itself
+        return await ts.VIEW_COMMANDS["insert"](ctx, cmd)  # reads RawDocuments itself
     cmd["documents"] = docs = await ctx.run_heavy(materialize, docs)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
-    if name.startswith(C.BUCKETS_PREFIX) and info is not None and info.clustered:
-        return await C.timeseries_module().insert_buckets(ctx, cmd)
+    if C.is_buckets_collection(name, info):
+        return await ts.BUCKETS_COMMANDS["insert"](ctx, cmd)
     if name == C.SYSTEM_VIEWS:
         raise MongoError(ErrorCode.InvalidNamespace, f"cannot write to '{ctx.db}.system.views'")
     indexes = info.indexes if info is not None else None
@@ -223,7 +227,11 @@ async def insert(ctx, cmd: dict) -> dict:
     n, errors = 0, []
     for start in range(0, len(prepared), INSERT_SLICE):
         if start:
-            ctx.check_deadline()  # a killOp or maxTimeMS stops a large insert between slices
+            try:
+                ctx.check_deadline()  # a killOp or maxTimeMS stops a large insert between slices
+            except MongoError as exc:
+                exc.extra["n"] = n  # what the committed slices inserted (see _write_slices)
+                raise
         part_n, part_errors = await _write(ctx, functools.partial(fn, part=prepared[start:start + INSERT_SLICE]))
         n += part_n
         errors += part_errors
@@ -278,7 +286,7 @@ class UpdateStatement:
         if not isinstance(st["q"], dict):
             raise MongoError(ErrorCode.TypeMismatch,
                              "BSON field 'update.updates.q' is the wrong type, expected type 'object'")
-        match, update = _q("match"), _q("update")
+        match, update = match_mod, update_mod
         self.q = st["q"]
         self.multi = bool(st.get("multi", False))
         self.upsert = bool(st.get("upsert", False))
@@ -304,7 +312,7 @@ def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info) -> list
                 raise MongoError(ErrorCode.IDLFailedToParse,
                                  f"BSON field 'update.updates.{k}' is missing but a required field")
         _check_statement_fields(st, "update", "updates")
-    variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", "update"))
+    variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "update"))
     default_collation = C.default_collation_of(info)
     statements: list[UpdateStatement | MongoError] = []
     for st in raw_statements:
@@ -328,49 +336,42 @@ async def update(ctx, cmd: dict) -> dict:
     info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
     if C.is_timeseries_view(view):
         _check_timeseries_write_collation(view, raw_statements, ("q", "u", "arrayFilters"), "update.updates")
-        return await C.timeseries_module().update(ctx, cmd)
+        return await ts.VIEW_COMMANDS["update"](ctx, cmd)
+    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     statements = await ctx.run_heavy(_parse_updates, cmd, raw_statements, ordered, info)
     ns = C.ns_of(ctx.db, name)
 
-    def fn(w):
-        update_mod = _q("update")
-        n = modified = 0
-        errors: list = []
-        upserted: list = []
-        for i, st in enumerate(statements):
-            try:
-                if isinstance(st, MongoError):
-                    raise st
-                coll = w.get_collection(ns)
-                matches = access.matches_in_txn(w, coll, st.q, st.match, hint=st.hint, multi=st.multi,
-                                                sort=st.sort, collation=st.collation) if coll is not None else []
-                if not matches:
-                    if st.upsert:
-                        new = access.upsert_doc(w, ns, st.q, st.update, bypass)
-                        upserted.append({"index": i, "_id": new["_id"]})
-                        n += 1
-                    continue
-                validator = None if bypass else C.validator_for(coll)
-                for rid, doc in matches:
-                    new, changed = update_mod.apply_update(doc, st.update, query=st.q)
-                    n += 1
-                    if changed:
-                        access.replace_doc(w, coll, rid, doc, new, validator)
-                        modified += 1
-            except MongoError as e:
-                errors.append(e.to_write_error(i))
-                if ordered:
-                    break
-        return n, modified, errors, upserted
+    def apply(w, coll, i: int, st: UpdateStatement, matches: list, out: slices.Slice) -> None:
+        validator = None if bypass or not matches else C.validator_for(coll)
+        for rid, doc in matches:
+            new, changed = update_mod.apply_update(doc, st.update, query=st.q)
+            out.n += 1
+            if changed:
+                access.replace_doc(w, coll, rid, doc, new, validator)
+                out.modified += 1
 
-    n, modified, errors, upserted = await _write(ctx, fn)
-    reply = _reply(n, errors, nModified=modified)
-    if upserted:
+    def upsert(w, coll, i: int, st: UpdateStatement, spanned: bool, out: slices.Slice) -> None:
+        if not st.upsert:
+            return
+        late = access.matches_in_txn(w, coll, st.q, st.match, hint=st.hint, multi=False,
+                                     collation=st.collation) if spanned and coll is not None else []
+        if late:  # a matching document arrived while the scan ran in slices: update it, insert nothing
+            apply(w, coll, i, st, late, out)
+            return
+        new = access.upsert_doc(w, ns, st.q, st.update, bypass)
+        out.upserted.append({"index": i, "_id": new["_id"]})
+        out.n += 1
+
+    work = slices.Statements(ns, statements, ordered=ordered, apply=apply, unmatched=upsert,
+                             target=lambda st: (st.q, st.match, st.hint, st.collation, st.multi))
+    done = await work.run(ctx, modified=True, write=write)
+    reply = _reply(done.n, done.errors, nModified=done.modified)
+    if done.upserted:
         ctx.server.tailing.notify(ns)
-        reply["upserted"] = upserted
-        reply["nModified"] = modified
+        reply["upserted"] = done.upserted
+        reply["nModified"] = done.modified
     return reply
 
 
@@ -388,9 +389,8 @@ def _check_delete_shape(st: Any) -> None:
 
 
 def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list:
-    match_mod = _q("match")
     parsed: list = []
-    variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", "delete"))
+    variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "delete"))
     default_collation = C.default_collation_of(info)
     for st in raw_statements:
         _check_delete_shape(st)
@@ -429,34 +429,25 @@ async def delete(ctx, cmd: dict) -> dict:
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
         _check_timeseries_write_collation(view, raw_statements, ("q",), "delete.deletes")
-        return await C.timeseries_module().delete(ctx, cmd)
+        return await ts.VIEW_COMMANDS["delete"](ctx, cmd)
+    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
     parsed = await ctx.run_heavy(_parse_deletes, cmd, raw_statements, ordered, info)
     ns = C.ns_of(ctx.db, name)
 
-    def fn(w):
-        n, errors = 0, []
-        for i, st in enumerate(parsed):
-            try:
-                if isinstance(st, MongoError):
-                    raise st
-                q, m, limit, hint, collation = st
-                coll = w.get_collection(ns)
-                if coll is None:
-                    continue
-                for rid, doc in access.matches_in_txn(w, coll, q, m, hint=hint, multi=limit == 0,
-                                                      collation=collation):
-                    w.delete(coll, rid, C.index_keys(coll, doc))
-                    n += 1
-            except MongoError as e:
-                errors.append(e.to_write_error(i))
-                if ordered:
-                    break
-        return n, errors
+    def remove(w, coll, i: int, st: tuple, matches: list, out: slices.Slice) -> None:
+        for rid, doc in matches:
+            w.delete(coll, rid, C.index_keys(coll, doc))
+            out.n += 1
 
-    n, errors = await _write(ctx, fn)
-    return _reply(n, errors)
+    def target(st: tuple) -> tuple:
+        q, m, limit, hint, collation = st
+        return q, m, hint, collation, limit == 0
+
+    work = slices.Statements(ns, parsed, ordered=ordered, target=target, apply=remove)
+    done = await work.run(ctx, modified=False, write=write)
+    return _reply(done.n, done.errors)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -489,13 +480,11 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
         _check_timeseries_write_collation(view, [cmd], ("query", "update", "arrayFilters"), command)
-        return await C.timeseries_module().find_and_modify(ctx, cmd)
+        return await ts.VIEW_COMMANDS["findAndModify"](ctx, cmd)
+    write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
-    match_mod, sort_mod = _q("match"), _q("sort")
-    update_mod = _q("update") if has_update else None
-    project_mod = _q("project") if fields else None
-    variables = _q("expressions").evaluate_let(C.doc_arg(cmd, "let", command))
+    variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", command))
     collation = C.effective_collation(C.collation_arg(cmd, command), C.default_collation_of(info))
     m = match_mod.compile_filter(query, variables=variables, collation=collation) if query else None
     if sort_spec:
@@ -528,7 +517,7 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
             access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
         return {"n": 1, "updatedExisting": True}, (new if return_new else doc)
 
-    last, value = await _write(ctx, fn)
+    last, value = await write(ctx, fn)
     if "upserted" in last:
         ctx.server.tailing.notify(ns)
     if value is not None and proj is not None:
@@ -560,6 +549,8 @@ async def count(ctx, cmd: dict) -> dict:
             view = C.get_view(r, ctx.db, name) if info is None else None
             if info is not None and not query and hint is None:
                 n = r.count(info)
+                if C.is_buckets_collection(name, info):
+                    n += ts.unstored_buckets(ctx.server, info.ns)[0]
                 n = max(0, n - skip)
                 return min(n, limit) if limit else n
         if view is not None:

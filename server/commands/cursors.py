@@ -61,6 +61,7 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     if "maxTimeMS" in cmd and not cursor.await_data:
         raise MongoError(ErrorCode.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor")
     batch_size = batch_size or cursor.batch_size
+    ctx.op.cursor = cursor  # currentOp shows the cursor a getMore works on (mongod's "cursor" field)
     if cursor.facts is not None:
         ctx.facts = cursor.facts.resumed()
     if cursor.await_data:
@@ -72,20 +73,32 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
 
 async def _await_batch(ctx: CommandContext, cursor, batch_size: int | None, max_time_ms: Any):
     """An awaitData getMore: answer as soon as a batch has documents; else wait for an insert into the
-    namespace for up to ``maxTimeMS`` (the await time here, default 1 s, as mongod) and look again."""
+    namespace for up to ``maxTimeMS`` (the await time here, default 1 s, as mongod) and look again.
+    killOp and shutdown wake the wait (``Operation.kill`` calls the waiter) and it answers their code
+    at once (11601, 11600); a killCursors wakes it too and it answers 237."""
     ctx.deadline = None  # maxTimeMS bounds the wait, it is not an operation deadline
     wait = (max_time_ms if isinstance(max_time_ms, int | float) and max_time_ms > 0 else DEFAULT_AWAIT_MS) / 1000
     until = time.monotonic() + wait
-    notifier = ctx.server.tailing
-    while True:
-        event = notifier.event(cursor.ns)  # before the read: an insert after it still wakes us
-        batch, next_id = await ctx.server.cursors.next_batch(ctx, cursor, batch_size)
-        if batch or not next_id:
-            return batch, next_id
-        if not await notifier.wait(event, until - time.monotonic()):
-            return batch, next_id
-        if cursor.killed:  # killCursors woke us (as mongod interrupts the waiting getMore)
-            raise MongoError(ErrorCode.CursorKilled, f"cursor id {cursor.id} was killed while awaiting data")
+    waiter = ctx.server.tailing.waiter(cursor.ns)
+    ctx.op.waker = waiter.wake
+    try:
+        while True:
+            waiter.listen()  # before the read: an insert after it still wakes us
+            batch, next_id = await ctx.server.cursors.next_batch(ctx, cursor, batch_size)
+            if batch or not next_id:
+                return batch, next_id
+            if not await waiter.wait(until - time.monotonic()):
+                return batch, next_id
+            if cursor.killed:  # killCursors woke us (as mongod interrupts the waiting getMore)
+                raise MongoError(ErrorCode.CursorKilled, f"cursor id {cursor.id} was killed while awaiting data")
+            try:
+                ctx.check_deadline()  # killOp or shutdown woke us
+            except MongoError:
+                ctx.server.cursors.kill(cursor.id)  # a failed getMore takes its cursor along, as in mongod
+                raise
+    finally:
+        ctx.op.waker = None
+        waiter.close()
 
 
 async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,8 @@ import shutil
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
-from server.commands._collection import SYSTEM_VIEWS, check_db_name, int_arg
+from server.commands import timeseries as ts
+from server.commands._collection import SYSTEM_VIEWS, check_db_name, int_arg, is_buckets_collection
 from server.context import CommandSpec
 
 # A standalone mongod always lists these (admin.system.version, config.system.sessions,
@@ -87,7 +88,13 @@ async def db_stats(ctx, cmd: dict) -> dict:
 
     def work():
         with ctx.server.engine.read() as r:
-            return _db_sizes(r, db)
+            sizes = _db_sizes(r, db)
+            buckets = [info.ns for info in r.list_collections(db) if is_buckets_collection(info.name, info)]
+        for ns in buckets:  # in-memory time-series buckets not stored yet count too
+            count, size = ts.unstored_buckets(ctx.server, ns)
+            sizes["objects"] += count
+            sizes["dataSize"] += size
+        return sizes
 
     s = await ctx.run_blocking(work)
     dbpath = getattr(getattr(ctx.server, "options", None), "dbpath", None) or "."

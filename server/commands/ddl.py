@@ -14,15 +14,12 @@ from bson.int64 import Int64
 
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import GENERIC_ARGUMENTS
 from server.commands import _collection as C
 from server.commands import capped
+from server.commands import timeseries as ts
 from server.context import CommandSpec
 
-GENERIC_FIELDS = frozenset({
-    "$db", "lsid", "$clusterTime", "$readPreference", "txnNumber", "autocommit", "startTransaction",
-    "apiVersion", "apiStrict", "apiDeprecationErrors", "writeConcern", "readConcern", "comment",
-    "maxTimeMS", "$audit", "$client", "mayBypassWriteBlocking", "$configServerState", "$gleStats",
-})
 CREATE_OPTIONS = frozenset({
     "capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel", "validationAction",
     "viewOn", "pipeline", "collation", "timeseries", "expireAfterSeconds", "clusteredIndex",
@@ -57,7 +54,7 @@ def parse_create_options(cmd: dict) -> dict:
     """Validated collection/view options (the document listCollections shows as ``options``)."""
     options: dict = {}
     for key, value in cmd.items():
-        if key == "create" or key in GENERIC_FIELDS:
+        if key == "create" or key in GENERIC_ARGUMENTS:
             continue
         if key not in CREATE_OPTIONS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
@@ -150,7 +147,7 @@ async def create(ctx, cmd: dict) -> dict:
         return await _create_clustered_buckets(ctx, db, name, cmd)
     if "timeseries" in cmd or name.startswith(C.BUCKETS_PREFIX):
         expand_collation(cmd)  # the time-series view keeps the expanded default collation
-        return await C.timeseries_module().create(ctx, cmd)
+        return await ts.VIEW_COMMANDS["create"](ctx, cmd)
     options = parse_create_options(cmd)
     ns = C.ns_of(db, name)
     if "viewOn" in options:
@@ -185,7 +182,7 @@ async def _create_clustered_buckets(ctx, db: str, name: str, cmd: dict) -> dict:
         raise MongoError(ErrorCode.InvalidOptions,
                          "The clusteredIndex option requires key: {_id: 1} and unique: true")
     for key in cmd:
-        if key not in ("create", "clusteredIndex") and key not in GENERIC_FIELDS and key not in CREATE_OPTIONS:
+        if key not in ("create", "clusteredIndex") and key not in GENERIC_ARGUMENTS and key not in CREATE_OPTIONS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
     ns = C.ns_of(db, name)
     options = {"clusteredIndex": True}
@@ -283,7 +280,7 @@ async def drop(ctx, cmd: dict) -> dict:
 
     info, view = await ctx.run_blocking(inspect)
     if C.is_timeseries_view(view) or (name.startswith(C.BUCKETS_PREFIX) and info is not None):
-        return await C.timeseries_module().drop(ctx, db, name)
+        return await ts.drop(ctx, db, name)
     if view is not None:
         await _write(ctx, lambda w: delete_view_doc(w, db, name))
         return {"ns": ns}
@@ -320,7 +317,7 @@ async def drop_database(ctx, cmd: dict) -> dict:
 
     for name in await ctx.run_blocking(ts_views):
         try:
-            await C.timeseries_module().drop(ctx, db, name)
+            await ts.drop(ctx, db, name)
         except MongoError as e:
             if e.code != ErrorCode.NamespaceNotFound:
                 raise
@@ -358,18 +355,15 @@ def _view_entry(view: dict) -> dict:
 
 def list_collection_entries(r, db: str) -> list[dict]:
     """Every entry of ``db`` as listCollections shows it (collections, views, time-series)."""
-    ts = None
     entries = []
     infos = {info.name: info for info in r.list_collections(db)}
     for info in infos.values():
         if info.name.startswith(C.BUCKETS_PREFIX):
-            ts = ts or C.timeseries_module()
             entries.append(ts.buckets_list_collections_entry(info))
         else:
             entries.append(_collection_entry(info))
     for view in C.view_docs(r, db):
         if C.is_timeseries_view(view):
-            ts = ts or C.timeseries_module()
             name = view["_id"].split(".", 1)[1]
             entries.append(ts.list_collections_entry(name, view, infos.get(C.BUCKETS_PREFIX + name)))
         else:
@@ -476,7 +470,7 @@ async def coll_mod(ctx, cmd: dict) -> dict:
     ns = C.ns_of(db, name)
     drop_null_optionals(cmd, COLLMOD_FIELDS)
     for key in cmd:
-        if key != "collMod" and key not in GENERIC_FIELDS and key not in COLLMOD_FIELDS:
+        if key != "collMod" and key not in GENERIC_ARGUMENTS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
 
     def inspect():
@@ -485,7 +479,7 @@ async def coll_mod(ctx, cmd: dict) -> dict:
 
     info, view = await ctx.run_blocking(inspect)
     if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
-        return await C.timeseries_module().coll_mod(ctx, cmd)
+        return await ts.VIEW_COMMANDS["collMod"](ctx, cmd)
     if view is not None:
         return await _coll_mod_view(ctx, db, name, cmd)
     if info is None:

@@ -13,9 +13,11 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.query import index_kinds
-from server.query import plan as planner
+from server.query.index_keys import MULTIKEY_FLAG, index_name_for, keyer_for
+from server.query.index_kinds import UNSUPPORTED_INDEX_TYPES
 from storage.errors import DuplicateKey, StorageError
 
 MAX_INDEXES = 64
@@ -52,7 +54,7 @@ def validate_key_pattern(key: Any) -> None:
         if isinstance(value, str):
             if value in index_kinds.KINDS:
                 continue
-            if value in planner.UNSUPPORTED_INDEX_TYPES:
+            if value in UNSUPPORTED_INDEX_TYPES:
                 raise _not_supported(f"'{value}' indexes")
             raise MongoError(ErrorCode.CannotCreateIndex, f"Unknown index plugin '{value}'")
         if isinstance(value, bool) or not isinstance(value, (int, float)) and type(value).__name__ != "Decimal128":
@@ -88,7 +90,7 @@ def normalize_spec(raw: Any, ns: str) -> dict:
                              f"{C.format_value(raw)}")
     name = raw.get("name")
     if name is None:
-        name = planner.index_name_for(raw["key"])
+        name = index_name_for(raw["key"])
     kind_fields = _check_kinds(raw) if kinds else {}
     if not isinstance(name, str):
         raise MongoError(ErrorCode.TypeMismatch, "The field 'name' must be a string")
@@ -244,7 +246,7 @@ def _conflict(existing: list[dict], spec: dict) -> str | None:
 
 def build_entries(w, info, spec: dict) -> list[tuple[bytes, bytes]]:
     """(key, rid) entries of every document for a new index (computed before storage sees them)."""
-    keyer = planner.keyer_for(spec)
+    keyer = keyer_for(spec)
     from protocol.codec import decode
 
     entries = []
@@ -256,7 +258,7 @@ def build_entries(w, info, spec: dict) -> list[tuple[bytes, bytes]]:
         for key, _values in keys:
             entries.append((key, rid))
     if multikey:
-        spec[planner.MULTIKEY_FLAG] = True
+        spec[MULTIKEY_FLAG] = True
     return entries
 
 
@@ -281,8 +283,10 @@ async def create_indexes(ctx, cmd: dict) -> dict:
             return r.get_collection(ns), C.get_view(r, db, name)
 
     info, view = await ctx.run_blocking(inspect)
-    if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
-        return await C.timeseries_module().create_indexes(ctx, cmd)
+    if C.is_timeseries_view(view):
+        return await ts.VIEW_COMMANDS["createIndexes"](ctx, cmd)
+    if C.is_buckets_collection(name, info):
+        await ts.close_buckets(ctx, db, name)  # in-memory buckets reach storage first: their keys are built
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     default_collation = C.default_collation_of(info)
@@ -371,7 +375,7 @@ async def list_indexes(ctx, cmd: dict) -> dict:
 
     info, view = await ctx.run_blocking(inspect)
     if C.is_timeseries_view(view):
-        return await C.timeseries_module().list_indexes(ctx, cmd)
+        return await ts.VIEW_COMMANDS["listIndexes"](ctx, cmd)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     if info is None:
@@ -401,7 +405,7 @@ async def drop_indexes(ctx, cmd: dict) -> dict:
 
     info, view = await ctx.run_blocking(inspect)
     if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
-        return await C.timeseries_module().drop_indexes(ctx, cmd)
+        return await ts.VIEW_COMMANDS["dropIndexes"](ctx, cmd)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
 

@@ -3,6 +3,11 @@
 - ``currentOp`` answers ``{inprog: [...]}`` like mongod 7.0, which runs it as ``[{$currentOp:
   {allUsers: !$ownOps, idleConnections: $all, truncateOps: true}}, {$match: <the other fields>}]``:
   the same report as the ``$currentOp`` stage, filtered by the query language.
+- Under access control, ``$ownOps`` (``allUsers: false`` for the stage, its default) lists only the
+  operations, idle connections and cursors of connections authenticated as the caller — whatever its
+  privileges, as mongod; without access control everything is listed. Who may ask is
+  ``server.auth.rules`` (``inprog``, or ``$ownOps``); who may kill what too (``killop``, or an
+  operation of the same user).
 - ``killOp`` (admin) marks the operation killed; it stops at its next interruption check and answers
   11601 Interrupted. mongod answers "attempting to kill op" whether or not the opid exists.
 """
@@ -12,20 +17,28 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.context import GENERIC_ARGUMENTS, CommandContext, CommandSpec
+from server.arguments import GENERIC_ARGUMENTS
+from server.context import CommandContext, CommandSpec
+from server.query.expr_base import type_name
+from server.query.expr_logic import truthy
 from server.query.match import compile_filter
 
 _CURRENT_OP_FLAGS = ("$all", "$ownOps", "$truncateOps")
 
 
-def report(ctx_server: Any, *, idle_connections: bool = False, idle_cursors: bool = False,
-           truncate: bool = True) -> list[dict[str, Any]]:
-    """The currentOp entries of this server (shared by the command and the ``$currentOp`` stage)."""
-    return ctx_server.operations.report(
-        ctx_server.host,
+def report(server: Any, viewer: Any, *, all_users: bool, idle_connections: bool = False,
+           idle_cursors: bool = False, truncate: bool = True) -> list[dict[str, Any]]:
+    """The currentOp entries of this server that ``viewer`` (the caller's ConnectionInfo) asked for
+    (shared by the command and the ``$currentOp`` stage)."""
+    owner = None
+    if not all_users and server.auth is not None and server.auth.enabled:
+        owner = (viewer.user if viewer is not None else None) or ""  # "": nobody's, never everything
+    return server.operations.report(
+        server.host,
         idle_connections=idle_connections,
-        idle_cursors=ctx_server.cursors if idle_cursors else None,
+        idle_cursors=server.cursors if idle_cursors else None,
         truncate=truncate,
+        owner=owner,
     )
 
 
@@ -36,12 +49,12 @@ async def current_op(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
         if i == 0 or key in GENERIC_ARGUMENTS:
             continue
         if key in _CURRENT_OP_FLAGS:
-            flags[key] = bool(value)
+            flags[key] = truthy(value)
         else:
             conditions[key] = value
     matches = compile_filter(conditions)
-    entries = report(ctx.server, idle_connections=flags.get("$all", False),
-                     truncate=flags.get("$truncateOps", True))
+    entries = report(ctx.server, ctx.conn, all_users=not flags.get("$ownOps", False),
+                     idle_connections=flags.get("$all", False), truncate=flags.get("$truncateOps", True))
     return {"inprog": [entry for entry in entries if matches(entry)]}
 
 
@@ -52,7 +65,7 @@ def _opid(cmd: dict[str, Any]) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise MongoError(
             ErrorCode.TypeMismatch,
-            f'Expected field "op" to have numeric type, but found {_type_name(value)}',
+            f'Expected field "op" to have numeric type, but found {type_name(value)}',
         )
     if isinstance(value, float) and not value.is_integer():
         raise MongoError(
@@ -63,18 +76,6 @@ def _opid(cmd: dict[str, Any]) -> int:
     if not -(2**31) <= op <= 2**31 - 1:
         raise MongoError(26823, f"invalid op : {op}. Op ID cannot be represented with 32 bits")
     return op & 0xFFFFFFFF
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if value is None:
-        return "null"
-    return type(value).__name__
 
 
 async def kill_op(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:

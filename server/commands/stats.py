@@ -13,8 +13,9 @@ from bson.int64 import Int64
 from protocol.codec import decode
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.commands import timeseries as ts
 from server.context import CommandSpec
-from server.query import plan as planner
+from server.query.index_keys import keyer_for
 
 
 def storage_stats(r, info, scale: int = 1) -> dict:
@@ -66,11 +67,14 @@ def coll_stats_document(server, db: str, coll: str, spec: dict) -> dict:
         if info is None and C.get_view(r, db, coll) is None:
             raise MongoError(ErrorCode.NamespaceNotFound, f"Unable to retrieve storageStats in $collStats stage :: "
                                                          f"caused by :: Collection [{ns}] not found.")
+        unstored = ts.unstored_buckets(server, ns) if C.is_buckets_collection(coll, info) else (0, 0)
         if "storageStats" in spec:
             scale = _scale(spec.get("storageStats"))
             out["storageStats"] = storage_stats(r, info, scale) if info else _empty_stats(scale)
+            if unstored[0]:  # in-memory buckets not stored yet count too
+                _add_unstored(out["storageStats"], unstored, scale)
         if "count" in spec:
-            out["count"] = Int64(r.count(info)) if info else Int64(0)
+            out["count"] = Int64(r.count(info) + unstored[0]) if info else Int64(0)
     return out
 
 
@@ -86,14 +90,26 @@ async def coll_stats(ctx, cmd: dict) -> dict:
             if view is not None:
                 return view, None
             info = r.get_collection(ns)
-            return None, (storage_stats(r, info, scale) if info else _empty_stats(scale))
+            stats = storage_stats(r, info, scale) if info else _empty_stats(scale)
+        if C.is_buckets_collection(name, info):  # in-memory buckets not stored yet count too
+            _add_unstored(stats, ts.unstored_buckets(ctx.server, ns), scale)
+        return None, stats
 
     view, stats = await ctx.run_blocking(work)
     if C.is_timeseries_view(view):
-        return await C.timeseries_module().coll_stats(ctx, cmd)
+        return await ts.VIEW_COMMANDS["collStats"](ctx, cmd)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     return {"ns": ns, **stats}
+
+
+def _add_unstored(stats: dict, unstored: tuple[int, int], scale: int) -> None:
+    count, size = unstored
+    stats["count"] = Int64(stats["count"] + count)
+    for key in ("size", "storageSize", "totalSize"):
+        stats[key] = Int64(stats[key] + size // scale)
+    if stats["count"]:
+        stats["avgObjSize"] = Int64(stats["size"] * scale // stats["count"])
 
 
 async def validate(ctx, cmd: dict) -> dict:
@@ -115,7 +131,7 @@ async def validate(ctx, cmd: dict) -> dict:
             if info is None:
                 raise MongoError(ErrorCode.NamespaceNotFound, f"Collection '{ns}' does not exist to validate.")
             expected = {s["name"]: 0 for s in info.indexes}
-            keyers = {s["name"]: planner.keyer_for(s) for s in info.indexes}
+            keyers = {s["name"]: keyer_for(s) for s in info.indexes}
             nrecords = invalid = 0
             errors: list[str] = []
             for _rid, raw in r.scan(info):

@@ -1,119 +1,265 @@
-"""The seam between the command families and time-series collections.
+"""The time-series command family: what the commands do when their target is a time-series collection.
 
-The regular command families call this module whenever they meet a time-series namespace: a ``create``
-with ``timeseries`` options, a write or read on a view whose pipeline starts with
-``$_internalUnpackBucket``, or a write/read on ``system.buckets.<c>``. It is the only bridge from
-``server/commands`` to ``server/timeseries`` (see server/README.md, "Time-series seam").
+A command reaches it by the kind of the collection it names, resolved where the regular family resolves
+its target anyway (one line at each such point):
 
-Public API (keep these signatures; extend compatibly):
+- ``VIEW_COMMANDS[name]`` — the view ``db.c`` of a time-series collection (measurements: insert,
+  update, delete, findAndModify; create, drop; indexes, collMod, collStats), handlers defined here
+  and in timeseries_admin.py (indexes, collMod, stats, TTL) and timeseries_modify.py (updates and
+  deletes of measurements);
+- ``BUCKETS_COMMANDS[name]`` — the buckets collection ``db.system.buckets.c`` (bucket documents): a
+  direct insert (validator, duplicate ``_id`` against every bucket ``find`` shows, MongoDB 7.0 compressed
+  buckets decoded to v1: mongorestore of a 7.0 dump),
+  and ``close_buckets`` before the regular family writes bucket documents itself: every in-memory bucket
+  is written in full and leaves memory first, so direct writes act on exactly what ``find`` shows and
+  the catalog never writes over them later (MongoDB notifies its bucket catalog of direct writes).
 
-    async create(ctx, cmd) -> dict                      # create with `timeseries` (or of system.buckets.*)
-    async insert(ctx, cmd) -> dict                      # insert on the view: {n, writeErrors?}
-    async insert_buckets(ctx, cmd) -> dict              # insert into system.buckets.<c>: {n, writeErrors?}
-    async drop(ctx, db, name) -> dict                   # drop of the view or of system.buckets.<c>
-    read_source(ctx, db, view_doc, user_pipeline, *, hint=None) -> (iterator, remaining_pipeline, explain_info)
-    bucket_source(ctx, db, coll) -> iterator            # system.buckets.<c> documents, open ones included
-    EXTRA_STAGES                                        # {"$_internalUnpackBucket": .., "$_unpackBucket": ..}
-    is_timeseries_view(view_doc) -> bool
-    list_collections_entry(name, view_doc, buckets_info, *, name_only=False) -> dict
-    buckets_list_collections_entry(buckets_info, *, name_only=False) -> dict
-    async update / delete / find_and_modify / create_indexes / list_indexes / drop_indexes /
-          coll_mod / coll_stats (ctx, cmd) -> dict      # delegated to server/commands/timeseries_admin.py
+Reads need no table: ``server.collections`` resolves views and takes measurements from ``read_source``
+and bucket documents from ``bucket_source`` (in-memory buckets merged); ``explain_stages`` renders the
+read's plan.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any
 
-from server.commands import timeseries_admin as ts_admin
-from server.timeseries import view as ts_view
-from server.timeseries import writes as ts_writes
-from server.timeseries.ddl import (
-    buckets_list_collections_entry,
-    create,
-    drop,
-    is_timeseries_view,
-    list_collections_entry,
-)
+from bson.objectid import ObjectId
+
+from protocol.codec import encode
+from protocol.errors import ErrorCode, MongoError
+from protocol.messages import materialize
+from server.commands import timeseries_admin as admin
+from server.commands import timeseries_modify as modify
+from server.query.index_keys import index_key_map
+from server.timeseries import ddl, ingest, scan, view
+from server.timeseries.bsoncolumn import BSONColumnError
+from server.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
+from server.timeseries.commit import clustered_rid
 from server.timeseries.unpack import EXTRA_STAGES
 
-__all__ = [
-    "EXTRA_STAGES",
-    "bucket_source",
-    "buckets_list_collections_entry",
-    "coll_mod",
-    "coll_stats",
-    "create",
-    "create_indexes",
-    "delete",
-    "drop",
-    "drop_indexes",
-    "find_and_modify",
-    "insert",
-    "insert_buckets",
-    "is_timeseries_view",
-    "list_collections_entry",
-    "list_indexes",
-    "read_source",
-    "update",
-]
+__all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",
+           "drop", "explain_stages", "read_source", "unstored_buckets"]
+
+is_timeseries_view = ddl.is_timeseries_view
+list_collections_entry = ddl.list_collections_entry
+buckets_list_collections_entry = ddl.buckets_list_collections_entry
+read_source = view.read_source
+unstored_buckets = scan.unstored_buckets
+
+
+# ------------------------------------------------------------------ measurements
 
 
 async def insert(ctx: Any, cmd: dict) -> dict:
-    """``insert`` on a time-series view. Returns ``{n, writeErrors?}`` (n counts measurements)."""
-    return await ts_writes.insert_measurements(ctx, cmd)
+    """``insert`` on the view: ``{n, writeErrors?}`` (n counts measurements)."""
+    return await ingest.insert_measurements(ctx, cmd)
 
 
-async def insert_buckets(ctx: Any, cmd: dict) -> dict:
-    """``insert`` into ``system.buckets.<c>``: validated bucket documents (invalid -> 121)."""
-    return await ts_writes.insert_bucket_documents(ctx, cmd)
+async def create(ctx: Any, cmd: dict) -> dict:
+    """``create`` with ``timeseries`` options (or of a ``system.buckets.*`` name, as mongorestore does)."""
+    return await ddl.create(ctx, cmd)
 
 
-def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None):
-    """Measurements of the view ``view_doc`` for ``user_pipeline``.
+async def drop(ctx: Any, db: str, name: str) -> dict:
+    """Drop of the view or of ``system.buckets.<c>`` (both go)."""
+    return await ddl.drop(ctx, db, name)
 
-    Returns ``(iterator, remaining_pipeline, explain_info)``: the iterator yields unpacked
-    measurements already filtered by whatever leading ``$match`` could be pushed into the bucket
-    scan (the full per-measurement filter is still applied here), ``remaining_pipeline`` is what
-    the caller still has to run over them, and ``explain_info`` is a dict whose counters
-    (``bucketsScanned``, ``bucketsUnpacked``, …) fill in as the iterator is consumed.
-    ``hint`` (index name or *user* key pattern) picks the buckets index; unknown/hidden -> 2 BadValue.
-    """
-    return ts_view.read_source(ctx, db, view_doc, user_pipeline, hint=hint)
+
+# ------------------------------------------------------------------ the buckets namespace
+
+
+async def close_buckets(ctx: Any, db: str, name: str) -> None:
+    """Before a direct write of ``db.<name>`` (a ``system.buckets.*`` collection): write its in-memory
+    buckets in full and let them leave memory."""
+    await ctx.server.ts_committer.close_collection(f"{db}.{name}")
+
+
+def direct_writer(name: str) -> Callable[[Any, Any], Any]:
+    """``write(ctx, fn)`` for the regular family's write of bucket documents of ``ctx.db.<name>``: the
+    in-memory buckets are written in full first and no bucket is reopened from storage until ``fn``
+    committed (admin.direct_write), so the write acts on what ``find`` shows and is never overwritten."""
+
+    async def write(ctx: Any, fn: Any) -> Any:
+        return await admin.direct_write(ctx.server, f"{ctx.db}.{name}", fn)
+
+    return write
 
 
 def bucket_source(ctx: Any, db: str, coll: str):
-    """Bucket documents of ``db.<coll>`` (a ``system.buckets.*`` name), open buckets included."""
-    return ts_view.bucket_source(ctx, db, coll)
+    """Bucket documents of ``db.<coll>`` (a ``system.buckets.*`` name), in-memory ones included."""
+    return view.bucket_source(ctx, db, coll)
 
 
-async def update(ctx: Any, cmd: dict) -> dict:
-    return await ts_admin.update(ctx, cmd)
+async def insert_buckets(ctx: Any, cmd: dict) -> dict:
+    """``insert`` into ``system.buckets.<c>``: bucket documents checked against the collection's
+    ``$jsonSchema`` validator (121 otherwise); an ``_id`` any bucket ``find`` shows already holds is a
+    duplicate key (11000)."""
+    db = cmd.get("$db") or ctx.db
+    name = cmd["insert"]
+    ns = f"{db}.{name}"
+    docs = ingest.documents(cmd)
+    ordered = cmd.get("ordered", True) is not False
+    with ctx.server.engine.read() as r:
+        info = r.get_collection(ns)
+    if info is None or not name.startswith(ddl.BUCKETS_PREFIX):
+        raise MongoError(ErrorCode.NamespaceNotFound, f"Namespace {ns} not found")
+    validator = _validator(info)
+    accepted: list[tuple[int, dict]] = []
+    errors: list[dict] = []
+    for index, doc in enumerate(materialize(docs)):
+        if isinstance(doc, dict) and (validator is None or validator(doc)):
+            try:
+                doc = _uncompressed(doc)
+            except BSONColumnError as exc:
+                errors.append(MongoError(exc.code or ErrorCode.BadValue, f"Invalid compressed bucket: {exc}")
+                              .to_write_error(index))
+                if ordered:
+                    break
+                continue
+        if not isinstance(doc, dict) or (validator is not None and not validator(doc)):
+            failing = doc.get("_id") if isinstance(doc, dict) else None
+            errors.append(MongoError(ErrorCode.DocumentValidationFailure, "Document failed validation",
+                                     extra={"errInfo": {"failingDocumentId": failing,
+                                                        "details": {"operatorName": "$jsonSchema",
+                                                                    "schemaRulesNotSatisfied": []}}})
+                          .to_write_error(index))
+            if ordered:
+                break
+            continue
+        accepted.append((index, doc))
+    if accepted:
+        await close_buckets(ctx, db, name)  # a duplicate of an in-memory bucket is then in storage
+
+    def fn(w: Any) -> list[dict]:
+        target = w.get_collection(ns)
+        failures = []
+        for index, doc in accepted:
+            rid = clustered_rid(doc["_id"])
+            if w.get(target, rid) is not None:
+                failures.append(MongoError(
+                    ErrorCode.DuplicateKey,
+                    f"E11000 duplicate key error collection: {ns} dup key: {{ _id: {doc['_id']!r} }}",
+                    extra={"keyPattern": {"_id": 1}, "keyValue": {"_id": doc["_id"]}}).to_write_error(index))
+                if ordered:
+                    break
+                continue
+            w.insert(target, encode(doc), index_key_map(target.indexes, doc) if target.indexes else {},
+                     rid=rid)
+        return failures
+
+    failures = await asyncio.wrap_future(ctx.server.engine.write(fn)) if accepted else []
+    errors = sorted(errors + failures, key=lambda e: e["index"])
+    if ordered and errors:
+        first = errors[0]["index"]
+        n = sum(1 for index, _ in accepted if index < first)
+        errors = errors[:1]
+    else:
+        n = len(accepted) - len(failures)
+    reply: dict[str, Any] = {"n": n}
+    if errors:
+        reply["writeErrors"] = errors
+    return reply
 
 
-async def delete(ctx: Any, cmd: dict) -> dict:
-    return await ts_admin.delete(ctx, cmd)
+def _uncompressed(doc: dict) -> dict:
+    """A MongoDB 7.0 compressed bucket (``control.version`` 2/3, BSONColumn data; what mongodump of a
+    7.0 time-series collection holds) as the v1 bucket Tidemark stores and serves."""
+    control = doc.get("control")
+    if isinstance(control, dict) and control.get("version") in COMPRESSED_VERSIONS:
+        return decompress_bucket(doc)
+    return doc
 
 
-async def find_and_modify(ctx: Any, cmd: dict) -> dict:
-    return await ts_admin.find_and_modify(ctx, cmd)
+def _validator(info: Any) -> Any:
+    from server.query.match import compile_filter
+
+    spec = (info.options or {}).get("validator")
+    return compile_filter(spec) if spec else None
 
 
-async def create_indexes(ctx: Any, cmd: dict) -> dict:
-    return await ts_admin.create_indexes(ctx, cmd)
+# ------------------------------------------------------------------ explain of a read on the view
 
 
-async def list_indexes(ctx: Any, cmd: dict) -> dict:
-    return await ts_admin.list_indexes(ctx, cmd)
+def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None, millis: int,
+                   verbosity: str) -> list[dict]:
+    """Spec §5.3: a ``$cursor`` over ``system.buckets.<c>`` — the bucket filter the read ran (the one
+    derivation's MQL) and its access path — then ``$_internalUnpackBucket`` with the per-measurement
+    filter, then the remaining stages. ``info``: the read's explain info (counters filled as read)."""
+    event_filter = _and(list(info.get("eventFilter") or []))
+    bucket_filter = info.get("bucketFilter") or {}
+    if info.get("indexName"):
+        ixscan = {"stage": "IXSCAN", "keyPattern": info.get("indexKey", {}), "indexName": info["indexName"],
+                  "isMultiKey": False, "direction": "forward"}
+        plan = {"stage": "FETCH", "filter": bucket_filter, "inputStage": ixscan} if bucket_filter else \
+            {"stage": "FETCH", "inputStage": ixscan}
+    elif info["idRange"]["min"] is not None or info["idRange"]["max"] is not None:
+        plan = {"stage": "CLUSTERED_IXSCAN", "filter": bucket_filter, "direction": "forward",
+                **_clustered_bounds(info["idRange"])}
+    else:
+        plan = {"stage": "COLLSCAN", "filter": bucket_filter, "direction": "forward"}
+    plan["timeseries"] = info  # Tidemark's own read details (fields unpacked, counters)
+    cursor: dict[str, Any] = {"queryPlanner": {"namespace": buckets_ns, "indexFilterSet": False,
+                                               "parsedQuery": bucket_filter, "winningPlan": plan,
+                                               "rejectedPlans": []}}
+    unpack: dict[str, Any] = {k: info[k] for k in ("include", "exclude") if k in info}
+    unpack["timeField"] = info["timeField"]
+    if info.get("metaField") is not None:
+        unpack["metaField"] = info["metaField"]
+    if info.get("bucketMaxSpanSeconds") is not None:
+        unpack["bucketMaxSpanSeconds"] = info["bucketMaxSpanSeconds"]
+    if event_filter:
+        unpack["wholeBucketFilter" if info.get("wholeBucketFilter") else "eventFilter"] = event_filter
+    unpack_stage: dict[str, Any] = {"$_internalUnpackBucket": unpack}
+    if n is not None:
+        keys = info.get("keysExamined", 0)
+        stats = {"executionSuccess": True, "nReturned": info["bucketsUnpacked"], "executionTimeMillis": millis,
+                 "totalKeysExamined": keys, "totalDocsExamined": info["bucketsScanned"],
+                 "executionStages": {**plan, "nReturned": info["bucketsUnpacked"],
+                                     "executionTimeMillisEstimate": millis,
+                                     "docsExamined": info["bucketsScanned"], "keysExamined": keys}}
+        if verbosity == "allPlansExecution":
+            stats["allPlansExecution"] = []
+        cursor["executionStats"] = stats
+        unpack_stage["nReturned"] = info["measurementsReturned"]
+        unpack_stage["executionTimeMillisEstimate"] = millis
+        rest = [dict(stage) for stage in rest]
+        if rest:
+            rest[-1].update(nReturned=n, executionTimeMillisEstimate=millis)
+    return [{"$cursor": cursor}, unpack_stage, *rest]
 
 
-async def drop_indexes(ctx: Any, cmd: dict) -> dict:
-    return await ts_admin.drop_indexes(ctx, cmd)
+def _and(clauses: list[dict]) -> dict:
+    return {} if not clauses else clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
-async def coll_mod(ctx: Any, cmd: dict) -> dict:
-    return await ts_admin.coll_mod(ctx, cmd)
+def _clustered_bounds(id_range: dict) -> dict:
+    """minRecord/maxRecord of a CLUSTERED_IXSCAN: ObjectIds at the bucket-start bounds (seconds)."""
+    out = {}
+    for key, seconds in (("minRecord", id_range.get("min")), ("maxRecord", id_range.get("max"))):
+        if seconds is not None and 0 <= seconds < 2**32:
+            out[key] = ObjectId(seconds.to_bytes(4, "big") + b"\x00" * 8)
+    return out
 
 
-async def coll_stats(ctx: Any, cmd: dict) -> dict:
-    return await ts_admin.coll_stats(ctx, cmd)
+# ------------------------------------------------------------------ the family, by collection kind
+
+Handler = Callable[..., Any]
+
+VIEW_COMMANDS: dict[str, Handler] = {
+    "insert": insert,
+    "update": modify.update,
+    "delete": modify.delete,
+    "findAndModify": modify.find_and_modify,
+    "create": create,
+    "createIndexes": admin.create_indexes,
+    "listIndexes": admin.list_indexes,
+    "dropIndexes": admin.drop_indexes,
+    "collMod": admin.coll_mod,
+    "collStats": admin.coll_stats,
+}
+
+BUCKETS_COMMANDS: dict[str, Handler] = {
+    "insert": insert_buckets,
+}

@@ -1,14 +1,14 @@
-"""Time-series admin and modification commands: indexes, collMod, stats, update, delete, TTL.
+"""Time-series admin commands: indexes, collMod, collStats / ``$collStats``, the TTL pass, and the refusal
+of ``$out``/``$merge`` into a time-series collection. Part of the time-series command family
+(timeseries.py, which the regular families reach by collection kind).
 
-Called through the seam ``server.commands.timeseries`` (one-line delegations), never registered in
-the command table itself. Every command resolves the view to its ``system.buckets.<c>`` collection,
-validates with the pure modules (``server.timeseries.indexes`` / ``collmod`` / ``modify`` / ``ttl``)
-before touching storage, then runs all its writes in ONE ``engine.write`` function.
+Every command resolves the view to its ``system.buckets.<c>`` collection, validates with the pure
+modules (``server.timeseries.indexes`` / ``collmod`` / ``ttl``) before touching storage, then runs all
+its writes in ONE ``engine.write`` function.
 
 Invariant (bucket catalog safety): before a command rewrites or deletes stored buckets it *settles*
-the collection — every in-memory bucket is written in full and forgotten by the catalog — so the
-catalog never appends to, nor later rewrites, a bucket that this command changed on disk. Later
-inserts open new buckets.
+the collection — every in-memory bucket is written in full and leaves memory — so the catalog never
+appends to, nor later rewrites, a bucket that this command changed on disk.
 """
 
 from __future__ import annotations
@@ -23,13 +23,16 @@ from bson.int64 import Int64
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.cursors import cursor_reply
 from server.query import plan as planner
+from server.query.index_keys import keyer_for
 from server.timeseries import collmod as ts_collmod
 from server.timeseries import indexes as ts_indexes
 from server.timeseries import modify as ts_modify
+from server.timeseries import scan
 from server.timeseries import ttl as ts_ttl
-from server.timeseries.buckets import unpack_document
 from server.timeseries.ddl import buckets_ns, get_view, is_timeseries_view, stored_options, view_name_of
+from server.timeseries.options import from_document
 
 log = logging.getLogger("tidemark.timeseries")
 
@@ -73,45 +76,23 @@ async def resolve(ctx: Any, cmd: dict, field: str) -> Target:
     return await ctx.run_blocking(_resolve_sync, ctx.server.engine, ctx.db, name)
 
 
-async def settle(ctx_or_server: Any, bns: str) -> None:
-    """Write every in-memory bucket of ``bns`` in full and make the catalog forget them."""
-    server = getattr(ctx_or_server, "server", ctx_or_server)
-    committer = getattr(server, "ts_committer", None)
-    if committer is None:
-        return
-    close = getattr(committer, "close_collection", None)
-    if close is not None:
-        await close(bns)
-        return
-    catalog = committer.catalog
-    for _ in range(100):
-        live = catalog.live_buckets(bns)
-        if not live:
-            return
-        if all(not (b.pending or b.needs_full or b.journaled) for b in live):
-            # nothing unwritten: forget them now, with no await in between (single-threaded loop)
-            state = catalog.get(bns)
-            stats = dict(state.stats) if state is not None else None
-            options = state.options if state is not None else None
-            catalog.forget(bns)
-            if stats is not None:
-                catalog.collection(bns, options).stats.update(stats)
-            return
-        for bucket in live:
-            bucket.needs_full = True  # a full write also trims the bucket's journal stream
-            catalog.dirty[id(bucket)] = bucket
-        await committer.commit((bns,))
-    raise MongoError(ErrorCode.ConflictingOperationInProgress, f"could not settle the open buckets of {bns}")
+async def settle(server: Any, bns: str) -> None:
+    """Write every in-memory bucket of ``bns`` in full and let it leave memory."""
+    await server.ts_committer.close_collection(bns)
+
+
+async def direct_write(server: Any, bns: str, fn: Any) -> Any:
+    """Run the storage write ``fn`` on the bucket documents of ``bns`` after settling it, with no bucket
+    reopened from storage meanwhile: a bucket loaded between the settle and ``fn`` would be written
+    back over what ``fn`` changed."""
+    catalog = server.bucket_catalog
+    with catalog.direct_write(bns):
+        await settle(server, bns)
+        return await _write(server, fn)
 
 
 async def _write(server: Any, fn: Any) -> Any:
     return await asyncio.wrap_future(server.engine.write(fn))
-
-
-def _rid(bucket_id: Any) -> bytes:
-    from storage.keys import encode_key
-
-    return encode_key((bucket_id,), (1,))
 
 
 def _measurements(bucket: dict, time_field: str) -> int:
@@ -138,13 +119,8 @@ async def create_indexes(ctx: Any, cmd: dict) -> dict:
         )
     if not user_specs:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
-    if target.on_buckets:  # raw bucket indexes (e.g. mongorestore): no translation
-        from server.commands.indexes import normalize_spec
-
-        bucket_specs = [normalize_spec(s, target.bns) for s in user_specs]
-    else:
-        tf, mf = target.time_field, target.meta_field
-        bucket_specs = [ts_indexes.to_bucket_index_spec(s, tf, mf) for s in user_specs]
+    tf, mf = target.time_field, target.meta_field
+    bucket_specs = [ts_indexes.to_bucket_index_spec(s, tf, mf) for s in user_specs]
 
     def fn(w: Any) -> tuple[int, int]:
         info = w.get_collection(target.bns)
@@ -173,13 +149,13 @@ async def create_indexes(ctx: Any, cmd: dict) -> dict:
                     ErrorCode.IndexOptionsConflict,
                     f"Index already exists with a different name: {same_key['name']}",
                 )
-            keyer = planner.keyer_for(spec)
+            keyer = keyer_for(spec)
             entries = [(key, bytes(rid)) for rid, raw in w.scan(info) for key in keyer.keys(decode(raw))]
             info = w.create_index(info, spec, entries)
         return before, len(info.indexes)
 
-    await settle(ctx, target.bns)  # open buckets reach storage first, so their index entries are built
-    before, after = await _write(ctx.server, fn)
+    # in-memory buckets reach storage first, so their index entries are built
+    before, after = await direct_write(ctx.server, target.bns, fn)
     reply: dict = {"numIndexesBefore": before, "numIndexesAfter": after}
     if before == after:
         reply["note"] = "all indexes already exist"
@@ -199,12 +175,13 @@ def user_index_specs(info: Any, time_field: str, meta_field: str | None) -> list
 
 
 async def list_indexes(ctx: Any, cmd: dict) -> dict:
-    from server.commands.ddl import cursor_from_list
-
     target = await resolve(ctx, cmd, "listIndexes")
     docs = user_index_specs(target.info, target.time_field, target.meta_field)
     cursor_opts = cmd.get("cursor") if isinstance(cmd.get("cursor"), dict) else {}
-    return await cursor_from_list(ctx, target.ns, docs, cursor_opts)
+    batch_size = cursor_opts.get("batchSize")
+    if batch_size is None or batch_size >= len(docs):
+        return {"cursor": {"id": Int64(0), "ns": target.ns, "firstBatch": docs}}
+    return await cursor_reply(ctx, target.ns, iter(docs), int(batch_size), False, first=True)
 
 
 async def drop_indexes(ctx: Any, cmd: dict) -> dict:
@@ -259,7 +236,7 @@ async def coll_mod(ctx: Any, cmd: dict) -> dict:
     target = await resolve(ctx, cmd, "collMod")
     plan = ts_collmod.plan_coll_mod(cmd, target.options.to_document(), on_buckets_namespace=target.on_buckets)
     if plan.timeseries is not None:
-        await settle(ctx, target.bns)  # open buckets must not outlive the options they were opened with
+        await settle(ctx.server, target.bns)  # open buckets must not outlive the options they were opened with
 
     def fn(w: Any) -> dict:
         info = w.get_collection(target.bns)
@@ -283,17 +260,14 @@ async def coll_mod(ctx: Any, cmd: dict) -> dict:
 
     reply = await _write(ctx.server, fn)
     if plan.timeseries is not None:
-        await settle(ctx, target.bns)  # buckets opened meanwhile still carry the old options
+        await settle(ctx.server, target.bns)  # buckets opened meanwhile still carry the old options
         _adopt_options(ctx.server, target.bns, plan.timeseries)
     return reply
 
 
 def _adopt_options(server: Any, bns: str, stored: dict) -> None:
     """Let the catalog's (empty) collection state carry the new options, so its statistics survive."""
-    from server.timeseries.options import from_document
-
-    catalog = getattr(server, "bucket_catalog", None)
-    state = catalog.get(bns) if catalog is not None else None
+    state = server.bucket_catalog.get(bns)
     if state is not None and not state.live:
         state.options = from_document(stored)
 
@@ -329,26 +303,25 @@ def _hide_index(w: Any, info: Any, target: Target, change: ts_collmod.IndexChang
 def coll_stats_document(server: Any, db: str, name: str, scale: int = 1) -> dict:
     """collStats of a time-series view (spec §3.4): no count/avgObjSize, a ``timeseries`` section."""
     target = _resolve_sync(server.engine, db, name)
-    catalog = getattr(server, "bucket_catalog", None)
-    live = catalog.live_buckets(target.bns) if catalog is not None else []
+    catalog = server.bucket_catalog
+    unstored, unstored_size = scan.unstored_buckets(server, target.bns)
     with server.engine.read() as r:
         info = r.get_collection(target.bns)
         stored = r.count(info)
         size = r.data_size(info)
-        unsaved = [b for b in live if r.get(info, _rid(b.id)) is None]
-        storage_size = r.storage_size(info) if hasattr(r, "storage_size") else size
+        storage_size = r.storage_size(info)
         index_sizes = {}
         for spec in info.indexes:
             user = ts_indexes.to_user_index_spec(spec, target.time_field, target.meta_field)
             if user is not None:
                 index_sizes[spec["name"]] = r.index_size(info, spec["name"]) // scale
-    bucket_count = stored + len(unsaved)
-    size += sum(len(encode(b.document())) for b in unsaved)
+    bucket_count = stored + unstored
+    size += unstored_size
+    storage_size += unstored_size  # until written, an in-memory bucket occupies about its size
     timeseries: dict = {"bucketsNs": target.bns, "bucketCount": bucket_count}
     if bucket_count:
         timeseries["avgBucketSize"] = size // bucket_count
-    if catalog is not None:
-        timeseries.update(catalog.collection_stats(target.bns))
+    timeseries.update(catalog.collection_stats(target.bns))
     total_index = sum(index_sizes.values())
     return {
         "ns": target.ns,
@@ -394,260 +367,9 @@ def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict) -> di
     if "count" in spec:
         with server.engine.read() as r:
             info = r.get_collection(buckets_ns(db, name))
-            out["count"] = sum(
-                _measurements(decode(raw), stored_options(info).time_field) for _, raw in r.scan(info)
-            )
+        time_field = stored_options(info).time_field
+        out["count"] = sum(_measurements(doc, time_field) for doc in scan.bucket_documents(server, info.ns))
     return out
-
-
-# --------------------------------------------------------------------------------------------------
-# update (5.1+ rules: meta-only, multi, no upsert)
-# --------------------------------------------------------------------------------------------------
-
-
-def _statements(cmd: dict, field: str, command: str) -> list:
-    items = cmd.get(field)
-    if items is None:
-        raise MongoError(
-            ErrorCode.IDLFailedToParse, f"BSON field '{command}.{field}' is missing but a required field"
-        )
-    if not isinstance(items, list):
-        raise MongoError(
-            ErrorCode.TypeMismatch, f"BSON field '{command}.{field}' is the wrong type, expected type 'array'"
-        )
-    if not items:
-        raise MongoError(
-            ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. Got 0 operations."
-        )
-    return items
-
-
-def _parse_update(statement: Any, target: Target) -> tuple:
-    from server.query import match, update
-
-    if isinstance(statement, dict):
-        for field in ("q", "u"):
-            if field not in statement:
-                raise MongoError(
-                    ErrorCode.IDLFailedToParse,
-                    f"BSON field 'update.updates.{field}' is missing but a required field",
-                )
-    translated = ts_modify.translate_update(statement, target.meta_field)
-    parsed = update.parse_update(translated.bucket_update, array_filters=translated.array_filters)
-    matcher = match.compile_filter(translated.bucket_query) if translated.bucket_query else None
-    return translated, parsed, matcher
-
-
-async def update(ctx: Any, cmd: dict) -> dict:
-    target = await resolve(ctx, cmd, "update")
-    ordered = bool(cmd.get("ordered", True))
-    parsed: list = []
-    for statement in _statements(cmd, "updates", "update"):
-        try:
-            parsed.append(_parse_update(statement, target))
-        except MongoError as e:
-            parsed.append(e)
-            if ordered:
-                break
-    if any(not isinstance(p, MongoError) for p in parsed):
-        await settle(ctx, target.bns)
-
-    def fn(w: Any) -> tuple[int, int, list]:
-        from server.query import update as update_mod
-
-        n = modified = 0
-        errors: list = []
-        for i, item in enumerate(parsed):
-            try:
-                if isinstance(item, MongoError):
-                    raise item
-                translated, upd, matcher = item
-                info = w.get_collection(target.bns)
-                hint = None
-                if translated.hint:
-                    hint = ts_indexes.translate_hint(
-                        translated.hint, list(info.indexes), target.time_field, target.meta_field
-                    )
-                access = planner.choose_plan(list(info.indexes), translated.bucket_query, None, hint)
-                changes = []  # (rid, old index keys, new bucket): applied after the scan closes
-                matched = changed_count = 0
-                scan = C.docs_in_txn(w, info, access)
-                try:
-                    for rid, bucket in scan:
-                        if matcher is not None and not matcher(bucket):
-                            continue
-                        count = _measurements(bucket, target.time_field)
-                        new, changed = update_mod.apply_update(bucket, upd, query=translated.bucket_query)
-                        matched += count
-                        if changed:
-                            changes.append((rid, C.index_keys(info, bucket), new))
-                            changed_count += count
-                finally:
-                    scan.close()
-                for rid, old_keys, new in changes:
-                    w.update(info, rid, encode(new), old_keys, C.index_keys(info, new))
-                n += matched
-                modified += changed_count
-            except MongoError as e:
-                errors.append(e.to_write_error(i))
-                if ordered:
-                    break
-        return n, modified, errors
-
-    n, modified, errors = await _write(ctx.server, fn)
-    reply: dict = {"n": n, "nModified": modified}
-    if errors:
-        reply["writeErrors"] = errors
-    return reply
-
-
-# --------------------------------------------------------------------------------------------------
-# delete / findAndModify remove (7.0 arbitrary deletes)
-# --------------------------------------------------------------------------------------------------
-
-
-def _parse_delete(statement: Any, target: Target) -> tuple:
-    from server.query import match
-
-    if isinstance(statement, dict) and "limit" not in statement:
-        raise MongoError(
-            ErrorCode.IDLFailedToParse, "BSON field 'delete.deletes.limit' is missing but a required field"
-        )
-    if isinstance(statement, dict) and "q" not in statement:
-        raise MongoError(
-            ErrorCode.IDLFailedToParse, "BSON field 'delete.deletes.q' is missing but a required field"
-        )
-    plan = ts_modify.plan_delete(statement, target.time_field, target.meta_field)
-    bucket_match = match.compile_filter(plan.bucket_filter) if plan.bucket_filter else None
-    measurement_match = match.compile_filter(plan.measurement_filter) if plan.measurement_filter else None
-    hint = statement.get("hint") or None
-    return plan, bucket_match, measurement_match, hint
-
-
-def _delete_in_txn(
-    w: Any,
-    target: Target,
-    plan: ts_modify.DeletePlan,
-    bucket_match: Any,
-    measurement_match: Any,
-    hint: Any = None,
-) -> tuple[int, dict | None]:
-    """Run one planned delete; returns (measurements deleted, the first deleted measurement).
-
-    Buckets stream from the scan; only the changes are buffered (writes never run under the open
-    scan), so memory grows with the buckets changed, not with the collection.
-    """
-    info = w.get_collection(target.bns)
-    if info is None:
-        return 0, None
-    t, m = target.time_field, target.meta_field
-    if hint is not None:
-        hint = ts_indexes.translate_hint(hint, list(info.indexes), t, m)
-    access = planner.choose_plan(list(info.indexes), plan.bucket_filter, None, hint)
-    deleted = 0
-    first: dict | None = None
-    changes: list[tuple[bytes, dict, dict | None]] = []  # (rid, old index keys, new bucket or None)
-    scan = C.docs_in_txn(w, info, access)
-    try:
-        for rid, bucket in scan:
-            if bucket_match is not None and not bucket_match(bucket):
-                continue
-            if plan.whole_buckets:
-                deleted += _measurements(bucket, t)
-                changes.append((rid, C.index_keys(info, bucket), None))
-                continue
-            keep: list[dict] = []
-            removed = 0
-            for measurement in unpack_document(bucket, t, m):
-                take = (not plan.limit_one or deleted + removed == 0) and (
-                    measurement_match is None or measurement_match(measurement)
-                )
-                if take:
-                    removed += 1
-                    if first is None:
-                        first = measurement
-                else:
-                    keep.append(measurement)
-            if removed:
-                deleted += removed
-                changes.append((rid, C.index_keys(info, bucket), ts_modify.repack(bucket, keep, t, m)))
-                if plan.limit_one:
-                    break
-    finally:
-        scan.close()
-    for rid, keys, repacked in changes:
-        if repacked is None:
-            w.delete(info, rid, keys)
-        else:
-            w.update(info, rid, encode(repacked), keys, C.index_keys(info, repacked))
-    return deleted, first
-
-
-async def delete(ctx: Any, cmd: dict) -> dict:
-    target = await resolve(ctx, cmd, "delete")
-    ordered = bool(cmd.get("ordered", True))
-    parsed: list = []
-    for statement in _statements(cmd, "deletes", "delete"):
-        try:
-            parsed.append(_parse_delete(statement, target))
-        except MongoError as e:
-            parsed.append(e)
-            if ordered:
-                break
-    if any(not isinstance(p, MongoError) for p in parsed):
-        await settle(ctx, target.bns)
-
-    def fn(w: Any) -> tuple[int, list]:
-        n, errors = 0, []
-        for i, item in enumerate(parsed):
-            try:
-                if isinstance(item, MongoError):
-                    raise item
-                n += _delete_in_txn(w, target, *item)[0]
-            except MongoError as e:
-                errors.append(e.to_write_error(i))
-                if ordered:
-                    break
-        return n, errors
-
-    n, errors = await _write(ctx.server, fn)
-    reply: dict = {"n": n}
-    if errors:
-        reply["writeErrors"] = errors
-    return reply
-
-
-async def find_and_modify(ctx: Any, cmd: dict) -> dict:
-    """findAndModify on a time-series view: ``remove: true`` only (sort -> 72)."""
-    from server.query import project
-
-    field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
-    target = await resolve(ctx, cmd, field)
-    if not cmd.get("remove", False):
-        if cmd.get("upsert", False):
-            raise MongoError(ErrorCode.InvalidOptions, "Cannot perform an upsert on a time-series collection")
-        raise MongoError(
-            ErrorCode.InvalidOptions, "Cannot perform a non-multi update on a time-series collection"
-        )
-    if cmd.get("sort"):
-        raise MongoError(
-            ErrorCode.InvalidOptions, "Cannot perform a findAndModify with a sort on a time-series collection"
-        )
-    query = cmd.get("query") or {}
-    if not isinstance(query, dict):
-        raise MongoError(
-            ErrorCode.TypeMismatch, f"BSON field '{field}.query' is the wrong type, expected type 'object'"
-        )
-    plan, bucket_match, measurement_match, _ = _parse_delete({"q": query, "limit": 1}, target)
-    fields = cmd.get("fields")
-    projection = project.compile_projection(fields, filter=query) if fields else None
-    await settle(ctx, target.bns)
-    n, value = await _write(
-        ctx.server, lambda w: _delete_in_txn(w, target, plan, bucket_match, measurement_match)
-    )
-    if value is not None and projection is not None:
-        value = projection(value)
-    return {"lastErrorObject": {"n": n}, "value": value}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -716,15 +438,18 @@ async def ttl_pass(server: Any, now: _dt.datetime | None = None) -> int:
     """One TTL monitor pass over every time-series collection; returns the buckets deleted."""
     now = now or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     loop = asyncio.get_running_loop()
-    catalog = getattr(server, "bucket_catalog", None)
+    catalog = server.bucket_catalog
     total = 0
     for bns, expire, span in await loop.run_in_executor(server.executor, _ttl_collections, server.engine):
         cutoff = ts_ttl.cutoff_seconds(now, expire, span)
-        live = catalog.live_buckets(bns) if catalog is not None else []
+        live = catalog.live_buckets(bns)
         try:
             if any(bucket.start_s <= cutoff for bucket in live):
-                await settle(server, bns)  # an expired bucket still in memory must not be written back later
-            total += await _write(server, lambda w, bns=bns: _expired_in_txn(w, bns, now))
+                # an expired bucket still in memory must not be written back later
+                total += await direct_write(server, bns, lambda w, bns=bns: _expired_in_txn(w, bns, now))
+            else:
+                with catalog.direct_write(bns):  # no expired bucket reopened from storage meanwhile
+                    total += await _write(server, lambda w, bns=bns: _expired_in_txn(w, bns, now))
         except MongoError:  # dropped meanwhile, or one bad collection: the others still expire
             log.warning("time-series TTL pass failed for %s", bns, exc_info=True)
     return total

@@ -14,7 +14,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.query import plan_special
-from server.query.access_path import Interval, Plan
+from server.query.access_path import Plan
 from server.query.index_bounds import (
     FieldBounds,
     bounds_for_hashed,
@@ -23,31 +23,11 @@ from server.query.index_bounds import (
     extract_bounds,
 )
 from server.query.index_keys import (
-    MULTIKEY_FLAG,
-    index_key_map,
-    index_key_map_multikey,
-    index_name_for,
     key_fields,
-    keyer_for,
 )
-from server.query.index_kinds import UNSUPPORTED_INDEX_TYPES, is_special, key_direction
+from server.query.index_kinds import is_special, key_direction
 
-__all__ = [
-    "choose_plan",
-    "find_hinted_index",
-    # Transitional: the command and time-series layers (being edited on other branches today) still
-    # reach these through ``planner.``; they live in access_path / index_keys / index_kinds. Drop them
-    # from here once those callers import them from their modules.
-    "Plan",
-    "Interval",
-    "MULTIKEY_FLAG",
-    "UNSUPPORTED_INDEX_TYPES",
-    "index_key_map",
-    "index_key_map_multikey",
-    "index_name_for",
-    "key_fields",
-    "keyer_for",
-]
+__all__ = ["choose_plan", "find_hinted_index"]
 
 
 def _sort_match(spec: dict, sort: dict | None, bounds: dict[str, FieldBounds] | None = None) -> bool | None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import GENERIC_ARGUMENTS
+from server.query.expr_base import type_name
 
 # granularity -> (bucketRoundingSeconds, bucketMaxSpanSeconds); spec §1.3.
 PRESETS: dict[str, tuple[int, int]] = {
@@ -29,29 +31,8 @@ _GRANULARITY_RANK = {"seconds": 0, "minutes": 1, "hours": 2}
 MAX_BUCKET_SECONDS = 31536000
 MAX_EXPIRE_AFTER_SECONDS = 2**62 - 1  # same bound as create (NumberLong("4611686018427387904") is rejected)
 
-_GENERIC_ARGUMENTS = frozenset(
-    {
-        "collMod",
-        "$db",
-        "writeConcern",
-        "comment",
-        "lsid",
-        "txnNumber",
-        "$clusterTime",
-        "maxTimeMS",
-        "readPreference",
-        "$readPreference",
-        "apiVersion",
-        "apiStrict",
-        "apiDeprecationErrors",
-        "collectionUUID",
-        "dryRun",
-        "autocommit",
-        "startTransaction",
-        "$audit",
-        "mayBypassWriteBlocking",
-    }
-)
+# collMod's own fields besides the generic arguments every command may carry
+_COMMAND_FIELDS = frozenset({"collMod", "collectionUUID", "dryRun", "readPreference"})
 _NOT_ON_TIMESERIES = (
     "validator",
     "validationLevel",
@@ -100,16 +81,6 @@ def rounding_and_span(options: dict) -> tuple[int, int]:
     return preset_rounding, int(options.get("bucketMaxSpanSeconds", preset_span))
 
 
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "long" if type(value).__name__ == "Int64" else "int"
-    return {float: "double", str: "string", dict: "object", list: "array", type(None): "null"}.get(
-        type(value), type(value).__name__
-    )
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -117,7 +88,7 @@ def _is_number(value: Any) -> bool:
 def plan_coll_mod(cmd: dict, ts_options: dict, *, on_buckets_namespace: bool = False) -> CollModPlan:
     """Validate a collMod addressed to a time-series collection; raise MongoError on bad input."""
     for name in cmd:
-        if name in _GENERIC_ARGUMENTS or name in ("timeseries", "expireAfterSeconds", "index"):
+        if name in _COMMAND_FIELDS or name in GENERIC_ARGUMENTS or name in ("timeseries", "expireAfterSeconds", "index"):
             continue
         if name in _NOT_ON_TIMESERIES:
             raise MongoError(
@@ -161,7 +132,7 @@ def parse_expire_after_seconds(value: Any) -> int | str:
     if not _is_number(value):
         raise MongoError(
             ErrorCode.TypeMismatch,
-            f"BSON field 'collMod.expireAfterSeconds' is the wrong type '{_type_name(value)}', "
+            f"BSON field 'collMod.expireAfterSeconds' is the wrong type '{type_name(value)}', "
             "expected types '[string, long]'",
         )
     seconds = int(value)
@@ -182,7 +153,7 @@ def parse_index_change(spec: Any) -> IndexChange:
     if not isinstance(spec, dict):
         raise MongoError(
             ErrorCode.TypeMismatch,
-            f"BSON field 'collMod.index' is the wrong type '{_type_name(spec)}', expected type 'object'",
+            f"BSON field 'collMod.index' is the wrong type '{type_name(spec)}', expected type 'object'",
         )
     for name in spec:
         if name not in (
@@ -223,7 +194,7 @@ def parse_index_change(spec: Any) -> IndexChange:
     if not isinstance(hidden, bool):
         raise MongoError(
             ErrorCode.TypeMismatch,
-            f"BSON field 'collMod.index.hidden' is the wrong type '{_type_name(hidden)}', expected type 'bool'",
+            f"BSON field 'collMod.index.hidden' is the wrong type '{type_name(hidden)}', expected type 'bool'",
         )
     if name is not None and not isinstance(name, str):
         raise MongoError(
@@ -242,7 +213,7 @@ def _parse_timeseries_mod(mod: Any) -> dict:
     if not isinstance(mod, dict):
         raise MongoError(
             ErrorCode.TypeMismatch,
-            f"BSON field 'collMod.timeseries' is the wrong type '{_type_name(mod)}', expected type 'object'",
+            f"BSON field 'collMod.timeseries' is the wrong type '{type_name(mod)}', expected type 'object'",
         )
     for name, value in mod.items():
         if name not in _TIMESERIES_FIELDS:
@@ -253,7 +224,7 @@ def _parse_timeseries_mod(mod: Any) -> dict:
             if not isinstance(value, str):
                 raise MongoError(
                     ErrorCode.TypeMismatch,
-                    f"BSON field 'collMod.timeseries.granularity' is the wrong type '{_type_name(value)}', "
+                    f"BSON field 'collMod.timeseries.granularity' is the wrong type '{type_name(value)}', "
                     "expected type 'string'",
                 )
             if value not in PRESETS:
@@ -265,7 +236,7 @@ def _parse_timeseries_mod(mod: Any) -> dict:
             if not _is_number(value):
                 raise MongoError(
                     ErrorCode.TypeMismatch,
-                    f"BSON field 'collMod.timeseries.{name}' is the wrong type '{_type_name(value)}', "
+                    f"BSON field 'collMod.timeseries.{name}' is the wrong type '{type_name(value)}', "
                     "expected type 'int'",
                 )
             if value < 1:

@@ -28,7 +28,7 @@ from server.query.match_ast import And, Cmp, Node
 from server.query.stage_group import (
     parse_accumulated_fields,
 )
-from server.timeseries.buckets import date_ms
+from server.timeseries.bucketdoc import date_ms
 
 UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
 _ACCUMULATORS = {"$max", "$min", "$avg", "$sum", "$first", "$last", "$count"}

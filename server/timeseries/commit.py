@@ -1,17 +1,22 @@
-"""Group commit, journal records, checkpoints and start-up recovery of time-series buckets.
+"""Group commit of time-series buckets: each commit is a plan, applied after storage says yes (``finish``)
+or rolled back after it says no (``abort``).
 
-Durability scheme (architecture.md, "The write path"):
-- Inserts append to in-memory buckets (catalog, event loop), then await ``Committer.commit``. While a
-  commit is in flight, newly arriving inserts queue up; the next drain takes *every* dirty bucket of
-  every waiting insert and issues one ``engine.write`` per collection (storage merges all queued
-  writes into one LMDB transaction and one fsync). Each waiting insert resolves after its data is
-  durable; that is what ``numCommits`` / ``numWaits`` count.
-- For a bucket that stays open, a commit appends ONE small journal record with just the new
-  measurements (stream ``b"ts:" + bucket _id``), never the whole bucket. A bucket that closes,
-  is archived, or is checkpointed gets its full v1 document written (upsert, clustered on ``_id``)
-  and its journal stream trimmed in the same transaction.
-- ``recover(engine)`` at start-up replays the journal onto the stored documents, writes them in full and
-  trims the journal: a restart closes all buckets.
+- Inserts route measurements into buckets (catalog, event loop), then await ``Committer.commit``.
+  While a commit is in flight, later inserts queue up; the next drain takes every bucket with rows or a
+  full write pending, from every waiting insert, into one plan: per collection one ``engine.write``
+  (storage merges them into one LMDB transaction and one fsync). At most one commit is in flight.
+- A bucket's new rows ``[durable, count)`` go into a journal record (journal.py), never the whole
+  bucket; a bucket that must be written in full (closed, retired, checkpointed) gets its v1 document
+  written (upsert, clustered on ``_id``; built on the writer thread from the rows taken at the drain)
+  and records it covered are trimmed in the same transaction.
+- ``Plan.finish`` runs only after the commit is durable: ``durable`` counts move (readers see the rows
+  from then on), stored counts, statistics, buckets leaving memory, journal bookkeeping.
+  ``Plan.abort`` runs when it failed: the rows the plan carried are removed from their buckets (rows
+  appended meanwhile move down), full writes stay pending, nothing else changes — so an insert
+  answered with an error was never visible and never becomes durable, and later records start where
+  the durable rows end.
+- Large inserts route in slices and yield the event loop in between (``routing()``): a drain waits
+  until every insert in progress has routed all of its rows, so a commit carries whole inserts.
 """
 
 from __future__ import annotations
@@ -23,72 +28,31 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from bson.objectid import ObjectId
 
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
-from server.query import plan as planner
-from server.timeseries import commitlog
-from server.timeseries import options as ts_options
-from server.timeseries.buckets import MISSING, OpenBucket, date_ms, round_start_seconds
+from server.query.index_keys import index_key_map
+from server.timeseries import journal
 from server.timeseries.catalog import BucketCatalog
-from server.timeseries.columnstore import ColumnarBucket
+from server.timeseries.states import IN_MEMORY
+from storage.keys import encode_key
 
 log = logging.getLogger("tidemark.timeseries")
 
-JOURNAL_PREFIX = b"ts:"
-TRIM_ALL = 2**62
-
-
-def stream_of(bucket_id: ObjectId) -> bytes:
-    return JOURNAL_PREFIX + bucket_id.binary
-
-
-def drop_stream(w: Any, stream: bytes) -> None:
-    """Forget every journal record of a bucket (its full document now holds them)."""
-    drop = getattr(w, "journal_drop", None)
-    if drop is not None:
-        drop(stream)
-    else:
-        w.journal_trim(stream, TRIM_ALL)
+CHECKPOINT_INTERVAL_SECONDS = 60.0
+RETIRE_INTERVAL_SECONDS = 1.0
+SEGMENT_ROWS = 16_384
 
 
 def clustered_rid(bucket_id: Any) -> bytes:
-    from storage.keys import encode_key
-
     return encode_key((bucket_id,), (1,))
-
-
-def journal_record(bucket: OpenBucket, measurements: list[dict], first: bool = True) -> bytes:
-    """One append record: a BSON header followed by a BSON document ``{m: [measurements]}`` with just
-    the new measurements. The first record of a stream carries what rebuilding a never-written bucket
-    needs (time/meta field names, start, meta); later ones only ``{ns, id}``."""
-    header: dict[str, Any] = {"ns": bucket.ns, "id": bucket.id}
-    if first:
-        header["tf"] = bucket.time_field
-        header["start"] = bucket.start_s
-        if bucket.meta_field is not None:
-            header["mf"] = bucket.meta_field
-        if bucket.meta is not MISSING:
-            header["meta"] = bucket.meta
-    return encode(header) + encode({"m": measurements})
-
-
-def parse_journal_record(payload: bytes) -> tuple[dict, list[dict]]:
-    """(header, measurements) of a record written by ``journal_record``."""
-    header_length = int.from_bytes(payload[:4], "little")
-    return decode(payload[:header_length]), decode(payload[header_length:])["m"]
-
-
-# ------------------------------------------------------------------ writer-thread side
 
 
 def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None, bucket_form: Any = None) -> int:
     """Upsert a bucket document into its clustered collection, keeping secondary indexes in step;
     returns the bytes written. ``raw``: the document's BSON when the caller has it, ``doc`` then
     needs only ``_id``, ``control`` and ``meta`` (what bucket indexes read) unless an index reads
-    ``data``; ``bucket_form``: the storage codec's form of it built another way (storage's
-    ``ValueCodec.pack``)."""
+    ``data``; ``bucket_form``: the storage codec's form of it built another way."""
     rid = clustered_rid(doc["_id"])
     if raw is None:
         raw = encode(doc)
@@ -96,88 +60,272 @@ def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None, 
         doc = decode(raw)
     old = w.get(info, rid)
     if old is None:
-        w.insert(info, raw, planner.index_key_map(info.indexes, doc) if info.indexes else {}, rid=rid,
+        w.insert(info, raw, index_key_map(info.indexes, doc) if info.indexes else {}, rid=rid,
                  bucket_form=bucket_form)
     elif info.indexes:
-        w.update(info, rid, raw, planner.index_key_map(info.indexes, decode(old)),
-                 planner.index_key_map(info.indexes, doc), bucket_form=bucket_form)
+        w.update(info, rid, raw, index_key_map(info.indexes, decode(old)),
+                 index_key_map(info.indexes, doc), bucket_form=bucket_form)
     else:
         w.update(info, rid, raw, {}, {}, bucket_form=bucket_form)
     return len(raw)
 
 
 class WriteCounters:
-    """Bytes the commits wrote (journal records vs full bucket documents); updated on the writer thread."""
+    """What committed time-series writes stored (journal records vs full bucket documents)."""
 
     def __init__(self) -> None:
-        self.journal_records = 0
-        self.journal_bytes = 0
-        self.full_documents = 0
-        self.full_bytes = 0
+        self.journalRecords = 0
+        self.journalBytes = 0
+        self.bucketDocuments = 0
+        self.bucketBytes = 0
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))
 
 
-def _apply(ns: str, ops: list[tuple], counters: WriteCounters) -> Any:
-    """The write of one collection's share of a commit. Ops: ``("journal", bucket id, (bucket,
-    measurements, first))`` a general-path bucket's record; ``("full", bucket id, document)`` or
-    ``("full", bucket id, (summary, bson, bucket form))`` a full write (which also drops the bucket's own journal
-    stream); ``("record", log entry, bson)`` a column-wise table's record; ``("trim", stream, seq)``.
-    Returns ``[(log entry, seq)]`` for the records appended."""
-    def fn(w: Any) -> list:
-        info = w.get_collection(ns)
-        if info is None:
-            raise MongoError(ErrorCode.NamespaceNotFound, f"Namespace {ns} was dropped during the insert")
-        appended = []
-        for kind, target, payload in ops:
-            if kind == "journal":
-                record = journal_record(*payload)
-                w.journal_append(stream_of(target), record)
-                counters.journal_records += 1
-                counters.journal_bytes += len(record)
-            elif kind == "full":
-                if type(payload) is tuple:
-                    counters.full_bytes += write_full_document(w, info, *payload)
-                else:
-                    counters.full_bytes += write_full_document(w, info, payload)
-                counters.full_documents += 1
-                drop_stream(w, stream_of(target))
-            elif kind == "record":
-                appended.append((target, w.journal_append(commitlog.stream_of_collection(ns), payload)))
-                counters.journal_records += 1
-                counters.journal_bytes += len(payload)
-            else:  # "trim"
-                w.journal_trim(target, payload)
-        return appended
+# ------------------------------------------------------------------ the plan of one commit
 
-    return fn
+
+class CollectionPlan:
+    """One collection's share of a commit."""
+
+    def __init__(self, state: Any):
+        self.state = state
+        self.segments: list[journal.Segment] = []
+        self.fulls: list[tuple[Any, int, dict, dict, int]] = []  # (bucket, rows, columns, arrays, size)
+        self.rows: list[tuple[Any, int, int]] = []  # (bucket, lo, hi): rows this commit makes durable
+        # the same for the pure buckets of a table, as arrays: (table, slots, gens, lo, hi)
+        self.slot_rows: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.trim: tuple[int, int] | None = None
+
+    def empty(self) -> bool:
+        return not (self.segments or self.fulls or self.trim)
+
+    def write_fn(self) -> Any:
+        """The storage write (writer thread; may run again: no side effect outside ``w``)."""
+        state = self.state
+        ns, options = state.ns, state.options
+        stream = journal.stream_of(ns)
+        segments, fulls, trim = self.segments, self.fulls, self.trim
+
+        def fn(w: Any) -> tuple[list[int], list[int], list[bytes]]:
+            info = w.get_collection(ns)
+            if info is None:
+                raise MongoError(ErrorCode.NamespaceNotFound, f"Namespace {ns} was dropped during the insert")
+            seqs, sizes = [], []
+            for segment in segments:
+                payload = segment.encode(ns, options.time_field, options.meta_field)
+                seqs.append(w.journal_append(stream, payload))
+                sizes.append(len(payload))
+            finals = []
+            for bucket, n, columns, arrays, _ in fulls:
+                parts = bucket.document_parts(n, columns, arrays)
+                raw = parts.bson()
+                write_full_document(w, info, parts.summary, raw, parts.codec_form(raw))
+                finals.append(raw)
+            if trim is not None:
+                w.journal_trim(stream, trim[0])
+            return seqs, sizes, finals
+
+        return fn
+
+    def finish(self, catalog: BucketCatalog, logs: dict, counters: WriteCounters, result: Any) -> None:
+        """The commit is durable: the rows become visible and everything derived from them follows."""
+        seqs, sizes, finals = result
+        state = self.state
+        stats = state.stats
+        added = 0
+        for bucket, lo, hi in self.rows:
+            if bucket.state not in IN_MEMORY:
+                continue  # dropped meanwhile
+            table = bucket.table
+            table.durable[bucket.slot] = hi
+            bucket.in_flight = hi
+            if hi > lo:
+                added += hi - lo
+                stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
+                bucket.committed = True
+        for table, slots, gens, lo, hi in self.slot_rows:
+            same = table.gen[slots] == gens  # else the bucket left memory (dropped) meanwhile
+            if not same.all():
+                slots, lo, hi = slots[same], lo[same], hi[same]
+            table.durable[slots] = hi
+            table.in_flight[slots] = hi
+            updated = int(table.committed[slots].sum())
+            stats["numBucketUpdates"] += updated
+            stats["numBucketInserts"] += len(slots) - updated
+            table.committed[slots] = True
+            added += int((hi - lo).sum())
+        log_ = logs.get(state.ns)
+        if self.segments:
+            if log_ is None:
+                log_ = logs[state.ns] = journal.CommitLog(state.ns)
+            for segment, seq in zip(self.segments, seqs, strict=True):
+                log_.add(seq, segment.buckets, np.asarray(segment.hi).tolist())
+        for (bucket, n, _, _, size), final in zip(self.fulls, finals, strict=True):
+            if bucket.state not in IN_MEMORY:
+                continue
+            bucket.stored_count = max(bucket.stored_count, n)
+            bucket.full_size = size
+            catalog.written(state, bucket, final)
+        if self.trim is not None and log_ is not None:
+            log_.trimmed(self.trim[1])
+        if added or self.fulls:
+            stats["numCommits"] += 1
+        stats["numMeasurementsCommitted"] += added
+        counters.journalRecords += len(self.segments)
+        counters.journalBytes += sum(sizes)
+        counters.bucketDocuments += len(finals)
+        counters.bucketBytes += sum(len(raw) for raw in finals)
+
+    def abort(self, catalog: BucketCatalog) -> None:
+        """The commit failed: remove the rows it carried, keep its full writes pending."""
+        state = self.state
+        for bucket, lo, hi in self._all_rows():
+            if bucket.state not in IN_MEMORY:
+                continue
+            before = catalog.footprint(bucket)
+            if hi > lo:
+                bucket.remove_rows(lo, hi)
+            bucket.in_flight = bucket.durable
+            catalog.memory += catalog.footprint(bucket) - before
+            if bucket.count == 0 and not bucket.committed and not bucket.stored_count:
+                catalog.freeze(state, bucket)  # it held only the failed rows
+            elif bucket.pending:
+                catalog.appended(bucket, 0)
+        for bucket, *_ in self.fulls:
+            if bucket.state in IN_MEMORY:
+                catalog.mark_full(bucket)
+
+
+    def _all_rows(self) -> Iterable[tuple[Any, int, int]]:
+        yield from self.rows
+        for table, slots, gens, lo, hi in self.slot_rows:
+            for slot, gen, a, b in zip(slots.tolist(), gens.tolist(), lo.tolist(), hi.tolist(), strict=True):
+                if table.gen[slot] == gen:
+                    yield table.buckets[slot], a, b
+
+
+def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
+    """Everything appended and every full write pending, as per-collection plans (event loop)."""
+    plans: dict[str, CollectionPlan] = {}
+
+    def plan_of(ns: str) -> CollectionPlan | None:
+        plan = plans.get(ns)
+        if plan is None:
+            state = catalog.get(ns)
+            if state is None:
+                return None
+            plan = plans[ns] = CollectionPlan(state)
+        return plan
+
+    # buckets the catalog marked (full writes, impure buckets) one by one; the pure buckets of each
+    # table with new rows as slot arrays (a commit may carry thousands of them)
+    buckets, tables = catalog.take_dirty()
+    pure_slots: dict[Any, list[int]] = {}
+    handled: dict[Any, set[int]] = {}  # slots of buckets taken one by one
+    seen: set[int] = set()
+    for table in tables:
+        slots = np.flatnonzero(table.dirty)
+        table.dirty[slots] = False
+        impure = slots[~table.pure[slots]]
+        if len(impure):
+            buckets.extend(b for b in (table.buckets[s] for s in impure.tolist()) if b is not None)
+        pure_slots[table] = slots[table.pure[slots]].tolist()
+    for bucket in buckets:
+        if id(bucket) in seen or bucket.state not in IN_MEMORY:
+            continue
+        seen.add(id(bucket))
+        state = catalog.get(bucket.ns)
+        if state is None or state.live.get(bucket.id) is not bucket:
+            continue
+        lo, hi = bucket.durable, bucket.count
+        if not bucket.needs_full and bucket.pure:
+            pure_slots.setdefault(bucket.table, []).append(bucket.slot)
+            continue
+        handled.setdefault(bucket.table, set()).add(bucket.slot)
+        plan = plan_of(bucket.ns)
+        if bucket.needs_full:
+            bucket.needs_full = False
+            plan.fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
+        elif hi > lo:
+            plan.segments.append(journal.Segment.of_bucket(bucket, lo, hi))
+        else:
+            continue
+        bucket.in_flight = hi
+        plan.rows.append((bucket, lo, hi))
+    for table, listed in pure_slots.items():
+        slots = np.unique(np.asarray(listed, np.int64))
+        taken = handled.get(table)
+        if taken:
+            slots = slots[~np.isin(slots, np.fromiter(taken, np.int64, len(taken)))]
+        lo, hi = table.durable[slots], table.count[slots]
+        moving = hi > lo
+        slots, lo, hi = slots[moving], lo[moving], hi[moving]
+        if not len(slots):
+            continue
+        plan = plan_of(table.ns)
+        if plan is None:
+            continue
+        table.in_flight[slots] = hi
+        plan.slot_rows.append((table, slots, table.gen[slots], lo, hi))
+        members = [table.buckets[s] for s in slots.tolist()]
+        # records of at most about SEGMENT_ROWS rows: encoding one holds the GIL on the writer thread
+        ends = np.cumsum(hi - lo)
+        cuts = [0, *np.flatnonzero(np.diff(ends // SEGMENT_ROWS)) + 1, len(members)]
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            if a < b:
+                plan.segments.append(journal.Segment.of_table(table, members[a:b], slots[a:b], lo[a:b], hi[a:b]))
+    for ns, log_ in logs.items():
+        plan = plans.get(ns)
+        writing = {id(bucket): n for bucket, n, *_ in plan.fulls} if plan is not None else None
+        trim = log_.trimmable(writing)
+        if trim is not None:
+            state = catalog.get(ns)
+            if state is not None:
+                plan = plans.get(ns)
+                if plan is None:
+                    plan = plans[ns] = CollectionPlan(state)
+                plan.trim = trim
+    return {ns: plan for ns, plan in plans.items() if not plan.empty()}
 
 
 # ------------------------------------------------------------------ event-loop side
 
 
 class Committer:
-    """Turns dirty buckets into commit groups; one instance per server (``server.ts_committer``)."""
+    """Turns pending rows into commits; one instance per server (``server.ts_committer``)."""
 
-    def __init__(self, engine: Any, catalog: BucketCatalog, *, checkpoint_interval: float = 60.0):
+    def __init__(self, engine: Any, catalog: BucketCatalog, *, checkpoint_interval: float = CHECKPOINT_INTERVAL_SECONDS):
         self.engine = engine
         self.catalog = catalog
         self.checkpoint_interval = checkpoint_interval
         self._waiters: list[tuple[asyncio.Future, frozenset[str]]] = []
         self._running = False
         self._task: asyncio.Task | None = None
-        self._checkpointer: asyncio.Task | None = None
-        self.groups = 0
+        self._maintenance: asyncio.Task | None = None
         self.counters = WriteCounters()
-        self.logs: dict[str, commitlog.CommitLog] = {}  # ns -> records of column-wise buckets in the journal
+        self.logs: dict[str, journal.CommitLog] = {}  # ns -> records still in the journal
+        self._routing = 0  # inserts routing in slices right now
+        self._routed = asyncio.Event()
+        self._routed.set()
+        self._draining = asyncio.Event()
+        self._draining.set()  # cleared while a drain waits for inserts in progress
 
-    def loader(self, ns: str, bucket_id: Any) -> dict | None:
-        """The stored document of one bucket (reopening an archived bucket)."""
-        with self.engine.read() as r:
-            info = r.get_collection(ns)
-            raw = r.get(info, clustered_rid(bucket_id)) if info is not None else None
-        return decode(raw) if raw is not None else None
+    # -- inserts in progress (``routing``) and drains exclude each other
+    @contextlib.asynccontextmanager
+    async def routing(self):
+        """Held while an insert routes its rows in slices (yielding the loop between them)."""
+        while not self._draining.is_set():
+            await self._draining.wait()
+        self._routing += 1
+        self._routed.clear()
+        try:
+            yield
+        finally:
+            self._routing -= 1
+            if not self._routing:
+                self._routed.set()
 
     async def commit(self, namespaces: Iterable[str]) -> None:
         """Wait until everything appended so far to ``namespaces``' buckets is durable."""
@@ -195,132 +343,21 @@ class Committer:
             self._task = loop.create_task(self._run())
         await future
 
-    def _drain(self) -> dict[str, tuple[list[tuple], list, int]]:
-        groups: dict[str, tuple[list[tuple], list, int]] = {}
-        for bucket in self.catalog.take_dirty():
-            state = self.catalog.get(bucket.ns)
-            if state is None or state.live.get(bucket.id) is not bucket:
-                continue  # dropped, or superseded
-            if type(bucket) is ColumnarBucket:
-                self._drain_columnar(groups, state, bucket)
-                continue
-            ops, full, n = groups.setdefault(bucket.ns, ([], [], 0))
-            measurements, bucket.pending = bucket.pending, []
-            count = len(measurements)
-            if bucket.needs_full:
-                bucket.needs_full = False
-                bucket.full_size = bucket.size
-                bucket.full_count = bucket.count
-                bucket.journaled = False
-                ops.append(("full", bucket.id, bucket.document()))
-                full.append((bucket, None))
-            elif measurements:
-                ops.append(("journal", bucket.id, (bucket, measurements, not bucket.journaled)))
-                bucket.journaled = True
-            else:
-                continue
-            if count:
-                state.stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
-                bucket.committed = True
-            groups[bucket.ns] = (ops, full, n + count)
-        for table in self.catalog.take_dirty_tables():
-            self._drain_table(groups, table)
-        for ns, log in self.logs.items():
-            upto = log.trimmable()
-            if upto is not None:
-                groups.setdefault(ns, ([], [], 0))[0].append(("trim", log.stream, upto))
-        return groups
-
-    def _drain_columnar(self, groups: dict, state: Any, bucket: ColumnarBucket) -> None:
-        """A column-wise bucket marked by the catalog: a full write if it needs one, else its new rows
-        go with its table's record."""
-        table = bucket.table
-        if not bucket.needs_full:
-            table.dirty[bucket.slot] = True
-            self.catalog.dirty_tables.add(table)
-            return
-        ops, full, n = groups.setdefault(bucket.ns, ([], [], 0))
-        slot = bucket.slot
-        count = int(table.count[slot])
-        added = count - int(table.durable[slot])
-        summary, raw, bucket_form = bucket.full_write()
-        bucket.needs_full = False
-        bucket.full_size = bucket.size
-        bucket.full_count = count
-        bucket.stored = True
-        table.durable[slot] = count
-        ops.append(("full", bucket.id, (summary, raw, bucket_form)))
-        full.append((bucket, raw))
-        if added:
-            state.stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
-            bucket.committed = True
-            table.ever_committed[slot] = True
-        groups[bucket.ns] = (ops, full, n + added)
-
-    def _drain_table(self, groups: dict, table: Any) -> None:
-        """One journal record with the new rows of every dirty bucket of ``table``."""
-        slots = np.flatnonzero(table.dirty)
-        table.dirty[slots] = False
-        if not len(slots):
-            return
-        lo = table.durable[slots]
-        hi = table.count[slots]
-        keep = hi > lo
-        slots, lo, hi = slots[keep], lo[keep], hi[keep]
-        buckets = [table.buckets[slot] for slot in slots.tolist()]
-        state = self.catalog.get(table.ns)
-        if state is None:
-            return
-        live = state.live
-        alive = [b is not None and live.get(b.id) is b for b in buckets]
-        if not all(alive):
-            mask = np.asarray(alive, bool)
-            slots, lo, hi = slots[mask], lo[mask], hi[mask]
-            buckets = [b for b, a in zip(buckets, alive, strict=True) if a]
-        if not buckets:
-            return
-        ops, full, n = groups.setdefault(table.ns, ([], [], 0))
-        log = self.logs.get(table.ns)
-        if log is None:
-            log = self.logs[table.ns] = commitlog.CommitLog(table.ns)
-        payload = commitlog.build_record(table, table.ns, buckets, slots, lo, hi)
-        ops.append(("record", log.add(buckets, hi.tolist()), payload))
-        first = ~table.ever_committed[slots]
-        stats = state.stats
-        stats["numBucketInserts"] += int(first.sum())
-        stats["numBucketUpdates"] += int(len(slots) - first.sum())
-        table.ever_committed[slots] = True
-        table.durable[slots] = hi
-        for bucket in buckets:
-            bucket.committed = True
-        groups[table.ns] = (ops, full, n + int((hi - lo).sum()))
-
     async def _run(self) -> None:
         try:
             while self._waiters:
                 # Let inserts whose frames already arrived route their measurements first (one pass of
                 # the ready tasks): they join this commit instead of waiting a whole fsync for the next.
                 await asyncio.sleep(0)
+                if self._routing:
+                    self._draining.clear()
+                    await self._routed.wait()
                 waiters, self._waiters = self._waiters, []
-                groups = self._drain()
-                errors: dict[str, BaseException] = {}
-                futures = {ns: self.engine.write(_apply(ns, ops, self.counters)) for ns, (ops, _, _) in groups.items() if ops}
-                for ns, fut in futures.items():
-                    try:
-                        for entry, seq in await asyncio.wrap_future(fut):
-                            entry[0] = seq
-                    except BaseException as exc:  # noqa: BLE001 - handed to the waiting inserts
-                        errors[ns] = exc
-                self.groups += 1
-                for ns, (ops, full, count) in groups.items():
-                    state = self.catalog.get(ns)
-                    if ns in errors or state is None:
-                        continue
-                    if count or any(op[0] != "trim" for op in ops):
-                        state.stats["numCommits"] += 1
-                    state.stats["numMeasurementsCommitted"] += count
-                    for bucket, raw in full:
-                        self.catalog.written_full(bucket, raw)
+                try:
+                    plans = drain(self.catalog, self.logs)
+                finally:
+                    self._draining.set()
+                errors = await self._apply(plans)
                 for future, namespaces in waiters:
                     if future.done():
                         continue
@@ -332,156 +369,75 @@ class Committer:
         finally:
             self._running = False
 
-    async def forget_collection(self, ns: str) -> None:
-        """The collection is being dropped: forget its buckets and trim their journal streams."""
-        streams = [stream_of(b.id) for b in self.catalog.live_buckets(ns)]
-        if self.logs.pop(ns, None) is not None:
-            streams.append(commitlog.stream_of_collection(ns))
-        self.catalog.forget(ns)
-        if streams:
-            def fn(w: Any) -> None:
-                for stream in streams:
-                    drop_stream(w, stream)
+    async def _apply(self, plans: dict[str, CollectionPlan]) -> dict[str, BaseException]:
+        futures = {ns: self.engine.write(plan.write_fn()) for ns, plan in plans.items()}
+        errors: dict[str, BaseException] = {}
+        for ns, fut in futures.items():
+            plan = plans[ns]
+            try:
+                result = await asyncio.wrap_future(fut)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting inserts
+                errors[ns] = exc
+                plan.abort(self.catalog)
+                log.warning("time-series commit of %s failed: %s", ns, exc)
+                continue
+            plan.finish(self.catalog, self.logs, self.counters, result)
+        return errors
 
-            await asyncio.wrap_future(self.engine.write(fn))
+    # -- collections
+    async def forget_collection(self, ns: str) -> None:
+        """The collection is being dropped: forget its buckets and its journal records."""
+        self.catalog.forget(ns)
+        self.logs.pop(ns, None)
+        stream = journal.stream_of(ns)
+        await asyncio.wrap_future(self.engine.write(lambda w: w.journal_drop(stream)))
 
     async def close_collection(self, ns: str) -> None:
-        """Close every live bucket of ``ns`` and wait until each is written in full (then the catalog
-        no longer holds them). Used before operations that rewrite or delete stored buckets directly.
+        """Close every live bucket of ``ns`` and wait until each is written in full (then it leaves
+        memory). Used before operations that write the buckets collection directly; raises when the
+        writes fail (the buckets then stay in memory, nothing is lost).
 
-        The buckets are closed in one step on the event loop (and the archive is cleared), so inserts
-        arriving meanwhile open new buckets instead of reviving the closed ones: the wait is bounded
-        even under continuous ingest."""
+        The buckets are closed in one step on the event loop, so inserts arriving meanwhile open new
+        buckets instead of reviving the closed ones: the wait is bounded even under continuous ingest."""
         if self.catalog.close_all(ns):
             await self.commit((ns,))
 
     async def checkpoint(self, *, force: bool = False) -> int:
-        """Write journaled buckets in full and drop their journal streams; returns buckets written.
-        ``force``: every journaled bucket (else only those that doubled since their last full write)."""
+        """Write journaled buckets in full; returns buckets marked. ``force``: every journaled bucket
+        (else only those that doubled since their last full write)."""
         marked = self.catalog.checkpoint_all(force=force)
         if marked:
             await self.commit(())
         return marked
 
-    def start_checkpointer(self) -> None:
+    def start_maintenance(self) -> None:
+        """Archived buckets not reopened for a while leave memory; periodic checkpoints."""
         async def loop() -> None:
+            waited = 0.0
             while True:
-                await asyncio.sleep(self.checkpoint_interval)
+                await asyncio.sleep(RETIRE_INTERVAL_SECONDS)
+                waited += RETIRE_INTERVAL_SECONDS
                 try:
-                    await self.checkpoint()
-                except Exception:  # noqa: BLE001 - keep checkpointing; the journal still holds the data
-                    log.exception("time-series checkpoint failed")
+                    marked = self.catalog.retire_idle_archived()
+                    if waited >= self.checkpoint_interval:
+                        waited = 0.0
+                        marked += self.catalog.checkpoint_all()
+                    if marked:
+                        await self.commit(())
+                except Exception:  # noqa: BLE001 - keep going; the journal still holds the data
+                    log.exception("time-series maintenance commit failed")
 
-        self._checkpointer = asyncio.get_running_loop().create_task(loop())
+        self._maintenance = asyncio.get_running_loop().create_task(loop())
 
     async def close(self) -> None:
-        """Shutdown: write every live bucket in full (a restart closes all buckets)."""
-        if self._checkpointer is not None:
-            self._checkpointer.cancel()
+        """Shutdown: write every live bucket with journaled or pending rows in full."""
+        if self._maintenance is not None:
+            self._maintenance.cancel()
             with contextlib.suppress(BaseException):
-                await self._checkpointer
+                await self._maintenance
         for state in self.catalog.collections.values():
             for bucket in state.live.values():
-                if bucket.journaled or bucket.pending:
-                    bucket.needs_full = True
-                    self.catalog.dirty[id(bucket)] = bucket
+                if bucket.count > bucket.stored_count:
+                    self.catalog.mark_full(bucket)
         if self.catalog.dirty:
             await self.commit(())
-
-
-# ------------------------------------------------------------------ recovery
-
-
-def recover(engine: Any) -> int:
-    """Replay the time-series journal into full bucket documents; returns the buckets rebuilt.
-
-    Column-wise records (``commitlog``) first, in seq order and idempotently by position, then the
-    general-path buckets' own streams (a bucket converted to the general path is written in full
-    before its own stream starts, so its stream only continues the rows its records hold)."""
-    streams: dict[bytes, list[tuple[dict, list[dict]]]] = {}
-    table_records: dict[bytes, list[bytes]] = {}
-    with engine.read() as r:
-        for stream, _seq, payload in r.journal_scan():
-            stream = bytes(stream)
-            if stream.startswith(commitlog.STREAM_PREFIX):
-                table_records.setdefault(stream, []).append(bytes(payload))
-            elif stream.startswith(JOURNAL_PREFIX):
-                streams.setdefault(stream, []).append(parse_journal_record(bytes(payload)))
-    if not streams and not table_records:
-        return 0
-
-    def fn(w: Any) -> int:
-        rebuilt: dict[Any, tuple[Any, OpenBucket]] = {}
-        for stream, payloads in table_records.items():
-            for payload in payloads:
-                _replay_record(w, payload, rebuilt)
-            drop_stream(w, stream)
-        for stream, records in streams.items():
-            first = records[0][0]
-            info = w.get_collection(first["ns"])
-            if info is not None:
-                known = rebuilt.get(first["id"])
-                rebuilt[first["id"]] = (info, _rebuild(w, info, records, known[1] if known else None))
-            drop_stream(w, stream)
-        for info, bucket in rebuilt.values():
-            write_full_document(w, info, bucket.document())
-        return len(rebuilt)
-
-    rebuilt = engine.write(fn).result()
-    log.info("time-series recovery rebuilt %d bucket(s) from the journal", rebuilt)
-    return rebuilt
-
-
-def _replay_record(w: Any, payload: bytes, rebuilt: dict) -> None:
-    header, entries = commitlog.parse_record(payload)
-    info = w.get_collection(header["ns"])
-    if info is None:
-        return
-    options = ts_options.from_document((info.options or {}).get("timeseries") or {"timeField": header["tf"]})
-    time_field, meta_field = options.time_field, options.meta_field
-    for bucket_id, lo, hi, new, rows in entries:
-        known = rebuilt.get(bucket_id)
-        bucket = known[1] if known else None
-        if bucket is None:
-            raw = w.get(info, clustered_rid(bucket_id))
-            if raw is not None:
-                bucket = OpenBucket.from_document(decode(raw), info.ns, time_field, meta_field)
-            elif new is not None:
-                bucket = OpenBucket(bucket_id, info.ns, time_field, meta_field, new.get("meta", MISSING),
-                                    new["start"])
-            else:
-                continue  # written in full and since removed (drop, TTL, delete): nothing to restore
-        if not lo <= bucket.count < hi:
-            if bucket.count < lo:
-                log.warning("time-series recovery: bucket %s holds %d rows, its record starts at %d",
-                            bucket_id, bucket.count, lo)
-            continue
-        for measurement in rows[bucket.count - lo:]:
-            time_value = measurement[time_field]
-            bucket.append(measurement, date_ms(time_value), time_value)
-        rebuilt[bucket_id] = (info, bucket)
-
-
-def _rebuild(w: Any, info: Any, records: list[tuple[dict, list[dict]]], bucket: OpenBucket | None = None) -> OpenBucket:
-    options = ts_options.from_document((info.options or {}).get("timeseries") or {"timeField": records[0][0]["tf"]})
-    time_field, meta_field = options.time_field, options.meta_field
-    bucket_id = records[0][0]["id"]
-    raw = w.get(info, clustered_rid(bucket_id)) if bucket is None else None
-    if bucket is not None:
-        pass
-    elif raw is not None:
-        bucket = OpenBucket.from_document(decode(raw), info.ns, time_field, meta_field)
-    else:
-        first = next((header for header, _ in records if "start" in header), None)
-        sample = records[0][1][0]
-        if first is not None:
-            start, meta = first["start"], first.get("meta", MISSING)
-        else:  # the stream lost its first record (a failed commit): derive from the measurements
-            start = round_start_seconds(date_ms(sample[time_field]), options.bucket_rounding_seconds)
-            meta = sample.get(meta_field, MISSING) if meta_field is not None else MISSING
-        bucket = OpenBucket(bucket_id, info.ns, time_field, meta_field, meta, start)
-    for _header, measurements in records:
-        for measurement in measurements:
-            time_value = measurement[time_field]
-            bucket.append(measurement, date_ms(time_value), time_value)
-    return bucket

@@ -13,7 +13,7 @@ from typing import Any
 
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
-from server.query import plan as planner
+from server.query.index_keys import index_key_map
 from server.timeseries import options as ts_options
 from server.timeseries.indexes import default_index_specs
 
@@ -61,7 +61,7 @@ def _insert_view(w: Any, db: str, view_doc: dict) -> None:
     info = _views_info(w, db)
     if info is None:
         info = w.create_collection(f"{db}.{SYSTEM_VIEWS}", {})
-    w.insert(info, encode(view_doc), planner.index_key_map(info.indexes, view_doc))
+    w.insert(info, encode(view_doc), index_key_map(info.indexes, view_doc))
 
 
 def _delete_view(w: Any, db: str, name: str) -> bool:
@@ -69,7 +69,7 @@ def _delete_view(w: Any, db: str, name: str) -> bool:
     if rid is None:
         return False
     info = _views_info(w, db)
-    w.delete(info, rid, planner.index_key_map(info.indexes, doc))
+    w.delete(info, rid, index_key_map(info.indexes, doc))
     return True
 
 

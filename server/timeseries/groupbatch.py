@@ -29,12 +29,10 @@ from typing import Any
 import numpy as np
 from bson import encode as bson_encode
 
-from protocol.codec import decode
 from server.query.pipeline import PipelineContext
 from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
 from server.timeseries.bucketcache import CACHE
-from server.timeseries.buckets import MISSING, unpack_document
-from server.timeseries.densecolumns import decoded, fast_arrays, fast_key, live_arrays
+from server.timeseries.densecolumns import fast_arrays, fast_key
 from server.timeseries.groupruns import (
     Runs,
     bucket_runs,
@@ -45,8 +43,6 @@ from server.timeseries.groupruns import (
     truncated,
 )
 from server.timeseries.groupstate import DenseGroups, supports
-from server.timeseries.rawcolumns import PackedColumn
-from server.timeseries.stored import LiveCandidate, StoredCandidate
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _EXACT_SUM = float(2**53)
@@ -61,20 +57,10 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
 # ------------------------------------------------------------------ execution
 
 
-def resolved(items: Iterable[Any]) -> Iterator[dict]:
-    """The bucket documents of a columnar read's items (candidates resolved, columns decoded)."""
-    for item in items:
-        if isinstance(item, (StoredCandidate, LiveCandidate)):
-            item = item.document()
-            if item is None:
-                continue
-        yield decoded(item)
-
-
 def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
         info: dict, ctx: PipelineContext | None = None) -> Iterator[dict]:
-    """The ``$group`` output over ``buckets`` (documents, or ``StoredCandidate``/``LiveCandidate``
-    items; first-seen group order, like the generic stage).
+    """The ``$group`` output over ``buckets`` (bucket views already accepted by the bucket predicate;
+    first-seen group order, like the generic stage).
 
     ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
     when the bucket predicate is exact)."""
@@ -82,26 +68,15 @@ def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] 
     batch = _Batch(group, ctx, info)
     max_buckets = TOPK_BATCH_BUCKETS if group.topk is not None else None
     tf, mf = group.time_field, group.meta_field
-    for item in buckets:
-        if isinstance(item, StoredCandidate):
-            if batch.take_whole(item.bucket):
-                bucket = None
-            else:
-                bucket = item.document()
-                if bucket is None:
-                    continue  # rejected by the bucket predicate
-        elif isinstance(item, LiveCandidate):
-            bucket = None if batch.take_live(item.bucket) else item.document()
-        else:
-            bucket = item
-        if bucket is not None:
+    for view in buckets:
+        if not batch.take_whole(view):
             info["bucketsUnpacked"] += 1
-            fast = fast_arrays(bucket, group)
+            fast = fast_arrays(view, group)
             if fast is None:
                 batch.flush()
                 batch.materialize()
                 docs = []
-                for m in unpack_document(decoded(bucket), tf, mf, fields):
+                for m in view.measurements(fields, time_field=tf, meta_field=mf):
                     info["measurementsUnpacked"] += 1
                     if event_filter is None or event_filter(m):
                         docs.append(m)
@@ -109,23 +84,22 @@ def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] 
                 batch.groups.add_all(docs)
                 continue
             info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-            batch.add(bucket, *fast)
+            batch.add(view, *fast)
         if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
             batch.flush()
     batch.flush()
     yield from batch.results()
 
 
-def _meta_token(bucket: dict) -> bytes:
+def _meta_token(view: Any) -> bytes:
     """The bucket's meta as BSON (equal tokens: the same group keys), remembered for stored buckets."""
-    column = bucket["data"].get(next(iter(bucket["data"]), None))
-    entry = column.source.cached if isinstance(column, PackedColumn) else None
+    entry = view.cached
     if entry is not None:
         token = entry.memo.get("meta token")
         if token is None:
-            token = entry.memo["meta token"] = bson_encode({"m": bucket["meta"]})
+            token = entry.memo["meta token"] = bson_encode({"m": view.summary()["meta"]})
         return token
-    return bson_encode({"m": bucket["meta"]})
+    return bson_encode({"m": view.summary()["meta"]})
 
 
 class _Batch:
@@ -165,9 +139,9 @@ class _Batch:
         return index
 
     def take_whole(self, bucket: Any) -> bool:
-        """Take a stored bucket from its remembered parts alone when every row of it passes a filter
-        that has no meta part (the bucket predicate could then only accept it); False otherwise (the
-        caller goes the ordinary way, which remembers those parts for the next read)."""
+        """Take a stored bucket from its remembered parts alone when every row of it passes the filter
+        (decided from its remembered column ranges); False otherwise (the caller goes the ordinary way,
+        which remembers those parts for the next read)."""
         group = self.group
         entry = bucket.cached
         if self.dense is None or not group.conditions_exact or entry is None:
@@ -195,32 +169,14 @@ class _Batch:
         self.rows += len(times)
         return True
 
-    def take_live(self, bucket: Any) -> bool:
-        """Take a live column-wise bucket from a copy of its rows; False when it cannot be."""
-        found = live_arrays(bucket, self.group)
-        if found is None:
-            return False
-        times, arrays = found
-        info = self.info
-        info["bucketsUnpacked"] += 1
-        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-        info["measurementsUnpacked"] += len(times)
-        token = None
-        meta = None
-        if self.group.meta_field is not None and bucket.meta is not MISSING:
-            token = bson_encode({"m": bucket.meta})
-            meta = decode(token)["m"]  # what the bucket's document holds
-        self.pending.append((times, arrays, self._meta(token, meta), len(self.pending), None))
-        self.rows += len(times)
-        return True
-
-    def add(self, bucket: dict, times: np.ndarray, arrays: dict) -> None:
+    def add(self, view: Any, times: np.ndarray, arrays: dict) -> None:
         mf = self.group.meta_field
-        has_meta = mf is not None and "meta" in bucket
-        index = self._meta(_meta_token(bucket) if has_meta else None, bucket.get("meta"))
+        summary = view.summary()
+        has_meta = mf is not None and "meta" in summary
+        index = self._meta(_meta_token(view) if has_meta else None, summary.get("meta"))
         whole = None
         if self.dense is not None:  # a stored bucket every row of which passes: its remembered runs
-            found = _remembered_runs(bucket, self.group, times, arrays, self._runs_key)
+            found = _remembered_runs(view, self.group, times, arrays, self._runs_key)
             if found is not None and passes_all(found[1], self.group):
                 whole = found[0]
         self.pending.append((times, arrays, index, len(self.pending), whole))
@@ -357,12 +313,11 @@ def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
     return np.flatnonzero(cut)
 
 
-def _remembered_runs(bucket: dict, group: Any, times: np.ndarray, arrays: dict,
+def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict,
                      memo_key: tuple) -> tuple[Runs, dict] | None:
     """(whole-bucket runs, filter column ranges) of a stored bucket, remembered with its cached parts
     (they depend only on its content and the group's shape); None for other buckets."""
-    column = bucket["data"].get(group.time_field)
-    entry = column.source.cached if isinstance(column, PackedColumn) else None
+    entry = view.cached
     if entry is None:
         return None
     found = entry.memo.get(memo_key)

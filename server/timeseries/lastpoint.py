@@ -2,16 +2,16 @@
 only ``$first`` accumulators. Every group's first document is the latest measurement of some series
 (distinct meta value), so the buckets holding each series' latest time, restricted to their rows at
 that time, carry the whole answer; they are yielded in the order the full scan would meet them
-(stored ones in ``_id`` order, a live bucket in place of its stored version, live-only ones last), so
-ties in the ``$sort`` resolve the same way.
+(stored ones in ``_id`` order, an in-memory bucket in place of its stored version, memory-only ones
+last), so ties in the ``$sort`` resolve the same way.
 
 Finding them takes every bucket's summary (``_id``/``control.max``/``meta``): one pass over the stored
 values, where a bucket already seen (same packed bytes, ``bucketcache``) costs a dictionary lookup and
-a new or changed one a prefix-only decode (storage/bucket_reader.py). The buckets index
-``{meta, control.min.t, control.max.t}`` could list the candidates in O(series) instead, but only if
-it is known not to be multikey: a bucket whose meta is a one-element array ``[v]`` is indexed under
-``v`` exactly like the series ``v``, so walking ``v``'s newest entries could miss the array series'
-latest bucket, and the time-series write paths do not record multikeyness yet.
+a new or changed one a prefix-only decode. What that pass derives (per series its buckets by latest
+time, which record holds each ``_id``) is kept in ``bucketcache.SNAPSHOTS`` for the LMDB snapshot it
+was derived from: used only while nothing at all was committed since. The buckets index could list
+the candidates in O(series) instead, but a bucket whose meta is a one-element array ``[v]`` is indexed
+under ``v`` like the series ``v``, and the write paths do not record multikeyness.
 """
 
 from __future__ import annotations
@@ -20,19 +20,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from bson import encode as bson_encode
 
-from protocol.codec import CODEC_OPTIONS, decode
-from server.timeseries import stored
+from server.query import interrupt
+from server.timeseries import scan, stored
 from server.timeseries.bucketcache import SNAPSHOTS
-from server.timeseries.buckets import MISSING, date_ms, meta_key
-from server.timeseries.columnvalues import python_value
+from server.timeseries.bucketdoc import MISSING, date_ms, meta_key
+from server.timeseries.columns import DATE
 from server.timeseries.deps import refs
-from server.timeseries.stored import StoredBucket, live_snapshot
-from storage.bucket_codec import WIDTH
 
 _NO_TIME = -(2**63)
-_DATE = 0x09
 
 
 def is_lastpoint(pipeline: list[dict], time_field: str, meta_field: str | None) -> bool:
@@ -55,29 +51,65 @@ def is_lastpoint(pipeline: list[dict], time_field: str, meta_field: str | None) 
                for name, acc in group.items() if name != "_id")
 
 
-def latest_buckets(server: Any, ns: str, time_field: str, stats: dict,
-                   columns: set[str] | None) -> Iterator[dict]:
+class LatestRows:
+    """A bucket view restricted to its rows at its latest time (``measurements`` only)."""
+
+    __slots__ = ("view", "positions")
+    cached = None
+
+    def __init__(self, view: Any, positions: np.ndarray | None):
+        self.view, self.positions = view, positions
+
+    def summary(self) -> dict:
+        return self.view.summary()
+
+    def measurements(self, fields: Any = None, positions: Any = None, *, time_field: str,
+                     meta_field: str | None) -> Iterator[dict]:
+        """The rows, remembered with what the bucket's rows derive (each read gets its own dicts)."""
+        memo = self.view.derived()
+        key = ("latest rows", time_field, meta_field, None if fields is None else frozenset(fields))
+        rows = memo.get(key)
+        if rows is None:
+            rows = memo[key] = list(self.view.measurements(fields, self.positions, time_field=time_field,
+                                                           meta_field=meta_field))
+        return (dict(row) for row in rows)
+
+
+def latest_buckets(server: Any, ns: str, time_field: str, stats: dict) -> Iterator[LatestRows]:
     """For every series, its bucket(s) holding its latest time, restricted to the rows at that time."""
     engine = server.engine
     attempts = 3  # commits racing the read: start over, at last accept rows read after the facts
     for attempt in range(attempts):
-        snapshot = live_snapshot(server, ns, None, None)
+        live = scan.live_views(server, ns)
         facts = stored_facts(engine, ns, time_field)
-        scanned: dict = {}
-        remembered = _LIVE_REMEMBERED.get(ns, {})
-        live = [_LiveFacts(bucket, time_field, remembered) for bucket in snapshot.values()]
-        winners = _winners(facts, live, scanned)
-        docs = facts.rows(engine, ns, [ref for _, ref in winners if isinstance(ref, bytes)], time_field,
-                          columns, strict=attempt < attempts - 1)
-        if docs is not None:
+        winners, scanned = _winners(facts, live, time_field)
+        views = facts.views(engine, ns, [ref for _, ref in winners if isinstance(ref, bytes)],
+                            strict=attempt < attempts - 1)
+        if views is not None:
             break
-    stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned["bucketsScanned"]
-    out = [ref.rows() if not isinstance(ref, bytes) else docs.get(ref) for _position, ref in winners]
-    kept: dict = {}
-    for item in live:  # only the buckets live now: the others are forgotten
-        item.remember(kept)
-    _LIVE_REMEMBERED[ns] = kept
-    yield from (doc for doc in out if doc is not None)
+    stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned
+    for _position, ref in winners:
+        view = views.get(ref) if isinstance(ref, bytes) else ref
+        if view is not None:
+            yield LatestRows(view, latest_positions(view, time_field))
+
+
+def latest_positions(view: Any, time_field: str) -> np.ndarray | None:
+    """Positions of the rows at the bucket's latest time (remembered with what the bucket's rows
+    derive); None when the time column is not dense (the whole bucket is read)."""
+    memo = view.derived()
+    memo_key = ("latest positions", time_field)
+    if memo_key in memo:
+        return memo[memo_key]
+    found = view.dense(time_field)
+    positions = None
+    if found is not None and found[0] == DATE and len(found[1]) >= 2:
+        times = found[1]
+        positions = (times == times.max()).nonzero()[0]
+        if len(positions) == len(times):
+            positions = None
+    memo[memo_key] = positions
+    return positions
 
 
 def _series_facts(summary: dict, time_field: str) -> tuple[Any, int]:
@@ -87,7 +119,7 @@ def _series_facts(summary: dict, time_field: str) -> tuple[Any, int]:
             latest if latest is not None else _NO_TIME)
 
 
-def _facts(bucket: StoredBucket, time_field: str) -> tuple[Any, Any, int]:
+def _facts(bucket: Any, time_field: str) -> tuple[Any, Any, int]:
     """(bucket _id, series key, latest ms) of a stored bucket, remembered with its cached parts."""
     entry = bucket.cached
     memo_key = ("lastpoint", time_field)
@@ -109,46 +141,27 @@ class StoredFacts:
     """What lastpoint needs of every stored bucket of a collection, from one pass over the stored
     values: per series its buckets by latest time (newest first, then record id), and which record
     holds each bucket ``_id``. Kept in ``bucketcache.SNAPSHOTS`` when the pass saw one snapshot
-    (``snapshot`` is then its id, else None), with the latest-rows documents built from it."""
+    (``snapshot`` is then its id, else None)."""
 
     def __init__(self, snapshot: int | None):
         self.snapshot = snapshot
         self.count = 0
         self.rid_of: dict[Any, bytes] = {}
         self.by_series: dict[Any, list[tuple[int, bytes]]] = {}
-        self.buckets: dict[bytes, StoredBucket] = {}  # each series' newest buckets, from the pass
-        self._rows: dict[tuple, dict] = {}
+        self.buckets: dict[bytes, Any] = {}  # each series' newest buckets, from the pass
 
-    def rows(self, engine: Any, ns: str, rids: list[bytes], time_field: str,
-             columns: set[str] | None, strict: bool = True) -> dict[bytes, dict] | None:
-        """The latest-rows document of each of ``rids`` (remembered); None when a bucket had to be
-        read again and storage no longer holds this snapshot (the caller starts over); with
-        ``strict`` False, what storage holds now (records gone meanwhile are left out)."""
-        wanted = frozenset(columns) if columns is not None else None
-        out = {}
-        missing = []
-        for rid in rids:
-            doc = self._rows.get((rid, wanted))
-            if doc is None:
-                missing.append(rid)
-            else:
-                out[rid] = doc
-        if not missing:
-            return out
-        found = [self.buckets[rid] for rid in missing if rid in self.buckets]
-        unread = [rid for rid in missing if rid not in self.buckets]
+    def views(self, engine: Any, ns: str, rids: list[bytes], strict: bool = True) -> dict[bytes, Any] | None:
+        """The stored buckets of ``rids`` (from the pass, or read again in one transaction that must
+        see this snapshot: None when it does not, the caller starts over; with ``strict`` False, what
+        storage holds now)."""
+        out = {rid: self.buckets[rid] for rid in rids if rid in self.buckets}
+        unread = [rid for rid in rids if rid not in out]
         if unread:
             read = stored.get_at(engine, ns, unread, self.snapshot) \
                 if strict and self.snapshot is not None else list(stored.get_many(engine, ns, unread))
             if read is None or (strict and len(read) != len(unread)):
                 return None
-            found.extend(read)
-        for bucket in found:
-            rows = _latest_rows_packed(bucket, time_field, columns)
-            doc = rows if rows is not None else latest_rows(bucket.select(columns), time_field)
-            out[bucket.rid] = doc
-            if self.snapshot is not None:
-                self._rows[(bucket.rid, wanted)] = doc
+            out.update((bucket.rid, bucket) for bucket in read)
         return out
 
 
@@ -162,6 +175,7 @@ def stored_facts(engine: Any, ns: str, time_field: str) -> StoredFacts:
     facts = StoredFacts(before)
     newest: dict[Any, tuple[int, list[bytes]]] = {}  # series -> its latest time, the buckets reaching it
     for bucket in stored.scan(engine, ns, chunk_size=1024):
+        interrupt.tick(16)  # a summary costs ~16 documents' worth of a scan
         bucket_id, series, latest = _facts(bucket, time_field)
         facts.count += 1
         facts.rid_of[bucket_id] = bucket.rid
@@ -185,111 +199,25 @@ def stored_facts(engine: Any, ns: str, time_field: str) -> StoredFacts:
     return facts
 
 
-# ------------------------------------------------------------------ live buckets and the winners
+# ------------------------------------------------------------------ in-memory buckets and the winners
 
 
-class _LiveFacts:
-    """A live bucket's series key and latest time, and its rows at that time (``rows()``).
-
-    A column-wise bucket's rows below its count never change (append-only slot rows, and a slot is
-    reused only by another bucket object), so what was derived from its first ``n`` rows is kept per
-    bucket object (``remembered``: {bucket: (n, latest, rows document or None)}) and reused while its
-    count is still ``n``."""
-
-    __slots__ = ("bucket", "time_field", "series", "latest", "n", "_columns", "_doc")
-
-    def __init__(self, bucket: Any, time_field: str, remembered: dict):
-        self.bucket, self.time_field = bucket, time_field
-        self._columns = self._doc = None
-        self.n = -1
-        if hasattr(bucket, "rows_copy") and _plain_layout(bucket):
-            self.series = bucket.key
-            found = remembered.get(bucket)
-            if found is not None and found[0] == bucket.count:
-                self.n, self.latest, self._doc = found
-                return
-            # its time column only; the other values are read at the latest rows when needed
-            copied = bucket.rows_copy([time_field])
-            if copied is not None:
-                self._columns = copied
-                self.n = copied[0]
-                self.latest = int(copied[1][time_field].max()) if copied[0] else _NO_TIME
-                return
-        self.series, self.latest = _series_facts(bucket.summary(), time_field)
-
-    def rows(self) -> dict:
-        if self._doc is None and self._columns is None and self.n >= 0:  # remembered, but not its rows
-            copied = self.bucket.rows_copy([self.time_field])
-            if copied is not None and copied[0] >= self.n:
-                self._columns = (self.n, {self.time_field: copied[1][self.time_field][:self.n]})
-        if self._doc is None and self._columns is not None:
-            self._doc = _columnar_latest_rows(self.bucket, self.time_field, *self._columns)
-        if self._doc is not None:
-            return self._doc
-        return latest_rows(self.bucket.document(), self.time_field)
-
-    def remember(self, into: dict) -> None:
-        if self.n >= 0:
-            into[self.bucket] = (self.n, self.latest, self._doc)
-
-
-# per namespace: what was derived from its live column-wise buckets at the last lastpoint read
-_LIVE_REMEMBERED: dict[str, dict] = {}
-
-
-def _plain_layout(bucket: Any) -> bool:
-    """A column-wise bucket whose columns ``python_value`` turns into what decoding gives (constants
-    are strings or null) and whose time column is the table's date column."""
-    table = bucket.table
-    return (table.kinds.get(bucket.time_field) == _DATE and bucket.time_field not in table.constants
-            and all(value is None or type(value) is str for value in table.constants.values()))
-
-
-def _columnar_latest_rows(bucket: Any, time_field: str, n: int, columns: dict) -> dict | None:
-    """``latest_rows(bucket.document())`` built from the bucket's first ``n`` rows (``columns``: its
-    copied time column): only the values at the latest time are read and become Python values. None
-    when the bucket left memory meanwhile (its document then holds the rows)."""
-    table = bucket.table
-    doc: dict[str, Any] = {"_id": bucket.id}
-    if bucket.meta is not MISSING:
-        doc["meta"] = decode(bson_encode({"m": bucket.meta}, codec_options=CODEC_OPTIONS))["m"]
-    if n == 0:
-        doc["data"] = {name: {} for name in table.order}
-        return doc
-    times = columns[time_field]
-    keep = (times == times.max()).nonzero()[0] if n >= 2 else np.arange(n)
-    values = bucket.values_at([name for name in table.order if name != time_field], keep)
-    if values is None:
-        return None
-    values[time_field] = times[keep]
-    keys = [str(position) for position in keep.tolist()]
-    data = {}
-    for name in table.order:
-        if name in table.constants:
-            data[name] = dict.fromkeys(keys, table.constants[name])
-        else:
-            kind = table.kinds[name]
-            data[name] = dict(zip(keys, (python_value(kind, v) for v in values[name]), strict=True))
-    doc["data"] = data
-    return doc
-
-
-def _winners(facts: StoredFacts, live: list[_LiveFacts], stats: dict) -> list[tuple[tuple, Any]]:
-    """(position, record id | live facts) of every bucket holding its series' latest time, in the
-    order the full scan meets them: stored records by record id (a live bucket in place of its stored
-    version), then live buckets never stored, by ``_id``."""
+def _winners(facts: StoredFacts, live: dict, time_field: str) -> tuple[list[tuple[tuple, Any]], int]:
+    """(position, record id | live view) of every bucket holding its series' latest time, in the order
+    the full scan meets them: stored records by record id (an in-memory bucket in place of its stored
+    version), then memory-only buckets by ``_id``; and the buckets examined."""
     replaced = {}
-    live_by_series: dict[Any, list[_LiveFacts]] = {}
-    for item in live:
-        rid = facts.rid_of.get(item.bucket.id)
+    live_by_series: dict[Any, list[tuple[int, Any]]] = {}
+    for bucket_id, view in live.items():
+        rid = facts.rid_of.get(bucket_id)
         if rid is not None:
-            replaced[rid] = item
-        live_by_series.setdefault(item.series, []).append(item)
-    stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + facts.count + len(live) - len(replaced)
+            replaced[rid] = view
+        series, latest = _series_facts(view.summary(), time_field)
+        live_by_series.setdefault(series, []).append((latest, view))
     out: list[tuple[tuple, Any]] = []
     for series in facts.by_series.keys() | live_by_series.keys():
         candidates = live_by_series.get(series, ())
-        best = max((item.latest for item in candidates), default=None)
+        best = max((latest for latest, _ in candidates), default=None)
         entries = [entry for entry in facts.by_series.get(series, ()) if entry[1] not in replaced] \
             if replaced else facts.by_series.get(series, ())
         if entries and (best is None or entries[0][0] > best):
@@ -298,82 +226,9 @@ def _winners(facts: StoredFacts, live: list[_LiveFacts], stats: dict) -> list[tu
             if latest != best:
                 break
             out.append(((0, rid), rid))
-        for item in candidates:
-            if item.latest == best:
-                rid = facts.rid_of.get(item.bucket.id)
-                out.append(((0, rid) if rid is not None else (1, item.bucket.id), item))
+        for latest, view in candidates:
+            if latest == best:
+                rid = facts.rid_of.get(view.id)
+                out.append(((0, rid) if rid is not None else (1, view.id), view))
     out.sort(key=lambda found: found[0])
-    return out
-
-
-# ------------------------------------------------------------------ the rows at the latest time
-
-
-def latest_rows(bucket: dict, time_field: str) -> dict:
-    """``bucket`` restricted to its measurements at its latest time (within one bucket the meta is
-    constant, so a row at an earlier time never sorts first in its group). Buckets with a sparse
-    column are kept whole: dropping rows could make the column dense and change field order."""
-    data = bucket.get("data")
-    times = data.get(time_field) if isinstance(data, dict) else None
-    if not isinstance(times, dict) or len(times) < 2:
-        return bucket
-    positions = list(times)
-    if not all(isinstance(column, dict) and list(column) == positions for column in data.values()):
-        return bucket
-    latest = max(times.values(), key=date_ms_or_min)
-    keep = [key for key, value in times.items() if value == latest and type(value) is type(latest)]
-    if len(keep) == len(times):
-        return bucket
-    restricted = dict(bucket)
-    restricted["data"] = {field: {key: column[key] for key in keep} for field, column in data.items()}
-    return restricted
-
-
-def date_ms_or_min(value: Any) -> int:
-    ms = date_ms(value)
-    return ms if ms is not None else _NO_TIME
-
-
-def _latest_rows_packed(bucket: StoredBucket, time_field: str, columns: set[str] | None) -> dict | None:
-    """``latest_rows(bucket.select(columns))`` for a bucket-codec record whose selected columns are all
-    dense and fixed-width, decoding only the rows at the latest time (remembered with the bucket's
-    cached parts: the result is shared, like every cached value); None otherwise."""
-    if columns is None:
-        return None  # without a column selection the whole document (every top-level field) is wanted
-    entry = bucket.cached
-    memo_key = ("latest rows", time_field, frozenset(columns))
-    if entry is not None and memo_key in entry.memo:
-        return entry.memo[memo_key]
-    doc = _build_latest_rows(bucket, time_field, columns)
-    if entry is not None:
-        entry.memo[memo_key] = doc
-    return doc
-
-
-def _build_latest_rows(bucket: StoredBucket, time_field: str, columns: set[str]) -> dict | None:
-    all_names = bucket.column_names()
-    if all_names is None:
-        return None
-    names = [name for name in all_names if name in columns]
-    found = bucket.column_values(time_field) if time_field in names else None
-    if found is None or found[0] != _DATE or not len(found[1]):
-        return None
-    times = found[1]
-    dense = {}
-    for name in names:
-        column = bucket.column_values(name)
-        if column is None or len(column[1]) != len(times):
-            return None
-        dense[name] = column
-    keep = (times == times.max()).nonzero()[0]
-    keys = [str(position).encode() + b"\x00" for position in keep.tolist()]
-    data = {}
-    for name, (btype, values) in dense.items():
-        width = WIDTH[btype]
-        raw = values[keep].tobytes()
-        head = bytes((btype,))
-        body = b"".join(head + key + raw[i * width:(i + 1) * width] for i, key in enumerate(keys))
-        data[name] = decode((len(body) + 5).to_bytes(4, "little") + body + b"\x00")
-    doc = dict(bucket.summary())
-    doc["data"] = data
-    return doc
+    return out, facts.count + len(live) - len(replaced)

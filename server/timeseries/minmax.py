@@ -18,14 +18,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-
-def _date_ms(value: Any) -> int | None:
-    # buckets.py owns date handling and imports this module: import at call time to avoid a cycle
-    from server.timeseries.buckets import date_ms
-
-    return date_ms(value)
-
-
+from server.timeseries.bucketdoc import date_ms
 
 # Canonical type classes (MongoDB's canonicalizeBSONType): values of different classes are
 # incompatible in one bucket (schema change); numbers of every width share one class.
@@ -72,7 +65,7 @@ def compare_same_class(a: Any, b: Any) -> int:
             return 0 if x_nan and y_nan else (-1 if x_nan else 1)
         return (x > y) - (x < y)
     if cls == DATE:
-        x, y = _date_ms(a), _date_ms(b)
+        x, y = date_ms(a), date_ms(b)
         return (x > y) - (x < y)
     if cls == BINARY:
         x = (len(a), getattr(a, "subtype", 0), bytes(a))

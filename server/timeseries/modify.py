@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.timeseries import indexes as ts_indexes
+from server.query.match import parse_filter
+from server.timeseries.batch import document_of_rows
+from server.timeseries.bucketdoc import MISSING, date_ms, normalize_meta
+from server.timeseries.filters import derive
 from server.timeseries.indexes import meta_subpath
 
 _LOGICAL = ("$and", "$or", "$nor")
@@ -200,8 +203,9 @@ class DeletePlan:
     limit_one: bool
 
 
-def plan_delete(statement: Any, time_field: str, meta_field: str | None) -> DeletePlan:
-    """Plan one ``deletes`` entry ``{q, limit}`` (7.0 arbitrary deletes: any filter is accepted)."""
+def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: int) -> DeletePlan:
+    """Plan one ``deletes`` entry ``{q, limit}`` (7.0 arbitrary deletes: any filter is accepted);
+    ``span``: the collection's bucketMaxSpanSeconds (bounds bucket starts)."""
     if not isinstance(statement, dict):
         raise MongoError(ErrorCode.TypeMismatch, "Each delete statement must be an object")
     query = statement.get("q")
@@ -219,15 +223,8 @@ def plan_delete(statement: Any, time_field: str, meta_field: str | None) -> Dele
     limit_one = limit == 1
     if not limit_one and (not query or (meta_field is not None and is_meta_only(query, meta_field))):
         return DeletePlan(True, translate_meta_query(query, meta_field) if query else {}, query, False)
-    return DeletePlan(False, loose_bucket_filter(query, time_field, meta_field), query, limit_one)
-
-
-def loose_bucket_filter(
-    query: dict, time_field: str, meta_field: str | None, span: int | None = None
-) -> dict:
-    """A bucket-level filter every bucket holding a matching measurement satisfies (see
-    ``indexes.loose_bucket_filter``)."""
-    return ts_indexes.loose_bucket_filter(query, time_field, meta_field, span)
+    # the bucket-level filter every bucket holding a matching measurement satisfies: the one derivation
+    return DeletePlan(False, derive(parse_filter(query), time_field, meta_field, span).mql, query, limit_one)
 
 
 def bucket_measurement_count(bucket: dict, time_field: str) -> int:
@@ -243,15 +240,9 @@ def repack(bucket: dict, remaining: list[dict], time_field: str, meta_field: str
     """
     if not remaining:
         return None
-    from server.timeseries.buckets import MISSING, OpenBucket, date_ms, normalize_meta
-
     start_ms = date_ms(bucket["control"]["min"][time_field])
     meta = normalize_meta(bucket["meta"]) if "meta" in bucket else MISSING
-    packed = OpenBucket(bucket["_id"], "", time_field, meta_field, meta, start_ms // 1000)
-    for measurement in remaining:
-        time_value = measurement[time_field]
-        packed.append(measurement, date_ms(time_value), time_value)
-    doc = dict(packed.document())
+    doc = document_of_rows(remaining, time_field, meta_field, bucket["_id"], meta, start_ms // 1000)
     if "meta" in bucket:
         doc["meta"] = bucket["meta"]
     return doc

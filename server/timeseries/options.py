@@ -15,6 +15,8 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import GENERIC_ARGUMENTS
+from server.query.expr_base import type_name
 
 GRANULARITY_PRESETS: dict[str, tuple[int, int]] = {
     # granularity: (bucketRoundingSeconds, bucketMaxSpanSeconds)
@@ -31,46 +33,13 @@ TIMESERIES_KEYS = ("timeField", "metaField", "granularity", "bucketMaxSpanSecond
 ALLOWED_WITH_TIMESERIES = frozenset(
     {"storageEngine", "indexOptionDefaults", "collation", "timeseries", "expireAfterSeconds", "temp"}
 )
-# ... and generic command arguments, which are never create options.
-GENERIC_ARGUMENTS = frozenset(
-    {
-        "create", "$db", "writeConcern", "comment", "lsid", "txnNumber", "autocommit", "startTransaction",
-        "$clusterTime", "$readPreference", "readConcern", "maxTimeMS", "apiVersion", "apiStrict",
-        "apiDeprecationErrors", "$audit", "$client", "mayBypassWriteBlocking", "$configServerState",
-    }
-)
 MAX_EXPIRE_AFTER_SECONDS = 2**62 - 1  # NumberLong("4611686018427387904") is rejected
-
-
-def bson_type_name(value: Any) -> str:
-    """MongoDB's type name for ``value`` as used in IDL error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "long" if type(value).__name__ == "Int64" or not -(2**31) <= value < 2**31 else "int"
-    if isinstance(value, float):
-        return "double"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, Decimal128):
-        return "decimal"
-    return {
-        "datetime": "date", "DatetimeMS": "date", "ObjectId": "objectId", "Binary": "binData",
-        "bytes": "binData", "Timestamp": "timestamp", "Regex": "regex", "MinKey": "minKey",
-        "MaxKey": "maxKey", "Code": "javascript", "UUID": "binData",
-    }.get(type(value).__name__, type(value).__name__)
 
 
 def _wrong_type(field: str, value: Any, expected: str) -> MongoError:
     return MongoError(
         ErrorCode.TypeMismatch,
-        f"BSON field '{field}' is the wrong type '{bson_type_name(value)}', expected type '{expected}'",
+        f"BSON field '{field}' is the wrong type '{type_name(value)}', expected type '{expected}'",
     )
 
 
@@ -127,7 +96,7 @@ def _safe_int(field: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal128)):
         raise MongoError(
             ErrorCode.TypeMismatch,
-            f"BSON field '{field}' is the wrong type '{bson_type_name(value)}', "
+            f"BSON field '{field}' is the wrong type '{type_name(value)}', "
             "expected types '[long, int, decimal, double]'",
         )
     number = float(value.to_decimal()) if isinstance(value, Decimal128) else value
@@ -277,7 +246,7 @@ def parse_create(db: str, cmd: dict[str, Any]) -> CreateRequest:
     name = cmd["create"]
     ns = f"{db}.{name}"
     for key, value in cmd.items():
-        if key in GENERIC_ARGUMENTS or key in ALLOWED_WITH_TIMESERIES:
+        if key == "create" or key in GENERIC_ARGUMENTS or key in ALLOWED_WITH_TIMESERIES:
             continue
         if key == "capped" and value is False:
             continue

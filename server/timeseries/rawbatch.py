@@ -248,7 +248,25 @@ def parse(buffer: bytes, offsets: list[int], time_field: str, meta_field: str | 
     return _parse(buffer, offsets, layout)
 
 
+PARSE_CHUNK = 8192  # documents per NumPy pass: a worker thread parsing a large insert lets the loop run
+
+
 def _parse(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None:
+    """``_parse_chunk`` a chunk at a time (each NumPy call holds the GIL: keep them short)."""
+    if len(offsets) <= PARSE_CHUNK:
+        return _parse_chunk(buffer, offsets, layout)
+    parts = []
+    for start in range(0, len(offsets), PARSE_CHUNK):
+        part = _parse_chunk(buffer, offsets[start:start + PARSE_CHUNK], layout)
+        if part is None:
+            return None
+        parts.append(part)
+    columns = {name: np.concatenate([part.columns[name] for part in parts]) for name in parts[0].columns}
+    metas = None if parts[0].metas is None else [meta for part in parts for meta in part.metas]
+    return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, buffer, offsets)
+
+
+def _parse_chunk(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None:
     data = np.frombuffer(buffer, np.uint8)
     starts = np.asarray(offsets, np.int64)
     if int(starts[-1]) + layout.window > data.size:  # the last window runs past the buffer: pad a copy

@@ -1,10 +1,10 @@
-"""Stored buckets as the read paths see them: a packed record read in a short transaction and decoded
-afterwards only as far as the reader needs (storage/bucket_reader.py for bucket-codec values).
+"""Stored buckets as the read paths see them (the bucketview interface): a packed record read in a short
+transaction and decoded afterwards only as far as the reader needs (storage/bucket_reader.py for
+bucket-codec values), plus ``DocumentBucket``, the same interface over an already decoded document.
 
-``StoredBucket`` answers ``summary()`` (``{_id, control, meta?}``: pruning, lastpoint), ``document()``
-(the whole bucket) and ``partial(columns)`` (the summary plus only some ``data`` columns; with
-``RawColumns`` the columns stay undecoded: ``bytes`` of their BSON, or a ``PackedColumn`` straight
-from the bucket codec). Every form equals what decoding the whole record and picking from it gives.
+``StoredBucket`` answers ``summary()`` from the codec's prefix (no column rebuilt), ``dense(name)``
+straight to NumPy, ``measurements`` / ``document`` / ``select(columns)`` by decoding only what they
+return. What it decodes is kept in ``bucketcache.CACHE``, keyed by the exact packed bytes.
 
 The readers below open a fresh read transaction per chunk and copy the packed values out, so nothing
 is held while a cursor is suspended; decoding happens after the transaction.
@@ -15,22 +15,71 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import numpy as np
 from bson.raw_bson import RawBSONDocument
 
 from protocol.codec import RAW_CODEC_OPTIONS, decode
 from server.timeseries import rawcolumns
 from server.timeseries.bucketcache import CACHE, CachedBucket
-from server.timeseries.rawcolumns import PackedColumn
+from server.timeseries.bucketdoc import POS_KEYS, unpack_document
+from server.timeseries.columns import (
+    BOOL,
+    DATE,
+    DOUBLE,
+    INT32,
+    INT64,
+    OID,
+    python_values,
+    to_array,
+    typed_kind,
+)
 from storage.bucket_reader import BucketReader
 
 CHUNK = 128
+_TYPED_CODEC = {DOUBLE, DATE, INT64, INT32, BOOL, OID}
 
 
-class RawColumns(frozenset):
-    """A ``columns`` set asking for the selected data columns undecoded (columnar reads)."""
+class _Unpacking:
+    """``measurements`` over ``select`` (shared by both stored forms)."""
+
+    def measurements(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
+                     meta_field: str | None) -> Iterator[dict]:
+        if positions is not None:
+            rows = self._dense_rows(fields, positions, time_field, meta_field)
+            if rows is not None:
+                return iter(rows)
+        doc = self.select(None if fields is None else set(fields) | {time_field})
+        if positions is not None:
+            doc = _restricted(doc, positions)
+        return unpack_document(doc, time_field, meta_field, fields)
+
+    def _dense_rows(self, fields: Any, positions: np.ndarray, time_field: str, meta_field: str | None) -> list | None:
+        """The rows at ``positions`` built from dense typed columns alone (None unless every selected
+        column is one): only those rows become Python values."""
+        wanted = None if fields is None else set(fields)
+        names = [n for n in self.column_names() if wanted is None or n in wanted or n == time_field]
+        if time_field not in names:
+            return None
+        columns = {}
+        for name in names:
+            found = self.dense(name)
+            if found is None:
+                return None
+            columns[name] = python_values(found[0], found[1][positions])
+        order = [time_field] if wanted is None or time_field in wanted else []
+        values = [columns[time_field]] if order else []
+        summary = self.summary()
+        if meta_field is not None and "meta" in summary and (wanted is None or meta_field in wanted):
+            order.append(meta_field)
+            values.append([summary["meta"]] * len(positions))
+        for name in names:
+            if name != time_field:
+                order.append(name)
+                values.append(columns[name])
+        return [dict(zip(order, row, strict=True)) for row in zip(*values, strict=True)]
 
 
-class StoredBucket:
+class StoredBucket(_Unpacking):
     """One stored bucket record, decoded lazily; decoded parts are shared through ``bucketcache.CACHE``
     (keyed by the exact packed value ``stored``, which identifies the record's content)."""
 
@@ -51,6 +100,15 @@ class StoredBucket:
     @property
     def cached(self) -> CachedBucket | None:
         return self._entry
+
+    @property
+    def id(self) -> Any:
+        return self.summary()["_id"]
+
+    def derived(self) -> dict:
+        """A memo for what reads derive from these stored bytes (the cache entry's; a fresh dict when
+        caching is off)."""
+        return self._entry.memo if self._entry is not None else {}
 
     def summary(self) -> dict:
         """``{_id, control, meta?}`` without decoding any data column (shared: do not mutate)."""
@@ -76,26 +134,42 @@ class StoredBucket:
             CACHE.set_summary(entry, summary, size)
         return summary
 
-    def column_names(self) -> list[str] | None:
-        """``data`` field names in stored order (None unless a bucket-codec record)."""
+    def column_names(self) -> list[str]:
+        """``data`` field names in stored order."""
         entry = self._entry
         if entry is not None and "names" in entry.memo:
             return entry.memo["names"]
         opened = self.opened()
-        names = opened.column_names() if isinstance(opened, BucketReader) else None
+        if isinstance(opened, BucketReader):
+            names = opened.column_names()
+        else:
+            names = _bson_column_names(opened)
         if entry is not None:
             entry.memo["names"] = names
         return names
 
-    def column_values(self, name: str) -> tuple[int, Any] | None:
-        """(bson type, values) of a dense fixed-width column of a bucket-codec record, else None."""
+    def dense(self, name: str) -> tuple[int, np.ndarray] | None:
+        """(BSON type, read-only values) of a dense fixed-width column, else None."""
         entry = self._entry
         if entry is not None and name in entry.columns:
             return entry.columns[name]
         opened = self.opened()
-        column = opened.column_values(name) if isinstance(opened, BucketReader) else None
+        if isinstance(opened, BucketReader):
+            column = opened.column_values(name)
+            if column is not None:
+                kind, values = column
+                if kind not in _TYPED_CODEC:
+                    column = None
+                elif kind == OID:
+                    column = (kind, np.ascontiguousarray(values).view("V12").reshape(-1))
+                elif kind == BOOL:
+                    column = (kind, values.view("?"))
+        else:
+            column = _dense_of(rawcolumns.raw_columns(opened, [name]) or {}, name)
         if entry is not None:
             CACHE.set_column(entry, name, column)
+        elif column is not None:
+            column[1].flags.writeable = False
         return column
 
     def column_bson(self, name: str) -> bytes | None:
@@ -106,24 +180,115 @@ class StoredBucket:
         opened = self.opened()
         return decode(opened.document() if isinstance(opened, BucketReader) else opened)
 
-    def partial(self, columns: set[str]) -> dict:
-        """The summary plus only the ``columns`` of ``data`` (in stored order); undecoded with
-        ``RawColumns``."""
+    def select(self, columns: set[str] | None) -> dict:
+        """The summary plus only the ``columns`` of ``data`` (in stored order); all when None."""
+        if columns is None:
+            return self.document()
         doc = dict(self.summary())
-        names = self.column_names()
-        if names is None:
-            doc["data"] = bson_columns(self.opened(), columns)
-            return doc
-        names = [name for name in names if name in columns]
-        if isinstance(columns, RawColumns):
-            doc["data"] = {name: PackedColumn(self, name) for name in names}
+        opened = self.opened()
+        if isinstance(opened, BucketReader):
+            doc["data"] = {name: decode(opened.column_bson(name)) for name in opened.column_names() if name in columns}
         else:
-            doc["data"] = {name: decode(self.column_bson(name)) for name in names}
+            doc["data"] = bson_columns(opened, columns)
         return doc
 
+
+class DocumentBucket(_Unpacking):
+    """The bucketview interface over a decoded v1 document (a bucket that left memory mid-read, a
+    bucket document given by a client)."""
+
+    __slots__ = ("doc",)
+    cached = None
+
+    def __init__(self, doc: dict):
+        self.doc = doc
+
+    @property
+    def id(self) -> Any:
+        return self.doc.get("_id")
+
+    def derived(self) -> dict:
+        return {}
+
+    def summary(self) -> dict:
+        out = {"_id": self.doc.get("_id"), "control": self.doc.get("control")}
+        if "meta" in self.doc:
+            out["meta"] = self.doc["meta"]
+        return out
+
+    def column_names(self) -> list[str]:
+        return list(self.doc.get("data") or {})
+
+    def dense(self, name: str) -> tuple[int, np.ndarray] | None:
+        column = (self.doc.get("data") or {}).get(name)
+        return _dense_of_dict(column) if isinstance(column, dict) else None
+
+    def document(self) -> dict:
+        return self.doc
+
     def select(self, columns: set[str] | None) -> dict:
-        """``document()`` when ``columns`` is None, else ``partial(columns)``."""
-        return self.document() if columns is None else self.partial(columns)
+        if columns is None:
+            return self.doc
+        doc = self.summary()
+        doc["data"] = {k: v for k, v in (self.doc.get("data") or {}).items() if k in columns}
+        return doc
+
+
+def document_bucket(doc: dict) -> DocumentBucket:
+    return DocumentBucket(doc)
+
+
+def _dense_of_dict(column: dict) -> tuple[int, np.ndarray] | None:
+    n = len(column)
+    if not n or n > len(POS_KEYS) or list(column) != POS_KEYS[:n]:
+        return None
+    values = list(column.values())
+    kind = typed_kind(values[0])
+    if kind is None or any(typed_kind(v) != kind for v in values):
+        return None
+    array = to_array(kind, values)
+    array.flags.writeable = False
+    return kind, array
+
+
+def _dense_of(columns: dict, name: str) -> tuple[int, np.ndarray] | None:
+    """A dense double/date column of a BSON record straight from its bytes, else from its values."""
+    raw = columns.get(name)
+    if isinstance(raw, bytes):
+        for kind in (DOUBLE, DATE):
+            n = rawcolumns.column_length(raw)
+            values = rawcolumns.parse_column(raw, n, kind) if n else None
+            if values is not None:
+                return kind, values
+        decoded = decode(raw)
+        return _dense_of_dict(decoded) if isinstance(decoded, dict) else None
+    return None
+
+
+def _bson_column_names(raw: bytes) -> list[str]:
+    top = rawcolumns.elements(raw)
+    if top is not None and "data" in top and raw[top["data"][0]] == 0x03:
+        _, value, stop = top["data"]
+        columns = rawcolumns.elements(raw[value:stop])
+        if columns is not None:
+            return list(columns)
+    return list(decode(raw).get("data") or {})
+
+
+def _restricted(doc: dict, positions: np.ndarray) -> dict:
+    """``doc`` restricted to the rows at ``positions`` — when every column holds every row (dropping
+    rows from a bucket with a sparse column could make it dense and change the field order)."""
+    data = doc.get("data")
+    if not isinstance(data, dict) or not data:
+        return doc
+    n = max(len(c) for c in data.values() if isinstance(c, dict))
+    keys = POS_KEYS[:n] if n <= len(POS_KEYS) else [str(i) for i in range(n)]
+    if not all(isinstance(c, dict) and list(c) == keys for c in data.values()):
+        return doc
+    keep = [keys[i] for i in positions.tolist()]
+    restricted = dict(doc)
+    restricted["data"] = {field: {key: column[key] for key in keep} for field, column in data.items()}
+    return restricted
 
 
 def bson_summary(raw: bytes) -> dict:
@@ -146,17 +311,12 @@ def bson_summary(raw: bytes) -> dict:
 
 
 def bson_columns(raw: bytes, columns: set[str]) -> dict:
-    """``data`` of a bucket's BSON restricted to ``columns`` (raw BSON ``bytes`` with ``RawColumns``)."""
-    if isinstance(columns, RawColumns):
-        data_columns = rawcolumns.raw_columns(raw, columns)
-        if data_columns is not None:
-            return data_columns
+    """``data`` of a bucket's BSON restricted to ``columns`` (decoded)."""
     head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
     data = head.get("data")
     if not isinstance(data, RawBSONDocument):
         return {}
-    convert = (lambda v: bytes(v.raw)) if isinstance(columns, RawColumns) else (lambda v: decode(v.raw))
-    return {field: convert(data[field]) if isinstance(data[field], RawBSONDocument) else data[field]
+    return {field: decode(data[field].raw) if isinstance(data[field], RawBSONDocument) else data[field]
             for field in data if field in columns}
 
 
@@ -166,56 +326,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
-
-# ------------------------------------------------------------------ live buckets
-
-
-def live_snapshot(server: Any, ns: str, lo_s: int | None, hi_s: int | None) -> dict:
-    """The catalog's live buckets of ``ns`` (by ``_id``) when the read starts. Their documents are built
-    only when yielded (buckets only grow, so a reader sees at least what was acknowledged before it
-    started), after the bucket predicate accepted their cheap ``summary()``."""
-    catalog = getattr(server, "bucket_catalog", None)
-    if catalog is None:
-        return {}
-    snapshot = {}
-    for bucket in catalog.live_buckets(ns):
-        if (lo_s is not None and bucket.start_s < lo_s) or (hi_s is not None and bucket.start_s > hi_s):
-            continue
-        snapshot[bucket.id] = bucket
-    return snapshot
-
-
-def accept_live(bucket: Any, predicate: Any) -> bool:
-    return predicate is None or predicate(bucket.summary())
-
-
-class StoredCandidate:
-    """A stored bucket a columnar read may take without building its partial document: ``document()``
-    is what the plain scan would have yielded (None when the bucket predicate rejects it)."""
-
-    __slots__ = ("bucket", "predicate", "columns")
-
-    def __init__(self, bucket: StoredBucket, predicate: Any, columns: set[str] | None):
-        self.bucket, self.predicate, self.columns = bucket, predicate, columns
-
-    def document(self) -> dict | None:
-        if self.predicate is not None and not self.predicate(self.bucket.summary()):
-            return None
-        return self.bucket.select(self.columns)
-
-
-class LiveCandidate:
-    """A live bucket (already accepted by the bucket predicate) a columnar read may take as arrays;
-    ``document()`` is what the plain scan would have yielded."""
-
-    __slots__ = ("bucket",)
-
-    def __init__(self, bucket: Any):
-        self.bucket = bucket
-
-    def document(self) -> dict:
-        return self.bucket.document()
 
 
 # ------------------------------------------------------------------ readers

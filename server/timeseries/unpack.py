@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.timeseries.buckets import unpack_document
+from server.timeseries.bucketdoc import unpack_document
 
 
 @dataclass(frozen=True)

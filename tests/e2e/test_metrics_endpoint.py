@@ -50,6 +50,10 @@ def test_metrics_are_served_in_prometheus_text_format(start_server):
     inf = samples[("tidemark_command_duration_seconds_bucket", (("command", "find"), ("le", "+Inf")))]
     assert inf == samples[("tidemark_command_duration_seconds_count", (("command", "find"),))] >= 1
     assert samples[("tidemark_bucket_catalog_num_open_buckets", ())] >= 2  # the two series just written
+    assert samples[("tidemark_bucket_catalog_num_commits", ())] >= 1  # bucket catalog commits and sizes
+    assert samples[("tidemark_bucket_catalog_num_measurements_committed", ())] >= 6
+    assert samples[("tidemark_bucket_catalog_avg_num_measurements_per_commit", ())] >= 1
+    assert ("tidemark_bucket_catalog_num_buckets_closed_due_to_count", ()) in samples  # closes by reason
     assert samples[("tidemark_storage_data_bytes", ())] > 0
     assert samples[("tidemark_storage_file_bytes", ())] > 0
     assert samples[("tidemark_storage_group_commits_total", ())] >= 1
@@ -72,3 +76,24 @@ def test_a_taken_metrics_port_stops_start_up_with_exit_48(tmp_path, start_server
                              str(tmp_path / "other"), "--metricsPort", str(first.port)],
                             capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 48 and "Address already in use" in result.stderr
+
+
+def _log_entries(server) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in server.log_text().splitlines() if line.startswith("{")]
+
+
+def test_metrics_port_with_auth_warns_that_it_is_not_behind_authentication(start_server):
+    port = free_port()
+    server = start_server(args=("--auth", "--metricsPort", str(port)))
+    warnings = [e for e in _log_entries(server) if e.get("id") == 4615613]
+    assert len(warnings) == 1, server.log_text()[-2000:]
+    warning = warnings[0]
+    assert warning["s"] == "W" and "trusted interface" in warning["msg"]
+    assert "not protected by access control" in warning["msg"]
+    assert warning["attr"]["port"] == port and warning["attr"]["address"] == "127.0.0.1"
+    # without --auth the whole server is open (mongod's own warning 22120 says so): no second warning
+    open_server = start_server(args=("--metricsPort", str(free_port())))
+    assert not [e for e in _log_entries(open_server) if e.get("id") == 4615613]
+    assert [e for e in _log_entries(open_server) if e.get("id") == 22120]

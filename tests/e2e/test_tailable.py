@@ -164,3 +164,104 @@ def test_dropping_the_collection_kills_its_tailable_cursors(db):
     with pytest.raises(OperationFailure) as e:
         db.command("getMore", cursor_id, collection="feed")
     assert e.value.code == 43
+
+
+class _WaitingGetMore:
+    """An awaitData getMore with a long await time (60 s), in a thread; ``.outcome`` is its reply or error."""
+
+    def __init__(self, db, cursor_id, comment: str):
+        self.outcome = None
+
+        def run():
+            try:
+                self.outcome = db.command("getMore", cursor_id, collection="feed", maxTimeMS=60_000,
+                                          comment=comment)
+            except Exception as exc:  # noqa: BLE001 - asserted by the test
+                self.outcome = exc
+
+        self.started = time.monotonic()
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+
+    def join(self, timeout: float = 30) -> float:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the getMore is still waiting"
+        return time.monotonic() - self.started
+
+
+def _waiting_op(client, comment: str, timeout: float = 20) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ops = client.admin.command({"currentOp": 1, "command.comment": comment})["inprog"]
+        if ops:
+            return ops[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no running getMore with comment {comment!r}")
+
+
+@pytest.mark.commands("currentOp", "killOp")
+def test_kill_op_wakes_a_waiting_await_data_getmore_which_answers_11601_at_once(db, client, server):
+    _capped(db, docs=1)
+    cursor_id = db.command("find", "feed", tailable=True, awaitData=True)["cursor"]["id"]
+    other = server.client()
+    waiting = _WaitingGetMore(other[db.name], cursor_id, "await-kill")
+    op = _waiting_op(client, "await-kill")
+    # currentOp shows the waiting getMore and the cursor it waits on; the cursor is not listed idle
+    assert op["op"] == "getmore" and op["ns"] == f"{db.name}.feed" and op["active"] is True
+    assert op["command"]["getMore"] == cursor_id and op["command"]["collection"] == "feed"
+    assert op["cursor"]["cursorId"] == cursor_id
+    assert op["cursor"]["tailable"] is True and op["cursor"]["awaitData"] is True
+    idle = list(client.admin.aggregate([{"$currentOp": {"idleCursors": True}},
+                                        {"$match": {"type": "idleCursor", "cursor.cursorId": cursor_id}}]))
+    assert idle == []
+    time.sleep(0.3)
+    assert waiting.outcome is None  # still waiting (60 s)
+    started = time.monotonic()
+    client.admin.command("killOp", op=op["opid"])
+    waiting.join()
+    assert time.monotonic() - started < 10  # at once, not after the 60 s await time
+    assert isinstance(waiting.outcome, OperationFailure) and waiting.outcome.code == 11601
+    assert waiting.outcome.details["errmsg"] == "operation was interrupted"
+    assert client.admin.command({"currentOp": 1, "command.comment": "await-kill"})["inprog"] == []
+    # as in mongod, a failed getMore takes its cursor along
+    with pytest.raises(OperationFailure) as err:
+        db.command("getMore", cursor_id, collection="feed", maxTimeMS=10)
+    assert err.value.code == 43
+    other.close()
+
+
+def test_a_getmore_awaiting_data_ends_at_its_max_time_ms_and_other_waiters_keep_waiting(db, server):
+    _capped(db, docs=1)
+    first = db.command("find", "feed", tailable=True, awaitData=True)["cursor"]["id"]
+    second = db.command("find", "feed", tailable=True, awaitData=True)["cursor"]["id"]
+    other = server.client()
+    long_wait = _WaitingGetMore(other[db.name], second, "await-long")
+    started = time.monotonic()
+    reply = db.command("getMore", first, collection="feed", maxTimeMS=400)
+    assert reply["cursor"]["nextBatch"] == [] and reply["cursor"]["id"] == first
+    assert 0.3 < time.monotonic() - started < 10
+    time.sleep(0.2)
+    assert long_wait.outcome is None  # the other getMore on the namespace still waits
+    db.feed.insert_one({"_id": 1})  # ... until an insert wakes it
+    long_wait.join()
+    assert [d["_id"] for d in long_wait.outcome["cursor"]["nextBatch"]] == [1]
+    other.close()
+
+
+@pytest.mark.commands("find", "getMore")
+def test_shutdown_wakes_a_waiting_await_data_getmore(start_server):
+    srv = start_server()
+    client = srv.client(retryReads=False)
+    db = client.t
+    _capped(db, docs=1)
+    cursor_id = db.command("find", "feed", tailable=True, awaitData=True)["cursor"]["id"]
+    waiting = _WaitingGetMore(db, cursor_id, "await-shutdown")
+    _waiting_op(srv.client(), "await-shutdown")
+    started = time.monotonic()
+    assert srv.terminate() == 0
+    assert time.monotonic() - started < 6  # not the 60 s await time, nor the 10 s shutdown grace
+    waiting.join()
+    outcome = waiting.outcome
+    assert isinstance(outcome, Exception)  # 11600 InterruptedAtShutdown (or the closed connection)
+    if isinstance(outcome, OperationFailure):
+        assert outcome.code == 11600

@@ -273,8 +273,16 @@ def test_unpack_bucket_stage_on_buckets(db):
 def test_server_status_has_bucket_catalog_section(db, client):
     db.create_collection("c", timeseries={"timeField": "t"})
     db.c.insert_one({"t": T0})
+    before = client.admin.command("serverStatus")["bucketCatalog"]
+    db.c.insert_one({"t": T0 + dt.timedelta(days=1)})  # past the bucket's span: a new bucket
     section = client.admin.command("serverStatus")["bucketCatalog"]
     assert section["numOpenBuckets"] >= 1 and section["memoryUsage"] > 0
+    # mongod appends its global execution stats: commits, measurements per commit, closes by reason
+    assert section["numCommits"] >= before["numCommits"] + 1
+    assert section["numMeasurementsCommitted"] >= before["numMeasurementsCommitted"] + 1
+    assert section["avgNumMeasurementsPerCommit"] >= 1
+    forward = ("numBucketsClosedDueToTimeForward", "numBucketsArchivedDueToTimeForward")
+    assert sum(section[k] for k in forward) >= sum(before[k] for k in forward) + 1
 
 
 @pytest.mark.commands("explain")

@@ -140,4 +140,7 @@ def test_bucket_catalog_statistics_survive_a_granularity_change(db):
     coll.insert_one({"t": T0 + dt.timedelta(days=3), "m": 1})
     stats = db.command("collStats", "c")["timeseries"]
     assert stats["numMeasurementsCommitted"] == 2
-    assert stats["bucketCount"] == 2
+    # the first bucket (start T0) holds T0 + 3 days under the new 30-day span: 7.0 reopens it by query
+    assert stats["bucketCount"] == 1 and stats["numBucketsReopened"] == 1
+    coll.insert_one({"t": T0 + dt.timedelta(days=40), "m": 1})
+    assert db.command("collStats", "c")["timeseries"]["bucketCount"] == 2

@@ -1,33 +1,24 @@
-"""v1 bucket documents: meta normalization, control min/max, sparse columns, unpack (spec §2, §3.6)."""
+"""v1 bucket documents of the bucket model: meta normalization, control min/max, sparse columns, unpack,
+schema classes (spec §2, §3.6)."""
 
 import datetime as dt
 
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
+from harness.timeseries import Engine, document
 
-from server.timeseries.buckets import (
+from server.timeseries import rules
+from server.timeseries.bucketdoc import (
     MISSING,
-    SCHEMA,
-    OpenBucket,
     date_ms,
     meta_key,
-    new_bucket_id,
     normalize_meta,
     round_start_seconds,
     unpack_document,
 )
 
 T0 = dt.datetime(2021, 5, 18, 0, 0)
-
-
-def make_bucket(meta=MISSING, start=T0):
-    start_s = round_start_seconds(date_ms(start), 60)
-    return OpenBucket(new_bucket_id(start_s), "db.system.buckets.c", "t", "m", meta, start_s)
-
-
-def add(bucket, measurement):
-    bucket.append(measurement, date_ms(measurement["t"]), measurement["t"])
 
 
 def test_meta_objects_are_normalized_recursively_and_arrays_keep_order():
@@ -50,18 +41,20 @@ def test_bucket_start_rounds_down_including_before_epoch():
 
 
 def test_bucket_id_timestamp_is_the_rounded_start():
-    bucket = make_bucket(start=dt.datetime(2021, 5, 18, 20, 10, 14))
-    assert bucket.id.generation_time.replace(tzinfo=None) == dt.datetime(2021, 5, 18, 20, 10)
-    assert make_bucket().id != make_bucket().id
+    engine = Engine()
+    first = engine.put({"t": dt.datetime(2021, 5, 18, 20, 10, 14), "m": 1})
+    assert first.id.generation_time.replace(tzinfo=None) == dt.datetime(2021, 5, 18, 20, 10)
+    assert engine.put({"t": T0, "m": 2}).id != first.id
 
 
 def test_document_has_control_min_max_and_sparse_columns():
-    bucket = make_bucket(meta={"sensorId": 5578, "type": "temperature"})
+    engine = Engine()
     ids = [ObjectId() for _ in range(3)]
-    add(bucket, {"_id": ids[0], "t": T0 + dt.timedelta(seconds=5), "temp": 12, "m": {"sensorId": 5578}})
-    add(bucket, {"_id": ids[1], "t": T0 + dt.timedelta(seconds=1), "temp": 11.5})
-    add(bucket, {"_id": ids[2], "t": T0 + dt.timedelta(seconds=9), "temp": 13, "ext1": 1})
-    doc = bucket.document()
+    meta = {"sensorId": 5578, "type": "temperature"}
+    engine.put({"_id": ids[0], "t": T0 + dt.timedelta(seconds=5), "temp": 12, "m": meta})
+    engine.put({"_id": ids[1], "t": T0 + dt.timedelta(seconds=1), "temp": 11.5, "m": meta})
+    bucket = engine.put({"_id": ids[2], "t": T0 + dt.timedelta(seconds=9), "temp": 13, "ext1": 1, "m": meta})
+    doc = document(bucket)
     assert list(doc) == ["_id", "control", "meta", "data"]
     assert doc["control"]["version"] == 1
     assert doc["control"]["min"] == {"t": T0, "_id": min(ids), "temp": 11.5, "ext1": 1}
@@ -73,57 +66,65 @@ def test_document_has_control_min_max_and_sparse_columns():
 
 
 def test_min_max_keep_the_winners_numeric_type():
-    bucket = make_bucket()
+    engine = Engine()
     for value in (1.5, Int64(2), 1, Decimal128("2.5")):
-        add(bucket, {"t": T0, "a": value})
-    control = bucket.document()["control"]
+        bucket = engine.put({"t": T0, "a": value})
+    control = document(bucket)["control"]
     assert control["min"]["a"] == 1 and type(control["min"]["a"]) is int
     assert control["max"]["a"] == Decimal128("2.5")
 
 
 def test_min_max_are_field_wise_for_objects_and_element_wise_for_arrays():
-    bucket = make_bucket()
-    add(bucket, {"t": T0, "a": {"x": 1, "y": 2}, "b": [1, 2], "e": {}})
-    add(bucket, {"t": T0, "a": {"x": 2, "y": 1}, "b": [2, 1, 7], "e": {"x": {"y": 1}}})
-    control = bucket.document()["control"]
+    engine = Engine()
+    engine.put({"t": T0, "a": {"x": 1, "y": 2}, "b": [1, 2], "e": {}})
+    bucket = engine.put({"t": T0, "a": {"x": 2, "y": 1}, "b": [2, 1, 7], "e": {"x": {"y": 1}}})
+    control = document(bucket)["control"]
     assert control["min"]["a"] == {"x": 1, "y": 1} and control["max"]["a"] == {"x": 2, "y": 2}
     assert control["min"]["b"] == [1, 1, 7] and control["max"]["b"] == [2, 2, 7]
     assert control["min"]["e"] == {"x": {"y": 1}}
 
 
 def test_nan_is_the_minimum_number():
-    bucket = make_bucket()
-    add(bucket, {"t": T0, "a": 1.0})
-    add(bucket, {"t": T0, "a": float("nan")})
-    assert bucket.document()["control"]["min"]["a"] != bucket.document()["control"]["min"]["a"]
+    engine = Engine()
+    engine.put({"t": T0, "a": 1.0})
+    bucket = engine.put({"t": T0, "a": float("nan")})
+    minimum = document(bucket)["control"]["min"]["a"]
+    assert minimum != minimum
 
 
 def test_type_class_change_is_a_schema_rollover():
-    bucket = make_bucket()
-    add(bucket, {"t": T0, "a": 1, "o": {"b": 1}})
-    assert bucket.rollover_reason({"t": T0, "a": 2.5}, 1000, 128000, 10, 1 << 24) is None
-    assert bucket.rollover_reason({"t": T0, "a": "x"}, 1000, 128000, 10, 1 << 24) == SCHEMA
-    assert bucket.rollover_reason({"t": T0, "o": {"b": "abc"}}, 1000, 128000, 10, 1 << 24) == SCHEMA
-    assert bucket.rollover_reason({"t": T0, "o": 1}, 1000, 128000, 10, 1 << 24) == SCHEMA
-    assert bucket.rollover_reason({"t": T0, "new": "x"}, 1000, 128000, 10, 1 << 24) is None
+    engine = Engine()
+    bucket = engine.put({"t": T0, "a": 1, "o": {"b": 1}})
+    limits = engine.limits
+
+    def reason(row):
+        return rules.row_reason(bucket, row, 10, limits, "m")
+
+    assert reason({"t": T0, "a": 2.5}) is None
+    assert reason({"t": T0, "a": "x"}) == rules.SCHEMA
+    assert reason({"t": T0, "o": {"b": "abc"}}) == rules.SCHEMA
+    assert reason({"t": T0, "o": 1}) == rules.SCHEMA
+    assert reason({"t": T0, "new": "x"}) is None
 
 
 def test_unpack_puts_time_then_meta_first_and_round_trips_sparse_fields():
-    bucket = make_bucket(meta={"b": 1, "a": 2})
-    measurements = [{"_id": 1, "t": T0, "x": 1, "m": {"b": 1, "a": 2}}, {"_id": 2, "t": T0, "y": "s"}]
-    for m in measurements:
-        add(bucket, m)
-    out = list(unpack_document(bucket.document(), "t", "m"))
+    engine = Engine()
+    for m in [{"_id": 1, "t": T0, "x": 1, "m": {"b": 1, "a": 2}}, {"_id": 2, "t": T0, "y": "s", "m": {"b": 1, "a": 2}}]:
+        bucket = engine.put(m)
+    out = list(unpack_document(document(bucket), "t", "m"))
     assert [list(d)[:2] for d in out] == [["t", "m"], ["t", "m"]]
     assert out == [{"t": T0, "m": {"a": 2, "b": 1}, "_id": 1, "x": 1},
                    {"t": T0, "m": {"a": 2, "b": 1}, "_id": 2, "y": "s"}]
-    assert list(unpack_document(bucket.document(), "t", "m", fields=["x"])) == [{"x": 1}, {}]
+    assert list(unpack_document(document(bucket), "t", "m", fields=["x"])) == [{"x": 1}, {}]
 
 
-def test_bucket_rebuilt_from_its_document_is_identical():
-    bucket = make_bucket(meta="s1")
-    add(bucket, {"t": T0 + dt.timedelta(seconds=3), "v": 1})
-    add(bucket, {"t": T0 + dt.timedelta(seconds=2), "w": [1, {"a": 2}]})
-    rebuilt = OpenBucket.from_document(bucket.document(), bucket.ns, "t", "m")
-    assert rebuilt.document() == bucket.document()
-    assert rebuilt.count == 2
+def test_bucket_loaded_from_its_document_is_identical():
+    engine = Engine()
+    engine.put({"t": T0 + dt.timedelta(seconds=3), "v": 1, "m": "s1"})
+    bucket = engine.put({"t": T0 + dt.timedelta(seconds=2), "w": [1, {"a": 2}], "m": "s1"})
+    doc = document(bucket)
+    other = Engine()
+    sid = other.state.series.sid(meta_key("s1"), "s1")
+    loaded = other.catalog.load(other.state, doc, sid)
+    assert document(loaded) == doc
+    assert loaded.count == 2 and loaded.durable == 2 and loaded.stored_count == 2

@@ -3,29 +3,15 @@ journal records instead of bucket rewrites, recovery, view reads with pruning, d
 
 import asyncio
 import datetime as dt
-from types import SimpleNamespace
 
 import pytest
+from harness.timeseries import Server
 
 from protocol.errors import MongoError
-from server.timeseries import ddl, view, writes
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.commit import Committer, recover
-from storage.engine import open_engine
+from server.commands.timeseries import insert_buckets
+from server.timeseries import ddl, ingest, scan, view
 
 T0 = dt.datetime(2021, 5, 18, 0, 0)
-
-
-class Server:
-    def __init__(self, path):
-        self.engine = open_engine(str(path))
-        recover(self.engine)
-        self.bucket_catalog = BucketCatalog(memory_threshold=1 << 40)
-        self.ts_committer = Committer(self.engine, self.bucket_catalog)
-        self.cursors = None
-
-    def ctx(self, db="db"):
-        return SimpleNamespace(server=self, db=db)
 
 
 @pytest.fixture
@@ -42,7 +28,7 @@ async def create(server, name="weather", **ts):
 
 
 async def insert(server, docs, name="weather", ordered=True):
-    return await writes.insert_measurements(server.ctx(), {"insert": name, "documents": docs, "ordered": ordered,
+    return await ingest.insert_measurements(server.ctx(), {"insert": name, "documents": docs, "ordered": ordered,
                                                            "$db": "db"})
 
 
@@ -58,7 +44,7 @@ def find(server, pipeline=(), name="weather"):
 
 
 def buckets(server, name="weather"):
-    return list(view.bucket_documents(server, f"db.system.buckets.{name}"))
+    return list(scan.bucket_documents(server, f"db.system.buckets.{name}"))
 
 
 async def test_worked_example_round_trips_and_stores_one_sparse_bucket(server):
@@ -120,7 +106,9 @@ async def test_recovery_rebuilds_buckets_from_the_journal(tmp_path):
         docs = buckets(second)
         assert len(docs) == 2 and sum(len(b["data"]["v"]) for b in docs) == 3
         await insert(second, [{"timestamp": T0 + dt.timedelta(seconds=2), "metadata": "a", "v": 4}])
-        assert len(buckets(second)) == 3  # a restart closed all buckets
+        assert len(buckets(second)) == 2  # the series continues in its stored bucket (reopened by query)
+        stats = second.bucket_catalog.collection_stats("db.system.buckets.weather")
+        assert stats["numBucketsReopened"] == 1
     finally:
         second.engine.close()
 
@@ -180,11 +168,10 @@ async def test_direct_bucket_inserts_are_validated_and_visible_through_the_view(
     bucket = {"_id": ObjectId(), "control": {"version": 1, "min": {"timestamp": T0}, "max": {"timestamp": T0}},
               "data": {"timestamp": {"0": T0}, "v": {"0": 7}}}
     ctx = server.ctx()
-    reply = await writes.insert_bucket_documents(ctx, {"insert": "system.buckets.weather", "documents": [bucket],
-                                                       "$db": "db"})
+    reply = await insert_buckets(ctx, {"insert": "system.buckets.weather", "documents": [bucket], "$db": "db"})
     assert reply == {"n": 1}
-    reply = await writes.insert_bucket_documents(ctx, {"insert": "system.buckets.weather",
-                                                       "documents": [{"_id": ObjectId(), "x": 1}], "$db": "db"})
+    reply = await insert_buckets(ctx, {"insert": "system.buckets.weather",
+                                       "documents": [{"_id": ObjectId(), "x": 1}], "$db": "db"})
     assert reply["n"] == 0 and reply["writeErrors"][0]["code"] == 121
     found, _ = find(server)
     assert found == [{"timestamp": T0, "v": 7}]
@@ -234,7 +221,8 @@ async def test_close_collection_writes_live_buckets_and_keeps_stats(server):
     stats = server.bucket_catalog.collection_stats("db.system.buckets.weather")
     assert stats["numMeasurementsCommitted"] == 2
     await insert(server, [{"timestamp": T0, "metadata": "a", "v": 3}])
-    assert len(buckets(server)) == 3  # closed buckets are not reopened by later inserts in the same span
+    assert len(buckets(server)) == 2  # the stored bucket with room is reopened by query
+    assert server.bucket_catalog.collection_stats("db.system.buckets.weather")["numBucketsReopened"] == 1
 
 
 async def test_time_range_queries_find_pre_1970_and_post_2038_measurements(server):
@@ -261,7 +249,7 @@ async def test_random_ingest_with_checkpoints_recovers_every_measurement_exactly
 
     rng = random.Random(5)
     first = Server(tmp_path / "r")
-    first.bucket_catalog.max_count = 50
+    first.params.set_at_runtime("timeseriesBucketMaxCount", 50)
     await create(first)
     inserted = []
     for step in range(120):

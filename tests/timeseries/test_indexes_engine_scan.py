@@ -1,28 +1,18 @@
-"""Reading buckets through a bucket index against the real storage engine (no server)."""
+"""Reading buckets through a bucket index against the real storage engine (no server): scan.index_buckets
+with a plan chosen from the one bucket-filter derivation."""
 
 import datetime as dt
-from types import SimpleNamespace
 
 import pytest
+from harness.timeseries import Server
 
-from server.timeseries import ddl, indexes, writes
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.commit import Committer, recover
-from storage.engine import open_engine
+from server.query.match import parse_filter
+from server.timeseries import ddl, ingest, scan, stored
+from server.timeseries.filters import derive
+from server.timeseries.view import choose_index
 
 T0 = dt.datetime(2024, 1, 1)
 BNS = "db.system.buckets.c"
-
-
-class Server:
-    def __init__(self, path):
-        self.engine = open_engine(str(path))
-        recover(self.engine)
-        self.bucket_catalog = BucketCatalog(memory_threshold=1 << 40)
-        self.ts_committer = Committer(self.engine, self.bucket_catalog)
-
-    def ctx(self):
-        return SimpleNamespace(server=self, db="db")
 
 
 @pytest.fixture
@@ -33,55 +23,49 @@ def server(tmp_path):
 
 
 async def _load(server, sensors=50, per_sensor=3):
-    await ddl.create(
-        server.ctx(), {"create": "c", "timeseries": {"timeField": "t", "metaField": "m"}, "$db": "db"}
-    )
-    docs = [
-        {"t": T0 + dt.timedelta(seconds=i), "m": s, "v": i} for s in range(sensors) for i in range(per_sensor)
-    ]
-    await writes.insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})
-    await server.ts_committer.close()  # write every bucket in full: storage and its indexes hold them all
+    await ddl.create(server.ctx(), {"create": "c", "timeseries": {"timeField": "t", "metaField": "m"}, "$db": "db"})
+    docs = [{"t": T0 + dt.timedelta(seconds=i), "m": s, "v": i} for s in range(sensors) for i in range(per_sensor)]
+    await ingest.insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})
+    await server.ts_committer.close_collection(BNS)  # every bucket in full: storage and its indexes hold them all
 
 
-def _specs(server):
+def _plan(server, flt):
     with server.engine.read() as r:
-        return list(r.get_collection(BNS).indexes)
+        specs = list(r.get_collection(BNS).indexes)
+    bfilter = derive(parse_filter(flt), "t", "m", 3600)
+    return choose_index(specs, bfilter, None, "t", "m"), bfilter
 
 
 async def test_meta_equality_reads_only_the_matching_bucket_through_the_default_index(server):
     await _load(server)
-    server.bucket_catalog.forget(BNS)
-    plan = indexes.bucket_index_plan(_specs(server), {"m": 7}, "t", "m", 3600)
+    plan, bfilter = _plan(server, {"m": 7})
     stats: dict = {}
-    found = list(indexes.indexed_bucket_documents(server, BNS, plan, stats))
-    assert [b["meta"] for b in found] == [7]
-    assert stats["bucketsScanned"] == 1
+    found = list(scan.index_buckets(server, BNS, plan, stats, bfilter.predicate))
+    assert [b.summary()["meta"] for b in found] == [7]
+    assert stats["bucketsScanned"] == 1 and stats["keysExamined"] == 1
 
 
 async def test_in_memory_buckets_are_merged_even_when_the_index_misses_them(server):
     await _load(server, sensors=2)
     docs = [{"t": T0 + dt.timedelta(minutes=5), "m": 99, "v": 0}]  # a new, still open bucket
-    await writes.insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})
-    plan = indexes.bucket_index_plan(_specs(server), {"m": 99}, "t", "m", 3600)
-    metas = [b.get("meta") for b in indexes.indexed_bucket_documents(server, BNS, plan)]
-    assert 99 in metas
+    await ingest.insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})
+    plan, bfilter = _plan(server, {"m": 99})
+    metas = [b.summary().get("meta") for b in scan.index_buckets(server, BNS, plan, None, bfilter.predicate)]
+    assert metas == [99]
 
 
-async def test_chunked_scan_yields_each_bucket_once(server):
+async def test_chunked_reads_yield_each_bucket_once(server, monkeypatch):
     await _load(server, sensors=30)
-    server.bucket_catalog.forget(BNS)
-    plan = indexes.bucket_index_plan(_specs(server), {"m": {"$gte": 0}}, "t", "m", 3600)
-    found = list(indexes.indexed_bucket_documents(server, BNS, plan, chunk=7))
-    assert sorted(b["meta"] for b in found) == list(range(30))
+    monkeypatch.setattr(stored, "CHUNK", 7)
+    plan, _ = _plan(server, {"m": {"$gte": 0}})
+    found = list(scan.index_buckets(server, BNS, plan))
+    assert sorted(b.summary()["meta"] for b in found) == list(range(30))
 
 
 async def test_bucket_predicate_drops_buckets_after_the_index_read(server):
     await _load(server, sensors=5)
-    server.bucket_catalog.forget(BNS)
-    plan = indexes.bucket_index_plan(_specs(server), {"m": {"$gte": 0}}, "t", "m", 3600)
+    plan, _ = _plan(server, {"m": {"$gte": 0}})
     stats: dict = {}
-    found = list(
-        indexes.indexed_bucket_documents(server, BNS, plan, stats, predicate=lambda b: b["meta"] % 2 == 0)
-    )
-    assert sorted(b["meta"] for b in found) == [0, 2, 4]
+    found = list(scan.index_buckets(server, BNS, plan, stats, lambda b: b.summary()["meta"] % 2 == 0))
+    assert sorted(b.summary()["meta"] for b in found) == [0, 2, 4]
     assert stats["bucketsScanned"] == 5

@@ -1,5 +1,5 @@
-"""Column-wise ingest (rawbatch + columnstore + ingest_columns) builds exactly the buckets, sizes and
-statistics of inserting the same measurements one by one through the general path."""
+"""Column-wise ingest (rawbatch -> ColumnBatch -> router's vectorized path) builds exactly the buckets,
+sizes and statistics of inserting the same measurements one by one through the per-document parse."""
 
 import datetime as dt
 import random
@@ -9,24 +9,21 @@ import numpy as np
 import pytest
 from bson.int64 import Int64
 from bson.objectid import ObjectId
+from harness.timeseries import Engine, document
 
 from protocol.codec import CODEC_OPTIONS
-from server.timeseries import rawbatch
-from server.timeseries.buckets import date_ms
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.columnstore import ColumnarBucket
-from server.timeseries.columnvalues import column_bson
-from server.timeseries.options import parse_timeseries
+from server.timeseries import journal, rawbatch
+from server.timeseries.bucketdoc import date_ms
+from server.timeseries.columns import typed_bson
+from server.timeseries.states import State
 
 T0 = dt.datetime(2021, 5, 18, 20, 0, 0)
 
 
-def _catalog(meta_field="m", **limits):
-    catalog = BucketCatalog(memory_threshold=1 << 40, **limits)
-    options = {"timeField": "t"}
-    if meta_field:
-        options["metaField"] = meta_field
-    return catalog, catalog.collection("db.system.buckets.c", parse_timeseries("db.c", options))
+def _engine(meta_field="m", **limits):
+    params = {{"max_count": "timeseriesBucketMaxCount", "max_size": "timeseriesBucketMaxSize"}[k]: v
+              for k, v in limits.items()}
+    return Engine(params=params, metaField=meta_field)
 
 
 def _raw(docs):
@@ -38,32 +35,29 @@ def _raw(docs):
     return b"".join(encoded), offsets
 
 
-def _contents(state):
+def _contents(engine):
     out = []
-    for bucket in state.live.values():
-        doc = bucket.document()
+    for bucket in engine.buckets():
+        doc = document(bucket)
         out.append(repr((bucket.size, bucket.count, doc["control"], doc.get("meta"), doc["data"])))
     return sorted(out)
 
 
 def _one_by_one(batches, meta_field="m", **limits):
-    catalog, state = _catalog(meta_field, **limits)
+    engine = _engine(meta_field, **limits)
     for batch in batches:
         for doc in batch:
-            doc = dict(doc)
-            catalog.insert(state, doc, date_ms(doc["t"]), doc["t"])
-    return catalog, state
+            engine.put_many([doc])
+    return engine
 
 
 def _column_wise(batches, meta_field="m", expect_columnar=True, **limits):
-    catalog, state = _catalog(meta_field, **limits)
+    engine = _engine(meta_field, **limits)
+    columnar = 0
     for batch in batches:
-        buffer, offsets = _raw(batch)
-        parsed = rawbatch.parse(buffer, offsets, "t", meta_field, state.last_layout)
-        if parsed is None or not catalog.insert_batch(state, parsed, None):
-            assert not expect_columnar
-            catalog.insert_many(state, [(dict(d), date_ms(d["t"]), d["t"]) for d in batch])
-    return catalog, state
+        columnar += engine.put_raw(batch)
+    assert not expect_columnar or columnar == len(batches)
+    return engine
 
 
 def _tsbs(seed, series=30, ticks=400, jitter=False, shuffle=False, per_batch=None):
@@ -88,12 +82,12 @@ def _tsbs(seed, series=30, ticks=400, jitter=False, shuffle=False, per_batch=Non
 
 
 def _same(batches, meta_field="m", expect_columnar=True, **limits):
-    one, state_one = _one_by_one(batches, meta_field, **limits)
-    many, state_many = _column_wise(batches, meta_field, expect_columnar, **limits)
-    assert state_many.stats == state_one.stats
-    assert _contents(state_many) == _contents(state_one)
-    assert not expect_columnar or any(type(b) is ColumnarBucket for b in state_many.live.values())
-    return state_one, state_many
+    one = _one_by_one(batches, meta_field, **limits)
+    many = _column_wise(batches, meta_field, expect_columnar, **limits)
+    assert many.stats == one.stats
+    assert _contents(many) == _contents(one)
+    assert not expect_columnar or any(b.pure for b in many.buckets())
+    return one.state, many.state
 
 
 def test_tsbs_shaped_batches_build_the_buckets_of_one_by_one_inserts():
@@ -174,23 +168,23 @@ def test_collections_without_meta_field():
 def test_measurements_without_id_get_consecutive_object_ids_first():
     batches = [[{"t": T0 + dt.timedelta(seconds=tick), "m": h, "v": float(tick)} for h in range(4)]
                for tick in range(20)]
-    _, state = _column_wise(batches)
-    docs = [b.document() for b in state.live.values()]
+    engine = _column_wise(batches)
+    docs = engine.documents()
     assert all(list(d["data"]) == ["t", "_id", "v"] for d in docs)
     ids = [oid for d in docs for oid in d["data"]["_id"].values()]
     assert len(set(ids)) == 80 and all(type(oid) is ObjectId for oid in ids)
     assert all(d["control"]["min"]["_id"] == min(d["data"]["_id"].values()) for d in docs)
 
 
-def test_document_bytes_equal_the_encoded_general_path_document():
+def test_document_bytes_equal_the_encoded_per_document_path_document():
     batches = _tsbs(8, series=4, ticks=50)
-    one, state_one = _one_by_one(batches)
-    many, state_many = _column_wise(batches)
+    one = _one_by_one(batches)
+    many = _column_wise(batches)
     by_id = {}
-    for bucket in state_one.live.values():
-        by_id[(bucket.start_s, repr(bucket.meta))] = bson.encode(bucket.document(), codec_options=CODEC_OPTIONS)
-    for bucket in state_many.live.values():
-        raw = bucket.document_bytes()
+    for bucket in one.buckets():
+        by_id[(bucket.start_s, repr(bucket.meta))] = bson.encode(document(bucket), codec_options=CODEC_OPTIONS)
+    for bucket in many.buckets():
+        raw = bucket.document_parts(bucket.count).bson()
         expected = by_id[(bucket.start_s, repr(bucket.meta))]
         # bucket ids differ (random): everything but the leading _id element is byte-identical
         assert raw[:4] == expected[:4] and raw[21:] == expected[21:]
@@ -236,85 +230,96 @@ def test_a_bool_byte_other_than_0_or_1_is_refused():
     assert rawbatch.parse(bytes(corrupt), offsets, "t", None) is None
 
 
-def test_invalid_meta_bson_makes_the_batch_take_the_general_path():
+def test_invalid_meta_bson_makes_the_batch_take_the_per_document_parse():
     buffer, offsets = _raw([{"t": T0, "m": {"a": "x"}, "v": 1.0}])
     position = buffer.find(b"\x02a\x00") + 3  # the string's length prefix inside the meta document
     corrupt = bytearray(buffer)
     corrupt[position] = 99
-    catalog, state = _catalog()
+    engine = _engine()
     batch = rawbatch.parse(bytes(corrupt), offsets, "t", "m")
     assert batch is not None  # the skeleton matches: the meta's inside is checked by its decode
-    assert catalog.insert_batch(state, batch, None) is False
-    assert not state.live
+    assert engine.state.series.sids_of_raw(batch.layout.meta_kind, batch.metas, batch.n) is None
+    assert not engine.state.live
 
 
 def test_column_bson_is_the_bson_of_a_dense_column():
     for values, kind in ((np.array([1.5, -0.0, float("nan")]), 0x01), (np.arange(12, dtype="<i8"), 0x12),
                          (np.array([True, False]), 0x08), (np.arange(1500, dtype="<i4"), 0x10)):
         expected = bson.encode({str(i): (v.item() if kind != 0x12 else Int64(v)) for i, v in enumerate(values)})
-        assert column_bson(kind, values) == expected
+        assert typed_bson(kind, values) == expected
 
 
 def test_journal_records_round_trip_the_rows_of_every_bucket():
-    from server.timeseries import commitlog
-
     batches = _tsbs(9, series=6, ticks=30)
-    _, state = _column_wise(batches)
-    table = next(iter(state.tables.values()))
-    buckets = [b for b in state.live.values() if type(b) is ColumnarBucket]
+    engine = _column_wise(batches)
+    table = next(iter(engine.state.tables.values()))
+    buckets = [b for b in engine.buckets() if b.pure]
     slots = np.array([b.slot for b in buckets])
     lo = np.array([1 if i % 2 else 0 for i in range(len(buckets))])
     hi = table.count[slots].copy()
-    header, entries = commitlog.parse_record(commitlog.build_record(table, state.ns, buckets, slots, lo, hi))
-    assert header["ns"] == state.ns and header["fields"] == list(table.order)
+    segment = journal.Segment.of_table(table, buckets, slots, lo, hi)
+    header, entries = journal.parse(segment.encode(engine.state.ns, "t", "m"))
+    assert header["ns"] == engine.state.ns and header["fields"] == list(table.order)
     for bucket, (bucket_id, start, stop, new, rows), first in zip(buckets, entries, lo, strict=True):
         assert bucket_id == bucket.id and (start, stop) == (first, bucket.count)
         assert (new is not None) == (first == 0)
         if new is not None:
             assert new["start"] == bucket.start_s and new["meta"] == bucket.meta
-        measurements = [dict(m) for m in bucket.measurements()][first:]
-        assert rows == measurements
+        assert rows == bucket.rows(bucket.count)[first:]
+
+
+def test_journal_records_carry_object_columns_and_missing_values():
+    engine = _engine()
+    bucket = None
+    for i in range(6):
+        row = {"t": T0 + dt.timedelta(seconds=i), "m": "s", "v": float(i)}
+        if i % 2:
+            row["o"] = {"k": [i, "x"]}
+        if i == 4:
+            del row["v"]
+        bucket = engine.put(row)
+    assert not bucket.pure
+    segment = journal.Segment.of_bucket(bucket, 2, bucket.count)
+    _, ((bucket_id, start, stop, new, rows),) = journal.parse(segment.encode(engine.state.ns, "t", "m"))
+    assert (bucket_id, start, stop, new) == (bucket.id, 2, 6, None)
+    assert rows == bucket.rows(6)[2:]
+    assert "v" not in rows[2] and rows[1]["o"] == {"k": [3, "x"]}
 
 
 def test_a_journal_record_is_trimmable_once_every_bucket_in_it_is_stored():
-    from server.timeseries.commitlog import CommitLog
-
     class B:
         def __init__(self):
-            self.full_count = 0
-            self.successor = None
+            self.stored_count = 0
+            self.state = State.OPEN
 
     a, b, c = B(), B(), B()
-    log = CommitLog("db.system.buckets.c")
-    first = log.add([a, b], [5, 3])
-    second = log.add([b, c], [6, 2])
-    assert log.trimmable() is None  # not durable yet
-    first[0], second[0] = 11, 12
+    log = journal.CommitLog("db.system.buckets.c")
+    log.add(11, [a, b], [5, 3])
+    log.add(12, [b, c], [6, 2])
     assert log.trimmable() is None
-    a.full_count = 5
+    a.stored_count = 5
     assert log.trimmable() is None
-    b.full_count = 3
-    assert log.trimmable() == 11  # the second still needs b's rows 3..6 and c's
-    c.successor = B()
-    c.successor.full_count = 2  # a bucket replaced by a general-path one: covered by its successor
-    b.full_count = 6
-    assert log.trimmable() == 12 and not log.records
+    b.stored_count = 3
+    assert log.trimmable() == (11, 1)  # the second still needs b's rows 3..6 and c's
+    assert len(log.records) == 2  # nothing forgotten until the trim's commit succeeded
+    c.state = State.FROZEN  # a dropped bucket: nothing of it is ever replayed
+    b.stored_count = 6
+    assert log.trimmable() == (12, 2)
+    log.trimmed(2)
+    assert not log.records
 
 
 def test_memory_threshold_closes_idle_column_wise_buckets_least_recently_used_first():
-    catalog, state = _catalog()
-    catalog.memory_threshold = 60_000
+    engine = Engine(memory_threshold=60_000)
     for series in range(40):
         batch = [{"_id": ObjectId(), "t": T0 + dt.timedelta(seconds=i), "m": series, "v": float(i)} for i in range(5)]
-        buffer, offsets = _raw(batch)
-        assert catalog.insert_batch(state, rawbatch.parse(buffer, offsets, "t", "m", state.last_layout), None)
-        for table in catalog.take_dirty_tables():  # as a commit would: rows durable, nothing pending
-            table.durable[:] = table.count
-            table.dirty[:] = False
-    closed = state.stats["numBucketsClosedDueToMemoryThreshold"]
-    assert closed > 0 and len(state.open) == 40 - closed
-    assert sorted(b.meta for b in state.open.values()) == list(range(closed, 40))  # least recently used first
-    assert all(b.needs_full for b in state.live.values() if not b.open)
+        assert engine.put_raw(batch)
+        engine.commit_all()  # as a commit would: rows durable, nothing pending
+    closed = engine.stats["numBucketsClosedDueToMemoryThreshold"]
+    opened = [b for b in engine.buckets() if b.state is State.OPEN]
+    assert closed > 0 and len(opened) == 40 - closed
+    assert sorted(b.meta for b in opened) == list(range(closed, 40))  # least recently used first
+    assert all(b.needs_full for b in engine.buckets() if b.state is State.CLOSED)
 
 
 def test_codec_form_built_from_columns_equals_encoding_the_document():
@@ -331,11 +336,50 @@ def test_codec_form_built_from_columns_equals_encoding_the_document():
                           "b": rng.random() < 0.5, "d": T0 - dt.timedelta(days=rng.randrange(30000)),
                           "o": ObjectId(), "n": None, "s": "text"})
         batches.append(batch)
-    _, state = _column_wise(batches)
+    engine = _column_wise(batches)
     checked = 0
-    for bucket in state.live.values():
-        summary, raw, pack = bucket.full_write()
-        assert raw == bucket.document_bytes() and summary == bucket.summary()
-        assert pack() == bucket_codec.encode(raw) is not None
+    for bucket in engine.buckets():
+        parts = bucket.document_parts(bucket.count)
+        raw = parts.bson()
+        control = bson.decode(raw, codec_options=CODEC_OPTIONS)["control"]
+        assert bson.encode(control) == bson.encode(parts.summary["control"])
+        assert parts.codec_form(raw)() == bucket_codec.encode(raw) is not None
         checked += 1
     assert checked == 6
+
+
+def _writers(batches, writers, mode):
+    """The batches as ``writers`` concurrent loaders would send them, their turns alternating: ``ranges``
+    (writer i has the i-th contiguous share: a parallel backfill) or ``interleaved`` (batches i, i+n, ...;
+    writer i lags i * 5 turns behind: writers drift apart under load)."""
+    n = len(batches)
+    if mode == "ranges":
+        shares = [batches[n * i // writers:n * (i + 1) // writers] for i in range(writers)]
+        lags = [0] * writers
+    else:
+        shares = [batches[i::writers] for i in range(writers)]
+        lags = [5 * i for i in range(writers)]
+    out = []
+    for turn in range(max(len(s) + lag for s, lag in zip(shares, lags, strict=True))):
+        out += [s[turn - lag] for s, lag in zip(shares, lags, strict=True) if 0 <= turn - lag < len(s)]
+    return out
+
+
+@pytest.mark.parametrize("mode", ["ranges", "interleaved"])
+def test_concurrent_writers_alternate_between_buckets_like_one_by_one(mode):
+    """Issue 15 item 4: series written by several writers at distant times at once — each alternation
+    archives one bucket and reopens another, vectorized, with the statistics of one by one."""
+    batches = _writers(_tsbs(6, series=20, ticks=1500, per_batch=100), 4, mode)
+    state, _ = _same(batches)
+    assert state.stats["numBucketsReopened"] > (100 if mode == "ranges" else 10)
+    assert state.stats["numBucketsArchivedDueToTimeBackward"] > 0
+
+
+def test_a_series_whose_open_bucket_of_another_layout_holds_the_time_is_not_switched():
+    """The open bucket (another layout) holds the row's time: one by one appends there, so the
+    vectorized path must not reopen the archived bucket of the batch's layout."""
+    def rows(start_s, n, extra):
+        return [{"_id": ObjectId(), "t": T0 + dt.timedelta(seconds=start_s + 10 * i), "m": "s", "a": float(i), **extra}
+                for i in range(n)]
+    batches = [rows(900, 5, {}), rows(0, 5, {"b": 1.0}), rows(950, 5, {})]
+    _same(batches, expect_columnar=False)

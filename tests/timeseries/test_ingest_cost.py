@@ -3,12 +3,10 @@
 
 import asyncio
 import datetime as dt
-from types import SimpleNamespace
 
-from server.timeseries import ddl, writes
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.commit import Committer
-from storage.engine import open_engine
+from harness.timeseries import Server
+
+from server.timeseries import ddl, ingest
 
 T0 = dt.datetime(2024, 3, 1, 0, 0)
 SERIES = 100
@@ -16,31 +14,29 @@ ROUNDS = 360
 
 
 async def test_bytes_written_per_insert_stay_flat_as_buckets_fill(tmp_path):
-    engine = open_engine(str(tmp_path / "db"))
-    catalog = BucketCatalog(memory_threshold=1 << 40)
-    server = SimpleNamespace(engine=engine, bucket_catalog=catalog, ts_committer=Committer(engine, catalog),
-                             cursors=None)
-    ctx = SimpleNamespace(server=server, db="db")
+    server = Server(tmp_path / "db")
+    catalog = server.bucket_catalog
+    ctx = server.ctx()
     try:
         await ddl.create(ctx, {"create": "cpu", "timeseries": {"timeField": "time", "metaField": "tags"}, "$db": "db"})
         per_round = []
         counters = server.ts_committer.counters
         for r in range(ROUNDS):
-            before = counters.journal_bytes + counters.full_bytes
+            before = counters.journalBytes + counters.bucketBytes
             t = T0 + dt.timedelta(seconds=10 * r)
             await asyncio.gather(*(
-                writes.insert_measurements(ctx, {"insert": "cpu", "$db": "db", "documents": [
+                ingest.insert_measurements(ctx, {"insert": "cpu", "$db": "db", "documents": [
                     {"time": t, "tags": {"hostname": f"host_{s}", "region": "eu-west-1"},
                      "usage_user": float(r % 100), "usage_system": float(s % 50), "usage_idle": 42.0}]})
                 for s in range(SERIES)))
-            per_round.append((counters.journal_bytes + counters.full_bytes - before) / SERIES)
+            per_round.append((counters.journalBytes + counters.bucketBytes - before) / SERIES)
         tenth = ROUNDS // 10
         first, last = sum(per_round[:tenth]) / tenth, sum(per_round[-tenth:]) / tenth
         print(f"bytes written per insert: first tenth {first:.0f}, last tenth {last:.0f}")
-        assert counters.full_documents == 0  # no bucket closed or was rewritten during the hour
+        assert counters.bucketDocuments == 0  # no bucket closed or was rewritten during the hour
         assert last <= first * 1.1  # flat: not proportional to the ~360x larger bucket
         stats = catalog.collection_stats("db.system.buckets.cpu")
         assert stats["numMeasurementsCommitted"] == SERIES * ROUNDS
         assert stats["numBucketInserts"] == SERIES
     finally:
-        engine.close()
+        server.engine.close()

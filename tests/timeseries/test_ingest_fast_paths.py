@@ -5,19 +5,12 @@ import datetime as dt
 import bson
 from bson.int64 import Int64
 from bson.objectid import ObjectId
+from harness.timeseries import Engine, document
 
-from server.timeseries.buckets import date_ms
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.options import parse_timeseries
-from server.timeseries.writes import object_id_factory
+from server.timeseries.batch import object_id_factory
+from server.timeseries.bucketdoc import date_ms
 
 T0 = dt.datetime(2021, 5, 18, 20, 10, 14)
-
-
-def _catalog():
-    catalog = BucketCatalog(memory_threshold=1 << 40)
-    return catalog, catalog.collection("db.system.buckets.c", parse_timeseries("db.c", {"timeField": "t",
-                                                                                       "metaField": "m"}))
 
 
 def test_batch_object_ids_are_distinct_and_distinct_from_plain_object_ids():
@@ -54,22 +47,22 @@ def test_date_fast_path_matches_date_ms_before_and_after_the_epoch():
 
 
 def test_flat_metas_that_compare_equal_but_differ_in_bson_type_get_different_buckets():
-    catalog, state = _catalog()
+    engine = Engine()
     metas = [{"a": 1}, {"a": True}, {"a": "1"}, {"a": Int64(1)}, {"a": 1.0}, {"a": None}, {"a": -0.0},
              {"a": 0.0}, {"a": 0}, {"a": False}]
-    buckets = [catalog.insert(state, {"t": T0, "m": dict(meta), "v": i}, date_ms(T0), T0)
-               for i, meta in enumerate(metas)]
+    buckets = [engine.put({"t": T0, "m": dict(meta), "v": i}) for i, meta in enumerate(metas)]
     assert len({b.id for b in buckets}) == len(metas)
     for bucket, meta in zip(buckets, metas, strict=True):
         assert bson.encode({"": bucket.meta}) == bson.encode({"": meta})
 
 
 def test_flat_metas_with_reordered_fields_share_a_bucket_and_are_stored_sorted():
-    catalog, state = _catalog()
+    engine = Engine()
     first = {"t": T0, "m": {"b": "x", "a": 2}, "v": 1}
     second = {"t": T0, "m": {"a": 2, "b": "x"}, "v": 2}
-    assert catalog.insert(state, first, date_ms(T0), T0) is catalog.insert(state, second, date_ms(T0), T0)
-    assert list(first["m"]) == ["a", "b"] and list(second["m"]) == ["a", "b"]
+    bucket = engine.put(first)
+    assert engine.put(second) is bucket
+    assert list(bucket.meta) == ["a", "b"] and list(document(bucket)["meta"]) == ["a", "b"]
 
 
 def _interleaved_batches(seed, series=40, ticks=60):
@@ -97,10 +90,10 @@ def _interleaved_batches(seed, series=40, ticks=60):
     return batches
 
 
-def _contents(catalog, state):
+def _contents(engine):
     out = []
-    for bucket in state.live.values():
-        doc = bucket.document()
+    for bucket in engine.buckets():
+        doc = document(bucket)
         out.append(repr((bucket.size, bucket.count, doc["control"], doc.get("meta"), doc["data"])))
     return sorted(out)
 
@@ -108,15 +101,13 @@ def _contents(catalog, state):
 def test_interleaved_series_batches_build_the_buckets_of_one_by_one_inserts():
     for seed in (1, 2):
         batches = _interleaved_batches(seed)
-        one, state_one = _catalog()
-        many, state_many = _catalog()
-        many.max_size = one.max_size = 20_000  # reach the size rule within the test
+        one = Engine(params={"timeseriesBucketMaxSize": 20_000})  # reach the size rule within the test
+        many = Engine(params={"timeseriesBucketMaxSize": 20_000})
         for batch in batches:
             for doc in batch:
-                doc = dict(doc)
-                one.insert(state_one, doc, date_ms(doc["t"]), doc["t"])
-            many.insert_many(state_many, [(dict(doc), date_ms(doc["t"]), doc["t"]) for doc in batch])
-        assert state_one.stats == state_many.stats
-        assert state_one.stats["numBucketsClosedDueToSize"] > 0
-        assert state_one.stats["numBucketsClosedDueToSchemaChange"] > 0
-        assert _contents(one, state_one) == _contents(many, state_many)
+                one.put(doc)
+            many.put_many(batch)
+        assert one.stats == many.stats
+        assert one.stats["numBucketsClosedDueToSize"] > 0
+        assert one.stats["numBucketsClosedDueToSchemaChange"] > 0
+        assert _contents(one) == _contents(many)

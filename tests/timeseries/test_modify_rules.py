@@ -107,35 +107,42 @@ def test_meta_prefix_lookalike_is_not_the_meta_field():
 
 
 def test_meta_only_multi_delete_removes_whole_buckets_with_exact_filter():
-    plan = md.plan_delete({"q": {"tag.a": 1}, "limit": 0}, T, M)
+    plan = md.plan_delete({"q": {"tag.a": 1}, "limit": 0}, T, M, 3600)
     assert plan.whole_buckets and plan.bucket_filter == {"meta.a": 1}
 
 
 def test_empty_filter_delete_is_whole_buckets_even_without_meta_field():
-    plan = md.plan_delete({"q": {}, "limit": 0}, T, None)
+    plan = md.plan_delete({"q": {}, "limit": 0}, T, None, 3600)
     assert plan.whole_buckets and plan.bucket_filter == {}
 
 
 def test_measurement_filter_delete_unpacks_with_loose_bucket_filter():
     when = dt.datetime(2024, 1, 1)
-    plan = md.plan_delete({"q": {"tag": "a", "x": {"$gt": 3}, T: {"$gte": when}}, "limit": 0}, T, M)
+    plan = md.plan_delete({"q": {"tag": "a", "x": {"$gt": 3}, T: {"$gte": when}}, "limit": 0}, T, M, 3600)
     assert not plan.whole_buckets
-    assert plan.bucket_filter == {"$and": [{"meta": "a"}, {"control.max.time": {"$gte": when}}]}
+    assert plan.bucket_filter == {"$and": [  # the one derivation, as explain shows it for reads
+        {"meta": "a"},
+        {"$or": [{"control.max.x": {"$gt": 3}},
+                 {"$expr": {"$ne": [{"$type": "$control.min.x"}, {"$type": "$control.max.x"}]}}]},
+        {"control.max.time": {"$gte": when}}, {"control.min.time": {"$gte": when - dt.timedelta(hours=1)}}]}
     assert plan.measurement_filter == {"tag": "a", "x": {"$gt": 3}, T: {"$gte": when}}
 
 
 def test_delete_one_always_unpacks_even_on_meta_filter():
-    plan = md.plan_delete({"q": {"tag": "a"}, "limit": 1}, T, M)
+    plan = md.plan_delete({"q": {"tag": "a"}, "limit": 1}, T, M, 3600)
     assert not plan.whole_buckets and plan.limit_one
 
 
-def test_or_across_meta_and_measurement_is_not_pushed_to_bucket_level():
-    plan = md.plan_delete({"q": {"$or": [{"tag": "a"}, {"x": 1}]}, "limit": 0}, T, M)
-    assert not plan.whole_buckets and plan.bucket_filter == {}
+def test_or_across_meta_and_measurement_unpacks_with_a_loose_or_of_both_bounds():
+    plan = md.plan_delete({"q": {"$or": [{"tag": "a"}, {"x": 1}]}, "limit": 0}, T, M, 3600)
+    assert not plan.whole_buckets
+    assert plan.bucket_filter["$or"][0] == {"meta": "a"}
+    assert plan.bucket_filter["$or"][1]["$or"][0] == {"$and": [{"control.min.x": {"$lte": 1}},
+                                                               {"control.max.x": {"$gte": 1}}]}
 
 
 def test_delete_limit_must_be_zero_or_one():
-    assert _err(md.plan_delete, {"q": {}, "limit": 2}, T, M)[0] == ErrorCode.FailedToParse
+    assert _err(md.plan_delete, {"q": {}, "limit": 2}, T, M, 3600)[0] == ErrorCode.FailedToParse
 
 
 def test_bucket_measurement_count_counts_time_column():

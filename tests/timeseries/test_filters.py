@@ -1,24 +1,29 @@
-"""Bucket-level filters never drop a bucket holding a match, and do prune (spec §5.2)."""
+"""Bucket-level filters (the one derivation, filters.py) never drop a bucket holding a match, do prune,
+and their MQL selects exactly the buckets their predicate keeps (spec §5.2)."""
 
 import datetime as dt
 import random
 
 import pytest
 from bson.objectid import ObjectId
+from harness.timeseries import Engine
 
 from server.query.match import compile_filter, parse_filter
-from server.timeseries.buckets import date_ms, unpack_document
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.options import parse_timeseries
-from server.timeseries.rewrite import bucket_filter
+from server.timeseries.bucketdoc import date_ms, unpack_document
+from server.timeseries.filters import derive
+from server.timeseries.stored import document_bucket
+
+
+def bucket_filter(node, time_field, meta_field, span):
+    return derive(node, time_field, meta_field, span)
 
 T0 = dt.datetime(2024, 1, 1)
 
 
 def build_buckets(seed=7, n=3000):
     rng = random.Random(seed)
-    catalog = BucketCatalog(memory_threshold=1 << 40, max_count=50)
-    state = catalog.collection("db.system.buckets.c", parse_timeseries("db.c", {"timeField": "t", "metaField": "m"}))
+    engine = Engine(params={"timeseriesBucketMaxCount": 50})
+    docs = []
     for _ in range(n):
         t = T0 + dt.timedelta(seconds=rng.randrange(0, 6 * 3600))
         doc = {"_id": ObjectId(), "t": t, "m": {"site": rng.choice("abc"), "id": rng.randrange(4)}}
@@ -28,8 +33,9 @@ def build_buckets(seed=7, n=3000):
             doc["s"] = rng.choice(["x", "y", "z"])
         if rng.random() < 0.1:
             doc["arr"] = [rng.randrange(10), rng.randrange(10)]
-        catalog.insert(state, doc, date_ms(t), t)
-    return [b.document() for b in state.live.values()]
+        docs.append(doc)
+    engine.put_many(docs)
+    return engine.documents()
 
 
 BUCKETS = build_buckets()
@@ -45,8 +51,11 @@ def check(filter_doc):
         start = bucket["_id"].generation_time.replace(tzinfo=None)
         start_s = date_ms(start) // 1000
         in_range = (bfilter.lo_s is None or start_s >= bfilter.lo_s) and (bfilter.hi_s is None or start_s <= bfilter.hi_s)
-        keep = in_range and bfilter.predicate(bucket)
+        keep = in_range and (bfilter.predicate is None or bfilter.predicate(document_bucket(bucket)))
         assert keep or not has_match, (filter_doc, bucket["_id"])
+        # what explain shows selects exactly what the predicate keeps
+        selected = bfilter.predicate is None or bfilter.predicate(document_bucket(bucket))
+        assert selected == compile_filter(bfilter.mql)(bucket)
         kept += keep
     return kept
 
@@ -102,7 +111,7 @@ def test_type_mismatch_prunes_string_buckets():
 
 
 def test_needed_fields_of_pipelines():
-    from server.timeseries.view import needed_fields
+    from server.timeseries.deps import needed_fields
 
     assert needed_fields([{"$project": {"_id": 0}}], []) is None
     assert needed_fields([{"$project": {"a": 0}}], []) is None
@@ -115,17 +124,16 @@ def test_needed_fields_of_pipelines():
     assert needed_fields([], []) is None
 
 
-def test_index_filter_keeps_meta_equalities_and_time_bounds():
-    from server.timeseries.rewrite import index_filter
-
+def test_index_filter_keeps_meta_comparisons_and_time_bounds():
     lo = T0 + dt.timedelta(hours=1)
     node = parse_filter({"m.site": {"$in": ["a", "b"]}, "m.id": 3, "t": {"$gte": lo, "$lt": lo}, "v": 5,
                          "m.x": {"$ne": 1}})
-    assert index_filter(node, "t", "m", 3600) == {
+    assert bucket_filter(node, "t", "m", 3600).index_filter() == {
         "meta.site": {"$in": ["a", "b"]}, "meta.id": 3,
-        "control.max.t": {"$gte": lo}, "control.min.t": {"$lt": lo}}
-    assert index_filter(parse_filter({"v": 1}), "t", "m", 3600) is None
-    assert index_filter(parse_filter({"$or": [{"m.site": "a"}, {"m.site": "b"}]}), "t", "m", 3600) is None
+        "control.max.t": {"$gte": lo}, "control.min.t": {"$gte": lo - dt.timedelta(hours=1), "$lt": lo}}
+    assert bucket_filter(parse_filter({"v": 1}), "t", "m", 3600).index_filter() is None
+    assert bucket_filter(parse_filter({"$or": [{"m.site": "a"}, {"m.site": "b"}]}), "t", "m",
+                         3600).index_filter() is None
 
 
 def test_only_meta_only_filters_are_exact_per_bucket():

@@ -1,0 +1,270 @@
+"""Updates and deletes of measurements on a time-series view (7.0 rules): update (meta-only, multi, no
+upsert), delete (any filter: whole buckets when it names only the meta field, else buckets unpacked and
+repacked), findAndModify with ``remove``. Part of the time-series command family (timeseries.py).
+
+Each statement is parsed and validated first, then the collection's in-memory buckets are written in
+full and leave memory, with no bucket reopened from storage until the writes committed
+(``admin.direct_write``), so the statement acts on exactly what the view shows; all writes run in ONE
+``engine.write`` function. Buckets are selected with the one bucket-filter derivation
+(server/timeseries/filters.py) of the statement's filter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.codec import encode
+from protocol.errors import ErrorCode, MongoError
+from server.commands import _collection as C
+from server.commands.timeseries_admin import Target, _measurements, direct_write, resolve
+from server.query import plan as planner
+from server.timeseries import indexes as ts_indexes
+from server.timeseries import modify as ts_modify
+from server.timeseries.bucketdoc import unpack_document
+
+# --------------------------------------------------------------------------------------------------
+# update (5.1+ rules: meta-only, multi, no upsert)
+# --------------------------------------------------------------------------------------------------
+
+
+def _statements(cmd: dict, field: str, command: str) -> list:
+    items = cmd.get(field)
+    if items is None:
+        raise MongoError(
+            ErrorCode.IDLFailedToParse, f"BSON field '{command}.{field}' is missing but a required field"
+        )
+    if not isinstance(items, list):
+        raise MongoError(
+            ErrorCode.TypeMismatch, f"BSON field '{command}.{field}' is the wrong type, expected type 'array'"
+        )
+    if not items:
+        raise MongoError(
+            ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. Got 0 operations."
+        )
+    return items
+
+
+def _parse_update(statement: Any, target: Target) -> tuple:
+    from server.query import match, update
+
+    if isinstance(statement, dict):
+        for field in ("q", "u"):
+            if field not in statement:
+                raise MongoError(
+                    ErrorCode.IDLFailedToParse,
+                    f"BSON field 'update.updates.{field}' is missing but a required field",
+                )
+    translated = ts_modify.translate_update(statement, target.meta_field)
+    parsed = update.parse_update(translated.bucket_update, array_filters=translated.array_filters)
+    matcher = match.compile_filter(translated.bucket_query) if translated.bucket_query else None
+    return translated, parsed, matcher
+
+
+async def update(ctx: Any, cmd: dict) -> dict:
+    target = await resolve(ctx, cmd, "update")
+    ordered = bool(cmd.get("ordered", True))
+    parsed: list = []
+    for statement in _statements(cmd, "updates", "update"):
+        try:
+            parsed.append(_parse_update(statement, target))
+        except MongoError as e:
+            parsed.append(e)
+            if ordered:
+                break
+
+    def fn(w: Any) -> tuple[int, int, list]:
+        from server.query import update as update_mod
+
+        n = modified = 0
+        errors: list = []
+        for i, item in enumerate(parsed):
+            try:
+                if isinstance(item, MongoError):
+                    raise item
+                translated, upd, matcher = item
+                info = w.get_collection(target.bns)
+                hint = None
+                if translated.hint:
+                    hint = ts_indexes.translate_hint(
+                        translated.hint, list(info.indexes), target.time_field, target.meta_field
+                    )
+                access = planner.choose_plan(list(info.indexes), translated.bucket_query, None, hint)
+                changes = []  # (rid, old index keys, new bucket): applied after the scan closes
+                matched = changed_count = 0
+                scan = C.docs_in_txn(w, info, access)
+                try:
+                    for rid, bucket in scan:
+                        if matcher is not None and not matcher(bucket):
+                            continue
+                        count = _measurements(bucket, target.time_field)
+                        new, changed = update_mod.apply_update(bucket, upd, query=translated.bucket_query)
+                        matched += count
+                        if changed:
+                            changes.append((rid, C.index_keys(info, bucket), new))
+                            changed_count += count
+                finally:
+                    scan.close()
+                for rid, old_keys, new in changes:
+                    w.update(info, rid, encode(new), old_keys, C.index_keys(info, new))
+                n += matched
+                modified += changed_count
+            except MongoError as e:
+                errors.append(e.to_write_error(i))
+                if ordered:
+                    break
+        return n, modified, errors
+
+    n, modified, errors = await direct_write(ctx.server, target.bns, fn)
+    reply: dict = {"n": n, "nModified": modified}
+    if errors:
+        reply["writeErrors"] = errors
+    return reply
+
+
+# --------------------------------------------------------------------------------------------------
+# delete / findAndModify remove (7.0 arbitrary deletes)
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_delete(statement: Any, target: Target) -> tuple:
+    from server.query import match
+
+    if isinstance(statement, dict) and "limit" not in statement:
+        raise MongoError(
+            ErrorCode.IDLFailedToParse, "BSON field 'delete.deletes.limit' is missing but a required field"
+        )
+    if isinstance(statement, dict) and "q" not in statement:
+        raise MongoError(
+            ErrorCode.IDLFailedToParse, "BSON field 'delete.deletes.q' is missing but a required field"
+        )
+    plan = ts_modify.plan_delete(statement, target.time_field, target.meta_field,
+                                 target.options.bucket_max_span_seconds)
+    bucket_match = match.compile_filter(plan.bucket_filter) if plan.bucket_filter else None
+    measurement_match = match.compile_filter(plan.measurement_filter) if plan.measurement_filter else None
+    hint = statement.get("hint") or None
+    return plan, bucket_match, measurement_match, hint
+
+
+def _delete_in_txn(
+    w: Any,
+    target: Target,
+    plan: ts_modify.DeletePlan,
+    bucket_match: Any,
+    measurement_match: Any,
+    hint: Any = None,
+) -> tuple[int, dict | None]:
+    """Run one planned delete; returns (measurements deleted, the first deleted measurement).
+
+    Buckets stream from the scan; only the changes are buffered (writes never run under the open
+    scan), so memory grows with the buckets changed, not with the collection.
+    """
+    info = w.get_collection(target.bns)
+    if info is None:
+        return 0, None
+    t, m = target.time_field, target.meta_field
+    if hint is not None:
+        hint = ts_indexes.translate_hint(hint, list(info.indexes), t, m)
+    access = planner.choose_plan(list(info.indexes), plan.bucket_filter, None, hint)
+    deleted = 0
+    first: dict | None = None
+    changes: list[tuple[bytes, dict, dict | None]] = []  # (rid, old index keys, new bucket or None)
+    scan = C.docs_in_txn(w, info, access)
+    try:
+        for rid, bucket in scan:
+            if bucket_match is not None and not bucket_match(bucket):
+                continue
+            if plan.whole_buckets:
+                deleted += _measurements(bucket, t)
+                changes.append((rid, C.index_keys(info, bucket), None))
+                continue
+            keep: list[dict] = []
+            removed = 0
+            for measurement in unpack_document(bucket, t, m):
+                take = (not plan.limit_one or deleted + removed == 0) and (
+                    measurement_match is None or measurement_match(measurement)
+                )
+                if take:
+                    removed += 1
+                    if first is None:
+                        first = measurement
+                else:
+                    keep.append(measurement)
+            if removed:
+                deleted += removed
+                changes.append((rid, C.index_keys(info, bucket), ts_modify.repack(bucket, keep, t, m)))
+                if plan.limit_one:
+                    break
+    finally:
+        scan.close()
+    for rid, keys, repacked in changes:
+        if repacked is None:
+            w.delete(info, rid, keys)
+        else:
+            w.update(info, rid, encode(repacked), keys, C.index_keys(info, repacked))
+    return deleted, first
+
+
+async def delete(ctx: Any, cmd: dict) -> dict:
+    target = await resolve(ctx, cmd, "delete")
+    ordered = bool(cmd.get("ordered", True))
+    parsed: list = []
+    for statement in _statements(cmd, "deletes", "delete"):
+        try:
+            parsed.append(_parse_delete(statement, target))
+        except MongoError as e:
+            parsed.append(e)
+            if ordered:
+                break
+
+    def fn(w: Any) -> tuple[int, list]:
+        n, errors = 0, []
+        for i, item in enumerate(parsed):
+            try:
+                if isinstance(item, MongoError):
+                    raise item
+                n += _delete_in_txn(w, target, *item)[0]
+            except MongoError as e:
+                errors.append(e.to_write_error(i))
+                if ordered:
+                    break
+        return n, errors
+
+    n, errors = await direct_write(ctx.server, target.bns, fn)
+    reply: dict = {"n": n}
+    if errors:
+        reply["writeErrors"] = errors
+    return reply
+
+
+async def find_and_modify(ctx: Any, cmd: dict) -> dict:
+    """findAndModify on a time-series view: ``remove: true`` only (sort -> 72)."""
+    from server.query import project
+
+    field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
+    target = await resolve(ctx, cmd, field)
+    if not cmd.get("remove", False):
+        if cmd.get("upsert", False):
+            raise MongoError(ErrorCode.InvalidOptions, "Cannot perform an upsert on a time-series collection")
+        raise MongoError(
+            ErrorCode.InvalidOptions, "Cannot perform a non-multi update on a time-series collection"
+        )
+    if cmd.get("sort"):
+        raise MongoError(
+            ErrorCode.InvalidOptions, "Cannot perform a findAndModify with a sort on a time-series collection"
+        )
+    query = cmd.get("query") or {}
+    if not isinstance(query, dict):
+        raise MongoError(
+            ErrorCode.TypeMismatch, f"BSON field '{field}.query' is the wrong type, expected type 'object'"
+        )
+    plan, bucket_match, measurement_match, _ = _parse_delete({"q": query, "limit": 1}, target)
+    fields = cmd.get("fields")
+    projection = project.compile_projection(fields, filter=query) if fields else None
+    n, value = await direct_write(
+        ctx.server, target.bns, lambda w: _delete_in_txn(w, target, plan, bucket_match, measurement_match)
+    )
+    if value is not None and projection is not None:
+        value = projection(value)
+    return {"lastErrorObject": {"n": n}, "value": value}
+
+

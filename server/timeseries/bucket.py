@@ -1,0 +1,398 @@
+"""The one in-memory model of a bucket (pure, no I/O): identity, lifecycle state (states.py), columns,
+and the v1 document built from them.
+
+A bucket's columns (columns.py), in bucket order (the time field first):
+
+- typed columns live in the bucket's slot of its table (table.py), NumPy rows;
+- constant columns hold one value for every row;
+- object columns hold a Python value per row (``MISSING`` where a row lacks the field).
+
+A bucket is *pure* while its columns are exactly its table's (``columns is table.columns``): router.py
+then appends to it vectorized, together with the other pure buckets of the table. A row that does not
+fit (a new field, a missing value, another type) turns the affected columns into object columns: the
+bucket becomes impure and takes rows through ``append_rows`` from then on. Either way it is one model
+with one document, one journal form and one read form.
+
+Counts (all in rows, in the table's per-slot vectors): ``count`` held; ``durable`` committed — in
+journal records or the stored document — and the only rows readers see; ``in_flight`` the end of the
+rows the commit in flight carries (``durable <= in_flight <= count``). ``stored_count`` rows are in the
+stored full document. Only commit.py moves ``durable`` (after the storage commit succeeded) or rolls
+rows back (after it failed); only the catalog appends and changes ``state``.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import bson
+import numpy as np
+from bson.objectid import ObjectId
+
+from protocol.codec import CODEC_OPTIONS
+from server.timeseries import rules
+from server.timeseries.bucketdoc import MISSING, ms_to_date
+from server.timeseries.columns import (
+    ConstColumn,
+    ObjectColumn,
+    TableColumn,
+    constant_bson,
+    extremes_by_kind,
+    object_bson,
+    object_extremes,
+    python_values,
+    to_array,
+    typed_bson,
+    typed_kind,
+)
+from server.timeseries.states import State
+from storage import bucket_codec
+
+_INT32 = struct.Struct("<i")
+
+
+class Bucket:
+    """One bucket in memory. Only the catalog (event loop) mutates it; readers use bucketview.py."""
+
+    __slots__ = ("id", "ns", "time_field", "meta_field", "sid", "key", "meta", "start_s", "state", "table",
+                 "slot", "columns", "stored_count", "needs_full", "full_size",
+                 "final", "left", "memo", "__weakref__")
+
+    def __init__(self, table: Any, sid: int, key: Any, meta: Any, bucket_id: ObjectId, ns: str, start_s: int,
+                 meta_field: str | None):
+        self.id = bucket_id
+        self.ns = ns
+        self.time_field = table.time_field
+        self.meta_field = meta_field
+        self.sid, self.key, self.meta = sid, key, meta  # meta: normalized, or MISSING
+        self.start_s = start_s
+        self.state = State.OPEN
+        self.table = table
+        self.slot = table.allocate(self)
+        self.columns: dict[str, Any] = table.columns  # shared with the table while pure
+        self.stored_count = 0  # rows in the stored full document
+        self.needs_full = False  # the next commit writes the full document (closed, checkpoint)
+        self.full_size = 0  # size at the last full write (checkpoint policy)
+        self.final: bytes | None = None  # its full document once it left memory (late readers)
+        self.left = False  # it left memory: its slot may hold another bucket's rows
+        # what readers derived from its first n rows (bucketview.py): (n, columns dict, {kind: value});
+        # rows below n never change, so it is valid while n and the column set are the same
+        self.memo: tuple = (-1, None, {})
+        table.start_ms[self.slot] = start_s * 1000
+        table.size[self.slot] = rules.meta_size(meta)
+
+    # -- per-slot state
+    @property
+    def count(self) -> int:
+        return int(self.table.count[self.slot])
+
+    @property
+    def durable(self) -> int:
+        return int(self.table.durable[self.slot])
+
+    @property
+    def in_flight(self) -> int:
+        return int(self.table.in_flight[self.slot])
+
+    @in_flight.setter
+    def in_flight(self, rows: int) -> None:
+        self.table.in_flight[self.slot] = rows
+
+    @property
+    def committed(self) -> bool:
+        """A commit made some of its rows durable (bucket insert vs update statistics)."""
+        return bool(self.table.committed[self.slot])
+
+    @committed.setter
+    def committed(self, value: bool) -> None:
+        self.table.committed[self.slot] = value
+
+    @property
+    def size(self) -> int:
+        return int(self.table.size[self.slot])
+
+    @property
+    def start_ms(self) -> int:
+        return self.start_s * 1000
+
+    @property
+    def pure(self) -> bool:
+        return self.columns is self.table.columns
+
+    @property
+    def pending(self) -> bool:
+        """Rows not yet carried by a commit."""
+        return self.table.count[self.slot] > self.table.in_flight[self.slot]
+
+    @property
+    def idle(self) -> bool:
+        """Nothing uncommitted and nothing to write in full: closing it costs only its full write."""
+        return self.table.count[self.slot] == self.table.durable[self.slot] and not self.needs_full
+
+    # -- appends (the router decided the rules; ``added`` is the bytes they counted)
+    def append_table_rows(self, columns: dict[str, np.ndarray], rows: np.ndarray, added: int) -> None:
+        """Rows of the bucket's own layout (a pure bucket): typed values from ``columns`` at ``rows``."""
+        table, slot = self.table, self.slot
+        count = int(table.count[slot])
+        k = len(rows)
+        table.reserve_rows(count + k)
+        for name in table.varying:
+            table.data[name][slot, count:count + k] = columns[name][rows]
+        table.count[slot] = count + k
+        table.size[slot] += added
+
+    def append_rows(self, fields: dict[str, Any], k: int, added: int) -> None:
+        """``k`` rows given column-wise: ``fields`` maps each field of the rows (new ones in the order
+        they first appear) to a ``Typed`` array, a ``Constant`` or a Python list (``MISSING`` where a row
+        lacks the field); bucket columns the rows lack get ``MISSING``. Columns that cannot hold the
+        values turn into object columns."""
+        table, slot = self.table, self.slot
+        count = int(table.count[slot])
+        if count == 0 and any(name not in self.columns for name in fields):
+            self._order_as(fields)
+        columns = self.columns
+        changed: dict[str, Any] = {}
+        table.reserve_rows(count + k)
+        for name, column in columns.items():
+            values = fields.get(name, _ABSENT)
+            if type(column) is TableColumn:
+                array = _as_array(column.kind, values, k)
+                if array is not None:
+                    table.data[name][slot, count:count + k] = array
+                    continue
+                old = python_values(column.kind, table.data[name][slot, :count].copy())
+                changed[name] = ObjectColumn(name, old + _as_list(values, k))
+            elif type(column) is ConstColumn:
+                if not _all_equal(values, column.value, k):
+                    changed[name] = ObjectColumn(name, [column.value] * count + _as_list(values, k))
+            else:
+                column.extend(_as_list(values, k))
+        for name, values in fields.items():
+            if name not in columns:
+                changed[name] = ObjectColumn(name, [MISSING] * count + _as_list(values, k))
+        if changed:
+            updated = dict(columns)
+            updated.update(changed)
+            self.columns = updated  # copy on write: readers hold the previous dict
+            table.pure[slot] = False
+        table.count[slot] = count + k
+        table.size[slot] += added
+
+    def _order_as(self, fields: dict) -> None:
+        """A new bucket takes its first rows' field order (the time field first), its table columns
+        interleaved with object columns for the fields the layout does not type."""
+        tf = self.time_field
+        ordered: dict[str, Any] = {}
+        for name in (tf, *(f for f in fields if f != tf)):
+            ordered[name] = self.columns.get(name) or ObjectColumn(name, [])
+        for name, column in self.columns.items():  # (a layout field the rows lack: kept, it will be filled)
+            ordered.setdefault(name, column)
+        self.columns = ordered
+        self.table.pure[self.slot] = False
+
+    # -- rollback of a failed commit
+    def remove_rows(self, lo: int, hi: int) -> None:
+        """Remove rows ``[lo, hi)`` (a failed commit's) — later rows move down — then drop object
+        columns no row holds any more and recompute what derives from the rows."""
+        table, slot = self.table, self.slot
+        count = int(table.count[slot])
+        tail = count - hi
+        for name, column in self.columns.items():
+            if type(column) is TableColumn:
+                data = table.data[name]
+                data[slot, lo:lo + tail] = data[slot, hi:count].copy()
+            elif type(column) is ObjectColumn:
+                del column.values[lo:hi]
+        left = count - (hi - lo)
+        table.count[slot] = left
+        kept = {name: column for name, column in self.columns.items()
+                if type(column) is not ObjectColumn or column.present(left)}
+        for column in kept.values():
+            if type(column) is ObjectColumn:
+                column.recompute()
+        if len(kept) != len(self.columns):
+            self.columns = kept
+        table.size[slot] = self.recomputed_size(left)
+
+    def recomputed_size(self, n: int) -> int:
+        """The rules' size of the first ``n`` rows (row by row, as they were appended)."""
+        size = rules.meta_size(self.meta)
+        if not n:
+            return size
+        if self.pure:
+            table = self.table
+            return size + int(table.row_sizes(np.arange(n)).sum()) + table.sizes.first_extra
+        seen: set[str] = {self.time_field}
+        for position, row in enumerate(self.rows(n)):
+            size += rules.measurement_size(seen.__contains__, position, row, self.meta_field)
+            seen.update(row)
+        return size
+
+    # -- reading the rows (loop or the thread building a full write; see bucketview.py for readers)
+    def column_values(self, name: str, n: int, data: dict | None = None) -> list:
+        """The first ``n`` values of a column as Python values (``MISSING`` where absent)."""
+        column = self.columns[name]
+        if type(column) is TableColumn:
+            arrays = self.table.data if data is None else data
+            return python_values(column.kind, arrays[name][self.slot, :n])
+        if type(column) is ConstColumn:
+            return [column.value] * n
+        return column.values[:n]
+
+    def rows(self, n: int) -> list[dict]:
+        """The first ``n`` rows as measurement dicts without the meta field (bucket field order)."""
+        names = list(self.columns)
+        columns = [self.column_values(name, n) for name in names]
+        out = []
+        for values in zip(*columns, strict=True):
+            out.append({name: value for name, value in zip(names, values, strict=True) if value is not MISSING})
+        return out
+
+    # -- the v1 document
+    def document_parts(self, n: int, columns: dict | None = None, data: dict | None = None) -> Parts:
+        """The v1 document of the first ``n`` rows (``columns``/``data``: the column set and the table
+        arrays as they were when the caller took them — a commit takes them on the event loop and
+        builds the document on the writer thread; rows below the commit's end do not change meanwhile)."""
+        columns = self.columns if columns is None else columns
+        data = self.table.data if data is None else data
+        slot, tf = self.slot, self.time_field
+        typed: dict[str, np.ndarray] = {}
+        by_kind: dict[int, list[str]] = {}
+        for name, column in columns.items():
+            if type(column) is TableColumn:
+                typed[name] = data[name][slot, :n]
+                if name != tf:
+                    by_kind.setdefault(column.kind, []).append(name)
+        found = extremes_by_kind(by_kind, typed) if n else {}
+        mins: dict[str, Any] = {tf: ms_to_date(self.start_s * 1000)}
+        maxs: dict[str, Any] = {tf: ms_to_date(int(typed[tf].max())) if n else None}
+        parts: list[bytes] = []
+        codec: list[tuple] = []
+        for name, column in columns.items():
+            encoded = name.encode()
+            kind = type(column)
+            if kind is TableColumn:
+                values = typed[name]
+                bson_column = typed_bson(column.kind, values)
+                codec.append((encoded, column.kind, values))
+                if name != tf and n:
+                    mins[name], maxs[name] = found[name]
+            elif kind is ConstColumn:
+                bson_column = constant_bson(column.value, n)
+                codec.append((encoded, 0, bson_column))
+                if n:
+                    mins[name] = maxs[name] = column.value
+            else:
+                values = column.values[:n]
+                extremes = object_extremes(values)
+                if extremes is None:
+                    continue  # no row below n holds the field yet
+                mins[name], maxs[name] = extremes
+                bson_column = object_bson(values)
+                codec.append((encoded, 0, bson_column))
+            parts.append(b"\x03" + encoded + b"\x00" + bson_column)
+        summary: dict[str, Any] = {"_id": self.id, "control": {"version": 1, "min": mins, "max": maxs}}
+        if self.meta is not MISSING:
+            summary["meta"] = self.meta
+        return Parts(summary, b"".join(parts), codec, n)
+
+    def leave(self, final: bytes | None) -> None:
+        """The bucket leaves memory (its full document ``final`` is durable, or it is frozen). ``final``
+        and ``left`` are set before the slot is released: a reader that copied rows and then finds
+        ``left`` unset copied this bucket's rows."""
+        self.final = final
+        self.left = True
+        self.table.release(self.slot)
+
+
+class Parts:
+    """A built v1 document: ``summary`` ({_id, control, meta?}), the ``data`` elements' BSON, the codec's
+    column parts ((name, bson type, values) of typed columns, (name, 0, column BSON) of the others);
+    ``bson()`` the document, ``codec_form()`` a function building storage's compact form."""
+
+    __slots__ = ("summary", "data", "codec", "n")
+
+    def __init__(self, summary: dict, data: bytes, codec: list, n: int):
+        self.summary, self.data, self.codec, self.n = summary, data, codec, n
+
+    def _head(self) -> tuple[bytes, bytes]:
+        head = bson.encode(self.summary, codec_options=CODEC_OPTIONS)
+        size = len(head) - 1 + 6 + 4 + len(self.data) + 1 + 1
+        prefix = b"".join((_INT32.pack(size), head[4:-1], b"\x03data\x00"))
+        return prefix, _INT32.pack(4 + len(self.data) + 1)
+
+    def bson(self) -> bytes:
+        prefix, data_length = self._head()
+        return b"".join((prefix, data_length, self.data, b"\x00\x00"))
+
+    def codec_form(self, raw: bytes) -> Callable[[], bytes | None] | None:
+        """Storage's compact form of ``raw`` (this document) built from the columns, verified against it."""
+        if not self.n:
+            return None
+        prefix, _ = self._head()
+        codec = self.codec
+
+        def pack() -> bytes | None:
+            try:
+                packed = bucket_codec.encode_columns(prefix, codec)
+            except (ValueError, OverflowError):
+                return None
+            return packed if bucket_codec.decode(packed) == raw else None  # never store what does not read back
+
+        return pack
+
+
+# ---------------------------------------------------------------- column values of appended rows
+
+_ABSENT = object()
+
+
+class Typed:
+    """A batch column of one typed kind: ``values`` in NumPy (dates as int64 ms, ObjectIds as V12)."""
+
+    __slots__ = ("kind", "values")
+
+    def __init__(self, kind: int, values: np.ndarray):
+        self.kind, self.values = kind, values
+
+
+class Constant:
+    """A batch column holding one value in every row (a layout constant)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _as_array(kind: int, values: Any, k: int) -> np.ndarray | None:
+    """The rows' values as an array of ``kind`` when every row holds a value of that kind."""
+    if values is _ABSENT:
+        return None
+    if type(values) is Typed:
+        return values.values if values.kind == kind else None
+    if type(values) is Constant:
+        return to_array(kind, [values.value] * k) if typed_kind(values.value) == kind else None
+    if any(value is MISSING or typed_kind(value) != kind for value in values):
+        return None
+    return to_array(kind, values)
+
+
+def _as_list(values: Any, k: int) -> list:
+    if values is _ABSENT:
+        return [MISSING] * k
+    if type(values) is Typed:
+        return python_values(values.kind, values.values)
+    if type(values) is Constant:
+        return [values.value] * k
+    return list(values)
+
+
+def _all_equal(values: Any, value: Any, k: int) -> bool:
+    if values is _ABSENT or type(values) is Typed:
+        return False
+    if type(values) is Constant:
+        return type(values.value) is type(value) and values.value == value
+    kind = type(value)
+    return all(type(v) is kind and v == value for v in values)

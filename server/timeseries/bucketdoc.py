@@ -1,0 +1,161 @@
+"""Version-1 bucket documents (pure): dates, bucket ids, meta normalization, and unpacking a v1
+document into measurements.
+
+A v1 bucket document (spec §2.1)::
+
+    {_id: ObjectId(<4-byte rounded start><5 process-random bytes><3-byte counter>),
+     control: {version: 1, min: {<time>: start, <field>: min, ...}, max: {<time>: latest, ...}},
+     meta: <normalized meta>            # absent when the measurements had no meta field
+     data: {<time>: {"0": t0, "1": t1, ...}, <field>: {"<pos>": value, ...}, ...}}   # sparse columns
+
+The in-memory model of a bucket being filled is ``bucket.Bucket``; this module only knows documents.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import bson
+from bson.datetime_ms import DatetimeMS
+from bson.objectid import ObjectId
+
+from protocol.codec import CODEC_OPTIONS
+
+EPOCH = _dt.datetime(1970, 1, 1)
+MISSING = object()  # "no meta field" / "no value in this row" — distinct from null
+POS_KEYS = [str(i) for i in range(100_000)]
+
+# ---------------------------------------------------------------- dates
+
+
+def date_ms(value: Any) -> int | None:
+    """Milliseconds since the epoch of a BSON date value, or None if ``value`` is not a date."""
+    if type(value) is _dt.datetime:
+        if value.tzinfo is not None:
+            value = value.astimezone(_dt.UTC).replace(tzinfo=None)
+        delta = value - EPOCH
+        return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    if isinstance(value, DatetimeMS):
+        return int(value)
+    if isinstance(value, _dt.datetime):
+        return date_ms(_dt.datetime(*value.timetuple()[:6], value.microsecond, tzinfo=value.tzinfo))
+    return None
+
+
+def ms_to_date(ms: int) -> Any:
+    """A BSON date for ``ms`` (``datetime`` when representable, else ``DatetimeMS``)."""
+    try:
+        return EPOCH + _dt.timedelta(milliseconds=ms)
+    except OverflowError:
+        return DatetimeMS(ms)
+
+
+def round_start_seconds(t_ms: int, rounding_seconds: int) -> int:
+    """Bucket start in seconds: ``t`` floored (towards -inf) to a multiple of the rounding (§3.1)."""
+    seconds = t_ms // 1000
+    return seconds - seconds % rounding_seconds
+
+
+# ---------------------------------------------------------------- bucket ids
+
+_OID_LOCK = threading.Lock()
+_OID_INSTANCE = os.urandom(5)
+_OID_COUNTER = [int.from_bytes(os.urandom(3), "big")]
+
+
+def new_bucket_id(start_seconds: int) -> ObjectId:
+    """4-byte rounded start (wrapping outside 1970..2106) + 5 process-random bytes + 3-byte counter."""
+    with _OID_LOCK:
+        _OID_COUNTER[0] = (_OID_COUNTER[0] + 1) & 0xFFFFFF
+        counter = _OID_COUNTER[0]
+    return ObjectId((start_seconds & 0xFFFFFFFF).to_bytes(4, "big") + _OID_INSTANCE + counter.to_bytes(3, "big"))
+
+
+def oid_bound(seconds: int, *, high: bool) -> ObjectId:
+    """OID(min|max, seconds): the given timestamp with all-0 or all-FF remaining bytes (§5.2)."""
+    seconds = min(max(seconds, 0), 0xFFFFFFFF)
+    return ObjectId(seconds.to_bytes(4, "big") + (b"\xff" * 8 if high else b"\x00" * 8))
+
+
+# ---------------------------------------------------------------- meta
+
+
+def normalize_meta(value: Any) -> Any:
+    """Sort every (nested) object's fields; arrays keep their order (§3.6)."""
+    if isinstance(value, dict):
+        return {k: normalize_meta(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [normalize_meta(v) for v in value]
+    return value
+
+
+def meta_key(normalized: Any) -> Any:
+    """A hashable grouping key of a normalized meta value (MISSING stays MISSING)."""
+    if normalized is MISSING:
+        return MISSING
+    kind = type(normalized)
+    if kind is str or kind is bool or normalized is None:
+        return (kind.__name__, normalized)
+    return bson.encode({"": normalized}, codec_options=CODEC_OPTIONS)
+
+
+# ---------------------------------------------------------------- unpacking
+
+
+def unpack_document(doc: dict, time_field: str, meta_field: str | None,
+                    fields: Iterable[str] | None = None) -> Iterator[dict]:
+    """Measurements of a v1 bucket document: time field first, then the meta field (when the bucket
+    has ``meta`` and ``meta_field`` is given), then the other columns in bucket order.
+
+    ``fields``: if given, only these measurement fields are materialized (column-selective unpack);
+    the time field and meta are included only when listed.
+    """
+    data = doc.get("data") or {}
+    time_column = data.get(time_field)
+    if not time_column:
+        return
+    positions = list(time_column.keys())
+    n = len(positions)
+    wanted = None if fields is None else set(fields)
+    include_time = wanted is None or time_field in wanted
+    has_meta = meta_field is not None and "meta" in doc and (wanted is None or meta_field in wanted)
+    meta = doc.get("meta")
+    dense: list[tuple[str, list]] = []
+    sparse: list[tuple[str, dict]] = []
+    for field, column in data.items():
+        if field == time_field or (wanted is not None and field not in wanted):
+            continue
+        if not isinstance(column, dict):
+            continue
+        if len(column) == n and list(column.keys()) == positions:
+            dense.append((field, list(column.values())))
+        else:
+            sparse.append((field, column))
+    names: list[str] = []
+    columns: list[Any] = []
+    if include_time:
+        names.append(time_field)
+        columns.append(time_column.values())
+    if has_meta:
+        names.append(meta_field)
+        columns.append(itertools.repeat(meta, n))  # shared by the bucket's measurements: stages copy on write
+    for field, values in dense:
+        names.append(field)
+        columns.append(values)
+    rows = zip(*columns, strict=True) if columns else itertools.repeat((), n)
+    if not sparse:
+        for row in rows:  # each measurement built by one C-level dict(zip(...))
+            yield dict(zip(names, row, strict=True))
+        return
+    for key, row in zip(positions, rows, strict=True):
+        out = dict(zip(names, row, strict=True))
+        for field, column in sparse:
+            value = column.get(key, MISSING)
+            if value is not MISSING:
+                out[field] = value
+        yield out

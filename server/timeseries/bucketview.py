@@ -1,0 +1,272 @@
+"""The one read-side interface of a bucket, and its in-memory implementation.
+
+Every read path — the generic unpack, the columnar ``$group``, lastpoint, reads of ``system.buckets``
+— takes buckets as objects with this interface, whether they come from storage (stored.StoredBucket,
+decoded lazily, parts kept in bucketcache) or from memory (``LiveBucket`` below)::
+
+    id                      the bucket _id
+    summary()               {_id, control, meta?}: what bucket predicates and lastpoint read
+    column_names()          data field names in bucket order
+    dense(name)             (BSON type, read-only NumPy values) of a column every row holds with one
+                            fixed-width type, else None
+    measurements(fields=None, positions=None)
+                            the measurements (time field first, then the meta field, then the columns
+                            every row holds, then the others), only ``fields`` when given, only the
+                            rows at ``positions`` (ascending) when given
+    document()              the whole v1 document
+    cached                  the bucketcache entry whose memos depend only on the stored bytes (None
+                            for live buckets)
+
+``LiveBucket`` reads a bucket's *committed* rows (``durable`` when the view is taken) straight from its
+columns — NumPy rows to Python values to measurements — without building BSON or the v1 document. If
+the bucket leaves memory while a read still holds the view (its slot may then hold another bucket's
+rows), the view notices after copying (``Bucket.final``/``left``) and reads the final document instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from protocol.codec import decode
+from server.timeseries.bucketdoc import MISSING, POS_KEYS, ms_to_date
+from server.timeseries.columns import (
+    ConstColumn,
+    ObjectColumn,
+    TableColumn,
+    extremes_by_kind,
+    object_extremes,
+    python_values,
+)
+from server.timeseries.stored import document_bucket
+
+
+class LiveBucket:
+    """A read's view of an in-memory bucket: its committed rows when the view was taken."""
+
+    __slots__ = ("bucket", "id", "start_s", "meta", "n", "_columns", "_typed", "_values", "_summary", "_gone")
+    cached = None
+
+    def __init__(self, bucket: Any):
+        self.bucket = bucket
+        self.id = bucket.id
+        self.start_s = bucket.start_s
+        self.meta = bucket.meta
+        self._columns = bucket.columns  # first: the rows below the durable count read next are valid in it
+        self.n = bucket.durable
+        self._typed: dict[str, np.ndarray] = {}
+        self._values: dict[str, list] = {}
+        self._summary: dict | None = None
+        self._gone: Any = None  # the final document's view once the bucket left memory meanwhile
+
+    # -- rows (copied on first use; checked against the bucket leaving memory)
+    def _left(self) -> Any:
+        if self._gone is None and self.bucket.left:
+            final = self.bucket.final
+            self._gone = document_bucket(decode(final)) if final is not None else _EMPTY
+        return self._gone
+
+    def _array(self, name: str) -> np.ndarray:
+        found = self._typed.get(name)
+        if found is None:
+            bucket = self.bucket
+            found = bucket.table.data[name][bucket.slot, :self.n].copy()
+            found.flags.writeable = False
+            self._typed[name] = found
+        return found
+
+    def _values_at(self, name: str, positions: np.ndarray | None) -> list:
+        """A column's values as Python values, only at ``positions`` when given (only those convert)."""
+        if positions is None:
+            return self._python(name)
+        column = self._columns[name]
+        if type(column) is TableColumn:
+            array = self._typed.get(name)
+            if array is None:  # only these rows: no copy of the column
+                bucket = self.bucket
+                return python_values(column.kind, bucket.table.data[name][bucket.slot, positions])
+            return python_values(column.kind, array[positions])
+        if type(column) is ConstColumn:
+            return [column.value] * len(positions)
+        values = column.values
+        return [values[i] for i in positions.tolist()]
+
+    def derived(self) -> dict:
+        """A memo for what reads derive from exactly these rows (shared through the bucket)."""
+        return self._memo()
+
+    def _python(self, name: str) -> list:
+        found = self._values.get(name)
+        if found is None:
+            column = self._columns[name]
+            if type(column) is TableColumn:
+                found = python_values(column.kind, self._array(name))
+            elif type(column) is ConstColumn:
+                found = [column.value] * self.n
+            else:
+                found = column.values[:self.n]
+            self._values[name] = found
+        return found
+
+    # -- the interface
+    def column_names(self) -> list[str]:
+        gone = self._left()
+        if gone is not None:
+            return gone.column_names()
+        return [name for name, column in self._columns.items()
+                if type(column) is not ObjectColumn or any(v is not MISSING for v in column.values[:self.n])]
+
+    def dense(self, name: str) -> tuple[int, np.ndarray] | None:
+        column = self._columns.get(name)
+        if type(column) is not TableColumn or not self.n:
+            return None if self._left() is None else self._gone.dense(name)
+        values = self._array(name)
+        gone = self._left()
+        return (column.kind, values) if gone is None else gone.dense(name)
+
+    def _memo(self) -> dict:
+        """What reads derived from exactly these rows, shared through the bucket (``Bucket.memo``)."""
+        n, columns, memo = self.bucket.memo
+        if n != self.n or columns is not self._columns:
+            memo = {}
+            self.bucket.memo = (self.n, self._columns, memo)
+        return memo
+
+    def summary(self) -> dict:
+        if self._summary is not None:
+            return self._summary
+        gone = self._left()
+        if gone is not None:
+            return gone.summary()
+        memo = self._memo()
+        found = memo.get("summary")
+        if found is not None:
+            self._summary = found
+            return found
+        n = self.n
+        tf = self.bucket.time_field
+        by_kind: dict[int, list[str]] = {}
+        arrays = {}
+        for name, column in self._columns.items():
+            if type(column) is TableColumn and name != tf:
+                by_kind.setdefault(column.kind, []).append(name)
+                arrays[name] = self._array(name)
+        found = extremes_by_kind(by_kind, arrays) if n else {}
+        times = self._array(tf)
+        mins: dict[str, Any] = {tf: ms_to_date(self.start_s * 1000)}
+        maxs: dict[str, Any] = {tf: ms_to_date(int(times.max())) if n else None}
+        for name, column in self._columns.items():
+            if name == tf or not n:
+                continue
+            if type(column) is TableColumn:
+                mins[name], maxs[name] = found[name]
+            elif type(column) is ConstColumn:
+                mins[name] = maxs[name] = column.value
+            else:
+                extremes = object_extremes(column.values[:n])
+                if extremes is not None:
+                    mins[name], maxs[name] = extremes
+        out: dict[str, Any] = {"_id": self.id, "control": {"version": 1, "min": mins, "max": maxs}}
+        if self.meta is not MISSING:
+            out["meta"] = self.meta
+        if self._left() is not None:
+            return self._gone.summary()
+        self._summary = memo["summary"] = out
+        return out
+
+    def measurements(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
+                     meta_field: str | None) -> Iterator[dict]:
+        gone = self._left()
+        if gone is not None:
+            yield from gone.measurements(fields, positions, time_field=time_field, meta_field=meta_field)
+            return
+        n = self.n
+        if not n:
+            return
+        wanted = None if fields is None else set(fields)
+        dense_names: list[str] = []
+        sparse_names: list[str] = []
+        for name, column in self._columns.items():
+            if name == time_field or (wanted is not None and name not in wanted):
+                continue
+            if type(column) is ObjectColumn and any(v is MISSING for v in column.values[:n]):
+                sparse_names.append(name)
+            else:
+                dense_names.append(name)
+        if sparse_names:
+            positions = None  # with a sparse column every row is read (as stored buckets do)
+        keep = None if positions is None else positions
+        names: list[str] = []
+        columns: list[Any] = []
+        if wanted is None or time_field in wanted:
+            names.append(time_field)
+            columns.append(self._values_at(time_field, keep))
+        has_meta = meta_field is not None and self.meta is not MISSING and (wanted is None or meta_field in wanted)
+        count = n if keep is None else len(keep)
+        if has_meta:
+            names.append(meta_field)
+            columns.append([self.meta] * count)  # shared by the bucket's rows: stages copy on write
+        for name in dense_names:
+            names.append(name)
+            columns.append(self._values_at(name, keep))
+        sparse = [(name, self._python(name)) for name in sparse_names]
+        if self._left() is not None:  # left memory while copying: the copies may be another bucket's
+            yield from self._gone.measurements(fields, positions, time_field=time_field, meta_field=meta_field)
+            return
+        n = count
+        rows = zip(*columns, strict=True) if columns else itertools.repeat((), n)
+        if not sparse:
+            for row in rows:
+                yield dict(zip(names, row, strict=True))
+            return
+        for i, row in enumerate(rows):
+            out = dict(zip(names, row, strict=True))
+            for name, values in sparse:
+                value = values[i]
+                if value is not MISSING:
+                    out[name] = value
+            yield out
+
+    def document(self) -> dict:
+        gone = self._left()
+        if gone is not None:
+            return gone.document()
+        doc = dict(self.summary())
+        n = self.n
+        keys = POS_KEYS[:n] if n <= len(POS_KEYS) else [str(i) for i in range(n)]
+        data = {}
+        for name in self.column_names():
+            values = self._python(name)
+            data[name] = {key: value for key, value in zip(keys, values, strict=True) if value is not MISSING}
+        doc["data"] = data
+        if self._left() is not None:
+            return self._gone.document()
+        return doc
+
+
+class _Empty:
+    """What a view of a bucket frozen while read (its collection dropped) shows: nothing."""
+
+    def column_names(self) -> list[str]:
+        return []
+
+    def dense(self, name: str) -> None:
+        return None
+
+    def derived(self) -> dict:
+        return {}
+
+    def summary(self) -> dict:
+        return {"_id": None, "control": {"version": 1, "min": {}, "max": {}}}
+
+    def measurements(self, *args: Any, **kwargs: Any) -> Iterator[dict]:
+        return iter(())
+
+    def document(self) -> dict:
+        return {"_id": None, "control": {"version": 1, "min": {}, "max": {}}, "data": {}}
+
+
+_EMPTY = _Empty()

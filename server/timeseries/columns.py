@@ -1,0 +1,330 @@
+"""Values of bucket columns (pure): which values a NumPy column holds, their conversions, the BSON of a
+data column, and a column's exact control min/max.
+
+A bucket column is one of three kinds (bucket.py):
+
+- **typed**: every row holds a value of one fixed-width BSON type — double, int32, int64, date (int64
+  milliseconds), bool, ObjectId (12-byte void) — kept in a NumPy array;
+- **constant**: every row holds the same value (a string, null...), kept once;
+- **object**: anything else (strings that vary, objects, arrays, decimals, mixed types, missing rows),
+  kept as a Python list with ``MISSING`` where a row lacks the field.
+
+Control min/max follow MongoDB's order within a type class (NaN lowest, numbers canonically), and of
+equal values the first one wins (e.g. 0.0 before -0.0), exactly as accumulating row by row gives.
+
+Every cache here is bounded: ``_skeletons`` holds one entry per fixed-width type (widths <= 12).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import struct
+from typing import Any
+
+import bson
+import numpy as np
+from bson.datetime_ms import DatetimeMS
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+
+from protocol.codec import CODEC_OPTIONS
+from server.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms, ms_to_date
+from server.timeseries.minmax import merge_extreme
+
+DOUBLE, STRING, OBJECT, ARRAY, BINARY, OID, BOOL, DATE, NULL, INT32, INT64 = (
+    0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x09, 0x0A, 0x10, 0x12)
+WIDTH = {DOUBLE: 8, OID: 12, BOOL: 1, DATE: 8, INT32: 4, INT64: 8}
+DTYPE = {DOUBLE: np.dtype("<f8"), OID: np.dtype("V12"), BOOL: np.dtype("?"), DATE: np.dtype("<i8"),
+         INT32: np.dtype("<i4"), INT64: np.dtype("<i8")}
+TYPED = frozenset(WIDTH)
+_INT32 = struct.Struct("<i")
+# dates ``datetime`` holds (outside: DatetimeMS, as bson.decode gives them)
+MIN_DATETIME_MS = date_ms(_dt.datetime.min)
+MAX_DATETIME_MS = date_ms(_dt.datetime.max.replace(microsecond=999000))
+_I32_LOW, _I32_HIGH = -(2**31), 2**31 - 1
+
+
+def typed_kind(value: Any) -> int | None:
+    """The typed kind a column of such values can have (the BSON type pymongo encodes it as), else None."""
+    kind = type(value)
+    if kind is float:
+        return DOUBLE
+    if kind is int:
+        return INT32 if _I32_LOW <= value <= _I32_HIGH else INT64 if -(2**63) <= value < 2**63 else None
+    if kind is _dt.datetime:
+        return DATE if value.tzinfo is None else None
+    if kind is ObjectId:
+        return OID
+    if kind is bool:
+        return BOOL
+    if kind is Int64:
+        return INT64
+    if kind is DatetimeMS:
+        return DATE
+    return None
+
+
+def to_array(kind: int, values: list) -> np.ndarray:
+    """The NumPy form of Python values that all have ``typed_kind(v) == kind``."""
+    if kind == DATE:
+        return np.fromiter((date_ms(v) for v in values), np.int64, len(values))
+    if kind == OID:
+        return np.frombuffer(b"".join(v.binary for v in values), "V12").copy()
+    return np.asarray(values, DTYPE[kind])
+
+
+def python_values(kind: int, values: np.ndarray) -> list:
+    """The values of a typed column as ``bson.decode`` gives them (dates as ``datetime`` when in range)."""
+    if kind == DOUBLE or kind == INT32 or kind == BOOL:
+        return values.tolist()
+    if kind == DATE:
+        if not len(values):
+            return []
+        if MIN_DATETIME_MS <= int(values.min()) and int(values.max()) <= MAX_DATETIME_MS:
+            return (values.astype("datetime64[ms]")).tolist()
+        return [ms_to_date(v) for v in values.tolist()]
+    if kind == INT64:
+        return [Int64(v) for v in values.tolist()]
+    if kind == OID:
+        raw = values.tobytes()
+        return [ObjectId(raw[i:i + 12]) for i in range(0, len(raw), 12)]
+    raise ValueError(f"no typed column of BSON type {kind:#x}")
+
+
+def python_value(kind: int, value: Any) -> Any:
+    """One NumPy scalar of a typed column as ``bson.decode`` gives it."""
+    if kind == DOUBLE:
+        return float(value)
+    if kind == INT32:
+        return int(value)
+    if kind == INT64:
+        return Int64(int(value))
+    if kind == DATE:
+        return ms_to_date(int(value))
+    if kind == BOOL:
+        return bool(value)
+    if kind == OID:
+        return ObjectId(bytes(value))
+    raise ValueError(f"no typed column of BSON type {kind:#x}")
+
+
+def class_sample(kind: int) -> Any:
+    """A value of a typed kind's type class (schema checks compare classes)."""
+    return _SAMPLES[kind]
+
+
+_SAMPLES = {DOUBLE: 0.0, INT32: 0, INT64: Int64(0), DATE: _dt.datetime(1970, 1, 1), BOOL: False,
+            OID: ObjectId(b"\x00" * 12)}
+
+# ---------------------------------------------------------------- BSON of data columns
+
+
+class _Skeleton:
+    """Element headers ``<type><"i">\\0`` for positions 0..cap-1 of a column of one value width."""
+
+    __slots__ = ("bytes", "value_at", "end_at", "cap")
+
+    def __init__(self, kind: int, width: int, cap: int):
+        parts = []
+        value_at = np.empty(cap, np.int64)
+        end_at = np.empty(cap, np.int64)
+        pos = 0
+        for i in range(cap):
+            header = bytes((kind,)) + str(i).encode() + b"\x00"
+            parts.append(header + b"\x00" * width)
+            value_at[i] = pos + len(header)
+            pos += len(header) + width
+            end_at[i] = pos
+        self.bytes = np.frombuffer(b"".join(parts), np.uint8)
+        self.value_at = value_at
+        self.end_at = end_at
+        self.cap = cap
+
+
+_skeletons: dict[int, _Skeleton] = {}  # one per typed kind (bounded)
+
+
+def _skeleton(kind: int, n: int) -> _Skeleton:
+    cached = _skeletons.get(kind)
+    if cached is None or cached.cap < n:
+        cached = _skeletons[kind] = _Skeleton(kind, WIDTH[kind], max(n, 1024))
+    return cached
+
+
+def typed_bson(kind: int, values: np.ndarray) -> bytes:
+    """The BSON document ``{"0": v0, "1": v1, ...}`` of a typed column."""
+    n = len(values)
+    if n == 0:
+        return b"\x05\x00\x00\x00\x00"
+    width = WIDTH[kind]
+    skeleton = _skeleton(kind, n)
+    body = int(skeleton.end_at[n - 1])
+    out = np.empty(body + 5, np.uint8)
+    out[4:body + 4] = skeleton.bytes[:body]
+    out[body + 4] = 0
+    out[:4] = np.frombuffer(_INT32.pack(body + 5), np.uint8)
+    at = skeleton.value_at[:n, None] + 4 + np.arange(width)
+    out[at] = np.ascontiguousarray(values).view(np.uint8).reshape(n, width)
+    return out.tobytes()
+
+
+def constant_bson(value: Any, n: int) -> bytes:
+    """The BSON document of a column holding ``value`` in each of ``n`` rows (O(n * value size), the
+    column's own size: nothing is cached per value)."""
+    element = bson.encode({"": value}, codec_options=CODEC_OPTIONS)[4:-1]  # <type>\0<value>
+    kind, payload = element[:1], element[2:]
+    body = b"".join(kind + key.encode() + b"\x00" + payload for key in _keys(n))
+    return _INT32.pack(len(body) + 5) + body + b"\x00"
+
+
+def object_bson(values: list) -> bytes:
+    """The BSON document of an object column (rows holding ``MISSING`` are left out)."""
+    column = {key: value for key, value in zip(_keys(len(values)), values, strict=True) if value is not MISSING}
+    return bson.encode(column, codec_options=CODEC_OPTIONS)
+
+
+def _keys(n: int) -> list[str]:
+    return POS_KEYS[:n] if n <= len(POS_KEYS) else [str(i) for i in range(n)]
+
+
+# ---------------------------------------------------------------- exact min/max
+
+
+def typed_extremes(kind: int, values: np.ndarray) -> tuple[Any, Any]:
+    """(min, max) of a non-empty typed column as Python values, as control fields hold them: numbers
+    canonically with NaN below everything, the first of equal values (e.g. 0.0 and -0.0)."""
+    if kind == DOUBLE:
+        nan = np.isnan(values)
+        if nan.all():
+            first = float(values[0])
+            return first, first
+        if nan.any():
+            low = float(values[int(np.argmax(nan))])  # the first NaN is the minimum
+            finite = values[~nan]
+            high = finite[int(np.argmax(finite == finite.max()))]
+            return low, float(high)
+        low, high = values.min(), values.max()
+        return float(values[int(np.argmax(values == low))]), float(values[int(np.argmax(values == high))])
+    if kind == OID:
+        raw = values.view(np.uint8).reshape(-1, 12)
+        hi = raw[:, :8].copy().view(">u8").reshape(-1)
+        lo = raw[:, 8:].copy().view(">u4").reshape(-1)
+        order = np.lexsort((lo, hi))
+        return ObjectId(raw[order[0]].tobytes()), ObjectId(raw[order[-1]].tobytes())
+    low, high = values.min(), values.max()
+    return python_value(kind, low), python_value(kind, high)
+
+
+def extremes_by_kind(by_kind: dict[int, list[str]], columns: dict[str, np.ndarray]) -> dict[str, tuple[Any, Any]]:
+    """``typed_extremes`` of every column in ``by_kind`` (kind -> names), one NumPy reduction per kind for
+    all its columns (a bucket has many columns of few hundred rows: per-call overhead dominates)."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for kind, names in by_kind.items():
+        if kind == OID or len(names) == 1:
+            for name in names:
+                out[name] = typed_extremes(kind, columns[name])
+            continue
+        stacked = np.stack([columns[name] for name in names])
+        lows, highs = stacked.min(axis=1), stacked.max(axis=1)
+        exact = np.ones(len(names), bool)
+        if kind == DOUBLE:
+            # NaN and signed zeros need the first-of-equals rule: those columns take the exact path
+            exact = ~np.isnan(lows) & ~np.isnan(highs)
+            zero = (lows == 0) | (highs == 0)
+            if zero.any():
+                exact &= ~(zero & (np.signbit(stacked) & (stacked == 0)).any(axis=1))
+        lows_list, highs_list = lows.tolist(), highs.tolist()
+        for i, name in enumerate(names):
+            if not exact[i]:
+                out[name] = typed_extremes(kind, columns[name])
+            elif kind == DOUBLE:
+                out[name] = (lows_list[i], highs_list[i])
+            else:
+                out[name] = (python_value(kind, lows[i]), python_value(kind, highs[i]))
+    return out
+
+
+def object_extremes(values: list) -> tuple[Any, Any] | None:
+    """(min, max) of an object column's present values, merged row by row (objects field-wise,
+    arrays element-wise); None when no row holds the field."""
+    low = high = MISSING
+    for value in values:
+        if value is MISSING:
+            continue
+        if low is MISSING:
+            low, high = _copy(value), _copy(value)
+        else:
+            low = merge_extreme(low, value, -1)
+            high = merge_extreme(high, value, 1)
+    return None if low is MISSING else (low, high)
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- the three column kinds of a bucket
+
+
+class TableColumn:
+    """A typed column: a bucket's values are ``table.data[name][bucket.slot, :count]`` (table.py)."""
+
+    __slots__ = ("name", "kind")
+    typed = True
+
+    def __init__(self, name: str, kind: int):
+        self.name, self.kind = name, kind
+
+    def schema(self) -> Any:
+        return _SAMPLES[self.kind]
+
+
+class ConstColumn:
+    """A constant column: every row holds ``value``."""
+
+    __slots__ = ("name", "value")
+    typed = False
+
+    def __init__(self, name: str, value: Any):
+        self.name, self.value = name, value
+
+    def schema(self) -> Any:
+        return self.value
+
+
+class ObjectColumn:
+    """Any other column: one Python value per row, ``MISSING`` where the row lacks the field.
+    ``low`` is the running min of the present values: the schema the next value must be compatible
+    with (rules 4); recomputed from the values after a rollback."""
+
+    __slots__ = ("name", "values", "low")
+    typed = False
+
+    def __init__(self, name: str, values: list):
+        self.name, self.values = name, values
+        self.low: Any = MISSING
+        self.recompute()
+
+    def schema(self) -> Any:
+        return self.low
+
+    def extend(self, values: list) -> None:
+        self.values.extend(values)
+        low = self.low
+        for value in values:
+            if value is MISSING:
+                continue
+            low = _copy(value) if low is MISSING else merge_extreme(low, value, -1)
+        self.low = low
+
+    def recompute(self) -> None:
+        found = object_extremes(self.values)
+        self.low = MISSING if found is None else found[0]
+
+    def present(self, n: int) -> bool:
+        """True when some row below ``n`` holds the field."""
+        return any(value is not MISSING for value in self.values[:n])

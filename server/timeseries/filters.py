@@ -1,0 +1,399 @@
+"""User filter -> bucket-level filter (spec §5.2; pure): the one derivation, used by reads on the view,
+explain, the choice of a buckets index and updates/deletes of measurements.
+
+``derive`` turns the parsed user filter into a ``BucketFilter``: an MQL filter over the buckets
+collection (``mql``: what explain shows and what update/delete and the index choice use), the bucket
+predicate compiled from *that same structure* (``predicate``, run by reads on bucketview objects: what
+it derives from a stored bucket is remembered with its decoded parts), and the clustered ``_id``
+range of bucket starts (``lo_s``/``hi_s``). Contract: the bucket filter may be *loose* (keep a bucket
+holding no matching measurement) but never strict; the per-measurement filter always runs after
+unpacking — unless ``exact`` (the filter only names the meta field: the bucket filter decides).
+
+- predicates only on the meta field (``m``, ``m.x``) are renamed onto ``meta`` and evaluated exactly
+  (missing meta <-> bucket without ``meta``);
+- comparisons of the time field with a date bound ``control.min/max.<time>`` and the ``_id`` range
+  (a measurement at ``t`` lies in a bucket starting in ``[t - span, t]``);
+- comparisons of a top-level measurement field with a scalar bound ``control.min/max.<field>``, kept
+  also when the bucket's min and max there are of two BSON types (they then bound no single type):
+  ``{$or: [<bound>, {$expr: {$ne: [{$type: '$control.min.f'}, {$type: '$control.max.f'}]}}]}``;
+- ``$exists`` / ``$elemMatch`` of a top-level field: ``control.min.<f>`` exists;
+- anything else (``$not``, ``$nor``, ``$expr``, regexes, dotted measurement paths...) keeps every bucket.
+
+With a non-simple collation (``simple_collation=False``) no string operand bounds anything — meta
+predicates that compare strings included — because control min/max and the meta are binary-ordered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from bson.regex import Regex as BsonRegex
+
+from server.query.match import compile_filter, compile_node
+from server.query.match_ast import (
+    All,
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    Bits,
+    Cmp,
+    ElemMatch,
+    Exists,
+    In,
+    Mod,
+    Node,
+    Nor,
+    Not,
+    Or,
+    Regex,
+    Size,
+    Type,
+)
+from server.query.values import bson_type_name
+from server.timeseries.bucketdoc import date_ms, ms_to_date
+from server.timeseries.minmax import type_class
+
+BucketPredicate = Callable[[Any], bool]  # a bucketview object -> keep it?
+_INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte"})
+_MISSING = object()
+_STRUCTURAL = (And, Or, Nor, Not)
+
+
+@dataclasses.dataclass
+class BucketFilter:
+    """See the module. ``mql`` {} and ``predicate`` None: every bucket."""
+
+    mql: dict = dataclasses.field(default_factory=dict)
+    predicate: BucketPredicate | None = None
+    lo_s: int | None = None
+    hi_s: int | None = None
+    exact: bool = False
+
+    @property
+    def prunes(self) -> bool:
+        return self.predicate is not None or self.lo_s is not None or self.hi_s is not None
+
+    def index_filter(self) -> dict | None:
+        """The top-level conjuncts of ``mql`` a buckets index can bound (comparisons and ``$in`` of
+        meta paths, time bounds on control), for the index choice."""
+        parts = self.mql.get("$and", [self.mql]) if self.mql else []
+        out: dict[str, Any] = {}
+        for part in parts:
+            if len(part) != 1:
+                continue
+            (path, cond), = part.items()
+            if path.startswith("$") or (not path.startswith("meta") and not path.startswith("control.")):
+                continue
+            if path.startswith("control.") and not (isinstance(cond, dict) and set(cond) <= {"$gt", "$gte", "$lt", "$lte"}):
+                continue
+            if path.startswith("meta") and isinstance(cond, dict) and any(
+                    k.startswith("$") and k not in _INDEX_OPERATORS for k in cond):
+                continue
+            if path in out and isinstance(out[path], dict) and isinstance(cond, dict):
+                out[path] = {**out[path], **cond}
+            elif path not in out:
+                out[path] = cond
+        return out or None
+
+
+def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: int, *,
+           simple_collation: bool = True) -> BucketFilter:
+    """The bucket filter of a parsed user filter (see the module)."""
+    if node is None or isinstance(node, AlwaysTrue):
+        return BucketFilter()
+    part = _Deriver(time_field, meta_field, span_s, simple_collation).part(node)
+    if part is None:
+        return BucketFilter()
+    mql, predicate, lo, hi, exact = part
+    return BucketFilter(mql, predicate, lo, hi, exact)
+
+
+class _Deriver:
+    """Each ``part`` is (mql, predicate, lo_s, hi_s, exact) or None (no bound: keep every bucket)."""
+
+    def __init__(self, tf: str, mf: str | None, span_s: int, simple: bool):
+        self.tf, self.mf, self.span_s, self.simple = tf, mf, span_s, simple
+
+    def on_meta(self, path: str) -> bool:
+        mf = self.mf
+        return mf is not None and (path == mf or path.startswith(mf + "."))
+
+    def part(self, node: Node) -> tuple | None:
+        paths: list[str] = []
+        if _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
+            if not self.simple and _has_strings(node):
+                return None
+            renamed = _rename(node, self.mf)
+            return render(renamed), _of_summary(compile_node(renamed)), None, None, True
+        if isinstance(node, And):
+            parts = [self.part(child) for child in node.children]
+            kept = [p for p in parts if p is not None]
+            if not kept:
+                return None
+            lo = max((p[2] for p in kept if p[2] is not None), default=None)
+            hi = min((p[3] for p in kept if p[3] is not None), default=None)
+            mql = _and([p[0] for p in kept])
+            predicates = [p[1] for p in kept if p[1] is not None]
+            predicate = _all(predicates) if predicates else None
+            return mql, predicate, lo, hi, len(kept) == len(parts) and all(p[4] for p in kept)
+        if isinstance(node, Or):
+            parts = [self.part(child) for child in node.children]
+            if any(p is None for p in parts):
+                return None
+            lo = None if any(p[2] is None for p in parts) else min(p[2] for p in parts)
+            hi = None if any(p[3] is None for p in parts) else max(p[3] for p in parts)
+            predicates = tuple(p[1] for p in parts)
+            return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), lo, hi,
+                    all(p[4] for p in parts))
+        if isinstance(node, Cmp):
+            if node.path == self.tf:
+                return self.time_bounds(node.op, node.value)
+            if self.measurement(node.path) and not (not self.simple and isinstance(node.value, str)):
+                return _measurement_bounds(node.path, node.op, node.value)
+            return None
+        if isinstance(node, In) and self.measurement(node.path) and not node.regexes and node.values \
+                and not (not self.simple and any(isinstance(v, str) for v in node.values)):
+            parts = [_measurement_bounds(node.path, "$eq", v) for v in node.values]
+            if any(p is None for p in parts):
+                return None
+            predicates = tuple(p[1] for p in parts)
+            return {"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None, False
+        if isinstance(node, (Exists, ElemMatch)) and self.measurement(node.path):
+            path = "control.min." + node.path
+            return ({path: {"$exists": True}}, lambda b: _control(b.summary(), "min", node.path) is not _MISSING,
+                    None, None, False)
+        return None
+
+    def measurement(self, path: str) -> bool:
+        """A top-level measurement field (dotted paths may cross arrays control min/max do not describe)."""
+        return path != self.tf and not self.on_meta(path) and "." not in path
+
+    def time_bounds(self, op: str, value: Any) -> tuple | None:
+        d_ms = date_ms(value)
+        if d_ms is None:
+            return None  # a non-date never equals a date: the per-measurement filter answers
+        d_floor_s = d_ms // 1000
+        lo = d_floor_s - self.span_s if op in ("$eq", "$gt", "$gte") else None
+        hi = d_floor_s if op in ("$eq", "$lt", "$lte") else None
+        low, high = "control.min." + self.tf, "control.max." + self.tf
+        # a bucket starting before d - span ends before d: the bound on the start that index scans need
+        earliest_ms = d_ms - self.span_s * 1000
+        earliest = ms_to_date(earliest_ms)
+        if op == "$eq":
+            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": earliest}}])
+        elif op in ("$gt", "$gte"):
+            mql = _and([{high: {op: value}}, {low: {op: earliest}}])
+        else:
+            mql = {low: {op: value}}
+        return mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms),)), lo, hi, False
+
+
+class _TimeBounds:
+    """The bucket predicate of time comparisons: a bucket's control min/max of the time field read once
+    (a conjunction of several is one ``_TimeBounds``, see ``_all``)."""
+
+    __slots__ = ("tf", "checks")
+
+    def __init__(self, tf: str, checks: tuple):
+        self.tf, self.checks = tf, checks
+
+    def __call__(self, bucket: Any) -> bool:
+        memo = bucket.derived()  # the bounds in ms, remembered with the bucket's decoded parts
+        key = ("time bounds", self.tf)
+        found = memo.get(key)
+        if found is None:
+            control = bucket.summary().get("control") or {}
+            found = memo[key] = (date_ms((control.get("min") or {}).get(self.tf)),
+                                 date_ms((control.get("max") or {}).get(self.tf)))
+        lo_v, hi_v = found
+        if lo_v is None or hi_v is None:
+            return False
+        for op, d_ms, earliest_ms in self.checks:
+            if op == "$eq":
+                ok = lo_v <= d_ms <= hi_v and lo_v >= earliest_ms
+            elif op == "$gt":
+                ok = hi_v > d_ms and lo_v > earliest_ms
+            elif op == "$gte":
+                ok = hi_v >= d_ms and lo_v >= earliest_ms
+            elif op == "$lt":
+                ok = lo_v < d_ms
+            else:
+                ok = lo_v <= d_ms
+            if not ok:
+                return False
+        return True
+
+
+def _all(predicates: list) -> Any:
+    """The conjunction of bucket predicates (time bounds merged into one)."""
+    times = [p for p in predicates if type(p) is _TimeBounds]
+    if len(times) > 1:
+        merged = _TimeBounds(times[0].tf, tuple(c for p in times for c in p.checks))
+        predicates = [merged] + [p for p in predicates if type(p) is not _TimeBounds]
+    if len(predicates) == 1:
+        return predicates[0]
+    ps = tuple(predicates)
+
+    def predicate(bucket: Any) -> bool:
+        for p in ps:
+            if not p(bucket):
+                return False
+        return True
+
+    return predicate
+
+
+def _of_summary(test: Any) -> Any:
+    """A predicate on bucket summaries as a predicate on buckets (bucketview objects)."""
+    return lambda bucket: test(bucket.summary())
+
+
+def _measurement_bounds(path: str, op: str, value: Any) -> tuple | None:
+    """Bounds of a scalar comparison on ``control.min/max.<path>`` with the mixed-bucket guard."""
+    if value is None or isinstance(value, (dict, list, BsonRegex)) or type_class(value) > 9:
+        return None
+    low, high = "control.min." + path, "control.max." + path
+    if op == "$eq":
+        bound = _and([{low: {"$lte": value}}, {high: {"$gte": value}}])
+    elif op in ("$gt", "$gte"):
+        bound = {high: {op: value}}
+    else:
+        bound = {low: {op: value}}
+    mql = {"$or": [bound, {"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]}
+    # exactly that filter: the bound with the generic matcher's semantics (type bracketing, NaN), or
+    # control min and max of two BSON types (a bucket whose min/max then bound no single type)
+    within = compile_filter(bound)
+
+    def predicate(view: Any) -> bool:
+        bucket = view.summary()
+        return within(bucket) or _type_of(bucket, "min", path) != _type_of(bucket, "max", path)
+
+    return mql, predicate, None, None, False
+
+
+def _type_of(bucket: dict, which: str, path: str) -> str:
+    value = _control(bucket, which, path)
+    return "missing" if value is _MISSING else bson_type_name(value)
+
+
+def _control(bucket: dict, which: str, path: str) -> Any:
+    current = (bucket.get("control") or {}).get(which, _MISSING)
+    if not isinstance(current, dict):
+        return _MISSING
+    return current.get(path, _MISSING)
+
+
+def _and(parts: list[dict]) -> dict:
+    flat: list[dict] = []
+    for part in parts:
+        flat.extend(part["$and"] if list(part) == ["$and"] else [part])
+    return flat[0] if len(flat) == 1 else {"$and": flat}
+
+
+def _paths(node: Node, out: list[str]) -> bool:
+    """Collect the paths of ``node``; False when it holds a path-less node ($expr, $jsonSchema...)."""
+    if isinstance(node, _STRUCTURAL):
+        children = node.children if hasattr(node, "children") else (node.child,)
+        return all(_paths(child, out) for child in children)
+    path = getattr(node, "path", None)
+    if path is None:
+        return False
+    out.append(path)
+    return True
+
+
+def _has_strings(node: Node) -> bool:
+    if isinstance(node, _STRUCTURAL):
+        children = node.children if hasattr(node, "children") else (node.child,)
+        return any(_has_strings(child) for child in children)
+    if isinstance(node, (Regex, ElemMatch, All)):
+        return True
+    values = (node.value,) if isinstance(node, Cmp) else getattr(node, "values", ())
+    return any(_contains_string(v) for v in values)
+
+
+def _contains_string(value: Any) -> bool:
+    if isinstance(value, str):
+        return True
+    if isinstance(value, dict):
+        return any(_contains_string(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_contains_string(v) for v in value)
+    return False
+
+
+def _rename(node: Node, meta_field: str) -> Node:
+    if isinstance(node, (And, Or, Nor)):
+        return dataclasses.replace(node, children=tuple(_rename(c, meta_field) for c in node.children))
+    if isinstance(node, Not):
+        return Not(_rename(node.child, meta_field))
+    return dataclasses.replace(node, path="meta" + node.path[len(meta_field):])
+
+
+# ------------------------------------------------------------------ MQL of a filter AST
+
+
+def render(node: Node) -> dict:
+    """The MQL filter document of a parsed filter (what explain shows)."""
+    if isinstance(node, And):
+        return _and([render(c) for c in node.children])
+    if isinstance(node, Or):
+        return {"$or": [render(c) for c in node.children]}
+    if isinstance(node, Nor):
+        return {"$nor": [render(c) for c in node.children]}
+    if isinstance(node, AlwaysTrue):
+        return {}
+    if isinstance(node, AlwaysFalse):
+        return {"$alwaysFalse": 1}
+    if isinstance(node, Not):
+        child = node.child
+        path = getattr(child, "path", None)
+        if path is None or isinstance(child, _STRUCTURAL):
+            return {"$nor": [render(child)]}
+        if isinstance(child, Cmp) and child.op == "$eq":
+            return {path: {"$ne": child.value}}
+        if isinstance(child, In) and not child.regexes:
+            return {path: {"$nin": list(child.values)}}
+        if isinstance(child, Exists):
+            return {path: {"$exists": False}}
+        if isinstance(child, Regex):
+            return {path: {"$not": BsonRegex(child.pattern, child.options)}}
+        return {path: {"$not": _condition(child)}}
+    return {node.path: _condition(node)}
+
+
+def _condition(node: Node) -> Any:
+    """The operator document of a path node (``{$gt: 5}``...; an equality as its bare value)."""
+    if isinstance(node, Cmp):
+        value = node.value
+        if node.op == "$eq" and not isinstance(value, BsonRegex) and not (
+                isinstance(value, dict) and any(str(k).startswith("$") for k in value)):
+            return value
+        return {node.op: value}
+    if isinstance(node, In):
+        return {"$in": list(node.values) + [BsonRegex(r.pattern) for r in node.regexes]}
+    if isinstance(node, Exists):
+        return {"$exists": True}
+    if isinstance(node, Type):
+        return {"$type": sorted(node.types, key=str)}
+    if isinstance(node, Regex):
+        return {"$regex": node.pattern, "$options": node.options} if node.options else {"$regex": node.pattern}
+    if isinstance(node, Size):
+        return {"$size": node.size}
+    if isinstance(node, All):
+        return {"$all": list(node.values)}
+    if isinstance(node, Mod):
+        return {"$mod": [node.divisor, node.remainder]}
+    if isinstance(node, Bits):
+        return {node.op: node.mask}
+    if isinstance(node, ElemMatch):
+        inner = render(node.child)
+        if node.value_form:
+            merged: dict = {}
+            for cond in (inner.get("$and") or [inner]):
+                merged.update(cond.get("", cond))
+            return {"$elemMatch": merged}
+        return {"$elemMatch": inner}
+    raise TypeError(f"no MQL form for {type(node).__name__}")

@@ -1,0 +1,226 @@
+"""``insert`` on a time-series view: validate, route, commit (spec §4).
+
+1. **Prepare** (pure; off the event loop for large inserts): the documents become a ``ColumnBatch``
+   when they share one layout (parsed from the bytes), else a ``RowBatch`` of validated dicts: the time
+   field must be a BSON date (else 2 BadValue ``'<t>' must be present and contain a valid BSON UTC
+   datetime value``), a measurement over 16 MiB (or whose bucket alone would be) gets 10334 like a
+   regular insert, the server adds an ObjectId ``_id`` to measurements without one, metas are
+   normalized. Ordered inserts stop at the first invalid document; unordered ones report each.
+2. **Route** (event loop): series ids, then router.py — in slices for large inserts, yielding the loop
+   between them while ``Committer.routing`` holds commits off, so the insert is committed whole.
+3. **Commit**: wait for the group commit that makes the rows durable. A failed commit removes them
+   (commit.py) and the insert answers the storage error (100 OutOfDiskSpace, 8 UnknownError).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+from typing import Any
+
+import numpy as np
+
+from protocol.codec import decode_all, encode
+from protocol.errors import ErrorCode, MongoError
+from protocol.messages import RawDocuments, materialize
+from server.timeseries import options as ts_options
+from server.timeseries import rawbatch, reopen, router, rules
+from server.timeseries.batch import ColumnBatch, RowBatch, object_id_factory
+from server.timeseries.bucketdoc import EPOCH, MISSING, date_ms, meta_key, normalize_meta
+from server.timeseries.ddl import buckets_ns
+
+MAX_WRITE_BATCH = 100_000
+ON_LOOP_DOCUMENTS = 2_000  # smaller inserts are parsed on the event loop (a thread hop costs more)
+ON_LOOP_BYTES = 1024 * 1024
+ON_LOOP_DOCUMENT_BYTES = 16 * 1024  # inserts of larger documents on average are parsed off the loop
+COLUMNAR_DOCUMENT_BYTES = 64 * 1024  # larger documents (wide, or long strings) take the per-document parse
+SLICE_VALUES = 50_000  # values (rows x fields) routed between two yields of the event loop
+DECODE_CHUNK = 500  # documents decoded per C call
+_ONE_MS = _dt.timedelta(milliseconds=1)
+_ID_BYTES = 17  # an ObjectId _id element
+
+
+def documents(cmd: dict) -> list:
+    raw = cmd.get("documents")
+    docs = _decoded(raw) if type(raw) is RawDocuments else materialize(raw)
+    if not isinstance(docs, list):
+        raise MongoError(ErrorCode.TypeMismatch, "BSON field 'insert.documents' is missing or not an array")
+    if len(docs) > MAX_WRITE_BATCH:
+        raise MongoError(ErrorCode.InvalidLength,
+                         f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH}. Got {len(docs)} operations.")
+    return docs
+
+
+def _decoded(raw: RawDocuments) -> list:
+    """The documents of a kind-1 sequence, decoded a chunk at a time: a worker thread decoding a large
+    insert lets the event loop run between chunks (one C call would hold the GIL throughout)."""
+    if len(raw) <= DECODE_CHUNK:
+        return raw.decode()
+    out: list = []
+    offsets, buffer = raw.offsets, memoryview(raw.buffer)
+    ends = offsets[1:] + [raw.end]
+    try:
+        for start in range(0, len(offsets), DECODE_CHUNK):
+            last = min(start + DECODE_CHUNK, len(offsets)) - 1
+            out.extend(decode_all(buffer[offsets[start]:ends[last]]))
+    except Exception:  # noqa: BLE001 - invalid BSON: the sequence's own decode raises mongod's error (22)
+        return raw.decode()
+    return out
+
+
+class Prepared:
+    """What preparing an insert gives: the batch of valid measurements and the write errors."""
+
+    __slots__ = ("batch", "errors")
+
+    def __init__(self, batch: ColumnBatch | RowBatch | None, errors: list[dict]):
+        self.batch, self.errors = batch, errors
+
+
+def prepare(cmd: dict, options: ts_options.TimeseriesOptions, columnar: bool, known_layout: Any) -> Prepared:
+    """The insert's documents as a batch (pure: may run in a worker thread)."""
+    raw = cmd.get("documents")
+    ordered = cmd.get("ordered", True) is not False
+    lengths = None
+    if type(raw) is RawDocuments:
+        if not 0 < len(raw) <= MAX_WRITE_BATCH:
+            documents(cmd)  # raises the error mongod answers
+        ends = raw.offsets[1:] + [raw.end]
+        lengths = [end - start for start, end in zip(raw.offsets, ends, strict=True)]
+        if columnar and max(lengths) <= COLUMNAR_DOCUMENT_BYTES:
+            parsed = rawbatch.parse(raw.buffer, raw.offsets, options.time_field, options.meta_field, known_layout)
+            if parsed is not None:
+                batch = ColumnBatch(parsed, options.time_field, options.meta_field)
+                if not rules.bucket_too_large(max(lengths), batch.value_bytes()):
+                    return Prepared(batch, [])
+    return prepare_rows(documents(cmd), lengths, options, ordered)
+
+
+def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.TimeseriesOptions,
+                 ordered: bool) -> Prepared:
+    """Validated dict measurements (see the module)."""
+    time_field, meta_field = options.time_field, options.meta_field
+    time_error = f"'{time_field}' must be present and contain a valid BSON UTC datetime value"
+    rows, times, metas, keys, errors = [], [], [], [], []
+    new_id = object_id_factory(len(docs))
+    datetime, epoch, one_ms = _dt.datetime, EPOCH, _ONE_MS
+    normalized: dict[bytes, tuple] = {}
+    for index, doc in enumerate(docs):
+        error = None
+        if not isinstance(doc, dict):
+            error = MongoError(ErrorCode.TypeMismatch, "documents must be objects")
+        else:
+            size = lengths[index] if lengths is not None else None
+            time_value = doc.get(time_field)
+            if type(time_value) is datetime and time_value.tzinfo is None:
+                t_ms = (time_value - epoch) // one_ms
+            else:
+                t_ms = date_ms(time_value) if time_value is not None else None
+            if t_ms is None:
+                error = MongoError(ErrorCode.BadValue, time_error)
+            elif size is not None and size + (0 if "_id" in doc else _ID_BYTES) > rules.MAX_MEASUREMENT_BSON:
+                stored = size + (0 if "_id" in doc else _ID_BYTES)  # with the _id the server adds, like mongod
+                error = MongoError(ErrorCode.BSONObjectTooLarge, f"object to insert too large. size in bytes: "
+                                   f"{stored}, max size: {rules.MAX_MEASUREMENT_BSON}")
+            elif size is not None and size > 1024 * 1024 and rules.bucket_too_large(size, size):
+                error = MongoError(ErrorCode.BSONObjectTooLarge,
+                                   f"measurement too large for a time-series bucket: its bucket would be about "
+                                   f"{3 * size} bytes, max size: {rules.MAX_BUCKET_BSON}")
+        if error is not None:
+            errors.append(error.to_write_error(index))
+            if ordered:
+                break
+            continue
+        if "_id" not in doc:
+            doc = {"_id": new_id(index), **doc}
+        meta = doc.get(meta_field, MISSING) if meta_field is not None else MISSING
+        if meta is MISSING:
+            key = MISSING
+        elif type(meta) is dict or type(meta) is list:
+            raw_meta = encode({"": meta})
+            found = normalized.get(raw_meta)
+            if found is None:
+                found = normalized[raw_meta] = _normalized(meta)
+            meta, key = found
+            doc[meta_field] = meta  # stored and returned normalized (spec §3.6)
+        else:
+            key = meta_key(meta)
+        rows.append(doc)
+        times.append(t_ms)
+        metas.append(meta)
+        keys.append(key)
+    batch = RowBatch(rows, np.asarray(times, np.int64), metas, keys, meta_field) if rows else None
+    return Prepared(batch, errors)
+
+
+def _slices(batch: ColumnBatch | RowBatch) -> list[int]:
+    """Row boundaries of the slices routed between yields of the event loop (about ``SLICE_VALUES``
+    values each: the routing cost grows with rows times fields)."""
+    if isinstance(batch, ColumnBatch):
+        step = max(1, SLICE_VALUES // max(len(batch.order), 1))
+        return list(range(0, batch.n, step)) + [batch.n]
+    cuts, values = [0], 0
+    for i, row in enumerate(batch.rows):
+        values += len(row)
+        if values >= SLICE_VALUES // 100 and i + 1 < batch.n:  # a dict row's value costs ~100x a column's
+            cuts.append(i + 1)
+            values = 0
+    return cuts + [batch.n]
+
+
+def _normalized(meta: Any) -> tuple[Any, Any]:
+    normalized = normalize_meta(meta)
+    return normalized, meta_key(normalized)
+
+
+async def insert_measurements(ctx: Any, cmd: dict) -> dict:
+    db = cmd.get("$db") or ctx.db
+    name = cmd["insert"]
+    bns = buckets_ns(db, name)
+    server = ctx.server
+    with server.engine.read() as r:
+        info = r.get_collection(bns)
+    if info is None or not (info.options or {}).get("timeseries"):
+        raise MongoError(ErrorCode.NamespaceNotFound,
+                         f"Buckets collection not found for time-series collection {db}.{name}")
+    options = ts_options.from_document(info.options["timeseries"])
+    catalog, committer = server.bucket_catalog, server.ts_committer
+    state = catalog.collection(bns, options)
+    raw = cmd.get("documents")
+    columnar = bool(server.params["timeseriesColumnarInserts"])
+    size = raw.end - raw.start if type(raw) is RawDocuments else 0
+    small = type(raw) is not RawDocuments or (len(raw) <= ON_LOOP_DOCUMENTS and size <= ON_LOOP_BYTES
+                                              and size <= ON_LOOP_DOCUMENT_BYTES * len(raw))
+    if small:
+        prepared = prepare(cmd, options, columnar, state.last_layout)
+    else:
+        prepared = await ctx.run_blocking(prepare, cmd, options, columnar, state.last_layout)
+    batch = prepared.batch
+    if isinstance(batch, ColumnBatch):
+        state.last_layout = batch.layout
+        distinct = state.series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
+        batch.sids = None if distinct is None else distinct if batch.meta_index is None else distinct[batch.meta_index]
+        if batch.sids is None:  # a meta value that is not valid BSON: the per-document parse reports it
+            prepared = prepare_rows(documents(cmd), None, options, cmd.get("ordered", True) is not False)
+            batch = prepared.batch
+    if isinstance(batch, RowBatch):
+        sid = state.series.sid
+        batch.sids = np.fromiter((sid(k, m) for k, m in zip(batch.keys, batch.metas, strict=True)), np.int64, batch.n)
+    if batch is not None:
+        limits = rules.Limits.of(server.params, options, catalog.memory_threshold)
+        load = reopen.loader(server.engine)
+        cuts = _slices(batch)
+        if len(cuts) == 2:
+            router.route(catalog, state, batch, np.arange(batch.n), limits, load)
+        else:
+            async with committer.routing():
+                for start, end in zip(cuts, cuts[1:], strict=False):
+                    router.route(catalog, state, batch, np.arange(start, end), limits, load)
+                    if end < batch.n:
+                        await asyncio.sleep(0)
+        catalog.expire_idle(limits)
+        await committer.commit((bns,))
+    reply: dict[str, Any] = {"n": batch.n if batch is not None else 0}
+    if prepared.errors:
+        reply["writeErrors"] = prepared.errors
+    return reply

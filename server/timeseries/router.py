@@ -1,0 +1,385 @@
+"""Routing an insert's measurements (batch.py) into buckets with the rules of rules.py: the one router.
+
+``route(catalog, state, batch, rows, limits, loader)`` gives exactly the buckets, sizes, statistics and
+rollovers that taking the measurements one by one in arrival order gives, but decides the common case
+for a whole column batch at once:
+
+1. every row's series and its candidate slot among the series' hot buckets in the batch's table (the
+   open bucket first, then recently archived ones: writers whose times interleave land vectorized);
+2. rules 1-3 and 5 for those rows at once (time range, count, running size); a series whose rows all
+   fit one candidate appends them with one fancy-indexed assignment per field — if that candidate is
+   not the series' open bucket, the open one is archived and the candidate reopened first (counted
+   like one by one);
+3. every other series goes row by row (``_route_series``): each rule is applied to the first row that
+   breaks it, in the rules' order, and the rows in between are appended as one run. This is also the
+   whole path of a ``RowBatch``.
+
+``loader(state, sid, t_ms)`` returns a stored bucket document to reopen (reopen.py), or None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from server.timeseries import rules
+from server.timeseries.batch import ColumnBatch, table_key_of_row
+from server.timeseries.bucketdoc import MISSING, POS_KEYS
+from server.timeseries.catalog import now_ms
+from server.timeseries.columns import _copy
+from server.timeseries.minmax import merge_extreme
+
+Loader = Any  # (state, sid, t_ms) -> stored bucket document | None
+
+
+def route(catalog: Any, state: Any, batch: Any, rows: np.ndarray, limits: rules.Limits, loader: Loader) -> None:
+    """Append rows ``rows`` (ascending positions in ``batch``) of ``batch`` to their buckets."""
+    catalog.clock = max(catalog.clock + 1, _now())
+    sids = batch.sids[rows]
+    if isinstance(batch, ColumnBatch):
+        table = state.table(batch.table_key)
+        rows = _route_vectorized(catalog, state, table, batch, rows, sids, limits)
+        if not len(rows):
+            return
+        sids = batch.sids[rows]
+    order = np.argsort(sids, kind="stable")
+    sorted_sids = sids[order]
+    cuts = np.flatnonzero(np.diff(sorted_sids)) + 1
+    groups = np.split(order, cuts)
+    groups.sort(key=lambda group: int(group[0]))  # series in order of first appearance, like one by one
+    for group in groups:
+        _route_series(catalog, state, batch, int(sids[group[0]]), rows[group], limits, loader)
+
+
+def _now() -> int:
+    return now_ms()
+
+
+# ------------------------------------------------------------------ the vectorized part
+
+
+def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, rows: np.ndarray, sids: np.ndarray,
+                      limits: rules.Limits) -> np.ndarray:
+    """Append the rows whose series fit one hot bucket of ``table`` entirely; return the others."""
+    n = len(rows)
+    times = batch.times[rows]
+    hot = table.hot_slots(sids)  # n x HOT
+    safe = np.where(hot >= 0, hot, 0)
+    starts = table.start_ms[safe]
+    inside = (hot >= 0) & table.pure[safe] & (times[:, None] >= starts) & (times[:, None] < starts + limits.span_ms)
+    has = inside.any(axis=1)
+    if not has.any():
+        return rows
+    slots = np.where(has, hot[np.arange(n), np.argmax(inside, axis=1)], -1)
+    # rows grouped by slot (arrival order kept inside a group)
+    order = np.argsort(slots, kind="stable")
+    sorted_slots = slots[order]
+    starts_at = np.flatnonzero(np.concatenate(([True], sorted_slots[1:] != sorted_slots[:-1])))
+    lengths = np.diff(np.append(starts_at, n))
+    group_slots = sorted_slots[starts_at]
+    valid = sorted_slots >= 0
+    safe_sorted = np.where(valid, sorted_slots, 0)
+    rank = np.arange(n) - np.repeat(starts_at, lengths)
+    positions = table.count[safe_sorted] + rank
+    sizes = table.row_sizes(positions)
+    running = np.cumsum(sizes)
+    before = np.repeat(running[starts_at] - sizes[starts_at], lengths)
+    ok = valid & (positions < limits.max_count) & (table.size[safe_sorted] + running - before <= limits.max_size)
+    group_ok = np.logical_and.reduceat(ok, starts_at) & (group_slots >= 0)
+    # a series is taken only when all its rows go to one slot whose group fits
+    row_ok = np.empty(n, bool)
+    row_ok[order] = np.repeat(group_ok, lengths)
+    sid_order = np.argsort(sids, kind="stable")
+    sid_sorted = sids[sid_order]
+    sid_starts = np.flatnonzero(np.concatenate(([True], sid_sorted[1:] != sid_sorted[:-1])))
+    slot_by_sid = slots[sid_order]
+    one_slot = np.logical_and.reduceat(slot_by_sid == np.repeat(slot_by_sid[sid_starts], np.diff(np.append(
+        sid_starts, n))), sid_starts)
+    series_ok = one_slot & np.logical_and.reduceat(row_ok[sid_order], sid_starts)
+    take = np.empty(n, bool)
+    take[sid_order] = np.repeat(series_ok, np.diff(np.append(sid_starts, n)))
+    if not take.any():
+        return rows
+    # series whose candidate is not their open bucket: one by one would archive the open one (it cannot
+    # hold the series' first row) and reopen the candidate; a series whose open bucket — of another
+    # layout — does hold that time would be tried there first: it takes the rules path instead
+    if _switch(catalog, state, table, batch, rows, sid_sorted[sid_starts], slot_by_sid[sid_starts],
+               sid_order[sid_starts], series_ok, limits):
+        take[sid_order] = np.repeat(series_ok, np.diff(np.append(sid_starts, n)))
+        if not take.any():
+            return rows
+    taken = take[order]
+    docs = rows[order[taken]]
+    doc_slots = sorted_slots[taken]
+    doc_positions = positions[taken]
+    table.reserve_rows(int(doc_positions.max()) + 1)
+    for name in table.varying:
+        table.data[name][doc_slots, doc_positions] = batch.columns[name][docs]
+    fast_groups = np.repeat(np.arange(len(group_slots)), lengths)[taken]
+    fast_slots, first_index, counts = np.unique(fast_groups, return_index=True, return_counts=True)
+    fast_slots = group_slots[fast_slots]
+    grown = np.add.reduceat(sizes[taken], first_index)
+    table.count[fast_slots] += counts
+    table.size[fast_slots] += grown
+    table.dirty[fast_slots] = True
+    table.last_used[fast_slots] = catalog.clock
+    catalog.dirty_tables.add(table)
+    catalog.memory += int(grown.sum()) * 3
+    return rows[~take]
+
+
+def _switch(catalog: Any, state: Any, table: Any, batch: ColumnBatch, rows: np.ndarray, series_sids: np.ndarray,
+            series_slots: np.ndarray, first_rows: np.ndarray, series_ok: np.ndarray, limits: rules.Limits) -> bool:
+    """Archive/reopen for the taken series whose candidate is not their open bucket, all at once;
+    True when a series had to be given back to the rules path (``series_ok`` cleared for it)."""
+    opened = state.series.open
+    buckets = table.buckets
+    span = limits.span_ms
+    taken = np.flatnonzero(series_ok)
+    firsts = batch.times[rows[first_rows[taken]]].tolist()
+    sids, reopened, given_back = [], [], False
+    forward = backward = 0
+    for k, sid, slot, t in zip(taken.tolist(), series_sids[taken].tolist(), series_slots[taken].tolist(), firsts,
+                               strict=True):
+        bucket = buckets[slot]
+        current = opened[sid]
+        if current is bucket:
+            continue
+        if current is not None:
+            start = current.start_ms
+            if t - start >= span:
+                forward += 1
+            elif t < start:
+                backward += 1
+            else:
+                series_ok[k], given_back = False, True
+                continue
+        sids.append(sid)
+        reopened.append(bucket)
+    if reopened:
+        catalog.switch(state, table, sids, reopened, forward, backward)
+    return given_back
+
+
+# ------------------------------------------------------------------ one series, row by row
+
+
+class _Run:
+    """The state of a bucket as rows are tentatively added to it (what the rules read): count, size,
+    columns (the bucket's, overlaid with the running schema of every field the run's rows hold)."""
+
+    __slots__ = ("count", "size", "columns", "_own")
+
+    def __init__(self, bucket: Any):
+        self.count, self.size, self.columns = bucket.count, bucket.size, _held(bucket)
+        self._own = False
+
+    def add(self, row: dict, size: int, meta_field: str | None) -> None:
+        self.count += 1
+        self.size += size
+        if not self._own:
+            self.columns, self._own = dict(self.columns), True
+        columns = self.columns
+        for name, value in row.items():
+            if name == meta_field:
+                continue
+            column = columns.get(name)
+            current = column.schema() if column is not None else MISSING
+            columns[name] = _Schema(_copy(value) if current is MISSING else merge_extreme(_copy(current), value, -1))
+
+
+class _Schema:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def schema(self) -> Any:
+        return self.value
+
+
+def _route_series(catalog: Any, state: Any, batch: Any, sid: int, rows: np.ndarray, limits: rules.Limits,
+                  loader: Loader) -> None:
+    """Rows ``rows`` (arrival order) of series ``sid``, one rule decision at a time."""
+    meta_field = state.options.meta_field
+    is_columns = isinstance(batch, ColumnBatch)
+    i, m = 0, len(rows)
+    while i < m:
+        row = rows[i]
+        t = int(batch.times[row])
+        bucket, first = _decide(catalog, state, batch, sid, row, t, limits, loader)
+        if is_columns:
+            run, added = _fit_columns(batch, bucket, rows[i:], limits, first)
+            _append_columns(catalog, batch, bucket, rows[i:i + run], added)
+        else:
+            run, added = _fit_rows(batch, bucket, rows[i:], limits, meta_field)
+            bucket.append_rows(batch.fields(rows[i:i + run]), run, added)
+            catalog.appended(bucket, added)
+        i += run
+
+
+def _decide(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits,
+            loader: Loader) -> tuple[Any, bool]:
+    """The bucket the row ``row`` (time ``t``) goes to, by the rules in order; (bucket, is it new)."""
+    stats = state.stats
+    series = state.series
+    bucket = series.open[sid]
+    if bucket is not None:
+        reason = rules.time_reason(bucket.start_ms, t, limits)
+        if reason is not None:
+            catalog.archive(state, bucket, reason)
+            reopened = _reopen(catalog, state, batch, sid, row, t, limits, loader)
+            return (reopened, False) if reopened is not None else (_open(catalog, state, batch, sid, row, t, limits), True)
+        reason = _reason(batch, bucket, row, limits, state.options.meta_field)
+        if reason is None:
+            return bucket, False
+        if reason == rules.KEPT_OPEN:
+            stats["numBucketsKeptOpenDueToLargeMeasurements"] += 1
+            return bucket, False
+        catalog.close(state, bucket, reason)
+        return _open(catalog, state, batch, sid, row, t, limits), True
+    reopened = _reopen(catalog, state, batch, sid, row, t, limits, loader)
+    if reopened is not None:
+        return reopened, False
+    stats["numBucketsOpenedDueToMetadata"] += 1
+    return _open(catalog, state, batch, sid, row, t, limits), True
+
+
+def _reason(batch: Any, bucket: Any, row: int, limits: rules.Limits, meta_field: str | None) -> str | None:
+    """Rules 3-5 for one row against a bucket."""
+    if isinstance(batch, ColumnBatch):
+        if bucket.count >= limits.max_count:
+            return rules.COUNT
+        if not (bucket.pure and bucket.table.key == batch.table_key) and not _columns_compatible(batch, bucket):
+            return rules.SCHEMA
+        return rules.size_reason(bucket.count, bucket.size, _column_sizes(batch, bucket, 1)[0], limits)
+    record = batch.rows[row]
+    size = rules.measurement_size(_held(bucket).__contains__, bucket.count, record, meta_field)
+    return rules.row_reason(bucket, record, size, limits, meta_field)
+
+
+def _held(bucket: Any) -> Any:
+    """The fields a bucket's rows hold (a new bucket holds its time column only, whatever its table
+    layout: the rules count creating the other columns with its first row)."""
+    return bucket.columns if bucket.count else {bucket.time_field: None}
+
+
+def _open(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits) -> Any:
+    if isinstance(batch, ColumnBatch):
+        key = batch.table_key
+    else:
+        key = table_key_of_row(batch.rows[row], state.options.time_field, state.options.meta_field)
+    return catalog.open(state, state.table(key), sid, t, limits.rounding_s)
+
+
+def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits,
+            loader: Loader) -> Any:
+    """A reopenable bucket of the series whose range holds ``t`` and that passes rules 3-5 for the row:
+    an archived one in memory (newest first), else a stored one (asked of storage once per series until
+    a reopenable bucket of it leaves memory again)."""
+    meta_field = state.options.meta_field
+    archived = state.series.archived[sid]
+    for bucket in reversed(list(archived)):
+        if not rules.in_range(bucket.start_ms, t, limits):
+            continue
+        if bucket.count >= limits.max_count:
+            catalog.retire(state, bucket)  # full: only its full write is left to do
+            continue
+        if _reason(batch, bucket, row, limits, meta_field) not in (None, rules.KEPT_OPEN):
+            continue
+        catalog.reopen(state, bucket)
+        return bucket
+    series = state.series
+    if series.queried[sid] or loader is None or catalog.direct_writes.get(state.ns):
+        return None
+    series.queried[sid] = True
+    doc = loader(state, sid, t)
+    if doc is None:
+        return None
+    found = state.live.get(doc["_id"])
+    if found is not None:
+        return None  # in memory already (closed, or archived and refused above)
+    bucket = catalog.load(state, doc, sid)
+    if bucket is None:
+        return None
+    if _reason(batch, bucket, row, limits, meta_field) not in (None, rules.KEPT_OPEN):
+        catalog.unload(state, bucket)
+        return None
+    state.stats["numBucketsReopened"] += 1
+    return bucket
+
+
+# ------------------------------------------------------------------ runs of a column batch
+
+
+def _columns_compatible(batch: ColumnBatch, bucket: Any) -> bool:
+    columns = bucket.columns
+    for name in batch.order:
+        column = columns.get(name)
+        if column is None:
+            continue
+        if name in batch.constants:
+            if not rules.schema_compatible(column, batch.constants[name]):
+                return False
+        elif not rules.kind_compatible(column, batch.kinds[name]):
+            return False
+    return True
+
+
+def _column_sizes(batch: ColumnBatch, bucket: Any, k: int) -> np.ndarray:
+    """Bytes each of the next ``k`` rows of ``batch`` adds to ``bucket`` (its own table: the table's
+    rule; another layout: fields the bucket lacks pay for their columns on the first row)."""
+    count = bucket.count
+    positions = count + np.arange(k)
+    if bucket.pure and bucket.table.key == batch.table_key:
+        sizes = bucket.table.row_sizes(positions)
+        if count == 0:
+            sizes[0] += bucket.table.sizes.first_extra
+        return sizes
+    value_sizes = {name: rules.value_size(batch.constants[name]) if name in batch.constants
+                   else (8 if batch.kinds[name] in (0x10,) else {0x08: 1, 0x07: 12}.get(batch.kinds[name], 8))
+                   for name in batch.order}
+    layout = rules.LayoutSizes(sum(value_sizes.values()), len(batch.order), 0)
+    sizes = rules.row_sizes(layout, positions)
+    digits = len(POS_KEYS[count]) if count < len(POS_KEYS) else len(str(count))
+    columns = _held(bucket)
+    sizes[0] += sum(12 + len(name) + 2 * (value_sizes[name] + digits + 2) for name in batch.order if name not in columns)
+    return sizes
+
+
+def _fit_columns(batch: ColumnBatch, bucket: Any, rows: np.ndarray, limits: rules.Limits, first: bool) -> tuple[int, int]:
+    """How many of ``rows`` (the first accepted) the bucket takes, and the bytes they add."""
+    sizes = _column_sizes(batch, bucket, len(rows))
+    run = rules.fits(bucket.count, bucket.size, bucket.start_ms, batch.times[rows], sizes, limits)
+    return run, int(sizes[:run].sum())
+
+
+def _append_columns(catalog: Any, batch: ColumnBatch, bucket: Any, rows: np.ndarray, added: int) -> None:
+    if bucket.pure and bucket.table.key == batch.table_key:
+        bucket.append_table_rows(batch.columns, rows, added)
+    else:
+        bucket.append_rows(batch.fields(rows), len(rows), added)
+    catalog.appended(bucket, added)
+
+
+# ------------------------------------------------------------------ runs of dict rows
+
+
+def _fit_rows(batch: Any, bucket: Any, rows: np.ndarray, limits: rules.Limits, meta_field: str | None) -> tuple[int, int]:
+    """How many of ``rows`` (the first accepted: its rules passed) the bucket takes, and their bytes."""
+    run = _Run(bucket)
+    added = 0
+    for j, row in enumerate(rows.tolist()):
+        record = batch.rows[row]
+        size = rules.measurement_size(run.columns.__contains__, run.count, record, meta_field)
+        if j:
+            t = int(batch.times[row])
+            if not rules.in_range(bucket.start_ms, t, limits) or rules.row_reason(run, record, size, limits,
+                                                                                  meta_field) is not None:
+                return j, added
+        run.add(record, size, meta_field)
+        added += size
+    return len(rows), added
+
+

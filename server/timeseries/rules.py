@@ -1,0 +1,216 @@
+"""The bucketing rules (spec §3.3, MongoDB 7.0 form): the only place that decides whether a measurement
+joins a bucket, and why not. Every limit and threshold is read here, from the server parameters at the
+time of the insert (``Limits.of``).
+
+For a measurement at time ``t`` of a series whose candidate bucket starts at ``start``, in this order:
+
+1. ``t >= start + span``            -> the bucket is archived (time forward)
+2. ``t < start``                    -> the bucket is archived (time backward)
+3. the bucket holds ``timeseriesBucketMaxCount`` measurements          -> closed (Count)
+4. a field changes type class (objects field-wise, arrays element-wise) -> closed (SchemaChange)
+5. size + the measurement's size > ``timeseriesBucketMaxSize``          -> closed (Size), unless the
+   bucket holds fewer than ``timeseriesBucketMinCount`` measurements and stays under 12 MiB: it is
+   then kept open for the large measurement (KeptOpenDueToLargeMeasurements)
+
+Before a new bucket is opened, a reopenable bucket of the series whose ``[start, start + span)``
+holds ``t`` and that passes 3-5 takes the measurement (``REOPEN``): an archived one in memory, else a
+stored one found by query (reopen.py). Above ``timeseriesIdleBucketExpiryMemoryUsageThreshold`` the
+catalog closes idle buckets, at most ``timeseriesIdleBucketExpiryMaxCountPerAttempt`` per insert.
+
+Sizes are what a measurement adds to the bucket's BSON: each value's size plus its position key, and
+for a field the bucket does not hold yet its column, min and max. ``row_sizes`` is the same rule for
+the rows of a table layout at many positions at once (the vectorized path of router.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+from typing import Any
+
+import bson
+import numpy as np
+from bson.datetime_ms import DatetimeMS
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+
+from protocol.codec import CODEC_OPTIONS
+from server.timeseries.bucketdoc import MISSING, POS_KEYS
+from server.timeseries.columns import OID, WIDTH, class_sample
+from server.timeseries.minmax import compatible
+
+TIME_FORWARD, TIME_BACKWARD = "TimeForward", "TimeBackward"
+COUNT, SIZE, SCHEMA = "Count", "Size", "SchemaChange"
+KEPT_OPEN = "KeptOpenDueToLargeMeasurements"  # not a rollover: counted, the measurement joins the bucket
+LARGE_BUCKET_CAP = 12 * 1024 * 1024  # a bucket kept open for large measurements never grows past this
+MAX_BUCKET_BSON = 16 * 1024 * 1024 + 16 * 1024  # mongod's BSONObjMaxInternalSize
+MAX_MEASUREMENT_BSON = 16 * 1024 * 1024  # a measurement is a user document
+DEFAULT_MEMORY_FRACTION = 0.025
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Limits:
+    max_count: int = 1000
+    max_size: int = 128_000
+    min_count: int = 10
+    span_ms: int = 3_600_000
+    rounding_s: int = 60
+    memory_threshold: int = 100 * 1024 * 1024
+    expiry_per_attempt: int = 3
+
+    @classmethod
+    def of(cls, params: Any, options: Any, memory_threshold: int) -> Limits:
+        """The limits for one insert: server parameters now, the collection's bucketing options."""
+        return cls(max_count=params["timeseriesBucketMaxCount"], max_size=params["timeseriesBucketMaxSize"],
+                   min_count=params["timeseriesBucketMinCount"],
+                   span_ms=options.bucket_max_span_seconds * 1000, rounding_s=options.bucket_rounding_seconds,
+                   memory_threshold=memory_threshold,
+                   expiry_per_attempt=params["timeseriesIdleBucketExpiryMaxCountPerAttempt"])
+
+
+def memory_threshold(configured: int) -> int:
+    """``timeseriesIdleBucketExpiryMemoryUsageThreshold``: 0 means 2.5 % of the machine's memory."""
+    if configured:
+        return configured
+    import psutil
+
+    return int(psutil.virtual_memory().total * DEFAULT_MEMORY_FRACTION)
+
+
+# ---------------------------------------------------------------- sizes
+
+_FIXED_SIZES = {float: 8, int: 8, Int64: 8, bool: 1, type(None): 0, _dt.datetime: 8, DatetimeMS: 8, ObjectId: 12,
+                Decimal128: 16}
+
+
+def value_size(value: Any) -> int:
+    """Approximate BSON size of a value (without element header)."""
+    size = _FIXED_SIZES.get(type(value))
+    if size is not None:
+        return size
+    if type(value) is str:
+        return len(value) + 5
+    return len(bson.encode({"": value}, codec_options=CODEC_OPTIONS)) - 7
+
+
+def meta_size(meta: Any) -> int:
+    """What a bucket's meta adds to its size (its initial size)."""
+    return value_size(meta) if meta is not MISSING else 0
+
+
+def _digits(position: int) -> int:
+    return len(POS_KEYS[position]) if position < len(POS_KEYS) else len(str(position))
+
+
+def measurement_size(has_column: Any, position: int, row: dict, meta_field: str | None) -> int:
+    """Bytes ``row`` adds at ``position`` of a bucket; ``has_column(name)`` tells which fields the bucket
+    holds already (a new field also pays for its column, min and max)."""
+    digits = _digits(position)
+    size = 0
+    for field, value in row.items():
+        if field == meta_field:
+            continue
+        vsize = value_size(value) + digits + 2
+        if not has_column(field):
+            vsize += 12 + len(field) + 2 * vsize
+        size += vsize
+    return size
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LayoutSizes:
+    """The size rule for rows of one table layout: ``value_bytes`` of a row's values, ``value_count``
+    values per row, ``first_extra`` what a bucket's first row adds for creating its columns."""
+
+    value_bytes: int
+    value_count: int
+    first_extra: int
+
+
+def layout_sizes(order: tuple[str, ...], kinds: dict[str, int], constants: dict[str, Any],
+                 time_field: str) -> LayoutSizes:
+    sizes = {f: value_size(constants[f]) if f in constants else (8 if WIDTH[kinds[f]] == 4 else WIDTH[kinds[f]])
+             for f in order}
+    return LayoutSizes(sum(sizes.values()), len(order),
+                       sum(12 + len(f) + 2 * (sizes[f] + 3) for f in order if f != time_field))
+
+
+def row_sizes(sizes: LayoutSizes, positions: np.ndarray) -> np.ndarray:
+    """Bytes each row of a layout adds at these positions (``measurement_size`` for a bucket that holds
+    every field already)."""
+    digits = np.ones(len(positions), np.int64)
+    for bound in (10, 100, 1000, 10_000, 100_000):
+        digits += positions >= bound
+    return sizes.value_bytes + sizes.value_count * (digits + 2)
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def time_reason(start_ms: int, t_ms: int, limits: Limits) -> str | None:
+    """Rules 1-2: why ``t_ms`` is outside a bucket starting at ``start_ms``, else None."""
+    if t_ms - start_ms >= limits.span_ms:
+        return TIME_FORWARD
+    if t_ms < start_ms:
+        return TIME_BACKWARD
+    return None
+
+
+def in_range(start_ms: int, t_ms: int, limits: Limits) -> bool:
+    return start_ms <= t_ms < start_ms + limits.span_ms
+
+
+def size_reason(count: int, size: int, added: int, limits: Limits) -> str | None:
+    """Rule 5 for a bucket of ``count`` rows and ``size`` bytes taking ``added`` bytes."""
+    if count and size + added > limits.max_size:
+        if count >= limits.min_count or size + added > LARGE_BUCKET_CAP:
+            return SIZE
+        return KEPT_OPEN
+    return None
+
+
+def schema_compatible(column: Any, value: Any) -> bool:
+    """Rule 4 for one value against a bucket column (bucket.Column); a new field is compatible."""
+    if column is None:
+        return True
+    current = column.schema()
+    return current is MISSING or compatible(current, value)
+
+
+def row_reason(bucket: Any, row: dict, size: int, limits: Limits, meta_field: str | None) -> str | None:
+    """Rules 3-5 for a measurement given as a dict (time rules are the caller's)."""
+    count = bucket.count
+    if count >= limits.max_count:
+        return COUNT
+    columns = bucket.columns
+    for field, value in row.items():
+        if field != meta_field and not schema_compatible(columns.get(field), value):
+            return SCHEMA
+    return size_reason(count, bucket.size, size, limits)
+
+
+def kind_compatible(column: Any, kind: int) -> bool:
+    """Rule 4 for a whole typed batch column against a bucket column."""
+    return schema_compatible(column, class_sample(kind)) if kind != OID else schema_compatible(column, _OID)
+
+
+_OID = ObjectId(b"\x00" * 12)
+
+
+def fits(count: int, size: int, start_ms: int, times: np.ndarray, sizes: np.ndarray, limits: Limits) -> int:
+    """How many of the rows at ``times`` (sizes ``sizes`` at the bucket's next positions; the first row
+    already accepted) a bucket takes before a rule stops them: rules 1-3 and 5 for rows of a layout the
+    bucket holds (no schema change possible)."""
+    n = len(times)
+    ok = (times >= start_ms) & (times < start_ms + limits.span_ms)
+    ok &= count + np.arange(n) < limits.max_count
+    ok &= size + np.cumsum(sizes) <= limits.max_size
+    ok[0] = True
+    return n if ok.all() else int(np.argmin(ok))
+
+
+def bucket_too_large(measurement_bson_size: int, value_bytes: int) -> bool:
+    """A measurement whose bucket alone (its values in ``data`` and again in control min and max)
+    would exceed the largest document storage returns."""
+    return measurement_bson_size + 2 * value_bytes > MAX_BUCKET_BSON

@@ -1,0 +1,176 @@
+"""Bucket scans: the buckets of one ``system.buckets`` namespace as bucketview objects, stored ones
+merged with the catalog's in-memory ones, filtered by a bucket predicate.
+
+Stored buckets come from the clustered ``_id`` order (a fresh read transaction per chunk: nothing is
+held while a cursor is suspended), from a buckets index, or newest first. The in-memory buckets are
+snapshotted when the read starts (``live_views``: each bucket's committed rows then) and replace their
+stored version by ``_id``; those never stored are yielded after the stored ones.
+
+A bucket ``_id`` holds its start modulo 2**32 seconds, so buckets before 1970 or after 2106 wrap around
+the key space: ``id_ranges`` scans exactly the image of a bucket-start range under that wrap, and the
+newest-first scan orders by the real start (``control.min``), never by the ``_id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from bson.objectid import ObjectId
+
+from server.timeseries import stored
+from server.timeseries.bucketdoc import date_ms
+from server.timeseries.bucketview import LiveBucket
+from server.timeseries.commit import clustered_rid
+
+WRAP = 2**32
+
+
+def live_views(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None) -> dict:
+    """The catalog's in-memory buckets of ``ns`` with committed rows and a start in ``[lo_s, hi_s]``,
+    as views of their rows now (by ``_id``)."""
+    views = {}
+    for bucket in server.bucket_catalog.live_buckets(ns):
+        if (lo_s is not None and bucket.start_s < lo_s) or (hi_s is not None and bucket.start_s > hi_s):
+            continue
+        view = LiveBucket(bucket)
+        if view.n:
+            views[bucket.id] = view
+    return views
+
+
+def id_ranges(lo_s: int | None, hi_s: int | None) -> list[tuple[bytes | None, bytes | None]]:
+    """(exclusive lower key, inclusive upper key) ranges of ``_id`` holding every bucket whose start is
+    in ``[lo_s, hi_s]`` (None: open): the image of that range modulo 2**32 seconds."""
+    if lo_s is None or hi_s is None or hi_s - lo_s >= WRAP - 1:
+        return [(None, None)]
+    if hi_s < lo_s:
+        return []
+    a, b = lo_s % WRAP, hi_s % WRAP
+
+    def above(seconds: int) -> bytes | None:  # keys of timestamps >= seconds
+        return _key(seconds - 1, high=True) if seconds > 0 else None
+
+    if a <= b:
+        return [(above(a), _key(b, high=True))]
+    return [(None, _key(b, high=True)), (above(a), None)]
+
+
+def _key(seconds: int, *, high: bool) -> bytes:
+    return clustered_rid(ObjectId(seconds.to_bytes(4, "big") + (b"\xff" * 8 if high else b"\x00" * 8)))
+
+
+def _keep(view: Any, predicate: Any) -> bool:
+    return predicate is None or predicate(view)
+
+
+def _stored_then_live(stored_views: Iterator[Any], live: dict, stats: dict | None, predicate: Any) -> Iterator[Any]:
+    for view in stored_views:
+        if stats is not None:
+            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+        current = live.pop(view.summary()["_id"], None) if live else None
+        if current is not None:
+            view = current
+        if _keep(view, predicate):
+            yield view
+    for bucket_id in sorted(live):
+        if stats is not None:
+            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+        if _keep(live[bucket_id], predicate):
+            yield live[bucket_id]
+
+
+def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None, stats: dict | None = None,
+            predicate: Any = None) -> Iterator[Any]:
+    """Buckets of ``ns`` whose start is in ``[lo_s, hi_s]`` (None: open) and that pass ``predicate``
+    (over ``summary()``), in ``_id`` order, in-memory ones last when never stored."""
+    live = live_views(server, ns, lo_s, hi_s)
+
+    def stored_views() -> Iterator[Any]:
+        for lo, hi in id_ranges(lo_s, hi_s):
+            yield from stored.scan(server.engine, ns, lo=lo, hi=hi)
+
+    return _stored_then_live(stored_views(), live, stats, predicate)
+
+
+def index_buckets(server: Any, ns: str, plan: Any, stats: dict | None = None, predicate: Any = None,
+                  lo_s: int | None = None, hi_s: int | None = None) -> Iterator[Any]:
+    """Buckets through a buckets index: record ids first (one short transaction), then the records in
+    clustered order, a fresh read transaction per chunk; in-memory buckets (starting in ``[lo_s, hi_s]``)
+    merged like ``buckets``."""
+    live = live_views(server, ns, lo_s, hi_s)
+    rids: set[bytes] = set()
+    with server.engine.read() as r:
+        info = r.get_collection(ns)
+        if info is not None:
+            for interval in plan.intervals:
+                for _key, rid in r.index_scan(info, plan.index["name"], interval.lo, interval.hi,
+                                              lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl):
+                    rids.add(bytes(rid))
+    if stats is not None:
+        stats["indexName"] = plan.index["name"]
+        stats["keysExamined"] = len(rids)
+    return _stored_then_live(stored.get_many(server.engine, ns, sorted(rids)), live, stats, predicate)
+
+
+def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats: dict, predicate: Any,
+                 done_before: Any) -> Iterator[Any]:
+    """Buckets by descending start — stored ones merged with in-memory ones — until ``done_before(start)``
+    says no older bucket can matter. ``_id`` order is start order only for starts in [0, 2**31): the
+    top half of the key space (starts 2038..2106, and before 1970) is read whole first; the lower half
+    then stops early only when the filter bounds starts below 2**32 (a later start would wrap into it)."""
+    half = WRAP // 2
+    may_stop = hi_s is not None and hi_s < WRAP
+    live = live_views(server, ns, None, hi_s)
+    ordered = sorted(live.values(), key=lambda view: view.start_s, reverse=True)
+    normal = [view for view in ordered if 0 <= view.start_s < half]
+
+    def take(view: Any) -> bool:
+        stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
+        return _keep(view, predicate)
+
+    for view in ordered:
+        if not 0 <= view.start_s < half and take(view):
+            yield view
+    for view in stored.scan(server.engine, ns, reverse=True, lo=_key(half - 1, high=True), chunk_size=32):
+        if view.summary()["_id"] not in live and take(view):
+            yield view
+    pending = 0  # in-memory buckets of the lower half not taken yet (descending start)
+    top = half - 1 if hi_s is None or not 0 <= hi_s < half else hi_s
+    for view in stored.scan(server.engine, ns, reverse=True, hi=_key(top, high=True), chunk_size=32):
+        summary = view.summary()
+        start = _start_s(summary, time_field)
+        while pending < len(normal) and (start is None or normal[pending].start_s >= start):
+            current = normal[pending]
+            pending += 1
+            if may_stop and done_before(current.start_s):
+                return
+            if take(current):
+                yield current
+        if may_stop and start is not None and 0 <= start < half and done_before(start):
+            return
+        if summary["_id"] not in live and take(view):
+            yield view
+    for current in normal[pending:]:
+        if may_stop and done_before(current.start_s):
+            return
+        if take(current):
+            yield current
+
+
+def _start_s(summary: dict, time_field: str) -> int | None:
+    ms = date_ms(((summary.get("control") or {}).get("min") or {}).get(time_field))
+    return None if ms is None else ms // 1000
+
+
+def bucket_documents(server: Any, ns: str) -> Iterator[dict]:
+    """Every bucket document of ``ns`` (a ``system.buckets.*`` namespace), in-memory ones included:
+    what every read of the buckets namespace takes its documents from."""
+    return (view.document() for view in buckets(server, ns))
+
+
+def unstored_buckets(server: Any, ns: str) -> tuple[int, int]:
+    """(count, approximate BSON bytes) of the in-memory buckets of ``ns`` with committed rows and no
+    stored document yet: what a buckets collection's counts and sizes add for them."""
+    fresh = [view.bucket for view in live_views(server, ns).values() if not view.bucket.stored_count]
+    return len(fresh), sum(bucket.size for bucket in fresh)

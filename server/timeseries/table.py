@@ -1,0 +1,191 @@
+"""Where the typed rows of buckets live: one ``Table`` per collection and *layout* (pure, no I/O).
+
+A layout is a bucket's column set: field names in bucket order, each typed (a fixed-width BSON type,
+rows in NumPy) or constant (one value for every row). Every bucket of a table owns a *slot*: row ``s``
+of one 2-D array per typed field, and the per-slot vectors below. Keeping the buckets of one layout
+side by side is what lets router.py route and append an insert batch to hundreds of buckets with a
+handful of NumPy operations instead of Python work per bucket.
+
+Per slot: ``count`` rows held, ``durable`` rows committed (journal or stored document; readers see
+exactly these), ``in_flight`` the end of the rows the commit in flight carries, ``committed`` (some
+rows were), ``size`` (rules.py), ``start_ms``, ``last_used`` (catalog clock), ``pure`` (the bucket's
+columns are exactly the table's: the vectorized path may take it), ``gen`` (changes whenever the slot
+changes hands: a commit's per-slot bookkeeping applies only while it is unchanged). Per series (collection
+series ids) ``hot[sid]``: up to ``HOT`` slots of the series' routable buckets in this table (its open
+bucket and recently archived ones), so writers whose times interleave find their bucket vectorized.
+
+Invariants
+- Rows below ``count[s]`` change only by a failed commit's rollback, and only at or above ``durable[s]``;
+  rows below ``durable[s]`` never change while the slot belongs to its bucket, so readers (any thread)
+  copy them without a lock.
+- Arrays are replaced, never resized in place, when they grow: a reader holding the old array still
+  sees consistent rows.
+- A slot is reused only after its bucket left memory (``Bucket.leave``: its final document is kept on
+  the bucket object, and readers check ``bucket.final`` after copying, so they never return another
+  bucket's rows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from server.timeseries import rules
+from server.timeseries.columns import DTYPE, ConstColumn, TableColumn
+
+HOT = 4
+_FIRST_SLOTS = 8
+_FIRST_CAPACITY = 16
+
+
+class Table:
+    """The slots of one collection and layout. Only the catalog (event loop) mutates it."""
+
+    def __init__(self, key: tuple, ns: str, time_field: str):
+        self.key = key  # ((name, kind or None, constant), ...) in bucket order
+        self.ns = ns
+        self.time_field = time_field
+        self.order: tuple[str, ...] = tuple(name for name, _, _ in key)
+        self.kinds: dict[str, int] = {name: kind for name, kind, _ in key if kind is not None}
+        self.constants: dict[str, Any] = {name: value for name, kind, value in key if kind is None}
+        self.varying: tuple[str, ...] = tuple(self.kinds)
+        self.columns: dict[str, Any] = {name: TableColumn(name, kind) if kind is not None else ConstColumn(name, value)
+                                        for name, kind, value in key}
+        self.by_kind: dict[int, list[str]] = {}
+        for name, kind in self.kinds.items():
+            if name != time_field:
+                self.by_kind.setdefault(kind, []).append(name)
+        self.sizes = rules.layout_sizes(self.order, self.kinds, self.constants, time_field)
+        slots, cap = _FIRST_SLOTS, _FIRST_CAPACITY
+        self.cap = cap
+        self.data: dict[str, np.ndarray] = {f: np.zeros((slots, cap), DTYPE[k]) for f, k in self.kinds.items()}
+        self.count = np.zeros(slots, np.int64)
+        self.durable = np.zeros(slots, np.int64)
+        self.size = np.zeros(slots, np.int64)
+        self.start_ms = np.zeros(slots, np.int64)
+        self.last_used = np.zeros(slots, np.int64)
+        self.pure = np.zeros(slots, bool)
+        self.dirty = np.zeros(slots, bool)
+        self.in_flight = np.zeros(slots, np.int64)
+        self.committed = np.zeros(slots, bool)
+        self.gen = np.zeros(slots, np.int64)
+        self.buckets: list[Any] = [None] * slots
+        self.free: list[int] = list(range(slots - 1, -1, -1))
+        self.used = 0  # slots below this were ever allocated (the free list hands out low slots first)
+        self.hot = np.full((16, HOT), -1, np.int64)
+
+    # -- slots
+    def allocate(self, bucket: Any) -> int:
+        if not self.free:
+            self._grow_slots()
+        slot = self.free.pop()
+        self.used = max(self.used, slot + 1)
+        self.buckets[slot] = bucket
+        self.count[slot] = self.durable[slot] = self.size[slot] = self.in_flight[slot] = 0
+        self.pure[slot] = True
+        self.dirty[slot] = self.committed[slot] = False
+        self.gen[slot] += 1
+        return slot
+
+    def _grow_slots(self) -> None:
+        """Four times the slots: a grow copies the rows held (it stalls the loop on large tables, so it
+        is rare). Data arrays are allocated uninitialized (rows at or above a slot's count are never
+        read): zeroing hundreds of MB — what calloc does once the allocator reuses freed memory — cost
+        ~100 ms, and pages never written cost no memory."""
+        old = len(self.count)
+        new = old * 4
+        used = self.used
+        held = int(self.count[:used].max()) if used else 0
+        for name, array in self.data.items():
+            grown = np.empty((new, self.cap), array.dtype)
+            grown[:used, :held] = array[:used, :held]
+            self.data[name] = grown
+        for name in ("count", "durable", "size", "start_ms", "last_used", "pure", "dirty", "in_flight", "committed",
+                     "gen"):
+            array = getattr(self, name)
+            grown = np.zeros(new, array.dtype)
+            grown[:old] = array
+            setattr(self, name, grown)
+        self.buckets.extend([None] * (new - old))
+        self.free.extend(range(new - 1, old - 1, -1))
+
+    def reserve_rows(self, rows: int) -> None:
+        """Room for ``rows`` rows per slot (capacity grows fourfold, copying only the rows held, into
+        uninitialized arrays as in ``_grow_slots``; arrays are replaced, see the module)."""
+        if rows <= self.cap:
+            return
+        cap = self.cap
+        while cap < rows:
+            cap *= 4
+        used = self.used
+        held = int(self.count[:used].max()) if used else 0
+        for name, array in self.data.items():
+            grown = np.empty((array.shape[0], cap), array.dtype)
+            grown[:used, :held] = array[:used, :held]
+            self.data[name] = grown
+        self.cap = cap
+
+    def release(self, slot: int) -> None:
+        """The slot's bucket left memory: forget it everywhere and make the slot reusable."""
+        self.unhot(slot)
+        self.buckets[slot] = None
+        self.count[slot] = self.durable[slot] = self.size[slot] = self.in_flight[slot] = 0
+        self.pure[slot] = self.dirty[slot] = self.committed[slot] = False
+        self.gen[slot] += 1
+        self.free.append(slot)
+
+    # -- hot slots per series
+    def _series_capacity(self, sid: int) -> None:
+        if sid >= len(self.hot):
+            grown = np.full((max(2 * len(self.hot), sid + 1), HOT), -1, np.int64)
+            grown[:len(self.hot)] = self.hot
+            self.hot = grown
+
+    def make_hot(self, sid: int, slot: int) -> None:
+        """``slot`` is a routable bucket of series ``sid``: first in its hot list (the oldest drops out)."""
+        self._series_capacity(sid)
+        row = self.hot[sid]
+        others = [s for s in row.tolist() if s >= 0 and s != slot][:HOT - 1]
+        row[:] = -1
+        row[0] = slot
+        row[1:1 + len(others)] = others
+
+    def promote(self, sids: np.ndarray, slots: np.ndarray) -> None:
+        """``make_hot`` for many series at once (distinct ``sids``; each ``slots[i]`` already in its
+        series' hot list): the slot moves first, the others keep their order."""
+        rows = self.hot[sids]
+        at = np.argmax(rows == slots[:, None], axis=1)[:, None]  # where each slot is now
+        shifted = np.concatenate((slots[:, None], rows[:, :-1]), axis=1)  # every entry one to the right
+        self.hot[sids] = np.where(np.arange(HOT) <= at, shifted, rows)
+
+    def unhot(self, slot: int) -> None:
+        bucket = self.buckets[slot]
+        if bucket is None or bucket.sid >= len(self.hot):
+            return
+        row = self.hot[bucket.sid]
+        if slot in row:
+            kept = [s for s in row.tolist() if s >= 0 and s != slot]
+            row[:] = -1
+            row[:len(kept)] = kept
+
+    def hot_slots(self, sids: np.ndarray) -> np.ndarray:
+        """``hot[sid]`` of each series (n x HOT, -1 where none)."""
+        if len(sids) and int(sids.max()) >= len(self.hot):
+            self._series_capacity(int(sids.max()))
+        return self.hot[sids]
+
+    # -- rows
+    def row_sizes(self, positions: np.ndarray) -> np.ndarray:
+        return rules.row_sizes(self.sizes, positions)
+
+    def gather(self, slots: np.ndarray, lo: np.ndarray, hi: np.ndarray, data: dict | None = None) -> dict[str, np.ndarray]:
+        """Rows ``lo[i]:hi[i]`` of ``slots[i]``, concatenated, for every typed column (``data``: the
+        arrays to read, as taken earlier from ``self.data``)."""
+        data = self.data if data is None else data
+        lengths = hi - lo
+        total = int(lengths.sum())
+        slot_of_row = np.repeat(slots, lengths)
+        ends = np.cumsum(lengths)
+        pos = np.arange(total) - np.repeat(ends - lengths - lo, lengths)
+        return {name: data[name][slot_of_row, pos] for name in self.varying}

@@ -1,0 +1,147 @@
+"""The time-series engine in memory, for unit tests: a bucket catalog and one collection, measurements
+routed the way an insert routes them (ingest.prepare -> router.route), no storage."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import bson
+import numpy as np
+
+from protocol.codec import CODEC_OPTIONS, decode
+from protocol.messages import RawDocuments
+from server.timeseries import ingest, router, rules
+from server.timeseries.batch import ColumnBatch
+from server.timeseries.bucketdoc import MISSING, date_ms, meta_key, normalize_meta
+from server.timeseries.catalog import BucketCatalog
+from server.timeseries.options import parse_timeseries
+
+PARAMS = {"timeseriesBucketMaxCount": 1000, "timeseriesBucketMaxSize": 128_000, "timeseriesBucketMinCount": 10,
+          "timeseriesIdleBucketExpiryMaxCountPerAttempt": 3}
+
+
+class Engine:
+    """``put(measurement)`` routes one measurement (as a one-document insert would, through the
+    per-document parse) and returns the bucket it joined; ``put_many`` a batch of dicts;
+    ``put_raw`` a batch of documents as BSON bytes (the column-wise parse when they share a layout)."""
+
+    def __init__(self, memory_threshold: int = 1 << 40, params: dict | None = None, **spec: Any):
+        spec.setdefault("timeField", "t")
+        spec.setdefault("metaField", "m")
+        if spec["metaField"] is None:
+            del spec["metaField"]
+        self.options = parse_timeseries("db.c", spec)
+        self.catalog = BucketCatalog(memory_threshold=memory_threshold)
+        self.state = self.catalog.collection("db.system.buckets.c", self.options)
+        self.params = {**PARAMS, **(params or {})}
+
+    @property
+    def limits(self) -> rules.Limits:
+        return rules.Limits.of(self.params, self.options, self.catalog.memory_threshold)
+
+    @property
+    def stats(self) -> dict:
+        return self.state.stats
+
+    def _route(self, batch: Any) -> None:
+        series = self.state.series
+        if isinstance(batch, ColumnBatch):
+            distinct = series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
+            batch.sids = distinct if batch.meta_index is None else distinct[batch.meta_index]
+        else:
+            batch.sids = np.fromiter((series.sid(k, m) for k, m in zip(batch.keys, batch.metas, strict=True)),
+                                     np.int64, batch.n)
+        router.route(self.catalog, self.state, batch, np.arange(batch.n), self.limits, None)
+        self.catalog.expire_idle(self.limits)
+
+    def put_many(self, docs: list[dict]) -> None:
+        prepared = ingest.prepare_rows([dict(d) for d in docs], None, self.options, True)
+        assert not prepared.errors, prepared.errors
+        if prepared.batch is not None:
+            self._route(prepared.batch)
+
+    def put(self, measurement: dict) -> Any:
+        self.put_many([measurement])
+        meta_field = self.options.meta_field
+        return self.open_bucket(measurement[meta_field] if meta_field in measurement else _ABSENT)
+
+    def put_raw(self, docs: list[dict]) -> bool:
+        """True when the documents took the column-wise parse."""
+        buffer = b"".join(bson.encode(d, codec_options=CODEC_OPTIONS) for d in docs)
+        raw = RawDocuments(buffer, 0, len(buffer), "documents")
+        prepared = ingest.prepare({"insert": "c", "documents": raw}, self.options, True, self.state.last_layout)
+        assert not prepared.errors, prepared.errors
+        if isinstance(prepared.batch, ColumnBatch):
+            self.state.last_layout = prepared.batch.layout
+        self._route(prepared.batch)
+        return isinstance(prepared.batch, ColumnBatch)
+
+    def open_bucket(self, meta: Any) -> Any:
+        """The open bucket of the series of ``meta`` (``_ABSENT``: measurements without meta)."""
+        key = MISSING if meta is _ABSENT else meta_key(normalize_meta(meta))
+        sid = self.state.series.sid_of_key[key]
+        return self.state.series.open[sid]
+
+    def commit_all(self) -> None:
+        """As if a commit made every row durable (no storage): rows become visible, buckets idle."""
+        for bucket in self.buckets():
+            bucket.table.durable[bucket.slot] = bucket.in_flight = bucket.count
+            bucket.committed = True
+        self.catalog.take_dirty()
+
+    def buckets(self) -> list:
+        return list(self.state.live.values())
+
+    def documents(self) -> list[dict]:
+        return [document(b) for b in self.buckets()]
+
+
+_ABSENT = object()
+
+
+def document(bucket: Any) -> dict:
+    """The v1 document of every row a bucket holds (committed or not)."""
+    return decode(bucket.document_parts(bucket.count).bson())
+
+
+def row(t: dt.datetime, **fields: Any) -> dict:
+    return {"t": t, **fields}
+
+
+def t_ms(value: dt.datetime) -> int:
+    return date_ms(value)
+
+
+class Server:
+    """What the time-series commands need of ``ServerState``, over a real storage engine (no network)."""
+
+    def __init__(self, path: Any, checkpoint_interval: float = 60.0):
+        from server.params import ServerParams
+        from server.timeseries.commit import Committer
+        from server.timeseries.recovery import recover
+        from storage.engine import open_engine
+
+        self.engine = open_engine(str(path))
+        recover(self.engine)
+        self.params = ServerParams()
+        self.bucket_catalog = BucketCatalog(memory_threshold=1 << 40)
+        self.ts_committer = Committer(self.engine, self.bucket_catalog, checkpoint_interval=checkpoint_interval)
+        self.cursors = None
+        self.opcounters = {"insert": 0}
+
+    def ctx(self, db: str = "db") -> Context:
+        return Context(self, db)
+
+
+class Context:
+    """The slice of ``CommandContext`` the time-series commands use."""
+
+    def __init__(self, server: Server, db: str):
+        self.server, self.db = server, db
+
+    async def run_blocking(self, fn: Any, *args: Any) -> Any:
+        return fn(*args)
+
+    def check_deadline(self) -> None:
+        pass
