@@ -210,3 +210,19 @@ def test_mongosh_case_insensitive_delete_on_a_time_series_collection(db, mongosh
         ({{found, deleted, left: d.ts.countDocuments({{}})}})
     """)
     assert out == {"found": 7, "deleted": 5, "left": 5}
+
+
+@pytest.mark.commands("createIndexes", "find", "delete", "update")
+@pytest.mark.parametrize("default", [None, CI])
+def test_a_meta_index_bounds_strings_only_under_its_own_collation(db, default):
+    ts, ref = _pair(db, collation=default)
+    ts.create_index("m")
+    ref.create_index("m")
+    for collation in (CI, SIMPLE):
+        for flt in ({"m": "a"}, {"m": {"$gte": "B"}}, {"m": "a", "t": {"$gte": T0}}):
+            assert _sorted(ts.find(flt, collation=collation)) == _sorted(ref.find(flt, collation=collation))
+            assert _sorted(ts.find(flt, collation=collation).hint([("m", 1)])) == \
+                _sorted(ref.find(flt, collation=collation))
+    assert ts.update_many({"m": "B"}, {"$set": {"m": "c"}}, collation=CI).matched_count == 3
+    assert ts.delete_many({"m": "a"}, collation=CI).deleted_count == 7
+    assert [d["m"] for d in ts.find({"m": "C"}, collation=CI)] == ["c"] * 3
