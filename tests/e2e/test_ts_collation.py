@@ -226,3 +226,21 @@ def test_a_meta_index_bounds_strings_only_under_its_own_collation(db, default):
     assert ts.update_many({"m": "B"}, {"$set": {"m": "c"}}, collation=CI).matched_count == 3
     assert ts.delete_many({"m": "a"}, collation=CI).deleted_count == 7
     assert [d["m"] for d in ts.find({"m": "C"}, collation=CI)] == ["c"] * 3
+
+
+@pytest.mark.commands("delete", "update", "findAndModify")
+def test_an_invalid_statement_collation_is_refused_like_on_a_regular_collection(db):
+    from pymongo.errors import OperationFailure
+
+    ts, ref = _pair(db)
+    bad = {"locale": "xx_nowhere"}
+    for name in ("ts", "ref"):
+        out = db.command("delete", name, deletes=[{"q": {"m": "a"}, "limit": 0, "collation": bad}])
+        assert out["n"] == 0 and out["writeErrors"][0]["code"] == 2
+        out = db.command("update", name, updates=[{"q": {"m": "a"}, "u": {"$set": {"m": "z"}}, "multi": True,
+                                                   "collation": bad}])
+        assert out["n"] == 0 and out["writeErrors"][0]["code"] == 2
+        with pytest.raises(OperationFailure) as err:
+            db.command("findAndModify", name, query={"m": "a"}, remove=True, collation=bad)
+        assert err.value.code == 2
+    _same_contents(ts, ref)
