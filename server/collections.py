@@ -217,12 +217,10 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     if resolved.ts_view is not None:
         pipeline_mod.check_shape(pipeline)  # the time-series planner reads stages before they are parsed
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
-        # The time-series source compiles the filters it absorbs with the simple collation: under
-        # another collation it only unpacks, and the whole user pipeline runs here, collated.
-        source_pipeline, rest = (full, []) if coll is None else ([], full)
+        # the source absorbs what it can under the read's collation; the rest runs here, collated
         docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
-                                                 resolved.ts_view, source_pipeline, hint=hint)
-        remaining = list(remaining) + rest
+                                                 resolved.ts_view, full, hint=hint, collation=coll)
+        remaining = list(remaining)
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,

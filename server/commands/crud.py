@@ -110,23 +110,6 @@ def _check_statement_fields(st: dict, command: str, field: str) -> None:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{field}.{k}' is an unknown field.")
 
 
-def _check_timeseries_write_collation(view: dict, statements, parts: tuple[str, ...], command: str) -> None:
-    """Time-series writes compare with the simple collation: rather than answer wrongly, a write
-    whose statement would compare strings under another collation is refused (224)."""
-    from server.query.match_leaf import has_strings
-
-    for st in statements:
-        if not isinstance(st, dict):
-            continue
-        requested = C.collation_arg(st, command) if "collation" in st else None
-        if C.effective_collation(requested, C.default_collation_of(view=view)) is None:
-            continue
-        if any(has_strings(st.get(p)) for p in parts if st.get(p) is not None):
-            raise MongoError(ErrorCode.QueryFeatureNotAllowed,
-                             f"{command.split('.')[0]} of a time-series collection comparing strings under a "
-                             "non-simple collation is not supported by Tidemark")
-
-
 def _count_op(ctx, name: str, n: int) -> None:
     """serverStatus opcounters: mongod counts writes per document/statement, not per command."""
     counters = getattr(ctx.server, "opcounters", None)
@@ -335,7 +318,6 @@ async def update(ctx, cmd: dict) -> dict:
     bypass = bool(cmd.get("bypassDocumentValidation", False))
     info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
     if C.is_timeseries_view(view):
-        _check_timeseries_write_collation(view, raw_statements, ("q", "u", "arrayFilters"), "update.updates")
         return await ts.VIEW_COMMANDS["update"](ctx, cmd)
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
@@ -428,7 +410,6 @@ async def delete(ctx, cmd: dict) -> dict:
     ordered = bool(cmd.get("ordered", True))
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
-        _check_timeseries_write_collation(view, raw_statements, ("q",), "delete.deletes")
         return await ts.VIEW_COMMANDS["delete"](ctx, cmd)
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
@@ -479,7 +460,6 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
                          "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
-        _check_timeseries_write_collation(view, [cmd], ("query", "update", "arrayFilters"), command)
         return await ts.VIEW_COMMANDS["findAndModify"](ctx, cmd)
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:

@@ -6,7 +6,9 @@ Each statement is parsed and validated first, then the collection's in-memory bu
 full and leave memory, with no bucket reopened from storage until the writes committed
 (``admin.direct_write``), so the statement acts on exactly what the view shows; all writes run in ONE
 ``engine.write`` function. Buckets are selected with the one bucket-filter derivation
-(server/timeseries/filters.py) of the statement's filter.
+(server/timeseries/filters.py) of the statement's filter. Each statement runs under its effective
+collation (its own, else the collection default): filters, the index choice, arrayFilters and ``$pull``
+conditions compare strings with it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,13 @@ def _statements(cmd: dict, field: str, command: str) -> list:
     return items
 
 
+def _collation(statement: Any, target: Target, field: str) -> Any:
+    """The statement's effective collation (``collation.Collation``, None = simple): its own, else the
+    collection default; an invalid spec -> mongod's error."""
+    requested = C.collation_arg(statement, field) if isinstance(statement, dict) else None
+    return C.effective_collation(requested, C.default_collation_of(view=target.view))
+
+
 def _parse_update(statement: Any, target: Target) -> tuple:
     from server.query import match, update
 
@@ -54,9 +63,12 @@ def _parse_update(statement: Any, target: Target) -> tuple:
                     ErrorCode.IDLFailedToParse,
                     f"BSON field 'update.updates.{field}' is missing but a required field",
                 )
-    translated = ts_modify.translate_update(statement, target.meta_field)
-    parsed = update.parse_update(translated.bucket_update, array_filters=translated.array_filters)
-    matcher = match.compile_filter(translated.bucket_query) if translated.bucket_query else None
+    collation = _collation(statement, target, "update.updates")
+    translated = ts_modify.translate_update(statement, target.meta_field, collation=collation)
+    parsed = update.parse_update(translated.bucket_update, array_filters=translated.array_filters,
+                                 collation=collation)
+    matcher = (match.compile_filter(translated.bucket_query, collation=collation)
+               if translated.bucket_query else None)
     return translated, parsed, matcher
 
 
@@ -88,7 +100,8 @@ async def update(ctx: Any, cmd: dict) -> dict:
                     hint = ts_indexes.translate_hint(
                         translated.hint, list(info.indexes), target.time_field, target.meta_field
                     )
-                access = planner.choose_plan(list(info.indexes), translated.bucket_query, None, hint)
+                access = planner.choose_plan(list(info.indexes), translated.bucket_query, None, hint,
+                                             collation=translated.collation)
                 changes = []  # (rid, old index keys, new bucket): applied after the scan closes
                 matched = changed_count = 0
                 scan = C.docs_in_txn(w, info, access)
@@ -126,7 +139,7 @@ async def update(ctx: Any, cmd: dict) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 
-def _parse_delete(statement: Any, target: Target) -> tuple:
+def _parse_delete(statement: Any, target: Target, field: str = "delete.deletes") -> tuple:
     from server.query import match
 
     if isinstance(statement, dict) and "limit" not in statement:
@@ -138,9 +151,12 @@ def _parse_delete(statement: Any, target: Target) -> tuple:
             ErrorCode.IDLFailedToParse, "BSON field 'delete.deletes.q' is missing but a required field"
         )
     plan = ts_modify.plan_delete(statement, target.time_field, target.meta_field,
-                                 target.options.bucket_max_span_seconds)
-    bucket_match = match.compile_filter(plan.bucket_filter) if plan.bucket_filter else None
-    measurement_match = match.compile_filter(plan.measurement_filter) if plan.measurement_filter else None
+                                 target.options.bucket_max_span_seconds,
+                                 collation=_collation(statement, target, field))
+    coll = plan.collation
+    bucket_match = match.compile_filter(plan.bucket_filter, collation=coll) if plan.bucket_filter else None
+    measurement_match = (match.compile_filter(plan.measurement_filter, collation=coll)
+                         if plan.measurement_filter else None)
     hint = statement.get("hint") or None
     return plan, bucket_match, measurement_match, hint
 
@@ -164,7 +180,7 @@ def _delete_in_txn(
     t, m = target.time_field, target.meta_field
     if hint is not None:
         hint = ts_indexes.translate_hint(hint, list(info.indexes), t, m)
-    access = planner.choose_plan(list(info.indexes), plan.bucket_filter, None, hint)
+    access = planner.choose_plan(list(info.indexes), plan.bucket_filter, None, hint, collation=plan.collation)
     deleted = 0
     first: dict | None = None
     changes: list[tuple[bytes, dict, dict | None]] = []  # (rid, old index keys, new bucket or None)
@@ -257,7 +273,8 @@ async def find_and_modify(ctx: Any, cmd: dict) -> dict:
         raise MongoError(
             ErrorCode.TypeMismatch, f"BSON field '{field}.query' is the wrong type, expected type 'object'"
         )
-    plan, bucket_match, measurement_match, _ = _parse_delete({"q": query, "limit": 1}, target)
+    statement = {"q": query, "limit": 1, **({"collation": cmd["collation"]} if "collation" in cmd else {})}
+    plan, bucket_match, measurement_match, _ = _parse_delete(statement, target, field)
     fields = cmd.get("fields")
     projection = project.compile_projection(fields, filter=query) if fields else None
     n, value = await direct_write(

@@ -19,8 +19,10 @@ unpacking — unless ``exact`` (the filter only names the meta field: the bucket
 - ``$exists`` / ``$elemMatch`` of a top-level field: ``control.min.<f>`` exists;
 - anything else (``$not``, ``$nor``, ``$expr``, regexes, dotted measurement paths...) keeps every bucket.
 
-With a non-simple collation (``simple_collation=False``) no string operand bounds anything — meta
-predicates that compare strings included — because control min/max and the meta are binary-ordered.
+Under a non-simple collation (``collation``: the operation's effective ``collation.Collation``) no
+string operand bounds control min/max (they are binary-ordered), while meta predicates stay exact: the
+bucket's ``meta`` is the measurements' meta, compared under the same collation. Whoever compiles
+``mql`` (updates, deletes, the index choice) compiles it with ``BucketFilter.collation``.
 """
 
 from __future__ import annotations
@@ -63,13 +65,15 @@ _STRUCTURAL = (And, Or, Nor, Not)
 
 @dataclasses.dataclass
 class BucketFilter:
-    """See the module. ``mql`` {} and ``predicate`` None: every bucket."""
+    """See the module. ``mql`` {} and ``predicate`` None: every bucket. ``collation``: the one ``mql``
+    compares strings with (None = simple)."""
 
     mql: dict = dataclasses.field(default_factory=dict)
     predicate: BucketPredicate | None = None
     lo_s: int | None = None
     hi_s: int | None = None
     exact: bool = False
+    collation: Any = None
 
     @property
     def prunes(self) -> bool:
@@ -99,22 +103,24 @@ class BucketFilter:
 
 
 def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: int, *,
-           simple_collation: bool = True) -> BucketFilter:
-    """The bucket filter of a parsed user filter (see the module)."""
+           collation: Any = None) -> BucketFilter:
+    """The bucket filter of a parsed user filter (see the module); ``collation``: the operation's
+    effective collation (``collation.Collation``, None = simple)."""
     if node is None or isinstance(node, AlwaysTrue):
-        return BucketFilter()
-    part = _Deriver(time_field, meta_field, span_s, simple_collation).part(node)
+        return BucketFilter(collation=collation)
+    part = _Deriver(time_field, meta_field, span_s, collation).part(node)
     if part is None:
-        return BucketFilter()
+        return BucketFilter(collation=collation)
     mql, predicate, lo, hi, exact = part
-    return BucketFilter(mql, predicate, lo, hi, exact)
+    return BucketFilter(mql, predicate, lo, hi, exact, collation)
 
 
 class _Deriver:
     """Each ``part`` is (mql, predicate, lo_s, hi_s, exact) or None (no bound: keep every bucket)."""
 
-    def __init__(self, tf: str, mf: str | None, span_s: int, simple: bool):
-        self.tf, self.mf, self.span_s, self.simple = tf, mf, span_s, simple
+    def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any):
+        self.tf, self.mf, self.span_s, self.collation = tf, mf, span_s, collation
+        self.simple = collation is None
 
     def on_meta(self, path: str) -> bool:
         mf = self.mf
@@ -123,10 +129,9 @@ class _Deriver:
     def part(self, node: Node) -> tuple | None:
         paths: list[str] = []
         if _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
-            if not self.simple and _has_strings(node):
-                return None
             renamed = _rename(node, self.mf)
-            return render(renamed), _of_summary(compile_node(renamed)), None, None, True
+            return (render(renamed), _of_summary(compile_node(renamed, collation=self.collation)), None, None,
+                    True)
         if isinstance(node, And):
             parts = [self.part(child) for child in node.children]
             kept = [p for p in parts if p is not None]
@@ -302,26 +307,6 @@ def _paths(node: Node, out: list[str]) -> bool:
         return False
     out.append(path)
     return True
-
-
-def _has_strings(node: Node) -> bool:
-    if isinstance(node, _STRUCTURAL):
-        children = node.children if hasattr(node, "children") else (node.child,)
-        return any(_has_strings(child) for child in children)
-    if isinstance(node, (Regex, ElemMatch, All)):
-        return True
-    values = (node.value,) if isinstance(node, Cmp) else getattr(node, "values", ())
-    return any(_contains_string(v) for v in values)
-
-
-def _contains_string(value: Any) -> bool:
-    if isinstance(value, str):
-        return True
-    if isinstance(value, dict):
-        return any(_contains_string(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_contains_string(v) for v in value)
-    return False
 
 
 def _rename(node: Node, meta_field: str) -> Node:

@@ -16,6 +16,12 @@ Deletes follow 7.0's arbitrary deletes: any filter. ``plan_delete`` decides betw
 Invariant: a bucket-level filter produced here may only be *looser* than the user's filter for the
 unpack path (the per-measurement filter is re-applied); for the whole-bucket path it is exact, which
 is why that path is only taken when every predicate is on the metaField.
+
+Collation: a statement runs under its effective collation (its own, else the collection default, as
+mongod decides: ``_collection.effective_collation``). Every filter of a plan — bucket and measurement
+level — is compiled with it (``DeletePlan.collation``); the bucket filter of the unpack path comes from
+the one derivation under that collation (loose for strings on control min/max, exact on ``meta``).
+Meta updates only *match* under the collation; the values they write are taken as given.
 """
 
 from __future__ import annotations
@@ -121,11 +127,12 @@ class BucketUpdate:
     bucket_update: dict
     array_filters: list | None
     hint: Any
-    collation: dict | None
+    collation: Any  # the statement's effective collation.Collation (None = simple): matching only
 
 
-def translate_update(statement: Any, meta_field: str | None) -> BucketUpdate:
-    """Validate one ``updates`` entry for a time-series collection and translate it (72 on violations)."""
+def translate_update(statement: Any, meta_field: str | None, *, collation: Any = None) -> BucketUpdate:
+    """Validate one ``updates`` entry for a time-series collection and translate it (72 on violations);
+    ``collation``: the statement's effective collation."""
     if not isinstance(statement, dict):
         raise MongoError(ErrorCode.TypeMismatch, "Each update statement must be an object")
     if meta_field is None:
@@ -156,7 +163,7 @@ def translate_update(statement: Any, meta_field: str | None) -> BucketUpdate:
         bucket_update=translate_update_operators(update, meta_field),
         array_filters=statement.get("arrayFilters"),
         hint=statement.get("hint"),
-        collation=statement.get("collation"),
+        collation=collation,
     )
 
 
@@ -201,11 +208,14 @@ class DeletePlan:
     bucket_filter: dict  # exact (whole_buckets) or loose (unpack path) bucket-level filter
     measurement_filter: dict  # the user's filter, re-applied to every unpacked measurement
     limit_one: bool
+    collation: Any = None  # the statement's effective collation.Collation (None = simple) for both filters
 
 
-def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: int) -> DeletePlan:
+def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: int, *,
+                collation: Any = None) -> DeletePlan:
     """Plan one ``deletes`` entry ``{q, limit}`` (7.0 arbitrary deletes: any filter is accepted);
-    ``span``: the collection's bucketMaxSpanSeconds (bounds bucket starts)."""
+    ``span``: the collection's bucketMaxSpanSeconds (bounds bucket starts); ``collation``: the
+    statement's effective collation (None = simple)."""
     if not isinstance(statement, dict):
         raise MongoError(ErrorCode.TypeMismatch, "Each delete statement must be an object")
     query = statement.get("q")
@@ -222,9 +232,10 @@ def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: i
         )
     limit_one = limit == 1
     if not limit_one and (not query or (meta_field is not None and is_meta_only(query, meta_field))):
-        return DeletePlan(True, translate_meta_query(query, meta_field) if query else {}, query, False)
+        return DeletePlan(True, translate_meta_query(query, meta_field) if query else {}, query, False, collation)
     # the bucket-level filter every bucket holding a matching measurement satisfies: the one derivation
-    return DeletePlan(False, derive(parse_filter(query), time_field, meta_field, span).mql, query, limit_one)
+    bucket_filter = derive(parse_filter(query), time_field, meta_field, span, collation=collation).mql
+    return DeletePlan(False, bucket_filter, query, limit_one, collation)
 
 
 def bucket_measurement_count(bucket: dict, time_field: str) -> int:

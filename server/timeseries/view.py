@@ -25,8 +25,14 @@ from server.timeseries.indexes import translate_hint
 from server.timeseries.unpack import parse_internal_unpack
 
 
-def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None):
+def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None,
+                collation: Any = None):
     """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view.
+
+    ``collation``: the read's effective collation (``collation.Collation``, None = simple). Under a
+    non-simple one the source absorbs only the leading ``$match`` stages (the bucket filter loose for
+    strings, the event filter collated); grouping, lastpoint and newest-first shapes compare strings
+    binary-wise, so the caller runs every later stage under the collation.
 
     ``hint``: the view-level hint (index name or *user* key pattern, or ``{$natural: ±1}``), translated
     to the buckets index it names; an unknown or hidden index -> 2 BadValue (indexes.translate_hint).
@@ -37,9 +43,9 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
     nodes, remaining = leading_matches(list(user_pipeline))
     node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
     span = spec.bucket_max_span_seconds or 3600
-    bfilter = derive(node, spec.time_field, spec.meta_field, span, simple_collation=not view_doc.get("collation"))
+    bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation)
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
-    event_filter = compile_node(node) if node is not None and not bfilter.exact else None
+    event_filter = compile_node(node, collation=collation) if node is not None and not bfilter.exact else None
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
@@ -50,7 +56,9 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
                             "bucketsScanned": 0, "bucketsUnpacked": 0, "measurementsUnpacked": 0,
                             "measurementsReturned": 0}
     predicate = bfilter.predicate
-    grouped = columnar.plan(node, remaining, spec.time_field, spec.meta_field) if fields is not None else None
+    plain = collation is None  # the special shapes below compare strings binary-wise
+    grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field)
+               if fields is not None and plain else None)
     if grouped is not None:
         info["columnarGroup"] = True
     plan = _index_plan(server.engine, ns, bfilter, hint, spec)
@@ -60,7 +68,8 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
         grouped.topk = columnar.TopK(topk, span * 1000)
         buckets = scan.newest_first(server, ns, spec.time_field, bfilter.hi_s, info, predicate,
                                     grouped.topk.done_before)
-    elif node is None and plan is None and lastpoint.is_lastpoint(remaining, spec.time_field, spec.meta_field):
+    elif plain and node is None and plan is None and \
+            lastpoint.is_lastpoint(remaining, spec.time_field, spec.meta_field):
         info["lastpoint"] = True
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
     elif plan is not None:
@@ -130,10 +139,10 @@ def choose_index(indexes: list[dict], bfilter: BucketFilter, hint: Any, time_fie
         name = translate_hint(hint, indexes, time_field, meta_field)
         if isinstance(name, dict):  # {$natural: ±1}: the clustered scan
             return None
-        return planner.choose_plan(indexes, ixfilter or {}, None, name)
+        return planner.choose_plan(indexes, ixfilter or {}, None, name, collation=bfilter.collation)
     if ixfilter is None or not indexes:
         return None
-    plan = planner.choose_plan(indexes, ixfilter, None, None)
+    plan = planner.choose_plan(indexes, ixfilter, None, None, collation=bfilter.collation)
     return plan if plan.kind == "IXSCAN" and plan.index is not None else None
 
 

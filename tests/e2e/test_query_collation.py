@@ -196,19 +196,3 @@ def test_explicit_collation_on_a_plain_time_series_collection(db):
     assert db.ts2.count_documents({"v": "HI"}, collation=CI) == 2
     assert db.ts2.count_documents({"m": "a"}, collation=CI) == 2
     assert db.ts2.count_documents({"m": "a"}) == 1
-
-
-@pytest.mark.commands("delete", "update")
-def test_time_series_writes_comparing_strings_under_a_collation_are_refused_not_wrong(db):
-    import datetime as dt
-    db.create_collection("tsw", timeseries={"timeField": "t", "metaField": "host"}, collation=CI)
-    t0 = dt.datetime(2024, 1, 1)
-    db.tsw.insert_many([{"t": t0, "host": "Alpha"}, {"t": t0, "host": "ALPHA"}, {"t": t0, "host": "beta"}])
-    with pytest.raises(OperationFailure) as err:
-        db.tsw.delete_many({"host": "alpha"})
-    assert err.value.code == 224
-    with pytest.raises(OperationFailure) as err:
-        db.tsw.update_many({"host": "alpha"}, {"$set": {"x": 1}})
-    assert err.value.code == 224
-    assert db.tsw.count_documents({}) == 3
-    assert db.tsw.delete_many({"t": t0}).deleted_count == 3  # no string compared: allowed
