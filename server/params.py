@@ -90,6 +90,7 @@ class ParamSpec:
     settable_at_startup: bool
     settable_at_runtime: bool
     help: str
+    test_only: bool = False  # exists only with enableTestCommands (mongod's test-only parameters)
 
 
 MIB = 1024 * 1024
@@ -146,6 +147,7 @@ SPECS: tuple[ParamSpec, ...] = (
         True,
         "testing only: make the next <times> storage commits fail with ENOSPC or EIO (nothing of them is "
         "written; the writes get 100 OutOfDiskSpace or 8 UnknownError)",
+        test_only=True,
     ),
     ParamSpec(
         "featureCompatibilityVersion",
@@ -247,10 +249,12 @@ class ServerParams:
         return self._values[name]
 
     def __contains__(self, name: object) -> bool:
-        return name in self._values
+        """Whether a client can see ``name``: a test-only parameter exists only with enableTestCommands."""
+        spec = self._specs.get(name)  # type: ignore[arg-type]
+        return spec is not None and (not spec.test_only or bool(self._values.get("enableTestCommands")))
 
     def names(self) -> Iterator[str]:
-        return iter(sorted(self._values))
+        return iter(sorted(name for name in self._values if name in self))
 
     def spec(self, name: str) -> ParamSpec:
         return self._specs[name]
@@ -285,7 +289,7 @@ class ServerParams:
     def set_at_runtime(self, name: str, value: Any) -> Any:
         """Apply ``setParameter`` at runtime; returns the previous value. Raises MongoError."""
         spec = self._specs.get(name)
-        if spec is None:
+        if spec is None or name not in self:
             raise MongoError(
                 ErrorCode.InvalidOptions,
                 f"attempted to set unrecognized parameter [{name}], use help:true to see options ",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pymongo.errors import OperationFailure
 
 from protocol.errors import MongoError
 from server.params import SPECS, ServerParams, idle_bucket_expiry_threshold_bytes
@@ -81,3 +82,17 @@ def test_idle_bucket_expiry_threshold_zero_means_two_and_a_half_percent_of_ram()
     assert idle_bucket_expiry_threshold_bytes(params, 1_000_000) == 25_000
     params.set_at_startup("timeseriesIdleBucketExpiryMemoryUsageThreshold=4096")
     assert idle_bucket_expiry_threshold_bytes(params, 1_000_000) == 4096
+
+
+@pytest.mark.commands("getParameter", "setParameter")
+def test_test_only_parameters_exist_only_with_enable_test_commands(client):
+    """The storage fault hook cannot be reached on a normal server: without enableTestCommands it is an
+    unrecognized parameter (72) and getParameter '*' does not list it, as mongod's test-only parameters."""
+    assert "failStorageCommitsForTest" not in client.admin.command("getParameter", "*")
+    with pytest.raises(OperationFailure) as info:
+        client.admin.command("setParameter", 1, failStorageCommitsForTest={"times": 1, "errno": "ENOSPC"})
+    assert info.value.code == 72
+    with_tests = ServerParams()
+    with_tests.set_at_startup("enableTestCommands=1")
+    assert "failStorageCommitsForTest" in set(with_tests.names())
+    with_tests.set_at_runtime("failStorageCommitsForTest", {"times": 0, "errno": "EIO"})

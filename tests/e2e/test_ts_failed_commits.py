@@ -44,7 +44,7 @@ def expect_failure(fn, code):
 
 @pytest.mark.parametrize("kind, code", [("ENOSPC", 100), ("EIO", 8)])
 def test_failed_commits_apply_nothing_and_later_acknowledged_inserts_survive_sigkill(start_server, kind, code):
-    proc = start_server()
+    proc = start_server(params={"enableTestCommands": 1})
     with proc.client(retryWrites=False) as client:
         client.db.create_collection("ts", timeseries={"timeField": "t", "metaField": "host"})
         coll = client.db.ts
@@ -79,7 +79,7 @@ def test_failed_commits_apply_nothing_and_later_acknowledged_inserts_survive_sig
 
 
 def test_a_failed_commit_is_all_or_nothing_for_an_insert_spanning_many_buckets(start_server):
-    proc = start_server()
+    proc = start_server(params={"enableTestCommands": 1})
     with proc.client(retryWrites=False) as client:
         client.db.create_collection("ts", timeseries={"timeField": "t", "metaField": "host"})
         coll = client.db.ts
@@ -98,7 +98,7 @@ def test_a_failed_commit_is_all_or_nothing_for_an_insert_spanning_many_buckets(s
 
 
 def test_many_failed_commits_in_a_row_between_acknowledged_inserts_then_sigkill(start_server):
-    proc = start_server()
+    proc = start_server(params={"enableTestCommands": 1})
     acked = []
     with proc.client(retryWrites=False) as client:
         client.db.create_collection("ts", timeseries={"timeField": "t", "metaField": "host"})
