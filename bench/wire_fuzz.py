@@ -11,7 +11,10 @@ header's length right so the stream stays in sync; some break it on purpose (on 
 Each batch of frames is followed by a ``ping``: the replies before the ping's are the batch's. A reply
 must never be 1 InternalError nor carry Python or library text; the server may close a connection
 (a fatal parse error), but must answer the ping on a fresh one; no frame may take longer than
-``HANG_SECONDS`` to be answered. Nothing here is a test assertion: ``run`` returns a ``Report``.
+``HANG_SECONDS`` to be answered. Each successful reply is counted under the command its frame carries
+as the server's own parser reads it (``Report.accepted``): against a server with ``--auth``, an
+unauthenticated fuzzer must see successes of the handshake and authentication commands only.
+Nothing here is a test assertion: ``run`` returns a ``Report``.
 """
 
 from __future__ import annotations
@@ -30,7 +33,13 @@ import bson
 from bson.int64 import Int64
 
 from protocol import codec, compression
-from protocol.messages import decode_reply, encode_op_msg_request, encode_op_query_request
+from protocol.messages import (
+    OpMsg,
+    decode_message,
+    decode_reply,
+    encode_op_msg_request,
+    encode_op_query_request,
+)
 
 HANG_SECONDS = 20.0
 BATCH = 8
@@ -223,6 +232,8 @@ class Report:
     hangs: int = 0
     unanswered_pings: int = 0
     seconds: float = 0.0
+    accepted: dict[str, int] = field(default_factory=dict)  # command name -> ok:1 replies ("?": unparsable)
+    unnamed: list[dict] = field(default_factory=list)  # ok:1 replies to frames naming no command (samples)
 
     def merge(self, other: Report) -> None:
         self.frames += other.frames
@@ -232,6 +243,9 @@ class Report:
         self.leaks += other.leaks
         self.hangs += other.hangs
         self.unanswered_pings += other.unanswered_pings
+        self.unnamed += other.unnamed[:5]
+        for name, n in other.accepted.items():
+            self.accepted[name] = self.accepted.get(name, 0) + n
 
     def ok(self) -> bool:
         return not (self.internal_errors or self.leaks or self.hangs or self.unanswered_pings)
@@ -265,8 +279,29 @@ class _Conn:
 _PING_ID = 0x7EADBEEF
 
 
+def command_name(frame: bytes) -> str:
+    """The command a request frame carries, read by the server's own parser ("?" if it does not parse).
+    A frame whose header declares fewer bytes than it has is read as the server reads it: that many."""
+    declared = int.from_bytes(frame[:4], "little", signed=True) if len(frame) >= 4 else 0
+    if 16 <= declared < len(frame):
+        frame = frame[:declared]
+    try:
+        request = decode_message(frame)
+    except Exception:  # noqa: BLE001 - a mutated frame may fail in any way; it then names no command
+        return "?"
+    body = request.command if isinstance(request, OpMsg) else request.query
+    if not isinstance(request, OpMsg) and isinstance(body.get("$query"), dict):
+        body = body["$query"]
+    return next(iter(body), "?")
+
+
 def _check(reply: dict, report: Report, frame: bytes) -> None:
     report.replies += 1
+    if reply.get("ok") == 1.0:
+        name = command_name(frame)
+        report.accepted[name] = report.accepted.get(name, 0) + 1
+        if name == "?" and len(report.unnamed) < 5:
+            report.unnamed.append({"reply": reply, "frame": frame[:300].hex()})
     code = reply.get("code")
     if reply.get("ok") == 0.0 and code == 1:
         report.internal_errors.append({"reply": reply, "frame": frame[:300].hex()})
@@ -294,14 +329,22 @@ def _worker(port: int, frames: int, seed: int, report: Report) -> None:
                     break
                 batch.append(data)
             report.frames += len(batch)
+            # replies come in request order (one request at a time per connection); frames that get
+            # none (moreToCome) are skipped by matching each reply to the next frame of its request id
+            request_ids = [struct.unpack_from("<i", f, 4)[0] if len(f) >= 8 else None for f in batch]
+            position = 0
             try:
                 conn.sock.sendall(b"".join(batch) + ping)
                 while True:
                     reply_frame = conn.frame()
-                    if struct.unpack_from("<i", reply_frame, 8)[0] == _PING_ID:
+                    response_to = struct.unpack_from("<i", reply_frame, 8)[0]
+                    if response_to == _PING_ID:
                         break
+                    answered = next((i for i in range(position, len(batch)) if request_ids[i] == response_to), None)
+                    if answered is not None:
+                        position = answered + 1
                     try:
-                        _check(decode_reply(reply_frame), report, batch[0] if batch else b"")
+                        _check(decode_reply(reply_frame), report, b"" if answered is None else batch[answered])
                     except Exception:  # noqa: BLE001 - a reply we cannot decode is not a server reply
                         report.leaks.append({"undecodable": reply_frame[:200].hex()})
             except TimeoutError:

@@ -26,12 +26,13 @@ MAX_WORD_WEIGHT = 1_000_000_000 / 10_000
 
 
 def _number(v: Any) -> float | None:
+    """A BSON number's value (mongod's isNumber: int, long, double, decimal); None for anything else,
+    strings that spell a number included."""
     if isinstance(v, bool):
         return None
-    try:
-        return float(str(v)) if type(v).__name__ == "Decimal128" else float(v)
-    except (TypeError, ValueError):
-        return None
+    if isinstance(v, int | float):
+        return float(v)
+    return float(str(v)) if type(v).__name__ == "Decimal128" else None
 
 
 def normalize_text_spec(raw: dict, key: dict) -> dict:

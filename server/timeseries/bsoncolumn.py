@@ -28,6 +28,7 @@ from typing import Any
 import bson
 
 from protocol.codec import CODEC_OPTIONS
+from server.query.values import MISSING  # a skipped position of a column is a missing field
 from server.timeseries.bsoncolumn_format import (
     ARRAY,
     BOOL,
@@ -41,7 +42,6 @@ from server.timeseries.bsoncolumn_format import (
     INTERLEAVED_ARRAY,
     INTERLEAVED_OBJECTS,
     MEMORY,
-    MISSING,
     OBJECT,
     OID,
     SCALE_OF_NIBBLE,

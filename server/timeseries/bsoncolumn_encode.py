@@ -25,6 +25,7 @@ from typing import Any
 import bson
 
 from protocol.codec import CODEC_OPTIONS
+from server.query.values import MISSING  # a skipped position of a column is a missing field
 from server.timeseries.bsoncolumn_format import (
     ARRAY,
     BINDATA,
@@ -38,7 +39,6 @@ from server.timeseries.bsoncolumn_format import (
     INT64,
     INTERLEAVED,
     MEMORY,
-    MISSING,
     OBJECT,
     OID,
     SCALE_OF_NIBBLE,

@@ -46,27 +46,6 @@ class BSONColumnError(ValueError):
         self.code = code
 
 
-class _Missing:
-    """The value at a skipped position of a column."""
-
-    _instance: _Missing | None = None
-
-    def __new__(cls) -> _Missing:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "MISSING"
-
-
-MISSING = _Missing()
 
 
 def is_literal(control: int) -> bool:

@@ -14,6 +14,7 @@ import pytest
 from bson.binary import Binary
 from pymongo.errors import OperationFailure
 
+from bench import wire_fuzz
 from bench.scram_client import Conversation, authenticate, command
 from server.auth.rules import OPEN, RULES
 from server.dispatch import build_table
@@ -238,3 +239,21 @@ def test_cursors_belong_to_the_user_that_opened_them(auth_server, root_client, s
         _refused(lambda: conn.mine.command("killCursors", "c", cursors=[foreign]))
         assert conn.mine.command("killCursors", "c", cursors=[own])["cursorsKilled"] == [own]
     assert root_client.mine.command("killCursors", "c", cursors=[foreign])["cursorsKilled"] == [foreign]
+
+
+@pytest.mark.slow
+@pytest.mark.commands("listDatabases", "usersInfo")
+def test_an_unauthenticated_wire_fuzzer_gets_nothing_but_the_open_commands(auth_server, root_client):
+    """5,000 mutated frames of real requests (CRUD, aggregation, admin, compressed, OP_QUERY), none
+    authenticated: every successful reply belongs to a handshake/authentication command, nothing is
+    written and no user appears — and the server stays up without an InternalError."""
+    users_before = root_client.admin.command("usersInfo")["users"]
+    report = wire_fuzz.run(auth_server.port, 5_000, seed=77)
+    open_commands = {name for name, rule in RULES.items() if rule is OPEN}
+    bypassed = {name: n for name, n in report.accepted.items() if name not in open_commands}
+    assert not bypassed, (bypassed, report.unnamed)
+    assert report.replies > 1_000 and report.accepted  # frames reached the server and open ones succeeded
+    assert not report.internal_errors and not report.leaks, (report.internal_errors + report.leaks)[:3]
+    assert report.hangs == 0 and report.unanswered_pings == 0, report.summary()
+    assert wire_fuzz.DB not in root_client.list_database_names()
+    assert root_client.admin.command("usersInfo")["users"] == users_before

@@ -169,3 +169,11 @@ def test_very_long_words_are_indexed_and_found(db):
     db.long.insert_many([{"_id": 1, "t": f"start {word} end"}, {"_id": 2, "t": word + "y"}])
     db.long.create_index([("t", "text")])
     assert ids(db.long.find({"$text": {"$search": word}})) == [1]
+
+
+@pytest.mark.parametrize("weight", ["3", True, None, [1]])
+def test_text_index_weights_must_be_numbers(db, weight):
+    """mongod's isNumber: a string that spells a number is not one (17283)."""
+    with pytest.raises(OperationFailure) as e:
+        db.weights.create_index([("s", "text")], weights={"s": weight})
+    assert e.value.code == 17283 and "weight for text index needs numeric type" in str(e.value)
