@@ -162,6 +162,13 @@ def _f(v, fmt="{:,.0f}") -> str:
     return "—" if v is None else fmt.format(v)
 
 
+def _settle(st: dict) -> str:
+    """How long the server kept working after the load, and the CPU it spent (see harness.settle)."""
+    if st.get("settle_s") is None:
+        return "—"
+    return f"{st['settle_s']:.1f} ({_f(st.get('settle_cpu_s'), '{:.1f}')})"
+
+
 def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], chart_name: str | None) -> str:
     by = _by_name(systems)
     out = [
@@ -178,8 +185,8 @@ def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], c
         "## Ingest",
         "",
         "| system | method | rows/s | metrics/s | first tenth rows/s | last tenth rows/s | last/first | server CPU s "
-        "| rows per server CPU-s | status |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| rows per server CPU-s | settle s (CPU s) | rows per server CPU-s incl. settle | status |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for s in systems:
         for method, st in s.ingest.items():
@@ -188,7 +195,7 @@ def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], c
                 f"| {s.name} | {INGEST_LABELS.get(method, method)} | {_f(st['rows_per_s'])} | {_f(st['metrics_per_s'])} "
                 f"| {_f(st.get('first_tenth_rows_per_s'))} | {_f(st.get('last_tenth_rows_per_s'))} "
                 f"| {_f(st.get('last_vs_first'), '{:.2f}')} | {_f(st.get('server_cpu_s'), '{:.1f}')} "
-                f"| {_f(st.get('rows_per_cpu_s'))} | {status} |"
+                f"| {_f(st.get('rows_per_cpu_s'))} | {_settle(st)} | {_f(st.get('rows_per_cpu_s_settled'))} | {status} |"
             )
     out += ["", "## Storage", "", "| system | bytes on disk | bytes/row | note |", "|---|---:|---:|---|"]
     for s in systems:

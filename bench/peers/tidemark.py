@@ -24,6 +24,7 @@ from bench.harness import (
     pymongo_args,
     replay_args,
     run_loader,
+    settle,
     start_process,
     stop_process,
     wait_port,
@@ -54,7 +55,9 @@ def _run(ctx: Context, name: str, timeseries: bool) -> SystemResult:
         client = server.client()
         try:
             setup_collection(client, timeseries)
-            stats = ingest_stats(run_loader(ctx, replay_args(ctx, server.port, auth=True), server.pid), rows, ctx.pin)
+            loaded_result = run_loader(ctx, replay_args(ctx, server.port, auth=True), server.pid)
+            loaded_result.update(settle(server.pid))  # queries are timed once the load's work is done
+            stats = ingest_stats(loaded_result, rows, ctx.pin)
             result.ingest["replay"] = stats
             if stats["error"]:
                 result.errors.append(f"replay load: {stats['error']}")
