@@ -145,11 +145,12 @@ def process_cpu_seconds(pid: int) -> float | None:
         return None
 
 
-def settle(pid: int, *, idle_share: float = 0.05, window_s: float = 1.0, timeout_s: float = 120.0) -> dict:
+def settle(pid: int, *, idle_share: float = 0.05, window_s: float = 3.5, timeout_s: float = 120.0) -> dict:
     """Wait until a server has done the work a load left behind (Tidemark writes the buckets a load
     archived in full ~2 s after their last row; the old engine wrote them during the load), so the
     queries after it are timed on a quiet server and the ingest cost can count that work: settled
-    when the server used under ``idle_share`` of one core over the last ``window_s``. Returns the
+    when the server used under ``idle_share`` of one core over the last ``window_s`` (longer than the
+    2 s after which archived buckets are written, plus the 1 s maintenance tick). Returns the
     seconds waited and the server CPU seconds spent meanwhile."""
     started, first = time.monotonic(), process_cpu_seconds(pid)
     samples = [(started, first)]
