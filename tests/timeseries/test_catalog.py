@@ -4,6 +4,7 @@ import datetime as dt
 
 from harness.timeseries import Engine, document
 
+from server.timeseries import catalog as catalog_module
 from server.timeseries.states import State
 
 T0 = dt.datetime(2021, 5, 18, 20, 10, 14)
@@ -200,3 +201,19 @@ def test_size_limit_and_large_measurement_rule_hold_for_batched_inserts():
     assert engine.stats["numBucketsClosedDueToSize"] == 1
     # the first measurement of each bucket already passes the limit (its new field counts data + min + max)
     assert engine.stats["numBucketsKeptOpenDueToLargeMeasurements"] == 10
+
+
+def test_idle_archived_buckets_retire_a_bounded_number_per_pass(monkeypatch):
+    """An hour boundary archives every series at once: their full writes are spread over passes
+    (RETIRE_PER_PASS each) instead of one commit holding its inserts for a second."""
+    engine = Engine()
+    series = catalog_module.RETIRE_PER_PASS + 44
+    engine.put_many([{"t": T0, "m": i} for i in range(series)])
+    engine.put_many([{"t": T0 + dt.timedelta(hours=1), "m": i} for i in range(series)])  # every series archives one
+    archived = engine.catalog.server_status()["numArchivedBuckets"]
+    assert archived == series
+    later = catalog_module.now_ms() + catalog_module.ARCHIVED_IDLE_MS + 1
+    monkeypatch.setattr(catalog_module, "now_ms", lambda: later)
+    assert engine.catalog.retire_idle_archived() == catalog_module.RETIRE_PER_PASS
+    assert engine.catalog.retire_idle_archived() == series - catalog_module.RETIRE_PER_PASS
+    assert engine.catalog.retire_idle_archived() == 0
