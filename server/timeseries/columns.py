@@ -171,9 +171,12 @@ def typed_bson(kind: int, values: np.ndarray) -> bytes:
 def constant_bson(value: Any, n: int) -> bytes:
     """The BSON document of a column holding ``value`` in each of ``n`` rows (O(n * value size), the
     column's own size: nothing is cached per value)."""
+    if n == 0:
+        return b"\x05\x00\x00\x00\x00"
     element = bson.encode({"": value}, codec_options=CODEC_OPTIONS)[4:-1]  # <type>\0<value>
     kind, payload = element[:1], element[2:]
-    body = b"".join(kind + key.encode() + b"\x00" + payload for key in _keys(n))
+    # <type><"0">\0<value><type><"1">\0<value>... as one join over the cached key bytes
+    body = kind + (payload + kind).join(_key_bytes(n)) + payload
     return _INT32.pack(len(body) + 5) + body + b"\x00"
 
 
@@ -185,6 +188,13 @@ def object_bson(values: list) -> bytes:
 
 def _keys(n: int) -> list[str]:
     return POS_KEYS[:n] if n <= len(POS_KEYS) else [str(i) for i in range(n)]
+
+
+_KEY_BYTES = [str(i).encode() + b"\x00" for i in range(4096)]  # "<i>\0" of the first positions
+
+
+def _key_bytes(n: int) -> list[bytes]:
+    return _KEY_BYTES[:n] if n <= len(_KEY_BYTES) else _KEY_BYTES + [str(i).encode() + b"\x00" for i in range(4096, n)]
 
 
 # ---------------------------------------------------------------- exact min/max

@@ -14,7 +14,7 @@ from harness.timeseries import Engine, document
 from protocol.codec import CODEC_OPTIONS
 from server.timeseries import journal, rawbatch
 from server.timeseries.bucketdoc import date_ms
-from server.timeseries.columns import typed_bson
+from server.timeseries.columns import constant_bson, typed_bson
 from server.timeseries.states import State
 
 T0 = dt.datetime(2021, 5, 18, 20, 0, 0)
@@ -383,3 +383,9 @@ def test_a_series_whose_open_bucket_of_another_layout_holds_the_time_is_not_swit
                 for i in range(n)]
     batches = [rows(900, 5, {}), rows(0, 5, {"b": 1.0}), rows(950, 5, {})]
     _same(batches, expect_columnar=False)
+
+
+@pytest.mark.parametrize("n", [0, 1, 10, 11, 100, 101, 1000, 5000])
+@pytest.mark.parametrize("value", [0.0, "abc", None, {"a": 1}, [1, 2], Int64(5), True])
+def test_constant_columns_encode_exactly_as_bson(n, value):
+    assert constant_bson(value, n) == bson.encode({str(i): value for i in range(n)}, codec_options=CODEC_OPTIONS)
