@@ -14,7 +14,7 @@ import datetime
 import math
 import re
 import uuid as uuid_mod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,20 @@ _ALLOWED_SYSTEM = {"system.views", "system.js", "system.profile", "system.users"
 # --------------------------------------------------------------------------------------------------
 # arguments
 # --------------------------------------------------------------------------------------------------
+
+
+def parse_statements(raw_statements: list, parse: Callable[[Any], Any], ordered: bool) -> list:
+    """Each write statement parsed by ``parse``; a statement that fails leaves its MongoError in its
+    place (it becomes that statement's write error) and, in an ordered batch, ends the list there."""
+    parsed: list = []
+    for statement in raw_statements:
+        try:
+            parsed.append(parse(statement))
+        except MongoError as e:
+            parsed.append(e)
+            if ordered:
+                break
+    return parsed
 
 
 def check_no_transaction(cmd: dict) -> None:

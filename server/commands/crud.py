@@ -297,15 +297,9 @@ def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info) -> list
         _check_statement_fields(st, "update", "updates")
     variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "update"))
     default_collation = C.default_collation_of(info)
-    statements: list[UpdateStatement | MongoError] = []
-    for st in raw_statements:
-        try:
-            statements.append(UpdateStatement(st, variables=variables, default_collation=default_collation))
-        except MongoError as e:
-            statements.append(e)
-            if ordered:
-                break
-    return statements
+    return C.parse_statements(
+        raw_statements, lambda st: UpdateStatement(st, variables=variables, default_collation=default_collation),
+        ordered)
 
 
 async def update(ctx, cmd: dict) -> dict:

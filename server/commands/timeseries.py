@@ -33,6 +33,7 @@ from protocol.messages import materialize
 from server.commands import timeseries_admin as admin
 from server.commands import timeseries_modify as modify
 from server.query.index_keys import index_key_map
+from server.query.match import compile_filter
 from server.timeseries import ddl, ingest, scan, view
 from server.timeseries.bsoncolumn import BSONColumnError
 from server.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
@@ -173,8 +174,6 @@ def _uncompressed(doc: dict) -> dict:
 
 
 def _validator(info: Any) -> Any:
-    from server.query.match import compile_filter
-
     spec = (info.options or {}).get("validator")
     return compile_filter(spec) if spec else None
 

@@ -24,6 +24,7 @@ from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
 from server.cursors import cursor_reply
+from server.query import match
 from server.query import plan as planner
 from server.query.index_keys import keyer_for
 from server.timeseries import collmod as ts_collmod
@@ -379,8 +380,6 @@ def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict) -> di
 
 def _expired_in_txn(w: Any, bns: str, now: _dt.datetime) -> int:
     """Delete every expired bucket of one collection in the writer's transaction."""
-    from server.query import match
-
     info = w.get_collection(bns)
     if info is None:
         return 0

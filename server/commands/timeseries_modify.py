@@ -19,7 +19,9 @@ from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
 from server.commands.timeseries_admin import Target, _measurements, direct_write, resolve
+from server.query import match, project
 from server.query import plan as planner
+from server.query import update as update_mod
 from server.timeseries import indexes as ts_indexes
 from server.timeseries import modify as ts_modify
 from server.timeseries.bucketdoc import unpack_document
@@ -54,8 +56,6 @@ def _collation(statement: Any, target: Target, field: str) -> Any:
 
 
 def _parse_update(statement: Any, target: Target) -> tuple:
-    from server.query import match, update
-
     if isinstance(statement, dict):
         for field in ("q", "u"):
             if field not in statement:
@@ -65,7 +65,7 @@ def _parse_update(statement: Any, target: Target) -> tuple:
                 )
     collation = _collation(statement, target, "update.updates")
     translated = ts_modify.translate_update(statement, target.meta_field, collation=collation)
-    parsed = update.parse_update(translated.bucket_update, array_filters=translated.array_filters,
+    parsed = update_mod.parse_update(translated.bucket_update, array_filters=translated.array_filters,
                                  collation=collation)
     matcher = (match.compile_filter(translated.bucket_query, collation=collation)
                if translated.bucket_query else None)
@@ -75,18 +75,9 @@ def _parse_update(statement: Any, target: Target) -> tuple:
 async def update(ctx: Any, cmd: dict) -> dict:
     target = await resolve(ctx, cmd, "update")
     ordered = bool(cmd.get("ordered", True))
-    parsed: list = []
-    for statement in _statements(cmd, "updates", "update"):
-        try:
-            parsed.append(_parse_update(statement, target))
-        except MongoError as e:
-            parsed.append(e)
-            if ordered:
-                break
+    parsed = C.parse_statements(_statements(cmd, "updates", "update"), lambda st: _parse_update(st, target), ordered)
 
     def fn(w: Any) -> tuple[int, int, list]:
-        from server.query import update as update_mod
-
         n = modified = 0
         errors: list = []
         for i, item in enumerate(parsed):
@@ -140,8 +131,6 @@ async def update(ctx: Any, cmd: dict) -> dict:
 
 
 def _parse_delete(statement: Any, target: Target, field: str = "delete.deletes") -> tuple:
-    from server.query import match
-
     if isinstance(statement, dict) and "limit" not in statement:
         raise MongoError(
             ErrorCode.IDLFailedToParse, "BSON field 'delete.deletes.limit' is missing but a required field"
@@ -223,14 +212,7 @@ def _delete_in_txn(
 async def delete(ctx: Any, cmd: dict) -> dict:
     target = await resolve(ctx, cmd, "delete")
     ordered = bool(cmd.get("ordered", True))
-    parsed: list = []
-    for statement in _statements(cmd, "deletes", "delete"):
-        try:
-            parsed.append(_parse_delete(statement, target))
-        except MongoError as e:
-            parsed.append(e)
-            if ordered:
-                break
+    parsed = C.parse_statements(_statements(cmd, "deletes", "delete"), lambda st: _parse_delete(st, target), ordered)
 
     def fn(w: Any) -> tuple[int, list]:
         n, errors = 0, []
@@ -254,8 +236,6 @@ async def delete(ctx: Any, cmd: dict) -> dict:
 
 async def find_and_modify(ctx: Any, cmd: dict) -> dict:
     """findAndModify on a time-series view: ``remove: true`` only (sort -> 72)."""
-    from server.query import project
-
     field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
     target = await resolve(ctx, cmd, field)
     if not cmd.get("remove", False):

@@ -24,6 +24,7 @@ from server.timeseries.bucket import Bucket, Constant, Typed
 from server.timeseries.bucketdoc import MISSING, meta_key
 from server.timeseries.columns import typed_kind
 from server.timeseries.rawbatch import RawBatch
+from server.timeseries.rules import value_size
 from server.timeseries.table import Table
 
 _COUNTER_SPACE = 0x1000000
@@ -90,8 +91,6 @@ class ColumnBatch:
 
     def value_bytes(self) -> int:
         """What one measurement's values weigh (sizes of the fixed-width values and the constants)."""
-        from server.timeseries.rules import value_size
-
         return sum(value_size(v) for v in self.constants.values()) + 12 * len(self.kinds)
 
 
