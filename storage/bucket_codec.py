@@ -58,6 +58,7 @@ VAL_BYTES = 5  # raw fixed-width bytes, byte planes (bool, timestamp, ...)
 KEYS_DENSE = 0  # "0".."n-1"
 KEYS_LIST = 1  # ascending canonical integers, delta-encoded
 
+_INT32 = struct.Struct("<i")
 WIDTH = {0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x10: 4, 0x11: 8, 0x12: 8}
 _local = threading.local()
 
@@ -136,9 +137,22 @@ def _unplanes(buf: bytes, pos: int, n: int, width: int) -> np.ndarray:
 
 
 # --- column skeletons: the element headers (type + key) with holes for the values --------------
-@functools.lru_cache(maxsize=4096)
-def _dense_skeleton(btype: int, width: int, n: int) -> tuple[bytes, np.ndarray]:
-    return _skeleton(btype, width, range(n))
+_TEMPLATE_MIN = 1024
+_templates: dict[int, tuple[int, np.ndarray]] = {}  # bson type -> (cap, template): one per type
+
+
+def _template(btype: int, width: int, n: int) -> np.ndarray:
+    """The elements ``<type><"i">\\0<zeroed value>`` of positions 0..cap-1 (cap >= n) as bytes: a dense
+    column of ``n`` values is its first ``_dense_length(width, n) - 5`` bytes. Bounded: one per type,
+    as long as the longest column seen."""
+    cached = _templates.get(btype)
+    if cached is None or cached[0] < n:
+        cap = max(n, _TEMPLATE_MIN)
+        hole = bytes(width)
+        t = bytes((btype,))
+        body = b"".join(t + str(k).encode() + b"\0" + hole for k in range(cap))
+        cached = _templates[btype] = (cap, np.frombuffer(body, np.uint8))
+    return cached[1]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -153,6 +167,77 @@ def _dense_runs(width: int, n: int) -> tuple[tuple[int, int, int, int], ...]:
         pos += (hi - lo) * stride
         lo, digits = hi, digits + 1
     return tuple(runs)
+
+
+def _fill_dense(out: bytearray, view: np.ndarray, at: int, btype: int, values: np.ndarray, length: int) -> None:
+    """Write the dense column of ``values`` (``length`` bytes) at ``out[at:]`` (``view``: ``out`` as
+    uint8; the bytes after the last value, the column's NUL, are left as they are: zero)."""
+    width = WIDTH[btype]
+    rows = np.ascontiguousarray(values).view(np.uint8).reshape(-1, width)
+    n = len(rows)
+    _INT32.pack_into(out, at, length)
+    view[at + 4:at + length - 1] = _template(btype, width, n)[:length - 5]
+    for lo, hi, start, stride in _dense_runs(width, n):
+        start += at
+        view[start:start + (hi - lo) * stride].reshape(hi - lo, stride)[:, stride - width:] = rows[lo:hi]
+
+
+def dense_column(btype: int, values: np.ndarray) -> bytes:
+    """The BSON document ``{"0": v0, "1": v1, ...}`` of a dense column of a fixed-width type: ``values``
+    holds the little-endian value bytes (any contiguous-able array of ``n * WIDTH[btype]`` bytes).
+    Built from the type's template with one strided copy per key length (no per-byte index)."""
+    width = WIDTH[btype]
+    length = _dense_length(width, values.nbytes // width)
+    out = bytearray(length)
+    _fill_dense(out, np.frombuffer(out, np.uint8), 0, btype, values, length)
+    return bytes(out)
+
+
+def columns_length(columns: list[tuple[bytes, int, np.ndarray | bytes]]) -> int:
+    """Byte length of ``columns_document(columns)``."""
+    return 5 + sum(2 + len(name) + (len(values) if isinstance(values, bytes)
+                                    else _dense_length(WIDTH[btype], values.nbytes // WIDTH[btype])) for name, btype, values in columns)
+
+
+def columns_document(columns: list[tuple[bytes, int, np.ndarray | bytes]], prefix: bytes = b"",
+                     suffix: bytes = b"") -> bytes:
+    """``prefix`` + the BSON document ``{<name>: <column document>, ...}`` + ``suffix``, the columns given
+    as ``encode_columns`` takes them (dense values, or a column's BSON document), written into one
+    buffer: a bucket's ``data`` the way decoding and a full write both build it."""
+    sizes = []
+    body = 0
+    for name, btype, values in columns:
+        size = len(values) if isinstance(values, bytes) else _dense_length(WIDTH[btype], values.nbytes // WIDTH[btype])
+        sizes.append(size)
+        body += 2 + len(name) + size
+    length = body + 5
+    out = bytearray(len(prefix) + length + len(suffix))
+    view = np.frombuffer(out, np.uint8)
+    at = len(prefix)
+    out[:at] = prefix
+    _INT32.pack_into(out, at, length)
+    at += 4
+    for (name, btype, values), size in zip(columns, sizes, strict=True):
+        out[at] = 0x03
+        out[at + 1:at + 1 + len(name)] = name  # the name's NUL: already zero
+        at += 2 + len(name)
+        if isinstance(values, bytes):
+            out[at:at + size] = values
+        else:
+            _fill_dense(out, view, at, btype, values, size)
+        at += size
+    out[at + 1:] = suffix  # out[at]: the document's NUL, zero
+    return bytes(out)
+
+
+def _dense_values(doc: bytes, btype: int, n: int) -> np.ndarray:
+    """The value bytes of a document laid out as a dense column of ``n`` elements (n x width)."""
+    width = WIDTH[btype]
+    whole = np.frombuffer(doc, np.uint8)
+    rows = np.empty((n, width), np.uint8)
+    for lo, hi, start, stride in _dense_runs(width, n):
+        rows[lo:hi] = whole[start:start + (hi - lo) * stride].reshape(hi - lo, stride)[:, stride - width:]
+    return rows
 
 
 def _skeleton(btype: int, width: int, keys) -> tuple[bytes, np.ndarray]:
@@ -214,7 +299,7 @@ def _encode_values(out: bytearray, btype: int, raw: np.ndarray, n: int) -> None:
         f = raw.view("<f8")
         with np.errstate(invalid="ignore"):
             ints = f.astype(np.int64)
-        if np.array_equal(ints.astype("<f8").view("<u8"), raw.view("<u8")):
+        if ints.astype("<f8").tobytes() == raw.tobytes():  # bit-exactly integral (one memcmp)
             out.append(VAL_DOUBLE_INT)
             _put_ints(out, _delta(ints))
         else:
@@ -248,7 +333,7 @@ def _dense_length(width: int, n: int) -> int:
 
 def _parse_dense(doc: bytes) -> tuple[int, list[int], np.ndarray] | None:
     """The common case without a Python loop: every element of one fixed-width type under the keys
-    "0".."n-1" (checked against the cached skeleton). (bson type, keys, value byte index) or None."""
+    "0".."n-1" (rebuilt from its values and compared). (bson type, n, values as n x width bytes) or None."""
     if len(doc) < 6 or doc[4] not in WIDTH:
         return None
     btype = doc[4]
@@ -262,24 +347,21 @@ def _parse_dense(doc: bytes) -> tuple[int, list[int], np.ndarray] | None:
             hi = mid
     if _dense_length(width, lo) != len(doc):
         return None
-    skeleton, index = _dense_skeleton(btype, width, lo)
-    probe = np.frombuffer(skeleton, np.uint8).copy()
-    probe[index] = np.frombuffer(doc, np.uint8)[index]
-    if probe.tobytes() != doc:
+    values = _dense_values(doc, btype, lo)
+    if dense_column(btype, values) != doc:
         return None
-    return btype, list(range(lo)), index
+    return btype, lo, values
 
 
 def _encode_column(out: bytearray, doc: bytes) -> None:
     dense = _parse_dense(doc)
     if dense is not None:
-        btype, keys, index = dense
-        n = len(keys)
+        btype, n, values = dense
         out.append(KIND_FIXED)
         out.append(btype)
         _put_varint(out, n)
         out.append(KEYS_DENSE)
-        _encode_values(out, btype, np.frombuffer(doc, np.uint8)[index], n)
+        _encode_values(out, btype, values.reshape(-1), n)
         return
     parsed = _parse_column(doc)
     if parsed is None:
@@ -391,13 +473,19 @@ def encode_columns(head: bytes, columns: list[tuple[bytes, int, np.ndarray | byt
     \x03data\x00``; ``data`` is the last element), each column is ``(name, bson type, values)`` where
     ``values`` is either the little-endian value bytes of a dense column of a fixed-width type (an
     array of ``n >= 1`` items) or the column's whole BSON document (bytes). The result is what
-    ``encode`` returns for that document, unverified: the caller checks it with ``decode``."""
+    ``encode`` returns for that document.
+
+    Verified: every fixed-width column's values are decoded back from the stream before it is
+    compressed and compared byte for byte with the given ones (ValueError when they differ: never
+    store what does not read back). The rest of the document (head, names, raw columns, the dense
+    column layout) is copied or rebuilt by ``dense_column`` on decoding, independent of the values."""
     out = bytearray((FORMAT_VERSION,))
     _put_varint(out, len(head))
     out += head
     _put_varint(out, 1)
     out.append(0)  # the suffix: the outer document's terminating NUL
     _put_varint(out, len(columns))
+    written = []
     for name, btype, values in columns:
         out += name
         out.append(0)
@@ -411,8 +499,14 @@ def encode_columns(head: bytes, columns: list[tuple[bytes, int, np.ndarray | byt
         out.append(btype)
         _put_varint(out, n)
         out.append(KEYS_DENSE)
-        _encode_values(out, btype, np.ascontiguousarray(values).view(np.uint8).reshape(-1), n)
-    return _compressor().compress(bytes(out))
+        value_bytes = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+        written.append((len(out), btype, n, value_bytes))
+        _encode_values(out, btype, value_bytes, n)
+    stream = bytes(out)
+    for pos, btype, n, value_bytes in written:
+        if _decode_values(stream, pos, btype, n)[0].tobytes() != value_bytes.tobytes():
+            raise ValueError("a bucket column does not read back from its encoding")
+    return _compressor().compress(stream)
 
 
 def dense_column_length(btype: int, n: int) -> int:
@@ -452,13 +546,14 @@ def _decode_values(buf: bytes, pos: int, btype: int, n: int) -> tuple[np.ndarray
     raise ValueError(f"unknown bucket column value codec {codec}")
 
 
-def _decode_column(buf: bytes, pos: int) -> tuple[bytes, int]:
-    """(the exact BSON document of the column whose kind byte is at ``pos``, position after it)."""
+def _read_column(buf: bytes, pos: int) -> tuple[int, np.ndarray | bytes, int]:
+    """The column whose kind byte is at ``pos`` as ``columns_document`` takes it: (bson type, its dense
+    values (n x width bytes) or its BSON document, position after it)."""
     kind = buf[pos]
     pos += 1
     if kind == KIND_RAW:
         size, pos = _get_varint(buf, pos)
-        return buf[pos:pos + size], pos + size
+        return 0, buf[pos:pos + size], pos + size
     if kind != KIND_FIXED:
         raise ValueError(f"unknown bucket column kind {kind}")
     btype = buf[pos]
@@ -467,24 +562,20 @@ def _decode_column(buf: bytes, pos: int) -> tuple[bytes, int]:
     pos += 1
     width = WIDTH[btype]
     if keys_kind == KEYS_DENSE:
-        skeleton, _ = _dense_skeleton(btype, width, count)
         values, pos = _decode_values(buf, pos, btype, count)
-        column = np.frombuffer(skeleton, np.uint8).copy()
-        rows = values.reshape(count, width)
-        for lo, hi, start, stride in _dense_runs(width, count):
-            column[start:start + (hi - lo) * stride].reshape(hi - lo, stride)[:, stride - width:] = rows[lo:hi]
-    else:
-        deltas, pos = _get_ints(buf, pos, count)
-        skeleton, index = _skeleton(btype, width, np.cumsum(deltas).tolist())
-        values, pos = _decode_values(buf, pos, btype, count)
-        column = np.frombuffer(skeleton, np.uint8).copy()
-        column[index] = values
-    return column.tobytes(), pos
+        return btype, values.reshape(count, width), pos
+    deltas, pos = _get_ints(buf, pos, count)
+    skeleton, index = _skeleton(btype, width, np.cumsum(deltas).tolist())
+    values, pos = _decode_values(buf, pos, btype, count)
+    column = np.frombuffer(skeleton, np.uint8).copy()
+    column[index] = values
+    return 0, column.tobytes(), pos
 
 
 def decode_column(buf: bytes, pos: int) -> bytes:
     """The exact BSON document of one column of a decompressed stream (``pos``: its kind byte)."""
-    return _decode_column(buf, pos)[0]
+    btype, values, _ = _read_column(buf, pos)
+    return values if isinstance(values, bytes) else dense_column(btype, values)
 
 
 def decode_raw(buf: bytes) -> bytes:
@@ -497,15 +588,13 @@ def decode_raw(buf: bytes) -> bytes:
     suffix = buf[pos:pos + n]
     pos += n
     ncols, pos = _get_varint(buf, pos)
-    parts = []
+    columns = []
     for _ in range(ncols):
         z = buf.index(b"\0", pos)
         name = buf[pos:z]
-        doc, pos = _decode_column(buf, z + 1)
-        parts.append(b"\x03" + name + b"\0" + doc)
-    body = b"".join(parts)
-    data = struct.pack("<i", len(body) + 5) + body + b"\0"
-    return prefix + data + suffix
+        btype, values, pos = _read_column(buf, z + 1)
+        columns.append((name, btype, values))
+    return columns_document(columns, prefix, suffix)
 
 
 def decode(packed: bytes) -> bytes:

@@ -43,7 +43,6 @@ from server.timeseries.columns import (
     object_extremes,
     python_values,
     to_array,
-    typed_bson,
     typed_kind,
 )
 from server.timeseries.states import State
@@ -267,20 +266,16 @@ class Bucket:
         found = extremes_by_kind(by_kind, typed) if n else {}
         mins: dict[str, Any] = {tf: ms_to_date(self.start_s * 1000)}
         maxs: dict[str, Any] = {tf: ms_to_date(int(typed[tf].max())) if n else None}
-        parts: list[bytes] = []
         codec: list[tuple] = []
         for name, column in columns.items():
             encoded = name.encode()
             kind = type(column)
             if kind is TableColumn:
-                values = typed[name]
-                bson_column = typed_bson(column.kind, values)
-                codec.append((encoded, column.kind, values))
+                codec.append((encoded, column.kind, typed[name]))
                 if name != tf and n:
                     mins[name], maxs[name] = found[name]
             elif kind is ConstColumn:
-                bson_column = constant_bson(column.value, n)
-                codec.append((encoded, 0, bson_column))
+                codec.append((encoded, 0, constant_bson(column.value, n)))
                 if n:
                     mins[name] = maxs[name] = column.value
             else:
@@ -289,13 +284,11 @@ class Bucket:
                 if extremes is None:
                     continue  # no row below n holds the field yet
                 mins[name], maxs[name] = extremes
-                bson_column = object_bson(values)
-                codec.append((encoded, 0, bson_column))
-            parts.append(b"\x03" + encoded + b"\x00" + bson_column)
+                codec.append((encoded, 0, object_bson(values)))
         summary: dict[str, Any] = {"_id": self.id, "control": {"version": 1, "min": mins, "max": maxs}}
         if self.meta is not MISSING:
             summary["meta"] = self.meta
-        return Parts(summary, b"".join(parts), codec, n)
+        return Parts(summary, codec, n)
 
     def leave(self, final: bytes | None) -> None:
         """The bucket leaves memory (its full document ``final`` is durable, or it is frozen). ``final``
@@ -307,38 +300,34 @@ class Bucket:
 
 
 class Parts:
-    """A built v1 document: ``summary`` ({_id, control, meta?}), the ``data`` elements' BSON, the codec's
-    column parts ((name, bson type, values) of typed columns, (name, 0, column BSON) of the others);
-    ``bson()`` the document, ``codec_form()`` a function building storage's compact form."""
+    """A built v1 document: ``summary`` ({_id, control, meta?}) and its ``data`` columns as the bucket
+    codec takes them ((name, bson type, values) of typed columns, (name, 0, column BSON) of the
+    others); ``bson()`` the document, ``codec_form()`` a function building storage's compact form."""
 
-    __slots__ = ("summary", "data", "codec", "n")
+    __slots__ = ("summary", "codec", "n", "head")
 
-    def __init__(self, summary: dict, data: bytes, codec: list, n: int):
-        self.summary, self.data, self.codec, self.n = summary, data, codec, n
-
-    def _head(self) -> tuple[bytes, bytes]:
-        head = bson.encode(self.summary, codec_options=CODEC_OPTIONS)
-        size = len(head) - 1 + 6 + 4 + len(self.data) + 1 + 1
-        prefix = b"".join((_INT32.pack(size), head[4:-1], b"\x03data\x00"))
-        return prefix, _INT32.pack(4 + len(self.data) + 1)
+    def __init__(self, summary: dict, codec: list, n: int):
+        self.summary, self.codec, self.n = summary, codec, n
+        # the document's bytes up to the ``data`` element's value (``data`` comes last)
+        encoded = bson.encode(summary, codec_options=CODEC_OPTIONS)
+        size = len(encoded) + 6 + bucket_codec.columns_length(codec)
+        self.head = b"".join((_INT32.pack(size), encoded[4:-1], b"\x03data\x00"))
 
     def bson(self) -> bytes:
-        prefix, data_length = self._head()
-        return b"".join((prefix, data_length, self.data, b"\x00\x00"))
+        return bucket_codec.columns_document(self.codec, self.head, b"\x00")
 
-    def codec_form(self, raw: bytes) -> Callable[[], bytes | None] | None:
-        """Storage's compact form of ``raw`` (this document) built from the columns, verified against it."""
+    def codec_form(self) -> Callable[[], bytes | None] | None:
+        """Storage's compact form of this document built from the columns (``encode_columns`` verifies
+        that every column reads back); None when there is nothing to pack or it cannot be encoded."""
         if not self.n:
             return None
-        prefix, _ = self._head()
-        codec = self.codec
+        head, codec = self.head, self.codec
 
         def pack() -> bytes | None:
             try:
-                packed = bucket_codec.encode_columns(prefix, codec)
+                return bucket_codec.encode_columns(head, codec)
             except (ValueError, OverflowError):
                 return None
-            return packed if bucket_codec.decode(packed) == raw else None  # never store what does not read back
 
         return pack
 

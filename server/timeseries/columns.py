@@ -12,7 +12,7 @@ A bucket column is one of three kinds (bucket.py):
 Control min/max follow MongoDB's order within a type class (NaN lowest, numbers canonically), and of
 equal values the first one wins (e.g. 0.0 before -0.0), exactly as accumulating row by row gives.
 
-Every cache here is bounded: ``_skeletons`` holds one entry per fixed-width type (widths <= 12).
+Nothing here caches per value; the dense-column templates live in storage's bucket codec (one per type).
 """
 
 from __future__ import annotations
@@ -117,55 +117,6 @@ _SAMPLES = {DOUBLE: 0.0, INT32: 0, INT64: Int64(0), DATE: _dt.datetime(1970, 1, 
             OID: ObjectId(b"\x00" * 12)}
 
 # ---------------------------------------------------------------- BSON of data columns
-
-
-class _Skeleton:
-    """Element headers ``<type><"i">\\0`` for positions 0..cap-1 of a column of one value width."""
-
-    __slots__ = ("bytes", "value_at", "end_at", "cap")
-
-    def __init__(self, kind: int, width: int, cap: int):
-        parts = []
-        value_at = np.empty(cap, np.int64)
-        end_at = np.empty(cap, np.int64)
-        pos = 0
-        for i in range(cap):
-            header = bytes((kind,)) + str(i).encode() + b"\x00"
-            parts.append(header + b"\x00" * width)
-            value_at[i] = pos + len(header)
-            pos += len(header) + width
-            end_at[i] = pos
-        self.bytes = np.frombuffer(b"".join(parts), np.uint8)
-        self.value_at = value_at
-        self.end_at = end_at
-        self.cap = cap
-
-
-_skeletons: dict[int, _Skeleton] = {}  # one per typed kind (bounded)
-
-
-def _skeleton(kind: int, n: int) -> _Skeleton:
-    cached = _skeletons.get(kind)
-    if cached is None or cached.cap < n:
-        cached = _skeletons[kind] = _Skeleton(kind, WIDTH[kind], max(n, 1024))
-    return cached
-
-
-def typed_bson(kind: int, values: np.ndarray) -> bytes:
-    """The BSON document ``{"0": v0, "1": v1, ...}`` of a typed column."""
-    n = len(values)
-    if n == 0:
-        return b"\x05\x00\x00\x00\x00"
-    width = WIDTH[kind]
-    skeleton = _skeleton(kind, n)
-    body = int(skeleton.end_at[n - 1])
-    out = np.empty(body + 5, np.uint8)
-    out[4:body + 4] = skeleton.bytes[:body]
-    out[body + 4] = 0
-    out[:4] = np.frombuffer(_INT32.pack(body + 5), np.uint8)
-    at = skeleton.value_at[:n, None] + 4 + np.arange(width)
-    out[at] = np.ascontiguousarray(values).view(np.uint8).reshape(n, width)
-    return out.tobytes()
 
 
 def constant_bson(value: Any, n: int) -> bytes:

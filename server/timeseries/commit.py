@@ -121,7 +121,7 @@ class CollectionPlan:
             for bucket, n, columns, arrays, _ in fulls:
                 parts = bucket.document_parts(n, columns, arrays)
                 raw = parts.bson()
-                write_full_document(w, info, parts.summary, raw, parts.codec_form(raw))
+                write_full_document(w, info, parts.summary, raw, parts.codec_form())
                 finals.append(raw)
             if trim is not None:
                 w.journal_trim(stream, trim[0])

@@ -62,7 +62,7 @@ def recover(engine: Any) -> int:
         for info, bucket in rebuilt.values():
             parts = bucket.document_parts(bucket.count)
             raw = parts.bson()
-            write_full_document(w, info, parts.summary, raw, parts.codec_form(raw))
+            write_full_document(w, info, parts.summary, raw, parts.codec_form())
         return len(rebuilt)
 
     rebuilt = engine.write(fn).result()

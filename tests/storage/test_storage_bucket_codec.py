@@ -8,6 +8,7 @@ import math
 import random
 
 import bson
+import numpy as np
 import pytest
 from bson import ObjectId
 from bson.datetime_ms import DatetimeMS
@@ -184,3 +185,43 @@ def test_older_tags_stay_readable_by_a_codec_configured_otherwise():
         for value in [*stored.values(), *legacy.values()]:
             assert codec.unpack(value) == raw
             assert codec.unpacked_size(value) == len(raw)
+
+
+@pytest.mark.parametrize("n", [1, 9, 10, 11, 99, 100, 101, 1000, 1001, 2500])
+def test_dense_column_is_the_bson_of_its_values(n):
+    rng = random.Random(n)
+    cases = {
+        0x01: [rng.choice([rng.random(), -0.0, math.nan, math.inf, 1e308]) for _ in range(n)],
+        0x09: [DatetimeMS(rng.randrange(-(1 << 50), 1 << 50)) for _ in range(n)],
+        0x10: [rng.randrange(-(1 << 31), 1 << 31) for _ in range(n)],
+        0x12: [Int64(rng.randrange(-(1 << 63), 1 << 63)) for _ in range(n)],
+        0x08: [rng.random() < 0.5 for _ in range(n)],
+        0x07: [ObjectId() for _ in range(n)],
+    }
+    for btype, values in cases.items():
+        expected = bson.encode({str(i): v for i, v in enumerate(values)})
+        doc = bson.decode(expected, codec_options=bson.CodecOptions(datetime_conversion=bson.DatetimeConversion.DATETIME_MS))
+        value_bytes = b"".join(_value_bytes(btype, v) for v in doc.values())
+        assert bucket_codec.dense_column(btype, np.frombuffer(value_bytes, np.uint8)) == expected
+
+
+def _value_bytes(btype, value):
+    return bson.encode({"": value})[6:-1]
+
+
+def test_encode_columns_refuses_a_column_that_does_not_read_back(monkeypatch):
+    times = np.arange(5, dtype="<i8") * 1000
+    head = b"\x00\x00\x00\x00\x07_id\x00" + bytes(12) + b"\x03data\x00"
+    columns = [(b"t", 0x09, times)]
+    assert bucket_codec.encode_columns(head, columns)
+    real = bucket_codec._decode_values
+
+    def corrupt(buf, pos, btype, n):
+        values, end = real(buf, pos, btype, n)
+        values = values.copy()
+        values[0] ^= 1
+        return values, end
+
+    monkeypatch.setattr(bucket_codec, "_decode_values", corrupt)
+    with pytest.raises(ValueError, match="does not read back"):
+        bucket_codec.encode_columns(head, columns)
