@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import crc32c
+import numpy as np
 
 from protocol import codec, compression, sliced_decode
 from protocol.errors import ErrorCode
@@ -101,19 +102,33 @@ class RawDocuments:
     __slots__ = ("buffer", "start", "end", "offsets", "identifier", "_decoded")
 
     def __init__(self, buffer: bytes, start: int, end: int, identifier: str, request_id: int = 0):
+        # one pass over the length prefixes, then every document's NUL checked at once: the first
+        # document that breaks a rule is reported, as a document-by-document check would
         offsets: list[int] = []
-        pos = start
+        append = offsets.append
         unpack = INT32.unpack_from
-        while pos < end:
-            if end - pos < 5:
+        pos, size = start, 5
+        try:
+            while pos < end:
+                append(pos)
+                (size,) = unpack(buffer, pos)
+                if size < 5:
+                    break
+                pos += size
+        except struct.error:  # fewer than 4 bytes left in the buffer: the trailing-bytes case below
+            pass
+        if offsets:
+            whole = np.frombuffer(buffer, np.uint8)
+            last = offsets[-1]
+            # every document but the last one has a sane length: check their NULs first
+            unterminated = np.flatnonzero(whole[np.asarray(offsets[1:], np.int64) - 1] != 0)
+            if len(unterminated):
+                _bad_document(buffer, start, offsets[int(unterminated[0])], identifier, request_id)
+            if end - last < 5:
                 raise ParseError(ErrorCode.InvalidBSON, f"Invalid BSON in document sequence '{identifier}': "
-                                 f"{end - pos} trailing bytes are not a document", request_id=request_id)
-            (size,) = unpack(buffer, pos)
-            if size < 5 or size > end - pos or buffer[pos + size - 1] != 0:
-                raise ParseError(ErrorCode.InvalidBSON, f"Invalid BSON in document sequence '{identifier}': "
-                                 f"bad document length {size} at offset {pos - start}", request_id=request_id)
-            offsets.append(pos)
-            pos += size
+                                 f"{end - last} trailing bytes are not a document", request_id=request_id)
+            if size < 5 or pos != end or whole[end - 1] != 0:
+                _bad_document(buffer, start, last, identifier, request_id)
         self.buffer = buffer
         self.start = start
         self.end = end
@@ -137,6 +152,12 @@ class RawDocuments:
                 raise ParseError(ErrorCode.InvalidBSON,
                                  f"Invalid BSON in document sequence '{self.identifier}': {exc}") from None
         return self._decoded
+
+
+def _bad_document(buffer: bytes, start: int, pos: int, identifier: str, request_id: int) -> None:
+    (size,) = INT32.unpack_from(buffer, pos)
+    raise ParseError(ErrorCode.InvalidBSON, f"Invalid BSON in document sequence '{identifier}': "
+                     f"bad document length {size} at offset {pos - start}", request_id=request_id)
 
 
 def materialize(value: Any) -> Any:

@@ -97,10 +97,8 @@ class ColumnBatch:
 def _distinct(raws: list[bytes] | None) -> tuple[list[bytes] | None, np.ndarray | None]:
     if raws is None:
         return None, None
-    index: dict[bytes, int] = {}
-    setdefault = index.setdefault
-    rows = np.fromiter((setdefault(raw, len(index)) for raw in raws), np.int64, len(raws))
-    return list(index), rows
+    index = {raw: i for i, raw in enumerate(dict.fromkeys(raws))}  # first-seen order
+    return list(index), np.fromiter(map(index.__getitem__, raws), np.int64, len(raws))
 
 
 class RowBatch:

@@ -235,3 +235,34 @@ def test_sequence_identifier_must_end_inside_its_section():
 def test_non_utf8_identifier_is_invalid_bson():
     body = b"\x00" + codec.encode({"x": 1}) + b"\x01" + struct.pack("<i", 7) + b"\xff\xfe\x00"
     assert _error(_op_msg(body)).code == 22
+
+
+def _sequence_error(docs: bytes) -> str:
+    with pytest.raises(ParseError) as caught:
+        RawDocuments(b"xx" + docs, 2, 2 + len(docs), "documents")
+    assert caught.value.code == 22
+    return caught.value.message
+
+
+def test_document_sequence_framing_reports_the_first_bad_document():
+    good = [codec.encode({"i": i, "s": "x" * i}) for i in range(5)]
+    whole = b"".join(good)
+    raw = RawDocuments(b"xx" + whole + b"yy", 2, 2 + len(whole), "documents")
+    assert raw.offsets == [2 + sum(map(len, good[:i])) for i in range(5)]
+    assert [codec.decode(raw.buffer[o:o + len(d)]) for o, d in zip(raw.offsets, good, strict=True)] == \
+           [{"i": i, "s": "x" * i} for i in range(5)]
+    third = sum(map(len, good[:2]))
+    unterminated = bytearray(whole)
+    unterminated[third + len(good[2]) - 1] = 7
+    assert _sequence_error(bytes(unterminated)).endswith(f"bad document length {len(good[2])} at offset {third}")
+    # an earlier unterminated document is reported before a bad length after it
+    both = bytearray(unterminated) + b"\x02\x00\x00\x00\x00"
+    assert _sequence_error(bytes(both)).endswith(f"at offset {third}")
+    assert _sequence_error(whole + b"\x03\x00\x00\x00\x00").endswith(f"bad document length 3 at offset {len(whole)}")
+    assert _sequence_error(whole + b"\x40\x00\x00\x00\x00").endswith(f"bad document length 64 at offset {len(whole)}")
+    assert _sequence_error(whole + b"\x05\x00\x00").endswith("3 trailing bytes are not a document")
+    assert _sequence_error(whole[:-1] + b"\x07").endswith(f"at offset {len(whole) - len(good[4])}")
+    assert len(RawDocuments(b"", 0, 0, "documents")) == 0
+    # fewer than four bytes left in the buffer itself
+    with pytest.raises(ParseError, match="2 trailing bytes"):
+        RawDocuments(whole + b"\x05\x00", 0, len(whole) + 2, "documents")
