@@ -138,20 +138,23 @@ def _unplanes(buf: bytes, pos: int, n: int, width: int) -> np.ndarray:
 
 # --- column skeletons: the element headers (type + key) with holes for the values --------------
 _TEMPLATE_MIN = 1024
+_TEMPLATE_CACHED_MAX = 65_536  # longer columns (direct inserts of huge buckets) build theirs each time
 _templates: dict[int, tuple[int, np.ndarray]] = {}  # bson type -> (cap, template): one per type
 
 
 def _template(btype: int, width: int, n: int) -> np.ndarray:
     """The elements ``<type><"i">\\0<zeroed value>`` of positions 0..cap-1 (cap >= n) as bytes: a dense
     column of ``n`` values is its first ``_dense_length(width, n) - 5`` bytes. Bounded: one per type,
-    as long as the longest column seen."""
+    of at most ``_TEMPLATE_CACHED_MAX`` positions (≤ 1.4 MB)."""
     cached = _templates.get(btype)
     if cached is None or cached[0] < n:
         cap = max(n, _TEMPLATE_MIN)
         hole = bytes(width)
         t = bytes((btype,))
-        body = b"".join(t + str(k).encode() + b"\0" + hole for k in range(cap))
-        cached = _templates[btype] = (cap, np.frombuffer(body, np.uint8))
+        body = np.frombuffer(b"".join(t + str(k).encode() + b"\0" + hole for k in range(cap)), np.uint8)
+        if cap > _TEMPLATE_CACHED_MAX:
+            return body
+        cached = _templates[btype] = (cap, body)
     return cached[1]
 
 
@@ -193,10 +196,13 @@ def dense_column(btype: int, values: np.ndarray) -> bytes:
     return bytes(out)
 
 
+def _column_length(btype: int, values: np.ndarray | bytes) -> int:
+    return len(values) if isinstance(values, bytes) else _dense_length(WIDTH[btype], values.nbytes // WIDTH[btype])
+
+
 def columns_length(columns: list[tuple[bytes, int, np.ndarray | bytes]]) -> int:
     """Byte length of ``columns_document(columns)``."""
-    return 5 + sum(2 + len(name) + (len(values) if isinstance(values, bytes)
-                                    else _dense_length(WIDTH[btype], values.nbytes // WIDTH[btype])) for name, btype, values in columns)
+    return 5 + sum(2 + len(name) + _column_length(btype, values) for name, btype, values in columns)
 
 
 def columns_document(columns: list[tuple[bytes, int, np.ndarray | bytes]], prefix: bytes = b"",
@@ -207,7 +213,7 @@ def columns_document(columns: list[tuple[bytes, int, np.ndarray | bytes]], prefi
     sizes = []
     body = 0
     for name, btype, values in columns:
-        size = len(values) if isinstance(values, bytes) else _dense_length(WIDTH[btype], values.nbytes // WIDTH[btype])
+        size = _column_length(btype, values)
         sizes.append(size)
         body += 2 + len(name) + size
     length = body + 5
@@ -331,7 +337,7 @@ def _dense_length(width: int, n: int) -> int:
     return 5 + n * (2 + width) + digits
 
 
-def _parse_dense(doc: bytes) -> tuple[int, list[int], np.ndarray] | None:
+def _parse_dense(doc: bytes) -> tuple[int, int, np.ndarray] | None:
     """The common case without a Python loop: every element of one fixed-width type under the keys
     "0".."n-1" (rebuilt from its values and compared). (bson type, n, values as n x width bytes) or None."""
     if len(doc) < 6 or doc[4] not in WIDTH:

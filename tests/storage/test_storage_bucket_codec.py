@@ -225,3 +225,10 @@ def test_encode_columns_refuses_a_column_that_does_not_read_back(monkeypatch):
     monkeypatch.setattr(bucket_codec, "_decode_values", corrupt)
     with pytest.raises(ValueError, match="does not read back"):
         bucket_codec.encode_columns(head, columns)
+
+
+def test_a_column_longer_than_the_cached_template_is_built_and_the_cache_stays_bounded():
+    n = bucket_codec._TEMPLATE_CACHED_MAX + 10
+    values = np.arange(n, dtype="<i8")
+    assert bucket_codec.dense_column(0x12, values) == bson.encode({str(i): Int64(i) for i in range(n)})
+    assert all(cap <= bucket_codec._TEMPLATE_CACHED_MAX for cap, _ in bucket_codec._templates.values())
