@@ -40,7 +40,8 @@ def test_auth_handshake_benchmark_measures_both_rates():
 
     from bench.harness import ROOT
 
-    done = subprocess.run([sys.executable, "-m", "bench.auth_handshake", "--connections", "40", "--concurrency", "4",
+    # 400 connections: their server CPU spans many 10 ms clock ticks (40 could fit in one and measure 0)
+    done = subprocess.run([sys.executable, "-m", "bench.auth_handshake", "--connections", "400", "--concurrency", "4",
                            "--no-pin"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
