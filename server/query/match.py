@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from server.query.expressions import expression_fields
 from server.query.match_ast import (
     All,
     AlwaysFalse,
@@ -75,34 +76,46 @@ def compile_value_predicate(ops: Mapping, collation: Any = None) -> Callable[[An
     return compile_node(parse_value_condition(ops), collation=collation)
 
 
-def filter_fields(node: Node) -> set[str]:
-    """The dotted paths a filter reads at document level.
+def filter_fields(node: Node) -> set[str] | None:
+    """The dotted paths a filter reads at document level, or None when it may read any field.
 
     ``$elemMatch`` contributes its own path (not the paths inside it); ``$expr`` contributes the
-    ``$field`` paths it names; ``$jsonSchema`` its top-level ``properties`` and ``required``.
+    ``$field`` paths it names, or the whole document when it names fields without a ``$path``
+    (``$getField`` without ``input``, ``$$CURRENT``/``$$ROOT``: ``expressions.expression_fields``
+    decides); ``$jsonSchema`` its top-level ``properties`` and ``required``, or the whole document
+    when another keyword (``additionalProperties``, ``minProperties``, ``patternProperties``, ...)
+    looks at every field. Callers that cannot prove which fields a filter reads read them all.
     """
     out: set[str] = set()
-    _collect_fields(node, out)
-    return out
+    return out if _collect_fields(node, out) else None
 
 
-def _collect_fields(node: Node, out: set[str]) -> None:
+# $jsonSchema keywords at the top level that read no field beyond those named in properties/required.
+_SCHEMA_NAMED_FIELDS_ONLY = frozenset({"properties", "required", "bsonType", "type", "title", "description"})
+
+
+def _collect_fields(node: Node, out: set[str]) -> bool:
     if isinstance(node, (And, Or, Nor)):
-        for child in node.children:
-            _collect_fields(child, out)
-    elif isinstance(node, Not):
-        _collect_fields(node.child, out)
-    elif isinstance(node, Expr):
+        return all(_collect_fields(child, out) for child in node.children)
+    if isinstance(node, Not):
+        return _collect_fields(node.child, out)
+    if isinstance(node, Expr):
+        if expression_fields(node.expr) is None:
+            return False
         _expr_fields(node.expr, out)
-    elif isinstance(node, JsonSchema):
+        return True
+    if isinstance(node, JsonSchema):
+        if not set(node.schema) <= _SCHEMA_NAMED_FIELDS_ONLY:
+            return False
         out.update(node.schema.get("properties", {}) or {})
         out.update(node.schema.get("required", []) or [])
-    elif isinstance(node, (AlwaysTrue, AlwaysFalse)):
-        return
-    else:
-        path = getattr(node, "path", "")
-        if path:
-            out.add(path)
+        return True
+    if isinstance(node, (AlwaysTrue, AlwaysFalse)):
+        return True
+    path = getattr(node, "path", "")
+    if path:
+        out.add(path)
+    return True
 
 
 def _expr_fields(expr: Any, out: set[str]) -> None:

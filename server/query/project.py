@@ -378,7 +378,8 @@ def _positional(path: str, filter: Mapping | None, collation: Any = None) -> Cal
 
     node = parse_filter(filter)
     parts = split_path(path)
-    if not any(split_path(f)[0] == parts[0] for f in filter_fields(node)):
+    fields = filter_fields(node)  # None: the filter may read any field
+    if fields is not None and not any(split_path(f)[0] == parts[0] for f in fields):
         raise MongoError(31277, f"Positional projection '{path}.$' does not match the query document.")
     pred = compile_node(node, collation=collation)
 

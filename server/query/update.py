@@ -123,7 +123,7 @@ class _PositionalResolver:
         self.collation = collation
         self.variables = variables
         self._pred = None
-        self._fields: set[str] = set()
+        self._fields: set[str] | None = set()  # None: the query may read any field
 
     def index(self, prefix: tuple[str, ...]) -> int:
         if not self.query:
@@ -133,7 +133,7 @@ class _PositionalResolver:
             self._fields = filter_fields(node)
             self._pred = compile_node(node, collation=self.collation, variables=self.variables)
         joined = ".".join(prefix)
-        if not any(f == joined or f.startswith(joined + ".") for f in self._fields):
+        if self._fields is not None and not any(f == joined or f.startswith(joined + ".") for f in self._fields):
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
         node: Any = self.doc
         for part in prefix:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import MongoError
+from server.query.expressions import expression_fields
 from server.query.match import compile_node, filter_fields, parse_filter
 
 ALL = None  # "every field"
@@ -31,20 +32,21 @@ def leading_matches(pipeline: list[dict]) -> tuple[list, list[dict]]:
 
 
 def refs(value: Any, out: set[str]) -> bool:
-    """Top-level fields an expression references; False if it needs the whole document."""
-    if isinstance(value, str):
-        if value.startswith("$$"):
-            name = value[2:].split(".", 1)[0]
-            if name in ("ROOT", "CURRENT"):
-                return False
-            return True
-        if value.startswith("$"):
-            out.add(value[1:].split(".", 1)[0])
-        return True
-    if isinstance(value, dict):
-        return all(refs(v, out) for v in value.values())
-    if isinstance(value, list):
-        return all(refs(v, out) for v in value)
+    """Add the top-level fields expression ``value`` reads to ``out``; False if it may read the whole
+    document (``expressions.expression_fields`` decides: ``$$ROOT``, ``$getField`` without ``input``, ...)."""
+    fields = expression_fields(value)
+    if fields is None:
+        return False
+    out.update(fields)
+    return True
+
+
+def _filter_top_fields(node: Any, out: set[str]) -> bool:
+    """Add the top-level fields filter ``node`` reads to ``out``; False if it may read any field."""
+    paths = filter_fields(node)
+    if paths is None:
+        return False
+    out.update(path.split(".", 1)[0] for path in paths)
     return True
 
 
@@ -56,17 +58,17 @@ def needed_fields(pipeline: list[dict], filter_nodes: list) -> set[str] | None:
     """Top-level measurement fields the rest of the pipeline can observe, or None for all."""
     out: set[str] = set()
     for node in filter_nodes:
-        out.update(path.split(".", 1)[0] for path in filter_fields(node))
+        if not _filter_top_fields(node, out):
+            return ALL
     for stage in pipeline:
         if not isinstance(stage, dict) or len(stage) != 1:
             return ALL
         name, body = next(iter(stage.items()))
         if name == "$match":
             try:
-                out.update(path.split(".", 1)[0] for path in filter_fields(parse_filter(body)))
+                if not _filter_top_fields(parse_filter(body), out):
+                    return ALL
             except MongoError:
-                return ALL
-            if "$expr" in body or "$where" in body:
                 return ALL
         elif name == "$sort" and isinstance(body, dict):
             out.update(key.split(".", 1)[0] for key in body)

@@ -125,6 +125,37 @@ def test_needed_fields_of_pipelines():
     assert needed_fields([], []) is None
 
 
+@pytest.mark.parametrize("stage", [
+    {"$project": {"p": {"$getField": "v"}}},
+    {"$project": {"p": {"$getField": {"field": "v"}}}},
+    {"$project": {"p": {"$getField": {"field": "v", "input": "$$CURRENT"}}}},
+    {"$project": {"p": "$$CURRENT"}},
+    {"$project": {"p": {"$let": {"vars": {"CURRENT": "$$ROOT"}, "in": "$v"}}}},
+    {"$project": {"p": {"$unsetField": {"field": "x", "input": "$$ROOT"}}}},
+    {"$group": {"_id": {"$getField": "v"}}},
+    {"$match": {"$expr": {"$eq": [{"$getField": "v"}, 5]}}},
+    {"$match": {"$jsonSchema": {"additionalProperties": False, "properties": {"t": {}}}}},
+    {"$match": {"$jsonSchema": {"minProperties": 3}}},
+])
+def test_fields_named_without_a_path_need_the_whole_document(stage):
+    """A field read without a ``$path`` (``$getField`` without input, ``$$CURRENT``, a schema over every
+    field) cannot be proven: every field is unpacked, as a leading $match or a later stage."""
+    from server.timeseries.deps import leading_matches, needed_fields
+
+    assert needed_fields([stage], []) is None
+    nodes, rest = leading_matches([stage])
+    assert needed_fields(rest, nodes) is None
+
+
+def test_fields_named_by_paths_stay_narrow():
+    from server.timeseries.deps import needed_fields
+
+    assert needed_fields([{"$match": {"$expr": {"$gt": ["$a", 1]}}}, {"$project": {"_id": 0, "b": 1}}], []) == {"a", "b"}
+    assert needed_fields([{"$project": {"_id": 0, "p": {"$getField": {"field": "v", "input": "$o"}}}}], []) == {"o", "p"}
+    assert needed_fields([{"$count": "n"}], [parse_filter({"$jsonSchema": {"required": ["a"]}})]) == {"a"}
+    assert needed_fields([{"$project": {"_id": 0, "p": "$$CURRENT.v"}}], []) == {"p", "v"}
+
+
 def test_index_filter_keeps_meta_comparisons_and_time_bounds():
     lo = T0 + dt.timedelta(hours=1)
     node = parse_filter({"m.site": {"$in": ["a", "b"]}, "m.id": 3, "t": {"$gte": lo, "$lt": lo}, "v": 5,
