@@ -327,6 +327,78 @@ class StdDev(Accumulator):
         return math.sqrt(ss / (n - 1 if self.sample else n))
 
 
+class Covariance(Accumulator):
+    """``$covariancePop``/``$covarianceSamp`` (window functions only): the input is a pair ``[x, y]``;
+    anything else is ignored, as in mongod. Sums are kept relative to the first pair seen (covariance
+    does not change under a shift, and the shift keeps the sums small), so adding and removing a pair
+    is O(1). A pair with NaN, or with infinities of both signs, makes the result NaN; other infinite
+    pairs make it +/-inf (mongod adds them to its co-moment as such)."""
+
+    removable = True
+
+    def __init__(self, sample: bool):
+        self.sample = sample
+        self.n = 0
+        self.shift: tuple[float, float] | None = None
+        self.sx = self.sy = self.sxy = 0.0
+        self.nan = self.pos_inf = self.neg_inf = 0
+        self.decimal = 0
+
+    @staticmethod
+    def _pair(v):
+        if type(v) is not list or len(v) != 2 or num_kind(v[0]) is None or num_kind(v[1]) is None:
+            return None
+        return as_float(v[0]), as_float(v[1])
+
+    def _update(self, v, sign: int) -> None:
+        pair = self._pair(v)
+        if pair is None:
+            return
+        self.decimal += sign * sum(num_kind(x) == KIND_DECIMAL for x in v)
+        x, y = pair
+        if not (math.isfinite(x) and math.isfinite(y)):
+            infinities = [z for z in pair if math.isinf(z)]
+            if math.isnan(x) or math.isnan(y) or (min(infinities) < 0 < max(infinities)):
+                self.nan += sign
+            elif infinities[0] > 0:
+                self.pos_inf += sign
+            else:
+                self.neg_inf += sign
+            return
+        if self.shift is None:
+            self.shift = (x, y)
+        x -= self.shift[0]
+        y -= self.shift[1]
+        self.n += sign
+        self.sx += sign * x
+        self.sy += sign * y
+        self.sxy += sign * x * y
+        if self.n == 0:
+            self.shift, self.sx, self.sy, self.sxy = None, 0.0, 0.0, 0.0
+
+    def process(self, v):
+        self._update(v, 1)
+
+    def remove(self, v):
+        self._update(v, -1)
+
+    def result(self):
+        n = self.n
+        if n == 1 and not self.sample:
+            out = 0.0
+        else:
+            adjusted = n - 1 if self.sample else n
+            if adjusted <= 0:
+                return None
+            if self.nan or (self.pos_inf and self.neg_inf):
+                out = math.nan
+            elif self.pos_inf or self.neg_inf:
+                out = math.inf if self.pos_inf else -math.inf
+            else:
+                out = (self.sxy - self.sx * self.sy / n) / adjusted
+        return make_decimal(Decimal(repr(out))) if self.decimal else out
+
+
 class MergeObjects(Accumulator):
     def __init__(self):
         self.value: dict = {}

@@ -1,5 +1,6 @@
 """Arithmetic expressions: $add $subtract $multiply $divide $mod $abs $ceil $floor $round $trunc
-$sqrt $exp $ln $log $log10 $pow $rand.
+$sqrt $exp $ln $log $log10 $pow $rand, and the bitwise $bitAnd $bitOr $bitXor $bitNot (int and long
+operands only: 14 TypeMismatch otherwise; an int result when every operand is an int).
 
 Result types follow mongod: the widest input kind wins (int < long < double < decimal); int results
 that overflow become long, long results that overflow become double. null or missing input -> null.
@@ -373,6 +374,43 @@ def _int_abs(v):
     return abs(v)
 
 
+def _bit_operand(name, v):
+    """(value, kind) of a bitwise operand; None for null/missing; 14 for anything but int/long."""
+    if v is None or v is MISSING:
+        return None
+    k = num_kind(v)
+    if k not in (KIND_INT, KIND_LONG):
+        raise MongoError(ErrorCode.TypeMismatch, f"{name} only supports int and long operands.")
+    return int(v), k
+
+
+def _bitwise(name, fold, identity):
+    def compile_op(args, cc):
+        fns = [cc(a) for a in args_list(args)]
+
+        def op(doc, vars):
+            result, kind, null = identity, KIND_INT, False
+            for fn in fns:
+                operand = _bit_operand(name, fn(doc, vars))
+                if operand is None:
+                    null = True
+                    continue
+                result = fold(result, operand[0])
+                kind = max(kind, operand[1])
+            return None if null else make_integer(result, kind)
+        return op
+    return compile_op
+
+
+def compile_bit_not(args, cc):
+    (a,) = (cc(x) for x in check_arity("$bitNot", args, 1))
+
+    def bit_not(doc, vars):
+        operand = _bit_operand("$bitNot", a(doc, vars))
+        return None if operand is None else make_integer(~operand[0], operand[1])
+    return bit_not
+
+
 OPERATORS = {
     "$add": compile_add,
     "$subtract": compile_subtract,
@@ -393,5 +431,9 @@ OPERATORS = {
     "$log": compile_log,
     "$pow": compile_pow,
     "$rand": compile_rand,
+    "$bitAnd": _bitwise("$bitAnd", lambda a, b: a & b, -1),
+    "$bitOr": _bitwise("$bitOr", lambda a, b: a | b, 0),
+    "$bitXor": _bitwise("$bitXor", lambda a, b: a ^ b, 0),
+    "$bitNot": compile_bit_not,
 }
 OPERATORS = {name: (op if name == "$rand" else decimal_safe(op)) for name, op in OPERATORS.items()}

@@ -12,7 +12,8 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
   leaving ones removed when the accumulator supports ``remove`` ($sum $avg $count $stdDev*),
   otherwise the window is re-accumulated (O(window) per document).
 - Functions: every accumulator in ``accumulators``, plus $count, $rank, $denseRank,
-  $documentNumber, $shift, $derivative, $integral, $expMovingAvg, $locf, $linearFill.
+  $documentNumber, $shift, $derivative, $integral, $expMovingAvg, $locf, $linearFill,
+  $covariancePop, $covarianceSamp.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.query import dates
-from server.query.accumulators import ACCUMULATORS, parse_accumulator
+from server.query.accumulator_state import Covariance
+from server.query.accumulators import ACCUMULATORS, AccumulatorSpec, parse_accumulator
 from server.query.collation import sort_key_for
 from server.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
 from server.query.expressions import compile_expression
@@ -162,7 +164,8 @@ def _parse_output(path, spec, sort_fields) -> _Output:
             raise MongoError(605001, "$linearFill requires a sortBy with exactly one element")
         out.fn = compile_expression(arg)
     elif op in ("$covariancePop", "$covarianceSamp"):
-        raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{op} is not supported by Tidemark")
+        sample = op == "$covarianceSamp"
+        out.acc = AccumulatorSpec(op, compile_expression(arg), lambda: Covariance(sample), arg)
     elif op in ACCUMULATORS:
         out.acc = parse_accumulator(op, arg)
     else:

@@ -298,3 +298,36 @@ def test_edge_inputs_raise_mongo_errors(expr, code):
     with pytest.raises(MongoError) as e:
         evaluate(expr, DOC)
     assert e.value.code == code
+
+
+@pytest.mark.parametrize(("expr", "expected"), [
+    ({"$bitAnd": [0, 127]}, 0), ({"$bitAnd": [2, 3]}, 2), ({"$bitAnd": [3, 5]}, 1),
+    ({"$bitOr": [1, 2]}, 3), ({"$bitOr": [3, 5]}, 7), ({"$bitXor": [2, 3]}, 1), ({"$bitXor": [3, 5]}, 6),
+    ({"$bitNot": 3}, -4), ({"$bitAnd": []}, -1), ({"$bitOr": []}, 0),
+    ({"$bitAnd": [3, None]}, None), ({"$bitOr": [3, "$missing"]}, None), ({"$bitNot": None}, None),
+])
+def test_bitwise_expressions(expr, expected):
+    assert evaluate(expr, {}) == expected
+
+
+def test_bitwise_result_is_long_when_any_operand_is_long():
+    result = evaluate({"$bitOr": [1, Int64(2)]}, {})
+    assert type(result) is Int64 and result == 3
+    assert type(evaluate({"$bitNot": Int64(0)}, {})) is Int64
+    assert type(evaluate({"$bitXor": [1, 2]}, {})) is int
+
+
+@pytest.mark.parametrize("expr", [
+    {"$bitAnd": [1, 12.0]}, {"$bitOr": [1, Decimal128("12")]}, {"$bitXor": [1, [1, 2]]}, {"$bitAnd": [[1, 2]]},
+    {"$bitNot": 12.5}, {"$bitOr": [1, "a"]},
+])
+def test_bitwise_operands_must_be_int_or_long(expr):
+    with pytest.raises(MongoError) as err:
+        evaluate(expr, {})
+    assert err.value.code == 14
+
+
+def test_bitnot_takes_one_argument():
+    with pytest.raises(MongoError) as err:
+        evaluate({"$bitNot": [1, 2]}, {})
+    assert err.value.code == 16020

@@ -223,3 +223,51 @@ def test_accumulator_window_functions_over_a_sliding_document_window():
     assert [d["sd"] for d in out] == [0.0, 1.5, 1.0, 1.0, 1.5]
     assert [d["top"] for d in out] == [[4], [4, 1], [4, 3], [5, 3], [5, 3]]
     assert [d["sum"] for d in out] == [0, 4, 5, 4, 8]   # an empty window sums to 0
+
+
+def _reference_covariance(pairs, sample):
+    pairs = [(float(x), float(y)) for x, y in pairs]
+    n = len(pairs)
+    if n == 1 and not sample:
+        return 0.0
+    if n - sample <= 0:
+        return None
+    mx = sum(x for x, _ in pairs) / n
+    my = sum(y for _, y in pairs) / n
+    return sum((x - mx) * (y - my) for x, y in pairs) / (n - sample)
+
+
+@pytest.mark.parametrize("op", ["$covariancePop", "$covarianceSamp"])
+@pytest.mark.parametrize("window", [None, ["unbounded", "current"], [-1, 1], [-2, 0], ["current", "unbounded"]])
+def test_covariance_windows_match_a_direct_computation(op, window):
+    """$covariancePop/$covarianceSamp over sliding windows (pairs leave the window: the O(1) removal
+    keeps the same value as a direct computation); pairs that are not two numbers are ignored."""
+    docs = [{"_id": i, "x": (i * 37) % 11 + 0.5 * i, "y": (i * 13) % 7 - i} for i in range(12)]
+    docs[3]["x"] = "not a number"
+    docs[7].pop("y")
+    spec = {op: ["$x", "$y"]}
+    if window is not None:
+        spec["window"] = {"documents": window}
+    out = run([{"$setWindowFields": {"sortBy": {"_id": 1}, "output": {"c": spec}}}], docs)
+    for i, doc in enumerate(out):
+        if window is None:
+            lo, hi = 0, len(docs)
+        else:
+            lo = 0 if window[0] == "unbounded" else max(0, i + (0 if window[0] == "current" else window[0]))
+            hi = len(docs) if window[1] == "unbounded" else min(len(docs), i + 1 + (0 if window[1] == "current" else window[1]))
+        pairs = [(d["x"], d["y"]) for d in docs[lo:hi] if isinstance(d.get("x"), float | int) and "y" in d]
+        expected = _reference_covariance(pairs, op == "$covarianceSamp")
+        if expected is None:
+            assert doc["c"] is None
+        else:
+            assert doc["c"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_covariance_non_finite_pairs():
+    docs = [{"_id": 0, "x": 1.0, "y": 2.0}, {"_id": 1, "x": 2.0, "y": 5.0}, {"_id": 2, "x": math.inf, "y": 1.0}]
+    out = run([{"$setWindowFields": {"sortBy": {"_id": 1}, "output": {
+        "c": {"$covariancePop": ["$x", "$y"], "window": {"documents": ["unbounded", "current"]}}}}}], docs)
+    assert [d["c"] for d in out][:2] == [0.0, 0.75] and out[2]["c"] == math.inf
+    docs.append({"_id": 3, "x": -math.inf, "y": 1.0})
+    out = run([{"$setWindowFields": {"sortBy": {"_id": 1}, "output": {"c": {"$covarianceSamp": ["$x", "$y"]}}}}], docs)
+    assert all(math.isnan(d["c"]) for d in out)
