@@ -157,7 +157,8 @@ class App:
                     )
                 else:  # TLS, plaintext or both on one port: server.tls sniffs each connection
                     server = await tls.TlsListener.listen(
-                        factory, host, options.port, LISTEN_BACKLOG, tls_context, options.tls_mode == "requireTLS"
+                        factory, host, options.port, LISTEN_BACKLOG, tls_context, options.tls_mode == "requireTLS",
+                        sniff_timeout=params["tlsSniffTimeoutSecs"],
                     )
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:

@@ -233,6 +233,16 @@ SPECS: tuple[ParamSpec, ...] = (
         "bucket catalog memory (bytes) above which idle buckets close; 0 means 2.5% of RAM",
     ),
     ParamSpec(
+        "tlsSniffTimeoutSecs",
+        30,
+        _parse_positive_int,
+        True,
+        False,
+        "testing only: seconds a connection to a TLS-enabled port (allowTLS/preferTLS/requireTLS) has to "
+        "send its first 16 bytes before it is closed",
+        test_only=True,
+    ),
+    ParamSpec(
         "ttlMonitorSleepSecs", 60, _parse_positive_int, True, False, "seconds between TTL monitor passes"
     ),
 )
