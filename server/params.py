@@ -71,9 +71,10 @@ _FAULT_PLACES = ("commit", "grow", "journal", "index")  # storage/faults.py PLAC
 def _parse_commit_faults(value: Any) -> dict[str, Any]:
     """``{times: N, errno: "ENOSPC"|"EIO", at: "commit"|"grow"|"journal"|"index"}`` (or ``"N"`` /
     ``"N:EIO"``): fail the next N storage operations at that place (default: commits)."""
-    if isinstance(value, str):
-        count, _, kind = value.partition(":")
-        value = {"times": count.strip(), "errno": kind.strip() or "ENOSPC"}
+    if isinstance(value, str):  # "N[:ERRNO[:AT]]", e.g. --setParameter failStorageCommitsForTest=5:ENOSPC:commit
+        count, _, rest = value.partition(":")
+        kind, _, at = rest.partition(":")
+        value = {"times": count.strip(), "errno": kind.strip() or "ENOSPC", "at": at.strip() or "commit"}
     if not isinstance(value, dict) or set(value) - {"times", "errno", "at"}:
         raise ValueError(f"expected {{times: <n>, errno: 'ENOSPC'|'EIO', at: 'commit'|...}}, got {value!r}")
     kind = value.get("errno", "ENOSPC")
@@ -150,11 +151,12 @@ SPECS: tuple[ParamSpec, ...] = (
         "failStorageCommitsForTest",
         {"times": 0, "errno": "ENOSPC", "at": "commit"},
         _parse_commit_faults,
-        False,
+        True,
         True,
         "testing only: make the next <times> storage operations at <at> (commit, grow: map growth, journal: "
         "time-series journal appends, index: index builds) fail with ENOSPC or EIO (nothing of them is "
-        "written; the writes get 14031 OutOfDiskSpace or 8 UnknownError)",
+        "written; the writes get 14031 OutOfDiskSpace or 8 UnknownError); at start-up (N[:ERRNO[:AT]]) armed "
+        "before the first write of the start-up (journal recovery)",
         test_only=True,
     ),
     ParamSpec(

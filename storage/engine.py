@@ -151,9 +151,14 @@ class Engine:
                       "map_size": self._env.info()["map_size"]}
         try:
             self._open_catalog()
-        except BaseException:
+        except BaseException as exc:
             self._env.close()
             unlock_dbpath(self._lock_fd)
+            if isinstance(exc, lmdb.Error | OSError):  # e.g. a full disk: a clear error, not a traceback
+                error = storage_failure(exc)
+                if not isinstance(error, OutOfDiskSpace):
+                    error = DbPathUnusable(f"cannot open the catalog in {dbpath}: {exc}")
+                raise error from exc
             raise
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = False

@@ -133,3 +133,22 @@ def test_one_mapping_of_failed_calls_to_storage_errors():
     boom = ValueError("x")
     assert storage_failure(boom) is boom
     assert isinstance(storage_failure(KeyboardInterrupt()), StorageError)
+
+
+def test_a_full_disk_when_the_lock_file_is_written_is_a_clear_error_and_releases_the_lock(dbpath, monkeypatch):
+    import errno
+
+    from storage import dbpath as dbpath_mod
+    from storage.engine import open_engine
+
+    real_write = dbpath_mod.os.write
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(dbpath_mod.os, "write", full)
+    with pytest.raises(OutOfDiskSpace) as info:
+        open_engine(dbpath)
+    assert "lock file" in info.value.message and info.value.code == 14031
+    monkeypatch.setattr(dbpath_mod.os, "write", real_write)
+    open_engine(dbpath).close()  # the lock was released
