@@ -14,6 +14,8 @@
   mongod has no such timeout, but an idle connection costs it nothing either. With TLS disabled,
   ``server.connection`` closes a connection whose first bytes are a ClientHello at once, so a TLS
   client fails fast instead of waiting for a reply that never comes.
+- :func:`certificate_warnings`: at start-up, mongod's warnings for a server certificate that has expired,
+  is not yet valid, expires within 30 days or has no Subject Alternative Name (severity W).
 - ``allowTLS`` and ``preferTLS`` accept both (they differ only for outgoing cluster connections,
   which Tidemark does not make).
 """
@@ -22,9 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import select
 import socket
 import ssl
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +41,7 @@ SNIFF_TIMEOUT_SECONDS = 30.0
 PEEK_RETRY_SECONDS = 0.005  # backoff after a wake-up with fewer than 16 bytes and the peer still there
 PEEK_RETRY_MAX_SECONDS = 1.0
 HANDSHAKE_TIMEOUT_SECONDS = 30.0
+EXPIRY_WARNING_DAYS = 30  # mongod warns when the server certificate expires within 30 days
 
 
 def server_context(options: Any) -> ssl.SSLContext | None:
@@ -49,6 +54,7 @@ def server_context(options: Any) -> ssl.SSLContext | None:
         context.load_cert_chain(options.tls_certificate_key_file, password=options.tls_certificate_key_file_password)
     except (OSError, ssl.SSLError) as exc:
         raise ValueError(f"cannot use tlsCertificateKeyFile {options.tls_certificate_key_file}: {exc}") from None
+    certificate_warnings(options.tls_certificate_key_file)
     if options.tls_ca_file:
         try:
             context.load_verify_locations(cafile=options.tls_ca_file)
@@ -61,6 +67,52 @@ def server_context(options: Any) -> ssl.SSLContext | None:
         else:
             context.verify_mode = ssl.CERT_REQUIRED
     return context
+
+
+def certificate_warnings(path: str, now: float | None = None) -> list[int]:
+    """mongod's start-up warnings about the server certificate (the first in ``path``), as severity W
+    log lines kept among the start-up warnings; returns their log ids.
+
+    - expired: 23785 "Server certificate has expired" (``certExpiration``);
+    - not yet valid: 28652 "The provided SSL certificate is expired or not yet valid" (``notBefore``,
+      ``notAfter``; mongod's text for a certificate outside its validity period);
+    - expiring within 30 days: 23786 "Server certificate will expire soon" (``certExpiration``,
+      ``validDuration`` in hours), as mongod's CertificateExpirationMonitor;
+    - no Subject Alternative Name: 551190.
+
+    mongod refuses to start with an expired or not-yet-valid server certificate (InvalidSSLConfiguration);
+    Tidemark starts and warns, so that a lapsed certificate does not take the data offline."""
+    try:  # the stdlib's own decoder (the certificate's fields as getpeercert() shows them); no extra package
+        decoded = ssl._ssl._test_decode_cert(path)  # type: ignore[attr-defined]
+        not_before = ssl.cert_time_to_seconds(decoded["notBefore"])
+        not_after = ssl.cert_time_to_seconds(decoded["notAfter"])
+    except (AttributeError, KeyError, OSError, ValueError, ssl.SSLError):
+        return []
+    now = time.time() if now is None else now
+    logged = []
+    if not_after <= now:
+        log.warning("NETWORK", 23785, "Server certificate has expired", ctx="main", startup=True,
+                    certExpiration=_iso(not_after))
+        logged.append(23785)
+    elif now < not_before:
+        log.warning("NETWORK", 28652, "The provided SSL certificate is expired or not yet valid", ctx="main",
+                    startup=True, notBefore=_iso(not_before), notAfter=_iso(not_after))
+        logged.append(28652)
+    elif not_after - now <= EXPIRY_WARNING_DAYS * 86400:
+        log.warning("NETWORK", 23786, "Server certificate will expire soon", ctx="main", startup=True,
+                    certExpiration=_iso(not_after), validDuration=int((not_after - now) // 3600))
+        logged.append(23786)
+    if not decoded.get("subjectAltName"):
+        log.warning("NETWORK", 551190, "Server certificate has no compatible Subject Alternative Name. This may "
+                    "prevent TLS clients from connecting", ctx="main", startup=True)
+        logged.append(551190)
+    return logged
+
+
+def _iso(seconds: float) -> str:
+    """mongod's dateToISOStringUTC: 2024-05-01T00:00:00.000Z."""
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def looks_like_tls(header: bytes | bytearray | memoryview) -> bool:
