@@ -128,6 +128,7 @@ class ErrorCode(enum.IntEnum):
     APIStrictError = 323
     APIDeprecationError = 324
     MechanismUnavailable = 334
+    TransactionTooLargeForCache = 388
     UnsupportedOpQueryCommand = 352
     InvalidBSONType = 357
     InvalidUUID = 9001

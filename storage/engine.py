@@ -38,6 +38,7 @@ from storage.errors import (
     OutOfDiskSpace,
     StorageDropped,
     StorageError,
+    TransactionTooLarge,
     storage_failure,
 )
 from storage.faults import CommitFaults
@@ -406,8 +407,7 @@ class Engine:
             self.stats["retries"] += 1
             if group.txn_full:
                 if len(live) == 1:
-                    live[0][1].set_exception(StorageError(
-                        "the write is too large for one storage transaction (too many dirty pages)"))
+                    live[0][1].set_exception(TransactionTooLarge())
                     return
                 half = len(live) // 2
                 self._commit_group(live[:half], isolated)

@@ -203,6 +203,18 @@ def storage_failure(exc: BaseException) -> Exception:
     return exc if isinstance(exc, Exception) else StorageError(repr(exc))
 
 
+class TransactionTooLarge(StorageError):
+    """One write dirties more pages than one LMDB transaction can hold. mongod's answer for a transaction
+    too large for the storage engine's cache (TransactionTooLargeForCache)."""
+
+    code = 388
+    code_name = "TransactionTooLargeForCache"
+
+    def __init__(self, message: str = "the write is too large for one storage transaction (too many dirty "
+                                      "pages); split it into smaller writes"):
+        super().__init__(message)
+
+
 class CommitFailed(StorageError):
     """A commit failed for another storage reason (an I/O error): nothing of its group was written.
     mongod answers a storage engine failure it cannot name with UnknownError."""

@@ -152,3 +152,23 @@ def test_a_full_disk_when_the_lock_file_is_written_is_a_clear_error_and_releases
     assert "lock file" in info.value.message and info.value.code == 14031
     monkeypatch.setattr(dbpath_mod.os, "write", real_write)
     open_engine(dbpath).close()  # the lock was released
+
+
+def test_a_write_too_large_for_one_transaction_answers_a_mongodb_code(engine):
+    """LMDB's MDB_TXN_FULL (more dirty pages than one transaction holds) for a write alone in its group:
+    388 TransactionTooLargeForCache (was a bare StorageError: 1 InternalError); the others still commit."""
+    import lmdb
+
+    from storage.errors import TransactionTooLarge
+
+    engine.write_sync(lambda w: w.create_collection("db.c", {}))
+
+    def huge(w):
+        raise lmdb.TxnFullError("mdb_put: MDB_TXN_FULL: Transaction has too many dirty pages")
+
+    future = engine.write(huge)
+    others = [insert(engine, i) for i in range(3)]
+    with pytest.raises(TransactionTooLarge) as info:
+        future.result()
+    assert (info.value.code, info.value.code_name) == (388, "TransactionTooLargeForCache")
+    assert all(f.result() for f in others) and count(engine) == 3
