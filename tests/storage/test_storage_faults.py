@@ -172,3 +172,26 @@ def test_a_write_too_large_for_one_transaction_answers_a_mongodb_code(engine):
         future.result()
     assert (info.value.code, info.value.code_name) == (388, "TransactionTooLargeForCache")
     assert all(f.result() for f in others) and count(engine) == 3
+
+
+def test_a_compaction_on_a_full_disk_is_one_warning_and_leaves_the_data(dbpath, monkeypatch, caplog):
+    import errno
+    import logging
+
+    from storage import compact
+    from storage.engine import open_engine
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(compact, "rebuild", full)
+    engine = open_engine(dbpath, compact_on_close=True)
+    engine.write_sync(lambda w: w.create_collection("db.c", {}))
+    insert(engine, 1).result()
+    with caplog.at_level(logging.WARNING, logger="tidemark.storage"):
+        engine.close()
+    assert engine.last_compaction is None
+    assert any("disk is full" in r.getMessage() for r in caplog.records)
+    assert not any(r.exc_info for r in caplog.records)  # no traceback
+    with open_engine(dbpath) as again:
+        assert count(again) == 1
