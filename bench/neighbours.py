@@ -16,6 +16,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import resource
 import socket
 import struct
 import subprocess
@@ -44,12 +45,18 @@ TARGET_RSS_MB = 1024.0
 
 
 class Server:
-    def __init__(self, workdir: str, python: str):
+    """A fresh server; ``tls=True`` starts it with ``--tlsMode allowTLS`` and a throwaway certificate (TLS and
+    plaintext on one port: the innocent client stays plaintext)."""
+
+    def __init__(self, workdir: str, python: str, tls: bool = False):
         self.port = _free_port()
         self.dbpath = tempfile.mkdtemp(dir=workdir)
         self.log = open(os.path.join(self.dbpath, "..", f"server-{self.port}.log"), "wb")  # noqa: SIM115
+        extra: list[str] = []
+        if tls:
+            extra = ["--tlsMode", "allowTLS", "--tlsCertificateKeyFile", _server_certificate(workdir)]
         self.process = subprocess.Popen([python, "-m", "server", "--port", str(self.port), "--dbpath", self.dbpath,
-                                         "--quiet"], stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
+                                         "--quiet", *extra], stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -71,6 +78,39 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
         self.log.close()
+
+
+def _server_certificate(workdir: str) -> str:
+    """A self-signed certificate + key for localhost (PEM), made once per run with ``cryptography``."""
+    path = os.path.join(workdir, "server.pem")
+    if os.path.exists(path):
+        return path
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(days=1))
+            .not_valid_after(now + dt.timedelta(days=365))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+            .sign(key, hashes.SHA256()))
+    with open(path, "wb") as out:
+        out.write(cert.public_bytes(serialization.Encoding.PEM))
+        out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()))
+    return path
+
+
+def _raise_fd_limit(needed: int) -> None:
+    """Raise this process's soft limit on open files (each hostile connection holds one here)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed if hard == resource.RLIM_INFINITY else min(needed, hard),
+                                                    hard))
 
 
 def _free_port() -> int:
@@ -329,6 +369,31 @@ def in_1m(srv: Server) -> tuple[str, bool]:
     return f"{n} documents ({reply.get('codeName', 'ok')})", n == 5
 
 
+TLS_STALLED = 2000
+
+
+def tls_stall(srv: Server) -> tuple[str, bool]:
+    """2,000 connections to the allowTLS port that send one byte (of a TLS record) and stall in the sniffing
+    phase; the server's CPU over the stall is reported (it should idle: nothing to do until 16 bytes come)."""
+    _raise_fd_limit(TLS_STALLED + 1024)
+    cpu = psutil.Process(srv.process.pid)
+    socks = []
+    try:
+        for _ in range(TLS_STALLED):
+            sock = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            sock.sendall(b"\x16")
+            socks.append(sock)
+        time.sleep(0.5)
+        before, started = cpu.cpu_times(), time.monotonic()
+        time.sleep(3)
+        after = cpu.cpu_times()
+        share = (after.user + after.system - before.user - before.system) / (time.monotonic() - started)
+    finally:
+        for sock in socks:
+            sock.close()
+    return f"{len(socks)} stalled, server CPU {share:.0%} of a core", share < 0.3
+
+
 def baseline(srv: Server) -> tuple[str, bool]:
     time.sleep(3)
     return "-", True
@@ -345,11 +410,13 @@ WORKLOADS: dict[str, Callable[[Server], tuple[str, bool]]] = {
     "never-reading client": never_reading,
     "100,000-document insert": insert_100k,
     "1,000,000-element $in": in_1m,
+    "TLS stall: 2,000 connections sending 1 byte": tls_stall,
 }
+TLS_WORKLOADS = {"TLS stall: 2,000 connections sending 1 byte"}  # their server listens with --tlsMode allowTLS
 
 
 def run_workload(name: str, fn: Callable, workdir: str, python: str) -> dict:
-    srv = Server(workdir, python)
+    srv = Server(workdir, python, tls=name in TLS_WORKLOADS)
     rss = RssSampler(srv.process.pid)
     innocent = Innocent(srv.uri).start()
     time.sleep(0.5)

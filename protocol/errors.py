@@ -77,7 +77,8 @@ class ErrorCode(enum.IntEnum):
     CallbackCanceled = 90
     ShutdownInProgress = 91
     OperationFailed = 96
-    OutOfDiskSpace = 100
+    UnsatisfiableWriteConcern = 100
+    OutOfDiskSpace = 14031
     ObjectIsBusy = 314
     CommandNotSupported = 115
     DocTooLargeForCapped = 116
@@ -127,6 +128,7 @@ class ErrorCode(enum.IntEnum):
     APIStrictError = 323
     APIDeprecationError = 324
     MechanismUnavailable = 334
+    TransactionTooLargeForCache = 388
     UnsupportedOpQueryCommand = 352
     InvalidBSONType = 357
     InvalidUUID = 9001

@@ -105,6 +105,7 @@ class App:
         self.stopping = asyncio.Event()
         self.port: int | None = None
         self.metrics: Any = None  # server.metrics.MetricsEndpoint while --metricsPort serves
+        self._hooks_started: list[Any] = []  # LIFECYCLE_HOOKS whose on_startup completed
 
     async def start(self) -> None:
         options = self.options
@@ -127,6 +128,9 @@ class App:
         except ValueError as exc:
             raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
         engine = open_storage(options)
+        faults = params["failStorageCommitsForTest"]
+        if faults["times"]:  # test-only (storage/faults.py): a full disk from the first write of start-up on
+            engine.faults.fail_next(faults["times"], faults["errno"], faults["at"])
         engine.interrupt_check = interrupt.check  # every scan chunk honours killOp and maxTimeMS
         spill.configure(os.path.join(options.dbpath, "_tmp"))  # $sort with allowDiskUse
         state = ServerState(
@@ -138,8 +142,14 @@ class App:
         )
         self.state = state
         dispatcher = Dispatcher(state)
-        for hook in LIFECYCLE_HOOKS:
-            await hook.on_startup(state)
+        try:
+            for hook in LIFECYCLE_HOOKS:
+                await hook.on_startup(state)
+                self._hooks_started.append(hook)
+        except StorageError as exc:  # e.g. journal recovery on a full disk: one clear line, exit 100
+            state.engine.compact_on_close = False  # nothing more to write on the way out
+            await self._close_state()
+            raise StartupError(f"{exc.code_name}: {exc.message}", EXIT_DBPATH) from None
         loop = asyncio.get_running_loop()
 
         def factory(over_tls: bool = False) -> Connection:
@@ -157,7 +167,8 @@ class App:
                     )
                 else:  # TLS, plaintext or both on one port: server.tls sniffs each connection
                     server = await tls.TlsListener.listen(
-                        factory, host, options.port, LISTEN_BACKLOG, tls_context, options.tls_mode == "requireTLS"
+                        factory, host, options.port, LISTEN_BACKLOG, tls_context, options.tls_mode == "requireTLS",
+                        sniff_timeout=params["tlsSniffTimeoutSecs"],
                     )
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:
@@ -249,7 +260,7 @@ class App:
         if state is None:
             return
         self.state = None
-        for hook in reversed(LIFECYCLE_HOOKS):
+        for hook in reversed(self._hooks_started):
             try:
                 await hook.on_shutdown(state)
             except Exception as exc:

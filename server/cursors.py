@@ -12,10 +12,20 @@ Invariants:
 - A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
 - A ``tailable`` cursor (server/tailable.py) stays open when its iterator runs dry: the next getMore
   asks the same iterator again. It closes when the iterator says it is ``finished`` (a limit reached).
+- A closed cursor leaves nothing behind: :meth:`CursorRegistry.kill` drops the registry's reference and
+  closes the iterator (its frames, held-back document and read-ahead go with it). After many closes,
+  :meth:`CursorRegistry.release_memory` (run by :meth:`reap_idle`, i.e. every
+  ``clientCursorMonitorFrequencySecs``) shrinks the id table and hands the freed heap back to the OS
+  (glibc ``malloc_trim``; mongod's tcmalloc releases freed memory the same way), so the process does not
+  stay at its peak.
+- Counters in mongod's serverStatus ``metrics.cursor`` shape (:meth:`CursorRegistry.metrics`):
+  ``timedOut`` (killed by the idle reaper), ``totalOpened``, ``moreThanOneBatch``, ``lifespan.*`` (at
+  close), ``open.{noTimeout, pinned, total}``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import secrets
 import time
@@ -35,6 +45,22 @@ DEFAULT_FIRST_BATCH = 101
 # Leave room under the 16 MiB reply for the envelope ({cursor: {...}, ok}).
 MAX_BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024
 _NOTHING = object()
+RELEASE_AFTER_CLOSES = 1000  # cursors closed since the last release of freed memory to the OS
+# mongod's metrics.cursor.lifespan buckets: (upper bound in seconds, name), the last one open-ended
+LIFESPANS = ((1, "lessThan1Second"), (5, "lessThan5Seconds"), (15, "lessThan15Seconds"),
+             (30, "lessThan30Seconds"), (60, "lessThan1Minute"), (600, "lessThan10Minutes"),
+             (float("inf"), "greaterThanOrEqual10Minutes"))
+
+
+def _malloc_trim():
+    """glibc's ``malloc_trim`` (returns the free heap to the OS), or None elsewhere."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
 
 
 @dataclass(eq=False)
@@ -119,6 +145,12 @@ class CursorRegistry:
 
     def __init__(self) -> None:
         self._cursors: dict[int, Cursor] = {}
+        self.timed_out = 0
+        self.total_opened = 0
+        self.more_than_one_batch = 0
+        self.lifespans = dict.fromkeys((name for _, name in LIFESPANS), 0)
+        self._closed_since_release = 0
+        self._peak = 0  # most cursors open at once since the last release (the id table's size)
 
     def __len__(self) -> int:
         return len(self._cursors)
@@ -154,6 +186,8 @@ class CursorRegistry:
         cursor = Cursor(cursor_id, ns, iter(iterator), batch_size, lsid, no_timeout,
                         tailable=tailable, await_data=await_data)
         self._cursors[cursor_id] = cursor
+        self.total_opened += 1
+        self._peak = max(self._peak, len(self._cursors))
         return cursor
 
     def get(self, cursor_id: int) -> Cursor | None:
@@ -167,6 +201,9 @@ class CursorRegistry:
         cursor.killed = True
         if not cursor.in_use:
             cursor.close()
+        lifespan = time.time() - cursor.created
+        self.lifespans[next(name for bound, name in LIFESPANS if lifespan < bound)] += 1
+        self._closed_since_release += 1
         return True
 
     def kill_namespace(self, ns: str) -> int:
@@ -199,7 +236,35 @@ class CursorRegistry:
         ]
         for cursor_id in idle:
             self.kill(cursor_id)
+        self.timed_out += len(idle)
+        self.release_memory()
         return len(idle)
+
+    def release_memory(self, force: bool = False) -> bool:
+        """After many cursors closed (or ``force``): rebuild the id table if it shrank (a dict never gives
+        its slots back) and return the freed heap to the OS. True if it ran."""
+        if not force and self._closed_since_release < RELEASE_AFTER_CLOSES:
+            return False
+        self._closed_since_release = 0
+        if len(self._cursors) * 4 < self._peak:
+            self._cursors = dict(self._cursors)
+        self._peak = len(self._cursors)
+        if _MALLOC_TRIM is not None:
+            _MALLOC_TRIM(0)
+        return True
+
+    def metrics(self) -> dict[str, Any]:
+        """serverStatus ``metrics.cursor``, as mongod 7.0 shapes it (keys sorted as it prints them)."""
+        cursors = self._cursors.values()
+        return {
+            "lifespan": {name: Int64(self.lifespans[name]) for name in sorted(self.lifespans)},
+            "moreThanOneBatch": Int64(self.more_than_one_batch),
+            "open": {"noTimeout": Int64(sum(c.no_timeout for c in cursors)),
+                     "pinned": Int64(sum(c.in_use for c in cursors)),
+                     "total": Int64(len(self._cursors))},
+            "timedOut": Int64(self.timed_out),
+            "totalOpened": Int64(self.total_opened),
+        }
 
     def report_idle(self, host: str, owner: str | None = None, busy: frozenset[int] = frozenset()
                     ) -> list[dict[str, Any]]:
@@ -245,6 +310,8 @@ class CursorRegistry:
         cursor.last_used = time.monotonic()
         cursor.docs_returned += len(batch)
         cursor.batches_returned += 1
+        if cursor.batches_returned == 2:
+            self.more_than_one_batch += 1
         if exhausted and cursor.tailable and not getattr(cursor.iterator, "finished", False):
             exhausted = False  # a tail ran dry for now: the next getMore looks again
         if exhausted or cursor.killed:

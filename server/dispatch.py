@@ -5,7 +5,7 @@ The table is built once from the explicit tuple ``FAMILIES``: each family module
 (one line each). Names and aliases must be unique; :func:`build_table` raises otherwise.
 
 Error translation (nowhere else): ``MongoError`` -> its reply; ``storage.errors.StorageError`` ->
-its ``code``/``code_name``/``message``; anything else is logged with its traceback and answered
+its ``code``/``code_name``/``message``; a full disk anywhere (ENOSPC) -> 14031 OutOfDiskSpace; anything else is logged with its traceback and answered
 without Python class names, library text or source paths: input too deep to evaluate
 (RecursionError) -> 15 Overflow, out of memory -> 146 ExceededMemoryLimit, a number out of range
 (OverflowError) -> 15 Overflow, a genuine bug -> 1 InternalError with a generic message. The
@@ -52,7 +52,7 @@ from server.context import (
     ServerState,
 )
 from server.query import interrupt
-from storage.errors import StorageError
+from storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
 
 FAMILIES = (
     handshake,
@@ -92,6 +92,8 @@ def error_reply(exc: BaseException, *, context: str = "") -> dict[str, Any]:
     """The ``{ok: 0, errmsg, code, codeName}`` reply for any exception."""
     if isinstance(exc, MongoError):
         return exc.to_reply()
+    if is_out_of_space(exc):  # outside the engine too, e.g. a $sort spilling to disk: 14031, like mongod
+        exc = OutOfDiskSpace(exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
     if isinstance(exc, StorageError) and exc.code != ErrorCode.InternalError:
         return {"ok": 0.0, "errmsg": exc.message, "code": exc.code, "codeName": exc.code_name}
     log.exception(

@@ -65,17 +65,25 @@ def _parse_str_list(value: Any) -> list[str]:
     raise ValueError(f"expected a comma-separated list of names, got {value!r}")
 
 
+_FAULT_PLACES = ("commit", "grow", "journal", "index")  # storage/faults.py PLACES
+
+
 def _parse_commit_faults(value: Any) -> dict[str, Any]:
-    """``{times: N, errno: "ENOSPC"|"EIO"}`` (or ``"N"`` / ``"N:EIO"``): fail the next N storage commits."""
-    if isinstance(value, str):
-        count, _, kind = value.partition(":")
-        value = {"times": count.strip(), "errno": kind.strip() or "ENOSPC"}
-    if not isinstance(value, dict) or set(value) - {"times", "errno"}:
-        raise ValueError(f"expected {{times: <n>, errno: 'ENOSPC'|'EIO'}}, got {value!r}")
+    """``{times: N, errno: "ENOSPC"|"EIO", at: "commit"|"grow"|"journal"|"index"}`` (or ``"N"`` /
+    ``"N:EIO"``): fail the next N storage operations at that place (default: commits)."""
+    if isinstance(value, str):  # "N[:ERRNO[:AT]]", e.g. --setParameter failStorageCommitsForTest=5:ENOSPC:commit
+        count, _, rest = value.partition(":")
+        kind, _, at = rest.partition(":")
+        value = {"times": count.strip(), "errno": kind.strip() or "ENOSPC", "at": at.strip() or "commit"}
+    if not isinstance(value, dict) or set(value) - {"times", "errno", "at"}:
+        raise ValueError(f"expected {{times: <n>, errno: 'ENOSPC'|'EIO', at: 'commit'|...}}, got {value!r}")
     kind = value.get("errno", "ENOSPC")
     if kind not in ("ENOSPC", "EIO"):
         raise ValueError(f"errno must be 'ENOSPC' or 'EIO', got {kind!r}")
-    return {"times": _parse_non_negative_int(value.get("times", 0)), "errno": kind}
+    at = value.get("at", "commit")
+    if at not in _FAULT_PLACES:
+        raise ValueError(f"at must be one of {', '.join(_FAULT_PLACES)}, got {at!r}")
+    return {"times": _parse_non_negative_int(value.get("times", 0)), "errno": kind, "at": at}
 
 
 def _read_only(value: Any) -> Any:
@@ -141,12 +149,14 @@ SPECS: tuple[ParamSpec, ...] = (
     ),
     ParamSpec(
         "failStorageCommitsForTest",
-        {"times": 0, "errno": "ENOSPC"},
+        {"times": 0, "errno": "ENOSPC", "at": "commit"},
         _parse_commit_faults,
-        False,
         True,
-        "testing only: make the next <times> storage commits fail with ENOSPC or EIO (nothing of them is "
-        "written; the writes get 100 OutOfDiskSpace or 8 UnknownError)",
+        True,
+        "testing only: make the next <times> storage operations at <at> (commit, grow: map growth, journal: "
+        "time-series journal appends, index: index builds) fail with ENOSPC or EIO (nothing of them is "
+        "written; the writes get 14031 OutOfDiskSpace or 8 UnknownError); at start-up (N[:ERRNO[:AT]]) armed "
+        "before the first write of the start-up (journal recovery)",
         test_only=True,
     ),
     ParamSpec(
@@ -231,6 +241,16 @@ SPECS: tuple[ParamSpec, ...] = (
         True,
         True,
         "bucket catalog memory (bytes) above which idle buckets close; 0 means 2.5% of RAM",
+    ),
+    ParamSpec(
+        "tlsSniffTimeoutSecs",
+        30,
+        _parse_positive_int,
+        True,
+        False,
+        "testing only: seconds a connection to a TLS-enabled port (allowTLS/preferTLS/requireTLS) has to "
+        "send its first 16 bytes before it is closed",
+        test_only=True,
     ),
     ParamSpec(
         "ttlMonitorSleepSecs", 60, _parse_positive_int, True, False, "seconds between TTL monitor passes"

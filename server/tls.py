@@ -8,9 +8,14 @@
   a wire message header has ``responseTo`` 0 (or -1); a TLS ClientHello does not
   (:func:`looks_like_tls`). :class:`TlsListener` (every mode but ``disabled``) accepts a socket,
   peeks at those bytes without consuming them, then hands the socket to the event loop as a TLS or
-  a plain connection — or, under ``requireTLS``, closes a plaintext one at once. With TLS disabled,
+  a plain connection — or, under ``requireTLS``, closes a plaintext one at once. While it waits for
+  those bytes a connection costs no CPU (the kernel wakes the loop only once 16 bytes are queued:
+  ``SO_RCVLOWAT``); one that has not sent them within ``SNIFF_TIMEOUT_SECONDS`` (30 s) is closed.
+  mongod has no such timeout, but an idle connection costs it nothing either. With TLS disabled,
   ``server.connection`` closes a connection whose first bytes are a ClientHello at once, so a TLS
   client fails fast instead of waiting for a reply that never comes.
+- :func:`certificate_warnings`: at start-up, mongod's warnings for a server certificate that has expired,
+  is not yet valid, expires within 30 days or has no Subject Alternative Name (severity W).
 - ``allowTLS`` and ``preferTLS`` accept both (they differ only for outgoing cluster connections,
   which Tidemark does not make).
 """
@@ -19,17 +24,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import select
 import socket
 import ssl
+import time
 from collections.abc import Callable
 from typing import Any
 
 from server import log
 
 HEADER_BYTES = 16
-PEEK_RETRY_SECONDS = 0.005
-PARTIAL_HEADER_SECONDS = 10.0  # a client that sent part of a header and stalls is dropped after this
+# A connection must send its first 16 bytes within this time (server parameter
+# tlsSniffTimeoutSecs, test-only); it costs no CPU while it waits (SO_RCVLOWAT), only a socket.
+SNIFF_TIMEOUT_SECONDS = 30.0
+PEEK_RETRY_SECONDS = 0.005  # backoff after a wake-up with fewer than 16 bytes and the peer still there
+PEEK_RETRY_MAX_SECONDS = 1.0
 HANDSHAKE_TIMEOUT_SECONDS = 30.0
+EXPIRY_WARNING_DAYS = 30  # mongod warns when the server certificate expires within 30 days
 
 
 def server_context(options: Any) -> ssl.SSLContext | None:
@@ -42,6 +54,7 @@ def server_context(options: Any) -> ssl.SSLContext | None:
         context.load_cert_chain(options.tls_certificate_key_file, password=options.tls_certificate_key_file_password)
     except (OSError, ssl.SSLError) as exc:
         raise ValueError(f"cannot use tlsCertificateKeyFile {options.tls_certificate_key_file}: {exc}") from None
+    certificate_warnings(options.tls_certificate_key_file)
     if options.tls_ca_file:
         try:
             context.load_verify_locations(cafile=options.tls_ca_file)
@@ -54,6 +67,52 @@ def server_context(options: Any) -> ssl.SSLContext | None:
         else:
             context.verify_mode = ssl.CERT_REQUIRED
     return context
+
+
+def certificate_warnings(path: str, now: float | None = None) -> list[int]:
+    """mongod's start-up warnings about the server certificate (the first in ``path``), as severity W
+    log lines kept among the start-up warnings; returns their log ids.
+
+    - expired: 23785 "Server certificate has expired" (``certExpiration``);
+    - not yet valid: 28652 "The provided SSL certificate is expired or not yet valid" (``notBefore``,
+      ``notAfter``; mongod's text for a certificate outside its validity period);
+    - expiring within 30 days: 23786 "Server certificate will expire soon" (``certExpiration``,
+      ``validDuration`` in hours), as mongod's CertificateExpirationMonitor;
+    - no Subject Alternative Name: 551190.
+
+    mongod refuses to start with an expired or not-yet-valid server certificate (InvalidSSLConfiguration);
+    Tidemark starts and warns, so that a lapsed certificate does not take the data offline."""
+    try:  # the stdlib's own decoder (the certificate's fields as getpeercert() shows them); no extra package
+        decoded = ssl._ssl._test_decode_cert(path)  # type: ignore[attr-defined]
+        not_before = ssl.cert_time_to_seconds(decoded["notBefore"])
+        not_after = ssl.cert_time_to_seconds(decoded["notAfter"])
+    except (AttributeError, KeyError, OSError, ValueError, ssl.SSLError):
+        return []
+    now = time.time() if now is None else now
+    logged = []
+    if not_after <= now:
+        log.warning("NETWORK", 23785, "Server certificate has expired", ctx="main", startup=True,
+                    certExpiration=_iso(not_after))
+        logged.append(23785)
+    elif now < not_before:
+        log.warning("NETWORK", 28652, "The provided SSL certificate is expired or not yet valid", ctx="main",
+                    startup=True, notBefore=_iso(not_before), notAfter=_iso(not_after))
+        logged.append(28652)
+    elif not_after - now <= EXPIRY_WARNING_DAYS * 86400:
+        log.warning("NETWORK", 23786, "Server certificate will expire soon", ctx="main", startup=True,
+                    certExpiration=_iso(not_after), validDuration=int((not_after - now) // 3600))
+        logged.append(23786)
+    if not decoded.get("subjectAltName"):
+        log.warning("NETWORK", 551190, "Server certificate has no compatible Subject Alternative Name. This may "
+                    "prevent TLS clients from connecting", ctx="main", startup=True)
+        logged.append(551190)
+    return logged
+
+
+def _iso(seconds: float) -> str:
+    """mongod's dateToISOStringUTC: 2024-05-01T00:00:00.000Z."""
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def looks_like_tls(header: bytes | bytearray | memoryview) -> bool:
@@ -84,16 +143,18 @@ class TlsListener:
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
-                 factory: Callable[[bool], asyncio.Protocol], context: ssl.SSLContext, require: bool):
+                 factory: Callable[[bool], asyncio.Protocol], context: ssl.SSLContext, require: bool,
+                 sniff_timeout: float = SNIFF_TIMEOUT_SECONDS):
         self._loop, self._sock, self._factory = loop, sock, factory
-        self._context, self._require = context, require
+        self._context, self._require, self._sniff_timeout = context, require, sniff_timeout
         self._sniffing: set[asyncio.Task] = set()
         self.sockets = [sock]
         self._task = loop.create_task(self._accept())
 
     @classmethod
     async def listen(cls, factory: Callable[[bool], asyncio.Protocol], host: str, port: int, backlog: int,
-                     context: ssl.SSLContext, require: bool) -> TlsListener:
+                     context: ssl.SSLContext, require: bool,
+                     sniff_timeout: float = SNIFF_TIMEOUT_SECONDS) -> TlsListener:
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, proto, _, address = infos[0]
@@ -106,7 +167,7 @@ class TlsListener:
         except OSError:
             sock.close()
             raise
-        return cls(loop, sock, factory, context, require)
+        return cls(loop, sock, factory, context, require, sniff_timeout)
 
     def close(self) -> None:
         self._task.cancel()
@@ -153,31 +214,63 @@ class TlsListener:
 
     async def _peek(self, conn: socket.socket) -> bytes | None:
         """The first 16 bytes, left unread for the protocol that takes the socket (None on EOF, or
-        when a partial header does not complete in time)."""
-        deadline = None
-        while True:
-            await self._readable(conn)
-            try:
-                data = conn.recv(HEADER_BYTES, socket.MSG_PEEK)
-            except BlockingIOError:
-                continue
-            if not data:
-                return None
-            if len(data) >= HEADER_BYTES:
-                return data
-            # A partial header: the rest is on its way (the socket stays readable, so poll briefly).
-            now = self._loop.time()
-            deadline = deadline or now + PARTIAL_HEADER_SECONDS
-            if now > deadline:
-                return None
-            await asyncio.sleep(PEEK_RETRY_SECONDS)
+        when they do not all arrive within the sniffing timeout).
 
-    async def _readable(self, conn: socket.socket) -> None:
-        ready = self._loop.create_future()
+        No polling: ``SO_RCVLOWAT`` = 16 makes the kernel report the socket readable only once 16
+        bytes are queued (or the peer shut down / failed), so a client that sends one byte and stalls
+        costs nothing until the timeout closes it. A wake-up with fewer bytes and the peer still
+        there (memory pressure, or a kernel that ignores the low-water mark for poll) backs off."""
         fd = conn.fileno()
-        self._loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
         try:
-            await ready
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, HEADER_BYTES)
+            lowered = True
+        except OSError:
+            lowered = False
+        deadline = self._loop.time() + self._sniff_timeout
+        backoff = PEEK_RETRY_SECONDS
+        try:
+            while True:
+                remaining = deadline - self._loop.time()
+                if remaining <= 0 or not await self._readable(fd, remaining):
+                    return None
+                try:
+                    data = conn.recv(HEADER_BYTES, socket.MSG_PEEK)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                if not data:
+                    return None
+                if len(data) >= HEADER_BYTES:
+                    return data
+                if _peer_gone(fd):
+                    return None
+                await asyncio.sleep(min(backoff, max(remaining, 0.0)))
+                backoff = min(backoff * 2, PEEK_RETRY_MAX_SECONDS)
         finally:
+            if lowered:
+                with contextlib.suppress(OSError):
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, 1)
+
+    async def _readable(self, fd: int, timeout: float) -> bool:
+        """Wait until ``fd`` is readable (True) or ``timeout`` seconds pass (False)."""
+        ready = self._loop.create_future()
+
+        def settle(value: bool) -> None:
+            if not ready.done():
+                ready.set_result(value)
+
+        self._loop.add_reader(fd, settle, True)
+        timer = self._loop.call_later(timeout, settle, False)
+        try:
+            return await ready
+        finally:
+            timer.cancel()
             with contextlib.suppress(Exception):
                 self._loop.remove_reader(fd)
+
+
+def _peer_gone(fd: int) -> bool:
+    """Whether the peer of ``fd`` shut down its side or the socket failed (a poll that does not wait)."""
+    events = getattr(select, "POLLRDHUP", 0) | select.POLLHUP | select.POLLERR
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | events)
+    return any(mask & events for _, mask in poller.poll(0))

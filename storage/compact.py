@@ -30,6 +30,7 @@ import lmdb
 
 from storage import chunks, indexes
 from storage.catalog import decode_entry, index_db_name, records_db_name
+from storage.errors import is_out_of_space
 from storage.txn import GRAVEYARD
 
 log = logging.getLogger("tidemark.storage")
@@ -127,10 +128,18 @@ def at_close(env: lmdb.Environment, dbpath: str, handles: dict[bytes, object], c
         if other_processes(env):
             log.info("compaction skipped: another process has %s open", dbpath)
             return None
+        copy_bytes = (waste.file_pages - waste.free_pages) * env.stat()["psize"]
+        if not force and shutil.disk_usage(dbpath).free < copy_bytes * 1.1:
+            log.warning("compaction skipped: %s has no room for a %d-byte copy", dbpath, copy_bytes)
+            return None
         remove_leftover(dbpath)
         report = rebuild(env, live, os.path.join(dbpath, TMP_DIR), max_dbs=max_dbs, split=non_unique)
-    except Exception:
-        log.exception("compaction of %s failed; the data file is left as it was", dbpath)
+    except Exception as exc:
+        if is_out_of_space(exc):  # a full disk is no bug: one line, no traceback
+            log.warning("compaction of %s stopped: the disk is full (%s); the data file is left as it was",
+                        dbpath, exc)
+        else:
+            log.exception("compaction of %s failed; the data file is left as it was", dbpath)
         remove_leftover(dbpath)
         return None
     log.info("compacted %s: %d -> %d pages (%d values chunked) in %.2f s", dbpath, report.pages_before,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 
-from storage.errors import DbPathInUse, DbPathUnusable
+from storage.errors import DbPathInUse, DbPathUnusable, OutOfDiskSpace, is_out_of_space
 
 LOCK_FILE = "mongod.lock"
 # Like mongod: the data are readable by the server's user only.
@@ -43,8 +43,14 @@ def lock_dbpath(dbpath: str) -> int:
         os.close(fd)
         raise DbPathInUse(f"Unable to lock the lock file: {path} ({exc.strerror}). Another mongod "
                           f"instance is already running on the {dbpath} directory") from exc
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError as exc:  # e.g. a full disk: a clear start-up error, not a traceback
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+        message = f"Unable to write the process id to the lock file {path} ({exc.strerror})"
+        raise (OutOfDiskSpace(message) if is_out_of_space(exc) else DbPathUnusable(message)) from exc
     return fd
 
 

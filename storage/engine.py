@@ -16,7 +16,6 @@ Invariants (the LMDB discipline of the architecture):
 from __future__ import annotations
 
 import concurrent.futures
-import errno
 import itertools
 import queue
 import sys
@@ -34,12 +33,13 @@ from storage.compression import ValueCodec
 from storage.dbpath import FILE_MODE, lock_dbpath, prepare_dbpath, unlock_dbpath
 from storage.dictionaries import CollectionDictionaries
 from storage.errors import (
-    CommitFailed,
     DbPathUnusable,
     EngineClosed,
     OutOfDiskSpace,
     StorageDropped,
     StorageError,
+    TransactionTooLarge,
+    storage_failure,
 )
 from storage.faults import CommitFaults
 from storage.gate import ReadGate
@@ -58,7 +58,7 @@ _STOP = object()
 class _Group:
     """State of one group transaction shared by its WriteTxns."""
 
-    __slots__ = ("handles", "sizes", "map_full", "txn_full", "needs_isolation", "buried")
+    __slots__ = ("handles", "sizes", "map_full", "txn_full", "needs_isolation", "buried", "storage_failed")
 
     def __init__(self):
         self.handles: dict[bytes, Any] = {}
@@ -67,19 +67,15 @@ class _Group:
         self.txn_full = False  # too many dirty pages for one transaction: split the group
         self.needs_isolation = False  # a fn raised on the fast path: rerun with nested txns
         self.buried = False
+        # (future, error) of a fn that hit an LMDB/OS failure on the fast path (e.g. ENOSPC): it is not
+        # run again, the rest of the group is (the parent transaction may be unusable after it)
+        self.storage_failed: tuple[concurrent.futures.Future, Exception] | None = None
 
 
 def _commit_error(exc: BaseException) -> Exception:
-    """What the futures of a group that could not commit receive (nothing of the group was written)."""
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return OutOfDiskSpace(exc.strerror or str(exc))
-    if isinstance(exc, lmdb.DiskError) or "No space left" in str(exc):
-        return OutOfDiskSpace(str(exc))
-    if isinstance(exc, OSError):
-        return CommitFailed(exc.strerror or str(exc))
-    if isinstance(exc, lmdb.Error):
-        return CommitFailed(str(exc))
-    return exc if isinstance(exc, Exception) else StorageError(repr(exc))
+    """What the futures of a group that could not commit receive (nothing of the group was written):
+    storage.errors.storage_failure, the one mapping (no space -> OutOfDiskSpace 14031)."""
+    return storage_failure(exc)
 
 
 class _ReadContext:
@@ -156,9 +152,14 @@ class Engine:
                       "map_size": self._env.info()["map_size"]}
         try:
             self._open_catalog()
-        except BaseException:
+        except BaseException as exc:
             self._env.close()
             unlock_dbpath(self._lock_fd)
+            if isinstance(exc, lmdb.Error | OSError):  # e.g. a full disk: a clear error, not a traceback
+                error = storage_failure(exc)
+                if not isinstance(error, OutOfDiskSpace):
+                    error = DbPathUnusable(f"cannot open the catalog in {dbpath}: {exc}")
+                raise error from exc
             raise
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = False
@@ -305,9 +306,12 @@ class Engine:
             try:
                 self._run_group(batch)
             except BaseException as exc:  # the writer thread must survive anything
+                error = storage_failure(exc)
+                if not isinstance(error, StorageError):
+                    error = StorageError(f"write group failed: {exc!r}")
                 for _, fut in batch:
                     if not fut.done():
-                        fut.set_exception(StorageError(f"write group failed: {exc!r}"))
+                        fut.set_exception(error)
             if self._maybe_graveyard:
                 self._reclaim_graveyard()
             try:
@@ -328,7 +332,13 @@ class Engine:
         so the raising one rolls back alone. On map exhaustion the map grows and the group runs
         again; a group too big for one LMDB transaction is split in halves."""
         for attempt in itertools.count():
-            self._grow_if_needed(force=attempt > 0)  # a re-attempt follows map exhaustion
+            try:
+                self._grow_if_needed(force=attempt > 0)  # a re-attempt follows map exhaustion
+            except Exception as exc:  # e.g. ENOSPC while resizing: nothing of the group ran
+                error = storage_failure(exc)
+                for _, fut in live:
+                    fut.set_exception(error)
+                return
             group = _Group()
             outcomes: list[tuple[concurrent.futures.Future, Any, BaseException | None]] = []
             parent = self._env.begin(write=True)
@@ -348,14 +358,21 @@ class Engine:
                             group.map_full = True
                         elif isinstance(exc, lmdb.TxnFullError):
                             group.txn_full = True
-                        elif not isolated:
-                            group.needs_isolation = True
+                        else:
+                            # an LMDB/OS failure inside fn (e.g. ENOSPC writing spilled pages of a journal
+                            # append or an index build) reaches the caller as a storage error
+                            if isinstance(exc, lmdb.Error | OSError):
+                                exc = storage_failure(exc)
+                                if not isolated:
+                                    group.storage_failed = (fut, exc)
+                            if not isolated:
+                                group.needs_isolation = True
                         outcomes.append((fut, None, exc))
                     if group.map_full or group.txn_full or group.needs_isolation:
                         break
                 if not (group.map_full or group.txn_full or group.needs_isolation):
                     flush_sizes(parent, self._meta_db, group.sizes)
-                    self.faults.check()
+                    self.faults.check("commit")
                     if group.handles:
                         with self._publish_lock:
                             parent.commit()
@@ -380,20 +397,24 @@ class Engine:
             parent.abort()
             if group.needs_isolation and not (group.map_full or group.txn_full):
                 self.stats["isolated_reruns"] += 1
-                self._commit_group(live, isolated=True)
+                if group.storage_failed is not None:
+                    failed, error = group.storage_failed
+                    failed.set_exception(error)
+                    live = [item for item in live if item[1] is not failed]
+                if live:
+                    self._commit_group(live, isolated=True)
                 return
             self.stats["retries"] += 1
             if group.txn_full:
                 if len(live) == 1:
-                    live[0][1].set_exception(StorageError(
-                        "the write is too large for one storage transaction (too many dirty pages)"))
+                    live[0][1].set_exception(TransactionTooLarge())
                     return
                 half = len(live) // 2
                 self._commit_group(live[:half], isolated)
                 self._commit_group(live[half:], isolated)
                 return
             if attempt >= 20:
-                error = StorageError("the write does not fit in the storage map even after growing it")
+                error = OutOfDiskSpace("the write does not fit in the storage map even after growing it")
                 for _, fut in live:
                     fut.set_exception(error)
                 return
@@ -440,6 +461,7 @@ class Engine:
         if not force and used < info["map_size"] * GROW_AT:
             return
         new_size = max(info["map_size"] * 2, used * 2)
+        self.faults.check("grow")
         with self._gate.exclusive():
             self._env.set_mapsize(new_size)
         self.stats["map_size"] = self._env.info()["map_size"]

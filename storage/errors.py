@@ -7,6 +7,9 @@ without a lookup table of its own. Messages are complete sentences meant for the
 
 from __future__ import annotations
 
+import errno
+import os
+
 # The largest BSON document a client may store (mongod's BSONObjMaxUserSize). The server raises
 # 10334 BSONObjectTooLarge before handing a bigger document to storage.
 MAX_DOCUMENT_SIZE = 16 * 1024 * 1024
@@ -157,13 +160,59 @@ class StorageDropped(StorageError):
 
 
 class OutOfDiskSpace(StorageError):
-    """A commit failed for lack of disk space: nothing of its group was written."""
+    """A write failed for lack of disk space (ENOSPC, or EDQUOT: a quota): nothing of it was written.
+    mongod's OutOfDiskSpace (error_codes.yml), what it answers when a file write finds the disk full."""
 
-    code = 100  # as in protocol/errors.py (error_codes.yml)
+    code = 14031
     code_name = "OutOfDiskSpace"
 
     def __init__(self, detail: str):
         super().__init__(f"the storage engine ran out of disk space: {detail}")
+
+
+_NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_NO_SPACE_TEXTS = (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT))
+
+
+def is_out_of_space(exc: BaseException) -> bool:
+    """Whether a failed system or LMDB call means the disk (or the user's quota) is full: an OSError with
+    ENOSPC/EDQUOT, or an LMDB error carrying that errno (py-lmdb's DiskError is ENOSPC; its errors
+    carry only the text)."""
+    if isinstance(exc, OSError):
+        return exc.errno in _NO_SPACE_ERRNOS
+    if not type(exc).__module__.startswith("lmdb"):
+        return False
+    if type(exc).__name__ == "DiskError":
+        return True
+    text = str(exc)
+    return any(t in text for t in _NO_SPACE_TEXTS)
+
+
+def storage_failure(exc: BaseException) -> Exception:
+    """THE mapping of a failed system/LMDB call inside storage to what the client gets: no space ->
+    OutOfDiskSpace 14031; any other OSError or LMDB error -> CommitFailed 8 UnknownError (as mongod
+    answers a storage failure it cannot name); a StorageError or any other exception unchanged."""
+    if isinstance(exc, StorageError):
+        return exc
+    if is_out_of_space(exc):
+        return OutOfDiskSpace((exc.strerror if isinstance(exc, OSError) else None) or str(exc))
+    if isinstance(exc, OSError):
+        return CommitFailed(exc.strerror or str(exc))
+    if type(exc).__module__.startswith("lmdb"):
+        return CommitFailed(str(exc))
+    return exc if isinstance(exc, Exception) else StorageError(repr(exc))
+
+
+class TransactionTooLarge(StorageError):
+    """One write dirties more pages than one LMDB transaction can hold. mongod's answer for a transaction
+    too large for the storage engine's cache (TransactionTooLargeForCache)."""
+
+    code = 388
+    code_name = "TransactionTooLargeForCache"
+
+    def __init__(self, message: str = "the write is too large for one storage transaction (too many dirty "
+                                      "pages); split it into smaller writes"):
+        super().__init__(message)
 
 
 class CommitFailed(StorageError):

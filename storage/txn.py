@@ -404,6 +404,7 @@ class WriteTxn(ReadView):
             fields = catalog.entry_fields(info)
             fields["indexes"].append({"spec": dict(spec), "ident": index_ident})
             new_info = self._put_entry(fields)
+            self._engine.faults.check("index")
             indexes.bulk_add(self._txn, handle, info.ns, name, entries, new_info.is_unique(name),
                              self._engine.max_key_size)
         return new_info
@@ -441,6 +442,7 @@ class WriteTxn(ReadView):
     @_guard
     def journal_append(self, stream: bytes, payload: bytes) -> int:
         """Append a durable record to ``stream``; returns its seq (strictly increasing)."""
+        self._engine.faults.check("journal")
         seq = self._engine._next_journal_seq(self._txn, stream)
         journal.append(self._txn, self._engine._journal_db, stream, seq, payload, self._engine._codec)
         return seq

@@ -68,7 +68,7 @@ async def set_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
         log.set_quiet(ctx.server.params["quiet"])
     if name == "failStorageCommitsForTest":  # storage's fault-injection hook (storage/faults.py)
         faults = ctx.server.params[name]
-        ctx.server.engine.faults.fail_next(faults["times"], faults["errno"])
+        ctx.server.engine.faults.fail_next(faults["times"], faults["errno"], faults["at"])
     return {"was": previous}
 
 
@@ -180,7 +180,7 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
             "virtual": memory.vms // (1024 * 1024),
             "supported": True,
         },
-        "metrics": {"cursor": {"open": {"total": Int64(len(state.cursors))}}},
+        "metrics": {"cursor": state.cursors.metrics()},
         "storageEngine": {"name": "lmdb", "supportsCommittedReads": True, "persistent": True},
     }
     for name, provider in state.status_sections.items():

@@ -9,7 +9,7 @@
 2. **Route** (event loop): series ids, then router.py — in slices for large inserts, yielding the loop
    between them while ``Committer.routing`` holds commits off, so the insert is committed whole.
 3. **Commit**: wait for the group commit that makes the rows durable. A failed commit removes them
-   (commit.py) and the insert answers the storage error (100 OutOfDiskSpace, 8 UnknownError).
+   (commit.py) and the insert answers the storage error (14031 OutOfDiskSpace, 8 UnknownError).
 """
 
 from __future__ import annotations

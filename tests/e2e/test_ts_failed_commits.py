@@ -42,7 +42,7 @@ def expect_failure(fn, code):
     return info.value
 
 
-@pytest.mark.parametrize("kind, code", [("ENOSPC", 100), ("EIO", 8)])
+@pytest.mark.parametrize("kind, code", [("ENOSPC", 14031), ("EIO", 8)])
 def test_failed_commits_apply_nothing_and_later_acknowledged_inserts_survive_sigkill(start_server, kind, code):
     proc = start_server(params={"enableTestCommands": 1})
     with proc.client(retryWrites=False) as client:
@@ -86,7 +86,7 @@ def test_a_failed_commit_is_all_or_nothing_for_an_insert_spanning_many_buckets(s
         docs = [{"t": T0 + dt.timedelta(hours=h, seconds=s), "host": f"h{s % 7}", "v": float(s)}
                 for h in range(3) for s in range(40)]
         fail_next(client, 1)
-        expect_failure(lambda: coll.insert_many(docs), 100)
+        expect_failure(lambda: coll.insert_many(docs), 14031)
         assert coll.count_documents({}) == 0
         assert client.db.system.buckets.ts.count_documents({}) == 0
         coll.insert_many(docs)
@@ -108,8 +108,8 @@ def test_many_failed_commits_in_a_row_between_acknowledged_inserts_then_sigkill(
             coll.insert_many(batch(base, 10))
             acked += [f"b{base + i}" for i in range(10)]
             fail_next(client, 2)
-            expect_failure(lambda base=base: coll.insert_many(batch(base + 10, 10)), 100)
-            expect_failure(lambda base=base: coll.insert_one(single(base + 50)), 100)
+            expect_failure(lambda base=base: coll.insert_many(batch(base + 10, 10)), 14031)
+            expect_failure(lambda base=base: coll.insert_one(single(base + 50)), 14031)
             coll.insert_one(single(base + 60))
             acked.append(f"s{base + 60}")
         assert ids(coll) == sorted(acked)
