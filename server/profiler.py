@@ -201,9 +201,9 @@ class Profiler:
         app = ((getattr(conn, "client", None) or {}).get("application") or {}).get("name")
         if app:
             entry["appName"] = app
-        users = list(getattr(conn, "users", None) or [])
-        entry["allUsers"] = users
-        entry["user"] = f"{users[0]['user']}@{users[0]['db']}" if users else ""
+        principal = getattr(conn, "principal", None)
+        entry["allUsers"] = [principal.name.document()] if principal is not None else []
+        entry["user"] = principal.name.display() if principal is not None else ""  # display text only
         return entry
 
     # -- outputs -----------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from protocol.errors import ErrorCode, MongoError
 from server import log
 from server.arguments import field, wrong_type
 from server.auth import scram
+from server.auth.names import UserName
 from server.auth.session import Conversation, session_of
 
 # ``ctx`` is a server.context.CommandContext (server, conn, params): not imported, because
@@ -94,7 +95,7 @@ async def start(ctx: CommandContext, cmd: dict, db: str, *, speculative: bool = 
     except scram.ScramError as exc:
         raise _fail(ctx, conv, "", str(exc)) from None
     manager = ctx.server.auth
-    credential, reason, exists = manager.credential(db, user, mechanism)
+    credential, reason, exists, user_id = manager.credential(db, user, mechanism)
     if exists and credential is None:
         # Like mongod: a user without credentials for this mechanism fails at once, so a driver whose
         # speculative SCRAM-SHA-256 attempt gets no answer falls back to the mechanism it has.
@@ -106,6 +107,7 @@ async def start(ctx: CommandContext, cmd: dict, db: str, *, speculative: bool = 
         skip_empty_exchange=bool(options.get("skipEmptyExchange", False)),
     )
     conv.reason = reason
+    conv.user_id = user_id
     session.conversation = conv
     return await _step(ctx, conv, payload, as_text)
 
@@ -135,14 +137,16 @@ async def _step(ctx: CommandContext, conv: Conversation, payload: bytes, as_text
         session.conversation = None
         manager = ctx.server.auth
         generation = manager.generation
-        resolved = manager.resolve(conv.db, mech.user)
+        resolved = manager.resolve(UserName(mech.user, conv.db))
         if resolved is None:
             raise _fail(ctx, conv, mech.user, f"UserNotFound: Could not find user \"{mech.user}\" for db \"{conv.db}\"")
-        if session.user is not None and (session.user, session.db) != (resolved.user, resolved.db):
+        if resolved.document.get("userId") != conv.user_id:  # dropped (and re-created) mid-conversation
+            raise _fail(ctx, conv, mech.user, "UserNotFound: the user changed during the conversation")
+        if session.name is not None and session.name != resolved.name:
             raise MongoError(
                 5626701,
                 "Each client connection may only be authenticated once. "
-                f"Previously authenticated as: {session.name}",
+                f"Previously authenticated as: {session.name.display()}",
             )
         session.login(resolved, generation)
         if not log.is_quiet():
