@@ -26,6 +26,7 @@ from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server.auth.names import ANYONE, visible_to
+from server.auth.redaction import redact_command
 from server.query.interrupt import TICKS_PER_CHECK
 
 # Command documents larger than this are shown truncated, like mongod ({"$truncated": "..."}).
@@ -100,13 +101,14 @@ class Operation:
         lsid = self.command.get("lsid")
         if isinstance(lsid, dict):
             entry["lsid"] = lsid
+        command, redacted = redact_command(self.command, self.command_name)  # THE rule: no secrets shown
         entry.update({
             "secs_running": Int64(micros // 1_000_000),
             "microsecs_running": Int64(micros),
             "op": _OP_TYPES.get(self.command_name, "command"),
             "ns": self.ns,
-            "redacted": False,
-            "command": command_report(self.command) if truncate else _shown_command(self.command),
+            "redacted": redacted,
+            "command": command_report(command) if truncate else _shown_command(command),
         })
         if self.cursor is not None:
             entry["cursor"] = self.cursor.describe()
