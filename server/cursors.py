@@ -181,11 +181,18 @@ class CursorRegistry:
         """Kill every cursor opened under one of the given session ids (``lsid.id`` values), or under
         any session when ``lsid_ids`` is None — only those ``owner`` (a Principal) opened, unless
         ANYONE; only those of users named in ``names`` (a set of UserName), unless None."""
+        def under(c: Cursor) -> bool:
+            if not isinstance(c.lsid, dict):
+                return False
+            try:
+                return lsid_ids is None or c.lsid.get("id") in lsid_ids
+            except TypeError:  # a client's odd (unhashable) lsid id names no session
+                return False
+
         doomed = [
             c.id
             for c in self._cursors.values()
-            if isinstance(c.lsid, dict) and (lsid_ids is None or c.lsid.get("id") in lsid_ids)
-            and visible_to(c.owner, owner)
+            if under(c) and visible_to(c.owner, owner)
             and (names is None or (c.owner is not None and c.owner.name in names))
         ]
         for cursor_id in doomed:

@@ -41,6 +41,10 @@ class SessionCache:
         session_id = lsid.get("id") if isinstance(lsid, dict) else None
         if session_id is None:
             return
+        try:
+            hash(session_id)
+        except TypeError:  # a client's odd lsid id (a document, an array) names no session
+            return
         key = (session_id, getattr(conn, "principal", None))
         sessions = self._sessions
         if key not in sessions and len(sessions) >= MAX_SESSIONS:

@@ -30,6 +30,7 @@ from server.auth import builtin_roles as B
 from server.auth import resources as R
 from server.auth import scram, store
 from server.auth.names import Principal, UserName
+from server.auth.throttle import AuthThrottle
 
 RoleName = tuple[str, str]  # (role, db)
 REFRESH_SECONDS = 2.0
@@ -123,6 +124,7 @@ class AuthManager:
         self._has_users: tuple[int, float, bool] | None = None
         self._resolved: dict[UserName, tuple[float, ResolvedUser | None]] = {}
         self._graph: tuple[int, float, RoleGraph] | None = None
+        self.throttle = AuthThrottle()  # failed authentications: bounded log, per-address back-off
 
     def changed(self) -> None:
         """Users or roles changed: every cached resolution is stale."""
