@@ -184,3 +184,14 @@ def test_kill_sessions_kills_only_the_callers_sessions(auth_server, root_client,
         mallory.close()
         for name in names:
             root_client[DATA].command("dropUser", name)
+
+
+def test_users_info_matches_user_and_database_as_a_pair(root_client):
+    """``_id`` is "<db>.<user>": user "b.c" of "uia" and user "c" of "uia.b" share it as text."""
+    root_client.uia.command("createUser", "b.c", pwd=PW, roles=[])
+    try:
+        assert root_client.admin.command("usersInfo", {"user": "c", "db": "uia.b"})["users"] == []
+        found = root_client.admin.command("usersInfo", {"user": "b.c", "db": "uia"})["users"]
+        assert [(u["user"], u["db"]) for u in found] == [("b.c", "uia")]
+    finally:
+        root_client.uia.command("dropUser", "b.c")
