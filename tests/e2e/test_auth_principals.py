@@ -140,10 +140,13 @@ def test_a_dropped_users_connection_does_not_inherit_a_new_users_roles(auth_serv
     try:
         assert old[DATA].c.count_documents({}) == 20
         assert _code(lambda: old.admin.system.users.find_one()) == 13
+        old_cursor = old[DATA].command("find", "c", batchSize=1)["cursor"]["id"]
         root_client[DATA].command("dropUser", name)
         root_client[DATA].command("createUser", name, pwd="new", roles=[{"role": "root", "db": "admin"}])
         new = auth_server.client(username=name, password="new", authSource=DATA)
         assert "admin" in {d["name"] for d in new.admin.command("listDatabases")["databases"]}  # the new bob
+        # another principal (same name, new userId): the old bob's cursor is not his
+        assert _code(lambda: new[DATA].command("getMore", old_cursor, collection="c")) == 13
         # the old connection was bob the reader's: it is logged out, and reads nothing any more
         with pytest.raises(OperationFailure) as err:
             old.admin.system.users.find_one()
