@@ -88,6 +88,7 @@ def test_no_cross_principal_access(auth_server, root_client, data, names):
     owner = auth_server.client(username=first.user, password=PW, authSource=first.db, appName=app)
     other = auth_server.client(username=second.user, password=PW, authSource=second.db)
     blocked: list = []
+    running: list = []  # the blocked ping's opid, killed in any case (a failed example must not leave it)
     try:
         assert owner.admin.command("connectionStatus")["authInfo"]["authenticatedUsers"] == [first.document()]
         assert other.admin.command("connectionStatus")["authInfo"]["authenticatedUsers"] == [second.document()]
@@ -102,6 +103,7 @@ def test_no_cross_principal_access(auth_server, root_client, data, names):
         thread = threading.Thread(target=lambda: blocked.append(_code(lambda: owner.admin.command("ping"))))
         thread.start()
         opid = _wait_for_op(root_client, app)["opid"]
+        running.append(opid)
         assert opid in {e["opid"] for e in owner.admin.command({"currentOp": 1, "$ownOps": True})["inprog"]}
 
         # the second user: no getMore, no killCursors, no killOp, sees nothing of the first one's
@@ -127,6 +129,8 @@ def test_no_cross_principal_access(auth_server, root_client, data, names):
         session.end_session()
     finally:
         root_client.admin.command("configureFailPoint", "failCommand", mode="off")
+        for opid in running:
+            root_client.admin.command("killOp", op=opid)
         owner.close()
         other.close()
         for name in names:
