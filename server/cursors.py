@@ -12,6 +12,9 @@ Invariants:
 - A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
 - A ``tailable`` cursor (server/tailable.py) stays open when its iterator runs dry: the next getMore
   asks the same iterator again. It closes when the iterator says it is ``finished`` (a limit reached).
+- A cursor belongs to the :class:`~server.auth.names.Principal` that opened it (``owner``: name and
+  user id, None without authentication); ownership is decided only by ``server.auth.names``
+  (``same_principal`` / ``visible_to``), never by a "user@db" text.
 """
 
 from __future__ import annotations
