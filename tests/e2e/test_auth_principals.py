@@ -29,7 +29,7 @@ DATA = "principals_data"
 PW = "pw-principals"
 
 pytestmark = pytest.mark.commands("getMore", "killCursors", "killOp", "currentOp", "killSessions",
-                                  "createUser", "dropUser")
+                                  "killAllSessions", "endSessions", "usersInfo", "createUser", "dropUser")
 
 USER_CHARS = st.sampled_from("ab@.$é_ü日Z9-")
 DB_CHARS = st.sampled_from("ab@é_ü日Z9-")  # '.', '$', ' ', '/', '\\', '"' are not legal in database names
@@ -202,3 +202,24 @@ def test_users_info_matches_user_and_database_as_a_pair(root_client):
         assert [(u["user"], u["db"]) for u in found] == [("b.c", "uia")]
     finally:
         root_client.uia.command("dropUser", "b.c")
+
+
+def test_kill_all_sessions_with_users_kills_only_theirs(auth_server, root_client, data):
+    first, second = UserName("k@a", "ks1"), UserName("k", "a@ks1")  # both print "k@a@ks1"
+    for name in (first, second):
+        root_client[name.db].command("createUser", name.user, pwd=PW, roles=[{"role": "read", "db": DATA}])
+    clients = [auth_server.client(username=n.user, password=PW, authSource=n.db) for n in (first, second)]
+    try:
+        sessions = [c.start_session() for c in clients]
+        ids = [c[DATA].command("find", "c", batchSize=1, session=s)["cursor"]["id"]
+               for c, s in zip(clients, sessions, strict=True)]
+        assert root_client.admin.command("killAllSessions", [first.document()]) == {"ok": 1.0}
+        assert _code(lambda: clients[0][DATA].command("getMore", ids[0], collection="c", session=sessions[0])) == 43
+        assert clients[1][DATA].command("getMore", ids[1], collection="c", session=sessions[1])["ok"] == 1
+        for s in sessions:
+            s.end_session()
+    finally:
+        for c in clients:
+            c.close()
+        for name in (first, second):
+            root_client[name.db].command("dropUser", name.user)
