@@ -53,10 +53,11 @@ class SessionCache:
                 return  # full of live sessions: mongod refuses new ones; we stop recording them
         sessions[key] = time.time()
 
-    def end(self, session_ids: Iterable[Any], owner: Any = ANYONE) -> None:
-        """Forget the sessions with these ids that ``owner`` (a Principal, or ANYONE) used."""
-        wanted = set(session_ids)
-        for key in [k for k in self._sessions if k[0] in wanted and visible_to(k[1], owner)]:
+    def end(self, session_ids: Iterable[Any] | None, owner: Any = ANYONE) -> None:
+        """Forget the sessions with these ids (None: any id) that ``owner`` (a Principal, or ANYONE) used."""
+        wanted = set(session_ids) if session_ids is not None else None
+        for key in [k for k in self._sessions
+                    if (wanted is None or k[0] in wanted) and visible_to(k[1], owner)]:
             del self._sessions[key]
 
     def clear(self, names: Any = None) -> None:

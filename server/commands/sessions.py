@@ -7,7 +7,7 @@ the cursors opened under it, which killSessions/killAllSessions close. The sessi
 
 Under access control a session id names the caller's session of that id (mongod fills the
 ``uid`` with the caller's digest): ``endSessions``/``killSessions`` end and kill only what the
-caller's principal owns, and answer ok whatever the ids (another user's session is left alone, as
+caller's principal owns (``killSessions: []``: all of it), and answer ok whatever the ids (another user's session is left alone, as
 mongod leaves it). An explicit ``uid`` of someone else needs ``killAnySession`` (server.auth.rules);
 then the sessions of that id are killed whoever owns them. ``killAllSessions: [{user, db}, ...]``
 kills those users' sessions, ``[]`` everyone's.
@@ -68,6 +68,11 @@ async def refresh_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str
 async def kill_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     sessions = _session_list(ctx, cmd)
     caller = _caller(ctx)
+    if not sessions:  # mongod: every session of the caller (of everyone without access control)
+        if caller is not None:
+            ctx.server.cursors.kill_sessions(None, owner=caller)
+            ctx.server.sessions.end(None, owner=caller)
+        return {}
     own = session_digest(ctx.conn.principal.name if ctx.conn.principal is not None else None)
     mine, anyones = set(), set()
     for item in sessions:

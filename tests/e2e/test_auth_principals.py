@@ -185,6 +185,12 @@ def test_kill_sessions_kills_only_the_callers_sessions(auth_server, root_client,
         cursor_id = alice[DATA].command("find", "c", batchSize=1, session=session)["cursor"]["id"]
         assert root_client.admin.command("killSessions", [{"id": lsid, "uid": uid}]) == {"ok": 1.0}
         assert _code(lambda: alice[DATA].command("getMore", cursor_id, collection="c", session=session)) == 43
+        # killSessions: [] kills every session of the caller, and only the caller's
+        cursor_id = alice[DATA].command("find", "c", batchSize=1, session=session)["cursor"]["id"]
+        assert mallory.admin.command("killSessions", []) == {"ok": 1.0}
+        assert alice[DATA].command("getMore", cursor_id, collection="c", batchSize=1, session=session)["ok"] == 1
+        assert alice.admin.command("killSessions", []) == {"ok": 1.0}
+        assert _code(lambda: alice[DATA].command("getMore", cursor_id, collection="c", session=session)) == 43
         session.end_session()
     finally:
         alice.close()
