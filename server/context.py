@@ -107,16 +107,18 @@ class ConnectionInfo:
     tls: bool = False  # the connection runs over TLS
 
     @property
-    def user(self) -> str | None:
-        """``user@db`` of the user authenticated on this connection (None if nobody)."""
-        return self.auth.name if self.auth is not None else None
+    def principal(self) -> Any:
+        """The server.auth.names.Principal (user name and user id) authenticated on this connection, or
+        None: what owns cursors, operations and sessions (compared with ``same_principal``)."""
+        auth = self.auth
+        return auth.principal if auth is not None else None
 
     @property
     def users(self) -> list[dict[str, str]]:
         """The authenticated user as mongod lists it (``[{user, db}]``, empty if nobody): profiler
-        entries, ``$listLocalSessions``, ``currentOp``."""
-        auth = self.auth
-        return [{"user": auth.user, "db": auth.db}] if auth is not None and auth.user is not None else []
+        entries, ``$listLocalSessions``, ``currentOp``. Display only."""
+        principal = self.principal
+        return [principal.name.document()] if principal is not None else []
 
 
 OPCOUNTER_NAMES = ("insert", "query", "update", "delete", "getmore", "command")

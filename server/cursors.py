@@ -21,6 +21,9 @@ Invariants:
 - Counters in mongod's serverStatus ``metrics.cursor`` shape (:meth:`CursorRegistry.metrics`):
   ``timedOut`` (killed by the idle reaper), ``totalOpened``, ``moreThanOneBatch``, ``lifespan.*`` (at
   close), ``open.{noTimeout, pinned, total}``.
+- A cursor belongs to the :class:`~server.auth.names.Principal` that opened it (``owner``: name and
+  user id, None without authentication); ownership is decided only by ``server.auth.names``
+  (``same_principal`` / ``visible_to``), never by a "user@db" text.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from bson.raw_bson import RawBSONDocument
 
 from protocol.codec import RAW_CODEC_OPTIONS, encode_in_order
 from protocol.errors import ErrorCode, MongoError
+from server.auth.names import ANYONE, visible_to
 from server.context import CommandContext
 from server.query.interrupt import tick
 
@@ -78,7 +82,7 @@ class Cursor:
     created: float = field(default_factory=time.time)  # wall clock, for $currentOp idleCursors
     docs_returned: int = 0
     batches_returned: int = 0
-    owner: str | None = None  # "user@db" that opened it (only its owner may getMore it under --auth)
+    owner: Any = None  # server.auth.names.Principal that opened it (only it may getMore it under --auth)
     tailable: bool = False
     await_data: bool = False
     facts: Any = None  # server.profiler.ReadFacts of the read this cursor continues
@@ -213,13 +217,23 @@ class CursorRegistry:
             self.kill(cursor_id)
         return len(doomed)
 
-    def kill_sessions(self, lsid_ids: set[Any] | None) -> int:
+    def kill_sessions(self, lsid_ids: set[Any] | None, owner: Any = ANYONE, names: Any = None) -> int:
         """Kill every cursor opened under one of the given session ids (``lsid.id`` values), or under
-        any session when ``lsid_ids`` is None."""
+        any session when ``lsid_ids`` is None — only those ``owner`` (a Principal) opened, unless
+        ANYONE; only those of users named in ``names`` (a set of UserName), unless None."""
+        def under(c: Cursor) -> bool:
+            if not isinstance(c.lsid, dict):
+                return False
+            try:
+                return lsid_ids is None or c.lsid.get("id") in lsid_ids
+            except TypeError:  # a client's odd (unhashable) lsid id names no session
+                return False
+
         doomed = [
             c.id
             for c in self._cursors.values()
-            if isinstance(c.lsid, dict) and (lsid_ids is None or c.lsid.get("id") in lsid_ids)
+            if under(c) and visible_to(c.owner, owner)
+            and (names is None or (c.owner is not None and c.owner.name in names))
         ]
         for cursor_id in doomed:
             self.kill(cursor_id)
@@ -266,14 +280,14 @@ class CursorRegistry:
             "totalOpened": Int64(self.total_opened),
         }
 
-    def report_idle(self, host: str, owner: str | None = None, busy: frozenset[int] = frozenset()
+    def report_idle(self, host: str, owner: Any = ANYONE, busy: frozenset[int] = frozenset()
                     ) -> list[dict[str, Any]]:
         """``$currentOp`` ``idleCursors`` entries: cursors no getMore is working on (``busy``: the
-        ids of those running getMores hold, e.g. waiting for data) — only those ``owner`` opened,
-        unless None."""
+        ids of those running getMores hold, e.g. waiting for data) — only those ``owner`` (a
+        Principal, or None: nobody's) opened, unless ANYONE."""
         entries = []
         for c in list(self._cursors.values()):
-            if c.in_use or c.id in busy or (owner is not None and c.owner != owner):
+            if c.in_use or c.id in busy or not visible_to(c.owner, owner):
                 continue
             entry: dict[str, Any] = {"type": "idleCursor", "host": host, "ns": c.ns}
             if isinstance(c.lsid, dict):
@@ -344,7 +358,7 @@ async def cursor_reply(
     cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout, tailable=tailable,
                            await_data=await_data)
     cursor.facts = facts
-    cursor.owner = ctx.conn.user
+    cursor.owner = ctx.conn.principal
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
     if single_batch and cursor_id:

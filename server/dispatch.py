@@ -139,13 +139,27 @@ def _op_namespace(db: str, name: str, cmd: dict[str, Any]) -> str:
     """currentOp's ``ns``: ``db.collection`` when the command names one, else ``db.$cmd``."""
     target = cmd.get("collection") if name == "getMore" else cmd.get(name)
     return f"{db}.{target}" if isinstance(target, str) and target else f"{db}.$cmd"
-async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], conn: ConnectionInfo) -> None:
-    """failCommand's effect on this command, if it fires: block, then close or fail (server/failpoints.py)."""
+async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], conn: ConnectionInfo,
+                          op: Any) -> None:
+    """failCommand's effect on this command, if it fires: block, then close or fail (server/failpoints.py).
+    It runs inside the command's operation, as in mongod: a blocked command is listed by currentOp,
+    and killOp (or shutdown) ends the block with the kill's code, like mongod's interruptible sleep."""
     action = failpoints.before((spec.name, *spec.aliases), cmd, conn)
     if action is None:
         return
     if action.block_ms:
-        await asyncio.sleep(action.block_ms / 1000)
+        woken = asyncio.Event()
+        op.waker = woken.set
+        try:
+            if not op.killed:
+                try:
+                    await asyncio.wait_for(woken.wait(), action.block_ms / 1000)
+                except TimeoutError:
+                    pass
+        finally:
+            op.waker = None
+        if op.killed:
+            op.check()
     if action.close:
         log.info("COMMAND", 20431, "Failing command via 'failCommand' failpoint: closing connection",
                  ctx=f"conn{conn.id}", command=spec.name)
@@ -193,8 +207,6 @@ class Dispatcher:
             if "readConcern" in cmd or "writeConcern" in cmd:
                 check_concerns(cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
             failpoints = self.server.failpoints
-            if failpoints.active:
-                await _inject_failure(failpoints, spec, cmd, conn)
             max_time_ms = _max_time_ms(cmd)
             op = self.server.operations.start(
                 conn, spec.name, cmd, _op_namespace(db, name, cmd),
@@ -202,6 +214,8 @@ class Dispatcher:
             )
             token = interrupt.bind(op)
             try:
+                if failpoints.active:
+                    await _inject_failure(failpoints, spec, cmd, conn, op)
                 ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
                                      request_bytes=request_bytes)
                 reply = await spec.handler(ctx, cmd)

@@ -25,6 +25,8 @@ from typing import Any
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
+from server.auth.names import ANYONE, visible_to
+from server.auth.redaction import redact_command
 from server.query.interrupt import TICKS_PER_CHECK
 
 # Command documents larger than this are shown truncated, like mongod ({"$truncated": "..."}).
@@ -99,13 +101,14 @@ class Operation:
         lsid = self.command.get("lsid")
         if isinstance(lsid, dict):
             entry["lsid"] = lsid
+        command, redacted = redact_command(self.command, self.command_name)  # THE rule: no secrets shown
         entry.update({
             "secs_running": Int64(micros // 1_000_000),
             "microsecs_running": Int64(micros),
             "op": _OP_TYPES.get(self.command_name, "command"),
             "ns": self.ns,
-            "redacted": False,
-            "command": command_report(self.command) if truncate else _shown_command(self.command),
+            "redacted": redacted,
+            "command": command_report(command) if truncate else _shown_command(command),
         })
         if self.cursor is not None:
             entry["cursor"] = self.cursor.describe()
@@ -175,15 +178,16 @@ class OperationRegistry:
         self._connections.pop(conn.id, None)
 
     def report(self, host: str, *, idle_connections: bool = False, idle_cursors: Any = None,
-               truncate: bool = True, owner: str | None = None) -> list[dict[str, Any]]:
+               truncate: bool = True, owner: Any = ANYONE) -> list[dict[str, Any]]:
         """currentOp entries (``host``: this server's ``hostname:port``): running operations, then
         (optionally) idle connections and idle cursors (``idle_cursors``: the CursorRegistry to list).
 
-        ``owner`` (``"user@db"``) keeps only what belongs to connections authenticated as that user,
-        and the cursors it opened (mongod's ``$ownOps`` / ``allUsers: false`` under access control);
-        None lists everything. Any other string (e.g. ``""``) matches nothing unauthenticated."""
+        ``owner`` (a server.auth.names.Principal) keeps only what belongs to connections
+        authenticated as that principal, and the cursors it opened (mongod's ``$ownOps`` /
+        ``allUsers: false`` under access control); ANYONE lists everything; None (an unauthenticated
+        viewer) matches nothing."""
         def visible(conn: Any) -> bool:
-            return owner is None or (conn is not None and conn.user == owner)
+            return owner is ANYONE or (conn is not None and visible_to(conn.principal, owner))
 
         entries = [op.report(host, truncate=truncate) for op in self.operations() if visible(op.conn)]
         if idle_connections:

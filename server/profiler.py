@@ -31,6 +31,7 @@ from protocol.codec import encode
 from protocol.errors import MongoError
 from protocol.messages import RawDocuments, materialize
 from server import log
+from server.auth.redaction import redact_command
 from server.operations import command_report
 from server.query.match import compile_filter
 from server.top import command_namespace
@@ -39,9 +40,6 @@ PROFILE_COLLECTION = "system.profile"
 MAX_PROFILE_COMMAND_BYTES = 50 * 1024  # mongod truncates bigger commands in profile entries
 MAX_LOG_ATTRIBUTE_BYTES = 10 * 1024  # mongod's maxLogSizeKB
 OP_NAMES = {"find": "query", "getMore": "getmore", "insert": "insert", "update": "update", "delete": "remove"}
-# Commands whose body may carry credentials: never logged or profiled beyond their name.
-SECRET_COMMANDS = frozenset({"saslStart", "saslContinue", "authenticate", "getnonce", "createUser",
-                             "updateUser", "copydbsaslstart"})
 _JSON = json_util.JSONOptions(json_mode=json_util.JSONMode.RELAXED,
                               uuid_representation=UuidRepresentation.STANDARD)
 
@@ -201,9 +199,9 @@ class Profiler:
         app = ((getattr(conn, "client", None) or {}).get("application") or {}).get("name")
         if app:
             entry["appName"] = app
-        users = list(getattr(conn, "users", None) or [])
-        entry["allUsers"] = users
-        entry["user"] = f"{users[0]['user']}@{users[0]['db']}" if users else ""
+        principal = getattr(conn, "principal", None)
+        entry["allUsers"] = [principal.name.document()] if principal is not None else []
+        entry["user"] = principal.name.display() if principal is not None else ""  # display text only
         return entry
 
     # -- outputs -----------------------------------------------------------------------------------
@@ -276,15 +274,16 @@ def _host(peer: str) -> str:
 
 
 def _redacted(name: str, cmd: dict) -> dict:
-    if name in SECRET_COMMANDS:
-        return {name: cmd.get(name), "$db": cmd.get("$db")}
+    """The command as the profiler and the log show it: secrets hidden by THE rule
+    (server.auth.redaction, mongod's snipForLogging), large values bounded."""
+    cmd, _ = redact_command(cmd, name)
     # A large command (a 100,000-document insert, a million-element $in) is cut before anything
     # decodes, encodes or serializes it whole: this runs on the event loop (issue 11).
     bounded = command_report(cmd, MAX_PROFILE_COMMAND_BYTES)  # document sequences left out
     if "$truncated" in bounded or any(type(v) is RawDocuments and v.end - v.start > MAX_PROFILE_COMMAND_BYTES
                                       for v in cmd.values()):
         return bounded
-    return {k: ("xxx" if k == "pwd" else materialize(v)) for k, v in cmd.items()}
+    return {k: materialize(v) for k, v in cmd.items()}
 
 
 def profile_command(name: str, cmd: dict) -> dict:

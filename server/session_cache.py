@@ -6,32 +6,33 @@ with the time of its last use; ``endSessions``/``killSessions`` remove it; sessi
 ``logicalSessionTimeoutMinutes`` (30) expire. The record is mongod's ``{_id: {id, uid}, lastUse}`` where
 ``uid`` is the SHA-256 digest of the authenticated user (of the empty string without one), plus
 ``user: {name}`` for an authenticated user. Event-loop thread only; bounded like mongod's cache.
+
+Invariant: a session is keyed by (session id, owner) — the owner being the
+:class:`~server.auth.names.Principal` that used it (None without authentication) — as mongod keys
+it by (id, uid): two users using the same id have two sessions, and one user's commands never
+refresh, end or kill the other's. ``uid`` and ``user.name`` are display values only (mongod's
+digest of ``"user@db"`` is ambiguous when names contain '@'); owners are compared as principals.
 """
 
 from __future__ import annotations
 
 import datetime
-import hashlib
 import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from bson.binary import Binary
 
+from server.auth.names import ANYONE, session_digest, visible_to
+
 TIMEOUT_SECONDS = 30 * 60
 MAX_SESSIONS = 1_000_000  # mongod's maxSessions
-NO_AUTH_DIGEST = hashlib.sha256(b"").digest()
-
-
-def user_digest(user: str, db: str) -> bytes:
-    """mongod's getLogicalSessionUserDigestFor: sha256("user@db"), of "" without a user."""
-    return NO_AUTH_DIGEST if not user and not db else hashlib.sha256(f"{user}@{db}".encode()).digest()
 
 
 class SessionCache:
     def __init__(self) -> None:
-        # session id -> [uid digest, user name or None, last use in epoch seconds] (a list: one
-        # lookup refreshes a known session)
-        self._sessions: dict[Any, list] = {}
+        # (session id, owner Principal or None) -> last use in epoch seconds
+        self._sessions: dict[tuple[Any, Any], float] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -40,46 +41,51 @@ class SessionCache:
         session_id = lsid.get("id") if isinstance(lsid, dict) else None
         if session_id is None:
             return
-        known = self._sessions.get(session_id)
-        if known is not None:  # a session belongs to the user who created it: only its last use moves
-            known[2] = time.time()
+        try:
+            hash(session_id)
+        except TypeError:  # a client's odd lsid id (a document, an array) names no session
             return
-        users = getattr(conn, "users", None) or ()
-        if users:
-            first = users[0]
-            digest, name = user_digest(first["user"], first["db"]), f"{first['user']}@{first['db']}"
-        else:
-            digest, name = NO_AUTH_DIGEST, None
+        key = (session_id, getattr(conn, "principal", None))
         sessions = self._sessions
-        if session_id not in sessions and len(sessions) >= MAX_SESSIONS:
+        if key not in sessions and len(sessions) >= MAX_SESSIONS:
             self.expire()
             if len(sessions) >= MAX_SESSIONS:
                 return  # full of live sessions: mongod refuses new ones; we stop recording them
-        sessions[session_id] = [digest, name, time.time()]
+        sessions[key] = time.time()
 
-    def end(self, session_ids) -> None:
-        for session_id in session_ids:
-            self._sessions.pop(session_id, None)
+    def end(self, session_ids: Iterable[Any] | None, owner: Any = ANYONE) -> None:
+        """Forget the sessions with these ids (None: any id) that ``owner`` (a Principal, or ANYONE) used."""
+        wanted = set(session_ids) if session_ids is not None else None
+        for key in [k for k in self._sessions
+                    if (wanted is None or k[0] in wanted) and visible_to(k[1], owner)]:
+            del self._sessions[key]
 
-    def clear(self) -> None:
-        self._sessions.clear()
+    def clear(self, names: Any = None) -> None:
+        """Forget every session (of the users named in ``names``, a set of UserName, unless None)."""
+        if names is None:
+            self._sessions.clear()
+            return
+        for key in [k for k in self._sessions if k[1] is not None and k[1].name in names]:
+            del self._sessions[key]
 
     def expire(self, now: float | None = None) -> None:
         limit = (now or time.time()) - TIMEOUT_SECONDS
-        for session_id in [s for s, (_d, _n, last) in self._sessions.items() if last < limit]:
-            del self._sessions[session_id]
+        for key in [k for k, last in self._sessions.items() if last < limit]:
+            del self._sessions[key]
 
-    def records(self, digests: set[bytes] | None) -> list[dict[str, Any]]:
-        """The session records of the given users (None: every user), newest use first."""
+    def records(self, wanted: Callable[[Any], bool] | None) -> list[dict[str, Any]]:
+        """The session records whose owner (a Principal or None) ``wanted`` accepts (None: every
+        session), newest use first."""
         self.expire()
         out = []
-        for session_id, (digest, name, last) in sorted(self._sessions.items(), key=lambda kv: -kv[1][2]):
-            if digests is not None and digest not in digests:
+        for (session_id, owner), last in sorted(self._sessions.items(), key=lambda kv: -kv[1]):
+            if wanted is not None and not wanted(owner):
                 continue
-            record: dict[str, Any] = {"_id": {"id": session_id, "uid": Binary(digest, 0)},
+            name = owner.name if owner is not None else None
+            record: dict[str, Any] = {"_id": {"id": session_id, "uid": Binary(session_digest(name), 0)},
                                       "lastUse": datetime.datetime.fromtimestamp(last, datetime.UTC)
                                       .replace(tzinfo=None, microsecond=(int(last * 1000) % 1000) * 1000)}
             if name is not None:
-                record["user"] = {"name": name}
+                record["user"] = {"name": name.display()}
             out.append(record)
         return out

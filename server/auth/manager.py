@@ -29,6 +29,8 @@ from typing import Any
 from server.auth import builtin_roles as B
 from server.auth import resources as R
 from server.auth import scram, store
+from server.auth.names import Principal, UserName
+from server.auth.throttle import AuthThrottle
 
 RoleName = tuple[str, str]  # (role, db)
 REFRESH_SECONDS = 2.0
@@ -44,8 +46,18 @@ class ResolvedUser:
     privileges: dict[R.Pattern, frozenset] = field(default_factory=dict)
 
     @property
-    def name(self) -> str:
-        return f"{self.user}@{self.db}"
+    def name(self) -> UserName:
+        return UserName(self.user, self.db)
+
+    @property
+    def principal(self) -> Principal:
+        """The name and the ``userId`` of the document resolved (mongod's User::getID())."""
+        user_id = self.document.get("userId")
+        try:
+            hash(user_id)
+        except TypeError:  # a hand-written document's odd userId still names this user only
+            user_id = repr(user_id)
+        return Principal(self.name, user_id)
 
 
 def role_list(value: Any) -> list[RoleName]:
@@ -110,8 +122,9 @@ class AuthManager:
         self.generation = 0
         self.secret = os.urandom(32)
         self._has_users: tuple[int, float, bool] | None = None
-        self._resolved: dict[tuple[str, str], tuple[float, ResolvedUser | None]] = {}
+        self._resolved: dict[UserName, tuple[float, ResolvedUser | None]] = {}
         self._graph: tuple[int, float, RoleGraph] | None = None
+        self.throttle = AuthThrottle()  # failed authentications: bounded log, per-address back-off
 
     def changed(self) -> None:
         """Users or roles changed: every cached resolution is stale."""
@@ -138,11 +151,18 @@ class AuthManager:
         return cached[2]
 
     def user_document(self, db: str, user: str) -> dict | None:
-        return store.read_one(self.engine, store.USERS, store.user_id(db, user))
+        """The user's document, found by ``_id`` ("<db>.<user>": unambiguous, a database name has no
+        '.') and kept only when its ``user`` and ``db`` are that pair (a hand-written document with
+        a mismatched ``_id`` names nobody)."""
+        doc = store.read_one(self.engine, store.USERS, store.user_id(db, user))
+        if doc is None or doc.get("user") != user or doc.get("db") != db:
+            return None
+        return doc
 
-    def resolve(self, db: str, user: str) -> ResolvedUser | None:
+    def resolve(self, name: UserName) -> ResolvedUser | None:
         """The user with its roles and privileges, or None when it does not exist (cached)."""
-        key = (db, user)
+        key = name
+        db, user = name.db, name.user
         cached = self._resolved.get(key)
         if cached is not None and time.monotonic() - cached[0] < REFRESH_SECONDS:
             return cached[1]
@@ -159,18 +179,22 @@ class AuthManager:
             self._resolved[key] = (time.monotonic(), resolved)
         return resolved
 
-    def credential(self, db: str, user: str, mechanism: str) -> tuple[scram.Credential | None, str, bool]:
-        """(stored credential, why not, whether the user exists) for a SCRAM conversation."""
+    def credential(self, db: str, user: str, mechanism: str) -> tuple[scram.Credential | None, str, bool, Any]:
+        """(stored credential, why not, whether the user exists, the document's ``userId``) for a
+        SCRAM conversation: the login that follows must find the same user id (a user dropped and
+        re-created while the conversation ran is not the user whose key verified the proof)."""
         doc = self.user_document(db, user)
         if doc is None:
-            return None, f"UserNotFound: Could not find user \"{user}\" for db \"{db}\"", False
+            return None, f"UserNotFound: Could not find user \"{user}\" for db \"{db}\"", False, None
+        user_id = doc.get("userId")
         stored = (doc.get("credentials") or {}).get(mechanism)
         if stored is None:
-            return None, "Unable to perform SCRAM authentication for a user with missing or invalid SCRAM credentials", True
+            return (None, "Unable to perform SCRAM authentication for a user with missing or invalid SCRAM "
+                    "credentials", True, user_id)
         try:
-            return scram.Credential.from_document(stored), "", True
+            return scram.Credential.from_document(stored), "", True, user_id
         except scram.ScramError as exc:
-            return None, str(exc), True
+            return None, str(exc), True, user_id
 
     def decoy(self, db: str, user: str, mechanism: str) -> tuple[bytes, int]:
         """Salt and iteration count shown for a user that cannot authenticate with ``mechanism``."""

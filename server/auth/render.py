@@ -1,7 +1,8 @@
 """A command document as mongod prints it in messages (``{ find: "c", filter: {}, $db: "test" }``),
 with secrets replaced and the size bounded.
 
-``pwd`` values become ``"xxx"`` and SASL ``payload`` values ``"xxx"`` (mongod's redactForLogging);
+Secret fields (``pwd`` of createUser/updateUser, SASL ``payload`` ...) become ``"xxx"`` by THE rule,
+:func:`server.auth.redaction.redact_command` (mongod's snipForLogging);
 OP_MSG document sequences are left out (mongod prints the command body only); a long rendering is
 cut at :data:`LIMIT` characters so a huge insert cannot make a huge message.
 """
@@ -17,9 +18,9 @@ from bson.binary import Binary
 from bson.objectid import ObjectId
 
 from protocol.messages import RawDocuments
+from server.auth.redaction import redact_command
 
 LIMIT = 4096
-SECRET_FIELDS = frozenset({"pwd", "payload"})
 
 
 class _Full(Exception):
@@ -32,8 +33,9 @@ class _Out(list):
 
 def render_command(cmd: dict[str, Any]) -> str:
     out = _Out()
+    cmd, _ = redact_command(cmd)
     try:
-        _value(cmd, out, top=True)
+        _value(cmd, out)
     except _Full:
         return "".join(out)[:LIMIT] + "..."
     return "".join(out)
@@ -46,7 +48,7 @@ def _emit(out: _Out, text: str) -> None:
         raise _Full
 
 
-def _value(value: Any, out: _Out, top: bool = False) -> None:
+def _value(value: Any, out: _Out) -> None:
     if isinstance(value, dict):
         if not value:
             _emit(out, "{}")
@@ -60,10 +62,7 @@ def _value(value: Any, out: _Out, top: bool = False) -> None:
                 _emit(out, ", ")
             first = False
             _emit(out, f"{key}: ")
-            if top and key in SECRET_FIELDS:
-                _emit(out, '"xxx"')
-            else:
-                _value(item, out)
+            _value(item, out)
         _emit(out, " }")
     elif isinstance(value, list):
         if not value:

@@ -22,6 +22,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.auth import accounts
 from server.auth import resources as R
+from server.auth.names import UserName, same_principal, session_digest
 from server.auth.pipelines import pipeline_privileges
 from server.auth.render import render_command
 from server.auth.session import LOCALHOST_PRIVILEGES, AuthSession, is_localhost, session_of
@@ -251,8 +252,23 @@ def _get_more(req: Request) -> None:
     cursor_id = req.cmd.get("getMore")
     if isinstance(cursor_id, int) and not isinstance(cursor_id, bool):
         cursor = req.server.cursors.get(int(cursor_id))
-        if cursor is not None and getattr(cursor, "owner", None) != req.session.name:
+        if cursor is not None and not same_principal(getattr(cursor, "owner", None), req.session.principal):
             raise MongoError(ErrorCode.Unauthorized, f"cursor id {int(cursor_id)} was not created by the authenticated user")
+
+
+def _kill_sessions(req: Request) -> None:
+    """mongod's KillSessionsCommand: any authenticated user may kill its own sessions (an ``id``
+    alone names the caller's session of that id: others' are left alone, the answer is still ok);
+    naming another user's session by its ``uid`` needs ``killAnySession`` (or ``impersonate``)."""
+    authenticated(req)
+    items = req.cmd.get("killSessions")
+    own = session_digest(req.session.name)
+    for item in items if isinstance(items, list) else []:
+        uid = item.get("uid") if isinstance(item, dict) else None
+        if uid is None or (isinstance(uid, bytes) and bytes(uid) == own):
+            continue  # the caller's own sessions: the handler kills only those it owns
+        if not (req.allowed(R.CLUSTER, "killAnySession") or req.allowed(R.CLUSTER, "impersonate")):
+            raise MongoError(ErrorCode.Unauthorized, "Unauthorized to set user digest in LogicalSessionId")
 
 
 def _kill_cursors(req: Request) -> None:
@@ -261,7 +277,7 @@ def _kill_cursors(req: Request) -> None:
     ids = req.cmd.get("cursors")
     for value in ids if isinstance(ids, list) else []:
         cursor = req.server.cursors.get(int(value)) if isinstance(value, int) and not isinstance(value, bool) else None
-        if cursor is None or getattr(cursor, "owner", None) == req.session.name:
+        if cursor is None or same_principal(getattr(cursor, "owner", None), req.session.principal):
             continue
         if not (req.allowed(R.CLUSTER, "killAnyCursor") or req.allowed(ns, "killAnyCursor")):
             raise Denied
@@ -308,7 +324,8 @@ def _create_user(req: Request) -> None:
 
 
 def _is_self(req: Request, user: Any, db: str) -> bool:
-    return req.session.user == user and req.session.db == db
+    name = req.session.name
+    return name is not None and isinstance(user, str) and name == UserName(user, db)
 
 
 def _update_user(req: Request) -> None:
@@ -345,7 +362,7 @@ def _roles_info(req: Request) -> None:
     if targets == "db":
         req.require(R.db_target(req.db), "viewRole")
         return
-    resolved = req.session.resolved(req.server.auth) if req.authenticated else None
+    resolved = req.session.resolved(req.server.auth, req.conn) if req.authenticated else None
     held = set(resolved.inherited) if resolved is not None else set()
     for role in targets:
         if role not in held:
@@ -382,7 +399,7 @@ def _kill_op(req: Request) -> None:
     opid = req.cmd.get("op")
     if req.authenticated and isinstance(opid, int | float) and not isinstance(opid, bool):
         op = req.server.operations.get(int(opid) & 0xFFFFFFFF) if float(opid).is_integer() else None
-        if op is not None and op.conn is not None and op.conn.user == req.session.name:
+        if op is not None and op.conn is not None and same_principal(op.conn.principal, req.session.principal):
             return
     raise Denied
 
@@ -397,7 +414,7 @@ RULES: dict[str, Rule | None] = {
     "authenticate": OPEN, "buildInfo": OPEN, "connectionStatus": OPEN, "hello": OPEN, "isMaster": OPEN,
     "listCommands": OPEN, "logout": OPEN, "ping": OPEN, "saslContinue": OPEN, "saslStart": OPEN,
     # authenticated, no privilege
-    "endSessions": authenticated, "killSessions": authenticated, "refreshSessions": authenticated,
+    "endSessions": authenticated, "killSessions": _kill_sessions, "refreshSessions": authenticated,
     "startSession": authenticated, "whatsmyuri": authenticated,
     "getMore": _get_more, "killCursors": _kill_cursors,
     # reads
@@ -461,7 +478,7 @@ def authorize(server: Any, conn: Any, name: str, db: str, cmd: dict) -> dict:
     if rule is OPEN:
         return cmd
     session = session_of(conn)
-    privileges = session.privileges(manager)
+    privileges = session.privileges(manager, conn)
     if privileges is None:
         if not (manager.localhost_bypass and is_localhost(conn) and not manager.has_users()):
             raise MongoError(ErrorCode.Unauthorized, f"Command {name} requires authentication")

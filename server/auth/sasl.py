@@ -7,6 +7,8 @@
   unknown user, missing credentials — answers 18 "Authentication failed." and is logged with
   mongod's id 20249 and attributes (mechanism, speculative, principalName, authenticationDatabase,
   remote, extraInfo, error); never the password or the payload. Success is logged as 20250.
+  Failures go through :func:`reject`: the 20249 lines are rate-limited and a client address that
+  keeps failing waits before each answer (server/auth/throttle.py); a success resets its address.
 - An unknown user is not refused at saslStart: it gets a decoy server-first message and fails at
   the proof, exactly like a wrong password. (A user that exists but has no credential for the
   mechanism fails at saslStart, as in mongod, so drivers can fall back to the other mechanism.)
@@ -19,6 +21,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 from typing import Any
@@ -29,7 +32,9 @@ from protocol.errors import ErrorCode, MongoError
 from server import log
 from server.arguments import field, wrong_type
 from server.auth import scram
+from server.auth.names import UserName
 from server.auth.session import Conversation, session_of
+from server.auth.throttle import LOG_LINES_PER_SECOND, SUPPRESSED_ID, source_address
 
 # ``ctx`` is a server.context.CommandContext (server, conn, params): not imported, because
 # server.context pulls in modules above this layer and import-linter counts even type-only imports.
@@ -65,12 +70,34 @@ def _log_attrs(ctx: CommandContext, conv: Conversation, principal: str) -> dict[
     }
 
 
-def _fail(ctx: CommandContext, conv: Conversation, principal: str, reason: str) -> MongoError:
+async def _fail(ctx: CommandContext, conv: Conversation, principal: str, reason: str) -> MongoError:
     session = session_of(ctx.conn)
     session.conversation = None
     attrs = _log_attrs(ctx, conv, principal)
     attrs["error"] = reason if reason.startswith("UserNotFound") else f"AuthenticationFailed: {reason}"
-    log.log(log.INFO, "ACCESS", 20249, "Authentication failed", ctx=f"conn{ctx.conn.id}", attr=attrs)
+    return await reject(ctx, attrs, speculative=conv.speculative)
+
+
+async def reject(ctx: CommandContext, attrs: dict[str, Any], *, speculative: bool = False) -> MongoError:
+    """Every failed authentication ends here: its 20249 log line (rate-limited) and, unless it was
+    speculative, the per-address back-off (an asyncio sleep before the answer; server.auth.throttle).
+    Returns the 18 "Authentication failed." error to raise."""
+    manager = ctx.server.auth
+    throttle = getattr(manager, "throttle", None)
+    if throttle is None:
+        log.log(log.INFO, "ACCESS", 20249, "Authentication failed", ctx=f"conn{ctx.conn.id}", attr=attrs)
+        return MongoError(ErrorCode.AuthenticationFailed, AUTH_FAILED)
+
+    def summary(count: int) -> None:
+        log.log(log.INFO, "ACCESS", SUPPRESSED_ID, "Authentication failure log lines suppressed", ctx="conn",
+                attr={"suppressed": count, "limitPerSecond": LOG_LINES_PER_SECOND})
+
+    if throttle.should_log(summary, asyncio.get_running_loop().call_later):
+        log.log(log.INFO, "ACCESS", 20249, "Authentication failed", ctx=f"conn{ctx.conn.id}", attr=attrs)
+    if not speculative:
+        delay = throttle.failed(source_address(ctx.conn.peer))
+        if delay:
+            await asyncio.sleep(delay)
     return MongoError(ErrorCode.AuthenticationFailed, AUTH_FAILED)
 
 
@@ -92,13 +119,13 @@ async def start(ctx: CommandContext, cmd: dict, db: str, *, speculative: bool = 
     try:
         _, _, user, _ = scram.parse_client_first(payload)
     except scram.ScramError as exc:
-        raise _fail(ctx, conv, "", str(exc)) from None
+        raise await _fail(ctx, conv, "", str(exc)) from None
     manager = ctx.server.auth
-    credential, reason, exists = manager.credential(db, user, mechanism)
+    credential, reason, exists, user_id = manager.credential(db, user, mechanism)
     if exists and credential is None:
         # Like mongod: a user without credentials for this mechanism fails at once, so a driver whose
         # speculative SCRAM-SHA-256 attempt gets no answer falls back to the mechanism it has.
-        raise _fail(ctx, conv, user, reason)
+        raise await _fail(ctx, conv, user, reason)
     conv.scram = scram.ServerConversation(
         mechanism,
         credential,
@@ -106,6 +133,7 @@ async def start(ctx: CommandContext, cmd: dict, db: str, *, speculative: bool = 
         skip_empty_exchange=bool(options.get("skipEmptyExchange", False)),
     )
     conv.reason = reason
+    conv.user_id = user_id
     session.conversation = conv
     return await _step(ctx, conv, payload, as_text)
 
@@ -129,22 +157,27 @@ async def _step(ctx: CommandContext, conv: Conversation, payload: bytes, as_text
         answer, done = mech.step(payload)
     except scram.ScramError as exc:
         reason = conv.reason if str(exc).startswith("UserNotFound") else str(exc)
-        raise _fail(ctx, conv, mech.user, reason or str(exc)) from None
+        raise await _fail(ctx, conv, mech.user, reason or str(exc)) from None
     if done:
         session = session_of(ctx.conn)
         session.conversation = None
         manager = ctx.server.auth
         generation = manager.generation
-        resolved = manager.resolve(conv.db, mech.user)
+        resolved = manager.resolve(UserName(mech.user, conv.db))
         if resolved is None:
-            raise _fail(ctx, conv, mech.user, f"UserNotFound: Could not find user \"{mech.user}\" for db \"{conv.db}\"")
-        if session.user is not None and (session.user, session.db) != (resolved.user, resolved.db):
+            raise await _fail(ctx, conv, mech.user, f"UserNotFound: Could not find user \"{mech.user}\" for db \"{conv.db}\"")
+        if resolved.document.get("userId") != conv.user_id:  # dropped (and re-created) mid-conversation
+            raise await _fail(ctx, conv, mech.user, "UserNotFound: the user changed during the conversation")
+        if session.name is not None and session.name != resolved.name:
             raise MongoError(
                 5626701,
                 "Each client connection may only be authenticated once. "
-                f"Previously authenticated as: {session.name}",
+                f"Previously authenticated as: {session.name.display()}",
             )
         session.login(resolved, generation)
+        throttle = getattr(manager, "throttle", None)
+        if throttle is not None:
+            throttle.succeeded(source_address(ctx.conn.peer))
         if not log.is_quiet():
             log.log(log.INFO, "ACCESS", 20250, "Authentication succeeded", ctx=f"conn{ctx.conn.id}",
                     attr=_log_attrs(ctx, conv, mech.user))

@@ -1,8 +1,11 @@
 """Per-connection authentication state (``ConnectionInfo.auth``), never global.
 
 An :class:`AuthSession` holds who is authenticated on this connection (at most one user, as in
-mongod 7.0), the SASL conversation in progress, and the user's resolved privileges for the manager
-generation they were computed at. ``privileges()`` re-resolves when users or roles changed since.
+mongod 7.0) as a :class:`~server.auth.names.Principal` (name and ``userId``), the SASL conversation in
+progress, and the user's resolved privileges for the manager generation they were computed at.
+``privileges()`` re-resolves when users or roles changed since; privileges are only ever those of
+the same user id: when the user was dropped (or dropped and re-created, a new ``userId``), the
+session is logged out, as mongod's AuthorizationSession drops a deleted or changed user.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from server import log
 from server.auth import resources as R
 from server.auth.manager import REFRESH_SECONDS, AuthManager, ResolvedUser
+from server.auth.names import Principal, UserName
 
 # What an unauthenticated localhost connection may do while no user or role exists (mongod's
 # localhost exception): create the first user (or role) in admin, and nothing else.
@@ -31,14 +36,14 @@ class Conversation:
     speculative: bool
     scram: Any  # server.auth.scram.ServerConversation
     reason: str = ""  # why the stored credential could not be used (logged if the conversation fails)
+    user_id: Any = None  # userId of the document whose credential the conversation uses
 
 
 class AuthSession:
-    __slots__ = ("user", "db", "conversation", "_resolved", "_generation", "_at")
+    __slots__ = ("principal", "conversation", "_resolved", "_generation", "_at")
 
     def __init__(self) -> None:
-        self.user: str | None = None
-        self.db: str | None = None
+        self.principal: Principal | None = None
         self.conversation: Conversation | None = None
         self._resolved: ResolvedUser | None = None
         self._generation = -1
@@ -46,40 +51,53 @@ class AuthSession:
 
     @property
     def authenticated(self) -> bool:
-        return self.user is not None
+        return self.principal is not None
 
     @property
-    def name(self) -> str | None:
-        """``user@db`` of the authenticated user (cursor ownership, logs), or None."""
-        return f"{self.user}@{self.db}" if self.user is not None else None
+    def name(self) -> UserName | None:
+        """The authenticated user's name, or None."""
+        return self.principal.name if self.principal is not None else None
+
+    @property
+    def user(self) -> str | None:
+        return self.principal.name.user if self.principal is not None else None
+
+    @property
+    def db(self) -> str | None:
+        return self.principal.name.db if self.principal is not None else None
 
     def login(self, resolved: ResolvedUser, generation: int) -> None:
-        self.user, self.db = resolved.user, resolved.db
+        self.principal = resolved.principal
         self._resolved, self._generation, self._at = resolved, generation, time.monotonic()
 
     def logout(self) -> None:
-        self.user = self.db = None
+        self.principal = None
         self.conversation = None
         self._resolved = None
         self._generation = -1
 
-    def resolved(self, manager: AuthManager) -> ResolvedUser | None:
-        """The authenticated user as it is now (None if not authenticated or dropped since)."""
-        if self.user is None:
+    def resolved(self, manager: AuthManager, conn: Any = None) -> ResolvedUser | None:
+        """The authenticated user as it is now; None if not authenticated. A user that no longer
+        exists under this user id (dropped, or dropped and re-created) logs the session out."""
+        principal = self.principal
+        if principal is None:
             return None
         now = time.monotonic()
         if self._generation != manager.generation or now - self._at >= REFRESH_SECONDS:
-            self._generation = manager.generation
-            self._resolved = manager.resolve(self.db, self.user)
-            self._at = now
+            generation = manager.generation
+            resolved = manager.resolve(principal.name)
+            if resolved is None or resolved.principal != principal:
+                self.logout()
+                log.log(log.INFO, "ACCESS", 20245, "Removed deleted user from session cache of user information",
+                        ctx=f"conn{getattr(conn, 'id', 0)}", attr={"user": principal.name.document()})
+                return None
+            self._resolved, self._generation, self._at = resolved, generation, now
         return self._resolved
 
-    def privileges(self, manager: AuthManager) -> dict[R.Pattern, frozenset] | None:
-        """The user's privileges; None when nobody is authenticated; {} for a dropped user."""
-        if self.user is None:
-            return None
-        resolved = self.resolved(manager)
-        return resolved.privileges if resolved is not None else {}
+    def privileges(self, manager: AuthManager, conn: Any = None) -> dict[R.Pattern, frozenset] | None:
+        """The user's privileges; None when nobody is authenticated (or the user was dropped)."""
+        resolved = self.resolved(manager, conn)
+        return resolved.privileges if resolved is not None else None
 
 
 def session_of(conn: Any) -> AuthSession:
@@ -99,7 +117,7 @@ def auth_info(manager: AuthManager, conn: Any, show_privileges: bool) -> dict[st
     """``connectionStatus.authInfo``: the user, the roles granted to it and, on request, every
     privilege those roles give (inherited roles included) as ``[{resource, actions}]``."""
     session = conn.auth
-    resolved = session.resolved(manager) if session is not None else None
+    resolved = session.resolved(manager, conn) if session is not None else None
     info: dict[str, Any] = {
         "authenticatedUsers": [{"user": resolved.user, "db": resolved.db}] if resolved else [],
         "authenticatedUserRoles": [{"role": r, "db": d} for r, d in resolved.roles] if resolved else [],

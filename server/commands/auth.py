@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
 from server import log
 from server.arguments import field
 from server.auth import sasl
@@ -33,12 +32,11 @@ async def authenticate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, An
     user = cmd.get("user") if isinstance(cmd.get("user"), str) else ""
     reason = ("No verified subject name available from client" if mechanism == "MONGODB-X509"
               else f"Unsupported mechanism: {mechanism}")
-    log.log(log.INFO, "ACCESS", 20249, "Authentication failed", ctx=f"conn{ctx.conn.id}", attr={
+    raise await sasl.reject(ctx, {
         "mechanism": mechanism, "speculative": False, "principalName": user,
         "authenticationDatabase": ctx.db, "remote": ctx.conn.peer, "extraInfo": {},
         "error": f"AuthenticationFailed: {reason}",
     })
-    raise MongoError(ErrorCode.AuthenticationFailed, sasl.AUTH_FAILED)
 
 
 async def logout(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:

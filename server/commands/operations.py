@@ -18,6 +18,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.arguments import GENERIC_ARGUMENTS
+from server.auth.names import ANYONE
 from server.context import CommandContext, CommandSpec
 from server.query.expr_base import type_name
 from server.query.expr_logic import truthy
@@ -30,9 +31,9 @@ def report(server: Any, viewer: Any, *, all_users: bool, idle_connections: bool 
            idle_cursors: bool = False, truncate: bool = True) -> list[dict[str, Any]]:
     """The currentOp entries of this server that ``viewer`` (the caller's ConnectionInfo) asked for
     (shared by the command and the ``$currentOp`` stage)."""
-    owner = None
+    owner = ANYONE
     if not all_users and server.auth is not None and server.auth.enabled:
-        owner = (viewer.user if viewer is not None else None) or ""  # "": nobody's, never everything
+        owner = viewer.principal if viewer is not None else None  # None: nobody's, never everything
     return server.operations.report(
         server.host,
         idle_connections=idle_connections,

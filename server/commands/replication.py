@@ -19,9 +19,9 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.arguments import wrong_type
+from server.auth.names import UserName, same_principal
 from server.commands import _collection as C
 from server.context import CommandContext, CommandSpec
-from server.session_cache import user_digest
 
 NOT_REPLSET = "not running with --replSet"
 
@@ -76,13 +76,14 @@ def local_sessions(ctx: CommandContext, spec: Any) -> Iterator[dict]:
         raise MongoError(ErrorCode.UnsupportedFormat,
                          f"{stage} may not specify {{allUsers:true}} and {{users:[...]}} at the same time")
     if all_users:
-        digests = None
+        wanted = None
     elif users:
-        digests = {user_digest(u["user"], u["db"]) for u in users}
-    else:  # the caller's own sessions
-        me = (getattr(ctx.conn, "users", None) or [{"user": "", "db": ""}])[0]
-        digests = {user_digest(me["user"], me["db"])}
-    return iter(ctx.server.sessions.records(digests))
+        names = {UserName(u["user"], u["db"]) for u in users}
+        wanted = lambda owner: owner is not None and owner.name in names  # noqa: E731
+    else:  # the caller's own sessions (without a user: the sessions used without one)
+        me = ctx.conn.principal
+        wanted = (lambda owner: owner is None) if me is None else (lambda owner: same_principal(owner, me))
+    return iter(ctx.server.sessions.records(wanted))
 
 
 COMMANDS = [

@@ -4,6 +4,13 @@ Tidemark is a standalone without transactions: sessions exist only so that drive
 ``lsid`` to commands (hello advertises logicalSessionTimeoutMinutes). A session owns nothing but
 the cursors opened under it, which killSessions/killAllSessions close. The sessions seen are kept in
 ``server.session_cache`` for ``$listLocalSessions``.
+
+Under access control a session id names the caller's session of that id (mongod fills the
+``uid`` with the caller's digest): ``endSessions``/``killSessions`` end and kill only what the
+caller's principal owns (``killSessions: []``: all of it), and answer ok whatever the ids (another user's session is left alone, as
+mongod leaves it). An explicit ``uid`` of someone else needs ``killAnySession`` (server.auth.rules);
+then the sessions of that id are killed whoever owns them. ``killAllSessions: [{user, db}, ...]``
+kills those users' sessions, ``[]`` everyone's.
 """
 
 from __future__ import annotations
@@ -12,8 +19,16 @@ import uuid
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.auth.names import ANYONE, UserName, session_digest
 from server.commands.handshake import LOGICAL_SESSION_TIMEOUT_MINUTES
 from server.context import CommandContext, CommandSpec
+
+
+def _caller(ctx: CommandContext) -> Any:
+    """Whose sessions this command may end or kill: the caller's principal under access control,
+    ANYONE without it."""
+    manager = ctx.server.auth
+    return ctx.conn.principal if manager is not None and manager.enabled else ANYONE
 
 
 def _session_list(ctx: CommandContext, cmd: dict[str, Any]) -> list[dict[str, Any]]:
@@ -40,7 +55,7 @@ async def start_session(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
 
 
 async def end_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    ctx.server.sessions.end(item["id"] for item in _session_list(ctx, cmd))
+    ctx.server.sessions.end((item["id"] for item in _session_list(ctx, cmd)), owner=_caller(ctx))
     return {}
 
 
@@ -52,8 +67,22 @@ async def refresh_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str
 
 async def kill_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     sessions = _session_list(ctx, cmd)
-    ctx.server.cursors.kill_sessions({item["id"] for item in sessions})
-    ctx.server.sessions.end(item["id"] for item in sessions)
+    caller = _caller(ctx)
+    if not sessions:  # mongod: every session of the caller (of everyone without access control)
+        if caller is not None:
+            ctx.server.cursors.kill_sessions(None, owner=caller)
+            ctx.server.sessions.end(None, owner=caller)
+        return {}
+    own = session_digest(ctx.conn.principal.name if ctx.conn.principal is not None else None)
+    mine, anyones = set(), set()
+    for item in sessions:
+        uid = item.get("uid")
+        # an explicit uid other than the caller's passed the killAnySession check (server.auth.rules)
+        (anyones if isinstance(uid, bytes) and bytes(uid) != own else mine).add(item["id"])
+    for ids, owner in ((mine, caller), (anyones, ANYONE)):
+        if ids:
+            ctx.server.cursors.kill_sessions(ids, owner=owner)
+            ctx.server.sessions.end(ids, owner=owner)
     return {}
 
 
@@ -63,8 +92,15 @@ async def kill_all_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[st
         raise MongoError(
             ErrorCode.TypeMismatch, "BSON field 'killAllSessions.killAllSessions' must be an array"
         )
-    ctx.server.cursors.kill_sessions(None)
-    ctx.server.sessions.clear()
+    names = None
+    if value:
+        if not all(isinstance(u, dict) and isinstance(u.get("user"), str) and isinstance(u.get("db"), str)
+                   for u in value):
+            raise MongoError(ErrorCode.TypeMismatch,
+                             "BSON field 'killAllSessions.killAllSessions' must be an array of {user, db}")
+        names = {UserName(u["user"], u["db"]) for u in value}
+    ctx.server.cursors.kill_sessions(None, names=names)
+    ctx.server.sessions.clear(names)
     return {}
 
 

@@ -16,6 +16,7 @@ from protocol.errors import ErrorCode, MongoError
 from server.arguments import check_fields, field
 from server.auth import accounts, store
 from server.auth.manager import role_list
+from server.auth.names import UserName
 from server.context import CommandContext, CommandSpec
 from server.query.match import compile_filter
 
@@ -36,6 +37,11 @@ async def write(ctx: CommandContext, fn: Any) -> Any:
         return await asyncio.wrap_future(ctx.server.engine.write(fn))
     finally:
         ctx.server.auth.changed()
+
+
+def _name_of(doc: dict) -> UserName | None:
+    user, db = doc.get("user"), doc.get("db")
+    return UserName(user, db) if isinstance(user, str) and isinstance(db, str) else None
 
 
 def _user_db_check(db: str) -> None:
@@ -130,8 +136,7 @@ async def drop_user(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     command, db = "dropUser", ctx.db
     check_fields(cmd, command, set())
     user = name_arg(cmd, command)
-    _id = store.user_id(db, user)
-    if not await write(ctx, store.delete(store.USERS, lambda doc: doc.get("_id") == _id)):
+    if not await write(ctx, store.delete(store.USERS, lambda doc: doc.get("user") == user and doc.get("db") == db)):
         raise MongoError(ErrorCode.UserNotFound, f"User '{user}@{db}' not found")
     return {}
 
@@ -187,8 +192,9 @@ async def users_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
         if targets == "db":
             docs = [d for d in docs if d.get("db") == db]
         elif targets != "all":
-            wanted = {store.user_id(d, u): i for i, (u, d) in enumerate(targets)}
-            docs = sorted((d for d in docs if d.get("_id") in wanted), key=lambda d: wanted[d["_id"]])
+            # by (user, db) pair: "<db>.<user>" _ids of a '.'-bearing db argument could name another user
+            wanted = {UserName(u, d): i for i, (u, d) in enumerate(targets)}
+            docs = sorted((d for d in docs if _name_of(d) in wanted), key=lambda d: wanted[_name_of(d)])
         else:
             docs.sort(key=lambda d: (str(d.get("db")), str(d.get("user"))))
         graph = manager.graph()

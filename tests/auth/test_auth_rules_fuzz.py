@@ -9,13 +9,14 @@ import pytest
 
 from protocol.errors import MongoError
 from server.auth import builtin_roles as B
+from server.auth.names import Principal, UserName
 from server.auth.rules import OPEN, RULES, Denied, Request
 from server.auth.session import AuthSession
 from server.dispatch import build_table
 
 VALUES = [None, 0, 1, -1, 2**40, 1.5, "", "c", "a.b", "system.users", "x" * 300, [], [1], ["c"], [{}],
           [{"$out": 1}], {}, {"x": 1}, {"db": 1}, {"role": "r", "db": "d"}, {"user": "u", "db": "d"},
-          {"forAllDBs": True}, True, b"\x00", [{"resource": {"cluster": True}, "actions": ["find"]}]]
+          {"forAllDBs": True}, True, b"\x00", [{"id": 1, "uid": b"\x01" * 32}], [{"uid": "x"}], [{"resource": {"cluster": True}, "actions": ["find"]}]]
 STAGES = ["$out", "$merge", "$lookup", "$graphLookup", "$unionWith", "$facet", "$collStats", "$indexStats",
           "$currentOp", "$listSessions", "$changeStream", "$match", "$listCatalog", "$planCacheStats"]
 
@@ -30,7 +31,7 @@ class _Stub:
     def get(self, cursor_id):
         return None
 
-    def resolve(self, db, user):
+    def resolve(self, name):
         return None
 
 
@@ -46,7 +47,7 @@ def test_rules_never_raise_unexpected_errors(name):
     rng = random.Random(name)
     server = _Stub()
     session = AuthSession()
-    session.user, session.db = "u", "admin"
+    session.principal = Principal(UserName("u", "admin"))
     privileges = B.privileges("readWrite", "db")
     for _ in range(200):
         cmd = {name: _value(rng)}
