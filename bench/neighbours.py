@@ -5,7 +5,10 @@ workload a fresh server starts; an innocent client runs ``ping`` + ``insert`` + 
 while the hostile request(s) run, and the table reports, per workload: whether the hostile request
 got the answer it should (mongod's error code, or a correct result), the innocent client's p50/p99/max
 latency per operation and its errors, and the server's peak RSS (sampled every 20 ms, and its VmHWM).
-Targets (issue 11): innocent p99 <= 100 ms and 0 errors in every workload; peak RSS <= 1 GB.
+Targets (issue 11): innocent p99 <= 100 ms and 0 errors in every workload; peak RSS <= 1 GB. The
+"16 concurrent slow reads" workloads (issue 21) start 16 clients' expensive reads at once (a catastrophic
+regex without maxTimeMS, a ``$reduce`` over a ``$range``): one client's long work must not queue another's
+short request.
 Then the wire fuzzer (``bench/wire_fuzz.py``) sends ``--fuzz-frames`` mutated frames beside the same
 innocent client. Results also go to ``bench/results/neighbours-<UTC>.json``.
 """
@@ -329,6 +332,71 @@ def in_1m(srv: Server) -> tuple[str, bool]:
     return f"{n} documents ({reply.get('codeName', 'ok')})", n == 5
 
 
+SLOW_READERS = 16
+SLOW_REGEX = "^(a+)+$"  # ~1 s per document, the match limit (a "a" * 20,000 + "b" subject)
+SLOW_REGEX_DOCS = 4
+SLOW_RANGE = 500_000  # ~1.2 s of $add per document (under $range's 100 MB memory limit: 6,553,600)
+
+
+def _slow_reads(srv: Server, setup: Callable[[pymongo.MongoClient], None],
+                read: Callable[[pymongo.MongoClient], Any], expected: Any) -> tuple[str, bool]:
+    """``SLOW_READERS`` clients (a thread and a pymongo client each) run ``read`` at the same moment;
+    every one must return ``expected``. Outcome: how many did, and the slowest one's time."""
+    admin = pymongo.MongoClient(srv.uri)
+    setup(admin)
+    admin.close()
+    clients = [pymongo.MongoClient(srv.uri, retryReads=False) for _ in range(SLOW_READERS)]
+    for client in clients:
+        client.admin.command("ping")  # connected before the start line
+    results: list[Any] = [None] * SLOW_READERS
+    seconds = [0.0] * SLOW_READERS
+    start = threading.Barrier(SLOW_READERS)
+
+    def run(i: int) -> None:
+        start.wait()
+        started = time.perf_counter()
+        try:
+            results[i] = read(clients[i])
+        except Exception as exc:  # noqa: BLE001 - reported
+            results[i] = f"{type(exc).__name__}: {exc}"[:120]
+        seconds[i] = time.perf_counter() - started
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(SLOW_READERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for client in clients:
+        client.close()
+    good = sum(r == expected for r in results)
+    bad = next((r for r in results if r != expected), None)
+    outcome = f"{good} of {SLOW_READERS} as expected, {min(seconds):.1f}-{max(seconds):.1f} s"
+    return outcome + (f" (e.g. {bad!r:.80})" if bad is not None else ""), good == SLOW_READERS
+
+
+def slow_regex_reads(srv: Server) -> tuple[str, bool]:
+    def setup(client: pymongo.MongoClient) -> None:
+        client.h.r.insert_many([{"s": "a" * 20_000 + "b"} for _ in range(SLOW_REGEX_DOCS)])
+
+    def read(client: pymongo.MongoClient) -> int:
+        return len(list(client.h.r.find({"s": {"$regex": SLOW_REGEX}})))  # no maxTimeMS
+
+    return _slow_reads(srv, setup, read, 0)
+
+
+def slow_reduce_reads(srv: Server) -> tuple[str, bool]:
+    def setup(client: pymongo.MongoClient) -> None:
+        client.h.c.insert_one({"_id": 1})
+
+    pipeline = [{"$project": {"sum": {"$reduce": {"input": {"$range": [0, SLOW_RANGE]}, "initialValue": 0,
+                                                  "in": {"$add": ["$$value", "$$this"]}}}}}]
+
+    def read(client: pymongo.MongoClient) -> list:
+        return list(client.h.c.aggregate(pipeline))
+
+    return _slow_reads(srv, setup, read, [{"_id": 1, "sum": SLOW_RANGE * (SLOW_RANGE - 1) // 2}])
+
+
 def baseline(srv: Server) -> tuple[str, bool]:
     time.sleep(3)
     return "-", True
@@ -345,6 +413,8 @@ WORKLOADS: dict[str, Callable[[Server], tuple[str, bool]]] = {
     "never-reading client": never_reading,
     "100,000-document insert": insert_100k,
     "1,000,000-element $in": in_1m,
+    f"{SLOW_READERS} concurrent slow reads: catastrophic regex, no maxTimeMS": slow_regex_reads,
+    f"{SLOW_READERS} concurrent slow reads: $reduce over $range": slow_reduce_reads,
 }
 
 
