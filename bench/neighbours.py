@@ -4,8 +4,10 @@
 workload a fresh server starts; an innocent client runs ``ping`` + ``insert`` + ``find`` in a loop
 while the hostile request(s) run, and the table reports, per workload: whether the hostile request
 got the answer it should (mongod's error code, or a correct result), the innocent client's p50/p99/max
-latency per operation and its errors, and the server's peak RSS (sampled every 20 ms, and its VmHWM).
-Targets (issue 11): innocent p99 <= 100 ms and 0 errors in every workload; peak RSS <= 1 GB. The
+latency per operation and its p99 corrected for coordinated omission (a stalled closed-loop client sends
+nothing, so its plain p99 hides a stall), its errors, and the server's peak RSS (sampled every 20 ms,
+and its VmHWM). Targets (issue 11): innocent p99 (plain and corrected) <= 100 ms and 0 errors in every
+workload; peak RSS <= 1 GB. The
 "16 concurrent slow reads" workloads (issue 21) start 16 clients' expensive reads at once (a catastrophic
 regex without maxTimeMS, a ``$reduce`` over a ``$range``): one client's long work must not queue another's
 short request.
@@ -41,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MB = 1 << 20
 TARGET_P99_MS = 100.0
 TARGET_RSS_MB = 1024.0
+EXPECTED_INTERVAL = 0.010  # the innocent's nominal pace (s per operation) for the corrected p99
 
 
 # ------------------------------------------------------------------------------------------ plumbing
@@ -154,8 +157,14 @@ class Innocent:
         self.thread.join(30)
         self.client.close()
         lat = sorted(self.latencies) or [0.0]
+        # A closed loop sends nothing while it waits, so a 10 s stall is one sample among thousands of
+        # fast ones: the corrected p99 adds the requests it would have sent meanwhile, one per
+        # EXPECTED_INTERVAL (HdrHistogram's coordinated-omission correction).
+        corrected = sorted(lat + [x - k * EXPECTED_INTERVAL for x in lat
+                                  for k in range(1, int(x / EXPECTED_INTERVAL) + 1)])
         return {"ops": len(self.latencies), "p50_ms": lat[len(lat) // 2] * 1000,
                 "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000, "max_ms": lat[-1] * 1000,
+                "p99_corrected_ms": corrected[min(len(corrected) - 1, int(len(corrected) * 0.99))] * 1000,
                 "errors": len(self.errors), "error_samples": self.errors[:3]}
 
 
@@ -454,13 +463,15 @@ def run_fuzz(frames: int, workdir: str, python: str) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| workload | hostile request | as expected | innocent ops | p50 ms | p99 ms | max ms | errors | peak RSS MB | targets |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| workload | hostile request | as expected | innocent ops | p50 ms | p99 ms | p99 corrected ms | max ms "
+             "| errors | peak RSS MB | targets |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        met = r["p99_ms"] <= TARGET_P99_MS and r["errors"] == 0 and r["peak_rss_mb"] <= TARGET_RSS_MB
+        p99 = max(r["p99_ms"], r["p99_corrected_ms"])
+        met = p99 <= TARGET_P99_MS and r["errors"] == 0 and r["peak_rss_mb"] <= TARGET_RSS_MB
         lines.append(f"| {r['workload']} | {r['hostile']} | {'yes' if r['hostile_as_expected'] else 'NO'} | {r['ops']} | "
-                     f"{r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['max_ms']:.1f} | {r['errors']} | "
-                     f"{r['peak_rss_mb']:.0f} | {'met' if met else 'missed'} |")
+                     f"{r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['p99_corrected_ms']:.1f} | {r['max_ms']:.1f} | "
+                     f"{r['errors']} | {r['peak_rss_mb']:.0f} | {'met' if met else 'missed'} |")
     return "\n".join(lines)
 
 

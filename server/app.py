@@ -31,12 +31,19 @@ from server.cursors import CursorRegistry
 from server.dispatch import Dispatcher
 from server.params import ServerParams
 from server.query import interrupt, spill
+from server.scheduler import RunScheduler
 from server.timeseries import hooks as timeseries_hooks
 from storage.errors import StorageError
 
 LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_hooks, ttl)
 
-WORKER_THREADS = 4
+# The thread pool: a thread per running operation (threads start as needed; one waiting for a run
+# token holds no GIL), so that long operations never occupy every thread. Requests of one connection
+# run one at a time, so this bounds the operations running at once, not the connections. What limits
+# how many run Python at once is the scheduler's run tokens (server/scheduler.py): about the cores.
+MAX_WORKER_THREADS = 256
+RUN_TOKENS = 2
+RUN_QUANTUM_SECONDS = 0.010
 # Deep but legal input (1,000-stage pipelines, expressions and filters nested up to the 200-level BSON
 # limit, 20 nested sub-pipelines) recurses deeper than Python's default 1,000 frames. The limit is
 # raised, and threads started by the server (the thread pool runs queries) get a stack that holds
@@ -134,8 +141,11 @@ class App:
             params=params,
             engine=engine,
             cursors=CursorRegistry(),
-            executor=ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="tidemark-worker"),
+            executor=ThreadPoolExecutor(MAX_WORKER_THREADS, thread_name_prefix="tidemark-worker"),
+            # a thread inside a read transaction never parks (map growth waits for open reads)
+            scheduler=RunScheduler(RUN_TOKENS, RUN_QUANTUM_SECONDS, pinned=engine.reading),
         )
+        state.status_sections["tidemark"] = lambda: {"scheduler": state.scheduler.stats()}
         self.state = state
         dispatcher = Dispatcher(state)
         for hook in LIFECYCLE_HOOKS:
@@ -255,6 +265,7 @@ class App:
             except Exception as exc:
                 log.exception("CONTROL", 4784901, "Shutdown hook failed", exc, ctx="SignalHandler")
         state.cursors.close_all()
+        state.scheduler.close()  # nothing waits for a run token any more
         state.executor.shutdown(wait=True)
         if state.engine is not None:
             log.info("STORAGE", 4784930, "Shutting down the storage engine", ctx="SignalHandler")

@@ -7,7 +7,9 @@ no operation is bound (pure use, tests, background jobs).
 
 The operation is any object with ``check()`` (raise if killed or past its deadline) and ``ticks`` (a
 countdown: :func:`tick` reads no clock until it reaches zero, so a check per document costs a
-counter decrement). The server's implementation is ``server.operations.Operation``; this module
+counter decrement), and optionally ``released(fn)`` (:func:`gil_released`). The server's ``check()`` is
+also where a long operation on the thread pool gives its run token to waiting ones
+(``server.scheduler``). The server's implementation is ``server.operations.Operation``; this module
 knows nothing of it (query imports nothing above itself).
 """
 
@@ -71,6 +73,14 @@ def tick(units: int = 1) -> None:
         if op.ticks <= 0:
             op.ticks = TICKS_PER_CHECK
             op.check()
+
+
+def gil_released(fn: Callable[[], T]) -> T:
+    """``fn()`` — C code that runs with the GIL released for long, e.g. a regex match — letting the
+    bound operation's run token go meanwhile (its ``released(fn)``: ``server.scheduler``), so that
+    waiting operations run while this one needs no Python. Plain ``fn()`` without such an operation."""
+    released = getattr(_CURRENT.get(), "released", None)
+    return fn() if released is None else released(fn)
 
 
 def checked(docs: Iterator[T]) -> Iterator[T]:
