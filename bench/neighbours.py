@@ -50,12 +50,13 @@ EXPECTED_INTERVAL = 0.010  # the innocent's nominal pace (s per operation) for t
 
 
 class Server:
-    def __init__(self, workdir: str, python: str):
+    def __init__(self, workdir: str, python: str, set_parameters: list[str] | None = None):
         self.port = _free_port()
         self.dbpath = tempfile.mkdtemp(dir=workdir)
         self.log = open(os.path.join(self.dbpath, "..", f"server-{self.port}.log"), "wb")  # noqa: SIM115
         self.process = subprocess.Popen([python, "-m", "server", "--port", str(self.port), "--dbpath", self.dbpath,
-                                         "--quiet"], stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
+                                         "--quiet", *(a for p in set_parameters or () for a in ("--setParameter", p))],
+                                        stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -427,8 +428,8 @@ WORKLOADS: dict[str, Callable[[Server], tuple[str, bool]]] = {
 }
 
 
-def run_workload(name: str, fn: Callable, workdir: str, python: str) -> dict:
-    srv = Server(workdir, python)
+def run_workload(name: str, fn: Callable, workdir: str, python: str, set_parameters: list[str]) -> dict:
+    srv = Server(workdir, python, set_parameters)
     rss = RssSampler(srv.process.pid)
     innocent = Innocent(srv.uri).start()
     time.sleep(0.5)
@@ -480,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", default="all", help="comma list of workload name prefixes, or 'all'")
     parser.add_argument("--fuzz-frames", type=int, default=100_000, help="0 skips the fuzzer")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--setParameter", dest="set_parameters", action="append", default=[], metavar="NAME=VALUE",
+                        help="passed to every server started (e.g. tidemarkRunTokens=1)")
     args = parser.parse_args(argv)
     chosen = [n for n in WORKLOADS if args.workloads == "all"
               or any(n.startswith(p.strip()) for p in args.workloads.split(","))]
@@ -487,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="neighbours-") as workdir:
         for name in chosen:
             print(f"... {name}", file=sys.stderr, flush=True)
-            rows.append(run_workload(name, WORKLOADS[name], workdir, args.python))
+            rows.append(run_workload(name, WORKLOADS[name], workdir, args.python, args.set_parameters))
         if args.fuzz_frames:
             print(f"... wire fuzz ({args.fuzz_frames} frames)", file=sys.stderr, flush=True)
             rows.append(run_fuzz(args.fuzz_frames, workdir, args.python))

@@ -40,10 +40,9 @@ LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_hooks, ttl)
 # The thread pool: a thread per running operation (threads start as needed; one waiting for a run
 # token holds no GIL), so that long operations never occupy every thread. Requests of one connection
 # run one at a time, so this bounds the operations running at once, not the connections. What limits
-# how many run Python at once is the scheduler's run tokens (server/scheduler.py): about the cores.
+# how many run Python at once is the scheduler's run tokens (server/scheduler.py; the parameters
+# tidemarkRunTokens and tidemarkRunQuantumMillis).
 MAX_WORKER_THREADS = 256
-RUN_TOKENS = 2
-RUN_QUANTUM_SECONDS = 0.010
 # Deep but legal input (1,000-stage pipelines, expressions and filters nested up to the 200-level BSON
 # limit, 20 nested sub-pipelines) recurses deeper than Python's default 1,000 frames. The limit is
 # raised, and threads started by the server (the thread pool runs queries) get a stack that holds
@@ -143,7 +142,8 @@ class App:
             cursors=CursorRegistry(),
             executor=ThreadPoolExecutor(MAX_WORKER_THREADS, thread_name_prefix="tidemark-worker"),
             # a thread inside a read transaction never parks (map growth waits for open reads)
-            scheduler=RunScheduler(RUN_TOKENS, RUN_QUANTUM_SECONDS, pinned=engine.reading),
+            scheduler=RunScheduler(params["tidemarkRunTokens"], params["tidemarkRunQuantumMillis"] / 1000,
+                                   pinned=engine.reading),
         )
         state.status_sections["tidemark"] = lambda: {"scheduler": state.scheduler.stats()}
         self.state = state

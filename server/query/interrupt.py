@@ -16,6 +16,7 @@ knows nothing of it (query imports nothing above itself).
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
@@ -75,12 +76,15 @@ def tick(units: int = 1) -> None:
             op.check()
 
 
-def gil_released(fn: Callable[[], T]) -> T:
-    """``fn()`` — C code that runs with the GIL released for long, e.g. a regex match — letting the
-    bound operation's run token go meanwhile (its ``released(fn)``: ``server.scheduler``), so that
-    waiting operations run while this one needs no Python. Plain ``fn()`` without such an operation."""
+def gil_released(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` — C code that runs with the GIL released for long, e.g. a regex match —
+    letting the bound operation's run token go meanwhile (its ``released(call)``: ``server.scheduler``),
+    so that waiting operations run while this one needs no Python. A plain call without such an
+    operation."""
     released = getattr(_CURRENT.get(), "released", None)
-    return fn() if released is None else released(fn)
+    if released is None:
+        return fn(*args, **kwargs)
+    return released(functools.partial(fn, *args, **kwargs))
 
 
 def checked(docs: Iterator[T]) -> Iterator[T]:
