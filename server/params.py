@@ -185,7 +185,7 @@ SPECS: tuple[ParamSpec, ...] = (
     ),
     ParamSpec(
         "tidemarkRunQuantumMillis",
-        10,
+        5,
         _parse_positive_int,
         True,
         False,

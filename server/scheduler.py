@@ -50,7 +50,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 DEFAULT_TOKENS = 2
-DEFAULT_QUANTUM = 0.010  # a check runs every ~0.1-1 ms, so a holder yields within about a quantum
+DEFAULT_QUANTUM = 0.005  # a check runs every ~0.1-1 ms, so a holder yields within about a quantum
 DEFAULT_FRESH_BURST = 8  # fresh jobs served in a row ahead of a waiting preempted one
 
 _local = threading.local()  # .job: the _Job this pool thread runs (None outside RunScheduler.run)
@@ -59,7 +59,7 @@ _local = threading.local()  # .job: the _Job this pool thread runs (None outside
 class _Job:
     """One call of :meth:`RunScheduler.run`: its operation (or None) and its token state."""
 
-    __slots__ = ("scheduler", "op", "holding", "ungated", "granted_at", "started_at", "event")
+    __slots__ = ("scheduler", "op", "holding", "ungated", "granted_at", "started_at", "queued_at", "event")
 
     def __init__(self, scheduler: RunScheduler, op: Any):
         self.scheduler = scheduler
@@ -68,6 +68,7 @@ class _Job:
         self.ungated = False  # let through after close(): holds no counted token
         self.granted_at = 0.0  # when it got its current token
         self.started_at = 0.0  # when it first got one (a job older than a quantum is "long")
+        self.queued_at = 0.0
         self.event: threading.Event | None = None
 
     def wake(self) -> None:
@@ -96,6 +97,9 @@ class RunScheduler:
         self._closed = False
         self.grants = 0  # tokens given
         self.waits = 0  # grants that had to wait
+        self.fresh_waits = 0  # ... of them, to fresh jobs (new requests: what a short request waits)
+        self.fresh_wait_seconds = 0.0
+        self.fresh_wait_max = 0.0
         self.yields = 0  # tokens given up at a checkpoint for a waiter
         self.releases = 0  # tokens handed on around GIL-free calls
         self.interrupted = 0  # waits ended by killOp, maxTimeMS or shutdown
@@ -132,7 +136,9 @@ class RunScheduler:
             holding = self.tokens - self._free
         return {"tokens": self.tokens, "quantumMicros": int(self.quantum * 1_000_000), "holding": holding,
                 "waiting": waiting, "grants": self.grants, "waits": self.waits, "yields": self.yields,
-                "releases": self.releases, "interrupted": self.interrupted}
+                "releases": self.releases, "interrupted": self.interrupted, "freshWaits": self.fresh_waits,
+                "freshWaitMicros": int(self.fresh_wait_seconds * 1_000_000),
+                "freshWaitMaxMicros": int(self.fresh_wait_max * 1_000_000)}
 
     # -- internals (the lock guards _free, the queues, job.holding, the counters) -------------
     def _acquire(self, job: _Job, *, preempted: bool) -> None:
@@ -151,6 +157,7 @@ class RunScheduler:
     def _enqueue(self, job: _Job, preempted: bool) -> None:
         if job.event is None:
             job.event = threading.Event()
+        job.queued_at = time.monotonic()
         (self._preempted if preempted else self._fresh).append(job)
 
     def _grant(self, job: _Job, now: float) -> None:
@@ -178,6 +185,11 @@ class RunScheduler:
             return
         self._grant(nxt, now)
         self.waits += 1
+        if nxt.started_at == now:  # its first token: a fresh job
+            waited = now - nxt.queued_at
+            self.fresh_waits += 1
+            self.fresh_wait_seconds += waited
+            self.fresh_wait_max = max(self.fresh_wait_max, waited)
         nxt.event.set()  # type: ignore[union-attr]
 
     def _release(self, job: _Job) -> None:
