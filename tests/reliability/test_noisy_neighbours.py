@@ -111,3 +111,23 @@ def test_an_innocent_read_answers_while_16_slow_reads_run(start_server, setup):
     status = admin.admin.command("serverStatus")["tidemark"]["scheduler"]
     assert status["holding"] == 0 and status["waiting"] == 0
     admin.close()
+
+
+@pytest.mark.slow
+@pytest.mark.commands("aggregate", "currentOp")
+def test_shutdown_stops_slow_reads_running_or_waiting_for_their_turn(start_server):
+    srv = start_server()
+    admin = srv.client()
+    slow = SlowReads(srv, _reduce_setup(admin.neighbours))
+    deadline = time.monotonic() + 60
+    while len(_running(admin, "slow-read")) < SLOW_READERS:
+        assert time.monotonic() < deadline, "the slow reads never all started"
+        time.sleep(0.05)
+    admin.close()
+    started = time.monotonic()
+    assert srv.terminate(timeout=30) == 0  # SIGTERM: every operation is killed, parked ones woken
+    assert time.monotonic() - started < 30
+    slow.join(30)
+    assert all(not thread.is_alive() for thread in slow.threads)
+    codes = {getattr(outcome, "code", None) for outcome in slow.outcomes}
+    assert codes <= {11600, None} and all(o != "finished" for o in slow.outcomes), slow.outcomes
