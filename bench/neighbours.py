@@ -4,8 +4,13 @@
 workload a fresh server starts; an innocent client runs ``ping`` + ``insert`` + ``find`` in a loop
 while the hostile request(s) run, and the table reports, per workload: whether the hostile request
 got the answer it should (mongod's error code, or a correct result), the innocent client's p50/p99/max
-latency per operation and its errors, and the server's peak RSS (sampled every 20 ms, and its VmHWM).
-Targets (issue 11): innocent p99 <= 100 ms and 0 errors in every workload; peak RSS <= 1 GB.
+latency per operation and its p99 corrected for coordinated omission (a stalled closed-loop client sends
+nothing, so its plain p99 hides a stall), its errors, and the server's peak RSS (sampled every 20 ms,
+and its VmHWM). Targets (issue 11): innocent p99 (plain and corrected) <= 100 ms and 0 errors in every
+workload; peak RSS <= 1 GB. The
+"16 concurrent slow reads" workloads (issue 21) start 16 clients' expensive reads at once (a catastrophic
+regex without maxTimeMS, a ``$reduce`` over a ``$range``): one client's long work must not queue another's
+short request.
 Then the wire fuzzer (``bench/wire_fuzz.py``) sends ``--fuzz-frames`` mutated frames beside the same
 innocent client. Results also go to ``bench/results/neighbours-<UTC>.json``.
 """
@@ -39,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MB = 1 << 20
 TARGET_P99_MS = 100.0
 TARGET_RSS_MB = 1024.0
+EXPECTED_INTERVAL = 0.010  # the innocent's nominal pace (s per operation) for the corrected p99
 
 
 # ------------------------------------------------------------------------------------------ plumbing
@@ -48,7 +54,7 @@ class Server:
     """A fresh server; ``tls=True`` starts it with ``--tlsMode allowTLS`` and a throwaway certificate (TLS and
     plaintext on one port: the innocent client stays plaintext)."""
 
-    def __init__(self, workdir: str, python: str, tls: bool = False):
+    def __init__(self, workdir: str, python: str, tls: bool = False, set_parameters: list[str] | None = None):
         self.port = _free_port()
         self.dbpath = tempfile.mkdtemp(dir=workdir)
         self.log = open(os.path.join(self.dbpath, "..", f"server-{self.port}.log"), "wb")  # noqa: SIM115
@@ -56,7 +62,8 @@ class Server:
         if tls:
             extra = ["--tlsMode", "allowTLS", "--tlsCertificateKeyFile", _server_certificate(workdir)]
         self.process = subprocess.Popen([python, "-m", "server", "--port", str(self.port), "--dbpath", self.dbpath,
-                                         "--quiet", *extra], stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
+                                         "--quiet", *extra, *(a for p in set_parameters or () for a in ("--setParameter", p))],
+                                        stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -191,8 +198,14 @@ class Innocent:
         self.thread.join(30)
         self.client.close()
         lat = sorted(self.latencies) or [0.0]
+        # A closed loop sends nothing while it waits, so a 10 s stall is one sample among thousands of
+        # fast ones: the corrected p99 adds the requests it would have sent meanwhile, one per
+        # EXPECTED_INTERVAL (HdrHistogram's coordinated-omission correction).
+        corrected = sorted(lat + [x - k * EXPECTED_INTERVAL for x in lat
+                                  for k in range(1, int(x / EXPECTED_INTERVAL) + 1)])
         return {"ops": len(self.latencies), "p50_ms": lat[len(lat) // 2] * 1000,
                 "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000, "max_ms": lat[-1] * 1000,
+                "p99_corrected_ms": corrected[min(len(corrected) - 1, int(len(corrected) * 0.99))] * 1000,
                 "errors": len(self.errors), "error_samples": self.errors[:3]}
 
 
@@ -394,6 +407,71 @@ def tls_stall(srv: Server) -> tuple[str, bool]:
     return f"{len(socks)} stalled, server CPU {share:.0%} of a core", share < 0.3
 
 
+SLOW_READERS = 16
+SLOW_REGEX = "^(a+)+$"  # ~1 s per document, the match limit (a "a" * 20,000 + "b" subject)
+SLOW_REGEX_DOCS = 4
+SLOW_RANGE = 500_000  # ~1.2 s of $add per document (under $range's 100 MB memory limit: 6,553,600)
+
+
+def _slow_reads(srv: Server, setup: Callable[[pymongo.MongoClient], None],
+                read: Callable[[pymongo.MongoClient], Any], expected: Any) -> tuple[str, bool]:
+    """``SLOW_READERS`` clients (a thread and a pymongo client each) run ``read`` at the same moment;
+    every one must return ``expected``. Outcome: how many did, and the slowest one's time."""
+    admin = pymongo.MongoClient(srv.uri)
+    setup(admin)
+    admin.close()
+    clients = [pymongo.MongoClient(srv.uri, retryReads=False) for _ in range(SLOW_READERS)]
+    for client in clients:
+        client.admin.command("ping")  # connected before the start line
+    results: list[Any] = [None] * SLOW_READERS
+    seconds = [0.0] * SLOW_READERS
+    start = threading.Barrier(SLOW_READERS)
+
+    def run(i: int) -> None:
+        start.wait()
+        started = time.perf_counter()
+        try:
+            results[i] = read(clients[i])
+        except Exception as exc:  # noqa: BLE001 - reported
+            results[i] = f"{type(exc).__name__}: {exc}"[:120]
+        seconds[i] = time.perf_counter() - started
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(SLOW_READERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for client in clients:
+        client.close()
+    good = sum(r == expected for r in results)
+    bad = next((r for r in results if r != expected), None)
+    outcome = f"{good} of {SLOW_READERS} as expected, {min(seconds):.1f}-{max(seconds):.1f} s"
+    return outcome + (f" (e.g. {bad!r:.80})" if bad is not None else ""), good == SLOW_READERS
+
+
+def slow_regex_reads(srv: Server) -> tuple[str, bool]:
+    def setup(client: pymongo.MongoClient) -> None:
+        client.h.r.insert_many([{"s": "a" * 20_000 + "b"} for _ in range(SLOW_REGEX_DOCS)])
+
+    def read(client: pymongo.MongoClient) -> int:
+        return len(list(client.h.r.find({"s": {"$regex": SLOW_REGEX}})))  # no maxTimeMS
+
+    return _slow_reads(srv, setup, read, 0)
+
+
+def slow_reduce_reads(srv: Server) -> tuple[str, bool]:
+    def setup(client: pymongo.MongoClient) -> None:
+        client.h.c.insert_one({"_id": 1})
+
+    pipeline = [{"$project": {"sum": {"$reduce": {"input": {"$range": [0, SLOW_RANGE]}, "initialValue": 0,
+                                                  "in": {"$add": ["$$value", "$$this"]}}}}}]
+
+    def read(client: pymongo.MongoClient) -> list:
+        return list(client.h.c.aggregate(pipeline))
+
+    return _slow_reads(srv, setup, read, [{"_id": 1, "sum": SLOW_RANGE * (SLOW_RANGE - 1) // 2}])
+
+
 def baseline(srv: Server) -> tuple[str, bool]:
     time.sleep(3)
     return "-", True
@@ -411,12 +489,14 @@ WORKLOADS: dict[str, Callable[[Server], tuple[str, bool]]] = {
     "100,000-document insert": insert_100k,
     "1,000,000-element $in": in_1m,
     "TLS stall: 2,000 connections sending 1 byte": tls_stall,
+    f"{SLOW_READERS} concurrent slow reads: catastrophic regex, no maxTimeMS": slow_regex_reads,
+    f"{SLOW_READERS} concurrent slow reads: $reduce over $range": slow_reduce_reads,
 }
 TLS_WORKLOADS = {"TLS stall: 2,000 connections sending 1 byte"}  # their server listens with --tlsMode allowTLS
 
 
-def run_workload(name: str, fn: Callable, workdir: str, python: str) -> dict:
-    srv = Server(workdir, python, tls=name in TLS_WORKLOADS)
+def run_workload(name: str, fn: Callable, workdir: str, python: str, set_parameters: list[str]) -> dict:
+    srv = Server(workdir, python, tls=name in TLS_WORKLOADS, set_parameters=set_parameters)
     rss = RssSampler(srv.process.pid)
     innocent = Innocent(srv.uri).start()
     time.sleep(0.5)
@@ -451,13 +531,15 @@ def run_fuzz(frames: int, workdir: str, python: str) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| workload | hostile request | as expected | innocent ops | p50 ms | p99 ms | max ms | errors | peak RSS MB | targets |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| workload | hostile request | as expected | innocent ops | p50 ms | p99 ms | p99 corrected ms | max ms "
+             "| errors | peak RSS MB | targets |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        met = r["p99_ms"] <= TARGET_P99_MS and r["errors"] == 0 and r["peak_rss_mb"] <= TARGET_RSS_MB
+        p99 = max(r["p99_ms"], r["p99_corrected_ms"])
+        met = p99 <= TARGET_P99_MS and r["errors"] == 0 and r["peak_rss_mb"] <= TARGET_RSS_MB
         lines.append(f"| {r['workload']} | {r['hostile']} | {'yes' if r['hostile_as_expected'] else 'NO'} | {r['ops']} | "
-                     f"{r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['max_ms']:.1f} | {r['errors']} | "
-                     f"{r['peak_rss_mb']:.0f} | {'met' if met else 'missed'} |")
+                     f"{r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['p99_corrected_ms']:.1f} | {r['max_ms']:.1f} | "
+                     f"{r['errors']} | {r['peak_rss_mb']:.0f} | {'met' if met else 'missed'} |")
     return "\n".join(lines)
 
 
@@ -466,6 +548,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", default="all", help="comma list of workload name prefixes, or 'all'")
     parser.add_argument("--fuzz-frames", type=int, default=100_000, help="0 skips the fuzzer")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--setParameter", dest="set_parameters", action="append", default=[], metavar="NAME=VALUE",
+                        help="passed to every server started (e.g. tidemarkRunTokens=1)")
     args = parser.parse_args(argv)
     chosen = [n for n in WORKLOADS if args.workloads == "all"
               or any(n.startswith(p.strip()) for p in args.workloads.split(","))]
@@ -473,7 +557,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="neighbours-") as workdir:
         for name in chosen:
             print(f"... {name}", file=sys.stderr, flush=True)
-            rows.append(run_workload(name, WORKLOADS[name], workdir, args.python))
+            rows.append(run_workload(name, WORKLOADS[name], workdir, args.python, args.set_parameters))
         if args.fuzz_frames:
             print(f"... wire fuzz ({args.fuzz_frames} frames)", file=sys.stderr, flush=True)
             rows.append(run_fuzz(args.fuzz_frames, workdir, args.python))

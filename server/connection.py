@@ -38,7 +38,7 @@ from protocol.messages import (
     encode_op_reply,
 )
 from server import log, tls
-from server.context import LARGE_REQUEST_BYTES, CloseConnection, ConnectionInfo, ServerState
+from server.context import LARGE_REQUEST_BYTES, CloseConnection, ConnectionInfo, ServerState, run_in_pool
 from server.dispatch import Dispatcher, error_reply
 
 if TYPE_CHECKING:
@@ -269,9 +269,7 @@ class Connection(asyncio.Protocol):
         size = len(frame)
         try:
             if size >= OFF_LOOP_BYTES:
-                request = await asyncio.get_running_loop().run_in_executor(
-                    self.state.executor, decode_message, frame
-                )
+                request = await run_in_pool(self.state, None, decode_message, frame)
             else:
                 request = decode_message(frame)
         except ParseError as exc:
@@ -300,9 +298,8 @@ class Connection(asyncio.Protocol):
         message = encode_op_msg(document, next(_reply_ids), request.request_id)
         if request.compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
             if len(message) >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
-                message = await asyncio.get_running_loop().run_in_executor(
-                    self.state.executor, compression.compress, message, request.compressor_id
-                )
+                message = await run_in_pool(self.state, None, compression.compress, message,
+                                            request.compressor_id)
             else:
                 message = compression.compress(message, request.compressor_id)
         self._send(message)

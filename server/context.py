@@ -24,6 +24,7 @@ from server.failpoints import FailPoints
 from server.operations import Operation, OperationRegistry
 from server.profiler import Profiler
 from server.query import interrupt
+from server.scheduler import RunScheduler
 from server.session_cache import SessionCache
 from server.tailable import InsertNotifier
 from server.top import Top
@@ -132,7 +133,7 @@ class ServerState:
     params: ServerParams
     engine: Any  # storage.engine.Engine
     cursors: CursorRegistry
-    executor: Executor
+    executor: Executor  # only through run_in_pool (the run tokens of the scheduler below)
     bucket_catalog: Any = None  # set up by the time-series engine
     auth: Any = None  # server.auth.manager.AuthManager, set up by server.auth.lifecycle
     started_at: float = field(default_factory=time.time)
@@ -161,6 +162,8 @@ class ServerState:
     failpoints: FailPoints = field(default_factory=FailPoints)
     # Wakes awaitData getMores when documents are inserted (server/tailable.py).
     tailing: InsertNotifier = field(default_factory=InsertNotifier)
+    # The run tokens of the thread pool (server/scheduler.py); server.app sizes it.
+    scheduler: RunScheduler = field(default_factory=RunScheduler)
 
 
     def __post_init__(self) -> None:
@@ -172,6 +175,18 @@ class ServerState:
     def host(self) -> str:
         """``hostname:port`` as mongod reports itself (serverStatus, $collStats, $indexStats)."""
         return f"{socket.gethostname()}:{self.options.port}"
+
+
+async def run_in_pool(server: ServerState, op: Operation | None, fn: Callable[..., T], *args: Any) -> T:
+    """THE way work reaches the server's thread pool: ``fn(*args)`` on a pool thread, holding one of
+    the scheduler's run tokens (``server.scheduler``: a long operation yields its token to waiting
+    ones at its interruption checks, so it never holds a short request of another client behind it),
+    with ``op`` bound (``server.query.interrupt``; None: work of no operation, e.g. decoding a large
+    frame, which is not interruptible and never yields)."""
+    call = functools.partial(fn, *args) if args else fn
+    if op is not None:
+        call = functools.partial(interrupt.running, op, call)
+    return await asyncio.get_running_loop().run_in_executor(server.executor, server.scheduler.run, op, call)
 
 
 class CommandContext:
@@ -216,11 +231,11 @@ class CommandContext:
 
     async def run_blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run synchronous (storage/query) work in the server's thread pool, with this command's
-        operation bound so that the work's long loops can be interrupted (``server.query.interrupt``)."""
+        operation bound so that the work's long loops can be interrupted (``server.query.interrupt``)
+        and share the CPU fairly with other operations' (``run_in_pool``)."""
         self.check_deadline()
-        loop = asyncio.get_running_loop()
         call = functools.partial(fn, *args, **kwargs) if args or kwargs else fn
-        return await loop.run_in_executor(self.server.executor, functools.partial(interrupt.running, self.op, call))
+        return await run_in_pool(self.server, self.op, call)
 
     async def run_heavy(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` — parsing or decoding the request's own content — inline for an ordinary

@@ -9,6 +9,9 @@ list). Invariants:
   check_deadline()``, ``TimeBudget`` and every long loop of the query layer
   (``server.query.interrupt``) end here. Killing only sets a flag: the target stops at its next check,
   on whichever thread it runs (the event loop or the thread pool).
+- On a pool thread the check is also the scheduler's preemption point (``server.scheduler``): an
+  operation that has run its quantum while others wait parks there until its turn comes back; a
+  parked (or still queued) one is woken by ``kill`` and raises at once. The event loop never parks.
 - Connections register themselves while open, so ``$currentOp`` with ``idleConnections`` can list the
   ones without a running operation.
 
@@ -20,7 +23,8 @@ from __future__ import annotations
 import datetime
 import itertools
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from bson.int64 import Int64
 
@@ -28,6 +32,9 @@ from protocol.errors import ErrorCode, MongoError
 from server.auth.names import ANYONE, visible_to
 from server.auth.redaction import redact_command
 from server.query.interrupt import TICKS_PER_CHECK
+from server.scheduler import checkpoint, released
+
+T = TypeVar("T")
 
 # Command documents larger than this are shown truncated, like mongod ({"$truncated": "..."}).
 MAX_COMMAND_REPORT_BYTES = 1024
@@ -46,7 +53,7 @@ class Operation:
     """One running command. ``ticks`` is the countdown used by ``server.query.interrupt.tick``."""
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started_wall", "started",
-                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor")
+                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
                  deadline: float | None):
@@ -65,9 +72,13 @@ class Operation:
         # waiting and reaches its check at once. Event-loop thread only, like kill() itself.
         self.waker: Any = None
         self.cursor: Any = None  # the cursors.Cursor a getMore works on (currentOp's "cursor")
+        # The scheduler's job while the operation waits for a run token (server.scheduler), else None.
+        self.parked: Any = None
 
     def check(self) -> None:
-        """Raise 11601 (or the kill code) once killed, 50 once past the deadline."""
+        """Raise 11601 (or the kill code) once killed, 50 once past the deadline. On a pool thread,
+        first the scheduler's preemption point (may wait for a run token: ``server.scheduler``)."""
+        checkpoint()
         if self.killed:
             if self.killed == ErrorCode.InterruptedAtShutdown:
                 raise MongoError(ErrorCode.InterruptedAtShutdown, "interrupted at shutdown")
@@ -82,6 +93,14 @@ class Operation:
             self.killed = int(code)
             if self.waker is not None:
                 self.waker()
+            parked = self.parked  # read once: the pool thread clears it when its wait ends
+            if parked is not None:
+                parked.wake()
+
+    def released(self, fn: Callable[[], T]) -> T:
+        """``fn()`` (C code with the GIL released) with this thread's run token handed on meanwhile
+        (``server.query.interrupt.gil_released``)."""
+        return released(fn)
 
     # -- currentOp ------------------------------------------------------------------------------
     def report(self, host: str, *, truncate: bool = True) -> dict[str, Any]:

@@ -194,6 +194,24 @@ SPECS: tuple[ParamSpec, ...] = (
         "PBKDF2 iterations of new SCRAM-SHA-256 credentials (at least 5000)",
     ),
     ParamSpec(
+        "tidemarkRunQuantumMillis",
+        5,
+        _parse_positive_int,
+        True,
+        False,
+        "Tidemark: how long a thread-pool operation runs before it yields its run token to a waiting one "
+        "at its next interruption check (milliseconds; server/scheduler.py)",
+    ),
+    ParamSpec(
+        "tidemarkRunTokens",
+        2,
+        _parse_positive_int,
+        True,
+        False,
+        "Tidemark: how many thread-pool operations run Python at once (the others wait their turn; "
+        "server/scheduler.py)",
+    ),
+    ParamSpec(
         "timeseriesBucketMaxCount",
         1000,
         _parse_positive_int,

@@ -212,6 +212,10 @@ class Engine:
             self.interrupt_check()
         return _ReadContext(self)
 
+    def reading(self) -> bool:
+        """This thread is inside ``engine.read()`` (holds a read transaction and a place in the gate)."""
+        return self._gate.held()
+
     def _published_handle(self, name: bytes):
         handle = self._handles.get(name)
         if handle is None:

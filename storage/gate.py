@@ -29,6 +29,10 @@ class ReadGate:
             self._active += 1
         self._local.depth = depth + 1
 
+    def held(self) -> bool:
+        """This thread is inside a read transaction (the thread pool's scheduler never parks it then)."""
+        return getattr(self._local, "depth", 0) > 0
+
     def leave(self) -> None:
         self._local.depth -= 1
         with self._cond:

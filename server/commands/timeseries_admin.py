@@ -23,6 +23,7 @@ from bson.int64 import Int64
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.commands import _collection as C
+from server.context import run_in_pool
 from server.cursors import cursor_reply
 from server.query import match
 from server.query import plan as planner
@@ -436,10 +437,9 @@ def _ttl_collections(engine: Any) -> list[tuple[str, int, int]]:
 async def ttl_pass(server: Any, now: _dt.datetime | None = None) -> int:
     """One TTL monitor pass over every time-series collection; returns the buckets deleted."""
     now = now or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
-    loop = asyncio.get_running_loop()
     catalog = server.bucket_catalog
     total = 0
-    for bns, expire, span in await loop.run_in_executor(server.executor, _ttl_collections, server.engine):
+    for bns, expire, span in await run_in_pool(server, None, _ttl_collections, server.engine):
         cutoff = ts_ttl.cutoff_seconds(now, expire, span)
         live = catalog.live_buckets(bns)
         try:

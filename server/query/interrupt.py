@@ -7,13 +7,16 @@ no operation is bound (pure use, tests, background jobs).
 
 The operation is any object with ``check()`` (raise if killed or past its deadline) and ``ticks`` (a
 countdown: :func:`tick` reads no clock until it reaches zero, so a check per document costs a
-counter decrement). The server's implementation is ``server.operations.Operation``; this module
+counter decrement), and optionally ``released(fn)`` (:func:`gil_released`). The server's ``check()`` is
+also where a long operation on the thread pool gives its run token to waiting ones
+(``server.scheduler``). The server's implementation is ``server.operations.Operation``; this module
 knows nothing of it (query imports nothing above itself).
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
@@ -71,6 +74,17 @@ def tick(units: int = 1) -> None:
         if op.ticks <= 0:
             op.ticks = TICKS_PER_CHECK
             op.check()
+
+
+def gil_released(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` — C code that runs with the GIL released for long, e.g. a regex match —
+    letting the bound operation's run token go meanwhile (its ``released(call)``: ``server.scheduler``),
+    so that waiting operations run while this one needs no Python. A plain call without such an
+    operation."""
+    released = getattr(_CURRENT.get(), "released", None)
+    if released is None:
+        return fn(*args, **kwargs)
+    return released(functools.partial(fn, *args, **kwargs))
 
 
 def checked(docs: Iterator[T]) -> Iterator[T]:

@@ -94,7 +94,8 @@ def search(compiled: Pattern, string: str, pos: int = 0) -> Any:
         deadline = op.deadline if op is not None else None
         slice_ = timeout if deadline is None else max(0.001, min(timeout, deadline - time.monotonic() + 0.001))
         try:
-            return compiled.search(string, pos, concurrent=True, timeout=slice_)
+            # the GIL is released: the operation's run token goes to waiting ones meanwhile
+            return interrupt.gil_released(compiled.search, string, pos, concurrent=True, timeout=slice_)
         except TimeoutError:
             spent += slice_
             interrupt.check()

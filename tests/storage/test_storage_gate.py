@@ -62,6 +62,20 @@ def test_a_thread_inside_a_read_may_nest_reads_while_exclusive_is_pending():
     assert not t.is_alive()
 
 
+def test_engine_reading_tells_whether_this_thread_is_inside_a_read(engine):
+    seen = []
+    assert not engine.reading()
+    with engine.read():
+        assert engine.reading()
+        other = threading.Thread(target=lambda: seen.append(engine.reading()))  # per thread
+        other.start()
+        other.join(5)
+        with engine.read():
+            assert engine.reading()
+        assert engine.reading()
+    assert not engine.reading() and seen == [False]
+
+
 def test_if_idle_runs_only_without_open_reads():
     gate = ReadGate()
     ran = []

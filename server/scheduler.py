@@ -1,0 +1,314 @@
+"""Run tokens: how the thread pool shares the CPU (and the GIL) among running operations.
+
+Every piece of work of the server's thread pool runs inside :meth:`RunScheduler.run` (the one
+executor path: ``server.context.run_in_pool``). The pool itself is large (a thread per running
+operation, up to ``server.app.MAX_WORKER_THREADS``), so a long operation never keeps another from
+starting; what is scarce is the right to run Python, the *run token*:
+
+- At most ``tokens`` jobs hold a run token at once (K, about the number of cores). The others wait,
+  each on its own event, in one of two FIFO queues: *fresh* jobs (never preempted) and *preempted*
+  ones. A freed token goes straight to the next waiter (direct hand-off: no polling, no herd):
+  fresh jobs first — a short request waits for at most about one quantum — except that after
+  ``fresh_burst`` grants in a row to fresh jobs while a preempted one waited, the preempted one goes
+  first (no job starves: preempted jobs get at least one grant in ``fresh_burst + 1`` under a flood
+  of fresh jobs, and each fresh job holds its token for about a quantum at most before it becomes
+  a preempted one).
+- A job that has held its token for ``quantum`` seconds gives it up at its next interruption check
+  (``Operation.check`` -> :func:`checkpoint`, which long loops reach every ~256 units of work) when
+  someone is waiting: it moves to the back of the preempted queue, parks, and resumes with the
+  token. So a slow query costs others a CPU share, never their place in a queue (as with mongod's
+  thread per connection).
+- A job about to run C code that releases the GIL for long (a regex match) hands its token on
+  meanwhile (:func:`released`) and takes one back after, like a Go goroutine entering a system call.
+
+Invariants:
+1. At most ``tokens`` jobs hold a token (until :meth:`close`, after which nothing waits).
+2. Only a pool thread inside :meth:`run` ever waits here. :func:`checkpoint` and :func:`released` on
+   any other thread — the event loop, the storage writer, background work — return at once; so do
+   nested :meth:`run` calls.
+3. A waiting job holds nothing another job may need: before its work it holds nothing, and it parks
+   (or releases) only when ``pinned()`` is false — no LMDB read transaction open on its thread (map
+   growth waits for every open read; a parked reader could otherwise deadlock the token holders
+   behind the writer). LMDB reader slots in use are thus bounded by the token holders plus the
+   non-pool threads, whatever the number of parked jobs.
+4. A wait ends with the token, or raises the operation's error without it: killOp (``Operation.kill``
+   wakes the job through ``Operation.parked``), its ``maxTimeMS`` deadline (a timed wait), or
+   shutdown (the operations are killed; :meth:`close` then lets everything through).
+5. A token is always given back: :meth:`run` releases it in ``finally``, whatever ``fn`` raised.
+
+Data and threading only: no asyncio, nothing of the server above it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_TOKENS = 2
+DEFAULT_QUANTUM = 0.005  # a check runs every ~0.1-1 ms, so a holder yields within about a quantum
+DEFAULT_FRESH_BURST = 8  # fresh jobs served in a row ahead of a waiting preempted one
+
+_local = threading.local()  # .job: the _Job this pool thread runs (None outside RunScheduler.run)
+
+
+class _Job:
+    """One call of :meth:`RunScheduler.run`: its operation (or None) and its token state."""
+
+    __slots__ = ("scheduler", "op", "holding", "ungated", "granted_at", "started_at", "queued_at", "event")
+
+    def __init__(self, scheduler: RunScheduler, op: Any):
+        self.scheduler = scheduler
+        self.op = op  # server.operations.Operation (check(), killed, deadline, parked) or None
+        self.holding = False  # holds a run token (written under the scheduler's lock)
+        self.ungated = False  # let through after close(): holds no counted token
+        self.granted_at = 0.0  # when it got its current token
+        self.started_at = 0.0  # when it first got one (a job older than a quantum is "long")
+        self.queued_at = 0.0
+        self.event: threading.Event | None = None
+
+    def wake(self) -> None:
+        """Make the waiting thread look at its state again (kill, close; any thread)."""
+        event = self.event
+        if event is not None:
+            event.set()
+
+
+class RunScheduler:
+    """K run tokens shared by the pool's jobs (see the module docstring for the rules)."""
+
+    def __init__(self, tokens: int = DEFAULT_TOKENS, quantum: float = DEFAULT_QUANTUM, *,
+                 pinned: Callable[[], bool] | None = None, fresh_burst: int = DEFAULT_FRESH_BURST):
+        if tokens < 1:
+            raise ValueError("at least one run token")
+        self.tokens = tokens
+        self.quantum = quantum
+        self.fresh_burst = fresh_burst
+        self._fresh_streak = 0  # grants in a row to fresh jobs while a preempted one waited
+        self.pinned = pinned  # True while this thread holds something others may wait for
+        self._lock = threading.Lock()
+        self._free = tokens
+        self._fresh: deque[_Job] = deque()
+        self._preempted: deque[_Job] = deque()
+        self._closed = False
+        self.grants = 0  # tokens given
+        self.waits = 0  # grants that had to wait
+        self.fresh_waits = 0  # ... of them, to fresh jobs (new requests: what a short request waits)
+        self.fresh_wait_seconds = 0.0
+        self.fresh_wait_max = 0.0
+        self.yields = 0  # tokens given up at a checkpoint for a waiter
+        self.releases = 0  # tokens handed on around GIL-free calls
+        self.interrupted = 0  # waits ended by killOp, maxTimeMS or shutdown
+
+    # -- the pool thread's entry point ---------------------------------------------------------
+    def run(self, op: Any, fn: Callable[[], T]) -> T:
+        """``fn()`` holding a run token (on a pool thread). Waits for the token first; raises the
+        operation's error instead if it is killed or times out meanwhile."""
+        outer = getattr(_local, "job", None)
+        if outer is not None and outer.holding:
+            return fn()  # nested: the thread already runs with a token
+        job = _Job(self, op)
+        self._acquire(job, preempted=False)
+        _local.job = job
+        try:
+            return fn()
+        finally:
+            _local.job = outer
+            if job.holding:
+                self._release(job)
+
+    def close(self) -> None:
+        """Shutdown: every waiter goes on (its operation was killed: it raises), nothing waits again."""
+        with self._lock:
+            self._closed = True
+            waiting = [*self._fresh, *self._preempted]
+        for job in waiting:
+            job.wake()
+
+    def stats(self) -> dict[str, int]:
+        """The ``tidemark.scheduler`` serverStatus figures."""
+        with self._lock:
+            waiting = len(self._fresh) + len(self._preempted)
+            holding = self.tokens - self._free
+        return {"tokens": self.tokens, "quantumMicros": int(self.quantum * 1_000_000), "holding": holding,
+                "waiting": waiting, "grants": self.grants, "waits": self.waits, "yields": self.yields,
+                "releases": self.releases, "interrupted": self.interrupted, "freshWaits": self.fresh_waits,
+                "freshWaitMicros": int(self.fresh_wait_seconds * 1_000_000),
+                "freshWaitMaxMicros": int(self.fresh_wait_max * 1_000_000)}
+
+    # -- internals (the lock guards _free, the queues, job.holding, the counters) -------------
+    def _acquire(self, job: _Job, *, preempted: bool) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if self._closed:
+                job.holding = job.ungated = True
+                return
+            if self._free and not self._fresh and not self._preempted:
+                self._free -= 1
+                self._grant(job, now)
+                return
+            self._enqueue(job, preempted)
+        self._wait(job)
+
+    def _enqueue(self, job: _Job, preempted: bool) -> None:
+        if job.event is None:
+            job.event = threading.Event()
+        job.queued_at = time.monotonic()
+        (self._preempted if preempted else self._fresh).append(job)
+
+    def _grant(self, job: _Job, now: float) -> None:
+        job.holding = True
+        job.granted_at = now
+        if not job.started_at:
+            job.started_at = now
+        self.grants += 1
+
+    def _next_waiter(self) -> _Job | None:
+        preempted = self._preempted
+        if not preempted:
+            return self._fresh.popleft() if self._fresh else None
+        if not self._fresh or self._fresh_streak >= self.fresh_burst:
+            self._fresh_streak = 0
+            return preempted.popleft()
+        self._fresh_streak += 1
+        return self._fresh.popleft()
+
+    def _pass_on(self, now: float) -> None:
+        """A token has been freed: give it to the next waiter, or keep it free."""
+        nxt = self._next_waiter()
+        if nxt is None:
+            self._free += 1
+            return
+        self._grant(nxt, now)
+        self.waits += 1
+        if nxt.started_at == now:  # its first token: a fresh job
+            waited = now - nxt.queued_at
+            self.fresh_waits += 1
+            self.fresh_wait_seconds += waited
+            self.fresh_wait_max = max(self.fresh_wait_max, waited)
+        nxt.event.set()  # type: ignore[union-attr]
+
+    def _release(self, job: _Job) -> None:
+        with self._lock:
+            job.holding = False
+            if job.ungated:
+                job.ungated = False
+                return
+            self._pass_on(time.monotonic())
+
+    def _wait(self, job: _Job) -> None:
+        """Wait (queued) until ``job`` holds a token; raise the operation's error without it if the
+        operation is killed or runs out of time first."""
+        op = job.op
+        event = job.event
+        assert event is not None
+        if op is not None:
+            op.parked = job  # before looking at op.killed: a kill from now on wakes us
+        try:
+            while True:
+                event.clear()
+                with self._lock:
+                    if job.holding:
+                        return
+                timeout = None
+                if op is not None:
+                    try:
+                        _check_interrupted(op)
+                    except BaseException:
+                        with self._lock:
+                            if job.holding:  # granted meanwhile: hand it on
+                                job.holding = False
+                                if job.ungated:
+                                    job.ungated = False
+                                else:
+                                    self._pass_on(time.monotonic())
+                            else:
+                                self._unqueue(job)
+                            self.interrupted += 1
+                        raise
+                    if op.deadline is not None:
+                        timeout = max(0.0, op.deadline - time.monotonic())
+                with self._lock:
+                    if job.holding:
+                        return
+                    if self._closed:
+                        self._unqueue(job)
+                        job.holding = job.ungated = True
+                        return
+                event.wait(timeout)
+        finally:
+            if op is not None:
+                op.parked = None
+
+    def _unqueue(self, job: _Job) -> None:
+        for queue in (self._fresh, self._preempted):
+            try:
+                queue.remove(job)
+                return
+            except ValueError:
+                pass
+
+    def _yield(self, job: _Job) -> None:
+        """Checkpoint of a holder past its quantum: hand the token to a waiter, park, resume."""
+        now = time.monotonic()
+        with self._lock:
+            if not self._fresh and not self._preempted:
+                return  # the waiter went away
+            job.holding = False
+            self._pass_on(now)
+            self._enqueue(job, True)
+            self.yields += 1
+        self._wait(job)
+
+    def _released(self, job: _Job, fn: Callable[[], T]) -> T:
+        with self._lock:
+            job.holding = False
+            self.releases += 1
+            if job.ungated:
+                job.ungated = False
+            else:
+                self._pass_on(time.monotonic())
+        try:
+            return fn()
+        finally:
+            self._acquire(job, preempted=time.monotonic() - job.started_at >= self.quantum)
+
+
+def _check_interrupted(op: Any) -> None:
+    """The operation's check (raises once killed or past its deadline). Never parks: the waiting
+    job holds no token, so :func:`checkpoint` returns at once."""
+    op.check()
+
+
+def checkpoint() -> None:
+    """The preemption point, called by ``Operation.check``: on a pool thread whose job has held its
+    token for a quantum while others wait (and holds no read transaction), give the token to the next
+    waiter and wait for it to come back. Anywhere else: nothing (a dictionary look-up)."""
+    job = getattr(_local, "job", None)
+    if job is None or not job.holding:
+        return
+    scheduler = job.scheduler
+    if not scheduler._fresh and not scheduler._preempted:
+        return
+    if time.monotonic() - job.granted_at < scheduler.quantum:
+        return
+    if scheduler.pinned is not None and scheduler.pinned():
+        return
+    scheduler._yield(job)
+
+
+def released(fn: Callable[[], T]) -> T:
+    """``fn()`` — C code that runs with the GIL released (a regex match) — with this pool thread's run
+    token handed on meanwhile and taken back after (waiting like any preempted job). Just ``fn()``
+    off the pool, or while the thread holds a read transaction."""
+    job = getattr(_local, "job", None)
+    if job is None or not job.holding:
+        return fn()
+    scheduler = job.scheduler
+    if scheduler.pinned is not None and scheduler.pinned():
+        return fn()
+    return scheduler._released(job, fn)
