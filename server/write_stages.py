@@ -1,5 +1,7 @@
 """The writing stages' targets: ``$merge`` into a collection (synchronous; the pipeline callback runs in
-the thread pool, the writes in one transaction on the writer thread).
+the thread pool, the writes in one transaction on the writer thread), and ``$out`` into a time-series
+collection (``timeseries_out_plan`` validates before the read; ``out_timeseries`` runs on the event loop
+because measurements go through the bucket catalog).
 
 $merge follows mongod's DocumentSourceMerge:
 
@@ -16,6 +18,10 @@ $merge follows mongod's DocumentSourceMerge:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from bson.objectid import ObjectId
@@ -29,7 +35,12 @@ from server.query.index_keys import key_fields
 from server.query.match import compile_filter
 from server.query.paths import get_path
 from server.query.stages import merge_options
+from server.query.value_repr import bson_repr
 from server.query.values import MISSING
+from server.timeseries import ddl as ts_ddl
+from server.timeseries import ingest
+from server.timeseries import options as ts_options
+from server.timeseries.indexes import default_index_specs
 from storage.errors import DuplicateKey
 
 _IMMUTABLE_CONTEXT = "$merge failed to update the matching document, did you attempt to modify the _id or the shard key?"
@@ -152,3 +163,121 @@ def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
         capped.trim(w, info)
 
     server.engine.write(fn).result()
+
+
+# --------------------------------------------------------------------------------------------------
+# $out into a time-series collection
+# --------------------------------------------------------------------------------------------------
+
+OUT_BATCH = 10_000  # measurements per insert into the temporary collection
+
+
+@dataclass
+class TimeseriesOut:
+    """Where a final ``$out`` writes a time-series collection: the target, its options (given, or the
+    existing collection's), the existing buckets' create options and secondary indexes to carry over."""
+
+    db: str
+    coll: str
+    options: Any            # ts_options.TimeseriesOptions
+    extra: dict             # expireAfterSeconds, collation, ... of the collection being replaced
+    indexes: list           # bucket-level index specs of the replaced collection beyond the defaults
+    exists: bool
+
+
+def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None:
+    """For a pipeline ending in ``$out`` with ``timeseries`` options or into an existing time-series
+    collection: the validated target (mongod's DocumentSourceOut::validateTimeseries codes: 40415 and
+    the other option errors, 7406103 different options, 7268700 a regular collection, 7268703 a view).
+    None for any other pipeline (the regular ``$out`` path)."""
+    last = pipeline[-1] if pipeline and isinstance(pipeline[-1], dict) and len(pipeline[-1]) == 1 else None
+    if last is None or "$out" not in last:
+        return None
+    spec = last["$out"]
+    if isinstance(spec, str):
+        target_db, coll, given = db, spec, None
+    elif isinstance(spec, dict) and isinstance(spec.get("coll"), str):
+        target_db, coll, given = spec.get("db", db), spec["coll"], spec.get("timeseries")
+        if not isinstance(target_db, str):
+            return None
+    else:
+        return None
+    ns = C.ns_of(target_db, coll)
+    wanted = ts_options.parse_timeseries(ns, given, command="$out") if given is not None else None
+    with server.engine.read() as r:
+        _, view = ts_ddl.get_view(r, target_db, coll)
+        buckets = r.get_collection(ts_ddl.buckets_ns(target_db, coll))
+        regular = r.get_collection(ns)
+    existing = ts_ddl.stored_options(buckets) if ts_ddl.is_timeseries_view(view) else None
+    if existing is None:
+        if wanted is None:
+            return None
+        if regular is not None:
+            raise MongoError(7268700, "Cannot create a time-series collection from a non time-series collection.")
+        if view is not None:
+            raise MongoError(7268703, "Cannot create a time-series collection from a non time-series view.")
+        return TimeseriesOut(target_db, coll, wanted, {}, [], False)
+    if wanted is not None and not wanted.equivalent(existing):
+        raise MongoError(7406103, "Time-series options inputted must match the existing time-series collection. "
+                                  f"Received: {bson_repr(given)}Found: {bson_repr(existing.to_document())}")
+    stored = buckets.options or {}
+    extra = {k: stored[k] for k in ("expireAfterSeconds", "collation", "storageEngine", "indexOptionDefaults")
+             if k in stored}
+    defaults = {s["name"] for s in default_index_specs(existing.time_field, existing.meta_field)}
+    indexes = [C.public_index_spec(s) for s in buckets.indexes if s["name"] not in defaults and s["name"] != "_id_"]
+    return TimeseriesOut(target_db, coll, existing, extra, indexes, True)
+
+
+async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
+    """Write ``docs`` as the measurements of ``plan``'s collection the way mongod does: into a
+    temporary time-series collection first (its buckets written in full), then one write transaction
+    swaps it in for the target (view and buckets). A failure leaves the target untouched."""
+    server = ctx.server
+    db, coll = plan.db, plan.coll
+    tmp = f"tmp.agg_out.{uuid.uuid4()}"
+    tmp_bns, target_bns = ts_ddl.buckets_ns(db, tmp), ts_ddl.buckets_ns(db, coll)
+    create = {"create": tmp, "timeseries": plan.options.to_document(), "$db": db, **plan.extra}
+    await ts_ddl.create(ctx, create)
+    try:
+        if plan.indexes:
+            def copy_indexes(w):
+                info = w.get_collection(tmp_bns)
+                for spec in plan.indexes:
+                    w.create_index(info, dict(spec), [])
+                    info = w.get_collection(tmp_bns)
+            await asyncio.wrap_future(server.engine.write(copy_indexes))
+        for start in range(0, len(docs), OUT_BATCH):
+            reply = await ingest.insert_measurements(
+                ctx, {"insert": tmp, "documents": docs[start:start + OUT_BATCH], "ordered": True, "$db": db})
+            if reply.get("writeErrors"):
+                first = reply["writeErrors"][0]
+                raise MongoError(first["code"], first["errmsg"])
+        await server.ts_committer.close_collection(tmp_bns)   # every bucket written in full
+        await server.ts_committer.forget_collection(tmp_bns)
+        await ts_ddl.catalog_flush_before_drop(ctx, target_bns)
+        view_doc = ts_options.view_document(db, coll, plan.options, plan.extra.get("collation"))
+
+        def swap(w):
+            _, view = ts_ddl.get_view(w, db, coll)
+            if view is not None:
+                if not ts_ddl.is_timeseries_view(view):
+                    raise MongoError(7268703, "Cannot create a time-series collection from a non time-series view.")
+                ts_ddl._delete_view(w, db, coll)
+            if w.get_collection(C.ns_of(db, coll)) is not None:
+                raise MongoError(7268700, "Cannot create a time-series collection from a non time-series collection.")
+            if w.get_collection(target_bns) is not None:
+                w.drop_collection(target_bns)
+            w.rename_collection(tmp_bns, target_bns)
+            ts_ddl._delete_view(w, db, tmp)
+            ts_ddl._insert_view(w, db, view_doc)
+
+        await asyncio.wrap_future(server.engine.write(swap))
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await ts_ddl.drop(ctx, db, tmp)
+        raise
+    server.bucket_catalog.forget(target_bns)
+    kill = getattr(getattr(server, "cursors", None), "kill_namespace", None)
+    if kill is not None:
+        kill(C.ns_of(db, coll))
+        kill(target_bns)
