@@ -20,7 +20,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.query import dates
-from server.query.expr_base import as_float, int_arg, num_kind, type_name
+from server.query.expr_base import KIND_INT, KIND_LONG, as_float, int_arg, num_kind, type_name
 from server.query.expressions import compile_expression
 from server.query.interrupt import tick
 from server.query.pipeline import PipelineContext, Stage
@@ -39,6 +39,17 @@ def _get(doc, parts):
             return MISSING
         cur = cur.get(p, MISSING)
     return cur
+
+
+def _too_many(made: int) -> MongoError:
+    return MongoError(5897900, f"Generated {made} documents in $densify, which is over the limit of "
+                               f"{MAX_GENERATED_DOCUMENTS}. Increase the 'internalQueryMaxAllowedDensifyDocs' "
+                               "parameter to allow more generated documents")
+
+
+def _number(v):
+    """A BSON number as a Python int or float (decimals approximated) for grid arithmetic."""
+    return v if type(v) in (int, float) else int(v) if num_kind(v) in (KIND_INT, KIND_LONG) else as_float(v)
 
 
 def _is_date(v) -> bool:
@@ -88,7 +99,7 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(5946802, f"Bounds string must either be 'full' or 'partition', found {bounds!r}")
     fparts = field.split(".")
     pparts = [p.split(".") for p in parts_fields]
-    step_n = as_float(step) if type(step) is float else (int(step) if num_kind(step) != 3 else as_float(step))
+    step_n = _number(step)
 
     def to_num(v):
         """The value's position on the number line (millis for dates), validating the type."""
@@ -114,6 +125,7 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
                 yield dates.from_millis(g), g
                 k += 1
         else:
+            lo, hi = _number(lo), _number(hi)
             while True:
                 g = lo + k * step_n
                 if g > hi or (g == hi and not inclusive):
@@ -137,6 +149,14 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
             entry[1].append((to_num(v), v, d))
         yield from passthrough
         if not partitions:
+            if isinstance(bounds, list) and not pparts:  # an explicit range is generated even from nothing
+                generated = []
+                for val, pos in grid(bounds[0], bounds[1], False):
+                    if len(generated) >= MAX_GENERATED_DOCUMENTS:
+                        raise _too_many(len(generated) + 1)
+                    tick()
+                    generated.append((pos, val))
+                yield from _merge([], generated, fparts, [], ())
             return
         all_rows = [r for _, rows in partitions.values() for r in rows]
         gmin = min(all_rows, key=lambda r: r[0])[1]
@@ -157,10 +177,7 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
                 if pos not in existing:
                     made += 1
                     if made > MAX_GENERATED_DOCUMENTS:
-                        raise MongoError(5897900, f"Generated {made} documents in $densify, which is over the limit "
-                                         f"of {MAX_GENERATED_DOCUMENTS}. Increase the "
-                                         "'internalQueryMaxAllowedDensifyDocs' parameter to allow more generated "
-                                         "documents")
+                        raise _too_many(made)
                     tick()
                     generated.append((pos, val))
             yield from _merge(rows, generated, fparts, pparts, pvals)

@@ -405,7 +405,7 @@ def _bounds(w: _Window, n: int, positions) -> list[tuple[int, int]]:
 
 def _offset(cur, delta, unit):
     if unit is None:
-        return cur + delta
+        return cur + (delta if type(delta) in (int, float) else as_float(delta))
     return dates.date_add(cur, unit, int_arg(delta))
 
 

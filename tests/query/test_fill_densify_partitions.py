@@ -81,3 +81,13 @@ def test_densify_explicit_bounds_keep_the_upper_bound_exclusive():
     out = run([{"$densify": {"field": "val", "range": {"step": 2, "bounds": [2, 5]}, "partitionByFields": ["part"]}}],
               docs)
     assert by_partition(out) == {0: [0, 2, 4], 1: [2, 4, 10]}
+
+
+def test_densify_over_decimal_and_long_values_and_bounds():
+    from bson import Decimal128, Int64
+
+    out = run([{"$densify": {"field": "x", "range": {"step": Decimal128("1"), "bounds": "full"}}}],
+              [{"x": Decimal128("0")}, {"x": Int64(3)}])
+    assert [float(str(d["x"])) for d in out] == [0.0, 1.0, 2.0, 3.0]
+    out = run([{"$densify": {"field": "x", "range": {"step": 2, "bounds": [Int64(0), Decimal128("5")]}}}], [])
+    assert [d["x"] for d in out] == [0, 2, 4]

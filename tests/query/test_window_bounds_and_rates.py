@@ -196,3 +196,9 @@ def test_linear_fill_needs_a_single_sort_field():
     assert error_of([{"$setWindowFields": {"output": {"v": {"$linearFill": "$v"}}}}])[0] == 605001
     assert error_of([{"$setWindowFields": {"sortBy": {"a": 1, "b": 1}, "output": {"v": {"$linearFill": "$v"}}}}])[0] \
         == 605001
+
+
+def test_range_bounds_of_any_numeric_type():
+    from bson import Decimal128, Int64
+
+    assert pushed(Decimal128("-1"), Int64(0))[5:] == [[100, 100], [100, 100], [100, 100, 101]]
