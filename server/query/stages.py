@@ -449,8 +449,21 @@ def merge_options(spec: Any) -> dict:
         raise MongoError(ErrorCode.IDLFailedToParse, "BSON field '$merge.into' is missing but a required field")
     into = spec["into"]
     db = None
-    if isinstance(into, dict):
-        db, into = into.get("db"), into.get("coll")
+    if isinstance(into, str):
+        if not into:
+            raise MongoError(5786800, "$merge 'into' field cannot be an empty string")
+    elif isinstance(into, dict):
+        for k, v in into.items():
+            if k not in ("db", "coll"):
+                raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'into.{k}' is an unknown field.")
+            if not isinstance(v, str) and v is not None:
+                raise MongoError(ErrorCode.TypeMismatch,
+                                 f"BSON field 'into.{k}' is the wrong type '{type_name(v)}', expected type 'string'")
+        db, into = into.get("db") or None, into.get("coll")
+        if not into:
+            raise MongoError(5786801, "$merge 'into' field must specify a 'coll' that is not empty, null or undefined")
+    else:
+        raise MongoError(51178, f"$merge 'into' field  must be either a string or an object, but found {type_name(into)}")
     on = spec.get("on", MISSING)
     if on is MISSING:
         on_fields = ["_id"]

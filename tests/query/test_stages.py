@@ -203,7 +203,9 @@ def test_merge_options_are_validated_at_parse_time():
     for spec, code in [({"into": "t", "whenMatched": "keepExisting", "whenNotMatched": "discard"}, 51181),
                        ({"into": "t", "on": []}, 51187), ({"into": "t", "on": [{}]}, 51134),
                        ({"into": "t", "on": 3}, 51186), ({"into": "t", "on": ["a", "a"]}, 31465),
-                       ({"into": "t", "let": {}}, 51199), ({"on": "a"}, 40414), (3, 51182)]:
+                       ({"into": "t", "let": {}}, 51199), ({"on": "a"}, 40414), (3, 51182),
+                       ({"into": 3}, 51178), ({"into": ""}, 5786800), ({"into": {"coll": 3}}, 14),
+                       ({"into": {"db": "d"}}, 5786801), ({"into": {"coll": "c", "x": 1}}, 40415)]:
         with pytest.raises(MongoError) as e:
             merge_options(spec)
         assert e.value.code == code, spec
