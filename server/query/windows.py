@@ -58,7 +58,7 @@ def _bound_str(v) -> str:
 
 def _parse_bound(v, kind, unit):
     """One bound: "unbounded", "current", or a constant number (an expression folding to one)."""
-    if isinstance(v, str) and not v.startswith("$"):
+    if isinstance(v, str):
         if v in ("unbounded", "current"):
             return v
         raise MongoError(ErrorCode.FailedToParse, "Window bounds must be 'unbounded', 'current', or a number.")
