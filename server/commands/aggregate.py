@@ -91,7 +91,9 @@ async def aggregate(ctx, cmd: dict) -> dict:
         return await explain_aggregate(ctx, db, name, pipeline, cmd, "queryPlanner")
 
     budget = access.TimeBudget(max_time)
-    ts_out = await ctx.run_blocking(write_stages.timeseries_out_plan, ctx.server, db, pipeline)
+    ts_out = None
+    if pipeline and isinstance(pipeline[-1], dict) and "$out" in pipeline[-1]:  # one hop only for $out
+        ts_out = await ctx.run_blocking(write_stages.timeseries_out_plan, ctx.server, db, pipeline)
     if ts_out is not None:  # $out writing a time-series collection: measurements go through the loop
         def results():
             if name is None:
