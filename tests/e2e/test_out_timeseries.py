@@ -111,3 +111,20 @@ def test_out_from_a_time_series_collection_to_a_time_series_collection(db, src):
     list(db.ts.aggregate([{"$match": {"tags.host": "h0"}},
                           {"$out": {"db": db.name, "coll": "ts2", "timeseries": {"timeField": "time", "metaField": "tags"}}}]))
     assert db.ts2.count_documents({}) == 10 and info(db, "ts2")["type"] == "timeseries"
+
+
+def test_out_timeseries_survives_a_restart_and_takes_new_inserts(start_server):
+    server = start_server()
+    client = server.client()
+    db = client.outrestart
+    db.src.insert_many([{"time": BASE + dt.timedelta(minutes=i), "tags": {"h": i % 2}, "v": i} for i in range(20)])
+    list(db.src.aggregate([{"$project": {"_id": 0}},
+                           {"$out": {"db": "outrestart", "coll": "ts", "timeseries": {"timeField": "time",
+                                                                                      "metaField": "tags"}}}]))
+    db.ts.insert_one({"time": BASE + dt.timedelta(hours=5), "tags": {"h": 0}, "v": 100})
+    client.close()
+    server.kill()          # a crash: what $out wrote is durable, and so is the acknowledged insert
+    server.restart()
+    db = server.client().outrestart
+    assert sorted(d["v"] for d in db.ts.find()) == [*range(20), 100]
+    assert not [n for n in db.list_collection_names() if n.startswith("tmp.agg_out")]
