@@ -19,10 +19,7 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
 from __future__ import annotations
 
 import bisect
-import math
 from typing import Any
-
-from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server.query import dates
@@ -39,6 +36,7 @@ from server.query.stage_group import group_key_for
 from server.query.stages import set_field
 from server.query.value_repr import bson_repr
 from server.query.values import MISSING, compare, sort_key
+from server.query.window_rates import derivative, integral, integral_point, linear_fill
 
 _NO_WINDOW_OPS = ("$rank", "$denseRank", "$documentNumber", "$shift", "$expMovingAvg", "$locf", "$linearFill")
 _RATE_UNITS = ("week", "day", "hour", "minute", "second", "millisecond")
@@ -327,7 +325,7 @@ def _compute(o: _Output, rows: list, variables: dict) -> list:
             out.append(last)
         return out
     if op == "$linearFill":
-        return _linear_fill([o.fn(d, variables) for d in rows], [_sort_value(d, o.sort_fields) for d in rows])
+        return linear_fill([o.fn(d, variables) for d in rows], [_sort_value(d, o.sort_fields) for d in rows])
     positions = None
     if o.window.kind == "range":
         positions = [_position(_sort_value(d, o.sort_fields), o.window.unit) for d in rows]
@@ -335,10 +333,10 @@ def _compute(o: _Output, rows: list, variables: dict) -> list:
     if op == "$derivative":
         ys = [o.fn(d, variables) for d in rows]
         xs = [_sort_value(d, o.sort_fields) for d in rows]
-        return [_derivative(xs[a], ys[a], xs[b - 1], ys[b - 1], o.unit) if b > a else None for a, b in bounds]
+        return [derivative(xs[a], ys[a], xs[b - 1], ys[b - 1], o.unit) if b > a else None for a, b in bounds]
     if op == "$integral":
-        points = [_integral_point(_sort_value(d, o.sort_fields), o.fn(d, variables), o.unit) for d in rows]
-        return [_integral(points[a:b], o.unit) for a, b in bounds]
+        points = [integral_point(_sort_value(d, o.sort_fields), o.fn(d, variables), o.unit) for d in rows]
+        return [integral(points[a:b], o.unit) for a, b in bounds]
     return _accumulate(o.acc, rows, bounds, variables)
 
 
@@ -427,114 +425,6 @@ def _accumulate(spec, rows, bounds, variables) -> list:
         cur_a, cur_b = a, b
         out.append(acc.result())
     return out
-
-
-_ARITH = {op: compile_expression({op: ["$a", "$b"]}) for op in ("$add", "$subtract", "$multiply", "$divide")}
-
-
-def _arith(op, a, b):
-    """mongod's arithmetic on two values (its result types, date differences in milliseconds)."""
-    return _ARITH[op]({"a": a, "b": b}, {})
-
-
-def _derivative(x0, y0, x1, y1, unit):
-    """$derivative over a window: rise / run between its first and last documents."""
-    if unit is not None:
-        if not (_is_date(x0) and _is_date(x1)):
-            raise MongoError(5624900, "$derivative with 'unit' expects the sortBy field to be a Date")
-    else:
-        if _is_date(x0) or _is_date(x1):
-            raise MongoError(5624901, "$derivative where the sortBy is a Date requires an 'unit'")
-        if num_kind(x0) is None or num_kind(x1) is None:
-            raise MongoError(5624902, "$derivative (with no 'unit') expects the sortBy field to be numeric")
-    run = _arith("$subtract", x1, x0)
-    rise = _arith("$subtract", y1, y0)
-    if rise is None or rise is MISSING:
-        raise MongoError(5624903, "$derivative input must not be null or missing")
-    try:
-        result = _arith("$divide", rise, run)
-    except MongoError as e:
-        if e.code == ErrorCode.BadValue:  # a zero run (one document in the window) is no error
-            return None
-        raise
-    return _arith("$multiply", result, Int64(dates.FIXED_UNIT_MS[unit])) if unit is not None else result
-
-
-def _integral_point(x, y, unit):
-    """One document's (sortBy, input) pair, checked as mongod's $integral checks each one it adds."""
-    if num_kind(y) is None or not (num_kind(x) is not None or _is_date(x)):
-        raise MongoError(5423900, "The input value of $integral window function must be a vector of 2 value, the "
-                                  "first value must be numeric or date type and the second must be numeric.")
-    if unit is not None and not _is_date(x):
-        raise MongoError(5423901, "$integral with 'unit' expects the sortBy field to be a Date")
-    if unit is None and num_kind(x) is None:
-        raise MongoError(5423902, "$integral (with no 'unit') expects the sortBy field to be numeric")
-    return x, y
-
-
-def _is_nan(v) -> bool:
-    return (type(v) is float and math.isnan(v)) or (type(v).__name__ == "Decimal128" and v.to_decimal().is_nan())
-
-
-def _integral(points, unit):
-    """The trapezoidal integral over a window: null when empty; NaN when a value is NaN."""
-    if not points:
-        return None
-    if any(_is_nan(x) or _is_nan(y) for x, y in points):
-        return math.nan
-    parts = []
-    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
-        delta = _arith("$subtract", x1, x0)
-        parts.append(_arith("$divide", _arith("$multiply", _arith("$add", y1, y0), delta), 2.0))
-    total = math.fsum(as_float(v) for v in parts) if parts else 0
-    return total / dates.FIXED_UNIT_MS[unit] if unit is not None else total
-
-
-def _linear_fill(values, xs):
-    """$linearFill over one partition in sortBy order, with mongod's per-document checks: the value
-    numeric or nullish, the sortBy value numeric or a date, never repeated, never switching type."""
-    out = []
-    last_x = MISSING
-    left = right = None       # (x, y) of the known points around a gap
-    n = len(values)
-    for i in range(n):
-        y, x = values[i], xs[i]
-        if not (num_kind(y) is not None or y is None or y is MISSING):
-            raise MongoError(ErrorCode.TypeMismatch,
-                             f"Value to be filled must be numeric or nullish, but found {type_name(y)}")
-        if not (num_kind(x) is not None or _dateish(x)):
-            raise MongoError(ErrorCode.TypeMismatch,
-                             f"Value of the sortBy field must be numeric or a date, but found {type_name(x)}")
-        if last_x is not MISSING:
-            if compare(x, last_x) == 0:
-                raise MongoError(6050106, "There can be no repeated values in the sort field")
-            if not ((_dateish(x) and _dateish(last_x)) or (num_kind(x) is not None and num_kind(last_x) is not None)):
-                raise MongoError(ErrorCode.TypeMismatch, f"Conflicting sort value types, previously received type "
-                                                         f"{type_name(last_x)}, but found {type_name(x)}")
-        last_x = x
-        if y is not None and y is not MISSING:
-            left, right = right if right is not None else (x, y), None
-            out.append(y)
-            continue
-        if left is None:
-            out.append(None)
-            continue
-        if right is None:
-            right = next(((xs[j], values[j]) for j in range(i + 1, n)
-                          if values[j] is not None and values[j] is not MISSING
-                          and xs[j] is not None and xs[j] is not MISSING), None)
-            if right is None:
-                out.append(None)
-                continue
-        (x1, y1), (x2, y2) = left, right
-        slope = _arith("$divide", _arith("$subtract", y2, y1), _arith("$subtract", x2, x1))
-        out.append(_arith("$add", y1, _arith("$multiply", _arith("$subtract", x, x1), slope)))
-    return out
-
-
-def _dateish(v) -> bool:
-    """Value::coercibleToDate: a date, a timestamp or an ObjectId."""
-    return type(v).__name__ in ("datetime", "DatetimeMS", "Timestamp", "ObjectId")
 
 
 STAGES = {"$setWindowFields": parse_set_window_fields}
