@@ -34,7 +34,7 @@ from server.query import update as update_mod
 from server.query.index_keys import key_fields
 from server.query.match import compile_filter
 from server.query.paths import get_path
-from server.query.stages import merge_options
+from server.query.stage_write import merge_options
 from server.query.value_repr import bson_repr
 from server.query.values import MISSING
 from server.timeseries import ddl as ts_ddl

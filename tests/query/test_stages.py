@@ -194,7 +194,7 @@ def test_group_across_chunks_keeps_first_seen_order_and_first_last():
 
 
 def test_merge_options_are_validated_at_parse_time():
-    from server.query.stages import merge_options
+    from server.query.stage_write import merge_options
 
     assert merge_options("t") == {"into": "t", "db": None, "on": ["_id"], "whenMatched": "merge",
                                   "whenNotMatched": "insert"}
