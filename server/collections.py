@@ -26,7 +26,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
-from server import special_reads
+from server import special_reads, write_stages
 from server.commands import _collection as C
 from server.commands import capped
 from server.commands import timeseries as ts
@@ -167,7 +167,8 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
         coll=coll,
     )
     kwargs["write_out"] = lambda spec, docs: _write_out(server, db, spec, docs)
-    kwargs["merge_into"] = lambda spec, docs: _merge_into(server, db, spec, docs)
+    kwargs["merge_into"] = lambda spec, docs: write_stages.merge_into(
+        server, db, spec, docs, lambda tdb, coll, sp: _check_write_target(server, tdb, coll, "$merge", sp))
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
     kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)
@@ -295,11 +296,6 @@ def _out_target(db: str, spec: Any) -> tuple[str, Any]:
     raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
 
 
-def _merge_target(db: str, spec: Any) -> tuple[str, Any]:
-    into = spec if isinstance(spec, str) else spec.get("into") if isinstance(spec, dict) else None
-    return (db, into) if not isinstance(into, dict) else (into.get("db", db), into.get("coll"))
-
-
 def check_output_stage(server, db: str, pipeline: list) -> None:
     """Refuse a final ``$out``/``$merge`` into a view or a time-series collection before the pipeline
     runs (the write callbacks check again under their own read)."""
@@ -307,9 +303,11 @@ def check_output_stage(server, db: str, pipeline: list) -> None:
     if last is None or not ({"$out", "$merge"} & set(last)):
         return
     stage, spec = next(iter(last.items()))
-    target_db, target = (_out_target if stage == "$out" else _merge_target)(db, spec)
+    target_db, target = (_out_target if stage == "$out" else write_stages.merge_target)(db, spec)
     if isinstance(target_db, str) and isinstance(target, str):
         _check_write_target(server, target_db, target, stage, spec)
+        if stage == "$merge":
+            write_stages.check_on_fields(server, db, spec)
 
 
 def _write_out(server, db: str, spec: Any, docs) -> None:
@@ -337,62 +335,6 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
         for doc, raw in zip(prepared, raws, strict=False):
             info, keys = C.write_keys(w, info, doc)
             w.insert(info, raw, keys)
-
-    server.engine.write(fn).result()
-
-
-def _merge_into(server, db: str, spec: Any, docs) -> None:
-    """$merge: upsert each result into the target by ``on`` (default _id), in one write transaction."""
-    if isinstance(spec, str):
-        spec = {"into": spec}
-    into = spec["into"]
-    target_db, target = (db, into) if isinstance(into, str) else (into.get("db", db), into.get("coll"))
-    on = spec.get("on", "_id")
-    on_fields = [on] if isinstance(on, str) else list(on)
-    when_matched = spec.get("whenMatched", "merge")
-    when_not_matched = spec.get("whenNotMatched", "insert")
-    if not isinstance(when_matched, str):
-        raise MongoError(ErrorCode.CommandNotSupported, "$merge with a pipeline for whenMatched is not supported")
-    if when_matched not in ("replace", "keepExisting", "merge", "fail"):
-        raise MongoError(ErrorCode.BadValue, f"Enumeration value '{when_matched}' for field 'whenMatched' is not a valid value.")
-    if when_not_matched not in ("insert", "discard", "fail"):
-        raise MongoError(ErrorCode.BadValue,
-                         f"Enumeration value '{when_not_matched}' for field 'whenNotMatched' is not a valid value.")
-    _check_write_target(server, target_db, target, "$merge", spec)
-    results = [d if "_id" in d else {"_id": ObjectId(), **d} for d in docs]
-    ns = C.ns_of(target_db, target)
-
-    def fn(w):
-        from server.commands.ddl import ensure_collection
-
-        info = ensure_collection(w, ns)
-        for doc in results:
-            key = {f: doc.get(f) for f in on_fields}
-            plan = planner.choose_plan(list(info.indexes), key, multikey_default=info.clustered)
-            existing = next((pair for pair in C.docs_in_txn(w, info, plan)
-                             if all(pair[1].get(f) == v for f, v in key.items())), None)
-            if existing is None:
-                if when_not_matched == "fail":
-                    raise MongoError(13113, "$merge could not find a matching document in the target collection "
-                                            "for at least one document in the source collection")
-                if when_not_matched == "insert":
-                    new = C.prepare_insert(doc)
-                    raw = C.encode_doc(new)
-                    if capped.limits(info) is not None:
-                        capped.limits(info).check_document(len(raw))
-                    info, keys = C.write_keys(w, info, new)
-                    w.insert(info, raw, keys)
-                continue
-            rid, old = existing
-            if when_matched == "fail":
-                raise MongoError(ErrorCode.DuplicateKey, "$merge failed due to a matching document in the target")
-            if when_matched == "keepExisting":
-                continue
-            new = {**old, **doc} if when_matched == "merge" else {"_id": old["_id"], **doc}
-            new["_id"] = old["_id"]
-            info, keys = C.write_keys(w, info, new)
-            w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), keys)
-        capped.trim(w, info)
 
     server.engine.write(fn).result()
 

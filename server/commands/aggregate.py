@@ -15,6 +15,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import collections as access
+from server import write_stages
 from server.commands import _collection as C
 from server.commands import replication
 from server.commands import timeseries as ts
@@ -90,6 +91,23 @@ async def aggregate(ctx, cmd: dict) -> dict:
         return await explain_aggregate(ctx, db, name, pipeline, cmd, "queryPlanner")
 
     budget = access.TimeBudget(max_time)
+    ts_out = None
+    if pipeline and isinstance(pipeline[-1], dict) and "$out" in pipeline[-1]:  # one hop only for $out
+        ts_out = await ctx.run_blocking(write_stages.timeseries_out_plan, ctx.server, db, pipeline)
+    if ts_out is not None:  # $out writing a time-series collection: measurements go through the loop
+        def results():
+            if name is None:
+                return list(budget.outer(_db_level(ctx.server, db, pipeline[:-1], let, allow_disk, collation,
+                                                   ctx.conn)))
+            result = access.open_read(ctx.server, db, name, pipeline[:-1], hint=cmd.get("hint"), variables=let,
+                                      allow_disk_use=allow_disk, ctx=ctx, collation=collation)
+            ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
+            return list(budget.outer(result.docs))
+
+        await write_stages.out_timeseries(ctx, ts_out, await ctx.run_blocking(results))
+        from server.cursors import cursor_reply
+
+        return await cursor_reply(ctx, ns, iter(()), batch_size, False, first=True, facts=ctx.facts)
 
     def work():
         if sessions is not None:

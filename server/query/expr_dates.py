@@ -126,8 +126,24 @@ _FAST_TRUNC = {
 }
 
 
+def _date_trunc_spec(args) -> dict:
+    """ExpressionDateTrunc::parse: its own codes (5439007 object, 5439008 unknown argument, 5439009 /
+    5439010 missing date / unit). A date evaluating to null or missing answers null."""
+    if not isinstance(args, dict):
+        raise MongoError(5439007, "$dateTrunc only supports an object as its argument")
+    for k in args:
+        if k not in ("date", "unit", "binSize", "timezone", "startOfWeek"):
+            raise MongoError(5439008, f"Unrecognized argument to $dateTrunc: {k}. Expected arguments: date, unit, "
+                                      "and optionally, binSize, timezone, startOfWeek.")
+    if "date" not in args:
+        raise MongoError(5439009, "Missing 'date' parameter to $dateTrunc")
+    if "unit" not in args:
+        raise MongoError(5439010, "Missing 'unit' parameter to $dateTrunc")
+    return args
+
+
 def compile_date_trunc(args, cc):
-    spec = require_object("$dateTrunc", args, {"date", "unit", "binSize", "timezone", "startOfWeek"}, ("date", "unit"))
+    spec = _date_trunc_spec(args)
     date_fn = cc(spec["date"])
     unit_fn, unit_c = _arg(cc, spec, "unit")
     bin_fn, bin_c = _arg(cc, spec, "binSize", 1)

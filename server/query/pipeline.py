@@ -99,12 +99,13 @@ def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
         stage_graph_lookup,
         stage_group,
         stage_lookup,
+        stage_write,
         stages,
         windows,
     )
     table: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
     for module in (stages, stage_group, stage_lookup, stage_densify_fill, windows, geo_near, stage_graph_lookup,
-                   stage_current_op):
+                   stage_current_op, stage_write):
         table.update(module.STAGES)
     return table
 

@@ -3,14 +3,15 @@
 $densify ``{field, partitionByFields, range: {step, unit, bounds}}`` inserts documents so that, per
 partition, ``field`` takes every value of the grid ``lo + k*step`` below the upper bound (``unit``
 steps dates by calendar units through ``dates.date_add``). ``bounds``: "full" (the global min/max of
-the field), "partition" (each partition's own), or ``[lo, hi]`` (upper bound exclusive; documents
-outside it pass through). Generated documents hold only the field and the partition fields. Output
+the field: every partition is filled up to the global maximum), "partition" (each partition's own),
+or ``[lo, hi]`` (upper bound exclusive; documents outside it pass through). Generated documents hold only the field and the partition fields. Output
 is ordered by partition, then by field; documents without the field come first, unchanged.
 
 $fill ``{partitionBy | partitionByFields, sortBy, output: {f: {method: "locf"|"linear"} | {value: e}}}``
-replaces null/missing values: a ``value`` expression, the last non-null value (locf), or linear
-interpolation on the single sortBy field between the surrounding non-null values (leading and
-trailing gaps stay null). Sorting methods output the documents sorted by partition then sortBy.
+replaces null/missing values: a ``value`` expression, the last non-null value (locf, in sortBy order
+or, without sortBy, in input order), or linear interpolation on the single sortBy field between the
+surrounding non-null values (leading and trailing gaps stay null). Methods output the documents by
+partition then sortBy; ``value`` alone keeps the input order (mongod sorts only for methods).
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.query import dates
-from server.query.expr_base import as_float, int_arg, num_kind, type_name
+from server.query.expr_base import KIND_INT, KIND_LONG, as_float, int_arg, num_kind, type_name
 from server.query.expressions import compile_expression
 from server.query.interrupt import tick
 from server.query.pipeline import PipelineContext, Stage
 from server.query.stage_group import group_key
-from server.query.stages import parse_sort, set_field
+from server.query.stages import set_field
 from server.query.values import MISSING, compare, sort_key
 from server.query.windows import parse_set_window_fields
 
@@ -38,6 +39,17 @@ def _get(doc, parts):
             return MISSING
         cur = cur.get(p, MISSING)
     return cur
+
+
+def _too_many(made: int) -> MongoError:
+    return MongoError(5897900, f"Generated {made} documents in $densify, which is over the limit of "
+                               f"{MAX_GENERATED_DOCUMENTS}. Increase the 'internalQueryMaxAllowedDensifyDocs' "
+                               "parameter to allow more generated documents")
+
+
+def _number(v):
+    """A BSON number as a Python int or float (decimals approximated) for grid arithmetic."""
+    return v if type(v) in (int, float) else int(v) if num_kind(v) in (KIND_INT, KIND_LONG) else as_float(v)
 
 
 def _is_date(v) -> bool:
@@ -87,7 +99,7 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(5946802, f"Bounds string must either be 'full' or 'partition', found {bounds!r}")
     fparts = field.split(".")
     pparts = [p.split(".") for p in parts_fields]
-    step_n = as_float(step) if type(step) is float else (int(step) if num_kind(step) != 3 else as_float(step))
+    step_n = _number(step)
 
     def to_num(v):
         """The value's position on the number line (millis for dates), validating the type."""
@@ -99,21 +111,24 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
             raise MongoError(5733201, f"Densify field type must be numeric, found {type_name(v)}")
         return v if type(v) in (int, float) else as_float(v)
 
-    def grid(lo, hi):
-        """Grid values from lo (inclusive) up to hi (exclusive), as BSON values."""
+    def grid(lo, hi, inclusive):
+        """Grid values from lo (inclusive) up to hi (inclusive for "full" and "partition" bounds: a
+        partition is filled up to the global maximum even where it has no document there), as
+        (BSON value, position) pairs."""
         k = 0
         if unit is not None:
             lo_ms, hi_ms = dates.to_millis(lo), dates.to_millis(hi)
             while True:
                 g = dates.date_add(lo_ms, unit, k * int(step_n))
-                if g >= hi_ms:
+                if g > hi_ms or (g == hi_ms and not inclusive):
                     return
                 yield dates.from_millis(g), g
                 k += 1
         else:
+            lo, hi = _number(lo), _number(hi)
             while True:
                 g = lo + k * step_n
-                if g >= hi:
+                if g > hi or (g == hi and not inclusive):
                     return
                 yield g, g
                 k += 1
@@ -134,6 +149,14 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
             entry[1].append((to_num(v), v, d))
         yield from passthrough
         if not partitions:
+            if isinstance(bounds, list) and not pparts:  # an explicit range is generated even from nothing
+                generated = []
+                for val, pos in grid(bounds[0], bounds[1], False):
+                    if len(generated) >= MAX_GENERATED_DOCUMENTS:
+                        raise _too_many(len(generated) + 1)
+                    tick()
+                    generated.append((pos, val))
+                yield from _merge([], generated, fparts, [], ())
             return
         all_rows = [r for _, rows in partitions.values() for r in rows]
         gmin = min(all_rows, key=lambda r: r[0])[1]
@@ -150,14 +173,11 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
                 lo, hi = bounds
             existing = {r[0] for r in rows}
             generated = []
-            for val, pos in grid(lo, hi):
+            for val, pos in grid(lo, hi, not isinstance(bounds, list)):
                 if pos not in existing:
                     made += 1
                     if made > MAX_GENERATED_DOCUMENTS:
-                        raise MongoError(5897900, f"Generated {made} documents in $densify, which is over the limit "
-                                         f"of {MAX_GENERATED_DOCUMENTS}. Increase the "
-                                         "'internalQueryMaxAllowedDensifyDocs' parameter to allow more generated "
-                                         "documents")
+                        raise _too_many(made)
                     tick()
                     generated.append((pos, val))
             yield from _merge(rows, generated, fparts, pparts, pvals)
@@ -182,35 +202,48 @@ def _merge(rows, generated, fparts, pparts, pvals):
 
 
 def parse_fill(spec: Any, ctx: PipelineContext) -> Stage:
+    """mongod's document_source_fill: methods become one $setWindowFields (sortBy optional: $locf
+    follows the input order, $linearFill needs it: 605001), values an ``$ifNull`` per field."""
     if not isinstance(spec, dict):
-        raise MongoError(ErrorCode.TypeMismatch, "$fill specification must be an object")
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"The $fill stage specification must be an object, found {type_name(spec)}")
     for k in spec:
         if k not in ("partitionBy", "partitionByFields", "sortBy", "output"):
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$fill.{k}' is an unknown field.")
-    if "output" not in spec or not isinstance(spec["output"], dict):
+    if "output" not in spec:
         raise MongoError(ErrorCode.IDLFailedToParse, "BSON field '$fill.output' is missing but a required field")
-    if "partitionBy" in spec and "partitionByFields" in spec:
-        raise MongoError(6050204, "Maximum one of 'partitionBy' and 'partitionByFields can be specified in '$fill'")
+    if not isinstance(spec["output"], dict):
+        raise MongoError(ErrorCode.TypeMismatch, f"BSON field '$fill.output' is the wrong type "
+                                                 f"'{type_name(spec['output'])}', expected type 'object'")
+    if not spec["output"]:
+        raise MongoError(6050203, "The output field in '$fill' must contain an object with at least one element")
     window_output: dict = {}
     value_fields = []
     for name, method in spec["output"].items():
-        if not isinstance(method, dict) or len(method) != 1:
-            raise MongoError(6050199, "Exactly one of 'value' and 'method' must be specified in $fill output")
-        (kind, arg), = method.items()
-        if kind == "value":
-            value_fields.append((name, compile_expression(arg)))
-        elif kind == "method":
+        if not isinstance(method, dict):
+            raise MongoError(6050200, "Each fill output specification must be an object with exactly one field")
+        for k in method:
+            if k not in ("method", "value"):
+                raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$fill.{k}' is an unknown field.")
+        if "method" in method:
+            if "value" in method:
+                raise MongoError(6050201, "Each fill output specification must have exactly one of 'method' or "
+                                          "'value' fields, not both")
+            arg = method["method"]
+            if not isinstance(arg, str):
+                raise MongoError(ErrorCode.TypeMismatch, f"BSON field '$fill.method' is the wrong type "
+                                                         f"'{type_name(arg)}', expected type 'string'")
             if arg not in ("locf", "linear"):
                 raise MongoError(6050202, "Method must be either locf or linear")
-            if "sortBy" not in spec:
-                raise MongoError(6050203, "'sortBy' field is required when using method: " + arg)
             op = "$locf" if arg == "locf" else "$linearFill"
             window_output[name] = {op: "$" + name}
-        else:
-            raise MongoError(6050201, f"Unknown argument '{kind}' in $fill output")
+        elif "value" in method:
+            value_fields.append((name, compile_expression(method["value"])))
+    if "partitionBy" in spec and "partitionByFields" in spec:
+        raise MongoError(6050204, "Maximum one of 'partitionBy' and 'partitionByFields can be specified in '$fill'")
     stages: list[Stage] = []
     if window_output:
-        swf: dict = {"sortBy": spec["sortBy"], "output": window_output}
+        swf: dict = {"output": window_output, **({"sortBy": spec["sortBy"]} if "sortBy" in spec else {})}
         if "partitionBy" in spec:
             swf["partitionBy"] = spec["partitionBy"]
         elif "partitionByFields" in spec:
@@ -219,8 +252,6 @@ def parse_fill(spec: Any, ctx: PipelineContext) -> Stage:
                 raise MongoError(ErrorCode.TypeMismatch, "'partitionByFields' must be an array of strings")
             swf["partitionBy"] = {p.replace(".", "_"): "$" + p for p in pbf}
         stages.append(parse_set_window_fields(swf, ctx))
-    elif "sortBy" in spec:
-        stages.append(parse_sort(spec["sortBy"], ctx))
     variables = ctx.variables
 
     def fill_values(docs):

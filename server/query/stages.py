@@ -407,43 +407,6 @@ def _need(ctx_fn, name):
     return ctx_fn
 
 
-def parse_out(spec: Any, ctx: PipelineContext) -> Stage:
-    if isinstance(spec, str):
-        if not spec:
-            raise MongoError(ErrorCode.InvalidNamespace, "Invalid $out target namespace, ")
-    elif isinstance(spec, dict):
-        if "coll" not in spec or not isinstance(spec["coll"], str):
-            raise MongoError(ErrorCode.FailedToParse, "BSON field '$out.coll' is missing but a required field")
-        for k in spec:
-            if k not in ("db", "coll", "timeseries"):
-                raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$out.{k}' is an unknown field.")
-    else:
-        raise MongoError(16990, f"$out only supports a string or object argument, but found {type_name(spec)}")
-    write = ctx.write_out
-
-    def apply(docs):  # a generator: the write happens when the cursor is first pulled, not at build time
-        _need(write, "$out")(spec, docs)
-        yield from ()
-    return Stage("$out", spec, apply, blocking=True)
-
-
-def parse_merge(spec: Any, ctx: PipelineContext) -> Stage:
-    if not isinstance(spec, (str, dict)):
-        raise MongoError(51182, f"$merge only supports a string or object argument, not {type_name(spec)}")
-    if isinstance(spec, dict):
-        if "into" not in spec:
-            raise MongoError(ErrorCode.FailedToParse, "BSON field '$merge.into' is missing but a required field")
-        for k in spec:
-            if k not in ("into", "on", "let", "whenMatched", "whenNotMatched"):
-                raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$merge.{k}' is an unknown field.")
-    merge = ctx.merge_into
-
-    def apply(docs):
-        _need(merge, "$merge")(spec, docs)
-        yield from ()
-    return Stage("$merge", spec, apply, blocking=True)
-
-
 def parse_coll_stats(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(5447000, f"$collStats must take a nested object but found: {spec}")
@@ -483,8 +446,6 @@ STAGES = {
     "$sortByCount": parse_sort_by_count,
     "$sample": parse_sample,
     "$documents": parse_documents,
-    "$out": parse_out,
-    "$merge": parse_merge,
     "$collStats": parse_coll_stats,
     "$indexStats": parse_index_stats,
 }

@@ -19,7 +19,6 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
 from __future__ import annotations
 
 import bisect
-import math
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
@@ -28,14 +27,16 @@ from server.query.accumulator_state import Covariance
 from server.query.accumulators import ACCUMULATORS, AccumulatorSpec, parse_accumulator
 from server.query.collation import sort_key_for
 from server.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
-from server.query.expressions import compile_expression
+from server.query.expressions import compile_expression, is_constant
 from server.query.interrupt import tick
 from server.query.memory import approx_size
 from server.query.pipeline import PipelineContext, Stage
 from server.query.sort import make_sort_key, parse_sort
 from server.query.stage_group import group_key_for
 from server.query.stages import set_field
-from server.query.values import MISSING, sort_key
+from server.query.value_repr import bson_repr
+from server.query.values import MISSING, compare, sort_key
+from server.query.window_rates import derivative, integral, integral_point, linear_fill
 
 _NO_WINDOW_OPS = ("$rank", "$denseRank", "$documentNumber", "$shift", "$expMovingAvg", "$locf", "$linearFill")
 _RATE_UNITS = ("week", "day", "hour", "minute", "second", "millisecond")
@@ -48,51 +49,87 @@ class _Window:
         self.kind, self.lo, self.hi, self.unit = kind, lo, hi, unit
 
 
-def _parse_bound(v, kind, which):
-    if v in ("unbounded", "current"):
-        return v
+def _bound_str(v) -> str:
+    """A bound as mongod's Value::toString renders it inside error messages."""
+    return repr(v) if type(v) is float else str(v)
+
+
+def _parse_bound(v, kind, unit):
+    """One bound: "unbounded", "current", or a constant number (an expression folding to one)."""
+    if isinstance(v, str):
+        if v in ("unbounded", "current"):
+            return v
+        raise MongoError(ErrorCode.FailedToParse, "Window bounds must be 'unbounded', 'current', or a number.")
+    if not is_constant(v):
+        raise MongoError(ErrorCode.FailedToParse, "Window bounds expression must be a constant.")
+    v = compile_expression(v)({}, {})
     if kind == "documents":
         n = int_arg(v)
-        if num_kind(v) is None or n is None:
-            raise MongoError(ErrorCode.FailedToParse, f"Numeric document-based bounds must be an integer: {v}")
+        if n is None or abs(n) > 2**31 - 1:
+            raise MongoError(ErrorCode.FailedToParse, "Numeric document-based bounds must be an integer")
         return n
+    if unit is not None:
+        if int_arg(v) is None:
+            raise MongoError(ErrorCode.FailedToParse, "With 'unit', range-based bounds must be an integer")
+        return v
     if num_kind(v) is None:
-        raise MongoError(ErrorCode.FailedToParse, f"Range-based bounds expression must be a number: {v}")
+        raise MongoError(ErrorCode.FailedToParse, "Range-based bounds expression must be a number")
     return v
 
 
+def _check_forward(lo, hi):
+    """mongod's checkBoundsForward: "current" counts as 0, numeric bounds must not be inverted."""
+    a = 0 if lo == "current" else lo
+    b = 0 if hi == "current" else hi
+    if not isinstance(a, str) and not isinstance(b, str) and compare(a, b) > 0:
+        raise MongoError(5339900, f"Lower bound must not exceed upper bound: [{_bound_str(a)}, {_bound_str(b)}]")
+
+
 def _parse_window(spec, sort_fields):
-    if spec is None:
-        return _Window(None, "unbounded", "unbounded", None)
+    """WindowBounds::parse: the checks and messages in mongod's order."""
     if not isinstance(spec, dict):
         raise MongoError(ErrorCode.FailedToParse, "'window' field must be an object")
-    for k in spec:
-        if k not in ("documents", "range", "unit"):
-            raise MongoError(ErrorCode.FailedToParse, f"'window' field that specifies {k} is not supported")
-    if ("documents" in spec) == ("range" in spec):
-        raise MongoError(ErrorCode.FailedToParse, "'window' field can only contain 'documents' as the only argument "
-                                                  "or 'range' with an optional 'unit' field")
-    kind = "documents" if "documents" in spec else "range"
-    if "unit" in spec and kind == "documents":
-        raise MongoError(ErrorCode.FailedToParse, "'window' field can only contain 'documents' as the only argument "
-                                                  "or 'range' with an optional 'unit' field")
-    bounds = spec[kind]
-    if not isinstance(bounds, list) or len(bounds) != 2:
-        raise MongoError(ErrorCode.FailedToParse, f"Window bounds must be a 2-element array: {bounds}")
-    lo, hi = (_parse_bound(b, kind, w) for b, w in zip(bounds, ("lower", "upper"), strict=True))
-    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo > hi:
-        raise MongoError(5339900, "Lower bound must not exceed upper bound")
-    if (lo == "current" and isinstance(hi, (int, float)) and hi < 0) or \
-            (hi == "current" and isinstance(lo, (int, float)) and lo > 0):
-        raise MongoError(5339900, "Lower bound must not exceed upper bound")
-    unit = spec.get("unit")
+    documents, rng, unit = spec.get("documents", MISSING), spec.get("range", MISSING), spec.get("unit", MISSING)
+    if documents is not MISSING and rng is not MISSING:
+        raise MongoError(ErrorCode.FailedToParse, "Window bounds can specify either 'documents' or 'unit', not both.")
+    if rng is MISSING and unit is not MISSING:
+        raise MongoError(ErrorCode.FailedToParse, "Window bounds can only specify 'unit' with range-based bounds.")
+    if rng is MISSING and documents is MISSING:
+        if spec:
+            raise MongoError(ErrorCode.FailedToParse, "'window' field can only contain 'documents' as the only "
+                                                      "argument or 'range' with an optional 'unit' field")
+        return _Window(None, "unbounded", "unbounded", None)
+
+    def unpack(bounds):
+        if not isinstance(bounds, list) or len(bounds) != 2:
+            raise MongoError(ErrorCode.FailedToParse, f"Window bounds must be a 2-element array: {bson_repr(bounds)}")
+        return bounds
+
+    if documents is not MISSING:
+        if len(spec) != 1:
+            raise MongoError(ErrorCode.FailedToParse, "'window' field that specifies documents cannot have other fields")
+        lo, hi = (_parse_bound(b, "documents", None) for b in unpack(documents))
+        _check_forward(lo, hi)
+        if (lo != "unbounded" or hi != "unbounded") and not sort_fields:
+            raise MongoError(5339901, "Document-based bounds require a sortBy")
+        return _Window("documents", lo, hi, None)
+    if unit is not MISSING:
+        if len(spec) != 2:
+            raise MongoError(ErrorCode.FailedToParse,
+                             "'window' field that specifies unit cannot have other fields besides 'range'")
+        if not isinstance(unit, str):
+            raise MongoError(ErrorCode.FailedToParse, "'unit' must be a string")
+    elif len(spec) != 1:
+        raise MongoError(ErrorCode.FailedToParse,
+                         "'window' field that specifies range cannot have other fields besides 'unit'")
+    unit = None if unit is MISSING else unit
+    lo, hi = (_parse_bound(b, "range", unit) for b in unpack(rng))
+    _check_forward(lo, hi)
     if unit is not None and unit not in dates.TIME_UNITS:
         raise MongoError(ErrorCode.FailedToParse, f"unknown time unit value: {unit}")
-    if kind == "documents" and (lo not in ("unbounded",) or hi not in ("unbounded",)) and not sort_fields:
-        raise MongoError(5339901, "Document-based bounds require a sortBy")
-    if kind == "range" and len(sort_fields) != 1:
+    if len(sort_fields) != 1:
         raise MongoError(5339902, "Range-based bounds require sortBy a single field")
-    return _Window(kind, lo, hi, unit)
+    return _Window("range", lo, hi, unit)
 
 
 class _Output:
@@ -112,7 +149,13 @@ def _parse_output(path, spec, sort_fields) -> _Output:
     arg = spec[op]
     if op in _NO_WINDOW_OPS and "window" in spec:
         raise MongoError(ErrorCode.FailedToParse, f"{op} does not accept a 'window' field")
-    window = _parse_window(spec.get("window"), sort_fields)
+    if op in ("$derivative", "$integral"):  # mongod validates their sortBy before the window
+        if not sort_fields:
+            raise MongoError(ErrorCode.FailedToParse, f"{op} requires a sortBy")
+        if len(sort_fields) != 1:
+            raise MongoError(ErrorCode.FailedToParse, f"{op} requires a non-compound sortBy")
+    window = _parse_window(spec["window"], sort_fields) if "window" in spec else \
+        _Window(None, "unbounded", "unbounded", None)
     out = _Output(path, op, arg, window, sort_fields)
     if op in ("$rank", "$denseRank", "$documentNumber"):
         if arg != {}:
@@ -133,17 +176,7 @@ def _parse_output(path, spec, sort_fields) -> _Output:
         out.fn = compile_expression(arg["output"])
         out.default = compile_expression(arg.get("default", None))({}, {})
     elif op in ("$derivative", "$integral"):
-        if not isinstance(arg, dict) or "input" not in arg:
-            raise MongoError(ErrorCode.FailedToParse, f"{op} requires an 'input' expression")
-        if len(sort_fields) != 1:
-            raise MongoError(5371602, f"{op} requires a sortBy with exactly one element")
-        if op == "$derivative" and "window" not in spec:
-            raise MongoError(5490701, "$derivative requires explicit window bounds")
-        unit = arg.get("unit")
-        if unit is not None and unit not in _RATE_UNITS:
-            raise MongoError(5490704, f"{op} 'unit' must be one of {', '.join(_RATE_UNITS)}, found {unit}")
-        out.unit = unit
-        out.fn = compile_expression(arg["input"])
+        _parse_rate(op, arg, out, "window" in spec)
     elif op == "$expMovingAvg":
         if not isinstance(arg, dict) or "input" not in arg or ("N" in arg) == ("alpha" in arg):
             raise MongoError(ErrorCode.FailedToParse, "$expMovingAvg requires an 'input' and exactly one of 'N' and 'alpha'")
@@ -161,7 +194,8 @@ def _parse_output(path, spec, sort_fields) -> _Output:
         out.fn = compile_expression(arg["input"])
     elif op in ("$locf", "$linearFill"):
         if op == "$linearFill" and len(sort_fields) != 1:
-            raise MongoError(605001, "$linearFill requires a sortBy with exactly one element")
+            raise MongoError(605001, "$linearFill must be specified with a top level sortBy expression with "
+                                     "exactly one element")
         out.fn = compile_expression(arg)
     elif op in ("$covariancePop", "$covarianceSamp"):
         sample = op == "$covarianceSamp"
@@ -171,6 +205,32 @@ def _parse_output(path, spec, sort_fields) -> _Output:
     else:
         raise MongoError(ErrorCode.FailedToParse, f"Unrecognized window function, {op}")
     return out
+
+
+def _parse_rate(op, arg, out, has_window):
+    """$derivative / $integral arguments: ``{input, unit?}``; $derivative needs explicit bounds."""
+    if not isinstance(arg, dict):
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"{op} expects an object, but got a {type_name(arg)}: {op}: {bson_repr(arg)}")
+    unit = None
+    for k, v in arg.items():
+        if k == "input":
+            continue
+        if k != "unit":
+            raise MongoError(ErrorCode.FailedToParse, f"{op} got unexpected argument: {k}")
+        if not isinstance(v, str):
+            raise MongoError(ErrorCode.FailedToParse, f"unit' must be a string, but got {type_name(v)}")
+        if v not in dates.TIME_UNITS:
+            raise MongoError(ErrorCode.FailedToParse, f"unknown time unit value: {v}")
+        if v not in _RATE_UNITS:  # months and years have no fixed length in milliseconds
+            raise MongoError(5490710, "unit must be 'week' or smaller")
+        unit = v
+    if "input" not in arg:
+        raise MongoError(ErrorCode.FailedToParse, f"{op} requires an 'input' expression")
+    if op == "$derivative" and not has_window:
+        raise MongoError(ErrorCode.FailedToParse, "$derivative requires explicit window bounds")
+    out.unit = unit
+    out.fn = compile_expression(arg["input"])
 
 
 def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
@@ -265,17 +325,18 @@ def _compute(o: _Output, rows: list, variables: dict) -> list:
             out.append(last)
         return out
     if op == "$linearFill":
-        return _linear_fill([o.fn(d, variables) for d in rows], [_position(_sort_value(d, o.sort_fields), None, False) for d in rows])
+        return linear_fill([o.fn(d, variables) for d in rows], [_sort_value(d, o.sort_fields) for d in rows])
     positions = None
-    if o.window.kind == "range" or op in ("$derivative", "$integral"):
-        unit = o.window.unit if o.window.kind == "range" else None
-        positions = [_position(_sort_value(d, o.sort_fields), unit, o.window.kind == "range") for d in rows]
+    if o.window.kind == "range":
+        positions = [_position(_sort_value(d, o.sort_fields), o.window.unit) for d in rows]
     bounds = _bounds(o.window, n, positions)
-    if op in ("$derivative", "$integral"):
+    if op == "$derivative":
         ys = [o.fn(d, variables) for d in rows]
-        xs = [_rate_x(_sort_value(d, o.sort_fields), o.unit, op) for d in rows]
-        scale = dates.FIXED_UNIT_MS[o.unit] if o.unit else 1
-        return [_rate(op, xs[a:b], ys[a:b], scale) for a, b in bounds]
+        xs = [_sort_value(d, o.sort_fields) for d in rows]
+        return [derivative(xs[a], ys[a], xs[b - 1], ys[b - 1], o.unit) if b > a else None for a, b in bounds]
+    if op == "$integral":
+        points = [integral_point(_sort_value(d, o.sort_fields), o.fn(d, variables), o.unit) for d in rows]
+        return [integral(points[a:b], o.unit) for a, b in bounds]
     return _accumulate(o.acc, rows, bounds, variables)
 
 
@@ -283,21 +344,22 @@ def _none(v):
     return None if v is MISSING else v
 
 
-def _position(v, unit, strict):
-    """The sortBy value as a number on the window's axis (millis for dates with a unit)."""
+def _is_date(v) -> bool:
+    return type(v).__name__ in ("datetime", "DatetimeMS")
+
+
+def _position(v, unit):
+    """The current document's sortBy value on a range window's axis (millis for dates with a unit),
+    checked as mongod's PartitionIterator checks the current document's value."""
     if unit is not None:
-        if type(v).__name__ not in ("datetime", "DatetimeMS"):
+        if not _is_date(v):
             raise MongoError(5429513, f"Invalid range: Expected the sortBy field to be a Date, but it was {type_name(v)}")
         return dates.to_millis(v)
-    if num_kind(v) is not None:
-        return v if type(v) in (int, float) else as_float(v)
-    if type(v).__name__ in ("datetime", "DatetimeMS"):
-        if strict:
-            raise MongoError(5429413, "Invalid range: Expected the sortBy field to be a number, but it was date")
-        return dates.to_millis(v)
-    if strict:
+    if _is_date(v):
+        raise MongoError(5429413, "Invalid range: For windows that involve date or time ranges, a unit must be provided.")
+    if num_kind(v) is None:
         raise MongoError(5429414, f"Invalid range: Expected the sortBy field to be a number, but it was {type_name(v)}")
-    return None
+    return v if type(v) in (int, float) else as_float(v)
 
 
 def _bounds(w: _Window, n: int, positions) -> list[tuple[int, int]]:
@@ -311,29 +373,38 @@ def _bounds(w: _Window, n: int, positions) -> list[tuple[int, int]]:
             b = n if w.hi == "unbounded" else min(n, i + 1 + (0 if w.hi == "current" else w.hi))
             out.append((a, max(a, b)))
         return out
-    # Range windows select the documents whose sortBy value lies in [cur + lo, cur + hi]. Rows are
-    # sorted by that value, ascending or descending; search on an ascending copy either way.
+    # Range windows select the documents whose sortBy value lies in [cur + lo, cur + hi]; "current"
+    # is the current document itself (ties on the sortBy value stay out), unlike 0. Rows are sorted
+    # by that value, ascending or descending; search on an ascending copy either way.
     descending = n > 1 and positions[0] > positions[-1]
     axis = [-p for p in positions] if descending else positions
     for i in range(n):
         cur = positions[i]
-        lo = None if w.lo == "unbounded" else (cur if w.lo == "current" else _offset(cur, w.lo, w.unit))
-        hi = None if w.hi == "unbounded" else (cur if w.hi == "current" else _offset(cur, w.hi, w.unit))
+        lo = None if w.lo in ("unbounded", "current") else _offset(cur, w.lo, w.unit)
+        hi = None if w.hi in ("unbounded", "current") else _offset(cur, w.hi, w.unit)
         if descending:
             lo, hi = (None if hi is None else -hi), (None if lo is None else -lo)
-        a = 0 if lo is None else bisect.bisect_left(axis, lo)
-        b = n if hi is None else bisect.bisect_right(axis, hi)
+            a = 0 if lo is None else bisect.bisect_left(axis, lo)
+            b = n if hi is None else bisect.bisect_right(axis, hi)
+            if w.hi == "current":   # the upper bound is the earlier end of a descending axis
+                a = max(a, i)
+            if w.lo == "current":
+                b = min(b, i + 1)
+        else:
+            a = 0 if lo is None else bisect.bisect_left(axis, lo)
+            b = n if hi is None else bisect.bisect_right(axis, hi)
+            if w.lo == "current":
+                a = i
+            if w.hi == "current":
+                b = i + 1
         out.append((a, max(a, b)))
     return out
 
 
 def _offset(cur, delta, unit):
     if unit is None:
-        return cur + delta
-    amount = int_arg(delta)
-    if amount is None:
-        raise MongoError(5429414, "With a unit, range bounds must be integers")
-    return dates.date_add(cur, unit, amount)
+        return cur + (delta if type(delta) in (int, float) else as_float(delta))
+    return dates.date_add(cur, unit, int_arg(delta))
 
 
 def _accumulate(spec, rows, bounds, variables) -> list:
@@ -353,43 +424,6 @@ def _accumulate(spec, rows, bounds, variables) -> list:
                 acc.process(v)
         cur_a, cur_b = a, b
         out.append(acc.result())
-    return out
-
-
-def _rate_x(v, unit, op):
-    if type(v).__name__ in ("datetime", "DatetimeMS"):
-        if unit is None:
-            raise MongoError(5624901, f"{op} (with no 'unit') expects the sortBy field to be numeric")
-        return dates.to_millis(v)  # exact millis; differences are scaled to the unit in _rate
-    if unit is not None:
-        raise MongoError(5624900, f"{op} with unit expects the sortBy field to be a Date")
-    return as_float(v) if num_kind(v) is not None else None
-
-
-def _rate(op, xs, ys, scale):
-    pts = [(x, as_float(y)) for x, y in zip(xs, ys, strict=True) if x is not None and num_kind(y) is not None]
-    if op == "$derivative":
-        if len(pts) < 2:
-            return None
-        (x0, y0), (x1, y1) = pts[0], pts[-1]
-        return None if x1 == x0 else (y1 - y0) / ((x1 - x0) / scale)
-    if not pts:
-        return None
-    return math.fsum((x1 - x0) / scale * (y0 + y1) / 2 for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False))
-
-
-def _linear_fill(values, xs):
-    out = [None if v is MISSING else v for v in values]
-    known = [i for i, v in enumerate(out) if v is not None]
-    for left, right in zip(known, known[1:], strict=False):
-        if right - left < 2:
-            continue
-        x0, x1 = xs[left], xs[right]
-        y0, y1 = out[left], out[right]
-        if num_kind(y0) is None or num_kind(y1) is None:
-            raise MongoError(6050106, "There can be no repeated values in the sort field")
-        for i in range(left + 1, right):
-            out[i] = as_float(y0) + (as_float(y1) - as_float(y0)) * (xs[i] - x0) / (x1 - x0)
     return out
 
 

@@ -49,3 +49,27 @@ def test_set_window_fields_range_window_in_time_units_on_a_fleet_time_series(db)
         {"$match": {"speed": {"$gt": 50}}},
     ]))
     assert [(d["truckID"], round(d["speed"], 1)) for d in out] == [("1", 63.6), ("1", 74.4), ("1", 61.2)]
+
+
+def test_range_current_locf_without_sort_and_full_densify_over_partitions(db):
+    db.create_collection("readings", timeseries={"timeField": "t", "metaField": "sensor"})
+    base = D(2021, 1, 1)
+    db.readings.insert_many([{"sensor": s, "t": base + dt.timedelta(hours=h), "x": x}
+                             for s, h, x in [("a", 0, 1), ("a", 1, 1), ("a", 2, 2), ("b", 0, 5), ("b", 4, 7)]])
+    same = list(db.readings.aggregate([
+        {"$setWindowFields": {"partitionBy": "$sensor", "sortBy": {"x": 1}, "output": {
+            "cur": {"$push": "$x", "window": {"range": ["current", "current"]}},
+            "ties": {"$push": "$x", "window": {"range": [0, 0]}}}}},
+        {"$match": {"sensor": "a"}}, {"$sort": {"t": 1}}]))
+    assert [(d["cur"], d["ties"]) for d in same] == [([1], [1, 1]), ([1], [1, 1]), ([2], [2])]
+    dense = list(db.readings.aggregate([
+        {"$densify": {"field": "t", "partitionByFields": ["sensor"],
+                      "range": {"step": 2, "unit": "hour", "bounds": "full"}}},
+        {"$project": {"_id": 0, "sensor": 1, "h": {"$hour": "$t"}}}, {"$sort": {"sensor": 1, "h": 1}}]))
+    assert [(d["sensor"], d["h"]) for d in dense] == [("a", 0), ("a", 1), ("a", 2), ("a", 4),
+                                                      ("b", 0), ("b", 2), ("b", 4)]
+    filled = list(db.readings.aggregate([
+        {"$project": {"_id": 0, "sensor": 1, "t": 1, "x": {"$cond": [{"$eq": ["$x", 1]}, None, "$x"]}}},
+        {"$sort": {"t": 1, "sensor": 1}},
+        {"$fill": {"output": {"x": {"method": "locf"}}}}]))
+    assert [d["x"] for d in filled] == [None, 5, 5, 2, 7]  # input order: no sortBy needed

@@ -84,6 +84,27 @@ def test_date_trunc_null_date_is_null_and_bad_unit_errors():
     assert e.value.code == 5439012
 
 
+@pytest.mark.parametrize("arg,code,message", [
+    ("$d", 5439007, "$dateTrunc only supports an object as its argument"),
+    ({"date": "$d", "unit": "day", "weekStartDay": 1}, 5439008,
+     "Unrecognized argument to $dateTrunc: weekStartDay. Expected arguments: date, unit, and optionally, binSize, "
+     "timezone, startOfWeek."),
+    ({"unit": "day"}, 5439009, "Missing 'date' parameter to $dateTrunc"),
+    ({"date": "$d"}, 5439010, "Missing 'unit' parameter to $dateTrunc"),
+])
+def test_date_trunc_parse_errors_use_its_own_codes(arg, code, message):
+    with pytest.raises(MongoError) as e:
+        evaluate({"$dateTrunc": arg}, {})
+    assert (e.value.code, str(e.value)) == (code, message)
+
+
+def test_date_trunc_of_a_missing_or_null_date_is_null_whatever_the_other_arguments():
+    for spec in ({"date": "$nope", "unit": "month", "binSize": 3, "timezone": "Europe/Paris"},
+                 {"date": None, "unit": "week", "startOfWeek": "monday"},
+                 {"date": "$nope", "unit": "$u"}):
+        assert evaluate({"$dateTrunc": spec}, {"u": "day"}) is None
+
+
 @pytest.mark.parametrize("start,unit,amount,tz,expected", [
     (D(2021, 1, 31), "month", 1, None, D(2021, 2, 28)),          # month-end clamping
     (D(2020, 1, 31), "month", 1, None, D(2020, 2, 29)),          # leap year

@@ -191,3 +191,21 @@ def test_group_across_chunks_keeps_first_seen_order_and_first_last():
                            "expr": {"$max": {"$multiply": ["$v", 2]}}}}], docs)
     assert [d["_id"] for d in out] == list(range(7))
     assert out[3] == {"_id": 3, "first": 3, "last": 4994, "n": 714, "expr": 9988}
+
+
+def test_merge_options_are_validated_at_parse_time():
+    from server.query.stage_write import merge_options
+
+    assert merge_options("t") == {"into": "t", "db": None, "on": ["_id"], "whenMatched": "merge",
+                                  "whenNotMatched": "insert"}
+    assert merge_options({"into": {"db": "d", "coll": "c"}, "on": ["a", "b"], "whenMatched": "replace"})["on"] == \
+        ["a", "b"]
+    for spec, code in [({"into": "t", "whenMatched": "keepExisting", "whenNotMatched": "discard"}, 51181),
+                       ({"into": "t", "on": []}, 51187), ({"into": "t", "on": [{}]}, 51134),
+                       ({"into": "t", "on": 3}, 51186), ({"into": "t", "on": ["a", "a"]}, 31465),
+                       ({"into": "t", "let": {}}, 51199), ({"on": "a"}, 40414), (3, 51182),
+                       ({"into": 3}, 51178), ({"into": ""}, 5786800), ({"into": {"coll": 3}}, 14),
+                       ({"into": {"db": "d"}}, 5786801), ({"into": {"coll": "c", "x": 1}}, 40415)]:
+        with pytest.raises(MongoError) as e:
+            merge_options(spec)
+        assert e.value.code == code, spec

@@ -1,0 +1,283 @@
+"""The writing stages' targets: ``$merge`` into a collection (synchronous; the pipeline callback runs in
+the thread pool, the writes in one transaction on the writer thread), and ``$out`` into a time-series
+collection (``timeseries_out_plan`` validates before the read; ``out_timeseries`` runs on the event loop
+because measurements go through the bucket catalog).
+
+$merge follows mongod's DocumentSourceMerge:
+
+- ``on`` fields other than ``_id`` need a unique index on exactly those fields in the target (no
+  partial filter, simple collation), else 51183 — checked before any document is read; a target that
+  does not exist has only ``_id``;
+- each result is matched by the equality of its ``on`` values (51132 missing/null, 51185 array), an
+  ``_id`` is generated only when ``on`` includes it; a matched document is replaced (``replace``: a
+  different ``_id`` is 66 ImmutableField), ``$set`` with the result (``merge``: same rule) or kept
+  (``keepExisting``); an unmatched result is inserted (an ``_id`` generated if it has none),
+  discarded or refused (13113); ``whenMatched: "fail"`` inserts, and the duplicate is its error;
+- a duplicate key anywhere is 11000 with ``keyPattern``/``keyValue``, in mongod's context message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from bson.objectid import ObjectId
+
+from protocol.errors import ErrorCode, MongoError
+from server.commands import _collection as C
+from server.commands import capped
+from server.query import plan as planner
+from server.query import update as update_mod
+from server.query.index_keys import key_fields
+from server.query.match import compile_filter
+from server.query.paths import get_path
+from server.query.stage_write import merge_options
+from server.query.value_repr import bson_repr
+from server.query.values import MISSING
+from server.timeseries import ddl as ts_ddl
+from server.timeseries import ingest
+from server.timeseries import options as ts_options
+from server.timeseries.indexes import default_index_specs
+from storage.errors import DuplicateKey
+
+_IMMUTABLE_CONTEXT = "$merge failed to update the matching document, did you attempt to modify the _id or the shard key?"
+_FAIL_CONTEXT = "$merge with whenMatched: fail found an existing document with the same values for the 'on' fields"
+_DUP_CONTEXT = "$merge failed due to a DuplicateKey error"
+
+
+def merge_target(db: str, spec: Any) -> tuple[str, Any]:
+    opts = merge_options(spec)
+    return opts["db"] or db, opts["into"]
+
+
+def _supports_unique_key(index: dict, on: list[str]) -> bool:
+    """mongod's supportsUniqueKey: a unique (or the _id) index on exactly the ``on`` fields, not
+    partial, with the simple collation."""
+    unique = index.get("name") == "_id_" or bool(index.get("unique"))
+    collation = index.get("collation")
+    simple = collation is None or (isinstance(collation, dict) and collation.get("locale") == "simple")
+    fields, _ = key_fields(index["key"])
+    return unique and "partialFilterExpression" not in index and simple and set(fields) == set(on) \
+        and len(fields) == len(on)
+
+
+def check_on_fields(server, db: str, spec: Any) -> None:
+    """51183 unless the target has a unique index supporting ``on`` (parse time in mongod)."""
+    opts = merge_options(spec)
+    on = opts["on"]
+    if on == ["_id"]:
+        return
+    with server.engine.read() as r:
+        info = r.get_collection(C.ns_of(opts["db"] or db, opts["into"]))
+    if info is None or not any(_supports_unique_key(s, on) for s in info.indexes):
+        raise MongoError(51183, "Cannot find index to verify that join fields will be unique")
+
+
+def _on_values(doc: dict, on: list[str]) -> dict:
+    key = {}
+    for path in on:
+        v = get_path(doc, path)
+        if isinstance(v, list):
+            raise MongoError(51185, f"$merge write error: 'on' field '{path}' is an array")
+        if v is None or v is MISSING:
+            raise MongoError(51132, f"$merge write error: 'on' field '{path}' cannot be missing, null, "
+                                    "undefined or an array")
+        key[path] = v
+    return key
+
+
+def _duplicate(info, e: DuplicateKey, doc: dict, on: list[str], fail_mode: bool) -> MongoError:
+    err = C.duplicate_key_error(info, e.index_name, doc, e.key)
+    pattern = err.extra.get("keyPattern") or {}
+    on_index = len(pattern) == len(on) and all(f in pattern for f in on)
+    context = _FAIL_CONTEXT if fail_mode and on_index else _DUP_CONTEXT
+    return MongoError(ErrorCode.DuplicateKey, f"{context} :: caused by :: {err.message}", extra=err.extra)
+
+
+def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
+    """$merge ``docs`` into the target, all in one write transaction. ``check_target(db, coll, spec)``
+    refuses views and time-series targets."""
+    opts = merge_options(spec)
+    target_db, target = opts["db"] or db, opts["into"]
+    on, matched, not_matched = opts["on"], opts["whenMatched"], opts["whenNotMatched"]
+    if matched == "pipeline":
+        raise MongoError(ErrorCode.CommandNotSupported, "$merge with a pipeline for whenMatched is not supported")
+    check_target(target_db, target, spec)
+    check_on_fields(server, db, spec)
+    with_id = "_id" in on
+    results = []
+    for d in docs:
+        if with_id and "_id" not in d:
+            d = {"_id": ObjectId(), **d}
+        results.append((d, _on_values(d, on)))
+    ns = C.ns_of(target_db, target)
+
+    def insert(w, info, doc):
+        new = C.prepare_insert(doc)
+        raw = C.encode_doc(new)
+        if capped.limits(info) is not None:
+            capped.limits(info).check_document(len(raw))
+        info, keys = C.write_keys(w, info, new)
+        w.insert(info, raw, keys)
+        return info
+
+    def fn(w):
+        from server.commands.ddl import ensure_collection
+
+        info = ensure_collection(w, ns)
+        for doc, key in results:
+            try:
+                if matched == "fail":
+                    info = insert(w, info, doc)
+                    continue
+                flt = {f: {"$eq": v} for f, v in key.items()}
+                matcher = compile_filter(flt)
+                plan = planner.choose_plan(list(info.indexes), flt, multikey_default=info.clustered)
+                existing = next((pair for pair in C.docs_in_txn(w, info, plan) if matcher(pair[1])), None)
+                if existing is None:
+                    if not_matched == "fail":
+                        raise MongoError(13113, "$merge could not find a matching document in the target "
+                                                "collection for at least one document in the source collection")
+                    if not_matched == "insert":
+                        info = insert(w, info, doc)
+                    continue
+                if matched == "keepExisting":
+                    continue
+                rid, old = existing
+                update = update_mod.parse_update(doc if matched == "replace" else {"$set": doc})
+                try:
+                    new, _ = update_mod.apply_update(old, update)
+                except MongoError as e:
+                    if e.code == ErrorCode.ImmutableField:
+                        raise MongoError(ErrorCode.ImmutableField,
+                                         f"{_IMMUTABLE_CONTEXT} :: caused by :: {e.message}") from None
+                    raise
+                C.check_storable(new)
+                info, keys = C.write_keys(w, info, new)
+                w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), keys)
+            except DuplicateKey as e:
+                raise _duplicate(info, e, doc, on, matched == "fail") from None
+        capped.trim(w, info)
+
+    server.engine.write(fn).result()
+
+
+# --------------------------------------------------------------------------------------------------
+# $out into a time-series collection
+# --------------------------------------------------------------------------------------------------
+
+OUT_BATCH = 10_000  # measurements per insert into the temporary collection
+
+
+@dataclass
+class TimeseriesOut:
+    """Where a final ``$out`` writes a time-series collection: the target, its options (given, or the
+    existing collection's), the existing buckets' create options and secondary indexes to carry over."""
+
+    db: str
+    coll: str
+    options: Any            # ts_options.TimeseriesOptions
+    extra: dict             # expireAfterSeconds, collation, ... of the collection being replaced
+    indexes: list           # bucket-level index specs of the replaced collection beyond the defaults
+    exists: bool
+
+
+def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None:
+    """For a pipeline ending in ``$out`` with ``timeseries`` options or into an existing time-series
+    collection: the validated target (mongod's DocumentSourceOut::validateTimeseries codes: 40415 and
+    the other option errors, 7406103 different options, 7268700 a regular collection, 7268703 a view).
+    None for any other pipeline (the regular ``$out`` path)."""
+    last = pipeline[-1] if pipeline and isinstance(pipeline[-1], dict) and len(pipeline[-1]) == 1 else None
+    if last is None or "$out" not in last:
+        return None
+    spec = last["$out"]
+    if isinstance(spec, str):
+        target_db, coll, given = db, spec, None
+    elif isinstance(spec, dict) and isinstance(spec.get("coll"), str):
+        target_db, coll, given = spec.get("db", db), spec["coll"], spec.get("timeseries")
+        if not isinstance(target_db, str):
+            return None
+    else:
+        return None
+    ns = C.ns_of(target_db, coll)
+    wanted = ts_options.parse_timeseries(ns, given, command="$out") if given is not None else None
+    with server.engine.read() as r:
+        _, view = ts_ddl.get_view(r, target_db, coll)
+        buckets = r.get_collection(ts_ddl.buckets_ns(target_db, coll))
+        regular = r.get_collection(ns)
+    existing = ts_ddl.stored_options(buckets) if ts_ddl.is_timeseries_view(view) else None
+    if existing is None:
+        if wanted is None:
+            return None
+        if regular is not None:
+            raise MongoError(7268700, "Cannot create a time-series collection from a non time-series collection.")
+        if view is not None:
+            raise MongoError(7268703, "Cannot create a time-series collection from a non time-series view.")
+        return TimeseriesOut(target_db, coll, wanted, {}, [], False)
+    if wanted is not None and not wanted.equivalent(existing):
+        raise MongoError(7406103, "Time-series options inputted must match the existing time-series collection. "
+                                  f"Received: {bson_repr(given)}Found: {bson_repr(existing.to_document())}")
+    stored = buckets.options or {}
+    extra = {k: stored[k] for k in ("expireAfterSeconds", "collation", "storageEngine", "indexOptionDefaults")
+             if k in stored}
+    defaults = {s["name"] for s in default_index_specs(existing.time_field, existing.meta_field)}
+    indexes = [C.public_index_spec(s) for s in buckets.indexes if s["name"] not in defaults and s["name"] != "_id_"]
+    return TimeseriesOut(target_db, coll, existing, extra, indexes, True)
+
+
+async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
+    """Write ``docs`` as the measurements of ``plan``'s collection the way mongod does: into a
+    temporary time-series collection first (its buckets written in full), then one write transaction
+    swaps it in for the target (view and buckets). A failure leaves the target untouched."""
+    server = ctx.server
+    db, coll = plan.db, plan.coll
+    tmp = f"tmp.agg_out.{uuid.uuid4()}"
+    tmp_bns, target_bns = ts_ddl.buckets_ns(db, tmp), ts_ddl.buckets_ns(db, coll)
+    create = {"create": tmp, "timeseries": plan.options.to_document(), "$db": db, **plan.extra}
+    await ts_ddl.create(ctx, create)
+    try:
+        if plan.indexes:
+            def copy_indexes(w):
+                info = w.get_collection(tmp_bns)
+                for spec in plan.indexes:
+                    w.create_index(info, dict(spec), [])
+                    info = w.get_collection(tmp_bns)
+            await asyncio.wrap_future(server.engine.write(copy_indexes))
+        for start in range(0, len(docs), OUT_BATCH):
+            reply = await ingest.insert_measurements(
+                ctx, {"insert": tmp, "documents": docs[start:start + OUT_BATCH], "ordered": True, "$db": db})
+            if reply.get("writeErrors"):
+                first = reply["writeErrors"][0]
+                raise MongoError(first["code"], first["errmsg"])
+        await server.ts_committer.close_collection(tmp_bns)   # every bucket written in full
+        await server.ts_committer.forget_collection(tmp_bns)
+        await ts_ddl.catalog_flush_before_drop(ctx, target_bns)
+        view_doc = ts_options.view_document(db, coll, plan.options, plan.extra.get("collation"))
+
+        def swap(w):
+            _, view = ts_ddl.get_view(w, db, coll)
+            if view is not None:
+                if not ts_ddl.is_timeseries_view(view):
+                    raise MongoError(7268703, "Cannot create a time-series collection from a non time-series view.")
+                ts_ddl._delete_view(w, db, coll)
+            if w.get_collection(C.ns_of(db, coll)) is not None:
+                raise MongoError(7268700, "Cannot create a time-series collection from a non time-series collection.")
+            if w.get_collection(target_bns) is not None:
+                w.drop_collection(target_bns)
+            w.rename_collection(tmp_bns, target_bns)
+            ts_ddl._delete_view(w, db, tmp)
+            ts_ddl._insert_view(w, db, view_doc)
+
+        await asyncio.wrap_future(server.engine.write(swap))
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await ts_ddl.drop(ctx, db, tmp)
+        raise
+    server.bucket_catalog.forget(target_bns)
+    kill = getattr(getattr(server, "cursors", None), "kill_namespace", None)
+    if kill is not None:
+        kill(C.ns_of(db, coll))
+        kill(target_bns)
