@@ -1,0 +1,343 @@
+"""The static limits of a MongoDB (PCRE) regular expression, checked in one linear pass before the
+engine compiles it. Pure: no server imports, no recursion, no engine call.
+
+mongod compiles with PCRE2 10.42 built with ``LINK_SIZE 2`` (a compiled pattern holds at most 65,535
+code units) and ``PARENS_NEST_LIMIT 250``. The engine behind :mod:`server.query.match_regex` (the
+``regex`` package) has none of these limits: it unrolls counted repetitions, so ``a{99999999}`` (a
+13-byte pattern) allocates until the kernel kills the process. :func:`scan` refuses the same family
+of patterns as PCRE, with PCRE's messages (the caller adds MongoDB's code and prefix):
+
+- a counted repetition bound above ``MAX_REPEAT`` (65,535): "number too big in {} quantifier"
+  (and ``{5,3}``: "numbers out of order in {} quantifier");
+- parentheses nested deeper than ``MAX_NESTING`` (250): "parentheses are too deeply nested";
+- a pattern whose *weight* (below) exceeds ``MAX_WEIGHT``: "regular expression is too large" — how
+  PCRE bounds nested counted repetitions such as ``(a{60000}){60000}`` or ``((a{1000}){1000}){1000}``.
+
+**Weight** is an upper bound of what the engine builds, in units of one literal character: a literal,
+``.``, an anchor or an escape weighs 1 (``\\R`` and ``\\X``, which expand to alternations, 6); a
+character class 1 + its number of members; a group 2 + its content, each ``|`` 1 more; a quantified
+item ``w × n + 2`` where ``n`` is ``max(1, min, max)`` for ``{min,max}`` / ``{min}``, ``min + 1`` for
+an open-ended ``{min,}``, 1 for ``?`` and ``*`` and 2 for ``+``. Nested quantifiers multiply. Every
+unit is conservative for the ``regex`` engine (measured: an accepted pattern is never more than a
+few hundred bytes of compile memory per unit, see ``tests/query/test_regex_limits.py``).
+
+``MAX_WEIGHT`` is 70,000: it must admit ``a{65535}`` (mongod accepts it; weight 65,535) with room
+for a little context around it. Measured on the ``regex`` engine (2026.11, CPython 3.11, this
+project's CI machine, 2 shared cores): ``a{65535}`` compiles in 16-45 ms, retains 9.2 MB and peaks at
+18 MB; the costliest accepted shapes per unit (capturing groups, lookarounds, ``\\R``, nested
+counted groups) stay under ~270 bytes of peak memory per unit, so any accepted pattern compiles
+within ~20 MB and, measured, under ~60 ms. The typical pattern (weight < 100) compiles in
+microseconds.
+
+**The pattern for the engine** (:attr:`Scan.pattern`): PCRE and ``regex`` disagree on a few
+spellings, and where they do the scanner's reading (PCRE's) is what the engine is given, so the
+weight is the weight of what is compiled:
+
+- a ``{`` that PCRE reads as a literal (not followed by ``digits}``, ``digits,}`` or
+  ``digits,digits}`` — so ``{,5}``, ``{ 3}``, ``{a}`` and ``regex``'s fuzzy ``{e<=2}`` are literals, as
+  in PCRE2 10.42) is escaped (``\\{``);
+- ``\\Q...\\E`` (quoted literal text; ``regex`` lacks it) becomes the escaped characters.
+
+Scanning follows PCRE's rules: ``\\`` escapes (with the braces of ``\\x{..}``, ``\\p{..}``,
+``\\g{..}``, ``\\k<..>``...), character classes (``[]a]`` and ``[^]a]`` hold a literal ``]``, POSIX
+``[:alpha:]`` inside), ``(?#...)`` comments, option settings ``(?x)``, ``(?-x)``, ``(?x:...)`` (scoped to
+the enclosing group) and, with ``x``, whitespace and ``#`` comments. An inline option letter PCRE2
+does not know (``regex``'s ``(?V1)``, ``(?f)``, ``(?r)``...) is refused as PCRE refuses it:
+"unrecognized character after (? or (?-".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_REPEAT = 65535  # PCRE2's MAX_REPEAT_COUNT
+MAX_NESTING = 250  # PCRE2's PARENS_NEST_LIMIT
+MAX_WEIGHT = 70_000
+
+TOO_BIG = "number too big in {} quantifier"
+OUT_OF_ORDER = "numbers out of order in {} quantifier"
+TOO_DEEP = "parentheses are too deeply nested"
+TOO_LARGE = "regular expression is too large"
+BAD_OPTION = "unrecognized character after (? or (?-"
+
+GROUP_WEIGHT = 2
+QUANTIFIER_WEIGHT = 2
+EXPANDING_ESCAPE_WEIGHT = 6  # \R, \X
+PCRE_OPTION_LETTERS = frozenset("imnsxJU")
+
+# A counted quantifier as PCRE2 10.42 reads one: {n}, {n,}, {n,m} (no spaces, no {,m}).
+_COUNTED = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
+# A run of plain literal characters (outside a class), without and with the x option.
+_PLAIN = re.compile(r"[^\\\[\](){}|*+?.^$]+")
+_PLAIN_EXTENDED = re.compile(r"[^\\\[\](){}|*+?.^$#\s\x85\u200e\u200f\u2028\u2029]+")
+_OPTIONS = re.compile(r"\(\?([A-Za-z0-9^-]*[A-Za-z][A-Za-z0-9^-]*)([):])")
+_NOT_OPTIONS = re.compile(r"R|C[0-9]*")  # (?R) recursion, (?C) (?C1) callouts
+_POSIX = re.compile(r"\[([:.=])\^?[A-Za-z]+\1\]")
+_WHITESPACE = frozenset(" \t\n\x0b\x0c\r\x85\u200e\u200f\u2028\u2029")
+# Escapes followed by a delimited argument: the opening delimiter -> the closing one.
+_BRACED = {"x", "o", "p", "P", "N", "g", "k"}
+_DELIMITERS = {"{": "}", "<": ">", "'": "'"}
+
+
+class PatternRefused(ValueError):
+    """The pattern breaks one of PCRE's limits; ``reason`` is PCRE's message."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    weight: int  # the upper bound of the compiled size, in literal-character units
+    pattern: str  # the pattern to give the engine (PCRE-literal braces escaped, \Q...\E expanded)
+
+
+class _Frame:
+    """One open group: the weight of its finished branches, of the current branch and of the last
+    quantifiable item (None: nothing to quantify), and whether the x option is on inside it."""
+
+    __slots__ = ("done", "current", "last", "extended")
+
+    def __init__(self, extended: bool):
+        self.done = 0
+        self.current = 0
+        self.last: int | None = None
+        self.extended = extended
+
+
+def _escape_literal(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in text)
+
+
+def _count(digits: str) -> int:
+    digits = digits.lstrip("0")
+    return MAX_REPEAT + 1 if len(digits) > 5 else int(digits or "0")
+
+
+def _escape_end(pattern: str, i: int) -> int:
+    """The index after the escape starting at ``pattern[i] == '\\\\'`` (``\\Q`` excluded)."""
+    n = len(pattern)
+    if i + 1 >= n:
+        return n
+    ch = pattern[i + 1]
+    j = i + 2
+    if ch in _BRACED and j < n and pattern[j] in _DELIMITERS and not (ch in "xopPN" and pattern[j] != "{"):
+        close = pattern.find(_DELIMITERS[pattern[j]], j + 1)
+        return n if close < 0 else close + 1
+    if ch == "c":
+        return min(n, j + 1)
+    if ch in "pP":  # \pL
+        return min(n, j + 1)
+    if ch == "x":  # \xhh
+        k = j
+        while k < n and k < j + 2 and pattern[k] in "0123456789abcdefABCDEF":
+            k += 1
+        return k
+    if ch.isdigit():  # back reference or octal
+        k = j
+        while k < n and pattern[k].isdigit():
+            k += 1
+        return k
+    if ch == "g" and j < n and (pattern[j].isdigit() or pattern[j] in "+-"):
+        k = j + 1
+        while k < n and pattern[k].isdigit():
+            k += 1
+        return k
+    return j
+
+
+def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
+    """``pattern[i] == '['``: (index after the class, number of members). ``\\Q...\\E`` inside is
+    expanded into ``out`` when given (then the class is emitted by this function)."""
+    n = len(pattern)
+    j = i + 1
+    if j < n and pattern[j] == "^":
+        j += 1
+    if j < n and pattern[j] == "]":  # a leading ] is a member
+        j += 1
+    members = 0
+    start = i
+    while j < n:
+        ch = pattern[j]
+        if ch == "]":
+            if out is not None:
+                out.append(pattern[start:j + 1])
+            return j + 1, members
+        if ch == "\\":
+            if j + 1 < n and pattern[j + 1] == "Q":
+                end = pattern.find("\\E", j + 2)
+                text = pattern[j + 2:] if end < 0 else pattern[j + 2:end]
+                members += len(text)
+                if out is not None:
+                    out.append(pattern[start:j])
+                    out.append("".join("\\" + c if not c.isalnum() else c for c in text))
+                j = n if end < 0 else end + 2
+                start = j
+                continue
+            j = _escape_end(pattern, j)
+        elif ch == "[" and j + 1 < n and pattern[j + 1] in ":.=":
+            m = _POSIX.match(pattern, j)
+            j = m.end() if m else j + 1
+        else:
+            j += 1
+        members += 1
+    if out is not None:
+        out.append(pattern[start:])
+    return n, members
+
+
+def _options(letters: str, extended: bool) -> bool:
+    """The x option after the option letters of ``(?letters)`` / ``(?letters:``."""
+    if letters.startswith("^"):
+        extended = False
+        letters = letters[1:]
+    on, _, off = letters.partition("-")
+    if "x" in on:
+        extended = True
+    if "x" in off:
+        extended = False
+    return extended
+
+
+def scan(pattern: str, extended: bool = False) -> Scan:
+    """Measure ``pattern`` (``extended``: the ``x`` option is on). Raises :class:`PatternRefused` with
+    PCRE's message for a repetition count above 65,535, nesting above 250 parentheses, an unknown
+    inline option letter or a weight above ``MAX_WEIGHT``. Linear in the pattern's length."""
+    n = len(pattern)
+    out: list[str] = []  # the engine's pattern, when it differs: pieces up to ``copied``
+    copied = 0
+    stack = [_Frame(extended)]
+    frame = stack[0]
+    i = 0
+
+    def add(weight: int) -> None:
+        frame.current += weight
+        frame.last = weight
+        if frame.current > MAX_WEIGHT:
+            raise PatternRefused(TOO_LARGE)
+
+    def quantify(factor: int) -> None:
+        last = frame.last
+        if last is None:  # nothing to repeat: the engine reports it
+            return
+        weight = last * factor + QUANTIFIER_WEIGHT
+        frame.current += weight - last
+        frame.last = weight  # a further quantifier repeats this one
+        if frame.current > MAX_WEIGHT:
+            raise PatternRefused(TOO_LARGE)
+
+    def suffix(j: int) -> int:  # past a lazy or possessive suffix of a quantifier
+        return j + 1 if j < n and pattern[j] in "?+" else j
+
+    while i < n:
+        ch = pattern[i]
+        if frame.extended and (ch in _WHITESPACE or ch == "#"):
+            if ch == "#":
+                end = pattern.find("\n", i)
+                i = n if end < 0 else end + 1
+            else:
+                i += 1
+            continue
+        if ch == "\\":
+            if pattern.startswith("\\Q", i):
+                end = pattern.find("\\E", i + 2)
+                text = pattern[i + 2:] if end < 0 else pattern[i + 2:end]
+                out.append(pattern[copied:i])
+                out.append(_escape_literal(text))
+                i = copied = n if end < 0 else end + 2
+                if text:  # a following quantifier repeats the last character
+                    frame.current += len(text) - 1
+                    add(1)
+                continue
+            escaped = pattern[i + 1:i + 2]
+            i = _escape_end(pattern, i)
+            add(EXPANDING_ESCAPE_WEIGHT if escaped in ("R", "X") else 1)
+        elif ch == "[":
+            if "\\Q" in pattern:
+                out.append(pattern[copied:i])
+                i, members = _class_end(pattern, i, out)
+                copied = i
+            else:
+                i, members = _class_end(pattern, i, None)
+            add(1 + members)
+        elif ch == "(":
+            if pattern.startswith("(?#", i):  # a comment, to the first )
+                end = pattern.find(")", i + 3)
+                i = n if end < 0 else end + 1
+                continue
+            m = _OPTIONS.match(pattern, i)
+            if m is not None and not _NOT_OPTIONS.fullmatch(m.group(1)):
+                if any(c not in PCRE_OPTION_LETTERS and c not in "^-" for c in m.group(1)):
+                    raise PatternRefused(BAD_OPTION)
+                on = _options(m.group(1), frame.extended)
+                i = m.end()
+                if m.group(2) == ")":  # (?x): the rest of the enclosing group
+                    frame.extended = on
+                    frame.last = None
+                    continue
+                frame = _Frame(on)
+            else:
+                frame = _Frame(frame.extended)
+                i += 1
+            stack.append(frame)
+            if len(stack) - 1 > MAX_NESTING:
+                raise PatternRefused(TOO_DEEP)
+        elif ch == ")":
+            if len(stack) > 1:
+                closed = stack.pop()
+                frame = stack[-1]
+                add(GROUP_WEIGHT + closed.done + closed.current)
+            else:
+                add(1)  # unmatched: the engine reports it
+            i += 1
+        elif ch == "|":
+            frame.done += frame.current + 1
+            frame.current = 0
+            frame.last = None
+            if frame.done > MAX_WEIGHT:
+                raise PatternRefused(TOO_LARGE)
+            i += 1
+        elif ch in "*?":
+            quantify(1)
+            i = suffix(i + 1)
+        elif ch == "+":
+            quantify(2)
+            i = suffix(i + 1)
+        elif ch == "{":
+            m = _COUNTED.match(pattern, i)
+            if m is None:  # a literal brace for PCRE: make it one for the engine
+                out.append(pattern[copied:i])
+                out.append("\\{")
+                i = copied = i + 1
+                add(1)
+                continue
+            low = _count(m.group(1))
+            if m.group(2) is None:
+                high: int | None = low
+            elif m.group(3):
+                high = _count(m.group(3))
+            else:
+                high = None  # {n,}
+            if low > MAX_REPEAT or (high is not None and high > MAX_REPEAT):
+                raise PatternRefused(TOO_BIG)
+            if high is not None and high < low:
+                raise PatternRefused(OUT_OF_ORDER)
+            quantify(max(1, low, high) if high is not None else low + 1)
+            i = suffix(m.end())
+        else:
+            m = (_PLAIN_EXTENDED if frame.extended else _PLAIN).match(pattern, i)
+            end = m.end() if m is not None else i + 1
+            frame.current += end - i - 1
+            i = end
+            add(1)  # a following quantifier repeats the last character
+    total = 0
+    for open_frame in reversed(stack):  # unclosed groups (the engine reports them) still weigh
+        total = open_frame.done + open_frame.current + total
+    if total > MAX_WEIGHT:
+        raise PatternRefused(TOO_LARGE)
+    if not out:
+        return Scan(total, pattern)
+    out.append(pattern[copied:])
+    return Scan(total, "".join(out))
