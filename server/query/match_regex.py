@@ -36,7 +36,8 @@ deeply nested (stack check)".
 Compiled patterns are cached (:class:`CompiledCache`): least recently used first out, keyed by
 (pattern, options, operator), bounded by the sum of the patterns' weights plus a per-entry constant —
 ``CACHE_BUDGET_WEIGHT``, 32 MB at the measured ~160 bytes of memory per unit — not by a count of
-entries, so distinct large patterns cannot pile up (before: 1,024 entries of up to 250 MB each).
+entries, so distinct large patterns cannot pile up (before: 1,024 entries of up to 250 MB each). The
+engine's own pattern cache (500 entries, unbounded in bytes) is bypassed (``cache_pattern=False``).
 """
 
 from __future__ import annotations
@@ -167,7 +168,9 @@ def _compile(pattern: str, options: str, operator: str | None) -> tuple[Pattern,
     except PatternRefused as exc:
         raise _invalid(exc.reason, operator) from None
     try:
-        return engine.compile(_translate(scanned.pattern), flags), scanned.weight
+        # cache_pattern=False: the engine's own cache (500 patterns, no size bound) would hold every
+        # pattern CACHE evicts
+        return engine.compile(_translate(scanned.pattern), flags, cache_pattern=False), scanned.weight
     except RecursionError:
         raise _invalid("parentheses are too deeply nested (stack check)", operator) from None
     except (engine.error, OverflowError, ValueError, MemoryError) as exc:

@@ -15,7 +15,7 @@ of patterns as PCRE, with PCRE's messages (the caller adds MongoDB's code and pr
 
 **Weight** is an upper bound of what the engine builds, in units of one literal character: a literal,
 ``.``, an anchor or an escape weighs 1 (``\\R`` and ``\\X``, which expand to alternations, 6); a
-character class 1 + its number of members; a group 2 + its content, each ``|`` 1 more; a quantified
+character class its number of members (a range ``a-z`` is one; at least 1); a group 2 + its content, each ``|`` 1 more; a quantified
 item ``w × n + 2`` where ``n`` is ``max(1, min, max)`` for ``{min,max}`` / ``{min}``, ``min + 1`` for
 an open-ended ``{min,}``, 1 for ``?`` and ``*`` and 2 for ``+``. Nested quantifiers multiply. Every
 unit is conservative for the ``regex`` engine (measured: an accepted pattern is never more than a
@@ -72,6 +72,8 @@ _COUNTED = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
 _PLAIN = re.compile(r"[^\\\[\](){}|*+?.^$]+")
 _PLAIN_EXTENDED = re.compile(r"[^\\\[\](){}|*+?.^$#\s\x85\u200e\u200f\u2028\u2029]+")
 _OPTIONS = re.compile(r"\(\?([A-Za-z0-9^-]*[A-Za-z][A-Za-z0-9^-]*)([):])")
+# The opening of a group whose header is not content: (?: (?= (?! (?> (?| (?<= (?<! and names.
+_GROUP_HEADER = re.compile(r"\(\?(?:[:=!>|]|<[=!]|P?<[A-Za-z_][A-Za-z0-9_]*>|'[A-Za-z_][A-Za-z0-9_]*')")
 _NOT_OPTIONS = re.compile(r"R|C[0-9]*")  # (?R) recursion, (?C) (?C1) callouts
 _POSIX = re.compile(r"\[([:.=])\^?[A-Za-z]+\1\]")
 _WHITESPACE = frozenset(" \t\n\x0b\x0c\r\x85\u200e\u200f\u2028\u2029")
@@ -149,22 +151,28 @@ def _escape_end(pattern: str, i: int) -> int:
 
 
 def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
-    """``pattern[i] == '['``: (index after the class, number of members). ``\\Q...\\E`` inside is
-    expanded into ``out`` when given (then the class is emitted by this function)."""
+    """``pattern[i] == '['``: (index after the class, number of members; a range ``a-z`` is one).
+    With ``out``, the class is appended to it, ``\\Q...\\E`` inside expanded to escaped characters."""
     n = len(pattern)
     j = i + 1
     if j < n and pattern[j] == "^":
         j += 1
+    members = 0
     if j < n and pattern[j] == "]":  # a leading ] is a member
         j += 1
-    members = 0
+        members = 1
     start = i
+    in_range = False  # after the - of a range: the next member closes it and is not counted
     while j < n:
         ch = pattern[j]
         if ch == "]":
             if out is not None:
                 out.append(pattern[start:j + 1])
             return j + 1, members
+        if ch == "-" and members and not in_range and j + 1 < n and pattern[j + 1] != "]":
+            in_range = True
+            j += 1
+            continue
         if ch == "\\":
             if j + 1 < n and pattern[j + 1] == "Q":
                 end = pattern.find("\\E", j + 2)
@@ -172,9 +180,9 @@ def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
                 members += len(text)
                 if out is not None:
                     out.append(pattern[start:j])
-                    out.append("".join("\\" + c if not c.isalnum() else c for c in text))
-                j = n if end < 0 else end + 2
-                start = j
+                    out.append(_escape_literal(text))
+                j = start = n if end < 0 else end + 2
+                in_range = False
                 continue
             j = _escape_end(pattern, j)
         elif ch == "[" and j + 1 < n and pattern[j + 1] in ":.=":
@@ -182,7 +190,10 @@ def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
             j = m.end() if m else j + 1
         else:
             j += 1
-        members += 1
+        if in_range:
+            in_range = False
+        else:
+            members += 1
     if out is not None:
         out.append(pattern[start:])
     return n, members
@@ -261,13 +272,14 @@ def scan(pattern: str, extended: bool = False) -> Scan:
                 copied = i
             else:
                 i, members = _class_end(pattern, i, None)
-            add(1 + members)
+            add(max(1, members))
         elif ch == "(":
             if pattern.startswith("(?#", i):  # a comment, to the first )
                 end = pattern.find(")", i + 3)
                 i = n if end < 0 else end + 1
                 continue
-            m = _OPTIONS.match(pattern, i)
+            header = _GROUP_HEADER.match(pattern, i)
+            m = None if header else _OPTIONS.match(pattern, i)
             if m is not None and not _NOT_OPTIONS.fullmatch(m.group(1)):
                 if any(c not in PCRE_OPTION_LETTERS and c not in "^-" for c in m.group(1)):
                     raise PatternRefused(BAD_OPTION)
@@ -280,7 +292,7 @@ def scan(pattern: str, extended: bool = False) -> Scan:
                 frame = _Frame(on)
             else:
                 frame = _Frame(frame.extended)
-                i += 1
+                i = header.end() if header else i + 1
             stack.append(frame)
             if len(stack) - 1 > MAX_NESTING:
                 raise PatternRefused(TOO_DEEP)
