@@ -25,8 +25,10 @@ a count above 65,535, nesting above 250 parentheses, an expanded weight above 70
 code (51091 for filters and ``$jsonSchema``, 51111 for the aggregation operators) and PCRE's message.
 A pattern longer than 32,764 bytes is refused first (2 "Regular expression is too long" in a filter;
 51111 "... pattern string is longer than the limit set by the application" for the operators).
-Worst accepted compile, measured (weight 70,000; 2 shared cores): under ~60 ms and ~20 MB peak,
-``a{65535}`` 16-45 ms and 9 MB retained; a typical pattern, microseconds. Compiles run where the
+Worst accepted compile, measured (the costliest shapes at the weight limit, 2 shared cores, quiet
+to loaded): 12-35 ms and at most ~20 MB peak / 10 MB retained (``a{65535}``: 16-45 ms, 18 MB peak,
+9.2 MB retained; ``(a){23332}``: 33 ms; ``\\R{11666}``: 25 ms, 19 MB peak); a typical pattern,
+microseconds. ``tests/query/test_regex_compile_bound.py`` asserts the memory side (Hypothesis). Compiles run where the
 request is parsed — on the event loop for an ordinary request (``CommandContext.run_heavy``); the
 engine holds the GIL while it compiles, so a worker thread would not shorten the stall: the bound is
 what keeps it short. Deep nesting: 250 levels need ~1,000 Python frames in the engine's parser (the
