@@ -15,13 +15,16 @@ of patterns as PCRE, with PCRE's messages (the caller adds MongoDB's code and pr
 
 **Weight** is an upper bound of what the engine builds, in units of one literal character: a literal,
 ``.``, an anchor or an escape weighs 1 (``\\R`` and ``\\X``, which expand to alternations, 6); a
-character class its number of members (a range ``a-z`` is one; at least 1); a group 2 + its content, each ``|`` 1 more; a quantified
-item ``w × n + 2`` where ``n`` is ``max(1, min, max)`` for ``{min,max}`` / ``{min}``, ``min + 1`` for
-an open-ended ``{min,}``, 1 for ``?`` and ``*`` and 2 for ``+``. Nested quantifiers multiply. Every
-unit is conservative for the ``regex`` engine (measured: an accepted pattern is never more than a
-few hundred bytes of compile memory per unit, see ``tests/query/test_regex_limits.py``).
+character class its number of members (a range ``a-z`` is one; at least 1); a group 2 + its
+content, each ``|`` 1 more; a quantified item ``w × (n + 1) + 2`` where ``n`` is ``max(1, min, max)``
+for ``{min,max}`` / ``{min}``, ``min + 1`` for an open-ended ``{min,}``, 1 for ``?`` and ``*`` and 2
+for ``+`` — the engine builds the ``n`` copies while it still holds the item, which is why nested
+quantifiers cost a copy more per level (measured: ``((a{15000}){2}){2}`` peaked at 564 bytes per unit
+when a quantifier weighed ``w × n``, 250 with ``w × (n + 1)``). Nested quantifiers multiply. Every
+unit is conservative for the ``regex`` engine (measured: an accepted pattern never needs more than
+~280 bytes of compile memory per unit, asserted in ``tests/query/test_regex_compile_bound.py``).
 
-``MAX_WEIGHT`` is 70,000: it must admit ``a{65535}`` (mongod accepts it; weight 65,535) with room
+``MAX_WEIGHT`` is 70,000: it must admit ``a{65535}`` (mongod accepts it; weight 65,538) with room
 for a little context around it. Measured on the ``regex`` engine (2026.11.19, CPython 3.11, 2 shared
 cores): ``a{65535}`` compiles in 16-45 ms, retains 9.2 MB and peaks at 18 MB; the costliest accepted
 shapes per unit (``a{65535}``, ``\\R{11666}``, ``(a){23332}``, ``(?=a){17499}``, classes of many
@@ -233,7 +236,7 @@ def scan(pattern: str, extended: bool = False) -> Scan:
         last = frame.last
         if last is None:  # nothing to repeat: the engine reports it
             return
-        weight = last * factor + QUANTIFIER_WEIGHT
+        weight = last * (factor + 1) + QUANTIFIER_WEIGHT  # the item, and its copies
         frame.current += weight - last
         frame.last = weight  # a further quantifier repeats this one
         if frame.current > MAX_WEIGHT:
