@@ -93,7 +93,11 @@ def _peak_of_compile(pattern: str, options: str) -> tuple[int | None, int]:
         match_regex.CACHE.clear()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@pytest.mark.slow  # tracemalloc slows the large compiles ~30x: ~20-60 s
+# derandomize: the same 300 examples on every run (make test stays reproducible); explore with a
+# random seed locally (800 random examples at the time of writing: worst 272 B/unit).
+@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(pattern=PATTERNS, options=st.sampled_from(["", "i", "x", "ix", "s"]))
 def test_every_pattern_is_refused_with_a_mongodb_code_or_compiles_within_its_weight(pattern, options):
     try:
@@ -114,6 +118,7 @@ def test_every_pattern_is_refused_with_a_mongodb_code_or_compiles_within_its_wei
     r"(a)\1{65535}", "(?i)ß{65535}", "(?:a+){9998}", "(a{23327}){2}", "((a{7771}){2}){2}",
     "((((((a{89}){2}){2}){2}){2}){2}){2}", "(?:a{11661}|b{11661}){2}", "(?<=(a{23327}){2})",
 ])
+@pytest.mark.slow
 def test_the_costliest_accepted_shapes_stay_within_the_bound(pattern):
     weight = scan(pattern).weight
     code, peak = _peak_of_compile(pattern, "")
