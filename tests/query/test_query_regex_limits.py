@@ -11,6 +11,7 @@ from protocol.errors import MongoError
 from server.query import match_regex
 from server.query.regex_limits import (
     BAD_OPTION,
+    MAX_GROUPS,
     MAX_NESTING,
     MAX_WEIGHT,
     OUT_OF_ORDER,
@@ -110,7 +111,14 @@ def test_nesting_is_bounded_at_250():
     assert refusal("(" * (MAX_NESTING + 1) + "a" + ")" * (MAX_NESTING + 1)) == TOO_DEEP
     assert refusal("(?:" * (MAX_NESTING + 1)) == TOO_DEEP
     assert refusal("(" * 30000) == TOO_DEEP  # unbalanced: still refused, early
-    assert refusal("()" * 10000) is None  # many groups side by side are not nesting
+    assert refusal("()" * 1000) is None  # many groups side by side are not nesting
+
+
+def test_more_than_1000_groups_are_too_large_for_the_engines_parser():
+    assert refusal("(a)" * MAX_GROUPS) is None
+    assert refusal("(a)" * (MAX_GROUPS + 1)) == TOO_LARGE
+    assert refusal("(?:a)" * 16382) == TOO_LARGE  # 10 s in the engine's parser
+    assert refusal("(?#c)(?i)" * 3000) is None  # comments and option settings are not groups
 
 
 def test_out_of_order_counts_and_unknown_option_letters_are_refused_as_pcre_does():
