@@ -27,13 +27,17 @@ A pattern longer than 32,764 bytes is refused first (2 "Regular expression is to
 51111 "... pattern string is longer than the limit set by the application" for the operators).
 Worst accepted compile, measured (the costliest shapes at the weight limit, 2 shared cores, quiet
 to loaded): 12-35 ms and at most ~20 MB peak / 10 MB retained (``a{65535}``: 16-45 ms, 18 MB peak,
-9.2 MB retained; ``(a){23332}``: 33 ms; ``\\R{11666}``: 25 ms, 19 MB peak); a typical pattern,
-microseconds. ``tests/query/test_regex_compile_bound.py`` asserts the memory side (Hypothesis). Compiles run where the
-request is parsed — on the event loop for an ordinary request (``CommandContext.run_heavy``); the
-engine holds the GIL while it compiles, so a worker thread would not shorten the stall: the bound is
-what keeps it short. Deep nesting: 250 levels need ~1,000 Python frames in the engine's parser (the
-server runs with a recursion limit of 6,000); a RecursionError anyway is PCRE's "parentheses are too
-deeply nested (stack check)".
+9.2 MB retained; ``(a){23331}``: 33 ms; ``\\R{11665}``: 25 ms, 19 MB peak); a typical pattern,
+microseconds. ``tests/query/test_regex_compile_bound.py`` asserts the memory side (Hypothesis).
+Besides the weight, the engine's parser (Python code) costs ~8-30 us per pattern character and
+~20-100 us per group (superlinear: hence at most 1,000 groups): a 32,764-byte pattern takes
+0.1-1 s to compile. Where compiles run: aggregate and count parse in the thread pool; find, update
+and delete parse in the pool from 1 KiB of request (``FILTER_REQUEST_BYTES``), so on the event loop
+only patterns under 1 KiB compile — at most ~30 ms of parsing, plus the weight-bound part (the
+engine's C compile, which holds the GIL wherever it runs: ``a{65535}`` 16-45 ms). In a worker
+thread the parser yields the GIL to the loop every few milliseconds. Deep nesting: 250 levels need
+~1,000 Python frames in the engine's parser (the server runs with a recursion limit of 6,000); a
+RecursionError anyway is PCRE's "parentheses are too deeply nested (stack check)".
 
 Compiled patterns are cached (:class:`CompiledCache`): least recently used first out, keyed by
 (pattern, options, operator), bounded by the sum of the patterns' weights plus a per-entry constant —
