@@ -161,3 +161,11 @@ def test_the_server_survives_regex_bombs_with_bounded_memory_and_another_client_
     assert hostile.admin.command("ping")["ok"] == 1.0
     hostile.close()
     assert srv.terminate() == 0
+
+
+@pytest.mark.commands("create", "collMod")
+def test_a_validator_with_a_regex_bomb_is_refused_when_set(db):
+    for validator in ({"s": {"$regex": "a{99999999}"}}, {"$jsonSchema": {"properties": {"s": {"pattern": "a{65536}"}}}}):
+        _fails(lambda validator=validator: db.create_collection("v", validator=validator), 51091, TOO_BIG)
+    db.create_collection("w")
+    _fails(lambda: db.command("collMod", "w", validator={"s": {"$regex": "(a{60000}){60000}"}}), 51091, TOO_LARGE)
