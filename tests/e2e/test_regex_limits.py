@@ -1,7 +1,7 @@
 """Issue 21: a regex's compile cost is bounded, as mongod's PCRE bounds it. ``a{99999999}`` (a 90-byte
-message) used to allocate until the kernel killed the server; now every entry point — find (``$regex``
-and a BSON regex value), count, delete, aggregate ``$match``, collectionless ``$documents``,
-``$jsonSchema`` ``pattern``/``patternProperties`` — answers 51091 "Regular expression is invalid: number
+message) used to allocate until the kernel killed the server; now every entry point — find (``$regex``,
+a BSON regex value, ``$in``), count, delete, aggregate ``$match``, collectionless ``$documents``,
+``$jsonSchema`` ``pattern``/``patternProperties``, a validator set by create or collMod — answers 51091 "Regular expression is invalid: number
 too big in {} quantifier" for a count above 65,535, and ``$regexMatch``/``$regexFind``/``$regexFindAll``
 answer 51111 "Invalid Regex in <op>: ...". ``a{65535}`` is accepted (as by mongod); nested counted
 repetitions (``(a{60000}){60000}``) are "regular expression is too large", nesting over 250
