@@ -68,6 +68,7 @@ OUT_OF_ORDER = "numbers out of order in {} quantifier"
 TOO_DEEP = "parentheses are too deeply nested"
 TOO_LARGE = "regular expression is too large"
 BAD_OPTION = "unrecognized character after (? or (?-"
+COLLATING = "POSIX collating elements are not supported"
 
 GROUP_WEIGHT = 2
 QUANTIFIER_WEIGHT = 2
@@ -76,18 +77,23 @@ PCRE_OPTION_LETTERS = frozenset("imnsxJU")
 
 # A counted quantifier as PCRE2 10.42 reads one: {n}, {n,}, {n,m} (no spaces, no {,m}).
 _COUNTED = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
+_ANY_COUNT = _COUNTED  # ({,m} unrolls nothing: the engine builds its minimum, 0)
 # A run of plain literal characters (outside a class), without and with the x option.
 _PLAIN = re.compile(r"[^\\\[\](){}|*+?.^$]+")
 _PLAIN_EXTENDED = re.compile(r"[^\\\[\](){}|*+?.^$#\s\x85\u200e\u200f\u2028\u2029]+")
 _OPTIONS = re.compile(r"\(\?([A-Za-z0-9^-]*[A-Za-z][A-Za-z0-9^-]*)([):])")
 # The opening of a group whose header is not content: (?: (?= (?! (?> (?| (?<= (?<! and names.
-_GROUP_HEADER = re.compile(r"\(\?(?:[:=!>|]|<[=!]|P?<[A-Za-z_][A-Za-z0-9_]*>|'[A-Za-z_][A-Za-z0-9_]*')")
+_GROUP_HEADER = re.compile(r"\(\?(?:[:=!>|]|<[=!]|(P?<[A-Za-z_][A-Za-z0-9_]*>|'[A-Za-z_][A-Za-z0-9_]*'))")
 _NOT_OPTIONS = re.compile(r"R|C[0-9]*")  # (?R) recursion, (?C) (?C1) callouts
 _POSIX = re.compile(r"\[([:.=])\^?[A-Za-z]+\1\]")
 _WHITESPACE = frozenset(" \t\n\x0b\x0c\r\x85\u200e\u200f\u2028\u2029")
 # Escapes followed by a delimited argument: the opening delimiter -> the closing one.
 _BRACED = {"x", "o", "p", "P", "N", "g", "k"}
 _DELIMITERS = {"{": "}", "<": ">", "'": "'"}
+_ARGUMENT = re.compile(r"[A-Za-z0-9_ ^=:&.+-]*")
+_BACKREFERENCE = re.compile(r"\\g\{(?:([+-]?)([0-9]+)|([A-Za-z_][A-Za-z0-9_]*))\}")
+NO_SUBPATTERN = "reference to non-existent subpattern"
+BAD_G = "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number"
 
 
 class PatternRefused(ValueError):
@@ -133,13 +139,19 @@ def _escape_end(pattern: str, i: int) -> int:
         return n
     ch = pattern[i + 1]
     j = i + 2
-    if ch in _BRACED and j < n and pattern[j] in _DELIMITERS and not (ch in "xopPN" and pattern[j] != "{"):
-        close = pattern.find(_DELIMITERS[pattern[j]], j + 1)
-        return n if close < 0 else close + 1
+    if ch in _BRACED and j < n and pattern[j] in _DELIMITERS and not (ch in "xopPN" and pattern[j] != "{") \
+            and not (ch == "g" and pattern[j] == "'"):  # the engine reads \g'1' as g, ', 1, '
+        # Only a plain argument (\p{Greek}, \g<name>, \N{LATIN SMALL LETTER A}) is one item: the
+        # engine reads others differently (\g'{3}' is g, ' and a quantifier {3}), so their
+        # characters are scanned one by one, braces as quantifiers or literals.
+        m = _ARGUMENT.match(pattern, j + 1)
+        if m.end() < n and pattern[m.end()] == _DELIMITERS[pattern[j]]:
+            return m.end() + 1
+        return j
     if ch == "c":
         return min(n, j + 1)
-    if ch in "pP":  # \pL
-        return min(n, j + 1)
+    if ch in "pP":  # \pL; before anything else the engine reads \p as a literal p (in a class too)
+        return j + 1 if j < n and pattern[j].isascii() and pattern[j].isalpha() else j
     if ch == "x":  # \xhh
         k = j
         while k < n and k < j + 2 and pattern[k] in "0123456789abcdefABCDEF":
@@ -195,6 +207,8 @@ def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
             j = _escape_end(pattern, j)
         elif ch == "[" and j + 1 < n and pattern[j + 1] in ":.=":
             m = _POSIX.match(pattern, j)
+            if m and m.group(1) != ":":  # the engine would end the class at its ]
+                raise PatternRefused(COLLATING)
             j = m.end() if m else j + 1
         else:
             j += 1
@@ -230,6 +244,7 @@ def scan(pattern: str, extended: bool = False) -> Scan:
     stack = [_Frame(extended)]
     frame = stack[0]
     groups = 0
+    captures = 0  # capturing groups opened so far (for \g{-n})
     quoted = "\\Q" in pattern  # classes then go through out, to expand \Q...\E inside them
     i = 0
 
@@ -273,6 +288,28 @@ def scan(pattern: str, extended: bool = False) -> Scan:
                     add(1)
                 continue
             escaped = pattern[i + 1:i + 2]
+            if escaped == "g" and pattern.startswith("{", i + 2):
+                # PCRE's \g{n} / \g{-n} / \g{name} is a back reference; the engine reads \g as a literal
+                # g and {n} as a quantifier: it gets the reference spelled its way
+                m = _BACKREFERENCE.match(pattern, i)
+                if m is None:
+                    raise PatternRefused(BAD_G)
+                if m.group(3) is not None:
+                    reference = f"(?P={m.group(3)})"
+                else:
+                    number = _count(m.group(2))
+                    if m.group(1) == "-":
+                        number = captures - number + 1
+                    elif m.group(1) == "+":
+                        number = captures + number
+                    if not 0 < number <= MAX_GROUPS:
+                        raise PatternRefused(NO_SUBPATTERN)
+                    reference = f"(?:\\{number})"
+                out.append(pattern[copied:i])
+                out.append(reference)
+                i = copied = m.end()
+                add(1)
+                continue
             i = _escape_end(pattern, i)
             add(EXPANDING_ESCAPE_WEIGHT if escaped in ("R", "X") else 1)
         elif ch == "[":
@@ -301,6 +338,8 @@ def scan(pattern: str, extended: bool = False) -> Scan:
                     continue
                 frame = _Frame(on)
             else:
+                if header is None and not pattern.startswith(("(?", "(*"), i) or header and header.group(1):
+                    captures += 1  # ( and named groups capture
                 frame = _Frame(frame.extended)
                 i = header.end() if header else i + 1
             stack.append(frame)
@@ -362,7 +401,25 @@ def scan(pattern: str, extended: bool = False) -> Scan:
         total = open_frame.done + open_frame.current + total
     if total > MAX_WEIGHT:
         raise PatternRefused(TOO_LARGE)
-    if not out:
-        return Scan(total, pattern)
-    out.append(pattern[copied:])
-    return Scan(total, "".join(out))
+    if out:
+        out.append(pattern[copied:])
+        pattern = "".join(out)
+    _no_big_count_anywhere(pattern)
+    return Scan(total, pattern)
+
+
+def _no_big_count_anywhere(pattern: str) -> None:
+    """The net under the scan: a ``{n}``, ``{n,}`` or ``{n,m}`` the engine might read as a quantifier
+    — anywhere not after an escaping backslash, whatever the scan made of its context — with a
+    count above 65,535 is refused. Should the scan and the engine ever tokenize a pattern
+    differently, the one-count bomb (``a{99999999}``: 23 GB) still cannot reach the engine. The
+    price: such a count inside a class or a comment, which mongod reads as literal text, is refused
+    too (write ``\\{``)."""
+    for m in _ANY_COUNT.finditer(pattern):
+        k = m.start()
+        while k > 0 and pattern[k - 1] == "\\":
+            k -= 1
+        if (m.start() - k) % 2:  # \{ is a literal for the engine
+            continue
+        if _count(m.group(1)) > MAX_REPEAT or (m.group(3) and _count(m.group(3)) > MAX_REPEAT):
+            raise PatternRefused(TOO_BIG)

@@ -78,11 +78,11 @@ def test_weights_follow_the_documented_model():
     ("{", r"\{"),
     ("a{5", r"a\{5"),
     (r"\{99999999}", r"\{99999999}"),
-    ("[{99999999}]", "[{99999999}]"),
-    ("[]{99999999}]", "[]{99999999}]"),  # a leading ] is a member
-    ("[^]{99999999}]", "[^]{99999999}]"),
-    ("[[:alpha:]{99999999}]", "[[:alpha:]{99999999}]"),
-    ("(?#{99999999})b", "(?#{99999999})b"),
+    ("[{60000}]", "[{60000}]"),
+    ("[]{60000}]", "[]{60000}]"),  # a leading ] is a member
+    ("[^]{60000}]", "[^]{60000}]"),
+    ("[[:alpha:]{60000}]", "[[:alpha:]{60000}]"),
+    ("(?#{60000})b", "(?#{60000})b"),
     (r"\Q{99999999}\E", r"\{99999999\}"),
     (r"\Qa.b\E+", r"a\.b+"),
     (r"[\Q]{\E]", r"[\]\{]"),
@@ -96,14 +96,55 @@ def test_literal_braces_are_literal_for_the_engine_too(pattern, engine_pattern):
 
 
 def test_the_x_option_skips_whitespace_and_comments_in_its_scope():
-    assert refusal("a # {99999999}\n b", extended=True) is None
-    assert refusal("(?x)a # {99999999}\n b") is None
-    assert refusal("(?x:a # {99999999}\n) b") is None
+    assert scan("a # {60000}\n b", extended=True).weight == 2
+    assert scan("(?x)a # {60000}\n b").weight == 2
+    assert scan("(?x:a # {60000}\n) b").weight < 10
     assert refusal("(?x:a)# {99999999}") == TOO_BIG  # the option ended with its group
     assert refusal("(?:(?x))# {99999999}") == TOO_BIG
     assert refusal("(?x)(?-x)# {99999999}") == TOO_BIG
     assert refusal("a # {99999999}") == TOO_BIG  # without x, # is a literal
     assert refusal("(?x)a {65536}") == TOO_BIG  # whitespace before a quantifier
+
+
+@pytest.mark.parametrize("pattern", ["[{99999999}]", "(?#{99999999})", "(?x)# {99999999}\n", "[[:alpha:]{65536}]",
+                                     r"x\\\\{99999999}"])
+def test_a_big_count_is_refused_wherever_the_engine_might_read_it_as_a_quantifier(pattern):
+    # the net under the scan: no context (class, comment) lets a count above 65,535 reach the engine
+    assert refusal(pattern) == TOO_BIG
+
+
+@pytest.mark.parametrize("pattern", [r"\{99999999}", r"\Q{99999999}\E", "a{,99999999}", r"\\\{99999999}"])
+def test_an_escaped_big_count_is_a_literal(pattern):
+    assert refusal(pattern) is None
+
+
+@pytest.mark.parametrize("pattern, weight", [
+    (r"[\p]{3}]", 7),  # \p before ] is a literal p for the engine: the class ends, {3} repeats it
+    (r"x\g'{3}'", 9),  # the engine reads g, ', {3} and '
+    (r"x\g<{3}>", 9),
+    (r"x\p{{3}}", None),
+])
+def test_escapes_the_engine_reads_differently_are_scanned_as_it_reads_them(pattern, weight):
+    result = scan(pattern)
+    if weight is not None:
+        assert result.weight == weight
+    big = pattern.replace("{3}", "{99999999}")
+    assert refusal(big) == TOO_BIG
+
+
+def test_g_braced_back_references_are_spelled_for_the_engine():
+    assert scan(r"(a)(b)\g{2}\g{-1}").pattern == r"(a)(b)(?:\2)(?:\2)"
+    assert scan(r"(?<n>x)\g{n}").pattern == "(?<n>x)(?P=n)"
+    assert refusal(r"\g{-1}") == "reference to non-existent subpattern"
+    assert refusal(r"x\g{99999999}") == "reference to non-existent subpattern"
+    assert refusal(r"\g{{3}}") is not None
+    assert match_regex.matches(match_regex.compile_regex(r"^(a)\g{1}$"), "aa")
+    assert not match_regex.matches(match_regex.compile_regex(r"^(a)\g{1}$"), "ag")
+
+
+def test_posix_collating_elements_are_refused_as_pcre_does():
+    assert refusal("[[.a.]{3}]") == "POSIX collating elements are not supported"
+    assert refusal("[[=a=]]") == "POSIX collating elements are not supported"
 
 
 def test_nesting_is_bounded_at_250():
