@@ -333,8 +333,7 @@ def scan(pattern: str, extended: bool = False) -> Scan:
                 on = _options(m.group(1), frame.extended)
                 i = m.end()
                 if m.group(2) == ")":  # (?x): the rest of the enclosing group
-                    frame.extended = on
-                    frame.last = None
+                    frame.extended = on  # a quantifier after it repeats the item before (the engine's reading)
                     continue
                 frame = _Frame(on)
             else:

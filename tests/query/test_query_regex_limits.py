@@ -132,6 +132,12 @@ def test_escapes_the_engine_reads_differently_are_scanned_as_it_reads_them(patte
     assert refusal(big) == TOO_BIG
 
 
+def test_a_quantifier_after_an_option_setting_repeats_the_item_before_it():
+    assert scan("a(?i){65535}").weight > 65535  # the engine repeats the a
+    assert refusal("(?:a{60000}(?-x){60000})") == TOO_LARGE
+    assert refusal("a(?#c)(?i){65536}") == TOO_BIG
+
+
 def test_g_braced_back_references_are_spelled_for_the_engine():
     assert scan(r"(a)(b)\g{2}\g{-1}").pattern == r"(a)(b)(?:\2)(?:\2)"
     assert scan(r"(?<n>x)\g{n}").pattern == "(?<n>x)(?P=n)"
