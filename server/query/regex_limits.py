@@ -43,14 +43,26 @@ weight is the weight of what is compiled:
 - a ``{`` that PCRE reads as a literal (not followed by ``digits}``, ``digits,}`` or
   ``digits,digits}`` — so ``{,5}``, ``{ 3}``, ``{a}`` and ``regex``'s fuzzy ``{e<=2}`` are literals, as
   in PCRE2 10.42) is escaped (``\\{``);
-- ``\\Q...\\E`` (quoted literal text; ``regex`` lacks it) becomes the escaped characters.
+- ``\\Q...\\E`` (quoted literal text; ``regex`` lacks it) becomes the escaped characters;
+- ``\\g{n}``, ``\\g{-n}``, ``\\g{name}`` (back references; ``regex`` reads ``\\g{3}`` as ``ggg``) become
+  ``(?:\\n)`` and ``(?P=name)``.
 
-Scanning follows PCRE's rules: ``\\`` escapes (with the braces of ``\\x{..}``, ``\\p{..}``,
-``\\g{..}``, ``\\k<..>``...), character classes (``[]a]`` and ``[^]a]`` hold a literal ``]``, POSIX
-``[:alpha:]`` inside), ``(?#...)`` comments, option settings ``(?x)``, ``(?-x)``, ``(?x:...)`` (scoped to
-the enclosing group) and, with ``x``, whitespace and ``#`` comments. An inline option letter PCRE2
-does not know (``regex``'s ``(?V1)``, ``(?f)``, ``(?r)``...) is refused as PCRE refuses it:
-"unrecognized character after (? or (?-".
+Scanning follows PCRE's rules where the engine agrees and the engine's where it reads a token
+differently (so that nothing the engine parses as structure is hidden from the weight): ``\\``
+escapes (a plain argument of ``\\p{..}``, ``\\N{..}``, ``\\g<..>`` is part of the escape; ``\\p`` before a
+non-letter and ``\\g'..'`` are literals for the engine), character classes (``[]a]`` and ``[^]a]`` hold
+a literal ``]``, POSIX ``[:alpha:]`` inside; ``[.a.]``/``[=a=]`` refused as PCRE does: "POSIX collating
+elements are not supported"), ``(?#...)`` comments, option settings ``(?x)``, ``(?-x)``, ``(?x:...)``
+(scoped to the enclosing group; a quantifier after ``(?i)`` repeats the item before it, as the
+engine reads it) and, with ``x``, whitespace and ``#`` comments. An inline option letter PCRE2 does
+not know (``regex``'s ``(?V1)``, ``(?f)``, ``(?r)``...) is refused as PCRE refuses it: "unrecognized
+character after (? or (?-".
+
+**The net under the scan**: whatever the scan made of a pattern's structure, an unescaped
+``{n}``/``{n,}``/``{n,m}`` anywhere in the engine's input with a count above 65,535 is refused — the
+one-count bomb cannot reach the engine even if a tokenization disagreement is still undiscovered
+(two were found by the token-soup property in ``tests/query/test_regex_compile_bound.py``). The
+price: such a count inside a class or a comment, literal text for mongod, is refused too.
 """
 
 from __future__ import annotations
