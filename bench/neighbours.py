@@ -321,6 +321,22 @@ def regex(srv: Server, max_time_ms: int | None) -> tuple[str, bool]:
     return f"{outcome} in {time.perf_counter() - started:.2f} s", good
 
 
+def regex_bomb(srv: Server, patterns: list[str], expect: int | None) -> tuple[str, bool]:
+    """Each pattern in a find; ``expect`` is mongod's code (None: accepted). Issue 21: the first of
+    these, ``a{99999999}``, allocated until the kernel killed the server."""
+    coll = _one_doc(srv, {"s": "ab"})
+    outcomes: dict[str, int] = {}
+    with Raw(srv.port) as raw:
+        for pattern in patterns:
+            reply = raw.command({"find": "c", "filter": {"s": {"$regex": pattern}}, "$db": "h"})
+            key = "ok" if reply.get("ok") == 1.0 else f"{reply.get('code')} {reply.get('codeName', '')}".strip()
+            outcomes[key] = outcomes.get(key, 0) + 1
+    coll.database.client.close()
+    (only, *_), wanted = outcomes, "ok" if expect is None else f"{expect} "
+    good = len(outcomes) == 1 and (only == wanted if expect is None else only.startswith(wanted))
+    return ", ".join(f"{n} x {k}" for k, n in outcomes.items()), good
+
+
 def concat(srv: Server) -> tuple[str, bool]:
     coll = _one_doc(srv, {"s": "ab"})
     with Raw(srv.port) as raw:
@@ -483,6 +499,9 @@ WORKLOADS: dict[str, Callable[[Server], tuple[str, bool]]] = {
     "decompression bombs": bombs,
     "catastrophic regex, no maxTimeMS": lambda s: regex(s, None),
     "catastrophic regex, maxTimeMS 100": lambda s: regex(s, 100),
+    "regex compile bomb a{99999999}": lambda s: regex_bomb(s, ["a{99999999}"], 51091),
+    "8 distinct a{1000000}b<i> regexes": lambda s: regex_bomb(s, [f"a{{1000000}}b{i}" for i in range(8)], 51091),
+    "8 distinct a{60000}b<i> regexes (accepted)": lambda s: regex_bomb(s, [f"a{{60000}}b{i}" for i in range(8)], None),
     "$concat doubling in $reduce": concat,
     "nested $lookup": nested_lookup,
     "never-reading client": never_reading,

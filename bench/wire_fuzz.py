@@ -2,10 +2,10 @@
 
 ``python -m bench.wire_fuzz --port P --frames 100000`` (the noisy-neighbour benchmark runs it too;
 ``tests/reliability/test_wire_fuzz.py`` runs 20,000). A frame is a valid request (handshake, CRUD,
-aggregation, admin, compressed with each compressor, document sequences, checksums, OP_QUERY) mutated
-by one or more of: bit flips, byte overwrites with boundary values, truncation, random insertions,
+aggregation, admin, regexes with large counted repetitions in every place a regex goes, compressed
+with each compressor, document sequences, checksums, OP_QUERY) mutated by one or more of: bit flips, byte overwrites with boundary values, truncation, random insertions,
 BSON-aware edits (a type byte, a length, a value swapped for a hostile one: huge/negative numbers,
-NaN, deep nesting, long strings, wrong types) and splices of two frames. Most mutations keep the
+NaN, deep nesting, long strings, wrong types, regex compile bombs) and splices of two frames. Most mutations keep the
 header's length right so the stream stays in sync; some break it on purpose (on their own connection).
 
 Each batch of frames is followed by a ``ping``: the replies before the ping's are the batch's. A reply
@@ -52,6 +52,9 @@ _HOSTILE_VALUES: list[Any] = [
     float("inf"), "", "$", "$$ROOT", "a" * 70_000, "\x00", "ü" * 1000, [], [[]] * 50, {}, {"$": 1},
     {"$gt": None}, {"$regex": "(a+)+$"}, b"\x00" * 10, bson.Regex("(", ""), bson.ObjectId(),
     list(range(5000)), {"$where": "1"}, {"$expr": {"$divide": [1, 0]}}, {"a" * 200: 1},
+    # regex compile bombs (issue 21): counts near and above PCRE's 65,535, nested counted groups, deep nesting
+    {"$regex": "a{99999999}"}, bson.Regex("(a{60000}){60000}", ""), {"$regex": "a{65535}"}, "a{65536}",
+    {"$regex": "((a{1000}){1000}){1000}", "$options": "x"}, bson.Regex("(" * 251 + ")" * 251, ""),
 ]
 
 
@@ -97,6 +100,19 @@ def seed_commands() -> list[dict[str, Any]]:
         {"collMod": c, "validator": {"a": {"$type": "int"}}, "validationAction": "warn"},
         {"startSession": 1},
         {"endSessions": [{"id": bson.Binary(b"0" * 16, 4)}]},
+        # regexes with large counted repetitions (issue 21): refused by the pre-compile scan, or cheap
+        {"find": c, "filter": {"s": bson.Regex("a{65536}", "")}},
+        {"find": c, "filter": {"s": {"$in": [bson.Regex("x{1,65535}", "i"), bson.Regex("(ab){40000}", "")]}}},
+        {"count": c, "query": {"s": {"$regex": "((a{1000}){1000}){1000}"}}},
+        {"delete": c, "deletes": [{"q": {"s": {"$regex": "a{99999999}"}}, "limit": 0}]},
+        {"aggregate": c, "pipeline": [{"$match": {"s": bson.Regex("(a{60000}){60000}", "")}}], "cursor": {}},
+        {"aggregate": c, "pipeline": [{"$project": {"m": {"$regexMatch": {"input": "$s", "regex": "a{65535,65536}"}},
+                                                    "f": {"$regexFindAll": {"input": "$s", "regex": "(?:a{300}){300}"}}}}],
+         "cursor": {}},
+        {"find": c, "filter": {"$jsonSchema": {"properties": {"s": {"pattern": "b{70000}"}},
+                                               "patternProperties": {"^x{1,65535}$": {"bsonType": "int"}}}}},
+        {"aggregate": 1, "pipeline": [{"$documents": [{"s": "a"}]}, {"$match": {"s": {"$regex": "a{,99999999}"}}}],
+         "cursor": {}},
     ]
 
 

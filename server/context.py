@@ -38,6 +38,11 @@ T = TypeVar("T")
 # A request at least this large (its wire message) is parsed and decoded in the thread pool
 # (``CommandContext.run_heavy``), so no single request holds the event loop for long.
 LARGE_REQUEST_BYTES = 1024 * 1024
+# A find/update/delete at least this large parses its filters in the thread pool too: compiling a
+# regex costs the engine's parser ~8-30 us per pattern character (Python code, which yields the GIL
+# to the loop in a worker thread: measured 22 ms loop gaps instead of 230 ms for a 32 KB pattern),
+# so a long pattern would otherwise hold the event loop (issue 21). Below it, a pattern is < 1 KB.
+FILTER_REQUEST_BYTES = 1024
 
 Handler = Callable[["CommandContext", dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -237,11 +242,12 @@ class CommandContext:
         call = functools.partial(fn, *args, **kwargs) if args or kwargs else fn
         return await run_in_pool(self.server, self.op, call)
 
-    async def run_heavy(self, fn: Callable[..., T], *args: Any) -> T:
+    async def run_heavy(self, fn: Callable[..., T], *args: Any, offload_bytes: int = LARGE_REQUEST_BYTES) -> T:
         """``fn(*args)`` — parsing or decoding the request's own content — inline for an ordinary
-        request, in the thread pool (like :meth:`run_blocking`) for one of ``LARGE_REQUEST_BYTES`` or
+        request, in the thread pool (like :meth:`run_blocking`) for one of ``offload_bytes``
+        (``LARGE_REQUEST_BYTES``; ``FILTER_REQUEST_BYTES`` for filters, which may hold regexes) or
         more, whose parse could otherwise hold the event loop for a long time."""
-        if self.request_bytes >= LARGE_REQUEST_BYTES:
+        if self.request_bytes >= offload_bytes:
             return await self.run_blocking(fn, *args)
         return fn(*args)
 

@@ -32,7 +32,7 @@ from server.commands import _collection as C
 from server.commands import _write_slices as slices
 from server.commands import capped
 from server.commands import timeseries as ts
-from server.context import CommandSpec
+from server.context import FILTER_REQUEST_BYTES, CommandSpec
 from server.profiler import ReadFacts
 from server.query import expressions as expressions_mod
 from server.query import match as match_mod
@@ -231,7 +231,7 @@ async def insert(ctx, cmd: dict) -> dict:
 
 
 async def find(ctx, cmd: dict) -> dict:
-    spec = await ctx.run_heavy(access.FindSpec, cmd)
+    spec = await ctx.run_heavy(access.FindSpec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
     ns = C.ns_of(ctx.db, spec.name)
     if spec.tailable:
         return await tailable.find(ctx, spec, ns, cmd)
@@ -316,7 +316,8 @@ async def update(ctx, cmd: dict) -> dict:
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
-    statements = await ctx.run_heavy(_parse_updates, cmd, raw_statements, ordered, info)
+    statements = await ctx.run_heavy(_parse_updates, cmd, raw_statements, ordered, info,
+                                     offload_bytes=FILTER_REQUEST_BYTES)
     ns = C.ns_of(ctx.db, name)
 
     def apply(w, coll, i: int, st: UpdateStatement, matches: list, out: slices.Slice) -> None:
@@ -408,7 +409,7 @@ async def delete(ctx, cmd: dict) -> dict:
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
-    parsed = await ctx.run_heavy(_parse_deletes, cmd, raw_statements, ordered, info)
+    parsed = await ctx.run_heavy(_parse_deletes, cmd, raw_statements, ordered, info, offload_bytes=FILTER_REQUEST_BYTES)
     ns = C.ns_of(ctx.db, name)
 
     def remove(w, coll, i: int, st: tuple, matches: list, out: slices.Slice) -> None:

@@ -250,16 +250,21 @@ def _regex_op(name, mode):
         spec = require_object(name, args, {"input", "regex", "options"}, ("input", "regex"))
         inp, rx = cc(spec["input"]), cc(spec["regex"])
         opts = cc(spec["options"]) if "options" in spec else (lambda d, v: None)
-        cache: dict = {}
+        # Only the last (key, compiled): a regex that varies per document is held by the shared,
+        # bounded compiled-pattern cache (match_regex.CACHE), not here.
+        memo: list = [None]
 
         def op(doc, vars):
             s, pattern, options = inp(doc, vars), rx(doc, vars), opts(doc, vars)
             if nullish(pattern):
                 return False if mode == "match" else (None if mode == "find" else [])
             key = (str(pattern), str(options))
-            compiled = cache.get(key)
-            if compiled is None:
-                compiled = cache[key] = _compile_regex(name, pattern, options)
+            entry = memo[0]
+            if entry is not None and entry[0] == key:
+                compiled = entry[1]
+            else:
+                compiled = _compile_regex(name, pattern, options)
+                memo[0] = (key, compiled)
             if nullish(s):
                 return False if mode == "match" else (None if mode == "find" else [])
             if type(s) is not str:

@@ -1,0 +1,436 @@
+"""The static limits of a MongoDB (PCRE) regular expression, checked in one linear pass before the
+engine compiles it. Pure: no server imports, no recursion, no engine call.
+
+mongod compiles with PCRE2 10.42 built with ``LINK_SIZE 2`` (a compiled pattern holds at most 65,535
+code units) and ``PARENS_NEST_LIMIT 250``. The engine behind :mod:`server.query.match_regex` (the
+``regex`` package) has none of these limits: it unrolls counted repetitions, so ``a{99999999}`` (a
+13-byte pattern) allocates until the kernel kills the process. :func:`scan` refuses the same family
+of patterns as PCRE, with PCRE's messages (the caller adds MongoDB's code and prefix):
+
+- a counted repetition bound above ``MAX_REPEAT`` (65,535): "number too big in {} quantifier"
+  (and ``{5,3}``: "numbers out of order in {} quantifier");
+- parentheses nested deeper than ``MAX_NESTING`` (250): "parentheses are too deeply nested";
+- a pattern whose *weight* (below) exceeds ``MAX_WEIGHT``: "regular expression is too large" — how
+  PCRE bounds nested counted repetitions such as ``(a{60000}){60000}`` or ``((a{1000}){1000}){1000}``;
+- more than ``MAX_GROUPS`` (1,000) parentheses in all: "regular expression is too large" too. Here
+  the scan is stricter than mongod (PCRE allows 65,535 capturing groups): the engine's parser costs
+  ~20-100 µs per group, superlinearly (measured: 1,000 ``()`` 37 ms, 4,000 0.47 s, 16,382 — what fits
+  in 32,764 bytes — 10 s on a loaded machine).
+
+**Weight** is an upper bound of what the engine builds, in units of one literal character: a literal,
+``.``, an anchor or an escape weighs 1 (``\\R`` and ``\\X``, which expand to alternations, 6); a
+character class its number of members (a range ``a-z`` is one; at least 1); a group 2 + its
+content, each ``|`` 1 more; a quantified item ``w × (n + 1) + 2`` where ``n`` is ``max(1, min, max)``
+for ``{min,max}`` / ``{min}``, ``min + 1`` for an open-ended ``{min,}``, 1 for ``?`` and ``*`` and 2
+for ``+`` — the engine builds the ``n`` copies while it still holds the item, which is why nested
+quantifiers cost a copy more per level (measured: ``((a{15000}){2}){2}`` peaked at 564 bytes per unit
+when a quantifier weighed ``w × n``, 250 with ``w × (n + 1)``). Nested quantifiers multiply. Every
+unit is conservative for the ``regex`` engine (measured: an accepted pattern never needs more than
+~280 bytes of compile memory per unit, asserted in ``tests/query/test_regex_compile_bound.py``).
+
+``MAX_WEIGHT`` is 70,000: it must admit ``a{65535}`` (mongod accepts it; weight 65,538) with room
+for a little context around it. Measured on the ``regex`` engine (2026.11.19, CPython 3.11, 2 shared
+cores): ``a{65535}`` compiles in 16-45 ms, retains 9.2 MB and peaks at 18 MB; the costliest accepted
+shapes per unit (``a{65535}``, ``\\R{11666}``, ``(a){23332}``, ``(?=a){17499}``, classes of many
+members) stay under ~280 bytes of peak memory per unit, so any accepted pattern compiles within ~20 MB
+(~10 MB retained) and, measured, 12-35 ms at the limit. The typical pattern (weight < 100) compiles
+in microseconds. Compile memory in bytes grows with the weight, not with the pattern's length.
+
+**The pattern for the engine** (:attr:`Scan.pattern`): PCRE and ``regex`` disagree on a few
+spellings, and where they do the scanner's reading (PCRE's) is what the engine is given, so the
+weight is the weight of what is compiled:
+
+- a ``{`` that PCRE reads as a literal (not followed by ``digits}``, ``digits,}`` or
+  ``digits,digits}`` — so ``{,5}``, ``{ 3}``, ``{a}`` and ``regex``'s fuzzy ``{e<=2}`` are literals, as
+  in PCRE2 10.42) is escaped (``\\{``);
+- ``\\Q...\\E`` (quoted literal text; ``regex`` lacks it) becomes the escaped characters;
+- ``\\g{n}``, ``\\g{-n}``, ``\\g{name}`` (back references; ``regex`` reads ``\\g{3}`` as ``ggg``) become
+  ``(?:\\n)`` and ``(?P=name)``.
+
+Scanning follows PCRE's rules where the engine agrees and the engine's where it reads a token
+differently (so that nothing the engine parses as structure is hidden from the weight): ``\\``
+escapes (a plain argument of ``\\p{..}``, ``\\N{..}``, ``\\g<..>`` is part of the escape; ``\\p`` before a
+non-letter and ``\\g'..'`` are literals for the engine), character classes (``[]a]`` and ``[^]a]`` hold
+a literal ``]``, POSIX ``[:alpha:]`` inside; ``[.a.]``/``[=a=]`` refused as PCRE does: "POSIX collating
+elements are not supported"), ``(?#...)`` comments, option settings ``(?x)``, ``(?-x)``, ``(?x:...)``
+(scoped to the enclosing group; a quantifier after ``(?i)`` repeats the item before it, as the
+engine reads it) and, with ``x``, whitespace and ``#`` comments. An inline option letter PCRE2 does
+not know (``regex``'s ``(?V1)``, ``(?f)``, ``(?r)``...) is refused as PCRE refuses it: "unrecognized
+character after (? or (?-".
+
+**The net under the scan**: whatever the scan made of a pattern's structure, an unescaped
+``{n}``/``{n,}``/``{n,m}`` anywhere in the engine's input with a count above 65,535 is refused — the
+one-count bomb cannot reach the engine even if a tokenization disagreement is still undiscovered
+(two were found by the token-soup property in ``tests/query/test_regex_compile_bound.py``). The
+price: such a count inside a class or a comment, literal text for mongod, is refused too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_REPEAT = 65535  # PCRE2's MAX_REPEAT_COUNT
+MAX_NESTING = 250  # PCRE2's PARENS_NEST_LIMIT
+MAX_GROUPS = 1000  # the engine's parser is superlinear in groups: 1,000 ~40 ms, 16,382 ~10 s
+MAX_WEIGHT = 70_000
+
+TOO_BIG = "number too big in {} quantifier"
+OUT_OF_ORDER = "numbers out of order in {} quantifier"
+TOO_DEEP = "parentheses are too deeply nested"
+TOO_LARGE = "regular expression is too large"
+BAD_OPTION = "unrecognized character after (? or (?-"
+COLLATING = "POSIX collating elements are not supported"
+
+GROUP_WEIGHT = 2
+QUANTIFIER_WEIGHT = 2
+EXPANDING_ESCAPE_WEIGHT = 6  # \R, \X
+PCRE_OPTION_LETTERS = frozenset("imnsxJU")
+
+# A counted quantifier as PCRE2 10.42 reads one: {n}, {n,}, {n,m} (no spaces, no {,m}).
+_COUNTED = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
+_ANY_COUNT = _COUNTED  # ({,m} unrolls nothing: the engine builds its minimum, 0)
+# A run of plain literal characters (outside a class), without and with the x option.
+_PLAIN = re.compile(r"[^\\\[\](){}|*+?.^$]+")
+_PLAIN_EXTENDED = re.compile(r"[^\\\[\](){}|*+?.^$#\s\x85\u200e\u200f\u2028\u2029]+")
+_OPTIONS = re.compile(r"\(\?([A-Za-z0-9^-]*[A-Za-z][A-Za-z0-9^-]*)([):])")
+# The opening of a group whose header is not content: (?: (?= (?! (?> (?| (?<= (?<! and names.
+_GROUP_HEADER = re.compile(r"\(\?(?:[:=!>|]|<[=!]|(P?<[A-Za-z_][A-Za-z0-9_]*>|'[A-Za-z_][A-Za-z0-9_]*'))")
+_NOT_OPTIONS = re.compile(r"R|C[0-9]*")  # (?R) recursion, (?C) (?C1) callouts
+_POSIX = re.compile(r"\[([:.=])\^?[A-Za-z]+\1\]")
+_WHITESPACE = frozenset(" \t\n\x0b\x0c\r\x85\u200e\u200f\u2028\u2029")
+# Escapes followed by a delimited argument: the opening delimiter -> the closing one.
+_BRACED = {"x", "o", "p", "P", "N", "g", "k"}
+_DELIMITERS = {"{": "}", "<": ">", "'": "'"}
+_ARGUMENT = re.compile(r"[A-Za-z0-9_ ^=:&.+-]*")
+_BACKREFERENCE = re.compile(r"\\g\{(?:([+-]?)([0-9]+)|([A-Za-z_][A-Za-z0-9_]*))\}")
+NO_SUBPATTERN = "reference to non-existent subpattern"
+BAD_G = "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number"
+
+
+class PatternRefused(ValueError):
+    """The pattern breaks one of PCRE's limits; ``reason`` is PCRE's message."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    weight: int  # the upper bound of the compiled size, in literal-character units
+    pattern: str  # the pattern to give the engine (PCRE-literal braces escaped, \Q...\E expanded)
+
+
+class _Frame:
+    """One open group: the weight of its finished branches, of the current branch and of the last
+    quantifiable item (None: nothing to quantify), and whether the x option is on inside it."""
+
+    __slots__ = ("done", "current", "last", "extended")
+
+    def __init__(self, extended: bool):
+        self.done = 0
+        self.current = 0
+        self.last: int | None = None
+        self.extended = extended
+
+
+def _escape_literal(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in text)
+
+
+def _count(digits: str) -> int:
+    digits = digits.lstrip("0")
+    return MAX_REPEAT + 1 if len(digits) > 5 else int(digits or "0")
+
+
+def _escape_end(pattern: str, i: int) -> int:
+    """The index after the escape starting at ``pattern[i] == '\\\\'`` (``\\Q`` excluded)."""
+    n = len(pattern)
+    if i + 1 >= n:
+        return n
+    ch = pattern[i + 1]
+    j = i + 2
+    if ch in _BRACED and j < n and pattern[j] in _DELIMITERS and not (ch in "xopPN" and pattern[j] != "{") \
+            and not (ch == "g" and pattern[j] == "'"):  # the engine reads \g'1' as g, ', 1, '
+        # Only a plain argument (\p{Greek}, \g<name>, \N{LATIN SMALL LETTER A}) is one item: the
+        # engine reads others differently (\g'{3}' is g, ' and a quantifier {3}), so their
+        # characters are scanned one by one, braces as quantifiers or literals.
+        m = _ARGUMENT.match(pattern, j + 1)
+        if m.end() < n and pattern[m.end()] == _DELIMITERS[pattern[j]]:
+            return m.end() + 1
+        return j
+    if ch == "c":
+        return min(n, j + 1)
+    if ch in "pP":  # \pL; before anything else the engine reads \p as a literal p (in a class too)
+        return j + 1 if j < n and pattern[j].isascii() and pattern[j].isalpha() else j
+    if ch == "x":  # \xhh
+        k = j
+        while k < n and k < j + 2 and pattern[k] in "0123456789abcdefABCDEF":
+            k += 1
+        return k
+    if ch.isdigit():  # back reference or octal
+        k = j
+        while k < n and pattern[k].isdigit():
+            k += 1
+        return k
+    if ch == "g" and j < n and (pattern[j].isdigit() or pattern[j] in "+-"):
+        k = j + 1
+        while k < n and pattern[k].isdigit():
+            k += 1
+        return k
+    return j
+
+
+def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
+    """``pattern[i] == '['``: (index after the class, number of members; a range ``a-z`` is one).
+    With ``out``, the class is appended to it, ``\\Q...\\E`` inside expanded to escaped characters."""
+    n = len(pattern)
+    j = i + 1
+    if j < n and pattern[j] == "^":
+        j += 1
+    members = 0
+    if j < n and pattern[j] == "]":  # a leading ] is a member
+        j += 1
+        members = 1
+    start = i
+    in_range = False  # after the - of a range: the next member closes it and is not counted
+    while j < n:
+        ch = pattern[j]
+        if ch == "]":
+            if out is not None:
+                out.append(pattern[start:j + 1])
+            return j + 1, members
+        if ch == "-" and members and not in_range and j + 1 < n and pattern[j + 1] != "]":
+            in_range = True
+            j += 1
+            continue
+        if ch == "\\":
+            if j + 1 < n and pattern[j + 1] == "Q":
+                end = pattern.find("\\E", j + 2)
+                text = pattern[j + 2:] if end < 0 else pattern[j + 2:end]
+                members += len(text)
+                if out is not None:
+                    out.append(pattern[start:j])
+                    out.append(_escape_literal(text))
+                j = start = n if end < 0 else end + 2
+                in_range = False
+                continue
+            j = _escape_end(pattern, j)
+        elif ch == "[" and j + 1 < n and pattern[j + 1] in ":.=":
+            m = _POSIX.match(pattern, j)
+            if m and m.group(1) != ":":  # the engine would end the class at its ]
+                raise PatternRefused(COLLATING)
+            j = m.end() if m else j + 1
+        else:
+            j += 1
+        if in_range:
+            in_range = False
+        else:
+            members += 1
+    if out is not None:
+        out.append(pattern[start:])
+    return n, members
+
+
+def _options(letters: str, extended: bool) -> bool:
+    """The x option after the option letters of ``(?letters)`` / ``(?letters:``."""
+    if letters.startswith("^"):
+        extended = False
+        letters = letters[1:]
+    on, _, off = letters.partition("-")
+    if "x" in on:
+        extended = True
+    if "x" in off:
+        extended = False
+    return extended
+
+
+def scan(pattern: str, extended: bool = False) -> Scan:
+    """Measure ``pattern`` (``extended``: the ``x`` option is on). Raises :class:`PatternRefused` with
+    PCRE's message for a repetition count above 65,535, nesting above 250 parentheses, an unknown
+    inline option letter or a weight above ``MAX_WEIGHT``. Linear in the pattern's length."""
+    n = len(pattern)
+    out: list[str] = []  # the engine's pattern, when it differs: pieces up to ``copied``
+    copied = 0
+    stack = [_Frame(extended)]
+    frame = stack[0]
+    groups = 0
+    captures = 0  # capturing groups opened so far (for \g{-n})
+    quoted = "\\Q" in pattern  # classes then go through out, to expand \Q...\E inside them
+    i = 0
+
+    def add(weight: int) -> None:
+        frame.current += weight
+        frame.last = weight
+        if frame.current > MAX_WEIGHT:
+            raise PatternRefused(TOO_LARGE)
+
+    def quantify(factor: int) -> None:
+        last = frame.last
+        if last is None:  # nothing to repeat: the engine reports it
+            return
+        weight = last * (factor + 1) + QUANTIFIER_WEIGHT  # the item, and its copies
+        frame.current += weight - last
+        frame.last = weight  # a further quantifier repeats this one
+        if frame.current > MAX_WEIGHT:
+            raise PatternRefused(TOO_LARGE)
+
+    def suffix(j: int) -> int:  # past a lazy or possessive suffix of a quantifier
+        return j + 1 if j < n and pattern[j] in "?+" else j
+
+    while i < n:
+        ch = pattern[i]
+        if frame.extended and (ch in _WHITESPACE or ch == "#"):
+            if ch == "#":
+                end = pattern.find("\n", i)
+                i = n if end < 0 else end + 1
+            else:
+                i += 1
+            continue
+        if ch == "\\":
+            if pattern.startswith("\\Q", i):
+                end = pattern.find("\\E", i + 2)
+                text = pattern[i + 2:] if end < 0 else pattern[i + 2:end]
+                out.append(pattern[copied:i])
+                out.append(_escape_literal(text))
+                i = copied = n if end < 0 else end + 2
+                if text:  # a following quantifier repeats the last character
+                    frame.current += len(text) - 1
+                    add(1)
+                continue
+            escaped = pattern[i + 1:i + 2]
+            if escaped == "g" and pattern.startswith("{", i + 2):
+                # PCRE's \g{n} / \g{-n} / \g{name} is a back reference; the engine reads \g as a literal
+                # g and {n} as a quantifier: it gets the reference spelled its way
+                m = _BACKREFERENCE.match(pattern, i)
+                if m is None:
+                    raise PatternRefused(BAD_G)
+                if m.group(3) is not None:
+                    reference = f"(?P={m.group(3)})"
+                else:
+                    number = _count(m.group(2))
+                    if m.group(1) == "-":
+                        number = captures - number + 1
+                    elif m.group(1) == "+":
+                        number = captures + number
+                    if not 0 < number <= MAX_GROUPS:
+                        raise PatternRefused(NO_SUBPATTERN)
+                    reference = f"(?:\\{number})"
+                out.append(pattern[copied:i])
+                out.append(reference)
+                i = copied = m.end()
+                add(1)
+                continue
+            i = _escape_end(pattern, i)
+            add(EXPANDING_ESCAPE_WEIGHT if escaped in ("R", "X") else 1)
+        elif ch == "[":
+            if quoted:
+                out.append(pattern[copied:i])
+                i, members = _class_end(pattern, i, out)
+                copied = i
+            else:
+                i, members = _class_end(pattern, i, None)
+            add(max(1, members))
+        elif ch == "(":
+            if pattern.startswith("(?#", i):  # a comment, to the first )
+                end = pattern.find(")", i + 3)
+                i = n if end < 0 else end + 1
+                continue
+            header = _GROUP_HEADER.match(pattern, i)
+            m = None if header else _OPTIONS.match(pattern, i)
+            if m is not None and not _NOT_OPTIONS.fullmatch(m.group(1)):
+                if any(c not in PCRE_OPTION_LETTERS and c not in "^-" for c in m.group(1)):
+                    raise PatternRefused(BAD_OPTION)
+                on = _options(m.group(1), frame.extended)
+                i = m.end()
+                if m.group(2) == ")":  # (?x): the rest of the enclosing group
+                    frame.extended = on  # a quantifier after it repeats the item before (the engine's reading)
+                    continue
+                frame = _Frame(on)
+            else:
+                if header is None and not pattern.startswith(("(?", "(*"), i) or header and header.group(1):
+                    captures += 1  # ( and named groups capture
+                frame = _Frame(frame.extended)
+                i = header.end() if header else i + 1
+            stack.append(frame)
+            if len(stack) - 1 > MAX_NESTING:
+                raise PatternRefused(TOO_DEEP)
+            groups += 1
+            if groups > MAX_GROUPS:
+                raise PatternRefused(TOO_LARGE)
+        elif ch == ")":
+            if len(stack) > 1:
+                closed = stack.pop()
+                frame = stack[-1]
+                add(GROUP_WEIGHT + closed.done + closed.current)
+            else:
+                add(1)  # unmatched: the engine reports it
+            i += 1
+        elif ch == "|":
+            frame.done += frame.current + 1
+            frame.current = 0
+            frame.last = None
+            if frame.done > MAX_WEIGHT:
+                raise PatternRefused(TOO_LARGE)
+            i += 1
+        elif ch in "*?":
+            quantify(1)
+            i = suffix(i + 1)
+        elif ch == "+":
+            quantify(2)
+            i = suffix(i + 1)
+        elif ch == "{":
+            m = _COUNTED.match(pattern, i)
+            if m is None:  # a literal brace for PCRE: make it one for the engine
+                out.append(pattern[copied:i])
+                out.append("\\{")
+                i = copied = i + 1
+                add(1)
+                continue
+            low = _count(m.group(1))
+            if m.group(2) is None:
+                high: int | None = low
+            elif m.group(3):
+                high = _count(m.group(3))
+            else:
+                high = None  # {n,}
+            if low > MAX_REPEAT or (high is not None and high > MAX_REPEAT):
+                raise PatternRefused(TOO_BIG)
+            if high is not None and high < low:
+                raise PatternRefused(OUT_OF_ORDER)
+            quantify(max(1, low, high) if high is not None else low + 1)
+            i = suffix(m.end())
+        else:
+            m = (_PLAIN_EXTENDED if frame.extended else _PLAIN).match(pattern, i)
+            end = m.end() if m is not None else i + 1
+            frame.current += end - i - 1
+            i = end
+            add(1)  # a following quantifier repeats the last character
+    total = 0
+    for open_frame in reversed(stack):  # unclosed groups (the engine reports them) still weigh
+        total = open_frame.done + open_frame.current + total
+    if total > MAX_WEIGHT:
+        raise PatternRefused(TOO_LARGE)
+    if out:
+        out.append(pattern[copied:])
+        pattern = "".join(out)
+    _no_big_count_anywhere(pattern)
+    return Scan(total, pattern)
+
+
+def _no_big_count_anywhere(pattern: str) -> None:
+    """The net under the scan: a ``{n}``, ``{n,}`` or ``{n,m}`` the engine might read as a quantifier
+    — anywhere not after an escaping backslash, whatever the scan made of its context — with a
+    count above 65,535 is refused. Should the scan and the engine ever tokenize a pattern
+    differently, the one-count bomb (``a{99999999}``: 23 GB) still cannot reach the engine. The
+    price: such a count inside a class or a comment, which mongod reads as literal text, is refused
+    too (write ``\\{``)."""
+    for m in _ANY_COUNT.finditer(pattern):
+        k = m.start()
+        while k > 0 and pattern[k - 1] == "\\":
+            k -= 1
+        if (m.start() - k) % 2:  # \{ is a literal for the engine
+            continue
+        if _count(m.group(1)) > MAX_REPEAT or (m.group(3) and _count(m.group(3)) > MAX_REPEAT):
+            raise PatternRefused(TOO_BIG)
