@@ -214,7 +214,7 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             )
     view = memoryview(message)
     body: dict[str, Any] | None = None
-    sequences: list[tuple[str, list[dict[str, Any]]]] = []
+    sequences: list[tuple[str, RawDocuments]] = []
     pos = HEADER_SIZE + 4
     while pos < end:
         kind = message[pos]
@@ -295,7 +295,7 @@ def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
     return OpQuery(rid, flags, name, skip, n_return, query, fields)
 
 
-def decode_message(message: bytes) -> Request:
+def decode_message(message: bytes | bytearray) -> Request:
     """Parse one complete frame (``message`` is exactly ``messageLength`` bytes, header included).
 
     Raises :class:`protocol.framing.ParseError` for anything malformed; opcodes other than OP_MSG,
@@ -307,15 +307,14 @@ def decode_message(message: bytes) -> Request:
     if header.op_code == OpCode.OP_COMPRESSED:
         message, compressor_id = compression.decompress(message)
         header = parse_header(message)
-    if type(message) is not bytes:
-        # A large frame arrives as the connection's own bytearray (taken over, not copied) and a
-        # decompressed one as the buffer it was decompressed into: requests hold immutable bytes
-        # (readers hash slices of an insert's documents).
-        message = bytes(message)
+    # A large frame arrives as the connection's own bytearray (taken over, not copied) and a
+    # decompressed one as the buffer it was decompressed into: requests hold immutable bytes
+    # (readers hash slices of an insert's documents).
+    frame = message if type(message) is bytes else bytes(message)
     if header.op_code == OpCode.OP_MSG:
-        request: Request = parse_op_msg(message, header)
+        request: Request = parse_op_msg(frame, header)
     elif header.op_code == OpCode.OP_QUERY:
-        request = parse_op_query(message, header)
+        request = parse_op_query(frame, header)
     else:
         try:
             name = OpCode(header.op_code).name
@@ -384,7 +383,7 @@ def encode_op_reply(document: bytes, request_id: int, response_to: int, response
     )
 
 
-def decode_reply(message: bytes) -> dict[str, Any]:
+def decode_reply(message: bytes | bytearray) -> dict[str, Any]:
     """Decode a server reply frame (OP_MSG or OP_REPLY, possibly compressed) to its document."""
     header = parse_header(message)
     if header.op_code == OpCode.OP_COMPRESSED:
