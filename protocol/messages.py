@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import crc32c
 import numpy as np
@@ -154,7 +154,7 @@ class RawDocuments:
         return self._decoded
 
 
-def _bad_document(buffer: bytes, start: int, pos: int, identifier: str, request_id: int) -> None:
+def _bad_document(buffer: bytes, start: int, pos: int, identifier: str, request_id: int) -> NoReturn:
     (size,) = INT32.unpack_from(buffer, pos)
     raise ParseError(ErrorCode.InvalidBSON, f"Invalid BSON in document sequence '{identifier}': "
                      f"bad document length {size} at offset {pos - start}", request_id=request_id)
@@ -165,7 +165,9 @@ def materialize(value: Any) -> Any:
     return value.decode() if type(value) is RawDocuments else value
 
 
-def _decode_document(view: memoryview, pos: int, end: int, what: str, request_id: int) -> tuple[dict, int]:
+def _decode_document(
+    view: memoryview, pos: int, end: int, what: str, request_id: int
+) -> tuple[dict[str, Any], int]:
     if end - pos < 5:
         raise ParseError(ErrorCode.ProtocolError, f"Truncated {what}", request_id=request_id)
     (size,) = INT32.unpack_from(view, pos)
