@@ -170,7 +170,8 @@ def _container(buf: _Buffer, start: int, size: int, is_array: bool) -> dict[str,
     return result
 
 
-def _flush(add: Callable[[Any], None], buf: _Buffer, start: int, stop: int, is_array: bool, count: int) -> None:
+def _flush(add: Callable[[Any], None], buf: _Buffer, start: int, stop: int, is_array: bool,
+           count: int) -> None:
     decoded = _decode_run(buf, start, stop)
     if is_array and len(decoded) != count:  # a jump of _skip_fixed landed on look-alike bytes
         raise InvalidBSON("array elements do not line up")
