@@ -19,14 +19,14 @@ from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions, DatetimeConversion
 from bson.raw_bson import RawBSONDocument
 
-CODEC_OPTIONS: CodecOptions = CodecOptions(
+CODEC_OPTIONS: CodecOptions[dict[str, Any]] = CodecOptions(
     document_class=dict,
     tz_aware=False,
     uuid_representation=UuidRepresentation.STANDARD,
     datetime_conversion=DatetimeConversion.DATETIME_AUTO,
 )
 
-RAW_CODEC_OPTIONS: CodecOptions = CodecOptions(
+RAW_CODEC_OPTIONS: CodecOptions[RawBSONDocument] = CodecOptions(
     document_class=RawBSONDocument,
     tz_aware=False,
     uuid_representation=UuidRepresentation.STANDARD,
@@ -34,12 +34,12 @@ RAW_CODEC_OPTIONS: CodecOptions = CodecOptions(
 )
 
 
-def decode(data: bytes | memoryview) -> dict[str, Any]:
+def decode(data: bytes | bytearray | memoryview) -> dict[str, Any]:
     """Decode one BSON document. Raises ``bson.errors.InvalidBSON`` on malformed input."""
     return bson.decode(data, codec_options=CODEC_OPTIONS)
 
 
-def decode_all(data: bytes | memoryview) -> list[dict[str, Any]]:
+def decode_all(data: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
     """Decode back-to-back BSON documents."""
     return bson.decode_all(data, codec_options=CODEC_OPTIONS)
 

@@ -73,7 +73,7 @@ def frame_length(buf: bytes | bytearray | memoryview, offset: int = 0) -> int | 
     """
     if len(buf) - offset < 4:
         return None
-    (length,) = INT32.unpack_from(buf, offset)
+    length: int = INT32.unpack_from(buf, offset)[0]
     if length < HEADER_SIZE or length > MAX_MESSAGE_SIZE:
         raise ParseError(
             ErrorCode.ProtocolError,
@@ -83,7 +83,7 @@ def frame_length(buf: bytes | bytearray | memoryview, offset: int = 0) -> int | 
     return length
 
 
-def parse_header(message: bytes | memoryview) -> MsgHeader:
+def parse_header(message: bytes | bytearray | memoryview) -> MsgHeader:
     """The header of one complete frame (``len(message)`` must equal its declared length)."""
     if len(message) < HEADER_SIZE:
         raise ParseError(ErrorCode.ProtocolError, "Message is shorter than its 16-byte header", fatal=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import crc32c
 import numpy as np
@@ -154,7 +154,7 @@ class RawDocuments:
         return self._decoded
 
 
-def _bad_document(buffer: bytes, start: int, pos: int, identifier: str, request_id: int) -> None:
+def _bad_document(buffer: bytes, start: int, pos: int, identifier: str, request_id: int) -> NoReturn:
     (size,) = INT32.unpack_from(buffer, pos)
     raise ParseError(ErrorCode.InvalidBSON, f"Invalid BSON in document sequence '{identifier}': "
                      f"bad document length {size} at offset {pos - start}", request_id=request_id)
@@ -165,7 +165,9 @@ def materialize(value: Any) -> Any:
     return value.decode() if type(value) is RawDocuments else value
 
 
-def _decode_document(view: memoryview, pos: int, end: int, what: str, request_id: int) -> tuple[dict, int]:
+def _decode_document(
+    view: memoryview, pos: int, end: int, what: str, request_id: int
+) -> tuple[dict[str, Any], int]:
     if end - pos < 5:
         raise ParseError(ErrorCode.ProtocolError, f"Truncated {what}", request_id=request_id)
     (size,) = INT32.unpack_from(view, pos)
@@ -214,7 +216,7 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             )
     view = memoryview(message)
     body: dict[str, Any] | None = None
-    sequences: list[tuple[str, list[dict[str, Any]]]] = []
+    sequences: list[tuple[str, RawDocuments]] = []
     pos = HEADER_SIZE + 4
     while pos < end:
         kind = message[pos]
@@ -295,7 +297,7 @@ def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
     return OpQuery(rid, flags, name, skip, n_return, query, fields)
 
 
-def decode_message(message: bytes) -> Request:
+def decode_message(message: bytes | bytearray) -> Request:
     """Parse one complete frame (``message`` is exactly ``messageLength`` bytes, header included).
 
     Raises :class:`protocol.framing.ParseError` for anything malformed; opcodes other than OP_MSG,
@@ -307,15 +309,14 @@ def decode_message(message: bytes) -> Request:
     if header.op_code == OpCode.OP_COMPRESSED:
         message, compressor_id = compression.decompress(message)
         header = parse_header(message)
-    if type(message) is not bytes:
-        # A large frame arrives as the connection's own bytearray (taken over, not copied) and a
-        # decompressed one as the buffer it was decompressed into: requests hold immutable bytes
-        # (readers hash slices of an insert's documents).
-        message = bytes(message)
+    # A large frame arrives as the connection's own bytearray (taken over, not copied) and a
+    # decompressed one as the buffer it was decompressed into: requests hold immutable bytes
+    # (readers hash slices of an insert's documents).
+    frame = message if type(message) is bytes else bytes(message)
     if header.op_code == OpCode.OP_MSG:
-        request: Request = parse_op_msg(message, header)
+        request: Request = parse_op_msg(frame, header)
     elif header.op_code == OpCode.OP_QUERY:
-        request = parse_op_query(message, header)
+        request = parse_op_query(frame, header)
     else:
         try:
             name = OpCode(header.op_code).name
@@ -384,7 +385,7 @@ def encode_op_reply(document: bytes, request_id: int, response_to: int, response
     )
 
 
-def decode_reply(message: bytes) -> dict[str, Any]:
+def decode_reply(message: bytes | bytearray) -> dict[str, Any]:
     """Decode a server reply frame (OP_MSG or OP_REPLY, possibly compressed) to its document."""
     header = parse_header(message)
     if header.op_code == OpCode.OP_COMPRESSED:

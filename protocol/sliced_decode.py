@@ -16,7 +16,8 @@ the decoded values are exactly those of a single ``codec.decode`` (same codec op
 from __future__ import annotations
 
 import struct
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal, overload
 
 from bson.errors import InvalidBSON
 
@@ -28,6 +29,10 @@ _INT32 = struct.Struct("<i")
 # timestamp, int64, decimal128, MinKey, MaxKey.
 _FIXED = {0x01: 8, 0x06: 0, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8, 0x13: 16,
           0xFF: 0, 0x7F: 0}
+
+# The walk reads an immutable copy or the caller's own bytes/bytearray (never a memoryview: it
+# needs ``find``).
+_Buffer = bytes | bytearray
 
 
 def decode(data: bytes | bytearray | memoryview) -> dict[str, Any]:
@@ -68,16 +73,20 @@ def decode_all(data: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
     return out
 
 
-def _value_size(buf: Any, t: int, pos: int, end: int) -> int:
+def _value_size(buf: _Buffer, t: int, pos: int, end: int) -> int:
     fixed = _FIXED.get(t)
     if fixed is not None:
         return fixed
+    length: int
     if t in (0x02, 0x0D, 0x0E):  # string, code, symbol
-        return 4 + _INT32.unpack_from(buf, pos)[0]
+        (length,) = _INT32.unpack_from(buf, pos)
+        return 4 + length
     if t in (0x03, 0x04, 0x0F):  # document, array, code with scope
-        return _INT32.unpack_from(buf, pos)[0]
+        (length,) = _INT32.unpack_from(buf, pos)
+        return length
     if t == 0x05:  # binary
-        return 5 + _INT32.unpack_from(buf, pos)[0]
+        (length,) = _INT32.unpack_from(buf, pos)
+        return 5 + length
     if t == 0x0B:  # regex: two cstrings
         first = buf.find(b"\x00", pos, end)
         second = buf.find(b"\x00", first + 1, end) if first >= 0 else -1
@@ -85,23 +94,34 @@ def _value_size(buf: Any, t: int, pos: int, end: int) -> int:
             raise InvalidBSON("bad regex")
         return second + 1 - pos
     if t == 0x0C:  # DBPointer
-        return 4 + _INT32.unpack_from(buf, pos)[0] + 12
+        (length,) = _INT32.unpack_from(buf, pos)
+        return 4 + length + 12
     raise InvalidBSON(f"Detected unknown BSON type {t:#04x}")
 
 
-def _decode_run(buf: Any, start: int, stop: int) -> dict[str, Any]:
+def _decode_run(buf: _Buffer, start: int, stop: int) -> dict[str, Any]:
     """The elements ``buf[start:stop]`` decoded as one small document (one C call)."""
     body = bytes(buf[start:stop])
     return codec.decode(_INT32.pack(len(body) + 5) + body + b"\x00")
 
 
-def _container(buf: Any, start: int, size: int, is_array: bool) -> Any:
+@overload
+def _container(buf: _Buffer, start: int, size: int, is_array: Literal[False]) -> dict[str, Any]: ...
+@overload
+def _container(buf: _Buffer, start: int, size: int, is_array: bool) -> dict[str, Any] | list[Any]: ...
+def _container(buf: _Buffer, start: int, size: int, is_array: bool) -> dict[str, Any] | list[Any]:
     end = start + size
     if size < 5 or end > len(buf) or buf[end - 1] != 0:
         raise InvalidBSON("invalid object size")
     last = end - 1
-    result: Any = [] if is_array else {}
-    add = result.extend if is_array else result.update
+    result: dict[str, Any] | list[Any]
+    add: Callable[[Any], None]
+    if is_array:
+        result = []
+        add = result.extend
+    else:
+        result = {}
+        add = result.update
     pos = start + 4
     run = pos
     index = 0  # array elements: the expected key of the element at ``pos``
@@ -127,7 +147,7 @@ def _container(buf: Any, start: int, size: int, is_array: bool) -> Any:
                 _flush(add, buf, run, pos, is_array, index - run_index)
             key = bytes(buf[pos + 1:key_end]).decode("utf-8")
             value = _container(buf, value_at, length, t == 0x04)
-            if is_array:
+            if isinstance(result, list):
                 result.append(value)
             else:
                 result[key] = value
@@ -150,14 +170,15 @@ def _container(buf: Any, start: int, size: int, is_array: bool) -> Any:
     return result
 
 
-def _flush(add: Any, buf: Any, start: int, stop: int, is_array: bool, count: int) -> None:
+def _flush(add: Callable[[Any], None], buf: _Buffer, start: int, stop: int, is_array: bool,
+           count: int) -> None:
     decoded = _decode_run(buf, start, stop)
     if is_array and len(decoded) != count:  # a jump of _skip_fixed landed on look-alike bytes
         raise InvalidBSON("array elements do not line up")
     add(decoded.values() if is_array else decoded)
 
 
-def _skip_fixed(buf: Any, pos: int, last: int, t: int, width: int, index: int, run: int) -> tuple[int, int]:
+def _skip_fixed(buf: _Buffer, pos: int, last: int, t: int, width: int, index: int, run: int) -> tuple[int, int]:
     """Jump over array elements of type ``t`` with keys ``index, index+1, ...`` (the usual layout),
     up to the end of the current slice, verifying the predicted element at each jump; returns where
     the element-by-element walk resumes."""

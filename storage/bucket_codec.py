@@ -27,6 +27,8 @@ from __future__ import annotations
 import functools
 import struct
 import threading
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import zstandard
@@ -106,7 +108,8 @@ def _put_ints(out: bytearray, values: np.ndarray) -> None:
     out += z.astype(f"<u{width}").tobytes()
 
 
-_UNSIGNED = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
+_UNSIGNED: dict[int, np.dtype[np.unsignedinteger[Any]]] = {
+    1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 
 
 def _get_ints(buf: bytes, pos: int, n: int) -> tuple[np.ndarray, int]:
@@ -246,9 +249,11 @@ def _dense_values(doc: bytes, btype: int, n: int) -> np.ndarray:
     return rows
 
 
-def _skeleton(btype: int, width: int, keys) -> tuple[bytes, np.ndarray]:
+def _skeleton(btype: int, width: int, keys: Iterable[int]) -> tuple[bytes, np.ndarray]:
     """(column document bytes with zeroed values, flat indexes of the value bytes)."""
-    parts, starts, pos = [], [], 4
+    parts: list[bytes] = []
+    starts: list[int] = []
+    pos = 4
     hole = bytes(width)
     t = bytes((btype,))
     for k in keys:
@@ -269,7 +274,8 @@ def _parse_column(doc: bytes) -> tuple[int, list[int], list[int]] | None:
     ascending integer key; None otherwise."""
     end = len(doc) - 1
     pos, btype = 4, None
-    keys, offsets = [], []
+    keys: list[int] = []
+    offsets: list[int] = []
     while pos < end:
         t = doc[pos]
         if btype is None:
@@ -413,12 +419,16 @@ def _split(bson: bytes) -> tuple[int, int] | None:
 def _value_size(buf: bytes, t: int, v: int) -> int | None:
     if t in WIDTH:
         return WIDTH[t]
+    length: int
     if t in (0x03, 0x04):
-        return struct.unpack_from("<i", buf, v)[0]
+        (length,) = struct.unpack_from("<i", buf, v)
+        return length
     if t in (0x02, 0x0D, 0x0E):
-        return 4 + struct.unpack_from("<i", buf, v)[0]
+        (length,) = struct.unpack_from("<i", buf, v)
+        return 4 + length
     if t == 0x05:
-        return 5 + struct.unpack_from("<i", buf, v)[0]
+        (length,) = struct.unpack_from("<i", buf, v)
+        return 5 + length
     if t in (0x0A, 0x06, 0xFF, 0x7F):
         return 0
     if t == 0x13:
@@ -457,7 +467,7 @@ def encode_raw(bson: bytes) -> bytes | None:
     return bytes(out)
 
 
-def encode(bson: bytes) -> bytes | None:
+def encode(bson: bytes | bytearray | memoryview) -> bytes | None:
     """Compact bytes that ``decode`` turns back into exactly ``bson``; None if not representable."""
     if not isinstance(bson, bytes):
         bson = bytes(bson)  # memoryview / bytearray callers

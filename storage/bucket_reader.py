@@ -25,6 +25,7 @@ owned by the caller; the reader holds no transaction.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,9 @@ from storage import bucket_codec as codec
 _DATA_ELEMENT = b"\x03data\x00"
 _INT32 = struct.Struct("<i")
 # numpy dtypes of the values of a dense fixed-width column, by BSON type
-_VALUE_DTYPES = {0x01: np.dtype("<f8"), 0x09: np.dtype("<i8"), 0x12: np.dtype("<i8"), 0x10: np.dtype("<i4"),
-                 0x08: np.dtype("u1"), 0x11: np.dtype("<u8")}
+_VALUE_DTYPES: dict[int, np.dtype[Any]] = {
+    0x01: np.dtype("<f8"), 0x09: np.dtype("<i8"), 0x12: np.dtype("<i8"), 0x10: np.dtype("<i4"),
+    0x08: np.dtype("u1"), 0x11: np.dtype("<u8")}
 
 
 def _skip_ints(buf: bytes, pos: int, n: int) -> int:

@@ -29,7 +29,7 @@ from storage.errors import InvalidNamespace
 
 # Same decisions as protocol.codec (storage may not import protocol): dicts, naive UTC dates,
 # standard UUIDs, Int64 kept.
-CATALOG_CODEC = CodecOptions(
+CATALOG_CODEC: CodecOptions[dict[str, Any]] = CodecOptions(
     document_class=dict,
     tz_aware=False,
     uuid_representation=UuidRepresentation.STANDARD,
@@ -63,16 +63,18 @@ class CollectionInfo:
     db: str
     name: str
     uuid: uuid_module.UUID
-    options: dict
+    options: dict[str, Any]
     clustered: bool
-    indexes: tuple  # index spec dicts in creation order, "_id_" first unless clustered
+    indexes: tuple[dict[str, Any], ...]  # index spec dicts in creation order, "_id_" first unless clustered
     ident: str
-    index_idents: dict = field(default_factory=dict, repr=False)  # index name -> ident
+    index_idents: dict[str, str] = field(default_factory=dict, repr=False)  # index name -> ident
     raw: bytes = field(default=b"", repr=False, compare=False)
 
-    __hash__ = None  # holds dicts
+    # Holds dicts: unhashable, spelled as the data model says. mypy reads it as an incompatible
+    # override of object.__hash__ (python/mypy#4266, open): the one place its model is wrong here.
+    __hash__ = None  # type: ignore[assignment]
 
-    def index_spec(self, name: str) -> dict | None:
+    def index_spec(self, name: str) -> dict[str, Any] | None:
         for spec in self.indexes:
             if spec.get("name") == name:
                 return spec

@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import struct
 
-import lmdb
-
 from storage.errors import StorageError
+from storage.lmdb_types import Handle, Txn
 
 TAG_CHUNKED = 0x05
 CHUNKS_DB = b"_chunks"
@@ -62,7 +61,7 @@ def is_chunked(stored: bytes) -> bool:
     return stored[0] == TAG_CHUNKED
 
 
-def join(txn: lmdb.Transaction, chunks_db, head: bytes) -> bytes:
+def join(txn: Txn, chunks_db: Handle, head: bytes) -> bytes:
     """The inner value of a head (its pieces read in the same transaction)."""
     _, inner_length = _HEAD.unpack_from(head)
     first_id, count = _IDS.unpack_from(head, _HEAD.size)
@@ -79,18 +78,18 @@ def join(txn: lmdb.Transaction, chunks_db, head: bytes) -> bytes:
     return inner
 
 
-def resolve(txn: lmdb.Transaction, chunks_db, stored: bytes) -> bytes:
+def resolve(txn: Txn, chunks_db: Handle, stored: bytes) -> bytes:
     """``stored`` itself, or the inner value if it is a head."""
     return join(txn, chunks_db, stored) if stored[0] == TAG_CHUNKED else stored
 
 
-def delete_pieces(txn: lmdb.Transaction, chunks_db, head: bytes) -> None:
+def delete_pieces(txn: Txn, chunks_db: Handle, head: bytes) -> None:
     _, first_id, count = head_fields(head)
     for piece_id in range(first_id, first_id + count):
         txn.delete(piece_key(piece_id), db=chunks_db)
 
 
-def drop_collection(txn: lmdb.Transaction, chunks_db, meta_db, ident: str) -> int:
+def drop_collection(txn: Txn, chunks_db: Handle, meta_db: Handle, ident: str) -> int:
     """Delete every piece of a dropped collection; returns how many there were."""
     raw = txn.get(range_key(ident), db=meta_db)
     if raw is None:
@@ -107,7 +106,7 @@ def drop_collection(txn: lmdb.Transaction, chunks_db, meta_db, ident: str) -> in
     return deleted
 
 
-def pieces_pages_bytes(txn: lmdb.Transaction, chunks_db, meta_db, ident: str) -> int:
+def pieces_pages_bytes(txn: Txn, chunks_db: Handle, meta_db: Handle, ident: str) -> int:
     """Estimated bytes of ``_chunks`` pages holding a collection's pieces (its share of the
     sub-database by piece count: pieces are appended, so a collection's pieces share pages)."""
     raw = txn.get(range_key(ident), db=meta_db)

@@ -24,6 +24,8 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import lmdb
@@ -31,6 +33,7 @@ import lmdb
 from storage import chunks, indexes
 from storage.catalog import decode_entry, index_db_name, records_db_name
 from storage.errors import is_out_of_space
+from storage.lmdb_types import Handle, Txn
 from storage.txn import GRAVEYARD
 
 log = logging.getLogger("tidemark.storage")
@@ -110,11 +113,11 @@ class Report:
     pages_before: int = 0
     pages_after: int = 0
     chunked: int = 0
-    counts: dict = field(default_factory=dict)
+    counts: dict[bytes, int] = field(default_factory=dict)  # sub-database -> entries copied
 
 
-def at_close(env: lmdb.Environment, dbpath: str, handles: dict[bytes, object], catalog_db, *,
-             max_dbs: int, force: bool = False) -> Report | None:
+def at_close(env: lmdb.Environment, dbpath: str, handles: Mapping[bytes, Handle],
+             catalog_db: Handle, *, max_dbs: int, force: bool = False) -> Report | None:
     """Build the packed copy in ``<dbpath>/compact.tmp`` if ``force`` or worth it; the caller then
     closes ``env`` and calls ``swap``. ``handles``: the engine's sub-databases by name (buried ones
     are left out: only what the catalog references is copied). None when nothing was built; any
@@ -147,12 +150,12 @@ def at_close(env: lmdb.Environment, dbpath: str, handles: dict[bytes, object], c
     return report
 
 
-def live_handles(env: lmdb.Environment, handles: dict[bytes, object],
-                 catalog_db) -> tuple[dict[bytes, object], set[bytes]]:
+def live_handles(env: lmdb.Environment, handles: Mapping[bytes, Handle],
+                 catalog_db: Handle) -> tuple[dict[bytes, Handle], set[bytes]]:
     """The engine's own sub-databases plus every one the catalog references (not buried ones), and
     the names of the non-unique indexes among them (their copy uses the split layout)."""
     live = {name: handles[name] for name in (b"_catalog", b"_meta", b"_journal", chunks.CHUNKS_DB)}
-    non_unique = set()
+    non_unique: set[bytes] = set()
     with env.begin() as txn:
         for _, raw in txn.cursor(db=catalog_db).iternext(keys=True, values=True):
             info = decode_entry(raw)
@@ -164,7 +167,7 @@ def live_handles(env: lmdb.Environment, handles: dict[bytes, object],
     return live, non_unique
 
 
-def measure(env: lmdb.Environment, handles: dict[bytes, object]) -> Waste:
+def measure(env: lmdb.Environment, handles: Mapping[bytes, Handle]) -> Waste:
     """Free and overflow pages of the environment (``handles``: every named sub-database)."""
     file_pages = env.info()["last_pgno"] + 1
     main = env.stat()
@@ -204,12 +207,12 @@ def _fsync_path(path: str, directory: bool = False) -> None:
 class _Copier:
     """Appends into the new environment, committing every TXN_BYTES."""
 
-    def __init__(self, env: lmdb.Environment):
+    def __init__(self, env: lmdb.Environment) -> None:
         self.env = env
         self.txn = env.begin(write=True)
         self.pending = 0
 
-    def put(self, key: bytes, value: bytes, db) -> None:
+    def put(self, key: bytes, value: bytes, db: Handle) -> None:
         if not self.txn.put(key, value, db=db, append=True):
             # not above the last key (a comparator LMDB applies differently): a normal put
             self.txn.put(key, value, db=db)
@@ -223,13 +226,13 @@ class _Copier:
         self.txn.commit()
 
 
-def _copy_db(src_txn, src_db, copier: _Copier, dst_db) -> None:
+def _copy_db(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle) -> None:
     with src_txn.cursor(db=src_db) as cur:
         for key, value in cur.iternext(keys=True, values=True):
             copier.put(key, value, dst_db)
 
 
-def _copy_split(src_txn, src_db, copier: _Copier, dst_db) -> None:
+def _copy_split(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle) -> None:
     """Copy a plain non-unique index into the split layout (same order: appends stay appends)."""
     with src_txn.cursor(db=src_db) as cur:
         for stored, _ in cur.iternext(keys=True, values=True):
@@ -237,7 +240,8 @@ def _copy_split(src_txn, src_db, copier: _Copier, dst_db) -> None:
             copier.put(*indexes.split_key(key, rid), dst_db)
 
 
-def _copy_records(src_txn, src_db, src_chunks, copier: _Copier, dst_db, dst_chunks, next_piece: int,
+def _copy_records(src_txn: Txn, src_db: Handle, src_chunks: Handle,
+                  copier: _Copier, dst_db: Handle, dst_chunks: Handle, next_piece: int,
                   pieces_page: PageModel) -> tuple[int, int, int]:
     """Append every record, chunking values too large for a leaf node; returns
     (records, chunked records, next free piece id)."""
@@ -276,8 +280,8 @@ def _copy_records(src_txn, src_db, src_chunks, copier: _Copier, dst_db, dst_chun
     return n, chunked, next_piece
 
 
-def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *, max_dbs: int,
-            split: set[bytes] = frozenset()) -> Report:
+def rebuild(env: lmdb.Environment, handles: Mapping[bytes, Handle], dst_dir: str, *, max_dbs: int,
+            split: AbstractSet[bytes] = frozenset()) -> Report:
     """Write a packed copy of ``env`` into ``dst_dir`` (created; synced and closed on return).
 
     ``handles``: the live sub-databases by name, with ``_catalog``, ``_meta``, ``_journal`` and
@@ -295,16 +299,19 @@ def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *
         src_chunks = handles[chunks.CHUNKS_DB]
         meta_db = handles[b"_meta"]
         copier = _Copier(dst)
-        dst_handles = {}
+        dst_handles: dict[bytes, Handle] = {}
         pieces_page = PageModel(psize)  # one _chunks sub-database for all collections
         with env.begin() as src:
-            convert = set()
+            convert: set[bytes] = set()
             for name in sorted(handles):
-                flags = _db_flags(handles[name].flags(src))
-                if name in split and not flags["dupsort"]:
+                flags = handles[name].flags()  # fixed when the handle was opened
+                dupsort = flags["dupsort"] or name in split
+                if dupsort and not flags["dupsort"]:
                     convert.add(name)
-                    flags["dupsort"] = True
-                dst_handles[name] = dst.open_db(name, txn=copier.txn, create=True, **flags)
+                dst_handles[name] = dst.open_db(
+                    name, txn=copier.txn, create=True, reverse_key=flags["reverse_key"], dupsort=dupsort,
+                    integerkey=flags["integerkey"], integerdup=flags["integerdup"],
+                    dupfixed=flags["dupfixed"])
             dst_chunks = dst_handles[chunks.CHUNKS_DB]
             ranges: dict[bytes, bytes] = {}
             next_piece = 1
@@ -344,10 +351,6 @@ def rebuild(env: lmdb.Environment, handles: dict[bytes, object], dst_dir: str, *
         dst.close()
     _fsync_path(os.path.join(dst_dir, DATA_FILE))
     return report
-
-
-def _db_flags(flags: dict) -> dict:
-    return {k: bool(flags.get(k)) for k in ("reverse_key", "dupsort", "integerkey", "integerdup", "dupfixed")}
 
 
 def swap(dbpath: str) -> bool:

@@ -60,7 +60,20 @@ DICT_SIZE = 16 * 1024
 def train_dictionary(samples: list[bytes]) -> bytes:
     """A zstd dictionary for values like ``samples``; raises zstandard.ZstdError if the
     samples are too few or too uniform to train on."""
-    return zstandard.train_dictionary(DICT_SIZE, samples).as_bytes()
+    buffers: list[bytes | bytearray | memoryview] = list(samples)  # the list type zstandard takes
+    return zstandard.train_dictionary(DICT_SIZE, buffers).as_bytes()
+
+
+class _ZstdContexts(threading.local):
+    """zstandard's (de)compressor objects are not thread-safe: one set per thread, made on the
+    thread's first use."""
+
+    def __init__(self) -> None:
+        self.dict_compressors: dict[int, zstandard.ZstdCompressor] = {}
+        self.dict_decompressors: dict[int, zstandard.ZstdDecompressor] = {}
+        self.zc = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False)
+        self.zc_fast = zstandard.ZstdCompressor(level=ZSTD_FAST_LEVEL, write_checksum=False)
+        self.zd = zstandard.ZstdDecompressor()
 
 
 class ValueCodec:
@@ -72,7 +85,7 @@ class ValueCodec:
             raise ValueError(f"unknown storage compressor {compressor!r}; expected one of {COMPRESSORS}")
         self.compressor = compressor
         self._dicts: dict[int, zstandard.ZstdCompressionDict] = {}
-        self._local = threading.local()
+        self._local = _ZstdContexts()
 
     # --- dictionaries ------------------------------------------------------------------------
     def register_dictionary(self, dict_id: int, data: bytes) -> None:
@@ -81,17 +94,8 @@ class ValueCodec:
     def has_dictionary(self, dict_id: int) -> bool:
         return dict_id in self._dicts
 
-    def _contexts(self) -> tuple[dict, dict]:
-        local = self._local
-        if not hasattr(local, "dict_compressors"):
-            local.dict_compressors, local.dict_decompressors = {}, {}
-            local.zc = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False)
-            local.zc_fast = zstandard.ZstdCompressor(level=ZSTD_FAST_LEVEL, write_checksum=False)
-            local.zd = zstandard.ZstdDecompressor()
-        return local.dict_compressors, local.dict_decompressors
-
     def _dict_compressor(self, dict_id: int) -> zstandard.ZstdCompressor:
-        compressors, _ = self._contexts()
+        compressors = self._local.dict_compressors
         c = compressors.get(dict_id)
         if c is None:
             c = compressors[dict_id] = zstandard.ZstdCompressor(
@@ -100,7 +104,7 @@ class ValueCodec:
         return c
 
     def _dict_decompressor(self, dict_id: int) -> zstandard.ZstdDecompressor:
-        _, decompressors = self._contexts()
+        decompressors = self._local.dict_decompressors
         d = decompressors.get(dict_id)
         if d is None:
             if dict_id not in self._dicts:
@@ -127,7 +131,6 @@ class ValueCodec:
                     if len(packed) + 5 < len(data):
                         return bytes((TAG_ZSTD_DICT,)) + dict_id.to_bytes(4, "big") + packed
                     return b"\x00" + data
-                self._contexts()
                 packed = (self._local.zc_fast if fast else self._local.zc).compress(data)
                 tag = TAG_ZSTD
             else:
@@ -144,12 +147,12 @@ class ValueCodec:
         if tag == TAG_ZSTD_DICT:
             return self._dict_decompressor(int.from_bytes(stored[1:5], "big")).decompress(stored[5:])
         if tag == TAG_ZSTD:
-            self._contexts()
             return self._local.zd.decompress(stored[1:])
         if tag == TAG_BUCKET:
             return bucket_codec.decode(stored[5:])
         if tag == TAG_SNAPPY:
-            return snappy.uncompress(stored[1:])
+            raw: bytes = snappy.uncompress(stored[1:])  # python-snappy is untyped
+            return raw
         if tag == TAG_CHUNKED:
             raise ValueError("a chunked value (tag 5) must be read through storage.records")
         raise ValueError(f"stored value has an unknown compression tag {tag:#x}")

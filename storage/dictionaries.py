@@ -16,6 +16,7 @@ import lmdb
 import zstandard
 
 from storage.compression import ValueCodec, train_dictionary
+from storage.lmdb_types import Handle, Txn
 
 PREFIX = b"zdict:"
 TRAIN_AFTER = 1000  # samples per collection before training
@@ -31,7 +32,7 @@ def dict_id_of(ident: str) -> int:
 class CollectionDictionaries:
     """The ident -> dictionary id map plus the samples still being collected."""
 
-    def __init__(self, codec: ValueCodec):
+    def __init__(self, codec: ValueCodec) -> None:
         self._codec = codec
         self._by_ident: dict[str, int] = {}
         self._samples: dict[str, list[bytes]] = {}
@@ -39,7 +40,7 @@ class CollectionDictionaries:
         self._ready: set[str] = set()  # idents with TRAIN_AFTER samples
         self.enabled = codec.compressor == "zstd"
 
-    def load(self, txn: lmdb.Transaction, meta_db) -> None:
+    def load(self, txn: Txn, meta_db: Handle) -> None:
         with txn.cursor(db=meta_db) as cur:
             if not cur.set_range(PREFIX):
                 return
@@ -65,7 +66,7 @@ class CollectionDictionaries:
                     self._ready.add(ident)
         return dict_id
 
-    def train_ready(self, env: lmdb.Environment, meta_db) -> None:
+    def train_ready(self, env: lmdb.Environment, meta_db: Handle) -> None:
         """Train and durably store dictionaries for collections with enough samples (writer
         thread, no write transaction open)."""
         while self._ready:
@@ -83,7 +84,7 @@ class CollectionDictionaries:
             self._codec.register_dictionary(dict_id_of(ident), data)
             self._by_ident[ident] = dict_id_of(ident)
 
-    def forget(self, txn: lmdb.Transaction, meta_db, ident: str) -> None:
+    def forget(self, txn: Txn, meta_db: Handle, ident: str) -> None:
         """Inside the drop's transaction: remove the dictionary from disk."""
         txn.delete(PREFIX + ident.encode(), db=meta_db)
         self._samples.pop(ident, None)

@@ -43,8 +43,9 @@ from storage.errors import (
 )
 from storage.faults import CommitFaults
 from storage.gate import ReadGate
+from storage.lmdb_types import Handle, Txn
 from storage.readview import ReadView, flush_sizes
-from storage.txn import GRAVEYARD, WriteTxn
+from storage.txn import GRAVEYARD, IndexHandles, WriteTxn
 
 T = TypeVar("T")
 
@@ -53,6 +54,8 @@ DEFAULT_MAX_DBS = 8192  # LMDB allocates per-transaction arrays of this size: ke
 MAX_GROUP = 10_000
 GROW_AT = 0.8  # grow the map before a group once this fraction is used
 _STOP = object()
+# A queued write: the fn and the future its result (or exception) goes to.
+_Write = tuple[Callable[[WriteTxn], Any], concurrent.futures.Future[Any]]
 
 
 class _Group:
@@ -60,8 +63,8 @@ class _Group:
 
     __slots__ = ("handles", "sizes", "map_full", "txn_full", "needs_isolation", "buried", "storage_failed")
 
-    def __init__(self):
-        self.handles: dict[bytes, Any] = {}
+    def __init__(self) -> None:
+        self.handles: dict[bytes, Handle] = {}
         self.sizes: dict[str, int] = {}  # ident -> data size delta of the committed fns
         self.map_full = False  # LMDB map exhausted: grow and run the group again
         self.txn_full = False  # too many dirty pages for one transaction: split the group
@@ -69,7 +72,7 @@ class _Group:
         self.buried = False
         # (future, error) of a fn that hit an LMDB/OS failure on the fast path (e.g. ENOSPC): it is not
         # run again, the rest of the group is (the parent transaction may be unusable after it)
-        self.storage_failed: tuple[concurrent.futures.Future, Exception] | None = None
+        self.storage_failed: tuple[concurrent.futures.Future[Any], Exception] | None = None
 
 
 def _commit_error(exc: BaseException) -> Exception:
@@ -87,8 +90,10 @@ class _ReadContext:
     no transaction" hold for every stream, whatever its frame keeps."""
 
     __slots__ = ("_engine", "_txn", "_view")
+    _txn: Txn
+    _view: ReadView
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
     def __enter__(self) -> ReadView:
@@ -102,10 +107,11 @@ class _ReadContext:
         self._view = ReadView(engine, self._txn)
         return self._view
 
-    def __exit__(self, *exc) -> None:
-        txn, self._txn = self._txn, None
+    def __exit__(self, *exc: object) -> None:
+        txn = self._txn
+        del self._txn
         self._view._detach()
-        self._view = None
+        del self._view
         try:
             txn.abort()
         finally:
@@ -139,12 +145,12 @@ class Engine:
         self._env.reader_check()  # clear reader slots left by a killed process (they pin old pages)
         self.max_key_size = self._env.max_key_size()
         self.max_dbs = max_dbs
-        self._handles: dict[bytes, Any] = {}
+        self._handles: dict[bytes, Handle] = {}
         self._publish_lock = threading.Lock()
         self._gate = ReadGate()
         self._rid_cache: dict[str, int] = {}
-        # writer thread: catalog bytes -> (records handle, {index: (handle, unique)}), published only
-        self._resolved_cache: dict[bytes, tuple] = {}
+        # writer thread: catalog bytes -> (records handle, {index: (handle, unique, split)}), published only
+        self._resolved_cache: dict[bytes, tuple[Handle, IndexHandles]] = {}
         self._jseq_cache: dict[bytes, int] = {}
         self._maybe_graveyard = False
         self.faults = CommitFaults()  # injected commit failures (tests): storage/faults.py
@@ -161,7 +167,7 @@ class Engine:
                     error = DbPathUnusable(f"cannot open the catalog in {dbpath}: {exc}")
                 raise error from exc
             raise
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()  # _Write items and _STOP
         self._closed = False
         # Called (no arguments) before every read transaction: the server installs its interruption
         # check, so every scan stream — one read transaction per chunk — stops at the next chunk once
@@ -189,7 +195,7 @@ class Engine:
                     for name in names:
                         self._handles[name] = env.open_db(name, txn=txn, create=True)
 
-    def _delete_graveyard(self, txn: lmdb.Transaction, handles: dict[bytes, Any]) -> None:
+    def _delete_graveyard(self, txn: Txn, handles: dict[bytes, Handle]) -> None:
         """Delete buried sub-databases for good (their handles are no longer reachable)."""
         buried = txn.get(GRAVEYARD, db=self._meta_db)
         if not buried:
@@ -216,7 +222,7 @@ class Engine:
         """This thread is inside ``engine.read()`` (holds a read transaction and a place in the gate)."""
         return self._gate.held()
 
-    def _published_handle(self, name: bytes):
+    def _published_handle(self, name: bytes) -> Handle:
         handle = self._handles.get(name)
         if handle is None:
             # a snapshot that sees a new collection may start between commit and publication
@@ -275,10 +281,10 @@ class Engine:
             after = batch[-1]
 
     # --- writes ------------------------------------------------------------------------------
-    def write(self, fn: Callable[[WriteTxn], T]) -> concurrent.futures.Future:
+    def write(self, fn: Callable[[WriteTxn], T]) -> concurrent.futures.Future[T]:
         """Queue fn for the next group commit; the future resolves after the durable commit
         (or carries fn's exception). fn's result must not reference the transaction."""
-        future: concurrent.futures.Future = concurrent.futures.Future()
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
         with self._close_lock:
             if self._closed:
                 raise EngineClosed()
@@ -323,12 +329,12 @@ class Engine:
             except lmdb.Error:
                 pass  # compression without a dictionary still works; retried by later samples
 
-    def _run_group(self, batch: list) -> None:
+    def _run_group(self, batch: list[_Write]) -> None:
         live = [(fn, fut) for fn, fut in batch if fut.set_running_or_notify_cancel()]
         if live:
             self._commit_group(live)
 
-    def _commit_group(self, live: list, isolated: bool = False) -> None:
+    def _commit_group(self, live: list[_Write], isolated: bool = False) -> None:
         """Run fns in one parent txn and commit once.
 
         Fast path: fns run directly in the parent (a nested txn per fn costs O(max_dbs)). If one
@@ -344,7 +350,7 @@ class Engine:
                     fut.set_exception(error)
                 return
             group = _Group()
-            outcomes: list[tuple[concurrent.futures.Future, Any, BaseException | None]] = []
+            outcomes: list[tuple[concurrent.futures.Future[Any], Any, BaseException | None]] = []
             parent = self._env.begin(write=True)
             committed = False
             try:
@@ -426,16 +432,16 @@ class Engine:
         self.stats["commits"] += 1
         self.stats["writes"] += len(live)
         self.stats["max_group"] = max(self.stats["max_group"], len(live))
-        for fut, result, exc in outcomes:
-            if exc is None:
+        for fut, result, failure in outcomes:
+            if failure is None:
                 fut.set_result(result)
             else:
-                fut.set_exception(exc)
+                fut.set_exception(failure)
 
     def _pack_record(self, ident: str, bson: bytes, bucket_form: Callable[[], bytes | None] | None = None) -> bytes:
         return self._codec.pack(bson, self._dictionaries.for_record(ident, bson), bucket_form=bucket_form)
 
-    def _append_record(self, txn: lmdb.Transaction, ident: str, records_db, packed: bytes) -> bytes:
+    def _append_record(self, txn: Txn, ident: str, records_db: Handle, packed: bytes) -> bytes:
         """Put a record under the next counter rid with MDB_APPEND (full pages, no search);
         resynchronise the cached counter if the append is refused (key not the largest)."""
         last = self._rid_cache.get(ident)
@@ -450,7 +456,7 @@ class Engine:
         self._rid_cache[ident] = last + 1
         return rid
 
-    def _next_journal_seq(self, txn: lmdb.Transaction, stream: bytes) -> int:
+    def _next_journal_seq(self, txn: Txn, stream: bytes) -> int:
         last = self._jseq_cache.get(stream)
         if last is None:
             last = journal_mod.last_seq(txn, self._journal_db, self._meta_db, stream)
@@ -537,7 +543,7 @@ class Engine:
     def __enter__(self) -> Engine:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -7,7 +7,7 @@ transaction of this process is open; every read transaction passes through this 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
@@ -15,7 +15,7 @@ class ReadGate:
     """Counts open read transactions so the writer can act when there are none.
     Re-entrant per thread (a thread inside a read may open another read)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())  # a plain lock: cheaper than RLock
         self._active = 0
         self._exclusive = False
@@ -41,7 +41,7 @@ class ReadGate:
                 self._cond.notify_all()
 
     @contextmanager
-    def exclusive(self):
+    def exclusive(self) -> Iterator[None]:
         """Wait until no read is open and keep new ones out for the duration."""
         with self._cond:
             self._exclusive = True

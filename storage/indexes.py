@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-import lmdb
-
 from storage.errors import DuplicateKey, KeyTooLong
 from storage.keyspan import leading_components_length
+from storage.lmdb_types import Handle, Txn
 from storage.ranges import raw_range, walk, walk_split
 
 # The LMDB key of a split entry is the shortest run of whole leading components of at least this many
@@ -36,9 +35,10 @@ from storage.ranges import raw_range, walk, walk_split
 SPLIT_AT_LEAST = 32
 
 
-def is_split(txn: lmdb.Transaction, db) -> bool:
-    """Whether an index sub-database uses the split layout (it was created dupsort)."""
-    return db.flags(txn)["dupsort"]
+def is_split(txn: Txn, db: Handle) -> bool:
+    """Whether an index sub-database uses the split layout (it was created dupsort). The flags are
+    the handle's, fixed when it was opened: ``txn`` is not needed to read them."""
+    return db.flags()["dupsort"]
 
 
 def split_key(key: bytes, rid: bytes) -> tuple[bytes, bytes]:
@@ -68,16 +68,16 @@ def check_sizes(ns: str, name: str, keys: Iterable[bytes], rid: bytes, unique: b
             raise KeyTooLong(ns, name, len(key) + extra, max_key)
 
 
-def check_unique(txn: lmdb.Transaction, db, ns: str, name: str, keys: Iterable[bytes],
-                 rid: bytes) -> None:
-    """Raise DuplicateKey if any key is held by a record other than ``rid``."""
+def check_unique(txn: Txn, db: Handle, ns: str, name: str, keys: Iterable[bytes],
+                 rid: bytes | None) -> None:
+    """Raise DuplicateKey if any key is held by a record other than ``rid`` (None: by any record)."""
     for key in keys:
         holder = txn.get(key, db=db)
         if holder is not None and holder != rid:
             raise DuplicateKey(name, key, ns)
 
 
-def add(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bool,
+def add(txn: Txn, db: Handle, keys: Iterable[bytes], rid: bytes, unique: bool,
         split: bool = False) -> None:
     if unique:
         for key in keys:
@@ -90,7 +90,7 @@ def add(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bo
             txn.put(entry_key(key, rid), b"", db=db)
 
 
-def remove(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique: bool,
+def remove(txn: Txn, db: Handle, keys: Iterable[bytes], rid: bytes, unique: bool,
            split: bool = False) -> None:
     if unique:
         for key in keys:
@@ -104,7 +104,7 @@ def remove(txn: lmdb.Transaction, db, keys: Iterable[bytes], rid: bytes, unique:
             txn.delete(entry_key(key, rid), db=db)
 
 
-def bulk_add(txn: lmdb.Transaction, db, ns: str, name: str, entries: Iterable[tuple[bytes, bytes]],
+def bulk_add(txn: Txn, db: Handle, ns: str, name: str, entries: Iterable[tuple[bytes, bytes]],
              unique: bool, max_key: int) -> int:
     """Add (key, rid) entries for a new index; unique violations raise DuplicateKey (the caller
     runs this in its own nested transaction so nothing partial survives). Returns the count."""
@@ -129,7 +129,7 @@ def bulk_add(txn: lmdb.Transaction, db, ns: str, name: str, entries: Iterable[tu
     return count
 
 
-def scan(txn: lmdb.Transaction, db, unique: bool, lo: bytes | None = None, hi: bytes | None = None, *,
+def scan(txn: Txn, db: Handle, unique: bool, lo: bytes | None = None, hi: bytes | None = None, *,
          lo_inclusive: bool = True, hi_inclusive: bool = True, reverse: bool = False,
          start_after: tuple[bytes, bytes] | None = None) -> Iterator[tuple[bytes, bytes]]:
     """(key, rid) of entries within bounds, in key order (descending with ``reverse``), strictly

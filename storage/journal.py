@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import lmdb
-
 from storage.compression import ValueCodec
+from storage.lmdb_types import Handle, Txn
 
 MAX_STREAM = 400  # keeps the key under LMDB's 511-byte limit
 _HW = b"jhw:"
@@ -35,7 +34,7 @@ def key(stream: bytes, seq: int) -> bytes:
     return _prefix(stream) + seq.to_bytes(8, "big")
 
 
-def last_seq(txn: lmdb.Transaction, jdb, meta_db, stream: bytes) -> int:
+def last_seq(txn: Txn, jdb: Handle, meta_db: Handle, stream: bytes) -> int:
     """Highest seq ever used by ``stream`` that is still visible (present or trimmed)."""
     prefix = _prefix(stream)
     high = txn.get(_HW + stream, db=meta_db)
@@ -51,11 +50,11 @@ def last_seq(txn: lmdb.Transaction, jdb, meta_db, stream: bytes) -> int:
     return best
 
 
-def append(txn: lmdb.Transaction, jdb, stream: bytes, seq: int, payload: bytes, codec: ValueCodec) -> None:
+def append(txn: Txn, jdb: Handle, stream: bytes, seq: int, payload: bytes, codec: ValueCodec) -> None:
     txn.put(key(stream, seq), codec.pack(payload, fast=True), db=jdb)
 
 
-def trim(txn: lmdb.Transaction, jdb, meta_db, stream: bytes, upto_seq: int) -> int:
+def trim(txn: Txn, jdb: Handle, meta_db: Handle, stream: bytes, upto_seq: int) -> int:
     """Delete the stream's records with seq <= upto_seq; returns how many were deleted."""
     prefix = _prefix(stream)
     stop = key(stream, upto_seq)
@@ -75,14 +74,14 @@ def trim(txn: lmdb.Transaction, jdb, meta_db, stream: bytes, upto_seq: int) -> i
     return deleted
 
 
-def drop_stream(txn: lmdb.Transaction, jdb, meta_db, stream: bytes) -> int:
+def drop_stream(txn: Txn, jdb: Handle, meta_db: Handle, stream: bytes) -> int:
     """Forget a stream entirely (its records and its high-water mark)."""
     deleted = trim(txn, jdb, meta_db, stream, (1 << 64) - 1)
     txn.delete(_HW + stream, db=meta_db)
     return deleted
 
 
-def scan(txn: lmdb.Transaction, jdb, codec: ValueCodec, stream: bytes | None = None,
+def scan(txn: Txn, jdb: Handle, codec: ValueCodec, stream: bytes | None = None,
          after_seq: int = 0) -> Iterator[tuple[bytes, int, bytes]]:
     """(stream, seq, payload) of one stream (seq > after_seq) or of all streams."""
     unpack = codec.unpack

@@ -32,7 +32,7 @@ import decimal
 import math
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bson.binary import Binary
@@ -118,6 +118,7 @@ def _put_decimal(out: bytearray, d: decimal.Decimal) -> None:
         out.append(_N_ZERO)
         return
     sign, digit_tuple, exponent = d.as_tuple()
+    assert isinstance(exponent, int)  # finite: the NaN/infinity letters returned above
     s = "".join(map(str, digit_tuple))
     stripped = s.rstrip("0")
     _put_digits(out, bool(sign), exponent + len(s) - 1, stripped)
@@ -180,7 +181,7 @@ def _put_regex(out: bytearray, pattern: Any, flags: Any) -> None:
     _put_cstring(out, _regex_flags(flags).encode("ascii"))
 
 
-def _put_object(out: bytearray, doc: Mapping) -> None:
+def _put_object(out: bytearray, doc: Mapping[str, Any]) -> None:
     out.append(T_OBJECT)
     for name, value in doc.items():
         encoded = bytearray()
@@ -192,7 +193,7 @@ def _put_object(out: bytearray, doc: Mapping) -> None:
     out.append(_END)
 
 
-def _put_array(out: bytearray, items: Sequence) -> None:
+def _put_array(out: bytearray, items: Sequence[Any]) -> None:
     out.append(T_ARRAY)
     for value in items:
         _put(out, value)
@@ -209,7 +210,21 @@ def _put_code(out: bytearray, code: Code) -> None:
         _put_object(out, code.scope)
 
 
-_BY_TYPE = {
+def _put_objectid(out: bytearray, oid: ObjectId) -> None:
+    out.append(T_OBJECTID)
+    out += oid.binary
+
+
+def _put_timestamp(out: bytearray, ts: Timestamp) -> None:
+    out.append(T_TIMESTAMP)
+    out += ts.time.to_bytes(4, "big")
+    out += ts.inc.to_bytes(4, "big")
+
+
+# Appends the encoding of one value of the type it is registered for.
+_Put = Callable[[bytearray, Any], None]
+
+_BY_TYPE: dict[type, _Put] = {
     int: _put_int,
     Int64: _put_int,
     float: _put_float,
@@ -218,7 +233,7 @@ _BY_TYPE = {
     decimal.Decimal: _put_decimal,
     type(None): lambda out, v: out.append(T_NULL),
     bool: lambda out, v: out.extend((T_BOOL, 1 if v else 0)),
-    ObjectId: lambda out, v: (out.append(T_OBJECTID), out.extend(v.binary)),
+    ObjectId: _put_objectid,
     datetime.datetime: lambda out, v: _put_date(out, _datetime_millis(v)),
     DatetimeMS: lambda out, v: _put_date(out, int(v)),
     dict: _put_object,
@@ -227,8 +242,7 @@ _BY_TYPE = {
     bytes: lambda out, v: _put_binary(out, 0, v),
     Binary: lambda out, v: _put_binary(out, v.subtype, bytes(v)),
     uuid.UUID: lambda out, v: _put_binary(out, 4, v.bytes),
-    Timestamp: lambda out, v: (out.append(T_TIMESTAMP), out.extend(v.time.to_bytes(4, "big")),
-                               out.extend(v.inc.to_bytes(4, "big"))),
+    Timestamp: _put_timestamp,
     Regex: lambda out, v: _put_regex(out, v.pattern, v.flags),
     re.Pattern: lambda out, v: _put_regex(out, v.pattern, v.flags & ~re.UNICODE),
     MinKey: lambda out, v: out.append(T_MINKEY),
@@ -245,7 +259,7 @@ def _put(out: bytearray, value: Any) -> None:
     put(out, value)
 
 
-def _fallback(value: Any):
+def _fallback(value: Any) -> _Put:
     """Subclasses and other mappings/sequences; checked most-specific first."""
     for cls in (bool, Code, Binary, Int64, int, float, str, bytes, datetime.datetime, Mapping):
         if isinstance(value, cls):

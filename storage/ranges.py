@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import lmdb
-
 from storage.keys import prefix_end
+from storage.lmdb_types import Cursor, Handle, Txn
 
 
 def raw_range(lo: bytes | None, hi: bytes | None, lo_inclusive: bool = True,
@@ -31,7 +30,7 @@ def raw_range(lo: bytes | None, hi: bytes | None, lo_inclusive: bool = True,
     return start, end
 
 
-def walk(txn: lmdb.Transaction, db, start: bytes | None, end: bytes | None, *,
+def walk(txn: Txn, db: Handle, start: bytes | None, end: bytes | None, *,
          resume: bytes | None = None, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
     """(stored key, value) with start <= key < end, ascending (descending with ``reverse``),
     strictly after ``resume`` in the direction of the walk."""
@@ -65,7 +64,7 @@ def walk(txn: lmdb.Transaction, db, start: bytes | None, end: bytes | None, *,
                 yield key, value
 
 
-def _seek_dup(cur, target: bytes) -> bool:
+def _seek_dup(cur: Cursor, target: bytes) -> bool:
     """Position a cursor of a split (dupsort) index at its first entry with key + value >= target.
 
     Keys are first components (prefix-free among themselves), so at most one key is a prefix of
@@ -90,7 +89,7 @@ def _seek_dup(cur, target: bytes) -> bool:
     return cur.next_nodup()
 
 
-def walk_split(txn: lmdb.Transaction, db, start: bytes | None, end: bytes | None, *,
+def walk_split(txn: Txn, db: Handle, start: bytes | None, end: bytes | None, *,
                resume: bytes | None = None, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
     """``walk`` over a split index (dupsort: key = first component, value = the rest of the stored
     key): yields (key + value, b"") exactly as ``walk`` yields the unsplit stored keys."""

@@ -11,15 +11,16 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-import lmdb
-
 from storage import catalog, chunks, indexes, journal, records
 from storage.bucket_reader import BucketReader
 from storage.catalog import CollectionInfo, index_db_name, records_db_name
 from storage.compression import TAG_BUCKET, ValueCodec
 from storage.errors import IndexNotFound
+from storage.lmdb_types import Handle, Txn
 
 if TYPE_CHECKING:
+    from lmdb import _StatDict
+
     from storage.engine import Engine
 
 DSIZE_PREFIX = b"dsize:"  # meta key prefix: data size counter of a collection ident
@@ -37,7 +38,7 @@ def open_stored(codec: ValueCodec, stored: bytes) -> bytes | BucketReader:
     return codec.unpack(stored)
 
 
-def flush_sizes(txn: lmdb.Transaction, meta_db, sizes: dict[str, int]) -> None:
+def flush_sizes(txn: Txn, meta_db: Handle, sizes: dict[str, int]) -> None:
     """Add a group's data-size deltas to the persisted counters (inside the group txn)."""
     for ident, delta in sizes.items():
         if delta:
@@ -50,23 +51,24 @@ def flush_sizes(txn: lmdb.Transaction, meta_db, sizes: dict[str, int]) -> None:
 class ReadView:
     """Read access to one snapshot. Obtain with ``engine.read()``; do not keep past the block."""
 
-    def __init__(self, engine: Engine, txn: lmdb.Transaction):
+    def __init__(self, engine: Engine, txn: Txn) -> None:
         self._engine = engine
         self._txn = txn
 
     def _detach(self) -> None:
         """Forget the transaction (engine.read() calls this when its block ends): a view kept past
-        its block must not keep an LMDB reader slot, and using it then fails loudly."""
-        self._txn = None
+        its block must not keep an LMDB reader slot, and using it then fails loudly (AttributeError:
+        the view has no ``_txn`` any more)."""
+        del self._txn
 
     # --- handles -----------------------------------------------------------------------------
-    def _db(self, name: bytes):
+    def _db(self, name: bytes) -> Handle:
         return self._engine._published_handle(name)
 
-    def _records(self, info: CollectionInfo):
+    def _records(self, info: CollectionInfo) -> Handle:
         return self._db(records_db_name(info.ident))
 
-    def _index(self, info: CollectionInfo, name: str):
+    def _index(self, info: CollectionInfo, name: str) -> Handle:
         ident = info.index_idents.get(name)
         if ident is None:
             raise IndexNotFound(info.ns, name)
@@ -159,7 +161,7 @@ class ReadView:
         return int.from_bytes(raw, "big", signed=True) if raw else 0
 
     @staticmethod
-    def _pages_bytes(stat: dict) -> int:
+    def _pages_bytes(stat: _StatDict) -> int:
         return (stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]) * stat["psize"]
 
     def storage_size(self, info: CollectionInfo) -> int:

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import lmdb
-
 from storage.chunks import TAG_CHUNKED, join
 from storage.compression import ValueCodec
+from storage.lmdb_types import Handle, Txn
 from storage.ranges import raw_range, walk
 
 RID_SIZE = 8
@@ -31,7 +30,7 @@ def rid_to_int(rid: bytes) -> int:
     return int.from_bytes(rid, "big")
 
 
-def last_rid(txn: lmdb.Transaction, db) -> int:
+def last_rid(txn: Txn, db: Handle) -> int:
     """The largest counter record id present, 0 when the store is empty."""
     with txn.cursor(db=db) as cur:
         if cur.last():
@@ -41,7 +40,7 @@ def last_rid(txn: lmdb.Transaction, db) -> int:
     return 0
 
 
-def get_stored(txn: lmdb.Transaction, db, rid: bytes, chunks_db=None) -> bytes | None:
+def get_stored(txn: Txn, db: Handle, rid: bytes, chunks_db: Handle) -> bytes | None:
     """The record's stored value as written (tagged, chunks reassembled), or None."""
     stored = txn.get(rid, db=db)
     if stored is not None and stored[0] == TAG_CHUNKED:
@@ -49,12 +48,12 @@ def get_stored(txn: lmdb.Transaction, db, rid: bytes, chunks_db=None) -> bytes |
     return stored
 
 
-def get(txn: lmdb.Transaction, db, rid: bytes, codec: ValueCodec, chunks_db=None) -> bytes | None:
+def get(txn: Txn, db: Handle, rid: bytes, codec: ValueCodec, chunks_db: Handle) -> bytes | None:
     stored = get_stored(txn, db, rid, chunks_db)
     return None if stored is None else codec.unpack(stored)
 
 
-def scan_stored(txn: lmdb.Transaction, db, chunks_db=None, *, start_after: bytes | None = None,
+def scan_stored(txn: Txn, db: Handle, chunks_db: Handle, *, start_after: bytes | None = None,
                 reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
                 lo_inclusive: bool = True, hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
     """(rid, stored value as written: tagged, chunks reassembled); arguments as ``scan``. The one
@@ -68,10 +67,10 @@ def scan_stored(txn: lmdb.Transaction, db, chunks_db=None, *, start_after: bytes
         yield rid, stored
 
 
-def scan(txn: lmdb.Transaction, db, codec: ValueCodec, *, start_after: bytes | None = None,
+def scan(txn: Txn, db: Handle, codec: ValueCodec, *, start_after: bytes | None = None,
          reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
          lo_inclusive: bool = True, hi_inclusive: bool = True,
-         chunks_db=None) -> Iterator[tuple[bytes, bytes]]:
+         chunks_db: Handle) -> Iterator[tuple[bytes, bytes]]:
     """(rid, bson) in record-id order (descending with ``reverse``), strictly after
     ``start_after`` in the direction of the scan, within optional rid bounds (prefix semantics,
     storage/ranges.py: for clustered collections, ``encode_key([_id])`` bounds)."""

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import functools
 import uuid as uuid_module
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import lmdb
 
@@ -34,6 +34,7 @@ from storage.errors import (
     StorageError,
     TooManyCollections,
 )
+from storage.lmdb_types import Handle, Txn
 from storage.readview import ReadView, size_key
 
 if TYPE_CHECKING:
@@ -42,8 +43,14 @@ if TYPE_CHECKING:
 _NEXT_IDENT = b"next_ident"
 GRAVEYARD = b"graveyard"  # meta key: NUL-separated sub-db names to delete at next open
 
+# index name -> (handle, unique, split layout)
+IndexHandles = dict[str, tuple[Handle, bool, bool]]
 
-def _index_shape(info: CollectionInfo) -> list:
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _index_shape(info: CollectionInfo) -> list[tuple[str, str, bool]]:
     return [(name, ident, info.is_unique(name)) for name, ident in info.index_idents.items()]
 
 
@@ -52,20 +59,20 @@ class _Resolved:
 
     __slots__ = ("given", "info", "records", "indexes")
 
-    def __init__(self, given: CollectionInfo, info: CollectionInfo, records_db,
-                 index_map: dict[str, tuple[Any, bool]]):
+    def __init__(self, given: CollectionInfo, info: CollectionInfo, records_db: Handle,
+                 index_map: IndexHandles) -> None:
         self.given = given  # the object the caller passed (kept alive: its id is the cache key)
         self.info = info  # the current catalog entry
         self.records = records_db
         self.indexes = index_map  # name -> (handle, unique, split layout)
 
 
-def _guard(method):
+def _guard(method: Callable[Concatenate[WriteTxn, _P], _R]) -> Callable[Concatenate[WriteTxn, _P], _R]:
     """Record LMDB map exhaustion on the group even if the caller's fn swallows the error:
     the engine then aborts the whole group, grows the map and runs the group again."""
 
     @functools.wraps(method)
-    def wrapper(self: WriteTxn, *args, **kwargs):
+    def wrapper(self: WriteTxn, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return method(self, *args, **kwargs)
         except lmdb.MapFullError:
@@ -81,17 +88,17 @@ def _guard(method):
 class WriteTxn(ReadView):
     """Everything a ReadView offers on the pending state, plus mutations. See module docstring."""
 
-    def __init__(self, engine: Engine, group: _Group, parent: lmdb.Transaction):
+    def __init__(self, engine: Engine, group: _Group, parent: Txn) -> None:
         super().__init__(engine, parent)
         self._group = group
-        self._handles: list[dict[bytes, Any]] = [group.handles]
+        self._handles: list[dict[bytes, Handle]] = [group.handles]
         self._sizes: list[dict[str, int]] = [group.sizes]  # data size deltas, flushed at group end
         # id(info) -> _Resolved for infos checked against the catalog in this scope stack
         self._verified: dict[int, _Resolved] = {}
 
     # --- scopes --------------------------------------------------------------------------------
     @contextmanager
-    def _atomic(self):
+    def _atomic(self) -> Iterator[None]:
         """A nested transaction: everything inside commits together or not at all."""
         parent = self._txn
         child = self._engine._env.begin(write=True, parent=parent)
@@ -123,14 +130,14 @@ class WriteTxn(ReadView):
         return super().data_size(info) + sum(level.get(info.ident, 0) for level in self._sizes)
 
     # --- handles -----------------------------------------------------------------------------
-    def _db(self, name: bytes):
+    def _db(self, name: bytes) -> Handle:
         for level in reversed(self._handles):
             handle = level.get(name)
             if handle is not None:
                 return handle
         return self._engine._published_handle(name)
 
-    def _create_db(self, name: bytes, dupsort: bool = False):
+    def _create_db(self, name: bytes, dupsort: bool = False) -> Handle:
         try:
             handle = self._engine._env.open_db(name, txn=self._txn, create=True, dupsort=dupsort)
         except lmdb.DbsFullError:
@@ -155,7 +162,7 @@ class WriteTxn(ReadView):
         return f"{kind}{n}"
 
     # --- catalog -----------------------------------------------------------------------------
-    def _put_entry(self, fields: dict) -> CollectionInfo:
+    def _put_entry(self, fields: dict[str, Any]) -> CollectionInfo:
         raw = catalog.encode_entry(fields)
         self._txn.put(fields["ns"].encode(), raw, db=self._engine._catalog_db)
         self._verified.clear()
@@ -179,7 +186,7 @@ class WriteTxn(ReadView):
         cache = self._engine._resolved_cache
         handles = cache.get(raw)
         if handles is None:
-            index_map = {}
+            index_map: IndexHandles = {}
             for name in current.index_idents:
                 handle, unique = self._index(current, name), current.is_unique(name)
                 index_map[name] = (handle, unique, not unique and indexes.is_split(self._txn, handle))
@@ -206,7 +213,7 @@ class WriteTxn(ReadView):
         return current
 
     @_guard
-    def create_collection(self, ns: str, options: dict | None = None, *, clustered: bool = False,
+    def create_collection(self, ns: str, options: dict[str, Any] | None = None, *, clustered: bool = False,
                           uuid: uuid_module.UUID | None = None) -> CollectionInfo:
         split_ns(ns)
         if self._txn.get(ns.encode(), db=self._engine._catalog_db) is not None:
@@ -267,7 +274,7 @@ class WriteTxn(ReadView):
             return self._put_entry(fields)
 
     @_guard
-    def set_options(self, ns: str, options: dict) -> CollectionInfo:
+    def set_options(self, ns: str, options: dict[str, Any]) -> CollectionInfo:
         """Replace the collection's options document (collMod computes the new one)."""
         info = self.get_collection(ns)
         if info is None:
@@ -388,7 +395,7 @@ class WriteTxn(ReadView):
 
     # --- indexes -----------------------------------------------------------------------------
     @_guard
-    def create_index(self, info: CollectionInfo, spec: dict,
+    def create_index(self, info: CollectionInfo, spec: dict[str, Any],
                      entries: Iterable[tuple[bytes, bytes]] = ()) -> CollectionInfo:
         """Add an index (``spec`` as listIndexes shows it, with ``name``) and bulk-load its
         (key, rid) entries. A unique violation raises DuplicateKey and leaves no trace."""
@@ -421,7 +428,8 @@ class WriteTxn(ReadView):
             return self._put_entry(fields)
 
     @_guard
-    def set_index_options(self, info: CollectionInfo, name: str, changes: dict) -> CollectionInfo:
+    def set_index_options(self, info: CollectionInfo, name: str,
+                          changes: dict[str, Any]) -> CollectionInfo:
         """Merge ``changes`` into the index spec (a value of None removes the option)."""
         info = self._current(info)
         if name not in info.index_idents:

@@ -113,3 +113,15 @@ def test_dropped_storage_survives_while_a_reader_might_use_it(engine):
     assert records_db_name(info.ident) not in engine._handles
     with engine.read() as r, pytest.raises(StorageDropped):
         r.count(info)  # a stale info after the reclaim: a clear error, not a wrong handle
+
+
+def test_a_read_view_kept_past_its_block_holds_nothing_and_fails_loudly(engine):
+    insert_docs(engine, "a.x", [{"_id": 1}])
+    with engine.read() as r:
+        info = r.get_collection("a.x")
+        assert r.count(info) == 1
+    assert engine._gate._active == 0  # the block left the gate: the map may grow
+    with pytest.raises(AttributeError):
+        r.count(info)  # detached from its transaction: no silent read of a dead snapshot
+    with engine.read() as again:
+        assert again.count(info) == 1
