@@ -110,7 +110,7 @@ def _check_id_index(options: dict) -> None:
     key = spec.get("key")
     if not isinstance(key, dict) or list(key) != ["_id"] or key["_id"] != 1:
         raise MongoError(ErrorCode.BadValue,
-                         f"The field 'key' for an _id index must be {{_id: 1}}, but got {C.format_value(key)}")
+                         f"The field 'key' for an _id index must be {{ _id: 1 }}, but got {C.format_value(key)}")
 
 
 def expand_collation(options: dict) -> None:
