@@ -156,5 +156,9 @@ def delete(ns: str, predicate: Callable[[dict], bool]) -> Callable[[Any], list[d
     return fn
 
 
+find_in = _find  # (record id, document) by _id inside a read view or write transaction
+collection_for_write = _collection  # the collection inside a write transaction, created with its indexes
+
+
 def user_id(db: str, user: str) -> str:
     return f"{db}.{user}"

@@ -55,14 +55,14 @@ def _merge(w: Any, temp_ns: str, target_ns: str, kind: str, db: str, drop: bool,
     existing = {_name(d, kind): d for d in store.read_all_in(w, target_ns) if wanted(d)} if drop else {}
     to_drop = set(existing)
     changes = 0
-    target = store._collection(w, target_ns)
+    target = store.collection_for_write(w, target_ns)
     for doc in store.read_all_in(w, temp_ns):
         name = _name(doc, kind)
         if db and name[1] != db:
             continue
         try:
             if drop and name in to_drop:
-                old_rid, old = store._find(w, target_ns, existing[name].get("_id"))
+                old_rid, old = store.find_in(w, target_ns, existing[name].get("_id"))
                 if old is not None:
                     target = w.get_collection(target_ns)
                     w.update(target, old_rid, codec.encode(doc), index_keys.index_key_map(target.indexes, old),
