@@ -182,3 +182,26 @@ def test_oplog_replay_of_an_oplog_written_here(start_server, tmp_path):
         (entry,) = c.o1.list_collections(filter={"name": "c"})
         assert entry["options"] == {"validationLevel": "moderate"}
         assert c.o1.list_collection_names() == ["c"]
+
+
+def test_oplog_replay_and_preserve_uuid_as_root_under_auth(start_server, tmp_path):
+    srv = start_server(args=("--auth",))
+    with srv.client() as local:
+        local.admin.command("createUser", "root", pwd="rootpw", roles=["root"])
+    with srv.client(username="root", password="rootpw") as c:
+        c.d1.c.insert_many([{"_id": i} for i in range(3)])
+        (entry,) = c.d1.list_collections(filter={"name": "c"})
+        before = entry["info"]["uuid"]
+    auth = uri_args(srv.port, "root", "rootpw")
+    dump = tmp_path / "dump"
+    assert run_tool("mongodump", *auth, "-d", "d1", "-o", str(dump)).returncode == 0
+    (dump / "oplog.bson").write_bytes(b"".join(bson.encode(e) for e in [
+        _entry("i", "d1.c", {"_id": 10}, 1, ui=Binary(bytes(before), 4)),
+        _entry("u", "d1.c", {"$v": 2, "diff": {"i": {"x": 1}}}, 2, o2={"_id": 0}, ui=Binary(bytes(before), 4)),
+    ]))
+    done = run_tool("mongorestore", *auth, "--drop", "--preserveUUID", "--oplogReplay", "--dir", str(dump))
+    assert done.returncode == 0, done.stdout
+    with srv.client(username="root", password="rootpw") as c:
+        (entry,) = c.d1.list_collections(filter={"name": "c"})
+        assert entry["info"]["uuid"] == before
+        assert list(c.d1.c.find(sort=[("_id", 1)])) == [{"_id": 0, "x": 1}, {"_id": 1}, {"_id": 2}, {"_id": 10}]
