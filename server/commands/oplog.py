@@ -267,7 +267,7 @@ async def _insert(sub: CommandContext, coll: str, doc: dict, bypass: bool) -> No
     reply = await crud.insert(sub, cmd)
     errors = reply.get("writeErrors") or []
     if errors and errors[0]["code"] == ErrorCode.DuplicateKey and "_id" in (errors[0].get("keyPattern") or {"_id": 1}):
-        await _replace(sub, coll, doc["_id"], doc, True, bypass)
+        await _replace(sub, coll, doc["_id"], doc, not coll.startswith(C.BUCKETS_PREFIX), bypass)
         return
     _check_write(reply)
 
@@ -289,9 +289,13 @@ async def _update(sub: CommandContext, op: dict, upsert: bool, bypass: bool) -> 
         raise MongoError(ErrorCode.NoSuchKey, f"Failed to apply update due to missing _id: {_shown(op)}")
     _id = o2["_id"]
     if "_id" in o:  # a replacement ($v may then be a user field)
-        reply = await _replace(sub, coll, _id, o, upsert, bypass)
-        if not reply.get("n") and not upsert:
-            raise _Failed(MongoError(ErrorCode.UpdateOperationFailed, f"Update of non-mod failed: {_shown(op)}"))
+        buckets = coll.startswith(C.BUCKETS_PREFIX)  # a new bucket goes in by the buckets' own insert
+        reply = await _replace(sub, coll, _id, o, upsert and not buckets, bypass)
+        if not reply.get("n"):
+            if not upsert:
+                raise _Failed(MongoError(ErrorCode.UpdateOperationFailed, f"Update of non-mod failed: {_shown(op)}"))
+            if buckets:
+                await _insert(sub, coll, {**o, "_id": _id}, bypass)
         return
     version = o.get("$v", _MISSING)
     if version is _MISSING or isinstance(version, bool) or not isinstance(version, int | float) or version != 2:

@@ -152,6 +152,18 @@ def test_a_diff_of_a_bucket_document_is_seen_through_the_view(db):
     assert db.m.count_documents({"v": {"$gt": 1}}) == 1
 
 
+def test_bucket_entries_replace_and_upsert_whole_buckets(db):
+    db.create_collection("m", timeseries={"timeField": "t", "metaField": "k"})
+    db.m.insert_many([{"t": T0, "k": 1, "v": 1}])
+    (bucket,) = db.system.buckets.m.find()
+    ns = f"{db.name}.system.buckets.m"
+    copy = {**bucket, "_id": type(bucket["_id"])(), "meta": 2}
+    entries = [{"op": "u", "ns": ns, "o2": {"_id": copy["_id"]}, "o": copy},  # absent: inserted (alwaysUpsert)
+               {"op": "i", "ns": ns, "o": {**bucket, "data": {**bucket["data"], "v": {"0": 5}}}}]  # exists: replaced
+    assert apply(db, entries)["results"] == [True, True]
+    assert sorted((d["k"], d["v"]) for d in db.m.find()) == [(1, 5), (2, 1)]
+
+
 def test_apply_ops_under_auth(auth_server, root_client):
     name = "apply_ops_auth"
     root_client.drop_database(name)
