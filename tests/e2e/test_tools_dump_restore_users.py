@@ -205,3 +205,16 @@ def test_oplog_replay_and_preserve_uuid_as_root_under_auth(start_server, tmp_pat
         (entry,) = c.d1.list_collections(filter={"name": "c"})
         assert entry["info"]["uuid"] == before
         assert list(c.d1.c.find(sort=[("_id", 1)])) == [{"_id": 0, "x": 1}, {"_id": 1}, {"_id": 2}, {"_id": 10}]
+
+
+def test_a_data_directory_with_users_but_no_auth_schema_document_gets_one_at_start_up(start_server, tmp_path):
+    srv = start_server()
+    with srv.client() as c:
+        c.d1.command("createUser", "u", pwd="p", roles=[])
+        c.admin.system.version.delete_many({})  # as a data directory written before the document existed
+    srv.restart()
+    with srv.client() as c:
+        assert list(c.admin.system.version.find()) == [{"_id": "authSchema", "currentVersion": 5}]
+    out = tmp_path / "dump"
+    done = run_tool("mongodump", *uri_args(srv.port), "-d", "d1", "--dumpDbUsersAndRoles", "-o", str(out))
+    assert done.returncode == 0, done.stdout
