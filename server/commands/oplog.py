@@ -34,6 +34,7 @@ import asyncio
 import uuid as uuid_mod
 from typing import Any
 
+from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server import collections as access
 from server.auth.oplog_rules import as_uuid, ns_by_uuid
@@ -234,6 +235,9 @@ async def _crud(ctx: CommandContext, op: dict, always_upsert: bool, bypass: bool
         raise MongoError(ErrorCode.NamespaceNotFound, "cannot apply insert or update operation on a non-existent "
                                                       f"namespace {ns}: {_shown(op)}")
     sub = _sub(ctx, db, "applyOps")
+    if coll == C.SYSTEM_VIEWS:  # view definitions: written as the catalog writes them, not by clients
+        await _views_write(sub, op, always_upsert or op.get("b") is True)
+        return
     if kind == "i":
         if "_id" not in o:
             raise MongoError(ErrorCode.NoSuchKey, f"Failed to apply insert due to missing _id: {_shown(op)}")
@@ -341,6 +345,45 @@ async def _apply_diff(sub: CommandContext, coll: str, _id: Any, diff: dict, bypa
         raise _Failed(exc) from None
 
 
+async def _views_write(sub: CommandContext, op: dict, upsert: bool) -> None:
+    """An entry on ``<db>.system.views`` (mongod logs view creation, time-series views included, as an
+    insert there): the view document inserted, replaced, diffed or deleted by ``_id``."""
+    kind, o = op["op"], op["o"]
+    key = (op.get("o2") or {}) if kind == "u" else o
+    if "_id" not in key:
+        raise MongoError(ErrorCode.NoSuchKey, f"Failed to apply {_VERBS[kind]} due to missing _id: {_shown(op)}")
+    _id = key["_id"]
+    diff = None
+    if kind == "u" and "_id" not in o:
+        if o.get("$v") != 2 or not isinstance(o.get("diff"), dict) or not o["diff"]:
+            raise MongoError(4772600, f"Expected _id field or $v:2, but got: {C.format_value(o.get('$v'))}")
+        diff = o["diff"]
+    ns = C.ns_of(sub.db, C.SYSTEM_VIEWS)
+
+    def fn(w: Any) -> bool:
+        info = w.get_collection(ns)
+        views = [(bytes(rid), decode(raw)) for rid, raw in w.scan(info)]  # a few documents; no scan left open
+        found = next(((rid, doc) for rid, doc in views if doc.get("_id") == _id), None)
+        if kind == "d":
+            if found is not None:
+                w.delete(info, found[0], C.index_keys(info, found[1]))
+            return True
+        if kind == "u" and found is None and not upsert:
+            return False
+        new = o if diff is None else apply_diff(found[1] if found else {"_id": _id}, diff)
+        if found is None:
+            w.insert(info, encode(new), C.index_keys(info, new))
+        else:
+            w.update(info, found[0], encode(new), C.index_keys(info, found[1]), C.index_keys(info, new))
+        return True
+
+    if not await asyncio.wrap_future(sub.server.engine.write(fn)):
+        raise _Failed(MongoError(ErrorCode.UpdateOperationFailed, f"Failed to apply update: {_shown(op)}"))
+
+
+_VERBS = {"i": "insert", "u": "update", "d": "delete"}
+
+
 # ------------------------------------------------------------------------------------------ command entries
 
 
@@ -372,7 +415,14 @@ async def _command(ctx: CommandContext, op: dict, bypass: bool) -> None:
     try:
         if family == "create":
             body.pop("idIndex", None)
-            if ui is not None:
+            view_on = body.get("viewOn")
+            if isinstance(view_on, str) and view_on.startswith(C.BUCKETS_PREFIX):  # a time-series view
+                view = {"_id": C.ns_of(sub.db, body[family]), "viewOn": view_on, "pipeline": body.get("pipeline", [])}
+                if "collation" in body:
+                    view["collation"] = body["collation"]
+                await ddl.create(sub, {"create": C.SYSTEM_VIEWS, "$db": sub.db})
+                await _views_write(sub, {"op": "i", "ns": C.ns_of(sub.db, C.SYSTEM_VIEWS), "o": view}, True)
+            elif ui is not None:
                 await _create_with_uuid(sub, body, ui)
             else:
                 await ddl.create(sub, body)

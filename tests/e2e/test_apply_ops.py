@@ -164,6 +164,27 @@ def test_bucket_entries_replace_and_upsert_whole_buckets(db):
     assert sorted((d["k"], d["v"]) for d in db.m.find()) == [(1, 5), (2, 1)]
 
 
+def test_time_series_creation_as_mongod_logs_it(db):
+    """The buckets collection's create, then the view: a create with viewOn, or an insert into system.views."""
+    cmd_ns = f"{db.name}.$cmd"
+    options = {"timeField": "t", "metaField": "k", "granularity": "seconds", "bucketMaxSpanSeconds": 3600}
+    unpack = [{"$_internalUnpackBucket": {"timeField": "t", "metaField": "k", "bucketMaxSpanSeconds": 3600}}]
+    for name, view_entry in (
+            ("m1", {"op": "c", "ns": cmd_ns, "o": {"create": "m1", "viewOn": "system.buckets.m1", "pipeline": unpack}}),
+            ("m2", {"op": "i", "ns": f"{db.name}.system.views",
+                    "o": {"_id": f"{db.name}.m2", "viewOn": "system.buckets.m2", "pipeline": unpack}})):
+        entries = [{"op": "c", "ns": cmd_ns, "o": {"create": f"system.buckets.{name}", "clusteredIndex": True,
+                                                   "timeseries": options}},
+                   {"op": "c", "ns": cmd_ns, "o": {"create": "system.views"}}, view_entry]
+        assert apply(db, entries)["results"] == [True] * 3
+        db[name].insert_one({"t": T0, "k": 1, "v": 1})
+        assert [d["v"] for d in db[name].find()] == [1]
+        (entry,) = db.list_collections(filter={"name": name})
+        assert entry["type"] == "timeseries" and entry["options"]["timeseries"]["timeField"] == "t"
+    assert apply(db, [{"op": "d", "ns": f"{db.name}.system.views", "o": {"_id": f"{db.name}.m2"}}])["applied"] == 1
+    assert "m2" not in db.list_collection_names()
+
+
 def test_apply_ops_under_auth(auth_server, root_client):
     name = "apply_ops_auth"
     root_client.drop_database(name)
