@@ -13,6 +13,9 @@ for any client write):
   absent document is inserted when ``alwaysUpsert`` (default true) or the entry's ``b`` is true;
 - ``d`` deletes ``o._id`` (an absent namespace or document is fine);
 - ``n`` is skipped (not counted in ``applied`` nor ``results``);
+- entries on ``<db>.system.views`` (mongod logs a view's creation — a time-series view's too — as an
+  insert there) write the view document directly, as the catalog does; so does a ``create`` with a
+  ``viewOn`` of ``system.buckets.*``;
 - ``c``: create (``ui``: with that UUID; ``idIndex`` ignored), drop, collMod, dropIndexes,
   renameCollection, dropDatabase (only as the single entry), convertToCapped, nested applyOps.
   createIndexes and the index-build entries answer 115 as in mongod's applyOps mode (mongorestore
