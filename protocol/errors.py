@@ -109,6 +109,7 @@ class ErrorCode(enum.IntEnum):
     ClientMetadataAppNameTooLarge = 184
     ClientMetadataDocumentTooLarge = 185
     ClientMetadataCannotBeMutated = 186
+    UpdateOperationFailed = 218
     IllegalOpMsgFlag = 223
     QueryFeatureNotAllowed = 224
     TransactionTooOld = 225

@@ -27,6 +27,7 @@ from server.commands import (
     admin,
     aggregate,
     auth,
+    authz_merge,
     capped,
     crud,
     cursors,
@@ -35,6 +36,7 @@ from server.commands import (
     handshake,
     indexes,
     operations,
+    oplog,
     profiling,
     replication,
     roles,
@@ -60,8 +62,8 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, indexes, stats, capped,
-    profiling, replication, testing, operations,
-    auth, users, roles,
+    profiling, replication, testing, operations, oplog,
+    auth, users, roles, authz_merge,
 )
 
 # Characters mongod refuses in database names.

@@ -1,9 +1,13 @@
-"""Lifecycle hook (``server.app.LIFECYCLE_HOOKS``): sets up ``state.auth``, the AuthManager."""
+"""Lifecycle hook (``server.app.LIFECYCLE_HOOKS``): sets up ``state.auth``, the AuthManager, and gives a
+data directory whose users predate it the auth schema document mongod always has with users
+(``admin.system.version`` ``{_id: "authSchema", currentVersion: 5}``: mongodump/mongorestore need it)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from server.auth import store
 from server.auth.manager import AuthManager
 
 # ``state`` is a server.context.ServerState: not imported, because server.context pulls in modules
@@ -13,6 +17,9 @@ ServerState = Any
 
 async def on_startup(state: ServerState) -> None:
     state.auth = AuthManager(state.engine, state.params, enabled=state.options.auth)
+    engine = state.engine
+    if store.exists_any(engine) and store.read_one(engine, store.VERSION, store.AUTH_SCHEMA_ID) is None:
+        await asyncio.wrap_future(engine.write(store.ensure_auth_schema))
 
 
 async def on_shutdown(state: ServerState) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.auth import accounts
+from server.auth import accounts, oplog_rules
 from server.auth import resources as R
 from server.auth.names import UserName, same_principal, session_digest
 from server.auth.pipelines import pipeline_privileges
@@ -460,6 +460,8 @@ RULES: dict[str, Rule | None] = {
     "grantPrivilegesToRole": _grant_privileges,
     "revokePrivilegesFromRole": lambda req: _grant_privileges(req, "revokeRole"),
     "rolesInfo": _roles_info,
+    # restore (mongorestore): their own checks and messages, as in mongod
+    "applyOps": oplog_rules.apply_ops, "_mergeAuthzCollections": oplog_rules.merge_authz_collections,
 }
 
 

@@ -6,6 +6,9 @@ Role documents: ``{_id: "<db>.<role>", role, db, privileges: [{resource, actions
 authenticationRestrictions?}``. Both collections get mongod's unique ``user_1_db_1`` /
 ``role_1_db_1`` index besides ``_id_``.
 
+Every write function first makes sure ``admin.system.version`` holds mongod's auth schema document
+``{_id: "authSchema", currentVersion: 5}`` (:func:`ensure_auth_schema`).
+
 Synchronous: reads open a short read transaction (call them in the thread pool, or on the event loop
 for the single-document lookups of authentication); writes are functions for ``engine.write`` (they
 run on the writer thread, inside the group commit: acknowledged means fsynced). Index keys come
@@ -23,6 +26,9 @@ from storage.errors import DuplicateKey
 
 USERS = "admin.system.users"
 ROLES = "admin.system.roles"
+VERSION = "admin.system.version"
+AUTH_SCHEMA_ID = "authSchema"
+AUTH_SCHEMA_VERSION = 5  # mongod 7.0's schemaVersion28SCRAM; getParameter authSchemaVersion says the same
 _INDEXES = {
     USERS: {"v": 2, "key": {"user": 1, "db": 1}, "name": "user_1_db_1", "unique": True},
     ROLES: {"v": 2, "key": {"role": 1, "db": 1}, "name": "role_1_db_1", "unique": True},
@@ -83,10 +89,24 @@ def _collection(w: Any, ns: str) -> Any:
     return info
 
 
+def ensure_auth_schema(w: Any) -> None:
+    """Inside a write transaction: ``admin.system.version`` holds ``{_id: "authSchema", currentVersion:
+    5}`` — as mongod writes it (upsert) before any change of users or roles. mongodump
+    --dumpDbUsersAndRoles requires it, and mongorestore reads the dump's auth schema version from it."""
+    info = w.get_collection(VERSION)
+    if info is None:
+        info = w.create_collection(VERSION)
+    elif _find(w, VERSION, AUTH_SCHEMA_ID)[1] is not None:
+        return
+    doc = {"_id": AUTH_SCHEMA_ID, "currentVersion": AUTH_SCHEMA_VERSION}
+    w.insert(info, codec.encode(doc), index_keys.index_key_map(info.indexes, doc))
+
+
 def insert(ns: str, doc: dict) -> Callable[[Any], None]:
     """A write function inserting ``doc``; raises AlreadyExists on a duplicate."""
 
     def fn(w: Any) -> None:
+        ensure_auth_schema(w)
         info = _collection(w, ns)
         try:
             w.insert(info, codec.encode(doc), index_keys.index_key_map(info.indexes, doc))
@@ -101,6 +121,7 @@ def update(ns: str, _id: str, change: Callable[[dict], dict | None]) -> Callable
     the new document, or None when there was no such document. ``change`` may raise to abort."""
 
     def fn(w: Any) -> dict | None:
+        ensure_auth_schema(w)
         rid, old = _find(w, ns, _id)
         if old is None:
             return None
@@ -119,6 +140,7 @@ def delete(ns: str, predicate: Callable[[dict], bool]) -> Callable[[Any], list[d
     """A write function deleting every document ``predicate`` accepts; returns them."""
 
     def fn(w: Any) -> list[dict]:
+        ensure_auth_schema(w)
         info = w.get_collection(ns)
         if info is None:
             return []
@@ -132,6 +154,10 @@ def delete(ns: str, predicate: Callable[[dict], bool]) -> Callable[[Any], list[d
         return [doc for _, doc in doomed]
 
     return fn
+
+
+find_in = _find  # (record id, document) by _id inside a read view or write transaction
+collection_for_write = _collection  # the collection inside a write transaction, created with its indexes
 
 
 def user_id(db: str, user: str) -> str:

@@ -79,6 +79,7 @@ def parse_create_options(cmd: dict) -> dict:
             raise MongoError(ErrorCode.TypeMismatch,
                              "BSON field 'create.validator' is the wrong type, expected type 'object'")
     check_validation_options(options)
+    _check_id_index(options)
     if "pipeline" in options and "viewOn" not in options:
         raise MongoError(ErrorCode.BadValue, "'pipeline' requires 'viewOn' to also be specified")
     if "viewOn" in options:
@@ -89,10 +90,27 @@ def parse_create_options(cmd: dict) -> dict:
         if not isinstance(pipeline, list):
             raise MongoError(ErrorCode.TypeMismatch,
                              "BSON field 'create.pipeline' is the wrong type, expected type 'array'")
-        for bad in ("validator", "validationLevel", "validationAction", "idIndex", "expireAfterSeconds"):
+        for bad in ("validator", "validationLevel", "validationAction", "expireAfterSeconds"):
             if bad in options:
                 raise MongoError(ErrorCode.InvalidOptions, f"'{bad}' option not supported on a view")
+    options.pop("idIndex", None)  # validated, then dropped: mongod keeps it out of the collection options
     return options
+
+
+def _check_id_index(options: dict) -> None:
+    """mongod's checks of ``create.idIndex`` (mongorestore sends the dumped ``_id`` index spec)."""
+    if "idIndex" not in options:
+        return
+    spec = options["idIndex"]
+    shown = f"idIndex: {C.format_value(spec)}"
+    if "viewOn" in options:
+        raise MongoError(ErrorCode.InvalidOptions, f"'idIndex' is not allowed with 'viewOn': {shown}")
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.TypeMismatch, f"'idIndex' has to be a document: {shown}")
+    key = spec.get("key")
+    if not isinstance(key, dict) or list(key) != ["_id"] or key["_id"] != 1:
+        raise MongoError(ErrorCode.BadValue,
+                         f"The field 'key' for an _id index must be {{ _id: 1 }}, but got {C.format_value(key)}")
 
 
 def expand_collation(options: dict) -> None:

@@ -41,7 +41,7 @@ from server.timeseries.commit import clustered_rid
 from server.timeseries.unpack import EXTRA_STAGES
 
 __all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",
-           "drop", "explain_stages", "read_source", "unstored_buckets"]
+           "drop", "explain_stages", "read_source", "stored_bucket", "unstored_buckets"]
 
 is_timeseries_view = ddl.is_timeseries_view
 list_collections_entry = ddl.list_collections_entry
@@ -171,6 +171,9 @@ def _uncompressed(doc: dict) -> dict:
     if isinstance(control, dict) and control.get("version") in COMPRESSED_VERSIONS:
         return decompress_bucket(doc)
     return doc
+
+
+stored_bucket = _uncompressed  # applyOps stores replayed bucket documents as an insert would
 
 
 def _validator(info: Any) -> Any:
