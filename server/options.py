@@ -65,6 +65,8 @@ class ServerOptions:
     tls_ca_file: str | None = None
     tls_allow_invalid_certificates: bool = False
     tls_allow_connections_without_certificates: bool = False
+    pidfilepath: str | None = None  # --pidfilepath / processManagement.pidFilePath: written at start-up
+    ignored_config_keys: list[str] = field(default_factory=list)  # mongod keys of --config with no effect
     argv: list[str] = field(default_factory=list)
     parsed: dict[str, Any] = field(default_factory=dict)  # mongod-style nested view for getCmdLineOpts
 
@@ -133,6 +135,8 @@ def _parser() -> argparse.ArgumentParser:
         "--nounixsocket", action="store_true", help="accepted for mongod compatibility (no Unix socket is opened)"
     )
     parser.add_argument("--ipv6", action="store_true", help="allow IPv6 addresses in --bind_ip")
+    parser.add_argument("--pidfilepath", metavar="FILE", help="write the server's process id to FILE at start-up")
+    parser.add_argument("--fork", action="store_true", help="refused: Tidemark runs in the foreground (use a supervisor)")
     parser.add_argument("--replSet", metavar="NAME", dest="repl_set", help="refused: Tidemark is a standalone")
     parser.add_argument("--auth", action="store_true", default=None, help="run with access control")
     parser.add_argument("--tlsMode", choices=TLS_MODES, dest="tls_mode", help="TLS for client connections")
@@ -188,6 +192,59 @@ def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
     return value
 
 
+# Every key a YAML config may hold, in mongod's layout. USED keys configure Tidemark; IGNORED keys are
+# mongod options with no meaning here (WiredTiger tuning, journaling, verbosity...), accepted so that a
+# mongod config file carries over; ANY accepts a whole subtree (setParameter names are checked at
+# start-up by server.params). Anything else is refused like mongod: "Unrecognized option: net.prot",
+# exit 2. README.md ("Configuration file") lists the IGNORED keys: keep the two in step.
+USED, IGNORED, ANY, ANY_IGNORED = "used", "ignored", "any", "any-ignored"
+CONFIG_KEYS: dict[str, Any] = {
+    "net": {
+        "port": USED, "bindIp": USED, "bindIpAll": USED, "ipv6": USED, "metricsPort": USED,
+        "tls": {"mode": USED, "certificateKeyFile": USED, "certificateKeyFilePassword": USED, "CAFile": USED,
+                "allowInvalidCertificates": USED, "allowConnectionsWithoutCertificates": USED},
+        "maxIncomingConnections": IGNORED, "wireObjectCheck": IGNORED, "unixDomainSocket": ANY_IGNORED,
+        "compression": {"compressors": IGNORED}, "serviceExecutor": IGNORED,
+    },
+    "storage": {
+        "dbPath": USED, "compressor": USED, "engine": USED,
+        "journal": {"enabled": IGNORED, "commitIntervalMs": IGNORED}, "directoryPerDB": IGNORED,
+        "syncPeriodSecs": IGNORED, "wiredTiger": ANY_IGNORED, "inMemory": ANY_IGNORED,
+        "oplogMinRetentionHours": IGNORED,
+    },
+    "systemLog": {
+        "destination": USED, "path": USED, "logAppend": USED, "logRotate": USED, "quiet": USED,
+        "verbosity": IGNORED, "component": ANY_IGNORED, "timeStampFormat": IGNORED,
+        "traceAllExceptions": IGNORED,
+    },
+    "processManagement": {"fork": USED, "pidFilePath": USED, "timeZoneInfo": IGNORED},
+    "operationProfiling": {"mode": USED, "slowOpThresholdMs": USED, "slowOpSampleRate": USED, "filter": IGNORED},
+    "security": {"authorization": USED, "javascriptEnabled": IGNORED},
+    "replication": {"replSetName": USED, "oplogSizeMB": IGNORED, "enableMajorityReadConcern": IGNORED},
+    "setParameter": ANY,
+}
+
+
+def check_config_keys(config: dict[str, Any], schema: dict[str, Any] = CONFIG_KEYS,
+                      prefix: str = "") -> list[str]:
+    """The dotted names of the IGNORED keys ``config`` holds; ValueError("Unrecognized option: <name>")
+    for the first key mongod's layout does not have (a typo such as ``net.prot``)."""
+    ignored: list[str] = []
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        kind = schema.get(key) if isinstance(key, str) else None
+        if kind is None:
+            raise ValueError(f"Unrecognized option: {name}")
+        if isinstance(kind, dict):
+            if isinstance(value, dict):
+                ignored += check_config_keys(value, kind, name + ".")
+            elif value is not None:
+                raise ValueError(f"config section '{name}' must be a mapping")
+        elif kind in (IGNORED, ANY_IGNORED):
+            ignored.append(name)
+    return ignored
+
+
 def parse_options(argv: list[str]) -> ServerOptions:
     """Parse ``argv`` (without the program name). Raises SystemExit(2) on a bad command line."""
     parser = _parser()
@@ -198,12 +255,16 @@ def parse_options(argv: list[str]) -> ServerOptions:
     options = ServerOptions(argv=["tidemark", *argv])
     try:
         config = _load_config(args.config) if args.config else {}
+        options.ignored_config_keys = check_config_keys(config)
         net, storage = _section(config, "net"), _section(config, "storage")
         system_log, profiling = _section(config, "systemLog"), _section(config, "operationProfiling")
         file_params = _section(config, "setParameter")
         security, tls = _section(config, "security"), _section(net, "tls")
     except ValueError as exc:
+        if str(exc).startswith("Unrecognized option"):  # mongod's exact two lines, exit 2 (BadOptions)
+            parser.exit(2, f"{exc}\ntry 'tidemark --help' for more information\n")
         parser.error(str(exc))
+    _process_options(parser, args, options, _section(config, "processManagement"))
     port = args.port if args.port is not None else net.get("port", 27017)
     if not isinstance(port, int) or not 0 <= port <= 65535:
         parser.error(f"port number must be between 0 and 65535, got {port!r}")
@@ -236,6 +297,12 @@ def parse_options(argv: list[str]) -> ServerOptions:
         parser.error(f"storage compressor must be one of {', '.join(COMPRESSORS)}, got {compressor!r}")
     options.storage_compressor = compressor
     options.logpath = args.logpath or system_log.get("path")
+    destination = system_log.get("destination")
+    if destination not in (None, "file"):
+        parser.error(f"systemLog.destination {destination!r} is not supported: Tidemark logs to stdout, or to "
+                     "systemLog.path with destination: file")
+    if destination == "file" and not options.logpath:
+        parser.error("systemLog.path is required if systemLog.destination is to a file")
     options.logappend = bool(args.logappend or system_log.get("logAppend"))
     options.quiet = bool(args.quiet if args.quiet is not None else system_log.get("quiet", False))
     slowms = args.slowms if args.slowms is not None else profiling.get("slowOpThresholdMs", 100)
@@ -263,6 +330,18 @@ def parse_options(argv: list[str]) -> ServerOptions:
     options.set_parameters += args.set_parameters
     options.parsed = _parsed_view(options)
     return options
+
+
+def _process_options(parser: argparse.ArgumentParser, args: argparse.Namespace, options: ServerOptions,
+                     process: dict[str, Any]) -> None:
+    """--pidfilepath (``processManagement.pidFilePath``) and --fork (``processManagement.fork``), refused."""
+    if args.fork or process.get("fork"):
+        parser.error("--fork is not supported: Tidemark runs in the foreground; start it from a supervisor "
+                     "(systemd Type=simple, Docker, supervisord) or with nohup and --logpath")
+    pidfile = args.pidfilepath or process.get("pidFilePath")
+    if pidfile is not None and (not isinstance(pidfile, str) or not pidfile):
+        parser.error("processManagement.pidFilePath must be a file path")
+    options.pidfilepath = pidfile
 
 
 def _security_options(parser: argparse.ArgumentParser, args: argparse.Namespace, options: ServerOptions,
@@ -319,6 +398,8 @@ def _parsed_view(options: ServerOptions) -> dict[str, Any]:
         parsed["security"] = {"authorization": "disabled"}
     if options.config:
         parsed["config"] = options.config
+    if options.pidfilepath:
+        parsed["processManagement"] = {"pidFilePath": options.pidfilepath}
     if options.set_parameters:
         parsed["setParameter"] = dict(item.partition("=")[::2] for item in options.set_parameters)
     system_log: dict[str, Any] = {}
