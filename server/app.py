@@ -236,12 +236,15 @@ class App:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._on_signal, sig)
+        # SIGUSR1 (what logrotate's recipe for mongod sends) rotates the log as mongod does, and never stops
+        # the server (its default action would).
+        loop.add_signal_handler(signal.SIGUSR1, self._rotate_log)
         reaper = loop.create_task(self._reap_cursors())
         try:
             await self.stopping.wait()
         finally:
             reaper.cancel()
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
                 loop.remove_signal_handler(sig)
         await self.shutdown()
 
@@ -250,6 +253,9 @@ class App:
             "CONTROL", 23377, "Received signal", ctx="SignalHandler", signal=sig, error=signal.strsignal(sig)
         )
         self.stopping.set()
+
+    def _rotate_log(self) -> None:
+        log.rotate(self.options.log_rotate == "rename", ctx="SignalHandler")
 
     async def _reap_cursors(self) -> None:
         while True:

@@ -35,6 +35,7 @@ from typing import Any
 COMPRESSORS = ("none", "snappy", "zstd")
 TLS_MODES = ("disabled", "allowTLS", "preferTLS", "requireTLS")
 REDACTED = "<password>"
+LOG_ROTATE_MODES = ("rename", "reopen")
 
 
 @dataclass
@@ -47,6 +48,7 @@ class ServerOptions:
     set_parameters: list[str] = field(default_factory=list)
     logpath: str | None = None
     logappend: bool = False
+    log_rotate: str = "rename"  # --logRotate / systemLog.logRotate: rename | reopen (server.log.rotate)
     quiet: bool = False
     config: str | None = None
     storage_compressor: str = "zstd"
@@ -101,6 +103,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--logpath", metavar="FILE", help="write the log to FILE instead of stdout")
     parser.add_argument("--logappend", action="store_true", help="append to --logpath instead of truncating")
+    parser.add_argument(
+        "--logRotate", choices=LOG_ROTATE_MODES, dest="log_rotate",
+        help="what SIGUSR1 and the logRotate command do: rename the file to FILE.<timestamp> and open a new "
+             "one (default), or reopen it (after logrotate renamed it; needs --logappend)",
+    )
     parser.add_argument(
         "--quiet", action="store_true", default=None, help="less log output (no connection events)"
     )
@@ -303,7 +310,13 @@ def parse_options(argv: list[str]) -> ServerOptions:
                      "systemLog.path with destination: file")
     if destination == "file" and not options.logpath:
         parser.error("systemLog.path is required if systemLog.destination is to a file")
+    rotate = args.log_rotate or system_log.get("logRotate", "rename")
+    if rotate not in LOG_ROTATE_MODES:
+        parser.error(f"logRotate must be one of rename, reopen; got {rotate!r}")
+    options.log_rotate = rotate
     options.logappend = bool(args.logappend or system_log.get("logAppend"))
+    if options.log_rotate == "reopen" and not options.logappend:  # mongod's rule: reopen keeps appending
+        parser.error("logAppend must equal true if logRotate is set to reopen")
     options.quiet = bool(args.quiet if args.quiet is not None else system_log.get("quiet", False))
     slowms = args.slowms if args.slowms is not None else profiling.get("slowOpThresholdMs", 100)
     if not isinstance(slowms, int) or slowms < 0:
@@ -405,6 +418,8 @@ def _parsed_view(options: ServerOptions) -> dict[str, Any]:
     system_log: dict[str, Any] = {}
     if options.logpath:
         system_log.update({"destination": "file", "path": options.logpath, "logAppend": options.logappend})
+        if options.log_rotate != "rename":
+            system_log["logRotate"] = options.log_rotate
     if options.quiet:
         system_log["quiet"] = True
     if system_log:
