@@ -19,16 +19,20 @@ BENCH_ARGS ?=
 # `make run` hides connection accepted/ended lines unless QUIET=0; METRICS_PORT=9216 serves /metrics.
 QUIET      ?= 1
 METRICS_PORT ?=
+# Extra tidemark flags for `make run`, e.g. ARGS="--auth" or ARGS="--logpath tidemark.log --logappend".
+ARGS       ?=
 RUN_FLAGS  := $(if $(filter 1 yes true,$(QUIET)),--quiet) $(if $(METRICS_PORT),--metricsPort $(METRICS_PORT))
 
-.PHONY: run test lint bench install npm clean distclean help
+.PHONY: run test test-fast lint bench install npm clean distclean help
 
 help:
 	@echo "make run    - install (if needed) and start Tidemark on $(BIND_IP):$(PORT) with $(DBPATH)"
-	@echo "              (QUIET=0 shows connection lines, METRICS_PORT=9216 serves Prometheus metrics)"
+	@echo "              (QUIET=0 shows connection lines, METRICS_PORT=9216 serves Prometheus metrics,"
+	@echo "              ARGS=\"--auth\" passes extra tidemark flags)"
 	@echo "make npm    - install mongosh, the Node driver and mongodb-memory-server-core into .node/"
 	@echo "              (use .node/node_modules/.bin/mongosh without running the tests)"
-	@echo "make test   - install everything (venv, npm packages) and run the test suite"
+	@echo "make test   - install everything (venv, npm packages) and run the test suite (~8-10 min on 2 cores)"
+	@echo "make test-fast - the same without the tests marked slow (pytest -m 'not slow')"
 	@echo "make lint   - ruff, import-linter contracts, mypy ($(MYPY_PATHS)), hadolint on docker/Dockerfile"
 	@echo "make bench  - run the benchmark (BENCH_ARGS=...)"
 	@echo "make clean  - remove caches and build output (keeps .venv, .node and data)"
@@ -57,10 +61,14 @@ npm: $(MONGOSH) $(NODE_DRIVER) $(MMS)
 run: $(RUN_STAMP)
 	@mkdir -p $(DBPATH)
 	@$(if $(filter 1 yes true,$(QUIET)),echo "tidemark: connection lines are hidden; 'make run QUIET=0' shows them")
-	$(VENV)/bin/tidemark --port $(PORT) --bind_ip $(BIND_IP) --dbpath $(DBPATH) $(RUN_FLAGS)
+	$(VENV)/bin/tidemark --port $(PORT) --bind_ip $(BIND_IP) --dbpath $(DBPATH) $(RUN_FLAGS) $(ARGS)
 
 test: $(STAMP) npm
 	$(PY) -m pytest $(PYTEST_ARGS) tests/
+
+# The quick tier: everything but the tests marked slow (crash/recovery, large data, long fuzzing).
+test-fast: $(STAMP) npm
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS) tests/
 
 # What `make lint` type-checks with mypy; how strictly is per package in pyproject.toml [tool.mypy].
 # protocol/ and storage/ have no errors at --strict. Still to come (issue 22, item 5), each added

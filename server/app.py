@@ -58,6 +58,7 @@ LISTEN_BACKLOG = 4096
 EXIT_BAD_OPTIONS = 2
 EXIT_NET_ERROR = 48
 EXIT_DBPATH = 100
+EXIT_FAILURE = 1
 
 
 class StartupError(Exception):
@@ -100,6 +101,24 @@ def open_storage(options: ServerOptions) -> Any:
         raise StartupError(f"{exc.code_name}: {exc.message}", EXIT_DBPATH) from None
 
 
+def write_pid_file(path: str) -> None:
+    """``--pidfilepath``: the process id and a newline, as mongod writes it (removed at a clean shutdown)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="ascii") as handle:
+        handle.write(f"{os.getpid()}\n")
+
+
+def remove_pid_file(path: str) -> None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            if handle.read().strip() != str(os.getpid()):
+                return  # another process's now
+        os.remove(path)
+    except OSError:
+        pass
+
+
 class App:
     """A running server: owns the listener, the connections and the shared state."""
 
@@ -134,6 +153,13 @@ class App:
         except ValueError as exc:
             raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
         engine = open_storage(options)
+        if options.pidfilepath:  # after the dbpath lock: a refused second server leaves the file alone
+            try:
+                write_pid_file(options.pidfilepath)
+            except OSError as exc:
+                engine.close()
+                raise StartupError(f"Cannot write pid file to {options.pidfilepath}: {exc.strerror}",
+                                   EXIT_FAILURE) from None
         faults = params["failStorageCommitsForTest"]
         if faults["times"]:  # test-only (storage/faults.py): a full disk from the first write of start-up on
             engine.faults.fail_next(faults["times"], faults["errno"], faults["at"])
@@ -220,12 +246,15 @@ class App:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._on_signal, sig)
+        # SIGUSR1 (what logrotate's recipe for mongod sends) rotates the log as mongod does, and never stops
+        # the server (its default action would).
+        loop.add_signal_handler(signal.SIGUSR1, self._rotate_log)
         reaper = loop.create_task(self._reap_cursors())
         try:
             await self.stopping.wait()
         finally:
             reaper.cancel()
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
                 loop.remove_signal_handler(sig)
         await self.shutdown()
 
@@ -234,6 +263,9 @@ class App:
             "CONTROL", 23377, "Received signal", ctx="SignalHandler", signal=sig, error=signal.strsignal(sig)
         )
         self.stopping.set()
+
+    def _rotate_log(self) -> None:
+        log.rotate(self.options.log_rotate == "rename", ctx="SignalHandler")
 
     async def _reap_cursors(self) -> None:
         while True:
@@ -263,6 +295,8 @@ class App:
             for task in pending:
                 task.cancel()
         await self._close_state()
+        if self.options.pidfilepath:
+            remove_pid_file(self.options.pidfilepath)
         log.info("CONTROL", 23138, "Shutting down", ctx="SignalHandler", exitCode=0)
 
     async def _close_state(self) -> None:

@@ -4,7 +4,7 @@
 - :class:`CommandContext` — per-command context handed to ``handler(ctx, cmd)``;
 - :class:`ServerState` — process-wide state (storage engine, cursors, parameters, counters);
 - :class:`ConnectionInfo` — per-connection facts (id, peer, client metadata, compressors);
-- :class:`ServerOptions` — the parsed command line.
+- :class:`ServerOptions` — the parsed command line (defined in the light ``server.options``).
 
 This module only defines data; it is importable from every layer of ``server``.
 """
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from server.failpoints import FailPoints
 from server.operations import Operation, OperationRegistry
+from server.options import ServerOptions  # the parsed command line, re-exported for every layer
 from server.profiler import Profiler
 from server.query import interrupt
 from server.scheduler import RunScheduler
@@ -67,38 +68,6 @@ class CommandSpec:
 class CloseConnection(Exception):  # noqa: N818 - a control-flow signal, not an error
     """Raised by dispatch to drop the client's connection without a reply (failCommand's
     ``closeConnection``); the connection closes quietly."""
-
-
-@dataclass
-class ServerOptions:
-    """The parsed command line (see ``server.__main__``)."""
-
-    port: int = 27017
-    bind_ip: list[str] = field(default_factory=lambda: ["127.0.0.1"])
-    dbpath: str = "./data"
-    set_parameters: list[str] = field(default_factory=list)
-    logpath: str | None = None
-    logappend: bool = False
-    quiet: bool = False
-    config: str | None = None
-    storage_compressor: str = "zstd"
-    slowms: int = 100
-    profile: int = 0  # default profiling level of every database (--profile, operationProfiling.mode)
-    slow_op_sample_rate: float = 1.0
-    metrics_port: int | None = None  # Prometheus endpoint (server/metrics.py); None: off
-    storage_engine: str | None = None  # --storageEngine as given (only "wiredTiger" is accepted)
-    ipv6: bool = False
-    noauth: bool = False
-    # Access control and TLS (server.auth, server.tls): --auth, --tlsMode and the tls* files.
-    auth: bool = False
-    tls_mode: str = "disabled"  # disabled | allowTLS | preferTLS | requireTLS
-    tls_certificate_key_file: str | None = None
-    tls_certificate_key_file_password: str | None = None
-    tls_ca_file: str | None = None
-    tls_allow_invalid_certificates: bool = False
-    tls_allow_connections_without_certificates: bool = False
-    argv: list[str] = field(default_factory=list)
-    parsed: dict[str, Any] = field(default_factory=dict)  # mongod-style nested view for getCmdLineOpts
 
 
 @dataclass(slots=True)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import collections
 import datetime
+import errno
 import json
+import os
 import sys
 import threading
 import traceback
@@ -30,6 +32,7 @@ class _Sink:
     def __init__(self) -> None:
         self.stream: TextIO = sys.stdout
         self.owns_stream = False
+        self.path: str | None = None  # the --logpath file, None for stdout
         self.quiet = False
         self.lock = threading.Lock()
         self.recent: collections.deque[str] = collections.deque(maxlen=RING_SIZE)
@@ -52,6 +55,7 @@ def configure(path: str | None = None, *, quiet: bool = False, append: bool = Tr
         else:
             _sink.stream = sys.stdout
             _sink.owns_stream = False
+        _sink.path = path or None
         _sink.quiet = quiet
 
 
@@ -70,6 +74,44 @@ def close() -> None:
             _sink.stream.close()
             _sink.stream = sys.stdout
             _sink.owns_stream = False
+            _sink.path = None
+
+
+def rotation_suffix(now: datetime.datetime | None = None) -> str:
+    """``.YYYY-MM-DDTHH-MM-SS`` (UTC): what mongod appends to the renamed log file."""
+    return "." + (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%dT%H-%M-%S")
+
+
+def rotate(rename: bool, *, ctx: str = "SignalHandler", log_type: str | None = None) -> OSError | None:
+    """mongod's log rotation (SIGUSR1, ``logRotate``). ``rename``: the file becomes ``<path>.<suffix>`` and
+    a new one is opened at ``<path>``; otherwise (``--logRotate reopen``, after logrotate renamed it) the
+    file is closed and opened again (appending). Logging to stdout there is nothing to do but the line.
+    Returns the error (also logged as a warning, 23168) when the file could not be rotated; the sink then
+    keeps writing, to the old file or to stdout — never raises, never stops the server."""
+    suffix = rotation_suffix()
+    info("CONTROL", 23166, "Log rotation initiated", ctx=ctx, suffix=suffix, logType=log_type)
+    failure: OSError | None = None
+    with _sink.lock:
+        path = _sink.path
+        if path is None:
+            return None
+        _sink.stream.flush()
+        try:
+            if rename:
+                target = path + suffix
+                if os.path.exists(target):  # two rotations in one second: mongod refuses to overwrite
+                    raise FileExistsError(errno.EEXIST, "Target file exists", target)
+                os.rename(path, target)
+            stream = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+        except OSError as exc:
+            failure = exc
+        else:
+            _sink.stream.close()
+            _sink.stream = stream
+    if failure is not None:
+        warning("CONTROL", 23168, "Log rotation failed", ctx=ctx, file=path,
+                error=f"{failure.strerror or failure}" + (f": {failure.filename}" if failure.filename else ""))
+    return failure
 
 
 def _timestamp() -> str:

@@ -170,3 +170,38 @@ def test_unreadable_or_invalid_config_file_exits_2(tmp_path):
 def test_out_of_range_port_exits_2():
     result = _run("--port", "70000")
     assert result.returncode == 2 and "port number" in result.stderr
+
+
+_IMPORT_PROBE = """
+import contextlib, io, json, sys
+from server.__main__ import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    try:
+        main(sys.argv[1:])
+    except SystemExit:
+        pass
+print(json.dumps({"out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_version_and_help_answer_without_importing_the_server(flag):
+    """They parse in the light server.options (issue 24): none of the query layer, the application, storage,
+    the wire protocol or the heavy libraries is imported, so they answer in a few tens of milliseconds."""
+    import json
+
+    result = subprocess.run([PYTHON, "-c", _IMPORT_PROBE, flag], capture_output=True, text=True, timeout=60,
+                            cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    probe = json.loads(result.stdout)
+    assert ("db version v7.0.0" if flag == "--version" else "--dbpath") in probe["out"]
+    heavy = ("server.query", "server.app", "server.context", "server.commands", "storage", "protocol",
+             "pymongo", "bson", "numpy", "yaml", "asyncio", "uvloop", "importlib.metadata")
+    loaded = [name for name in probe["modules"] if name.startswith(heavy)]
+    assert loaded == []
+
+
+def test_package_version_is_the_one_tidemark_reports():
+    from server.version import __version__, tidemark_version
+
+    assert importlib.metadata.version("tidemark") == __version__ == tidemark_version()

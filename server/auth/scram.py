@@ -24,8 +24,6 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from pymongo.saslprep import saslprep
-
 SHA1 = "SCRAM-SHA-1"
 SHA256 = "SCRAM-SHA-256"
 MECHANISMS = (SHA1, SHA256)
@@ -68,6 +66,10 @@ def password_input(mechanism: str, user: str, password: str) -> bytes:
     """The bytes PBKDF2 salts: MongoDB's MD5 digest for SHA-1, the SASLprepped password for SHA-256."""
     if mechanism == SHA1:
         return hashlib.md5(f"{user}:mongo:{password}".encode()).hexdigest().encode()
+    # Imported on first use: ``pymongo/__init__`` loads the whole driver (~50 ms of start-up) for this
+    # one stringprep function, which only SCRAM-SHA-256 needs.
+    from pymongo.saslprep import saslprep
+
     return saslprep(password).encode()
 
 

@@ -1,5 +1,5 @@
 """Admin family: getParameter, setParameter, getCmdLineOpts, hostInfo, connectionStatus, getLog,
-listCommands, serverStatus.
+listCommands, logRotate, serverStatus.
 
 Replies follow mongod 7.0's shapes. ``atlasVersion`` is deliberately absent (CommandNotFound):
 success would make mongosh, Compass and the database tools believe they talk to Atlas.
@@ -191,6 +191,19 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     return sections
 
 
+async def log_rotate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """``{logRotate: 1}`` or ``{logRotate: "server"}``: rotate the server log as SIGUSR1 does (``--logRotate
+    rename|reopen``). Logging to stdout, mongod answers ok and only logs the rotation; so does Tidemark."""
+    value = cmd.get("logRotate")
+    if isinstance(value, str) and value != "server":
+        raise MongoError(ErrorCode.BadValue, f"Unknown log type for rotate: {value}")
+    failure = log.rotate(ctx.server.options.log_rotate == "rename", ctx=f"conn{ctx.conn.id}",
+                         log_type=value if isinstance(value, str) else None)
+    if failure is not None:
+        raise MongoError(ErrorCode.OperationFailed, f"Log rotation failed: {failure.strerror or failure}")
+    return {}
+
+
 COMMANDS = [
     CommandSpec(
         "connectionStatus",
@@ -209,6 +222,12 @@ COMMANDS = [
     CommandSpec("getParameter", get_parameter, help="read server parameters ('*' for all)", admin_only=True),
     CommandSpec("hostInfo", host_info, help="facts about the host: OS, CPUs, memory"),
     CommandSpec("listCommands", list_commands, help="every command this server knows, with help"),
+    CommandSpec(
+        "logRotate", log_rotate,
+        help="rotate the server log: rename it to <logpath>.<timestamp> and open a new file (or reopen it, "
+             "--logRotate reopen), as SIGUSR1 does",
+        admin_only=True,
+    ),
     CommandSpec(
         "serverStatus", server_status, help="uptime, connections, opcounters, memory and engine state"
     ),

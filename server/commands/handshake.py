@@ -12,7 +12,6 @@ import datetime
 import platform
 import ssl
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from protocol import compression
@@ -22,20 +21,12 @@ from server import log
 from server.arguments import wrong_type
 from server.auth import sasl
 from server.context import CommandContext, CommandSpec
+from server.version import GIT_VERSION, MONGODB_VERSION, VERSION_ARRAY, tidemark_version
 
-MONGODB_VERSION = "7.0.0"
-VERSION_ARRAY = [7, 0, 0, 0]
 MIN_WIRE_VERSION = 0
 MAX_WIRE_VERSION = 21
 LOGICAL_SESSION_TIMEOUT_MINUTES = 30
 MAX_APP_NAME_BYTES = 128
-
-
-def tidemark_version() -> str:
-    try:
-        return version("tidemark")
-    except PackageNotFoundError:  # not installed as a distribution (e.g. run from a source tree)
-        return "0.0.0"
 
 
 def _record_client_metadata(ctx: CommandContext, cmd: dict[str, Any]) -> None:
@@ -120,7 +111,7 @@ def build_info_document() -> dict[str, Any]:
     machine = platform.machine() or "unknown"
     return {
         "version": MONGODB_VERSION,
-        "gitVersion": "0000000000000000000000000000000000000000",
+        "gitVersion": GIT_VERSION,
         "allocator": "system",
         "javascriptEngine": "none",
         "sysInfo": "deprecated",

@@ -57,3 +57,73 @@ def test_ipv6_listens_on_an_ipv6_address(start_server):
 
     with MongoClient(f"mongodb://[::1]:{server.port}/?directConnection=true", serverSelectionTimeoutMS=10000) as c:
         assert c.admin.command("ping")["ok"] == 1.0
+
+
+# ---- the YAML config: mistyped keys are refused, mongod keys without effect accepted (issue 24.5)
+
+def _config(tmp_path, text: str) -> str:
+    path = tmp_path / "tidemark.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("net:\n  prot: 27017\n", "net.prot"),
+    ("stroage:\n  dbPath: /tmp/x\n", "stroage"),
+    ("net:\n  tls:\n    mdoe: requireTLS\n", "net.tls.mdoe"),
+    ("storage:\n  journal:\n    enable: true\n", "storage.journal.enable"),
+])
+def test_an_unknown_config_key_is_refused_like_mongod(tmp_path, text, name):
+    result = _run("--config", _config(tmp_path, text), "--dbpath", str(tmp_path / "db"))
+    assert result.returncode == 2  # mongod's BadOptions exit code
+    assert result.stderr.splitlines() == [f"Unrecognized option: {name}",
+                                          "try 'tidemark --help' for more information"]
+    assert not (tmp_path / "db").exists()  # refused before anything starts
+
+
+@pytest.mark.commands("ping", "getCmdLineOpts")
+def test_mongod_keys_tidemark_ignores_are_accepted(start_server, tmp_path):
+    config = _config(tmp_path, (
+        "storage:\n  journal:\n    enabled: true\n  directoryPerDB: false\n"
+        "  wiredTiger:\n    engineConfig:\n      cacheSizeGB: 1\n    collectionConfig:\n      blockCompressor: zstd\n"
+        "systemLog:\n  verbosity: 0\n  component:\n    query:\n      verbosity: 1\n"
+        "net:\n  maxIncomingConnections: 1000\n  unixDomainSocket:\n    enabled: false\n"
+        "processManagement:\n  fork: false\n  timeZoneInfo: /usr/share/zoneinfo\n"
+        "setParameter:\n  ttlMonitorSleepSecs: 5\n"
+    ))
+    server = start_server(args=("--config", config))
+    with server.client() as client:
+        assert client.admin.command("ping")["ok"] == 1.0
+        assert client.admin.command("getCmdLineOpts")["parsed"]["config"] == config
+
+
+def test_pid_file_holds_the_server_pid_and_is_removed_at_shutdown(start_server, tmp_path):
+    pidfile = tmp_path / "run" / "tidemark.pid"
+    server = start_server(args=("--config", _config(tmp_path, f"processManagement:\n  pidFilePath: {pidfile}\n")))
+    assert pidfile.read_text() == f"{server.process.pid}\n"
+    assert server.terminate() == 0
+    assert not pidfile.exists()
+
+
+def test_pidfilepath_flag_and_a_refused_second_server_leaves_the_file_alone(start_server, tmp_path):
+    pidfile = tmp_path / "tidemark.pid"
+    first = start_server(args=("--pidfilepath", str(pidfile)))
+    second = _run("--port", "0", "--dbpath", first.dbpath, "--pidfilepath", str(pidfile))
+    assert second.returncode == 100  # the dbpath is locked
+    assert pidfile.read_text() == f"{first.process.pid}\n"
+
+
+@pytest.mark.parametrize("how", ["flag", "config"])
+def test_fork_is_refused_clearly(tmp_path, how):
+    args = ("--fork",) if how == "flag" else ("--config", _config(tmp_path, "processManagement:\n  fork: true\n"))
+    result = _run(*args, "--logpath", str(tmp_path / "tm.log"))
+    assert result.returncode == 2
+    assert "--fork is not supported" in result.stderr and "supervisor" in result.stderr
+
+
+def test_syslog_destination_is_refused_and_file_needs_a_path(tmp_path):
+    syslog = _run("--config", _config(tmp_path, "systemLog:\n  destination: syslog\n"))
+    assert syslog.returncode == 2 and "not supported" in syslog.stderr
+    no_path = _run("--config", _config(tmp_path, "systemLog:\n  destination: file\n"))
+    assert no_path.returncode == 2
+    assert "systemLog.path is required if systemLog.destination is to a file" in no_path.stderr
