@@ -27,10 +27,10 @@ from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server import special_reads, write_stages
-from server.commands import _collection as C
 from server.commands import capped
 from server.commands import timeseries as ts
 from server.commands import timeseries_admin as ts_admin
+from server.core import collection as C
 from server.query import expressions as expressions_mod
 from server.query import interrupt
 from server.query import match as match_mod

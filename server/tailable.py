@@ -143,7 +143,7 @@ async def find(ctx, spec, ns: str, cmd: dict) -> dict:
     exhausted cursor (id 0) when there is nothing to tail."""
     from bson.int64 import Int64
 
-    from server.commands import _collection as C
+    from server.core import collection as C
     from server.cursors import cursor_reply
 
     def is_view() -> bool:

@@ -27,8 +27,8 @@ from typing import Any
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
 from server.commands import capped
+from server.core import collection as C
 from server.query import plan as planner
 from server.query import update as update_mod
 from server.query.index_keys import key_fields

@@ -16,10 +16,10 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server import collections as access
 from server import write_stages
-from server.commands import _collection as C
 from server.commands import replication
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import collection as C
 from server.profiler import ReadFacts
 from server.query import plan as planner
 

@@ -24,8 +24,8 @@ from bson.decimal128 import Decimal128
 from protocol.codec import decode
 from protocol.errors import ErrorCode, MongoError
 from server.arguments import wrong_type
-from server.commands import _collection as C
 from server.context import CommandSpec
+from server.core import collection as C
 
 MAX_SIZE = 1024**5  # 1 PB, mongod's limit
 MAX_DOCS = 2**31 - 1

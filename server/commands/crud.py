@@ -28,11 +28,11 @@ from protocol.messages import RawDocuments, materialize
 from server import collections as access
 from server import tailable
 from server.arguments import GENERIC_ARGUMENTS
-from server.commands import _collection as C
 from server.commands import _write_slices as slices
 from server.commands import capped
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import collection as C
 from server.profiler import ReadFacts
 from server.query import expressions as expressions_mod
 from server.query import match as match_mod

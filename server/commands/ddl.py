@@ -15,10 +15,10 @@ from bson.int64 import Int64
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.arguments import GENERIC_ARGUMENTS
-from server.commands import _collection as C
 from server.commands import capped
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import collection as C
 
 CREATE_OPTIONS = frozenset({
     "capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel", "validationAction",

@@ -12,9 +12,9 @@ import asyncio
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import collection as C
 from server.query import index_kinds
 from server.query.index_keys import MULTIKEY_FLAG, index_name_for, keyer_for
 from server.query.index_kinds import UNSUPPORTED_INDEX_TYPES

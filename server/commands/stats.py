@@ -12,9 +12,9 @@ from bson.int64 import Int64
 
 from protocol.codec import decode
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import collection as C
 from server.query.index_keys import keyer_for
 
 

@@ -22,8 +22,8 @@ from bson.int64 import Int64
 
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
 from server.context import run_in_pool
+from server.core import collection as C
 from server.cursors import cursor_reply
 from server.query import match
 from server.query import plan as planner

@@ -17,8 +17,8 @@ from typing import Any
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
 from server.commands.timeseries_admin import Target, _measurements, direct_write, resolve
+from server.core import collection as C
 from server.query import match, project
 from server.query import plan as planner
 from server.query import update as update_mod
