@@ -27,9 +27,9 @@ from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server import special_reads, write_stages
-from server.commands import capped
 from server.commands import timeseries as ts
 from server.commands import timeseries_admin as ts_admin
+from server.core import capped
 from server.core import collection as C
 from server.query import expressions as expressions_mod
 from server.query import interrupt
@@ -319,7 +319,7 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
     ns = C.ns_of(target_db, target)
 
     def fn(w):
-        from server.commands.ddl import ensure_collection
+        from server.core.collection import ensure_collection
 
         old = w.get_collection(ns)
         if capped.limits(old) is not None:
@@ -579,7 +579,7 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
 
 
 def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None) -> dict:
-    from server.commands.ddl import ensure_collection
+    from server.core.collection import ensure_collection
 
     seed = update_mod.upsert_seed(q)
     new, _ = update_mod.apply_update(seed, upd, is_upsert=True, query=q)

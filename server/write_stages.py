@@ -27,7 +27,7 @@ from typing import Any
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
-from server.commands import capped
+from server.core import capped
 from server.core import collection as C
 from server.query import plan as planner
 from server.query import update as update_mod
@@ -125,7 +125,7 @@ def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
         return info
 
     def fn(w):
-        from server.commands.ddl import ensure_collection
+        from server.core.collection import ensure_collection
 
         info = ensure_collection(w, ns)
         for doc, key in results:

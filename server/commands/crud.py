@@ -29,9 +29,9 @@ from server import collections as access
 from server import tailable
 from server.arguments import GENERIC_ARGUMENTS
 from server.commands import _write_slices as slices
-from server.commands import capped
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import capped
 from server.core import collection as C
 from server.profiler import ReadFacts
 from server.query import expressions as expressions_mod
@@ -176,7 +176,7 @@ async def insert(ctx, cmd: dict) -> dict:
     ns = C.ns_of(ctx.db, name)
 
     def fn(w, part):
-        from server.commands.ddl import ensure_collection
+        from server.core.collection import ensure_collection
 
         coll = ensure_collection(w, ns)
         validator = None if bypass else C.validator_for(coll)

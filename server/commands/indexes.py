@@ -297,7 +297,7 @@ async def create_indexes(ctx, cmd: dict) -> dict:
                          "Cannot create indexes with the same name in the same createIndexes command")
 
     def fn(w):
-        from server.commands.ddl import ensure_collection
+        from server.core.collection import ensure_collection
 
         created = w.get_collection(ns) is None
         coll = ensure_collection(w, ns)
