@@ -28,7 +28,6 @@ from bson.objectid import ObjectId
 from protocol.errors import ErrorCode, MongoError
 from server import special_reads, write_stages
 from server.commands import timeseries as ts
-from server.commands import timeseries_admin as ts_admin
 from server.core import capped
 from server.core import collection as C
 from server.query import expressions as expressions_mod
@@ -42,6 +41,7 @@ from server.query import sort as sort_mod
 from server.query import update as update_mod
 from server.query.access_path import Interval, Plan
 from server.query.index_keys import key_fields
+from server.timeseries import collection as ts_admin
 from storage.errors import DuplicateKey, StorageError
 
 

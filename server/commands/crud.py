@@ -26,9 +26,9 @@ from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_WRITE_BATCH_SIZE
 from protocol.messages import RawDocuments, materialize
 from server import collections as access
-from server import tailable
 from server.arguments import GENERIC_ARGUMENTS
 from server.commands import _write_slices as slices
+from server.commands import cursors as cursor_commands
 from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.core import capped
@@ -234,7 +234,7 @@ async def find(ctx, cmd: dict) -> dict:
     spec = await ctx.run_heavy(access.FindSpec, cmd)
     ns = C.ns_of(ctx.db, spec.name)
     if spec.tailable:
-        return await tailable.find(ctx, spec, ns, cmd)
+        return await cursor_commands.tailable_find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
     result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, True)
     ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)

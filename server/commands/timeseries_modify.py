@@ -17,7 +17,7 @@ from typing import Any
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
-from server.commands.timeseries_admin import Target, _measurements, direct_write, resolve
+from server.commands.timeseries_admin import resolve
 from server.core import collection as C
 from server.query import match, project
 from server.query import plan as planner
@@ -25,6 +25,8 @@ from server.query import update as update_mod
 from server.timeseries import indexes as ts_indexes
 from server.timeseries import modify as ts_modify
 from server.timeseries.bucketdoc import unpack_document
+from server.timeseries.collection import Target, direct_write
+from server.timeseries.collection import measurements as _measurements
 
 # --------------------------------------------------------------------------------------------------
 # update (5.1+ rules: meta-only, multi, no upsert)

@@ -5,8 +5,8 @@ from types import SimpleNamespace
 import pytest
 
 from protocol.errors import ErrorCode, MongoError
-from server.commands.timeseries_admin import check_write_stage_target
 from server.timeseries import ddl
+from server.timeseries.collection import check_write_stage_target
 from storage.engine import open_engine
 
 
