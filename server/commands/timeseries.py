@@ -90,7 +90,7 @@ def direct_writer(name: str) -> Callable[[Any, Any], Any]:
 
 def bucket_source(ctx: Any, db: str, coll: str):
     """Bucket documents of ``db.<coll>`` (a ``system.buckets.*`` name), in-memory ones included."""
-    return view.bucket_source(ctx, db, coll)
+    return view.bucket_source(ctx.server, db, coll)
 
 
 async def insert_buckets(ctx: Any, cmd: dict) -> dict:

@@ -28,7 +28,7 @@ from server.timeseries import collmod as ts_collmod
 from server.timeseries import indexes as ts_indexes
 from server.timeseries.collection import Target, coll_stats_document, direct_write, settle
 from server.timeseries.collection import resolve_target as _resolve_sync
-from server.timeseries.collection import scale as _scale
+from server.timeseries.collection import scale_arg as _scale
 from server.timeseries.collection import write as _write
 from server.timeseries.ddl import get_view
 from server.timeseries.options import from_document

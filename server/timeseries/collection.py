@@ -121,7 +121,7 @@ def coll_stats_document(server: Any, db: str, name: str, scale: int = 1) -> dict
     }
 
 
-def scale(cmd_or_spec: dict) -> int:
+def scale_arg(cmd_or_spec: dict) -> int:
     scale = cmd_or_spec.get("scale", 1)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale < 1:
         raise MongoError(ErrorCode.BadValue, "scale has to be >= 1")
@@ -137,7 +137,7 @@ def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict) -> di
     }
     if "storageStats" in spec:
         stats_spec = spec["storageStats"] if isinstance(spec["storageStats"], dict) else {}
-        out["storageStats"] = coll_stats_document(server, db, name, scale(stats_spec))
+        out["storageStats"] = coll_stats_document(server, db, name, scale_arg(stats_spec))
     if "count" in spec:
         with server.engine.read() as r:
             info = r.get_collection(buckets_ns(db, name))

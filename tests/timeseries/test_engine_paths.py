@@ -38,7 +38,7 @@ def view_doc(server, name="weather"):
 
 
 def find(server, pipeline=(), name="weather"):
-    docs, remaining, info = view.read_source(server.ctx(), "db", view_doc(server, name), list(pipeline))
+    docs, remaining, info = view.read_source(server.ctx().server, "db", view_doc(server, name), list(pipeline))
     assert remaining == [] or remaining == list(pipeline)[len(pipeline) - len(remaining):]
     return list(docs), info
 
