@@ -31,7 +31,9 @@ from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
 from protocol.messages import materialize
 from server.commands import timeseries_admin as admin
+from server.commands import timeseries_ddl as ts_ddl_commands
 from server.commands import timeseries_modify as modify
+from server.commands.timeseries_insert import insert_measurements
 from server.query.index_keys import index_key_map
 from server.query.match import compile_filter
 from server.timeseries import ddl, ingest, scan, view
@@ -55,17 +57,17 @@ unstored_buckets = scan.unstored_buckets
 
 async def insert(ctx: Any, cmd: dict) -> dict:
     """``insert`` on the view: ``{n, writeErrors?}`` (n counts measurements)."""
-    return await ingest.insert_measurements(ctx, cmd)
+    return await insert_measurements(ctx, cmd)
 
 
 async def create(ctx: Any, cmd: dict) -> dict:
     """``create`` with ``timeseries`` options (or of a ``system.buckets.*`` name, as mongorestore does)."""
-    return await ddl.create(ctx, cmd)
+    return await ts_ddl_commands.create(ctx, cmd)
 
 
 async def drop(ctx: Any, db: str, name: str) -> dict:
     """Drop of the view or of ``system.buckets.<c>`` (both go)."""
-    return await ddl.drop(ctx, db, name)
+    return await ts_ddl_commands.drop(ctx, db, name)
 
 
 # ------------------------------------------------------------------ the buckets namespace
