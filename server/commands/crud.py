@@ -128,7 +128,7 @@ async def insert(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "insert")
     name = C.collection_arg(cmd, "insert")
-    docs = write_statements.statements(cmd, "documents", "insert")
+    docs = await ctx.run_heavy(write_statements.insert_documents, cmd)  # parse, then dispatch
     _count_op(ctx, "insert", len(docs))
     ordered = bool(cmd.get("ordered", True))
     bypass = bool(cmd.get("bypassDocumentValidation", False))
@@ -373,6 +373,7 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
     command = "findAndModify" if "findAndModify" in cmd else "findandmodify"
     check_fields(cmd, "findAndModify")
     name = C.collection_arg(cmd, command)
+    write_statements.check_find_and_modify(cmd, command)  # parse, then dispatch
     query = C.doc_arg(cmd, "query", command) or {}
     sort_spec = C.doc_arg(cmd, "sort", command) or None
     fields = C.doc_arg(cmd, "fields", command)

@@ -1,4 +1,5 @@
-"""Parse, then dispatch: the one parser of each write command's statements (update, delete).
+"""Parse, then dispatch: the one parser of each write command's statements (insert, update, delete)
+and of findAndModify's statement-like fields.
 
 mongod parses a whole write batch with its IDL (write_ops.idl) before it looks at the target, so a
 statement of the wrong *shape* — not an object, a required field missing, an unknown field, a field of
@@ -46,8 +47,19 @@ def statements(cmd: dict, field: str, command: str) -> list:
     return items
 
 
+def insert_documents(cmd: dict) -> list:
+    """The ``documents`` of an insert command: objects (a kind-1 document sequence holds nothing else)."""
+    items = statements(cmd, "documents", "insert")
+    if isinstance(items, list):
+        for i, doc in enumerate(items):
+            if not isinstance(doc, dict):
+                raise _wrong_type(f"insert.documents.{i}", doc, "object")
+    return items
+
+
 def update_statements(cmd: dict) -> list[dict]:
     """The ``updates`` of an update command, every one well-shaped (else the command's error)."""
+    _let(cmd, "update")
     items = statements(cmd, "updates", "update")
     for i, st in enumerate(items):
         _statement(st, "update", "updates", i, _UPDATE_CHECKS, ("q", "u"))
@@ -56,10 +68,25 @@ def update_statements(cmd: dict) -> list[dict]:
 
 def delete_statements(cmd: dict) -> list[dict]:
     """The ``deletes`` of a delete command, every one well-shaped (else the command's error)."""
+    _let(cmd, "delete")
     items = statements(cmd, "deletes", "delete")
     for i, st in enumerate(items):
         _statement(st, "delete", "deletes", i, _DELETE_CHECKS, ("q", "limit"))
     return items
+
+
+def check_find_and_modify(cmd: dict, command: str) -> None:
+    """findAndModify's statement fields, checked like an update statement's before the dispatch:
+    ``update`` an object or a pipeline (null: none), ``hint``, ``arrayFilters``, ``let``."""
+    for name, check in (("update", _update_modification), ("hint", _hint), ("arrayFilters", _array_of_objects)):
+        if cmd.get(name) is not None:
+            check(f"{command}.{name}", cmd[name])
+    _let(cmd, command)
+
+
+def _let(cmd: dict, command: str) -> None:
+    if cmd.get("let") is not None:
+        _object(f"{command}.let", cmd["let"])
 
 
 def _statement(st: Any, command: str, field: str, i: int, checks: dict, required: tuple[str, ...]) -> None:

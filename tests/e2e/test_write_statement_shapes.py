@@ -47,6 +47,17 @@ MALFORMED = [
     ("delete statement not an object", "delete", "deletes", ["x"]),
 ]
 
+# The other write commands' statement shapes: (label, command fields after the collection name).
+OTHER_WRITES = [
+    ("insert document not an object", {"insert": None, "documents": [{"time": T0, "tag": "a"}, 5]}),
+    ("delete let a number", {"delete": None, "deletes": [{"q": {}, "limit": 0}], "let": 5}),
+    ("update let a string", {"update": None, "updates": [{"q": {}, "u": GOOD_U, "multi": True}], "let": "x"}),
+    ("findAndModify hint a number", {"findAndModify": None, "query": {}, "remove": True, "hint": 5}),
+    ("findAndModify update a number", {"findAndModify": None, "query": {}, "update": 5}),
+    ("findAndModify arrayFilters a number", {"findAndModify": None, "query": {}, "remove": True, "arrayFilters": 5}),
+    ("findAndModify query a number", {"findAndModify": None, "query": 1, "remove": True}),
+]
+
 # Well-shaped statements whose meaning is wrong: a write error (ok: 1) on both kinds.
 MEANINGLESS = [
     ("update unknown operator", "update", "updates", [{"q": {}, "u": {"$bogus": {"tag": 1}}, "multi": True}]),
@@ -86,6 +97,20 @@ def test_malformed_statement_fails_the_whole_command_on_both_kinds(pair, label, 
     # nothing was written by either
     assert sorted(d["v"] for d in pair.ts.find()) == sorted(d["v"] for d in pair.regular.find()) == [1, 2]
     assert {d["tag"] for d in pair.ts.find()} == {d["tag"] for d in pair.regular.find()} == {"a"}
+
+
+@pytest.mark.commands("insert", "update", "delete", "findAndModify")
+@pytest.mark.parametrize("label,fields", OTHER_WRITES, ids=[c[0] for c in OTHER_WRITES])
+def test_other_write_shapes_fail_the_whole_command_on_both_kinds(pair, label, fields):
+    answers = []
+    for coll in ("regular", "ts"):
+        cmd = dict(fields)
+        cmd[next(iter(cmd))] = coll
+        reply = raw_command(pair.port, {**cmd, "$db": pair.name})
+        answers.append((reply.get("ok"), reply.get("code"), reply.get("codeName"), reply.get("errmsg")))
+    assert answers[0][0] == 0, (label, answers[0])
+    assert answers[1] == answers[0], label
+    assert pair.ts.count_documents({}) == pair.regular.count_documents({}) == 2
 
 
 @pytest.mark.commands("update", "delete")
