@@ -5,8 +5,10 @@ its target anyway (one line at each such point):
 
 - ``VIEW_COMMANDS[name]`` — the view ``db.c`` of a time-series collection (measurements: insert,
   update, delete, findAndModify; create, drop; indexes, collMod, collStats), handlers defined here
-  and in timeseries_admin.py (indexes, collMod, stats, TTL) and timeseries_modify.py (updates and
-  deletes of measurements);
+  and in timeseries_admin.py (indexes, collMod, stats), timeseries_modify.py (updates and deletes of
+  measurements), timeseries_ddl.py (create, drop) and timeseries_insert.py (insert of measurements);
+  timeseries_out.py writes a ``$out`` into a time-series collection. Every function of the time-series
+  side that takes a command context is in this package; the engine (``server.timeseries``) keeps none;
 - ``BUCKETS_COMMANDS[name]`` — the buckets collection ``db.system.buckets.c`` (bucket documents): a
   direct insert (validator, duplicate ``_id`` against every bucket ``find`` shows, MongoDB 7.0 compressed
   buckets decoded to v1: mongorestore of a 7.0 dump),
@@ -14,9 +16,9 @@ its target anyway (one line at each such point):
   is written in full and leaves memory first, so direct writes act on exactly what ``find`` shows and
   the catalog never writes over them later (MongoDB notifies its bucket catalog of direct writes).
 
-Reads need no table: ``server.collections`` resolves views and takes measurements from ``read_source``
-and bucket documents from ``bucket_source`` (in-memory buckets merged); ``explain_stages`` renders the
-read's plan.
+Reads need no table: ``server.collections`` (below this package) resolves views and takes measurements
+from the engine's ``view.read_source`` and bucket documents from ``view.bucket_source`` (in-memory
+buckets merged), both called with the server state; ``explain_stages`` renders the read's plan.
 """
 
 from __future__ import annotations
