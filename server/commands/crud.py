@@ -73,6 +73,8 @@ COMMAND_FIELDS = {
               "encryptionInformation", "mirrored"},
     "distinct": {"distinct", "key", "query", "collation", "hint", "sampleId", "mirrored"},
 }
+
+
 def check_fields(cmd: dict, command: str) -> None:
     """40415 for a field mongod 7.0 does not know (generic arguments are always accepted)."""
     allowed = COMMAND_FIELDS[command]
