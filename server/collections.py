@@ -26,11 +26,9 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
-from server import special_reads, write_stages
-from server.commands import _collection as C
-from server.commands import capped
-from server.commands import timeseries as ts
-from server.commands import timeseries_admin as ts_admin
+from server import coll_stats, special_reads, write_stages
+from server.core import capped
+from server.core import collection as C
 from server.query import expressions as expressions_mod
 from server.query import interrupt
 from server.query import match as match_mod
@@ -42,6 +40,9 @@ from server.query import sort as sort_mod
 from server.query import update as update_mod
 from server.query.access_path import Interval, Plan
 from server.query.index_keys import key_fields
+from server.timeseries import collection as ts_admin
+from server.timeseries import view as ts_view
+from server.timeseries.unpack import EXTRA_STAGES as TS_EXTRA_STAGES
 from storage.errors import DuplicateKey, StorageError
 
 
@@ -173,7 +174,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
     kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)
     # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
-    kwargs["extra_stages"] = extra_stages if extra_stages is not None else ts.EXTRA_STAGES
+    kwargs["extra_stages"] = extra_stages if extra_stages is not None else TS_EXTRA_STAGES
     try:
         return PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
@@ -184,7 +185,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
 
 
 def _current_op_docs(server, conn, options: dict) -> list[dict]:
-    from server.commands.operations import report
+    from server.operations import current_ops as report
 
     return report(server, conn, all_users=options.get("allUsers", False),
                   idle_connections=options.get("idleConnections", False),
@@ -219,13 +220,13 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         pipeline_mod.check_shape(pipeline)  # the time-series planner reads stages before they are parsed
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
-        docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
-                                                 resolved.ts_view, full, hint=hint, collation=coll)
+        docs, remaining, ts_info = ts_view.read_source(server, db,
+                                                      resolved.ts_view, full, hint=hint, collation=coll)
         remaining = list(remaining)
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                extra_stages=ts.EXTRA_STAGES, collation=coll)
+                                extra_stages=TS_EXTRA_STAGES, collation=coll)
         out = run_pipeline(remaining, docs, pctx)
         return ReadResult(out, None, remaining, {}, ts_info, ns)
     full = resolved.pipeline + list(pipeline)
@@ -234,7 +235,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         # bucket documents: the time-series layer merges persisted buckets with in-memory ones
         if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
             planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
-        source = ts.bucket_source(ctx if ctx is not None else _ServerCtx(server, db), db, name)
+        source = ts_view.bucket_source(server, db, name)
         if not full:
             return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
@@ -266,17 +267,6 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, collation=coll)
     out = run_pipeline(full, source, pctx)
     return ReadResult(out, plan, full, stats, None, ns)
-
-
-class _ServerCtx:
-    """The slice of CommandContext the time-series read source needs when called from a callback."""
-
-    def __init__(self, server, db):
-        self.server = server
-        self.db = db
-
-    async def run_blocking(self, fn, *args):  # pragma: no cover - not used from threads
-        return fn(*args)
 
 
 def _check_write_target(server, db: str, coll: str, stage: str, spec: Any) -> None:
@@ -319,7 +309,7 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
     ns = C.ns_of(target_db, target)
 
     def fn(w):
-        from server.commands.ddl import ensure_collection
+        from server.core.collection import ensure_collection
 
         old = w.get_collection(ns)
         if capped.limits(old) is not None:
@@ -345,9 +335,7 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
     if C.is_timeseries_view(view):
         doc = ts_admin.coll_stats_stage_document(server, db, coll, spec or {})
     else:
-        from server.commands.stats import coll_stats_document
-
-        doc = coll_stats_document(server, db, coll, spec or {})
+        doc = coll_stats.coll_stats_document(server, db, coll, spec or {})
     # The header every $collStats document shares, in mongod's order: the real host:port and the
     # collection's latencies as top records them (server/top.py).
     head = {"ns": doc.pop("ns"), "host": server.host, "localTime": doc.pop("localTime", None)}
@@ -579,7 +567,7 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
 
 
 def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None) -> dict:
-    from server.commands.ddl import ensure_collection
+    from server.core.collection import ensure_collection
 
     seed = update_mod.upsert_seed(q)
     new, _ = update_mod.apply_update(seed, upd, is_upsert=True, query=q)

@@ -6,7 +6,10 @@
 - :class:`ConnectionInfo` — per-connection facts (id, peer, client metadata, compressors);
 - :class:`ServerOptions` — the parsed command line (defined in the light ``server.options``).
 
-This module only defines data; it is importable from every layer of ``server``.
+This module only defines data; it is importable from every layer of ``server`` above the server state
+(server/README.md, "Layers"). It constructs the state parts below it (operations, profiler, top, fail
+points, sessions, the insert notifier, the scheduler) and names what sits above it (the cursor
+registry) under ``TYPE_CHECKING`` only, so nothing it imports imports it back.
 """
 
 from __future__ import annotations

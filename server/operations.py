@@ -223,6 +223,22 @@ class OperationRegistry:
         return entries
 
 
+def current_ops(server: Any, viewer: Any, *, all_users: bool, idle_connections: bool = False,
+                idle_cursors: bool = False, truncate: bool = True) -> list[dict[str, Any]]:
+    """The currentOp entries of this server that ``viewer`` (the caller's ConnectionInfo) asked for
+    (shared by the command and the ``$currentOp`` stage)."""
+    owner = ANYONE
+    if not all_users and server.auth is not None and server.auth.enabled:
+        owner = viewer.principal if viewer is not None else None  # None: nobody's, never everything
+    return server.operations.report(
+        server.host,
+        idle_connections=idle_connections,
+        idle_cursors=server.cursors if idle_cursors else None,
+        truncate=truncate,
+        owner=owner,
+    )
+
+
 def _client_fields(conn: Any, host: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "op", "host": host}
     if conn is None:

@@ -9,7 +9,7 @@ spent while profiling is off and the command was fast. Only then :meth:`Profiler
 mongod-shaped entry (op, ns, command, keysExamined, docsExamined, nreturned, responseLength, millis,
 planSummary, ts, client, appName, user), logs it as "Slow query" (id 51803, the command truncated to
 10 KB the way mongod's log truncates attributes) and/or inserts it into ``<db>.system.profile``, a
-1 MB capped collection (server/commands/capped.py) created when profiling is turned on.
+1 MB capped collection (server/core/capped.py) created when profiling is turned on.
 
 Handlers that read through a plan leave a :class:`ReadFacts` on ``ctx.facts`` (find, aggregate;
 getMore continues its cursor's); that is where planSummary and keys/docs examined come from.
@@ -32,6 +32,7 @@ from protocol.errors import MongoError
 from protocol.messages import RawDocuments, materialize
 from server import log
 from server.auth.redaction import redact_command
+from server.core import capped
 from server.operations import command_report
 from server.query.match import compile_filter
 from server.top import command_namespace
@@ -242,10 +243,6 @@ class Profiler:
 def ensure_profile_collection(w, db: str):
     """``<db>.system.profile``, created as mongod does: capped, 1 MB, without an ``_id`` index (its
     entries have no ``_id``)."""
-    # Imported here: the profile collection is written with the commands layer's capped-collection
-    # rules, while this module is part of the server state every command module imports (a real cycle).
-    from server.commands import capped
-
     ns = f"{db}.{PROFILE_COLLECTION}"
     info = w.get_collection(ns)
     if info is None:
@@ -255,8 +252,6 @@ def ensure_profile_collection(w, db: str):
 
 
 def write_entry(w, db: str, entry: dict) -> None:
-    from server.commands import capped  # see ensure_profile_collection
-
     capped.insert_documents(w, ensure_profile_collection(w, db), [entry])
 
 

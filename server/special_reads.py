@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
+from server.core import collection as C
 from server.query import docmeta
 from server.query import plan as planner
 from server.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite

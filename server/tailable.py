@@ -138,32 +138,6 @@ class TailingScan:
         return bool(self._buffer)
 
 
-async def find(ctx, spec, ns: str, cmd: dict) -> dict:
-    """A tailable find (``spec`` is the parsed FindSpec): the first batch of a tail cursor, or an
-    exhausted cursor (id 0) when there is nothing to tail."""
-    from bson.int64 import Int64
-
-    from server.commands import _collection as C
-    from server.cursors import cursor_reply
-
-    def is_view() -> bool:
-        with ctx.server.engine.read() as r:
-            return C.get_view(r, ctx.db, spec.name) is not None
-
-    if is_view():
-        raise MongoError(ErrorCode.BadValue,
-                         "error processing query: tailable cursor requested on non capped collection")
-    tail = await ctx.run_blocking(open_tail, ctx.server.engine, spec, ctx.db)
-    if tail is None:
-        return {"cursor": {"firstBatch": [], "id": Int64(0), "ns": ns}}
-    batch_size = spec.batch_size
-    if spec.limit and (batch_size is None or batch_size > spec.limit):
-        batch_size = spec.limit
-    return await cursor_reply(ctx, ns, tail, batch_size, False, first=True,
-                              no_timeout=bool(cmd.get("noCursorTimeout", False)), tailable=True,
-                              await_data=spec.await_data)
-
-
 def open_tail(engine, spec, db: str) -> TailingScan | None:
     """The tail a tailable find reads (thread pool), or None when there is nothing to tail: no such
     collection, or an empty one (mongod keeps no tailable cursor on an empty collection, SERVER-13955).

@@ -19,9 +19,14 @@ from typing import Any
 from bson.datetime_ms import DatetimeMS
 
 from protocol.codec import decode
+from protocol.errors import MongoError
+from server.context import run_in_pool
 from server.query.index_keys import index_key_map
+from server.timeseries import collection as ts_collection
+from server.timeseries import ttl as ts_ttl
 
 log = logging.getLogger("tidemark.ttl")
+ts_log = logging.getLogger("tidemark.timeseries")
 
 TTL_STATS = {"passes": 0, "deletedDocuments": 0}
 DEFAULT_SLEEP_SECS = 60
@@ -125,13 +130,33 @@ async def ttl_loop(server: Any) -> None:
             continue
         try:
             await loop.run_in_executor(None, run_pass, server.engine)
-            from server.commands.timeseries_admin import ttl_pass  # time-series buckets (spec §9)
-
-            await ttl_pass(server)
+            await timeseries_pass(server)  # time-series buckets (spec §9)
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - the monitor must survive one bad pass
             log.exception("TTL pass failed")
+
+
+async def timeseries_pass(server: Any, now: datetime.datetime | None = None) -> int:
+    """One TTL monitor pass over every time-series collection (spec §9); returns the buckets deleted."""
+    now = now or datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    catalog = server.bucket_catalog
+    total = 0
+    for bns, expire, span in await run_in_pool(server, None, ts_collection.ttl_collections, server.engine):
+        cutoff = ts_ttl.cutoff_seconds(now, expire, span)
+        live = catalog.live_buckets(bns)
+        try:
+            if any(bucket.start_s <= cutoff for bucket in live):
+                # an expired bucket still in memory must not be written back later
+                total += await ts_collection.direct_write(
+                    server, bns, lambda w, bns=bns: ts_collection.expired_in_txn(w, bns, now))
+            else:
+                with catalog.direct_write(bns):  # no expired bucket reopened from storage meanwhile
+                    total += await ts_collection.write(
+                        server, lambda w, bns=bns: ts_collection.expired_in_txn(w, bns, now))
+        except MongoError:  # dropped meanwhile, or one bad collection: the others still expire
+            ts_log.warning("time-series TTL pass failed for %s", bns, exc_info=True)
+    return total
 
 
 def start_ttl_monitor(server: Any) -> asyncio.Task:

@@ -1,6 +1,7 @@
 """The writing stages' targets: ``$merge`` into a collection (synchronous; the pipeline callback runs in
-the thread pool, the writes in one transaction on the writer thread), and ``$out`` into a time-series
-collection (``timeseries_out_plan`` validates before the read; ``out_timeseries`` runs on the event loop
+the thread pool, the writes in one transaction on the writer thread), and the plan of a ``$out`` into a time-series
+collection (``timeseries_out_plan`` validates before the read; the write itself,
+``server.commands.timeseries_out.out_timeseries``, runs on the event loop as time-series commands
 because measurements go through the bucket catalog).
 
 $merge follows mongod's DocumentSourceMerge:
@@ -18,17 +19,14 @@ $merge follows mongod's DocumentSourceMerge:
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
-from server.commands import capped
+from server.core import capped
+from server.core import collection as C
 from server.query import plan as planner
 from server.query import update as update_mod
 from server.query.index_keys import key_fields
@@ -38,7 +36,6 @@ from server.query.stage_write import merge_options
 from server.query.value_repr import bson_repr
 from server.query.values import MISSING
 from server.timeseries import ddl as ts_ddl
-from server.timeseries import ingest
 from server.timeseries import options as ts_options
 from server.timeseries.indexes import default_index_specs
 from storage.errors import DuplicateKey
@@ -125,7 +122,7 @@ def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
         return info
 
     def fn(w):
-        from server.commands.ddl import ensure_collection
+        from server.core.collection import ensure_collection
 
         info = ensure_collection(w, ns)
         for doc, key in results:
@@ -226,58 +223,3 @@ def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None
     defaults = {s["name"] for s in default_index_specs(existing.time_field, existing.meta_field)}
     indexes = [C.public_index_spec(s) for s in buckets.indexes if s["name"] not in defaults and s["name"] != "_id_"]
     return TimeseriesOut(target_db, coll, existing, extra, indexes, True)
-
-
-async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
-    """Write ``docs`` as the measurements of ``plan``'s collection the way mongod does: into a
-    temporary time-series collection first (its buckets written in full), then one write transaction
-    swaps it in for the target (view and buckets). A failure leaves the target untouched."""
-    server = ctx.server
-    db, coll = plan.db, plan.coll
-    tmp = f"tmp.agg_out.{uuid.uuid4()}"
-    tmp_bns, target_bns = ts_ddl.buckets_ns(db, tmp), ts_ddl.buckets_ns(db, coll)
-    create = {"create": tmp, "timeseries": plan.options.to_document(), "$db": db, **plan.extra}
-    await ts_ddl.create(ctx, create)
-    try:
-        if plan.indexes:
-            def copy_indexes(w):
-                info = w.get_collection(tmp_bns)
-                for spec in plan.indexes:
-                    w.create_index(info, dict(spec), [])
-                    info = w.get_collection(tmp_bns)
-            await asyncio.wrap_future(server.engine.write(copy_indexes))
-        for start in range(0, len(docs), OUT_BATCH):
-            reply = await ingest.insert_measurements(
-                ctx, {"insert": tmp, "documents": docs[start:start + OUT_BATCH], "ordered": True, "$db": db})
-            if reply.get("writeErrors"):
-                first = reply["writeErrors"][0]
-                raise MongoError(first["code"], first["errmsg"])
-        await server.ts_committer.close_collection(tmp_bns)   # every bucket written in full
-        await server.ts_committer.forget_collection(tmp_bns)
-        await ts_ddl.catalog_flush_before_drop(ctx, target_bns)
-        view_doc = ts_options.view_document(db, coll, plan.options, plan.extra.get("collation"))
-
-        def swap(w):
-            _, view = ts_ddl.get_view(w, db, coll)
-            if view is not None:
-                if not ts_ddl.is_timeseries_view(view):
-                    raise MongoError(7268703, "Cannot create a time-series collection from a non time-series view.")
-                ts_ddl._delete_view(w, db, coll)
-            if w.get_collection(C.ns_of(db, coll)) is not None:
-                raise MongoError(7268700, "Cannot create a time-series collection from a non time-series collection.")
-            if w.get_collection(target_bns) is not None:
-                w.drop_collection(target_bns)
-            w.rename_collection(tmp_bns, target_bns)
-            ts_ddl._delete_view(w, db, tmp)
-            ts_ddl._insert_view(w, db, view_doc)
-
-        await asyncio.wrap_future(server.engine.write(swap))
-    except BaseException:
-        with contextlib.suppress(Exception):
-            await ts_ddl.drop(ctx, db, tmp)
-        raise
-    server.bucket_catalog.forget(target_bns)
-    kill = getattr(getattr(server, "cursors", None), "kill_namespace", None)
-    if kill is not None:
-        kill(C.ns_of(db, coll))
-        kill(target_bns)

@@ -38,7 +38,7 @@ from typing import Any
 
 from protocol.codec import decode
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
+from server.core import collection as C
 from server.query import plan as planner
 from server.query.access_path import Plan
 

@@ -16,10 +16,10 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server import collections as access
 from server import write_stages
-from server.commands import _collection as C
-from server.commands import replication
+from server.commands import replication, timeseries_out
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import collection as C
 from server.profiler import ReadFacts
 from server.query import plan as planner
 
@@ -104,7 +104,7 @@ async def aggregate(ctx, cmd: dict) -> dict:
             ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
             return list(budget.outer(result.docs))
 
-        await write_stages.out_timeseries(ctx, ts_out, await ctx.run_blocking(results))
+        await timeseries_out.out_timeseries(ctx, ts_out, await ctx.run_blocking(results))
         from server.cursors import cursor_reply
 
         return await cursor_reply(ctx, ns, iter(()), batch_size, False, first=True, facts=ctx.facts)

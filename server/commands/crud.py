@@ -23,16 +23,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from protocol.framing import MAX_WRITE_BATCH_SIZE
-from protocol.messages import RawDocuments, materialize
+from protocol.messages import materialize
 from server import collections as access
-from server import tailable
 from server.arguments import GENERIC_ARGUMENTS
-from server.commands import _collection as C
 from server.commands import _write_slices as slices
-from server.commands import capped
+from server.commands import cursors as cursor_commands
 from server.commands import timeseries as ts
+from server.commands import write_statements
 from server.context import FILTER_REQUEST_BYTES, CommandSpec
+from server.core import capped
+from server.core import collection as C
 from server.profiler import ReadFacts
 from server.query import expressions as expressions_mod
 from server.query import match as match_mod
@@ -57,21 +57,6 @@ def _target(ctx, name: str):
         return r.get_collection(C.ns_of(ctx.db, name)), C.get_view(r, ctx.db, name)
 
 
-def _statements(cmd: dict, field: str, command: str) -> list:
-    if field not in cmd:
-        raise MongoError(ErrorCode.IDLFailedToParse,
-                         f"BSON field '{command}.{field}' is missing but a required field")
-    items = cmd[field]
-    if not isinstance(items, list | RawDocuments):  # RawDocuments: an insert's kind-1 documents, undecoded
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field '{command}.{field}' is the wrong type '{C.type_name(items)}', "
-                         "expected type 'array'")
-    if not items or len(items) > MAX_WRITE_BATCH_SIZE:
-        raise MongoError(ErrorCode.InvalidLength,
-                         f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. Got {len(items)} operations.")
-    return items
-
-
 # mongod 7.0's IDL (write_ops.idl, find_and_modify.idl, count.idl, distinct.idl): fields besides
 # the generic arguments; anything else is 40415 "BSON field '<cmd>.<x>' is an unknown field."
 _WRITE_BASE = {"bypassDocumentValidation", "ordered", "stmtId", "stmtIds", "isTimeseriesNamespace",
@@ -88,11 +73,6 @@ COMMAND_FIELDS = {
               "encryptionInformation", "mirrored"},
     "distinct": {"distinct", "key", "query", "collation", "hint", "sampleId", "mirrored"},
 }
-STATEMENT_FIELDS = {
-    "updates": {"q", "u", "c", "arrayFilters", "hint", "multi", "upsert", "upsertSupplied", "collation",
-                "sampleId", "$_allowShardKeyUpdatesWithoutFullShardKeyInQuery"},
-    "deletes": {"q", "limit", "hint", "collation", "sampleId"},
-}
 
 
 def check_fields(cmd: dict, command: str) -> None:
@@ -101,13 +81,6 @@ def check_fields(cmd: dict, command: str) -> None:
     for k in cmd:
         if k not in allowed and k not in GENERIC_ARGUMENTS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{k}' is an unknown field.")
-
-
-def _check_statement_fields(st: dict, command: str, field: str) -> None:
-    allowed = STATEMENT_FIELDS[field]
-    for k in st:
-        if k not in allowed:
-            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{field}.{k}' is an unknown field.")
 
 
 def _count_op(ctx, name: str, n: int) -> None:
@@ -157,7 +130,7 @@ async def insert(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "insert")
     name = C.collection_arg(cmd, "insert")
-    docs = _statements(cmd, "documents", "insert")
+    docs = await ctx.run_heavy(write_statements.insert_documents, cmd)  # parse, then dispatch
     _count_op(ctx, "insert", len(docs))
     ordered = bool(cmd.get("ordered", True))
     bypass = bool(cmd.get("bypassDocumentValidation", False))
@@ -176,7 +149,7 @@ async def insert(ctx, cmd: dict) -> dict:
     ns = C.ns_of(ctx.db, name)
 
     def fn(w, part):
-        from server.commands.ddl import ensure_collection
+        from server.core.collection import ensure_collection
 
         coll = ensure_collection(w, ns)
         validator = None if bypass else C.validator_for(coll)
@@ -234,7 +207,7 @@ async def find(ctx, cmd: dict) -> dict:
     spec = await ctx.run_heavy(access.FindSpec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
     ns = C.ns_of(ctx.db, spec.name)
     if spec.tailable:
-        return await tailable.find(ctx, spec, ns, cmd)
+        return await cursor_commands.tailable_find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
     result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, True)
     ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
@@ -287,14 +260,8 @@ class UpdateStatement:
 
 
 def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info) -> list:
-    for st in raw_statements:  # shape errors fail the whole command, as mongod's IDL parse does
-        if not isinstance(st, dict):
-            raise MongoError(ErrorCode.TypeMismatch, "BSON field 'update.updates' elements must be objects")
-        for k in ("q", "u"):
-            if k not in st:
-                raise MongoError(ErrorCode.IDLFailedToParse,
-                                 f"BSON field 'update.updates.{k}' is missing but a required field")
-        _check_statement_fields(st, "update", "updates")
+    """Well-shaped statements (``write_statements.update_statements``) compiled; a statement that
+    does not compile is that statement's write error."""
     variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "update"))
     default_collation = C.default_collation_of(info)
     return C.parse_statements(
@@ -306,13 +273,13 @@ async def update(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "update")
     name = C.collection_arg(cmd, "update")
-    raw_statements = _statements(cmd, "updates", "update")
+    raw_statements = await ctx.run_heavy(write_statements.update_statements, cmd)  # parse, then dispatch
     _count_op(ctx, "update", len(raw_statements))
     ordered = bool(cmd.get("ordered", True))
     bypass = bool(cmd.get("bypassDocumentValidation", False))
     info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
     if C.is_timeseries_view(view):
-        return await ts.VIEW_COMMANDS["update"](ctx, cmd)
+        return await ts.VIEW_COMMANDS["update"](ctx, cmd, raw_statements)
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
@@ -352,40 +319,13 @@ async def update(ctx, cmd: dict) -> dict:
     return reply
 
 
-def _check_delete_shape(st: Any) -> None:
-    """Statement shape errors fail the whole command (mongod parses the batch up front)."""
-    if not isinstance(st, dict):
-        raise MongoError(ErrorCode.TypeMismatch, "BSON field 'delete.deletes' elements must be objects")
-    for k in ("q", "limit"):
-        if k not in st:
-            raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field 'delete.deletes.{k}' is missing but a required field")
-    if "limit" in st:
-        limit = st["limit"]
-        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit not in (0, 1):
-            raise MongoError(ErrorCode.FailedToParse, f"The limit field in delete objects must be 0 or 1. Got {limit}")
-
-
 def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list:
     parsed: list = []
     variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "delete"))
     default_collation = C.default_collation_of(info)
-    for st in raw_statements:
-        _check_delete_shape(st)
-        _check_statement_fields(st, "delete", "deletes")
+    for st in raw_statements:  # well-shaped (write_statements.delete_statements)
         try:
-            if not isinstance(st, dict):
-                raise MongoError(ErrorCode.TypeMismatch, "BSON field 'delete.deletes' elements must be objects")
-            for k in ("q", "limit"):
-                if k not in st:
-                    raise MongoError(ErrorCode.IDLFailedToParse,
-                                     f"BSON field 'delete.deletes.{k}' is missing but a required field")
-            if not isinstance(st["q"], dict):
-                raise MongoError(ErrorCode.TypeMismatch,
-                                 "BSON field 'delete.deletes.q' is the wrong type, expected type 'object'")
             limit = st["limit"]
-            if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit not in (0, 1):
-                raise MongoError(ErrorCode.FailedToParse,
-                                 f"The limit field in delete objects must be 0 or 1. Got {limit}")
             collation = C.effective_collation(C.collation_arg(st, "delete.deletes"), default_collation)
             m = match_mod.compile_filter(st["q"], variables=variables, collation=collation) if st["q"] else None
             parsed.append((st["q"], m, int(limit), st.get("hint") or None, collation))
@@ -400,12 +340,12 @@ async def delete(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "delete")
     name = C.collection_arg(cmd, "delete")
-    raw_statements = _statements(cmd, "deletes", "delete")
+    raw_statements = await ctx.run_heavy(write_statements.delete_statements, cmd)  # parse, then dispatch
     _count_op(ctx, "delete", len(raw_statements))
     ordered = bool(cmd.get("ordered", True))
     info, view = await ctx.run_blocking(_target, ctx, name)
     if C.is_timeseries_view(view):
-        return await ts.VIEW_COMMANDS["delete"](ctx, cmd)
+        return await ts.VIEW_COMMANDS["delete"](ctx, cmd, raw_statements)
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
@@ -436,6 +376,7 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
     command = "findAndModify" if "findAndModify" in cmd else "findandmodify"
     check_fields(cmd, "findAndModify")
     name = C.collection_arg(cmd, command)
+    write_statements.check_find_and_modify(cmd, command)  # parse, then dispatch
     query = C.doc_arg(cmd, "query", command) or {}
     sort_spec = C.doc_arg(cmd, "sort", command) or None
     fields = C.doc_arg(cmd, "fields", command)

@@ -1,5 +1,6 @@
 """Cursor family: getMore and killCursors over the registry in ``server.cursors``; an ``awaitData``
-getMore waits for inserts through ``server.tailable.InsertNotifier``."""
+getMore waits for inserts through ``server.tailable.InsertNotifier``; the first batch of a tailable
+find (``tailable_find``, reached from crud's find)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,34 @@ from typing import Any
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
+from server import tailable
 from server.arguments import field, missing, wrong_type
 from server.context import CommandContext, CommandSpec
+from server.core import collection as C
+from server.cursors import cursor_reply
 
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
+
+
+async def tailable_find(ctx, spec, ns: str, cmd: dict) -> dict:
+    """A tailable find (``spec`` is the parsed FindSpec): the first batch of a tail cursor, or an
+    exhausted cursor (id 0) when there is nothing to tail."""
+    def is_view() -> bool:
+        with ctx.server.engine.read() as r:
+            return C.get_view(r, ctx.db, spec.name) is not None
+
+    if is_view():
+        raise MongoError(ErrorCode.BadValue,
+                         "error processing query: tailable cursor requested on non capped collection")
+    tail = await ctx.run_blocking(tailable.open_tail, ctx.server.engine, spec, ctx.db)
+    if tail is None:
+        return {"cursor": {"firstBatch": [], "id": Int64(0), "ns": ns}}
+    batch_size = spec.batch_size
+    if spec.limit and (batch_size is None or batch_size > spec.limit):
+        batch_size = spec.limit
+    return await cursor_reply(ctx, ns, tail, batch_size, False, first=True,
+                              no_timeout=bool(cmd.get("noCursorTimeout", False)), tailable=True,
+                              await_data=spec.await_data)
 
 
 def _cursor_id(value: Any, field: str) -> int:

@@ -15,8 +15,8 @@ from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
 from server.commands import timeseries as ts
-from server.commands._collection import SYSTEM_VIEWS, check_db_name, int_arg, is_buckets_collection
 from server.context import CommandSpec
+from server.core.collection import SYSTEM_VIEWS, check_db_name, int_arg, is_buckets_collection
 
 # A standalone mongod always lists these (admin.system.version, config.system.sessions,
 # local.startup_log); tools such as mongodump and Compass expect them. Sizes are a fresh mongod 7.0's.

@@ -15,10 +15,11 @@ from bson.int64 import Int64
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.arguments import GENERIC_ARGUMENTS
-from server.commands import _collection as C
-from server.commands import capped
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import capped
+from server.core import collection as C
+from server.core.collection import ensure_collection
 
 CREATE_OPTIONS = frozenset({
     "capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel", "validationAction",
@@ -258,14 +259,6 @@ def _check_no_cycle(r, db: str, name: str, view_on: str) -> None:
         current = view["viewOn"]
     raise MongoError(ErrorCode.ViewDepthLimitExceeded,
                      f"View depth too deep or view cycle detected; maximum depth is {C.MAX_VIEW_DEPTH}")
-
-
-def ensure_collection(w, ns: str):
-    """The collection ``ns``, created implicitly (empty options) when absent — as mongod's writes do."""
-    info = w.get_collection(ns)
-    if info is None:
-        info = w.create_collection(ns, {})
-    return info
 
 
 def delete_view_doc(w, db: str, name: str) -> bool:

@@ -12,9 +12,9 @@ import asyncio
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import collection as C
 from server.query import index_kinds
 from server.query.index_keys import MULTIKEY_FLAG, index_name_for, keyer_for
 from server.query.index_kinds import UNSUPPORTED_INDEX_TYPES
@@ -297,7 +297,7 @@ async def create_indexes(ctx, cmd: dict) -> dict:
                          "Cannot create indexes with the same name in the same createIndexes command")
 
     def fn(w):
-        from server.commands.ddl import ensure_collection
+        from server.core.collection import ensure_collection
 
         created = w.get_collection(ns) is None
         coll = ensure_collection(w, ns)

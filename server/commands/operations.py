@@ -18,29 +18,13 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.arguments import GENERIC_ARGUMENTS
-from server.auth.names import ANYONE
 from server.context import CommandContext, CommandSpec
+from server.operations import current_ops as report
 from server.query.expr_base import type_name
 from server.query.expr_logic import truthy
 from server.query.match import compile_filter
 
 _CURRENT_OP_FLAGS = ("$all", "$ownOps", "$truncateOps")
-
-
-def report(server: Any, viewer: Any, *, all_users: bool, idle_connections: bool = False,
-           idle_cursors: bool = False, truncate: bool = True) -> list[dict[str, Any]]:
-    """The currentOp entries of this server that ``viewer`` (the caller's ConnectionInfo) asked for
-    (shared by the command and the ``$currentOp`` stage)."""
-    owner = ANYONE
-    if not all_users and server.auth is not None and server.auth.enabled:
-        owner = viewer.principal if viewer is not None else None  # None: nobody's, never everything
-    return server.operations.report(
-        server.host,
-        idle_connections=idle_connections,
-        idle_cursors=server.cursors if idle_cursors else None,
-        truncate=truncate,
-        owner=owner,
-    )
 
 
 async def current_op(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:

@@ -41,11 +41,11 @@ from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server import collections as access
 from server.auth.oplog_rules import as_uuid, ns_by_uuid
-from server.commands import _collection as C
 from server.commands import capped, crud, ddl, indexes
 from server.commands import timeseries as ts
 from server.commands._oplog_diff import apply_diff
 from server.context import CommandContext, CommandSpec
+from server.core import collection as C
 from server.query.match import compile_filter
 
 COMMAND = "applyOps"

@@ -20,8 +20,8 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.arguments import wrong_type
 from server.auth.names import UserName, same_principal
-from server.commands import _collection as C
 from server.context import CommandContext, CommandSpec
+from server.core import collection as C
 
 NOT_REPLSET = "not running with --replSet"
 

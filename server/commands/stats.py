@@ -6,76 +6,18 @@ index key from the records and compares the counts with what each index holds.
 
 from __future__ import annotations
 
-import datetime
-
 from bson.int64 import Int64
 
 from protocol.codec import decode
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
+from server.coll_stats import add_unstored as _add_unstored
+from server.coll_stats import empty_stats as _empty_stats
+from server.coll_stats import scale_arg as _scale
+from server.coll_stats import storage_stats
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import collection as C
 from server.query.index_keys import keyer_for
-
-
-def storage_stats(r, info, scale: int = 1) -> dict:
-    """The storageStats document of one collection (inside a read transaction)."""
-    count = r.count(info)
-    size = r.data_size(info)
-    index_sizes = {s["name"]: r.index_size(info, s["name"]) for s in info.indexes}
-    total_index = sum(index_sizes.values())
-    options = info.options or {}
-    capped = {"capped": True, "max": Int64(options.get("max") or 0), "maxSize": Int64(options["size"] // scale)} \
-        if options.get("capped") else {"capped": False}
-    return {
-        "size": Int64(size // scale),
-        "count": Int64(count),
-        "avgObjSize": Int64(size // count) if count else Int64(0),
-        "numOrphanDocs": Int64(0),
-        "storageSize": Int64(size // scale),
-        "freeStorageSize": Int64(0),
-        **capped,
-        "nindexes": len(info.indexes),
-        "indexBuilds": [],
-        "totalIndexSize": Int64(total_index // scale),
-        "totalSize": Int64((size + total_index) // scale),
-        "indexSizes": {k: Int64(v // scale) for k, v in index_sizes.items()},
-        "scaleFactor": scale,
-    }
-
-
-def _empty_stats(scale: int) -> dict:
-    return {"size": Int64(0), "count": Int64(0), "numOrphanDocs": Int64(0), "storageSize": Int64(0),
-            "totalSize": Int64(0), "nindexes": 0, "totalIndexSize": Int64(0), "indexDetails": {},
-            "indexSizes": {}, "scaleFactor": scale}
-
-
-def _scale(spec: dict | None) -> int:
-    scale = (spec or {}).get("scale", 1)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale < 1:
-        raise MongoError(ErrorCode.BadValue, "scale has to be > 0")
-    return int(scale)
-
-
-def coll_stats_document(server, db: str, coll: str, spec: dict) -> dict:
-    """One `$collStats` output document (storageStats / count sections as requested)."""
-    ns = C.ns_of(db, coll)
-    out: dict = {"ns": ns, "host": server.host,
-                 "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None)}
-    with server.engine.read() as r:
-        info = r.get_collection(ns)
-        if info is None and C.get_view(r, db, coll) is None:
-            raise MongoError(ErrorCode.NamespaceNotFound, f"Unable to retrieve storageStats in $collStats stage :: "
-                                                         f"caused by :: Collection [{ns}] not found.")
-        unstored = ts.unstored_buckets(server, ns) if C.is_buckets_collection(coll, info) else (0, 0)
-        if "storageStats" in spec:
-            scale = _scale(spec.get("storageStats"))
-            out["storageStats"] = storage_stats(r, info, scale) if info else _empty_stats(scale)
-            if unstored[0]:  # in-memory buckets not stored yet count too
-                _add_unstored(out["storageStats"], unstored, scale)
-        if "count" in spec:
-            out["count"] = Int64(r.count(info) + unstored[0]) if info else Int64(0)
-    return out
 
 
 async def coll_stats(ctx, cmd: dict) -> dict:
@@ -101,15 +43,6 @@ async def coll_stats(ctx, cmd: dict) -> dict:
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     return {"ns": ns, **stats}
-
-
-def _add_unstored(stats: dict, unstored: tuple[int, int], scale: int) -> None:
-    count, size = unstored
-    stats["count"] = Int64(stats["count"] + count)
-    for key in ("size", "storageSize", "totalSize"):
-        stats[key] = Int64(stats[key] + size // scale)
-    if stats["count"]:
-        stats["avgObjSize"] = Int64(stats["size"] * scale // stats["count"])
 
 
 async def validate(ctx, cmd: dict) -> dict:

@@ -5,8 +5,10 @@ its target anyway (one line at each such point):
 
 - ``VIEW_COMMANDS[name]`` — the view ``db.c`` of a time-series collection (measurements: insert,
   update, delete, findAndModify; create, drop; indexes, collMod, collStats), handlers defined here
-  and in timeseries_admin.py (indexes, collMod, stats, TTL) and timeseries_modify.py (updates and
-  deletes of measurements);
+  and in timeseries_admin.py (indexes, collMod, stats), timeseries_modify.py (updates and deletes of
+  measurements), timeseries_ddl.py (create, drop) and timeseries_insert.py (insert of measurements);
+  timeseries_out.py writes a ``$out`` into a time-series collection. Every function of the time-series
+  side that takes a command context is in this package; the engine (``server.timeseries``) keeps none;
 - ``BUCKETS_COMMANDS[name]`` — the buckets collection ``db.system.buckets.c`` (bucket documents): a
   direct insert (validator, duplicate ``_id`` against every bucket ``find`` shows, MongoDB 7.0 compressed
   buckets decoded to v1: mongorestore of a 7.0 dump),
@@ -14,9 +16,9 @@ its target anyway (one line at each such point):
   is written in full and leaves memory first, so direct writes act on exactly what ``find`` shows and
   the catalog never writes over them later (MongoDB notifies its bucket catalog of direct writes).
 
-Reads need no table: ``server.collections`` resolves views and takes measurements from ``read_source``
-and bucket documents from ``bucket_source`` (in-memory buckets merged); ``explain_stages`` renders the
-read's plan.
+Reads need no table: ``server.collections`` (below this package) resolves views and takes measurements
+from the engine's ``view.read_source`` and bucket documents from ``view.bucket_source`` (in-memory
+buckets merged), both called with the server state; ``explain_stages`` renders the read's plan.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
 from protocol.messages import materialize
 from server.commands import timeseries_admin as admin
+from server.commands import timeseries_ddl as ts_ddl_commands
 from server.commands import timeseries_modify as modify
+from server.commands.timeseries_insert import insert_measurements
 from server.query.index_keys import index_key_map
 from server.query.match import compile_filter
 from server.timeseries import ddl, ingest, scan, view
@@ -55,17 +59,17 @@ unstored_buckets = scan.unstored_buckets
 
 async def insert(ctx: Any, cmd: dict) -> dict:
     """``insert`` on the view: ``{n, writeErrors?}`` (n counts measurements)."""
-    return await ingest.insert_measurements(ctx, cmd)
+    return await insert_measurements(ctx, cmd)
 
 
 async def create(ctx: Any, cmd: dict) -> dict:
     """``create`` with ``timeseries`` options (or of a ``system.buckets.*`` name, as mongorestore does)."""
-    return await ddl.create(ctx, cmd)
+    return await ts_ddl_commands.create(ctx, cmd)
 
 
 async def drop(ctx: Any, db: str, name: str) -> dict:
     """Drop of the view or of ``system.buckets.<c>`` (both go)."""
-    return await ddl.drop(ctx, db, name)
+    return await ts_ddl_commands.drop(ctx, db, name)
 
 
 # ------------------------------------------------------------------ the buckets namespace
@@ -90,7 +94,7 @@ def direct_writer(name: str) -> Callable[[Any, Any], Any]:
 
 def bucket_source(ctx: Any, db: str, coll: str):
     """Bucket documents of ``db.<coll>`` (a ``system.buckets.*`` name), in-memory ones included."""
-    return view.bucket_source(ctx, db, coll)
+    return view.bucket_source(ctx.server, db, coll)
 
 
 async def insert_buckets(ctx: Any, cmd: dict) -> dict:

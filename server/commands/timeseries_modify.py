@@ -17,35 +17,21 @@ from typing import Any
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
-from server.commands import _collection as C
-from server.commands.timeseries_admin import Target, _measurements, direct_write, resolve
+from server.commands import write_statements
+from server.commands.timeseries_admin import resolve
+from server.core import collection as C
 from server.query import match, project
 from server.query import plan as planner
 from server.query import update as update_mod
 from server.timeseries import indexes as ts_indexes
 from server.timeseries import modify as ts_modify
 from server.timeseries.bucketdoc import unpack_document
+from server.timeseries.collection import Target, direct_write
+from server.timeseries.collection import measurements as _measurements
 
 # --------------------------------------------------------------------------------------------------
 # update (5.1+ rules: meta-only, multi, no upsert)
 # --------------------------------------------------------------------------------------------------
-
-
-def _statements(cmd: dict, field: str, command: str) -> list:
-    items = cmd.get(field)
-    if items is None:
-        raise MongoError(
-            ErrorCode.IDLFailedToParse, f"BSON field '{command}.{field}' is missing but a required field"
-        )
-    if not isinstance(items, list):
-        raise MongoError(
-            ErrorCode.TypeMismatch, f"BSON field '{command}.{field}' is the wrong type, expected type 'array'"
-        )
-    if not items:
-        raise MongoError(
-            ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. Got 0 operations."
-        )
-    return items
 
 
 def _collation(statement: Any, target: Target, field: str) -> Any:
@@ -72,10 +58,14 @@ def _parse_update(statement: Any, target: Target) -> tuple:
     return translated, parsed, matcher
 
 
-async def update(ctx: Any, cmd: dict) -> dict:
+async def update(ctx: Any, cmd: dict, statements: list | None = None) -> dict:
+    """``statements``: the command's updates as ``write_statements`` parsed them before the dispatch
+    (parsed here when called directly)."""
+    if statements is None:
+        statements = write_statements.update_statements(cmd)
     target = await resolve(ctx, cmd, "update")
     ordered = bool(cmd.get("ordered", True))
-    parsed = C.parse_statements(_statements(cmd, "updates", "update"), lambda st: _parse_update(st, target), ordered)
+    parsed = C.parse_statements(statements, lambda st: _parse_update(st, target), ordered)
 
     def fn(w: Any) -> tuple[int, int, list]:
         n = modified = 0
@@ -209,10 +199,14 @@ def _delete_in_txn(
     return deleted, first
 
 
-async def delete(ctx: Any, cmd: dict) -> dict:
+async def delete(ctx: Any, cmd: dict, statements: list | None = None) -> dict:
+    """``statements``: the command's deletes as ``write_statements`` parsed them before the dispatch
+    (parsed here when called directly)."""
+    if statements is None:
+        statements = write_statements.delete_statements(cmd)
     target = await resolve(ctx, cmd, "delete")
     ordered = bool(cmd.get("ordered", True))
-    parsed = C.parse_statements(_statements(cmd, "deletes", "delete"), lambda st: _parse_delete(st, target), ordered)
+    parsed = C.parse_statements(statements, lambda st: _parse_delete(st, target), ordered)
 
     def fn(w: Any) -> tuple[int, list]:
         n, errors = 0, []

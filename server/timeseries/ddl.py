@@ -1,4 +1,5 @@
-"""Catalog operations of time-series collections: create, drop, listCollections entries.
+"""Catalog objects of time-series collections: names, the view document, stored options, listCollections
+entries (the create and drop commands that write them are in server/commands/timeseries_ddl.py).
 
 A time-series collection ``db.c`` is two catalog objects (spec §1.1): the view document
 ``{_id: "db.c", viewOn: "system.buckets.c", pipeline: [{$_internalUnpackBucket: ...}]}`` in
@@ -8,14 +9,11 @@ A time-series collection ``db.c`` is two catalog objects (spec §1.1): the view 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from protocol.codec import decode, encode
-from protocol.errors import ErrorCode, MongoError
 from server.query.index_keys import index_key_map
 from server.timeseries import options as ts_options
-from server.timeseries.indexes import default_index_specs
 
 BUCKETS_PREFIX = "system.buckets."
 SYSTEM_VIEWS = "system.views"
@@ -76,112 +74,6 @@ def _delete_view(w: Any, db: str, name: str) -> bool:
 def stored_options(buckets_info: Any) -> ts_options.TimeseriesOptions | None:
     opts = (buckets_info.options or {}).get("timeseries") if buckets_info is not None else None
     return ts_options.from_document(opts) if opts else None
-
-
-# ------------------------------------------------------------------ create
-
-
-async def create(ctx: Any, cmd: dict) -> dict:
-    db = cmd.get("$db") or ctx.db
-    name = cmd["create"]
-    if name.startswith(BUCKETS_PREFIX):
-        return await _create_buckets_directly(ctx, db, name, cmd)
-    request = ts_options.parse_create(db, cmd)
-    ns = f"{db}.{name}"
-    bns = buckets_ns(db, name)
-    view_doc = ts_options.view_document(db, name, request.timeseries, request.extra.get("collation"))
-    bucket_options = request.buckets_options()
-
-    def fn(w: Any) -> None:
-        if w.get_collection(ns) is not None:
-            raise MongoError(ErrorCode.NamespaceExists, f"Collection {ns} already exists.")
-        _, existing_view = get_view(w, db, name)
-        existing_buckets = w.get_collection(bns)
-        if existing_view is not None or existing_buckets is not None:
-            current = stored_options(existing_buckets)
-            same = (
-                is_timeseries_view(existing_view)
-                and current is not None
-                and current.equivalent(request.timeseries)
-                and all((existing_buckets.options or {}).get(k) == request.extra.get(k)
-                        for k in ("expireAfterSeconds", "collation", "storageEngine", "indexOptionDefaults"))
-            )
-            if same:
-                return
-            raise MongoError(ErrorCode.NamespaceExists, f"A timeseries collection already exists. NS: {ns}")
-        info = w.create_collection(bns, bucket_options, clustered=True)
-        for spec in default_index_specs(request.timeseries.time_field, request.timeseries.meta_field):
-            w.create_index(info, spec, [])
-        _insert_view(w, db, view_doc)
-
-    await asyncio.wrap_future(ctx.server.engine.write(fn))
-    return {}
-
-
-async def _create_buckets_directly(ctx: Any, db: str, name: str, cmd: dict) -> dict:
-    """``create: "system.buckets.x"``: only with ``timeseries`` (how mongorestore recreates buckets)."""
-    ns = f"{db}.{name}"
-    if "timeseries" not in cmd:
-        raise MongoError(ErrorCode.IllegalOperation,
-                         f"Cannot create a system.buckets collection without timeseries options: {ns}")
-    spec = {k: v for k, v in cmd.items() if k not in ("validator", "clusteredIndex")}
-    clustered = cmd.get("clusteredIndex", True)
-    if clustered is not True:
-        if isinstance(clustered, dict):
-            raise MongoError(ErrorCode.IDLFailedToParse,
-                             "BSON field 'create.clusteredIndex.key' is missing but a required field")
-        if not isinstance(clustered, bool):
-            raise MongoError(ErrorCode.TypeMismatch, "BSON field 'create.clusteredIndex' is the wrong type")
-        raise MongoError(ErrorCode.InvalidOptions, "A time-series bucket collection must be clustered on _id")
-    request = ts_options.parse_create(db, spec)
-    options = request.buckets_options()
-
-    def fn(w: Any) -> None:
-        if w.get_collection(ns) is not None:
-            raise MongoError(ErrorCode.NamespaceExists, f"Collection {ns} already exists.")
-        w.create_collection(ns, options, clustered=True)
-
-    await asyncio.wrap_future(ctx.server.engine.write(fn))
-    return {}
-
-
-# ------------------------------------------------------------------ drop
-
-
-async def drop(ctx: Any, db: str, name: str) -> dict:
-    """Drop of the view or of ``system.buckets.<c>``: both objects go (spec §10)."""
-    view_name = view_name_of(name)
-    bns = buckets_ns(db, view_name)
-    catalog = getattr(ctx.server, "bucket_catalog", None)
-
-    def fn(w: Any) -> int:
-        _, view = get_view(w, db, view_name)
-        n = 0
-        if view is not None and (is_timeseries_view(view) or view.get("viewOn") == BUCKETS_PREFIX + view_name):
-            _delete_view(w, db, view_name)
-        info = w.get_collection(bns)
-        if info is not None:
-            n = len(info.indexes) + 1
-            w.drop_collection(bns)
-        return n
-
-    if catalog is not None:
-        await catalog_flush_before_drop(ctx, bns)
-    n = await asyncio.wrap_future(ctx.server.engine.write(fn))
-    if catalog is not None:
-        catalog.forget(bns)
-    kill = getattr(getattr(ctx.server, "cursors", None), "kill_namespace", None)
-    if kill is not None:
-        kill(f"{db}.{view_name}")
-        kill(bns)
-    return {"nIndexesWas": n, "ns": f"{db}.{name}"}
-
-
-async def catalog_flush_before_drop(ctx: Any, bns: str) -> None:
-    """Forget the collection's buckets and their journal streams before the drop commits."""
-    committer = getattr(ctx.server, "ts_committer", None)
-    if committer is not None:
-        await committer.forget_collection(bns)
 
 
 # ------------------------------------------------------------------ listCollections

@@ -25,9 +25,10 @@ from server.timeseries.indexes import translate_hint
 from server.timeseries.unpack import parse_internal_unpack
 
 
-def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None,
+def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None,
                 collation: Any = None):
-    """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view.
+    """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view
+    (``server``: the ServerState).
 
     ``collation``: the read's effective collation (``collation.Collation``, None = simple). Under a
     non-simple one the source absorbs only the leading ``$match`` stages (the bucket filter loose for
@@ -38,7 +39,6 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
     to the buckets index it names; an unknown or hidden index -> 2 BadValue (indexes.translate_hint).
     The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]`` before any read."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
-    server = ctx.server
     ns = f"{db}.{view_doc['viewOn']}"
     nodes, remaining = leading_matches(list(user_pipeline))
     node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
@@ -162,6 +162,6 @@ def _measurements(buckets: Iterator[Any], spec: Any, event_filter: Any, fields: 
         info["measurementsReturned"] += returned
 
 
-def bucket_source(ctx: Any, db: str, coll: str) -> Iterator[dict]:
+def bucket_source(server: Any, db: str, coll: str) -> Iterator[dict]:
     """Every bucket document of ``db.<coll>`` (a ``system.buckets.*`` name), open buckets included."""
-    return scan.bucket_documents(ctx.server, f"{db}.{coll}")
+    return scan.bucket_documents(server, f"{db}.{coll}")

@@ -8,8 +8,10 @@ import pytest
 from harness.timeseries import Server
 
 from protocol.errors import MongoError
+from server.commands import timeseries_ddl
 from server.commands.timeseries import insert_buckets
-from server.timeseries import ddl, ingest, scan, view
+from server.commands.timeseries_insert import insert_measurements
+from server.timeseries import ddl, scan, view
 
 T0 = dt.datetime(2021, 5, 18, 0, 0)
 
@@ -24,11 +26,11 @@ def server(tmp_path):
 async def create(server, name="weather", **ts):
     ts.setdefault("timeField", "timestamp")
     ts.setdefault("metaField", "metadata")
-    return await ddl.create(server.ctx(), {"create": name, "timeseries": ts, "$db": "db"})
+    return await timeseries_ddl.create(server.ctx(), {"create": name, "timeseries": ts, "$db": "db"})
 
 
 async def insert(server, docs, name="weather", ordered=True):
-    return await ingest.insert_measurements(server.ctx(), {"insert": name, "documents": docs, "ordered": ordered,
+    return await insert_measurements(server.ctx(), {"insert": name, "documents": docs, "ordered": ordered,
                                                            "$db": "db"})
 
 
@@ -38,7 +40,7 @@ def view_doc(server, name="weather"):
 
 
 def find(server, pipeline=(), name="weather"):
-    docs, remaining, info = view.read_source(server.ctx(), "db", view_doc(server, name), list(pipeline))
+    docs, remaining, info = view.read_source(server.ctx().server, "db", view_doc(server, name), list(pipeline))
     assert remaining == [] or remaining == list(pipeline)[len(pipeline) - len(remaining):]
     return list(docs), info
 
@@ -148,14 +150,14 @@ async def test_recreate_is_idempotent_and_conflicts_are_namespace_exists(server)
         await create(server, granularity="minutes")
     assert info.value.code == 48
     with pytest.raises(MongoError) as info:
-        await ddl.create(server.ctx(), {"create": "system.buckets.x", "$db": "db"})
+        await timeseries_ddl.create(server.ctx(), {"create": "system.buckets.x", "$db": "db"})
     assert info.value.code == 20
 
 
 async def test_drop_removes_view_and_buckets(server):
     await create(server)
     await insert(server, [{"timestamp": T0, "v": 1}])
-    await ddl.drop(server.ctx(), "db", "system.buckets.weather")
+    await timeseries_ddl.drop(server.ctx(), "db", "system.buckets.weather")
     assert view_doc(server) is None
     with server.engine.read() as r:
         assert r.get_collection("db.system.buckets.weather") is None

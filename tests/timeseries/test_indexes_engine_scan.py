@@ -6,8 +6,10 @@ import datetime as dt
 import pytest
 from harness.timeseries import Server
 
+from server.commands import timeseries_ddl
+from server.commands.timeseries_insert import insert_measurements
 from server.query.match import parse_filter
-from server.timeseries import ddl, ingest, scan, stored
+from server.timeseries import scan, stored
 from server.timeseries.filters import derive
 from server.timeseries.view import choose_index
 
@@ -23,9 +25,9 @@ def server(tmp_path):
 
 
 async def _load(server, sensors=50, per_sensor=3):
-    await ddl.create(server.ctx(), {"create": "c", "timeseries": {"timeField": "t", "metaField": "m"}, "$db": "db"})
+    await timeseries_ddl.create(server.ctx(), {"create": "c", "timeseries": {"timeField": "t", "metaField": "m"}, "$db": "db"})
     docs = [{"t": T0 + dt.timedelta(seconds=i), "m": s, "v": i} for s in range(sensors) for i in range(per_sensor)]
-    await ingest.insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})
+    await insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})
     await server.ts_committer.close_collection(BNS)  # every bucket in full: storage and its indexes hold them all
 
 
@@ -48,7 +50,7 @@ async def test_meta_equality_reads_only_the_matching_bucket_through_the_default_
 async def test_in_memory_buckets_are_merged_even_when_the_index_misses_them(server):
     await _load(server, sensors=2)
     docs = [{"t": T0 + dt.timedelta(minutes=5), "m": 99, "v": 0}]  # a new, still open bucket
-    await ingest.insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})
+    await insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})
     plan, bfilter = _plan(server, {"m": 99})
     metas = [b.summary().get("meta") for b in scan.index_buckets(server, BNS, plan, None, bfilter.predicate)]
     assert metas == [99]

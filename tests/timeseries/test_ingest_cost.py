@@ -6,7 +6,8 @@ import datetime as dt
 
 from harness.timeseries import Server
 
-from server.timeseries import ddl, ingest
+from server.commands import timeseries_ddl
+from server.commands.timeseries_insert import insert_measurements
 
 T0 = dt.datetime(2024, 3, 1, 0, 0)
 SERIES = 100
@@ -18,14 +19,14 @@ async def test_bytes_written_per_insert_stay_flat_as_buckets_fill(tmp_path):
     catalog = server.bucket_catalog
     ctx = server.ctx()
     try:
-        await ddl.create(ctx, {"create": "cpu", "timeseries": {"timeField": "time", "metaField": "tags"}, "$db": "db"})
+        await timeseries_ddl.create(ctx, {"create": "cpu", "timeseries": {"timeField": "time", "metaField": "tags"}, "$db": "db"})
         per_round = []
         counters = server.ts_committer.counters
         for r in range(ROUNDS):
             before = counters.journalBytes + counters.bucketBytes
             t = T0 + dt.timedelta(seconds=10 * r)
             await asyncio.gather(*(
-                ingest.insert_measurements(ctx, {"insert": "cpu", "$db": "db", "documents": [
+                insert_measurements(ctx, {"insert": "cpu", "$db": "db", "documents": [
                     {"time": t, "tags": {"hostname": f"host_{s}", "region": "eu-west-1"},
                      "usage_user": float(r % 100), "usage_system": float(s % 50), "usage_idle": 42.0}]})
                 for s in range(SERIES)))

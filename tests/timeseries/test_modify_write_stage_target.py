@@ -5,8 +5,8 @@ from types import SimpleNamespace
 import pytest
 
 from protocol.errors import ErrorCode, MongoError
-from server.commands.timeseries_admin import check_write_stage_target
-from server.timeseries import ddl
+from server.commands import timeseries_ddl
+from server.timeseries.collection import check_write_stage_target
 from storage.engine import open_engine
 
 
@@ -19,7 +19,7 @@ def engine(tmp_path):
 
 async def test_merge_and_out_into_a_timeseries_collection_are_refused(engine):
     ctx = SimpleNamespace(server=SimpleNamespace(engine=engine), db="db")
-    await ddl.create(ctx, {"create": "c", "timeseries": {"timeField": "t"}, "$db": "db"})
+    await timeseries_ddl.create(ctx, {"create": "c", "timeseries": {"timeField": "t"}, "$db": "db"})
     with engine.read() as r:
         for stage, target in (("$merge", "c"), ("$out", "c"), ("$out", "system.buckets.c")):
             with pytest.raises(MongoError) as info:

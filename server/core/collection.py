@@ -287,6 +287,14 @@ def prepare_insert(doc: Any) -> dict:
     return doc
 
 
+def ensure_collection(w, ns: str):
+    """The collection ``ns``, created implicitly (empty options) when absent — as mongod's writes do."""
+    info = w.get_collection(ns)
+    if info is None:
+        info = w.create_collection(ns, {})
+    return info
+
+
 def check_storable(doc: dict) -> None:
     """_id type rules and top-level ``$`` names (mongod refuses both on insert and replacement)."""
     _id = doc.get("_id")

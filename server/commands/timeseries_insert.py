@@ -1,0 +1,80 @@
+"""``insert`` on a time-series view (spec §4): prepare the documents (on the event loop for small
+inserts, in the thread pool for large ones), route them into the bucket catalog, wait for the group
+commit. The steps are ``server.timeseries.ingest``; this is the command of the time-series family.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+
+from protocol.errors import ErrorCode, MongoError
+from protocol.messages import RawDocuments
+from server.timeseries import options as ts_options
+from server.timeseries import reopen, router, rules
+from server.timeseries.batch import ColumnBatch, RowBatch
+from server.timeseries.ddl import buckets_ns
+from server.timeseries.ingest import (
+    ON_LOOP_BYTES,
+    ON_LOOP_DOCUMENT_BYTES,
+    ON_LOOP_DOCUMENTS,
+    documents,
+    prepare,
+    prepare_rows,
+    slices,
+)
+
+
+async def insert_measurements(ctx: Any, cmd: dict) -> dict:
+    db = cmd.get("$db") or ctx.db
+    name = cmd["insert"]
+    bns = buckets_ns(db, name)
+    server = ctx.server
+    with server.engine.read() as r:
+        info = r.get_collection(bns)
+    if info is None or not (info.options or {}).get("timeseries"):
+        raise MongoError(ErrorCode.NamespaceNotFound,
+                         f"Buckets collection not found for time-series collection {db}.{name}")
+    options = ts_options.from_document(info.options["timeseries"])
+    catalog, committer = server.bucket_catalog, server.ts_committer
+    state = catalog.collection(bns, options)
+    raw = cmd.get("documents")
+    columnar = bool(server.params["timeseriesColumnarInserts"])
+    size = raw.end - raw.start if type(raw) is RawDocuments else 0
+    small = type(raw) is not RawDocuments or (len(raw) <= ON_LOOP_DOCUMENTS and size <= ON_LOOP_BYTES
+                                              and size <= ON_LOOP_DOCUMENT_BYTES * len(raw))
+    if small:
+        prepared = prepare(cmd, options, columnar, state.last_layout)
+    else:
+        prepared = await ctx.run_blocking(prepare, cmd, options, columnar, state.last_layout)
+    batch = prepared.batch
+    if isinstance(batch, ColumnBatch):
+        state.last_layout = batch.layout
+        distinct = state.series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
+        batch.sids = None if distinct is None else distinct if batch.meta_index is None else distinct[batch.meta_index]
+        if batch.sids is None:  # a meta value that is not valid BSON: the per-document parse reports it
+            prepared = prepare_rows(documents(cmd), None, options, cmd.get("ordered", True) is not False)
+            batch = prepared.batch
+    if isinstance(batch, RowBatch):
+        sid = state.series.sid
+        batch.sids = np.fromiter((sid(k, m) for k, m in zip(batch.keys, batch.metas, strict=True)), np.int64, batch.n)
+    if batch is not None:
+        limits = rules.Limits.of(server.params, options, catalog.memory_threshold)
+        load = reopen.loader(server.engine)
+        cuts = slices(batch)
+        if len(cuts) == 2:
+            router.route(catalog, state, batch, np.arange(batch.n), limits, load)
+        else:
+            async with committer.routing():
+                for start, end in zip(cuts, cuts[1:], strict=False):
+                    router.route(catalog, state, batch, np.arange(start, end), limits, load)
+                    if end < batch.n:
+                        await asyncio.sleep(0)
+        catalog.expire_idle(limits)
+        await committer.commit((bns,))
+    reply: dict[str, Any] = {"n": batch.n if batch is not None else 0}
+    if prepared.errors:
+        reply["writeErrors"] = prepared.errors
+    return reply

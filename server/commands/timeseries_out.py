@@ -1,0 +1,75 @@
+"""``$out`` into a time-series collection, the write (its plan, ``timeseries_out_plan``, is validated by
+``server.write_stages`` before the read): the results become the measurements of a temporary
+time-series collection (create, insert, buckets written in full), then one write transaction swaps it
+in for the target (view and buckets). Part of the time-series command family: it runs the family's
+create, insert and drop with the aggregate's command context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+
+from protocol.errors import MongoError
+from server.commands import timeseries_ddl
+from server.commands.timeseries_insert import insert_measurements
+from server.core import collection as C
+from server.timeseries import ddl as ts_ddl
+from server.timeseries import options as ts_options
+from server.write_stages import OUT_BATCH, TimeseriesOut
+
+
+async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
+    """Write ``docs`` as the measurements of ``plan``'s collection the way mongod does: into a
+    temporary time-series collection first (its buckets written in full), then one write transaction
+    swaps it in for the target (view and buckets). A failure leaves the target untouched."""
+    server = ctx.server
+    db, coll = plan.db, plan.coll
+    tmp = f"tmp.agg_out.{uuid.uuid4()}"
+    tmp_bns, target_bns = ts_ddl.buckets_ns(db, tmp), ts_ddl.buckets_ns(db, coll)
+    create = {"create": tmp, "timeseries": plan.options.to_document(), "$db": db, **plan.extra}
+    await timeseries_ddl.create(ctx, create)
+    try:
+        if plan.indexes:
+            def copy_indexes(w):
+                info = w.get_collection(tmp_bns)
+                for spec in plan.indexes:
+                    w.create_index(info, dict(spec), [])
+                    info = w.get_collection(tmp_bns)
+            await asyncio.wrap_future(server.engine.write(copy_indexes))
+        for start in range(0, len(docs), OUT_BATCH):
+            reply = await insert_measurements(
+                ctx, {"insert": tmp, "documents": docs[start:start + OUT_BATCH], "ordered": True, "$db": db})
+            if reply.get("writeErrors"):
+                first = reply["writeErrors"][0]
+                raise MongoError(first["code"], first["errmsg"])
+        await server.ts_committer.close_collection(tmp_bns)   # every bucket written in full
+        await server.ts_committer.forget_collection(tmp_bns)
+        await timeseries_ddl.catalog_flush_before_drop(ctx, target_bns)
+        view_doc = ts_options.view_document(db, coll, plan.options, plan.extra.get("collation"))
+
+        def swap(w):
+            _, view = ts_ddl.get_view(w, db, coll)
+            if view is not None:
+                if not ts_ddl.is_timeseries_view(view):
+                    raise MongoError(7268703, "Cannot create a time-series collection from a non time-series view.")
+                ts_ddl._delete_view(w, db, coll)
+            if w.get_collection(C.ns_of(db, coll)) is not None:
+                raise MongoError(7268700, "Cannot create a time-series collection from a non time-series collection.")
+            if w.get_collection(target_bns) is not None:
+                w.drop_collection(target_bns)
+            w.rename_collection(tmp_bns, target_bns)
+            ts_ddl._delete_view(w, db, tmp)
+            ts_ddl._insert_view(w, db, view_doc)
+
+        await asyncio.wrap_future(server.engine.write(swap))
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await timeseries_ddl.drop(ctx, db, tmp)
+        raise
+    server.bucket_catalog.forget(target_bns)
+    kill = getattr(getattr(server, "cursors", None), "kill_namespace", None)
+    if kill is not None:
+        kill(C.ns_of(db, coll))
+        kill(target_bns)

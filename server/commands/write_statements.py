@@ -1,0 +1,148 @@
+"""Parse, then dispatch: the one parser of each write command's statements (insert, update, delete)
+and of findAndModify's statement-like fields.
+
+mongod parses a whole write batch with its IDL (write_ops.idl) before it looks at the target, so a
+statement of the wrong *shape* — not an object, a required field missing, an unknown field, a field of
+the wrong type, a delete ``limit`` other than 0/1 — fails the whole command (ok: 0, mongod's code and
+message), whatever the collection's kind. The update and delete handlers call this parser first and
+only then dispatch by kind; the regular and the time-series families both consume the statements it
+returns (plain, well-shaped dicts). What only a statement's *meaning* rules out (an unknown update
+operator, a bad filter, the time-series update rules) is found when a family compiles the statement,
+and stays that statement's write error, as in mongod.
+
+Fields are checked in document order (the first offending field is reported), required fields after
+them, as mongod's generated parsers do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from protocol.framing import MAX_WRITE_BATCH_SIZE
+from protocol.messages import RawDocuments
+from server.query.expr_base import type_name
+
+# mongod 7.0's UpdateOpEntry / DeleteOpEntry fields: anything else is 40415.
+UPDATE_FIELDS = {"q", "u", "c", "arrayFilters", "hint", "multi", "upsert", "upsertSupplied", "collation",
+                 "sampleId", "$_allowShardKeyUpdatesWithoutFullShardKeyInQuery"}
+DELETE_FIELDS = {"q", "limit", "hint", "collation", "sampleId"}
+STATEMENT_FIELDS = {"updates": UPDATE_FIELDS, "deletes": DELETE_FIELDS}
+
+
+def statements(cmd: dict, field: str, command: str) -> list:
+    """The command's statement array (``documents``, ``updates``, ``deletes``): present (40414), an
+    array (14) of 1 to 100,000 entries (16)."""
+    if field not in cmd:
+        raise MongoError(ErrorCode.IDLFailedToParse,
+                         f"BSON field '{command}.{field}' is missing but a required field")
+    items = cmd[field]
+    if not isinstance(items, list | RawDocuments):  # RawDocuments: an insert's kind-1 documents, undecoded
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"BSON field '{command}.{field}' is the wrong type '{type_name(items)}', "
+                         "expected type 'array'")
+    if not items or len(items) > MAX_WRITE_BATCH_SIZE:
+        raise MongoError(ErrorCode.InvalidLength,
+                         f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. Got {len(items)} operations.")
+    return items
+
+
+def insert_documents(cmd: dict) -> list:
+    """The ``documents`` of an insert command: objects (a kind-1 document sequence holds nothing else)."""
+    items = statements(cmd, "documents", "insert")
+    if isinstance(items, list):
+        for i, doc in enumerate(items):
+            if not isinstance(doc, dict):
+                raise _wrong_type(f"insert.documents.{i}", doc, "object")
+    return items
+
+
+def update_statements(cmd: dict) -> list[dict]:
+    """The ``updates`` of an update command, every one well-shaped (else the command's error)."""
+    _let(cmd, "update")
+    items = statements(cmd, "updates", "update")
+    for i, st in enumerate(items):
+        _statement(st, "update", "updates", i, _UPDATE_CHECKS, ("q", "u"))
+    return items
+
+
+def delete_statements(cmd: dict) -> list[dict]:
+    """The ``deletes`` of a delete command, every one well-shaped (else the command's error)."""
+    _let(cmd, "delete")
+    items = statements(cmd, "deletes", "delete")
+    for i, st in enumerate(items):
+        _statement(st, "delete", "deletes", i, _DELETE_CHECKS, ("q", "limit"))
+    return items
+
+
+def check_find_and_modify(cmd: dict, command: str) -> None:
+    """findAndModify's statement fields, checked like an update statement's before the dispatch:
+    ``update`` an object or a pipeline (null: none), ``hint``, ``arrayFilters``, ``let``."""
+    for name, check in (("update", _update_modification), ("hint", _hint), ("arrayFilters", _array_of_objects)):
+        if cmd.get(name) is not None:
+            check(f"{command}.{name}", cmd[name])
+    _let(cmd, command)
+
+
+def _let(cmd: dict, command: str) -> None:
+    if cmd.get("let") is not None:
+        _object(f"{command}.let", cmd["let"])
+
+
+def _statement(st: Any, command: str, field: str, i: int, checks: dict, required: tuple[str, ...]) -> None:
+    if not isinstance(st, dict):
+        raise _wrong_type(f"{command}.{field}.{i}", st, "object")
+    allowed = STATEMENT_FIELDS[field]
+    for name, value in st.items():
+        if name not in allowed:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{field}.{name}' is an unknown field.")
+        check = checks.get(name)
+        if check is not None:
+            check(f"{command}.{field}.{name}", value)
+    for name in required:
+        if name not in st:
+            raise MongoError(ErrorCode.IDLFailedToParse,
+                             f"BSON field '{command}.{field}.{name}' is missing but a required field")
+
+
+def _wrong_type(path: str, value: Any, expected: str) -> MongoError:
+    return MongoError(ErrorCode.TypeMismatch,
+                      f"BSON field '{path}' is the wrong type '{type_name(value)}', expected type '{expected}'")
+
+
+def _object(path: str, value: Any) -> None:
+    if not isinstance(value, dict):
+        raise _wrong_type(path, value, "object")
+
+
+def _bool(path: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise _wrong_type(path, value, "bool")
+
+
+def _array_of_objects(path: str, value: Any) -> None:
+    if not isinstance(value, list):
+        raise _wrong_type(path, value, "array")
+    for j, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise _wrong_type(f"{path}.{j}", item, "object")
+
+
+def _update_modification(path: str, value: Any) -> None:
+    if not isinstance(value, dict | list):
+        raise MongoError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
+
+
+def _hint(path: str, value: Any) -> None:
+    if not isinstance(value, str | dict):
+        raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
+
+
+def _limit(path: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value not in (0, 1):
+        raise MongoError(ErrorCode.FailedToParse, f"The limit field in delete objects must be 0 or 1. Got {value}")
+
+
+_UPDATE_CHECKS = {"q": _object, "u": _update_modification, "c": _object, "arrayFilters": _array_of_objects,
+                  "hint": _hint, "multi": _bool, "upsert": _bool, "upsertSupplied": _bool, "collation": _object}
+_DELETE_CHECKS = {"q": _object, "limit": _limit, "hint": _hint, "collation": _object}

@@ -1,0 +1,165 @@
+"""Capped collections: their create options and the insert-time trim (the storage rules every writer
+follows; the commands convertToCapped and cloneCollectionAsCapped are in server/commands/capped.py).
+
+Invariants:
+- A capped collection's options hold ``{capped: true, size, max?}`` as mongod prints them: ``size`` in
+  bytes rounded up to a multiple of 256, ``max`` (documents) only when given (<= 0 means 2^31 - 1).
+- Records keep insertion order: a capped collection is an ordinary collection with counter record ids,
+  so a natural-order scan is insertion order and the oldest record comes first.
+- Every write function that inserts into a capped collection calls :func:`trim` before it returns,
+  inside the same write transaction: the oldest records are removed while the collection holds more than
+  ``max`` documents or more than ``size`` bytes of BSON (mongod's dataSize rule). A reader therefore
+  never sees a capped collection over its limits, and an insert that fails removes nothing.
+- A document larger than ``size`` is refused (2 BadValue, as mongod) and nothing is written for it.
+- Deletes and updates are allowed (mongod 5.0+); they never trim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bson.decimal128 import Decimal128
+
+from protocol.codec import decode
+from protocol.errors import ErrorCode, MongoError
+from server.arguments import wrong_type
+from server.core import collection as C
+
+MAX_SIZE = 1024**5  # 1 PB, mongod's limit
+MAX_DOCS = 2**31 - 1
+PROFILE_SIZE = 1024 * 1024  # system.profile: 1 MB, like mongod
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    size: int
+    max: int
+
+    def check_document(self, size: int) -> None:
+        if size > self.size:
+            raise MongoError(ErrorCode.BadValue, "object to insert exceeds cappedMaxSize")
+
+
+def limits(info) -> Limits | None:
+    """The caps of a collection, None when it is not capped."""
+    options = info.options if info is not None else None
+    if not options or not options.get("capped"):
+        return None
+    return Limits(int(options.get("size") or 0), int(options.get("max") or MAX_DOCS))
+
+
+def _number(cmd: dict, field: str, command: str, *, allow_bool: bool = False):
+    value = cmd.get(field)
+    if value is None:
+        return None
+    ok = isinstance(value, int | float | Decimal128) and (allow_bool or not isinstance(value, bool))
+    if not ok:
+        numbers = ("long", "int", "decimal", "double")
+        raise wrong_type(f"{command}.{field}", value, ("bool", *numbers) if allow_bool else numbers)
+    if isinstance(value, Decimal128):
+        value = value.to_decimal()
+    return value
+
+
+def adjusted_size(size) -> int:
+    """mongod's rounding: up to the next multiple of 256."""
+    size = int(size)
+    if size < 1:
+        raise MongoError(51024, f"BSON field 'size' value must be >= 1, actual value '{size}'")
+    if size > MAX_SIZE:
+        raise MongoError(ErrorCode.BadValue, "size cannot exceed 1 PB")
+    return (size + 0xFF) & ~0xFF
+
+
+def parse_create_options(cmd: dict, command: str = "create") -> dict:
+    """``{capped: True, size, max?}`` from a create command, or ``{}`` for an uncapped collection.
+    Errors as mongod 7.0: size required with capped (72), capped required with size/max (72)."""
+    capped = _number(cmd, "capped", command, allow_bool=True)
+    size = _number(cmd, "size", command)
+    max_docs = _number(cmd, "max", command)
+    if size is not None and size < 1:
+        adjusted_size(size)  # mongod's IDL refuses it before anything else (51024)
+    if capped:
+        if not size:
+            raise MongoError(ErrorCode.InvalidOptions, "the 'size' field is required when 'capped' is true")
+    elif size or max_docs:
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "the 'capped' field needs to be true when either the 'size' or 'max' fields are present")
+    else:
+        return {}
+    options: dict = {"capped": True, "size": adjusted_size(size)}
+    if max_docs is not None:
+        options["max"] = _max_docs(max_docs)
+    return options
+
+
+def _max_docs(value) -> int:
+    """A ``max`` / ``cappedMax``: below 2^31; zero or negative means no document limit."""
+    max_docs = int(value)
+    if max_docs > MAX_DOCS:
+        raise MongoError(ErrorCode.BadValue, "max in a capped collection has to be < 2^31 or not set")
+    return max_docs if max_docs > 0 else MAX_DOCS
+
+
+def parse_coll_mod(cmd: dict) -> dict:
+    """The new caps a collMod asks for: ``{"size": n}`` and/or ``{"max": n}`` (empty when none)."""
+    changes: dict = {}
+    size = _number(cmd, "cappedSize", "collMod")
+    if size is not None:
+        if size < 1:
+            raise MongoError(51024, f"BSON field 'cappedSize' value must be >= 1, actual value '{int(size)}'")
+        changes["size"] = adjusted_size(size)
+    max_docs = _number(cmd, "cappedMax", "collMod")
+    if max_docs is not None:
+        changes["max"] = _max_docs(max_docs)
+    return changes
+
+
+def coll_mod(w, info, changes: dict) -> None:
+    """Apply new caps to a capped collection (72 on any other) and trim it to them at once."""
+    if limits(info) is None:
+        raise MongoError(ErrorCode.InvalidOptions,
+                         f"option only supported on a capped collection: {'cappedSize' if 'size' in changes else 'cappedMax'}")
+    options = dict(info.options)
+    options.update(changes)
+    info = w.set_options(info.ns, options)
+    trim(w, info)
+
+
+def trim(w, info, cap: Limits | None = None) -> int:
+    """Remove the oldest records while the collection is over its caps (inside the caller's write
+    transaction); returns how many were removed. The victims are read first, then deleted, so no scan
+    is open while the transaction writes."""
+    cap = cap or limits(info)
+    if cap is None:
+        return 0
+    info = w.get_collection(info.ns) or info
+    count, size = w.count(info), w.data_size(info)
+    if count <= cap.max and size <= cap.size:
+        return 0
+    victims: list[tuple[bytes, bytes]] = []
+    for rid, raw in w.scan(info):
+        if count <= cap.max and size <= cap.size:
+            break
+        victims.append((bytes(rid), bytes(raw)))
+        count -= 1
+        size -= len(raw)
+    for rid, raw in victims:
+        w.delete(info, rid, C.index_keys(info, decode(raw)))
+    return len(victims)
+
+
+def insert_documents(w, info, docs) -> int:
+    """Insert already-prepared documents into an existing collection and trim it (the copy of
+    convertToCapped/cloneCollectionAsCapped and the profiler's entries). Returns how many were stored."""
+    cap = limits(info)
+    n = 0
+    for doc in docs:
+        raw = C.encode_doc(doc)
+        if cap is not None and len(raw) > cap.size:
+            continue  # mongod's clone skips what can never fit
+        info, keys = C.write_keys(w, info, doc)
+        w.insert(info, raw, keys)
+        n += 1
+    trim(w, info, cap)
+    return n

@@ -1,0 +1,221 @@
+"""A time-series collection as stored, for the layers that are not commands: the target a name
+resolves to, settling (every in-memory bucket written in full, then out of memory), the direct write
+of bucket documents, collStats / ``$collStats`` documents, the TTL deletion of expired buckets, and the
+refusal of ``$out``/``$merge`` into a time-series collection. Nothing here takes a command context:
+the read core (``server.collections``), the TTL monitor (``server.ttl``) and the time-series command
+family (``server.commands.timeseries*``) all call it with the server state.
+
+Invariant (bucket catalog safety): before anything rewrites or deletes stored buckets it *settles*
+the collection, so the catalog never appends to, nor later rewrites, a bucket changed on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+from typing import Any
+
+from bson.int64 import Int64
+
+from protocol.codec import decode
+from protocol.errors import ErrorCode, MongoError
+from server.core import collection as C
+from server.query import match
+from server.query import plan as planner
+from server.timeseries import indexes as ts_indexes
+from server.timeseries import modify as ts_modify
+from server.timeseries import scan
+from server.timeseries import ttl as ts_ttl
+from server.timeseries.ddl import buckets_ns, get_view, is_timeseries_view, stored_options, view_name_of
+
+
+class Target:
+    """A time-series collection addressed by a command (view name or ``system.buckets.<c>``)."""
+
+    def __init__(self, db: str, name: str, view: dict | None, info: Any):
+        self.db = db
+        self.view_name = view_name_of(name)
+        self.on_buckets = name != self.view_name
+        self.view = view
+        self.info = info
+        self.bns = buckets_ns(db, self.view_name)
+        self.ns = f"{db}.{self.view_name}"
+        options = stored_options(info)
+        if options is None:
+            raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {self.bns}")
+        self.options = options
+        self.time_field = options.time_field
+        self.meta_field = options.meta_field
+
+
+def resolve_target(engine: Any, db: str, name: str) -> Target:
+    with engine.read() as r:
+        _, view = get_view(r, db, view_name_of(name))
+        info = r.get_collection(buckets_ns(db, view_name_of(name)))
+    if info is None or (view is not None and not is_timeseries_view(view)):
+        raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {db}.{name}")
+    return Target(db, name, view, info)
+
+
+async def settle(server: Any, bns: str) -> None:
+    """Write every in-memory bucket of ``bns`` in full and let it leave memory."""
+    await server.ts_committer.close_collection(bns)
+
+
+async def direct_write(server: Any, bns: str, fn: Any) -> Any:
+    """Run the storage write ``fn`` on the bucket documents of ``bns`` after settling it, with no bucket
+    reopened from storage meanwhile: a bucket loaded between the settle and ``fn`` would be written
+    back over what ``fn`` changed."""
+    catalog = server.bucket_catalog
+    with catalog.direct_write(bns):
+        await settle(server, bns)
+        return await write(server, fn)
+
+
+async def write(server: Any, fn: Any) -> Any:
+    return await asyncio.wrap_future(server.engine.write(fn))
+
+
+def measurements(bucket: dict, time_field: str) -> int:
+    return ts_modify.bucket_measurement_count(bucket, time_field)
+
+
+def coll_stats_document(server: Any, db: str, name: str, scale: int = 1) -> dict:
+    """collStats of a time-series view (spec §3.4): no count/avgObjSize, a ``timeseries`` section."""
+    target = resolve_target(server.engine, db, name)
+    catalog = server.bucket_catalog
+    unstored, unstored_size = scan.unstored_buckets(server, target.bns)
+    with server.engine.read() as r:
+        info = r.get_collection(target.bns)
+        stored = r.count(info)
+        size = r.data_size(info)
+        storage_size = r.storage_size(info)
+        index_sizes = {}
+        for spec in info.indexes:
+            user = ts_indexes.to_user_index_spec(spec, target.time_field, target.meta_field)
+            if user is not None:
+                index_sizes[spec["name"]] = r.index_size(info, spec["name"]) // scale
+    bucket_count = stored + unstored
+    size += unstored_size
+    storage_size += unstored_size  # until written, an in-memory bucket occupies about its size
+    timeseries: dict = {"bucketsNs": target.bns, "bucketCount": bucket_count}
+    if bucket_count:
+        timeseries["avgBucketSize"] = size // bucket_count
+    timeseries.update(catalog.collection_stats(target.bns))
+    total_index = sum(index_sizes.values())
+    return {
+        "ns": target.ns,
+        "size": Int64(size // scale),
+        "timeseries": timeseries,
+        "numOrphanDocs": Int64(0),
+        "storageSize": Int64(storage_size // scale),
+        "freeStorageSize": Int64(0),
+        "capped": False,
+        "nindexes": len(index_sizes),
+        "indexDetails": {},
+        "indexBuilds": [],
+        "totalIndexSize": Int64(total_index),
+        "totalSize": Int64(storage_size // scale + total_index),
+        "indexSizes": {k: Int64(v) for k, v in index_sizes.items()},
+        "scaleFactor": scale,
+    }
+
+
+def scale_arg(cmd_or_spec: dict) -> int:
+    scale = cmd_or_spec.get("scale", 1)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale < 1:
+        raise MongoError(ErrorCode.BadValue, "scale has to be >= 1")
+    return int(scale)
+
+
+def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict) -> dict:
+    """The document ``$collStats`` yields on a time-series view (``storageStats`` holds collStats)."""
+    out: dict = {
+        "ns": f"{db}.{name}",
+        "host": "localhost",
+        "localTime": _dt.datetime.now(_dt.UTC).replace(tzinfo=None),
+    }
+    if "storageStats" in spec:
+        stats_spec = spec["storageStats"] if isinstance(spec["storageStats"], dict) else {}
+        out["storageStats"] = coll_stats_document(server, db, name, scale_arg(stats_spec))
+    if "count" in spec:
+        with server.engine.read() as r:
+            info = r.get_collection(buckets_ns(db, name))
+        time_field = stored_options(info).time_field
+        out["count"] = sum(measurements(doc, time_field) for doc in scan.bucket_documents(server, info.ns))
+    return out
+
+
+def expired_in_txn(w: Any, bns: str, now: _dt.datetime) -> int:
+    """Delete every expired bucket of one collection in the writer's transaction."""
+    info = w.get_collection(bns)
+    if info is None:
+        return 0
+    options = stored_options(info)
+    span = options.bucket_max_span_seconds
+    doomed: list[tuple[bytes, dict]] = []
+    expire = (info.options or {}).get("expireAfterSeconds")
+    if expire is not None:
+        bound = ts_ttl.expiry_id_bound(ts_ttl.cutoff_seconds(now, int(expire), span))
+        for rid, raw in w.scan(info):
+            bucket = decode(raw)
+            if not ts_ttl.bucket_is_expired(bucket["_id"], bound):
+                break  # clustered by _id: every later bucket is newer
+            doomed.append((bytes(rid), bucket))
+    time_path = "control.min." + options.time_field
+    for ttl_index in ts_ttl.partial_ttl_indexes(list(info.indexes), options.time_field):
+        cutoff = ts_ttl.control_min_cutoff(now, ttl_index.expire_after_seconds, span)
+        partial = match.compile_filter(ttl_index.bucket_filter) if ttl_index.bucket_filter else None
+        seen = {rid for rid, _ in doomed}
+        # the partial TTL index holds exactly the buckets matching its filter, keyed by bucket start
+        specs = [
+            dict(s, hidden=False) if s["name"] == ttl_index.name else s for s in info.indexes
+        ]  # hidden TTL still expires
+        plan = planner.choose_plan(specs, {time_path: {"$lte": cutoff}}, None, ttl_index.name)
+        for rid, bucket in C.docs_in_txn(w, info, plan):
+            start = bucket.get("control", {}).get("min", {}).get(options.time_field)
+            if rid in seen or not isinstance(start, _dt.datetime) or start > cutoff:
+                continue
+            if partial is None or partial(bucket):
+                doomed.append((rid, bucket))
+                seen.add(rid)
+    for rid, bucket in doomed:
+        w.delete(info, rid, C.index_keys(info, bucket))
+    return len(doomed)
+
+
+def ttl_collections(engine: Any) -> list[tuple[str, int, int]]:
+    """(buckets ns, smallest expireAfterSeconds, bucketMaxSpanSeconds) of every TS collection with a TTL."""
+    out = []
+    with engine.read() as r:
+        for db in r.list_databases():
+            for info in r.list_collections(db):
+                options = info.options or {}
+                if not info.name.startswith("system.buckets.") or not options.get("timeseries"):
+                    continue
+                expiries = [int(s["expireAfterSeconds"]) for s in info.indexes if "expireAfterSeconds" in s]
+                if "expireAfterSeconds" in options:
+                    expiries.append(int(options["expireAfterSeconds"]))
+                if expiries:
+                    out.append((info.ns, min(expiries), stored_options(info).bucket_max_span_seconds))
+    return out
+
+
+def check_write_stage_target(r: Any, db: str, coll: str, stage: str, spec: Any = None) -> None:
+    """Raise when ``$out`` / ``$merge`` (``stage``) would write into a time-series collection.
+
+    ``$merge`` into a time-series collection is not supported by MongoDB 7.0 (the target is a view);
+    ``$out`` to one (the 7.0.3+ ``{$out: {db, coll, timeseries}}`` form included) is not supported by
+    this server. Called with a read view ``r`` before the pipeline runs.
+    """
+    if stage == "$out" and isinstance(spec, dict) and "timeseries" in spec:
+        raise MongoError(
+            ErrorCode.CommandNotSupported,
+            "$out with 'timeseries' options (writing a time-series collection) is not supported by this server",
+        )
+    _, view = get_view(r, db, view_name_of(coll))
+    if is_timeseries_view(view) or coll.startswith("system.buckets."):
+        raise MongoError(
+            ErrorCode.CommandNotSupportedOnView,
+            f"{stage} into the time-series collection {db}.{view_name_of(coll)} is not supported",
+        )
