@@ -146,7 +146,8 @@ class CollectionPlan:
                 stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
                 bucket.committed = True
         for table, slots, gens, lo, hi in self.slot_rows:
-            same = table.gen[slots] == gens  # else the bucket left memory (dropped) meanwhile
+            inside = slots < len(table.gen)  # (a table shrinks only above the slots it holds)
+            same = inside & (table.gen[np.where(inside, slots, 0)] == gens)  # else the bucket left memory
             if not same.all():
                 slots, lo, hi = slots[same], lo[same], hi[same]
             table.durable[slots] = hi
@@ -202,7 +203,7 @@ class CollectionPlan:
         yield from self.rows
         for table, slots, gens, lo, hi in self.slot_rows:
             for slot, gen, a, b in zip(slots.tolist(), gens.tolist(), lo.tolist(), hi.tolist(), strict=True):
-                if table.gen[slot] == gen:
+                if slot < len(table.gen) and table.gen[slot] == gen:
                     yield table.buckets[slot], a, b
 
 
@@ -419,6 +420,7 @@ class Committer:
                 waited += RETIRE_INTERVAL_SECONDS
                 try:
                     marked = self.catalog.retire_idle_archived()
+                    self.catalog.maintain()
                     if waited >= self.checkpoint_interval:
                         waited = 0.0
                         marked += self.catalog.checkpoint_all()

@@ -195,6 +195,23 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
         prepared = prepare(cmd, options, columnar, state.last_layout)
     else:
         prepared = await ctx.run_blocking(prepare, cmd, options, columnar, state.last_layout)
+    catalog.release_series()  # series ids this insert computes stay valid until it has routed (pinned)
+    with catalog.pinned():
+        prepared = await _route(ctx, catalog, committer, state, options, prepared, cmd)
+    batch = prepared.batch
+    if batch is not None:
+        await committer.commit((bns,))
+    reply: dict[str, Any] = {"n": batch.n if batch is not None else 0}
+    if prepared.errors:
+        reply["writeErrors"] = prepared.errors
+    return reply
+
+
+async def _route(ctx: Any, catalog: Any, committer: Any, state: Any, options: Any, prepared: Prepared,
+                 cmd: dict) -> Prepared:
+    """Series ids, then the router (in slices for large inserts); the batch taken (the per-document
+    parse when a meta value is not valid BSON)."""
+    server = ctx.server
     batch = prepared.batch
     if isinstance(batch, ColumnBatch):
         state.last_layout = batch.layout
@@ -219,8 +236,4 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
                     if end < batch.n:
                         await asyncio.sleep(0)
         catalog.expire_idle(limits)
-        await committer.commit((bns,))
-    reply: dict[str, Any] = {"n": batch.n if batch is not None else 0}
-    if prepared.errors:
-        reply["writeErrors"] = prepared.errors
-    return reply
+    return prepared
