@@ -225,6 +225,7 @@ class BucketCatalog:
         self._expiry_limit = EXPIRY_QUEUE_MIN
         self.leaving: dict[int, int] = {}  # id(bucket) -> bytes: closed or retired, awaiting the full write
         self.leaving_bytes = 0
+        self.deferred = 0  # full writes the last drain left for the next commit (commit.py)
         self.epoch = 0  # series unmapping rounds (Series.unmap)
         self.pins: dict[int, int] = {}  # inserts between computing series ids and routing -> epoch then
         self._pin_ids = 0

@@ -36,6 +36,9 @@ ON_LOOP_DOCUMENT_BYTES = 16 * 1024  # inserts of larger documents on average are
 COLUMNAR_DOCUMENT_BYTES = 64 * 1024  # larger documents (wide, or long strings) take the per-document parse
 SLICE_VALUES = 50_000  # values (rows x fields) routed between two yields of the event loop
 DECODE_CHUNK = 500  # documents decoded per C call
+SERIES_PER_SLICE = 32  # distinct series routed between two yields (a new one may query storage: reopen.py)
+LEAVING_ALLOWANCE = 16 * 1024 * 1024  # closed buckets' memory awaiting their full writes before inserts wait
+MAX_LEAVING_WAITS = 256  # commits an insert waits for at most (storage failing: it goes ahead)
 _ONE_MS = _dt.timedelta(milliseconds=1)
 _ID_BYTES = 17  # an ObjectId _id element
 
@@ -158,6 +161,9 @@ def _slices(batch: ColumnBatch | RowBatch) -> list[int]:
     values each: the routing cost grows with rows times fields)."""
     if isinstance(batch, ColumnBatch):
         step = max(1, SLICE_VALUES // max(len(batch.order), 1))
+        distinct = len(np.unique(batch.sids)) if batch.sids is not None else 1
+        if distinct > SERIES_PER_SLICE:  # many series: each new one costs a storage query (~0.5 ms)
+            step = min(step, max(SERIES_PER_SLICE, batch.n * SERIES_PER_SLICE // distinct))
         return list(range(0, batch.n, step)) + [batch.n]
     cuts, values = [0], 0
     for i, row in enumerate(batch.rows):
@@ -195,6 +201,12 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
         prepared = prepare(cmd, options, columnar, state.last_layout)
     else:
         prepared = await ctx.run_blocking(prepare, cmd, options, columnar, state.last_layout)
+    # backpressure: buckets closed for memory leave once their full writes are durable, a bounded number
+    # per commit (commit.FULL_WRITES_PER_COMMIT); an insert waits while they are more than the allowance
+    for _ in range(MAX_LEAVING_WAITS):
+        if catalog.leaving_bytes <= LEAVING_ALLOWANCE:
+            break
+        await committer.commit(())
     catalog.release_series()  # series ids this insert computes stay valid until it has routed (pinned)
     with catalog.pinned():
         prepared = await _route(ctx, catalog, committer, state, options, prepared, cmd)
