@@ -156,6 +156,12 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
     return Prepared(batch, errors)
 
 
+def leaving_allowance(threshold: int) -> int:
+    """Memory of closed buckets awaiting their full writes above which inserts wait for commits: a
+    quarter of the threshold, between 1 and ``LEAVING_ALLOWANCE`` (16) MiB."""
+    return min(LEAVING_ALLOWANCE, max(threshold // 4, 1024 * 1024))
+
+
 def _slices(batch: ColumnBatch | RowBatch) -> list[int]:
     """Row boundaries of the slices routed between yields of the event loop (about ``SLICE_VALUES``
     values each: the routing cost grows with rows times fields)."""
@@ -203,8 +209,9 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
         prepared = await ctx.run_blocking(prepare, cmd, options, columnar, state.last_layout)
     # backpressure: buckets closed for memory leave once their full writes are durable, a bounded number
     # per commit (commit.FULL_WRITES_PER_COMMIT); an insert waits while they are more than the allowance
+    allowance = leaving_allowance(rules.Limits.of(server.params, options, catalog.memory_threshold).memory_threshold)
     for _ in range(MAX_LEAVING_WAITS):
-        if catalog.leaving_bytes <= LEAVING_ALLOWANCE:
+        if catalog.leaving_bytes <= allowance:
             break
         await committer.commit(())
     catalog.release_series()  # series ids this insert computes stay valid until it has routed (pinned)
