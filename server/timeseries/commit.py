@@ -418,7 +418,12 @@ class Committer:
         The buckets are closed in one step on the event loop, so inserts arriving meanwhile open new
         buckets instead of reviving the closed ones: the wait is bounded even under continuous ingest."""
         if self.catalog.close_all(ns):
+            state = self.catalog.get(ns)
+            closing = list(state.live.values()) if state is not None else []
             await self.commit((ns,))
+            # a commit carries at most FULL_WRITES_PER_COMMIT of them: wait for the ones closed here
+            while any(not bucket.left for bucket in closing):
+                await self.commit((ns,))
 
     async def checkpoint(self, *, force: bool = False) -> int:
         """Write journaled buckets in full; returns buckets marked. ``force``: every journaled bucket
@@ -458,5 +463,8 @@ class Committer:
             for bucket in state.live.values():
                 if bucket.count > bucket.stored_count:
                     self.catalog.mark_full(bucket)
-        if self.catalog.dirty:
+        while self.catalog.dirty:  # full writes are spread over commits (FULL_WRITES_PER_COMMIT)
+            before = len(self.catalog.dirty)
             await self.commit(())
+            if len(self.catalog.dirty) >= before:  # storage refuses: the journal still holds the rows
+                break

@@ -145,3 +145,24 @@ def test_expiry_takes_least_recently_used_idle_buckets_first():
     closed = sorted(b.meta for b in engine.buckets() if b.state is State.CLOSED)
     assert closed == [f"old-{i:08d}" for i in range(1, 51)]
     assert np.all([b.state is State.OPEN for b in engine.buckets() if b.meta.startswith("new")])
+
+
+async def test_closing_a_collection_waits_for_every_full_write_beyond_one_commit(tmp_path):
+    """Direct writes to system.buckets first write every in-memory bucket in full: with the full
+    writes spread over commits, close_collection waits for all of them, not just the first commit's."""
+    from harness.timeseries import Server
+
+    from server.timeseries import ddl, ingest
+
+    server = Server(tmp_path / "db")
+    ctx = server.ctx()
+    try:
+        await ddl.create(ctx, {"create": "req", "timeseries": {"timeField": "t", "metaField": "m"}, "$db": "db"})
+        await ingest.insert_measurements(ctx, {"insert": "req", "$db": "db", "documents": batch(0, 600)})
+        catalog = server.bucket_catalog
+        assert len(catalog.live_buckets("db.system.buckets.req")) == 600
+        await server.ts_committer.close_collection("db.system.buckets.req")
+        assert catalog.live_buckets("db.system.buckets.req") == []
+        assert server.ts_committer.counters.bucketDocuments == 600
+    finally:
+        server.engine.close()
