@@ -431,6 +431,8 @@ class Committer:
         marked = self.catalog.checkpoint_all(force=force)
         if marked:
             await self.commit(())
+            while self.catalog.deferred:  # (spread over commits: FULL_WRITES_PER_COMMIT)
+                await self.commit(())
         return marked
 
     def start_maintenance(self) -> None:
