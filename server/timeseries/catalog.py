@@ -226,6 +226,9 @@ class BucketCatalog:
         self.leaving: dict[int, int] = {}  # id(bucket) -> bytes: closed or retired, awaiting the full write
         self.leaving_bytes = 0
         self.deferred = 0  # full writes the last drain left for the next commit (commit.py)
+        # buckets whose only work is their full write, spread over commits (commit.drain): those
+        # leaving memory (closed, retired), then the others (checkpoints)
+        self.queued_fulls: tuple[deque[Bucket], deque[Bucket]] = (deque(), deque())
         self.epoch = 0  # series unmapping rounds (Series.unmap)
         self.pins: dict[int, int] = {}  # inserts between computing series ids and routing -> epoch then
         self._pin_ids = 0

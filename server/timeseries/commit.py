@@ -231,8 +231,7 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
     pure_slots: dict[Any, list[int]] = {}
     handled: dict[Any, set[int]] = {}  # slots of buckets taken one by one
     seen: set[int] = set()
-    deferred: list = []
-    fulls_left = FULL_WRITES_PER_COMMIT
+    queued = catalog.queued_fulls
     for table in tables:
         slots = np.flatnonzero(table.dirty)
         table.dirty[slots] = False
@@ -252,10 +251,10 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
             pure_slots.setdefault(bucket.table, []).append(bucket.slot)
             continue
         if bucket.needs_full and hi == lo and bucket.in_flight == hi:
-            if fulls_left <= 0:  # nothing of it to commit but its full write: a later commit takes it
-                deferred.append(bucket)
-                continue
-            fulls_left -= 1
+            # nothing of it to commit but its full write: queued (those leaving memory first), taken
+            # FULL_WRITES_PER_COMMIT per commit below
+            queued[0 if id(bucket) in catalog.leaving else 1].append(bucket)
+            continue
         handled.setdefault(bucket.table, set()).add(bucket.slot)
         plan = plan_of(bucket.ns)
         if bucket.needs_full:
@@ -267,6 +266,25 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
             continue
         bucket.in_flight = hi
         plan.rows.append((bucket, lo, hi))
+    taken = 0
+    for queue in queued:
+        while queue and taken < FULL_WRITES_PER_COMMIT:
+            bucket = queue.popleft()
+            if not bucket.needs_full or bucket.state not in IN_MEMORY:
+                continue  # written meanwhile (queued twice), or dropped
+            state = catalog.get(bucket.ns)
+            if state is None or state.live.get(bucket.id) is not bucket:
+                continue
+            lo, hi = bucket.durable, bucket.count
+            if hi != lo or bucket.in_flight != hi:
+                catalog.mark_full(bucket)  # rows came meanwhile: the next drain takes it with them
+                continue
+            taken += 1
+            handled.setdefault(bucket.table, set()).add(bucket.slot)
+            bucket.needs_full = False
+            plan_of(bucket.ns).fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
+            plan_of(bucket.ns).rows.append((bucket, lo, hi))
+    catalog.deferred = len(queued[0]) + len(queued[1])
     for table, listed in pure_slots.items():
         slots = np.unique(np.asarray(listed, np.int64))
         taken = handled.get(table)
@@ -289,9 +307,6 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
         for a, b in zip(cuts, cuts[1:], strict=False):
             if a < b:
                 plan.segments.append(journal.Segment.of_table(table, members[a:b], slots[a:b], lo[a:b], hi[a:b]))
-    for bucket in deferred:
-        catalog.dirty[id(bucket)] = bucket
-    catalog.deferred = len(deferred)
     for ns, log_ in logs.items():
         plan = plans.get(ns)
         writing = {id(bucket): n for bucket, n, *_ in plan.fulls} if plan is not None else None
@@ -465,8 +480,8 @@ class Committer:
             for bucket in state.live.values():
                 if bucket.count > bucket.stored_count:
                     self.catalog.mark_full(bucket)
-        while self.catalog.dirty:  # full writes are spread over commits (FULL_WRITES_PER_COMMIT)
-            before = len(self.catalog.dirty)
+        while self.catalog.dirty or self.catalog.deferred:  # full writes are spread over commits
+            before = len(self.catalog.dirty) + self.catalog.deferred
             await self.commit(())
-            if len(self.catalog.dirty) >= before:  # storage refuses: the journal still holds the rows
-                break
+            if len(self.catalog.dirty) + self.catalog.deferred >= before:  # storage refuses (the journal
+                break  # still holds the rows)

@@ -123,7 +123,7 @@ def test_full_writes_of_idle_buckets_are_spread_over_commits():
     plans = commit.drain(catalog, {})
     (plan,) = plans.values()
     assert len(plan.fulls) == commit.FULL_WRITES_PER_COMMIT
-    assert catalog.deferred == 1000 - commit.FULL_WRITES_PER_COMMIT and len(catalog.dirty) == catalog.deferred
+    assert catalog.deferred == 1000 - commit.FULL_WRITES_PER_COMMIT and not catalog.dirty
     assert all(b.state is State.CLOSED for b in engine.buckets())
     total = len(plan.fulls)
     while catalog.deferred:
@@ -166,3 +166,19 @@ async def test_closing_a_collection_waits_for_every_full_write_beyond_one_commit
         assert server.ts_committer.counters.bucketDocuments == 600
     finally:
         server.engine.close()
+
+
+def test_full_writes_of_buckets_leaving_memory_go_before_checkpoints_and_drains_stay_o_of_a_commit():
+    engine = Engine()
+    engine.put_raw(batch(0))
+    engine.commit_all()
+    catalog = engine.catalog
+    assert catalog.checkpoint_all() == 1000  # every journaled bucket: queued behind what leaves memory
+    commit.drain(catalog, {})
+    assert catalog.deferred == 1000 - commit.FULL_WRITES_PER_COMMIT
+    leaving = [b for b in engine.buckets() if b.needs_full][:10]
+    for bucket in leaving:
+        catalog.close(engine.state, bucket, "MemoryThreshold")
+    (plan,) = commit.drain(catalog, {}).values()
+    assert [b for b, *_ in plan.fulls][:10] == leaving
+    assert len(plan.fulls) == commit.FULL_WRITES_PER_COMMIT
