@@ -488,6 +488,29 @@ def slow_reduce_reads(srv: Server) -> tuple[str, bool]:
     return _slow_reads(srv, setup, read, [{"_id": 1, "sum": SLOW_RANGE * (SLOW_RANGE - 1) // 2}])
 
 
+SERIES_EXPLOSION = 300_000
+SERIES_BATCH = 1_000
+
+
+def series_explosion(srv: Server, series: int = SERIES_EXPLOSION) -> tuple[str, bool]:
+    """Every measurement on a new meta (a request id as meta: a common schema mistake), in 1,000-row
+    batches, at the server's default ``timeseriesIdleBucketExpiryMemoryUsageThreshold``: the bucket
+    catalog must expire idle buckets as new ones open, and every measurement must be readable."""
+    client = pymongo.MongoClient(srv.uri)
+    coll = client.h.create_collection("req", timeseries={"timeField": "t", "metaField": "request"})
+    t0 = dt.datetime(2024, 1, 1)
+    for start in range(0, series, SERIES_BATCH):
+        coll.insert_many([{"t": t0 + dt.timedelta(milliseconds=i), "request": f"req-{i:09d}", "v": float(i)}
+                          for i in range(start, min(start + SERIES_BATCH, series))], ordered=False)
+    count = coll.count_documents({})
+    sample = coll.find_one({"request": f"req-{series // 2:09d}"}, {"_id": 0})
+    catalog = client.admin.command("serverStatus")["bucketCatalog"]
+    client.close()
+    good = count == series and sample is not None and sample["v"] == float(series // 2)
+    return (f"{count:,} rows, {catalog['numBucketsClosedDueToMemoryThreshold']:,} closed for memory, catalog "
+            f"{catalog['memoryUsage'] / MB:.0f} MB"), good
+
+
 def baseline(srv: Server) -> tuple[str, bool]:
     time.sleep(3)
     return "-", True
@@ -510,6 +533,7 @@ WORKLOADS: dict[str, Callable[[Server], tuple[str, bool]]] = {
     "TLS stall: 2,000 connections sending 1 byte": tls_stall,
     f"{SLOW_READERS} concurrent slow reads: catastrophic regex, no maxTimeMS": slow_regex_reads,
     f"{SLOW_READERS} concurrent slow reads: $reduce over $range": slow_reduce_reads,
+    "series explosion: 300,000 new metas in 1,000-row batches": series_explosion,
 }
 TLS_WORKLOADS = {"TLS stall: 2,000 connections sending 1 byte"}  # their server listens with --tlsMode allowTLS
 

@@ -17,10 +17,13 @@ from server.timeseries import reopen, router, rules
 from server.timeseries.batch import ColumnBatch, RowBatch
 from server.timeseries.ddl import buckets_ns
 from server.timeseries.ingest import (
+    MAX_LEAVING_WAITS,
     ON_LOOP_BYTES,
     ON_LOOP_DOCUMENT_BYTES,
     ON_LOOP_DOCUMENTS,
+    Prepared,
     documents,
+    leaving_allowance,
     prepare,
     prepare_rows,
     slices,
@@ -49,6 +52,30 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
         prepared = prepare(cmd, options, columnar, state.last_layout)
     else:
         prepared = await ctx.run_blocking(prepare, cmd, options, columnar, state.last_layout)
+    # backpressure: buckets closed for memory leave once their full writes are durable, a bounded number
+    # per commit (commit.FULL_WRITES_PER_COMMIT); an insert waits while they are more than the allowance
+    allowance = leaving_allowance(rules.Limits.of(server.params, options, catalog.memory_threshold).memory_threshold)
+    for _ in range(MAX_LEAVING_WAITS):
+        if catalog.leaving_bytes <= allowance:
+            break
+        await committer.commit(())
+    catalog.release_series()  # series ids this insert computes stay valid until it has routed (pinned)
+    with catalog.pinned():
+        prepared = await _route(ctx, catalog, committer, state, options, prepared, cmd)
+    batch = prepared.batch
+    if batch is not None:
+        await committer.commit((bns,))
+    reply: dict[str, Any] = {"n": batch.n if batch is not None else 0}
+    if prepared.errors:
+        reply["writeErrors"] = prepared.errors
+    return reply
+
+
+async def _route(ctx: Any, catalog: Any, committer: Any, state: Any, options: Any, prepared: Prepared,
+                 cmd: dict) -> Prepared:
+    """Series ids, then the router (in slices for large inserts); the batch taken (the per-document
+    parse when a meta value is not valid BSON)."""
+    server = ctx.server
     batch = prepared.batch
     if isinstance(batch, ColumnBatch):
         state.last_layout = batch.layout
@@ -73,8 +100,4 @@ async def insert_measurements(ctx: Any, cmd: dict) -> dict:
                     if end < batch.n:
                         await asyncio.sleep(0)
         catalog.expire_idle(limits)
-        await committer.commit((bns,))
-    reply: dict[str, Any] = {"n": batch.n if batch is not None else 0}
-    if prepared.errors:
-        reply["writeErrors"] = prepared.errors
-    return reply
+    return prepared

@@ -72,8 +72,7 @@ class LiveBucket:
     def _array(self, name: str) -> np.ndarray:
         found = self._typed.get(name)
         if found is None:
-            bucket = self.bucket
-            found = bucket.table.data[name][bucket.slot, :self.n].copy()
+            found = _rows(self.bucket, name, slice(0, self.n), self.n).copy()
             found.flags.writeable = False
             self._typed[name] = found
         return found
@@ -86,8 +85,7 @@ class LiveBucket:
         if type(column) is TableColumn:
             array = self._typed.get(name)
             if array is None:  # only these rows: no copy of the column
-                bucket = self.bucket
-                return python_values(column.kind, bucket.table.data[name][bucket.slot, positions])
+                return python_values(column.kind, _rows(self.bucket, name, positions, len(positions)))
             return python_values(column.kind, array[positions])
         if type(column) is ConstColumn:
             return [column.value] * len(positions)
@@ -245,6 +243,15 @@ class LiveBucket:
         if self._left() is not None:
             return self._gone.document()
         return doc
+
+
+def _rows(bucket: Any, name: str, rows: Any, n: int) -> np.ndarray:
+    """Rows of a typed column from the bucket's slot. A slot beyond the table's arrays means the bucket
+    left memory and its table shrank (table.py): zeros stand in, the caller then sees ``left``."""
+    array = bucket.table.data[name]
+    if bucket.slot >= len(array):
+        return np.zeros(n, array.dtype)
+    return array[bucket.slot, rows]
 
 
 class _Empty:

@@ -12,14 +12,22 @@ Invariants
   without asking storage (reopen.py).
 - Mutated only on the event loop; commits read per-slot arrays and column lists as they were at their
   drain (rows below a commit's end do not change while it runs).
-- ``memory`` approximates the Python memory of live buckets; above the threshold idle buckets are
-  closed, least recently used first.
+- ``memory`` accounts the memory of everything the catalog holds: per live bucket its Python objects
+  and its series (``BUCKET_OVERHEAD``), its data (``PYTHON_OVERHEAD`` per BSON byte) and its table slot
+  row (``Table.row_bytes``, counted by the table's ``Meter``). Above the threshold
+  (``timeseriesIdleBucketExpiryMemoryUsageThreshold``, read at every insert) each new bucket first
+  closes up to ``timeseriesIdleBucketExpiryMaxCountPerAttempt`` idle buckets, least recently used
+  first (``expiry``: a queue in CLOCK order, amortized O(1) per new bucket): memory stays within the
+  threshold plus the buckets not yet committed. Buckets closed and awaiting their full write
+  (``leaving``) are memory about to be freed: expiry does not close more for them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+import weakref
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -38,7 +46,7 @@ from server.timeseries.bucketdoc import (
 from server.timeseries.columns import ConstColumn, ObjectColumn, to_array, typed_kind
 from server.timeseries.options import TimeseriesOptions
 from server.timeseries.states import Event, State, move, move_all
-from server.timeseries.table import Table
+from server.timeseries.table import Meter, Table
 
 STAT_NAMES = (
     "numBucketInserts", "numBucketUpdates", "numBucketsOpenedDueToMetadata", "numBucketsClosedDueToCount",
@@ -49,8 +57,12 @@ STAT_NAMES = (
     "numCommits", "numWaits", "numMeasurementsCommitted",
 )
 PYTHON_OVERHEAD = 3  # in-memory bytes per approximate BSON byte of a bucket
+# Python objects per live bucket, its series included (Bucket, ObjectId, live entry, memo, expiry entry;
+# series key, meta, raw meta bytes and map entries): measured ~1.3 KB with tracemalloc, kept generous
+# (allocator slack); the bucket's table slot row is counted by its table (Table.row_bytes)
 BUCKET_OVERHEAD = 2048
-EXPIRY_SCAN_LIMIT = 64  # least recently used candidates examined per expiry attempt
+EXPIRY_QUEUE_MIN = 4096  # the expiry queue is compacted when longer than this and 4x its last compaction
+EXPIRY_SCAN_LIMIT = 64  # expiry candidates examined per attempt (busy ones go to the back of the queue)
 ARCHIVED_IDLE_MS = 2000  # an archived bucket not reopened for this long is written in full and leaves memory
 MAX_ARCHIVED_PER_SERIES = 64
 RETIRE_PER_PASS = 256  # full writes of idle archived buckets per maintenance pass (~0.25 s of writer work)
@@ -61,7 +73,13 @@ def now_ms() -> int:
 
 
 class Series:
-    """The series (distinct normalized metas) of one collection: ids, keys, and each one's buckets."""
+    """The series (distinct normalized metas) of one collection: ids, keys, and each one's buckets.
+
+    A series id is released once no bucket of it is in memory (``held[sid]`` 0, nothing routable): first
+    its key leaves the maps (``unmap``: a later measurement of that meta registers it again), then, once
+    no insert that computed its series ids before the unmapping is still routing (the catalog's pins),
+    the id is reused (``free``). So the per-series lists stay as long as the most series ever held in
+    memory at once, not the number of series ever seen."""
 
     def __init__(self):
         self.sid_of_raw: dict[tuple[int, bytes], int] = {}  # (meta BSON type, value bytes) -> sid
@@ -71,17 +89,70 @@ class Series:
         self.open: list[Bucket | None] = []
         self.archived: list[list[Bucket]] = []
         self.queried: list[bool] = []
+        self.held: list[int] = []  # buckets of the series in memory (any state)
+        self.raws: list[Any] = []  # the sid_of_raw keys of the series: None, one key, or a list of keys
+        self.empty: list[int] = []  # series whose last bucket left memory (checked again when unmapped)
+        self.unmapped: deque[tuple[int, int]] = deque()  # (catalog epoch when unmapped, sid)
+        self.free: list[int] = []  # ids to reuse
 
     def sid(self, key: Any, meta: Any) -> int:
         sid = self.sid_of_key.get(key)
         if sid is None:
-            sid = self.sid_of_key[key] = len(self.keys)
-            self.keys.append(key)
-            self.metas.append(meta)
-            self.open.append(None)
-            self.archived.append([])
-            self.queried.append(False)
+            if self.free:
+                sid = self.free.pop()
+                self.keys[sid], self.metas[sid] = key, meta
+                self.queried[sid] = False
+            else:
+                sid = len(self.keys)
+                self.keys.append(key)
+                self.metas.append(meta)
+                self.open.append(None)
+                self.archived.append([])
+                self.queried.append(False)
+                self.held.append(0)
+                self.raws.append(None)
+            self.sid_of_key[key] = sid
         return sid
+
+    def __len__(self) -> int:
+        """Series ids in use (registered and not released)."""
+        return len(self.keys) - len(self.free) - len(self.unmapped)
+
+    def routable(self, sid: int) -> bool:
+        return self.held[sid] > 0 or self.open[sid] is not None or bool(self.archived[sid])
+
+    def unmap(self, epoch: int) -> int:
+        """Series whose last bucket left memory leave the maps (see the class); returns how many."""
+        done = 0
+        empty, self.empty = self.empty, []
+        for sid in empty:
+            if self.routable(sid) or self.sid_of_key.get(self.keys[sid]) != sid:
+                continue
+            del self.sid_of_key[self.keys[sid]]
+            raws = self.raws[sid]
+            for raw in (raws if type(raws) is list else (raws,) if raws is not None else ()):
+                if self.sid_of_raw.get(raw) == sid:
+                    del self.sid_of_raw[raw]
+            self.raws[sid] = None
+            self.unmapped.append((epoch, sid))
+            done += 1
+        return done
+
+    def reuse(self, oldest_pin: int | None, tables: Any) -> None:
+        """Ids unmapped before every insert still routing computed its series ids become free (an
+        insert that routed a measurement to one meanwhile made it hold a bucket: it is mapped again,
+        unless its meta was registered anew)."""
+        unmapped = self.unmapped
+        while unmapped and (oldest_pin is None or unmapped[0][0] < oldest_pin):
+            _, sid = unmapped.popleft()
+            if self.routable(sid):
+                self.sid_of_key.setdefault(self.keys[sid], sid)
+                continue
+            for table in tables:
+                table.forget_series(sid)
+            self.keys[sid] = self.metas[sid] = None
+            self.queried[sid] = False
+            self.free.append(sid)
 
     def sids_of_raw(self, kind: int | None, raws: list[bytes] | None, n: int) -> np.ndarray | None:
         """Series id of each raw meta value (None: the documents have no meta field); None when a meta
@@ -111,16 +182,20 @@ class Series:
         normalized = normalize_meta(value)
         sid = self.sid(meta_key(normalized), normalized)
         if len(self.sid_of_raw) < 1_000_000:
-            self.sid_of_raw[(kind, raw)] = sid
+            key = (kind, raw)
+            self.sid_of_raw[key] = sid
+            known = self.raws[sid]
+            self.raws[sid] = key if known is None else [known, key] if type(known) is tuple else known + [key]
         return sid
 
 
 class CollectionState:
-    __slots__ = ("ns", "options", "tables", "series", "live", "stats", "last_layout")
+    __slots__ = ("ns", "options", "tables", "series", "live", "stats", "last_layout", "meter")
 
-    def __init__(self, ns: str, options: TimeseriesOptions):
+    def __init__(self, ns: str, options: TimeseriesOptions, meter: Meter | None = None):
         self.ns = ns  # the buckets namespace, "db.system.buckets.c"
         self.options = options
+        self.meter = meter if meter is not None else Meter()
         self.tables: dict[tuple, Table] = {}
         self.series = Series()
         self.live: dict[Any, Bucket] = {}
@@ -130,25 +205,71 @@ class CollectionState:
     def table(self, key: tuple) -> Table:
         table = self.tables.get(key)
         if table is None:
-            table = self.tables[key] = Table(key, self.ns, self.options.time_field)
+            table = self.tables[key] = Table(key, self.ns, self.options.time_field, self.meter)
         return table
 
 
 class BucketCatalog:
     def __init__(self, *, memory_threshold: int | None = None):
+        # the threshold when the parameter is 0 (2.5 % of RAM); ``limits`` carries the one in force
         self.memory_threshold = rules.memory_threshold(memory_threshold or 0)
+        self.limits = rules.Limits(memory_threshold=self.memory_threshold)  # of the insert routing now
         self.collections: dict[str, CollectionState] = {}
         self.dirty: dict[int, Bucket] = {}  # buckets with rows or a full write to commit (not via a table)
         self.dirty_tables: set[Table] = set()  # tables whose ``dirty`` slots have rows to commit
-        self.memory = 0
+        self.meter = Meter()  # ``memory``: shared with the tables, which count their slot rows in it
         self.clock = now_ms()
         self.direct_writes: dict[str, int] = {}  # ns -> direct writes in progress (no reopening by query)
+        # expiry candidates, least recently queued first: (weak bucket, last_used when queued)
+        self.expiry: deque[tuple[weakref.ref, int]] = deque()
+        self._expiry_limit = EXPIRY_QUEUE_MIN
+        self.leaving: dict[int, int] = {}  # id(bucket) -> bytes: closed or retired, awaiting the full write
+        self.leaving_bytes = 0
+        self.deferred = 0  # full writes the last drain left for the next commit (commit.py)
+        # buckets whose only work is their full write, spread over commits (commit.drain): those
+        # leaving memory (closed, retired), then the others (checkpoints)
+        self.queued_fulls: tuple[deque[Bucket], deque[Bucket]] = (deque(), deque())
+        self.epoch = 0  # series unmapping rounds (Series.unmap)
+        self.pins: dict[int, int] = {}  # inserts between computing series ids and routing -> epoch then
+        self._pin_ids = 0
+
+    @property
+    def memory(self) -> int:
+        return self.meter.bytes
+
+    @memory.setter
+    def memory(self, value: int) -> None:
+        self.meter.bytes = value
+
+    @contextlib.contextmanager
+    def pinned(self):
+        """Held by an insert from computing its series ids until its rows are routed: no series id it
+        may hold is reused meanwhile (Series)."""
+        self._pin_ids += 1
+        token = self._pin_ids
+        self.pins[token] = self.epoch
+        try:
+            yield
+        finally:
+            del self.pins[token]
+
+    def release_series(self) -> None:
+        """Series with no bucket in memory leave the maps; ids unmapped before every pinned insert
+        started are reused (amortized O(1) per bucket that left memory)."""
+        oldest = min(self.pins.values()) if self.pins else None
+        for state in self.collections.values():
+            series = state.series
+            if series.empty:
+                series.unmap(self.epoch)
+            if series.unmapped:
+                series.reuse(oldest, state.tables.values())
+        self.epoch += 1
 
     # ------------------------------------------------------------------ collections
     def collection(self, ns: str, options: TimeseriesOptions) -> CollectionState:
         state = self.collections.get(ns)
         if state is None:
-            state = self.collections[ns] = CollectionState(ns, options)
+            state = self.collections[ns] = CollectionState(ns, options, self.meter)
         elif state.options != options:
             state.options = options  # collMod: open buckets keep going; new buckets use the new options
         return state
@@ -182,10 +303,11 @@ class BucketCatalog:
         if state is None:
             return
         if keep_stats:
-            fresh = self.collections[ns] = CollectionState(ns, state.options)
+            fresh = self.collections[ns] = CollectionState(ns, state.options, self.meter)
             fresh.stats = state.stats
         for bucket in list(state.live.values()):
             self.memory -= self.footprint(bucket)
+            self.leaving_bytes -= self.leaving.pop(id(bucket), 0)
             self.dirty.pop(id(bucket), None)
             move(bucket, Event.FREEZE)
             bucket.leave(None)
@@ -194,16 +316,34 @@ class BucketCatalog:
 
     # ------------------------------------------------------------------ transitions
     def open(self, state: CollectionState, table: Table, sid: int, t_ms: int, rounding_s: int) -> Bucket:
+        self.make_room()
         start_s = round_start_seconds(t_ms, rounding_s)
         series = state.series
         bucket = Bucket(table, sid, series.keys[sid], series.metas[sid], new_bucket_id(start_s), state.ns, start_s,
                         state.options.meta_field)
         series.open[sid] = bucket
         table.make_hot(sid, bucket.slot)
+        self._enter(state, bucket)
+        return bucket
+
+    def _enter(self, state: CollectionState, bucket: Bucket) -> None:
+        """A new bucket object is in memory (opened or loaded)."""
         state.live[bucket.id] = bucket
+        state.series.held[bucket.sid] += 1
+        table = bucket.table
         table.last_used[bucket.slot] = self.clock
         self.memory += self.footprint(bucket)
-        return bucket
+        self.expiry.append((weakref.ref(bucket), self.clock))
+        if len(self.expiry) > self._expiry_limit:
+            self._compact_expiry()
+
+    def _compact_expiry(self) -> None:
+        """Drop the entries of buckets no longer routable: O(queue) once the queue grew fourfold since
+        the last compaction (amortized O(1) per bucket)."""
+        routable = (State.OPEN, State.ARCHIVED)
+        self.expiry = deque(entry for entry in self.expiry
+                            if (b := entry[0]()) is not None and b.state in routable)
+        self._expiry_limit = max(EXPIRY_QUEUE_MIN, 4 * len(self.expiry))
 
     def archive(self, state: CollectionState, bucket: Bucket, reason: str) -> None:
         """The series' open bucket is archived (time forward/backward): it stays reopenable in memory."""
@@ -265,6 +405,7 @@ class BucketCatalog:
             state.stats["numBucketsClosedDueTo" + reason] += 1
         self._unroute(state, bucket)
         self.mark_full(bucket)
+        self._leaving(bucket)
 
     def retire(self, state: CollectionState, bucket: Bucket) -> None:
         """An archived bucket leaves memory once its full document is durable (it stays reopenable by
@@ -272,6 +413,14 @@ class BucketCatalog:
         self._unroute(state, bucket)
         state.series.queried[bucket.sid] = False
         self.mark_full(bucket)
+        self._leaving(bucket)
+
+    def _leaving(self, bucket: Bucket) -> None:
+        """The bucket leaves memory once its full write is durable: its memory is as good as freed."""
+        if id(bucket) not in self.leaving:
+            size = self.footprint(bucket) + bucket.table.row_bytes
+            self.leaving[id(bucket)] = size
+            self.leaving_bytes += size
 
     def _unroute(self, state: CollectionState, bucket: Bucket) -> None:
         series = state.series
@@ -308,6 +457,11 @@ class BucketCatalog:
     def _leave(self, state: CollectionState | None, bucket: Bucket, final: bytes | None) -> None:
         if state is not None and state.live.get(bucket.id) is bucket:
             del state.live[bucket.id]
+            series = state.series
+            series.held[bucket.sid] -= 1
+            if not series.routable(bucket.sid):
+                series.empty.append(bucket.sid)
+        self.leaving_bytes -= self.leaving.pop(id(bucket), 0)
         self.memory = max(self.memory - self.footprint(bucket), 0)
         bucket.leave(final)
 
@@ -344,6 +498,7 @@ class BucketCatalog:
                 columns[name] = ObjectColumn(name, values)
         if not key or key[0][0] != tf or key[0][1] is None:
             return None
+        self.make_room()
         table = state.table(tuple(key))
         series = state.series
         bucket = Bucket(table, sid, series.keys[sid], series.metas[sid], doc["_id"], state.ns, start_ms // 1000,
@@ -366,11 +521,9 @@ class BucketCatalog:
         bucket.committed = True
         table.size[bucket.slot] = bucket.recomputed_size(n)
         bucket.full_size = bucket.size
-        state.live[bucket.id] = bucket
         series.open[sid] = bucket
         table.make_hot(sid, bucket.slot)
-        table.last_used[bucket.slot] = self.clock
-        self.memory += self.footprint(bucket)
+        self._enter(state, bucket)
         return bucket
 
     def unload(self, state: CollectionState, bucket: Bucket) -> None:
@@ -395,26 +548,40 @@ class BucketCatalog:
     def footprint(bucket: Bucket) -> int:
         return bucket.size * PYTHON_OVERHEAD + BUCKET_OVERHEAD
 
-    def expire_idle(self, limits: rules.Limits) -> None:
-        """Above the memory threshold: close up to ``expiry_per_attempt`` idle buckets (nothing
-        uncommitted), least recently used first, looking at a bounded number of candidates."""
-        if self.memory <= limits.memory_threshold:
-            return
-        candidates: list[tuple[int, Bucket, CollectionState]] = []
-        for state in self.collections.values():
-            for table in state.tables.values():
-                used = np.flatnonzero((table.count == table.durable) & (table.count > 0))
-                if not len(used):
-                    continue
-                order = used[np.argsort(table.last_used[used], kind="stable")[:EXPIRY_SCAN_LIMIT]]
-                for slot in order.tolist():
-                    bucket = table.buckets[slot]
-                    if bucket is not None and bucket.state in (State.OPEN, State.ARCHIVED) and bucket.idle:
-                        candidates.append((int(table.last_used[slot]), bucket, state))
-        candidates.sort(key=lambda c: c[0])
-        for _, bucket, state in candidates[:limits.expiry_per_attempt]:
+    def make_room(self) -> int:
+        """Before a new bucket (mongod's rule): above the memory threshold — not counting buckets
+        already leaving — close up to ``expiry_per_attempt`` idle buckets (nothing uncommitted),
+        least recently used first. Examines at most ``EXPIRY_SCAN_LIMIT`` queue entries: entries of
+        buckets gone are dropped, buckets used since they were queued or busy go to the back (CLOCK
+        order), so the work is amortized O(1) per new bucket. Returns how many it closed."""
+        limits = self.limits
+        if self.memory - self.leaving_bytes <= limits.memory_threshold:
+            return 0
+        closed = 0
+        queue = self.expiry
+        for _ in range(min(len(queue), EXPIRY_SCAN_LIMIT)):
+            ref, queued = queue.popleft()
+            bucket = ref()
+            if bucket is None or bucket.state not in (State.OPEN, State.ARCHIVED):
+                continue
+            used = int(bucket.table.last_used[bucket.slot])
+            if used > queued or not bucket.idle:
+                queue.append((ref, used))
+                continue
+            state = self.collections.get(bucket.ns)
+            if state is None or state.live.get(bucket.id) is not bucket:
+                continue
             self.close(state, bucket, "MemoryThreshold")
             state.series.queried[bucket.sid] = False  # it had room: storage may hold a candidate again
+            closed += 1
+            if closed >= limits.expiry_per_attempt or self.memory - self.leaving_bytes <= limits.memory_threshold:
+                break
+        return closed
+
+    def expire_idle(self, limits: rules.Limits) -> int:
+        """``make_room`` under ``limits`` (after an insert routed: one more attempt)."""
+        self.limits = limits
+        return self.make_room()
 
     def retire_idle_archived(self, limit: int = RETIRE_PER_PASS) -> int:
         """Archived buckets not reopened for ``ARCHIVED_IDLE_MS`` are written in full and leave memory,
@@ -431,6 +598,17 @@ class BucketCatalog:
                     self.retire(state, bucket)
                     retired += 1
         return retired
+
+    def maintain(self) -> None:
+        """The maintenance pass's memory upkeep: series with nothing in memory released, tables with
+        no bucket dropped, the others' arrays shrunk once their buckets fit a quarter (table.py)."""
+        self.release_series()
+        for state in self.collections.values():
+            for key, table in list(state.tables.items()):
+                if not table.live and table not in self.dirty_tables:
+                    del state.tables[key]
+                else:
+                    table.shrink()
 
     def checkpoint_all(self, *, force: bool = False) -> int:
         """Mark live buckets with journal records for a full write (the periodic checkpoint).

@@ -42,6 +42,11 @@ log = logging.getLogger("tidemark.timeseries")
 CHECKPOINT_INTERVAL_SECONDS = 60.0
 RETIRE_INTERVAL_SECONDS = 1.0
 SEGMENT_ROWS = 16_384
+# full writes of idle buckets (closed for memory, retired archived ones) per commit: ~0.4 ms each on the
+# writer thread (holding the GIL), so a commit carrying thousands held every insert sharing the writer
+# (regular collections too) for a second; the rest follow in the next commits, which run back to back
+# while any is deferred (inserts that open buckets wait for them: ingest.LEAVING_ALLOWANCE)
+FULL_WRITES_PER_COMMIT = 128
 
 
 def clustered_rid(bucket_id: Any) -> bytes:
@@ -146,7 +151,8 @@ class CollectionPlan:
                 stats["numBucketUpdates" if bucket.committed else "numBucketInserts"] += 1
                 bucket.committed = True
         for table, slots, gens, lo, hi in self.slot_rows:
-            same = table.gen[slots] == gens  # else the bucket left memory (dropped) meanwhile
+            inside = slots < len(table.gen)  # (a table shrinks only above the slots it holds)
+            same = inside & (table.gen[np.where(inside, slots, 0)] == gens)  # else the bucket left memory
             if not same.all():
                 slots, lo, hi = slots[same], lo[same], hi[same]
             table.durable[slots] = hi
@@ -202,7 +208,7 @@ class CollectionPlan:
         yield from self.rows
         for table, slots, gens, lo, hi in self.slot_rows:
             for slot, gen, a, b in zip(slots.tolist(), gens.tolist(), lo.tolist(), hi.tolist(), strict=True):
-                if table.gen[slot] == gen:
+                if slot < len(table.gen) and table.gen[slot] == gen:
                     yield table.buckets[slot], a, b
 
 
@@ -225,6 +231,7 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
     pure_slots: dict[Any, list[int]] = {}
     handled: dict[Any, set[int]] = {}  # slots of buckets taken one by one
     seen: set[int] = set()
+    queued = catalog.queued_fulls
     for table in tables:
         slots = np.flatnonzero(table.dirty)
         table.dirty[slots] = False
@@ -243,6 +250,11 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
         if not bucket.needs_full and bucket.pure:
             pure_slots.setdefault(bucket.table, []).append(bucket.slot)
             continue
+        if bucket.needs_full and hi == lo and bucket.in_flight == hi:
+            # nothing of it to commit but its full write: queued (those leaving memory first), taken
+            # FULL_WRITES_PER_COMMIT per commit below
+            queued[0 if id(bucket) in catalog.leaving else 1].append(bucket)
+            continue
         handled.setdefault(bucket.table, set()).add(bucket.slot)
         plan = plan_of(bucket.ns)
         if bucket.needs_full:
@@ -254,6 +266,25 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
             continue
         bucket.in_flight = hi
         plan.rows.append((bucket, lo, hi))
+    taken = 0
+    for queue in queued:
+        while queue and taken < FULL_WRITES_PER_COMMIT:
+            bucket = queue.popleft()
+            if not bucket.needs_full or bucket.state not in IN_MEMORY:
+                continue  # written meanwhile (queued twice), or dropped
+            state = catalog.get(bucket.ns)
+            if state is None or state.live.get(bucket.id) is not bucket:
+                continue
+            lo, hi = bucket.durable, bucket.count
+            if hi != lo or bucket.in_flight != hi:
+                catalog.mark_full(bucket)  # rows came meanwhile: the next drain takes it with them
+                continue
+            taken += 1
+            handled.setdefault(bucket.table, set()).add(bucket.slot)
+            bucket.needs_full = False
+            plan_of(bucket.ns).fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
+            plan_of(bucket.ns).rows.append((bucket, lo, hi))
+    catalog.deferred = len(queued[0]) + len(queued[1])
     for table, listed in pure_slots.items():
         slots = np.unique(np.asarray(listed, np.int64))
         taken = handled.get(table)
@@ -345,7 +376,7 @@ class Committer:
 
     async def _run(self) -> None:
         try:
-            while self._waiters:
+            while self._waiters or self.catalog.deferred:
                 # Let inserts whose frames already arrived route their measurements first (one pass of
                 # the ready tasks): they join this commit instead of waiting a whole fsync for the next.
                 await asyncio.sleep(0)
@@ -358,6 +389,8 @@ class Committer:
                 finally:
                     self._draining.set()
                 errors = await self._apply(plans)
+                if errors:
+                    self.catalog.deferred = 0  # storage refuses: no retry loop (the next insert or pass retries)
                 for future, namespaces in waiters:
                     if future.done():
                         continue
@@ -400,7 +433,12 @@ class Committer:
         The buckets are closed in one step on the event loop, so inserts arriving meanwhile open new
         buckets instead of reviving the closed ones: the wait is bounded even under continuous ingest."""
         if self.catalog.close_all(ns):
+            state = self.catalog.get(ns)
+            closing = list(state.live.values()) if state is not None else []
             await self.commit((ns,))
+            # a commit carries at most FULL_WRITES_PER_COMMIT of them: wait for the ones closed here
+            while any(not bucket.left for bucket in closing):
+                await self.commit((ns,))
 
     async def checkpoint(self, *, force: bool = False) -> int:
         """Write journaled buckets in full; returns buckets marked. ``force``: every journaled bucket
@@ -408,6 +446,8 @@ class Committer:
         marked = self.catalog.checkpoint_all(force=force)
         if marked:
             await self.commit(())
+            while self.catalog.deferred:  # (spread over commits: FULL_WRITES_PER_COMMIT)
+                await self.commit(())
         return marked
 
     def start_maintenance(self) -> None:
@@ -419,6 +459,7 @@ class Committer:
                 waited += RETIRE_INTERVAL_SECONDS
                 try:
                     marked = self.catalog.retire_idle_archived()
+                    self.catalog.maintain()
                     if waited >= self.checkpoint_interval:
                         waited = 0.0
                         marked += self.catalog.checkpoint_all()
@@ -439,5 +480,8 @@ class Committer:
             for bucket in state.live.values():
                 if bucket.count > bucket.stored_count:
                     self.catalog.mark_full(bucket)
-        if self.catalog.dirty:
+        while self.catalog.dirty or self.catalog.deferred:  # full writes are spread over commits
+            before = len(self.catalog.dirty) + self.catalog.deferred
             await self.commit(())
+            if len(self.catalog.dirty) + self.catalog.deferred >= before:  # storage refuses (the journal
+                break  # still holds the rows)

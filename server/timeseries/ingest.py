@@ -35,6 +35,9 @@ ON_LOOP_DOCUMENT_BYTES = 16 * 1024  # inserts of larger documents on average are
 COLUMNAR_DOCUMENT_BYTES = 64 * 1024  # larger documents (wide, or long strings) take the per-document parse
 SLICE_VALUES = 50_000  # values (rows x fields) routed between two yields of the event loop
 DECODE_CHUNK = 500  # documents decoded per C call
+SERIES_PER_SLICE = 32  # distinct series routed between two yields (a new one may query storage: reopen.py)
+LEAVING_ALLOWANCE = 16 * 1024 * 1024  # closed buckets' memory awaiting their full writes before inserts wait
+MAX_LEAVING_WAITS = 256  # commits an insert waits for at most (storage failing: it goes ahead)
 _ONE_MS = _dt.timedelta(milliseconds=1)
 _ID_BYTES = 17  # an ObjectId _id element
 
@@ -152,11 +155,20 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
     return Prepared(batch, errors)
 
 
+def leaving_allowance(threshold: int) -> int:
+    """Memory of closed buckets awaiting their full writes above which inserts wait for commits: a
+    quarter of the threshold, between 1 and ``LEAVING_ALLOWANCE`` (16) MiB."""
+    return min(LEAVING_ALLOWANCE, max(threshold // 4, 1024 * 1024))
+
+
 def slices(batch: ColumnBatch | RowBatch) -> list[int]:
     """Row boundaries of the slices routed between yields of the event loop (about ``SLICE_VALUES``
     values each: the routing cost grows with rows times fields)."""
     if isinstance(batch, ColumnBatch):
         step = max(1, SLICE_VALUES // max(len(batch.order), 1))
+        distinct = len(np.unique(batch.sids)) if batch.sids is not None else 1
+        if distinct > SERIES_PER_SLICE:  # many series: each new one costs a storage query (~0.5 ms)
+            step = min(step, max(SERIES_PER_SLICE, batch.n * SERIES_PER_SLICE // distinct))
         return list(range(0, batch.n, step)) + [batch.n]
     cuts, values = [0], 0
     for i, row in enumerate(batch.rows):

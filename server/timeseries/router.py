@@ -36,6 +36,7 @@ Loader = Any  # (state, sid, t_ms) -> stored bucket document | None
 def route(catalog: Any, state: Any, batch: Any, rows: np.ndarray, limits: rules.Limits, loader: Loader) -> None:
     """Append rows ``rows`` (ascending positions in ``batch``) of ``batch`` to their buckets."""
     catalog.clock = max(catalog.clock + 1, _now())
+    catalog.limits = limits  # each new bucket first makes room under these (catalog.make_room)
     sids = batch.sids[rows]
     if isinstance(batch, ColumnBatch):
         table = state.table(batch.table_key)

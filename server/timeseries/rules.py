@@ -15,7 +15,8 @@ For a measurement at time ``t`` of a series whose candidate bucket starts at ``s
 Before a new bucket is opened, a reopenable bucket of the series whose ``[start, start + span)``
 holds ``t`` and that passes 3-5 takes the measurement (``REOPEN``): an archived one in memory, else a
 stored one found by query (reopen.py). Above ``timeseriesIdleBucketExpiryMemoryUsageThreshold`` the
-catalog closes idle buckets, at most ``timeseriesIdleBucketExpiryMaxCountPerAttempt`` per insert.
+catalog closes idle buckets, at most ``timeseriesIdleBucketExpiryMaxCountPerAttempt`` before each new
+bucket (catalog.make_room).
 
 Sizes are what a measurement adds to the bucket's BSON: each value's size plus its position key, and
 for a field the bucket does not hold yet its column, min and max. ``row_sizes`` is the same rule for
@@ -61,7 +62,10 @@ class Limits:
 
     @classmethod
     def of(cls, params: Any, options: Any, memory_threshold: int) -> Limits:
-        """The limits for one insert: server parameters now, the collection's bucketing options."""
+        """The limits for one insert: server parameters now, the collection's bucketing options;
+        ``memory_threshold``: the threshold when the parameter is 0 (2.5 % of RAM)."""
+        name = "timeseriesIdleBucketExpiryMemoryUsageThreshold"
+        memory_threshold = (params[name] if name in params else 0) or memory_threshold
         return cls(max_count=params["timeseriesBucketMaxCount"], max_size=params["timeseriesBucketMaxSize"],
                    min_count=params["timeseriesBucketMinCount"],
                    span_ms=options.bucket_max_span_seconds * 1000, rounding_s=options.bucket_rounding_seconds,

@@ -6,7 +6,7 @@ of one 2-D array per typed field, and the per-slot vectors below. Keeping the bu
 side by side is what lets router.py route and append an insert batch to hundreds of buckets with a
 handful of NumPy operations instead of Python work per bucket.
 
-Per slot: ``count`` rows held, ``durable`` rows committed (journal or stored document; readers see
+Per slot: ``taken`` (it belongs to a bucket), ``count`` rows held, ``durable`` rows committed (journal or stored document; readers see
 exactly these), ``in_flight`` the end of the rows the commit in flight carries, ``committed`` (some
 rows were), ``size`` (rules.py), ``start_ms``, ``last_used`` (catalog clock), ``pure`` (the bucket's
 columns are exactly the table's: the vectorized path may take it), ``gen`` (changes whenever the slot
@@ -22,11 +22,18 @@ Invariants
   sees consistent rows.
 - A slot is reused only after its bucket left memory (``Bucket.leave``: its final document is kept on
   the bucket object, and readers check ``bucket.final`` after copying, so they never return another
-  bucket's rows).
+  bucket's rows). Free slots are handed out lowest first, so the buckets in memory gather in the low
+  slots and ``shrink`` (maintenance) can drop the top of the arrays once few slots are held; ``gen``
+  values are unique over the table's life (a commit's per-slot bookkeeping never matches a slot that
+  changed hands, even across a shrink and a regrowth).
+- Memory: every held slot costs ``row_bytes`` (its row of every typed array at the current capacity
+  plus the per-slot vectors), counted in the catalog's ``Meter`` — on allocate, release, and whenever
+  the row capacity changes for every held slot.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 import numpy as np
@@ -37,12 +44,24 @@ from server.timeseries.columns import DTYPE, ConstColumn, TableColumn
 HOT = 4
 _FIRST_SLOTS = 8
 _FIRST_CAPACITY = 16
+_SLOT_VECTORS = ("count", "durable", "size", "start_ms", "last_used", "pure", "dirty", "in_flight", "committed", "gen",
+                 "taken")
+SLOT_BYTES = 8 * 8 + 3 + 8 + 8  # the per-slot vectors, the bucket list entry, the free heap entry
+
+
+class Meter:
+    """Bytes the catalog holds (``BucketCatalog.memory``), shared with its tables."""
+
+    __slots__ = ("bytes",)
+
+    def __init__(self) -> None:
+        self.bytes = 0
 
 
 class Table:
     """The slots of one collection and layout. Only the catalog (event loop) mutates it."""
 
-    def __init__(self, key: tuple, ns: str, time_field: str):
+    def __init__(self, key: tuple, ns: str, time_field: str, meter: Meter | None = None):
         self.key = key  # ((name, kind or None, constant), ...) in bucket order
         self.ns = ns
         self.time_field = time_field
@@ -70,22 +89,39 @@ class Table:
         self.in_flight = np.zeros(slots, np.int64)
         self.committed = np.zeros(slots, bool)
         self.gen = np.zeros(slots, np.int64)
+        self.taken = np.zeros(slots, bool)  # the slot belongs to a bucket
         self.buckets: list[Any] = [None] * slots
-        self.free: list[int] = list(range(slots - 1, -1, -1))
-        self.used = 0  # slots below this were ever allocated (the free list hands out low slots first)
+        self.free: list[int] = list(range(slots))  # a heap: the lowest free slot first
+        self.used = 0  # slots below this were allocated since the arrays were last made (rows to copy)
+        self.live = 0  # slots held
+        self.next_gen = 1
         self.hot = np.full((16, HOT), -1, np.int64)
+        self.meter = meter if meter is not None else Meter()
+        self.row_bytes = self._row_bytes()
+
+    def _row_bytes(self) -> int:
+        return sum(array.itemsize for array in self.data.values()) * self.cap + SLOT_BYTES
+
+    def memory(self) -> int:
+        """What the table's arrays hold (allocated; only written pages are resident)."""
+        return sum(a.nbytes for a in self.data.values()) + sum(getattr(self, n).nbytes for n in _SLOT_VECTORS) + \
+            self.hot.nbytes + 8 * (len(self.buckets) + len(self.free))
 
     # -- slots
     def allocate(self, bucket: Any) -> int:
         if not self.free:
             self._grow_slots()
-        slot = self.free.pop()
+        slot = heapq.heappop(self.free)
         self.used = max(self.used, slot + 1)
+        self.live += 1
+        self.meter.bytes += self.row_bytes
         self.buckets[slot] = bucket
+        self.taken[slot] = True
         self.count[slot] = self.durable[slot] = self.size[slot] = self.in_flight[slot] = 0
         self.pure[slot] = True
         self.dirty[slot] = self.committed[slot] = False
-        self.gen[slot] += 1
+        self.gen[slot] = self.next_gen
+        self.next_gen += 1
         return slot
 
     def _grow_slots(self) -> None:
@@ -101,14 +137,13 @@ class Table:
             grown = np.empty((new, self.cap), array.dtype)
             grown[:used, :held] = array[:used, :held]
             self.data[name] = grown
-        for name in ("count", "durable", "size", "start_ms", "last_used", "pure", "dirty", "in_flight", "committed",
-                     "gen"):
+        for name in _SLOT_VECTORS:
             array = getattr(self, name)
             grown = np.zeros(new, array.dtype)
             grown[:old] = array
             setattr(self, name, grown)
         self.buckets.extend([None] * (new - old))
-        self.free.extend(range(new - 1, old - 1, -1))
+        self.free.extend(range(old, new))  # all above every heap entry: still a heap
 
     def reserve_rows(self, rows: int) -> None:
         """Room for ``rows`` rows per slot (capacity grows fourfold, copying only the rows held, into
@@ -124,16 +159,62 @@ class Table:
             grown = np.empty((array.shape[0], cap), array.dtype)
             grown[:used, :held] = array[:used, :held]
             self.data[name] = grown
+        self._set_cap(cap)
+
+    def _set_cap(self, cap: int) -> None:
         self.cap = cap
+        before, self.row_bytes = self.row_bytes, self._row_bytes()
+        self.meter.bytes += self.live * (self.row_bytes - before)
 
     def release(self, slot: int) -> None:
         """The slot's bucket left memory: forget it everywhere and make the slot reusable."""
         self.unhot(slot)
         self.buckets[slot] = None
         self.count[slot] = self.durable[slot] = self.size[slot] = self.in_flight[slot] = 0
-        self.pure[slot] = self.dirty[slot] = self.committed[slot] = False
-        self.gen[slot] += 1
-        self.free.append(slot)
+        self.pure[slot] = self.dirty[slot] = self.committed[slot] = self.taken[slot] = False
+        self.gen[slot] = self.next_gen
+        self.next_gen += 1
+        heapq.heappush(self.free, slot)
+        self.live -= 1
+        self.meter.bytes -= self.row_bytes
+
+    def shrink(self) -> bool:
+        """Smaller arrays when the slots held all sit in the lowest quarter of them, or every held slot
+        holds at most a quarter of the row capacity: the top slots / columns are dropped and the held
+        rows copied into new arrays (replaced, never resized in place). Slots are handed out lowest
+        first, so the top empties as old buckets leave. O(slots), vectorized: the maintenance pass
+        calls it. True when it shrank."""
+        size = len(self.count)
+        if self.live * 4 > size and self.cap == _FIRST_CAPACITY:
+            return False
+        held = np.flatnonzero(self.taken[:self.used])
+        top = int(held[-1]) + 1 if len(held) else 0
+        slots = size
+        while slots > _FIRST_SLOTS and top <= slots // 4:
+            slots //= 4
+        rows = int(self.count[:top].max()) if top else 0
+        cap = self.cap
+        while cap > _FIRST_CAPACITY and rows <= cap // 4:
+            cap //= 4
+        if slots == size and cap == self.cap:
+            return False
+        for name, array in self.data.items():
+            smaller = np.empty((slots, cap), array.dtype)
+            smaller[:top, :rows] = array[:top, :rows]
+            self.data[name] = smaller
+        for name in _SLOT_VECTORS:
+            setattr(self, name, getattr(self, name)[:slots].copy())
+        del self.buckets[slots:]
+        self.free = [s for s in self.free if s < slots]
+        heapq.heapify(self.free)
+        self.used = top
+        self._set_cap(cap)
+        return True
+
+    def forget_series(self, sid: int) -> None:
+        """A released series id (catalog.Series): no hot slots left for it."""
+        if sid < len(self.hot):
+            self.hot[sid] = -1
 
     # -- hot slots per series
     def _series_capacity(self, sid: int) -> None:

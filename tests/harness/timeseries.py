@@ -45,6 +45,7 @@ class Engine:
         return self.state.stats
 
     def _route(self, batch: Any) -> None:
+        self.catalog.release_series()  # as ingest does before computing series ids
         series = self.state.series
         if isinstance(batch, ColumnBatch):
             distinct = series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
@@ -89,6 +90,18 @@ class Engine:
             bucket.table.durable[bucket.slot] = bucket.in_flight = bucket.count
             bucket.committed = True
         self.catalog.take_dirty()
+
+    def flush(self) -> None:
+        """As if commits made every row durable and wrote every pending full document: closed and
+        retired buckets leave memory (what ``CollectionPlan.finish`` does, without storage)."""
+        pending = [bucket for bucket in self.buckets() if bucket.needs_full]
+        self.commit_all()
+        for bucket in pending:
+            bucket.needs_full = False
+            bucket.stored_count = bucket.count
+            self.catalog.written(self.state, bucket, b"")
+        self.catalog.dirty.clear()
+        self.catalog.deferred = 0
 
     def buckets(self) -> list:
         return list(self.state.live.values())

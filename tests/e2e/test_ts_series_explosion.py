@@ -1,0 +1,61 @@
+"""Issue 21.6: every measurement on a new meta (a request id as meta) keeps the server's memory within
+timeseriesIdleBucketExpiryMemoryUsageThreshold plus a fixed allowance, for any number of series — the
+catalog closes idle buckets as new ones open (numBucketsClosedDueToMemoryThreshold), like mongod — and
+every measurement stays readable. Before the fix the catalog closed 3 buckets per 1,000-row insert:
+memoryUsage and RSS grew ~2.5 KB per series without bound. Phases of 4,000 series; the private RSS
+(RssAnon) is compared between the second and the fourth."""
+
+import datetime as dt
+
+import pytest
+
+THRESHOLD = 8 * 1024 * 1024  # ~2,800 one-row buckets
+ALLOWANCE = THRESHOLD // 4 + 1000 * 4096  # buckets awaiting their full writes + one insert's new buckets
+SERIES = 4_000  # per phase; the threshold is reached within the first
+T0 = dt.datetime(2024, 1, 1)
+pytestmark = [pytest.mark.commands("insert", "find", "aggregate", "serverStatus", "getParameter", "setParameter"), pytest.mark.slow]
+
+
+def rss_anon(pid):
+    """The server's private resident memory (the mapped LMDB file's pages are the data, not the catalog)."""
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) * 1024
+    raise KeyError("RssAnon")
+
+
+def insert_series(coll, start, n):
+    for b in range(start, start + n, 1000):
+        coll.insert_many([{"t": T0 + dt.timedelta(milliseconds=i), "request": f"req-{i:08d}", "v": float(i)}
+                          for i in range(b, b + 1000)], ordered=False)
+
+
+def test_new_meta_per_measurement_keeps_memory_within_the_threshold(start_server):
+    proc = start_server(params={"timeseriesIdleBucketExpiryMemoryUsageThreshold": THRESHOLD})
+    with proc.client() as client:
+        assert client.admin.command("getParameter", 1, timeseriesIdleBucketExpiryMemoryUsageThreshold=1)[
+            "timeseriesIdleBucketExpiryMemoryUsageThreshold"] == THRESHOLD
+        coll = client.db.create_collection("req", timeseries={"timeField": "t", "metaField": "request"})
+        samples = []
+        for phase in range(4):
+            insert_series(coll, phase * SERIES, SERIES)
+            catalog = client.admin.command("serverStatus")["bucketCatalog"]
+            assert catalog["memoryUsage"] <= THRESHOLD + ALLOWANCE, catalog
+            samples.append(rss_anon(proc.process.pid))
+        assert catalog["numBucketsClosedDueToMemoryThreshold"] >= 4 * SERIES - (THRESHOLD + ALLOWANCE) // 2048
+        assert catalog["numBuckets"] <= (THRESHOLD + ALLOWANCE) // 2048
+        # once the threshold is reached (and the allocator warm) memory stays flat: from 2 * SERIES to
+        # 4 * SERIES it grows ~0 (measured ~1 MB; was ~2.5 KB per series: 20 MB here) — 8 MB of margin
+        growth = samples[3] - samples[1]
+        assert growth < 8 * 2**20, [s / 2**20 for s in samples]
+        assert coll.count_documents({}) == 4 * SERIES
+        for i in (0, 1, SERIES, 2 * SERIES + 17, 4 * SERIES - 1):  # expired long ago, or still in memory
+            found = list(coll.find({"request": f"req-{i:08d}"}, {"_id": 0}))
+            assert found == [{"t": T0 + dt.timedelta(milliseconds=i), "request": f"req-{i:08d}", "v": float(i)}]
+        # the threshold is a runtime parameter too: raising it stops the closing
+        client.admin.command("setParameter", 1, timeseriesIdleBucketExpiryMemoryUsageThreshold=1 << 40)
+        closed = catalog["numBucketsClosedDueToMemoryThreshold"]
+        insert_series(coll, 4 * SERIES, 2000)
+        after = client.admin.command("serverStatus")["bucketCatalog"]
+        assert after["numBucketsClosedDueToMemoryThreshold"] == closed
+        assert coll.count_documents({}) == 4 * SERIES + 2000

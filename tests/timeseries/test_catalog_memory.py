@@ -1,0 +1,184 @@
+"""Issue 21.6: the bucket catalog's memory stays within timeseriesIdleBucketExpiryMemoryUsageThreshold
+for any number of series (every measurement on a new meta): idle buckets close as new ones open, the
+series they leave are released and their ids reused, table slots are reused lowest first and the
+tables shrink, the memory counter counts a bucket's table slot row at the table's capacity, and the
+full writes of closed buckets are spread over commits."""
+
+import datetime as dt
+from types import SimpleNamespace
+
+import numpy as np
+from harness.timeseries import Engine
+
+from server.timeseries import commit
+from server.timeseries.states import State
+from server.timeseries.table import Table
+
+T0 = dt.datetime(2024, 1, 1)
+THRESHOLD = 8 * 1024 * 1024  # ~2,800 one-row buckets
+
+
+def batch(b, n=1000, prefix="req"):
+    return [{"t": T0 + dt.timedelta(milliseconds=b * n + i), "m": f"{prefix}-{b * n + i:08d}", "v": float(i)}
+            for i in range(n)]
+
+
+def test_memory_stays_within_the_threshold_for_any_number_of_series():
+    engine = Engine(memory_threshold=THRESHOLD)
+    catalog, state = engine.catalog, engine.state
+    sizes = []
+    for b in range(40):
+        assert engine.put_raw(batch(b))
+        # before the commit: the closed buckets are leaving, the rest within the threshold (+ one bucket)
+        assert catalog.memory - catalog.leaving_bytes <= THRESHOLD + 4096
+        engine.flush()
+        assert catalog.memory <= THRESHOLD + 4096
+        sizes.append((len(state.live), len(state.series.keys), len(next(iter(state.tables.values())).count)))
+    live, ids, slots = sizes[-1]
+    assert 300 < live < THRESHOLD // 2048  # the threshold, not the 60,000 series, bounds what stays
+    assert sizes[10] == sizes[-1]  # flat once the threshold was reached: ids and slots are reused
+    assert ids < 2 * live + 2000 and slots <= 4 * (live + 1000)
+    assert len(state.series.sid_of_key) <= live + 1000 and len(state.series.sid_of_raw) <= live + 1000
+    stats = engine.stats
+    assert stats["numBucketsOpenedDueToMetadata"] == 40_000
+    assert stats["numBucketsClosedDueToMemoryThreshold"] == 40_000 - live
+
+
+def test_a_released_series_returns_with_its_own_meta():
+    engine = Engine(memory_threshold=THRESHOLD)
+    for b in range(12):
+        engine.put_raw(batch(b))
+        engine.flush()
+    engine.catalog.release_series()
+    series = engine.state.series
+    assert len(series.sid_of_key) == len(engine.state.live)  # the series expired long ago are unmapped
+    engine.put_raw([{"t": T0, "m": "req-00000000", "v": -1.0}] + batch(12)[1:])
+    bucket = engine.open_bucket("req-00000000")
+    assert bucket.meta == "req-00000000" and bucket.count == 1
+    for b in engine.buckets():  # every live bucket holds exactly its own series' meta
+        assert series.metas[b.sid] == b.meta and series.sid_of_key[series.keys[b.sid]] == b.sid
+
+
+def test_a_pinned_insert_keeps_the_series_ids_it_computed():
+    engine = Engine(memory_threshold=THRESHOLD)
+    engine.put_raw(batch(0))
+    engine.flush()
+    catalog, series = engine.catalog, engine.state.series
+    bucket = engine.open_bucket("req-00000001")
+    sid = bucket.sid
+    with catalog.pinned():
+        catalog.release_series()
+        catalog.limits = engine.limits
+        catalog.close(engine.state, bucket, "MemoryThreshold")  # its last bucket leaves while pinned
+        engine.flush()
+        catalog.release_series()
+        catalog.release_series()
+        assert sid not in series.free and series.keys[sid] is not None
+    catalog.release_series()
+    assert sid in series.free and series.keys[sid] is None
+
+
+def test_table_slots_are_reused_lowest_first_and_the_arrays_shrink():
+    table = Table((("t", 0x09, None), ("v", 0x01, None)), "db.c", "t")
+    owners = [SimpleNamespace(sid=i) for i in range(5000)]
+    slots = [table.allocate(o) for o in owners]
+    assert slots == list(range(5000)) and len(table.count) >= 5000
+    assert table.meter.bytes == 5000 * table.row_bytes
+    for slot in slots[10:4000]:
+        table.release(slot)
+    assert table.allocate(SimpleNamespace(sid=0)) == 10  # the lowest free slot
+    table.release(10)
+    assert not table.shrink()  # slots 4000..4999 still held: nothing to drop
+    for slot in slots[4000:]:
+        table.release(slot)
+    table.count[:10] = 3
+    gens = table.gen[:10].copy()
+    assert table.shrink()
+    assert len(table.count) == 32 and table.data["v"].shape == (32, 16)
+    assert table.meter.bytes == 10 * table.row_bytes
+    assert (table.gen[:10] == gens).all() and table.count[:10].tolist() == [3] * 10
+    assert sorted(table.free) == list(range(10, 32)) and table.allocate(SimpleNamespace(sid=0)) == 10
+    assert table.gen[10] > gens.max()  # gens never repeat
+
+
+def test_memory_counts_each_bucket_slot_row_at_the_table_capacity():
+    engine = Engine()
+    catalog = engine.catalog
+    engine.put_raw(batch(0))
+    table = next(iter(engine.state.tables.values()))
+    before, row = catalog.memory, table.row_bytes
+    engine.put_raw([{"t": T0 + dt.timedelta(seconds=i), "m": "long", "v": 1.0} for i in range(1000)])
+    assert table.cap >= 1000 and table.row_bytes > 50 * row
+    grown = catalog.memory - before
+    assert grown >= 1000 * (table.row_bytes - row)  # the 1,000 one-row buckets now cost a wide row each
+
+
+def test_full_writes_of_idle_buckets_are_spread_over_commits():
+    engine = Engine()
+    engine.put_raw(batch(0))
+    engine.commit_all()
+    catalog = engine.catalog
+    for bucket in engine.buckets():
+        catalog.close(engine.state, bucket, "MemoryThreshold")
+    plans = commit.drain(catalog, {})
+    (plan,) = plans.values()
+    assert len(plan.fulls) == commit.FULL_WRITES_PER_COMMIT
+    assert catalog.deferred == 1000 - commit.FULL_WRITES_PER_COMMIT and not catalog.dirty
+    assert all(b.state is State.CLOSED for b in engine.buckets())
+    total = len(plan.fulls)
+    while catalog.deferred:
+        total += sum(len(p.fulls) for p in commit.drain(catalog, {}).values())
+    assert total == 1000
+
+
+def test_expiry_takes_least_recently_used_idle_buckets_first():
+    engine = Engine(memory_threshold=1 << 40)
+    engine.put_raw(batch(0, 100, "old"))
+    engine.commit_all()
+    engine.put_raw(batch(0, 100, "new"))
+    engine.commit_all()
+    engine.put_raw([{"t": T0 + dt.timedelta(seconds=5), "m": "old-00000000", "v": 0.0}])  # used again
+    engine.commit_all()
+    catalog = engine.catalog
+    catalog.limits = engine.limits.__class__(memory_threshold=0, expiry_per_attempt=50)
+    assert catalog.make_room() == 50
+    closed = sorted(b.meta for b in engine.buckets() if b.state is State.CLOSED)
+    assert closed == [f"old-{i:08d}" for i in range(1, 51)]
+    assert np.all([b.state is State.OPEN for b in engine.buckets() if b.meta.startswith("new")])
+
+
+async def test_closing_a_collection_waits_for_every_full_write_beyond_one_commit(tmp_path):
+    """Direct writes to system.buckets first write every in-memory bucket in full: with the full
+    writes spread over commits, close_collection waits for all of them, not just the first commit's."""
+    from harness.timeseries import Server
+
+    from server.timeseries import ddl, ingest
+
+    server = Server(tmp_path / "db")
+    ctx = server.ctx()
+    try:
+        await ddl.create(ctx, {"create": "req", "timeseries": {"timeField": "t", "metaField": "m"}, "$db": "db"})
+        await ingest.insert_measurements(ctx, {"insert": "req", "$db": "db", "documents": batch(0, 600)})
+        catalog = server.bucket_catalog
+        assert len(catalog.live_buckets("db.system.buckets.req")) == 600
+        await server.ts_committer.close_collection("db.system.buckets.req")
+        assert catalog.live_buckets("db.system.buckets.req") == []
+        assert server.ts_committer.counters.bucketDocuments == 600
+    finally:
+        server.engine.close()
+
+
+def test_full_writes_of_buckets_leaving_memory_go_before_checkpoints_and_drains_stay_o_of_a_commit():
+    engine = Engine()
+    engine.put_raw(batch(0))
+    engine.commit_all()
+    catalog = engine.catalog
+    assert catalog.checkpoint_all() == 1000  # every journaled bucket: queued behind what leaves memory
+    commit.drain(catalog, {})
+    assert catalog.deferred == 1000 - commit.FULL_WRITES_PER_COMMIT
+    leaving = [b for b in engine.buckets() if b.needs_full][:10]
+    for bucket in leaving:
+        catalog.close(engine.state, bucket, "MemoryThreshold")
+    (plan,) = commit.drain(catalog, {}).values()
+    assert [b for b, *_ in plan.fulls][:10] == leaving
+    assert len(plan.fulls) == commit.FULL_WRITES_PER_COMMIT
