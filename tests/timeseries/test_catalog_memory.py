@@ -152,13 +152,13 @@ async def test_closing_a_collection_waits_for_every_full_write_beyond_one_commit
     writes spread over commits, close_collection waits for all of them, not just the first commit's."""
     from harness.timeseries import Server
 
-    from server.timeseries import ddl, ingest
+    from server.commands import timeseries_ddl, timeseries_insert
 
     server = Server(tmp_path / "db")
     ctx = server.ctx()
     try:
-        await ddl.create(ctx, {"create": "req", "timeseries": {"timeField": "t", "metaField": "m"}, "$db": "db"})
-        await ingest.insert_measurements(ctx, {"insert": "req", "$db": "db", "documents": batch(0, 600)})
+        await timeseries_ddl.create(ctx, {"create": "req", "timeseries": {"timeField": "t", "metaField": "m"}, "$db": "db"})
+        await timeseries_insert.insert_measurements(ctx, {"insert": "req", "$db": "db", "documents": batch(0, 600)})
         catalog = server.bucket_catalog
         assert len(catalog.live_buckets("db.system.buckets.req")) == 600
         await server.ts_committer.close_collection("db.system.buckets.req")
