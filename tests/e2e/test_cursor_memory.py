@@ -67,7 +67,9 @@ def test_closed_cursors_give_their_memory_back(start_server):
         # measured before: 84 KB per open cursor (a 256-record read-ahead each), 3.7-9.3 KB per closed one
         # still held; now ~1.5 KB open, ~1.1 KB after close
         assert peak < 16384, f"{peak:.0f} bytes per open idle cursor"
-        assert grown < 2048, f"{grown:.0f} bytes per closed cursor still held"
+        # (bound 3 KB: a thread pool grown to a thread per running operation keeps per-thread malloc arenas,
+        # measured 2.1 KB under a loaded machine; still under the 3.7 KB minimum seen before the fix)
+        assert grown < 3072, f"{grown:.0f} bytes per closed cursor still held"
         metrics = client.admin.command("serverStatus")["metrics"]["cursor"]
         assert metrics["open"] == {"noTimeout": 0, "pinned": 0, "total": 0}
         assert metrics["totalOpened"] == CURSORS + 1000
