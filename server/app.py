@@ -150,6 +150,7 @@ class App:
                                    pinned=engine.reading),
         )
         state.status_sections["tidemark"] = lambda: {"scheduler": state.scheduler.stats()}
+        state.request_shutdown = self.stopping.set  # the shutdown command
         self.state = state
         dispatcher = Dispatcher(state)
         try:

@@ -36,6 +36,7 @@ from server.commands import (
     handshake,
     indexes,
     operations,
+    operator,
     oplog,
     profiling,
     replication,
@@ -53,6 +54,7 @@ from server.context import (
     ConnectionInfo,
     ServerState,
 )
+from server.fsync_lock import WRITE_COMMANDS
 from server.query import interrupt
 from storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
 
@@ -62,7 +64,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, indexes, stats, capped,
-    profiling, replication, testing, operations, oplog,
+    profiling, replication, testing, operations, operator, oplog,
     auth, users, roles, authz_merge,
 )
 
@@ -218,6 +220,8 @@ class Dispatcher:
             try:
                 if failpoints.active:
                     await _inject_failure(failpoints, spec, cmd, conn, op)
+                if self.server.fsync_lock.count and spec.name in WRITE_COMMANDS:
+                    await self.server.fsync_lock.wait_unlocked(op)  # fsync lock: writes wait, reads go on
                 ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
                                      request_bytes=request_bytes)
                 reply = await spec.handler(ctx, cmd)

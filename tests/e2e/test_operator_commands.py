@@ -1,0 +1,197 @@
+"""Operator commands answer as mongod 7.0 standalone: fsync (and its lock), fsyncUnlock, shutdown,
+compact, reIndex, dbHash."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from pymongo.errors import AutoReconnect, ConnectionFailure, OperationFailure
+
+
+@pytest.mark.commands("fsync")
+def test_fsync_flushes_and_answers_num_files(client):
+    reply = client.admin.command("fsync")
+    assert reply == {"numFiles": 1, "ok": 1.0}
+
+
+@pytest.mark.commands("fsync")
+def test_fsync_is_admin_only(client):
+    with pytest.raises(OperationFailure) as err:
+        client.test.command("fsync")
+    assert err.value.code == 13
+
+
+@pytest.mark.commands("fsyncUnlock")
+def test_fsync_unlock_when_not_locked_is_illegal_operation(client):
+    with pytest.raises(OperationFailure) as err:
+        client.admin.command("fsyncUnlock")
+    assert err.value.code == 20
+    assert err.value.details["errmsg"] == "fsyncUnlock called when not locked"
+
+
+def _wait_for(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.commands("fsync", "fsyncUnlock", "currentOp", "killOp")
+def test_fsync_lock_blocks_writes_not_reads_and_nests(start_server):
+    srv = start_server()
+    admin_client = srv.client()
+    coll = admin_client.opsdb.things
+    coll.insert_one({"_id": 0})
+    locked = admin_client.admin.command({"fsync": 1, "lock": True})
+    assert locked["lockCount"] == 1
+    assert locked["info"] == "now locked against writes, use db.fsyncUnlock() to unlock"
+    assert locked["seeAlso"] == "http://dochub.mongodb.org/core/fsynccommand"
+    assert admin_client.admin.command({"fsync": 1, "lock": True})["lockCount"] == 2
+    op = admin_client.admin.command("currentOp")
+    assert op["fsyncLock"] is True
+
+    writer = srv.client()
+    done = threading.Event()
+    errors = []
+
+    def write():
+        try:
+            writer.opsdb.things.insert_one({"_id": 1})
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        done.set()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    assert _wait_for(lambda: any(o.get("op") == "insert" and o.get("waitingForLock")
+                                 for o in admin_client.admin.command("currentOp")["inprog"]))
+    # reads go on, and other connections are served (the loop is not blocked)
+    assert coll.find_one({"_id": 0}) == {"_id": 0}
+    assert admin_client.admin.command("ping")["ok"] == 1.0
+    assert not done.is_set()
+    first = admin_client.admin.command("fsyncUnlock")
+    assert first == {"info": "fsyncUnlock completed", "lockCount": 1, "ok": 1.0}
+    time.sleep(0.2)
+    assert not done.is_set()  # still locked once
+    assert admin_client.admin.command("fsyncUnlock")["lockCount"] == 0
+    assert done.wait(10)
+    thread.join()
+    assert not errors
+    assert coll.count_documents({}) == 2
+    assert "fsyncLock" not in admin_client.admin.command("currentOp")
+
+    # killOp and maxTimeMS end a write waiting under the lock
+    admin_client.admin.command({"fsync": 1, "lock": True})
+    with pytest.raises(OperationFailure) as err:
+        writer.opsdb.command({"insert": "things", "documents": [{"_id": 2}], "maxTimeMS": 200})
+    assert err.value.code == 50
+
+    def killed_write():
+        try:
+            writer.opsdb.things.insert_one({"_id": 3})
+        except OperationFailure as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=killed_write)
+    thread.start()
+    assert _wait_for(lambda: any(o.get("op") == "insert" and o.get("waitingForLock")
+                                 for o in admin_client.admin.command("currentOp")["inprog"]))
+    opid = next(o["opid"] for o in admin_client.admin.command("currentOp")["inprog"]
+                if o.get("op") == "insert" and o.get("waitingForLock"))
+    admin_client.admin.command({"killOp": 1, "op": opid})
+    thread.join(10)
+    assert errors and errors[0].code == 11601
+    admin_client.admin.command("fsyncUnlock")
+    assert coll.count_documents({}) == 2
+    writer.close()
+    admin_client.close()
+
+
+@pytest.mark.commands("shutdown")
+def test_shutdown_closes_the_connection_and_exits_zero(start_server):
+    srv = start_server()
+    mongo = srv.client()
+    mongo.opsdb.t.insert_one({"x": 1})
+    with pytest.raises((AutoReconnect, ConnectionFailure)):
+        mongo.admin.command({"shutdown": 1, "force": True, "timeoutSecs": 5})
+    assert srv.process.wait(30) == 0
+    mongo.close()
+    assert "Terminating via shutdown command" in srv.log_text()
+    srv.start()
+    with srv.client() as again:
+        assert again.opsdb.t.count_documents({}) == 1
+
+
+@pytest.mark.commands("shutdown")
+def test_shutdown_only_on_admin(client):
+    with pytest.raises(OperationFailure) as err:
+        client.test.command("shutdown")
+    assert err.value.code == 13
+
+
+@pytest.mark.commands("compact")
+def test_compact_answers_bytes_freed(db):
+    db.c.insert_many([{"i": i} for i in range(10)])
+    reply = db.command("compact", "c")
+    assert reply == {"bytesFreed": 0, "ok": 1.0}
+    with pytest.raises(OperationFailure) as err:
+        db.command("compact", "missing")
+    assert err.value.code == 26
+
+
+@pytest.mark.commands("compact")
+def test_compact_on_timeseries_runs_on_buckets(db):
+    db.create_collection("ts", timeseries={"timeField": "t"})
+    assert db.command("compact", "ts")["bytesFreed"] == 0
+
+
+@pytest.mark.commands("reIndex")
+def test_reindex_rebuilds_indexes(db):
+    db.r.insert_many([{"a": i, "b": [i, i + 1]} for i in range(20)])
+    db.r.create_index("a")
+    db.r.create_index([("b", 1)], name="b_multi")
+    reply = db.command("reIndex", "r")
+    assert reply["nIndexesWas"] == 3
+    assert reply["nIndexes"] == 3
+    assert [i["name"] for i in reply["indexes"]] == ["_id_", "a_1", "b_multi"]
+    assert db.r.find({"a": 5}).hint("a_1").next()["a"] == 5
+    assert db.r.count_documents({"b": 3}, hint="b_multi") == 2
+    assert db.command("validate", "r")["valid"] is True
+
+
+@pytest.mark.commands("reIndex")
+def test_reindex_missing_collection(db):
+    with pytest.raises(OperationFailure) as err:
+        db.command("reIndex", "nope")
+    assert err.value.code == 26
+
+
+@pytest.mark.commands("dbHash", "dbhash")
+def test_db_hash_shape_and_stability(db, start_server):
+    docs = [{"_id": i, "v": "x" * i} for i in range(30)]
+    db.h.insert_many(list(reversed(docs)))
+    db.create_collection("cap", capped=True, size=4096)
+    db.cap.insert_one({"_id": 1})
+    reply = db.command("dbHash")
+    assert set(reply) >= {"host", "collections", "capped", "uuids", "md5", "timeMillis", "ok"}
+    assert set(reply["collections"]) == {"h", "cap"}
+    assert reply["capped"] == ["cap"]
+    assert set(reply["uuids"]) == {"h", "cap"}
+    import hashlib
+
+    import bson
+    expected = hashlib.md5(b"".join(bson.encode(d) for d in docs)).hexdigest()  # noqa: S324
+    assert reply["collections"]["h"] == expected
+    only = db.command({"dbhash": 1, "collections": ["h"]})
+    assert set(only["collections"]) == {"h"}
+
+    other = start_server()
+    with other.client() as mongo:
+        odb = mongo[db.name]
+        odb.h.insert_many(docs)  # another order, another server: same hash
+        assert odb.command({"dbHash": 1, "collections": ["h"]})["collections"]["h"] == expected
+
