@@ -77,6 +77,8 @@ def build_params(options: ServerOptions) -> ServerParams:
             raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
     if options.quiet:
         params.set_startup_value("quiet", True)
+    log.set_verbosity(params["logLevel"])  # the process log's verbosity starts as set
+    log.apply_component_verbosity(params["logComponentVerbosity"])
     return params
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server import log
 from server.arguments import GENERIC_ARGUMENTS
+from server.auth.redaction import redact_command
 from server.auth.rules import authorize
 from server.commands import (
     admin,
@@ -224,6 +225,9 @@ class Dispatcher:
                     await self.server.fsync_lock.wait_unlocked(op)  # fsync lock: writes wait, reads go on
                 ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
                                      request_bytes=request_bytes)
+                if log.debug_enabled("COMMAND", 2):  # logLevel / logComponentVerbosity (D2, as mongod)
+                    log.debug(2, "COMMAND", 21965, "About to run the command", ctx=f"conn{conn.id}", db=db,
+                              client=conn.peer, commandArgs=redact_command(cmd, spec.name)[0])
                 reply = await spec.handler(ctx, cmd)
             finally:
                 interrupt.unbind(token)
@@ -239,6 +243,10 @@ class Dispatcher:
             reply = error_reply(exc, context=f"conn{conn.id}")
         elapsed = time.monotonic() - started
         server = self.server
+        if log.debug_enabled("COMMAND", 1):
+            log.debug(1, "COMMAND", 4615620, "Command finished", ctx=f"conn{conn.id}",
+                      command=spec.name if spec else name, ok=reply.get("ok"),
+                      durationMillis=int(elapsed * 1000))
         db = cmd.get("$db")
         if spec is not None and isinstance(db, str):
             server.top.record(spec.name, cmd, db, elapsed)
