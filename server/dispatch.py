@@ -55,7 +55,7 @@ from server.context import (
     ConnectionInfo,
     ServerState,
 )
-from server.fsync_lock import WRITE_COMMANDS
+from server.fsync_lock import WRITE_COMMANDS, is_write
 from server.query import interrupt
 from storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
 
@@ -221,14 +221,20 @@ class Dispatcher:
             try:
                 if failpoints.active:
                     await _inject_failure(failpoints, spec, cmd, conn, op)
-                if self.server.fsync_lock.count and spec.name in WRITE_COMMANDS:
-                    await self.server.fsync_lock.wait_unlocked(op)  # fsync lock: writes wait, reads go on
                 ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
                                      request_bytes=request_bytes)
                 if log.debug_enabled("COMMAND", 2):  # logLevel / logComponentVerbosity (D2, as mongod)
                     log.debug(2, "COMMAND", 21965, "About to run the command", ctx=f"conn{conn.id}", db=db,
                               client=conn.peer, commandArgs=redact_command(cmd, spec.name)[0])
-                reply = await spec.handler(ctx, cmd)
+                if spec.name in WRITE_COMMANDS or spec.name == "aggregate" and is_write(spec.name, cmd):
+                    gate = self.server.fsync_lock  # fsync lock: writes wait, reads go on
+                    await gate.enter(op)
+                    try:
+                        reply = await spec.handler(ctx, cmd)
+                    finally:
+                        gate.exit()
+                else:
+                    reply = await spec.handler(ctx, cmd)
             finally:
                 interrupt.unbind(token)
                 self.server.operations.finish(op)

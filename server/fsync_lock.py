@@ -26,12 +26,45 @@ WRITE_COMMANDS = frozenset({
 })
 
 
+def is_write(name: str, cmd: dict) -> bool:
+    """Whether the command writes: a write command, or an aggregate ending in ``$out``/``$merge``."""
+    if name in WRITE_COMMANDS:
+        return True
+    if name == "aggregate":
+        pipeline = cmd.get("pipeline")
+        if isinstance(pipeline, list) and pipeline and isinstance(pipeline[-1], dict):
+            return "$out" in pipeline[-1] or "$merge" in pipeline[-1]
+    return False
+
+
 class FsyncLock:
-    """The process's fsync lock count and the event writers wait on (event-loop thread only)."""
+    """The process's fsync lock count, the event writers wait on and the number of write commands
+    running (event-loop thread only). Taking the lock waits for the running writes to finish, as
+    mongod's global read lock waits for the writers that hold their intent locks."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.writers = 0  # write commands past the gate, still running
         self._unlocked: asyncio.Event | None = None
+        self._drained: asyncio.Event | None = None
+
+    async def enter(self, op: Any) -> None:
+        """A write command starts: wait while locked, then count it as running."""
+        if self.count:
+            await self.wait_unlocked(op)
+        self.writers += 1
+
+    def exit(self) -> None:
+        self.writers -= 1
+        if self.writers == 0 and self._drained is not None:
+            self._drained.set()
+
+    async def drain(self, op: Any) -> None:
+        """Wait until no write command runs (new ones wait for the lock); interruptible like a write."""
+        while self.writers:
+            if self._drained is None or self._drained.is_set():
+                self._drained = asyncio.Event()
+            await self._wait(op, self._drained)
 
     @property
     def locked(self) -> bool:
@@ -59,20 +92,24 @@ class FsyncLock:
         """Wait (without blocking the loop) until unlocked; raises the operation's interruption
         (killOp, maxTimeMS, shutdown) as soon as it happens."""
         while self.count:
-            event = self._unlocked
-            assert event is not None
-            woken = asyncio.Event()
-            op.waker = woken.set
-            op.waiting_for_lock = True
+            assert self._unlocked is not None
+            await self._wait(op, self._unlocked)
+
+    @staticmethod
+    async def _wait(op: Any, event: asyncio.Event) -> None:
+        """Until ``event`` is set, the operation is killed or its maxTimeMS passes (then it raises)."""
+        woken = asyncio.Event()
+        op.waker = woken.set
+        op.waiting_for_lock = True
+        try:
+            waits = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(woken.wait())]
+            timeout = None if op.deadline is None else max(0.0, op.deadline - time.monotonic())
             try:
-                waits = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(woken.wait())]
-                timeout = None if op.deadline is None else max(0.0, op.deadline - time.monotonic())
-                try:
-                    await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for task in waits:
-                        task.cancel()
+                await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                op.waker = None
-                op.waiting_for_lock = False
-            op.check()  # 11601 / 11600 / 50, else the lock may be free
+                for task in waits:
+                    task.cancel()
+        finally:
+            op.waker = None
+            op.waiting_for_lock = False
+        op.check()  # 11601 / 11600 / 50, else go on

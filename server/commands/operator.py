@@ -39,8 +39,9 @@ async def fsync(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         await _flush(ctx)
         return {"numFiles": 1}
     fsync_lock = ctx.server.fsync_lock
-    count = fsync_lock.acquire()  # new writes wait from now on; then what is queued is committed
+    count = fsync_lock.acquire()  # new writes wait from now on; running ones finish, then flush
     try:
+        await fsync_lock.drain(ctx.op)
         await _flush(ctx)
     except BaseException:
         fsync_lock.release()

@@ -195,3 +195,31 @@ def test_db_hash_shape_and_stability(db, start_server):
         odb.h.insert_many(docs)  # another order, another server: same hash
         assert odb.command({"dbHash": 1, "collections": ["h"]})["collections"]["h"] == expected
 
+
+
+@pytest.mark.commands("fsync", "fsyncUnlock", "aggregate")
+def test_fsync_lock_waits_for_running_writes_then_nothing_changes(start_server):
+    srv = start_server()
+    admin_client = srv.client()
+    writer = srv.client()
+    docs = [{"i": i, "pad": "x" * 50} for i in range(60_000)]
+    thread = threading.Thread(target=lambda: writer.opsdb.bulk.insert_many(docs))
+    thread.start()
+    assert _wait_for(lambda: admin_client.opsdb.bulk.estimated_document_count() > 0)
+    admin_client.admin.command({"fsync": 1, "lock": True})
+    try:
+        frozen = admin_client.opsdb.bulk.count_documents({})
+        time.sleep(0.5)
+        assert admin_client.opsdb.bulk.count_documents({}) == frozen
+        # an aggregate writing with $out waits too; a plain aggregate reads on
+        assert list(admin_client.opsdb.bulk.aggregate([{"$count": "n"}])) == [{"n": frozen}]
+        with pytest.raises(OperationFailure) as err:
+            admin_client.opsdb.command({"aggregate": "bulk", "pipeline": [{"$out": "copy"}], "cursor": {},
+                                        "maxTimeMS": 200})
+        assert err.value.code == 50
+    finally:
+        admin_client.admin.command("fsyncUnlock")
+    thread.join(60)
+    assert admin_client.opsdb.bulk.count_documents({}) == len(docs)
+    writer.close()
+    admin_client.close()
