@@ -107,7 +107,7 @@ async def _target(ctx: CommandContext, cmd: dict[str, Any], command: str):
     if C.is_timeseries_view(view):
         return view["viewOn"], True
     if view is not None:
-        raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
+        raise MongoError(ErrorCode.CommandNotSupportedOnView, "can't compact a view")
     if info is None:
         raise MongoError(ErrorCode.NamespaceNotFound, "collection does not exist")
     return name, False
@@ -135,17 +135,20 @@ async def re_index(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         with ctx.server.engine.read() as r:
             return r.get_collection(ns), C.get_view(r, db, name)
 
+    log.warning("COMMAND", 6508600, "The reIndex command is deprecated. For more information, see "
+                "https://mongodb.com/docs/manual/reference/command/reIndex/", ctx=f"conn{ctx.conn.id}")
+    log.info("COMMAND", 20457, "CMD reIndex", ctx=f"conn{ctx.conn.id}", namespace=ns)
     info, view = await ctx.run_blocking(inspect)
+    # a time-series collection is a view in 7.0's catalog (its buckets hold open buckets in memory)
     if view is not None or (info is not None and C.is_buckets_collection(name, info)):
-        raise MongoError(ErrorCode.CommandNotSupportedOnView, "reIndex is not allowed on a view or time-series "
-                                                              f"collection: {ns}")
+        raise MongoError(ErrorCode.CommandNotSupportedOnView, "can't re-index a view")
     if info is None:
-        raise MongoError(ErrorCode.NamespaceNotFound, f"collection {ns} does not exist")
+        raise MongoError(ErrorCode.NamespaceNotFound, "collection does not exist")
 
     def fn(w):
         coll = w.get_collection(ns)
         if coll is None:
-            raise MongoError(ErrorCode.NamespaceNotFound, f"collection {ns} does not exist")
+            raise MongoError(ErrorCode.NamespaceNotFound, "collection does not exist")
         was = len(coll.indexes)
         for spec in [dict(s) for s in coll.indexes]:
             if spec["name"] == "_id_":

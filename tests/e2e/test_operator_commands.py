@@ -163,11 +163,21 @@ def test_reindex_rebuilds_indexes(db):
     assert db.command("validate", "r")["valid"] is True
 
 
-@pytest.mark.commands("reIndex")
-def test_reindex_missing_collection(db):
+@pytest.mark.commands("reIndex", "compact")
+def test_reindex_and_compact_refuse_views_and_missing_collections(db):
     with pytest.raises(OperationFailure) as err:
         db.command("reIndex", "nope")
-    assert err.value.code == 26
+    assert err.value.code == 26 and err.value.details["errmsg"] == "collection does not exist"
+    db.create_collection("base")
+    db.command({"create": "v", "viewOn": "base", "pipeline": []})
+    db.create_collection("ts", timeseries={"timeField": "t"})
+    for name in ("v", "ts"):
+        with pytest.raises(OperationFailure) as err:
+            db.command("reIndex", name)
+        assert err.value.code == 166 and err.value.details["errmsg"] == "can't re-index a view"
+    with pytest.raises(OperationFailure) as err:
+        db.command("compact", "v")
+    assert err.value.code == 166 and err.value.details["errmsg"] == "can't compact a view"
 
 
 @pytest.mark.commands("dbHash", "dbhash")
