@@ -162,12 +162,15 @@ async def re_index(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     return {"nIndexesWas": was, "nIndexes": len(specs), "indexes": specs}
 
 
-# System collections dbHash includes (mongod: replicated ones); others (system.profile, ...) are skipped.
+# System collections dbHash includes (mongod: the replicated ones); others (system.profile, ...) are
+# skipped, as are ``tmp.mr.*`` collections.
 _HASHED_SYSTEM = ("system.views", "system.js")
 _HASHED_ADMIN_SYSTEM = ("system.users", "system.roles", "system.version")
 
 
 def _hashed(db: str, name: str) -> bool:
+    if db == "local" or name.startswith("tmp.mr."):
+        return False
     if not name.startswith("system."):
         return True
     return (name.startswith(C.BUCKETS_PREFIX) or name in _HASHED_SYSTEM
@@ -193,7 +196,7 @@ async def db_hash(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     db = ctx.db
     wanted = cmd.get("collections")
     if wanted is not None and (not isinstance(wanted, list) or not all(isinstance(n, str) for n in wanted)):
-        raise MongoError(ErrorCode.BadValue, "collections entries must be of type String")
+        raise MongoError(ErrorCode.BadValue, "collections entries have to be strings")
 
     def work():
         with ctx.server.engine.read() as r:
@@ -214,7 +217,7 @@ async def db_hash(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     for name in sorted(hashes):
         total.update(hashes[name].encode())
     return {"host": ctx.server.host, "collections": hashes, "capped": capped, "uuids": uuids,
-            "md5": total.hexdigest(), "timeMillis": int((time.monotonic() - started) * 1000), "fromCache": []}
+            "md5": total.hexdigest(), "timeMillis": int((time.monotonic() - started) * 1000)}
 
 
 COMMANDS = [
