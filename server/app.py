@@ -23,7 +23,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from server import log, tls, ttl
+from server import fsync_lock, log, tls, ttl
 from server.auth import lifecycle as auth_lifecycle
 from server.connection import Connection
 from server.context import ServerOptions, ServerState
@@ -253,6 +253,7 @@ class App:
         for server in self.servers:
             server.close()
         if self.state is not None:  # running commands stop at their next check (11600, like mongod)
+            fsync_lock.release_at_shutdown(self.state)
             self.state.operations.kill_all()
         if self.metrics is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)

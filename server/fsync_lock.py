@@ -14,6 +14,8 @@ import asyncio
 import time
 from typing import Any
 
+from server import log
+
 # Commands that write (mongod takes an intent-exclusive lock for them, which the fsync lock's global
 # read lock holds back).
 WRITE_COMMANDS = frozenset({
@@ -113,3 +115,13 @@ class FsyncLock:
             op.waker = None
             op.waiting_for_lock = False
         op.check()  # 11601 / 11600 / 50, else go on
+
+
+def release_at_shutdown(server: Any) -> None:
+    """Shutdown releases the fsync lock (and the held storage writer), as mongod (log id 20469)."""
+    if server.fsync_lock.locked:
+        log.warning("COMMAND", 20469, "Interrupting fsync because the server is shutting down",
+                    ctx="SignalHandler")
+        server.fsync_lock.release_all()
+        if server.engine is not None:
+            server.engine.release_writes()

@@ -35,16 +35,20 @@ async def fsync(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     lock = _truthy(cmd.get("lock"))
     log.info("COMMAND", 20461, "CMD fsync", ctx=f"conn{ctx.conn.id}", lock=lock,
              forBackup=_truthy(cmd.get("forBackup")))
-    if not lock:
-        await _flush(ctx)
-        return {"numFiles": 1}
     fsync_lock = ctx.server.fsync_lock
-    count = fsync_lock.acquire()  # new writes wait from now on; running ones finish, then flush
+    if not lock:
+        if not fsync_lock.locked:  # under the lock everything is flushed already (and the writer held)
+            await _flush(ctx)
+        return {"numFiles": 1}
+    count = fsync_lock.acquire()  # new write commands wait from now on
     try:
-        await fsync_lock.drain(ctx.op)
-        await _flush(ctx)
+        if count == 1:
+            await fsync_lock.drain(ctx.op)  # running ones finish
+            # then the storage writer commits what is queued and stops: internal writers (TTL monitor,
+            # time-series checkpoints, profiler) wait too, so the files do not change until unlocked
+            await asyncio.wrap_future(ctx.server.engine.hold_writes())
     except BaseException:
-        fsync_lock.release()
+        _release(ctx.server)
         raise
     log.info("COMMAND", 20462, "mongod is locked and no writes are allowed", ctx=f"conn{ctx.conn.id}",
              lockCount=count, seeAlso=FSYNC_URL)
@@ -52,12 +56,20 @@ async def fsync(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
             "seeAlso": FSYNC_URL}
 
 
+def _release(server) -> int:
+    """One fewer fsync lock request; the storage writer goes on when none is left."""
+    count = server.fsync_lock.release()
+    if count == 0:
+        server.engine.release_writes()
+    return count
+
+
 async def fsync_unlock(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     log.info("COMMAND", 20465, "command: unlock requested", ctx=f"conn{ctx.conn.id}")
     fsync_lock = ctx.server.fsync_lock
     if not fsync_lock.locked:
         raise MongoError(ErrorCode.IllegalOperation, "fsyncUnlock called when not locked")
-    count = fsync_lock.release()
+    count = _release(ctx.server)
     log.info("COMMAND", 20466, "fsyncUnlock complete", ctx=f"conn{ctx.conn.id}", lockCount=count)
     return {"info": "fsyncUnlock completed", "lockCount": count}
 
@@ -86,9 +98,6 @@ async def shutdown(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         raise MongoError(ErrorCode.IllegalOperation, "this server cannot be shut down by a command")
     log.info("COMMAND", 20475, "Terminating via shutdown command", ctx=f"conn{ctx.conn.id}",
              force=_truthy(cmd.get("force")), timeoutSecs=timeout if timeout is not None else 15)
-    if server.fsync_lock.locked:
-        log.warning("COMMAND", 20469, "Interrupting fsync because the server is shutting down")
-        server.fsync_lock.release_all()
     server.request_shutdown()
     raise CloseConnection()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from pymongo.errors import AutoReconnect, ConnectionFailure, OperationFailure
@@ -233,3 +234,44 @@ def test_fsync_lock_waits_for_running_writes_then_nothing_changes(start_server):
     assert admin_client.opsdb.bulk.count_documents({}) == len(docs)
     writer.close()
     admin_client.close()
+
+
+def _file_digest(path) -> str:
+    import hashlib
+
+    return hashlib.md5(path.read_bytes()).hexdigest()  # noqa: S324 - a change detector
+
+
+@pytest.mark.commands("fsync", "fsyncUnlock")
+def test_fsync_lock_holds_internal_writers_so_the_files_do_not_change(start_server):
+    import datetime
+
+    srv = start_server(params={"ttlMonitorSleepSecs": 1})
+    with srv.client() as client:
+        coll = client.opsdb.expiring
+        coll.create_index("at", expireAfterSeconds=0)
+        soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=1)
+        coll.insert_one({"_id": 1, "at": soon})
+        client.admin.command({"fsync": 1, "lock": True})
+        data_file = Path(srv.dbpath) / "data.mdb"
+        before = _file_digest(data_file)
+        time.sleep(3)  # the TTL monitor's passes find the expired document but cannot delete it
+        assert coll.count_documents({}) == 1
+        assert client.admin.command("fsync") == {"numFiles": 1, "ok": 1.0}  # a plain fsync under the lock
+        assert _file_digest(data_file) == before
+        client.admin.command("fsyncUnlock")
+        assert _wait_for(lambda: coll.count_documents({}) == 0)
+
+
+@pytest.mark.commands("fsync")
+def test_sigterm_while_fsync_locked_exits_zero(start_server):
+    srv = start_server()
+    with srv.client() as client:
+        client.opsdb.t.insert_one({"x": 1})
+        client.admin.command({"fsync": 1, "lock": True})
+    assert srv.terminate() == 0
+    assert "Interrupting fsync because the server is shutting down" in srv.log_text()
+    srv.start()
+    with srv.client() as client:
+        assert client.opsdb.t.count_documents({}) == 1
+        assert "fsyncLock" not in client.admin.command("currentOp")  # not kept across a restart
