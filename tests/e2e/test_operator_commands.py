@@ -275,3 +275,35 @@ def test_sigterm_while_fsync_locked_exits_zero(start_server):
     with srv.client() as client:
         assert client.opsdb.t.count_documents({}) == 1
         assert "fsyncLock" not in client.admin.command("currentOp")  # not kept across a restart
+
+
+@pytest.mark.commands("shutdown", "fsync", "fsyncUnlock", "dbHash", "reIndex", "compact")
+def test_operator_commands_need_mongods_actions_with_auth(start_server):
+    srv = start_server(args=("--auth",))
+    with srv.client() as bootstrap:
+        bootstrap.admin.command("createUser", "boss", pwd="bosspw", roles=["root"])
+    with srv.client(username="boss", password="bosspw") as boss:
+        boss.admin.command("createUser", "reader", pwd="readerpw", roles=[{"role": "read", "db": "opsdb"}])
+        boss.opsdb.c.insert_one({"_id": 1})
+        with srv.client(username="reader", password="readerpw", authSource="admin") as reader:
+            for command in ({"shutdown": 1}, {"fsync": 1}, {"fsyncUnlock": 1}):
+                with pytest.raises(OperationFailure) as err:
+                    reader.admin.command(command)
+                assert err.value.code == 13, command
+            for command in ({"reIndex": "c"}, {"compact": "c"}):
+                with pytest.raises(OperationFailure) as err:
+                    reader.opsdb.command(command)
+                assert err.value.code == 13, command
+            assert "c" in reader.opsdb.command("dbHash")["collections"]  # read includes dbHash
+        assert boss.admin.command({"fsync": 1, "lock": True})["lockCount"] == 1
+        assert boss.admin.command("fsyncUnlock")["lockCount"] == 0
+        with pytest.raises((AutoReconnect, ConnectionFailure)):
+            boss.admin.command("shutdown")
+    assert srv.process.wait(30) == 0
+
+
+def test_shutdown_without_auth_only_from_localhost():
+    from server.commands.operator import _is_localhost
+
+    assert _is_localhost("127.0.0.1:5000") and _is_localhost("[::1]:5000") and _is_localhost("127.8.0.1:1")
+    assert not _is_localhost("10.1.2.3:5000") and not _is_localhost("[2001:db8::1]:27017")
