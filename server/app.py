@@ -23,7 +23,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from server import log, tls, ttl
+from server import fsync_lock, log, tls, ttl
 from server.auth import lifecycle as auth_lifecycle
 from server.connection import Connection
 from server.context import ServerOptions, ServerState
@@ -78,6 +78,8 @@ def build_params(options: ServerOptions) -> ServerParams:
             raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
     if options.quiet:
         params.set_startup_value("quiet", True)
+    log.set_verbosity(params["logLevel"])  # the process log's verbosity starts as set
+    log.apply_component_verbosity(params["logComponentVerbosity"])
     return params
 
 
@@ -176,6 +178,7 @@ class App:
                                    pinned=engine.reading),
         )
         state.status_sections["tidemark"] = lambda: {"scheduler": state.scheduler.stats()}
+        state.request_shutdown = self.stopping.set  # the shutdown command
         self.state = state
         dispatcher = Dispatcher(state)
         try:
@@ -282,6 +285,7 @@ class App:
         for server in self.servers:
             server.close()
         if self.state is not None:  # running commands stop at their next check (11600, like mongod)
+            fsync_lock.release_at_shutdown(self.state)
             self.state.operations.kill_all()
         if self.metrics is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.metrics.stop)

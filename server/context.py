@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from server.failpoints import FailPoints
+from server.fsync_lock import FsyncLock
 from server.operations import Operation, OperationRegistry
 from server.options import ServerOptions  # the parsed command line, re-exported for every layer
 from server.profiler import Profiler
@@ -141,6 +142,10 @@ class ServerState:
     tailing: InsertNotifier = field(default_factory=InsertNotifier)
     # The run tokens of the thread pool (server/scheduler.py); server.app sizes it.
     scheduler: RunScheduler = field(default_factory=RunScheduler)
+    # The fsync lock (server/fsync_lock.py): write commands wait while it is held.
+    fsync_lock: FsyncLock = field(default_factory=FsyncLock)
+    # Starts a graceful shutdown (the ``shutdown`` command); server.app installs it.
+    request_shutdown: Callable[[], None] | None = None
 
 
     def __post_init__(self) -> None:

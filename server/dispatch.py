@@ -22,6 +22,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server import log
 from server.arguments import GENERIC_ARGUMENTS
+from server.auth.redaction import redact_command
 from server.auth.rules import authorize
 from server.commands import (
     admin,
@@ -36,6 +37,7 @@ from server.commands import (
     handshake,
     indexes,
     operations,
+    operator,
     oplog,
     profiling,
     replication,
@@ -53,6 +55,7 @@ from server.context import (
     ConnectionInfo,
     ServerState,
 )
+from server.fsync_lock import WRITE_COMMANDS, is_write
 from server.query import interrupt
 from storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
 
@@ -62,7 +65,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, indexes, stats, capped,
-    profiling, replication, testing, operations, oplog,
+    profiling, replication, testing, operations, operator, oplog,
     auth, users, roles, authz_merge,
 )
 
@@ -220,7 +223,18 @@ class Dispatcher:
                     await _inject_failure(failpoints, spec, cmd, conn, op)
                 ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
                                      request_bytes=request_bytes)
-                reply = await spec.handler(ctx, cmd)
+                if log.debug_enabled("COMMAND", 2):  # logLevel / logComponentVerbosity (D2, as mongod)
+                    log.debug(2, "COMMAND", 21965, "About to run the command", ctx=f"conn{conn.id}", db=db,
+                              client=conn.peer, commandArgs=redact_command(cmd, spec.name)[0])
+                if spec.name in WRITE_COMMANDS or spec.name == "aggregate" and is_write(spec.name, cmd):
+                    gate = self.server.fsync_lock  # fsync lock: writes wait, reads go on
+                    await gate.enter(op)
+                    try:
+                        reply = await spec.handler(ctx, cmd)
+                    finally:
+                        gate.exit()
+                else:
+                    reply = await spec.handler(ctx, cmd)
             finally:
                 interrupt.unbind(token)
                 self.server.operations.finish(op)
@@ -235,6 +249,10 @@ class Dispatcher:
             reply = error_reply(exc, context=f"conn{conn.id}")
         elapsed = time.monotonic() - started
         server = self.server
+        if log.debug_enabled("COMMAND", 1):
+            log.debug(1, "COMMAND", 4615620, "Command finished", ctx=f"conn{conn.id}",
+                      command=spec.name if spec else name, ok=reply.get("ok"),
+                      durationMillis=int(elapsed * 1000))
         db = cmd.get("$db")
         if spec is not None and isinstance(db, str):
             server.top.record(spec.name, cmd, db, elapsed)

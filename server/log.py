@@ -195,6 +195,114 @@ def exception(
         private={"traceback": "".join(traceback.format_exception(exc))})
 
 
+# --- verbosity (logLevel, logComponentVerbosity) ------------------------------------------------
+# mongod's logv2 components: (dotted name, the "c" field written in lines). A component's verbosity
+# of -1 inherits its parent's; the default (``verbosity`` at the top, = ``logLevel``) is >= 0.
+COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("accessControl", "ACCESS"), ("command", "COMMAND"), ("control", "CONTROL"), ("executor", "EXECUTOR"),
+    ("geo", "GEO"), ("index", "INDEX"), ("network", "NETWORK"), ("network.asio", "ASIO"),
+    ("network.bridge", "BRIDGE"), ("network.connectionPool", "CONNPOOL"), ("processHealth", "HEALTH"),
+    ("query", "QUERY"), ("replication", "REPL"), ("replication.election", "ELECTION"),
+    ("replication.heartbeats", "REPL_HB"), ("replication.initialSync", "INITSYNC"),
+    ("replication.rollback", "ROLLBACK"), ("sharding", "SHARDING"), ("sharding.rangeDeleter", "RDELETER"),
+    ("sharding.shardingCatalogRefresh", "SH_REFR"), ("sharding.migration", "MIGRATE"),
+    ("sharding.reshard", "RESHARD"), ("sharding.migrationPerf", "MIG_PERF"), ("storage", "STORAGE"),
+    ("storage.recovery", "RECOVERY"), ("storage.journal", "JOURNAL"), ("write", "WRITE"), ("ftdc", "FTDC"),
+    ("tracking", "TRACKING"), ("transaction", "TXN"), ("tenantMigration", "TENANT_M"), ("test", "TEST"),
+)
+_COMPONENT_NAMES = {dotted for dotted, _ in COMPONENTS}
+_verbosity: dict[str, int] = {"": 0, **dict.fromkeys(_COMPONENT_NAMES, -1)}  # "" is the default
+_effective: dict[str, int] = {}  # "c" field -> effective verbosity (recomputed on every change)
+
+
+def _recompute() -> None:
+    effective = {}
+    for dotted, short in COMPONENTS:
+        name = dotted
+        while _verbosity.get(name, -1) < 0 and name:
+            name = name.rpartition(".")[0]
+        effective[short] = _verbosity[name]
+    _effective.clear()
+    _effective.update(effective)
+
+
+_recompute()
+
+
+def verbosity() -> int:
+    """The default verbosity (``logLevel``)."""
+    return _verbosity[""]
+
+
+def set_verbosity(level: int) -> None:
+    _verbosity[""] = int(level)
+    _recompute()
+
+
+def component_verbosity() -> dict[str, Any]:
+    """``logComponentVerbosity`` as mongod's getParameter shows it (nested, -1 = inherited)."""
+    doc: dict[str, Any] = {"verbosity": _verbosity[""]}
+    for dotted, _short in COMPONENTS:
+        node = doc
+        for part in dotted.split("."):
+            node = node.setdefault(part, {})
+        node["verbosity"] = _verbosity[dotted]
+    return doc
+
+
+def parse_component_verbosity(value: Any) -> dict[str, int]:
+    """Validate a ``logComponentVerbosity`` document (or its JSON text, from --setParameter) into
+    {dotted component ("" = default): verbosity}. Raises ValueError."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError(f"expected a document, got {value!r}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a document, got {value!r}")
+    changes: dict[str, int] = {}
+
+    def walk(doc: dict, prefix: str) -> None:
+        for key, sub in doc.items():
+            if key == "verbosity":
+                if isinstance(sub, bool) or not isinstance(sub, int | float) or int(sub) != sub:
+                    raise ValueError(f"Expected {prefix or 'default'}.verbosity to be a number, but found "
+                                     f"{type(sub).__name__}")
+                if not prefix and sub < 0:
+                    raise ValueError("the default verbosity must be greater than or equal to 0")
+                changes[prefix] = max(int(sub), -1)
+                continue
+            dotted = f"{prefix}.{key}" if prefix else key
+            if dotted not in _COMPONENT_NAMES:
+                raise ValueError(f"Invalid component name default.{dotted}")
+            if isinstance(sub, dict):
+                walk(sub, dotted)
+            elif isinstance(sub, int | float) and not isinstance(sub, bool):
+                walk({"verbosity": sub}, dotted)
+            else:
+                raise ValueError(f"Invalid type for component {dotted}: {type(sub).__name__}")
+
+    walk(value, "")
+    return changes
+
+
+def apply_component_verbosity(changes: dict[str, int]) -> None:
+    _verbosity.update(changes)
+    _recompute()
+
+
+def debug_enabled(component: str, level: int) -> bool:
+    """Whether a debug line of ``level`` (1-5) in ``component`` (its "c" name) is written."""
+    return _effective.get(component, _verbosity[""]) >= level
+
+
+def debug(level: int, component: str, log_id: int, msg: str, *, ctx: str = "main", **attr: Any) -> None:
+    """A debug line (severity ``D1``..``D5``), written only when the component's verbosity reaches
+    ``level`` (``setParameter logLevel`` / ``logComponentVerbosity``, mongosh's ``db.setLogLevel``)."""
+    if _effective.get(component, _verbosity[""]) >= level:
+        log(f"D{level}", component, log_id, msg, ctx=ctx, attr=attr or None)
+
+
 def recent_lines() -> tuple[list[str], int]:
     """(the retained global lines, total lines written since start)."""
     with _sink.lock:

@@ -11,7 +11,8 @@ Families (``tidemark_`` prefix): ``opcounters_total{type}``, ``connections{state
 ``connections_created_total``, ``network_{bytes_in,bytes_out,requests}_total``,
 ``command_duration_seconds{command}`` (histogram), ``op_latency_seconds_total{kind}``/``ops_total{kind}``,
 ``cursors_open``, ``bucket_catalog_<field>`` (every number of serverStatus ``bucketCatalog``, whatever
-the time-series engine reports there), ``storage_{data,index,file}_bytes``,
+the time-series engine reports there: the ``num*`` figures that only grow as counters ``..._total``, the
+others as gauges, ``memory_usage_bytes``), ``storage_{data,index,file}_bytes``,
 ``storage_group_commits_total`` (fsynced commits: the journal), ``storage_writes_total``,
 ``storage_map_size_bytes``, ``uptime_seconds``; plus the library's ``process_*`` (memory, CPU, fds).
 
@@ -40,6 +41,23 @@ HISTOGRAM_POWERS = range(6, 25, 2)  # bucket bounds 2^k microseconds: 64 us, 256
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+# bucketCatalog figures that go up and down (the other ``num*`` figures only grow: counters).
+_BUCKET_CATALOG_GAUGES = frozenset({"numBuckets", "numOpenBuckets", "numIdleBuckets", "numArchivedBuckets",
+                                    "memoryUsage", "avgNumMeasurementsPerCommit"})
+
+
+def _bucket_catalog_family(name: str, value: float) -> CounterMetricFamily | GaugeMetricFamily:
+    """One serverStatus ``bucketCatalog`` number: a counter (``..._total``) when it only grows, else a
+    gauge (``memoryUsage`` in bytes: ``..._memory_usage_bytes``)."""
+    help_text = f"serverStatus bucketCatalog.{name}"
+    metric = f"tidemark_bucket_catalog_{_snake(name)}"
+    if name.startswith("num") and name not in _BUCKET_CATALOG_GAUGES:
+        return CounterMetricFamily(metric, help_text, value=value)  # exposed as <metric>_total
+    if name == "memoryUsage":
+        metric += "_bytes"
+    return GaugeMetricFamily(metric, help_text, value=value)
 
 
 class ServerCollector:
@@ -114,8 +132,7 @@ class ServerCollector:
         yield ops
         for name, value in (snap["sections"].get("bucketCatalog") or {}).items():
             if isinstance(value, int | float) and not isinstance(value, bool):
-                yield GaugeMetricFamily(f"tidemark_bucket_catalog_{_snake(name)}",
-                                        f"serverStatus bucketCatalog.{name}", value=value)
+                yield _bucket_catalog_family(name, value)
         storage = self._storage()
         yield GaugeMetricFamily("tidemark_storage_data_bytes", "BSON bytes of all collections", value=storage["data"])
         yield GaugeMetricFamily("tidemark_storage_index_bytes", "bytes of all indexes", value=storage["index"])

@@ -53,7 +53,7 @@ class Operation:
     """One running command. ``ticks`` is the countdown used by ``server.query.interrupt.tick``."""
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started_wall", "started",
-                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked")
+                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked", "waiting_for_lock")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
                  deadline: float | None):
@@ -74,6 +74,7 @@ class Operation:
         self.cursor: Any = None  # the cursors.Cursor a getMore works on (currentOp's "cursor")
         # The scheduler's job while the operation waits for a run token (server.scheduler), else None.
         self.parked: Any = None
+        self.waiting_for_lock = False  # a write waiting for the fsync lock (server/fsync_lock.py)
 
     def check(self) -> None:
         """Raise 11601 (or the kill code) once killed, 50 once past the deadline. On a pool thread,
@@ -134,7 +135,7 @@ class Operation:
         entry.update({
             "numYields": self.num_yields,
             "locks": {},
-            "waitingForLock": False,
+            "waitingForLock": self.waiting_for_lock,
             "lockStats": {},
             "waitingForFlowControl": False,
             "flowControlStats": {},

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server import log
 
 
 def _parse_bool(value: Any) -> bool:
@@ -174,6 +175,14 @@ SPECS: tuple[ParamSpec, ...] = (
         True,
         True,
         "memory limit of each blocking stage ($sort, $group, $bucketAuto, $setWindowFields)",
+    ),
+    ParamSpec(
+        "logComponentVerbosity",
+        {},
+        log.parse_component_verbosity,
+        True,
+        True,
+        "verbosity per log component ({verbosity: n, command: {verbosity: n}, ...}; -1 inherits the parent's)",
     ),
     ParamSpec("logLevel", 0, _parse_non_negative_int, True, True, "verbosity of the log (0 = informational)"),
     ParamSpec("quiet", False, _parse_bool, True, True, "suppress connection accepted/ended log lines"),

@@ -35,6 +35,13 @@ _WRITE_COMMANDS = frozenset({
     "create", "drop", "dropDatabase", "createIndexes", "dropIndexes", "collMod", "renameCollection",
     "convertToCapped", "cloneCollectionAsCapped", "compact",
 })
+# The commands that work on the collection their first field names (mongod's Top sees only operations
+# that lock a collection): others whose first value is a string (``getLog: "global"``, ``getParameter:
+# "*"``, ``dbHash``...) must not become namespaces (mongotop would list ``admin.global``).
+_COLLECTION_COMMANDS = frozenset({
+    *_KINDS, "create", "drop", "createIndexes", "listIndexes", "dropIndexes", "collMod", "collStats",
+    "validate", "convertToCapped", "cloneCollectionAsCapped", "compact", "reIndex",
+})
 _BUCKETS = 40  # 2^0 .. 2^39 microseconds (~6 days): the last bucket takes everything longer
 
 
@@ -105,7 +112,8 @@ class Top:
             histogram.latency += micros
             histogram.ops += 1
         target = cmd.get("collection") if name == "getMore" else cmd.get(name)
-        if type(target) is not str or not target or name == "drop":  # a drop leaves no usage behind
+        if type(target) is not str or not target or name == "drop" or name not in _COLLECTION_COMMANDS:
+            # a drop leaves no usage behind; a command on no collection has none
             return
         entries = self._targets.get((name, db, target))
         if entries is None:

@@ -54,6 +54,7 @@ DEFAULT_MAX_DBS = 8192  # LMDB allocates per-transaction arrays of this size: ke
 MAX_GROUP = 10_000
 GROW_AT = 0.8  # grow the map before a group once this fraction is used
 _STOP = object()
+_HOLD = object()  # a write hold marker (``hold_writes``): queued as (_HOLD, future)
 # A queued write: the fn and the future its result (or exception) goes to.
 _Write = tuple[Callable[[WriteTxn], Any], concurrent.futures.Future[Any]]
 
@@ -174,6 +175,9 @@ class Engine:
         # its operation is killed or past maxTimeMS. It may raise; nothing is open yet.
         self.interrupt_check: Callable[[], None] | None = None
         self._close_lock = threading.Lock()
+        # Set unless the writer is held (fsync lock): a held writer waits on it after its last group.
+        self._writes_released = threading.Event()
+        self._writes_released.set()
         self._writer = threading.Thread(target=self._writer_loop, name="storage-writer", daemon=True)
         self._writer.start()
 
@@ -297,14 +301,31 @@ class Engine:
             raise StorageError("write_sync called from a write fn: it would wait for itself")
         return self.write(fn).result()
 
+    def hold_writes(self) -> concurrent.futures.Future[None]:
+        """Stop the writer once every write queued so far is committed (the future resolves then):
+        later writes queue up, uncommitted, until :meth:`release_writes` (or :meth:`close`). For the
+        fsync lock: while held the files do not change."""
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        with self._close_lock:
+            if self._closed:
+                raise EngineClosed()
+            self._writes_released.clear()
+            self._queue.put((_HOLD, future))
+        return future
+
+    def release_writes(self) -> None:
+        """Let a held writer go on (no effect when it is not held)."""
+        self._writes_released.set()
+
     def _writer_loop(self) -> None:
         stopping = False
         while not stopping:
             item = self._queue.get()
             if item is _STOP:
                 break
-            batch = [item]
-            while len(batch) < MAX_GROUP:
+            batch = [item] if item[0] is not _HOLD else []
+            hold = item if not batch else None
+            while batch and len(batch) < MAX_GROUP:
                 try:
                     item = self._queue.get_nowait()
                 except queue.Empty:
@@ -312,22 +333,34 @@ class Engine:
                 if item is _STOP:
                     stopping = True
                     break
+                if item[0] is _HOLD:
+                    hold = item
+                    break
                 batch.append(item)
-            try:
-                self._run_group(batch)
-            except BaseException as exc:  # the writer thread must survive anything
-                error = storage_failure(exc)
-                if not isinstance(error, StorageError):
-                    error = StorageError(f"write group failed: {exc!r}")
-                for _, fut in batch:
-                    if not fut.done():
-                        fut.set_exception(error)
-            if self._maybe_graveyard:
-                self._reclaim_graveyard()
-            try:
-                self._dictionaries.train_ready(self._env, self._meta_db)
-            except lmdb.Error:
-                pass  # compression without a dictionary still works; retried by later samples
+            if hold is not None:
+                if batch:
+                    self._run_batch(batch)
+                hold[1].set_result(None)
+                self._writes_released.wait()
+                continue
+            self._run_batch(batch)
+
+    def _run_batch(self, batch: list[_Write]) -> None:
+        try:
+            self._run_group(batch)
+        except BaseException as exc:  # the writer thread must survive anything
+            error = storage_failure(exc)
+            if not isinstance(error, StorageError):
+                error = StorageError(f"write group failed: {exc!r}")
+            for _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(error)
+        if self._maybe_graveyard:
+            self._reclaim_graveyard()
+        try:
+            self._dictionaries.train_ready(self._env, self._meta_db)
+        except lmdb.Error:
+            pass  # compression without a dictionary still works; retried by later samples
 
     def _run_group(self, batch: list[_Write]) -> None:
         live = [(fn, fut) for fn, fut in batch if fut.set_running_or_notify_cancel()]
@@ -506,11 +539,13 @@ class Engine:
 
     # --- shutdown ----------------------------------------------------------------------------
     def close(self) -> None:
-        """Run every queued write, then close the environment and release the dbpath lock."""
+        """Run every queued write (a held writer is released), then close the environment and
+        release the dbpath lock."""
         with self._close_lock:
             if self._closed:
                 return
             self._closed = True
+            self._writes_released.set()
             self._queue.put(_STOP)
         self._writer.join()
         while True:  # nothing can be queued after _closed; fail anything the writer left

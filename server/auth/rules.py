@@ -444,7 +444,8 @@ RULES: dict[str, Rule | None] = {
     "configureFailPoint": authenticated,  # a test command: mongod asks for nothing more
     "convertToCapped": on_collection("convertToCapped"), "compact": on_collection("compact"),
     "cloneCollectionAsCapped": _clone_as_capped,
-    "dbHash": on_database("dbHash"), "fsync": on_cluster("fsync"), "logRotate": on_cluster("logRotate"),
+    "dbHash": on_database("dbHash"), "fsync": on_cluster("fsync"), "fsyncUnlock": on_cluster("unlock"),
+    "reIndex": on_collection("reIndex"), "logRotate": on_cluster("logRotate"),
     "shutdown": on_cluster("shutdown"), "replSetGetStatus": on_cluster("replSetGetStatus"),
     "getDefaultRWConcern": on_cluster("getDefaultRWConcern"), "lockInfo": on_cluster("serverStatus"),
     "replSetGetConfig": on_cluster("replSetGetConfig"), "replSetInitiate": on_cluster("replSetConfigure"),

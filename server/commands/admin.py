@@ -37,6 +37,20 @@ def _arguments(cmd: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(k, v) for i, (k, v) in enumerate(cmd.items()) if i > 0 and k not in GENERIC_ARGUMENTS]
 
 
+def _live(name: str, value: Any) -> Any:
+    """The log's verbosity parameters are read from the log itself (the two share ``verbosity``)."""
+    if name == "logLevel":
+        return log.verbosity()
+    if name == "logComponentVerbosity":
+        return log.component_verbosity()
+    return value
+
+
+def _with_live(name: str, details: dict[str, Any]) -> dict[str, Any]:
+    details["value"] = _live(name, details["value"])
+    return details
+
+
 async def get_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     params = ctx.server.params
     selector = cmd["getParameter"]
@@ -49,7 +63,8 @@ async def get_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     else:
         wanted = [k for k, _ in _arguments(cmd)]
     reply = {
-        name: params.details(name) if show_details else params[name] for name in wanted if name in params
+        name: _with_live(name, params.details(name)) if show_details else _live(name, params[name])
+        for name in wanted if name in params
     }
     if not reply:
         raise MongoError(ErrorCode.InvalidOptions, "no option found to get")
@@ -63,7 +78,11 @@ async def set_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     if len(assignments) > 1:
         raise MongoError(ErrorCode.BadValue, "setParameter accepts only one parameter per command")
     name, value = assignments[0]
-    previous = ctx.server.params.set_at_runtime(name, value)
+    previous = _live(name, ctx.server.params.set_at_runtime(name, value))
+    if name == "logLevel":
+        log.set_verbosity(ctx.server.params["logLevel"])
+    if name == "logComponentVerbosity":
+        log.apply_component_verbosity(ctx.server.params[name])
     if name == "quiet":
         log.set_quiet(ctx.server.params["quiet"])
     if name == "failStorageCommitsForTest":  # storage's fault-injection hook (storage/faults.py)
@@ -146,6 +165,21 @@ async def list_commands(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     return {"commands": commands}
 
 
+def _memory(state, memory) -> dict[str, Any]:
+    """serverStatus ``mem`` (what mongostat shows as ``vsize``/``res``), in MiB: ``resident`` is the RSS;
+    ``virtual`` the process's virtual size without the LMDB map's address-space reservation (the
+    whole ``map_size`` is mapped up front, most of it never touched; mongod's WiredTiger maps no data
+    files, so its figure is heap, stacks and libraries: this is the comparable one)."""
+    engine = state.engine
+    reserved = engine.stats.get("map_size", 0) if engine is not None else 0
+    return {
+        "bits": 64,
+        "resident": memory.rss // (1024 * 1024),
+        "virtual": max(memory.vms - reserved, memory.rss) // (1024 * 1024),
+        "supported": True,
+    }
+
+
 async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     state = ctx.server
     uptime = time.monotonic() - state.started_monotonic
@@ -174,12 +208,7 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
         "opcounters": {name: Int64(count) for name, count in state.opcounters.items()},
         "opLatencies": {kind: {"latency": Int64(h["latency"]), "ops": Int64(h["ops"])}
                         for kind, h in state.top.op_latencies().items()},
-        "mem": {
-            "bits": 64,
-            "resident": memory.rss // (1024 * 1024),
-            "virtual": memory.vms // (1024 * 1024),
-            "supported": True,
-        },
+        "mem": _memory(state, memory),
         "metrics": {"cursor": state.cursors.metrics()},
         "storageEngine": {"name": "lmdb", "supportsCommittedReads": True, "persistent": True},
     }

@@ -40,7 +40,11 @@ async def current_op(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
     matches = compile_filter(conditions)
     entries = report(ctx.server, ctx.conn, all_users=not flags.get("$ownOps", False),
                      idle_connections=flags.get("$all", False), truncate=flags.get("$truncateOps", True))
-    return {"inprog": [entry for entry in entries if matches(entry)]}
+    reply: dict[str, Any] = {"inprog": [entry for entry in entries if matches(entry)]}
+    if ctx.server.fsync_lock.locked:  # as mongod: the lock is reported beside the operations
+        reply["fsyncLock"] = True
+        reply["info"] = "use db.fsyncUnlock() to terminate the fsync write/snapshot lock"
+    return reply
 
 
 def _opid(cmd: dict[str, Any]) -> int:
