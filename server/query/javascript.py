@@ -217,7 +217,7 @@ class _Engine:
     """One thread's QuickJS context and its compiled functions (never used by another thread)."""
 
     def __init__(self) -> None:
-        import quickjs  # the wheel; imported on first use (start-up and --version stay light)
+        import quickjs  # type: ignore[import-untyped]  # imported on first use: start-up stays light
         self.quickjs = quickjs
         self.ctx = quickjs.Context()
         self.ctx.set_memory_limit(HEAP_LIMIT_BYTES)

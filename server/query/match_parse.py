@@ -102,12 +102,14 @@ def _parse_where(value: Any) -> Node:
     The function compiles on first use, per thread (``javascript.JsFunction``)."""
     if not _WHERE_ALLOWED.get():
         raise MongoError(ErrorCode.BadValue, "$where is not allowed in this context")
-    if not javascript.enabled():
-        raise MongoError(6108304, "no globalScriptEngine in $where parsing")
     if isinstance(value, Code) and value.scope is not None:
-        raise MongoError(4649200, "A single $where operator cannot have CodeWScope type parameters")
+        raise MongoError(4649201, "$where no longer supports deprecated BSON type CodeWScope")
     if not isinstance(value, str):  # Code is a str
         raise MongoError(ErrorCode.BadValue, "$where got bad type")
+    if not value:
+        raise MongoError(ErrorCode.BadValue, "code for $where cannot be empty")
+    if not javascript.enabled():
+        raise MongoError(6108304, "no globalScriptEngine in $where parsing")
     return Expr({"$function": {"body": Code(str(value)), "args": ["$$CURRENT"], "lang": "js",
                                "_internalSetObjToThis": True}})
 

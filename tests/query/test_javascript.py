@@ -54,6 +54,12 @@ def test_where_bad_type_and_placement():
         compile_filter({"$where": 1})
     assert e.value.code == 2 and e.value.message == "$where got bad type"
     with pytest.raises(MongoError) as e:
+        compile_filter({"$where": ""})
+    assert e.value.code == 2 and e.value.message == "code for $where cannot be empty"
+    with pytest.raises(MongoError) as e:
+        compile_filter({"$where": Code("true", {"x": 1})})
+    assert e.value.code == 4649201
+    with pytest.raises(MongoError) as e:
         compile_filter({"a": {"$where": "true"}})
     assert e.value.code == 2
     with pytest.raises(MongoError) as e:
