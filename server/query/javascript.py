@@ -246,7 +246,7 @@ class _Engine:
                 error = exc
         else:
             assert error is not None
-            raise _translate(error, self.quickjs)
+            raise _translate(error, self)
         self.functions[key] = fid
         return fid
 
@@ -263,7 +263,7 @@ class _Engine:
                 return interrupt.gil_released(self.call_fn, fid, this_json, args_json, where)
             except self.quickjs.JSException as exc:
                 if not str(exc).startswith("InternalError: interrupted"):
-                    raise _translate(exc, self.quickjs) from None
+                    raise _translate(exc, self) from None
             interrupt.check()  # 50 / 11601 / 11600; otherwise run the call again with a longer slice
             slice_ *= 2
 
@@ -273,17 +273,22 @@ class _Reset(Exception):
 
 
 def _is_oom(message: str) -> bool:
-    return (message.strip() in ("null", "") or "out of memory" in message
+    """QuickJS throws "InternalError: out of memory", or null when even that error could not be made.
+    The heap is freed while the exception unwinds, so the null cannot be told from a user's own
+    ``throw null`` (rare): both answer 146 and get a fresh engine."""
+    return (message.startswith("InternalError: out of memory") or message.strip() == "null"
             or "Failed obtaining QuickJS error string" in message)
 
 
-def _translate(exc: Exception, quickjs: Any) -> Exception:
+def _translate(exc: Exception, engine: _Engine) -> Exception:
     message = str(exc)
-    if isinstance(exc, quickjs.StackOverflow):
+    if isinstance(exc, engine.quickjs.StackOverflow):
         return MongoError(JS_ERROR, "InternalError: too much recursion")
     if _is_oom(message):
         return _OutOfMemory()
-    return MongoError(JS_ERROR, message.rstrip())
+    # The first line is the error ("TypeError: x is undefined"); the rest is a stack through the
+    # prelude's glue, meaningless to the client.
+    return MongoError(JS_ERROR, message.strip().split("\n", 1)[0] or "uncaught exception")
 
 
 class _OutOfMemory(Exception):
