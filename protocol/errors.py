@@ -93,6 +93,7 @@ class ErrorCode(enum.IntEnum):
     UnrecoverableRollbackError = 127
     CannotGrowDocumentInCappedNamespace = 10003
     CappedPositionLost = 136
+    JSInterpreterFailure = 139
     QueryPlanKilled = 175
     CursorKilled = 237
     ViewDepthLimitExceeded = 149

@@ -30,7 +30,7 @@ from server.context import ServerOptions, ServerState
 from server.cursors import CursorRegistry
 from server.dispatch import Dispatcher
 from server.params import ServerParams
-from server.query import interrupt, spill
+from server.query import interrupt, javascript, spill
 from server.scheduler import RunScheduler
 from server.timeseries import hooks as timeseries_hooks
 from storage.errors import StorageError
@@ -139,6 +139,7 @@ class App:
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         threading.stack_size(THREAD_STACK_BYTES)  # threads created from now on (pool, writer)
         params = build_params(options)
+        javascript.set_enabled(getattr(options, "javascript_enabled", True))  # --noscripting: process-wide
         log.set_quiet(params["quiet"])
         log.info(
             "CONTROL",

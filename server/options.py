@@ -11,7 +11,7 @@ checks that ``--version`` leaves the query layer unimported.
              [--slowOpSampleRate RATE] [--metricsPort PORT] [--auth]
              [--tlsMode disabled|allowTLS|preferTLS|requireTLS --tlsCertificateKeyFile PEM
               [--tlsCAFile PEM] [--tlsAllowInvalidCertificates] ...]
-             [--storageEngine wiredTiger] [--noauth] [--nounixsocket] [--ipv6]   (launcher compatibility)
+             [--noscripting] [--storageEngine wiredTiger] [--noauth] [--nounixsocket] [--ipv6]   (launcher compatibility)
 
 ``--version`` prints mongod's first line (``db version v7.0.0``, what launchers parse) then Tidemark's.
 ``--replSet`` is refused with a clear message (exit 2): Tidemark is a standalone.
@@ -19,7 +19,7 @@ checks that ``--version`` leaves the query layer unimported.
 A YAML ``--config`` file uses mongod's layout (``net.port``, ``net.bindIp``, ``storage.dbPath``,
 ``storage.compressor``, ``systemLog.path``, ``systemLog.quiet``, ``setParameter: {name: value}``,
 ``operationProfiling.slowOpThresholdMs``/``mode``/``slowOpSampleRate``, ``security.authorization:
-enabled``, ``net.tls.mode``, ``net.tls.certificateKeyFile``, ``net.tls.certificateKeyFilePassword``,
+enabled``, ``security.javascriptEnabled``, ``net.tls.mode``, ``net.tls.certificateKeyFile``, ``net.tls.certificateKeyFilePassword``,
 ``net.tls.CAFile``, ``net.tls.allowInvalidCertificates``, ``net.tls.allowConnectionsWithoutCertificates``);
 flags given on the command line win over the file.
 A bad flag, value or config file prints a message and exits with status 2. The certificate key file
@@ -59,6 +59,8 @@ class ServerOptions:
     storage_engine: str | None = None  # --storageEngine as given (only "wiredTiger" is accepted)
     ipv6: bool = False
     noauth: bool = False
+    # Server-side JavaScript ($where, $function, $accumulator): --noscripting / security.javascriptEnabled.
+    javascript_enabled: bool = True
     # Access control and TLS (server.auth, server.tls): --auth, --tlsMode and the tls* files.
     auth: bool = False
     tls_mode: str = "disabled"  # disabled | allowTLS | preferTLS | requireTLS
@@ -138,6 +140,8 @@ def _parser() -> argparse.ArgumentParser:
         help="accepted for mongod compatibility: only 'wiredTiger' (Tidemark always stores in LMDB)",
     )
     parser.add_argument("--noauth", action="store_true", help="run without access control (the default)")
+    parser.add_argument("--noscripting", action="store_true",
+                        help="disable server-side JavaScript ($where, $function, $accumulator)")
     parser.add_argument(
         "--nounixsocket", action="store_true", help="accepted for mongod compatibility (no Unix socket is opened)"
     )
@@ -226,7 +230,7 @@ CONFIG_KEYS: dict[str, Any] = {
     },
     "processManagement": {"fork": USED, "pidFilePath": USED, "timeZoneInfo": IGNORED},
     "operationProfiling": {"mode": USED, "slowOpThresholdMs": USED, "slowOpSampleRate": USED, "filter": IGNORED},
-    "security": {"authorization": USED, "javascriptEnabled": IGNORED},
+    "security": {"authorization": USED, "javascriptEnabled": USED},
     "replication": {"replSetName": USED, "oplogSizeMB": IGNORED, "enableMajorityReadConcern": IGNORED},
     "setParameter": ANY,
 }
@@ -366,6 +370,10 @@ def _security_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
     if args.auth and args.noauth:
         parser.error("--auth and --noauth cannot be used together")
     options.auth = bool(args.auth) if args.auth or args.noauth else authorization == "enabled"
+    javascript_enabled = security.get("javascriptEnabled", True)
+    if not isinstance(javascript_enabled, bool):
+        parser.error(f"security.javascriptEnabled must be a boolean, got {javascript_enabled!r}")
+    options.javascript_enabled = javascript_enabled and not args.noscripting
     mode = args.tls_mode or tls.get("mode", "disabled")
     if mode not in TLS_MODES:
         parser.error(f"net.tls.mode must be one of {', '.join(TLS_MODES)}, got {mode!r}")
@@ -435,6 +443,8 @@ def _parsed_view(options: ServerOptions) -> dict[str, Any]:
         parsed["operationProfiling"] = profiling
     if options.auth:
         parsed["security"] = {"authorization": "enabled"}
+    if not options.javascript_enabled:
+        parsed.setdefault("security", {})["javascriptEnabled"] = False
     if options.tls_mode != "disabled":
         tls: dict[str, Any] = {"mode": options.tls_mode, "certificateKeyFile": options.tls_certificate_key_file}
         if options.tls_certificate_key_file_password:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query import javascript
 from server.query.accumulator_state import (
     Accumulator,
     AddToSet,
@@ -30,8 +31,8 @@ from server.query.accumulator_state import (
     StdDev,
     Sum,
 )
-from server.query.expr_base import as_float, int_arg, num_kind
-from server.query.expressions import compile_expression, evaluate
+from server.query.expr_base import as_float, int_arg, num_kind, type_name
+from server.query.expressions import compile_expression, evaluate, is_constant
 from server.query.sort import make_sort_key
 from server.query.values import sort_key
 
@@ -166,8 +167,100 @@ def parse_accumulator(name: str, arg: Any, collation: Any = None) -> Accumulator
     if name in ("$median", "$percentile"):
         return _percentile(name, arg)
     if name == "$accumulator":
-        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$accumulator is not supported by Tidemark")
+        return _js_accumulator(arg, collation)
     raise MongoError(15952, f"unknown group operator '{name}'")
+
+
+def _js_function_source(field: str, value: Any, collation: Any) -> str:
+    fn = compile_expression(value, collation=collation)
+    if not is_constant(value):
+        raise MongoError(4544701, f"$accumulator '{field}' must be a constant expression")
+    v = fn(None, {})
+    if not isinstance(v, str):  # bson Code is a str
+        raise MongoError(4544702, f"$accumulator '{field}' must be a String or Code")
+    return str(v)
+
+
+def _js_accumulator(arg: Any, collation: Any) -> AccumulatorSpec:
+    """``{$accumulator: {init, initArgs, accumulate, accumulateArgs, merge, finalize, lang: "js"}}``
+    (mongod's AccumulatorJs: codes and messages). Fed ``(initArgs, accumulateArgs)`` per document: the
+    group's first ``initArgs`` starts the state; accumulate calls are batched into one JavaScript loop
+    (``JsAccumulator``). ``merge`` is checked but never needed (one node, no spilling groups)."""
+    if not isinstance(arg, dict):
+        raise MongoError(4544703, f"$accumulator expects an object as an argument; found: {type_name(arg)}")
+    sources: dict[str, str] = {}
+    init_args: Any = []
+    accumulate_args: Any = None
+    for name, value in arg.items():
+        if name in ("init", "accumulate", "merge", "finalize"):
+            sources[name] = _js_function_source(name, value, collation)
+        elif name == "initArgs":
+            init_args = value
+        elif name == "accumulateArgs":
+            accumulate_args = value
+        elif name == "lang":
+            if not isinstance(value, str):
+                raise MongoError(4544704, f"$accumulator lang must be a string; found: {type_name(value)}")
+            if value != "js":
+                raise MongoError(4544705, "$accumulator only supports lang: 'js'")
+        else:
+            raise MongoError(4544706, f"$accumulator got an unexpected field: {name}")
+    for required in ("init", "accumulate", "merge"):
+        if not sources.get(required):
+            raise MongoError(4544707 + ("init", "accumulate", "merge").index(required),
+                             f"$accumulator missing required argument '{required}'")
+    if "accumulateArgs" not in arg:
+        raise MongoError(4544710, "$accumulator missing required argument 'accumulateArgs'")
+    init_fn = compile_expression(init_args, collation=collation)
+    acc_fn = compile_expression(accumulate_args, collation=collation)
+    init = javascript.JsFunction(sources["init"])
+    loop = javascript.JsFunction(
+        "function (state, pending) { var __accumulate = (" + sources["accumulate"] + "\n);"
+        " for (var i = 0; i < pending.length; ++i) {"
+        " state = __accumulate.apply(null, [state].concat(pending[i])); } return state; }")
+    finalize = javascript.JsFunction(sources["finalize"]) if sources.get("finalize") else None
+    return AccumulatorSpec("$accumulator", lambda doc, vars: (init_fn, acc_fn, doc, vars),
+                           lambda: JsAccumulator(init, loop, finalize), arg)
+
+
+class JsAccumulator(Accumulator):
+    """The state of one ``$accumulator`` group: ``init(...initArgs)`` on the first document, then
+    ``accumulate`` over batches of pending argument arrays, ``finalize`` at the end."""
+
+    BATCH = 1024
+
+    def __init__(self, init: Any, loop: Any, finalize: Any):
+        self.init, self.loop, self.finalize = init, loop, finalize
+        self.started = False
+        self.state: Any = None
+        self.pending: list = []
+
+    def process(self, value: Any) -> None:
+        init_fn, acc_fn, doc, vars = value
+        javascript.require_enabled()
+        if not self.started:
+            init_args = init_fn(doc, vars)
+            if type(init_args) is not list:
+                raise MongoError(4544711, f"$accumulator initArgs must evaluate to an array: {init_args}")
+            self.state = self.init.call(init_args)
+            self.started = True
+        args = acc_fn(doc, vars)
+        if type(args) is not list:
+            raise MongoError(4544712, f"$accumulator accumulateArgs must evaluate to an array: {args}")
+        self.pending.append(args)
+        if len(self.pending) >= self.BATCH:
+            self._reduce()
+
+    def _reduce(self) -> None:
+        if self.pending:
+            pending, self.pending = self.pending, []
+            self.state = self.loop.call([self.state, pending])
+
+    def result(self) -> Any:
+        self._reduce()
+        if self.finalize is not None:
+            return self.finalize.call([self.state])
+        return self.state
 
 
 def make_accumulator(name: str, arg_expr: Any) -> Accumulator:

@@ -31,8 +31,9 @@ from server.query import (
     expr_objects,
     expr_sets,
     expr_strings,
+    javascript,
 )
-from server.query.expr_base import Compiled, const, traverse, validate_variable_name
+from server.query.expr_base import Compiled, const, traverse, type_name, validate_variable_name
 from server.query.expr_logic import truthy
 from server.query.hashed import hash64
 from server.query.values import MISSING
@@ -54,7 +55,7 @@ for _module in (expr_arith, expr_logic, expr_strings, expr_arrays, expr_sets, ex
     OPERATORS.update(_module.OPERATORS)
 
 SYSTEM_VARIABLES = frozenset({"ROOT", "CURRENT", "NOW", "REMOVE", "CLUSTER_TIME", "USER_ROLES", "SEARCH_META"})
-_NOT_SUPPORTED = frozenset({"$function", "$accumulator", "$where"})
+_NOT_SUPPORTED = frozenset({"$accumulator", "$where"})  # not expressions: 224 rather than 168
 
 
 def compile_expression(expr: Any, *, allow_vars: bool = True, collation: Any = None) -> Compiled:
@@ -116,6 +117,8 @@ def _compile_object(expr: dict, allow_vars: bool, coll: Any = None) -> Compiled:
             return _mark_const(const(expr[first]))
         if first == "$let":
             return _compile_let(expr[first], allow_vars, coll)
+        if first == "$function":
+            return _compile_function(expr[first], allow_vars, coll)
         if first in ("$meta", "$toHashedIndexKey"):
             return _compile_meta(expr[first]) if first == "$meta" else _compile_hashed(expr[first], allow_vars, coll)
         compiler = OPERATORS.get(first)
@@ -171,6 +174,43 @@ def _compile_let(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled:
             new_vars.setdefault("ROOT", vars.get("ROOT", doc))
             return body(current, new_vars)
         return body(doc, new_vars)
+    return run
+
+
+def _compile_function(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled:
+    """``{$function: {body, args, lang: "js"}}`` (mongod's ExpressionFunction: codes and messages).
+    The body compiles on first use, per thread (``javascript.JsFunction``); with scripting off the
+    first evaluation answers 31264, as mongod's."""
+    if not isinstance(spec, dict):
+        raise MongoError(31260, f"$function requires an object as an argument, found: {type_name(spec)}")
+    if "body" not in spec:
+        raise MongoError(31261, "The body function must be specified.")
+    body = _compile(spec["body"], allow_vars, coll)
+    if not is_constant(spec["body"]):
+        raise MongoError(31432, "The body function must be a constant expression")
+    source = body(None, {})
+    if not isinstance(source, str):  # bson Code is a str
+        raise MongoError(31262, "The body function must evaluate to type string or code")
+    if "args" not in spec:
+        raise MongoError(31263, "The args field must be specified.")
+    args = _compile(spec["args"], allow_vars, coll)
+    if "lang" not in spec:
+        raise MongoError(31418, "The lang field must be specified.")
+    if spec["lang"] != "js" or not isinstance(spec["lang"], str):
+        raise MongoError(31419, "Currently the only supported language specifier is 'js'.")
+    as_this = truthy(spec.get("_internalSetObjToThis", False))
+    fn = javascript.JsFunction(str(source), where=as_this)
+
+    def run(doc, vars):
+        javascript.require_enabled()
+        values = args(doc, vars)
+        if type(values) is not list:
+            raise MongoError(31266, "The args field must be of type array")
+        if as_this:
+            if len(values) != 1:
+                raise MongoError(31422, "field path $$CURRENT must be the only element in args")
+            return fn.predicate(values[0])
+        return fn.call(values)
     return run
 
 

@@ -1,21 +1,26 @@
 """Parse a MongoDB filter document into the AST of ``match_ast`` (validate only; no execution).
 
-Errors follow mongod's MatchExpressionParser (codes and messages). ``$where`` (no JavaScript engine)
-raises 224 QueryFeatureNotAllowed "... is not supported by Tidemark" — distinct from invalid input
+Errors follow mongod's MatchExpressionParser (codes and messages). ``$where`` is desugared,
+as mongod does, into ``$expr`` over ``$function`` with ``this`` the document (``server.query.javascript``).
+Unsupported features raise 224 QueryFeatureNotAllowed "... is not supported by Tidemark" — distinct from invalid input
 (2 BadValue). Geo operands are parsed by ``geo_query`` and ``$text`` by ``text_search``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from bson.binary import Binary
+from bson.code import Code
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
+from server.query import javascript
 from server.query.expressions import compile_expression
 from server.query.geo_query import parse_intersects, parse_near, parse_within
 from server.query.jsonschema import compile_schema
@@ -47,9 +52,9 @@ from server.query.match_regex import compile_regex, is_regex, pattern_and_option
 from server.query.text_search import parse_text
 from server.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
 
-__all__ = ["parse_filter", "parse_value_condition", "is_operator_document"]
+__all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed"]
 
-_UNSUPPORTED_TOP = {"$where"}
+_UNSUPPORTED_TOP = {"$where"}  # as a top-level key it parses (_parse_where); elsewhere it is refused
 _GEO_OPS = {"$geoWithin", "$within", "$geoIntersects"}
 _NEAR_OPS = {"$near", "$nearSphere"}
 _GEO_OPERAND_OPS = {"$box", "$center", "$centerSphere", "$polygon", "$geometry"}
@@ -77,10 +82,39 @@ _PATH_OPS = {
 _TOP_OPS = {"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysTrue", "$alwaysFalse"}
 
 
+_WHERE_ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("tidemark_where_allowed", default=True)
+
+
+@contextlib.contextmanager
+def where_not_allowed() -> Iterator[None]:
+    """Parse filters inside an aggregation ``$match``: mongod refuses ``$where`` there (2, "$where is
+    not allowed in this context"), JavaScript or not."""
+    token = _WHERE_ALLOWED.set(False)
+    try:
+        yield
+    finally:
+        _WHERE_ALLOWED.reset(token)
+
+
+def _parse_where(value: Any) -> Node:
+    """``{$where: "js" | Code}`` -> ``Expr({$function: {body, args: ["$$CURRENT"], lang: "js",
+    _internalSetObjToThis: true}})``, mongod's own desugaring (``this`` and ``obj`` are the document).
+    The function compiles on first use, per thread (``javascript.JsFunction``)."""
+    if not _WHERE_ALLOWED.get():
+        raise MongoError(ErrorCode.BadValue, "$where is not allowed in this context")
+    if isinstance(value, Code) and value.scope is not None:
+        raise MongoError(4649201, "$where no longer supports deprecated BSON type CodeWScope")
+    if not isinstance(value, str):  # Code is a str
+        raise MongoError(ErrorCode.BadValue, "$where got bad type")
+    if not value:
+        raise MongoError(ErrorCode.BadValue, "code for $where cannot be empty")
+    if not javascript.enabled():
+        raise MongoError(6108304, "no globalScriptEngine in $where parsing")
+    return Expr({"$function": {"body": Code(str(value)), "args": ["$$CURRENT"], "lang": "js",
+                               "_internalSetObjToThis": True}})
+
+
 def _not_supported(op: str) -> MongoError:
-    if op == "$where":  # mongod without a JavaScript engine cannot run $where either
-        return MongoError(ErrorCode.QueryFeatureNotAllowed,
-                          "$where is not supported by Tidemark: there is no JavaScript engine")
     return MongoError(ErrorCode.QueryFeatureNotAllowed, f"{op} is not supported by Tidemark")
 
 
@@ -179,6 +213,8 @@ def _parse_top_operator(key: str, value: Any, *, top: bool, sub: bool) -> Node |
         if _integer_arg(value, key) != 1:
             raise MongoError(ErrorCode.FailedToParse, f"{key} must be an integer value of 1")
         return AlwaysTrue() if key == "$alwaysTrue" else AlwaysFalse()
+    if key == "$where":
+        return _parse_where(value)
     if key in _UNSUPPORTED_TOP or key == "$sampleRate":
         raise _not_supported(key)
     raise MongoError(

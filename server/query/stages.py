@@ -18,6 +18,7 @@ from server.query import docmeta
 from server.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
 from server.query.expressions import compile_expression
 from server.query.match import compile_filter
+from server.query.match_parse import where_not_allowed
 from server.query.pipeline import PipelineContext, Stage
 from server.query.project import compile_projection
 from server.query.sort import parse_sort as parse_sort_spec
@@ -29,7 +30,8 @@ from server.query.values import MISSING
 def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(15959, "the match filter must be an expression in an object")
-    pred = compile_filter(spec, variables=ctx.variables, collation=ctx.collation)
+    with where_not_allowed():
+        pred = compile_filter(spec, variables=ctx.variables, collation=ctx.collation)
 
     def apply(docs):
         return (d for d in docs if pred(d))

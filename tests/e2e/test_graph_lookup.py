@@ -1,4 +1,4 @@
-"""$graphLookup through pymongo: every option, cycles, arrays, limits; and $where refused."""
+"""$graphLookup through pymongo: every option, cycles, arrays, limits."""
 
 from __future__ import annotations
 
@@ -95,17 +95,3 @@ def test_a_long_search_is_interrupted_by_max_time_ms(db):
         list(db.line.aggregate([{"$match": {"_id": 0}}, {"$graphLookup": {
             "from": "line", "startWith": "$next", "connectFromField": "next", "connectToField": "name", "as": "all"}}],
             maxTimeMS=20))
-
-
-@pytest.mark.parametrize("run", [
-    lambda db: list(db.c.find({"$where": "this.a == 1"})),
-    lambda db: list(db.c.aggregate([{"$match": {"$where": "true"}}])),
-    lambda db: db.c.count_documents({"$where": "true"}),
-    lambda db: db.c.delete_many({"$where": "true"}),
-])
-def test_where_is_refused_with_a_clear_code(db, run):
-    db.c.insert_one({"a": 1})
-    with pytest.raises(OperationFailure) as e:
-        run(db)
-    assert e.value.code == 224 and "JavaScript" in str(e.value)
-    assert db.c.count_documents({}) == 1

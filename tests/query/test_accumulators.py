@@ -91,7 +91,7 @@ def test_n_and_sorted_accumulators(name, arg, expected):
     ("$topN", {"n": 0, "sortBy": {"a": 1}, "output": "$a"}, 5787908),
     ("$firstN", {"input": "$a"}, 5787906),
     ("$count", "$x", 14),
-    ("$accumulator", {}, 224),
+    ("$accumulator", {}, 4544707),
 ])
 def test_accumulator_parse_errors(name, arg, code):
     with pytest.raises(MongoError) as e:

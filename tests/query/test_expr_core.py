@@ -55,7 +55,7 @@ def test_literal_is_not_interpreted():
     ("$$undefinedVar", 17276, "Use of undefined variable: undefinedVar"),
     ("$", 16872, None),
     ({"$let": {"vars": {"Bad": 1}, "in": 1}}, 16867, None),
-    ({"$function": {}}, 224, None),
+    ({"$function": {}}, 31261, "The body function must be specified."),
 ])
 def test_parse_errors_use_mongod_codes(expr, code, message):
     with pytest.raises(MongoError) as e:

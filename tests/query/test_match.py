@@ -258,11 +258,9 @@ def test_invalid_filters_raise_mongod_errors(flt, code, message):
     assert message in info.value.message
 
 
-def test_where_is_refused_for_lack_of_a_javascript_engine():
-    with pytest.raises(MongoError) as info:
-        compile_filter({"$where": "1"})
-    assert info.value.code == 224
-    assert "not supported" in info.value.message and "JavaScript" in info.value.message
+def test_where_runs_javascript_with_this_as_the_document():
+    pred = compile_filter({"$where": "this.a == 1"})
+    assert pred({"a": 1}) and not pred({"a": 2})
 
 
 @pytest.mark.parametrize("flt", [{"a": {"$geoWithin": {}}}, {"a": {"$near": "x"}},

@@ -1,0 +1,342 @@
+"""Server-side JavaScript (``$where``, ``$function``, ``$accumulator``) on QuickJS (the ``quickjs`` wheel).
+
+Public API:
+
+- ``set_enabled(flag)`` / ``enabled()``: ``--noscripting`` / ``security.javascriptEnabled: false`` turn
+  JavaScript off; then ``$where`` answers 6108304 "no globalScriptEngine in $where parsing" (at parse,
+  as mongod 7.0's JsFunction) and ``$function``/``$accumulator`` 31264 "Cannot run server-side javascript
+  without the javascript engine enabled" (when they run, as mongod's getJsExecWithScope).
+- ``JsFunction(source, *, where=False)``: a function compiled lazily, per thread, on first call;
+  ``call(args, this=None)`` runs it with BSON values converted both ways; ``predicate(doc)`` (``$where``:
+  ``this`` and the global ``obj`` are the document, the result is truthy-tested).
+
+The sandbox: QuickJS's bare context (ECMAScript builtins only: no ``require``, ``load``, ``fetch``,
+``std``/``os`` modules, timers or host objects), plus a small shell-like scope: ``NumberInt``,
+``NumberLong``, ``NumberDecimal`` (plain numbers here), ``ObjectId`` (``.str``, ``toString``,
+``equals``), ``ISODate`` (a ``Date``), ``tojson`` (JSON), ``print`` (no-op).
+
+Values: int32 / Int64 / double / Decimal128 -> JS number (so longs past 2**53 and decimals are
+approximated, where mongod gives NumberLong / NumberDecimal objects); string, bool, null, arrays,
+documents as themselves; datetime -> ``Date``; ObjectId -> ``ObjectId``; a missing value -> undefined;
+other types (binary, regex, timestamp, ...) -> their string form. Back: a JS number is a double (as in
+mongod), ``NumberInt(x)`` an int32, ``Date`` a datetime, ``ObjectId`` an ObjectId, undefined null.
+
+Bounds. Memory: each thread's engine has a heap limit (``HEAP_LIMIT_BYTES``); running out answers 146
+ExceededMemoryLimit "Out of memory" and the thread's engine is thrown away (the server goes on). Time:
+the engine stops a call after a CPU-time slice (``FIRST_SLICE_SECONDS``, doubling); between slices the
+operation's interruption check runs (50 MaxTimeMSExpired, 11601 killOp) and the call is run again from
+its inputs with the doubled slice (like the regex matcher): total work stays under twice the longest
+slice, and a call's JavaScript side effects on globals may repeat. The engine runs with the GIL
+released, so the call hands on the read's run token meanwhile (``interrupt.gil_released``).
+Threads: QuickJS runtimes must not be shared between threads, so each thread has its own engine and
+compiles a function on its first call there (a small LRU per thread).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.objectid import ObjectId
+
+from protocol.errors import ErrorCode, MongoError
+from server.query import interrupt
+from server.query.values import MISSING
+
+__all__ = ["JsFunction", "enabled", "set_enabled", "require_enabled", "HEAP_LIMIT_BYTES", "JS_ERROR"]
+
+HEAP_LIMIT_BYTES = 64 * 1024 * 1024
+STACK_LIMIT_BYTES = 512 * 1024
+FIRST_SLICE_SECONDS = 0.02
+FUNCTIONS_PER_THREAD = 256
+JS_ERROR = ErrorCode.JSInterpreterFailure  # 139
+
+_ENABLED = True
+
+
+def set_enabled(flag: bool) -> None:
+    """``--noscripting`` (False) / the default (True); set once at start-up."""
+    global _ENABLED
+    _ENABLED = bool(flag)
+
+
+def enabled() -> bool:
+    return _ENABLED
+
+
+def require_enabled() -> None:
+    """mongod's refusal for ``$function`` / ``$accumulator`` when scripting is off."""
+    if not _ENABLED:
+        raise MongoError(31264, "Cannot run server-side javascript without the javascript engine enabled")
+
+
+# The shell-like scope and the marshalling helpers. Tagged objects {"\u0001t": kind, "v": value} carry
+# the types JSON lacks; the reviver/replacer turn them into / out of JS values.
+_PRELUDE = r"""
+(function (g) {
+  var T = "\u0001t";
+  function ObjectId(hex) {
+    if (!(this instanceof ObjectId)) return new ObjectId(hex);
+    this.str = String(hex);
+  }
+  ObjectId.prototype.toString = function () { return 'ObjectId("' + this.str + '")'; };
+  ObjectId.prototype.toJSON = function () { return {"$oid": this.str}; };
+  ObjectId.prototype.equals = function (o) { return o instanceof ObjectId && o.str === this.str; };
+  ObjectId.prototype.valueOf = function () { return this.str; };
+  function NumberInt(x) { if (!(this instanceof NumberInt)) return new NumberInt(x); this.v = (Number(x) | 0); }
+  NumberInt.prototype.valueOf = function () { return this.v; };
+  NumberInt.prototype.toNumber = function () { return this.v; };
+  NumberInt.prototype.toString = function () { return "NumberInt(" + this.v + ")"; };
+  g.ObjectId = ObjectId;
+  g.NumberInt = NumberInt;
+  g.NumberLong = function (x) { return Number(x); };
+  g.NumberDecimal = function (x) { return Number(x); };
+  g.ISODate = function (s) { return s === undefined ? new Date() : new Date(s); };
+  g.tojson = function (x) { return JSON.stringify(x); };
+  g.print = function () {};
+  var fns = [];
+  function revive(k, v) {
+    if (v !== null && typeof v === "object" && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, T)) {
+      switch (v[T]) {
+        case "date": return new Date(v.v);
+        case "oid": return new ObjectId(v.v);
+        case "num": return Number(v.v);
+        case "undef": return undefined;
+      }
+    }
+    return v;
+  }
+  function replace(k, v) {
+    var o = this[k];
+    if (o instanceof Date) return {"\u0001t": "date", "v": o.getTime()};
+    if (o instanceof ObjectId) return {"\u0001t": "oid", "v": o.str};
+    if (o instanceof NumberInt) return {"\u0001t": "int", "v": o.v};
+    if (typeof o === "number" && !isFinite(o)) return {"\u0001t": "num", "v": String(o)};
+    if (o === undefined) return k === "" ? null : undefined;
+    if (typeof o === "function") return {"\u0001t": "code", "v": String(o)};
+    if (typeof o === "bigint") return Number(o);
+    return v;
+  }
+  g.__tm_compile = function (src) {
+    var f = (0, eval)(src);
+    if (typeof f !== "function") throw new TypeError("the body did not evaluate to a function");
+    fns.push(f);
+    return fns.length - 1;
+  };
+  g.__tm_call = function (id, thisJson, argsJson, where) {
+    var self = thisJson === "" ? undefined : JSON.parse(thisJson, revive);
+    var args = JSON.parse(argsJson, revive);
+    if (where) { g.obj = self; return fns[id].apply(self, args) ? "true" : "false"; }
+    var r = fns[id].apply(self, args);
+    var s = JSON.stringify(r, replace);
+    return s === undefined ? "null" : s;
+  };
+})(globalThis);
+"""
+
+
+def _to_js(v: Any) -> Any:
+    """A Python BSON value as the JSON the prelude's reviver reads."""
+    t = type(v)
+    if t is str or t is bool or v is None:
+        return v
+    if t is int:
+        return v
+    if t is float:
+        return v if math.isfinite(v) else {"\u0001t": "num", "v": repr(v).replace("inf", "Infinity")
+                                           .replace("nan", "NaN")}
+    if t is dict:
+        return {k: _to_js(x) for k, x in v.items() if x is not MISSING}
+    if t is list:
+        return [_to_js(x) for x in v]
+    if isinstance(v, dict):  # SON and other mappings
+        return {k: _to_js(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_to_js(x) for x in v]
+    if t is Int64 or isinstance(v, int):
+        return int(v)
+    if t is Decimal128:
+        d = v.to_decimal()
+        return float(d) if d.is_finite() else {"\u0001t": "num", "v": "NaN" if d.is_nan() else
+                                               ("-Infinity" if d < 0 else "Infinity")}
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(_dt.UTC).replace(tzinfo=None)
+        ms = (v - _dt.datetime(1970, 1, 1)) // _dt.timedelta(milliseconds=1)
+        return {"\u0001t": "date", "v": ms}
+    if hasattr(v, "as_datetime") and hasattr(v, "__int__"):  # DatetimeMS
+        return {"\u0001t": "date", "v": int(v)}
+    if t is ObjectId:
+        return {"\u0001t": "oid", "v": str(v)}
+    if v is MISSING:
+        return {"\u0001t": "undef"}
+    return str(v)
+
+
+def _from_tag(obj: dict) -> Any:
+    kind = obj.get("\u0001t")
+    if kind is None or len(obj) != 2:
+        return obj
+    v = obj["v"]
+    if kind == "date":
+        return _dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=v)
+    if kind == "oid":
+        return ObjectId(v)
+    if kind == "int":
+        return int(v)
+    if kind == "num":
+        return float(v.replace("Infinity", "inf"))
+    if kind == "code":
+        from bson.code import Code
+        return Code(v)
+    return obj
+
+
+def _from_js(text: str) -> Any:
+    return json.loads(text, object_hook=_from_tag, parse_int=float)
+
+
+def _wrap_source(source: str, where: bool) -> list[str]:
+    """The candidate expressions that evaluate to the user's function: the function itself, or (a
+    ``$where`` expression string) a function returning the expression, or running the statements."""
+    s = source.strip()
+    if s.startswith("function") or s.startswith("(") or "=>" in s.split("{", 1)[0]:
+        return ["(" + s + "\n)"]
+    if where:
+        return ["(function () { return (" + s + "\n); })", "(function () {" + s + "\n})"]
+    return ["(" + s + "\n)"]
+
+
+class _Engine:
+    """One thread's QuickJS context and its compiled functions (never used by another thread)."""
+
+    def __init__(self) -> None:
+        import quickjs  # type: ignore[import-untyped]  # imported on first use: start-up stays light
+        self.quickjs = quickjs
+        self.ctx = quickjs.Context()
+        self.ctx.set_memory_limit(HEAP_LIMIT_BYTES)
+        self.ctx.set_max_stack_size(STACK_LIMIT_BYTES)
+        self.ctx.eval(_PRELUDE)
+        self.compile_fn = self.ctx.get("__tm_compile")
+        self.call_fn = self.ctx.get("__tm_call")
+        self.functions: OrderedDict[tuple[str, bool], int] = OrderedDict()
+        self.slice = -1.0
+
+    def function_id(self, source: str, where: bool) -> int:
+        key = (source, where)
+        fid = self.functions.get(key)
+        if fid is not None:
+            self.functions.move_to_end(key)
+            return fid
+        if len(self.functions) >= FUNCTIONS_PER_THREAD:
+            raise _Reset()  # the prelude's table only grows: start a fresh engine rather than leak
+        self._set_slice(1.0)
+        error: Exception | None = None
+        for candidate in _wrap_source(source, where):
+            try:
+                fid = self.compile_fn(candidate)
+                break
+            except self.quickjs.JSException as exc:
+                error = exc
+        else:
+            assert error is not None
+            raise _translate(error, self)
+        self.functions[key] = fid
+        return fid
+
+    def _set_slice(self, seconds: float) -> None:
+        if seconds != self.slice:
+            self.ctx.set_time_limit(seconds)
+            self.slice = seconds
+
+    def call(self, fid: int, this_json: str, args_json: str, where: bool) -> str:
+        slice_ = FIRST_SLICE_SECONDS
+        while True:
+            self._set_slice(slice_)
+            try:
+                return interrupt.gil_released(self.call_fn, fid, this_json, args_json, where)
+            except self.quickjs.JSException as exc:
+                if not str(exc).startswith("InternalError: interrupted"):
+                    raise _translate(exc, self) from None
+            interrupt.check()  # 50 / 11601 / 11600; otherwise run the call again with a longer slice
+            slice_ *= 2
+
+
+class _Reset(Exception):
+    """The thread's engine must be replaced (out of memory, or its function table is full)."""
+
+
+def _is_oom(message: str) -> bool:
+    """QuickJS throws "InternalError: out of memory", or null when even that error could not be made.
+    The heap is freed while the exception unwinds, so the null cannot be told from a user's own
+    ``throw null`` (rare): both answer 146 and get a fresh engine."""
+    return (message.startswith("InternalError: out of memory") or message.strip() == "null"
+            or "Failed obtaining QuickJS error string" in message)
+
+
+def _translate(exc: Exception, engine: _Engine) -> Exception:
+    message = str(exc)
+    if isinstance(exc, engine.quickjs.StackOverflow):
+        return MongoError(JS_ERROR, "InternalError: too much recursion")
+    if _is_oom(message):
+        return _OutOfMemory()
+    # The first line is the error ("TypeError: x is undefined"); the rest is a stack through the
+    # prelude's glue, meaningless to the client.
+    return MongoError(JS_ERROR, message.strip().split("\n", 1)[0] or "uncaught exception")
+
+
+class _OutOfMemory(Exception):
+    pass
+
+
+_local = threading.local()
+
+
+def _engine() -> _Engine:
+    engine = getattr(_local, "engine", None)
+    if engine is None:
+        engine = _local.engine = _Engine()
+    return engine
+
+
+def _out_of_memory() -> MongoError:
+    _local.engine = None  # a context that ran out of memory may be unusable: the next call starts afresh
+    return MongoError(ErrorCode.ExceededMemoryLimit, "Out of memory")
+
+
+class JsFunction:
+    """A user's JavaScript function (its source), run per thread on QuickJS (see the module doc)."""
+
+    __slots__ = ("source", "where")
+
+    def __init__(self, source: str, *, where: bool = False):
+        self.source = source
+        self.where = where
+
+    def _run(self, this_json: str, args_json: str) -> str:
+        for _ in range(2):
+            engine = _engine()
+            try:
+                fid = engine.function_id(self.source, self.where)
+                return engine.call(fid, this_json, args_json, self.where)
+            except _Reset:
+                _local.engine = None
+            except _OutOfMemory:
+                raise _out_of_memory() from None
+        raise MongoError(JS_ERROR, "could not compile the function")
+
+    def call(self, args: list, this: Any = None) -> Any:
+        """``fn.apply(this, args)`` with BSON values in and out (see the module doc)."""
+        this_json = "" if this is None else json.dumps(_to_js(this), allow_nan=False)
+        result = self._run(this_json, json.dumps([_to_js(a) for a in args], allow_nan=False))
+        return _from_js(result)
+
+    def predicate(self, doc: dict) -> bool:
+        """``$where``: the function with ``this`` (and ``obj``) the document, truthy-tested."""
+        return self._run(json.dumps(_to_js(doc), allow_nan=False), "[]") == "true"
