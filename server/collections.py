@@ -206,7 +206,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     engine = server.engine
     with engine.read() as r:
         resolved = C.resolve(r, db, name)
-        info = r.get_collection(C.ns_of(db, resolved.name))
+        info = r.get_collection(C.ns_of(db, resolved.base))
     ns = C.ns_of(db, name)
     variables, meta = special_reads.with_meta(variables, pipeline)
     if resolved.top_view is not None:

@@ -12,8 +12,9 @@ import asyncio
 
 from bson.int64 import Int64
 
-from protocol.codec import decode, encode
+from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
+from server import namespace
 from server.arguments import GENERIC_ARGUMENTS
 from server.commands import _collection as C
 from server.commands import capped
@@ -254,13 +255,11 @@ def delete_view_doc(w, db: str, name: str) -> bool:
     info = w.get_collection(C.ns_of(db, C.SYSTEM_VIEWS))
     if info is None:
         return False
-    target = C.ns_of(db, name)
-    for rid, raw in list(w.scan(info)):
-        doc = decode(raw)
-        if doc.get("_id") == target:
-            w.delete(info, bytes(rid), C.index_keys(info, doc))
-            return True
-    return False
+    rid, doc = namespace.find_view(w, db, name)
+    if rid is None:
+        return False
+    w.delete(info, rid, C.index_keys(info, doc))
+    return True
 
 
 # --------------------------------------------------------------------------------------------------
