@@ -42,6 +42,7 @@ from server.query import sort as sort_mod
 from server.query import update as update_mod
 from server.query.access_path import Interval, Plan
 from server.query.index_keys import key_fields
+from server.query.parsed_match import MatchStage
 from storage.errors import DuplicateKey, StorageError
 
 
@@ -435,6 +436,7 @@ class FindSpec:
                                                                        self.variables)
         # compile now: parse errors surface before any work (and the callables are reused per document)
         self.collation = C.effective_collation(self.collation_spec, None)
+        self.node = None
         self._compile()
         if self.sort and "$natural" in self.sort:
             self.hint = {"$natural": self.sort["$natural"]}
@@ -444,7 +446,9 @@ class FindSpec:
 
     def _compile(self) -> None:
         project = project_mod if self.projection else None
-        self.match = (match_mod.compile_filter(self.filter, variables=self.variables, collation=self.collation)
+        if self.filter and self.node is None:
+            self.node = match_mod.parse_filter(self.filter)  # the command's one parse of its filter
+        self.match = (match_mod.compile_node(self.node, variables=self.variables, collation=self.collation)
                       if self.filter else None)
         self.project = (project.compile_projection(self.projection, filter=self.filter,
                                                    variables=self.projection_variables, collation=self.collation)
@@ -460,7 +464,8 @@ class FindSpec:
         """The equivalent aggregation pipeline (how mongod runs a find on a view)."""
         stages: list[dict] = []
         if self.filter:
-            stages.append({"$match": self.filter})
+            # the parsed (and compiled) filter travels with the stage: the source reuses it
+            stages.append(MatchStage(self.filter, self.node, self.match, self.collation, self.variables))
         if self.sort:
             stages.append({"$sort": self.sort})
         if self.skip:

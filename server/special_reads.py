@@ -18,6 +18,7 @@ from server.query import docmeta
 from server.query import plan as planner
 from server.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite
 from server.query.match import compile_filter
+from server.query.parsed_match import parsed
 from server.query.pipeline import parse_pipeline
 from server.query.plan_special import mentions_special
 
@@ -37,7 +38,8 @@ def timeseries_special(full: list, variables: dict | None) -> list:
         if "$match" in full[0] and isinstance(full[0]["$match"], dict):
             if "$text" in full[0]["$match"]:
                 raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
-            parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
+            if parsed(full[0]) is None or mentions_special(full[0]["$match"]):
+                parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
         if "$geoNear" in full[0]:
             return timeseries_rewrite(full[0]["$geoNear"], variables) + full[1:]
     return full

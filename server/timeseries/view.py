@@ -17,7 +17,9 @@ from typing import Any
 
 from server.query import interrupt
 from server.query import plan as planner
+from server.query.collation import same as same_collation
 from server.query.match import And, compile_node
+from server.query.parsed_match import parsed
 from server.timeseries import columnar, groupbatch, lastpoint, scan
 from server.timeseries.deps import leading_matches, needed_fields
 from server.timeseries.filters import BucketFilter, derive
@@ -45,7 +47,8 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
     span = spec.bucket_max_span_seconds or 3600
     bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation)
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
-    event_filter = compile_node(node, collation=collation) if node is not None and not bfilter.exact else None
+    event_filter = (_event_filter(user_pipeline[0], nodes, collation)
+                    if node is not None and not bfilter.exact else None)
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
@@ -81,6 +84,18 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
     if grouped is not None:
         return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info), remaining, info
     return _measurements(buckets, spec, event_filter, fields, info), remaining, info
+
+
+def _event_filter(first: Any, nodes: list, collation: Any) -> Any:
+    """The per-measurement predicate of the absorbed ``$match`` stages. A stage the command parsed
+    carries its compile (reused under the same collation) and the command's variables (``let``), which a
+    ``$expr`` in it reads; other stages are compiled here."""
+    carried = parsed(first)
+    if len(nodes) == 1 and carried is not None and carried.node is nodes[0]:
+        if carried.predicate is not None and same_collation(carried.collation, collation):
+            return carried.predicate
+        return compile_node(nodes[0], variables=carried.variables, collation=collation)
+    return compile_node(nodes[0] if len(nodes) == 1 else And(tuple(nodes)), collation=collation)
 
 
 def _interruptible(buckets: Iterator[Any]) -> Iterator[Any]:
