@@ -26,7 +26,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
-from server import special_reads, write_stages
+from server import namespace, special_reads, write_stages
 from server.commands import _collection as C
 from server.commands import capped
 from server.commands import timeseries as ts
@@ -64,6 +64,7 @@ class ReadResult:
     ts_info: dict | None = None
     namespace: str = ""
     parsed_filter: dict | None = None
+    target: Any = None  # the server.namespace.Namespace read (resolved once; explain reuses it)
 
 
 class TimeBudget:
@@ -200,14 +201,17 @@ def _stage_memory_limit(server) -> int:
 
 def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
-              collation: dict | None = None) -> ReadResult:
+              collation: dict | None = None, target: Any = None) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
 
-    ``collation`` is the one the command asks for (None: the collection's or view's default)."""
+    ``collation`` is the one the command asks for (None: the collection's or view's default).
+    ``target``: ``db.name`` as the command already resolved it (``server.namespace.Namespace``)."""
     engine = server.engine
-    with engine.read() as r:
-        resolved = C.resolve(r, db, name)
-        info = r.get_collection(C.ns_of(db, resolved.base))
+    if target is None or not target.followed or (target.db, target.name) != (db, name):
+        with engine.read() as r:
+            target = namespace.lookup_once(r, db, name, target)
+    resolved = target
+    info = resolved.base_info
     ns = C.ns_of(db, name)
     variables, meta = special_reads.with_meta(variables, pipeline)
     if resolved.top_view is not None:
@@ -221,14 +225,15 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         docs, remaining, ts_info = ts.read_source(ctx if ctx is not None else _ServerCtx(server, db), db,
-                                                 resolved.ts_view, full, hint=hint, collation=coll)
+                                                 resolved.ts_view, full, hint=hint, collation=coll,
+                                                 buckets_info=resolved.buckets_info)
         remaining = list(remaining)
         if not remaining:
-            return ReadResult(docs, None, remaining, {}, ts_info, ns)
+            return ReadResult(docs, None, remaining, {}, ts_info, ns, target=resolved)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 extra_stages=ts.EXTRA_STAGES, collation=coll)
         out = run_pipeline(remaining, docs, pctx)
-        return ReadResult(out, None, remaining, {}, ts_info, ns)
+        return ReadResult(out, None, remaining, {}, ts_info, ns, target=resolved)
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
     if C.is_buckets_collection(name, info):
@@ -493,14 +498,15 @@ def _min_max_plan(spec: FindSpec, info) -> Plan:
     return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
 
 
-def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) -> ReadResult:
-    """The lazy result stream of a find (synchronous; called in the thread pool)."""
+def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, target: Any = None) -> ReadResult:
+    """The lazy result stream of a find (synchronous; called in the thread pool). ``target``: the
+    namespace when the caller resolved it already (``server.namespace.Namespace``)."""
     with server.engine.read() as r:
-        info = r.get_collection(C.ns_of(db, spec.name))
-        view = C.get_view(r, db, spec.name) if info is None else None
+        target = namespace.lookup_once(r, db, spec.name, target)
+    info, view = target.info, target.view
     if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
         return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.variables,
-                         allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec)
+                         allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec, target=target)
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
     if info is None:

@@ -124,6 +124,7 @@ class Namespace:
     pipeline: list = field(default_factory=list)
     ts_view: dict | None = None
     buckets_info: Any = None  # for time-series views and system.buckets.<c>
+    followed: bool = True  # False: a view whose chain was not followed (lookup(follow=False))
 
     @property
     def ns(self) -> str:
@@ -180,10 +181,18 @@ def lookup(r: Any, db: str, name: str, *, follow: bool = True) -> Namespace:
     if is_timeseries_view(view):
         buckets = r.get_collection(f"{db}.{view.get('viewOn')}")
         return Namespace(db, name, TIMESERIES, None, view, rid, (view,), name, None, [], view, buckets)
-    out = Namespace(db, name, VIEW, None, view, rid, (view,))
+    out = Namespace(db, name, VIEW, None, view, rid, (view,), followed=follow)
     if follow:
         _follow(r, out)
     return out
+
+
+def lookup_once(r: Any, db: str, name: str, known: Namespace | None) -> Namespace:
+    """``known`` when it already resolves ``db.name`` with its chain followed, else ``lookup``: a
+    caller hands down what it resolved and the callee reads nothing again."""
+    if known is not None and known.followed and known.db == db and known.name == name:
+        return known
+    return lookup(r, db, name)
 
 
 def _follow(r: Any, ns: Namespace) -> None:

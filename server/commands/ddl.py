@@ -273,11 +273,8 @@ async def drop(ctx, cmd: dict) -> dict:
     name = C.collection_arg(cmd, "drop")
     ns = C.ns_of(db, name)
 
-    def inspect():
-        with ctx.server.engine.read() as r:
-            return r.get_collection(ns), C.get_view(r, db, name)
-
-    info, view = await ctx.run_blocking(inspect)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view) or (name.startswith(C.BUCKETS_PREFIX) and info is not None):
         return await ts.drop(ctx, db, name)
     if view is not None:
@@ -472,13 +469,10 @@ async def coll_mod(ctx, cmd: dict) -> dict:
         if key != "collMod" and key not in GENERIC_ARGUMENTS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
 
-    def inspect():
-        with ctx.server.engine.read() as r:
-            return r.get_collection(ns), C.get_view(r, db, name)
-
-    info, view = await ctx.run_blocking(inspect)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
-        return await ts.VIEW_COMMANDS["collMod"](ctx, cmd)
+        return await ts.VIEW_COMMANDS["collMod"](ctx, cmd, resolved)
     if view is not None:
         return await _coll_mod_view(ctx, db, name, cmd)
     if info is None:

@@ -3,8 +3,10 @@
 A command reaches it by the kind of the collection it names, resolved where the regular family resolves
 its target anyway (one line at each such point):
 
-- ``VIEW_COMMANDS[name]`` — the view ``db.c`` of a time-series collection (measurements: insert,
-  update, delete, findAndModify; create, drop; indexes, collMod, collStats), handlers defined here
+- ``VIEW_COMMANDS[name](ctx, cmd, namespace)`` — the view ``db.c`` of a time-series collection
+  (measurements: insert, update, delete, findAndModify; create, drop; indexes, collMod, collStats);
+  ``namespace`` is the ``server.namespace.Namespace`` the regular family resolved (nothing is
+  resolved again; ``create`` takes none), handlers defined here
   and in timeseries_admin.py (indexes, collMod, stats, TTL) and timeseries_modify.py (updates and
   deletes of measurements);
 - ``BUCKETS_COMMANDS[name]`` — the buckets collection ``db.system.buckets.c`` (bucket documents): a
@@ -53,9 +55,11 @@ unstored_buckets = scan.unstored_buckets
 # ------------------------------------------------------------------ measurements
 
 
-async def insert(ctx: Any, cmd: dict) -> dict:
-    """``insert`` on the view: ``{n, writeErrors?}`` (n counts measurements)."""
-    return await ingest.insert_measurements(ctx, cmd)
+async def insert(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+    """``insert`` on the view: ``{n, writeErrors?}`` (n counts measurements). ``namespace``: the view as
+    the regular family resolved it (its buckets collection is not looked up again)."""
+    buckets_info = namespace.buckets_info if namespace is not None and namespace.is_timeseries else None
+    return await ingest.insert_measurements(ctx, cmd, buckets_info)
 
 
 async def create(ctx: Any, cmd: dict) -> dict:

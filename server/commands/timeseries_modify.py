@@ -72,8 +72,8 @@ def _parse_update(statement: Any, target: Target) -> tuple:
     return translated, parsed, matcher
 
 
-async def update(ctx: Any, cmd: dict) -> dict:
-    target = await resolve(ctx, cmd, "update")
+async def update(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+    target = await resolve(ctx, cmd, "update", namespace)
     ordered = bool(cmd.get("ordered", True))
     parsed = C.parse_statements(_statements(cmd, "updates", "update"), lambda st: _parse_update(st, target), ordered)
 
@@ -209,8 +209,8 @@ def _delete_in_txn(
     return deleted, first
 
 
-async def delete(ctx: Any, cmd: dict) -> dict:
-    target = await resolve(ctx, cmd, "delete")
+async def delete(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+    target = await resolve(ctx, cmd, "delete", namespace)
     ordered = bool(cmd.get("ordered", True))
     parsed = C.parse_statements(_statements(cmd, "deletes", "delete"), lambda st: _parse_delete(st, target), ordered)
 
@@ -234,10 +234,10 @@ async def delete(ctx: Any, cmd: dict) -> dict:
     return reply
 
 
-async def find_and_modify(ctx: Any, cmd: dict) -> dict:
+async def find_and_modify(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     """findAndModify on a time-series view: ``remove: true`` only (sort -> 72)."""
     field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
-    target = await resolve(ctx, cmd, field)
+    target = await resolve(ctx, cmd, field, namespace)
     if not cmd.get("remove", False):
         if cmd.get("upsert", False):
             raise MongoError(ErrorCode.InvalidOptions, "Cannot perform an upsert on a time-series collection")

@@ -28,7 +28,7 @@ from server.timeseries.unpack import parse_internal_unpack
 
 
 def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None,
-                collation: Any = None):
+                collation: Any = None, buckets_info: Any = None):
     """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view.
 
     ``collation``: the read's effective collation (``collation.Collation``, None = simple). Under a
@@ -38,7 +38,8 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
 
     ``hint``: the view-level hint (index name or *user* key pattern, or ``{$natural: ±1}``), translated
     to the buckets index it names; an unknown or hidden index -> 2 BadValue (indexes.translate_hint).
-    The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]`` before any read."""
+    The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]`` before any read.
+    ``buckets_info``: the buckets collection's catalog entry when the caller resolved it already."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     server = ctx.server
     ns = f"{db}.{view_doc['viewOn']}"
@@ -64,7 +65,7 @@ def read_source(ctx: Any, db: str, view_doc: dict, user_pipeline: list[dict], *,
                if fields is not None and plain else None)
     if grouped is not None:
         info["columnarGroup"] = True
-    plan = _index_plan(server.engine, ns, bfilter, hint, spec)
+    plan = _index_plan(server.engine, ns, bfilter, hint, spec, buckets_info)
     topk = columnar.topk_shape(remaining, grouped) if grouped is not None and plan is None else None
     if topk is not None:
         info["newestFirst"] = topk
@@ -133,12 +134,14 @@ class GroupableMeasurements:
         return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx)
 
 
-def _index_plan(engine: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None) -> Any:
+def _index_plan(engine: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None,
+                info: Any = None) -> Any:
     hinted = hint is not None and hint != {} and hint != ""
     if bfilter.index_filter() is None and not hinted:
         return None
-    with engine.read() as r:
-        info = r.get_collection(ns)
+    if info is None or info.ns != ns:
+        with engine.read() as r:
+            info = r.get_collection(ns)
     indexes = list(info.indexes) if info is not None else []
     return choose_index(indexes, bfilter, hint, spec.time_field, spec.meta_field)
 

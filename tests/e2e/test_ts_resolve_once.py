@@ -114,3 +114,43 @@ def test_namespace_lookup_reads_one_view_per_chain_level_however_many_views(tide
     assert len(decoded) == 0
     assert db.top.find_one({}) is None  # the view still reads
     client.close()
+
+
+@pytest.fixture
+def view_lookups(monkeypatch):
+    """(counts, on): how many times ``<db>.system.views`` is opened (every way of finding a view starts
+    there) per database, while ``on["on"]`` is true."""
+    from storage.readview import ReadView
+
+    counts: Counter = Counter()
+    on = {"on": False}
+    original = ReadView.get_collection
+
+    def counting(self, ns):
+        if on["on"] and ns.endswith(".system.views"):
+            counts[ns.split(".", 1)[0]] += 1
+        return original(self, ns)
+
+    monkeypatch.setattr(ReadView, "get_collection", counting)
+    return counts, on
+
+
+@pytest.mark.parametrize("command", ["find", "insert", "update", "delete", "count", "regular insert"])
+def test_a_command_resolves_its_namespace_once(ts_db, view_lookups, command):
+    counts, on = view_lookups
+    ts_db.create_collection("reg")
+    since = T0 + datetime.timedelta(minutes=90)
+    run = {
+        "find": lambda: list(ts_db.ts.find({"t": {"$gte": since}})),
+        "insert": lambda: ts_db.ts.insert_one({"t": T0, "m": 1, "v": -1}),
+        "update": lambda: ts_db.ts.update_many({"m": 1}, {"$set": {"m": 4}}),
+        "delete": lambda: ts_db.ts.delete_many({"m": 2, "t": {"$gte": since}}),
+        "count": lambda: ts_db.command({"count": "ts", "query": {"t": {"$gte": since}}}),
+        "regular insert": lambda: ts_db.reg.insert_one({"x": 1}),
+    }[command]
+    on["on"] = True
+    run()
+    on["on"] = False
+    # a collection is found in the catalog first: no view lookup at all
+    assert counts[ts_db.name] == (0 if command == "regular insert" else 1)
+
