@@ -154,3 +154,18 @@ def test_a_command_resolves_its_namespace_once(ts_db, view_lookups, command):
     # a collection is found in the catalog first: no view lookup at all
     assert counts[ts_db.name] == (0 if command == "regular insert" else 1)
 
+
+def test_time_series_aggregate_parses_its_leading_match_once(ts_db, counting):
+    counts, on = counting
+    since = T0 + datetime.timedelta(minutes=95)
+    on["on"] = True
+    docs = list(ts_db.ts.aggregate([{"$match": {"t": {"$gte": since}}}, {"$project": {"_id": 0, "v": 1}}]))
+    on["on"] = False
+    assert sorted(d["v"] for d in docs) == [95, 96, 97, 98, 99]
+    assert counts["parse"] == 1
+    assert counts["compile"] == 1
+
+
+def test_time_series_aggregate_match_sees_let_variables(ts_db):
+    docs = list(ts_db.ts.aggregate([{"$match": {"$expr": {"$lt": ["$v", "$$lim"]}}}], let={"lim": 2}))
+    assert sorted(d["v"] for d in docs) == [0, 1]
