@@ -312,9 +312,13 @@ def _hide_index(w: Any, info: Any, target: Target, change: ts_collmod.IndexChang
 # --------------------------------------------------------------------------------------------------
 
 
-def coll_stats_document(server: Any, db: str, name: str, scale: int = 1) -> dict:
-    """collStats of a time-series view (spec §3.4): no count/avgObjSize, a ``timeseries`` section."""
-    target = _resolve_sync(server.engine, db, name)
+def coll_stats_document(server: Any, db: str, name: str, scale: int = 1, namespace: Any = None) -> dict:
+    """collStats of a time-series view (spec §3.4): no count/avgObjSize, a ``timeseries`` section.
+    ``namespace``: the view as the caller resolved it."""
+    if namespace is not None and namespace.is_timeseries and (namespace.db, namespace.name) == (db, name):
+        target = _target_of(namespace)
+    else:
+        target = _resolve_sync(server.engine, db, name)
     catalog = server.bucket_catalog
     unstored, unstored_size = scan.unstored_buckets(server, target.bns)
     with server.engine.read() as r:
@@ -363,7 +367,7 @@ def _scale(cmd_or_spec: dict) -> int:
 async def coll_stats(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     name = cmd.get("collStats")
     scale = _scale(cmd)
-    return await ctx.run_blocking(coll_stats_document, ctx.server, ctx.db, name, scale)
+    return await ctx.run_blocking(coll_stats_document, ctx.server, ctx.db, name, scale, namespace)
 
 
 def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict) -> dict:
