@@ -27,7 +27,7 @@ from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server import coll_stats, special_reads, write_stages
-from server.core import capped
+from server.core import capped, namespace
 from server.core import collection as C
 from server.query import expressions as expressions_mod
 from server.query import interrupt
@@ -40,6 +40,7 @@ from server.query import sort as sort_mod
 from server.query import update as update_mod
 from server.query.access_path import Interval, Plan
 from server.query.index_keys import key_fields
+from server.query.parsed_match import MatchStage
 from server.timeseries import collection as ts_admin
 from server.timeseries import view as ts_view
 from server.timeseries.unpack import EXTRA_STAGES as TS_EXTRA_STAGES
@@ -64,6 +65,7 @@ class ReadResult:
     ts_info: dict | None = None
     namespace: str = ""
     parsed_filter: dict | None = None
+    target: Any = None  # the server.core.namespace.Namespace read (resolved once; explain reuses it)
 
 
 class TimeBudget:
@@ -200,14 +202,17 @@ def _stage_memory_limit(server) -> int:
 
 def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
-              collation: dict | None = None) -> ReadResult:
+              collation: dict | None = None, target: Any = None) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
 
-    ``collation`` is the one the command asks for (None: the collection's or view's default)."""
+    ``collation`` is the one the command asks for (None: the collection's or view's default).
+    ``target``: ``db.name`` as the command already resolved it (``server.core.namespace.Namespace``)."""
     engine = server.engine
-    with engine.read() as r:
-        resolved = C.resolve(r, db, name)
-        info = r.get_collection(C.ns_of(db, resolved.name))
+    if target is None or not target.followed or (target.db, target.name) != (db, name):
+        with engine.read() as r:
+            target = namespace.lookup_once(r, db, name, target)
+    resolved = target
+    info = resolved.base_info
     ns = C.ns_of(db, name)
     variables, meta = special_reads.with_meta(variables, pipeline)
     if resolved.top_view is not None:
@@ -220,15 +225,15 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         pipeline_mod.check_shape(pipeline)  # the time-series planner reads stages before they are parsed
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
-        docs, remaining, ts_info = ts_view.read_source(server, db,
-                                                      resolved.ts_view, full, hint=hint, collation=coll)
+        docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
+                                                      collation=coll, buckets_info=resolved.buckets_info)
         remaining = list(remaining)
         if not remaining:
-            return ReadResult(docs, None, remaining, {}, ts_info, ns)
+            return ReadResult(docs, None, remaining, {}, ts_info, ns, target=resolved)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 extra_stages=TS_EXTRA_STAGES, collation=coll)
         out = run_pipeline(remaining, docs, pctx)
-        return ReadResult(out, None, remaining, {}, ts_info, ns)
+        return ReadResult(out, None, remaining, {}, ts_info, ns, target=resolved)
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
     if C.is_buckets_collection(name, info):
@@ -423,6 +428,7 @@ class FindSpec:
                                                                        self.variables)
         # compile now: parse errors surface before any work (and the callables are reused per document)
         self.collation = C.effective_collation(self.collation_spec, None)
+        self.node = None
         self._compile()
         if self.sort and "$natural" in self.sort:
             self.hint = {"$natural": self.sort["$natural"]}
@@ -432,7 +438,9 @@ class FindSpec:
 
     def _compile(self) -> None:
         project = project_mod if self.projection else None
-        self.match = (match_mod.compile_filter(self.filter, variables=self.variables, collation=self.collation)
+        if self.filter and self.node is None:
+            self.node = match_mod.parse_filter(self.filter)  # the command's one parse of its filter
+        self.match = (match_mod.compile_node(self.node, variables=self.variables, collation=self.collation)
                       if self.filter else None)
         self.project = (project.compile_projection(self.projection, filter=self.filter,
                                                    variables=self.projection_variables, collation=self.collation)
@@ -448,7 +456,8 @@ class FindSpec:
         """The equivalent aggregation pipeline (how mongod runs a find on a view)."""
         stages: list[dict] = []
         if self.filter:
-            stages.append({"$match": self.filter})
+            # the parsed (and compiled) filter travels with the stage: the source reuses it
+            stages.append(MatchStage(self.filter, self.node, self.match, self.collation, self.variables))
         if self.sort:
             stages.append({"$sort": self.sort})
         if self.skip:
@@ -476,14 +485,15 @@ def _min_max_plan(spec: FindSpec, info) -> Plan:
     return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
 
 
-def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False) -> ReadResult:
-    """The lazy result stream of a find (synchronous; called in the thread pool)."""
+def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, target: Any = None) -> ReadResult:
+    """The lazy result stream of a find (synchronous; called in the thread pool). ``target``: the
+    namespace when the caller resolved it already (``server.core.namespace.Namespace``)."""
     with server.engine.read() as r:
-        info = r.get_collection(C.ns_of(db, spec.name))
-        view = C.get_view(r, db, spec.name) if info is None else None
+        target = namespace.lookup_once(r, db, spec.name, target)
+    info, view = target.info, target.view
     if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
         return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.variables,
-                         allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec)
+                         allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec, target=target)
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
     if info is None:

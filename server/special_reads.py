@@ -17,7 +17,8 @@ from server.core import collection as C
 from server.query import docmeta
 from server.query import plan as planner
 from server.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite
-from server.query.match import compile_filter
+from server.query.match import compile_filter, compile_node, parse_filter
+from server.query.parsed_match import MatchStage, parsed
 from server.query.pipeline import parse_pipeline
 from server.query.plan_special import mentions_special
 
@@ -35,12 +36,30 @@ def timeseries_special(full: list, variables: dict | None) -> list:
     mongod's time-series form ($match $geoWithin, distance, $match, $sort)."""
     if full and isinstance(full[0], dict):
         if "$match" in full[0] and isinstance(full[0]["$match"], dict):
-            if "$text" in full[0]["$match"]:
+            flt = full[0]["$match"]
+            if "$text" in flt:
                 raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
-            parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
+            if parsed(full[0]) is None and (len(full[0]) != 1 or _has_near(flt)):
+                parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
+            elif _has_near(flt):
+                parse_pipeline([{"$match": flt}])
+            elif parsed(full[0]) is None:
+                # validated here as parse_pipeline would, parsed once: the time-series source takes
+                # the node (deps.leading_matches) and the predicate (its per-measurement filter)
+                node = parse_filter(flt)
+                full = [MatchStage(flt, node, compile_node(node, variables=variables), None, variables), *full[1:]]
         if "$geoNear" in full[0]:
             return timeseries_rewrite(full[0]["$geoNear"], variables) + full[1:]
     return full
+
+
+def _has_near(value: Any) -> bool:
+    """``$near``/``$nearSphere`` anywhere in a filter (what parse_pipeline refuses in a ``$match``)."""
+    if isinstance(value, dict):
+        return any(k in ("$near", "$nearSphere") or _has_near(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_near(v) for v in value)
+    return False
 
 
 def geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, stats: dict):

@@ -27,6 +27,7 @@ from bson.objectid import ObjectId
 from protocol.errors import ErrorCode, MongoError
 from server.core import capped
 from server.core import collection as C
+from server.core.namespace import is_timeseries_view
 from server.query import plan as planner
 from server.query import update as update_mod
 from server.query.index_keys import key_fields
@@ -205,7 +206,7 @@ def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None
         _, view = ts_ddl.get_view(r, target_db, coll)
         buckets = r.get_collection(ts_ddl.buckets_ns(target_db, coll))
         regular = r.get_collection(ns)
-    existing = ts_ddl.stored_options(buckets) if ts_ddl.is_timeseries_view(view) else None
+    existing = ts_ddl.stored_options(buckets) if is_timeseries_view(view) else None
     if existing is None:
         if wanted is None:
             return None

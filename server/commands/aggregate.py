@@ -20,6 +20,7 @@ from server.commands import replication, timeseries_out
 from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.core import collection as C
+from server.core import namespace
 from server.profiler import ReadFacts
 from server.query import plan as planner
 
@@ -176,23 +177,18 @@ def _stage_list(pipeline: list[dict]) -> list[dict]:
 
 
 async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict], cmd: dict,
-                            verbosity: str) -> dict:
+                            verbosity: str, target=None) -> dict:
     def work():
         if name is None:
             return None
         res = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), ctx=ctx,
                                variables=_evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
-                               collation=C.collation_arg(cmd, "aggregate"))
+                               collation=C.collation_arg(cmd, "aggregate"), target=target)
         n = None
         t0 = time.monotonic()
         if verbosity != "queryPlanner":
             n = sum(1 for _ in res.docs)
         return res, n, int((time.monotonic() - t0) * 1000)
-
-    def buckets_name():
-        with ctx.server.engine.read() as r:
-            ts_view = C.resolve(r, db, name).ts_view
-        return ts_view["viewOn"] if ts_view is not None else None
 
     result = await ctx.run_blocking(work)
     ns = C.ns_of(db, name) if name else f"{db}.$cmd.aggregate"
@@ -201,7 +197,7 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     res, n, millis = result
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
-        buckets_ns = C.ns_of(db, await ctx.run_blocking(buckets_name))
+        buckets_ns = C.ns_of(db, res.target.ts_view["viewOn"])  # the read's own resolution
         stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity)
         return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server),
                 "command": {"aggregate": name, "pipeline": pipeline}}
@@ -251,17 +247,14 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
     spec = access.FindSpec(cmd)
 
     def work():
-        res = access.run_find(ctx.server, spec, ctx.db, ctx)
+        res = access.run_find(ctx.server, spec, ctx.db, ctx, target=target)
         t0 = time.monotonic()
         n = sum(1 for _ in res.docs) if verbosity != "queryPlanner" else None
         return res, n, int((time.monotonic() - t0) * 1000)
 
-    def is_view():
-        with ctx.server.engine.read() as r:
-            return C.get_view(r, ctx.db, spec.name) is not None
-
-    if await ctx.run_blocking(is_view):  # mongod explains the aggregation a find on a view becomes
-        return await explain_aggregate(ctx, ctx.db, spec.name, spec.as_pipeline(), cmd, verbosity)
+    target = await ctx.run_blocking(namespace.resolve, ctx.server.engine, ctx.db, spec.name)
+    if target.view is not None:  # mongod explains the aggregation a find on a view becomes
+        return await explain_aggregate(ctx, ctx.db, spec.name, spec.as_pipeline(), cmd, verbosity, target)
     res, n, millis = await ctx.run_blocking(work)
     win = res.plan.explain(has_sort=bool(spec.sort), filter=spec.filter if res.plan.kind == "IXSCAN" else
                            spec.filter)

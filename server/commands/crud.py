@@ -31,7 +31,7 @@ from server.commands import cursors as cursor_commands
 from server.commands import timeseries as ts
 from server.commands import write_statements
 from server.context import FILTER_REQUEST_BYTES, CommandSpec
-from server.core import capped
+from server.core import capped, namespace
 from server.core import collection as C
 from server.profiler import ReadFacts
 from server.query import expressions as expressions_mod
@@ -51,10 +51,11 @@ async def _write(ctx, fn):
     return await asyncio.wrap_future(ctx.server.engine.write(fn))
 
 
-def _target(ctx, name: str):
-    """(collection info, view doc) of ``ctx.db.name`` in one short read transaction."""
+def _target(ctx, name: str) -> namespace.Namespace:
+    """``ctx.db.name`` resolved (the command's one resolution; point lookups, no chain followed: a
+    write on a view is refused) in one short read transaction."""
     with ctx.server.engine.read() as r:
-        return r.get_collection(C.ns_of(ctx.db, name)), C.get_view(r, ctx.db, name)
+        return namespace.lookup(r, ctx.db, name, follow=False)
 
 
 # mongod 7.0's IDL (write_ops.idl, find_and_modify.idl, count.idl, distinct.idl): fields besides
@@ -134,9 +135,10 @@ async def insert(ctx, cmd: dict) -> dict:
     _count_op(ctx, "insert", len(docs))
     ordered = bool(cmd.get("ordered", True))
     bypass = bool(cmd.get("bypassDocumentValidation", False))
-    info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
-    if C.is_timeseries_view(view):
-        return await ts.VIEW_COMMANDS["insert"](ctx, cmd)  # reads RawDocuments itself
+    resolved = _target(ctx, name)  # three point gets: cheaper inline than a hop to the thread pool
+    info, view = resolved.info, resolved.view
+    if resolved.is_timeseries:
+        return await ts.VIEW_COMMANDS["insert"](ctx, cmd, resolved)  # reads RawDocuments itself
     cmd["documents"] = docs = await ctx.run_heavy(materialize, docs)
     if view is not None:
         raise C.view_write_error(ctx.db, name)
@@ -277,9 +279,10 @@ async def update(ctx, cmd: dict) -> dict:
     _count_op(ctx, "update", len(raw_statements))
     ordered = bool(cmd.get("ordered", True))
     bypass = bool(cmd.get("bypassDocumentValidation", False))
-    info, view = _target(ctx, name)  # two catalog gets: cheaper inline than a hop to the thread pool
-    if C.is_timeseries_view(view):
-        return await ts.VIEW_COMMANDS["update"](ctx, cmd, raw_statements)
+    resolved = _target(ctx, name)  # three point gets: cheaper inline than a hop to the thread pool
+    info, view = resolved.info, resolved.view
+    if resolved.is_timeseries:
+        return await ts.VIEW_COMMANDS["update"](ctx, cmd, resolved, raw_statements)
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
@@ -343,9 +346,10 @@ async def delete(ctx, cmd: dict) -> dict:
     raw_statements = await ctx.run_heavy(write_statements.delete_statements, cmd)  # parse, then dispatch
     _count_op(ctx, "delete", len(raw_statements))
     ordered = bool(cmd.get("ordered", True))
-    info, view = await ctx.run_blocking(_target, ctx, name)
-    if C.is_timeseries_view(view):
-        return await ts.VIEW_COMMANDS["delete"](ctx, cmd, raw_statements)
+    resolved = await ctx.run_blocking(_target, ctx, name)
+    info, view = resolved.info, resolved.view
+    if resolved.is_timeseries:
+        return await ts.VIEW_COMMANDS["delete"](ctx, cmd, resolved, raw_statements)
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
@@ -394,9 +398,10 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
     if remove and return_new:
         raise MongoError(ErrorCode.FailedToParse,
                          "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document")
-    info, view = await ctx.run_blocking(_target, ctx, name)
-    if C.is_timeseries_view(view):
-        return await ts.VIEW_COMMANDS["findAndModify"](ctx, cmd)
+    resolved = await ctx.run_blocking(_target, ctx, name)
+    info, view = resolved.info, resolved.view
+    if resolved.is_timeseries:
+        return await ts.VIEW_COMMANDS["findAndModify"](ctx, cmd, resolved)
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
@@ -461,8 +466,8 @@ async def count(ctx, cmd: dict) -> dict:
 
     def work():
         with ctx.server.engine.read() as r:
-            info = r.get_collection(C.ns_of(ctx.db, name))
-            view = C.get_view(r, ctx.db, name) if info is None else None
+            target = namespace.lookup(r, ctx.db, name)  # the command's one resolution
+            info, view = target.info, target.view
             if info is not None and not query and hint is None:
                 n = r.count(info)
                 if C.is_buckets_collection(name, info):
@@ -476,11 +481,11 @@ async def count(ctx, cmd: dict) -> dict:
             if limit:
                 pipeline.append({"$limit": limit})
             docs = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx,
-                                    collation=collation).docs
+                                    collation=collation, target=target).docs
         else:
             spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
                                     "$db": ctx.db, **({"collation": collation} if collation is not None else {})})
-            docs = access.run_find(ctx.server, spec, ctx.db, ctx).docs
+            docs = access.run_find(ctx.server, spec, ctx.db, ctx, target=target).docs
         return sum(1 for _ in budget.outer(docs))
 
     return {"n": await ctx.run_blocking(work)}
@@ -509,18 +514,18 @@ async def distinct(ctx, cmd: dict) -> dict:
         from storage.keys import encode_value
 
         with ctx.server.engine.read() as r:
-            info = r.get_collection(C.ns_of(ctx.db, name))
-            view = C.get_view(r, ctx.db, name)
+            target = namespace.lookup(r, ctx.db, name)  # the command's one resolution
+        info, view = target.info, target.view
         if view is not None:
             coll = C.effective_collation(collation, C.default_collation_of(view=view),
                                          on_view=not C.is_timeseries_view(view))
             docs = access.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
-                                    hint=cmd.get("hint") or None, collation=collation).docs
+                                    hint=cmd.get("hint") or None, collation=collation, target=target).docs
         else:
             coll = C.effective_collation(collation, C.default_collation_of(info))
             spec = access.FindSpec({"find": name, "filter": query, "$db": ctx.db, "hint": cmd.get("hint"),
                                     **({"collation": collation} if collation is not None else {})})
-            docs = access.run_find(ctx.server, spec, ctx.db, ctx).docs
+            docs = access.run_find(ctx.server, spec, ctx.db, ctx, target=target).docs
         parts = key.split(".")
         sort_key = sort_key_for(coll)
         seen: dict[Any, Any] = {}

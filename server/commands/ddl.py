@@ -12,12 +12,12 @@ import asyncio
 
 from bson.int64 import Int64
 
-from protocol.codec import decode, encode
+from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
 from server.arguments import GENERIC_ARGUMENTS
 from server.commands import timeseries as ts
 from server.context import CommandSpec
-from server.core import capped
+from server.core import capped, namespace
 from server.core import collection as C
 from server.core.collection import ensure_collection
 
@@ -265,13 +265,11 @@ def delete_view_doc(w, db: str, name: str) -> bool:
     info = w.get_collection(C.ns_of(db, C.SYSTEM_VIEWS))
     if info is None:
         return False
-    target = C.ns_of(db, name)
-    for rid, raw in list(w.scan(info)):
-        doc = decode(raw)
-        if doc.get("_id") == target:
-            w.delete(info, bytes(rid), C.index_keys(info, doc))
-            return True
-    return False
+    rid, doc = namespace.find_view(w, db, name)
+    if rid is None:
+        return False
+    w.delete(info, rid, C.index_keys(info, doc))
+    return True
 
 
 # --------------------------------------------------------------------------------------------------
@@ -285,11 +283,8 @@ async def drop(ctx, cmd: dict) -> dict:
     name = C.collection_arg(cmd, "drop")
     ns = C.ns_of(db, name)
 
-    def inspect():
-        with ctx.server.engine.read() as r:
-            return r.get_collection(ns), C.get_view(r, db, name)
-
-    info, view = await ctx.run_blocking(inspect)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view) or (name.startswith(C.BUCKETS_PREFIX) and info is not None):
         return await ts.drop(ctx, db, name)
     if view is not None:
@@ -484,13 +479,10 @@ async def coll_mod(ctx, cmd: dict) -> dict:
         if key != "collMod" and key not in GENERIC_ARGUMENTS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
 
-    def inspect():
-        with ctx.server.engine.read() as r:
-            return r.get_collection(ns), C.get_view(r, db, name)
-
-    info, view = await ctx.run_blocking(inspect)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
-        return await ts.VIEW_COMMANDS["collMod"](ctx, cmd)
+        return await ts.VIEW_COMMANDS["collMod"](ctx, cmd, resolved)
     if view is not None:
         return await _coll_mod_view(ctx, db, name, cmd)
     if info is None:

@@ -15,6 +15,7 @@ from protocol.errors import ErrorCode, MongoError
 from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.core import collection as C
+from server.core import namespace
 from server.query import index_kinds
 from server.query.index_keys import MULTIKEY_FLAG, index_name_for, keyer_for
 from server.query.index_kinds import UNSUPPORTED_INDEX_TYPES
@@ -278,13 +279,10 @@ async def create_indexes(ctx, cmd: dict) -> dict:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
     ns = C.ns_of(db, name)
 
-    def inspect():
-        with ctx.server.engine.read() as r:
-            return r.get_collection(ns), C.get_view(r, db, name)
-
-    info, view = await ctx.run_blocking(inspect)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view):
-        return await ts.VIEW_COMMANDS["createIndexes"](ctx, cmd)
+        return await ts.VIEW_COMMANDS["createIndexes"](ctx, cmd, resolved)
     if C.is_buckets_collection(name, info):
         await ts.close_buckets(ctx, db, name)  # in-memory buckets reach storage first: their keys are built
     if view is not None:
@@ -369,13 +367,10 @@ async def list_indexes(ctx, cmd: dict) -> dict:
     ns = C.ns_of(db, name)
     cursor_opts = C.doc_arg(cmd, "cursor", "listIndexes") or {}
 
-    def inspect():
-        with ctx.server.engine.read() as r:
-            return r.get_collection(ns), C.get_view(r, db, name)
-
-    info, view = await ctx.run_blocking(inspect)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view):
-        return await ts.VIEW_COMMANDS["listIndexes"](ctx, cmd)
+        return await ts.VIEW_COMMANDS["listIndexes"](ctx, cmd, resolved)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     if info is None:
@@ -399,13 +394,10 @@ async def drop_indexes(ctx, cmd: dict) -> dict:
                          f"BSON field '{command}.index' is the wrong type '{C.type_name(target)}', expected types "
                          "'[string, object, array]'")
 
-    def inspect():
-        with ctx.server.engine.read() as r:
-            return r.get_collection(ns), C.get_view(r, db, name)
-
-    info, view = await ctx.run_blocking(inspect)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    view = resolved.view
     if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
-        return await ts.VIEW_COMMANDS["dropIndexes"](ctx, cmd)
+        return await ts.VIEW_COMMANDS["dropIndexes"](ctx, cmd, resolved)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
 

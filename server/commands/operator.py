@@ -14,9 +14,9 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
-from server.commands import _collection as C
 from server.commands import indexes as index_commands
 from server.context import CloseConnection, CommandContext, CommandSpec
+from server.core import collection as C
 from server.query.index_keys import MULTIKEY_FLAG
 
 FSYNC_URL = "http://dochub.mongodb.org/core/fsynccommand"

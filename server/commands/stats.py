@@ -17,6 +17,7 @@ from server.coll_stats import storage_stats
 from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.core import collection as C
+from server.core import namespace
 from server.query.index_keys import keyer_for
 
 
@@ -28,18 +29,19 @@ async def coll_stats(ctx, cmd: dict) -> dict:
 
     def work():
         with ctx.server.engine.read() as r:
-            view = C.get_view(r, db, name)
-            if view is not None:
-                return view, None
-            info = r.get_collection(ns)
+            resolved = namespace.lookup(r, db, name, follow=False)  # the command's one resolution
+            if resolved.view is not None:
+                return resolved, None
+            info = resolved.info
             stats = storage_stats(r, info, scale) if info else _empty_stats(scale)
         if C.is_buckets_collection(name, info):  # in-memory buckets not stored yet count too
             _add_unstored(stats, ts.unstored_buckets(ctx.server, ns), scale)
-        return None, stats
+        return resolved, stats
 
-    view, stats = await ctx.run_blocking(work)
+    resolved, stats = await ctx.run_blocking(work)
+    view = resolved.view
     if C.is_timeseries_view(view):
-        return await ts.VIEW_COMMANDS["collStats"](ctx, cmd)
+        return await ts.VIEW_COMMANDS["collStats"](ctx, cmd, resolved)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     return {"ns": ns, **stats}

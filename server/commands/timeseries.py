@@ -3,8 +3,11 @@
 A command reaches it by the kind of the collection it names, resolved where the regular family resolves
 its target anyway (one line at each such point):
 
-- ``VIEW_COMMANDS[name]`` — the view ``db.c`` of a time-series collection (measurements: insert,
-  update, delete, findAndModify; create, drop; indexes, collMod, collStats), handlers defined here
+- ``VIEW_COMMANDS[name](ctx, cmd, namespace)`` — the view ``db.c`` of a time-series collection
+  (measurements: insert, update, delete, findAndModify; create, drop; indexes, collMod, collStats);
+  ``namespace`` is the ``server.core.namespace.Namespace`` the regular family resolved (nothing is
+  resolved again; ``create`` takes none); update and delete also take the statements ``write_statements``
+  parsed before the dispatch. Handlers are defined here
   and in timeseries_admin.py (indexes, collMod, stats), timeseries_modify.py (updates and deletes of
   measurements), timeseries_ddl.py (create, drop) and timeseries_insert.py (insert of measurements);
   timeseries_out.py writes a ``$out`` into a time-series collection. Every function of the time-series
@@ -36,6 +39,7 @@ from server.commands import timeseries_admin as admin
 from server.commands import timeseries_ddl as ts_ddl_commands
 from server.commands import timeseries_modify as modify
 from server.commands.timeseries_insert import insert_measurements
+from server.core import namespace
 from server.query.index_keys import index_key_map
 from server.query.match import compile_filter
 from server.timeseries import ddl, ingest, scan, view
@@ -47,7 +51,7 @@ from server.timeseries.unpack import EXTRA_STAGES
 __all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",
            "drop", "explain_stages", "read_source", "stored_bucket", "unstored_buckets"]
 
-is_timeseries_view = ddl.is_timeseries_view
+is_timeseries_view = namespace.is_timeseries_view
 list_collections_entry = ddl.list_collections_entry
 buckets_list_collections_entry = ddl.buckets_list_collections_entry
 read_source = view.read_source
@@ -57,9 +61,11 @@ unstored_buckets = scan.unstored_buckets
 # ------------------------------------------------------------------ measurements
 
 
-async def insert(ctx: Any, cmd: dict) -> dict:
-    """``insert`` on the view: ``{n, writeErrors?}`` (n counts measurements)."""
-    return await insert_measurements(ctx, cmd)
+async def insert(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+    """``insert`` on the view: ``{n, writeErrors?}`` (n counts measurements). ``namespace``: the view as
+    the regular family resolved it (its buckets collection is not looked up again)."""
+    buckets_info = namespace.buckets_info if namespace is not None and namespace.is_timeseries else None
+    return await insert_measurements(ctx, cmd, buckets_info)
 
 
 async def create(ctx: Any, cmd: dict) -> dict:

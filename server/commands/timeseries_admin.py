@@ -26,7 +26,7 @@ from server.cursors import cursor_reply
 from server.query.index_keys import keyer_for
 from server.timeseries import collmod as ts_collmod
 from server.timeseries import indexes as ts_indexes
-from server.timeseries.collection import Target, coll_stats_document, direct_write, settle
+from server.timeseries.collection import Target, coll_stats_document, direct_write, settle, target_of
 from server.timeseries.collection import resolve_target as _resolve_sync
 from server.timeseries.collection import scale_arg as _scale
 from server.timeseries.collection import write as _write
@@ -38,10 +38,14 @@ from server.timeseries.options import from_document
 # --------------------------------------------------------------------------------------------------
 
 
-async def resolve(ctx: Any, cmd: dict, field: str) -> Target:
+async def resolve(ctx: Any, cmd: dict, field: str, namespace: Any = None) -> Target:
+    """The command's time-series target. ``namespace``: the ``server.core.namespace.Namespace`` the regular
+    family resolved for this command (a time-series view) — used as is, nothing is read again."""
     name = cmd.get(field)
     if not isinstance(name, str) or not name:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{ctx.db}.{name}'")
+    if namespace is not None and namespace.is_timeseries and namespace.name == name and namespace.db == ctx.db:
+        return target_of(namespace)
     return await ctx.run_blocking(_resolve_sync, ctx.server.engine, ctx.db, name)
 
 
@@ -55,8 +59,8 @@ def _same_definition(a: dict, b: dict) -> bool:
     return all(a.get(k) == b.get(k) for k in keys)
 
 
-async def create_indexes(ctx: Any, cmd: dict) -> dict:
-    target = await resolve(ctx, cmd, "createIndexes")
+async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+    target = await resolve(ctx, cmd, "createIndexes", namespace)
     user_specs = cmd.get("indexes")
     if not isinstance(user_specs, list):
         raise MongoError(
@@ -120,8 +124,8 @@ def user_index_specs(info: Any, time_field: str, meta_field: str | None) -> list
     return out
 
 
-async def list_indexes(ctx: Any, cmd: dict) -> dict:
-    target = await resolve(ctx, cmd, "listIndexes")
+async def list_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+    target = await resolve(ctx, cmd, "listIndexes", namespace)
     docs = user_index_specs(target.info, target.time_field, target.meta_field)
     cursor_opts = cmd.get("cursor") if isinstance(cmd.get("cursor"), dict) else {}
     batch_size = cursor_opts.get("batchSize")
@@ -130,9 +134,9 @@ async def list_indexes(ctx: Any, cmd: dict) -> dict:
     return await cursor_reply(ctx, target.ns, iter(docs), int(batch_size), False, first=True)
 
 
-async def drop_indexes(ctx: Any, cmd: dict) -> dict:
+async def drop_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     command = "dropIndexes" if "dropIndexes" in cmd else "deleteIndexes"
-    target = await resolve(ctx, cmd, command)
+    target = await resolve(ctx, cmd, command, namespace)
     if "index" not in cmd:
         raise MongoError(
             ErrorCode.IDLFailedToParse, f"BSON field '{command}.index' is missing but a required field"
@@ -178,8 +182,8 @@ async def drop_indexes(ctx: Any, cmd: dict) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 
-async def coll_mod(ctx: Any, cmd: dict) -> dict:
-    target = await resolve(ctx, cmd, "collMod")
+async def coll_mod(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+    target = await resolve(ctx, cmd, "collMod", namespace)
     plan = ts_collmod.plan_coll_mod(cmd, target.options.to_document(), on_buckets_namespace=target.on_buckets)
     if plan.timeseries is not None:
         await settle(ctx.server, target.bns)  # open buckets must not outlive the options they were opened with
@@ -246,9 +250,9 @@ def _hide_index(w: Any, info: Any, target: Target, change: ts_collmod.IndexChang
 # --------------------------------------------------------------------------------------------------
 
 
-async def coll_stats(ctx: Any, cmd: dict) -> dict:
+async def coll_stats(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     name = cmd.get("collStats")
     scale = _scale(cmd)
-    return await ctx.run_blocking(coll_stats_document, ctx.server, ctx.db, name, scale)
+    return await ctx.run_blocking(coll_stats_document, ctx.server, ctx.db, name, scale, namespace)
 
 

@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.core.namespace import is_timeseries_view
 from server.timeseries import options as ts_options
 from server.timeseries.ddl import (
     BUCKETS_PREFIX,
@@ -18,7 +19,6 @@ from server.timeseries.ddl import (
     _insert_view,
     buckets_ns,
     get_view,
-    is_timeseries_view,
     stored_options,
     view_name_of,
 )

@@ -30,13 +30,16 @@ from server.timeseries.ingest import (
 )
 
 
-async def insert_measurements(ctx: Any, cmd: dict) -> dict:
+async def insert_measurements(ctx: Any, cmd: dict, buckets_info: Any = None) -> dict:
+    """``buckets_info``: the catalog entry of the buckets collection when the caller resolved it."""
     db = cmd.get("$db") or ctx.db
     name = cmd["insert"]
     bns = buckets_ns(db, name)
     server = ctx.server
-    with server.engine.read() as r:
-        info = r.get_collection(bns)
+    info = buckets_info if buckets_info is not None and buckets_info.ns == bns else None
+    if info is None:
+        with server.engine.read() as r:
+            info = r.get_collection(bns)
     if info is None or not (info.options or {}).get("timeseries"):
         raise MongoError(ErrorCode.NamespaceNotFound,
                          f"Buckets collection not found for time-series collection {db}.{name}")

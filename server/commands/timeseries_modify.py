@@ -58,12 +58,12 @@ def _parse_update(statement: Any, target: Target) -> tuple:
     return translated, parsed, matcher
 
 
-async def update(ctx: Any, cmd: dict, statements: list | None = None) -> dict:
-    """``statements``: the command's updates as ``write_statements`` parsed them before the dispatch
-    (parsed here when called directly)."""
+async def update(ctx: Any, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
+    """``namespace``: the view as the regular family resolved it; ``statements``: the command's updates
+    as ``write_statements`` parsed them before the dispatch (parsed here when called directly)."""
     if statements is None:
         statements = write_statements.update_statements(cmd)
-    target = await resolve(ctx, cmd, "update")
+    target = await resolve(ctx, cmd, "update", namespace)
     ordered = bool(cmd.get("ordered", True))
     parsed = C.parse_statements(statements, lambda st: _parse_update(st, target), ordered)
 
@@ -199,12 +199,12 @@ def _delete_in_txn(
     return deleted, first
 
 
-async def delete(ctx: Any, cmd: dict, statements: list | None = None) -> dict:
-    """``statements``: the command's deletes as ``write_statements`` parsed them before the dispatch
-    (parsed here when called directly)."""
+async def delete(ctx: Any, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
+    """``namespace``: the view as the regular family resolved it; ``statements``: the command's deletes
+    as ``write_statements`` parsed them before the dispatch (parsed here when called directly)."""
     if statements is None:
         statements = write_statements.delete_statements(cmd)
-    target = await resolve(ctx, cmd, "delete")
+    target = await resolve(ctx, cmd, "delete", namespace)
     ordered = bool(cmd.get("ordered", True))
     parsed = C.parse_statements(statements, lambda st: _parse_delete(st, target), ordered)
 
@@ -228,10 +228,10 @@ async def delete(ctx: Any, cmd: dict, statements: list | None = None) -> dict:
     return reply
 
 
-async def find_and_modify(ctx: Any, cmd: dict) -> dict:
+async def find_and_modify(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     """findAndModify on a time-series view: ``remove: true`` only (sort -> 72)."""
     field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
-    target = await resolve(ctx, cmd, field)
+    target = await resolve(ctx, cmd, field, namespace)
     if not cmd.get("remove", False):
         if cmd.get("upsert", False):
             raise MongoError(ErrorCode.InvalidOptions, "Cannot perform an upsert on a time-series collection")

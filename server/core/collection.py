@@ -15,7 +15,6 @@ import math
 import re
 import uuid as uuid_mod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import bson
@@ -27,6 +26,7 @@ from bson.regex import Regex
 from protocol.codec import decode, encode, nesting_exceeds
 from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_STORED_DEPTH
+from server.core import namespace
 from server.query.access_path import Plan
 from server.query.expr_base import type_name  # the one BSON type name for messages (C.type_name)
 from server.query.index_keys import (
@@ -190,77 +190,18 @@ def default_collation_of(info=None, view: dict | None = None) -> dict | None:
 # --------------------------------------------------------------------------------------------------
 
 
-def is_timeseries_view(view_doc: dict | None) -> bool:
-    """True for the system.views entry of a time-series collection."""
-    if not view_doc:
-        return False
-    pipeline = view_doc.get("pipeline") or []
-    return bool(pipeline) and isinstance(pipeline[0], dict) and "$_internalUnpackBucket" in pipeline[0]
+# One implementation in server/core/namespace.py (point lookups through the system.views _id index);
+# these names stay for the families that import them from here.
+is_timeseries_view = namespace.is_timeseries_view
+is_buckets_collection = namespace.is_buckets_collection
+get_view = namespace.get_view
+view_docs = namespace.all_views  # listing only (listCollections); one name: get_view / namespace.lookup
+Resolved = namespace.Namespace
 
 
-def view_docs(r, db: str) -> list[dict]:
-    """Every view definition of ``db`` (small; read in the caller's transaction)."""
-    info = r.get_collection(ns_of(db, SYSTEM_VIEWS))
-    if info is None:
-        return []
-    return [decode(raw) for _, raw in r.scan(info)]
-
-
-def get_view(r, db: str, name: str) -> dict | None:
-    target = ns_of(db, name)
-    for view in view_docs(r, db):
-        if view.get("_id") == target:
-            return view
-    return None
-
-
-@dataclass
-class Resolved:
-    """A namespace after following views: the base collection and the pipeline to run on it.
-
-    ``ts_view`` is the time-series view at the bottom of the chain (if any); ``user_pipeline`` is
-    then everything that runs after its unpack stage (outer views' pipelines, then the caller's).
-    """
-
-    db: str
-    name: str  # the base collection (for a time-series chain: the TS view's name)
-    pipeline: list[dict]
-    is_view: bool
-    ts_view: dict | None = None
-    top_view: dict | None = None
-
-
-def resolve(r, db: str, name: str) -> Resolved:
-    """Follow the view chain of ``db.name`` (depth limit 20 like mongod)."""
-    chain: list[dict] = []
-    current = name
-    views = None
-    for _ in range(MAX_VIEW_DEPTH + 1):
-        if views is None:
-            views = {v.get("_id"): v for v in view_docs(r, db)} if r.get_collection(
-                ns_of(db, SYSTEM_VIEWS)) is not None else {}
-        view = views.get(ns_of(db, current))
-        if view is None:
-            break
-        chain.append(view)
-        if is_timeseries_view(view):
-            outer: list[dict] = []
-            for v in reversed(chain[:-1]):
-                outer.extend(v.get("pipeline") or [])
-            return Resolved(db, current, outer, True, ts_view=view, top_view=chain[0])
-        current = view["viewOn"]
-    else:
-        raise MongoError(ErrorCode.ViewDepthLimitExceeded,
-                         f"View depth too deep or view cycle detected; maximum depth is {MAX_VIEW_DEPTH}")
-    pipeline: list[dict] = []
-    for v in reversed(chain):
-        pipeline.extend(v.get("pipeline") or [])
-    return Resolved(db, current, pipeline, bool(chain), top_view=chain[0] if chain else None)
-
-
-def is_buckets_collection(name: str, info) -> bool:
-    """``system.buckets.<c>`` of a time-series collection (its bucket documents)."""
-    return info is not None and info.clustered and name.startswith(BUCKETS_PREFIX)
+def resolve(r, db: str, name: str) -> namespace.Namespace:
+    """``db.name`` resolved (view chain followed, depth limit 20 like mongod): ``namespace.lookup``."""
+    return namespace.lookup(r, db, name)
 
 
 def view_write_error(db: str, name: str, command: str = "") -> MongoError:

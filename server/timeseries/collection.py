@@ -20,13 +20,14 @@ from bson.int64 import Int64
 from protocol.codec import decode
 from protocol.errors import ErrorCode, MongoError
 from server.core import collection as C
+from server.core.namespace import is_timeseries_view
 from server.query import match
 from server.query import plan as planner
 from server.timeseries import indexes as ts_indexes
 from server.timeseries import modify as ts_modify
 from server.timeseries import scan
 from server.timeseries import ttl as ts_ttl
-from server.timeseries.ddl import buckets_ns, get_view, is_timeseries_view, stored_options, view_name_of
+from server.timeseries.ddl import buckets_ns, get_view, stored_options, view_name_of
 
 
 class Target:
@@ -57,6 +58,13 @@ def resolve_target(engine: Any, db: str, name: str) -> Target:
     return Target(db, name, view, info)
 
 
+def target_of(namespace: Any) -> Target:
+    """The target of a ``server.core.namespace.Namespace`` already resolved to a time-series view."""
+    if namespace.buckets_info is None:
+        raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {namespace.ns}")
+    return Target(namespace.db, namespace.name, namespace.view, namespace.buckets_info)
+
+
 async def settle(server: Any, bns: str) -> None:
     """Write every in-memory bucket of ``bns`` in full and let it leave memory."""
     await server.ts_committer.close_collection(bns)
@@ -80,9 +88,13 @@ def measurements(bucket: dict, time_field: str) -> int:
     return ts_modify.bucket_measurement_count(bucket, time_field)
 
 
-def coll_stats_document(server: Any, db: str, name: str, scale: int = 1) -> dict:
-    """collStats of a time-series view (spec §3.4): no count/avgObjSize, a ``timeseries`` section."""
-    target = resolve_target(server.engine, db, name)
+def coll_stats_document(server: Any, db: str, name: str, scale: int = 1, namespace: Any = None) -> dict:
+    """collStats of a time-series view (spec §3.4): no count/avgObjSize, a ``timeseries`` section.
+    ``namespace``: the view as the caller resolved it."""
+    if namespace is not None and namespace.is_timeseries and (namespace.db, namespace.name) == (db, name):
+        target = target_of(namespace)
+    else:
+        target = resolve_target(server.engine, db, name)
     catalog = server.bucket_catalog
     unstored, unstored_size = scan.unstored_buckets(server, target.bns)
     with server.engine.read() as r:

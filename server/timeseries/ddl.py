@@ -11,20 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.codec import decode, encode
+from protocol.codec import encode
+from server.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
 from server.query.index_keys import index_key_map
 from server.timeseries import options as ts_options
 
 BUCKETS_PREFIX = "system.buckets."
 SYSTEM_VIEWS = "system.views"
 LIST_OPTION_KEYS = ("timeseries", "expireAfterSeconds", "collation", "storageEngine", "indexOptionDefaults")
-
-
-def is_timeseries_view(view_doc: dict | None) -> bool:
-    if not view_doc:
-        return False
-    pipeline = view_doc.get("pipeline") or []
-    return bool(pipeline) and isinstance(pipeline[0], dict) and "$_internalUnpackBucket" in pipeline[0]
 
 
 def buckets_ns(db: str, name: str) -> str:
@@ -41,18 +35,6 @@ def view_name_of(name: str) -> str:
 
 def _views_info(r: Any, db: str) -> Any:
     return r.get_collection(f"{db}.{SYSTEM_VIEWS}")
-
-
-def get_view(r: Any, db: str, name: str) -> tuple[bytes | None, dict | None]:
-    info = _views_info(r, db)
-    if info is None:
-        return None, None
-    target = f"{db}.{name}"
-    for rid, raw in r.scan(info):
-        doc = decode(raw)
-        if doc.get("_id") == target:
-            return bytes(rid), doc
-    return None, None
 
 
 def _insert_view(w: Any, db: str, view_doc: dict) -> None:

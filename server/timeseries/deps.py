@@ -9,6 +9,7 @@ from typing import Any
 from protocol.errors import MongoError
 from server.query.expressions import expression_fields
 from server.query.match import compile_node, filter_fields, parse_filter
+from server.query.parsed_match import parsed
 
 ALL = None  # "every field"
 
@@ -21,9 +22,11 @@ def leading_matches(pipeline: list[dict]) -> tuple[list, list[dict]]:
         stage = pipeline[index]
         if not (isinstance(stage, dict) and len(stage) == 1 and "$match" in stage):
             break
+        carried = parsed(stage)  # parsed (and validated) by the command: not parsed again
         try:
-            node = parse_filter(stage["$match"])
-            compile_node(node)  # validates; $expr with unknown variables stays in the pipeline
+            node = carried.node if carried is not None else parse_filter(stage["$match"])
+            if carried is None:
+                compile_node(node)  # validates; $expr with unknown variables stays in the pipeline
         except MongoError:
             break
         nodes.append(node)

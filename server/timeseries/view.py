@@ -17,7 +17,9 @@ from typing import Any
 
 from server.query import interrupt
 from server.query import plan as planner
+from server.query.collation import same as same_collation
 from server.query.match import And, compile_node
+from server.query.parsed_match import parsed
 from server.timeseries import columnar, groupbatch, lastpoint, scan
 from server.timeseries.deps import leading_matches, needed_fields
 from server.timeseries.filters import BucketFilter, derive
@@ -26,7 +28,7 @@ from server.timeseries.unpack import parse_internal_unpack
 
 
 def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None,
-                collation: Any = None):
+                collation: Any = None, buckets_info: Any = None):
     """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view
     (``server``: the ServerState).
 
@@ -37,7 +39,8 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
 
     ``hint``: the view-level hint (index name or *user* key pattern, or ``{$natural: ±1}``), translated
     to the buckets index it names; an unknown or hidden index -> 2 BadValue (indexes.translate_hint).
-    The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]`` before any read."""
+    The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]`` before any read.
+    ``buckets_info``: the buckets collection's catalog entry when the caller resolved it already."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     ns = f"{db}.{view_doc['viewOn']}"
     nodes, remaining = leading_matches(list(user_pipeline))
@@ -45,7 +48,8 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
     span = spec.bucket_max_span_seconds or 3600
     bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation)
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
-    event_filter = compile_node(node, collation=collation) if node is not None and not bfilter.exact else None
+    event_filter = (_event_filter(user_pipeline[0], nodes, collation)
+                    if node is not None and not bfilter.exact else None)
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
@@ -61,7 +65,7 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
                if fields is not None and plain else None)
     if grouped is not None:
         info["columnarGroup"] = True
-    plan = _index_plan(server.engine, ns, bfilter, hint, spec)
+    plan = _index_plan(server.engine, ns, bfilter, hint, spec, buckets_info)
     topk = columnar.topk_shape(remaining, grouped) if grouped is not None and plan is None else None
     if topk is not None:
         info["newestFirst"] = topk
@@ -81,6 +85,18 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
     if grouped is not None:
         return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info), remaining, info
     return _measurements(buckets, spec, event_filter, fields, info), remaining, info
+
+
+def _event_filter(first: Any, nodes: list, collation: Any) -> Any:
+    """The per-measurement predicate of the absorbed ``$match`` stages. A stage the command parsed
+    carries its compile (reused under the same collation) and the command's variables (``let``), which a
+    ``$expr`` in it reads; other stages are compiled here."""
+    carried = parsed(first)
+    if len(nodes) == 1 and carried is not None and carried.node is nodes[0]:
+        if carried.predicate is not None and same_collation(carried.collation, collation):
+            return carried.predicate
+        return compile_node(nodes[0], variables=carried.variables, collation=collation)
+    return compile_node(nodes[0] if len(nodes) == 1 else And(tuple(nodes)), collation=collation)
 
 
 def _interruptible(buckets: Iterator[Any]) -> Iterator[Any]:
@@ -118,12 +134,14 @@ class GroupableMeasurements:
         return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx)
 
 
-def _index_plan(engine: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None) -> Any:
+def _index_plan(engine: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None,
+                info: Any = None) -> Any:
     hinted = hint is not None and hint != {} and hint != ""
     if bfilter.index_filter() is None and not hinted:
         return None
-    with engine.read() as r:
-        info = r.get_collection(ns)
+    if info is None or info.ns != ns:
+        with engine.read() as r:
+            info = r.get_collection(ns)
     indexes = list(info.indexes) if info is not None else []
     return choose_index(indexes, bfilter, hint, spec.time_field, spec.meta_field)
 

@@ -1,0 +1,226 @@
+"""Namespace resolution: what ``<db>.<name>`` is, found once per command by point lookups.
+
+``lookup(r, db, name)`` -> ``Namespace``: the catalog entry of the name (one get), its
+``system.views`` document (one get through the ``_id`` index of ``<db>.system.views``), and, for a
+view, one more of each per level of the view chain; for a time-series view (or its
+``system.buckets.<c>``) the buckets collection's entry. The cost does not depend on how many views
+or collections the database holds (listing them — listCollections — still scans).
+
+Kinds (``Namespace.kind``):
+
+- ``missing``    — neither a collection nor a view;
+- ``regular``    — an ordinary collection (``capped`` when it has the ``capped`` option);
+- ``view``       — a ``system.views`` entry that is not time-series (``base``/``pipeline``: the chain
+  followed to its base collection; ``ts_view``: set when the chain ends at a time-series view);
+- ``timeseries`` — the view ``db.c`` of a time-series collection (``buckets_info``: its options are
+  ``server.timeseries.ddl.stored_options(buckets_info)``);
+- ``buckets``    — ``db.system.buckets.c`` (clustered; ``buckets_info`` is ``info``);
+- ``system``     — any other ``system.*`` collection that exists.
+
+The module is part of ``server.core``, below the command families, the read core and the time-series
+engine (it imports protocol and ``server.query`` only), so each of them can hand the one object down.
+A ``Namespace`` describes one read snapshot; writers re-check what they rely on inside their own
+write transaction, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.codec import decode
+from protocol.errors import ErrorCode, MongoError
+from server.query.index_keys import index_key_map
+
+SYSTEM_VIEWS = "system.views"
+BUCKETS_PREFIX = "system.buckets."
+MAX_VIEW_DEPTH = 20
+ID_INDEX = "_id_"
+
+MISSING = "missing"
+REGULAR = "regular"
+CAPPED = "capped"
+VIEW = "view"
+TIMESERIES = "timeseries"
+BUCKETS = "buckets"
+SYSTEM = "system"
+
+
+def is_timeseries_view(view_doc: dict | None) -> bool:
+    """True for the system.views entry of a time-series collection (pipeline starts with
+    ``$_internalUnpackBucket``). The one definition of the test."""
+    if not view_doc:
+        return False
+    pipeline = view_doc.get("pipeline") or []
+    return bool(pipeline) and isinstance(pipeline[0], dict) and "$_internalUnpackBucket" in pipeline[0]
+
+
+def is_buckets_collection(name: str, info: Any) -> bool:
+    """``system.buckets.<c>`` of a time-series collection (its bucket documents)."""
+    return info is not None and info.clustered and name.startswith(BUCKETS_PREFIX)
+
+
+def find_view(r: Any, db: str, name: str) -> tuple[bytes | None, dict | None]:
+    """(record id, document) of the ``system.views`` entry of ``db.name``, else (None, None).
+
+    A point lookup through the ``_id`` index of ``db.system.views`` (a scan only if that index is
+    missing, which Tidemark never creates). ``r``: a read view or a write transaction."""
+    info = r.get_collection(f"{db}.{SYSTEM_VIEWS}")
+    if info is None:
+        return None, None
+    target = f"{db}.{name}"
+    if ID_INDEX not in info.index_idents:
+        for rid, raw in r.scan(info):
+            doc = decode(raw)
+            if doc.get("_id") == target:
+                return bytes(rid), doc
+        return None, None
+    key = _id_key(info, target)
+    for _key, rid in r.index_scan(info, ID_INDEX, key, key):
+        raw = r.get(info, bytes(rid))
+        if raw is not None:
+            return bytes(rid), decode(raw)
+    return None, None
+
+
+def _id_key(info: Any, value: str) -> bytes:
+    """The ``_id`` index key of a view document (the keys writes store, so lookups always agree)."""
+    spec = info.index_spec(ID_INDEX)
+    return index_key_map([spec], {"_id": value})[ID_INDEX][0]
+
+
+def get_view(r: Any, db: str, name: str) -> dict | None:
+    """The ``system.views`` document of ``db.name`` (point lookup), or None."""
+    return find_view(r, db, name)[1]
+
+
+def all_views(r: Any, db: str) -> list[dict]:
+    """Every view definition of ``db`` — for listing only (listCollections, dbStats); lookups of
+    one name use ``find_view``."""
+    info = r.get_collection(f"{db}.{SYSTEM_VIEWS}")
+    if info is None:
+        return []
+    return [decode(raw) for _, raw in r.scan(info)]
+
+
+@dataclass
+class Namespace:
+    """``db.name`` resolved: its kind and everything the command families and the read core need.
+
+    For a view, ``chain`` is the view documents followed (``chain[0]`` = ``view``), ``base`` the name
+    the chain ends at and ``base_info`` its catalog entry, and ``pipeline`` the combined pipeline to
+    run on it. When the chain ends at a time-series view, ``ts_view`` is that view, ``base`` its
+    name and ``pipeline`` only the *outer* views' stages (what runs after its unpack stage)."""
+
+    db: str
+    name: str
+    kind: str
+    info: Any = None  # catalog entry of db.name (None for views and missing names)
+    view: dict | None = None  # system.views document of db.name
+    view_rid: bytes | None = None
+    chain: tuple = ()
+    base: str = ""
+    base_info: Any = None
+    pipeline: list = field(default_factory=list)
+    ts_view: dict | None = None
+    buckets_info: Any = None  # for time-series views and system.buckets.<c>
+    followed: bool = True  # False: a view whose chain was not followed (lookup(follow=False))
+
+    @property
+    def ns(self) -> str:
+        return f"{self.db}.{self.name}"
+
+    @property
+    def is_view(self) -> bool:
+        return bool(self.chain)
+
+    @property
+    def top_view(self) -> dict | None:
+        return self.chain[0] if self.chain else None
+
+    @property
+    def is_timeseries(self) -> bool:
+        """``db.name`` is the view of a time-series collection."""
+        return self.kind == TIMESERIES
+
+    @property
+    def is_buckets(self) -> bool:
+        return self.kind == BUCKETS
+
+    @property
+    def collation(self) -> dict | None:
+        """The stored default collation (of the view for views, else of the collection)."""
+        if self.chain:
+            return self.chain[0].get("collation")
+        if self.info is not None:
+            return (self.info.options or {}).get("collation")
+        return None
+
+
+def lookup(r: Any, db: str, name: str, *, follow: bool = True) -> Namespace:
+    """``db.name`` resolved inside the read view (or write transaction) ``r``: point lookups only.
+
+    ``follow``: follow a view chain to its base (depth limit 20 like mongod: 149 beyond it)."""
+    info = r.get_collection(f"{db}.{name}")
+    if info is not None:
+        if is_buckets_collection(name, info):
+            return Namespace(db, name, BUCKETS, info, base=name, base_info=info, buckets_info=info)
+        if name.startswith("system."):
+            kind = SYSTEM
+        else:
+            kind = CAPPED if (info.options or {}).get("capped") else REGULAR
+        return Namespace(db, name, kind, info, base=name, base_info=info)
+    rid, view = find_view(r, db, name)
+    if view is None:
+        return Namespace(db, name, MISSING, base=name)
+    if is_timeseries_view(view):
+        buckets = r.get_collection(f"{db}.{view.get('viewOn')}")
+        return Namespace(db, name, TIMESERIES, None, view, rid, (view,), name, None, [], view, buckets)
+    out = Namespace(db, name, VIEW, None, view, rid, (view,), followed=follow)
+    if follow:
+        _follow(r, out)
+    return out
+
+
+def lookup_once(r: Any, db: str, name: str, known: Namespace | None) -> Namespace:
+    """``known`` when it already resolves ``db.name`` with its chain followed, else ``lookup``: a
+    caller hands down what it resolved and the callee reads nothing again."""
+    if known is not None and known.followed and known.db == db and known.name == name:
+        return known
+    return lookup(r, db, name)
+
+
+def _follow(r: Any, ns: Namespace) -> None:
+    """Fill ``chain``/``base``/``pipeline``/``ts_view`` of a view: one point lookup per level."""
+    chain = [ns.view]
+    current = ns.view["viewOn"]
+    for _ in range(MAX_VIEW_DEPTH):
+        info = r.get_collection(f"{ns.db}.{current}")
+        view = None if info is not None else find_view(r, ns.db, current)[1]
+        if view is None:
+            ns.chain, ns.base, ns.base_info = tuple(chain), current, info
+            ns.pipeline = _combined(chain)
+            return
+        chain.append(view)
+        if is_timeseries_view(view):
+            ns.chain, ns.base, ns.ts_view = tuple(chain), current, view
+            ns.buckets_info = r.get_collection(f"{ns.db}.{view.get('viewOn')}")
+            ns.pipeline = _combined(chain[:-1])
+            return
+        current = view["viewOn"]
+    raise MongoError(ErrorCode.ViewDepthLimitExceeded,
+                     f"View depth too deep or view cycle detected; maximum depth is {MAX_VIEW_DEPTH}")
+
+
+def _combined(chain: list[dict]) -> list[dict]:
+    """The pipelines of a view chain, innermost first (what runs on the base collection)."""
+    pipeline: list[dict] = []
+    for view in reversed(chain):
+        pipeline.extend(view.get("pipeline") or [])
+    return pipeline
+
+
+def resolve(engine: Any, db: str, name: str, *, follow: bool = True) -> Namespace:
+    """``lookup`` in its own short read transaction."""
+    with engine.read() as r:
+        return lookup(r, db, name, follow=follow)
