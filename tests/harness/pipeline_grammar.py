@@ -1,0 +1,939 @@
+"""A grammar of random queries (aggregation pipelines and finds) and of random measurements, for
+differential tests: the same documents in a time-series and in a regular collection must answer every
+generated query identically (``harness.ts_differential`` runs and compares them).
+
+Pure and seeded: ``Grammar(random.Random(seed)).case()`` gives a ``Case``; ``documents(rng, n)`` the
+measurements. The grammar tracks what a generated query may legitimately answer in a different order or
+with a different choice between equals, and generates only queries whose answer is fully determined:
+
+- *order*: the order of measurements read from a time-series collection is bucket order, not insertion
+  order (both are unspecified in MongoDB). So order-dependent operations (``$first``/``$last``/``$push``/
+  ``$firstN``/``$lastN``/``$mergeObjects`` accumulators, ``$limit``/``$skip``, document windows, ``$shift``,
+  ``$documentNumber``, ``$locf``/``$linearFill``, ``$arrayElemAt`` on a pushed array...) are generated
+  only while the stream order is total: after a ``$sort`` whose key includes a field known to be unique
+  (``_id`` of the measurements, of ``$group``/``$bucket``/``$sortByCount`` output). Arrays whose order is
+  unspecified (``$push`` on an unordered stream, ``$addToSet``, ``$setUnion``...) are *unordered fields*:
+  compared as multisets and never read by later stages.
+- *ties between equal values of different types*: ``$min``/``$max``/``$addToSet``/``$group`` keep the first
+  of equal values (``1`` and ``1.0``). The documents' numbers of different types never compare equal
+  (ints are integers below 100, longs from 10**10, doubles end in .5, decimals in .25).
+- *top-level field order*: an unpacked measurement lists the time field, the meta field, then the other
+  fields in bucket order; MongoDB documents this (the view is not the inserted document). Comparisons
+  ignore field order, and no expression exposes the top-level order (no ``$objectToArray`` of
+  ``$$ROOT``, no sort or group on ``$$ROOT``).
+- *meta normalization*: a time-series collection stores object metas with their fields sorted
+  (MongoDB does the same: timeseries_insert_normalize_metadata.js), so the generated metas are objects
+  with sorted fields.
+- *floating point*: sums and standard deviations of doubles depend on the order of the additions in
+  the last bits; results are compared to 9 significant digits.
+- ``$sample``, ``$rand``, ``$$NOW``: non-deterministic, never generated. ``$natural`` sorts and hints:
+  the natural order of a time-series collection is bucket order (MongoDB answers it so too).
+- ``$out``/``$merge``: writes, not part of a read differential.
+- find projections with ``$slice``/``$elemMatch``/positional ``$``/``$meta``: not supported by finds on
+  views (MongoDB manual, "Projection Operators"), which a time-series collection is.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from bson import Decimal128, Int64, ObjectId, Regex
+
+T0 = dt.datetime(2024, 3, 1)
+SPAN_S = 10 * 3600  # ~10 one-hour buckets per series
+SELF = "__SELF__"  # replaced by the queried collection's name ($lookup/$unionWith of itself)
+DIM = "dim"  # a small regular collection for $lookup
+STRINGS = ["ok", "warn", "Fail", "", "abc12", "éa", "x.y", "ok "]
+HOSTS = ["h0", "h1", "h2"]
+
+
+# --------------------------------------------------------------------------------------- documents
+
+def _number(rng: random.Random) -> Any:
+    kind = rng.random()
+    if kind < 0.45:
+        return rng.randrange(-20, 100)  # int32
+    if kind < 0.6:
+        return Int64(10**10 + rng.randrange(50) * 7)  # never equal to an int/double/decimal
+    if kind < 0.85:
+        return rng.randrange(-200, 200) + 0.5  # exact sums in any order
+    return Decimal128(f"{rng.randrange(-50, 50)}.25")
+
+
+def _meta(rng: random.Random) -> Any:
+    kind = rng.random()
+    if kind < 0.55:
+        return {"h": rng.choice(HOSTS), "r": rng.choice(["eu", "us"])}  # sorted fields (normalized)
+    if kind < 0.7:
+        return rng.choice(["a", "b"])
+    if kind < 0.78:
+        return rng.choice([1, 2])
+    if kind < 0.86:
+        return None
+    return _MISSING
+
+
+_MISSING = object()
+
+
+def document(rng: random.Random, i: int) -> dict:
+    """One measurement: ``_id`` (unique int), ``t`` (date), meta ``m`` (object/scalar/null/missing) and
+    sparse fields of mixed types."""
+    doc: dict[str, Any] = {"_id": i, "t": T0 + dt.timedelta(milliseconds=rng.randrange(SPAN_S * 1000))}
+    meta = _meta(rng)
+    if meta is not _MISSING:
+        doc["m"] = meta
+    r = rng.random()
+    if r < 0.8:
+        doc["v"] = _number(rng)
+    elif r < 0.87:
+        doc["v"] = None
+    elif r < 0.92:
+        doc["v"] = rng.choice(STRINGS)
+    if rng.random() < 0.85:
+        doc["w"] = rng.randrange(10)
+    r = rng.random()
+    if r < 0.7:
+        doc["s"] = rng.choice(STRINGS)
+    elif r < 0.8:
+        doc["s"] = None
+    elif r < 0.85:
+        doc["s"] = rng.randrange(5)
+    if rng.random() < 0.4:
+        doc["d"] = T0 + dt.timedelta(hours=rng.randrange(-48, 120), milliseconds=rng.randrange(1000))
+    if rng.random() < 0.6:
+        doc["b"] = rng.random() < 0.5
+    r = rng.random()
+    if r < 0.55:
+        o: dict[str, Any] = {"x": rng.randrange(-5, 20), "y": rng.choice(STRINGS)}
+        if rng.random() < 0.5:
+            o["z"] = {"k": rng.randrange(4)}
+        if rng.random() < 0.2:
+            o["x"] = [rng.randrange(5), rng.randrange(5)]
+        doc["o"] = o
+    elif r < 0.62:
+        doc["o"] = None
+    elif r < 0.67:
+        doc["o"] = rng.randrange(3)
+    r = rng.random()
+    if r < 0.35:
+        doc["a"] = [rng.randrange(8) for _ in range(rng.randrange(0, 5))]
+    elif r < 0.5:
+        doc["a"] = [{"x": rng.randrange(6), "y": rng.choice(STRINGS[:3])} for _ in range(rng.randrange(1, 4))]
+    elif r < 0.55:
+        doc["a"] = rng.randrange(8)
+    elif r < 0.6:
+        doc["a"] = [rng.randrange(4), rng.choice(STRINGS[:2]), None, [rng.randrange(3)]]
+    if rng.random() < 0.1:
+        doc["oid"] = ObjectId(f"{0x65000000 + i:08x}0000000000{i % 256:06x}"[:24])
+    return doc
+
+
+def documents(rng: random.Random, n: int) -> list[dict]:
+    return [document(rng, i) for i in range(n)]
+
+
+def dim_documents() -> list[dict]:
+    """The small regular collection ``dim`` joined by ``$lookup`` (keys of the measurements' types)."""
+    out = [{"_id": i, "w": i, "h": HOSTS[i % 3], "label": f"L{i}", "vals": [i, i + 1]} for i in range(10)]
+    out.append({"_id": 10, "w": None, "h": "a", "label": "null"})
+    out.append({"_id": 11, "h": "b", "label": "missing"})
+    return out
+
+
+# ---------------------------------------------------------------------------------------- the case
+
+@dataclass
+class Case:
+    """One generated query. ``kind`` "aggregate" (``pipeline``) or "find" (``find``: filter,
+    projection, sort, skip, limit). ``ordered``: the answer's order is determined (compared in order);
+    ``unordered``: top-level fields whose array value is compared as a multiset."""
+
+    kind: str
+    pipeline: list = field(default_factory=list)
+    find: dict = field(default_factory=dict)
+    ordered: bool = False
+    unordered: frozenset = frozenset()
+
+    def describe(self) -> str:
+        body = self.pipeline if self.kind == "aggregate" else self.find
+        return f"{self.kind} {body!r} ordered={self.ordered} unordered={sorted(self.unordered)}"
+
+
+@dataclass
+class State:
+    """What a stage may rely on: the fields of the documents flowing in (path -> kind), whether their
+    order is total, which fields are unique, which fields are arrays of unspecified order."""
+
+    fields: dict
+    ordered: bool = False
+    unique: frozenset = frozenset({"_id"})
+    unordered: frozenset = frozenset()
+
+    def copy(self, **changes: Any) -> State:
+        values = {"fields": dict(self.fields), "ordered": self.ordered, "unique": self.unique,
+                  "unordered": self.unordered}
+        values.update(changes)
+        return State(**values)
+
+
+MEASUREMENT_FIELDS = {"_id": "int", "t": "date", "m": "any", "m.h": "str", "v": "num", "w": "int", "s": "str",
+                      "d": "date", "b": "bool", "o": "obj", "o.x": "num", "o.y": "str", "o.z.k": "int", "a": "arr",
+                      "a.x": "num", "oid": "any"}
+TYPE_NAMES = ["double", "string", "object", "array", "objectId", "bool", "date", "null", "int", "long", "decimal",
+              "number", 1, 2, 16, 18, 10]
+UNITS = ["minute", "hour", "day", "week", "month"]
+
+
+class Grammar:
+    """Random cases from ``rng``. ``max_stages`` bounds a pipeline's length."""
+
+    def __init__(self, rng: random.Random, max_stages: int = 5):
+        self.rng = rng
+        self.max_stages = max_stages
+        self._n = 0
+
+    # ----------------------------------------------------------------------------- helpers
+    def _name(self, prefix: str = "f") -> str:
+        self._n += 1
+        return f"{prefix}{self._n}"
+
+    def _pick(self, st: State, kinds: tuple[str, ...] | None = None, top: bool = False) -> str | None:
+        names = [f for f, k in st.fields.items()
+                 if (kinds is None or k in kinds) and f.split(".")[0] not in st.unordered and (not top or "." not in f)]
+        return self.rng.choice(names) if names else None
+
+    def const(self, kind: str) -> Any:
+        rng = self.rng
+        if kind == "num" or kind == "int":
+            return _number(rng) if kind == "num" and rng.random() < 0.5 else rng.randrange(-3, 12)
+        if kind == "str":
+            return rng.choice(STRINGS)
+        if kind == "date":
+            return T0 + dt.timedelta(hours=rng.randrange(-6, SPAN_S // 3600 + 6))
+        if kind == "bool":
+            return rng.random() < 0.5
+        if kind == "obj":
+            return {"x": rng.randrange(5), "y": rng.choice(STRINGS)}
+        if kind == "arr":
+            return [rng.randrange(6) for _ in range(rng.randrange(3))]
+        return rng.choice([None, 1, "a", {"h": "h1", "r": "eu"}, 2.5, True, [1, 2]])
+
+    def value_for(self, path: str, kind: str) -> Any:
+        """A constant likely to meet the values at ``path``."""
+        rng = self.rng
+        if path == "m":
+            return rng.choice([None, "a", "b", 1, {"h": "h1", "r": "eu"}, {"h": "h0", "r": "us"}, {"r": "eu", "h": "h1"}])
+        if path == "m.h":
+            return rng.choice(HOSTS + [None])
+        if rng.random() < 0.1:
+            return None
+        return self.const(kind)
+
+    # ----------------------------------------------------------------------------- expressions
+    def ref(self, st: State, kinds: tuple[str, ...]) -> Any:
+        path = self._pick(st, kinds)
+        return f"${path}" if path else self.const(kinds[0])
+
+    def num(self, st: State, depth: int = 0) -> Any:
+        """A numeric (or null) expression; type errors are avoided with ``$isNumber`` guards."""
+        rng = self.rng
+        if depth >= 3 or rng.random() < 0.3:
+            r = rng.random()
+            if r < 0.3:
+                return self.const("num")
+            path = self._pick(st, ("num", "int"))
+            if path is None:
+                return self.const("num")
+            if path in ("w", "_id", "o.z.k"):  # ints or missing: never a type error
+                return f"${path}"
+            return {"$cond": [{"$isNumber": f"${path}"}, f"${path}", rng.choice([0, None, 1.5])]}
+        op = rng.choice(["$add", "$subtract", "$multiply", "$divide", "$mod", "$abs", "$floor", "$ceil", "$round",
+                         "$trunc", "$cond", "$ifNull", "$switch", "$let", "$size", "$strLenCP", "$reduce",
+                         "$dateDiff", "$year", "$hour", "$dayOfWeek", "$toDouble", "$toLong", "$arrayElemAt",
+                         "$indexOfArray", "$pow", "$sqrt", "$bitAnd", "$convert", "$getField", "$cmp", "$toInt"])
+        n = lambda: self.num(st, depth + 1)  # noqa: E731
+        if op in ("$add", "$multiply"):
+            return {op: [n() for _ in range(rng.randrange(1, 4))]}
+        if op == "$subtract":
+            return {op: [n(), n()]}
+        if op in ("$divide", "$mod"):
+            return {op: [n(), rng.choice([2, 3, -4, 0.5, Decimal128("2.5"), Int64(7)])]}
+        if op in ("$abs", "$floor", "$ceil"):
+            return {op: n()}
+        if op in ("$round", "$trunc"):
+            return {op: [n(), rng.choice([0, 1, -1])]}
+        if op == "$cond":
+            return {op: {"if": self.boolean(st, depth + 1), "then": n(), "else": n()}}
+        if op == "$ifNull":
+            return {op: [self.ref(st, ("num",)), n()]}
+        if op == "$switch":
+            return {op: {"branches": [{"case": self.boolean(st, depth + 1), "then": n()}
+                                      for _ in range(rng.randrange(1, 3))], "default": n()}}
+        if op == "$let":
+            return {op: {"vars": {"x": n()}, "in": {"$multiply": ["$$x", n()]}}}
+        if op == "$size":
+            return {op: {"$cond": [{"$isArray": "$a"}, "$a", []]}}
+        if op == "$strLenCP":
+            return {op: {"$toString": {"$ifNull": ["$s", ""]}}}
+        if op == "$reduce":
+            return {op: {"input": {"$cond": [{"$isArray": "$a"}, "$a", [1, 2]]}, "initialValue": 0,
+                         "in": {"$add": ["$$value", {"$cond": [{"$isNumber": "$$this"}, "$$this", 1]}]}}}
+        if op == "$dateDiff":
+            return {op: {"startDate": T0, "endDate": "$t", "unit": rng.choice(UNITS)}}
+        if op in ("$year", "$hour", "$dayOfWeek"):
+            return {op: rng.choice(["$t", {"$ifNull": ["$d", "$t"]}])}
+        if op in ("$toDouble", "$toLong", "$toInt"):
+            return {op: n()} if op != "$toInt" else {op: {"$trunc": [{"$mod": [n(), 1000]}, 0]}}
+        if op == "$arrayElemAt":
+            return {op: [{"$cond": [{"$isArray": "$a"}, "$a", [5]]}, rng.choice([0, -1, 1, 5])]}
+        if op == "$indexOfArray":
+            return {op: [{"$cond": [{"$isArray": "$a"}, "$a", []]}, rng.randrange(5)]}
+        if op == "$pow":
+            return {op: [n(), rng.choice([0, 1, 2])]}
+        if op == "$sqrt":
+            return {op: {"$abs": n()}}
+        if op == "$bitAnd":
+            return {op: [{"$ifNull": ["$w", 3]}, rng.choice([1, 6, Int64(5)])]}
+        if op == "$convert":
+            return {op: {"input": self.anything(st, depth + 1), "to": rng.choice(["double", "int", "long", "decimal"]),
+                         "onError": -1, "onNull": -2}}
+        if op == "$getField":
+            return {op: {"field": "x", "input": {"$cond": [{"$eq": [{"$type": "$o"}, "object"]}, "$o", {}]}}}
+        return {op: [self.anything(st, depth + 1), self.anything(st, depth + 1)]}  # $cmp
+
+    def string(self, st: State, depth: int = 0) -> Any:
+        rng = self.rng
+        if depth >= 3 or rng.random() < 0.35:
+            return rng.choice([{"$ifNull": ["$s", "none"]}, rng.choice(STRINGS), {"$toString": "$w"}, "$m.h",
+                               {"$ifNull": ["$o.y", ""]}])
+        op = rng.choice(["$concat", "$toUpper", "$toLower", "$substrCP", "$trim", "$toString", "$dateToString",
+                         "$cond", "$replaceAll", "$split0", "$type", "$switch"])
+        s = lambda: self.string(st, depth + 1)  # noqa: E731
+        if op == "$concat":
+            return {op: [s() for _ in range(rng.randrange(1, 4))]}
+        if op in ("$toUpper", "$toLower"):
+            return {op: s()}
+        if op == "$substrCP":
+            return {op: [s(), rng.randrange(3), rng.randrange(4)]}
+        if op == "$trim":
+            return {op: {"input": s()}}
+        if op == "$toString":
+            return {op: rng.choice(["$w", "$t", "$_id", {"$ifNull": ["$oid", "none"]}, self.num(st, depth + 1)])}
+        if op == "$dateToString":
+            return {op: {"date": "$t", "format": rng.choice(["%Y-%m-%d", "%H:%M:%S.%L", "%j %U %u"])}}
+        if op == "$cond":
+            return {op: [self.boolean(st, depth + 1), s(), s()]}
+        if op == "$replaceAll":
+            return {op: {"input": s(), "find": "a", "replacement": "Z"}}
+        if op == "$split0":
+            return {"$arrayElemAt": [{"$split": [s(), "a"]}, 0]}
+        if op == "$type":
+            return {op: self.anything(st, depth + 1)}
+        return {"$switch": {"branches": [{"case": self.boolean(st, depth + 1), "then": s()}], "default": "d"}}
+
+    def date(self, st: State, depth: int = 0) -> Any:
+        rng = self.rng
+        if depth >= 3 or rng.random() < 0.4:
+            return rng.choice(["$t", {"$ifNull": ["$d", "$t"]}])
+        op = rng.choice(["$dateTrunc", "$dateAdd", "$dateSubtract", "$toDate"])
+        if op == "$dateTrunc":
+            body: dict[str, Any] = {"date": self.date(st, depth + 1), "unit": rng.choice(UNITS)}
+            if rng.random() < 0.4:
+                body["binSize"] = rng.choice([2, 5, 15])
+            if rng.random() < 0.3:
+                body["timezone"] = rng.choice(["Europe/Paris", "+05:30", "America/New_York"])
+            if body["unit"] == "week" and rng.random() < 0.5:
+                body["startOfWeek"] = rng.choice(["monday", "sunday"])
+            return {op: body}
+        if op in ("$dateAdd", "$dateSubtract"):
+            return {op: {"startDate": self.date(st, depth + 1), "unit": rng.choice(UNITS), "amount": rng.randrange(-3, 4)}}
+        return {op: {"$add": [{"$toLong": "$t"}, rng.randrange(-10**6, 10**6)]}}
+
+    def boolean(self, st: State, depth: int = 0) -> Any:
+        rng = self.rng
+        op = rng.choice(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$and", "$or", "$not", "$in", "$isArray",
+                         "$isNumber", "$regexMatch", "$anyElementTrue", "$setIsSubset"] if depth < 3 else
+                        ["$eq", "$gt", "$lt", "$isNumber"])
+        if op in ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte"):
+            kind = rng.choice(["num", "num", "str", "date", "any"])
+            return {op: [self.typed(kind, st, depth + 1), self.typed(kind, st, depth + 1)
+                         if rng.random() < 0.4 else self.const(kind if kind != "any" else "num")]}
+        if op in ("$and", "$or"):
+            return {op: [self.boolean(st, depth + 1) for _ in range(rng.randrange(1, 3))]}
+        if op == "$not":
+            return {op: [self.boolean(st, depth + 1)]}
+        if op == "$in":
+            return {op: [self.anything(st, depth + 1), [self.const(k) for k in ("num", "str", "int")]]}
+        if op in ("$isArray", "$isNumber"):
+            return {op: self.anything(st, depth + 1)}
+        if op == "$regexMatch":
+            return {op: {"input": {"$ifNull": ["$s", ""]}, "regex": rng.choice(["^o", "a.c", "K$", "^$"]),
+                         "options": rng.choice(["", "i"])}}
+        if op == "$anyElementTrue":
+            return {op: [{"$cond": [{"$isArray": "$a"}, "$a", []]}]}
+        return {op: [{"$cond": [{"$isArray": "$a"}, "$a", []]}, [0, 1, 2, 3, {"x": 1, "y": "ok"}]]}
+
+    def array(self, st: State, depth: int = 0) -> Any:
+        rng = self.rng
+        arr = {"$cond": [{"$isArray": "$a"}, "$a", [0]]}
+        op = rng.choice(["$map", "$filter", "$concatArrays", "$slice", "$reverseArray", "$range", "$sortArray",
+                         "$firstN", "$objectToArray", "$zip", "$setUnion"])
+        if op == "$map":
+            return {op: {"input": arr, "as": "e", "in": {"$cond": [{"$isNumber": "$$e"}, {"$add": ["$$e", 1]}, "$$e"]}}}
+        if op == "$filter":
+            body = {"input": arr, "cond": {"$gt": ["$$this", rng.randrange(4)]}}
+            if rng.random() < 0.4:
+                body["limit"] = rng.randrange(1, 3)
+            return {op: body}
+        if op == "$concatArrays":
+            return {op: [arr, [self.const("num")], {"$ifNull": [{"$cond": [{"$isArray": "$o.x"}, "$o.x", None]}, []]}]}
+        if op == "$slice":
+            return {op: [arr, rng.choice([1, -2, 3])]}
+        if op == "$reverseArray":
+            return {op: arr}
+        if op == "$range":
+            return {op: [0, {"$ifNull": ["$w", 2]}, rng.choice([1, 2, 3])]}
+        if op == "$sortArray":
+            return {op: {"input": arr, "sortBy": rng.choice([1, -1])}}
+        if op == "$firstN":
+            return {op: {"input": arr, "n": rng.randrange(1, 3)}}
+        if op == "$objectToArray":
+            return {op: {"$cond": [{"$eq": [{"$type": "$o"}, "object"]}, "$o", {"none": 1}]}}
+        if op == "$zip":
+            return {op: {"inputs": [arr, ["p", "q"]], "useLongestLength": rng.random() < 0.5, "defaults": [0, "z"]}
+                    if rng.random() < 0.5 else {"inputs": [arr, ["p", "q"]]}}
+        return {"$sortArray": {"input": {"$setUnion": [arr, [1, 2]]}, "sortBy": 1}}
+
+    def obj(self, st: State, depth: int = 0) -> Any:
+        rng = self.rng
+        op = rng.choice(["$mergeObjects", "$setField", "$unsetField", "$literal", "doc", "$arrayToObject", "$let"])
+        base = {"$cond": [{"$eq": [{"$type": "$o"}, "object"]}, "$o", {}]}
+        if op == "$mergeObjects":
+            return {op: [base, {"k": self.typed("num", st, depth + 1)}]}
+        if op == "$setField":
+            return {op: {"field": rng.choice(["x", "new", "a.b", "$dollar"]), "input": base, "value": self.anything(st, depth + 1)}}
+        if op == "$unsetField":
+            return {op: {"field": "x", "input": base}}
+        if op == "$literal":
+            return {op: {"$not_an_op": 1, "k": [1]}}
+        if op == "$arrayToObject":
+            return {op: [[["k1", self.typed("num", st, depth + 1)], ["k2", "$w"]]]}
+        if op == "$let":
+            return {op: {"vars": {"CURRENT": base}, "in": {"x2": "$x", "y2": "$y"}}}
+        return {"p": self.typed("num", st, depth + 1), "q": self.typed("str", st, depth + 1)}
+
+    def typed(self, kind: str, st: State, depth: int = 0) -> Any:
+        if kind == "num" or kind == "int":
+            return self.num(st, depth)
+        if kind == "str":
+            return self.string(st, depth)
+        if kind == "date":
+            return self.date(st, depth)
+        if kind == "bool":
+            return self.boolean(st, depth)
+        if kind == "arr":
+            return self.array(st, depth)
+        if kind == "obj":
+            return self.obj(st, depth)
+        return self.anything(st, depth)
+
+    def anything(self, st: State, depth: int = 0) -> Any:
+        rng = self.rng
+        r = rng.random()
+        if depth >= 3 or r < 0.35:
+            path = self._pick(st)
+            return f"${path}" if path else self.const("any")
+        if r < 0.45:
+            return rng.choice(["$$ROOT.v", "$$CURRENT.s", {"$getField": rng.choice(["w", "s", "o"])},
+                               {"$getField": {"field": "v", "input": "$$ROOT"}}, "$$ROOT"])
+        return self.typed(rng.choice(["num", "str", "date", "bool", "arr", "obj"]), st, depth)
+
+    # ----------------------------------------------------------------------------- filters
+    def filter(self, st: State, depth: int = 0) -> dict:
+        rng = self.rng
+        n = rng.choice([1, 1, 1, 2, 3])
+        out: dict = {}
+        for _ in range(n):
+            out.update(self.clause(st, depth))
+        return out
+
+    def clause(self, st: State, depth: int = 0) -> dict:
+        rng = self.rng
+        r = rng.random()
+        if depth < 2 and r < 0.12:
+            op = rng.choice(["$or", "$and", "$nor"])
+            return {op: [self.filter(st, depth + 1) for _ in range(rng.randrange(1, 4))]}
+        if r < 0.2:
+            return {"$expr": self.boolean(st)}
+        path = self._pick(st)
+        if path is None:
+            return {}
+        kind = st.fields[path]
+        ops = ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$type", "$not", "value"]
+        if kind == "str" or path in ("s", "o.y", "m", "m.h", "v"):
+            ops += ["$regex", "regexobj"]
+        if kind == "arr" or path == "a" or path == "o.x":
+            ops += ["$elemMatch", "$size", "$all"]
+        if kind in ("int", "num"):
+            ops += ["$mod", "$bitsAnySet"]
+        op = rng.choice(ops)
+        value = lambda: self.value_for(path, kind if kind != "arr" else "int")  # noqa: E731
+        if op == "value":
+            return {path: value()}
+        if op in ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte"):
+            return {path: {op: value()}}
+        if op in ("$in", "$nin"):
+            vals = [value() for _ in range(rng.randrange(0, 4))]
+            if rng.random() < 0.2:
+                vals.append(Regex(rng.choice(["^o", "A", "^$"]), rng.choice(["", "i"])))
+            return {path: {op: vals}}
+        if op == "$exists":
+            return {path: {op: rng.random() < 0.5}}
+        if op == "$type":
+            return {path: {op: rng.choice(TYPE_NAMES) if rng.random() < 0.8 else rng.sample(TYPE_NAMES, 2)}}
+        if op == "$not":
+            inner = rng.choice([{"$gt": value()}, {"$in": [value(), value()]}, {"$exists": True}, {"$type": "string"},
+                                Regex("^o", "i")])
+            return {path: {op: inner}}
+        if op == "$regex":
+            return {path: {"$regex": rng.choice(["^o", "a.?c", "K$", "^$", "\\.", "é"]), "$options": rng.choice(["", "i"])}}
+        if op == "regexobj":
+            return {path: Regex(rng.choice(["^w", "[0-9]", "^F"]), rng.choice(["", "i"]))}
+        if op == "$elemMatch":
+            if rng.random() < 0.5:
+                return {path: {op: {rng.choice(["$gt", "$lt", "$gte"]): rng.randrange(6)}}}
+            return {path: {op: {"x": {"$gte": rng.randrange(5)}, "y": rng.choice(STRINGS[:3])}}}
+        if op == "$size":
+            return {path: {op: rng.randrange(4)}}
+        if op == "$all":
+            return {path: {op: [rng.randrange(5) for _ in range(rng.randrange(1, 3))]}}
+        if op == "$mod":
+            return {path: {op: [rng.choice([2, 3, 5]), rng.randrange(2)]}}
+        return {path: {op: rng.choice([1, 2, 6])}}  # $bitsAnySet
+
+    # ----------------------------------------------------------------------------- stages
+    def sort_spec(self, st: State, total: bool) -> dict:
+        rng = self.rng
+        keys = [p for p in st.fields if p.split(".")[0] not in st.unordered]
+        spec = {}
+        for p in rng.sample(keys, min(len(keys), rng.randrange(0, 3))):
+            spec[p] = rng.choice([1, -1])
+        uniq = [u for u in st.unique if u in st.fields]
+        if (total or not spec) and uniq:
+            spec[rng.choice(uniq)] = rng.choice([1, -1])
+        if not spec:
+            spec[rng.choice(keys) if keys else "_id"] = 1
+        return spec
+
+    def is_total(self, st: State, spec: dict) -> bool:
+        return any(k in st.unique for k in spec)
+
+    def stage(self, st: State, depth: int) -> tuple[dict, State]:
+        """One stage valid for ``st`` and the state after it."""
+        rng = self.rng
+        choices = ["$match", "$match", "$project", "$addFields", "$set", "$unset", "$group", "$group", "$sort",
+                   "$count", "$bucket", "$unwind", "$setWindowFields", "$setWindowFields", "$sortByCount",
+                   "$replaceRoot", "$lookup", "$bucketAuto", "$densify", "$fill", "$unionWith", "$redact"]
+        if depth == 0:
+            choices.append("$facet")
+        if st.ordered:
+            choices += ["$limit", "$skip", "$limit"]
+        name = rng.choice(choices)
+        return getattr(self, "stage_" + name[1:])(st, depth)
+
+    def stage_match(self, st, depth):
+        return {"$match": self.filter(st)}, st
+
+    def stage_redact(self, st, depth):
+        # $redact is refused by Tidemark (224) on both kinds of collection: checks the error path
+        return {"$redact": "$$KEEP"}, st
+
+    def stage_sort(self, st, depth):
+        spec = self.sort_spec(st, self.rng.random() < 0.7)
+        return {"$sort": spec}, st.copy(ordered=self.is_total(st, spec))
+
+    def stage_limit(self, st, depth):
+        return {"$limit": self.rng.randrange(1, 40)}, st
+
+    def stage_skip(self, st, depth):
+        return {"$skip": self.rng.randrange(0, 40)}, st
+
+    def stage_count(self, st, depth):
+        return {"$count": "n"}, State({"n": "int"}, ordered=True, unique=frozenset({"n"}))
+
+    def _projected(self, st: State, names: dict) -> State:
+        unordered = st.unordered & set(names)
+        return st.copy(fields=names, unordered=frozenset(unordered),
+                       unique=frozenset(u for u in st.unique if u in names and names[u] == st.fields.get(u)))
+
+    def stage_project(self, st, depth):
+        rng = self.rng
+        tops = sorted({p.split(".")[0] for p in st.fields})
+        if rng.random() < 0.3:  # exclusion
+            drop = rng.sample(tops, min(len(tops), rng.randrange(1, 3)))
+            keep = {p: k for p, k in st.fields.items() if p.split(".")[0] not in drop}
+            return {"$project": {d: 0 for d in drop}}, self._projected(st, keep)
+        spec: dict = {}
+        fields: dict = {}
+        for p in rng.sample(tops, min(len(tops), rng.randrange(1, 4))):
+            spec[p] = 1
+            fields.update({q: k for q, k in st.fields.items() if q.split(".")[0] == p})
+        for _ in range(rng.randrange(0, 3)):
+            kind = rng.choice(["num", "str", "date", "bool", "arr", "obj", "any"])
+            name = self._name()
+            spec[name] = self.typed(kind, st)
+            fields[name] = kind if kind != "any" else "any"
+        if rng.random() < 0.2 and "o.x" in st.fields and "o" not in spec:
+            spec["o.x"] = 1
+            fields["o.x"] = "num"
+        if "_id" in st.fields and "_id" not in spec:
+            if rng.random() < 0.3:
+                spec["_id"] = 0
+            else:
+                fields["_id"] = st.fields["_id"]
+        if not spec:
+            spec["_id"] = 1
+        return {"$project": spec}, self._projected(st, fields)
+
+    def stage_addFields(self, st, depth, name="$addFields"):
+        rng = self.rng
+        spec: dict = {}
+        fields = dict(st.fields)
+        for _ in range(rng.randrange(1, 3)):
+            kind = rng.choice(["num", "str", "date", "bool", "arr", "obj", "any"])
+            target = self._name() if rng.random() < 0.8 else rng.choice(["v", "s", "o.n", "w"])
+            spec[target] = self.typed(kind, st)
+            top = target.split(".")[0]
+            for q in [q for q in fields if q.split(".")[0] == top]:
+                del fields[q]
+            fields[target] = kind
+        unique = frozenset(u for u in st.unique if u not in spec)
+        return {name: spec}, st.copy(fields=fields, unique=unique)
+
+    def stage_set(self, st, depth):
+        return self.stage_addFields(st, depth, "$set")
+
+    def stage_unset(self, st, depth):
+        tops = sorted({p.split(".")[0] for p in st.fields if p != "_id"} | {"nope"})
+        drop = self.rng.sample(tops, min(len(tops), self.rng.randrange(1, 3)))
+        keep = {p: k for p, k in st.fields.items() if p.split(".")[0] not in drop}
+        return {"$unset": drop if len(drop) > 1 else drop[0]}, self._projected(st, keep)
+
+    def group_key(self, st: State) -> Any:
+        rng = self.rng
+        r = rng.random()
+        if r < 0.15:
+            return None
+        if r < 0.5:
+            path = self._pick(st, ("int", "str", "bool", "any", "date"))
+            return f"${path}" if path else None
+        if r < 0.65:
+            return {"$dateTrunc": {"date": "$t" if "t" in st.fields else self.const("date"), "unit": rng.choice(UNITS)}}
+        if r < 0.8:
+            return {"k": self.ref(st, ("str", "int")), "j": self.ref(st, ("bool", "any"))}
+        return self.typed(rng.choice(["str", "bool"]), st)
+
+    def accumulator(self, st: State) -> tuple[dict, str, bool]:
+        """(spec, kind, unordered output)."""
+        rng = self.rng
+        ops = ["$sum", "$avg", "$min", "$max", "$count", "$stdDevPop", "$stdDevSamp", "$addToSet", "$push", "$top",
+               "$bottom", "$topN", "$bottomN", "$maxN", "$minN", "$median", "$percentile", "$sum1"]
+        if st.ordered:
+            ops += ["$first", "$last", "$firstN", "$lastN", "$mergeObjects"]
+        op = rng.choice(ops)
+        num = lambda: self.typed("num", st) if rng.random() < 0.5 else self.ref(st, ("num", "int"))  # noqa: E731
+        if op == "$sum1":
+            return {"$sum": 1}, "int", False
+        if op == "$count":
+            return {op: {}}, "int", False
+        if op in ("$sum", "$avg", "$stdDevPop", "$stdDevSamp"):
+            return {op: num()}, "num", False
+        if op in ("$min", "$max"):
+            return {op: self.anything(st) if rng.random() < 0.5 else num()}, "any", False
+        if op in ("$addToSet", "$push"):
+            return {op: self.typed(rng.choice(["num", "str", "any"]), st)}, "arr", op == "$addToSet" or not st.ordered
+        if op in ("$top", "$bottom", "$topN", "$bottomN"):
+            spec = self.sort_spec(st, True)
+            body = {"sortBy": spec, "output": [self.anything(st), "$_id"] if rng.random() < 0.5 else self.anything(st)}
+            if op.endswith("N"):
+                body["n"] = rng.randrange(1, 4)
+            return {op: body}, "any", not self.is_total(st, spec)
+        if op in ("$maxN", "$minN", "$firstN", "$lastN"):
+            return {op: {"input": self.anything(st) if op in ("$firstN", "$lastN") else num(), "n": rng.randrange(1, 4)}}, "arr", False
+        if op in ("$median", "$percentile"):
+            body = {"input": num(), "method": "approximate"}
+            if op == "$percentile":
+                body["p"] = [rng.choice([0.1, 0.5, 0.9, 1.0])]
+            return {op: body}, "num", False
+        if op == "$mergeObjects":
+            return {op: self.typed("obj", st)}, "obj", False
+        return {op: self.anything(st)}, "any", False  # $first/$last
+
+    def stage_group(self, st, depth):
+        rng = self.rng
+        spec: dict = {"_id": self.group_key(st)}
+        fields = {"_id": "any"}
+        unordered = set()
+        for _ in range(rng.randrange(1, 4)):
+            name = self._name("g")
+            acc, kind, unord = self.accumulator(st)
+            spec[name] = acc
+            fields[name] = kind
+            if unord:
+                unordered.add(name)
+        return {"$group": spec}, State(fields, ordered=False, unique=frozenset({"_id"}), unordered=frozenset(unordered))
+
+    def stage_sortByCount(self, st, depth):
+        key = self.group_key(st) or "$w"
+        if isinstance(key, dict) and not any(k.startswith("$") for k in key):
+            key = {"$literal": 1} if self.rng.random() < 0.1 else "$s"
+        return {"$sortByCount": key}, State({"_id": "any", "count": "int"}, unique=frozenset({"_id"}))
+
+    def stage_bucket(self, st, depth):
+        rng = self.rng
+        if rng.random() < 0.5:
+            group_by, bounds = self.typed("num", st), sorted(rng.sample([-100, -10, 0, 5, 10, 50, 200, 10**11], 3))
+        else:
+            group_by, bounds = "$t" if "t" in st.fields else self.date(st), [T0 + dt.timedelta(days=d) for d in (0, 1, 2)]
+        spec: dict = {"groupBy": group_by, "boundaries": bounds, "default": "other"}
+        fields = {"_id": "any", "count": "int"}
+        unordered = set()
+        if rng.random() < 0.6:
+            acc, kind, unord = self.accumulator(st)
+            spec["output"] = {"x": acc}
+            fields = {"_id": "any", "x": kind}
+            if unord:
+                unordered.add("x")
+        return {"$bucket": spec}, State(fields, unique=frozenset({"_id"}), unordered=frozenset(unordered))
+
+    def stage_bucketAuto(self, st, depth):
+        # groupBy on a unique or numeric field with ties of one value: the boundaries depend only on sorted values
+        spec = {"groupBy": self.rng.choice(["$_id", "$w", "$t"]), "buckets": self.rng.randrange(1, 6)}
+        if spec["groupBy"][1:] not in st.fields:
+            return self.stage_match(st, depth)
+        return {"$bucketAuto": spec}, State({"_id": "obj", "_id.min": "any", "_id.max": "any", "count": "int"},
+                                            unique=frozenset({"_id"}))
+
+    def stage_unwind(self, st, depth):
+        rng = self.rng
+        arrays = [p for p, k in st.fields.items() if k == "arr" and "." not in p and p not in st.unordered]
+        path = rng.choice(arrays) if arrays else "a"
+        fields = dict(st.fields)
+        fields[path] = "any"
+        spec: Any = f"${path}"
+        if rng.random() < 0.5:
+            spec = {"path": f"${path}", "preserveNullAndEmptyArrays": rng.random() < 0.5}
+            if rng.random() < 0.4:
+                spec["includeArrayIndex"] = "idx"
+                fields["idx"] = "int"
+        return {"$unwind": spec}, st.copy(fields=fields, unique=frozenset())
+
+    def stage_replaceRoot(self, st, depth):
+        rng = self.rng
+        if rng.random() < 0.5:
+            spec = {"newRoot": {"$mergeObjects": [{"_id": "$_id" if "_id" in st.fields else 0},
+                                                   {"$cond": [{"$eq": [{"$type": "$o"}, "object"]}, "$o", {"e": 1}]}]}}
+            fields = {"_id": st.fields.get("_id", "int"), "x": "num", "y": "str", "z.k": "int", "e": "int"}
+            unique = frozenset({"_id"}) if "_id" in st.unique else frozenset()
+        else:
+            spec = {"newRoot": {"k": self.anything(st), "n": self.typed("num", st)}}
+            fields, unique = {"k": "any", "n": "num"}, frozenset()
+        name = rng.choice(["$replaceRoot", "$replaceWith"])
+        return {name: spec if name == "$replaceRoot" else spec["newRoot"]}, State(fields, ordered=st.ordered, unique=unique)
+
+    def stage_lookup(self, st, depth):
+        rng = self.rng
+        name = self._name("j")
+        r = rng.random()
+        fields = dict(st.fields)
+        unordered = set(st.unordered)
+        if r < 0.4:
+            spec = {"from": DIM, "localField": rng.choice(["w", "m.h", "a", "o.x", "s"]), "foreignField": rng.choice(["w", "h", "vals"]), "as": name}
+            fields[name] = "arr"
+        elif r < 0.7:
+            spec = {"from": DIM, "let": {"x": self.ref(st, ("int", "num"))},
+                    "pipeline": [{"$match": {"$expr": {"$lte": ["$w", "$$x"]}}}, {"$project": {"label": 1, "_id": 0}}],
+                    "as": name}
+            unordered.add(name)
+        else:
+            # the collection itself (the time-series one when reading it): the joined documents sorted by _id
+            spec = {"from": SELF, "localField": rng.choice(["w", "s", "m"]), "foreignField": rng.choice(["w", "s", "m"]),
+                    "pipeline": [{"$sort": {"_id": 1}}, {"$limit": 3}, {"$project": {"_id": 1, "v": 1}}], "as": name}
+        return {"$lookup": spec}, st.copy(fields=fields, unordered=frozenset(unordered))
+
+    def stage_unionWith(self, st, depth):
+        rng = self.rng
+        if rng.random() < 0.5:
+            spec: Any = {"coll": DIM, "pipeline": [{"$project": {"_id": 1, "w": 1}}]}
+        else:
+            spec = {"coll": SELF, "pipeline": [{"$match": self.filter(State(dict(MEASUREMENT_FIELDS)))},
+                                               {"$project": {"_id": 1, "w": 1, "t": 1}}]}
+        fields = {p: k for p, k in st.fields.items()}
+        fields.update({"_id": "any", "w": "int"})
+        return {"$unionWith": spec}, State(fields, ordered=False, unique=frozenset(), unordered=st.unordered)
+
+    def stage_facet(self, st, depth):
+        rng = self.rng
+        spec = {}
+        unordered = set()
+        for _ in range(rng.randrange(1, 3)):
+            name = self._name("facet")
+            sub, sub_st = self.stages(st, depth + 1, rng.randrange(1, 3))
+            spec[name] = sub
+            if not sub_st.ordered or sub_st.unordered:
+                unordered.add(name)  # (nested unordered arrays make the comparison multiset too)
+        return {"$facet": spec}, State({k: "arr" for k in spec}, ordered=True, unique=frozenset(),
+                                       unordered=frozenset(unordered))
+
+    def window_output(self, st: State, total: bool, sort_spec: dict) -> tuple[dict, str, bool]:
+        rng = self.rng
+        ops = ["$sum", "$avg", "$min", "$max", "$count", "$stdDevPop", "$addToSet", "$covariancePop",
+               "$covarianceSamp", "$denseRank", "$rank"]
+        one_num_sort = len(sort_spec) == 1 and st.fields.get(next(iter(sort_spec))) in ("int", "date")
+        if total:
+            ops += ["$push", "$first", "$last", "$shift", "$documentNumber", "$expMovingAvg", "$locf", "$integral",
+                    "$derivative", "$topN", "$linearFill"]
+        op = rng.choice(ops)
+        num = lambda: self.ref(st, ("num", "int")) if rng.random() < 0.6 else self.typed("num", st)  # noqa: E731
+        window: dict | None = None
+        if rng.random() < 0.6:
+            if one_num_sort and rng.random() < 0.5:
+                key = next(iter(sort_spec))
+                if st.fields[key] == "date":
+                    window = {"range": [rng.choice([-2, -1, "unbounded"]), rng.choice([0, 1, "current"])],
+                              "unit": rng.choice(["hour", "day"])}
+                else:
+                    window = {"range": [rng.choice([-3, "unbounded", -1]), rng.choice([0, 2, "current"])]}
+            elif total:
+                window = {"documents": [rng.choice([-2, -1, "unbounded", "current"]), rng.choice([0, 1, "unbounded"])]}
+                if window["documents"][0] == "current" and window["documents"][1] == 0:
+                    window["documents"][1] = 1
+        if op in ("$denseRank", "$rank", "$documentNumber"):
+            if len(sort_spec) != 1 or (op == "$documentNumber" and not total):
+                return self.window_output(st, total, sort_spec) if op != "$rank" or True else None
+            return {op: {}}, "int", False
+        if op == "$shift":
+            return {op: {"output": self.anything(st), "by": rng.choice([-1, 1, 2]), "default": "none"}}, "any", False
+        if op == "$expMovingAvg":
+            return {op: {"input": num(), rng.choice(["N", "alpha"]): rng.choice([2, 3]) if rng.random() < 0.5 else 0.5}
+                    if False else {"input": num(), "N": rng.choice([2, 3])}}, "num", False
+        if op == "$locf":
+            return {op: self.ref(st, ("num", "str"))}, "any", False
+        if op == "$linearFill":
+            if not one_num_sort:
+                return {"$sum": num()}, "num", False
+            return {op: num()}, "num", False
+        if op in ("$integral", "$derivative"):
+            if not one_num_sort:
+                return {"$avg": num()}, "num", False
+            key = next(iter(sort_spec))
+            body: dict = {"input": num()}
+            if st.fields[key] == "date":
+                body["unit"] = rng.choice(["hour", "minute"])
+            return {op: body, "window": window or {"documents": [-1, 0]}}, "num", False
+        if op in ("$covariancePop", "$covarianceSamp"):
+            out = {op: [num(), num()]}
+        elif op == "$topN":
+            out = {op: {"n": 2, "sortBy": self.sort_spec(st, True), "output": "$_id" if "_id" in st.fields else 1}}
+        elif op == "$count":
+            out = {op: {}}
+        else:
+            out = {op: num() if op not in ("$push", "$first", "$last", "$min", "$max", "$addToSet") else self.anything(st)}
+        if window is not None:
+            out["window"] = window
+        unordered = op == "$addToSet"
+        return out, "arr" if op in ("$push", "$addToSet", "$topN") else "num", unordered
+
+    def stage_setWindowFields(self, st, depth):
+        rng = self.rng
+        spec: dict = {}
+        if rng.random() < 0.6:
+            spec["partitionBy"] = rng.choice(["$m", "$w", "$s", {"$dateTrunc": {"date": "$t", "unit": "day"}}, "$b"])
+        sort_spec = self.sort_spec(st, rng.random() < 0.6)
+        if rng.random() < 0.35 and "t" in st.fields:
+            sort_spec = {"t": rng.choice([1, -1])}
+        total = self.is_total(st, sort_spec)
+        spec["sortBy"] = sort_spec
+        output: dict = {}
+        fields = dict(st.fields)
+        unordered = set(st.unordered)
+        for _ in range(rng.randrange(1, 3)):
+            name = self._name("w")
+            out, kind, unord = self.window_output(st, total, sort_spec)
+            output[name] = out
+            fields[name] = kind
+            if unord:
+                unordered.add(name)
+        spec["output"] = output
+        return {"$setWindowFields": spec}, st.copy(fields=fields, ordered=total, unordered=frozenset(unordered))
+
+    def stage_densify(self, st, depth):
+        rng = self.rng
+        if "t" not in st.fields:
+            return self.stage_match(st, depth)
+        spec = {"field": "t", "range": {"step": rng.choice([6, 12]), "unit": "hour",
+                                        "bounds": rng.choice(["full", [T0, T0 + dt.timedelta(days=1)]])}}
+        if rng.random() < 0.5:
+            # not "m": its null and missing values share a partition, and the value a generated
+            # document copies is the first one read (order-dependent)
+            spec["partitionByFields"] = [rng.choice(["b", "w"])]
+        return {"$densify": spec}, st.copy(ordered=False, unique=frozenset())
+
+    def stage_fill(self, st, depth):
+        rng = self.rng
+        if rng.random() < 0.5:
+            return {"$fill": {"output": {"v": {"value": 0}, "s": {"value": "filled"}}}}, st
+        if "_id" not in st.unique:
+            return self.stage_match(st, depth)
+        spec = {"sortBy": {"_id": 1}, "output": {"w": {"method": rng.choice(["locf", "linear"])}}}
+        if rng.random() < 0.5:
+            spec["partitionByFields"] = ["b"]
+        return {"$fill": spec}, st.copy(ordered=True)
+
+    def stages(self, st: State, depth: int, count: int) -> tuple[list, State]:
+        out = []
+        for _ in range(count):
+            stage, st = self.stage(st, depth)
+            out.append(stage)
+        return out, st
+
+    # ----------------------------------------------------------------------------- cases
+    def pipeline_case(self) -> Case:
+        st = State(dict(MEASUREMENT_FIELDS))
+        stages, st = self.stages(st, 0, self.rng.randrange(1, self.max_stages + 1))
+        return Case("aggregate", pipeline=stages, ordered=st.ordered, unordered=st.unordered)
+
+    def find_case(self) -> Case:
+        rng = self.rng
+        st = State(dict(MEASUREMENT_FIELDS))
+        find: dict = {"filter": self.filter(st) if rng.random() < 0.85 else {}}
+        r = rng.random()
+        if r < 0.25:
+            find["projection"] = {p: 0 for p in rng.sample(["v", "s", "o", "a", "m", "_id", "o.x"], rng.randrange(1, 3))}
+        elif r < 0.5:
+            proj: dict = {p: 1 for p in rng.sample(["v", "s", "o.y", "a", "m", "t", "w"], rng.randrange(1, 4))}
+            if rng.random() < 0.5:
+                proj["_id"] = 0
+            find["projection"] = proj
+        elif r < 0.65:
+            find["projection"] = {"x": self.typed(rng.choice(["num", "str", "obj"]), st), "w": 1}
+        # No find-only projection operators ($slice, $elemMatch, positional $, $meta): "find()
+        # operations on views do not support" them (MongoDB manual, Projection Operators), and a
+        # time-series collection is a view in MongoDB 7.0.
+        ordered = False
+        if rng.random() < 0.6:
+            total = rng.random() < 0.7
+            find["sort"] = self.sort_spec(st, total)
+            ordered = self.is_total(st, find["sort"])
+            if ordered and rng.random() < 0.6:
+                find["limit"] = rng.randrange(1, 30)
+            if ordered and rng.random() < 0.3:
+                find["skip"] = rng.randrange(0, 50)
+        return Case("find", find=find, ordered=ordered)
+
+    def case(self) -> Case:
+        return self.find_case() if self.rng.random() < 0.3 else self.pipeline_case()
