@@ -2,7 +2,9 @@
 
 The unpack decodes only the fields the rest of the pipeline can be proven to read. ``$getField``
 without ``input``, ``$$CURRENT``/``$$ROOT`` rebinding and ``$jsonSchema`` keywords over every field name
-no ``$path``: the unpack must then decode every field (it used to return ``{}`` and match nothing)."""
+no ``$path``: the unpack must then decode every field (it used to return ``{}`` and match nothing).
+The ``sortBy`` of ``$top``/``$bottom``/``$topN``/``$bottomN`` names fields without a ``$`` too: they are
+decoded (they used to be left out, and the accumulators sorted on missing values)."""
 
 import datetime as dt
 
@@ -26,6 +28,9 @@ PIPELINES = [
     [{"$project": {"_id": 1, "p": {"$unsetField": {"field": "m", "input": "$$ROOT"}}}}],
     [{"$project": {"_id": 1, "p": {"$setField": {"field": "z", "input": "$$ROOT", "value": 1}}}}],
     [{"$match": {"$jsonSchema": {"minProperties": 5}}}, {"$count": "n"}],
+    # sortBy of $top/$bottom/$topN/$bottomN names its fields without a $ (found by the generated test)
+    [{"$group": {"_id": "$m.h", "top": {"$topN": {"n": 2, "sortBy": {"w.x": -1}, "output": "$_id"}},
+                 "low": {"$bottom": {"sortBy": {"w": -1}, "output": "$_id"}}}}],
     [{"$match": {"$jsonSchema": {"properties": {"v": {"minimum": 3}}, "additionalProperties": True}}},
      {"$project": {"_id": 1, "v": 1}}],
 ]
