@@ -203,7 +203,7 @@ class Grammar:
 
     def _pick(self, st: State, kinds: tuple[str, ...] | None = None, top: bool = False) -> str | None:
         names = [f for f, k in st.fields.items()
-                 if (kinds is None or k in kinds) and f.split(".")[0] not in st.unordered and (not top or "." not in f)]
+                 if (k in kinds if kinds is not None else k != "root") and f.split(".")[0] not in st.unordered and (not top or "." not in f)]
         return self.rng.choice(names) if names else None
 
     def const(self, kind: str) -> Any:
@@ -449,7 +449,7 @@ class Grammar:
             return f"${path}" if path else self.const("any")
         if r < 0.45:
             return rng.choice(["$$ROOT.v", "$$CURRENT.s", {"$getField": rng.choice(["w", "s", "o"])},
-                               {"$getField": {"field": "v", "input": "$$ROOT"}}, "$$ROOT"])
+                               {"$getField": {"field": "v", "input": "$$ROOT"}}])
         return self.typed(rng.choice(["num", "str", "date", "bool", "arr", "obj"]), st, depth)
 
     # ----------------------------------------------------------------------------- filters
@@ -518,7 +518,7 @@ class Grammar:
     # ----------------------------------------------------------------------------- stages
     def sort_spec(self, st: State, total: bool) -> dict:
         rng = self.rng
-        keys = [p for p in st.fields if p.split(".")[0] not in st.unordered]
+        keys = [p for p, k in st.fields.items() if p.split(".")[0] not in st.unordered and k != "root"]
         spec = {}
         for p in rng.sample(keys, min(len(keys), rng.randrange(0, 3))):
             spec[p] = rng.choice([1, -1])
@@ -537,7 +537,9 @@ class Grammar:
         rng = self.rng
         choices = ["$match", "$match", "$project", "$addFields", "$set", "$unset", "$group", "$group", "$sort",
                    "$count", "$bucket", "$unwind", "$setWindowFields", "$setWindowFields", "$sortByCount",
-                   "$replaceRoot", "$lookup", "$bucketAuto", "$densify", "$fill", "$unionWith", "$redact"]
+                   "$replaceRoot", "$lookup", "$bucketAuto", "$densify", "$fill", "$unionWith"]
+        if self.rng.random() < 0.1:
+            choices.append("$redact")
         if depth == 0:
             choices.append("$facet")
         if st.ordered:
@@ -603,16 +605,21 @@ class Grammar:
         rng = self.rng
         spec: dict = {}
         fields = dict(st.fields)
+        unordered_roots: set = set()
         for _ in range(rng.randrange(1, 3)):
-            kind = rng.choice(["num", "str", "date", "bool", "arr", "obj", "any"])
+            kind = rng.choice(["num", "str", "date", "bool", "arr", "obj", "any", "root"])
             target = self._name() if rng.random() < 0.8 else rng.choice(["v", "s", "o.n", "w"])
-            spec[target] = self.typed(kind, st)
+            # "root": the whole document, whose top-level field order is the collection's own: it is
+            # output, never sorted, grouped or compared on (kind "root" is never picked)
+            spec[target] = self.typed(kind, st) if kind != "root" else "$$ROOT"
+            if kind == "root" and st.unordered:
+                unordered_roots.add(target.split(".")[0])
             top = target.split(".")[0]
             for q in [q for q in fields if q.split(".")[0] == top]:
                 del fields[q]
             fields[target] = kind
         unique = frozenset(u for u in st.unique if u not in spec)
-        return {name: spec}, st.copy(fields=fields, unique=unique)
+        return {name: spec}, st.copy(fields=fields, unique=unique, unordered=st.unordered | unordered_roots)
 
     def stage_set(self, st, depth):
         return self.stage_addFields(st, depth, "$set")
@@ -623,19 +630,23 @@ class Grammar:
         keep = {p: k for p, k in st.fields.items() if p.split(".")[0] not in drop}
         return {"$unset": drop if len(drop) > 1 else drop[0]}, self._projected(st, keep)
 
-    def group_key(self, st: State) -> Any:
+    def group_key(self, st: State) -> tuple[Any, bool]:
+        """(key, scalar): ``scalar`` when the key is never an array. A sort on a unique field holding
+        arrays is not total (an array sorts by its least or greatest element)."""
         rng = self.rng
         r = rng.random()
         if r < 0.15:
-            return None
+            return None, True
         if r < 0.5:
             path = self._pick(st, ("int", "str", "bool", "any", "date"))
-            return f"${path}" if path else None
+            if path is None:
+                return None, True
+            return f"${path}", st.fields[path] in ("int", "str", "bool", "date") or path == "m"
         if r < 0.65:
-            return {"$dateTrunc": {"date": "$t" if "t" in st.fields else self.const("date"), "unit": rng.choice(UNITS)}}
+            return {"$dateTrunc": {"date": "$t" if "t" in st.fields else self.const("date"), "unit": rng.choice(UNITS)}}, True
         if r < 0.8:
-            return {"k": self.ref(st, ("str", "int")), "j": self.ref(st, ("bool", "any"))}
-        return self.typed(rng.choice(["str", "bool"]), st)
+            return {"k": self.ref(st, ("str", "int")), "j": self.ref(st, ("bool", "any"))}, True
+        return self.typed(rng.choice(["str", "bool"]), st), True
 
     def accumulator(self, st: State) -> tuple[dict, str, bool]:
         """(spec, kind, unordered output)."""
@@ -652,18 +663,27 @@ class Grammar:
             return {op: {}}, "int", False
         if op in ("$sum", "$avg", "$stdDevPop", "$stdDevSamp"):
             return {op: num()}, "num", False
+        # $min/$max/$minN/$maxN/$addToSet keep the first of equal values: computed numbers could
+        # tie across types (0 and 0.0), so they read fields, whose types never tie
+        raw = lambda: self.ref(st, ("num", "int", "str", "date", "bool"))  # noqa: E731
         if op in ("$min", "$max"):
-            return {op: self.anything(st) if rng.random() < 0.5 else num()}, "any", False
-        if op in ("$addToSet", "$push"):
-            return {op: self.typed(rng.choice(["num", "str", "any"]), st)}, "arr", op == "$addToSet" or not st.ordered
+            return {op: raw()}, "any", False
+        if op == "$push" and st.ordered and rng.random() < 0.2:
+            return {op: "$$ROOT"}, "root", bool(st.unordered)
+        if op == "$addToSet":
+            return {op: raw() if rng.random() < 0.7 else self.typed("str", st)}, "arr", True
+        if op == "$push":
+            return {op: self.typed(rng.choice(["num", "str", "any"]), st)}, "arr", not st.ordered
         if op in ("$top", "$bottom", "$topN", "$bottomN"):
             spec = self.sort_spec(st, True)
+            if not self.is_total(st, spec):  # which of the tied documents comes first is unspecified
+                return {"$count": {}}, "int", False
             body = {"sortBy": spec, "output": [self.anything(st), "$_id"] if rng.random() < 0.5 else self.anything(st)}
             if op.endswith("N"):
                 body["n"] = rng.randrange(1, 4)
-            return {op: body}, "any", not self.is_total(st, spec)
+            return {op: body}, "any", False
         if op in ("$maxN", "$minN", "$firstN", "$lastN"):
-            return {op: {"input": self.anything(st) if op in ("$firstN", "$lastN") else num(), "n": rng.randrange(1, 4)}}, "arr", False
+            return {op: {"input": self.anything(st) if op in ("$firstN", "$lastN") else raw(), "n": rng.randrange(1, 4)}}, "arr", False
         if op in ("$median", "$percentile"):
             body = {"input": num(), "method": "approximate"}
             if op == "$percentile":
@@ -675,7 +695,8 @@ class Grammar:
 
     def stage_group(self, st, depth):
         rng = self.rng
-        spec: dict = {"_id": self.group_key(st)}
+        key, scalar = self.group_key(st)
+        spec: dict = {"_id": key}
         fields = {"_id": "any"}
         unordered = set()
         for _ in range(rng.randrange(1, 4)):
@@ -685,13 +706,14 @@ class Grammar:
             fields[name] = kind
             if unord:
                 unordered.add(name)
-        return {"$group": spec}, State(fields, ordered=False, unique=frozenset({"_id"}), unordered=frozenset(unordered))
+        return {"$group": spec}, State(fields, ordered=False, unique=frozenset({"_id"} if scalar else ()),
+                                       unordered=frozenset(unordered))
 
     def stage_sortByCount(self, st, depth):
-        key = self.group_key(st) or "$w"
-        if isinstance(key, dict) and not any(k.startswith("$") for k in key):
-            key = {"$literal": 1} if self.rng.random() < 0.1 else "$s"
-        return {"$sortByCount": key}, State({"_id": "any", "count": "int"}, unique=frozenset({"_id"}))
+        key, scalar = self.group_key(st)
+        if key is None or isinstance(key, dict) and not any(k.startswith("$") for k in key):
+            key, scalar = "$s", True
+        return {"$sortByCount": key}, State({"_id": "any", "count": "int"}, unique=frozenset({"_id"} if scalar else ()))
 
     def stage_bucket(self, st, depth):
         rng = self.rng
@@ -813,8 +835,12 @@ class Grammar:
                 if window["documents"][0] == "current" and window["documents"][1] == 0:
                     window["documents"][1] = 1
         if op in ("$denseRank", "$rank", "$documentNumber"):
-            if len(sort_spec) != 1 or (op == "$documentNumber" and not total):
-                return self.window_output(st, total, sort_spec) if op != "$rank" or True else None
+            # ranks compare sortBy values, ordered by sort keys: an array (or a path through one)
+            # ties with values it does not equal, and the ranks then depend on the input order
+            key = next(iter(sort_spec))
+            scalar = key in ("_id", "t", "w", "s", "b", "d", "o.z.k", "m.h") and st.fields.get(key) != "arr"
+            if len(sort_spec) != 1 or not scalar or (op == "$documentNumber" and not total):
+                return {"$sum": num()}, "num", False
             return {op: {}}, "int", False
         if op == "$shift":
             return {op: {"output": self.anything(st), "by": rng.choice([-1, 1, 2]), "default": "none"}}, "any", False
@@ -838,11 +864,16 @@ class Grammar:
         if op in ("$covariancePop", "$covarianceSamp"):
             out = {op: [num(), num()]}
         elif op == "$topN":
-            out = {op: {"n": 2, "sortBy": self.sort_spec(st, True), "output": "$_id" if "_id" in st.fields else 1}}
+            top_sort = self.sort_spec(st, True)
+            if not self.is_total(st, top_sort):
+                top_sort = sort_spec  # total here
+            out = {op: {"n": 2, "sortBy": top_sort, "output": "$_id" if "_id" in st.fields else 1}}
         elif op == "$count":
             out = {op: {}}
         else:
-            out = {op: num() if op not in ("$push", "$first", "$last", "$min", "$max", "$addToSet") else self.anything(st)}
+            raw = self.ref(st, ("num", "int", "str", "date", "bool"))  # ties across types: see accumulator()
+            out = {op: raw if op in ("$min", "$max", "$addToSet") else self.anything(st) if op in ("$push", "$first", "$last")
+                   else num()}
         if window is not None:
             out["window"] = window
         unordered = op == "$addToSet"
