@@ -39,6 +39,10 @@ from server.query.values import MISSING, sort_key
 
 _NO_WINDOW_OPS = ("$rank", "$denseRank", "$documentNumber", "$shift", "$expMovingAvg", "$locf", "$linearFill")
 _RATE_UNITS = ("week", "day", "hour", "minute", "second", "millisecond")
+# Every window function $setWindowFields accepts: MongoDB 7.0's window operators ($mergeObjects,
+# an accumulator of $group, is not one).
+WINDOW_FUNCTIONS = (frozenset(ACCUMULATORS - {"$mergeObjects"}) | set(_NO_WINDOW_OPS)
+                    | {"$derivative", "$integral", "$covariancePop", "$covarianceSamp"})
 
 
 class _Window:
@@ -166,7 +170,7 @@ def _parse_output(path, spec, sort_fields) -> _Output:
     elif op in ("$covariancePop", "$covarianceSamp"):
         sample = op == "$covarianceSamp"
         out.acc = AccumulatorSpec(op, compile_expression(arg), lambda: Covariance(sample), arg)
-    elif op in ACCUMULATORS:
+    elif op in WINDOW_FUNCTIONS:
         out.acc = parse_accumulator(op, arg)
     else:
         raise MongoError(ErrorCode.FailedToParse, f"Unrecognized window function, {op}")
