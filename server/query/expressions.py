@@ -45,6 +45,7 @@ __all__ = [
     "is_constant",
     "expression_fields",
     "OPERATORS",
+    "SPECIAL_OPERATORS",
     "SYSTEM_VARIABLES",
 ]
 
@@ -55,6 +56,8 @@ for _module in (expr_arith, expr_logic, expr_strings, expr_arrays, expr_sets, ex
 
 SYSTEM_VARIABLES = frozenset({"ROOT", "CURRENT", "NOW", "REMOVE", "CLUSTER_TIME", "USER_ROLES", "SEARCH_META"})
 _NOT_SUPPORTED = frozenset({"$function", "$accumulator", "$where"})
+# Compiled by _compile_object itself rather than through OPERATORS.
+SPECIAL_OPERATORS = frozenset({"$literal", "$const", "$let", "$meta", "$toHashedIndexKey"})
 
 
 def compile_expression(expr: Any, *, allow_vars: bool = True, collation: Any = None) -> Compiled:
