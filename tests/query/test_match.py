@@ -289,6 +289,10 @@ def test_filter_fields_lists_document_level_paths():
     )
     assert filter_fields(node) == {"a.b", "c", "d", "e"}
 
+    # $$CURRENT.<path> and $$ROOT.<path> in $expr name document fields too
+    node = parse_filter({"$expr": {"$and": [{"$eq": ["$$CURRENT.s.x", 1]}, {"$in": ["$$ROOT.v", [1]]}]}})
+    assert filter_fields(node) == {"s.x", "v"}
+
 
 def test_in_with_nan_and_decimal_members():
     f = compile_filter({"a": {"$in": [float("nan"), Decimal128("0.5")]}})
