@@ -42,7 +42,7 @@ def run(uri: str, cases: int, seed: int, documents: int, show: int, progress: bo
         if expected[0] == "error":
             errors[expected[1]] += 1
         for name in ts_differential.TIME_SERIES:
-            message = ts_differential.difference(case, expected, ts_differential.run(database[name], case), name)
+            message = ts_differential.check(database, case, name, expected)
             if message:
                 differences.append(f"seed {seed}, case {i}: {message}")
                 if len(differences) <= show:  # as found: a long run shows its first ones early

@@ -65,8 +65,12 @@ def _number(rng: random.Random) -> Any:
 
 def _meta(rng: random.Random) -> Any:
     kind = rng.random()
-    if kind < 0.55:
+    if kind < 0.5:
         return {"h": rng.choice(HOSTS), "r": rng.choice(["eu", "us"])}  # sorted fields (normalized)
+    if kind < 0.53:
+        return {"h": rng.choice(HOSTS), "r": "eu", "z": {"k": rng.randrange(2), "l": [1, rng.randrange(3)]}}
+    if kind < 0.55:
+        return [rng.choice(["a", "b"]), rng.randrange(2)]  # an array meta
     if kind < 0.7:
         return rng.choice(["a", "b"])
     if kind < 0.78:
@@ -79,10 +83,11 @@ def _meta(rng: random.Random) -> Any:
 _MISSING = object()
 
 
-def document(rng: random.Random, i: int) -> dict:
-    """One measurement: ``_id`` (unique int), ``t`` (date), meta ``m`` (object/scalar/null/missing) and
-    sparse fields of mixed types."""
-    doc: dict[str, Any] = {"_id": i, "t": T0 + dt.timedelta(milliseconds=rng.randrange(SPAN_S * 1000))}
+def document(rng: random.Random, i: int, ms: int | None = None) -> dict:
+    """One measurement: ``_id`` (unique int), ``t`` (date, ``ms`` after T0), meta ``m`` (object/scalar/
+    null/missing) and sparse fields of mixed types."""
+    ms = rng.randrange(SPAN_S * 1000) if ms is None else ms
+    doc: dict[str, Any] = {"_id": i, "t": T0 + dt.timedelta(milliseconds=ms)}
     meta = _meta(rng)
     if meta is not _MISSING:
         doc["m"] = meta
@@ -132,8 +137,21 @@ def document(rng: random.Random, i: int) -> dict:
     return doc
 
 
+EXTREME_TIMES = (dt.datetime(1969, 12, 31, 23, 59, 59), dt.datetime(1900, 1, 1), dt.datetime(2107, 3, 1, 12))
+
+
 def documents(rng: random.Random, n: int) -> list[dict]:
-    return [document(rng, i) for i in range(n)]
+    """``n`` measurements with distinct times (``t`` is unique, like ``_id``: a sort on it is total):
+    about a fifth on whole minutes (which time equalities meet), and three far from the others (before
+    1970 and after 2106: bucket ids wrap)."""
+    times: set[int] = set()
+    while len(times) < n:
+        ms = rng.randrange(SPAN_S * 1000)
+        times.add(ms - ms % 60000 if rng.random() < 0.2 else ms)
+    docs = [document(rng, i, ms) for i, ms in enumerate(sorted(times, key=lambda _: rng.random()))]
+    for doc, when in zip(docs[-len(EXTREME_TIMES):], EXTREME_TIMES, strict=True):
+        doc["t"] = when
+    return docs
 
 
 def dim_documents() -> list[dict]:
@@ -157,10 +175,12 @@ class Case:
     find: dict = field(default_factory=dict)
     ordered: bool = False
     unordered: frozenset = frozenset()
+    hint: Any = None
 
     def describe(self) -> str:
         body = self.pipeline if self.kind == "aggregate" else self.find
-        return f"{self.kind} {body!r} ordered={self.ordered} unordered={sorted(self.unordered)}"
+        hint = f" hint={self.hint!r}" if self.hint is not None else ""
+        return f"{self.kind} {body!r}{hint} ordered={self.ordered} unordered={sorted(self.unordered)}"
 
 
 @dataclass
@@ -213,7 +233,9 @@ class Grammar:
         if kind == "str":
             return rng.choice(STRINGS)
         if kind == "date":
-            return T0 + dt.timedelta(hours=rng.randrange(-6, SPAN_S // 3600 + 6))
+            if rng.random() < 0.05:
+                return rng.choice(EXTREME_TIMES)
+            return T0 + dt.timedelta(minutes=rng.randrange(-60, SPAN_S // 60 + 60))
         if kind == "bool":
             return rng.random() < 0.5
         if kind == "obj":
@@ -641,7 +663,7 @@ class Grammar:
             path = self._pick(st, ("int", "str", "bool", "any", "date"))
             if path is None:
                 return None, True
-            return f"${path}", st.fields[path] in ("int", "str", "bool", "date") or path == "m"
+            return f"${path}", st.fields[path] in ("int", "str", "bool", "date")
         if r < 0.65:
             return {"$dateTrunc": {"date": "$t" if "t" in st.fields else self.const("date"), "unit": rng.choice(UNITS)}}, True
         if r < 0.8:
@@ -907,7 +929,7 @@ class Grammar:
         if "t" not in st.fields:
             return self.stage_match(st, depth)
         spec = {"field": "t", "range": {"step": rng.choice([6, 12]), "unit": "hour",
-                                        "bounds": rng.choice(["full", [T0, T0 + dt.timedelta(days=1)]])}}
+                                        "bounds": [T0, T0 + dt.timedelta(days=1)]}}  # (not "full": 1900..2107)
         if rng.random() < 0.5:
             # not "m": its null and missing values share a partition, and the value a generated
             # document copies is the first one read (order-dependent)
@@ -934,14 +956,97 @@ class Grammar:
 
     # ----------------------------------------------------------------------------- cases
     def pipeline_case(self) -> Case:
-        st = State(dict(MEASUREMENT_FIELDS))
-        stages, st = self.stages(st, 0, self.rng.randrange(1, self.max_stages + 1))
+        st = State(dict(MEASUREMENT_FIELDS), unique=frozenset({"_id", "t"}))
+        if self.rng.random() < 0.3:
+            stages, st = self.read_shape(st)
+            more, st = self.stages(st, 0, self.rng.randrange(0, 3))
+            stages += more
+        else:
+            stages, st = self.stages(st, 0, self.rng.randrange(1, self.max_stages + 1))
         return Case("aggregate", pipeline=stages, ordered=st.ordered, unordered=st.unordered)
+
+    # ----------------------------------------------------------------------------- time-series read shapes
+    def time_meta_filter(self) -> dict:
+        """What time-series reads push down: time ranges, meta predicates, measurement bounds."""
+        rng = self.rng
+        out: dict = {}
+        if rng.random() < 0.7:
+            lo = T0 + dt.timedelta(minutes=rng.randrange(-30, SPAN_S // 60))
+            out["t"] = rng.choice([{"$gte": lo, "$lt": lo + dt.timedelta(minutes=rng.choice([1, 30, 90, 300]))},
+                                   {rng.choice(["$gt", "$gte", "$lt", "$lte"]): lo}, {"$ne": lo}])
+        if rng.random() < 0.5:
+            r = rng.random()
+            if r < 0.4:
+                out["m.h"] = rng.choice([rng.choice(HOSTS), {"$in": rng.sample(HOSTS, 2)}, {"$ne": "h1"}])
+            elif r < 0.7:
+                out["m"] = self.value_for("m", "any")
+            else:
+                out["m"] = {rng.choice(["$gte", "$lt", "$exists", "$type"]): rng.choice(["a", 1, True, "object"])}
+                if "$type" in out["m"]:
+                    out["m"] = {"$type": rng.choice(["object", "string", "null", "int"])}
+                elif "$exists" in out["m"]:
+                    out["m"] = {"$exists": rng.random() < 0.5}
+        if rng.random() < 0.4:
+            field = rng.choice(["v", "w", "s", "o.x", "b", "d"])
+            kind = MEASUREMENT_FIELDS[field]
+            out[field] = {rng.choice(["$gt", "$gte", "$lt", "$lte", "$eq", "$ne"]): self.value_for(field, kind)}
+        return out
+
+    def read_shape(self, st: State) -> tuple[list, State]:
+        """The shapes a time-series read plans specially (view.read_source): a leading $match pushed
+        down to buckets, a columnar $group (by $dateTrunc of the time and/or the meta, accumulators of
+        fields), its newest-first top-k ($sort {_id: -1} + $limit), lastpoint, projections."""
+        rng = self.rng
+        stages: list = []
+        if rng.random() < 0.6:
+            stages.append({"$match": self.time_meta_filter()})
+        shape = rng.choice(["group", "group", "topk", "lastpoint", "project", "sortlimit", "count"])
+        if shape in ("group", "topk"):
+            trunc = {"$dateTrunc": {"date": "$t", "unit": rng.choice(["minute", "hour", "day"])}}
+            if rng.random() < 0.3:
+                trunc["$dateTrunc"]["binSize"] = rng.choice([5, 15, 2])
+            key = rng.choice([trunc, trunc, "$m.h", "$m", {"h": "$m.h", "d": trunc}, None])
+            spec: dict = {"_id": key}
+            fields = {"_id": "any"}
+            for _ in range(rng.randrange(1, 5)):
+                name = self._name("c")
+                spec[name] = rng.choice([{"$max": "$v"}, {"$min": "$w"}, {"$avg": "$v"}, {"$sum": "$w"}, {"$sum": 1},
+                                         {"$count": {}}, {"$max": "$t"}, {"$min": "$t"}, {"$avg": "$w"}, {"$max": "$s"},
+                                         {"$sum": "$v"}, {"$min": "$o"}, {"$max": "$b"}, {"$min": "$d"}])
+                fields[name] = "any"
+            stages.append({"$group": spec})
+            st = State(fields, unique=frozenset({"_id"} if key != "$m" else ()))  # (array metas)
+            if (shape == "topk" or rng.random() < 0.3) and key != "$m":
+                stages += [{"$sort": {"_id": rng.choice([-1, 1])}}, {"$limit": rng.randrange(1, 8)}]
+                st = st.copy(ordered=True)
+            return stages, st
+        if shape == "lastpoint":
+            key = rng.choice(["m.h", "m"])
+            stages.append({"$sort": {key: 1, "t": -1}})
+            spec = {"_id": f"${key}"}
+            fields = {"_id": "any"}
+            for name in rng.sample(["t", "v", "w", "s", "o", "_id"], rng.randrange(1, 4)):
+                spec["l" + name] = {"$first": f"${name}"}
+                fields["l" + name] = "any"
+            stages.append({"$group": spec})
+            return stages, State(fields, unique=frozenset({"_id"} if key != "m" else ()))
+        if shape == "project":
+            proj = {p: 1 for p in rng.sample(["t", "m", "v", "w", "o.x", "a", "_id"], rng.randrange(1, 4))}
+            stages.append({"$project": proj})
+            fields = {p: k for p, k in st.fields.items() if any(p == q or p.startswith(q + ".") for q in proj)}
+            fields["_id"] = "int"
+            return stages, self._projected(st, fields)
+        if shape == "sortlimit":
+            stages += [{"$sort": {"t": rng.choice([1, -1])}}, {"$limit": rng.randrange(1, 20)}]
+            return stages, st.copy(ordered=True)
+        stages.append({"$count": "n"})
+        return stages, State({"n": "int"}, ordered=True, unique=frozenset({"n"}))
 
     def find_case(self) -> Case:
         rng = self.rng
-        st = State(dict(MEASUREMENT_FIELDS))
-        find: dict = {"filter": self.filter(st) if rng.random() < 0.85 else {}}
+        st = State(dict(MEASUREMENT_FIELDS), unique=frozenset({"_id", "t"}))
+        find: dict = {"filter": (self.filter(st) if rng.random() < 0.6 else self.time_meta_filter())
+                      if rng.random() < 0.85 else {}}
         r = rng.random()
         if r < 0.25:
             find["projection"] = {p: 0 for p in rng.sample(["v", "s", "o", "a", "m", "_id", "o.x"], rng.randrange(1, 3))}
@@ -967,4 +1072,7 @@ class Grammar:
         return Case("find", find=find, ordered=ordered)
 
     def case(self) -> Case:
-        return self.find_case() if self.rng.random() < 0.3 else self.pipeline_case()
+        case = self.find_case() if self.rng.random() < 0.3 else self.pipeline_case()
+        if self.rng.random() < 0.1:  # the indexes every collection has (harness.ts_differential.INDEXES)
+            case.hint = self.rng.choice(["t_-1", "w_1", {"w": 1}, {"t": -1}, {"$natural": 1}])
+        return case
