@@ -176,11 +176,14 @@ class Case:
     ordered: bool = False
     unordered: frozenset = frozenset()
     hint: Any = None
+    collation: dict | None = None
+    batch_size: int = 0  # small batches: cursors resumed by getMore across buckets
 
     def describe(self) -> str:
         body = self.pipeline if self.kind == "aggregate" else self.find
-        hint = f" hint={self.hint!r}" if self.hint is not None else ""
-        return f"{self.kind} {body!r}{hint} ordered={self.ordered} unordered={sorted(self.unordered)}"
+        options = {k: v for k, v in (("hint", self.hint), ("collation", self.collation),
+                                       ("batchSize", self.batch_size)) if v}
+        return f"{self.kind} {body!r} {options} ordered={self.ordered} unordered={sorted(self.unordered)}"
 
 
 @dataclass
@@ -1071,8 +1074,36 @@ class Grammar:
                 find["skip"] = rng.randrange(0, 50)
         return Case("find", find=find, ordered=ordered)
 
+    def count_case(self) -> Case:
+        rng = self.rng
+        st = State(dict(MEASUREMENT_FIELDS))
+        find: dict = {"filter": self.filter(st) if rng.random() < 0.5 else self.time_meta_filter()}
+        if rng.random() < 0.3:
+            find["skip"] = rng.randrange(0, 20)
+        if rng.random() < 0.3:
+            find["limit"] = rng.randrange(1, 50)
+        return Case("count", find=find)
+
+    def distinct_case(self) -> Case:
+        rng = self.rng
+        st = State(dict(MEASUREMENT_FIELDS))
+        # distinct keeps the first of equal values: keys whose values never tie across types
+        key = rng.choice(["m", "m.h", "v", "w", "s", "o.x", "o.y", "a", "a.x", "b", "d", "t", "o.z.k", "nope"])
+        find = {"key": key, "filter": self.filter(st) if rng.random() < 0.5 else self.time_meta_filter()}
+        return Case("distinct", find=find)
+
     def case(self) -> Case:
-        case = self.find_case() if self.rng.random() < 0.3 else self.pipeline_case()
-        if self.rng.random() < 0.1:  # the indexes every collection has (harness.ts_differential.INDEXES)
-            case.hint = self.rng.choice(["t_-1", "w_1", {"w": 1}, {"t": -1}, {"$natural": 1}])
+        rng = self.rng
+        r = rng.random()
+        case = (self.find_case() if r < 0.25 else self.count_case() if r < 0.29 else self.distinct_case()
+                if r < 0.33 else self.pipeline_case())
+        if rng.random() < 0.1 and case.kind != "distinct":  # indexes every collection has (ts_differential.INDEXES)
+            case.hint = rng.choice(["t_-1", "w_1", {"w": 1}, {"t": -1}, {"$natural": 1}])
+        if rng.random() < 0.08:
+            # under a non-simple collation strings compare by ICU keys (no string in the documents
+            # ties with another under it); the time-series fast paths are then off
+            case.collation = rng.choice([{"locale": "en", "strength": 2}, {"locale": "fr"},
+                                         {"locale": "en", "numericOrdering": True}])
+        if rng.random() < 0.1 and case.kind in ("find", "aggregate"):
+            case.batch_size = rng.randrange(1, 6)
         return case

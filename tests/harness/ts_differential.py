@@ -57,11 +57,25 @@ def _substitute(value: Any, name: str) -> Any:
 
 
 def run(collection: Any, case: Case) -> tuple[str, Any]:
+    """The answer: ("ok", documents) or ("error", code); ``count`` answers [{"n": count}],
+    ``distinct`` [{"v": value}, ...] (so that every answer is a list of documents)."""
     try:
-        extra = {"hint": case.hint} if case.hint is not None else {}
-        if case.kind == "aggregate":
-            return "ok", list(collection.aggregate(_substitute(case.pipeline, collection.name), **extra))
+        extra: dict[str, Any] = {"hint": case.hint} if case.hint is not None else {}
+        if case.collation is not None:
+            extra["collation"] = case.collation
         f = case.find
+        if case.kind == "aggregate":
+            if case.batch_size:
+                extra["batchSize"] = case.batch_size
+            return "ok", list(collection.aggregate(_substitute(case.pipeline, collection.name), **extra))
+        if case.kind == "count":
+            for key in ("skip", "limit"):
+                if key in f:
+                    extra[key] = f[key]
+            return "ok", [{"n": collection.count_documents(f.get("filter", {}), **extra)}]
+        if case.kind == "distinct":
+            extra.pop("hint", None)
+            return "ok", [{"v": v} for v in collection.distinct(f["key"], f.get("filter", {}), **extra)]
         cursor = collection.find(f.get("filter", {}), f.get("projection"), **extra)
         if "sort" in f:
             cursor = cursor.sort(list(f["sort"].items()))
@@ -69,6 +83,8 @@ def run(collection: Any, case: Case) -> tuple[str, Any]:
             cursor = cursor.skip(f["skip"])
         if "limit" in f:
             cursor = cursor.limit(f["limit"])
+        if case.batch_size:
+            cursor = cursor.batch_size(case.batch_size)
         return "ok", list(cursor)
     except OperationFailure as exc:
         return "error", exc.code
