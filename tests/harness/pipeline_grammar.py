@@ -333,7 +333,9 @@ class Grammar:
     def string(self, st: State, depth: int = 0) -> Any:
         rng = self.rng
         if depth >= 3 or rng.random() < 0.35:
-            return rng.choice([{"$ifNull": ["$s", "none"]}, rng.choice(STRINGS), {"$toString": "$w"}, "$m.h",
+            # (s is sometimes an int: string operators would fail on it, and which document fails
+            # first depends on the read order)
+            return rng.choice([{"$toString": {"$ifNull": ["$s", "none"]}}, rng.choice(STRINGS), {"$toString": "$w"}, "$m.h",
                                {"$ifNull": ["$o.y", ""]}])
         op = rng.choice(["$concat", "$toUpper", "$toLower", "$substrCP", "$trim", "$toString", "$dateToString",
                          "$cond", "$replaceAll", "$split0", "$type", "$switch"])
@@ -396,7 +398,7 @@ class Grammar:
         if op in ("$isArray", "$isNumber"):
             return {op: self.anything(st, depth + 1)}
         if op == "$regexMatch":
-            return {op: {"input": {"$ifNull": ["$s", ""]}, "regex": rng.choice(["^o", "a.c", "K$", "^$"]),
+            return {op: {"input": {"$toString": {"$ifNull": ["$s", ""]}}, "regex": rng.choice(["^o", "a.c", "K$", "^$"]),
                          "options": rng.choice(["", "i"])}}
         if op == "$anyElementTrue":
             return {op: [{"$cond": [{"$isArray": "$a"}, "$a", []]}]}
@@ -737,7 +739,7 @@ class Grammar:
     def stage_sortByCount(self, st, depth):
         key, scalar = self.group_key(st)
         if key is None or isinstance(key, dict) and not any(k.startswith("$") for k in key):
-            key, scalar = "$s", True
+            key, scalar = {"$toString": "$w"}, True  # a string, never an array
         return {"$sortByCount": key}, State({"_id": "any", "count": "int"}, unique=frozenset({"_id"} if scalar else ()))
 
     def stage_bucket(self, st, depth):
@@ -863,7 +865,7 @@ class Grammar:
             # ranks compare sortBy values, ordered by sort keys: an array (or a path through one)
             # ties with values it does not equal, and the ranks then depend on the input order
             key = next(iter(sort_spec))
-            scalar = key in ("_id", "t", "w", "s", "b", "d", "o.z.k", "m.h") and st.fields.get(key) != "arr"
+            scalar = key in ("_id", "t", "w", "s", "b", "d", "o.z.k") and st.fields.get(key) not in ("arr", "any")
             if len(sort_spec) != 1 or not scalar or (op == "$documentNumber" and not total):
                 return {"$sum": num()}, "num", False
             return {op: {}}, "int", False
