@@ -162,8 +162,19 @@ def same(case: Case, expected: tuple[str, Any], got: tuple[str, Any]) -> bool:
         return True
     if a[0] != "ok" or b[0] != "ok" or case.ordered or len(a[1]) != len(b[1]):
         return False
-    unmatched = list(b[1])  # a multiset whose coarse order put two close documents apart
+    # a multiset whose coarse order put two close documents apart: exact matches first, then close ones
+    unmatched = list(b[1])
+    exact = {}
+    for i, doc in enumerate(unmatched):
+        exact.setdefault(doc, []).append(i)
+    rest, taken = [], set()
     for doc in a[1]:
+        if exact.get(doc):
+            taken.add(exact[doc].pop())
+        else:
+            rest.append(doc)
+    unmatched = [doc for i, doc in enumerate(unmatched) if i not in taken]
+    for doc in rest:
         for i, other in enumerate(unmatched):
             if close(doc, other):
                 del unmatched[i]
