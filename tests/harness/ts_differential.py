@@ -98,7 +98,7 @@ def normal(value: Any, deep_sort: bool = False) -> Any:
         return ("D", tuple(sorted((k, normal(v, deep_sort)) for k, v in value.items())))
     if t is list:
         items = [normal(v, deep_sort) for v in value]
-        return ("L", tuple(sorted(items, key=lambda x: repr(_coarse(x))) if deep_sort else items))
+        return ("L", tuple(sorted(items, key=_order) if deep_sort else items))
     if t is bool:
         return ("b", value)
     if t is int:
@@ -131,6 +131,11 @@ def _coarse(form: Any) -> Any:
     return form
 
 
+def _order(form: Any) -> tuple[str, str]:
+    """The multiset order: coarse, then exact (so that equal values line up whatever their order)."""
+    return repr(_coarse(form)), repr(form)
+
+
 def close(a: Any, b: Any) -> bool:
     """Equal forms, doubles and decimals to 9 significant digits: sums, averages, standard deviations
     and covariances round differently in another input order (decimals round at 34 digits, and the
@@ -153,7 +158,7 @@ def comparable(case: Case, answer: tuple[str, Any]) -> Any:
     if status == "error":
         return ("error", value)
     docs = [_doc_form(d, case.unordered) for d in value]
-    return ("ok", tuple(docs) if case.ordered else tuple(sorted(docs, key=lambda x: repr(_coarse(x)))))
+    return ("ok", tuple(docs) if case.ordered else tuple(sorted(docs, key=_order)))
 
 
 def same(case: Case, expected: tuple[str, Any], got: tuple[str, Any]) -> bool:
