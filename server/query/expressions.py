@@ -23,6 +23,7 @@ from bson.int64 import Int64
 from protocol.errors import ErrorCode, MongoError
 from server.query import (
     docmeta,
+    expr_accumulators,
     expr_arith,
     expr_arrays,
     expr_conversion,
@@ -51,7 +52,7 @@ __all__ = [
 
 OPERATORS: dict[str, Any] = {}
 for _module in (expr_arith, expr_logic, expr_strings, expr_arrays, expr_sets, expr_objects, expr_conversion,
-                expr_dates):
+                expr_dates, expr_accumulators):
     OPERATORS.update(_module.OPERATORS)
 
 SYSTEM_VARIABLES = frozenset({"ROOT", "CURRENT", "NOW", "REMOVE", "CLUSTER_TIME", "USER_ROLES", "SEARCH_META"})
