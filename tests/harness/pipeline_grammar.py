@@ -279,10 +279,16 @@ class Grammar:
         op = rng.choice(["$add", "$subtract", "$multiply", "$divide", "$mod", "$abs", "$floor", "$ceil", "$round",
                          "$trunc", "$cond", "$ifNull", "$switch", "$let", "$size", "$strLenCP", "$reduce",
                          "$dateDiff", "$year", "$hour", "$dayOfWeek", "$toDouble", "$toLong", "$arrayElemAt",
-                         "$indexOfArray", "$pow", "$sqrt", "$bitAnd", "$convert", "$getField", "$cmp", "$toInt"])
+                         "$indexOfArray", "$pow", "$sqrt", "$bitAnd", "$convert", "$getField", "$cmp", "$toInt",
+                         "$sum", "$avg", "$maxexpr", "$stdDevPop"])
         n = lambda: self.num(st, depth + 1)  # noqa: E731
         if op in ("$add", "$multiply"):
             return {op: [n() for _ in range(rng.randrange(1, 4))]}
+        if op in ("$sum", "$avg", "$stdDevPop"):  # one operand: an array's elements; several: values
+            return {op: rng.choice(["$a", "$a.x", "$o.x", [n() for _ in range(rng.randrange(1, 4))]])}
+        if op == "$maxexpr":
+            return {rng.choice(["$max", "$min"]): rng.choice([[n(), n()], {"$filter": {
+                "input": {"$cond": [{"$isArray": "$a"}, "$a", []]}, "cond": {"$isNumber": "$$this"}}}])}
         if op == "$subtract":
             return {op: [n(), n()]}
         if op in ("$divide", "$mod"):
