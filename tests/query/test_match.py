@@ -311,3 +311,12 @@ def test_expr_errors_surface_at_parse_time():
     with pytest.raises(MongoError) as info:
         compile_filter({"$expr": {"$nope": 1}})
     assert info.value.code == 168
+
+
+def test_nan_against_a_decimal_bound_matches_nothing_and_does_not_raise():
+    # Python's Decimal refuses to order against a float NaN; mongod: NaN matches no non-NaN bound
+    for op in ("$lt", "$lte", "$gt", "$gte", "$eq"):
+        f = compile_filter({"u": {op: Decimal128("1.25")}})
+        assert not f({"u": float("nan")})
+        assert f({"u": [float("nan"), 1.25]}) == (op in ("$lte", "$gte", "$eq"))
+    assert compile_filter({"u": {"$lte": float("nan")}})({"u": float("nan")})
