@@ -100,6 +100,11 @@ def document(rng: random.Random, i: int, ms: int | None = None) -> dict:
         doc["v"] = rng.choice(STRINGS)
     if rng.random() < 0.85:
         doc["w"] = rng.randrange(10)
+    # u: a dense double column (the columnar $group's fast arrays), now and then NaN or missing
+    r = rng.random()
+    doc["u"] = float("nan") if r < 0.01 else rng.randrange(-100, 100) / 4 if r < 0.97 else None
+    if doc["u"] is None:
+        del doc["u"]
     r = rng.random()
     if r < 0.7:
         doc["s"] = rng.choice(STRINGS)
@@ -203,7 +208,7 @@ class State:
         return State(**values)
 
 
-MEASUREMENT_FIELDS = {"_id": "int", "t": "date", "m": "any", "m.h": "str", "v": "num", "w": "int", "s": "str",
+MEASUREMENT_FIELDS = {"_id": "int", "t": "date", "m": "any", "m.h": "str", "v": "num", "w": "int", "u": "num", "s": "str",
                       "d": "date", "b": "bool", "o": "obj", "o.x": "num", "o.y": "str", "o.z.k": "int", "a": "arr",
                       "a.x": "num", "oid": "any"}
 TYPE_NAMES = ["double", "string", "object", "array", "objectId", "bool", "date", "null", "int", "long", "decimal",
@@ -1022,6 +1027,7 @@ class Grammar:
             for _ in range(rng.randrange(1, 5)):
                 name = self._name("c")
                 spec[name] = rng.choice([{"$max": "$v"}, {"$min": "$w"}, {"$avg": "$v"}, {"$sum": "$w"}, {"$sum": 1},
+                                         {"$max": "$u"}, {"$min": "$u"}, {"$avg": "$u"}, {"$sum": "$u"},
                                          {"$count": {}}, {"$max": "$t"}, {"$min": "$t"}, {"$avg": "$w"}, {"$max": "$s"},
                                          {"$sum": "$v"}, {"$min": "$o"}, {"$max": "$b"}, {"$min": "$d"}])
                 fields[name] = "any"
