@@ -11,7 +11,11 @@ with a different choice between equals, and generates only queries whose answer 
   ``$firstN``/``$lastN``/``$mergeObjects`` accumulators, ``$limit``/``$skip``, document windows, ``$shift``,
   ``$documentNumber``, ``$locf``/``$linearFill``, ``$arrayElemAt`` on a pushed array...) are generated
   only while the stream order is total: after a ``$sort`` whose key includes a field known to be unique
-  (``_id`` of the measurements, of ``$group``/``$bucket``/``$sortByCount`` output). Arrays whose order is
+  and never an array (``_id`` and ``t`` of the measurements, ``_id`` of ``$group``/``$bucket``/
+  ``$sortByCount`` output with a scalar key; an array sorts by its least or greatest element, so unique
+  arrays may tie). ``$top``/``$bottom``(``N``) only with such a ``sortBy``; ``$rank``/``$denseRank`` only
+  on scalar fields (ranks compare values, which an array can tie in sort order without equalling).
+  Arrays whose order is
   unspecified (``$push`` on an unordered stream, ``$addToSet``, ``$setUnion``...) are *unordered fields*:
   compared as multisets and never read by later stages.
 - *ties between equal values of different types*: ``$min``/``$max``/``$addToSet``/``$group`` keep the first
@@ -24,11 +28,25 @@ with a different choice between equals, and generates only queries whose answer 
 - *meta normalization*: a time-series collection stores object metas with their fields sorted
   (MongoDB does the same: timeseries_insert_normalize_metadata.js), so the generated metas are objects
   with sorted fields.
-- *floating point*: sums and standard deviations of doubles depend on the order of the additions in
-  the last bits; results are compared to 9 significant digits.
+  Equal values of different types that computations produce (``0`` and ``0.0``) are avoided by
+  reading fields in those accumulators, never computed values.
+- *null and missing*: they group together (``$group``, partitions), and which of them a group or a
+  ``$densify`` partition shows is the first read: ``$densify`` partitions never on ``m``.
+- *floating point*: sums, standard deviations and covariances of doubles and decimals depend on the
+  order of the additions in the last digits; results are compared to 9 significant digits.
+- *errors*: which document fails first (two documents failing differently, or a limit stopping before
+  the failing one) depends on the read order; such a pair of answers is no difference when the regular
+  collection gives the time-series answer for another input order (``ts_differential.check``). String
+  operators read ``$toString`` of the mixed-type ``s`` to keep failures rare.
 - ``$sample``, ``$rand``, ``$$NOW``: non-deterministic, never generated. ``$natural`` sorts and hints:
   the natural order of a time-series collection is bucket order (MongoDB answers it so too).
-- ``$out``/``$merge``: writes, not part of a read differential.
+- ``$out``/``$merge``: writes, not part of a read differential. ``$geoNear``/``$text``/geo filters,
+  ``$graphLookup``, ``$documents``, ``$collStats``/``$indexStats``/``$currentOp``: other tests cover them
+  (geo and text need indexes a time-series collection restricts; the others do not read the collection's
+  documents). ``$redact`` is generated to check both refuse it alike (224).
+- *indexes*: hints name indexes every collection has (``{w: 1}``, ``{t: -1}``); ``{m: 1, t: 1}`` is only
+  on the time-series collection with metaField ``m`` (on ``tsnm`` ``m`` holds arrays, which a
+  time-series index on a measurement refuses, as mongod does).
 - find projections with ``$slice``/``$elemMatch``/positional ``$``/``$meta``: not supported by finds on
   views (MongoDB manual, "Projection Operators"), which a time-series collection is.
 """
