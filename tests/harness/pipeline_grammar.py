@@ -506,7 +506,47 @@ class Grammar:
         if r < 0.45:
             return rng.choice(["$$ROOT.v", "$$CURRENT.s", {"$getField": rng.choice(["w", "s", "o"])},
                                {"$getField": {"field": "v", "input": "$$ROOT"}}])
+        if r < 0.55:
+            return self.more(st, depth)
         return self.typed(rng.choice(["num", "str", "date", "bool", "arr", "obj"]), st, depth)
+
+    def more(self, st: State, depth: int) -> Any:
+        """The other expression operators (pure functions of their operands; ``$rand`` and ``$meta``
+        are not deterministic or need a text/geo read)."""
+        rng = self.rng
+        n = lambda: self.num(st, depth + 1)  # noqa: E731
+        s = lambda: self.string(st, depth + 1)  # noqa: E731
+        d = lambda: self.date(st, depth + 1)  # noqa: E731
+        arr = {"$cond": [{"$isArray": "$a"}, "$a", [1, 2]]}
+        w = {"$ifNull": ["$w", 3]}
+        unit = rng.choice(["$dayOfMonth", "$dayOfYear", "$isoDayOfWeek", "$isoWeek", "$isoWeekYear", "$millisecond",
+                           "$minute", "$month", "$second", "$week"])
+        choices = [
+            lambda: {"$allElementsTrue": [arr]},
+            lambda: {rng.choice(["$bitOr", "$bitXor"]): [w, rng.choice([1, 6, Int64(9)])]},
+            lambda: {"$bitNot": w},
+            lambda: {"$const": rng.choice([1, "a", [1, 2]])},
+            lambda: {"$dateFromParts": {"year": 2024, "month": {"$add": [w, 1]}, "day": rng.randrange(1, 29),
+                                        "hour": rng.randrange(24)}},
+            lambda: {"$dateFromString": {"dateString": rng.choice(["2024-03-01T10:00:00Z", "2024-03-01", "nope"]),
+                                         "onError": None}},
+            lambda: {"$dateToParts": {"date": d(), "iso8601": rng.random() < 0.5}},
+            lambda: {unit: d()},
+            lambda: {rng.choice(["$exp", "$ln", "$log10"]): {"$add": [{"$abs": {"$mod": [n(), 5]}}, 1]}},
+            lambda: {"$log": [{"$add": [{"$abs": {"$mod": [n(), 50]}}, 1]}, 2]},
+            lambda: {rng.choice(["$indexOfBytes", "$indexOfCP"]): [s(), "a"]},
+            lambda: {rng.choice(["$ltrim", "$rtrim"]): {"input": s(), "chars": "o "}},
+            lambda: {rng.choice(["$regexFind", "$regexFindAll"]): {"input": s(), "regex": rng.choice(["a(.)", "[0-9]+", "^o"])}},
+            lambda: {"$replaceOne": {"input": s(), "find": "a", "replacement": "-"}},
+            lambda: {rng.choice(["$setDifference", "$setIntersection", "$setEquals"]): [arr, [1, 2, 3]]},
+            lambda: {rng.choice(["$strLenBytes", "$strcasecmp"]): s() if rng.random() < 0.5 else [s(), s()]},
+            lambda: {rng.choice(["$substr", "$substrBytes"]): [s(), rng.randrange(3), rng.randrange(4)]},
+            lambda: {rng.choice(["$toBool", "$toDecimal"]): rng.choice(["$w", "$v", "$b", n()])},
+            lambda: {"$toObjectId": rng.choice(["65000007000000000000000a", "$oid", "bad"])},
+            lambda: {"$toHashedIndexKey": self.anything(st, depth + 1)},
+            lambda: {rng.choice(["$tsSecond", "$tsIncrement"]): "$nope"},
+        ]
+        return rng.choice(choices)()
 
     # ----------------------------------------------------------------------------- filters
     def filter(self, st: State, depth: int = 0) -> dict:
@@ -525,6 +565,14 @@ class Grammar:
             return {op: [self.filter(st, depth + 1) for _ in range(rng.randrange(1, 4))]}
         if r < 0.2:
             return {"$expr": self.boolean(st)}
+        if r < 0.23:
+            return rng.choice([
+                {"$jsonSchema": {"required": [rng.choice(["v", "w", "o"])],
+                                 "properties": {"w": {"bsonType": "int", "minimum": rng.randrange(5)},
+                                                "o": {"bsonType": ["object", "null"]}}}},
+                {"$comment": "generated"},
+                {"w": {rng.choice(["$bitsAllSet", "$bitsAllClear", "$bitsAnyClear"]): rng.choice([1, 6, [0, 2]])}},
+            ])
         path = self._pick(st)
         if path is None:
             return {}
