@@ -52,7 +52,8 @@ def run(uri: str, cases: int, seed: int, documents: int, show: int, progress: bo
     client.drop_database("bench_differential")
     client.close()
     print(f"{cases} cases, {len(differences)} differences")
-    print(f"  ({kinds['aggregate']} pipelines, {kinds['find']} finds; each on 2 time-series collections; "
+    print(f"  ({kinds['aggregate']} pipelines, {kinds['find']} finds, {kinds['count']} counts, "
+          f"{kinds['distinct']} distincts; each on 2 time-series collections; "
           f"{sum(errors.values())} answered an error on both, codes {dict(errors.most_common(8))}; "
           f"{time.monotonic() - start:.0f} s)")
     return 1 if differences else 0
