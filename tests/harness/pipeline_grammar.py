@@ -914,7 +914,9 @@ class Grammar:
             spec[name] = sub
             if not sub_st.ordered or sub_st.unordered:
                 unordered.add(name)  # (nested unordered arrays make the comparison multiset too)
-        return {"$facet": spec}, State({k: "arr" for k in spec}, ordered=True, unique=frozenset(),
+        # "root": the facets may hold whole measurements, whose top-level field order is the
+        # collection's own (never compared, unwound or sorted on: bench.differential seed 8 case 2874)
+        return {"$facet": spec}, State({k: "root" for k in spec}, ordered=True, unique=frozenset(),
                                        unordered=frozenset(unordered))
 
     def window_output(self, st: State, total: bool, sort_spec: dict) -> tuple[dict, str, bool]:
