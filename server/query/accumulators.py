@@ -136,7 +136,7 @@ _SIMPLE: dict[str, Callable[[], Accumulator]] = {
     "$mergeObjects": MergeObjects,
 }
 ACCUMULATORS = frozenset(_SIMPLE) | {"$count", "$top", "$bottom", "$topN", "$bottomN", "$firstN", "$lastN",
-                                     "$maxN", "$minN", "$median", "$percentile"}
+                                     "$maxN", "$minN", "$median", "$percentile", "$accumulator"}
 
 
 def parse_accumulator(name: str, arg: Any, collation: Any = None) -> AccumulatorSpec:

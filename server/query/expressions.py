@@ -23,6 +23,7 @@ from bson.int64 import Int64
 from protocol.errors import ErrorCode, MongoError
 from server.query import (
     docmeta,
+    expr_accumulators,
     expr_arith,
     expr_arrays,
     expr_conversion,
@@ -46,16 +47,19 @@ __all__ = [
     "is_constant",
     "expression_fields",
     "OPERATORS",
+    "SPECIAL_OPERATORS",
     "SYSTEM_VARIABLES",
 ]
 
 OPERATORS: dict[str, Any] = {}
 for _module in (expr_arith, expr_logic, expr_strings, expr_arrays, expr_sets, expr_objects, expr_conversion,
-                expr_dates):
+                expr_dates, expr_accumulators):
     OPERATORS.update(_module.OPERATORS)
 
 SYSTEM_VARIABLES = frozenset({"ROOT", "CURRENT", "NOW", "REMOVE", "CLUSTER_TIME", "USER_ROLES", "SEARCH_META"})
 _NOT_SUPPORTED = frozenset({"$accumulator", "$where"})  # not expressions: 224 rather than 168
+# Compiled by _compile_object itself rather than through OPERATORS.
+SPECIAL_OPERATORS = frozenset({"$literal", "$const", "$let", "$meta", "$toHashedIndexKey", "$function"})
 
 
 def compile_expression(expr: Any, *, allow_vars: bool = True, collation: Any = None) -> Compiled:

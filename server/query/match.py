@@ -122,6 +122,8 @@ def _expr_fields(expr: Any, out: set[str]) -> None:
     if isinstance(expr, str):
         if expr.startswith("$") and not expr.startswith("$$"):
             out.add(expr[1:])
+        elif expr.startswith(("$$CURRENT.", "$$ROOT.")):  # the document's own fields too
+            out.add(expr.split(".", 1)[1])
     elif isinstance(expr, Mapping):
         for v in expr.values():
             _expr_fields(v, out)

@@ -85,8 +85,10 @@ def cmp_predicate(op: str, rhs: Any, collation: Any = None) -> Predicate:
 
         def number_pred(v: Any) -> bool:
             t = type(v)
-            if t is int or t is float or t is Int64:
+            if t is int or t is Int64:
                 return cmp(v, x)
+            if t is float:
+                return v == v and cmp(v, x)  # a NaN matches no bound (and cannot be ordered with a Decimal)
             if t is Decimal128:
                 d = v.to_decimal()
                 return False if d.is_nan() else cmp(d, x)

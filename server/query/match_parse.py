@@ -52,7 +52,7 @@ from server.query.match_regex import compile_regex, is_regex, pattern_and_option
 from server.query.text_search import parse_text
 from server.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
 
-__all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed"]
+__all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed", "QUERY_OPERATORS"]
 
 _UNSUPPORTED_TOP = {"$where"}  # as a top-level key it parses (_parse_where); elsewhere it is refused
 _GEO_OPS = {"$geoWithin", "$within", "$geoIntersects"}
@@ -80,6 +80,9 @@ _PATH_OPS = {
     *_BITS_OPS,
 }
 _TOP_OPS = {"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysTrue", "$alwaysFalse"}
+# Every query operator a filter accepts (README's operator table is checked against it).
+QUERY_OPERATORS = frozenset(_PATH_OPS | _TOP_OPS | _GEO_OPS | _NEAR_OPS | _GEO_OPERAND_OPS
+                            | {"$text", "$maxDistance", "$minDistance", "$where"})
 
 
 _WHERE_ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("tidemark_where_allowed", default=True)

@@ -25,7 +25,10 @@ from server.query.match import compile_node, filter_fields, parse_filter
 from server.query.paths import split_path
 from server.query.values import MISSING, is_number
 
-__all__ = ["compile_projection", "projection_is_inclusion"]
+__all__ = ["compile_projection", "projection_is_inclusion", "PROJECTION_OPERATORS"]
+
+# The find-only projection operators (positional ``a.$``, ``$elemMatch``, ``$slice``, ``$meta``).
+PROJECTION_OPERATORS = frozenset({"$", "$elemMatch", "$slice", "$meta"})
 
 _INCLUDE = "include"
 _EXCLUDE = "exclude"

@@ -40,6 +40,10 @@ from server.query.window_rates import derivative, integral, integral_point, line
 
 _NO_WINDOW_OPS = ("$rank", "$denseRank", "$documentNumber", "$shift", "$expMovingAvg", "$locf", "$linearFill")
 _RATE_UNITS = ("week", "day", "hour", "minute", "second", "millisecond")
+# Every window function $setWindowFields accepts: MongoDB 7.0's window operators ($mergeObjects and
+# $accumulator, accumulators of $group, are not).
+WINDOW_FUNCTIONS = (frozenset(ACCUMULATORS - {"$mergeObjects", "$accumulator"}) | set(_NO_WINDOW_OPS)
+                    | {"$derivative", "$integral", "$covariancePop", "$covarianceSamp"})
 
 
 class _Window:
@@ -200,7 +204,7 @@ def _parse_output(path, spec, sort_fields) -> _Output:
     elif op in ("$covariancePop", "$covarianceSamp"):
         sample = op == "$covarianceSamp"
         out.acc = AccumulatorSpec(op, compile_expression(arg), lambda: Covariance(sample), arg)
-    elif op in ACCUMULATORS:
+    elif op in WINDOW_FUNCTIONS:
         out.acc = parse_accumulator(op, arg)
     else:
         raise MongoError(ErrorCode.FailedToParse, f"Unrecognized window function, {op}")

@@ -44,6 +44,24 @@ def refs(value: Any, out: set[str]) -> bool:
     return True
 
 
+_SORTED_ACCUMULATORS = ("$top", "$bottom", "$topN", "$bottomN")
+
+
+def _sort_by_refs(group: dict, out: set[str]) -> bool:
+    """Add the fields the ``sortBy`` of ``$top``/``$bottom``/``$topN``/``$bottomN`` accumulators sort on:
+    they are named without a ``$`` (``{sortBy: {"o.k": 1}}``), so ``refs`` cannot see them. False if a
+    ``sortBy`` is not a plain object (the stage will refuse it; decode everything meanwhile)."""
+    for acc in group.values():
+        if not isinstance(acc, dict) or len(acc) != 1:
+            continue
+        op, arg = next(iter(acc.items()))
+        if op in _SORTED_ACCUMULATORS and isinstance(arg, dict) and "sortBy" in arg:
+            if not isinstance(arg["sortBy"], dict):
+                return False
+            out.update(key.split(".", 1)[0] for key in arg["sortBy"])
+    return True
+
+
 def _filter_top_fields(node: Any, out: set[str]) -> bool:
     """Add the top-level fields filter ``node`` reads to ``out``; False if it may read any field."""
     paths = filter_fields(node)
@@ -80,7 +98,7 @@ def needed_fields(pipeline: list[dict], filter_nodes: list) -> set[str] | None:
         elif name == "$count":
             return out
         elif name == "$group" and isinstance(body, dict):
-            return out if refs(body, out) else ALL
+            return out if refs(body, out) and _sort_by_refs(body, out) else ALL
         elif name == "$project" and isinstance(body, dict):
             others = [v for k, v in body.items() if k != "_id"]
             if not others or any(_is_exclusion(v) for v in others):

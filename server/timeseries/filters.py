@@ -266,10 +266,16 @@ def _measurement_bounds(path: str, op: str, value: Any) -> tuple | None:
         bound = {high: {op: value}}
     else:
         bound = {low: {op: value}}
-    mql = {"$or": [bound, {"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]}
+    guards: list[dict] = [{"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]
+    if op != "$gt" and op != "$gte":
+        # NaN is the least number, so a bucket holding one has it as its minimum: a bound on the
+        # minimum says nothing of its other values (mongod compares control values in sort order)
+        guards.append({low: float("nan")})
+    mql = {"$or": [bound, *guards]}
     # exactly that filter: the bound with the generic matcher's semantics (type bracketing, NaN), or
-    # control min and max of two BSON types (a bucket whose min/max then bound no single type)
-    within = compile_filter(bound)
+    # control min and max of two BSON types (a bucket whose min/max then bound no single type), or a
+    # NaN minimum
+    within = compile_filter({"$or": [bound, *guards[1:]]})
 
     def predicate(view: Any) -> bool:
         bucket = view.summary()

@@ -61,10 +61,13 @@ class _Unpacking:
         if time_field not in names:
             return None
         columns = {}
-        for name in names:
+        rows = None
+        for name in [time_field] + [n for n in names if n != time_field]:
             found = self.dense(name)
-            if found is None:
+            # a sparse column whose values fill only its first rows is dense but shorter
+            if found is None or (rows is not None and len(found[1]) != rows):
                 return None
+            rows = len(found[1]) if rows is None else rows
             columns[name] = python_values(found[0], found[1][positions])
         order = [time_field] if wanted is None or time_field in wanted else []
         values = [columns[time_field]] if order else []

@@ -5,6 +5,7 @@ exactly the buckets the read unpacked. ``serverInfo`` names this server's host a
 import datetime as dt
 import socket
 
+import bson
 import pytest
 
 T0 = dt.datetime(2024, 3, 1)
@@ -39,7 +40,8 @@ def check_filters(client, coll):
                                     verbosity="executionStats")
         cursor = cursor_stage(explain)
         shown = cursor["queryPlanner"]["winningPlan"].get("filter", {})
-        assert shown == cursor["queryPlanner"]["parsedQuery"]
+        # as BSON: a bound on a control minimum carries a NaN guard ({control.min.v: NaN}), and NaN != NaN
+        assert bson.encode(shown) == bson.encode(cursor["queryPlanner"]["parsedQuery"])
         selected = buckets.count_documents(shown)
         assert selected < total, (flt, shown)  # every filter here prunes
         assert cursor["executionStats"]["nReturned"] == selected, (flt, shown)

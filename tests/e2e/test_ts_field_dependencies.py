@@ -2,7 +2,10 @@
 
 The unpack decodes only the fields the rest of the pipeline can be proven to read. ``$getField``
 without ``input``, ``$$CURRENT``/``$$ROOT`` rebinding and ``$jsonSchema`` keywords over every field name
-no ``$path``: the unpack must then decode every field (it used to return ``{}`` and match nothing)."""
+no ``$path``: the unpack must then decode every field (it used to return ``{}`` and match nothing).
+``$$CURRENT.<f>``/``$$ROOT.<f>`` in a filter's ``$expr`` name field ``f``: it is decoded (the filter
+used to see missing values and match nothing). The ``sortBy`` of ``$top``/``$bottom``/``$topN``/``$bottomN`` names fields without a ``$`` too: they are
+decoded (they used to be left out, and the accumulators sorted on missing values)."""
 
 import datetime as dt
 
@@ -26,6 +29,12 @@ PIPELINES = [
     [{"$project": {"_id": 1, "p": {"$unsetField": {"field": "m", "input": "$$ROOT"}}}}],
     [{"$project": {"_id": 1, "p": {"$setField": {"field": "z", "input": "$$ROOT", "value": 1}}}}],
     [{"$match": {"$jsonSchema": {"minProperties": 5}}}, {"$count": "n"}],
+    # $$CURRENT.<field> / $$ROOT.<field> in a filter's $expr (found by the generated test)
+    [{"$match": {"$expr": {"$in": ["$$CURRENT.v", [1, 5]]}}}, {"$project": {"_id": 1}}],
+    [{"$match": {"$expr": {"$eq": ["$$ROOT.w.x", 3]}}}, {"$project": {"m": 1}}],
+    # sortBy of $top/$bottom/$topN/$bottomN names its fields without a $ (found by the generated test)
+    [{"$group": {"_id": "$m.h", "top": {"$topN": {"n": 2, "sortBy": {"w.x": -1}, "output": "$_id"}},
+                 "low": {"$bottom": {"sortBy": {"w": -1}, "output": "$_id"}}}}],
     [{"$match": {"$jsonSchema": {"properties": {"v": {"minimum": 3}}, "additionalProperties": True}}},
      {"$project": {"_id": 1, "v": 1}}],
 ]
@@ -58,6 +67,14 @@ def test_pipeline_answers_as_on_a_regular_collection(pair, pipeline):
     expected = sorted(_key(d) for d in regular.aggregate(pipeline))
     assert expected, "the pipeline must return something for the comparison to mean anything"
     assert sorted(_key(d) for d in ts.aggregate(pipeline)) == expected
+
+
+def test_find_with_current_path_in_expr_and_projection(pair):
+    ts, regular = pair
+    query = {"$expr": {"$in": ["$$CURRENT.v", [2, 3]]}}
+    expected = sorted(_key(d) for d in regular.find(query, {"m": 1}))
+    assert len(expected) == 6
+    assert sorted(_key(d) for d in ts.find(query, {"m": 1})) == expected
 
 
 def test_find_with_getfield_expr_and_projection(pair):

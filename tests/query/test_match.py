@@ -287,6 +287,10 @@ def test_filter_fields_lists_document_level_paths():
     )
     assert filter_fields(node) == {"a.b", "c", "d", "e"}
 
+    # $$CURRENT.<path> and $$ROOT.<path> in $expr name document fields too
+    node = parse_filter({"$expr": {"$and": [{"$eq": ["$$CURRENT.s.x", 1]}, {"$in": ["$$ROOT.v", [1]]}]}})
+    assert filter_fields(node) == {"s.x", "v"}
+
 
 def test_in_with_nan_and_decimal_members():
     f = compile_filter({"a": {"$in": [float("nan"), Decimal128("0.5")]}})
@@ -305,3 +309,12 @@ def test_expr_errors_surface_at_parse_time():
     with pytest.raises(MongoError) as info:
         compile_filter({"$expr": {"$nope": 1}})
     assert info.value.code == 168
+
+
+def test_nan_against_a_decimal_bound_matches_nothing_and_does_not_raise():
+    # Python's Decimal refuses to order against a float NaN; mongod: NaN matches no non-NaN bound
+    for op in ("$lt", "$lte", "$gt", "$gte", "$eq"):
+        f = compile_filter({"u": {op: Decimal128("1.25")}})
+        assert not f({"u": float("nan")})
+        assert f({"u": [float("nan"), 1.25]}) == (op in ("$lte", "$gte", "$eq"))
+    assert compile_filter({"u": {"$lte": float("nan")}})({"u": float("nan")})

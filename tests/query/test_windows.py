@@ -271,3 +271,11 @@ def test_covariance_non_finite_pairs():
     docs.append({"_id": 3, "x": -math.inf, "y": 1.0})
     out = run([{"$setWindowFields": {"sortBy": {"_id": 1}, "output": {"c": {"$covarianceSamp": ["$x", "$y"]}}}}], docs)
     assert all(math.isnan(d["c"]) for d in out)
+
+
+def test_merge_objects_is_not_a_window_function():
+    # $mergeObjects is a $group accumulator, not one of MongoDB 7.0's window operators
+    stage = {"$setWindowFields": {"sortBy": {"a": 1}, "output": {"m": {"$mergeObjects": "$o"}}}}
+    with pytest.raises(MongoError) as exc:
+        run([stage], [{"a": 1, "o": {"x": 1}}])
+    assert exc.value.code == 9 and "Unrecognized window function, $mergeObjects" in str(exc.value)

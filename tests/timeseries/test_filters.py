@@ -122,6 +122,9 @@ def test_needed_fields_of_pipelines():
     assert needed_fields([{"$count": "n"}], [parse_filter({"v": 1})]) == {"v"}
     assert needed_fields([{"$group": {"_id": None, "all": {"$push": "$$ROOT"}}}], []) is None
     assert needed_fields([{"$addFields": {"x": 1}}], []) is None
+    top = {"$topN": {"n": 2, "sortBy": {"o.k": -1, "_id": 1}, "output": "$v"}}
+    assert needed_fields([{"$group": {"_id": "$m", "x": top}}], []) == {"m", "o", "_id", "v"}
+    assert needed_fields([{"$group": {"_id": 1, "x": {"$bottom": {"sortBy": "o", "output": "$v"}}}}], []) is None
     assert needed_fields([], []) is None
 
 
