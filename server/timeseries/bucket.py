@@ -49,6 +49,7 @@ from server.timeseries.states import State
 from storage import bucket_codec
 
 _INT32 = struct.Struct("<i")
+NO_MEMO: tuple = (-1, None, {})  # no memo: never matches a view (n >= 0), its dict is never written
 
 
 class Bucket:
@@ -76,8 +77,9 @@ class Bucket:
         self.final: bytes | None = None  # its full document once it left memory (late readers)
         self.left = False  # it left memory: its slot may hold another bucket's rows
         # what readers derived from its first n rows (bucketview.py): (n, columns dict, {kind: value});
-        # rows below n never change, so it is valid while n and the column set are the same
-        self.memo: tuple = (-1, None, {})
+        # rows below n never change, so it is valid while n and the column set are the same; kept for
+        # the most recently read buckets only (bucketview.LIVE_MEMOS) and dropped when it leaves memory
+        self.memo: tuple = NO_MEMO
         table.start_ms[self.slot] = start_s * 1000
         table.size[self.slot] = rules.meta_size(meta)
 
@@ -296,6 +298,7 @@ class Bucket:
         ``left`` unset copied this bucket's rows."""
         self.final = final
         self.left = True
+        self.memo = NO_MEMO
         self.table.release(self.slot)
 
 

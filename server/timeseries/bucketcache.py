@@ -37,8 +37,36 @@ from typing import Any
 import numpy as np
 
 DEFAULT_BUDGET = int(os.environ.get("TIDEMARK_BUCKET_CACHE_MB", "384")) * 1024 * 1024
-_ENTRY_OVERHEAD = 200
+_ENTRY_OVERHEAD = 600  # the entry, its key, its dicts and the stored bytes' object
 _SUMMARY_FACTOR = 3  # Python objects of a decoded summary vs its BSON bytes (measured ~2.5x on TSBS)
+_SUMMARY_MIN = 1024  # a summary's dicts, dates and ObjectId even for a tiny bucket (~1 KB measured)
+_MEMO_ITEM = 512  # a remembered value's Python objects (tuples, dicts, array headers), its arrays' data aside
+
+
+def _approx_bytes(value: Any, depth: int = 2) -> int:
+    """Array data held by a remembered value (arrays at the top or nested in tuples, lists, dicts)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if depth and isinstance(value, (tuple, list)):
+        return sum(_approx_bytes(v, depth - 1) for v in value)
+    if depth and isinstance(value, dict):
+        return sum(_approx_bytes(v, depth - 1) for v in value.values())
+    return len(value) if isinstance(value, bytes) else 0
+
+
+class _Memo(dict):
+    """An entry's memo: what a read path stores in it counts in the cache's bytes (a memo of fast
+    arrays, runs and column ranges held ~5 KB per small stored bucket, uncounted: a $group over
+    31,000 stored buckets kept ~150 MB the budget did not see)."""
+
+    __slots__ = ("entry", "cache")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        fresh = key not in self
+        super().__setitem__(key, value)
+        entry = self.entry
+        if fresh and entry is not None:
+            self.cache._grow(entry, _MEMO_ITEM + _approx_bytes(value))
 
 
 class CachedBucket:
@@ -46,12 +74,14 @@ class CachedBucket:
 
     __slots__ = ("key", "stored", "summary", "columns", "memo", "size", "referenced")
 
-    def __init__(self, key: tuple[str, bytes], stored: bytes):
+    def __init__(self, key: tuple[str, bytes], stored: bytes, cache: BucketCache | None = None):
         self.key, self.stored = key, stored
         self.referenced = False
         self.summary: dict | None = None
         self.columns: dict[str, tuple[int, np.ndarray] | None] = {}
-        self.memo: dict[Any, Any] = {}  # derived facts for one read path (e.g. lastpoint's latest time)
+        # derived facts for one read path (e.g. lastpoint's latest time), counted in ``cache``'s bytes
+        self.memo: dict[Any, Any] = _Memo()
+        self.memo.entry, self.memo.cache = (self if cache is not None else None), cache
         self.size = len(stored) + _ENTRY_OVERHEAD
 
 
@@ -79,14 +109,15 @@ class BucketCache:
             found = self._entries.pop(key, None)
             if found is not None:
                 self.used -= found.size
-            fresh = self._entries[key] = CachedBucket(key, stored)
+                found.memo.entry = None  # no cycle: the old entry is freed as soon as no reader holds it
+            fresh = self._entries[key] = CachedBucket(key, stored, self)
             self.used += fresh.size
             self._evict()
             return fresh
 
     def set_summary(self, entry: CachedBucket, summary: dict, bson_size: int) -> None:
         entry.summary = summary
-        self._grow(entry, bson_size * _SUMMARY_FACTOR)
+        self._grow(entry, max(bson_size * _SUMMARY_FACTOR, _SUMMARY_MIN))
 
     def set_column(self, entry: CachedBucket, name: str, column: tuple[int, np.ndarray] | None) -> None:
         if column is not None:
@@ -111,10 +142,13 @@ class BucketCache:
                 entries[key] = old  # second chance: back of the queue
                 continue
             self.used -= old.size
+            old.memo.entry = None
             self.evictions += 1
 
     def clear(self) -> None:
         with self._lock:
+            for entry in self._entries.values():
+                entry.memo.entry = None
             self._entries.clear()
             self.used = 0
 

@@ -26,6 +26,10 @@ rows), the view notices after copying (``Bucket.final``/``left``) and reads the 
 from __future__ import annotations
 
 import itertools
+import os
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,6 +47,56 @@ from server.timeseries.columns import (
 )
 from server.timeseries.stored import document_bucket
 
+# What reads derive from an in-memory bucket (its summary, time bounds, lastpoint facts: ``Bucket.memo``)
+# is kept for the most recently derived buckets only, within a byte budget of its own: the catalog's
+# threshold bounds the buckets, not what reads keep beside them (a count over 220,000 in-memory buckets
+# kept ~1.2 KB each, ~260 MB beyond the threshold, until each bucket left memory).
+LIVE_MEMO_BUDGET = int(os.environ.get("TIDEMARK_LIVE_MEMO_MB", "32")) * 1024 * 1024
+MEMO_BYTES = 1024  # a memo's summary and its dicts (control, min, max, time bounds), measured ~1 KB
+MEMO_BYTES_PER_COLUMN = 256  # its min and max of one more column
+
+
+class LiveMemos:
+    """The in-memory buckets holding a memo, least recently derived first, with the memos' estimated
+    bytes: registering one over ``budget`` drops the oldest memos (the bucket derives it again on its
+    next read). Thread-safe (reads run in executor threads); a reader that holds a dropped memo dict
+    keeps using it, detached."""
+
+    def __init__(self, budget: int = LIVE_MEMO_BUDGET):
+        self.budget = budget
+        self.used = 0
+        self.dropped = 0
+        self._entries: OrderedDict[int, tuple[weakref.ref, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def register(self, bucket: Any, size: int) -> None:
+        with self._lock:
+            entries = self._entries
+            old = entries.pop(id(bucket), None)
+            if old is not None:
+                self.used -= old[1]
+            entries[id(bucket)] = (weakref.ref(bucket), size)
+            self.used += size
+            while self.used > self.budget and len(entries) > 1:
+                _, (ref, dropped) = entries.popitem(last=False)
+                self.used -= dropped
+                self.dropped += 1
+                gone = ref()
+                if gone is not None:
+                    gone.memo = NO_MEMO
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.used = 0
+
+
+NO_MEMO: tuple = (-1, None, {})  # never written: a memo is always a fresh dict (``_memo``)
+LIVE_MEMOS = LiveMemos()
+
 
 class LiveBucket:
     """A read's view of an in-memory bucket: its committed rows when the view was taken."""
@@ -57,8 +111,9 @@ class LiveBucket:
         self.meta = bucket.meta
         self._columns = bucket.columns  # first: the rows below the durable count read next are valid in it
         self.n = bucket.durable
-        self._typed: dict[str, np.ndarray] = {}
-        self._values: dict[str, list] = {}
+        # copies made on first use (None until then: a scan holds a view of every in-memory bucket)
+        self._typed: dict[str, np.ndarray] | None = None
+        self._values: dict[str, list] | None = None
         self._summary: dict | None = None
         self._gone: Any = None  # the final document's view once the bucket left memory meanwhile
 
@@ -70,11 +125,14 @@ class LiveBucket:
         return self._gone
 
     def _array(self, name: str) -> np.ndarray:
-        found = self._typed.get(name)
+        typed = self._typed
+        if typed is None:
+            typed = self._typed = {}
+        found = typed.get(name)
         if found is None:
             found = _rows(self.bucket, name, slice(0, self.n), self.n).copy()
             found.flags.writeable = False
-            self._typed[name] = found
+            typed[name] = found
         return found
 
     def _values_at(self, name: str, positions: np.ndarray | None) -> list:
@@ -83,7 +141,7 @@ class LiveBucket:
             return self._python(name)
         column = self._columns[name]
         if type(column) is TableColumn:
-            array = self._typed.get(name)
+            array = self._typed.get(name) if self._typed is not None else None
             if array is None:  # only these rows: no copy of the column
                 return python_values(column.kind, _rows(self.bucket, name, positions, len(positions)))
             return python_values(column.kind, array[positions])
@@ -97,7 +155,10 @@ class LiveBucket:
         return self._memo()
 
     def _python(self, name: str) -> list:
-        found = self._values.get(name)
+        values = self._values
+        if values is None:
+            values = self._values = {}
+        found = values.get(name)
         if found is None:
             column = self._columns[name]
             if type(column) is TableColumn:
@@ -106,7 +167,7 @@ class LiveBucket:
                 found = [column.value] * self.n
             else:
                 found = column.values[:self.n]
-            self._values[name] = found
+            values[name] = found
         return found
 
     # -- the interface
@@ -127,10 +188,12 @@ class LiveBucket:
 
     def _memo(self) -> dict:
         """What reads derived from exactly these rows, shared through the bucket (``Bucket.memo``)."""
-        n, columns, memo = self.bucket.memo
+        bucket = self.bucket
+        n, columns, memo = bucket.memo
         if n != self.n or columns is not self._columns:
             memo = {}
-            self.bucket.memo = (self.n, self._columns, memo)
+            bucket.memo = (self.n, self._columns, memo)
+            LIVE_MEMOS.register(bucket, MEMO_BYTES + MEMO_BYTES_PER_COLUMN * len(self._columns))
         return memo
 
     def summary(self) -> dict:

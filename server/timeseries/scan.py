@@ -76,8 +76,10 @@ def _stored_then_live(stored_views: Iterator[Any], live: dict, stats: dict | Non
     for bucket_id in sorted(live):
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-        if _keep(live[bucket_id], predicate):
-            yield live[bucket_id]
+        view = live.pop(bucket_id)  # not held once passed: a view keeps the copies its reader made
+        if _keep(view, predicate):
+            yield view
+        del view
 
 
 def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None, stats: dict | None = None,

@@ -4,7 +4,7 @@ the budget (CLOCK eviction gives referenced entries a second chance), arrays are
 import numpy as np
 import pytest
 
-from server.timeseries.bucketcache import BucketCache
+from server.timeseries.bucketcache import _ENTRY_OVERHEAD, BucketCache
 
 
 def test_an_entry_serves_only_the_exact_stored_bytes_it_was_decoded_from():
@@ -19,7 +19,7 @@ def test_an_entry_serves_only_the_exact_stored_bytes_it_was_decoded_from():
 
 
 def test_memory_stays_under_the_budget_and_referenced_entries_get_a_second_chance():
-    cache = BucketCache(budget=2500)  # two 900-byte entries fit, three do not
+    cache = BucketCache(budget=2 * (700 + _ENTRY_OVERHEAD) + 100)  # two entries fit, three do not
     a = cache.entry("ns", b"a", b"x" * 700)
     cache.entry("ns", b"b", b"y" * 700)
     cache.entry("ns", b"a", b"x" * 700)  # a hit: a is referenced
@@ -66,3 +66,17 @@ def test_snapshot_memo_answers_only_for_the_same_engine_and_snapshot():
         memo.put(engine, f"db.x{i}", "facts", 1, i)
     assert memo.get(engine, "db.c", "facts", 8) is None
     assert memo.get(engine, f"db.x{SnapshotMemo.MAX_VALUES + 4}", "facts", 1) == SnapshotMemo.MAX_VALUES + 4
+
+
+def test_what_a_read_path_remembers_counts_in_the_budget():
+    cache = BucketCache(budget=1 << 20)
+    entry = cache.entry("ns", b"a", b"x" * 100)
+    before = cache.used
+    entry.memo["fast"] = (np.zeros(1000), {"v": np.zeros(1000)})
+    assert cache.used - before >= 16_000 and entry.size == cache.used
+    entry.memo["fast"] = False  # replaced: counted once
+    assert cache.used - before < 16_000 + 1024
+    small = BucketCache(budget=4000)
+    first = small.entry("ns", b"a", b"x" * 100)
+    first.memo["runs"] = np.zeros(1000)  # 8 KB remembered: over the budget, the entry goes
+    assert small.stats()["entries"] <= 1 and small.used <= small.budget
