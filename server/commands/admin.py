@@ -18,7 +18,7 @@ import psutil
 from bson.int64 import Int64
 
 from protocol.errors import ErrorCode, MongoError
-from server import log
+from server import log, ttl
 from server.arguments import GENERIC_ARGUMENTS
 from server.auth.rules import OPEN, RULES
 from server.auth.session import auth_info
@@ -209,7 +209,8 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
         "opLatencies": {kind: {"latency": Int64(h["latency"]), "ops": Int64(h["ops"])}
                         for kind, h in state.top.op_latencies().items()},
         "mem": _memory(state, memory),
-        "metrics": {"cursor": state.cursors.metrics()},
+        "metrics": {"cursor": state.cursors.metrics(),
+                    "ttl": {name: Int64(n) for name, n in ttl.metrics().items()}},
         "storageEngine": {"name": "lmdb", "supportsCommittedReads": True, "persistent": True},
     }
     for name, provider in state.status_sections.items():

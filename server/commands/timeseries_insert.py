@@ -26,6 +26,7 @@ from server.timeseries.ingest import (
     leaving_allowance,
     prepare,
     prepare_rows,
+    series_ids,
     slices,
 )
 
@@ -82,14 +83,12 @@ async def _route(ctx: Any, catalog: Any, committer: Any, state: Any, options: An
     batch = prepared.batch
     if isinstance(batch, ColumnBatch):
         state.last_layout = batch.layout
-        distinct = state.series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
-        batch.sids = None if distinct is None else distinct if batch.meta_index is None else distinct[batch.meta_index]
-        if batch.sids is None:  # a meta value that is not valid BSON: the per-document parse reports it
+        if not series_ids(state.series, batch):
+            # a meta value that is not valid BSON: the per-document parse reports it
             prepared = prepare_rows(documents(cmd), None, options, cmd.get("ordered", True) is not False)
             batch = prepared.batch
     if isinstance(batch, RowBatch):
-        sid = state.series.sid
-        batch.sids = np.fromiter((sid(k, m) for k, m in zip(batch.keys, batch.metas, strict=True)), np.int64, batch.n)
+        series_ids(state.series, batch)
     if batch is not None:
         limits = rules.Limits.of(server.params, options, catalog.memory_threshold)
         load = reopen.loader(server.engine)

@@ -161,6 +161,19 @@ def leaving_allowance(threshold: int) -> int:
     return min(LEAVING_ALLOWANCE, max(threshold // 4, 1024 * 1024))
 
 
+def series_ids(series: Any, batch: ColumnBatch | RowBatch) -> bool:
+    """Step 2's first half: set ``batch.sids`` (each row's series id in the catalog's ``Series``); False
+    when a column batch holds a meta value that is not valid BSON (``batch.sids`` None: the caller takes
+    the per-document parse, which reports it)."""
+    if isinstance(batch, ColumnBatch):
+        distinct = series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
+        batch.sids = None if distinct is None else distinct if batch.meta_index is None else distinct[batch.meta_index]
+        return batch.sids is not None
+    sid = series.sid
+    batch.sids = np.fromiter((sid(k, m) for k, m in zip(batch.keys, batch.metas, strict=True)), np.int64, batch.n)
+    return True
+
+
 def slices(batch: ColumnBatch | RowBatch) -> list[int]:
     """Row boundaries of the slices routed between yields of the event loop (about ``SLICE_VALUES``
     values each: the routing cost grows with rows times fields)."""

@@ -38,6 +38,7 @@ def run_bench(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, 
     return done, (json.loads(report.read_text()) if report.exists() else None)
 
 
+@pytest.mark.slow
 def test_pipeline_against_null_servers_lmdb_and_duckdb_writes_report_and_chart(tmp_path):
     done, report = run_bench(tmp_path, "--strict", "--peers", "null,null-decode,lmdb-append,duckdb")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -71,6 +72,7 @@ def test_pipeline_against_influxdb_checks_its_query_results(tmp_path):
     assert influx["storage"]["bytes_per_row"] > 0
 
 
+@pytest.mark.slow
 def test_a_wrong_query_result_fails_the_run_loudly_and_still_writes_the_report(tmp_path, monkeypatch, capsys):
     from bench import __main__ as entry
     from bench.peers import duckdb_peer

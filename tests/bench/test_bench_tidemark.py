@@ -5,9 +5,11 @@ This fails (it is not skipped) when the server cannot yet load or answer the TSB
 
 from __future__ import annotations
 
+import pytest
 from test_bench_pipeline import run_bench
 
 
+@pytest.mark.slow
 def test_pipeline_against_tidemark_checks_every_query_and_measures_storage(tmp_path):
     done, report = run_bench(
         tmp_path, "--strict", "--connections", "50", "--peers", "tidemark,tidemark-regular"
@@ -24,6 +26,7 @@ def test_pipeline_against_tidemark_checks_every_query_and_measures_storage(tmp_p
     assert systems["tidemark"]["checks"]["connections"]["ok"] == 50
 
 
+@pytest.mark.slow
 def test_pipeline_with_tidemark_auth_authenticates_every_loader_and_query(tmp_path):
     done, report = run_bench(tmp_path, "--strict", "--connections", "20", "--peers", "tidemark", "--tidemark-auth")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -33,6 +36,7 @@ def test_pipeline_with_tidemark_auth_authenticates_every_loader_and_query(tmp_pa
     assert len(tidemark["queries"]) == 8
 
 
+@pytest.mark.slow
 def test_auth_handshake_benchmark_measures_both_rates():
     import json
     import subprocess

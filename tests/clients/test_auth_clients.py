@@ -32,6 +32,7 @@ def test_mongosh_with_user_and_password_flags(auth_server, root_client):
     assert "Authentication failed" in str(failure.value)
 
 
+@pytest.mark.slow
 @needs_mongosh
 def test_mongosh_db_auth_create_user_and_show_users(auth_server):
     user = f"made_{uuid.uuid4().hex[:6]}"

@@ -50,6 +50,7 @@ def test_mongosh_db_version_is_7_0_0(mongosh):
     assert mongosh("db.version()") == "7.0.0"
 
 
+@pytest.mark.slow
 @pytest.mark.commands("serverStatus")
 def test_mongosh_server_status_ok(mongosh):
     assert mongosh("db.serverStatus().ok") == 1
@@ -74,6 +75,7 @@ def test_mongosh_admin_helpers(mongosh):
     assert result == {"host": True, "opts": 1, "hello": True, "master": True}
 
 
+@pytest.mark.slow
 @pytest.mark.commands("getLog")
 def test_mongosh_show_logs(mongosh):
     output = mongosh("show logs", raw=True)

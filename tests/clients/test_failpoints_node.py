@@ -8,6 +8,7 @@ import pytest
 pytestmark = [pytest.mark.clients, pytest.mark.commands("configureFailPoint", "insert", "find")]
 
 
+@pytest.mark.slow
 def test_node_driver_sees_fail_command_failures(start_server):
     from harness import have_node_driver, run_node
 

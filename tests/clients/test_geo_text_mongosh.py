@@ -20,6 +20,7 @@ def _metres(a, b):
     return SPHERE.Inverse(a[1], a[0], b[1], b[0])["s12"]
 
 
+@pytest.mark.slow
 def test_mongosh_near_geo_near_and_geo_within(mongosh):
     docs = ", ".join(f"{{name: '{n}', location: {{type: 'Point', coordinates: [{x}, {y}]}}}}" for n, x, y in PLACES)
     result = mongosh(f"""
@@ -53,6 +54,7 @@ def test_mongosh_near_geo_near_and_geo_within(mongosh):
     assert "location_2dsphere" in result["indexes"]
 
 
+@pytest.mark.slow
 def test_mongosh_text_search_with_scores(mongosh):
     result = mongosh("""
       const d = db.getSiblingDB('text_mongosh');

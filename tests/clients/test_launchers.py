@@ -37,6 +37,7 @@ def test_version_output_is_what_launchers_parse():
     assert "Build Info: {" in result.stdout and "tidemark" in result.stdout.splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_mongodb_memory_server_starts_tidemark_as_its_system_binary():
     mms = _node_package("mongodb-memory-server-core")
     if mms is None or not TIDEMARK.exists():
@@ -65,6 +66,7 @@ def test_mongodb_memory_server_starts_tidemark_as_its_system_binary():
     assert json.loads(result.stdout) == {"docs": [{"a": 1}, {"a": 2}], "version": "7.0.0", "stopped": True}
 
 
+@pytest.mark.slow
 def test_pymongo_inmemory_starts_tidemark_as_its_local_mongod(tmp_path):
     pytest.importorskip("pymongo_inmemory")
     if not TIDEMARK.exists():

@@ -53,6 +53,7 @@ def _open_and_close(port: int, n: int) -> None:
             assert len(decode_reply(recv_frame(sock))["cursorsKilled"]) == len(ids[start:start + 1000])
 
 
+@pytest.mark.slow
 def test_closed_cursors_give_their_memory_back(start_server):
     srv = start_server(params={"clientCursorMonitorFrequencySecs": 1})
     with srv.client() as client:

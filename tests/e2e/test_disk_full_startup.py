@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.commands("insert", "find")]
 T0 = dt.datetime(2024, 5, 1)
 
 
+@pytest.mark.slow
 def test_start_up_on_a_full_disk_exits_100_with_one_clear_line_and_no_traceback(start_server, tmp_path):
     proc = start_server(params={"enableTestCommands": 1})
     with proc.client() as client:

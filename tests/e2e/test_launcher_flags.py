@@ -105,6 +105,7 @@ def test_pid_file_holds_the_server_pid_and_is_removed_at_shutdown(start_server, 
     assert not pidfile.exists()
 
 
+@pytest.mark.slow
 def test_pidfilepath_flag_and_a_refused_second_server_leaves_the_file_alone(start_server, tmp_path):
     pidfile = tmp_path / "tidemark.pid"
     first = start_server(args=("--pidfilepath", str(pidfile)))

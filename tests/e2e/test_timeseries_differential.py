@@ -94,6 +94,7 @@ def by_id(docs):
     return sorted(docs, key=lambda d: d["_id"])
 
 
+@pytest.mark.slow
 def test_random_finds_match_a_regular_collection(collections):
     ts, reg = collections
     rng = random.Random(7)
@@ -117,6 +118,7 @@ def test_random_finds_match_a_regular_collection(collections):
     assert nonempty > 100
 
 
+@pytest.mark.slow
 def test_random_aggregations_match_a_regular_collection(collections):
     ts, reg = collections
     rng = random.Random(11)

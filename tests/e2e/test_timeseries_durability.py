@@ -49,6 +49,7 @@ def ingest(uri, client_id, acked, stop):
         client.close()
 
 
+@pytest.mark.slow
 def test_sigkill_during_concurrent_ingest_keeps_every_acknowledged_measurement(start_server):
     proc = start_server()
     with proc.client() as client:

@@ -1,28 +1,19 @@
 """collStats / $collStats / dbStats and the TTL monitor on time-series collections (spec §3.4, §9).
 
-The session server runs the TTL monitor every second (``ttlMonitorSleepSecs=1``); TTL tests poll with
-a generous deadline instead of relying on timing.
+The session server runs the TTL monitor every second (``ttlMonitorSleepSecs=1``); TTL tests wait on the
+monitor's own pass counter (serverStatus ``metrics.ttl.passes``): two passes after the data was written.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import time
 
 import pytest
+from harness import wait_ttl_passes
 
 
 def _now():
     return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
-
-
-def _wait_for(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return predicate()
 
 
 @pytest.mark.commands("collStats")
@@ -68,8 +59,9 @@ def test_ttl_removes_buckets_past_expiry_plus_span_and_keeps_newer(db):
             {"t": now - dt.timedelta(seconds=5), "m": "new"},
         ]
     )
-    assert _wait_for(lambda: sorted(d["m"] for d in db.c.find()) == ["new"])
-    time.sleep(2.5)  # two more monitor passes: the recent bucket stays
+    wait_ttl_passes(db.client)
+    assert sorted(d["m"] for d in db.c.find()) == ["new"]
+    wait_ttl_passes(db.client)  # two more monitor passes: the recent bucket stays
     assert [d["m"] for d in db.c.find()] == ["new"]
 
 
@@ -78,10 +70,11 @@ def test_coll_mod_expire_after_seconds_takes_effect_on_next_pass(db):
     db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
     now = _now()
     db.c.insert_many([{"t": now - dt.timedelta(days=2), "m": "old"}, {"t": now, "m": "new"}])
-    time.sleep(1.5)
+    wait_ttl_passes(db.client)
     assert db.c.count_documents({}) == 2  # no TTL yet
     db.command("collMod", "c", expireAfterSeconds=3600)
-    assert _wait_for(lambda: sorted(d["m"] for d in db.c.find()) == ["new"])
+    wait_ttl_passes(db.client)
+    assert sorted(d["m"] for d in db.c.find()) == ["new"]
 
 
 @pytest.mark.slow
@@ -90,6 +83,5 @@ def test_partial_ttl_index_expires_only_buckets_matching_its_meta_filter(db):
     db.c.create_index([("t", 1)], name="ttl", expireAfterSeconds=5, partialFilterExpression={"m": {"$gt": 5}})
     old = _now() - dt.timedelta(hours=3)
     db.c.insert_many([{"t": old, "m": 10}, {"t": old, "m": 1}, {"t": _now(), "m": 10}])
-    assert _wait_for(lambda: db.c.count_documents({}) == 2)
-    time.sleep(2.5)
+    wait_ttl_passes(db.client)
     assert sorted((d["m"], d["t"] == old) for d in db.c.find()) == [(1, True), (10, False)]

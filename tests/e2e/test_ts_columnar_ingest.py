@@ -123,6 +123,7 @@ def test_pymongo_insert_many_takes_the_column_wise_path_with_client_ids(server, 
     client.drop_database("cw2")
 
 
+@pytest.mark.slow
 def test_column_wise_ingest_survives_sigkill_and_restarts(start_server, tmp_path):
     server = start_server(dbpath=tmp_path / "db")
     client = server.client()

@@ -160,6 +160,7 @@ def test_reads_over_live_column_wise_buckets_answer_like_generic_and_regular(ser
         assert latest["host_4"]["cores"] == 4 and latest["host_4"]["time"] == T0 + dt.timedelta(seconds=9000)
 
 
+@pytest.mark.slow
 def test_reads_over_stored_buckets_answer_like_generic_and_regular(server_proc):
     server_proc.restart()  # a restart closes every bucket: all stored
     with server_proc.client() as client:
@@ -182,6 +183,7 @@ def _lastpoint_matches(db):
     return {d["_id"]: d for d in fast}
 
 
+@pytest.mark.slow
 def test_lastpoint_facts_remembered_per_snapshot_follow_every_change(server_proc):
     """The stored-bucket facts are kept per storage snapshot: any write makes the next read derive
     them again, so updates, deletes, new measurements, collMod and drop + re-create all show."""

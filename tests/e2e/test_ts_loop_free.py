@@ -70,6 +70,7 @@ def mixed(n):
              **({"tags": {"k": i % 7}} if i % 3 else {"arr": [i]})} for i in range(n)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["uniform", "mixed", "wide"])
 def test_a_concurrent_ping_answers_while_a_huge_insert_is_decoded_and_routed(start_server, shape):
     proc = start_server()

@@ -1,20 +1,23 @@
-"""TTL indexes: the monitor (ttlMonitorSleepSecs=1 in the test server) removes expired documents."""
+"""TTL indexes: the monitor (ttlMonitorSleepSecs=1 in the test server) removes expired documents.
+
+Tests wait on the monitor's own pass counter (serverStatus ``metrics.ttl.passes``), never on the clock:
+two passes after the data was written, the second of which started after it.
+"""
 
 from __future__ import annotations
 
 import datetime
-import time
 
 import pytest
+from harness import ttl_passes, wait_ttl_passes
 
 
-def _wait_for(predicate, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
+@pytest.mark.commands("serverStatus")
+def test_server_status_counts_ttl_passes_as_mongod(client):
+    ttl = client.admin.command("serverStatus")["metrics"]["ttl"]
+    assert set(ttl) == {"passes", "deletedDocuments"}
+    before = ttl_passes(client)
+    assert wait_ttl_passes(client, 1) >= before + 1
 
 
 @pytest.mark.commands("createIndexes", "insert", "find")
@@ -28,7 +31,10 @@ def test_ttl_index_removes_expired_documents_within_a_monitor_period(db):
         {"_id": "no_date", "at": "yesterday"},
         {"_id": "missing"},
     ])
-    assert _wait_for(lambda: {d["_id"] for d in db.s.find()} == {"fresh", "no_date", "missing"})
+    deleted = db.client.admin.command("serverStatus")["metrics"]["ttl"]["deletedDocuments"]
+    wait_ttl_passes(db.client)
+    assert {d["_id"] for d in db.s.find()} == {"fresh", "no_date", "missing"}
+    assert db.client.admin.command("serverStatus")["metrics"]["ttl"]["deletedDocuments"] >= deleted + 2
 
 
 @pytest.mark.commands("createIndexes", "collMod")
@@ -36,10 +42,11 @@ def test_ttl_change_by_coll_mod_takes_effect(db):
     now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     db.s.create_index([("at", -1)], expireAfterSeconds=10_000)
     db.s.insert_one({"_id": 1, "at": now - datetime.timedelta(seconds=120)})
-    time.sleep(2.5)
+    wait_ttl_passes(db.client)
     assert db.s.find_one({"_id": 1}) is not None
     db.command("collMod", "s", index={"keyPattern": {"at": -1}, "expireAfterSeconds": 30})
-    assert _wait_for(lambda: db.s.find_one({"_id": 1}) is None)
+    wait_ttl_passes(db.client)
+    assert db.s.find_one({"_id": 1}) is None
 
 
 def test_ttl_pass_unit_deletes_only_expired(tmp_path):

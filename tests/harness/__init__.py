@@ -13,6 +13,7 @@ from harness.clients import (
     run_node,
 )
 from harness.server import PYTHON, ROOT, ServerProcess, free_port, raw_command
+from harness.ttl import ttl_passes, wait_ttl_passes
 
 __all__ = [
     "MONGOSH",
@@ -27,4 +28,6 @@ __all__ = [
     "raw_command",
     "run_mongosh",
     "run_node",
+    "ttl_passes",
+    "wait_ttl_passes",
 ]

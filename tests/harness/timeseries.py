@@ -45,14 +45,8 @@ class Engine:
         return self.state.stats
 
     def _route(self, batch: Any) -> None:
-        self.catalog.release_series()  # as ingest does before computing series ids
-        series = self.state.series
-        if isinstance(batch, ColumnBatch):
-            distinct = series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
-            batch.sids = distinct if batch.meta_index is None else distinct[batch.meta_index]
-        else:
-            batch.sids = np.fromiter((series.sid(k, m) for k, m in zip(batch.keys, batch.metas, strict=True)),
-                                     np.int64, batch.n)
+        self.catalog.release_series()  # as the insert command does before computing series ids
+        assert ingest.series_ids(self.state.series, batch)  # the insert path's own series ids
         router.route(self.catalog, self.state, batch, np.arange(batch.n), self.limits, None)
         self.catalog.expire_idle(self.limits)
 

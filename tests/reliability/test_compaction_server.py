@@ -50,6 +50,7 @@ def observe(client) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_clean_shutdown_compacts_and_every_read_stays_byte_exact(start_server):
     srv = start_server()
     client = srv.client()
@@ -86,6 +87,7 @@ def test_clean_shutdown_compacts_and_every_read_stays_byte_exact(start_server):
         client.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.0, 0.05, 0.3])
 def test_sigkill_during_shutdown_compaction_loses_no_acknowledged_write(start_server, delay):
     srv = start_server()

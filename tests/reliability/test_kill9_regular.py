@@ -11,6 +11,7 @@ from pymongo.errors import PyMongoError
 WRITERS = 6
 
 
+@pytest.mark.slow
 @pytest.mark.commands("insert", "validate", "find")
 def test_kill9_during_concurrent_inserts_keeps_every_acknowledged_document(start_server):
     srv = start_server()

@@ -124,6 +124,7 @@ def test_an_upsert_whose_scan_spans_slices_inserts_once(big):
     big.delete_one({"missing": "here"})
 
 
+@pytest.mark.slow
 @pytest.mark.commands("update", "delete")
 def test_a_multi_update_visits_each_document_once_even_when_it_moves_it_in_the_scanned_index(db):
     coll = db.c

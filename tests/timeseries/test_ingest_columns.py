@@ -365,6 +365,7 @@ def _writers(batches, writers, mode):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["ranges", "interleaved"])
 def test_concurrent_writers_alternate_between_buckets_like_one_by_one(mode):
     """Issue 15 item 4: series written by several writers at distant times at once — each alternation

@@ -4,6 +4,7 @@
 import asyncio
 import datetime as dt
 
+import pytest
 from harness.timeseries import Server
 
 from server.commands import timeseries_ddl
@@ -14,6 +15,7 @@ SERIES = 100
 ROUNDS = 360
 
 
+@pytest.mark.slow
 async def test_bytes_written_per_insert_stay_flat_as_buckets_fill(tmp_path):
     server = Server(tmp_path / "db")
     catalog = server.bucket_catalog
