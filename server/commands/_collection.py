@@ -280,15 +280,17 @@ def prepare_insert(doc: Any) -> dict:
         doc = {"_id": ObjectId(), **doc}
     elif next(iter(doc)) != "_id":
         doc = {"_id": doc["_id"], **{k: v for k, v in doc.items() if k != "_id"}}
-    check_storable(doc)
+    check_storable(doc, top_level_dollar=True)
     if nesting_exceeds(doc, MAX_STORED_DEPTH):
         raise MongoError(ErrorCode.Overflow,
                          f"cannot insert document because it exceeds {MAX_STORED_DEPTH} levels of nesting")
     return doc
 
 
-def check_storable(doc: dict) -> None:
-    """_id type rules and top-level ``$`` names (mongod refuses both on insert and replacement)."""
+def check_storable(doc: dict, *, top_level_dollar: bool = False) -> None:
+    """_id type rules (insert and replacement) and top-level ``$`` names: mongod 5.0+ stores them on
+    insert (``top_level_dollar``; ``$ref``/``$id``/``$db`` too, jstests/core/field_name_validation.js)
+    but refuses them in a replacement document; ``_id`` never holds a ``$``-prefixed field (52)."""
     _id = doc.get("_id")
     if isinstance(_id, list):
         raise MongoError(ErrorCode.InvalidIdField, "The '_id' value cannot be of type array")
@@ -299,6 +301,8 @@ def check_storable(doc: dict) -> None:
             if isinstance(k, str) and k.startswith("$"):
                 raise MongoError(ErrorCode.DollarPrefixedFieldName,
                                  f"_id fields may not contain '$'-prefixed fields: {k} is not valid for storage.")
+    if top_level_dollar:
+        return
     for k in doc:
         if isinstance(k, str) and k.startswith("$"):
             raise MongoError(ErrorCode.DollarPrefixedFieldName,

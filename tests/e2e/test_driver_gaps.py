@@ -1,0 +1,20 @@
+"""Differences pymongo's own test suite found (issue 25): each answered as mongod 7.0 does."""
+
+from __future__ import annotations
+
+import pytest
+from pymongo.errors import WriteError
+
+
+@pytest.mark.commands("insert")
+def test_insert_keeps_top_level_dollar_fields(db):
+    # mongod 5.0+: $-prefixed names are stored on insert, reserved DBRef names too
+    db.c.insert_many([{"_id": 1, "$a": 1}, {"_id": 2, "valid": 1, "$a": {"$b": 1}}, {"_id": 3, "$ref": 1}])
+    assert list(db.c.find({}, {"_id": 1}).sort("_id", 1)) == [{"_id": 1}, {"_id": 2}, {"_id": 3}]
+    assert db.c.find_one({"_id": 1}) == {"_id": 1, "$a": 1}
+    with pytest.raises(WriteError) as info:  # but never inside _id
+        db.c.insert_one({"_id": {"$b": 1}})
+    assert info.value.code == 52
+    with pytest.raises(WriteError) as info:  # nor in a replacement document
+        db.c.replace_one({"_id": 1}, {"x": 1, "$a": 2})
+    assert info.value.code == 52
