@@ -148,6 +148,9 @@ async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], co
     and killOp (or shutdown) ends the block with the kill's code, like mongod's interruptible sleep."""
     action = failpoints.before((spec.name, *spec.aliases), cmd, conn)
     if action is None:
+        error = failpoints.other_failure(spec.name, cmd)  # maxTimeAlwaysTimeOut, failGetMore...
+        if error is not None:
+            raise error
         return
     if action.block_ms:
         woken = asyncio.Event()

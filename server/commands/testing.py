@@ -2,7 +2,8 @@
 (the dispatcher leaves ``test_only`` commands out of its table otherwise, so they answer 59 like an
 unknown command, as on a mongod without test commands).
 
-``configureFailPoint`` arms the ``failCommand`` fail point that drivers' test runners use (see
+``configureFailPoint`` arms the fail points drivers' test runners use (``failCommand``,
+``maxTimeAlwaysTimeOut``, ``failGetMoreAfterCursorCheckout``; see
 server/failpoints.py): ``{configureFailPoint: "failCommand", mode, data}`` -> ``{count: <times entered>}``.
 """
 
