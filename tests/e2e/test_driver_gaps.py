@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pymongo.errors import WriteError
+from pymongo.errors import OperationFailure, WriteError
 
 
 @pytest.mark.commands("insert")
@@ -18,3 +18,16 @@ def test_insert_keeps_top_level_dollar_fields(db):
     with pytest.raises(WriteError) as info:  # nor in a replacement document
         db.c.replace_one({"_id": 1}, {"x": 1, "$a": 2})
     assert info.value.code == 52
+
+
+@pytest.mark.commands("createIndexes", "listIndexes")
+def test_list_indexes_keeps_background(db):
+    db.c.create_index("x", background=True)
+    db.c.create_index("y")
+    specs = {spec["name"]: dict(spec) for spec in db.c.list_indexes()}
+    assert specs["x_1"] == {"v": 2, "key": {"x": 1}, "name": "x_1", "background": True}
+    assert "background" not in specs["y_1"]
+    db.c.create_index("x", background=False)  # the same index: background is not an option that differs
+    with pytest.raises(OperationFailure) as info:
+        db.c.create_index("z", background="yes")
+    assert info.value.code == 14
