@@ -31,3 +31,19 @@ def test_list_indexes_keeps_background(db):
     with pytest.raises(OperationFailure) as info:
         db.c.create_index("z", background="yes")
     assert info.value.code == 14
+
+
+@pytest.mark.commands("update", "findAndModify")
+def test_update_pipeline_with_an_unknown_stage_fails(db):
+    db.c.insert_one({"_id": 1})
+    with pytest.raises(WriteError) as info:
+        db.c.update_one({}, [{"$unknownStage": {}}])
+    assert info.value.code == 40324
+    assert info.value.details["errmsg"] == "Unrecognized pipeline stage name: '$unknownStage'"
+    with pytest.raises(WriteError) as info:  # a known stage that an update does not allow
+        db.c.update_one({}, [{"$group": {"_id": 1}}])
+    assert info.value.code == 72
+    with pytest.raises(OperationFailure) as info:
+        db.c.find_one_and_update({}, [{"$unknownStage": {}}])
+    assert info.value.code == 40324
+    assert db.c.find_one() == {"_id": 1}
