@@ -15,6 +15,10 @@ An asyncio ``Protocol`` (uvloop's fast path). Invariants:
   one request at a time per connection.
 - Large frames are decoded, and large replies compressed, in the thread pool (decoding slices its
   C-level work, so the event loop keeps the GIL often enough to serve other clients).
+- Exhaust (OP_MSG ``exhaustAllowed``): a getMore whose cursor stays open, or an awaitable hello, is
+  answered with ``moreToCome`` and run again by the server (the hello with the topologyVersion it just
+  sent, each reply's ``responseTo`` the previous reply's id, as mongod) until the cursor is exhausted,
+  a reply is an error, or the client leaves; nothing else runs on that connection meanwhile.
 - A malformed frame never takes the server down: non-fatal parse errors get an ordinary error reply,
   fatal ones (bad length, illegal flags, checksum mismatch, unknown opcode) close this connection only.
 """
@@ -30,6 +34,7 @@ from protocol import codec, compression
 from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_COMMAND_SIZE, ParseError, frame_length
 from protocol.messages import (
+    MORE_TO_COME,
     QUERY_FAILURE,
     OpMsg,
     OpQuery,
@@ -196,6 +201,9 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closing = True
+        self.info.closed = True
+        if self.info.on_close is not None:  # an awaitable hello waiting for nothing
+            self.info.on_close()
         self._pending.clear()
         self._writable.set()  # a worker waiting for the client to read must not wait forever
         self.state.connections_current -= 1
@@ -291,18 +299,29 @@ class Connection(asyncio.Protocol):
 
     async def _handle_op_msg(self, request: OpMsg, request_bytes: int) -> None:
         cmd = request.command
-        reply = await self.dispatcher.execute(self.info, cmd, request_bytes)
-        if request.more_to_come:
-            return
-        document = self._encode_reply(reply)
-        message = encode_op_msg(document, next(_reply_ids), request.request_id)
-        if request.compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
-            if len(message) >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
-                message = await run_in_pool(self.state, None, compression.compress, message,
-                                            request.compressor_id)
-            else:
-                message = compression.compress(message, request.compressor_id)
-        self._send(message)
+        response_to = request.request_id
+        while True:
+            reply = await self.dispatcher.execute(self.info, cmd, request_bytes)
+            if request.more_to_come:
+                return
+            follow = _exhaust_next(cmd, reply) if request.exhaust_allowed and not self._closing else None
+            document = self._encode_reply(reply)
+            reply_id = next(_reply_ids)
+            message = encode_op_msg(document, reply_id, response_to, MORE_TO_COME if follow else 0)
+            if request.compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
+                if len(message) >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
+                    message = await run_in_pool(self.state, None, compression.compress, message,
+                                                request.compressor_id)
+                else:
+                    message = compression.compress(message, request.compressor_id)
+            self._send(message)
+            if follow is None:
+                return
+            cmd, response_to = follow, reply_id  # exhaust: the server sends the next reply unasked
+            if self._write_paused:
+                await self._writable.wait()  # the client is not reading the stream
+            if self._closing:
+                return
 
     async def _handle_op_query(self, request: OpQuery) -> None:
         rid = request.request_id
@@ -373,6 +392,24 @@ class Connection(asyncio.Protocol):
         self._pending.clear()
         if self.transport is not None:
             self.transport.close()
+
+
+_HELLO_NAMES = frozenset({"hello", "isMaster", "ismaster"})
+
+
+def _exhaust_next(cmd: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any] | None:
+    """The command an exhaust stream runs next after ``reply`` (None: the stream ends here): the same
+    getMore while its cursor is open, the awaitable hello with the topologyVersion just answered."""
+    if reply.get("ok") != 1.0:
+        return None
+    name = next(iter(cmd), "")
+    if name == "getMore":
+        cursor = reply.get("cursor")
+        return cmd if isinstance(cursor, dict) and cursor.get("id") else None
+    if name in _HELLO_NAMES and "topologyVersion" in cmd and "maxAwaitTimeMS" in cmd \
+            and "topologyVersion" in reply:
+        return {**cmd, "topologyVersion": reply["topologyVersion"]}
+    return None
 
 
 def _format_address(address: Any) -> str:

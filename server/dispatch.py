@@ -236,7 +236,7 @@ class Dispatcher:
             if spec is None:
                 self.server.opcounters["command"] += 1
             reply = error_reply(exc, context=f"conn{conn.id}")
-        elapsed = time.monotonic() - started
+        elapsed = time.monotonic() - started - (ctx.paused if ctx is not None else 0.0)
         server = self.server
         db = cmd.get("$db")
         if spec is not None and isinstance(db, str):
