@@ -45,6 +45,7 @@ from server.commands import (
     testing,
     users,
 )
+from server.commands.api_version import check_api_parameters
 from server.commands.concerns import check_concerns
 from server.context import (
     CloseConnection,
@@ -201,6 +202,8 @@ class Dispatcher:
                 raise MongoError(
                     ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
                 )
+            if "apiVersion" in cmd or "apiStrict" in cmd or "apiDeprecationErrors" in cmd:
+                check_api_parameters(spec.name, cmd)  # 322 / 323 / 4886600, as mongod
             cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1

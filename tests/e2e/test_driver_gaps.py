@@ -47,3 +47,52 @@ def test_update_pipeline_with_an_unknown_stage_fails(db):
         db.c.find_one_and_update({}, [{"$unknownStage": {}}])
     assert info.value.code == 40324
     assert db.c.find_one() == {"_id": 1}
+
+
+@pytest.mark.commands("ping", "count", "distinct", "find", "aggregate", "createIndexes", "buildInfo")
+def test_api_strict_refuses_what_is_outside_api_version_1(server, db):
+    from pymongo import MongoClient
+    from pymongo.server_api import ServerApi
+
+    strict = MongoClient(server.uri, server_api=ServerApi("1", strict=True))
+    try:
+        coll = strict[db.name].c
+        coll.insert_many([{"_id": i, "a": i} for i in range(5)])
+        assert coll.count_documents({}) == 5
+        assert [d["_id"] for d in coll.find(batch_size=2)] == list(range(5))  # getMore carries no API fields
+        assert strict[db.name].command("count", "c")["n"] == 5  # count is in API Version 1
+        with pytest.raises(OperationFailure) as info:
+            coll.distinct("a")
+        assert info.value.code == 323 and info.value.details["codeName"] == "APIStrictError"
+        assert info.value.details["errmsg"].startswith(
+            "Provided apiStrict:true, but the command distinct is not in API Version 1. ")
+        with pytest.raises(OperationFailure) as info:
+            strict.admin.command("buildInfo")
+        assert info.value.code == 323
+        with pytest.raises(OperationFailure) as info:
+            list(coll.find({}, return_key=True))
+        assert info.value.code == 323
+        with pytest.raises(OperationFailure) as info:
+            list(coll.aggregate([{"$match": {}}, {"$facet": {"x": [{"$currentOp": {}}]}}]))
+        assert info.value.code == 323
+        assert info.value.details["errmsg"] == "$currentOp is not allowed with 'apiStrict: true' in API Version 1"
+        with pytest.raises(OperationFailure) as info:
+            coll.create_index([("t", "text")])
+        assert info.value.code == 323
+    finally:
+        strict.close()
+    lax = MongoClient(server.uri, server_api=ServerApi("1"))
+    try:
+        assert lax[db.name].c.distinct("a") == [0, 1, 2, 3, 4]  # without apiStrict: anything
+    finally:
+        lax.close()
+    # apiVersion other than "1"; apiStrict without apiVersion (raw: drivers refuse to send these)
+    assert db.command("ping", apiVersion="1")["ok"] == 1.0
+    for extra, code in (({"apiVersion": "2"}, 322), ({"apiStrict": True}, 4886600),
+                        ({"apiDeprecationErrors": False}, 4886600)):
+        with pytest.raises(OperationFailure) as info:
+            db.command({"ping": 1, **extra})
+        assert info.value.code == code
+    with pytest.raises(OperationFailure) as info:
+        db.command({"ping": 1, "apiVersion": "2"})
+    assert info.value.details["errmsg"] == 'API version must be "1"'
