@@ -96,3 +96,33 @@ def test_api_strict_refuses_what_is_outside_api_version_1(server, db):
     with pytest.raises(OperationFailure) as info:
         db.command({"ping": 1, "apiVersion": "2"})
     assert info.value.details["errmsg"] == 'API version must be "1"'
+
+
+def _winning_stage(plan: dict) -> str:
+    stage = plan
+    while stage.get("stage") in ("FETCH", "PROJECTION_SIMPLE", "PROJECTION_DEFAULT", "SORT", "LIMIT"):
+        stage = stage["inputStage"]
+    return stage["stage"]
+
+
+@pytest.mark.commands("find", "explain")
+def test_a_partial_index_serves_a_query_that_implies_its_filter(db):
+    db.p.insert_many([{"a": i, "b": i % 3} for i in range(20)])
+    db.p.create_index("a", partialFilterExpression={"a": {"$gt": 5}})
+    db.p.create_index("b", partialFilterExpression={"b": {"$exists": True}})
+
+    def stage(query):
+        return _winning_stage(db.p.find(query).explain()["queryPlanner"]["winningPlan"])
+
+    for query in ({"a": {"$gt": 10}}, {"a": {"$gte": 6}}, {"a": 7}, {"a": {"$in": [8, 9]}},
+                  {"a": {"$gt": 5, "$lt": 9}}, {"$and": [{"a": {"$gt": 6}}, {"c": 1}]}):
+        assert stage(query) == "IXSCAN", query
+    for query in ({"a": {"$gt": 4}}, {"a": {"$gte": 5}}, {"a": 5}, {"a": {"$in": [3, 9]}}, {"a": {"$lt": 9}},
+                  {"a": {"$gt": "x"}}, {"$or": [{"a": 7}, {"a": 1}]}):
+        assert stage(query) == "COLLSCAN", query
+    assert stage({"$or": [{"a": 7}, {"a": {"$gt": 15}}]}) == "OR"  # each branch implies the filter
+    assert stage({"b": 1}) == "IXSCAN" and stage({"b": {"$gt": 0}}) == "IXSCAN"
+    assert stage({"b": None}) == "COLLSCAN"
+    assert sorted(d["a"] for d in db.p.find({"a": {"$gt": 10}})) == list(range(11, 20))
+    assert sorted(d["a"] for d in db.p.find({"a": {"$in": [8, 9]}})) == [8, 9]
+    assert len(list(db.p.find({"b": 1}))) == 7
