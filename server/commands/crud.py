@@ -39,7 +39,7 @@ from server.query import match as match_mod
 from server.query import project as project_mod
 from server.query import sort as sort_mod
 from server.query import update as update_mod
-from server.query.index_keys import index_key_map_multikey
+from server.query.index_keys import index_key_map_multikey, keyer_for
 from storage.errors import DuplicateKey, StorageError
 
 # Documents written per writer-thread function by one insert (see insert()).
@@ -231,14 +231,19 @@ async def insert(ctx, cmd: dict) -> dict:
 
 
 async def find(ctx, cmd: dict) -> dict:
+    return_key = bool(cmd.get("returnKey"))
+    if return_key:  # only the plan's index key of each document: the projection does not apply
+        cmd = {k: v for k, v in cmd.items() if k not in ("returnKey", "projection")}
     spec = await ctx.run_heavy(access.FindSpec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
     ns = C.ns_of(ctx.db, spec.name)
     if spec.tailable:
         return await tailable.find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
-    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, True)
+    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, not return_key)
     ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
     docs = budget.outer(result.docs)
+    if return_key:
+        docs = map(_index_key_of(result.plan), docs)
     batch_size = spec.batch_size
     single = spec.single_batch
     if spec.limit and (batch_size is None or batch_size > spec.limit) and spec.limit <= 101:
@@ -247,6 +252,21 @@ async def find(ctx, cmd: dict) -> dict:
 
     return await cursor_reply(ctx, ns, docs, batch_size, single, first=True,
                               no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts)
+
+
+def _index_key_of(plan: Any):
+    """find ``returnKey``: a document's key in the index the plan scans (mongod: ``{}`` without an
+    index scan), keyed by the key pattern's field names."""
+    index = plan.index if plan is not None and plan.kind == "IXSCAN" else None
+    if index is None:
+        return lambda doc: {}
+    keyer, names = keyer_for(index), list(index["key"])
+
+    def key(doc: dict) -> dict:
+        entries = keyer.entries(doc)
+        return dict(zip(names, entries[0][1], strict=False)) if entries else {}
+
+    return key
 
 
 # --------------------------------------------------------------------------------------------------

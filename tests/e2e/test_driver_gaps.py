@@ -126,3 +126,15 @@ def test_a_partial_index_serves_a_query_that_implies_its_filter(db):
     assert sorted(d["a"] for d in db.p.find({"a": {"$gt": 10}})) == list(range(11, 20))
     assert sorted(d["a"] for d in db.p.find({"a": {"$in": [8, 9]}})) == [8, 9]
     assert len(list(db.p.find({"b": 1}))) == 7
+
+
+@pytest.mark.commands("find")
+def test_find_return_key(db):
+    db.k.insert_many([{"_id": i, "a": i, "b": {"c": -i}, "x": "y"} for i in range(5)])
+    db.k.create_index([("a", 1), ("b.c", -1)])
+    assert list(db.k.find({"a": {"$gte": 3}}, return_key=True).sort("a", 1)) == [
+        {"a": 3, "b.c": -3}, {"a": 4, "b.c": -4}]
+    assert list(db.k.find({"a": 1}, {"x": 1}, return_key=True)) == [{"a": 1, "b.c": -1}]
+    assert list(db.k.find({"x": "y"}, return_key=True).limit(2)) == [{}, {}]  # a collection scan
+    assert list(db.k.find({"_id": 2}, return_key=True)) == [{"_id": 2}]
+    assert len(list(db.k.find({}, return_key=False))) == 5
