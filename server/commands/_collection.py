@@ -28,6 +28,7 @@ from protocol.codec import decode, encode, nesting_exceeds
 from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_STORED_DEPTH
 from server.query.access_path import Plan
+from server.query.docmeta import DocMeta
 from server.query.expr_base import type_name  # the one BSON type name for messages (C.type_name)
 from server.query.index_keys import (
     MULTIKEY_FLAG,
@@ -578,8 +579,26 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
             stats=stats, seen=seen))
     else:
         it = index_docs(engine, info.ns, info.uuid, plan, stats=stats)
+    if isinstance(plan.meta, RecordIdMeta):  # find showRecordId: the record id rides in the document
+        for rid, doc in it:
+            doc["$recordId"] = record_id_value(rid)
+            yield doc
+        return
     for _, doc in it:
         yield doc
+
+
+class RecordIdMeta(DocMeta):
+    """The metadata table of a find with ``showRecordId``: ``plan_docs`` puts each document's record id
+    in it as the field ``$recordId`` (the find's command layer moves it past the projection)."""
+
+    __slots__ = ()
+
+
+def record_id_value(rid: bytes) -> Any:
+    """``$recordId`` as mongod shows it: the long of a counter record id (a clustered collection's id
+    is its key bytes)."""
+    return Int64(int.from_bytes(rid, "big")) if len(rid) == 8 else bytes(rid)
 
 
 _SPECIAL_KINDS = ("TEXT", "GEO_NEAR")

@@ -231,19 +231,31 @@ async def insert(ctx, cmd: dict) -> dict:
 
 
 async def find(ctx, cmd: dict) -> dict:
-    return_key = bool(cmd.get("returnKey"))
-    if return_key:  # only the plan's index key of each document: the projection does not apply
-        cmd = {k: v for k, v in cmd.items() if k not in ("returnKey", "projection")}
+    return_key, show_record_id = bool(cmd.get("returnKey")), bool(cmd.get("showRecordId"))
+    asked, project = cmd, None
+    if return_key or show_record_id:
+        # returnKey: only the plan's index key of each document (no projection); showRecordId: the
+        # record id as $recordId, added after the projection (run here, past the read)
+        if show_record_id and not return_key and cmd.get("projection"):
+            project = access.FindSpec({k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId")}).project
+        cmd = {k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId", "projection")}
     spec = await ctx.run_heavy(access.FindSpec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
+    if show_record_id and spec.meta is None:
+        spec.meta = C.RecordIdMeta()
     ns = C.ns_of(ctx.db, spec.name)
+    if (return_key or show_record_id) and await ctx.run_blocking(_is_view, ctx.server, ctx.db, spec.name):
+        option = "returnKey" if return_key else "showRecordId"  # mongod: a view's find is an aggregate
+        raise MongoError(ErrorCode.InvalidPipelineOperator, f"Option {option} not supported in aggregation.")
     if spec.tailable:
         return await tailable.find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
-    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, not return_key)
-    ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
+    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx,
+                                    not (return_key or show_record_id))
+    ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
     docs = budget.outer(result.docs)
-    if return_key:
-        docs = map(_index_key_of(result.plan), docs)
+    if return_key or project is not None:
+        docs = map(functools.partial(_shape_with_record_id,
+                                     _index_key_of(result.plan) if return_key else project), docs)
     batch_size = spec.batch_size
     single = spec.single_batch
     if spec.limit and (batch_size is None or batch_size > spec.limit) and spec.limit <= 101:
@@ -252,6 +264,20 @@ async def find(ctx, cmd: dict) -> dict:
 
     return await cursor_reply(ctx, ns, docs, batch_size, single, first=True,
                               no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts)
+
+
+def _is_view(server, db: str, name: str) -> bool:
+    with server.engine.read() as r:
+        return r.get_collection(C.ns_of(db, name)) is None and C.get_view(r, db, name) is not None
+
+
+def _shape_with_record_id(shape, doc: dict) -> dict:
+    """``shape(doc)`` (returnKey's key or the projection), with the document's ``$recordId`` last."""
+    record_id = doc.pop("$recordId", None)
+    out = shape(doc)
+    if record_id is not None:
+        out = {**out, "$recordId": record_id}
+    return out
 
 
 def _index_key_of(plan: Any):

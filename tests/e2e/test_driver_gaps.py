@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from bson.int64 import Int64
 from pymongo.errors import OperationFailure, WriteError
 
 
@@ -138,3 +139,37 @@ def test_find_return_key(db):
     assert list(db.k.find({"x": "y"}, return_key=True).limit(2)) == [{}, {}]  # a collection scan
     assert list(db.k.find({"_id": 2}, return_key=True)) == [{"_id": 2}]
     assert len(list(db.k.find({}, return_key=False))) == 5
+
+
+@pytest.mark.commands("find")
+def test_find_show_record_id(db):
+    db.r.insert_many([{"_id": i, "x": i, "y": -i} for i in range(4)])
+    docs = list(db.r.find({}, show_record_id=True).sort("_id", 1))
+    assert [list(d) for d in docs] == [["_id", "x", "y", "$recordId"]] * 4
+    ids = [d["$recordId"] for d in docs]
+    assert all(type(i) is Int64 for i in ids) and ids == sorted(ids) and len(set(ids)) == 4
+    assert list(db.r.find({"_id": 1}, {"x": 1, "_id": 0}, show_record_id=True)) == [{"x": 1, "$recordId": ids[1]}]
+    assert list(db.r.find({"_id": 2}, {"y": 0}, show_record_id=True)) == [{"_id": 2, "x": 2, "$recordId": ids[2]}]
+    db.r.create_index("x")
+    # pymongo's test_find_options: hint, min/max, returnKey and showRecordId together
+    assert list(db.r.find({}, hint=[("x", 1)], min={"x": 1}, max={"x": 3}, return_key=True,
+                          show_record_id=True, projection={"x": False})) == [
+        {"x": 1, "$recordId": ids[1]}, {"x": 2, "$recordId": ids[2]}]
+    assert "$recordId" not in db.r.find_one({}, show_record_id=False)
+
+
+@pytest.mark.commands("find", "create")
+def test_return_key_and_show_record_id_on_views_are_refused(db):
+    import datetime
+
+    db.create_collection("ts", timeseries={"timeField": "t"})
+    db.ts.insert_one({"t": datetime.datetime(2026, 1, 1), "a": 1})
+    db.base.insert_one({"a": 1})
+    db.command("create", "v", viewOn="base", pipeline=[])
+    for name in ("ts", "v"):
+        for option in ("showRecordId", "returnKey"):
+            with pytest.raises(OperationFailure) as info:
+                db.command("find", name, **{option: True})
+            assert info.value.code == 168
+            assert info.value.details["errmsg"] == f"Option {option} not supported in aggregation."
+        assert len(db.command("find", name, showRecordId=False)["cursor"]["firstBatch"]) == 1
