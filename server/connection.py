@@ -30,6 +30,8 @@ import collections
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from bson.int64 import Int64
+
 from protocol import codec, compression
 from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_COMMAND_SIZE, ParseError, frame_length
@@ -300,11 +302,18 @@ class Connection(asyncio.Protocol):
     async def _handle_op_msg(self, request: OpMsg, request_bytes: int) -> None:
         cmd = request.command
         response_to = request.request_id
+        trailer: dict[str, Any] | None = None
         while True:
-            reply = await self.dispatcher.execute(self.info, cmd, request_bytes)
+            if trailer is not None:  # the empty last batch of an exhaust stream
+                reply, trailer = trailer, None
+            else:
+                reply = await self.dispatcher.execute(self.info, cmd, request_bytes)
             if request.more_to_come:
                 return
             follow = _exhaust_next(cmd, reply) if request.exhaust_allowed and not self._closing else None
+            if follow is None and request.exhaust_allowed and reply is not None:
+                reply, trailer = _split_last_batch(cmd, reply)
+                follow = cmd if trailer is not None else None
             document = self._encode_reply(reply)
             reply_id = next(_reply_ids)
             message = encode_op_msg(document, reply_id, response_to, MORE_TO_COME if follow else 0)
@@ -410,6 +419,18 @@ def _exhaust_next(cmd: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any] 
             and "topologyVersion" in reply:
         return {**cmd, "topologyVersion": reply["topologyVersion"]}
     return None
+
+
+def _split_last_batch(cmd: dict[str, Any], reply: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """An exhaust getMore whose batch ended the cursor: as on mongod, whose scans learn they are done
+    only on the next pull, the batch goes out with the cursor's id and moreToCome, and an empty batch
+    with id 0 ends the stream (pymongo counts one getMore per reply). Otherwise ``(reply, None)``."""
+    cursor = reply.get("cursor")
+    if (next(iter(cmd), "") != "getMore" or reply.get("ok") != 1.0 or not isinstance(cursor, dict)
+            or cursor.get("id") or not cursor.get("nextBatch")):
+        return reply, None
+    last = {"cursor": {"nextBatch": [], "id": Int64(0), "ns": cursor.get("ns")}, "ok": 1.0}
+    return {**reply, "cursor": {**cursor, "id": Int64(cmd["getMore"])}}, last
 
 
 def _format_address(address: Any) -> str:

@@ -48,7 +48,9 @@ def test_exhaust_get_more_streams_until_the_cursor_is_exhausted(server):
                 break
             assert doc["cursor"]["id"] == cursor_id
         assert seen == list(range(10))
-        assert len(replies) == 3  # 3 + 3 + 2
+        assert len(replies) == 4  # 3 + 3 + 2, then (as mongod's scans) an empty batch ends the cursor
+        assert wire_decode(replies[-1])["cursor"]["nextBatch"] == []
+        assert wire_decode(replies[-2])["cursor"]["id"] == cursor_id
         # the first reply answers the request, each next one the reply before it
         assert _ids(replies[0])[1] == request_id
         for before, after in zip(replies, replies[1:], strict=False):
