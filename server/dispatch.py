@@ -223,6 +223,7 @@ class Dispatcher:
             token = interrupt.bind(op)
             try:
                 if failpoints.active:
+                    op.time_out_now = failpoints.time_out_now()
                     await _inject_failure(failpoints, spec, cmd, conn, op)
                 ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
                                      request_bytes=request_bytes)

@@ -10,7 +10,8 @@ the command with ``errorCode`` ("Failing command via 'failCommand' failpoint", `
 filter also matches a connection's first ``hello``, whose ``client.application.name`` is read from the
 command itself (mongod parses the metadata before it checks fail points).
 ``maxTimeAlwaysTimeOut``: every command with a ``maxTimeMS`` fails with 50 MaxTimeMSExpired before it
-runs. ``failGetMoreAfterCursorCheckout``: a ``getMore`` fails with ``data.errorCode``.
+runs, and an operation that has a deadline (a getMore of a cursor opened with maxTimeMS) at its next
+interruption check. ``failGetMoreAfterCursorCheckout``: a ``getMore`` fails with ``data.errorCode``.
 
 Dispatch reads ``FailPoints.active`` (one attribute) before anything else, so a server without an
 armed fail point pays nothing. Event-loop thread only.
@@ -115,6 +116,19 @@ class FailPoints:
             point.data = dict(data)
         self._refresh()
         return entered
+
+    def time_out_now(self) -> Any:
+        """For ``Operation.time_out_now``: a callable passing through ``maxTimeAlwaysTimeOut`` (True
+        when it fires), or None while it is off."""
+        if not self.points[MAX_TIME_ALWAYS_TIME_OUT].on:
+            return None
+
+        def fire() -> bool:
+            fired = self.points[MAX_TIME_ALWAYS_TIME_OUT].fire()
+            self._refresh()  # called on pool threads too: a flag write, like fire()'s own counters
+            return fired
+
+        return fire
 
     def other_failure(self, name: str, cmd: dict) -> MongoError | None:
         """What ``maxTimeAlwaysTimeOut`` or ``failGetMoreAfterCursorCheckout`` does to this command."""

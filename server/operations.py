@@ -53,7 +53,7 @@ class Operation:
     """One running command. ``ticks`` is the countdown used by ``server.query.interrupt.tick``."""
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started_wall", "started",
-                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked")
+                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked", "time_out_now")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
                  deadline: float | None):
@@ -74,6 +74,9 @@ class Operation:
         self.cursor: Any = None  # the cursors.Cursor a getMore works on (currentOp's "cursor")
         # The scheduler's job while the operation waits for a run token (server.scheduler), else None.
         self.parked: Any = None
+        # The maxTimeAlwaysTimeOut fail point while armed (a callable answering whether it fires): an
+        # operation with a deadline then expires at its next check, as mongod's checkForInterrupt.
+        self.time_out_now: Any = None
 
     def check(self) -> None:
         """Raise 11601 (or the kill code) once killed, 50 once past the deadline. On a pool thread,
@@ -83,7 +86,8 @@ class Operation:
             if self.killed == ErrorCode.InterruptedAtShutdown:
                 raise MongoError(ErrorCode.InterruptedAtShutdown, "interrupted at shutdown")
             raise MongoError(ErrorCode.Interrupted, "operation was interrupted")
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if self.deadline is not None and (time.monotonic() >= self.deadline
+                                          or self.time_out_now is not None and self.time_out_now()):
             raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
 
     def kill(self, code: int = ErrorCode.Interrupted) -> None:

@@ -155,6 +155,16 @@ def test_max_time_always_time_out_and_fail_get_more(testing):
     finally:
         assert admin.command("configureFailPoint", "maxTimeAlwaysTimeOut", mode="off")["count"] == 1
     assert len(list(coll.find().max_time_ms(10_000))) == 5
+    client.t.many.insert_many([{} for _ in range(200)])
+    cursor = client.t.many.find().max_time_ms(10_000)  # a cursor keeps its maxTimeMS for its getMores
+    next(cursor)
+    admin.command("configureFailPoint", "maxTimeAlwaysTimeOut", mode="alwaysOn")
+    try:
+        with pytest.raises(ExecutionTimeout):
+            list(cursor)
+        assert len(list(coll.find(batch_size=2))) == 5  # a cursor without maxTimeMS is not touched
+    finally:
+        admin.command("configureFailPoint", "maxTimeAlwaysTimeOut", mode="off")
     admin.command("configureFailPoint", "failGetMoreAfterCursorCheckout", mode={"times": 1},
                   data={"errorCode": 6})
     cursor = coll.find(batch_size=2)
