@@ -176,3 +176,14 @@ def test_max_time_always_time_out_and_fail_get_more(testing):
     with pytest.raises(OperationFailure) as e:
         admin.command("configureFailPoint", "noSuchFailPoint", mode="alwaysOn")
     assert e.value.code == 258
+
+
+@pytest.mark.commands("testVersion2", "testDeprecationInVersion2")
+def test_versioned_api_test_commands(testing):
+    server, client = testing
+    assert client.admin.command("testVersion2") == {"ok": 1.0}
+    assert client.admin.command("testDeprecationInVersion2") == {"ok": 1.0}
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command({"testVersion2": 1, "apiVersion": "1", "apiStrict": True})
+    assert e.value.code == 323
+    assert "Provided apiStrict:true, but the command testVersion2 is not in API Version 1" in str(e.value)
