@@ -10,9 +10,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import math
 import re
+import threading
 import uuid as uuid_mod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -288,6 +290,26 @@ def prepare_insert(doc: Any) -> dict:
     return doc
 
 
+class _StorageRules(threading.local):
+    pipeline_update = False  # set by ``pipeline_update_rules`` on the writing thread
+
+
+_STORAGE_RULES = _StorageRules()
+
+
+@contextlib.contextmanager
+def pipeline_update_rules(active: bool = True) -> Iterator[None]:
+    """While a pipeline-style update writes its results (on this thread): mongod stores top-level
+    ``$``-prefixed fields a pipeline made (``$replaceWith``/``$setField``), unlike an operator update's
+    or a replacement document's."""
+    saved = _STORAGE_RULES.pipeline_update
+    _STORAGE_RULES.pipeline_update = active or saved
+    try:
+        yield
+    finally:
+        _STORAGE_RULES.pipeline_update = saved
+
+
 def check_storable(doc: dict, *, top_level_dollar: bool = False) -> None:
     """_id type rules (insert and replacement) and top-level ``$`` names: mongod 5.0+ stores them on
     insert (``top_level_dollar``; ``$ref``/``$id``/``$db`` too, jstests/core/field_name_validation.js)
@@ -302,7 +324,7 @@ def check_storable(doc: dict, *, top_level_dollar: bool = False) -> None:
             if isinstance(k, str) and k.startswith("$"):
                 raise MongoError(ErrorCode.DollarPrefixedFieldName,
                                  f"_id fields may not contain '$'-prefixed fields: {k} is not valid for storage.")
-    if top_level_dollar:
+    if top_level_dollar or _STORAGE_RULES.pipeline_update:
         return
     for k in doc:
         if isinstance(k, str) and k.startswith("$"):

@@ -372,7 +372,8 @@ async def update(ctx, cmd: dict) -> dict:
             new, changed = update_mod.apply_update(doc, st.update, query=st.q)
             out.n += 1
             if changed:
-                access.replace_doc(w, coll, rid, doc, new, validator)
+                with C.pipeline_update_rules(st.update.kind == "pipeline"):
+                    access.replace_doc(w, coll, rid, doc, new, validator)
                 out.modified += 1
 
     def upsert(w, coll, i: int, st: UpdateStatement, spanned: bool, out: slices.Slice) -> None:
@@ -383,7 +384,8 @@ async def update(ctx, cmd: dict) -> dict:
         if late:  # a matching document arrived while the scan ran in slices: update it, insert nothing
             apply(w, coll, i, st, late, out)
             return
-        new = access.upsert_doc(w, ns, st.q, st.update, bypass)
+        with C.pipeline_update_rules(st.update.kind == "pipeline"):
+            new = access.upsert_doc(w, ns, st.q, st.update, bypass)
         out.upserted.append({"index": i, "_id": new["_id"]})
         out.n += 1
 
@@ -530,12 +532,14 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
         if not matches:
             if not upsert:
                 return {"n": 0, "updatedExisting": False}, None
-            new = access.upsert_doc(w, ns, query, upd, bypass)
+            with C.pipeline_update_rules(upd.kind == "pipeline"):
+                new = access.upsert_doc(w, ns, query, upd, bypass)
             return {"n": 1, "updatedExisting": False, "upserted": new["_id"]}, (new if return_new else None)
         rid, doc = matches[0]
         new, changed = update_mod.apply_update(doc, upd, query=query)
         if changed:
-            access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
+            with C.pipeline_update_rules(upd.kind == "pipeline"):
+                access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
         return {"n": 1, "updatedExisting": True}, (new if return_new else doc)
 
     last, value = await write(ctx, fn)

@@ -173,3 +173,16 @@ def test_return_key_and_show_record_id_on_views_are_refused(db):
             assert info.value.code == 168
             assert info.value.details["errmsg"] == f"Option {option} not supported in aggregation."
         assert len(db.command("find", name, showRecordId=False)["cursor"]["firstBatch"]) == 1
+
+
+@pytest.mark.commands("update", "findAndModify")
+def test_pipeline_updates_may_set_top_level_dollar_fields(db):
+    db.c.insert_one({"_id": 1, "foo": {}})
+    set_dollar = [{"$replaceWith": {"$setField": {"field": {"$literal": "$a"}, "value": 1, "input": "$$ROOT"}}}]
+    assert db.c.update_one({"_id": 1}, set_dollar).modified_count == 1
+    assert db.c.find_one() == {"_id": 1, "foo": {}, "$a": 1}
+    assert db.c.find_one_and_update({"_id": 2}, set_dollar, upsert=True, return_document=True) == {
+        "_id": 2, "$a": 1}
+    with pytest.raises(WriteError) as info:  # an operator update still may not
+        db.c.update_one({"_id": 1}, {"$set": {"$b": 1}})
+    assert info.value.code == 52
