@@ -15,6 +15,10 @@ An asyncio ``Protocol`` (uvloop's fast path). Invariants:
   one request at a time per connection.
 - Large frames are decoded, and large replies compressed, in the thread pool (decoding slices its
   C-level work, so the event loop keeps the GIL often enough to serve other clients).
+- Exhaust (OP_MSG ``exhaustAllowed``): a getMore whose cursor stays open, or an awaitable hello, is
+  answered with ``moreToCome`` and run again by the server (the hello with the topologyVersion it just
+  sent, each reply's ``responseTo`` the previous reply's id, as mongod) until the cursor is exhausted,
+  a reply is an error, or the client leaves; nothing else runs on that connection meanwhile.
 - A malformed frame never takes the server down: non-fatal parse errors get an ordinary error reply,
   fatal ones (bad length, illegal flags, checksum mismatch, unknown opcode) close this connection only.
 """
@@ -26,10 +30,13 @@ import collections
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from bson.int64 import Int64
+
 from protocol import codec, compression
 from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_COMMAND_SIZE, ParseError, frame_length
 from protocol.messages import (
+    MORE_TO_COME,
     QUERY_FAILURE,
     OpMsg,
     OpQuery,
@@ -196,6 +203,9 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closing = True
+        self.info.closed = True
+        if self.info.on_close is not None:  # an awaitable hello waiting for nothing
+            self.info.on_close()
         self._pending.clear()
         self._writable.set()  # a worker waiting for the client to read must not wait forever
         self.state.connections_current -= 1
@@ -291,18 +301,36 @@ class Connection(asyncio.Protocol):
 
     async def _handle_op_msg(self, request: OpMsg, request_bytes: int) -> None:
         cmd = request.command
-        reply = await self.dispatcher.execute(self.info, cmd, request_bytes)
-        if request.more_to_come:
-            return
-        document = self._encode_reply(reply)
-        message = encode_op_msg(document, next(_reply_ids), request.request_id)
-        if request.compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
-            if len(message) >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
-                message = await run_in_pool(self.state, None, compression.compress, message,
-                                            request.compressor_id)
+        response_to = request.request_id
+        trailer: dict[str, Any] | None = None
+        while True:
+            if trailer is not None:  # the empty last batch of an exhaust stream
+                reply, trailer = trailer, None
             else:
-                message = compression.compress(message, request.compressor_id)
-        self._send(message)
+                reply = await self.dispatcher.execute(self.info, cmd, request_bytes)
+            if request.more_to_come:
+                return
+            follow = _exhaust_next(cmd, reply) if request.exhaust_allowed and not self._closing else None
+            if follow is None and request.exhaust_allowed and reply is not None:
+                reply, trailer = _split_last_batch(cmd, reply)
+                follow = cmd if trailer is not None else None
+            document = self._encode_reply(reply)
+            reply_id = next(_reply_ids)
+            message = encode_op_msg(document, reply_id, response_to, MORE_TO_COME if follow else 0)
+            if request.compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
+                if len(message) >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
+                    message = await run_in_pool(self.state, None, compression.compress, message,
+                                                request.compressor_id)
+                else:
+                    message = compression.compress(message, request.compressor_id)
+            self._send(message)
+            if follow is None:
+                return
+            cmd, response_to = follow, reply_id  # exhaust: the server sends the next reply unasked
+            if self._write_paused:
+                await self._writable.wait()  # the client is not reading the stream
+            if self._closing:
+                return
 
     async def _handle_op_query(self, request: OpQuery) -> None:
         rid = request.request_id
@@ -373,6 +401,36 @@ class Connection(asyncio.Protocol):
         self._pending.clear()
         if self.transport is not None:
             self.transport.close()
+
+
+_HELLO_NAMES = frozenset({"hello", "isMaster", "ismaster"})
+
+
+def _exhaust_next(cmd: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any] | None:
+    """The command an exhaust stream runs next after ``reply`` (None: the stream ends here): the same
+    getMore while its cursor is open, the awaitable hello with the topologyVersion just answered."""
+    if reply.get("ok") != 1.0:
+        return None
+    name = next(iter(cmd), "")
+    if name == "getMore":
+        cursor = reply.get("cursor")
+        return cmd if isinstance(cursor, dict) and cursor.get("id") else None
+    if name in _HELLO_NAMES and "topologyVersion" in cmd and "maxAwaitTimeMS" in cmd \
+            and "topologyVersion" in reply:
+        return {**cmd, "topologyVersion": reply["topologyVersion"]}
+    return None
+
+
+def _split_last_batch(cmd: dict[str, Any], reply: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """An exhaust getMore whose batch ended the cursor: as on mongod, whose scans learn they are done
+    only on the next pull, the batch goes out with the cursor's id and moreToCome, and an empty batch
+    with id 0 ends the stream (pymongo counts one getMore per reply). Otherwise ``(reply, None)``."""
+    cursor = reply.get("cursor")
+    if (next(iter(cmd), "") != "getMore" or reply.get("ok") != 1.0 or not isinstance(cursor, dict)
+            or cursor.get("id") or not cursor.get("nextBatch")):
+        return reply, None
+    last = {"cursor": {"nextBatch": [], "id": Int64(0), "ns": cursor.get("ns")}, "ok": 1.0}
+    return {**reply, "cursor": {**cursor, "id": Int64(cmd["getMore"])}}, last
 
 
 def _format_address(address: Any) -> str:

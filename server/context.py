@@ -23,6 +23,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bson.objectid import ObjectId
+
 from server.failpoints import FailPoints
 from server.fsync_lock import FsyncLock
 from server.operations import Operation, OperationRegistry
@@ -84,6 +86,8 @@ class ConnectionInfo:
     handshake_done: bool = False
     auth: Any = None  # server.auth.session.AuthSession once the connection authenticates or tries to
     tls: bool = False  # the connection runs over TLS
+    closed: bool = False  # the client went away (set by the connection)
+    on_close: Any = None  # a waiting awaitable hello's wake-up, called when the client goes away
 
     @property
     def principal(self) -> Any:
@@ -146,6 +150,8 @@ class ServerState:
     fsync_lock: FsyncLock = field(default_factory=FsyncLock)
     # Starts a graceful shutdown (the ``shutdown`` command); server.app installs it.
     request_shutdown: Callable[[], None] | None = None
+    # hello's topologyVersion.processId: new at every start (a standalone's counter stays 0).
+    topology_process_id: ObjectId = field(default_factory=ObjectId)
 
 
     def __post_init__(self) -> None:
@@ -174,7 +180,7 @@ async def run_in_pool(server: ServerState, op: Operation | None, fn: Callable[..
 class CommandContext:
     """Per-command context: target database, server and connection state, and deadline helpers."""
 
-    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op", "request_bytes", "facts")
+    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op", "request_bytes", "facts", "paused")
 
     def __init__(
         self,
@@ -201,6 +207,9 @@ class CommandContext:
         # How a read found its documents (server.profiler.ReadFacts), left by find/aggregate/getMore
         # for the profiler and the slow-query log.
         self.facts: Any = None
+        # Seconds the command waited by design (an awaitable hello): not latency, as mongod pauses
+        # the operation's timer (no slow-query line, no latency statistics).
+        self.paused = 0.0
 
     @property
     def deadline(self) -> float | None:

@@ -47,6 +47,7 @@ from server.commands import (
     testing,
     users,
 )
+from server.commands.api_version import check_api_parameters
 from server.commands.concerns import check_concerns
 from server.context import (
     CloseConnection,
@@ -151,6 +152,9 @@ async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], co
     and killOp (or shutdown) ends the block with the kill's code, like mongod's interruptible sleep."""
     action = failpoints.before((spec.name, *spec.aliases), cmd, conn)
     if action is None:
+        error = failpoints.other_failure(spec.name, cmd)  # maxTimeAlwaysTimeOut, failGetMore...
+        if error is not None:
+            raise error
         return
     if action.block_ms:
         woken = asyncio.Event()
@@ -201,6 +205,8 @@ class Dispatcher:
                 raise MongoError(
                     ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
                 )
+            if "apiVersion" in cmd or "apiStrict" in cmd or "apiDeprecationErrors" in cmd:
+                check_api_parameters(spec.name, cmd)  # 322 / 323 / 4886600, as mongod
             cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
@@ -220,6 +226,7 @@ class Dispatcher:
             token = interrupt.bind(op)
             try:
                 if failpoints.active:
+                    op.time_out_now = failpoints.time_out_now()
                     await _inject_failure(failpoints, spec, cmd, conn, op)
                 ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
                                      request_bytes=request_bytes)
@@ -247,7 +254,7 @@ class Dispatcher:
             if spec is None:
                 self.server.opcounters["command"] += 1
             reply = error_reply(exc, context=f"conn{conn.id}")
-        elapsed = time.monotonic() - started
+        elapsed = time.monotonic() - started - (ctx.paused if ctx is not None else 0.0)
         server = self.server
         if log.debug_enabled("COMMAND", 1):
             log.debug(1, "COMMAND", 4615620, "Command finished", ctx=f"conn{conn.id}",

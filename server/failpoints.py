@@ -1,12 +1,17 @@
 """Fail points, as drivers' test suites drive them (``configureFailPoint``, test commands only).
 
-One fail point exists, ``failCommand``, with mongod's semantics: its ``data`` names the commands it
+Three fail points exist (those drivers' suites arm). ``failCommand``, with mongod's semantics: its ``data`` names the commands it
 applies to (``failCommands``, names or aliases) and optionally an ``appName`` and a ``namespace``; when
 it fires for a command it may block the connection (``blockConnection`` + ``blockTimeMS``, an asyncio
 sleep: other connections go on), close the connection without a reply (``closeConnection``), or fail
 the command with ``errorCode`` ("Failing command via 'failCommand' failpoint", ``errorLabels``,
 ``errorExtraInfo``). A ``writeConcernError`` is added to the reply of a command that ran. Modes:
-``alwaysOn``, ``off``, ``{times: n}``, ``{skip: n}``, ``{activationProbability: p}``.
+``alwaysOn``, ``off``, ``{times: n}``, ``{skip: n}``, ``{activationProbability: p}``. The ``appName``
+filter also matches a connection's first ``hello``, whose ``client.application.name`` is read from the
+command itself (mongod parses the metadata before it checks fail points).
+``maxTimeAlwaysTimeOut``: every command with a ``maxTimeMS`` fails with 50 MaxTimeMSExpired before it
+runs, and an operation that has a deadline (a getMore of a cursor opened with maxTimeMS) at its next
+interruption check. ``failGetMoreAfterCursorCheckout``: a ``getMore`` fails with ``data.errorCode``.
 
 Dispatch reads ``FailPoints.active`` (one attribute) before anything else, so a server without an
 armed fail point pays nothing. Event-loop thread only.
@@ -22,7 +27,10 @@ from protocol.errors import ErrorCode, MongoError
 from server.top import command_namespace
 
 MESSAGE = "Failing command via 'failCommand' failpoint"
-KNOWN = ("failCommand",)
+FAIL_COMMAND = "failCommand"
+MAX_TIME_ALWAYS_TIME_OUT = "maxTimeAlwaysTimeOut"
+FAIL_GET_MORE = "failGetMoreAfterCursorCheckout"
+KNOWN = (FAIL_COMMAND, MAX_TIME_ALWAYS_TIME_OUT, FAIL_GET_MORE)
 
 
 @dataclass
@@ -86,8 +94,12 @@ def _parse_mode(mode: Any) -> tuple[str, int, float]:
 
 class FailPoints:
     def __init__(self) -> None:
-        self.fail_command = FailPoint()
+        self.points = {name: FailPoint() for name in KNOWN}
+        self.fail_command = self.points[FAIL_COMMAND]
         self.active = False
+
+    def _refresh(self) -> None:
+        self.active = any(point.on for point in self.points.values())
 
     def configure(self, name: Any, mode: Any, data: Any) -> int:
         """Set a fail point's mode and data; returns how many times it was entered before."""
@@ -96,14 +108,43 @@ class FailPoints:
         if data is not None and not isinstance(data, dict):
             raise MongoError(ErrorCode.TypeMismatch, "the 'data' option must be an object")
         kind, count, probability = _parse_mode(mode)
-        point = self.fail_command
+        point = self.points[name]
         entered = point.entered
         point.mode = "off" if kind == "times" and count == 0 else kind
         point.remaining, point.probability = count, probability
         if data is not None:
             point.data = dict(data)
-        self.active = point.on
+        self._refresh()
         return entered
+
+    def time_out_now(self) -> Any:
+        """For ``Operation.time_out_now``: a callable passing through ``maxTimeAlwaysTimeOut`` (True
+        when it fires), or None while it is off."""
+        if not self.points[MAX_TIME_ALWAYS_TIME_OUT].on:
+            return None
+
+        def fire() -> bool:
+            fired = self.points[MAX_TIME_ALWAYS_TIME_OUT].fire()
+            self._refresh()  # called on pool threads too: a flag write, like fire()'s own counters
+            return fired
+
+        return fire
+
+    def other_failure(self, name: str, cmd: dict) -> MongoError | None:
+        """What ``maxTimeAlwaysTimeOut`` or ``failGetMoreAfterCursorCheckout`` does to this command."""
+        error = None
+        point = self.points[MAX_TIME_ALWAYS_TIME_OUT]
+        max_time = cmd.get("maxTimeMS")
+        if point.on and max_time and not isinstance(max_time, bool) and point.fire():
+            error = MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
+        point = self.points[FAIL_GET_MORE]
+        if error is None and name == "getMore" and point.on and point.fire():
+            code = point.data.get("errorCode")
+            if not isinstance(code, int) or isinstance(code, bool):
+                code = ErrorCode.InternalError
+            error = MongoError(code, "Hit the 'failGetMoreAfterCursorCheckout' failpoint")
+        self._refresh()
+        return error
 
     def _applies(self, names: tuple[str, ...], cmd: dict, conn: Any) -> dict | None:
         point = self.fail_command
@@ -113,9 +154,11 @@ class FailPoints:
                 isinstance(failing, list) and any(name in failing for name in names)):
             return None
         app = data.get("appName")
-        if app is not None and app != (((getattr(conn, "client", None) or {}).get("application") or {})
-                                       .get("name")):
-            return None
+        if app is not None:
+            client = getattr(conn, "client", None) or cmd.get("client")  # a first hello: its own metadata
+            application = client.get("application") if isinstance(client, dict) else None
+            if app != (application.get("name") if isinstance(application, dict) else None):
+                return None
         if "namespace" in data and isinstance(cmd.get("$db"), str):
             if data["namespace"] != command_namespace(names[0], cmd, cmd["$db"]):
                 return None
@@ -133,7 +176,7 @@ class FailPoints:
         has_code = isinstance(code, int) and not isinstance(code, bool)
         if not (close or block or has_code) or not self.fail_command.fire():
             return None
-        self.active = self.fail_command.on
+        self._refresh()
         block_ms = 0
         if block:
             block_ms = data.get("blockTimeMS")
@@ -158,7 +201,7 @@ class FailPoints:
         data = self._applies(names, cmd, conn)
         if data is None or not isinstance(data.get("writeConcernError"), dict) or not self.fail_command.fire():
             return None
-        self.active = self.fail_command.on
+        self._refresh()
         extra: dict[str, Any] = {"writeConcernError": dict(data["writeConcernError"])}
         if isinstance(data.get("errorLabels"), list):
             extra["errorLabels"] = list(data["errorLabels"])

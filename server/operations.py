@@ -53,7 +53,8 @@ class Operation:
     """One running command. ``ticks`` is the countdown used by ``server.query.interrupt.tick``."""
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started_wall", "started",
-                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked", "waiting_for_lock")
+                 "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked", "waiting_for_lock",
+                 "time_out_now")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
                  deadline: float | None):
@@ -75,6 +76,9 @@ class Operation:
         # The scheduler's job while the operation waits for a run token (server.scheduler), else None.
         self.parked: Any = None
         self.waiting_for_lock = False  # a write waiting for the fsync lock (server/fsync_lock.py)
+        # The maxTimeAlwaysTimeOut fail point while armed (a callable answering whether it fires): an
+        # operation with a deadline then expires at its next check, as mongod's checkForInterrupt.
+        self.time_out_now: Any = None
 
     def check(self) -> None:
         """Raise 11601 (or the kill code) once killed, 50 once past the deadline. On a pool thread,
@@ -84,7 +88,8 @@ class Operation:
             if self.killed == ErrorCode.InterruptedAtShutdown:
                 raise MongoError(ErrorCode.InterruptedAtShutdown, "interrupted at shutdown")
             raise MongoError(ErrorCode.Interrupted, "operation was interrupted")
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if self.deadline is not None and (time.monotonic() >= self.deadline
+                                          or self.time_out_now is not None and self.time_out_now()):
             raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
 
     def kill(self, code: int = ErrorCode.Interrupted) -> None:

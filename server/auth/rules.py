@@ -442,6 +442,8 @@ RULES: dict[str, Rule | None] = {
     "currentOp": _current_op,
     "killOp": _kill_op, "top": on_cluster("top"), "profile": on_database("enableProfiler"),
     "configureFailPoint": authenticated,  # a test command: mongod asks for nothing more
+    "testVersion2": authenticated,  # test commands of the versioned API: no privilege
+    "testDeprecationInVersion2": authenticated,
     "convertToCapped": on_collection("convertToCapped"), "compact": on_collection("compact"),
     "cloneCollectionAsCapped": _clone_as_capped,
     "dbHash": on_database("dbHash"), "fsync": on_cluster("fsync"), "fsyncUnlock": on_cluster("unlock"),

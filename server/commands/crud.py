@@ -39,7 +39,7 @@ from server.query import match as match_mod
 from server.query import project as project_mod
 from server.query import sort as sort_mod
 from server.query import update as update_mod
-from server.query.index_keys import index_key_map_multikey
+from server.query.index_keys import index_key_map_multikey, keyer_for
 from storage.errors import DuplicateKey, StorageError
 
 # Documents written per writer-thread function by one insert (see insert()).
@@ -206,14 +206,31 @@ async def insert(ctx, cmd: dict) -> dict:
 
 
 async def find(ctx, cmd: dict) -> dict:
+    return_key, show_record_id = bool(cmd.get("returnKey")), bool(cmd.get("showRecordId"))
+    asked, project = cmd, None
+    if return_key or show_record_id:
+        # returnKey: only the plan's index key of each document (no projection); showRecordId: the
+        # record id as $recordId, added after the projection (run here, past the read)
+        if show_record_id and not return_key and cmd.get("projection"):
+            project = access.FindSpec({k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId")}).project
+        cmd = {k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId", "projection")}
     spec = await ctx.run_heavy(access.FindSpec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
+    if show_record_id and spec.meta is None:
+        spec.meta = C.RecordIdMeta()
     ns = C.ns_of(ctx.db, spec.name)
+    if (return_key or show_record_id) and await ctx.run_blocking(_is_view, ctx.server, ctx.db, spec.name):
+        option = "returnKey" if return_key else "showRecordId"  # mongod: a view's find is an aggregate
+        raise MongoError(ErrorCode.InvalidPipelineOperator, f"Option {option} not supported in aggregation.")
     if spec.tailable:
         return await cursor_commands.tailable_find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
-    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx, True)
-    ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
+    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx,
+                                    not (return_key or show_record_id))
+    ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
     docs = budget.outer(result.docs)
+    if return_key or project is not None:
+        docs = map(functools.partial(_shape_with_record_id,
+                                     _index_key_of(result.plan) if return_key else project), docs)
     batch_size = spec.batch_size
     single = spec.single_batch
     if spec.limit and (batch_size is None or batch_size > spec.limit) and spec.limit <= 101:
@@ -222,6 +239,35 @@ async def find(ctx, cmd: dict) -> dict:
 
     return await cursor_reply(ctx, ns, docs, batch_size, single, first=True,
                               no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts)
+
+
+def _is_view(server, db: str, name: str) -> bool:
+    with server.engine.read() as r:
+        return r.get_collection(C.ns_of(db, name)) is None and C.get_view(r, db, name) is not None
+
+
+def _shape_with_record_id(shape, doc: dict) -> dict:
+    """``shape(doc)`` (returnKey's key or the projection), with the document's ``$recordId`` last."""
+    record_id = doc.pop("$recordId", None)
+    out = shape(doc)
+    if record_id is not None:
+        out = {**out, "$recordId": record_id}
+    return out
+
+
+def _index_key_of(plan: Any):
+    """find ``returnKey``: a document's key in the index the plan scans (mongod: ``{}`` without an
+    index scan), keyed by the key pattern's field names."""
+    index = plan.index if plan is not None and plan.kind == "IXSCAN" else None
+    if index is None:
+        return lambda doc: {}
+    keyer, names = keyer_for(index), list(index["key"])
+
+    def key(doc: dict) -> dict:
+        entries = keyer.entries(doc)
+        return dict(zip(names, entries[0][1], strict=False)) if entries else {}
+
+    return key
 
 
 # --------------------------------------------------------------------------------------------------
@@ -296,7 +342,8 @@ async def update(ctx, cmd: dict) -> dict:
             new, changed = update_mod.apply_update(doc, st.update, query=st.q)
             out.n += 1
             if changed:
-                access.replace_doc(w, coll, rid, doc, new, validator)
+                with C.pipeline_update_rules(st.update.kind == "pipeline"):
+                    access.replace_doc(w, coll, rid, doc, new, validator)
                 out.modified += 1
 
     def upsert(w, coll, i: int, st: UpdateStatement, spanned: bool, out: slices.Slice) -> None:
@@ -307,7 +354,8 @@ async def update(ctx, cmd: dict) -> dict:
         if late:  # a matching document arrived while the scan ran in slices: update it, insert nothing
             apply(w, coll, i, st, late, out)
             return
-        new = access.upsert_doc(w, ns, st.q, st.update, bypass)
+        with C.pipeline_update_rules(st.update.kind == "pipeline"):
+            new = access.upsert_doc(w, ns, st.q, st.update, bypass)
         out.upserted.append({"index": i, "_id": new["_id"]})
         out.n += 1
 
@@ -430,12 +478,14 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
         if not matches:
             if not upsert:
                 return {"n": 0, "updatedExisting": False}, None
-            new = access.upsert_doc(w, ns, query, upd, bypass)
+            with C.pipeline_update_rules(upd.kind == "pipeline"):
+                new = access.upsert_doc(w, ns, query, upd, bypass)
             return {"n": 1, "updatedExisting": False, "upserted": new["_id"]}, (new if return_new else None)
         rid, doc = matches[0]
         new, changed = update_mod.apply_update(doc, upd, query=query)
         if changed:
-            access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
+            with C.pipeline_update_rules(upd.kind == "pipeline"):
+                access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
         return {"n": 1, "updatedExisting": True}, (new if return_new else doc)
 
     last, value = await write(ctx, fn)

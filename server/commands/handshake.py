@@ -1,18 +1,27 @@
 """Handshake family: hello / isMaster / ismaster, buildInfo / buildinfo, ping, whatsmyuri.
 
-Tidemark answers as a standalone, writable MongoDB 7.0 (maxWireVersion 21). The hello reply has no
-``topologyVersion`` (clients then poll instead of streaming), no ``setName``/``hosts``/``msg``
-(those would make clients see a replica set or mongos) and ``compression`` only when the client
-asked and something is in common.
+Tidemark answers as a standalone, writable MongoDB 7.0 (maxWireVersion 21). The hello reply has
+``topologyVersion`` (``processId`` new at each start, ``counter`` 0: a standalone's topology never
+changes), no ``setName``/``hosts``/``msg`` (those would make clients see a replica set or mongos) and
+``compression`` only when the client asked and something is in common.
+
+Awaitable hello (the SDAM streaming protocol): a hello carrying the server's own ``topologyVersion``
+and ``maxAwaitTimeMS`` waits that long (an asyncio wait: nothing else waits with it) before it
+answers; killOp, shutdown or the client leaving end the wait. With ``exhaustAllowed`` the connection
+streams such replies (server/connection.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import platform
 import ssl
 import sys
+import time
 from typing import Any
+
+from bson.int64 import Int64
 
 from protocol import compression
 from protocol.errors import ErrorCode, MongoError
@@ -58,9 +67,66 @@ def _record_client_metadata(ctx: CommandContext, cmd: dict[str, Any]) -> None:
     )
 
 
+def _await_time_ms(ctx: CommandContext, cmd: dict[str, Any]) -> int | None:
+    """How long an awaitable hello waits (None: answer at once); mongod's checks of the pair."""
+    version, max_await = cmd.get("topologyVersion"), cmd.get("maxAwaitTimeMS")
+    if version is None or max_await is None:
+        if version is not None or max_await is not None:
+            raise MongoError(31368, "A request with a 'topologyVersion' must include 'maxAwaitTimeMS'"
+                             if version is not None else
+                             "A request with 'maxAwaitTimeMS' must include a 'topologyVersion'")
+        return None
+    name = ctx.command_name
+    if not isinstance(version, dict):
+        raise wrong_type(f"{name}.topologyVersion", version, "object")
+    if isinstance(max_await, bool) or not isinstance(max_await, int | float):
+        raise wrong_type(f"{name}.maxAwaitTimeMS", max_await, "long")
+    counter = version.get("counter")
+    if isinstance(counter, bool) or not isinstance(counter, int):
+        raise wrong_type("TopologyVersion.counter", counter, "long")
+    if counter < 0:
+        raise MongoError(31372, "topologyVersion must have a non-negative counter")
+    if max_await < 0:
+        raise MongoError(51024, f"BSON field 'maxAwaitTimeMS' value must be >= 0, actual value '{int(max_await)}'")
+    if version.get("processId") != ctx.server.topology_process_id:
+        return None  # another process's version: the client is behind, answer now
+    if counter > 0:
+        raise MongoError(31382, f"Received a topology version with counter: {counter} which is greater "
+                         "than the server topology version counter: 0")
+    return int(max_await)
+
+
+async def _await_topology_change(ctx: CommandContext, wait_ms: int) -> None:
+    """Nothing changes a standalone's topology: wait the whole maxAwaitTimeMS unless the operation is
+    killed (killOp, shutdown) or the client goes away; never a thread, never the event loop."""
+    op, conn = ctx.op, ctx.conn
+    woken = asyncio.Event()
+    if op is not None:
+        op.waker = woken.set
+    conn.on_close = woken.set
+    began = time.monotonic()
+    try:
+        if not conn.closed and not (op is not None and op.killed):
+            try:
+                await asyncio.wait_for(woken.wait(), wait_ms / 1000)
+            except TimeoutError:
+                pass
+    finally:
+        ctx.paused += time.monotonic() - began
+        conn.on_close = None
+        if op is not None:
+            op.waker = None
+    if op is not None and op.killed:
+        op.check()
+
+
+def topology_version(ctx: CommandContext) -> dict[str, Any]:
+    return {"processId": ctx.server.topology_process_id, "counter": Int64(0)}
+
+
 def _handshake_reply(ctx: CommandContext, cmd: dict[str, Any], primary_field: str) -> dict[str, Any]:
     _record_client_metadata(ctx, cmd)
-    reply: dict[str, Any] = {primary_field: True}
+    reply: dict[str, Any] = {primary_field: True, "topologyVersion": topology_version(ctx)}
     if cmd.get("helloOk") is True:
         reply["helloOk"] = True
     reply.update(
@@ -99,12 +165,19 @@ async def _with_auth(ctx: CommandContext, cmd: dict[str, Any], reply: dict[str, 
     return reply
 
 
+async def _hello(ctx: CommandContext, cmd: dict[str, Any], primary_field: str) -> dict[str, Any]:
+    wait_ms = _await_time_ms(ctx, cmd)
+    if wait_ms:
+        await _await_topology_change(ctx, wait_ms)
+    return await _with_auth(ctx, cmd, _handshake_reply(ctx, cmd, primary_field))
+
+
 async def hello(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    return await _with_auth(ctx, cmd, _handshake_reply(ctx, cmd, "isWritablePrimary"))
+    return await _hello(ctx, cmd, "isWritablePrimary")
 
 
 async def is_master(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    return await _with_auth(ctx, cmd, _handshake_reply(ctx, cmd, "ismaster"))
+    return await _hello(ctx, cmd, "ismaster")
 
 
 def build_info_document() -> dict[str, Any]:

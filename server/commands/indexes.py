@@ -1,6 +1,6 @@
 """Index commands: createIndexes, listIndexes, dropIndexes.
 
-Index specs are stored as listIndexes shows them: ``{v: 2, key, name, unique?, sparse?,
+Index specs are stored as listIndexes shows them: ``{v: 2, key, name, unique?, sparse?, background?,
 partialFilterExpression?, expireAfterSeconds?, hidden?}``. Builds run in one write transaction: the
 entries of every existing document are computed by ``server.query.plan`` and handed to storage,
 which refuses duplicate keys of a unique index (11000) leaving nothing behind.
@@ -109,6 +109,12 @@ def normalize_spec(raw: Any, ns: str) -> dict:
         spec["unique"] = True
     if raw.get("sparse"):
         spec["sparse"] = True
+    if "background" in raw:  # kept as given and shown by listIndexes, as mongod (builds ignore it)
+        background = raw["background"]
+        if not isinstance(background, (bool, int, float)):
+            raise MongoError(ErrorCode.TypeMismatch,
+                             f"The field 'background' must be a bool or number, not {C.type_name(background)}")
+        spec["background"] = background
     if "partialFilterExpression" in raw:
         pfe = raw["partialFilterExpression"]
         if not isinstance(pfe, dict):

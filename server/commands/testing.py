@@ -2,8 +2,11 @@
 (the dispatcher leaves ``test_only`` commands out of its table otherwise, so they answer 59 like an
 unknown command, as on a mongod without test commands).
 
-``configureFailPoint`` arms the ``failCommand`` fail point that drivers' test runners use (see
+``configureFailPoint`` arms the fail points drivers' test runners use (``failCommand``,
+``maxTimeAlwaysTimeOut``, ``failGetMoreAfterCursorCheckout``; see
 server/failpoints.py): ``{configureFailPoint: "failCommand", mode, data}`` -> ``{count: <times entered>}``.
+``testVersion2`` and ``testDeprecationInVersion2``: mongod's no-op test commands outside API Version 1,
+which drivers' versioned-API tests run with ``apiStrict``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,17 @@ async def configure_fail_point(ctx: CommandContext, cmd: dict[str, Any]) -> dict
     return {"count": entered}
 
 
+async def test_api_version_command(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
 COMMANDS = [
+    # mongod's test commands of the versioned API (test_api_version_2_commands.cpp): outside API
+    # Version 1, so ``apiStrict: true`` with version "1" refuses them with 323 (commands/api_version.py)
+    CommandSpec("testVersion2", test_api_version_command, help="a command in API Version 2 only (test)",
+                test_only=True),
+    CommandSpec("testDeprecationInVersion2", test_api_version_command,
+                help="a command deprecated in API Version 2 (test)", test_only=True),
     CommandSpec("configureFailPoint", configure_fail_point, help="modifies the settings of a fail point",
                 admin_only=True, test_only=True),
 ]

@@ -10,9 +10,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import math
 import re
+import threading
 import uuid as uuid_mod
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -28,6 +30,7 @@ from protocol.errors import ErrorCode, MongoError
 from protocol.framing import MAX_STORED_DEPTH
 from server.core import namespace
 from server.query.access_path import Plan
+from server.query.docmeta import DocMeta
 from server.query.expr_base import type_name  # the one BSON type name for messages (C.type_name)
 from server.query.index_keys import (
     MULTIKEY_FLAG,
@@ -221,7 +224,7 @@ def prepare_insert(doc: Any) -> dict:
         doc = {"_id": ObjectId(), **doc}
     elif next(iter(doc)) != "_id":
         doc = {"_id": doc["_id"], **{k: v for k, v in doc.items() if k != "_id"}}
-    check_storable(doc)
+    check_storable(doc, top_level_dollar=True)
     if nesting_exceeds(doc, MAX_STORED_DEPTH):
         raise MongoError(ErrorCode.Overflow,
                          f"cannot insert document because it exceeds {MAX_STORED_DEPTH} levels of nesting")
@@ -236,8 +239,30 @@ def ensure_collection(w, ns: str):
     return info
 
 
-def check_storable(doc: dict) -> None:
-    """_id type rules and top-level ``$`` names (mongod refuses both on insert and replacement)."""
+class _StorageRules(threading.local):
+    pipeline_update = False  # set by ``pipeline_update_rules`` on the writing thread
+
+
+_STORAGE_RULES = _StorageRules()
+
+
+@contextlib.contextmanager
+def pipeline_update_rules(active: bool = True) -> Iterator[None]:
+    """While a pipeline-style update writes its results (on this thread): mongod stores top-level
+    ``$``-prefixed fields a pipeline made (``$replaceWith``/``$setField``), unlike an operator update's
+    or a replacement document's."""
+    saved = _STORAGE_RULES.pipeline_update
+    _STORAGE_RULES.pipeline_update = active or saved
+    try:
+        yield
+    finally:
+        _STORAGE_RULES.pipeline_update = saved
+
+
+def check_storable(doc: dict, *, top_level_dollar: bool = False) -> None:
+    """_id type rules (insert and replacement) and top-level ``$`` names: mongod 5.0+ stores them on
+    insert (``top_level_dollar``; ``$ref``/``$id``/``$db`` too, jstests/core/field_name_validation.js)
+    but refuses them in a replacement document; ``_id`` never holds a ``$``-prefixed field (52)."""
     _id = doc.get("_id")
     if isinstance(_id, list):
         raise MongoError(ErrorCode.InvalidIdField, "The '_id' value cannot be of type array")
@@ -248,6 +273,8 @@ def check_storable(doc: dict) -> None:
             if isinstance(k, str) and k.startswith("$"):
                 raise MongoError(ErrorCode.DollarPrefixedFieldName,
                                  f"_id fields may not contain '$'-prefixed fields: {k} is not valid for storage.")
+    if top_level_dollar or _STORAGE_RULES.pipeline_update:
+        return
     for k in doc:
         if isinstance(k, str) and k.startswith("$"):
             raise MongoError(ErrorCode.DollarPrefixedFieldName,
@@ -523,8 +550,26 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
             stats=stats, seen=seen))
     else:
         it = index_docs(engine, info.ns, info.uuid, plan, stats=stats)
+    if isinstance(plan.meta, RecordIdMeta):  # find showRecordId: the record id rides in the document
+        for rid, doc in it:
+            doc["$recordId"] = record_id_value(rid)
+            yield doc
+        return
     for _, doc in it:
         yield doc
+
+
+class RecordIdMeta(DocMeta):
+    """The metadata table of a find with ``showRecordId``: ``plan_docs`` puts each document's record id
+    in it as the field ``$recordId`` (the find's command layer moves it past the projection)."""
+
+    __slots__ = ()
+
+
+def record_id_value(rid: bytes) -> Any:
+    """``$recordId`` as mongod shows it: the long of a counter record id (a clustered collection's id
+    is its key bytes)."""
+    return Int64(int.from_bytes(rid, "big")) if len(rid) == 8 else bytes(rid)
 
 
 _SPECIAL_KINDS = ("TEXT", "GEO_NEAR")

@@ -134,6 +134,14 @@ def check_shape(pipeline: Any) -> None:
             raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
 
 
+def is_stage(name: str) -> bool:
+    """Whether ``name`` is an aggregation stage mongod knows (an update pipeline refuses an unknown one
+    with 40324 before it says which known stages it allows)."""
+    if not STAGES:
+        STAGES.update(_stage_table())
+    return name in STAGES or name in _NOT_SUPPORTED
+
+
 def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[Stage]:
     """Validate and compile every stage; raises MongoError before any document is processed."""
     if not STAGES:

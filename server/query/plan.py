@@ -15,6 +15,7 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.query import plan_special
 from server.query.access_path import Plan
+from server.query.implication import filter_implies
 from server.query.index_bounds import (
     FieldBounds,
     bounds_for_hashed,
@@ -72,7 +73,8 @@ def find_hinted_index(indexes: list[dict], hint: Any) -> dict | None:
 
 def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,
                 multikey_default: bool = True, allow_or: bool = False, collation: Any = None) -> Plan:
-    """Pick an access path. Hidden indexes are never chosen; sparse/partial ones only when hinted.
+    """Pick an access path. Hidden indexes are never chosen; sparse ones only when hinted, partial ones
+    when hinted or when the filter implies their partialFilterExpression (``implication``).
 
     ``collation`` is the query's (``collation.Collation``, None = simple): an index bounds strings
     only when its collation is the same (then with collation keys), and gives a sort only then.
@@ -108,12 +110,15 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
         return _plan_for(spec, all_bounds, sort, multikey_default, collation)
     best: tuple | None = None
     for spec in indexes:
-        if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
+        if spec.get("hidden") or spec.get("sparse") or is_special(spec["key"]):
             continue
-        if is_special(spec["key"]):
+        partial = "partialFilterExpression" in spec
+        if partial and not filter_implies(filter, spec["partialFilterExpression"]):
             continue
         fields, _ = key_fields(spec["key"])
         bounds, same = bounds_for_index(spec, all_bounds, collation)
+        if partial and not same:
+            continue  # the index's filter compared strings under another collation
         lead = bounds.get(fields[0])
         if lead is None:
             continue

@@ -15,7 +15,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server.query.match import compile_filter
-from server.query.pipeline import PipelineContext, parse_pipeline
+from server.query.pipeline import PipelineContext, is_stage, parse_pipeline
 from server.query.value_repr import bson_repr
 from server.query.values import bson_type_name, is_number
 
@@ -155,6 +155,8 @@ def _parse_pipeline(stages: list, array_filters: list | None, collation: Any = N
             raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
         name = next(iter(stage))
         if name not in PIPELINE_STAGES:
+            if not is_stage(name):
+                raise MongoError(40324, f"Unrecognized pipeline stage name: '{name}'")
             raise MongoError(ErrorCode.InvalidOptions, f"{name} is not allowed to be used within an update")
 
     ctx = PipelineContext(variables=dict(variables or {}), collation=collation)

@@ -7,8 +7,9 @@ import threading
 import time
 
 import pytest
+from harness import raw_command
 from pymongo import MongoClient
-from pymongo.errors import AutoReconnect, OperationFailure, WriteConcernError
+from pymongo.errors import AutoReconnect, ExecutionTimeout, OperationFailure, WriteConcernError
 
 pytestmark = pytest.mark.commands("configureFailPoint", "insert", "find", "ping", "getParameter")
 
@@ -127,3 +128,62 @@ def test_pymongo_retries_a_read_that_failed_with_a_retryable_code(testing):
     _arm(client, {"times": 1}, failCommands=["find"], errorCode=6)  # HostUnreachable: retryable read
     assert client.t.c.find_one({"r": 1})["r"] == 1
     assert _arm(client, "off")["count"] == 1
+
+
+@pytest.mark.commands("hello", "getMore")
+def test_app_name_matches_the_first_hello_of_a_connection(testing):
+    server, client = testing
+    _arm(client, {"times": 1}, failCommands=["hello", "isMaster"], errorCode=91, appName="firstHelloApp")
+    hello = {"hello": 1, "$db": "admin", "client": {"application": {"name": "firstHelloApp"},
+                                                     "driver": {"name": "raw", "version": "0"}}}
+    reply = raw_command(server.port, hello)
+    assert reply["code"] == 91 and reply["errmsg"] == "Failing command via 'failCommand' failpoint"
+    assert raw_command(server.port, hello)["ok"] == 1.0  # times: 1 spent
+
+
+def test_max_time_always_time_out_and_fail_get_more(testing):
+    server, client = testing
+    coll = client.t.mt
+    coll.insert_many([{"i": i} for i in range(5)])
+    admin = client.admin
+    admin.command("configureFailPoint", "maxTimeAlwaysTimeOut", mode="alwaysOn")
+    try:
+        with pytest.raises(ExecutionTimeout) as e:
+            list(coll.find().max_time_ms(10_000))
+        assert e.value.code == 50
+        assert len(list(coll.find())) == 5  # no maxTimeMS: runs
+    finally:
+        assert admin.command("configureFailPoint", "maxTimeAlwaysTimeOut", mode="off")["count"] == 1
+    assert len(list(coll.find().max_time_ms(10_000))) == 5
+    client.t.many.insert_many([{} for _ in range(200)])
+    cursor = client.t.many.find().max_time_ms(10_000)  # a cursor keeps its maxTimeMS for its getMores
+    next(cursor)
+    admin.command("configureFailPoint", "maxTimeAlwaysTimeOut", mode="alwaysOn")
+    try:
+        with pytest.raises(ExecutionTimeout):
+            list(cursor)
+        assert len(list(coll.find(batch_size=2))) == 5  # a cursor without maxTimeMS is not touched
+    finally:
+        admin.command("configureFailPoint", "maxTimeAlwaysTimeOut", mode="off")
+    admin.command("configureFailPoint", "failGetMoreAfterCursorCheckout", mode={"times": 1},
+                  data={"errorCode": 6})
+    cursor = coll.find(batch_size=2)
+    next(cursor)
+    with pytest.raises(OperationFailure) as e:
+        list(cursor)
+    assert e.value.code == 6
+    assert len(list(coll.find(batch_size=2))) == 5
+    with pytest.raises(OperationFailure) as e:
+        admin.command("configureFailPoint", "noSuchFailPoint", mode="alwaysOn")
+    assert e.value.code == 258
+
+
+@pytest.mark.commands("testVersion2", "testDeprecationInVersion2")
+def test_versioned_api_test_commands(testing):
+    server, client = testing
+    assert client.admin.command("testVersion2") == {"ok": 1.0}
+    assert client.admin.command("testDeprecationInVersion2") == {"ok": 1.0}
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command({"testVersion2": 1, "apiVersion": "1", "apiStrict": True})
+    assert e.value.code == 323
+    assert "Provided apiStrict:true, but the command testVersion2 is not in API Version 1" in str(e.value)

@@ -1,0 +1,101 @@
+"""The versioned API parameters (``apiVersion``, ``apiStrict``, ``apiDeprecationErrors``), checked as
+mongod 7.0 checks them before any command runs (validate_api_parameters.cpp and the IDL's unstable
+fields).
+
+- ``apiStrict`` or ``apiDeprecationErrors`` without ``apiVersion`` -> 4886600;
+- ``apiVersion`` other than "1" -> 322 APIVersionError ``API version must be "1"``;
+- ``apiStrict: true``: a command outside API Version 1 -> 323 APIStrictError; so is an unstable option
+  of a command inside it (``find.returnKey``, ``aggregate.explain`` ...), an aggregation stage outside
+  it (``$currentOp``, ``$listLocalSessions`` ... also in sub-pipelines) and a text index.
+No command is deprecated in API Version 1, so ``apiDeprecationErrors`` never fails one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode, MongoError
+from server.arguments import wrong_type
+
+__all__ = ["check_api_parameters"]
+
+# Commands in API Version 1 (names as the command table spells them; aliases resolve to these).
+API_V1_COMMANDS = frozenset({
+    "abortTransaction", "aggregate", "authenticate", "bulkWrite", "collMod", "collStats", "commitTransaction",
+    "count", "create", "createIndexes", "createRole", "createSearchIndexes", "createUser", "delete", "drop",
+    "dropDatabase", "dropIndexes", "dropRole", "dropSearchIndex", "dropUser", "endSessions", "explain", "find",
+    "findAndModify", "getMore", "grantPrivilegesToRole", "grantRolesToRole", "grantRolesToUser", "hello",
+    "insert", "killCursors", "listCollections", "listDatabases", "listIndexes", "ping", "refreshSessions",
+    "renameCollection", "revokePrivilegesFromRole", "revokeRolesFromRole", "revokeRolesFromUser",
+    "saslContinue", "saslStart", "update", "updateRole", "updateSearchIndex", "updateUser",
+})
+
+# Aggregation stages in API Version 1.
+API_V1_STAGES = frozenset({
+    "$addFields", "$bucket", "$bucketAuto", "$changeStream", "$collStats", "$count", "$densify", "$documents",
+    "$facet", "$fill", "$geoNear", "$graphLookup", "$group", "$indexStats", "$limit", "$lookup", "$match",
+    "$merge", "$out", "$project", "$redact", "$replaceRoot", "$replaceWith", "$sample", "$set",
+    "$setWindowFields", "$skip", "$sort", "$sortByCount", "$unionWith", "$unset", "$unwind",
+})
+
+# Fields the IDL marks unstable in commands of API Version 1.
+UNSTABLE_FIELDS = {
+    "find": ("min", "max", "returnKey", "showRecordId", "oplogReplay", "term", "readOnce",
+             "allowSpeculativeMajorityRead"),
+    "aggregate": ("explain", "fromMongos", "needsMerge", "exchange", "isMapReduceCommand"),
+    "create": ("autoIndexId",),
+    "listIndexes": ("includeBuildUUIDs", "includeIndexBuildInfo"),
+    "listCollections": ("includePendingDrops",),
+}
+
+
+def check_api_parameters(name: str, cmd: dict[str, Any]) -> None:
+    """Raise like mongod for API parameters ``name`` (the command's canonical name) cannot honour."""
+    version = cmd.get("apiVersion")
+    strict = cmd.get("apiStrict")
+    deprecation = cmd.get("apiDeprecationErrors")
+    for field, value in (("apiStrict", strict), ("apiDeprecationErrors", deprecation)):
+        if value is not None and not isinstance(value, bool):
+            raise wrong_type(field, value, "bool")
+    if (strict is not None or deprecation is not None) and version is None:
+        raise MongoError(4886600, "Provided apiStrict and/or apiDeprecationErrors without passing apiVersion")
+    if version is None:
+        return
+    if not isinstance(version, str):
+        raise wrong_type("apiVersion", version, "string")
+    if version != "1":
+        raise MongoError(ErrorCode.APIVersionError, 'API version must be "1"')
+    if not strict:
+        return
+    if name not in API_V1_COMMANDS:
+        raise MongoError(ErrorCode.APIStrictError,
+                         f"Provided apiStrict:true, but the command {name} is not in API Version 1. Information on "
+                         "supported commands and migrations in API Version 1 can be found at "
+                         "https://dochub.mongodb.org/core/manual-versioned-api.")
+    for field in UNSTABLE_FIELDS.get(name, ()):
+        if field in cmd:
+            raise MongoError(ErrorCode.APIStrictError, f"BSON field '{name}.{field}' is not allowed with apiStrict:true.")
+    if name == "aggregate":
+        _check_stages(cmd.get("pipeline"))
+    elif name == "createIndexes" and isinstance(cmd.get("indexes"), list):
+        for spec in cmd["indexes"]:
+            key = spec.get("key") if isinstance(spec, dict) else None
+            if isinstance(key, dict) and "text" in key.values():
+                raise MongoError(ErrorCode.APIStrictError, "text indexes cannot be created with apiStrict: true")
+
+
+def _check_stages(pipeline: Any) -> None:
+    if not isinstance(pipeline, list):
+        return
+    for stage in pipeline:
+        if not isinstance(stage, dict) or len(stage) != 1:
+            continue  # the pipeline's own parse reports it
+        (stage_name, spec), = stage.items()
+        if stage_name not in API_V1_STAGES:
+            raise MongoError(ErrorCode.APIStrictError,
+                             f"{stage_name} is not allowed with 'apiStrict: true' in API Version 1")
+        if stage_name == "$facet" and isinstance(spec, dict):
+            for branch in spec.values():
+                _check_stages(branch)
+        elif stage_name in ("$lookup", "$unionWith") and isinstance(spec, dict):
+            _check_stages(spec.get("pipeline"))
