@@ -39,7 +39,6 @@ from server.commands import timeseries_admin as admin
 from server.commands import timeseries_ddl as ts_ddl_commands
 from server.commands import timeseries_modify as modify
 from server.commands.timeseries_insert import insert_measurements
-from server.core import namespace
 from server.query.index_keys import index_key_map
 from server.query.match import compile_filter
 from server.timeseries import ddl, ingest, scan, view
@@ -51,7 +50,6 @@ from server.timeseries.unpack import EXTRA_STAGES
 __all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",
            "drop", "explain_stages", "read_source", "stored_bucket", "unstored_buckets"]
 
-is_timeseries_view = namespace.is_timeseries_view
 list_collections_entry = ddl.list_collections_entry
 buckets_list_collections_entry = ddl.buckets_list_collections_entry
 read_source = view.read_source

@@ -15,6 +15,7 @@ from protocol.errors import MongoError
 from server.commands import timeseries_ddl
 from server.commands.timeseries_insert import insert_measurements
 from server.core import collection as C
+from server.core.namespace import is_timeseries_view
 from server.timeseries import ddl as ts_ddl
 from server.timeseries import options as ts_options
 from server.write_stages import OUT_BATCH, TimeseriesOut
@@ -52,7 +53,7 @@ async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
         def swap(w):
             _, view = ts_ddl.get_view(w, db, coll)
             if view is not None:
-                if not ts_ddl.is_timeseries_view(view):
+                if not is_timeseries_view(view):
                     raise MongoError(7268703, "Cannot create a time-series collection from a non time-series view.")
                 ts_ddl._delete_view(w, db, coll)
             if w.get_collection(C.ns_of(db, coll)) is not None:
