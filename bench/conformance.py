@@ -112,12 +112,13 @@ def ensure_venv(version: str) -> Path:
 @dataclasses.dataclass(frozen=True)
 class Known:
     reason: str
-    flaky: bool = False  # either outcome is accepted (timing-dependent tests)
+    either: bool = False  # either outcome is accepted (timing- or environment-dependent tests)
 
 
 def load_known(path: Path = KNOWN) -> dict[str, dict[str, Known]]:
     """``{section: {node id: Known}}``; section ``all`` applies to every mode, the others to theirs.
-    A value is the reason string, or ``{reason = "...", flaky = true}``."""
+    A value is the reason string, or ``{reason = "...", either = true}`` when the test may pass or fail
+    (it depends on timing or on the machine, not on the server)."""
     data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     out: dict[str, dict[str, Known]] = {}
     for section, entries in data.items():
@@ -125,7 +126,7 @@ def load_known(path: Path = KNOWN) -> dict[str, dict[str, Known]]:
             raise SystemExit(f"{path}: unknown section [{section}]")
         table = out.setdefault(section, {})
         for node, value in entries.items():
-            known = Known(value) if isinstance(value, str) else Known(value["reason"], value.get("flaky", False))
+            known = Known(value) if isinstance(value, str) else Known(value["reason"], value.get("either", False))
             if not known.reason.strip():
                 raise SystemExit(f"{path}: {node} has no reason")
             table[node] = known
@@ -148,7 +149,8 @@ class Outcome:
 VERBOSE_LINE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)")
 
 
-def parse_junit(path: Path) -> list[Outcome]:
+def parse_junit(path: Path, root: Path) -> list[Outcome]:
+    """Outcomes from pytest's JUnit XML; ``root`` is the sdist root (classnames become file paths)."""
     outcomes: dict[str, Outcome] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
         cls, name = case.get("classname", ""), case.get("name", "")
@@ -156,7 +158,7 @@ def parse_junit(path: Path) -> list[Outcome]:
         # classname "test.test_cursor.TestCursor" -> test/test_cursor.py::TestCursor
         for i in range(len(parts), 0, -1):
             candidate = "/".join(parts[:i]) + ".py"
-            if (Path.cwd() / candidate).exists() or i == 1:
+            if (root / candidate).exists() or i == 1:
                 node = "::".join([candidate, *parts[i:], name])
                 break
         status, message = "passed", ""
@@ -221,7 +223,7 @@ def run_file(mode: str, rel: str, src: Path, python: Path, scratch: Path) -> Fil
     server.kill()
     seconds = time.monotonic() - started
     text = (base / "pytest.log").read_text(errors="replace")
-    outcomes = parse_junit(junit) if junit.exists() and code is not None else parse_verbose(text)
+    outcomes = parse_junit(junit, src) if junit.exists() and code is not None else parse_verbose(text)
     if code not in (0, 1, 5) and not note:
         note = f"pytest exit {code}"
     if note and not outcomes or code not in (0, 1, 5, None):
@@ -231,17 +233,6 @@ def run_file(mode: str, rel: str, src: Path, python: Path, scratch: Path) -> Fil
         outcomes.append(Outcome(rel, "failed", note))
     shutil.rmtree(base / "db", ignore_errors=True)
     return FileResult(rel, outcomes, seconds, note)
-
-
-def sdist_cwd(src: Path):
-    class _Cwd:
-        def __enter__(self):
-            self.old = os.getcwd()
-            os.chdir(src)
-
-        def __exit__(self, *exc):
-            os.chdir(self.old)
-    return _Cwd()
 
 
 # ------------------------------------------------------------------------------------------- report
@@ -275,8 +266,7 @@ def run_mode(mode: str, files: list[str] | None, src: Path, python: Path, known:
     out(f"{'file':58} {'pass':>5} {'fail':>5} {'known':>5} {'n/a':>5} {'secs':>6}")
     seen: set[str] = set()
     for rel in wanted:
-        with sdist_cwd(src):
-            result = run_file(mode, rel, src, python, scratch)
+        result = run_file(mode, rel, src, python, scratch)
         counts = {"passed": 0, "failed": 0, "known": 0, "skipped": 0}
         for o in result.outcomes:
             seen.add(o.node)
@@ -287,7 +277,7 @@ def run_mode(mode: str, files: list[str] | None, src: Path, python: Path, known:
             elif o.status == "passed":
                 counts["passed"] += 1
                 report.passed += 1
-                if listed and not listed.flaky:
+                if listed and not listed.either:
                     report.unexpected_passes.append(o.node)
             else:
                 counts["failed"] += 1
