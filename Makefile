@@ -16,6 +16,9 @@ BIND_IP    ?= 127.0.0.1
 DBPATH     ?= ./data
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+# `make conformance`: pymongo's own test suite; MODES is any of sync,async,auth,testcommands.
+MODES      ?= sync,async,auth,testcommands
+CONFORMANCE_ARGS ?=
 # `make run` hides connection accepted/ended lines unless QUIET=0; METRICS_PORT=9216 serves /metrics.
 QUIET      ?= 1
 METRICS_PORT ?=
@@ -23,7 +26,7 @@ METRICS_PORT ?=
 ARGS       ?=
 RUN_FLAGS  := $(if $(filter 1 yes true,$(QUIET)),--quiet) $(if $(METRICS_PORT),--metricsPort $(METRICS_PORT))
 
-.PHONY: run test test-fast lint bench install npm clean distclean help
+.PHONY: run test test-fast lint bench conformance install npm clean distclean help
 
 help:
 	@echo "make run    - install (if needed) and start Tidemark on $(BIND_IP):$(PORT) with $(DBPATH)"
@@ -35,6 +38,9 @@ help:
 	@echo "make test-fast - the same without the tests marked slow (pytest -m 'not slow')"
 	@echo "make lint   - ruff, import-linter contracts, mypy ($(MYPY_PATHS)), hadolint on docker/Dockerfile"
 	@echo "make bench  - run the benchmark (BENCH_ARGS=...)"
+	@echo "make conformance - pymongo's own test suite against fresh servers, compared with"
+	@echo "              tests/conformance/known_differences.toml (MODES=sync,async,auth,testcommands;"
+	@echo "              CONFORMANCE_ARGS='--files test/test_cursor.py'); long: an hour or more"
 	@echo "make clean  - remove caches and build output (keeps .venv, .node and data)"
 
 $(PY):
@@ -86,10 +92,14 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
+# Downloads pymongo's sdist (the installed version) into .conformance/ once, with its own venv there.
+conformance: $(RUN_STAMP)
+	$(PY) -m bench.conformance --modes $(MODES) $(CONFORMANCE_ARGS)
+
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache
 	find . -path ./$(VENV) -prune -o -path ./$(NODE_DIR) -prune -o -name __pycache__ -type d -print \
 		| xargs rm -rf
 
 distclean: clean
-	rm -rf $(VENV) $(NODE_DIR)
+	rm -rf $(VENV) $(NODE_DIR) .conformance

@@ -1,0 +1,355 @@
+"""pymongo's own test suite, unpatched, against Tidemark (issue 25, item 18).
+
+    python -m bench.conformance                          # every mode, every file
+    python -m bench.conformance --modes sync --files test/test_cursor.py test/test_bulk.py
+
+What it does, per mode:
+
+1. ensures pymongo's sdist for the *installed* pymongo version is cached in ``.conformance/cache/``
+   (``pip download --no-binary :all:``), extracted in ``.conformance/src/``, and a separate virtualenv
+   ``.conformance/venv/`` with that pymongo, pytest, pytest-asyncio and pytest-timeout (the project's
+   venv stays clean);
+2. for each test file: starts a fresh ``python -m server`` on a free port with a fresh dbpath and the
+   mode's flags, runs ``pytest <file>`` from the sdist's root in a subprocess (pymongo's own
+   ``pyproject.toml`` options and markers apply; ``DB_IP``/``DB_PORT``, and ``DB_USER``/``DB_PASSWORD``
+   for ``--auth``, are how its ``client_context`` finds the server) with a per-file timeout;
+3. reads the JUnit XML (or, when the file timed out, the ``-v`` lines printed so far), compares every
+   outcome with ``tests/conformance/known_differences.toml``, prints per-file counts and one closing
+   ``N passed, N failed`` line.
+
+Modes: ``sync`` (test/test_*.py), ``async`` (test/asynchronous/test_*.py), ``auth`` (the sync files
+against ``--auth``, plus pymongo's ``auth``-marked tests), ``testcommands`` (the sync files against
+``--setParameter enableTestCommands=1``).
+
+Tests pymongo itself skips against a standalone (replica-set only, test commands off, encryption...)
+are *not applicable* and counted apart. The run fails (exit 1) when a test fails that the known
+differences do not list, or passes although they list it (a fixed difference: delete its line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+import xml.etree.ElementTree as ET
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".conformance"
+KNOWN = ROOT / "tests" / "conformance" / "known_differences.toml"
+sys.path.insert(0, str(ROOT / "tests"))
+
+from harness.server import ServerProcess, free_port  # noqa: E402
+
+ROOT_USER, ROOT_PASSWORD = "root", "rootpw"
+MODES = {
+    # name: (test directory glob, server args, server parameters, pytest marker expression)
+    "sync": ("test/test_*.py", (), {}, "default"),
+    "async": ("test/asynchronous/test_*.py", (), {}, "default_async"),
+    "auth": ("test/test_*.py", ("--auth",), {}, "default or auth"),
+    "testcommands": ("test/test_*.py", (), {"enableTestCommands": 1}, "default"),
+}
+TEST_DEPENDENCIES = ["pytest>=8.2", "pytest-asyncio>=0.24.0", "pytest-timeout>=2.3"]
+FILE_TIMEOUT = 900.0  # seconds for one test file
+TEST_TIMEOUT = 180  # seconds for one test (pytest-timeout; the file goes on with the next test)
+
+
+# ---------------------------------------------------------------------------------------------- setup
+
+def pymongo_version() -> str:
+    return metadata.version("pymongo")
+
+
+def run_quiet(argv: list[str], **kw) -> None:
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if proc.returncode:
+        raise SystemExit(f"failed: {' '.join(argv)}\n{proc.stdout[-4000:]}")
+
+
+def ensure_sdist(version: str) -> Path:
+    """The extracted sdist of pymongo ``version`` (downloaded once into .conformance/cache)."""
+    cache = WORK / "cache"
+    tarball = cache / f"pymongo-{version}.tar.gz"
+    if not tarball.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        print(f"conformance: downloading pymongo {version} sdist (once)", flush=True)
+        run_quiet([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+                   "--no-deps", "--no-binary", ":all:", f"pymongo=={version}", "-d", str(cache)])
+    src = WORK / "src" / f"pymongo-{version}"
+    if not (src / "test" / "__init__.py").exists():
+        (WORK / "src").mkdir(parents=True, exist_ok=True)
+        with tarfile.open(tarball) as tar:
+            tar.extractall(WORK / "src", filter="data")
+    return src
+
+
+def ensure_venv(version: str) -> Path:
+    """.conformance/venv with pymongo ``version`` and pymongo's test requirements."""
+    venv = WORK / "venv"
+    python = venv / "bin" / "python"
+    stamp = venv / f".ready-{version}"
+    if not stamp.exists():
+        print("conformance: creating .conformance/venv (once)", flush=True)
+        if not python.exists():
+            run_quiet([sys.executable, "-m", "venv", str(venv)])
+        run_quiet([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                   f"pymongo=={version}", *TEST_DEPENDENCIES])
+        stamp.touch()
+    return python
+
+
+# ------------------------------------------------------------------------------------ known differences
+
+@dataclasses.dataclass(frozen=True)
+class Known:
+    reason: str
+    either: bool = False  # either outcome is accepted (timing- or environment-dependent tests)
+
+
+def load_known(path: Path = KNOWN) -> dict[str, dict[str, Known]]:
+    """``{section: {node id: Known}}``; section ``all`` applies to every mode, the others to theirs.
+    A value is the reason string, or ``{reason = "...", either = true}`` when the test may pass or fail
+    (it depends on timing or on the machine, not on the server)."""
+    data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    out: dict[str, dict[str, Known]] = {}
+    for section, entries in data.items():
+        if section not in ("all", *MODES):
+            raise SystemExit(f"{path}: unknown section [{section}]")
+        table = out.setdefault(section, {})
+        for node, value in entries.items():
+            known = Known(value) if isinstance(value, str) else Known(value["reason"], value.get("either", False))
+            if not known.reason.strip():
+                raise SystemExit(f"{path}: {node} has no reason")
+            table[node] = known
+    return out
+
+
+def known_for(mode: str, known: dict[str, dict[str, Known]]) -> dict[str, Known]:
+    return {**known.get("all", {}), **known.get(mode, {})}
+
+
+# ------------------------------------------------------------------------------------------- results
+
+@dataclasses.dataclass
+class Outcome:
+    node: str
+    status: str  # passed | failed | skipped
+    message: str = ""
+
+
+VERBOSE_LINE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)")
+
+
+def parse_junit(path: Path, root: Path) -> list[Outcome]:
+    """Outcomes from pytest's JUnit XML; ``root`` is the sdist root (classnames become file paths)."""
+    outcomes: dict[str, Outcome] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        cls, name = case.get("classname", ""), case.get("name", "")
+        parts = cls.split(".")
+        # classname "test.test_cursor.TestCursor" -> test/test_cursor.py::TestCursor
+        for i in range(len(parts), 0, -1):
+            candidate = "/".join(parts[:i]) + ".py"
+            if (root / candidate).exists() or i == 1:
+                node = "::".join([candidate, *parts[i:], name])
+                break
+        status, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                status, message = "failed", child.get("message", "") or (child.text or "")[:300]
+            elif child.tag == "skipped" and status != "failed":
+                status, message = "skipped", child.get("message", "")
+        previous = outcomes.get(node)  # a teardown error is a second element for the same test
+        if previous is None or status == "failed":
+            outcomes[node] = Outcome(node, status, message.strip().splitlines()[0][:300] if message.strip() else "")
+    return list(outcomes.values())
+
+
+def parse_verbose(text: str) -> list[Outcome]:
+    status_of = {"PASSED": "passed", "FAILED": "failed", "ERROR": "failed", "SKIPPED": "skipped",
+                 "XFAIL": "skipped", "XPASS": "failed"}
+    outcomes: dict[str, Outcome] = {}
+    for line in text.splitlines():
+        match = VERBOSE_LINE.match(line)
+        if match:
+            outcomes[match.group(1)] = Outcome(match.group(1), status_of[match.group(2)])
+    return list(outcomes.values())
+
+
+@dataclasses.dataclass
+class FileResult:
+    path: str
+    outcomes: list[Outcome]
+    seconds: float
+    note: str = ""  # "timeout", "crash (exit N)", "server did not start"
+
+
+def run_file(mode: str, rel: str, src: Path, python: Path, scratch: Path) -> FileResult:
+    _glob, args, params, markers = MODES[mode]
+    base = Path(tempfile.mkdtemp(prefix="f-", dir=scratch))
+    server = ServerProcess(base / "db", port=free_port(), args=args, params=params, log_path=base / "server.log")
+    started = time.monotonic()
+    try:
+        server.start()
+    except RuntimeError as exc:
+        return FileResult(rel, [Outcome(rel, "failed", str(exc)[:300])], 0.0, "server did not start")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DB_", "PYTEST_", "MONGODB_"))}
+    env.update(DB_IP="127.0.0.1", DB_PORT=str(server.port), PYTHONDONTWRITEBYTECODE="1")
+    if "--auth" in args:
+        with server.client() as bootstrap:  # the localhost exception: the first user
+            bootstrap.admin.command("createUser", ROOT_USER, pwd=ROOT_PASSWORD, roles=["root"])
+        env.update(DB_USER=ROOT_USER, DB_PASSWORD=ROOT_PASSWORD)
+    junit = base / "junit.xml"
+    argv = [str(python), "-m", "pytest", rel, "-v", "-p", "no:cacheprovider", "-m", markers,
+            f"--junitxml={junit}", f"--timeout={TEST_TIMEOUT}", "-o", "log_cli=false"]
+    note = ""
+    with open(base / "pytest.log", "w") as log:
+        proc = subprocess.Popen(argv, cwd=src, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            code = proc.wait(FILE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            code, note = None, f"timeout after {FILE_TIMEOUT:.0f}s"
+    server.kill()
+    seconds = time.monotonic() - started
+    text = (base / "pytest.log").read_text(errors="replace")
+    outcomes = parse_junit(junit, src) if junit.exists() and code is not None else parse_verbose(text)
+    if code not in (0, 1, 5) and not note:
+        note = f"pytest exit {code}"
+    if note and not outcomes or code not in (0, 1, 5, None):
+        tail = " | ".join(text.strip().splitlines()[-3:])[:300]
+        outcomes.append(Outcome(rel, "failed", f"{note}: {tail}"))
+    elif note:
+        outcomes.append(Outcome(rel, "failed", note))
+    shutil.rmtree(base / "db", ignore_errors=True)
+    return FileResult(rel, outcomes, seconds, note)
+
+
+# ------------------------------------------------------------------------------------------- report
+
+@dataclasses.dataclass
+class ModeReport:
+    mode: str
+    passed: int = 0
+    failed: int = 0  # every failure, known or not
+    known_failed: int = 0
+    not_applicable: int = 0
+    unexpected_failures: list[Outcome] = dataclasses.field(default_factory=list)
+    unexpected_passes: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        applicable = self.passed + self.failed
+        return 100.0 * self.passed / applicable if applicable else 100.0
+
+
+def run_mode(mode: str, files: list[str] | None, src: Path, python: Path, known: dict[str, dict[str, Known]],
+             scratch: Path, out=print) -> ModeReport:
+    pattern = MODES[mode][0]
+    if files:
+        wanted = [f for f in files if Path(f).match(pattern) or Path(f).parent == Path(pattern).parent]
+    else:
+        wanted = sorted(str(p.relative_to(src)) for p in src.glob(pattern))
+    expected = known_for(mode, known)
+    report = ModeReport(mode)
+    out(f"\n== mode {mode}: {len(wanted)} files ==")
+    out(f"{'file':58} {'pass':>5} {'fail':>5} {'known':>5} {'n/a':>5} {'secs':>6}")
+    seen: set[str] = set()
+    for rel in wanted:
+        result = run_file(mode, rel, src, python, scratch)
+        counts = {"passed": 0, "failed": 0, "known": 0, "skipped": 0}
+        for o in result.outcomes:
+            seen.add(o.node)
+            listed = expected.get(o.node)
+            if o.status == "skipped":
+                counts["skipped"] += 1
+                report.not_applicable += 1
+            elif o.status == "passed":
+                counts["passed"] += 1
+                report.passed += 1
+                if listed and not listed.either:
+                    report.unexpected_passes.append(o.node)
+            else:
+                counts["failed"] += 1
+                report.failed += 1
+                if listed:
+                    counts["known"] += 1
+                    report.known_failed += 1
+                else:
+                    report.unexpected_failures.append(o)
+        note = f"  ({result.note})" if result.note else ""
+        out(f"{rel:58} {counts['passed']:5} {counts['failed']:5} {counts['known']:5} {counts['skipped']:5} "
+            f"{result.seconds:6.1f}{note}")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    global FILE_TIMEOUT
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--modes", default="sync,async,auth,testcommands",
+                        help="comma-separated, of: " + ", ".join(MODES))
+    parser.add_argument("--files", nargs="*", help="test files relative to the sdist root (default: all)")
+    parser.add_argument("--file-timeout", type=float, default=FILE_TIMEOUT)
+    parser.add_argument("--failures-out", help="write every failure (node id and message) to this file")
+    opts = parser.parse_args(argv)
+    FILE_TIMEOUT = opts.file_timeout
+    modes = [m.strip() for m in opts.modes.split(",") if m.strip()]
+    for m in modes:
+        if m not in MODES:
+            parser.error(f"unknown mode {m!r}")
+    version = pymongo_version()
+    src = ensure_sdist(version)
+    python = ensure_venv(version)
+    known = load_known()
+    print(f"conformance: pymongo {version} test suite against Tidemark, modes {','.join(modes)}", flush=True)
+
+    def out(line: str) -> None:
+        print(line, flush=True)
+
+    reports: list[ModeReport] = []
+    scratch = Path(tempfile.mkdtemp(prefix="tidemark-conformance-"))
+    failures_out = open(opts.failures_out, "w") if opts.failures_out else None
+    try:
+        for mode in modes:
+            report = run_mode(mode, opts.files, src, python, known, scratch, out)
+            reports.append(report)
+            if failures_out:
+                for o in report.unexpected_failures:
+                    failures_out.write(f"{mode}\t{o.node}\t{o.message}\n")
+                failures_out.flush()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if failures_out:
+            failures_out.close()
+
+    bad = False
+    print("\n== summary (rate = passed / (passed + failed); n/a = skipped by pymongo for a standalone) ==")
+    for r in reports:
+        print(f"{r.mode:13} {r.passed:6} passed {r.failed:5} failed ({r.known_failed} known) "
+              f"{r.not_applicable:6} n/a   {r.rate:5.1f}%")
+        for o in r.unexpected_failures:
+            bad = True
+            print(f"  UNEXPECTED FAILURE [{r.mode}] {o.node}: {o.message}")
+        for node in r.unexpected_passes:
+            bad = True
+            print(f"  UNEXPECTED PASS [{r.mode}] {node} (listed in {KNOWN.relative_to(ROOT)}: remove it)")
+    total_passed = sum(r.passed for r in reports)
+    total_failed = sum(r.failed for r in reports)
+    print(f"{total_passed} passed, {total_failed} failed")
+    if bad:
+        print("conformance: FAILED (unexpected outcomes above)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
