@@ -97,7 +97,7 @@ conformance: $(RUN_STAMP)
 	$(PY) -m bench.conformance --modes $(MODES) $(CONFORMANCE_ARGS)
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache .mypy_cache
 	find . -path ./$(VENV) -prune -o -path ./$(NODE_DIR) -prune -o -name __pycache__ -type d -print \
 		| xargs rm -rf
 
