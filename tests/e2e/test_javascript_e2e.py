@@ -10,6 +10,7 @@ import time
 
 import pytest
 from bson.code import Code
+from harness.innocent import InnocentClient
 from pymongo.errors import ExecutionTimeout, OperationFailure
 
 pytestmark = pytest.mark.commands("find", "aggregate", "count", "delete", "insert", "killOp", "currentOp", "ping")
@@ -106,35 +107,15 @@ def test_a_memory_bomb_is_refused_and_another_client_is_unaffected(start_server)
     srv = start_server()
     hostile = srv.client(retryWrites=False, retryReads=False)
     hostile.h.c.insert_many([{"_id": i} for i in range(3)])
-    errors: list[BaseException] = []
-    rounds = [0]
-    stop = threading.Event()
-
-    def innocent():
-        client = srv.client(retryWrites=False, retryReads=False)
-        try:
-            while not stop.is_set():
-                client.innocent.c.insert_one({"_id": rounds[0]})
-                assert client.innocent.c.find_one({"_id": rounds[0]}) == {"_id": rounds[0]}
-                rounds[0] += 1
-                time.sleep(0.005)
-        except BaseException as exc:  # noqa: BLE001 - asserted below
-            errors.append(exc)
-        finally:
-            client.close()
-
-    thread = threading.Thread(target=innocent, daemon=True)
-    thread.start()
-    for bomb in ("var a = []; for (;;) a.push('xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' + a.length);",
-                 "var s = 'x'; for (;;) s = s + s;"):
-        with pytest.raises(OperationFailure) as e:
-            list(hostile.h.c.find({"$where": "function() { " + bomb + " }"}))
-        assert e.value.code == 146 and "Out of memory" in str(e.value)
-    assert [d["_id"] for d in hostile.h.c.find({"$where": "this._id == 1"})] == [1]
-    stop.set()
-    thread.join(30)
-    assert not errors, errors[:1]
-    assert rounds[0] > 0
+    with InnocentClient(srv) as innocent:
+        for bomb in ("var a = []; for (;;) a.push('xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' + a.length);",
+                     "var s = 'x'; for (;;) s = s + s;"):
+            with pytest.raises(OperationFailure) as e:
+                list(hostile.h.c.find({"$where": "function() { " + bomb + " }"}))
+            assert e.value.code == 146 and "Out of memory" in str(e.value)
+        assert [d["_id"] for d in hostile.h.c.find({"$where": "this._id == 1"})] == [1]
+    assert not innocent.errors, innocent.errors[:1]
+    assert innocent.rounds > 0
     hostile.close()
     assert srv.terminate() == 0
 

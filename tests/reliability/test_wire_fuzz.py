@@ -6,10 +6,8 @@ counted groups and deep nesting (issue 21: one ``a{99999999}`` used to take 23 G
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
+from harness.innocent import InnocentClient
 
 from bench import wire_fuzz
 
@@ -29,42 +27,19 @@ def _high_water_mark_mb(pid: int) -> float:
 @pytest.mark.commands("ping", "insert", "find")
 def test_twenty_thousand_mutated_frames(start_server):
     srv = start_server()
-    innocent_errors: list[BaseException] = []
-    rounds = [0]
-    stop = threading.Event()
-
-    def innocent():
-        client = srv.client(retryWrites=False, retryReads=False)
-        coll = client.innocent.c
-        try:
-            while not stop.is_set():
-                n = rounds[0]
-                client.admin.command("ping")
-                coll.insert_one({"_id": n, "v": n})
-                assert coll.find_one({"_id": n}) == {"_id": n, "v": n}
-                rounds[0] += 1
-                time.sleep(0.005)
-        except BaseException as exc:  # noqa: BLE001 - asserted below
-            innocent_errors.append(exc)
-        finally:
-            client.close()
-
-    thread = threading.Thread(target=innocent, daemon=True)
-    thread.start()
-    report = wire_fuzz.run(srv.port, FRAMES, seed=20240601)
-    stop.set()
-    thread.join(30)
+    with InnocentClient(srv) as innocent:
+        report = wire_fuzz.run(srv.port, FRAMES, seed=20240601)
     assert report.frames >= FRAMES
     assert report.replies > FRAMES // 3  # most frames reached a handler, not only the parser
     assert not report.internal_errors, report.internal_errors[:3]
     assert not report.leaks, report.leaks[:3]
     assert report.hangs == 0 and report.unanswered_pings == 0, report.summary()
-    assert not innocent_errors, innocent_errors[:1]
-    assert rounds[0] > 10
+    assert not innocent.errors, innocent.errors[:1]
+    assert innocent.rounds > 10
     hwm_mb = _high_water_mark_mb(srv.process.pid)
     assert hwm_mb < MAX_HWM_MB, f"server peak RSS {hwm_mb:.0f} MB"
     check = srv.client()
-    assert check.innocent.c.count_documents({}) == rounds[0]
+    assert check.innocent.c.count_documents({}) == innocent.rounds
     check.close()
     assert srv.running
     assert srv.terminate() == 0  # and it still shuts down cleanly
