@@ -321,6 +321,12 @@ async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
     else:
         flt, stage = cmd.get("query") or {}, "UPDATE" if not cmd.get("remove") else "DELETE"
 
+    if command == "delete":
+        target = await ctx.run_blocking(namespace.resolve, ctx.server.engine, ctx.db, name)
+        if target.is_timeseries:
+            reply = await ts.modify.explain_delete(ctx, cmd, verbosity, target)
+            return {"explainVersion": "1", **reply, "command": {k: v for k, v in cmd.items() if k != "$db"},
+                    "serverInfo": _server_info(ctx.server)}
     if command in ("count", "distinct"):
         view_pipeline = _view_count_or_distinct(command, flt, cmd)
         if await ctx.run_blocking(_is_view, ctx.server, ctx.db, name):
