@@ -23,6 +23,7 @@ from server.core import collection as C
 from server.core import namespace
 from server.profiler import ReadFacts
 from server.query import plan as planner
+from server.timeseries import ddl as ts_ddl
 
 # --------------------------------------------------------------------------------------------------
 # aggregate
@@ -198,7 +199,11 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
         buckets_ns = C.ns_of(db, res.target.ts_view["viewOn"])  # the read's own resolution
-        stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity)
+        options = ts_ddl.stored_options(res.target.buckets_info)
+        fixed = options is not None and options.granularity is None and \
+            options.bucket_rounding_seconds == options.bucket_max_span_seconds
+        stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity,
+                                   fixed_buckets=fixed)
         return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server),
                 "command": {"aggregate": name, "pipeline": pipeline}}
     planner_doc = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
@@ -316,6 +321,12 @@ async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
     else:
         flt, stage = cmd.get("query") or {}, "UPDATE" if not cmd.get("remove") else "DELETE"
 
+    if command == "delete":
+        target = await ctx.run_blocking(namespace.resolve, ctx.server.engine, ctx.db, name)
+        if target.is_timeseries:
+            reply = await ts.modify.explain_delete(ctx, cmd, verbosity, target)
+            return {"explainVersion": "1", **reply, "command": {k: v for k, v in cmd.items() if k != "$db"},
+                    "serverInfo": _server_info(ctx.server)}
     if command in ("count", "distinct"):
         view_pipeline = _view_count_or_distinct(command, flt, cmd)
         if await ctx.run_blocking(_is_view, ctx.server, ctx.db, name):

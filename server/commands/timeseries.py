@@ -41,7 +41,7 @@ from server.commands import timeseries_modify as modify
 from server.commands.timeseries_insert import insert_measurements
 from server.query.index_keys import index_key_map
 from server.query.match import compile_filter
-from server.timeseries import ddl, ingest, scan, view
+from server.timeseries import ddl, explain_shape, ingest, scan, view
 from server.timeseries.bsoncolumn import BSONColumnError
 from server.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
 from server.timeseries.commit import clustered_rid
@@ -193,15 +193,15 @@ def _validator(info: Any) -> Any:
 
 
 def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None, millis: int,
-                   verbosity: str) -> list[dict]:
+                   verbosity: str, *, fixed_buckets: bool = False) -> list[dict]:
     """Spec §5.3: a ``$cursor`` over ``system.buckets.<c>`` — the bucket filter the read ran (the one
-    derivation's MQL) and its access path — then ``$_internalUnpackBucket`` with the per-measurement
-    filter, then the remaining stages. ``info``: the read's explain info (counters filled as read)."""
-    event_filter = _and(list(info.get("eventFilter") or []))
+    derivation's MQL) and its access path — then the stages as 7.0 rearranges them around
+    ``$_internalUnpackBucket`` (``explain_shape``). ``info``: the read's explain info (counters filled
+    as read); ``rest``: the remaining stages in explain form."""
     bucket_filter = info.get("bucketFilter") or {}
-    if info.get("indexName"):
-        ixscan = {"stage": "IXSCAN", "keyPattern": info.get("indexKey", {}), "indexName": info["indexName"],
-                  "isMultiKey": False, "direction": "forward"}
+    shaped = explain_shape.shape(info, rest, fixed_buckets=fixed_buckets)
+    if info.get("ixscan"):
+        ixscan = info["ixscan"]
         plan = {"stage": "FETCH", "filter": bucket_filter, "inputStage": ixscan} if bucket_filter else \
             {"stage": "FETCH", "inputStage": ixscan}
     elif info["idRange"]["min"] is not None or info["idRange"]["max"] is not None:
@@ -210,18 +210,12 @@ def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None,
     else:
         plan = {"stage": "COLLSCAN", "filter": bucket_filter, "direction": "forward"}
     plan["timeseries"] = info  # Tidemark's own read details (fields unpacked, counters)
+    if shaped.bucket_sort is not None:
+        plan = explain_shape.sort_stage(shaped.bucket_sort, plan)
     cursor: dict[str, Any] = {"queryPlanner": {"namespace": buckets_ns, "indexFilterSet": False,
                                                "parsedQuery": bucket_filter, "winningPlan": plan,
                                                "rejectedPlans": []}}
-    unpack: dict[str, Any] = {k: info[k] for k in ("include", "exclude") if k in info}
-    unpack["timeField"] = info["timeField"]
-    if info.get("metaField") is not None:
-        unpack["metaField"] = info["metaField"]
-    if info.get("bucketMaxSpanSeconds") is not None:
-        unpack["bucketMaxSpanSeconds"] = info["bucketMaxSpanSeconds"]
-    if event_filter:
-        unpack["wholeBucketFilter" if info.get("wholeBucketFilter") else "eventFilter"] = event_filter
-    unpack_stage: dict[str, Any] = {"$_internalUnpackBucket": unpack}
+    stages = shaped.stages
     if n is not None:
         keys = info.get("keysExamined", 0)
         stats = {"executionSuccess": True, "nReturned": info["bucketsUnpacked"], "executionTimeMillis": millis,
@@ -232,12 +226,13 @@ def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None,
         if verbosity == "allPlansExecution":
             stats["allPlansExecution"] = []
         cursor["executionStats"] = stats
-        unpack_stage["nReturned"] = info["measurementsReturned"]
-        unpack_stage["executionTimeMillisEstimate"] = millis
-        rest = [dict(stage) for stage in rest]
-        if rest:
-            rest[-1].update(nReturned=n, executionTimeMillisEstimate=millis)
-    return [{"$cursor": cursor}, unpack_stage, *rest]
+        stages = [dict(stage) for stage in stages]
+        if shaped.unpack_index is not None:
+            stages[shaped.unpack_index].update(nReturned=info["measurementsReturned"],
+                                               executionTimeMillisEstimate=millis)
+        if stages and len(stages) - 1 != shaped.unpack_index:
+            stages[-1].update(nReturned=n, executionTimeMillisEstimate=millis)
+    return [{"$cursor": cursor}, *stages]
 
 
 def _and(clauses: list[dict]) -> dict:

@@ -153,50 +153,123 @@ def _delete_in_txn(
     Buckets stream from the scan; only the changes are buffered (writes never run under the open
     scan), so memory grows with the buckets changed, not with the collection.
     """
-    info = w.get_collection(target.bns)
-    if info is None:
+    run = _delete_changes(w, target, plan, bucket_match, measurement_match, hint)
+    if run is None:
         return 0, None
-    t, m = target.time_field, target.meta_field
+    info = w.get_collection(target.bns)
+    for rid, keys, repacked in run.changes:
+        if repacked is None:
+            w.delete(info, rid, keys)
+        else:
+            w.update(info, rid, encode(repacked), keys, C.index_keys(info, repacked))
+    return run.deleted, run.first
+
+
+class _DeleteRun:
+    """What one delete statement would change: the access path, the changes (record id, old index
+    keys, repacked bucket or None to remove), the measurements deleted and buckets unpacked."""
+
+    def __init__(self, access: Any):
+        self.access = access
+        self.changes: list[tuple[bytes, dict, dict | None]] = []
+        self.deleted = 0
+        self.buckets_unpacked = 0
+        self.first: dict | None = None
+
+
+def _delete_access(txn: Any, target: Target, plan: ts_modify.DeletePlan, hint: Any) -> tuple[Any, Any]:
+    """(buckets collection info, the access path over it) of a planned delete; (None, None) when the
+    buckets collection is gone."""
+    info = txn.get_collection(target.bns)
+    if info is None:
+        return None, None
     if hint is not None:
-        hint = ts_indexes.translate_hint(hint, list(info.indexes), t, m)
-    access = planner.choose_plan(list(info.indexes), plan.bucket_filter, None, hint, collation=plan.collation)
-    deleted = 0
-    first: dict | None = None
-    changes: list[tuple[bytes, dict, dict | None]] = []  # (rid, old index keys, new bucket or None)
-    scan = C.docs_in_txn(w, info, access)
+        hint = ts_indexes.translate_hint(hint, list(info.indexes), target.time_field, target.meta_field)
+    return info, planner.choose_plan(list(info.indexes), plan.bucket_filter, None, hint, collation=plan.collation)
+
+
+def _delete_changes(txn: Any, target: Target, plan: ts_modify.DeletePlan, bucket_match: Any,
+                    measurement_match: Any, hint: Any = None) -> _DeleteRun | None:
+    """Scan the buckets a planned delete selects and compute its changes, writing nothing (the delete
+    applies them; explain's executionStats count them)."""
+    info, access = _delete_access(txn, target, plan, hint)
+    if info is None:
+        return None
+    t, m = target.time_field, target.meta_field
+    run = _DeleteRun(access)
+    scan = C.docs_in_txn(txn, info, access)
     try:
         for rid, bucket in scan:
             if bucket_match is not None and not bucket_match(bucket):
                 continue
             if plan.whole_buckets:
-                deleted += _measurements(bucket, t)
-                changes.append((rid, C.index_keys(info, bucket), None))
+                run.deleted += _measurements(bucket, t)
+                run.changes.append((rid, C.index_keys(info, bucket), None))
                 continue
+            run.buckets_unpacked += 1
             keep: list[dict] = []
             removed = 0
             for measurement in unpack_document(bucket, t, m):
-                take = (not plan.limit_one or deleted + removed == 0) and (
+                take = (not plan.limit_one or run.deleted + removed == 0) and (
                     measurement_match is None or measurement_match(measurement)
                 )
                 if take:
                     removed += 1
-                    if first is None:
-                        first = measurement
+                    if run.first is None:
+                        run.first = measurement
                 else:
                     keep.append(measurement)
             if removed:
-                deleted += removed
-                changes.append((rid, C.index_keys(info, bucket), ts_modify.repack(bucket, keep, t, m)))
+                run.deleted += removed
+                run.changes.append((rid, C.index_keys(info, bucket), ts_modify.repack(bucket, keep, t, m)))
                 if plan.limit_one:
                     break
     finally:
         scan.close()
-    for rid, keys, repacked in changes:
-        if repacked is None:
-            w.delete(info, rid, keys)
-        else:
-            w.update(info, rid, encode(repacked), keys, C.index_keys(info, repacked))
-    return deleted, first
+    return run
+
+
+async def explain_delete(ctx: Any, cmd: dict, verbosity: str, namespace: Any = None) -> dict:
+    """The first delete statement's plan as 7.0 shows it: ``TS_MODIFY`` (``opType``, ``bucketFilter``,
+    ``residualFilter``) over the bucket access path when measurements are unpacked, a plain ``DELETE``
+    of whole buckets otherwise; with executionStats, what it would delete (nothing is deleted: the
+    scan runs in a write transaction that writes nothing, after the open buckets were written out like
+    any delete does)."""
+    statements = cmd.get("deletes")
+    if not isinstance(statements, list) or not statements:
+        raise MongoError(ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. "
+                                                  "Got 0 operations.")
+    target = await resolve(ctx, cmd, "delete", namespace)
+    plan, bucket_match, measurement_match, hint = _parse_delete(statements[0], target)
+
+    def describe(txn: Any) -> dict:
+        info, access = _delete_access(txn, target, plan, hint)
+        if info is None:
+            return {"stage": "EOF"}
+        input_stage = access.explain(filter=plan.bucket_filter)
+        if plan.whole_buckets:
+            return {"stage": "DELETE", "inputStage": input_stage}
+        return {"stage": "TS_MODIFY", "opType": "deleteOne" if plan.limit_one else "deleteMany",
+                "bucketFilter": plan.bucket_filter, "residualFilter": plan.measurement_filter,
+                "inputStage": input_stage}
+
+    with ctx.server.engine.read() as r:
+        win = describe(r)
+    reply: dict[str, Any] = {"queryPlanner": {"namespace": target.bns, "indexFilterSet": False,
+                                              "parsedQuery": plan.bucket_filter, "winningPlan": win,
+                                              "rejectedPlans": []}}
+    if verbosity == "queryPlanner" or win["stage"] == "EOF":
+        return reply
+    run = await direct_write(ctx.server, target.bns, lambda w: _delete_changes(
+        w, target, plan, bucket_match, measurement_match, hint))
+    deleted = run.deleted if run is not None else 0
+    # nWouldDelete counts measurements, as the whole-bucket DELETE does in 7.0 (one per measurement)
+    counters = ({"nWouldDelete": deleted} if plan.whole_buckets else
+                {"nBucketsUnpacked": run.buckets_unpacked if run is not None else 0,
+                 "nMeasurementsDeleted": deleted, "nMeasurementsMatched": deleted})
+    reply["executionStats"] = {"executionSuccess": True, "nReturned": 0, "executionStages": {**win, **counters,
+                                                                                            "nReturned": 0}}
+    return reply
 
 
 async def delete(ctx: Any, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:

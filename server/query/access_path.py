@@ -42,11 +42,12 @@ class Plan:
 
     def ixscan_explain(self) -> dict:
         assert self.index is not None
-        return {
+        multikey = bool(self.index.get(MULTIKEY_FLAG))
+        node = {
             "stage": "IXSCAN",
             "keyPattern": self.index["key"],
             "indexName": self.index["name"],
-            "isMultiKey": bool(self.index.get(MULTIKEY_FLAG)),
+            "isMultiKey": multikey,
             "isUnique": bool(self.index.get("unique")) or self.index["name"] == "_id_",
             "isSparse": bool(self.index.get("sparse")),
             "isPartial": "partialFilterExpression" in self.index,
@@ -54,6 +55,11 @@ class Plan:
             "direction": "backward" if self.reverse else "forward",
             "indexBounds": self.bounds_desc,
         }
+        if not multikey:
+            # mongod omits multiKeyPaths when it cannot say which paths are multikey; the catalog keeps
+            # one flag per index, so only a never-multikey index can name them (none)
+            node["multiKeyPaths"] = {path: [] for path in self.index["key"]}
+        return node
 
     def explain(self, *, has_sort: bool = False, filter: dict | None = None) -> dict:
         """The winningPlan tree mongod's explain shows (without projection/limit decorations)."""

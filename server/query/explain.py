@@ -43,7 +43,37 @@ def _describe(stage: Stage) -> list[dict[str, Any]]:
                 {"$project": {stage.spec: True, "_id": False}}]
     if stage.name == "$replaceWith":
         return [{"$replaceRoot": {"newRoot": copy.deepcopy(stage.spec)}}]
+    if stage.name == "$setWindowFields":
+        return _set_window_fields(stage.spec)
     if stage.name == "$unset":
         paths = [stage.spec] if isinstance(stage.spec, str) else stage.spec
         return [{"$project": {**{p: False for p in paths}, "_id": True}}]
     return [{stage.name: copy.deepcopy(stage.spec)}]
+
+
+PARTITION_KEY = "__internal_setWindowFields_partition_key"
+
+
+def _set_window_fields(spec: dict) -> list[dict[str, Any]]:
+    """7.0 runs ``$setWindowFields`` as a ``$sort`` on (partition, sortBy) then
+    ``$_internalSetWindowFields``; a partition that is not a plain path is computed into a temporary
+    field first and removed after."""
+    spec = copy.deepcopy(spec)
+    partition = spec.get("partitionBy")
+    out: list[dict[str, Any]] = []
+    sort_key: dict[str, Any] = {}
+    computed = partition is not None and not (isinstance(partition, str) and partition.startswith("$")
+                                              and not partition.startswith("$$"))
+    if computed:
+        out.append({"$addFields": {PARTITION_KEY: partition}})
+        sort_key[PARTITION_KEY] = 1
+        spec["partitionBy"] = "$" + PARTITION_KEY
+    elif partition is not None:
+        sort_key[partition[1:]] = 1
+    sort_key.update(spec.get("sortBy") or {})
+    if sort_key:
+        out.append({"$sort": {"sortKey": sort_key}})
+    out.append({"$_internalSetWindowFields": spec})
+    if computed:
+        out.append({"$project": {PARTITION_KEY: False, "_id": True}})
+    return out

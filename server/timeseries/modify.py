@@ -232,10 +232,23 @@ def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: i
         )
     limit_one = limit == 1
     if not limit_one and (not query or (meta_field is not None and is_meta_only(query, meta_field))):
-        return DeletePlan(True, translate_meta_query(query, meta_field) if query else {}, query, False, collation)
+        translated = translate_meta_query(query, meta_field) if query else {}
+        return DeletePlan(True, _open_buckets(translated), query, False, collation)
     # the bucket-level filter every bucket holding a matching measurement satisfies: the one derivation
     bucket_filter = derive(parse_filter(query), time_field, meta_field, span, collation=collation).mql
-    return DeletePlan(False, bucket_filter, query, limit_one, collation)
+    return DeletePlan(False, _open_buckets(bucket_filter), query, limit_one, collation)
+
+
+CLOSED_BUCKET_FILTER = {"control.closed": {"$not": {"$eq": True}}}
+
+
+def _open_buckets(bucket_filter: dict) -> dict:
+    """7.0's deletes leave closed buckets (``control.closed: true``, set only from outside, e.g. by
+    Online Archive) alone: the closed-bucket guard leads every delete's bucket filter."""
+    if not bucket_filter:
+        return dict(CLOSED_BUCKET_FILTER)
+    parts = bucket_filter["$and"] if list(bucket_filter) == ["$and"] else [bucket_filter]
+    return {"$and": [dict(CLOSED_BUCKET_FILTER), *parts]}
 
 
 def bucket_measurement_count(bucket: dict, time_field: str) -> int:

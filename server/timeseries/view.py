@@ -78,6 +78,7 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
     elif plan is not None:
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
+        info["ixscan"] = plan.ixscan_explain()
         buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
     else:
         buckets = scan.buckets(server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate)

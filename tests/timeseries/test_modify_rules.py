@@ -108,12 +108,12 @@ def test_meta_prefix_lookalike_is_not_the_meta_field():
 
 def test_meta_only_multi_delete_removes_whole_buckets_with_exact_filter():
     plan = md.plan_delete({"q": {"tag.a": 1}, "limit": 0}, T, M, 3600)
-    assert plan.whole_buckets and plan.bucket_filter == {"meta.a": 1}
+    assert plan.whole_buckets and plan.bucket_filter == {"$and": [md.CLOSED_BUCKET_FILTER, {"meta.a": 1}]}
 
 
 def test_empty_filter_delete_is_whole_buckets_even_without_meta_field():
     plan = md.plan_delete({"q": {}, "limit": 0}, T, None, 3600)
-    assert plan.whole_buckets and plan.bucket_filter == {}
+    assert plan.whole_buckets and plan.bucket_filter == md.CLOSED_BUCKET_FILTER
 
 
 def test_measurement_filter_delete_unpacks_with_loose_bucket_filter():
@@ -121,7 +121,7 @@ def test_measurement_filter_delete_unpacks_with_loose_bucket_filter():
     plan = md.plan_delete({"q": {"tag": "a", "x": {"$gt": 3}, T: {"$gte": when}}, "limit": 0}, T, M, 3600)
     assert not plan.whole_buckets
     assert plan.bucket_filter == {"$and": [  # the one derivation, as explain shows it for reads
-        {"meta": "a"},
+        md.CLOSED_BUCKET_FILTER, {"meta": "a"},
         {"$or": [{"control.max.x": {"$gt": 3}},
                  {"$expr": {"$ne": [{"$type": "$control.min.x"}, {"$type": "$control.max.x"}]}}]},
         {"control.max.time": {"$gte": when}}, {"control.min.time": {"$gte": when - dt.timedelta(hours=1)}}]}
@@ -136,8 +136,9 @@ def test_delete_one_always_unpacks_even_on_meta_filter():
 def test_or_across_meta_and_measurement_unpacks_with_a_loose_or_of_both_bounds():
     plan = md.plan_delete({"q": {"$or": [{"tag": "a"}, {"x": 1}]}, "limit": 0}, T, M, 3600)
     assert not plan.whole_buckets
-    assert plan.bucket_filter["$or"][0] == {"meta": "a"}
-    assert plan.bucket_filter["$or"][1]["$or"][0] == {"$and": [{"control.min.x": {"$lte": 1}},
+    assert plan.bucket_filter["$and"][0] == md.CLOSED_BUCKET_FILTER
+    assert plan.bucket_filter["$and"][1]["$or"][0] == {"meta": "a"}
+    assert plan.bucket_filter["$and"][1]["$or"][1]["$or"][0] == {"$and": [{"control.min.x": {"$lte": 1}},
                                                                {"control.max.x": {"$gte": 1}}]}
 
 

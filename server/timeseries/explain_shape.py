@@ -1,0 +1,156 @@
+"""How MongoDB 7.0's classic engine shows a read on a time-series view in explain (pure).
+
+A read runs as: bucket scan (+ the bucket filter) -> unpack (+ the per-measurement filter) -> the rest
+of the pipeline. mongod's ``DocumentSourceInternalUnpackBucket::doOptimizeAt`` rearranges that
+pipeline, and tools and jstests (``getAggPlanStage``, ``aggPlanHasStage``, ``getPlanStage``) read the
+result. ``shape`` turns the read's facts (``view.read_source``'s explain info) and the rest of the
+pipeline (already in explain form: ``server.query.explain``) into the stages after ``$cursor``:
+
+- the unpack stage's own fields in 7.0's order: ``include``/``exclude`` (the fields the rest of the
+  pipeline needs, the meta field last; an inclusion ``$project`` right after the unpack is absorbed),
+  ``timeField``, ``metaField``, ``bucketMaxSpanSeconds``, ``eventFilter`` (absent when the leading
+  ``$match`` is on the meta field only: 7.0 moves it before the unpack as a ``$match`` on ``meta``,
+  which the ``$cursor`` shows), ``fixedBuckets``;
+- a ``$sort`` on meta paths only right after the unpack is moved before it on ``meta`` paths and runs
+  in the ``$cursor`` (a ``SORT`` stage over the bucket scan); this is also the ``$sort`` a
+  ``$setWindowFields`` partitioned by the meta field stands for;
+- a ``$group`` whose ``_id`` is one meta path and whose accumulators are ``$min``/``$max`` of
+  measurement paths other than the time field, with no per-measurement filter, is rewritten to a
+  ``$group`` over the buckets' ``control.min``/``control.max`` and the unpack disappears
+  (``rewriteGroupByMinMax``).
+
+Only the shown plan changes here: what runs is the read the view module planned (its columnar
+``$group`` and whole-bucket meta filter are the same computations as these rewrites).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from bson.int64 import Int64
+
+SORT_MEMORY_LIMIT = 104857600  # internalQueryMaxBlockingSortMemoryUsageBytes, 7.0's default
+
+
+@dataclass
+class Shape:
+    """``bucket_sort``: a sort pattern on bucket fields the ``$cursor`` runs (None: none);
+    ``stages``: the stage documents after ``$cursor`` (the unpack, if any, among them);
+    ``unpack_index``: where the unpack stage is in ``stages`` (None: optimized away)."""
+
+    bucket_sort: dict | None = None
+    stages: list[dict] = field(default_factory=list)
+    unpack_index: int | None = None
+
+
+def shape(info: dict, rest: list[dict], *, fixed_buckets: bool = False) -> Shape:
+    """The 7.0 stages after ``$cursor`` for a read with explain ``info`` and the remaining stages
+    ``rest`` (explain form, one ``{name: spec}`` each)."""
+    rest = [copy.deepcopy(stage) for stage in rest]
+    meta = info.get("metaField")
+    time_field = info["timeField"]
+    residual = bool(info.get("eventFilter")) and not info.get("wholeBucketFilter")
+
+    if meta is not None and not residual and rest and "$group" in rest[0]:
+        group = _bucket_group(rest[0]["$group"], meta, time_field)
+        if group is not None:
+            return Shape(None, [{"$group": group}, *rest[1:]], None)
+
+    bucket_sort = None
+    if meta is not None and rest and "$sort" in rest[0] and "limit" not in rest[0]["$sort"]:
+        pattern = rest[0]["$sort"].get("sortKey") or {}
+        if pattern and all(_meta_path(path, meta) is not None for path in pattern):
+            bucket_sort = {_meta_path(path, meta): direction for path, direction in pattern.items()}
+            rest = rest[1:]
+
+    unpack: dict[str, Any] = {}
+    absorbed = not residual and rest and _inclusion_project(rest[0])
+    if absorbed:
+        fields: Any = _project_fields(rest[0]["$project"])
+        rest = rest[1:]
+    else:
+        fields = info.get("fields", "all")
+    if fields == "all" or fields is None:
+        unpack["exclude"] = []
+    else:
+        names = sorted(f for f in fields if f != meta)
+        unpack["include"] = names + ([meta] if meta is not None and meta in fields else [])
+    unpack["timeField"] = time_field
+    if meta is not None:
+        unpack["metaField"] = meta
+    if info.get("bucketMaxSpanSeconds") is not None:
+        unpack["bucketMaxSpanSeconds"] = info["bucketMaxSpanSeconds"]
+    if residual:
+        clauses = list(info["eventFilter"])
+        unpack["eventFilter"] = clauses[0] if len(clauses) == 1 else {"$and": clauses}
+    if fixed_buckets:
+        unpack["fixedBuckets"] = True
+    return Shape(bucket_sort, [{"$_internalUnpackBucket": unpack}, *rest], 0)
+
+
+def sort_stage(pattern: dict, input_stage: dict) -> dict:
+    """The ``SORT`` plan stage a pushed-down ``$sort`` shows in the ``$cursor``."""
+    return {"stage": "SORT", "sortPattern": pattern, "memLimit": SORT_MEMORY_LIMIT, "type": "simple",
+            "inputStage": input_stage}
+
+
+def _meta_path(path: str, meta: str) -> str | None:
+    """``<meta>[.x]`` -> ``meta[.x]``; None for any other path."""
+    if path == meta:
+        return "meta"
+    if path.startswith(meta + "."):
+        return "meta" + path[len(meta):]
+    return None
+
+
+def _bucket_group(spec: dict, meta: str, time_field: str) -> dict | None:
+    """7.0's ``rewriteGroupByMinMax`` (with SERVER-73822: only plain paths under ``$min``/``$max``),
+    or None when it does not apply."""
+    group_id = spec.get("_id")
+    if not isinstance(group_id, str) or not group_id.startswith("$") or group_id.startswith("$$"):
+        return None
+    bucket_id = _meta_path(group_id[1:], meta)
+    if bucket_id is None:
+        return None
+    out: dict[str, Any] = {"_id": "$" + bucket_id}
+    for name, acc in spec.items():
+        if name == "_id":
+            continue
+        if not isinstance(acc, dict) or len(acc) != 1:
+            return None
+        (op, arg), = acc.items()
+        if op not in ("$min", "$max") or not isinstance(arg, str) or not arg.startswith("$") \
+                or arg.startswith("$$"):
+            return None
+        top = arg[1:].split(".", 1)[0]
+        if top in (time_field, meta):
+            return None  # control.min of the time field is rounded down; meta has no control entry
+        out[name] = {op: f"$control.{op[1:]}.{arg[1:]}"}
+    return out
+
+
+def _inclusion_project(stage: dict) -> bool:
+    """An inclusion ``$project`` of top-level paths only, which the unpack absorbs (7.0's
+    ``canInternalizeProjectObj``)."""
+    spec = stage.get("$project")
+    if not isinstance(spec, dict) or not spec:
+        return False
+    inclusions = 0
+    for path, value in spec.items():
+        if "." in path or isinstance(value, (dict, list, str)) or value is None:
+            return False
+        if isinstance(value, Int64):
+            value = int(value)
+        if not value and path != "_id":
+            return False
+        inclusions += bool(value) and path != "_id"
+    return inclusions > 0
+
+
+def _project_fields(spec: dict) -> set[str]:
+    fields = {path for path, value in spec.items() if value}
+    if "_id" not in spec:
+        fields.add("_id")
+    return fields
