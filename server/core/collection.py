@@ -401,9 +401,11 @@ def duplicate_key_error(info, index_name: str, doc: dict | None, key: bytes | No
         key_pattern = dict(spec["key"])
         key_value = keyer_for(spec).key_value(doc, key)
     shown = ", ".join(f"{k}: {format_value(v)}" for k, v in key_value.items())
+    # a clustered collection's record key is no index: mongod's record store names none
+    where = "" if spec is None and getattr(info, "clustered", False) else f" index: {index_name}"
     return MongoError(
         ErrorCode.DuplicateKey,
-        f"E11000 duplicate key error collection: {info.ns} index: {index_name} dup key: {{ {shown} }}",
+        f"E11000 duplicate key error collection: {info.ns}{where} dup key: {{ {shown} }}",
         extra={"keyPattern": key_pattern, "keyValue": key_value},
     )
 
