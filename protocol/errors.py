@@ -106,6 +106,7 @@ class ErrorCode(enum.IntEnum):
     ConversionFailure = 241
     AmbiguousIndexKeyPattern = 181
     InvalidIndexSpecificationOption = 197
+    KeyNotFound = 211
     ClientMetadataMissingField = 183
     ClientMetadataAppNameTooLarge = 184
     ClientMetadataDocumentTooLarge = 185

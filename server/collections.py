@@ -40,6 +40,7 @@ from server.query import sort as sort_mod
 from server.query import update as update_mod
 from server.query.access_path import Interval, Plan
 from server.query.index_keys import key_fields
+from server.query.index_kinds import key_direction
 from server.query.parsed_match import MatchStage
 from server.timeseries import collection as ts_admin
 from server.timeseries import view as ts_view
@@ -374,7 +375,7 @@ FIND_FIELDS = frozenset({
     "awaitData", "noCursorTimeout", "allowPartialResults", "readConcern", "oplogReplay", "term",
     "readOnce", "allowSpeculativeMajorityRead", "$db", "lsid", "$clusterTime", "$readPreference",
     "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict", "apiDeprecationErrors",
-    "$client", "$audit", "maxScan", "snapshot",
+    "$client", "$audit", "maxScan", "snapshot", "$_requestResumeToken", "$_resumeAfter",
 })
 
 
@@ -412,6 +413,7 @@ class FindSpec:
         for unsupported in ("returnKey", "showRecordId"):
             if cmd.get(unsupported):
                 raise MongoError(ErrorCode.CommandNotSupported, f"find option '{unsupported}' is not supported by Tidemark")
+        self.request_resume_token, self.resume_token = _resume_options(cmd, self.hint, self.sort)
         self.tailable = bool(cmd.get("tailable", False))
         self.await_data = bool(cmd.get("awaitData", False))
         if self.await_data and not self.tailable:
@@ -469,6 +471,31 @@ class FindSpec:
         return stages
 
 
+def _resume_options(cmd: dict, hint: Any, sort: dict | None) -> tuple[bool, Any]:
+    """``$_requestResumeToken`` and the ``$recordId`` of ``$_resumeAfter`` (``NO_RESUME`` when absent),
+    checked as mongod's ``validateFindCommandRequest``: resumable reads are ``$natural``-ordered scans."""
+    requested = bool(cmd.get("$_requestResumeToken", False))
+    resume_after = C.doc_arg(cmd, "$_resumeAfter", "find") or {}
+    if not requested:
+        if resume_after:
+            raise MongoError(ErrorCode.BadValue, "'requestResumeToken' must be true if 'resumeAfter' is specified")
+        return False, NO_RESUME
+    if not isinstance(hint, dict) or hint != {"$natural": 1}:
+        raise MongoError(ErrorCode.BadValue, "hint must be {$natural:1} if 'requestResumeToken' is enabled")
+    if sort and sort != {"$natural": 1}:
+        raise MongoError(ErrorCode.BadValue, "sort must be unset or {$natural:1} if 'requestResumeToken' is enabled")
+    if not resume_after:
+        return True, NO_RESUME
+    value = resume_after.get("$recordId", NO_RESUME)
+    if len(resume_after) != 1 or not (value is None or isinstance(value, (Int64, bytes))):
+        raise MongoError(ErrorCode.BadValue, "Malformed resume token: the '_resumeAfter' object must contain exactly "
+                                             "one field named '$recordId', of type NumberLong, BinData or jstNULL.")
+    return True, value
+
+
+NO_RESUME = object()  # no $_resumeAfter (a $recordId of null resumes from the start)
+
+
 def _min_max_plan(spec: FindSpec, info) -> Plan:
     index = planner.find_hinted_index(list(info.indexes), spec.hint)
     fields, directions = key_fields(index["key"])
@@ -491,7 +518,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
     with server.engine.read() as r:
         target = namespace.lookup_once(r, db, spec.name, target)
     info, view = target.info, target.view
-    if view is not None or (info is not None and info.clustered and spec.name.startswith(C.BUCKETS_PREFIX)):
+    if view is not None:
         return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.variables,
                          allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec, target=target)
     ns = C.ns_of(db, spec.name)
@@ -499,15 +526,22 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
     if info is None:
         return ReadResult(iter(()), Plan("COLLSCAN"), [], stats, None, ns)
     spec.use_default_collation(C.default_collation_of(info))
-    if spec.min is not None or spec.max is not None:
-        plan = _min_max_plan(spec, info)
+    resume_after = None if spec.resume_token is NO_RESUME else C.record_id_from_value(spec.resume_token,
+                                                                                      info.clustered)
+    docs: Iterator[dict]
+    if C.is_buckets_collection(spec.name, info):
+        plan, docs = _buckets_natural_scan(server, db, spec, info, resume_after)
     else:
-        plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
-                                   multikey_default=info.clustered, allow_or=True, collation=spec.collation)
-    plan.meta = spec.meta
-    # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
-    passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
-    docs: Iterator[dict] = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
+        if spec.min is not None or spec.max is not None:
+            plan = _min_max_plan(spec, info)
+        else:
+            plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
+                                       multikey_default=info.clustered, allow_or=True, collation=spec.collation)
+        plan.meta = spec.meta
+        plan.resume_after = resume_after
+        # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
+        passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
+        docs = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
     if spec.match is not None:
         docs = filter(spec.match, docs)
     # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
@@ -520,6 +554,22 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
     if spec.project is not None:
         docs = map(spec.project, docs)
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
+
+
+def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: bytes | None):
+    """A find on ``system.buckets.X``: bucket documents (open buckets included) in ``$natural`` order,
+    forward or backward, resumable by record id, with ``$recordId`` when the find asks for it. An index
+    hint is checked (2 BadValue for a missing index) but the read stays a clustered scan."""
+    hint = spec.hint
+    if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
+        planner.find_hinted_index(list(info.indexes), hint)
+    reverse = isinstance(hint, dict) and "$natural" in hint and key_direction(hint["$natural"]) < 0
+    records = ts_view.bucket_records(server, db, spec.name, reverse=reverse, after=resume_after)
+    if isinstance(spec.meta, C.RecordIdMeta):
+        docs = ({**doc, "$recordId": C.record_id_value(rid, True)} for rid, doc in records)
+    else:
+        docs = (doc for _, doc in records)
+    return Plan("COLLSCAN", natural_reverse=reverse), interrupt.checked(docs)
 
 
 def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None, meta=None) -> Iterator[dict]:

@@ -28,6 +28,7 @@ Invariants:
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import datetime
 import secrets
@@ -86,6 +87,7 @@ class Cursor:
     tailable: bool = False
     await_data: bool = False
     facts: Any = None  # server.profiler.ReadFacts of the read this cursor continues
+    resume: ResumeTokens | None = None  # a find with $_requestResumeToken: each batch's postBatchResumeToken
 
     def describe(self) -> dict[str, Any]:
         """mongod's generic cursor fields, as ``$currentOp`` shows them (idle cursors, and the
@@ -142,6 +144,29 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument
             return batch, False
         batch.append(doc)
         size += doc_size
+
+
+class ResumeTokens:
+    """The record ids of a resumable read (``$_requestResumeToken``), in the order its documents are
+    drawn: a batch of n documents ends at the n-th id not yet reported (a document the cursor drew
+    but held back for the next batch keeps its id queued). Each document's ``$recordId`` is taken out
+    of it unless the find also asked for ``showRecordId``."""
+
+    def __init__(self, docs: Iterator[dict], keep: bool) -> None:
+        self._pending: collections.deque = collections.deque()
+        self._last: Any = None  # mongod's token before any document: {$recordId: null}
+        self.docs = self._track(docs, keep)
+
+    def _track(self, docs: Iterator[dict], keep: bool) -> Iterator[dict]:
+        for doc in docs:
+            self._pending.append(doc["$recordId"] if keep else doc.pop("$recordId"))
+            yield doc
+
+    def after_batch(self, n: int) -> dict[str, Any]:
+        """``postBatchResumeToken`` of a batch of ``n`` documents."""
+        for _ in range(n):
+            self._last = self._pending.popleft()
+        return {"$recordId": self._last}
 
 
 class CursorRegistry:
@@ -347,6 +372,7 @@ async def cursor_reply(
     tailable: bool = False,
     await_data: bool = False,
     facts: Any = None,
+    resume: ResumeTokens | None = None,
 ) -> dict[str, Any]:
     """Open a cursor over ``iterator`` and answer its first batch, MongoDB-style:
     ``{"cursor": {"firstBatch": [...], "id": Int64, "ns": ns}}``.
@@ -358,6 +384,7 @@ async def cursor_reply(
     cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout, tailable=tailable,
                            await_data=await_data)
     cursor.facts = facts
+    cursor.resume = resume
     cursor.owner = ctx.conn.principal
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
@@ -365,4 +392,9 @@ async def cursor_reply(
         registry.kill(cursor_id)
         cursor_id = 0
     key = "firstBatch" if first else "nextBatch"
-    return {"cursor": {key: batch, "id": Int64(cursor_id), "ns": ns}}
+    return {"cursor": {key: batch, **resume_token_fields(cursor, len(batch)), "id": Int64(cursor_id), "ns": ns}}
+
+
+def resume_token_fields(cursor: Cursor, n: int) -> dict[str, Any]:
+    """``{postBatchResumeToken}`` of a batch of ``n`` documents of a resumable cursor, else nothing."""
+    return {"postBatchResumeToken": cursor.resume.after_batch(n)} if cursor.resume is not None else {}

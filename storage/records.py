@@ -13,13 +13,19 @@ These functions take an open LMDB transaction and handle; they never open transa
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+from bson.raw_bson import RawBSONDocument
+
+from storage.catalog import CATALOG_CODEC
 from storage.chunks import TAG_CHUNKED, join
 from storage.compression import ValueCodec
+from storage.keys import encode_key
 from storage.lmdb_types import Handle, Txn
 from storage.ranges import raw_range, walk
 
 RID_SIZE = 8
+_RAW_CODEC = CATALOG_CODEC.with_options(document_class=RawBSONDocument)  # decodes only what is read
 
 
 def rid_from_int(n: int) -> bytes:
@@ -28,6 +34,16 @@ def rid_from_int(n: int) -> bytes:
 
 def rid_to_int(rid: bytes) -> int:
     return int.from_bytes(rid, "big")
+
+
+def clustered_rid(doc_id: Any) -> bytes:
+    """A clustered collection's record id: the encoded ``_id`` (so record order is ``_id`` order)."""
+    return encode_key((doc_id,), (1,))
+
+
+def clustered_rid_of(bson_bytes: bytes) -> bytes:
+    """The record id of a clustered collection's document given as BSON (its ``_id`` alone is read)."""
+    return clustered_rid(RawBSONDocument(bson_bytes, _RAW_CODEC)["_id"])
 
 
 def last_rid(txn: Txn, db: Handle) -> int:

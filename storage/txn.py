@@ -311,6 +311,8 @@ class WriteTxn(ReadView):
         res = self._check_current(info)
         txn = self._txn
         records_db = res.records
+        if rid is None and res.info.clustered:  # keyed by _id: a second _id is a DuplicateKey below
+            rid = records.clustered_rid_of(bson)
         if rid is not None:
             if len(rid) > self._engine.max_key_size:
                 raise KeyTooLong(info.ns, ID_INDEX_NAME, len(rid), self._engine.max_key_size)

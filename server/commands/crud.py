@@ -207,38 +207,46 @@ async def insert(ctx, cmd: dict) -> dict:
 
 async def find(ctx, cmd: dict) -> dict:
     return_key, show_record_id = bool(cmd.get("returnKey")), bool(cmd.get("showRecordId"))
+    resumable = bool(cmd.get("$_requestResumeToken"))
+    record_ids = show_record_id or resumable  # the read carries each document's $recordId
     asked, project = cmd, None
-    if return_key or show_record_id:
-        # returnKey: only the plan's index key of each document (no projection); showRecordId: the
-        # record id as $recordId, added after the projection (run here, past the read)
-        if show_record_id and not return_key and cmd.get("projection"):
+    if return_key or record_ids:
+        # returnKey: only the plan's index key of each document (no projection); showRecordId (and a
+        # resume token's record ids): $recordId, added after the projection (run here, past the read)
+        if record_ids and not return_key and cmd.get("projection"):
             project = access.FindSpec({k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId")}).project
         cmd = {k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId", "projection")}
     spec = await ctx.run_heavy(access.FindSpec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
-    if show_record_id and spec.meta is None:
+    if record_ids and spec.meta is None:
         spec.meta = C.RecordIdMeta()
     ns = C.ns_of(ctx.db, spec.name)
-    if (return_key or show_record_id) and await ctx.run_blocking(_is_view, ctx.server, ctx.db, spec.name):
-        option = "returnKey" if return_key else "showRecordId"  # mongod: a view's find is an aggregate
+    if (return_key or record_ids or "$_resumeAfter" in cmd) and \
+            await ctx.run_blocking(_is_view, ctx.server, ctx.db, spec.name):
+        option = ("returnKey" if return_key else "showRecordId" if show_record_id  # mongod: a view's find
+                  else "$_requestResumeToken" if resumable else "$_resumeAfter")  # is an aggregate
         raise MongoError(ErrorCode.InvalidPipelineOperator, f"Option {option} not supported in aggregation.")
     if spec.tailable:
         return await cursor_commands.tailable_find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
     result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx,
-                                    not (return_key or show_record_id))
+                                    not (return_key or record_ids))
     ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
     docs = budget.outer(result.docs)
     if return_key or project is not None:
         docs = map(functools.partial(_shape_with_record_id,
                                      _index_key_of(result.plan) if return_key else project), docs)
+    from server.cursors import ResumeTokens, cursor_reply
+
+    resume = None
+    if resumable:
+        resume = ResumeTokens(docs, keep=show_record_id)
+        docs = resume.docs
     batch_size = spec.batch_size
     single = spec.single_batch
     if spec.limit and (batch_size is None or batch_size > spec.limit) and spec.limit <= 101:
         batch_size = spec.limit
-    from server.cursors import cursor_reply
-
     return await cursor_reply(ctx, ns, docs, batch_size, single, first=True,
-                              no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts)
+                              no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts, resume=resume)
 
 
 def _is_view(server, db: str, name: str) -> bool:

@@ -15,7 +15,7 @@ from server import tailable
 from server.arguments import field, missing, wrong_type
 from server.context import CommandContext, CommandSpec
 from server.core import collection as C
-from server.cursors import cursor_reply
+from server.cursors import cursor_reply, resume_token_fields
 
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
 
@@ -93,7 +93,7 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         batch, next_id = await _await_batch(ctx, cursor, batch_size, cmd.get("maxTimeMS"))
     else:
         batch, next_id = await registry.next_batch(ctx, cursor, batch_size)
-    return {"cursor": {"nextBatch": batch, "id": Int64(next_id), "ns": ns}}
+    return {"cursor": {"nextBatch": batch, **resume_token_fields(cursor, len(batch)), "id": Int64(next_id), "ns": ns}}
 
 
 async def _await_batch(ctx: CommandContext, cursor, batch_size: int | None, max_time_ms: Any):

@@ -17,9 +17,10 @@ from protocol.errors import ErrorCode, MongoError
 from server.arguments import GENERIC_ARGUMENTS
 from server.commands import timeseries as ts
 from server.context import CommandSpec
-from server.core import capped, namespace
+from server.core import capped, clustered, namespace
 from server.core import collection as C
 from server.core.collection import ensure_collection
+from server.timeseries.options import parse_expire_after_seconds
 
 CREATE_OPTIONS = frozenset({
     "capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel", "validationAction",
@@ -51,8 +52,9 @@ def drop_null_optionals(cmd: dict, fields) -> None:
         cmd["timeseries"] = {k: v for k, v in ts.items() if not (k in _TIMESERIES_OPTIONAL and v is None)}
 
 
-def parse_create_options(cmd: dict) -> dict:
-    """Validated collection/view options (the document listCollections shows as ``options``)."""
+def parse_create_options(cmd: dict, name: str = "", test_commands: bool = False) -> dict:
+    """Validated collection/view options (the document listCollections shows as ``options``) of a
+    create of ``name``; a clustered collection's ``clusteredIndex`` is its canonical index spec."""
     options: dict = {}
     for key, value in cmd.items():
         if key == "create" or key in GENERIC_ARGUMENTS:
@@ -60,16 +62,19 @@ def parse_create_options(cmd: dict) -> dict:
         if key not in CREATE_OPTIONS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
         options[key] = value
-    if "clusteredIndex" in options:
-        raise MongoError(ErrorCode.CommandNotSupported,
-                         "clustered collections are not supported by Tidemark (except time-series)")
+    clustered_spec = clustered.parse_create_option(options["clusteredIndex"]) if "clusteredIndex" in options else None
+    if clustered_spec:
+        _check_clustered_capped(cmd, test_commands)
     if "expireAfterSeconds" in options:
-        raise MongoError(ErrorCode.InvalidOptions,
-                         "'expireAfterSeconds' option is only supported on time-series and clustered collections")
+        if clustered_spec is None:
+            raise MongoError(ErrorCode.InvalidOptions, "'expireAfterSeconds' is only supported on time-series "
+                                                       "collections or when the 'clusteredIndex' option is specified")
+        if clustered_spec is False:
+            raise MongoError(ErrorCode.InvalidOptions, "'expireAfterSeconds' requires clustering to be enabled")
     expand_collation(options)
     if "encryptedFields" in options:
         raise MongoError(ErrorCode.CommandNotSupported, "queryable encryption is not supported by Tidemark")
-    cap = capped.parse_create_options(cmd)
+    cap = capped.parse_create_options(cmd) if not clustered_spec else {}
     for k in ("capped", "size", "max", "autoIndexId", "temp", "flags"):
         options.pop(k, None)
     if cap and "viewOn" in options:
@@ -94,8 +99,34 @@ def parse_create_options(cmd: dict) -> dict:
         for bad in ("validator", "validationLevel", "validationAction", "expireAfterSeconds"):
             if bad in options:
                 raise MongoError(ErrorCode.InvalidOptions, f"'{bad}' option not supported on a view")
+        if clustered_spec:
+            raise MongoError(6026500, "The 'clusteredIndex' option is not supported with views")
+    if clustered_spec:
+        clustered.check_for_namespace(name, clustered_spec, id_index=bool(options.get("idIndex")),
+                                      auto_index_id=cmd.get("autoIndexId"))
+        if "expireAfterSeconds" in options:
+            options["expireAfterSeconds"] = Int64(parse_expire_after_seconds(options["expireAfterSeconds"]))
+        options["clusteredIndex"] = clustered_spec
+    else:
+        options.pop("clusteredIndex", None)  # clusteredIndex: false is an ordinary collection
     options.pop("idIndex", None)  # validated, then dropped: mongod keeps it out of the collection options
     return options
+
+
+def _check_clustered_capped(cmd: dict, test_commands: bool) -> None:
+    """A clustered collection is capped by age (``expireAfterSeconds``), never by size or count."""
+    if cmd.get("capped") and not test_commands:
+        raise MongoError(6127800, "Clustered capped collection only available with 'enableTestCommands' server "
+                                  "parameter")
+    hint = "Did you mean 'capped: true' with 'expireAfterSeconds'?"
+    if cmd.get("size") is not None:
+        raise MongoError(6049200, f"'size' field for capped collections is not allowed on clustered collections. {hint}")
+    if cmd.get("max") is not None:
+        raise MongoError(6049204, f"'max' field for capped collections is not allowed on clustered collections. {hint}")
+    if cmd.get("capped"):
+        if cmd.get("expireAfterSeconds") is None:
+            raise MongoError(6049201, "A capped clustered collection requires the 'expireAfterSeconds' field")
+        raise MongoError(ErrorCode.CommandNotSupported, "capped clustered collections are not supported by Tidemark")
 
 
 def _check_id_index(options: dict) -> None:
@@ -167,7 +198,7 @@ async def create(ctx, cmd: dict) -> dict:
     if "timeseries" in cmd or name.startswith(C.BUCKETS_PREFIX):
         expand_collation(cmd)  # the time-series view keeps the expanded default collation
         return await ts.VIEW_COMMANDS["create"](ctx, cmd)
-    options = parse_create_options(cmd)
+    options = parse_create_options(cmd, name, bool(ctx.server.params["enableTestCommands"]))
     ns = C.ns_of(db, name)
     if "viewOn" in options:
         if options["viewOn"].startswith(C.BUCKETS_PREFIX):
@@ -186,23 +217,24 @@ async def create(ctx, cmd: dict) -> dict:
             raise MongoError(ErrorCode.NamespaceExists,
                              f"namespace {ns} already exists, but with different options: "
                              f"{C.format_value(existing.options)}")
-        w.create_collection(ns, options)
+        w.create_collection(ns, options, clustered="clusteredIndex" in options)
 
     await _write(ctx, fn)
     return {}
 
 
 async def _create_clustered_buckets(ctx, db: str, name: str, cmd: dict) -> dict:
-    """MongoDB 7.0 lets ``create: "system.buckets.x"`` with only ``clusteredIndex`` make the clustered
-    collection (restore tools do this before the time-series options are known)."""
-    clustered = cmd["clusteredIndex"]
-    if not isinstance(clustered, dict) or dict(clustered.get("key") or {}) != {"_id": 1} \
-            or clustered.get("unique") is not True:
-        raise MongoError(ErrorCode.InvalidOptions,
-                         "The clusteredIndex option requires key: {_id: 1} and unique: true")
+    """MongoDB 7.0 lets ``create: "system.buckets.x"`` with only ``clusteredIndex: true`` (the legacy form
+    buckets collections use) make the clustered collection (restore tools do this before the time-series
+    options are known); the index-spec form is refused there (5979703)."""
     for key in cmd:
         if key not in ("create", "clusteredIndex") and key not in GENERIC_ARGUMENTS and key not in CREATE_OPTIONS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
+    spec = clustered.parse_create_option(cmd["clusteredIndex"])
+    if spec is False:
+        raise MongoError(ErrorCode.IllegalOperation,
+                         f"Cannot create a system.buckets collection without timeseries options: {db}.{name}")
+    clustered.check_for_namespace(name, spec, id_index=bool(cmd.get("idIndex")), auto_index_id=cmd.get("autoIndexId"))
     ns = C.ns_of(db, name)
     options = {"clusteredIndex": True}
 

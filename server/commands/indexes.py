@@ -14,8 +14,8 @@ from typing import Any
 from protocol.errors import ErrorCode, MongoError
 from server.commands import timeseries as ts
 from server.context import CommandSpec
+from server.core import clustered, namespace
 from server.core import collection as C
-from server.core import namespace
 from server.query import index_kinds
 from server.query.index_keys import MULTIKEY_FLAG, index_name_for, keyer_for
 from server.query.index_kinds import UNSUPPORTED_INDEX_TYPES
@@ -28,8 +28,7 @@ SPEC_FIELDS = frozenset({"key", "name", "unique", "sparse", "partialFilterExpres
 KIND_OPTIONS = {"weights": "text", "default_language": "text", "language_override": "text",
                 "textIndexVersion": "text", "2dsphereIndexVersion": "2dsphere", "bits": "2d", "min": "2d",
                 "max": "2d"}
-UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "wildcardProjection", "columnstoreProjection", "clustered",
-                           "prepareUnique")
+UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "wildcardProjection", "columnstoreProjection", "prepareUnique")
 MAX_TTL = 2147483647
 
 
@@ -293,6 +292,10 @@ async def create_indexes(ctx, cmd: dict) -> dict:
         await ts.close_buckets(ctx, db, name)  # in-memory buckets reach storage first: their keys are built
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
+    if info is None:
+        clustered.check_implicit_creation(raw_specs)
+    else:  # the clustered index exists implicitly: a spec naming it is a no-op (after mongod's checks)
+        raw_specs = [s for s in raw_specs if not clustered.index_exists_as_cluster_key(info, s)]
     default_collation = C.default_collation_of(info)
     specs = [with_default_collation(normalize_spec(s, ns), default_collation) for s in raw_specs]
     names = [s["name"] for s in specs]
@@ -383,7 +386,9 @@ async def list_indexes(ctx, cmd: dict) -> dict:
         raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {ns}")
     from server.commands.ddl import cursor_from_list
 
-    return await cursor_from_list(ctx, ns, [C.public_index_spec(s) for s in info.indexes], cursor_opts)
+    cluster = clustered.index_spec(info)  # the clustered index comes first, as mongod lists it
+    specs = ([cluster] if cluster else []) + [C.public_index_spec(s) for s in info.indexes]
+    return await cursor_from_list(ctx, ns, specs, cursor_opts)
 
 
 async def drop_indexes(ctx, cmd: dict) -> dict:
@@ -412,6 +417,7 @@ async def drop_indexes(ctx, cmd: dict) -> dict:
         if coll is None:
             raise MongoError(ErrorCode.NamespaceNotFound, f"ns not found {ns}")
         was = len(coll.indexes)
+        clustered.check_drop(coll, target)
         if target == "*":
             victims = [s["name"] for s in coll.indexes if s["name"] != "_id_"]
         elif isinstance(target, str):

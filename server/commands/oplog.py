@@ -455,7 +455,7 @@ async def _create_with_uuid(sub: CommandContext, body: dict, ui: uuid_mod.UUID) 
         raise MongoError(ErrorCode.CommandNotSupported,
                          "creating a view or a time-series collection with a given UUID is not supported by Tidemark")
     C.check_create_name(sub.db, name)
-    options = ddl.parse_create_options(body)
+    options = ddl.parse_create_options(body, name)
     ns = C.ns_of(sub.db, name)
 
     def fn(w: Any) -> None:
@@ -470,7 +470,7 @@ async def _create_with_uuid(sub: CommandContext, body: dict, ui: uuid_mod.UUID) 
             if info.uuid == ui:  # mongod renames the collection holding the UUID to the name created
                 w.rename_collection(info.ns, ns)
                 return
-        w.create_collection(ns, options, uuid=ui)
+        w.create_collection(ns, options, uuid=ui, clustered="clusteredIndex" in options)
 
     await asyncio.wrap_future(sub.server.engine.write(fn))
 

@@ -11,6 +11,8 @@ import asyncio
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.core.clustered import check_for_namespace as check_clustered_for_namespace
+from server.core.clustered import parse_create_option as parse_clustered_option
 from server.core.namespace import is_timeseries_view
 from server.timeseries import options as ts_options
 from server.timeseries.ddl import (
@@ -71,12 +73,10 @@ async def _create_buckets_directly(ctx: Any, db: str, name: str, cmd: dict) -> d
     spec = {k: v for k, v in cmd.items() if k not in ("validator", "clusteredIndex")}
     clustered = cmd.get("clusteredIndex", True)
     if clustered is not True:
-        if isinstance(clustered, dict):
-            raise MongoError(ErrorCode.IDLFailedToParse,
-                             "BSON field 'create.clusteredIndex.key' is missing but a required field")
-        if not isinstance(clustered, bool):
-            raise MongoError(ErrorCode.TypeMismatch, "BSON field 'create.clusteredIndex' is the wrong type")
-        raise MongoError(ErrorCode.InvalidOptions, "A time-series bucket collection must be clustered on _id")
+        spec = parse_clustered_option(clustered)  # IDL's errors, then the legacy form's (5979703)
+        if spec is False:
+            raise MongoError(ErrorCode.InvalidOptions, "A time-series bucket collection must be clustered on _id")
+        check_clustered_for_namespace(name, spec, id_index=False, auto_index_id=None)
     request = ts_options.parse_create(db, spec)
     options = request.buckets_options()
 

@@ -401,9 +401,11 @@ def duplicate_key_error(info, index_name: str, doc: dict | None, key: bytes | No
         key_pattern = dict(spec["key"])
         key_value = keyer_for(spec).key_value(doc, key)
     shown = ", ".join(f"{k}: {format_value(v)}" for k, v in key_value.items())
+    # a clustered collection's record key is no index: mongod's record store names none
+    where = "" if spec is None and getattr(info, "clustered", False) else f" index: {index_name}"
     return MongoError(
         ErrorCode.DuplicateKey,
-        f"E11000 duplicate key error collection: {info.ns} index: {index_name} dup key: {{ {shown} }}",
+        f"E11000 duplicate key error collection: {info.ns}{where} dup key: {{ {shown} }}",
         extra={"keyPattern": key_pattern, "keyValue": key_value},
     )
 
@@ -453,19 +455,25 @@ def _chunk_sizes(chunk: int) -> Iterator[int]:
 
 
 def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUNK,
-              stats: dict | None = None, raw: bool = False) -> Iterator[tuple[bytes, dict]]:
+              stats: dict | None = None, raw: bool = False,
+              resume_after: bytes | None = None) -> Iterator[tuple[bytes, dict]]:
     """(rid, document) in record order; stops if the collection disappears or is re-created.
 
     ``raw=True`` yields RawBSONDocuments over the stored bytes (no decode/re-encode) for callers that
-    pass documents straight to a cursor."""
+    pass documents straight to a cursor. ``resume_after``: start past this record, which must exist
+    (a find's ``$_resumeAfter``: 211 KeyNotFound otherwise, as mongod)."""
     make = _raw_doc if raw else decode
-    last: bytes | None = None
+    last: bytes | None = resume_after
     for chunk in _chunk_sizes(chunk):  # noqa: B020 - the growing size of this read
         batch: list[tuple[bytes, bytes]] = []
         with engine.read() as r:
             info = r.get_collection(ns)
             if info is None or info.uuid != uuid:
                 return
+            if last is resume_after and resume_after is not None and r.get(info, resume_after) is None:
+                raise MongoError(ErrorCode.KeyNotFound, "Failed to resume collection scan: the recordId from "
+                                                        "which we are attempting to resume no longer exists in "
+                                                        "the collection")
             for item in r.scan(info, start_after=last, reverse=reverse):
                 batch.append((bytes(item[0]), bytes(item[1])))
                 if len(batch) >= chunk:
@@ -542,7 +550,8 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
     """Documents of a collection through ``plan`` (no filtering here: callers re-apply the filter).
     ``raw`` (collection scans only) yields undecoded RawBSONDocuments."""
     if plan.kind == "COLLSCAN":
-        it = scan_docs(engine, info.ns, info.uuid, reverse=plan.natural_reverse, stats=stats, raw=raw)
+        it = scan_docs(engine, info.ns, info.uuid, reverse=plan.natural_reverse, stats=stats, raw=raw,
+                       resume_after=plan.resume_after)
     elif plan.kind in _SPECIAL_KINDS:
         seen: set[bytes] = set()
         it = _special_pairs(plan, lambda intervals: index_docs(
@@ -552,7 +561,7 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
         it = index_docs(engine, info.ns, info.uuid, plan, stats=stats)
     if isinstance(plan.meta, RecordIdMeta):  # find showRecordId: the record id rides in the document
         for rid, doc in it:
-            doc["$recordId"] = record_id_value(rid)
+            doc["$recordId"] = record_id_value(rid, info.clustered)
             yield doc
         return
     for _, doc in it:
@@ -566,10 +575,25 @@ class RecordIdMeta(DocMeta):
     __slots__ = ()
 
 
-def record_id_value(rid: bytes) -> Any:
-    """``$recordId`` as mongod shows it: the long of a counter record id (a clustered collection's id
-    is its key bytes)."""
-    return Int64(int.from_bytes(rid, "big")) if len(rid) == 8 else bytes(rid)
+def record_id_value(rid: bytes, clustered: bool) -> Any:
+    """``$recordId`` as mongod shows it: the long of a counter record id, a clustered collection's key
+    bytes as BinData (mongod's form for its string record ids; the bytes are Tidemark's key encoding)."""
+    return bytes(rid) if clustered else Int64(int.from_bytes(rid, "big"))
+
+
+def record_id_from_value(value: Any, clustered: bool) -> bytes | None:
+    """Inverse of ``record_id_value`` for a resume token's ``$recordId`` (None: from the start)."""
+    if value is None:
+        return None
+    if clustered:
+        if not isinstance(value, bytes):
+            raise MongoError(ErrorCode.BadValue, "Malformed resume token: the '$recordId' of a clustered "
+                                                 "collection is BinData")
+        return bytes(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise MongoError(ErrorCode.BadValue, "Malformed resume token: the '$recordId' of a collection is a "
+                                             "non-negative NumberLong")
+    return int(value).to_bytes(8, "big")
 
 
 _SPECIAL_KINDS = ("TEXT", "GEO_NEAR")

@@ -36,6 +36,7 @@ class Plan:
     provides_sort: bool = False
     bounds_desc: dict[str, list[str]] = field(default_factory=dict)
     natural_reverse: bool = False
+    resume_after: bytes | None = None  # COLLSCAN: start past this record id (a find's $_resumeAfter)
     branches: list[Plan] = field(default_factory=list)
     special: Any = None  # TEXT / GEO_NEAR: what the read needs beyond intervals (plan_special)
     meta: Any = None  # the read's DocMeta when its projection/sort/pipeline asks for $meta

@@ -35,7 +35,7 @@ from server.query.index_keys import index_key_map
 from server.timeseries import journal
 from server.timeseries.catalog import BucketCatalog
 from server.timeseries.states import IN_MEMORY
-from storage.keys import encode_key
+from storage.records import clustered_rid
 
 log = logging.getLogger("tidemark.timeseries")
 
@@ -47,10 +47,6 @@ SEGMENT_ROWS = 16_384
 # (regular collections too) for a second; the rest follow in the next commits, which run back to back
 # while any is deferred (inserts that open buckets wait for them: ingest.LEAVING_ALLOWANCE)
 FULL_WRITES_PER_COMMIT = 128
-
-
-def clustered_rid(bucket_id: Any) -> bytes:
-    return encode_key((bucket_id,), (1,))
 
 
 def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None, bucket_form: Any = None) -> int:

@@ -175,6 +175,33 @@ def bucket_documents(server: Any, ns: str) -> Iterator[dict]:
     return (view.document() for view in buckets(server, ns))
 
 
+def natural_order(server: Any, ns: str, *, reverse: bool = False,
+                  after: bytes | None = None) -> Iterator[tuple[bytes, dict]]:
+    """(record id, bucket document) of every bucket of ``ns`` in clustered ``_id`` order (descending with
+    ``reverse``), strictly past record id ``after``: stored buckets merged by key with the in-memory ones
+    (which replace their stored version). What a ``$natural`` scan of the buckets collection reads, and
+    what makes it resumable by record id."""
+    live = {clustered_rid(bucket_id): view for bucket_id, view in live_views(server, ns).items()}
+
+    def earlier(a: bytes, b: bytes) -> bool:  # a comes before b in this scan's direction
+        return a > b if reverse else a < b
+
+    pending = iter(sorted((rid for rid in live if after is None or earlier(after, rid)), reverse=reverse))
+    upcoming = next(pending, None)
+    for view in stored.scan(server.engine, ns, resume=after, reverse=reverse):
+        while upcoming is not None and earlier(upcoming, view.rid):
+            yield upcoming, live.pop(upcoming).document()
+            upcoming = next(pending, None)
+        if upcoming == view.rid:
+            yield upcoming, live.pop(upcoming).document()
+            upcoming = next(pending, None)
+        else:
+            yield view.rid, view.document()
+    while upcoming is not None:
+        yield upcoming, live.pop(upcoming).document()
+        upcoming = next(pending, None)
+
+
 def unstored_buckets(server: Any, ns: str) -> tuple[int, int]:
     """(count, approximate BSON bytes) of the in-memory buckets of ``ns`` with committed rows and no
     stored document yet: what a buckets collection's counts and sizes add for them."""

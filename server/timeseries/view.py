@@ -181,6 +181,13 @@ def _measurements(buckets: Iterator[Any], spec: Any, event_filter: Any, fields: 
         info["measurementsReturned"] += returned
 
 
+def bucket_records(server: Any, db: str, coll: str, *, reverse: bool = False,
+                   after: bytes | None = None) -> Iterator[tuple[bytes, dict]]:
+    """(record id, bucket document) of ``db.<coll>`` (a ``system.buckets.*`` name) in ``$natural`` order,
+    open buckets included, strictly past record id ``after``."""
+    return scan.natural_order(server, f"{db}.{coll}", reverse=reverse, after=after)
+
+
 def bucket_source(server: Any, db: str, coll: str) -> Iterator[dict]:
     """Every bucket document of ``db.<coll>`` (a ``system.buckets.*`` name), open buckets included."""
     return scan.bucket_documents(server, f"{db}.{coll}")
