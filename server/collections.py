@@ -39,7 +39,7 @@ from server.query import project as project_mod
 from server.query import sort as sort_mod
 from server.query import update as update_mod
 from server.query.access_path import Interval, Plan
-from server.query.index_keys import key_fields
+from server.query.index_keys import holds, key_fields, may_leave_out
 from server.query.index_kinds import key_direction
 from server.query.parsed_match import MatchStage
 from server.timeseries import collection as ts_admin
@@ -239,9 +239,11 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     stats: dict = {}
     if C.is_buckets_collection(name, info):
         # bucket documents: the time-series layer merges persisted buckets with in-memory ones
-        if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
-            planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
         source = ts_view.bucket_source(server, db, name)
+        if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
+            hinted = planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
+            if may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
+                source = (doc for doc in source if holds(hinted, doc))
         if not full:
             return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,

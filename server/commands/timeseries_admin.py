@@ -55,8 +55,9 @@ async def resolve(ctx: Any, cmd: dict, field: str, namespace: Any = None) -> Tar
 
 
 def _same_definition(a: dict, b: dict) -> bool:
-    keys = ("key", "partialFilterExpression", "collation", "sparse", "expireAfterSeconds")
-    return all(a.get(k) == b.get(k) for k in keys)
+    keys = ("partialFilterExpression", "collation", "sparse", "expireAfterSeconds")
+    # key order matters: {tm: 1, mm: 1} is another index than {mm: 1, tm: 1}
+    return ts_indexes.same_key_pattern(a.get("key"), b.get("key")) and all(a.get(k) == b.get(k) for k in keys)
 
 
 async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
@@ -84,7 +85,7 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
                     continue
                 code = (
                     ErrorCode.IndexOptionsConflict
-                    if same_name["key"] == spec["key"]
+                    if ts_indexes.same_key_pattern(same_name["key"], spec["key"])
                     else ErrorCode.IndexKeySpecsConflict
                 )
                 raise MongoError(
@@ -100,7 +101,13 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
                     f"Index already exists with a different name: {same_key['name']}",
                 )
             keyer = keyer_for(spec)
-            entries = [(key, bytes(rid)) for rid, raw in w.scan(info) for key in keyer.keys(decode(raw))]
+            index_rules = ts_indexes.measurement_rules([spec], tf)
+            entries = []
+            for rid, raw in w.scan(info):
+                bucket = decode(raw)
+                if index_rules is not None:
+                    index_rules.check_bucket(bucket)  # 5930501: the data holds an array there
+                entries += [(key, bytes(rid)) for key in keyer.keys(bucket)]
             info = w.create_index(info, spec, entries)
         return before, len(info.indexes)
 

@@ -16,6 +16,7 @@ from server.timeseries import options as ts_options
 from server.timeseries import reopen, router, rules
 from server.timeseries.batch import ColumnBatch, RowBatch
 from server.timeseries.ddl import buckets_ns
+from server.timeseries.indexes import measurement_rules
 from server.timeseries.ingest import (
     MAX_LEAVING_WAITS,
     ON_LOOP_BYTES,
@@ -52,10 +53,11 @@ async def insert_measurements(ctx: Any, cmd: dict, buckets_info: Any = None) -> 
     size = raw.end - raw.start if type(raw) is RawDocuments else 0
     small = type(raw) is not RawDocuments or (len(raw) <= ON_LOOP_DOCUMENTS and size <= ON_LOOP_BYTES
                                               and size <= ON_LOOP_DOCUMENT_BYTES * len(raw))
+    index_rules = measurement_rules(info.indexes, options.time_field)
     if small:
-        prepared = prepare(cmd, options, columnar, state.last_layout)
+        prepared = prepare(cmd, options, columnar, state.last_layout, index_rules)
     else:
-        prepared = await ctx.run_blocking(prepare, cmd, options, columnar, state.last_layout)
+        prepared = await ctx.run_blocking(prepare, cmd, options, columnar, state.last_layout, index_rules)
     # backpressure: buckets closed for memory leave once their full writes are durable, a bounded number
     # per commit (commit.FULL_WRITES_PER_COMMIT); an insert waits while they are more than the allowance
     allowance = leaving_allowance(rules.Limits.of(server.params, options, catalog.memory_threshold).memory_threshold)
@@ -65,7 +67,7 @@ async def insert_measurements(ctx: Any, cmd: dict, buckets_info: Any = None) -> 
         await committer.commit(())
     catalog.release_series()  # series ids this insert computes stay valid until it has routed (pinned)
     with catalog.pinned():
-        prepared = await _route(ctx, catalog, committer, state, options, prepared, cmd)
+        prepared = await _route(ctx, catalog, committer, state, options, prepared, cmd, index_rules)
     batch = prepared.batch
     if batch is not None:
         await committer.commit((bns,))
@@ -76,7 +78,7 @@ async def insert_measurements(ctx: Any, cmd: dict, buckets_info: Any = None) -> 
 
 
 async def _route(ctx: Any, catalog: Any, committer: Any, state: Any, options: Any, prepared: Prepared,
-                 cmd: dict) -> Prepared:
+                 cmd: dict, index_rules: Any) -> Prepared:
     """Series ids, then the router (in slices for large inserts); the batch taken (the per-document
     parse when a meta value is not valid BSON)."""
     server = ctx.server
@@ -85,7 +87,8 @@ async def _route(ctx: Any, catalog: Any, committer: Any, state: Any, options: An
         state.last_layout = batch.layout
         if not series_ids(state.series, batch):
             # a meta value that is not valid BSON: the per-document parse reports it
-            prepared = prepare_rows(documents(cmd), None, options, cmd.get("ordered", True) is not False)
+            prepared = prepare_rows(documents(cmd), None, options, cmd.get("ordered", True) is not False,
+                                    index_rules)
             batch = prepared.batch
     if isinstance(batch, RowBatch):
         series_ids(state.series, batch)

@@ -26,7 +26,7 @@ from bson.int64 import Int64
 from protocol.errors import MongoError
 from server.query.geo_parse import GeoError, Shape, parse_stored
 from server.query.value_repr import bson_repr
-from server.query.values import is_number, to_float
+from server.query.values import MISSING, is_number, to_float
 
 INDEX_MAX_LEVEL = 23  # about 1 m cells: finer detail is left to the exact filter
 INDEX_MAX_CELLS = 20
@@ -209,3 +209,38 @@ def check_plane_spec(spec: dict) -> None:
     lo, hi = spec.get("min", -180.0), spec.get("max", 180.0)
     if not is_number(lo) or not is_number(hi) or not to_float(lo) < to_float(hi):
         raise GeoError("need a max value greater than min value in 2d index")
+
+
+# --------------------------------------------------------------------------------------------------
+# 2dsphere_bucket: a time-series 2dsphere index on a measurement
+# --------------------------------------------------------------------------------------------------
+
+
+def is_empty_geo(value: Any) -> bool:
+    """null (undefined decodes as null), ``{}`` and ``[]`` count as no geo value in a bucket (mongod
+    ignores them)."""
+    return value is None or value is MISSING or (isinstance(value, (dict, list)) and not value)
+
+
+def bucket_point(value: Any) -> s2.S2Point:
+    """One measurement's value under a time-series ``2dsphere`` index: a GeoJSON Point or a legacy
+    ``[x, y]`` pair, as mongod's ``getS2BucketGeoKeys`` accepts it (183934 when the value is no geometry,
+    183493 when it is another geometry; 167551 when a legacy pair has no spherical form)."""
+    try:
+        shape = parse_stored(value)
+    except MongoError as e:
+        raise MongoError(183934, f"Can't extract geo keys: {e.message}") from None
+    if shape.kind not in ("Point", "legacy"):
+        raise MongoError(183493, "Time-series collections '2dsphere' indexes only support point data")
+    if not shape.points:
+        lng, lat = shape.flat
+        raise MongoError(167551, f"Can't extract geo keys: longitude/latitude is out of bounds, "
+                                 f"lng: {lng:g} lat: {lat:g}")
+    return shape.points[0]
+
+
+def bucket_sphere_keys(values: Iterable[Any]) -> list[Int64]:
+    """Keys of a bucket's measurement values under a ``2dsphere_bucket`` field: the cells of its points
+    (the values that are no geo value skipped; [] when none is left: the bucket is not indexed)."""
+    cells = {s2.S2CellId(bucket_point(v)).id() for v in values if not is_empty_geo(v)}
+    return [cell_key(c) for c in sorted(cells)]

@@ -234,3 +234,15 @@ def index_key_map_multikey(indexes: Iterable[dict], doc: dict) -> tuple[dict[str
 
 
 MULTIKEY_FLAG = "multikey"  # kept in the stored spec by the write paths; hidden from listIndexes
+
+
+def may_leave_out(spec: dict) -> bool:
+    """Whether an index may hold no key for some documents: sparse, partial, or with a 2dsphere, 2d,
+    text or time-series 2dsphere field (those skip documents without a value for it)."""
+    return bool(spec.get("sparse")) or "partialFilterExpression" in spec or any(
+        isinstance(v, str) and v != "hashed" for v in spec["key"].values())
+
+
+def holds(spec: dict, doc: dict) -> bool:
+    """Whether the index has at least one key for ``doc`` (a scan of it would return the document)."""
+    return bool(keyer_for(spec).entries(doc))

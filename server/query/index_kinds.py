@@ -10,8 +10,10 @@ of a document for an index that has at least one non-btree field:
   document's terms. Every combination becomes one key, in key-pattern order.
 - 2dsphere, 2d and text indexes skip documents without a value for their special field(s) (they
   are sparse by nature); hashed indexes index a missing field as the hash of null.
-- "2dsphere_bucket" indexes hold no keys: time-series buckets are filtered by the exact
-  per-measurement predicate after unpacking.
+- "2dsphere_bucket" (``data.<field>``) keys a time-series bucket by the cells of the points its
+  measurements hold at ``<field>`` (``bucket_values``); a bucket with none is not indexed (sparse, as
+  2dsphere); a value that is not a point refuses the write (geo_keys.bucket_point). Queries re-apply
+  the exact per-measurement predicate after unpacking.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import itertools
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
-from server.query.geo_keys import Plane, sphere_keys
+from server.query.geo_keys import Plane, bucket_sphere_keys, sphere_keys
 from server.query.hashed import hashed_key
 from server.query.paths import get_path_values
 from server.query.text_index import text_terms
@@ -85,8 +87,6 @@ def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], b
         kind = field_kind(name, value)
         if kind == "skip":
             continue
-        if kind == "2dsphere_bucket":
-            return [], False
         if kind == "btree":
             vals, was_array = _btree_values(doc, name)
             if was_array:
@@ -121,6 +121,8 @@ def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
     if kind == "text":
         terms = text_terms(spec, doc)
         return terms or None
+    if kind == "2dsphere_bucket":
+        return bucket_sphere_keys(bucket_values(doc, name)) or None
     vals = _raw_values(doc, name)
     if not vals:
         return None
@@ -132,6 +134,19 @@ def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
     else:
         raise MongoError(ErrorCode.CannotCreateIndex, f"Unknown index plugin '{kind}'")
     return sorted(set(keys)) or None
+
+
+def bucket_values(bucket: dict, path: str) -> list:
+    """The measurement values a time-series bucket document holds at ``data.<field>[.<sub>]``: each
+    value of the ``<field>`` column (``{"<pos>": value}``), followed down ``<sub>``."""
+    first, _, sub = path[len("data."):].partition(".")
+    data = bucket.get("data")
+    column = data.get(first) if isinstance(data, dict) else None
+    if not isinstance(column, dict):
+        return []
+    if not sub:
+        return list(column.values())
+    return [v for value in column.values() for v in get_path_values(value, sub) if v is not MISSING]
 
 
 class SpecialKeyer:

@@ -16,8 +16,9 @@ and indexes whole buckets. This module is the one place that knows the translati
 - a TTL index (6.3+) is only ``{t: ±1}`` with a meta-only partial filter; its bucket key is
   ``{"control.min.t": ±1}``.
 
-Invariant: every bucket index built from a user spec (other than the default index) carries the
-user's spec as ``originalSpec``; listIndexes on the view shows ``originalSpec`` (with the bucket
+Invariant: a bucket index built from a user spec with a measurement field or a
+``partialFilterExpression`` carries the user's spec as ``originalSpec`` (one on time and meta only does
+not, as mongod: its key maps back); listIndexes on the view shows ``originalSpec`` (with the bucket
 index's current ``hidden`` / ``expireAfterSeconds`` overlaid, since collMod changes those on the
 bucket index). Bucket indexes that cannot be mapped back are omitted from the view's listIndexes.
 """
@@ -28,6 +29,9 @@ import datetime as _dt
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.query.geo_keys import bucket_point, is_empty_geo
+from server.query.paths import get_path_values
+from server.query.values import MISSING
 
 _CONTROL_MIN = "control.min."
 _CONTROL_MAX = "control.max."
@@ -223,8 +227,8 @@ def rewrite_partial_filter(expr: Any, time_field: str, meta_field: str | None) -
     control min/max bounds (``$eq`` -> min <= v <= max, ``$gt(e)`` -> on max, ``$lt(e)`` -> on min);
     anything else is dropped (loose), so the bucket filter is a superset of the user's filter.
     """
-    if not isinstance(expr, dict):
-        raise MongoError(ErrorCode.BadValue, "partialFilterExpression must be an object")
+    if not isinstance(expr, dict):  # mongod reads it with BSONElement::Obj()
+        raise MongoError(10065, "invalid parameter: expected an object (partialFilterExpression)")
     clauses = _rewrite_clauses(expr, time_field, meta_field)
     if not clauses:
         return {}
@@ -334,7 +338,10 @@ def to_bucket_index_spec(user_spec: dict, time_field: str, meta_field: str | Non
         )
     if partial is not None:
         spec["partialFilterExpression"] = rewrite_partial_filter(partial, time_field, meta_field)
-    spec["originalSpec"] = _original_spec(user_spec)
+    if partial is not None or _has_measurement_field(user_key, time_field, meta_field):
+        # like mongod (shouldIncludeOriginalSpec): an index on time and meta only stays one a 5.0
+        # server reads, and listIndexes maps its key back
+        spec["originalSpec"] = _original_spec(user_spec)
     return spec
 
 
@@ -421,6 +428,11 @@ def find_bucket_index(
     return None
 
 
+def same_key_pattern(a: Any, b: Any) -> bool:
+    """Two key patterns are the same index key: same fields in the same order, same values."""
+    return isinstance(a, dict) and isinstance(b, dict) and list(a.items()) == list(b.items())
+
+
 def _same_key(a: Any, b: Any) -> bool:
     if not isinstance(a, dict) or not isinstance(b, dict) or list(a) != list(b):
         return False
@@ -444,3 +456,94 @@ def translate_hint(hint: Any, bucket_specs: list[dict], time_field: str, meta_fi
     if spec is None or spec.get("hidden"):
         raise MongoError(ErrorCode.BadValue, "hint provided does not correspond to an existing index")
     return spec["name"]
+
+
+# --------------------------------------------------------------------------------------------------
+# what bucket indexes require of measurements (mongod: validateDocumentCommon, getS2BucketGeoKeys)
+# --------------------------------------------------------------------------------------------------
+
+
+class MeasurementRules:
+    """What a collection's bucket indexes require of the measurements they index.
+
+    - ``array_paths``: measurement fields under an ascending/descending index (``control.min/max.<f>``,
+      the time field aside): no array on the path (5930501 "Indexed measurement field contains an
+      array value"), since a bucket's min/max cannot bound an array's elements;
+    - ``point_paths``: measurement fields under a ``2dsphere`` index (``data.<f>: "2dsphere_bucket"``):
+      a Point or a legacy pair, or no geo value (183934 / 183493, geo_keys.bucket_point).
+
+    ``measurement_error`` checks one measurement (the insert path: a bucket may be written in full
+    long after the insert is answered); ``check_bucket`` a bucket document (index builds, updates).
+    """
+
+    __slots__ = ("array_paths", "point_paths")
+
+    def __init__(self, array_paths: tuple[str, ...], point_paths: tuple[str, ...]):
+        self.array_paths, self.point_paths = array_paths, point_paths
+
+    def measurement_error(self, doc: dict) -> MongoError | None:
+        try:
+            for path in self.array_paths:
+                if _array_on_path(doc, path.split(".")):
+                    return _array_error()
+            for path in self.point_paths:
+                for value in get_path_values(doc, path):
+                    if value is not MISSING and not is_empty_geo(value):
+                        bucket_point(value)
+        except MongoError as e:
+            return e
+        return None
+
+    def check_bucket(self, bucket: dict) -> None:
+        data = bucket.get("data")
+        if not isinstance(data, dict):
+            return
+        for path in self.array_paths:
+            first, *rest = path.split(".")
+            column = data.get(first)
+            if isinstance(column, dict) and any(_array_on_path(v, rest) for v in column.values()):
+                raise _array_error()
+        # the 2dsphere_bucket keys refuse what is not a point (index_kinds.bucket_values): checked
+        # there for every write that computes them
+
+
+def _array_error() -> MongoError:
+    return MongoError(5930501, "Indexed measurement field contains an array value")
+
+
+def _array_on_path(value: Any, parts: list[str]) -> bool:
+    """An array at ``value`` or anywhere down ``parts``."""
+    while True:
+        if isinstance(value, list):
+            return True
+        if not parts or not isinstance(value, dict) or parts[0] not in value:
+            return False
+        value, parts = value[parts[0]], parts[1:]
+
+
+_RULES_CACHE: dict[int, tuple[Any, MeasurementRules | None]] = {}
+
+
+def measurement_rules(bucket_specs: Any, time_field: str) -> MeasurementRules | None:
+    """The rules of a buckets collection's indexes (None when no index constrains measurements);
+    cached by the identity of the catalog's index tuple."""
+    hit = _RULES_CACHE.get(id(bucket_specs))
+    if hit is not None and hit[0] is bucket_specs:
+        return hit[1]
+    arrays: list[str] = []
+    points: list[str] = []
+    for spec in bucket_specs:
+        for name, value in spec.get("key", {}).items():
+            if value == _BUCKET_2DSPHERE and name.startswith("data."):
+                points.append(name[len("data."):])
+            elif _is_number(value):
+                for prefix in (_CONTROL_MIN, _CONTROL_MAX):
+                    field = name[len(prefix):] if name.startswith(prefix) else None
+                    if field is not None and field != time_field and field not in arrays:
+                        arrays.append(field)
+    rules = MeasurementRules(tuple(arrays), tuple(dict.fromkeys(points))) if arrays or points else None
+    if isinstance(bucket_specs, tuple):
+        if len(_RULES_CACHE) > 1024:
+            _RULES_CACHE.clear()
+        _RULES_CACHE[id(bucket_specs)] = (bucket_specs, rules)
+    return rules

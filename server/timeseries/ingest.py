@@ -79,8 +79,10 @@ class Prepared:
         self.batch, self.errors = batch, errors
 
 
-def prepare(cmd: dict, options: ts_options.TimeseriesOptions, columnar: bool, known_layout: Any) -> Prepared:
-    """The insert's documents as a batch (pure: may run in a worker thread)."""
+def prepare(cmd: dict, options: ts_options.TimeseriesOptions, columnar: bool, known_layout: Any,
+            index_rules: Any = None) -> Prepared:
+    """The insert's documents as a batch (pure: may run in a worker thread). ``index_rules``: what the
+    collection's indexes require of measurements (``indexes.MeasurementRules``; None: nothing)."""
     raw = cmd.get("documents")
     ordered = cmd.get("ordered", True) is not False
     lengths = None
@@ -89,18 +91,19 @@ def prepare(cmd: dict, options: ts_options.TimeseriesOptions, columnar: bool, kn
             documents(cmd)  # raises the error mongod answers
         ends = raw.offsets[1:] + [raw.end]
         lengths = [end - start for start, end in zip(raw.offsets, ends, strict=True)]
-        if columnar and max(lengths) <= COLUMNAR_DOCUMENT_BYTES:
+        # a column batch holds scalars only (no arrays), but a scalar under a 2dsphere index is refused
+        if columnar and max(lengths) <= COLUMNAR_DOCUMENT_BYTES and not (index_rules and index_rules.point_paths):
             parsed = rawbatch.parse(raw.buffer, raw.offsets, options.time_field, options.meta_field, known_layout)
             if parsed is not None:
                 batch = ColumnBatch(parsed, options.time_field, options.meta_field)
                 if not rules.bucket_too_large(max(lengths), batch.value_bytes()):
                     return Prepared(batch, [])
-    return prepare_rows(documents(cmd), lengths, options, ordered)
+    return prepare_rows(documents(cmd), lengths, options, ordered, index_rules)
 
 
 def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.TimeseriesOptions,
-                 ordered: bool) -> Prepared:
-    """Validated dict measurements (see the module)."""
+                 ordered: bool, index_rules: Any = None) -> Prepared:
+    """Validated dict measurements (see the module); ``index_rules`` as for ``prepare``."""
     time_field, meta_field = options.time_field, options.meta_field
     time_error = f"'{time_field}' must be present and contain a valid BSON UTC datetime value"
     rows, times, metas, keys, errors = [], [], [], [], []
@@ -128,6 +131,8 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
                 error = MongoError(ErrorCode.BSONObjectTooLarge,
                                    f"measurement too large for a time-series bucket: its bucket would be about "
                                    f"{3 * size} bytes, max size: {rules.MAX_BUCKET_BSON}")
+            elif index_rules is not None:
+                error = index_rules.measurement_error(doc)
         if error is not None:
             errors.append(error.to_write_error(index))
             if ordered:

@@ -18,6 +18,7 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
+from server.query.index_keys import holds, may_leave_out
 from server.timeseries import stored
 from server.timeseries.bucketdoc import date_ms
 from server.timeseries.bucketview import LiveBucket
@@ -99,8 +100,14 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict | None = None, pr
                   lo_s: int | None = None, hi_s: int | None = None) -> Iterator[Any]:
     """Buckets through a buckets index: record ids first (one short transaction), then the records in
     clustered order, a fresh read transaction per chunk; in-memory buckets (starting in ``[lo_s, hi_s]``)
-    merged like ``buckets``."""
+    merged like ``buckets`` — only those the index would hold (a sparse, partial or geo index leaves
+    buckets out, and the in-memory ones have no entries in it yet)."""
     live = live_views(server, ns, lo_s, hi_s)
+    index = plan.index
+    if live and may_leave_out(index):
+        reads_data = any(str(path).startswith("data") for path in index["key"])
+        live = {bid: view for bid, view in live.items()
+                if holds(index, view.document() if reads_data else view.summary())}
     rids: set[bytes] = set()
     with server.engine.read() as r:
         info = r.get_collection(ns)
