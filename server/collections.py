@@ -22,13 +22,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from protocol.errors import ErrorCode, MongoError
 from server import coll_stats, special_reads, write_stages
 from server.core import capped, namespace
 from server.core import collection as C
+from server.index_usage import plan_index_names
 from server.query import expressions as expressions_mod
 from server.query import interrupt
 from server.query import match as match_mod
@@ -42,6 +42,8 @@ from server.query.access_path import Interval, Plan
 from server.query.index_keys import key_fields
 from server.query.parsed_match import MatchStage
 from server.timeseries import collection as ts_admin
+from server.timeseries import ddl as ts_ddl
+from server.timeseries import indexes as ts_indexes
 from server.timeseries import view as ts_view
 from server.timeseries.unpack import EXTRA_STAGES as TS_EXTRA_STAGES
 from storage.errors import DuplicateKey, StorageError
@@ -253,6 +255,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
             full = full[1:]
     elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
         plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
+        server.index_usage.record(info, plan_index_names(plan))
         source = interrupt.checked(source)
         full = full[1:]
     else:
@@ -262,6 +265,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll)
         plan.meta = meta
+        server.index_usage.record(info, plan_index_names(plan))
         source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
         if plan.provides_sort and sort is not None:
             # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
@@ -353,13 +357,25 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
 
 
 def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
+    """``$indexStats``: one document per index, in mongod's field order. On a time-series collection
+    the indexes of its buckets collection in user form (as listIndexes on the view shows them; bucket
+    indexes with no user form are left out), with the accesses of the buckets index."""
     with server.engine.read() as r:
-        info = r.get_collection(C.ns_of(db, coll))
-        if info is None:
-            return []
-        return [{"name": s["name"], "key": s["key"], "host": server.host,
-                 "accesses": {"ops": Int64(0), "since": None}, "spec": C.public_index_spec(s)}
-                for s in info.indexes]
+        target = namespace.lookup(r, db, coll)
+    info, specs = target.info, None
+    if target.is_timeseries:
+        info = target.buckets_info
+        options = ts_ddl.stored_options(info)
+        if options is not None:
+            specs = ts_indexes.user_index_specs(info.indexes, options.time_field, options.meta_field)
+    elif info is not None:
+        specs = list(info.indexes)
+    if info is None or specs is None:
+        return []
+    accesses = server.index_usage.accesses(info)
+    return [{"name": name, "key": spec["key"], "host": server.host, "accesses": accesses[name],
+             "spec": C.public_index_spec(spec)}
+            for spec in specs if (name := spec["name"]) in accesses]
 
 
 
@@ -505,6 +521,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
         plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
                                    multikey_default=info.clustered, allow_or=True, collation=spec.collation)
     plan.meta = spec.meta
+    server.index_usage.record(info, plan_index_names(plan))
     # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
     passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
     docs: Iterator[dict] = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))

@@ -114,19 +114,9 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     return reply
 
 
-def user_index_specs(info: Any, time_field: str, meta_field: str | None) -> list[dict]:
-    """The indexes of a buckets collection as listIndexes on the view shows them."""
-    out = []
-    for spec in info.indexes:
-        user = ts_indexes.to_user_index_spec(spec, time_field, meta_field)
-        if user is not None:
-            out.append(user)
-    return out
-
-
 async def list_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "listIndexes", namespace)
-    docs = user_index_specs(target.info, target.time_field, target.meta_field)
+    docs = ts_indexes.user_index_specs(target.info.indexes, target.time_field, target.meta_field)
     cursor_opts = cmd.get("cursor") if isinstance(cmd.get("cursor"), dict) else {}
     batch_size = cursor_opts.get("batchSize")
     if batch_size is None or batch_size >= len(docs):
