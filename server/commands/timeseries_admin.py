@@ -59,6 +59,16 @@ def _same_definition(a: dict, b: dict) -> bool:
     return all(a.get(k) == b.get(k) for k in keys)
 
 
+def _with_collation(spec: dict, default: dict | None) -> dict:
+    """A buckets index spec whose collation — and its ``originalSpec``'s, which listIndexes on the view
+    shows — is the stored form: expanded, or the collection's default when the user gave none."""
+    spec = C.index_collation(spec, default)
+    original = spec.pop("originalSpec", None)
+    if isinstance(original, dict):  # last, after the collation, as mongod stores it
+        spec["originalSpec"] = C.index_collation(original, default)
+    return spec
+
+
 async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "createIndexes", namespace)
     user_specs = cmd.get("indexes")
@@ -70,7 +80,8 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     if not user_specs:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
     tf, mf = target.time_field, target.meta_field
-    bucket_specs = [ts_indexes.to_bucket_index_spec(s, tf, mf) for s in user_specs]
+    default = C.default_collation_of(target.info)
+    bucket_specs = [_with_collation(ts_indexes.to_bucket_index_spec(s, tf, mf), default) for s in user_specs]
 
     def fn(w: Any) -> tuple[int, int]:
         info = w.get_collection(target.bns)
