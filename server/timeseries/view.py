@@ -17,6 +17,7 @@ from typing import Any
 
 from server.query import interrupt
 from server.query import plan as planner
+from server.query.collation import parse_collation
 from server.query.collation import same as same_collation
 from server.query.match import And, compile_node
 from server.query.parsed_match import parsed
@@ -46,7 +47,10 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
     nodes, remaining = leading_matches(list(user_pipeline))
     node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
     span = spec.bucket_max_span_seconds or 3600
-    bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation)
+    # the view carries the collection's default collation: the order of its buckets' control strings
+    default = view_doc.get("collation")
+    bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation,
+                     control_collation=parse_collation(default) if default else None)
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
     event_filter = (_event_filter(user_pipeline[0], nodes, collation)
                     if node is not None and not bfilter.exact else None)
