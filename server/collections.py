@@ -29,6 +29,7 @@ from protocol.errors import ErrorCode, MongoError
 from server import coll_stats, special_reads, write_stages
 from server.core import capped, namespace
 from server.core import collection as C
+from server.index_usage import plan_index_names
 from server.query import expressions as expressions_mod
 from server.query import interrupt
 from server.query import match as match_mod
@@ -43,6 +44,8 @@ from server.query.index_keys import holds, key_fields, may_leave_out
 from server.query.index_kinds import key_direction
 from server.query.parsed_match import MatchStage
 from server.timeseries import collection as ts_admin
+from server.timeseries import ddl as ts_ddl
+from server.timeseries import indexes as ts_indexes
 from server.timeseries import view as ts_view
 from server.timeseries.unpack import EXTRA_STAGES as TS_EXTRA_STAGES
 from storage.errors import DuplicateKey, StorageError
@@ -256,6 +259,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
             full = full[1:]
     elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
         plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
+        server.index_usage.record(info, plan_index_names(plan))
         source = interrupt.checked(source)
         full = full[1:]
     else:
@@ -265,6 +269,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll)
         plan.meta = meta
+        server.index_usage.record(info, plan_index_names(plan))
         source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
         if plan.provides_sort and sort is not None:
             # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
@@ -356,13 +361,25 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
 
 
 def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
+    """``$indexStats``: one document per index, in mongod's field order. On a time-series collection
+    the indexes of its buckets collection in user form (as listIndexes on the view shows them; bucket
+    indexes with no user form are left out), with the accesses of the buckets index."""
     with server.engine.read() as r:
-        info = r.get_collection(C.ns_of(db, coll))
-        if info is None:
-            return []
-        return [{"name": s["name"], "key": s["key"], "host": server.host,
-                 "accesses": {"ops": Int64(0), "since": None}, "spec": C.public_index_spec(s)}
-                for s in info.indexes]
+        target = namespace.lookup(r, db, coll)
+    info, specs = target.info, None
+    if target.is_timeseries:
+        info = target.buckets_info
+        options = ts_ddl.stored_options(info)
+        if options is not None:
+            specs = ts_indexes.user_index_specs(info.indexes, options.time_field, options.meta_field)
+    elif info is not None:
+        specs = list(info.indexes)
+    if info is None or specs is None:
+        return []
+    accesses = server.index_usage.accesses(info)
+    return [{"name": name, "key": spec["key"], "host": server.host, "accesses": accesses[name],
+             "spec": C.public_index_spec(spec)}
+            for spec in specs if (name := spec["name"]) in accesses]
 
 
 
@@ -541,6 +558,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
                                        multikey_default=info.clustered, allow_or=True, collation=spec.collation)
         plan.meta = spec.meta
         plan.resume_after = resume_after
+        server.index_usage.record(info, plan_index_names(plan))
         # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
         passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
         docs = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
@@ -561,12 +579,16 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
 def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: bytes | None):
     """A find on ``system.buckets.X``: bucket documents (open buckets included) in ``$natural`` order,
     forward or backward, resumable by record id, with ``$recordId`` when the find asks for it. An index
-    hint is checked (2 BadValue for a missing index) but the read stays a clustered scan."""
+    hint is checked (2 BadValue for a missing index); the read stays a clustered scan, keeping only the
+    buckets the hinted index holds (a sparse, partial or geo index leaves some out)."""
     hint = spec.hint
+    hinted = None
     if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
-        planner.find_hinted_index(list(info.indexes), hint)
+        hinted = planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
     reverse = isinstance(hint, dict) and "$natural" in hint and key_direction(hint["$natural"]) < 0
     records = ts_view.bucket_records(server, db, spec.name, reverse=reverse, after=resume_after)
+    if hinted is not None and may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
+        records = ((rid, doc) for rid, doc in records if holds(hinted, doc))
     if isinstance(spec.meta, C.RecordIdMeta):
         docs = ({**doc, "$recordId": C.record_id_value(rid, True)} for rid, doc in records)
     else:

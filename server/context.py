@@ -7,8 +7,8 @@
 - :class:`ServerOptions` — the parsed command line (defined in the light ``server.options``).
 
 This module only defines data; it is importable from every layer of ``server`` above the server state
-(server/README.md, "Layers"). It constructs the state parts below it (operations, profiler, top, fail
-points, sessions, the insert notifier, the scheduler) and names what sits above it (the cursor
+(server/README.md, "Layers"). It constructs the state parts below it (operations, profiler, top, index
+usage, fail points, sessions, the insert notifier, the scheduler) and names what sits above it (the cursor
 registry) under ``TYPE_CHECKING`` only, so nothing it imports imports it back.
 """
 
@@ -27,6 +27,7 @@ from bson.objectid import ObjectId
 
 from server.failpoints import FailPoints
 from server.fsync_lock import FsyncLock
+from server.index_usage import IndexUsage
 from server.operations import Operation, OperationRegistry
 from server.options import ServerOptions  # the parsed command line, re-exported for every layer
 from server.profiler import Profiler
@@ -137,6 +138,8 @@ class ServerState:
     # Per-namespace usage and latencies (server/top.py) and the profiler (server/profiler.py; its
     # slowms comes from the options when the state is created).
     top: Top = field(default_factory=Top)
+    # Index accesses ($indexStats; server/index_usage.py), counted by the reads that scan an index.
+    index_usage: IndexUsage = field(default_factory=IndexUsage)
     profiler: Profiler | None = None
     # Logical sessions seen by this server (server/session_cache.py, $listLocalSessions).
     sessions: SessionCache = field(default_factory=SessionCache)

@@ -21,6 +21,7 @@ from server.commands import timeseries as ts
 from server.context import CommandSpec
 from server.core import collection as C
 from server.core import namespace
+from server.index_usage import not_counted
 from server.profiler import ReadFacts
 from server.query import plan as planner
 from server.timeseries import ddl as ts_ddl
@@ -182,9 +183,10 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
     def work():
         if name is None:
             return None
-        res = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), ctx=ctx,
-                               variables=_evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
-                               collation=C.collation_arg(cmd, "aggregate"), target=target)
+        with not_counted():  # explain is no index access ($indexStats)
+            res = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), ctx=ctx,
+                                   variables=_evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
+                                   collation=C.collation_arg(cmd, "aggregate"), target=target)
         n = None
         t0 = time.monotonic()
         if verbosity != "queryPlanner":
@@ -252,7 +254,8 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
     spec = access.FindSpec(cmd)
 
     def work():
-        res = access.run_find(ctx.server, spec, ctx.db, ctx, target=target)
+        with not_counted():  # explain is no index access ($indexStats)
+            res = access.run_find(ctx.server, spec, ctx.db, ctx, target=target)
         t0 = time.monotonic()
         n = sum(1 for _ in res.docs) if verbosity != "queryPlanner" else None
         return res, n, int((time.monotonic() - t0) * 1000)

@@ -149,7 +149,7 @@ def normalize_spec(raw: Any, ns: str) -> dict:
         if collation is not None:
             spec["collation"] = dict(collation.spec)
         else:
-            spec["collation"] = {"locale": "simple"}  # explicit: no collection default (dropped below)
+            spec["collation"] = {"locale": "simple"}  # explicit: no collection default (C.index_collation)
     if "partialFilterExpression" in spec and spec.get("collation", {}).get("locale", "simple") != "simple":
         from server.query.collation import parse_collation
         from server.query.match import compile_filter
@@ -198,17 +198,6 @@ def _check_kinds(raw: dict) -> dict:
         fixed["name"] = default_name(key)
     return fixed
 
-
-
-def with_default_collation(spec: dict, default: dict | None) -> dict:
-    """The stored spec: an index without a collation of its own takes the collection default; an
-    explicit simple collation is stored as no collation (what the simple collation means)."""
-    collation = spec.get("collation")
-    if collation is None and default:
-        return {**spec, "collation": dict(default)}
-    if collation == {"locale": "simple"}:
-        return {k: v for k, v in spec.items() if k != "collation"}
-    return spec
 
 
 _OPTION_KEYS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "collation", "weights",
@@ -297,7 +286,7 @@ async def create_indexes(ctx, cmd: dict) -> dict:
     else:  # the clustered index exists implicitly: a spec naming it is a no-op (after mongod's checks)
         raw_specs = [s for s in raw_specs if not clustered.index_exists_as_cluster_key(info, s)]
     default_collation = C.default_collation_of(info)
-    specs = [with_default_collation(normalize_spec(s, ns), default_collation) for s in raw_specs]
+    specs = [C.index_collation(normalize_spec(s, ns), default_collation) for s in raw_specs]
     names = [s["name"] for s in specs]
     if len(set(names)) != len(names):
         raise MongoError(ErrorCode.BadValue,

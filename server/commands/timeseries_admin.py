@@ -60,6 +60,16 @@ def _same_definition(a: dict, b: dict) -> bool:
     return ts_indexes.same_key_pattern(a.get("key"), b.get("key")) and all(a.get(k) == b.get(k) for k in keys)
 
 
+def _with_collation(spec: dict, default: dict | None) -> dict:
+    """A buckets index spec whose collation — and its ``originalSpec``'s, which listIndexes on the view
+    shows — is the stored form: expanded, or the collection's default when the user gave none."""
+    spec = C.index_collation(spec, default)
+    original = spec.pop("originalSpec", None)
+    if isinstance(original, dict):  # last, after the collation, as mongod stores it
+        spec["originalSpec"] = C.index_collation(original, default)
+    return spec
+
+
 async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "createIndexes", namespace)
     user_specs = cmd.get("indexes")
@@ -71,7 +81,8 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     if not user_specs:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
     tf, mf = target.time_field, target.meta_field
-    bucket_specs = [ts_indexes.to_bucket_index_spec(s, tf, mf) for s in user_specs]
+    default = C.default_collation_of(target.info)
+    bucket_specs = [_with_collation(ts_indexes.to_bucket_index_spec(s, tf, mf), default) for s in user_specs]
 
     def fn(w: Any) -> tuple[int, int]:
         info = w.get_collection(target.bns)
@@ -121,19 +132,9 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     return reply
 
 
-def user_index_specs(info: Any, time_field: str, meta_field: str | None) -> list[dict]:
-    """The indexes of a buckets collection as listIndexes on the view shows them."""
-    out = []
-    for spec in info.indexes:
-        user = ts_indexes.to_user_index_spec(spec, time_field, meta_field)
-        if user is not None:
-            out.append(user)
-    return out
-
-
 async def list_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "listIndexes", namespace)
-    docs = user_index_specs(target.info, target.time_field, target.meta_field)
+    docs = ts_indexes.user_index_specs(target.info.indexes, target.time_field, target.meta_field)
     cursor_opts = cmd.get("cursor") if isinstance(cmd.get("cursor"), dict) else {}
     batch_size = cursor_opts.get("batchSize")
     if batch_size is None or batch_size >= len(docs):

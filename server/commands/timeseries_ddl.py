@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
+from server.core import collection as C
 from server.core.clustered import check_for_namespace as check_clustered_for_namespace
 from server.core.clustered import parse_create_option as parse_clustered_option
 from server.core.namespace import is_timeseries_view
@@ -57,7 +58,7 @@ async def create(ctx: Any, cmd: dict) -> dict:
             raise MongoError(ErrorCode.NamespaceExists, f"A timeseries collection already exists. NS: {ns}")
         info = w.create_collection(bns, bucket_options, clustered=True)
         for spec in default_index_specs(request.timeseries.time_field, request.timeseries.meta_field):
-            w.create_index(info, spec, [])
+            w.create_index(info, C.index_collation(spec, bucket_options.get("collation")), [])
         _insert_view(w, db, view_doc)
 
     await asyncio.wrap_future(ctx.server.engine.write(fn))

@@ -12,6 +12,7 @@ import numpy as np
 
 from protocol.errors import ErrorCode, MongoError
 from protocol.messages import RawDocuments
+from server.core import collection as C
 from server.timeseries import options as ts_options
 from server.timeseries import reopen, router, rules
 from server.timeseries.batch import ColumnBatch, RowBatch
@@ -47,7 +48,7 @@ async def insert_measurements(ctx: Any, cmd: dict, buckets_info: Any = None) -> 
                          f"Buckets collection not found for time-series collection {db}.{name}")
     options = ts_options.from_document(info.options["timeseries"])
     catalog, committer = server.bucket_catalog, server.ts_committer
-    state = catalog.collection(bns, options)
+    state = catalog.collection(bns, options, C.effective_collation(None, C.default_collation_of(info)))
     raw = cmd.get("documents")
     columnar = bool(server.params["timeseriesColumnarInserts"])
     size = raw.end - raw.start if type(raw) is RawDocuments else 0

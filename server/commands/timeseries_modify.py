@@ -41,6 +41,12 @@ def _collation(statement: Any, target: Target, field: str) -> Any:
     return C.effective_collation(requested, C.default_collation_of(view=target.view))
 
 
+def _default_collation(buckets_info: Any) -> Any:
+    """The collection's default collation (``collation.Collation``, None = simple): the order of the
+    strings in its buckets' control min/max."""
+    return C.effective_collation(None, C.default_collation_of(buckets_info))
+
+
 def _parse_update(statement: Any, target: Target) -> tuple:
     if isinstance(statement, dict):
         for field in ("q", "u"):
@@ -131,7 +137,8 @@ def _parse_delete(statement: Any, target: Target, field: str = "delete.deletes")
         )
     plan = ts_modify.plan_delete(statement, target.time_field, target.meta_field,
                                  target.options.bucket_max_span_seconds,
-                                 collation=_collation(statement, target, field))
+                                 collation=_collation(statement, target, field),
+                                 control_collation=_default_collation(target.info))
     coll = plan.collation
     bucket_match = match.compile_filter(plan.bucket_filter, collation=coll) if plan.bucket_filter else None
     measurement_match = (match.compile_filter(plan.measurement_filter, collation=coll)
@@ -221,7 +228,8 @@ def _delete_changes(txn: Any, target: Target, plan: ts_modify.DeletePlan, bucket
                     keep.append(measurement)
             if removed:
                 run.deleted += removed
-                run.changes.append((rid, C.index_keys(info, bucket), ts_modify.repack(bucket, keep, t, m)))
+                repacked = ts_modify.repack(bucket, keep, t, m, _default_collation(info))
+                run.changes.append((rid, C.index_keys(info, bucket), repacked))
                 if plan.limit_one:
                     break
     finally:

@@ -179,6 +179,19 @@ def effective_collation(requested: dict | None, default: dict | None, *, on_view
     return asked
 
 
+def index_collation(spec: dict, default: dict | None) -> dict:
+    """``spec`` with its collation as an index stores it (mongod's validateIndexSpecCollation): its own
+    collation fully expanded, an explicit simple one removed (the index compares binary-wise), none:
+    the collection's default ``default`` (None = simple)."""
+    from server.query.collation import parse_collation
+
+    given = "collation" in spec
+    collation = parse_collation(spec["collation"] if given else default or {"locale": "simple"}, "collation")
+    if collation is None:
+        return {k: v for k, v in spec.items() if k != "collation"} if given else spec
+    return {**spec, "collation": dict(collation.spec)}
+
+
 def default_collation_of(info=None, view: dict | None = None) -> dict | None:
     """The stored default collation spec of a collection (catalog info) or a view document."""
     if view is not None:

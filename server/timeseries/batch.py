@@ -146,10 +146,11 @@ def table_key_of_row(row: dict, time_field: str, meta_field: str | None) -> tupl
 
 
 def document_of_rows(rows: list[dict], time_field: str, meta_field: str | None, bucket_id: ObjectId, meta: Any,
-                     start_s: int) -> dict:
+                     start_s: int, collation: Any = None) -> dict:
     """The v1 document of a bucket holding ``rows`` (measurement dicts, in order): what repacking a
-    bucket after some of its measurements were deleted writes."""
-    table = Table(table_key_of_row(rows[0], time_field, meta_field), "", time_field)
+    bucket after some of its measurements were deleted writes (``collation``: the collection's
+    default, for control min/max)."""
+    table = Table(table_key_of_row(rows[0], time_field, meta_field), "", time_field, collation=collation)
     bucket = Bucket(table, 0, meta_key(meta), meta, bucket_id, "", start_s, meta_field)
     batch = RowBatch(rows, np.zeros(len(rows), np.int64), [], [], meta_field)
     bucket.append_rows(batch.fields(range(len(rows))), len(rows), 0)

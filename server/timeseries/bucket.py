@@ -282,7 +282,7 @@ class Bucket:
                     mins[name] = maxs[name] = column.value
             else:
                 values = column.values[:n]
-                extremes = object_extremes(values)
+                extremes = object_extremes(values, self.table.collation)
                 if extremes is None:
                     continue  # no row below n holds the field yet
                 mins[name], maxs[name] = extremes

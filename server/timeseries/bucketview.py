@@ -227,7 +227,7 @@ class LiveBucket:
             elif type(column) is ConstColumn:
                 mins[name] = maxs[name] = column.value
             else:
-                extremes = object_extremes(column.values[:n])
+                extremes = object_extremes(column.values[:n], self.bucket.table.collation)
                 if extremes is not None:
                     mins[name], maxs[name] = extremes
         out: dict[str, Any] = {"_id": self.id, "control": {"version": 1, "min": mins, "max": maxs}}

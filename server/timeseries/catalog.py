@@ -190,11 +190,12 @@ class Series:
 
 
 class CollectionState:
-    __slots__ = ("ns", "options", "tables", "series", "live", "stats", "last_layout", "meter")
+    __slots__ = ("ns", "options", "collation", "tables", "series", "live", "stats", "last_layout", "meter")
 
-    def __init__(self, ns: str, options: TimeseriesOptions, meter: Meter | None = None):
+    def __init__(self, ns: str, options: TimeseriesOptions, meter: Meter | None = None, collation: Any = None):
         self.ns = ns  # the buckets namespace, "db.system.buckets.c"
         self.options = options
+        self.collation = collation  # the collection's default (collation.Collation, None = simple): fixed
         self.meter = meter if meter is not None else Meter()
         self.tables: dict[tuple, Table] = {}
         self.series = Series()
@@ -205,7 +206,7 @@ class CollectionState:
     def table(self, key: tuple) -> Table:
         table = self.tables.get(key)
         if table is None:
-            table = self.tables[key] = Table(key, self.ns, self.options.time_field, self.meter)
+            table = self.tables[key] = Table(key, self.ns, self.options.time_field, self.meter, self.collation)
         return table
 
 
@@ -266,10 +267,12 @@ class BucketCatalog:
         self.epoch += 1
 
     # ------------------------------------------------------------------ collections
-    def collection(self, ns: str, options: TimeseriesOptions) -> CollectionState:
+    def collection(self, ns: str, options: TimeseriesOptions, collation: Any = None) -> CollectionState:
+        """``collation``: the collection's default (``collation.Collation``; a collection keeps it for
+        life, so the state takes it once)."""
         state = self.collections.get(ns)
         if state is None:
-            state = self.collections[ns] = CollectionState(ns, options, self.meter)
+            state = self.collections[ns] = CollectionState(ns, options, self.meter, collation)
         elif state.options != options:
             state.options = options  # collMod: open buckets keep going; new buckets use the new options
         return state
@@ -303,7 +306,7 @@ class BucketCatalog:
         if state is None:
             return
         if keep_stats:
-            fresh = self.collections[ns] = CollectionState(ns, state.options, self.meter)
+            fresh = self.collections[ns] = CollectionState(ns, state.options, self.meter, state.collation)
             fresh.stats = state.stats
         for bucket in list(state.live.values()):
             self.memory -= self.footprint(bucket)

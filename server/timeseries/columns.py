@@ -205,9 +205,10 @@ def extremes_by_kind(by_kind: dict[int, list[str]], columns: dict[str, np.ndarra
     return out
 
 
-def object_extremes(values: list) -> tuple[Any, Any] | None:
+def object_extremes(values: list, collation: Any = None) -> tuple[Any, Any] | None:
     """(min, max) of an object column's present values, merged row by row (objects field-wise,
-    arrays element-wise); None when no row holds the field."""
+    arrays element-wise; strings under ``collation``, the collection's default); None when no row
+    holds the field."""
     low = high = MISSING
     for value in values:
         if value is MISSING:
@@ -215,8 +216,8 @@ def object_extremes(values: list) -> tuple[Any, Any] | None:
         if low is MISSING:
             low, high = _copy(value), _copy(value)
         else:
-            low = merge_extreme(low, value, -1)
-            high = merge_extreme(high, value, 1)
+            low = merge_extreme(low, value, -1, collation)
+            high = merge_extreme(high, value, 1, collation)
     return None if low is MISSING else (low, high)
 
 

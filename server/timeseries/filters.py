@@ -19,9 +19,10 @@ unpacking — unless ``exact`` (the filter only names the meta field: the bucket
 - ``$exists`` / ``$elemMatch`` of a top-level field: ``control.min.<f>`` exists;
 - anything else (``$not``, ``$nor``, ``$expr``, regexes, dotted measurement paths...) keeps every bucket.
 
-Under a non-simple collation (``collation``: the operation's effective ``collation.Collation``) no
-string operand bounds control min/max (they are binary-ordered), while meta predicates stay exact: the
-bucket's ``meta`` is the measurements' meta, compared under the same collation. Whoever compiles
+Under a non-simple collation (``collation``: the operation's effective ``collation.Collation``), or
+on a collection whose default collation is not simple (its buckets' control min/max order strings by
+it, ``control_collation``), no string operand bounds control min/max, while meta predicates stay
+exact: the bucket's ``meta`` is the measurements' meta, compared under the same collation. Whoever compiles
 ``mql`` (updates, deletes, the index choice) compiles it with ``BucketFilter.collation``.
 """
 
@@ -103,12 +104,13 @@ class BucketFilter:
 
 
 def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: int, *,
-           collation: Any = None) -> BucketFilter:
+           collation: Any = None, control_collation: Any = None) -> BucketFilter:
     """The bucket filter of a parsed user filter (see the module); ``collation``: the operation's
-    effective collation (``collation.Collation``, None = simple)."""
+    effective collation (``collation.Collation``, None = simple); ``control_collation``: the
+    collection's default, which orders the strings of control min/max."""
     if node is None or isinstance(node, AlwaysTrue):
         return BucketFilter(collation=collation)
-    part = _Deriver(time_field, meta_field, span_s, collation).part(node)
+    part = _Deriver(time_field, meta_field, span_s, collation, control_collation).part(node)
     if part is None:
         return BucketFilter(collation=collation)
     mql, predicate, lo, hi, exact = part
@@ -118,9 +120,10 @@ def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: i
 class _Deriver:
     """Each ``part`` is (mql, predicate, lo_s, hi_s, exact) or None (no bound: keep every bucket)."""
 
-    def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any):
+    def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any, control_collation: Any = None):
         self.tf, self.mf, self.span_s, self.collation = tf, mf, span_s, collation
-        self.simple = collation is None
+        # string operands bound control min/max only when both compare binary-wise
+        self.simple = collation is None and control_collation is None
 
     def on_meta(self, path: str) -> bool:
         mf = self.mf

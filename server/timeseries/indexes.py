@@ -402,6 +402,17 @@ def to_user_index_spec(bucket_spec: dict, time_field: str, meta_field: str | Non
     return out
 
 
+def user_index_specs(bucket_specs: Any, time_field: str, meta_field: str | None) -> list[dict]:
+    """The indexes of a buckets collection as the view shows them (listIndexes, ``$indexStats``), in
+    creation order; those with no user form are left out."""
+    out = []
+    for spec in bucket_specs:
+        user = to_user_index_spec(spec, time_field, meta_field)
+        if user is not None:
+            out.append(user)
+    return out
+
+
 # --------------------------------------------------------------------------------------------------
 # naming an index: dropIndexes, hint, collMod index
 # --------------------------------------------------------------------------------------------------

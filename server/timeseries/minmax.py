@@ -55,9 +55,13 @@ def _is_nan(value: Any) -> bool:
     return False
 
 
-def compare_same_class(a: Any, b: Any) -> int:
-    """-1/0/1 comparing two scalars of the same type class in BSON order (numbers canonically)."""
+def compare_same_class(a: Any, b: Any, collation: Any = None) -> int:
+    """-1/0/1 comparing two scalars of the same type class in BSON order (numbers canonically; strings
+    under ``collation``, the collection's default ``collation.Collation``, None = binary)."""
     cls = type_class(a)
+    if collation is not None and cls == STRING:
+        x, y = collation.string_key(a), collation.string_key(b)
+        return (x > y) - (x < y)
     if cls == NUMBER:
         x, y = _number(a), _number(b)
         x_nan, y_nan = _is_nan(x), _is_nan(y)
@@ -112,20 +116,22 @@ def _snapshot(value: Any) -> Any:
     return value
 
 
-def merge_extreme(current: Any, value: Any, sign: int) -> Any:
+def merge_extreme(current: Any, value: Any, sign: int, collation: Any = None) -> Any:
     """Combine ``value`` into a min (sign=-1) or max (sign=1): field-wise for objects, element-wise
-    for arrays, canonical comparison for scalars keeping the winner's own type (§2.3)."""
+    for arrays, canonical comparison for scalars keeping the winner's own type (§2.3); strings, at
+    any depth, under ``collation`` (the collection's default, as mongod's bucket catalog compares
+    them; of collation-equal strings the first one stays)."""
     if isinstance(value, dict) and isinstance(current, dict):
         for key, sub in value.items():
-            current[key] = merge_extreme(current[key], sub, sign) if key in current else _copy(sub)
+            current[key] = merge_extreme(current[key], sub, sign, collation) if key in current else _copy(sub)
         return current
     if isinstance(value, list) and isinstance(current, list):
         for i, sub in enumerate(value):
             if i < len(current):
-                current[i] = merge_extreme(current[i], sub, sign)
+                current[i] = merge_extreme(current[i], sub, sign, collation)
             else:
                 current.append(_copy(sub))
         return current
     if type_class(value) != type_class(current):  # only in buckets written by someone else
         return value if (type_class(value) - type_class(current)) * sign > 0 else current
-    return value if compare_same_class(value, current) * sign > 0 else current
+    return value if compare_same_class(value, current, collation) * sign > 0 else current

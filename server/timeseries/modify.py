@@ -212,10 +212,11 @@ class DeletePlan:
 
 
 def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: int, *,
-                collation: Any = None) -> DeletePlan:
+                collation: Any = None, control_collation: Any = None) -> DeletePlan:
     """Plan one ``deletes`` entry ``{q, limit}`` (7.0 arbitrary deletes: any filter is accepted);
     ``span``: the collection's bucketMaxSpanSeconds (bounds bucket starts); ``collation``: the
-    statement's effective collation (None = simple)."""
+    statement's effective collation (None = simple); ``control_collation``: the collection's default
+    (the order of control min/max strings)."""
     if not isinstance(statement, dict):
         raise MongoError(ErrorCode.TypeMismatch, "Each delete statement must be an object")
     query = statement.get("q")
@@ -235,7 +236,8 @@ def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: i
         translated = translate_meta_query(query, meta_field) if query else {}
         return DeletePlan(True, _open_buckets(translated), query, False, collation)
     # the bucket-level filter every bucket holding a matching measurement satisfies: the one derivation
-    bucket_filter = derive(parse_filter(query), time_field, meta_field, span, collation=collation).mql
+    bucket_filter = derive(parse_filter(query), time_field, meta_field, span, collation=collation,
+                           control_collation=control_collation).mql
     return DeletePlan(False, _open_buckets(bucket_filter), query, limit_one, collation)
 
 
@@ -256,17 +258,19 @@ def bucket_measurement_count(bucket: dict, time_field: str) -> int:
     return len((bucket.get("data") or {}).get(time_field) or {})
 
 
-def repack(bucket: dict, remaining: list[dict], time_field: str, meta_field: str | None) -> dict | None:
+def repack(bucket: dict, remaining: list[dict], time_field: str, meta_field: str | None,
+           collation: Any = None) -> dict | None:
     """The bucket rewritten with only ``remaining`` (unpacked without meta); None when empty.
 
     Keeps the bucket ``_id``, ``meta`` and ``control.min.<time>`` (the rounded bucket start), and
-    recomputes every other control min/max and the data columns from the remaining measurements.
+    recomputes every other control min/max (strings under ``collation``, the collection's default)
+    and the data columns from the remaining measurements.
     """
     if not remaining:
         return None
     start_ms = date_ms(bucket["control"]["min"][time_field])
     meta = normalize_meta(bucket["meta"]) if "meta" in bucket else MISSING
-    doc = document_of_rows(remaining, time_field, meta_field, bucket["_id"], meta, start_ms // 1000)
+    doc = document_of_rows(remaining, time_field, meta_field, bucket["_id"], meta, start_ms // 1000, collation)
     if "meta" in bucket:
         doc["meta"] = bucket["meta"]
     return doc

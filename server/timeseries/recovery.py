@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from protocol.codec import decode
+from server.core.collection import default_collation_of, effective_collation
 from server.timeseries import journal
 from server.timeseries import options as ts_options
 from server.timeseries.batch import RowBatch, table_key_of_row
@@ -54,7 +55,8 @@ def recover(engine: Any) -> int:
                 if ns not in states:
                     info = w.get_collection(ns)
                     options = (info.options or {}).get("timeseries") if info is not None else None
-                    states[ns] = catalog.collection(ns, ts_options.from_document(options)) if options else None
+                    collation = effective_collation(None, default_collation_of(info)) if options else None
+                    states[ns] = catalog.collection(ns, ts_options.from_document(options), collation) if options else None
                 state = states[ns]
                 if state is not None:
                     _replay(w, catalog, state, entries, rebuilt)

@@ -99,27 +99,29 @@ def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = No
 def index_buckets(server: Any, ns: str, plan: Any, stats: dict | None = None, predicate: Any = None,
                   lo_s: int | None = None, hi_s: int | None = None) -> Iterator[Any]:
     """Buckets through a buckets index: record ids first (one short transaction), then the records in
-    clustered order, a fresh read transaction per chunk; in-memory buckets (starting in ``[lo_s, hi_s]``)
-    merged like ``buckets`` — only those the index would hold (a sparse, partial or geo index leaves
-    buckets out, and the in-memory ones have no entries in it yet)."""
+    the index's order (its key order under its own collation, backwards for a reverse plan; a bucket
+    with several keys where it first appears), a fresh read transaction per chunk; in-memory buckets
+    (starting in ``[lo_s, hi_s]``) merged like ``buckets`` — only those the index would hold (a sparse,
+    partial or geo index leaves buckets out, and the in-memory ones have no entries in it yet)."""
     live = live_views(server, ns, lo_s, hi_s)
     index = plan.index
     if live and may_leave_out(index):
         reads_data = any(str(path).startswith("data") for path in index["key"])
         live = {bid: view for bid, view in live.items()
                 if holds(index, view.document() if reads_data else view.summary())}
-    rids: set[bytes] = set()
+    rids: dict[bytes, None] = {}  # insertion-ordered: the index order, each bucket once
     with server.engine.read() as r:
         info = r.get_collection(ns)
         if info is not None:
-            for interval in plan.intervals:
+            for interval in (reversed(plan.intervals) if plan.reverse else plan.intervals):
                 for _key, rid in r.index_scan(info, plan.index["name"], interval.lo, interval.hi,
-                                              lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl):
-                    rids.add(bytes(rid))
+                                              lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl,
+                                              reverse=plan.reverse):
+                    rids.setdefault(bytes(rid))
     if stats is not None:
         stats["indexName"] = plan.index["name"]
         stats["keysExamined"] = len(rids)
-    return _stored_then_live(stored.get_many(server.engine, ns, sorted(rids)), live, stats, predicate)
+    return _stored_then_live(stored.get_many(server.engine, ns, list(rids)), live, stats, predicate)
 
 
 def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats: dict, predicate: Any,

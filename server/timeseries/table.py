@@ -61,10 +61,13 @@ class Meter:
 class Table:
     """The slots of one collection and layout. Only the catalog (event loop) mutates it."""
 
-    def __init__(self, key: tuple, ns: str, time_field: str, meter: Meter | None = None):
+    def __init__(self, key: tuple, ns: str, time_field: str, meter: Meter | None = None, collation: Any = None):
         self.key = key  # ((name, kind or None, constant), ...) in bucket order
         self.ns = ns
         self.time_field = time_field
+        # the collection's default collation (collation.Collation, None = simple): its buckets' control
+        # min/max order strings by it
+        self.collation = collation
         self.order: tuple[str, ...] = tuple(name for name, _, _ in key)
         self.kinds: dict[str, int] = {name: kind for name, kind, _ in key if kind is not None}
         self.constants: dict[str, Any] = {name: value for name, kind, value in key if kind is None}

@@ -17,6 +17,7 @@ from typing import Any
 
 from server.query import interrupt
 from server.query import plan as planner
+from server.query.collation import parse_collation
 from server.query.collation import same as same_collation
 from server.query.match import And, compile_node
 from server.query.parsed_match import parsed
@@ -46,7 +47,10 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
     nodes, remaining = leading_matches(list(user_pipeline))
     node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
     span = spec.bucket_max_span_seconds or 3600
-    bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation)
+    # the view carries the collection's default collation: the order of its buckets' control strings
+    default = view_doc.get("collation")
+    bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation,
+                     control_collation=parse_collation(default) if default else None)
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
     event_filter = (_event_filter(user_pipeline[0], nodes, collation)
                     if node is not None and not bfilter.exact else None)
@@ -65,7 +69,7 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
                if fields is not None and plain else None)
     if grouped is not None:
         info["columnarGroup"] = True
-    plan = _index_plan(server.engine, ns, bfilter, hint, spec, buckets_info)
+    plan = _index_plan(server, ns, bfilter, hint, spec, buckets_info)
     topk = columnar.topk_shape(remaining, grouped) if grouped is not None and plan is None else None
     if topk is not None:
         info["newestFirst"] = topk
@@ -135,16 +139,20 @@ class GroupableMeasurements:
         return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx)
 
 
-def _index_plan(engine: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None,
+def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None,
                 info: Any = None) -> Any:
+    """The buckets index plan of the read (None: no index), counted as an access of that index."""
     hinted = hint is not None and hint != {} and hint != ""
     if bfilter.index_filter() is None and not hinted:
         return None
     if info is None or info.ns != ns:
-        with engine.read() as r:
+        with server.engine.read() as r:
             info = r.get_collection(ns)
     indexes = list(info.indexes) if info is not None else []
-    return choose_index(indexes, bfilter, hint, spec.time_field, spec.meta_field)
+    plan = choose_index(indexes, bfilter, hint, spec.time_field, spec.meta_field)
+    if plan is not None and plan.index is not None:
+        server.index_usage.record(info, [plan.index["name"]])
+    return plan
 
 
 def choose_index(indexes: list[dict], bfilter: BucketFilter, hint: Any, time_field: str,

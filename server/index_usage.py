@@ -1,0 +1,109 @@
+"""Index usage counters: what ``$indexStats`` reports as ``accesses: {ops, since}``.
+
+Like mongod's per-collection index usage tracker, the counters live in memory only (a restart starts
+them again) and count *operations*: a read whose chosen plan scans an index adds one to that index
+(an ``$or`` plan to each index it unions), however many keys it reads; explain does not count.
+
+An entry belongs to one index *definition*: it is keyed by the index's storage ident (unique for
+the life of the data files, so a dropped and re-created index starts again at 0) and by its public
+spec (so hiding or unhiding an index through collMod resets its counters, as in mongod). Entries of
+indexes that no longer exist are dropped when their collection's stats are next read.
+
+Reads run on pool threads: one lock guards the table (a few dictionary operations per read).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import datetime as _dt
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import bson
+from bson.int64 import Int64
+
+from server.core.collection import public_index_spec
+
+# Set while explain plans a read: explain never counts an access (mongod: explain does not bump the
+# counters), even when it runs the read for executionStats.
+_explaining: contextvars.ContextVar[bool] = contextvars.ContextVar("explaining", default=False)
+
+
+@contextlib.contextmanager
+def not_counted() -> Iterator[None]:
+    """Reads planned inside this block (explain) count no index access."""
+    token = _explaining.set(True)
+    try:
+        yield
+    finally:
+        _explaining.reset(token)
+
+
+def _definition(spec: dict) -> bytes:
+    # the multikey flag is storage bookkeeping, not part of the definition a user changes
+    return bson.encode(public_index_spec(spec))
+
+
+class IndexUsage:
+    """``(ops, since)`` per index of each collection (by namespace)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # ns -> (index ident, definition) -> [ops, since]
+        self._entries: dict[str, dict[tuple[str, bytes], list[Any]]] = {}
+
+    def record(self, info: Any, index_names: Iterable[str]) -> None:
+        """One access to each named index of ``info`` (a storage CollectionInfo), unless explaining."""
+        if _explaining.get():
+            return
+        with self._lock:
+            entries = self._entries.setdefault(info.ns, {})
+            for name in index_names:
+                key = self._key(info, name)
+                if key is None:
+                    continue
+                entry = entries.get(key)
+                if entry is None:
+                    entry = entries[key] = [0, _now()]
+                entry[0] += 1
+
+    def accesses(self, info: Any) -> dict[str, dict[str, Any]]:
+        """Index name -> ``{ops, since}`` for every index of ``info``, as ``$indexStats`` shows it;
+        forgets the entries of indexes ``info`` no longer has."""
+        out: dict[str, dict[str, Any]] = {}
+        with self._lock:
+            old = self._entries.get(info.ns, {})
+            fresh: dict[tuple[str, bytes], list[Any]] = {}
+            for spec in info.indexes:
+                key = self._key(info, spec["name"])
+                if key is None:
+                    continue
+                entry = fresh[key] = old.get(key) or [0, _now()]
+                out[spec["name"]] = {"ops": Int64(entry[0]), "since": entry[1]}
+            self._entries[info.ns] = fresh
+        return out
+
+    @staticmethod
+    def _key(info: Any, name: str) -> tuple[str, bytes] | None:
+        spec = info.index_spec(name)
+        ident = info.index_idents.get(name)
+        if spec is None or ident is None:
+            return None
+        return ident, _definition(spec)
+
+
+def _now() -> _dt.datetime:
+    """Milliseconds, as a BSON date holds them (a reply shows the same value as the stored one)."""
+    now = _dt.datetime.now(_dt.UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000, tzinfo=None)
+
+
+def plan_index_names(plan: Any) -> list[str]:
+    """The indexes a chosen plan (``access_path.Plan``) scans."""
+    if plan is None:
+        return []
+    if plan.kind == "OR":
+        return [b.index["name"] for b in plan.branches if b.index is not None]
+    return [plan.index["name"]] if plan.kind != "COLLSCAN" and plan.index is not None else []
