@@ -134,6 +134,7 @@ class ErrorCode(enum.IntEnum):
     TransactionTooLargeForCache = 388
     UnsupportedOpQueryCommand = 352
     InvalidBSONType = 357
+    CollectionUUIDMismatch = 361
     InvalidUUID = 9001
     NotWritablePrimary = 10107
     BSONObjectTooLarge = 10334
@@ -164,6 +165,12 @@ def code_name(code: int) -> str:
         return f"Location{code}"
 
 
+# The extra fields of an error that a ``writeErrors`` entry carries too (mongod's ErrorExtraInfo of
+# DuplicateKey, DocumentValidationFailure and CollectionUUIDMismatch), between ``code`` and ``errmsg``.
+WRITE_ERROR_FIELDS = ("keyPattern", "keyValue", "errInfo", "db", "collectionUUID", "expectedCollection",
+                      "actualCollection")
+
+
 class MongoError(Exception):
     """An error answered to the client as ``{ok: 0, errmsg, code, codeName, **extra}``.
 
@@ -190,7 +197,7 @@ class MongoError(Exception):
     def to_write_error(self, index: int) -> dict[str, Any]:
         """The ``writeErrors`` entry for the statement at ``index`` of a write batch."""
         entry: dict[str, Any] = {"index": index, "code": self.code}
-        entry.update({k: v for k, v in self.extra.items() if k in ("keyPattern", "keyValue", "errInfo")})
+        entry.update({k: v for k, v in self.extra.items() if k in WRITE_ERROR_FIELDS})
         entry["errmsg"] = self.message
         return entry
 

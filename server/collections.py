@@ -206,15 +206,16 @@ def _stage_memory_limit(server) -> int:
 
 def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
-              collation: dict | None = None, target: Any = None) -> ReadResult:
+              collation: dict | None = None, target: Any = None, collection_uuid: Any = None) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
 
     ``collation`` is the one the command asks for (None: the collection's or view's default).
-    ``target``: ``db.name`` as the command already resolved it (``server.core.namespace.Namespace``)."""
+    ``target``: ``db.name`` as the command already resolved it (``server.core.namespace.Namespace``).
+    ``collection_uuid``: the command's ``collectionUUID`` (checked by the resolution)."""
     engine = server.engine
-    if target is None or not target.followed or (target.db, target.name) != (db, name):
+    if target is None or not target.followed or (target.db, target.name) != (db, name) or collection_uuid:
         with engine.read() as r:
-            target = namespace.lookup_once(r, db, name, target)
+            target = namespace.lookup_once(r, db, name, target, collection_uuid=collection_uuid)
     resolved = target
     info = resolved.base_info
     ns = C.ns_of(db, name)
@@ -394,7 +395,7 @@ FIND_FIELDS = frozenset({
     "awaitData", "noCursorTimeout", "allowPartialResults", "readConcern", "oplogReplay", "term",
     "readOnce", "allowSpeculativeMajorityRead", "$db", "lsid", "$clusterTime", "$readPreference",
     "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict", "apiDeprecationErrors",
-    "$client", "$audit", "maxScan", "snapshot", "$_requestResumeToken", "$_resumeAfter",
+    "$client", "$audit", "maxScan", "snapshot", "$_requestResumeToken", "$_resumeAfter", "collectionUUID",
 })
 
 
@@ -408,6 +409,7 @@ class FindSpec:
         if "startTransaction" in cmd or "autocommit" in cmd:
             C.check_no_transaction(cmd)
         self.name = C.collection_arg(cmd, command)
+        self.collection_uuid = namespace.collection_uuid_arg(cmd, command)
         self.filter = C.doc_arg(cmd, "filter", command) or {}
         self.projection = C.doc_arg(cmd, "projection", command)
         self.sort = C.doc_arg(cmd, "sort", command) or None
@@ -535,7 +537,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
     """The lazy result stream of a find (synchronous; called in the thread pool). ``target``: the
     namespace when the caller resolved it already (``server.core.namespace.Namespace``)."""
     with server.engine.read() as r:
-        target = namespace.lookup_once(r, db, spec.name, target)
+        target = namespace.lookup_once(r, db, spec.name, target, collection_uuid=spec.collection_uuid)
     info, view = target.info, target.view
     if view is not None:
         return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.variables,

@@ -34,7 +34,8 @@ AGG_FIELDS = frozenset({"aggregate", "pipeline", "cursor", "explain", "allowDisk
                         "let", "collation", "comment", "bypassDocumentValidation", "readConcern",
                         "writeConcern", "$db", "lsid", "$clusterTime", "$readPreference", "txnNumber",
                         "autocommit", "startTransaction", "apiVersion", "apiStrict",
-                        "apiDeprecationErrors", "fromMongos", "needsMerge", "$client", "$audit"})
+                        "apiDeprecationErrors", "fromMongos", "needsMerge", "$client", "$audit",
+                        "collectionUUID"})
 
 
 def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
@@ -83,6 +84,7 @@ async def aggregate(ctx, cmd: dict) -> dict:
     if batch_size is not None and batch_size < 0:
         raise MongoError(ErrorCode.BadValue, "batchSize must be non-negative")
     max_time = C.int_arg(cmd, "maxTimeMS", "aggregate")
+    collection_uuid = namespace.collection_uuid_arg(cmd, "aggregate")
     if isinstance(target, str):
         C.check_collection_name(db, target)
         name = target
@@ -103,7 +105,8 @@ async def aggregate(ctx, cmd: dict) -> dict:
                 return list(budget.outer(_db_level(ctx.server, db, pipeline[:-1], let, allow_disk, collation,
                                                    ctx.conn)))
             result = access.open_read(ctx.server, db, name, pipeline[:-1], hint=cmd.get("hint"), variables=let,
-                                      allow_disk_use=allow_disk, ctx=ctx, collation=collation)
+                                      allow_disk_use=allow_disk, ctx=ctx, collation=collation,
+                                      collection_uuid=collection_uuid)
             ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
             return list(budget.outer(result.docs))
 
@@ -121,7 +124,8 @@ async def aggregate(ctx, cmd: dict) -> dict:
             return _db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)
         access.check_output_stage(ctx.server, db, pipeline)
         result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
-                                  allow_disk_use=allow_disk, ctx=ctx, collation=collation)
+                                  allow_disk_use=allow_disk, ctx=ctx, collation=collation,
+                                  collection_uuid=collection_uuid)
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
         return result.docs
 

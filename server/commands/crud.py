@@ -51,11 +51,17 @@ async def _write(ctx, fn):
     return await asyncio.wrap_future(ctx.server.engine.write(fn))
 
 
-def _target(ctx, name: str) -> namespace.Namespace:
+def _target(ctx, name: str, collection_uuid=None) -> namespace.Namespace:
     """``ctx.db.name`` resolved (the command's one resolution; point lookups, no chain followed: a
-    write on a view is refused) in one short read transaction."""
+    write on a view is refused) in one short read transaction; ``collection_uuid``: the command's."""
     with ctx.server.engine.read() as r:
-        return namespace.lookup(r, ctx.db, name, follow=False)
+        return namespace.lookup(r, ctx.db, name, follow=False, collection_uuid=collection_uuid)
+
+
+def _failed_statements(error: MongoError, count: int, ordered: bool, **extra) -> dict:
+    """The reply of a write whose statements all fail with ``error`` before any runs (mongod: each
+    statement acquires the collection and fails; an ordered write stops at the first)."""
+    return _reply(0, [error.to_write_error(i) for i in range(1 if ordered else count)], **extra)
 
 
 # mongod 7.0's IDL (write_ops.idl, find_and_modify.idl, count.idl, distinct.idl): fields besides
@@ -71,8 +77,8 @@ COMMAND_FIELDS = {
                       "bypassDocumentValidation", "let", "runtimeConstants", "encryptionInformation",
                       "sampleId", "isTimeseriesNamespace"},
     "count": {"count", "query", "limit", "skip", "hint", "collation", "fields", "sampleId",
-              "encryptionInformation", "mirrored"},
-    "distinct": {"distinct", "key", "query", "collation", "hint", "sampleId", "mirrored"},
+              "encryptionInformation", "mirrored", "collectionUUID"},
+    "distinct": {"distinct", "key", "query", "collation", "hint", "sampleId", "mirrored", "collectionUUID"},
 }
 
 
@@ -135,7 +141,14 @@ async def insert(ctx, cmd: dict) -> dict:
     _count_op(ctx, "insert", len(docs))
     ordered = bool(cmd.get("ordered", True))
     bypass = bool(cmd.get("bypassDocumentValidation", False))
-    resolved = _target(ctx, name)  # three point gets: cheaper inline than a hop to the thread pool
+    try:
+        # three point gets: cheaper inline than a hop to the thread pool
+        resolved = _target(ctx, name, namespace.collection_uuid_arg(cmd, "insert"))
+    except namespace.CollectionUUIDMismatch as mismatch:
+        if mismatch.namespace.is_timeseries:  # mongod checks before any measurement: the command fails
+            mismatch.message = f"time-series insert failed: {ctx.db}.{name} :: caused by :: {mismatch.message}"
+            raise
+        return _failed_statements(mismatch, len(docs), ordered)
     info, view = resolved.info, resolved.view
     if resolved.is_timeseries:
         return await ts.VIEW_COMMANDS["insert"](ctx, cmd, resolved)  # reads RawDocuments itself
@@ -333,7 +346,11 @@ async def update(ctx, cmd: dict) -> dict:
     _count_op(ctx, "update", len(raw_statements))
     ordered = bool(cmd.get("ordered", True))
     bypass = bool(cmd.get("bypassDocumentValidation", False))
-    resolved = _target(ctx, name)  # three point gets: cheaper inline than a hop to the thread pool
+    try:
+        # three point gets: cheaper inline than a hop to the thread pool
+        resolved = _target(ctx, name, namespace.collection_uuid_arg(cmd, "update"))
+    except namespace.CollectionUUIDMismatch as mismatch:
+        return _failed_statements(mismatch, len(raw_statements), ordered, nModified=0)
     info, view = resolved.info, resolved.view
     if resolved.is_timeseries:
         return await ts.VIEW_COMMANDS["update"](ctx, cmd, resolved, raw_statements)
@@ -402,7 +419,10 @@ async def delete(ctx, cmd: dict) -> dict:
     raw_statements = await ctx.run_heavy(write_statements.delete_statements, cmd)  # parse, then dispatch
     _count_op(ctx, "delete", len(raw_statements))
     ordered = bool(cmd.get("ordered", True))
-    resolved = await ctx.run_blocking(_target, ctx, name)
+    try:
+        resolved = await ctx.run_blocking(_target, ctx, name, namespace.collection_uuid_arg(cmd, "delete"))
+    except namespace.CollectionUUIDMismatch as mismatch:
+        return _failed_statements(mismatch, len(raw_statements), ordered)
     info, view = resolved.info, resolved.view
     if resolved.is_timeseries:
         return await ts.VIEW_COMMANDS["delete"](ctx, cmd, resolved, raw_statements)
@@ -521,10 +541,11 @@ async def count(ctx, cmd: dict) -> dict:
     max_time = C.int_arg(cmd, "maxTimeMS", "count")
     hint = cmd.get("hint") or None
     budget = access.TimeBudget(max_time)
+    collection_uuid = namespace.collection_uuid_arg(cmd, "count")
 
     def work():
         with ctx.server.engine.read() as r:
-            target = namespace.lookup(r, ctx.db, name)  # the command's one resolution
+            target = namespace.lookup(r, ctx.db, name, collection_uuid=collection_uuid)  # the one resolution
             info, view = target.info, target.view
             if info is not None and not query and hint is None:
                 n = r.count(info)
@@ -566,13 +587,14 @@ async def distinct(ctx, cmd: dict) -> dict:
     query = C.doc_arg(cmd, "query", "distinct") or {}
     max_time = C.int_arg(cmd, "maxTimeMS", "distinct")
     budget = access.TimeBudget(max_time)
+    collection_uuid = namespace.collection_uuid_arg(cmd, "distinct")
 
     def work():
         from server.query.collation import sort_key_for
         from storage.keys import encode_value
 
         with ctx.server.engine.read() as r:
-            target = namespace.lookup(r, ctx.db, name)  # the command's one resolution
+            target = namespace.lookup(r, ctx.db, name, collection_uuid=collection_uuid)  # the one resolution
         info, view = target.info, target.view
         if view is not None:
             coll = C.effective_collation(collation, C.default_collation_of(view=view),

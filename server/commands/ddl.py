@@ -498,7 +498,8 @@ async def rename_collection(ctx, cmd: dict) -> dict:
 
 COLLMOD_FIELDS = frozenset({"index", "validator", "validationLevel", "validationAction", "viewOn", "pipeline",
                             "expireAfterSeconds", "timeseries", "changeStreamPreAndPostImages",
-                            "dryRun", "cappedSize", "cappedMax", "recordPreImages", "prepareUnique"})
+                            "dryRun", "cappedSize", "cappedMax", "recordPreImages", "prepareUnique",
+                            "collectionUUID"})
 
 
 async def coll_mod(ctx, cmd: dict) -> dict:
@@ -511,7 +512,8 @@ async def coll_mod(ctx, cmd: dict) -> dict:
         if key != "collMod" and key not in GENERIC_ARGUMENTS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
 
-    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
+                                      collection_uuid=namespace.collection_uuid_arg(cmd, "collMod"))
     info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
         return await ts.VIEW_COMMANDS["collMod"](ctx, cmd, resolved)

@@ -273,7 +273,8 @@ async def create_indexes(ctx, cmd: dict) -> dict:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
     ns = C.ns_of(db, name)
 
-    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
+                                      collection_uuid=namespace.collection_uuid_arg(cmd, "createIndexes"))
     info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view):
         return await ts.VIEW_COMMANDS["createIndexes"](ctx, cmd, resolved)
@@ -394,7 +395,8 @@ async def drop_indexes(ctx, cmd: dict) -> dict:
                          f"BSON field '{command}.index' is the wrong type '{C.type_name(target)}', expected types "
                          "'[string, object, array]'")
 
-    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
+                                      collection_uuid=namespace.collection_uuid_arg(cmd, command))
     view = resolved.view
     if C.is_timeseries_view(view) or name.startswith(C.BUCKETS_PREFIX):
         return await ts.VIEW_COMMANDS["dropIndexes"](ctx, cmd, resolved)

@@ -21,15 +21,27 @@ The module is part of ``server.core``, below the command families, the read core
 engine (it imports protocol and ``server.query`` only), so each of them can hand the one object down.
 A ``Namespace`` describes one read snapshot; writers re-check what they rely on inside their own
 write transaction, as before.
+
+``collectionUUID``: a command naming the UUID it expects (``collection_uuid_arg``) hands it to
+``lookup`` (or ``resolve``/``lookup_once``), which raises ``CollectionUUIDMismatch`` (361) unless
+``db.name`` is a collection with that UUID — mongod's checkCollectionUUIDMismatch. A view never
+matches (it has no UUID; a time-series collection's view neither: its buckets collection has the
+UUID), a missing name neither. The error names the collection of the database that has the UUID
+(``actualCollection``, null when none). Read commands answer it as their error; writes turn it into
+one write error per statement (``CollectionUUIDMismatch.namespace`` says what was resolved).
 """
 
 from __future__ import annotations
 
+import uuid as uuid_module
 from dataclasses import dataclass, field
 from typing import Any
 
+from bson.binary import Binary
+
 from protocol.codec import decode
 from protocol.errors import ErrorCode, MongoError
+from server.arguments import wrong_type
 from server.query.index_keys import index_key_map
 
 SYSTEM_VIEWS = "system.views"
@@ -157,10 +169,17 @@ class Namespace:
         return None
 
 
-def lookup(r: Any, db: str, name: str, *, follow: bool = True) -> Namespace:
+def lookup(r: Any, db: str, name: str, *, follow: bool = True, collection_uuid: Any = None) -> Namespace:
     """``db.name`` resolved inside the read view (or write transaction) ``r``: point lookups only.
 
-    ``follow``: follow a view chain to its base (depth limit 20 like mongod: 149 beyond it)."""
+    ``follow``: follow a view chain to its base (depth limit 20 like mongod: 149 beyond it).
+    ``collection_uuid``: the UUID the command expects ``db.name`` to have (see the module)."""
+    resolved = _lookup(r, db, name, follow)
+    check_collection_uuid(r, resolved, collection_uuid)
+    return resolved
+
+
+def _lookup(r: Any, db: str, name: str, follow: bool) -> Namespace:
     info = r.get_collection(f"{db}.{name}")
     if info is not None:
         if is_buckets_collection(name, info):
@@ -182,12 +201,13 @@ def lookup(r: Any, db: str, name: str, *, follow: bool = True) -> Namespace:
     return out
 
 
-def lookup_once(r: Any, db: str, name: str, known: Namespace | None) -> Namespace:
+def lookup_once(r: Any, db: str, name: str, known: Namespace | None, *, collection_uuid: Any = None) -> Namespace:
     """``known`` when it already resolves ``db.name`` with its chain followed, else ``lookup``: a
     caller hands down what it resolved and the callee reads nothing again."""
     if known is not None and known.followed and known.db == db and known.name == name:
+        check_collection_uuid(r, known, collection_uuid)
         return known
-    return lookup(r, db, name)
+    return lookup(r, db, name, collection_uuid=collection_uuid)
 
 
 def _follow(r: Any, ns: Namespace) -> None:
@@ -220,7 +240,57 @@ def _combined(chain: list[dict]) -> list[dict]:
     return pipeline
 
 
-def resolve(engine: Any, db: str, name: str, *, follow: bool = True) -> Namespace:
+def resolve(engine: Any, db: str, name: str, *, follow: bool = True, collection_uuid: Any = None) -> Namespace:
     """``lookup`` in its own short read transaction."""
     with engine.read() as r:
-        return lookup(r, db, name, follow=follow)
+        return lookup(r, db, name, follow=follow, collection_uuid=collection_uuid)
+
+
+# ------------------------------------------------------------------ collectionUUID
+
+
+class CollectionUUIDMismatch(MongoError):
+    """361, with mongod's extra fields (``db``, ``collectionUUID``, ``expectedCollection``,
+    ``actualCollection``); ``namespace``: what ``db.name`` resolved to."""
+
+    def __init__(self, namespace: Namespace, expected: uuid_module.UUID, actual: str | None):
+        super().__init__(ErrorCode.CollectionUUIDMismatch, "Collection UUID does not match that specified",
+                         extra={"db": namespace.db, "collectionUUID": expected,
+                                "expectedCollection": namespace.name, "actualCollection": actual})
+        self.namespace = namespace
+
+
+# mongod's names of BSON binary subtypes (typeName(BinDataType)), for the IDL's type error
+_SUBTYPE_NAMES = {0: "generic", 1: "function", 2: "binary", 3: "uuid_old", 5: "MD5", 6: "encrypt", 7: "column",
+                  8: "sensitive", 9: "vector", 128: "user"}
+
+
+def collection_uuid_arg(cmd: dict, command: str) -> uuid_module.UUID | None:
+    """The command's ``collectionUUID`` (binary subtype 4), checked like mongod's IDL (14 otherwise)."""
+    value = cmd.get("collectionUUID")
+    if value is None and "collectionUUID" not in cmd:
+        return None
+    if isinstance(value, uuid_module.UUID):
+        return value
+    path = f"{command}.collectionUUID"
+    if isinstance(value, Binary):
+        if value.subtype == 4 and len(value) == 16:
+            return uuid_module.UUID(bytes=bytes(value))
+        subtype = _SUBTYPE_NAMES.get(value.subtype, str(value.subtype))
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"BSON field '{path}' is the wrong binData type '{subtype}', expected type 'UUID'")
+    raise wrong_type(path, value, "binData")
+
+
+def check_collection_uuid(r: Any, resolved: Namespace, expected: uuid_module.UUID | None) -> None:
+    """mongod's checkCollectionUUIDMismatch: nothing when ``expected`` is None or ``resolved`` is a
+    collection with that UUID, else ``CollectionUUIDMismatch`` naming the collection of the same
+    database that has it (one scan of the database's catalog entries, on the error path only)."""
+    if expected is None:
+        return
+    info = resolved.info
+    if info is not None and info.uuid == expected:
+        return
+    actual = next((entry.name for entry in r.list_collections(resolved.db)
+                   if entry.uuid == expected), None)
+    raise CollectionUUIDMismatch(resolved, expected, actual)

@@ -85,7 +85,8 @@ class Cmp(Node):
 
 @dataclass(frozen=True)
 class In(Node):
-    """``path $in values``; ``regexes`` are the regex members (compiled ``re.Pattern``)."""
+    """``path $in values``; ``regexes`` are the regex members as ``Regex`` nodes (path ``""``: the
+    pattern and options as given, for rewriting, and compiled)."""
 
     path: str
     values: tuple[Any, ...]
@@ -136,7 +137,7 @@ class Size(Node):
 
 @dataclass(frozen=True)
 class All(Node):
-    """Every entry matches (equality, or regex for ``re.Pattern`` entries)."""
+    """Every entry matches (equality, or the regex of ``Regex`` node entries, path ``""``)."""
 
     path: str
     values: tuple[Any, ...]

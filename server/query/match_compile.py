@@ -56,7 +56,6 @@ from server.query.match_leaf import (
     regex_predicate,
     type_predicate,
 )
-from server.query.match_regex import pattern_and_options
 from server.query.paths import get_path_values, split_path
 from server.query.values import (
     MISSING,
@@ -319,7 +318,7 @@ def _fused_range(path: str, group: list[Cmp], slow: list[Predicate]) -> Predicat
 
 def _all_member_predicates(node: All, collation: Any = None) -> list[Predicate]:
     return [
-        regex_predicate(v, *pattern_and_options(v)) if hasattr(v, "search") else cmp_predicate("$eq", v, collation)
+        regex_predicate(v.compiled, v.pattern, v.options) if type(v) is Regex else cmp_predicate("$eq", v, collation)
         for v in node.values
     ]
 

@@ -188,7 +188,7 @@ def in_predicate(values: tuple, regexes: tuple, collation: Any = None) -> Predic
         elif is_number(v):
             other_numbers = True
         keys.add(sort_key(v))
-    regex_preds = [regex_predicate(r, *pattern_and_options(r)) for r in regexes]
+    regex_preds = [regex_predicate(r.compiled, r.pattern, r.options) for r in regexes]
 
     def pred(v: Any) -> bool:
         t = type(v)
@@ -211,7 +211,7 @@ def _collated_in_predicate(values: tuple, regexes: tuple, collation: Any) -> Pre
     ckey = collation.sort_key
     keys = {ckey(v) for v in values}
     has_null = any(v is None for v in values)
-    regex_preds = [regex_predicate(r, *pattern_and_options(r)) for r in regexes]
+    regex_preds = [regex_predicate(r.compiled, r.pattern, r.options) for r in regexes]
 
     def collated_in_pred(v: Any) -> bool:
         if v is MISSING or v is None:

@@ -347,8 +347,7 @@ def _parse_in(path: str, arr: list) -> In:
         if is_operator_document(entry):
             raise MongoError(ErrorCode.BadValue, "cannot nest $ under $in")
         if is_regex(entry):
-            pattern, options = pattern_and_options(entry)
-            regexes.append(compile_regex(pattern, options))
+            regexes.append(_regex_node("", entry))
         else:
             values.append(entry)
     return In(path, tuple(values), tuple(regexes))
@@ -456,11 +455,7 @@ def _parse_all(path: str, arg: Any, *, sub: bool) -> Node:
     for entry in arg:
         if isinstance(entry, Mapping) and entry and next(iter(entry)) in _PATH_OPS:
             raise MongoError(ErrorCode.BadValue, "no $ expressions in $all")
-        if is_regex(entry):
-            pattern, options = pattern_and_options(entry)
-            values.append(compile_regex(pattern, options))
-        else:
-            values.append(entry)
+        values.append(_regex_node("", entry) if is_regex(entry) else entry)
     return All(path, tuple(values))
 
 

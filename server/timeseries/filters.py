@@ -44,7 +44,10 @@ from server.query.match_ast import (
     Cmp,
     ElemMatch,
     Exists,
+    Expr,
+    Geo,
     In,
+    JsonSchema,
     Mod,
     Node,
     Nor,
@@ -133,8 +136,11 @@ class _Deriver:
         paths: list[str] = []
         if _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
             renamed = _rename(node, self.mf)
-            return (render(renamed), _of_summary(compile_node(renamed, collation=self.collation)), None, None,
-                    True)
+            try:
+                return (render(renamed), _of_summary(compile_node(renamed, collation=self.collation)), None, None,
+                        True)
+            except NoMqlForm:
+                pass  # ($near) a conjunction keeps its other parts; the per-measurement filter decides
         if isinstance(node, And):
             parts = [self.part(child) for child in node.children]
             kept = [p for p in parts if p is not None]
@@ -329,8 +335,14 @@ def _rename(node: Node, meta_field: str) -> Node:
 # ------------------------------------------------------------------ MQL of a filter AST
 
 
+class NoMqlForm(Exception):
+    """A filter node without an MQL form (``$near``/``$nearSphere``: their order is the read plan's,
+    not a predicate's). ``_Deriver.part`` then leaves the subtree to the per-measurement filter."""
+
+
 def render(node: Node) -> dict:
-    """The MQL filter document of a parsed filter (what explain shows)."""
+    """The MQL filter document of a parsed filter (what explain shows; updates and deletes parse it
+    back): it selects what ``node`` selects. Raises ``NoMqlForm`` for a node without one."""
     if isinstance(node, And):
         return _and([render(c) for c in node.children])
     if isinstance(node, Or):
@@ -341,33 +353,63 @@ def render(node: Node) -> dict:
         return {}
     if isinstance(node, AlwaysFalse):
         return {"$alwaysFalse": 1}
+    if isinstance(node, Expr):
+        return {"$expr": node.expr}
+    if isinstance(node, JsonSchema):
+        return {"$jsonSchema": node.schema}
+    path = _one_path(node)
+    if path is None:
+        if isinstance(node, Not):
+            return {"$nor": [render(node.child)]}
+        raise NoMqlForm(type(node).__name__)
+    conditions = _conditions(node)
+    if list(conditions) == ["$eq"]:
+        value = conditions["$eq"]
+        if not isinstance(value, BsonRegex) and not (isinstance(value, dict) and any(str(k).startswith("$")
+                                                                                    for k in value)):
+            return {path: value}  # the bare equality explain shows (a regex or an operator document means more)
+    return {path: conditions}
+
+
+def _one_path(node: Node) -> str | None:
+    """The path every condition of ``node`` applies to, when it is a conjunction (or negation) of
+    conditions on one path — the shape ``{path: {<ops>}}`` writes; else None."""
+    if isinstance(node, And):
+        paths = {_one_path(c) for c in node.children}
+        return paths.pop() if len(paths) == 1 and None not in paths else None
+    if isinstance(node, Not):
+        return _one_path(node.child)
+    if isinstance(node, (Or, Nor)):
+        return None
+    return getattr(node, "path", None)
+
+
+def _conditions(node: Node) -> dict:
+    """The operator document of conditions on one path (``{$gt: 5, $lt: 9}``; see ``_one_path``).
+    Two conditions wanting the same operator key have no single document: ``NoMqlForm``."""
+    if isinstance(node, And):
+        merged: dict = {}
+        for child in node.children:
+            for op, arg in _conditions(child).items():
+                if op in merged:
+                    raise NoMqlForm(f"two {op} conditions on one path")
+                merged[op] = arg
+        return merged
     if isinstance(node, Not):
         child = node.child
-        path = getattr(child, "path", None)
-        if path is None or isinstance(child, _STRUCTURAL):
-            return {"$nor": [render(child)]}
         if isinstance(child, Cmp) and child.op == "$eq":
-            return {path: {"$ne": child.value}}
-        if isinstance(child, In) and not child.regexes:
-            return {path: {"$nin": list(child.values)}}
+            return {"$ne": child.value}
+        if isinstance(child, In):
+            return {"$nin": _in_members(child)}
         if isinstance(child, Exists):
-            return {path: {"$exists": False}}
+            return {"$exists": False}
         if isinstance(child, Regex):
-            return {path: {"$not": BsonRegex(child.pattern, child.options)}}
-        return {path: {"$not": _condition(child)}}
-    return {node.path: _condition(node)}
-
-
-def _condition(node: Node) -> Any:
-    """The operator document of a path node (``{$gt: 5}``...; an equality as its bare value)."""
+            return {"$not": _bson_regex(child)}
+        return {"$not": _conditions(child)}
     if isinstance(node, Cmp):
-        value = node.value
-        if node.op == "$eq" and not isinstance(value, BsonRegex) and not (
-                isinstance(value, dict) and any(str(k).startswith("$") for k in value)):
-            return value
-        return {node.op: value}
+        return {node.op: node.value}
     if isinstance(node, In):
-        return {"$in": list(node.values) + [BsonRegex(r.pattern) for r in node.regexes]}
+        return {"$in": _in_members(node)}
     if isinstance(node, Exists):
         return {"$exists": True}
     if isinstance(node, Type):
@@ -377,17 +419,21 @@ def _condition(node: Node) -> Any:
     if isinstance(node, Size):
         return {"$size": node.size}
     if isinstance(node, All):
-        return {"$all": list(node.values)}
+        return {"$all": [_bson_regex(v) if isinstance(v, Regex) else v for v in node.values]}
     if isinstance(node, Mod):
         return {"$mod": [node.divisor, node.remainder]}
     if isinstance(node, Bits):
         return {node.op: node.mask}
+    if isinstance(node, Geo):
+        return {node.op: node.region.spec}
     if isinstance(node, ElemMatch):
-        inner = render(node.child)
-        if node.value_form:
-            merged: dict = {}
-            for cond in (inner.get("$and") or [inner]):
-                merged.update(cond.get("", cond))
-            return {"$elemMatch": merged}
-        return {"$elemMatch": inner}
-    raise TypeError(f"no MQL form for {type(node).__name__}")
+        return {"$elemMatch": _conditions(node.child) if node.value_form else render(node.child)}
+    raise NoMqlForm(type(node).__name__)
+
+
+def _in_members(node: In) -> list:
+    return list(node.values) + [_bson_regex(r) for r in node.regexes]
+
+
+def _bson_regex(node: Regex) -> BsonRegex:
+    return BsonRegex(node.pattern, node.options)
