@@ -10,6 +10,7 @@ from pymongo.errors import OperationFailure
 pytestmark = pytest.mark.commands("aggregate")
 
 BASE = dt.datetime(2024, 1, 1)
+TEN_YEARS = 10 * 365 * 86400
 
 
 @pytest.fixture
@@ -49,12 +50,14 @@ def test_out_with_timeseries_creates_a_time_series_collection(db, src):
 
 def test_out_replaces_an_existing_time_series_collection_keeping_options_and_indexes(db, src):
     out(src, "ts", timeField="time", metaField="tags")
-    db.command("collMod", "ts", expireAfterSeconds=360)
+    # a TTL the 2024 measurements outlive: the suite's TTL monitor runs every second and must not empty
+    # the collection between the $out and the reads below
+    db.command("collMod", "ts", expireAfterSeconds=TEN_YEARS)
     db.ts.create_index("v")
     list(src.aggregate([{"$match": {"v": {"$lt": 5}}}, {"$project": {"_id": 0}}, {"$out": "ts"}]))
     assert sorted(d["v"] for d in db.ts.find()) == [0, 1, 2, 3, 4]
     entry = info(db, "ts")
-    assert entry["type"] == "timeseries" and entry["options"]["expireAfterSeconds"] == 360
+    assert entry["type"] == "timeseries" and entry["options"]["expireAfterSeconds"] == TEN_YEARS
     assert "v_1" in [i["name"] for i in db.ts.list_indexes()]
     newer = BASE + dt.timedelta(days=1)
     list(src.aggregate([{"$set": {"time": newer}}, {"$project": {"_id": 0}},
