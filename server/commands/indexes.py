@@ -17,7 +17,7 @@ from server.context import CommandSpec
 from server.core import collection as C
 from server.core import namespace
 from server.query import index_kinds
-from server.query.index_keys import MULTIKEY_FLAG, index_name_for, keyer_for
+from server.query.index_keys import index_name_for
 from server.query.index_kinds import UNSUPPORTED_INDEX_TYPES
 from storage.errors import DuplicateKey, StorageError
 
@@ -251,24 +251,6 @@ def _conflict(existing: list[dict], spec: dict) -> str | None:
     return None
 
 
-def build_entries(w, info, spec: dict) -> list[tuple[bytes, bytes]]:
-    """(key, rid) entries of every document for a new index (computed before storage sees them)."""
-    keyer = keyer_for(spec)
-    from protocol.codec import decode
-
-    entries = []
-    multikey = False
-    for rid, raw in w.scan(info):
-        rid = bytes(rid)
-        keys, mk = keyer.entries_multikey(decode(raw))
-        multikey = multikey or mk
-        for key, _values in keys:
-            entries.append((key, rid))
-    if multikey:
-        spec[MULTIKEY_FLAG] = True
-    return entries
-
-
 async def create_indexes(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
@@ -323,7 +305,7 @@ async def create_indexes(ctx, cmd: dict) -> dict:
             spec = dict(spec)
             if "expireAfterSeconds" in spec and (coll.options or {}).get("capped"):
                 raise MongoError(ErrorCode.CannotCreateIndex, "Cannot create TTL index on a capped collection")
-            entries = build_entries(w, coll, spec)
+            entries = C.build_index_entries(w, coll, spec)
             try:
                 w.create_index(coll, spec, entries)
             except DuplicateKey as e:

@@ -19,11 +19,10 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from protocol.codec import decode, encode
+from protocol.codec import encode
 from protocol.errors import ErrorCode, MongoError
 from server.core import collection as C
 from server.cursors import cursor_reply
-from server.query.index_keys import keyer_for
 from server.timeseries import collmod as ts_collmod
 from server.timeseries import indexes as ts_indexes
 from server.timeseries.collection import Target, coll_stats_document, direct_write, settle, target_of
@@ -99,9 +98,8 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
                     ErrorCode.IndexOptionsConflict,
                     f"Index already exists with a different name: {same_key['name']}",
                 )
-            keyer = keyer_for(spec)
-            entries = [(key, bytes(rid)) for rid, raw in w.scan(info) for key in keyer.keys(decode(raw))]
-            info = w.create_index(info, spec, entries)
+            spec = dict(spec)  # build_index_entries may flag it multikey
+            info = w.create_index(info, spec, C.build_index_entries(w, info, spec))
         return before, len(info.indexes)
 
     # in-memory buckets reach storage first, so their index entries are built

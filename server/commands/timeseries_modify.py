@@ -99,7 +99,8 @@ async def update(ctx: Any, cmd: dict, namespace: Any = None, statements: list | 
                 finally:
                     scan.close()
                 for rid, old_keys, new in changes:
-                    w.update(info, rid, encode(new), old_keys, C.index_keys(info, new))
+                    info, new_keys = C.write_keys(w, info, new)  # a meta array flags its indexes multikey
+                    w.update(info, rid, encode(new), old_keys, new_keys)
                 n += matched
                 modified += changed_count
             except MongoError as e:
@@ -195,7 +196,8 @@ def _delete_in_txn(
         if repacked is None:
             w.delete(info, rid, keys)
         else:
-            w.update(info, rid, encode(repacked), keys, C.index_keys(info, repacked))
+            info, new_keys = C.write_keys(w, info, repacked)
+            w.update(info, rid, encode(repacked), keys, new_keys)
     return deleted, first
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from server.query import interrupt
 from server.query import plan as planner
 from server.query.collation import same as same_collation
+from server.query.index_keys import MULTIKEY_FLAG
 from server.query.match import And, compile_node
 from server.query.parsed_match import parsed
 from server.timeseries import columnar, groupbatch, lastpoint, scan
@@ -39,7 +40,8 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
 
     ``hint``: the view-level hint (index name or *user* key pattern, or ``{$natural: ±1}``), translated
     to the buckets index it names; an unknown or hidden index -> 2 BadValue (indexes.translate_hint).
-    The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]`` before any read.
+    The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]``/``["isMultiKey"]``
+    before any read.
     ``buckets_info``: the buckets collection's catalog entry when the caller resolved it already."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     ns = f"{db}.{view_doc['viewOn']}"
@@ -78,6 +80,7 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
     elif plan is not None:
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
+        info["isMultiKey"] = bool(plan.index.get(MULTIKEY_FLAG))  # kept by the bucket write paths
         buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
     else:
         buckets = scan.buckets(server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate)
