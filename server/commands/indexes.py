@@ -230,14 +230,14 @@ def _conflict(existing: list[dict], spec: dict) -> str | None:
                 raise MongoError(ErrorCode.IndexKeySpecsConflict,
                                  "An existing index has the same name as the requested index but different key "
                                  f"spec. Requested index: {C.format_value(spec)}, existing index: "
-                                 f"{C.format_value(old)}")
+                                 f"{C.format_value(C.public_index_spec(old))}")
             if _same_options(old, spec):
                 return "exists"
             raise MongoError(ErrorCode.IndexOptionsConflict,
                              "An existing index has the same name as the requested index. When index names are "
                              "not specified, they are auto generated and can cause conflicts. Please refer to our "
                              f"documentation. Requested index: {C.format_value(spec)}, existing index: "
-                             f"{C.format_value(old)}")
+                             f"{C.format_value(C.public_index_spec(old))}")
         if (same_key and old.get("partialFilterExpression") == spec.get("partialFilterExpression")
                 and old.get("collation") == spec.get("collation")):
             if _same_options(old, spec):

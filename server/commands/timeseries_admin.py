@@ -90,7 +90,7 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
                     code,
                     "An existing index has the same name as the requested index. Requested index: "
                     f"{ts_indexes.mongo_repr(spec.get('originalSpec', spec))}, existing index: "
-                    f"{ts_indexes.mongo_repr(same_name.get('originalSpec', same_name))}",
+                    f"{ts_indexes.mongo_repr(C.public_index_spec(same_name.get('originalSpec', same_name)))}",
                 )
             same_key = next((s for s in info.indexes if _same_definition(s, spec)), None)
             if same_key is not None:

@@ -12,6 +12,7 @@ import datetime as dt
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands("createIndexes", "find", "insert", "explain")
 
@@ -152,3 +153,13 @@ def test_buckets_rebuilt_by_recovery_flag_their_index_multikey(start_server):
         flt = {"tags.k": {"$gt": 5, "$lt": 8}}
         assert _ixscan_is_multikey(client.db, "ts", flt) is True
         assert _answer(client.db.ts, flt, INDEX, None) == [1, 2]
+
+
+def test_name_conflict_message_does_not_show_the_internal_multikey_flag(db):
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "tags"})
+    db.ts.insert_one({"t": T0, "tags": [1, 10], "x": 1})
+    db.ts.create_index("x")  # the bucket is written in full: the default index on tags is now multikey
+    with pytest.raises(OperationFailure) as info:
+        db.ts.create_index("x", name="tags_1_t_1")
+    assert info.value.code == 86
+    assert "multikey" not in str(info.value) and "existing index: { v: 2, key: { meta: 1," in str(info.value)
