@@ -17,7 +17,7 @@ from server.context import CommandSpec
 from server.core import clustered, namespace
 from server.core import collection as C
 from server.query import index_kinds
-from server.query.index_keys import MULTIKEY_FLAG, index_name_for, keyer_for
+from server.query.index_keys import index_name_for
 from server.query.index_kinds import UNSUPPORTED_INDEX_TYPES
 from storage.errors import DuplicateKey, StorageError
 
@@ -218,14 +218,14 @@ def _conflict(existing: list[dict], spec: dict) -> str | None:
                 raise MongoError(ErrorCode.IndexKeySpecsConflict,
                                  "An existing index has the same name as the requested index but different key "
                                  f"spec. Requested index: {C.format_value(spec)}, existing index: "
-                                 f"{C.format_value(old)}")
+                                 f"{C.format_value(C.public_index_spec(old))}")
             if _same_options(old, spec):
                 return "exists"
             raise MongoError(ErrorCode.IndexOptionsConflict,
                              "An existing index has the same name as the requested index. When index names are "
                              "not specified, they are auto generated and can cause conflicts. Please refer to our "
                              f"documentation. Requested index: {C.format_value(spec)}, existing index: "
-                             f"{C.format_value(old)}")
+                             f"{C.format_value(C.public_index_spec(old))}")
         if (same_key and old.get("partialFilterExpression") == spec.get("partialFilterExpression")
                 and old.get("collation") == spec.get("collation")):
             if _same_options(old, spec):
@@ -237,24 +237,6 @@ def _conflict(existing: list[dict], spec: dict) -> str | None:
                              if old["name"] == spec["name"] else
                              f"Index already exists with a different name: {old['name']}")
     return None
-
-
-def build_entries(w, info, spec: dict) -> list[tuple[bytes, bytes]]:
-    """(key, rid) entries of every document for a new index (computed before storage sees them)."""
-    keyer = keyer_for(spec)
-    from protocol.codec import decode
-
-    entries = []
-    multikey = False
-    for rid, raw in w.scan(info):
-        rid = bytes(rid)
-        keys, mk = keyer.entries_multikey(decode(raw))
-        multikey = multikey or mk
-        for key, _values in keys:
-            entries.append((key, rid))
-    if multikey:
-        spec[MULTIKEY_FLAG] = True
-    return entries
 
 
 async def create_indexes(ctx, cmd: dict) -> dict:
@@ -316,7 +298,7 @@ async def create_indexes(ctx, cmd: dict) -> dict:
             spec = dict(spec)
             if "expireAfterSeconds" in spec and (coll.options or {}).get("capped"):
                 raise MongoError(ErrorCode.CannotCreateIndex, "Cannot create TTL index on a capped collection")
-            entries = build_entries(w, coll, spec)
+            entries = C.build_index_entries(w, coll, spec)
             try:
                 w.create_index(coll, spec, entries)
             except DuplicateKey as e:

@@ -14,7 +14,6 @@ from typing import Any
 
 from protocol.errors import ErrorCode, MongoError
 from server import log
-from server.commands import indexes as index_commands
 from server.context import CloseConnection, CommandContext, CommandSpec
 from server.core import collection as C
 from server.query.index_keys import MULTIKEY_FLAG
@@ -164,7 +163,7 @@ async def re_index(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
                 continue
             spec.pop(MULTIKEY_FLAG, None)
             coll = w.drop_index(coll, spec["name"])
-            coll = w.create_index(coll, spec, index_commands.build_entries(w, coll, spec))
+            coll = w.create_index(coll, spec, C.build_index_entries(w, coll, spec))
         return was, [C.public_index_spec(s) for s in coll.indexes]
 
     was, specs = await asyncio.wrap_future(ctx.server.engine.write(fn))

@@ -39,7 +39,7 @@ from server.commands import timeseries_admin as admin
 from server.commands import timeseries_ddl as ts_ddl_commands
 from server.commands import timeseries_modify as modify
 from server.commands.timeseries_insert import insert_measurements
-from server.query.index_keys import index_key_map
+from server.core import collection as C
 from server.query.match import compile_filter
 from server.timeseries import ddl, explain_shape, ingest, scan, view
 from server.timeseries.bsoncolumn import BSONColumnError
@@ -154,8 +154,8 @@ async def insert_buckets(ctx: Any, cmd: dict) -> dict:
                 if ordered:
                     break
                 continue
-            w.insert(target, encode(doc), index_key_map(target.indexes, doc) if target.indexes else {},
-                     rid=rid)
+            target, keys = C.write_keys(w, target, doc)
+            w.insert(target, encode(doc), keys, rid=rid)
         return failures
 
     failures = await asyncio.wrap_future(ctx.server.engine.write(fn)) if accepted else []

@@ -23,7 +23,6 @@ from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
 from server.core import collection as C
 from server.cursors import cursor_reply
-from server.query.index_keys import keyer_for
 from server.timeseries import collmod as ts_collmod
 from server.timeseries import indexes as ts_indexes
 from server.timeseries.collection import Target, coll_stats_document, direct_write, settle, target_of
@@ -103,7 +102,7 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
                     code,
                     "An existing index has the same name as the requested index. Requested index: "
                     f"{ts_indexes.mongo_repr(spec.get('originalSpec', spec))}, existing index: "
-                    f"{ts_indexes.mongo_repr(same_name.get('originalSpec', same_name))}",
+                    f"{ts_indexes.mongo_repr(C.public_index_spec(same_name.get('originalSpec', same_name)))}",
                 )
             same_key = next((s for s in info.indexes if _same_definition(s, spec)), None)
             if same_key is not None:
@@ -111,15 +110,12 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
                     ErrorCode.IndexOptionsConflict,
                     f"Index already exists with a different name: {same_key['name']}",
                 )
-            keyer = keyer_for(spec)
+            spec = dict(spec)  # build_index_entries may flag it multikey
             index_rules = ts_indexes.measurement_rules([spec], tf)
-            entries = []
-            for rid, raw in w.scan(info):
-                bucket = decode(raw)
-                if index_rules is not None:
-                    index_rules.check_bucket(bucket)  # 5930501: the data holds an array there
-                entries += [(key, bytes(rid)) for key in keyer.keys(bucket)]
-            info = w.create_index(info, spec, entries)
+            if index_rules is not None:  # 5930501: the stored data holds an array under the indexed field
+                for _rid, raw in w.scan(info):
+                    index_rules.check_bucket(decode(raw))
+            info = w.create_index(info, spec, C.build_index_entries(w, info, spec))
         return before, len(info.indexes)
 
     # in-memory buckets reach storage first, so their index entries are built

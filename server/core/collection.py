@@ -391,6 +391,24 @@ def write_keys(w, info, doc: dict, precomputed: tuple[dict, set] | None = None):
     return info, keys
 
 
+def build_index_entries(w, info, spec: dict) -> list[tuple[bytes, bytes]]:
+    """(key, rid) entries of every document for a new index (computed before storage sees them);
+    flags ``spec`` multikey (``multikey: True``) when a document expands an array, as ``write_keys``
+    does for the documents written later."""
+    keyer = keyer_for(spec)
+    entries = []
+    multikey = False
+    for rid, raw in w.scan(info):
+        rid = bytes(rid)
+        keys, mk = keyer.entries_multikey(decode(raw))
+        multikey = multikey or mk
+        for key, _values in keys:
+            entries.append((key, rid))
+    if multikey:
+        spec[MULTIKEY_FLAG] = True
+    return entries
+
+
 def public_index_spec(spec: dict) -> dict:
     """An index spec as listIndexes shows it (internal flags removed)."""
     return {k: v for k, v in spec.items() if k != MULTIKEY_FLAG}

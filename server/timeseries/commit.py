@@ -31,6 +31,7 @@ import numpy as np
 
 from protocol.codec import decode, encode
 from protocol.errors import ErrorCode, MongoError
+from server.core import collection as C
 from server.query.index_keys import index_key_map
 from server.timeseries import journal
 from server.timeseries.catalog import BucketCatalog
@@ -49,26 +50,26 @@ SEGMENT_ROWS = 16_384
 FULL_WRITES_PER_COMMIT = 128
 
 
-def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None, bucket_form: Any = None) -> int:
-    """Upsert a bucket document into its clustered collection, keeping secondary indexes in step;
-    returns the bytes written. ``raw``: the document's BSON when the caller has it, ``doc`` then
-    needs only ``_id``, ``control`` and ``meta`` (what bucket indexes read) unless an index reads
-    ``data``; ``bucket_form``: the storage codec's form of it built another way."""
+def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None, bucket_form: Any = None) -> Any:
+    """Upsert a bucket document into its clustered collection, keeping secondary indexes in step (and
+    their multikey flags, as for a regular collection: ``C.write_keys``); returns the collection's info,
+    refreshed when a flag was set (pass it to the next write). ``raw``: the document's BSON when the
+    caller has it, ``doc`` then needs only ``_id``, ``control`` and ``meta`` (what bucket indexes read)
+    unless an index reads ``data``; ``bucket_form``: the storage codec's form of it built another way."""
     rid = clustered_rid(doc["_id"])
     if raw is None:
         raw = encode(doc)
     elif info.indexes and any(str(path).startswith("data") for spec in info.indexes for path in spec["key"]):
         doc = decode(raw)
     old = w.get(info, rid)
+    info, keys = C.write_keys(w, info, doc) if info.indexes else (info, {})
     if old is None:
-        w.insert(info, raw, index_key_map(info.indexes, doc) if info.indexes else {}, rid=rid,
-                 bucket_form=bucket_form)
+        w.insert(info, raw, keys, rid=rid, bucket_form=bucket_form)
     elif info.indexes:
-        w.update(info, rid, raw, index_key_map(info.indexes, decode(old)),
-                 index_key_map(info.indexes, doc), bucket_form=bucket_form)
+        w.update(info, rid, raw, index_key_map(info.indexes, decode(old)), keys, bucket_form=bucket_form)
     else:
         w.update(info, rid, raw, {}, {}, bucket_form=bucket_form)
-    return len(raw)
+    return info
 
 
 class WriteCounters:
@@ -122,7 +123,7 @@ class CollectionPlan:
             for bucket, n, columns, arrays, _ in fulls:
                 parts = bucket.document_parts(n, columns, arrays)
                 raw = parts.bson()
-                write_full_document(w, info, parts.summary, raw, parts.codec_form())
+                info = write_full_document(w, info, parts.summary, raw, parts.codec_form())
                 finals.append(raw)
             if trim is not None:
                 w.journal_trim(stream, trim[0])

@@ -11,7 +11,8 @@ a new or changed one a prefix-only decode. What that pass derives (per series it
 time, which record holds each ``_id``) is kept in ``bucketcache.SNAPSHOTS`` for the LMDB snapshot it
 was derived from: used only while nothing at all was committed since. The buckets index could list
 the candidates in O(series) instead, but a bucket whose meta is a one-element array ``[v]`` is indexed
-under ``v`` like the series ``v``, and the write paths do not record multikeyness.
+under ``v`` like the series ``v`` (the write paths flag such an index multikey, but stores written before
+they did hold unflagged ones).
 """
 
 from __future__ import annotations

@@ -61,10 +61,12 @@ def recover(engine: Any) -> int:
                 if state is not None:
                     _replay(w, catalog, state, entries, rebuilt)
             w.journal_drop(stream)
+        current: dict[str, Any] = {}  # ns -> its info as the last write left it (multikey flags set)
         for info, bucket in rebuilt.values():
             parts = bucket.document_parts(bucket.count)
             raw = parts.bson()
-            write_full_document(w, info, parts.summary, raw, parts.codec_form())
+            current[info.ns] = write_full_document(w, current.get(info.ns, info), parts.summary, raw,
+                                                   parts.codec_form())
         return len(rebuilt)
 
     rebuilt = engine.write(fn).result()

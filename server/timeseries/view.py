@@ -40,7 +40,8 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
 
     ``hint``: the view-level hint (index name or *user* key pattern, or ``{$natural: ±1}``), translated
     to the buckets index it names; an unknown or hidden index -> 2 BadValue (indexes.translate_hint).
-    The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]`` before any read.
+    The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]``/``["isMultiKey"]``
+    before any read.
     ``buckets_info``: the buckets collection's catalog entry when the caller resolved it already."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     ns = f"{db}.{view_doc['viewOn']}"

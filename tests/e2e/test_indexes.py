@@ -42,6 +42,16 @@ def test_index_option_and_key_conflicts_give_85_and_86(db):
 
 
 @pytest.mark.commands("createIndexes")
+def test_conflict_messages_show_the_existing_index_without_the_internal_multikey_flag(db):
+    db.c.insert_one({"a": [1, 2]})
+    db.c.create_index("a")
+    for spec in ({"key": {"b": 1}, "name": "a_1"}, {"key": {"a": 1}, "name": "a_1", "sparse": True}):
+        with pytest.raises(OperationFailure) as e:
+            db.command("createIndexes", "c", indexes=[spec])
+        assert "existing index: { v: 2, key: { a: 1 }, name: \"a_1\" }" in str(e.value), str(e.value)
+
+
+@pytest.mark.commands("createIndexes")
 def test_bad_index_specs_give_67(db):
     for key in ({}, {"a": 0}, {"a": "bogus"}, {"a": True}):
         with pytest.raises(OperationFailure) as e:
