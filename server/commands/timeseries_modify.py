@@ -239,6 +239,49 @@ def _delete_changes(txn: Any, target: Target, plan: ts_modify.DeletePlan, bucket
     return run
 
 
+async def explain_delete(ctx: Any, cmd: dict, verbosity: str, namespace: Any = None) -> dict:
+    """The first delete statement's plan as 7.0 shows it: ``TS_MODIFY`` (``opType``, ``bucketFilter``,
+    ``residualFilter``) over the bucket access path when measurements are unpacked, a plain ``DELETE``
+    of whole buckets otherwise; with executionStats, what it would delete (nothing is deleted: the
+    scan runs in a write transaction that writes nothing, after the open buckets were written out like
+    any delete does)."""
+    statements = cmd.get("deletes")
+    if not isinstance(statements, list) or not statements:
+        raise MongoError(ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. "
+                                                  "Got 0 operations.")
+    target = await resolve(ctx, cmd, "delete", namespace)
+    plan, bucket_match, measurement_match, hint = _parse_delete(statements[0], target)
+
+    def describe(txn: Any) -> dict:
+        info, access = _delete_access(txn, target, plan, hint)
+        if info is None:
+            return {"stage": "EOF"}
+        input_stage = access.explain(filter=plan.bucket_filter)
+        if plan.whole_buckets:
+            return {"stage": "DELETE", "inputStage": input_stage}
+        return {"stage": "TS_MODIFY", "opType": "deleteOne" if plan.limit_one else "deleteMany",
+                "bucketFilter": plan.bucket_filter, "residualFilter": plan.measurement_filter,
+                "inputStage": input_stage}
+
+    with ctx.server.engine.read() as r:
+        win = describe(r)
+    reply: dict[str, Any] = {"queryPlanner": {"namespace": target.bns, "indexFilterSet": False,
+                                              "parsedQuery": plan.bucket_filter, "winningPlan": win,
+                                              "rejectedPlans": []}}
+    if verbosity == "queryPlanner" or win["stage"] == "EOF":
+        return reply
+    run = await direct_write(ctx.server, target.bns, lambda w: _delete_changes(
+        w, target, plan, bucket_match, measurement_match, hint))
+    deleted = run.deleted if run is not None else 0
+    # nWouldDelete counts measurements, as the whole-bucket DELETE does in 7.0 (one per measurement)
+    counters = ({"nWouldDelete": deleted} if plan.whole_buckets else
+                {"nBucketsUnpacked": run.buckets_unpacked if run is not None else 0,
+                 "nMeasurementsDeleted": deleted, "nMeasurementsMatched": deleted})
+    reply["executionStats"] = {"executionSuccess": True, "nReturned": 0, "executionStages": {**win, **counters,
+                                                                                            "nReturned": 0}}
+    return reply
+
+
 async def delete(ctx: Any, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
     """``namespace``: the view as the regular family resolved it; ``statements``: the command's deletes
     as ``write_statements`` parsed them before the dispatch (parsed here when called directly)."""
