@@ -36,7 +36,7 @@ help:
 	@echo "              (use .node/node_modules/.bin/mongosh without running the tests)"
 	@echo "make test   - install everything (venv, npm packages) and run the test suite (~8-10 min on 2 cores)"
 	@echo "make test-fast - the same without the tests marked slow (pytest -m 'not slow')"
-	@echo "make lint   - ruff, import-linter contracts, mypy ($(MYPY_PATHS)), hadolint on docker/Dockerfile"
+	@echo "make lint   - ruff, import-linter contracts, mypy ($(MYPY_PACKAGES)), hadolint on docker/Dockerfile"
 	@echo "make bench  - run the benchmark (BENCH_ARGS=...)"
 	@echo "make conformance - pymongo's own test suite against fresh servers, compared with"
 	@echo "              tests/conformance/known_differences.toml (MODES=sync,async,auth,testcommands;"
@@ -76,17 +76,26 @@ test: $(STAMP) npm
 test-fast: $(STAMP) npm
 	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS) tests/
 
-# What `make lint` type-checks with mypy; how strictly is per package in pyproject.toml [tool.mypy].
-# protocol/ and storage/ have no errors at --strict. Still to come (issue 22, item 5), each added
-# here once it has no errors at the strictness its pyproject.toml override gives it:
-#   server/timeseries  -- no errors, at protocol/storage's strictness
-#   server             -- the rest of server/, at whatever strictness it holds
-MYPY_PATHS := protocol storage
+# What `make lint` type-checks with mypy (import names); how strictly is per package in pyproject.toml
+# [tool.mypy]. tidemark.protocol and tidemark.storage have no errors at --strict. Still to come (issue 22,
+# item 5), each added here once it has no errors at the strictness its pyproject.toml override gives it:
+#   tidemark.timeseries  -- no errors, at protocol/storage's strictness
+#   tidemark             -- the rest of server/, at whatever strictness it holds
+MYPY_PACKAGES := tidemark.protocol tidemark.storage
+# mypy and import-linter don't follow the editable install's import hook (server/ is installed as
+# `tidemark`), so they read a tree staged under the import names: hard links, rebuilt by every `make lint`,
+# with paths in mypy's messages mapped back to the repository's folders.
+LINT_TREE  := .lint
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy $(MYPY_PATHS)
+	@rm -rf $(LINT_TREE) && mkdir -p $(LINT_TREE) && cp -al server $(LINT_TREE)/tidemark \
+		&& cp -al protocol storage $(LINT_TREE)/tidemark/
+	cd $(LINT_TREE) && PYTHONPATH=. ../$(VENV)/bin/lint-imports --config ../pyproject.toml
+	@cd $(LINT_TREE) && out=$$(../$(VENV)/bin/mypy --config-file ../pyproject.toml --cache-dir ../.mypy_cache \
+		$(addprefix -p ,$(MYPY_PACKAGES))); rc=$$?; printf '%s\n' "$$out" \
+		| sed -e 's#^tidemark/protocol/#protocol/#' -e 's#^tidemark/storage/#storage/#' -e 's#^tidemark/#server/#'; \
+		exit $$rc
 	$(VENV)/bin/hadolint docker/Dockerfile
 
 bench: $(STAMP)
@@ -97,7 +106,7 @@ conformance: $(RUN_STAMP)
 	$(PY) -m bench.conformance --modes $(MODES) $(CONFORMANCE_ARGS)
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache .mypy_cache
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache .mypy_cache $(LINT_TREE)
 	find . -path ./$(VENV) -prune -o -path ./$(NODE_DIR) -prune -o -name __pycache__ -type d -print \
 		| xargs rm -rf
 

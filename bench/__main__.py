@@ -72,7 +72,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--strict", action="store_true", help="exit 2 if any system failed to run")
     p.add_argument(
-        "--tidemark-cmd", default=None, help="command that starts Tidemark (default: python -m server)"
+        "--tidemark-cmd", default=None, help="command that starts Tidemark (default: python -m tidemark)"
     )
     p.add_argument(
         "--tidemark-auth",

@@ -82,10 +82,10 @@ def _start_server(workdir: Path, pin: bool) -> tuple[subprocess.Popen, int]:
     from pymongo import MongoClient
 
     port = free_port()
-    cmd = (["taskset", "-c", "0"] if pin else []) + [sys.executable, "-m", "server", "--port", str(port),
+    cmd = (["taskset", "-c", "0"] if pin else []) + [sys.executable, "-m", "tidemark", "--port", str(port),
                                                        "--dbpath", str(workdir / "db"), "--auth", "--quiet"]
     (workdir / "db").mkdir(parents=True)
-    proc = subprocess.Popen(cmd, stdout=open(workdir / "server.log", "wb"), stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, stdout=open(workdir / "tidemark.log", "wb"), stderr=subprocess.STDOUT)
     wait_port(port, proc)
     with MongoClient("127.0.0.1", port, directConnection=True) as bootstrap:  # the localhost exception
         bootstrap.admin.command("createUser", USER, pwd=PASSWORD, roles=["root"])

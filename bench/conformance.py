@@ -9,7 +9,7 @@ What it does, per mode:
    (``pip download --no-binary :all:``), extracted in ``.conformance/src/``, and a separate virtualenv
    ``.conformance/venv/`` with that pymongo, pytest, pytest-asyncio and pytest-timeout (the project's
    venv stays clean);
-2. for each test file: starts a fresh ``python -m server`` on a free port with a fresh dbpath and the
+2. for each test file: starts a fresh ``python -m tidemark`` on a free port with a fresh dbpath and the
    mode's flags, runs ``pytest <file>`` from the sdist's root in a subprocess (pymongo's own
    ``pyproject.toml`` options and markers apply; ``DB_IP``/``DB_PORT``, and ``DB_USER``/``DB_PASSWORD``
    for ``--auth``, are how its ``client_context`` finds the server) with a per-file timeout;
@@ -195,7 +195,7 @@ class FileResult:
 def run_file(mode: str, rel: str, src: Path, python: Path, scratch: Path) -> FileResult:
     _glob, args, params, markers = MODES[mode]
     base = Path(tempfile.mkdtemp(prefix="f-", dir=scratch))
-    server = ServerProcess(base / "db", port=free_port(), args=args, params=params, log_path=base / "server.log")
+    server = ServerProcess(base / "db", port=free_port(), args=args, params=params, log_path=base / "tidemark.log")
     started = time.monotonic()
     try:
         server.start()

@@ -1,7 +1,7 @@
 """The generated differential run: time-series collections against a regular collection.
 
 ``python -m bench.differential --cases 20000 [--seed N] [--documents 150] [--show 5]`` starts its own
-server (``python -m server`` on a free port, fresh dbpath), loads the same random measurements into a
+server (``python -m tidemark`` on a free port, fresh dbpath), loads the same random measurements into a
 regular collection and two time-series collections (metaField ``m``; no metaField) and runs every
 generated case (tests/harness/pipeline_grammar.py: pipelines and finds) against all three; prints
 the first differences as they are found (seed, case, both answers) and ``N cases, D differences``. Exit status 1 when
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.uri:
         return run(args.uri, args.cases, args.seed, args.documents, args.show, not args.no_progress)
     with tempfile.TemporaryDirectory(prefix="tidemark-differential-") as tmp:
-        server = ServerProcess(Path(tmp) / "db", log_path=Path(tmp) / "server.log").start()
+        server = ServerProcess(Path(tmp) / "db", log_path=Path(tmp) / "tidemark.log").start()
         try:
             return run(server.uri, args.cases, args.seed, args.documents, args.show, not args.no_progress)
         finally:

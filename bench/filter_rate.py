@@ -14,7 +14,7 @@ import random
 import sys
 import time
 
-from server.query.match import compile_filter
+from tidemark.query.match import compile_filter
 
 FILTERS = {
     "range+eq (3 clauses)": {"usage": {"$gte": 20.0, "$lt": 80.0}, "host": "host_7", "region": {"$ne": "eu"}},

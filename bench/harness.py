@@ -47,7 +47,7 @@ class Context:
     min_runs: int = MIN_RUNS  # timed runs per query type even when a slow system exhausts its budget
     connections: int = 500  # concurrent connections to hold against Tidemark; 0 skips the check
     loader: str = "ordered"  # which batches each loader connection sends (bench.batch_order)
-    tidemark_cmd: list[str] = field(default_factory=lambda: [sys.executable, "-m", "server"])
+    tidemark_cmd: list[str] = field(default_factory=lambda: [sys.executable, "-m", "tidemark"])
     # --tidemark-auth: Tidemark runs with --auth; loaders and queries authenticate as this (user, password).
     auth: tuple[str, str] | None = None
     checker: NaiveChecker | None = None

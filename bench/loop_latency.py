@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.loop_latency", description=__doc__.splitlines()[0])
     p.add_argument("--inserts", type=int, default=3, help="inserts per shape (default 3)")
     p.add_argument("--rows", type=int, default=100_000, help="measurements per insert (default 100,000)")
-    p.add_argument("--tidemark-cmd", default=f"{sys.executable} -m server")
+    p.add_argument("--tidemark-cmd", default=f"{sys.executable} -m tidemark")
     args = p.parse_args(argv)
     import uvloop
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     port = free_port()
     cmd = args.tidemark_cmd.split() + ["--port", str(port), "--dbpath", str(workdir / "db")]
     (workdir / "db").mkdir()
-    proc = start_process(cmd, workdir / "server.log")
+    proc = start_process(cmd, workdir / "tidemark.log")
     rows = []
     try:
         wait_port(port, proc)

@@ -2,7 +2,7 @@
 
 ``python -m bench.namespaces [--runs 300] [--views 1000] [--collections 1000] [--workdir DIR]``
 
-Starts ``python -m server`` on a fresh dbpath (in /dev/shm by default) with two databases, each with a
+Starts ``python -m tidemark`` on a fresh dbpath (in /dev/shm by default) with two databases, each with a
 time-series collection (1,000 measurements) and a regular one; the second also holds ``--views``
 unrelated views and ``--collections`` unrelated collections. It times on loopback — client round
 trip, median of ``--runs``, the two databases alternately — a time-series ``find`` with a time filter,
@@ -79,8 +79,8 @@ def run(runs: int, views: int, collections: int, workdir: str | None = None) -> 
 
     work = Path(tempfile.mkdtemp(prefix="bench-ns-", dir=workdir))
     port = free_port()
-    proc = start_process([sys.executable, "-m", "server", "--port", str(port), "--dbpath", str(work / "db")],
-                         work / "server.log")
+    proc = start_process([sys.executable, "-m", "tidemark", "--port", str(port), "--dbpath", str(work / "db")],
+                         work / "tidemark.log")
     try:
         wait_port(port, proc)
         client = MongoClient(f"mongodb://127.0.0.1:{port}/?directConnection=true")

@@ -37,8 +37,8 @@ import psutil
 import pymongo
 
 from bench import wire_fuzz
-from protocol import compression
-from protocol.messages import decode_reply, encode_op_msg_request
+from tidemark.protocol import compression
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
 ROOT = Path(__file__).resolve().parents[1]
 MB = 1 << 20
@@ -61,7 +61,7 @@ class Server:
         extra: list[str] = []
         if tls:
             extra = ["--tlsMode", "allowTLS", "--tlsCertificateKeyFile", _server_certificate(workdir)]
-        self.process = subprocess.Popen([python, "-m", "server", "--port", str(self.port), "--dbpath", self.dbpath,
+        self.process = subprocess.Popen([python, "-m", "tidemark", "--port", str(self.port), "--dbpath", self.dbpath,
                                          "--quiet", *extra, *(a for p in set_parameters or () for a in ("--setParameter", p))],
                                         stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
         deadline = time.monotonic() + 30

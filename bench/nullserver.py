@@ -22,7 +22,7 @@ import sys
 import bson
 
 from bench.messages import op_msg_sections
-from protocol.codec import CODEC_OPTIONS
+from tidemark.protocol.codec import CODEC_OPTIONS
 
 OP_REPLY, OP_QUERY, OP_MSG = 1, 2004, 2013
 _HEADER = struct.Struct("<iiii")

@@ -2,7 +2,7 @@
 
     python -m bench.startup [--runs 7] [--python PATH] [--keep-dbpath]
 
-Each figure is the median of ``--runs`` fresh processes (``python -m server``, what the ``tidemark``
+Each figure is the median of ``--runs`` fresh processes (``python -m tidemark``, what the ``tidemark``
 console script runs), wall clock from ``Popen`` to exit (``--version``/``--help``) or to the first
 ``ping`` answered ``ok: 1`` on a new, empty dbpath (time-to-first-ping: imports, storage open, catalog
 load, recovery hooks, listener). Also printed: the median CPU time (user + system) the process used,
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from protocol.messages import decode_reply, encode_op_msg_request  # imported before any timing
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request  # imported before any timing
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -74,7 +74,7 @@ def _ping(port: int) -> bool:
 def time_first_ping(python: str, dbpath: str) -> tuple[float, float]:
     """(seconds from process start to the first answered ping, the server's CPU seconds in that time)."""
     port = _free_port()
-    argv = [python, "-m", "server", "--port", str(port), "--dbpath", dbpath, "--quiet"]
+    argv = [python, "-m", "tidemark", "--port", str(port), "--dbpath", dbpath, "--quiet"]
     start = time.perf_counter()
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=ENV)
     try:
@@ -118,11 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     python = args.python
     with tempfile.TemporaryDirectory(prefix="tidemark-startup-") as warm:  # writes the bytecode caches
-        time_exit([python, "-m", "server", "--version"])
+        time_exit([python, "-m", "tidemark", "--version"])
         time_first_ping(python, warm)
     bare = [time_exit([python, "-c", "pass"]) for _ in range(args.runs)]
-    version = [time_exit([python, "-m", "server", "--version"]) for _ in range(args.runs)]
-    helps = [time_exit([python, "-m", "server", "--help"]) for _ in range(args.runs)]
+    version = [time_exit([python, "-m", "tidemark", "--version"]) for _ in range(args.runs)]
+    helps = [time_exit([python, "-m", "tidemark", "--help"]) for _ in range(args.runs)]
     pings = []
     for _ in range(args.runs):
         dbpath = tempfile.mkdtemp(prefix="tidemark-startup-")

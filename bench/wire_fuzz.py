@@ -32,8 +32,8 @@ from typing import Any
 import bson
 from bson.int64 import Int64
 
-from protocol import codec, compression
-from protocol.messages import (
+from tidemark.protocol import codec, compression
+from tidemark.protocol.messages import (
     OpMsg,
     decode_message,
     decode_reply,

@@ -51,7 +51,7 @@ if [ "$1" = "tidemark" ]; then
         done
         mkdir -p "$dbpath"
         if [ -z "$(ls -A "$dbpath")" ]; then
-            printf '%s' "$root_password" | python -m server.auth.bootstrap --dbpath "$dbpath" --username "$root_user"
+            printf '%s' "$root_password" | python -m tidemark.auth.bootstrap --dbpath "$dbpath" --username "$root_user"
         fi
         if [ "$auth" = no ]; then
             set -- "$@" --auth

@@ -17,8 +17,8 @@ import cramjam  # python-snappy's engine, used directly to decompress into a bou
 import snappy
 import zstandard
 
-from protocol.errors import ErrorCode
-from protocol.framing import HEADER, HEADER_SIZE, MAX_MESSAGE_SIZE, OpCode, ParseError
+from tidemark.protocol.errors import ErrorCode
+from tidemark.protocol.framing import HEADER, HEADER_SIZE, MAX_MESSAGE_SIZE, OpCode, ParseError
 
 COMPRESSED_PREFIX = struct.Struct("<iiB")  # originalOpcode, uncompressedSize, compressorId
 

@@ -1,6 +1,6 @@
 """THE error vocabulary on the wire: MongoDB error codes <-> codeNames, and MongoError.
 
-Every layer that answers a client raises ``MongoError(ErrorCode.X, "message")``; ``server.dispatch``
+Every layer that answers a client raises ``MongoError(ErrorCode.X, "message")``; ``tidemark.dispatch``
 turns it into ``{ok: 0.0, errmsg, code, codeName}`` in one place. Codes come from MongoDB's
 ``src/mongo/base/error_codes.yml``; a code without a name there is reported as ``Location<code>``.
 """

@@ -11,7 +11,7 @@ import enum
 import struct
 from dataclasses import dataclass
 
-from protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 HEADER = struct.Struct("<iiii")
 HEADER_SIZE = HEADER.size  # 16

@@ -20,9 +20,9 @@ from typing import Any, NoReturn
 import crc32c
 import numpy as np
 
-from protocol import codec, compression, sliced_decode
-from protocol.errors import ErrorCode
-from protocol.framing import (
+from tidemark.protocol import codec, compression, sliced_decode
+from tidemark.protocol.errors import ErrorCode
+from tidemark.protocol.framing import (
     HEADER,
     HEADER_SIZE,
     INT32,
@@ -300,7 +300,7 @@ def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
 def decode_message(message: bytes | bytearray) -> Request:
     """Parse one complete frame (``message`` is exactly ``messageLength`` bytes, header included).
 
-    Raises :class:`protocol.framing.ParseError` for anything malformed; opcodes other than OP_MSG,
+    Raises :class:`tidemark.protocol.framing.ParseError` for anything malformed; opcodes other than OP_MSG,
     OP_QUERY and OP_COMPRESSED (wrapping one of those) are fatal: there is no reply a legacy client
     could read.
     """

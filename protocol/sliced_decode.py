@@ -21,7 +21,7 @@ from typing import Any, Literal, overload
 
 from bson.errors import InvalidBSON
 
-from protocol import codec
+from tidemark.protocol import codec
 
 SLICE_BYTES = 256 * 1024
 _INT32 = struct.Struct("<i")

@@ -1,4 +1,4 @@
-"""``python -m server`` / ``tidemark``: parse the command line (``server.options``), then run the server.
+"""``python -m tidemark`` / ``tidemark``: parse the command line (``tidemark.options``), then run the server.
 
 The server's modules are imported only after the options are parsed, so ``--version``, ``--help`` and a
 bad flag answer at once.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from server.options import ServerOptions, parse_options
+from tidemark.options import ServerOptions, parse_options
 
 __all__ = ["ServerOptions", "main", "parse_options"]
 
@@ -18,10 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     options = parse_options(sys.argv[1:] if argv is None else argv)
     # Importing the server creates ~50,000 long-lived objects and next to no garbage: with the collector
     # on, ~120 collections walk them on the way (~60 ms of CPU, 15 % of the imports). The server
-    # collects once and freezes the heap when it has started (server.app._tune_gc).
+    # collects once and freezes the heap when it has started (tidemark.app._tune_gc).
     gc.disable()
     try:
-        from server import app, log
+        from tidemark import app, log
     finally:
         gc.enable()
 

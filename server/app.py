@@ -23,17 +23,17 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from server import fsync_lock, log, tls, ttl
-from server.auth import lifecycle as auth_lifecycle
-from server.connection import Connection
-from server.context import ServerOptions, ServerState
-from server.cursors import CursorRegistry
-from server.dispatch import Dispatcher
-from server.params import ServerParams
-from server.query import interrupt, javascript, spill
-from server.scheduler import RunScheduler
-from server.timeseries import hooks as timeseries_hooks
-from storage.errors import StorageError
+from tidemark import fsync_lock, log, tls, ttl
+from tidemark.auth import lifecycle as auth_lifecycle
+from tidemark.connection import Connection
+from tidemark.context import ServerOptions, ServerState
+from tidemark.cursors import CursorRegistry
+from tidemark.dispatch import Dispatcher
+from tidemark.params import ServerParams
+from tidemark.query import interrupt, javascript, spill
+from tidemark.scheduler import RunScheduler
+from tidemark.storage.errors import StorageError
+from tidemark.timeseries import hooks as timeseries_hooks
 
 LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_hooks, ttl)
 
@@ -95,7 +95,7 @@ def open_storage(options: ServerOptions) -> Any:
         raise StartupError(f"Cannot create dbpath ({dbpath}): {exc.strerror}", EXIT_DBPATH) from None
     if not os.access(dbpath, os.W_OK | os.X_OK):
         raise StartupError(f"dbpath ({dbpath}) is not writable", EXIT_DBPATH)
-    from storage.engine import open_engine
+    from tidemark.storage.engine import open_engine
 
     try:
         return open_engine(dbpath, compressor=options.storage_compressor)
@@ -131,7 +131,7 @@ class App:
         self.servers: list[asyncio.AbstractServer] = []
         self.stopping = asyncio.Event()
         self.port: int | None = None
-        self.metrics: Any = None  # server.metrics.MetricsEndpoint while --metricsPort serves
+        self.metrics: Any = None  # tidemark.metrics.MetricsEndpoint while --metricsPort serves
         self._hooks_started: list[Any] = []  # LIFECYCLE_HOOKS whose on_startup completed
 
     async def start(self) -> None:
@@ -205,7 +205,7 @@ class App:
                     server = await loop.create_server(
                         factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG
                     )
-                else:  # TLS, plaintext or both on one port: server.tls sniffs each connection
+                else:  # TLS, plaintext or both on one port: tidemark.tls sniffs each connection
                     server = await tls.TlsListener.listen(
                         factory, host, options.port, LISTEN_BACKLOG, tls_context, options.tls_mode == "requireTLS",
                         sniff_timeout=params["tlsSniffTimeoutSecs"],
@@ -214,7 +214,7 @@ class App:
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
             if options.metrics_port:
-                from server import metrics  # prometheus-client is only loaded when asked for
+                from tidemark import metrics  # prometheus-client is only loaded when asked for
 
                 listening_port = options.metrics_port
                 self.metrics = metrics.start(state, options.bind_ip, options.metrics_port)
@@ -332,7 +332,7 @@ async def serve(options: ServerOptions) -> int:
         print(f"tidemark: {exc.message}", file=sys.stderr)
         return exc.exit_code
     # A process-wide choice, so only the server's own process makes it: an App embedded in another
-    # program (server.testing, the lifecycle tests) must not freeze its host's heap — frozen objects
+    # program (tidemark.testing, the lifecycle tests) must not freeze its host's heap — frozen objects
     # are never collected, and at exit extension modules report them as leaked.
     _tune_gc()
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)

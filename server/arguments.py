@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.expr_base import type_name
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
 
 __all__ = ["GENERIC_ARGUMENTS", "check_fields", "missing", "wrong_type", "field"]
 

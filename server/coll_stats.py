@@ -1,7 +1,7 @@
 """Collection statistics from storage counters (stored record bytes, index bytes): the storageStats
 document of collStats and of the ``$collStats`` stage. Below the command families: the read core's
-``$collStats`` callback and ``server.commands.stats`` both use it. Time-series buckets still in memory
-count as stored (``server.timeseries.scan.unstored_buckets``).
+``$collStats`` callback and ``tidemark.commands.stats`` both use it. Time-series buckets still in memory
+count as stored (``tidemark.timeseries.scan.unstored_buckets``).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import datetime
 
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.core import collection as C
-from server.timeseries.scan import unstored_buckets
+from tidemark.core import collection as C
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.timeseries.scan import unstored_buckets
 
 
 def storage_stats(r, info, scale: int = 1) -> dict:

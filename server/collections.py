@@ -25,30 +25,30 @@ from typing import Any
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from protocol.errors import ErrorCode, MongoError
-from server import coll_stats, special_reads, write_stages
-from server.core import capped, namespace
-from server.core import collection as C
-from server.index_usage import plan_index_names
-from server.query import expressions as expressions_mod
-from server.query import interrupt
-from server.query import match as match_mod
-from server.query import pipeline as pipeline_mod
-from server.query import plan as planner
-from server.query import plan_special as plan_special_mod
-from server.query import project as project_mod
-from server.query import sort as sort_mod
-from server.query import update as update_mod
-from server.query.access_path import Interval, Plan
-from server.query.index_keys import holds, key_fields, may_leave_out
-from server.query.index_kinds import key_direction
-from server.query.parsed_match import MatchStage
-from server.timeseries import collection as ts_admin
-from server.timeseries import ddl as ts_ddl
-from server.timeseries import indexes as ts_indexes
-from server.timeseries import view as ts_view
-from server.timeseries.unpack import EXTRA_STAGES as TS_EXTRA_STAGES
-from storage.errors import DuplicateKey, StorageError
+from tidemark import coll_stats, special_reads, write_stages
+from tidemark.core import capped, namespace
+from tidemark.core import collection as C
+from tidemark.index_usage import plan_index_names
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import expressions as expressions_mod
+from tidemark.query import interrupt
+from tidemark.query import match as match_mod
+from tidemark.query import pipeline as pipeline_mod
+from tidemark.query import plan as planner
+from tidemark.query import plan_special as plan_special_mod
+from tidemark.query import project as project_mod
+from tidemark.query import sort as sort_mod
+from tidemark.query import update as update_mod
+from tidemark.query.access_path import Interval, Plan
+from tidemark.query.index_keys import holds, key_fields, may_leave_out
+from tidemark.query.index_kinds import key_direction
+from tidemark.query.parsed_match import MatchStage
+from tidemark.storage.errors import DuplicateKey, StorageError
+from tidemark.timeseries import collection as ts_admin
+from tidemark.timeseries import ddl as ts_ddl
+from tidemark.timeseries import indexes as ts_indexes
+from tidemark.timeseries import view as ts_view
+from tidemark.timeseries.unpack import EXTRA_STAGES as TS_EXTRA_STAGES
 
 
 def storage_error(info, e: StorageError, doc: dict) -> MongoError:
@@ -69,14 +69,14 @@ class ReadResult:
     ts_info: dict | None = None
     namespace: str = ""
     parsed_filter: dict | None = None
-    target: Any = None  # the server.core.namespace.Namespace read (resolved once; explain reuses it)
+    target: Any = None  # the tidemark.core.namespace.Namespace read (resolved once; explain reuses it)
 
 
 class TimeBudget:
     """``maxTimeMS`` for a cursor: only time spent producing documents counts (not the time a
     cursor waits between getMores), as in mongod. ``outer`` wraps the final stream, keeps the clock
     and, while it pulls a document, lends the remaining budget to the running operation's deadline,
-    so every interruption check below it (``server.query.interrupt``: sources are wrapped in
+    so every interruption check below it (``tidemark.query.interrupt``: sources are wrapped in
     ``interrupt.checked``, so a scan that matches nothing still notices expiry or a killOp; ``$group``,
     regex, expressions tick too) sees it."""
 
@@ -142,7 +142,7 @@ def leading_match_and_sort(pipeline: list[dict]) -> tuple[dict | None, dict | No
 
 
 def run_pipeline(pipeline, source, pctx):
-    from server.query.pipeline import run_pipeline as run
+    from tidemark.query.pipeline import run_pipeline as run
 
     return run(pipeline, source, pctx)
 
@@ -154,7 +154,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
     ``collation``: the pipeline's ``collation.Collation`` (None = simple); foreign collections read
     by $lookup/$unionWith are compared under it too, as in mongod. ``conn``: the caller's
     ConnectionInfo (``$currentOp`` without ``allUsers`` lists only its user's operations)."""
-    from server.query.pipeline import PipelineContext
+    from tidemark.query.pipeline import PipelineContext
 
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
         return open_read(server, target_db, target_coll, []).docs
@@ -191,7 +191,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
 
 
 def _current_op_docs(server, conn, options: dict) -> list[dict]:
-    from server.operations import current_ops as report
+    from tidemark.operations import current_ops as report
 
     return report(server, conn, all_users=options.get("allUsers", False),
                   idle_connections=options.get("idleConnections", False),
@@ -210,7 +210,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
 
     ``collation`` is the one the command asks for (None: the collection's or view's default).
-    ``target``: ``db.name`` as the command already resolved it (``server.core.namespace.Namespace``).
+    ``target``: ``db.name`` as the command already resolved it (``tidemark.core.namespace.Namespace``).
     ``collection_uuid``: the command's ``collectionUUID`` (checked by the resolution)."""
     engine = server.engine
     if target is None or not target.followed or (target.db, target.name) != (db, name) or collection_uuid:
@@ -323,7 +323,7 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
     ns = C.ns_of(target_db, target)
 
     def fn(w):
-        from server.core.collection import ensure_collection
+        from tidemark.core.collection import ensure_collection
 
         old = w.get_collection(ns)
         if capped.limits(old) is not None:
@@ -520,7 +520,7 @@ NO_RESUME = object()  # no $_resumeAfter (a $recordId of null resumes from the s
 def _min_max_plan(spec: FindSpec, info) -> Plan:
     index = planner.find_hinted_index(list(info.indexes), spec.hint)
     fields, directions = key_fields(index["key"])
-    from storage.keys import encode_key
+    from tidemark.storage.keys import encode_key
 
     def bound(doc):
         if doc is None:
@@ -535,7 +535,7 @@ def _min_max_plan(spec: FindSpec, info) -> Plan:
 
 def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, target: Any = None) -> ReadResult:
     """The lazy result stream of a find (synchronous; called in the thread pool). ``target``: the
-    namespace when the caller resolved it already (``server.core.namespace.Namespace``)."""
+    namespace when the caller resolved it already (``tidemark.core.namespace.Namespace``)."""
     with server.engine.read() as r:
         target = namespace.lookup_once(r, db, spec.name, target, collection_uuid=spec.collection_uuid)
     info, view = target.info, target.view
@@ -653,7 +653,7 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
 
 
 def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None) -> dict:
-    from server.core.collection import ensure_collection
+    from tidemark.core.collection import ensure_collection
 
     seed = update_mod.upsert_seed(q)
     new, _ = update_mod.apply_update(seed, upd, is_upsert=True, query=q)

@@ -32,10 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 from bson.int64 import Int64
 
-from protocol import codec, compression
-from protocol.errors import ErrorCode, MongoError
-from protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_COMMAND_SIZE, ParseError, frame_length
-from protocol.messages import (
+from tidemark import log, tls
+from tidemark.context import LARGE_REQUEST_BYTES, CloseConnection, ConnectionInfo, ServerState, run_in_pool
+from tidemark.dispatch import Dispatcher, error_reply
+from tidemark.protocol import codec, compression
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_COMMAND_SIZE, ParseError, frame_length
+from tidemark.protocol.messages import (
     MORE_TO_COME,
     QUERY_FAILURE,
     OpMsg,
@@ -44,9 +47,6 @@ from protocol.messages import (
     encode_op_msg,
     encode_op_reply,
 )
-from server import log, tls
-from server.context import LARGE_REQUEST_BYTES, CloseConnection, ConnectionInfo, ServerState, run_in_pool
-from server.dispatch import Dispatcher, error_reply
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -225,7 +225,7 @@ class Connection(asyncio.Protocol):
         )
         self._on_close(self)
 
-    # -- lifecycle used by server.app ----------------------------------------------------------
+    # -- lifecycle used by tidemark.app ----------------------------------------------------------
     async def shutdown(self) -> None:
         """Stop reading, let the in-flight command finish, drop queued ones, close the socket."""
         self._closing = True

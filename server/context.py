@@ -4,7 +4,7 @@
 - :class:`CommandContext` — per-command context handed to ``handler(ctx, cmd)``;
 - :class:`ServerState` — process-wide state (storage engine, cursors, parameters, counters);
 - :class:`ConnectionInfo` — per-connection facts (id, peer, client metadata, compressors);
-- :class:`ServerOptions` — the parsed command line (defined in the light ``server.options``).
+- :class:`ServerOptions` — the parsed command line (defined in the light ``tidemark.options``).
 
 This module only defines data; it is importable from every layer of ``server`` above the server state
 (server/README.md, "Layers"). It constructs the state parts below it (operations, profiler, top, index
@@ -25,21 +25,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from bson.objectid import ObjectId
 
-from server.failpoints import FailPoints
-from server.fsync_lock import FsyncLock
-from server.index_usage import IndexUsage
-from server.operations import Operation, OperationRegistry
-from server.options import ServerOptions  # the parsed command line, re-exported for every layer
-from server.profiler import Profiler
-from server.query import interrupt
-from server.scheduler import RunScheduler
-from server.session_cache import SessionCache
-from server.tailable import InsertNotifier
-from server.top import Top
+from tidemark.failpoints import FailPoints
+from tidemark.fsync_lock import FsyncLock
+from tidemark.index_usage import IndexUsage
+from tidemark.operations import Operation, OperationRegistry
+from tidemark.options import ServerOptions  # the parsed command line, re-exported for every layer
+from tidemark.profiler import Profiler
+from tidemark.query import interrupt
+from tidemark.scheduler import RunScheduler
+from tidemark.session_cache import SessionCache
+from tidemark.tailable import InsertNotifier
+from tidemark.top import Top
 
 if TYPE_CHECKING:
-    from server.cursors import CursorRegistry
-    from server.params import ServerParams
+    from tidemark.cursors import CursorRegistry
+    from tidemark.params import ServerParams
 
 T = TypeVar("T")
 
@@ -85,14 +85,14 @@ class ConnectionInfo:
     client: dict[str, Any] | None = None  # handshake metadata
     compressors: tuple[str, ...] = ()  # negotiated in the handshake
     handshake_done: bool = False
-    auth: Any = None  # server.auth.session.AuthSession once the connection authenticates or tries to
+    auth: Any = None  # tidemark.auth.session.AuthSession once the connection authenticates or tries to
     tls: bool = False  # the connection runs over TLS
     closed: bool = False  # the client went away (set by the connection)
     on_close: Any = None  # a waiting awaitable hello's wake-up, called when the client goes away
 
     @property
     def principal(self) -> Any:
-        """The server.auth.names.Principal (user name and user id) authenticated on this connection, or
+        """The tidemark.auth.names.Principal (user name and user id) authenticated on this connection, or
         None: what owns cursors, operations and sessions (compared with ``same_principal``)."""
         auth = self.auth
         return auth.principal if auth is not None else None
@@ -110,7 +110,7 @@ OPCOUNTER_NAMES = ("insert", "query", "update", "delete", "getmore", "command")
 
 @dataclass
 class ServerState:
-    """Process-wide state shared by every connection. Created by ``server.app``."""
+    """Process-wide state shared by every connection. Created by ``tidemark.app``."""
 
     options: ServerOptions
     params: ServerParams
@@ -118,7 +118,7 @@ class ServerState:
     cursors: CursorRegistry
     executor: Executor  # only through run_in_pool (the run tokens of the scheduler below)
     bucket_catalog: Any = None  # set up by the time-series engine
-    auth: Any = None  # server.auth.manager.AuthManager, set up by server.auth.lifecycle
+    auth: Any = None  # tidemark.auth.manager.AuthManager, set up by tidemark.auth.lifecycle
     started_at: float = field(default_factory=time.time)
     started_monotonic: float = field(default_factory=time.monotonic)
     opcounters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPCOUNTER_NAMES, 0))
@@ -128,7 +128,7 @@ class ServerState:
     bytes_in: int = 0
     bytes_out: int = 0
     num_requests: int = 0
-    # The sorted command table (name -> spec, aliases included), installed by server.app so that
+    # The sorted command table (name -> spec, aliases included), installed by tidemark.app so that
     # listCommands can read it without importing dispatch.
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     # Extra serverStatus sections ("bucketCatalog", ...): name -> zero-argument callable -> dict.
@@ -147,11 +147,11 @@ class ServerState:
     failpoints: FailPoints = field(default_factory=FailPoints)
     # Wakes awaitData getMores when documents are inserted (server/tailable.py).
     tailing: InsertNotifier = field(default_factory=InsertNotifier)
-    # The run tokens of the thread pool (server/scheduler.py); server.app sizes it.
+    # The run tokens of the thread pool (server/scheduler.py); tidemark.app sizes it.
     scheduler: RunScheduler = field(default_factory=RunScheduler)
     # The fsync lock (server/fsync_lock.py): write commands wait while it is held.
     fsync_lock: FsyncLock = field(default_factory=FsyncLock)
-    # Starts a graceful shutdown (the ``shutdown`` command); server.app installs it.
+    # Starts a graceful shutdown (the ``shutdown`` command); tidemark.app installs it.
     request_shutdown: Callable[[], None] | None = None
     # hello's topologyVersion.processId: new at every start (a standalone's counter stays 0).
     topology_process_id: ObjectId = field(default_factory=ObjectId)
@@ -170,9 +170,9 @@ class ServerState:
 
 async def run_in_pool(server: ServerState, op: Operation | None, fn: Callable[..., T], *args: Any) -> T:
     """THE way work reaches the server's thread pool: ``fn(*args)`` on a pool thread, holding one of
-    the scheduler's run tokens (``server.scheduler``: a long operation yields its token to waiting
+    the scheduler's run tokens (``tidemark.scheduler``: a long operation yields its token to waiting
     ones at its interruption checks, so it never holds a short request of another client behind it),
-    with ``op`` bound (``server.query.interrupt``; None: work of no operation, e.g. decoding a large
+    with ``op`` bound (``tidemark.query.interrupt``; None: work of no operation, e.g. decoding a large
     frame, which is not interruptible and never yields)."""
     call = functools.partial(fn, *args) if args else fn
     if op is not None:
@@ -207,7 +207,7 @@ class CommandContext:
             deadline = time.monotonic() + max_time_ms / 1000 if max_time_ms else None
             op = Operation(0, conn, command_name, {}, db, deadline)
         self.op = op
-        # How a read found its documents (server.profiler.ReadFacts), left by find/aggregate/getMore
+        # How a read found its documents (tidemark.profiler.ReadFacts), left by find/aggregate/getMore
         # for the profiler and the slow-query log.
         self.facts: Any = None
         # Seconds the command waited by design (an awaitable hello): not latency, as mongod pauses
@@ -225,7 +225,7 @@ class CommandContext:
 
     async def run_blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run synchronous (storage/query) work in the server's thread pool, with this command's
-        operation bound so that the work's long loops can be interrupted (``server.query.interrupt``)
+        operation bound so that the work's long loops can be interrupted (``tidemark.query.interrupt``)
         and share the CPU fairly with other operations' (``run_in_pool``)."""
         self.check_deadline()
         call = functools.partial(fn, *args, **kwargs) if args or kwargs else fn

@@ -21,8 +21,8 @@ Invariants:
 - Counters in mongod's serverStatus ``metrics.cursor`` shape (:meth:`CursorRegistry.metrics`):
   ``timedOut`` (killed by the idle reaper), ``totalOpened``, ``moreThanOneBatch``, ``lifespan.*`` (at
   close), ``open.{noTimeout, pinned, total}``.
-- A cursor belongs to the :class:`~server.auth.names.Principal` that opened it (``owner``: name and
-  user id, None without authentication); ownership is decided only by ``server.auth.names``
+- A cursor belongs to the :class:`~tidemark.auth.names.Principal` that opened it (``owner``: name and
+  user id, None without authentication); ownership is decided only by ``tidemark.auth.names``
   (``same_principal`` / ``visible_to``), never by a "user@db" text.
 """
 
@@ -40,11 +40,11 @@ from typing import Any
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
-from protocol.codec import RAW_CODEC_OPTIONS, encode_in_order
-from protocol.errors import ErrorCode, MongoError
-from server.auth.names import ANYONE, visible_to
-from server.context import CommandContext
-from server.query.interrupt import tick
+from tidemark.auth.names import ANYONE, visible_to
+from tidemark.context import CommandContext
+from tidemark.protocol.codec import RAW_CODEC_OPTIONS, encode_in_order
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.interrupt import tick
 
 DEFAULT_FIRST_BATCH = 101
 # Leave room under the 16 MiB reply for the envelope ({cursor: {...}, ok}).
@@ -83,10 +83,10 @@ class Cursor:
     created: float = field(default_factory=time.time)  # wall clock, for $currentOp idleCursors
     docs_returned: int = 0
     batches_returned: int = 0
-    owner: Any = None  # server.auth.names.Principal that opened it (only it may getMore it under --auth)
+    owner: Any = None  # tidemark.auth.names.Principal that opened it (only it may getMore it under --auth)
     tailable: bool = False
     await_data: bool = False
-    facts: Any = None  # server.profiler.ReadFacts of the read this cursor continues
+    facts: Any = None  # tidemark.profiler.ReadFacts of the read this cursor continues
     resume: ResumeTokens | None = None  # a find with $_requestResumeToken: each batch's postBatchResumeToken
 
     def describe(self) -> dict[str, Any]:

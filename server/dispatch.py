@@ -4,7 +4,7 @@ The table is built once from the explicit tuple ``FAMILIES``: each family module
 ``COMMANDS = [CommandSpec(...)]``. To add a family, import it here and append it to ``FAMILIES``
 (one line each). Names and aliases must be unique; :func:`build_table` raises otherwise.
 
-Error translation (nowhere else): ``MongoError`` -> its reply; ``storage.errors.StorageError`` ->
+Error translation (nowhere else): ``MongoError`` -> its reply; ``tidemark.storage.errors.StorageError`` ->
 its ``code``/``code_name``/``message``; a full disk anywhere (ENOSPC) -> 14031 OutOfDiskSpace; anything else is logged with its traceback and answered
 without Python class names, library text or source paths: input too deep to evaluate
 (RecursionError) -> 15 Overflow, out of memory -> 146 ExceededMemoryLimit, a number out of range
@@ -19,12 +19,11 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server import log
-from server.arguments import GENERIC_ARGUMENTS
-from server.auth.redaction import redact_command
-from server.auth.rules import authorize
-from server.commands import (
+from tidemark import log
+from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.auth.redaction import redact_command
+from tidemark.auth.rules import authorize
+from tidemark.commands import (
     admin,
     aggregate,
     auth,
@@ -47,18 +46,19 @@ from server.commands import (
     testing,
     users,
 )
-from server.commands.api_version import check_api_parameters
-from server.commands.concerns import check_concerns
-from server.context import (
+from tidemark.commands.api_version import check_api_parameters
+from tidemark.commands.concerns import check_concerns
+from tidemark.context import (
     CloseConnection,
     CommandContext,
     CommandSpec,
     ConnectionInfo,
     ServerState,
 )
-from server.fsync_lock import WRITE_COMMANDS, is_write
-from server.query import interrupt
-from storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
+from tidemark.fsync_lock import WRITE_COMMANDS, is_write
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import interrupt
+from tidemark.storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
 
 FAMILIES = (
     handshake,

@@ -23,8 +23,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.top import command_namespace
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.top import command_namespace
 
 MESSAGE = "Failing command via 'failCommand' failpoint"
 FAIL_COMMAND = "failCommand"

@@ -14,7 +14,7 @@ import asyncio
 import time
 from typing import Any
 
-from server import log
+from tidemark import log
 
 # Commands that write (mongod takes an intent-exclusive lock for them, which the fsync lock's global
 # read lock holds back).

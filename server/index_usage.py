@@ -24,7 +24,7 @@ from typing import Any
 import bson
 from bson.int64 import Int64
 
-from server.core.collection import public_index_spec
+from tidemark.core.collection import public_index_spec
 
 # Set while explain plans a read: explain never counts an access (mongod: explain does not bump the
 # counters), even when it runs the read for executionStats.

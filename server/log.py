@@ -6,7 +6,7 @@
 Lines go to stdout or ``--logpath`` and into a bounded ring (``getLog: "global"``); warnings logged
 with ``startup=True`` are also kept for ``getLog: "startupWarnings"`` (mongosh prints them as a
 banner). ``private`` attributes (a Python traceback with source paths) go to the log sink only: the
-ring answers clients, and clients see mongod-shaped lines, never the server's internals. The sink is process-wide: :func:`configure` is called once by ``server.app``; before that,
+ring answers clients, and clients see mongod-shaped lines, never the server's internals. The sink is process-wide: :func:`configure` is called once by ``tidemark.app``; before that,
 lines go to stdout. Thread-safe: the storage writer thread may log too.
 """
 

@@ -33,7 +33,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
-from server import log
+from tidemark import log
 
 SCRAPE_TIMEOUT_SECONDS = 5.0
 HISTOGRAM_POWERS = range(6, 25, 2)  # bucket bounds 2^k microseconds: 64 us, 256 us, ... 16.8 s

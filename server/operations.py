@@ -7,15 +7,15 @@ list). Invariants:
 - :meth:`Operation.check` is THE interruption check: killed -> its kill code (11601 Interrupted,
   or 11600 InterruptedAtShutdown), past ``deadline`` -> 50 MaxTimeMSExpired. ``CommandContext.
   check_deadline()``, ``TimeBudget`` and every long loop of the query layer
-  (``server.query.interrupt``) end here. Killing only sets a flag: the target stops at its next check,
+  (``tidemark.query.interrupt``) end here. Killing only sets a flag: the target stops at its next check,
   on whichever thread it runs (the event loop or the thread pool).
-- On a pool thread the check is also the scheduler's preemption point (``server.scheduler``): an
+- On a pool thread the check is also the scheduler's preemption point (``tidemark.scheduler``): an
   operation that has run its quantum while others wait parks there until its turn comes back; a
   parked (or still queued) one is woken by ``kill`` and raises at once. The event loop never parks.
 - Connections register themselves while open, so ``$currentOp`` with ``idleConnections`` can list the
   ones without a running operation.
 
-This module keeps data only (no asyncio, nothing above ``server.context``): every layer may use it.
+This module keeps data only (no asyncio, nothing above ``tidemark.context``): every layer may use it.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from typing import Any, TypeVar
 
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.auth.names import ANYONE, visible_to
-from server.auth.redaction import redact_command
-from server.query.interrupt import TICKS_PER_CHECK
-from server.scheduler import checkpoint, released
+from tidemark.auth.names import ANYONE, visible_to
+from tidemark.auth.redaction import redact_command
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.interrupt import TICKS_PER_CHECK
+from tidemark.scheduler import checkpoint, released
 
 T = TypeVar("T")
 
@@ -50,7 +50,7 @@ _OP_TYPES = {
 
 
 class Operation:
-    """One running command. ``ticks`` is the countdown used by ``server.query.interrupt.tick``."""
+    """One running command. ``ticks`` is the countdown used by ``tidemark.query.interrupt.tick``."""
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started_wall", "started",
                  "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked", "waiting_for_lock",
@@ -59,7 +59,7 @@ class Operation:
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
                  deadline: float | None):
         self.opid = opid
-        self.conn = conn  # server.context.ConnectionInfo
+        self.conn = conn  # tidemark.context.ConnectionInfo
         self.command_name = command_name
         self.command = command
         self.ns = ns
@@ -73,7 +73,7 @@ class Operation:
         # waiting and reaches its check at once. Event-loop thread only, like kill() itself.
         self.waker: Any = None
         self.cursor: Any = None  # the cursors.Cursor a getMore works on (currentOp's "cursor")
-        # The scheduler's job while the operation waits for a run token (server.scheduler), else None.
+        # The scheduler's job while the operation waits for a run token (tidemark.scheduler), else None.
         self.parked: Any = None
         self.waiting_for_lock = False  # a write waiting for the fsync lock (server/fsync_lock.py)
         # The maxTimeAlwaysTimeOut fail point while armed (a callable answering whether it fires): an
@@ -82,7 +82,7 @@ class Operation:
 
     def check(self) -> None:
         """Raise 11601 (or the kill code) once killed, 50 once past the deadline. On a pool thread,
-        first the scheduler's preemption point (may wait for a run token: ``server.scheduler``)."""
+        first the scheduler's preemption point (may wait for a run token: ``tidemark.scheduler``)."""
         checkpoint()
         if self.killed:
             if self.killed == ErrorCode.InterruptedAtShutdown:
@@ -105,7 +105,7 @@ class Operation:
 
     def released(self, fn: Callable[[], T]) -> T:
         """``fn()`` (C code with the GIL released) with this thread's run token handed on meanwhile
-        (``server.query.interrupt.gil_released``)."""
+        (``tidemark.query.interrupt.gil_released``)."""
         return released(fn)
 
     # -- currentOp ------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ class OperationRegistry:
         """currentOp entries (``host``: this server's ``hostname:port``): running operations, then
         (optionally) idle connections and idle cursors (``idle_cursors``: the CursorRegistry to list).
 
-        ``owner`` (a server.auth.names.Principal) keeps only what belongs to connections
+        ``owner`` (a tidemark.auth.names.Principal) keeps only what belongs to connections
         authenticated as that principal, and the cursors it opened (mongod's ``$ownOps`` /
         ``allUsers: false`` under access control); ANYONE lists everything; None (an unauthenticated
         viewer) matches nothing."""

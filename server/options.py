@@ -1,8 +1,8 @@
 """The mongod-style command line and YAML config: ``parse_options(argv) -> ServerOptions``.
 
 Light on purpose: this module imports only the standard library (PyYAML when ``--config`` is given), so
-``tidemark --version`` and ``--help`` answer without importing the server (``server.__main__`` imports
-``server.app`` only once the options are parsed and the server is to start). Keep it that way: a test
+``tidemark --version`` and ``--help`` answer without importing the server (``tidemark.__main__`` imports
+``tidemark.app`` only once the options are parsed and the server is to start). Keep it that way: a test
 checks that ``--version`` leaves the query layer unimported.
 
     tidemark --port 27017 --bind_ip 127.0.0.1 --dbpath ./data [--setParameter name=value]...
@@ -48,7 +48,7 @@ class ServerOptions:
     set_parameters: list[str] = field(default_factory=list)
     logpath: str | None = None
     logappend: bool = False
-    log_rotate: str = "rename"  # --logRotate / systemLog.logRotate: rename | reopen (server.log.rotate)
+    log_rotate: str = "rename"  # --logRotate / systemLog.logRotate: rename | reopen (tidemark.log.rotate)
     quiet: bool = False
     config: str | None = None
     storage_compressor: str = "zstd"
@@ -61,7 +61,7 @@ class ServerOptions:
     noauth: bool = False
     # Server-side JavaScript ($where, $function, $accumulator): --noscripting / security.javascriptEnabled.
     javascript_enabled: bool = True
-    # Access control and TLS (server.auth, server.tls): --auth, --tlsMode and the tls* files.
+    # Access control and TLS (tidemark.auth, tidemark.tls): --auth, --tlsMode and the tls* files.
     auth: bool = False
     tls_mode: str = "disabled"  # disabled | allowTLS | preferTLS | requireTLS
     tls_certificate_key_file: str | None = None
@@ -170,7 +170,7 @@ def _print_version() -> None:
     import json
     import platform
 
-    from server.version import GIT_VERSION, MONGODB_VERSION, tidemark_version
+    from tidemark.version import GIT_VERSION, MONGODB_VERSION, tidemark_version
 
     machine = platform.machine() or "unknown"
     build = {"version": MONGODB_VERSION, "gitVersion": GIT_VERSION, "modules": [], "allocator": "system",
@@ -206,7 +206,7 @@ def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
 # Every key a YAML config may hold, in mongod's layout. USED keys configure Tidemark; IGNORED keys are
 # mongod options with no meaning here (WiredTiger tuning, journaling, verbosity...), accepted so that a
 # mongod config file carries over; ANY accepts a whole subtree (setParameter names are checked at
-# start-up by server.params). Anything else is refused like mongod: "Unrecognized option: net.prot",
+# start-up by tidemark.params). Anything else is refused like mongod: "Unrecognized option: net.prot",
 # exit 2. README.md ("Configuration file") lists the IGNORED keys: keep the two in step.
 USED, IGNORED, ANY, ANY_IGNORED = "used", "ignored", "any", "any-ignored"
 CONFIG_KEYS: dict[str, Any] = {

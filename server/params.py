@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server import log
+from tidemark import log
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 
 def _parse_bool(value: Any) -> bool:

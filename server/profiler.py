@@ -27,15 +27,15 @@ from bson import json_util
 from bson.binary import UuidRepresentation
 from bson.int64 import Int64
 
-from protocol.codec import encode
-from protocol.errors import MongoError
-from protocol.messages import RawDocuments, materialize
-from server import log
-from server.auth.redaction import redact_command
-from server.core import capped
-from server.operations import command_report
-from server.query.match import compile_filter
-from server.top import command_namespace
+from tidemark import log
+from tidemark.auth.redaction import redact_command
+from tidemark.core import capped
+from tidemark.operations import command_report
+from tidemark.protocol.codec import encode
+from tidemark.protocol.errors import MongoError
+from tidemark.protocol.messages import RawDocuments, materialize
+from tidemark.query.match import compile_filter
+from tidemark.top import command_namespace
 
 PROFILE_COLLECTION = "system.profile"
 MAX_PROFILE_COMMAND_BYTES = 50 * 1024  # mongod truncates bigger commands in profile entries
@@ -270,7 +270,7 @@ def _host(peer: str) -> str:
 
 def _redacted(name: str, cmd: dict) -> dict:
     """The command as the profiler and the log show it: secrets hidden by THE rule
-    (server.auth.redaction, mongod's snipForLogging), large values bounded."""
+    (tidemark.auth.redaction, mongod's snipForLogging), large values bounded."""
     cmd, _ = redact_command(cmd, name)
     # A large command (a 100,000-document insert, a million-element $in) is cut before anything
     # decodes, encodes or serializes it whole: this runs on the event loop (issue 11).

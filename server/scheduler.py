@@ -1,8 +1,8 @@
 """Run tokens: how the thread pool shares the CPU (and the GIL) among running operations.
 
 Every piece of work of the server's thread pool runs inside :meth:`RunScheduler.run` (the one
-executor path: ``server.context.run_in_pool``). The pool itself is large (a thread per running
-operation, up to ``server.app.MAX_WORKER_THREADS``), so a long operation never keeps another from
+executor path: ``tidemark.context.run_in_pool``). The pool itself is large (a thread per running
+operation, up to ``tidemark.app.MAX_WORKER_THREADS``), so a long operation never keeps another from
 starting; what is scarce is the right to run Python, the *run token*:
 
 - At most ``tokens`` jobs hold a run token at once (K, about the number of cores). The others wait,
@@ -63,7 +63,7 @@ class _Job:
 
     def __init__(self, scheduler: RunScheduler, op: Any):
         self.scheduler = scheduler
-        self.op = op  # server.operations.Operation (check(), killed, deadline, parked) or None
+        self.op = op  # tidemark.operations.Operation (check(), killed, deadline, parked) or None
         self.holding = False  # holds a run token (written under the scheduler's lock)
         self.ungated = False  # let through after close(): holds no counted token
         self.granted_at = 0.0  # when it got its current token

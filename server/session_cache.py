@@ -8,7 +8,7 @@ with the time of its last use; ``endSessions``/``killSessions`` remove it; sessi
 ``user: {name}`` for an authenticated user. Event-loop thread only; bounded like mongod's cache.
 
 Invariant: a session is keyed by (session id, owner) — the owner being the
-:class:`~server.auth.names.Principal` that used it (None without authentication) — as mongod keys
+:class:`~tidemark.auth.names.Principal` that used it (None without authentication) — as mongod keys
 it by (id, uid): two users using the same id have two sessions, and one user's commands never
 refresh, end or kill the other's. ``uid`` and ``user.name`` are display values only (mongod's
 digest of ``"user@db"`` is ambiguous when names contain '@'); owners are compared as principals.
@@ -23,7 +23,7 @@ from typing import Any
 
 from bson.binary import Binary
 
-from server.auth.names import ANYONE, session_digest, visible_to
+from tidemark.auth.names import ANYONE, session_digest, visible_to
 
 TIMEOUT_SECONDS = 30 * 60
 MAX_SESSIONS = 1_000_000  # mongod's maxSessions

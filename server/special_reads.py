@@ -1,6 +1,6 @@
-"""The read core's hooks for the special read kinds (synchronous, like ``server.collections``):
+"""The read core's hooks for the special read kinds (synchronous, like ``tidemark.collections``):
 
-- ``with_meta`` / ``find_meta``: a DocMeta table (``server.query.docmeta``) for reads whose pipeline,
+- ``with_meta`` / ``find_meta``: a DocMeta table (``tidemark.query.docmeta``) for reads whose pipeline,
   projection or sort asks for ``$meta`` (textScore needs a ``$text`` filter: 40218);
 - ``geo_near_source``: a leading ``$geoNear`` on a collection, run as a near query on its key through
   the geo index (``plan_special``/``geo_near``), each result decorated with its distance;
@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.core import collection as C
-from server.query import docmeta
-from server.query import plan as planner
-from server.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite
-from server.query.match import compile_filter, compile_node, parse_filter
-from server.query.parsed_match import MatchStage, parsed
-from server.query.pipeline import parse_pipeline
-from server.query.plan_special import mentions_special
+from tidemark.core import collection as C
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import docmeta
+from tidemark.query import plan as planner
+from tidemark.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite
+from tidemark.query.match import compile_filter, compile_node, parse_filter
+from tidemark.query.parsed_match import MatchStage, parsed
+from tidemark.query.pipeline import parse_pipeline
+from tidemark.query.plan_special import mentions_special
 
 
 def with_meta(variables: dict | None, pipeline: list) -> tuple[dict | None, Any]:

@@ -22,8 +22,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from protocol.codec import decode
-from protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.codec import decode
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 CHUNK = 256
 

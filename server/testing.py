@@ -15,7 +15,7 @@ time a test asks for it; the others build on it. Without pytest::
     with TidemarkServer() as server:
         MongoClient(server.uri)...
 
-How it runs: the server's :class:`server.app.App` runs on its own asyncio event loop in a daemon
+How it runs: the server's :class:`tidemark.app.App` runs on its own asyncio event loop in a daemon
 thread of the test process (no subprocess, no binary, nothing downloaded), so it starts in a fraction
 of a second; ``stop()`` shuts it down gracefully (storage closed, dbpath lock released). The process
 log goes to ``<dbpath>/../tidemark.log``. It listens on 127.0.0.1 only.
@@ -117,9 +117,9 @@ class TidemarkServer:
             loop.close()
 
     async def _serve(self) -> None:
-        from server import log  # see _run
-        from server.app import App, StartupError
-        from server.context import ServerOptions
+        from tidemark import log  # see _run
+        from tidemark.app import App, StartupError
+        from tidemark.context import ServerOptions
 
         self.dbpath.mkdir(parents=True, exist_ok=True)
         options = ServerOptions(port=self.requested_port, bind_ip=["127.0.0.1"], dbpath=str(self.dbpath),

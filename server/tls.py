@@ -12,7 +12,7 @@
   those bytes a connection costs no CPU (the kernel wakes the loop only once 16 bytes are queued:
   ``SO_RCVLOWAT``); one that has not sent them within ``SNIFF_TIMEOUT_SECONDS`` (30 s) is closed.
   mongod has no such timeout, but an idle connection costs it nothing either. With TLS disabled,
-  ``server.connection`` closes a connection whose first bytes are a ClientHello at once, so a TLS
+  ``tidemark.connection`` closes a connection whose first bytes are a ClientHello at once, so a TLS
   client fails fast instead of waiting for a reply that never comes.
 - :func:`certificate_warnings`: at start-up, mongod's warnings for a server certificate that has expired,
   is not yet valid, expires within 30 days or has no Subject Alternative Name (severity W).
@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from server import log
+from tidemark import log
 
 HEADER_BYTES = 16
 # A connection must send its first 16 bytes within this time (server parameter
@@ -139,7 +139,7 @@ class TlsListener:
     """One listening socket that serves TLS and (unless ``require``) plaintext connections.
 
     ``factory(tls: bool)`` makes the protocol of an accepted connection. ``sockets`` and ``close()``
-    mirror ``asyncio.Server`` for ``server.app``.
+    mirror ``asyncio.Server`` for ``tidemark.app``.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,

@@ -18,12 +18,12 @@ from typing import Any
 
 from bson.datetime_ms import DatetimeMS
 
-from protocol.codec import decode
-from protocol.errors import MongoError
-from server.context import run_in_pool
-from server.query.index_keys import index_key_map
-from server.timeseries import collection as ts_collection
-from server.timeseries import ttl as ts_ttl
+from tidemark.context import run_in_pool
+from tidemark.protocol.codec import decode
+from tidemark.protocol.errors import MongoError
+from tidemark.query.index_keys import index_key_map
+from tidemark.timeseries import collection as ts_collection
+from tidemark.timeseries import ttl as ts_ttl
 
 log = logging.getLogger("tidemark.ttl")
 ts_log = logging.getLogger("tidemark.timeseries")
@@ -35,7 +35,7 @@ DEFAULT_SLEEP_SECS = 60
 
 
 def _param(server: Any, name: str, default: Any) -> Any:
-    """A server parameter (``server.params[name]``), or ``default`` when unknown."""
+    """A server parameter (``tidemark.params[name]``), or ``default`` when unknown."""
     params = getattr(server, "params", None)
     try:
         value = params[name]
@@ -72,7 +72,7 @@ def ttl_indexes(info) -> list[dict]:
 
 def _date_bounds(spec: dict, cutoff: datetime.datetime) -> tuple[bytes, bytes]:
     """Index key bounds holding exactly the dates before ``cutoff`` (either key direction)."""
-    from storage.keys import T_DATE, encode_key
+    from tidemark.storage.keys import T_DATE, encode_key
 
     if float(next(iter(spec["key"].values()))) >= 0:
         return bytes([T_DATE]), encode_key((cutoff,), (1,))
@@ -171,7 +171,7 @@ def start_ttl_monitor(server: Any) -> asyncio.Task:
     return asyncio.get_running_loop().create_task(ttl_loop(server), name="ttl-monitor")
 
 
-# --- lifecycle hooks (server.app.LIFECYCLE_HOOKS) ---------------------------------------------------
+# --- lifecycle hooks (tidemark.app.LIFECYCLE_HOOKS) ---------------------------------------------------
 
 _TASKS: dict[int, asyncio.Task] = {}
 

@@ -1,7 +1,7 @@
 """The writing stages' targets: ``$merge`` into a collection (synchronous; the pipeline callback runs in
 the thread pool, the writes in one transaction on the writer thread), and the plan of a ``$out`` into a time-series
 collection (``timeseries_out_plan`` validates before the read; the write itself,
-``server.commands.timeseries_out.out_timeseries``, runs on the event loop as time-series commands
+``tidemark.commands.timeseries_out.out_timeseries``, runs on the event loop as time-series commands
 because measurements go through the bucket catalog).
 
 $merge follows mongod's DocumentSourceMerge:
@@ -24,22 +24,22 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
-from protocol.errors import ErrorCode, MongoError
-from server.core import capped
-from server.core import collection as C
-from server.core.namespace import is_timeseries_view
-from server.query import plan as planner
-from server.query import update as update_mod
-from server.query.index_keys import key_fields
-from server.query.match import compile_filter
-from server.query.paths import get_path
-from server.query.stage_write import merge_options
-from server.query.value_repr import bson_repr
-from server.query.values import MISSING
-from server.timeseries import ddl as ts_ddl
-from server.timeseries import options as ts_options
-from server.timeseries.indexes import default_index_specs
-from storage.errors import DuplicateKey
+from tidemark.core import capped
+from tidemark.core import collection as C
+from tidemark.core.namespace import is_timeseries_view
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import plan as planner
+from tidemark.query import update as update_mod
+from tidemark.query.index_keys import key_fields
+from tidemark.query.match import compile_filter
+from tidemark.query.paths import get_path
+from tidemark.query.stage_write import merge_options
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import MISSING
+from tidemark.storage.errors import DuplicateKey
+from tidemark.timeseries import ddl as ts_ddl
+from tidemark.timeseries import options as ts_options
+from tidemark.timeseries.indexes import default_index_specs
 
 _IMMUTABLE_CONTEXT = "$merge failed to update the matching document, did you attempt to modify the _id or the shard key?"
 _FAIL_CONTEXT = "$merge with whenMatched: fail found an existing document with the same values for the 'on' fields"
@@ -123,7 +123,7 @@ def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
         return info
 
     def fn(w):
-        from server.core.collection import ensure_collection
+        from tidemark.core.collection import ensure_collection
 
         info = ensure_collection(w, ns)
         for doc, key in results:

@@ -1,2 +1,2 @@
 """Documents <-> durable LMDB records; see README.md. Import submodules directly (storage.engine,
-storage.keys, storage.errors): importing this package loads nothing else."""
+tidemark.storage.keys, tidemark.storage.errors): importing this package loads nothing else."""

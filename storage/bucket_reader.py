@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from storage import bucket_codec as codec
+from tidemark.storage import bucket_codec as codec
 
 _DATA_ELEMENT = b"\x03data\x00"
 _INT32 = struct.Struct("<i")

@@ -25,9 +25,9 @@ import bson
 from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions, DatetimeConversion
 
-from storage.errors import InvalidNamespace
+from tidemark.storage.errors import InvalidNamespace
 
-# Same decisions as protocol.codec (storage may not import protocol): dicts, naive UTC dates,
+# Same decisions as tidemark.protocol.codec (storage may not import protocol): dicts, naive UTC dates,
 # standard UUIDs, Int64 kept.
 CATALOG_CODEC: CodecOptions[dict[str, Any]] = CodecOptions(
     document_class=dict,

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import struct
 
-from storage.errors import StorageError
-from storage.lmdb_types import Handle, Txn
+from tidemark.storage.errors import StorageError
+from tidemark.storage.lmdb_types import Handle, Txn
 
 TAG_CHUNKED = 0x05
 CHUNKS_DB = b"_chunks"

@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 
 import lmdb
 
-from storage import chunks, indexes
-from storage.catalog import decode_entry, index_db_name, records_db_name
-from storage.errors import is_out_of_space
-from storage.lmdb_types import Handle, Txn
-from storage.txn import GRAVEYARD
+from tidemark.storage import chunks, indexes
+from tidemark.storage.catalog import decode_entry, index_db_name, records_db_name
+from tidemark.storage.errors import is_out_of_space
+from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.txn import GRAVEYARD
 
 log = logging.getLogger("tidemark.storage")
 

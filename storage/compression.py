@@ -34,7 +34,7 @@ from collections.abc import Callable
 import snappy
 import zstandard
 
-from storage import bucket_codec
+from tidemark.storage import bucket_codec
 
 TAG_RAW = 0x00
 TAG_ZSTD = 0x01
@@ -154,7 +154,7 @@ class ValueCodec:
             raw: bytes = snappy.uncompress(stored[1:])  # python-snappy is untyped
             return raw
         if tag == TAG_CHUNKED:
-            raise ValueError("a chunked value (tag 5) must be read through storage.records")
+            raise ValueError("a chunked value (tag 5) must be read through tidemark.storage.records")
         raise ValueError(f"stored value has an unknown compression tag {tag:#x}")
 
     def unpacked_size(self, stored: bytes) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 
-from storage.errors import DbPathInUse, DbPathUnusable, OutOfDiskSpace, is_out_of_space
+from tidemark.storage.errors import DbPathInUse, DbPathUnusable, OutOfDiskSpace, is_out_of_space
 
 LOCK_FILE = "mongod.lock"
 # Like mongod: the data are readable by the server's user only.

@@ -15,8 +15,8 @@ from __future__ import annotations
 import lmdb
 import zstandard
 
-from storage.compression import ValueCodec, train_dictionary
-from storage.lmdb_types import Handle, Txn
+from tidemark.storage.compression import ValueCodec, train_dictionary
+from tidemark.storage.lmdb_types import Handle, Txn
 
 PREFIX = b"zdict:"
 TRAIN_AFTER = 1000  # samples per collection before training

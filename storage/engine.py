@@ -25,14 +25,14 @@ from typing import Any, TypeVar
 
 import lmdb
 
-from storage import compact, records
-from storage import journal as journal_mod
-from storage.catalog import decode_entry, index_db_name, records_db_name
-from storage.chunks import CHUNKS_DB
-from storage.compression import ValueCodec
-from storage.dbpath import FILE_MODE, lock_dbpath, prepare_dbpath, unlock_dbpath
-from storage.dictionaries import CollectionDictionaries
-from storage.errors import (
+from tidemark.storage import compact, records
+from tidemark.storage import journal as journal_mod
+from tidemark.storage.catalog import decode_entry, index_db_name, records_db_name
+from tidemark.storage.chunks import CHUNKS_DB
+from tidemark.storage.compression import ValueCodec
+from tidemark.storage.dbpath import FILE_MODE, lock_dbpath, prepare_dbpath, unlock_dbpath
+from tidemark.storage.dictionaries import CollectionDictionaries
+from tidemark.storage.errors import (
     DbPathUnusable,
     EngineClosed,
     OutOfDiskSpace,
@@ -41,11 +41,11 @@ from storage.errors import (
     TransactionTooLarge,
     storage_failure,
 )
-from storage.faults import CommitFaults
-from storage.gate import ReadGate
-from storage.lmdb_types import Handle, Txn
-from storage.readview import ReadView, flush_sizes
-from storage.txn import GRAVEYARD, IndexHandles, WriteTxn
+from tidemark.storage.faults import CommitFaults
+from tidemark.storage.gate import ReadGate
+from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.readview import ReadView, flush_sizes
+from tidemark.storage.txn import GRAVEYARD, IndexHandles, WriteTxn
 
 T = TypeVar("T")
 
@@ -78,7 +78,7 @@ class _Group:
 
 def _commit_error(exc: BaseException) -> Exception:
     """What the futures of a group that could not commit receive (nothing of the group was written):
-    storage.errors.storage_failure, the one mapping (no space -> OutOfDiskSpace 14031)."""
+    tidemark.storage.errors.storage_failure, the one mapping (no space -> OutOfDiskSpace 14031)."""
     return storage_failure(exc)
 
 

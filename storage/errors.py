@@ -83,7 +83,7 @@ class IndexExists(StorageError):
 class DuplicateKey(StorageError):
     """A unique index (or a clustered collection's record key) already holds this key.
 
-    ``key`` is the encoded key (``storage.keys`` bytes); ``storage.keys.decode_key(key, directions)``
+    ``key`` is the encoded key (``tidemark.storage.keys`` bytes); ``tidemark.storage.keys.decode_key(key, directions)``
     recovers the values for mongod's ``keyValue``. Nothing of the failed operation was written.
     """
 

@@ -8,7 +8,7 @@ an I/O error would, without root, tmpfs or a real failing device.
 - ``journal``: a ``WriteTxn.journal_append`` (LMDB's error, as a put that must write spilled pages does);
 - ``index``: a ``WriteTxn.create_index`` bulk load (the same).
 
-Every write that hits it gets the translated error (``storage.errors.storage_failure``: ``OutOfDiskSpace``
+Every write that hits it gets the translated error (``tidemark.storage.errors.storage_failure``: ``OutOfDiskSpace``
 14031 for ENOSPC, ``CommitFailed`` 8 otherwise) and nothing of it is written. ``fail_next(0)`` disarms it.
 Thread-safe: armed from any thread, consumed on the writer thread.
 """

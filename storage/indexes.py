@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from storage.errors import DuplicateKey, KeyTooLong
-from storage.keyspan import leading_components_length
-from storage.lmdb_types import Handle, Txn
-from storage.ranges import raw_range, walk, walk_split
+from tidemark.storage.errors import DuplicateKey, KeyTooLong
+from tidemark.storage.keyspan import leading_components_length
+from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.ranges import raw_range, walk, walk_split
 
 # The LMDB key of a split entry is the shortest run of whole leading components of at least this many
 # bytes (or the whole index key): a long first component (a time-series meta) is stored once, while

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from storage.compression import ValueCodec
-from storage.lmdb_types import Handle, Txn
+from tidemark.storage.compression import ValueCodec
+from tidemark.storage.lmdb_types import Handle, Txn
 
 MAX_STREAM = 400  # keeps the key under LMDB's 511-byte limit
 _HW = b"jhw:"

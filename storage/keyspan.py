@@ -6,7 +6,7 @@ components; this module finds the cut. Pure byte scanning: no value objects are 
 
 from __future__ import annotations
 
-from storage.keys import (
+from tidemark.storage.keys import (
     _END,
     _INVERT,
     _N_NEG,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from storage.keys import prefix_end
-from storage.lmdb_types import Cursor, Handle, Txn
+from tidemark.storage.keys import prefix_end
+from tidemark.storage.lmdb_types import Cursor, Handle, Txn
 
 
 def raw_range(lo: bytes | None, hi: bytes | None, lo_inclusive: bool = True,

@@ -11,17 +11,17 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from storage import catalog, chunks, indexes, journal, records
-from storage.bucket_reader import BucketReader
-from storage.catalog import CollectionInfo, index_db_name, records_db_name
-from storage.compression import TAG_BUCKET, ValueCodec
-from storage.errors import IndexNotFound
-from storage.lmdb_types import Handle, Txn
+from tidemark.storage import catalog, chunks, indexes, journal, records
+from tidemark.storage.bucket_reader import BucketReader
+from tidemark.storage.catalog import CollectionInfo, index_db_name, records_db_name
+from tidemark.storage.compression import TAG_BUCKET, ValueCodec
+from tidemark.storage.errors import IndexNotFound
+from tidemark.storage.lmdb_types import Handle, Txn
 
 if TYPE_CHECKING:
     from lmdb import _StatDict
 
-    from storage.engine import Engine
+    from tidemark.storage.engine import Engine
 
 DSIZE_PREFIX = b"dsize:"  # meta key prefix: data size counter of a collection ident
 

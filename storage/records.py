@@ -17,12 +17,12 @@ from typing import Any
 
 from bson.raw_bson import RawBSONDocument
 
-from storage.catalog import CATALOG_CODEC
-from storage.chunks import TAG_CHUNKED, join
-from storage.compression import ValueCodec
-from storage.keys import encode_key
-from storage.lmdb_types import Handle, Txn
-from storage.ranges import raw_range, walk
+from tidemark.storage.catalog import CATALOG_CODEC
+from tidemark.storage.chunks import TAG_CHUNKED, join
+from tidemark.storage.compression import ValueCodec
+from tidemark.storage.keys import encode_key
+from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.ranges import raw_range, walk
 
 RID_SIZE = 8
 _RAW_CODEC = CATALOG_CODEC.with_options(document_class=RawBSONDocument)  # decodes only what is read

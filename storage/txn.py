@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import lmdb
 
-from storage import catalog, chunks, indexes, journal, records
-from storage.catalog import ID_INDEX_NAME, CollectionInfo, index_db_name, records_db_name, split_ns
-from storage.errors import (
+from tidemark.storage import catalog, chunks, indexes, journal, records
+from tidemark.storage.catalog import ID_INDEX_NAME, CollectionInfo, index_db_name, records_db_name, split_ns
+from tidemark.storage.errors import (
     CatalogChanged,
     DuplicateKey,
     IndexExists,
@@ -34,11 +34,11 @@ from storage.errors import (
     StorageError,
     TooManyCollections,
 )
-from storage.lmdb_types import Handle, Txn
-from storage.readview import ReadView, size_key
+from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.readview import ReadView, size_key
 
 if TYPE_CHECKING:
-    from storage.engine import Engine, _Group
+    from tidemark.storage.engine import Engine, _Group
 
 _NEXT_IDENT = b"next_ident"
 GRAVEYARD = b"graveyard"  # meta key: NUL-separated sub-db names to delete at next open

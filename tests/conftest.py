@@ -1,6 +1,6 @@
 """Shared fixtures: a real Tidemark server process and clients connected to it.
 
-- ``server`` (session): one ``python -m server`` on a free port with a temporary dbpath and
+- ``server`` (session): one ``python -m tidemark`` on a free port with a temporary dbpath and
   ``ttlMonitorSleepSecs=1``; stopped with SIGTERM at the end, asserting a clean exit (status 0).
 - ``start_server`` (function): factory for dedicated servers, ``start_server(dbpath=None,
   params=None, args=())`` -> ``harness.ServerProcess`` (.port, .uri, .kill(), .terminate(),
@@ -37,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory):
     base = tmp_path_factory.mktemp("tidemark-session")
-    proc = ServerProcess(base / "db", params={"ttlMonitorSleepSecs": 1}, log_path=base / "server.log")
+    proc = ServerProcess(base / "db", params={"ttlMonitorSleepSecs": 1}, log_path=base / "tidemark.log")
     proc.start()
     yield proc
     code = proc.terminate()
@@ -75,7 +75,7 @@ ROOT_USER, ROOT_PASSWORD = "root", "rootpw"
 def auth_server(tmp_path_factory: pytest.TempPathFactory):
     base = tmp_path_factory.mktemp("tidemark-auth")
     # enableTestCommands: every command of the table exists there (the auth tests try each one).
-    proc = ServerProcess(base / "db", args=("--auth",), params={"enableTestCommands": 1}, log_path=base / "server.log")
+    proc = ServerProcess(base / "db", args=("--auth",), params={"enableTestCommands": 1}, log_path=base / "tidemark.log")
     proc.start()
     with proc.client() as bootstrap:  # the localhost exception lets this connection create the first user
         bootstrap.admin.command("createUser", ROOT_USER, pwd=ROOT_PASSWORD, roles=["root"])

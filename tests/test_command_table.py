@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from server.auth.rules import RULES
-from server.dispatch import FAMILIES, build_table
+from tidemark.auth.rules import RULES
+from tidemark.dispatch import FAMILIES, build_table
 
 TESTS = Path(__file__).resolve().parent
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from server.context import FILTER_REQUEST_BYTES, LARGE_REQUEST_BYTES, CommandContext
+from tidemark.context import FILTER_REQUEST_BYTES, LARGE_REQUEST_BYTES, CommandContext
 
 
 class _Stub:

@@ -73,8 +73,8 @@ MONGODB_70: dict[str, frozenset[str]] = {
 
 def server_tables() -> dict[str, frozenset[str]]:
     """What the server accepts, from its own tables."""
-    from server.commands import replication
-    from server.query import accumulators, expressions, match_parse, pipeline, plan, project, windows
+    from tidemark.commands import replication
+    from tidemark.query import accumulators, expressions, match_parse, pipeline, plan, project, windows
 
     stages = set(pipeline.STAGES or pipeline._stage_table())
     stages = {s for s in stages if not s.startswith("$_")}  # internal stages ($_internalGeoNearDistance)

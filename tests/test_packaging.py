@@ -12,7 +12,7 @@ from harness import PYTHON, ROOT
 
 def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [PYTHON, "-m", "server", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        [PYTHON, "-m", "tidemark", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
     )
 
 
@@ -30,9 +30,9 @@ def test_standalone_bson_package_is_not_installed():
         importlib.metadata.distribution("bson")
 
 
-def test_console_script_tidemark_runs_python_m_server():
+def test_console_script_tidemark_runs_python_m_tidemark():
     scripts = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="console_scripts")}
-    assert scripts["tidemark"] == "server.__main__:main"
+    assert scripts["tidemark"] == "tidemark.__main__:main"
     assert (ROOT / ".venv" / "bin" / "tidemark").exists()
 
 
@@ -174,7 +174,7 @@ def test_out_of_range_port_exits_2():
 
 _IMPORT_PROBE = """
 import contextlib, io, json, sys
-from server.__main__ import main
+from tidemark.__main__ import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     try:
         main(sys.argv[1:])
@@ -186,7 +186,7 @@ print(json.dumps({"out": out.getvalue(), "modules": sorted(sys.modules)}))
 
 @pytest.mark.parametrize("flag", ["--version", "--help"])
 def test_version_and_help_answer_without_importing_the_server(flag):
-    """They parse in the light server.options (issue 24): none of the query layer, the application, storage,
+    """They parse in the light tidemark.options (issue 24): none of the query layer, the application, storage,
     the wire protocol or the heavy libraries is imported, so they answer in a few tens of milliseconds."""
     import json
 
@@ -195,13 +195,13 @@ def test_version_and_help_answer_without_importing_the_server(flag):
     assert result.returncode == 0, result.stderr
     probe = json.loads(result.stdout)
     assert ("db version v7.0.0" if flag == "--version" else "--dbpath") in probe["out"]
-    heavy = ("server.query", "server.app", "server.context", "server.commands", "storage", "protocol",
+    heavy = ("tidemark.query", "tidemark.app", "tidemark.context", "tidemark.commands", "storage", "protocol",
              "pymongo", "bson", "numpy", "yaml", "asyncio", "uvloop", "importlib.metadata")
     loaded = [name for name in probe["modules"] if name.startswith(heavy)]
     assert loaded == []
 
 
 def test_package_version_is_the_one_tidemark_reports():
-    from server.version import __version__, tidemark_version
+    from tidemark.version import __version__, tidemark_version
 
     assert importlib.metadata.version("tidemark") == __version__ == tidemark_version()

@@ -1,4 +1,4 @@
-"""The pytest plugin shipped with the package (server.testing, a pytest11 entry point): an
+"""The pytest plugin shipped with the package (tidemark.testing, a pytest11 entry point): an
 in-process server on a free port with a temporary dbpath, its URI, a pymongo client, fresh databases,
 and dedicated servers — used here exactly as an application's test suite would."""
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from server.testing import TidemarkServer
+from tidemark.testing import TidemarkServer
 
 
 def test_the_fixtures_give_a_working_server(tidemark_uri, tidemark_client, tidemark_db):

@@ -42,7 +42,7 @@ def _run(ctx: Context, name: str, mode: str, description: str) -> SystemResult:
         "--port",
         str(port),
     ]
-    proc = start_process(cmd, ctx.workdir / name / "server.log")
+    proc = start_process(cmd, ctx.workdir / name / "tidemark.log")
     try:
         wait_port(port, proc, what=name)
         loads = [("replay", replay_args(ctx, port))]

@@ -1,4 +1,4 @@
-"""Tidemark itself, started as a user would (``python -m server --port P --dbpath D``) on a fresh data dir.
+"""Tidemark itself, started as a user would (``python -m tidemark --port P --dbpath D``) on a fresh data dir.
 
 Two systems share this module: ``tidemark`` (the ``cpu`` time-series collection, timeField "time",
 metaField "tags", granularity seconds) and ``tidemark-regular`` (the same documents in a plain collection).
@@ -136,7 +136,7 @@ def setup_collection(client, timeseries: bool) -> None:
 
 
 class TidemarkServer:
-    """``python -m server`` on a fresh data directory under ``workdir`` (pinned like the benchmark)."""
+    """``python -m tidemark`` on a fresh data directory under ``workdir`` (pinned like the benchmark)."""
 
     def __init__(self, ctx: Context, workdir: Path):
         self.ctx = ctx
@@ -158,7 +158,7 @@ class TidemarkServer:
             + ["--port", str(self.port), "--dbpath", str(self.dbpath)]
             + (["--auth"] if self.ctx.auth else [])
         )
-        self.proc = start_process(cmd, self.workdir / "server.log")
+        self.proc = start_process(cmd, self.workdir / "tidemark.log")
         wait_port(self.port, self.proc, what="tidemark (" + " ".join(cmd) + ")")
         if self.ctx.auth:
             from pymongo import MongoClient

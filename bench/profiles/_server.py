@@ -24,11 +24,20 @@ CACHE = ROOT / "bench" / ".cache"
 
 
 def snapshot_tree(commit: str, dest: str) -> str:
-    """Extract ``commit``'s protocol/, server/, storage/ into ``dest`` (``git archive``; no git state changes)."""
+    """Extract ``commit``'s protocol/, server/, storage/ into ``dest`` (``git archive``; no git state changes),
+    laid out under the import names that commit uses, so that ``python -m <name>`` run in ``dest`` imports
+    that commit's code (not the installed checkout): since the install footprint change (issue 24) server/
+    is the package ``tidemark`` with protocol/ and storage/ inside it; before it, three top-level packages."""
     os.makedirs(dest, exist_ok=True)
     archive = subprocess.run(["git", "archive", commit, "protocol", "server", "storage"], cwd=ROOT,
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
+    pyproject = subprocess.run(["git", "show", f"{commit}:pyproject.toml"], cwd=ROOT, capture_output=True,
+                               text=True, check=True).stdout
+    if '"tidemark" = "server"' in pyproject:
+        os.rename(os.path.join(dest, "server"), os.path.join(dest, "tidemark"))
+        for folder in ("protocol", "storage"):
+            os.rename(os.path.join(dest, folder), os.path.join(dest, "tidemark", folder))
     return dest
 
 
@@ -51,8 +60,10 @@ class Server:
         """``tree``: run the server from this source tree (e.g. a `git archive` of one commit, so a
         profile is not measuring other engineers' uncommitted edits); default: this work tree."""
         self.tree = tree or str(ROOT)
+        # a snapshot of a commit from before the one import name runs as `python -m server`
+        self.module = "server" if tree and not os.path.isdir(os.path.join(tree, "tidemark")) else "tidemark"
         # Python run before the server's own __main__ (experiments without editing the server, e.g. GC
-        # settings): `python -c "<prelude>; runpy.run_module('server')" <server args>`.
+        # settings): `python -c "<prelude>; runpy.run_module('tidemark')" <server args>`.
         self.prelude = prelude
         self.own_dir = dbpath is None
         self.dbpath = dbpath or tempfile.mkdtemp(prefix="tm-profile-")
@@ -62,9 +73,9 @@ class Server:
 
     def start(self) -> Server:
         log = open(os.path.join(self.dbpath, "..", f"tm-profile-{self.port}.log"), "wb")
-        launcher = ["-m", "server"]
+        launcher = ["-m", self.module]
         if self.prelude:
-            launcher = ["-c", f"{self.prelude}\nimport runpy\nrunpy.run_module('server', run_name='__main__', "
+            launcher = ["-c", f"{self.prelude}\nimport runpy\nrunpy.run_module('{self.module}', run_name='__main__', "
                               "alter_sys=True)"]
         cmd = pin(0) + [PY, *launcher, "--port", str(self.port), "--dbpath", self.dbpath, "--quiet",
                         *self.extra]

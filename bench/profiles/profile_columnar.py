@@ -37,8 +37,8 @@ from bson.raw_bson import RawBSONDocument
 from bench.generator import generate, parse_duration
 from bench.naive import NaiveChecker
 from bench.queries import QUERY_TYPES, UNIT_MS, compare, make_params
-from protocol.codec import CODEC_OPTIONS
-from storage.compression import ValueCodec
+from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.storage.compression import ValueCodec
 
 HOUR_MS = 3_600_000
 

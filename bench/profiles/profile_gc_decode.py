@@ -17,7 +17,7 @@ import bson
 
 from bench.messages import op_msg_sections, open_frames
 from bench.profiles._server import frames_path
-from protocol.codec import CODEC_OPTIONS
+from tidemark.protocol.codec import CODEC_OPTIONS
 
 
 def decode_cost(sections: list[bytes], *, retain: bool, gc_enabled: bool = True) -> float:

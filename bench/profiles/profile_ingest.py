@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.profiles.profile_ingest [--scale 100] [--frames 200] [--rate 250]
         [--mode active|idle|none] [--keep DIR] [--json OUT]
 
-Starts `python -m server` on a fresh dbpath (pinned to core 0), creates `cpu` + its index, attaches py-spy
+Starts `python -m tidemark` on a fresh dbpath (pinned to core 0), creates `cpu` + its index, attaches py-spy
 (`pip install py-spy` into the venv; not a project dependency) to the server and replays the first
 `--frames` cached insert frames (1000 rows each) over 4 connections (loader pinned to core 1).
 

@@ -27,10 +27,10 @@ import numpy as np
 import zstandard
 from bson.objectid import ObjectId
 
-from protocol.codec import CODEC_OPTIONS
-from storage.compression import ValueCodec
-from storage.dictionaries import PREFIX as DICT_PREFIX
-from storage.dictionaries import dict_id_of
+from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.storage.compression import ValueCodec
+from tidemark.storage.dictionaries import PREFIX as DICT_PREFIX
+from tidemark.storage.dictionaries import dict_id_of
 
 PAGE = 4096
 
@@ -228,7 +228,7 @@ def tag4_decode_costs(env: lmdb.Environment, db) -> None:
     measurement of what a prefix-only / column-selective decoder would save, not an API."""
     import time
 
-    from storage.bucket_codec import _decompressor, _get_varint, decode_raw
+    from tidemark.storage.bucket_codec import _decompressor, _get_varint, decode_raw
 
     with env.begin() as txn:
         packed = [bytes(v)[5:] for _, v in txn.cursor(db=db) if v[0] == 0x04]

@@ -37,7 +37,7 @@ def load(dbpath: str, scale: int, duration_s: int, extra: list[str]) -> int:
 
     port = free_port()
     log = open(os.path.join(dbpath, "..", f"storage-size-{port}.log"), "wb")
-    proc = subprocess.Popen([PY, "-m", "server", "--port", str(port), "--dbpath", dbpath, "--quiet", *extra],
+    proc = subprocess.Popen([PY, "-m", "tidemark", "--port", str(port), "--dbpath", dbpath, "--quiet", *extra],
                             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_port(port, proc)

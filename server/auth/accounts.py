@@ -1,7 +1,7 @@
 """Users and roles as documents: parsing role names and privileges, deriving credentials, building
 the stored documents and the ``usersInfo`` / ``rolesInfo`` views of them (the one place for each).
 
-Stored shapes are mongod's (see :mod:`server.auth.store`). Views hide ``credentials`` unless
+Stored shapes are mongod's (see :mod:`tidemark.auth.store`). Views hide ``credentials`` unless
 ``showCredentials``; ``mechanisms`` is derived from the stored credentials.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import wrong_type
-from server.auth import builtin_roles as B
-from server.auth import resources as R
-from server.auth import scram, store
-from server.auth.manager import RoleGraph, RoleName, role_list
+from tidemark.arguments import wrong_type
+from tidemark.auth import builtin_roles as B
+from tidemark.auth import resources as R
+from tidemark.auth import scram, store
+from tidemark.auth.manager import RoleGraph, RoleName, role_list
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 
 def role_names(value: Any, default_db: str, command: str, field: str = "roles") -> list[RoleName]:

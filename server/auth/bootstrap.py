@@ -1,6 +1,6 @@
 """Create the first (root) user straight into a dbpath, before the server starts.
 
-The Docker entrypoint runs ``python -m server.auth.bootstrap --dbpath /data --username NAME`` with the
+The Docker entrypoint runs ``python -m tidemark.auth.bootstrap --dbpath /data --username NAME`` with the
 password on stdin (never on a command line, never in the log) when the container starts on an
 empty data directory with ``MONGO_INITDB_ROOT_USERNAME`` / ``MONGO_INITDB_ROOT_PASSWORD``. The user
 is the same document ``createUser`` writes (role ``root`` on ``admin``, SCRAM-SHA-1 and SCRAM-SHA-256
@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from server.auth import accounts, store
-from server.params import ServerParams
-from storage.engine import open_engine
+from tidemark.auth import accounts, store
+from tidemark.params import ServerParams
+from tidemark.storage.engine import open_engine
 
 
 def create_root_user(dbpath: str, username: str, password: str) -> None:
@@ -32,7 +32,7 @@ def create_root_user(dbpath: str, username: str, password: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m server.auth.bootstrap",
+    parser = argparse.ArgumentParser(prog="python -m tidemark.auth.bootstrap",
                                      description="create the root user of a new Tidemark data directory "
                                                  "(password read from stdin)")
     parser.add_argument("--dbpath", required=True)

@@ -4,7 +4,7 @@
 ``db`` None meaning "the database the role is granted on"; each privilege is ``(match, db, name,
 actions)`` where ``match`` is one of ``any any_normal cluster database collection exact_namespace
 any_system_buckets`` and ``db`` None again means the role's database. :func:`privileges` expands a
-role granted on a database into a privilege set (``server.auth.resources``). Admin-only roles exist
+role granted on a database into a privilege set (``tidemark.auth.resources``). Admin-only roles exist
 only on ``admin``; the others exist on every database (except ``$external``).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from server.auth import resources as R
+from tidemark.auth import resources as R
 
 READ = (
     "changeStream collStats dbHash dbStats find killCursors listCollections listIndexes "

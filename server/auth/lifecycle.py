@@ -1,4 +1,4 @@
-"""Lifecycle hook (``server.app.LIFECYCLE_HOOKS``): sets up ``state.auth``, the AuthManager, and gives a
+"""Lifecycle hook (``tidemark.app.LIFECYCLE_HOOKS``): sets up ``state.auth``, the AuthManager, and gives a
 data directory whose users predate it the auth schema document mongod always has with users
 (``admin.system.version`` ``{_id: "authSchema", currentVersion: 5}``: mongodump/mongorestore need it)."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from server.auth import store
-from server.auth.manager import AuthManager
+from tidemark.auth import store
+from tidemark.auth.manager import AuthManager
 
-# ``state`` is a server.context.ServerState: not imported, because server.context pulls in modules
+# ``state`` is a tidemark.context.ServerState: not imported, because tidemark.context pulls in modules
 # above this layer (the profiler, tailable cursors) and import-linter counts even type-only imports.
 ServerState = Any
 

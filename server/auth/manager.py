@@ -1,6 +1,6 @@
 """The process-wide authorization state: is access control on, who exists, what each user may do.
 
-``AuthManager`` (one per server, ``state.auth``, created by :mod:`server.auth.lifecycle`) owns:
+``AuthManager`` (one per server, ``state.auth``, created by :mod:`tidemark.auth.lifecycle`) owns:
 
 - ``enabled`` — ``--auth`` / ``security.authorization: enabled``;
 - ``generation`` — bumped by every change of users or roles (the user commands, and writes or drops
@@ -14,7 +14,7 @@ may write ``admin.system.users`` like any collection, or drop the ``admin`` data
 within that time even though no user command announced it.
 
 Resolution (:meth:`AuthManager.resolve`) walks the role graph — built-in roles from
-:mod:`server.auth.builtin_roles`, user-defined ones from ``admin.system.roles`` — and returns the
+:mod:`tidemark.auth.builtin_roles`, user-defined ones from ``admin.system.roles`` — and returns the
 user's direct roles, every inherited role and the union of their privileges. Roles that no longer
 exist are skipped, as mongod does.
 """
@@ -26,11 +26,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.auth import builtin_roles as B
-from server.auth import resources as R
-from server.auth import scram, store
-from server.auth.names import Principal, UserName
-from server.auth.throttle import AuthThrottle
+from tidemark.auth import builtin_roles as B
+from tidemark.auth import resources as R
+from tidemark.auth import scram, store
+from tidemark.auth.names import Principal, UserName
+from tidemark.auth.throttle import AuthThrottle
 
 RoleName = tuple[str, str]  # (role, db)
 REFRESH_SECONDS = 2.0

@@ -10,7 +10,7 @@ entry: ``i`` insert, ``u`` update (and insert when it may upsert: ``alwaysUpsert
 the entry's ``b``), ``d`` remove — plus ``bypassDocumentValidation`` when asked — on its namespace (the
 collection of ``ui`` when that exists); ``n`` ``appendOplogNote`` (cluster); ``c`` whatever the
 command itself needs on the entry's database (``admin`` for renameCollection). ``root`` has all of it
-but the "superuser" case, like in mongod. Rules are called by :func:`server.auth.rules.authorize`.
+but the "superuser" case, like in mongod. Rules are called by :func:`tidemark.auth.rules.authorize`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 
 from bson.binary import Binary
 
-from protocol.errors import ErrorCode, MongoError
-from server.auth import resources as R
-from server.auth.render import render_command
+from tidemark.auth import resources as R
+from tidemark.auth.render import render_command
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 
 def _unauthorized(message: str = "Unauthorized") -> MongoError:
@@ -93,8 +93,8 @@ def _validity(ops: Any) -> str:
 
 
 def apply_ops(req: Any) -> None:
-    """The rule of ``applyOps`` (``req``: a :class:`server.auth.rules.Request`)."""
-    from server.auth import rules
+    """The rule of ``applyOps`` (``req``: a :class:`tidemark.auth.rules.Request`)."""
+    from tidemark.auth import rules
 
     cmd = req.cmd
     if not req.allowed(R.CLUSTER, "applyOps"):

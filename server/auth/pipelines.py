@@ -4,7 +4,7 @@ and for every stage what it reads or writes — ``$lookup``/``$graphLookup``/``$
 sub-pipelines recursively, ``insert``+``remove`` on a ``$out`` target, ``insert``+``update`` on a
 ``$merge`` target, ``collStats``/``indexStats``/``planCacheRead``/``changeStream`` for those stages,
 ``inprog``/``listSessions`` on the cluster for ``allUsers`` (or other ``users``) variants. Used by the ``aggregate``,
-``create`` (views) and ``collMod`` rules in :mod:`server.auth.rules`. Pure; tolerant of malformed
+``create`` (views) and ``collMod`` rules in :mod:`tidemark.auth.rules`. Pure; tolerant of malformed
 stages (the handler refuses them).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.auth import resources as R
+from tidemark.auth import resources as R
 
 INITIAL_SOURCES = frozenset({
     "$collStats", "$indexStats", "$currentOp", "$listSessions", "$listLocalSessions", "$documents",

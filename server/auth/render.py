@@ -2,7 +2,7 @@
 with secrets replaced and the size bounded.
 
 Secret fields (``pwd`` of createUser/updateUser, SASL ``payload`` ...) become ``"xxx"`` by THE rule,
-:func:`server.auth.redaction.redact_command` (mongod's snipForLogging);
+:func:`tidemark.auth.redaction.redact_command` (mongod's snipForLogging);
 OP_MSG document sequences are left out (mongod prints the command body only); a long rendering is
 cut at :data:`LIMIT` characters so a huge insert cannot make a huge message.
 """
@@ -17,8 +17,8 @@ from typing import Any
 from bson.binary import Binary
 from bson.objectid import ObjectId
 
-from protocol.messages import RawDocuments
-from server.auth.redaction import redact_command
+from tidemark.auth.redaction import redact_command
+from tidemark.protocol.messages import RawDocuments
 
 LIMIT = 4096
 

@@ -26,7 +26,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 Pattern = tuple
 Privileges = Mapping[Pattern, frozenset]

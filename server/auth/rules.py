@@ -1,5 +1,5 @@
 """THE authorization rule of every command (one table), and :func:`authorize`, the one check
-``server.dispatch`` runs before a handler.
+``tidemark.dispatch`` runs before a handler.
 
 ``RULES[name]`` is either :data:`OPEN` (no authentication needed: the handshake and the
 authentication commands), or a function ``rule(req) -> dict | None`` that raises :class:`Denied`
@@ -19,14 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.auth import accounts, oplog_rules
-from server.auth import resources as R
-from server.auth.names import UserName, same_principal, session_digest
-from server.auth.pipelines import pipeline_privileges
-from server.auth.render import render_command
-from server.auth.session import LOCALHOST_PRIVILEGES, AuthSession, is_localhost, session_of
-from server.query.expr_logic import truthy  # BSON trueValue(), as mongod reads $ownOps
+from tidemark.auth import accounts, oplog_rules
+from tidemark.auth import resources as R
+from tidemark.auth.names import UserName, same_principal, session_digest
+from tidemark.auth.pipelines import pipeline_privileges
+from tidemark.auth.render import render_command
+from tidemark.auth.session import LOCALHOST_PRIVILEGES, AuthSession, is_localhost, session_of
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_logic import truthy  # BSON trueValue(), as mongod reads $ownOps
 
 
 class Denied(Exception):

@@ -28,16 +28,16 @@ from typing import Any
 
 from bson.binary import Binary
 
-from protocol.errors import ErrorCode, MongoError
-from server import log
-from server.arguments import field, wrong_type
-from server.auth import scram
-from server.auth.names import UserName
-from server.auth.session import Conversation, session_of
-from server.auth.throttle import LOG_LINES_PER_SECOND, SUPPRESSED_ID, source_address
+from tidemark import log
+from tidemark.arguments import field, wrong_type
+from tidemark.auth import scram
+from tidemark.auth.names import UserName
+from tidemark.auth.session import Conversation, session_of
+from tidemark.auth.throttle import LOG_LINES_PER_SECOND, SUPPRESSED_ID, source_address
+from tidemark.protocol.errors import ErrorCode, MongoError
 
-# ``ctx`` is a server.context.CommandContext (server, conn, params): not imported, because
-# server.context pulls in modules above this layer and import-linter counts even type-only imports.
+# ``ctx`` is a tidemark.context.CommandContext (server, conn, params): not imported, because
+# tidemark.context pulls in modules above this layer and import-linter counts even type-only imports.
 CommandContext = Any
 
 AUTH_FAILED = "Authentication failed."
@@ -80,7 +80,7 @@ async def _fail(ctx: CommandContext, conv: Conversation, principal: str, reason:
 
 async def reject(ctx: CommandContext, attrs: dict[str, Any], *, speculative: bool = False) -> MongoError:
     """Every failed authentication ends here: its 20249 log line (rate-limited) and, unless it was
-    speculative, the per-address back-off (an asyncio sleep before the answer; server.auth.throttle).
+    speculative, the per-address back-off (an asyncio sleep before the answer; tidemark.auth.throttle).
     Returns the 18 "Authentication failed." error to raise."""
     manager = ctx.server.auth
     throttle = getattr(manager, "throttle", None)

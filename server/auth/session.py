@@ -1,7 +1,7 @@
 """Per-connection authentication state (``ConnectionInfo.auth``), never global.
 
 An :class:`AuthSession` holds who is authenticated on this connection (at most one user, as in
-mongod 7.0) as a :class:`~server.auth.names.Principal` (name and ``userId``), the SASL conversation in
+mongod 7.0) as a :class:`~tidemark.auth.names.Principal` (name and ``userId``), the SASL conversation in
 progress, and the user's resolved privileges for the manager generation they were computed at.
 ``privileges()`` re-resolves when users or roles changed since; privileges are only ever those of
 the same user id: when the user was dropped (or dropped and re-created, a new ``userId``), the
@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from server import log
-from server.auth import resources as R
-from server.auth.manager import REFRESH_SECONDS, AuthManager, ResolvedUser
-from server.auth.names import Principal, UserName
+from tidemark import log
+from tidemark.auth import resources as R
+from tidemark.auth.manager import REFRESH_SECONDS, AuthManager, ResolvedUser
+from tidemark.auth.names import Principal, UserName
 
 # What an unauthenticated localhost connection may do while no user or role exists (mongod's
 # localhost exception): create the first user (or role) in admin, and nothing else.
@@ -34,7 +34,7 @@ class Conversation:
     mechanism: str
     db: str
     speculative: bool
-    scram: Any  # server.auth.scram.ServerConversation
+    scram: Any  # tidemark.auth.scram.ServerConversation
     reason: str = ""  # why the stored credential could not be used (logged if the conversation fails)
     user_id: Any = None  # userId of the document whose credential the conversation uses
 

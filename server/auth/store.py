@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from protocol import codec
-from server.query import index_keys
-from storage.errors import DuplicateKey
+from tidemark.protocol import codec
+from tidemark.query import index_keys
+from tidemark.storage.errors import DuplicateKey
 
 USERS = "admin.system.users"
 ROLES = "admin.system.roles"

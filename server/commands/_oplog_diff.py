@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import MongoError
+from tidemark.protocol.errors import MongoError
 
 _ORDER = {"d": 1, "u": 2, "i": 3, "s": 4}
 

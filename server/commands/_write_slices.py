@@ -36,11 +36,11 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.codec import decode
-from protocol.errors import ErrorCode, MongoError
-from server.core import collection as C
-from server.query import plan as planner
-from server.query.access_path import Plan
+from tidemark.core import collection as C
+from tidemark.protocol.codec import decode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import plan as planner
+from tidemark.query.access_path import Plan
 
 # One slice: scanning stops after SLICE_SECONDS or once SLICE_MATCHES documents matched (which bounds
 # the time the caller then spends applying them: ~25 us per small document), so the writer thread is

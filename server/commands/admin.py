@@ -17,13 +17,13 @@ from typing import Any
 import psutil
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server import log, ttl
-from server.arguments import GENERIC_ARGUMENTS
-from server.auth.rules import OPEN, RULES
-from server.auth.session import auth_info
-from server.commands.handshake import MONGODB_VERSION
-from server.context import CommandContext, CommandSpec
+from tidemark import log, ttl
+from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.auth.rules import OPEN, RULES
+from tidemark.auth.session import auth_info
+from tidemark.commands.handshake import MONGODB_VERSION
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 _PROCESS = psutil.Process()
 

@@ -13,18 +13,18 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server import collections as access
-from server import write_stages
-from server.commands import replication, timeseries_out
-from server.commands import timeseries as ts
-from server.context import CommandSpec
-from server.core import collection as C
-from server.core import namespace
-from server.index_usage import not_counted
-from server.profiler import ReadFacts
-from server.query import plan as planner
-from server.timeseries import ddl as ts_ddl
+from tidemark import collections as access
+from tidemark import write_stages
+from tidemark.commands import replication, timeseries_out
+from tidemark.commands import timeseries as ts
+from tidemark.context import CommandSpec
+from tidemark.core import collection as C
+from tidemark.core import namespace
+from tidemark.index_usage import not_counted
+from tidemark.profiler import ReadFacts
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import plan as planner
+from tidemark.timeseries import ddl as ts_ddl
 
 # --------------------------------------------------------------------------------------------------
 # aggregate
@@ -111,7 +111,7 @@ async def aggregate(ctx, cmd: dict) -> dict:
             return list(budget.outer(result.docs))
 
         await timeseries_out.out_timeseries(ctx, ts_out, await ctx.run_blocking(results))
-        from server.cursors import cursor_reply
+        from tidemark.cursors import cursor_reply
 
         return await cursor_reply(ctx, ns, iter(()), batch_size, False, first=True, facts=ctx.facts)
 
@@ -130,13 +130,13 @@ async def aggregate(ctx, cmd: dict) -> dict:
         return result.docs
 
     docs = budget.outer(await ctx.run_blocking(work))
-    from server.cursors import cursor_reply
+    from tidemark.cursors import cursor_reply
 
     return await cursor_reply(ctx, ns, docs, batch_size, False, first=True, facts=ctx.facts)
 
 
 def _evaluate_let(let: dict | None) -> dict:
-    from server.query.expressions import evaluate_let
+    from tidemark.query.expressions import evaluate_let
 
     return evaluate_let(let)
 
@@ -172,8 +172,8 @@ def _server_info(server) -> dict:
 
 def _stage_list(pipeline: list[dict]) -> list[dict]:
     try:
-        from server.query.explain import explain_stages
-        from server.query.pipeline import parse_pipeline
+        from tidemark.query.explain import explain_stages
+        from tidemark.query.pipeline import parse_pipeline
 
         return explain_stages(parse_pipeline(pipeline, None))
     except MongoError:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import wrong_type
+from tidemark.arguments import wrong_type
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 __all__ = ["check_api_parameters"]
 

@@ -1,6 +1,6 @@
 """Authentication family: saslStart, saslContinue, authenticate, logout.
 
-SCRAM-SHA-1 and SCRAM-SHA-256 run through :mod:`server.auth.sasl` (also used by hello's
+SCRAM-SHA-1 and SCRAM-SHA-256 run through :mod:`tidemark.auth.sasl` (also used by hello's
 ``speculativeAuthenticate``). ``authenticate`` exists only for MONGODB-X509 in mongod 7.0, which
 Tidemark does not offer: like mongod for any mechanism it cannot use, it answers 18
 "Authentication failed.". ``logout`` ends the authentication of the user of its database.
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from server import log
-from server.arguments import field
-from server.auth import sasl
-from server.auth.session import session_of
-from server.context import CommandContext, CommandSpec
+from tidemark import log
+from tidemark.arguments import field
+from tidemark.auth import sasl
+from tidemark.auth.session import session_of
+from tidemark.context import CommandContext, CommandSpec
 
 _logout_warned = False
 

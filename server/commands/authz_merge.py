@@ -16,22 +16,22 @@ Semantics (mongod's ``CmdMergeAuthzCollections``):
 
 The whole merge is one write transaction (acknowledged = fsynced) and every change bumps the
 authorization generation, so connections see it on their next command. The auth schema document
-is written as by every change of users or roles (:func:`server.auth.store.ensure_auth_schema`).
+is written as by every change of users or roles (:func:`tidemark.auth.store.ensure_auth_schema`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from protocol import codec
-from protocol.errors import ErrorCode, MongoError
-from server import log
-from server.arguments import check_fields, field
-from server.auth import store
-from server.commands.users import write
-from server.context import CommandContext, CommandSpec
-from server.query import index_keys
-from storage.errors import StorageError
+from tidemark import log
+from tidemark.arguments import check_fields, field
+from tidemark.auth import store
+from tidemark.commands.users import write
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.protocol import codec
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import index_keys
+from tidemark.storage.errors import StorageError
 
 COMMAND = "_mergeAuthzCollections"
 _KINDS = (("tempUsersCollection", store.USERS, "user", 20510, 20511),

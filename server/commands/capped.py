@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from protocol.codec import decode
-from protocol.errors import ErrorCode, MongoError
-from server.context import CommandSpec
-from server.core import collection as C
-from server.core.capped import MAX_DOCS, Limits, adjusted_size, insert_documents
-from server.core.capped import _number as number
+from tidemark.context import CommandSpec
+from tidemark.core import collection as C
+from tidemark.core.capped import MAX_DOCS, Limits, adjusted_size, insert_documents
+from tidemark.core.capped import _number as number
+from tidemark.protocol.codec import decode
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 # --------------------------------------------------------------------------------------------------
 # convertToCapped / cloneCollectionAsCapped

@@ -9,9 +9,9 @@ writers: two concurrent upserts of the same key cannot both insert. Storage writ
 operation that raises DuplicateKey, so a unique violation never leaves a partial document or index
 entry behind.
 
-Reads: ``find`` plans with ``server.query.plan`` (index or scan), always re-applies the full filter,
+Reads: ``find`` plans with ``tidemark.query.plan`` (index or scan), always re-applies the full filter,
 then sorts/skips/limits/projects lazily; views and time-series views go through
-``server.collections.open_read`` (where the find spec, the read core and the write-statement
+``tidemark.collections.open_read`` (where the find spec, the read core and the write-statement
 helpers live).
 """
 
@@ -22,25 +22,25 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from protocol.messages import materialize
-from server import collections as access
-from server.arguments import GENERIC_ARGUMENTS
-from server.commands import _write_slices as slices
-from server.commands import cursors as cursor_commands
-from server.commands import timeseries as ts
-from server.commands import write_statements
-from server.context import FILTER_REQUEST_BYTES, CommandSpec
-from server.core import capped, namespace
-from server.core import collection as C
-from server.profiler import ReadFacts
-from server.query import expressions as expressions_mod
-from server.query import match as match_mod
-from server.query import project as project_mod
-from server.query import sort as sort_mod
-from server.query import update as update_mod
-from server.query.index_keys import index_key_map_multikey, keyer_for
-from storage.errors import DuplicateKey, StorageError
+from tidemark import collections as access
+from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.commands import _write_slices as slices
+from tidemark.commands import cursors as cursor_commands
+from tidemark.commands import timeseries as ts
+from tidemark.commands import write_statements
+from tidemark.context import FILTER_REQUEST_BYTES, CommandSpec
+from tidemark.core import capped, namespace
+from tidemark.core import collection as C
+from tidemark.profiler import ReadFacts
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.messages import materialize
+from tidemark.query import expressions as expressions_mod
+from tidemark.query import match as match_mod
+from tidemark.query import project as project_mod
+from tidemark.query import sort as sort_mod
+from tidemark.query import update as update_mod
+from tidemark.query.index_keys import index_key_map_multikey, keyer_for
+from tidemark.storage.errors import DuplicateKey, StorageError
 
 # Documents written per writer-thread function by one insert (see insert()).
 INSERT_SLICE = 2000
@@ -164,7 +164,7 @@ async def insert(ctx, cmd: dict) -> dict:
     ns = C.ns_of(ctx.db, name)
 
     def fn(w, part):
-        from server.core.collection import ensure_collection
+        from tidemark.core.collection import ensure_collection
 
         coll = ensure_collection(w, ns)
         validator = None if bypass else C.validator_for(coll)
@@ -248,7 +248,7 @@ async def find(ctx, cmd: dict) -> dict:
     if return_key or project is not None:
         docs = map(functools.partial(_shape_with_record_id,
                                      _index_key_of(result.plan) if return_key else project), docs)
-    from server.cursors import ResumeTokens, cursor_reply
+    from tidemark.cursors import ResumeTokens, cursor_reply
 
     resume = None
     if resumable:
@@ -590,8 +590,8 @@ async def distinct(ctx, cmd: dict) -> dict:
     collection_uuid = namespace.collection_uuid_arg(cmd, "distinct")
 
     def work():
-        from server.query.collation import sort_key_for
-        from storage.keys import encode_value
+        from tidemark.query.collation import sort_key_for
+        from tidemark.storage.keys import encode_value
 
         with ctx.server.engine.read() as r:
             target = namespace.lookup(r, ctx.db, name, collection_uuid=collection_uuid)  # the one resolution

@@ -1,5 +1,5 @@
-"""Cursor family: getMore and killCursors over the registry in ``server.cursors``; an ``awaitData``
-getMore waits for inserts through ``server.tailable.InsertNotifier``; the first batch of a tailable
+"""Cursor family: getMore and killCursors over the registry in ``tidemark.cursors``; an ``awaitData``
+getMore waits for inserts through ``tidemark.tailable.InsertNotifier``; the first batch of a tailable
 find (``tailable_find``, reached from crud's find)."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server import tailable
-from server.arguments import field, missing, wrong_type
-from server.context import CommandContext, CommandSpec
-from server.core import collection as C
-from server.cursors import cursor_reply, resume_token_fields
+from tidemark import tailable
+from tidemark.arguments import field, missing, wrong_type
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.core import collection as C
+from tidemark.cursors import cursor_reply, resume_token_fields
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
 

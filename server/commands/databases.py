@@ -13,10 +13,10 @@ import shutil
 
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.commands import timeseries as ts
-from server.context import CommandSpec
-from server.core.collection import SYSTEM_VIEWS, check_db_name, int_arg, is_buckets_collection
+from tidemark.commands import timeseries as ts
+from tidemark.context import CommandSpec
+from tidemark.core.collection import SYSTEM_VIEWS, check_db_name, int_arg, is_buckets_collection
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 # A standalone mongod always lists these (admin.system.version, config.system.sessions,
 # local.startup_log); tools such as mongodump and Compass expect them. Sizes are a fresh mongod 7.0's.
@@ -46,7 +46,7 @@ async def list_databases(ctx, cmd: dict) -> dict:
                          "BSON field 'listDatabases.filter' is the wrong type, expected type 'object'")
     match = None
     if flt:
-        from server.query.match import compile_filter
+        from tidemark.query.match import compile_filter
 
         match = compile_filter(flt)
 

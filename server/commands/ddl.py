@@ -3,7 +3,7 @@ renameCollection, collMod.
 
 Views live as documents ``{_id: "db.view", viewOn, pipeline}`` in ``<db>.system.views`` (as in
 mongod); the catalog treats that collection like any other. Time-series namespaces are delegated to
-``server.commands.timeseries`` (imported lazily; see server/README.md "Time-series seam").
+``tidemark.commands.timeseries`` (imported lazily; see server/README.md "Time-series seam").
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import asyncio
 
 from bson.int64 import Int64
 
-from protocol.codec import encode
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import GENERIC_ARGUMENTS
-from server.commands import timeseries as ts
-from server.context import CommandSpec
-from server.core import capped, clustered, namespace
-from server.core import collection as C
-from server.core.collection import ensure_collection
-from server.timeseries.options import parse_expire_after_seconds
+from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.commands import timeseries as ts
+from tidemark.context import CommandSpec
+from tidemark.core import capped, clustered, namespace
+from tidemark.core import collection as C
+from tidemark.core.collection import ensure_collection
+from tidemark.protocol.codec import encode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.timeseries.options import parse_expire_after_seconds
 
 CREATE_OPTIONS = frozenset({
     "capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel", "validationAction",
@@ -150,7 +150,7 @@ def expand_collation(options: dict) -> None:
     collation is stored as none. Invalid specs fail like mongod (2 for an unknown locale...)."""
     if "collation" not in options:
         return
-    from server.query.collation import parse_collation
+    from tidemark.query.collation import parse_collation
 
     collation = parse_collation(options["collation"], "create.collation")
     if collation is None:
@@ -169,7 +169,7 @@ def check_validation_options(options: dict) -> None:
         raise MongoError(ErrorCode.BadValue,
                          f"Enumeration value '{action}' for field 'validationAction' is not a valid value.")
     if options.get("validator"):
-        from server.query.match import compile_filter
+        from tidemark.query.match import compile_filter
 
         compile_filter(options["validator"])  # 2 BadValue etc. for an invalid validator
 
@@ -182,7 +182,7 @@ def check_view_pipeline(pipeline: list) -> None:
             if name in stage:
                 raise MongoError(ErrorCode.OptionNotSupportedOnView,
                                  f"{name} cannot be used in a view definition")
-    from server.query.pipeline import parse_pipeline
+    from tidemark.query.pipeline import parse_pipeline
 
     parse_pipeline(pipeline, None)
 
@@ -417,7 +417,7 @@ async def list_collections(ctx, cmd: dict) -> dict:
     cursor_opts = C.doc_arg(cmd, "cursor", "listCollections") or {}
     match = None
     if flt:
-        from server.query.match import compile_filter
+        from tidemark.query.match import compile_filter
 
         match = compile_filter(flt)
 
@@ -438,7 +438,7 @@ async def cursor_from_list(ctx, ns: str, docs: list[dict], cursor_opts: dict) ->
     batch_size = cursor_opts.get("batchSize")
     if batch_size is None or batch_size >= len(docs):
         return {"cursor": {"id": Int64(0), "ns": ns, "firstBatch": docs}}
-    from server.cursors import cursor_reply
+    from tidemark.cursors import cursor_reply
 
     return await cursor_reply(ctx, ns, iter(docs), int(batch_size), False, first=True)
 

@@ -23,14 +23,14 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from protocol import compression
-from protocol.errors import ErrorCode, MongoError
-from protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
-from server import log
-from server.arguments import wrong_type
-from server.auth import sasl
-from server.context import CommandContext, CommandSpec
-from server.version import GIT_VERSION, MONGODB_VERSION, VERSION_ARRAY, tidemark_version
+from tidemark import log
+from tidemark.arguments import wrong_type
+from tidemark.auth import sasl
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.protocol import compression
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE, MAX_WRITE_BATCH_SIZE
+from tidemark.version import GIT_VERSION, MONGODB_VERSION, VERSION_ARRAY, tidemark_version
 
 MIN_WIRE_VERSION = 0
 MAX_WIRE_VERSION = 21

@@ -2,7 +2,7 @@
 
 Index specs are stored as listIndexes shows them: ``{v: 2, key, name, unique?, sparse?, background?,
 partialFilterExpression?, expireAfterSeconds?, hidden?}``. Builds run in one write transaction: the
-entries of every existing document are computed by ``server.query.plan`` and handed to storage,
+entries of every existing document are computed by ``tidemark.query.plan`` and handed to storage,
 which refuses duplicate keys of a unique index (11000) leaving nothing behind.
 """
 
@@ -11,15 +11,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.commands import timeseries as ts
-from server.context import CommandSpec
-from server.core import clustered, namespace
-from server.core import collection as C
-from server.query import index_kinds
-from server.query.index_keys import index_name_for
-from server.query.index_kinds import UNSUPPORTED_INDEX_TYPES
-from storage.errors import DuplicateKey, StorageError
+from tidemark.commands import timeseries as ts
+from tidemark.context import CommandSpec
+from tidemark.core import clustered, namespace
+from tidemark.core import collection as C
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import index_kinds
+from tidemark.query.index_keys import index_name_for
+from tidemark.query.index_kinds import UNSUPPORTED_INDEX_TYPES
+from tidemark.storage.errors import DuplicateKey, StorageError
 
 MAX_INDEXES = 64
 SPEC_FIELDS = frozenset({"key", "name", "unique", "sparse", "partialFilterExpression", "expireAfterSeconds",
@@ -121,7 +121,7 @@ def normalize_spec(raw: Any, ns: str) -> dict:
         if spec.get("sparse"):
             raise MongoError(ErrorCode.CannotCreateIndex,
                              "cannot mix \"partialFilterExpression\" and \"sparse\" options")
-        from server.query.match import compile_filter
+        from tidemark.query.match import compile_filter
 
         compile_filter(pfe)
         spec["partialFilterExpression"] = pfe
@@ -143,7 +143,7 @@ def normalize_spec(raw: Any, ns: str) -> dict:
             raise MongoError(ErrorCode.BadValue, "can't hide _id index")
         spec["hidden"] = True
     if "collation" in raw:
-        from server.query.collation import parse_collation
+        from tidemark.query.collation import parse_collation
 
         collation = parse_collation(raw["collation"], "collation")
         if collation is not None:
@@ -151,8 +151,8 @@ def normalize_spec(raw: Any, ns: str) -> dict:
         else:
             spec["collation"] = {"locale": "simple"}  # explicit: no collection default (C.index_collation)
     if "partialFilterExpression" in spec and spec.get("collation", {}).get("locale", "simple") != "simple":
-        from server.query.collation import parse_collation
-        from server.query.match import compile_filter
+        from tidemark.query.collation import parse_collation
+        from tidemark.query.match import compile_filter
 
         compile_filter(spec["partialFilterExpression"], collation=parse_collation(spec["collation"]))
     return spec
@@ -178,7 +178,7 @@ def _check_kinds(raw: dict) -> dict:
             raise MongoError(16801, "2d has to be first in index")
         if len(kinds) > 1:
             raise MongoError(16800, "can't have 2 geo fields")
-        from server.query.geo_keys import check_plane_spec
+        from tidemark.query.geo_keys import check_plane_spec
 
         check_plane_spec(raw)
         return {k: raw[k] for k in ("bits", "min", "max") if k in raw}
@@ -189,11 +189,11 @@ def _check_kinds(raw: dict) -> dict:
                              f"unsupported geo index version {{ 2dsphereIndexVersion : {version} }}, only support "
                              "versions: [1,2,3]")
         return {"2dsphereIndexVersion": int(version)}
-    from server.query.text_index import normalize_text_spec
+    from tidemark.query.text_index import normalize_text_spec
 
     fixed = normalize_text_spec(raw, key)
     if raw.get("name") is None:
-        from server.query.text_index import default_name
+        from tidemark.query.text_index import default_name
 
         fixed["name"] = default_name(key)
     return fixed
@@ -276,7 +276,7 @@ async def create_indexes(ctx, cmd: dict) -> dict:
                          "Cannot create indexes with the same name in the same createIndexes command")
 
     def fn(w):
-        from server.core.collection import ensure_collection
+        from tidemark.core.collection import ensure_collection
 
         created = w.get_collection(ns) is None
         coll = ensure_collection(w, ns)
@@ -356,7 +356,7 @@ async def list_indexes(ctx, cmd: dict) -> dict:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     if info is None:
         raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {ns}")
-    from server.commands.ddl import cursor_from_list
+    from tidemark.commands.ddl import cursor_from_list
 
     cluster = clustered.index_spec(info)  # the clustered index comes first, as mongod lists it
     specs = ([cluster] if cluster else []) + [C.public_index_spec(s) for s in info.indexes]

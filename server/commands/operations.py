@@ -1,4 +1,4 @@
-"""Operations family: currentOp and killOp over the registry in ``server.operations``.
+"""Operations family: currentOp and killOp over the registry in ``tidemark.operations``.
 
 - ``currentOp`` answers ``{inprog: [...]}`` like mongod 7.0, which runs it as ``[{$currentOp:
   {allUsers: !$ownOps, idleConnections: $all, truncateOps: true}}, {$match: <the other fields>}]``:
@@ -6,7 +6,7 @@
 - Under access control, ``$ownOps`` (``allUsers: false`` for the stage, its default) lists only the
   operations, idle connections and cursors of connections authenticated as the caller — whatever its
   privileges, as mongod; without access control everything is listed. Who may ask is
-  ``server.auth.rules`` (``inprog``, or ``$ownOps``); who may kill what too (``killop``, or an
+  ``tidemark.auth.rules`` (``inprog``, or ``$ownOps``); who may kill what too (``killop``, or an
   operation of the same user).
 - ``killOp`` (admin) marks the operation killed; it stops at its next interruption check and answers
   11601 Interrupted. mongod answers "attempting to kill op" whether or not the opid exists.
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import GENERIC_ARGUMENTS
-from server.context import CommandContext, CommandSpec
-from server.operations import current_ops as report
-from server.query.expr_base import type_name
-from server.query.expr_logic import truthy
-from server.query.match import compile_filter
+from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.operations import current_ops as report
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
+from tidemark.query.expr_logic import truthy
+from tidemark.query.match import compile_filter
 
 _CURRENT_OP_FLAGS = ("$all", "$ownOps", "$truncateOps")
 

@@ -12,11 +12,11 @@ import ipaddress
 import time
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server import log
-from server.context import CloseConnection, CommandContext, CommandSpec
-from server.core import collection as C
-from server.query.index_keys import MULTIKEY_FLAG
+from tidemark import log
+from tidemark.context import CloseConnection, CommandContext, CommandSpec
+from tidemark.core import collection as C
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.index_keys import MULTIKEY_FLAG
 
 FSYNC_URL = "http://dochub.mongodb.org/core/fsynccommand"
 

@@ -27,7 +27,7 @@ for any client write):
 ``UnknownError`` (8) "applyOps had one or more errors applying ops" after the rest ran; a malformed
 entry or failing command stops at once with its own code, ``applied`` counting it. Authorization
 (``applyOps`` on the cluster, ``useUUID``/``forceUUID`` for UUIDs, each entry's own actions) is the
-rule in :mod:`server.auth.oplog_rules`. Bucket documents in the MongoDB 7.0 compressed form are
+rule in :mod:`tidemark.auth.oplog_rules`. Bucket documents in the MongoDB 7.0 compressed form are
 stored decoded, as by an insert into ``system.buckets.*``.
 """
 
@@ -37,16 +37,16 @@ import asyncio
 import uuid as uuid_mod
 from typing import Any
 
-from protocol.codec import decode, encode
-from protocol.errors import ErrorCode, MongoError
-from server import collections as access
-from server.auth.oplog_rules import as_uuid, ns_by_uuid
-from server.commands import capped, crud, ddl, indexes
-from server.commands import timeseries as ts
-from server.commands._oplog_diff import apply_diff
-from server.context import CommandContext, CommandSpec
-from server.core import collection as C
-from server.query.match import compile_filter
+from tidemark import collections as access
+from tidemark.auth.oplog_rules import as_uuid, ns_by_uuid
+from tidemark.commands import capped, crud, ddl, indexes
+from tidemark.commands import timeseries as ts
+from tidemark.commands._oplog_diff import apply_diff
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.core import collection as C
+from tidemark.protocol.codec import decode, encode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.match import compile_filter
 
 COMMAND = "applyOps"
 MAX_DEPTH = 10

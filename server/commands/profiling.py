@@ -15,11 +15,11 @@ from typing import Any
 
 from bson.decimal128 import Decimal128
 
-from protocol.errors import ErrorCode, MongoError
-from server import log
-from server.arguments import wrong_type
-from server.context import CommandContext, CommandSpec
-from server.profiler import ensure_profile_collection
+from tidemark import log
+from tidemark.arguments import wrong_type
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.profiler import ensure_profile_collection
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 FILTER_NOTE = ("When a filter expression is set, slowms and sampleRate are not used for profiling and "
                "slow-query log lines.")

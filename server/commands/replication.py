@@ -9,7 +9,7 @@ change streams, and ``$listLocalSessions`` (sessions exist on a standalone too).
   CommandFailed "... must be run within a transaction" — as mongod 7.0 standalone.
 - an aggregation starting with ``$changeStream`` (``watch()``) -> 40573 "The $changeStream stage is only
   supported on replica sets".
-- ``$listLocalSessions`` (``{aggregate: 1}`` only) lists ``server.session_cache`` records.
+- ``$listLocalSessions`` (``{aggregate: 1}`` only) lists ``tidemark.session_cache`` records.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import wrong_type
-from server.auth.names import UserName, same_principal
-from server.context import CommandContext, CommandSpec
-from server.core import collection as C
+from tidemark.arguments import wrong_type
+from tidemark.auth.names import UserName, same_principal
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.core import collection as C
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 NOT_REPLSET = "not running with --replSet"
 

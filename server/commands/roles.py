@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import check_fields, field
-from server.auth import accounts, store
-from server.auth import builtin_roles as B
-from server.auth import resources as R
-from server.auth.manager import RoleGraph, RoleName, role_list
-from server.commands.users import name_arg, write
-from server.context import CommandContext, CommandSpec
+from tidemark.arguments import check_fields, field
+from tidemark.auth import accounts, store
+from tidemark.auth import builtin_roles as B
+from tidemark.auth import resources as R
+from tidemark.auth.manager import RoleGraph, RoleName, role_list
+from tidemark.commands.users import name_arg, write
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 
 def _privileges(cmd: dict, command: str, db: str, *, required: bool) -> dict | None:

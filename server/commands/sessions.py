@@ -3,12 +3,12 @@
 Tidemark is a standalone without transactions: sessions exist only so that drivers may attach
 ``lsid`` to commands (hello advertises logicalSessionTimeoutMinutes). A session owns nothing but
 the cursors opened under it, which killSessions/killAllSessions close. The sessions seen are kept in
-``server.session_cache`` for ``$listLocalSessions``.
+``tidemark.session_cache`` for ``$listLocalSessions``.
 
 Under access control a session id names the caller's session of that id (mongod fills the
 ``uid`` with the caller's digest): ``endSessions``/``killSessions`` end and kill only what the
 caller's principal owns (``killSessions: []``: all of it), and answer ok whatever the ids (another user's session is left alone, as
-mongod leaves it). An explicit ``uid`` of someone else needs ``killAnySession`` (server.auth.rules);
+mongod leaves it). An explicit ``uid`` of someone else needs ``killAnySession`` (tidemark.auth.rules);
 then the sessions of that id are killed whoever owns them. ``killAllSessions: [{user, db}, ...]``
 kills those users' sessions, ``[]`` everyone's.
 """
@@ -18,10 +18,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.auth.names import ANYONE, UserName, session_digest
-from server.commands.handshake import LOGICAL_SESSION_TIMEOUT_MINUTES
-from server.context import CommandContext, CommandSpec
+from tidemark.auth.names import ANYONE, UserName, session_digest
+from tidemark.commands.handshake import LOGICAL_SESSION_TIMEOUT_MINUTES
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 
 def _caller(ctx: CommandContext) -> Any:
@@ -77,7 +77,7 @@ async def kill_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     mine, anyones = set(), set()
     for item in sessions:
         uid = item.get("uid")
-        # an explicit uid other than the caller's passed the killAnySession check (server.auth.rules)
+        # an explicit uid other than the caller's passed the killAnySession check (tidemark.auth.rules)
         (anyones if isinstance(uid, bytes) and bytes(uid) != own else mine).add(item["id"])
     for ids, owner in ((mine, caller), (anyones, ANYONE)):
         if ids:

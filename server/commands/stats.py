@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from bson.int64 import Int64
 
-from protocol.codec import decode
-from protocol.errors import ErrorCode, MongoError
-from server.coll_stats import add_unstored as _add_unstored
-from server.coll_stats import empty_stats as _empty_stats
-from server.coll_stats import scale_arg as _scale
-from server.coll_stats import storage_stats
-from server.commands import timeseries as ts
-from server.context import CommandSpec
-from server.core import collection as C
-from server.core import namespace
-from server.query.index_keys import keyer_for
+from tidemark.coll_stats import add_unstored as _add_unstored
+from tidemark.coll_stats import empty_stats as _empty_stats
+from tidemark.coll_stats import scale_arg as _scale
+from tidemark.coll_stats import storage_stats
+from tidemark.commands import timeseries as ts
+from tidemark.context import CommandSpec
+from tidemark.core import collection as C
+from tidemark.core import namespace
+from tidemark.protocol.codec import decode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.index_keys import keyer_for
 
 
 async def coll_stats(ctx, cmd: dict) -> dict:

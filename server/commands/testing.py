@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server import log
-from server.context import CommandContext, CommandSpec
+from tidemark import log
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 
 async def configure_fail_point(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:

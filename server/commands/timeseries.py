@@ -5,13 +5,13 @@ its target anyway (one line at each such point):
 
 - ``VIEW_COMMANDS[name](ctx, cmd, namespace)`` — the view ``db.c`` of a time-series collection
   (measurements: insert, update, delete, findAndModify; create, drop; indexes, collMod, collStats);
-  ``namespace`` is the ``server.core.namespace.Namespace`` the regular family resolved (nothing is
+  ``namespace`` is the ``tidemark.core.namespace.Namespace`` the regular family resolved (nothing is
   resolved again; ``create`` takes none); update and delete also take the statements ``write_statements``
   parsed before the dispatch. Handlers are defined here
   and in timeseries_admin.py (indexes, collMod, stats), timeseries_modify.py (updates and deletes of
   measurements), timeseries_ddl.py (create, drop) and timeseries_insert.py (insert of measurements);
   timeseries_out.py writes a ``$out`` into a time-series collection. Every function of the time-series
-  side that takes a command context is in this package; the engine (``server.timeseries``) keeps none;
+  side that takes a command context is in this package; the engine (``tidemark.timeseries``) keeps none;
 - ``BUCKETS_COMMANDS[name]`` — the buckets collection ``db.system.buckets.c`` (bucket documents): a
   direct insert (validator, duplicate ``_id`` against every bucket ``find`` shows, MongoDB 7.0 compressed
   buckets decoded to v1: mongorestore of a 7.0 dump),
@@ -19,7 +19,7 @@ its target anyway (one line at each such point):
   is written in full and leaves memory first, so direct writes act on exactly what ``find`` shows and
   the catalog never writes over them later (MongoDB notifies its bucket catalog of direct writes).
 
-Reads need no table: ``server.collections`` (below this package) resolves views and takes measurements
+Reads need no table: ``tidemark.collections`` (below this package) resolves views and takes measurements
 from the engine's ``view.read_source`` and bucket documents from ``view.bucket_source`` (in-memory
 buckets merged), both called with the server state; ``explain_stages`` renders the read's plan.
 """
@@ -32,20 +32,20 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
-from protocol.codec import encode
-from protocol.errors import ErrorCode, MongoError
-from protocol.messages import materialize
-from server.commands import timeseries_admin as admin
-from server.commands import timeseries_ddl as ts_ddl_commands
-from server.commands import timeseries_modify as modify
-from server.commands.timeseries_insert import insert_measurements
-from server.core import collection as C
-from server.query.match import compile_filter
-from server.timeseries import ddl, explain_shape, ingest, scan, view
-from server.timeseries.bsoncolumn import BSONColumnError
-from server.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
-from server.timeseries.commit import clustered_rid
-from server.timeseries.unpack import EXTRA_STAGES
+from tidemark.commands import timeseries_admin as admin
+from tidemark.commands import timeseries_ddl as ts_ddl_commands
+from tidemark.commands import timeseries_modify as modify
+from tidemark.commands.timeseries_insert import insert_measurements
+from tidemark.core import collection as C
+from tidemark.protocol.codec import encode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.messages import materialize
+from tidemark.query.match import compile_filter
+from tidemark.timeseries import ddl, explain_shape, ingest, scan, view
+from tidemark.timeseries.bsoncolumn import BSONColumnError
+from tidemark.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
+from tidemark.timeseries.commit import clustered_rid
+from tidemark.timeseries.unpack import EXTRA_STAGES
 
 __all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",
            "drop", "explain_stages", "read_source", "stored_bucket", "unstored_buckets"]

@@ -2,10 +2,10 @@
 (timeseries.py, which the regular families reach by collection kind). What needs no command context —
 target resolution, settling, the direct write, the collStats / ``$collStats`` documents, the TTL
 deletion and the refusal of ``$out``/``$merge`` into a time-series collection — is in the engine's
-``server.timeseries.collection``.
+``tidemark.timeseries.collection``.
 
 Every command resolves the view to its ``system.buckets.<c>`` collection, validates with the pure
-modules (``server.timeseries.indexes`` / ``collmod`` / ``ttl``) before touching storage, then runs all
+modules (``tidemark.timeseries.indexes`` / ``collmod`` / ``ttl``) before touching storage, then runs all
 its writes in ONE ``engine.write`` function.
 
 Invariant (bucket catalog safety): before a command rewrites or deletes stored buckets it *settles*
@@ -19,18 +19,18 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from protocol.codec import decode, encode
-from protocol.errors import ErrorCode, MongoError
-from server.core import collection as C
-from server.cursors import cursor_reply
-from server.timeseries import collmod as ts_collmod
-from server.timeseries import indexes as ts_indexes
-from server.timeseries.collection import Target, coll_stats_document, direct_write, settle, target_of
-from server.timeseries.collection import resolve_target as _resolve_sync
-from server.timeseries.collection import scale_arg as _scale
-from server.timeseries.collection import write as _write
-from server.timeseries.ddl import get_view
-from server.timeseries.options import from_document
+from tidemark.core import collection as C
+from tidemark.cursors import cursor_reply
+from tidemark.protocol.codec import decode, encode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.timeseries import collmod as ts_collmod
+from tidemark.timeseries import indexes as ts_indexes
+from tidemark.timeseries.collection import Target, coll_stats_document, direct_write, settle, target_of
+from tidemark.timeseries.collection import resolve_target as _resolve_sync
+from tidemark.timeseries.collection import scale_arg as _scale
+from tidemark.timeseries.collection import write as _write
+from tidemark.timeseries.ddl import get_view
+from tidemark.timeseries.options import from_document
 
 # --------------------------------------------------------------------------------------------------
 # resolution and catalog settling
@@ -38,7 +38,7 @@ from server.timeseries.options import from_document
 
 
 async def resolve(ctx: Any, cmd: dict, field: str, namespace: Any = None) -> Target:
-    """The command's time-series target. ``namespace``: the ``server.core.namespace.Namespace`` the regular
+    """The command's time-series target. ``namespace``: the ``tidemark.core.namespace.Namespace`` the regular
     family resolved for this command (a time-series view) — used as is, nothing is read again."""
     name = cmd.get(field)
     if not isinstance(name, str) or not name:

@@ -2,7 +2,7 @@
 ``db.system.views`` and the clustered ``db.system.buckets.<c>`` collection, written in one write
 function; a drop forgets the collection's in-memory buckets and journal streams first. Part of the
 time-series command family (server/commands/timeseries.py); the catalog objects themselves are
-``server.timeseries.ddl``.
+``tidemark.timeseries.ddl``.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.core import collection as C
-from server.core.clustered import check_for_namespace as check_clustered_for_namespace
-from server.core.clustered import parse_create_option as parse_clustered_option
-from server.core.namespace import is_timeseries_view
-from server.timeseries import options as ts_options
-from server.timeseries.ddl import (
+from tidemark.core import collection as C
+from tidemark.core.clustered import check_for_namespace as check_clustered_for_namespace
+from tidemark.core.clustered import parse_create_option as parse_clustered_option
+from tidemark.core.namespace import is_timeseries_view
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.timeseries import options as ts_options
+from tidemark.timeseries.ddl import (
     BUCKETS_PREFIX,
     _delete_view,
     _insert_view,
@@ -25,7 +25,7 @@ from server.timeseries.ddl import (
     stored_options,
     view_name_of,
 )
-from server.timeseries.indexes import default_index_specs
+from tidemark.timeseries.indexes import default_index_specs
 
 
 async def create(ctx: Any, cmd: dict) -> dict:

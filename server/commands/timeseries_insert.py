@@ -1,6 +1,6 @@
 """``insert`` on a time-series view (spec §4): prepare the documents (on the event loop for small
 inserts, in the thread pool for large ones), route them into the bucket catalog, wait for the group
-commit. The steps are ``server.timeseries.ingest``; this is the command of the time-series family.
+commit. The steps are ``tidemark.timeseries.ingest``; this is the command of the time-series family.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from protocol.errors import ErrorCode, MongoError
-from protocol.messages import RawDocuments
-from server.core import collection as C
-from server.timeseries import options as ts_options
-from server.timeseries import reopen, router, rules
-from server.timeseries.batch import ColumnBatch, RowBatch
-from server.timeseries.ddl import buckets_ns
-from server.timeseries.indexes import measurement_rules
-from server.timeseries.ingest import (
+from tidemark.core import collection as C
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.messages import RawDocuments
+from tidemark.timeseries import options as ts_options
+from tidemark.timeseries import reopen, router, rules
+from tidemark.timeseries.batch import ColumnBatch, RowBatch
+from tidemark.timeseries.ddl import buckets_ns
+from tidemark.timeseries.indexes import measurement_rules
+from tidemark.timeseries.ingest import (
     MAX_LEAVING_WAITS,
     ON_LOOP_BYTES,
     ON_LOOP_DOCUMENT_BYTES,

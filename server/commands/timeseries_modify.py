@@ -15,19 +15,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.codec import encode
-from protocol.errors import ErrorCode, MongoError
-from server.commands import write_statements
-from server.commands.timeseries_admin import resolve
-from server.core import collection as C
-from server.query import match, project
-from server.query import plan as planner
-from server.query import update as update_mod
-from server.timeseries import indexes as ts_indexes
-from server.timeseries import modify as ts_modify
-from server.timeseries.bucketdoc import unpack_document
-from server.timeseries.collection import Target, direct_write
-from server.timeseries.collection import measurements as _measurements
+from tidemark.commands import write_statements
+from tidemark.commands.timeseries_admin import resolve
+from tidemark.core import collection as C
+from tidemark.protocol.codec import encode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import match, project
+from tidemark.query import plan as planner
+from tidemark.query import update as update_mod
+from tidemark.timeseries import indexes as ts_indexes
+from tidemark.timeseries import modify as ts_modify
+from tidemark.timeseries.bucketdoc import unpack_document
+from tidemark.timeseries.collection import Target, direct_write
+from tidemark.timeseries.collection import measurements as _measurements
 
 # --------------------------------------------------------------------------------------------------
 # update (5.1+ rules: meta-only, multi, no upsert)

@@ -1,5 +1,5 @@
 """``$out`` into a time-series collection, the write (its plan, ``timeseries_out_plan``, is validated by
-``server.write_stages`` before the read): the results become the measurements of a temporary
+``tidemark.write_stages`` before the read): the results become the measurements of a temporary
 time-series collection (create, insert, buckets written in full), then one write transaction swaps it
 in for the target (view and buckets). Part of the time-series command family: it runs the family's
 create, insert and drop with the aggregate's command context.
@@ -11,14 +11,14 @@ import asyncio
 import contextlib
 import uuid
 
-from protocol.errors import MongoError
-from server.commands import timeseries_ddl
-from server.commands.timeseries_insert import insert_measurements
-from server.core import collection as C
-from server.core.namespace import is_timeseries_view
-from server.timeseries import ddl as ts_ddl
-from server.timeseries import options as ts_options
-from server.write_stages import OUT_BATCH, TimeseriesOut
+from tidemark.commands import timeseries_ddl
+from tidemark.commands.timeseries_insert import insert_measurements
+from tidemark.core import collection as C
+from tidemark.core.namespace import is_timeseries_view
+from tidemark.protocol.errors import MongoError
+from tidemark.timeseries import ddl as ts_ddl
+from tidemark.timeseries import options as ts_options
+from tidemark.write_stages import OUT_BATCH, TimeseriesOut
 
 
 async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:

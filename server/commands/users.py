@@ -1,7 +1,7 @@
 """User management: createUser, updateUser, dropUser, dropAllUsersFromDatabase, usersInfo,
 grantRolesToUser, revokeRolesFromUser — mongod's arguments, replies and errors.
 
-Users are documents of ``admin.system.users`` (:mod:`server.auth.store`); passwords are turned
+Users are documents of ``admin.system.users`` (:mod:`tidemark.auth.store`); passwords are turned
 into salted SCRAM credentials in the thread pool (PBKDF2 is deliberately slow) and never stored,
 logged or returned. Every change bumps the authorization generation, so connections see it on
 their next command.
@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import check_fields, field
-from server.auth import accounts, store
-from server.auth.manager import role_list
-from server.auth.names import UserName
-from server.context import CommandContext, CommandSpec
-from server.query.match import compile_filter
+from tidemark.arguments import check_fields, field
+from tidemark.auth import accounts, store
+from tidemark.auth.manager import role_list
+from tidemark.auth.names import UserName
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.match import compile_filter
 
 
 def name_arg(cmd: dict, command: str, what: str = "User") -> str:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from protocol.framing import MAX_WRITE_BATCH_SIZE
-from protocol.messages import RawDocuments
-from server.query.expr_base import type_name
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.framing import MAX_WRITE_BATCH_SIZE
+from tidemark.protocol.messages import RawDocuments
+from tidemark.query.expr_base import type_name
 
 # mongod 7.0's UpdateOpEntry / DeleteOpEntry fields: anything else is 40415.
 UPDATE_FIELDS = {"q", "u", "c", "arrayFilters", "hint", "multi", "upsert", "upsertSupplied", "collation",

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from bson.decimal128 import Decimal128
 
-from protocol.codec import decode
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import wrong_type
-from server.core import collection as C
+from tidemark.arguments import wrong_type
+from tidemark.core import collection as C
+from tidemark.protocol.codec import decode
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 MAX_SIZE = 1024**5  # 1 PB, mongod's limit
 MAX_DOCS = 2**31 - 1

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.core.collection import format_value
-from server.query.expr_base import type_name
+from tidemark.core.collection import format_value
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
 
 BUCKETS_PREFIX = "system.buckets."
 CLUSTER_KEY = {"_id": 1}

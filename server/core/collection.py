@@ -25,14 +25,14 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.regex import Regex
 
-from protocol.codec import decode, encode, nesting_exceeds
-from protocol.errors import ErrorCode, MongoError
-from protocol.framing import MAX_STORED_DEPTH
-from server.core import namespace
-from server.query.access_path import Plan
-from server.query.docmeta import DocMeta
-from server.query.expr_base import type_name  # the one BSON type name for messages (C.type_name)
-from server.query.index_keys import (
+from tidemark.core import namespace
+from tidemark.protocol.codec import decode, encode, nesting_exceeds
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.framing import MAX_STORED_DEPTH
+from tidemark.query.access_path import Plan
+from tidemark.query.docmeta import DocMeta
+from tidemark.query.expr_base import type_name  # the one BSON type name for messages (C.type_name)
+from tidemark.query.index_keys import (
     MULTIKEY_FLAG,
     index_key_map,
     index_key_map_multikey,
@@ -154,7 +154,7 @@ def doc_arg(cmd: dict, field: str, command: str) -> dict | None:
 
 def collation_arg(cmd: dict, command: str, field: str = "collation") -> dict | None:
     """The collation document a command gives (None when absent), validated now like mongod."""
-    from server.query.collation import parse_collation
+    from tidemark.query.collation import parse_collation
 
     if field not in cmd:
         return None
@@ -168,7 +168,7 @@ def collation_arg(cmd: dict, command: str, field: str = "collation") -> dict | N
 def effective_collation(requested: dict | None, default: dict | None, *, on_view: bool = False):
     """The collation an operation runs with (``collation.Collation``, None = simple): the one it
     asks for, else the collection's or view's default. A view's default cannot be overridden (167)."""
-    from server.query.collation import parse_collation, same
+    from tidemark.query.collation import parse_collation, same
 
     default_c = parse_collation(default) if default else None
     if requested is None:
@@ -183,7 +183,7 @@ def index_collation(spec: dict, default: dict | None) -> dict:
     """``spec`` with its collation as an index stores it (mongod's validateIndexSpecCollation): its own
     collation fully expanded, an explicit simple one removed (the index compares binary-wise), none:
     the collection's default ``default`` (None = simple)."""
-    from server.query.collation import parse_collation
+    from tidemark.query.collation import parse_collation
 
     given = "collation" in spec
     collation = parse_collation(spec["collation"] if given else default or {"locale": "simple"}, "collation")
@@ -312,7 +312,7 @@ class Validator:
         self.action = options.get("validationAction", "error")
         self._fn = None
         if self.spec and self.level != "off":
-            from server.query.match import compile_filter
+            from tidemark.query.match import compile_filter
 
             self._fn = compile_filter(self.spec)
 
@@ -420,7 +420,7 @@ def duplicate_key_error(info, index_name: str, doc: dict | None, key: bytes | No
     if spec is None:
         key_pattern, key_value = {"_id": 1}, {"_id": (doc or {}).get("_id")}
     elif doc is None:
-        from storage.keys import decode_key
+        from tidemark.storage.keys import decode_key
 
         fields, directions = key_fields(spec["key"])
         key_pattern = dict(spec["key"])
@@ -572,7 +572,7 @@ def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK,
 def _raw_doc(data: bytes):
     from bson.raw_bson import RawBSONDocument
 
-    from protocol.codec import RAW_CODEC_OPTIONS
+    from tidemark.protocol.codec import RAW_CODEC_OPTIONS
 
     return RawBSONDocument(data, RAW_CODEC_OPTIONS)
 
@@ -632,7 +632,7 @@ _SPECIAL_KINDS = ("TEXT", "GEO_NEAR")
 
 def _special_pairs(plan, scan) -> Iterator[tuple[bytes, dict]]:
     """A $text or $near read: ``scan(intervals)`` yields not-yet-seen (rid, doc) of index intervals."""
-    from server.query import plan_special
+    from tidemark.query import plan_special
 
     return plan_special.special_scan(plan, scan)
 

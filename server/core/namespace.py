@@ -13,12 +13,12 @@ Kinds (``Namespace.kind``):
 - ``view``       — a ``system.views`` entry that is not time-series (``base``/``pipeline``: the chain
   followed to its base collection; ``ts_view``: set when the chain ends at a time-series view);
 - ``timeseries`` — the view ``db.c`` of a time-series collection (``buckets_info``: its options are
-  ``server.timeseries.ddl.stored_options(buckets_info)``);
+  ``tidemark.timeseries.ddl.stored_options(buckets_info)``);
 - ``buckets``    — ``db.system.buckets.c`` (clustered; ``buckets_info`` is ``info``);
 - ``system``     — any other ``system.*`` collection that exists.
 
-The module is part of ``server.core``, below the command families, the read core and the time-series
-engine (it imports protocol and ``server.query`` only), so each of them can hand the one object down.
+The module is part of ``tidemark.core``, below the command families, the read core and the time-series
+engine (it imports protocol and ``tidemark.query`` only), so each of them can hand the one object down.
 A ``Namespace`` describes one read snapshot; writers re-check what they rely on inside their own
 write transaction, as before.
 
@@ -39,10 +39,10 @@ from typing import Any
 
 from bson.binary import Binary
 
-from protocol.codec import decode
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import wrong_type
-from server.query.index_keys import index_key_map
+from tidemark.arguments import wrong_type
+from tidemark.protocol.codec import decode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.index_keys import index_key_map
 
 SYSTEM_VIEWS = "system.views"
 BUCKETS_PREFIX = "system.buckets."

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.query.index_keys import MULTIKEY_FLAG
+from tidemark.query.index_keys import MULTIKEY_FLAG
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from protocol.errors import MongoError
-from server.query.expr_base import (
+from tidemark.protocol.errors import MongoError
+from tidemark.query.expr_base import (
     DECIMAL_CONTEXT,
     KIND_DECIMAL,
     KIND_DOUBLE,
@@ -30,7 +30,7 @@ from server.query.expr_base import (
     to_decimal,
     type_name,
 )
-from server.query.values import MISSING, compare, sort_key
+from tidemark.query.values import MISSING, compare, sort_key
 
 
 class Accumulator:

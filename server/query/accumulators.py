@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import javascript
-from server.query.accumulator_state import (
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import javascript
+from tidemark.query.accumulator_state import (
     Accumulator,
     AddToSet,
     Avg,
@@ -31,10 +31,10 @@ from server.query.accumulator_state import (
     StdDev,
     Sum,
 )
-from server.query.expr_base import as_float, int_arg, num_kind, type_name
-from server.query.expressions import compile_expression, evaluate, is_constant
-from server.query.sort import make_sort_key
-from server.query.values import sort_key
+from tidemark.query.expr_base import as_float, int_arg, num_kind, type_name
+from tidemark.query.expressions import compile_expression, evaluate, is_constant
+from tidemark.query.sort import make_sort_key
+from tidemark.query.values import sort_key
 
 __all__ = ["AccumulatorSpec", "Accumulator", "parse_accumulator", "make_accumulator", "ACCUMULATORS"]
 

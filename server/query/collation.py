@@ -26,12 +26,12 @@ from typing import Any
 
 import icu
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.value_repr import bson_repr
-from server.query.values import bson_type_name, sort_key_with
-from server.query.values import compare as simple_compare
-from server.query.values import equal as simple_equal
-from server.query.values import sort_key as simple_sort_key
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import bson_type_name, sort_key_with
+from tidemark.query.values import compare as simple_compare
+from tidemark.query.values import equal as simple_equal
+from tidemark.query.values import sort_key as simple_sort_key
 
 __all__ = ["Collation", "parse_collation", "sort_key_for", "compare_for", "equal_for", "VERSION", "same"]
 

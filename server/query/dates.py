@@ -25,7 +25,7 @@ from bson.datetime_ms import DatetimeMS
 from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
-from protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 MS_PER_SECOND = 1000
 MS_PER_MINUTE = 60_000

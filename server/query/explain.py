@@ -16,7 +16,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from server.query.pipeline import PipelineContext, Stage, parse_pipeline
+from tidemark.query.pipeline import PipelineContext, Stage, parse_pipeline
 
 __all__ = ["explain_stages"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from server.query.accumulator_state import Accumulator, Avg, MinMax, StdDev, Sum
-from server.query.expr_base import args_list
-from server.query.values import MISSING, compare
+from tidemark.query.accumulator_state import Accumulator, Avg, MinMax, StdDev, Sum
+from tidemark.query.expr_base import args_list
+from tidemark.query.values import MISSING, compare
 
 
 def _compile(factory: Callable[[Any], Accumulator]):

@@ -13,9 +13,9 @@ import math
 import random
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import dates
-from server.query.expr_base import (
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import dates
+from tidemark.query.expr_base import (
     DECIMAL_CONTEXT,
     KIND_DECIMAL,
     KIND_DOUBLE,
@@ -32,7 +32,7 @@ from server.query.expr_base import (
     to_decimal,
     type_name,
 )
-from server.query.values import MISSING
+from tidemark.query.values import MISSING
 
 _D = DECIMAL_CONTEXT  # mongod's decimals: 34 digits, IEEE 754-2008 results instead of exceptions
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.expr_base import (
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import (
     args_list,
     check_arity,
     comparator,
@@ -25,10 +25,10 @@ from server.query.expr_base import (
     validate_variable_name,
     value_key,
 )
-from server.query.expr_logic import truthy
-from server.query.interrupt import tick
-from server.query.memory import BUFFER_LIMIT, approx_size, check_built
-from server.query.values import MISSING
+from tidemark.query.expr_logic import truthy
+from tidemark.query.interrupt import tick
+from tidemark.query.memory import BUFFER_LIMIT, approx_size, check_built
+from tidemark.query.values import MISSING
 
 
 def compile_array_elem_at(args, cc):

@@ -19,8 +19,8 @@ from typing import Any
 from bson.decimal128 import Decimal128, create_decimal128_context
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.values import MISSING, bson_type_name, sort_key
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.values import MISSING, bson_type_name, sort_key
 
 Compiled = Callable[[Any, dict], Any]
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1

@@ -15,9 +15,9 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import dates
-from server.query.expr_base import (
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import dates
+from tidemark.query.expr_base import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
@@ -32,7 +32,7 @@ from server.query.expr_base import (
     require_object,
     type_name,
 )
-from server.query.values import MISSING, bson_type_name
+from tidemark.query.values import MISSING, bson_type_name
 
 _TARGETS = {
     "double": "double", 1: "double", "string": "string", 2: "string", "objectId": "objectId", 7: "objectId",

@@ -13,10 +13,10 @@ import datetime as _dt
 
 from bson.timestamp import Timestamp
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import dates
-from server.query.expr_base import args_list, int_arg, nullish, num_kind, require_object, type_name
-from server.query.values import MISSING
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import dates
+from tidemark.query.expr_base import args_list, int_arg, nullish, num_kind, require_object, type_name
+from tidemark.query.values import MISSING
 
 _DATE_TYPES = ("datetime", "DatetimeMS", "Timestamp", "ObjectId")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from bson.int64 import Int64
 
-from protocol.errors import MongoError
-from server.query.expr_base import args_list, check_arity, comparator
-from server.query.values import MISSING
+from tidemark.protocol.errors import MongoError
+from tidemark.query.expr_base import args_list, check_arity, comparator
+from tidemark.query.values import MISSING
 
 
 def truthy(v) -> bool:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from protocol.errors import MongoError
-from server.query.expr_base import args_list, check_arity, nullish, require_object, type_name
-from server.query.values import MISSING
+from tidemark.protocol.errors import MongoError
+from tidemark.query.expr_base import args_list, check_arity, nullish, require_object, type_name
+from tidemark.query.values import MISSING
 
 
 def merge_objects(values) -> dict:

@@ -7,8 +7,8 @@ where mongod does ($setUnion, $setIntersection, $setDifference).
 
 from __future__ import annotations
 
-from protocol.errors import MongoError
-from server.query.expr_base import args_list, check_arity, nullish, type_name, value_key
+from tidemark.protocol.errors import MongoError
+from tidemark.query.expr_base import args_list, check_arity, nullish, type_name, value_key
 
 
 def _dedupe(values, sort_key):

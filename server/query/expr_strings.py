@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from bson.regex import Regex
 
-from protocol.errors import MongoError
-from server.query.expr_base import (
+from tidemark.protocol.errors import MongoError
+from tidemark.query.expr_base import (
     args_list,
     check_arity,
     int_arg,
@@ -19,8 +19,8 @@ from server.query.expr_base import (
     require_object,
     type_name,
 )
-from server.query.expr_conversion import to_string
-from server.query.match_regex import (
+from tidemark.query.expr_conversion import to_string
+from tidemark.query.match_regex import (
     MatchLimitExceeded,
     compile_regex,
     find_all,
@@ -28,8 +28,8 @@ from server.query.match_regex import (
     pattern_and_options,
     search,
 )
-from server.query.memory import STRING_LIMIT, check_string, string_too_long
-from server.query.values import MISSING
+from tidemark.query.memory import STRING_LIMIT, check_string, string_too_long
+from tidemark.query.values import MISSING
 
 
 def compile_concat(args, cc):

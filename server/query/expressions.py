@@ -20,8 +20,8 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import (
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import (
     docmeta,
     expr_accumulators,
     expr_arith,
@@ -34,10 +34,10 @@ from server.query import (
     expr_strings,
     javascript,
 )
-from server.query.expr_base import Compiled, const, traverse, type_name, validate_variable_name
-from server.query.expr_logic import truthy
-from server.query.hashed import hash64
-from server.query.values import MISSING
+from tidemark.query.expr_base import Compiled, const, traverse, type_name, validate_variable_name
+from tidemark.query.expr_logic import truthy
+from tidemark.query.hashed import hash64
+from tidemark.query.values import MISSING
 
 __all__ = [
     "compile_expression",

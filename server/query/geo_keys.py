@@ -23,10 +23,10 @@ from typing import Any
 import s2geometry as s2
 from bson.int64 import Int64
 
-from protocol.errors import MongoError
-from server.query.geo_parse import GeoError, Shape, parse_stored
-from server.query.value_repr import bson_repr
-from server.query.values import MISSING, is_number, to_float
+from tidemark.protocol.errors import MongoError
+from tidemark.query.geo_parse import GeoError, Shape, parse_stored
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import MISSING, is_number, to_float
 
 INDEX_MAX_LEVEL = 23  # about 1 m cells: finer detail is left to the exact filter
 INDEX_MAX_CELLS = 20

@@ -25,19 +25,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.access_path import Interval
-from server.query.expr_logic import truthy
-from server.query.expressions import evaluate
-from server.query.geo_keys import Plane, cap_region, region_intervals
-from server.query.geo_parse import EARTH_RADIUS_M
-from server.query.geo_query import parse_near
-from server.query.index_kinds import key_direction
-from server.query.paths import get_path_values
-from server.query.pipeline import PipelineContext, Stage
-from server.query.stages import set_field
-from server.query.values import MISSING, bson_type_name, is_number, to_float
-from storage.keys import encode_key
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.access_path import Interval
+from tidemark.query.expr_logic import truthy
+from tidemark.query.expressions import evaluate
+from tidemark.query.geo_keys import Plane, cap_region, region_intervals
+from tidemark.query.geo_parse import EARTH_RADIUS_M
+from tidemark.query.geo_query import parse_near
+from tidemark.query.index_kinds import key_direction
+from tidemark.query.paths import get_path_values
+from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.stages import set_field
+from tidemark.query.values import MISSING, bson_type_name, is_number, to_float
+from tidemark.storage.keys import encode_key
 
 START_RADIANS = 100.0 / EARTH_RADIUS_M
 GROWTH = 4.0

@@ -21,9 +21,9 @@ from typing import Any
 
 import s2geometry as s2
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.value_repr import bson_repr
-from server.query.values import is_number, to_float
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import is_number, to_float
 
 EARTH_RADIUS_M = 6378.1 * 1000  # mongod's kRadiusOfEarthInMeters (a sphere, not WGS84)
 

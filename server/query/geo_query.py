@@ -24,7 +24,7 @@ from typing import Any
 import s2geometry as s2
 import shapely
 
-from server.query.geo_parse import (
+from tidemark.query.geo_parse import (
     EARTH_RADIUS_M,
     GeoError,
     Shape,
@@ -36,8 +36,8 @@ from server.query.geo_parse import (
     stored_pairs,
     stored_shapes,
 )
-from server.query.value_repr import bson_repr
-from server.query.values import is_number, to_float
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import is_number, to_float
 
 __all__ = ["Region", "NearQuery", "parse_within", "parse_intersects", "parse_near", "NEAR_OPS"]
 

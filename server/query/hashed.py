@@ -22,9 +22,9 @@ from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
-from protocol.errors import MongoError
-from server.query.value_repr import bson_repr
-from server.query.values import canonical_type_order, is_number
+from tidemark.protocol.errors import MongoError
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import canonical_type_order, is_number
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 

@@ -19,12 +19,12 @@ from bson.max_key import MaxKey
 from bson.min_key import MinKey
 from bson.regex import Regex
 
-from server.query.access_path import Interval
-from server.query.collation import same as same_collation
-from server.query.index_keys import MULTIKEY_FLAG, collated_key_value, index_collation, key_fields
-from server.query.match_leaf import has_strings
-from server.query.values import sort_key
-from storage.keys import encode_key, encode_value
+from tidemark.query.access_path import Interval
+from tidemark.query.collation import same as same_collation
+from tidemark.query.index_keys import MULTIKEY_FLAG, collated_key_value, index_collation, key_fields
+from tidemark.query.match_leaf import has_strings
+from tidemark.query.values import sort_key
+from tidemark.storage.keys import encode_key, encode_value
 
 MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
 

@@ -7,7 +7,7 @@ arrays on one compound key are refused (171 CannotIndexParallelArrays). Under an
 string is stored as its ICU key (``collated_key_value``). An index with a 2dsphere, 2d, hashed or
 text field is keyed by ``index_kinds.SpecialKeyer`` behind the same interface as ``IndexKeyer``.
 
-Keys are encoded with ``storage.keys.encode_key``, so the intervals of ``index_bounds`` and the stored
+Keys are encoded with ``tidemark.storage.keys.encode_key``, so the intervals of ``index_bounds`` and the stored
 entries compare alike. The regular write paths record ``multikey: True`` (``MULTIKEY_FLAG``) in the
 stored spec the first time a document expands an array (``index_key_map_multikey``); the planner
 relies on it to use two-sided ranges.
@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from server.query.collation import parse_collation
-from server.query.index_kinds import SpecialKeyer, is_special, key_direction, parallel_arrays
-from server.query.match import compile_filter
-from storage.keys import encode_key
+from tidemark.query.collation import parse_collation
+from tidemark.query.index_kinds import SpecialKeyer, is_special, key_direction, parallel_arrays
+from tidemark.query.match import compile_filter
+from tidemark.storage.keys import encode_key
 
 _ABSENT = object()  # a key field the document lacks (indexed as null unless the index is sparse)
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.geo_keys import Plane, bucket_sphere_keys, sphere_keys
-from server.query.hashed import hashed_key
-from server.query.paths import get_path_values
-from server.query.text_index import text_terms
-from server.query.values import MISSING
-from storage.keys import encode_key
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.geo_keys import Plane, bucket_sphere_keys, sphere_keys
+from tidemark.query.hashed import hashed_key
+from tidemark.query.paths import get_path_values
+from tidemark.query.text_index import text_terms
+from tidemark.query.values import MISSING
+from tidemark.storage.keys import encode_key
 
 KINDS = ("2dsphere", "2d", "hashed", "text")
 UNSUPPORTED_INDEX_TYPES = ("geoHaystack", "columnstore")  # known to mongod, refused by createIndexes

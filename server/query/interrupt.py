@@ -9,7 +9,7 @@ The operation is any object with ``check()`` (raise if killed or past its deadli
 countdown: :func:`tick` reads no clock until it reaches zero, so a check per document costs a
 counter decrement), and optionally ``released(fn)`` (:func:`gil_released`). The server's ``check()`` is
 also where a long operation on the thread pool gives its run token to waiting ones
-(``server.scheduler``). The server's implementation is ``server.operations.Operation``; this module
+(``tidemark.scheduler``). The server's implementation is ``tidemark.operations.Operation``; this module
 knows nothing of it (query imports nothing above itself).
 """
 
@@ -78,7 +78,7 @@ def tick(units: int = 1) -> None:
 
 def gil_released(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``fn(*args, **kwargs)`` — C code that runs with the GIL released for long, e.g. a regex match —
-    letting the bound operation's run token go meanwhile (its ``released(call)``: ``server.scheduler``),
+    letting the bound operation's run token go meanwhile (its ``released(call)``: ``tidemark.scheduler``),
     so that waiting operations run while this one needs no Python. A plain call without such an
     operation."""
     released = getattr(_CURRENT.get(), "released", None)

@@ -45,9 +45,9 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import interrupt
-from server.query.values import MISSING
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import interrupt
+from tidemark.query.values import MISSING
 
 __all__ = ["JsFunction", "enabled", "set_enabled", "require_enabled", "HEAP_LIMIT_BYTES", "JS_ERROR"]
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.match_regex import compile_regex, matches
-from server.query.values import TYPE_ALIASES, bson_type_number, compare, equal, is_number, sort_key
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.match_regex import compile_regex, matches
+from tidemark.query.values import TYPE_ALIASES, bson_type_number, compare, equal, is_number, sort_key
 
 __all__ = ["compile_schema", "validate", "CompiledSchema"]
 

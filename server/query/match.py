@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from server.query.expressions import expression_fields
-from server.query.match_ast import (
+from tidemark.query.expressions import expression_fields
+from tidemark.query.match_ast import (
     All,
     AlwaysFalse,
     AlwaysTrue,
@@ -31,8 +31,8 @@ from server.query.match_ast import (
     Size,
     Type,
 )
-from server.query.match_compile import compile_node
-from server.query.match_parse import is_operator_document, parse_filter, parse_value_condition
+from tidemark.query.match_compile import compile_node
+from tidemark.query.match_parse import is_operator_document, parse_filter, parse_value_condition
 
 __all__ = [
     "parse_filter",

@@ -22,9 +22,9 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from server.query.expressions import compile_expression, truthy
-from server.query.jsonschema import compile_schema, validate
-from server.query.match_ast import (
+from tidemark.query.expressions import compile_expression, truthy
+from tidemark.query.jsonschema import compile_schema, validate
+from tidemark.query.match_ast import (
     All,
     AlwaysFalse,
     AlwaysTrue,
@@ -48,7 +48,7 @@ from server.query.match_ast import (
     Text,
     Type,
 )
-from server.query.match_leaf import (
+from tidemark.query.match_leaf import (
     bits_predicate,
     cmp_predicate,
     in_predicate,
@@ -56,8 +56,8 @@ from server.query.match_leaf import (
     regex_predicate,
     type_predicate,
 )
-from server.query.paths import get_path_values, split_path
-from server.query.values import (
+from tidemark.query.paths import get_path_values, split_path
+from tidemark.query.values import (
     MISSING,
 )
 

@@ -18,8 +18,8 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.regex import Regex as BsonRegex
 
-from server.query.match_regex import matches, pattern_and_options
-from server.query.values import (
+from tidemark.query.match_regex import matches, pattern_and_options
+from tidemark.query.values import (
     BRACKET_MAXKEY,
     BRACKET_MINKEY,
     BRACKET_NULL,

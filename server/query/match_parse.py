@@ -1,7 +1,7 @@
 """Parse a MongoDB filter document into the AST of ``match_ast`` (validate only; no execution).
 
 Errors follow mongod's MatchExpressionParser (codes and messages). ``$where`` is desugared,
-as mongod does, into ``$expr`` over ``$function`` with ``this`` the document (``server.query.javascript``).
+as mongod does, into ``$expr`` over ``$function`` with ``this`` the document (``tidemark.query.javascript``).
 Unsupported features raise 224 QueryFeatureNotAllowed "... is not supported by Tidemark" — distinct from invalid input
 (2 BadValue). Geo operands are parsed by ``geo_query`` and ``$text`` by ``text_search``.
 """
@@ -19,12 +19,12 @@ from bson.code import Code
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import javascript
-from server.query.expressions import compile_expression
-from server.query.geo_query import parse_intersects, parse_near, parse_within
-from server.query.jsonschema import compile_schema
-from server.query.match_ast import (
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import javascript
+from tidemark.query.expressions import compile_expression
+from tidemark.query.geo_query import parse_intersects, parse_near, parse_within
+from tidemark.query.jsonschema import compile_schema
+from tidemark.query.match_ast import (
     All,
     AlwaysFalse,
     AlwaysTrue,
@@ -48,9 +48,9 @@ from server.query.match_ast import (
     Text,
     Type,
 )
-from server.query.match_regex import compile_regex, is_regex, pattern_and_options, validate_options
-from server.query.text_search import parse_text
-from server.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
+from tidemark.query.match_regex import compile_regex, is_regex, pattern_and_options, validate_options
+from tidemark.query.text_search import parse_text
+from tidemark.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
 
 __all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed", "QUERY_OPERATORS"]
 

@@ -8,7 +8,7 @@ backtracking pattern never freezes the event loop or other queries, and with a `
 bounds it:
 
 - A match runs in slices (20 ms, doubling); between slices the running operation's interruption
-  check runs (``server.query.interrupt``), so ``maxTimeMS`` (the slice never outlasts the deadline)
+  check runs (``tidemark.query.interrupt``), so ``maxTimeMS`` (the slice never outlasts the deadline)
   and ``killOp`` stop a runaway regex.
 - PCRE stops a match after 10,000,000 backtracking steps (``PCRE2_ERROR_MATCHLIMIT``); a match that
   runs for ``MATCH_LIMIT_SECONDS`` is this engine's equivalent. As in mongod, a filter then treats
@@ -20,7 +20,7 @@ newline) is translated; ``\\z`` is native.
 
 Compile cost is bounded for every pattern a client can send (issue 21): the ``regex`` engine unrolls
 counted repetitions (``a{99999999}``, a 13-byte pattern, allocated 23 GB), so before it compiles,
-:func:`server.query.regex_limits.scan` (one linear pass, no recursion) refuses what PCRE refuses —
+:func:`tidemark.query.regex_limits.scan` (one linear pass, no recursion) refuses what PCRE refuses —
 a count above 65,535, nesting above 250 parentheses, an expanded weight above 70,000 — with mongod's
 code (51091 for filters and ``$jsonSchema``, 51111 for the aggregation operators) and PCRE's message.
 A pattern longer than 32,764 bytes is refused first (2 "Regular expression is too long" in a filter;
@@ -58,9 +58,9 @@ from typing import Any
 import regex as engine
 from bson.regex import Regex as BsonRegex
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import interrupt
-from server.query.regex_limits import PatternRefused, scan
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import interrupt
+from tidemark.query.regex_limits import PatternRefused, scan
 
 VALID_OPTIONS = "imsux"
 _FLAG_BITS = {"i": engine.IGNORECASE, "m": engine.MULTILINE, "s": engine.DOTALL, "x": engine.VERBOSE, "u": 0}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 MIB = 1024 * 1024
 STRING_LIMIT = 16 * MIB

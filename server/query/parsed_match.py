@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.query.match_ast import Node
+from tidemark.query.match_ast import Node
 
 
 class MatchStage(dict):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from server.query.values import MISSING, bson_type_name
+from tidemark.query.values import MISSING, bson_type_name
 
 __all__ = [
     "MISSING",

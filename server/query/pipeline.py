@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.docmeta import META_VAR
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.docmeta import META_VAR
 
 __all__ = ["PipelineContext", "Stage", "parse_pipeline", "run_pipeline", "STAGES"]
 
@@ -92,7 +92,7 @@ def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
     # Imported here, on the first parse, because the recursion is real: every stage module imports
     # this one (PipelineContext, Stage) and $lookup/$facet/$unionWith parse their sub-pipelines with
     # parse_pipeline; the table of stages is the one place that closes the loop.
-    from server.query import (
+    from tidemark.query import (
         geo_near,
         stage_current_op,
         stage_densify_fill,

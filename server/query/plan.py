@@ -12,21 +12,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import plan_special
-from server.query.access_path import Plan
-from server.query.implication import filter_implies
-from server.query.index_bounds import (
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import plan_special
+from tidemark.query.access_path import Plan
+from tidemark.query.implication import filter_implies
+from tidemark.query.index_bounds import (
     FieldBounds,
     bounds_for_hashed,
     bounds_for_index,
     build_intervals,
     extract_bounds,
 )
-from server.query.index_keys import (
+from tidemark.query.index_keys import (
     key_fields,
 )
-from server.query.index_kinds import is_special, key_direction
+from tidemark.query.index_kinds import is_special, key_direction
 
 __all__ = ["choose_plan", "find_hinted_index"]
 

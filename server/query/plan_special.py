@@ -17,18 +17,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.access_path import Interval, Plan
-from server.query.geo_keys import Plane, cells_intervals, region_intervals
-from server.query.geo_near import near_scan
-from server.query.geo_query import parse_intersects, parse_within
-from server.query.hashed import hashed_key
-from server.query.index_kinds import key_direction
-from server.query.match_ast import And, GeoNear
-from server.query.match_parse import parse_filter
-from server.query.text_index import index_term
-from server.query.text_search import TextMatcher
-from storage.keys import encode_key
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.access_path import Interval, Plan
+from tidemark.query.geo_keys import Plane, cells_intervals, region_intervals
+from tidemark.query.geo_near import near_scan
+from tidemark.query.geo_query import parse_intersects, parse_within
+from tidemark.query.hashed import hashed_key
+from tidemark.query.index_kinds import key_direction
+from tidemark.query.match_ast import And, GeoNear
+from tidemark.query.match_parse import parse_filter
+from tidemark.query.text_index import index_term
+from tidemark.query.text_search import TextMatcher
+from tidemark.storage.keys import encode_key
 
 SPECIAL_OPS = frozenset({"$near", "$nearSphere", "$geoWithin", "$within", "$geoIntersects"})
 NO_PLAN = ErrorCode.NoQueryExecutionPlans

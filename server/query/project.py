@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.expressions import compile_expression
-from server.query.match import compile_node, filter_fields, parse_filter
-from server.query.paths import split_path
-from server.query.values import MISSING, is_number
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expressions import compile_expression
+from tidemark.query.match import compile_node, filter_fields, parse_filter
+from tidemark.query.paths import split_path
+from tidemark.query.values import MISSING, is_number
 
 __all__ = ["compile_projection", "projection_is_inclusion", "PROJECTION_OPERATORS"]
 

@@ -2,7 +2,7 @@
 engine compiles it. Pure: no server imports, no recursion, no engine call.
 
 mongod compiles with PCRE2 10.42 built with ``LINK_SIZE 2`` (a compiled pattern holds at most 65,535
-code units) and ``PARENS_NEST_LIMIT 250``. The engine behind :mod:`server.query.match_regex` (the
+code units) and ``PARENS_NEST_LIMIT 250``. The engine behind :mod:`tidemark.query.match_regex` (the
 ``regex`` package) has none of these limits: it unrolls counted repetitions, so ``a{99999999}`` (a
 13-byte pattern) allocates until the kernel kills the process. :func:`scan` refuses the same family
 of patterns as PCRE, with PCRE's messages (the caller adds MongoDB's code and prefix):

@@ -23,13 +23,13 @@ from typing import Any
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
-from protocol.codec import encode
-from protocol.errors import ErrorCode, MongoError
-from server.query import spill
-from server.query.interrupt import tick
-from server.query.paths import get_path_values
-from server.query.value_repr import bson_repr
-from server.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
+from tidemark.protocol.codec import encode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import spill
+from tidemark.query.interrupt import tick
+from tidemark.query.paths import get_path_values
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
 
 __all__ = ["parse_sort", "make_sort_key", "sort_documents", "DEFAULT_MEMORY_LIMIT", "estimate_size"]
 

@@ -18,8 +18,8 @@ from typing import IO, Any
 
 import bson
 
-from protocol.codec import CODEC_OPTIONS, encode_in_order
-from server.query.interrupt import tick
+from tidemark.protocol.codec import CODEC_OPTIONS, encode_in_order
+from tidemark.query.interrupt import tick
 
 SPILL_DIR: str | None = None  # None: the system's temporary directory (pure use, tests)
 _READ_BUFFER = 1024 * 1024

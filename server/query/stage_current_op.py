@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.pipeline import PipelineContext, Stage
-from server.query.values import bson_type_name
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.values import bson_type_name
 
 OPTIONS = ("allUsers", "idleConnections", "idleSessions", "localOps", "truncateOps", "idleCursors",
            "backtrace")

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import dates
-from server.query.expr_base import KIND_INT, KIND_LONG, as_float, int_arg, num_kind, type_name
-from server.query.expressions import compile_expression
-from server.query.interrupt import tick
-from server.query.pipeline import PipelineContext, Stage
-from server.query.stage_group import group_key
-from server.query.stages import set_field
-from server.query.values import MISSING, compare, sort_key
-from server.query.windows import parse_set_window_fields
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import dates
+from tidemark.query.expr_base import KIND_INT, KIND_LONG, as_float, int_arg, num_kind, type_name
+from tidemark.query.expressions import compile_expression
+from tidemark.query.interrupt import tick
+from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.stage_group import group_key
+from tidemark.query.stages import set_field
+from tidemark.query.values import MISSING, compare, sort_key
+from tidemark.query.windows import parse_set_window_fields
 
 # mongod's internalQueryMaxAllowedDensifyDocs: a $densify never generates more documents than this.
 MAX_GENERATED_DOCUMENTS = 500_000

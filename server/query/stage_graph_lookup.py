@@ -21,16 +21,16 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.expressions import compile_expression
-from server.query.match import compile_filter
-from server.query.paths import get_path_values
-from server.query.pipeline import PipelineContext, Stage
-from server.query.sort import estimate_size
-from server.query.stage_group import group_key
-from server.query.stages import set_field
-from server.query.value_repr import bson_repr
-from server.query.values import MISSING, bson_type_name, is_number, to_float
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expressions import compile_expression
+from tidemark.query.match import compile_filter
+from tidemark.query.paths import get_path_values
+from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.sort import estimate_size
+from tidemark.query.stage_group import group_key
+from tidemark.query.stages import set_field
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import MISSING, bson_type_name, is_number, to_float
 
 _STRING_ARGS = ("from", "as", "connectFromField", "connectToField", "depthField")
 

@@ -16,17 +16,17 @@ from typing import Any
 
 from bson.decimal128 import Decimal128
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.accumulators import parse_accumulator
-from server.query.collation import compare_for, sort_key_for
-from server.query.expr_base import int_arg, num_kind, type_name
-from server.query.expressions import compile_expression
-from server.query.interrupt import tick
-from server.query.memory import approx_size as _approx_size
-from server.query.memory import stage_limit_error
-from server.query.pipeline import PipelineContext, Stage
-from server.query.sort import make_sort_key
-from server.query.values import MISSING, canonical_type_order, sort_key
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.accumulators import parse_accumulator
+from tidemark.query.collation import compare_for, sort_key_for
+from tidemark.query.expr_base import int_arg, num_kind, type_name
+from tidemark.query.expressions import compile_expression
+from tidemark.query.interrupt import tick
+from tidemark.query.memory import approx_size as _approx_size
+from tidemark.query.memory import stage_limit_error
+from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.sort import make_sort_key
+from tidemark.query.values import MISSING, canonical_type_order, sort_key
 
 _NAN_KEY = ("NaN",)
 _GROUP_OVERHEAD = 200  # bytes charged per group for its key and accumulator objects

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.expr_base import type_name, validate_variable_name
-from server.query.expressions import compile_expression
-from server.query.interrupt import tick
-from server.query.memory import LOOKUP_LIMIT, approx_size
-from server.query.paths import get_path_values
-from server.query.pipeline import PipelineContext, Stage, chain, parse_pipeline
-from server.query.stage_group import group_key_for
-from server.query.stages import set_field
-from server.query.values import MISSING
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name, validate_variable_name
+from tidemark.query.expressions import compile_expression
+from tidemark.query.interrupt import tick
+from tidemark.query.memory import LOOKUP_LIMIT, approx_size
+from tidemark.query.paths import get_path_values
+from tidemark.query.pipeline import PipelineContext, Stage, chain, parse_pipeline
+from tidemark.query.stage_group import group_key_for
+from tidemark.query.stages import set_field
+from tidemark.query.values import MISSING
 
 
 def _foreign_source(ctx: PipelineContext, target: Any):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.expr_base import type_name
-from server.query.pipeline import PipelineContext, Stage
-from server.query.stages import _need
-from server.query.values import MISSING
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
+from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.stages import _need
+from tidemark.query.values import MISSING
 
 
 def parse_out(spec: Any, ctx: PipelineContext) -> Stage:

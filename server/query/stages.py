@@ -13,18 +13,18 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import docmeta
-from server.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
-from server.query.expressions import compile_expression
-from server.query.match import compile_filter
-from server.query.match_parse import where_not_allowed
-from server.query.pipeline import PipelineContext, Stage
-from server.query.project import compile_projection
-from server.query.sort import parse_sort as parse_sort_spec
-from server.query.sort import sort_documents
-from server.query.stage_group import parse_group
-from server.query.values import MISSING
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import docmeta
+from tidemark.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
+from tidemark.query.expressions import compile_expression
+from tidemark.query.match import compile_filter
+from tidemark.query.match_parse import where_not_allowed
+from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.project import compile_projection
+from tidemark.query.sort import parse_sort as parse_sort_spec
+from tidemark.query.sort import sort_documents
+from tidemark.query.stage_group import parse_group
+from tidemark.query.values import MISSING
 
 
 def parse_match(spec: Any, ctx: PipelineContext) -> Stage:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.text_lang import language, lower, require_language, tokens
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.text_lang import language, lower, require_language, tokens
 
 TEXT_INDEX_VERSION = 3
 WILDCARD = "$**"

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 import regex
 import snowballstemmer
 
-from protocol.errors import MongoError
-from server.query.text_stopwords import STOP_WORDS
+from tidemark.protocol.errors import MongoError
+from tidemark.query.text_stopwords import STOP_WORDS
 
 LANGUAGES = {
     "danish": "danish", "da": "danish", "dutch": "dutch", "nl": "dutch", "english": "english", "en": "english",

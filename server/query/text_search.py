@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.text_index import TextSpec
-from server.query.text_lang import fold, language, tokens
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.text_index import TextSpec
+from tidemark.query.text_lang import fold, language, tokens
 
 _FIELDS = ("$search", "$language", "$caseSensitive", "$diacriticSensitive")
 

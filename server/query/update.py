@@ -15,15 +15,15 @@ import datetime as _dt
 from collections.abc import Mapping
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.match import compile_node, filter_fields, is_operator_document, parse_filter
-from server.query.match_regex import is_regex
-from server.query.paths import is_numeric_component, set_path, split_path
-from server.query.pipeline import run_pipeline
-from server.query.update_ops import OPS, UpdateContext, deep_copy, identical
-from server.query.update_parse import Action, Update, parse_update
-from server.query.value_repr import bson_repr
-from server.query.values import MISSING
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.match import compile_node, filter_fields, is_operator_document, parse_filter
+from tidemark.query.match_regex import is_regex
+from tidemark.query.paths import is_numeric_component, set_path, split_path
+from tidemark.query.pipeline import run_pipeline
+from tidemark.query.update_ops import OPS, UpdateContext, deep_copy, identical
+from tidemark.query.update_parse import Action, Update, parse_update
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import MISSING
 
 __all__ = ["Update", "parse_update", "apply_update", "upsert_seed", "modified_paths"]
 

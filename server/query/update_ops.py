@@ -17,14 +17,14 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.timestamp import Timestamp
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.match import compile_filter, compile_value_predicate, is_operator_document
-from server.query.match_regex import is_regex
-from server.query.paths import PathNotViable, get_path, set_path, unset_path
-from server.query.sort import make_sort_key
-from server.query.value_repr import bson_repr, id_repr
-from server.query.values import MISSING as _MISSING
-from server.query.values import bson_type_name, compare, equal, is_number, sort_key
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.match import compile_filter, compile_value_predicate, is_operator_document
+from tidemark.query.match_regex import is_regex
+from tidemark.query.paths import PathNotViable, get_path, set_path, unset_path
+from tidemark.query.sort import make_sort_key
+from tidemark.query.value_repr import bson_repr, id_repr
+from tidemark.query.values import MISSING as _MISSING
+from tidemark.query.values import bson_type_name, compare, equal, is_number, sort_key
 
 __all__ = ["OPS", "identical", "deep_copy", "UpdateContext"]
 

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.match import compile_filter
-from server.query.pipeline import PipelineContext, is_stage, parse_pipeline
-from server.query.value_repr import bson_repr
-from server.query.values import bson_type_name, is_number
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.match import compile_filter
+from tidemark.query.pipeline import PipelineContext, is_stage, parse_pipeline
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import bson_type_name, is_number
 
 __all__ = ["Update", "Action", "parse_update", "OPERATORS", "PIPELINE_STAGES"]
 

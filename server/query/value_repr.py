@@ -9,7 +9,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from server.query.values import MISSING
+from tidemark.query.values import MISSING
 
 __all__ = ["bson_repr", "id_repr"]
 

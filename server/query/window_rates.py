@@ -9,11 +9,11 @@ import math
 
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import dates
-from server.query.expr_base import as_float, num_kind, type_name
-from server.query.expressions import compile_expression
-from server.query.values import MISSING, compare
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import dates
+from tidemark.query.expr_base import as_float, num_kind, type_name
+from tidemark.query.expressions import compile_expression
+from tidemark.query.values import MISSING, compare
 
 
 def _is_date(v) -> bool:

@@ -21,22 +21,22 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query import dates
-from server.query.accumulator_state import Covariance
-from server.query.accumulators import ACCUMULATORS, AccumulatorSpec, parse_accumulator
-from server.query.collation import sort_key_for
-from server.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
-from server.query.expressions import compile_expression, is_constant
-from server.query.interrupt import tick
-from server.query.memory import approx_size
-from server.query.pipeline import PipelineContext, Stage
-from server.query.sort import make_sort_key, parse_sort
-from server.query.stage_group import group_key_for
-from server.query.stages import set_field
-from server.query.value_repr import bson_repr
-from server.query.values import MISSING, compare, sort_key
-from server.query.window_rates import derivative, integral, integral_point, linear_fill
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import dates
+from tidemark.query.accumulator_state import Covariance
+from tidemark.query.accumulators import ACCUMULATORS, AccumulatorSpec, parse_accumulator
+from tidemark.query.collation import sort_key_for
+from tidemark.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
+from tidemark.query.expressions import compile_expression, is_constant
+from tidemark.query.interrupt import tick
+from tidemark.query.memory import approx_size
+from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.sort import make_sort_key, parse_sort
+from tidemark.query.stage_group import group_key_for
+from tidemark.query.stages import set_field
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import MISSING, compare, sort_key
+from tidemark.query.window_rates import derivative, integral, integral_point, linear_fill
 
 _NO_WINDOW_OPS = ("$rank", "$denseRank", "$documentNumber", "$shift", "$expMovingAvg", "$locf", "$linearFill")
 _RATE_UNITS = ("week", "day", "hour", "minute", "second", "millisecond")

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 from bson.objectid import ObjectId
 
-from protocol.codec import decode
-from server.timeseries.bucket import Bucket, Constant, Typed
-from server.timeseries.bucketdoc import MISSING, meta_key
-from server.timeseries.columns import typed_kind
-from server.timeseries.rawbatch import RawBatch
-from server.timeseries.rules import value_size
-from server.timeseries.table import Table
+from tidemark.protocol.codec import decode
+from tidemark.timeseries.bucket import Bucket, Constant, Typed
+from tidemark.timeseries.bucketdoc import MISSING, meta_key
+from tidemark.timeseries.columns import typed_kind
+from tidemark.timeseries.rawbatch import RawBatch
+from tidemark.timeseries.rules import value_size
+from tidemark.timeseries.table import Table
 
 _COUNTER_SPACE = 0x1000000
 

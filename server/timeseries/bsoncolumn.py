@@ -27,9 +27,9 @@ from typing import Any
 
 import bson
 
-from protocol.codec import CODEC_OPTIONS
-from server.query.values import MISSING  # a skipped position of a column is a missing field
-from server.timeseries.bsoncolumn_format import (
+from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.query.values import MISSING  # a skipped position of a column is a missing field
+from tidemark.timeseries.bsoncolumn_format import (
     ARRAY,
     BOOL,
     DATE,
@@ -60,7 +60,7 @@ from server.timeseries.bsoncolumn_format import (
     signed64,
     value_end,
 )
-from server.timeseries.simple8b import MASK64, MASK128, Simple8bError, decode_words, zigzag_decode
+from tidemark.timeseries.simple8b import MASK64, MASK128, Simple8bError, decode_words, zigzag_decode
 
 __all__ = ["DEFAULT_MAX_SIZE", "MISSING", "BSONColumnError", "DecodeBudget", "column_document", "decode_bson",
            "decode_column", "decode_elements"]

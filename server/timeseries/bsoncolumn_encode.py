@@ -24,9 +24,9 @@ from typing import Any
 
 import bson
 
-from protocol.codec import CODEC_OPTIONS
-from server.query.values import MISSING  # a skipped position of a column is a missing field
-from server.timeseries.bsoncolumn_format import (
+from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.query.values import MISSING  # a skipped position of a column is a missing field
+from tidemark.timeseries.bsoncolumn_format import (
     ARRAY,
     BINDATA,
     BOOL,
@@ -52,7 +52,14 @@ from server.timeseries.bsoncolumn_format import (
     encode_integer,
     encode_wide,
 )
-from server.timeseries.simple8b import MASK64, MASK128, MAX_VALUE, encode_words, values_in_word, zigzag_encode
+from tidemark.timeseries.simple8b import (
+    MASK64,
+    MASK128,
+    MAX_VALUE,
+    encode_words,
+    values_in_word,
+    zigzag_encode,
+)
 
 _SCALE_NIBBLE = {scale: nibble for nibble, scale in SCALE_OF_NIBBLE.items()}
 _INTEGERS = frozenset((BOOL, INT32, INT64, DATE, TIMESTAMP, OID))

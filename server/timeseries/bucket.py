@@ -30,10 +30,11 @@ import bson
 import numpy as np
 from bson.objectid import ObjectId
 
-from protocol.codec import CODEC_OPTIONS
-from server.timeseries import rules
-from server.timeseries.bucketdoc import MISSING, ms_to_date
-from server.timeseries.columns import (
+from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.storage import bucket_codec
+from tidemark.timeseries import rules
+from tidemark.timeseries.bucketdoc import MISSING, ms_to_date
+from tidemark.timeseries.columns import (
     ConstColumn,
     ObjectColumn,
     TableColumn,
@@ -45,8 +46,7 @@ from server.timeseries.columns import (
     to_array,
     typed_kind,
 )
-from server.timeseries.states import State
-from storage import bucket_codec
+from tidemark.timeseries.states import State
 
 _INT32 = struct.Struct("<i")
 NO_MEMO: tuple = (-1, None, {})  # no memo: never matches a view (n >= 0), its dict is never written

@@ -14,7 +14,7 @@ from typing import Any
 
 from bson.binary import Binary
 
-from server.timeseries.bsoncolumn import (
+from tidemark.timeseries.bsoncolumn import (
     DEFAULT_MAX_SIZE,
     MISSING,
     BSONColumnError,
@@ -22,8 +22,8 @@ from server.timeseries.bsoncolumn import (
     column_document,
     decode_bson,
 )
-from server.timeseries.bsoncolumn_encode import encode_column, to_element
-from server.timeseries.bsoncolumn_format import COLUMN_SUBTYPE
+from tidemark.timeseries.bsoncolumn_encode import encode_column, to_element
+from tidemark.timeseries.bsoncolumn_format import COLUMN_SUBTYPE
 
 UNCOMPRESSED_VERSION = 1
 COMPRESSED_VERSIONS = (2, 3)  # kTimeseriesControlCompressedSortedVersion, ...UnsortedVersion

@@ -24,7 +24,7 @@ import bson
 from bson.datetime_ms import DatetimeMS
 from bson.objectid import ObjectId
 
-from protocol.codec import CODEC_OPTIONS
+from tidemark.protocol.codec import CODEC_OPTIONS
 
 EPOCH = _dt.datetime(1970, 1, 1)
 MISSING = object()  # "no meta field" / "no value in this row" — distinct from null

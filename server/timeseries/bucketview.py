@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from protocol.codec import decode
-from server.timeseries.bucketdoc import MISSING, POS_KEYS, ms_to_date
-from server.timeseries.columns import (
+from tidemark.protocol.codec import decode
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, ms_to_date
+from tidemark.timeseries.columns import (
     ConstColumn,
     ObjectColumn,
     TableColumn,
@@ -45,7 +45,7 @@ from server.timeseries.columns import (
     object_extremes,
     python_values,
 )
-from server.timeseries.stored import document_bucket
+from tidemark.timeseries.stored import document_bucket
 
 # What reads derive from an in-memory bucket (its summary, time bounds, lastpoint facts: ``Bucket.memo``)
 # is kept for the most recently derived buckets only, within a byte budget of its own: the catalog's

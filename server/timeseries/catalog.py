@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from protocol.codec import decode
-from server.timeseries import rules
-from server.timeseries.bucket import Bucket
-from server.timeseries.bucketdoc import (
+from tidemark.protocol.codec import decode
+from tidemark.timeseries import rules
+from tidemark.timeseries.bucket import Bucket
+from tidemark.timeseries.bucketdoc import (
     MISSING,
     date_ms,
     meta_key,
@@ -43,10 +43,10 @@ from server.timeseries.bucketdoc import (
     normalize_meta,
     round_start_seconds,
 )
-from server.timeseries.columns import ConstColumn, ObjectColumn, to_array, typed_kind
-from server.timeseries.options import TimeseriesOptions
-from server.timeseries.states import Event, State, move, move_all
-from server.timeseries.table import Meter, Table
+from tidemark.timeseries.columns import ConstColumn, ObjectColumn, to_array, typed_kind
+from tidemark.timeseries.options import TimeseriesOptions
+from tidemark.timeseries.states import Event, State, move, move_all
+from tidemark.timeseries.table import Meter, Table
 
 STAT_NAMES = (
     "numBucketInserts", "numBucketUpdates", "numBucketsOpenedDueToMetadata", "numBucketsClosedDueToCount",

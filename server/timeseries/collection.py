@@ -2,8 +2,8 @@
 resolves to, settling (every in-memory bucket written in full, then out of memory), the direct write
 of bucket documents, collStats / ``$collStats`` documents, the TTL deletion of expired buckets, and the
 refusal of ``$out``/``$merge`` into a time-series collection. Nothing here takes a command context:
-the read core (``server.collections``), the TTL monitor (``server.ttl``) and the time-series command
-family (``server.commands.timeseries*``) all call it with the server state.
+the read core (``tidemark.collections``), the TTL monitor (``tidemark.ttl``) and the time-series command
+family (``tidemark.commands.timeseries*``) all call it with the server state.
 
 Invariant (bucket catalog safety): before anything rewrites or deletes stored buckets it *settles*
 the collection, so the catalog never appends to, nor later rewrites, a bucket changed on disk.
@@ -17,17 +17,17 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from protocol.codec import decode
-from protocol.errors import ErrorCode, MongoError
-from server.core import collection as C
-from server.core.namespace import is_timeseries_view
-from server.query import match
-from server.query import plan as planner
-from server.timeseries import indexes as ts_indexes
-from server.timeseries import modify as ts_modify
-from server.timeseries import scan
-from server.timeseries import ttl as ts_ttl
-from server.timeseries.ddl import buckets_ns, get_view, stored_options, view_name_of
+from tidemark.core import collection as C
+from tidemark.core.namespace import is_timeseries_view
+from tidemark.protocol.codec import decode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import match
+from tidemark.query import plan as planner
+from tidemark.timeseries import indexes as ts_indexes
+from tidemark.timeseries import modify as ts_modify
+from tidemark.timeseries import scan
+from tidemark.timeseries import ttl as ts_ttl
+from tidemark.timeseries.ddl import buckets_ns, get_view, stored_options, view_name_of
 
 
 class Target:
@@ -59,7 +59,7 @@ def resolve_target(engine: Any, db: str, name: str) -> Target:
 
 
 def target_of(namespace: Any) -> Target:
-    """The target of a ``server.core.namespace.Namespace`` already resolved to a time-series view."""
+    """The target of a ``tidemark.core.namespace.Namespace`` already resolved to a time-series view."""
     if namespace.buckets_info is None:
         raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {namespace.ns}")
     return Target(namespace.db, namespace.name, namespace.view, namespace.buckets_info)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import GENERIC_ARGUMENTS
-from server.query.expr_base import type_name
+from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
 
 # granularity -> (bucketRoundingSeconds, bucketMaxSpanSeconds); spec §1.3.
 PRESETS: dict[str, tuple[int, int]] = {

@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from protocol.errors import MongoError
-from server.query.expressions import compile_expression
-from server.query.match_ast import And, Cmp, Node
-from server.query.stage_group import (
+from tidemark.protocol.errors import MongoError
+from tidemark.query.expressions import compile_expression
+from tidemark.query.match_ast import And, Cmp, Node
+from tidemark.query.stage_group import (
     parse_accumulated_fields,
 )
-from server.timeseries.bucketdoc import date_ms
+from tidemark.timeseries.bucketdoc import date_ms
 
 UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
 _ACCUMULATORS = {"$max", "$min", "$avg", "$sum", "$first", "$last", "$count"}

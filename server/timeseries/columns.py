@@ -27,9 +27,9 @@ from bson.datetime_ms import DatetimeMS
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from protocol.codec import CODEC_OPTIONS
-from server.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms, ms_to_date
-from server.timeseries.minmax import merge_extreme
+from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms, ms_to_date
+from tidemark.timeseries.minmax import merge_extreme
 
 DOUBLE, STRING, OBJECT, ARRAY, BINARY, OID, BOOL, DATE, NULL, INT32, INT64 = (
     0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x09, 0x0A, 0x10, 0x12)

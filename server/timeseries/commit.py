@@ -29,14 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from protocol.codec import decode, encode
-from protocol.errors import ErrorCode, MongoError
-from server.core import collection as C
-from server.query.index_keys import index_key_map
-from server.timeseries import journal
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.states import IN_MEMORY
-from storage.records import clustered_rid
+from tidemark.core import collection as C
+from tidemark.protocol.codec import decode, encode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.index_keys import index_key_map
+from tidemark.storage.records import clustered_rid
+from tidemark.timeseries import journal
+from tidemark.timeseries.catalog import BucketCatalog
+from tidemark.timeseries.states import IN_MEMORY
 
 log = logging.getLogger("tidemark.timeseries")
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.codec import encode
-from server.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
-from server.query.index_keys import index_key_map
-from server.timeseries import options as ts_options
+from tidemark.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
+from tidemark.protocol.codec import encode
+from tidemark.query.index_keys import index_key_map
+from tidemark.timeseries import options as ts_options
 
 BUCKETS_PREFIX = "system.buckets."
 SYSTEM_VIEWS = "system.views"

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from server.timeseries.columns import DATE, DOUBLE, MAX_DATETIME_MS, MIN_DATETIME_MS
+from tidemark.timeseries.columns import DATE, DOUBLE, MAX_DATETIME_MS, MIN_DATETIME_MS
 
 
 def fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict] | None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import MongoError
-from server.query.expressions import expression_fields
-from server.query.match import compile_node, filter_fields, parse_filter
-from server.query.parsed_match import parsed
+from tidemark.protocol.errors import MongoError
+from tidemark.query.expressions import expression_fields
+from tidemark.query.match import compile_node, filter_fields, parse_filter
+from tidemark.query.parsed_match import parsed
 
 ALL = None  # "every field"
 

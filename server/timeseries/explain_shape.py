@@ -4,7 +4,7 @@ A read runs as: bucket scan (+ the bucket filter) -> unpack (+ the per-measureme
 of the pipeline. mongod's ``DocumentSourceInternalUnpackBucket::doOptimizeAt`` rearranges that
 pipeline, and tools and jstests (``getAggPlanStage``, ``aggPlanHasStage``, ``getPlanStage``) read the
 result. ``shape`` turns the read's facts (``view.read_source``'s explain info) and the rest of the
-pipeline (already in explain form: ``server.query.explain``) into the stages after ``$cursor``:
+pipeline (already in explain form: ``tidemark.query.explain``) into the stages after ``$cursor``:
 
 - the unpack stage's own fields in 7.0's order: ``include``/``exclude`` (the fields the rest of the
   pipeline needs, the meta field last; an inclusion ``$project`` right after the unpack is absorbed),

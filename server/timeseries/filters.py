@@ -34,8 +34,8 @@ from typing import Any
 
 from bson.regex import Regex as BsonRegex
 
-from server.query.match import compile_filter, compile_node
-from server.query.match_ast import (
+from tidemark.query.match import compile_filter, compile_node
+from tidemark.query.match_ast import (
     All,
     AlwaysFalse,
     AlwaysTrue,
@@ -57,9 +57,9 @@ from server.query.match_ast import (
     Size,
     Type,
 )
-from server.query.values import bson_type_name
-from server.timeseries.bucketdoc import date_ms, ms_to_date
-from server.timeseries.minmax import type_class
+from tidemark.query.values import bson_type_name
+from tidemark.timeseries.bucketdoc import date_ms, ms_to_date
+from tidemark.timeseries.minmax import type_class
 
 BucketPredicate = Callable[[Any], bool]  # a bucketview object -> keep it?
 _INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte"})

@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 from bson import encode as bson_encode
 
-from server.query.pipeline import PipelineContext
-from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
-from server.timeseries.bucketcache import CACHE
-from server.timeseries.densecolumns import fast_arrays, fast_key
-from server.timeseries.groupruns import (
+from tidemark.query.pipeline import PipelineContext
+from tidemark.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
+from tidemark.timeseries.bucketcache import CACHE
+from tidemark.timeseries.densecolumns import fast_arrays, fast_key
+from tidemark.timeseries.groupruns import (
     Runs,
     bucket_runs,
     column_ranges,
@@ -42,7 +42,7 @@ from server.timeseries.groupruns import (
     summarize,
     truncated,
 )
-from server.timeseries.groupstate import DenseGroups, supports
+from tidemark.timeseries.groupstate import DenseGroups, supports
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _EXACT_SUM = float(2**53)

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from server.query.expr_base import KIND_LONG, make_integer
-from server.query.stage_group import _GROUP_OVERHEAD, _approx_size, _memory_error, group_key
-from server.query.values import MISSING
+from tidemark.query.expr_base import KIND_LONG, make_integer
+from tidemark.query.stage_group import _GROUP_OVERHEAD, _approx_size, _memory_error, group_key
+from tidemark.query.values import MISSING
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _EXACT_SUM = float(2**53)

@@ -1,4 +1,4 @@
-"""Start-up and shutdown of the time-series engine (a ``server.app`` lifecycle hook).
+"""Start-up and shutdown of the time-series engine (a ``tidemark.app`` lifecycle hook).
 
 Start-up: replay the journal into full bucket documents (recovery.py; a restart closes all buckets),
 then create the bucket catalog (``state.bucket_catalog``), the group committer (``state.ts_committer``)
@@ -22,9 +22,9 @@ try:
 except ImportError:  # NumPy 1.26 (pyproject allows it)
     from numpy.core.multiarray import _set_madvise_hugepage
 
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.commit import Committer
-from server.timeseries.recovery import recover
+from tidemark.timeseries.catalog import BucketCatalog
+from tidemark.timeseries.commit import Committer
+from tidemark.timeseries.recovery import recover
 
 
 async def on_startup(state: Any) -> None:

@@ -28,10 +28,10 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.geo_keys import bucket_point, is_empty_geo
-from server.query.paths import get_path_values
-from server.query.values import MISSING
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.geo_keys import bucket_point, is_empty_geo
+from tidemark.query.paths import get_path_values
+from tidemark.query.values import MISSING
 
 _CONTROL_MIN = "control.min."
 _CONTROL_MAX = "control.max."

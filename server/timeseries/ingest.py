@@ -1,5 +1,5 @@
 """``insert`` on a time-series view: validate, route, commit (spec §4). The command
-(``server.commands.timeseries_insert.insert_measurements``) runs the three steps with this module.
+(``tidemark.commands.timeseries_insert.insert_measurements``) runs the three steps with this module.
 
 1. **Prepare** (pure; off the event loop for large inserts): the documents become a ``ColumnBatch``
    when they share one layout (parsed from the bytes), else a ``RowBatch`` of validated dicts: the time
@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from protocol.codec import decode_all, encode
-from protocol.errors import ErrorCode, MongoError
-from protocol.messages import RawDocuments, materialize
-from server.timeseries import options as ts_options
-from server.timeseries import rawbatch, rules
-from server.timeseries.batch import ColumnBatch, RowBatch, object_id_factory
-from server.timeseries.bucketdoc import EPOCH, MISSING, date_ms, meta_key, normalize_meta
+from tidemark.protocol.codec import decode_all, encode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.messages import RawDocuments, materialize
+from tidemark.timeseries import options as ts_options
+from tidemark.timeseries import rawbatch, rules
+from tidemark.timeseries.batch import ColumnBatch, RowBatch, object_id_factory
+from tidemark.timeseries.bucketdoc import EPOCH, MISSING, date_ms, meta_key, normalize_meta
 
 MAX_WRITE_BATCH = 100_000
 ON_LOOP_DOCUMENTS = 2_000  # smaller inserts are parsed on the event loop (a thread hop costs more)

@@ -28,10 +28,10 @@ import numpy as np
 from bson.binary import Binary
 from bson.objectid import ObjectId
 
-from protocol.codec import decode, encode
-from server.timeseries.bucketdoc import MISSING, POS_KEYS
-from server.timeseries.columns import DTYPE, ConstColumn, TableColumn, python_values
-from server.timeseries.states import State
+from tidemark.protocol.codec import decode, encode
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS
+from tidemark.timeseries.columns import DTYPE, ConstColumn, TableColumn, python_values
+from tidemark.timeseries.states import State
 
 STREAM_PREFIX = b"tsc:"
 OBJECT_KIND = 0xFF

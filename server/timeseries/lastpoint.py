@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from server.query import interrupt
-from server.timeseries import scan, stored
-from server.timeseries.bucketcache import SNAPSHOTS
-from server.timeseries.bucketdoc import MISSING, date_ms, meta_key
-from server.timeseries.columns import DATE
-from server.timeseries.deps import refs
+from tidemark.query import interrupt
+from tidemark.timeseries import scan, stored
+from tidemark.timeseries.bucketcache import SNAPSHOTS
+from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key
+from tidemark.timeseries.columns import DATE
+from tidemark.timeseries.deps import refs
 
 _NO_TIME = -(2**63)
 

@@ -18,7 +18,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from server.timeseries.bucketdoc import date_ms
+from tidemark.timeseries.bucketdoc import date_ms
 
 # Canonical type classes (MongoDB's canonicalizeBSONType): values of different classes are
 # incompatible in one bucket (schema change); numbers of every width share one class.

@@ -29,12 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.match import parse_filter
-from server.timeseries.batch import document_of_rows
-from server.timeseries.bucketdoc import MISSING, date_ms, normalize_meta
-from server.timeseries.filters import derive
-from server.timeseries.indexes import meta_subpath
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.match import parse_filter
+from tidemark.timeseries.batch import document_of_rows
+from tidemark.timeseries.bucketdoc import MISSING, date_ms, normalize_meta
+from tidemark.timeseries.filters import derive
+from tidemark.timeseries.indexes import meta_subpath
 
 _LOGICAL = ("$and", "$or", "$nor")
 

@@ -14,9 +14,9 @@ from typing import Any
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
-from protocol.errors import ErrorCode, MongoError
-from server.arguments import GENERIC_ARGUMENTS
-from server.query.expr_base import type_name
+from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
 
 GRANULARITY_PRESETS: dict[str, tuple[int, int]] = {
     # granularity: (bucketRoundingSeconds, bucketMaxSpanSeconds)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from protocol.codec import decode
+from tidemark.protocol.codec import decode
 
 DOUBLE, DATE = 0x01, 0x09
 

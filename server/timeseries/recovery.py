@@ -14,15 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from protocol.codec import decode
-from server.core.collection import default_collation_of, effective_collation
-from server.timeseries import journal
-from server.timeseries import options as ts_options
-from server.timeseries.batch import RowBatch, table_key_of_row
-from server.timeseries.bucket import Bucket
-from server.timeseries.bucketdoc import MISSING, meta_key
-from server.timeseries.catalog import BucketCatalog, CollectionState
-from server.timeseries.commit import clustered_rid, write_full_document
+from tidemark.core.collection import default_collation_of, effective_collation
+from tidemark.protocol.codec import decode
+from tidemark.timeseries import journal
+from tidemark.timeseries import options as ts_options
+from tidemark.timeseries.batch import RowBatch, table_key_of_row
+from tidemark.timeseries.bucket import Bucket
+from tidemark.timeseries.bucketdoc import MISSING, meta_key
+from tidemark.timeseries.catalog import BucketCatalog, CollectionState
+from tidemark.timeseries.commit import clustered_rid, write_full_document
 
 log = logging.getLogger("tidemark.timeseries")
 

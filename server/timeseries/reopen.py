@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.codec import decode
-from server.query import plan as planner
-from server.timeseries.bucketdoc import MISSING, date_ms, meta_key, ms_to_date, normalize_meta, oid_bound
-from server.timeseries.commit import clustered_rid
+from tidemark.protocol.codec import decode
+from tidemark.query import plan as planner
+from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key, ms_to_date, normalize_meta, oid_bound
+from tidemark.timeseries.commit import clustered_rid
 
 MAX_CANDIDATES = 16  # index entries examined per query
 

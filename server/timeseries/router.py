@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from server.timeseries import rules
-from server.timeseries.batch import ColumnBatch, table_key_of_row
-from server.timeseries.bucketdoc import MISSING, POS_KEYS
-from server.timeseries.catalog import now_ms
-from server.timeseries.columns import _copy
-from server.timeseries.minmax import merge_extreme
+from tidemark.timeseries import rules
+from tidemark.timeseries.batch import ColumnBatch, table_key_of_row
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS
+from tidemark.timeseries.catalog import now_ms
+from tidemark.timeseries.columns import _copy
+from tidemark.timeseries.minmax import merge_extreme
 
 Loader = Any  # (state, sid, t_ms) -> stored bucket document | None
 

@@ -36,10 +36,10 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from protocol.codec import CODEC_OPTIONS
-from server.timeseries.bucketdoc import MISSING, POS_KEYS
-from server.timeseries.columns import OID, WIDTH, class_sample
-from server.timeseries.minmax import compatible
+from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS
+from tidemark.timeseries.columns import OID, WIDTH, class_sample
+from tidemark.timeseries.minmax import compatible
 
 TIME_FORWARD, TIME_BACKWARD = "TimeForward", "TimeBackward"
 COUNT, SIZE, SCHEMA = "Count", "Size", "SchemaChange"

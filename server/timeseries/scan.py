@@ -18,11 +18,11 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
-from server.query.index_keys import holds, may_leave_out
-from server.timeseries import stored
-from server.timeseries.bucketdoc import date_ms
-from server.timeseries.bucketview import LiveBucket
-from server.timeseries.commit import clustered_rid
+from tidemark.query.index_keys import holds, may_leave_out
+from tidemark.timeseries import stored
+from tidemark.timeseries.bucketdoc import date_ms
+from tidemark.timeseries.bucketview import LiveBucket
+from tidemark.timeseries.commit import clustered_rid
 
 WRAP = 2**32
 

@@ -18,11 +18,12 @@ from typing import Any
 import numpy as np
 from bson.raw_bson import RawBSONDocument
 
-from protocol.codec import RAW_CODEC_OPTIONS, decode
-from server.timeseries import rawcolumns
-from server.timeseries.bucketcache import CACHE, CachedBucket
-from server.timeseries.bucketdoc import POS_KEYS, unpack_document
-from server.timeseries.columns import (
+from tidemark.protocol.codec import RAW_CODEC_OPTIONS, decode
+from tidemark.storage.bucket_reader import BucketReader
+from tidemark.timeseries import rawcolumns
+from tidemark.timeseries.bucketcache import CACHE, CachedBucket
+from tidemark.timeseries.bucketdoc import POS_KEYS, unpack_document
+from tidemark.timeseries.columns import (
     BOOL,
     DATE,
     DOUBLE,
@@ -33,7 +34,6 @@ from server.timeseries.columns import (
     to_array,
     typed_kind,
 )
-from storage.bucket_reader import BucketReader
 
 CHUNK = 128
 _TYPED_CODEC = {DOUBLE, DATE, INT64, INT32, BOOL, OID}

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from server.timeseries import rules
-from server.timeseries.columns import DTYPE, ConstColumn, TableColumn
+from tidemark.timeseries import rules
+from tidemark.timeseries.columns import DTYPE, ConstColumn, TableColumn
 
 HOT = 4
 _FIRST_SLOTS = 8

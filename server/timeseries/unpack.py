@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.errors import ErrorCode, MongoError
-from server.timeseries.bucketdoc import unpack_document
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.timeseries.bucketdoc import unpack_document
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ buckets come from the buckets index (hinted, or one the filter bounds), newest f
 ``$dateTrunc`` -> ``$sort {_id: -1}`` -> ``$limit``), lastpoint, or the ``_id`` range scan. Every
 source yields bucket views (bucketview.py): the generic unpack, the columnar ``$group`` and lastpoint
 read them through the same interface. The running operation's interruption check (maxTimeMS, killOp:
-``server.query.interrupt``) runs once per bucket.
+``tidemark.query.interrupt``) runs once per bucket.
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from server.query import interrupt
-from server.query import plan as planner
-from server.query.collation import parse_collation
-from server.query.collation import same as same_collation
-from server.query.match import And, compile_node
-from server.query.parsed_match import parsed
-from server.timeseries import columnar, groupbatch, lastpoint, scan
-from server.timeseries.deps import leading_matches, needed_fields
-from server.timeseries.filters import BucketFilter, derive
-from server.timeseries.indexes import translate_hint
-from server.timeseries.unpack import parse_internal_unpack
+from tidemark.query import interrupt
+from tidemark.query import plan as planner
+from tidemark.query.collation import parse_collation
+from tidemark.query.collation import same as same_collation
+from tidemark.query.match import And, compile_node
+from tidemark.query.parsed_match import parsed
+from tidemark.timeseries import columnar, groupbatch, lastpoint, scan
+from tidemark.timeseries.deps import leading_matches, needed_fields
+from tidemark.timeseries.filters import BucketFilter, derive
+from tidemark.timeseries.indexes import translate_hint
+from tidemark.timeseries.unpack import parse_internal_unpack
 
 
 def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None,

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.auth.names import ANYONE, Principal, UserName, same_principal, session_digest, visible_to
-from server.cursors import CursorRegistry
-from server.operations import OperationRegistry
-from server.session_cache import SessionCache
+from tidemark.auth.names import ANYONE, Principal, UserName, same_principal, session_digest, visible_to
+from tidemark.cursors import CursorRegistry
+from tidemark.operations import OperationRegistry
+from tidemark.session_cache import SessionCache
 
 PART = st.text(alphabet=st.sampled_from("ab@.$é_-ü日Z9 "), min_size=1, max_size=6)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.errors import MongoError
-from server.auth import builtin_roles as B
-from server.auth import resources as R
+from tidemark.auth import builtin_roles as B
+from tidemark.auth import resources as R
+from tidemark.protocol.errors import MongoError
 
 
 def _allowed(role: str, role_db: str, target, *actions) -> bool:
@@ -65,7 +65,7 @@ def test_bad_privilege_documents_are_refused(bad):
 
 
 def test_pipeline_privileges_follow_every_namespace_a_pipeline_touches():
-    from server.auth.pipelines import pipeline_privileges
+    from tidemark.auth.pipelines import pipeline_privileges
 
     src = R.ns_target("d", "c")
     needs = pipeline_privileges("d", src, [

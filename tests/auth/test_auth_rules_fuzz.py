@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-from protocol.errors import MongoError
-from server.auth import builtin_roles as B
-from server.auth.names import Principal, UserName
-from server.auth.rules import OPEN, RULES, Denied, Request
-from server.auth.session import AuthSession
-from server.dispatch import build_table
+from tidemark.auth import builtin_roles as B
+from tidemark.auth.names import Principal, UserName
+from tidemark.auth.rules import OPEN, RULES, Denied, Request
+from tidemark.auth.session import AuthSession
+from tidemark.dispatch import build_table
+from tidemark.protocol.errors import MongoError
 
 VALUES = [None, 0, 1, -1, 2**40, 1.5, "", "c", "a.b", "system.users", "x" * 300, [], [1], ["c"], [{}],
           [{"$out": 1}], {}, {"x": 1}, {"db": 1}, {"role": "r", "db": "d"}, {"user": "u", "db": "d"},

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from server.auth.scram import (
+from tidemark.auth.scram import (
     SHA1,
     SHA256,
     Credential,

@@ -80,7 +80,7 @@ def tls_server(tmp_path_factory):
 
     certs = make_certificates(tmp_path_factory.mktemp("client-tls"))
     base = tmp_path_factory.mktemp("client-tls-db")
-    proc = ServerProcess(base / "db", log_path=base / "server.log",
+    proc = ServerProcess(base / "db", log_path=base / "tidemark.log",
                          ssl_context=ssl.create_default_context(cafile=str(certs.ca)),
                          args=("--tlsMode", "requireTLS", "--tlsCertificateKeyFile", str(certs.server)))
     proc.start()

@@ -9,10 +9,10 @@ import pytest
 from bson.int64 import Int64
 from pymongo.errors import OperationFailure
 
-from server import cursors as cursor_module
-from server.context import CommandContext, ConnectionInfo, ServerOptions, ServerState
-from server.cursors import DEFAULT_FIRST_BATCH, CursorRegistry, cursor_reply
-from server.params import ServerParams
+from tidemark import cursors as cursor_module
+from tidemark.context import CommandContext, ConnectionInfo, ServerOptions, ServerState
+from tidemark.cursors import DEFAULT_FIRST_BATCH, CursorRegistry, cursor_reply
+from tidemark.params import ServerParams
 
 
 @pytest.fixture

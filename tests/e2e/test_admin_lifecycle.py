@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from protocol.messages import decode_reply, encode_op_msg_request
-from server import app as app_module
-from server import log
-from server.context import CommandSpec, ServerOptions
-from server.dispatch import Dispatcher, build_table
+from tidemark import app as app_module
+from tidemark import log
+from tidemark.context import CommandSpec, ServerOptions
+from tidemark.dispatch import Dispatcher, build_table
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
 
 async def _read_frame(reader: asyncio.StreamReader) -> bytes:
@@ -61,7 +61,7 @@ async def test_shutdown_finishes_the_in_flight_command_and_closes_storage(tmp_pa
         await _read_frame(reader)
     writer.close()
     # The storage engine was closed: the dbpath lock is free for a new engine.
-    from storage.engine import open_engine
+    from tidemark.storage.engine import open_engine
 
     reopened = open_engine(str(tmp_path / "db"))
     reopened.close()
@@ -97,7 +97,7 @@ async def test_operations_slower_than_slowms_are_logged(tmp_path, slow_command):
 
 
 async def test_unexpected_error_outside_dispatch_closes_only_that_connection(tmp_path, monkeypatch):
-    from server import connection as connection_module
+    from tidemark import connection as connection_module
 
     app = app_module.App(ServerOptions(port=0, dbpath=str(tmp_path / "db"), argv=["tidemark"]))
     await app.start()

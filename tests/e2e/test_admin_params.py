@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pymongo.errors import OperationFailure
 
-from protocol.errors import MongoError
-from server.params import SPECS, ServerParams, idle_bucket_expiry_threshold_bytes
+from tidemark.params import SPECS, ServerParams, idle_bucket_expiry_threshold_bytes
+from tidemark.protocol.errors import MongoError
 
 REQUIRED = {
     "ttlMonitorSleepSecs": 60,

@@ -16,8 +16,8 @@ from pymongo.errors import OperationFailure
 
 from bench import wire_fuzz
 from bench.scram_client import Conversation, authenticate, command
-from server.auth.rules import OPEN, RULES
-from server.dispatch import build_table
+from tidemark.auth.rules import OPEN, RULES
+from tidemark.dispatch import build_table
 
 TABLE = build_table()
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
-from server.auth.names import UserName, session_digest
+from tidemark.auth.names import UserName, session_digest
 
 DATA = "principals_data"
 PW = "pw-principals"

@@ -1,5 +1,5 @@
 """Secrets never leave the server (issue 21, defect 5): a createUser/updateUser password and the SASL
-payloads are hidden by one rule (server.auth.redaction) wherever a command is shown — currentOp and
+payloads are hidden by one rule (tidemark.auth.redaction) wherever a command is shown — currentOp and
 $currentOp while it runs (``redacted: true``), system.profile entries, the "Slow query" log line and
 so getLog and the log file."""
 
@@ -14,7 +14,7 @@ import bson
 import pytest
 from pymongo.errors import OperationFailure
 
-from server.auth.redaction import redact_command, sensitive_fields
+from tidemark.auth.redaction import redact_command, sensitive_fields
 
 DB = "redact_db"
 

@@ -11,7 +11,7 @@ import time
 import pytest
 from pymongo.errors import OperationFailure
 
-from server.auth.throttle import (
+from tidemark.auth.throttle import (
     FREE_FAILURES,
     LOG_LINES_PER_SECOND,
     MAX_DELAY,

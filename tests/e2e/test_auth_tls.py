@@ -54,7 +54,7 @@ def _hello_bytes() -> bytes:
 @pytest.fixture(scope="module")
 def require_tls(certs, tmp_path_factory):
     base = tmp_path_factory.mktemp("tls-require")
-    proc = ServerProcess(base / "db", log_path=base / "server.log", ssl_context=_client_context(certs),
+    proc = ServerProcess(base / "db", log_path=base / "tidemark.log", ssl_context=_client_context(certs),
                          args=("--tlsMode", "requireTLS", "--tlsCertificateKeyFile", str(certs.server), "--auth"))
     proc.start()
     with pymongo.MongoClient(_tls_uri(proc, certs)) as bootstrap:

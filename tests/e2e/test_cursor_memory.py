@@ -12,7 +12,7 @@ from bson.int64 import Int64
 from harness.server import recv_frame
 from pymongo.errors import OperationFailure
 
-from protocol.messages import decode_reply, encode_op_msg_request
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
 pytestmark = [pytest.mark.commands("find", "killCursors", "getMore", "serverStatus")]
 CURSORS = 10_000

@@ -68,7 +68,7 @@ def test_eio_still_answers_unknown_error(client):
 
 def test_a_full_disk_outside_the_engine_answers_out_of_disk_space():
     """E.g. a ``$sort`` spilling to ``<dbpath>/_tmp`` when the disk is full: dispatch maps the OSError."""
-    from server.dispatch import error_reply
+    from tidemark.dispatch import error_reply
 
     reply = error_reply(OSError(errno.ENOSPC, "No space left on device"))
     assert (reply["code"], reply["codeName"]) == (14031, "OutOfDiskSpace")

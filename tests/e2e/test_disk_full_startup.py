@@ -23,7 +23,7 @@ def test_start_up_on_a_full_disk_exits_100_with_one_clear_line_and_no_traceback(
         client.db.c.insert_one({"_id": 1})
     proc.kill()  # the open buckets live in the journal: the next start-up replays them (writes)
 
-    argv = [PYTHON, "-m", "server", "--port", str(proc.port), "--dbpath", proc.dbpath,
+    argv = [PYTHON, "-m", "tidemark", "--port", str(proc.port), "--dbpath", proc.dbpath,
             "--setParameter", "enableTestCommands=1", "--setParameter", "failStorageCommitsForTest=100:ENOSPC"]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
     output = done.stdout + done.stderr

@@ -11,8 +11,8 @@ from bson.int64 import Int64
 from harness import raw_command
 from harness.server import recv_frame
 
-from protocol import compression
-from protocol.messages import decode_reply, encode_op_msg_request, encode_op_query_request
+from tidemark.protocol import compression
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request, encode_op_query_request
 
 
 def _op_query(port: int, command: dict, *, ns: str = "admin.$cmd", number_to_return: int = -1) -> dict:

@@ -7,7 +7,7 @@ import socket
 import pytest
 from harness.server import recv_frame
 
-from protocol.messages import decode_reply, encode_op_msg_request
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
 CONNECTIONS = 500
 

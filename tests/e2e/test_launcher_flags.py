@@ -12,7 +12,7 @@ from harness.server import ROOT
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server", *args], capture_output=True, text=True, timeout=60,
+    return subprocess.run([sys.executable, "-m", "tidemark", *args], capture_output=True, text=True, timeout=60,
                           cwd=ROOT)
 
 

@@ -96,7 +96,7 @@ def test_reopen_needs_logappend_like_mongod(tmp_path):
 
     from harness.server import ROOT
 
-    result = subprocess.run([sys.executable, "-m", "server", "--logpath", str(tmp_path / "tm.log"),
+    result = subprocess.run([sys.executable, "-m", "tidemark", "--logpath", str(tmp_path / "tm.log"),
                              "--logRotate", "reopen"], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 2
     assert "logAppend must equal true if logRotate is set to reopen" in result.stderr

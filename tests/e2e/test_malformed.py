@@ -8,8 +8,8 @@ import struct
 import pytest
 from harness.server import recv_frame
 
-from protocol import codec
-from protocol.messages import decode_reply, encode_op_msg_request
+from tidemark.protocol import codec
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
 HEADER = struct.Struct("<iiii")
 

@@ -78,7 +78,7 @@ def test_metrics_are_off_by_default(start_server):
 
 def test_a_taken_metrics_port_stops_start_up_with_exit_48(tmp_path, start_server):
     first = start_server()
-    result = subprocess.run([sys.executable, "-m", "server", "--port", str(free_port()), "--dbpath",
+    result = subprocess.run([sys.executable, "-m", "tidemark", "--port", str(free_port()), "--dbpath",
                              str(tmp_path / "other"), "--metricsPort", str(first.port)],
                             capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 48 and "Address already in use" in result.stderr

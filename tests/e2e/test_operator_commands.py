@@ -303,7 +303,7 @@ def test_operator_commands_need_mongods_actions_with_auth(start_server):
 
 
 def test_shutdown_without_auth_only_from_localhost():
-    from server.commands.operator import _is_localhost
+    from tidemark.commands.operator import _is_localhost
 
     assert _is_localhost("127.0.0.1:5000") and _is_localhost("[::1]:5000") and _is_localhost("127.8.0.1:1")
     assert not _is_localhost("10.1.2.3:5000") and not _is_localhost("[2001:db8::1]:27017")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from server import tls
+from tidemark import tls
 
 NOW = dt.datetime.now(dt.UTC)
 DAY = dt.timedelta(days=1)

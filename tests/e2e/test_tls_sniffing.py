@@ -17,7 +17,7 @@ from harness import raw_command
 from harness.certs import make_certificates
 from harness.server import recv_frame
 
-from protocol.messages import decode_reply, encode_op_msg_request
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
 STALLED = 400
 

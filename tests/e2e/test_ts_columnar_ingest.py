@@ -12,7 +12,7 @@ import pytest
 from harness import raw_command
 from harness.server import recv_frame
 
-from protocol.messages import decode_reply
+from tidemark.protocol.messages import decode_reply
 
 T0 = dt.datetime(2016, 1, 1)
 pytestmark = pytest.mark.commands("insert", "find", "aggregate", "collStats", "setParameter")

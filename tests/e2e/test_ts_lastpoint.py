@@ -65,7 +65,7 @@ def server_proc(tmp_path_factory):
     from harness import ServerProcess
 
     base = tmp_path_factory.mktemp("lastpoint")
-    proc = ServerProcess(base / "db", log_path=base / "server.log").start()
+    proc = ServerProcess(base / "db", log_path=base / "tidemark.log").start()
     client = proc.client()
     db = client["lp"]
     for name, rows in (("cpu", _tsbs_rows(random.Random(11))), ("odd", _odd_meta_rows()),

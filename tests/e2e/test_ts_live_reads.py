@@ -105,7 +105,7 @@ def server_proc(tmp_path_factory):
     from harness import ServerProcess
 
     base = tmp_path_factory.mktemp("livereads")
-    proc = ServerProcess(base / "db", log_path=base / "server.log").start()
+    proc = ServerProcess(base / "db", log_path=base / "tidemark.log").start()
     with proc.client() as client:
         db = client["lr"]
         db.create_collection("cpu", timeseries={"timeField": "time", "metaField": "tags", "granularity": "seconds"})

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from storage.engine import open_engine
+from tidemark.storage.engine import open_engine
 
 T0 = dt.datetime(2024, 3, 1)
 pytestmark = pytest.mark.commands("insert", "find", "collStats")

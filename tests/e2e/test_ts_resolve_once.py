@@ -1,6 +1,6 @@
 """A command resolves its namespace once, by point lookups, and parses its filter once (issue 22).
 
-These run a server inside the test process (``server.testing.TidemarkServer``), so the parser and the
+These run a server inside the test process (``tidemark.testing.TidemarkServer``), so the parser and the
 namespace lookup can be instrumented: every server module's binding of ``parse_filter`` /
 ``compile_node`` is replaced by a counting wrapper while one command runs.
 """
@@ -13,9 +13,9 @@ from collections import Counter
 
 import pytest
 
-from server.core import namespace
-from server.query import match_compile, match_parse
-from server.timeseries.ddl import stored_options
+from tidemark.core import namespace
+from tidemark.query import match_compile, match_parse
+from tidemark.timeseries.ddl import stored_options
 
 pytestmark = pytest.mark.commands("find")
 
@@ -41,7 +41,7 @@ def counting(monkeypatch):
         return compile_(*args, **kwargs)
 
     for module in list(sys.modules.values()):
-        if not getattr(module, "__name__", "").startswith("server."):
+        if not getattr(module, "__name__", "").startswith("tidemark."):
             continue
         if getattr(module, "parse_filter", None) is parse:
             monkeypatch.setattr(module, "parse_filter", counting_parse)
@@ -121,7 +121,7 @@ def test_namespace_lookup_reads_one_view_per_chain_level_however_many_views(tide
 def view_lookups(monkeypatch):
     """(counts, on): how many times ``<db>.system.views`` is opened (every way of finding a view starts
     there) per database, while ``on["on"]`` is true."""
-    from storage.readview import ReadView
+    from tidemark.storage.readview import ReadView
 
     counts: Counter = Counter()
     on = {"on": False}

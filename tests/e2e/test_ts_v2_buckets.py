@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "timeseries"))
 from harness.timeseries import Engine  # noqa: E402
 from test_bucket_compression import TIME, mongod_bucket  # noqa: E402
 
-from server.timeseries.bucket_compression import compress_bucket  # noqa: E402
+from tidemark.timeseries.bucket_compression import compress_bucket  # noqa: E402
 
 T0 = dt.datetime(2024, 3, 1)
 pytestmark = pytest.mark.commands("create", "insert", "find", "aggregate")

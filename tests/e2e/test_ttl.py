@@ -51,10 +51,10 @@ def test_ttl_change_by_coll_mod_takes_effect(db):
 
 def test_ttl_pass_unit_deletes_only_expired(tmp_path):
     """The pass itself, without a server: an engine, a TTL index, a fixed 'now'."""
-    from protocol.codec import encode
-    from server import ttl
-    from server.query.index_keys import index_key_map
-    from storage.engine import open_engine
+    from tidemark import ttl
+    from tidemark.protocol.codec import encode
+    from tidemark.query.index_keys import index_key_map
+    from tidemark.storage.engine import open_engine
 
     engine = open_engine(str(tmp_path / "db"))
     try:

@@ -29,7 +29,7 @@ def test_validate_on_a_time_series_collection_checks_its_buckets(start_server):
 
 
 def test_bucket_shape_check_used_by_validate():
-    from server.commands.stats import is_bucket_shaped
+    from tidemark.commands.stats import is_bucket_shaped
 
     good = {"_id": ObjectId(), "control": {"version": 2, "min": {"t": 1}, "max": {"t": 2}}, "data": {}}
     assert is_bucket_shaped(good)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from pymongo import ASCENDING, DESCENDING, DeleteMany, UpdateMany, UpdateOne
 
-from server.commands import _write_slices
+from tidemark.commands import _write_slices
 
 pytestmark = pytest.mark.commands("update", "delete")
 

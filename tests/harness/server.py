@@ -1,4 +1,4 @@
-"""A Tidemark server in a child process, started the way a user starts it (``python -m server``)."""
+"""A Tidemark server in a child process, started the way a user starts it (``python -m tidemark``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from protocol.messages import decode_reply, encode_op_msg_request
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = (
@@ -50,7 +50,7 @@ def raw_command(port: int, command: dict[str, Any], *, timeout: float = 5.0,
 
 
 class ServerProcess:
-    """One ``python -m server`` child: ``start()``, ``terminate()`` (SIGTERM, graceful), ``kill()``
+    """One ``python -m tidemark`` child: ``start()``, ``terminate()`` (SIGTERM, graceful), ``kill()``
     (SIGKILL, a crash), ``restart()`` (same port and dbpath). ``uri`` is a direct-connection URI;
     the process log goes to ``log_path``."""
 
@@ -78,7 +78,7 @@ class ServerProcess:
         return f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
 
     def command_line(self) -> list[str]:
-        argv = [PYTHON, "-m", "server", "--port", str(self.port), "--dbpath", self.dbpath]
+        argv = [PYTHON, "-m", "tidemark", "--port", str(self.port), "--dbpath", self.dbpath]
         for name, value in self.params.items():
             argv += ["--setParameter", f"{name}={value}"]
         return argv + list(self.args)

@@ -9,13 +9,13 @@ from typing import Any
 import bson
 import numpy as np
 
-from protocol.codec import CODEC_OPTIONS, decode
-from protocol.messages import RawDocuments
-from server.timeseries import ingest, router, rules
-from server.timeseries.batch import ColumnBatch
-from server.timeseries.bucketdoc import MISSING, date_ms, meta_key, normalize_meta
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.options import parse_timeseries
+from tidemark.protocol.codec import CODEC_OPTIONS, decode
+from tidemark.protocol.messages import RawDocuments
+from tidemark.timeseries import ingest, router, rules
+from tidemark.timeseries.batch import ColumnBatch
+from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key, normalize_meta
+from tidemark.timeseries.catalog import BucketCatalog
+from tidemark.timeseries.options import parse_timeseries
 
 PARAMS = {"timeseriesBucketMaxCount": 1000, "timeseriesBucketMaxSize": 128_000, "timeseriesBucketMinCount": 10,
           "timeseriesIdleBucketExpiryMaxCountPerAttempt": 3}
@@ -124,10 +124,10 @@ class Server:
     """What the time-series commands need of ``ServerState``, over a real storage engine (no network)."""
 
     def __init__(self, path: Any, checkpoint_interval: float = 60.0):
-        from server.params import ServerParams
-        from server.timeseries.commit import Committer
-        from server.timeseries.recovery import recover
-        from storage.engine import open_engine
+        from tidemark.params import ServerParams
+        from tidemark.storage.engine import open_engine
+        from tidemark.timeseries.commit import Committer
+        from tidemark.timeseries.recovery import recover
 
         self.engine = open_engine(str(path))
         recover(self.engine)

@@ -13,9 +13,9 @@ import cramjam
 import pytest
 import zstandard
 
-from protocol import compression
-from protocol.framing import ParseError
-from protocol.messages import decode_message, encode_op_msg_request
+from tidemark.protocol import compression
+from tidemark.protocol.framing import ParseError
+from tidemark.protocol.messages import decode_message, encode_op_msg_request
 
 GIB = 1 << 30
 MB = 1 << 20

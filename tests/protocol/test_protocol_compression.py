@@ -6,9 +6,9 @@ import struct
 
 import pytest
 
-from protocol import compression
-from protocol.framing import ParseError
-from protocol.messages import decode_message, encode_op_msg_request
+from tidemark.protocol import compression
+from tidemark.protocol.framing import ParseError
+from tidemark.protocol.messages import decode_message, encode_op_msg_request
 
 
 def test_all_three_compressors_are_available_here():

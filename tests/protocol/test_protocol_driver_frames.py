@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from protocol.messages import OpMsg, OpQuery, decode_message
+from tidemark.protocol.messages import OpMsg, OpQuery, decode_message
 
 FRAMES = Path(__file__).parent / "frames"
 

@@ -8,9 +8,16 @@ import crc32c
 import pytest
 from bson.int64 import Int64
 
-from protocol import codec
-from protocol.framing import MAX_MESSAGE_SIZE, MsgHeader, OpCode, ParseError, frame_length, parse_header
-from protocol.messages import (
+from tidemark.protocol import codec
+from tidemark.protocol.framing import (
+    MAX_MESSAGE_SIZE,
+    MsgHeader,
+    OpCode,
+    ParseError,
+    frame_length,
+    parse_header,
+)
+from tidemark.protocol.messages import (
     CHECKSUM_PRESENT,
     EXHAUST_ALLOWED,
     MORE_TO_COME,

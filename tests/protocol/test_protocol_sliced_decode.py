@@ -1,4 +1,4 @@
-"""protocol.sliced_decode answers exactly what one call of the C decoder answers, while no single
+"""tidemark.protocol.sliced_decode answers exactly what one call of the C decoder answers, while no single
 C call decodes more than a slice — and refuses what the C decoder refuses."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
 
-from protocol import codec, sliced_decode
+from tidemark.protocol import codec, sliced_decode
 
 
 def _value(rng: random.Random, depth: int = 0):

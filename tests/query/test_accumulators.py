@@ -6,9 +6,9 @@ import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
-from protocol.errors import MongoError
-from server.query.accumulators import make_accumulator, parse_accumulator
-from server.query.values import MISSING
+from tidemark.protocol.errors import MongoError
+from tidemark.query.accumulators import make_accumulator, parse_accumulator
+from tidemark.query.values import MISSING
 
 
 def run(name, values, arg="$x"):

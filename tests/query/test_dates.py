@@ -4,9 +4,9 @@ import datetime as dt
 
 import pytest
 
-from protocol.errors import MongoError
-from server.query import dates
-from server.query.expressions import evaluate
+from tidemark.protocol.errors import MongoError
+from tidemark.query import dates
+from tidemark.query.expressions import evaluate
 
 D = dt.datetime
 

@@ -4,7 +4,7 @@ one operand's array is accumulated element-wise, several operands are accumulate
 import pytest
 from bson import Decimal128, Int64
 
-from server.query.expressions import evaluate
+from tidemark.query.expressions import evaluate
 
 DOC = {"a": [1, 2, 3], "b": 5, "c": [1.5, "x", None], "s": "z", "n": None}
 

@@ -6,9 +6,9 @@ import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
-from protocol.errors import MongoError
-from server.query.expressions import compile_expression, evaluate, expression_fields, is_constant, truthy
-from server.query.values import MISSING
+from tidemark.protocol.errors import MongoError
+from tidemark.query.expressions import compile_expression, evaluate, expression_fields, is_constant, truthy
+from tidemark.query.values import MISSING
 
 DOC = {"a": 1, "b": {"c": 2}, "arr": [{"x": 1}, {"y": 2}, {"x": 3}, 7, [{"x": 9}]], "n": None}
 

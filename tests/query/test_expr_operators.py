@@ -8,9 +8,9 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from protocol.errors import MongoError
-from server.query.expressions import evaluate
-from server.query.values import MISSING
+from tidemark.protocol.errors import MongoError
+from tidemark.query.expressions import evaluate
+from tidemark.query.values import MISSING
 
 DOC = {"i": 5, "f": 2.5, "s": "café", "n": None, "arr": [3, 1, 2], "d": dt.datetime(2020, 1, 1),
        "objs": [{"k": "a", "v": 1}, {"k": "b", "v": 2}], "o": {"x": 1, "y": 2}}

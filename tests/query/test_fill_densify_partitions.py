@@ -5,8 +5,8 @@ import datetime as dt
 
 import pytest
 
-from protocol.errors import MongoError
-from server.query.pipeline import run_pipeline
+from tidemark.protocol.errors import MongoError
+from tidemark.query.pipeline import run_pipeline
 
 D = dt.datetime
 

@@ -1,7 +1,7 @@
 """Randomized differential test: compiled filters and sorts vs. a small, independent reference evaluator.
 
 The reference below is written from MongoDB's documented semantics in the plainest possible style
-(no shared code with server.query beyond the API under test): its own BSON comparison for the
+(no shared code with tidemark.query beyond the API under test): its own BSON comparison for the
 generated types, its own path traversal, its own operator definitions. Thousands of random documents
 with mixed types and nested arrays are checked against hundreds of random filters and sorts.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 import random
 
-from server.query.match import compile_filter
-from server.query.sort import sort_documents
+from tidemark.query.match import compile_filter
+from tidemark.query.sort import sort_documents
 
 SEED = 20240501
 N_DOCS = 1500
@@ -345,7 +345,7 @@ def _with_string_key(key, fn):
 def test_collated_filters_and_sorts_agree_with_reference_evaluator():
     """Case-insensitive collation (ICU en, strength 2): filters, $in, ranges, $elemMatch and sorts
     over mixed-case strings agree with the reference comparing lower-cased strings."""
-    from server.query.collation import parse_collation
+    from tidemark.query.collation import parse_collation
 
     collation = parse_collation(CASE_INSENSITIVE)
     rng = random.Random(SEED + 2)
@@ -384,8 +384,8 @@ def ref_expr_cmp(a, b):
 def test_let_variables_in_expr_filters_agree_with_reference_evaluator():
     """Filters comparing fields with ``let`` variables (evaluated once, as a command does), with and
     without a case-insensitive collation."""
-    from server.query.collation import parse_collation
-    from server.query.expressions import evaluate_let
+    from tidemark.query.collation import parse_collation
+    from tidemark.query.expressions import evaluate_let
 
     ops = {"$eq": lambda c: c == 0, "$ne": lambda c: c != 0, "$gt": lambda c: c > 0, "$gte": lambda c: c >= 0,
            "$lt": lambda c: c < 0, "$lte": lambda c: c <= 0}

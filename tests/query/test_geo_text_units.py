@@ -13,16 +13,16 @@ from bson.min_key import MinKey
 from bson.objectid import ObjectId
 from bson.regex import Regex
 
-from protocol.errors import MongoError
-from server.query.docmeta import DocMeta, mentions_meta
-from server.query.geo_keys import Plane, cap_region, region_intervals, sphere_keys
-from server.query.geo_parse import parse_geojson, sphere_point
-from server.query.geo_query import parse_near, parse_within
-from server.query.hashed import hash64
-from server.query.pipeline import PipelineContext, run_pipeline
-from server.query.text_index import normalize_text_spec
-from server.query.text_lang import tokens, words
-from server.query.text_search import TextMatcher, _split, parse_text
+from tidemark.protocol.errors import MongoError
+from tidemark.query.docmeta import DocMeta, mentions_meta
+from tidemark.query.geo_keys import Plane, cap_region, region_intervals, sphere_keys
+from tidemark.query.geo_parse import parse_geojson, sphere_point
+from tidemark.query.geo_query import parse_near, parse_within
+from tidemark.query.hashed import hash64
+from tidemark.query.pipeline import PipelineContext, run_pipeline
+from tidemark.query.text_index import normalize_text_spec
+from tidemark.query.text_lang import tokens, words
+from tidemark.query.text_search import TextMatcher, _split, parse_text
 
 
 def test_hash64_is_mongods_function():

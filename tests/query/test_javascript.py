@@ -14,10 +14,10 @@ from bson.code import Code
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from protocol.errors import MongoError
-from server.query import interrupt, javascript
-from server.query.match import compile_filter
-from server.query.pipeline import PipelineContext, run_pipeline
+from tidemark.protocol.errors import MongoError
+from tidemark.query import interrupt, javascript
+from tidemark.query.match import compile_filter
+from tidemark.query.pipeline import PipelineContext, run_pipeline
 
 DOCS = [{"_id": i, "a": i % 3, "x": i, "name": "n" + str(i)} for i in range(10)]
 
@@ -216,7 +216,7 @@ def test_no_file_network_or_module_access():
 
 
 class _Op:
-    """An operation whose check raises 50 once past its deadline (as server.operations does)."""
+    """An operation whose check raises 50 once past its deadline (as tidemark.operations does)."""
 
     def __init__(self, seconds: float, code: int = 50):
         self.deadline = time.monotonic() + seconds

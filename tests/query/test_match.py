@@ -12,8 +12,8 @@ from bson.min_key import MinKey
 from bson.objectid import ObjectId
 from bson.regex import Regex
 
-from protocol.errors import MongoError
-from server.query.match import (
+from tidemark.protocol.errors import MongoError
+from tidemark.query.match import (
     And,
     Cmp,
     ElemMatch,

@@ -1,7 +1,7 @@
 """The filters timed by bench/filter_rate.py select exactly what plain Python says they should."""
 
 from bench.filter_rate import FILTERS, make_docs, reference_count
-from server.query.match import compile_filter
+from tidemark.query.match import compile_filter
 
 
 def test_bench_filters_count_like_plain_python():

@@ -4,8 +4,8 @@ import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
-from protocol.errors import MongoError
-from server.query.jsonschema import compile_schema, validate
+from tidemark.protocol.errors import MongoError
+from tidemark.query.jsonschema import compile_schema, validate
 
 CASES = [
     ({"bsonType": "object"}, {"a": 1}, True),

@@ -2,7 +2,7 @@
 
 import pytest
 
-from server.query.paths import (
+from tidemark.query.paths import (
     MISSING,
     PathNotViable,
     get_path,

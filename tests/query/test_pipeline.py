@@ -4,9 +4,9 @@ import itertools
 
 import pytest
 
-from protocol.errors import MongoError
-from server.query.explain import explain_stages
-from server.query.pipeline import PipelineContext, Stage, parse_pipeline, run_pipeline
+from tidemark.protocol.errors import MongoError
+from tidemark.query.explain import explain_stages
+from tidemark.query.pipeline import PipelineContext, Stage, parse_pipeline, run_pipeline
 
 
 @pytest.mark.parametrize("pipeline,code,message", [

@@ -6,9 +6,9 @@ import pytest
 from bson.max_key import MaxKey
 from bson.min_key import MinKey
 
-from protocol.errors import MongoError
-from server.query import index_keys, plan
-from storage.keys import encode_key
+from tidemark.protocol.errors import MongoError
+from tidemark.query import index_keys, plan
+from tidemark.storage.keys import encode_key
 
 
 def spec(key, name=None, **opts):
@@ -133,7 +133,7 @@ def test_in_gives_sorted_point_intervals():
 
 
 def _entry_in(iv, key: bytes) -> bool:
-    from storage.keys import prefix_end
+    from tidemark.storage.keys import prefix_end
 
     lo_ok = iv.lo is None or (key >= iv.lo if iv.lo_incl else key >= prefix_end(iv.lo))
     hi_ok = iv.hi is None or (key < prefix_end(iv.hi) if iv.hi_incl else key < iv.hi)

@@ -3,8 +3,8 @@ positional $, computed fields and mongod's errors for invalid mixes."""
 
 import pytest
 
-from protocol.errors import MongoError
-from server.query.project import compile_projection, projection_is_inclusion
+from tidemark.protocol.errors import MongoError
+from tidemark.query.project import compile_projection, projection_is_inclusion
 
 DOC = {
     "_id": 1,

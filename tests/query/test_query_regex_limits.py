@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.errors import MongoError
-from server.query import match_regex
-from server.query.regex_limits import (
+from tidemark.protocol.errors import MongoError
+from tidemark.query import match_regex
+from tidemark.query.regex_limits import (
     BAD_OPTION,
     MAX_GROUPS,
     MAX_NESTING,

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.errors import MongoError
-from server.query import match_regex
-from server.query.regex_limits import MAX_WEIGHT, PatternRefused, scan
+from tidemark.protocol.errors import MongoError
+from tidemark.query import match_regex
+from tidemark.query.regex_limits import MAX_WEIGHT, PatternRefused, scan
 
 # Measured worst case ~276 bytes of peak per unit (a{65535}, \R{11665}); the margin absorbs
 # allocator and interpreter differences. (This property found (a{4096}){2} at 383 B/unit when a

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from protocol.errors import MongoError
-from server.query.sort import make_sort_key, parse_sort, sort_documents
+from tidemark.protocol.errors import MongoError
+from tidemark.query.sort import make_sort_key, parse_sort, sort_documents
 
 
 def ids(docs):
@@ -88,7 +88,7 @@ def test_memory_limit_raises_292_without_allow_disk_use():
 
 
 def test_allow_disk_use_spills_sorted_runs_and_merges_them_stably(tmp_path, monkeypatch):
-    from server.query import spill
+    from tidemark.query import spill
 
     monkeypatch.setattr(spill, "SPILL_DIR", str(tmp_path / "_tmp"))
     docs = [{"_id": i, "k": (i * 7) % 13, "pad": "x" * 100} for i in range(500)]

@@ -5,8 +5,8 @@ import datetime as dt
 import pytest
 from bson.int64 import Int64
 
-from protocol.errors import MongoError
-from server.query.pipeline import PipelineContext, run_pipeline
+from tidemark.protocol.errors import MongoError
+from tidemark.query.pipeline import PipelineContext, run_pipeline
 
 D = dt.datetime
 
@@ -194,7 +194,7 @@ def test_group_across_chunks_keeps_first_seen_order_and_first_last():
 
 
 def test_merge_options_are_validated_at_parse_time():
-    from server.query.stage_write import merge_options
+    from tidemark.query.stage_write import merge_options
 
     assert merge_options("t") == {"into": "t", "db": None, "on": ["_id"], "whenMatched": "merge",
                                   "whenNotMatched": "insert"}

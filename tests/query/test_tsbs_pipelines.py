@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import pytest
 
-from server.query.pipeline import run_pipeline
+from tidemark.query.pipeline import run_pipeline
 
 METRICS = ["usage_user", "usage_system", "usage_idle", "usage_nice", "usage_iowait", "usage_irq",
            "usage_softirq", "usage_steal", "usage_guest", "usage_guest_nice"]

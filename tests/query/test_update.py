@@ -8,8 +8,8 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.timestamp import Timestamp
 
-from protocol.errors import MongoError
-from server.query.update import apply_update, modified_paths, parse_update, upsert_seed
+from tidemark.protocol.errors import MongoError
+from tidemark.query.update import apply_update, modified_paths, parse_update, upsert_seed
 
 NOW = dt.datetime(2024, 5, 1, 12, 0, 0, 123456)
 

@@ -14,7 +14,7 @@ from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
 
-from server.query.values import (
+from tidemark.query.values import (
     MISSING,
     bson_type_name,
     bson_type_number,

@@ -35,7 +35,7 @@ def test_multi_megabyte_inserts_into_regular_and_timeseries_collections(server, 
 def test_zstd_compressed_timeseries_insert_over_the_wire(server):
     from wire_client import WireClient
 
-    from protocol import compression
+    from tidemark.protocol import compression
 
     client = server.client()
     client.drop_database("big_frames_zstd")

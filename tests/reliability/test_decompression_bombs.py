@@ -10,7 +10,7 @@ import pytest
 import zstandard
 from wire_client import WireClient
 
-from protocol import compression
+from tidemark.protocol import compression
 
 MB = 1 << 20
 

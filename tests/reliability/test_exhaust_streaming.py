@@ -12,7 +12,7 @@ import pytest
 from pymongo import CursorType, MongoClient, monitoring
 from wire_client import WireClient
 
-from protocol.messages import EXHAUST_ALLOWED, MORE_TO_COME
+from tidemark.protocol.messages import EXHAUST_ALLOWED, MORE_TO_COME
 
 pytestmark = pytest.mark.commands("hello", "isMaster", "getMore", "find")
 
@@ -60,7 +60,7 @@ def test_exhaust_get_more_streams_until_the_cursor_is_exhausted(server):
 
 
 def wire_decode(frame: bytes) -> dict:
-    from protocol.messages import decode_reply
+    from tidemark.protocol.messages import decode_reply
 
     return decode_reply(frame)
 

@@ -10,12 +10,12 @@ import stat
 
 import pytest
 
-from server import dispatch, log
-from storage.errors import StorageError
+from tidemark import dispatch, log
+from tidemark.storage.errors import StorageError
 
 
 def test_exceptions_are_logged_with_a_traceback_but_get_log_lines_have_none(tmp_path):
-    path = tmp_path / "server.log"
+    path = tmp_path / "tidemark.log"
     log.configure(str(path), append=False)
     try:
         try:

@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from protocol.errors import ErrorCode, MongoError
-from server import scheduler as sched
-from server.operations import Operation
-from server.query import interrupt
-from server.scheduler import RunScheduler
+from tidemark import scheduler as sched
+from tidemark.operations import Operation
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import interrupt
+from tidemark.scheduler import RunScheduler
 
 WAIT = 10.0  # generous bound for "promptly" on a loaded machine; the failures are "never"
 

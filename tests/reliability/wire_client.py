@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from protocol.messages import decode_reply, encode_op_msg_request
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
 
 class WireClient:

@@ -16,8 +16,8 @@ import bson
 sys.path.insert(0, os.path.dirname(__file__))
 from test_storage_compression import tsbs_like_doc  # noqa: E402
 
-from storage.engine import open_engine  # noqa: E402
-from storage.keys import encode_key  # noqa: E402
+from tidemark.storage.engine import open_engine  # noqa: E402
+from tidemark.storage.keys import encode_key  # noqa: E402
 
 
 def main(n: int = 200_000) -> None:

@@ -15,8 +15,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from compact_helpers import populate, snapshot  # noqa: E402
 
-from storage import compact  # noqa: E402
-from storage.engine import open_engine  # noqa: E402
+from tidemark.storage import compact  # noqa: E402
+from tidemark.storage.engine import open_engine  # noqa: E402
 
 
 def die(*_args, **_kwargs):
@@ -52,7 +52,7 @@ def main() -> None:
 
         compact._fsync_path = fsync
     elif step == "swapped":
-        import storage.engine as engine_module
+        import tidemark.storage.engine as engine_module
         engine_module.unlock_dbpath = die
     engine.close()
     print("closed", flush=True)

@@ -4,7 +4,7 @@ import random
 
 import bson
 
-from storage.keys import encode_key
+from tidemark.storage.keys import encode_key
 
 REGULAR = "db.reg"
 CLUSTERED = "db.clu"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from storage.engine import open_engine
+from tidemark.storage.engine import open_engine
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import threading
 
 import bson
 
-from storage.engine import open_engine
-from storage.keys import encode_key
+from tidemark.storage.engine import open_engine
+from tidemark.storage.keys import encode_key
 
 NS = "db.crash"
 INDEX = {"v": 2, "key": {"k": 1}, "name": "k_1"}

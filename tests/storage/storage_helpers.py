@@ -2,7 +2,7 @@
 
 import bson
 
-from storage.keys import encode_key
+from tidemark.storage.keys import encode_key
 
 
 def id_keys(doc):

@@ -14,8 +14,8 @@ from bson import ObjectId
 from bson.datetime_ms import DatetimeMS
 from bson.int64 import Int64
 
-from storage import bucket_codec
-from storage.compression import TAG_BUCKET, TAG_RAW, TAG_SNAPPY, TAG_ZSTD, ValueCodec
+from tidemark.storage import bucket_codec
+from tidemark.storage.compression import TAG_BUCKET, TAG_RAW, TAG_SNAPPY, TAG_ZSTD, ValueCodec
 
 START = dt.datetime(2016, 1, 1)
 

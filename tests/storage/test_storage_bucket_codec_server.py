@@ -9,8 +9,8 @@ import lmdb
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
-from storage import bucket_codec
-from storage.compression import TAG_BUCKET
+from tidemark.storage import bucket_codec
+from tidemark.storage.compression import TAG_BUCKET
 
 RAW = CodecOptions(document_class=RawBSONDocument)
 

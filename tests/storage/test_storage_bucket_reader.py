@@ -16,8 +16,8 @@ from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 from test_storage_bucket_codec import random_bucket, tsbs_bucket
 
-from storage import bucket_codec
-from storage.bucket_reader import BucketReader
+from tidemark.storage import bucket_codec
+from tidemark.storage.bucket_reader import BucketReader
 
 OPTS = bson.CodecOptions(datetime_conversion=bson.DatetimeConversion.DATETIME_MS)
 

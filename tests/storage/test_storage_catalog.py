@@ -7,8 +7,8 @@ import bson
 import pytest
 from storage_helpers import insert_docs
 
-from storage.engine import open_engine
-from storage.errors import (
+from tidemark.storage.engine import open_engine
+from tidemark.storage.errors import (
     CatalogChanged,
     DbPathInUse,
     DbPathUnusable,
@@ -16,7 +16,7 @@ from storage.errors import (
     NamespaceExists,
     NamespaceNotFound,
 )
-from storage.keys import encode_key
+from tidemark.storage.keys import encode_key
 
 
 def test_create_and_list_collections_and_databases(engine):
@@ -214,7 +214,7 @@ def test_unusable_dbpath_is_refused(tmp_path):
 
 
 def test_write_after_close_raises_engine_closed(dbpath):
-    from storage.errors import EngineClosed
+    from tidemark.storage.errors import EngineClosed
 
     eng = open_engine(dbpath)
     eng.close()
@@ -280,7 +280,7 @@ def test_list_databases_is_sorted_by_name(engine):
 
 
 def test_update_of_a_missing_record_raises(engine):
-    from storage.errors import StorageError
+    from tidemark.storage.errors import StorageError
 
     insert_docs(engine, "a.x", [{"_id": 1}])
     with pytest.raises(StorageError, match="not found"):
@@ -288,14 +288,14 @@ def test_update_of_a_missing_record_raises(engine):
 
 
 def test_invalid_namespace_is_rejected(engine):
-    from storage.errors import InvalidNamespace
+    from tidemark.storage.errors import InvalidNamespace
 
     with pytest.raises(InvalidNamespace, match="Invalid namespace"):
         engine.write_sync(lambda w: w.create_collection("nodot", {}))
 
 
 def test_running_out_of_sub_databases_is_a_clear_error_and_drop_frees_slots(dbpath):
-    from storage.errors import TooManyCollections
+    from tidemark.storage.errors import TooManyCollections
 
     eng = open_engine(dbpath, max_dbs=12)  # 4 internal + 2 per collection
     try:

@@ -10,9 +10,9 @@ import bson
 import pytest
 from compact_helpers import CLUSTERED, REGULAR, clustered_keys, populate, regular_keys, snapshot
 
-from storage import chunks, compact
-from storage.engine import open_engine
-from storage.keys import encode_key
+from tidemark.storage import chunks, compact
+from tidemark.storage.engine import open_engine
+from tidemark.storage.keys import encode_key
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -289,7 +289,7 @@ def test_sigkill_at_any_step_of_compaction_loses_nothing(tmp_path, step):
 
 
 def test_compaction_converts_plain_non_unique_indexes_to_the_split_layout(dbpath, monkeypatch):
-    from storage.txn import WriteTxn
+    from tidemark.storage.txn import WriteTxn
 
     real_create = WriteTxn._create_db
     monkeypatch.setattr(WriteTxn, "_create_db", lambda self, name, dupsort=False: real_create(self, name))

@@ -8,9 +8,16 @@ import pytest
 from bson.objectid import ObjectId
 from storage_helpers import insert_docs
 
-from storage.compression import TAG_RAW, TAG_SNAPPY, TAG_ZSTD, TAG_ZSTD_DICT, ValueCodec, train_dictionary
-from storage.dictionaries import PREFIX, TRAIN_AFTER
-from storage.engine import open_engine
+from tidemark.storage.compression import (
+    TAG_RAW,
+    TAG_SNAPPY,
+    TAG_ZSTD,
+    TAG_ZSTD_DICT,
+    ValueCodec,
+    train_dictionary,
+)
+from tidemark.storage.dictionaries import PREFIX, TRAIN_AFTER
+from tidemark.storage.engine import open_engine
 
 
 def tsbs_like_doc(i, rng):
@@ -87,7 +94,7 @@ def test_dictionary_packing_round_trips_and_needs_the_dictionary():
 
 
 def stored_tags(eng, ns):
-    from storage.catalog import records_db_name
+    from tidemark.storage.catalog import records_db_name
 
     with eng.read() as r:
         info = r.get_collection(ns)

@@ -7,9 +7,9 @@ import sys
 
 import bson
 
-from storage.catalog import index_db_name, records_db_name
-from storage.engine import open_engine
-from storage.keys import decode_key, encode_key
+from tidemark.storage.catalog import index_db_name, records_db_name
+from tidemark.storage.engine import open_engine
+from tidemark.storage.keys import decode_key, encode_key
 
 WRITER = os.path.join(os.path.dirname(__file__), "crash_writer.py")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -6,8 +6,8 @@ import os
 import bson
 import pytest
 
-from storage.errors import CommitFailed, OutOfDiskSpace
-from storage.keys import encode_key
+from tidemark.storage.errors import CommitFailed, OutOfDiskSpace
+from tidemark.storage.keys import encode_key
 
 
 def insert(engine, _id):
@@ -59,7 +59,7 @@ def test_unknown_kinds_and_negative_counts_are_refused(engine):
 
 
 def test_a_full_disk_while_the_map_grows_fails_the_writes_with_out_of_disk_space(dbpath):
-    from storage.engine import open_engine
+    from tidemark.storage.engine import open_engine
 
     with open_engine(dbpath, map_size=1 << 20) as small:  # 1 MiB: the next big group must grow the map
         small.write_sync(lambda w: w.create_collection("db.c", {}))
@@ -120,7 +120,7 @@ def test_one_mapping_of_failed_calls_to_storage_errors():
 
     import lmdb
 
-    from storage.errors import StorageError, is_out_of_space, storage_failure
+    from tidemark.storage.errors import StorageError, is_out_of_space, storage_failure
 
     for exc in (OSError(errno.ENOSPC, "No space left on device"), OSError(errno.EDQUOT, "Disk quota exceeded"),
                 lmdb.DiskError("mdb_txn_commit: No space left on device"),
@@ -138,8 +138,8 @@ def test_one_mapping_of_failed_calls_to_storage_errors():
 def test_a_full_disk_when_the_lock_file_is_written_is_a_clear_error_and_releases_the_lock(dbpath, monkeypatch):
     import errno
 
-    from storage import dbpath as dbpath_mod
-    from storage.engine import open_engine
+    from tidemark.storage import dbpath as dbpath_mod
+    from tidemark.storage.engine import open_engine
 
     real_write = dbpath_mod.os.write
 
@@ -159,7 +159,7 @@ def test_a_write_too_large_for_one_transaction_answers_a_mongodb_code(engine):
     388 TransactionTooLargeForCache (was a bare StorageError: 1 InternalError); the others still commit."""
     import lmdb
 
-    from storage.errors import TransactionTooLarge
+    from tidemark.storage.errors import TransactionTooLarge
 
     engine.write_sync(lambda w: w.create_collection("db.c", {}))
 
@@ -178,8 +178,8 @@ def test_a_compaction_on_a_full_disk_is_one_warning_and_leaves_the_data(dbpath, 
     import errno
     import logging
 
-    from storage import compact
-    from storage.engine import open_engine
+    from tidemark.storage import compact
+    from tidemark.storage.engine import open_engine
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")

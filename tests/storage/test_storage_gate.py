@@ -7,9 +7,9 @@ import bson
 import pytest
 from storage_helpers import insert_docs
 
-from storage.catalog import index_db_name, records_db_name
-from storage.errors import StorageDropped
-from storage.gate import ReadGate
+from tidemark.storage.catalog import index_db_name, records_db_name
+from tidemark.storage.errors import StorageDropped
+from tidemark.storage.gate import ReadGate
 
 
 def wait_until(condition, timeout=5.0):

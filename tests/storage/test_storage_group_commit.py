@@ -6,8 +6,8 @@ import threading
 import bson
 import pytest
 
-from storage.engine import open_engine
-from storage.keys import encode_key
+from tidemark.storage.engine import open_engine
+from tidemark.storage.keys import encode_key
 
 
 def test_concurrent_writers_share_commits_and_resolve_after_commit(engine):
@@ -191,8 +191,8 @@ def test_counter_rids_skip_past_explicitly_placed_records(engine):
 def test_commit_failures_reach_writers_as_storage_errors():
     import lmdb
 
-    from storage.engine import _commit_error
-    from storage.errors import OutOfDiskSpace, StorageError
+    from tidemark.storage.engine import _commit_error
+    from tidemark.storage.errors import OutOfDiskSpace, StorageError
 
     assert isinstance(_commit_error(lmdb.DiskError("mdb_txn_commit: No space left on device")), OutOfDiskSpace)
     assert isinstance(_commit_error(lmdb.CorruptedError("bad page")), StorageError)

@@ -6,8 +6,8 @@ import random
 import lmdb
 import pytest
 
-from storage import indexes
-from storage.keys import T_NUMBER, T_STRING, encode_key, type_bracket
+from tidemark.storage import indexes
+from tidemark.storage.keys import T_NUMBER, T_STRING, encode_key, type_bracket
 
 
 def _value(rng):
@@ -109,7 +109,7 @@ def test_component_boundaries_match_the_encoding_of_every_type():
 
     from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
-    from storage.keyspan import first_component_length, leading_components_length
+    from tidemark.storage.keyspan import first_component_length, leading_components_length
 
     values = [None, 0, 1, -1, 2.5, -2.5, 1e300, -1e-300, float("inf"), float("-inf"), float("nan"), Int64(5),
               Decimal128("-1.5"), "", "a", "a\x00b", {}, {"a": 1, "b": "x\x00"}, [], [1, [2, {"c": None}]],

@@ -3,8 +3,8 @@
 import bson
 import pytest
 
-from storage.errors import DuplicateKey, IndexExists, IndexNotFound, KeyTooLong
-from storage.keys import decode_key, encode_key
+from tidemark.storage.errors import DuplicateKey, IndexExists, IndexNotFound, KeyTooLong
+from tidemark.storage.keys import decode_key, encode_key
 
 NS = "db.c"
 A_SPEC = {"v": 2, "key": {"a": 1}, "name": "a_1"}

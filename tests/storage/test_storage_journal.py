@@ -2,7 +2,7 @@
 
 import pytest
 
-from storage.engine import open_engine
+from tidemark.storage.engine import open_engine
 
 
 def test_append_returns_increasing_seqs_per_stream(engine):

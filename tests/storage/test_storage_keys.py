@@ -1,4 +1,4 @@
-"""storage.keys: byte order of encoded keys == MongoDB's BSON comparison order."""
+"""tidemark.storage.keys: byte order of encoded keys == MongoDB's BSON comparison order."""
 
 import datetime
 import math
@@ -17,7 +17,7 @@ from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
 
-from storage.keys import T_STRING, decode_key, encode_key, encode_value, prefix_end, type_bracket
+from tidemark.storage.keys import T_STRING, decode_key, encode_key, encode_value, prefix_end, type_bracket
 
 # Strictly increasing in MongoDB order; each inner list holds values MongoDB considers equal.
 REFERENCE = [

@@ -3,8 +3,8 @@ ones wait uncommitted until release; close releases a held writer."""
 
 import bson
 
-from storage.engine import open_engine
-from storage.keys import encode_key
+from tidemark.storage.engine import open_engine
+from tidemark.storage.keys import encode_key
 
 
 def _insert(n):

@@ -36,7 +36,7 @@ from bsoncolumn_fixtures import (
     zz,
 )
 
-from server.timeseries.bsoncolumn import MISSING, BSONColumnError, column_document, decode_column
+from tidemark.timeseries.bsoncolumn import MISSING, BSONColumnError, column_document, decode_column
 
 # -- MongoDB's own binaries (jstests) ----------------------------------------------------------------
 

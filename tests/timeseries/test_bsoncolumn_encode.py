@@ -16,8 +16,8 @@ from bson.binary import Binary
 from bson.code import Code
 from bson.datetime_ms import DatetimeMS
 
-from server.timeseries.bsoncolumn import MISSING, decode_column
-from server.timeseries.bsoncolumn_encode import encode_column
+from tidemark.timeseries.bsoncolumn import MISSING, decode_column
+from tidemark.timeseries.bsoncolumn_encode import encode_column
 
 
 def same(a, b) -> bool:

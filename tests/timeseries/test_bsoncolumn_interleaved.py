@@ -8,8 +8,8 @@ import struct
 import pytest
 from bsoncolumn_fixtures import EOO, blocks, dbl, doc, field, i32, ints, lit, one, rle, string, word, zz
 
-from server.timeseries.bsoncolumn import MISSING, BSONColumnError, decode_column, decode_elements
-from server.timeseries.bsoncolumn_encode import encode_column
+from tidemark.timeseries.bsoncolumn import MISSING, BSONColumnError, decode_column, decode_elements
+from tidemark.timeseries.bsoncolumn_encode import encode_column
 
 
 def int32(x: int) -> bytes:

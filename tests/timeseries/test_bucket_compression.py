@@ -10,8 +10,8 @@ from bson import ObjectId
 from bson.binary import Binary
 from bsoncolumn_fixtures import EOO, blocks, date, dbl, i32, ints, one, string, zz
 
-from server.timeseries.bsoncolumn import BSONColumnError, decode_column
-from server.timeseries.bucket_compression import compress_bucket, decompress_bucket, is_compressed_bucket
+from tidemark.timeseries.bsoncolumn import BSONColumnError, decode_column
+from tidemark.timeseries.bucket_compression import compress_bucket, decompress_bucket, is_compressed_bucket
 
 TIME = datetime.datetime(2024, 1, 16, 20, 48, 39, 448000)
 

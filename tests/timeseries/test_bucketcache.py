@@ -4,7 +4,7 @@ the budget (CLOCK eviction gives referenced entries a second chance), arrays are
 import numpy as np
 import pytest
 
-from server.timeseries.bucketcache import _ENTRY_OVERHEAD, BucketCache
+from tidemark.timeseries.bucketcache import _ENTRY_OVERHEAD, BucketCache
 
 
 def test_an_entry_serves_only_the_exact_stored_bytes_it_was_decoded_from():
@@ -48,7 +48,7 @@ def test_a_zero_budget_disables_caching():
 
 
 def test_snapshot_memo_answers_only_for_the_same_engine_and_snapshot():
-    from server.timeseries.bucketcache import SnapshotMemo
+    from tidemark.timeseries.bucketcache import SnapshotMemo
 
     class Engine:  # any object: the memo keeps a weak reference and compares identity
         pass

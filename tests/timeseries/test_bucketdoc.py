@@ -8,8 +8,8 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from harness.timeseries import Engine, document
 
-from server.timeseries import rules
-from server.timeseries.bucketdoc import (
+from tidemark.timeseries import rules
+from tidemark.timeseries.bucketdoc import (
     MISSING,
     date_ms,
     meta_key,

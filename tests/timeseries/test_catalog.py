@@ -4,8 +4,8 @@ import datetime as dt
 
 from harness.timeseries import Engine, document
 
-from server.timeseries import catalog as catalog_module
-from server.timeseries.states import State
+from tidemark.timeseries import catalog as catalog_module
+from tidemark.timeseries.states import State
 
 T0 = dt.datetime(2021, 5, 18, 20, 10, 14)
 

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 from harness.timeseries import Engine
 
-from server.timeseries import commit
-from server.timeseries.states import State
-from server.timeseries.table import Table
+from tidemark.timeseries import commit
+from tidemark.timeseries.states import State
+from tidemark.timeseries.table import Table
 
 T0 = dt.datetime(2024, 1, 1)
 THRESHOLD = 8 * 1024 * 1024  # ~2,800 one-row buckets
@@ -152,7 +152,7 @@ async def test_closing_a_collection_waits_for_every_full_write_beyond_one_commit
     writes spread over commits, close_collection waits for all of them, not just the first commit's."""
     from harness.timeseries import Server
 
-    from server.commands import timeseries_ddl, timeseries_insert
+    from tidemark.commands import timeseries_ddl, timeseries_insert
 
     server = Server(tmp_path / "db")
     ctx = server.ctx()

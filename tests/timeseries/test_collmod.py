@@ -2,8 +2,8 @@
 
 import pytest
 
-from protocol.errors import ErrorCode, MongoError
-from server.timeseries import collmod as cm
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.timeseries import collmod as cm
 
 SECONDS = {"timeField": "t", "metaField": "m", "granularity": "seconds", "bucketMaxSpanSeconds": 3600}
 MINUTES = {"timeField": "t", "metaField": "m", "granularity": "minutes", "bucketMaxSpanSeconds": 86400}

@@ -4,8 +4,8 @@ import datetime as dt
 
 import bson
 
-from server.query.match import parse_filter
-from server.timeseries import columnar, rawcolumns
+from tidemark.query.match import parse_filter
+from tidemark.timeseries import columnar, rawcolumns
 
 GROUP = {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "m": {"$max": "$x"}}}
 

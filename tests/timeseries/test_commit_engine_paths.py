@@ -7,11 +7,11 @@ import datetime as dt
 import pytest
 from harness.timeseries import Server
 
-from protocol.errors import MongoError
-from server.commands import timeseries_ddl
-from server.commands.timeseries import insert_buckets
-from server.commands.timeseries_insert import insert_measurements
-from server.timeseries import ddl, scan, view
+from tidemark.commands import timeseries_ddl
+from tidemark.commands.timeseries import insert_buckets
+from tidemark.commands.timeseries_insert import insert_measurements
+from tidemark.protocol.errors import MongoError
+from tidemark.timeseries import ddl, scan, view
 
 T0 = dt.datetime(2021, 5, 18, 0, 0)
 

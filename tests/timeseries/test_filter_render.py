@@ -7,8 +7,8 @@ from bson.regex import Regex
 from harness.meta_predicates import measurements, mixed_filters
 from hypothesis import given, settings
 
-from server.query.match import compile_filter, parse_filter
-from server.timeseries.filters import NoMqlForm, derive, render
+from tidemark.query.match import compile_filter, parse_filter
+from tidemark.timeseries.filters import NoMqlForm, derive, render
 
 DOCS = measurements()
 

@@ -8,11 +8,11 @@ import pytest
 from bson.objectid import ObjectId
 from harness.timeseries import Engine
 
-from server.query.collation import parse_collation
-from server.query.match import compile_filter, parse_filter
-from server.timeseries.bucketdoc import date_ms, unpack_document
-from server.timeseries.filters import derive
-from server.timeseries.stored import document_bucket
+from tidemark.query.collation import parse_collation
+from tidemark.query.match import compile_filter, parse_filter
+from tidemark.timeseries.bucketdoc import date_ms, unpack_document
+from tidemark.timeseries.filters import derive
+from tidemark.timeseries.stored import document_bucket
 
 
 def bucket_filter(node, time_field, meta_field, span, collation=None):
@@ -112,7 +112,7 @@ def test_type_mismatch_prunes_string_buckets():
 
 
 def test_needed_fields_of_pipelines():
-    from server.timeseries.deps import needed_fields
+    from tidemark.timeseries.deps import needed_fields
 
     assert needed_fields([{"$project": {"_id": 0}}], []) is None
     assert needed_fields([{"$project": {"a": 0}}], []) is None
@@ -143,7 +143,7 @@ def test_needed_fields_of_pipelines():
 def test_fields_named_without_a_path_need_the_whole_document(stage):
     """A field read without a ``$path`` (``$getField`` without input, ``$$CURRENT``, a schema over every
     field) cannot be proven: every field is unpacked, as a leading $match or a later stage."""
-    from server.timeseries.deps import leading_matches, needed_fields
+    from tidemark.timeseries.deps import leading_matches, needed_fields
 
     assert needed_fields([stage], []) is None
     nodes, rest = leading_matches([stage])
@@ -151,7 +151,7 @@ def test_fields_named_without_a_path_need_the_whole_document(stage):
 
 
 def test_fields_named_by_paths_stay_narrow():
-    from server.timeseries.deps import needed_fields
+    from tidemark.timeseries.deps import needed_fields
 
     assert needed_fields([{"$match": {"$expr": {"$gt": ["$a", 1]}}}, {"$project": {"_id": 0, "b": 1}}], []) == {"a", "b"}
     assert needed_fields([{"$project": {"_id": 0, "p": {"$getField": {"field": "v", "input": "$o"}}}}], []) == {"o", "p"}

@@ -5,11 +5,11 @@ import datetime as dt
 
 import pytest
 
-from protocol.errors import ErrorCode, MongoError
-from server.query.match import parse_filter
-from server.timeseries import indexes as ix
-from server.timeseries.filters import derive
-from server.timeseries.view import choose_index
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.match import parse_filter
+from tidemark.timeseries import indexes as ix
+from tidemark.timeseries.filters import derive
+from tidemark.timeseries.view import choose_index
 
 T, M = "t", "m"
 D = dt.datetime(2024, 1, 1, 12)

@@ -6,12 +6,12 @@ import datetime as dt
 import pytest
 from harness.timeseries import Server
 
-from server.commands import timeseries_ddl
-from server.commands.timeseries_insert import insert_measurements
-from server.query.match import parse_filter
-from server.timeseries import scan, stored
-from server.timeseries.filters import derive
-from server.timeseries.view import choose_index
+from tidemark.commands import timeseries_ddl
+from tidemark.commands.timeseries_insert import insert_measurements
+from tidemark.query.match import parse_filter
+from tidemark.timeseries import scan, stored
+from tidemark.timeseries.filters import derive
+from tidemark.timeseries.view import choose_index
 
 T0 = dt.datetime(2024, 1, 1)
 BNS = "db.system.buckets.c"

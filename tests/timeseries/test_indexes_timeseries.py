@@ -4,8 +4,8 @@ import datetime as dt
 
 import pytest
 
-from protocol.errors import ErrorCode, MongoError
-from server.timeseries import indexes as ix
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.timeseries import indexes as ix
 
 T, M = "tm", "mm"
 

@@ -11,12 +11,12 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from harness.timeseries import Engine, document
 
-from protocol.codec import CODEC_OPTIONS
-from server.timeseries import journal, rawbatch
-from server.timeseries.bucketdoc import date_ms
-from server.timeseries.columns import constant_bson
-from server.timeseries.states import State
-from storage import bucket_codec
+from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.storage import bucket_codec
+from tidemark.timeseries import journal, rawbatch
+from tidemark.timeseries.bucketdoc import date_ms
+from tidemark.timeseries.columns import constant_bson
+from tidemark.timeseries.states import State
 
 T0 = dt.datetime(2021, 5, 18, 20, 0, 0)
 

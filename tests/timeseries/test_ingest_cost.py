@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 from harness.timeseries import Server
 
-from server.commands import timeseries_ddl
-from server.commands.timeseries_insert import insert_measurements
+from tidemark.commands import timeseries_ddl
+from tidemark.commands.timeseries_insert import insert_measurements
 
 T0 = dt.datetime(2024, 3, 1, 0, 0)
 SERIES = 100

@@ -7,8 +7,8 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from harness.timeseries import Engine, document
 
-from server.timeseries.batch import object_id_factory
-from server.timeseries.bucketdoc import date_ms
+from tidemark.timeseries.batch import object_id_factory
+from tidemark.timeseries.bucketdoc import date_ms
 
 T0 = dt.datetime(2021, 5, 18, 20, 10, 14)
 

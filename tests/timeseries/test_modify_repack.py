@@ -4,8 +4,8 @@ import datetime as dt
 
 from bson.objectid import ObjectId
 
-from server.timeseries import modify as md
-from server.timeseries.bucketdoc import unpack_document
+from tidemark.timeseries import modify as md
+from tidemark.timeseries.bucketdoc import unpack_document
 
 T, M = "t", "m"
 START = dt.datetime(2024, 1, 1, 10, 0)

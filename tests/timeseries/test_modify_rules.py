@@ -4,8 +4,8 @@ import datetime as dt
 
 import pytest
 
-from protocol.errors import ErrorCode, MongoError
-from server.timeseries import modify as md
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.timeseries import modify as md
 
 T, M = "time", "tag"
 

@@ -4,10 +4,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from protocol.errors import ErrorCode, MongoError
-from server.commands import timeseries_ddl
-from server.timeseries.collection import check_write_stage_target
-from storage.engine import open_engine
+from tidemark.commands import timeseries_ddl
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.storage.engine import open_engine
+from tidemark.timeseries.collection import check_write_stage_target
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@
 import pytest
 from bson.int64 import Int64
 
-from protocol.errors import MongoError
-from server.timeseries.options import from_document, parse_create, parse_timeseries, view_document
+from tidemark.protocol.errors import MongoError
+from tidemark.timeseries.options import from_document, parse_create, parse_timeseries, view_document
 
 
 def code_of(fn, *args):

@@ -13,13 +13,13 @@ import bson
 import numpy as np
 import pytest
 
-from protocol.codec import CODEC_OPTIONS
-from protocol.messages import RawDocuments
-from server.timeseries import ingest, router, rules
-from server.timeseries.batch import ColumnBatch, RowBatch
-from server.timeseries.catalog import BucketCatalog
-from server.timeseries.options import parse_timeseries
-from server.timeseries.states import State
+from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.protocol.messages import RawDocuments
+from tidemark.timeseries import ingest, router, rules
+from tidemark.timeseries.batch import ColumnBatch, RowBatch
+from tidemark.timeseries.catalog import BucketCatalog
+from tidemark.timeseries.options import parse_timeseries
+from tidemark.timeseries.states import State
 
 T0 = dt.datetime(2024, 3, 1, 12, 0)
 PARAMS = {"timeseriesBucketMaxCount": 1000, "timeseriesBucketMaxSize": 128_000, "timeseriesBucketMinCount": 10,
@@ -223,6 +223,6 @@ def test_rows_and_columns_route_alike():
 
 
 def rules_ms(t: dt.datetime) -> int:
-    from server.timeseries.bucketdoc import date_ms
+    from tidemark.timeseries.bucketdoc import date_ms
 
     return date_ms(t)

@@ -14,9 +14,9 @@ import pytest
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from server.timeseries import rules
-from server.timeseries.bucketdoc import MISSING
-from server.timeseries.columns import DOUBLE, INT32, OID
+from tidemark.timeseries import rules
+from tidemark.timeseries.bucketdoc import MISSING
+from tidemark.timeseries.columns import DOUBLE, INT32, OID
 
 LIMITS = rules.Limits(max_count=4, max_size=1_000, min_count=2, span_ms=3_600_000)
 

@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from server.timeseries.states import (
+from tidemark.timeseries.states import (
     IN_MEMORY,
     ROUTABLE,
     TRANSITIONS,

@@ -4,7 +4,7 @@ import datetime as dt
 
 from bson.objectid import ObjectId
 
-from server.timeseries import ttl
+from tidemark.timeseries import ttl
 
 NOW = dt.datetime(2024, 5, 1, 12, 0, 0)
 

@@ -4,8 +4,8 @@ import datetime as dt
 
 import pytest
 
-from protocol.errors import MongoError
-from server.timeseries.unpack import EXTRA_STAGES, parse_internal_unpack, parse_unpack_bucket
+from tidemark.protocol.errors import MongoError
+from tidemark.timeseries.unpack import EXTRA_STAGES, parse_internal_unpack, parse_unpack_bucket
 
 T0 = dt.datetime(2024, 1, 1)
 BUCKET = {"_id": 1, "control": {"version": 1, "min": {"t": T0}, "max": {"t": T0}}, "meta": {"a": 1},
