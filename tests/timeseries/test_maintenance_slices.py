@@ -117,3 +117,35 @@ async def test_a_checkpoint_marks_one_slice_between_loop_yields_and_commits_each
         assert server.ts_committer.counters.bucketDocuments == 2000
     finally:
         server.engine.close()
+
+
+async def test_an_insert_of_new_series_leaves_no_reference_cycles(tmp_path):
+    """Each new series plans a storage query (reopen.py); every plan left a reference cycle (a recursive
+    closure in index_bounds) that only the garbage collector frees: the cycles made young collections
+    run ~10x as often under a series explosion (measured 9 vs 1 per 60,000 series, ~35 ms each), and
+    every collection pauses the event loop. Without cycles, what an insert allocates is freed as it goes."""
+    import gc
+
+    from harness.timeseries import Server
+
+    from server.commands import timeseries_ddl, timeseries_insert
+
+    server = Server(tmp_path / "db")
+    server.bucket_catalog.memory_threshold = 1 << 20  # buckets close (and reopening is asked) as in the bench
+    ctx = server.ctx()
+    try:
+        await timeseries_ddl.create(ctx, {"create": "req", "timeseries": {"timeField": "t", "metaField": "m"}, "$db": "db"})
+        await timeseries_insert.insert_measurements(ctx, {"insert": "req", "$db": "db", "documents": batch(0, 1000)})
+        gc.collect()
+        gc.disable()
+        try:
+            for start in range(1000, 4000, 1000):
+                await timeseries_insert.insert_measurements(ctx, {"insert": "req", "$db": "db",
+                                                                  "documents": batch(start, 1000)})
+            assert server.bucket_catalog.server_status()["numBucketsClosedDueToMemoryThreshold"] > 0
+            assert gc.collect() == 0
+        finally:
+            gc.enable()
+        await server.ts_committer.close()  # the full writes of the closed buckets still run
+    finally:
+        server.engine.close()
