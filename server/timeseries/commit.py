@@ -331,7 +331,7 @@ class Committer:
         self._waiters: list[tuple[asyncio.Future, frozenset[str]]] = []
         self._running = False
         self._task: asyncio.Task | None = None
-        self._maintenance: asyncio.Task | None = None
+        self._maintenance: list[asyncio.Task] = []
         self.counters = WriteCounters()
         self.logs: dict[str, journal.CommitLog] = {}  # ns -> records still in the journal
         self._routing = 0  # inserts routing in slices right now
@@ -440,39 +440,57 @@ class Committer:
     async def checkpoint(self, *, force: bool = False) -> int:
         """Write journaled buckets in full; returns buckets marked. ``force``: every journaled bucket
         (else only those that doubled since their last full write)."""
-        marked = self.catalog.checkpoint_all(force=force)
-        if marked:
+        marked = await self._mark_checkpoint(force=force)
+        while self.catalog.deferred:  # (spread over commits: FULL_WRITES_PER_COMMIT)
             await self.commit(())
-            while self.catalog.deferred:  # (spread over commits: FULL_WRITES_PER_COMMIT)
+        return marked
+
+    async def _mark_checkpoint(self, *, force: bool) -> int:
+        """The checkpoint's marking in slices (``catalog.checkpoint_slices``): the loop is yielded after
+        each, and a slice that marked buckets is taken by a commit before the next one marks more, so
+        neither a slice nor a drain walks more than ``MAINTENANCE_SLICE`` buckets on the loop. The
+        full writes themselves are spread over the commits that follow (FULL_WRITES_PER_COMMIT)."""
+        marked = 0
+        for count in self.catalog.checkpoint_slices(force=force):
+            marked += count
+            if count:
                 await self.commit(())
+            else:
+                await asyncio.sleep(0)
         return marked
 
     def start_maintenance(self) -> None:
-        """Archived buckets not reopened for a while leave memory; periodic checkpoints."""
-        async def loop() -> None:
-            waited = 0.0
+        """Archived buckets not reopened for a while leave memory (every second); periodic checkpoints
+        (every ``checkpoint_interval``, a task of their own: a checkpoint over many buckets takes many
+        slices and commits, and must not hold the retiring back meanwhile)."""
+        async def retiring() -> None:
             while True:
                 await asyncio.sleep(RETIRE_INTERVAL_SECONDS)
-                waited += RETIRE_INTERVAL_SECONDS
                 try:
-                    marked = self.catalog.retire_idle_archived()
+                    retired = self.catalog.retire_idle_archived()
                     self.catalog.maintain()
-                    if waited >= self.checkpoint_interval:
-                        waited = 0.0
-                        marked += self.catalog.checkpoint_all()
-                    if marked:
+                    if retired:
                         await self.commit(())
                 except Exception:  # noqa: BLE001 - keep going; the journal still holds the data
                     log.exception("time-series maintenance commit failed")
 
-        self._maintenance = asyncio.get_running_loop().create_task(loop())
+        async def checkpointing() -> None:
+            while True:
+                await asyncio.sleep(self.checkpoint_interval)
+                try:
+                    await self._mark_checkpoint(force=False)
+                except Exception:  # noqa: BLE001 - keep going; the journal still holds the data
+                    log.exception("time-series checkpoint commit failed")
+
+        loop = asyncio.get_running_loop()
+        self._maintenance = [loop.create_task(retiring()), loop.create_task(checkpointing())]
 
     async def close(self) -> None:
         """Shutdown: write every live bucket with journaled or pending rows in full."""
-        if self._maintenance is not None:
-            self._maintenance.cancel()
+        for task in self._maintenance:
+            task.cancel()
             with contextlib.suppress(BaseException):
-                await self._maintenance
+                await task
         for state in self.catalog.collections.values():
             for bucket in state.live.values():
                 if bucket.count > bucket.stored_count:
