@@ -131,8 +131,9 @@ class ServerState:
     # The sorted command table (name -> spec, aliases included), installed by tidemark.app so that
     # listCommands can read it without importing dispatch.
     commands: dict[str, CommandSpec] = field(default_factory=dict)
-    # Extra serverStatus sections ("bucketCatalog", ...): name -> zero-argument callable -> dict.
-    status_sections: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+    # Extra serverStatus sections ("bucketCatalog", ...): name -> zero-argument callable -> dict, or an
+    # awaitable of one (a section whose figures cost a walk does it off the loop).
+    status_sections: dict[str, Callable[[], Any]] = field(default_factory=dict)
     # Running commands (currentOp/killOp) and open connections.
     operations: OperationRegistry = field(default_factory=OperationRegistry)
     # Per-namespace usage and latencies (server/top.py) and the profiler (server/profiler.py; its

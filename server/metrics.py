@@ -24,6 +24,7 @@ interface, since anyone who reaches it reads the server's activity.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import re
 import time
@@ -70,9 +71,10 @@ class ServerCollector:
     async def _snapshot(self) -> dict[str, Any]:
         state = self.state
         sections = {}
-        for name, provider in state.status_sections.items():
+        for name, provider in list(state.status_sections.items()):
             try:
-                sections[name] = provider()
+                section = provider()
+                sections[name] = await section if inspect.isawaitable(section) else section
             except Exception:  # noqa: BLE001 - one broken section must not break the scrape
                 sections[name] = {}
         top = state.top

@@ -8,6 +8,7 @@ success would make mongosh, Compass and the database tools believe they talk to 
 from __future__ import annotations
 
 import datetime
+import inspect
 import os
 import platform
 import socket
@@ -213,8 +214,9 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
                     "ttl": {name: Int64(n) for name, n in ttl.metrics().items()}},
         "storageEngine": {"name": "lmdb", "supportsCommittedReads": True, "persistent": True},
     }
-    for name, provider in state.status_sections.items():
-        sections[name] = provider()
+    for name, provider in list(state.status_sections.items()):
+        section = provider()
+        sections[name] = await section if inspect.isawaitable(section) else section
     for key, value in _arguments(cmd):
         if key in sections and not value and key not in ("host", "version", "process", "pid"):
             del sections[key]

@@ -695,11 +695,21 @@ class BucketCatalog:
             stats["avgNumMeasurementsPerCommit"] = stats["numMeasurementsCommitted"] // stats["numCommits"]
         return stats
 
-    def server_status(self) -> dict[str, Any]:
+    def live_snapshot(self) -> list[list[Any]]:
+        """The live buckets of every collection, copied by C-level list copies (about a millisecond per
+        100,000 buckets): what ``server_status`` counts, so the counting can run off the event loop."""
+        return [list(state.live.values()) for state in list(self.collections.values())]
+
+    def server_status(self, snapshot: list[list[Any]] | None = None) -> dict[str, Any]:
         """``serverStatus().bucketCatalog``: the catalog's figures, then (as mongod appends its global
         execution stats) every collection's execution stats summed — commits, measurements per commit,
-        closes by reason. A dropped collection's counts leave the sums with it."""
-        live = [b for s in self.collections.values() for b in s.live.values()]
+        closes by reason. A dropped collection's counts leave the sums with it. ``snapshot``: a
+        ``live_snapshot()`` taken on the loop; the counting walks every live bucket (~130 ms at 200,000
+        buckets), so the serverStatus hook runs it in a worker thread, where the buckets' states may
+        move while they are counted (the figures are a moment's, as mongod's are)."""
+        if snapshot is None:
+            snapshot = self.live_snapshot()
+        live = [b for buckets in snapshot for b in buckets]
         status: dict[str, Any] = {
             "numBuckets": len(live),
             "numOpenBuckets": sum(1 for b in live if b.state is State.OPEN),
@@ -708,7 +718,7 @@ class BucketCatalog:
             "memoryUsage": self.memory,
         }
         totals = dict.fromkeys(STAT_NAMES, 0)
-        for state in self.collections.values():
+        for state in list(self.collections.values()):
             for name in STAT_NAMES:
                 totals[name] += state.stats[name]
         if totals["numCommits"]:
