@@ -28,6 +28,7 @@ from bson.objectid import ObjectId
 from tidemark import coll_stats, special_reads, write_stages
 from tidemark.core import capped, namespace
 from tidemark.core import collection as C
+from tidemark.core.clustered import cluster_info
 from tidemark.index_usage import plan_index_names
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import expressions as expressions_mod
@@ -268,7 +269,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
         if flt and plan_special_mod.mentions_special(flt):
             pipeline_mod.parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                                   allow_or=True, collation=coll)
+                                   allow_or=True, collation=coll, cluster=cluster_info(info))
         plan.meta = meta
         server.index_usage.record(info, plan_index_names(plan))
         source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
@@ -557,7 +558,8 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
             plan = _min_max_plan(spec, info)
         else:
             plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
-                                       multikey_default=info.clustered, allow_or=True, collation=spec.collation)
+                                       multikey_default=info.clustered, allow_or=True, collation=spec.collation,
+                                       cluster=cluster_info(info))
         plan.meta = spec.meta
         plan.resume_after = resume_after
         server.index_usage.record(info, plan_index_names(plan))
@@ -615,7 +617,7 @@ def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=No
     """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
     writes that follow never run under an open scan). ``collation``: the statement's (planning, sort)."""
     plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                               allow_or=True, collation=collation)
+                               allow_or=True, collation=collation, cluster=cluster_info(info))
     out = []
     gen = C.docs_in_txn(w, info, plan)
     try:

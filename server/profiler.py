@@ -80,7 +80,7 @@ class ReadFacts:
             return f"IXSCAN {_key_text(plan.index.get('key'))}"
         if plan.kind == "OR":
             return ", ".join(f"IXSCAN {_key_text(b.index.get('key'))}" for b in plan.branches if b.index)
-        return plan.kind
+        return plan.stage
 
 
 def _key_text(key: Any) -> str:

@@ -3,6 +3,10 @@
 A document is expired for a TTL index ``{field: 1|-1}, expireAfterSeconds: N`` when ``field`` holds a
 date (or an array holding dates: the earliest counts) older than ``now - N`` seconds. Documents whose
 field is missing or not a date never expire. Compound-key indexes are ignored (as mongod does).
+A clustered collection created with ``expireAfterSeconds: N`` (or given it by collMod) expires as if
+its clustered index ``{_id: 1}`` were such a TTL index: documents whose ``_id`` is a date older than
+``now - N`` (mongod's ttl.cpp: general-purpose clustered collections expire ``Date`` ids only; an
+ObjectId ``_id`` never expires), read from the record range of those dates instead of an index.
 
 Started by ``app.py`` with ``start_ttl_monitor(server_state)``; the task ends when cancelled. Each pass
 reads candidate records through the index (dates below the cutoff) and deletes them in one write
@@ -19,6 +23,7 @@ from typing import Any
 from bson.datetime_ms import DatetimeMS
 
 from tidemark.context import run_in_pool
+from tidemark.core.clustered import cluster_info
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import MongoError
 from tidemark.query.index_keys import index_key_map
@@ -70,6 +75,42 @@ def ttl_indexes(info) -> list[dict]:
     return [s for s in info.indexes if "expireAfterSeconds" in s and len(s["key"]) == 1]
 
 
+def ttl_specs(info) -> list[dict]:
+    """What expires documents of a regular collection: its TTL indexes, and for a clustered collection
+    with a collection-level ``expireAfterSeconds`` its clustered index (marked ``clustered``)."""
+    specs = ttl_indexes(info)
+    cluster = cluster_info(info)
+    expire = (info.options or {}).get("expireAfterSeconds")
+    if cluster is not None and isinstance(expire, int):
+        specs.append({**cluster, "expireAfterSeconds": int(expire), "clustered": True})
+    return specs
+
+
+def _still_expires(info, spec: dict) -> bool:
+    """``spec`` (from ``ttl_specs``) still applies to ``info`` as the writer sees it now."""
+    if spec.get("clustered"):
+        return info.clustered and isinstance((info.options or {}).get("expireAfterSeconds"), int)
+    return any(s["name"] == spec["name"] for s in info.indexes)
+
+
+def _candidates(w, info, spec: dict, cutoff: datetime.datetime):
+    """(rid, stored document) of the records whose TTL key is a date before ``cutoff``: through the
+    TTL index, or a clustered collection's record range of those ``_id`` dates."""
+    lo, hi = _date_bounds(spec, cutoff)
+    if spec.get("clustered"):
+        yield from w.scan(info, lo=lo, hi=hi, lo_inclusive=True, hi_inclusive=False)
+        return
+    seen = set()
+    for _key, rid in w.index_scan(info, spec["name"], lo, hi, lo_inclusive=True, hi_inclusive=False):
+        rid = bytes(rid)
+        if rid in seen:
+            continue
+        seen.add(rid)
+        raw = w.get(info, rid)
+        if raw is not None:
+            yield rid, raw
+
+
 def _date_bounds(spec: dict, cutoff: datetime.datetime) -> tuple[bytes, bytes]:
     """Index key bounds holding exactly the dates before ``cutoff`` (either key direction)."""
     from tidemark.storage.keys import T_DATE, encode_key
@@ -88,7 +129,7 @@ def run_pass(engine, now: datetime.datetime | None = None) -> int:
             for info in r.list_collections(db):
                 if info.name.startswith("system."):
                     continue
-                for spec in ttl_indexes(info):
+                for spec in ttl_specs(info):
                     cutoff = now - datetime.timedelta(seconds=int(spec["expireAfterSeconds"]))
                     work.append((info.ns, spec, cutoff))
     deleted = 0
@@ -97,22 +138,13 @@ def run_pass(engine, now: datetime.datetime | None = None) -> int:
 
         def fn(w, ns=ns, spec=spec, cutoff=cutoff, field=field):
             info = w.get_collection(ns)
-            if info is None or not any(s["name"] == spec["name"] for s in info.indexes):
+            if info is None or not _still_expires(info, spec):
                 return 0
             victims = []
-            seen = set()
-            lo, hi = _date_bounds(spec, cutoff)
-            for _key, rid in w.index_scan(info, spec["name"], lo, hi, lo_inclusive=True, hi_inclusive=False):
-                rid = bytes(rid)
-                if rid in seen:
-                    continue
-                seen.add(rid)
-                raw = w.get(info, rid)
-                if raw is None:
-                    continue
+            for rid, raw in _candidates(w, info, spec, cutoff):
                 doc = decode(raw)
                 if expired(doc, field, cutoff):
-                    victims.append((rid, doc))
+                    victims.append((bytes(rid), doc))
             for rid, doc in victims:
                 w.delete(info, rid, index_key_map(info.indexes, doc))
             return len(victims)

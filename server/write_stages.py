@@ -26,6 +26,7 @@ from bson.objectid import ObjectId
 
 from tidemark.core import capped
 from tidemark.core import collection as C
+from tidemark.core.clustered import cluster_info
 from tidemark.core.namespace import is_timeseries_view
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
@@ -133,7 +134,8 @@ def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
                     continue
                 flt = {f: {"$eq": v} for f, v in key.items()}
                 matcher = compile_filter(flt)
-                plan = planner.choose_plan(list(info.indexes), flt, multikey_default=info.clustered)
+                plan = planner.choose_plan(list(info.indexes), flt, multikey_default=info.clustered,
+                                           cluster=cluster_info(info))
                 existing = next((pair for pair in C.docs_in_txn(w, info, plan) if matcher(pair[1])), None)
                 if existing is None:
                     if not_matched == "fail":

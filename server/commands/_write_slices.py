@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tidemark.core import collection as C
+from tidemark.core.clustered import cluster_info
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
@@ -186,7 +187,7 @@ def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hi
         return [], None
     if resume is None:
         plan = planner.choose_plan(list(info.indexes), flt, None, hint, multikey_default=info.clustered,
-                                   allow_or=True, collation=collation)
+                                   allow_or=True, collation=collation, cluster=cluster_info(info))
         position, matched = None, 0
     else:
         if info.uuid != resume.uuid:
@@ -224,7 +225,9 @@ def _materialize(pairs: Iterator[tuple[bytes, dict]], match, multi: bool) -> lis
 def _collection_slice(w, info, plan, after: bytes | None, match, limit: int, budget: Budget):
     """Records after ``after`` in record order: (matches, last record id examined, scan finished)."""
     found: list[tuple[bytes, dict]] = []
-    rows = w.scan(info, start_after=after, reverse=plan.natural_reverse)
+    bounds = plan.record_range  # a clustered collection's _id range (None: every record)
+    rows = w.scan(info, start_after=after, reverse=plan.natural_reverse, lo=bounds and bounds.lo,
+                  hi=bounds and bounds.hi)
     try:
         for rid, raw in rows:
             after = bytes(rid)

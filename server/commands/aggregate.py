@@ -20,6 +20,7 @@ from tidemark.commands import timeseries as ts
 from tidemark.context import CommandSpec
 from tidemark.core import collection as C
 from tidemark.core import namespace
+from tidemark.core.clustered import cluster_info
 from tidemark.index_usage import not_counted
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -346,7 +347,7 @@ async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
         if info is None:
             return {"stage": "EOF"}
         p = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered,
-                               allow_or=True)
+                               allow_or=True, cluster=cluster_info(info))
         return {"stage": stage, "inputStage": p.explain(filter=flt)}
 
     win = await ctx.run_blocking(work)

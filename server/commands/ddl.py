@@ -20,6 +20,7 @@ from tidemark.core import collection as C
 from tidemark.core.collection import ensure_collection
 from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.timeseries.collmod import parse_expire_after_seconds as parse_coll_mod_expire
 from tidemark.timeseries.options import parse_expire_after_seconds
 
 CREATE_OPTIONS = frozenset({
@@ -525,9 +526,12 @@ async def coll_mod(ctx, cmd: dict) -> dict:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a view: viewOn")
     if "timeseries" in cmd:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a time-series collection: timeseries")
-    if "expireAfterSeconds" in cmd:  # a regular collection is not clustered by _id
-        raise MongoError(ErrorCode.InvalidOptions,
-                         "'expireAfterSeconds' option is only supported on collections clustered by _id")
+    expire = None  # a clustered collection's TTL (the TTL monitor expires its dated _ids): seconds or "off"
+    if "expireAfterSeconds" in cmd:
+        if clustered.index_spec(info) is None:
+            raise MongoError(ErrorCode.InvalidOptions,
+                             "'expireAfterSeconds' option is only supported on collections clustered by _id")
+        expire = parse_coll_mod_expire(cmd["expireAfterSeconds"])
     changes: dict = {}
     for k in ("validator", "validationLevel", "validationAction"):
         if k in cmd:
@@ -545,13 +549,17 @@ async def coll_mod(ctx, cmd: dict) -> dict:
         reply: dict = {}
         if index_change:
             reply.update(_coll_mod_index(w, current, index_change))
-        if changes:
+        if changes or expire is not None:
             options = dict(current.options or {})
             for k, v in changes.items():
                 if k == "validator" and not v:
                     options.pop("validator", None)
                 else:
                     options[k] = v
+            if expire == "off":
+                options.pop("expireAfterSeconds", None)
+            elif expire is not None:
+                options["expireAfterSeconds"] = Int64(expire)
             current = w.set_options(ns, options)
         if cap_changes:
             capped.coll_mod(w, current, cap_changes)

@@ -487,12 +487,14 @@ def _chunk_sizes(chunk: int) -> Iterator[int]:
 
 def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUNK,
               stats: dict | None = None, raw: bool = False,
-              resume_after: bytes | None = None) -> Iterator[tuple[bytes, dict]]:
+              resume_after: bytes | None = None, record_range: Any = None) -> Iterator[tuple[bytes, dict]]:
     """(rid, document) in record order; stops if the collection disappears or is re-created.
 
     ``raw=True`` yields RawBSONDocuments over the stored bytes (no decode/re-encode) for callers that
     pass documents straight to a cursor. ``resume_after``: start past this record, which must exist
-    (a find's ``$_resumeAfter``: 211 KeyNotFound otherwise, as mongod)."""
+    (a find's ``$_resumeAfter``: 211 KeyNotFound otherwise, as mongod). ``record_range``: a clustered
+    collection's inclusive ``_id`` range (``clustered_range.RecordRange``), None for every record."""
+    lo, hi = (record_range.lo, record_range.hi) if record_range is not None else (None, None)
     make = _raw_doc if raw else decode
     last: bytes | None = resume_after
     for chunk in _chunk_sizes(chunk):  # noqa: B020 - the growing size of this read
@@ -505,7 +507,7 @@ def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUN
                 raise MongoError(ErrorCode.KeyNotFound, "Failed to resume collection scan: the recordId from "
                                                         "which we are attempting to resume no longer exists in "
                                                         "the collection")
-            for item in r.scan(info, start_after=last, reverse=reverse):
+            for item in r.scan(info, start_after=last, reverse=reverse, lo=lo, hi=hi):
                 batch.append((bytes(item[0]), bytes(item[1])))
                 if len(batch) >= chunk:
                     break
@@ -582,7 +584,7 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
     ``raw`` (collection scans only) yields undecoded RawBSONDocuments."""
     if plan.kind == "COLLSCAN":
         it = scan_docs(engine, info.ns, info.uuid, reverse=plan.natural_reverse, stats=stats, raw=raw,
-                       resume_after=plan.resume_after)
+                       resume_after=plan.resume_after, record_range=plan.record_range)
     elif plan.kind in _SPECIAL_KINDS:
         seen: set[bytes] = set()
         it = _special_pairs(plan, lambda intervals: index_docs(
@@ -640,7 +642,8 @@ def _special_pairs(plan, scan) -> Iterator[tuple[bytes, dict]]:
 def docs_in_txn(r, info, plan) -> Iterator[tuple[bytes, dict]]:
     """(rid, document) through ``plan`` inside one transaction (the writer's, for updates/deletes)."""
     if plan.kind == "COLLSCAN":
-        for rid, raw in r.scan(info, reverse=plan.natural_reverse):
+        bounds = plan.record_range
+        for rid, raw in r.scan(info, reverse=plan.natural_reverse, lo=bounds and bounds.lo, hi=bounds and bounds.hi):
             yield bytes(rid), decode(raw)
         return
     seen: set[bytes] = set()

@@ -1,9 +1,9 @@
 """The access path a read takes (pure data): ``Plan`` and the key ``Interval``s it scans, and the
 winningPlan that mongod's explain shows for it.
 
-Plan kinds: COLLSCAN; IXSCAN (``intervals`` over one index, in index key order, scanned backwards
-when ``reverse``); OR (an index union, one IXSCAN per ``$or`` branch in ``branches``: callers
-de-duplicate record ids); TEXT and GEO_NEAR (made by ``plan_special``: ``special`` holds what their
+Plan kinds: COLLSCAN (of a clustered collection: maybe bounded by an ``_id`` ``record_range``); IXSCAN
+(``intervals`` over one index, in index key order, scanned backwards when ``reverse``); OR (an index
+union, one IXSCAN per ``$or`` branch in ``branches``: callers de-duplicate record ids); TEXT and GEO_NEAR (made by ``plan_special``: ``special`` holds what their
 read needs and renders their explain). Chosen by ``plan.choose_plan``.
 """
 
@@ -37,9 +37,17 @@ class Plan:
     bounds_desc: dict[str, list[str]] = field(default_factory=dict)
     natural_reverse: bool = False
     resume_after: bytes | None = None  # COLLSCAN: start past this record id (a find's $_resumeAfter)
+    # COLLSCAN of a clustered collection: the ``_id`` range it scans (``clustered_range.RecordRange``;
+    # None: every record). mongod explains such a bounded scan as CLUSTERED_IXSCAN.
+    record_range: Any = None
     branches: list[Plan] = field(default_factory=list)
     special: Any = None  # TEXT / GEO_NEAR: what the read needs beyond intervals (plan_special)
     meta: Any = None  # the read's DocMeta when its projection/sort/pipeline asks for $meta
+
+    @property
+    def stage(self) -> str:
+        """The stage name explain and planSummary show for this access path."""
+        return "CLUSTERED_IXSCAN" if self.kind == "COLLSCAN" and self.record_range is not None else self.kind
 
     def ixscan_explain(self) -> dict:
         assert self.index is not None
@@ -72,8 +80,10 @@ class Plan:
         elif self.kind in ("TEXT", "GEO_NEAR"):
             node = self.special.explain(self, filter)
         elif self.kind == "COLLSCAN":
-            node: dict = {"stage": "COLLSCAN", "filter": filter or {},
+            node: dict = {"stage": self.stage, "filter": filter or {},
                           "direction": "backward" if self.natural_reverse else "forward"}
+            if self.record_range is not None:
+                node.update(self.record_range.explain_fields())
         else:
             ixscan = self.ixscan_explain()
             node = {"stage": "FETCH", "inputStage": ixscan}

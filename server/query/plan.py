@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import plan_special
+from tidemark.query import clustered_range, plan_special
 from tidemark.query.access_path import Plan
 from tidemark.query.implication import filter_implies
 from tidemark.query.index_bounds import (
@@ -72,7 +72,8 @@ def find_hinted_index(indexes: list[dict], hint: Any) -> dict | None:
 
 
 def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,
-                multikey_default: bool = True, allow_or: bool = False, collation: Any = None) -> Plan:
+                multikey_default: bool = True, allow_or: bool = False, collation: Any = None,
+                cluster: dict | None = None) -> Plan:
     """Pick an access path. Hidden indexes are never chosen; sparse ones only when hinted, partial ones
     when hinted or when the filter implies their partialFilterExpression (``implication``).
 
@@ -83,7 +84,13 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
     write paths maintain the flag (pass False); for anything else assume multikey (one-sided ranges).
     ``allow_or``: when no index serves the conjunction but every branch of a top-level ``$or`` has
     one, answer an "OR" plan (index union; callers de-duplicate record ids across branches).
+    ``cluster``: the clustered index spec of a clustered collection (records keyed by ``_id``): its
+    collection scans are bounded by the filter's ``_id`` range (``clustered_range``), an ``_id``
+    equality prefers that scan to any index, and a hint naming the clustered index is such a scan.
     """
+    if cluster is not None and _names_cluster(cluster, hint):
+        hint = None  # the clustered index is no entry of `indexes`: its scan is the collection scan
+        indexes = []
     plan = _choose_plan(indexes, filter, sort, hint, multikey_default, collation)
     if plan.kind == "COLLSCAN" and allow_or and hint in (None, {}, "") and isinstance(filter, dict):
         branches = filter.get("$or")
@@ -91,7 +98,19 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
             subs = [_choose_plan(indexes, b, None, None, multikey_default, collation) for b in branches]
             if all(sub.kind == "IXSCAN" for sub in subs):
                 return Plan("OR", branches=subs)
+    if cluster is not None and plan.kind in ("COLLSCAN", "IXSCAN"):
+        record_range = clustered_range.record_range(filter, collation)
+        if record_range is not None and (plan.kind == "COLLSCAN" or (
+                record_range.is_point and hint in (None, {}, ""))):
+            return Plan("COLLSCAN", natural_reverse=plan.natural_reverse, record_range=record_range)
     return plan
+
+
+def _names_cluster(cluster: dict, hint: Any) -> bool:
+    """A hint naming the clustered index (by name or by its key pattern ``{_id: 1}``)."""
+    if isinstance(hint, str):
+        return hint == cluster["name"]
+    return isinstance(hint, dict) and list(hint.items()) == list(cluster["key"].items())
 
 
 def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hint: Any,

@@ -1,0 +1,200 @@
+"""The ``_id`` range a read of a clustered collection scans (pure), as mongod 7.0's planner bounds a
+collection scan of a clustered collection (``planner_access.cpp``: ``handleRIDRangeScan``).
+
+A clustered collection keeps its records keyed by the encoded ``_id`` (``storage.records.clustered_rid``),
+so comparisons on ``_id`` in the filter's top-level conjunction bound the record scan:
+
+- each comparison first bounds the scan to its operand's type bracket (mongod's ``appendMinForType`` /
+  ``appendMaxForType``: ``$gt: 5`` scans ``[5, Infinity]``, ``$lt: "m"`` scans ``["", "m"]``), then,
+  when the collation allows, by the operand itself: ``$eq`` both sides, ``$lt``/``$lte`` the upper one,
+  ``$gt``/``$gte`` the lower one;
+- an ``$in`` (without a regex) scans from its smallest to its largest value;
+- every conjunct narrows the range (the highest minimum and the lowest maximum win); a range whose
+  minimum is above its maximum scans nothing.
+
+Strings in record ids compare binary-wise (the stored ``_id``, not a collation key), so under a
+non-simple query collation an operand holding a string bounds the scan only by its type bracket.
+
+Bounds are inclusive and may be loose: the reader always re-applies the full filter. Operands whose
+comparison semantics are not plain type brackets (null, MinKey/MaxKey, arrays, regexes, code) add
+no bound, so a range never leaves out a matching document.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bson.binary import Binary
+from bson.datetime_ms import DatetimeMS
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
+from bson.objectid import ObjectId
+from bson.regex import Regex
+from bson.timestamp import Timestamp
+
+from tidemark.query.match_leaf import has_strings
+from tidemark.storage.keys import (
+    T_BINARY,
+    T_BOOL,
+    T_DATE,
+    T_NUMBER,
+    T_OBJECT,
+    T_OBJECTID,
+    T_STRING,
+    T_TIMESTAMP,
+    encode_key,
+    encode_value,
+)
+
+CLUSTER_FIELD = "_id"
+
+# mongod's (appendMinForType, appendMaxForType) per canonical type; a maximum may be the minimum of
+# the next type (the bounds are inclusive: one more record read, then filtered out)
+_TYPE_BRACKETS: dict[int, tuple[Any, Any]] = {
+    T_NUMBER: (math.nan, math.inf),
+    T_STRING: ("", {}),
+    T_OBJECT: ({}, []),
+    T_BINARY: (Binary(b"", 0), ObjectId(b"\x00" * 12)),
+    T_OBJECTID: (ObjectId(b"\x00" * 12), ObjectId(b"\xff" * 12)),
+    T_BOOL: (False, True),
+    T_DATE: (DatetimeMS(-(1 << 63)), DatetimeMS((1 << 63) - 1)),
+    T_TIMESTAMP: (Timestamp(0, 0), Timestamp(0xFFFFFFFF, 0xFFFFFFFF)),
+}
+
+
+@dataclass(frozen=True)
+class Bound:
+    value: Any  # shown by explain as ``minRecord`` / ``maxRecord``
+    key: bytes  # the record id it encodes to
+
+
+@dataclass(frozen=True)
+class RecordRange:
+    """An inclusive record-id range of a clustered collection scan (either side may be open)."""
+
+    min: Bound | None
+    max: Bound | None
+
+    @property
+    def lo(self) -> bytes | None:
+        return self.min.key if self.min else None
+
+    @property
+    def hi(self) -> bytes | None:
+        return self.max.key if self.max else None
+
+    @property
+    def is_point(self) -> bool:
+        return self.min is not None and self.max is not None and self.min.key == self.max.key
+
+    def explain_fields(self) -> dict:
+        """``minRecord`` / ``maxRecord`` of the explained scan (only the sides that are bounded)."""
+        out = {}
+        if self.min is not None:
+            out["minRecord"] = self.min.value
+        if self.max is not None:
+            out["maxRecord"] = self.max.value
+        return out
+
+
+def _bound(value: Any) -> Bound:
+    return Bound(value, encode_key((value,), (1,)))
+
+
+def _bracket(value: Any) -> tuple[Bound, Bound] | None:
+    pair = _TYPE_BRACKETS.get(encode_value(value)[0])
+    return None if pair is None else (_bound(pair[0]), _bound(pair[1]))
+
+
+def _boundable(value: Any) -> bool:
+    """An operand whose comparisons stay inside its type bracket."""
+    if value is None or isinstance(value, (MinKey, MaxKey, list, Regex, re.Pattern)):
+        return False
+    return not (isinstance(value, dict) and any(isinstance(k, str) and k.startswith("$") for k in value))
+
+
+class _Range:
+    """The range being narrowed: the highest minimum and the lowest maximum seen."""
+
+    def __init__(self) -> None:
+        self.min: Bound | None = None
+        self.max: Bound | None = None
+
+    def raise_min(self, b: Bound) -> None:
+        if self.min is None or b.key > self.min.key:
+            self.min = b
+
+    def lower_max(self, b: Bound) -> None:
+        if self.max is None or b.key < self.max.key:
+            self.max = b
+
+    def compare(self, op: str, value: Any, exact: bool) -> None:
+        bracket = _bracket(value)
+        if bracket is None:
+            return
+        self.raise_min(bracket[0])
+        self.lower_max(bracket[1])
+        if not exact:
+            return
+        if op in ("$eq", "$lt", "$lte"):
+            self.lower_max(_bound(value))
+        if op in ("$eq", "$gt", "$gte"):
+            self.raise_min(_bound(value))
+
+    def any_of(self, values: list, exact: Any) -> None:
+        lows, highs = [], []
+        for v in values:
+            if exact(v):
+                lows.append(_bound(v))
+                highs.append(_bound(v))
+                continue
+            bracket = _bracket(v)
+            if bracket is None:
+                return
+            lows.append(bracket[0])
+            highs.append(bracket[1])
+        if lows:
+            self.raise_min(min(lows, key=lambda b: b.key))
+            self.lower_max(max(highs, key=lambda b: b.key))
+
+
+def _conjuncts(flt: dict):
+    for k, v in flt.items():
+        if k == "$and" and isinstance(v, list):
+            for sub in v:
+                if isinstance(sub, dict):
+                    yield from _conjuncts(sub)
+        elif k == CLUSTER_FIELD:
+            yield v
+
+
+def record_range(flt: dict | None, collation: Any = None) -> RecordRange | None:
+    """The record range of a clustered collection scan under ``flt`` (None: the whole collection).
+    ``collation``: the query's (``collation.Collation``; None = simple)."""
+    if not isinstance(flt, dict):
+        return None
+
+    def exact(v: Any) -> bool:
+        return collation is None or not has_strings(v)
+
+    rng = _Range()
+    for cond in _conjuncts(flt):
+        is_ops = isinstance(cond, dict) and cond and all(isinstance(k, str) and k.startswith("$") for k in cond)
+        if not is_ops:
+            if _boundable(cond) or isinstance(cond, (MinKey, MaxKey)):
+                rng.any_of([cond], exact)
+            continue
+        for op, arg in cond.items():
+            if op in ("$eq", "$gt", "$gte", "$lt", "$lte") and _boundable(arg):
+                rng.compare(op, arg, exact(arg))
+            elif op == "$eq" and isinstance(arg, (MinKey, MaxKey)):
+                rng.any_of([arg], exact)
+            elif op == "$in" and isinstance(arg, list) and arg and \
+                    all(_boundable(a) or isinstance(a, (MinKey, MaxKey)) for a in arg):
+                rng.any_of(arg, exact)
+    if rng.min is None and rng.max is None:
+        return None
+    return RecordRange(rng.min, rng.max)
