@@ -96,7 +96,8 @@ def prepare(cmd: dict, options: ts_options.TimeseriesOptions, columnar: bool, kn
             parsed = rawbatch.parse(raw.buffer, raw.offsets, options.time_field, options.meta_field, known_layout)
             if parsed is not None:
                 batch = ColumnBatch(parsed, options.time_field, options.meta_field)
-                if not rules.bucket_too_large(max(lengths), batch.value_bytes()):
+                if not rules.bucket_too_large(max(lengths), batch.value_bytes()) and not (
+                        index_rules and index_rules.column_batch_error(batch.metas, batch.meta_kind, batch.constants)):
                     return Prepared(batch, [])
     return prepare_rows(documents(cmd), lengths, options, ordered, index_rules)
 
@@ -110,6 +111,9 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
     new_id = object_id_factory(len(docs))
     datetime, epoch, one_ms = _dt.datetime, EPOCH, _ONE_MS
     normalized: dict[bytes, tuple] = {}
+    meta_rules = index_rules if index_rules is not None and index_rules.meta_specs else None
+    row_rules = index_rules if index_rules is not None and index_rules.checks_measurements else None
+    meta_errors: dict[Any, MongoError | None] = {}  # meta key -> what its bucket's index keys say
     for index, doc in enumerate(docs):
         error = None
         if not isinstance(doc, dict):
@@ -131,8 +135,10 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
                 error = MongoError(ErrorCode.BSONObjectTooLarge,
                                    f"measurement too large for a time-series bucket: its bucket would be about "
                                    f"{3 * size} bytes, max size: {rules.MAX_BUCKET_BSON}")
-            elif index_rules is not None:
-                error = index_rules.measurement_error(doc)
+        if error is None and meta_field is not None and (meta_rules or row_rules) and meta_field in doc:
+            error = _meta_error(doc[meta_field], meta_rules, row_rules, doc, meta_errors)
+        elif error is None and row_rules is not None:
+            error = row_rules.measurement_error(doc)
         if error is not None:
             errors.append(error.to_write_error(index))
             if ordered:
@@ -195,6 +201,26 @@ def slices(batch: ColumnBatch | RowBatch) -> list[int]:
             cuts.append(i + 1)
             values = 0
     return cuts + [batch.n]
+
+
+def _meta_error(meta: Any, meta_rules: Any, row_rules: Any, doc: dict, known: dict) -> MongoError | None:
+    """What the collection's indexes say of a measurement's meta (once per distinct meta of an insert, and
+    only when an index may refuse it: ``MeasurementRules.meta_needs_check``) and of the measurement."""
+    t = type(meta)
+    size = len(encode({"": meta})) if t is dict or t is list else 4 * len(meta) + 3 if t is str else None
+    if size is None:
+        from tidemark.timeseries.indexes import key_bytes_bound
+        size = key_bytes_bound(meta)
+        size = 1 << 20 if size > 1 << 20 else size
+    if meta_rules is not None and meta_rules.meta_needs_check(meta, size):
+        key = encode({"": meta}) if t is dict or t is list else (t, meta) if meta.__hash__ else repr(meta)
+        if key not in known:
+            known[key] = meta_rules.meta_error(normalize_meta(meta))
+        if known[key] is not None:
+            return known[key]
+    if row_rules is not None:
+        return row_rules.measurement_error(doc, meta, 2 * size)
+    return None
 
 
 def _normalized(meta: Any) -> tuple[Any, Any]:
