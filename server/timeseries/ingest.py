@@ -113,7 +113,7 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
     normalized: dict[bytes, tuple] = {}
     meta_rules = index_rules if index_rules is not None and index_rules.meta_specs else None
     row_rules = index_rules if index_rules is not None and index_rules.checks_measurements else None
-    meta_errors: dict[Any, MongoError | None] = {}  # meta key -> what its bucket's index keys say
+    scalar_checks: dict[Any, tuple] = {}  # scalar meta key -> _meta_check
     for index, doc in enumerate(docs):
         error = None
         if not isinstance(doc, dict):
@@ -135,10 +135,29 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
                 error = MongoError(ErrorCode.BSONObjectTooLarge,
                                    f"measurement too large for a time-series bucket: its bucket would be about "
                                    f"{3 * size} bytes, max size: {rules.MAX_BUCKET_BSON}")
-        if error is None and meta_field is not None and (meta_rules or row_rules) and meta_field in doc:
-            error = _meta_error(doc[meta_field], meta_rules, row_rules, doc, meta_errors)
-        elif error is None and row_rules is not None:
-            error = row_rules.measurement_error(doc)
+        if error is None:
+            meta = doc.get(meta_field, MISSING) if meta_field is not None else MISSING
+            if meta is MISSING:
+                key = MISSING
+                meta_error, meta_bytes = None, 0
+            elif type(meta) is dict or type(meta) is list:
+                raw_meta = encode({"": meta})
+                found = normalized.get(raw_meta)
+                if found is None:  # once per distinct meta: normalized, and what the indexes say of it
+                    found = normalized[raw_meta] = (*_normalized(meta), *_meta_check(meta_rules, meta, raw_meta))
+                meta, key, meta_error, meta_bytes = found
+                doc[meta_field] = meta  # stored and returned normalized (spec §3.6)
+            else:
+                key = meta_key(meta)
+                meta_error, meta_bytes = None, 0
+                if meta_rules is not None or row_rules is not None:
+                    found = scalar_checks.get(key)
+                    if found is None:
+                        found = scalar_checks[key] = _meta_check(meta_rules, meta, None)
+                    meta_error, meta_bytes = found
+            error = meta_error
+            if error is None and row_rules is not None:
+                error = row_rules.measurement_error(doc, meta, meta_bytes)
         if error is not None:
             errors.append(error.to_write_error(index))
             if ordered:
@@ -146,18 +165,6 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
             continue
         if "_id" not in doc:
             doc = {"_id": new_id(index), **doc}
-        meta = doc.get(meta_field, MISSING) if meta_field is not None else MISSING
-        if meta is MISSING:
-            key = MISSING
-        elif type(meta) is dict or type(meta) is list:
-            raw_meta = encode({"": meta})
-            found = normalized.get(raw_meta)
-            if found is None:
-                found = normalized[raw_meta] = _normalized(meta)
-            meta, key = found
-            doc[meta_field] = meta  # stored and returned normalized (spec §3.6)
-        else:
-            key = meta_key(meta)
         rows.append(doc)
         times.append(t_ms)
         metas.append(meta)
@@ -203,24 +210,21 @@ def slices(batch: ColumnBatch | RowBatch) -> list[int]:
     return cuts + [batch.n]
 
 
-def _meta_error(meta: Any, meta_rules: Any, row_rules: Any, doc: dict, known: dict) -> MongoError | None:
-    """What the collection's indexes say of a measurement's meta (once per distinct meta of an insert, and
-    only when an index may refuse it: ``MeasurementRules.meta_needs_check``) and of the measurement."""
+def _meta_check(meta_rules: Any, meta: Any, raw_meta: bytes | None) -> tuple[MongoError | None, int]:
+    """(what the collection's indexes say of a bucket of ``meta``, a bound on its encoded key bytes): the
+    keys are computed only when an index may refuse it (``MeasurementRules.meta_needs_check``)."""
     t = type(meta)
-    size = len(encode({"": meta})) if t is dict or t is list else 4 * len(meta) + 3 if t is str else None
-    if size is None:
+    if raw_meta is not None:
+        size = len(raw_meta)
+    elif t is str:
+        size = 4 * len(meta) + 3
+    else:
         from tidemark.timeseries.indexes import key_bytes_bound
-        size = key_bytes_bound(meta)
-        size = 1 << 20 if size > 1 << 20 else size
+        size = min(key_bytes_bound(meta), 1 << 20)
+    error = None
     if meta_rules is not None and meta_rules.meta_needs_check(meta, size):
-        key = encode({"": meta}) if t is dict or t is list else (t, meta) if meta.__hash__ else repr(meta)
-        if key not in known:
-            known[key] = meta_rules.meta_error(normalize_meta(meta))
-        if known[key] is not None:
-            return known[key]
-    if row_rules is not None:
-        return row_rules.measurement_error(doc, meta, 2 * size)
-    return None
+        error = meta_rules.meta_error(normalize_meta(meta) if raw_meta is not None else meta)
+    return error, 2 * size
 
 
 def _normalized(meta: Any) -> tuple[Any, Any]:
