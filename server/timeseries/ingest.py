@@ -96,7 +96,8 @@ def prepare(cmd: dict, options: ts_options.TimeseriesOptions, columnar: bool, kn
             parsed = rawbatch.parse(raw.buffer, raw.offsets, options.time_field, options.meta_field, known_layout)
             if parsed is not None:
                 batch = ColumnBatch(parsed, options.time_field, options.meta_field)
-                if not rules.bucket_too_large(max(lengths), batch.value_bytes()):
+                if not rules.bucket_too_large(max(lengths), batch.value_bytes()) and not (
+                        index_rules and index_rules.column_batch_error(batch.metas, batch.meta_kind, batch.constants)):
                     return Prepared(batch, [])
     return prepare_rows(documents(cmd), lengths, options, ordered, index_rules)
 
@@ -110,6 +111,9 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
     new_id = object_id_factory(len(docs))
     datetime, epoch, one_ms = _dt.datetime, EPOCH, _ONE_MS
     normalized: dict[bytes, tuple] = {}
+    meta_rules = index_rules if index_rules is not None and index_rules.meta_specs else None
+    row_rules = index_rules if index_rules is not None and index_rules.checks_measurements else None
+    scalar_checks: dict[Any, tuple] = {}  # scalar meta key -> _meta_check
     for index, doc in enumerate(docs):
         error = None
         if not isinstance(doc, dict):
@@ -131,8 +135,29 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
                 error = MongoError(ErrorCode.BSONObjectTooLarge,
                                    f"measurement too large for a time-series bucket: its bucket would be about "
                                    f"{3 * size} bytes, max size: {rules.MAX_BUCKET_BSON}")
-            elif index_rules is not None:
-                error = index_rules.measurement_error(doc)
+        if error is None:
+            meta = doc.get(meta_field, MISSING) if meta_field is not None else MISSING
+            if meta is MISSING:
+                key = MISSING
+                meta_error, meta_bytes = None, 0
+            elif type(meta) is dict or type(meta) is list:
+                raw_meta = encode({"": meta})
+                found = normalized.get(raw_meta)
+                if found is None:  # once per distinct meta: normalized, and what the indexes say of it
+                    found = normalized[raw_meta] = (*_normalized(meta), *_meta_check(meta_rules, meta, raw_meta))
+                meta, key, meta_error, meta_bytes = found
+                doc[meta_field] = meta  # stored and returned normalized (spec §3.6)
+            else:
+                key = meta_key(meta)
+                meta_error, meta_bytes = None, 0
+                if meta_rules is not None or row_rules is not None:
+                    found = scalar_checks.get(key)
+                    if found is None:
+                        found = scalar_checks[key] = _meta_check(meta_rules, meta, None)
+                    meta_error, meta_bytes = found
+            error = meta_error
+            if error is None and row_rules is not None:
+                error = row_rules.measurement_error(doc, meta, meta_bytes)
         if error is not None:
             errors.append(error.to_write_error(index))
             if ordered:
@@ -140,18 +165,6 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
             continue
         if "_id" not in doc:
             doc = {"_id": new_id(index), **doc}
-        meta = doc.get(meta_field, MISSING) if meta_field is not None else MISSING
-        if meta is MISSING:
-            key = MISSING
-        elif type(meta) is dict or type(meta) is list:
-            raw_meta = encode({"": meta})
-            found = normalized.get(raw_meta)
-            if found is None:
-                found = normalized[raw_meta] = _normalized(meta)
-            meta, key = found
-            doc[meta_field] = meta  # stored and returned normalized (spec §3.6)
-        else:
-            key = meta_key(meta)
         rows.append(doc)
         times.append(t_ms)
         metas.append(meta)
@@ -195,6 +208,23 @@ def slices(batch: ColumnBatch | RowBatch) -> list[int]:
             cuts.append(i + 1)
             values = 0
     return cuts + [batch.n]
+
+
+def _meta_check(meta_rules: Any, meta: Any, raw_meta: bytes | None) -> tuple[MongoError | None, int]:
+    """(what the collection's indexes say of a bucket of ``meta``, a bound on its encoded key bytes): the
+    keys are computed only when an index may refuse it (``MeasurementRules.meta_needs_check``)."""
+    t = type(meta)
+    if raw_meta is not None:
+        size = len(raw_meta)
+    elif t is str:
+        size = 4 * len(meta) + 3
+    else:
+        from tidemark.timeseries.indexes import key_bytes_bound
+        size = min(key_bytes_bound(meta), 1 << 20)
+    error = None
+    if meta_rules is not None and meta_rules.meta_needs_check(meta, size):
+        error = meta_rules.meta_error(normalize_meta(meta) if raw_meta is not None else meta)
+    return error, 2 * size
 
 
 def _normalized(meta: Any) -> tuple[Any, Any]:

@@ -5,6 +5,13 @@ document when there is one, else a bucket the record itself starts (``new``) —
 current count on (idempotent by position: rows a stored document already holds are skipped). Every
 rebuilt bucket is then written in full and the streams dropped, in one transaction: a restart closes
 all buckets (they are reopened by query when their series continues, reopen.py).
+
+A bucket whose full write still fails (a store written before insert-time validation caught what its
+indexes refuse) never stops the start-up: its journaled measurements are moved, as plain documents, to
+the regular collection ``<db>.tidemark.quarantine.<collection>`` (one document per bucket:
+``{_id: bucket id, ns, error: {code, codeName, errmsg}, measurements: [...]}``), with an error log line
+and a start-up warning (``getLog: "startupWarnings"``) naming it. Rows its stored document already held
+stay in the buckets collection.
 """
 
 from __future__ import annotations
@@ -14,8 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from tidemark import log as server_log
 from tidemark.core.collection import default_collation_of, effective_collation
-from tidemark.protocol.codec import decode
+from tidemark.protocol.codec import decode, encode
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.storage.errors import StorageError
 from tidemark.timeseries import journal
 from tidemark.timeseries import options as ts_options
 from tidemark.timeseries.batch import RowBatch, table_key_of_row
@@ -25,6 +35,9 @@ from tidemark.timeseries.catalog import BucketCatalog, CollectionState
 from tidemark.timeseries.commit import clustered_rid, write_full_document
 
 log = logging.getLogger("tidemark.timeseries")
+
+QUARANTINE_PREFIX = "tidemark.quarantine."
+QUARANTINE_LOG_ID = 8_100_001  # Tidemark's own log id: no mongod line says this
 
 
 def recover(engine: Any) -> int:
@@ -47,7 +60,7 @@ def recover(engine: Any) -> int:
     def fn(w: Any) -> int:
         catalog = BucketCatalog(memory_threshold=1 << 62)
         states: dict[str, CollectionState | None] = {}
-        rebuilt: dict[Any, tuple[Any, Bucket]] = {}
+        rebuilt: dict[Any, tuple[Any, Bucket, list[dict]]] = {}  # id -> (info, bucket, rows replayed)
         for stream, payloads in streams.items():
             for payload in payloads:
                 header, entries = journal.parse(payload)
@@ -62,12 +75,18 @@ def recover(engine: Any) -> int:
                     _replay(w, catalog, state, entries, rebuilt)
             w.journal_drop(stream)
         current: dict[str, Any] = {}  # ns -> its info as the last write left it (multikey flags set)
-        for info, bucket in rebuilt.values():
-            parts = bucket.document_parts(bucket.count)
-            raw = parts.bson()
-            current[info.ns] = write_full_document(w, current.get(info.ns, info), parts.summary, raw,
-                                                   parts.codec_form())
-        return len(rebuilt)
+        quarantined = 0
+        for bucket_id, (info, bucket, rows) in rebuilt.items():
+            try:
+                parts = bucket.document_parts(bucket.count)
+                raw = parts.bson()
+                current[info.ns] = write_full_document(w, current.get(info.ns, info), parts.summary, raw,
+                                                       parts.codec_form())
+            except (MongoError, StorageError, ValueError, TypeError, OverflowError) as error:
+                # (LMDB's map-full is none of these: the engine grows the map and runs this again)
+                _quarantine(w, info.ns, bucket_id, bucket, rows, error)
+                quarantined += 1
+        return len(rebuilt) - quarantined
 
     rebuilt = engine.write(fn).result()
     log.info("time-series recovery rebuilt %d bucket(s) from the journal", rebuilt)
@@ -104,6 +123,36 @@ def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: lis
                             bucket_id, count, lo)
             continue
         todo = rows[count - lo:]
-        batch = RowBatch(todo, np.zeros(len(todo), np.int64), [], [], options.meta_field)
+        batch = RowBatch(list(todo), np.zeros(len(todo), np.int64), [], [], options.meta_field)
         bucket.append_rows(batch.fields(range(len(todo))), len(todo), 0)
-        rebuilt[bucket_id] = (info, bucket)
+        known_rows = known[2] if known else []
+        if bucket.meta is not MISSING and options.meta_field is not None:
+            todo = [{**row, options.meta_field: bucket.meta} for row in todo]
+        rebuilt[bucket_id] = (info, bucket, known_rows + todo)
+
+
+def quarantine_ns(buckets_ns: str) -> str:
+    """``<db>.tidemark.quarantine.<collection>`` for ``<db>.system.buckets.<collection>``."""
+    db, _, coll = buckets_ns.partition(".system.buckets.")
+    return f"{db}.{QUARANTINE_PREFIX}{coll}"
+
+
+def _quarantine(w: Any, ns: str, bucket_id: Any, bucket: Bucket, rows: list[dict], error: BaseException) -> None:
+    """Keep a bucket that cannot be written readable elsewhere (see the module), and say so loudly."""
+    if isinstance(error, MongoError | StorageError):
+        described = {"code": int(error.code), "codeName": error.code_name, "errmsg": str(error)}
+    else:  # the bucket codec refused a value
+        described = {"code": int(ErrorCode.InternalError), "codeName": "InternalError", "errmsg": repr(error)}
+    target = quarantine_ns(ns)
+    info = w.get_collection(target)
+    if info is None:
+        info = w.create_collection(target, {"clusteredIndex": {"key": {"_id": 1}, "unique": True}}, clustered=True)
+    document = {"_id": bucket_id, "ns": ns, "error": described, "measurements": rows}
+    if w.get(info, clustered_rid(bucket_id)) is None:
+        w.insert(info, encode(document), rid=clustered_rid(bucket_id))
+    server_log.error("STORAGE", QUARANTINE_LOG_ID, "Time-series bucket could not be written at recovery; its "
+                     "journaled measurements were moved to a quarantine collection", ctx="initandlisten",
+                     bucket=str(bucket_id), namespace=ns, quarantine=target, measurements=len(rows), error=described)
+    server_log.warning("STORAGE", QUARANTINE_LOG_ID, f"{len(rows)} acknowledged measurement(s) of {ns} could not be "
+                       f"written to their bucket ({described['errmsg']}); they are kept in {target}",
+                       ctx="initandlisten", startup=True)
