@@ -206,13 +206,13 @@ class CollectionState:
         self.options = options
         self.collation = collation  # the collection's default (collation.Collation, None = simple): fixed
         self.meter = meter if meter is not None else Meter()
-        self.tables: dict[tuple, Table] = {}
+        self.tables: dict[tuple[Any, ...], Table] = {}
         self.series = Series()
         self.live: dict[Any, Bucket] = {}
         self.stats: dict[str, int] = dict.fromkeys(STAT_NAMES, 0)
         self.last_layout: Any = None  # the layout of the last raw batch (tried first on the next one)
 
-    def table(self, key: tuple) -> Table:
+    def table(self, key: tuple[Any, ...]) -> Table:
         table = self.tables.get(key)
         if table is None:
             table = self.tables[key] = Table(key, self.ns, self.options.time_field, self.meter, self.collation)
@@ -481,7 +481,7 @@ class BucketCatalog:
         self.memory = max(self.memory - self.footprint(bucket), 0)
         bucket.leave(final)
 
-    def load(self, state: CollectionState, doc: dict, sid: int) -> Bucket | None:
+    def load(self, state: CollectionState, doc: dict[str, Any], sid: int) -> Bucket | None:
         """A stored bucket back in memory as the series' OPEN bucket (reopening by query; the caller
         counts it once it takes the measurement); None when its rows are not positionally dense
         (written by another tool: it is not reopened)."""

@@ -50,7 +50,7 @@ SEGMENT_ROWS = 16_384
 FULL_WRITES_PER_COMMIT = 128
 
 
-def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None, bucket_form: Any = None) -> Any:
+def write_full_document(w: Any, info: Any, doc: dict[str, Any], raw: bytes | None = None, bucket_form: Any = None) -> Any:
     """Upsert a bucket document into its clustered collection, keeping secondary indexes in step (and
     their multikey flags, as for a regular collection: ``C.write_keys``); returns the collection's info,
     refreshed when a flag was set (pass it to the next write). ``raw``: the document's BSON when the
@@ -94,7 +94,7 @@ class CollectionPlan:
     def __init__(self, state: Any):
         self.state = state
         self.segments: list[journal.Segment] = []
-        self.fulls: list[tuple[Any, int, dict, dict, int]] = []  # (bucket, rows, columns, arrays, size)
+        self.fulls: list[tuple[Any, int, dict[str, Any], dict[str, Any], int]] = []  # (bucket, rows, columns, arrays, size)
         self.rows: list[tuple[Any, int, int]] = []  # (bucket, lo, hi): rows this commit makes durable
         # the same for the pure buckets of a table, as arrays: (table, slots, gens, lo, hi)
         self.slot_rows: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
@@ -131,7 +131,7 @@ class CollectionPlan:
 
         return fn
 
-    def finish(self, catalog: BucketCatalog, logs: dict, counters: WriteCounters, result: Any) -> None:
+    def finish(self, catalog: BucketCatalog, logs: dict[str, Any], counters: WriteCounters, result: Any) -> None:
         """The commit is durable: the rows become visible and everything derived from them follows."""
         seqs, sizes, finals = result
         state = self.state
@@ -209,7 +209,7 @@ class CollectionPlan:
                     yield table.buckets[slot], a, b
 
 
-def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
+def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionPlan]:
     """Everything appended and every full write pending, as per-collection plans (event loop)."""
     plans: dict[str, CollectionPlan] = {}
 

@@ -74,7 +74,7 @@ def recover(engine: Any) -> int:
     return rebuilt
 
 
-def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: list, rebuilt: dict) -> None:
+def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: list[Any], rebuilt: dict[str, Any]) -> None:
     info = w.get_collection(state.ns)
     options = state.options
     for bucket_id, lo, hi, new, rows in entries:
