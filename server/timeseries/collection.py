@@ -18,6 +18,7 @@ from typing import Any
 from bson.int64 import Int64
 
 from tidemark.core import collection as C
+from tidemark.core.namespace import find_view as get_view
 from tidemark.core.namespace import is_timeseries_view
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -27,7 +28,7 @@ from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries import modify as ts_modify
 from tidemark.timeseries import scan
 from tidemark.timeseries import ttl as ts_ttl
-from tidemark.timeseries.ddl import buckets_ns, get_view, stored_options, view_name_of
+from tidemark.timeseries.ddl import buckets_ns, stored_options, view_name_of
 
 
 class Target:

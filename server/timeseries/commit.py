@@ -25,7 +25,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import Any, cast
 
 import numpy as np
 
@@ -137,6 +138,8 @@ class CollectionPlan:
         state = self.state
         stats = state.stats
         added = 0
+        lo: Any  # a bucket's row bounds (ints), then a table's slot bounds (arrays)
+        hi: Any
         for bucket, lo, hi in self.rows:
             if bucket.state not in IN_MEMORY:
                 continue  # dropped meanwhile
@@ -254,6 +257,7 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
             continue
         handled.setdefault(bucket.table, set()).add(bucket.slot)
         plan = plan_of(bucket.ns)
+        assert plan is not None  # its state was found above
         if bucket.needs_full:
             bucket.needs_full = False
             plan.fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
@@ -279,14 +283,14 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
             taken += 1
             handled.setdefault(bucket.table, set()).add(bucket.slot)
             bucket.needs_full = False
-            plan_of(bucket.ns).fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
-            plan_of(bucket.ns).rows.append((bucket, lo, hi))
+            cast(CollectionPlan, plan_of(bucket.ns)).fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
+            cast(CollectionPlan, plan_of(bucket.ns)).rows.append((bucket, lo, hi))
     catalog.deferred = len(queued[0]) + len(queued[1])
     for table, listed in pure_slots.items():
         slots = np.unique(np.asarray(listed, np.int64))
-        taken = handled.get(table)
-        if taken:
-            slots = slots[~np.isin(slots, np.fromiter(taken, np.int64, len(taken)))]
+        taken_slots = handled.get(table)
+        if taken_slots:
+            slots = slots[~np.isin(slots, np.fromiter(taken_slots, np.int64, len(taken_slots)))]
         lo, hi = table.durable[slots], table.count[slots]
         moving = hi > lo
         slots, lo, hi = slots[moving], lo[moving], hi[moving]
@@ -328,10 +332,10 @@ class Committer:
         self.engine = engine
         self.catalog = catalog
         self.checkpoint_interval = checkpoint_interval
-        self._waiters: list[tuple[asyncio.Future, frozenset[str]]] = []
+        self._waiters: list[tuple[asyncio.Future[None], frozenset[str]]] = []
         self._running = False
-        self._task: asyncio.Task | None = None
-        self._maintenance: list[asyncio.Task] = []
+        self._task: asyncio.Task[None] | None = None
+        self._maintenance: list[asyncio.Task[None]] = []
         self.counters = WriteCounters()
         self.logs: dict[str, journal.CommitLog] = {}  # ns -> records still in the journal
         self._routing = 0  # inserts routing in slices right now
@@ -342,7 +346,7 @@ class Committer:
 
     # -- inserts in progress (``routing``) and drains exclude each other
     @contextlib.asynccontextmanager
-    async def routing(self):
+    async def routing(self) -> AsyncIterator[None]:
         """Held while an insert routes its rows in slices (yielding the loop between them)."""
         while not self._draining.is_set():
             await self._draining.wait()

@@ -16,13 +16,14 @@ import numpy as np
 
 from tidemark.core.collection import default_collation_of, effective_collation
 from tidemark.protocol.codec import decode
+from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import journal
 from tidemark.timeseries import options as ts_options
 from tidemark.timeseries.batch import RowBatch, table_key_of_row
 from tidemark.timeseries.bucket import Bucket
 from tidemark.timeseries.bucketdoc import MISSING, meta_key
 from tidemark.timeseries.catalog import BucketCatalog, CollectionState
-from tidemark.timeseries.commit import clustered_rid, write_full_document
+from tidemark.timeseries.commit import write_full_document
 
 log = logging.getLogger("tidemark.timeseries")
 

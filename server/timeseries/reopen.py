@@ -14,8 +14,8 @@ from typing import Any
 
 from tidemark.protocol.codec import decode
 from tidemark.query import plan as planner
+from tidemark.storage.records import clustered_rid
 from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key, ms_to_date, normalize_meta, oid_bound
-from tidemark.timeseries.commit import clustered_rid
 
 MAX_CANDIDATES = 16  # index entries examined per query
 

@@ -19,10 +19,10 @@ from typing import Any
 from bson.objectid import ObjectId
 
 from tidemark.query.index_keys import holds, may_leave_out
+from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import stored
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.bucketview import LiveBucket
-from tidemark.timeseries.commit import clustered_rid
 
 WRAP = 2**32
 

@@ -34,12 +34,15 @@ Invariants
 from __future__ import annotations
 
 import heapq
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from tidemark.timeseries import rules
 from tidemark.timeseries.columns import DTYPE, ConstColumn, TableColumn
+
+if TYPE_CHECKING:
+    from tidemark.timeseries.bucket import Bucket
 
 HOT = 4
 _FIRST_SLOTS = 8
@@ -93,7 +96,7 @@ class Table:
         self.committed = np.zeros(slots, bool)
         self.gen = np.zeros(slots, np.int64)
         self.taken = np.zeros(slots, bool)  # the slot belongs to a bucket
-        self.buckets: list[Any] = [None] * slots
+        self.buckets: list[Bucket | None] = [None] * slots
         self.free: list[int] = list(range(slots))  # a heap: the lowest free slot first
         self.used = 0  # slots below this were allocated since the arrays were last made (rows to copy)
         self.live = 0  # slots held
