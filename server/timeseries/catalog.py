@@ -33,7 +33,6 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Iterator
-from collections.abc import Iterator
 from typing import Any, cast
 
 import numpy as np
