@@ -78,7 +78,7 @@ class ColumnBatch:
         self.constants: dict[str, Any] = {f: layout.constants[f] for f in self.order if f in layout.constants}
         self.kinds: dict[str, int] = {f: kinds[f] for f in self.order if f not in self.constants}
         self.columns: dict[str, np.ndarray] = {f: columns[f] for f in self.kinds}
-        self.table_key: tuple = tuple((f, self.kinds.get(f), self.constants.get(f)) for f in self.order)
+        self.table_key: tuple[Any, ...] = tuple((f, self.kinds.get(f), self.constants.get(f)) for f in self.order)
 
     def fields(self, rows: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -107,7 +107,7 @@ class RowBatch:
 
     metas_raw = None
 
-    def __init__(self, rows: list[dict], times: np.ndarray, metas: list, keys: list, meta_field: str | None):
+    def __init__(self, rows: list[dict[str, Any]], times: np.ndarray, metas: list[Any], keys: list[Any], meta_field: str | None):
         self.rows = rows
         self.n = len(rows)
         self.times = times
@@ -115,7 +115,7 @@ class RowBatch:
         self.keys = keys
         self.meta_field = meta_field
 
-    def fields(self, rows: Any) -> dict[str, list]:
+    def fields(self, rows: Any) -> dict[str, list[Any]]:
         """The values of these rows per field (first-seen order, meta aside; ``MISSING`` where absent)."""
         picked = [self.rows[i] for i in rows]
         meta_field = self.meta_field
@@ -130,10 +130,10 @@ class RowBatch:
         return {name: [row.get(name, MISSING) for row in picked] for name in names}
 
 
-def table_key_of_row(row: dict, time_field: str, meta_field: str | None) -> tuple:
+def table_key_of_row(row: dict[str, Any], time_field: str, meta_field: str | None) -> tuple[Any, ...]:
     """The layout of a bucket opened by ``row``: its typed fields and its string/null fields as
     constants, in bucket order (the time field first); other fields become object columns."""
-    key = [(time_field, typed_kind(row[time_field]), None)]
+    key: list[tuple[str, Any, Any]] = [(time_field, typed_kind(row[time_field]), None)]
     for name, value in row.items():
         if name == time_field or name == meta_field:
             continue
@@ -145,8 +145,8 @@ def table_key_of_row(row: dict, time_field: str, meta_field: str | None) -> tupl
     return tuple(key)
 
 
-def document_of_rows(rows: list[dict], time_field: str, meta_field: str | None, bucket_id: ObjectId, meta: Any,
-                     start_s: int, collation: Any = None) -> dict:
+def document_of_rows(rows: list[dict[str, Any]], time_field: str, meta_field: str | None, bucket_id: ObjectId, meta: Any,
+                     start_s: int, collation: Any = None) -> dict[str, Any]:
     """The v1 document of a bucket holding ``rows`` (measurement dicts, in order): what repacking a
     bucket after some of its measurements were deleted writes (``collation``: the collection's
     default, for control min/max)."""

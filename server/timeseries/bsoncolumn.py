@@ -23,7 +23,8 @@ versions (control bytes, buffer bounds, exhausted streams). Malformed input rais
 from __future__ import annotations
 
 import struct
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import bson
 
@@ -113,7 +114,7 @@ class _Stream:
         self.wide = self.delta_of_delta = False
         self.encoded = self.base = 0  # last delta / value for delta-of-delta (unsigned, wrapped)
         self.previous: int | None = 0  # what a leading RLE word repeats
-        self.pending: list = []
+        self.pending: list[Element | None] = []
         self.taken = 0
 
     def load_literal(self, element: Element) -> None:
@@ -166,7 +167,7 @@ class _Stream:
                 raise BSONColumnError("invalid double encoding in BSONColumn")
             self.encoded = encoded & MASK64
         if deltas.count(None) == len(deltas):  # only skips (long RLE runs of them): nothing changes
-            return deltas
+            return cast("list[Element | None]", deltas)  # every item None
         make = _MAKERS.get(type_byte)
         out: list[Element | None] = []
         append = out.append
@@ -214,7 +215,7 @@ def _double(value: int, scale: int, _previous: bytes) -> bytes:
     return struct.pack("<d", signed64(value) / SCALES[scale])
 
 
-_MAKERS = {
+_MAKERS: dict[int, Callable[[int, int, bytes], bytes]] = {
     DOUBLE: _double,
     OID: lambda value, _scale, previous: decode_oid(value, previous),
     BOOL: lambda value, _scale, _previous: b"\x01" if value else b"\x00",
@@ -250,12 +251,12 @@ class _Interleaved:
         if stop >= end or data[stop] == 0:
             raise BSONColumnError("interleaved section of a BSONColumn holds no object")
 
-    def _shape(self, start: int, stop: int, depth: int) -> list:
+    def _shape(self, start: int, stop: int, depth: int) -> list[Any]:
         """[(name, None, stream index) | (name, sub-object type, shape)] of a reference object."""
         if depth > MAX_DEPTH:
             raise BSONColumnError("interleaved reference object nested too deeply in BSONColumn")
         self.budget.charge(_STREAM_COST)
-        shape = []
+        shape: list[Any] = []
         for type_byte, name, value_start, value_stop in elements(self.data, start, stop):
             if type_byte == OBJECT or (type_byte == ARRAY and self.arrays):
                 shape.append((name, type_byte, self._shape(value_start, value_stop, depth + 1)))
@@ -267,7 +268,7 @@ class _Interleaved:
                 self.streams.append(stream)
         return shape
 
-    def decode(self, out: list) -> Element | None:
+    def decode(self, out: list[Any]) -> Element | None:
         """Append the section's values to ``out``; return the last one (the regular stream's base)."""
         last = None
         while True:
@@ -283,7 +284,7 @@ class _Interleaved:
             raise BSONColumnError("interleaved BSONColumn section ended with values left in its streams")
         return last
 
-    def _fields(self, shape: list) -> bytes:
+    def _fields(self, shape: list[Any]) -> bytes:
         parts = []
         for name, sub_type, payload in shape:
             if sub_type is None:
@@ -363,7 +364,7 @@ def column_document(data: bytes, *, max_values: int | None = None, max_size: int
     return _document(body), len(values)
 
 
-def decode_bson(raw: bytes) -> dict:
+def decode_bson(raw: bytes) -> dict[str, Any]:
     try:
         return bson.decode(raw, codec_options=CODEC_OPTIONS)
     except (bson.errors.InvalidBSON, ValueError, OverflowError) as exc:

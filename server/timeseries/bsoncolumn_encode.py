@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import bson
 
@@ -92,12 +92,13 @@ class _Writer:
     def write(self, values: list[Element | None]) -> None:
         i = 0
         while i < len(values):
-            if values[i] is not None and not self._continues(values[i]):
-                self._literal(values[i])
+            v = values[i]
+            if v is not None and not self._continues(v):
+                self._literal(v)
                 i += 1
                 continue
             j = i
-            while j < len(values) and (values[j] is None or self._continues(values[j])):
+            while j < len(values) and ((w := values[j]) is None or self._continues(w)):
                 j += 1
             i += self._run(values[i:j])
 
@@ -136,7 +137,7 @@ class _Writer:
         else:  # types that only repeat
             deltas = [None if v is None else 0 for v in values]
         if not deltas:
-            self._literal(values[0])
+            self._literal(cast(Element, values[0]))  # a first value that does not continue
             return 1
         self.last = next((v for v in reversed(values[:len(deltas)]) if v is not None), last)
         words = encode_words(deltas, self.previous)
@@ -149,15 +150,16 @@ class _Writer:
         return len(deltas)
 
     def _double_deltas(self, values: list[Element | None]) -> tuple[list[int | None], int]:
-        doubles = [_DOUBLE.unpack(self.last[1])[0]] + [_DOUBLE.unpack(v[1])[0] for v in values if v is not None]
+        last = cast(Element, self.last)  # _run's caller checked
+        doubles = [_DOUBLE.unpack(last[1])[0]] + [_DOUBLE.unpack(v[1])[0] for v in values if v is not None]
         scale = next((s for s in range(MEMORY) if all(_scaled(d, s) is not None for d in doubles)), MEMORY)
-        previous = _scaled(doubles[0], scale)
+        previous = cast(int, _scaled(doubles[0], scale))  # the scale represents every value
         deltas: list[int | None] = []
         for v in values:
             if v is None:
                 deltas.append(None)
                 continue
-            current = _scaled(_DOUBLE.unpack(v[1])[0], scale)
+            current = cast(int, _scaled(_DOUBLE.unpack(v[1])[0], scale))
             delta = zigzag_encode((current - previous) & MASK64)
             if delta > MAX_VALUE:
                 break
@@ -166,8 +168,9 @@ class _Writer:
         return deltas, scale
 
     def _integer_deltas(self, values: list[Element | None]) -> list[int | None]:
-        delta_of_delta = self.last[0] in DELTA_OF_DELTA
-        previous, previous_delta = encode_integer(*self.last), self.delta
+        last = cast(Element, self.last)  # _run's caller checked
+        delta_of_delta = last[0] in DELTA_OF_DELTA
+        previous, previous_delta = encode_integer(*last), self.delta
         deltas: list[int | None] = []
         for v in values:
             if v is None:
@@ -185,8 +188,9 @@ class _Writer:
         return deltas
 
     def _wide_deltas(self, values: list[Element | None]) -> list[int | None]:
-        type_byte = self.last[0]
-        last, previous = self.last, encode_wide(type_byte, self.last[1])
+        last = cast(Element, self.last)  # _run's caller checked
+        type_byte = last[0]
+        previous = encode_wide(type_byte, last[1])
         deltas: list[int | None] = []
         for v in values:
             if v is None or v == last:
@@ -204,7 +208,7 @@ class _Writer:
 # -- interleaved sections -------------------------------------------------------------------------
 # A shape is a list of [name, None, element] (a scalar) or [name, OBJECT | ARRAY, shape].
 
-def _shape(body: bytes) -> list | None:
+def _shape(body: bytes) -> list[Any] | None:
     """The shape of an object/array value, None when it (or a part of it) is empty."""
     shape = []
     for t, name, start, stop in elements(body, 0, len(body)):
@@ -218,7 +222,7 @@ def _shape(body: bytes) -> list | None:
     return shape or None
 
 
-def _merge(reference: list, shape: list) -> list | None:
+def _merge(reference: list[Any], shape: list[Any]) -> list[Any] | None:
     """A reference holding both shapes with the field order of each (fields new to the reference go
     before the next field both have, or last), or None."""
     merged = [list(entry) for entry in reference]
@@ -241,22 +245,22 @@ def _merge(reference: list, shape: list) -> list | None:
     return merged + new
 
 
-def _leaves(shape: list, path: tuple = ()) -> list[tuple[tuple, Element]]:
-    out = []
+def _leaves(shape: list[Any], path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Element]]:
+    out: list[tuple[tuple[Any, ...], Element]] = []
     for name, kind, payload in shape:
         out.extend(_leaves(payload, path + (name,)) if kind is not None else [(path + (name,), payload)])
     return out
 
 
-def _document(shape: list) -> bytes:
+def _document(shape: list[Any]) -> bytes:
     body = b"".join(bytes((kind or payload[0],)) + name + b"\0" + (_document(payload) if kind else payload[1])
                     for name, kind, payload in shape)
     return struct.pack("<i", len(body) + 5) + body + b"\0"
 
 
-def _section(values: list[Element | None], start: int, reference: list) -> tuple[bytes, int]:
+def _section(values: list[Element | None], start: int, reference: list[Any]) -> tuple[bytes, int]:
     """The interleaved section of the objects from ``start`` on; its bytes and its end."""
-    shapes = [reference]
+    shapes: list[list[Any] | None] = [reference]
     end = start + 1
     while end < len(values):
         v = values[end]

@@ -117,7 +117,8 @@ def encode_double(value: float, scale: int) -> int | None:
     """The scaled integer of ``value`` (as MongoDB's decoder checks it: by value, so -0.0 -> 0), or
     None when the scale does not represent it."""
     if scale == MEMORY:
-        return struct.unpack("<q", struct.pack("<d", value))[0]
+        bits: int = struct.unpack("<q", struct.pack("<d", value))[0]
+        return bits
     scaled = value * SCALES[scale]
     if not -(2.0 ** 53) <= scaled <= 2.0 ** 53:  # also rejects NaN
         return None

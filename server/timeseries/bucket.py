@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import bson
 import numpy as np
@@ -48,8 +48,11 @@ from tidemark.timeseries.columns import (
 )
 from tidemark.timeseries.states import State
 
+if TYPE_CHECKING:
+    from tidemark.timeseries.table import Table
+
 _INT32 = struct.Struct("<i")
-NO_MEMO: tuple = (-1, None, {})  # no memo: never matches a view (n >= 0), its dict is never written
+NO_MEMO: tuple[Any, ...] = (-1, None, {})  # no memo: never matches a view (n >= 0), its dict is never written
 
 
 class Bucket:
@@ -59,7 +62,7 @@ class Bucket:
                  "slot", "columns", "stored_count", "needs_full", "full_size",
                  "final", "left", "memo", "__weakref__")
 
-    def __init__(self, table: Any, sid: int, key: Any, meta: Any, bucket_id: ObjectId, ns: str, start_s: int,
+    def __init__(self, table: Table, sid: int, key: Any, meta: Any, bucket_id: ObjectId, ns: str, start_s: int,
                  meta_field: str | None):
         self.id = bucket_id
         self.ns = ns
@@ -79,7 +82,7 @@ class Bucket:
         # what readers derived from its first n rows (bucketview.py): (n, columns dict, {kind: value});
         # rows below n never change, so it is valid while n and the column set are the same; kept for
         # the most recently read buckets only (bucketview.LIVE_MEMOS) and dropped when it leaves memory
-        self.memo: tuple = NO_MEMO
+        self.memo: tuple[Any, ...] = NO_MEMO
         table.start_ms[self.slot] = start_s * 1000
         table.size[self.slot] = rules.meta_size(meta)
 
@@ -124,7 +127,7 @@ class Bucket:
     @property
     def pending(self) -> bool:
         """Rows not yet carried by a commit."""
-        return self.table.count[self.slot] > self.table.in_flight[self.slot]
+        return bool(self.table.count[self.slot] > self.table.in_flight[self.slot])
 
     @property
     def idle(self) -> bool:
@@ -180,7 +183,7 @@ class Bucket:
         table.count[slot] = count + k
         table.size[slot] += added
 
-    def _order_as(self, fields: dict) -> None:
+    def _order_as(self, fields: dict[str, Any]) -> None:
         """A new bucket takes its first rows' field order (the time field first), its table columns
         interleaved with object columns for the fields the layout does not type."""
         tf = self.time_field
@@ -231,7 +234,7 @@ class Bucket:
         return size
 
     # -- reading the rows (loop or the thread building a full write; see bucketview.py for readers)
-    def column_values(self, name: str, n: int, data: dict | None = None) -> list:
+    def column_values(self, name: str, n: int, data: dict[str, Any] | None = None) -> list[Any]:
         """The first ``n`` values of a column as Python values (``MISSING`` where absent)."""
         column = self.columns[name]
         if type(column) is TableColumn:
@@ -239,9 +242,9 @@ class Bucket:
             return python_values(column.kind, arrays[name][self.slot, :n])
         if type(column) is ConstColumn:
             return [column.value] * n
-        return column.values[:n]
+        return cast(ObjectColumn, column).values[:n]
 
-    def rows(self, n: int) -> list[dict]:
+    def rows(self, n: int) -> list[dict[str, Any]]:
         """The first ``n`` rows as measurement dicts without the meta field (bucket field order)."""
         names = list(self.columns)
         columns = [self.column_values(name, n) for name in names]
@@ -251,7 +254,7 @@ class Bucket:
         return out
 
     # -- the v1 document
-    def document_parts(self, n: int, columns: dict | None = None, data: dict | None = None) -> Parts:
+    def document_parts(self, n: int, columns: dict[str, Any] | None = None, data: dict[str, Any] | None = None) -> Parts:
         """The v1 document of the first ``n`` rows (``columns``/``data``: the column set and the table
         arrays as they were when the caller took them — a commit takes them on the event loop and
         builds the document on the writer thread; rows below the commit's end do not change meanwhile)."""
@@ -268,7 +271,7 @@ class Bucket:
         found = extremes_by_kind(by_kind, typed) if n else {}
         mins: dict[str, Any] = {tf: ms_to_date(self.start_s * 1000)}
         maxs: dict[str, Any] = {tf: ms_to_date(int(typed[tf].max())) if n else None}
-        codec: list[tuple] = []
+        codec: list[tuple[Any, ...]] = []
         for name, column in columns.items():
             encoded = name.encode()
             kind = type(column)
@@ -309,7 +312,7 @@ class Parts:
 
     __slots__ = ("summary", "codec", "n", "head")
 
-    def __init__(self, summary: dict, codec: list, n: int):
+    def __init__(self, summary: dict[str, Any], codec: list[Any], n: int):
         self.summary, self.codec, self.n = summary, codec, n
         # the document's bytes up to the ``data`` element's value (``data`` comes last)
         encoded = bson.encode(summary, codec_options=CODEC_OPTIONS)
@@ -371,7 +374,7 @@ def _as_array(kind: int, values: Any, k: int) -> np.ndarray | None:
     return to_array(kind, values)
 
 
-def _as_list(values: Any, k: int) -> list:
+def _as_list(values: Any, k: int) -> list[Any]:
     if values is _ABSENT:
         return [MISSING] * k
     if type(values) is Typed:

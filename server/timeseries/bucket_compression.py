@@ -29,7 +29,7 @@ UNCOMPRESSED_VERSION = 1
 COMPRESSED_VERSIONS = (2, 3)  # kTimeseriesControlCompressedSortedVersion, ...UnsortedVersion
 
 
-def is_compressed_bucket(doc: dict) -> bool:
+def is_compressed_bucket(doc: dict[str, Any]) -> bool:
     """Whether a bucket document is compressed (control.version 2 or 3), as MongoDB decides it."""
     control = doc.get("control")
     if not isinstance(control, dict):
@@ -44,7 +44,7 @@ def is_compressed_bucket(doc: dict) -> bool:
     raise BSONColumnError("Invalid bucket version", 6540602)
 
 
-def decompress_bucket(doc: dict, *, max_size: int = DEFAULT_MAX_SIZE) -> dict:
+def decompress_bucket(doc: dict[str, Any], *, max_size: int = DEFAULT_MAX_SIZE) -> dict[str, Any]:
     """A compressed (v2/v3) bucket document -> the equivalent v1 bucket: ``control.version`` 1 and no
     ``control.count``, every ``data.<field>`` an object ``{"<row>": value}`` of its present values,
     all other fields kept in place. No column may hold more rows than ``control.count``."""
@@ -67,7 +67,7 @@ def decompress_bucket(doc: dict, *, max_size: int = DEFAULT_MAX_SIZE) -> dict:
     return out
 
 
-def _decompress_column(name: str, column: Any, max_rows: int | None, budget: DecodeBudget) -> dict:
+def _decompress_column(name: str, column: Any, max_rows: int | None, budget: DecodeBudget) -> dict[str, Any]:
     if not isinstance(column, Binary) or column.subtype != COLUMN_SUBTYPE:
         raise BSONColumnError(f"compressed bucket field 'data.{name}' is not a BSONColumn (BinData subtype 7)")
     column_budget = DecodeBudget(max_rows, budget.size)  # the size limit is the bucket's, the row limit the column's
@@ -83,7 +83,7 @@ def _decompress_column(name: str, column: Any, max_rows: int | None, budget: Dec
         budget.size = column_budget.size
 
 
-def compress_bucket(doc: dict, time_field: str) -> dict:
+def compress_bucket(doc: dict[str, Any], time_field: str) -> dict[str, Any]:
     """A v1 bucket document -> its v2 form as MongoDB 7.0 writes it: measurements sorted on time,
     ``control.version`` 2 and ``control.count``, every data column a BSONColumn (time first)."""
     data = doc.get("data", {})

@@ -54,19 +54,21 @@ def _approx_bytes(value: Any, depth: int = 2) -> int:
     return len(value) if isinstance(value, bytes) else 0
 
 
-class _Memo(dict):
+class _Memo(dict[str, Any]):
     """An entry's memo: what a read path stores in it counts in the cache's bytes (a memo of fast
     arrays, runs and column ranges held ~5 KB per small stored bucket, uncounted: a $group over
     31,000 stored buckets kept ~150 MB the budget did not see)."""
 
     __slots__ = ("entry", "cache")
+    entry: CachedBucket | None  # None: not counted (caching off, or the entry left the cache)
+    cache: BucketCache | None
 
     def __setitem__(self, key: Any, value: Any) -> None:
         fresh = key not in self
         super().__setitem__(key, value)
-        entry = self.entry
-        if fresh and entry is not None:
-            self.cache._grow(entry, _MEMO_ITEM + _approx_bytes(value))
+        entry, cache = self.entry, self.cache
+        if fresh and entry is not None and cache is not None:
+            cache._grow(entry, _MEMO_ITEM + _approx_bytes(value))
 
 
 class CachedBucket:
@@ -77,10 +79,10 @@ class CachedBucket:
     def __init__(self, key: tuple[str, bytes], stored: bytes, cache: BucketCache | None = None):
         self.key, self.stored = key, stored
         self.referenced = False
-        self.summary: dict | None = None
+        self.summary: dict[str, Any] | None = None
         self.columns: dict[str, tuple[int, np.ndarray] | None] = {}
         # derived facts for one read path (e.g. lastpoint's latest time), counted in ``cache``'s bytes
-        self.memo: dict[Any, Any] = _Memo()
+        self.memo = _Memo()
         self.memo.entry, self.memo.cache = (self if cache is not None else None), cache
         self.size = len(stored) + _ENTRY_OVERHEAD
 
@@ -115,7 +117,7 @@ class BucketCache:
             self._evict()
             return fresh
 
-    def set_summary(self, entry: CachedBucket, summary: dict, bson_size: int) -> None:
+    def set_summary(self, entry: CachedBucket, summary: dict[str, Any], bson_size: int) -> None:
         entry.summary = summary
         self._grow(entry, max(bson_size * _SUMMARY_FACTOR, _SUMMARY_MIN))
 
@@ -152,7 +154,7 @@ class BucketCache:
             self._entries.clear()
             self.used = 0
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         return {"entries": len(self._entries), "bytes": self.used, "budget": self.budget, "hits": self.hits,
                 "misses": self.misses, "evictions": self.evictions}
 
@@ -166,7 +168,7 @@ class SnapshotMemo:
 
     MAX_VALUES = 64
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._values: dict[tuple[str, Any], tuple[Any, int, Any]] = {}
         self._lock = threading.Lock()
 

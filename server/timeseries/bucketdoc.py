@@ -18,7 +18,7 @@ import itertools
 import os
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import bson
 from bson.datetime_ms import DatetimeMS
@@ -38,7 +38,7 @@ def date_ms(value: Any) -> int | None:
     if type(value) is _dt.datetime:
         if value.tzinfo is not None:
             value = value.astimezone(_dt.UTC).replace(tzinfo=None)
-        delta = value - EPOCH
+        delta: _dt.timedelta = value - EPOCH
         return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
     if isinstance(value, DatetimeMS):
         return int(value)
@@ -107,8 +107,8 @@ def meta_key(normalized: Any) -> Any:
 # ---------------------------------------------------------------- unpacking
 
 
-def unpack_document(doc: dict, time_field: str, meta_field: str | None,
-                    fields: Iterable[str] | None = None) -> Iterator[dict]:
+def unpack_document(doc: dict[str, Any], time_field: str, meta_field: str | None,
+                    fields: Iterable[str] | None = None) -> Iterator[dict[str, Any]]:
     """Measurements of a v1 bucket document: time field first, then the meta field (when the bucket
     has ``meta`` and ``meta_field`` is given), then the other columns in bucket order.
 
@@ -125,8 +125,8 @@ def unpack_document(doc: dict, time_field: str, meta_field: str | None,
     include_time = wanted is None or time_field in wanted
     has_meta = meta_field is not None and "meta" in doc and (wanted is None or meta_field in wanted)
     meta = doc.get("meta")
-    dense: list[tuple[str, list]] = []
-    sparse: list[tuple[str, dict]] = []
+    dense: list[tuple[str, list[Any]]] = []
+    sparse: list[tuple[str, dict[str, Any]]] = []
     for field, column in data.items():
         if field == time_field or (wanted is not None and field not in wanted):
             continue
@@ -142,7 +142,7 @@ def unpack_document(doc: dict, time_field: str, meta_field: str | None,
         names.append(time_field)
         columns.append(time_column.values())
     if has_meta:
-        names.append(meta_field)
+        names.append(cast(str, meta_field))  # has_meta: not None
         columns.append(itertools.repeat(meta, n))  # shared by the bucket's measurements: stages copy on write
     for field, values in dense:
         names.append(field)

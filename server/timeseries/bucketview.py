@@ -31,7 +31,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -45,7 +45,10 @@ from tidemark.timeseries.columns import (
     object_extremes,
     python_values,
 )
-from tidemark.timeseries.stored import document_bucket
+from tidemark.timeseries.stored import DocumentBucket, document_bucket
+
+if TYPE_CHECKING:
+    from tidemark.timeseries.bucket import Bucket
 
 # What reads derive from an in-memory bucket (its summary, time bounds, lastpoint facts: ``Bucket.memo``)
 # is kept for the most recently derived buckets only, within a byte budget of its own: the catalog's
@@ -66,7 +69,7 @@ class LiveMemos:
         self.budget = budget
         self.used = 0
         self.dropped = 0
-        self._entries: OrderedDict[int, tuple[weakref.ref, int]] = OrderedDict()
+        self._entries: OrderedDict[int, tuple[weakref.ref[Bucket], int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def register(self, bucket: Any, size: int) -> None:
@@ -94,7 +97,7 @@ class LiveMemos:
             self.used = 0
 
 
-NO_MEMO: tuple = (-1, None, {})  # never written: a memo is always a fresh dict (``_memo``)
+NO_MEMO: tuple[Any, ...] = (-1, None, {})  # never written: a memo is always a fresh dict (``_memo``)
 LIVE_MEMOS = LiveMemos()
 
 
@@ -104,7 +107,7 @@ class LiveBucket:
     __slots__ = ("bucket", "id", "start_s", "meta", "n", "_columns", "_typed", "_values", "_summary", "_gone")
     cached = None
 
-    def __init__(self, bucket: Any):
+    def __init__(self, bucket: Bucket):
         self.bucket = bucket
         self.id = bucket.id
         self.start_s = bucket.start_s
@@ -113,12 +116,12 @@ class LiveBucket:
         self.n = bucket.durable
         # copies made on first use (None until then: a scan holds a view of every in-memory bucket)
         self._typed: dict[str, np.ndarray] | None = None
-        self._values: dict[str, list] | None = None
-        self._summary: dict | None = None
-        self._gone: Any = None  # the final document's view once the bucket left memory meanwhile
+        self._values: dict[str, list[Any]] | None = None
+        self._summary: dict[str, Any] | None = None
+        self._gone: DocumentBucket | _Empty | None = None  # the final document's view once the bucket left memory meanwhile
 
     # -- rows (copied on first use; checked against the bucket leaving memory)
-    def _left(self) -> Any:
+    def _left(self) -> DocumentBucket | _Empty | None:
         if self._gone is None and self.bucket.left:
             final = self.bucket.final
             self._gone = document_bucket(decode(final)) if final is not None else _EMPTY
@@ -135,7 +138,7 @@ class LiveBucket:
             typed[name] = found
         return found
 
-    def _values_at(self, name: str, positions: np.ndarray | None) -> list:
+    def _values_at(self, name: str, positions: np.ndarray | None) -> list[Any]:
         """A column's values as Python values, only at ``positions`` when given (only those convert)."""
         if positions is None:
             return self._python(name)
@@ -150,11 +153,11 @@ class LiveBucket:
         values = column.values
         return [values[i] for i in positions.tolist()]
 
-    def derived(self) -> dict:
+    def derived(self) -> dict[str, Any]:
         """A memo for what reads derive from exactly these rows (shared through the bucket)."""
         return self._memo()
 
-    def _python(self, name: str) -> list:
+    def _python(self, name: str) -> list[Any]:
         values = self._values
         if values is None:
             values = self._values = {}
@@ -181,12 +184,13 @@ class LiveBucket:
     def dense(self, name: str) -> tuple[int, np.ndarray] | None:
         column = self._columns.get(name)
         if type(column) is not TableColumn or not self.n:
-            return None if self._left() is None else self._gone.dense(name)
+            gone = self._left()
+            return None if gone is None else gone.dense(name)
         values = self._array(name)
         gone = self._left()
         return (column.kind, values) if gone is None else gone.dense(name)
 
-    def _memo(self) -> dict:
+    def _memo(self) -> dict[str, Any]:
         """What reads derived from exactly these rows, shared through the bucket (``Bucket.memo``)."""
         bucket = self.bucket
         n, columns, memo = bucket.memo
@@ -194,9 +198,9 @@ class LiveBucket:
             memo = {}
             bucket.memo = (self.n, self._columns, memo)
             LIVE_MEMOS.register(bucket, MEMO_BYTES + MEMO_BYTES_PER_COLUMN * len(self._columns))
-        return memo
+        return cast("dict[str, Any]", memo)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         if self._summary is not None:
             return self._summary
         gone = self._left()
@@ -206,7 +210,7 @@ class LiveBucket:
         found = memo.get("summary")
         if found is not None:
             self._summary = found
-            return found
+            return cast("dict[str, Any]", found)
         n = self.n
         tf = self.bucket.time_field
         by_kind: dict[int, list[str]] = {}
@@ -233,13 +237,13 @@ class LiveBucket:
         out: dict[str, Any] = {"_id": self.id, "control": {"version": 1, "min": mins, "max": maxs}}
         if self.meta is not MISSING:
             out["meta"] = self.meta
-        if self._left() is not None:
-            return self._gone.summary()
+        if (gone := self._left()) is not None:
+            return gone.summary()
         self._summary = memo["summary"] = out
         return out
 
     def measurements(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
-                     meta_field: str | None) -> Iterator[dict]:
+                     meta_field: str | None) -> Iterator[dict[str, Any]]:
         gone = self._left()
         if gone is not None:
             yield from gone.measurements(fields, positions, time_field=time_field, meta_field=meta_field)
@@ -268,14 +272,14 @@ class LiveBucket:
         has_meta = meta_field is not None and self.meta is not MISSING and (wanted is None or meta_field in wanted)
         count = n if keep is None else len(keep)
         if has_meta:
-            names.append(meta_field)
+            names.append(cast(str, meta_field))  # has_meta: not None
             columns.append([self.meta] * count)  # shared by the bucket's rows: stages copy on write
         for name in dense_names:
             names.append(name)
             columns.append(self._values_at(name, keep))
         sparse = [(name, self._python(name)) for name in sparse_names]
-        if self._left() is not None:  # left memory while copying: the copies may be another bucket's
-            yield from self._gone.measurements(fields, positions, time_field=time_field, meta_field=meta_field)
+        if (gone := self._left()) is not None:  # left memory while copying: the copies may be another bucket's
+            yield from gone.measurements(fields, positions, time_field=time_field, meta_field=meta_field)
             return
         n = count
         rows = zip(*columns, strict=True) if columns else itertools.repeat((), n)
@@ -291,7 +295,7 @@ class LiveBucket:
                     out[name] = value
             yield out
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, Any]:
         gone = self._left()
         if gone is not None:
             return gone.document()
@@ -303,18 +307,18 @@ class LiveBucket:
             values = self._python(name)
             data[name] = {key: value for key, value in zip(keys, values, strict=True) if value is not MISSING}
         doc["data"] = data
-        if self._left() is not None:
-            return self._gone.document()
+        if (gone := self._left()) is not None:
+            return gone.document()
         return doc
 
 
-def _rows(bucket: Any, name: str, rows: Any, n: int) -> np.ndarray:
+def _rows(bucket: Bucket, name: str, rows: Any, n: int) -> np.ndarray:
     """Rows of a typed column from the bucket's slot. A slot beyond the table's arrays means the bucket
     left memory and its table shrank (table.py): zeros stand in, the caller then sees ``left``."""
     array = bucket.table.data[name]
     if bucket.slot >= len(array):
         return np.zeros(n, array.dtype)
-    return array[bucket.slot, rows]
+    return cast(np.ndarray, array[bucket.slot, rows])
 
 
 class _Empty:
@@ -326,16 +330,16 @@ class _Empty:
     def dense(self, name: str) -> None:
         return None
 
-    def derived(self) -> dict:
+    def derived(self) -> dict[str, Any]:
         return {}
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return {"_id": None, "control": {"version": 1, "min": {}, "max": {}}}
 
-    def measurements(self, *args: Any, **kwargs: Any) -> Iterator[dict]:
+    def measurements(self, *args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
         return iter(())
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, Any]:
         return {"_id": None, "control": {"version": 1, "min": {}, "max": {}}, "data": {}}
 
 

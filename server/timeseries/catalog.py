@@ -33,7 +33,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -90,8 +90,8 @@ class Series:
     the id is reused (``free``). So the per-series lists stay as long as the most series ever held in
     memory at once, not the number of series ever seen."""
 
-    def __init__(self):
-        self.sid_of_raw: dict[tuple[int, bytes], int] = {}  # (meta BSON type, value bytes) -> sid
+    def __init__(self) -> None:
+        self.sid_of_raw: dict[tuple[int | None, bytes], int] = {}  # (meta BSON type, value bytes) -> sid
         self.sid_of_key: dict[Any, int] = {}
         self.keys: list[Any] = []
         self.metas: list[Any] = []
@@ -169,11 +169,11 @@ class Series:
         if raws is None:
             return np.full(n, self.sid(MISSING, MISSING), np.int64)
         get = self.sid_of_raw.get
-        sids = [get((kind, raw), -1) for raw in raws]
+        sids: list[int | None] = [get((kind, raw), -1) for raw in raws]
         if -1 in sids:
             for i, sid in enumerate(sids):
                 if sid == -1:
-                    sid = self._register(kind, raws[i])
+                    sid = self._register(cast(int, kind), raws[i])  # raws: the meta field's type
                     if sid is None:
                         return None
                     sids[i] = sid
@@ -206,13 +206,13 @@ class CollectionState:
         self.options = options
         self.collation = collation  # the collection's default (collation.Collation, None = simple): fixed
         self.meter = meter if meter is not None else Meter()
-        self.tables: dict[tuple, Table] = {}
+        self.tables: dict[tuple[Any, ...], Table] = {}
         self.series = Series()
         self.live: dict[Any, Bucket] = {}
         self.stats: dict[str, int] = dict.fromkeys(STAT_NAMES, 0)
         self.last_layout: Any = None  # the layout of the last raw batch (tried first on the next one)
 
-    def table(self, key: tuple) -> Table:
+    def table(self, key: tuple[Any, ...]) -> Table:
         table = self.tables.get(key)
         if table is None:
             table = self.tables[key] = Table(key, self.ns, self.options.time_field, self.meter, self.collation)
@@ -231,10 +231,10 @@ class BucketCatalog:
         self.clock = now_ms()
         self.direct_writes: dict[str, int] = {}  # ns -> direct writes in progress (no reopening by query)
         # expiry candidates, least recently queued first: (weak bucket, last_used when queued)
-        self.expiry: deque[tuple[weakref.ref, int]] = deque()
+        self.expiry: deque[tuple[weakref.ref[Bucket], int]] = deque()
         self._expiry_limit = EXPIRY_QUEUE_MIN
         # archived buckets, oldest archive first: (weak bucket, clock when archived); see the invariants
-        self.archive_queue: deque[tuple[weakref.ref, int]] = deque()
+        self.archive_queue: deque[tuple[weakref.ref[Bucket], int]] = deque()
         self.leaving: dict[int, int] = {}  # id(bucket) -> bytes: closed or retired, awaiting the full write
         self.leaving_bytes = 0
         self.deferred = 0  # full writes the last drain left for the next commit (commit.py)
@@ -254,7 +254,7 @@ class BucketCatalog:
         self.meter.bytes = value
 
     @contextlib.contextmanager
-    def pinned(self):
+    def pinned(self) -> Iterator[None]:
         """Held by an insert from computing its series ids until its rows are routed: no series id it
         may hold is reused meanwhile (Series)."""
         self._pin_ids += 1
@@ -292,7 +292,7 @@ class BucketCatalog:
         return self.collections.get(ns)
 
     @contextlib.contextmanager
-    def direct_write(self, ns: str):
+    def direct_write(self, ns: str) -> Iterator[None]:
         """While held, no bucket of ``ns`` is reopened from storage; afterwards every series asks
         storage again (the write may have changed what it holds)."""
         self.direct_writes[ns] = self.direct_writes.get(ns, 0) + 1
@@ -481,13 +481,13 @@ class BucketCatalog:
         self.memory = max(self.memory - self.footprint(bucket), 0)
         bucket.leave(final)
 
-    def load(self, state: CollectionState, doc: dict, sid: int) -> Bucket | None:
+    def load(self, state: CollectionState, doc: dict[str, Any], sid: int) -> Bucket | None:
         """A stored bucket back in memory as the series' OPEN bucket (reopening by query; the caller
         counts it once it takes the measurement); None when its rows are not positionally dense
         (written by another tool: it is not reopened)."""
         options = state.options
         tf = options.time_field
-        data = doc.get("data")
+        data: Any = doc.get("data")
         times = data.get(tf) if isinstance(data, dict) else None
         if not isinstance(times, dict) or not times:
             return None
@@ -498,7 +498,8 @@ class BucketCatalog:
         start_ms = date_ms(((doc.get("control") or {}).get("min") or {}).get(tf))
         if start_ms is None:
             return None
-        key, columns = [], {}
+        key: list[tuple[str, int | None, Any]] = []
+        columns: dict[str, Any] = {}
         for name, column in data.items():
             if not isinstance(column, dict):
                 return None
@@ -520,7 +521,7 @@ class BucketCatalog:
         bucket = Bucket(table, sid, series.keys[sid], series.metas[sid], doc["_id"], state.ns, start_ms // 1000,
                         options.meta_field)
         table.reserve_rows(n)
-        ordered = {}
+        ordered: dict[str, Any] = {}
         for name in data:
             column = columns.get(name)
             if type(column) is ObjectColumn:
@@ -528,7 +529,7 @@ class BucketCatalog:
             else:
                 ordered[name] = table.columns[name]
                 if type(ordered[name]) is not ConstColumn:
-                    table.data[name][bucket.slot, :n] = to_array(table.kinds[name], column)
+                    table.data[name][bucket.slot, :n] = to_array(table.kinds[name], cast("list[Any]", column))
         if any(type(c) is ObjectColumn for c in ordered.values()):
             bucket.columns = ordered
             table.pure[bucket.slot] = False

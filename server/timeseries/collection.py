@@ -18,6 +18,7 @@ from typing import Any
 from bson.int64 import Int64
 
 from tidemark.core import collection as C
+from tidemark.core.namespace import find_view as get_view
 from tidemark.core.namespace import is_timeseries_view
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -27,13 +28,13 @@ from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries import modify as ts_modify
 from tidemark.timeseries import scan
 from tidemark.timeseries import ttl as ts_ttl
-from tidemark.timeseries.ddl import buckets_ns, get_view, stored_options, view_name_of
+from tidemark.timeseries.ddl import buckets_ns, stored_options, view_name_of
 
 
 class Target:
     """A time-series collection addressed by a command (view name or ``system.buckets.<c>``)."""
 
-    def __init__(self, db: str, name: str, view: dict | None, info: Any):
+    def __init__(self, db: str, name: str, view: dict[str, Any] | None, info: Any):
         self.db = db
         self.view_name = view_name_of(name)
         self.on_buckets = name != self.view_name
@@ -84,11 +85,11 @@ async def write(server: Any, fn: Any) -> Any:
     return await asyncio.wrap_future(server.engine.write(fn))
 
 
-def measurements(bucket: dict, time_field: str) -> int:
+def measurements(bucket: dict[str, Any], time_field: str) -> int:
     return ts_modify.bucket_measurement_count(bucket, time_field)
 
 
-def coll_stats_document(server: Any, db: str, name: str, scale: int = 1, namespace: Any = None) -> dict:
+def coll_stats_document(server: Any, db: str, name: str, scale: int = 1, namespace: Any = None) -> dict[str, Any]:
     """collStats of a time-series view (spec §3.4): no count/avgObjSize, a ``timeseries`` section.
     ``namespace``: the view as the caller resolved it."""
     if namespace is not None and namespace.is_timeseries and (namespace.db, namespace.name) == (db, name):
@@ -110,7 +111,7 @@ def coll_stats_document(server: Any, db: str, name: str, scale: int = 1, namespa
     bucket_count = stored + unstored
     size += unstored_size
     storage_size += unstored_size  # until written, an in-memory bucket occupies about its size
-    timeseries: dict = {"bucketsNs": target.bns, "bucketCount": bucket_count}
+    timeseries: dict[str, Any] = {"bucketsNs": target.bns, "bucketCount": bucket_count}
     if bucket_count:
         timeseries["avgBucketSize"] = size // bucket_count
     timeseries.update(catalog.collection_stats(target.bns))
@@ -133,16 +134,16 @@ def coll_stats_document(server: Any, db: str, name: str, scale: int = 1, namespa
     }
 
 
-def scale_arg(cmd_or_spec: dict) -> int:
+def scale_arg(cmd_or_spec: dict[str, Any]) -> int:
     scale = cmd_or_spec.get("scale", 1)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale < 1:
         raise MongoError(ErrorCode.BadValue, "scale has to be >= 1")
     return int(scale)
 
 
-def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict) -> dict:
+def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
     """The document ``$collStats`` yields on a time-series view (``storageStats`` holds collStats)."""
-    out: dict = {
+    out: dict[str, Any] = {
         "ns": f"{db}.{name}",
         "host": "localhost",
         "localTime": _dt.datetime.now(_dt.UTC).replace(tzinfo=None),
@@ -165,7 +166,7 @@ def expired_in_txn(w: Any, bns: str, now: _dt.datetime) -> int:
         return 0
     options = stored_options(info)
     span = options.bucket_max_span_seconds
-    doomed: list[tuple[bytes, dict]] = []
+    doomed: list[tuple[bytes, dict[str, Any]]] = []
     expire = (info.options or {}).get("expireAfterSeconds")
     if expire is not None:
         bound = ts_ttl.expiry_id_bound(ts_ttl.cutoff_seconds(now, int(expire), span))

@@ -54,7 +54,7 @@ class IndexChange:
     """``collMod.index``: which index (name or *user* key pattern) and its new ``hidden`` flag."""
 
     name: str | None
-    key_pattern: dict | None
+    key_pattern: dict[str, Any] | None
     hidden: bool | None
 
 
@@ -62,7 +62,7 @@ class IndexChange:
 class CollModPlan:
     """What a validated collMod changes. ``None`` fields are left untouched."""
 
-    timeseries: dict | None = None  # the new stored timeseries options
+    timeseries: dict[str, Any] | None = None  # the new stored timeseries options
     expire_after_seconds: int | str | None = None  # new value, or "off" to remove it
     index: IndexChange | None = None
     new_span: int | None = None  # the view pipeline's new bucketMaxSpanSeconds
@@ -72,7 +72,7 @@ class CollModPlan:
         return self.timeseries is None and self.expire_after_seconds is None and self.index is None
 
 
-def rounding_and_span(options: dict) -> tuple[int, int]:
+def rounding_and_span(options: dict[str, Any]) -> tuple[int, int]:
     """Effective (bucketRoundingSeconds, bucketMaxSpanSeconds) of stored options."""
     granularity = options.get("granularity")
     if granularity is None and "bucketRoundingSeconds" in options:
@@ -85,7 +85,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def plan_coll_mod(cmd: dict, ts_options: dict, *, on_buckets_namespace: bool = False) -> CollModPlan:
+def plan_coll_mod(cmd: dict[str, Any], ts_options: dict[str, Any], *, on_buckets_namespace: bool = False) -> CollModPlan:
     """Validate a collMod addressed to a time-series collection; raise MongoError on bad input."""
     for name in cmd:
         if name in _COMMAND_FIELDS or name in GENERIC_ARGUMENTS or name in ("timeseries", "expireAfterSeconds", "index"):
@@ -209,7 +209,7 @@ def parse_index_change(spec: Any) -> IndexChange:
     return IndexChange(name=name, key_pattern=key, hidden=hidden)
 
 
-def _parse_timeseries_mod(mod: Any) -> dict:
+def _parse_timeseries_mod(mod: Any) -> dict[str, Any]:
     if not isinstance(mod, dict):
         raise MongoError(
             ErrorCode.TypeMismatch,
@@ -252,7 +252,7 @@ def _parse_timeseries_mod(mod: Any) -> dict:
     return mod
 
 
-def transition_options(current: dict, mod: Any) -> dict:
+def transition_options(current: dict[str, Any], mod: Any) -> dict[str, Any]:
     """The stored timeseries options after applying ``collMod.timeseries`` (72 on a bad transition)."""
     mod = _parse_timeseries_mod(mod)
     if not mod:
@@ -312,7 +312,7 @@ def transition_options(current: dict, mod: Any) -> dict:
     return {**base, "bucketRoundingSeconds": rounding, "bucketMaxSpanSeconds": span}
 
 
-def with_new_span(pipeline: list[dict], new_span: int) -> list[dict]:
+def with_new_span(pipeline: list[dict[str, Any]], new_span: int) -> list[dict[str, Any]]:
     """The view pipeline with ``$_internalUnpackBucket.bucketMaxSpanSeconds`` set to ``new_span``."""
     out = []
     for stage in pipeline:

@@ -43,7 +43,7 @@ _MAX_EXACT_INT = 2**53
 class ColumnarGroup:
     """A parsed ``$group`` the columnar path can run, plus the vectorized filter."""
 
-    def __init__(self, group_spec: dict, unit_ms: int | None, fields: list, conditions: list,
+    def __init__(self, group_spec: dict[str, Any], unit_ms: int | None, fields: list[Any], conditions: list[Any],
                  time_field: str, meta_field: str | None):
         self.group_spec = group_spec
         self.unit_ms = unit_ms
@@ -58,7 +58,7 @@ class ColumnarGroup:
                               | {p for p, _, _ in conditions} - {time_field})
 
 
-def _id_unit(value: Any, tf: str, mf: str | None, units: set) -> bool:
+def _id_unit(value: Any, tf: str, mf: str | None, units: set[Any]) -> bool:
     """True when the ``_id`` expression reads only ``$dateTrunc`` of the time field and meta paths."""
     if isinstance(value, str):
         if value.startswith("$$"):
@@ -105,7 +105,7 @@ def _all_paths_on_meta(node: Node, mf: str | None) -> bool:
     return path is not None and _on_meta(path, mf)
 
 
-def _conditions(node: Node | None, tf: str, mf: str | None) -> list | None:
+def _conditions(node: Node | None, tf: str, mf: str | None) -> list[Any] | None:
     """The filter as [(path, ufunc, operand)] row conditions (meta-only parts dropped: the bucket
     predicate decides them exactly), or None when some part has no vectorized form."""
     if node is None:
@@ -130,7 +130,7 @@ def _conditions(node: Node | None, tf: str, mf: str | None) -> list | None:
     return out
 
 
-def plan(node: Node | None, remaining: list[dict], time_field: str, meta_field: str | None) -> ColumnarGroup | None:
+def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, meta_field: str | None) -> ColumnarGroup | None:
     """A ColumnarGroup when ``remaining`` starts with a ``$group`` of the supported shape and the
     leading filter ``node`` vectorizes; else None (the generic path runs)."""
     if not remaining or not isinstance(remaining[0], dict) or len(remaining[0]) != 1:
@@ -138,7 +138,7 @@ def plan(node: Node | None, remaining: list[dict], time_field: str, meta_field: 
     spec = remaining[0].get("$group")
     if not isinstance(spec, dict) or "_id" not in spec:
         return None
-    units: set = set()
+    units: set[Any] = set()
     if not _id_unit(spec["_id"], time_field, meta_field, units) or len(units) > 1:
         return None
     try:
@@ -188,7 +188,7 @@ class TopK:
         return len(self._heap) >= self.k and bucket_start_s * 1000 + self.span_ms <= self._heap[0]
 
 
-def topk_shape(remaining: list[dict], group: ColumnarGroup) -> int | None:
+def topk_shape(remaining: list[dict[str, Any]], group: ColumnarGroup) -> int | None:
     """k when ``remaining`` is ``$group`` on exactly ``$dateTrunc`` of the time, ``$sort {_id: -1}``,
     ``$limit k``; else None."""
     if len(remaining) < 3 or group.unit_ms is None or not isinstance(group.group_spec["_id"], dict):

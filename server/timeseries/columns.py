@@ -64,7 +64,7 @@ def typed_kind(value: Any) -> int | None:
     return None
 
 
-def to_array(kind: int, values: list) -> np.ndarray:
+def to_array(kind: int, values: list[Any]) -> np.ndarray:
     """The NumPy form of Python values that all have ``typed_kind(v) == kind``."""
     if kind == DATE:
         return np.fromiter((date_ms(v) for v in values), np.int64, len(values))
@@ -73,7 +73,7 @@ def to_array(kind: int, values: list) -> np.ndarray:
     return np.asarray(values, DTYPE[kind])
 
 
-def python_values(kind: int, values: np.ndarray) -> list:
+def python_values(kind: int, values: np.ndarray) -> list[Any]:
     """The values of a typed column as ``bson.decode`` gives them (dates as ``datetime`` when in range)."""
     if kind == DOUBLE or kind == INT32 or kind == BOOL:
         return values.tolist()
@@ -131,7 +131,7 @@ def constant_bson(value: Any, n: int) -> bytes:
     return _INT32.pack(len(body) + 5) + body + b"\x00"
 
 
-def object_bson(values: list) -> bytes:
+def object_bson(values: list[Any]) -> bytes:
     """The BSON document of an object column (rows holding ``MISSING`` are left out)."""
     column = {key: value for key, value in zip(_keys(len(values)), values, strict=True) if value is not MISSING}
     return bson.encode(column, codec_options=CODEC_OPTIONS)
@@ -205,7 +205,7 @@ def extremes_by_kind(by_kind: dict[int, list[str]], columns: dict[str, np.ndarra
     return out
 
 
-def object_extremes(values: list, collation: Any = None) -> tuple[Any, Any] | None:
+def object_extremes(values: list[Any], collation: Any = None) -> tuple[Any, Any] | None:
     """(min, max) of an object column's present values, merged row by row (objects field-wise,
     arrays element-wise; strings under ``collation``, the collection's default); None when no row
     holds the field."""
@@ -266,7 +266,7 @@ class ObjectColumn:
     __slots__ = ("name", "values", "low")
     typed = False
 
-    def __init__(self, name: str, values: list):
+    def __init__(self, name: str, values: list[Any]):
         self.name, self.values = name, values
         self.low: Any = MISSING
         self.recompute()
@@ -274,7 +274,7 @@ class ObjectColumn:
     def schema(self) -> Any:
         return self.low
 
-    def extend(self, values: list) -> None:
+    def extend(self, values: list[Any]) -> None:
         self.values.extend(values)
         low = self.low
         for value in values:

@@ -24,8 +24,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, cast
 
 import numpy as np
 
@@ -50,7 +50,7 @@ SEGMENT_ROWS = 16_384
 FULL_WRITES_PER_COMMIT = 128
 
 
-def write_full_document(w: Any, info: Any, doc: dict, raw: bytes | None = None, bucket_form: Any = None) -> Any:
+def write_full_document(w: Any, info: Any, doc: dict[str, Any], raw: bytes | None = None, bucket_form: Any = None) -> Any:
     """Upsert a bucket document into its clustered collection, keeping secondary indexes in step (and
     their multikey flags, as for a regular collection: ``C.write_keys``); returns the collection's info,
     refreshed when a flag was set (pass it to the next write). ``raw``: the document's BSON when the
@@ -94,7 +94,7 @@ class CollectionPlan:
     def __init__(self, state: Any):
         self.state = state
         self.segments: list[journal.Segment] = []
-        self.fulls: list[tuple[Any, int, dict, dict, int]] = []  # (bucket, rows, columns, arrays, size)
+        self.fulls: list[tuple[Any, int, dict[str, Any], dict[str, Any], int]] = []  # (bucket, rows, columns, arrays, size)
         self.rows: list[tuple[Any, int, int]] = []  # (bucket, lo, hi): rows this commit makes durable
         # the same for the pure buckets of a table, as arrays: (table, slots, gens, lo, hi)
         self.slot_rows: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
@@ -131,12 +131,14 @@ class CollectionPlan:
 
         return fn
 
-    def finish(self, catalog: BucketCatalog, logs: dict, counters: WriteCounters, result: Any) -> None:
+    def finish(self, catalog: BucketCatalog, logs: dict[str, Any], counters: WriteCounters, result: Any) -> None:
         """The commit is durable: the rows become visible and everything derived from them follows."""
         seqs, sizes, finals = result
         state = self.state
         stats = state.stats
         added = 0
+        lo: Any  # a bucket's row bounds (ints), then a table's slot bounds (arrays)
+        hi: Any
         for bucket, lo, hi in self.rows:
             if bucket.state not in IN_MEMORY:
                 continue  # dropped meanwhile
@@ -209,7 +211,7 @@ class CollectionPlan:
                     yield table.buckets[slot], a, b
 
 
-def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
+def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionPlan]:
     """Everything appended and every full write pending, as per-collection plans (event loop)."""
     plans: dict[str, CollectionPlan] = {}
 
@@ -254,6 +256,7 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
             continue
         handled.setdefault(bucket.table, set()).add(bucket.slot)
         plan = plan_of(bucket.ns)
+        assert plan is not None  # its state was found above
         if bucket.needs_full:
             bucket.needs_full = False
             plan.fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
@@ -279,14 +282,14 @@ def drain(catalog: BucketCatalog, logs: dict) -> dict[str, CollectionPlan]:
             taken += 1
             handled.setdefault(bucket.table, set()).add(bucket.slot)
             bucket.needs_full = False
-            plan_of(bucket.ns).fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
-            plan_of(bucket.ns).rows.append((bucket, lo, hi))
+            cast(CollectionPlan, plan_of(bucket.ns)).fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
+            cast(CollectionPlan, plan_of(bucket.ns)).rows.append((bucket, lo, hi))
     catalog.deferred = len(queued[0]) + len(queued[1])
     for table, listed in pure_slots.items():
         slots = np.unique(np.asarray(listed, np.int64))
-        taken = handled.get(table)
-        if taken:
-            slots = slots[~np.isin(slots, np.fromiter(taken, np.int64, len(taken)))]
+        taken_slots = handled.get(table)
+        if taken_slots:
+            slots = slots[~np.isin(slots, np.fromiter(taken_slots, np.int64, len(taken_slots)))]
         lo, hi = table.durable[slots], table.count[slots]
         moving = hi > lo
         slots, lo, hi = slots[moving], lo[moving], hi[moving]
@@ -328,10 +331,10 @@ class Committer:
         self.engine = engine
         self.catalog = catalog
         self.checkpoint_interval = checkpoint_interval
-        self._waiters: list[tuple[asyncio.Future, frozenset[str]]] = []
+        self._waiters: list[tuple[asyncio.Future[None], frozenset[str]]] = []
         self._running = False
-        self._task: asyncio.Task | None = None
-        self._maintenance: list[asyncio.Task] = []
+        self._task: asyncio.Task[None] | None = None
+        self._maintenance: list[asyncio.Task[None]] = []
         self.counters = WriteCounters()
         self.logs: dict[str, journal.CommitLog] = {}  # ns -> records still in the journal
         self._routing = 0  # inserts routing in slices right now
@@ -342,7 +345,7 @@ class Committer:
 
     # -- inserts in progress (``routing``) and drains exclude each other
     @contextlib.asynccontextmanager
-    async def routing(self):
+    async def routing(self) -> AsyncIterator[None]:
         """Held while an insert routes its rows in slices (yielding the loop between them)."""
         while not self._draining.is_set():
             await self._draining.wait()

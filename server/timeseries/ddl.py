@@ -37,7 +37,7 @@ def _views_info(r: Any, db: str) -> Any:
     return r.get_collection(f"{db}.{SYSTEM_VIEWS}")
 
 
-def _insert_view(w: Any, db: str, view_doc: dict) -> None:
+def _insert_view(w: Any, db: str, view_doc: dict[str, Any]) -> None:
     info = _views_info(w, db)
     if info is None:
         info = w.create_collection(f"{db}.{SYSTEM_VIEWS}", {})
@@ -61,7 +61,7 @@ def stored_options(buckets_info: Any) -> ts_options.TimeseriesOptions | None:
 # ------------------------------------------------------------------ listCollections
 
 
-def list_collections_entry(name: str, view_doc: dict | None, buckets_info: Any, *, name_only: bool = False) -> dict:
+def list_collections_entry(name: str, view_doc: dict[str, Any] | None, buckets_info: Any, *, name_only: bool = False) -> dict[str, Any]:
     """``{name, type: "timeseries", options, info: {readOnly: false}}`` (spec §1.5)."""
     if name_only:
         return {"name": name, "type": "timeseries"}
@@ -74,7 +74,7 @@ def list_collections_entry(name: str, view_doc: dict | None, buckets_info: Any, 
     return {"name": name, "type": "timeseries", "options": options, "info": {"readOnly": False}}
 
 
-def buckets_list_collections_entry(buckets_info: Any, *, name_only: bool = False) -> dict:
+def buckets_list_collections_entry(buckets_info: Any, *, name_only: bool = False) -> dict[str, Any]:
     """The ``system.buckets.<c>`` entry: a collection with ``clusteredIndex: true``."""
     if name_only:
         return {"name": buckets_info.name, "type": "collection"}

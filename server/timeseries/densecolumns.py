@@ -13,7 +13,7 @@ import numpy as np
 from tidemark.timeseries.columns import DATE, DOUBLE, MAX_DATETIME_MS, MIN_DATETIME_MS
 
 
-def fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict] | None:
+def fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict[str, Any]] | None:
     """(time ms, {field: float64 array}) of a bucket whose needed columns are dense doubles without
     NaN and whose times decode to ``datetime``, else None."""
     entry = view.cached
@@ -26,7 +26,7 @@ def fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict] | None:
     return found or None
 
 
-def _fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict] | None:
+def _fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict[str, Any]] | None:
     found = view.dense(group.time_field)
     if found is None or found[0] != DATE or not len(found[1]):
         return None
@@ -43,6 +43,6 @@ def _fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict] | None:
     return times, arrays
 
 
-def fast_key(group: Any) -> tuple:
+def fast_key(group: Any) -> tuple[Any, ...]:
     """The memo key of ``fast_arrays`` for a stored bucket."""
     return ("fast arrays", group.time_field, tuple(group.columns))

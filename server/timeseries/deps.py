@@ -14,7 +14,7 @@ from tidemark.query.parsed_match import parsed
 ALL = None  # "every field"
 
 
-def leading_matches(pipeline: list[dict]) -> tuple[list, list[dict]]:
+def leading_matches(pipeline: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
     """Parse the leading ``$match`` stages (those we can run exactly right after unpack)."""
     nodes = []
     index = 0
@@ -47,7 +47,7 @@ def refs(value: Any, out: set[str]) -> bool:
 _SORTED_ACCUMULATORS = ("$top", "$bottom", "$topN", "$bottomN")
 
 
-def _sort_by_refs(group: dict, out: set[str]) -> bool:
+def _sort_by_refs(group: dict[str, Any], out: set[str]) -> bool:
     """Add the fields the ``sortBy`` of ``$top``/``$bottom``/``$topN``/``$bottomN`` accumulators sort on:
     they are named without a ``$`` (``{sortBy: {"o.k": 1}}``), so ``refs`` cannot see them. False if a
     ``sortBy`` is not a plain object (the stage will refuse it; decode everything meanwhile)."""
@@ -75,7 +75,7 @@ def _is_exclusion(value: Any) -> bool:
     return value is False or (type(value) in (int, float) and value == 0)
 
 
-def needed_fields(pipeline: list[dict], filter_nodes: list) -> set[str] | None:
+def needed_fields(pipeline: list[dict[str, Any]], filter_nodes: list[Any]) -> set[str] | None:
     """Top-level measurement fields the rest of the pipeline can observe, or None for all."""
     out: set[str] = set()
     for node in filter_nodes:

@@ -40,12 +40,12 @@ class Shape:
     ``stages``: the stage documents after ``$cursor`` (the unpack, if any, among them);
     ``unpack_index``: where the unpack stage is in ``stages`` (None: optimized away)."""
 
-    bucket_sort: dict | None = None
-    stages: list[dict] = field(default_factory=list)
+    bucket_sort: dict[str, Any] | None = None
+    stages: list[dict[str, Any]] = field(default_factory=list)
     unpack_index: int | None = None
 
 
-def shape(info: dict, rest: list[dict], *, fixed_buckets: bool = False) -> Shape:
+def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bool = False) -> Shape:
     """The 7.0 stages after ``$cursor`` for a read with explain ``info`` and the remaining stages
     ``rest`` (explain form, one ``{name: spec}`` each)."""
     rest = [copy.deepcopy(stage) for stage in rest]
@@ -90,7 +90,7 @@ def shape(info: dict, rest: list[dict], *, fixed_buckets: bool = False) -> Shape
     return Shape(bucket_sort, [{"$_internalUnpackBucket": unpack}, *rest], 0)
 
 
-def sort_stage(pattern: dict, input_stage: dict) -> dict:
+def sort_stage(pattern: dict[str, Any], input_stage: dict[str, Any]) -> dict[str, Any]:
     """The ``SORT`` plan stage a pushed-down ``$sort`` shows in the ``$cursor``."""
     return {"stage": "SORT", "sortPattern": pattern, "memLimit": SORT_MEMORY_LIMIT, "type": "simple",
             "inputStage": input_stage}
@@ -105,7 +105,7 @@ def _meta_path(path: str, meta: str) -> str | None:
     return None
 
 
-def _bucket_group(spec: dict, meta: str, time_field: str) -> dict | None:
+def _bucket_group(spec: dict[str, Any], meta: str, time_field: str) -> dict[str, Any] | None:
     """7.0's ``rewriteGroupByMinMax`` (with SERVER-73822: only plain paths under ``$min``/``$max``),
     or None when it does not apply."""
     group_id = spec.get("_id")
@@ -131,7 +131,7 @@ def _bucket_group(spec: dict, meta: str, time_field: str) -> dict | None:
     return out
 
 
-def _inclusion_project(stage: dict) -> bool:
+def _inclusion_project(stage: dict[str, Any]) -> bool:
     """An inclusion ``$project`` of top-level paths only, which the unpack absorbs (7.0's
     ``canInternalizeProjectObj``)."""
     spec = stage.get("$project")
@@ -149,7 +149,7 @@ def _inclusion_project(stage: dict) -> bool:
     return inclusions > 0
 
 
-def _project_fields(spec: dict) -> set[str]:
+def _project_fields(spec: dict[str, Any]) -> set[str]:
     fields = {path for path, value in spec.items() if value}
     if "_id" not in spec:
         fields.add("_id")

@@ -72,7 +72,7 @@ class BucketFilter:
     """See the module. ``mql`` {} and ``predicate`` None: every bucket. ``collation``: the one ``mql``
     compares strings with (None = simple)."""
 
-    mql: dict = dataclasses.field(default_factory=dict)
+    mql: dict[str, Any] = dataclasses.field(default_factory=dict)
     predicate: BucketPredicate | None = None
     lo_s: int | None = None
     hi_s: int | None = None
@@ -83,7 +83,7 @@ class BucketFilter:
     def prunes(self) -> bool:
         return self.predicate is not None or self.lo_s is not None or self.hi_s is not None
 
-    def index_filter(self) -> dict | None:
+    def index_filter(self) -> dict[str, Any] | None:
         """The top-level conjuncts of ``mql`` a buckets index can bound (comparisons and ``$in`` of
         meta paths, time bounds on control), for the index choice."""
         parts = self.mql.get("$and", [self.mql]) if self.mql else []
@@ -132,7 +132,7 @@ class _Deriver:
         mf = self.mf
         return mf is not None and (path == mf or path.startswith(mf + "."))
 
-    def part(self, node: Node) -> tuple | None:
+    def part(self, node: Node) -> tuple[Any, ...] | None:
         paths: list[str] = []
         if _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
             renamed = _rename(node, self.mf)
@@ -184,7 +184,7 @@ class _Deriver:
         """A top-level measurement field (dotted paths may cross arrays control min/max do not describe)."""
         return path != self.tf and not self.on_meta(path) and "." not in path
 
-    def time_bounds(self, op: str, value: Any) -> tuple | None:
+    def time_bounds(self, op: str, value: Any) -> tuple[Any, ...] | None:
         d_ms = date_ms(value)
         if d_ms is None:
             return None  # a non-date never equals a date: the per-measurement filter answers
@@ -210,7 +210,7 @@ class _TimeBounds:
 
     __slots__ = ("tf", "checks")
 
-    def __init__(self, tf: str, checks: tuple):
+    def __init__(self, tf: str, checks: tuple[Any, ...]):
         self.tf, self.checks = tf, checks
 
     def __call__(self, bucket: Any) -> bool:
@@ -240,7 +240,7 @@ class _TimeBounds:
         return True
 
 
-def _all(predicates: list) -> Any:
+def _all(predicates: list[Any]) -> Any:
     """The conjunction of bucket predicates (time bounds merged into one)."""
     times = [p for p in predicates if type(p) is _TimeBounds]
     if len(times) > 1:
@@ -264,7 +264,7 @@ def _of_summary(test: Any) -> Any:
     return lambda bucket: test(bucket.summary())
 
 
-def _measurement_bounds(path: str, op: str, value: Any) -> tuple | None:
+def _measurement_bounds(path: str, op: str, value: Any) -> tuple[Any, ...] | None:
     """Bounds of a scalar comparison on ``control.min/max.<path>`` with the mixed-bucket guard."""
     if value is None or isinstance(value, (dict, list, BsonRegex)) or type_class(value) > 9:
         return None
@@ -275,7 +275,7 @@ def _measurement_bounds(path: str, op: str, value: Any) -> tuple | None:
         bound = {high: {op: value}}
     else:
         bound = {low: {op: value}}
-    guards: list[dict] = [{"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]
+    guards: list[dict[str, Any]] = [{"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]
     if op != "$gt" and op != "$gte":
         # NaN is the least number, so a bucket holding one has it as its minimum: a bound on the
         # minimum says nothing of its other values (mongod compares control values in sort order)
@@ -293,20 +293,20 @@ def _measurement_bounds(path: str, op: str, value: Any) -> tuple | None:
     return mql, predicate, None, None, False
 
 
-def _type_of(bucket: dict, which: str, path: str) -> str:
+def _type_of(bucket: dict[str, Any], which: str, path: str) -> str:
     value = _control(bucket, which, path)
     return "missing" if value is _MISSING else bson_type_name(value)
 
 
-def _control(bucket: dict, which: str, path: str) -> Any:
+def _control(bucket: dict[str, Any], which: str, path: str) -> Any:
     current = (bucket.get("control") or {}).get(which, _MISSING)
     if not isinstance(current, dict):
         return _MISSING
     return current.get(path, _MISSING)
 
 
-def _and(parts: list[dict]) -> dict:
-    flat: list[dict] = []
+def _and(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    flat: list[dict[str, Any]] = []
     for part in parts:
         flat.extend(part["$and"] if list(part) == ["$and"] else [part])
     return flat[0] if len(flat) == 1 else {"$and": flat}
@@ -340,7 +340,7 @@ class NoMqlForm(Exception):
     not a predicate's). ``_Deriver.part`` then leaves the subtree to the per-measurement filter."""
 
 
-def render(node: Node) -> dict:
+def render(node: Node) -> dict[str, Any]:
     """The MQL filter document of a parsed filter (what explain shows; updates and deletes parse it
     back): it selects what ``node`` selects. Raises ``NoMqlForm`` for a node without one."""
     if isinstance(node, And):
@@ -384,11 +384,11 @@ def _one_path(node: Node) -> str | None:
     return getattr(node, "path", None)
 
 
-def _conditions(node: Node) -> dict:
+def _conditions(node: Node) -> dict[str, Any]:
     """The operator document of conditions on one path (``{$gt: 5, $lt: 9}``; see ``_one_path``).
     Two conditions wanting the same operator key have no single document: ``NoMqlForm``."""
     if isinstance(node, And):
-        merged: dict = {}
+        merged: dict[str, Any] = {}
         for child in node.children:
             for op, arg in _conditions(child).items():
                 if op in merged:
@@ -431,7 +431,7 @@ def _conditions(node: Node) -> dict:
     raise NoMqlForm(type(node).__name__)
 
 
-def _in_members(node: In) -> list:
+def _in_members(node: In) -> list[Any]:
     return list(node.values) + [_bson_regex(r) for r in node.regexes]
 
 

@@ -58,7 +58,7 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
 
 
 def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
-        info: dict, ctx: PipelineContext | None = None) -> Iterator[dict]:
+        info: dict[str, Any], ctx: PipelineContext | None = None) -> Iterator[dict[str, Any]]:
     """The ``$group`` output over ``buckets`` (bucket views already accepted by the bucket predicate;
     first-seen group order, like the generic stage).
 
@@ -105,16 +105,16 @@ def _meta_token(view: Any) -> bytes:
 class _Batch:
     """Dense buckets waiting to be cut into runs, and the groups fed so far."""
 
-    def __init__(self, group: Any, ctx: PipelineContext, info: dict):
+    def __init__(self, group: Any, ctx: PipelineContext, info: dict[str, Any]):
         self.group, self.ctx, self.info = group, ctx, info
         self.groups = _Groups(group.id_fn, group.fields, ctx)
         # (times, arrays, meta index, sequence, whole-bucket runs or None) in arrival order
-        self.pending: list[tuple[np.ndarray, dict, int, int, Runs | None]] = []
+        self.pending: list[tuple[np.ndarray, dict[str, Any], int, int, Runs | None]] = []
         self.rows = 0
         self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
         self._meta_index: dict[bytes | None, int] = {}
         # (meta index, truncated ms) -> the group's accumulators: the _id depends on nothing else
-        self._accumulators: dict[tuple, list] = {}
+        self._accumulators: dict[tuple[Any, ...], list[Any]] = {}
         # groups as NumPy totals until a batch or bucket needs the generic accumulators
         self.dense = DenseGroups(group, ctx, self.metas) if supports(group) else None
         self._fast_key = fast_key(group)
@@ -127,7 +127,7 @@ class _Batch:
             self.groups.used = self.dense.used
             self.dense = None
 
-    def results(self) -> Iterator[dict]:
+    def results(self) -> Iterator[dict[str, Any]]:
         return iter(self.dense.results()) if self.dense is not None else self.groups.results()
 
     def _meta(self, token: bytes | None, meta: Any) -> int:
@@ -169,7 +169,7 @@ class _Batch:
         self.rows += len(times)
         return True
 
-    def add(self, view: Any, times: np.ndarray, arrays: dict) -> None:
+    def add(self, view: Any, times: np.ndarray, arrays: dict[str, Any]) -> None:
         mf = self.group.meta_field
         summary = view.summary()
         has_meta = mf is not None and "meta" in summary
@@ -198,7 +198,7 @@ class _Batch:
             return
         self._flush_rows(pending)
 
-    def _runs(self, pending: list) -> tuple[Runs, np.ndarray | None]:
+    def _runs(self, pending: list[Any]) -> tuple[Runs, np.ndarray | None]:
         """The runs of a batch: remembered ones of whole buckets, the others cut from their rows; and
         the order that puts them back in arrival order (None: already in it)."""
         wholes = []
@@ -230,7 +230,7 @@ class _Batch:
             return runs, None
         return runs, np.argsort(np.asarray(runs.seq, dtype=np.int64), kind="stable")
 
-    def _rows(self, pending: list, columns: list) -> tuple:
+    def _rows(self, pending: list[Any], columns: list[Any]) -> tuple[Any, ...]:
         """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter."""
         group = self.group
         if len(pending) == 1:
@@ -253,7 +253,7 @@ class _Batch:
             arrays = {name: values[rows] for name, values in arrays.items()}
         return times, arrays, owner, seqs
 
-    def _flush_rows(self, pending: list, count: bool = True) -> None:
+    def _flush_rows(self, pending: list[Any], count: bool = True) -> None:
         """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
         times, arrays, owner, _ = self._rows([p[:4] for p in pending], self.group.columns)
         n = len(times)
@@ -271,7 +271,7 @@ class _Batch:
         first_times = times[starts].tolist()
         self._feed(times, arrays, owners, truncs, first_times, starts, ends)
 
-    def _feed(self, times: np.ndarray, arrays: dict, owners: list, truncs: list, first_times: list,
+    def _feed(self, times: np.ndarray, arrays: dict[str, Any], owners: list[Any], truncs: list[Any], first_times: list[Any],
               starts: np.ndarray, ends: np.ndarray) -> None:
         group, ctx = self.group, self.ctx
         accumulators, table = self._accumulators, self.groups.groups
@@ -313,8 +313,8 @@ def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
     return np.flatnonzero(cut)
 
 
-def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict,
-                     memo_key: tuple) -> tuple[Runs, dict] | None:
+def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],
+                     memo_key: tuple[Any, ...]) -> tuple[Runs, dict[str, Any]] | None:
     """(whole-bucket runs, filter column ranges) of a stored bucket, remembered with its cached parts
     (they depend only on its content and the group's shape); None for other buckets."""
     entry = view.cached
@@ -328,7 +328,7 @@ def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict,
     return found
 
 
-def _runs_key(group: Any) -> tuple:
+def _runs_key(group: Any) -> tuple[Any, ...]:
     return ("runs", group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
             tuple(sorted({path for path, _, _ in group.conditions})))
 
@@ -343,8 +343,8 @@ def _exact_sums(values: np.ndarray) -> bool:
     return bool(np.all(np.mod(values, 1.0) == 0.0)) and float(np.abs(values).sum()) < _EXACT_SUM
 
 
-def _feed_runs(spec: Any, j: int, run_accs: list, times: np.ndarray, arrays: dict, starts: np.ndarray,
-               ends: np.ndarray, tf: str, variables: dict) -> None:
+def _feed_runs(spec: Any, j: int, run_accs: list[Any], times: np.ndarray, arrays: dict[str, Any], starts: np.ndarray,
+               ends: np.ndarray, tf: str, variables: dict[str, Any]) -> None:
     """Hand each run's contribution to accumulator ``j`` of its group (``run_accs[r][j]``)."""
     name, field = spec.name, spec.field
     counts = (ends - starts).tolist()

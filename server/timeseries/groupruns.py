@@ -33,7 +33,7 @@ class Runs:
         self.trunc: list[Any] = []
         self.first_time: list[int] = []
         self.count: list[int] = []
-        self.values: list[list] = [[] for _ in range(width)]
+        self.values: list[list[Any]] = [[] for _ in range(width)]
         self.integral = [True] * width
         self.abs_sum = [0.0] * width
         self.neg_zero = [False] * width
@@ -80,7 +80,7 @@ def pick(name: str, column: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
         return column[starts]
     return column[ends - 1]
 
-def summarize(runs: Runs, group: Any, times: np.ndarray, arrays: dict, starts: np.ndarray,
+def summarize(runs: Runs, group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.ndarray,
               trunc: np.ndarray | None) -> None:
     """Append the runs of ``times``/``arrays`` starting at ``starts`` (``trunc``: the rows' truncated
     times) to ``runs`` (``seq``/``owner`` are the caller's)."""
@@ -113,7 +113,7 @@ def truncated(times: np.ndarray, unit_ms: int | None) -> np.ndarray | None:
     return times - times % unit_ms if unit_ms is not None else None
 
 
-def bucket_runs(group: Any, times: np.ndarray, arrays: dict) -> Runs:
+def bucket_runs(group: Any, times: np.ndarray, arrays: dict[str, Any]) -> Runs:
     """The runs of one whole bucket."""
     runs = Runs(len(group.fields))
     trunc = truncated(times, group.unit_ms)
@@ -127,7 +127,7 @@ def bucket_runs(group: Any, times: np.ndarray, arrays: dict) -> Runs:
     return runs
 
 
-def column_ranges(times: np.ndarray, arrays: dict, group: Any) -> dict[str, tuple[Any, Any]]:
+def column_ranges(times: np.ndarray, arrays: dict[str, Any], group: Any) -> dict[str, tuple[Any, Any]]:
     """(min, max) of every column a filter condition reads."""
     out = {}
     for path, _op, _operand in group.conditions:

@@ -57,7 +57,7 @@ class _IdMaker:
     time parts, truncated ms), equal exactly when the generic ``group_key``s are equal; None for ids
     evaluated without a template (the caller then keys every group generically)."""
 
-    def __init__(self, group: Any, metas: list):
+    def __init__(self, group: Any, metas: list[Any]):
         self.group, self.metas = group, metas
         spec = group.group_spec["_id"]
         self.bare_trunc = isinstance(spec, dict) and list(spec) == ["$dateTrunc"]
@@ -73,7 +73,7 @@ class _IdMaker:
             found = self._when[ms] = ms_to_datetime(ms)
         return found
 
-    def make(self, owner: int, trunc: int | None, first_ms: int, variables: dict) -> tuple[Any, Any]:
+    def make(self, owner: int, trunc: int | None, first_ms: int, variables: dict[str, Any]) -> tuple[Any, Any]:
         template = self.templates.get(owner, False)
         if template is False:
             idv = self._evaluate(owner, first_ms, variables)
@@ -93,7 +93,7 @@ class _IdMaker:
             idv[name] = when
         return idv, (part, trunc)
 
-    def _evaluate(self, owner: int, first_ms: int, variables: dict) -> Any:
+    def _evaluate(self, owner: int, first_ms: int, variables: dict[str, Any]) -> Any:
         group = self.group
         has_meta, meta = self.metas[owner]
         rep = {group.time_field: ms_to_datetime(first_ms)}
@@ -130,12 +130,12 @@ def _key(idv: Any) -> Any:
 class DenseGroups:
     """Group slots (first-seen order) with one NumPy state entry per accumulator; see the module."""
 
-    def __init__(self, group: Any, ctx: Any, metas: list):
+    def __init__(self, group: Any, ctx: Any, metas: list[Any]):
         self.group, self.ctx = group, ctx
         self.ids: list[Any] = []
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         self._generic_keys = False
-        self.slot_of_token: dict[tuple, int] = {}
+        self.slot_of_token: dict[tuple[Any, ...], int] = {}
         self.used = 0
         self._ids = _IdMaker(group, metas)
         self._cap = 0
@@ -158,7 +158,7 @@ class DenseGroups:
                 state[name] = grown
         self._cap = cap
 
-    def slots(self, owners: list, truncs: list, first_times: list) -> tuple[np.ndarray, list[int]]:
+    def slots(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, list[int]]:
         """The slot of each run's group (created in run order when new) and the new slots' first runs."""
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
@@ -202,7 +202,7 @@ class DenseGroups:
 
     def feed(self, runs: Any, order: np.ndarray | None) -> None:
         """Add runs (``groupruns.Runs``, taken in ``order`` when given; ``acceptable`` said yes)."""
-        def ordered(values: list, dtype: Any) -> np.ndarray:
+        def ordered(values: list[Any], dtype: Any) -> np.ndarray:
             array = np.asarray(values, dtype=dtype)
             return array[order] if order is not None else array
 
@@ -238,7 +238,7 @@ class DenseGroups:
                 state["value"][unique] = values[len(slots) - 1 - at]
 
     # -- results
-    def _values(self, j: int) -> list:
+    def _values(self, j: int) -> list[Any]:
         """Accumulator j's result for every slot, as the generic accumulator's ``result()``."""
         spec = self.group.fields[j][1]
         state, n = self._state[j], len(self.ids)
@@ -253,7 +253,7 @@ class DenseGroups:
             return [self._ids.when(v) for v in values]
         return values
 
-    def results(self) -> list[dict]:
+    def results(self) -> list[dict[str, Any]]:
         self._grow(max(len(self.ids), 1))
         names = [name for name, _ in self.group.fields]
         columns = [self._values(j) for j in range(len(names))]
@@ -265,7 +265,7 @@ class DenseGroups:
             out.append(doc)
         return out
 
-    def materialize(self) -> tuple[dict, dict]:
+    def materialize(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Generic accumulators fed with each group's state so far: ({group key: (_id, accumulators)}
         in slot order, {run token: accumulators})."""
         n = len(self.ids)

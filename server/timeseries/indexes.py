@@ -91,7 +91,7 @@ def mongo_repr(value: Any) -> str:
     return str(value)
 
 
-def _bad_spec(user_key: dict, detail: str) -> MongoError:
+def _bad_spec(user_key: dict[str, Any], detail: str) -> MongoError:
     """CannotCreateIndex carrying the BadValue status text, as mongod's createIndexes reports it."""
     return MongoError(
         ErrorCode.CannotCreateIndex,
@@ -115,13 +115,13 @@ def _direction(v: Any) -> int:
 # --------------------------------------------------------------------------------------------------
 
 
-def to_bucket_key(user_key: Any, time_field: str, meta_field: str | None) -> dict:
+def to_bucket_key(user_key: Any, time_field: str, meta_field: str | None) -> dict[str, Any]:
     """Translate a user key pattern to the buckets key pattern (raises 67 / 72 / 2 like mongod)."""
     if not isinstance(user_key, dict):
         raise MongoError(ErrorCode.TypeMismatch, "The field 'key' must be an object")
     if not user_key:
         raise MongoError(ErrorCode.CannotCreateIndex, "BadValue: Empty object is not a valid index spec")
-    out: dict = {}
+    out: dict[str, Any] = {}
     for field, value in user_key.items():
         elem = f"{field}: {mongo_repr(value)}"
         if field in ("$natural", "$hint") or field.startswith("$"):
@@ -155,7 +155,7 @@ def to_bucket_key(user_key: Any, time_field: str, meta_field: str | None) -> dic
     return out
 
 
-def _add_min_max(out: dict, field: str, value: Any) -> None:
+def _add_min_max(out: dict[str, Any], field: str, value: Any) -> None:
     if _direction(value) > 0:
         out[_CONTROL_MIN + field] = value
         out[_CONTROL_MAX + field] = value
@@ -164,10 +164,10 @@ def _add_min_max(out: dict, field: str, value: Any) -> None:
         out[_CONTROL_MIN + field] = value
 
 
-def to_user_key(bucket_key: dict, time_field: str, meta_field: str | None) -> dict | None:
+def to_user_key(bucket_key: dict[str, Any], time_field: str, meta_field: str | None) -> dict[str, Any] | None:
     """Reverse of ``to_bucket_key``; None when the bucket key has no user-level meaning."""
     items = list(bucket_key.items())
-    out: dict = {}
+    out: dict[str, Any] = {}
     i = 0
     while i < len(items):
         name, value = items[i]
@@ -200,7 +200,7 @@ def to_user_key(bucket_key: dict, time_field: str, meta_field: str | None) -> di
     return out
 
 
-def default_index_specs(time_field: str, meta_field: str | None) -> list[dict]:
+def default_index_specs(time_field: str, meta_field: str | None) -> list[dict[str, Any]]:
     """Bucket index specs ``create`` builds (spec §7.4): ``<meta>_1_<time>_1`` when there is a meta."""
     if meta_field is None:
         return []
@@ -222,7 +222,7 @@ _UPPER_OPS = {"$lt": "$lt", "$lte": "$lte"}
 _LOWER_OPS = {"$gt": "$gt", "$gte": "$gte"}
 
 
-def rewrite_partial_filter(expr: Any, time_field: str, meta_field: str | None) -> dict:
+def rewrite_partial_filter(expr: Any, time_field: str, meta_field: str | None) -> dict[str, Any]:
     """A bucket-level predicate that every bucket holding a matching measurement satisfies.
 
     Meta paths are renamed to ``meta``; comparisons on the time or measurement fields become
@@ -237,8 +237,8 @@ def rewrite_partial_filter(expr: Any, time_field: str, meta_field: str | None) -
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
-def _rewrite_clauses(expr: dict, time_field: str, meta_field: str | None) -> list[dict]:
-    out: list[dict] = []
+def _rewrite_clauses(expr: dict[str, Any], time_field: str, meta_field: str | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for key, value in expr.items():
         if key == "$and":
             for sub in value:
@@ -259,12 +259,12 @@ def _rewrite_clauses(expr: dict, time_field: str, meta_field: str | None) -> lis
     return out
 
 
-def _measurement_bounds(field: str, value: Any) -> list[dict]:
+def _measurement_bounds(field: str, value: Any) -> list[dict[str, Any]]:
     if isinstance(value, dict) and value and all(k.startswith("$") for k in value):
         ops = value
     else:
         ops = {"$eq": value}
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for op, operand in ops.items():
         if isinstance(operand, (dict, list)) or operand is None:
             continue  # control min/max of objects/arrays is not a usable bound
@@ -300,7 +300,7 @@ def filter_only_on_meta(expr: Any, meta_field: str | None) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
-def to_bucket_index_spec(user_spec: dict, time_field: str, meta_field: str | None) -> dict:
+def to_bucket_index_spec(user_spec: dict[str, Any], time_field: str, meta_field: str | None) -> dict[str, Any]:
     """Validate one createIndexes entry and return the buckets index spec (with ``originalSpec``).
 
     Raises mongod's codes: unique/text -> 72, sparse on measurements -> 72, partial + collation -> 85,
@@ -330,7 +330,7 @@ def to_bucket_index_spec(user_spec: dict, time_field: str, meta_field: str | Non
         )
     if "expireAfterSeconds" in user_spec:
         bucket_key = _ttl_bucket_key(user_spec, user_key, time_field, meta_field)
-    spec: dict = {"v": 2, "key": bucket_key}
+    spec: dict[str, Any] = {"v": 2, "key": bucket_key}
     for name in _PASS_THROUGH:
         if name in user_spec and name not in ("v", "key"):
             spec[name] = user_spec[name]
@@ -347,7 +347,7 @@ def to_bucket_index_spec(user_spec: dict, time_field: str, meta_field: str | Non
     return spec
 
 
-def _original_spec(user_spec: dict) -> dict:
+def _original_spec(user_spec: dict[str, Any]) -> dict[str, Any]:
     original = {"v": 2, "key": user_spec["key"], "name": user_spec.get("name")}
     for name, value in user_spec.items():
         if name not in ("v", "key", "name", "ns", "originalSpec"):
@@ -355,11 +355,11 @@ def _original_spec(user_spec: dict) -> dict:
     return original
 
 
-def _has_measurement_field(user_key: dict, time_field: str, meta_field: str | None) -> bool:
+def _has_measurement_field(user_key: dict[str, Any], time_field: str, meta_field: str | None) -> bool:
     return any(f != time_field and meta_subpath(f, meta_field) is None for f in user_key)
 
 
-def _ttl_bucket_key(user_spec: dict, user_key: dict, time_field: str, meta_field: str | None) -> dict:
+def _ttl_bucket_key(user_spec: dict[str, Any], user_key: dict[str, Any], time_field: str, meta_field: str | None) -> dict[str, Any]:
     partial = user_spec.get("partialFilterExpression")
     if not filter_only_on_meta(partial, meta_field):
         raise MongoError(
@@ -381,7 +381,7 @@ def _ttl_bucket_key(user_spec: dict, user_key: dict, time_field: str, meta_field
     return {_CONTROL_MIN + field: value}
 
 
-def to_user_index_spec(bucket_spec: dict, time_field: str, meta_field: str | None) -> dict | None:
+def to_user_index_spec(bucket_spec: dict[str, Any], time_field: str, meta_field: str | None) -> dict[str, Any] | None:
     """The spec listIndexes shows on the view for one buckets index, or None to omit it."""
     original = bucket_spec.get("originalSpec")
     if isinstance(original, dict):
@@ -404,7 +404,7 @@ def to_user_index_spec(bucket_spec: dict, time_field: str, meta_field: str | Non
     return out
 
 
-def user_index_specs(bucket_specs: Any, time_field: str, meta_field: str | None) -> list[dict]:
+def user_index_specs(bucket_specs: Any, time_field: str, meta_field: str | None) -> list[dict[str, Any]]:
     """The indexes of a buckets collection as the view shows them (listIndexes, ``$indexStats``), in
     creation order; those with no user form are left out."""
     out = []
@@ -421,8 +421,8 @@ def user_index_specs(bucket_specs: Any, time_field: str, meta_field: str | None)
 
 
 def find_bucket_index(
-    bucket_specs: list[dict], ref: Any, time_field: str, meta_field: str | None
-) -> dict | None:
+    bucket_specs: list[dict[str, Any]], ref: Any, time_field: str, meta_field: str | None
+) -> dict[str, Any] | None:
     """The buckets index named by ``ref``: an index name, or a *user* key pattern (translated).
 
     A bucket key pattern matches too (hints written against the buckets collection keep working).
@@ -458,7 +458,7 @@ def _same_key(a: Any, b: Any) -> bool:
     return True
 
 
-def translate_hint(hint: Any, bucket_specs: list[dict], time_field: str, meta_field: str | None) -> Any:
+def translate_hint(hint: Any, bucket_specs: list[dict[str, Any]], time_field: str, meta_field: str | None) -> Any:
     """A view-level hint (name or user key pattern) as a buckets-level hint (the index name).
 
     ``$natural`` hints pass through. Unknown or hidden indexes -> BadValue like mongod.
@@ -515,7 +515,7 @@ class MeasurementRules:
     def checks_measurements(self) -> bool:
         return bool(self.array_paths or self.point_paths or self.value_specs)
 
-    def measurement_error(self, doc: dict, meta: Any = MISSING, meta_bytes: int = 0) -> MongoError | None:
+    def measurement_error(self, doc: dict[str, Any], meta: Any = MISSING, meta_bytes: int = 0) -> MongoError | None:
         """``meta_bytes``: a bound on the encoded size of ``meta`` (``key_bytes_bound``)."""
         try:
             for path in self.array_paths:
@@ -573,7 +573,7 @@ class MeasurementRules:
                     error = KeyTooLong(self.ns, spec["name"], len(key) + _BUCKET_RID_ROOM, self.max_key)
                     raise MongoError(error.code, error.message)
 
-    def check_bucket(self, bucket: dict) -> None:
+    def check_bucket(self, bucket: dict[str, Any]) -> None:
         data = bucket.get("data")
         if not isinstance(data, dict):
             return

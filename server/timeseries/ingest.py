@@ -42,7 +42,7 @@ _ONE_MS = _dt.timedelta(milliseconds=1)
 _ID_BYTES = 17  # an ObjectId _id element
 
 
-def documents(cmd: dict) -> list:
+def documents(cmd: dict[str, Any]) -> list[Any]:
     raw = cmd.get("documents")
     docs = _decoded(raw) if type(raw) is RawDocuments else materialize(raw)
     if not isinstance(docs, list):
@@ -53,12 +53,12 @@ def documents(cmd: dict) -> list:
     return docs
 
 
-def _decoded(raw: RawDocuments) -> list:
+def _decoded(raw: RawDocuments) -> list[Any]:
     """The documents of a kind-1 sequence, decoded a chunk at a time: a worker thread decoding a large
     insert lets the event loop run between chunks (one C call would hold the GIL throughout)."""
     if len(raw) <= DECODE_CHUNK:
         return raw.decode()
-    out: list = []
+    out: list[Any] = []
     offsets, buffer = raw.offsets, memoryview(raw.buffer)
     ends = offsets[1:] + [raw.end]
     try:
@@ -75,11 +75,11 @@ class Prepared:
 
     __slots__ = ("batch", "errors")
 
-    def __init__(self, batch: ColumnBatch | RowBatch | None, errors: list[dict]):
+    def __init__(self, batch: ColumnBatch | RowBatch | None, errors: list[dict[str, Any]]):
         self.batch, self.errors = batch, errors
 
 
-def prepare(cmd: dict, options: ts_options.TimeseriesOptions, columnar: bool, known_layout: Any,
+def prepare(cmd: dict[str, Any], options: ts_options.TimeseriesOptions, columnar: bool, known_layout: Any,
             index_rules: Any = None) -> Prepared:
     """The insert's documents as a batch (pure: may run in a worker thread). ``index_rules``: what the
     collection's indexes require of measurements (``indexes.MeasurementRules``; None: nothing)."""
@@ -102,7 +102,7 @@ def prepare(cmd: dict, options: ts_options.TimeseriesOptions, columnar: bool, kn
     return prepare_rows(documents(cmd), lengths, options, ordered, index_rules)
 
 
-def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.TimeseriesOptions,
+def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options.TimeseriesOptions,
                  ordered: bool, index_rules: Any = None) -> Prepared:
     """Validated dict measurements (see the module); ``index_rules`` as for ``prepare``."""
     time_field, meta_field = options.time_field, options.meta_field
@@ -110,7 +110,7 @@ def prepare_rows(docs: list, lengths: list[int] | None, options: ts_options.Time
     rows, times, metas, keys, errors = [], [], [], [], []
     new_id = object_id_factory(len(docs))
     datetime, epoch, one_ms = _dt.datetime, EPOCH, _ONE_MS
-    normalized: dict[bytes, tuple] = {}
+    normalized: dict[bytes, tuple[Any, ...]] = {}
     meta_rules = index_rules if index_rules is not None and index_rules.meta_specs else None
     row_rules = index_rules if index_rules is not None and index_rules.checks_measurements else None
     scalar_checks: dict[Any, tuple] = {}  # scalar meta key -> _meta_check

@@ -47,15 +47,15 @@ class Segment:
 
     __slots__ = ("buckets", "lo", "hi", "fields", "kinds", "consts", "typed", "objects")
 
-    def __init__(self, buckets: list, lo: np.ndarray, hi: np.ndarray, fields: list[str], kinds: list[int],
-                 consts: dict, typed: Any, objects: dict):
+    def __init__(self, buckets: list[Any], lo: np.ndarray, hi: np.ndarray, fields: list[str], kinds: list[int],
+                 consts: dict[str, Any], typed: Any, objects: dict[str, Any]):
         self.buckets, self.lo, self.hi = buckets, lo, hi
         self.fields, self.kinds, self.consts = fields, kinds, consts
         self.typed = typed  # () -> {name: concatenated values}
         self.objects = objects  # {name: [values of each bucket's rows]}
 
     @classmethod
-    def of_table(cls, table: Any, buckets: list, slots: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Segment:
+    def of_table(cls, table: Any, buckets: list[Any], slots: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Segment:
         """The rows ``lo[i]:hi[i]`` of the pure buckets in ``slots[i]`` of ``table``."""
         data = dict(table.data)  # the arrays as they are now (growth replaces them, rows stay)
         kinds = [table.kinds.get(name, _const_kind(table.constants.get(name))) for name in table.order]
@@ -112,7 +112,7 @@ def _const_kind(value: Any) -> int:
     return 0x02 if type(value) is str else 0x0A if value is None else 0x03
 
 
-def parse(payload: bytes) -> tuple[dict, list[tuple[ObjectId, int, int, dict | None, list[dict]]]]:
+def parse(payload: bytes) -> tuple[dict[str, Any], list[tuple[ObjectId, int, int, dict[str, Any] | None, list[dict[str, Any]]]]]:
     """(header, [(bucket id, from, to, new-bucket info or None, rows as dicts)]) of a record."""
     record = decode(payload)
     fields = record["fields"]
@@ -148,7 +148,7 @@ def parse(payload: bytes) -> tuple[dict, list[tuple[ObjectId, int, int, dict | N
     return record, entries
 
 
-def covered(bucket: Any, to: int, writing: dict | None = None) -> bool:
+def covered(bucket: Any, to: int, writing: dict[str, Any] | None = None) -> bool:
     """The bucket's stored document holds its rows below ``to`` (or it will never be written again);
     ``writing``: id(bucket) -> rows of the full documents the same commit writes."""
     return bucket.stored_count >= to or bucket.state is State.FROZEN or (
@@ -161,12 +161,12 @@ class CommitLog:
 
     def __init__(self, ns: str):
         self.stream = stream_of(ns)
-        self.records: deque[list] = deque()
+        self.records: deque[list[Any]] = deque()
 
-    def add(self, seq: int, buckets: list, tos: list[int]) -> None:
+    def add(self, seq: int, buckets: list[Any], tos: list[int]) -> None:
         self.records.append([seq, buckets, tos, 0])
 
-    def trimmable(self, writing: dict | None = None) -> tuple[int, int] | None:
+    def trimmable(self, writing: dict[str, Any] | None = None) -> tuple[int, int] | None:
         """(highest seq, how many records) such that it and every older record are covered by stored
         documents — those already stored, or ``writing`` (full writes of the same commit: the trim goes
         in their transaction) — or None. Nothing is forgotten until ``trimmed`` (the commit succeeded)."""

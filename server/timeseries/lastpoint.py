@@ -32,7 +32,7 @@ from tidemark.timeseries.deps import refs
 _NO_TIME = -(2**63)
 
 
-def is_lastpoint(pipeline: list[dict], time_field: str, meta_field: str | None) -> bool:
+def is_lastpoint(pipeline: list[dict[str, Any]], time_field: str, meta_field: str | None) -> bool:
     """``$sort {<meta paths>..., <time>: -1}`` then ``$group`` keyed on meta with only ``$first``
     accumulators."""
     if meta_field is None or len(pipeline) < 2 or len(pipeline[0]) != 1 or len(pipeline[1]) != 1:
@@ -61,11 +61,11 @@ class LatestRows:
     def __init__(self, view: Any, positions: np.ndarray | None):
         self.view, self.positions = view, positions
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return self.view.summary()
 
     def measurements(self, fields: Any = None, positions: Any = None, *, time_field: str,
-                     meta_field: str | None) -> Iterator[dict]:
+                     meta_field: str | None) -> Iterator[dict[str, Any]]:
         """The rows, remembered with what the bucket's rows derive (each read gets its own dicts)."""
         memo = self.view.derived()
         key = ("latest rows", time_field, meta_field, None if fields is None else frozenset(fields))
@@ -76,7 +76,7 @@ class LatestRows:
         return (dict(row) for row in rows)
 
 
-def latest_buckets(server: Any, ns: str, time_field: str, stats: dict) -> Iterator[LatestRows]:
+def latest_buckets(server: Any, ns: str, time_field: str, stats: dict[str, Any]) -> Iterator[LatestRows]:
     """For every series, its bucket(s) holding its latest time, restricted to the rows at that time."""
     engine = server.engine
     attempts = 3  # commits racing the read: start over, at last accept rows read after the facts
@@ -113,7 +113,7 @@ def latest_positions(view: Any, time_field: str) -> np.ndarray | None:
     return positions
 
 
-def _series_facts(summary: dict, time_field: str) -> tuple[Any, int]:
+def _series_facts(summary: dict[str, Any], time_field: str) -> tuple[Any, int]:
     """(series grouping key, latest time in ms) of a bucket summary."""
     latest = date_ms(((summary.get("control") or {}).get("max") or {}).get(time_field))
     return (meta_key(summary["meta"]) if "meta" in summary else MISSING,
@@ -203,7 +203,7 @@ def stored_facts(engine: Any, ns: str, time_field: str) -> StoredFacts:
 # ------------------------------------------------------------------ in-memory buckets and the winners
 
 
-def _winners(facts: StoredFacts, live: dict, time_field: str) -> tuple[list[tuple[tuple, Any]], int]:
+def _winners(facts: StoredFacts, live: dict[str, Any], time_field: str) -> tuple[list[tuple[tuple[Any, ...], Any]], int]:
     """(position, record id | live view) of every bucket holding its series' latest time, in the order
     the full scan meets them: stored records by record id (an in-memory bucket in place of its stored
     version), then memory-only buckets by ``_id``; and the buckets examined."""
@@ -215,7 +215,7 @@ def _winners(facts: StoredFacts, live: dict, time_field: str) -> tuple[list[tupl
             replaced[rid] = view
         series, latest = _series_facts(view.summary(), time_field)
         live_by_series.setdefault(series, []).append((latest, view))
-    out: list[tuple[tuple, Any]] = []
+    out: list[tuple[tuple[Any, ...], Any]] = []
     for series in facts.by_series.keys() | live_by_series.keys():
         candidates = live_by_series.get(series, ())
         best = max((latest for latest, _ in candidates), default=None)

@@ -61,7 +61,7 @@ def is_meta_only(query: Any, meta_field: str | None) -> bool:
     return True
 
 
-def translate_meta_query(query: Any, meta_field: str | None) -> dict:
+def translate_meta_query(query: Any, meta_field: str | None) -> dict[str, Any]:
     """``query`` with ``<m>[.x]`` renamed to ``meta[.x]``; 72 if it names any other field.
 
     Follows ``$and/$or/$nor`` and ``$jsonSchema`` ``properties``/``required``; refuses ``$expr`` and
@@ -71,7 +71,7 @@ def translate_meta_query(query: Any, meta_field: str | None) -> dict:
         return {}
     if not isinstance(query, dict):
         raise MongoError(ErrorCode.TypeMismatch, "query must be an object")
-    out: dict = {}
+    out: dict[str, Any] = {}
     for key, value in query.items():
         if key in _LOGICAL:
             if not isinstance(value, list):
@@ -123,9 +123,9 @@ def _translate_json_schema(schema: Any, meta_field: str | None) -> Any:
 class BucketUpdate:
     """One update statement translated to the bucket level."""
 
-    bucket_query: dict
-    bucket_update: dict
-    array_filters: list | None
+    bucket_query: dict[str, Any]
+    bucket_update: dict[str, Any]
+    array_filters: list[Any] | None
     hint: Any
     collation: Any  # the statement's effective collation.Collation (None = simple): matching only
 
@@ -167,9 +167,9 @@ def translate_update(statement: Any, meta_field: str | None, *, collation: Any =
     )
 
 
-def translate_update_operators(update: dict, meta_field: str) -> dict:
+def translate_update_operators(update: dict[str, Any], meta_field: str) -> dict[str, Any]:
     """``{$op: {<m>.x: v}}`` -> ``{$op: {meta.x: v}}``; ``$rename`` targets must stay in the meta too."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     for op, fields in update.items():
         if not isinstance(fields, dict):
             out[op] = fields  # the update parser reports the malformed operator with its own code
@@ -205,8 +205,8 @@ class DeletePlan:
     """How to run one delete statement against the buckets."""
 
     whole_buckets: bool  # True: remove matching bucket documents as they are
-    bucket_filter: dict  # exact (whole_buckets) or loose (unpack path) bucket-level filter
-    measurement_filter: dict  # the user's filter, re-applied to every unpacked measurement
+    bucket_filter: dict[str, Any]  # exact (whole_buckets) or loose (unpack path) bucket-level filter
+    measurement_filter: dict[str, Any]  # the user's filter, re-applied to every unpacked measurement
     limit_one: bool
     collation: Any = None  # the statement's effective collation.Collation (None = simple) for both filters
 
@@ -244,7 +244,7 @@ def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: i
 CLOSED_BUCKET_FILTER = {"control.closed": {"$not": {"$eq": True}}}
 
 
-def _open_buckets(bucket_filter: dict) -> dict:
+def _open_buckets(bucket_filter: dict[str, Any]) -> dict[str, Any]:
     """7.0's deletes leave closed buckets (``control.closed: true``, set only from outside, e.g. by
     Online Archive) alone: the closed-bucket guard leads every delete's bucket filter."""
     if not bucket_filter:
@@ -253,13 +253,13 @@ def _open_buckets(bucket_filter: dict) -> dict:
     return {"$and": [dict(CLOSED_BUCKET_FILTER), *parts]}
 
 
-def bucket_measurement_count(bucket: dict, time_field: str) -> int:
+def bucket_measurement_count(bucket: dict[str, Any], time_field: str) -> int:
     """Number of measurements in a v1 bucket document."""
     return len((bucket.get("data") or {}).get(time_field) or {})
 
 
-def repack(bucket: dict, remaining: list[dict], time_field: str, meta_field: str | None,
-           collation: Any = None) -> dict | None:
+def repack(bucket: dict[str, Any], remaining: list[dict[str, Any]], time_field: str, meta_field: str | None,
+           collation: Any = None) -> dict[str, Any] | None:
     """The bucket rewritten with only ``remaining`` (unpacked without meta); None when empty.
 
     Keeps the bucket ``_id``, ``meta`` and ``control.min.<time>`` (the rounded bucket start), and

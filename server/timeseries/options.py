@@ -292,7 +292,7 @@ def bucket_validator(time_field: str) -> dict[str, Any]:
     }
 
 
-def view_document(db: str, name: str, options: TimeseriesOptions, collation: dict | None = None) -> dict[str, Any]:
+def view_document(db: str, name: str, options: TimeseriesOptions, collation: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``system.views`` document of the view ``db.name`` (§1.6)."""
     stage: dict[str, Any] = {"timeField": options.time_field}
     if options.meta_field is not None:

@@ -73,7 +73,7 @@ class Layout:
     suffix_skeleton: np.ndarray
     bools: tuple[Column, ...]
     value_dtype: np.dtype  # structured view of a prefix row: one named field per prefix column
-    key: tuple  # equal for equal layouts (hashable)
+    key: tuple[Any, ...]  # equal for equal layouts (hashable)
 
 
 @dataclass(slots=True)

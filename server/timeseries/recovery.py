@@ -26,13 +26,14 @@ from tidemark.core.collection import default_collation_of, effective_collation
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.storage.errors import StorageError
+from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import journal
 from tidemark.timeseries import options as ts_options
 from tidemark.timeseries.batch import RowBatch, table_key_of_row
 from tidemark.timeseries.bucket import Bucket
 from tidemark.timeseries.bucketdoc import MISSING, meta_key
 from tidemark.timeseries.catalog import BucketCatalog, CollectionState
-from tidemark.timeseries.commit import clustered_rid, write_full_document
+from tidemark.timeseries.commit import write_full_document
 
 log = logging.getLogger("tidemark.timeseries")
 
@@ -93,7 +94,7 @@ def recover(engine: Any) -> int:
     return rebuilt
 
 
-def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: list, rebuilt: dict) -> None:
+def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: list[Any], rebuilt: dict[str, Any]) -> None:
     info = w.get_collection(state.ns)
     options = state.options
     for bucket_id, lo, hi, new, rows in entries:

@@ -14,8 +14,8 @@ from typing import Any
 
 from tidemark.protocol.codec import decode
 from tidemark.query import plan as planner
+from tidemark.storage.records import clustered_rid
 from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key, ms_to_date, normalize_meta, oid_bound
-from tidemark.timeseries.commit import clustered_rid
 
 MAX_CANDIDATES = 16  # index entries examined per query
 
@@ -23,7 +23,7 @@ MAX_CANDIDATES = 16  # index entries examined per query
 def loader(engine: Any) -> Any:
     """``load(state, sid, t_ms) -> stored bucket document | None`` for the router."""
 
-    def load(state: Any, sid: int, t_ms: int) -> dict | None:
+    def load(state: Any, sid: int, t_ms: int) -> dict[str, Any] | None:
         options = state.options
         series = state.series
         return find(engine, state.ns, options.time_field, options.meta_field, options.bucket_max_span_seconds,
@@ -33,9 +33,9 @@ def loader(engine: Any) -> Any:
 
 
 def find(engine: Any, ns: str, time_field: str, meta_field: str | None, span_s: int, meta: Any, key: Any,
-         t_ms: int) -> dict | None:
+         t_ms: int) -> dict[str, Any] | None:
     low_ms = t_ms - span_s * 1000  # exclusive: a bucket starting there ends at t
-    best: dict | None = None
+    best: dict[str, Any] | None = None
     with engine.read() as r:
         info = r.get_collection(ns)
         if info is None or not r.count(info):
@@ -75,7 +75,7 @@ def find(engine: Any, ns: str, time_field: str, meta_field: str | None, span_s: 
     return best
 
 
-def _meta_time_index(indexes: Any, time_field: str) -> dict | None:
+def _meta_time_index(indexes: Any, time_field: str) -> dict[str, Any] | None:
     for spec in indexes:
         keys = list(spec.get("key", {}))
         if keys[:2] == ["meta", f"control.min.{time_field}"] and not spec.get("partialFilterExpression") \

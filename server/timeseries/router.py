@@ -176,7 +176,7 @@ class _Run:
         self.count, self.size, self.columns = bucket.count, bucket.size, _held(bucket)
         self._own = False
 
-    def add(self, row: dict, size: int, meta_field: str | None) -> None:
+    def add(self, row: dict[str, Any], size: int, meta_field: str | None) -> None:
         self.count += 1
         self.size += size
         if not self._own:

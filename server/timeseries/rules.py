@@ -107,7 +107,7 @@ def _digits(position: int) -> int:
     return len(POS_KEYS[position]) if position < len(POS_KEYS) else len(str(position))
 
 
-def measurement_size(has_column: Any, position: int, row: dict, meta_field: str | None) -> int:
+def measurement_size(has_column: Any, position: int, row: dict[str, Any], meta_field: str | None) -> int:
     """Bytes ``row`` adds at ``position`` of a bucket; ``has_column(name)`` tells which fields the bucket
     holds already (a new field also pays for its column, min and max)."""
     digits = _digits(position)
@@ -182,7 +182,7 @@ def schema_compatible(column: Any, value: Any) -> bool:
     return current is MISSING or compatible(current, value)
 
 
-def row_reason(bucket: Any, row: dict, size: int, limits: Limits, meta_field: str | None) -> str | None:
+def row_reason(bucket: Any, row: dict[str, Any], size: int, limits: Limits, meta_field: str | None) -> str | None:
     """Rules 3-5 for a measurement given as a dict (time rules are the caller's)."""
     count = bucket.count
     if count >= limits.max_count:

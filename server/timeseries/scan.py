@@ -19,15 +19,15 @@ from typing import Any
 from bson.objectid import ObjectId
 
 from tidemark.query.index_keys import holds, may_leave_out
+from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import stored
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.bucketview import LiveBucket
-from tidemark.timeseries.commit import clustered_rid
 
 WRAP = 2**32
 
 
-def live_views(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None) -> dict:
+def live_views(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None) -> dict[str, Any]:
     """The catalog's in-memory buckets of ``ns`` with committed rows and a start in ``[lo_s, hi_s]``,
     as views of their rows now (by ``_id``)."""
     views = {}
@@ -65,7 +65,7 @@ def _keep(view: Any, predicate: Any) -> bool:
     return predicate is None or predicate(view)
 
 
-def _stored_then_live(stored_views: Iterator[Any], live: dict, stats: dict | None, predicate: Any) -> Iterator[Any]:
+def _stored_then_live(stored_views: Iterator[Any], live: dict[str, Any], stats: dict[str, Any] | None, predicate: Any) -> Iterator[Any]:
     for view in stored_views:
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
@@ -83,7 +83,7 @@ def _stored_then_live(stored_views: Iterator[Any], live: dict, stats: dict | Non
         del view
 
 
-def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None, stats: dict | None = None,
+def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None, stats: dict[str, Any] | None = None,
             predicate: Any = None) -> Iterator[Any]:
     """Buckets of ``ns`` whose start is in ``[lo_s, hi_s]`` (None: open) and that pass ``predicate``
     (over ``summary()``), in ``_id`` order, in-memory ones last when never stored."""
@@ -96,7 +96,7 @@ def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = No
     return _stored_then_live(stored_views(), live, stats, predicate)
 
 
-def index_buckets(server: Any, ns: str, plan: Any, stats: dict | None = None, predicate: Any = None,
+def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None = None, predicate: Any = None,
                   lo_s: int | None = None, hi_s: int | None = None) -> Iterator[Any]:
     """Buckets through a buckets index: record ids first (one short transaction), then the records in
     the index's order (its key order under its own collation, backwards for a reverse plan; a bucket
@@ -124,7 +124,7 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict | None = None, pr
     return _stored_then_live(stored.get_many(server.engine, ns, list(rids)), live, stats, predicate)
 
 
-def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats: dict, predicate: Any,
+def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats: dict[str, Any], predicate: Any,
                  done_before: Any) -> Iterator[Any]:
     """Buckets by descending start — stored ones merged with in-memory ones — until ``done_before(start)``
     says no older bucket can matter. ``_id`` order is start order only for starts in [0, 2**31): the
@@ -173,19 +173,19 @@ def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats:
             yield current
 
 
-def _start_s(summary: dict, time_field: str) -> int | None:
+def _start_s(summary: dict[str, Any], time_field: str) -> int | None:
     ms = date_ms(((summary.get("control") or {}).get("min") or {}).get(time_field))
     return None if ms is None else ms // 1000
 
 
-def bucket_documents(server: Any, ns: str) -> Iterator[dict]:
+def bucket_documents(server: Any, ns: str) -> Iterator[dict[str, Any]]:
     """Every bucket document of ``ns`` (a ``system.buckets.*`` namespace), in-memory ones included:
     what every read of the buckets namespace takes its documents from."""
     return (view.document() for view in buckets(server, ns))
 
 
 def natural_order(server: Any, ns: str, *, reverse: bool = False,
-                  after: bytes | None = None) -> Iterator[tuple[bytes, dict]]:
+                  after: bytes | None = None) -> Iterator[tuple[bytes, dict[str, Any]]]:
     """(record id, bucket document) of every bucket of ``ns`` in clustered ``_id`` order (descending with
     ``reverse``), strictly past record id ``after``: stored buckets merged by key with the in-memory ones
     (which replace their stored version). What a ``$natural`` scan of the buckets collection reads, and

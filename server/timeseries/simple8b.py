@@ -21,6 +21,8 @@ invalid. The values themselves are unsigned; BSONColumn stores zigzag-encoded de
 
 from __future__ import annotations
 
+from typing import Any
+
 RLE_SELECTOR = 15
 RLE_BLOCK = 120  # values per RLE unit; one RLE word repeats 1..16 units
 MAX_RLE_UNITS = 16
@@ -42,10 +44,10 @@ class Simple8bError(ValueError):
     """A word that no valid Simple-8b stream contains."""
 
 
-def _layouts() -> list:
+def _layouts() -> list[Any]:
     """Decoding layout per low byte of a word: None (invalid), "rle", or
     (slot shifts, slot mask, count bits, zeros per count unit)."""
-    table: list = [None] * 256
+    table: list[Any] = [None] * 256
     for low in range(256):
         selector, ext = low & 0xF, low >> 4
         if selector == RLE_SELECTOR:

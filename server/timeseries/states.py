@@ -86,7 +86,7 @@ def move(bucket: Any, event: Event) -> State:
     return new
 
 
-def move_all(buckets: list, event: Event) -> None:
+def move_all(buckets: list[Any], event: Event) -> None:
     """``move`` for every bucket of ``buckets`` (the router's bulk archive/reopen of many series)."""
     allowed = {old: new for (old, ev), new in TRANSITIONS.items() if ev is event}
     for bucket in buckets:

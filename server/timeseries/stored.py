@@ -13,13 +13,14 @@ is held while a cursor is suspended; decoding happens after the transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from bson.raw_bson import RawBSONDocument
 
 from tidemark.protocol.codec import RAW_CODEC_OPTIONS, decode
 from tidemark.storage.bucket_reader import BucketReader
+from tidemark.storage.engine import Engine
 from tidemark.timeseries import rawcolumns
 from tidemark.timeseries.bucketcache import CACHE, CachedBucket
 from tidemark.timeseries.bucketdoc import POS_KEYS, unpack_document
@@ -42,8 +43,14 @@ _TYPED_CODEC = {DOUBLE, DATE, INT64, INT32, BOOL, OID}
 class _Unpacking:
     """``measurements`` over ``select`` (shared by both stored forms)."""
 
+    if TYPE_CHECKING:  # what each stored form provides
+        def select(self, columns: set[str] | None) -> dict[str, Any]: ...
+        def column_names(self) -> list[str]: ...
+        def dense(self, name: str) -> tuple[int, np.ndarray] | None: ...
+        def summary(self) -> dict[str, Any]: ...
+
     def measurements(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
-                     meta_field: str | None) -> Iterator[dict]:
+                     meta_field: str | None) -> Iterator[dict[str, Any]]:
         if positions is not None:
             rows = self._dense_rows(fields, positions, time_field, meta_field)
             if rows is not None:
@@ -53,7 +60,7 @@ class _Unpacking:
             doc = _restricted(doc, positions)
         return unpack_document(doc, time_field, meta_field, fields)
 
-    def _dense_rows(self, fields: Any, positions: np.ndarray, time_field: str, meta_field: str | None) -> list | None:
+    def _dense_rows(self, fields: Any, positions: np.ndarray, time_field: str, meta_field: str | None) -> list[Any] | None:
         """The rows at ``positions`` built from dense typed columns alone (None unless every selected
         column is one): only those rows become Python values."""
         wanted = None if fields is None else set(fields)
@@ -92,7 +99,7 @@ class StoredBucket(_Unpacking):
         self.rid, self.stored, self._opener = rid, stored, opener
         self._opened: bytes | BucketReader | None = None
         self._entry: CachedBucket | None = CACHE.entry(ns, rid, stored)
-        self._summary: dict | None = None
+        self._summary: dict[str, Any] | None = None
 
     def opened(self) -> bytes | BucketReader:
         """The record opened for reading (``BucketReader`` for bucket-codec values, else BSON bytes)."""
@@ -108,12 +115,12 @@ class StoredBucket(_Unpacking):
     def id(self) -> Any:
         return self.summary()["_id"]
 
-    def derived(self) -> dict:
+    def derived(self) -> dict[str, Any]:
         """A memo for what reads derive from these stored bytes (the cache entry's; a fresh dict when
         caching is off)."""
         return self._entry.memo if self._entry is not None else {}
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """``{_id, control, meta?}`` without decoding any data column (shared: do not mutate)."""
         if self._summary is not None:
             return self._summary
@@ -141,7 +148,7 @@ class StoredBucket(_Unpacking):
         """``data`` field names in stored order."""
         entry = self._entry
         if entry is not None and "names" in entry.memo:
-            return entry.memo["names"]
+            return cast("list[str]", entry.memo["names"])
         opened = self.opened()
         if isinstance(opened, BucketReader):
             names = opened.column_names()
@@ -179,18 +186,18 @@ class StoredBucket(_Unpacking):
         opened = self.opened()
         return opened.column_bson(name) if isinstance(opened, BucketReader) else None
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, Any]:
         opened = self.opened()
         return decode(opened.document() if isinstance(opened, BucketReader) else opened)
 
-    def select(self, columns: set[str] | None) -> dict:
+    def select(self, columns: set[str] | None) -> dict[str, Any]:
         """The summary plus only the ``columns`` of ``data`` (in stored order); all when None."""
         if columns is None:
             return self.document()
         doc = dict(self.summary())
         opened = self.opened()
         if isinstance(opened, BucketReader):
-            doc["data"] = {name: decode(opened.column_bson(name)) for name in opened.column_names() if name in columns}
+            doc["data"] = {name: decode(cast(bytes, opened.column_bson(name))) for name in opened.column_names() if name in columns}
         else:
             doc["data"] = bson_columns(opened, columns)
         return doc
@@ -203,17 +210,17 @@ class DocumentBucket(_Unpacking):
     __slots__ = ("doc",)
     cached = None
 
-    def __init__(self, doc: dict):
+    def __init__(self, doc: dict[str, Any]):
         self.doc = doc
 
     @property
     def id(self) -> Any:
         return self.doc.get("_id")
 
-    def derived(self) -> dict:
+    def derived(self) -> dict[str, Any]:
         return {}
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         out = {"_id": self.doc.get("_id"), "control": self.doc.get("control")}
         if "meta" in self.doc:
             out["meta"] = self.doc["meta"]
@@ -226,10 +233,10 @@ class DocumentBucket(_Unpacking):
         column = (self.doc.get("data") or {}).get(name)
         return _dense_of_dict(column) if isinstance(column, dict) else None
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, Any]:
         return self.doc
 
-    def select(self, columns: set[str] | None) -> dict:
+    def select(self, columns: set[str] | None) -> dict[str, Any]:
         if columns is None:
             return self.doc
         doc = self.summary()
@@ -237,11 +244,11 @@ class DocumentBucket(_Unpacking):
         return doc
 
 
-def document_bucket(doc: dict) -> DocumentBucket:
+def document_bucket(doc: dict[str, Any]) -> DocumentBucket:
     return DocumentBucket(doc)
 
 
-def _dense_of_dict(column: dict) -> tuple[int, np.ndarray] | None:
+def _dense_of_dict(column: dict[str, Any]) -> tuple[int, np.ndarray] | None:
     n = len(column)
     if not n or n > len(POS_KEYS) or list(column) != POS_KEYS[:n]:
         return None
@@ -254,7 +261,7 @@ def _dense_of_dict(column: dict) -> tuple[int, np.ndarray] | None:
     return kind, array
 
 
-def _dense_of(columns: dict, name: str) -> tuple[int, np.ndarray] | None:
+def _dense_of(columns: dict[str, Any], name: str) -> tuple[int, np.ndarray] | None:
     """A dense double/date column of a BSON record straight from its bytes, else from its values."""
     raw = columns.get(name)
     if isinstance(raw, bytes):
@@ -278,7 +285,7 @@ def _bson_column_names(raw: bytes) -> list[str]:
     return list(decode(raw).get("data") or {})
 
 
-def _restricted(doc: dict, positions: np.ndarray) -> dict:
+def _restricted(doc: dict[str, Any], positions: np.ndarray) -> dict[str, Any]:
     """``doc`` restricted to the rows at ``positions`` — when every column holds every row (dropping
     rows from a bucket with a sparse column could make it dense and change the field order)."""
     data = doc.get("data")
@@ -294,17 +301,17 @@ def _restricted(doc: dict, positions: np.ndarray) -> dict:
     return restricted
 
 
-def bson_summary(raw: bytes) -> dict:
+def bson_summary(raw: bytes) -> dict[str, Any]:
     """``{_id, control, meta?}`` of a bucket's BSON without decoding its data columns."""
     top = rawcolumns.elements(raw)
     if top is not None and "_id" in top and "control" in top:
-        summary = {"_id": rawcolumns.element_value(raw, top["_id"]),
+        summary: dict[str, Any] = {"_id": rawcolumns.element_value(raw, top["_id"]),
                    "control": rawcolumns.element_value(raw, top["control"])}
         if "meta" in top:
             summary["meta"] = rawcolumns.element_value(raw, top["meta"])
         return summary
     head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
-    summary: dict[str, Any] = {"_id": head.get("_id")}
+    summary = {"_id": head.get("_id")}
     control = head.get("control")
     summary["control"] = decode(control.raw) if isinstance(control, RawBSONDocument) else control
     if "meta" in head:
@@ -313,7 +320,7 @@ def bson_summary(raw: bytes) -> dict:
     return summary
 
 
-def bson_columns(raw: bytes, columns: set[str]) -> dict:
+def bson_columns(raw: bytes, columns: set[str]) -> dict[str, Any]:
     """``data`` of a bucket's BSON restricted to ``columns`` (decoded)."""
     head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
     data = head.get("data")
@@ -334,7 +341,7 @@ def _plain(value: Any) -> Any:
 # ------------------------------------------------------------------ readers
 
 
-def snapshot_id(engine: Any) -> int:
+def snapshot_id(engine: Engine) -> int:
     """The snapshot a read started now would see (``ReadView.snapshot_id``)."""
     with engine.read() as r:
         return r.snapshot_id()

@@ -34,12 +34,15 @@ Invariants
 from __future__ import annotations
 
 import heapq
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from tidemark.timeseries import rules
 from tidemark.timeseries.columns import DTYPE, ConstColumn, TableColumn
+
+if TYPE_CHECKING:
+    from tidemark.timeseries.bucket import Bucket
 
 HOT = 4
 _FIRST_SLOTS = 8
@@ -61,7 +64,7 @@ class Meter:
 class Table:
     """The slots of one collection and layout. Only the catalog (event loop) mutates it."""
 
-    def __init__(self, key: tuple, ns: str, time_field: str, meter: Meter | None = None, collation: Any = None):
+    def __init__(self, key: tuple[Any, ...], ns: str, time_field: str, meter: Meter | None = None, collation: Any = None):
         self.key = key  # ((name, kind or None, constant), ...) in bucket order
         self.ns = ns
         self.time_field = time_field
@@ -93,7 +96,7 @@ class Table:
         self.committed = np.zeros(slots, bool)
         self.gen = np.zeros(slots, np.int64)
         self.taken = np.zeros(slots, bool)  # the slot belongs to a bucket
-        self.buckets: list[Any] = [None] * slots
+        self.buckets: list[Bucket | None] = [None] * slots
         self.free: list[int] = list(range(slots))  # a heap: the lowest free slot first
         self.used = 0  # slots below this were allocated since the arrays were last made (rows to copy)
         self.live = 0  # slots held
@@ -107,7 +110,8 @@ class Table:
 
     def memory(self) -> int:
         """What the table's arrays hold (allocated; only written pages are resident)."""
-        return sum(a.nbytes for a in self.data.values()) + sum(getattr(self, n).nbytes for n in _SLOT_VECTORS) + \
+        vectors: int = sum(getattr(self, n).nbytes for n in _SLOT_VECTORS)
+        return sum(a.nbytes for a in self.data.values()) + vectors + \
             self.hot.nbytes + 8 * (len(self.buckets) + len(self.free))
 
     # -- slots
@@ -257,13 +261,13 @@ class Table:
         """``hot[sid]`` of each series (n x HOT, -1 where none)."""
         if len(sids) and int(sids.max()) >= len(self.hot):
             self._series_capacity(int(sids.max()))
-        return self.hot[sids]
+        return cast(np.ndarray, self.hot[sids])
 
     # -- rows
     def row_sizes(self, positions: np.ndarray) -> np.ndarray:
         return rules.row_sizes(self.sizes, positions)
 
-    def gather(self, slots: np.ndarray, lo: np.ndarray, hi: np.ndarray, data: dict | None = None) -> dict[str, np.ndarray]:
+    def gather(self, slots: np.ndarray, lo: np.ndarray, hi: np.ndarray, data: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
         """Rows ``lo[i]:hi[i]`` of ``slots[i]``, concatenated, for every typed column (``data``: the
         arrays to read, as taken earlier from ``self.data``)."""
         data = self.data if data is None else data

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
+from typing import Any
 
 from bson.objectid import ObjectId
 
@@ -50,10 +51,10 @@ class PartialTtl:
 
     name: str
     expire_after_seconds: int
-    bucket_filter: dict  # the bucket-level partialFilterExpression
+    bucket_filter: dict[str, Any]  # the bucket-level partialFilterExpression
 
 
-def partial_ttl_indexes(bucket_index_specs: list[dict], time_field: str) -> list[PartialTtl]:
+def partial_ttl_indexes(bucket_index_specs: list[dict[str, Any]], time_field: str) -> list[PartialTtl]:
     """The partial TTL indexes among a buckets collection's index specs."""
     out = []
     key_name = "control.min." + time_field

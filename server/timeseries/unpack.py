@@ -25,7 +25,7 @@ class UnpackSpec:
     exclude: tuple[str, ...] = ()
     user_facing: bool = False  # $_unpackBucket: a bucket with meta but no metaField is an error
 
-    def apply(self, buckets: Iterable[dict]) -> Iterator[dict]:
+    def apply(self, buckets: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         fields = self.include
         for bucket in buckets:
             if self.user_facing and self.meta_field is None and "meta" in bucket:
@@ -92,8 +92,8 @@ def parse_unpack_bucket(spec: Any) -> UnpackSpec:
     return UnpackSpec(spec["timeField"], meta_field, user_facing=True)
 
 
-def _factory(parse: Callable[[Any], UnpackSpec]) -> Callable[[Any, Any], Callable[[Iterable[dict]], Iterator[dict]]]:
-    def make(spec: Any, ctx: Any = None) -> Callable[[Iterable[dict]], Iterator[dict]]:
+def _factory(parse: Callable[[Any], UnpackSpec]) -> Callable[[Any, Any], Callable[[Iterable[dict[str, Any]]], Iterator[dict[str, Any]]]]:
+    def make(spec: Any, ctx: Any = None) -> Callable[[Iterable[dict[str, Any]]], Iterator[dict[str, Any]]]:
         return parse(spec).apply
 
     return make

@@ -28,7 +28,7 @@ from tidemark.timeseries.indexes import translate_hint
 from tidemark.timeseries.unpack import parse_internal_unpack
 
 
-def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict], *, hint: Any = None,
+def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: list[dict[str, Any]], *, hint: Any = None,
                 collation: Any = None, buckets_info: Any = None):
     """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view
     (``server``: the ServerState).
@@ -93,7 +93,7 @@ def read_source(server: Any, db: str, view_doc: dict, user_pipeline: list[dict],
     return _measurements(buckets, spec, event_filter, fields, info), remaining, info
 
 
-def _event_filter(first: Any, nodes: list, collation: Any) -> Any:
+def _event_filter(first: Any, nodes: list[Any], collation: Any) -> Any:
     """The per-measurement predicate of the absorbed ``$match`` stages. A stage the command parsed
     carries its compile (reused under the same collation) and the command's variables (``let``), which a
     ``$expr`` in it reads; other stages are compiled here."""
@@ -120,20 +120,20 @@ class GroupableMeasurements:
     been read yet, it gets None and iterates the measurements as usual."""
 
     def __init__(self, plan: Any, buckets: Iterator[Any], spec: Any, event_filter: Any,
-                 fields: set[str] | None, info: dict):
+                 fields: set[str] | None, info: dict[str, Any]):
         self._plan, self._buckets, self._spec = plan, buckets, spec
         self._event_filter, self._fields, self._info = event_filter, fields, info
-        self._it: Iterator[dict] | None = None
+        self._it: Iterator[dict[str, Any]] | None = None
 
     def __iter__(self) -> GroupableMeasurements:
         return self
 
-    def __next__(self) -> dict:
+    def __next__(self) -> dict[str, Any]:
         if self._it is None:
             self._it = _measurements(self._buckets, self._spec, self._event_filter, self._fields, self._info)
         return next(self._it)
 
-    def group_result(self, group_spec: Any, ctx: Any) -> Iterator[dict] | None:
+    def group_result(self, group_spec: Any, ctx: Any) -> Iterator[dict[str, Any]] | None:
         if self._it is not None or group_spec != self._plan.group_spec:
             return None
         self._it = iter(())
@@ -156,7 +156,7 @@ def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, s
     return plan
 
 
-def choose_index(indexes: list[dict], bfilter: BucketFilter, hint: Any, time_field: str,
+def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any, time_field: str,
                  meta_field: str | None) -> Any:
     """An IXSCAN plan over a buckets index whose leading field the bucket filter bounds (or the hinted
     one: index name or *user* key pattern; unknown or hidden -> 2 BadValue), else None (scan the
@@ -175,7 +175,7 @@ def choose_index(indexes: list[dict], bfilter: BucketFilter, hint: Any, time_fie
 
 
 def _measurements(buckets: Iterator[Any], spec: Any, event_filter: Any, fields: set[str] | None,
-                  info: dict) -> Iterator[dict]:
+                  info: dict[str, Any]) -> Iterator[dict[str, Any]]:
     time_field, meta_field = spec.time_field, spec.meta_field
     for bucket in buckets:
         info["bucketsUnpacked"] += 1
@@ -191,12 +191,12 @@ def _measurements(buckets: Iterator[Any], spec: Any, event_filter: Any, fields: 
 
 
 def bucket_records(server: Any, db: str, coll: str, *, reverse: bool = False,
-                   after: bytes | None = None) -> Iterator[tuple[bytes, dict]]:
+                   after: bytes | None = None) -> Iterator[tuple[bytes, dict[str, Any]]]:
     """(record id, bucket document) of ``db.<coll>`` (a ``system.buckets.*`` name) in ``$natural`` order,
     open buckets included, strictly past record id ``after``."""
     return scan.natural_order(server, f"{db}.{coll}", reverse=reverse, after=after)
 
 
-def bucket_source(server: Any, db: str, coll: str) -> Iterator[dict]:
+def bucket_source(server: Any, db: str, coll: str) -> Iterator[dict[str, Any]]:
     """Every bucket document of ``db.<coll>`` (a ``system.buckets.*`` name), open buckets included."""
     return scan.bucket_documents(server, f"{db}.{coll}")
