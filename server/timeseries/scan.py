@@ -123,7 +123,7 @@ def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats:
     is then read down from the filter's start bound, and stops early only when that bound is below
     2**32 (a later start would wrap into it). Starts before 1901 wrap into the lower half too, anywhere
     (1900 sits among 2036's keys): older than every other bucket, they matter only when ``done_before``
-    never said stop, so the keys above the bound are read (in key order) only then."""
+    did not say stop for them, so the keys above the bound are read (in key order) only then."""
     half = WRAP // 2
     may_stop = hi_s is not None and hi_s < WRAP
     live = live_views(server, ns, None, hi_s)
@@ -161,7 +161,9 @@ def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats:
             return
         if take(current):
             yield current
-    if top < half - 1:  # (the predicate rejects the buckets starting after the bound read on the way)
+    # the latest start before 1901 (-2**31 - 1): when no bucket starting then or before can matter, none above
+    # the bound need be read (the predicate rejects the buckets starting after the bound read on the way)
+    if top < half - 1 and not done_before(-half - 1):
         for view in stored.scan(server.engine, ns, reverse=True, lo=_key(top, high=True),
                                 hi=_key(half - 1, high=True), chunk_size=32):
             if view.summary()["_id"] not in live and take(view):

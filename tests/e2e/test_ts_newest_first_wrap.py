@@ -65,3 +65,23 @@ def test_newest_groups_under_a_time_bound_read_no_bucket_after_the_bound(db):
     info = explained["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
     assert info["newestFirst"] == 5
     assert info["bucketsScanned"] <= 16  # (read down from the top of the key space: 36)
+
+
+def test_newest_groups_decided_by_the_oldest_buckets_read_no_bucket_after_the_bound(db):
+    """The read reaches the oldest bucket under the bound without a stop (every bucket there may hold
+    one of the newest groups), but the groups found already outrank any bucket before 1901: the 38
+    buckets after the bound are not read for them."""
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    docs = [{"_id": m, "t": dt.datetime(2024, 3, 1, 0, m), "v": float(m)} for m in range(10)]
+    docs += [{"_id": 100 + h, "t": dt.datetime(2024, 3, 1, 0, 5) + dt.timedelta(hours=h), "v": float(h)}
+             for h in range(1, 39)]
+    db["system.buckets.ts"].insert_many([_bucket(d, True, i) for i, d in enumerate(docs)])
+    db.regular.insert_many(docs)
+    pipeline = [{"$match": {"t": {"$lt": dt.datetime(2024, 3, 1, 0, 30)}}},
+                {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "v": {"$max": "$v"}}},
+                {"$sort": {"_id": -1}}, {"$limit": 5}]
+    assert list(db.ts.aggregate(pipeline)) == list(db.regular.aggregate(pipeline))
+    explained = db.command("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}},
+                           verbosity="executionStats")
+    info = explained["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
+    assert info["newestFirst"] == 5 and info["bucketsScanned"] == 10
