@@ -59,16 +59,18 @@ async def insert_measurements(ctx: Any, cmd: dict, buckets_info: Any = None) -> 
         prepared = prepare(cmd, options, columnar, state.last_layout, index_rules)
     else:
         prepared = await ctx.run_blocking(prepare, cmd, options, columnar, state.last_layout, index_rules)
-    # backpressure: buckets closed for memory leave once their full writes are durable, a bounded number
-    # per commit (commit.FULL_WRITES_PER_COMMIT); an insert waits while they are more than the allowance
-    allowance = leaving_allowance(rules.Limits.of(server.params, options, catalog.memory_threshold).memory_threshold)
-    for _ in range(MAX_LEAVING_WAITS):
-        if catalog.leaving_bytes <= allowance:
-            break
-        await committer.commit(())
-    catalog.release_series()  # series ids this insert computes stay valid until it has routed (pinned)
-    with catalog.pinned():
-        prepared = await _route(ctx, catalog, committer, state, options, prepared, cmd, index_rules)
+    async with committer.turn(bns):  # routed in arrival order, waits included (Committer.turn)
+        # backpressure: buckets closed for memory leave once their full writes are durable, a bounded
+        # number per commit (commit.FULL_WRITES_PER_COMMIT); an insert waits while they are more than the
+        # allowance
+        allowance = leaving_allowance(rules.Limits.of(server.params, options, catalog.memory_threshold).memory_threshold)
+        for _ in range(MAX_LEAVING_WAITS):
+            if catalog.leaving_bytes <= allowance:
+                break
+            await committer.commit(())
+        catalog.release_series()  # series ids this insert computes stay valid until it has routed (pinned)
+        with catalog.pinned():
+            prepared = await _route(ctx, catalog, committer, state, options, prepared, cmd, index_rules)
     batch = prepared.batch
     if batch is not None:
         await committer.commit((bns,))
@@ -96,7 +98,7 @@ async def _route(ctx: Any, catalog: Any, committer: Any, state: Any, options: An
     if batch is not None:
         limits = rules.Limits.of(server.params, options, catalog.memory_threshold)
         load = reopen.loader(server.engine)
-        cuts = slices(batch)
+        cuts = slices(batch, state.series.queried)
         if len(cuts) == 2:
             router.route(catalog, state, batch, np.arange(batch.n), limits, load)
         else:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, cast
 
@@ -342,6 +343,19 @@ class Committer:
         self._routed.set()
         self._draining = asyncio.Event()
         self._draining.set()  # cleared while a drain waits for inserts in progress
+        self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def turn(self, ns: str) -> asyncio.Lock:
+        """The insert turn of ``ns``: held from an insert's backpressure wait to the end of its routing,
+        so inserts route one at a time in the order they asked (an asyncio lock is FIFO). One that waits
+        (for full writes, between slices, for a drain) is not overtaken by later ones: a time-ordered
+        load's rows reach each series in order — overtaken, a series sees times go back across a
+        bucket's start (buckets archived and reopened, rows out of order: more CPU and bytes per row).
+        Kept only while some insert holds or awaits it."""
+        lock = self._turns.get(ns)
+        if lock is None:
+            lock = self._turns[ns] = asyncio.Lock()
+        return lock
 
     # -- inserts in progress (``routing``) and drains exclude each other
     @contextlib.asynccontextmanager

@@ -35,7 +35,7 @@ ON_LOOP_DOCUMENT_BYTES = 16 * 1024  # inserts of larger documents on average are
 COLUMNAR_DOCUMENT_BYTES = 64 * 1024  # larger documents (wide, or long strings) take the per-document parse
 SLICE_VALUES = 50_000  # values (rows x fields) routed between two yields of the event loop
 DECODE_CHUNK = 500  # documents decoded per C call
-SERIES_PER_SLICE = 32  # distinct series routed between two yields (a new one may query storage: reopen.py)
+SERIES_PER_SLICE = 32  # series that may query storage (reopen.py) routed between two yields
 LEAVING_ALLOWANCE = 16 * 1024 * 1024  # closed buckets' memory awaiting their full writes before inserts wait
 MAX_LEAVING_WAITS = 256  # commits an insert waits for at most (storage failing: it goes ahead)
 _ONE_MS = _dt.timedelta(milliseconds=1)
@@ -192,14 +192,22 @@ def series_ids(series: Any, batch: ColumnBatch | RowBatch) -> bool:
     return True
 
 
-def slices(batch: ColumnBatch | RowBatch) -> list[int]:
+def slices(batch: ColumnBatch | RowBatch, queried: list[bool] | None = None) -> list[int]:
     """Row boundaries of the slices routed between yields of the event loop (about ``SLICE_VALUES``
-    values each: the routing cost grows with rows times fields)."""
+    values each: the routing cost grows with rows times fields; fewer rows when more than
+    ``SERIES_PER_SLICE`` of the batch's series may query storage, i.e. are not ``queried``).
+
+    Only those series count: one already asked costs no storage query, and an insert cut into slices
+    lets concurrent inserts route between them, so the series of time-ordered loaders see times go
+    back and forth (archived and reopened buckets, rows out of order: more CPU and bytes per row)."""
     if isinstance(batch, ColumnBatch):
         step = max(1, SLICE_VALUES // max(len(batch.order), 1))
-        distinct = len(np.unique(batch.sids)) if batch.sids is not None else 1
-        if distinct > SERIES_PER_SLICE:  # many series: each new one costs a storage query (~0.5 ms)
-            step = min(step, max(SERIES_PER_SLICE, batch.n * SERIES_PER_SLICE // distinct))
+        asking = 1
+        if batch.sids is not None:
+            distinct = np.unique(batch.sids).tolist()
+            asking = len(distinct) if queried is None else sum(1 for sid in distinct if not queried[sid])
+        if asking > SERIES_PER_SLICE:  # each costs a storage query (~0.5 ms)
+            step = min(step, max(SERIES_PER_SLICE, batch.n * SERIES_PER_SLICE // asking))
         return list(range(0, batch.n, step)) + [batch.n]
     cuts, values = [0], 0
     for i, row in enumerate(batch.rows):

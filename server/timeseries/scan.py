@@ -129,9 +129,10 @@ def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats:
     """Buckets by descending start — stored ones merged with in-memory ones — until ``done_before(start)``
     says no older bucket can matter. ``_id`` order is start order only for starts in [0, 2**31): the
     top half of the key space (starts 2038..2106, and 1901..1970) is read whole first; the lower half
-    then stops early only when the filter bounds starts below 2**32 (a later start would wrap into it).
-    Starts before 1901 wrap into the lower half too: older than every other bucket there, they matter
-    only until ``done_before``, and are met in key order (never skipped by a start bound)."""
+    is then read down from the filter's start bound, and stops early only when that bound is below
+    2**32 (a later start would wrap into it). Starts before 1901 wrap into the lower half too, anywhere
+    (1900 sits among 2036's keys): older than every other bucket, they matter only when ``done_before``
+    did not say stop for them, so the keys above the bound are read (in key order) only then."""
     half = WRAP // 2
     may_stop = hi_s is not None and hi_s < WRAP
     live = live_views(server, ns, None, hi_s)
@@ -149,10 +150,8 @@ def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats:
         if view.summary()["_id"] not in live and take(view):
             yield view
     pending = 0  # in-memory buckets of the lower half not taken yet (descending start)
-    # The lower half is read from its top even when the filter bounds starts lower: starts before
-    # 1901-12-13 (below -2**31) wrap into it anywhere (1900 sits among 2036's keys), and the
-    # predicate skips the later buckets read on the way.
-    for view in stored.scan(server.engine, ns, reverse=True, hi=_key(half - 1, high=True), chunk_size=32):
+    top = half - 1 if hi_s is None or not 0 <= hi_s < half else hi_s
+    for view in stored.scan(server.engine, ns, reverse=True, hi=_key(top, high=True), chunk_size=32):
         summary = view.summary()
         start = _start_s(summary, time_field)
         while pending < len(normal) and (start is None or normal[pending].start_s >= start):
@@ -171,6 +170,13 @@ def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats:
             return
         if take(current):
             yield current
+    # the latest start before 1901 (-2**31 - 1): when no bucket starting then or before can matter, none above
+    # the bound need be read (the predicate rejects the buckets starting after the bound read on the way)
+    if top < half - 1 and not done_before(-half - 1):
+        for view in stored.scan(server.engine, ns, reverse=True, lo=_key(top, high=True),
+                                hi=_key(half - 1, high=True), chunk_size=32):
+            if view.summary()["_id"] not in live and take(view):
+                yield view
 
 
 def _start_s(summary: dict[str, Any], time_field: str) -> int | None:

@@ -45,3 +45,43 @@ def test_newest_groups_include_buckets_before_1901(db, meta):
     assert list(db.ts.aggregate(pipeline)) == expected
     explain = db.command("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}})
     assert "newestFirst" in str(explain)  # the newest-first read answered
+
+
+def test_newest_groups_under_a_time_bound_read_no_bucket_after_the_bound(db):
+    """The buckets before 1901 are looked for above the bound only when the newest groups did not
+    stop the read: here the newest of the 20 hourly buckets under the bound decide (the read takes
+    them a few at a time), none of the 28 after it is read."""
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    docs = [{"_id": h, "t": dt.datetime(2024, 3, 1) + dt.timedelta(hours=h, minutes=5), "v": float(h)}
+            for h in range(48)]
+    db["system.buckets.ts"].insert_many([_bucket(d, True, i) for i, d in enumerate(docs)])
+    db.regular.insert_many(docs)
+    pipeline = [{"$match": {"t": {"$lt": dt.datetime(2024, 3, 1, 20)}}},
+                {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "v": {"$max": "$v"}}},
+                {"$sort": {"_id": -1}}, {"$limit": 5}]
+    assert list(db.ts.aggregate(pipeline)) == list(db.regular.aggregate(pipeline))
+    explained = db.command("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}},
+                           verbosity="executionStats")
+    info = explained["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
+    assert info["newestFirst"] == 5
+    assert info["bucketsScanned"] <= 16  # (read down from the top of the key space: 36)
+
+
+def test_newest_groups_decided_by_the_oldest_buckets_read_no_bucket_after_the_bound(db):
+    """The read reaches the oldest bucket under the bound without a stop (every bucket there may hold
+    one of the newest groups), but the groups found already outrank any bucket before 1901: the 38
+    buckets after the bound are not read for them."""
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    docs = [{"_id": m, "t": dt.datetime(2024, 3, 1, 0, m), "v": float(m)} for m in range(10)]
+    docs += [{"_id": 100 + h, "t": dt.datetime(2024, 3, 1, 0, 5) + dt.timedelta(hours=h), "v": float(h)}
+             for h in range(1, 39)]
+    db["system.buckets.ts"].insert_many([_bucket(d, True, i) for i, d in enumerate(docs)])
+    db.regular.insert_many(docs)
+    pipeline = [{"$match": {"t": {"$lt": dt.datetime(2024, 3, 1, 0, 30)}}},
+                {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "v": {"$max": "$v"}}},
+                {"$sort": {"_id": -1}}, {"$limit": 5}]
+    assert list(db.ts.aggregate(pipeline)) == list(db.regular.aggregate(pipeline))
+    explained = db.command("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}},
+                           verbosity="executionStats")
+    info = explained["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
+    assert info["newestFirst"] == 5 and info["bucketsScanned"] == 10
