@@ -26,6 +26,7 @@ bucket index). Bucket indexes that cannot be mapped back are omitted from the vi
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable
 from typing import Any
 
 from bson.objectid import ObjectId
@@ -499,7 +500,7 @@ class MeasurementRules:
     """
 
     __slots__ = ("array_paths", "point_paths", "meta_specs", "meta_always", "meta_safe_bytes", "value_specs",
-                 "time_field", "max_key", "ns")
+                 "time_field", "max_key", "ns", "meta_verdicts")
 
     def __init__(self, array_paths: tuple[str, ...], point_paths: tuple[str, ...], meta_specs: tuple = (),
                  meta_always: bool = False, meta_safe_bytes: int = 0, value_specs: tuple = (),
@@ -510,6 +511,8 @@ class MeasurementRules:
         self.meta_safe_bytes = meta_safe_bytes  # a meta of at most this BSON size cannot make a key too long
         self.value_specs = value_specs  # bucket indexes reading measurement fields (control.min/max, data)
         self.time_field, self.max_key, self.ns = time_field, max_key, ns
+        # ``meta_verdict``'s memory: (encoding, bytes of a meta) -> its meta_error; bounded (cleared when full)
+        self.meta_verdicts: dict[tuple[Any, bytes], MongoError | None] = {}
 
     @property
     def checks_measurements(self) -> bool:
@@ -548,13 +551,29 @@ class MeasurementRules:
             return e
         return None
 
+    def meta_verdict(self, encoding: Any, raw: bytes, meta: Callable[[], Any]) -> MongoError | None:
+        """``meta_error`` of the meta ``raw`` encodes (``encoding`` names how: a raw value's BSON type, or None
+        for ``encode({"": meta})``), remembered per distinct meta: a workload's metas recur (a TSBS load
+        sends its 100 hosts' tags in every insert) and each probe builds every meta index's keys (measured:
+        probing every distinct meta of every insert was ~25 % of a TSBS load's server CPU). The rules
+        object lives as long as the collection's index list, so a new index starts a new memory."""
+        verdicts = self.meta_verdicts
+        key = (encoding, raw)
+        if key in verdicts:
+            return verdicts[key]
+        error = self.meta_error(meta())
+        if len(verdicts) >= _META_VERDICTS_MAX:
+            verdicts.clear()
+        verdicts[key] = error
+        return error
+
     def column_batch_error(self, metas: list | None, meta_kind: int | None, constants: dict) -> bool:
         """Whether a column batch holds a value the checks must see one document at a time (the per-document
         parse then reports it): a distinct raw meta value or a constant that may break an index."""
         if metas is not None and self.meta_specs:
             for raw in metas:
                 if self.meta_needs_check(None, len(raw) + 8):
-                    if self.meta_error(_raw_value(meta_kind, raw)) is not None:
+                    if self.meta_verdict(meta_kind, raw, lambda raw=raw: _raw_value(meta_kind, raw)) is not None:
                         return True
         if self.value_specs and 2 * sum(key_bytes_bound(constants[path]) for path in self.array_paths
                                         if path in constants) + 64 + 2 * max(map(len, metas or [b""])) > \
@@ -587,6 +606,7 @@ class MeasurementRules:
 
 
 _PROBE_TIME = _dt.datetime(1970, 1, 1)
+_META_VERDICTS_MAX = 16_384  # distinct metas remembered per index list (a series explosion clears it often)
 _BUCKET_RID_ROOM = 14  # a non-unique entry's key carries the bucket's rid (an encoded ObjectId, 13 bytes) and its length
 _UNBOUNDED = 1 << 30
 

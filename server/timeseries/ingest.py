@@ -231,7 +231,10 @@ def _meta_check(meta_rules: Any, meta: Any, raw_meta: bytes | None) -> tuple[Mon
         size = min(key_bytes_bound(meta), 1 << 20)
     error = None
     if meta_rules is not None and meta_rules.meta_needs_check(meta, size):
-        error = meta_rules.meta_error(normalize_meta(meta) if raw_meta is not None else meta)
+        if raw_meta is not None:
+            error = meta_rules.meta_verdict(None, raw_meta, lambda: normalize_meta(meta))
+        else:
+            error = meta_rules.meta_error(meta)
     return error, 2 * size
 
 
