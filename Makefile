@@ -34,7 +34,7 @@ help:
 	@echo "              ARGS=\"--auth\" passes extra tidemark flags)"
 	@echo "make npm    - install mongosh, the Node driver and mongodb-memory-server-core into .node/"
 	@echo "              (use .node/node_modules/.bin/mongosh without running the tests)"
-	@echo "make test   - install everything (venv, npm packages) and run the test suite (~8-10 min on 2 cores)"
+	@echo "make test   - install everything (venv, npm packages) and run the test suite (~14 min on 2 cores, +5 min first install)"
 	@echo "make test-fast - the same without the tests marked slow (pytest -m 'not slow')"
 	@echo "make lint   - ruff, import-linter contracts, mypy ($(MYPY_PACKAGES)), hadolint on docker/Dockerfile"
 	@echo "make bench  - run the benchmark (BENCH_ARGS=...)"
