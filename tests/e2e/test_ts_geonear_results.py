@@ -83,13 +83,12 @@ def test_geo_near_on_a_time_series_collection_answers_as_a_regular_collection(co
 
 
 @pytest.mark.commands("aggregate")
-@pytest.mark.parametrize("key", ["m.loc", "loc"])
-@pytest.mark.parametrize("extra, codes", [({"query": {"v": 1}}, (1938439, 5860207)),
-                                          ({"includeLocs": "at"}, (5860208,))])
+# mongod refuses `query` on either key and `includeLocs` on a measurement key only
+@pytest.mark.parametrize("key, extra, codes", [("m.loc", {"query": {"v": 1}}, (1938439, 5860207)),
+                                               ("loc", {"query": {"v": 1}}, (1938439, 5860207)),
+                                               ("loc", {"includeLocs": "at"}, (5860208,))])
 def test_geo_near_options_refused_on_time_series(colls, key, extra, codes):
     ts, _ = colls
-    if key == "m.loc" and "includeLocs" in extra:
-        pytest.skip("mongod refuses includeLocs on measurements only")
     with pytest.raises(OperationFailure) as err:
         list(ts.aggregate([{"$geoNear": {"near": {"type": "Point", "coordinates": [0, 0]}, "key": key,
                                          "distanceField": "d", **extra}}]))
