@@ -422,12 +422,19 @@ def _exhaust_next(cmd: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any] 
 
 
 def _split_last_batch(cmd: dict[str, Any], reply: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """An exhaust getMore whose batch ended the cursor: as on mongod, whose scans learn they are done
-    only on the next pull, the batch goes out with the cursor's id and moreToCome, and an empty batch
-    with id 0 ends the stream (pymongo counts one getMore per reply). Otherwise ``(reply, None)``."""
+    """An exhaust getMore whose batch ended the cursor exactly at its ``batchSize``: as on mongod, whose
+    scans stop pulling when the batch is full and learn they are done only on the next pull, the batch
+    goes out with the cursor's id and moreToCome, and an empty batch with id 0 ends the stream (pymongo
+    counts one getMore per reply). A batch that ended short of its size (or had none) met the end while
+    filling, so mongod closes the cursor in that same reply, and so does this: a client that stops
+    reading after it (pymongo on an error) finds nothing left on the socket. Otherwise ``(reply, None)``."""
     cursor = reply.get("cursor")
     if (next(iter(cmd), "") != "getMore" or reply.get("ok") != 1.0 or not isinstance(cursor, dict)
             or cursor.get("id") or not cursor.get("nextBatch")):
+        return reply, None
+    batch_size = cmd.get("batchSize")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0 \
+            or len(cursor["nextBatch"]) < batch_size:
         return reply, None
     last = {"cursor": {"nextBatch": [], "id": Int64(0), "ns": cursor.get("ns")}, "ok": 1.0}
     return {**reply, "cursor": {**cursor, "id": Int64(cmd["getMore"])}}, last
