@@ -44,6 +44,7 @@ from tidemark.storage.errors import (
 from tidemark.storage.faults import CommitFaults
 from tidemark.storage.gate import ReadGate
 from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.longkeys import LONGKEYS_DB
 from tidemark.storage.readview import ReadView, flush_sizes
 from tidemark.storage.txn import GRAVEYARD, IndexHandles, WriteTxn
 
@@ -189,6 +190,7 @@ class Engine:
             self._meta_db = env.open_db(b"_meta", txn=txn, create=True)
             self._journal_db = env.open_db(b"_journal", txn=txn, create=True)
             self._chunks_db = env.open_db(CHUNKS_DB, txn=txn, create=True)
+            self._longkeys_db = env.open_db(LONGKEYS_DB, txn=txn, create=True)
             self._delete_graveyard(txn, {})
             self._dictionaries.load(txn, self._meta_db)
             with txn.cursor(db=self._catalog_db) as cur:
@@ -569,7 +571,7 @@ class Engine:
         if self.compact_on_close is False:
             return False
         handles = {b"_catalog": self._catalog_db, b"_meta": self._meta_db, b"_journal": self._journal_db,
-                   CHUNKS_DB: self._chunks_db}
+                   CHUNKS_DB: self._chunks_db, LONGKEYS_DB: self._longkeys_db}
         handles.update(self._handles)
         self.last_compaction = compact.at_close(self._env, self.dbpath, handles, self._catalog_db,
                                                 max_dbs=self.max_dbs, force=bool(self.compact_on_close))
