@@ -15,10 +15,9 @@ between any two entries that differ in their first ``head`` bytes, or when one o
 ``head`` bytes long (it is then full and a prefix of the other's first ``head`` bytes or differs
 within them). Entries longer than ``head`` bytes that share their first ``head`` bytes (a *tie
 group*) are contiguous in stored order; ``ordered`` reads a tie group whole, resolves full keys and
-sorts it. Within a tie group, compact forms with the same hash have the same head and middle, so
-they already sort by their raw tail: a group whose first and last entries agree through the hash
-(a time-series series with a long meta: its buckets differ only in the dates and rid kept in the
-tail) is streamed without buffering. Bounds and resume keys are applied to full keys.
+sorts it (compact forms with the same hash share head and middle, so they already sort by their
+raw tail: a time-series series under a long meta differs only in the dates and rid kept there).
+Bounds and resume keys are applied to full keys.
 
 Uniqueness: distinct full keys have distinct compact forms (a 128-bit hash of the middle, with the
 head, tail and length alike); a unique index checks its compact form, reporting the full key.

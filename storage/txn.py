@@ -2,7 +2,7 @@
 
 Invariants:
 - It only ever runs on the engine's writer thread, inside the group's parent transaction.
-- Each public mutation is atomic on its own: it validates (key sizes, uniqueness, namespace
+- Each public mutation is atomic on its own: it validates (uniqueness, namespace
   existence) before writing, or runs in its own nested transaction (``_atomic``), so a caller
   that catches a storage error inside its fn never leaves a half-applied operation behind.
 - A CollectionInfo passed in must match the catalog in this transaction (``info.raw``);
