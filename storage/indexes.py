@@ -164,8 +164,9 @@ def scan(txn: Txn, db: Handle, long: LongKeys, unique: bool, lo: bytes | None = 
         resume = start_after[0] if unique else entry_key(*start_after)
     walker = walk_split if not unique and is_split(txn, db) else walk
 
-    def lmdb_walk(start: bytes | None, end: bytes | None, at: bytes | None) -> Iterator[tuple[bytes, bytes]]:
-        return walker(txn, db, start, end, resume=at, reverse=reverse)
+    def lmdb_walk(start: bytes | None, end: bytes | None, at: bytes | None,
+                  backwards: bool) -> Iterator[tuple[bytes, bytes]]:
+        return walker(txn, db, start, end, resume=at, reverse=backwards)
 
     entries = long.ordered(lmdb_walk, *bounds, resume=resume, reverse=reverse)
     if unique:

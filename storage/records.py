@@ -76,8 +76,9 @@ def get(txn: Txn, db: Handle, long: LongKeys, rid: bytes, codec: ValueCodec, chu
 def _walk(txn: Txn, db: Handle, long: LongKeys, bounds: tuple[bytes | None, bytes | None],
           start_after: bytes | None, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
     """(full rid, LMDB value) in rid order."""
-    def lmdb_walk(start: bytes | None, end: bytes | None, at: bytes | None) -> Iterator[tuple[bytes, bytes]]:
-        return walk(txn, db, start, end, resume=at, reverse=reverse)
+    def lmdb_walk(start: bytes | None, end: bytes | None, at: bytes | None,
+                  backwards: bool) -> Iterator[tuple[bytes, bytes]]:
+        return walk(txn, db, start, end, resume=at, reverse=backwards)
 
     return long.ordered(lmdb_walk, *bounds, resume=start_after, reverse=reverse)
 
