@@ -493,8 +493,8 @@ class MeasurementRules:
       so a meta under a single ascending/descending path is never refused.
 
     ``measurement_error`` checks one measurement (the insert path); ``check_bucket`` a bucket document
-    (index builds, updates); ``column_batch_error`` a column batch (its distinct metas and constants; its
-    typed columns hold fixed-width values only).
+    (index builds, updates); ``column_batch_error`` a column batch (its distinct metas; its typed columns
+    hold fixed-width scalars only).
     """
 
     __slots__ = ("array_paths", "point_paths", "meta_specs", "meta_always", "time_field", "meta_verdicts")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo import ASCENDING, DESCENDING
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import DuplicateKeyError, OperationFailure
 
 from tidemark.storage.keys import encode_key
 
@@ -105,6 +105,21 @@ def test_a_long_unique_key_is_freed_by_delete_and_update(db):
     coll.delete_one({"_id": 2})
     coll.insert_one({"_id": 3, "u": long})
     assert [d["_id"] for d in coll.find({"u": {"$gte": long}}).sort("u", 1).hint("u_1")] == [3, 1]
+
+
+def test_an_index_built_over_long_values_holds_them_all(db):
+    coll = db.c
+    values = ["v" * 700 + str(n % 4) for n in range(12)] + [{"doc": "d" * 900, "n": n} for n in range(3)]
+    coll.insert_many([{"_id": n, "a": v} for n, v in enumerate(values)])
+    coll.create_index("a")
+    got = [d["a"] for d in coll.find({}, {"a": 1}).sort("a", 1).hint("a_1")]
+    assert [_order(v) for v in got] == sorted(_order(v) for v in values)
+    assert sorted(d["_id"] for d in coll.find({"a": "v" * 700 + "1"}).hint("a_1")) == [1, 5, 9]
+    with pytest.raises(OperationFailure) as info:  # a unique build meets two equal long keys
+        coll.create_index([("a", -1)], unique=True)
+    assert info.value.code == 11000 and "v" * 700 in str(info.value)
+    coll.create_index([("a", 1), ("_id", 1)], unique=True)
+    assert [d["_id"] for d in coll.find({"a": "v" * 700 + "2"}).hint("a_1__id_1")] == [2, 6, 10]
 
 
 T0 = dt.datetime(2024, 1, 1)
