@@ -112,11 +112,22 @@ class LongKeys:
         found = self.txn.get(self._side_key(stored), db=self.db)
         return stored if found is None else found
 
+    def any(self) -> bool:
+        """Whether this ident has compact forms at all (one seek): scans of one that has none are plain walks."""
+        with self.txn.cursor(db=self.db) as cur:
+            return bool(cur.set_range(self.prefix)) and cur.key().startswith(self.prefix)
+
     def ordered(self, walk: Walk[V], start: bytes | None, end: bytes | None, *, resume: bytes | None = None,
                 reverse: bool = False) -> Iterator[tuple[bytes, V]]:
         """(full key, value) with start <= key < end in full-key order (descending with ``reverse``),
         strictly after ``resume`` (a full key) in walk direction. ``walk(start, end, resume, reverse)``
         walks the LMDB keys with ``ranges.walk`` semantics."""
+        if not self.any():  # every LMDB key is its full key: the walk itself, at no cost per entry
+            return walk(start, end, resume, reverse)
+        return self._ordered(walk, start, end, resume, reverse)
+
+    def _ordered(self, walk: Walk[V], start: bytes | None, end: bytes | None, resume: bytes | None,
+                 reverse: bool) -> Iterator[tuple[bytes, V]]:
         head = head_size(self.max_key)
         # LMDB-key bounds: exact where the bound's tie group is one run (``_run``), else covering the
         # whole group; exact bounds are applied to full keys below

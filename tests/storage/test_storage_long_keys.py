@@ -182,5 +182,9 @@ def test_clustered_records_with_long_ids_scan_get_update_delete(tmp_path):
         assert [d["_id"] for _, d in got] == expected
         assert [rid_ for rid_, _ in got] == [records.clustered_rid(i) for i in expected]
         assert bounded == [i for i in reversed(expected) if records.clustered_rid(i) >= lo]
+        long_keys = engine._env.open_db(b"_longkeys")  # drop forgets the full keys with the collection
+        engine.write_sync(lambda w: w.drop_collection("db.c"))
+        with engine._env.begin() as txn:
+            assert txn.stat(long_keys)["entries"] == 0
     finally:
         engine.close()
