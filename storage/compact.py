@@ -238,8 +238,8 @@ def _copy_split(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle, l
     compact form, storage/longkeys.py, keeps its place: it is placed as the split layout places it)."""
     with src_txn.cursor(db=src_db) as cur:
         for stored, _ in cur.iternext(keys=True, values=True):
-            key, rid = indexes.split_entry(long.full(stored))
-            copier.put(*indexes.place_split(stored, key, rid, long.max_key), dst_db)
+            full = long.full(stored)
+            copier.put(*indexes.place_split(stored, full, indexes.split_entry(full)[0], long.max_key), dst_db)
 
 
 def _copy_records(src_txn: Txn, src_db: Handle, src_chunks: Handle,

@@ -60,19 +60,14 @@ def _run_length(key: bytes) -> int:
     return leading_components_length(key, SPLIT_AT_LEAST) or len(key)
 
 
-def split_key(key: bytes, rid: bytes) -> tuple[bytes, bytes]:
-    """(LMDB key, value) of a non-unique entry in the split layout (a stored key that fits)."""
+def place_split(stored: bytes, full: bytes, key: bytes, max_key: int) -> tuple[bytes, bytes]:
+    """(LMDB key, value) in the split layout of a non-unique entry: ``full`` its full stored key
+    (``entry_key(key, rid)``), ``stored`` the LMDB form of it (``full`` itself when it fits)."""
     n = _run_length(key)
-    return key[:n], key[n:] + _rid_suffix(rid)
-
-
-def place_split(stored: bytes, key: bytes, rid: bytes, max_key: int) -> tuple[bytes, bytes]:
-    """(LMDB key, value) in the split layout of the LMDB form ``stored`` of entry (key, rid)."""
-    if len(key) + len(_rid_suffix(rid)) <= max_key:
-        return split_key(key, rid)
-    n = _run_length(key)  # a compact form: its run only if the run is all raw head bytes, else all but
-    if n > head_size(max_key):  # the last byte (a dupsort value cannot be empty); such keys are as
-        n = len(stored) - 1     # prefix-free as runs: they are all max_key - 1 bytes of raw head and hash
+    if stored is not full and n > head_size(max_key):
+        # a compact form whose run is not all raw head bytes: all but the last byte (a dupsort value
+        # cannot be empty); such keys are as prefix-free as runs (raw head, hash, then whole components)
+        n = len(stored) - 1
     return stored[:n], stored[n:]
 
 
@@ -106,7 +101,8 @@ def add(txn: Txn, db: Handle, long: LongKeys, keys: Iterable[bytes], rid: bytes,
             txn.put(long.remember(key), rid, db=db)
     elif split:
         for key in keys:
-            txn.put(*place_split(long.remember(entry_key(key, rid)), key, rid, long.max_key), db=db)
+            full = entry_key(key, rid)
+            txn.put(*place_split(long.remember(full), full, key, long.max_key), db=db)
     else:
         for key in keys:
             txn.put(long.remember(entry_key(key, rid)), b"", db=db)
@@ -124,7 +120,7 @@ def remove(txn: Txn, db: Handle, long: LongKeys, keys: Iterable[bytes], rid: byt
         full = entry_key(key, rid)
         stored = long.stored(full)
         if split:
-            txn.delete(*place_split(stored, key, rid, long.max_key), db=db)
+            txn.delete(*place_split(stored, full, key, long.max_key), db=db)
         else:
             txn.delete(stored, db=db)
         long.forget(full)
@@ -143,10 +139,13 @@ def bulk_add(txn: Txn, db: Handle, long: LongKeys, ns: str, name: str,
                 if txn.get(stored, db=db) != rid:
                     raise DuplicateKey(name, key, ns)
             long.remember(key)
-        elif split:
-            txn.put(*place_split(long.remember(entry_key(key, rid)), key, rid, long.max_key), db=db)
         else:
-            txn.put(long.remember(entry_key(key, rid)), b"", db=db)
+            full = entry_key(key, rid)
+            stored = long.remember(full)
+            if split:
+                txn.put(*place_split(stored, full, key, long.max_key), db=db)
+            else:
+                txn.put(stored, b"", db=db)
         count += 1
     return count
 

@@ -91,13 +91,14 @@ class LongKeys:
         return self.prefix + hashlib.blake2b(stored, digest_size=20).digest()
 
     def stored(self, full: bytes) -> bytes:
-        return compact(full, self.max_key)
+        return full if len(full) <= self.max_key else compact(full, self.max_key)
 
     def remember(self, full: bytes) -> bytes:
         """The LMDB key of ``full``, its full form recorded if it is compact (a write)."""
+        if len(full) <= self.max_key:
+            return full
         stored = compact(full, self.max_key)
-        if stored is not full:
-            self.txn.put(self._side_key(stored), full, db=self.db)
+        self.txn.put(self._side_key(stored), full, db=self.db)
         return stored
 
     def forget(self, full: bytes) -> None:

@@ -312,8 +312,7 @@ class WriteTxn(ReadView):
         records_db = res.records
         if rid is None and res.info.clustered:  # keyed by _id: a second _id is a DuplicateKey below
             rid = records.clustered_rid_of(bson)
-        long = self._long(info.ident)
-        if rid is not None and txn.get(long.stored(rid), db=records_db) is not None:
+        if rid is not None and txn.get(self._long(info.ident).stored(rid), db=records_db) is not None:
             raise DuplicateKey(ID_INDEX_NAME, rid, info.ns)
         keysets = {name: set(keys) for name, keys in index_keys.items()} if index_keys else {}
         if keysets:
@@ -322,7 +321,7 @@ class WriteTxn(ReadView):
         if rid is None:
             rid = self._engine._append_record(txn, info.ident, records_db, packed)
         else:
-            txn.put(long.remember(rid), packed, db=records_db)
+            txn.put(self._long(info.ident).remember(rid), packed, db=records_db)
         for name, keys in keysets.items():
             if keys:
                 db, unique, split = res.indexes[name]
