@@ -238,7 +238,7 @@ def _copy_split(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle, l
     compact form, storage/longkeys.py, keeps its place: it is placed as the split layout places it)."""
     with src_txn.cursor(db=src_db) as cur:
         for stored, _ in cur.iternext(keys=True, values=True):
-            full = long.full(stored)
+            full = long.full(src_txn, stored)
             copier.put(*indexes.place_split(stored, full, indexes.split_entry(full)[0], long.max_key), dst_db)
 
 
@@ -331,7 +331,7 @@ def rebuild(env: lmdb.Environment, handles: Mapping[bytes, Handle], dst_dir: str
                         ranges[chunks.range_key(name[2:].decode())] = (
                             first.to_bytes(8, "big") + next_piece.to_bytes(8, "big"))
                 elif name in convert:
-                    long = LongKeys(src, handles[LONGKEYS_DB], name[2:].decode(), env.max_key_size())
+                    long = LongKeys(handles[LONGKEYS_DB], name[2:].decode(), env.max_key_size())
                     _copy_split(src, handles[name], copier, dst_handles[name], long)
                 else:
                     _copy_db(src, handles[name], copier, dst_handles[name])

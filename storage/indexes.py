@@ -48,22 +48,13 @@ def is_split(txn: Txn, db: Handle) -> bool:
     return db.flags()["dupsort"]
 
 
-def _rid_suffix(rid: bytes) -> bytes:
-    n = len(rid)
-    return rid + (bytes((n,)) if n < 256 else n.to_bytes(4, "big") + b"\x00")
-
-
-def _run_length(key: bytes) -> int:
-    """Where the split layout cuts an index key: after its shortest leading run of >= SPLIT_AT_LEAST bytes."""
-    if len(key) <= SPLIT_AT_LEAST:  # the common short key: no parsing, the whole key is the run
-        return len(key)
-    return leading_components_length(key, SPLIT_AT_LEAST) or len(key)
-
-
 def place_split(stored: bytes, full: bytes, key: bytes, max_key: int) -> tuple[bytes, bytes]:
     """(LMDB key, value) in the split layout of a non-unique entry: ``full`` its full stored key
-    (``entry_key(key, rid)``), ``stored`` the LMDB form of it (``full`` itself when it fits)."""
-    n = _run_length(key)
+    (``entry_key(key, rid)``), ``stored`` the LMDB form of it (``full`` itself when it fits). The cut:
+    after the key's shortest leading run of >= SPLIT_AT_LEAST bytes (or after the key)."""
+    n = len(key)
+    if n > SPLIT_AT_LEAST:  # the common short key: no parsing, the whole key is the run
+        n = leading_components_length(key, SPLIT_AT_LEAST) or n
     if stored is not full and n > head_size(max_key):
         # a compact form whose run is not all raw head bytes: all but the last byte (a dupsort value
         # cannot be empty); such keys are as prefix-free as runs (raw head, hash, then whole components)
@@ -73,7 +64,8 @@ def place_split(stored: bytes, full: bytes, key: bytes, max_key: int) -> tuple[b
 
 def entry_key(key: bytes, rid: bytes) -> bytes:
     """Full stored key of a non-unique entry."""
-    return key + _rid_suffix(rid)
+    n = len(rid)
+    return key + rid + (bytes((n,)) if n < 256 else n.to_bytes(4, "big") + b"\x00")
 
 
 def split_entry(stored_key: bytes) -> tuple[bytes, bytes]:
@@ -89,23 +81,26 @@ def check_unique(txn: Txn, db: Handle, long: LongKeys, ns: str, name: str, keys:
                  rid: bytes | None) -> None:
     """Raise DuplicateKey if any key is held by a record other than ``rid`` (None: by any record)."""
     for key in keys:
-        holder = txn.get(long.stored(key), db=db)
+        holder = txn.get(key if len(key) <= long.max_key else long.stored(key), db=db)
         if holder is not None and holder != rid:
             raise DuplicateKey(name, key, ns)
 
 
 def add(txn: Txn, db: Handle, long: LongKeys, keys: Iterable[bytes], rid: bytes, unique: bool,
         split: bool = False) -> None:
+    max_key = long.max_key  # (keys that fit, nearly all, skip the long-key bookkeeping)
     if unique:
         for key in keys:
-            txn.put(long.remember(key), rid, db=db)
+            txn.put(key if len(key) <= max_key else long.remember(txn, key), rid, db=db)
     elif split:
         for key in keys:
             full = entry_key(key, rid)
-            txn.put(*place_split(long.remember(full), full, key, long.max_key), db=db)
+            txn.put(*place_split(full if len(full) <= max_key else long.remember(txn, full), full, key, max_key),
+                    db=db)
     else:
         for key in keys:
-            txn.put(long.remember(entry_key(key, rid)), b"", db=db)
+            full = entry_key(key, rid)
+            txn.put(full if len(full) <= max_key else long.remember(txn, full), b"", db=db)
 
 
 def remove(txn: Txn, db: Handle, long: LongKeys, keys: Iterable[bytes], rid: bytes, unique: bool,
@@ -115,7 +110,7 @@ def remove(txn: Txn, db: Handle, long: LongKeys, keys: Iterable[bytes], rid: byt
             stored = long.stored(key)
             if txn.get(stored, db=db) == rid:
                 txn.delete(stored, db=db)
-                long.forget(key)
+                long.forget(txn, key)
             continue
         full = entry_key(key, rid)
         stored = long.stored(full)
@@ -123,7 +118,7 @@ def remove(txn: Txn, db: Handle, long: LongKeys, keys: Iterable[bytes], rid: byt
             txn.delete(*place_split(stored, full, key, long.max_key), db=db)
         else:
             txn.delete(stored, db=db)
-        long.forget(full)
+        long.forget(txn, full)
 
 
 def bulk_add(txn: Txn, db: Handle, long: LongKeys, ns: str, name: str,
@@ -138,10 +133,10 @@ def bulk_add(txn: Txn, db: Handle, long: LongKeys, ns: str, name: str,
             if not txn.put(stored, rid, db=db, overwrite=False):
                 if txn.get(stored, db=db) != rid:
                     raise DuplicateKey(name, key, ns)
-            long.remember(key)
+            long.remember(txn, key)
         else:
             full = entry_key(key, rid)
-            stored = long.remember(full)
+            stored = long.remember(txn, full)
             if split:
                 txn.put(*place_split(stored, full, key, long.max_key), db=db)
             else:
@@ -167,7 +162,7 @@ def scan(txn: Txn, db: Handle, long: LongKeys, unique: bool, lo: bytes | None = 
                   backwards: bool) -> Iterator[tuple[bytes, bytes]]:
         return walker(txn, db, start, end, resume=at, reverse=backwards)
 
-    entries = long.ordered(lmdb_walk, *bounds, resume=resume, reverse=reverse)
+    entries = long.ordered(txn, lmdb_walk, *bounds, resume=resume, reverse=reverse)
     if unique:
         yield from entries
     else:

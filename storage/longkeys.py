@@ -80,12 +80,13 @@ def drop_ident(txn: Txn, side_db: Handle, ident: str) -> None:
 
 
 class LongKeys:
-    """The full keys of one sub-database's compact forms (``ident``: its collection or index)."""
+    """The full keys of one sub-database's compact forms (``ident``: its collection or index). Holds no
+    transaction: the engine keeps one per ident (``Engine._long_keys``)."""
 
-    __slots__ = ("txn", "db", "prefix", "max_key")
+    __slots__ = ("db", "prefix", "max_key")
 
-    def __init__(self, txn: Txn, side_db: Handle, ident: str, max_key: int) -> None:
-        self.txn, self.db, self.prefix, self.max_key = txn, side_db, side_prefix(ident), max_key
+    def __init__(self, side_db: Handle, ident: str, max_key: int) -> None:
+        self.db, self.prefix, self.max_key = side_db, side_prefix(ident), max_key
 
     def _side_key(self, stored: bytes) -> bytes:
         return self.prefix + hashlib.blake2b(stored, digest_size=20).digest()
@@ -93,52 +94,52 @@ class LongKeys:
     def stored(self, full: bytes) -> bytes:
         return full if len(full) <= self.max_key else compact(full, self.max_key)
 
-    def remember(self, full: bytes) -> bytes:
+    def remember(self, txn: Txn, full: bytes) -> bytes:
         """The LMDB key of ``full``, its full form recorded if it is compact (a write)."""
         if len(full) <= self.max_key:
             return full
         stored = compact(full, self.max_key)
-        self.txn.put(self._side_key(stored), full, db=self.db)
+        txn.put(self._side_key(stored), full, db=self.db)
         return stored
 
-    def forget(self, full: bytes) -> None:
+    def forget(self, txn: Txn, full: bytes) -> None:
         """Drop the record of ``full``'s compact form (its entry is being deleted)."""
         if len(full) > self.max_key:
-            self.txn.delete(self._side_key(compact(full, self.max_key)), db=self.db)
+            txn.delete(self._side_key(compact(full, self.max_key)), db=self.db)
 
-    def full(self, stored: bytes) -> bytes:
+    def full(self, txn: Txn, stored: bytes) -> bytes:
         """The full key of an LMDB key (itself unless it is a recorded compact form)."""
         if len(stored) < head_size(self.max_key) + HASH_SIZE:  # shorter than any compact form
             return stored
-        found = self.txn.get(self._side_key(stored), db=self.db)
+        found = txn.get(self._side_key(stored), db=self.db)
         return stored if found is None else found
 
-    def any(self) -> bool:
+    def any(self, txn: Txn) -> bool:
         """Whether this ident has compact forms at all (one seek): scans of one that has none are plain walks."""
-        with self.txn.cursor(db=self.db) as cur:
+        with txn.cursor(db=self.db) as cur:
             return bool(cur.set_range(self.prefix)) and cur.key().startswith(self.prefix)
 
-    def ordered(self, walk: Walk[V], start: bytes | None, end: bytes | None, *, resume: bytes | None = None,
+    def ordered(self, txn: Txn, walk: Walk[V], start: bytes | None, end: bytes | None, *, resume: bytes | None = None,
                 reverse: bool = False) -> Iterator[tuple[bytes, V]]:
         """(full key, value) with start <= key < end in full-key order (descending with ``reverse``),
         strictly after ``resume`` (a full key) in walk direction. ``walk(start, end, resume, reverse)``
         walks the LMDB keys with ``ranges.walk`` semantics."""
-        if not self.any():  # every LMDB key is its full key: the walk itself, at no cost per entry
+        if not self.any(txn):  # every LMDB key is its full key: the walk itself, at no cost per entry
             return walk(start, end, resume, reverse)
-        return self._ordered(walk, start, end, resume, reverse)
+        return self._ordered(txn, walk, start, end, resume, reverse)
 
-    def _ordered(self, walk: Walk[V], start: bytes | None, end: bytes | None, resume: bytes | None,
+    def _ordered(self, txn: Txn, walk: Walk[V], start: bytes | None, end: bytes | None, resume: bytes | None,
                  reverse: bool) -> Iterator[tuple[bytes, V]]:
         head = head_size(self.max_key)
         # LMDB-key bounds: exact where the bound's tie group is one run (``_run``), else covering the
         # whole group; exact bounds are applied to full keys below
         s_start, s_end, s_resume = start, end, None
         if start is not None and len(start) > head:
-            s_start = self._place(walk, start) or start[:head]
+            s_start = self._place(txn, walk, start) or start[:head]
         if end is not None and len(end) > head:
-            s_end = self._place(walk, end) or prefix_end(end[:head])
+            s_end = self._place(txn, walk, end) or prefix_end(end[:head])
         if resume is not None:
-            s_resume = resume if len(resume) <= head else self._place(walk, resume)
+            s_resume = resume if len(resume) <= head else self._place(txn, walk, resume)
             if s_resume is None and not reverse:
                 s_start = resume[:head] if s_start is None else max(s_start, resume[:head])
             elif s_resume is None:
@@ -160,7 +161,7 @@ class LongKeys:
         streaming = False  # the current group is one run: LMDB order is full-key order
         for stored, value in walk(s_start, s_end, s_resume, reverse):
             if group_head is not None and (len(stored) <= head or stored[:head] != group_head):
-                for key, grouped in self._sorted(group, reverse):
+                for key, grouped in self._sorted(txn, group, reverse):
                     if beyond(key):
                         return
                     if inside(key):
@@ -172,35 +173,35 @@ class LongKeys:
                     continue
                 entries = [(stored, value)]
             elif streaming:
-                entries = [(self.full(stored), value)]
+                entries = [(self.full(txn, stored), value)]
             else:
                 group_head = stored[:head]
                 group.append((stored, value))
-                if len(group) < _RUN_CHECK_AT or self._run(walk, group_head) is None:
+                if len(group) < _RUN_CHECK_AT or self._run(txn, walk, group_head) is None:
                     continue
                 streaming = True  # a big group that is one run: yield what is buffered, stream the rest
-                entries, group = [(self.full(s), v) for s, v in group], []
+                entries, group = [(self.full(txn, s), v) for s, v in group], []
             for key, item in entries:
                 if beyond(key):
                     return
                 if inside(key):
                     yield key, item
-        for key, grouped in self._sorted(group, reverse):
+        for key, grouped in self._sorted(txn, group, reverse):
             if beyond(key):
                 return
             if inside(key):
                 yield key, grouped
 
-    def _sorted(self, group: list[tuple[bytes, V]], reverse: bool) -> list[tuple[bytes, V]]:
+    def _sorted(self, txn: Txn, group: list[tuple[bytes, V]], reverse: bool) -> list[tuple[bytes, V]]:
         """A tie group with full keys, in full-key order (walk direction)."""
-        resolved = [(self.full(stored), value) for stored, value in group]
+        resolved = [(self.full(txn, stored), value) for stored, value in group]
         resolved.sort(key=lambda e: e[0], reverse=reverse)
         return resolved
 
-    def _place(self, walk: Walk[V], bound: bytes) -> bytes | None:
+    def _place(self, txn: Txn, walk: Walk[V], bound: bytes) -> bytes | None:
         """The LMDB key equivalent to full key ``bound`` (longer than the head) as a bound, when its tie
         group is one run (``_run``); else None (the caller then covers the whole group)."""
-        run = self._run(walk, bound[:head_size(self.max_key)])
+        run = self._run(txn, walk, bound[:head_size(self.max_key)])
         if run is None:
             return None
         stored_prefix, full_prefix = run
@@ -208,7 +209,7 @@ class LongKeys:
             return stored_prefix + bound[len(full_prefix):]
         return stored_prefix if bound < full_prefix else prefix_end(stored_prefix)
 
-    def _run(self, walk: Walk[V], group_head: bytes) -> tuple[bytes, bytes] | None:
+    def _run(self, txn: Txn, walk: Walk[V], group_head: bytes) -> tuple[bytes, bytes] | None:
         """(LMDB-key prefix, full-key prefix) shared by every entry of the tie group ``group_head`` when its
         entries are compact forms of one head and middle (its first and last entries agree through the
         hash): they then differ only in their raw tails, so LMDB order is full-key order. Else None."""
@@ -217,7 +218,7 @@ class LongKeys:
         through_hash = head_size(self.max_key) + HASH_SIZE
         if first is None or last is None or len(first) < through_hash or first[:through_hash] != last[:through_hash]:
             return None
-        full = self.full(first)
+        full = self.full(txn, first)
         if full is first:
             return None
         return first[:through_hash], full[:len(full) - (len(first) - through_hash)]

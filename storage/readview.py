@@ -55,14 +55,12 @@ class ReadView:
     def __init__(self, engine: Engine, txn: Txn) -> None:
         self._engine = engine
         self._txn = txn
-        self._longs: dict[str, LongKeys] = {}
 
     def _detach(self) -> None:
         """Forget the transaction (engine.read() calls this when its block ends): a view kept past
         its block must not keep an LMDB reader slot, and using it then fails loudly (AttributeError:
         the view has no ``_txn`` any more)."""
         del self._txn
-        self._longs.clear()  # they hold the transaction too
 
     # --- handles -----------------------------------------------------------------------------
     def _db(self, name: bytes) -> Handle:
@@ -72,13 +70,8 @@ class ReadView:
         return self._db(records_db_name(info.ident))
 
     def _long(self, ident: str) -> LongKeys:
-        """The full keys of the compact (over-long) LMDB keys of a collection's or index's ident, in the
-        current transaction (a write's nested scopes change it: the cached object must be of this one)."""
-        long = self._longs.get(ident)
-        if long is None or long.txn is not self._txn:
-            long = self._longs[ident] = LongKeys(self._txn, self._engine._longkeys_db, ident,
-                                                 self._engine.max_key_size)
-        return long
+        """The full keys of the compact (over-long) LMDB keys of a collection's or index's ident."""
+        return self._engine._long_keys(ident)
 
     def _index(self, info: CollectionInfo, name: str) -> Handle:
         ident = info.index_idents.get(name)

@@ -80,7 +80,7 @@ def _walk(txn: Txn, db: Handle, long: LongKeys, bounds: tuple[bytes | None, byte
                   backwards: bool) -> Iterator[tuple[bytes, bytes]]:
         return walk(txn, db, start, end, resume=at, reverse=backwards)
 
-    return long.ordered(lmdb_walk, *bounds, resume=start_after, reverse=reverse)
+    return long.ordered(txn, lmdb_walk, *bounds, resume=start_after, reverse=reverse)
 
 
 def scan_stored(txn: Txn, db: Handle, long: LongKeys, chunks_db: Handle, *, start_after: bytes | None = None,

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 _NEXT_IDENT = b"next_ident"
 GRAVEYARD = b"graveyard"  # meta key: NUL-separated sub-db names to delete at next open
 
-# index name -> (handle, unique, split layout)
-IndexHandles = dict[str, tuple[Handle, bool, bool]]
+# index name -> (handle, unique, split layout, its long keys)
+IndexHandles = dict[str, tuple[Handle, bool, bool, LongKeys]]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -64,7 +64,7 @@ class _Resolved:
         self.given = given  # the object the caller passed (kept alive: its id is the cache key)
         self.info = info  # the current catalog entry
         self.records = records_db
-        self.indexes = index_map  # name -> (handle, unique, split layout)
+        self.indexes = index_map  # name -> (handle, unique, split layout, long keys)
 
 
 def _guard(method: Callable[Concatenate[WriteTxn, _P], _R]) -> Callable[Concatenate[WriteTxn, _P], _R]:
@@ -189,7 +189,8 @@ class WriteTxn(ReadView):
             index_map: IndexHandles = {}
             for name in current.index_idents:
                 handle, unique = self._index(current, name), current.is_unique(name)
-                index_map[name] = (handle, unique, not unique and indexes.is_split(self._txn, handle))
+                index_map[name] = (handle, unique, not unique and indexes.is_split(self._txn, handle),
+                                   self._long(current.index_idents[name]))
             handles = (self._records(current), index_map)
             published = self._engine._handles
             if records_db_name(current.ident) in published and all(
@@ -286,9 +287,6 @@ class WriteTxn(ReadView):
         return self._put_entry(fields)
 
     # --- records -----------------------------------------------------------------------------
-    def _index_long(self, res: _Resolved, name: str) -> LongKeys:
-        return self._long(res.info.index_idents[name])
-
     def _check_index_keys(self, res: _Resolved, index_keys: dict[str, set[bytes]], rid: bytes | None) -> None:
         """Validate before writing: known index names, uniqueness (a unique key held by a record
         other than ``rid`` is a duplicate; rid None: held by any record). Keys of any length are
@@ -298,9 +296,9 @@ class WriteTxn(ReadView):
             entry = res.indexes.get(name)
             if entry is None:
                 raise IndexNotFound(ns, name)
-            db, unique, _ = entry
+            db, unique, _, long = entry
             if keys and unique:
-                indexes.check_unique(self._txn, db, self._index_long(res, name), ns, name, keys, rid)
+                indexes.check_unique(self._txn, db, long, ns, name, keys, rid)
 
     @_guard
     def insert(self, info: CollectionInfo, bson: bytes, index_keys: dict[str, list[bytes]] | None = None,
@@ -321,11 +319,11 @@ class WriteTxn(ReadView):
         if rid is None:
             rid = self._engine._append_record(txn, info.ident, records_db, packed)
         else:
-            txn.put(self._long(info.ident).remember(rid), packed, db=records_db)
+            txn.put(self._long(info.ident).remember(txn, rid), packed, db=records_db)
         for name, keys in keysets.items():
             if keys:
-                db, unique, split = res.indexes[name]
-                indexes.add(txn, db, self._index_long(res, name), keys, rid, unique, split)
+                db, unique, split, long = res.indexes[name]
+                indexes.add(txn, db, long, keys, rid, unique, split)
         sizes = self._sizes[-1]
         sizes[info.ident] = sizes.get(info.ident, 0) + len(bson)
         return rid
@@ -355,11 +353,11 @@ class WriteTxn(ReadView):
             chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
         self._txn.put(record_key, packed, db=res.records)
         for name in removed:
-            db, unique, split = res.indexes[name]
+            db, unique, split, long = res.indexes[name]
             if removed[name]:
-                indexes.remove(self._txn, db, self._index_long(res, name), removed[name], rid, unique, split)
+                indexes.remove(self._txn, db, long, removed[name], rid, unique, split)
             if added[name]:
-                indexes.add(self._txn, db, self._index_long(res, name), added[name], rid, unique, split)
+                indexes.add(self._txn, db, long, added[name], rid, unique, split)
         self._add_size(info.ident, len(bson) - old_size)
 
     @_guard
@@ -371,19 +369,19 @@ class WriteTxn(ReadView):
         for name in index_keys:
             if name not in res.indexes:
                 raise IndexNotFound(info.ns, name)
-        long = self._long(info.ident)
-        stored = self._txn.get(long.stored(rid), db=res.records)
+        record_long = self._long(info.ident)
+        stored = self._txn.get(record_long.stored(rid), db=res.records)
         if stored is None:
             return False
         old_size = self._old_size(stored)
         if stored[0] == chunks.TAG_CHUNKED:
             chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
-        self._txn.delete(long.stored(rid), db=res.records)
-        long.forget(rid)
+        self._txn.delete(record_long.stored(rid), db=res.records)
+        record_long.forget(self._txn, rid)
         for name, keys in index_keys.items():
             if keys:
-                db, unique, split = res.indexes[name]
-                indexes.remove(self._txn, db, self._index_long(res, name), set(keys), rid, unique, split)
+                db, unique, split, long = res.indexes[name]
+                indexes.remove(self._txn, db, long, set(keys), rid, unique, split)
         self._add_size(info.ident, -old_size)
         return True
 

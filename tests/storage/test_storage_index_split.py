@@ -70,7 +70,7 @@ def test_split_layout_scans_like_the_plain_layout(env, directions, split_at_leas
     entries = _entries(rng, 300, directions)
     side = env.open_db(b"_longkeys")
     with env.begin(write=True) as txn:
-        lp, ls = LongKeys(txn, side, "x1", 511), LongKeys(txn, side, "x2", 511)
+        lp, ls = LongKeys(side, "x1", 511), LongKeys(side, "x2", 511)
         indexes.bulk_add(txn, plain, lp, "db.c", "i", iter(entries), False)
         indexes.bulk_add(txn, split, ls, "db.c", "i", iter(entries), False)
         assert indexes.is_split(txn, split) and not indexes.is_split(txn, plain)
@@ -101,8 +101,8 @@ def test_split_layout_keeps_one_copy_of_a_long_first_component(env):
     entries = [(encode_key([meta, t, t + 1]), encode_key([t])) for t in range(500)]
     side = env.open_db(b"_longkeys")
     with env.begin(write=True) as txn:
-        indexes.bulk_add(txn, plain, LongKeys(txn, side, "x1", 511), "db.c", "i", iter(entries), False)
-        indexes.bulk_add(txn, split, LongKeys(txn, side, "x2", 511), "db.c", "i", iter(entries), False)
+        indexes.bulk_add(txn, plain, LongKeys(side, "x1", 511), "db.c", "i", iter(entries), False)
+        indexes.bulk_add(txn, split, LongKeys(side, "x2", 511), "db.c", "i", iter(entries), False)
         pages = {name: sum(txn.stat(db)[k] for k in ("branch_pages", "leaf_pages", "overflow_pages"))
                  for name, db in (("plain", plain), ("split", split))}
     assert pages["split"] * 4 < pages["plain"]

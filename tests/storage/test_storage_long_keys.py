@@ -62,7 +62,7 @@ def test_long_index_entries_scan_in_full_key_order(env, entries, removed, scans)
     try:
         side = dbs["side"]
         layouts = {"plain": dbs["plain"], "split": dbs["split"]}
-        longs = {name: LongKeys(txn, side, name, MAX_KEY) for name in layouts}
+        longs = {name: LongKeys(side, name, MAX_KEY) for name in layouts}
         for name, db in layouts.items():
             indexes.bulk_add(txn, db, longs[name], "db.c", "i", iter(entries), False)
         gone = [entries[i] for i in removed if i < len(entries)]
@@ -97,7 +97,7 @@ def test_long_unique_keys_detect_duplicates_and_scan_in_order(env, keys, dup, sc
     txn = env.begin(write=True)
     try:
         side, db = dbs["side"], dbs["unique"]
-        long = LongKeys(txn, side, "u", MAX_KEY)
+        long = LongKeys(side, "u", MAX_KEY)
         owners = {key: i.to_bytes(8, "big") for i, key in enumerate(keys)}
         indexes.bulk_add(txn, db, long, "db.c", "u", iter(owners.items()), True)
         taken = keys[dup % len(keys)]
@@ -133,7 +133,7 @@ def test_a_series_under_a_long_meta_streams_in_order(env, n, intruders, scans):
     txn = env.begin(write=True)
     try:
         for name in ("plain", "split"):
-            db, long = dbs[name], LongKeys(txn, dbs["side"], name, MAX_KEY)
+            db, long = dbs[name], LongKeys(dbs["side"], name, MAX_KEY)
             indexes.bulk_add(txn, db, long, "db.c", "i", iter(entries), False)
             fulls = {indexes.entry_key(k, r): (k, r) for k, r in entries}
             for a, b, lo_inc, hi_inc, reverse, cut, pick in scans:
