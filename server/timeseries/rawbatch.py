@@ -263,6 +263,7 @@ def _parse(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None
             return None
         parts.append(part)
     columns = {name: np.concatenate([part.columns[name] for part in parts]) for name in parts[0].columns}
+    # with a meta field every part has its metas (``part.metas or ()`` only tells mypy so)
     metas = None if layout.meta_kind is None else [meta for part in parts for meta in part.metas or ()]
     return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, buffer, offsets)
 
