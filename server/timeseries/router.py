@@ -43,6 +43,7 @@ def route(catalog: Any, state: Any, batch: Any, rows: np.ndarray, limits: rules.
         rows = _route_vectorized(catalog, state, table, batch, rows, sids, limits)
         if not len(rows):
             return
+        assert batch.sids is not None  # set by ingest.series_ids before any routing
         sids = batch.sids[rows]
     order = np.argsort(sids, kind="stable")
     sorted_sids = sids[order]
@@ -334,7 +335,7 @@ def _column_sizes(batch: ColumnBatch, bucket: Any, k: int) -> np.ndarray:
     count = bucket.count
     positions = count + np.arange(k)
     if bucket.pure and bucket.table.key == batch.table_key:
-        sizes = bucket.table.row_sizes(positions)
+        sizes: np.ndarray = bucket.table.row_sizes(positions)  # (the bucket is untyped here)
         if count == 0:
             sizes[0] += bucket.table.sizes.first_extra
         return sizes
