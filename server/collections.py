@@ -606,6 +606,11 @@ def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: b
     if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
         hinted = planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
     reverse = isinstance(hint, dict) and "$natural" in hint and key_direction(hint["$natural"]) < 0
+    # unhinted, the clustered order gives a sort on {_id: ±1} (as for any clustered collection)
+    direction = clustered_range.sort_direction(spec.sort) if hint in (None, {}, "") and \
+        spec.collation is None else 0
+    if direction:
+        reverse = direction < 0
     records = ts_view.bucket_records(server, db, spec.name, reverse=reverse, after=resume_after)
     if hinted is not None and may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
         records = ((rid, doc) for rid, doc in records if holds(hinted, doc))
@@ -613,7 +618,7 @@ def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: b
         docs = ({**doc, "$recordId": C.record_id_value(rid, True)} for rid, doc in records)
     else:
         docs = (doc for _, doc in records)
-    return Plan("COLLSCAN", natural_reverse=reverse), interrupt.checked(docs)
+    return Plan("COLLSCAN", natural_reverse=reverse, provides_sort=bool(direction)), interrupt.checked(docs)
 
 
 def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None, meta=None) -> Iterator[dict]:

@@ -168,3 +168,19 @@ def test_min_max_under_collations(db):
         with pytest.raises(OperationFailure) as err:
             db.command("find", name, hint={"_id": 1}, min={"_id": "a"}, max={"_id": "C"}, **extra)
         assert err.value.code == code, (name, extra)
+
+
+@pytest.mark.commands("find", "explain", "create", "insert")
+def test_a_sort_on_bucket_ids_is_the_clustered_order(db):
+    import datetime as dt
+
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    start = dt.datetime(2024, 1, 1)
+    db.ts.insert_many([{"t": start + dt.timedelta(hours=2 * i), "m": i % 3, "v": i} for i in range(12)])
+    buckets = db["system.buckets.ts"]
+    want = sorted(d["_id"] for d in buckets.find())
+    assert len(want) > 1
+    for direction in (1, -1):
+        plan, _ = _explain(db, {"find": "system.buckets.ts", "sort": {"_id": direction}})
+        assert plan["stage"] == "COLLSCAN" and plan["direction"] == ("forward" if direction > 0 else "backward")
+        assert [d["_id"] for d in buckets.find(sort=[("_id", direction)])] == want[::direction]
