@@ -99,6 +99,29 @@ def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bo
     return Shape(bucket_sort, [{"$_internalUnpackBucket": unpack}, *rest], 0)
 
 
+def bucket_filter(shown: dict[str, Any], *, uses_extended_range: bool = False) -> dict[str, Any]:
+    """The bucket filter the ``$cursor`` shows (``filters.BucketFilter.shown``): 7.0 bounds bucket
+    ``_id``s by a time comparison only while no date of the collection is outside 1970..2038 (an
+    ObjectId holds 32-bit seconds), so those bounds go when ``uses_extended_range``."""
+    if not uses_extended_range:
+        return shown
+    return _without_id_bounds(shown) or {}
+
+
+def _without_id_bounds(node: Any) -> Any:
+    if not isinstance(node, dict) or len(node) != 1:
+        return node
+    (key, value), = node.items()
+    if key == "_id":
+        return None
+    if key in ("$and", "$or") and isinstance(value, list):
+        kept = [c for c in (_without_id_bounds(child) for child in value) if c is not None]
+        if key == "$and":
+            return None if not kept else kept[0] if len(kept) == 1 else {"$and": kept}
+        return {"$or": kept}
+    return node
+
+
 def sort_stage(pattern: dict[str, Any], input_stage: dict[str, Any]) -> dict[str, Any]:
     """The ``SORT`` plan stage a pushed-down ``$sort`` shows in the ``$cursor``."""
     return {"stage": "SORT", "sortPattern": pattern, "memLimit": SORT_MEMORY_LIMIT, "type": "simple",
