@@ -31,8 +31,8 @@ from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
 from tidemark.index_usage import plan_index_names
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import clustered_range, interrupt
 from tidemark.query import expressions as expressions_mod
-from tidemark.query import interrupt
 from tidemark.query import match as match_mod
 from tidemark.query import pipeline as pipeline_mod
 from tidemark.query import plan as planner
@@ -518,7 +518,20 @@ def _resume_options(cmd: dict, hint: Any, sort: dict | None) -> tuple[bool, Any]
 NO_RESUME = object()  # no $_resumeAfter (a $recordId of null resumes from the start)
 
 
-def _min_max_plan(spec: FindSpec, info) -> Plan:
+def _min_max_plan(spec: FindSpec, info) -> tuple[Plan, Any]:
+    """The scan of a find with ``min``/``max``, and the test a document must pass besides the filter
+    (None: the scan's bounds are exact). A hint naming a clustered collection's clustered index scans
+    the ``_id`` range (``clustered_range.min_max``), in ``_id`` order."""
+    if isinstance(spec.hint, dict) and "$natural" in spec.hint:
+        raise MongoError(ErrorCode.NoQueryExecutionPlans, "error processing query: planner returned error :: "
+                                                          "caused by :: min and max are incompatible with $natural")
+    cluster = cluster_info(info)
+    if cluster is not None and planner.names_cluster(cluster, spec.hint):
+        within = clustered_range.record_range(spec.filter, spec.collation)
+        default = C.effective_collation(None, C.default_collation_of(info))
+        record_range, keep = clustered_range.min_max(spec.min, spec.max, spec.collation, default, within)
+        provides = clustered_range.sort_direction(spec.sort) == 1 and spec.collation is None
+        return Plan("COLLSCAN", record_range=record_range, provides_sort=provides), keep
     index = planner.find_hinted_index(list(info.indexes), spec.hint)
     fields, directions = key_fields(index["key"])
     from tidemark.storage.keys import encode_key
@@ -531,7 +544,7 @@ def _min_max_plan(spec: FindSpec, info) -> Plan:
         return encode_key(list(doc.values()), directions)
 
     iv = Interval(bound(spec.min), bound(spec.max), True, False)
-    return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
+    return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={}), None
 
 
 def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, target: Any = None) -> ReadResult:
@@ -551,11 +564,12 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
     resume_after = None if spec.resume_token is NO_RESUME else C.record_id_from_value(spec.resume_token,
                                                                                       info.clustered)
     docs: Iterator[dict]
+    in_min_max = None
     if C.is_buckets_collection(spec.name, info):
         plan, docs = _buckets_natural_scan(server, db, spec, info, resume_after)
     else:
         if spec.min is not None or spec.max is not None:
-            plan = _min_max_plan(spec, info)
+            plan, in_min_max = _min_max_plan(spec, info)
         else:
             plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
                                        multikey_default=info.clustered, allow_or=True, collation=spec.collation,
@@ -566,6 +580,8 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
         # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
         passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
         docs = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
+    if in_min_max is not None:
+        docs = filter(in_min_max, docs)
     if spec.match is not None:
         docs = filter(spec.match, docs)
     # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
@@ -590,6 +606,11 @@ def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: b
     if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
         hinted = planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
     reverse = isinstance(hint, dict) and "$natural" in hint and key_direction(hint["$natural"]) < 0
+    # unhinted, the clustered order gives a sort on {_id: ±1} (as for any clustered collection)
+    direction = clustered_range.sort_direction(spec.sort) if hint in (None, {}, "") and \
+        spec.collation is None else 0
+    if direction:
+        reverse = direction < 0
     records = ts_view.bucket_records(server, db, spec.name, reverse=reverse, after=resume_after)
     if hinted is not None and may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
         records = ((rid, doc) for rid, doc in records if holds(hinted, doc))
@@ -597,7 +618,7 @@ def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: b
         docs = ({**doc, "$recordId": C.record_id_value(rid, True)} for rid, doc in records)
     else:
         docs = (doc for _, doc in records)
-    return Plan("COLLSCAN", natural_reverse=reverse), interrupt.checked(docs)
+    return Plan("COLLSCAN", natural_reverse=reverse, provides_sort=bool(direction)), interrupt.checked(docs)
 
 
 def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None, meta=None) -> Iterator[dict]:

@@ -196,13 +196,16 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
         t0 = time.monotonic()
         if verbosity != "queryPlanner":
             n = sum(1 for _ in res.docs)
-        return res, n, int((time.monotonic() - t0) * 1000)
+        millis = int((time.monotonic() - t0) * 1000)
+        extended = res.ts_info is not None and ts.uses_extended_range(
+            ctx.server, C.ns_of(db, res.target.ts_view["viewOn"]), res.ts_info["timeField"])
+        return res, n, millis, extended
 
     result = await ctx.run_blocking(work)
     ns = C.ns_of(db, name) if name else f"{db}.$cmd.aggregate"
     if result is None:
         return {"stages": _stage_list(pipeline), "serverInfo": _server_info(ctx.server)}
-    res, n, millis = result
+    res, n, millis, extended = result
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
         buckets_ns = C.ns_of(db, res.target.ts_view["viewOn"])  # the read's own resolution
@@ -210,7 +213,7 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
         fixed = options is not None and options.granularity is None and \
             options.bucket_rounding_seconds == options.bucket_max_span_seconds
         stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity,
-                                   fixed_buckets=fixed)
+                                   fixed_buckets=fixed, uses_extended_range=extended)
         return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server),
                 "command": {"aggregate": name, "pipeline": pipeline}}
     planner_doc = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},

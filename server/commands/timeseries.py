@@ -48,12 +48,13 @@ from tidemark.timeseries.commit import clustered_rid
 from tidemark.timeseries.unpack import EXTRA_STAGES
 
 __all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",
-           "drop", "explain_stages", "read_source", "stored_bucket", "unstored_buckets"]
+           "drop", "explain_stages", "read_source", "stored_bucket", "unstored_buckets", "uses_extended_range"]
 
 list_collections_entry = ddl.list_collections_entry
 buckets_list_collections_entry = ddl.buckets_list_collections_entry
 read_source = view.read_source
 unstored_buckets = scan.unstored_buckets
+uses_extended_range = scan.uses_extended_range
 
 
 # ------------------------------------------------------------------ measurements
@@ -193,13 +194,16 @@ def _validator(info: Any) -> Any:
 
 
 def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None, millis: int,
-                   verbosity: str, *, fixed_buckets: bool = False) -> list[dict]:
+                   verbosity: str, *, fixed_buckets: bool = False, uses_extended_range: bool = False) -> list[dict]:
     """Spec §5.3: a ``$cursor`` over ``system.buckets.<c>`` — the bucket filter the read ran (the one
     derivation's MQL) and its access path — then the stages as 7.0 rearranges them around
     ``$_internalUnpackBucket`` (``explain_shape``). ``info``: the read's explain info (counters filled
     as read); ``rest``: the remaining stages in explain form."""
-    bucket_filter = info.get("bucketFilter") or {}
-    shaped = explain_shape.shape(info, rest, fixed_buckets=fixed_buckets)
+    info = dict(info)
+    # the plan shows the bucket filter as 7.0 writes it; Tidemark's own (what ran) stays in ``timeseries``
+    bucket_filter = explain_shape.bucket_filter(info.pop("shownBucketFilter", None) or {},
+                                                uses_extended_range=uses_extended_range)
+    shaped = explain_shape.shape(info, rest, fixed_buckets=fixed_buckets, uses_extended_range=uses_extended_range)
     if info.get("ixscan"):
         ixscan = info["ixscan"]
         plan = {"stage": "FETCH", "filter": bucket_filter, "inputStage": ixscan} if bucket_filter else \

@@ -23,6 +23,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import match, project
 from tidemark.query import plan as planner
 from tidemark.query import update as update_mod
+from tidemark.timeseries import explain_shape, scan
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries import modify as ts_modify
 from tidemark.timeseries.bucketdoc import unpack_document
@@ -251,22 +252,26 @@ async def explain_delete(ctx: Any, cmd: dict, verbosity: str, namespace: Any = N
                                                   "Got 0 operations.")
     target = await resolve(ctx, cmd, "delete", namespace)
     plan, bucket_match, measurement_match, hint = _parse_delete(statements[0], target)
+    # the bucket filter as 7.0 writes it (what runs is plan.bucket_filter)
+    shown = plan.shown_bucket_filter if plan.shown_bucket_filter is not None else plan.bucket_filter
+    shown = explain_shape.bucket_filter(shown, uses_extended_range=scan.uses_extended_range(
+        ctx.server, target.bns, target.time_field))
 
     def describe(txn: Any) -> dict:
         info, access = _delete_access(txn, target, plan, hint)
         if info is None:
             return {"stage": "EOF"}
-        input_stage = access.explain(filter=plan.bucket_filter)
+        input_stage = access.explain(filter=shown)
         if plan.whole_buckets:
             return {"stage": "DELETE", "inputStage": input_stage}
         return {"stage": "TS_MODIFY", "opType": "deleteOne" if plan.limit_one else "deleteMany",
-                "bucketFilter": plan.bucket_filter, "residualFilter": plan.measurement_filter,
+                "bucketFilter": shown, "residualFilter": plan.measurement_filter,
                 "inputStage": input_stage}
 
     with ctx.server.engine.read() as r:
         win = describe(r)
     reply: dict[str, Any] = {"queryPlanner": {"namespace": target.bns, "indexFilterSet": False,
-                                              "parsedQuery": plan.bucket_filter, "winningPlan": win,
+                                              "parsedQuery": shown, "winningPlan": win,
                                               "rejectedPlans": []}}
     if verbosity == "queryPlanner" or win["stage"] == "EOF":
         return reply

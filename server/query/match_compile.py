@@ -21,7 +21,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bson.int64 import Int64
+from bson.min_key import MinKey
 
+from tidemark.query.collation import compare_for
 from tidemark.query.expressions import compile_expression, truthy
 from tidemark.query.jsonschema import compile_schema, validate
 from tidemark.query.match_ast import (
@@ -37,6 +39,7 @@ from tidemark.query.match_ast import (
     Geo,
     GeoNear,
     In,
+    InternalExprCmp,
     JsonSchema,
     Mod,
     Node,
@@ -120,6 +123,8 @@ class _Compiler:
             return _on_path(node.path, in_range, expand=False)
         if t is Text:
             return lambda doc: True
+        if t is InternalExprCmp:
+            return _internal_expr_predicate(node, self.collation)
         if t is All:  # each member may be matched by a different element: a conjunction of paths
             return _all_of([_on_path(node.path, p, expand=True)
                             for p in _all_member_predicates(node, self.collation)])
@@ -347,6 +352,36 @@ def _any_of(preds: list[Predicate]) -> Predicate:
         return lambda doc: p0(doc) or p1(doc)
     ps = tuple(preds)
     return lambda doc: any(p(doc) for p in ps)
+
+
+_INTERNAL_EXPR_TESTS: dict[str, Callable[[int], bool]] = {
+    "$_internalExprEq": lambda c: c == 0, "$_internalExprGt": lambda c: c > 0,
+    "$_internalExprGte": lambda c: c >= 0, "$_internalExprLt": lambda c: c < 0,
+    "$_internalExprLte": lambda c: c <= 0}
+
+
+def _internal_expr_predicate(node: InternalExprCmp, collation: Any) -> Predicate:
+    """mongod's ``InternalExprComparisonMatchExpression``: the value at the path compared with
+    ``node.value`` in BSON order across types (strings under ``collation``); an array anywhere along
+    the path matches (mongod leaves such documents to the ``$expr`` it stands for); a missing value
+    sorts with EOO, after MinKey and before every other value."""
+    compare, rhs, test = compare_for(collation), node.value, _INTERNAL_EXPR_TESTS[node.op]
+    missing = 1 if isinstance(rhs, MinKey) else -1
+    parts = split_path(node.path)
+
+    def predicate(doc: Any) -> bool:
+        value = doc
+        for part in parts:
+            if type(value) is list:
+                return True
+            if not isinstance(value, Mapping):
+                return test(missing)
+            value = value.get(part, MISSING)
+            if value is MISSING:
+                return test(missing)
+        return True if type(value) is list else test(compare(value, rhs))
+
+    return predicate
 
 
 def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:

@@ -8,6 +8,11 @@ it derives from a stored bucket is remembered with its decoded parts), and the c
 range of bucket starts (``lo_s``/``hi_s``). Contract: the bucket filter may be *loose* (keep a bucket
 holding no matching measurement) but never strict; the per-measurement filter always runs after
 unpacking — unless ``exact`` (the filter only names the meta field: the bucket filter decides).
+The same derivation also writes ``shown``: the bucket filter as mongod 7.0 writes it for explain
+(``bucket_unpacker.cpp`` ``createComparisonPredicate``, a collection without mixed-schema buckets):
+``$_internalExpr*`` comparisons on control min/max (no type bracketing: they compare in BSON order,
+so no mixed-type or NaN guard), a time comparison with its ``D ± bucketMaxSpanSeconds`` bounds and
+``_id`` bounds, ``$exists`` on both control min and max. It is only shown; ``mql`` is what runs.
 
 - predicates only on the meta field (``m``, ``m.x``) are renamed onto ``meta`` and evaluated exactly
   (missing meta <-> bucket without ``meta``);
@@ -32,6 +37,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeGuard, cast
 
+from bson.objectid import ObjectId
 from bson.regex import Regex as BsonRegex
 
 from tidemark.query.match import compile_filter, compile_node
@@ -78,6 +84,7 @@ class BucketFilter:
     hi_s: int | None = None
     exact: bool = False
     collation: Any = None
+    shown: dict[str, Any] = dataclasses.field(default_factory=dict)  # mongod 7.0's form (see the module)
 
     @property
     def prunes(self) -> bool:
@@ -116,12 +123,12 @@ def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: i
     part = _Deriver(time_field, meta_field, span_s, collation, control_collation).part(node)
     if part is None:
         return BucketFilter(collation=collation)
-    mql, predicate, lo, hi, exact = part
-    return BucketFilter(mql, predicate, lo, hi, exact, collation)
+    mql, predicate, lo, hi, exact, shown = part
+    return BucketFilter(mql, predicate, lo, hi, exact, collation, shown)
 
 
 class _Deriver:
-    """Each ``part`` is (mql, predicate, lo_s, hi_s, exact) or None (no bound: keep every bucket)."""
+    """Each ``part`` is (mql, predicate, lo_s, hi_s, exact, shown) or None (no bound: keep every bucket)."""
 
     def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any, control_collation: Any = None):
         self.tf, self.mf, self.span_s, self.collation = tf, mf, span_s, collation
@@ -138,8 +145,8 @@ class _Deriver:
         if mf is not None and _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
             renamed = _rename(node, mf)
             try:
-                return (render(renamed), _of_summary(compile_node(renamed, collation=self.collation)), None, None,
-                        True)
+                mql = render(renamed)
+                return mql, _of_summary(compile_node(renamed, collation=self.collation)), None, None, True, mql
             except NoMqlForm:
                 pass  # ($near) a conjunction keeps its other parts; the per-measurement filter decides
         if isinstance(node, And):
@@ -152,7 +159,8 @@ class _Deriver:
             mql = _and([p[0] for p in kept])
             predicates = [p[1] for p in kept if p[1] is not None]
             predicate = _all(predicates) if predicates else None
-            return mql, predicate, lo, hi, len(kept) == len(parts) and all(p[4] for p in kept)
+            return (mql, predicate, lo, hi, len(kept) == len(parts) and all(p[4] for p in kept),
+                    _and([p[5] for p in kept]))
         if isinstance(node, Or):
             parts = [self.part(child) for child in node.children]
             if not _all_bounded(parts):
@@ -161,7 +169,7 @@ class _Deriver:
             hi = None if any(p[3] is None for p in parts) else max(p[3] for p in parts)
             predicates = [p[1] for p in parts]
             return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), lo, hi,
-                    all(p[4] for p in parts))
+                    all(p[4] for p in parts), {"$or": [p[5] for p in parts]})
         if isinstance(node, Cmp):
             if node.path == self.tf:
                 return self.time_bounds(node.op, node.value)
@@ -174,11 +182,13 @@ class _Deriver:
             if not _all_bounded(parts):
                 return None
             predicates = [p[1] for p in parts]
-            return {"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None, False
+            return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None, False,
+                    {"$or": [p[5] for p in parts]})
         if isinstance(node, (Exists, ElemMatch)) and self.measurement(node.path):
             path = "control.min." + node.path
+            shown = _and([{path: {"$exists": True}}, {"control.max." + node.path: {"$exists": True}}])
             return ({path: {"$exists": True}}, lambda b: _control(b.summary(), "min", node.path) is not _MISSING,
-                    None, None, False)
+                    None, None, False, shown)
         return None
 
     def measurement(self, path: str) -> bool:
@@ -202,7 +212,8 @@ class _Deriver:
             mql = _and([{high: {op: value}}, {low: {op: earliest}}])
         else:
             mql = {low: {op: value}}
-        return mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms),)), lo, hi, False
+        shown = _shown_time_bounds(low, high, op, value, d_ms, self.span_s)
+        return mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms),)), lo, hi, False, shown
 
 
 class _TimeBounds:
@@ -291,7 +302,53 @@ def _measurement_bounds(path: str, op: str, value: Any) -> tuple[Any, ...] | Non
         bucket = view.summary()
         return within(bucket) or _type_of(bucket, "min", path) != _type_of(bucket, "max", path)
 
-    return mql, predicate, None, None, False
+    if op == "$eq":
+        shown = _and([{low: {"$_internalExprLte": value}}, {high: {"$_internalExprGte": value}}])
+    else:
+        shown = {high if op in ("$gt", "$gte") else low: {_INTERNAL_EXPR[op]: value}}
+    return mql, predicate, None, None, False, shown
+
+
+_INTERNAL_EXPR = {"$eq": "$_internalExprEq", "$gt": "$_internalExprGt", "$gte": "$_internalExprGte",
+                  "$lt": "$_internalExprLt", "$lte": "$_internalExprLte"}
+_OID_MAX_S = 2**32 - 1
+
+
+def _shown_time_bounds(low: str, high: str, op: str, value: Any, d_ms: int, span_s: int) -> dict[str, Any]:
+    """mongod 7.0's bucket predicate of a time comparison with date ``value`` (``d_ms``): the comparison
+    on control min/max, the bound ``value ∓ span`` on the other side, and the bucket ``_id`` bound
+    (``constructObjectIdValue``; left out when the date has no ObjectId second)."""
+    before, after = ms_to_date(d_ms - span_s * 1000), ms_to_date(d_ms + span_s * 1000)
+    x = _INTERNAL_EXPR
+    if op == "$eq":
+        parts = [{low: {x["$lte"]: value}}, {low: {x["$gte"]: before}}, {high: {x["$gte"]: value}},
+                 {high: {x["$lte"]: after}}]
+        ids = [{"_id": {"$lte": _bound_oid(d_ms, high=True, round_up=True)}},
+               {"_id": {"$gte": _adjusted_oid(d_ms, span_s, high=False)}}]
+    elif op in ("$gt", "$gte"):
+        parts = [{high: {x[op]: value}}, {low: {x[op]: before}}]
+        ids = [{"_id": {op: _adjusted_oid(d_ms, span_s, high=op == "$gt")}}]
+    else:
+        parts = [{low: {x[op]: value}}, {high: {x[op]: after}}]
+        ids = [{"_id": {op: _bound_oid(d_ms, high=op == "$lte", round_up=True)}}]
+    if 0 <= d_ms <= _OID_MAX_S * 1000:
+        parts += ids
+    return _and(parts)
+
+
+def _bound_oid(ms: int, *, high: bool, round_up: bool = False) -> ObjectId:
+    """``OID::init(date, max)``: the date's second (rounded up past a fraction when asked), then all
+    0x00 or all 0xFF bytes."""
+    seconds = ms // 1000 + (1 if round_up and ms % 1000 else 0)
+    return ObjectId((seconds % 2**32).to_bytes(4, "big") + (b"\xff" if high else b"\x00") * 8)
+
+
+def _adjusted_oid(ms: int, span_s: int, *, high: bool) -> ObjectId:
+    """``makeMaxAdjustedDateOID``: the ObjectId of ``date - span``, or the lowest one when that is
+    before the epoch."""
+    if ms >= span_s * 1000:
+        return _bound_oid(ms - span_s * 1000, high=high)
+    return _bound_oid(0, high=False)
 
 
 def _type_of(bucket: dict[str, Any], which: str, path: str) -> str:

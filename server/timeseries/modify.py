@@ -209,6 +209,7 @@ class DeletePlan:
     measurement_filter: dict[str, Any]  # the user's filter, re-applied to every unpacked measurement
     limit_one: bool
     collation: Any = None  # the statement's effective collation.Collation (None = simple) for both filters
+    shown_bucket_filter: dict[str, Any] | None = None  # explain's (7.0's form, filters.BucketFilter.shown)
 
 
 def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: int, *,
@@ -237,8 +238,9 @@ def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: i
         return DeletePlan(True, _open_buckets(translated), query, False, collation)
     # the bucket-level filter every bucket holding a matching measurement satisfies: the one derivation
     bucket_filter = derive(parse_filter(query), time_field, meta_field, span, collation=collation,
-                           control_collation=control_collation).mql
-    return DeletePlan(False, _open_buckets(bucket_filter), query, limit_one, collation)
+                           control_collation=control_collation)
+    return DeletePlan(False, _open_buckets(bucket_filter.mql), query, limit_one, collation,
+                      _open_buckets(bucket_filter.shown))
 
 
 CLOSED_BUCKET_FILTER = {"control.closed": {"$not": {"$eq": True}}}
