@@ -77,11 +77,11 @@ test-fast: $(STAMP) npm
 	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS) tests/
 
 # What `make lint` type-checks with mypy (import names); how strictly is per package in pyproject.toml
-# [tool.mypy]. tidemark.protocol and tidemark.storage have no errors at --strict. Still to come (issue 22,
-# item 5), each added here once it has no errors at the strictness its pyproject.toml override gives it:
-#   tidemark.timeseries  -- no errors, at protocol/storage's strictness
+# [tool.mypy]. tidemark.protocol, tidemark.storage and tidemark.timeseries have no errors at --strict.
+# Still to come (issue 22, item 5), added here once it has no errors at the strictness its pyproject.toml
+# override gives it:
 #   tidemark             -- the rest of server/, at whatever strictness it holds
-MYPY_PACKAGES := tidemark.protocol tidemark.storage
+MYPY_PACKAGES := tidemark.protocol tidemark.storage tidemark.timeseries
 # mypy and import-linter don't follow the editable install's import hook (server/ is installed as
 # `tidemark`), so they read a tree staged under the import names: hard links, rebuilt by every `make lint`,
 # with paths in mypy's messages mapped back to the repository's folders.

@@ -28,7 +28,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from tidemark.protocol.codec import CODEC_OPTIONS
-from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms, ms_to_date
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms, date_ms_of, ms_to_date
 from tidemark.timeseries.minmax import merge_extreme
 
 DOUBLE, STRING, OBJECT, ARRAY, BINARY, OID, BOOL, DATE, NULL, INT32, INT64 = (
@@ -39,8 +39,8 @@ DTYPE = {DOUBLE: np.dtype("<f8"), OID: np.dtype("V12"), BOOL: np.dtype("?"), DAT
 TYPED = frozenset(WIDTH)
 _INT32 = struct.Struct("<i")
 # dates ``datetime`` holds (outside: DatetimeMS, as bson.decode gives them)
-MIN_DATETIME_MS = date_ms(_dt.datetime.min)
-MAX_DATETIME_MS = date_ms(_dt.datetime.max.replace(microsecond=999000))
+MIN_DATETIME_MS = date_ms_of(_dt.datetime.min)
+MAX_DATETIME_MS = date_ms_of(_dt.datetime.max.replace(microsecond=999000))
 _I32_LOW, _I32_HIGH = -(2**31), 2**31 - 1
 
 
@@ -75,13 +75,16 @@ def to_array(kind: int, values: list[Any]) -> np.ndarray:
 
 def python_values(kind: int, values: np.ndarray) -> list[Any]:
     """The values of a typed column as ``bson.decode`` gives them (dates as ``datetime`` when in range)."""
+    out: list[Any]  # NumPy types ``tolist()`` as Any
     if kind == DOUBLE or kind == INT32 or kind == BOOL:
-        return values.tolist()
+        out = values.tolist()
+        return out
     if kind == DATE:
         if not len(values):
             return []
         if MIN_DATETIME_MS <= int(values.min()) and int(values.max()) <= MAX_DATETIME_MS:
-            return (values.astype("datetime64[ms]")).tolist()
+            out = values.astype("datetime64[ms]").tolist()
+            return out
         return [ms_to_date(v) for v in values.tolist()]
     if kind == INT64:
         return [Int64(v) for v in values.tolist()]

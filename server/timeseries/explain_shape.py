@@ -61,8 +61,9 @@ def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bo
     bucket_sort = None
     if meta is not None and rest and "$sort" in rest[0] and "limit" not in rest[0]["$sort"]:
         pattern = rest[0]["$sort"].get("sortKey") or {}
-        if pattern and all(_meta_path(path, meta) is not None for path in pattern):
-            bucket_sort = {_meta_path(path, meta): direction for path, direction in pattern.items()}
+        on_meta = {_meta_path(path, meta): direction for path, direction in pattern.items()}
+        if pattern and None not in on_meta:  # every sort path is on the meta field
+            bucket_sort = {path: direction for path, direction in on_meta.items() if path is not None}
             rest = rest[1:]
 
     unpack: dict[str, Any] = {}

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 from bson.regex import Regex as BsonRegex
 
@@ -161,8 +161,9 @@ class _Deriver:
 
     def part(self, node: Node) -> tuple[Any, ...] | None:
         paths: list[str] = []
-        if _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
-            renamed = _rename(node, self.mf)
+        mf = self.mf
+        if mf is not None and _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
+            renamed = _rename(node, mf)
             try:
                 return (render(renamed), _of_summary(compile_node(renamed, collation=self.collation)), None, None,
                         True)
@@ -181,11 +182,11 @@ class _Deriver:
             return mql, predicate, lo, hi, len(kept) == len(parts) and all(p[4] for p in kept)
         if isinstance(node, Or):
             parts = [self.part(child) for child in node.children]
-            if any(p is None for p in parts):
+            if not _all_bounded(parts):
                 return None
             lo = None if any(p[2] is None for p in parts) else min(p[2] for p in parts)
             hi = None if any(p[3] is None for p in parts) else max(p[3] for p in parts)
-            predicates = tuple(p[1] for p in parts)
+            predicates = [p[1] for p in parts]
             return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), lo, hi,
                     all(p[4] for p in parts))
         path = getattr(node, "path", None)
@@ -208,9 +209,9 @@ class _Deriver:
             if self.measurement(node.path) and not node.regexes and node.values \
                     and not (not self.simple and any(isinstance(v, str) for v in node.values)):
                 parts = [_measurement_bounds(node.path, "$eq", v, self.unmixed) for v in node.values]
-                if any(p is None for p in parts):
+                if not _all_bounded(parts):
                     return None
-                predicates = tuple(p[1] for p in parts)
+                predicates = [p[1] for p in parts]
                 return {"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None, False
             return None
         if isinstance(node, ElemMatch):
@@ -357,6 +358,11 @@ def _type_of(bucket: dict[str, Any], which: str, path: str) -> str:
     return "missing" if value is _MISSING else bson_type_name(value)
 
 
+def _all_bounded(parts: list[tuple[Any, ...] | None]) -> TypeGuard[list[tuple[Any, ...]]]:
+    """True when every part bounds the buckets (an alternative without a bound keeps every bucket)."""
+    return all(p is not None for p in parts)
+
+
 def _control(bucket: dict[str, Any], which: str, path: str) -> Any:
     current = (bucket.get("control") or {}).get(which, _MISSING)
     if not isinstance(current, dict):
@@ -388,7 +394,9 @@ def _rename(node: Node, meta_field: str) -> Node:
         return dataclasses.replace(node, children=tuple(_rename(c, meta_field) for c in node.children))
     if isinstance(node, Not):
         return Not(_rename(node.child, meta_field))
-    return dataclasses.replace(node, path="meta" + node.path[len(meta_field):])
+    leaf = cast(Any, node)  # a node with a path (``_paths`` checked), and every node class is a dataclass
+    renamed: Node = dataclasses.replace(leaf, path="meta" + leaf.path[len(meta_field):])
+    return renamed
 
 
 # ------------------------------------------------------------------ MQL of a filter AST
@@ -511,5 +519,5 @@ def _in_members(node: In) -> list[Any]:
     return list(node.values) + [_bson_regex(r) for r in node.regexes]
 
 
-def _bson_regex(node: Regex) -> BsonRegex:
+def _bson_regex(node: Regex) -> BsonRegex[str]:
     return BsonRegex(node.pattern, node.options)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from bson.objectid import ObjectId
@@ -457,8 +458,8 @@ class MeasurementRules:
     __slots__ = ("array_paths", "point_paths", "meta_specs", "meta_always", "meta_safe_bytes", "value_specs",
                  "time_field", "max_key", "ns", "meta_verdicts")
 
-    def __init__(self, array_paths: tuple[str, ...], point_paths: tuple[str, ...], meta_specs: tuple = (),
-                 meta_always: bool = False, meta_safe_bytes: int = 0, value_specs: tuple = (),
+    def __init__(self, array_paths: tuple[str, ...], point_paths: tuple[str, ...], meta_specs: tuple[dict[str, Any], ...] = (),
+                 meta_always: bool = False, meta_safe_bytes: int = 0, value_specs: tuple[dict[str, Any], ...] = (),
                  time_field: str = "", max_key: int = 0, ns: str = ""):
         self.array_paths, self.point_paths = array_paths, point_paths
         self.meta_specs = meta_specs  # bucket indexes reading ``meta``
@@ -522,13 +523,13 @@ class MeasurementRules:
         verdicts[key] = error
         return error
 
-    def column_batch_error(self, metas: list | None, meta_kind: int | None, constants: dict) -> bool:
+    def column_batch_error(self, metas: list[bytes] | None, meta_kind: int | None, constants: dict[str, Any]) -> bool:
         """Whether a column batch holds a value the checks must see one document at a time (the per-document
         parse then reports it): a distinct raw meta value or a constant that may break an index."""
         if metas is not None and self.meta_specs:
             for raw in metas:
                 if self.meta_needs_check(None, len(raw) + 8):
-                    if self.meta_verdict(meta_kind, raw, lambda raw=raw: _raw_value(meta_kind, raw)) is not None:
+                    if self.meta_verdict(meta_kind, raw, partial(_raw_value, meta_kind, raw)) is not None:
                         return True
         if self.value_specs and 2 * sum(key_bytes_bound(constants[path]) for path in self.array_paths
                                         if path in constants) + 64 + 2 * max(map(len, metas or [b""])) > \
@@ -536,7 +537,7 @@ class MeasurementRules:
             return True
         return False
 
-    def _probe(self, specs: tuple, bucket: dict) -> None:
+    def _probe(self, specs: tuple[dict[str, Any], ...], bucket: dict[str, Any]) -> None:
         from tidemark.query.index_keys import keyer_for
         from tidemark.storage.errors import KeyTooLong
 
@@ -614,8 +615,8 @@ def measurement_rules(bucket_specs: Any, time_field: str, max_key: int = 511, ns
         return hit[1]
     arrays: list[str] = []
     points: list[str] = []
-    meta_specs: list[dict] = []
-    value_specs: list[dict] = []
+    meta_specs: list[dict[str, Any]] = []
+    value_specs: list[dict[str, Any]] = []
     meta_always = False
     most_meta_paths = 1
     for spec in bucket_specs:

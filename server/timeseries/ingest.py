@@ -113,7 +113,7 @@ def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options
     normalized: dict[bytes, tuple[Any, ...]] = {}
     meta_rules = index_rules if index_rules is not None and index_rules.meta_specs else None
     row_rules = index_rules if index_rules is not None and index_rules.checks_measurements else None
-    scalar_checks: dict[Any, tuple] = {}  # scalar meta key -> _meta_check
+    scalar_checks: dict[Any, tuple[Any, ...]] = {}  # scalar meta key -> _meta_check
     for index, doc in enumerate(docs):
         error = None
         if not isinstance(doc, dict):
@@ -121,6 +121,7 @@ def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options
         else:
             size = lengths[index] if lengths is not None else None
             time_value = doc.get(time_field)
+            t_ms: int | None
             if type(time_value) is datetime and time_value.tzinfo is None:
                 t_ms = (time_value - epoch) // one_ms
             else:

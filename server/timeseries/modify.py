@@ -32,7 +32,7 @@ from typing import Any
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.match import parse_filter
 from tidemark.timeseries.batch import document_of_rows
-from tidemark.timeseries.bucketdoc import MISSING, date_ms, normalize_meta
+from tidemark.timeseries.bucketdoc import MISSING, date_ms_of, normalize_meta
 from tidemark.timeseries.filters import derive
 from tidemark.timeseries.indexes import meta_subpath
 
@@ -268,7 +268,7 @@ def repack(bucket: dict[str, Any], remaining: list[dict[str, Any]], time_field: 
     """
     if not remaining:
         return None
-    start_ms = date_ms(bucket["control"]["min"][time_field])
+    start_ms = date_ms_of(bucket["control"]["min"][time_field])
     meta = normalize_meta(bucket["meta"]) if "meta" in bucket else MISSING
     doc = document_of_rows(remaining, time_field, meta_field, bucket["_id"], meta, start_ms // 1000, collation)
     if "meta" in bucket:

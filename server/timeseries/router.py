@@ -43,6 +43,7 @@ def route(catalog: Any, state: Any, batch: Any, rows: np.ndarray, limits: rules.
         rows = _route_vectorized(catalog, state, table, batch, rows, sids, limits)
         if not len(rows):
             return
+        assert batch.sids is not None  # set by ingest.series_ids before any routing
         sids = batch.sids[rows]
     order = np.argsort(sids, kind="stable")
     sorted_sids = sids[order]

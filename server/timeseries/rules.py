@@ -272,7 +272,7 @@ def column_sizes(batch: Any, bucket: Any, k: int) -> np.ndarray:
     count = bucket.count
     positions = count + np.arange(k)
     if same_layout(bucket, batch):
-        sizes = bucket.table.row_sizes(positions)
+        sizes: np.ndarray = bucket.table.row_sizes(positions)  # (the bucket is untyped here)
         if count == 0:
             sizes[0] += bucket.table.sizes.first_extra
         return sizes

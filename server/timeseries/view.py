@@ -29,7 +29,8 @@ from tidemark.timeseries.unpack import parse_internal_unpack
 
 
 def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: list[dict[str, Any]], *, hint: Any = None,
-                collation: Any = None, buckets_info: Any = None):
+                collation: Any = None, buckets_info: Any = None
+                ) -> tuple[Iterator[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view
     (``server``: the ServerState).
 
@@ -72,7 +73,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["columnarGroup"] = True
     plan = _index_plan(server, ns, bfilter, hint, spec, buckets_info)
     topk = columnar.topk_shape(remaining, grouped) if grouped is not None and plan is None else None
-    if topk is not None:
+    if grouped is not None and topk is not None:
         info["newestFirst"] = topk
         grouped.topk = columnar.TopK(topk, span * 1000)
         buckets = scan.newest_first(server, ns, spec.time_field, bfilter.hi_s, info, predicate,
