@@ -252,11 +252,6 @@ def _reason(batch: Any, bucket: Any, row: int, limits: rules.Limits, meta_field:
     return rules.row_reason(bucket, record, size, limits, meta_field)
 
 
-def _fits(reason: rules.Rollover | None) -> bool:
-    """The bucket takes the row: no rule refused it, or rule 5 kept it open for a large measurement."""
-    return reason is None or reason.action is rules.Action.KEEP
-
-
 def _open(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits, *,
           first: bool = False) -> Any:
     """A new bucket for the row (``first``: the series has no bucket in memory to roll over from)."""
@@ -280,7 +275,7 @@ def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, li
         if bucket.count >= limits.max_count:
             catalog.retire(state, bucket)  # full: only its full write is left to do
             continue
-        if not _fits(_reason(batch, bucket, row, limits, meta_field)):
+        if not rules.takes(_reason(batch, bucket, row, limits, meta_field)):
             continue
         catalog.reopen(state, bucket)
         return bucket
@@ -297,7 +292,7 @@ def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, li
     bucket = catalog.load(state, doc, sid)
     if bucket is None:
         return None
-    if not _fits(_reason(batch, bucket, row, limits, meta_field)):
+    if not rules.takes(_reason(batch, bucket, row, limits, meta_field)):
         catalog.unload(state, bucket)
         return None
     catalog.reopened_by_query(state, bucket)

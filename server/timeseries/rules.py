@@ -12,6 +12,9 @@ For a measurement at time ``t`` of a series whose candidate bucket starts at ``s
    bucket holds fewer than ``timeseriesBucketMinCount`` measurements and stays under 12 MiB: it is
    then kept open for the large measurement (KeptOpenDueToLargeMeasurements)
 
+Each reason is a ``Rollover`` member with the catalog's ``Action`` (archive, close, or keep: rule 5's
+exception) and the serverStatus / collStats statistic it counts (``catalog.rollover`` does both).
+
 Before a new bucket is opened, a reopenable bucket of the series whose ``[start, start + span)``
 holds ``t`` and that passes 3-5 takes the measurement (``REOPEN``): an archived one in memory, else a
 stored one found by query (reopen.py). Above ``timeseriesIdleBucketExpiryMemoryUsageThreshold`` the
@@ -183,6 +186,11 @@ def row_sizes(sizes: LayoutSizes, positions: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- the rules
+
+
+def takes(reason: Rollover | None) -> bool:
+    """A bucket takes the measurement: no rule refused it, or rule 5 keeps it open for a large one."""
+    return reason is None or reason.action is Action.KEEP
 
 
 def time_reason(start_ms: int, t_ms: int, limits: Limits) -> Rollover | None:
