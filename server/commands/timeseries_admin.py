@@ -23,6 +23,7 @@ from tidemark.core import collection as C
 from tidemark.cursors import cursor_reply
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.collation import parse_collation
 from tidemark.timeseries import collmod as ts_collmod
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries.collection import Target, coll_stats_document, direct_write, settle, target_of
@@ -81,7 +82,9 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
     tf, mf = target.time_field, target.meta_field
     default = C.default_collation_of(target.info)
-    bucket_specs = [_with_collation(ts_indexes.to_bucket_index_spec(s, tf, mf), default) for s in user_specs]
+    span, control_collation = target.options.bucket_max_span_seconds, parse_collation(default) if default else None
+    bucket_specs = [_with_collation(ts_indexes.to_bucket_index_spec(s, tf, mf, span, control_collation), default)
+                    for s in user_specs]
 
     def fn(w: Any) -> tuple[int, int]:
         info = w.get_collection(target.bns)

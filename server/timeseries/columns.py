@@ -224,6 +224,43 @@ def object_extremes(values: list[Any], collation: Any = None) -> tuple[Any, Any]
     return None if low is MISSING else (low, high)
 
 
+def control_summary(bucket_id: Any, meta: Any, start_s: int, time_field: str, columns: dict[str, Any],
+                    typed: dict[str, np.ndarray], n: int, collation: Any = None) -> dict[str, Any]:
+    """``{_id, control: {version: 1, min, max}, meta?}`` of a bucket's first ``n`` rows: the one
+    builder of a bucket's control, for its full document (``Bucket.document_parts``) and for what reads
+    take of an in-memory bucket (``bucketview.LiveBucket.summary``). ``columns``: the bucket's columns
+    in order; ``typed``: the first ``n`` values of each typed column (the time field's included).
+
+    The time field's min is the rounded start, its max the latest time; every other field's min and
+    max are over the rows holding it (typed columns one NumPy reduction per kind, object columns
+    merged row by row with strings under ``collation``, the collection's default); a field no row
+    below ``n`` holds is left out."""
+    by_kind: dict[int, list[str]] = {}
+    for name, column in columns.items():
+        if type(column) is TableColumn and name != time_field:
+            by_kind.setdefault(column.kind, []).append(name)
+    found = extremes_by_kind(by_kind, typed) if n else {}
+    mins: dict[str, Any] = {time_field: ms_to_date(start_s * 1000)}
+    maxs: dict[str, Any] = {time_field: ms_to_date(int(typed[time_field].max())) if n else None}
+    if n:
+        for name, column in columns.items():
+            if name == time_field:
+                continue
+            kind = type(column)
+            if kind is TableColumn:
+                mins[name], maxs[name] = found[name]
+            elif kind is ConstColumn:
+                mins[name] = maxs[name] = column.value
+            else:
+                extremes = object_extremes(column.values[:n], collation)
+                if extremes is not None:
+                    mins[name], maxs[name] = extremes
+    summary: dict[str, Any] = {"_id": bucket_id, "control": {"version": 1, "min": mins, "max": maxs}}
+    if meta is not MISSING:
+        summary["meta"] = meta
+    return summary
+
+
 def _copy(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}

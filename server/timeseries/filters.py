@@ -24,6 +24,11 @@ so no mixed-type or NaN guard), a time comparison with its ``D ± bucketMaxSpanS
 - ``$exists`` / ``$elemMatch`` of a top-level field: ``control.min.<f>`` exists;
 - anything else (``$not``, ``$nor``, ``$expr``, regexes, dotted measurement paths...) keeps every bucket.
 
+A partial index's filter takes the same derivation under mongod's createIndex policy
+(``refuse_ineligible``, ``assume_no_mixed_schema``): a predicate on the time or a measurement field that
+has no bucket-level form mongod would give raises ``Ineligible`` (createIndex answers 5916301), and no
+``$expr`` guard for buckets of mixed types (mongod checks none is left when the index is built).
+
 Under a non-simple collation (``collation``: the operation's effective ``collation.Collation``), or
 on a collection whose default collation is not simple (its buckets' control min/max order strings by
 it, ``control_collation``), no string operand bounds control min/max, while meta predicates stay
@@ -113,14 +118,29 @@ class BucketFilter:
         return out or None
 
 
+class Ineligible(Exception):
+    """A predicate on the time or a measurement field with no bucket-level form (``derive`` with
+    ``refuse_ineligible``): ``reason`` is mongod's wording, ``predicate`` the predicate as mongod
+    serializes it (createIndex reports both, code 5916301)."""
+
+    def __init__(self, reason: str, node: Node):
+        super().__init__(reason)
+        self.reason = reason
+        self.predicate = serialize(node)
+
+
 def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: int, *,
-           collation: Any = None, control_collation: Any = None) -> BucketFilter:
+           collation: Any = None, control_collation: Any = None, refuse_ineligible: bool = False,
+           assume_no_mixed_schema: bool = False) -> BucketFilter:
     """The bucket filter of a parsed user filter (see the module); ``collation``: the operation's
     effective collation (``collation.Collation``, None = simple); ``control_collation``: the
-    collection's default, which orders the strings of control min/max."""
+    collection's default, which orders the strings of control min/max. ``refuse_ineligible``: raise
+    ``Ineligible`` where mongod's IneligiblePredicatePolicy::kError does, instead of keeping every
+    bucket; ``assume_no_mixed_schema``: no guard for buckets whose min and max are of two types."""
     if node is None or isinstance(node, AlwaysTrue):
         return BucketFilter(collation=collation)
-    part = _Deriver(time_field, meta_field, span_s, collation, control_collation).part(node)
+    part = _Deriver(time_field, meta_field, span_s, collation, control_collation, refuse_ineligible,
+                    assume_no_mixed_schema).part(node)
     if part is None:
         return BucketFilter(collation=collation)
     mql, predicate, lo, hi, exact, shown = part
@@ -130,10 +150,17 @@ def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: i
 class _Deriver:
     """Each ``part`` is (mql, predicate, lo_s, hi_s, exact, shown) or None (no bound: keep every bucket)."""
 
-    def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any, control_collation: Any = None):
+    def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any, control_collation: Any = None,
+                 refuse: bool = False, unmixed: bool = False):
         self.tf, self.mf, self.span_s, self.collation = tf, mf, span_s, collation
         # string operands bound control min/max only when both compare binary-wise
         self.simple = collation is None and control_collation is None
+        self.refuse, self.unmixed = refuse, unmixed
+
+    def ineligible(self, node: Node, reason: str) -> None:
+        """No bucket-level form for ``node``: None (keep every bucket), or refused (``refuse``)."""
+        if self.refuse:
+            raise Ineligible(reason, node)
 
     def on_meta(self, path: str) -> bool:
         mf = self.mf
@@ -170,26 +197,54 @@ class _Deriver:
             predicates = [p[1] for p in parts]
             return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), lo, hi,
                     all(p[4] for p in parts), {"$or": [p[5] for p in parts]})
+        path = getattr(node, "path", None)
+        if path is not None and self.on_meta(path):
+            return None  # a meta predicate with no MQL form ($near): the per-measurement filter decides
         if isinstance(node, Cmp):
+            self.check_operand(node, node.value, "")
             if node.path == self.tf:
                 return self.time_bounds(node.op, node.value)
             if self.measurement(node.path) and not (not self.simple and isinstance(node.value, str)):
-                return _measurement_bounds(node.path, node.op, node.value)
+                return _measurement_bounds(node.path, node.op, node.value, self.unmixed)
             return None
-        if isinstance(node, In) and self.measurement(node.path) and not node.regexes and node.values \
-                and not (not self.simple and any(isinstance(v, str) for v in node.values)):
-            parts = [_measurement_bounds(node.path, "$eq", v) for v in node.values]
-            if not _all_bounded(parts):
-                return None
-            predicates = [p[1] for p in parts]
-            return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None, False,
-                    {"$or": [p[5] for p in parts]})
+        if isinstance(node, In):
+            if node.regexes:
+                self.ineligible(node, "can't handle $regex predicate (inside $in predicate)")
+            if any(v is None for v in node.values):
+                self.ineligible(node, "can't handle {$eq: null} predicate (inside $in predicate)")
+            for value in node.values:
+                self.check_operand(Cmp(node.path, "$eq", value), value, " (inside $in predicate)")
+            if self.measurement(node.path) and not node.regexes and node.values \
+                    and not (not self.simple and any(isinstance(v, str) for v in node.values)):
+                parts = [_measurement_bounds(node.path, "$eq", v, self.unmixed) for v in node.values]
+                if not _all_bounded(parts):
+                    return None
+                predicates = [p[1] for p in parts]
+                return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None,
+                        False, {"$or": [p[5] for p in parts]})
+            return None
+        if isinstance(node, ElemMatch):
+            self.ineligible(node, "can't handle this predicate")
         if isinstance(node, (Exists, ElemMatch)) and self.measurement(node.path):
             path = "control.min." + node.path
             shown = _and([{path: {"$exists": True}}, {"control.max." + node.path: {"$exists": True}}])
             return ({path: {"$exists": True}}, lambda b: _control(b.summary(), "min", node.path) is not _MISSING,
                     None, None, False, shown)
+        if not isinstance(node, (AlwaysTrue, Exists, Expr, Geo)):
+            # mongod keeps every bucket for $expr and bounds $geoWithin / $geoIntersects with a bucket
+            # predicate of its own: neither is refused
+            self.ineligible(node, "can't handle this predicate")
         return None
+
+    def check_operand(self, node: Cmp, value: Any, where: str) -> None:
+        """mongod's refusals of a comparison's operand (in its order), whatever the field."""
+        if isinstance(value, (dict, list)):
+            self.ineligible(node, "operand can't be an object or array")
+        elif value is None:
+            self.ineligible(node, "can't handle {$eq: null}" if not where else "can't handle {$eq: null} predicate"
+                            + where)
+        elif node.path == self.tf and date_ms(value) is None:
+            self.ineligible(node, "This predicate will never be true, because the time field always contains a Date")
 
     def measurement(self, path: str) -> bool:
         """A top-level measurement field (dotted paths may cross arrays control min/max do not describe)."""
@@ -276,8 +331,9 @@ def _of_summary(test: Any) -> Any:
     return lambda bucket: test(bucket.summary())
 
 
-def _measurement_bounds(path: str, op: str, value: Any) -> tuple[Any, ...] | None:
-    """Bounds of a scalar comparison on ``control.min/max.<path>`` with the mixed-bucket guard."""
+def _measurement_bounds(path: str, op: str, value: Any, unmixed: bool = False) -> tuple[Any, ...] | None:
+    """Bounds of a scalar comparison on ``control.min/max.<path>`` with the mixed-bucket guard (none
+    when ``unmixed``: no bucket's min and max there are of two types)."""
     if value is None or isinstance(value, (dict, list, BsonRegex)) or type_class(value) > 9:
         return None
     low, high = "control.min." + path, "control.max." + path
@@ -287,25 +343,29 @@ def _measurement_bounds(path: str, op: str, value: Any) -> tuple[Any, ...] | Non
         bound = {high: {op: value}}
     else:
         bound = {low: {op: value}}
-    guards: list[dict[str, Any]] = [{"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]
+    mixed = [] if unmixed else [{"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]
+    nan = []
     if op != "$gt" and op != "$gte":
         # NaN is the least number, so a bucket holding one has it as its minimum: a bound on the
         # minimum says nothing of its other values (mongod compares control values in sort order)
-        guards.append({low: float("nan")})
-    mql = {"$or": [bound, *guards]}
+        nan.append({low: float("nan")})
+    mql = {"$or": [bound, *mixed, *nan]} if mixed or nan else bound
     # exactly that filter: the bound with the generic matcher's semantics (type bracketing, NaN), or
     # control min and max of two BSON types (a bucket whose min/max then bound no single type), or a
     # NaN minimum
-    within = compile_filter({"$or": [bound, *guards[1:]]})
+    within = compile_filter({"$or": [bound, *nan]})
+    # what explain shows: mongod 7.0's form of the same bound
+    if op == "$eq":
+        shown = _and([{low: {"$_internalExprLte": value}}, {high: {"$_internalExprGte": value}}])
+    else:
+        shown = {high if op in ("$gt", "$gte") else low: {_INTERNAL_EXPR[op]: value}}
+    if unmixed:
+        return mql, lambda view: within(view.summary()), None, None, False, shown
 
     def predicate(view: Any) -> bool:
         bucket = view.summary()
         return within(bucket) or _type_of(bucket, "min", path) != _type_of(bucket, "max", path)
 
-    if op == "$eq":
-        shown = _and([{low: {"$_internalExprLte": value}}, {high: {"$_internalExprGte": value}}])
-    else:
-        shown = {high if op in ("$gt", "$gte") else low: {_INTERNAL_EXPR[op]: value}}
     return mql, predicate, None, None, False, shown
 
 
@@ -434,6 +494,23 @@ def render(node: Node) -> dict[str, Any]:
                                                                                     for k in value)):
             return {path: value}  # the bare equality explain shows (a regex or an operator document means more)
     return {path: conditions}
+
+
+def serialize(node: Node) -> dict[str, Any]:
+    """``node`` as mongod's MatchExpression::serialize writes it in error messages: comparisons with
+    their operator (``{a: {$eq: 5}}``), a negation of one path's condition as ``$not``."""
+    if isinstance(node, Cmp):
+        return {node.path: {node.op: node.value}}
+    if isinstance(node, Not) and _one_path(node.child) is not None:
+        inner = serialize(node.child)
+        (path, condition), = inner.items()
+        return {path: {"$not": condition}}
+    if isinstance(node, (And, Or, Nor)):
+        return {"$" + type(node).__name__.lower(): [serialize(c) for c in node.children]}
+    try:
+        return render(node)
+    except NoMqlForm:
+        return {}
 
 
 def _one_path(node: Node) -> str | None:
