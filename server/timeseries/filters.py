@@ -487,7 +487,12 @@ def render(node: Node) -> dict[str, Any]:
         if isinstance(node, Not):
             return {"$nor": [render(node.child)]}
         raise NoMqlForm(type(node).__name__)
-    conditions = _conditions(node)
+    try:
+        conditions = _conditions(node)
+    except NoMqlForm:
+        if not isinstance(node, And):
+            raise
+        return _and([render(c) for c in node.children])  # two conditions wanting one key: one document each
     if list(conditions) == ["$eq"]:
         value = conditions["$eq"]
         if not isinstance(value, BsonRegex) and not (isinstance(value, dict) and any(str(k).startswith("$")
@@ -533,6 +538,8 @@ def _conditions(node: Node) -> dict[str, Any]:
         merged: dict[str, Any] = {}
         for child in node.children:
             for op, arg in _conditions(child).items():
+                if op in merged and op == "$geoWithin" and "$within" not in merged:
+                    op = "$within"  # mongod's alias of $geoWithin: two regions on one path keep one document
                 if op in merged:
                     raise NoMqlForm(f"two {op} conditions on one path")
                 merged[op] = arg
