@@ -201,8 +201,7 @@ def _current_op_docs(server, conn, options: dict) -> list[dict]:
 
 def _stage_memory_limit(server) -> int:
     """What one blocking stage may buffer (mongod's 100 MB; a server parameter)."""
-    params = getattr(server, "params", None)
-    return params["internalQueryMaxBlockingSortMemoryUsageBytes"] if params is not None else 100 * 1024 * 1024
+    return server.params["internalQueryMaxBlockingSortMemoryUsageBytes"]
 
 
 def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,

@@ -37,9 +37,13 @@ from tidemark.session_cache import SessionCache
 from tidemark.tailable import InsertNotifier
 from tidemark.top import Top
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the state's parts that context.py does not construct
+    from tidemark.auth.manager import AuthManager
     from tidemark.cursors import CursorRegistry
     from tidemark.params import ServerParams
+    from tidemark.storage.engine import Engine
+    from tidemark.timeseries.catalog import BucketCatalog
+    from tidemark.timeseries.commit import Committer
 
 T = TypeVar("T")
 
@@ -110,15 +114,24 @@ OPCOUNTER_NAMES = ("insert", "query", "update", "delete", "getmore", "command")
 
 @dataclass
 class ServerState:
-    """Process-wide state shared by every connection. Created by ``tidemark.app``."""
+    """Process-wide state shared by every connection. Created by ``tidemark.app``.
+
+    Every attribute is a declared field. The parts a lifecycle hook creates at start-up (``auth``,
+    ``bucket_catalog``, ``ts_committer``: ``tidemark.app.LIFECYCLE_HOOKS``) are fields without a
+    default (``init=False``): the server accepts no connection before the hooks ran, so every handler
+    finds them set and reads them plainly; a test builds a complete state with
+    ``tests/harness/server_state.py``."""
 
     options: ServerOptions
     params: ServerParams
-    engine: Any  # storage.engine.Engine
+    engine: Engine
     cursors: CursorRegistry
     executor: Executor  # only through run_in_pool (the run tokens of the scheduler below)
-    bucket_catalog: Any = None  # set up by the time-series engine
-    auth: Any = None  # tidemark.auth.manager.AuthManager, set up by tidemark.auth.lifecycle
+    # Users, roles and authentication (tidemark.auth.lifecycle sets it up).
+    auth: AuthManager = field(init=False, repr=False)
+    # The time-series bucket catalog and its group committer (tidemark.timeseries.hooks sets them up).
+    bucket_catalog: BucketCatalog = field(init=False, repr=False)
+    ts_committer: Committer = field(init=False, repr=False)
     started_at: float = field(default_factory=time.time)
     started_monotonic: float = field(default_factory=time.monotonic)
     opcounters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPCOUNTER_NAMES, 0))

@@ -102,9 +102,7 @@ async def clone_collection_as_capped(ctx, cmd: dict) -> dict:
 
 
 def _kill_cursors(ctx, ns: str) -> None:
-    kill = getattr(ctx.server.cursors, "kill_namespace", None)
-    if kill is not None:
-        kill(ns)
+    ctx.server.cursors.kill_namespace(ns)
 
 
 COMMANDS = [

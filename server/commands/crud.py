@@ -92,9 +92,8 @@ def check_fields(cmd: dict, command: str) -> None:
 
 def _count_op(ctx, name: str, n: int) -> None:
     """serverStatus opcounters: mongod counts writes per document/statement, not per command."""
-    counters = getattr(ctx.server, "opcounters", None)
-    if counters is not None:
-        counters[name] = counters.get(name, 0) + n
+    counters = ctx.server.opcounters
+    counters[name] = counters.get(name, 0) + n
 
 
 def _storage_error(info, e: StorageError, doc: dict) -> MongoError:

@@ -97,7 +97,7 @@ async def db_stats(ctx, cmd: dict) -> dict:
         return sizes
 
     s = await ctx.run_blocking(work)
-    dbpath = getattr(getattr(ctx.server, "options", None), "dbpath", None) or "."
+    dbpath = ctx.server.options.dbpath or "."
     try:
         usage = shutil.disk_usage(dbpath)
         fs_used, fs_total = usage.used, usage.total

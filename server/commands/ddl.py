@@ -339,10 +339,7 @@ async def drop(ctx, cmd: dict) -> dict:
 
 
 def _kill_cursors(ctx, ns: str) -> None:
-    registry = getattr(ctx.server, "cursors", None)
-    kill = getattr(registry, "kill_namespace", None)
-    if kill is not None:
-        kill(ns)
+    ctx.server.cursors.kill_namespace(ns)
 
 
 async def drop_database(ctx, cmd: dict) -> dict:

@@ -91,7 +91,7 @@ async def shutdown(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         raise MongoError(ErrorCode.TypeMismatch, "BSON field 'shutdown.timeoutSecs' is the wrong type, "
                                                  "expected type 'long'")
     server = ctx.server
-    if not (server.auth is not None and server.auth.enabled) and not _is_localhost(ctx.conn.peer):
+    if not server.auth.enabled and not _is_localhost(ctx.conn.peer):
         raise MongoError(ErrorCode.Unauthorized, "shutdown must run from localhost when running db without auth")
     if server.request_shutdown is None:
         raise MongoError(ErrorCode.IllegalOperation, "this server cannot be shut down by a command")

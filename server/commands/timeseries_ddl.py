@@ -94,7 +94,7 @@ async def drop(ctx: Any, db: str, name: str) -> dict:
     """Drop of the view or of ``system.buckets.<c>``: both objects go (spec §10)."""
     view_name = view_name_of(name)
     bns = buckets_ns(db, view_name)
-    catalog = getattr(ctx.server, "bucket_catalog", None)
+    catalog = ctx.server.bucket_catalog
 
     def fn(w: Any) -> int:
         _, view = get_view(w, db, view_name)
@@ -107,20 +107,14 @@ async def drop(ctx: Any, db: str, name: str) -> dict:
             w.drop_collection(bns)
         return n
 
-    if catalog is not None:
-        await catalog_flush_before_drop(ctx, bns)
+    await catalog_flush_before_drop(ctx, bns)
     n = await asyncio.wrap_future(ctx.server.engine.write(fn))
-    if catalog is not None:
-        catalog.forget(bns)
-    kill = getattr(getattr(ctx.server, "cursors", None), "kill_namespace", None)
-    if kill is not None:
-        kill(f"{db}.{view_name}")
-        kill(bns)
+    catalog.forget(bns)
+    ctx.server.cursors.kill_namespace(f"{db}.{view_name}")
+    ctx.server.cursors.kill_namespace(bns)
     return {"nIndexesWas": n, "ns": f"{db}.{name}"}
 
 
 async def catalog_flush_before_drop(ctx: Any, bns: str) -> None:
     """Forget the collection's buckets and their journal streams before the drop commits."""
-    committer = getattr(ctx.server, "ts_committer", None)
-    if committer is not None:
-        await committer.forget_collection(bns)
+    await ctx.server.ts_committer.forget_collection(bns)

@@ -70,7 +70,5 @@ async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
             await timeseries_ddl.drop(ctx, db, tmp)
         raise
     server.bucket_catalog.forget(target_bns)
-    kill = getattr(getattr(server, "cursors", None), "kill_namespace", None)
-    if kill is not None:
-        kill(C.ns_of(db, coll))
-        kill(target_bns)
+    server.cursors.kill_namespace(C.ns_of(db, coll))
+    server.cursors.kill_namespace(target_bns)
