@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from bson.int64 import Int64
 from bson.objectid import ObjectId
@@ -43,6 +43,7 @@ from tidemark.query import update as update_mod
 from tidemark.query.access_path import Interval, Plan
 from tidemark.query.index_keys import holds, key_fields, may_leave_out
 from tidemark.query.index_kinds import key_direction
+from tidemark.query.match_ast import Node
 from tidemark.query.parsed_match import MatchStage
 from tidemark.storage.errors import DuplicateKey, StorageError
 from tidemark.timeseries import collection as ts_admin
@@ -243,7 +244,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     stats: dict = {}
     if C.is_buckets_collection(name, info):
         # bucket documents: the time-series layer merges persisted buckets with in-memory ones
-        source = ts_view.bucket_source(server, db, name)
+        source: Iterator[dict] = ts_view.bucket_source(server, db, name)
         if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
             hinted = planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
             if may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
@@ -254,7 +255,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
                                 collation=coll)
         return ReadResult(run_pipeline(full, source, pctx), Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
-        source: Iterator[dict] = iter(())
+        source = iter(())
         plan = Plan("COLLSCAN")
         if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
             full = full[1:]
@@ -451,7 +452,7 @@ class FindSpec:
                                                                        self.variables)
         # compile now: parse errors surface before any work (and the callables are reused per document)
         self.collation = C.effective_collation(self.collation_spec, None)
-        self.node = None
+        self.node: Node | None = None
         self._compile()
         if self.sort and "$natural" in self.sort:
             self.hint = {"$natural": self.sort["$natural"]}
@@ -460,12 +461,11 @@ class FindSpec:
             sort_mod.parse_sort(self.sort, allow_meta=True)
 
     def _compile(self) -> None:
-        project = project_mod if self.projection else None
         if self.filter and self.node is None:
             self.node = match_mod.parse_filter(self.filter)  # the command's one parse of its filter
         self.match = (match_mod.compile_node(self.node, variables=self.variables, collation=self.collation)
-                      if self.filter else None)
-        self.project = (project.compile_projection(self.projection, filter=self.filter,
+                      if self.filter and self.node is not None else None)
+        self.project = (project_mod.compile_projection(self.projection, filter=self.filter,
                                                    variables=self.projection_variables, collation=self.collation)
                         if self.projection else None)
 
@@ -480,7 +480,8 @@ class FindSpec:
         stages: list[dict] = []
         if self.filter:
             # the parsed (and compiled) filter travels with the stage: the source reuses it
-            stages.append(MatchStage(self.filter, self.node, self.match, self.collation, self.variables))
+            stages.append(MatchStage(self.filter, cast(Node, self.node), self.match, self.collation,
+                                     self.variables))  # a filter: _compile parsed it
         if self.sort:
             stages.append({"$sort": self.sort})
         if self.skip:

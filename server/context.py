@@ -154,7 +154,7 @@ class ServerState:
     top: Top = field(default_factory=Top)
     # Index accesses ($indexStats; server/index_usage.py), counted by the reads that scan an index.
     index_usage: IndexUsage = field(default_factory=IndexUsage)
-    profiler: Profiler | None = None
+    profiler: Profiler = field(init=False, repr=False)  # its slowms etc. from the options: __post_init__
     # Logical sessions seen by this server (server/session_cache.py, $listLocalSessions).
     sessions: SessionCache = field(default_factory=SessionCache)
     # Fail points armed by configureFailPoint (server/failpoints.py; test commands only).
@@ -172,9 +172,7 @@ class ServerState:
 
 
     def __post_init__(self) -> None:
-        if self.profiler is None:
-            self.profiler = Profiler(self.options.slowms, self.options.slow_op_sample_rate,
-                                     self.options.profile)
+        self.profiler = Profiler(self.options.slowms, self.options.slow_op_sample_rate, self.options.profile)
 
     @property
     def host(self) -> str:

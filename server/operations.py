@@ -224,8 +224,8 @@ class OperationRegistry:
                     _add_users(entry, conn)
                     entries.append(entry)
         if idle_cursors is not None:
-            busy = frozenset(op.cursor.id for op in self._ops.values() if op.cursor is not None)
-            entries.extend(idle_cursors.report_idle(host, owner=owner, busy=busy))
+            busy_cursors = frozenset(op.cursor.id for op in self._ops.values() if op.cursor is not None)
+            entries.extend(idle_cursors.report_idle(host, owner=owner, busy=busy_cursors))
         return entries
 
 

@@ -297,7 +297,7 @@ class ServerParams:
 
     def __contains__(self, name: object) -> bool:
         """Whether a client can see ``name``: a test-only parameter exists only with enableTestCommands."""
-        spec = self._specs.get(name)  # type: ignore[arg-type]
+        spec = self._specs.get(name) if isinstance(name, str) else None
         return spec is not None and (not spec.test_only or bool(self._values.get("enableTestCommands")))
 
     def names(self) -> Iterator[str]:

@@ -27,7 +27,7 @@ from bson.objectid import ObjectId
 from tidemark.core import capped
 from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
-from tidemark.core.namespace import is_timeseries_view
+from tidemark.core.namespace import find_view, is_timeseries_view
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query import update as update_mod
@@ -117,8 +117,9 @@ def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
     def insert(w, info, doc):
         new = C.prepare_insert(doc)
         raw = C.encode_doc(new)
-        if capped.limits(info) is not None:
-            capped.limits(info).check_document(len(raw))
+        limits = capped.limits(info)
+        if limits is not None:
+            limits.check_document(len(raw))
         info, keys = C.write_keys(w, info, new)
         w.insert(info, raw, keys)
         return info
@@ -205,7 +206,7 @@ def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None
     ns = C.ns_of(target_db, coll)
     wanted = ts_options.parse_timeseries(ns, given, command="$out") if given is not None else None
     with server.engine.read() as r:
-        _, view = ts_ddl.get_view(r, target_db, coll)
+        _, view = find_view(r, target_db, coll)
         buckets = r.get_collection(ts_ddl.buckets_ns(target_db, coll))
         regular = r.get_collection(ns)
     existing = ts_ddl.stored_options(buckets) if is_timeseries_view(view) else None

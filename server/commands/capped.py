@@ -4,6 +4,7 @@ the create options are storage rules, in server/core/capped.py)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from tidemark.context import CommandSpec
 from tidemark.core import collection as C
@@ -88,7 +89,8 @@ async def convert_to_capped(ctx, cmd: dict) -> dict:
 
 async def clone_collection_as_capped(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
-    source, target = cmd.get("cloneCollectionAsCapped"), cmd.get("toCollection")
+    source: Any = cmd.get("cloneCollectionAsCapped")
+    target: Any = cmd.get("toCollection")
     for label, value in (("cloneCollectionAsCapped", source), ("toCollection", target)):
         if not isinstance(value, str):
             raise MongoError(ErrorCode.TypeMismatch, f"'{label}' must be of type String")

@@ -41,10 +41,10 @@ from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import materialize
 from tidemark.query.match import compile_filter
+from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import ddl, explain_shape, ingest, scan, view
 from tidemark.timeseries.bsoncolumn import BSONColumnError
 from tidemark.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
-from tidemark.timeseries.commit import clustered_rid
 from tidemark.timeseries.unpack import EXTRA_STAGES
 
 __all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",

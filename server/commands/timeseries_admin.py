@@ -20,6 +20,7 @@ from typing import Any
 from bson.int64 import Int64
 
 from tidemark.core import collection as C
+from tidemark.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
 from tidemark.cursors import cursor_reply
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -29,7 +30,6 @@ from tidemark.timeseries.collection import Target, coll_stats_document, direct_w
 from tidemark.timeseries.collection import resolve_target as _resolve_sync
 from tidemark.timeseries.collection import scale_arg as _scale
 from tidemark.timeseries.collection import write as _write
-from tidemark.timeseries.ddl import get_view
 from tidemark.timeseries.options import from_document
 
 # --------------------------------------------------------------------------------------------------

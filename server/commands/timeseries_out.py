@@ -14,7 +14,7 @@ import uuid
 from tidemark.commands import timeseries_ddl
 from tidemark.commands.timeseries_insert import insert_measurements
 from tidemark.core import collection as C
-from tidemark.core.namespace import is_timeseries_view
+from tidemark.core.namespace import find_view, is_timeseries_view
 from tidemark.protocol.errors import MongoError
 from tidemark.timeseries import ddl as ts_ddl
 from tidemark.timeseries import options as ts_options
@@ -51,7 +51,7 @@ async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
         view_doc = ts_options.view_document(db, coll, plan.options, plan.extra.get("collation"))
 
         def swap(w):
-            _, view = ts_ddl.get_view(w, db, coll)
+            _, view = find_view(w, db, coll)
             if view is not None:
                 if not is_timeseries_view(view):
                     raise MongoError(7268703, "Cannot create a time-series collection from a non time-series view.")
