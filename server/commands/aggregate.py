@@ -213,7 +213,7 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
                                    fixed_buckets=fixed)
         return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server),
                 "command": {"aggregate": name, "pipeline": pipeline}}
-    planner_doc = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
+    planner_doc: dict[str, Any] = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
                    "winningPlan": res.plan.explain(has_sort=sort is not None, filter=flt)
                    if res.plan else {"stage": "EOF"},
                    "rejectedPlans": []}
@@ -277,7 +277,7 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
         win = {"stage": "LIMIT", "limitAmount": spec.limit, "inputStage": win}
     if spec.projection:
         win = {"stage": "PROJECTION_DEFAULT", "transformBy": spec.projection, "inputStage": win}
-    reply = {"explainVersion": "1",
+    reply: dict[str, Any] = {"explainVersion": "1",
              "queryPlanner": {"namespace": res.namespace, "indexFilterSet": False, "parsedQuery": spec.filter,
                               "maxIndexedOrSolutionsReached": False, "maxIndexedAndSolutionsReached": False,
                               "maxScansToExplodeReached": False, "winningPlan": win, "rejectedPlans": []},

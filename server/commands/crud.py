@@ -485,8 +485,8 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
     m = match_mod.compile_filter(query, variables=variables, collation=collation) if query else None
     if sort_spec:
         sort_mod.parse_sort(sort_spec)
-    upd = update_mod.parse_update(cmd["update"], array_filters=cmd.get("arrayFilters"), collation=collation,
-                                  variables=variables) if has_update else None
+    upd: Any = update_mod.parse_update(cmd["update"], array_filters=cmd.get("arrayFilters"), collation=collation,
+                                       variables=variables) if has_update else None  # None only with remove
     proj = (project_mod.compile_projection(fields, filter=query, variables=variables, collation=collation)
             if fields else None)
     hint = cmd.get("hint") or None

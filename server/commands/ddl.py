@@ -9,6 +9,7 @@ mongod); the catalog treats that collection like any other. Time-series namespac
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from bson.int64 import Int64
 
@@ -299,7 +300,7 @@ def delete_view_doc(w, db: str, name: str) -> bool:
     if info is None:
         return False
     rid, doc = namespace.find_view(w, db, name)
-    if rid is None:
+    if rid is None or doc is None:  # found by its rid: never None then
         return False
     w.delete(info, rid, C.index_keys(info, doc))
     return True
@@ -450,7 +451,8 @@ async def rename_collection(ctx, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     if ctx.db != "admin":
         raise MongoError(ErrorCode.Unauthorized, "renameCollection may only be run against the admin database.")
-    src, dst = cmd.get("renameCollection"), cmd.get("to")
+    src: Any = cmd.get("renameCollection")
+    dst: Any = cmd.get("to")
     for label, value in (("renameCollection", src), ("to", dst)):
         if not isinstance(value, str):
             raise MongoError(ErrorCode.TypeMismatch,

@@ -281,7 +281,7 @@ async def create_indexes(ctx, cmd: dict) -> dict:
         created = w.get_collection(ns) is None
         coll = ensure_collection(w, ns)
         before = len(coll.indexes)
-        new_specs = []
+        new_specs: list[dict] = []
         for spec in specs:
             if spec["name"] == "_id_" or list(spec["key"].items()) == [("_id", 1)]:
                 if list(spec["key"].items()) == [("_id", 1)] and spec["name"] == "_id_":

@@ -56,7 +56,7 @@ async def validate(ctx, cmd: dict) -> dict:
         nonlocal ns
         with ctx.server.engine.read() as r:
             view = C.get_view(r, db, name)
-            if C.is_timeseries_view(view):
+            if view is not None and C.is_timeseries_view(view):
                 ns = C.ns_of(db, view["viewOn"])  # mongod 6.2+: validate the buckets collection
             elif view is not None:
                 raise MongoError(ErrorCode.CommandNotSupportedOnView, "Cannot validate a view")

@@ -131,7 +131,7 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
 async def list_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "listIndexes", namespace)
     docs = ts_indexes.user_index_specs(target.info.indexes, target.time_field, target.meta_field)
-    cursor_opts = cmd.get("cursor") if isinstance(cmd.get("cursor"), dict) else {}
+    cursor_opts: dict = cmd["cursor"] if isinstance(cmd.get("cursor"), dict) else {}
     batch_size = cursor_opts.get("batchSize")
     if batch_size is None or batch_size >= len(docs):
         return {"cursor": {"id": Int64(0), "ns": target.ns, "firstBatch": docs}}
@@ -228,7 +228,7 @@ def _adopt_options(server: Any, bns: str, stored: dict) -> None:
 
 def _rewrite_view_span(w: Any, target: Target, new_span: int | None) -> None:
     rid, view = get_view(w, target.db, target.view_name)
-    if rid is None or new_span is None:
+    if rid is None or new_span is None or view is None:  # found by its rid: never None then
         return
     new_view = dict(view)
     new_view["pipeline"] = ts_collmod.with_new_span(view.get("pipeline") or [], new_span)

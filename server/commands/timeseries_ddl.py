@@ -71,7 +71,7 @@ async def _create_buckets_directly(ctx: Any, db: str, name: str, cmd: dict) -> d
     if "timeseries" not in cmd:
         raise MongoError(ErrorCode.IllegalOperation,
                          f"Cannot create a system.buckets collection without timeseries options: {ns}")
-    spec = {k: v for k, v in cmd.items() if k not in ("validator", "clusteredIndex")}
+    spec: Any = {k: v for k, v in cmd.items() if k not in ("validator", "clusteredIndex")}
     clustered = cmd.get("clusteredIndex", True)
     if clustered is not True:
         spec = parse_clustered_option(clustered)  # IDL's errors, then the legacy form's (5979703)
