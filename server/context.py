@@ -29,7 +29,9 @@ from tidemark.failpoints import FailPoints
 from tidemark.fsync_lock import FsyncLock
 from tidemark.index_usage import IndexUsage
 from tidemark.operations import Operation, OperationRegistry
-from tidemark.options import ServerOptions  # the parsed command line, re-exported for every layer
+from tidemark.options import (
+    ServerOptions as ServerOptions,  # the parsed command line, re-exported for every layer
+)
 from tidemark.profiler import Profiler
 from tidemark.query import interrupt
 from tidemark.scheduler import RunScheduler

@@ -45,10 +45,11 @@ from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import ddl, explain_shape, ingest, scan, view
 from tidemark.timeseries.bsoncolumn import BSONColumnError
 from tidemark.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
+from tidemark.timeseries.collection import direct_write
 from tidemark.timeseries.unpack import EXTRA_STAGES
 
 __all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",
-           "drop", "explain_stages", "read_source", "stored_bucket", "unstored_buckets"]
+           "drop", "explain_stages", "modify", "read_source", "stored_bucket", "unstored_buckets"]
 
 list_collections_entry = ddl.list_collections_entry
 buckets_list_collections_entry = ddl.buckets_list_collections_entry
@@ -88,10 +89,10 @@ async def close_buckets(ctx: Any, db: str, name: str) -> None:
 def direct_writer(name: str) -> Callable[[Any, Any], Any]:
     """``write(ctx, fn)`` for the regular family's write of bucket documents of ``ctx.db.<name>``: the
     in-memory buckets are written in full first and no bucket is reopened from storage until ``fn``
-    committed (admin.direct_write), so the write acts on what ``find`` shows and is never overwritten."""
+    committed (tidemark.timeseries.collection.direct_write), so the write acts on what ``find`` shows and is never overwritten."""
 
     async def write(ctx: Any, fn: Any) -> Any:
-        return await admin.direct_write(ctx.server, f"{ctx.db}.{name}", fn)
+        return await direct_write(ctx.server, f"{ctx.db}.{name}", fn)
 
     return write
 

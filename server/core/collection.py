@@ -31,7 +31,9 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_STORED_DEPTH
 from tidemark.query.access_path import Plan
 from tidemark.query.docmeta import DocMeta
-from tidemark.query.expr_base import type_name  # the one BSON type name for messages (C.type_name)
+from tidemark.query.expr_base import (
+    type_name as type_name,  # the one BSON type name for messages (C.type_name)
+)
 from tidemark.query.index_keys import (
     MULTIKEY_FLAG,
     index_key_map,
