@@ -26,6 +26,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from tidemark import coll_stats, special_reads, write_stages
+from tidemark.context import ServerState
 from tidemark.core import capped, namespace
 from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
@@ -149,7 +150,7 @@ def run_pipeline(pipeline, source, pctx):
     return run(pipeline, source, pctx)
 
 
-def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
+def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict | None = None,
                      allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None,
                      conn: Any = None):
     """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...).
@@ -192,7 +193,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
         return PipelineContext(**kwargs)
 
 
-def _current_op_docs(server, conn, options: dict) -> list[dict]:
+def _current_op_docs(server: ServerState, conn, options: dict) -> list[dict]:
     from tidemark.operations import current_ops as report
 
     return report(server, conn, all_users=options.get("allUsers", False),
@@ -200,12 +201,12 @@ def _current_op_docs(server, conn, options: dict) -> list[dict]:
                   idle_cursors=options.get("idleCursors", False), truncate=options.get("truncateOps", False))
 
 
-def _stage_memory_limit(server) -> int:
+def _stage_memory_limit(server: ServerState) -> int:
     """What one blocking stage may buffer (mongod's 100 MB; a server parameter)."""
     return server.params["internalQueryMaxBlockingSortMemoryUsageBytes"]
 
 
-def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
+def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
               collation: dict | None = None, target: Any = None, collection_uuid: Any = None) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
@@ -284,7 +285,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     return ReadResult(out, plan, full, stats, None, ns)
 
 
-def _check_write_target(server, db: str, coll: str, stage: str, spec: Any) -> None:
+def _check_write_target(server: ServerState, db: str, coll: str, stage: str, spec: Any) -> None:
     """$out/$merge may not write into a view (166); time-series targets get the TS layer's refusal."""
     with server.engine.read() as r:
         ts_admin.check_write_stage_target(r, db, coll, stage, spec)
@@ -301,7 +302,7 @@ def _out_target(db: str, spec: Any) -> tuple[str, Any]:
     raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
 
 
-def check_output_stage(server, db: str, pipeline: list) -> None:
+def check_output_stage(server: ServerState, db: str, pipeline: list) -> None:
     """Refuse a final ``$out``/``$merge`` into a view or a time-series collection before the pipeline
     runs (the write callbacks check again under their own read)."""
     last = pipeline[-1] if pipeline and isinstance(pipeline[-1], dict) and len(pipeline[-1]) == 1 else None
@@ -315,7 +316,7 @@ def check_output_stage(server, db: str, pipeline: list) -> None:
             write_stages.check_on_fields(server, db, spec)
 
 
-def _write_out(server, db: str, spec: Any, docs) -> None:
+def _write_out(server: ServerState, db: str, spec: Any, docs) -> None:
     """$out: replace the target collection with ``docs`` (one write transaction)."""
     target_db, target = _out_target(db, spec)
     _check_write_target(server, target_db, target, "$out", spec)
@@ -344,7 +345,7 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
     server.engine.write(fn).result()
 
 
-def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
+def _coll_stats_docs(server: ServerState, db: str, coll: str, spec: dict) -> list[dict]:
     with server.engine.read() as r:
         view = C.get_view(r, db, coll)
     if C.is_timeseries_view(view):
@@ -362,7 +363,7 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
     return [{**head, **doc}]
 
 
-def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
+def _index_stats_docs(server: ServerState, db: str, coll: str) -> list[dict]:
     """``$indexStats``: one document per index, in mongod's field order. On a time-series collection
     the indexes of its buckets collection in user form (as listIndexes on the view shows them; bucket
     indexes with no user form are left out), with the accesses of the buckets index."""
@@ -534,7 +535,7 @@ def _min_max_plan(spec: FindSpec, info) -> Plan:
     return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
 
 
-def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, target: Any = None) -> ReadResult:
+def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, target: Any = None) -> ReadResult:
     """The lazy result stream of a find (synchronous; called in the thread pool). ``target``: the
     namespace when the caller resolved it already (``tidemark.core.namespace.Namespace``)."""
     with server.engine.read() as r:
@@ -580,7 +581,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: bytes | None):
+def _buckets_natural_scan(server: ServerState, db: str, spec: FindSpec, info, resume_after: bytes | None):
     """A find on ``system.buckets.X``: bucket documents (open buckets included) in ``$natural`` order,
     forward or backward, resumable by record id, with ``$recordId`` when the find asks for it. An index
     hint is checked (2 BadValue for a missing index); the read stays a clustered scan, keeping only the

@@ -24,6 +24,7 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
+from tidemark.context import ServerState
 from tidemark.core import capped
 from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
@@ -63,7 +64,7 @@ def _supports_unique_key(index: dict, on: list[str]) -> bool:
         and len(fields) == len(on)
 
 
-def check_on_fields(server, db: str, spec: Any) -> None:
+def check_on_fields(server: ServerState, db: str, spec: Any) -> None:
     """51183 unless the target has a unique index supporting ``on`` (parse time in mongod)."""
     opts = merge_options(spec)
     on = opts["on"]
@@ -96,7 +97,7 @@ def _duplicate(info, e: DuplicateKey, doc: dict, on: list[str], fail_mode: bool)
     return MongoError(ErrorCode.DuplicateKey, f"{context} :: caused by :: {err.message}", extra=err.extra)
 
 
-def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
+def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> None:
     """$merge ``docs`` into the target, all in one write transaction. ``check_target(db, coll, spec)``
     refuses views and time-series targets."""
     opts = merge_options(spec)
@@ -186,7 +187,7 @@ class TimeseriesOut:
     exists: bool
 
 
-def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None:
+def timeseries_out_plan(server: ServerState, db: str, pipeline: list) -> TimeseriesOut | None:
     """For a pipeline ending in ``$out`` with ``timeseries`` options or into an existing time-series
     collection: the validated target (mongod's DocumentSourceOut::validateTimeseries codes: 40415 and
     the other option errors, 7406103 different options, 7268700 a regular collection, 7268703 a view).
@@ -221,6 +222,7 @@ def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None
     if wanted is not None and not wanted.equivalent(existing):
         raise MongoError(7406103, "Time-series options inputted must match the existing time-series collection. "
                                   f"Received: {bson_repr(given)}Found: {bson_repr(existing.to_document())}")
+    assert buckets is not None  # existing: the options stored on it
     stored = buckets.options or {}
     extra = {k: stored[k] for k in ("expireAfterSeconds", "collation", "storageEngine", "indexOptionDefaults")
              if k in stored}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tidemark.context import CommandSpec
+from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.core.capped import MAX_DOCS, Limits, adjusted_size, insert_documents
 from tidemark.core.capped import _number as number
@@ -74,11 +74,11 @@ def _newest_that_fit(w, info, cap: Limits) -> list[dict]:
     return [decode(raw) for raw in reversed(kept)]
 
 
-async def _run(ctx, fn) -> None:
+async def _run(ctx: CommandContext, fn) -> None:
     await asyncio.wrap_future(ctx.server.engine.write(fn))
 
 
-async def convert_to_capped(ctx, cmd: dict) -> dict:
+async def convert_to_capped(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     name = C.collection_arg(cmd, "convertToCapped")
     size = _command_size(cmd, "convertToCapped")
@@ -87,7 +87,7 @@ async def convert_to_capped(ctx, cmd: dict) -> dict:
     return {}
 
 
-async def clone_collection_as_capped(ctx, cmd: dict) -> dict:
+async def clone_collection_as_capped(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     source: Any = cmd.get("cloneCollectionAsCapped")
     target: Any = cmd.get("toCollection")
@@ -103,7 +103,7 @@ async def clone_collection_as_capped(ctx, cmd: dict) -> dict:
     return {}
 
 
-def _kill_cursors(ctx, ns: str) -> None:
+def _kill_cursors(ctx: CommandContext, ns: str) -> None:
     ctx.server.cursors.kill_namespace(ns)
 
 

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from tidemark import log
-from tidemark.context import CloseConnection, CommandContext, CommandSpec
+from tidemark.context import CloseConnection, CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.index_keys import MULTIKEY_FLAG
@@ -55,7 +55,7 @@ async def fsync(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
             "seeAlso": FSYNC_URL}
 
 
-def _release(server) -> int:
+def _release(server: ServerState) -> int:
     """One fewer fsync lock request; the storage writer goes on when none is left."""
     count = server.fsync_lock.release()
     if count == 0:

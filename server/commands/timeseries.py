@@ -36,6 +36,7 @@ from tidemark.commands import timeseries_admin as admin
 from tidemark.commands import timeseries_ddl as ts_ddl_commands
 from tidemark.commands import timeseries_modify as modify
 from tidemark.commands.timeseries_insert import insert_measurements
+from tidemark.context import CommandContext
 from tidemark.core import collection as C
 from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -60,19 +61,19 @@ unstored_buckets = scan.unstored_buckets
 # ------------------------------------------------------------------ measurements
 
 
-async def insert(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+async def insert(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     """``insert`` on the view: ``{n, writeErrors?}`` (n counts measurements). ``namespace``: the view as
     the regular family resolved it (its buckets collection is not looked up again)."""
     buckets_info = namespace.buckets_info if namespace is not None and namespace.is_timeseries else None
     return await insert_measurements(ctx, cmd, buckets_info)
 
 
-async def create(ctx: Any, cmd: dict) -> dict:
+async def create(ctx: CommandContext, cmd: dict) -> dict:
     """``create`` with ``timeseries`` options (or of a ``system.buckets.*`` name, as mongorestore does)."""
     return await ts_ddl_commands.create(ctx, cmd)
 
 
-async def drop(ctx: Any, db: str, name: str) -> dict:
+async def drop(ctx: CommandContext, db: str, name: str) -> dict:
     """Drop of the view or of ``system.buckets.<c>`` (both go)."""
     return await ts_ddl_commands.drop(ctx, db, name)
 
@@ -80,7 +81,7 @@ async def drop(ctx: Any, db: str, name: str) -> dict:
 # ------------------------------------------------------------------ the buckets namespace
 
 
-async def close_buckets(ctx: Any, db: str, name: str) -> None:
+async def close_buckets(ctx: CommandContext, db: str, name: str) -> None:
     """Before a direct write of ``db.<name>`` (a ``system.buckets.*`` collection): write its in-memory
     buckets in full and let them leave memory."""
     await ctx.server.ts_committer.close_collection(f"{db}.{name}")
@@ -91,18 +92,18 @@ def direct_writer(name: str) -> Callable[[Any, Any], Any]:
     in-memory buckets are written in full first and no bucket is reopened from storage until ``fn``
     committed (tidemark.timeseries.collection.direct_write), so the write acts on what ``find`` shows and is never overwritten."""
 
-    async def write(ctx: Any, fn: Any) -> Any:
+    async def write(ctx: CommandContext, fn: Any) -> Any:
         return await direct_write(ctx.server, f"{ctx.db}.{name}", fn)
 
     return write
 
 
-def bucket_source(ctx: Any, db: str, coll: str):
+def bucket_source(ctx: CommandContext, db: str, coll: str):
     """Bucket documents of ``db.<coll>`` (a ``system.buckets.*`` name), in-memory ones included."""
     return view.bucket_source(ctx.server, db, coll)
 
 
-async def insert_buckets(ctx: Any, cmd: dict) -> dict:
+async def insert_buckets(ctx: CommandContext, cmd: dict) -> dict:
     """``insert`` into ``system.buckets.<c>``: bucket documents checked against the collection's
     ``$jsonSchema`` validator (121 otherwise); an ``_id`` any bucket ``find`` shows already holds is a
     duplicate key (11000)."""

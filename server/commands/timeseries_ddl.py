@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tidemark.context import CommandContext
 from tidemark.core import collection as C
 from tidemark.core.clustered import check_for_namespace as check_clustered_for_namespace
 from tidemark.core.clustered import parse_create_option as parse_clustered_option
@@ -28,7 +29,7 @@ from tidemark.timeseries.ddl import (
 from tidemark.timeseries.indexes import default_index_specs
 
 
-async def create(ctx: Any, cmd: dict) -> dict:
+async def create(ctx: CommandContext, cmd: dict) -> dict:
     db = cmd.get("$db") or ctx.db
     name = cmd["create"]
     if name.startswith(BUCKETS_PREFIX):
@@ -65,7 +66,7 @@ async def create(ctx: Any, cmd: dict) -> dict:
     return {}
 
 
-async def _create_buckets_directly(ctx: Any, db: str, name: str, cmd: dict) -> dict:
+async def _create_buckets_directly(ctx: CommandContext, db: str, name: str, cmd: dict) -> dict:
     """``create: "system.buckets.x"``: only with ``timeseries`` (how mongorestore recreates buckets)."""
     ns = f"{db}.{name}"
     if "timeseries" not in cmd:
@@ -90,7 +91,7 @@ async def _create_buckets_directly(ctx: Any, db: str, name: str, cmd: dict) -> d
     return {}
 
 
-async def drop(ctx: Any, db: str, name: str) -> dict:
+async def drop(ctx: CommandContext, db: str, name: str) -> dict:
     """Drop of the view or of ``system.buckets.<c>``: both objects go (spec §10)."""
     view_name = view_name_of(name)
     bns = buckets_ns(db, view_name)
@@ -115,6 +116,6 @@ async def drop(ctx: Any, db: str, name: str) -> dict:
     return {"nIndexesWas": n, "ns": f"{db}.{name}"}
 
 
-async def catalog_flush_before_drop(ctx: Any, bns: str) -> None:
+async def catalog_flush_before_drop(ctx: CommandContext, bns: str) -> None:
     """Forget the collection's buckets and their journal streams before the drop commits."""
     await ctx.server.ts_committer.forget_collection(bns)

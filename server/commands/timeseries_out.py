@@ -13,6 +13,7 @@ import uuid
 
 from tidemark.commands import timeseries_ddl
 from tidemark.commands.timeseries_insert import insert_measurements
+from tidemark.context import CommandContext
 from tidemark.core import collection as C
 from tidemark.core.namespace import find_view, is_timeseries_view
 from tidemark.protocol.errors import MongoError
@@ -21,7 +22,7 @@ from tidemark.timeseries import options as ts_options
 from tidemark.write_stages import OUT_BATCH, TimeseriesOut
 
 
-async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
+async def out_timeseries(ctx: CommandContext, plan: TimeseriesOut, docs: list) -> None:
     """Write ``docs`` as the measurements of ``plan``'s collection the way mongod does: into a
     temporary time-series collection first (its buckets written in full), then one write transaction
     swaps it in for the target (view and buckets). A failure leaves the target untouched."""
