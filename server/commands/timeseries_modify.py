@@ -17,6 +17,7 @@ from typing import Any
 
 from tidemark.commands import write_statements
 from tidemark.commands.timeseries_admin import resolve
+from tidemark.context import CommandContext
 from tidemark.core import collection as C
 from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -65,7 +66,7 @@ def _parse_update(statement: Any, target: Target) -> tuple:
     return translated, parsed, matcher
 
 
-async def update(ctx: Any, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
+async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
     """``namespace``: the view as the regular family resolved it; ``statements``: the command's updates
     as ``write_statements`` parsed them before the dispatch (parsed here when called directly)."""
     if statements is None:
@@ -240,7 +241,7 @@ def _delete_changes(txn: Any, target: Target, plan: ts_modify.DeletePlan, bucket
     return run
 
 
-async def explain_delete(ctx: Any, cmd: dict, verbosity: str, namespace: Any = None) -> dict:
+async def explain_delete(ctx: CommandContext, cmd: dict, verbosity: str, namespace: Any = None) -> dict:
     """The first delete statement's plan as 7.0 shows it: ``TS_MODIFY`` (``opType``, ``bucketFilter``,
     ``residualFilter``) over the bucket access path when measurements are unpacked, a plain ``DELETE``
     of whole buckets otherwise; with executionStats, what it would delete (nothing is deleted: the
@@ -287,7 +288,7 @@ async def explain_delete(ctx: Any, cmd: dict, verbosity: str, namespace: Any = N
     return reply
 
 
-async def delete(ctx: Any, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
+async def delete(ctx: CommandContext, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
     """``namespace``: the view as the regular family resolved it; ``statements``: the command's deletes
     as ``write_statements`` parsed them before the dispatch (parsed here when called directly)."""
     if statements is None:
@@ -316,7 +317,7 @@ async def delete(ctx: Any, cmd: dict, namespace: Any = None, statements: list | 
     return reply
 
 
-async def find_and_modify(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+async def find_and_modify(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     """findAndModify on a time-series view: ``remove: true`` only (sort -> 72)."""
     field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
     target = await resolve(ctx, cmd, field, namespace)

@@ -57,7 +57,7 @@ def _sort_match(spec: dict, sort: dict | None, bounds: dict[str, FieldBounds] | 
     return True if backward else None
 
 
-def find_hinted_index(indexes: list[dict], hint: Any) -> dict | None:
+def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
     """The index a hint names (by name or key pattern); raises 2 BadValue when none matches."""
     for spec in indexes:
         if (isinstance(hint, str) and spec["name"] == hint) or (

@@ -339,7 +339,7 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
             return
         size = max(1, int(math.floor(total / n + 0.5)))
         i = 0
-        buckets = []
+        buckets: list[Any] = []
         while i < total:
             j = total if len(buckets) == n - 1 else min(total, i + size)
             while j < total and rows[j][0] == rows[j - 1][0]:

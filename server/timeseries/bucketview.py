@@ -1,21 +1,8 @@
-"""The one read-side interface of a bucket, and its in-memory implementation.
+"""The in-memory implementation of the read interface of a bucket (``read_interface.BucketView``).
 
 Every read path — the generic unpack, the columnar ``$group``, lastpoint, reads of ``system.buckets``
-— takes buckets as objects with this interface, whether they come from storage (stored.StoredBucket,
-decoded lazily, parts kept in bucketcache) or from memory (``LiveBucket`` below)::
-
-    id                      the bucket _id
-    summary()               {_id, control, meta?}: what bucket predicates and lastpoint read
-    column_names()          data field names in bucket order
-    dense(name)             (BSON type, read-only NumPy values) of a column every row holds with one
-                            fixed-width type, else None
-    measurements(fields=None, positions=None)
-                            the measurements (time field first, then the meta field, then the columns
-                            every row holds, then the others), only ``fields`` when given, only the
-                            rows at ``positions`` (ascending) when given
-    document()              the whole v1 document
-    cached                  the bucketcache entry whose memos depend only on the stored bytes (None
-                            for live buckets)
+— takes buckets as ``BucketView`` objects, whether they come from storage (stored.StoredBucket,
+decoded lazily, parts kept in bucketcache) or from memory (``LiveBucket`` below).
 
 ``LiveBucket`` reads a bucket's *committed* rows (``durable`` when the view is taken) straight from its
 columns — NumPy rows to Python values to measurements — without building BSON or the v1 document. If

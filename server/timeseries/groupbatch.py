@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 from bson import encode as bson_encode
 
+from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.pipeline import PipelineContext
-from tidemark.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
+from tidemark.query.stage_group import _GROUP_OVERHEAD, _Groups, _memory_error, group_key
 from tidemark.timeseries.bucketcache import CACHE
 from tidemark.timeseries.densecolumns import fast_arrays, fast_key
 from tidemark.timeseries.groupruns import (

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from tidemark.query.expr_base import KIND_LONG, make_integer
-from tidemark.query.stage_group import _GROUP_OVERHEAD, _approx_size, _memory_error, group_key
+from tidemark.query.memory import approx_size as _approx_size
+from tidemark.query.stage_group import _GROUP_OVERHEAD, _memory_error, group_key
 from tidemark.query.values import MISSING
 
 _EPOCH = _dt.datetime(1970, 1, 1)
