@@ -36,7 +36,7 @@ help:
 	@echo "              (use .node/node_modules/.bin/mongosh without running the tests)"
 	@echo "make test   - install everything (venv, npm packages) and run the test suite (~14 min on 2 cores, +5 min first install)"
 	@echo "make test-fast - the same without the tests marked slow (pytest -m 'not slow')"
-	@echo "make lint   - ruff, import-linter contracts, mypy ($(MYPY_PACKAGES)), hadolint on docker/Dockerfile"
+	@echo "make lint   - ruff, import-linter contracts, mypy ($(MYPY_PACKAGES), the rest of server/), hadolint on docker/Dockerfile"
 	@echo "make bench  - run the benchmark (BENCH_ARGS=...)"
 	@echo "make conformance - pymongo's own test suite against fresh servers, compared with"
 	@echo "              tests/conformance/known_differences.toml (MODES=sync,async,auth,testcommands;"
@@ -77,11 +77,13 @@ test-fast: $(STAMP) npm
 	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS) tests/
 
 # What `make lint` type-checks with mypy (import names); how strictly is per package in pyproject.toml
-# [tool.mypy]. tidemark.protocol and tidemark.storage have no errors at --strict. Still to come (issue 22,
-# item 5), each added here once it has no errors at the strictness its pyproject.toml override gives it:
-#   tidemark.timeseries  -- no errors, at protocol/storage's strictness
-#   tidemark             -- the rest of server/, at whatever strictness it holds
-MYPY_PACKAGES := tidemark.protocol tidemark.storage
+# [tool.mypy]. tidemark.protocol, tidemark.storage and tidemark.timeseries have no errors at --strict; the
+# rest of server/ (MYPY_SERVER_* below) none at its own override's strictness.
+MYPY_PACKAGES := tidemark.protocol tidemark.storage tidemark.timeseries
+# The rest of server/: the package's own modules and every subpackage but timeseries (found here, so a
+# new module or subpackage is checked from the start).
+MYPY_SERVER_MODULES := tidemark $(patsubst server/%.py,tidemark.%,$(filter-out server/__init__.py,$(wildcard server/*.py)))
+MYPY_SERVER_PACKAGES := $(addprefix tidemark.,$(filter-out timeseries,$(patsubst server/%/__init__.py,%,$(wildcard server/*/__init__.py))))
 # mypy and import-linter don't follow the editable install's import hook (server/ is installed as
 # `tidemark`), so they read a tree staged under the import names: hard links, rebuilt by every `make lint`,
 # with paths in mypy's messages mapped back to the repository's folders.
@@ -93,7 +95,8 @@ lint: $(STAMP)
 		&& cp -al protocol storage $(LINT_TREE)/tidemark/
 	cd $(LINT_TREE) && PYTHONPATH=. ../$(VENV)/bin/lint-imports --config ../pyproject.toml
 	@cd $(LINT_TREE) && out=$$(../$(VENV)/bin/mypy --config-file ../pyproject.toml --cache-dir ../.mypy_cache \
-		$(addprefix -p ,$(MYPY_PACKAGES))); rc=$$?; printf '%s\n' "$$out" \
+		$(addprefix -p ,$(MYPY_PACKAGES) $(MYPY_SERVER_PACKAGES)) \
+		$(addprefix -m ,$(MYPY_SERVER_MODULES))); rc=$$?; printf '%s\n' "$$out" \
 		| sed -e 's#^tidemark/protocol/#protocol/#' -e 's#^tidemark/storage/#storage/#' -e 's#^tidemark/#server/#'; \
 		exit $$rc
 	$(VENV)/bin/hadolint docker/Dockerfile

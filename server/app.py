@@ -201,6 +201,7 @@ class App:
         listening_port = options.port
         try:
             for host in options.bind_ip:
+                server: Any  # an asyncio server or a tls.TlsListener: both have sockets and close()
                 if tls_context is None:
                     server = await loop.create_server(
                         factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG

@@ -10,6 +10,7 @@ import datetime
 
 from bson.int64 import Int64
 
+from tidemark.context import ServerState
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.timeseries.scan import unstored_buckets
@@ -54,7 +55,7 @@ def scale_arg(spec: dict | None) -> int:
     return int(scale)
 
 
-def coll_stats_document(server, db: str, coll: str, spec: dict) -> dict:
+def coll_stats_document(server: ServerState, db: str, coll: str, spec: dict) -> dict:
     """One `$collStats` output document (storageStats / count sections as requested)."""
     ns = C.ns_of(db, coll)
     out: dict = {"ns": ns, "host": server.host,

@@ -20,19 +20,20 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from tidemark import coll_stats, special_reads, write_stages
+from tidemark.context import ServerState
 from tidemark.core import capped, namespace
 from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
 from tidemark.index_usage import plan_index_names
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import clustered_range, interrupt
 from tidemark.query import expressions as expressions_mod
-from tidemark.query import interrupt
 from tidemark.query import match as match_mod
 from tidemark.query import pipeline as pipeline_mod
 from tidemark.query import plan as planner
@@ -43,6 +44,7 @@ from tidemark.query import update as update_mod
 from tidemark.query.access_path import Interval, Plan
 from tidemark.query.index_keys import holds, key_fields, may_leave_out
 from tidemark.query.index_kinds import key_direction
+from tidemark.query.match_ast import Node
 from tidemark.query.parsed_match import MatchStage
 from tidemark.storage.errors import DuplicateKey, StorageError
 from tidemark.timeseries import collection as ts_admin
@@ -148,7 +150,7 @@ def run_pipeline(pipeline, source, pctx):
     return run(pipeline, source, pctx)
 
 
-def pipeline_context(server, db: str, coll: str, *, variables: dict | None = None,
+def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict | None = None,
                      allow_disk_use: bool = False, extra_stages: dict | None = None, collation: Any = None,
                      conn: Any = None):
     """A PipelineContext whose callbacks reach back into the server (for $lookup, $out, ...).
@@ -191,7 +193,7 @@ def pipeline_context(server, db: str, coll: str, *, variables: dict | None = Non
         return PipelineContext(**kwargs)
 
 
-def _current_op_docs(server, conn, options: dict) -> list[dict]:
+def _current_op_docs(server: ServerState, conn, options: dict) -> list[dict]:
     from tidemark.operations import current_ops as report
 
     return report(server, conn, all_users=options.get("allUsers", False),
@@ -199,13 +201,12 @@ def _current_op_docs(server, conn, options: dict) -> list[dict]:
                   idle_cursors=options.get("idleCursors", False), truncate=options.get("truncateOps", False))
 
 
-def _stage_memory_limit(server) -> int:
+def _stage_memory_limit(server: ServerState) -> int:
     """What one blocking stage may buffer (mongod's 100 MB; a server parameter)."""
-    params = getattr(server, "params", None)
-    return params["internalQueryMaxBlockingSortMemoryUsageBytes"] if params is not None else 100 * 1024 * 1024
+    return server.params["internalQueryMaxBlockingSortMemoryUsageBytes"]
 
 
-def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
+def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
               collation: dict | None = None, target: Any = None, collection_uuid: Any = None) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
@@ -244,7 +245,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     stats: dict = {}
     if C.is_buckets_collection(name, info):
         # bucket documents: the time-series layer merges persisted buckets with in-memory ones
-        source = ts_view.bucket_source(server, db, name)
+        source: Iterator[dict] = ts_view.bucket_source(server, db, name)
         if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
             hinted = planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
             if may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
@@ -255,7 +256,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
                                 collation=coll)
         return ReadResult(run_pipeline(full, source, pctx), Plan("COLLSCAN"), full, stats, None, ns)
     if info is None:
-        source: Iterator[dict] = iter(())
+        source = iter(())
         plan = Plan("COLLSCAN")
         if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
             full = full[1:]
@@ -284,7 +285,7 @@ def open_read(server, db: str, name: str, pipeline: list[dict], *, hint: Any = N
     return ReadResult(out, plan, full, stats, None, ns)
 
 
-def _check_write_target(server, db: str, coll: str, stage: str, spec: Any) -> None:
+def _check_write_target(server: ServerState, db: str, coll: str, stage: str, spec: Any) -> None:
     """$out/$merge may not write into a view (166); time-series targets get the TS layer's refusal."""
     with server.engine.read() as r:
         ts_admin.check_write_stage_target(r, db, coll, stage, spec)
@@ -301,7 +302,7 @@ def _out_target(db: str, spec: Any) -> tuple[str, Any]:
     raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
 
 
-def check_output_stage(server, db: str, pipeline: list) -> None:
+def check_output_stage(server: ServerState, db: str, pipeline: list) -> None:
     """Refuse a final ``$out``/``$merge`` into a view or a time-series collection before the pipeline
     runs (the write callbacks check again under their own read)."""
     last = pipeline[-1] if pipeline and isinstance(pipeline[-1], dict) and len(pipeline[-1]) == 1 else None
@@ -315,7 +316,7 @@ def check_output_stage(server, db: str, pipeline: list) -> None:
             write_stages.check_on_fields(server, db, spec)
 
 
-def _write_out(server, db: str, spec: Any, docs) -> None:
+def _write_out(server: ServerState, db: str, spec: Any, docs) -> None:
     """$out: replace the target collection with ``docs`` (one write transaction)."""
     target_db, target = _out_target(db, spec)
     _check_write_target(server, target_db, target, "$out", spec)
@@ -344,7 +345,7 @@ def _write_out(server, db: str, spec: Any, docs) -> None:
     server.engine.write(fn).result()
 
 
-def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
+def _coll_stats_docs(server: ServerState, db: str, coll: str, spec: dict) -> list[dict]:
     with server.engine.read() as r:
         view = C.get_view(r, db, coll)
     if C.is_timeseries_view(view):
@@ -362,7 +363,7 @@ def _coll_stats_docs(server, db: str, coll: str, spec: dict) -> list[dict]:
     return [{**head, **doc}]
 
 
-def _index_stats_docs(server, db: str, coll: str) -> list[dict]:
+def _index_stats_docs(server: ServerState, db: str, coll: str) -> list[dict]:
     """``$indexStats``: one document per index, in mongod's field order. On a time-series collection
     the indexes of its buckets collection in user form (as listIndexes on the view shows them; bucket
     indexes with no user form are left out), with the accesses of the buckets index."""
@@ -452,7 +453,7 @@ class FindSpec:
                                                                        self.variables)
         # compile now: parse errors surface before any work (and the callables are reused per document)
         self.collation = C.effective_collation(self.collation_spec, None)
-        self.node = None
+        self.node: Node | None = None
         self._compile()
         if self.sort and "$natural" in self.sort:
             self.hint = {"$natural": self.sort["$natural"]}
@@ -461,12 +462,11 @@ class FindSpec:
             sort_mod.parse_sort(self.sort, allow_meta=True)
 
     def _compile(self) -> None:
-        project = project_mod if self.projection else None
         if self.filter and self.node is None:
             self.node = match_mod.parse_filter(self.filter)  # the command's one parse of its filter
         self.match = (match_mod.compile_node(self.node, variables=self.variables, collation=self.collation)
-                      if self.filter else None)
-        self.project = (project.compile_projection(self.projection, filter=self.filter,
+                      if self.filter and self.node is not None else None)
+        self.project = (project_mod.compile_projection(self.projection, filter=self.filter,
                                                    variables=self.projection_variables, collation=self.collation)
                         if self.projection else None)
 
@@ -481,7 +481,8 @@ class FindSpec:
         stages: list[dict] = []
         if self.filter:
             # the parsed (and compiled) filter travels with the stage: the source reuses it
-            stages.append(MatchStage(self.filter, self.node, self.match, self.collation, self.variables))
+            stages.append(MatchStage(self.filter, cast(Node, self.node), self.match, self.collation,
+                                     self.variables))  # a filter: _compile parsed it
         if self.sort:
             stages.append({"$sort": self.sort})
         if self.skip:
@@ -518,7 +519,20 @@ def _resume_options(cmd: dict, hint: Any, sort: dict | None) -> tuple[bool, Any]
 NO_RESUME = object()  # no $_resumeAfter (a $recordId of null resumes from the start)
 
 
-def _min_max_plan(spec: FindSpec, info) -> Plan:
+def _min_max_plan(spec: FindSpec, info) -> tuple[Plan, Any]:
+    """The scan of a find with ``min``/``max``, and the test a document must pass besides the filter
+    (None: the scan's bounds are exact). A hint naming a clustered collection's clustered index scans
+    the ``_id`` range (``clustered_range.min_max``), in ``_id`` order."""
+    if isinstance(spec.hint, dict) and "$natural" in spec.hint:
+        raise MongoError(ErrorCode.NoQueryExecutionPlans, "error processing query: planner returned error :: "
+                                                          "caused by :: min and max are incompatible with $natural")
+    cluster = cluster_info(info)
+    if cluster is not None and planner.names_cluster(cluster, spec.hint):
+        within = clustered_range.record_range(spec.filter, spec.collation)
+        default = C.effective_collation(None, C.default_collation_of(info))
+        record_range, keep = clustered_range.min_max(spec.min, spec.max, spec.collation, default, within)
+        provides = clustered_range.sort_direction(spec.sort) == 1 and spec.collation is None
+        return Plan("COLLSCAN", record_range=record_range, provides_sort=provides), keep
     index = planner.find_hinted_index(list(info.indexes), spec.hint)
     fields, directions = key_fields(index["key"])
     from tidemark.storage.keys import encode_key
@@ -531,10 +545,10 @@ def _min_max_plan(spec: FindSpec, info) -> Plan:
         return encode_key(list(doc.values()), directions)
 
     iv = Interval(bound(spec.min), bound(spec.max), True, False)
-    return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={})
+    return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={}), None
 
 
-def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, target: Any = None) -> ReadResult:
+def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, target: Any = None) -> ReadResult:
     """The lazy result stream of a find (synchronous; called in the thread pool). ``target``: the
     namespace when the caller resolved it already (``tidemark.core.namespace.Namespace``)."""
     with server.engine.read() as r:
@@ -551,11 +565,12 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
     resume_after = None if spec.resume_token is NO_RESUME else C.record_id_from_value(spec.resume_token,
                                                                                       info.clustered)
     docs: Iterator[dict]
+    in_min_max = None
     if C.is_buckets_collection(spec.name, info):
         plan, docs = _buckets_natural_scan(server, db, spec, info, resume_after)
     else:
         if spec.min is not None or spec.max is not None:
-            plan = _min_max_plan(spec, info)
+            plan, in_min_max = _min_max_plan(spec, info)
         else:
             plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
                                        multikey_default=info.clustered, allow_or=True, collation=spec.collation,
@@ -566,6 +581,8 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
         # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
         passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
         docs = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
+    if in_min_max is not None:
+        docs = filter(in_min_max, docs)
     if spec.match is not None:
         docs = filter(spec.match, docs)
     # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
@@ -580,7 +597,7 @@ def run_find(server, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, ta
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: bytes | None):
+def _buckets_natural_scan(server: ServerState, db: str, spec: FindSpec, info, resume_after: bytes | None):
     """A find on ``system.buckets.X``: bucket documents (open buckets included) in ``$natural`` order,
     forward or backward, resumable by record id, with ``$recordId`` when the find asks for it. An index
     hint is checked (2 BadValue for a missing index); the read stays a clustered scan, keeping only the
@@ -590,6 +607,11 @@ def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: b
     if hint not in (None, {}, "") and not (isinstance(hint, dict) and "$natural" in hint):
         hinted = planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
     reverse = isinstance(hint, dict) and "$natural" in hint and key_direction(hint["$natural"]) < 0
+    # unhinted, the clustered order gives a sort on {_id: ±1} (as for any clustered collection)
+    direction = clustered_range.sort_direction(spec.sort) if hint in (None, {}, "") and \
+        spec.collation is None else 0
+    if direction:
+        reverse = direction < 0
     records = ts_view.bucket_records(server, db, spec.name, reverse=reverse, after=resume_after)
     if hinted is not None and may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
         records = ((rid, doc) for rid, doc in records if holds(hinted, doc))
@@ -597,7 +619,7 @@ def _buckets_natural_scan(server, db: str, spec: FindSpec, info, resume_after: b
         docs = ({**doc, "$recordId": C.record_id_value(rid, True)} for rid, doc in records)
     else:
         docs = (doc for _, doc in records)
-    return Plan("COLLSCAN", natural_reverse=reverse), interrupt.checked(docs)
+    return Plan("COLLSCAN", natural_reverse=reverse, provides_sort=bool(direction)), interrupt.checked(docs)
 
 
 def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None, meta=None) -> Iterator[dict]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from bson.int64 import Int64
 
@@ -92,7 +92,7 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.info = ConnectionInfo(id=next(_connection_ids), peer="")
         self._buffer = bytearray()
-        self._pending: collections.deque[bytes] = collections.deque()
+        self._pending: collections.deque[bytes | bytearray] = collections.deque()
         self._pending_bytes = 0
         self._worker: asyncio.Task[None] | None = None
         self._paused = False  # reading paused (queue full or replies unsent)
@@ -105,7 +105,7 @@ class Connection(asyncio.Protocol):
 
     # -- asyncio.Protocol ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # uvloop's TCPTransport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's TCPTransport
         self.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH, low=WRITE_BUFFER_LOW)
         peer = transport.get_extra_info("peername")
         local = transport.get_extra_info("sockname")
@@ -138,7 +138,7 @@ class Connection(asyncio.Protocol):
             if tls.looks_like_tls(self._buffer):
                 tls.refuse(self.info.peer, "SSL handshake received but server is started without SSL support")
                 self._closing = True
-                self.transport.close()
+                cast(asyncio.Transport, self.transport).close()  # data arrives once connected
                 return
         try:
             self._slice_frames()

@@ -29,7 +29,9 @@ from tidemark.failpoints import FailPoints
 from tidemark.fsync_lock import FsyncLock
 from tidemark.index_usage import IndexUsage
 from tidemark.operations import Operation, OperationRegistry
-from tidemark.options import ServerOptions  # the parsed command line, re-exported for every layer
+from tidemark.options import (
+    ServerOptions as ServerOptions,  # the parsed command line, re-exported for every layer
+)
 from tidemark.profiler import Profiler
 from tidemark.query import interrupt
 from tidemark.scheduler import RunScheduler
@@ -37,9 +39,13 @@ from tidemark.session_cache import SessionCache
 from tidemark.tailable import InsertNotifier
 from tidemark.top import Top
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the state's parts that context.py does not construct
+    from tidemark.auth.manager import AuthManager
     from tidemark.cursors import CursorRegistry
     from tidemark.params import ServerParams
+    from tidemark.storage.engine import Engine
+    from tidemark.timeseries.catalog import BucketCatalog
+    from tidemark.timeseries.commit import Committer
 
 T = TypeVar("T")
 
@@ -110,15 +116,24 @@ OPCOUNTER_NAMES = ("insert", "query", "update", "delete", "getmore", "command")
 
 @dataclass
 class ServerState:
-    """Process-wide state shared by every connection. Created by ``tidemark.app``."""
+    """Process-wide state shared by every connection. Created by ``tidemark.app``.
+
+    Every attribute is a declared field. The parts a lifecycle hook creates at start-up (``auth``,
+    ``bucket_catalog``, ``ts_committer``: ``tidemark.app.LIFECYCLE_HOOKS``) are fields without a
+    default (``init=False``): the server accepts no connection before the hooks ran, so every handler
+    finds them set and reads them plainly; a test builds a complete state with
+    ``tests/harness/server_state.py``."""
 
     options: ServerOptions
     params: ServerParams
-    engine: Any  # storage.engine.Engine
+    engine: Engine
     cursors: CursorRegistry
     executor: Executor  # only through run_in_pool (the run tokens of the scheduler below)
-    bucket_catalog: Any = None  # set up by the time-series engine
-    auth: Any = None  # tidemark.auth.manager.AuthManager, set up by tidemark.auth.lifecycle
+    # Users, roles and authentication (tidemark.auth.lifecycle sets it up).
+    auth: AuthManager = field(init=False, repr=False)
+    # The time-series bucket catalog and its group committer (tidemark.timeseries.hooks sets them up).
+    bucket_catalog: BucketCatalog = field(init=False, repr=False)
+    ts_committer: Committer = field(init=False, repr=False)
     started_at: float = field(default_factory=time.time)
     started_monotonic: float = field(default_factory=time.monotonic)
     opcounters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPCOUNTER_NAMES, 0))
@@ -141,7 +156,7 @@ class ServerState:
     top: Top = field(default_factory=Top)
     # Index accesses ($indexStats; server/index_usage.py), counted by the reads that scan an index.
     index_usage: IndexUsage = field(default_factory=IndexUsage)
-    profiler: Profiler | None = None
+    profiler: Profiler = field(init=False, repr=False)  # its slowms etc. from the options: __post_init__
     # Logical sessions seen by this server (server/session_cache.py, $listLocalSessions).
     sessions: SessionCache = field(default_factory=SessionCache)
     # Fail points armed by configureFailPoint (server/failpoints.py; test commands only).
@@ -159,9 +174,7 @@ class ServerState:
 
 
     def __post_init__(self) -> None:
-        if self.profiler is None:
-            self.profiler = Profiler(self.options.slowms, self.options.slow_op_sample_rate,
-                                     self.options.profile)
+        self.profiler = Profiler(self.options.slowms, self.options.slow_op_sample_rate, self.options.profile)
 
     @property
     def host(self) -> str:

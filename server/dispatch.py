@@ -260,11 +260,11 @@ class Dispatcher:
             log.debug(1, "COMMAND", 4615620, "Command finished", ctx=f"conn{conn.id}",
                       command=spec.name if spec else name, ok=reply.get("ok"),
                       durationMillis=int(elapsed * 1000))
-        db = cmd.get("$db")
-        if spec is not None and isinstance(db, str):
-            server.top.record(spec.name, cmd, db, elapsed)
-        if server.profiler.should_look(elapsed * 1000) and isinstance(db, str):
+        target_db = cmd.get("$db")
+        if spec is not None and isinstance(target_db, str):
+            server.top.record(spec.name, cmd, target_db, elapsed)
+        if server.profiler.should_look(elapsed * 1000) and isinstance(target_db, str):
             facts = ctx.facts if ctx is not None else None
-            await server.profiler.finish(server, conn, db, spec.name if spec else name, cmd, reply,
+            await server.profiler.finish(server, conn, target_db, spec.name if spec else name, cmd, reply,
                                          elapsed * 1000, facts)
         return reply

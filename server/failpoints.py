@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.top import command_namespace
@@ -177,7 +177,7 @@ class FailPoints:
         if not (close or block or has_code) or not self.fail_command.fire():
             return None
         self._refresh()
-        block_ms = 0
+        block_ms: Any = 0
         if block:
             block_ms = data.get("blockTimeMS")
             if not isinstance(block_ms, int) or isinstance(block_ms, bool):
@@ -193,7 +193,7 @@ class FailPoints:
                 extra.update(data["errorExtraInfo"])
             if isinstance(data.get("errorLabels"), list):
                 extra["errorLabels"] = list(data["errorLabels"])
-            error = MongoError(code, MESSAGE, extra=extra)
+            error = MongoError(cast(int, code), MESSAGE, extra=extra)  # has_code: an int
         return Action(block_ms=block_ms, close=close, error=error)
 
     def write_concern_error(self, names: tuple[str, ...], cmd: dict, conn: Any) -> dict | None:

@@ -224,8 +224,8 @@ class OperationRegistry:
                     _add_users(entry, conn)
                     entries.append(entry)
         if idle_cursors is not None:
-            busy = frozenset(op.cursor.id for op in self._ops.values() if op.cursor is not None)
-            entries.extend(idle_cursors.report_idle(host, owner=owner, busy=busy))
+            busy_cursors = frozenset(op.cursor.id for op in self._ops.values() if op.cursor is not None)
+            entries.extend(idle_cursors.report_idle(host, owner=owner, busy=busy_cursors))
         return entries
 
 
@@ -234,7 +234,7 @@ def current_ops(server: Any, viewer: Any, *, all_users: bool, idle_connections: 
     """The currentOp entries of this server that ``viewer`` (the caller's ConnectionInfo) asked for
     (shared by the command and the ``$currentOp`` stage)."""
     owner = ANYONE
-    if not all_users and server.auth is not None and server.auth.enabled:
+    if not all_users and server.auth.enabled:
         owner = viewer.principal if viewer is not None else None  # None: nobody's, never everything
     return server.operations.report(
         server.host,

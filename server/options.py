@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 COMPRESSORS = ("none", "snappy", "zstd")
 TLS_MODES = ("disabled", "allowTLS", "preferTLS", "requireTLS")
@@ -76,7 +76,7 @@ class ServerOptions:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # mongod-like wording, exit status 2
+    def error(self, message: str) -> NoReturn:  # mongod-like wording, exit status 2
         self.exit(
             2,
             f"tidemark: Error parsing command line: {message}\ntry 'tidemark --help' for more information\n",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from tidemark import log
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -297,7 +297,7 @@ class ServerParams:
 
     def __contains__(self, name: object) -> bool:
         """Whether a client can see ``name``: a test-only parameter exists only with enableTestCommands."""
-        spec = self._specs.get(name)  # type: ignore[arg-type]
+        spec = self._specs.get(cast(str, name))  # any other key is simply not found
         return spec is not None and (not spec.test_only or bool(self._values.get("enableTestCommands")))
 
     def names(self) -> Iterator[str]:

@@ -36,7 +36,7 @@ from typing import Any
 try:
     import pytest
 except ImportError:  # TidemarkServer works without pytest; the fixtures need it
-    pytest = None
+    pytest = None  # type: ignore[assignment]
 
 START_TIMEOUT_SECONDS = 30.0
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from bson.datetime_ms import DatetimeMS
 
-from tidemark.context import run_in_pool
+from tidemark.context import ServerState, run_in_pool
 from tidemark.core.clustered import cluster_info
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import MongoError
@@ -39,12 +39,12 @@ TTL_STATS = {"passes": 0, "deletedDocuments": 0}
 DEFAULT_SLEEP_SECS = 60
 
 
-def _param(server: Any, name: str, default: Any) -> Any:
-    """A server parameter (``tidemark.params[name]``), or ``default`` when unknown."""
-    params = getattr(server, "params", None)
+def _param(server: ServerState, name: str, default: Any) -> Any:
+    """A server parameter (``tidemark.params[name]``), or ``default`` when unknown (``ttlMonitorEnabled``
+    is not one of Tidemark's parameters: the monitor is always on)."""
     try:
-        value = params[name]
-    except (KeyError, TypeError):
+        value = server.params[name]
+    except KeyError:
         return default
     return default if value is None else value
 
@@ -154,7 +154,7 @@ def run_pass(engine, now: datetime.datetime | None = None) -> int:
     return deleted
 
 
-async def ttl_loop(server: Any) -> None:
+async def ttl_loop(server: ServerState) -> None:
     loop = asyncio.get_running_loop()
     while True:
         secs = _param(server, "ttlMonitorSleepSecs", DEFAULT_SLEEP_SECS)
@@ -176,7 +176,7 @@ def metrics() -> dict[str, int]:
     return dict(TTL_STATS)
 
 
-async def timeseries_pass(server: Any, now: datetime.datetime | None = None) -> int:
+async def timeseries_pass(server: ServerState, now: datetime.datetime | None = None) -> int:
     """One TTL monitor pass over every time-series collection (spec §9); returns the buckets deleted."""
     now = now or datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     catalog = server.bucket_catalog
@@ -198,7 +198,7 @@ async def timeseries_pass(server: Any, now: datetime.datetime | None = None) -> 
     return total
 
 
-def start_ttl_monitor(server: Any) -> asyncio.Task:
+def start_ttl_monitor(server: ServerState) -> asyncio.Task:
     """Start the monitor on the running loop; cancel the returned task at shutdown."""
     return asyncio.get_running_loop().create_task(ttl_loop(server), name="ttl-monitor")
 
@@ -208,12 +208,11 @@ def start_ttl_monitor(server: Any) -> asyncio.Task:
 _TASKS: dict[int, asyncio.Task] = {}
 
 
-async def on_startup(state: Any) -> None:
-    if state.engine is not None:
-        _TASKS[id(state)] = start_ttl_monitor(state)
+async def on_startup(state: ServerState) -> None:
+    _TASKS[id(state)] = start_ttl_monitor(state)
 
 
-async def on_shutdown(state: Any) -> None:
+async def on_shutdown(state: ServerState) -> None:
     task = _TASKS.pop(id(state), None)
     if task is not None:
         task.cancel()

@@ -24,10 +24,11 @@ from typing import Any
 
 from bson.objectid import ObjectId
 
+from tidemark.context import ServerState
 from tidemark.core import capped
 from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
-from tidemark.core.namespace import is_timeseries_view
+from tidemark.core.namespace import find_view, is_timeseries_view
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query import update as update_mod
@@ -63,7 +64,7 @@ def _supports_unique_key(index: dict, on: list[str]) -> bool:
         and len(fields) == len(on)
 
 
-def check_on_fields(server, db: str, spec: Any) -> None:
+def check_on_fields(server: ServerState, db: str, spec: Any) -> None:
     """51183 unless the target has a unique index supporting ``on`` (parse time in mongod)."""
     opts = merge_options(spec)
     on = opts["on"]
@@ -96,7 +97,7 @@ def _duplicate(info, e: DuplicateKey, doc: dict, on: list[str], fail_mode: bool)
     return MongoError(ErrorCode.DuplicateKey, f"{context} :: caused by :: {err.message}", extra=err.extra)
 
 
-def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
+def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> None:
     """$merge ``docs`` into the target, all in one write transaction. ``check_target(db, coll, spec)``
     refuses views and time-series targets."""
     opts = merge_options(spec)
@@ -117,8 +118,9 @@ def merge_into(server, db: str, spec: Any, docs, check_target) -> None:
     def insert(w, info, doc):
         new = C.prepare_insert(doc)
         raw = C.encode_doc(new)
-        if capped.limits(info) is not None:
-            capped.limits(info).check_document(len(raw))
+        limits = capped.limits(info)
+        if limits is not None:
+            limits.check_document(len(raw))
         info, keys = C.write_keys(w, info, new)
         w.insert(info, raw, keys)
         return info
@@ -185,7 +187,7 @@ class TimeseriesOut:
     exists: bool
 
 
-def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None:
+def timeseries_out_plan(server: ServerState, db: str, pipeline: list) -> TimeseriesOut | None:
     """For a pipeline ending in ``$out`` with ``timeseries`` options or into an existing time-series
     collection: the validated target (mongod's DocumentSourceOut::validateTimeseries codes: 40415 and
     the other option errors, 7406103 different options, 7268700 a regular collection, 7268703 a view).
@@ -205,7 +207,7 @@ def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None
     ns = C.ns_of(target_db, coll)
     wanted = ts_options.parse_timeseries(ns, given, command="$out") if given is not None else None
     with server.engine.read() as r:
-        _, view = ts_ddl.get_view(r, target_db, coll)
+        _, view = find_view(r, target_db, coll)
         buckets = r.get_collection(ts_ddl.buckets_ns(target_db, coll))
         regular = r.get_collection(ns)
     existing = ts_ddl.stored_options(buckets) if is_timeseries_view(view) else None
@@ -220,6 +222,7 @@ def timeseries_out_plan(server, db: str, pipeline: list) -> TimeseriesOut | None
     if wanted is not None and not wanted.equivalent(existing):
         raise MongoError(7406103, "Time-series options inputted must match the existing time-series collection. "
                                   f"Received: {bson_repr(given)}Found: {bson_repr(existing.to_document())}")
+    assert buckets is not None  # existing: the options stored on it
     stored = buckets.options or {}
     extra = {k: stored[k] for k in ("expireAfterSeconds", "collation", "storageEngine", "indexOptionDefaults")
              if k in stored}

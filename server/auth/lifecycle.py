@@ -5,14 +5,13 @@ data directory whose users predate it the auth schema document mongod always has
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tidemark.auth import store
 from tidemark.auth.manager import AuthManager
 
-# ``state`` is a tidemark.context.ServerState: not imported, because tidemark.context pulls in modules
-# above this layer (the profiler, tailable cursors) and import-linter counts even type-only imports.
-ServerState = Any
+if TYPE_CHECKING:  # annotations only: tidemark.context sits above this layer (server/README.md, "Layers")
+    from tidemark.context import ServerState
 
 
 async def on_startup(state: ServerState) -> None:

@@ -139,13 +139,13 @@ class AuthManager:
 
     def has_users(self) -> bool:
         cached = self._has_users
-        if not self._fresh(cached):
+        if cached is None or not self._fresh(cached):
             cached = self._has_users = (self.generation, time.monotonic(), store.exists_any(self.engine))
         return cached[2]
 
     def graph(self) -> RoleGraph:
         cached = self._graph
-        if not self._fresh(cached):
+        if cached is None or not self._fresh(cached):
             graph = RoleGraph(store.read_all(self.engine, store.ROLES))
             cached = self._graph = (self.generation, time.monotonic(), graph)
         return cached[2]

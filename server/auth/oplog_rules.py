@@ -81,7 +81,7 @@ def _validity(ops: Any) -> str:
                                   for op in entries):
             return "superuser"
         for op in entries:
-            o = op.get("o")
+            o: Any = op.get("o")
             has_uuid = any(_is_uuid(v) for v in op.values()) or (
                 op.get("op") == "c" and isinstance(o, dict) and any(_is_uuid(v) for v in o.values()))
             if has_uuid:
@@ -132,7 +132,7 @@ def _entry(req: Any, rules: Any, op: dict, always_upsert: bool, bypass: tuple) -
         found = ns_by_uuid(req.server.engine, as_uuid(op["ui"]))
         ns = found or ns
     target = req.full_ns(ns)
-    o = op.get("o")
+    o: Any = op.get("o")
     if kind == "c":
         name = _first(o)
         spec = req.server.commands.get(name) if name else None

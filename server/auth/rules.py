@@ -17,7 +17,7 @@ request is checked against the exception's privileges (create the first user in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from tidemark.auth import accounts, oplog_rules
 from tidemark.auth import resources as R
@@ -352,7 +352,7 @@ def _users_info(req: Request) -> None:
     elif targets == "db":
         req.require(R.db_target(req.db), "viewUser")
     else:
-        for user, db in targets:
+        for user, db in cast("list[tuple[str, str]]", targets):  # neither "all" nor "db": the pairs
             if not _is_self(req, user, db):
                 req.require(R.db_target(db), "viewUser")
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,7 +153,8 @@ class Statements:
         ``modified``) so far."""
         count = len(self.statements)
         total = Slice(count)
-        index, resume, seen = 0, None, set()
+        seen: set[Any] = set()
+        index, resume = 0, None
         while True:
             part = await write(ctx, functools.partial(self.step, index=index, resume=resume, seen=seen))
             total.n += part.n
@@ -209,8 +210,8 @@ def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hi
     return found, Resume(plan, position, info.uuid, matched)
 
 
-def _materialize(pairs: Iterator[tuple[bytes, dict]], match, multi: bool) -> list[tuple[bytes, dict]]:
-    out = []
+def _materialize(pairs: Generator[tuple[bytes, dict], None, None], match, multi: bool) -> list[tuple[bytes, dict]]:
+    out: list[tuple[bytes, dict]] = []
     try:
         for rid, doc in pairs:
             if match is None or match(doc):
@@ -245,7 +246,7 @@ def _collection_slice(w, info, plan, after: bytes | None, match, limit: int, bud
 
 def _ranges(plan) -> list[tuple[str, Any, bool]]:
     """An index plan (or the branches of an OR plan) as (index name, interval, reverse) in scan order."""
-    out = []
+    out: list[tuple[str, Any, bool]] = []
     for branch in plan.branches if plan.kind == "OR" else [plan]:
         intervals = reversed(branch.intervals) if branch.reverse else branch.intervals
         out.extend((branch.index["name"], iv, branch.reverse) for iv in intervals)

@@ -22,9 +22,9 @@ from tidemark import log, ttl
 from tidemark.arguments import GENERIC_ARGUMENTS
 from tidemark.auth.rules import OPEN, RULES
 from tidemark.auth.session import auth_info
-from tidemark.commands.handshake import MONGODB_VERSION
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.version import MONGODB_VERSION
 
 _PROCESS = psutil.Process()
 

@@ -17,7 +17,7 @@ from tidemark import collections as access
 from tidemark import write_stages
 from tidemark.commands import replication, timeseries_out
 from tidemark.commands import timeseries as ts
-from tidemark.context import CommandSpec
+from tidemark.context import CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
 from tidemark.core import namespace
 from tidemark.core.clustered import cluster_info
@@ -64,7 +64,7 @@ def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
     return target, pipeline
 
 
-async def aggregate(ctx, cmd: dict) -> dict:
+async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     target, pipeline = parse_aggregate(cmd)
     replication.check_change_stream(pipeline)
     sessions = None
@@ -142,7 +142,7 @@ def _evaluate_let(let: dict | None) -> dict:
     return evaluate_let(let)
 
 
-def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:
+def _db_level(server: ServerState, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:
     """``aggregate: 1``: the pipeline must start with a stage that needs no collection."""
     if not pipeline or not isinstance(pipeline[0], dict) or not (
             {"$documents", "$currentOp", "$listLocalSessions", "$changeStream"} & set(pipeline[0])):
@@ -165,7 +165,7 @@ def _db_level(server, db: str, pipeline: list[dict], let, allow_disk, collation=
 VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
 
 
-def _server_info(server) -> dict:
+def _server_info(server: ServerState) -> dict:
 
     return {"host": socket.gethostname(), "port": server.options.port, "version": "7.0.0",
             "gitVersion": "tidemark"}
@@ -183,7 +183,7 @@ def _stage_list(pipeline: list[dict]) -> list[dict]:
         return [dict(s) for s in pipeline]
 
 
-async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict], cmd: dict,
+async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipeline: list[dict], cmd: dict,
                             verbosity: str, target=None) -> dict:
     def work():
         if name is None:
@@ -196,13 +196,16 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
         t0 = time.monotonic()
         if verbosity != "queryPlanner":
             n = sum(1 for _ in res.docs)
-        return res, n, int((time.monotonic() - t0) * 1000)
+        millis = int((time.monotonic() - t0) * 1000)
+        extended = res.ts_info is not None and ts.uses_extended_range(
+            ctx.server, C.ns_of(db, res.target.ts_view["viewOn"]), res.ts_info["timeField"])
+        return res, n, millis, extended
 
     result = await ctx.run_blocking(work)
     ns = C.ns_of(db, name) if name else f"{db}.$cmd.aggregate"
     if result is None:
         return {"stages": _stage_list(pipeline), "serverInfo": _server_info(ctx.server)}
-    res, n, millis = result
+    res, n, millis, extended = result
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
         buckets_ns = C.ns_of(db, res.target.ts_view["viewOn"])  # the read's own resolution
@@ -210,10 +213,10 @@ async def explain_aggregate(ctx, db: str, name: str | None, pipeline: list[dict]
         fixed = options is not None and options.granularity is None and \
             options.bucket_rounding_seconds == options.bucket_max_span_seconds
         stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity,
-                                   fixed_buckets=fixed)
+                                   fixed_buckets=fixed, uses_extended_range=extended)
         return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server),
                 "command": {"aggregate": name, "pipeline": pipeline}}
-    planner_doc = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
+    planner_doc: dict[str, Any] = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
                    "winningPlan": res.plan.explain(has_sort=sort is not None, filter=flt)
                    if res.plan else {"stage": "EOF"},
                    "rejectedPlans": []}
@@ -230,7 +233,7 @@ def _exec_stats(n: int, millis: int, stats: dict) -> dict:
             "totalKeysExamined": stats.get("keys", 0), "totalDocsExamined": stats.get("docs", 0)}
 
 
-async def explain(ctx, cmd: dict) -> dict:
+async def explain(ctx: CommandContext, cmd: dict) -> dict:
     inner = cmd.get("explain")
     if not isinstance(inner, dict) or not inner:
         raise MongoError(ErrorCode.TypeMismatch,
@@ -255,7 +258,7 @@ async def explain(ctx, cmd: dict) -> dict:
                      ErrorCode.CommandNotFound, f"Explain failed due to unknown command: {command}")
 
 
-async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
+async def explain_find(ctx: CommandContext, cmd: dict, verbosity: str) -> dict:
     spec = access.FindSpec(cmd)
 
     def work():
@@ -277,7 +280,7 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
         win = {"stage": "LIMIT", "limitAmount": spec.limit, "inputStage": win}
     if spec.projection:
         win = {"stage": "PROJECTION_DEFAULT", "transformBy": spec.projection, "inputStage": win}
-    reply = {"explainVersion": "1",
+    reply: dict[str, Any] = {"explainVersion": "1",
              "queryPlanner": {"namespace": res.namespace, "indexFilterSet": False, "parsedQuery": spec.filter,
                               "maxIndexedOrSolutionsReached": False, "maxIndexedAndSolutionsReached": False,
                               "maxScansToExplodeReached": False, "winningPlan": win, "rejectedPlans": []},
@@ -291,7 +294,7 @@ async def explain_find(ctx, cmd: dict, verbosity: str) -> dict:
     return reply
 
 
-def _is_view(server, db: str, name: str) -> bool:
+def _is_view(server: ServerState, db: str, name: str) -> bool:
     with server.engine.read() as r:
         return C.get_view(r, db, name) is not None
 
@@ -312,7 +315,7 @@ def _view_count_or_distinct(command: str, flt: dict, cmd: dict) -> list[dict]:
             {"$group": {"_id": None, "distinct": {"$addToSet": f"${key}"}}}]
 
 
-async def explain_other(ctx, command: str, cmd: dict, verbosity: str) -> dict:
+async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity: str) -> dict:
     name = C.collection_arg(cmd, command)
     if command == "count":
         flt = cmd.get("query") or {}

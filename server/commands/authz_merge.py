@@ -21,7 +21,7 @@ is written as by every change of users or roles (:func:`tidemark.auth.store.ensu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from tidemark import log
 from tidemark.arguments import check_fields, field
@@ -49,7 +49,7 @@ def _name(doc: dict, kind: str) -> tuple[str, str]:
     return doc[kind], doc["db"]
 
 
-def _merge(w: Any, temp_ns: str, target_ns: str, kind: str, db: str, drop: bool, log_ids: tuple[int, int]) -> int:
+def _merge(w: Any, temp_ns: str, target_ns: str, kind: str, db: str, drop: bool, log_ids: tuple[int, ...]) -> int:
     """Merge ``temp_ns`` into ``target_ns`` inside the write transaction ``w``; returns the changes."""
     wanted = (lambda d: d.get("db") == db) if db else (lambda d: True)
     existing = {_name(d, kind): d for d in store.read_all_in(w, target_ns) if wanted(d)} if drop else {}
@@ -62,7 +62,7 @@ def _merge(w: Any, temp_ns: str, target_ns: str, kind: str, db: str, drop: bool,
             continue
         try:
             if drop and name in to_drop:
-                old_rid, old = store.find_in(w, target_ns, existing[name].get("_id"))
+                old_rid, old = store.find_in(w, target_ns, cast(str, existing[name].get("_id")))  # "<db>.<name>"
                 if old is not None:
                     target = w.get_collection(target_ns)
                     w.update(target, old_rid, codec.encode(doc), index_keys.index_key_map(target.indexes, old),
@@ -74,9 +74,10 @@ def _merge(w: Any, temp_ns: str, target_ns: str, kind: str, db: str, drop: bool,
             changes += 1
         except StorageError as exc:  # a duplicate: mongod logs it and goes on (mongorestore's behaviour)
             verb = "update" if drop and name in to_drop else "insert"
+            named: dict[str, Any] = {kind: f"{name[0]}@{name[1]}"}
             log.warning("ACCESS", log_ids[0] if verb == "update" else log_ids[1],
                         f"Could not {verb} {kind} during _mergeAuthzCollections command",
-                        **{kind: f"{name[0]}@{name[1]}"}, error=str(getattr(exc, "message", exc)))
+                        **named, error=str(getattr(exc, "message", exc)))
         to_drop.discard(name)
     if to_drop:
         gone = {existing[name].get("_id") for name in to_drop}

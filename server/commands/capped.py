@@ -4,8 +4,9 @@ the create options are storage rules, in server/core/capped.py)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from tidemark.context import CommandSpec
+from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.core.capped import MAX_DOCS, Limits, adjusted_size, insert_documents
 from tidemark.core.capped import _number as number
@@ -73,11 +74,11 @@ def _newest_that_fit(w, info, cap: Limits) -> list[dict]:
     return [decode(raw) for raw in reversed(kept)]
 
 
-async def _run(ctx, fn) -> None:
+async def _run(ctx: CommandContext, fn) -> None:
     await asyncio.wrap_future(ctx.server.engine.write(fn))
 
 
-async def convert_to_capped(ctx, cmd: dict) -> dict:
+async def convert_to_capped(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     name = C.collection_arg(cmd, "convertToCapped")
     size = _command_size(cmd, "convertToCapped")
@@ -86,9 +87,10 @@ async def convert_to_capped(ctx, cmd: dict) -> dict:
     return {}
 
 
-async def clone_collection_as_capped(ctx, cmd: dict) -> dict:
+async def clone_collection_as_capped(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
-    source, target = cmd.get("cloneCollectionAsCapped"), cmd.get("toCollection")
+    source: Any = cmd.get("cloneCollectionAsCapped")
+    target: Any = cmd.get("toCollection")
     for label, value in (("cloneCollectionAsCapped", source), ("toCollection", target)):
         if not isinstance(value, str):
             raise MongoError(ErrorCode.TypeMismatch, f"'{label}' must be of type String")
@@ -101,10 +103,8 @@ async def clone_collection_as_capped(ctx, cmd: dict) -> dict:
     return {}
 
 
-def _kill_cursors(ctx, ns: str) -> None:
-    kill = getattr(ctx.server.cursors, "kill_namespace", None)
-    if kill is not None:
-        kill(ns)
+def _kill_cursors(ctx: CommandContext, ns: str) -> None:
+    ctx.server.cursors.kill_namespace(ns)
 
 
 COMMANDS = [

@@ -28,7 +28,7 @@ from tidemark.commands import _write_slices as slices
 from tidemark.commands import cursors as cursor_commands
 from tidemark.commands import timeseries as ts
 from tidemark.commands import write_statements
-from tidemark.context import FILTER_REQUEST_BYTES, CommandSpec
+from tidemark.context import FILTER_REQUEST_BYTES, CommandContext, CommandSpec, ServerState
 from tidemark.core import capped, namespace
 from tidemark.core import collection as C
 from tidemark.profiler import ReadFacts
@@ -47,11 +47,11 @@ INSERT_SLICE = 2000
 
 
 
-async def _write(ctx, fn):
+async def _write(ctx: CommandContext, fn):
     return await asyncio.wrap_future(ctx.server.engine.write(fn))
 
 
-def _target(ctx, name: str, collection_uuid=None) -> namespace.Namespace:
+def _target(ctx: CommandContext, name: str, collection_uuid=None) -> namespace.Namespace:
     """``ctx.db.name`` resolved (the command's one resolution; point lookups, no chain followed: a
     write on a view is refused) in one short read transaction; ``collection_uuid``: the command's."""
     with ctx.server.engine.read() as r:
@@ -90,11 +90,10 @@ def check_fields(cmd: dict, command: str) -> None:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{k}' is an unknown field.")
 
 
-def _count_op(ctx, name: str, n: int) -> None:
+def _count_op(ctx: CommandContext, name: str, n: int) -> None:
     """serverStatus opcounters: mongod counts writes per document/statement, not per command."""
-    counters = getattr(ctx.server, "opcounters", None)
-    if counters is not None:
-        counters[name] = counters.get(name, 0) + n
+    counters = ctx.server.opcounters
+    counters[name] = counters.get(name, 0) + n
 
 
 def _storage_error(info, e: StorageError, doc: dict) -> MongoError:
@@ -133,7 +132,7 @@ def _prepare_documents(docs: list, ordered: bool, indexes) -> list[tuple]:
     return prepared
 
 
-async def insert(ctx, cmd: dict) -> dict:
+async def insert(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "insert")
     name = C.collection_arg(cmd, "insert")
@@ -218,7 +217,7 @@ async def insert(ctx, cmd: dict) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 
-async def find(ctx, cmd: dict) -> dict:
+async def find(ctx: CommandContext, cmd: dict) -> dict:
     return_key, show_record_id = bool(cmd.get("returnKey")), bool(cmd.get("showRecordId"))
     resumable = bool(cmd.get("$_requestResumeToken"))
     record_ids = show_record_id or resumable  # the read carries each document's $recordId
@@ -262,7 +261,7 @@ async def find(ctx, cmd: dict) -> dict:
                               no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts, resume=resume)
 
 
-def _is_view(server, db: str, name: str) -> bool:
+def _is_view(server: ServerState, db: str, name: str) -> bool:
     with server.engine.read() as r:
         return r.get_collection(C.ns_of(db, name)) is None and C.get_view(r, db, name) is not None
 
@@ -338,7 +337,7 @@ def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info) -> list
         ordered)
 
 
-async def update(ctx, cmd: dict) -> dict:
+async def update(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "update")
     name = C.collection_arg(cmd, "update")
@@ -412,7 +411,7 @@ def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list
     return parsed
 
 
-async def delete(ctx, cmd: dict) -> dict:
+async def delete(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "delete")
     name = C.collection_arg(cmd, "delete")
@@ -451,7 +450,7 @@ async def delete(ctx, cmd: dict) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 
-async def find_and_modify(ctx, cmd: dict) -> dict:
+async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     command = "findAndModify" if "findAndModify" in cmd else "findandmodify"
     check_fields(cmd, "findAndModify")
@@ -486,8 +485,8 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
     m = match_mod.compile_filter(query, variables=variables, collation=collation) if query else None
     if sort_spec:
         sort_mod.parse_sort(sort_spec)
-    upd = update_mod.parse_update(cmd["update"], array_filters=cmd.get("arrayFilters"), collation=collation,
-                                  variables=variables) if has_update else None
+    upd: Any = update_mod.parse_update(cmd["update"], array_filters=cmd.get("arrayFilters"), collation=collation,
+                                       variables=variables) if has_update else None  # None only with remove
     proj = (project_mod.compile_projection(fields, filter=query, variables=variables, collation=collation)
             if fields else None)
     hint = cmd.get("hint") or None
@@ -529,7 +528,7 @@ async def find_and_modify(ctx, cmd: dict) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 
-async def count(ctx, cmd: dict) -> dict:
+async def count(ctx: CommandContext, cmd: dict) -> dict:
     check_fields(cmd, "count")
     name = C.collection_arg(cmd, "count")
     collation = C.collation_arg(cmd, "count")
@@ -570,7 +569,7 @@ async def count(ctx, cmd: dict) -> dict:
     return {"n": await ctx.run_blocking(work)}
 
 
-async def distinct(ctx, cmd: dict) -> dict:
+async def distinct(ctx: CommandContext, cmd: dict) -> dict:
     check_fields(cmd, "distinct")
     name = C.collection_arg(cmd, "distinct")
     collation = C.collation_arg(cmd, "distinct")

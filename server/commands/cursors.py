@@ -20,7 +20,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
 
 
-async def tailable_find(ctx, spec, ns: str, cmd: dict) -> dict:
+async def tailable_find(ctx: CommandContext, spec, ns: str, cmd: dict) -> dict:
     """A tailable find (``spec`` is the parsed FindSpec): the first batch of a tail cursor, or an
     exhausted cursor (id 0) when there is nothing to tail."""
     def is_view() -> bool:

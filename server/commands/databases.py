@@ -10,11 +10,12 @@ uncompressed tally), so the figures are consistent with each other rather than w
 from __future__ import annotations
 
 import shutil
+from typing import Any
 
 from bson.int64 import Int64
 
 from tidemark.commands import timeseries as ts
-from tidemark.context import CommandSpec
+from tidemark.context import CommandContext, CommandSpec
 from tidemark.core.collection import SYSTEM_VIEWS, check_db_name, int_arg, is_buckets_collection
 from tidemark.protocol.errors import ErrorCode, MongoError
 
@@ -38,7 +39,7 @@ def _db_sizes(r, db: str) -> dict:
             "indexes": indexes, "indexSize": index_size}
 
 
-async def list_databases(ctx, cmd: dict) -> dict:
+async def list_databases(ctx: CommandContext, cmd: dict) -> dict:
     name_only = bool(cmd.get("nameOnly", False))
     flt = cmd.get("filter")
     if flt is not None and not isinstance(flt, dict):
@@ -51,7 +52,7 @@ async def list_databases(ctx, cmd: dict) -> dict:
         match = compile_filter(flt)
 
     def work():
-        out = []
+        out: list[dict[str, Any]] = []
         with ctx.server.engine.read() as r:
             names = set(r.list_databases())
             for db in sorted(names | set(SYSTEM_DATABASES)):
@@ -79,7 +80,7 @@ async def list_databases(ctx, cmd: dict) -> dict:
     return reply
 
 
-async def db_stats(ctx, cmd: dict) -> dict:
+async def db_stats(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     check_db_name(db)
     scale = int_arg(cmd, "scale", "dbStats", 1) or 1
@@ -97,7 +98,7 @@ async def db_stats(ctx, cmd: dict) -> dict:
         return sizes
 
     s = await ctx.run_blocking(work)
-    dbpath = getattr(getattr(ctx.server, "options", None), "dbpath", None) or "."
+    dbpath = ctx.server.options.dbpath or "."
     try:
         usage = shutil.disk_usage(dbpath)
         fs_used, fs_total = usage.used, usage.total

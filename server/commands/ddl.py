@@ -9,12 +9,13 @@ mongod); the catalog treats that collection like any other. Time-series namespac
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from bson.int64 import Int64
 
 from tidemark.arguments import GENERIC_ARGUMENTS
 from tidemark.commands import timeseries as ts
-from tidemark.context import CommandSpec
+from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import capped, clustered, namespace
 from tidemark.core import collection as C
 from tidemark.core.collection import ensure_collection
@@ -31,7 +32,7 @@ CREATE_OPTIONS = frozenset({
 })
 
 
-async def _write(ctx, fn):
+async def _write(ctx: CommandContext, fn):
     return await asyncio.wrap_future(ctx.server.engine.write(fn))
 
 
@@ -188,7 +189,7 @@ def check_view_pipeline(pipeline: list) -> None:
     parse_pipeline(pipeline, None)
 
 
-async def create(ctx, cmd: dict) -> dict:
+async def create(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
     name = C.collection_arg(cmd, "create")
@@ -224,7 +225,7 @@ async def create(ctx, cmd: dict) -> dict:
     return {}
 
 
-async def _create_clustered_buckets(ctx, db: str, name: str, cmd: dict) -> dict:
+async def _create_clustered_buckets(ctx: CommandContext, db: str, name: str, cmd: dict) -> dict:
     """MongoDB 7.0 lets ``create: "system.buckets.x"`` with only ``clusteredIndex: true`` (the legacy form
     buckets collections use) make the clustered collection (restore tools do this before the time-series
     options are known); the index-spec form is refused there (5979703)."""
@@ -255,7 +256,7 @@ def _same_options(a: dict, b: dict) -> bool:
     return encode(dict(a or {})) == encode(dict(b or {}))
 
 
-async def _create_view(ctx, db: str, name: str, options: dict) -> dict:
+async def _create_view(ctx: CommandContext, db: str, name: str, options: dict) -> dict:
     ns = C.ns_of(db, name)
     view_doc = {"_id": ns, "viewOn": options["viewOn"], "pipeline": options["pipeline"]}
     if "collation" in options:
@@ -299,7 +300,7 @@ def delete_view_doc(w, db: str, name: str) -> bool:
     if info is None:
         return False
     rid, doc = namespace.find_view(w, db, name)
-    if rid is None:
+    if rid is None or doc is None:  # found by its rid: never None then
         return False
     w.delete(info, rid, C.index_keys(info, doc))
     return True
@@ -310,7 +311,7 @@ def delete_view_doc(w, db: str, name: str) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
-async def drop(ctx, cmd: dict) -> dict:
+async def drop(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
     name = C.collection_arg(cmd, "drop")
@@ -338,14 +339,11 @@ async def drop(ctx, cmd: dict) -> dict:
     return {"nIndexesWas": n, "ns": ns}
 
 
-def _kill_cursors(ctx, ns: str) -> None:
-    registry = getattr(ctx.server, "cursors", None)
-    kill = getattr(registry, "kill_namespace", None)
-    if kill is not None:
-        kill(ns)
+def _kill_cursors(ctx: CommandContext, ns: str) -> None:
+    ctx.server.cursors.kill_namespace(ns)
 
 
-async def drop_database(ctx, cmd: dict) -> dict:
+async def drop_database(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
     C.check_db_name(db)
@@ -411,7 +409,7 @@ def list_collection_entries(r, db: str) -> list[dict]:
     return entries
 
 
-async def list_collections(ctx, cmd: dict) -> dict:
+async def list_collections(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     flt = C.doc_arg(cmd, "filter", "listCollections")
     name_only = bool(cmd.get("nameOnly", False))
@@ -434,7 +432,7 @@ async def list_collections(ctx, cmd: dict) -> dict:
     return await cursor_from_list(ctx, f"{db}.$cmd.listCollections", entries, cursor_opts)
 
 
-async def cursor_from_list(ctx, ns: str, docs: list[dict], cursor_opts: dict) -> dict:
+async def cursor_from_list(ctx: CommandContext, ns: str, docs: list[dict], cursor_opts: dict) -> dict:
     """A cursor reply over an in-memory list, honouring cursor.batchSize when given."""
     batch_size = cursor_opts.get("batchSize")
     if batch_size is None or batch_size >= len(docs):
@@ -449,11 +447,12 @@ async def cursor_from_list(ctx, ns: str, docs: list[dict], cursor_opts: dict) ->
 # --------------------------------------------------------------------------------------------------
 
 
-async def rename_collection(ctx, cmd: dict) -> dict:
+async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     if ctx.db != "admin":
         raise MongoError(ErrorCode.Unauthorized, "renameCollection may only be run against the admin database.")
-    src, dst = cmd.get("renameCollection"), cmd.get("to")
+    src: Any = cmd.get("renameCollection")
+    dst: Any = cmd.get("to")
     for label, value in (("renameCollection", src), ("to", dst)):
         if not isinstance(value, str):
             raise MongoError(ErrorCode.TypeMismatch,
@@ -503,7 +502,7 @@ COLLMOD_FIELDS = frozenset({"index", "validator", "validationLevel", "validation
                             "collectionUUID"})
 
 
-async def coll_mod(ctx, cmd: dict) -> dict:
+async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
     name = C.collection_arg(cmd, "collMod")
@@ -611,7 +610,7 @@ def _coll_mod_index(w, info, change: dict) -> dict:
     return reply
 
 
-async def _coll_mod_view(ctx, db: str, name: str, cmd: dict) -> dict:
+async def _coll_mod_view(ctx: CommandContext, db: str, name: str, cmd: dict) -> dict:
     for k in ("validator", "validationLevel", "validationAction", "index", "expireAfterSeconds"):
         if k in cmd:
             raise MongoError(ErrorCode.InvalidOptions, f"option not supported on a view: {k}")

@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 from tidemark.commands import timeseries as ts
-from tidemark.context import CommandSpec
+from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import clustered, namespace
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -239,7 +239,7 @@ def _conflict(existing: list[dict], spec: dict) -> str | None:
     return None
 
 
-async def create_indexes(ctx, cmd: dict) -> dict:
+async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
     name = C.collection_arg(cmd, "createIndexes")
@@ -281,7 +281,7 @@ async def create_indexes(ctx, cmd: dict) -> dict:
         created = w.get_collection(ns) is None
         coll = ensure_collection(w, ns)
         before = len(coll.indexes)
-        new_specs = []
+        new_specs: list[dict] = []
         for spec in specs:
             if spec["name"] == "_id_" or list(spec["key"].items()) == [("_id", 1)]:
                 if list(spec["key"].items()) == [("_id", 1)] and spec["name"] == "_id_":
@@ -342,7 +342,7 @@ class _with_index:
         self.indexes = (*info.indexes, spec)
 
 
-async def list_indexes(ctx, cmd: dict) -> dict:
+async def list_indexes(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "listIndexes")
     ns = C.ns_of(db, name)
@@ -363,7 +363,7 @@ async def list_indexes(ctx, cmd: dict) -> dict:
     return await cursor_from_list(ctx, ns, specs, cursor_opts)
 
 
-async def drop_indexes(ctx, cmd: dict) -> dict:
+async def drop_indexes(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
     command = "dropIndexes" if "dropIndexes" in cmd else "deleteIndexes"

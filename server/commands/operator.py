@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from tidemark import log
-from tidemark.context import CloseConnection, CommandContext, CommandSpec
+from tidemark.context import CloseConnection, CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.index_keys import MULTIKEY_FLAG
@@ -55,7 +55,7 @@ async def fsync(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
             "seeAlso": FSYNC_URL}
 
 
-def _release(server) -> int:
+def _release(server: ServerState) -> int:
     """One fewer fsync lock request; the storage writer goes on when none is left."""
     count = server.fsync_lock.release()
     if count == 0:
@@ -91,7 +91,7 @@ async def shutdown(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         raise MongoError(ErrorCode.TypeMismatch, "BSON field 'shutdown.timeoutSecs' is the wrong type, "
                                                  "expected type 'long'")
     server = ctx.server
-    if not (server.auth is not None and server.auth.enabled) and not _is_localhost(ctx.conn.peer):
+    if not server.auth.enabled and not _is_localhost(ctx.conn.peer):
         raise MongoError(ErrorCode.Unauthorized, "shutdown must run from localhost when running db without auth")
     if server.request_shutdown is None:
         raise MongoError(ErrorCode.IllegalOperation, "this server cannot be shut down by a command")

@@ -164,7 +164,7 @@ def _parse_entry(op: dict) -> None:
 
 
 async def apply_ops(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    ops = cmd.get(COMMAND)
+    ops: Any = cmd.get(COMMAND)
     _validate(ops)
     _check_operations(ops)
     if cmd.get("prepare") is not None:
@@ -268,7 +268,7 @@ def _stored(coll: str, doc: dict) -> dict:
 
 async def _insert(sub: CommandContext, coll: str, doc: dict, bypass: bool) -> None:
     """Insert; on a duplicate ``_id`` replace the document instead (mongod's insert-to-upsert)."""
-    cmd = {"insert": coll, "documents": [doc], "$db": sub.db}
+    cmd: dict[str, Any] = {"insert": coll, "documents": [doc], "$db": sub.db}
     if bypass:
         cmd["bypassDocumentValidation"] = True
     reply = await crud.insert(sub, cmd)
@@ -280,7 +280,7 @@ async def _insert(sub: CommandContext, coll: str, doc: dict, bypass: bool) -> No
 
 
 async def _replace(sub: CommandContext, coll: str, _id: Any, doc: dict, upsert: bool, bypass: bool) -> dict:
-    cmd = {"update": coll, "updates": [{"q": {"_id": _id}, "u": _stored(coll, doc), "upsert": upsert}],
+    cmd: dict[str, Any] = {"update": coll, "updates": [{"q": {"_id": _id}, "u": _stored(coll, doc), "upsert": upsert}],
            "$db": sub.db}
     if bypass:
         cmd["bypassDocumentValidation"] = True

@@ -82,8 +82,8 @@ async def profile(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         profiler.sample_rate = sample_rate
     if new_level is not None or slowms is not None or sample_rate is not None or flt is not None:
         new_level_now, new_filter = profiler.settings(db)
-        before = {"level": old_level, "slowms": old_slowms, "sampleRate": old_rate}
-        after = {"level": new_level_now, "slowms": profiler.slowms, "sampleRate": profiler.sample_rate}
+        before: dict[str, Any] = {"level": old_level, "slowms": old_slowms, "sampleRate": old_rate}
+        after: dict[str, Any] = {"level": new_level_now, "slowms": profiler.slowms, "sampleRate": profiler.sample_rate}
         if old_filter is not None:
             before["filter"] = old_filter
         if new_filter is not None:

@@ -9,7 +9,7 @@ from every user and role that held it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, cast, overload
 
 from tidemark.arguments import check_fields, field
 from tidemark.auth import accounts, store
@@ -21,6 +21,10 @@ from tidemark.context import CommandContext, CommandSpec
 from tidemark.protocol.errors import ErrorCode, MongoError
 
 
+@overload
+def _privileges(cmd: dict, command: str, db: str, *, required: Literal[True]) -> dict: ...
+@overload
+def _privileges(cmd: dict, command: str, db: str, *, required: bool) -> dict | None: ...
 def _privileges(cmd: dict, command: str, db: str, *, required: bool) -> dict | None:
     docs = field(cmd, command, "privileges", list, "array", required=required)
     if docs is None:
@@ -35,6 +39,10 @@ def _privileges(cmd: dict, command: str, db: str, *, required: bool) -> dict | N
     return privileges
 
 
+@overload
+def _roles(cmd: dict, command: str, db: str, *, required: Literal[True]) -> list[RoleName]: ...
+@overload
+def _roles(cmd: dict, command: str, db: str, *, required: bool) -> list[RoleName] | None: ...
 def _roles(cmd: dict, command: str, db: str, *, required: bool) -> list[RoleName] | None:
     value = field(cmd, command, "roles", list, "array", required=required)
     if value is None:
@@ -234,7 +242,7 @@ async def roles_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
             if show_builtin:
                 names = sorted(names + [(name, db) for name in B.role_names(db)])
         else:
-            names = [r for r in targets if graph.exists(r)]
+            names = [r for r in cast("list[RoleName]", targets) if graph.exists(r)]  # not "db": the pairs
         return [accounts.role_view(r, graph, show_privileges=bool(show_privileges)) for r in names]
 
     return {"roles": await ctx.run_blocking(work)}

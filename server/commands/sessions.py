@@ -74,7 +74,8 @@ async def kill_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
             ctx.server.sessions.end(None, owner=caller)
         return {}
     own = session_digest(ctx.conn.principal.name if ctx.conn.principal is not None else None)
-    mine, anyones = set(), set()
+    mine: set[Any] = set()
+    anyones: set[Any] = set()
     for item in sessions:
         uid = item.get("uid")
         # an explicit uid other than the caller's passed the killAnySession check (tidemark.auth.rules)

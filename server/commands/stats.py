@@ -13,7 +13,7 @@ from tidemark.coll_stats import empty_stats as _empty_stats
 from tidemark.coll_stats import scale_arg as _scale
 from tidemark.coll_stats import storage_stats
 from tidemark.commands import timeseries as ts
-from tidemark.context import CommandSpec
+from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.core import namespace
 from tidemark.protocol.codec import decode
@@ -21,7 +21,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.index_keys import keyer_for
 
 
-async def coll_stats(ctx, cmd: dict) -> dict:
+async def coll_stats(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "collStats")
     scale = _scale(cmd)
@@ -47,7 +47,7 @@ async def coll_stats(ctx, cmd: dict) -> dict:
     return {"ns": ns, **stats}
 
 
-async def validate(ctx, cmd: dict) -> dict:
+async def validate(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "validate")
     ns = C.ns_of(db, name)
@@ -56,7 +56,7 @@ async def validate(ctx, cmd: dict) -> dict:
         nonlocal ns
         with ctx.server.engine.read() as r:
             view = C.get_view(r, db, name)
-            if C.is_timeseries_view(view):
+            if view is not None and C.is_timeseries_view(view):
                 ns = C.ns_of(db, view["viewOn"])  # mongod 6.2+: validate the buckets collection
             elif view is not None:
                 raise MongoError(ErrorCode.CommandNotSupportedOnView, "Cannot validate a view")
@@ -118,7 +118,7 @@ def is_bucket_shaped(doc: dict) -> bool:
             and isinstance(doc.get("data"), dict))
 
 
-async def data_size(ctx, cmd: dict) -> dict:
+async def data_size(ctx: CommandContext, cmd: dict) -> dict:
     target = cmd.get("dataSize", cmd.get("datasize"))
     if not isinstance(target, str) or "." not in target:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{target}'")

@@ -36,42 +36,46 @@ from tidemark.commands import timeseries_admin as admin
 from tidemark.commands import timeseries_ddl as ts_ddl_commands
 from tidemark.commands import timeseries_modify as modify
 from tidemark.commands.timeseries_insert import insert_measurements
+from tidemark.context import CommandContext
 from tidemark.core import collection as C
 from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import materialize
 from tidemark.query.match import compile_filter
+from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import ddl, explain_shape, ingest, scan, view
 from tidemark.timeseries.bsoncolumn import BSONColumnError
 from tidemark.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
-from tidemark.timeseries.commit import clustered_rid
+from tidemark.timeseries.collection import direct_write
 from tidemark.timeseries.unpack import EXTRA_STAGES
 
 __all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",
-           "drop", "explain_stages", "read_source", "stored_bucket", "unstored_buckets"]
+           "drop", "explain_stages", "modify", "read_source", "stored_bucket", "unstored_buckets",
+           "uses_extended_range"]
 
 list_collections_entry = ddl.list_collections_entry
 buckets_list_collections_entry = ddl.buckets_list_collections_entry
 read_source = view.read_source
 unstored_buckets = scan.unstored_buckets
+uses_extended_range = scan.uses_extended_range
 
 
 # ------------------------------------------------------------------ measurements
 
 
-async def insert(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+async def insert(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     """``insert`` on the view: ``{n, writeErrors?}`` (n counts measurements). ``namespace``: the view as
     the regular family resolved it (its buckets collection is not looked up again)."""
     buckets_info = namespace.buckets_info if namespace is not None and namespace.is_timeseries else None
     return await insert_measurements(ctx, cmd, buckets_info)
 
 
-async def create(ctx: Any, cmd: dict) -> dict:
+async def create(ctx: CommandContext, cmd: dict) -> dict:
     """``create`` with ``timeseries`` options (or of a ``system.buckets.*`` name, as mongorestore does)."""
     return await ts_ddl_commands.create(ctx, cmd)
 
 
-async def drop(ctx: Any, db: str, name: str) -> dict:
+async def drop(ctx: CommandContext, db: str, name: str) -> dict:
     """Drop of the view or of ``system.buckets.<c>`` (both go)."""
     return await ts_ddl_commands.drop(ctx, db, name)
 
@@ -79,7 +83,7 @@ async def drop(ctx: Any, db: str, name: str) -> dict:
 # ------------------------------------------------------------------ the buckets namespace
 
 
-async def close_buckets(ctx: Any, db: str, name: str) -> None:
+async def close_buckets(ctx: CommandContext, db: str, name: str) -> None:
     """Before a direct write of ``db.<name>`` (a ``system.buckets.*`` collection): write its in-memory
     buckets in full and let them leave memory."""
     await ctx.server.ts_committer.close_collection(f"{db}.{name}")
@@ -88,20 +92,20 @@ async def close_buckets(ctx: Any, db: str, name: str) -> None:
 def direct_writer(name: str) -> Callable[[Any, Any], Any]:
     """``write(ctx, fn)`` for the regular family's write of bucket documents of ``ctx.db.<name>``: the
     in-memory buckets are written in full first and no bucket is reopened from storage until ``fn``
-    committed (admin.direct_write), so the write acts on what ``find`` shows and is never overwritten."""
+    committed (tidemark.timeseries.collection.direct_write), so the write acts on what ``find`` shows and is never overwritten."""
 
-    async def write(ctx: Any, fn: Any) -> Any:
-        return await admin.direct_write(ctx.server, f"{ctx.db}.{name}", fn)
+    async def write(ctx: CommandContext, fn: Any) -> Any:
+        return await direct_write(ctx.server, f"{ctx.db}.{name}", fn)
 
     return write
 
 
-def bucket_source(ctx: Any, db: str, coll: str):
+def bucket_source(ctx: CommandContext, db: str, coll: str):
     """Bucket documents of ``db.<coll>`` (a ``system.buckets.*`` name), in-memory ones included."""
     return view.bucket_source(ctx.server, db, coll)
 
 
-async def insert_buckets(ctx: Any, cmd: dict) -> dict:
+async def insert_buckets(ctx: CommandContext, cmd: dict) -> dict:
     """``insert`` into ``system.buckets.<c>``: bucket documents checked against the collection's
     ``$jsonSchema`` validator (121 otherwise); an ``_id`` any bucket ``find`` shows already holds is a
     duplicate key (11000)."""
@@ -193,13 +197,16 @@ def _validator(info: Any) -> Any:
 
 
 def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None, millis: int,
-                   verbosity: str, *, fixed_buckets: bool = False) -> list[dict]:
+                   verbosity: str, *, fixed_buckets: bool = False, uses_extended_range: bool = False) -> list[dict]:
     """Spec §5.3: a ``$cursor`` over ``system.buckets.<c>`` — the bucket filter the read ran (the one
     derivation's MQL) and its access path — then the stages as 7.0 rearranges them around
     ``$_internalUnpackBucket`` (``explain_shape``). ``info``: the read's explain info (counters filled
     as read); ``rest``: the remaining stages in explain form."""
-    bucket_filter = info.get("bucketFilter") or {}
-    shaped = explain_shape.shape(info, rest, fixed_buckets=fixed_buckets)
+    info = dict(info)
+    # the plan shows the bucket filter as 7.0 writes it; Tidemark's own (what ran) stays in ``timeseries``
+    bucket_filter = explain_shape.bucket_filter(info.pop("shownBucketFilter", None) or {},
+                                                uses_extended_range=uses_extended_range)
+    shaped = explain_shape.shape(info, rest, fixed_buckets=fixed_buckets, uses_extended_range=uses_extended_range)
     if info.get("ixscan"):
         ixscan = info["ixscan"]
         plan = {"stage": "FETCH", "filter": bucket_filter, "inputStage": ixscan} if bucket_filter else \

@@ -19,17 +19,19 @@ from typing import Any
 
 from bson.int64 import Int64
 
+from tidemark.context import CommandContext, ServerState
 from tidemark.core import collection as C
+from tidemark.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
 from tidemark.cursors import cursor_reply
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.collation import parse_collation
 from tidemark.timeseries import collmod as ts_collmod
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries.collection import Target, coll_stats_document, direct_write, settle, target_of
 from tidemark.timeseries.collection import resolve_target as _resolve_sync
 from tidemark.timeseries.collection import scale_arg as _scale
 from tidemark.timeseries.collection import write as _write
-from tidemark.timeseries.ddl import get_view
 from tidemark.timeseries.options import from_document
 
 # --------------------------------------------------------------------------------------------------
@@ -37,7 +39,7 @@ from tidemark.timeseries.options import from_document
 # --------------------------------------------------------------------------------------------------
 
 
-async def resolve(ctx: Any, cmd: dict, field: str, namespace: Any = None) -> Target:
+async def resolve(ctx: CommandContext, cmd: dict, field: str, namespace: Any = None) -> Target:
     """The command's time-series target. ``namespace``: the ``tidemark.core.namespace.Namespace`` the regular
     family resolved for this command (a time-series view) — used as is, nothing is read again."""
     name = cmd.get(field)
@@ -69,7 +71,7 @@ def _with_collation(spec: dict, default: dict | None) -> dict:
     return spec
 
 
-async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "createIndexes", namespace)
     user_specs = cmd.get("indexes")
     if not isinstance(user_specs, list):
@@ -81,7 +83,9 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
     tf, mf = target.time_field, target.meta_field
     default = C.default_collation_of(target.info)
-    bucket_specs = [_with_collation(ts_indexes.to_bucket_index_spec(s, tf, mf), default) for s in user_specs]
+    span, control_collation = target.options.bucket_max_span_seconds, parse_collation(default) if default else None
+    bucket_specs = [_with_collation(ts_indexes.to_bucket_index_spec(s, tf, mf, span, control_collation), default)
+                    for s in user_specs]
 
     def fn(w: Any) -> tuple[int, int]:
         info = w.get_collection(target.bns)
@@ -128,17 +132,17 @@ async def create_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     return reply
 
 
-async def list_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+async def list_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "listIndexes", namespace)
     docs = ts_indexes.user_index_specs(target.info.indexes, target.time_field, target.meta_field)
-    cursor_opts = cmd.get("cursor") if isinstance(cmd.get("cursor"), dict) else {}
+    cursor_opts: dict = cmd["cursor"] if isinstance(cmd.get("cursor"), dict) else {}
     batch_size = cursor_opts.get("batchSize")
     if batch_size is None or batch_size >= len(docs):
         return {"cursor": {"id": Int64(0), "ns": target.ns, "firstBatch": docs}}
     return await cursor_reply(ctx, target.ns, iter(docs), int(batch_size), False, first=True)
 
 
-async def drop_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+async def drop_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     command = "dropIndexes" if "dropIndexes" in cmd else "deleteIndexes"
     target = await resolve(ctx, cmd, command, namespace)
     if "index" not in cmd:
@@ -186,7 +190,7 @@ async def drop_indexes(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 
-async def coll_mod(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+async def coll_mod(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "collMod", namespace)
     plan = ts_collmod.plan_coll_mod(cmd, target.options.to_document(), on_buckets_namespace=target.on_buckets)
     if plan.timeseries is not None:
@@ -219,7 +223,7 @@ async def coll_mod(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
     return reply
 
 
-def _adopt_options(server: Any, bns: str, stored: dict) -> None:
+def _adopt_options(server: ServerState, bns: str, stored: dict) -> None:
     """Let the catalog's (empty) collection state carry the new options, so its statistics survive."""
     state = server.bucket_catalog.get(bns)
     if state is not None and not state.live:
@@ -228,7 +232,7 @@ def _adopt_options(server: Any, bns: str, stored: dict) -> None:
 
 def _rewrite_view_span(w: Any, target: Target, new_span: int | None) -> None:
     rid, view = get_view(w, target.db, target.view_name)
-    if rid is None or new_span is None:
+    if rid is None or new_span is None or view is None:  # found by its rid: never None then
         return
     new_view = dict(view)
     new_view["pipeline"] = ts_collmod.with_new_span(view.get("pipeline") or [], new_span)
@@ -254,7 +258,7 @@ def _hide_index(w: Any, info: Any, target: Target, change: ts_collmod.IndexChang
 # --------------------------------------------------------------------------------------------------
 
 
-async def coll_stats(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+async def coll_stats(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     name = cmd.get("collStats")
     scale = _scale(cmd)
     return await ctx.run_blocking(coll_stats_document, ctx.server, ctx.db, name, scale, namespace)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tidemark.context import CommandContext
 from tidemark.core import collection as C
 from tidemark.core.clustered import check_for_namespace as check_clustered_for_namespace
 from tidemark.core.clustered import parse_create_option as parse_clustered_option
+from tidemark.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
 from tidemark.core.namespace import is_timeseries_view
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.timeseries import options as ts_options
@@ -21,14 +23,13 @@ from tidemark.timeseries.ddl import (
     _delete_view,
     _insert_view,
     buckets_ns,
-    get_view,
     stored_options,
     view_name_of,
 )
 from tidemark.timeseries.indexes import default_index_specs
 
 
-async def create(ctx: Any, cmd: dict) -> dict:
+async def create(ctx: CommandContext, cmd: dict) -> dict:
     db = cmd.get("$db") or ctx.db
     name = cmd["create"]
     if name.startswith(BUCKETS_PREFIX):
@@ -65,13 +66,13 @@ async def create(ctx: Any, cmd: dict) -> dict:
     return {}
 
 
-async def _create_buckets_directly(ctx: Any, db: str, name: str, cmd: dict) -> dict:
+async def _create_buckets_directly(ctx: CommandContext, db: str, name: str, cmd: dict) -> dict:
     """``create: "system.buckets.x"``: only with ``timeseries`` (how mongorestore recreates buckets)."""
     ns = f"{db}.{name}"
     if "timeseries" not in cmd:
         raise MongoError(ErrorCode.IllegalOperation,
                          f"Cannot create a system.buckets collection without timeseries options: {ns}")
-    spec = {k: v for k, v in cmd.items() if k not in ("validator", "clusteredIndex")}
+    spec: Any = {k: v for k, v in cmd.items() if k not in ("validator", "clusteredIndex")}
     clustered = cmd.get("clusteredIndex", True)
     if clustered is not True:
         spec = parse_clustered_option(clustered)  # IDL's errors, then the legacy form's (5979703)
@@ -90,11 +91,11 @@ async def _create_buckets_directly(ctx: Any, db: str, name: str, cmd: dict) -> d
     return {}
 
 
-async def drop(ctx: Any, db: str, name: str) -> dict:
+async def drop(ctx: CommandContext, db: str, name: str) -> dict:
     """Drop of the view or of ``system.buckets.<c>``: both objects go (spec §10)."""
     view_name = view_name_of(name)
     bns = buckets_ns(db, view_name)
-    catalog = getattr(ctx.server, "bucket_catalog", None)
+    catalog = ctx.server.bucket_catalog
 
     def fn(w: Any) -> int:
         _, view = get_view(w, db, view_name)
@@ -107,20 +108,14 @@ async def drop(ctx: Any, db: str, name: str) -> dict:
             w.drop_collection(bns)
         return n
 
-    if catalog is not None:
-        await catalog_flush_before_drop(ctx, bns)
+    await catalog_flush_before_drop(ctx, bns)
     n = await asyncio.wrap_future(ctx.server.engine.write(fn))
-    if catalog is not None:
-        catalog.forget(bns)
-    kill = getattr(getattr(ctx.server, "cursors", None), "kill_namespace", None)
-    if kill is not None:
-        kill(f"{db}.{view_name}")
-        kill(bns)
+    catalog.forget(bns)
+    ctx.server.cursors.kill_namespace(f"{db}.{view_name}")
+    ctx.server.cursors.kill_namespace(bns)
     return {"nIndexesWas": n, "ns": f"{db}.{name}"}
 
 
-async def catalog_flush_before_drop(ctx: Any, bns: str) -> None:
+async def catalog_flush_before_drop(ctx: CommandContext, bns: str) -> None:
     """Forget the collection's buckets and their journal streams before the drop commits."""
-    committer = getattr(ctx.server, "ts_committer", None)
-    if committer is not None:
-        await committer.forget_collection(bns)
+    await ctx.server.ts_committer.forget_collection(bns)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tidemark.context import CommandContext
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import RawDocuments
@@ -33,7 +34,7 @@ from tidemark.timeseries.ingest import (
 )
 
 
-async def insert_measurements(ctx: Any, cmd: dict, buckets_info: Any = None) -> dict:
+async def insert_measurements(ctx: CommandContext, cmd: dict, buckets_info: Any = None) -> dict:
     """``buckets_info``: the catalog entry of the buckets collection when the caller resolved it."""
     db = cmd.get("$db") or ctx.db
     name = cmd["insert"]
@@ -80,7 +81,7 @@ async def insert_measurements(ctx: Any, cmd: dict, buckets_info: Any = None) -> 
     return reply
 
 
-async def _route(ctx: Any, catalog: Any, committer: Any, state: Any, options: Any, prepared: Prepared,
+async def _route(ctx: CommandContext, catalog: Any, committer: Any, state: Any, options: Any, prepared: Prepared,
                  cmd: dict, index_rules: Any) -> Prepared:
     """Series ids, then the router (in slices for large inserts); the batch taken (the per-document
     parse when a meta value is not valid BSON)."""

@@ -17,12 +17,14 @@ from typing import Any
 
 from tidemark.commands import write_statements
 from tidemark.commands.timeseries_admin import resolve
+from tidemark.context import CommandContext
 from tidemark.core import collection as C
 from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import match, project
 from tidemark.query import plan as planner
 from tidemark.query import update as update_mod
+from tidemark.timeseries import explain_shape, scan
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries import modify as ts_modify
 from tidemark.timeseries.bucketdoc import unpack_document
@@ -64,7 +66,7 @@ def _parse_update(statement: Any, target: Target) -> tuple:
     return translated, parsed, matcher
 
 
-async def update(ctx: Any, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
+async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
     """``namespace``: the view as the regular family resolved it; ``statements``: the command's updates
     as ``write_statements`` parsed them before the dispatch (parsed here when called directly)."""
     if statements is None:
@@ -239,7 +241,7 @@ def _delete_changes(txn: Any, target: Target, plan: ts_modify.DeletePlan, bucket
     return run
 
 
-async def explain_delete(ctx: Any, cmd: dict, verbosity: str, namespace: Any = None) -> dict:
+async def explain_delete(ctx: CommandContext, cmd: dict, verbosity: str, namespace: Any = None) -> dict:
     """The first delete statement's plan as 7.0 shows it: ``TS_MODIFY`` (``opType``, ``bucketFilter``,
     ``residualFilter``) over the bucket access path when measurements are unpacked, a plain ``DELETE``
     of whole buckets otherwise; with executionStats, what it would delete (nothing is deleted: the
@@ -251,22 +253,26 @@ async def explain_delete(ctx: Any, cmd: dict, verbosity: str, namespace: Any = N
                                                   "Got 0 operations.")
     target = await resolve(ctx, cmd, "delete", namespace)
     plan, bucket_match, measurement_match, hint = _parse_delete(statements[0], target)
+    # the bucket filter as 7.0 writes it (what runs is plan.bucket_filter)
+    shown = plan.shown_bucket_filter if plan.shown_bucket_filter is not None else plan.bucket_filter
+    shown = explain_shape.bucket_filter(shown, uses_extended_range=scan.uses_extended_range(
+        ctx.server, target.bns, target.time_field))
 
     def describe(txn: Any) -> dict:
         info, access = _delete_access(txn, target, plan, hint)
         if info is None:
             return {"stage": "EOF"}
-        input_stage = access.explain(filter=plan.bucket_filter)
+        input_stage = access.explain(filter=shown)
         if plan.whole_buckets:
             return {"stage": "DELETE", "inputStage": input_stage}
         return {"stage": "TS_MODIFY", "opType": "deleteOne" if plan.limit_one else "deleteMany",
-                "bucketFilter": plan.bucket_filter, "residualFilter": plan.measurement_filter,
+                "bucketFilter": shown, "residualFilter": plan.measurement_filter,
                 "inputStage": input_stage}
 
     with ctx.server.engine.read() as r:
         win = describe(r)
     reply: dict[str, Any] = {"queryPlanner": {"namespace": target.bns, "indexFilterSet": False,
-                                              "parsedQuery": plan.bucket_filter, "winningPlan": win,
+                                              "parsedQuery": shown, "winningPlan": win,
                                               "rejectedPlans": []}}
     if verbosity == "queryPlanner" or win["stage"] == "EOF":
         return reply
@@ -282,7 +288,7 @@ async def explain_delete(ctx: Any, cmd: dict, verbosity: str, namespace: Any = N
     return reply
 
 
-async def delete(ctx: Any, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
+async def delete(ctx: CommandContext, cmd: dict, namespace: Any = None, statements: list | None = None) -> dict:
     """``namespace``: the view as the regular family resolved it; ``statements``: the command's deletes
     as ``write_statements`` parsed them before the dispatch (parsed here when called directly)."""
     if statements is None:
@@ -311,7 +317,7 @@ async def delete(ctx: Any, cmd: dict, namespace: Any = None, statements: list | 
     return reply
 
 
-async def find_and_modify(ctx: Any, cmd: dict, namespace: Any = None) -> dict:
+async def find_and_modify(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     """findAndModify on a time-series view: ``remove: true`` only (sort -> 72)."""
     field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
     target = await resolve(ctx, cmd, field, namespace)

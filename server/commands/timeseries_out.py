@@ -13,15 +13,16 @@ import uuid
 
 from tidemark.commands import timeseries_ddl
 from tidemark.commands.timeseries_insert import insert_measurements
+from tidemark.context import CommandContext
 from tidemark.core import collection as C
-from tidemark.core.namespace import is_timeseries_view
+from tidemark.core.namespace import find_view, is_timeseries_view
 from tidemark.protocol.errors import MongoError
 from tidemark.timeseries import ddl as ts_ddl
 from tidemark.timeseries import options as ts_options
 from tidemark.write_stages import OUT_BATCH, TimeseriesOut
 
 
-async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
+async def out_timeseries(ctx: CommandContext, plan: TimeseriesOut, docs: list) -> None:
     """Write ``docs`` as the measurements of ``plan``'s collection the way mongod does: into a
     temporary time-series collection first (its buckets written in full), then one write transaction
     swaps it in for the target (view and buckets). A failure leaves the target untouched."""
@@ -51,7 +52,7 @@ async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
         view_doc = ts_options.view_document(db, coll, plan.options, plan.extra.get("collation"))
 
         def swap(w):
-            _, view = ts_ddl.get_view(w, db, coll)
+            _, view = find_view(w, db, coll)
             if view is not None:
                 if not is_timeseries_view(view):
                     raise MongoError(7268703, "Cannot create a time-series collection from a non time-series view.")
@@ -70,7 +71,5 @@ async def out_timeseries(ctx, plan: TimeseriesOut, docs: list) -> None:
             await timeseries_ddl.drop(ctx, db, tmp)
         raise
     server.bucket_catalog.forget(target_bns)
-    kill = getattr(getattr(server, "cursors", None), "kill_namespace", None)
-    if kill is not None:
-        kill(C.ns_of(db, coll))
-        kill(target_bns)
+    server.cursors.kill_namespace(C.ns_of(db, coll))
+    server.cursors.kill_namespace(target_bns)

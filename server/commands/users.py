@@ -193,7 +193,7 @@ async def users_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
             docs = [d for d in docs if d.get("db") == db]
         elif targets != "all":
             # by (user, db) pair: "<db>.<user>" _ids of a '.'-bearing db argument could name another user
-            wanted = {UserName(u, d): i for i, (u, d) in enumerate(targets)}
+            wanted: dict[UserName | None, int] = {UserName(u, d): i for i, (u, d) in enumerate(targets)}
             docs = sorted((d for d in docs if _name_of(d) in wanted), key=lambda d: wanted[_name_of(d)])
         else:
             docs.sort(key=lambda d: (str(d.get("db")), str(d.get("user"))))

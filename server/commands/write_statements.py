@@ -16,7 +16,7 @@ them, as mongod's generated parsers do.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_WRITE_BATCH_SIZE
@@ -44,7 +44,7 @@ def statements(cmd: dict, field: str, command: str) -> list:
     if not items or len(items) > MAX_WRITE_BATCH_SIZE:
         raise MongoError(ErrorCode.InvalidLength,
                          f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. Got {len(items)} operations.")
-    return items
+    return cast(list, items)  # an insert's RawDocuments are a sequence of its documents too
 
 
 def insert_documents(cmd: dict) -> list:

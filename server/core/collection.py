@@ -16,8 +16,8 @@ import math
 import re
 import threading
 import uuid as uuid_mod
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Generator, Iterator
+from typing import Any, cast
 
 import bson
 from bson.decimal128 import Decimal128
@@ -31,7 +31,9 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_STORED_DEPTH
 from tidemark.query.access_path import Plan
 from tidemark.query.docmeta import DocMeta
-from tidemark.query.expr_base import type_name  # the one BSON type name for messages (C.type_name)
+from tidemark.query.expr_base import (
+    type_name as type_name,  # the one BSON type name for messages (C.type_name)
+)
 from tidemark.query.index_keys import (
     MULTIKEY_FLAG,
     index_key_map,
@@ -310,7 +312,7 @@ class Validator:
         self.spec = options.get("validator") or None
         self.level = options.get("validationLevel", "strict")
         self.action = options.get("validationAction", "error")
-        self._fn = None
+        self._fn: Callable[[dict], bool] | None = None
         if self.spec and self.level != "off":
             from tidemark.query.match import compile_filter
 
@@ -322,14 +324,15 @@ class Validator:
 
     def check(self, doc: dict, *, old_doc: dict | None = None) -> None:
         """Raise 121 DocumentValidationFailure when ``doc`` fails (moderate: only if old_doc passed)."""
-        if not self.active:
+        fn = self._fn
+        if fn is None or not self.active:
             return
-        if old_doc is not None and self.level == "moderate" and not self._fn(old_doc):
+        if old_doc is not None and self.level == "moderate" and not fn(old_doc):
             return
-        if not self._fn(doc):
+        if not fn(doc):
             raise MongoError(ErrorCode.DocumentValidationFailure, "Document failed validation",
                              extra={"errInfo": {"failingDocumentId": doc.get("_id"),
-                                                "details": {"operatorName": _top_operator(self.spec),
+                                                "details": {"operatorName": _top_operator(cast(dict, self.spec)),
                                                             "schemaRulesNotSatisfied": []}}})
 
 
@@ -425,7 +428,7 @@ def duplicate_key_error(info, index_name: str, doc: dict | None, key: bytes | No
         fields, directions = key_fields(spec["key"])
         key_pattern = dict(spec["key"])
         try:
-            key_value = dict(zip(fields, decode_key(key, directions), strict=False))
+            key_value = dict(zip(fields, decode_key(cast(bytes, key), directions), strict=False))  # a None key fails as before
         except Exception:  # noqa: BLE001 - a message detail only
             key_value = {f: None for f in fields}
     else:
@@ -639,7 +642,7 @@ def _special_pairs(plan, scan) -> Iterator[tuple[bytes, dict]]:
     return plan_special.special_scan(plan, scan)
 
 
-def docs_in_txn(r, info, plan) -> Iterator[tuple[bytes, dict]]:
+def docs_in_txn(r, info, plan) -> Generator[tuple[bytes, dict], None, None]:
     """(rid, document) through ``plan`` inside one transaction (the writer's, for updates/deletes)."""
     if plan.kind == "COLLSCAN":
         bounds = plan.record_range

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import uuid as uuid_module
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from bson.binary import Binary
 
@@ -212,8 +212,8 @@ def lookup_once(r: Any, db: str, name: str, known: Namespace | None, *, collecti
 
 def _follow(r: Any, ns: Namespace) -> None:
     """Fill ``chain``/``base``/``pipeline``/``ts_view`` of a view: one point lookup per level."""
-    chain = [ns.view]
-    current = ns.view["viewOn"]
+    chain = [cast(dict, ns.view)]  # a view: _follow is only called on one
+    current = chain[0]["viewOn"]
     for _ in range(MAX_VIEW_DEPTH):
         info = r.get_collection(f"{ns.db}.{current}")
         view = None if info is not None else find_view(r, ns.db, current)[1]

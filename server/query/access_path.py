@@ -72,6 +72,7 @@ class Plan:
 
     def explain(self, *, has_sort: bool = False, filter: dict | None = None) -> dict:
         """The winningPlan tree mongod's explain shows (without projection/limit decorations)."""
+        node: dict
         if self.kind == "OR":
             node = {"stage": "FETCH", "inputStage": {"stage": "OR",
                                                      "inputStages": [b.ixscan_explain() for b in self.branches]}}
@@ -80,7 +81,7 @@ class Plan:
         elif self.kind in ("TEXT", "GEO_NEAR"):
             node = self.special.explain(self, filter)
         elif self.kind == "COLLSCAN":
-            node: dict = {"stage": self.stage, "filter": filter or {},
+            node = {"stage": self.stage, "filter": filter or {},
                           "direction": "backward" if self.natural_reverse else "forward"}
             if self.record_range is not None:
                 node.update(self.record_range.explain_fields())

@@ -18,6 +18,13 @@ non-simple query collation an operand holding a string bounds the scan only by i
 Bounds are inclusive and may be loose: the reader always re-applies the full filter. Operands whose
 comparison semantics are not plain type brackets (null, MinKey/MaxKey, arrays, regexes, code) add
 no bound, so a range never leaves out a matching document.
+
+Two more planner rules of mongod 7.0 for clustered collections live here (``query_planner.cpp``):
+- the clustered order gives a sort on ``{_id: 1}`` / ``{_id: -1}`` (``sort_direction``) when the strings
+  of ``_id`` compare as stored: under the simple collation, or when the filter leaves strings out
+  (``excludes_collatable``: mongod's ``hasCompatibleCollation`` from ``handleRIDRangeScan``);
+- ``find`` with ``min``/``max`` and a hint naming the clustered index scans ``[min, max)`` of ``_id``
+  (``handleClusteredScanHint``, ``handleRIDRangeMinMax``: ``min_max``).
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
 
+from tidemark.protocol.errors import MongoError
+from tidemark.query.collation import compare_for, same
 from tidemark.query.match_leaf import has_strings
 from tidemark.storage.keys import (
     T_BINARY,
@@ -198,3 +207,93 @@ def record_range(flt: dict | None, collation: Any = None) -> RecordRange | None:
     if rng.min is None and rng.max is None:
         return None
     return RecordRange(rng.min, rng.max)
+
+
+def excludes_collatable(flt: dict | None) -> bool:
+    """Some conjunct on ``_id`` lets no string ``_id`` through (a comparison with, or an ``$in`` of,
+    operands holding no string: their type brackets hold no strings), so the collation cannot change
+    the order of what the scan returns."""
+    if not isinstance(flt, dict):
+        return False
+    for cond in _conjuncts(flt):
+        is_ops = isinstance(cond, dict) and cond and all(isinstance(k, str) and k.startswith("$") for k in cond)
+        if not is_ops:
+            if _boundable(cond) and not has_strings(cond):
+                return True
+            continue
+        for op, arg in cond.items():
+            if op in ("$eq", "$gt", "$gte", "$lt", "$lte") and _boundable(arg) and not has_strings(arg):
+                return True
+            if op == "$in" and isinstance(arg, list) and arg and \
+                    all(_boundable(a) and not has_strings(a) for a in arg):
+                return True
+    return False
+
+
+def sort_direction(sort: dict | None) -> int:
+    """1 / -1 when ``sort`` is exactly the clustered key order ``{_id: 1}`` or its reverse, else 0
+    (mongod's ``providesSort``: the sort pattern is a prefix of ``{_id: 1}``)."""
+    if not sort or len(sort) != 1 or CLUSTER_FIELD not in sort:
+        return 0
+    value = sort[CLUSTER_FIELD]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in (1, -1):
+        return 0
+    return int(value)
+
+
+# mongod's CollationIndexKey::isCollatableType: values of these types may compare differently under
+# another collation (whatever they hold)
+def _collatable_type(value: Any) -> bool:
+    return isinstance(value, (str, dict, list))
+
+
+def _planner_error(code: int, reason: str) -> MongoError:
+    return MongoError(code, f"error processing query: planner returned error :: caused by :: {reason}")
+
+
+def min_max(lo: dict | None, hi: dict | None, collation: Any, collection_collation: Any,
+            within: RecordRange | None) -> tuple[RecordRange, Any]:
+    """The scan of a ``find`` with ``min`` / ``max`` hinted to the clustered index: ``_id`` in
+    ``[min, max)`` compared as the index orders keys (under the query's collation), narrowed further by
+    the filter's range ``within``. Returns the (loose, inclusive) record range and the exact test a
+    document must pass. Refused as mongod 7.0 (``handleClusteredScanHint``): 6137400 when ``min`` /
+    ``max`` is not ``{_id: value}`` or holds a collatable value under a collation other than the
+    collection's; 6137401 when ``min`` does not come before ``max``."""
+    collators_match = same(collation, collection_collation)
+    for doc in (lo, hi):
+        if doc and (list(doc) != [CLUSTER_FIELD] or (not collators_match and _collatable_type(doc[CLUSTER_FIELD]))):
+            raise _planner_error(6137400, "The clustered index is not compatible with the values provided for "
+                                          "min/max due to the query collation")
+    compare = compare_for(collation)
+    low = lo[CLUSTER_FIELD] if lo else None
+    high = hi[CLUSTER_FIELD] if hi else None
+    if lo and hi and compare(low, high) >= 0:
+        raise _planner_error(6137401, "max() must be greater than min()")
+    rng = _Range()
+    if within is not None:
+        rng.min, rng.max = within.min, within.max
+    for doc, is_min in ((lo, True), (hi, False)):
+        if not doc:
+            continue
+        value = doc[CLUSTER_FIELD]
+        if collation is not None and has_strings(value):
+            # record ids order strings binary-wise: under a non-simple collation a string bound only
+            # bounds the scan by its type bracket (``keep`` gives the collation's answer)
+            bracket = _bracket(value)
+            if bracket is None:
+                continue
+            bound = Bound(value, (bracket[0] if is_min else bracket[1]).key)
+        elif _boundable(value) or isinstance(value, (MinKey, MaxKey)):
+            bound = _bound(value)
+        else:
+            continue  # no record id holds such a value (an array): ``keep`` decides
+        if is_min:
+            rng.raise_min(bound)
+        else:
+            rng.lower_max(bound)
+
+    def keep(doc: Any) -> bool:
+        value = doc.get(CLUSTER_FIELD)
+        return (not lo or compare(value, low) >= 0) and (not hi or compare(value, high) < 0)
+
+    return RecordRange(rng.min, rng.max), keep

@@ -20,6 +20,7 @@ import datetime as _dt
 import re
 import zoneinfo
 from functools import lru_cache
+from typing import cast
 
 from bson.datetime_ms import DatetimeMS
 from bson.objectid import ObjectId
@@ -143,7 +144,7 @@ class TimeZone:
             return self.fixed_ms
         ms = min(max(utc_ms, _MIN_DATETIME_MS + MS_PER_DAY), _MAX_DATETIME_MS - MS_PER_DAY)
         local = (_EPOCH_UTC + _dt.timedelta(milliseconds=ms)).astimezone(self.zone)
-        return int(local.utcoffset().total_seconds() * 1000)
+        return int(cast(_dt.timedelta, local.utcoffset()).total_seconds() * 1000)  # aware: an offset
 
     def to_local(self, utc_ms: int) -> int:
         return utc_ms + self.offset_ms(utc_ms)
@@ -154,7 +155,7 @@ class TimeZone:
             return local_ms - self.fixed_ms
         ms = min(max(local_ms, _MIN_DATETIME_MS + MS_PER_DAY), _MAX_DATETIME_MS - MS_PER_DAY)
         naive = _EPOCH + _dt.timedelta(milliseconds=ms)
-        off = naive.replace(tzinfo=self.zone).utcoffset()
+        off = cast(_dt.timedelta, naive.replace(tzinfo=self.zone).utcoffset())  # aware: an offset
         return local_ms - int(off.total_seconds() * 1000)
 
 

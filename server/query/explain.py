@@ -12,7 +12,7 @@ after its own ``$cursor``/queryPlanner section.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from bson.int64 import Int64
 
@@ -23,8 +23,8 @@ __all__ = ["explain_stages"]
 
 def explain_stages(parsed_pipeline: list[Stage] | list[dict], ctx: PipelineContext | None = None) -> list[dict]:
     """One ``{name: spec}`` per stage, in order (deep copies: callers may encode or mutate them)."""
-    stages = parsed_pipeline
-    if stages and not isinstance(stages[0], Stage):
+    stages = cast("list[Stage]", parsed_pipeline)
+    if parsed_pipeline and not isinstance(parsed_pipeline[0], Stage):
         stages = parse_pipeline(list(parsed_pipeline), ctx)
     out: list[dict] = []
     for stage in stages:

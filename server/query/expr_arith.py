@@ -12,6 +12,7 @@ import decimal
 import math
 import random
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import dates
@@ -42,10 +43,10 @@ def compile_add(args, cc):
 
     def add(doc, vars):
         kind = KIND_INT
-        total = 0
+        total: Any = 0  # int, then float when a double joins
         date_ms = None
         null = False
-        dec = None
+        dec: Any = None  # the Decimal sum once a decimal joins
         for fn in fns:
             v = fn(doc, vars)
             k = num_kind(v)
@@ -128,6 +129,7 @@ def compile_multiply(args, cc):
     fns = [cc(a) for a in args_list(args)]
 
     def multiply(doc, vars):
+        prod: Any  # int, float or Decimal as the widest kind so far
         kind, prod, null = KIND_INT, 1, False
         for fn in fns:
             v = fn(doc, vars)

@@ -10,6 +10,7 @@ loops tick the interruption check (maxTimeMS, killOp) per element.
 from __future__ import annotations
 
 import functools
+from typing import cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import (
@@ -342,15 +343,15 @@ def sort_spec_comparator(sort_by, cc=None):
     agg_compare = comparator(cc)
     sort_key = value_key(cc)
     if num_kind(sort_by) is not None and int_arg(sort_by) in (1, -1):
-        d = int_arg(sort_by)
+        d = cast(int, int_arg(sort_by))  # 1 or -1 (checked above)
         return lambda x, y: d * agg_compare(x, y)
     if not isinstance(sort_by, dict) or not sort_by:
         raise MongoError(2942501, "$sortArray requires sortBy to be either 1, -1, or an object")
-    keys = []
+    keys: list[tuple[list[str], int]] = []
     for path, d in sort_by.items():
         if int_arg(d) not in (1, -1):
             raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
-        keys.append((path.split("."), int_arg(d)))
+        keys.append((path.split("."), cast(int, int_arg(d))))  # 1 or -1 (checked above)
 
     def cmp(x, y):
         for parts, d in keys:

@@ -185,7 +185,7 @@ def int_arg(v: Any) -> int | None:
         return None
     if k in (KIND_INT, KIND_LONG):
         return int(v)
-    f = as_float(v) if k == KIND_DOUBLE else v.to_decimal()
+    f: Any = as_float(v) if k == KIND_DOUBLE else v.to_decimal()
     if k == KIND_DOUBLE and not math.isfinite(f):
         return None
     if k == KIND_DECIMAL and not f.is_finite():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+from typing import Any, cast
 
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
@@ -103,7 +104,7 @@ def _integral(v, target, lo, hi):
             return ms
         raise _ConversionError(f"Unsupported conversion from {type_name(v)} to {target}")
     if k >= KIND_DOUBLE:
-        f = as_float(v) if k == KIND_DOUBLE else v.to_decimal()
+        f: Any = as_float(v) if k == KIND_DOUBLE else v.to_decimal()
         if (k == KIND_DOUBLE and not math.isfinite(f)) or (k == KIND_DECIMAL and not f.is_finite()):
             raise _ConversionError("Attempt to convert NaN or infinite value to integer in $convert")
         n = int(f)
@@ -163,7 +164,7 @@ def convert(v, target: str):
         if type(v).__name__ in ("datetime", "DatetimeMS"):
             return v
         if type(v) is ObjectId or type(v).__name__ == "Timestamp":
-            return dates.from_millis(dates.to_millis(v))
+            return dates.from_millis(cast(int, dates.to_millis(v)))  # an ObjectId or Timestamp has a time
         k = num_kind(v)
         if k is not None and (k != 0 or type(v) is Int64):
             if k >= KIND_DOUBLE and not math.isfinite(as_float(v)):

@@ -10,6 +10,7 @@ datetime in UTC to second/minute/hour/day takes a ``datetime.replace`` fast path
 from __future__ import annotations
 
 import datetime as _dt
+from typing import cast
 
 from bson.timestamp import Timestamp
 
@@ -247,7 +248,8 @@ def compile_date_diff(args, cc):
                 return None
             week_start = _start_of_week("$dateDiff", sow, 5439015)
         from bson.int64 import Int64
-        return Int64(dates.date_diff(dates.to_millis(s), dates.to_millis(e), unit, tz, week_start))
+        start_ms, end_ms = cast(int, dates.to_millis(s)), cast(int, dates.to_millis(e))  # both dates (checked above)
+        return Int64(dates.date_diff(start_ms, end_ms, unit, tz, week_start))
     return diff
 
 

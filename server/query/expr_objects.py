@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tidemark.protocol.errors import MongoError
 from tidemark.query.expr_base import args_list, check_arity, nullish, require_object, type_name
 from tidemark.query.values import MISSING
@@ -57,7 +59,7 @@ def compile_set_field(args, cc, unset=False):
     spec = require_object(name, args, allowed, ("field", "input") if unset else ("field", "input", "value"))
     field = _field_name(name, spec, cc)
     inp = cc(spec["input"])
-    val = None if unset else cc(spec["value"])
+    val: Any = None if unset else cc(spec["value"])
 
     def set_field(doc, vars):
         obj = inp(doc, vars)

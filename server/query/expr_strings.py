@@ -7,6 +7,8 @@ Byte-based operators count UTF-8 bytes, CP operators count code points, as mongo
 
 from __future__ import annotations
 
+from typing import Any
+
 from bson.regex import Regex
 
 from tidemark.protocol.errors import MongoError
@@ -195,8 +197,10 @@ def _index_of(name, in_bytes):
                 raise MongoError(40091, f"{name} requires a string as the first argument, found: {type_name(s)}")
             if type(sub) is not str:
                 raise MongoError(40092, f"{name} requires a string as the second argument, found: {type_name(sub)}")
-            hay = s.encode() if in_bytes else s
-            needle = sub.encode() if in_bytes else sub
+            hay: Any = s.encode() if in_bytes else s  # str, or its UTF-8 bytes ($indexOfBytes)
+            needle: Any = sub.encode() if in_bytes else sub
+            start: int | None
+            end: int | None
             start, end = 0, len(hay)
             if len(vals) > 2:
                 start = int_arg(vals[2])

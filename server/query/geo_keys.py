@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import s2geometry as s2
 from bson.int64 import Int64
@@ -61,7 +61,7 @@ def sphere_keys(value: Any, doc: dict) -> list[Int64]:
     cells: set[int] = set()
     for shape in shapes:
         if not shape.spherical:
-            lng, lat = shape.flat
+            lng, lat = cast("tuple[float, float]", shape.flat)  # a legacy point out of bounds
             raise _cant_extract(doc, f"longitude/latitude is out of bounds, lng: {lng:g} lat: {lat:g}")
         cells |= shape_cells(shape)
     return [cell_key(c) for c in sorted(cells)]
@@ -233,7 +233,7 @@ def bucket_point(value: Any) -> s2.S2Point:
     if shape.kind not in ("Point", "legacy"):
         raise MongoError(183493, "Time-series collections '2dsphere' indexes only support point data")
     if not shape.points:
-        lng, lat = shape.flat
+        lng, lat = cast("tuple[float, float]", shape.flat)  # a legacy point out of bounds
         raise MongoError(167551, f"Can't extract geo keys: longitude/latitude is out of bounds, "
                                  f"lng: {lng:g} lat: {lat:g}")
     return shape.points[0]

@@ -23,7 +23,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.access_path import Interval
@@ -97,7 +97,7 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]]) -
             for lo, hi in ranges:
                 out.append(Interval(encode_key((*prefix, lo), prefix_dirs), encode_key((*prefix, hi), prefix_dirs),
                                         True, True))
-        out.sort(key=lambda iv: iv.lo)
+        out.sort(key=lambda iv: cast(bytes, iv.lo))  # both bounds of every interval here are keys
         return out
 
     if kind == "2dsphere":

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import s2geometry as s2
 
@@ -150,7 +150,7 @@ def _polygon(coords: Any, *, strict: bool = False) -> s2.S2Polygon:
         if len(coords) != 1:
             raise GeoError(f"Only one simple loop is allowed in a big polygon: {bson_repr(coords)}")
         return s2.S2Polygon(_loop(coords[0], normalize=False))
-    loops = []
+    loops: list[Any] = []
     for ring in coords:
         loop = _loop(ring, normalize=True)
         if loops and not loops[0].Contains(loop):
@@ -286,7 +286,7 @@ def parse_stored(value: Any) -> Shape:
         raise GeoError("geo element must be an array or object")
     if is_legacy_point_like(value):
         return legacy_point(value, extra_ok=True)
-    return parse_geojson(value)
+    return parse_geojson(cast(dict, value))  # a list that is no legacy point has no GeoJSON type: refused
 
 
 def try_stored(value: Any) -> Shape | None:

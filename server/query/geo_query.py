@@ -18,8 +18,9 @@ Planar geometry uses shapely; spherical geometry uses S2 (``geo_parse``).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import s2geometry as s2
 import shapely
@@ -77,7 +78,7 @@ class Region:
                     and all(cap.Contains(line.vertex(i)) for line in shape.lines for i in range(line.num_vertices()))
                     and all(cap.Contains(poly.loop(k).vertex(i)) for poly in shape.polygons
                             for k in range(poly.num_loops()) for i in range(poly.loop(k).num_vertices())))
-        polys = self.shape.polygons
+        polys = cast(Shape, self.shape).polygons  # a $geometry region has its shape
         return (all(any(p.Contains(pt) for p in polys) for pt in shape.points)
                 and all(any(_contains_line(p, line) for p in polys) for line in shape.lines)
                 and all(any(p.Contains(poly) for p in polys) for poly in shape.polygons))
@@ -86,7 +87,7 @@ class Region:
     def intersects(self, shape: Shape) -> bool:
         if not shape.spherical:
             return False
-        q = self.shape
+        q = cast(Shape, self.shape)  # a $geoIntersects query has its geometry
         for a in shape.points:
             cell = s2.S2Cell(s2.S2CellId(a))
             if any(s2.S2CellId(a).id() == s2.S2CellId(b).id() for b in q.points):
@@ -257,7 +258,7 @@ def _distance_arg(value: Any, name: str) -> float:
     return d
 
 
-def parse_near(op: str, arg: Any, siblings: dict) -> NearQuery:
+def parse_near(op: str, arg: Any, siblings: Mapping[str, Any]) -> NearQuery:
     """``{$near: <point or {$geometry, $maxDistance, $minDistance}>, $maxDistance?, $minDistance?}``."""
     sphere = op == "$nearSphere"
     outer_max, outer_min = siblings.get("$maxDistance"), siblings.get("$minDistance")
@@ -266,7 +267,7 @@ def parse_near(op: str, arg: Any, siblings: dict) -> NearQuery:
         if not isinstance(geometry, dict) or geojson_type(geometry) != "Point":
             raise GeoError(f"invalid point in geo near query $geometry argument: {bson_repr(arg)}")
         shape = parse_geojson(geometry)
-        query = NearQuery(op, shape.lnglat, True, True, point=shape.points[0])
+        query = NearQuery(op, cast("tuple[float, float]", shape.lnglat), True, True, point=shape.points[0])
         inner_max, inner_min = arg.get("$maxDistance"), arg.get("$minDistance")
         for key in arg:
             if key not in ("$geometry", "$maxDistance", "$minDistance"):
@@ -276,14 +277,14 @@ def parse_near(op: str, arg: Any, siblings: dict) -> NearQuery:
     elif isinstance(arg, (list, dict)):
         if isinstance(arg, dict) and (geojson_type(arg) == "Point" or "coordinates" in arg):
             shape = parse_geojson(arg)  # {$near: {type: "Point", ...}} (old form): GeoJSON
-            query = NearQuery(op, shape.lnglat, True, True, point=shape.points[0])
+            query = NearQuery(op, cast("tuple[float, float]", shape.lnglat), True, True, point=shape.points[0])
         else:
             items = arg if isinstance(arg, list) else list(arg.values())
             if len(items) == 3 and all(is_number(v) for v in items) and outer_max is None:
                 outer_max = items[2]  # legacy [x, y, maxDistance]
                 arg = items[:2]
             shape = legacy_point(arg, extra_ok=False)
-            x, y = shape.flat
+            x, y = cast("tuple[float, float]", shape.flat)
             query = NearQuery(op, (x, y), sphere, False)
             if sphere:
                 query.point = sphere_point(x, y)

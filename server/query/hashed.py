@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
-from typing import Any
+from decimal import Decimal
+from typing import Any, cast
 
 import bson
 from bson.code import Code
@@ -30,13 +31,13 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _safe_long(v: Any) -> int:
-    f = v.to_decimal() if isinstance(v, Decimal128) else v
+    f: Any = v.to_decimal() if isinstance(v, Decimal128) else v
     if isinstance(f, float) or not isinstance(f, int):
         try:
             if math.isnan(f):
                 return 0
-        except TypeError:
-            if f.is_nan():
+        except TypeError:  # a Decimal
+            if cast(Decimal, f).is_nan():
                 return 0
         if f >= 2**63:
             return _INT64_MAX

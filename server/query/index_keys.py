@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from tidemark.query.collation import parse_collation
 from tidemark.query.index_kinds import SpecialKeyer, is_special, key_direction, parallel_arrays
@@ -183,7 +183,8 @@ def keyer_for(spec: dict) -> IndexKeyer:
         if partial_spec is not None:
             partial = compile_filter(partial_spec, collation=collation)
         if is_special(spec["key"]):
-            _KEYER_CACHE[cache_key] = keyer = SpecialKeyer(spec, partial)
+            # the same interface, duck-typed (index_kinds.SpecialKeyer)
+            _KEYER_CACHE[cache_key] = keyer = cast(IndexKeyer, SpecialKeyer(spec, partial))
             return keyer
         keyer = IndexKeyer(
             name=spec["name"],

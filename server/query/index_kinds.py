@@ -87,6 +87,7 @@ def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], b
         kind = field_kind(name, value)
         if kind == "skip":
             continue
+        vals: list[Any] | None
         if kind == "btree":
             vals, was_array = _btree_values(doc, name)
             if was_array:

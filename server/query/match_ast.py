@@ -26,6 +26,7 @@ __all__ = [
     "Nor",
     "Not",
     "Cmp",
+    "InternalExprCmp",
     "In",
     "Exists",
     "Type",
@@ -77,6 +78,17 @@ class Not(Node):
 @dataclass(frozen=True)
 class Cmp(Node):
     """``path op value`` with op in $eq/$gt/$gte/$lt/$lte (BSON order, type-bracketed)."""
+
+    path: str
+    op: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class InternalExprCmp(Node):
+    """``path op value`` with op in $_internalExprEq/Gt/Gte/Lt/Lte: mongod's comparisons without type
+    bracketing (BSON order across types, as ``$expr`` compares), a leaf array compared whole, a missing
+    value below every value. mongod writes its time-series bucket filters with them."""
 
     path: str
     op: str

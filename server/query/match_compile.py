@@ -17,11 +17,13 @@ plain sub-documents avoid the general traversal.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeGuard, cast
 
 from bson.int64 import Int64
+from bson.min_key import MinKey
 
+from tidemark.query.collation import compare_for
 from tidemark.query.expressions import compile_expression, truthy
 from tidemark.query.jsonschema import compile_schema, validate
 from tidemark.query.match_ast import (
@@ -37,6 +39,7 @@ from tidemark.query.match_ast import (
     Geo,
     GeoNear,
     In,
+    InternalExprCmp,
     JsonSchema,
     Mod,
     Node,
@@ -80,37 +83,36 @@ class _Compiler:
         self.collation = collation
 
     def compile(self, node: Node) -> Predicate:
-        t = type(node)
-        if t is And:
+        if type(node) is And:
             return _all_of(self._and_children(node.children))
-        if t is Or:
+        if type(node) is Or:
             return _any_of([self.compile(c) for c in node.children])
-        if t is Nor:
+        if type(node) is Nor:
             inner = _any_of([self.compile(c) for c in node.children])
             return lambda doc: not inner(doc)
-        if t is Not:
+        if type(node) is Not:
             inner = self.compile(node.child)
             return lambda doc: not inner(doc)
-        if t is AlwaysTrue:
+        if type(node) is AlwaysTrue:
             return lambda doc: True
-        if t is AlwaysFalse:
+        if type(node) is AlwaysFalse:
             return lambda doc: False
-        if t is Expr:
+        if type(node) is Expr:
             return self._expr(node)
-        if t is JsonSchema:
+        if type(node) is JsonSchema:
             compiled = compile_schema(node.schema)
             return lambda doc: validate(compiled, doc)
-        if t is Exists:
+        if type(node) is Exists:
             return _exists(node.path)
-        if t is Size:
+        if type(node) is Size:
             size = node.size
             return _on_path(node.path, lambda v: type(v) is list and len(v) == size, expand=False)
-        if t is ElemMatch:
+        if type(node) is ElemMatch:
             return self._elem_match(node)
-        if t is Geo:
+        if type(node) is Geo:
             region, op = node.region, node.op
             return _on_path(node.path, lambda v: region.match_value(v, op), expand=False)
-        if t is GeoNear:
+        if type(node) is GeoNear:
             near = node.near
 
             def in_range(v: Any) -> bool:
@@ -118,13 +120,16 @@ class _Compiler:
                 return found is not None and near.in_range(found[0])
 
             return _on_path(node.path, in_range, expand=False)
-        if t is Text:
+        if type(node) is Text:
             return lambda doc: True
-        if t is All:  # each member may be matched by a different element: a conjunction of paths
+        if type(node) is InternalExprCmp:
+            return _internal_expr_predicate(node, self.collation)
+        if type(node) is All:  # each member may be matched by a different element: a conjunction of paths
             return _all_of([_on_path(node.path, p, expand=True)
                             for p in _all_member_predicates(node, self.collation)])
-        general = _on_path(node.path, self.value_predicate(node), expand=True)
-        if t is Cmp and (self.collation is None or type(node.value) is not str):
+        # what is left is a value node on a path (value_predicate refuses anything else)
+        general = _on_path(cast("Cmp | In | Type | Regex | Mod | Bits", node).path, self.value_predicate(node), expand=True)
+        if type(node) is Cmp and (self.collation is None or type(node.value) is not str):
             return _fast_top_level_cmp(node, general) or general
         return general
 
@@ -139,7 +144,10 @@ class _Compiler:
         preds: list[Predicate] = []
         fused: set[str] = set()
         for c in ordered:
-            group = ranges.get(c.path) if _fusable_range(c) else None
+            if not _fusable_range(c):
+                preds.append(self.compile(c))
+                continue
+            group = ranges.get(c.path)
             if (
                 group
                 and len(group) == 2
@@ -155,20 +163,19 @@ class _Compiler:
 
     # --- value predicates -------------------------------------------------------------------
     def value_predicate(self, node: Node) -> Predicate:
-        t = type(node)
-        if t is Cmp:
+        if type(node) is Cmp:
             return cmp_predicate(node.op, node.value, self.collation)
-        if t is In:
+        if type(node) is In:
             return in_predicate(node.values, node.regexes, self.collation)
-        if t is Regex:
+        if type(node) is Regex:
             return regex_predicate(node.compiled, node.pattern, node.options)
-        if t is Type:
+        if type(node) is Type:
             return type_predicate(node.types)
-        if t is Mod:
+        if type(node) is Mod:
             return mod_predicate(node.divisor, node.remainder)
-        if t is Bits:
+        if type(node) is Bits:
             return bits_predicate(node.op, node.mask)
-        if t is All:  # only reached inside a value-form $elemMatch, where the element is the value
+        if type(node) is All:  # only reached inside a value-form $elemMatch, where the element is the value
             return _all_of(_all_member_predicates(node, self.collation))
         raise TypeError(f"not a value node: {node!r}")
 
@@ -241,7 +248,7 @@ def _fast_top_level_cmp(node: Cmp, general: Predicate) -> Predicate | None:
 
 def _cost(node: Node) -> int:
     t = type(node)
-    if t is Cmp:
+    if type(node) is Cmp:
         return 0 if node.op == "$eq" else 2
     if t is In or t is Exists:
         return 1
@@ -250,7 +257,7 @@ def _cost(node: Node) -> int:
     return 3
 
 
-def _fusable_range(node: Node) -> bool:
+def _fusable_range(node: Node) -> TypeGuard[Cmp]:
     return (
         type(node) is Cmp
         and node.op in ("$gt", "$gte", "$lt", "$lte")
@@ -349,6 +356,36 @@ def _any_of(preds: list[Predicate]) -> Predicate:
     return lambda doc: any(p(doc) for p in ps)
 
 
+_INTERNAL_EXPR_TESTS: dict[str, Callable[[int], bool]] = {
+    "$_internalExprEq": lambda c: c == 0, "$_internalExprGt": lambda c: c > 0,
+    "$_internalExprGte": lambda c: c >= 0, "$_internalExprLt": lambda c: c < 0,
+    "$_internalExprLte": lambda c: c <= 0}
+
+
+def _internal_expr_predicate(node: InternalExprCmp, collation: Any) -> Predicate:
+    """mongod's ``InternalExprComparisonMatchExpression``: the value at the path compared with
+    ``node.value`` in BSON order across types (strings under ``collation``); an array anywhere along
+    the path matches (mongod leaves such documents to the ``$expr`` it stands for); a missing value
+    sorts with EOO, after MinKey and before every other value."""
+    compare, rhs, test = compare_for(collation), node.value, _INTERNAL_EXPR_TESTS[node.op]
+    missing = 1 if isinstance(rhs, MinKey) else -1
+    parts = split_path(node.path)
+
+    def predicate(doc: Any) -> bool:
+        value = doc
+        for part in parts:
+            if type(value) is list:
+                return True
+            if not isinstance(value, Mapping):
+                return test(missing)
+            value = value.get(part, MISSING)
+            if value is MISSING:
+                return test(missing)
+        return True if type(value) is list else test(compare(value, rhs))
+
+    return predicate
+
+
 def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
     """Apply a value predicate at ``path`` with mongod's traversal and leaf-array rule."""
     if path == "":
@@ -392,6 +429,7 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
 
         def dotted(doc: Any) -> bool:
             v = walk(doc)
+            values: Sequence[Any]
             if v is _THROUGH_ARRAY:
                 values = get_path_values(doc, path)
             else:

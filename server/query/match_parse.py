@@ -37,6 +37,7 @@ from tidemark.query.match_ast import (
     Geo,
     GeoNear,
     In,
+    InternalExprCmp,
     JsonSchema,
     Mod,
     Node,
@@ -52,7 +53,8 @@ from tidemark.query.match_regex import compile_regex, is_regex, pattern_and_opti
 from tidemark.query.text_search import parse_text
 from tidemark.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
 
-__all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed", "QUERY_OPERATORS"]
+__all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed", "QUERY_OPERATORS",
+           "INTERNAL_EXPR_OPS"]
 
 _UNSUPPORTED_TOP = {"$where"}  # as a top-level key it parses (_parse_where); elsewhere it is refused
 _GEO_OPS = {"$geoWithin", "$within", "$geoIntersects"}
@@ -80,6 +82,9 @@ _PATH_OPS = {
     *_BITS_OPS,
 }
 _TOP_OPS = {"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysTrue", "$alwaysFalse"}
+# mongod's internal comparisons (accepted in filters, absent from the documented operator table)
+INTERNAL_EXPR_OPS = frozenset({"$_internalExprEq", "$_internalExprGt", "$_internalExprGte", "$_internalExprLt",
+                               "$_internalExprLte"})
 # Every query operator a filter accepts (README's operator table is checked against it).
 QUERY_OPERATORS = frozenset(_PATH_OPS | _TOP_OPS | _GEO_OPS | _NEAR_OPS | _GEO_OPERAND_OPS
                             | {"$text", "$maxDistance", "$minDistance", "$where"})
@@ -293,6 +298,10 @@ def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
         if op != "$eq" and is_regex(arg):
             raise MongoError(ErrorCode.BadValue, f"Can't have RegEx as arg to predicate over field '{path}'.")
         return Cmp(path, op, arg)
+    if op in INTERNAL_EXPR_OPS:
+        if isinstance(arg, list):
+            raise MongoError(ErrorCode.BadValue, f"{op} cannot compare to an array")
+        return InternalExprCmp(path, op, arg)
     if op == "$ne":
         if is_regex(arg):
             raise MongoError(ErrorCode.BadValue, "Can't have regex as arg to $ne.")

@@ -228,7 +228,7 @@ def _optimize(stages: list[Stage]) -> list[Stage]:
     for stage in stages:
         prev = out[-1] if out else None
         if stage.name == "$limit" and prev is not None and prev.name == "$sort" and hasattr(prev, "with_limit"):
-            out[-1] = prev.with_limit(stage.spec)  # type: ignore[attr-defined]
+            out[-1] = prev.with_limit(stage.spec)
             continue
         if (stage.name == "$group" and prev is not None and prev.name == "$sort"
                 and getattr(prev, "limit", 0) is None and hasattr(stage, "can_fuse_sort") and stage.can_fuse_sort()):

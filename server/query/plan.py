@@ -28,7 +28,7 @@ from tidemark.query.index_keys import (
 )
 from tidemark.query.index_kinds import is_special, key_direction
 
-__all__ = ["choose_plan", "find_hinted_index"]
+__all__ = ["choose_plan", "find_hinted_index", "names_cluster"]
 
 
 def _sort_match(spec: dict, sort: dict | None, bounds: dict[str, FieldBounds] | None = None) -> bool | None:
@@ -57,7 +57,7 @@ def _sort_match(spec: dict, sort: dict | None, bounds: dict[str, FieldBounds] | 
     return True if backward else None
 
 
-def find_hinted_index(indexes: list[dict], hint: Any) -> dict | None:
+def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
     """The index a hint names (by name or key pattern); raises 2 BadValue when none matches."""
     for spec in indexes:
         if (isinstance(hint, str) and spec["name"] == hint) or (
@@ -87,8 +87,9 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
     ``cluster``: the clustered index spec of a clustered collection (records keyed by ``_id``): its
     collection scans are bounded by the filter's ``_id`` range (``clustered_range``), an ``_id``
     equality prefers that scan to any index, and a hint naming the clustered index is such a scan.
+    Such a scan gives a sort on ``{_id: ±1}`` by running in that direction (``clustered_range``).
     """
-    if cluster is not None and _names_cluster(cluster, hint):
+    if cluster is not None and names_cluster(cluster, hint):
         hint = None  # the clustered index is no entry of `indexes`: its scan is the collection scan
         indexes = []
     plan = _choose_plan(indexes, filter, sort, hint, multikey_default, collation)
@@ -102,11 +103,18 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
         record_range = clustered_range.record_range(filter, collation)
         if record_range is not None and (plan.kind == "COLLSCAN" or (
                 record_range.is_point and hint in (None, {}, ""))):
-            return Plan("COLLSCAN", natural_reverse=plan.natural_reverse, record_range=record_range)
+            plan = Plan("COLLSCAN", natural_reverse=plan.natural_reverse, record_range=record_range)
+    if cluster is not None and plan.kind == "COLLSCAN" and not (isinstance(hint, dict) and "$natural" in hint):
+        # mongod 7.0 (query_planner.cpp) offers the clustered scan in the sort's direction when no
+        # index gives the sort; the record order is binary, so only while strings compare binary-wise
+        direction = clustered_range.sort_direction(sort)
+        if direction and (collation is None or clustered_range.excludes_collatable(filter)):
+            plan.natural_reverse = direction < 0
+            plan.provides_sort = True
     return plan
 
 
-def _names_cluster(cluster: dict, hint: Any) -> bool:
+def names_cluster(cluster: dict, hint: Any) -> bool:
     """A hint naming the clustered index (by name or by its key pattern ``{_id: 1}``)."""
     if isinstance(hint, str):
         return hint == cluster["name"]

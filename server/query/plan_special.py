@@ -15,16 +15,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.access_path import Interval, Plan
 from tidemark.query.geo_keys import Plane, cells_intervals, region_intervals
 from tidemark.query.geo_near import near_scan
+from tidemark.query.geo_parse import Shape
 from tidemark.query.geo_query import parse_intersects, parse_within
 from tidemark.query.hashed import hashed_key
 from tidemark.query.index_kinds import key_direction
-from tidemark.query.match_ast import And, GeoNear
+from tidemark.query.match_ast import And, GeoNear, Text
 from tidemark.query.match_parse import parse_filter
 from tidemark.query.text_index import index_term
 from tidemark.query.text_search import TextMatcher
@@ -105,8 +106,8 @@ def special_plan(indexes: list[dict], filter: dict, bounds: dict) -> Any:
     if text is not None and near is not None:
         raise MongoError(ErrorCode.BadValue, "text and geoNear not allowed in same query")
     if text is not None:
-        return _text_plan(indexes, parse_filter({"$text": text}).query, bounds)
-
+        return _text_plan(indexes, cast(Text, parse_filter({"$text": text})).query, bounds)
+    assert near is not None  # neither text nor near returned above
     node = parse_filter({near[0]: near[1]})
     query = next(n.near for n in (node.children if isinstance(node, And) else (node,)) if isinstance(n, GeoNear))
     return _near_plan(indexes, near[0], query, bounds)
@@ -127,7 +128,8 @@ class TextPlan:
     def explain(self, plan: Plan, filter: dict | None) -> dict:
         """The winningPlan of a TEXT plan, in mongod's stage names."""
         inner = {"stage": "TEXT_OR", "inputStage": plan.ixscan_explain()}
-        return {"stage": "TEXT_MATCH", "indexPrefix": {}, "indexName": plan.index["name"],
+        index = cast(dict, plan.index)  # a TEXT plan has its index
+        return {"stage": "TEXT_MATCH", "indexPrefix": {}, "indexName": index["name"],
                 "parsedTextQuery": {"terms": plan.bounds_desc.get("terms", [])}, "textIndexVersion": 3,
                 "inputStage": {"stage": "FETCH", "inputStage": inner}}
 
@@ -156,7 +158,7 @@ def _text_plan(indexes: list[dict], query: Any, bounds: dict) -> Any:
         for term in matcher.bound_terms:
             key = encode_key((*prefix, index_term(term)), directions)
             intervals.append(Interval(key, key, True, True))
-    intervals.sort(key=lambda iv: iv.lo)
+    intervals.sort(key=lambda iv: cast(bytes, iv.lo))  # every interval here is bounded by keys
     plan = Plan("TEXT", index=spec, intervals=intervals,
                     bounds_desc={"terms": list(matcher.bound_terms)})
     plan.special = TextPlan(matcher, prefix_values)
@@ -203,8 +205,9 @@ class NearPlan:
 
     def explain(self, plan: Plan, filter: dict | None) -> dict:
         """The winningPlan of a GEO_NEAR plan, in mongod's stage names."""
-        kind = "GEO_NEAR_2DSPHERE" if "2dsphere" in plan.index["key"].values() else "GEO_NEAR_2D"
-        node = {"stage": kind, "keyPattern": plan.index["key"], "indexName": plan.index["name"],
+        index = cast(dict, plan.index)  # a GEO_NEAR plan has its index
+        kind = "GEO_NEAR_2DSPHERE" if "2dsphere" in index["key"].values() else "GEO_NEAR_2D"
+        node = {"stage": kind, "keyPattern": index["key"], "indexName": index["name"],
                 "indexVersion": 2}
         if filter:
             return {"stage": "FETCH", "filter": filter, "inputStage": node}
@@ -285,7 +288,7 @@ def _geo_ranges(spec: dict, kind: str, cond: dict) -> list[tuple] | None:
         if region.kind in ("sphere", "geometry"):
             import s2geometry as s2
 
-            shape = region.shape
+            shape = cast(Shape, region.shape)  # a $geometry / $centerSphere region has its shape
             cells = {s2.S2CellId(p).id(): s2.S2CellId(p) for p in shape.points}
             out = []
             for r in (*shape.lines, *shape.polygons):
@@ -306,7 +309,7 @@ def _geo_ranges(spec: dict, kind: str, cond: dict) -> list[tuple] | None:
 
 def _range_plan(spec: dict, path: str, ranges: list[tuple]) -> Any:
     intervals = [Interval(encode_key((lo,), (1,)), encode_key((hi,), (1,)), True, True) for lo, hi in ranges]
-    intervals.sort(key=lambda iv: iv.lo)
+    intervals.sort(key=lambda iv: cast(bytes, iv.lo))  # every interval here is bounded by keys
     return Plan("IXSCAN", index=spec, intervals=intervals,
                     bounds_desc={path: [f"[{int(lo)}, {int(hi)}]" for lo, hi in ranges[:20]]})
 

@@ -16,7 +16,7 @@ which the filter matches when the array is reduced to that element.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -276,7 +276,7 @@ def _set_computed(out: dict, path: str, value: Any) -> None:
     _set_computed_parts(out, split_path(path), value)
 
 
-def _set_computed_parts(node: dict, parts: list[str], value: Any) -> None:
+def _set_computed_parts(node: dict, parts: Sequence[str], value: Any) -> None:
     """Set a computed field like mongod: through an array, in every element (a scalar element
     becomes a document holding just the computed field); any other non-document is replaced."""
     head = parts[0]
@@ -293,8 +293,8 @@ def _set_computed_parts(node: dict, parts: list[str], value: Any) -> None:
     _set_computed_parts(nxt, parts[1:], value)
 
 
-def _computed_in_array(arr: list, parts: list[str], value: Any) -> list:
-    out = []
+def _computed_in_array(arr: list, parts: Sequence[str], value: Any) -> list:
+    out: list[Any] = []
     for elem in arr:
         if isinstance(elem, list):
             out.append(_computed_in_array(elem, parts, value))
@@ -334,7 +334,7 @@ def _include(doc: Any, tree: dict, keep_id: bool = False) -> dict:
 
 
 def _include_array(arr: list, node: dict) -> list:
-    out = []
+    out: list[Any] = []
     for elem in arr:
         if isinstance(elem, dict):
             out.append(_include(elem, node))
@@ -363,7 +363,7 @@ def _exclude(doc: Any, tree: dict) -> dict:
 
 
 def _exclude_array(arr: list, node: dict) -> list:
-    out = []
+    out: list[Any] = []
     for elem in arr:
         if isinstance(elem, dict):
             out.append(_exclude(elem, node))

@@ -157,6 +157,7 @@ def _escape_end(pattern: str, i: int) -> int:
         # engine reads others differently (\g'{3}' is g, ' and a quantifier {3}), so their
         # characters are scanned one by one, braces as quantifiers or literals.
         m = _ARGUMENT.match(pattern, j + 1)
+        assert m is not None  # the pattern matches the empty string too
         if m.end() < n and pattern[m.end()] == _DELIMITERS[pattern[j]]:
             return m.end() + 1
         return j

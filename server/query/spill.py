@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import IO, Any
 
 import bson
@@ -47,7 +47,7 @@ def write_run(docs: Iterable[dict]) -> IO[bytes]:
     return run
 
 
-def _read_run(run: IO[bytes]) -> Iterator[dict]:
+def _read_run(run: IO[bytes]) -> Generator[dict, None, None]:
     try:
         reader = open(run.fileno(), "rb", buffering=_READ_BUFFER, closefd=False)  # noqa: SIM115
         yield from bson.decode_file_iter(reader, CODEC_OPTIONS)

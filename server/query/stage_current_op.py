@@ -31,12 +31,13 @@ def parse_current_op(spec: Any, ctx: PipelineContext) -> Stage:
             raise MongoError(ErrorCode.FailedToParse,
                              f"The '{name}' parameter of the $currentOp stage must be a boolean value, but "
                              f"found: {bson_type_name(value)}")
-    if ctx.current_op is None:
+    current_op = ctx.current_op
+    if current_op is None:
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$currentOp is not available in this context")
     options = dict(spec)
 
     def apply(docs):
-        yield from ctx.current_op(options)
+        yield from current_op(options)
     return Stage("$currentOp", spec, apply)
 
 

@@ -16,7 +16,7 @@ partition then sortBy; ``value`` alone keeps the input order (mongod sorts only 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import dates
@@ -117,7 +117,7 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
         (BSON value, position) pairs."""
         k = 0
         if unit is not None:
-            lo_ms, hi_ms = dates.to_millis(lo), dates.to_millis(hi)
+            lo_ms, hi_ms = cast(int, dates.to_millis(lo)), cast(int, dates.to_millis(hi))  # dates (checked)
             while True:
                 g = dates.date_add(lo_ms, unit, k * int(step_n))
                 if g > hi_ms or (g == hi_ms and not inclusive):
@@ -135,7 +135,7 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
 
     def apply(docs):
         passthrough = []
-        partitions: dict = {}
+        partitions: dict[tuple, tuple[tuple, list[tuple[Any, Any, dict]]]] = {}
         for d in docs:
             v = _get(d, fparts)
             if v is None or v is MISSING:
@@ -150,7 +150,7 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
         yield from passthrough
         if not partitions:
             if isinstance(bounds, list) and not pparts:  # an explicit range is generated even from nothing
-                generated = []
+                generated: list[tuple[Any, Any]] = []  # (position, value)
                 for val, pos in grid(bounds[0], bounds[1], False):
                     if len(generated) >= MAX_GENERATED_DOCUMENTS:
                         raise _too_many(len(generated) + 1)

@@ -17,7 +17,8 @@ deadline (maxTimeMS).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from bson.int64 import Int64
 
@@ -129,11 +130,12 @@ class _Search:
         query = {"$and": cond}
         ctx = self.ctx
         if ctx.query_collection is not None:
-            return ctx.query_collection(ctx.db, self.coll, query)
+            return ctx.query_collection(cast(str, ctx.db), self.coll, query)  # runs in a database
         if ctx.resolve_collection is None:
             raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$graphLookup is not supported here")
 
-        return filter(compile_filter(query), ctx.resolve_collection(ctx.db, self.coll))
+        matches: Callable[[dict], Any] = compile_filter(query)
+        return filter(matches, ctx.resolve_collection(cast(str, ctx.db), self.coll))  # runs in a database
 
     def run(self, start: Any) -> list[dict]:
         limit = self.ctx.memory_limit

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import math
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from bson.decimal128 import Decimal128
@@ -100,7 +101,7 @@ class _Groups:
 
     def __init__(self, id_fn, fields, ctx: PipelineContext):
         self.id_fn, self.fields, self.ctx = id_fn, fields, ctx
-        self.groups: dict = {}
+        self.groups: dict[Any, tuple[Any, list[Any]]] = {}  # group key -> (_id, accumulators)
         self.used = 0
         self.collated_key = None if ctx.collation is None else group_key_for(ctx.collation)
         self.growing = any(f[1].name in ("$push", "$addToSet", "$mergeObjects", "$firstN", "$lastN", "$maxN",
@@ -109,7 +110,7 @@ class _Groups:
 
     _CHUNK = 1024
 
-    def add_all(self, docs):
+    def add_all(self, docs: Iterable[dict[str, Any]]) -> None:
         """Feed every document. Works a chunk at a time: documents of a chunk are bucketed by
         group first, then each accumulator takes its group's values as one list (whole-list
         builtins instead of a call per document), in input order, so results are unchanged."""
@@ -162,7 +163,7 @@ class _Groups:
             if growing and self.used > limit:
                 raise _memory_error(limit, self.ctx.allow_disk_use)
 
-    def results(self):
+    def results(self) -> Iterator[dict[str, Any]]:
         names = [name for name, _ in self.fields]
         for idv, accs in self.groups.values():
             out = {"_id": None if idv is MISSING else idv}
@@ -338,7 +339,7 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
             return
         size = max(1, int(math.floor(total / n + 0.5)))
         i = 0
-        buckets = []
+        buckets: list[Any] = []
         while i < total:
             j = total if len(buckets) == n - 1 else min(total, i + size)
             while j < total and rows[j][0] == rows[j - 1][0]:

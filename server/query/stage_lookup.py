@@ -9,7 +9,7 @@ binds variables (an uncorrelated sub-pipeline runs once and is reused).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name, validate_variable_name
@@ -31,7 +31,7 @@ def _foreign_source(ctx: PipelineContext, target: Any):
         if not isinstance(db, str) or not isinstance(coll, str):
             raise MongoError(ErrorCode.FailedToParse, "$lookup 'from' must name a 'db' and a 'coll' as strings")
     else:
-        db, coll = ctx.db, target
+        db, coll = cast(str, ctx.db), target  # a pipeline that reads collections runs in a database
     if ctx.resolve_collection is None:
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, "reading another collection is not supported in this context")
     return ctx.resolve_collection(db, coll)
@@ -68,8 +68,8 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(ErrorCode.FailedToParse, "must specify 'from' field for a $lookup")
     as_parts = spec["as"].split(".")
     target = spec.get("from")
-    local_path = spec.get("localField")
-    foreign_path = spec.get("foreignField")
+    local_path: Any = spec.get("localField")
+    foreign_path: Any = spec.get("foreignField")
     let = spec.get("let", {})
     if not isinstance(let, dict):
         raise MongoError(ErrorCode.FailedToParse, "$lookup argument 'let' must be an object")
@@ -103,7 +103,7 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         return out
 
     def apply(docs):
-        index = None
+        index: dict[Any, list[dict]] | None = None
         uncorrelated = None
         for doc in docs:
             candidates = None
@@ -152,6 +152,7 @@ def _none_if_missing(v):
 
 
 def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
+    target: str | None
     if isinstance(spec, str):
         target, sub = spec, []
     elif isinstance(spec, dict):

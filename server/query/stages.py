@@ -103,7 +103,7 @@ def set_field(doc: dict, parts: list[str], value: Any) -> dict:
 def _set_in_array(arr: list, parts: list[str], value: Any) -> list:
     # mongod sets the field in every element: documents get it, nested arrays recurse, and any
     # other element is replaced by a document holding just the new field.
-    out = []
+    out: list[Any] = []
     for e in arr:
         t = type(e)
         if t is dict:

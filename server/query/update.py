@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -122,16 +122,17 @@ class _PositionalResolver:
         self.query = query
         self.collation = collation
         self.variables = variables
-        self._pred = None
+        self._pred: Callable[[Any], bool] | None = None
         self._fields: set[str] | None = set()  # None: the query may read any field
 
     def index(self, prefix: tuple[str, ...]) -> int:
         if not self.query:
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
-        if self._pred is None:
-            node = parse_filter(self.query)
-            self._fields = filter_fields(node)
-            self._pred = compile_node(node, collation=self.collation, variables=self.variables)
+        pred = self._pred
+        if pred is None:
+            parsed = parse_filter(self.query)
+            self._fields = filter_fields(parsed)
+            self._pred = pred = compile_node(parsed, collation=self.collation, variables=self.variables)
         joined = ".".join(prefix)
         if self._fields is not None and not any(f == joined or f.startswith(joined + ".") for f in self._fields):
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
@@ -142,7 +143,7 @@ class _PositionalResolver:
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
         for i, elem in enumerate(node):
             candidate = _with_value(self.doc, prefix, [elem])
-            if self._pred(candidate):
+            if pred(candidate):
                 return i
         raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
 

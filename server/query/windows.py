@@ -19,7 +19,7 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
 from __future__ import annotations
 
 import bisect
-from typing import Any
+from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import dates
@@ -137,6 +137,14 @@ def _parse_window(spec, sort_fields):
 
 
 class _Output:
+    # set by _parse_output for the window functions that take them
+    by: int  # $shift
+    fn: Any  # the compiled input expression ($shift, $expMovingAvg, $locf, $linearFill, rates)
+    default: Any  # $shift
+    alpha: float  # $expMovingAvg
+    unit: Any  # $derivative, $integral
+    acc: AccumulatorSpec  # accumulators over a window
+
     def __init__(self, path, op, arg, window, sort_fields):
         self.parts = path.split(".")
         self.op, self.arg, self.window = op, arg, window
@@ -295,6 +303,8 @@ def _sort_value(doc, sort_fields):
 
 def _compute(o: _Output, rows: list, variables: dict) -> list:
     op = o.op
+    out: list[Any]
+    prev: Any
     n = len(rows)
     if op == "$documentNumber":
         return list(range(1, n + 1))
@@ -408,7 +418,7 @@ def _bounds(w: _Window, n: int, positions) -> list[tuple[int, int]]:
 def _offset(cur, delta, unit):
     if unit is None:
         return cur + (delta if type(delta) in (int, float) else as_float(delta))
-    return dates.date_add(cur, unit, int_arg(delta))
+    return dates.date_add(cur, unit, cast(int, int_arg(delta)))  # with a unit, a bound is an integer (_parse_bound)
 
 
 def _accumulate(spec, rows, bounds, variables) -> list:

@@ -79,6 +79,7 @@ class ColumnBatch:
         self.kinds: dict[str, int] = {f: kinds[f] for f in self.order if f not in self.constants}
         self.columns: dict[str, np.ndarray] = {f: columns[f] for f in self.kinds}
         self.table_key: tuple[Any, ...] = tuple((f, self.kinds.get(f), self.constants.get(f)) for f in self.order)
+        self.sids: np.ndarray | None = None  # each row's series id (ingest.series_ids; None: a meta is not valid BSON)
 
     def fields(self, rows: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -114,6 +115,7 @@ class RowBatch:
         self.metas = metas
         self.keys = keys
         self.meta_field = meta_field
+        self.sids: np.ndarray | None = None  # each row's series id (ingest.series_ids)
 
     def fields(self, rows: Any) -> dict[str, list[Any]]:
         """The values of these rows per field (first-seen order, meta aside; ``MISSING`` where absent)."""

@@ -33,15 +33,14 @@ from bson.objectid import ObjectId
 from tidemark.protocol.codec import CODEC_OPTIONS
 from tidemark.storage import bucket_codec
 from tidemark.timeseries import rules
-from tidemark.timeseries.bucketdoc import MISSING, ms_to_date
+from tidemark.timeseries.bucketdoc import MISSING
 from tidemark.timeseries.columns import (
     ConstColumn,
     ObjectColumn,
     TableColumn,
     constant_bson,
-    extremes_by_kind,
+    control_summary,
     object_bson,
-    object_extremes,
     python_values,
     to_array,
     typed_kind,
@@ -260,39 +259,21 @@ class Bucket:
         builds the document on the writer thread; rows below the commit's end do not change meanwhile)."""
         columns = self.columns if columns is None else columns
         data = self.table.data if data is None else data
-        slot, tf = self.slot, self.time_field
-        typed: dict[str, np.ndarray] = {}
-        by_kind: dict[int, list[str]] = {}
-        for name, column in columns.items():
-            if type(column) is TableColumn:
-                typed[name] = data[name][slot, :n]
-                if name != tf:
-                    by_kind.setdefault(column.kind, []).append(name)
-        found = extremes_by_kind(by_kind, typed) if n else {}
-        mins: dict[str, Any] = {tf: ms_to_date(self.start_s * 1000)}
-        maxs: dict[str, Any] = {tf: ms_to_date(int(typed[tf].max())) if n else None}
+        slot = self.slot
+        typed = {name: data[name][slot, :n] for name, column in columns.items() if type(column) is TableColumn}
+        summary = control_summary(self.id, self.meta, self.start_s, self.time_field, columns, typed, n,
+                                  self.table.collation)
+        mins = summary["control"]["min"]
         codec: list[tuple[Any, ...]] = []
         for name, column in columns.items():
             encoded = name.encode()
             kind = type(column)
             if kind is TableColumn:
                 codec.append((encoded, column.kind, typed[name]))
-                if name != tf and n:
-                    mins[name], maxs[name] = found[name]
             elif kind is ConstColumn:
                 codec.append((encoded, 0, constant_bson(column.value, n)))
-                if n:
-                    mins[name] = maxs[name] = column.value
-            else:
-                values = column.values[:n]
-                extremes = object_extremes(values, self.table.collation)
-                if extremes is None:
-                    continue  # no row below n holds the field yet
-                mins[name], maxs[name] = extremes
-                codec.append((encoded, 0, object_bson(values)))
-        summary: dict[str, Any] = {"_id": self.id, "control": {"version": 1, "min": mins, "max": maxs}}
-        if self.meta is not MISSING:
-            summary["meta"] = self.meta
+            elif name in mins:  # an object column some row below n holds
+                codec.append((encoded, 0, object_bson(column.values[:n])))
         return Parts(summary, codec, n)
 
     def leave(self, final: bytes | None) -> None:

@@ -47,6 +47,15 @@ def date_ms(value: Any) -> int | None:
     return None
 
 
+def date_ms_of(value: Any) -> int:
+    """``date_ms`` of a value that must be a BSON date (a DATE-class value, a bucket's control time);
+    TypeError otherwise."""
+    ms = date_ms(value)
+    if ms is None:
+        raise TypeError(f"not a BSON date: {type(value).__name__}")
+    return ms
+
+
 def ms_to_date(ms: int) -> Any:
     """A BSON date for ``ms`` (``datetime`` when representable, else ``DatetimeMS``)."""
     try:

@@ -1,21 +1,8 @@
-"""The one read-side interface of a bucket, and its in-memory implementation.
+"""The in-memory implementation of the read interface of a bucket (``read_interface.BucketView``).
 
 Every read path — the generic unpack, the columnar ``$group``, lastpoint, reads of ``system.buckets``
-— takes buckets as objects with this interface, whether they come from storage (stored.StoredBucket,
-decoded lazily, parts kept in bucketcache) or from memory (``LiveBucket`` below)::
-
-    id                      the bucket _id
-    summary()               {_id, control, meta?}: what bucket predicates and lastpoint read
-    column_names()          data field names in bucket order
-    dense(name)             (BSON type, read-only NumPy values) of a column every row holds with one
-                            fixed-width type, else None
-    measurements(fields=None, positions=None)
-                            the measurements (time field first, then the meta field, then the columns
-                            every row holds, then the others), only ``fields`` when given, only the
-                            rows at ``positions`` (ascending) when given
-    document()              the whole v1 document
-    cached                  the bucketcache entry whose memos depend only on the stored bytes (None
-                            for live buckets)
+— takes buckets as ``BucketView`` objects, whether they come from storage (stored.StoredBucket,
+decoded lazily, parts kept in bucketcache) or from memory (``LiveBucket`` below).
 
 ``LiveBucket`` reads a bucket's *committed* rows (``durable`` when the view is taken) straight from its
 columns — NumPy rows to Python values to measurements — without building BSON or the v1 document. If
@@ -36,13 +23,12 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from tidemark.protocol.codec import decode
-from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, ms_to_date
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS
 from tidemark.timeseries.columns import (
     ConstColumn,
     ObjectColumn,
     TableColumn,
-    extremes_by_kind,
-    object_extremes,
+    control_summary,
     python_values,
 )
 from tidemark.timeseries.stored import DocumentBucket, document_bucket
@@ -211,32 +197,10 @@ class LiveBucket:
         if found is not None:
             self._summary = found
             return cast("dict[str, Any]", found)
-        n = self.n
-        tf = self.bucket.time_field
-        by_kind: dict[int, list[str]] = {}
-        arrays = {}
-        for name, column in self._columns.items():
-            if type(column) is TableColumn and name != tf:
-                by_kind.setdefault(column.kind, []).append(name)
-                arrays[name] = self._array(name)
-        found = extremes_by_kind(by_kind, arrays) if n else {}
-        times = self._array(tf)
-        mins: dict[str, Any] = {tf: ms_to_date(self.start_s * 1000)}
-        maxs: dict[str, Any] = {tf: ms_to_date(int(times.max())) if n else None}
-        for name, column in self._columns.items():
-            if name == tf or not n:
-                continue
-            if type(column) is TableColumn:
-                mins[name], maxs[name] = found[name]
-            elif type(column) is ConstColumn:
-                mins[name] = maxs[name] = column.value
-            else:
-                extremes = object_extremes(column.values[:n], self.bucket.table.collation)
-                if extremes is not None:
-                    mins[name], maxs[name] = extremes
-        out: dict[str, Any] = {"_id": self.id, "control": {"version": 1, "min": mins, "max": maxs}}
-        if self.meta is not MISSING:
-            out["meta"] = self.meta
+        bucket = self.bucket
+        typed = {name: self._array(name) for name, column in self._columns.items() if type(column) is TableColumn}
+        out = control_summary(self.id, self.meta, self.start_s, bucket.time_field, self._columns, typed, self.n,
+                              bucket.table.collation)
         if (gone := self._left()) is not None:
             return gone.summary()
         self._summary = memo["summary"] = out

@@ -50,9 +50,15 @@ from tidemark.timeseries.bucketdoc import (
 )
 from tidemark.timeseries.columns import ConstColumn, ObjectColumn, to_array, typed_kind
 from tidemark.timeseries.options import TimeseriesOptions
+from tidemark.timeseries.rules import Action, Rollover
 from tidemark.timeseries.states import Event, State, move, move_all
 from tidemark.timeseries.table import Meter, Table
 
+# the execution statistics in mongod's order (collStats ``timeseries``, serverStatus ``bucketCatalog``);
+# the rollover ones are counted as their ``rules.Rollover`` member says. mongod 7.0's
+# numBucketsClosedDueToTimeForward/TimeBackward (its time rules close when archiving is off) and
+# numBucketsArchivedDueToMemoryThreshold (it archives idle buckets before closing them) stay 0 here:
+# both time rules archive, and memory pressure closes idle buckets (Rollover.MEMORY_THRESHOLD).
 STAT_NAMES = (
     "numBucketInserts", "numBucketUpdates", "numBucketsOpenedDueToMetadata", "numBucketsClosedDueToCount",
     "numBucketsClosedDueToSchemaChange", "numBucketsClosedDueToSize", "numBucketsClosedDueToTimeForward",
@@ -329,8 +335,13 @@ class BucketCatalog:
         self.dirty_tables.difference_update(state.tables.values())
 
     # ------------------------------------------------------------------ transitions
-    def open(self, state: CollectionState, table: Table, sid: int, t_ms: int, rounding_s: int) -> Bucket:
+    def open(self, state: CollectionState, table: Table, sid: int, t_ms: int, rounding_s: int, *,
+             first: bool = False) -> Bucket:
+        """A new OPEN bucket for series ``sid`` holding ``t_ms`` (``first``: none of the series was in
+        memory, counted as mongod counts a bucket opened for a new key)."""
         self.make_room()
+        if first:
+            state.stats["numBucketsOpenedDueToMetadata"] += 1
         start_s = round_start_seconds(t_ms, rounding_s)
         series = state.series
         bucket = Bucket(table, sid, series.keys[sid], series.metas[sid], new_bucket_id(start_s), state.ns, start_s,
@@ -359,10 +370,21 @@ class BucketCatalog:
                             if (b := entry[0]()) is not None and b.state in routable)
         self._expiry_limit = max(EXPIRY_QUEUE_MIN, 4 * len(self.expiry))
 
-    def archive(self, state: CollectionState, bucket: Bucket, reason: str) -> None:
+    def rollover(self, state: CollectionState, bucket: Bucket, reason: Rollover) -> None:
+        """The rules refused ``bucket`` a measurement for ``reason``: what its action says is done to
+        the bucket (archived, closed, or kept for it) and its statistic counted."""
+        action = reason.action
+        if action is Action.ARCHIVE:
+            self.archive(state, bucket, reason)
+        elif action is Action.CLOSE:
+            self.close(state, bucket, reason)
+        else:
+            state.stats[reason.statistic] += 1
+
+    def archive(self, state: CollectionState, bucket: Bucket, reason: Rollover) -> None:
         """The series' open bucket is archived (time forward/backward): it stays reopenable in memory."""
         move(bucket, Event.ARCHIVE)
-        state.stats["numBucketsArchivedDueTo" + reason] += 1
+        state.stats[reason.statistic] += 1
         series = state.series
         if series.open[bucket.sid] is bucket:
             series.open[bucket.sid] = None
@@ -387,38 +409,39 @@ class BucketCatalog:
         state.stats["numBucketsReopened"] += 1
 
     def switch(self, state: CollectionState, table: Table, sids: list[int], buckets: list[Bucket],
-               forward: int, backward: int) -> None:
+               reasons: list[Rollover | None]) -> None:
         """Many series continue in an archived bucket of ``table`` at once (the router's vectorized
-        path): each series' open bucket, if any, is archived and ``buckets[i]`` reopened — what
-        ``archive`` + ``reopen`` do one series at a time; ``forward``/``backward``: the archives' reasons."""
+        path): each series' open bucket, if any, is archived for ``reasons[i]`` (an archiving reason;
+        None: the series has no open bucket) and ``buckets[i]`` reopened — what ``archive`` +
+        ``reopen`` do one series at a time."""
         series = state.series
         opened, archived = series.open, series.archived
         leaving = [opened[sid] for sid in sids]
         move_all([b for b in leaving if b is not None], Event.ARCHIVE)
         move_all(buckets, Event.REOPEN)
         crowded = []
-        for sid, current, bucket in zip(sids, leaving, buckets, strict=True):
+        stats = state.stats
+        for sid, current, bucket, reason in zip(sids, leaving, buckets, reasons, strict=True):
             kept = archived[sid]
             kept.remove(bucket)
             if current is not None:
+                stats[cast(Rollover, reason).statistic] += 1
                 kept.append(current)
                 self.archive_queue.append((weakref.ref(current), self.clock))
                 if len(kept) > MAX_ARCHIVED_PER_SERIES:
                     crowded.append(kept[0])
             opened[sid] = bucket
         table.promote(np.asarray(sids, np.int64), np.fromiter((b.slot for b in buckets), np.int64, len(buckets)))
-        stats = state.stats
-        stats["numBucketsArchivedDueToTimeForward"] += forward
-        stats["numBucketsArchivedDueToTimeBackward"] += backward
         stats["numBucketsReopened"] += len(buckets)
         for bucket in crowded:
             self.retire(state, bucket)
 
-    def close(self, state: CollectionState, bucket: Bucket, reason: str | None) -> None:
-        """The bucket takes no more measurements: its full document goes out with the next commit."""
+    def close(self, state: CollectionState, bucket: Bucket, reason: Rollover | None) -> None:
+        """The bucket takes no more measurements: its full document goes out with the next commit
+        (``reason`` None: not a rollover — a direct write or shutdown closes every bucket, uncounted)."""
         move(bucket, Event.CLOSE)
         if reason is not None:
-            state.stats["numBucketsClosedDueTo" + reason] += 1
+            state.stats[reason.statistic] += 1
         self._unroute(state, bucket)
         self.mark_full(bucket)
         self._leaving(bucket)
@@ -543,6 +566,10 @@ class BucketCatalog:
         self._enter(state, bucket)
         return bucket
 
+    def reopened_by_query(self, state: CollectionState, bucket: Bucket) -> None:
+        """A bucket ``load`` brought back takes the measurement: counted as reopened."""
+        state.stats["numBucketsReopened"] += 1
+
     def unload(self, state: CollectionState, bucket: Bucket) -> None:
         """A bucket just loaded by ``load`` that cannot take the measurement: it leaves memory unchanged
         (storage holds it exactly)."""
@@ -552,6 +579,14 @@ class BucketCatalog:
         self._leave(state, bucket, None)
 
     # ------------------------------------------------------------------ bookkeeping of appends
+    def appended_slots(self, table: Table, slots: np.ndarray, added: int) -> None:
+        """Rows appended to the pure buckets at ``slots`` of ``table`` (the router's vectorized path),
+        ``added`` bytes in all: ``appended`` for many buckets at once."""
+        self.memory += added * PYTHON_OVERHEAD
+        table.last_used[slots] = self.clock
+        table.dirty[slots] = True
+        self.dirty_tables.add(table)
+
     def appended(self, bucket: Bucket, added: int) -> None:
         self.memory += added * PYTHON_OVERHEAD
         bucket.table.last_used[bucket.slot] = self.clock
@@ -588,7 +623,7 @@ class BucketCatalog:
             state = self.collections.get(bucket.ns)
             if state is None or state.live.get(bucket.id) is not bucket:
                 continue
-            self.close(state, bucket, "MemoryThreshold")
+            self.close(state, bucket, Rollover.MEMORY_THRESHOLD)
             state.series.queried[bucket.sid] = False  # it had room: storage may hold a candidate again
             closed += 1
             if closed >= limits.expiry_per_attempt or self.memory - self.leaving_bytes <= limits.memory_threshold:

@@ -154,17 +154,19 @@ def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict[str, A
     if "count" in spec:
         with server.engine.read() as r:
             info = r.get_collection(buckets_ns(db, name))
-        time_field = stored_options(info).time_field
-        out["count"] = sum(measurements(doc, time_field) for doc in scan.bucket_documents(server, info.ns))
+        options = stored_options(info)
+        if options is None:  # dropped since the view was resolved
+            raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {buckets_ns(db, name)}")
+        out["count"] = sum(measurements(doc, options.time_field) for doc in scan.bucket_documents(server, info.ns))
     return out
 
 
 def expired_in_txn(w: Any, bns: str, now: _dt.datetime) -> int:
     """Delete every expired bucket of one collection in the writer's transaction."""
     info = w.get_collection(bns)
-    if info is None:
-        return 0
     options = stored_options(info)
+    if options is None:  # no such collection (stored_options(None) is None), or not a time-series one
+        return 0
     span = options.bucket_max_span_seconds
     doomed: list[tuple[bytes, dict[str, Any]]] = []
     expire = (info.options or {}).get("expireAfterSeconds")
@@ -204,13 +206,14 @@ def ttl_collections(engine: Any) -> list[tuple[str, int, int]]:
         for db in r.list_databases():
             for info in r.list_collections(db):
                 options = info.options or {}
-                if not info.name.startswith("system.buckets.") or not options.get("timeseries"):
+                ts = stored_options(info) if info.name.startswith("system.buckets.") else None
+                if ts is None:
                     continue
                 expiries = [int(s["expireAfterSeconds"]) for s in info.indexes if "expireAfterSeconds" in s]
                 if "expireAfterSeconds" in options:
                     expiries.append(int(options["expireAfterSeconds"]))
                 if expiries:
-                    out.append((info.ns, min(expiries), stored_options(info).bucket_max_span_seconds))
+                    out.append((info.ns, min(expiries), ts.bucket_max_span_seconds))
     return out
 
 

@@ -110,7 +110,7 @@ def _conditions(node: Node | None, tf: str, mf: str | None) -> list[Any] | None:
     predicate decides them exactly), or None when some part has no vectorized form."""
     if node is None:
         return []
-    out = []
+    out: list[tuple[str, np.ufunc, float]] = []  # the time field's operand is int ms
     for part in _conjuncts(node):
         if _all_paths_on_meta(part, mf):
             continue

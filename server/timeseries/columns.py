@@ -28,7 +28,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from tidemark.protocol.codec import CODEC_OPTIONS
-from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms, ms_to_date
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms, date_ms_of, ms_to_date
 from tidemark.timeseries.minmax import merge_extreme
 
 DOUBLE, STRING, OBJECT, ARRAY, BINARY, OID, BOOL, DATE, NULL, INT32, INT64 = (
@@ -39,8 +39,8 @@ DTYPE = {DOUBLE: np.dtype("<f8"), OID: np.dtype("V12"), BOOL: np.dtype("?"), DAT
 TYPED = frozenset(WIDTH)
 _INT32 = struct.Struct("<i")
 # dates ``datetime`` holds (outside: DatetimeMS, as bson.decode gives them)
-MIN_DATETIME_MS = date_ms(_dt.datetime.min)
-MAX_DATETIME_MS = date_ms(_dt.datetime.max.replace(microsecond=999000))
+MIN_DATETIME_MS = date_ms_of(_dt.datetime.min)
+MAX_DATETIME_MS = date_ms_of(_dt.datetime.max.replace(microsecond=999000))
 _I32_LOW, _I32_HIGH = -(2**31), 2**31 - 1
 
 
@@ -75,13 +75,16 @@ def to_array(kind: int, values: list[Any]) -> np.ndarray:
 
 def python_values(kind: int, values: np.ndarray) -> list[Any]:
     """The values of a typed column as ``bson.decode`` gives them (dates as ``datetime`` when in range)."""
+    out: list[Any]  # NumPy types ``tolist()`` as Any
     if kind == DOUBLE or kind == INT32 or kind == BOOL:
-        return values.tolist()
+        out = values.tolist()
+        return out
     if kind == DATE:
         if not len(values):
             return []
         if MIN_DATETIME_MS <= int(values.min()) and int(values.max()) <= MAX_DATETIME_MS:
-            return (values.astype("datetime64[ms]")).tolist()
+            out = values.astype("datetime64[ms]").tolist()
+            return out
         return [ms_to_date(v) for v in values.tolist()]
     if kind == INT64:
         return [Int64(v) for v in values.tolist()]
@@ -219,6 +222,43 @@ def object_extremes(values: list[Any], collation: Any = None) -> tuple[Any, Any]
             low = merge_extreme(low, value, -1, collation)
             high = merge_extreme(high, value, 1, collation)
     return None if low is MISSING else (low, high)
+
+
+def control_summary(bucket_id: Any, meta: Any, start_s: int, time_field: str, columns: dict[str, Any],
+                    typed: dict[str, np.ndarray], n: int, collation: Any = None) -> dict[str, Any]:
+    """``{_id, control: {version: 1, min, max}, meta?}`` of a bucket's first ``n`` rows: the one
+    builder of a bucket's control, for its full document (``Bucket.document_parts``) and for what reads
+    take of an in-memory bucket (``bucketview.LiveBucket.summary``). ``columns``: the bucket's columns
+    in order; ``typed``: the first ``n`` values of each typed column (the time field's included).
+
+    The time field's min is the rounded start, its max the latest time; every other field's min and
+    max are over the rows holding it (typed columns one NumPy reduction per kind, object columns
+    merged row by row with strings under ``collation``, the collection's default); a field no row
+    below ``n`` holds is left out."""
+    by_kind: dict[int, list[str]] = {}
+    for name, column in columns.items():
+        if type(column) is TableColumn and name != time_field:
+            by_kind.setdefault(column.kind, []).append(name)
+    found = extremes_by_kind(by_kind, typed) if n else {}
+    mins: dict[str, Any] = {time_field: ms_to_date(start_s * 1000)}
+    maxs: dict[str, Any] = {time_field: ms_to_date(int(typed[time_field].max())) if n else None}
+    if n:
+        for name, column in columns.items():
+            if name == time_field:
+                continue
+            kind = type(column)
+            if kind is TableColumn:
+                mins[name], maxs[name] = found[name]
+            elif kind is ConstColumn:
+                mins[name] = maxs[name] = column.value
+            else:
+                extremes = object_extremes(column.values[:n], collation)
+                if extremes is not None:
+                    mins[name], maxs[name] = extremes
+    summary: dict[str, Any] = {"_id": bucket_id, "control": {"version": 1, "min": mins, "max": maxs}}
+    if meta is not MISSING:
+        summary["meta"] = meta
+    return summary
 
 
 def _copy(value: Any) -> Any:

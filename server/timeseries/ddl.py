@@ -46,7 +46,7 @@ def _insert_view(w: Any, db: str, view_doc: dict[str, Any]) -> None:
 
 def _delete_view(w: Any, db: str, name: str) -> bool:
     rid, doc = get_view(w, db, name)
-    if rid is None:
+    if rid is None or doc is None:
         return False
     info = _views_info(w, db)
     w.delete(info, rid, index_key_map(info.indexes, doc))

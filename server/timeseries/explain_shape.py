@@ -8,7 +8,10 @@ pipeline (already in explain form: ``tidemark.query.explain``) into the stages a
 
 - the unpack stage's own fields in 7.0's order: ``include``/``exclude`` (the fields the rest of the
   pipeline needs, the meta field last; an inclusion ``$project`` right after the unpack is absorbed),
-  ``timeField``, ``metaField``, ``bucketMaxSpanSeconds``, ``eventFilter`` (absent when the leading
+  ``timeField``, ``metaField``, ``bucketMaxSpanSeconds``, ``assumeNoMixedSchemaData`` (what a view read
+  tells the stage when the buckets cannot hold mixed-schema data: the bucket catalog rolls a bucket over
+  on a schema change, so never here), ``usesExtendedRange`` (only when the collection holds dates
+  outside 1970..2038), ``eventFilter`` (absent when the leading
   ``$match`` is on the meta field only: 7.0 moves it before the unpack as a ``$match`` on ``meta``,
   which the ``$cursor`` shows), ``fixedBuckets``;
 - a ``$sort`` on meta paths only right after the unpack is moved before it on ``meta`` paths and runs
@@ -45,9 +48,11 @@ class Shape:
     unpack_index: int | None = None
 
 
-def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bool = False) -> Shape:
+def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bool = False,
+          uses_extended_range: bool = False) -> Shape:
     """The 7.0 stages after ``$cursor`` for a read with explain ``info`` and the remaining stages
-    ``rest`` (explain form, one ``{name: spec}`` each)."""
+    ``rest`` (explain form, one ``{name: spec}`` each); ``uses_extended_range``: the collection holds
+    dates outside 1970..2038 (``scan.uses_extended_range``)."""
     rest = [copy.deepcopy(stage) for stage in rest]
     meta = info.get("metaField")
     time_field = info["timeField"]
@@ -61,8 +66,9 @@ def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bo
     bucket_sort = None
     if meta is not None and rest and "$sort" in rest[0] and "limit" not in rest[0]["$sort"]:
         pattern = rest[0]["$sort"].get("sortKey") or {}
-        if pattern and all(_meta_path(path, meta) is not None for path in pattern):
-            bucket_sort = {_meta_path(path, meta): direction for path, direction in pattern.items()}
+        on_meta = {_meta_path(path, meta): direction for path, direction in pattern.items()}
+        if pattern and None not in on_meta:  # every sort path is on the meta field
+            bucket_sort = {path: direction for path, direction in on_meta.items() if path is not None}
             rest = rest[1:]
 
     unpack: dict[str, Any] = {}
@@ -82,12 +88,39 @@ def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bo
         unpack["metaField"] = meta
     if info.get("bucketMaxSpanSeconds") is not None:
         unpack["bucketMaxSpanSeconds"] = info["bucketMaxSpanSeconds"]
+    # 7.0's resolved view (resolved_view.cpp) passes both flags; the stage shows each only when true
+    unpack["assumeNoMixedSchemaData"] = True
+    if uses_extended_range:
+        unpack["usesExtendedRange"] = True
     if residual:
         clauses = list(info["eventFilter"])
         unpack["eventFilter"] = clauses[0] if len(clauses) == 1 else {"$and": clauses}
     if fixed_buckets:
         unpack["fixedBuckets"] = True
     return Shape(bucket_sort, [{"$_internalUnpackBucket": unpack}, *rest], 0)
+
+
+def bucket_filter(shown: dict[str, Any], *, uses_extended_range: bool = False) -> dict[str, Any]:
+    """The bucket filter the ``$cursor`` shows (``filters.BucketFilter.shown``): 7.0 bounds bucket
+    ``_id``s by a time comparison only while no date of the collection is outside 1970..2038 (an
+    ObjectId holds 32-bit seconds), so those bounds go when ``uses_extended_range``."""
+    if not uses_extended_range:
+        return shown
+    return _without_id_bounds(shown) or {}
+
+
+def _without_id_bounds(node: Any) -> Any:
+    if not isinstance(node, dict) or len(node) != 1:
+        return node
+    (key, value), = node.items()
+    if key == "_id":
+        return None
+    if key in ("$and", "$or") and isinstance(value, list):
+        kept = [c for c in (_without_id_bounds(child) for child in value) if c is not None]
+        if key == "$and":
+            return None if not kept else kept[0] if len(kept) == 1 else {"$and": kept}
+        return {"$or": kept}
+    return node
 
 
 def sort_stage(pattern: dict[str, Any], input_stage: dict[str, Any]) -> dict[str, Any]:

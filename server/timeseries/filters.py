@@ -8,6 +8,11 @@ it derives from a stored bucket is remembered with its decoded parts), and the c
 range of bucket starts (``lo_s``/``hi_s``). Contract: the bucket filter may be *loose* (keep a bucket
 holding no matching measurement) but never strict; the per-measurement filter always runs after
 unpacking — unless ``exact`` (the filter only names the meta field: the bucket filter decides).
+The same derivation also writes ``shown``: the bucket filter as mongod 7.0 writes it for explain
+(``bucket_unpacker.cpp`` ``createComparisonPredicate``, a collection without mixed-schema buckets):
+``$_internalExpr*`` comparisons on control min/max (no type bracketing: they compare in BSON order,
+so no mixed-type or NaN guard), a time comparison with its ``D ± bucketMaxSpanSeconds`` bounds and
+``_id`` bounds, ``$exists`` on both control min and max. It is only shown; ``mql`` is what runs.
 
 - predicates only on the meta field (``m``, ``m.x``) are renamed onto ``meta`` and evaluated exactly
   (missing meta <-> bucket without ``meta``);
@@ -18,6 +23,11 @@ unpacking — unless ``exact`` (the filter only names the meta field: the bucket
   ``{$or: [<bound>, {$expr: {$ne: [{$type: '$control.min.f'}, {$type: '$control.max.f'}]}}]}``;
 - ``$exists`` / ``$elemMatch`` of a top-level field: ``control.min.<f>`` exists;
 - anything else (``$not``, ``$nor``, ``$expr``, regexes, dotted measurement paths...) keeps every bucket.
+
+A partial index's filter takes the same derivation under mongod's createIndex policy
+(``refuse_ineligible``, ``assume_no_mixed_schema``): a predicate on the time or a measurement field that
+has no bucket-level form mongod would give raises ``Ineligible`` (createIndex answers 5916301), and no
+``$expr`` guard for buckets of mixed types (mongod checks none is left when the index is built).
 
 Under a non-simple collation (``collation``: the operation's effective ``collation.Collation``), or
 on a collection whose default collation is not simple (its buckets' control min/max order strings by
@@ -30,8 +40,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard, cast
 
+from bson.objectid import ObjectId
 from bson.regex import Regex as BsonRegex
 
 from tidemark.query.match import compile_filter, compile_node
@@ -78,6 +89,7 @@ class BucketFilter:
     hi_s: int | None = None
     exact: bool = False
     collation: Any = None
+    shown: dict[str, Any] = dataclasses.field(default_factory=dict)  # mongod 7.0's form (see the module)
 
     @property
     def prunes(self) -> bool:
@@ -106,27 +118,49 @@ class BucketFilter:
         return out or None
 
 
+class Ineligible(Exception):
+    """A predicate on the time or a measurement field with no bucket-level form (``derive`` with
+    ``refuse_ineligible``): ``reason`` is mongod's wording, ``predicate`` the predicate as mongod
+    serializes it (createIndex reports both, code 5916301)."""
+
+    def __init__(self, reason: str, node: Node):
+        super().__init__(reason)
+        self.reason = reason
+        self.predicate = serialize(node)
+
+
 def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: int, *,
-           collation: Any = None, control_collation: Any = None) -> BucketFilter:
+           collation: Any = None, control_collation: Any = None, refuse_ineligible: bool = False,
+           assume_no_mixed_schema: bool = False) -> BucketFilter:
     """The bucket filter of a parsed user filter (see the module); ``collation``: the operation's
     effective collation (``collation.Collation``, None = simple); ``control_collation``: the
-    collection's default, which orders the strings of control min/max."""
+    collection's default, which orders the strings of control min/max. ``refuse_ineligible``: raise
+    ``Ineligible`` where mongod's IneligiblePredicatePolicy::kError does, instead of keeping every
+    bucket; ``assume_no_mixed_schema``: no guard for buckets whose min and max are of two types."""
     if node is None or isinstance(node, AlwaysTrue):
         return BucketFilter(collation=collation)
-    part = _Deriver(time_field, meta_field, span_s, collation, control_collation).part(node)
+    part = _Deriver(time_field, meta_field, span_s, collation, control_collation, refuse_ineligible,
+                    assume_no_mixed_schema).part(node)
     if part is None:
         return BucketFilter(collation=collation)
-    mql, predicate, lo, hi, exact = part
-    return BucketFilter(mql, predicate, lo, hi, exact, collation)
+    mql, predicate, lo, hi, exact, shown = part
+    return BucketFilter(mql, predicate, lo, hi, exact, collation, shown)
 
 
 class _Deriver:
-    """Each ``part`` is (mql, predicate, lo_s, hi_s, exact) or None (no bound: keep every bucket)."""
+    """Each ``part`` is (mql, predicate, lo_s, hi_s, exact, shown) or None (no bound: keep every bucket)."""
 
-    def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any, control_collation: Any = None):
+    def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any, control_collation: Any = None,
+                 refuse: bool = False, unmixed: bool = False):
         self.tf, self.mf, self.span_s, self.collation = tf, mf, span_s, collation
         # string operands bound control min/max only when both compare binary-wise
         self.simple = collation is None and control_collation is None
+        self.refuse, self.unmixed = refuse, unmixed
+
+    def ineligible(self, node: Node, reason: str) -> None:
+        """No bucket-level form for ``node``: None (keep every bucket), or refused (``refuse``)."""
+        if self.refuse:
+            raise Ineligible(reason, node)
 
     def on_meta(self, path: str) -> bool:
         mf = self.mf
@@ -134,11 +168,12 @@ class _Deriver:
 
     def part(self, node: Node) -> tuple[Any, ...] | None:
         paths: list[str] = []
-        if _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
-            renamed = _rename(node, self.mf)
+        mf = self.mf
+        if mf is not None and _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
+            renamed = _rename(node, mf)
             try:
-                return (render(renamed), _of_summary(compile_node(renamed, collation=self.collation)), None, None,
-                        True)
+                mql = render(renamed)
+                return mql, _of_summary(compile_node(renamed, collation=self.collation)), None, None, True, mql
             except NoMqlForm:
                 pass  # ($near) a conjunction keeps its other parts; the per-measurement filter decides
         if isinstance(node, And):
@@ -151,34 +186,65 @@ class _Deriver:
             mql = _and([p[0] for p in kept])
             predicates = [p[1] for p in kept if p[1] is not None]
             predicate = _all(predicates) if predicates else None
-            return mql, predicate, lo, hi, len(kept) == len(parts) and all(p[4] for p in kept)
+            return (mql, predicate, lo, hi, len(kept) == len(parts) and all(p[4] for p in kept),
+                    _and([p[5] for p in kept]))
         if isinstance(node, Or):
             parts = [self.part(child) for child in node.children]
-            if any(p is None for p in parts):
+            if not _all_bounded(parts):
                 return None
             lo = None if any(p[2] is None for p in parts) else min(p[2] for p in parts)
             hi = None if any(p[3] is None for p in parts) else max(p[3] for p in parts)
-            predicates = tuple(p[1] for p in parts)
+            predicates = [p[1] for p in parts]
             return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), lo, hi,
-                    all(p[4] for p in parts))
+                    all(p[4] for p in parts), {"$or": [p[5] for p in parts]})
+        path = getattr(node, "path", None)
+        if path is not None and self.on_meta(path):
+            return None  # a meta predicate with no MQL form ($near): the per-measurement filter decides
         if isinstance(node, Cmp):
+            self.check_operand(node, node.value, "")
             if node.path == self.tf:
                 return self.time_bounds(node.op, node.value)
             if self.measurement(node.path) and not (not self.simple and isinstance(node.value, str)):
-                return _measurement_bounds(node.path, node.op, node.value)
+                return _measurement_bounds(node.path, node.op, node.value, self.unmixed)
             return None
-        if isinstance(node, In) and self.measurement(node.path) and not node.regexes and node.values \
-                and not (not self.simple and any(isinstance(v, str) for v in node.values)):
-            parts = [_measurement_bounds(node.path, "$eq", v) for v in node.values]
-            if any(p is None for p in parts):
-                return None
-            predicates = tuple(p[1] for p in parts)
-            return {"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None, False
+        if isinstance(node, In):
+            if node.regexes:
+                self.ineligible(node, "can't handle $regex predicate (inside $in predicate)")
+            if any(v is None for v in node.values):
+                self.ineligible(node, "can't handle {$eq: null} predicate (inside $in predicate)")
+            for value in node.values:
+                self.check_operand(Cmp(node.path, "$eq", value), value, " (inside $in predicate)")
+            if self.measurement(node.path) and not node.regexes and node.values \
+                    and not (not self.simple and any(isinstance(v, str) for v in node.values)):
+                parts = [_measurement_bounds(node.path, "$eq", v, self.unmixed) for v in node.values]
+                if not _all_bounded(parts):
+                    return None
+                predicates = [p[1] for p in parts]
+                return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None,
+                        False, {"$or": [p[5] for p in parts]})
+            return None
+        if isinstance(node, ElemMatch):
+            self.ineligible(node, "can't handle this predicate")
         if isinstance(node, (Exists, ElemMatch)) and self.measurement(node.path):
             path = "control.min." + node.path
+            shown = _and([{path: {"$exists": True}}, {"control.max." + node.path: {"$exists": True}}])
             return ({path: {"$exists": True}}, lambda b: _control(b.summary(), "min", node.path) is not _MISSING,
-                    None, None, False)
+                    None, None, False, shown)
+        if not isinstance(node, (AlwaysTrue, Exists, Expr, Geo)):
+            # mongod keeps every bucket for $expr and bounds $geoWithin / $geoIntersects with a bucket
+            # predicate of its own: neither is refused
+            self.ineligible(node, "can't handle this predicate")
         return None
+
+    def check_operand(self, node: Cmp, value: Any, where: str) -> None:
+        """mongod's refusals of a comparison's operand (in its order), whatever the field."""
+        if isinstance(value, (dict, list)):
+            self.ineligible(node, "operand can't be an object or array")
+        elif value is None:
+            self.ineligible(node, "can't handle {$eq: null}" if not where else "can't handle {$eq: null} predicate"
+                            + where)
+        elif node.path == self.tf and date_ms(value) is None:
+            self.ineligible(node, "This predicate will never be true, because the time field always contains a Date")
 
     def measurement(self, path: str) -> bool:
         """A top-level measurement field (dotted paths may cross arrays control min/max do not describe)."""
@@ -201,7 +267,8 @@ class _Deriver:
             mql = _and([{high: {op: value}}, {low: {op: earliest}}])
         else:
             mql = {low: {op: value}}
-        return mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms),)), lo, hi, False
+        shown = _shown_time_bounds(low, high, op, value, d_ms, self.span_s)
+        return mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms),)), lo, hi, False, shown
 
 
 class _TimeBounds:
@@ -264,8 +331,9 @@ def _of_summary(test: Any) -> Any:
     return lambda bucket: test(bucket.summary())
 
 
-def _measurement_bounds(path: str, op: str, value: Any) -> tuple[Any, ...] | None:
-    """Bounds of a scalar comparison on ``control.min/max.<path>`` with the mixed-bucket guard."""
+def _measurement_bounds(path: str, op: str, value: Any, unmixed: bool = False) -> tuple[Any, ...] | None:
+    """Bounds of a scalar comparison on ``control.min/max.<path>`` with the mixed-bucket guard (none
+    when ``unmixed``: no bucket's min and max there are of two types)."""
     if value is None or isinstance(value, (dict, list, BsonRegex)) or type_class(value) > 9:
         return None
     low, high = "control.min." + path, "control.max." + path
@@ -275,27 +343,82 @@ def _measurement_bounds(path: str, op: str, value: Any) -> tuple[Any, ...] | Non
         bound = {high: {op: value}}
     else:
         bound = {low: {op: value}}
-    guards: list[dict[str, Any]] = [{"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]
+    mixed = [] if unmixed else [{"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]
+    nan = []
     if op != "$gt" and op != "$gte":
         # NaN is the least number, so a bucket holding one has it as its minimum: a bound on the
         # minimum says nothing of its other values (mongod compares control values in sort order)
-        guards.append({low: float("nan")})
-    mql = {"$or": [bound, *guards]}
+        nan.append({low: float("nan")})
+    mql = {"$or": [bound, *mixed, *nan]} if mixed or nan else bound
     # exactly that filter: the bound with the generic matcher's semantics (type bracketing, NaN), or
     # control min and max of two BSON types (a bucket whose min/max then bound no single type), or a
     # NaN minimum
-    within = compile_filter({"$or": [bound, *guards[1:]]})
+    within = compile_filter({"$or": [bound, *nan]})
+    # what explain shows: mongod 7.0's form of the same bound
+    if op == "$eq":
+        shown = _and([{low: {"$_internalExprLte": value}}, {high: {"$_internalExprGte": value}}])
+    else:
+        shown = {high if op in ("$gt", "$gte") else low: {_INTERNAL_EXPR[op]: value}}
+    if unmixed:
+        return mql, lambda view: within(view.summary()), None, None, False, shown
 
     def predicate(view: Any) -> bool:
         bucket = view.summary()
         return within(bucket) or _type_of(bucket, "min", path) != _type_of(bucket, "max", path)
 
-    return mql, predicate, None, None, False
+    return mql, predicate, None, None, False, shown
+
+
+_INTERNAL_EXPR = {"$eq": "$_internalExprEq", "$gt": "$_internalExprGt", "$gte": "$_internalExprGte",
+                  "$lt": "$_internalExprLt", "$lte": "$_internalExprLte"}
+_OID_MAX_S = 2**32 - 1
+
+
+def _shown_time_bounds(low: str, high: str, op: str, value: Any, d_ms: int, span_s: int) -> dict[str, Any]:
+    """mongod 7.0's bucket predicate of a time comparison with date ``value`` (``d_ms``): the comparison
+    on control min/max, the bound ``value ∓ span`` on the other side, and the bucket ``_id`` bound
+    (``constructObjectIdValue``; left out when the date has no ObjectId second)."""
+    before, after = ms_to_date(d_ms - span_s * 1000), ms_to_date(d_ms + span_s * 1000)
+    x = _INTERNAL_EXPR
+    if op == "$eq":
+        parts = [{low: {x["$lte"]: value}}, {low: {x["$gte"]: before}}, {high: {x["$gte"]: value}},
+                 {high: {x["$lte"]: after}}]
+        ids = [{"_id": {"$lte": _bound_oid(d_ms, high=True, round_up=True)}},
+               {"_id": {"$gte": _adjusted_oid(d_ms, span_s, high=False)}}]
+    elif op in ("$gt", "$gte"):
+        parts = [{high: {x[op]: value}}, {low: {x[op]: before}}]
+        ids = [{"_id": {op: _adjusted_oid(d_ms, span_s, high=op == "$gt")}}]
+    else:
+        parts = [{low: {x[op]: value}}, {high: {x[op]: after}}]
+        ids = [{"_id": {op: _bound_oid(d_ms, high=op == "$lte", round_up=True)}}]
+    if 0 <= d_ms <= _OID_MAX_S * 1000:
+        parts += ids
+    return _and(parts)
+
+
+def _bound_oid(ms: int, *, high: bool, round_up: bool = False) -> ObjectId:
+    """``OID::init(date, max)``: the date's second (rounded up past a fraction when asked), then all
+    0x00 or all 0xFF bytes."""
+    seconds = ms // 1000 + (1 if round_up and ms % 1000 else 0)
+    return ObjectId((seconds % 2**32).to_bytes(4, "big") + (b"\xff" if high else b"\x00") * 8)
+
+
+def _adjusted_oid(ms: int, span_s: int, *, high: bool) -> ObjectId:
+    """``makeMaxAdjustedDateOID``: the ObjectId of ``date - span``, or the lowest one when that is
+    before the epoch."""
+    if ms >= span_s * 1000:
+        return _bound_oid(ms - span_s * 1000, high=high)
+    return _bound_oid(0, high=False)
 
 
 def _type_of(bucket: dict[str, Any], which: str, path: str) -> str:
     value = _control(bucket, which, path)
     return "missing" if value is _MISSING else bson_type_name(value)
+
+
+def _all_bounded(parts: list[tuple[Any, ...] | None]) -> TypeGuard[list[tuple[Any, ...]]]:
+    """True when every part bounds the buckets (an alternative without a bound keeps every bucket)."""
+    return all(p is not None for p in parts)
 
 
 def _control(bucket: dict[str, Any], which: str, path: str) -> Any:
@@ -329,7 +452,9 @@ def _rename(node: Node, meta_field: str) -> Node:
         return dataclasses.replace(node, children=tuple(_rename(c, meta_field) for c in node.children))
     if isinstance(node, Not):
         return Not(_rename(node.child, meta_field))
-    return dataclasses.replace(node, path="meta" + node.path[len(meta_field):])
+    leaf = cast(Any, node)  # a node with a path (``_paths`` checked), and every node class is a dataclass
+    renamed: Node = dataclasses.replace(leaf, path="meta" + leaf.path[len(meta_field):])
+    return renamed
 
 
 # ------------------------------------------------------------------ MQL of a filter AST
@@ -362,13 +487,35 @@ def render(node: Node) -> dict[str, Any]:
         if isinstance(node, Not):
             return {"$nor": [render(node.child)]}
         raise NoMqlForm(type(node).__name__)
-    conditions = _conditions(node)
+    try:
+        conditions = _conditions(node)
+    except NoMqlForm:
+        if not isinstance(node, And):
+            raise
+        return _and([render(c) for c in node.children])  # two conditions wanting one key: one document each
     if list(conditions) == ["$eq"]:
         value = conditions["$eq"]
         if not isinstance(value, BsonRegex) and not (isinstance(value, dict) and any(str(k).startswith("$")
                                                                                     for k in value)):
             return {path: value}  # the bare equality explain shows (a regex or an operator document means more)
     return {path: conditions}
+
+
+def serialize(node: Node) -> dict[str, Any]:
+    """``node`` as mongod's MatchExpression::serialize writes it in error messages: comparisons with
+    their operator (``{a: {$eq: 5}}``), a negation of one path's condition as ``$not``."""
+    if isinstance(node, Cmp):
+        return {node.path: {node.op: node.value}}
+    if isinstance(node, Not) and _one_path(node.child) is not None:
+        inner = serialize(node.child)
+        (path, condition), = inner.items()
+        return {path: {"$not": condition}}
+    if isinstance(node, (And, Or, Nor)):
+        return {"$" + type(node).__name__.lower(): [serialize(c) for c in node.children]}
+    try:
+        return render(node)
+    except NoMqlForm:
+        return {}
 
 
 def _one_path(node: Node) -> str | None:
@@ -391,6 +538,8 @@ def _conditions(node: Node) -> dict[str, Any]:
         merged: dict[str, Any] = {}
         for child in node.children:
             for op, arg in _conditions(child).items():
+                if op in merged and op == "$geoWithin" and "$within" not in merged:
+                    op = "$within"  # mongod's alias of $geoWithin: two regions on one path keep one document
                 if op in merged:
                     raise NoMqlForm(f"two {op} conditions on one path")
                 merged[op] = arg
@@ -435,5 +584,5 @@ def _in_members(node: In) -> list[Any]:
     return list(node.values) + [_bson_regex(r) for r in node.regexes]
 
 
-def _bson_regex(node: Regex) -> BsonRegex:
+def _bson_regex(node: Regex) -> BsonRegex[str]:
     return BsonRegex(node.pattern, node.options)

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 from bson import encode as bson_encode
 
+from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.pipeline import PipelineContext
-from tidemark.query.stage_group import _GROUP_OVERHEAD, _approx_size, _Groups, _memory_error, group_key
+from tidemark.query.stage_group import _GROUP_OVERHEAD, _Groups, _memory_error, group_key
 from tidemark.timeseries.bucketcache import CACHE
 from tidemark.timeseries.densecolumns import fast_arrays, fast_key
 from tidemark.timeseries.groupruns import (
@@ -95,7 +96,7 @@ def _meta_token(view: Any) -> bytes:
     """The bucket's meta as BSON (equal tokens: the same group keys), remembered for stored buckets."""
     entry = view.cached
     if entry is not None:
-        token = entry.memo.get("meta token")
+        token: bytes | None = entry.memo.get("meta token")
         if token is None:
             token = entry.memo["meta token"] = bson_encode({"m": view.summary()["meta"]})
         return token
@@ -320,7 +321,7 @@ def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str,
     entry = view.cached
     if entry is None:
         return None
-    found = entry.memo.get(memo_key)
+    found: tuple[Runs, dict[str, Any]] | None = entry.memo.get(memo_key)
     if found is None and not entry.referenced and CACHE.used >= CACHE.budget * 0.9:
         return None  # a nearly full cache may be thrashing: remember only on a bucket's next read
     if found is None:

@@ -72,13 +72,16 @@ class Runs:
 def pick(name: str, column: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The value a ``$max``/``$min``/``$first``/``$last`` takes over each run ``[starts[i], ends[i])``
     of ``column`` (one reduction for all runs; callers handle NaN and signed zeros)."""
+    picked: np.ndarray  # NumPy types reduceat and fancy indexing as Any
     if name == "$max":
-        return np.maximum.reduceat(column, starts)
-    if name == "$min":
-        return np.minimum.reduceat(column, starts)
-    if name == "$first":
-        return column[starts]
-    return column[ends - 1]
+        picked = np.maximum.reduceat(column, starts)
+    elif name == "$min":
+        picked = np.minimum.reduceat(column, starts)
+    elif name == "$first":
+        picked = column[starts]
+    else:
+        picked = column[ends - 1]
+    return picked
 
 def summarize(runs: Runs, group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.ndarray,
               trunc: np.ndarray | None) -> None:

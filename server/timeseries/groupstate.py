@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from tidemark.query.expr_base import KIND_LONG, make_integer
-from tidemark.query.stage_group import _GROUP_OVERHEAD, _approx_size, _memory_error, group_key
+from tidemark.query.memory import approx_size as _approx_size
+from tidemark.query.stage_group import _GROUP_OVERHEAD, _memory_error, group_key
 from tidemark.query.values import MISSING
 
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -85,6 +86,7 @@ class _IdMaker:
         base, part, time_keys = template
         if time_keys is None:  # the _id does not depend on the time
             return base, (part, None)
+        assert trunc is not None  # a template with time parts comes from a group truncating times
         when = self.when(trunc)
         if self.bare_trunc:
             return when, (part, trunc)
@@ -244,8 +246,10 @@ class DenseGroups:
         state, n = self._state[j], len(self.ids)
         if spec.field is None:
             return [c if c <= 2147483647 else make_integer(c, KIND_LONG) for c in state["count"][:n].tolist()]
+        values: list[Any]  # NumPy types tolist() as Any
         if spec.name == "$sum":
-            return state["total"][:n].tolist()
+            values = state["total"][:n].tolist()
+            return values
         if spec.name == "$avg":
             return [t / c for t, c in zip(state["total"][:n].tolist(), state["count"][:n].tolist(), strict=True)]
         values = state["value"][:n].tolist()
@@ -265,7 +269,7 @@ class DenseGroups:
             out.append(doc)
         return out
 
-    def materialize(self) -> tuple[dict[str, Any], dict[str, Any]]:
+    def materialize(self) -> tuple[dict[Any, tuple[Any, list[Any]]], dict[tuple[Any, ...], list[Any]]]:
         """Generic accumulators fed with each group's state so far: ({group key: (_id, accumulators)}
         in slot order, {run token: accumulators})."""
         n = len(self.ids)

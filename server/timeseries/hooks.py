@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+# (private to NumPy, so absent from its stubs: mypy cannot know it)
 try:
-    from numpy._core.multiarray import _set_madvise_hugepage
+    from numpy._core.multiarray import _set_madvise_hugepage  # type: ignore[attr-defined]
 except ImportError:  # NumPy 1.26 (pyproject allows it)
-    from numpy.core.multiarray import _set_madvise_hugepage
+    from numpy.core.multiarray import _set_madvise_hugepage  # type: ignore[no-redef]
 
 from tidemark.timeseries.catalog import BucketCatalog
 from tidemark.timeseries.commit import Committer

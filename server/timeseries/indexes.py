@@ -11,8 +11,10 @@ and indexes whole buckets. This module is the one place that knows the translati
 - measurement field ``f: ±1`` -> the same control min/max pair as the time field;
   ``f: "2dsphere"`` -> ``{"data.f": "2dsphere_bucket"}``;
 - compound specs element by element, in order;
-- ``partialFilterExpression`` rewritten to a bucket-level predicate (loose: a bucket is indexed when
-  it *may* hold a matching measurement);
+- ``partialFilterExpression`` rewritten to a bucket-level predicate by the one derivation of query
+  bucket filters (``filters.derive``, loose: a bucket is indexed when it *may* hold a matching
+  measurement), under mongod's createIndex policy: a predicate on the time or a measurement field with
+  no bucket-level form is refused (5916301);
 - a TTL index (6.3+) is only ``{t: ±1}`` with a meta-only partial filter; its bucket key is
   ``{"control.min.t": ±1}``.
 
@@ -27,12 +29,15 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.geo_keys import bucket_point, is_empty_geo
+from tidemark.query.match_parse import parse_filter
 from tidemark.query.paths import get_path_values
 from tidemark.query.values import MISSING
+from tidemark.timeseries.filters import BucketFilter, Ineligible, derive
 
 _CONTROL_MIN = "control.min."
 _CONTROL_MAX = "control.max."
@@ -216,82 +221,25 @@ def default_index_specs(time_field: str, meta_field: str | None) -> list[dict[st
 # partial filters
 # --------------------------------------------------------------------------------------------------
 
-_LOGICAL = ("$and", "$or", "$nor")
-_UPPER_OPS = {"$lt": "$lt", "$lte": "$lte"}
-_LOWER_OPS = {"$gt": "$gt", "$gte": "$gte"}
+PARTIAL_REFUSED = 5916301  # mongod's IneligiblePredicatePolicy::kError
 
 
-def rewrite_partial_filter(expr: Any, time_field: str, meta_field: str | None) -> dict[str, Any]:
-    """A bucket-level predicate that every bucket holding a matching measurement satisfies.
-
-    Meta paths are renamed to ``meta``; comparisons on the time or measurement fields become
-    control min/max bounds (``$eq`` -> min <= v <= max, ``$gt(e)`` -> on max, ``$lt(e)`` -> on min);
-    anything else is dropped (loose), so the bucket filter is a superset of the user's filter.
-    """
+def bucket_partial_filter(expr: Any, time_field: str, meta_field: str | None, span_s: int,
+                          control_collation: Any = None) -> BucketFilter:
+    """The bucket filter of a ``partialFilterExpression``: ``filters.derive`` (the derivation of query
+    bucket filters) with mongod's createIndex policy — a predicate on the time or a measurement field
+    that has no bucket-level form is an error (5916301), and buckets whose min and max are of two
+    types are not guarded for. Its ``mql`` is the buckets index's filter; ``exact``: only the meta
+    field is named (what a TTL index requires). ``control_collation``: the collection's default."""
     if not isinstance(expr, dict):  # mongod reads it with BSONElement::Obj()
         raise MongoError(10065, "invalid parameter: expected an object (partialFilterExpression)")
-    clauses = _rewrite_clauses(expr, time_field, meta_field)
-    if not clauses:
-        return {}
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-def _rewrite_clauses(expr: dict[str, Any], time_field: str, meta_field: str | None) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for key, value in expr.items():
-        if key == "$and":
-            for sub in value:
-                out.extend(_rewrite_clauses(sub, time_field, meta_field))
-            continue
-        if key == "$or":
-            branches = [rewrite_partial_filter(sub, time_field, meta_field) for sub in value]
-            if branches and all(branches):  # an unconstrained branch makes the whole $or unconstrained
-                out.append({"$or": branches})
-            continue
-        if key.startswith("$"):
-            continue  # $nor / $expr / ... : no bucket-level bound (loose)
-        sub = meta_subpath(key, meta_field)
-        if sub is not None:
-            out.append({sub: value})
-            continue
-        out.extend(_measurement_bounds(key, value))
-    return out
-
-
-def _measurement_bounds(field: str, value: Any) -> list[dict[str, Any]]:
-    if isinstance(value, dict) and value and all(k.startswith("$") for k in value):
-        ops = value
-    else:
-        ops = {"$eq": value}
-    out: list[dict[str, Any]] = []
-    for op, operand in ops.items():
-        if isinstance(operand, (dict, list)) or operand is None:
-            continue  # control min/max of objects/arrays is not a usable bound
-        if op == "$eq":
-            out.append({_CONTROL_MIN + field: {"$lte": operand}})
-            out.append({_CONTROL_MAX + field: {"$gte": operand}})
-        elif op in _LOWER_OPS:
-            out.append({_CONTROL_MAX + field: {op: operand}})
-        elif op in _UPPER_OPS:
-            out.append({_CONTROL_MIN + field: {op: operand}})
-    return out
-
-
-def filter_only_on_meta(expr: Any, meta_field: str | None) -> bool:
-    """True when ``expr`` is a non-empty filter whose every field path is the meta field (or under it)."""
-    if meta_field is None or not isinstance(expr, dict) or not expr:
-        return False
-    for key, value in expr.items():
-        if key in _LOGICAL:
-            if (
-                not isinstance(value, list)
-                or not value
-                or not all(filter_only_on_meta(v, meta_field) for v in value)
-            ):
-                return False
-        elif key.startswith("$") or meta_subpath(key, meta_field) is None:
-            return False
-    return True
+    try:
+        return derive(parse_filter(expr), time_field, meta_field, span_s, control_collation=control_collation,
+                      refuse_ineligible=True, assume_no_mixed_schema=True)
+    except Ineligible as refused:
+        raise MongoError(PARTIAL_REFUSED,
+                         "Error translating non-metadata time-series predicate to operate on buckets: "
+                         f"{refused.reason}: {mongo_repr(refused.predicate)}") from None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -299,11 +247,14 @@ def filter_only_on_meta(expr: Any, meta_field: str | None) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
-def to_bucket_index_spec(user_spec: dict[str, Any], time_field: str, meta_field: str | None) -> dict[str, Any]:
+def to_bucket_index_spec(user_spec: dict[str, Any], time_field: str, meta_field: str | None,
+                         span_s: int = 3600, control_collation: Any = None) -> dict[str, Any]:
     """Validate one createIndexes entry and return the buckets index spec (with ``originalSpec``).
+    ``span_s``: the collection's bucketMaxSpanSeconds, ``control_collation`` its default collation
+    (``collation.Collation``; None = simple), both for a partial filter's bounds.
 
     Raises mongod's codes: unique/text -> 72, sparse on measurements -> 72, partial + collation -> 85,
-    non-numeric time/measurement keys -> 67, TTL rules -> 72 / 67.
+    partial filter not on buckets -> 5916301, non-numeric time/measurement keys -> 67, TTL rules -> 72 / 67.
     """
     if not isinstance(user_spec, dict):
         raise MongoError(ErrorCode.TypeMismatch, "Each index spec must be an object")
@@ -327,8 +278,11 @@ def to_bucket_index_spec(user_spec: dict[str, Any], time_field: str, meta_field:
         raise MongoError(
             ErrorCode.InvalidOptions, "Sparse indexes are not supported on time-series measurements"
         )
+    derived: BucketFilter | None = None
     if "expireAfterSeconds" in user_spec:
-        bucket_key = _ttl_bucket_key(user_spec, user_key, time_field, meta_field)
+        if partial is not None:
+            derived = bucket_partial_filter(partial, time_field, meta_field, span_s, control_collation)
+        bucket_key = _ttl_bucket_key(user_spec, user_key, time_field, derived is not None and derived.exact)
     spec: dict[str, Any] = {"v": 2, "key": bucket_key}
     for name in _PASS_THROUGH:
         if name in user_spec and name not in ("v", "key"):
@@ -338,7 +292,9 @@ def to_bucket_index_spec(user_spec: dict[str, Any], time_field: str, meta_field:
             ErrorCode.FailedToParse, "The 'name' field is a required property of an index specification"
         )
     if partial is not None:
-        spec["partialFilterExpression"] = rewrite_partial_filter(partial, time_field, meta_field)
+        if derived is None:
+            derived = bucket_partial_filter(partial, time_field, meta_field, span_s, control_collation)
+        spec["partialFilterExpression"] = derived.mql
     if partial is not None or _has_measurement_field(user_key, time_field, meta_field):
         # like mongod (shouldIncludeOriginalSpec): an index on time and meta only stays one a 5.0
         # server reads, and listIndexes maps its key back
@@ -358,9 +314,9 @@ def _has_measurement_field(user_key: dict[str, Any], time_field: str, meta_field
     return any(f != time_field and meta_subpath(f, meta_field) is None for f in user_key)
 
 
-def _ttl_bucket_key(user_spec: dict[str, Any], user_key: dict[str, Any], time_field: str, meta_field: str | None) -> dict[str, Any]:
-    partial = user_spec.get("partialFilterExpression")
-    if not filter_only_on_meta(partial, meta_field):
+def _ttl_bucket_key(user_spec: dict[str, Any], user_key: dict[str, Any], time_field: str,
+                    partial_on_meta: bool) -> dict[str, Any]:
+    if not partial_on_meta:
         raise MongoError(
             ErrorCode.InvalidOptions,
             "TTL indexes on time-series collections require a partialFilterExpression on the metaField",
@@ -499,8 +455,8 @@ class MeasurementRules:
 
     __slots__ = ("array_paths", "point_paths", "meta_specs", "meta_always", "time_field", "meta_verdicts")
 
-    def __init__(self, array_paths: tuple[str, ...], point_paths: tuple[str, ...], meta_specs: tuple = (),
-                 meta_always: bool = False, time_field: str = ""):
+    def __init__(self, array_paths: tuple[str, ...], point_paths: tuple[str, ...],
+                 meta_specs: tuple[dict[str, Any], ...] = (), meta_always: bool = False, time_field: str = ""):
         self.array_paths, self.point_paths = array_paths, point_paths
         self.meta_specs = meta_specs  # bucket indexes reading ``meta``
         self.meta_always = meta_always  # one of them may refuse a meta (special kind, two meta paths)
@@ -555,17 +511,17 @@ class MeasurementRules:
         verdicts[key] = error
         return error
 
-    def column_batch_error(self, metas: list | None, meta_kind: int | None) -> bool:
+    def column_batch_error(self, metas: list[bytes] | None, meta_kind: int | None) -> bool:
         """Whether a column batch holds a value the checks must see one document at a time (the per-document
         parse then reports it): a distinct raw meta value that breaks an index."""
         if metas is not None and self.meta_needs_check:
             for raw in metas:
-                if self.meta_verdict(meta_kind, raw, lambda raw=raw: _raw_value(meta_kind, raw)) is not None:
+                if self.meta_verdict(meta_kind, raw, partial(_raw_value, meta_kind, raw)) is not None:
                     return True
         return False
 
     @staticmethod
-    def _probe(specs: tuple, bucket: dict) -> None:
+    def _probe(specs: tuple[dict[str, Any], ...], bucket: dict[str, Any]) -> None:
         """Compute ``specs``' keys of ``bucket``: a key that cannot be extracted raises its MongoError."""
         from tidemark.query.index_keys import keyer_for
 
@@ -621,7 +577,7 @@ def measurement_rules(bucket_specs: Any, time_field: str) -> MeasurementRules | 
         return hit[1]
     arrays: list[str] = []
     points: list[str] = []
-    meta_specs: list[dict] = []
+    meta_specs: list[dict[str, Any]] = []
     meta_always = False
     for spec in bucket_specs:
         key = spec.get("key", {})

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from tidemark.timeseries import options as ts_options
 from tidemark.timeseries import rawbatch, rules
 from tidemark.timeseries.batch import ColumnBatch, RowBatch, object_id_factory
 from tidemark.timeseries.bucketdoc import EPOCH, MISSING, date_ms, meta_key, normalize_meta
+
+if TYPE_CHECKING:
+    from tidemark.timeseries.indexes import MeasurementRules
 
 MAX_WRITE_BATCH = 100_000
 ON_LOOP_DOCUMENTS = 2_000  # smaller inserts are parsed on the event loop (a thread hop costs more)
@@ -121,6 +124,7 @@ def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options
         else:
             size = lengths[index] if lengths is not None else None
             time_value = doc.get(time_field)
+            t_ms: int | None
             if type(time_value) is datetime and time_value.tzinfo is None:
                 t_ms = (time_value - epoch) // one_ms
             else:
@@ -217,7 +221,7 @@ def slices(batch: ColumnBatch | RowBatch, queried: list[bool] | None = None) -> 
     return cuts + [batch.n]
 
 
-def _meta_check(meta_rules: Any, meta: Any, raw_meta: bytes | None) -> MongoError | None:
+def _meta_check(meta_rules: MeasurementRules | None, meta: Any, raw_meta: bytes | None) -> MongoError | None:
     """What the collection's indexes say of a bucket of ``meta``: the keys are computed only when an index
     may refuse a meta (``MeasurementRules.meta_needs_check``; ``meta_rules`` None: none may)."""
     if meta_rules is None:

@@ -148,7 +148,7 @@ def parse(payload: bytes) -> tuple[dict[str, Any], list[tuple[ObjectId, int, int
     return record, entries
 
 
-def covered(bucket: Any, to: int, writing: dict[str, Any] | None = None) -> bool:
+def covered(bucket: Any, to: int, writing: dict[int, int] | None = None) -> bool:
     """The bucket's stored document holds its rows below ``to`` (or it will never be written again);
     ``writing``: id(bucket) -> rows of the full documents the same commit writes."""
     return bucket.stored_count >= to or bucket.state is State.FROZEN or (
@@ -166,7 +166,7 @@ class CommitLog:
     def add(self, seq: int, buckets: list[Any], tos: list[int]) -> None:
         self.records.append([seq, buckets, tos, 0])
 
-    def trimmable(self, writing: dict[str, Any] | None = None) -> tuple[int, int] | None:
+    def trimmable(self, writing: dict[int, int] | None = None) -> tuple[int, int] | None:
         """(highest seq, how many records) such that it and every older record are covered by stored
         documents — those already stored, or ``writing`` (full writes of the same commit: the trim goes
         in their transaction) — or None. Nothing is forgotten until ``trimmed`` (the commit succeeded)."""

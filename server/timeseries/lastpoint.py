@@ -62,7 +62,8 @@ class LatestRows:
         self.view, self.positions = view, positions
 
     def summary(self) -> dict[str, Any]:
-        return self.view.summary()
+        summary: dict[str, Any] = self.view.summary()
+        return summary
 
     def measurements(self, fields: Any = None, positions: Any = None, *, time_field: str,
                      meta_field: str | None) -> Iterator[dict[str, Any]]:
@@ -88,6 +89,7 @@ def latest_buckets(server: Any, ns: str, time_field: str, stats: dict[str, Any])
                             strict=attempt < attempts - 1)
         if views is not None:
             break
+    assert views is not None  # the last attempt is not strict: it takes what storage holds
     stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned
     for _position, ref in winners:
         view = views.get(ref) if isinstance(ref, bytes) else ref
@@ -101,7 +103,8 @@ def latest_positions(view: Any, time_field: str) -> np.ndarray | None:
     memo = view.derived()
     memo_key = ("latest positions", time_field)
     if memo_key in memo:
-        return memo[memo_key]
+        known: np.ndarray | None = memo[memo_key]
+        return known
     found = view.dense(time_field)
     positions = None
     if found is not None and found[0] == DATE and len(found[1]) >= 2:
@@ -125,7 +128,7 @@ def _facts(bucket: Any, time_field: str) -> tuple[Any, Any, int]:
     entry = bucket.cached
     memo_key = ("lastpoint", time_field)
     if entry is not None:
-        found = entry.memo.get(memo_key)
+        found: tuple[Any, Any, int] | None = entry.memo.get(memo_key)
         if found is not None:
             return found
     summary = bucket.summary()
@@ -170,7 +173,7 @@ def stored_facts(engine: Any, ns: str, time_field: str) -> StoredFacts:
     """The collection's ``StoredFacts`` at the current snapshot (remembered per snapshot)."""
     kind = ("lastpoint", time_field)
     before = stored.snapshot_id(engine)
-    found = SNAPSHOTS.get(engine, ns, kind, before)
+    found: StoredFacts | None = SNAPSHOTS.get(engine, ns, kind, before)
     if found is not None:
         return found
     facts = StoredFacts(before)

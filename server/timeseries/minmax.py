@@ -18,7 +18,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from tidemark.timeseries.bucketdoc import date_ms
+from tidemark.timeseries.bucketdoc import date_ms_of
 
 # Canonical type classes (MongoDB's canonicalizeBSONType): values of different classes are
 # incompatible in one bucket (schema change); numbers of every width share one class.
@@ -61,26 +61,31 @@ def compare_same_class(a: Any, b: Any, collation: Any = None) -> int:
     cls = type_class(a)
     if collation is not None and cls == STRING:
         x, y = collation.string_key(a), collation.string_key(b)
-        return (x > y) - (x < y)
+        return _sign(x, y)
     if cls == NUMBER:
         x, y = _number(a), _number(b)
         x_nan, y_nan = _is_nan(x), _is_nan(y)
         if x_nan or y_nan:  # NaN sorts below every other number and equals itself
             return 0 if x_nan and y_nan else (-1 if x_nan else 1)
-        return (x > y) - (x < y)
+        return _sign(x, y)
     if cls == DATE:
-        x, y = date_ms(a), date_ms(b)
-        return (x > y) - (x < y)
+        x, y = date_ms_of(a), date_ms_of(b)
+        return _sign(x, y)
     if cls == BINARY:
         x = (len(a), getattr(a, "subtype", 0), bytes(a))
         y = (len(b), getattr(b, "subtype", 0), bytes(b))
-        return (x > y) - (x < y)
+        return _sign(x, y)
     if cls in (STRING, OID, BOOL):
-        return (a > b) - (a < b)
+        return _sign(a, b)
     try:
-        return (a > b) - (a < b)
+        return _sign(a, b)
     except TypeError:
         return 0
+
+
+def _sign(x: Any, y: Any) -> int:
+    """-1/0/1 as ``x`` orders below/with/above ``y``."""
+    return int(x > y) - int(x < y)
 
 
 def compatible(current: Any, value: Any) -> bool:

@@ -32,7 +32,7 @@ from typing import Any
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.match import parse_filter
 from tidemark.timeseries.batch import document_of_rows
-from tidemark.timeseries.bucketdoc import MISSING, date_ms, normalize_meta
+from tidemark.timeseries.bucketdoc import MISSING, date_ms_of, normalize_meta
 from tidemark.timeseries.filters import derive
 from tidemark.timeseries.indexes import meta_subpath
 
@@ -209,6 +209,7 @@ class DeletePlan:
     measurement_filter: dict[str, Any]  # the user's filter, re-applied to every unpacked measurement
     limit_one: bool
     collation: Any = None  # the statement's effective collation.Collation (None = simple) for both filters
+    shown_bucket_filter: dict[str, Any] | None = None  # explain's (7.0's form, filters.BucketFilter.shown)
 
 
 def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: int, *,
@@ -237,8 +238,9 @@ def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: i
         return DeletePlan(True, _open_buckets(translated), query, False, collation)
     # the bucket-level filter every bucket holding a matching measurement satisfies: the one derivation
     bucket_filter = derive(parse_filter(query), time_field, meta_field, span, collation=collation,
-                           control_collation=control_collation).mql
-    return DeletePlan(False, _open_buckets(bucket_filter), query, limit_one, collation)
+                           control_collation=control_collation)
+    return DeletePlan(False, _open_buckets(bucket_filter.mql), query, limit_one, collation,
+                      _open_buckets(bucket_filter.shown))
 
 
 CLOSED_BUCKET_FILTER = {"control.closed": {"$not": {"$eq": True}}}
@@ -268,7 +270,7 @@ def repack(bucket: dict[str, Any], remaining: list[dict[str, Any]], time_field: 
     """
     if not remaining:
         return None
-    start_ms = date_ms(bucket["control"]["min"][time_field])
+    start_ms = date_ms_of(bucket["control"]["min"][time_field])
     meta = normalize_meta(bucket["meta"]) if "meta" in bucket else MISSING
     doc = document_of_rows(remaining, time_field, meta_field, bucket["_id"], meta, start_ms // 1000, collation)
     if "meta" in bucket:

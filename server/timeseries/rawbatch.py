@@ -228,7 +228,8 @@ def _rows(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     if width == 0:
         return np.zeros((len(starts), 0), np.uint8)
     windows = as_strided(data, shape=(data.size - width + 1, width), strides=(1, 1), writeable=False)
-    return windows[starts]
+    rows: np.ndarray = windows[starts]  # NumPy types fancy indexing as Any
+    return rows
 
 
 def parse(buffer: bytes, offsets: list[int], time_field: str, meta_field: str | None,
@@ -262,7 +263,8 @@ def _parse(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None
             return None
         parts.append(part)
     columns = {name: np.concatenate([part.columns[name] for part in parts]) for name in parts[0].columns}
-    metas = None if parts[0].metas is None else [meta for part in parts for meta in part.metas]
+    # with a meta field every part has its metas (``part.metas or ()`` only tells mypy so)
+    metas = None if layout.meta_kind is None else [meta for part in parts for meta in part.metas or ()]
     return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, buffer, offsets)
 
 
@@ -301,6 +303,7 @@ def _parse_chunk(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch 
         if column.region == 0:
             array = np.ascontiguousarray(values[column.name])
         else:
+            assert suffix is not None  # a column after the meta value implies a suffix
             width = VALUE_WIDTH[column.kind]
             raw = np.ascontiguousarray(suffix[:, column.offset:column.offset + width])
             array = raw.view(VALUE_DTYPE[column.kind]).reshape(-1)
@@ -308,7 +311,7 @@ def _parse_chunk(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch 
             return None
         columns[column.name] = array
     metas = None
-    if layout.meta_kind is not None:
+    if meta_lens is not None:  # the documents have a meta field
         meta_starts = (starts + layout.prefix_len).tolist()
         meta_ends = (starts + layout.prefix_len + meta_lens).tolist()
         metas = [buffer[a:b] for a, b in zip(meta_starts, meta_ends, strict=True)]

@@ -1,7 +1,7 @@
 """Raw column access for columnar reads (pure): walk a stored bucket's elements without decoding them,
 take its data columns as bytes, and parse a dense column (keys ``"0".."n-1"``, all doubles or all
-dates) straight into a numpy array; or take a column straight from the bucket codec (``PackedColumn``).
-Anything of another shape is refused (None) and the caller decodes it the ordinary way."""
+dates) straight into a numpy array. Anything of another shape is refused (None) and the caller decodes
+it the ordinary way."""
 
 from __future__ import annotations
 
@@ -14,27 +14,6 @@ import numpy as np
 from tidemark.protocol.codec import decode
 
 DOUBLE, DATE = 0x01, 0x09
-
-
-class PackedColumn:
-    """One data column of a bucket-codec record, undecoded: ``dense(type_byte)`` gives the values of a
-    column of dense keys ``"0".."n-1"`` all of that BSON type (float64 doubles, int64 ms dates; read-only)
-    without building BSON, else None; ``bson()`` the column's exact BSON document. ``source`` answers
-    ``column_values(name)`` and ``column_bson(name)`` (a stored bucket)."""
-
-    __slots__ = ("source", "name")
-
-    def __init__(self, source: Any, name: str):
-        self.source, self.name = source, name
-
-    def dense(self, type_byte: int) -> np.ndarray | None:
-        found = self.source.column_values(self.name)
-        if found is None or found[0] != type_byte:
-            return None
-        return found[1]
-
-    def bson(self) -> bytes:
-        return self.source.column_bson(self.name)
 
 _LAYOUTS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
@@ -73,7 +52,8 @@ def parse_column(raw: bytes, n: int, type_byte: int) -> np.ndarray | None:
     buf = np.frombuffer(raw, dtype=np.uint8)
     if not np.array_equal(buf[fixed_pos], expected):
         return None
-    return buf[value_pos].view("<f8" if type_byte == DOUBLE else "<i8")
+    values: np.ndarray = buf[value_pos].view("<f8" if type_byte == DOUBLE else "<i8")  # NumPy: Any
+    return values
 
 
 def column_length(raw: bytes) -> int | None:

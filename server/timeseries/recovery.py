@@ -20,6 +20,7 @@ import logging
 from typing import Any
 
 import numpy as np
+from bson.objectid import ObjectId
 
 from tidemark import log as server_log
 from tidemark.core.collection import default_collation_of, effective_collation
@@ -36,6 +37,8 @@ from tidemark.timeseries.catalog import BucketCatalog, CollectionState
 from tidemark.timeseries.commit import write_full_document
 
 log = logging.getLogger("tidemark.timeseries")
+# bucket id -> (its collection's info, the bucket rebuilt so far, the rows replayed into it)
+Rebuilt = dict[ObjectId, tuple[Any, Bucket, list[dict[str, Any]]]]
 
 QUARANTINE_PREFIX = "tidemark.quarantine."
 QUARANTINE_LOG_ID = 8_100_001  # Tidemark's own log id: no mongod line says this
@@ -61,7 +64,7 @@ def recover(engine: Any) -> int:
     def fn(w: Any) -> int:
         catalog = BucketCatalog(memory_threshold=1 << 62)
         states: dict[str, CollectionState | None] = {}
-        rebuilt: dict[Any, tuple[Any, Bucket, list[dict]]] = {}  # id -> (info, bucket, rows replayed)
+        rebuilt: Rebuilt = {}
         for stream, payloads in streams.items():
             for payload in payloads:
                 header, entries = journal.parse(payload)
@@ -89,12 +92,12 @@ def recover(engine: Any) -> int:
                 quarantined += 1
         return len(rebuilt) - quarantined
 
-    rebuilt = engine.write(fn).result()
+    rebuilt: int = engine.write(fn).result()  # fn's answer (the engine's futures are untyped)
     log.info("time-series recovery rebuilt %d bucket(s) from the journal", rebuilt)
     return rebuilt
 
 
-def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: list[Any], rebuilt: dict[str, Any]) -> None:
+def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: list[Any], rebuilt: Rebuilt) -> None:
     info = w.get_collection(state.ns)
     options = state.options
     for bucket_id, lo, hi, new, rows in entries:
@@ -138,7 +141,7 @@ def quarantine_ns(buckets_ns: str) -> str:
     return f"{db}.{QUARANTINE_PREFIX}{coll}"
 
 
-def _quarantine(w: Any, ns: str, bucket_id: Any, bucket: Bucket, rows: list[dict], error: BaseException) -> None:
+def _quarantine(w: Any, ns: str, bucket_id: Any, bucket: Bucket, rows: list[dict[str, Any]], error: BaseException) -> None:
     """Keep a bucket that cannot be written readable elsewhere (see the module), and say so loudly."""
     if isinstance(error, MongoError | StorageError):
         described = {"code": int(error.code), "codeName": error.code_name, "errmsg": str(error)}

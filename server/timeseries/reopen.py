@@ -10,6 +10,7 @@ clustered ``_id`` range of bucket starts in ``(t - span, t]``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from tidemark.protocol.codec import decode
@@ -36,6 +37,7 @@ def find(engine: Any, ns: str, time_field: str, meta_field: str | None, span_s: 
          t_ms: int) -> dict[str, Any] | None:
     low_ms = t_ms - span_s * 1000  # exclusive: a bucket starting there ends at t
     best: dict[str, Any] | None = None
+    best_start = 0  # best's control.min.<time> in ms
     with engine.read() as r:
         info = r.get_collection(ns)
         if info is None or not r.count(info):
@@ -70,12 +72,12 @@ def find(engine: Any, ns: str, time_field: str, meta_field: str | None, span_s: 
                 continue
             if (doc.get("control") or {}).get("closed") or (doc.get("control") or {}).get("version") != 1:
                 continue
-            if best is None or start > date_ms(best["control"]["min"][time_field]):
-                best = doc
+            if best is None or start > best_start:
+                best, best_start = doc, start
     return best
 
 
-def _meta_time_index(indexes: Any, time_field: str) -> dict[str, Any] | None:
+def _meta_time_index(indexes: Iterable[dict[str, Any]], time_field: str) -> dict[str, Any] | None:
     for spec in indexes:
         keys = list(spec.get("key", {}))
         if keys[:2] == ["meta", f"control.min.{time_field}"] and not spec.get("partialFilterExpression") \

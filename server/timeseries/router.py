@@ -25,7 +25,7 @@ import numpy as np
 
 from tidemark.timeseries import rules
 from tidemark.timeseries.batch import ColumnBatch, table_key_of_row
-from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS
+from tidemark.timeseries.bucketdoc import MISSING
 from tidemark.timeseries.catalog import now_ms
 from tidemark.timeseries.columns import _copy
 from tidemark.timeseries.minmax import merge_extreme
@@ -43,6 +43,7 @@ def route(catalog: Any, state: Any, batch: Any, rows: np.ndarray, limits: rules.
         rows = _route_vectorized(catalog, state, table, batch, rows, sids, limits)
         if not len(rows):
             return
+        assert batch.sids is not None  # set by ingest.series_ids before any routing
         sids = batch.sids[rows]
     order = np.argsort(sids, kind="stable")
     sorted_sids = sids[order]
@@ -68,7 +69,7 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     hot = table.hot_slots(sids)  # n x HOT
     safe = np.where(hot >= 0, hot, 0)
     starts = table.start_ms[safe]
-    inside = (hot >= 0) & table.pure[safe] & (times[:, None] >= starts) & (times[:, None] < starts + limits.span_ms)
+    inside = (hot >= 0) & table.pure[safe] & rules.within(starts, times[:, None], limits)
     has = inside.any(axis=1)
     if not has.any():
         return rows
@@ -86,7 +87,7 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     sizes = table.row_sizes(positions)
     running = np.cumsum(sizes)
     before = np.repeat(running[starts_at] - sizes[starts_at], lengths)
-    ok = valid & (positions < limits.max_count) & (table.size[safe_sorted] + running - before <= limits.max_size)
+    ok = valid & rules.room(positions, table.size[safe_sorted] + running - before, limits)
     group_ok = np.logical_and.reduceat(ok, starts_at) & (group_slots >= 0)
     # a series is taken only when all its rows go to one slot whose group fits
     row_ok = np.empty(n, bool)
@@ -123,10 +124,7 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     grown = np.add.reduceat(sizes[taken], first_index)
     table.count[fast_slots] += counts
     table.size[fast_slots] += grown
-    table.dirty[fast_slots] = True
-    table.last_used[fast_slots] = catalog.clock
-    catalog.dirty_tables.add(table)
-    catalog.memory += int(grown.sum()) * 3
+    catalog.appended_slots(table, fast_slots, int(grown.sum()))
     return rows[~take]
 
 
@@ -136,30 +134,29 @@ def _switch(catalog: Any, state: Any, table: Any, batch: ColumnBatch, rows: np.n
     True when a series had to be given back to the rules path (``series_ok`` cleared for it)."""
     opened = state.series.open
     buckets = table.buckets
-    span = limits.span_ms
     taken = np.flatnonzero(series_ok)
     firsts = batch.times[rows[first_rows[taken]]].tolist()
-    sids, reopened, given_back = [], [], False
-    forward = backward = 0
+    sids: list[int] = []
+    reopened: list[Any] = []
+    reasons: list[rules.Rollover | None] = []
+    given_back = False
     for k, sid, slot, t in zip(taken.tolist(), series_sids[taken].tolist(), series_slots[taken].tolist(), firsts,
                                strict=True):
         bucket = buckets[slot]
         current = opened[sid]
         if current is bucket:
             continue
+        reason = None
         if current is not None:
-            start = current.start_ms
-            if t - start >= span:
-                forward += 1
-            elif t < start:
-                backward += 1
-            else:
+            reason = rules.time_reason(current.start_ms, t, limits)
+            if reason is None:
                 series_ok[k], given_back = False, True
                 continue
         sids.append(sid)
         reopened.append(bucket)
+        reasons.append(reason)
     if reopened:
-        catalog.switch(state, table, sids, reopened, forward, backward)
+        catalog.switch(state, table, sids, reopened, reasons)
     return given_back
 
 
@@ -173,7 +170,7 @@ class _Run:
     __slots__ = ("count", "size", "columns", "_own")
 
     def __init__(self, bucket: Any):
-        self.count, self.size, self.columns = bucket.count, bucket.size, _held(bucket)
+        self.count, self.size, self.columns = bucket.count, bucket.size, rules.held_fields(bucket)
         self._own = False
 
     def add(self, row: dict[str, Any], size: int, meta_field: str | None) -> None:
@@ -223,55 +220,46 @@ def _route_series(catalog: Any, state: Any, batch: Any, sid: int, rows: np.ndarr
 def _decide(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits,
             loader: Loader) -> tuple[Any, bool]:
     """The bucket the row ``row`` (time ``t``) goes to, by the rules in order; (bucket, is it new)."""
-    stats = state.stats
     series = state.series
     bucket = series.open[sid]
     if bucket is not None:
         reason = rules.time_reason(bucket.start_ms, t, limits)
-        if reason is not None:
-            catalog.archive(state, bucket, reason)
-            reopened = _reopen(catalog, state, batch, sid, row, t, limits, loader)
-            return (reopened, False) if reopened is not None else (_open(catalog, state, batch, sid, row, t, limits), True)
-        reason = _reason(batch, bucket, row, limits, state.options.meta_field)
+        if reason is None:
+            reason = _reason(batch, bucket, row, limits, state.options.meta_field)
         if reason is None:
             return bucket, False
-        if reason == rules.KEPT_OPEN:
-            stats["numBucketsKeptOpenDueToLargeMeasurements"] += 1
+        catalog.rollover(state, bucket, reason)
+        action = reason.action
+        if action is rules.Action.KEEP:
             return bucket, False
-        catalog.close(state, bucket, reason)
+        if action is rules.Action.ARCHIVE:
+            reopened = _reopen(catalog, state, batch, sid, row, t, limits, loader)
+            if reopened is not None:
+                return reopened, False
         return _open(catalog, state, batch, sid, row, t, limits), True
     reopened = _reopen(catalog, state, batch, sid, row, t, limits, loader)
     if reopened is not None:
         return reopened, False
-    stats["numBucketsOpenedDueToMetadata"] += 1
-    return _open(catalog, state, batch, sid, row, t, limits), True
+    return _open(catalog, state, batch, sid, row, t, limits, first=True), True
 
 
-def _reason(batch: Any, bucket: Any, row: int, limits: rules.Limits, meta_field: str | None) -> str | None:
+def _reason(batch: Any, bucket: Any, row: int, limits: rules.Limits, meta_field: str | None) -> rules.Rollover | None:
     """Rules 3-5 for one row against a bucket."""
     if isinstance(batch, ColumnBatch):
-        if bucket.count >= limits.max_count:
-            return rules.COUNT
-        if not (bucket.pure and bucket.table.key == batch.table_key) and not _columns_compatible(batch, bucket):
-            return rules.SCHEMA
-        return rules.size_reason(bucket.count, bucket.size, _column_sizes(batch, bucket, 1)[0], limits)
+        return rules.columns_reason(bucket, batch, limits)
     record = batch.rows[row]
-    size = rules.measurement_size(_held(bucket).__contains__, bucket.count, record, meta_field)
+    size = rules.measurement_size(rules.held_fields(bucket).__contains__, bucket.count, record, meta_field)
     return rules.row_reason(bucket, record, size, limits, meta_field)
 
 
-def _held(bucket: Any) -> Any:
-    """The fields a bucket's rows hold (a new bucket holds its time column only, whatever its table
-    layout: the rules count creating the other columns with its first row)."""
-    return bucket.columns if bucket.count else {bucket.time_field: None}
-
-
-def _open(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits) -> Any:
+def _open(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits, *,
+          first: bool = False) -> Any:
+    """A new bucket for the row (``first``: the series has no bucket in memory to roll over from)."""
     if isinstance(batch, ColumnBatch):
         key = batch.table_key
     else:
         key = table_key_of_row(batch.rows[row], state.options.time_field, state.options.meta_field)
-    return catalog.open(state, state.table(key), sid, t, limits.rounding_s)
+    return catalog.open(state, state.table(key), sid, t, limits.rounding_s, first=first)
 
 
 def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits,
@@ -287,7 +275,7 @@ def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, li
         if bucket.count >= limits.max_count:
             catalog.retire(state, bucket)  # full: only its full write is left to do
             continue
-        if _reason(batch, bucket, row, limits, meta_field) not in (None, rules.KEPT_OPEN):
+        if not rules.takes(_reason(batch, bucket, row, limits, meta_field)):
             continue
         catalog.reopen(state, bucket)
         return bucket
@@ -304,54 +292,19 @@ def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, li
     bucket = catalog.load(state, doc, sid)
     if bucket is None:
         return None
-    if _reason(batch, bucket, row, limits, meta_field) not in (None, rules.KEPT_OPEN):
+    if not rules.takes(_reason(batch, bucket, row, limits, meta_field)):
         catalog.unload(state, bucket)
         return None
-    state.stats["numBucketsReopened"] += 1
+    catalog.reopened_by_query(state, bucket)
     return bucket
 
 
 # ------------------------------------------------------------------ runs of a column batch
 
 
-def _columns_compatible(batch: ColumnBatch, bucket: Any) -> bool:
-    columns = bucket.columns
-    for name in batch.order:
-        column = columns.get(name)
-        if column is None:
-            continue
-        if name in batch.constants:
-            if not rules.schema_compatible(column, batch.constants[name]):
-                return False
-        elif not rules.kind_compatible(column, batch.kinds[name]):
-            return False
-    return True
-
-
-def _column_sizes(batch: ColumnBatch, bucket: Any, k: int) -> np.ndarray:
-    """Bytes each of the next ``k`` rows of ``batch`` adds to ``bucket`` (its own table: the table's
-    rule; another layout: fields the bucket lacks pay for their columns on the first row)."""
-    count = bucket.count
-    positions = count + np.arange(k)
-    if bucket.pure and bucket.table.key == batch.table_key:
-        sizes = bucket.table.row_sizes(positions)
-        if count == 0:
-            sizes[0] += bucket.table.sizes.first_extra
-        return sizes
-    value_sizes = {name: rules.value_size(batch.constants[name]) if name in batch.constants
-                   else (8 if batch.kinds[name] in (0x10,) else {0x08: 1, 0x07: 12}.get(batch.kinds[name], 8))
-                   for name in batch.order}
-    layout = rules.LayoutSizes(sum(value_sizes.values()), len(batch.order), 0)
-    sizes = rules.row_sizes(layout, positions)
-    digits = len(POS_KEYS[count]) if count < len(POS_KEYS) else len(str(count))
-    columns = _held(bucket)
-    sizes[0] += sum(12 + len(name) + 2 * (value_sizes[name] + digits + 2) for name in batch.order if name not in columns)
-    return sizes
-
-
 def _fit_columns(batch: ColumnBatch, bucket: Any, rows: np.ndarray, limits: rules.Limits, first: bool) -> tuple[int, int]:
     """How many of ``rows`` (the first accepted) the bucket takes, and the bytes they add."""
-    sizes = _column_sizes(batch, bucket, len(rows))
+    sizes = rules.column_sizes(batch, bucket, len(rows))
     run = rules.fits(bucket.count, bucket.size, bucket.start_ms, batch.times[rows], sizes, limits)
     return run, int(sizes[:run].sum())
 

@@ -12,6 +12,9 @@ For a measurement at time ``t`` of a series whose candidate bucket starts at ``s
    bucket holds fewer than ``timeseriesBucketMinCount`` measurements and stays under 12 MiB: it is
    then kept open for the large measurement (KeptOpenDueToLargeMeasurements)
 
+Each reason is a ``Rollover`` member with the catalog's ``Action`` (archive, close, or keep: rule 5's
+exception) and the serverStatus / collStats statistic it counts (``catalog.rollover`` does both).
+
 Before a new bucket is opened, a reopenable bucket of the series whose ``[start, start + span)``
 holds ``t`` and that passes 3-5 takes the measurement (``REOPEN``): an archived one in memory, else a
 stored one found by query (reopen.py). Above ``timeseriesIdleBucketExpiryMemoryUsageThreshold`` the
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import enum
 from typing import Any
 
 import bson
@@ -41,9 +45,36 @@ from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS
 from tidemark.timeseries.columns import OID, WIDTH, class_sample
 from tidemark.timeseries.minmax import compatible
 
-TIME_FORWARD, TIME_BACKWARD = "TimeForward", "TimeBackward"
-COUNT, SIZE, SCHEMA = "Count", "Size", "SchemaChange"
-KEPT_OPEN = "KeptOpenDueToLargeMeasurements"  # not a rollover: counted, the measurement joins the bucket
+
+class Action(enum.Enum):
+    """What the catalog does to a bucket for a rollover reason (mongod's ``RolloverAction``)."""
+
+    __hash__ = object.__hash__
+    ARCHIVE = "archive"  # no longer the series' open bucket; stays in memory, reopenable (states.ARCHIVED)
+    CLOSE = "close"  # takes no more measurements: written in full, then leaves memory (states.CLOSED)
+    KEEP = "keep"  # no rollover: the measurement joins the bucket, and the decision is counted
+
+
+class Rollover(enum.Enum):
+    """Why a bucket does not take a measurement (mongod's ``RolloverReason``), each with the catalog's
+    ``action`` and the ``statistic`` of serverStatus ``bucketCatalog`` / collStats ``timeseries`` it
+    counts. Unlike mongod 7.0 (soft close on time forward) both time rules archive: a writer whose
+    times interleave returns to the archived bucket at no cost (see the README, States)."""
+
+    __hash__ = object.__hash__
+    TIME_FORWARD = (Action.ARCHIVE, "numBucketsArchivedDueToTimeForward")  # rule 1
+    TIME_BACKWARD = (Action.ARCHIVE, "numBucketsArchivedDueToTimeBackward")  # rule 2
+    COUNT = (Action.CLOSE, "numBucketsClosedDueToCount")  # rule 3
+    SCHEMA_CHANGE = (Action.CLOSE, "numBucketsClosedDueToSchemaChange")  # rule 4
+    SIZE = (Action.CLOSE, "numBucketsClosedDueToSize")  # rule 5
+    KEPT_OPEN = (Action.KEEP, "numBucketsKeptOpenDueToLargeMeasurements")  # rule 5's exception
+    MEMORY_THRESHOLD = (Action.CLOSE, "numBucketsClosedDueToMemoryThreshold")  # idle, memory over the threshold
+
+    def __init__(self, action: Action, statistic: str):
+        self.action = action
+        self.statistic = statistic
+
+
 LARGE_BUCKET_CAP = 12 * 1024 * 1024  # a bucket kept open for large measurements never grows past this
 MAX_BUCKET_BSON = 16 * 1024 * 1024 + 16 * 1024  # mongod's BSONObjMaxInternalSize
 MAX_MEASUREMENT_BSON = 16 * 1024 * 1024  # a measurement is a user document
@@ -103,6 +134,12 @@ def meta_size(meta: Any) -> int:
     return value_size(meta) if meta is not MISSING else 0
 
 
+def _typed_size(kind: int) -> int:
+    """Bytes of one value of a typed column (an int32 counted as 8, as measurement_size counts it)."""
+    width = WIDTH[kind]
+    return 8 if width == 4 else width
+
+
 def _digits(position: int) -> int:
     return len(POS_KEYS[position]) if position < len(POS_KEYS) else len(str(position))
 
@@ -134,8 +171,7 @@ class LayoutSizes:
 
 def layout_sizes(order: tuple[str, ...], kinds: dict[str, int], constants: dict[str, Any],
                  time_field: str) -> LayoutSizes:
-    sizes = {f: value_size(constants[f]) if f in constants else (8 if WIDTH[kinds[f]] == 4 else WIDTH[kinds[f]])
-             for f in order}
+    sizes = {f: value_size(constants[f]) if f in constants else _typed_size(kinds[f]) for f in order}
     return LayoutSizes(sum(sizes.values()), len(order),
                        sum(12 + len(f) + 2 * (sizes[f] + 3) for f in order if f != time_field))
 
@@ -152,12 +188,17 @@ def row_sizes(sizes: LayoutSizes, positions: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- the rules
 
 
-def time_reason(start_ms: int, t_ms: int, limits: Limits) -> str | None:
+def takes(reason: Rollover | None) -> bool:
+    """A bucket takes the measurement: no rule refused it, or rule 5 keeps it open for a large one."""
+    return reason is None or reason.action is Action.KEEP
+
+
+def time_reason(start_ms: int, t_ms: int, limits: Limits) -> Rollover | None:
     """Rules 1-2: why ``t_ms`` is outside a bucket starting at ``start_ms``, else None."""
     if t_ms - start_ms >= limits.span_ms:
-        return TIME_FORWARD
+        return Rollover.TIME_FORWARD
     if t_ms < start_ms:
-        return TIME_BACKWARD
+        return Rollover.TIME_BACKWARD
     return None
 
 
@@ -165,12 +206,12 @@ def in_range(start_ms: int, t_ms: int, limits: Limits) -> bool:
     return start_ms <= t_ms < start_ms + limits.span_ms
 
 
-def size_reason(count: int, size: int, added: int, limits: Limits) -> str | None:
+def size_reason(count: int, size: int, added: int, limits: Limits) -> Rollover | None:
     """Rule 5 for a bucket of ``count`` rows and ``size`` bytes taking ``added`` bytes."""
     if count and size + added > limits.max_size:
         if count >= limits.min_count or size + added > LARGE_BUCKET_CAP:
-            return SIZE
-        return KEPT_OPEN
+            return Rollover.SIZE
+        return Rollover.KEPT_OPEN
     return None
 
 
@@ -182,16 +223,74 @@ def schema_compatible(column: Any, value: Any) -> bool:
     return current is MISSING or compatible(current, value)
 
 
-def row_reason(bucket: Any, row: dict[str, Any], size: int, limits: Limits, meta_field: str | None) -> str | None:
-    """Rules 3-5 for a measurement given as a dict (time rules are the caller's)."""
-    count = bucket.count
-    if count >= limits.max_count:
-        return COUNT
+def row_reason(bucket: Any, row: dict[str, Any], size: int, limits: Limits, meta_field: str | None) -> Rollover | None:
+    """Rules 3-5 for a measurement given as a dict of ``size`` bytes (time rules are the caller's)."""
     columns = bucket.columns
-    for field, value in row.items():
-        if field != meta_field and not schema_compatible(columns.get(field), value):
-            return SCHEMA
-    return size_reason(count, bucket.size, size, limits)
+    return _bucket_reason(bucket.count, bucket.size, size, limits, lambda: all(
+        field == meta_field or schema_compatible(columns.get(field), value) for field, value in row.items()))
+
+
+def columns_reason(bucket: Any, batch: Any, limits: Limits) -> Rollover | None:
+    """Rules 3-5 for the next row of a column batch (``batch.ColumnBatch``) against a bucket."""
+    return _bucket_reason(bucket.count, bucket.size, 0, limits,
+                          lambda: same_layout(bucket, batch) or columns_compatible(bucket.columns, batch),
+                          lambda: int(column_sizes(batch, bucket, 1)[0]))
+
+
+def _bucket_reason(count: int, size: int, added: int, limits: Limits, compatible: Any,
+                   measure: Any = None) -> Rollover | None:
+    """Rules 3-5 in their order; ``compatible()`` rule 4, ``measure()`` the bytes added when not
+    given (computed only when rule 5 is reached)."""
+    if count >= limits.max_count:
+        return Rollover.COUNT
+    if not compatible():
+        return Rollover.SCHEMA_CHANGE
+    return size_reason(count, size, measure() if measure is not None else added, limits)
+
+
+def same_layout(bucket: Any, batch: Any) -> bool:
+    """The bucket holds exactly the columns of the batch's table (no schema change possible)."""
+    return bool(bucket.pure) and bucket.table.key == batch.table_key
+
+
+def columns_compatible(columns: dict[str, Any], batch: Any) -> bool:
+    """Rule 4 for a column batch against a bucket's columns: each field the bucket holds keeps its
+    type class (constants by value, typed columns by their kind)."""
+    for name in batch.order:
+        column = columns.get(name)
+        if column is None:
+            continue
+        if name in batch.constants:
+            if not schema_compatible(column, batch.constants[name]):
+                return False
+        elif not kind_compatible(column, batch.kinds[name]):
+            return False
+    return True
+
+
+def held_fields(bucket: Any) -> Any:
+    """The fields a bucket's rows hold, for the size rule (a new bucket holds its time column only,
+    whatever its table layout: its first row pays for creating the other columns)."""
+    return bucket.columns if bucket.count else {bucket.time_field: None}
+
+
+def column_sizes(batch: Any, bucket: Any, k: int) -> np.ndarray:
+    """Bytes each of the next ``k`` rows of a column batch adds to ``bucket`` (its own table: the
+    table's rule; another layout: fields the bucket lacks pay for their columns on the first row)."""
+    count = bucket.count
+    positions = count + np.arange(k)
+    if same_layout(bucket, batch):
+        sizes: np.ndarray = bucket.table.row_sizes(positions)  # (the bucket is untyped here)
+        if count == 0:
+            sizes[0] += bucket.table.sizes.first_extra
+        return sizes
+    value_sizes = {name: value_size(batch.constants[name]) if name in batch.constants
+                   else _typed_size(batch.kinds[name]) for name in batch.order}
+    sizes = row_sizes(LayoutSizes(sum(value_sizes.values()), len(batch.order), 0), positions)
+    digits = _digits(count)
+    held = held_fields(bucket)
+    sizes[0] += sum(12 + len(name) + 2 * (value_sizes[name] + digits + 2) for name in batch.order if name not in held)
+    return sizes
 
 
 def kind_compatible(column: Any, kind: int) -> bool:
@@ -202,14 +301,23 @@ def kind_compatible(column: Any, kind: int) -> bool:
 _OID = ObjectId(b"\x00" * 12)
 
 
+def within(starts: np.ndarray | int, times: np.ndarray, limits: Limits) -> np.ndarray:
+    """Rules 1-2 vectorized: which times lie in the span of buckets starting at ``starts``."""
+    return (times >= starts) & (times < starts + limits.span_ms)
+
+
+def room(positions: np.ndarray, sizes_after: np.ndarray, limits: Limits) -> np.ndarray:
+    """Rules 3 and 5 vectorized (without rule 5's exception, which the row by row path decides): may a
+    bucket take a row at ``positions`` that makes it ``sizes_after`` bytes."""
+    return (positions < limits.max_count) & (sizes_after <= limits.max_size)
+
+
 def fits(count: int, size: int, start_ms: int, times: np.ndarray, sizes: np.ndarray, limits: Limits) -> int:
     """How many of the rows at ``times`` (sizes ``sizes`` at the bucket's next positions; the first row
     already accepted) a bucket takes before a rule stops them: rules 1-3 and 5 for rows of a layout the
     bucket holds (no schema change possible)."""
     n = len(times)
-    ok = (times >= start_ms) & (times < start_ms + limits.span_ms)
-    ok &= count + np.arange(n) < limits.max_count
-    ok &= size + np.cumsum(sizes) <= limits.max_size
+    ok = within(start_ms, times, limits) & room(count + np.arange(n), size + np.cumsum(sizes), limits)
     ok[0] = True
     return n if ok.all() else int(np.argmin(ok))
 

@@ -222,3 +222,36 @@ def unstored_buckets(server: Any, ns: str) -> tuple[int, int]:
     stored document yet: what a buckets collection's counts and sizes add for them."""
     fresh = [view.bucket for view in live_views(server, ns).values() if not view.bucket.stored_count]
     return len(fresh), sum(bucket.size for bucket in fresh)
+
+
+# mongod's dateOutsideStandardRange: a measurement whose whole seconds since the epoch (truncated
+# toward zero) fall outside [0, 2**31 - 1] needs extended-range support
+_STANDARD_MAX_S = 2**31 - 1
+
+
+def _outside_standard_range(value: Any) -> bool:
+    ms = date_ms(value)
+    if ms is None:
+        return False
+    seconds = int(ms / 1000)
+    return seconds < 0 or seconds > _STANDARD_MAX_S
+
+
+def uses_extended_range(server: Any, ns: str, time_field: str) -> bool:
+    """Whether the time-series collection behind ``ns`` holds measurements before 1970 or after
+    2038-01-19T03:14:07Z (mongod's ``requiresTimeseriesExtendedRangeSupport``, which explain shows as
+    ``usesExtendedRange``). Such a bucket's ``_id`` start, modulo 2**32 seconds, is at least 2**31, so
+    it sorts after every other: the newest stored ``_id`` tells (mongod's start-up check also reads the
+    bucket ids), its ``control.max`` the bucket starting just before the limit; in-memory buckets are
+    looked at one by one."""
+    def outside(view: Any) -> bool:
+        control = view.summary().get("control") or {}
+        return any(_outside_standard_range((control.get(side) or {}).get(time_field)) for side in ("min", "max"))
+
+    if any(not 0 <= view.start_s <= _STANDARD_MAX_S or outside(view) for view in live_views(server, ns).values()):
+        return True
+    for view in stored.scan(server.engine, ns, reverse=True, chunk_size=1):
+        bucket_id = view.summary().get("_id")
+        wrapped = isinstance(bucket_id, ObjectId) and int.from_bytes(bucket_id.binary[:4], "big") > _STANDARD_MAX_S
+        return wrapped or outside(view)
+    return False

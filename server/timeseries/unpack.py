@@ -92,14 +92,18 @@ def parse_unpack_bucket(spec: Any) -> UnpackSpec:
     return UnpackSpec(spec["timeField"], meta_field, user_facing=True)
 
 
-def _factory(parse: Callable[[Any], UnpackSpec]) -> Callable[[Any, Any], Callable[[Iterable[dict[str, Any]]], Iterator[dict[str, Any]]]]:
-    def make(spec: Any, ctx: Any = None) -> Callable[[Iterable[dict[str, Any]]], Iterator[dict[str, Any]]]:
+Stage = Callable[[Iterable[dict[str, Any]]], Iterator[dict[str, Any]]]  # documents in, documents out
+StageFactory = Callable[[Any, Any], Stage]  # (stage spec, pipeline context) -> stage
+
+
+def _factory(parse: Callable[[Any], UnpackSpec]) -> StageFactory:
+    def make(spec: Any, ctx: Any = None) -> Stage:
         return parse(spec).apply
 
     return make
 
 
-EXTRA_STAGES: dict[str, Callable] = {
+EXTRA_STAGES: dict[str, StageFactory] = {
     "$_internalUnpackBucket": _factory(parse_internal_unpack),
     "$_unpackBucket": _factory(parse_unpack_bucket),
 }

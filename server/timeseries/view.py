@@ -29,7 +29,8 @@ from tidemark.timeseries.unpack import parse_internal_unpack
 
 
 def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: list[dict[str, Any]], *, hint: Any = None,
-                collation: Any = None, buckets_info: Any = None):
+                collation: Any = None, buckets_info: Any = None
+                ) -> tuple[Iterator[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view
     (``server``: the ServerState).
 
@@ -58,6 +59,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
+                            "shownBucketFilter": bfilter.shown,  # 7.0's form, for explain's plan
                             "eventFilter": [s["$match"] for s in user_pipeline[:len(nodes)]],
                             "wholeBucketFilter": bfilter.exact,
                             "idRange": {"min": bfilter.lo_s, "max": bfilter.hi_s},
@@ -72,7 +74,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["columnarGroup"] = True
     plan = _index_plan(server, ns, bfilter, hint, spec, buckets_info)
     topk = columnar.topk_shape(remaining, grouped) if grouped is not None and plan is None else None
-    if topk is not None:
+    if grouped is not None and topk is not None:
         info["newestFirst"] = topk
         grouped.topk = columnar.TopK(topk, span * 1000)
         buckets = scan.newest_first(server, ns, spec.time_field, bfilter.hi_s, info, predicate,

@@ -3,30 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from bson.int64 import Int64
+from harness.server_state import InProcessServer
 from pymongo.errors import OperationFailure
 
 from tidemark import cursors as cursor_module
-from tidemark.context import CommandContext, ConnectionInfo, ServerOptions, ServerState
-from tidemark.cursors import DEFAULT_FIRST_BATCH, CursorRegistry, cursor_reply
-from tidemark.params import ServerParams
+from tidemark.context import CommandContext, ConnectionInfo
+from tidemark.cursors import DEFAULT_FIRST_BATCH, cursor_reply
 
 
 @pytest.fixture
-def ctx():
-    executor = ThreadPoolExecutor(2)
-    state = ServerState(
-        options=ServerOptions(),
-        params=ServerParams(),
-        engine=None,
-        cursors=CursorRegistry(),
-        executor=executor,
-    )
+def ctx(tmp_path):
+    state = InProcessServer(tmp_path / "data")
     yield CommandContext(state, ConnectionInfo(id=1, peer="test"), "db", "find")
-    executor.shutdown()
+    state.engine.close()
 
 
 def _values(batch):

@@ -110,8 +110,7 @@ def test_explain_on_the_view_shows_bucket_filter_and_unpack_stage(db):
     )
     planner = reply["stages"][0]["$cursor"]["queryPlanner"]
     assert planner["namespace"] == f"{db.name}.system.buckets.c"
-    assert planner["parsedQuery"] == {"$and": [{"meta": 1}, {"$or": [
-        {"control.max.v": {"$gt": 0}}, {"$expr": {"$ne": [{"$type": "$control.min.v"}, {"$type": "$control.max.v"}]}}]}]}
+    assert planner["parsedQuery"] == {"$and": [{"meta": 1}, {"control.max.v": {"$_internalExprGt": 0}}]}
     unpack = reply["stages"][1]["$_internalUnpackBucket"]
     assert unpack["timeField"] == "t" and unpack["metaField"] == "m"
     assert unpack["eventFilter"] == {"m": 1, "v": {"$gt": 0}}

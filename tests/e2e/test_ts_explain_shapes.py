@@ -69,7 +69,8 @@ def ts(db):
 def test_unpack_includes_the_fields_the_rest_needs_meta_last(db, ts):
     explain = explain_agg(db, [{"$group": {"_id": "$m.s", "total": {"$sum": "$v"}}}])
     unpack = agg_plan_stage(explain, "$_internalUnpackBucket")["$_internalUnpackBucket"]
-    assert unpack == {"include": ["v", "m"], "timeField": "t", "metaField": "m", "bucketMaxSpanSeconds": 3600}
+    assert unpack == {"include": ["v", "m"], "timeField": "t", "metaField": "m", "bucketMaxSpanSeconds": 3600,
+                      "assumeNoMixedSchemaData": True}
     assert list(ts.aggregate([{"$group": {"_id": "$m.s", "total": {"$sum": "$v"}}}, {"$sort": {"_id": 1}}])) == [
         {"_id": "a", "total": sum(range(60))}, {"_id": "b", "total": sum(range(60))}]
 

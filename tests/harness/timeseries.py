@@ -9,6 +9,7 @@ from typing import Any
 import bson
 import numpy as np
 
+from harness.server_state import InProcessServer
 from tidemark.protocol.codec import CODEC_OPTIONS, decode
 from tidemark.protocol.messages import RawDocuments
 from tidemark.timeseries import ingest, router, rules
@@ -120,35 +121,5 @@ def t_ms(value: dt.datetime) -> int:
     return date_ms(value)
 
 
-class Server:
-    """What the time-series commands need of ``ServerState``, over a real storage engine (no network)."""
-
-    def __init__(self, path: Any, checkpoint_interval: float = 60.0):
-        from tidemark.params import ServerParams
-        from tidemark.storage.engine import open_engine
-        from tidemark.timeseries.commit import Committer
-        from tidemark.timeseries.recovery import recover
-
-        self.engine = open_engine(str(path))
-        recover(self.engine)
-        self.params = ServerParams()
-        self.bucket_catalog = BucketCatalog(memory_threshold=1 << 40)
-        self.ts_committer = Committer(self.engine, self.bucket_catalog, checkpoint_interval=checkpoint_interval)
-        self.cursors = None
-        self.opcounters = {"insert": 0}
-
-    def ctx(self, db: str = "db") -> Context:
-        return Context(self, db)
-
-
-class Context:
-    """The slice of ``CommandContext`` the time-series commands use."""
-
-    def __init__(self, server: Server, db: str):
-        self.server, self.db = server, db
-
-    async def run_blocking(self, fn: Any, *args: Any) -> Any:
-        return fn(*args)
-
-    def check_deadline(self) -> None:
-        pass
+# What the time-series commands need of the server: a real ServerState over a real storage engine.
+Server = InProcessServer

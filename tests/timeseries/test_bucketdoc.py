@@ -101,9 +101,9 @@ def test_type_class_change_is_a_schema_rollover():
         return rules.row_reason(bucket, row, 10, limits, "m")
 
     assert reason({"t": T0, "a": 2.5}) is None
-    assert reason({"t": T0, "a": "x"}) == rules.SCHEMA
-    assert reason({"t": T0, "o": {"b": "abc"}}) == rules.SCHEMA
-    assert reason({"t": T0, "o": 1}) == rules.SCHEMA
+    assert reason({"t": T0, "a": "x"}) == rules.Rollover.SCHEMA_CHANGE
+    assert reason({"t": T0, "o": {"b": "abc"}}) == rules.Rollover.SCHEMA_CHANGE
+    assert reason({"t": T0, "o": 1}) == rules.Rollover.SCHEMA_CHANGE
     assert reason({"t": T0, "new": "x"}) is None
 
 

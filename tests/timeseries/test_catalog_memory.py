@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 from harness.timeseries import Engine
 
-from tidemark.timeseries import commit
+from tidemark.timeseries import commit, rules
 from tidemark.timeseries.states import State
 from tidemark.timeseries.table import Table
 
@@ -69,7 +69,7 @@ def test_a_pinned_insert_keeps_the_series_ids_it_computed():
     with catalog.pinned():
         catalog.release_series()
         catalog.limits = engine.limits
-        catalog.close(engine.state, bucket, "MemoryThreshold")  # its last bucket leaves while pinned
+        catalog.close(engine.state, bucket, rules.Rollover.MEMORY_THRESHOLD)  # its last bucket leaves while pinned
         engine.flush()
         catalog.release_series()
         catalog.release_series()
@@ -119,7 +119,7 @@ def test_full_writes_of_idle_buckets_are_spread_over_commits():
     engine.commit_all()
     catalog = engine.catalog
     for bucket in engine.buckets():
-        catalog.close(engine.state, bucket, "MemoryThreshold")
+        catalog.close(engine.state, bucket, rules.Rollover.MEMORY_THRESHOLD)
     plans = commit.drain(catalog, {})
     (plan,) = plans.values()
     assert len(plan.fulls) == commit.FULL_WRITES_PER_COMMIT
@@ -178,7 +178,7 @@ def test_full_writes_of_buckets_leaving_memory_go_before_checkpoints_and_drains_
     assert catalog.deferred == 1000 - commit.FULL_WRITES_PER_COMMIT
     leaving = [b for b in engine.buckets() if b.needs_full][:10]
     for bucket in leaving:
-        catalog.close(engine.state, bucket, "MemoryThreshold")
+        catalog.close(engine.state, bucket, rules.Rollover.MEMORY_THRESHOLD)
     (plan,) = commit.drain(catalog, {}).values()
     assert [b for b, *_ in plan.fulls][:10] == leaving
     assert len(plan.fulls) == commit.FULL_WRITES_PER_COMMIT

@@ -36,6 +36,9 @@ def test_the_mql_form_of_a_filter_selects_what_the_filter_selects(flt):
     {"m.arr": {"$not": {"$elemMatch": {"$eq": 5}}}},
     {"m.a": {"$not": {"$gt": 1, "$lt": 3}}},
     {"m.loc": {"$within": {"$box": [[0, 0], [3, 3]]}}},
+    # two conditions wanting one operator key: the $within alias, or one document per condition
+    {"m.loc": {"$elemMatch": {"$geoWithin": {"$box": [[0, 0], [3, 3]]}, "$within": {"$center": [[0, 0], 1]}}}},
+    {"$and": [{"m.a": {"$gt": 1}}, {"m.a": {"$gt": 2}}]},
 ])
 def test_regexes_elem_match_and_geo_keep_their_meaning(flt):
     assert selected(render(parse_filter(flt))) == selected(flt)

@@ -57,6 +57,11 @@ def check(filter_doc, collation=None):
         # what explain shows selects exactly what the predicate keeps
         selected = bfilter.predicate is None or bfilter.predicate(document_bucket(bucket))
         assert selected == compile_filter(bfilter.mql, collation=collation)(bucket)
+        # mongod 7.0's form (what explain shows) is a bucket filter too: it keeps every bucket holding a
+        # match (it may keep fewer than what runs: the $type guard keeps a bucket with an int minimum
+        # and a double maximum, which 7.0's BSON-order comparison prunes)
+        if bfilter.shown and in_range and has_match:
+            assert compile_filter(bfilter.shown, collation=collation)(bucket), (filter_doc, bfilter.shown)
         kept += keep
     return kept
 
@@ -192,3 +197,36 @@ def test_a_non_simple_collation_keeps_every_bucket_holding_a_collated_match(flt)
         # meta predicates stay exact under the collation: whole buckets decided on meta
         assert derive(parse_filter(flt), "t", "m", 3600, collation=CI).exact
         assert kept < len(BUCKETS)
+
+
+# ------------------------------------------------------------------ mongod's createIndex policy (partial indexes)
+
+
+@pytest.mark.parametrize(("flt", "reason"), [
+    ({"v": {"a": 1}}, "operand can't be an object or array"),
+    ({"v": None}, "can't handle {$eq: null}"),
+    ({"t": 7}, "This predicate will never be true, because the time field always contains a Date"),
+    ({"v": {"$in": [None]}}, "can't handle {$eq: null} predicate (inside $in predicate)"),
+    ({"v": {"$not": {"$gt": 1}}}, "can't handle this predicate"),
+    ({"$or": [{"m": 1}, {"v": {"$type": "int"}}]}, "can't handle this predicate"),
+])
+def test_refusing_ineligible_predicates_raises_where_a_query_keeps_every_bucket(flt, reason):
+    from tidemark.timeseries.filters import Ineligible
+
+    node = parse_filter(flt)
+    assert not derive(node, "t", "m", 3600).mql  # a query: every bucket, the measurements decide
+    with pytest.raises(Ineligible) as info:
+        derive(node, "t", "m", 3600, refuse_ineligible=True)
+    assert info.value.reason == reason
+
+
+def test_meta_predicates_and_expr_are_never_refused():
+    for flt in ({"m": {"$not": {"$gt": 1}}, "m.x": {"$type": "int"}}, {"$expr": {"$gt": ["$v", 1]}}):
+        derive(parse_filter(flt), "t", "m", 3600, refuse_ineligible=True)
+
+
+def test_without_mixed_schema_a_measurement_bound_has_no_type_guard():
+    guarded = derive(parse_filter({"v": {"$gt": 5}}), "t", "m", 3600).mql
+    assert guarded["$or"][0] == {"control.max.v": {"$gt": 5}} and "$expr" in guarded["$or"][1]
+    assert derive(parse_filter({"v": {"$gt": 5}}), "t", "m", 3600, assume_no_mixed_schema=True).mql == {
+        "control.max.v": {"$gt": 5}}

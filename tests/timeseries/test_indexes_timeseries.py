@@ -1,6 +1,7 @@
 """User index specs <-> bucket index specs on time-series collections (spec §7)."""
 
 import datetime as dt
+import math
 
 import pytest
 
@@ -98,8 +99,10 @@ def test_partial_filter_is_rewritten_to_bucket_level_and_original_kept():
 
 
 def test_partial_filter_equality_on_measurement_bounds_both_min_and_max():
-    bucket = ix.rewrite_partial_filter({"x": 3}, T, M)
-    assert bucket == {"$and": [{"control.min.x": {"$lte": 3}}, {"control.max.x": {"$gte": 3}}]}
+    bucket = ix.bucket_partial_filter({"x": 3}, T, M, 3600).mql
+    bound, nan_minimum = bucket["$or"]  # a NaN is a bucket's minimum: the bound on it says nothing
+    assert bound == {"$and": [{"control.min.x": {"$lte": 3}}, {"control.max.x": {"$gte": 3}}]}
+    assert list(nan_minimum) == ["control.min.x"] and math.isnan(nan_minimum["control.min.x"])
 
 
 def test_ttl_on_time_with_meta_partial_maps_to_control_min_only():
@@ -183,7 +186,7 @@ def test_hint_by_user_key_translates_to_bucket_index_name_and_hidden_is_refused(
     assert code == ErrorCode.BadValue
 
 
-def test_filter_only_on_meta_accepts_logical_combinations_of_meta_paths():
-    assert ix.filter_only_on_meta({"$or": [{"mm.a": 1}, {M: 2}]}, M)
-    assert not ix.filter_only_on_meta({"$or": [{"mm.a": 1}, {"x": 2}]}, M)
-    assert not ix.filter_only_on_meta({}, M)
+def test_a_partial_filter_is_on_the_meta_field_only_for_logical_combinations_of_meta_paths():
+    assert ix.bucket_partial_filter({"$or": [{"mm.a": 1}, {M: 2}]}, T, M, 3600).exact
+    assert not ix.bucket_partial_filter({"$or": [{"mm.a": 1}, {"x": 2}]}, T, M, 3600).exact
+    assert not ix.bucket_partial_filter({}, T, M, 3600).exact

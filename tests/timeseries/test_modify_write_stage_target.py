@@ -1,25 +1,27 @@
 """$out / $merge into a time-series collection are refused before the pipeline runs (spec §10)."""
 
-from types import SimpleNamespace
-
 import pytest
+from harness.server_state import InProcessServer
 
 from tidemark.commands import timeseries_ddl
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.storage.engine import open_engine
 from tidemark.timeseries.collection import check_write_stage_target
 
 
 @pytest.fixture
-def engine(tmp_path):
-    eng = open_engine(str(tmp_path / "data"))
-    yield eng
-    eng.close()
+def server(tmp_path):
+    state = InProcessServer(tmp_path / "data")
+    yield state
+    state.engine.close()
 
 
-async def test_merge_and_out_into_a_timeseries_collection_are_refused(engine):
-    ctx = SimpleNamespace(server=SimpleNamespace(engine=engine), db="db")
-    await timeseries_ddl.create(ctx, {"create": "c", "timeseries": {"timeField": "t"}, "$db": "db"})
+@pytest.fixture
+def engine(server):
+    return server.engine
+
+
+async def test_merge_and_out_into_a_timeseries_collection_are_refused(server, engine):
+    await timeseries_ddl.create(server.ctx(), {"create": "c", "timeseries": {"timeField": "t"}, "$db": "db"})
     with engine.read() as r:
         for stage, target in (("$merge", "c"), ("$out", "c"), ("$out", "system.buckets.c")):
             with pytest.raises(MongoError) as info:

@@ -226,3 +226,33 @@ def rules_ms(t: dt.datetime) -> int:
     from tidemark.timeseries.bucketdoc import date_ms
 
     return date_ms(t)
+
+
+# ------------------------------------------------------------------ what the router leaves to the catalog
+
+
+@pytest.mark.parametrize("reason", list(rules.Rollover), ids=lambda r: r.name)
+def test_the_catalog_does_what_each_rollover_reason_says_and_counts_its_statistic(reason):
+    coll = Collection()
+    (bucket,) = coll.route([doc(0, T0, v=1.0)])
+    before = dict(coll.stats)
+    coll.catalog.rollover(coll.state, bucket, reason)
+    expected = {rules.Action.ARCHIVE: State.ARCHIVED, rules.Action.CLOSE: State.CLOSED,
+                rules.Action.KEEP: State.OPEN}[reason.action]
+    assert bucket.state is expected
+    assert {k: v - before[k] for k, v in coll.stats.items() if v != before[k]} == {reason.statistic: 1}
+
+
+def test_the_vectorized_path_counts_memory_through_the_catalog(monkeypatch):
+    """Rows appended to hot slots at once count their bytes as the catalog counts every append."""
+    from tidemark.timeseries import catalog as catalog_module
+
+    coll = Collection()
+    coll.route([doc(i, T0, m=i % 4, v=1.0) for i in range(4)], columns=True)  # a bucket per series
+    monkeypatch.setattr(catalog_module, "PYTHON_OVERHEAD", 7)
+    before, sizes = coll.catalog.memory, {id(b): b.size for b in coll.state.live.values()}
+    landed = coll.route([doc(10 + i, T0 + dt.timedelta(seconds=1), m=i % 4, v=2.0) for i in range(8)],
+                        columns=True)
+    assert len(coll.state.live) == 4 and all(b.pure for b in landed)  # the vectorized path took them all
+    grown = sum(b.size - sizes[id(b)] for b in coll.state.live.values())
+    assert coll.catalog.memory - before == 7 * grown

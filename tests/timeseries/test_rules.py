@@ -26,8 +26,8 @@ LIMITS = rules.Limits(max_count=4, max_size=1_000, min_count=2, span_ms=3_600_00
 
 @pytest.mark.parametrize(("t_ms", "reason"), [
     (0, None), (3_599_999, None),  # the bucket's [start, start + span)
-    (3_600_000, rules.TIME_FORWARD), (10**12, rules.TIME_FORWARD),
-    (-1, rules.TIME_BACKWARD),
+    (3_600_000, rules.Rollover.TIME_FORWARD), (10**12, rules.Rollover.TIME_FORWARD),
+    (-1, rules.Rollover.TIME_BACKWARD),
 ])
 def test_time_reason_and_in_range_agree_on_the_span(t_ms, reason):
     assert rules.time_reason(0, t_ms, LIMITS) == reason
@@ -51,11 +51,11 @@ def bucket(count=1, size=100, **columns):
 
 def test_count_comes_first():
     full = bucket(count=4, v=1.0)
-    assert rules.row_reason(full, {"v": "text"}, 10_000, LIMITS, "m") == rules.COUNT
+    assert rules.row_reason(full, {"v": "text"}, 10_000, LIMITS, "m") == rules.Rollover.COUNT
 
 
 def test_schema_change_comes_before_size():
-    assert rules.row_reason(bucket(v=1.0), {"v": "text"}, 10_000, LIMITS, "m") == rules.SCHEMA
+    assert rules.row_reason(bucket(v=1.0), {"v": "text"}, 10_000, LIMITS, "m") == rules.Rollover.SCHEMA_CHANGE
 
 
 @pytest.mark.parametrize(("current", "value", "ok"), [
@@ -77,9 +77,9 @@ def test_a_new_field_and_the_meta_field_never_change_the_schema():
 @pytest.mark.parametrize(("count", "size", "added", "reason"), [
     (0, 0, 5_000, None),                 # an empty bucket takes any measurement
     (3, 900, 100, None),                 # exactly the max size
-    (3, 900, 101, rules.SIZE),           # over it, with the min count held
-    (1, 900, 101, rules.KEPT_OPEN),      # over it under the min count: kept open for large measurements
-    (1, rules.LARGE_BUCKET_CAP, 1, rules.SIZE),  # ...but never past 12 MiB
+    (3, 900, 101, rules.Rollover.SIZE),           # over it, with the min count held
+    (1, 900, 101, rules.Rollover.KEPT_OPEN),      # over it under the min count: kept open for large measurements
+    (1, rules.LARGE_BUCKET_CAP, 1, rules.Rollover.SIZE),  # ...but never past 12 MiB
 ])
 def test_size_reason(count, size, added, reason):
     assert rules.size_reason(count, size, added, LIMITS) == reason
@@ -152,3 +152,44 @@ def test_limits_of_reads_the_parameters_and_the_collection_options():
     params["timeseriesIdleBucketExpiryMemoryUsageThreshold"] = 500
     assert rules.Limits.of(params, options, 12345).memory_threshold == 500
     assert rules.memory_threshold(500) == 500 and rules.memory_threshold(0) > 0
+
+
+# ------------------------------------------------------------------ the rollover reasons
+
+
+def test_every_rollover_reason_carries_its_action_and_a_statistic_the_catalog_reports():
+    from tidemark.timeseries.catalog import STAT_NAMES
+
+    Rollover, Action = rules.Rollover, rules.Action
+    statistics = [reason.statistic for reason in Rollover]
+    assert len(set(statistics)) == len(statistics) and set(statistics) <= set(STAT_NAMES)
+    assert {reason: reason.action for reason in Rollover} == {
+        Rollover.TIME_FORWARD: Action.ARCHIVE, Rollover.TIME_BACKWARD: Action.ARCHIVE,
+        Rollover.COUNT: Action.CLOSE, Rollover.SCHEMA_CHANGE: Action.CLOSE, Rollover.SIZE: Action.CLOSE,
+        Rollover.KEPT_OPEN: Action.KEEP, Rollover.MEMORY_THRESHOLD: Action.CLOSE}
+    # mongod's names: an archive counts "Archived", a close "Closed"
+    for reason in Rollover:
+        word = {Action.ARCHIVE: "numBucketsArchivedDueTo", Action.CLOSE: "numBucketsClosedDueTo",
+                Action.KEEP: "numBucketsKeptOpenDueTo"}[reason.action]
+        assert reason.statistic.startswith(word), reason
+
+
+def test_vectorized_time_and_room_rules_agree_with_the_scalar_ones():
+    times = np.array([-1, 0, 3_599_999, 3_600_000], np.int64)
+    assert rules.within(0, times, LIMITS).tolist() == [rules.in_range(0, int(t), LIMITS) for t in times]
+    assert rules.within(np.array([0, 0, 5_000_000, 0]), times, LIMITS).tolist() == [False, True, False, False]
+    # rule 3 at the max count, rule 5 at the max size (its min-count exception is the row path's)
+    assert rules.room(np.array([3, 4, 0]), np.array([1_000, 10, 1_001]), LIMITS).tolist() == [True, False, False]
+
+
+def test_a_column_batch_and_a_dict_row_get_the_same_reason():
+    """``columns_reason`` (a column batch's next row) and ``row_reason`` decide rules 3-5 alike."""
+    held = bucket(count=1, size=100, v=1.0)
+    held.pure, held.time_field = False, "t"
+    batch = types.SimpleNamespace(order=("t", "v"), constants={}, kinds={"t": 0x09, "v": DOUBLE}, table_key=())
+    assert rules.columns_reason(held, batch, LIMITS) is None
+    batch.constants, batch.order = {"v": "text"}, ("t", "v")
+    assert rules.columns_reason(held, batch, LIMITS) is rules.Rollover.SCHEMA_CHANGE
+    assert rules.row_reason(held, {"v": "text"}, 10, LIMITS, "m") is rules.Rollover.SCHEMA_CHANGE
+    held.count = LIMITS.max_count
+    assert rules.columns_reason(held, batch, LIMITS) is rules.Rollover.COUNT
