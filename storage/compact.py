@@ -34,6 +34,7 @@ from tidemark.storage import chunks, indexes
 from tidemark.storage.catalog import decode_entry, index_db_name, records_db_name
 from tidemark.storage.errors import is_out_of_space
 from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.longkeys import LONGKEYS_DB, LongKeys
 from tidemark.storage.txn import GRAVEYARD
 
 log = logging.getLogger("tidemark.storage")
@@ -154,7 +155,7 @@ def live_handles(env: lmdb.Environment, handles: Mapping[bytes, Handle],
                  catalog_db: Handle) -> tuple[dict[bytes, Handle], set[bytes]]:
     """The engine's own sub-databases plus every one the catalog references (not buried ones), and
     the names of the non-unique indexes among them (their copy uses the split layout)."""
-    live = {name: handles[name] for name in (b"_catalog", b"_meta", b"_journal", chunks.CHUNKS_DB)}
+    live = {name: handles[name] for name in (b"_catalog", b"_meta", b"_journal", chunks.CHUNKS_DB, LONGKEYS_DB)}
     non_unique: set[bytes] = set()
     with env.begin() as txn:
         for _, raw in txn.cursor(db=catalog_db).iternext(keys=True, values=True):
@@ -232,12 +233,13 @@ def _copy_db(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle) -> N
             copier.put(key, value, dst_db)
 
 
-def _copy_split(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle) -> None:
-    """Copy a plain non-unique index into the split layout (same order: appends stay appends)."""
+def _copy_split(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle, long: LongKeys) -> None:
+    """Copy a plain non-unique index into the split layout (same order: appends stay appends; a
+    compact form, storage/longkeys.py, keeps its place: it is placed as the split layout places it)."""
     with src_txn.cursor(db=src_db) as cur:
         for stored, _ in cur.iternext(keys=True, values=True):
-            key, rid = indexes.split_entry(stored)
-            copier.put(*indexes.split_key(key, rid), dst_db)
+            full = long.full(src_txn, stored)
+            copier.put(*indexes.place_split(stored, full, indexes.split_entry(full)[0], long.max_key), dst_db)
 
 
 def _copy_records(src_txn: Txn, src_db: Handle, src_chunks: Handle,
@@ -329,7 +331,8 @@ def rebuild(env: lmdb.Environment, handles: Mapping[bytes, Handle], dst_dir: str
                         ranges[chunks.range_key(name[2:].decode())] = (
                             first.to_bytes(8, "big") + next_piece.to_bytes(8, "big"))
                 elif name in convert:
-                    _copy_split(src, handles[name], copier, dst_handles[name])
+                    long = LongKeys(handles[LONGKEYS_DB], name[2:].decode(), env.max_key_size())
+                    _copy_split(src, handles[name], copier, dst_handles[name], long)
                 else:
                     _copy_db(src, handles[name], copier, dst_handles[name])
             meta = {bytes(k): bytes(v) for k, v in src.cursor(db=meta_db).iternext(keys=True, values=True)

@@ -44,6 +44,7 @@ from tidemark.storage.errors import (
 from tidemark.storage.faults import CommitFaults
 from tidemark.storage.gate import ReadGate
 from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.longkeys import LONGKEYS_DB, LongKeys
 from tidemark.storage.readview import ReadView, flush_sizes
 from tidemark.storage.txn import GRAVEYARD, IndexHandles, WriteTxn
 
@@ -152,6 +153,7 @@ class Engine:
         self._rid_cache: dict[str, int] = {}
         # writer thread: catalog bytes -> (records handle, {index: (handle, unique, split)}), published only
         self._resolved_cache: dict[bytes, tuple[Handle, IndexHandles]] = {}
+        self._long_keys_cache: dict[str, LongKeys] = {}  # ident -> its LongKeys (no transaction held)
         self._jseq_cache: dict[bytes, int] = {}
         self._maybe_graveyard = False
         self.faults = CommitFaults()  # injected commit failures (tests): storage/faults.py
@@ -189,6 +191,7 @@ class Engine:
             self._meta_db = env.open_db(b"_meta", txn=txn, create=True)
             self._journal_db = env.open_db(b"_journal", txn=txn, create=True)
             self._chunks_db = env.open_db(CHUNKS_DB, txn=txn, create=True)
+            self._longkeys_db = env.open_db(LONGKEYS_DB, txn=txn, create=True)
             self._delete_graveyard(txn, {})
             self._dictionaries.load(txn, self._meta_db)
             with txn.cursor(db=self._catalog_db) as cur:
@@ -225,6 +228,14 @@ class Engine:
     def reading(self) -> bool:
         """This thread is inside ``engine.read()`` (holds a read transaction and a place in the gate)."""
         return self._gate.held()
+
+    def _long_keys(self, ident: str) -> LongKeys:
+        long = self._long_keys_cache.get(ident)
+        if long is None:
+            if len(self._long_keys_cache) >= 4096:
+                self._long_keys_cache.clear()
+            long = self._long_keys_cache[ident] = LongKeys(self._longkeys_db, ident, self.max_key_size)
+        return long
 
     def _published_handle(self, name: bytes) -> Handle:
         handle = self._handles.get(name)
@@ -569,7 +580,7 @@ class Engine:
         if self.compact_on_close is False:
             return False
         handles = {b"_catalog": self._catalog_db, b"_meta": self._meta_db, b"_journal": self._journal_db,
-                   CHUNKS_DB: self._chunks_db}
+                   CHUNKS_DB: self._chunks_db, LONGKEYS_DB: self._longkeys_db}
         handles.update(self._handles)
         self.last_compaction = compact.at_close(self._env, self.dbpath, handles, self._catalog_db,
                                                 max_dbs=self.max_dbs, force=bool(self.compact_on_close))

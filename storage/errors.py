@@ -97,21 +97,6 @@ class DuplicateKey(StorageError):
         self.ns = ns
 
 
-class KeyTooLong(StorageError):
-    """An index or record key exceeds what LMDB can store (its max key size, 511 bytes)."""
-
-    code = 17280
-    code_name = "KeyTooLong"
-
-    def __init__(self, ns: str, index_name: str, size: int, limit: int):
-        super().__init__(
-            f"key too large to index, failing: collection {ns} index {index_name}: "
-            f"encoded key is {size} bytes, the limit is {limit}"
-        )
-        self.ns = ns
-        self.index_name = index_name
-
-
 class EngineClosed(StorageError):
     code = 91
     code_name = "ShutdownInProgress"

@@ -13,6 +13,12 @@ Entry layout (``key`` is an ``encode_key`` result computed by the server):
   stored keys; ``ranges.walk_split`` yields the unsplit keys, so callers see no difference. A key
   that is not a sequence of encoded values is kept whole as the LMDB key.
 
+A rid longer than 255 bytes (a clustered collection's long ``_id``) ends as ``rid + len u32 + 0`` instead
+(a length byte of 0 never occurs otherwise). Any of these stored keys longer than LMDB's limit is kept
+in its compact form (storage/longkeys.py): the LMDB key above is then ``compact(stored key)``, split
+after its leading run only when that run lies within the compact form's raw head (else before its
+last byte), and scans resolve and order entries by their full stored keys.
+
 Bounds have prefix semantics (storage/ranges.py), so they work the same for both layouts and
 for compound indexes bounded on a leading subset of fields: ``lo = hi = encode_key([5])``
 inclusive returns every entry whose first component is 5.
@@ -24,9 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from tidemark.storage.errors import DuplicateKey, KeyTooLong
+from tidemark.storage.errors import DuplicateKey
 from tidemark.storage.keyspan import leading_components_length
 from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.longkeys import LongKeys, head_size
 from tidemark.storage.ranges import raw_range, walk, walk_split
 
 # The LMDB key of a split entry is the shortest run of whole leading components of at least this many
@@ -41,97 +48,106 @@ def is_split(txn: Txn, db: Handle) -> bool:
     return db.flags()["dupsort"]
 
 
-def split_key(key: bytes, rid: bytes) -> tuple[bytes, bytes]:
-    """(LMDB key, value) of a non-unique entry in the split layout."""
-    if len(key) <= SPLIT_AT_LEAST:  # the common short key: no parsing, the whole key is the run
-        return key, rid + bytes((len(rid),))
-    n = leading_components_length(key, SPLIT_AT_LEAST) or len(key)
-    return key[:n], key[n:] + rid + bytes((len(rid),))
+def place_split(stored: bytes, full: bytes, key: bytes, max_key: int) -> tuple[bytes, bytes]:
+    """(LMDB key, value) in the split layout of a non-unique entry: ``full`` its full stored key
+    (``entry_key(key, rid)``), ``stored`` the LMDB form of it (``full`` itself when it fits). The cut:
+    after the key's shortest leading run of >= SPLIT_AT_LEAST bytes (or after the key)."""
+    n = len(key)
+    if n > SPLIT_AT_LEAST:  # the common short key: no parsing, the whole key is the run
+        n = leading_components_length(key, SPLIT_AT_LEAST) or n
+    if stored is not full and n > head_size(max_key):
+        # a compact form whose run is not all raw head bytes: all but the last byte (a dupsort value
+        # cannot be empty); such keys are as prefix-free as runs (raw head, hash, then whole components)
+        n = len(stored) - 1
+    return stored[:n], stored[n:]
 
 
 def entry_key(key: bytes, rid: bytes) -> bytes:
-    """Stored key of a non-unique entry."""
-    return key + rid + bytes((len(rid),))
+    """Full stored key of a non-unique entry."""
+    n = len(rid)
+    return key + rid + (bytes((n,)) if n < 256 else n.to_bytes(4, "big") + b"\x00")
 
 
 def split_entry(stored_key: bytes) -> tuple[bytes, bytes]:
-    """(key, rid) of a non-unique stored key."""
+    """(key, rid) of a non-unique full stored key."""
     n = stored_key[-1]
-    return stored_key[:-1 - n], stored_key[-1 - n:-1]
+    if n:
+        return stored_key[:-1 - n], stored_key[-1 - n:-1]
+    n = int.from_bytes(stored_key[-5:-1], "big")
+    return stored_key[:-5 - n], stored_key[-5 - n:-5]
 
 
-def check_sizes(ns: str, name: str, keys: Iterable[bytes], rid: bytes, unique: bool,
-                max_key: int) -> None:
-    extra = 0 if unique else len(rid) + 1
-    for key in keys:
-        if len(key) + extra > max_key:
-            raise KeyTooLong(ns, name, len(key) + extra, max_key)
-
-
-def check_unique(txn: Txn, db: Handle, ns: str, name: str, keys: Iterable[bytes],
+def check_unique(txn: Txn, db: Handle, long: LongKeys, ns: str, name: str, keys: Iterable[bytes],
                  rid: bytes | None) -> None:
     """Raise DuplicateKey if any key is held by a record other than ``rid`` (None: by any record)."""
     for key in keys:
-        holder = txn.get(key, db=db)
+        holder = txn.get(key if len(key) <= long.max_key else long.stored(key), db=db)
         if holder is not None and holder != rid:
             raise DuplicateKey(name, key, ns)
 
 
-def add(txn: Txn, db: Handle, keys: Iterable[bytes], rid: bytes, unique: bool,
+def add(txn: Txn, db: Handle, long: LongKeys, keys: Iterable[bytes], rid: bytes, unique: bool,
         split: bool = False) -> None:
+    max_key = long.max_key  # (keys that fit, nearly all, skip the long-key bookkeeping)
     if unique:
         for key in keys:
-            txn.put(key, rid, db=db)
+            txn.put(key if len(key) <= max_key else long.remember(txn, key), rid, db=db)
     elif split:
         for key in keys:
-            txn.put(*split_key(key, rid), db=db)
+            full = entry_key(key, rid)
+            txn.put(*place_split(full if len(full) <= max_key else long.remember(txn, full), full, key, max_key),
+                    db=db)
     else:
         for key in keys:
-            txn.put(entry_key(key, rid), b"", db=db)
+            full = entry_key(key, rid)
+            txn.put(full if len(full) <= max_key else long.remember(txn, full), b"", db=db)
 
 
-def remove(txn: Txn, db: Handle, keys: Iterable[bytes], rid: bytes, unique: bool,
+def remove(txn: Txn, db: Handle, long: LongKeys, keys: Iterable[bytes], rid: bytes, unique: bool,
            split: bool = False) -> None:
-    if unique:
-        for key in keys:
-            if txn.get(key, db=db) == rid:
-                txn.delete(key, db=db)
-    elif split:
-        for key in keys:
-            txn.delete(*split_key(key, rid), db=db)
-    else:
-        for key in keys:
-            txn.delete(entry_key(key, rid), db=db)
+    for key in keys:
+        if unique:
+            stored = long.stored(key)
+            if txn.get(stored, db=db) == rid:
+                txn.delete(stored, db=db)
+                long.forget(txn, key)
+            continue
+        full = entry_key(key, rid)
+        stored = long.stored(full)
+        if split:
+            txn.delete(*place_split(stored, full, key, long.max_key), db=db)
+        else:
+            txn.delete(stored, db=db)
+        long.forget(txn, full)
 
 
-def bulk_add(txn: Txn, db: Handle, ns: str, name: str, entries: Iterable[tuple[bytes, bytes]],
-             unique: bool, max_key: int) -> int:
+def bulk_add(txn: Txn, db: Handle, long: LongKeys, ns: str, name: str,
+             entries: Iterable[tuple[bytes, bytes]], unique: bool) -> int:
     """Add (key, rid) entries for a new index; unique violations raise DuplicateKey (the caller
     runs this in its own nested transaction so nothing partial survives). Returns the count."""
     count = 0
     split = not unique and is_split(txn, db)
     for key, rid in entries:
         if unique:
-            if len(key) > max_key:
-                raise KeyTooLong(ns, name, len(key), max_key)
-            if not txn.put(key, rid, db=db, overwrite=False):
-                if txn.get(key, db=db) != rid:
+            stored = long.stored(key)
+            if not txn.put(stored, rid, db=db, overwrite=False):
+                if txn.get(stored, db=db) != rid:
                     raise DuplicateKey(name, key, ns)
+            long.remember(txn, key)
         else:
-            stored = entry_key(key, rid)
-            if len(stored) > max_key:
-                raise KeyTooLong(ns, name, len(stored), max_key)
+            full = entry_key(key, rid)
+            stored = long.remember(txn, full)
             if split:
-                txn.put(*split_key(key, rid), db=db)
+                txn.put(*place_split(stored, full, key, long.max_key), db=db)
             else:
                 txn.put(stored, b"", db=db)
         count += 1
     return count
 
 
-def scan(txn: Txn, db: Handle, unique: bool, lo: bytes | None = None, hi: bytes | None = None, *,
-         lo_inclusive: bool = True, hi_inclusive: bool = True, reverse: bool = False,
-         start_after: tuple[bytes, bytes] | None = None) -> Iterator[tuple[bytes, bytes]]:
+def scan(txn: Txn, db: Handle, long: LongKeys, unique: bool, lo: bytes | None = None,
+         hi: bytes | None = None, *, lo_inclusive: bool = True, hi_inclusive: bool = True,
+         reverse: bool = False, start_after: tuple[bytes, bytes] | None = None) -> Iterator[tuple[bytes, bytes]]:
     """(key, rid) of entries within bounds, in key order (descending with ``reverse``), strictly
     after the ``start_after`` entry (a previously returned (key, rid)) in scan direction."""
     bounds = raw_range(lo, hi, lo_inclusive, hi_inclusive)
@@ -140,12 +156,13 @@ def scan(txn: Txn, db: Handle, unique: bool, lo: bytes | None = None, hi: bytes 
     resume = None
     if start_after is not None:
         resume = start_after[0] if unique else entry_key(*start_after)
-    if unique:
-        entries = walk(txn, db, *bounds, resume=resume, reverse=reverse)
-    elif is_split(txn, db):
-        entries = walk_split(txn, db, *bounds, resume=resume, reverse=reverse)
-    else:
-        entries = walk(txn, db, *bounds, resume=resume, reverse=reverse)
+    walker = walk_split if not unique and is_split(txn, db) else walk
+
+    def lmdb_walk(start: bytes | None, end: bytes | None, at: bytes | None,
+                  backwards: bool) -> Iterator[tuple[bytes, bytes]]:
+        return walker(txn, db, start, end, resume=at, reverse=backwards)
+
+    entries = long.ordered(txn, lmdb_walk, *bounds, resume=resume, reverse=reverse)
     if unique:
         yield from entries
     else:

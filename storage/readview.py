@@ -17,6 +17,7 @@ from tidemark.storage.catalog import CollectionInfo, index_db_name, records_db_n
 from tidemark.storage.compression import TAG_BUCKET, ValueCodec
 from tidemark.storage.errors import IndexNotFound
 from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.longkeys import LongKeys
 
 if TYPE_CHECKING:
     from lmdb import _StatDict
@@ -68,6 +69,10 @@ class ReadView:
     def _records(self, info: CollectionInfo) -> Handle:
         return self._db(records_db_name(info.ident))
 
+    def _long(self, ident: str) -> LongKeys:
+        """The full keys of the compact (over-long) LMDB keys of a collection's or index's ident."""
+        return self._engine._long_keys(ident)
+
     def _index(self, info: CollectionInfo, name: str) -> Handle:
         ident = info.index_idents.get(name)
         if ident is None:
@@ -111,14 +116,14 @@ class ReadView:
 
     # --- records -----------------------------------------------------------------------------
     def get(self, info: CollectionInfo, rid: bytes) -> bytes | None:
-        return records.get(self._txn, self._records(info), rid, self._engine._codec, self._engine._chunks_db)
+        return records.get(self._txn, self._records(info), self._long(info.ident), rid, self._engine._codec, self._engine._chunks_db)
 
     def scan(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
              lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
              hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
         """(rid, bson) in rid order; optional rid bounds with prefix semantics (for clustered
         collections: ``encode_key([_id])`` bounds, e.g. a bucket ``_id`` range)."""
-        return records.scan(self._txn, self._records(info), self._engine._codec,
+        return records.scan(self._txn, self._records(info), self._long(info.ident), self._engine._codec,
                             start_after=start_after, reverse=reverse, lo=lo, hi=hi,
                             lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive,
                             chunks_db=self._engine._chunks_db)
@@ -126,14 +131,14 @@ class ReadView:
     # --- packed records: selective decoding (storage/bucket_reader.py) ------------------------
     def get_stored(self, info: CollectionInfo, rid: bytes) -> bytes | None:
         """The stored (packed) value of one record; open it with ``stored_opener()``."""
-        return records.get_stored(self._txn, self._records(info), rid, self._engine._chunks_db)
+        return records.get_stored(self._txn, self._records(info), self._long(info.ident), rid, self._engine._chunks_db)
 
     def scan_stored(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
                     lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
                     hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
         """``scan`` yielding (rid, stored value) still packed: equal stored bytes mean an equal record,
         so callers may cache what they decode from them."""
-        return records.scan_stored(self._txn, self._records(info), self._engine._chunks_db, start_after=start_after,
+        return records.scan_stored(self._txn, self._records(info), self._long(info.ident), self._engine._chunks_db, start_after=start_after,
                                    reverse=reverse, lo=lo, hi=hi, lo_inclusive=lo_inclusive,
                                    hi_inclusive=hi_inclusive)
 
@@ -147,7 +152,8 @@ class ReadView:
                    reverse: bool = False, start_after: tuple[bytes, bytes] | None = None
                    ) -> Iterator[tuple[bytes, bytes]]:
         """(index key, rid) within bounds; bound semantics in storage/indexes.py (prefixes)."""
-        return indexes.scan(self._txn, self._index(info, index_name), info.is_unique(index_name),
+        return indexes.scan(self._txn, self._index(info, index_name), self._long(info.index_idents[index_name]),
+                            info.is_unique(index_name),
                             lo, hi, lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive,
                             reverse=reverse, start_after=start_after)
 

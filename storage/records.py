@@ -7,6 +7,9 @@ is one past the largest present); clustered collections (time-series buckets) us
 (tag 5, storage/chunks.py) is reassembled from ``chunks_db`` before it is unpacked, so every
 reader sees the same bytes whatever the layout on disk.
 
+A clustered rid longer than LMDB's key limit (a long ``_id``) is stored under its compact form
+(storage/longkeys.py, with the collection's ident); callers always see and pass full rids.
+
 These functions take an open LMDB transaction and handle; they never open transactions.
 """
 
@@ -22,6 +25,7 @@ from tidemark.storage.chunks import TAG_CHUNKED, join
 from tidemark.storage.compression import ValueCodec
 from tidemark.storage.keys import encode_key
 from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.longkeys import LongKeys
 from tidemark.storage.ranges import raw_range, walk
 
 RID_SIZE = 8
@@ -56,20 +60,30 @@ def last_rid(txn: Txn, db: Handle) -> int:
     return 0
 
 
-def get_stored(txn: Txn, db: Handle, rid: bytes, chunks_db: Handle) -> bytes | None:
+def get_stored(txn: Txn, db: Handle, long: LongKeys, rid: bytes, chunks_db: Handle) -> bytes | None:
     """The record's stored value as written (tagged, chunks reassembled), or None."""
-    stored = txn.get(rid, db=db)
+    stored = txn.get(long.stored(rid), db=db)
     if stored is not None and stored[0] == TAG_CHUNKED:
         return join(txn, chunks_db, stored)
     return stored
 
 
-def get(txn: Txn, db: Handle, rid: bytes, codec: ValueCodec, chunks_db: Handle) -> bytes | None:
-    stored = get_stored(txn, db, rid, chunks_db)
+def get(txn: Txn, db: Handle, long: LongKeys, rid: bytes, codec: ValueCodec, chunks_db: Handle) -> bytes | None:
+    stored = get_stored(txn, db, long, rid, chunks_db)
     return None if stored is None else codec.unpack(stored)
 
 
-def scan_stored(txn: Txn, db: Handle, chunks_db: Handle, *, start_after: bytes | None = None,
+def _walk(txn: Txn, db: Handle, long: LongKeys, bounds: tuple[bytes | None, bytes | None],
+          start_after: bytes | None, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+    """(full rid, LMDB value) in rid order."""
+    def lmdb_walk(start: bytes | None, end: bytes | None, at: bytes | None,
+                  backwards: bool) -> Iterator[tuple[bytes, bytes]]:
+        return walk(txn, db, start, end, resume=at, reverse=backwards)
+
+    return long.ordered(txn, lmdb_walk, *bounds, resume=start_after, reverse=reverse)
+
+
+def scan_stored(txn: Txn, db: Handle, long: LongKeys, chunks_db: Handle, *, start_after: bytes | None = None,
                 reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
                 lo_inclusive: bool = True, hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
     """(rid, stored value as written: tagged, chunks reassembled); arguments as ``scan``. The one
@@ -77,13 +91,13 @@ def scan_stored(txn: Txn, db: Handle, chunks_db: Handle, *, start_after: bytes |
     bounds = raw_range(lo, hi, lo_inclusive, hi_inclusive)
     if bounds is None:
         return
-    for rid, stored in walk(txn, db, *bounds, resume=start_after, reverse=reverse):
+    for rid, stored in _walk(txn, db, long, bounds, start_after, reverse):
         if stored[0] == TAG_CHUNKED:
             stored = join(txn, chunks_db, stored)
         yield rid, stored
 
 
-def scan(txn: Txn, db: Handle, codec: ValueCodec, *, start_after: bytes | None = None,
+def scan(txn: Txn, db: Handle, long: LongKeys, codec: ValueCodec, *, start_after: bytes | None = None,
          reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
          lo_inclusive: bool = True, hi_inclusive: bool = True,
          chunks_db: Handle) -> Iterator[tuple[bytes, bytes]]:
@@ -94,7 +108,7 @@ def scan(txn: Txn, db: Handle, codec: ValueCodec, *, start_after: bytes | None =
     if bounds is None:
         return
     unpack = codec.unpack
-    for rid, stored in walk(txn, db, *bounds, resume=start_after, reverse=reverse):
+    for rid, stored in _walk(txn, db, long, bounds, start_after, reverse):
         if stored[0] == TAG_CHUNKED:
             stored = join(txn, chunks_db, stored)
         yield rid, unpack(stored)

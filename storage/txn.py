@@ -2,7 +2,7 @@
 
 Invariants:
 - It only ever runs on the engine's writer thread, inside the group's parent transaction.
-- Each public mutation is atomic on its own: it validates (key sizes, uniqueness, namespace
+- Each public mutation is atomic on its own: it validates (uniqueness, namespace
   existence) before writing, or runs in its own nested transaction (``_atomic``), so a caller
   that catches a storage error inside its fn never leaves a half-applied operation behind.
 - A CollectionInfo passed in must match the catalog in this transaction (``info.raw``);
@@ -28,13 +28,13 @@ from tidemark.storage.errors import (
     DuplicateKey,
     IndexExists,
     IndexNotFound,
-    KeyTooLong,
     NamespaceExists,
     NamespaceNotFound,
     StorageError,
     TooManyCollections,
 )
 from tidemark.storage.lmdb_types import Handle, Txn
+from tidemark.storage.longkeys import LongKeys, drop_ident
 from tidemark.storage.readview import ReadView, size_key
 
 if TYPE_CHECKING:
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 _NEXT_IDENT = b"next_ident"
 GRAVEYARD = b"graveyard"  # meta key: NUL-separated sub-db names to delete at next open
 
-# index name -> (handle, unique, split layout)
-IndexHandles = dict[str, tuple[Handle, bool, bool]]
+# index name -> (handle, unique, split layout, its long keys)
+IndexHandles = dict[str, tuple[Handle, bool, bool, LongKeys]]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -64,7 +64,7 @@ class _Resolved:
         self.given = given  # the object the caller passed (kept alive: its id is the cache key)
         self.info = info  # the current catalog entry
         self.records = records_db
-        self.indexes = index_map  # name -> (handle, unique, split layout)
+        self.indexes = index_map  # name -> (handle, unique, split layout, long keys)
 
 
 def _guard(method: Callable[Concatenate[WriteTxn, _P], _R]) -> Callable[Concatenate[WriteTxn, _P], _R]:
@@ -189,7 +189,8 @@ class WriteTxn(ReadView):
             index_map: IndexHandles = {}
             for name in current.index_idents:
                 handle, unique = self._index(current, name), current.is_unique(name)
-                index_map[name] = (handle, unique, not unique and indexes.is_split(self._txn, handle))
+                index_map[name] = (handle, unique, not unique and indexes.is_split(self._txn, handle),
+                                   self._long(current.index_idents[name]))
             handles = (self._records(current), index_map)
             published = self._engine._handles
             if records_db_name(current.ident) in published and all(
@@ -240,6 +241,8 @@ class WriteTxn(ReadView):
             self._bury(records_db_name(info.ident))
             for index_ident in info.index_idents.values():
                 self._bury(index_db_name(index_ident))
+                drop_ident(self._txn, self._engine._longkeys_db, index_ident)
+            drop_ident(self._txn, self._engine._longkeys_db, info.ident)
             self._txn.delete(size_key(info.ident), db=self._engine._meta_db)
             chunks.drop_collection(self._txn, self._engine._chunks_db, self._engine._meta_db, info.ident)
             self._engine._dictionaries.forget(self._txn, self._engine._meta_db, info.ident)
@@ -284,24 +287,18 @@ class WriteTxn(ReadView):
         return self._put_entry(fields)
 
     # --- records -----------------------------------------------------------------------------
-    def _check_index_keys(self, res: _Resolved, index_keys: dict[str, set[bytes]], rid: bytes | None,
-                          rid_len: int) -> None:
-        """Validate before writing: known index names, key sizes, uniqueness (a unique key held
-        by a record other than ``rid`` is a duplicate; rid None: held by any record)."""
-        max_key = self._engine.max_key_size
+    def _check_index_keys(self, res: _Resolved, index_keys: dict[str, set[bytes]], rid: bytes | None) -> None:
+        """Validate before writing: known index names, uniqueness (a unique key held by a record
+        other than ``rid`` is a duplicate; rid None: held by any record). Keys of any length are
+        stored (storage/longkeys.py), as mongod has no index key size limit."""
         ns = res.info.ns
         for name, keys in index_keys.items():
             entry = res.indexes.get(name)
             if entry is None:
                 raise IndexNotFound(ns, name)
-            if keys:
-                db, unique, _ = entry
-                extra = 0 if unique else rid_len + 1
-                for key in keys:
-                    if len(key) + extra > max_key:
-                        raise KeyTooLong(ns, name, len(key) + extra, max_key)
-                if unique:
-                    indexes.check_unique(self._txn, db, ns, name, keys, rid)
+            db, unique, _, long = entry
+            if keys and unique:
+                indexes.check_unique(self._txn, db, long, ns, name, keys, rid)
 
     @_guard
     def insert(self, info: CollectionInfo, bson: bytes, index_keys: dict[str, list[bytes]] | None = None,
@@ -313,23 +310,20 @@ class WriteTxn(ReadView):
         records_db = res.records
         if rid is None and res.info.clustered:  # keyed by _id: a second _id is a DuplicateKey below
             rid = records.clustered_rid_of(bson)
-        if rid is not None:
-            if len(rid) > self._engine.max_key_size:
-                raise KeyTooLong(info.ns, ID_INDEX_NAME, len(rid), self._engine.max_key_size)
-            if txn.get(rid, db=records_db) is not None:
-                raise DuplicateKey(ID_INDEX_NAME, rid, info.ns)
+        if rid is not None and txn.get(self._long(info.ident).stored(rid), db=records_db) is not None:
+            raise DuplicateKey(ID_INDEX_NAME, rid, info.ns)
         keysets = {name: set(keys) for name, keys in index_keys.items()} if index_keys else {}
         if keysets:
-            self._check_index_keys(res, keysets, None, records.RID_SIZE if rid is None else len(rid))
+            self._check_index_keys(res, keysets, None)
         packed = self._engine._pack_record(info.ident, bson, bucket_form)
         if rid is None:
             rid = self._engine._append_record(txn, info.ident, records_db, packed)
         else:
-            txn.put(rid, packed, db=records_db)
+            txn.put(self._long(info.ident).remember(txn, rid), packed, db=records_db)
         for name, keys in keysets.items():
             if keys:
-                db, unique, split = res.indexes[name]
-                indexes.add(txn, db, keys, rid, unique, split)
+                db, unique, split, long = res.indexes[name]
+                indexes.add(txn, db, long, keys, rid, unique, split)
         sizes = self._sizes[-1]
         sizes[info.ident] = sizes.get(info.ident, 0) + len(bson)
         return rid
@@ -343,7 +337,8 @@ class WriteTxn(ReadView):
         in new_keys but not old_keys added (unique checked first). ``bucket_form``: see
         ``ValueCodec.pack``."""
         res = self._check_current(info)
-        stored = self._txn.get(rid, db=res.records)
+        record_key = self._long(info.ident).stored(rid)
+        stored = self._txn.get(record_key, db=res.records)
         if stored is None:
             raise StorageError(f"record {rid.hex()} not found in {info.ns}")
         old_size = self._old_size(stored)
@@ -352,17 +347,17 @@ class WriteTxn(ReadView):
         for name in set(old_keys) | set(new_keys):
             old, new = set(old_keys.get(name, ())), set(new_keys.get(name, ()))
             added[name], removed[name] = new - old, old - new
-        self._check_index_keys(res, added, rid, len(rid))
+        self._check_index_keys(res, added, rid)
         packed = self._engine._pack_record(info.ident, bson, bucket_form)
         if stored[0] == chunks.TAG_CHUNKED:
             chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
-        self._txn.put(rid, packed, db=res.records)
+        self._txn.put(record_key, packed, db=res.records)
         for name in removed:
-            db, unique, split = res.indexes[name]
+            db, unique, split, long = res.indexes[name]
             if removed[name]:
-                indexes.remove(self._txn, db, removed[name], rid, unique, split)
+                indexes.remove(self._txn, db, long, removed[name], rid, unique, split)
             if added[name]:
-                indexes.add(self._txn, db, added[name], rid, unique, split)
+                indexes.add(self._txn, db, long, added[name], rid, unique, split)
         self._add_size(info.ident, len(bson) - old_size)
 
     @_guard
@@ -374,17 +369,19 @@ class WriteTxn(ReadView):
         for name in index_keys:
             if name not in res.indexes:
                 raise IndexNotFound(info.ns, name)
-        stored = self._txn.get(rid, db=res.records)
+        record_long = self._long(info.ident)
+        stored = self._txn.get(record_long.stored(rid), db=res.records)
         if stored is None:
             return False
         old_size = self._old_size(stored)
         if stored[0] == chunks.TAG_CHUNKED:
             chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
-        self._txn.delete(rid, db=res.records)
+        self._txn.delete(record_long.stored(rid), db=res.records)
+        record_long.forget(self._txn, rid)
         for name, keys in index_keys.items():
             if keys:
-                db, unique, split = res.indexes[name]
-                indexes.remove(self._txn, db, set(keys), rid, unique, split)
+                db, unique, split, long = res.indexes[name]
+                indexes.remove(self._txn, db, long, set(keys), rid, unique, split)
         self._add_size(info.ident, -old_size)
         return True
 
@@ -414,8 +411,8 @@ class WriteTxn(ReadView):
             fields["indexes"].append({"spec": dict(spec), "ident": index_ident})
             new_info = self._put_entry(fields)
             self._engine.faults.check("index")
-            indexes.bulk_add(self._txn, handle, info.ns, name, entries, new_info.is_unique(name),
-                             self._engine.max_key_size)
+            indexes.bulk_add(self._txn, handle, self._long(index_ident), info.ns, name, entries,
+                             new_info.is_unique(name))
         return new_info
 
     @_guard
@@ -425,6 +422,7 @@ class WriteTxn(ReadView):
             raise IndexNotFound(info.ns, name)
         with self._atomic():
             self._bury(index_db_name(info.index_idents[name]))
+            drop_ident(self._txn, self._engine._longkeys_db, info.index_idents[name])
             fields = catalog.entry_fields(info)
             fields["indexes"] = [e for e in fields["indexes"] if e["spec"]["name"] != name]
             return self._put_entry(fields)

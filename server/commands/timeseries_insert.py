@@ -55,7 +55,7 @@ async def insert_measurements(ctx: CommandContext, cmd: dict, buckets_info: Any 
     size = raw.end - raw.start if type(raw) is RawDocuments else 0
     small = type(raw) is not RawDocuments or (len(raw) <= ON_LOOP_DOCUMENTS and size <= ON_LOOP_BYTES
                                               and size <= ON_LOOP_DOCUMENT_BYTES * len(raw))
-    index_rules = measurement_rules(info.indexes, options.time_field, server.engine.max_key_size, bns)
+    index_rules = measurement_rules(info.indexes, options.time_field)
     if small:
         prepared = prepare(cmd, options, columnar, state.last_layout, index_rules)
     else:

@@ -32,8 +32,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from bson.objectid import ObjectId
-
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.geo_keys import bucket_point, is_empty_geo
 from tidemark.query.match_parse import parse_filter
@@ -444,38 +442,33 @@ class MeasurementRules:
       array value"), since a bucket's min/max cannot bound an array's elements;
     - ``point_paths``: measurement fields under a ``2dsphere`` index (``data.<f>: "2dsphere_bucket"``):
       a Point or a legacy pair, or no geo value (183934 / 183493, geo_keys.bucket_point);
-    - every index's keys of a one-measurement bucket (``_probe``: the keyers of the write path itself) must
-      be extractable (parallel arrays 171, geo 16755, hashed arrays 16766 ... under meta indexes) and
-      storable (17280 KeyTooLong: an LMDB key holds at most ``max_key`` bytes). The meta's keys are probed
-      once per distinct meta of an insert (``meta_error``), a measurement's only when its indexed values and
-      meta may add up to a key too long (``key_bytes_bound``); short scalars under ascending indexes cannot fail.
+    - every meta index's keys of a one-measurement bucket (``_probe``: the keyers of the write path itself)
+      must be extractable (parallel arrays 171, geo 16755, hashed arrays 16766 ...), probed once per distinct
+      meta of an insert (``meta_error``) when an index may refuse a meta at all (a special kind, or two meta
+      paths). Keys have no size limit (like mongod since 4.2: storage keeps long keys, storage/longkeys.py),
+      so a meta under a single ascending/descending path is never refused.
 
     ``measurement_error`` checks one measurement (the insert path); ``check_bucket`` a bucket document
-    (index builds, updates); ``column_batch_error`` a column batch (its distinct metas and constants; its
-    typed columns hold fixed-width values only).
+    (index builds, updates); ``column_batch_error`` a column batch (its distinct metas; its typed columns
+    hold fixed-width scalars only).
     """
 
-    __slots__ = ("array_paths", "point_paths", "meta_specs", "meta_always", "meta_safe_bytes", "value_specs",
-                 "time_field", "max_key", "ns", "meta_verdicts")
+    __slots__ = ("array_paths", "point_paths", "meta_specs", "meta_always", "time_field", "meta_verdicts")
 
-    def __init__(self, array_paths: tuple[str, ...], point_paths: tuple[str, ...], meta_specs: tuple[dict[str, Any], ...] = (),
-                 meta_always: bool = False, meta_safe_bytes: int = 0, value_specs: tuple[dict[str, Any], ...] = (),
-                 time_field: str = "", max_key: int = 0, ns: str = ""):
+    def __init__(self, array_paths: tuple[str, ...], point_paths: tuple[str, ...],
+                 meta_specs: tuple[dict[str, Any], ...] = (), meta_always: bool = False, time_field: str = ""):
         self.array_paths, self.point_paths = array_paths, point_paths
         self.meta_specs = meta_specs  # bucket indexes reading ``meta``
-        self.meta_always = meta_always  # one of them may refuse a short meta (special kind, two meta paths)
-        self.meta_safe_bytes = meta_safe_bytes  # a meta of at most this BSON size cannot make a key too long
-        self.value_specs = value_specs  # bucket indexes reading measurement fields (control.min/max, data)
-        self.time_field, self.max_key, self.ns = time_field, max_key, ns
+        self.meta_always = meta_always  # one of them may refuse a meta (special kind, two meta paths)
+        self.time_field = time_field
         # ``meta_verdict``'s memory: (encoding, bytes of a meta) -> its meta_error; bounded (cleared when full)
         self.meta_verdicts: dict[tuple[Any, bytes], MongoError | None] = {}
 
     @property
     def checks_measurements(self) -> bool:
-        return bool(self.array_paths or self.point_paths or self.value_specs)
+        return bool(self.array_paths or self.point_paths)
 
-    def measurement_error(self, doc: dict[str, Any], meta: Any = MISSING, meta_bytes: int = 0) -> MongoError | None:
-        """``meta_bytes``: a bound on the encoded size of ``meta`` (``key_bytes_bound``)."""
+    def measurement_error(self, doc: dict[str, Any]) -> MongoError | None:
         try:
             for path in self.array_paths:
                 if _array_on_path(doc, path.split(".")):
@@ -484,19 +477,14 @@ class MeasurementRules:
                 for value in get_path_values(doc, path):
                     if value is not MISSING and not is_empty_geo(value):
                         bucket_point(value)
-            if self.value_specs and meta_bytes + 64 + 2 * sum(
-                    key_bytes_bound(v) for path in self.array_paths for v in get_path_values(doc, path)
-            ) > self.max_key - _BUCKET_RID_ROOM:  # (min and max: each value may be both)
-                fields = {k: v for k, v in doc.items() if k != self.time_field}
-                fields[self.time_field] = _PROBE_TIME
-                self._probe(self.value_specs, {"control": {"min": fields, "max": fields}, "meta": meta})
         except MongoError as e:
             return e
         return None
 
-    def meta_needs_check(self, meta: Any, bson_size: int) -> bool:
-        """Whether ``meta`` (of ``bson_size`` BSON bytes) may break an index: else ``meta_error`` is skipped."""
-        return bool(self.meta_specs) and (self.meta_always or bson_size > self.meta_safe_bytes)
+    @property
+    def meta_needs_check(self) -> bool:
+        """Whether a meta may break an index: else ``meta_error`` is skipped."""
+        return bool(self.meta_specs) and self.meta_always
 
     def meta_error(self, meta: Any) -> MongoError | None:
         """The keys of every index reading ``meta`` for a bucket of that meta (see the class)."""
@@ -523,30 +511,22 @@ class MeasurementRules:
         verdicts[key] = error
         return error
 
-    def column_batch_error(self, metas: list[bytes] | None, meta_kind: int | None, constants: dict[str, Any]) -> bool:
+    def column_batch_error(self, metas: list[bytes] | None, meta_kind: int | None) -> bool:
         """Whether a column batch holds a value the checks must see one document at a time (the per-document
-        parse then reports it): a distinct raw meta value or a constant that may break an index."""
-        if metas is not None and self.meta_specs:
+        parse then reports it): a distinct raw meta value that breaks an index."""
+        if metas is not None and self.meta_needs_check:
             for raw in metas:
-                if self.meta_needs_check(None, len(raw) + 8):
-                    if self.meta_verdict(meta_kind, raw, partial(_raw_value, meta_kind, raw)) is not None:
-                        return True
-        if self.value_specs and 2 * sum(key_bytes_bound(constants[path]) for path in self.array_paths
-                                        if path in constants) + 64 + 2 * max(map(len, metas or [b""])) > \
-                self.max_key - _BUCKET_RID_ROOM:
-            return True
+                if self.meta_verdict(meta_kind, raw, partial(_raw_value, meta_kind, raw)) is not None:
+                    return True
         return False
 
-    def _probe(self, specs: tuple[dict[str, Any], ...], bucket: dict[str, Any]) -> None:
+    @staticmethod
+    def _probe(specs: tuple[dict[str, Any], ...], bucket: dict[str, Any]) -> None:
+        """Compute ``specs``' keys of ``bucket``: a key that cannot be extracted raises its MongoError."""
         from tidemark.query.index_keys import keyer_for
-        from tidemark.storage.errors import KeyTooLong
 
-        room = self.max_key - _BUCKET_RID_ROOM
         for spec in specs:
-            for key, _ in keyer_for(spec).entries_multikey(bucket)[0]:
-                if len(key) > room:
-                    error = KeyTooLong(self.ns, spec["name"], len(key) + _BUCKET_RID_ROOM, self.max_key)
-                    raise MongoError(error.code, error.message)
+            keyer_for(spec).entries_multikey(bucket)
 
     def check_bucket(self, bucket: dict[str, Any]) -> None:
         data = bucket.get("data")
@@ -563,24 +543,6 @@ class MeasurementRules:
 
 _PROBE_TIME = _dt.datetime(1970, 1, 1)
 _META_VERDICTS_MAX = 16_384  # distinct metas remembered per index list (a series explosion clears it often)
-_BUCKET_RID_ROOM = 14  # a non-unique entry's key carries the bucket's rid (an encoded ObjectId, 13 bytes) and its length
-_UNBOUNDED = 1 << 30
-
-
-def key_bytes_bound(value: Any) -> int:
-    """A cheap upper bound on the bytes ``value`` takes in an encoded index key (storage/keys.py: a
-    string's UTF-8 bytes, NULs escaped, plus tag and terminator); sub-documents and other types of
-    variable size are not bounded (the caller then computes the real keys)."""
-    t = type(value)
-    if t is str:
-        return 4 * len(value) + 3
-    if t is int or t is float or t is bool or value is None or t is _dt.datetime or value is MISSING:
-        return 24
-    if t is bytes:
-        return len(value) + 8
-    if t is ObjectId:
-        return 13
-    return _UNBOUNDED
 
 
 def _raw_value(kind: int | None, raw: bytes) -> Any:
@@ -607,7 +569,7 @@ def _array_on_path(value: Any, parts: list[str]) -> bool:
 _RULES_CACHE: dict[int, tuple[Any, MeasurementRules | None]] = {}
 
 
-def measurement_rules(bucket_specs: Any, time_field: str, max_key: int = 511, ns: str = "") -> MeasurementRules | None:
+def measurement_rules(bucket_specs: Any, time_field: str) -> MeasurementRules | None:
     """The rules of a buckets collection's indexes (None when no index constrains measurements);
     cached by the identity of the catalog's index tuple."""
     hit = _RULES_CACHE.get(id(bucket_specs))
@@ -616,19 +578,13 @@ def measurement_rules(bucket_specs: Any, time_field: str, max_key: int = 511, ns
     arrays: list[str] = []
     points: list[str] = []
     meta_specs: list[dict[str, Any]] = []
-    value_specs: list[dict[str, Any]] = []
     meta_always = False
-    most_meta_paths = 1
     for spec in bucket_specs:
         key = spec.get("key", {})
         meta_paths = [name for name in key if name == "meta" or name.startswith("meta.")]
         if meta_paths:
             meta_specs.append(spec)
-            most_meta_paths = max(most_meta_paths, len(meta_paths))
             meta_always = meta_always or len(meta_paths) > 1 or any(isinstance(key[p], str) for p in meta_paths)
-        if any(name.startswith(("control.", "data.")) and name != _CONTROL_MIN + time_field
-               and name != _CONTROL_MAX + time_field for name in key):
-            value_specs.append(spec)
         for name, value in key.items():
             if value == _BUCKET_2DSPHERE and name.startswith("data."):
                 points.append(name[len("data."):])
@@ -637,11 +593,8 @@ def measurement_rules(bucket_specs: Any, time_field: str, max_key: int = 511, ns
                     field = name[len(prefix):] if name.startswith(prefix) else None
                     if field is not None and field != time_field and field not in arrays:
                         arrays.append(field)
-    # a meta's key is at most about twice its BSON size per meta path of an index; other components
-    # (dates, short values) take well under 64 bytes
-    safe = (max_key - _BUCKET_RID_ROOM - 64) // (2 * most_meta_paths)
-    rules = MeasurementRules(tuple(arrays), tuple(dict.fromkeys(points)), tuple(meta_specs), meta_always, safe,
-                             tuple(value_specs), time_field, max_key, ns) if arrays or points or meta_specs else None
+    rules = MeasurementRules(tuple(arrays), tuple(dict.fromkeys(points)), tuple(meta_specs), meta_always,
+                             time_field) if arrays or points or meta_always else None
     if isinstance(bucket_specs, tuple):
         if len(_RULES_CACHE) > 1024:
             _RULES_CACHE.clear()

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from tidemark.timeseries import options as ts_options
 from tidemark.timeseries import rawbatch, rules
 from tidemark.timeseries.batch import ColumnBatch, RowBatch, object_id_factory
 from tidemark.timeseries.bucketdoc import EPOCH, MISSING, date_ms, meta_key, normalize_meta
+
+if TYPE_CHECKING:
+    from tidemark.timeseries.indexes import MeasurementRules
 
 MAX_WRITE_BATCH = 100_000
 ON_LOOP_DOCUMENTS = 2_000  # smaller inserts are parsed on the event loop (a thread hop costs more)
@@ -97,7 +100,7 @@ def prepare(cmd: dict[str, Any], options: ts_options.TimeseriesOptions, columnar
             if parsed is not None:
                 batch = ColumnBatch(parsed, options.time_field, options.meta_field)
                 if not rules.bucket_too_large(max(lengths), batch.value_bytes()) and not (
-                        index_rules and index_rules.column_batch_error(batch.metas, batch.meta_kind, batch.constants)):
+                        index_rules and index_rules.column_batch_error(batch.metas, batch.meta_kind)):
                     return Prepared(batch, [])
     return prepare_rows(documents(cmd), lengths, options, ordered, index_rules)
 
@@ -111,9 +114,9 @@ def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options
     new_id = object_id_factory(len(docs))
     datetime, epoch, one_ms = _dt.datetime, EPOCH, _ONE_MS
     normalized: dict[bytes, tuple[Any, ...]] = {}
-    meta_rules = index_rules if index_rules is not None and index_rules.meta_specs else None
+    meta_rules = index_rules if index_rules is not None and index_rules.meta_needs_check else None
     row_rules = index_rules if index_rules is not None and index_rules.checks_measurements else None
-    scalar_checks: dict[Any, tuple[Any, ...]] = {}  # scalar meta key -> _meta_check
+    scalar_checks: dict[Any, MongoError | None] = {}  # scalar meta key -> _meta_check
     for index, doc in enumerate(docs):
         error = None
         if not isinstance(doc, dict):
@@ -140,25 +143,24 @@ def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options
             meta = doc.get(meta_field, MISSING) if meta_field is not None else MISSING
             if meta is MISSING:
                 key = MISSING
-                meta_error, meta_bytes = None, 0
+                meta_error = None
             elif type(meta) is dict or type(meta) is list:
                 raw_meta = encode({"": meta})
                 found = normalized.get(raw_meta)
                 if found is None:  # once per distinct meta: normalized, and what the indexes say of it
-                    found = normalized[raw_meta] = (*_normalized(meta), *_meta_check(meta_rules, meta, raw_meta))
-                meta, key, meta_error, meta_bytes = found
+                    found = normalized[raw_meta] = (*_normalized(meta), _meta_check(meta_rules, meta, raw_meta))
+                meta, key, meta_error = found
                 doc[meta_field] = meta  # stored and returned normalized (spec §3.6)
             else:
                 key = meta_key(meta)
-                meta_error, meta_bytes = None, 0
-                if meta_rules is not None or row_rules is not None:
-                    found = scalar_checks.get(key)
-                    if found is None:
-                        found = scalar_checks[key] = _meta_check(meta_rules, meta, None)
-                    meta_error, meta_bytes = found
+                meta_error = None
+                if meta_rules is not None:
+                    if key not in scalar_checks:
+                        scalar_checks[key] = _meta_check(meta_rules, meta, None)
+                    meta_error = scalar_checks[key]
             error = meta_error
             if error is None and row_rules is not None:
-                error = row_rules.measurement_error(doc, meta, meta_bytes)
+                error = row_rules.measurement_error(doc)
         if error is not None:
             errors.append(error.to_write_error(index))
             if ordered:
@@ -219,24 +221,14 @@ def slices(batch: ColumnBatch | RowBatch, queried: list[bool] | None = None) -> 
     return cuts + [batch.n]
 
 
-def _meta_check(meta_rules: Any, meta: Any, raw_meta: bytes | None) -> tuple[MongoError | None, int]:
-    """(what the collection's indexes say of a bucket of ``meta``, a bound on its encoded key bytes): the
-    keys are computed only when an index may refuse it (``MeasurementRules.meta_needs_check``)."""
-    t = type(meta)
+def _meta_check(meta_rules: MeasurementRules | None, meta: Any, raw_meta: bytes | None) -> MongoError | None:
+    """What the collection's indexes say of a bucket of ``meta``: the keys are computed only when an index
+    may refuse a meta (``MeasurementRules.meta_needs_check``; ``meta_rules`` None: none may)."""
+    if meta_rules is None:
+        return None
     if raw_meta is not None:
-        size = len(raw_meta)
-    elif t is str:
-        size = 4 * len(meta) + 3
-    else:
-        from tidemark.timeseries.indexes import key_bytes_bound
-        size = min(key_bytes_bound(meta), 1 << 20)
-    error = None
-    if meta_rules is not None and meta_rules.meta_needs_check(meta, size):
-        if raw_meta is not None:
-            error = meta_rules.meta_verdict(None, raw_meta, lambda: normalize_meta(meta))
-        else:
-            error = meta_rules.meta_error(meta)
-    return error, 2 * size
+        return meta_rules.meta_verdict(None, raw_meta, lambda: normalize_meta(meta))
+    return meta_rules.meta_error(meta)
 
 
 def _normalized(meta: Any) -> tuple[Any, Any]:

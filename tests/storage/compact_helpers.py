@@ -15,7 +15,8 @@ MT_INDEX = {"v": 2, "key": {"m": 1, "t": 1}, "name": "m_1_t_1"}  # long first co
 
 
 def _meta(k) -> dict:
-    return {"host": f"host-{k % 5}", "region": "somewhere-far-away-1", "rack": str(k % 3)}
+    # a quarter of the metas make keys longer than LMDB holds (storage/longkeys.py), some sharing their head
+    return {"host": f"host-{k % 5}", "region": "somewhere-far-away-1" * (30 if k % 4 == 0 else 1), "rack": str(k % 3)}
 
 
 def _doc(rng: random.Random, _id, size: int) -> dict:

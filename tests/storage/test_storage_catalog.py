@@ -297,11 +297,11 @@ def test_invalid_namespace_is_rejected(engine):
 def test_running_out_of_sub_databases_is_a_clear_error_and_drop_frees_slots(dbpath):
     from tidemark.storage.errors import TooManyCollections
 
-    eng = open_engine(dbpath, max_dbs=12)  # 4 internal + 2 per collection
+    eng = open_engine(dbpath, max_dbs=13)  # 5 internal + 2 per collection
     try:
         for n in range(4):
             eng.write_sync(lambda w, n=n: w.create_collection(f"a.c{n}", {}))
-        with pytest.raises(TooManyCollections, match="at most 12"):
+        with pytest.raises(TooManyCollections, match="at most 13"):
             eng.write_sync(lambda w: w.create_collection("a.c4", {}))
         with eng.read() as r:
             assert r.get_collection("a.c4") is None

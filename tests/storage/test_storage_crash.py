@@ -52,7 +52,7 @@ def check_consistent(dbpath, acked):
             assert [c.ns for c in r.list_collections("db")] == ["db.crash"]
             live = {records_db_name(info.ident)} | {index_db_name(i) for i in info.index_idents.values()}
         with eng._env.begin() as txn:  # buried sub-databases of dropped collections were deleted
-            assert {key for key, _ in txn.cursor()} == live | {b"_catalog", b"_meta", b"_journal", b"_chunks"}
+            assert {key for key, _ in txn.cursor()} == live | {b"_catalog", b"_meta", b"_journal", b"_chunks", b"_longkeys"}
         return len(ids)
     finally:
         eng.close()

@@ -8,6 +8,7 @@ import pytest
 
 from tidemark.storage import indexes
 from tidemark.storage.keys import T_NUMBER, T_STRING, encode_key, type_bracket
+from tidemark.storage.longkeys import LongKeys
 
 
 def _value(rng):
@@ -27,7 +28,7 @@ def _value(rng):
 
 @pytest.fixture
 def env(tmp_path):
-    env = lmdb.open(str(tmp_path / "env"), max_dbs=4, map_size=1 << 28)
+    env = lmdb.open(str(tmp_path / "env"), max_dbs=5, map_size=1 << 28)
     yield env
     env.close()
 
@@ -67,28 +68,30 @@ def test_split_layout_scans_like_the_plain_layout(env, directions, split_at_leas
     plain = env.open_db(b"plain")
     split = env.open_db(b"split", dupsort=True)
     entries = _entries(rng, 300, directions)
+    side = env.open_db(b"_longkeys")
     with env.begin(write=True) as txn:
-        indexes.bulk_add(txn, plain, "db.c", "i", iter(entries), False, 511)
-        indexes.bulk_add(txn, split, "db.c", "i", iter(entries), False, 511)
+        lp, ls = LongKeys(side, "x1", 511), LongKeys(side, "x2", 511)
+        indexes.bulk_add(txn, plain, lp, "db.c", "i", iter(entries), False)
+        indexes.bulk_add(txn, split, ls, "db.c", "i", iter(entries), False)
         assert indexes.is_split(txn, split) and not indexes.is_split(txn, plain)
         removed = rng.sample(entries, 60)
         for key, rid in removed:
-            indexes.remove(txn, plain, [key], rid, False)
-            indexes.remove(txn, split, [key], rid, False, split=True)
+            indexes.remove(txn, plain, lp, [key], rid, False)
+            indexes.remove(txn, split, ls, [key], rid, False, split=True)
         for key, rid in removed[:20]:  # added back through the single-entry path
-            indexes.add(txn, plain, [key], rid, False)
-            indexes.add(txn, split, [key], rid, False, split=True)
+            indexes.add(txn, plain, lp, [key], rid, False)
+            indexes.add(txn, split, ls, [key], rid, False, split=True)
         assert txn.stat(split)["entries"] == txn.stat(plain)["entries"]
         for _ in range(400):
             lo, hi = _bounds(rng, entries, directions), _bounds(rng, entries, directions)
             kw = {"lo_inclusive": rng.random() < 0.5, "hi_inclusive": rng.random() < 0.5,
                   "reverse": rng.random() < 0.5}
-            expected = list(indexes.scan(txn, plain, False, lo, hi, **kw))
-            assert list(indexes.scan(txn, split, False, lo, hi, **kw)) == expected, (lo, hi, kw)
+            expected = list(indexes.scan(txn, plain, lp, False, lo, hi, **kw))
+            assert list(indexes.scan(txn, split, ls, False, lo, hi, **kw)) == expected, (lo, hi, kw)
             if expected:
                 after = rng.choice(expected)
-                resumed = list(indexes.scan(txn, plain, False, lo, hi, start_after=after, **kw))
-                assert list(indexes.scan(txn, split, False, lo, hi, start_after=after, **kw)) == resumed
+                resumed = list(indexes.scan(txn, plain, lp, False, lo, hi, start_after=after, **kw))
+                assert list(indexes.scan(txn, split, ls, False, lo, hi, start_after=after, **kw)) == resumed
 
 
 def test_split_layout_keeps_one_copy_of_a_long_first_component(env):
@@ -96,9 +99,10 @@ def test_split_layout_keeps_one_copy_of_a_long_first_component(env):
     split = env.open_db(b"split", dupsort=True)
     meta = {f"tag{i}": f"value-{i}" * 3 for i in range(10)}
     entries = [(encode_key([meta, t, t + 1]), encode_key([t])) for t in range(500)]
+    side = env.open_db(b"_longkeys")
     with env.begin(write=True) as txn:
-        indexes.bulk_add(txn, plain, "db.c", "i", iter(entries), False, 511)
-        indexes.bulk_add(txn, split, "db.c", "i", iter(entries), False, 511)
+        indexes.bulk_add(txn, plain, LongKeys(side, "x1", 511), "db.c", "i", iter(entries), False)
+        indexes.bulk_add(txn, split, LongKeys(side, "x2", 511), "db.c", "i", iter(entries), False)
         pages = {name: sum(txn.stat(db)[k] for k in ("branch_pages", "leaf_pages", "overflow_pages"))
                  for name, db in (("plain", plain), ("split", split))}
     assert pages["split"] * 4 < pages["plain"]
