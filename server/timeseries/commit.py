@@ -111,17 +111,18 @@ class CollectionPlan:
         self.rows: list[tuple[Any, int, int]] = []  # (bucket, lo, hi): rows this commit makes durable
         # the same for the pure buckets of a table, as arrays: (table, slots, gens, lo, hi)
         self.slot_rows: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        self.trim: tuple[int, int] | None = None
+        self.trim: tuple[int, int] | None = None  # (seq, records): what the full writes surely made cover
+        self.trim_all: tuple[int, int] | None = None  # the same once every deferrable one is written too
 
     def empty(self) -> bool:
-        return not (self.segments or self.fulls or self.deferrable or self.trim)
+        return not (self.segments or self.fulls or self.deferrable or self.trim or self.trim_all)
 
     def write_fn(self) -> Any:
         """The storage write (writer thread; may run again: no side effect outside ``w``)."""
         state = self.state
         ns, options = state.ns, state.options
         stream = journal.stream_of(ns)
-        segments, fulls, deferrable, trim = self.segments, self.fulls, self.deferrable, self.trim
+        segments, fulls, deferrable, trims = self.segments, self.fulls, self.deferrable, (self.trim, self.trim_all)
 
         def fn(w: Any) -> tuple[list[int], list[int], list[bytes], float]:
             started = time.thread_time()
@@ -141,15 +142,16 @@ class CollectionPlan:
                 raw = parts.bson()
                 info = write_full_document(w, info, parts.summary, raw, parts.codec_form())
                 finals.append(raw)
+            trim = trims[len(finals) == len(fulls) + len(deferrable)]
             if trim is not None:
                 w.journal_trim(stream, trim[0])
-            return seqs, sizes, finals, time.thread_time() - started
+            return seqs, sizes, finals, time.thread_time() - started, trim
 
         return fn
 
     def finish(self, catalog: BucketCatalog, logs: dict[str, Any], counters: WriteCounters, result: Any) -> None:
         """The commit is durable: the rows become visible and everything derived from them follows."""
-        seqs, sizes, finals, cpu = result
+        seqs, sizes, finals, cpu, trim = result
         state = self.state
         stats = state.stats
         added = 0
@@ -194,8 +196,8 @@ class CollectionPlan:
             if bucket.state in IN_MEMORY:
                 catalog.mark_full(bucket)
                 catalog.deferred += 1
-        if self.trim is not None and log_ is not None:
-            log_.trimmed(self.trim[1])
+        if trim is not None and log_ is not None:
+            log_.trimmed(trim[1])
         if added or finals:
             stats["numCommits"] += 1
         stats["numMeasurementsCommitted"] += added
@@ -332,16 +334,20 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
                 plan.segments.append(journal.Segment.of_table(table, members[a:b], slots[a:b], lo[a:b], hi[a:b]))
     for ns, log_ in logs.items():
         plan = plans.get(ns)
-        # (only the full writes the commit surely makes: a deferrable one may wait for a later commit)
+        # two candidates: the writer applies the second only if the budget let every deferrable full
+        # write through (a record is trimmed only in the transaction that stores what it covers)
         writing = {id(bucket): n for bucket, n, *_ in plan.fulls} if plan is not None else None
         trim = log_.trimmable(writing)
-        if trim is not None:
+        trim_all = trim
+        if plan is not None and plan.deferrable:
+            trim_all = log_.trimmable({**(writing or {}), **{id(bucket): n for bucket, n, *_ in plan.deferrable}})
+        if trim is not None or trim_all is not None:
             state = catalog.get(ns)
             if state is not None:
                 plan = plans.get(ns)
                 if plan is None:
                     plan = plans[ns] = CollectionPlan(state)
-                plan.trim = trim
+                plan.trim, plan.trim_all = trim, trim_all
     return {ns: plan for ns, plan in plans.items() if not plan.empty()}
 
 
