@@ -192,9 +192,11 @@ class CollectionPlan:
             bucket.stored_count = max(bucket.stored_count, n)
             bucket.full_size = size
             catalog.written(state, bucket, final)
-        for bucket, *_ in self.deferrable[len(written) - len(self.fulls):]:  # beyond the budget: later
+        # beyond the budget: back to the front of their queue, in order, for the next commit
+        for bucket, *_ in reversed(self.deferrable[len(written) - len(self.fulls):]):
             if bucket.state in IN_MEMORY:
-                catalog.mark_full(bucket)
+                bucket.needs_full = True
+                catalog.queued_fulls[0 if id(bucket) in catalog.leaving else 1].appendleft(bucket)
                 catalog.deferred += 1
         if trim is not None and log_ is not None:
             log_.trimmed(trim[1])
