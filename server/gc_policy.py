@@ -15,9 +15,10 @@ a young collection of at most ``YOUNG_THRESHOLD`` new objects. Frozen objects ar
 reference counts (a bucket leaving memory, a finished request's state); only a reference cycle whose
 objects were frozen before it became garbage is not. Those wait for the backstop: a full collection
 (unfreeze, collect, freeze) once the process's anonymous memory not accounted for by the bucket
-catalog (which bounds its own: ``timeseriesIdleBucketExpiryMemoryUsageThreshold``) has grown by its
-size after the last full collection plus ``FULL_COLLECTION_SLACK``. That walk is proportional to the
-heap, so it is kept for the case it exists for (garbage cycles piling up), not run per heap growth.
+catalog (which bounds its own: ``timeseriesIdleBucketExpiryMemoryUsageThreshold``) has grown by
+``FULL_COLLECTION_SLACK`` since the last full collection: frozen garbage cycles hold at most about
+that much. That walk is proportional to the heap (~1 s of CPU for a series explosion's 2 million
+objects), so it is kept for the case it exists for, not run per heap growth or on a timer.
 
 Every collection's CPU time is counted per generation (``stats``: serverStatus ``tidemark.gc``).
 """
@@ -30,9 +31,10 @@ from collections.abc import Callable
 from typing import Any
 
 # new tracked objects between young collections (CPython's default: 700, which cost ~10 % of ingest
-# CPU and ~30 % of a large $group in collections); each young collection walks at most these
+# CPU and ~30 % of a large $group in collections); a young collection walks about this many, or what
+# YOUNG_INTERVAL of work left (below)
 YOUNG_THRESHOLD = 20_000
-FULL_COLLECTION_SLACK = 256 << 20  # bytes of unaccounted growth tolerated on top of a doubling
+FULL_COLLECTION_SLACK = 256 << 20  # growth of the memory outside the catalog that calls the backstop
 # The threshold counts allocations minus deallocations of tracked objects, frozen ones included: while
 # buckets leave memory (freeing frozen objects) as fast as new ones come, the count stays low and the
 # young generation grows without a collection (a series explosion reached 245,000 young objects: a
@@ -103,7 +105,7 @@ class GcPolicy:
     def full_collection_due(self) -> bool:
         base = self.unaccounted_after_full
         now = self._unaccounted()
-        return base is not None and now is not None and now > 2 * base + FULL_COLLECTION_SLACK
+        return base is not None and now is not None and now > base + FULL_COLLECTION_SLACK
 
     def collect_frozen(self) -> int:
         """Unfreeze, collect everything, freeze again: garbage cycles that were frozen are freed (a pause
