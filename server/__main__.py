@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parse_options(sys.argv[1:] if argv is None else argv)
     # Importing the server creates ~50,000 long-lived objects and next to no garbage: with the collector
     # on, ~120 collections walk them on the way (~60 ms of CPU, 15 % of the imports). The server
-    # collects once and freezes the heap when it has started (tidemark.app._tune_gc).
+    # collects once and freezes the heap when it has started (tidemark.gc_policy).
     gc.disable()
     try:
         from tidemark import app, log

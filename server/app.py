@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import gc
 import os
 import signal
 import socket
@@ -23,7 +22,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tidemark import fsync_lock, log, tls, ttl
+from tidemark import fsync_lock, gc_policy, log, tls, ttl
 from tidemark.auth import lifecycle as auth_lifecycle
 from tidemark.connection import Connection
 from tidemark.context import ServerOptions, ServerState
@@ -178,7 +177,8 @@ class App:
             scheduler=RunScheduler(params["tidemarkRunTokens"], params["tidemarkRunQuantumMillis"] / 1000,
                                    pinned=engine.reading),
         )
-        state.status_sections["tidemark"] = lambda: {"scheduler": state.scheduler.stats()}
+        state.status_sections["tidemark"] = lambda: {"scheduler": state.scheduler.stats(),
+                                                     "gc": gc_policy.POLICY.stats()}
         state.request_shutdown = self.stopping.set  # the shutdown command
         self.state = state
         dispatcher = Dispatcher(state)
@@ -334,14 +334,19 @@ async def serve(options: ServerOptions) -> int:
         return exc.exit_code
     # A process-wide choice, so only the server's own process makes it: an App embedded in another
     # program (tidemark.testing, the lifecycle tests) must not freeze its host's heap — frozen objects
-    # are never collected, and at exit extension modules report them as leaked.
-    _tune_gc()
+    # are never collected, and at exit extension modules report them as leaked. The bucket
+    # catalog bounds its own memory: the GC backstop watches the rest.
+    state = app.state
+    gc_policy.POLICY.install(accounted=lambda: state.bucket_catalog.memory if state and state.bucket_catalog else 0)
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
-    await app.serve_until_stopped()
+    collector = asyncio.get_running_loop().create_task(_gc_timer())
+    try:
+        await app.serve_until_stopped()
+    finally:
+        collector.cancel()
     return 0
 
 
-GC_THRESHOLDS = (50_000, 20, 100)
 # A thread that wants the GIL (the event loop, a request just given its run token) asks a CPU-bound
 # holder to drop it after this long (CPython's default: 5 ms). Each request hands the GIL over a few
 # times (loop -> pool thread -> loop), so with run-token holders busy this is most of a short
@@ -349,16 +354,16 @@ GC_THRESHOLDS = (50_000, 20, 100)
 GIL_SWITCH_INTERVAL = 0.001
 
 
-def _tune_gc() -> None:
-    """Ingest and queries allocate many short-lived containers while the process keeps large long-lived
-    structures (modules, the bucket catalog, the decoded-bucket cache). With CPython's default
-    thresholds (700, 10, 10) a young collection runs every 700 allocations and a full one every 100 of
-    those, each walking every tracked object: measured ~10 % of ingest CPU (TSBS, scale 1000: 4.6 ->
-    4.15 us/row) and ~30 % of a large ``$group`` (double-groupby-1). Objects alive after start-up are
-    frozen (never scanned again) and collections run less often; reference cycles are still collected."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+async def _gc_timer() -> None:
+    """The GC policy's timed work on the loop (tidemark.gc_policy): a young collection every
+    ``YOUNG_INTERVAL`` seconds, the backstop's full collection when due."""
+    policy = gc_policy.POLICY
+    while True:
+        for _ in range(round(gc_policy.FULL_CHECK_INTERVAL / gc_policy.YOUNG_INTERVAL)):
+            await asyncio.sleep(gc_policy.YOUNG_INTERVAL)
+            policy.collect_young()
+        if policy.full_collection_due():
+            policy.collect_frozen()
 
 
 def run(options: ServerOptions) -> int:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import weakref
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, cast
@@ -44,11 +45,15 @@ log = logging.getLogger("tidemark.timeseries")
 CHECKPOINT_INTERVAL_SECONDS = 60.0
 RETIRE_INTERVAL_SECONDS = 1.0
 SEGMENT_ROWS = 16_384
-# full writes of idle buckets (closed for memory, retired archived ones) per commit: ~0.4 ms each on the
-# writer thread (holding the GIL), so a commit carrying thousands held every insert sharing the writer
-# (regular collections too) for a second; the rest follow in the next commits, which run back to back
-# while any is deferred (inserts that open buckets wait for them: ingest.LEAVING_ALLOWANCE)
+# Full writes of idle buckets (closed for memory, retired archived, checkpointed; nothing waits on them)
+# cost ~0.4 ms each on the writer thread, holding the GIL, and a commit holds every insert sharing the
+# writer (regular collections too): a drain takes at most FULL_WRITES_PER_COMMIT of them, and the
+# writer stops writing them once the commit's share of a collection spent FULL_WRITE_CPU_BUDGET seconds
+# of its CPU (128 of them held it ~55 ms of CPU in a series explosion); the rest follow in the next
+# commits, which run back to back while any is deferred (inserts that open buckets wait for them:
+# ingest.LEAVING_ALLOWANCE)
 FULL_WRITES_PER_COMMIT = 128
+FULL_WRITE_CPU_BUDGET = 0.010
 
 
 def write_full_document(w: Any, info: Any, doc: dict[str, Any], raw: bytes | None = None, bucket_form: Any = None) -> Any:
@@ -81,6 +86,10 @@ class WriteCounters:
         self.journalBytes = 0
         self.bucketDocuments = 0
         self.bucketBytes = 0
+        # the most writer-thread CPU one collection's share of a commit took (building journal records
+        # and full documents holds the GIL): what a commit costs every other thread at worst
+        self.writerCpuMicrosMax = 0
+        self.fullWritesPerCommitMax = 0
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))
@@ -96,22 +105,27 @@ class CollectionPlan:
         self.state = state
         self.segments: list[journal.Segment] = []
         self.fulls: list[tuple[Any, int, dict[str, Any], dict[str, Any], int]] = []  # (bucket, rows, columns, arrays, size)
+        # full writes nothing waits on (commit.FULL_WRITE_CPU_BUDGET): written after ``fulls`` while
+        # the budget lasts (at least one), the others marked again for a later commit
+        self.deferrable: list[tuple[Any, int, dict[str, Any], dict[str, Any], int]] = []
         self.rows: list[tuple[Any, int, int]] = []  # (bucket, lo, hi): rows this commit makes durable
         # the same for the pure buckets of a table, as arrays: (table, slots, gens, lo, hi)
         self.slot_rows: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        self.trim: tuple[int, int] | None = None
+        self.trim: tuple[int, int] | None = None  # (seq, records): what the full writes surely made cover
+        self.trim_all: tuple[int, int] | None = None  # the same once every deferrable one is written too
 
     def empty(self) -> bool:
-        return not (self.segments or self.fulls or self.trim)
+        return not (self.segments or self.fulls or self.deferrable or self.trim or self.trim_all)
 
     def write_fn(self) -> Any:
         """The storage write (writer thread; may run again: no side effect outside ``w``)."""
         state = self.state
         ns, options = state.ns, state.options
         stream = journal.stream_of(ns)
-        segments, fulls, trim = self.segments, self.fulls, self.trim
+        segments, fulls, deferrable, trims = self.segments, self.fulls, self.deferrable, (self.trim, self.trim_all)
 
-        def fn(w: Any) -> tuple[list[int], list[int], list[bytes]]:
+        def fn(w: Any) -> tuple[list[int], list[int], list[bytes], float]:
+            started = time.thread_time()
             info = w.get_collection(ns)
             if info is None:
                 raise MongoError(ErrorCode.NamespaceNotFound, f"Namespace {ns} was dropped during the insert")
@@ -121,20 +135,23 @@ class CollectionPlan:
                 seqs.append(w.journal_append(stream, payload))
                 sizes.append(len(payload))
             finals = []
-            for bucket, n, columns, arrays, _ in fulls:
+            for i, (bucket, n, columns, arrays, _) in enumerate(fulls + deferrable):
+                if i > len(fulls) and time.thread_time() - started >= FULL_WRITE_CPU_BUDGET:
+                    break  # the deferrable rest waits for a later commit (at least one is written)
                 parts = bucket.document_parts(n, columns, arrays)
                 raw = parts.bson()
                 info = write_full_document(w, info, parts.summary, raw, parts.codec_form())
                 finals.append(raw)
+            trim = trims[len(finals) == len(fulls) + len(deferrable)]
             if trim is not None:
                 w.journal_trim(stream, trim[0])
-            return seqs, sizes, finals
+            return seqs, sizes, finals, time.thread_time() - started, trim
 
         return fn
 
     def finish(self, catalog: BucketCatalog, logs: dict[str, Any], counters: WriteCounters, result: Any) -> None:
         """The commit is durable: the rows become visible and everything derived from them follows."""
-        seqs, sizes, finals = result
+        seqs, sizes, finals, cpu, trim = result
         state = self.state
         stats = state.stats
         added = 0
@@ -168,21 +185,30 @@ class CollectionPlan:
                 log_ = logs[state.ns] = journal.CommitLog(state.ns)
             for segment, seq in zip(self.segments, seqs, strict=True):
                 log_.add(seq, segment.buckets, np.asarray(segment.hi).tolist())
-        for (bucket, n, _, _, size), final in zip(self.fulls, finals, strict=True):
+        written = self.fulls + self.deferrable[:len(finals) - len(self.fulls)]
+        for (bucket, n, _, _, size), final in zip(written, finals, strict=True):
             if bucket.state not in IN_MEMORY:
                 continue
             bucket.stored_count = max(bucket.stored_count, n)
             bucket.full_size = size
             catalog.written(state, bucket, final)
-        if self.trim is not None and log_ is not None:
-            log_.trimmed(self.trim[1])
-        if added or self.fulls:
+        # beyond the budget: back to the front of their queue, in order, for the next commit
+        for bucket, *_ in reversed(self.deferrable[len(written) - len(self.fulls):]):
+            if bucket.state in IN_MEMORY:
+                bucket.needs_full = True
+                catalog.queued_fulls[0 if id(bucket) in catalog.leaving else 1].appendleft(bucket)
+                catalog.deferred += 1
+        if trim is not None and log_ is not None:
+            log_.trimmed(trim[1])
+        if added or finals:
             stats["numCommits"] += 1
         stats["numMeasurementsCommitted"] += added
         counters.journalRecords += len(self.segments)
         counters.journalBytes += sum(sizes)
         counters.bucketDocuments += len(finals)
         counters.bucketBytes += sum(len(raw) for raw in finals)
+        counters.writerCpuMicrosMax = max(counters.writerCpuMicrosMax, int(cpu * 1e6))
+        counters.fullWritesPerCommitMax = max(counters.fullWritesPerCommitMax, len(finals))
 
     def abort(self, catalog: BucketCatalog) -> None:
         """The commit failed: remove the rows it carried, keep its full writes pending."""
@@ -199,7 +225,7 @@ class CollectionPlan:
                 catalog.freeze(state, bucket)  # it held only the failed rows
             elif bucket.pending:
                 catalog.appended(bucket, 0)
-        for bucket, *_ in self.fulls:
+        for bucket, *_ in self.fulls + self.deferrable:
             if bucket.state in IN_MEMORY:
                 catalog.mark_full(bucket)
 
@@ -283,7 +309,7 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
             taken += 1
             handled.setdefault(bucket.table, set()).add(bucket.slot)
             bucket.needs_full = False
-            cast(CollectionPlan, plan_of(bucket.ns)).fulls.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
+            cast(CollectionPlan, plan_of(bucket.ns)).deferrable.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
             cast(CollectionPlan, plan_of(bucket.ns)).rows.append((bucket, lo, hi))
     catalog.deferred = len(queued[0]) + len(queued[1])
     for table, listed in pure_slots.items():
@@ -310,15 +336,20 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
                 plan.segments.append(journal.Segment.of_table(table, members[a:b], slots[a:b], lo[a:b], hi[a:b]))
     for ns, log_ in logs.items():
         plan = plans.get(ns)
+        # two candidates: the writer applies the second only if the budget let every deferrable full
+        # write through (a record is trimmed only in the transaction that stores what it covers)
         writing = {id(bucket): n for bucket, n, *_ in plan.fulls} if plan is not None else None
         trim = log_.trimmable(writing)
-        if trim is not None:
+        trim_all = trim
+        if plan is not None and plan.deferrable:
+            trim_all = log_.trimmable({**(writing or {}), **{id(bucket): n for bucket, n, *_ in plan.deferrable}})
+        if trim is not None or trim_all is not None:
             state = catalog.get(ns)
             if state is not None:
                 plan = plans.get(ns)
                 if plan is None:
                     plan = plans[ns] = CollectionPlan(state)
-                plan.trim = trim
+                plan.trim, plan.trim_all = trim, trim_all
     return {ns: plan for ns, plan in plans.items() if not plan.empty()}
 
 

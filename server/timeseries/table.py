@@ -22,8 +22,9 @@ Invariants
   sees consistent rows.
 - A slot is reused only after its bucket left memory (``Bucket.leave``: its final document is kept on
   the bucket object, and readers check ``bucket.final`` after copying, so they never return another
-  bucket's rows). Free slots are handed out lowest first, so the buckets in memory gather in the low
-  slots and ``shrink`` (maintenance) can drop the top of the arrays once few slots are held; ``gen``
+  bucket's rows). Free slots are handed out lowest first: those released below ``used`` (a heap,
+  ``free``), else ``used`` itself (every slot from ``used`` up is free and in no heap, so a grow adds
+  no entries), so the buckets in memory gather in the low slots and ``shrink`` (maintenance) can drop the top of the arrays once few slots are held; ``gen``
   values are unique over the table's life (a commit's per-slot bookkeeping never matches a slot that
   changed hands, even across a shrink and a regrowth).
 - Memory: every held slot costs ``row_bytes`` (its row of every typed array at the current capacity
@@ -97,7 +98,7 @@ class Table:
         self.gen = np.zeros(slots, np.int64)
         self.taken = np.zeros(slots, bool)  # the slot belongs to a bucket
         self.buckets: list[Bucket | None] = [None] * slots
-        self.free: list[int] = list(range(slots))  # a heap: the lowest free slot first
+        self.free: list[int] = []  # a heap of the free slots below ``used``: the lowest first
         self.used = 0  # slots below this were allocated since the arrays were last made (rows to copy)
         self.live = 0  # slots held
         self.next_gen = 1
@@ -116,10 +117,13 @@ class Table:
 
     # -- slots
     def allocate(self, bucket: Any) -> int:
-        if not self.free:
-            self._grow_slots()
-        slot = heapq.heappop(self.free)
-        self.used = max(self.used, slot + 1)
+        if self.free:
+            slot = heapq.heappop(self.free)
+        else:
+            if self.used == len(self.count):
+                self._grow_slots()
+            slot = self.used
+            self.used += 1
         self.live += 1
         self.meter.bytes += self.row_bytes
         self.buckets[slot] = bucket
@@ -133,7 +137,7 @@ class Table:
 
     def _grow_slots(self) -> None:
         """Four times the slots: a grow copies the rows held (it stalls the loop on large tables, so it
-        is rare). Data arrays are allocated uninitialized (rows at or above a slot's count are never
+        is rare; the new slots are free without a heap entry each). Data arrays are allocated uninitialized (rows at or above a slot's count are never
         read): zeroing hundreds of MB — what calloc does once the allocator reuses freed memory — cost
         ~100 ms, and pages never written cost no memory."""
         old = len(self.count)
@@ -150,7 +154,6 @@ class Table:
             grown[:old] = array
             setattr(self, name, grown)
         self.buckets.extend([None] * (new - old))
-        self.free.extend(range(old, new))  # all above every heap entry: still a heap
 
     def reserve_rows(self, rows: int) -> None:
         """Room for ``rows`` rows per slot (capacity grows fourfold, copying only the rows held, into
@@ -212,7 +215,7 @@ class Table:
         for name in _SLOT_VECTORS:
             setattr(self, name, getattr(self, name)[:slots].copy())
         del self.buckets[slots:]
-        self.free = [s for s in self.free if s < slots]
+        self.free = [s for s in self.free if s < top]  # (the slots from ``used`` up are free)
         heapq.heapify(self.free)
         self.used = top
         self._set_cap(cap)

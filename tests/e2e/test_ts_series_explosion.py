@@ -87,3 +87,21 @@ def test_reads_over_many_in_memory_buckets_keep_memory_bounded(start_server, mon
         # measured: 49 MB before the fix, 16 MB after (~2 MB with both budgets 0: the scan itself)
         growth = rss_anon(proc.process.pid) - before
         assert growth < 28 * 2**20, growth / 2**20
+
+
+def test_a_series_explosion_runs_only_young_collections_and_counts_its_stall_figures(start_server):
+    """The server freezes the survivors of every young collection (tidemark.gc_policy): generation-1
+    and -2 collections, which walked the catalog's ~1 million objects for 200-330 ms of CPU each, do
+    not run, whatever the number of series. serverStatus reports the collections' CPU and the worst
+    commit's writer CPU (counted figures, not timed assertions)."""
+    proc = start_server(params={"timeseriesIdleBucketExpiryMemoryUsageThreshold": THRESHOLD})
+    with proc.client() as client:
+        coll = client.db.create_collection("req", timeseries={"timeField": "t", "metaField": "request"})
+        insert_series(coll, 0, 3 * SERIES)
+        status = client.admin.command("serverStatus")
+        gc_figures, writes = status["tidemark"]["gc"], status["bucketCatalog"]["writes"]
+        assert gc_figures["collections"][0] > 0
+        assert gc_figures["collections"][1] == 0
+        assert gc_figures["collections"][2] == gc_figures["fullCollections"]  # only the memory backstop's
+        assert len(gc_figures["cpuMillisMax"]) == 3 and gc_figures["cpuMillisTotal"][0] > 0
+        assert writes["writerCpuMicrosMax"] > 0 and writes["fullWritesPerCommitMax"] >= 1
