@@ -124,7 +124,7 @@ class CollectionPlan:
         stream = journal.stream_of(ns)
         segments, fulls, deferrable, trims = self.segments, self.fulls, self.deferrable, (self.trim, self.trim_all)
 
-        def fn(w: Any) -> tuple[list[int], list[int], list[bytes], float]:
+        def fn(w: Any) -> tuple[list[int], list[int], list[bytes], float, tuple[int, int] | None]:
             started = time.thread_time()
             info = w.get_collection(ns)
             if info is None:
@@ -134,7 +134,7 @@ class CollectionPlan:
                 payload = segment.encode(ns, options.time_field, options.meta_field)
                 seqs.append(w.journal_append(stream, payload))
                 sizes.append(len(payload))
-            finals = []
+            finals: list[bytes] = []
             for i, (bucket, n, columns, arrays, _) in enumerate(fulls + deferrable):
                 if i > len(fulls) and time.thread_time() - started >= FULL_WRITE_CPU_BUDGET:
                     break  # the deferrable rest waits for a later commit (at least one is written)
