@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from bson.int64 import Int64
-from pymongo.errors import OperationFailure, WriteError
+from pymongo import UpdateOne
+from pymongo.errors import BulkWriteError, OperationFailure, WriteError
 
 
 @pytest.mark.commands("insert")
@@ -36,11 +37,21 @@ def test_list_indexes_keeps_background(db):
 
 @pytest.mark.commands("update", "findAndModify")
 def test_update_pipeline_with_an_unknown_stage_fails(db):
+    """mongod lite-parses an update pipeline before any statement runs: an unknown stage name (or a
+    stage that is not one field, or not an object) fails the command, ok: 0, as the drivers' command
+    logging spec expects ("Command failed"); a known stage an update does not allow is a write error."""
     db.c.insert_one({"_id": 1})
-    with pytest.raises(WriteError) as info:
-        db.c.update_one({}, [{"$unknownStage": {}}])
-    assert info.value.code == 40324
-    assert info.value.details["errmsg"] == "Unrecognized pipeline stage name: '$unknownStage'"
+    for pipeline, code, message in (
+            ([{"$unknownStage": {}}], 40324, "Unrecognized pipeline stage name: '$unknownStage'"),
+            ([{"$set": {"a": 1}, "$unset": "b"}], 40323,
+             "A pipeline stage specification object must contain exactly one field."),
+            ([{"$set": {"a": 1}}, 5], 14, "Each element of the 'pipeline' array must be an object")):
+        reply = db.command({"update": "c", "updates": [{"q": {}, "u": [{"$set": {"z": 1}}]},
+                                                       {"q": {}, "u": pipeline}]}, check=False)
+        assert (reply["ok"], reply.get("code"), reply.get("errmsg")) == (0.0, code, message), reply
+        with pytest.raises(OperationFailure) as info:
+            db.c.bulk_write([UpdateOne({}, pipeline)])
+        assert not isinstance(info.value, BulkWriteError) and info.value.code == code
     with pytest.raises(WriteError) as info:  # a known stage that an update does not allow
         db.c.update_one({}, [{"$group": {"_id": 1}}])
     assert info.value.code == 72
