@@ -162,10 +162,13 @@ def test_find_show_record_id(db):
     assert list(db.r.find({"_id": 1}, {"x": 1, "_id": 0}, show_record_id=True)) == [{"x": 1, "$recordId": ids[1]}]
     assert list(db.r.find({"_id": 2}, {"y": 0}, show_record_id=True)) == [{"_id": 2, "x": 2, "$recordId": ids[2]}]
     db.r.create_index("x")
-    # pymongo's test_find_options: hint, min/max, returnKey and showRecordId together
+    # pymongo's test_find_options: hint, min/max, returnKey and showRecordId together. returnKey's
+    # documents are the key alone (mongod's ReturnKeyStage drops the record id; the drivers' command
+    # monitoring spec expects {_id: 1} for find {sort: {_id: 1}, showRecordId, returnKey})
     assert list(db.r.find({}, hint=[("x", 1)], min={"x": 1}, max={"x": 3}, return_key=True,
-                          show_record_id=True, projection={"x": False})) == [
-        {"x": 1, "$recordId": ids[1]}, {"x": 2, "$recordId": ids[2]}]
+                          show_record_id=True, projection={"x": False})) == [{"x": 1}, {"x": 2}]
+    assert list(db.r.find({}, return_key=True, show_record_id=True).sort("_id", 1).limit(2)) == [
+        {"_id": 0}, {"_id": 1}]
     assert "$recordId" not in db.r.find_one({}, show_record_id=False)
 
 
