@@ -14,8 +14,11 @@ What it does, per mode:
    ``pyproject.toml`` options and markers apply; ``DB_IP``/``DB_PORT``, and ``DB_USER``/``DB_PASSWORD``
    for ``--auth``, are how its ``client_context`` finds the server) with a per-file timeout;
 3. reads the JUnit XML (or, when the file timed out, the ``-v`` lines printed so far), compares every
-   outcome with ``tests/conformance/known_differences.toml``, prints per-file counts and one closing
-   ``N passed, N failed`` line.
+   outcome with ``tests/conformance/known_differences.toml``, prints per-file counts, a summary per mode
+   and one closing line: ``N passed, N failed;`` then per mode its passed, failed (how many of them
+   environment-caused), n/a, and two pass rates over applicable tests: every failure counted, and with
+   the failures listed as ``environment:`` (``either = true``: they fail against mongod on this machine
+   too: no DNS, a container in the handshake metadata) counted as not applicable.
 
 Modes: ``sync`` (test/test_*.py), ``async`` (test/asynchronous/test_*.py), ``auth`` (the sync files
 against ``--auth``, plus pymongo's ``auth``-marked tests), ``testcommands`` (the sync files against
