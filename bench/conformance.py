@@ -360,8 +360,8 @@ def main(argv: list[str] | None = None) -> int:
           "rate w/o env = the same with failures listed as 'environment:' counted as n/a) ==")
     for r in reports:
         print(f"{r.mode:13} {r.passed:6} passed {r.failed:5} failed ({r.known_failed} known, "
-              f"{r.environment_failed} environment) {r.not_applicable:6} n/a   rate {r.rate:5.1f}%   "
-              f"rate w/o env {r.rate_without_environment:5.1f}%")
+              f"{r.environment_failed} environment) {r.not_applicable:6} n/a   rate {r.rate:6.2f}%   "
+              f"rate w/o env {r.rate_without_environment:6.2f}%")
         for o in r.unexpected_failures:
             bad = True
             print(f"  UNEXPECTED FAILURE [{r.mode}] {o.node}: {o.message}")
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     total_failed = sum(r.failed for r in reports)
     print(f"{total_passed} passed, {total_failed} failed; "
           + "; ".join(f"{r.mode}: {r.passed} passed, {r.failed} failed ({r.environment_failed} environment), "
-                      f"{r.not_applicable} n/a, {r.rate:.1f}% / {r.rate_without_environment:.1f}% w/o env"
+                      f"{r.not_applicable} n/a, {r.rate:.2f}% / {r.rate_without_environment:.2f}% w/o env"
                       for r in reports))
     if bad:
         print("conformance: FAILED (unexpected outcomes above)")
