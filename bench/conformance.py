@@ -14,8 +14,11 @@ What it does, per mode:
    ``pyproject.toml`` options and markers apply; ``DB_IP``/``DB_PORT``, and ``DB_USER``/``DB_PASSWORD``
    for ``--auth``, are how its ``client_context`` finds the server) with a per-file timeout;
 3. reads the JUnit XML (or, when the file timed out, the ``-v`` lines printed so far), compares every
-   outcome with ``tests/conformance/known_differences.toml``, prints per-file counts and one closing
-   ``N passed, N failed`` line.
+   outcome with ``tests/conformance/known_differences.toml``, prints per-file counts, a summary per mode
+   and one closing line: ``N passed, N failed;`` then per mode its passed, failed (how many of them
+   environment-caused), n/a, and two pass rates over applicable tests: every failure counted, and with
+   the failures listed as ``environment:`` (``either = true``: they fail against mongod on this machine
+   too: no DNS, a container in the handshake metadata) counted as not applicable.
 
 Modes: ``sync`` (test/test_*.py), ``async`` (test/asynchronous/test_*.py), ``auth`` (the sync files
 against ``--auth``, plus pymongo's ``auth``-marked tests), ``testcommands`` (the sync files against
@@ -113,6 +116,11 @@ def ensure_venv(version: str) -> Path:
 class Known:
     reason: str
     either: bool = False  # either outcome is accepted (timing- or environment-dependent tests)
+
+    @property
+    def environmental(self) -> bool:
+        """The outcome depends on the machine the suite runs on, not on the server."""
+        return self.either and self.reason.startswith("environment:")
 
 
 def load_known(path: Path = KNOWN) -> dict[str, dict[str, Known]]:
@@ -243,13 +251,23 @@ class ModeReport:
     passed: int = 0
     failed: int = 0  # every failure, known or not
     known_failed: int = 0
+    environment_failed: int = 0  # of known_failed: listed "environment: ..." with either = true
     not_applicable: int = 0
+    failures: list[Outcome] = dataclasses.field(default_factory=list)
     unexpected_failures: list[Outcome] = dataclasses.field(default_factory=list)
     unexpected_passes: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def rate(self) -> float:
+        """passed / (passed + failed): every failure counts against the server."""
         applicable = self.passed + self.failed
+        return 100.0 * self.passed / applicable if applicable else 100.0
+
+    @property
+    def rate_without_environment(self) -> float:
+        """The same with failures caused by the machine (no DNS, a container: they fail against mongod
+        here too) counted as not applicable."""
+        applicable = self.passed + self.failed - self.environment_failed
         return 100.0 * self.passed / applicable if applicable else 100.0
 
 
@@ -282,9 +300,12 @@ def run_mode(mode: str, files: list[str] | None, src: Path, python: Path, known:
             else:
                 counts["failed"] += 1
                 report.failed += 1
+                report.failures.append(o)
                 if listed:
                     counts["known"] += 1
                     report.known_failed += 1
+                    if listed.environmental:
+                        report.environment_failed += 1
                 else:
                     report.unexpected_failures.append(o)
         note = f"  ({result.note})" if result.note else ""
@@ -300,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated, of: " + ", ".join(MODES))
     parser.add_argument("--files", nargs="*", help="test files relative to the sdist root (default: all)")
     parser.add_argument("--file-timeout", type=float, default=FILE_TIMEOUT)
-    parser.add_argument("--failures-out", help="write every failure (node id and message) to this file")
+    parser.add_argument("--failures-out", help="write every failure (mode, known or UNEXPECTED, node id, message) "
+                        "to this file")
     opts = parser.parse_args(argv)
     FILE_TIMEOUT = opts.file_timeout
     modes = [m.strip() for m in opts.modes.split(",") if m.strip()]
@@ -324,8 +346,9 @@ def main(argv: list[str] | None = None) -> int:
             report = run_mode(mode, opts.files, src, python, known, scratch, out)
             reports.append(report)
             if failures_out:
-                for o in report.unexpected_failures:
-                    failures_out.write(f"{mode}\t{o.node}\t{o.message}\n")
+                for o in report.failures:
+                    mark = "known" if o not in report.unexpected_failures else "UNEXPECTED"
+                    failures_out.write(f"{mode}\t{mark}\t{o.node}\t{o.message}\n")
                 failures_out.flush()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -333,10 +356,12 @@ def main(argv: list[str] | None = None) -> int:
             failures_out.close()
 
     bad = False
-    print("\n== summary (rate = passed / (passed + failed); n/a = skipped by pymongo for a standalone) ==")
+    print("\n== summary (n/a = skipped by pymongo for a standalone; rate = passed / (passed + failed); "
+          "rate w/o env = the same with failures listed as 'environment:' counted as n/a) ==")
     for r in reports:
-        print(f"{r.mode:13} {r.passed:6} passed {r.failed:5} failed ({r.known_failed} known) "
-              f"{r.not_applicable:6} n/a   {r.rate:5.1f}%")
+        print(f"{r.mode:13} {r.passed:6} passed {r.failed:5} failed ({r.known_failed} known, "
+              f"{r.environment_failed} environment) {r.not_applicable:6} n/a   rate {r.rate:6.2f}%   "
+              f"rate w/o env {r.rate_without_environment:6.2f}%")
         for o in r.unexpected_failures:
             bad = True
             print(f"  UNEXPECTED FAILURE [{r.mode}] {o.node}: {o.message}")
@@ -345,7 +370,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  UNEXPECTED PASS [{r.mode}] {node} (listed in {KNOWN.relative_to(ROOT)}: remove it)")
     total_passed = sum(r.passed for r in reports)
     total_failed = sum(r.failed for r in reports)
-    print(f"{total_passed} passed, {total_failed} failed")
+    print(f"{total_passed} passed, {total_failed} failed; "
+          + "; ".join(f"{r.mode}: {r.passed} passed, {r.failed} failed ({r.environment_failed} environment), "
+                      f"{r.not_applicable} n/a, {r.rate:.2f}% / {r.rate_without_environment:.2f}% w/o env"
+                      for r in reports))
     if bad:
         print("conformance: FAILED (unexpected outcomes above)")
     return 1 if bad else 0

@@ -245,13 +245,16 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
     ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
     docs = budget.outer(result.docs)
     if return_key or project is not None:
+        # returnKey's documents hold the key alone: mongod's ReturnKeyStage drops the record id, so
+        # showRecordId adds nothing to them (a resume token still reads it, then drops it)
         docs = map(functools.partial(_shape_with_record_id,
-                                     _index_key_of(result.plan) if return_key else project), docs)
+                                     _index_key_of(result.plan) if return_key else project,
+                                     keep=not return_key or resumable), docs)
     from tidemark.cursors import ResumeTokens, cursor_reply
 
     resume = None
     if resumable:
-        resume = ResumeTokens(docs, keep=show_record_id)
+        resume = ResumeTokens(docs, keep=show_record_id and not return_key)
         docs = resume.docs
     batch_size = spec.batch_size
     single = spec.single_batch
@@ -266,11 +269,12 @@ def _is_view(server: ServerState, db: str, name: str) -> bool:
         return r.get_collection(C.ns_of(db, name)) is None and C.get_view(r, db, name) is not None
 
 
-def _shape_with_record_id(shape, doc: dict) -> dict:
-    """``shape(doc)`` (returnKey's key or the projection), with the document's ``$recordId`` last."""
+def _shape_with_record_id(shape, doc: dict, keep: bool = True) -> dict:
+    """``shape(doc)`` (returnKey's key or the projection), with the document's ``$recordId`` last
+    (when ``keep``)."""
     record_id = doc.pop("$recordId", None)
     out = shape(doc)
-    if record_id is not None:
+    if record_id is not None and keep:
         out = {**out, "$recordId": record_id}
     return out
 

@@ -3,7 +3,8 @@ and of findAndModify's statement-like fields.
 
 mongod parses a whole write batch with its IDL (write_ops.idl) before it looks at the target, so a
 statement of the wrong *shape* — not an object, a required field missing, an unknown field, a field of
-the wrong type, a delete ``limit`` other than 0/1 — fails the whole command (ok: 0, mongod's code and
+the wrong type, a delete ``limit`` other than 0/1, an update pipeline's stage that is not an object of
+one field naming a known stage — fails the whole command (ok: 0, mongod's code and
 message), whatever the collection's kind. The update and delete handlers call this parser first and
 only then dispatch by kind; the regular and the time-series families both consume the statements it
 returns (plain, well-shaped dicts). What only a statement's *meaning* rules out (an unknown update
@@ -131,6 +132,26 @@ def _array_of_objects(path: str, value: Any) -> None:
 def _update_modification(path: str, value: Any) -> None:
     if not isinstance(value, dict | list):
         raise MongoError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
+    if isinstance(value, list):
+        _update_pipeline_shape(value)
+
+
+def _update_pipeline_shape(stages: list) -> None:
+    """A pipeline-style update's stages as mongod reads them before it runs any statement (its
+    UpdateModification parse, then the lite parse of the pipeline when it checks authorization): an
+    element that is not an object, a stage of other than one field, or a stage name no aggregation
+    knows fails the command. Which known stages an update allows is the statement's write error."""
+    from tidemark.query.pipeline import is_stage  # the stage table: loaded on a pipeline update only
+
+    for stage in stages:
+        if not isinstance(stage, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+    for stage in stages:
+        if len(stage) != 1:
+            raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
+        name = next(iter(stage))
+        if not is_stage(name):
+            raise MongoError(40324, f"Unrecognized pipeline stage name: '{name}'")
 
 
 def _hint(path: str, value: Any) -> None:

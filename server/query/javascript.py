@@ -13,7 +13,9 @@ Public API:
 The sandbox: QuickJS's bare context (ECMAScript builtins only: no ``require``, ``load``, ``fetch``,
 ``std``/``os`` modules, timers or host objects), plus a small shell-like scope: ``NumberInt``,
 ``NumberLong``, ``NumberDecimal`` (plain numbers here), ``ObjectId`` (``.str``, ``toString``,
-``equals``), ``ISODate`` (a ``Date``), ``tojson`` (JSON), ``print`` (no-op).
+``equals``), ``ISODate`` (a ``Date``), ``tojson`` (JSON), ``print`` (no-op), ``sleep(ms)`` (the call unwinds,
+the host waits in wall-clock time with the operation's interruption checked, then runs the call again
+with that sleep already done: a ``try``/``catch`` around ``sleep`` in user code sees the unwinding).
 
 Values: int32 / Int64 / double / Decimal128 -> JS number (so longs past 2**53 and decimals are
 approximated, where mongod gives NumberLong / NumberDecimal objects); string, bool, null, arrays,
@@ -38,6 +40,7 @@ import datetime as _dt
 import json
 import math
 import threading
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -100,6 +103,18 @@ _PRELUDE = r"""
   g.ISODate = function (s) { return s === undefined ? new Date() : new Date(s); };
   g.tojson = function (x) { return JSON.stringify(x); };
   g.print = function () {};
+  // sleep(ms), as mongod's scope has it (drivers' suites slow a $where down with it). QuickJS cannot
+  // block, nor call the host while a time limit is set, so sleep() unwinds the call with SLEEP and the
+  // host waits (interruptibly) and runs the call again; on that run the sleeps already waited return
+  // at once (sleeps.done), so a call sleeps each time once.
+  var SLEEP = {};
+  var sleeps = {done: 0, next: 0, ms: 0};
+  g.sleep = function (ms) {
+    if (typeof ms !== "number") throw new Error("sleep takes a single numeric argument -- sleep(milliseconds)");
+    if (sleeps.next++ < sleeps.done) return undefined;
+    sleeps.ms = ms;
+    throw SLEEP;
+  };
   var fns = [];
   function revive(k, v) {
     if (v !== null && typeof v === "object" && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, T)) {
@@ -129,13 +144,20 @@ _PRELUDE = r"""
     fns.push(f);
     return fns.length - 1;
   };
-  g.__tm_call = function (id, thisJson, argsJson, where) {
+  g.__tm_call = function (id, thisJson, argsJson, where, sleepsDone) {
     var self = thisJson === "" ? undefined : JSON.parse(thisJson, revive);
     var args = JSON.parse(argsJson, revive);
-    if (where) { g.obj = self; return fns[id].apply(self, args) ? "true" : "false"; }
-    var r = fns[id].apply(self, args);
-    var s = JSON.stringify(r, replace);
-    return s === undefined ? "null" : s;
+    sleeps.done = sleepsDone;
+    sleeps.next = 0;
+    try {
+      if (where) { g.obj = self; return fns[id].apply(self, args) ? "true" : "false"; }
+      var r = fns[id].apply(self, args);
+      var s = JSON.stringify(r, replace);
+      return s === undefined ? "null" : s;
+    } catch (e) {
+      if (e === SLEEP) return "\u0001sleep " + sleeps.ms;
+      throw e;
+    }
   };
 })(globalThis);
 """
@@ -257,15 +279,37 @@ class _Engine:
 
     def call(self, fid: int, this_json: str, args_json: str, where: bool) -> str:
         slice_ = FIRST_SLICE_SECONDS
+        sleeps_done = 0
         while True:
             self._set_slice(slice_)
             try:
-                return interrupt.gil_released(self.call_fn, fid, this_json, args_json, where)
+                result = interrupt.gil_released(self.call_fn, fid, this_json, args_json, where, sleeps_done)
             except self.quickjs.JSException as exc:
                 if not str(exc).startswith("InternalError: interrupted"):
                     raise _translate(exc, self) from None
-            interrupt.check()  # 50 / 11601 / 11600; otherwise run the call again with a longer slice
-            slice_ *= 2
+                interrupt.check()  # 50 / 11601 / 11600; otherwise run the call again with a longer slice
+                slice_ *= 2
+                continue
+            if not result.startswith(_SLEEP_MARK):
+                return result
+            _sleep(float(result[len(_SLEEP_MARK):]) / 1000.0)  # the prelude's sleep(ms): wait, run again
+            sleeps_done += 1
+
+
+_SLEEP_MARK = "\u0001sleep "
+SLEEP_CHECK_SECONDS = 0.01
+
+
+def _sleep(seconds: float) -> None:
+    """JavaScript's ``sleep``: wall-clock time, the run token handed on meanwhile, the operation's
+    interruption checked every ``SLEEP_CHECK_SECONDS`` (mongod's sleep wakes on a kill or a deadline)."""
+    deadline = time.monotonic() + max(seconds, 0.0)
+    while True:
+        interrupt.check()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        interrupt.gil_released(time.sleep, min(left, SLEEP_CHECK_SECONDS))
 
 
 class _Reset(Exception):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from bson.int64 import Int64
-from pymongo.errors import OperationFailure, WriteError
+from pymongo import UpdateOne
+from pymongo.errors import BulkWriteError, OperationFailure, WriteError
 
 
 @pytest.mark.commands("insert")
@@ -36,11 +37,21 @@ def test_list_indexes_keeps_background(db):
 
 @pytest.mark.commands("update", "findAndModify")
 def test_update_pipeline_with_an_unknown_stage_fails(db):
+    """mongod lite-parses an update pipeline before any statement runs: an unknown stage name (or a
+    stage that is not one field, or not an object) fails the command, ok: 0, as the drivers' command
+    logging spec expects ("Command failed"); a known stage an update does not allow is a write error."""
     db.c.insert_one({"_id": 1})
-    with pytest.raises(WriteError) as info:
-        db.c.update_one({}, [{"$unknownStage": {}}])
-    assert info.value.code == 40324
-    assert info.value.details["errmsg"] == "Unrecognized pipeline stage name: '$unknownStage'"
+    for pipeline, code, message in (
+            ([{"$unknownStage": {}}], 40324, "Unrecognized pipeline stage name: '$unknownStage'"),
+            ([{"$set": {"a": 1}, "$unset": "b"}], 40323,
+             "A pipeline stage specification object must contain exactly one field."),
+            ([{"$set": {"a": 1}}, 5], 14, "Each element of the 'pipeline' array must be an object")):
+        reply = db.command({"update": "c", "updates": [{"q": {}, "u": [{"$set": {"z": 1}}]},
+                                                       {"q": {}, "u": pipeline}]}, check=False)
+        assert (reply["ok"], reply.get("code"), reply.get("errmsg")) == (0.0, code, message), reply
+        with pytest.raises(OperationFailure) as info:
+            db.c.bulk_write([UpdateOne({}, pipeline)])
+        assert not isinstance(info.value, BulkWriteError) and info.value.code == code
     with pytest.raises(WriteError) as info:  # a known stage that an update does not allow
         db.c.update_one({}, [{"$group": {"_id": 1}}])
     assert info.value.code == 72
@@ -151,10 +162,13 @@ def test_find_show_record_id(db):
     assert list(db.r.find({"_id": 1}, {"x": 1, "_id": 0}, show_record_id=True)) == [{"x": 1, "$recordId": ids[1]}]
     assert list(db.r.find({"_id": 2}, {"y": 0}, show_record_id=True)) == [{"_id": 2, "x": 2, "$recordId": ids[2]}]
     db.r.create_index("x")
-    # pymongo's test_find_options: hint, min/max, returnKey and showRecordId together
+    # pymongo's test_find_options: hint, min/max, returnKey and showRecordId together. returnKey's
+    # documents are the key alone (mongod's ReturnKeyStage drops the record id; the drivers' command
+    # monitoring spec expects {_id: 1} for find {sort: {_id: 1}, showRecordId, returnKey})
     assert list(db.r.find({}, hint=[("x", 1)], min={"x": 1}, max={"x": 3}, return_key=True,
-                          show_record_id=True, projection={"x": False})) == [
-        {"x": 1, "$recordId": ids[1]}, {"x": 2, "$recordId": ids[2]}]
+                          show_record_id=True, projection={"x": False})) == [{"x": 1}, {"x": 2}]
+    assert list(db.r.find({}, return_key=True, show_record_id=True).sort("_id", 1).limit(2)) == [
+        {"_id": 0}, {"_id": 1}]
     assert "$recordId" not in db.r.find_one({}, show_record_id=False)
 
 

@@ -78,6 +78,26 @@ def test_an_infinite_loop_is_stopped_by_max_time_ms(coll):
     assert time.monotonic() - start < 30
 
 
+def test_sleep_waits_once_per_call_and_is_stopped_by_max_time_ms(coll):
+    """mongod's scope has sleep(ms) (drivers' suites slow a $where down with it): the call waits, each sleep
+    once, even when the call is run again; maxTimeMS stops a sleep that outlasts it."""
+    start = time.monotonic()
+    found = list(coll.find({"_id": 1, "$where": "function() { sleep(150); sleep(150); return true; }"}))
+    elapsed = time.monotonic() - start
+    assert [d["_id"] for d in found] == [1]
+    assert 0.3 <= elapsed < 10
+    (out,) = coll.aggregate([{"$match": {"_id": 2}}, {"$project": {"r": {"$function": {
+        "body": "function(x) { sleep(1); return x + 1; }", "args": ["$x"], "lang": "js"}}}}])
+    assert out == {"_id": 2, "r": 3}
+    start = time.monotonic()
+    with pytest.raises(ExecutionTimeout) as e:
+        coll.find_one({"$where": "function() { sleep(20000); return true; }"}, max_time_ms=100)
+    assert e.value.code == 50 and time.monotonic() - start < 10
+    with pytest.raises(OperationFailure) as e:
+        coll.find_one({"$where": "function() { sleep('x'); return true; }"})
+    assert e.value.code == 139 and "sleep takes a single numeric argument" in str(e.value)
+
+
 def test_an_infinite_loop_is_stopped_by_kill_op(coll, client):
     errors: list[BaseException] = []
 
