@@ -18,6 +18,7 @@ from harness.timeseries import Engine, Server
 
 from tidemark.commands import timeseries_ddl, timeseries_insert
 from tidemark.timeseries import commit, scan
+from tidemark.timeseries.rules import Rollover
 from tidemark.timeseries.table import Table
 
 T0 = dt.datetime(2024, 1, 1)
@@ -154,7 +155,7 @@ def test_a_full_write_an_insert_waits_for_is_never_deferred():
     engine = Engine()
     engine.put_raw(batch(0, 300))  # rows not yet committed
     for bucket in engine.buckets():
-        engine.catalog.close(engine.state, bucket, "MemoryThreshold")
+        engine.catalog.close(engine.state, bucket, Rollover.MEMORY_THRESHOLD)
     (plan,) = commit.drain(engine.catalog, {}).values()
     assert len(plan.fulls) == 300 and plan.deferrable == []
 
