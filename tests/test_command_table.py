@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tidemark.auth.rules import RULES
 from tidemark.dispatch import FAMILIES, build_table
 
@@ -56,6 +58,7 @@ def test_every_command_and_alias_has_help_text():
     assert missing == [], f"commands without help text: {missing}"
 
 
+@pytest.mark.slow
 def test_every_command_and_alias_has_an_end_to_end_test():
     covered = covered_commands()
     missing = [name for name in build_table() if name not in covered and name not in PENDING_COVERAGE]
@@ -73,11 +76,13 @@ def test_every_command_has_an_authorization_rule():
     assert missing == [], f"commands without an authorization rule in server/auth/rules.py: {missing}"
 
 
+@pytest.mark.slow
 def test_pending_coverage_names_only_uncovered_commands_of_the_table():
     table, covered = build_table(), covered_commands()
     stale = [name for name in PENDING_COVERAGE if name not in table or name in covered]
     assert stale == [], f"drop these from PENDING_COVERAGE (gone or covered): {stale}"
 
 
+@pytest.mark.slow
 def test_marker_scan_finds_markers_in_this_repository():
     assert "hello" in covered_commands()

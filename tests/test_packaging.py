@@ -64,18 +64,21 @@ def test_bad_compressor_is_refused():
     assert "storageCompressor" in result.stderr
 
 
+@pytest.mark.slow
 def test_unknown_set_parameter_is_a_startup_error(tmp_path):
     result = _run("--port", "0", "--dbpath", str(tmp_path), "--setParameter", "noSuchParam=1")
     assert result.returncode == 2
     assert "noSuchParam" in result.stderr
 
 
+@pytest.mark.slow
 def test_set_parameter_with_wrong_type_is_a_startup_error(tmp_path):
     result = _run("--port", "0", "--dbpath", str(tmp_path), "--setParameter", "ttlMonitorSleepSecs=soon")
     assert result.returncode == 2
     assert "ttlMonitorSleepSecs" in result.stderr
 
 
+@pytest.mark.slow
 def test_dbpath_that_is_a_file_is_refused(tmp_path):
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("x")
@@ -84,6 +87,7 @@ def test_dbpath_that_is_a_file_is_refused(tmp_path):
     assert "not a directory" in result.stderr
 
 
+@pytest.mark.slow
 def test_port_in_use_is_refused(tmp_path):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -94,6 +98,7 @@ def test_port_in_use_is_refused(tmp_path):
     assert "Address already in use" in result.stderr
 
 
+@pytest.mark.slow
 def test_dbpath_in_use_by_another_server_is_refused(start_server, tmp_path):
     first = start_server(dbpath=tmp_path / "shared")
     result = _run("--port", "0", "--dbpath", str(first.dbpath))
@@ -101,6 +106,7 @@ def test_dbpath_in_use_by_another_server_is_refused(start_server, tmp_path):
     assert result.stderr.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.commands("getCmdLineOpts", "getParameter")
 def test_config_file_is_read_and_flags_override_it(start_server, tmp_path):
     config = tmp_path / "tidemark.yaml"
@@ -117,6 +123,7 @@ def test_config_file_is_read_and_flags_override_it(start_server, tmp_path):
         assert params["quiet"] is True
 
 
+@pytest.mark.slow
 def test_sigterm_shuts_down_cleanly_and_logs_json_lines(start_server, tmp_path):
     import json
 
@@ -132,6 +139,7 @@ def test_sigterm_shuts_down_cleanly_and_logs_json_lines(start_server, tmp_path):
     assert all({"t", "s", "c", "id", "ctx", "msg"} <= set(entry) for entry in lines)
 
 
+@pytest.mark.slow
 def test_sigint_also_shuts_down_cleanly(start_server):
     import signal
 
@@ -140,6 +148,7 @@ def test_sigint_also_shuts_down_cleanly(start_server):
     assert server.process.wait(30) == 0
 
 
+@pytest.mark.slow
 def test_quiet_drops_connection_lines_but_keeps_lifecycle(start_server, tmp_path):
     import json
 

@@ -55,6 +55,7 @@ def test_a_second_server_on_the_same_dbpath_fails_clearly(tmp_path):
             TidemarkServer(tmp_path / "db").start()
 
 
+@pytest.mark.slow
 def test_the_plugin_is_found_through_its_entry_point(tmp_path):
     test_file = tmp_path / "test_app.py"
     test_file.write_text(textwrap.dedent("""

@@ -19,6 +19,7 @@ def _plain_uri(server) -> str:
     return f"mongodb://127.0.0.1:{server.port}/?directConnection=true"
 
 
+@pytest.mark.slow
 @needs_mongosh
 def test_mongosh_with_user_and_password_flags(auth_server, root_client):
     user = f"sh_{uuid.uuid4().hex[:6]}"
@@ -51,6 +52,7 @@ def test_mongosh_db_auth_create_user_and_show_users(auth_server):
     assert unauthenticated == 13
 
 
+@pytest.mark.slow
 @needs_node
 def test_node_driver_authenticates_and_works(auth_server, root_client):
     user = f"node_{uuid.uuid4().hex[:6]}"
@@ -88,6 +90,7 @@ def tls_server(tmp_path_factory):
     assert proc.terminate() == 0
 
 
+@pytest.mark.slow
 @needs_mongosh
 def test_mongosh_connects_with_tls_and_a_ca_file(tls_server):
     proc, certs = tls_server

@@ -7,6 +7,7 @@ import pytest
 pytestmark = pytest.mark.clients
 
 
+@pytest.mark.slow
 @pytest.mark.commands("ismaster", "buildInfo", "getParameter", "getLog", "hello", "ping")
 def test_mongosh_connects_without_errors_or_non_genuine_warning(server):
     from harness import have_mongosh
@@ -40,11 +41,13 @@ def _mongosh_full_startup(uri: str) -> str:
     return result.stdout + result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.commands("ping")
 def test_mongosh_run_command_ping(mongosh):
     assert mongosh("db.runCommand({ping: 1})") == {"ok": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.commands("buildInfo")
 def test_mongosh_db_version_is_7_0_0(mongosh):
     assert mongosh("db.version()") == "7.0.0"
@@ -56,6 +59,7 @@ def test_mongosh_server_status_ok(mongosh):
     assert mongosh("db.serverStatus().ok") == 1
 
 
+@pytest.mark.slow
 @pytest.mark.commands("listDatabases")
 def test_mongosh_show_dbs(mongosh, client):
     client.mongosh_show_dbs.items.insert_one({"x": 1})
@@ -66,6 +70,7 @@ def test_mongosh_show_dbs(mongosh, client):
         client.drop_database("mongosh_show_dbs")
 
 
+@pytest.mark.slow
 @pytest.mark.commands("hostInfo", "getCmdLineOpts", "hello", "isMaster")
 def test_mongosh_admin_helpers(mongosh):
     result = mongosh(

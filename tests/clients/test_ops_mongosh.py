@@ -22,6 +22,7 @@ def _interactive(uri: str, lines: list[str]) -> str:
     return result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_profiling_helpers(mongosh, db):
     result = mongosh(
         f"db = db.getSiblingDB('{db.name}'); db.setProfilingLevel(1, {{slowms: 250}});"
@@ -33,6 +34,7 @@ def test_profiling_helpers(mongosh, db):
     assert result["now"] == 0
 
 
+@pytest.mark.slow
 def test_show_profile_lists_recent_entries(db, server):
     empty = _interactive(server.uri, [f"use {db.name}", "show profile"])
     assert "db.system.profile is empty." in empty
@@ -45,6 +47,7 @@ def test_show_profile_lists_recent_entries(db, server):
     assert f"insert\t{db.name}.c" in output and "ninserted:5000" in output
 
 
+@pytest.mark.slow
 def test_capped_collection_and_tailable_cursor_in_mongosh(mongosh, db):
     result = mongosh(
         f"db = db.getSiblingDB('{db.name}'); db.createCollection('log', {{capped: true, size: 4096, max: 2}});"

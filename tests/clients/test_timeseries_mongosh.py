@@ -20,6 +20,7 @@ d.weather.insertMany([
 """
 
 
+@pytest.mark.slow
 def test_show_collections_lists_time_series_badge(server, mongosh):
     import subprocess
 
@@ -35,6 +36,7 @@ def test_show_collections_lists_time_series_badge(server, mongosh):
     assert "system.buckets.weather" in names and "system.views" in names, result.stdout
 
 
+@pytest.mark.slow
 def test_views_find_and_buckets_match_the_documentation(mongosh):
     result = mongosh(SETUP + """
       ({

@@ -7,6 +7,7 @@ import pytest
 pytestmark = pytest.mark.clients
 
 
+@pytest.mark.slow
 @pytest.mark.commands("createIndexes", "listIndexes", "collMod", "collStats")
 def test_mongosh_index_stats_and_collmod_helpers_on_timeseries(mongosh):
     script = """

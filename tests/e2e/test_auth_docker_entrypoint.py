@@ -52,6 +52,7 @@ def _client(proc, user=None, password=None):
     return pymongo.MongoClient(proc.uri, username=user, password=password, serverSelectionTimeoutMS=10000)
 
 
+@pytest.mark.slow
 def test_root_user_is_created_on_first_start_and_auth_is_on(container_env, entrypoint_server, tmp_path):
     dbpath = tmp_path / "data"
     container_env.setenv("MONGO_INITDB_ROOT_USERNAME", "admin")
@@ -83,6 +84,7 @@ def test_root_user_is_created_on_first_start_and_auth_is_on(container_env, entry
     assert proc.terminate() == 0
 
 
+@pytest.mark.slow
 def test_file_variants_read_the_secrets(container_env, entrypoint_server, tmp_path):
     (tmp_path / "user").write_text("fileroot\n")
     (tmp_path / "password").write_text("from-a-file\n")
@@ -93,6 +95,7 @@ def test_file_variants_read_the_secrets(container_env, entrypoint_server, tmp_pa
         assert root.admin.command("usersInfo", "fileroot")["users"][0]["roles"] == [{"role": "root", "db": "admin"}]
 
 
+@pytest.mark.slow
 def test_without_the_variables_the_server_runs_as_before(container_env, entrypoint_server, tmp_path):
     proc = entrypoint_server(tmp_path / "data")
     with _client(proc) as client:

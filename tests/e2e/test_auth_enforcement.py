@@ -68,6 +68,7 @@ def test_handshake_and_auth_commands_answer_without_authentication(auth_server):
 # -- the localhost exception ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_localhost_exception_allows_only_the_first_user(start_server):
     server = start_server(args=("--auth",))
     with server.client() as conn:
@@ -92,6 +93,7 @@ def test_localhost_exception_allows_only_the_first_user(start_server):
         admin.admin.command("createUser", "second", pwd="pw", roles=[])
 
 
+@pytest.mark.slow
 def test_localhost_exception_can_be_disabled(start_server):
     server = start_server(args=("--auth",), params={"enableLocalhostAuthBypass": "false"})
     with server.client() as conn, pytest.raises(OperationFailure) as failure:
@@ -109,6 +111,7 @@ def _external_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
+@pytest.mark.slow
 def test_localhost_exception_does_not_apply_to_remote_connections(start_server):
     address = _external_address()
     if address is None:

@@ -81,6 +81,7 @@ def _lines(server, since: int) -> list[dict]:
     return [json.loads(line) for line in server.log_text().splitlines()[since:] if line.startswith("{")]
 
 
+@pytest.mark.slow
 def test_repeated_failures_slow_down_and_a_correct_login_is_not(auth_only):
     with auth_only.client() as anonymous:
         anonymous.admin.command("ping")
@@ -95,6 +96,7 @@ def test_repeated_failures_slow_down_and_a_correct_login_is_not(auth_only):
         assert _fail_once(anonymous) < 0.3  # the success reset the address (else 0.64 s)
 
 
+@pytest.mark.slow
 def test_a_burst_of_failures_writes_a_bounded_number_of_log_lines(auth_only):
     since = len(auth_only.log_text().splitlines())
     threads, per_thread = 40, 5

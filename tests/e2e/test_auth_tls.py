@@ -63,6 +63,7 @@ def require_tls(certs, tmp_path_factory):
     assert proc.terminate() == 0
 
 
+@pytest.mark.slow
 def test_pymongo_connects_and_authenticates_over_tls(require_tls, certs):
     with pymongo.MongoClient(_tls_uri(require_tls, certs), username="tlsroot", password="pw") as client:
         client.tlsdb.c.insert_one({"secure": True})
@@ -70,6 +71,7 @@ def test_pymongo_connects_and_authenticates_over_tls(require_tls, certs):
     assert '"ssl":"on"' in require_tls.log_text()
 
 
+@pytest.mark.slow
 def test_a_client_that_does_not_trust_the_ca_refuses_the_server(require_tls, certs):
     uri = f"mongodb://127.0.0.1:{require_tls.port}/?directConnection=true&tls=true&tlsCAFile={certs.other_ca}"
     with pymongo.MongoClient(uri, serverSelectionTimeoutMS=1500) as client:
@@ -78,6 +80,7 @@ def test_a_client_that_does_not_trust_the_ca_refuses_the_server(require_tls, cer
     assert "certificate verify failed" in str(failure.value)
 
 
+@pytest.mark.slow
 def test_require_tls_closes_plaintext_connections_at_once(require_tls):
     with socket.create_connection(("127.0.0.1", require_tls.port), timeout=10) as sock:
         assert _closed_quickly(sock, _hello_bytes()) < 5  # generous: the point is "not a hang"
@@ -108,6 +111,7 @@ def test_allow_tls_serves_tls_and_plaintext_on_one_port(start_server, certs):
         assert sorted(d["via"] for d in secure.mixed.c.find()) == ["plain", "tls"]
 
 
+@pytest.mark.slow
 def test_ca_file_requires_client_certificates(start_server, certs):
     args = ("--tlsMode", "requireTLS", "--tlsCertificateKeyFile", str(certs.server), "--tlsCAFile", str(certs.ca))
     proc = start_server(args=args, ssl_context=_client_context(certs, with_client_cert=True))
@@ -118,6 +122,7 @@ def test_ca_file_requires_client_certificates(start_server, certs):
             client.admin.command("ping")
 
 
+@pytest.mark.slow
 def test_yaml_net_tls_and_security_keys(start_server, certs, tmp_path):
     config = tmp_path / "tidemark.yaml"
     config.write_text(f"net:\n  tls:\n    mode: requireTLS\n    certificateKeyFile: {certs.server}\n"
@@ -132,6 +137,7 @@ def test_yaml_net_tls_and_security_keys(start_server, certs, tmp_path):
     assert parsed["net"]["tls"]["mode"] == "requireTLS" and parsed["security"] == {"authorization": "enabled"}
 
 
+@pytest.mark.slow
 def test_bad_tls_options_stop_the_server_with_a_message(start_server, tmp_path):
     with pytest.raises(RuntimeError) as failure:
         start_server(args=("--tlsMode", "requireTLS"))

@@ -143,6 +143,7 @@ def test_out_into_a_capped_collection_is_refused_with_17152_and_merge_trims(db):
     assert [d["_id"] for d in db.cap.find()] == [3, 4]
 
 
+@pytest.mark.slow
 def test_capped_collection_survives_a_restart_with_its_caps(start_server):
     server = start_server()
     client = server.client()

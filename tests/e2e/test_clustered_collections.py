@@ -106,6 +106,7 @@ def test_records_are_kept_in_id_order_and_ids_are_unique(db):
     assert db.c.find_one({"_id": 3}) == {"_id": 3, "z": 1}
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ids=st.lists(st.one_of(st.integers(-10**6, 10**6), st.text(max_size=8), st.floats(allow_nan=False)),
                     min_size=1, max_size=12, unique_by=lambda v: (type(v) is str, v)))

@@ -30,6 +30,7 @@ def _docs(now):
             {"_id": "2020-01-01", "v": "string"}]
 
 
+@pytest.mark.slow
 @pytest.mark.commands("create", "insert", "find")
 def test_clustered_collection_expires_documents_with_old_date_ids(db):
     db.command("create", "c", clusteredIndex=CLUSTERED, expireAfterSeconds=3600)
@@ -40,6 +41,7 @@ def test_clustered_collection_expires_documents_with_old_date_ids(db):
     assert db.client.admin.command("serverStatus")["metrics"]["ttl"]["deletedDocuments"] >= deleted + 2
 
 
+@pytest.mark.slow
 @pytest.mark.commands("create", "collMod", "insert", "find")
 def test_coll_mod_sets_changes_and_turns_off_the_clustered_ttl(db):
     now = _now()

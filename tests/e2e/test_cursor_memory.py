@@ -77,6 +77,7 @@ def test_closed_cursors_give_their_memory_back(start_server):
         assert sum(metrics["lifespan"].values()) == CURSORS + 1000
 
 
+@pytest.mark.slow
 def test_idle_cursors_time_out_and_are_counted(start_server):
     srv = start_server(params={"cursorTimeoutMillis": 500, "clientCursorMonitorFrequencySecs": 1})
     with srv.client() as client:

@@ -184,6 +184,7 @@ def run_queries(coll, docs, rng, n):
     return mismatches
 
 
+@pytest.mark.slow
 @pytest.mark.commands("find", "createIndexes")
 def test_random_queries_agree_with_reference_evaluator_with_and_without_indexes(db):
     rng = random.Random(SEED)

@@ -59,6 +59,7 @@ def test_a_time_series_journal_append_on_a_full_disk_answers_out_of_disk_space(c
     assert sorted(d["v"] for d in client.db.ts.find()) == [0, 2]
 
 
+@pytest.mark.slow
 def test_eio_still_answers_unknown_error(client):
     fail_next(client, 1, "commit", kind="EIO")
     with pytest.raises(PyMongoError) as info:

@@ -38,6 +38,7 @@ def test_test_commands_are_off_by_default_and_start_up_only(client):
     assert e.value.code == 20
 
 
+@pytest.mark.slow
 def test_error_code_with_times_fails_exactly_that_many_commands(testing):
     server, client = testing
     assert client.admin.command("getParameter", "*")["enableTestCommands"] is True
@@ -55,6 +56,7 @@ def test_error_code_with_times_fails_exactly_that_many_commands(testing):
     assert _arm(client, "off")["count"] == 2
 
 
+@pytest.mark.slow
 def test_skip_and_always_on_and_probability(testing):
     server, client = testing
     _arm(client, {"skip": 1}, failCommands=["find"], errorCode=2)
@@ -86,6 +88,7 @@ def test_app_name_limits_the_failure_to_one_application(testing):
     victim.close()
 
 
+@pytest.mark.slow
 def test_close_connection_drops_the_connection_without_a_reply(testing):
     server, client = testing
     _arm(client, {"times": 1}, failCommands=["insert"], closeConnection=True)
@@ -95,6 +98,7 @@ def test_close_connection_drops_the_connection_without_a_reply(testing):
     assert [d["x"] for d in client.t.c.find()] == [2]
 
 
+@pytest.mark.slow
 def test_block_connection_delays_only_that_command(testing):
     server, client = testing
     _arm(client, {"times": 1}, failCommands=["find"], blockConnection=True, blockTimeMS=3000)
@@ -112,6 +116,7 @@ def test_block_connection_delays_only_that_command(testing):
     other.close()
 
 
+@pytest.mark.slow
 def test_write_concern_error_is_added_to_a_command_that_ran(testing):
     server, client = testing
     _arm(client, {"times": 1}, failCommands=["insert"],
@@ -122,6 +127,7 @@ def test_write_concern_error_is_added_to_a_command_that_ran(testing):
     assert client.t.c.count_documents({"w": 1}) == 1  # the write itself happened
 
 
+@pytest.mark.slow
 def test_pymongo_retries_a_read_that_failed_with_a_retryable_code(testing):
     server, client = testing
     client.t.c.insert_one({"r": 1})
@@ -130,6 +136,7 @@ def test_pymongo_retries_a_read_that_failed_with_a_retryable_code(testing):
     assert _arm(client, "off")["count"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.commands("hello", "getMore")
 def test_app_name_matches_the_first_hello_of_a_connection(testing):
     server, client = testing
@@ -141,6 +148,7 @@ def test_app_name_matches_the_first_hello_of_a_connection(testing):
     assert raw_command(server.port, hello)["ok"] == 1.0  # times: 1 spent
 
 
+@pytest.mark.slow
 def test_max_time_always_time_out_and_fail_get_more(testing):
     server, client = testing
     coll = client.t.mt
@@ -178,6 +186,7 @@ def test_max_time_always_time_out_and_fail_get_more(testing):
     assert e.value.code == 258
 
 
+@pytest.mark.slow
 @pytest.mark.commands("testVersion2", "testDeprecationInVersion2")
 def test_versioned_api_test_commands(testing):
     server, client = testing

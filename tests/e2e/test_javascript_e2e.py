@@ -123,6 +123,7 @@ def test_an_infinite_loop_is_stopped_by_kill_op(coll, client):
     assert len(errors) == 1 and isinstance(errors[0], OperationFailure) and errors[0].code == 11601
 
 
+@pytest.mark.slow
 def test_a_memory_bomb_is_refused_and_another_client_is_unaffected(start_server):
     srv = start_server()
     hostile = srv.client(retryWrites=False, retryReads=False)
@@ -140,6 +141,7 @@ def test_a_memory_bomb_is_refused_and_another_client_is_unaffected(start_server)
     assert srv.terminate() == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["flag", "config"])
 def test_noscripting_refuses_javascript_with_mongods_errors(start_server, tmp_path, how):
     if how == "flag":

@@ -28,6 +28,7 @@ def test_unknown_storage_engines_are_refused_like_mongod_7():
     assert "Cannot start server with an unknown storage engine: ephemeralForTest" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.commands("getCmdLineOpts", "ping")
 def test_launcher_flags_are_accepted_and_reported(start_server):
     server = start_server(args=("--storageEngine", "wiredTiger", "--noauth", "--nounixsocket"))
@@ -42,6 +43,7 @@ def test_an_ipv6_bind_address_needs_ipv6():
     assert result.returncode == 2 and "--ipv6" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.commands("ping")
 def test_ipv6_listens_on_an_ipv6_address(start_server):
     if not socket.has_ipv6:
@@ -81,6 +83,7 @@ def test_an_unknown_config_key_is_refused_like_mongod(tmp_path, text, name):
     assert not (tmp_path / "db").exists()  # refused before anything starts
 
 
+@pytest.mark.slow
 @pytest.mark.commands("ping", "getCmdLineOpts")
 def test_mongod_keys_tidemark_ignores_are_accepted(start_server, tmp_path):
     config = _config(tmp_path, (
@@ -97,6 +100,7 @@ def test_mongod_keys_tidemark_ignores_are_accepted(start_server, tmp_path):
         assert client.admin.command("getCmdLineOpts")["parsed"]["config"] == config
 
 
+@pytest.mark.slow
 def test_pid_file_holds_the_server_pid_and_is_removed_at_shutdown(start_server, tmp_path):
     pidfile = tmp_path / "run" / "tidemark.pid"
     server = start_server(args=("--config", _config(tmp_path, f"processManagement:\n  pidFilePath: {pidfile}\n")))

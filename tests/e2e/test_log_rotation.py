@@ -36,6 +36,7 @@ def _messages(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_sigusr1_renames_the_log_and_the_server_keeps_running(start_server, tmp_path):
     logfile = tmp_path / "logs" / "tm.log"
     logfile.parent.mkdir()
@@ -55,6 +56,7 @@ def test_sigusr1_renames_the_log_and_the_server_keeps_running(start_server, tmp_
     assert server.terminate() == 0
 
 
+@pytest.mark.slow
 def test_log_rotate_command_renames_the_log(start_server, tmp_path):
     logfile = tmp_path / "tm.log"
     server = start_server(args=("--logpath", str(logfile)))
@@ -74,6 +76,7 @@ def test_log_rotate_command_renames_the_log(start_server, tmp_path):
         assert client.admin.command("ping")["ok"] == 1.0
 
 
+@pytest.mark.slow
 def test_reopen_mode_follows_logrotate_renaming_the_file(start_server, tmp_path):
     logfile = tmp_path / "tm.log"
     server = start_server(args=("--logpath", str(logfile), "--logappend", "--logRotate", "reopen"))

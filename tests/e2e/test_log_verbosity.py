@@ -19,6 +19,7 @@ def _mark(client):
     return len(client.admin.command({"getLog": "global"})["log"])
 
 
+@pytest.mark.slow
 @pytest.mark.commands("setParameter", "getParameter", "getLog")
 def test_log_level_controls_debug_lines(start_server):
     srv = start_server()
@@ -49,6 +50,7 @@ def test_log_level_controls_debug_lines(start_server):
         assert _debug_since(client, mark) == []
 
 
+@pytest.mark.slow
 @pytest.mark.commands("setParameter", "getParameter")
 def test_log_component_verbosity_as_mongod(start_server):
     srv = start_server()
@@ -87,6 +89,7 @@ def test_log_component_verbosity_as_mongod(start_server):
         assert err.value.code == 2
 
 
+@pytest.mark.slow
 def test_log_component_verbosity_at_startup(start_server):
     srv = start_server(params={"logComponentVerbosity": '{"command": {"verbosity": 1}}'})
     with srv.client() as client:

@@ -131,6 +131,7 @@ def _long_metas():
             {"host": "h2", "rack": "x" * 250, "region": "r" * 300}, {"tags": ["t" * 200, "u" * 400]}]
 
 
+@pytest.mark.slow
 def test_time_series_long_metas_insert_find_and_survive_restarts(start_server):
     proc = start_server()
     metas = _long_metas()

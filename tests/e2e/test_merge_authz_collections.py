@@ -22,6 +22,7 @@ def fresh(start_server):
         yield c
 
 
+@pytest.mark.slow
 def test_merge_adds_users_and_roles_and_keeps_existing_ones(fresh):
     fresh.a.command("createUser", "keep", pwd="p", roles=[])
     fresh.admin.tempusers.insert_many([_user("keep", "a", [{"role": "read", "db": "a"}]), _user("new", "a"),
@@ -35,6 +36,7 @@ def test_merge_adds_users_and_roles_and_keeps_existing_ones(fresh):
     assert [r["role"] for r in fresh.a.command("rolesInfo", 1)["roles"]] == ["r"]
 
 
+@pytest.mark.slow
 def test_merge_with_drop_replaces_the_users_of_db_only(fresh):
     fresh.a.command("createUser", "old", pwd="p", roles=[])
     fresh.a.command("createUser", "keep", pwd="p", roles=[])

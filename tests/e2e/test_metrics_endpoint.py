@@ -71,11 +71,13 @@ def test_metrics_are_served_in_prometheus_text_format(start_server):
     assert ("0.0.0.0", port) not in _listening_ports(server.process.pid)
 
 
+@pytest.mark.slow
 def test_metrics_are_off_by_default(start_server):
     server = start_server()
     assert {port for _ip, port in _listening_ports(server.process.pid)} == {server.port}
 
 
+@pytest.mark.slow
 def test_a_taken_metrics_port_stops_start_up_with_exit_48(tmp_path, start_server):
     first = start_server()
     result = subprocess.run([sys.executable, "-m", "tidemark", "--port", str(free_port()), "--dbpath",
@@ -90,6 +92,7 @@ def _log_entries(server) -> list[dict]:
     return [json.loads(line) for line in server.log_text().splitlines() if line.startswith("{")]
 
 
+@pytest.mark.slow
 def test_metrics_port_with_auth_warns_that_it_is_not_behind_authentication(start_server):
     port = free_port()
     server = start_server(args=("--auth", "--metricsPort", str(port)))
@@ -133,6 +136,7 @@ def lint_problems(text: str) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_metrics_pass_the_promtool_rules(start_server):
     port = free_port()
     server = start_server(args=("--metricsPort", str(port), "--bind_ip", "127.0.0.1"))

@@ -48,6 +48,7 @@ def test_mongostat_runs_and_vsize_is_not_the_map(start_server):
     assert "vsize" in result.stdout
 
 
+@pytest.mark.slow
 def test_server_status_memory_is_the_process_without_the_lmdb_map(start_server):
     srv = start_server()
     with srv.client() as client:

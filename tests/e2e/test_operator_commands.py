@@ -41,6 +41,7 @@ def _wait_for(predicate, timeout=10.0):
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.commands("fsync", "fsyncUnlock", "currentOp", "killOp")
 def test_fsync_lock_blocks_writes_not_reads_and_nests(start_server):
     srv = start_server()
@@ -112,6 +113,7 @@ def test_fsync_lock_blocks_writes_not_reads_and_nests(start_server):
     admin_client.close()
 
 
+@pytest.mark.slow
 @pytest.mark.commands("shutdown")
 def test_shutdown_closes_the_connection_and_exits_zero(start_server):
     srv = start_server()
@@ -181,6 +183,7 @@ def test_reindex_and_compact_refuse_views_and_missing_collections(db):
     assert err.value.code == 166 and err.value.details["errmsg"] == "can't compact a view"
 
 
+@pytest.mark.slow
 @pytest.mark.commands("dbHash", "dbhash")
 def test_db_hash_shape_and_stability(db, start_server):
     docs = [{"_id": i, "v": "x" * i} for i in range(30)]
@@ -208,6 +211,7 @@ def test_db_hash_shape_and_stability(db, start_server):
 
 
 
+@pytest.mark.slow
 @pytest.mark.commands("fsync", "fsyncUnlock", "aggregate")
 def test_fsync_lock_waits_for_running_writes_then_nothing_changes(start_server):
     srv = start_server()
@@ -242,6 +246,7 @@ def _file_digest(path) -> str:
     return hashlib.md5(path.read_bytes()).hexdigest()  # noqa: S324 - a change detector
 
 
+@pytest.mark.slow
 @pytest.mark.commands("fsync", "fsyncUnlock")
 def test_fsync_lock_holds_internal_writers_so_the_files_do_not_change(start_server):
     import datetime
@@ -263,6 +268,7 @@ def test_fsync_lock_holds_internal_writers_so_the_files_do_not_change(start_serv
         assert _wait_for(lambda: coll.count_documents({}) == 0)
 
 
+@pytest.mark.slow
 @pytest.mark.commands("fsync")
 def test_sigterm_while_fsync_locked_exits_zero(start_server):
     srv = start_server()
@@ -277,6 +283,7 @@ def test_sigterm_while_fsync_locked_exits_zero(start_server):
         assert "fsyncLock" not in client.admin.command("currentOp")  # not kept across a restart
 
 
+@pytest.mark.slow
 @pytest.mark.commands("shutdown", "fsync", "fsyncUnlock", "dbHash", "reIndex", "compact")
 def test_operator_commands_need_mongods_actions_with_auth(start_server):
     srv = start_server(args=("--auth",))

@@ -116,6 +116,7 @@ def test_out_from_a_time_series_collection_to_a_time_series_collection(db, src):
     assert db.ts2.count_documents({}) == 10 and info(db, "ts2")["type"] == "timeseries"
 
 
+@pytest.mark.slow
 def test_out_timeseries_survives_a_restart_and_takes_new_inserts(start_server):
     server = start_server()
     client = server.client()

@@ -89,6 +89,7 @@ def test_sigkill_during_concurrent_ingest_keeps_every_acknowledged_measurement(s
             assert bucket["_id"] not in old and list(bucket["data"]["_id"].values()) == ["after"]
 
 
+@pytest.mark.slow
 def test_concurrent_clients_share_commits(start_server):
     proc = start_server()
     with proc.client() as client:

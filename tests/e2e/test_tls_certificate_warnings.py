@@ -47,6 +47,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_start_up_warns_about_the_certificate_validity(start_server, tmp_path, case):
     not_before, not_after, log_id, message = CASES[case]
@@ -68,6 +69,7 @@ def test_start_up_warns_about_the_certificate_validity(start_server, tmp_path, c
         assert any(f'"id":{log_id}' in line for line in startup)
 
 
+@pytest.mark.slow
 def test_a_certificate_valid_for_long_gives_no_warning(start_server, tmp_path):
     pem = _certificate(tmp_path / "server.pem", NOW - DAY, NOW + 365 * DAY)
     srv = start_server(args=("--tlsMode", "allowTLS", "--tlsCertificateKeyFile", str(pem)))

@@ -38,6 +38,7 @@ def _raise_fd_limit(needed: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(needed, hard), hard))
 
 
+@pytest.mark.slow
 def test_stalled_sniffing_connections_cost_no_cpu_and_clients_still_work(start_server, certs):
     _raise_fd_limit(STALLED * 2 + 256)
     srv = start_server(args=("--tlsMode", "allowTLS", "--tlsCertificateKeyFile", str(certs.server), "--quiet"))
@@ -65,6 +66,7 @@ def test_stalled_sniffing_connections_cost_no_cpu_and_clients_still_work(start_s
             sock.close()
 
 
+@pytest.mark.slow
 def test_a_stalled_sniffing_connection_is_closed_after_the_timeout(start_server, certs):
     srv = start_server(args=("--tlsMode", "allowTLS", "--tlsCertificateKeyFile", str(certs.server)),
                        params={"tlsSniffTimeoutSecs": 1, "enableTestCommands": 1})

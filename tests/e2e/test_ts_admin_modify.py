@@ -241,6 +241,7 @@ def test_concurrent_inserts_during_deletes_never_resurrect_deleted_measurements(
     assert remaining == sorted(inserted)
 
 
+@pytest.mark.slow
 def test_deleted_measurements_stay_deleted_after_a_crash_and_restart(start_server):
     proc = start_server()
     client = proc.client()

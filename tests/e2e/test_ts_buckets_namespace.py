@@ -19,6 +19,7 @@ def setup(client, n_hosts=3, per_host=5):
     return client.db.ts, client.db.system.buckets.ts
 
 
+@pytest.mark.slow
 @pytest.mark.commands("count", "aggregate", "collStats", "dbStats", "find")
 def test_counts_and_sizes_include_open_buckets_right_after_an_insert(start_server):
     proc = start_server()
@@ -44,6 +45,7 @@ def test_counts_and_sizes_include_open_buckets_right_after_an_insert(start_serve
         assert client.db.command("dbStats")["objects"] >= 3
 
 
+@pytest.mark.slow
 @pytest.mark.commands("delete", "find")
 def test_direct_deletes_see_open_buckets_and_the_view_follows_them_after_a_restart(start_server):
     proc = start_server()
@@ -60,6 +62,7 @@ def test_direct_deletes_see_open_buckets_and_the_view_follows_them_after_a_resta
         assert [d["host"] for d in client.db.ts.find()] == ["h9"]
 
 
+@pytest.mark.slow
 @pytest.mark.commands("update", "findAndModify", "find")
 def test_direct_updates_and_find_and_modify_act_on_open_buckets(start_server):
     proc = start_server()
@@ -81,6 +84,7 @@ def test_direct_updates_and_find_and_modify_act_on_open_buckets(start_server):
         assert client.db.ts.count_documents({}) == 11
 
 
+@pytest.mark.slow
 @pytest.mark.commands("insert", "find")
 def test_a_direct_insert_reusing_an_open_buckets_id_is_a_duplicate_key(start_server):
     proc = start_server()

@@ -199,6 +199,7 @@ def test_bulk_writes_carry_their_statement_collations(db):
 # ------------------------------------------------------------------------------------------ mongosh
 
 
+@pytest.mark.slow
 @pytest.mark.commands("delete", "find")
 def test_mongosh_case_insensitive_delete_on_a_time_series_collection(db, mongosh):
     _pair(db)

@@ -77,6 +77,7 @@ def _create(db, *names):
         db.create_collection(name, timeseries={"timeField": "time", "metaField": "tags"})
 
 
+@pytest.mark.slow
 def test_raw_batches_give_the_general_paths_buckets_stats_and_results(server, client):
     db = client.cw
     client.drop_database("cw")

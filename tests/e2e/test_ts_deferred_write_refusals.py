@@ -110,6 +110,7 @@ def test_parallel_arrays_under_a_compound_meta_index_are_refused_at_insert(db):
     assert sorted(d["v"] for d in db.ts.find()) == [1, 3]
 
 
+@pytest.mark.slow
 def test_recovery_quarantines_a_journaled_bucket_its_indexes_refuse_and_still_starts(start_server):
     """Forge the store of an older version: the insert-time checks off (``measurement_rules`` patched in a
     launcher), parallel arrays under a compound meta index journaled, SIGKILL; then start the real server on it."""

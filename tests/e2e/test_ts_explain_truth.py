@@ -71,6 +71,7 @@ def _matches(doc, flt):
     return True
 
 
+@pytest.mark.slow
 def test_the_shown_bucket_filter_selects_exactly_the_buckets_the_read_unpacks(start_server):
     proc = start_server()
     with proc.client() as client:
@@ -80,6 +81,7 @@ def test_the_shown_bucket_filter_selects_exactly_the_buckets_the_read_unpacks(st
         check_filters(client, coll)
 
 
+@pytest.mark.slow
 def test_the_shown_index_is_the_one_used(start_server):
     proc = start_server()
     with proc.client() as client:
@@ -94,6 +96,7 @@ def test_the_shown_index_is_the_one_used(start_server):
         assert cursor["executionStats"]["nReturned"] == 4
 
 
+@pytest.mark.slow
 def test_server_info_names_this_host_and_port(start_server):
     proc = start_server()
     with proc.client() as client:

@@ -60,6 +60,7 @@ def test_uses_extended_range_once_a_date_outside_1970_2038_is_stored(db, when_ms
     assert sorted(d["v"] for d in coll.find()) == [5, 6]
 
 
+@pytest.mark.slow
 def test_stored_buckets_tell_after_a_restart(start_server):
     server = start_server()
     with server.client() as client:

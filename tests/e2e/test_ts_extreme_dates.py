@@ -57,6 +57,7 @@ def check_ranges(coll):
     assert grouped == [{"_id": None, "n": len(expected(DATES[2], DATES[-2]))}]
 
 
+@pytest.mark.slow
 def test_range_queries_find_dates_outside_the_32_bit_bucket_id_range(start_server):
     proc = start_server()
     with proc.client(datetime_conversion="DATETIME_AUTO") as client:

@@ -42,6 +42,7 @@ def expect_failure(fn, code):
     return info.value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, code", [("ENOSPC", 14031), ("EIO", 8)])
 def test_failed_commits_apply_nothing_and_later_acknowledged_inserts_survive_sigkill(start_server, kind, code):
     proc = start_server(params={"enableTestCommands": 1})
@@ -78,6 +79,7 @@ def test_failed_commits_apply_nothing_and_later_acknowledged_inserts_survive_sig
         assert found["b99"]["v"] == 99.0
 
 
+@pytest.mark.slow
 def test_a_failed_commit_is_all_or_nothing_for_an_insert_spanning_many_buckets(start_server):
     proc = start_server(params={"enableTestCommands": 1})
     with proc.client(retryWrites=False) as client:
@@ -97,6 +99,7 @@ def test_a_failed_commit_is_all_or_nothing_for_an_insert_spanning_many_buckets(s
         assert client.db.ts.count_documents({}) == len(docs)
 
 
+@pytest.mark.slow
 def test_many_failed_commits_in_a_row_between_acknowledged_inserts_then_sigkill(start_server):
     proc = start_server(params={"enableTestCommands": 1})
     acked = []

@@ -24,6 +24,7 @@ def database(client):
     client.drop_database("ts_generated_differential")
 
 
+@pytest.mark.slow
 def test_generated_queries_answer_as_on_a_regular_collection(database):
     grammar = pipeline_grammar.Grammar(random.Random(SEED))
     differences, errors, nonempty = [], 0, 0

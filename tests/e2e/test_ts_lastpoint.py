@@ -106,6 +106,7 @@ BY_TYPE = [{"$sort": {"tags": 1, "time": -1}},
                        "tags": {"$first": "$tags"}}}]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("restarted", [False, True], ids=["live-buckets", "after-restart"])
 @pytest.mark.parametrize("name,pipeline", [("cpu", TSBS), ("cpu", TSBS_UNSORTED), ("odd", BY_META),
                                            ("odd", BY_TYPE), ("arrays", BY_META), ("one", BY_META)],
@@ -125,6 +126,7 @@ def test_lastpoint_answers_exactly_what_the_generic_sort_and_group_answers(serve
         assert _encoded(list(coll.aggregate(pipeline))) == _encoded(list(coll.aggregate(pipeline)))  # cached
 
 
+@pytest.mark.slow
 def test_lastpoint_unpacks_only_the_rows_at_each_series_latest_time(server_proc):
     server_proc.restart()
     with server_proc.client() as client:
@@ -136,6 +138,7 @@ def test_lastpoint_unpacks_only_the_rows_at_each_series_latest_time(server_proc)
     assert fast["measurementsUnpacked"] <= 360 + 2 * 7
 
 
+@pytest.mark.slow
 def test_lastpoint_sees_buckets_rewritten_between_reads(server_proc):
     """Decoded summaries are reused across reads only for identical stored bytes: a meta update and a
     measurement delete rewrite buckets in place, and the next lastpoint answers from the new content."""

@@ -142,6 +142,7 @@ def _check_group(db, name):
     assert _encoded(list(db.cpu.aggregate(pipeline))) == _encoded(fast)  # remembered parts: same answer
 
 
+@pytest.mark.slow
 def test_reads_over_live_column_wise_buckets_answer_like_generic_and_regular(server_proc):
     with server_proc.client() as client:
         db = client["lr"]

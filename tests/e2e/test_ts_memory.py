@@ -41,6 +41,7 @@ def create(client):
     return client.db.ts
 
 
+@pytest.mark.slow
 def test_reading_a_live_bucket_with_a_long_string_allocates_o_of_its_data(start_server):
     proc = start_server()
     with proc.client() as client:
@@ -57,6 +58,7 @@ def test_reading_a_live_bucket_with_a_long_string_allocates_o_of_its_data(start_
         assert peak.growth_mb < LIMIT_MB, peak.growth_mb
 
 
+@pytest.mark.slow
 def test_a_16_mib_measurement_round_trips_or_is_refused_like_a_regular_insert(start_server):
     proc = start_server()
     with proc.client() as client:
@@ -77,6 +79,7 @@ def test_a_16_mib_measurement_round_trips_or_is_refused_like_a_regular_insert(st
         assert coll.count_documents({"v": 1}) == 1
 
 
+@pytest.mark.slow
 def test_a_measurement_over_the_bson_limit_is_refused_like_a_regular_insert(start_server):
     proc = start_server()
     with proc.client() as client:

@@ -39,6 +39,7 @@ def answers(coll, flt):
         return exc.code
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(flt=meta_filters)
 def test_meta_predicates_answer_as_a_regular_collection(collections, flt):
@@ -46,6 +47,7 @@ def test_meta_predicates_answer_as_a_regular_collection(collections, flt):
     assert answers(ts, flt) == answers(reg, flt), flt
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(flt=mixed_filters)
 def test_meta_predicates_mixed_with_measurement_predicates_answer_as_a_regular_collection(collections, flt):

@@ -20,6 +20,7 @@ def bucket_counts(client):
     return sorted(len(b["data"]["t"]) for b in client.db.system.buckets.ts.find())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crash", [False, True])
 def test_a_series_continues_in_its_bucket_after_a_restart(start_server, crash):
     proc = start_server()
@@ -41,6 +42,7 @@ def test_a_series_continues_in_its_bucket_after_a_restart(start_server, crash):
         assert bucket_counts(client) == [11, 20]
 
 
+@pytest.mark.slow
 def test_late_data_after_a_restart_reopens_the_stored_bucket_whose_range_holds_it(start_server):
     proc = start_server(params={"timeseriesBucketMaxCount": 20})
     with proc.client() as client:
@@ -68,6 +70,7 @@ def alternating_batches(n_hosts, regions, ticks_per_batch, batches_per_region):
     return out
 
 
+@pytest.mark.slow
 def test_interleaved_writers_append_journal_records_and_make_the_ordered_buckets(start_server):
     proc = start_server()
     regions = [T0, T0 + dt.timedelta(hours=5)]  # two writers far apart in time

@@ -47,6 +47,7 @@ def _measurements(n=3000, seed=4):
     return out
 
 
+@pytest.mark.slow
 def test_restored_v2_buckets_answer_every_query_like_the_original_measurements(db):
     measurements = _measurements()
     engine = Engine()

@@ -20,6 +20,7 @@ def test_server_status_counts_ttl_passes_as_mongod(client):
     assert wait_ttl_passes(client, 1) >= before + 1
 
 
+@pytest.mark.slow
 @pytest.mark.commands("createIndexes", "insert", "find")
 def test_ttl_index_removes_expired_documents_within_a_monitor_period(db):
     now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
@@ -37,6 +38,7 @@ def test_ttl_index_removes_expired_documents_within_a_monitor_period(db):
     assert db.client.admin.command("serverStatus")["metrics"]["ttl"]["deletedDocuments"] >= deleted + 2
 
 
+@pytest.mark.slow
 @pytest.mark.commands("createIndexes", "collMod")
 def test_ttl_change_by_coll_mod_takes_effect(db):
     now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)

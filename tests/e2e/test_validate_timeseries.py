@@ -12,6 +12,7 @@ from pymongo.errors import OperationFailure
 pytestmark = pytest.mark.commands("validate", "create", "insert")
 
 
+@pytest.mark.slow
 def test_validate_on_a_time_series_collection_checks_its_buckets(start_server):
     server = start_server()
     client = server.client()

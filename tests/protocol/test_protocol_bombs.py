@@ -85,6 +85,7 @@ def test_snappy_preamble_is_checked_before_allocating():
     assert _peak_during(lambda: _rejected(frame)) < 4 * MB
 
 
+@pytest.mark.slow
 def test_zlib_bomb_stops_at_the_declared_size():
     deflate = zlib.compressobj(9)
     body = b"".join(deflate.compress(bytes(MB)) for _ in range(256)) + deflate.flush()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import random
 
+import pytest
+
 from tidemark.query.match import compile_filter
 from tidemark.query.sort import sort_documents
 
@@ -253,6 +255,7 @@ def rand_filter(rng, depth=0):
     return {p: rand_cond(rng) for p in rng.sample(PATHS, rng.randrange(1, 3))}
 
 
+@pytest.mark.slow
 def test_compiled_filters_agree_with_reference_evaluator():
     rng = random.Random(SEED)
     docs = [rand_doc(rng, i) for i in range(N_DOCS)]
@@ -297,6 +300,7 @@ def ref_key_cmp(a, b):
     return ref_cmp(None if a is ABSENT else a, None if b is ABSENT else b)
 
 
+@pytest.mark.slow
 def test_sorts_agree_with_reference_evaluator():
     rng = random.Random(SEED + 1)
     docs = [rand_doc(rng, i) for i in range(N_DOCS)]
@@ -342,6 +346,7 @@ def _with_string_key(key, fn):
         STRING_KEY = saved
 
 
+@pytest.mark.slow
 def test_collated_filters_and_sorts_agree_with_reference_evaluator():
     """Case-insensitive collation (ICU en, strength 2): filters, $in, ranges, $elemMatch and sorts
     over mixed-case strings agree with the reference comparing lower-cased strings."""

@@ -10,6 +10,7 @@ import datetime
 import pytest
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compressor", ["none", "zlib", "snappy"])  # pymongo's zstd needs backports.zstd
 @pytest.mark.commands("insert", "find", "create")
 def test_multi_megabyte_inserts_into_regular_and_timeseries_collections(server, compressor):

@@ -67,6 +67,7 @@ def wire_decode(frame: bytes) -> dict:
     return decode_reply(frame)
 
 
+@pytest.mark.slow
 def test_awaitable_hello_waits_and_streams_without_blocking_others(server):
     with WireClient(server.port) as wire:
         hello = wire.command({"hello": 1, "$db": "admin"})
@@ -107,6 +108,7 @@ def test_awaitable_hello_waits_and_streams_without_blocking_others(server):
             assert reply["code"] == code, reply
 
 
+@pytest.mark.slow
 def test_pymongo_streaming_monitor_and_exhaust_cursor(server):
     class Listener(monitoring.ServerHeartbeatListener):
         def __init__(self):

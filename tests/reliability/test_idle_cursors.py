@@ -57,6 +57,7 @@ def test_ten_thousand_idle_cursors_leave_other_clients_working(start_server):
     client.close()
 
 
+@pytest.mark.slow
 @pytest.mark.commands("find", "getMore")
 def test_idle_cursors_time_out_after_cursor_timeout_millis(start_server):
     srv = start_server(params={"cursorTimeoutMillis": 1000, "clientCursorMonitorFrequencySecs": 1})

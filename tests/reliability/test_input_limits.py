@@ -77,6 +77,7 @@ def test_namespaces_longer_than_255_bytes(server, db):
     db["y" * (250 - len(db.name))].insert_one({"ok": True})  # 255 bytes: fine
 
 
+@pytest.mark.slow
 @pytest.mark.commands("insert", "update", "delete")
 def test_write_batches_over_100000_statements(server, db):
     db.create_collection("ts", timeseries={"timeField": "t"})
@@ -113,6 +114,7 @@ def test_document_and_command_depth(server, db):
         db.c.find_one({"deep": nested(250)})
 
 
+@pytest.mark.slow
 @pytest.mark.commands("aggregate")
 def test_densify_generates_at_most_500000_documents(server, db):
     db.t.insert_many([{"t": datetime.datetime(1, 1, 1)}, {"t": datetime.datetime(9999, 1, 1)}])

@@ -66,6 +66,7 @@ def test_kill9_during_concurrent_inserts_keeps_every_acknowledged_document(start
         client.close()
 
 
+@pytest.mark.slow
 @pytest.mark.commands("insert", "find", "createIndexes")
 def test_clean_restart_keeps_collections_indexes_and_views(start_server):
     srv = start_server()

@@ -54,6 +54,7 @@ def test_blowups_fail_fast_with_mongods_codes(start_server):
     client.close()
 
 
+@pytest.mark.slow
 @pytest.mark.commands("aggregate", "find", "insert")
 def test_blocking_stages_memory_limit_and_spilling_sort(start_server):
     srv = start_server(params={"internalQueryMaxBlockingSortMemoryUsageBytes": 200_000})

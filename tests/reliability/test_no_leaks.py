@@ -54,6 +54,7 @@ def test_get_log_over_the_wire_has_no_source_paths(server, client):
             assert "Traceback" not in line and '.py"' not in line, line
 
 
+@pytest.mark.slow
 @pytest.mark.commands("insert")
 def test_dbpath_and_data_files_are_private(start_server, tmp_path):
     srv = start_server(dbpath=tmp_path / "fresh")

@@ -140,6 +140,7 @@ def test_max_time_ms_interrupts_long_expression_loops_and_scans(coll):
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.slow
 @pytest.mark.clients
 @pytest.mark.commands("currentOp", "killOp")
 def test_mongosh_finds_and_kills_a_runaway_query(client, coll, mongosh):

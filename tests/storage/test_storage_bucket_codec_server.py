@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 import lmdb
+import pytest
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
@@ -38,6 +39,7 @@ def load(client) -> None:
     db.cpu.insert_many(docs)
 
 
+@pytest.mark.slow
 def test_server_buckets_are_stored_with_the_bucket_tag_and_read_back_byte_exact(start_server):
     server = start_server()
     client = server.client()

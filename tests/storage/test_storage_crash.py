@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import bson
+import pytest
 
 from tidemark.storage.catalog import index_db_name, records_db_name
 from tidemark.storage.engine import open_engine
@@ -58,6 +59,7 @@ def check_consistent(dbpath, acked):
         eng.close()
 
 
+@pytest.mark.slow
 def test_acknowledged_writes_survive_sigkill(tmp_path):
     dbpath = str(tmp_path / "db")
     acked = run_writer_until(dbpath, 2000, base=0)

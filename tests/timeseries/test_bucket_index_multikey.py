@@ -141,6 +141,7 @@ def test_bucket_inserted_into_the_buckets_collection_flags_its_index_multikey(db
     assert _answer(db.ts_after, flt, INDEX, None) == [0, 1, 2]
 
 
+@pytest.mark.slow
 def test_buckets_rebuilt_by_recovery_flag_their_index_multikey(start_server):
     proc = start_server()
     with proc.client() as client:

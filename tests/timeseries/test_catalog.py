@@ -2,6 +2,7 @@
 
 import datetime as dt
 
+import pytest
 from harness.timeseries import Engine, document
 
 from tidemark.timeseries import catalog as catalog_module
@@ -160,6 +161,7 @@ def _bucket_contents(engine):
     return sorted(docs)
 
 
+@pytest.mark.slow
 def test_batched_insert_builds_the_same_buckets_as_one_by_one():
     for seed in (1, 2, 3):
         batch = _random_batch(seed)

@@ -8,6 +8,7 @@ import datetime as dt
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from harness.timeseries import Engine
 
 from tidemark.timeseries import commit, rules
@@ -23,6 +24,7 @@ def batch(b, n=1000, prefix="req"):
             for i in range(n)]
 
 
+@pytest.mark.slow
 def test_memory_stays_within_the_threshold_for_any_number_of_series():
     engine = Engine(memory_threshold=THRESHOLD)
     catalog, state = engine.catalog, engine.state
@@ -44,6 +46,7 @@ def test_memory_stays_within_the_threshold_for_any_number_of_series():
     assert stats["numBucketsClosedDueToMemoryThreshold"] == 40_000 - live
 
 
+@pytest.mark.slow
 def test_a_released_series_returns_with_its_own_meta():
     engine = Engine(memory_threshold=THRESHOLD)
     for b in range(12):

@@ -18,6 +18,7 @@ def selected(flt):
     return [d["_id"] for d in DOCS if match(d)]
 
 
+@pytest.mark.slow
 @settings(max_examples=800, deadline=None, database=None)
 @given(flt=mixed_filters)
 def test_the_mql_form_of_a_filter_selects_what_the_filter_selects(flt):

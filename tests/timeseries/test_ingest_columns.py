@@ -91,15 +91,18 @@ def _same(batches, meta_field="m", expect_columnar=True, **limits):
     return one.state, many.state
 
 
+@pytest.mark.slow
 def test_tsbs_shaped_batches_build_the_buckets_of_one_by_one_inserts():
     state, _ = _same(_tsbs(1))
     assert state.stats["numBucketsArchivedDueToTimeForward"] > 0
 
 
+@pytest.mark.slow
 def test_one_measurement_per_series_per_batch_and_time_jitter():
     _same(_tsbs(2, series=50, ticks=200, jitter=True, per_batch=50))
 
 
+@pytest.mark.slow
 def test_batches_out_of_order_archive_and_reopen_like_the_general_path():
     state, _ = _same(_tsbs(3, series=10, ticks=1200, per_batch=70, shuffle=True))
     assert state.stats["numBucketsArchivedDueToTimeBackward"] > 0

@@ -3,6 +3,7 @@
 import datetime as dt
 
 import bson
+import pytest
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 from harness.timeseries import Engine, document
@@ -98,6 +99,7 @@ def _contents(engine):
     return sorted(out)
 
 
+@pytest.mark.slow
 def test_interleaved_series_batches_build_the_buckets_of_one_by_one_inserts():
     for seed in (1, 2):
         batches = _interleaved_batches(seed)

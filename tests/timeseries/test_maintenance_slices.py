@@ -9,6 +9,7 @@ the work done between yields, not by timing."""
 import asyncio
 import datetime as dt
 
+import pytest
 from harness.timeseries import Engine
 
 from tidemark.timeseries import catalog as catalog_module
@@ -119,6 +120,7 @@ async def test_a_checkpoint_marks_one_slice_between_loop_yields_and_commits_each
         server.engine.close()
 
 
+@pytest.mark.slow
 async def test_an_insert_of_new_series_leaves_no_reference_cycles(tmp_path):
     """Each new series plans a storage query (reopen.py); every plan left a reference cycle (a recursive
     closure in index_bounds) that only the garbage collector frees: under a series explosion the young
