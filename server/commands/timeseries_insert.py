@@ -98,14 +98,20 @@ async def _route(ctx: CommandContext, catalog: Any, committer: Any, state: Any, 
         series_ids(state.series, batch)
     if batch is not None:
         limits = rules.Limits.of(server.params, options, catalog.memory_threshold)
-        load = reopen.loader(server.engine)
+        load = reopen.Loader(server.engine)
         cuts = slices(batch, state.series.queried)
         if len(cuts) == 2:
-            router.route(catalog, state, batch, np.arange(batch.n), limits, load)
+            try:
+                router.route(catalog, state, batch, np.arange(batch.n), limits, load)
+            finally:
+                load.close()
         else:
             async with committer.routing():
                 for start, end in zip(cuts, cuts[1:], strict=False):
-                    router.route(catalog, state, batch, np.arange(start, end), limits, load)
+                    try:
+                        router.route(catalog, state, batch, np.arange(start, end), limits, load)
+                    finally:
+                        load.close()
                     if end < batch.n:
                         await asyncio.sleep(0)
         catalog.expire_idle(limits)

@@ -21,59 +21,85 @@ from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key, ms_to_date
 MAX_CANDIDATES = 16  # index entries examined per query
 
 
-def loader(engine: Any) -> Any:
-    """``load(state, sid, t_ms) -> stored bucket document | None`` for the router."""
+class Loader:
+    """``load(state, sid, t_ms) -> stored bucket document | None`` for the router, called for every
+    series an insert meets first (a series explosion: every row). All the queries of one routing
+    slice share one read transaction and one look-up of the collection and its index; :meth:`close`
+    ends it, before the event loop runs anything else (a read transaction never stays open across
+    a yield)."""
 
-    def load(state: Any, sid: int, t_ms: int) -> dict[str, Any] | None:
+    def __init__(self, engine: Any):
+        self.engine = engine
+        self._context: Any = None
+        self._view: Any = None
+        self._collections: dict[str, tuple[Any, dict[str, Any] | None] | None] = {}
+
+    def __call__(self, state: Any, sid: int, t_ms: int) -> dict[str, Any] | None:
         options = state.options
+        if self._view is None:
+            self._context = self.engine.read()
+            self._view = self._context.__enter__()
+        r = self._view
+        ns = state.ns
+        if ns not in self._collections:
+            info = r.get_collection(ns)
+            index = _meta_time_index(info.indexes, options.time_field) if info is not None \
+                and options.meta_field is not None else None
+            self._collections[ns] = (info, index) if info is not None and r.count(info) else None
+        found = self._collections[ns]
+        if found is None:
+            return None  # no collection, or no bucket stored yet
+        info, index = found
         series = state.series
-        return find(engine, state.ns, options.time_field, options.meta_field, options.bucket_max_span_seconds,
+        return find(r, info, index, options.time_field, options.meta_field, options.bucket_max_span_seconds,
                     series.metas[sid], series.keys[sid], t_ms)
 
-    return load
+    def close(self) -> None:
+        context, self._context, self._view = self._context, None, None
+        self._collections.clear()
+        if context is not None:
+            context.__exit__(None, None, None)
 
 
-def find(engine: Any, ns: str, time_field: str, meta_field: str | None, span_s: int, meta: Any, key: Any,
-         t_ms: int) -> dict[str, Any] | None:
+def find(r: Any, info: Any, index: dict[str, Any] | None, time_field: str, meta_field: str | None, span_s: int,
+         meta: Any, key: Any, t_ms: int) -> dict[str, Any] | None:
+    """The newest reopenable stored bucket for a measurement of series ``meta``/``key`` at ``t_ms``,
+    read through ``r`` (a read view) from the buckets collection ``info``; ``index`` is its
+    ``{meta, control.min.<time>}`` index (None: the clustered ``_id`` range)."""
     low_ms = t_ms - span_s * 1000  # exclusive: a bucket starting there ends at t
     best: dict[str, Any] | None = None
     best_start = 0  # best's control.min.<time> in ms
-    with engine.read() as r:
-        info = r.get_collection(ns)
-        if info is None or not r.count(info):
-            return None
-        index = _meta_time_index(info.indexes, time_field) if meta_field is not None else None
-        if index is not None:
-            flt = {"meta": meta if meta is not MISSING else None,
-                   f"control.min.{time_field}": {"$gt": ms_to_date(low_ms), "$lte": ms_to_date(t_ms)}}
-            plan = planner.choose_plan(list(info.indexes), flt, None, index["name"])
-            rids = []
-            for interval in plan.intervals:
-                for _key, rid in r.index_scan(info, index["name"], interval.lo, interval.hi,
-                                              lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl):
-                    rids.append(bytes(rid))
-                    if len(rids) >= MAX_CANDIDATES:
-                        break
-            raws = (r.get(info, rid) for rid in rids)
-        else:
-            low_s, high_s = low_ms // 1000, t_ms // 1000
-            if low_s < 0 or high_s >= 2**32:
-                return None  # outside the OID timestamp range: only the index can find it
-            raws = (raw for _rid, raw in r.scan(info, lo=clustered_rid(oid_bound(low_s, high=False)),
-                                                hi=clustered_rid(oid_bound(high_s, high=True))))
-        for raw in raws:
-            if raw is None:
-                continue
-            doc = decode(raw)
-            start = date_ms(((doc.get("control") or {}).get("min") or {}).get(time_field))
-            if start is None or not low_ms < start <= t_ms or start + span_s * 1000 <= t_ms:
-                continue
-            if (meta_key(normalize_meta(doc["meta"])) if "meta" in doc else MISSING) != key:
-                continue
-            if (doc.get("control") or {}).get("closed") or (doc.get("control") or {}).get("version") != 1:
-                continue
-            if best is None or start > best_start:
-                best, best_start = doc, start
+    if index is not None:
+        flt = {"meta": meta if meta is not MISSING else None,
+               f"control.min.{time_field}": {"$gt": ms_to_date(low_ms), "$lte": ms_to_date(t_ms)}}
+        plan = planner.choose_plan(list(info.indexes), flt, None, index["name"])
+        rids = []
+        for interval in plan.intervals:
+            for _key, rid in r.index_scan(info, index["name"], interval.lo, interval.hi,
+                                          lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl):
+                rids.append(bytes(rid))
+                if len(rids) >= MAX_CANDIDATES:
+                    break
+        raws: Iterable[bytes | None] = (r.get(info, rid) for rid in rids)
+    else:
+        low_s, high_s = low_ms // 1000, t_ms // 1000
+        if low_s < 0 or high_s >= 2**32:
+            return None  # outside the OID timestamp range: only the index can find it
+        raws = (raw for _rid, raw in r.scan(info, lo=clustered_rid(oid_bound(low_s, high=False)),
+                                            hi=clustered_rid(oid_bound(high_s, high=True))))
+    for raw in raws:
+        if raw is None:
+            continue
+        doc = decode(raw)
+        start = date_ms(((doc.get("control") or {}).get("min") or {}).get(time_field))
+        if start is None or not low_ms < start <= t_ms or start + span_s * 1000 <= t_ms:
+            continue
+        if (meta_key(normalize_meta(doc["meta"])) if "meta" in doc else MISSING) != key:
+            continue
+        if (doc.get("control") or {}).get("closed") or (doc.get("control") or {}).get("version") != 1:
+            continue
+        if best is None or start > best_start:
+            best, best_start = doc, start
     return best
 
 

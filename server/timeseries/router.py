@@ -304,6 +304,8 @@ def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, li
 
 def _fit_columns(batch: ColumnBatch, bucket: Any, rows: np.ndarray, limits: rules.Limits, first: bool) -> tuple[int, int]:
     """How many of ``rows`` (the first accepted) the bucket takes, and the bytes they add."""
+    if len(rows) == 1:  # the one row of a new series, mostly: no rule left to apply, no arrays
+        return 1, rules.column_size(batch, bucket)
     sizes = rules.column_sizes(batch, bucket, len(rows))
     run = rules.fits(bucket.count, bucket.size, bucket.start_ms, batch.times[rows], sizes, limits)
     return run, int(sizes[:run].sum())

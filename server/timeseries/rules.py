@@ -176,13 +176,15 @@ def layout_sizes(order: tuple[str, ...], kinds: dict[str, int], constants: dict[
                        sum(12 + len(f) + 2 * (sizes[f] + 3) for f in order if f != time_field))
 
 
-def row_sizes(sizes: LayoutSizes, positions: np.ndarray) -> np.ndarray:
+def row_sizes(sizes: LayoutSizes, positions: Any) -> Any:
     """Bytes each row of a layout adds at these positions (``measurement_size`` for a bucket that holds
-    every field already)."""
-    digits = np.ones(len(positions), np.int64)
-    for bound in (10, 100, 1000, 10_000, 100_000):
-        digits += positions >= bound
+    every field already): an array of positions gives an array, one ``int`` position an ``int`` (the
+    one-row run of a new series is common enough that NumPy's per-call cost would dominate it)."""
+    digits = 1 + sum(positions >= bound for bound in _POSITION_DIGIT_BOUNDS)
     return sizes.value_bytes + sizes.value_count * (digits + 2)
+
+
+_POSITION_DIGIT_BOUNDS = (10, 100, 1000, 10_000, 100_000)
 
 
 # ---------------------------------------------------------------- the rules
@@ -234,7 +236,7 @@ def columns_reason(bucket: Any, batch: Any, limits: Limits) -> Rollover | None:
     """Rules 3-5 for the next row of a column batch (``batch.ColumnBatch``) against a bucket."""
     return _bucket_reason(bucket.count, bucket.size, 0, limits,
                           lambda: same_layout(bucket, batch) or columns_compatible(bucket.columns, batch),
-                          lambda: int(column_sizes(batch, bucket, 1)[0]))
+                          lambda: column_size(batch, bucket))
 
 
 def _bucket_reason(count: int, size: int, added: int, limits: Limits, compatible: Any,
@@ -277,20 +279,31 @@ def held_fields(bucket: Any) -> Any:
 def column_sizes(batch: Any, bucket: Any, k: int) -> np.ndarray:
     """Bytes each of the next ``k`` rows of a column batch adds to ``bucket`` (its own table: the
     table's rule; another layout: fields the bucket lacks pay for their columns on the first row)."""
+    sizes: np.ndarray
+    sizes, first_extra = _column_sizes_at(batch, bucket, bucket.count + np.arange(k))
+    sizes[0] += first_extra
+    return sizes
+
+
+def column_size(batch: Any, bucket: Any) -> int:
+    """``column_sizes(batch, bucket, 1)[0]`` without arrays."""
+    size, first_extra = _column_sizes_at(batch, bucket, int(bucket.count))
+    return int(size + first_extra)
+
+
+def _column_sizes_at(batch: Any, bucket: Any, positions: Any) -> tuple[Any, int]:
+    """(``row_sizes`` of the rows at ``positions``, what the bucket's next row pays on top for the
+    columns it creates)."""
     count = bucket.count
-    positions = count + np.arange(k)
     if same_layout(bucket, batch):
-        sizes: np.ndarray = bucket.table.row_sizes(positions)  # (the bucket is untyped here)
-        if count == 0:
-            sizes[0] += bucket.table.sizes.first_extra
-        return sizes
+        return bucket.table.row_sizes(positions), bucket.table.sizes.first_extra if count == 0 else 0
     value_sizes = {name: value_size(batch.constants[name]) if name in batch.constants
                    else _typed_size(batch.kinds[name]) for name in batch.order}
     sizes = row_sizes(LayoutSizes(sum(value_sizes.values()), len(batch.order), 0), positions)
     digits = _digits(count)
     held = held_fields(bucket)
-    sizes[0] += sum(12 + len(name) + 2 * (value_sizes[name] + digits + 2) for name in batch.order if name not in held)
-    return sizes
+    return sizes, sum(12 + len(name) + 2 * (value_sizes[name] + digits + 2) for name in batch.order
+                      if name not in held)
 
 
 def kind_compatible(column: Any, kind: int) -> bool:

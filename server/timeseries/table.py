@@ -267,7 +267,7 @@ class Table:
         return cast(np.ndarray, self.hot[sids])
 
     # -- rows
-    def row_sizes(self, positions: np.ndarray) -> np.ndarray:
+    def row_sizes(self, positions: Any) -> Any:
         return rules.row_sizes(self.sizes, positions)
 
     def gather(self, slots: np.ndarray, lo: np.ndarray, hi: np.ndarray, data: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
