@@ -157,6 +157,9 @@ def _key_bytes(n: int) -> list[bytes]:
 def typed_extremes(kind: int, values: np.ndarray) -> tuple[Any, Any]:
     """(min, max) of a non-empty typed column as Python values, as control fields hold them: numbers
     canonically with NaN below everything, the first of equal values (e.g. 0.0 and -0.0)."""
+    if len(values) == 1:  # a one-row bucket (every bucket of a series explosion): no reductions
+        value = python_value(kind, values[0])
+        return value, value
     if kind == DOUBLE:
         nan = np.isnan(values)
         if nan.all():

@@ -54,3 +54,24 @@ def test_no_rows_has_only_the_start():
     typed = {"t": np.zeros(0, np.int64), "v": np.zeros(0)}
     summary = control_summary(bucket.id, MISSING, bucket.start_s, "t", bucket.columns, typed, 0)
     assert summary == {"_id": bucket.id, "control": {"version": 1, "min": {"t": T0}, "max": {"t": None}}}
+
+
+def test_one_row_extremes_are_the_value_as_decoded_for_every_typed_kind():
+    """typed_extremes of a one-row column (every bucket of a series explosion) takes no reduction; it
+    must give what bson.decode gives for the value, the same as the reductions over two equal rows."""
+    from bson.int64 import Int64
+
+    from tidemark.timeseries.columns import BOOL, DATE, DOUBLE, DTYPE, INT32, INT64, OID, typed_extremes
+
+    oid = ObjectId(b"\x05" * 12)
+    samples = {DOUBLE: [1.5, -0.0, float("nan")], INT32: [-7], INT64: [2**40], BOOL: [True], DATE: [1_700_000_000_123],
+               OID: [oid.binary]}
+    for kind, values in samples.items():
+        for value in values:
+            column = np.array([value], dtype=DTYPE[kind]) if kind != OID else np.frombuffer(value, DTYPE[kind])
+            low, high = typed_extremes(kind, column)
+            twice = typed_extremes(kind, np.concatenate([column, column]))
+            assert repr((low, high)) == repr(twice), (kind, value)
+            assert type(low) is type(twice[0])
+    assert typed_extremes(INT64, np.array([5], np.int64)) == (Int64(5), Int64(5))
+    assert typed_extremes(OID, np.frombuffer(oid.binary, DTYPE[OID])) == (oid, oid)
