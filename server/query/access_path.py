@@ -9,6 +9,7 @@ read needs and renders their explain). Chosen by ``plan.choose_plan``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ class Plan:
     intervals: list[Interval] = field(default_factory=list)
     reverse: bool = False
     provides_sort: bool = False
-    bounds_desc: dict[str, list[str]] = field(default_factory=dict)
+    bounds_desc: Mapping[str, list[str]] = field(default_factory=dict)  # explain's indexBounds
     natural_reverse: bool = False
     resume_after: bytes | None = None  # COLLSCAN: start past this record id (a find's $_resumeAfter)
     # COLLSCAN of a clustered collection: the ``_id`` range it scans (``clustered_range.RecordRange``;
@@ -62,7 +63,7 @@ class Plan:
             "isPartial": "partialFilterExpression" in self.index,
             "indexVersion": 2,
             "direction": "backward" if self.reverse else "forward",
-            "indexBounds": self.bounds_desc,
+            "indexBounds": dict(self.bounds_desc),
         }
         if not multikey:
             # mongod omits multiKeyPaths when it cannot say which paths are multikey; the catalog keeps

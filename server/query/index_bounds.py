@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,12 +150,12 @@ def _component_ranges(b: FieldBounds | None, direction: int,
 
 
 def build_intervals(spec: dict, bounds: dict[str, FieldBounds],
-                     multikey_default: bool = True) -> tuple[list[Interval], dict]:
+                     multikey_default: bool = True) -> tuple[list[Interval], BoundsDescription]:
     """Intervals over the full compound key: equality prefix, then one range, then MinKey..MaxKey."""
     fields, directions = key_fields(spec["key"])
     multikey = bool(spec.get(MULTIKEY_FLAG, multikey_default)) and spec["name"] != "_id_"
     per_component: list[list[tuple]] = []
-    desc: dict[str, list[str]] = {}
+    shown_ranges: dict[str, list[tuple]] = {}
     bounded = True
     for f, d in zip(fields, directions, strict=False):
         b = bounds.get(f) if bounded else None
@@ -162,8 +163,7 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds],
         if b is None or not b.is_point:
             bounded = False  # components after a range or an unbounded field are scanned fully
         per_component.append(ranges)
-        shown = ranges if d == 1 else [(h, lo, hi_i, lo_i) for (lo, h, lo_i, hi_i) in reversed(ranges)]
-        desc[f] = [_interval_desc(*r) for r in shown]
+        shown_ranges[f] = ranges if d == 1 else [(h, lo, hi_i, lo_i) for (lo, h, lo_i, hi_i) in reversed(ranges)]
     total = 1
     for ranges in per_component:
         total *= len(ranges)
@@ -175,7 +175,33 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds],
         intervals.append(_interval_for(combo, directions))
     if len(intervals) > 1:
         intervals.sort(key=lambda iv: iv.lo or b"")
-    return intervals, desc
+    return intervals, BoundsDescription(shown_ranges)
+
+
+class BoundsDescription(Mapping[str, list[str]]):
+    """explain's ``indexBounds`` of an index scan (field -> interval strings), rendered on first use:
+    every query builds a plan, a series explosion one per new series (reopen.py), and only explain
+    reads the strings."""
+
+    __slots__ = ("_ranges", "_rendered")
+
+    def __init__(self, ranges: dict[str, list[tuple]]):
+        self._ranges = ranges
+        self._rendered: dict[str, list[str]] | None = None
+
+    def _render(self) -> dict[str, list[str]]:
+        if self._rendered is None:
+            self._rendered = {f: [_interval_desc(*r) for r in ranges] for f, ranges in self._ranges.items()}
+        return self._rendered
+
+    def __getitem__(self, key: str) -> list[str]:
+        return self._render()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._render())
+
+    def __len__(self) -> int:
+        return len(self._ranges)
 
 
 def _is_placeholder(v: Any) -> bool:

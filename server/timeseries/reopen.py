@@ -72,7 +72,7 @@ def find(r: Any, info: Any, index: dict[str, Any] | None, time_field: str, meta_
     if index is not None:
         flt = {"meta": meta if meta is not MISSING else None,
                f"control.min.{time_field}": {"$gt": ms_to_date(low_ms), "$lte": ms_to_date(t_ms)}}
-        plan = planner.choose_plan(list(info.indexes), flt, None, index["name"])
+        plan = planner.choose_plan([index], flt, None, index["name"])
         rids = []
         for interval in plan.intervals:
             for _key, rid in r.index_scan(info, index["name"], interval.lo, interval.hi,
