@@ -271,8 +271,8 @@ def ingest_stats(result: dict, expected_rows: int, pinned: bool, bins: int = 20)
     stats["settle_s"], stats["settle_cpu_s"] = result.get("settle_s"), settle_cpu
     # ... counting the work the load left behind too (see settle): the whole cost of the rows
     stats["rows_per_cpu_s_settled"] = rows / (cpu + settle_cpu) if cpu and settle_cpu is not None else None
-    # the same whole cost as server CPU milliseconds per 1,000 rows (settle counted when measured)
-    whole = cpu + (settle_cpu or 0.0) if cpu is not None else None
+    # the same whole cost as server CPU milliseconds per 1,000 rows (only where the settle was measured)
+    whole = cpu + settle_cpu if cpu is not None and settle_cpu is not None else None
     stats["cpu_ms_per_1000_rows"] = whole / rows * 1e6 if whole is not None and rows else None
     if stats["error"] is None and rows != expected_rows:
         stats["error"] = f"loaded {rows} of {expected_rows} rows"

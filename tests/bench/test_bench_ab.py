@@ -52,3 +52,12 @@ def test_ab_end_to_end_with_the_same_build_on_both_sides(tmp_path):
         assert "(" in a and "(" in b  # both columns measured
     samples = json.loads(out.read_text())["samples"]
     assert all(len(samples[label]["lastpoint"]) == 1 and samples[label]["lastpoint"][0] > 0 for label in "AB")
+
+
+def test_ingest_cost_per_1000_rows_counts_the_settle_and_is_absent_without_it():
+    from bench.harness import ingest_stats
+
+    loaded = {"rows": 2000, "seconds": 1.0, "server_cpu_s": 0.010, "settle_cpu_s": 0.004, "settle_s": 3.5}
+    assert ingest_stats(loaded, 2000, pinned=False)["cpu_ms_per_1000_rows"] == pytest.approx(7.0)
+    del loaded["settle_cpu_s"]
+    assert ingest_stats(loaded, 2000, pinned=False)["cpu_ms_per_1000_rows"] is None  # load only: not whole
