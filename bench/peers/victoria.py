@@ -92,8 +92,12 @@ def ensure_victoria() -> str:
 
 def victoria_version(binary: str) -> str:
     out = subprocess.run([binary, "-version"], capture_output=True, text=True, check=False).stdout.strip()
-    # e.g. "victoria-metrics-20220802-...-v1.79.5" or a Debian build string; keep it short
-    return f"VictoriaMetrics {out.rsplit('-', 1)[-1]}" if out else "VictoriaMetrics"
+    if out:  # an upstream build: "victoria-metrics-20220802-...-v1.79.5"
+        return f"VictoriaMetrics {out.rsplit('-', 1)[-1]}"
+    # the Debian build prints nothing: ask the package
+    package = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "victoria-metrics"],
+                             capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
+    return f"VictoriaMetrics {package.split('+', 1)[0]}" if package else "VictoriaMetrics"
 
 
 def run(ctx: Context) -> SystemResult:

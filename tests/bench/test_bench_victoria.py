@@ -160,3 +160,17 @@ def test_pipeline_against_victoria_metrics_checks_its_query_results(tmp_path):
     assert all("cpu_median_ms" in q for q in vm["queries"].values())
     assert list(vm["not_expressible"]) == ["groupby-orderby-limit"]
     assert vm["storage"]["bytes_per_row"] > 0
+
+
+def test_the_peer_is_skipped_with_the_reason_when_the_package_cannot_be_installed(tmp_path, monkeypatch):
+    import subprocess
+
+    from bench.peers import victoria
+
+    monkeypatch.setattr(victoria.shutil, "which", lambda name: None)
+    monkeypatch.setattr(victoria.subprocess, "run",
+                        lambda cmd, **kw: subprocess.CompletedProcess(cmd, 100, "", "E: Unable to locate package"))  # fmt: skip
+    ctx = Context(generate(2, 1800, 1), tmp_path / "f", tmp_path, [], 1, 1, 1, False, progress=False)
+    result = victoria.run(ctx)
+    assert result.errors == ["skipped: `apt-get update -qq` failed: E: Unable to locate package"]
+    assert not result.ingest and not result.queries and result.storage is None
