@@ -150,8 +150,6 @@ def run(ctx: Context) -> SystemResult:
     except Exception as exc:
         result.errors.append(f"{type(exc).__name__}: {exc}")
     clean = stop_process(proc)
-    for query, reason in result.not_expressible.items():
-        result.notes.append(f"{query}: n/a, {reason}")
     if loaded:
         # the caches it saves at shutdown (-cacheDataPath, by default <storage>/cache: name -> series id
         # look-ups, rebuilt from indexdb when missing) are not the data; counted apart
