@@ -79,6 +79,11 @@ class SystemResult:
     checks: dict[str, dict] = field(default_factory=dict)  # e.g. "connections" -> bench.connections result
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    not_expressible: dict[str, str] = field(default_factory=dict)  # query -> why this system cannot run it
+
+
+class NotExpressible(Exception):
+    """A system's query language cannot express a query type: reported as n/a with the reason, never faked."""
 
 
 # -- processes -----------------------------------------------------------------------------------------------
@@ -143,6 +148,26 @@ def process_cpu_seconds(pid: int) -> float | None:
         return t.user + t.system
     except Exception:
         return None
+
+
+def thread_cpu_ns(pid: int) -> int | None:
+    """CPU nanoseconds of a process's live threads, from /proc/<pid>/task/*/schedstat.
+
+    Nanosecond resolution (``process_cpu_seconds`` counts 10 ms clock ticks, too coarse for one query of
+    a few ms), but a thread that exits takes its time with it: use it for short spans of a server whose
+    threads persist (every system here), and ``process_cpu_seconds`` for a whole load."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # the thread exited between listdir and open
+    return total
 
 
 def settle(pid: int, *, idle_share: float = 0.05, window_s: float = 3.5, timeout_s: float = 120.0) -> dict:
@@ -246,6 +271,9 @@ def ingest_stats(result: dict, expected_rows: int, pinned: bool, bins: int = 20)
     stats["settle_s"], stats["settle_cpu_s"] = result.get("settle_s"), settle_cpu
     # ... counting the work the load left behind too (see settle): the whole cost of the rows
     stats["rows_per_cpu_s_settled"] = rows / (cpu + settle_cpu) if cpu and settle_cpu is not None else None
+    # the same whole cost as server CPU milliseconds per 1,000 rows (only where the settle was measured)
+    whole = cpu + settle_cpu if cpu is not None and settle_cpu is not None else None
+    stats["cpu_ms_per_1000_rows"] = whole / rows * 1e6 if whole is not None and rows else None
     if stats["error"] is None and rows != expected_rows:
         stats["error"] = f"loaded {rows} of {expected_rows} rows"
     if len(samples) >= 2 and rows > 0:
@@ -293,8 +321,14 @@ def check_and_time(
     execute: Callable[[str, Params], object],
     normalize: Callable[[str, object], list[tuple]],
     result: SystemResult,
+    server_pid: int | None = None,
 ) -> None:
     """For each query type: check the seeded instances against the naive result, then time each of them.
+
+    With ``server_pid`` each timed instance also measures the server's CPU (``thread_cpu_ns``): the
+    figure a shared, noisy machine distorts least. An in-process system passes its own pid (its CPU then
+    includes the client's share). An ``execute`` that raises ``NotExpressible`` on the first instance of a
+    query type marks the type n/a for this system with the reason (``result.not_expressible``).
 
     The check pass doubles as the warm-up. A wrong answer raises ResultMismatch (never caught here).
     A slow system may spend at most ``ctx.query_budget_s`` of query time on the check pass of one query
@@ -308,7 +342,11 @@ def check_and_time(
         spent = 0.0
         for p in instances:
             t0 = time.perf_counter()
-            raw = execute(query, p)
+            try:
+                raw = execute(query, p)
+            except NotExpressible as exc:
+                result.not_expressible[query] = str(exc)
+                break
             spent += time.perf_counter() - t0
             got = normalize(query, raw)
             compare(system, query, p, got, ctx.checker.expected(query, p))
@@ -317,15 +355,24 @@ def check_and_time(
             if spent > ctx.query_budget_s and len(checked) >= ctx.min_runs:
                 break
         bar.update(len(instances) - len(checked))
-        times = []
+        if query in result.not_expressible:
+            bar.update(len(instances))
+            continue
+        times, cpu = [], []
         for p, first in checked:
+            c0 = thread_cpu_ns(server_pid) if server_pid else None
             t0 = time.perf_counter()
             raw = execute(query, p)
             times.append(time.perf_counter() - t0)
+            c1 = thread_cpu_ns(server_pid) if server_pid else None
+            if c0 is not None and c1 is not None:
+                cpu.append((c1 - c0) / 1e9)
             compare(system, query, p, normalize(query, raw), first)  # timed runs answer the same
             bar.update(1)
         bar.update(len(instances) - len(checked))
         result.queries[query] = {**timing_stats(times), "planned": len(instances)}
+        if len(cpu) == len(times):
+            result.queries[query].update(cpu_stats(cpu))
     bar.close()
 
 
@@ -338,6 +385,12 @@ def timing_stats(seconds: list[float]) -> dict:
         "median_ms": statistics.median(ms),
         "p95_ms": p95,
     }
+
+
+def cpu_stats(seconds: list[float]) -> dict:
+    """Server CPU per query instance: median, min and max in ms."""
+    ms = sorted(s * 1000 for s in seconds)
+    return {"cpu_median_ms": statistics.median(ms), "cpu_min_ms": ms[0], "cpu_max_ms": ms[-1]}
 
 
 class _NoBar:

@@ -53,6 +53,11 @@ def _median(s: SystemResult | None, query: str) -> float | None:
     return q["median_ms"] if q else None
 
 
+def _cpu(s: SystemResult | None, query: str) -> float | None:
+    q = s.queries.get(query) if s else None
+    return q.get("cpu_median_ms") if q else None
+
+
 def targets(systems: list[SystemResult]) -> list[dict]:
     """performance.md §4, evaluated on this run: [{metric, target, value, met}] (met None = not measured)."""
     by = _by_name(systems)
@@ -162,6 +167,10 @@ def _f(v, fmt="{:,.0f}") -> str:
     return "—" if v is None else fmt.format(v)
 
 
+def _missing(s: SystemResult, query: str) -> str:
+    return "n/a" if query in s.not_expressible else "—"
+
+
 def _settle(st: dict) -> str:
     """How long the server kept working after the load, and the CPU it spent (see harness.settle)."""
     if st.get("settle_s") is None:
@@ -185,8 +194,9 @@ def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], c
         "## Ingest",
         "",
         "| system | method | rows/s | metrics/s | first tenth rows/s | last tenth rows/s | last/first | server CPU s "
-        "| rows per server CPU-s | settle s (CPU s) | rows per server CPU-s incl. settle | status |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| rows per server CPU-s | settle s (CPU s) | rows per server CPU-s incl. settle "
+        "| server CPU ms / 1,000 rows incl. settle | status |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for s in systems:
         for method, st in s.ingest.items():
@@ -195,14 +205,15 @@ def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], c
                 f"| {s.name} | {INGEST_LABELS.get(method, method)} | {_f(st['rows_per_s'])} | {_f(st['metrics_per_s'])} "
                 f"| {_f(st.get('first_tenth_rows_per_s'))} | {_f(st.get('last_tenth_rows_per_s'))} "
                 f"| {_f(st.get('last_vs_first'), '{:.2f}')} | {_f(st.get('server_cpu_s'), '{:.1f}')} "
-                f"| {_f(st.get('rows_per_cpu_s'))} | {_settle(st)} | {_f(st.get('rows_per_cpu_s_settled'))} | {status} |"
+                f"| {_f(st.get('rows_per_cpu_s'))} | {_settle(st)} | {_f(st.get('rows_per_cpu_s_settled'))} "
+                f"| {_f(st.get('cpu_ms_per_1000_rows'), '{:.2f}')} | {status} |"
             )
     out += ["", "## Storage", "", "| system | bytes on disk | bytes/row | note |", "|---|---:|---:|---|"]
     for s in systems:
         if s.storage:
             st = s.storage
             out.append(f"| {s.name} | {st['bytes']:,} | {st['bytes_per_row']:.1f} | {st['note']} |")
-    queried = [s for s in systems if s.queries]
+    queried = [s for s in systems if s.queries or s.not_expressible]
     if queried:
         out += [
             "",
@@ -220,10 +231,37 @@ def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], c
                 st = s.queries.get(q)
                 runs = f" [{st['runs']} runs]" if st and st["runs"] < st.get("planned", st["runs"]) else ""
                 cells.append(
-                    f"{st['median_ms']:.1f} ({st['mean_ms']:.1f} / {st['p95_ms']:.1f}){runs}" if st else "—"
+                    f"{st['median_ms']:.1f} ({st['mean_ms']:.1f} / {st['p95_ms']:.1f}){runs}"
+                    if st
+                    else _missing(s, q)
                 )
             if any(c != "—" for c in cells):
                 out.append(f"| {q} | " + " | ".join(cells) + " |")
+        out += [
+            "",
+            "### Server CPU per query",
+            "",
+            "Median ms of server CPU per timed instance (min–max), all the server's threads "
+            "(/proc/<pid>/task/*/schedstat): the figure a shared machine distorts least. DuckDB runs "
+            "in-process, so its figure includes the client's share.",
+            "",
+            "| query | " + " | ".join(s.name for s in queried) + " |",
+            "|---|" + "---:|" * len(queried),
+        ]
+        for q in QUERY_TYPES:
+            cells = []
+            for s in queried:
+                st = s.queries.get(q)
+                cells.append(
+                    f"{st['cpu_median_ms']:.2f} ({st['cpu_min_ms']:.2f}–{st['cpu_max_ms']:.2f})"
+                    if st and "cpu_median_ms" in st
+                    else _missing(s, q)
+                )
+            if any(c != "—" for c in cells):
+                out.append(f"| {q} | " + " | ".join(cells) + " |")
+        na = [(s.name, q, why) for s in queried for q, why in s.not_expressible.items()]
+        if na:
+            out += [""] + [f"- n/a, {name} {q}: {why}" for name, q, why in na]
     out += ["", "## Ratios", ""] + _ratios(by)
     out += ["", "## Targets (Tidemark)", "", "| metric | target | measured | met |", "|---|---|---:|---|"]
     for t in target_rows:
@@ -246,6 +284,7 @@ def _ratios(by: dict[str, SystemResult]) -> list[str]:
     replay = _rate(tm, "replay")
     for peer, method, label in (
         ("influxdb", "line-protocol", "InfluxDB (line protocol)"),
+        ("victoria", "line-protocol", "VictoriaMetrics (line protocol)"),
         ("null", "replay", "null server, count only"),
         ("null-decode", "replay", "null server, decoding"),
         ("lmdb-append", "append", "raw LMDB appends"),
@@ -260,11 +299,11 @@ def _ratios(by: dict[str, SystemResult]) -> list[str]:
             f"- ingest with pymongo, Tidemark vs null-decode under the same client: {pm / nd_pm:.2f}x"
         )
     bpr = tm.storage["bytes_per_row"] if tm and tm.storage else None
-    for peer in ("influxdb", "duckdb", "tidemark-regular"):
+    for peer in ("influxdb", "victoria", "duckdb", "tidemark-regular"):
         p = by.get(peer)
         if bpr and p and p.storage:
             lines.append(f"- bytes/row, Tidemark vs {peer}: {bpr / p.storage['bytes_per_row']:.2f}x")
-    for peer in ("duckdb", "influxdb", "tidemark-regular"):
+    for peer in ("duckdb", "influxdb", "victoria", "tidemark-regular"):
         p = by.get(peer)
         parts = []
         for q in QUERY_TYPES:
@@ -273,6 +312,13 @@ def _ratios(by: dict[str, SystemResult]) -> list[str]:
                 parts.append(f"{q} {a / b:.2f}x")
         if parts:
             lines.append(f"- query median, Tidemark vs {peer} (lower is better): " + ", ".join(parts))
+        parts = []
+        for q in QUERY_TYPES:
+            a, b = _cpu(tm, q), _cpu(p, q)
+            if a and b:
+                parts.append(f"{q} {a / b:.2f}x")
+        if parts:
+            lines.append(f"- query server CPU, Tidemark vs {peer} (lower is better): " + ", ".join(parts))
     if not lines:
         lines.append("- no Tidemark figures in this run, so no ratios")
     return lines

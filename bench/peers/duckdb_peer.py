@@ -9,6 +9,7 @@ MongoDB pipelines; results are checked against the same naive computation.
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -29,7 +30,9 @@ def run(ctx: Context) -> SystemResult:
     con = duckdb.connect(str(path))
     try:
         result.ingest["bulk"] = ingest_stats(_load(ctx, con), ctx.dataset.rows, pinned=False)
-        check_and_time(ctx, "duckdb", lambda q, p: _execute(con, q, p), _normalize, result)
+        check_and_time(
+            ctx, "duckdb", lambda q, p: _execute(con, q, p), _normalize, result, server_pid=os.getpid()
+        )
     except ResultMismatch:
         con.close()
         raise

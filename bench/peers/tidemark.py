@@ -71,7 +71,12 @@ def _run(ctx: Context, name: str, timeseries: bool) -> SystemResult:
                     result.notes.append(f"replay ({ctx.loader} batches) left {stats['buckets']:,} buckets")
                 coll = client[DB][COLLECTION]
                 check_and_time(
-                    ctx, name, lambda q, p: list(coll.aggregate(pipeline(q, p))), normalize_mongo, result
+                    ctx,
+                    name,
+                    lambda q, p: list(coll.aggregate(pipeline(q, p))),
+                    normalize_mongo,
+                    result,
+                    server.pid,
                 )
             if timeseries and ctx.connections:
                 held = check_connections(server.port, ctx.connections)
