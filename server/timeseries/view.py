@@ -165,14 +165,19 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
     clustered ``_id`` range)."""
     hinted = hint is not None and hint != {} and hint != ""
     ixfilter = bfilter.index_filter()
+    # every buckets index is taken as multikey (stores written before the write paths kept the flag
+    # for buckets hold unflagged ones), but a bucket's time bounds are one date each (the buckets
+    # validator): a time window bounds them on both sides, not only up to the end of the series
+    scalar = frozenset(("control.min." + time_field, "control.max." + time_field))
     if hinted:
         name = translate_hint(hint, indexes, time_field, meta_field)
         if isinstance(name, dict):  # {$natural: ±1}: the clustered scan
             return None
-        return planner.choose_plan(indexes, ixfilter or {}, None, name, collation=bfilter.collation)
+        return planner.choose_plan(indexes, ixfilter or {}, None, name, collation=bfilter.collation,
+                                   scalar_paths=scalar)
     if ixfilter is None or not indexes:
         return None
-    plan = planner.choose_plan(indexes, ixfilter, None, None, collation=bfilter.collation)
+    plan = planner.choose_plan(indexes, ixfilter, None, None, collation=bfilter.collation, scalar_paths=scalar)
     return plan if plan.kind == "IXSCAN" and plan.index is not None else None
 
 
