@@ -88,7 +88,12 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["ixscan"] = plan.ixscan_explain()
         buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
     else:
-        buckets = scan.buckets(server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate)
+        lo_s = bfilter.lo_s
+        if lo_s is None and bfilter.hi_s is not None and not scan.uses_extended_range(server, ns, spec.time_field):
+            # no bucket starts before 1970 (where starts wrap around the _id key space): a window open
+            # below is a closed _id range, not every bucket up to the newest
+            lo_s = 0
+        buckets = scan.buckets(server, ns, lo_s, bfilter.hi_s, info, predicate)
     buckets = _interruptible(buckets)
     if grouped is not None:
         return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info), remaining, info
