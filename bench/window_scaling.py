@@ -16,7 +16,9 @@ many later buckets each host has.
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -95,64 +97,101 @@ def _total(doc, key: str) -> int:
     return max(found, default=-1)
 
 
-def cpu_per_query(db, proc: psutil.Process, params: list[Params], hint, runs: int, rounds: int = 5) -> float:
-    """Server CPU (ms) of one query: the median over ``rounds`` of the CPU of ``runs`` queries (cycling
-    through ``params``) divided by ``runs`` (the process CPU clock ticks in 10 ms: one query is below it)."""
+def cpu_round(db, proc: psutil.Process, params: list[Params], hint, runs: int) -> float:
+    """Server CPU (ms) of one query: the CPU of ``runs`` queries (cycling through ``params``) divided by
+    ``runs`` (the process CPU clock ticks in 10 ms: one query is below it)."""
     kwargs = {"hint": hint} if hint is not None else {}
-    samples = []
-    for _ in range(rounds):
-        before = proc.cpu_times()
-        for i in range(runs):
-            list(db.cpu.aggregate(pipeline("single-groupby-1-1-1", params[i % len(params)]), **kwargs))
-        after = proc.cpu_times()
-        samples.append((after.user + after.system - before.user - before.system) * 1000 / runs)
-    return statistics.median(samples)
+    before = proc.cpu_times()
+    for i in range(runs):
+        list(db.cpu.aggregate(pipeline("single-groupby-1-1-1", params[i % len(params)]), **kwargs))
+    after = proc.cpu_times()
+    return (after.user + after.system - before.user - before.system) * 1000 / runs
 
 
-def measure(days: int, hosts: int, runs: int, workdir: Path) -> dict:
-    dbpath = workdir / f"db{days}"
+class Server:
+    """``python -m tidemark`` of one build (``pythonpath``: where its ``tidemark`` package is; None: this
+    checkout's) on ``dbpath``."""
+
+    def __init__(self, dbpath: Path, pythonpath: str | None = None):
+        env = dict(os.environ)
+        if pythonpath:
+            env["PYTHONPATH"] = pythonpath
+        self.port = free_port()
+        self.log = open(dbpath.with_suffix(".log"), "ab")  # noqa: SIM115 - closed by stop
+        self.proc = subprocess.Popen([sys.executable, "-m", "tidemark", "--port", str(self.port),
+                                      "--dbpath", str(dbpath)], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        wait_port(self.port, self.proc)
+        self.client = MongoClient("127.0.0.1", self.port, directConnection=True)
+        self.db = self.client.bench
+        self.cpu = psutil.Process(self.proc.pid)
+
+    def stop(self) -> None:
+        self.client.close()
+        stop_process(self.proc)
+        self.log.close()
+
+
+def loaded(days: int, hosts: int, workdir: Path) -> Path:
+    """A data directory holding ``days`` days of the cpu rows (loaded by this checkout, shut down cleanly)."""
+    dbpath = workdir / f"load{days}"
     dbpath.mkdir(parents=True)
-    port = free_port()
-    log = open(workdir / f"tidemark{days}.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([sys.executable, "-m", "tidemark", "--port", str(port), "--dbpath", str(dbpath)],
-                            stdout=log, stderr=subprocess.STDOUT)
+    server = Server(dbpath)
     try:
-        wait_port(port, proc)
-        client = MongoClient("127.0.0.1", port, directConnection=True)
-        db = client.bench
-        db.create_collection("cpu", timeseries={"timeField": "time", "metaField": "tags", "granularity": "seconds"})
-        db.cpu.create_index([("tags.hostname", 1), ("time", -1)])
+        server.db.create_collection("cpu", timeseries={"timeField": "time", "metaField": "tags",
+                                                       "granularity": "seconds"})
+        server.db.cpu.create_index([("tags.hostname", 1), ("time", -1)])
         t0 = time.time()
-        load(db.cpu, days, hosts)
-        loaded_s = time.time() - t0
-        time.sleep(5)  # let deferred bucket writes settle
-        params = windows(hosts, 20)
-        server = psutil.Process(proc.pid)
-        result = {"days": days, "load_s": round(loaded_s, 1)}
-        for name, hint in (("index", None), ("clustered", {"$natural": 1})):
-            counts = examined(db, params, hint)
-            cpu_per_query(db, server, params, hint, 10, rounds=1)  # warm
-            result[name] = {
-                "keys": (min(c[0] for c in counts), max(c[0] for c in counts)),
-                "docs": (min(c[1] for c in counts), max(c[1] for c in counts)),
-                "cpu_ms": round(cpu_per_query(db, server, params, hint, runs), 3),
-            }
-        client.close()
-        return result
+        load(server.db.cpu, days, hosts)
+        print(f"loaded {days} d in {time.time() - t0:.0f} s", flush=True)
     finally:
-        stop_process(proc)
-        log.close()
+        server.stop()
+    return dbpath
+
+
+PATHS = (("index", None), ("clustered", {"$natural": 1}))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--days", type=int, action="append", help="data sizes in days (repeatable)")
     ap.add_argument("--hosts", type=int, default=100)
-    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--runs", type=int, default=50, help="queries per CPU sample")
+    ap.add_argument("--rounds", type=int, default=7, help="CPU samples per build, size and path (alternated)")
+    ap.add_argument("--build", action="append", default=[], metavar="LABEL=PYTHONPATH",
+                    help="another build to compare (its tidemark package on PYTHONPATH); this checkout is 'this'")
     args = ap.parse_args()
+    builds = [("this", None)] + [tuple(b.split("=", 1)) for b in args.build]
+    params = windows(args.hosts, 20)
     with tempfile.TemporaryDirectory(prefix="window-scaling-") as tmp:
-        for days in args.days or [1, 16]:
-            print(measure(days, args.hosts, args.runs, Path(tmp)), flush=True)
+        sources = {days: loaded(days, args.hosts, Path(tmp)) for days in args.days or [1, 16]}
+        servers: dict = {}
+        try:
+            for days, source in sources.items():
+                for label, pythonpath in builds:
+                    copy = Path(tmp) / f"{label}-{days}"
+                    shutil.copytree(source, copy)
+                    servers[(label, days)] = Server(copy, pythonpath)
+            time.sleep(5)  # start-up work (recovery, caches) settles
+            samples: dict = {(key, name): [] for key in servers for name, _ in PATHS}
+            for server in servers.values():
+                for _name, hint in PATHS:
+                    cpu_round(server.db, server.cpu, params, hint, 10)  # warm
+            for _ in range(args.rounds):  # alternated: the machine's noise falls on every build and size alike
+                for key, server in servers.items():
+                    for name, hint in PATHS:
+                        samples[(key, name)].append(cpu_round(server.db, server.cpu, params, hint, args.runs))
+            for (label, days), server in servers.items():
+                for name, hint in PATHS:
+                    counts = examined(server.db, params, hint)
+                    cpu = samples[((label, days), name)]
+                    print({"build": label, "days": days, "path": name,
+                           "keys": (min(c[0] for c in counts), max(c[0] for c in counts)),
+                           "docs": (min(c[1] for c in counts), max(c[1] for c in counts)),
+                           "cpu_ms_median": round(statistics.median(cpu), 2),
+                           "cpu_ms_range": (round(min(cpu), 2), round(max(cpu), 2))}, flush=True)
+        finally:
+            for server in servers.values():
+                server.stop()
 
 
 if __name__ == "__main__":
