@@ -149,9 +149,11 @@ def _component_ranges(b: FieldBounds | None, direction: int,
     return [(lo, hi, b.lo_incl if b.lo is not _MISSING else True, hi_incl)]
 
 
-def build_intervals(spec: dict, bounds: dict[str, FieldBounds],
-                     multikey_default: bool = True) -> tuple[list[Interval], BoundsDescription]:
-    """Intervals over the full compound key: equality prefix, then one range, then MinKey..MaxKey."""
+def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default: bool = True,
+                    scalar_paths: frozenset[str] = frozenset()) -> tuple[list[Interval], BoundsDescription]:
+    """Intervals over the full compound key: equality prefix, then one range, then MinKey..MaxKey.
+    A range keeps both sides unless the index is (or may be) multikey and its path is not one of
+    ``scalar_paths`` (paths that never hold an array)."""
     fields, directions = key_fields(spec["key"])
     multikey = bool(spec.get(MULTIKEY_FLAG, multikey_default)) and spec["name"] != "_id_"
     per_component: list[list[tuple]] = []
@@ -159,7 +161,7 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds],
     bounded = True
     for f, d in zip(fields, directions, strict=False):
         b = bounds.get(f) if bounded else None
-        ranges = _component_ranges(b, d, multikey)
+        ranges = _component_ranges(b, d, multikey and f not in scalar_paths)
         if b is None or not b.is_point:
             bounded = False  # components after a range or an unbounded field are scanned fully
         per_component.append(ranges)

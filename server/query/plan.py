@@ -73,7 +73,7 @@ def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
 
 def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,
                 multikey_default: bool = True, allow_or: bool = False, collation: Any = None,
-                cluster: dict | None = None) -> Plan:
+                cluster: dict | None = None, scalar_paths: frozenset[str] = frozenset()) -> Plan:
     """Pick an access path. Hidden indexes are never chosen; sparse ones only when hinted, partial ones
     when hinted or when the filter implies their partialFilterExpression (``implication``).
 
@@ -82,6 +82,9 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
 
     ``multikey_default`` is what a spec without the ``multikey`` flag means: the regular-collection
     write paths maintain the flag (pass False); for anything else assume multikey (one-sided ranges).
+    ``scalar_paths``: key paths that never hold an array (a buckets index's ``control.min/max.<time>``:
+    one date per bucket): a range on them stays two-sided even on a multikey index (mongod's per-path
+    ``multiKeyPaths``).
     ``allow_or``: when no index serves the conjunction but every branch of a top-level ``$or`` has
     one, answer an "OR" plan (index union; callers de-duplicate record ids across branches).
     ``cluster``: the clustered index spec of a clustered collection (records keyed by ``_id``): its
@@ -92,11 +95,12 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
     if cluster is not None and names_cluster(cluster, hint):
         hint = None  # the clustered index is no entry of `indexes`: its scan is the collection scan
         indexes = []
-    plan = _choose_plan(indexes, filter, sort, hint, multikey_default, collation)
+    plan = _choose_plan(indexes, filter, sort, hint, multikey_default, collation, scalar_paths)
     if plan.kind == "COLLSCAN" and allow_or and hint in (None, {}, "") and isinstance(filter, dict):
         branches = filter.get("$or")
         if isinstance(branches, list) and branches and all(isinstance(b, dict) for b in branches):
-            subs = [_choose_plan(indexes, b, None, None, multikey_default, collation) for b in branches]
+            subs = [_choose_plan(indexes, b, None, None, multikey_default, collation, scalar_paths)
+                    for b in branches]
             if all(sub.kind == "IXSCAN" for sub in subs):
                 return Plan("OR", branches=subs)
     if cluster is not None and plan.kind in ("COLLSCAN", "IXSCAN"):
@@ -122,7 +126,8 @@ def names_cluster(cluster: dict, hint: Any) -> bool:
 
 
 def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hint: Any,
-                 multikey_default: bool, collation: Any = None) -> Plan:
+                 multikey_default: bool, collation: Any = None,
+                 scalar_paths: frozenset[str] = frozenset()) -> Plan:
     if isinstance(hint, dict) and "$natural" in hint:
         return Plan("COLLSCAN", natural_reverse=key_direction(hint["$natural"]) < 0)
     all_bounds = extract_bounds(filter)
@@ -134,7 +139,7 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
         spec = find_hinted_index(indexes, hint)
         if is_special(spec["key"]):
             return plan_special.hinted_plan(spec, filter, all_bounds)
-        return _plan_for(spec, all_bounds, sort, multikey_default, collation)
+        return _plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
     best: tuple | None = None
     for spec in indexes:
         if spec.get("hidden") or spec.get("sparse") or is_special(spec["key"]):
@@ -163,7 +168,7 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
         if best is None or score > best[0]:
             best = (score, spec)
     if best is not None:
-        return _plan_for(best[1], all_bounds, sort, multikey_default, collation)
+        return _plan_for(best[1], all_bounds, sort, multikey_default, collation, scalar_paths)
     if any(is_special(spec["key"]) for spec in indexes):
         fallback = plan_special.fallback_plan(indexes, filter, bounds_for_hashed(indexes, all_bounds, collation))
         if fallback is not None:
@@ -174,14 +179,15 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
                 continue
             bounds, same = bounds_for_index(spec, all_bounds, collation)
             if same and not is_special(spec["key"]) and _sort_match(spec, sort, bounds) is not None:
-                return _plan_for(spec, all_bounds, sort, multikey_default, collation)
+                return _plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
     return Plan("COLLSCAN")
 
 
 def _plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None,
-              multikey_default: bool = True, collation: Any = None) -> Plan:
+              multikey_default: bool = True, collation: Any = None,
+              scalar_paths: frozenset[str] = frozenset()) -> Plan:
     bounds, same = bounds_for_index(spec, bounds, collation)
-    intervals, desc = build_intervals(spec, bounds, multikey_default)
+    intervals, desc = build_intervals(spec, bounds, multikey_default, scalar_paths)
     reverse = _sort_match(spec, sort, bounds) if same else None
     # Several point intervals scanned in order still give index order (build_intervals sorts them).
     return Plan("IXSCAN", index=spec, intervals=intervals, reverse=bool(reverse),

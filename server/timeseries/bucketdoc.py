@@ -64,6 +64,13 @@ def ms_to_date(ms: int) -> Any:
         return DatetimeMS(ms)
 
 
+def time_bound_paths(time_field: str) -> frozenset[str]:
+    """``control.min/max.<time>``: one date per bucket (the buckets validator), so a planner keeps a
+    range on them two-sided even on a buckets index taken as multikey (stores written before the write
+    paths kept the flag for buckets hold unflagged ones)."""
+    return frozenset(("control.min." + time_field, "control.max." + time_field))
+
+
 def round_start_seconds(t_ms: int, rounding_seconds: int) -> int:
     """Bucket start in seconds: ``t`` floored (towards -inf) to a multiple of the rounding (§3.1)."""
     seconds = t_ms // 1000

@@ -17,7 +17,8 @@ so no mixed-type or NaN guard), a time comparison with its ``D ± bucketMaxSpanS
 - predicates only on the meta field (``m``, ``m.x``) are renamed onto ``meta`` and evaluated exactly
   (missing meta <-> bucket without ``meta``);
 - comparisons of the time field with a date bound ``control.min/max.<time>`` and the ``_id`` range
-  (a measurement at ``t`` lies in a bucket starting in ``[t - span, t]``);
+  (a measurement at ``t`` lies in a bucket starting in ``[t - span, t]``); each bounds both control
+  fields (a bucket spans less than ``span``), as mongod's do, so an index scan on either is two-sided;
 - comparisons of a top-level measurement field with a scalar bound ``control.min/max.<field>``, kept
   also when the bucket's min and max there are of two BSON types (they then bound no single type):
   ``{$or: [<bound>, {$expr: {$ne: [{$type: '$control.min.f'}, {$type: '$control.max.f'}]}}]}``;
@@ -258,17 +259,21 @@ class _Deriver:
         lo = d_floor_s - self.span_s if op in ("$eq", "$gt", "$gte") else None
         hi = d_floor_s if op in ("$eq", "$lt", "$lte") else None
         low, high = "control.min." + self.tf, "control.max." + self.tf
-        # a bucket starting before d - span ends before d: the bound on the start that index scans need
-        earliest_ms = d_ms - self.span_s * 1000
-        earliest = ms_to_date(earliest_ms)
+        # A bucket spans less than ``span``: one starting before d - span ends before d, one starting
+        # after d ends before d + span. Each comparison therefore bounds both control fields, so an index
+        # scan is bounded on both sides whichever of them the index leads with ({t: -1} leads with
+        # control.max: a window's upper bound must reach it, or every later bucket of a series is read).
+        earliest_ms, latest_ms = d_ms - self.span_s * 1000, d_ms + self.span_s * 1000
+        earliest, latest = ms_to_date(earliest_ms), ms_to_date(latest_ms)
         if op == "$eq":
-            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": earliest}}])
+            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": earliest}},
+                        {high: {"$lte": latest}}])
         elif op in ("$gt", "$gte"):
             mql = _and([{high: {op: value}}, {low: {op: earliest}}])
         else:
-            mql = {low: {op: value}}
+            mql = _and([{low: {op: value}}, {high: {op: latest}}])
         shown = _shown_time_bounds(low, high, op, value, d_ms, self.span_s)
-        return mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms),)), lo, hi, False, shown
+        return mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms, latest_ms),)), lo, hi, False, shown
 
 
 class _TimeBounds:
@@ -291,17 +296,17 @@ class _TimeBounds:
         lo_v, hi_v = found
         if lo_v is None or hi_v is None:
             return False
-        for op, d_ms, earliest_ms in self.checks:
+        for op, d_ms, earliest_ms, latest_ms in self.checks:
             if op == "$eq":
-                ok = lo_v <= d_ms <= hi_v and lo_v >= earliest_ms
+                ok = lo_v <= d_ms <= hi_v and lo_v >= earliest_ms and hi_v <= latest_ms
             elif op == "$gt":
                 ok = hi_v > d_ms and lo_v > earliest_ms
             elif op == "$gte":
                 ok = hi_v >= d_ms and lo_v >= earliest_ms
             elif op == "$lt":
-                ok = lo_v < d_ms
+                ok = lo_v < d_ms and hi_v < latest_ms
             else:
-                ok = lo_v <= d_ms
+                ok = lo_v <= d_ms and hi_v <= latest_ms
             if not ok:
                 return False
         return True

@@ -16,7 +16,15 @@ from typing import Any
 from tidemark.protocol.codec import decode
 from tidemark.query import plan as planner
 from tidemark.storage.records import clustered_rid
-from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key, ms_to_date, normalize_meta, oid_bound
+from tidemark.timeseries.bucketdoc import (
+    MISSING,
+    date_ms,
+    meta_key,
+    ms_to_date,
+    normalize_meta,
+    oid_bound,
+    time_bound_paths,
+)
 
 MAX_CANDIDATES = 16  # index entries examined per query
 
@@ -72,7 +80,7 @@ def find(r: Any, info: Any, index: dict[str, Any] | None, time_field: str, meta_
     if index is not None:
         flt = {"meta": meta if meta is not MISSING else None,
                f"control.min.{time_field}": {"$gt": ms_to_date(low_ms), "$lte": ms_to_date(t_ms)}}
-        plan = planner.choose_plan([index], flt, None, index["name"])
+        plan = planner.choose_plan([index], flt, None, index["name"], scalar_paths=time_bound_paths(time_field))
         rids = []
         for interval in plan.intervals:
             for _key, rid in r.index_scan(info, index["name"], interval.lo, interval.hi,

@@ -22,6 +22,7 @@ from tidemark.query.collation import same as same_collation
 from tidemark.query.match import And, compile_node
 from tidemark.query.parsed_match import parsed
 from tidemark.timeseries import columnar, groupbatch, lastpoint, scan
+from tidemark.timeseries.bucketdoc import time_bound_paths
 from tidemark.timeseries.deps import leading_matches, needed_fields
 from tidemark.timeseries.filters import BucketFilter, derive
 from tidemark.timeseries.indexes import translate_hint
@@ -88,7 +89,12 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["ixscan"] = plan.ixscan_explain()
         buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
     else:
-        buckets = scan.buckets(server, ns, bfilter.lo_s, bfilter.hi_s, info, predicate)
+        lo_s = bfilter.lo_s
+        if lo_s is None and bfilter.hi_s is not None and not scan.uses_extended_range(server, ns, spec.time_field):
+            # no bucket starts before 1970 (where starts wrap around the _id key space): a window open
+            # below is a closed _id range, not every bucket up to the newest
+            lo_s = 0
+        buckets = scan.buckets(server, ns, lo_s, bfilter.hi_s, info, predicate)
     buckets = _interruptible(buckets)
     if grouped is not None:
         return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info), remaining, info
@@ -165,14 +171,16 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
     clustered ``_id`` range)."""
     hinted = hint is not None and hint != {} and hint != ""
     ixfilter = bfilter.index_filter()
+    scalar = time_bound_paths(time_field)  # a time window bounds them on both sides
     if hinted:
         name = translate_hint(hint, indexes, time_field, meta_field)
         if isinstance(name, dict):  # {$natural: ±1}: the clustered scan
             return None
-        return planner.choose_plan(indexes, ixfilter or {}, None, name, collation=bfilter.collation)
+        return planner.choose_plan(indexes, ixfilter or {}, None, name, collation=bfilter.collation,
+                                   scalar_paths=scalar)
     if ixfilter is None or not indexes:
         return None
-    plan = planner.choose_plan(indexes, ixfilter, None, None, collation=bfilter.collation)
+    plan = planner.choose_plan(indexes, ixfilter, None, None, collation=bfilter.collation, scalar_paths=scalar)
     return plan if plan.kind == "IXSCAN" and plan.index is not None else None
 
 

@@ -75,7 +75,9 @@ def test_the_refusal_says_why_and_shows_the_predicate(coll, predicate, message):
     ({TIME: {"$gt": dt.datetime(2020, 1, 1)}},
      {"$and": [{"control.max.time": {"$gt": dt.datetime(2020, 1, 1)}},
                {"control.min.time": {"$gt": dt.datetime(2019, 12, 31, 23)}}]}),
-    ({TIME: {"$lt": dt.datetime(2020, 1, 1)}}, {"control.min.time": {"$lt": dt.datetime(2020, 1, 1)}}),
+    # mongod's timeseries_index_partial.js: control.max < D + span as well
+    ({TIME: {"$lt": dt.datetime(2020, 1, 1)}}, {"$and": [{"control.min.time": {"$lt": dt.datetime(2020, 1, 1)}},
+                                                         {"control.max.time": {"$lt": dt.datetime(2020, 1, 1, 1)}}]}),
     ({"$and": [{TIME: {"$gt": T0}}, {"m.bucket": {"$gte": "B"}}, {"b": {"$gte": 0}}]},
      {"$and": [{"control.max.time": {"$gt": T0}}, {"control.min.time": {"$gt": T0 - dt.timedelta(hours=1)}},
                {"meta.bucket": {"$gte": "B"}}, {"control.max.b": {"$gte": 0}}]}),

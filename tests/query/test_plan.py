@@ -202,6 +202,24 @@ def test_two_sided_range_is_used_when_the_index_is_known_not_multikey():
     assert any(_entry_in(iv, encode_key((10,), (1,)) + rid) for iv in p.intervals)
 
 
+def test_a_path_known_scalar_keeps_a_two_sided_range_on_a_multikey_index():
+    """A buckets index {meta, control.max.t: -1}: meta may hold arrays, control.max.t never does."""
+    key = {"m": 1, "t": -1}
+    flagged = spec(key, multikey=True)
+    flt = {"m": 1, "t": {"$gte": 5, "$lt": 8}}
+    rid = b"\x00" * 8
+    one_sided = plan.choose_plan([ID, flagged], flt)
+    assert any(_entry_in(iv, encode_key((1, 10), (1, -1)) + rid) for iv in one_sided.intervals)
+    p = plan.choose_plan([ID, flagged], flt, scalar_paths=frozenset({"t"}))
+    assert not any(_entry_in(iv, encode_key((1, 10), (1, -1)) + rid) for iv in p.intervals)
+    assert any(_entry_in(iv, encode_key((1, 6), (1, -1)) + rid) for iv in p.intervals)
+    assert p.bounds_desc["t"] == ["(8, 5]"]
+    # the multikey path itself stays one-sided
+    p = plan.choose_plan([ID, spec({"m": 1}, multikey=True)], {"m": {"$gt": 5, "$lt": 8}},
+                         scalar_paths=frozenset({"t"}))
+    assert any(_entry_in(iv, encode_key((10,), (1,)) + rid) for iv in p.intervals)
+
+
 def test_entries_multikey_reports_array_expansion():
     k = index_keys.keyer_for(spec({"a.b": 1}))
     assert k.entries_multikey({"a": {"b": 1}})[1] is False

@@ -170,7 +170,8 @@ def test_index_filter_keeps_meta_comparisons_and_time_bounds():
                          "m.x": {"$ne": 1}})
     assert bucket_filter(node, "t", "m", 3600).index_filter() == {
         "meta.site": {"$in": ["a", "b"]}, "meta.id": 3,
-        "control.max.t": {"$gte": lo}, "control.min.t": {"$gte": lo - dt.timedelta(hours=1), "$lt": lo}}
+        "control.max.t": {"$gte": lo, "$lt": lo + dt.timedelta(hours=1)},
+        "control.min.t": {"$gte": lo - dt.timedelta(hours=1), "$lt": lo}}
     assert bucket_filter(parse_filter({"v": 1}), "t", "m", 3600).index_filter() is None
     assert bucket_filter(parse_filter({"$or": [{"m.site": "a"}, {"m.site": "b"}]}), "t", "m",
                          3600).index_filter() is None
