@@ -95,10 +95,13 @@ class StoredBucket(_Unpacking):
 
     __slots__ = ("rid", "stored", "_opener", "_opened", "_entry", "_summary")
 
-    def __init__(self, ns: str, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader]):
+    def __init__(self, ns: str, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader], *,
+                 remember: bool = True):
+        """``remember`` False: what is decoded is not kept (an entry already cached is still used), for a
+        pass over every bucket that keeps only its own small results."""
         self.rid, self.stored, self._opener = rid, stored, opener
         self._opened: bytes | BucketReader | None = None
-        self._entry: CachedBucket | None = CACHE.entry(ns, rid, stored)
+        self._entry: CachedBucket | None = CACHE.entry(ns, rid, stored) if remember else CACHE.find(ns, rid, stored)
         self._summary: dict[str, Any] | None = None
 
     def opened(self) -> bytes | BucketReader:
