@@ -23,7 +23,7 @@ from collections import deque
 
 
 class ChangeLog:
-    MAX_RIDS = 200_000  # ~30 MB of notes at most (a record id, its set slot, its share of a commit)
+    MAX_RIDS = 65_536  # ~5 MB of notes at most (a record id, its set slot, its share of a commit)
 
     def __init__(self, floor: int) -> None:
         self.floor = floor  # the commits up to this id are not known (before the engine opened, or evicted)

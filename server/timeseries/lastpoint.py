@@ -216,7 +216,7 @@ def _read_latest(engine: Any, ns: str, facts: SeriesFacts, live: dict[Any, Any],
                 if facts.ident == info.ident and facts.snapshot is not None else None
             if changed is None and attempt == _ATTEMPTS - 1:
                 _pass(r, info, ns, facts, time_field, stats, chunk=None)
-                changed = set()
+                changed = set()  # every bucket read at this snapshot
             if changed is not None:
                 opener = r.stored_opener()
                 for rid in changed:
@@ -237,28 +237,29 @@ def _rebuild(engine: Any, ns: str, facts: SeriesFacts, time_field: str, stats: d
     snapshot from the first one's on saw it, so they belong to the first one's snapshot once brought
     forward through what changed since (the caller's next step)."""
     resume: bytes | None = None
-    ident = None
+    ident = first = None
     while True:
         with engine.read() as r:
             info = r.get_collection(ns)
             if resume is None:
-                ident = info.ident if info is not None else None
+                ident, first = (info.ident if info is not None else None), r.snapshot_id()
             if info is None or info.ident != ident:
-                facts.snapshot = None  # dropped (and maybe recreated) during the pass: start over
-                return
+                return  # dropped (and maybe recreated) during the pass: the facts stay unknown
             resume = _pass(r, info, ns, facts, time_field, stats, chunk=_PASS_CHUNK, resume=resume)
         if resume is None:
+            facts.snapshot = first
             return
 
 
 def _pass(r: Any, info: Any, ns: str, facts: SeriesFacts, time_field: str, stats: dict[str, Any], *,
           chunk: int | None, resume: bytes | None = None) -> bytes | None:
     """Facts of the next ``chunk`` buckets after ``resume`` (None: all) from read view ``r``; the
-    record id to resume after, None at the end. Keeps only the facts: a bucket not already in
+    record id to resume after, None at the end (the facts' snapshot is unknown until the caller sets it:
+    an interrupted pass leaves them unknown). Keeps only the facts: a bucket not already in
     ``bucketcache`` is decoded as far as its summary and not kept (a pass used to hold every
     bucket's packed value and summary there: +420 MB at 38,400 buckets)."""
     if resume is None:
-        facts.clear(info.ident, r.snapshot_id())
+        facts.clear(info.ident, None)
         stats["factsRebuilt"] = True
     opener = r.stored_opener()
     count = 0
