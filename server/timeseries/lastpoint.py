@@ -299,11 +299,14 @@ def _winners(facts: SeriesFacts, live: dict[Any, Any], time_field: str, r: Any, 
     for series in facts.by_series.keys() | live_by_series.keys():
         candidates = live_by_series.get(series, ())
         best = max((latest for latest, _ in candidates), default=None)
-        entries = [entry for entry in facts.by_series.get(series, ()) if entry[1] not in replaced] \
-            if replaced else facts.by_series.get(series, ())
-        if entries and (best is None or -entries[0][0] > best):
-            best = -entries[0][0]
+        entries = facts.by_series.get(series, ())
+        # the newest stored bucket not held in memory (a series' replaced ones are few: no copy)
+        newest = next((-negated for negated, rid in entries if rid not in replaced), None)
+        if newest is not None and (best is None or newest > best):
+            best = newest
         for negated, rid in entries:
+            if rid in replaced:
+                continue
             if -negated != best:
                 break
             found.append(((0, rid), rid))
