@@ -87,9 +87,10 @@ def latest_buckets(server: Any, ns: str, time_field: str, stats: dict[str, Any])
     engine = server.engine
     live = scan.live_views(server, ns)  # before the stored facts: a bucket leaving memory meanwhile is in both
     facts = _facts_of(engine, ns, time_field)
-    # waiting, this job holds no run token (the holder may yield its own between read transactions)
-    while not interrupt.gil_released(facts.lock.acquire, timeout=0.1):
-        interrupt.check()
+    if not facts.lock.acquire(blocking=False):
+        # waiting, this job holds no run token (the holder may yield its own between read transactions)
+        while not interrupt.gil_released(facts.lock.acquire, timeout=0.1):
+            interrupt.check()
     try:
         winners, scanned = _read_latest(engine, ns, facts, live, time_field, stats)
     finally:
@@ -162,8 +163,10 @@ class SeriesFacts:
         self.ident, self.snapshot = ident, snapshot
         self.of_rid: dict[bytes, tuple[Any, int]] = {}
         self.by_series: dict[Any, list[tuple[int, bytes]]] = {}
+        self.held: dict[bytes, Any] = {}  # the stored views of the last answer, by record id
 
     def forget(self, rid: bytes) -> None:
+        self.held.pop(rid, None)  # rewritten or deleted: its view is not of this snapshot
         old = self.of_rid.pop(rid, None)
         if old is not None:
             series, latest = old
@@ -186,6 +189,7 @@ _FACTS: dict[tuple[str, str], tuple[Any, SeriesFacts]] = {}  # (ns, time field) 
 _FACTS_LOCK = threading.Lock()
 _MAX_COLLECTIONS = 64  # facts of more collections than this: the least recently read ones go
 _ATTEMPTS = 3  # passes in chunks whose changes since were evicted meanwhile: the last is one transaction
+_MAX_HELD = 4096  # stored views kept from one answer to the next (a few KB each: packed and opened bytes)
 _PASS_CHUNK = 512  # buckets per read transaction of a pass (~25 ms of summaries)
 
 
@@ -316,12 +320,17 @@ def _winners(facts: SeriesFacts, live: dict[Any, Any], time_field: str, r: Any, 
                 found.append(((0, rid) if rid in facts.of_rid else (1, view.id), view))
     found.sort(key=lambda item: item[0])
     views = []
+    held, facts.held = facts.held, {}
     for _position, ref in found:
         if isinstance(ref, bytes):  # only when the collection exists (facts of no collection are empty)
-            opener = r.stored_opener()
-            stored_value = r.get_stored(info, ref)
-            if stored_value is None:  # the facts are of this snapshot: a bug, not a race
-                raise AssertionError(f"lastpoint facts name a bucket {ref.hex()} absent from their snapshot")
-            ref = StoredBucket(ns, ref, stored_value, opener)
+            view = held.get(ref)  # a record unchanged since: the same bytes at this snapshot
+            if view is None:
+                stored_value = r.get_stored(info, ref)
+                if stored_value is None:  # the facts are of this snapshot: a bug, not a race
+                    raise AssertionError(f"lastpoint facts name a bucket {ref.hex()} absent from their snapshot")
+                view = StoredBucket(ns, ref, stored_value, r.stored_opener())
+            if len(facts.held) < _MAX_HELD:
+                facts.held[ref] = view
+            ref = view
         views.append(ref)
     return views, len(facts.of_rid) + len(live) - len(replaced)
