@@ -28,6 +28,7 @@ import lmdb
 from tidemark.storage import compact, records
 from tidemark.storage import journal as journal_mod
 from tidemark.storage.catalog import decode_entry, index_db_name, records_db_name
+from tidemark.storage.changes import ChangeLog
 from tidemark.storage.chunks import CHUNKS_DB
 from tidemark.storage.compression import ValueCodec
 from tidemark.storage.dbpath import FILE_MODE, lock_dbpath, prepare_dbpath, unlock_dbpath
@@ -63,11 +64,13 @@ _Write = tuple[Callable[[WriteTxn], Any], concurrent.futures.Future[Any]]
 class _Group:
     """State of one group transaction shared by its WriteTxns."""
 
-    __slots__ = ("handles", "sizes", "map_full", "txn_full", "needs_isolation", "buried", "storage_failed")
+    __slots__ = ("handles", "sizes", "changed", "map_full", "txn_full", "needs_isolation", "buried",
+                 "storage_failed")
 
     def __init__(self) -> None:
         self.handles: dict[bytes, Handle] = {}
         self.sizes: dict[str, int] = {}  # ident -> data size delta of the committed fns
+        self.changed: dict[str, set[bytes]] = {}  # ident -> rids written (for ChangeLog: may over-report)
         self.map_full = False  # LMDB map exhausted: grow and run the group again
         self.txn_full = False  # too many dirty pages for one transaction: split the group
         self.needs_isolation = False  # a fn raised on the fast path: rerun with nested txns
@@ -170,6 +173,8 @@ class Engine:
                     error = DbPathUnusable(f"cannot open the catalog in {dbpath}: {exc}")
                 raise error from exc
             raise
+        # the records each commit changes, by snapshot id (storage/changes.py): known from here on
+        self.changes = ChangeLog(self._env.info()["last_txnid"])
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()  # _Write items and _STOP
         self._closed = False
         # Called (no arguments) before every read transaction: the server installs its interruption
@@ -426,6 +431,8 @@ class Engine:
                         break
                 if not (group.map_full or group.txn_full or group.needs_isolation):
                     flush_sizes(parent, self._meta_db, group.sizes)
+                    # noted before the commit: a reader that sees the commit finds its notes
+                    self.changes.add(parent.id(), group.changed)
                     self.faults.check("commit")
                     if group.handles:
                         with self._publish_lock:

@@ -324,6 +324,7 @@ class WriteTxn(ReadView):
             if keys:
                 db, unique, split, long = res.indexes[name]
                 indexes.add(txn, db, long, keys, rid, unique, split)
+        self._note_change(info.ident, rid)
         sizes = self._sizes[-1]
         sizes[info.ident] = sizes.get(info.ident, 0) + len(bson)
         return rid
@@ -352,6 +353,7 @@ class WriteTxn(ReadView):
         if stored[0] == chunks.TAG_CHUNKED:
             chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
         self._txn.put(record_key, packed, db=res.records)
+        self._note_change(info.ident, rid)
         for name in removed:
             db, unique, split, long = res.indexes[name]
             if removed[name]:
@@ -378,12 +380,20 @@ class WriteTxn(ReadView):
             chunks.delete_pieces(self._txn, self._engine._chunks_db, stored)
         self._txn.delete(record_long.stored(rid), db=res.records)
         record_long.forget(self._txn, rid)
+        self._note_change(info.ident, rid)
         for name, keys in index_keys.items():
             if keys:
                 db, unique, split, long = res.indexes[name]
                 indexes.remove(self._txn, db, long, set(keys), rid, unique, split)
         self._add_size(info.ident, -old_size)
         return True
+
+    def _note_change(self, ident: str, rid: bytes) -> None:
+        """For the engine's ChangeLog (storage/changes.py); a rolled-back write stays noted (harmless)."""
+        changed = self._group.changed.get(ident)
+        if changed is None:
+            changed = self._group.changed[ident] = set()
+        changed.add(rid)
 
     def _old_size(self, stored: bytes) -> int:
         """BSON size of a stored value about to be replaced or deleted (a chunked value is

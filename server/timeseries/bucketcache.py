@@ -20,18 +20,12 @@ State (process-wide, one ``BucketCache`` in ``CACHE``), and its invariants:
   is the same value).
 
 Live (open) buckets are never cached: they are not read from storage.
-
-``SNAPSHOTS`` (``SnapshotMemo``) keeps, per (namespace, kind), one value a read path derived from a
-whole collection (e.g. lastpoint's per-series facts), valid only for the exact LMDB snapshot it was
-derived from (``ReadView.snapshot_id``: equal ids of one engine see byte-identical data; any commit
-advances it). A lookup with another snapshot id or engine misses; nothing is invalidated on write.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import weakref
 from typing import Any
 
 import numpy as np
@@ -117,6 +111,11 @@ class BucketCache:
             self._evict()
             return fresh
 
+    def find(self, ns: str, rid: bytes, stored: bytes) -> CachedBucket | None:
+        """The entry for this exact stored value if there is one (nothing is registered on a miss)."""
+        found = self._entries.get((ns, rid))
+        return found if found is not None and found.stored == stored else None
+
     def set_summary(self, entry: CachedBucket, summary: dict[str, Any], bson_size: int) -> None:
         entry.summary = summary
         self._grow(entry, max(bson_size * _SUMMARY_FACTOR, _SUMMARY_MIN))
@@ -160,34 +159,3 @@ class BucketCache:
 
 
 CACHE = BucketCache()
-
-
-class SnapshotMemo:
-    """One derived value per (namespace, kind), tagged with the engine and the snapshot id it was
-    derived from; ``get`` returns it only for that same engine and snapshot."""
-
-    MAX_VALUES = 64
-
-    def __init__(self) -> None:
-        self._values: dict[tuple[str, Any], tuple[Any, int, Any]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, engine: Any, ns: str, kind: Any, snapshot: int) -> Any:
-        found = self._values.get((ns, kind))
-        if found is None or found[0]() is not engine or found[1] != snapshot:
-            return None
-        return found[2]
-
-    def put(self, engine: Any, ns: str, kind: Any, snapshot: int, value: Any) -> None:
-        with self._lock:
-            self._values.pop((ns, kind), None)
-            self._values[(ns, kind)] = (weakref.ref(engine), snapshot, value)
-            while len(self._values) > self.MAX_VALUES:  # dropped collections: forget the oldest
-                del self._values[next(iter(self._values))]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._values.clear()
-
-
-SNAPSHOTS = SnapshotMemo()

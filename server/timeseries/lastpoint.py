@@ -5,29 +5,34 @@ that time, carry the whole answer; they are yielded in the order the full scan w
 (stored ones in ``_id`` order, an in-memory bucket in place of its stored version, memory-only ones
 last), so ties in the ``$sort`` resolve the same way.
 
-Finding them takes every bucket's summary (``_id``/``control.max``/``meta``): one pass over the stored
-values, where a bucket already seen (same packed bytes, ``bucketcache``) costs a dictionary lookup and
-a new or changed one a prefix-only decode. What that pass derives (per series its buckets by latest
-time, which record holds each ``_id``) is kept in ``bucketcache.SNAPSHOTS`` for the LMDB snapshot it
-was derived from: used only while nothing at all was committed since. The buckets index could list
-the candidates in O(series) instead, but a bucket whose meta is a one-element array ``[v]`` is indexed
+Finding them takes each stored bucket's series and latest time (``meta``, ``control.max``). Those facts
+(``SeriesFacts``, per collection) are kept across reads and brought forward to each read's LMDB snapshot
+by re-reading only the records the commits in between changed (``engine.changes``): an insert into an
+open bucket changes none, a bucket written or deleted one each. Only the first read (or one after a
+restart, or after the change notes were evicted) passes over every bucket, in short read transactions,
+keeping just the facts (~200 B a bucket), not the decoded buckets. The buckets index could list the
+candidates in O(series) instead, but a bucket whose meta is a one-element array ``[v]`` is indexed
 under ``v`` like the series ``v`` (the write paths flag such an index multikey, but stores written before
 they did hold unflagged ones).
 """
 
 from __future__ import annotations
 
+import bisect
+import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from tidemark.query import interrupt
-from tidemark.timeseries import scan, stored
-from tidemark.timeseries.bucketcache import SNAPSHOTS
+from tidemark.storage.records import clustered_rid
+from tidemark.timeseries import scan
 from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key
 from tidemark.timeseries.columns import DATE
 from tidemark.timeseries.deps import refs
+from tidemark.timeseries.stored import StoredBucket
 
 _NO_TIME = -(2**63)
 
@@ -80,21 +85,19 @@ class LatestRows:
 def latest_buckets(server: Any, ns: str, time_field: str, stats: dict[str, Any]) -> Iterator[LatestRows]:
     """For every series, its bucket(s) holding its latest time, restricted to the rows at that time."""
     engine = server.engine
-    attempts = 3  # commits racing the read: start over, at last accept rows read after the facts
-    for attempt in range(attempts):
-        live = scan.live_views(server, ns)
-        facts = stored_facts(engine, ns, time_field)
-        winners, scanned = _winners(facts, live, time_field)
-        views = facts.views(engine, ns, [ref for _, ref in winners if isinstance(ref, bytes)],
-                            strict=attempt < attempts - 1)
-        if views is not None:
-            break
-    assert views is not None  # the last attempt is not strict: it takes what storage holds
+    live = scan.live_views(server, ns)  # before the stored facts: a bucket leaving memory meanwhile is in both
+    facts = _facts_of(engine, ns, time_field)
+    if not facts.lock.acquire(blocking=False):
+        # waiting, this job holds no run token (the holder may yield its own between read transactions)
+        while not interrupt.gil_released(facts.lock.acquire, timeout=0.1):
+            interrupt.check()
+    try:
+        winners, scanned = _read_latest(engine, ns, facts, live, time_field, stats)
+    finally:
+        facts.lock.release()
     stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned
-    for _position, ref in winners:
-        view = views.get(ref) if isinstance(ref, bytes) else ref
-        if view is not None:
-            yield LatestRows(view, latest_positions(view, time_field))
+    for view in winners:
+        yield LatestRows(view, latest_positions(view, time_field))
 
 
 def latest_positions(view: Any, time_field: str) -> np.ndarray | None:
@@ -123,116 +126,211 @@ def _series_facts(summary: dict[str, Any], time_field: str) -> tuple[Any, int]:
             latest if latest is not None else _NO_TIME)
 
 
-def _facts(bucket: Any, time_field: str) -> tuple[Any, Any, int]:
-    """(bucket _id, series key, latest ms) of a stored bucket, remembered with its cached parts."""
+def _facts(bucket: Any, time_field: str) -> tuple[Any, int]:
+    """(series key, latest ms) of a stored bucket, remembered with its cached parts."""
     entry = bucket.cached
     memo_key = ("lastpoint", time_field)
     if entry is not None:
-        found: tuple[Any, Any, int] | None = entry.memo.get(memo_key)
+        found: tuple[Any, int] | None = entry.memo.get(memo_key)
         if found is not None:
             return found
-    summary = bucket.summary()
-    facts = (summary["_id"], *_series_facts(summary, time_field))
+    facts = _series_facts(bucket.summary(), time_field)
     if entry is not None:
         entry.memo[memo_key] = facts
     return facts
 
 
-# ------------------------------------------------------------------ stored buckets: one pass per snapshot
+# ------------------------------------------------------------------ stored buckets: facts kept up to date
 
 
-class StoredFacts:
-    """What lastpoint needs of every stored bucket of a collection, from one pass over the stored
-    values: per series its buckets by latest time (newest first, then record id), and which record
-    holds each bucket ``_id``. Kept in ``bucketcache.SNAPSHOTS`` when the pass saw one snapshot
-    (``snapshot`` is then its id, else None)."""
+class SeriesFacts:
+    """What lastpoint needs of every stored bucket of one collection (``ident``) at one LMDB snapshot
+    (``snapshot``; None: not known): each bucket's series and latest time, and per series its buckets
+    by latest time (``(-latest, rid)`` ascending: newest first, then record id).
 
-    def __init__(self, snapshot: int | None):
-        self.snapshot = snapshot
-        self.count = 0
-        self.rid_of: dict[Any, bytes] = {}
+    One per (engine, namespace, time field) in ``_FACTS``, brought forward under ``lock`` to the
+    snapshot of each read: through the records the commits in between changed (``engine.changes``,
+    storage/changes.py), or by a pass over every bucket when those are not known (first read, after a
+    restart, another collection under the name, notes evicted). A read holds the lock from bringing
+    the facts forward until it has copied its buckets out of that same read transaction: it answers
+    at the facts' snapshot, never a mix."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.clear(None, None)
+
+    def clear(self, ident: str | None, snapshot: int | None) -> None:
+        self.ident, self.snapshot = ident, snapshot
+        self.of_rid: dict[bytes, tuple[Any, int]] = {}
         self.by_series: dict[Any, list[tuple[int, bytes]]] = {}
-        self.buckets: dict[bytes, Any] = {}  # each series' newest buckets, from the pass
+        self.held: dict[bytes, Any] = {}  # the stored views of the last answer, by record id
 
-    def views(self, engine: Any, ns: str, rids: list[bytes], strict: bool = True) -> dict[bytes, Any] | None:
-        """The stored buckets of ``rids`` (from the pass, or read again in one transaction that must
-        see this snapshot: None when it does not, the caller starts over; with ``strict`` False, what
-        storage holds now)."""
-        out = {rid: self.buckets[rid] for rid in rids if rid in self.buckets}
-        unread = [rid for rid in rids if rid not in out]
-        if unread:
-            read = stored.get_at(engine, ns, unread, self.snapshot) \
-                if strict and self.snapshot is not None else list(stored.get_many(engine, ns, unread))
-            if read is None or (strict and len(read) != len(unread)):
-                return None
-            out.update((bucket.rid, bucket) for bucket in read)
-        return out
+    def forget(self, rid: bytes) -> None:
+        self.held.pop(rid, None)  # rewritten or deleted: its view is not of this snapshot
+        old = self.of_rid.pop(rid, None)
+        if old is not None:
+            series, latest = old
+            entries = self.by_series[series]
+            del entries[bisect.bisect_left(entries, (-latest, rid))]
+            if not entries:
+                del self.by_series[series]
+
+    def note(self, bucket: Any, time_field: str, *, in_order: bool = True) -> None:
+        """Add a stored bucket (``in_order`` False: appended, the caller sorts the lists after)."""
+        series, latest = self.of_rid[bucket.rid] = _facts(bucket, time_field)
+        entries = self.by_series.setdefault(series, [])
+        if in_order:
+            bisect.insort(entries, (-latest, bucket.rid))
+        else:
+            entries.append((-latest, bucket.rid))
 
 
-def stored_facts(engine: Any, ns: str, time_field: str) -> StoredFacts:
-    """The collection's ``StoredFacts`` at the current snapshot (remembered per snapshot)."""
-    kind = ("lastpoint", time_field)
-    before = stored.snapshot_id(engine)
-    found: StoredFacts | None = SNAPSHOTS.get(engine, ns, kind, before)
-    if found is not None:
-        return found
-    facts = StoredFacts(before)
-    newest: dict[Any, tuple[int, list[bytes]]] = {}  # series -> its latest time, the buckets reaching it
-    for bucket in stored.scan(engine, ns, chunk_size=1024):
-        interrupt.tick(16)  # a summary costs ~16 documents' worth of a scan
-        bucket_id, series, latest = _facts(bucket, time_field)
-        facts.count += 1
-        facts.rid_of[bucket_id] = bucket.rid
-        facts.by_series.setdefault(series, []).append((latest, bucket.rid))
-        current = newest.get(series)
-        if current is None or latest > current[0]:
-            if current is not None:
-                for rid in current[1]:
-                    del facts.buckets[rid]
-            newest[series] = (latest, [bucket.rid])
-            facts.buckets[bucket.rid] = bucket
-        elif latest == current[0]:
-            current[1].append(bucket.rid)
-            facts.buckets[bucket.rid] = bucket
-    for entries in facts.by_series.values():
-        entries.sort(key=lambda entry: (-entry[0], entry[1]))
-    if stored.snapshot_id(engine) == before:  # no commit during the pass: it saw one snapshot
-        SNAPSHOTS.put(engine, ns, kind, before, facts)
+_FACTS: dict[tuple[str, str], tuple[Any, SeriesFacts]] = {}  # (ns, time field) -> (weakref to engine, facts)
+_FACTS_LOCK = threading.Lock()
+_MAX_COLLECTIONS = 64  # facts of more collections than this: the least recently read ones go
+_ATTEMPTS = 3  # passes in chunks whose changes since were evicted meanwhile: the last is one transaction
+_MAX_HELD = 4096  # stored views kept from one answer to the next (a few KB each: packed and opened bytes)
+_PASS_CHUNK = 512  # buckets per read transaction of a pass (~25 ms of summaries)
+
+
+def _facts_of(engine: Any, ns: str, time_field: str) -> SeriesFacts:
+    with _FACTS_LOCK:
+        found = _FACTS.pop((ns, time_field), None)
+        if found is None or found[0]() is not engine:
+            found = (weakref.ref(engine), SeriesFacts())
+        _FACTS[(ns, time_field)] = found  # most recently read last
+        while len(_FACTS) > _MAX_COLLECTIONS:
+            del _FACTS[next(iter(_FACTS))]
+        return found[1]
+
+
+def _read_latest(engine: Any, ns: str, facts: SeriesFacts, live: dict[Any, Any], time_field: str,
+                 stats: dict[str, Any]) -> tuple[list[Any], int]:
+    """(views of the buckets holding each series' latest time in the order the full scan meets them,
+    buckets examined), ``facts`` brought to the snapshot the stored ones are read at (lock held)."""
+    stats["factsRebuilt"], stats["factsBucketsRead"] = False, 0
+    for attempt in range(_ATTEMPTS):
+        with engine.read() as r:
+            snapshot = r.snapshot_id()
+            info = r.get_collection(ns)
+            if info is None:
+                facts.clear(None, snapshot)
+                return _winners(facts, live, time_field, r, info, ns)
+            changed = engine.changes.changed(info.ident, facts.snapshot, snapshot) \
+                if facts.ident == info.ident and facts.snapshot is not None else None
+            if changed is None and attempt == _ATTEMPTS - 1:
+                _pass(r, info, ns, facts, time_field, stats, chunk=None)
+                changed = set()  # every bucket read at this snapshot
+            if changed is not None:
+                opener = r.stored_opener()
+                for rid in changed:
+                    interrupt.tick(16)  # a summary costs ~16 documents' worth of a scan
+                    facts.forget(rid)
+                    stored_value = r.get_stored(info, rid)
+                    if stored_value is not None:
+                        facts.note(StoredBucket(ns, rid, stored_value, opener, remember=False), time_field)
+                stats["factsBucketsRead"] += len(changed)
+                facts.snapshot = snapshot
+                return _winners(facts, live, time_field, r, info, ns)
+        _rebuild(engine, ns, facts, time_field, stats)
+    raise AssertionError("unreachable: the last attempt reads every bucket in its own transaction")
+
+
+def _rebuild(engine: Any, ns: str, facts: SeriesFacts, time_field: str, stats: dict[str, Any]) -> None:
+    """Facts of every bucket from a pass in short read transactions: they hold each bucket as some
+    snapshot from the first one's on saw it, so they belong to the first one's snapshot once brought
+    forward through what changed since (the caller's next step)."""
+    resume: bytes | None = None
+    ident = first = None
+    while True:
+        with engine.read() as r:
+            info = r.get_collection(ns)
+            if resume is None:
+                ident, first = (info.ident if info is not None else None), r.snapshot_id()
+            if info is None or info.ident != ident:
+                return  # dropped (and maybe recreated) during the pass: the facts stay unknown
+            resume = _pass(r, info, ns, facts, time_field, stats, chunk=_PASS_CHUNK, resume=resume)
+        if resume is None:
+            facts.snapshot = first
+            return
+
+
+def _pass(r: Any, info: Any, ns: str, facts: SeriesFacts, time_field: str, stats: dict[str, Any], *,
+          chunk: int | None, resume: bytes | None = None) -> bytes | None:
+    """Facts of the next ``chunk`` buckets after ``resume`` (None: all) from read view ``r``; the
+    record id to resume after, None at the end (the facts' snapshot is unknown until the caller sets it:
+    an interrupted pass leaves them unknown). Keeps only the facts: a bucket not already in
+    ``bucketcache`` is decoded as far as its summary and not kept (a pass used to hold every
+    bucket's packed value and summary there: +420 MB at 38,400 buckets)."""
+    if resume is None:
+        facts.clear(info.ident, None)
+        stats["factsRebuilt"] = True
+    opener = r.stored_opener()
+    count = 0
+    for rid, stored_value in r.scan_stored(info, start_after=resume):
+        interrupt.tick(16)
+        facts.note(StoredBucket(ns, rid, stored_value, opener, remember=False), time_field, in_order=False)
+        count += 1
+        if chunk is not None and count >= chunk:
+            resume = rid
+            break
     else:
-        facts.snapshot = None
-    return facts
+        resume = None
+    stats["factsBucketsRead"] += count
+    if resume is None:
+        for entries in facts.by_series.values():
+            entries.sort()
+    return resume
 
 
 # ------------------------------------------------------------------ in-memory buckets and the winners
 
 
-def _winners(facts: StoredFacts, live: dict[str, Any], time_field: str) -> tuple[list[tuple[tuple[Any, ...], Any]], int]:
-    """(position, record id | live view) of every bucket holding its series' latest time, in the order
-    the full scan meets them: stored records by record id (an in-memory bucket in place of its stored
-    version), then memory-only buckets by ``_id``; and the buckets examined."""
+def _winners(facts: SeriesFacts, live: dict[Any, Any], time_field: str, r: Any, info: Any,
+             ns: str) -> tuple[list[Any], int]:
+    """Views of every bucket holding its series' latest time, in the order the full scan meets them:
+    stored records by record id (an in-memory bucket in place of its stored version; stored ones read
+    from ``r``, the facts' snapshot), then memory-only buckets by ``_id``; and the buckets examined."""
     replaced = {}
     live_by_series: dict[Any, list[tuple[int, Any]]] = {}
     for bucket_id, view in live.items():
-        rid = facts.rid_of.get(bucket_id)
-        if rid is not None:
+        rid = clustered_rid(bucket_id)
+        if rid in facts.of_rid:
             replaced[rid] = view
         series, latest = _series_facts(view.summary(), time_field)
         live_by_series.setdefault(series, []).append((latest, view))
-    out: list[tuple[tuple[Any, ...], Any]] = []
+    found: list[tuple[tuple[Any, ...], Any]] = []
     for series in facts.by_series.keys() | live_by_series.keys():
         candidates = live_by_series.get(series, ())
         best = max((latest for latest, _ in candidates), default=None)
-        entries = [entry for entry in facts.by_series.get(series, ()) if entry[1] not in replaced] \
-            if replaced else facts.by_series.get(series, ())
-        if entries and (best is None or entries[0][0] > best):
-            best = entries[0][0]
-        for latest, rid in entries:
-            if latest != best:
+        entries = facts.by_series.get(series, ())
+        # the newest stored bucket not held in memory (a series' replaced ones are few: no copy)
+        newest = next((-negated for negated, rid in entries if rid not in replaced), None)
+        if newest is not None and (best is None or newest > best):
+            best = newest
+        for negated, rid in entries:
+            if rid in replaced:
+                continue
+            if -negated != best:
                 break
-            out.append(((0, rid), rid))
+            found.append(((0, rid), rid))
         for latest, view in candidates:
             if latest == best:
-                rid = facts.rid_of.get(view.id)
-                out.append(((0, rid) if rid is not None else (1, view.id), view))
-    out.sort(key=lambda found: found[0])
-    return out, facts.count + len(live) - len(replaced)
+                rid = clustered_rid(view.id)
+                found.append(((0, rid) if rid in facts.of_rid else (1, view.id), view))
+    found.sort(key=lambda item: item[0])
+    views = []
+    held, facts.held = facts.held, {}
+    for _position, ref in found:
+        if isinstance(ref, bytes):  # only when the collection exists (facts of no collection are empty)
+            view = held.get(ref)  # a record unchanged since: the same bytes at this snapshot
+            if view is None:
+                stored_value = r.get_stored(info, ref)
+                if stored_value is None:  # the facts are of this snapshot: a bug, not a race
+                    raise AssertionError(f"lastpoint facts name a bucket {ref.hex()} absent from their snapshot")
+                view = StoredBucket(ns, ref, stored_value, r.stored_opener())
+            if len(facts.held) < _MAX_HELD:
+                facts.held[ref] = view
+            ref = view
+        views.append(ref)
+    return views, len(facts.of_rid) + len(live) - len(replaced)

@@ -20,7 +20,6 @@ from bson.raw_bson import RawBSONDocument
 
 from tidemark.protocol.codec import RAW_CODEC_OPTIONS, decode
 from tidemark.storage.bucket_reader import BucketReader
-from tidemark.storage.engine import Engine
 from tidemark.timeseries import rawcolumns
 from tidemark.timeseries.bucketcache import CACHE, CachedBucket
 from tidemark.timeseries.bucketdoc import POS_KEYS, unpack_document
@@ -95,10 +94,13 @@ class StoredBucket(_Unpacking):
 
     __slots__ = ("rid", "stored", "_opener", "_opened", "_entry", "_summary")
 
-    def __init__(self, ns: str, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader]):
+    def __init__(self, ns: str, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader], *,
+                 remember: bool = True):
+        """``remember`` False: what is decoded is not kept (an entry already cached is still used), for a
+        pass over every bucket that keeps only its own small results."""
         self.rid, self.stored, self._opener = rid, stored, opener
         self._opened: bytes | BucketReader | None = None
-        self._entry: CachedBucket | None = CACHE.entry(ns, rid, stored)
+        self._entry: CachedBucket | None = CACHE.entry(ns, rid, stored) if remember else CACHE.find(ns, rid, stored)
         self._summary: dict[str, Any] | None = None
 
     def opened(self) -> bytes | BucketReader:
@@ -339,26 +341,6 @@ def _plain(value: Any) -> Any:
 
 
 # ------------------------------------------------------------------ readers
-
-
-def snapshot_id(engine: Engine) -> int:
-    """The snapshot a read started now would see (``ReadView.snapshot_id``)."""
-    with engine.read() as r:
-        return r.snapshot_id()
-
-
-def get_at(engine: Any, ns: str, rids: Iterable[bytes], snapshot: int) -> list[StoredBucket] | None:
-    """The stored buckets of ``rids`` (absent ones skipped) read in one transaction, or None when
-    that transaction does not see ``snapshot`` (something was committed since)."""
-    with engine.read() as r:
-        if r.snapshot_id() != snapshot:
-            return None
-        info = r.get_collection(ns)
-        if info is None:
-            return []
-        opener = r.stored_opener()
-        found = ((rid, r.get_stored(info, rid)) for rid in rids)
-        return [StoredBucket(ns, rid, stored, opener) for rid, stored in found if stored is not None]
 
 
 def scan(engine: Any, ns: str, resume: bytes | None = None, last: bytes | None = None, *,

@@ -47,25 +47,14 @@ def test_a_zero_budget_disables_caching():
     assert BucketCache(budget=0).entry("ns", b"a", b"x") is None
 
 
-def test_snapshot_memo_answers_only_for_the_same_engine_and_snapshot():
-    from tidemark.timeseries.bucketcache import SnapshotMemo
-
-    class Engine:  # any object: the memo keeps a weak reference and compares identity
-        pass
-
-    memo = SnapshotMemo()
-    engine, other = Engine(), Engine()
-    memo.put(engine, "db.c", "facts", 7, "value")
-    assert memo.get(engine, "db.c", "facts", 7) == "value"
-    assert memo.get(engine, "db.c", "facts", 8) is None  # a commit advanced the snapshot
-    assert memo.get(other, "db.c", "facts", 7) is None  # another engine (e.g. reopened storage)
-    assert memo.get(engine, "db.d", "facts", 7) is None
-    memo.put(engine, "db.c", "facts", 8, "newer")
-    assert memo.get(engine, "db.c", "facts", 7) is None and memo.get(engine, "db.c", "facts", 8) == "newer"
-    for i in range(SnapshotMemo.MAX_VALUES + 5):  # bounded: the oldest values go first
-        memo.put(engine, f"db.x{i}", "facts", 1, i)
-    assert memo.get(engine, "db.c", "facts", 8) is None
-    assert memo.get(engine, f"db.x{SnapshotMemo.MAX_VALUES + 4}", "facts", 1) == SnapshotMemo.MAX_VALUES + 4
+def test_find_answers_only_for_the_same_bytes_and_registers_nothing():
+    cache = BucketCache(budget=1 << 20)
+    assert cache.find("ns", b"a", b"x") is None
+    assert cache.stats()["entries"] == 0 and cache.used == 0  # a pass over every bucket keeps nothing
+    entry = cache.entry("ns", b"a", b"x")
+    assert cache.find("ns", b"a", b"x") is entry
+    assert cache.find("ns", b"a", b"y") is None  # the record was rewritten
+    assert cache.stats()["entries"] == 1
 
 
 def test_what_a_read_path_remembers_counts_in_the_budget():
