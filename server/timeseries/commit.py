@@ -448,8 +448,14 @@ class Committer:
             self._running = False
 
     async def _apply(self, plans: dict[str, CollectionPlan]) -> dict[str, BaseException]:
-        futures = {ns: self.engine.write(plan.write_fn()) for ns, plan in plans.items()}
+        futures: dict[str, Any] = {}
         errors: dict[str, BaseException] = {}
+        for ns, plan in plans.items():
+            try:
+                futures[ns] = self.engine.write(plan.write_fn())
+            except BaseException as exc:  # noqa: BLE001 - refused (the engine is closing): like a failed commit
+                errors[ns] = exc
+                plan.abort(self.catalog)
         for ns, fut in futures.items():
             plan = plans[ns]
             try:

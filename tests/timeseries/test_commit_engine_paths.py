@@ -278,3 +278,25 @@ async def test_random_ingest_with_checkpoints_recovers_every_measurement_exactly
             assert list(r.journal_scan()) == []
     finally:
         second.engine.close()
+
+
+
+class _RefusingEngine:
+    """The committer's view of an engine that refuses every write at once (closed: a shutdown racing
+    an insert), while reads still go to the real one."""
+
+    def write(self, fn):
+        from tidemark.storage.errors import EngineClosed
+
+        raise EngineClosed()
+
+
+async def test_an_insert_answers_when_the_engine_refuses_its_commit(server):
+    """A commit the engine refuses outright fails the waiting insert like a failed commit; before, the
+    committer's task died with the error and the insert waited forever."""
+    from tidemark.storage.errors import EngineClosed
+
+    await create(server)
+    server.ts_committer.engine = _RefusingEngine()
+    with pytest.raises(EngineClosed):
+        await asyncio.wait_for(insert(server, [{"timestamp": T0, "metadata": 1, "v": 1}]), timeout=10)
