@@ -407,3 +407,24 @@ def progress_bar(ctx: Context, total: int, desc: str, unit: str = "rows"):
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr)
+
+
+class Unavailable(Exception):
+    """A peer's program is not installed and could not be installed."""
+
+
+def ensure_debian_binary(binary: str, package: str) -> str:
+    """The path of ``binary``, installing the Debian ``package`` with apt-get first when it is missing;
+    raises :class:`Unavailable` with the reason when that fails (the peer is then skipped)."""
+    path = shutil.which(binary)
+    if path:
+        return path
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", package]):
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise Unavailable(f"`{' '.join(cmd)}` failed: {done.stderr.strip()[-300:]}")
+    path = shutil.which(binary)
+    if not path:
+        raise Unavailable(f"apt-get installed {package} but {binary} is not on PATH")
+    return path

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.harness import SystemResult
@@ -167,6 +168,32 @@ def _f(v, fmt="{:,.0f}") -> str:
     return "—" if v is None else fmt.format(v)
 
 
+def _query_rows(queried: list[SystemResult], cell: Callable[[dict], str | None]) -> list[str]:
+    """One table row per query type some system answered: ``cell(stats)`` for a measured query, else
+    why it is missing."""
+    rows = []
+    for q in QUERY_TYPES:
+        cells = []
+        for s in queried:
+            st = s.queries.get(q)
+            text = cell(st) if st else None
+            cells.append(text if text is not None else _missing(s, q))
+        if any(c != "—" for c in cells):
+            rows.append(f"| {q} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def _wall_cell(st: dict) -> str:
+    runs = f" [{st['runs']} runs]" if st["runs"] < st.get("planned", st["runs"]) else ""
+    return f"{st['median_ms']:.1f} ({st['mean_ms']:.1f} / {st['p95_ms']:.1f}){runs}"
+
+
+def _cpu_cell(st: dict) -> str | None:
+    if "cpu_median_ms" not in st:
+        return None
+    return f"{st['cpu_median_ms']:.2f} ({st['cpu_min_ms']:.2f}–{st['cpu_max_ms']:.2f})"
+
+
 def _missing(s: SystemResult, query: str) -> str:
     return "n/a" if query in s.not_expressible else "—"
 
@@ -225,18 +252,7 @@ def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], c
             "| query | " + " | ".join(s.name for s in queried) + " |",
             "|---|" + "---:|" * len(queried),
         ]
-        for q in QUERY_TYPES:
-            cells = []
-            for s in queried:
-                st = s.queries.get(q)
-                runs = f" [{st['runs']} runs]" if st and st["runs"] < st.get("planned", st["runs"]) else ""
-                cells.append(
-                    f"{st['median_ms']:.1f} ({st['mean_ms']:.1f} / {st['p95_ms']:.1f}){runs}"
-                    if st
-                    else _missing(s, q)
-                )
-            if any(c != "—" for c in cells):
-                out.append(f"| {q} | " + " | ".join(cells) + " |")
+        out += _query_rows(queried, _wall_cell)
         out += [
             "",
             "### Server CPU per query",
@@ -248,17 +264,7 @@ def markdown(meta: dict, systems: list[SystemResult], target_rows: list[dict], c
             "| query | " + " | ".join(s.name for s in queried) + " |",
             "|---|" + "---:|" * len(queried),
         ]
-        for q in QUERY_TYPES:
-            cells = []
-            for s in queried:
-                st = s.queries.get(q)
-                cells.append(
-                    f"{st['cpu_median_ms']:.2f} ({st['cpu_min_ms']:.2f}–{st['cpu_max_ms']:.2f})"
-                    if st and "cpu_median_ms" in st
-                    else _missing(s, q)
-                )
-            if any(c != "—" for c in cells):
-                out.append(f"| {q} | " + " | ".join(cells) + " |")
+        out += _query_rows(queried, _cpu_cell)
         na = [(s.name, q, why) for s in queried for q, why in s.not_expressible.items()]
         if na:
             out += [""] + [f"- n/a, {name} {q}: {why}" for name, q, why in na]

@@ -29,8 +29,10 @@ from bench.generator import FIELDS, INTERVAL_MS, START_MS, TAG_NAMES, Dataset
 from bench.harness import (
     Context,
     SystemResult,
+    Unavailable,
     check_and_time,
     disk_bytes,
+    ensure_debian_binary,
     free_port,
     ingest_stats,
     process_cpu_seconds,
@@ -46,14 +48,8 @@ LINES_PER_WRITE = 1000
 LP_FORMAT = 1
 
 
-class Unavailable(Exception):
-    """influxd is not installed and could not be installed."""
-
-
 def ensure_influxd() -> str:
-    path = shutil.which("influxd")
-    if path:
-        return path
+    return ensure_debian_binary("influxd", "influxdb")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "influxdb"]):
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)

@@ -55,8 +55,10 @@ from bench.harness import (
     Context,
     NotExpressible,
     SystemResult,
+    Unavailable,
     check_and_time,
     disk_bytes,
+    ensure_debian_binary,
     free_port,
     ingest_stats,
     settle,
@@ -75,14 +77,8 @@ GROUPBY_ORDERBY_LIMIT_NA = (
 )
 
 
-class Unavailable(Exception):
-    """victoria-metrics is not installed and could not be installed."""
-
-
 def ensure_victoria() -> str:
-    path = shutil.which("victoria-metrics")
-    if path:
-        return path
+    return ensure_debian_binary("victoria-metrics", "victoria-metrics")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "victoria-metrics"]):
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)

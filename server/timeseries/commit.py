@@ -35,6 +35,7 @@ from tidemark.core import collection as C
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.index_keys import index_key_map
+from tidemark.storage.errors import EngineClosed
 from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import journal
 from tidemark.timeseries.catalog import BucketCatalog
@@ -453,7 +454,7 @@ class Committer:
         for ns, plan in plans.items():
             try:
                 futures[ns] = self.engine.write(plan.write_fn())
-            except BaseException as exc:  # noqa: BLE001 - refused (the engine is closing): like a failed commit
+            except EngineClosed as exc:  # refused at once (a shutdown racing the insert): like a failed commit
                 errors[ns] = exc
                 plan.abort(self.catalog)
         for ns, fut in futures.items():

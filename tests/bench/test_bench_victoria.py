@@ -149,7 +149,8 @@ def test_check_and_time_reports_not_expressible_types_and_server_cpu_per_query(t
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("victoria-metrics") is None, reason="Debian package victoria-metrics not installed")
+@pytest.mark.skipif(shutil.which("victoria-metrics") is None, reason="a real VictoriaMetrics run needs the optional bench peer's Debian package victoria-metrics "
+                    "(make bench installs it; the plans, normalization and report are tested above without it)")
 def test_pipeline_against_victoria_metrics_checks_its_query_results(tmp_path):
     # 10 hosts x 6 h: the first high-cpu-1 instance (seed 123) matches 1,226 rows, so the filter is checked
     done, report = run_bench(tmp_path, "--strict", "--peers", "victoria", "--scale", "10", "--duration", "6h")
