@@ -55,9 +55,7 @@ class _Unpacking:
             if rows is not None:
                 return iter(rows)
         doc = self.select(None if fields is None else set(fields) | {time_field})
-        if positions is not None:
-            doc = _restricted(doc, positions)
-        return unpack_document(doc, time_field, meta_field, fields)
+        return unpack_document(doc, time_field, meta_field, fields, None if positions is None else positions.tolist())
 
     def _dense_rows(self, fields: Any, positions: np.ndarray, time_field: str, meta_field: str | None) -> list[Any] | None:
         """The rows at ``positions`` built from dense typed columns alone (None unless every selected
@@ -285,22 +283,6 @@ def _bson_column_names(raw: bytes) -> list[str]:
         if columns is not None:
             return list(columns)
     return list(decode(raw).get("data") or {})
-
-
-def _restricted(doc: dict[str, Any], positions: np.ndarray) -> dict[str, Any]:
-    """``doc`` restricted to the rows at ``positions`` — when every column holds every row (dropping
-    rows from a bucket with a sparse column could make it dense and change the field order)."""
-    data = doc.get("data")
-    if not isinstance(data, dict) or not data:
-        return doc
-    n = max(len(c) for c in data.values() if isinstance(c, dict))
-    keys = POS_KEYS[:n] if n <= len(POS_KEYS) else [str(i) for i in range(n)]
-    if not all(isinstance(c, dict) and list(c) == keys for c in data.values()):
-        return doc
-    keep = [keys[i] for i in positions.tolist()]
-    restricted = dict(doc)
-    restricted["data"] = {field: {key: column[key] for key in keep} for field, column in data.items()}
-    return restricted
 
 
 def bson_summary(raw: bytes) -> dict[str, Any]:
