@@ -1,6 +1,8 @@
 """The column filter of a read on a time-series view (pure): the part of the event filter (the leading
 ``$match``) that is decided on a bucket's whole columns, giving the positions of the rows worth
-materializing; only those become measurements (view.py ``_measurements``).
+materializing; only those become measurements. ``accepted(view, ...)`` is the one unpack of a bucket's
+rows for a filter (the generic read, view.py; the columnar ``$group``'s buckets that are not dense,
+groupbatch.py): with no column filter, or one that cannot judge the bucket, every row.
 
 ``plan(node, time_field, meta_field)`` keeps the conjuncts of the filter's top-level ``$and`` that are
 comparisons of a top-level measurement field (or the time field) with a number or a date — ``$eq``,
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -124,6 +127,37 @@ class ColumnFilter:
         if mask.all():
             return Rows(None, exact, n)
         return Rows(np.flatnonzero(mask), exact, n)
+
+
+def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_filter: ColumnFilter | None,
+             info: dict[str, Any], time_field: str, meta_field: str | None) -> Iterator[dict[str, Any]]:
+    """The one unpack of a bucket's rows for a filter (every read that makes documents of a bucket's
+    measurements: the generic read, the columnar ``$group``'s buckets that are not dense): the rows the
+    column filter keeps are materialized (every row without one, or where it cannot judge the bucket),
+    and the event filter (None: the bucket filter decided whole buckets) runs on them unless the column
+    filter decided the whole filter for this bucket. Explain's counters: ``measurementsUnpacked`` the
+    rows materialized, ``measurementsSkipped`` those the columns rejected, ``measurementsReturned``
+    those accepted."""
+    check = event_filter
+    positions = None
+    if column_filter is not None:
+        rows = column_filter.rows(view)
+        positions = rows.positions
+        if rows.exact:
+            check = None
+        if positions is not None:
+            info["measurementsSkipped"] += rows.rows - len(positions)
+            if not len(positions):
+                return
+    unpacked = 0
+    returned = 0
+    for measurement in view.measurements(fields, positions, time_field=time_field, meta_field=meta_field):
+        unpacked += 1
+        if check is None or check(measurement):
+            returned += 1
+            yield measurement
+    info["measurementsUnpacked"] += unpacked
+    info["measurementsReturned"] += returned
 
 
 def plan(node: Node | None, time_field: str, meta_field: str | None) -> ColumnFilter | None:

@@ -153,7 +153,8 @@ class GroupableMeasurements:
         if self._it is not None or group_spec != self._plan.group_spec:
             return None
         self._it = iter(())
-        return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx)
+        return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx,
+                              self._column_filter)
 
 
 def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None,
@@ -195,33 +196,12 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
 def _measurements(buckets: Iterator[Any], spec: Any, event_filter: Any, fields: set[str] | None,
                   info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None
                   ) -> Iterator[dict[str, Any]]:
-    """The measurements of ``buckets`` the event filter accepts. With a column filter, only the rows it
-    keeps are materialized (``measurementsUnpacked`` counts those; ``measurementsSkipped`` the rows it
-    rejected on the columns), and the event filter runs on them unless the column filter decided the
-    whole filter for that bucket; without one (or where it cannot judge a bucket) every row is."""
+    """The measurements of ``buckets`` the event filter accepts (``rowfilter.accepted``: with a column
+    filter only the rows it keeps are materialized)."""
     time_field, meta_field = spec.time_field, spec.meta_field
     for bucket in buckets:
         info["bucketsUnpacked"] += 1
-        check = event_filter
-        positions = None
-        if column_filter is not None:
-            rows = column_filter.rows(bucket)
-            positions = rows.positions
-            if rows.exact:
-                check = None
-            if positions is not None:
-                info["measurementsSkipped"] += rows.rows - len(positions)
-                if not len(positions):
-                    continue
-        unpacked = 0
-        returned = 0
-        for measurement in bucket.measurements(fields, positions, time_field=time_field, meta_field=meta_field):
-            unpacked += 1
-            if check is None or check(measurement):
-                returned += 1
-                yield measurement
-        info["measurementsUnpacked"] += unpacked
-        info["measurementsReturned"] += returned
+        yield from rowfilter.accepted(bucket, fields, event_filter, column_filter, info, time_field, meta_field)
 
 
 def bucket_records(server: Any, db: str, coll: str, *, reverse: bool = False,
