@@ -64,7 +64,7 @@ class BucketReader:
 
     def __init__(self, packed: bytes):
         buf = self._buf = codec._decompressor().decompress(bytes(packed))
-        if buf[0] != codec.FORMAT_VERSION:
+        if buf[0] not in codec.READABLE_VERSIONS:
             raise ValueError(f"unknown bucket codec format {buf[0]}")
         n, pos = codec._get_varint(buf, 1)
         self._prefix = (pos, pos + n)
@@ -108,6 +108,8 @@ class BucketReader:
                 if keys_kind != codec.KEYS_DENSE:
                     pos = _skip_ints(buf, pos, count)
                 pos = _skip_values(buf, pos, btype, count)
+            elif kind == codec.KIND_STRINGS:
+                pos = codec.skip_strings(buf, pos)
             else:
                 raise ValueError(f"unknown bucket column kind {kind}")
             out[name] = (start, pos)
