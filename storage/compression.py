@@ -17,7 +17,7 @@ bytes, or values that do not shrink, are stored raw (tag 0).
 Buckets (tag 4): a document starting ``{_id: ObjectId, control: {...}`` (how every v1 bucket starts)
 of at least ``BUCKET_MIN`` bytes is offered to the bucket codec, which returns None unless it
 reproduces the exact bytes; zstd alone packs a 360-measurement TSBS bucket to ~28 B per measurement,
-the codec to ~5.5. Applies to any collection (the shape decides, not the namespace): storage needs
+the codec to ~5.2, ~4.2 with the collection's bucket dictionary. Applies to any collection (the shape decides, not the namespace): storage needs
 no flag from the server, and a regular collection holding such documents still round-trips exactly.
 
 Dictionaries (tag 3): small records compress poorly on their own (a 470-byte TSBS row only
