@@ -196,23 +196,26 @@ def _unplanes(buf: bytes, pos: int, n: int, width: int) -> np.ndarray:
 # --- column skeletons: the element headers (type + key) with holes for the values --------------
 _TEMPLATE_MIN = 1024
 _TEMPLATE_CACHED_MAX = 65_536  # longer columns (direct inserts of huge buckets) build theirs each time
+_TEMPLATE_CACHED_BYTES = 1_500_000  # a fixed-width type's longest: 65,536 ObjectIds; long strings' are not kept
 # (bson type, value width) -> (cap, template): one per fixed-width type, plus one per string value
-# width met (constant or equal-length string columns), at most _TEMPLATES_MAX in all
-_TEMPLATES_MAX = 64
+# width met (constant or equal-length string columns), at most _TEMPLATES_MAX in all (<= 24 MB)
+_TEMPLATES_MAX = 16
 _templates: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
 
 
 def _template(btype: int, width: int, n: int) -> np.ndarray:
     """The elements ``<type><"i">\\0<zeroed value>`` of positions 0..cap-1 (cap >= n) as bytes: a dense
     column of ``n`` values is its first ``_dense_length(width, n) - 5`` bytes. Bounded: at most
-    ``_TEMPLATES_MAX`` kept, each of at most ``_TEMPLATE_CACHED_MAX`` positions."""
+    ``_TEMPLATES_MAX`` kept, each of at most ``_TEMPLATE_CACHED_MAX`` positions and
+    ``_TEMPLATE_CACHED_BYTES`` bytes."""
     cached = _templates.get((btype, width))
     if cached is None or cached[0] < n:
         cap = max(n, _TEMPLATE_MIN)
         hole = bytes(width)
         t = bytes((btype,))
         body = np.frombuffer(b"".join(t + str(k).encode() + b"\0" + hole for k in range(cap)), np.uint8)
-        if cap > _TEMPLATE_CACHED_MAX or (cached is None and len(_templates) >= _TEMPLATES_MAX):
+        if (cap > _TEMPLATE_CACHED_MAX or len(body) > _TEMPLATE_CACHED_BYTES
+                or (cached is None and len(_templates) >= _TEMPLATES_MAX)):
             return body
         cached = _templates[(btype, width)] = (cap, body)
     return cached[1]
@@ -733,10 +736,13 @@ def skip_strings(buf: bytes, pos: int) -> int:
     return pos + int(lengths.sum())
 
 
+_CONSTANT_CACHED_BYTES = 65_536  # contents x rows: at most 64 such columns (~6 MB) are kept
+
+
 @functools.lru_cache(maxsize=64)
 def _constant_strings(content: bytes, n: int) -> bytes:
     """The BSON document of a column of ``n`` times the string ``content``. Cached: such columns (a
-    measurement name, a constant tag) repeat in every bucket of a collection; at most 64 are kept."""
+    measurement name, a constant tag) repeat in every bucket of a collection."""
     return _strings_document(n, [content], None)
 
 
@@ -767,7 +773,7 @@ def _read_column(buf: bytes, pos: int) -> tuple[int, np.ndarray | bytes, int]:
         return 0, buf[pos:pos + size], pos + size
     if kind == KIND_STRINGS:
         n, table, index, pos = _read_strings(buf, pos)
-        if index is None and len(table) == 1:
+        if index is None and len(table) == 1 and len(table[0]) * n <= _CONSTANT_CACHED_BYTES:
             return 0, _constant_strings(table[0], n), pos
         return 0, _strings_document(n, table, index), pos
     if kind != KIND_FIXED:

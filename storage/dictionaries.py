@@ -27,8 +27,8 @@ from tidemark.storage.lmdb_types import Handle, Txn
 PREFIX = b"zdict:"
 BUCKET_PREFIX = b"bdict:"
 BUCKET_TRAIN_AFTER = 64  # bucket values per collection before training (more train no better: bucket_codec)
-BUCKET_MAX_SAMPLE = 128 * 1024  # stream bytes: larger buckets are not sampled
-BUCKET_MAX_SAMPLING = 16  # collections sampled at once: at most 16 x 64 x 128 KiB held (~13 MB for TSBS)
+BUCKET_MAX_SAMPLE = 64 * 1024  # stream bytes (a 1,000-row TSBS bucket: ~37 KB): larger ones are not sampled
+BUCKET_MAX_SAMPLING = 8  # collections sampled at once: at most 8 x 64 x 64 KiB = 32 MiB held (TSBS: 0.9 MB each)
 BUCKET_DICT_BASE = 1 << 20  # zstd ids below 32768 are reserved for a public registry; 0 means none
 TRAIN_AFTER = 1000  # samples per collection before training
 MIN_SAMPLE = 64

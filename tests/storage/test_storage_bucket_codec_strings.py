@@ -162,3 +162,18 @@ def test_values_of_stream_version_1_stay_readable():
     assert reader.column_bson("host") == bson.encode(doc["data"]["host"])
     assert reader.document() == raw
     assert bucket_codec.decode(bucket_codec.encode(raw)) == raw
+
+
+@pytest.mark.parametrize(("n", "make"), [
+    (100, lambda i: "x" * 1000),  # a constant column too large for the cache of constant columns
+    (1000, lambda i: f"{i:04d}" * 300),  # equal lengths, all distinct: wider than any cached template
+    (1000, lambda i: "é" * (i % 7)),  # unequal lengths, few distinct
+])
+def test_large_string_columns_round_trip(n, make):
+    doc = tsbs_bucket(n)
+    doc["data"]["s"] = {str(i): make(i) for i in range(n)}
+    raw = bson.encode(doc)
+    packed = bucket_codec.encode(raw)
+    assert packed is not None and bucket_codec.decode(packed) == raw
+    assert BucketReader(packed).column_bson("s") == bson.encode(doc["data"]["s"])
+    assert all(len(t) <= bucket_codec._TEMPLATE_CACHED_BYTES for _, t in bucket_codec._templates.values())
