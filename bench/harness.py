@@ -17,6 +17,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -192,6 +193,55 @@ def settle(pid: int, *, idle_share: float = 0.05, window_s: float = 3.5, timeout
             break
     last = samples[-1]
     return {"settle_s": last[0] - started, "settle_cpu_s": (last[1] - first) if first is not None else None}
+
+
+def memory_status(pid: int) -> dict[str, int]:
+    """A process's memory in bytes from /proc/<pid>/status: ``anon`` (RssAnon: its heap, Python objects,
+    NumPy arrays), ``file`` (RssFile: mapped file pages it touched, e.g. an LMDB map: shared with the
+    page cache and reclaimable) and ``hwm`` (VmHWM: the kernel's peak of anon + file + shmem); zeros
+    when the process is gone."""
+    keys = {"RssAnon:": "anon", "RssFile:": "file", "VmHWM:": "hwm"}
+    out = dict.fromkeys(keys.values(), 0)
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                name = line.split(None, 1)[0] if line.strip() else ""
+                if name in keys:
+                    out[keys[name]] = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return out
+
+
+class RssSampler:
+    """Peaks of a process's anonymous and file-backed RSS, sampled every 20 ms on a thread until
+    ``stop()``, which returns ``{"anon", "file", "hwm"}`` in bytes (``hwm``: the kernel's own peak, which
+    also catches a spike between samples)."""
+
+    def __init__(self, pid: int, interval_s: float = 0.02):
+        self.pid, self.interval_s = pid, interval_s
+        self.peak = {"anon": 0, "file": 0, "hwm": 0}
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> bool:
+        now = memory_status(self.pid)
+        if not any(now.values()):
+            return False
+        for k, v in now.items():
+            self.peak[k] = max(self.peak[k], v)
+        return True
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and self._sample():
+            time.sleep(self.interval_s)
+
+    def stop(self) -> dict[str, int]:
+        self._stop.set()
+        self.thread.join(5)
+        self._sample()
+        return dict(self.peak)
 
 
 def disk_bytes(path: Path) -> int:

@@ -37,6 +37,7 @@ import psutil
 import pymongo
 
 from bench import wire_fuzz
+from bench.harness import RssSampler
 from tidemark.protocol import compression
 from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
@@ -207,34 +208,6 @@ class Innocent:
                 "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000, "max_ms": lat[-1] * 1000,
                 "p99_corrected_ms": corrected[min(len(corrected) - 1, int(len(corrected) * 0.99))] * 1000,
                 "errors": len(self.errors), "error_samples": self.errors[:3]}
-
-
-class RssSampler:
-    def __init__(self, pid: int):
-        self.process = psutil.Process(pid)
-        self.peak = 0
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.peak = max(self.peak, self.process.memory_info().rss)
-            except psutil.Error:
-                return
-            time.sleep(0.02)
-
-    def stop(self) -> float:
-        self._stop.set()
-        self.thread.join(5)
-        try:  # the kernel's high-water mark catches a spike between samples
-            for line in open(f"/proc/{self.process.pid}/status"):
-                if line.startswith("VmHWM:"):
-                    self.peak = max(self.peak, int(line.split()[1]) * 1024)
-        except OSError:
-            pass
-        return self.peak / MB
 
 
 # ------------------------------------------------------------------------------------------ workloads
@@ -560,7 +533,7 @@ def run_workload(name: str, fn: Callable, workdir: str, python: str, set_paramet
     hostile_seconds = time.monotonic() - started
     time.sleep(0.5)
     stats = innocent.stop()
-    peak = rss.stop()
+    peak = rss.stop()["hwm"] / MB
     try:
         alive = pymongo.MongoClient(srv.uri, serverSelectionTimeoutMS=5000).admin.command("ping")["ok"] == 1.0
     except Exception:  # noqa: BLE001
@@ -576,7 +549,7 @@ def run_fuzz(frames: int, workdir: str, python: str) -> dict:
     innocent = Innocent(srv.uri).start()
     report = wire_fuzz.run(srv.port, frames, seed=11)
     stats = innocent.stop()
-    peak = rss.stop()
+    peak = rss.stop()["hwm"] / MB
     srv.stop()
     return {"workload": f"wire fuzz, {frames:,} frames", "hostile": report.summary(), "hostile_as_expected": report.ok(),
             "peak_rss_mb": peak, "server_alive": True, **stats}

@@ -10,7 +10,8 @@ column as its key list (implied when dense ``"0".."n-1"``) and its values in a f
     double, all integral  (bit-exactly: no -0.0, NaN, inf, fractions) as int64 delta, zig-zag, fixed width
     double, otherwise     XOR with the previous value, bytes transposed (8 planes)
     ObjectId              high 8 / low 4 bytes as big-endian integers, delta, zig-zag, fixed width
-    anything else         the column's BSON bytes as they are (mixed types, strings, objects, ...)
+    string (dense keys)   a table of its distinct values + one index per row, or lengths + bytes
+    anything else         the column's BSON bytes as they are (mixed types, objects, arrays, ...)
 
 Everything outside ``data`` (``_id``, ``control``, ``meta``, and any other field) is kept as raw bytes.
 Storage stays MongoDB-query-agnostic: this is a compressor of BSON bytes keyed on their shape only.
@@ -20,20 +21,23 @@ Contract: ``encode(bson) -> bytes | None`` and ``decode(encode(bson)) == bson`` 
 (not bucket-shaped, malformed, non-canonical keys, ...); callers then use a general compressor.
 Encoded layout (before zstd): ``u8 version | varint len(prefix) | prefix | varint len(suffix) |
 suffix | varint ncols | columns``; each column is ``name\\0 | u8 kind | kind-specific body``.
+Version 2 added the string column kind; version-1 streams (no string columns) read the same.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import struct
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import zstandard
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # 1: before KIND_STRINGS (its streams are valid version-2 streams)
 # Encoding runs on the writer thread whenever a bucket is written in full (close/checkpoint): with
 # column-wise ingest at ~3 us/row on the event loop, level 19 (~2 ms per 360-measurement TSBS bucket,
 # ~5.5 us/row) was the largest cost of the whole insert path. Measured on 20 such buckets (B per
@@ -48,6 +52,11 @@ ZSTD_PARAMS = {"window_log": 20, "chain_log": 16, "hash_log": 16, "min_match": 7
 
 KIND_RAW = 0  # varint length + the column's BSON document bytes
 KIND_FIXED = 1  # u8 bson type | u8 value codec | varint n | keys | values
+KIND_STRINGS = 2  # varint n | u8 strings codec | body: a dense column of strings (keys "0".."n-1")
+
+# strings codecs. A string's "content" is the bytes between its int32 length and its final NUL.
+STR_TABLE = 0  # varint k | k x (varint len | content) | (k > 1) row indexes as ints: few distinct values
+STR_LIST = 1  # lengths as ints | contents concatenated: mostly distinct values
 
 # value codecs for fixed-width types
 VAL_INT_DOD = 0  # int64-like (date, int64): delta-of-delta
@@ -65,12 +74,34 @@ WIDTH = {0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x10: 4, 0x11: 8, 0x12: 8}
 _local = threading.local()
 
 
+def make_compressor(zdict: zstandard.ZstdCompressionDict | None = None) -> zstandard.ZstdCompressor:
+    """A compressor of bucket streams, with a dictionary (whose id the frame header records, so a value
+    names the dictionary it needs; storage/dictionaries.py trains one per collection) or without."""
+    params = zstandard.ZstdCompressionParameters.from_level(ZSTD_LEVEL, **ZSTD_PARAMS, write_dict_id=1)
+    if zdict is None:
+        return zstandard.ZstdCompressor(compression_params=params)
+    zdict.precompute_compress(compression_params=params)  # else every frame re-loads the dictionary
+    return zstandard.ZstdCompressor(dict_data=zdict, compression_params=params)
+
+
 def _compressor() -> zstandard.ZstdCompressor:
-    zc = getattr(_local, "zc", None)
+    zc = getattr(_local, "override", None) or getattr(_local, "zc", None)
     if zc is None:
-        params = zstandard.ZstdCompressionParameters.from_level(ZSTD_LEVEL, **ZSTD_PARAMS)
-        zc = _local.zc = zstandard.ZstdCompressor(compression_params=params)
+        zc = _local.zc = make_compressor()
     return zc
+
+
+@contextlib.contextmanager
+def compressing_with(zc: zstandard.ZstdCompressor | None) -> Iterator[None]:
+    """Within the block, ``encode`` and ``encode_columns`` on this thread compress with ``zc`` (None:
+    the default). ValueCodec.pack picks the collection's dictionary this way around the server's
+    ``bucket_form`` callback, which calls ``encode_columns`` and knows nothing of dictionaries."""
+    previous = getattr(_local, "override", None)
+    _local.override = zc
+    try:
+        yield
+    finally:
+        _local.override = previous
 
 
 def _decompressor() -> zstandard.ZstdDecompressor:
@@ -78,6 +109,29 @@ def _decompressor() -> zstandard.ZstdDecompressor:
     if zd is None:
         zd = _local.zd = zstandard.ZstdDecompressor()
     return zd
+
+
+# Measured on the TSBS day (2,400 buckets of 360 rows; dictionary from the first 64 buckets, applied
+# to 1,000 later ones): no dictionary 1,858 B per bucket; 16 KiB 1,511 B (+15 us to compress, the
+# same to decompress); 64 KiB 1,475 B (+56 us); 64, 128 or 300 samples train the same (50-150 ms).
+DICT_SIZE = 16 * 1024
+
+
+def train_dictionary(streams: list[bytes], dict_id: int) -> bytes:
+    """A zstd dictionary of id ``dict_id`` for bucket streams like ``streams`` (``stream`` of a
+    collection's values); raises zstandard.ZstdError when they are too few or too alike to train on."""
+    buffers: list[bytes | bytearray | memoryview] = list(streams)  # the list type zstandard takes
+    return zstandard.train_dictionary(DICT_SIZE, buffers, dict_id=dict_id).as_bytes()
+
+
+def stream(packed: bytes) -> bytes:
+    """The column stream of a value compressed without a dictionary (what dictionaries train on)."""
+    return _decompressor().decompress(bytes(packed))
+
+
+def frame_dictionary(packed: bytes) -> int:
+    """The id of the dictionary ``packed`` was compressed with (0: none)."""
+    return int(zstandard.get_frame_parameters(packed).dict_id)
 
 
 # --- varints and zig-zag fixed-width integer arrays ----------------------------------------------
@@ -142,22 +196,28 @@ def _unplanes(buf: bytes, pos: int, n: int, width: int) -> np.ndarray:
 # --- column skeletons: the element headers (type + key) with holes for the values --------------
 _TEMPLATE_MIN = 1024
 _TEMPLATE_CACHED_MAX = 65_536  # longer columns (direct inserts of huge buckets) build theirs each time
-_templates: dict[int, tuple[int, np.ndarray]] = {}  # bson type -> (cap, template): one per type
+_TEMPLATE_CACHED_BYTES = 1_500_000  # a fixed-width type's longest: 65,536 ObjectIds; long strings' are not kept
+# (bson type, value width) -> (cap, template): one per fixed-width type, plus one per string value
+# width met (constant or equal-length string columns), at most _TEMPLATES_MAX in all (<= 24 MB)
+_TEMPLATES_MAX = 16
+_templates: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
 
 
 def _template(btype: int, width: int, n: int) -> np.ndarray:
     """The elements ``<type><"i">\\0<zeroed value>`` of positions 0..cap-1 (cap >= n) as bytes: a dense
-    column of ``n`` values is its first ``_dense_length(width, n) - 5`` bytes. Bounded: one per type,
-    of at most ``_TEMPLATE_CACHED_MAX`` positions (≤ 1.4 MB)."""
-    cached = _templates.get(btype)
+    column of ``n`` values is its first ``_dense_length(width, n) - 5`` bytes. Bounded: at most
+    ``_TEMPLATES_MAX`` kept, each of at most ``_TEMPLATE_CACHED_MAX`` positions and
+    ``_TEMPLATE_CACHED_BYTES`` bytes."""
+    cached = _templates.get((btype, width))
     if cached is None or cached[0] < n:
         cap = max(n, _TEMPLATE_MIN)
         hole = bytes(width)
         t = bytes((btype,))
         body = np.frombuffer(b"".join(t + str(k).encode() + b"\0" + hole for k in range(cap)), np.uint8)
-        if cap > _TEMPLATE_CACHED_MAX:
+        if (cap > _TEMPLATE_CACHED_MAX or len(body) > _TEMPLATE_CACHED_BYTES
+                or (cached is None and len(_templates) >= _TEMPLATES_MAX)):
             return body
-        cached = _templates[btype] = (cap, body)
+        cached = _templates[(btype, width)] = (cap, body)
     return cached[1]
 
 
@@ -175,10 +235,11 @@ def _dense_runs(width: int, n: int) -> tuple[tuple[int, int, int, int], ...]:
     return tuple(runs)
 
 
-def _fill_dense(out: bytearray, view: np.ndarray, at: int, btype: int, values: np.ndarray, length: int) -> None:
-    """Write the dense column of ``values`` (``length`` bytes) at ``out[at:]`` (``view``: ``out`` as
-    uint8; the bytes after the last value, the column's NUL, are left as they are: zero)."""
-    width = WIDTH[btype]
+def _fill_dense(out: bytearray, view: np.ndarray, at: int, btype: int, width: int, values: np.ndarray,
+                length: int) -> None:
+    """Write the dense column of ``values`` (``length`` bytes, ``width`` bytes per value) at ``out[at:]``
+    (``view``: ``out`` as uint8; the bytes after the last value, the column's NUL, are left as they
+    are: zero)."""
     rows = np.ascontiguousarray(values).view(np.uint8).reshape(-1, width)
     n = len(rows)
     _INT32.pack_into(out, at, length)
@@ -192,10 +253,13 @@ def dense_column(btype: int, values: np.ndarray) -> bytes:
     """The BSON document ``{"0": v0, "1": v1, ...}`` of a dense column of a fixed-width type: ``values``
     holds the little-endian value bytes (any contiguous-able array of ``n * WIDTH[btype]`` bytes).
     Built from the type's template with one strided copy per key length (no per-byte index)."""
-    width = WIDTH[btype]
+    return _dense_document(btype, WIDTH[btype], values)
+
+
+def _dense_document(btype: int, width: int, values: np.ndarray) -> bytes:
     length = _dense_length(width, values.nbytes // width)
     out = bytearray(length)
-    _fill_dense(out, np.frombuffer(out, np.uint8), 0, btype, values, length)
+    _fill_dense(out, np.frombuffer(out, np.uint8), 0, btype, width, values, length)
     return bytes(out)
 
 
@@ -233,15 +297,14 @@ def columns_document(columns: list[tuple[bytes, int, np.ndarray | bytes]], prefi
         if isinstance(values, bytes):
             out[at:at + size] = values
         else:
-            _fill_dense(out, view, at, btype, values, size)
+            _fill_dense(out, view, at, btype, WIDTH[btype], values, size)
         at += size
     out[at + 1:] = suffix  # out[at]: the document's NUL, zero
     return bytes(out)
 
 
-def _dense_values(doc: bytes, btype: int, n: int) -> np.ndarray:
+def _dense_values(doc: bytes, width: int, n: int) -> np.ndarray:
     """The value bytes of a document laid out as a dense column of ``n`` elements (n x width)."""
-    width = WIDTH[btype]
     whole = np.frombuffer(doc, np.uint8)
     rows = np.empty((n, width), np.uint8)
     for lo, hi, start, stride in _dense_runs(width, n):
@@ -343,13 +406,9 @@ def _dense_length(width: int, n: int) -> int:
     return 5 + n * (2 + width) + digits
 
 
-def _parse_dense(doc: bytes) -> tuple[int, int, np.ndarray] | None:
-    """The common case without a Python loop: every element of one fixed-width type under the keys
-    "0".."n-1" (rebuilt from its values and compared). (bson type, n, values as n x width bytes) or None."""
-    if len(doc) < 6 or doc[4] not in WIDTH:
-        return None
-    btype = doc[4]
-    width = WIDTH[btype]
+def _dense_of_width(doc: bytes, btype: int, width: int) -> tuple[int, np.ndarray] | None:
+    """(n, values as n x width bytes) if ``doc`` is exactly the dense column ``{"0": v0, ..}`` of ``n``
+    elements of type ``btype`` with ``width``-byte values (rebuilt from its values and compared)."""
     lo, hi = 1, len(doc) // (3 + width)  # every element takes at least 3 + width bytes
     while lo < hi:  # smallest n whose dense length reaches len(doc)
         mid = (lo + hi) // 2
@@ -359,10 +418,76 @@ def _parse_dense(doc: bytes) -> tuple[int, int, np.ndarray] | None:
             hi = mid
     if _dense_length(width, lo) != len(doc):
         return None
-    values = _dense_values(doc, btype, lo)
-    if dense_column(btype, values) != doc:
+    values = _dense_values(doc, width, lo)
+    if _dense_document(btype, width, values) != doc:
         return None
-    return btype, lo, values
+    return lo, values
+
+
+def _parse_dense(doc: bytes) -> tuple[int, int, np.ndarray] | None:
+    """The common case without a Python loop: every element of one fixed-width type under the keys
+    "0".."n-1". (bson type, n, values as n x width bytes) or None."""
+    if len(doc) < 6 or doc[4] not in WIDTH:
+        return None
+    btype = doc[4]
+    found = _dense_of_width(doc, btype, WIDTH[btype])
+    return None if found is None else (btype, *found)
+
+
+def _parse_strings(doc: bytes) -> tuple[list[bytes], np.ndarray] | None:
+    """A dense column of strings ``{"0": s0, .., "n-1": s(n-1)}`` (n >= 1) as (its distinct contents,
+    the index of each row's content in them); None for any other column."""
+    if len(doc) < 12 or doc[4] != 0x02 or doc[5:7] != b"0\0":
+        return None
+    # every string as long as the first (constants, fixed-format tags): strided, no per-row loop
+    width = 4 + _INT32.unpack_from(doc, 7)[0]
+    if width >= 5:
+        found = _dense_of_width(doc, 0x02, width)
+        if found is not None:
+            n, rows = found
+            if not (rows[:, :4] == rows[0, :4]).all() or rows[:, -1].any():
+                return None  # lengths that disagree with the width, or no final NUL: not BSON strings
+            if (rows == rows[0]).all():
+                return [rows[0, 4:-1].tobytes()], np.zeros(n, np.int64)
+            distinct, inverse = np.unique(rows.view(f"V{width}").ravel(), return_inverse=True)
+            return [bytes(v)[4:-1] for v in distinct], inverse.astype(np.int64).ravel()
+    end = len(doc) - 1
+    pos, i = 4, 0
+    ids: dict[bytes, int] = {}
+    index: list[int] = []
+    while pos < end:
+        key = b"\x02%d\x00" % i
+        if doc[pos:pos + len(key)] != key:
+            return None
+        pos += len(key)
+        (size,) = _INT32.unpack_from(doc, pos)
+        stop = pos + 4 + size
+        if size < 1 or stop > end or doc[stop - 1] != 0:
+            return None
+        index.append(ids.setdefault(doc[pos + 4:stop - 1], len(ids)))
+        pos, i = stop, i + 1
+    if pos != end:
+        return None
+    return list(ids), np.asarray(index, np.int64)
+
+
+def _encode_strings(out: bytearray, table: list[bytes], index: np.ndarray) -> None:
+    n, k = len(index), len(table)
+    out.append(KIND_STRINGS)
+    _put_varint(out, n)
+    if k == 1 or 2 * k <= n:
+        out.append(STR_TABLE)
+        _put_varint(out, k)
+        for content in table:
+            _put_varint(out, len(content))
+            out += content
+        if k > 1:
+            _put_ints(out, index)
+        return
+    out.append(STR_LIST)
+    contents = [table[i] for i in index.tolist()]
+    _put_ints(out, np.fromiter(map(len, contents), np.int64, n))
+    out += b"".join(contents)
 
 
 def _encode_column(out: bytearray, doc: bytes) -> None:
@@ -374,6 +499,10 @@ def _encode_column(out: bytearray, doc: bytes) -> None:
         _put_varint(out, n)
         out.append(KEYS_DENSE)
         _encode_values(out, btype, values.reshape(-1), n)
+        return
+    strings = _parse_strings(doc)
+    if strings is not None:
+        _encode_strings(out, *strings)
         return
     parsed = _parse_column(doc)
     if parsed is None:
@@ -475,10 +604,9 @@ def encode(bson: bytes | bytearray | memoryview) -> bytes | None:
         raw = encode_raw(bson)
         if raw is None:
             return None
-        packed = _compressor().compress(raw)
-        if decode(packed) != bson:
+        if decode_raw(raw) != bson:  # the column codec is what is verified; zstd is lossless
             return None
-        return packed
+        return _compressor().compress(raw)
     except (ValueError, IndexError, struct.error, OverflowError):
         return None
 
@@ -492,9 +620,11 @@ def encode_columns(head: bytes, columns: list[tuple[bytes, int, np.ndarray | byt
     ``encode`` returns for that document.
 
     Verified: every fixed-width column's values are decoded back from the stream before it is
-    compressed and compared byte for byte with the given ones (ValueError when they differ: never
-    store what does not read back). The rest of the document (head, names, raw columns, the dense
-    column layout) is copied or rebuilt by ``dense_column`` on decoding, independent of the values."""
+    compressed and compared byte for byte with the given ones, and every column given as BSON and
+    stored otherwise than as its bytes (strings, a constant number) is decoded back and compared with
+    them (ValueError when they differ: never store what does not read back). The rest of the document
+    (head, names, raw columns, the dense column layout) is copied or rebuilt by ``dense_column`` on
+    decoding, independent of the values."""
     out = bytearray((FORMAT_VERSION,))
     _put_varint(out, len(head))
     out += head
@@ -502,13 +632,13 @@ def encode_columns(head: bytes, columns: list[tuple[bytes, int, np.ndarray | byt
     out.append(0)  # the suffix: the outer document's terminating NUL
     _put_varint(out, len(columns))
     written = []
+    parsed = []
     for name, btype, values in columns:
         out += name
         out.append(0)
         if isinstance(values, bytes):
-            out.append(KIND_RAW)
-            _put_varint(out, len(values))
-            out += values
+            parsed.append((len(out), values))
+            _encode_column(out, values)
             continue
         n = len(values)
         out.append(KIND_FIXED)
@@ -521,6 +651,9 @@ def encode_columns(head: bytes, columns: list[tuple[bytes, int, np.ndarray | byt
     stream = bytes(out)
     for pos, btype, n, value_bytes in written:
         if _decode_values(stream, pos, btype, n)[0].tobytes() != value_bytes.tobytes():
+            raise ValueError("a bucket column does not read back from its encoding")
+    for pos, doc in parsed:
+        if stream[pos] != KIND_RAW and decode_column(stream, pos) != doc:
             raise ValueError("a bucket column does not read back from its encoding")
     return _compressor().compress(stream)
 
@@ -562,6 +695,74 @@ def _decode_values(buf: bytes, pos: int, btype: int, n: int) -> tuple[np.ndarray
     raise ValueError(f"unknown bucket column value codec {codec}")
 
 
+def _read_strings(buf: bytes, pos: int) -> tuple[int, list[bytes], np.ndarray | None, int]:
+    """A KIND_STRINGS body at ``pos`` (after the kind byte): (row count, contents, the index of each
+    row's content in them or None when there is one content (a constant) or one per row in order,
+    position after it)."""
+    n, pos = _get_varint(buf, pos)
+    mode = buf[pos]
+    pos += 1
+    if mode == STR_TABLE:
+        k, pos = _get_varint(buf, pos)
+        table = []
+        for _ in range(k):
+            size, pos = _get_varint(buf, pos)
+            table.append(buf[pos:pos + size])
+            pos += size
+        if k == 1:
+            return n, table, None, pos
+        index, pos = _get_ints(buf, pos, n)
+        return n, table, index, pos
+    if mode != STR_LIST:
+        raise ValueError(f"unknown bucket strings codec {mode}")
+    lengths, pos = _get_ints(buf, pos, n)
+    ends = (np.cumsum(lengths) + pos).tolist()
+    starts = [pos, *ends[:-1]]
+    return n, [buf[a:b] for a, b in zip(starts, ends, strict=True)], None, ends[-1]
+
+
+def skip_strings(buf: bytes, pos: int) -> int:
+    """The position after the KIND_STRINGS body at ``pos``, without building its contents."""
+    n, pos = _get_varint(buf, pos)
+    mode = buf[pos]
+    pos += 1
+    if mode == STR_TABLE:
+        k, pos = _get_varint(buf, pos)
+        for _ in range(k):
+            size, pos = _get_varint(buf, pos)
+            pos += size
+        return pos if k == 1 else pos + 1 + n * buf[pos]
+    lengths, pos = _get_ints(buf, pos, n)
+    return pos + int(lengths.sum())
+
+
+_CONSTANT_CACHED_BYTES = 65_536  # contents x rows: at most 64 such columns (~6 MB) are kept
+
+
+@functools.lru_cache(maxsize=64)
+def _constant_strings(content: bytes, n: int) -> bytes:
+    """The BSON document of a column of ``n`` times the string ``content``. Cached: such columns (a
+    measurement name, a constant tag) repeat in every bucket of a collection."""
+    return _strings_document(n, [content], None)
+
+
+def _strings_document(n: int, table: list[bytes], index: np.ndarray | None) -> bytes:
+    """The BSON document of a dense column of ``n`` strings (see ``_read_strings``)."""
+    sizes = {len(content) for content in table}
+    if len(sizes) == 1:  # equal lengths: a fixed-width column of (length, content, NUL) values
+        width = sizes.pop() + 5
+        length = _INT32.pack(width - 4)
+        rows = np.frombuffer(b"".join(length + c + b"\0" for c in table), np.uint8).reshape(-1, width)
+        if index is not None:
+            rows = rows[index]
+        elif len(table) == 1:
+            rows = np.broadcast_to(rows, (n, width))
+        return _dense_document(0x02, width, rows)
+    contents = table if index is None else [table[i] for i in index.tolist()]
+    body = b"".join(b"\x02%d\x00%s%s\x00" % (i, _INT32.pack(len(c) + 1), c) for i, c in enumerate(contents))
+    return _INT32.pack(len(body) + 5) + body + b"\0"
+
+
 def _read_column(buf: bytes, pos: int) -> tuple[int, np.ndarray | bytes, int]:
     """The column whose kind byte is at ``pos`` as ``columns_document`` takes it: (bson type, its dense
     values (n x width bytes) or its BSON document, position after it)."""
@@ -570,6 +771,11 @@ def _read_column(buf: bytes, pos: int) -> tuple[int, np.ndarray | bytes, int]:
     if kind == KIND_RAW:
         size, pos = _get_varint(buf, pos)
         return 0, buf[pos:pos + size], pos + size
+    if kind == KIND_STRINGS:
+        n, table, index, pos = _read_strings(buf, pos)
+        if index is None and len(table) == 1 and len(table[0]) * n <= _CONSTANT_CACHED_BYTES:
+            return 0, _constant_strings(table[0], n), pos
+        return 0, _strings_document(n, table, index), pos
     if kind != KIND_FIXED:
         raise ValueError(f"unknown bucket column kind {kind}")
     btype = buf[pos]
@@ -595,7 +801,7 @@ def decode_column(buf: bytes, pos: int) -> bytes:
 
 
 def decode_raw(buf: bytes) -> bytes:
-    if buf[0] != FORMAT_VERSION:
+    if buf[0] not in READABLE_VERSIONS:
         raise ValueError(f"unknown bucket codec format {buf[0]}")
     n, pos = _get_varint(buf, 1)
     prefix = buf[pos:pos + n]
@@ -613,6 +819,7 @@ def decode_raw(buf: bytes) -> bytes:
     return columns_document(columns, prefix, suffix)
 
 
-def decode(packed: bytes) -> bytes:
-    """The exact BSON bytes given to ``encode``."""
-    return decode_raw(_decompressor().decompress(bytes(packed)))
+def decode(packed: bytes, zd: zstandard.ZstdDecompressor | None = None) -> bytes:
+    """The exact BSON bytes given to ``encode``; ``zd``: a decompressor holding the dictionary the value
+    names (``frame_dictionary``), when it names one."""
+    return decode_raw((zd or _decompressor()).decompress(bytes(packed)))

@@ -28,6 +28,7 @@ import struct
 from typing import Any
 
 import numpy as np
+import zstandard
 
 from tidemark.storage import bucket_codec as codec
 
@@ -62,9 +63,11 @@ class BucketReader:
 
     __slots__ = ("_buf", "_prefix", "_suffix", "_columns_at", "_columns")
 
-    def __init__(self, packed: bytes):
-        buf = self._buf = codec._decompressor().decompress(bytes(packed))
-        if buf[0] != codec.FORMAT_VERSION:
+    def __init__(self, packed: bytes, zd: zstandard.ZstdDecompressor | None = None):
+        """``zd``: a decompressor holding the dictionary the value names, when it names one
+        (``bucket_codec.frame_dictionary``; ``ValueCodec.bucket_decompressor`` picks it)."""
+        buf = self._buf = (zd or codec._decompressor()).decompress(bytes(packed))
+        if buf[0] not in codec.READABLE_VERSIONS:
             raise ValueError(f"unknown bucket codec format {buf[0]}")
         n, pos = codec._get_varint(buf, 1)
         self._prefix = (pos, pos + n)
@@ -108,6 +111,8 @@ class BucketReader:
                 if keys_kind != codec.KEYS_DENSE:
                     pos = _skip_ints(buf, pos, count)
                 pos = _skip_values(buf, pos, btype, count)
+            elif kind == codec.KIND_STRINGS:
+                pos = codec.skip_strings(buf, pos)
             else:
                 raise ValueError(f"unknown bucket column kind {kind}")
             out[name] = (start, pos)

@@ -5,8 +5,9 @@ Why: after a load, ``data.mdb`` holds free pages (copy-on-write, journal trims, 
 values rounded up to whole overflow pages (a 2.46 KB bucket takes 4 KiB). ``mdb_env_copy2(COMPACT)``
 only drops the free pages; a rebuild also repacks. The rebuild reads every live sub-database in key
 order and appends it (``MDB_APPEND``: split pages stay full) into a new environment; a value too large
-for a leaf node is chunked (storage/chunks.py): a head sized to fill the current leaf page, pieces in
-``_chunks`` sized to fill theirs. ``PageModel`` tracks the free bytes of the page being filled with
+for a leaf node, or of at least a quarter page and larger than the room left in the current leaf page,
+is chunked (storage/chunks.py): a head sized to fill the current leaf page, pieces in ``_chunks``
+sized to fill theirs. ``PageModel`` tracks the free bytes of the page being filled with
 LMDB's own node arithmetic (mdb_node_add), so heads and pieces end exactly at page boundaries.
 
 Crash safety (the swap): the copy is built in ``<dbpath>/compact.tmp/``, synced, verified (entry
@@ -55,6 +56,11 @@ _PAGE_HEADER = 16  # PAGEHDRSZ
 _NODE_HEADER = 8  # NODESIZE
 _SLOT = 2  # sizeof(indx_t): the node's entry in the page's offset array
 _MIN_PIECE = 64  # no head/piece shorter than this: start on a fresh page instead
+# A value that fits a leaf node but not what is left of the current page is chunked too when it is at
+# least this share of a page: inline, LMDB would leave the rest of the page empty (with 1.5 KB TSBS
+# buckets, two per page: 26 % of the records' pages). Smaller values waste less than they would cost
+# in extra piece reads.
+_CHUNK_PAST_ROOM = 4  # value >= psize / 4
 
 
 def node_max(psize: int) -> int:
@@ -245,16 +251,19 @@ def _copy_split(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle, l
 def _copy_records(src_txn: Txn, src_db: Handle, src_chunks: Handle,
                   copier: _Copier, dst_db: Handle, dst_chunks: Handle, next_piece: int,
                   pieces_page: PageModel) -> tuple[int, int, int]:
-    """Append every record, chunking values too large for a leaf node; returns
-    (records, chunked records, next free piece id)."""
+    """Append every record, chunking values too large for a leaf node (or large values past the room
+    left in the current page); returns (records, chunked records, next free piece id)."""
     records_page = PageModel(pieces_page.psize)
+    large = pieces_page.psize // _CHUNK_PAST_ROOM
     n = chunked = 0
     cur = src_txn.cursor(db=src_db)
     for rid, stored in cur.iternext(keys=True, values=True):
         n += 1
         value = chunks.resolve(src_txn, src_chunks, stored)
         key_len = len(rid)
-        if _NODE_HEADER + key_len + len(value) <= records_page.node_max:
+        if _NODE_HEADER + key_len + len(value) <= records_page.node_max and (
+                len(value) < large or node_cost(key_len, len(value)) <= records_page.room
+                or records_page.data_room(key_len) - chunks.HEAD_SIZE < _MIN_PIECE):
             copier.put(rid, value, dst_db)
             records_page.add(key_len, len(value))
             continue

@@ -17,13 +17,19 @@ bytes, or values that do not shrink, are stored raw (tag 0).
 Buckets (tag 4): a document starting ``{_id: ObjectId, control: {...}`` (how every v1 bucket starts)
 of at least ``BUCKET_MIN`` bytes is offered to the bucket codec, which returns None unless it
 reproduces the exact bytes; zstd alone packs a 360-measurement TSBS bucket to ~28 B per measurement,
-the codec to ~5.5. Applies to any collection (the shape decides, not the namespace): storage needs
+the codec to ~5.2, ~4.2 with the collection's bucket dictionary. Applies to any collection (the shape decides, not the namespace): storage needs
 no flag from the server, and a regular collection holding such documents still round-trips exactly.
 
 Dictionaries (tag 3): small records compress poorly on their own (a 470-byte TSBS row only
 shrinks to ~314 bytes) but well against a dictionary trained on their collection (~70 bytes).
 The engine trains one per collection from its first records and registers it here; a dictionary
 is registered only after it is durably stored, so every tag-3 value on disk can be read.
+
+Bucket dictionaries (tag 4): a collection's bucket streams share most of their bytes (the head's
+field names and tags, column names, the codec's structure); a dictionary trained on its first
+buckets' streams takes a TSBS bucket from ~1,860 to ~1,510 bytes. The zstd frame of a tag-4 value
+records the id of the dictionary it needs (0: none), so the tag and its layout are unchanged and
+values written before the dictionary stay readable.
 """
 
 from __future__ import annotations
@@ -71,6 +77,8 @@ class _ZstdContexts(threading.local):
     def __init__(self) -> None:
         self.dict_compressors: dict[int, zstandard.ZstdCompressor] = {}
         self.dict_decompressors: dict[int, zstandard.ZstdDecompressor] = {}
+        self.bucket_compressors: dict[int, zstandard.ZstdCompressor] = {}
+        self.bucket_decompressors: dict[int, zstandard.ZstdDecompressor] = {}
         self.zc = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False)
         self.zc_fast = zstandard.ZstdCompressor(level=ZSTD_FAST_LEVEL, write_checksum=False)
         self.zd = zstandard.ZstdDecompressor()
@@ -85,6 +93,7 @@ class ValueCodec:
             raise ValueError(f"unknown storage compressor {compressor!r}; expected one of {COMPRESSORS}")
         self.compressor = compressor
         self._dicts: dict[int, zstandard.ZstdCompressionDict] = {}
+        self._bucket_dicts: dict[int, zstandard.ZstdCompressionDict] = {}  # by zstd dictionary id
         self._local = _ZstdContexts()
 
     # --- dictionaries ------------------------------------------------------------------------
@@ -112,16 +121,49 @@ class ValueCodec:
             d = decompressors[dict_id] = zstandard.ZstdDecompressor(dict_data=self._dicts[dict_id])
         return d
 
+    def register_bucket_dictionary(self, data: bytes) -> int:
+        """Register a bucket-stream dictionary (``train_bucket_dictionary``); returns its zstd id."""
+        zdict = zstandard.ZstdCompressionDict(data)
+        dict_id = int(zdict.dict_id())
+        self._bucket_dicts[dict_id] = zdict
+        return dict_id
+
+    def bucket_decompressor(self, packed: bytes) -> zstandard.ZstdDecompressor | None:
+        """The decompressor of a tag-4 value's frame (the bytes after the 5-byte header): None when it
+        names no dictionary (the codec's default serves), else one holding that dictionary."""
+        dict_id = bucket_codec.frame_dictionary(packed)
+        if not dict_id:
+            return None
+        decompressors = self._local.bucket_decompressors
+        d = decompressors.get(dict_id)
+        if d is None:
+            zdict = self._bucket_dicts.get(dict_id)
+            if zdict is None:
+                raise ValueError(f"stored bucket needs compression dictionary {dict_id}, which is missing")
+            d = decompressors[dict_id] = zstandard.ZstdDecompressor(dict_data=zdict)
+        return d
+
+    def _bucket_compressor(self, dict_id: int | None) -> zstandard.ZstdCompressor | None:
+        if dict_id is None or dict_id not in self._bucket_dicts:
+            return None
+        compressors = self._local.bucket_compressors
+        c = compressors.get(dict_id)
+        if c is None:
+            c = compressors[dict_id] = bucket_codec.make_compressor(self._bucket_dicts[dict_id])
+        return c
+
     # --- values ------------------------------------------------------------------------------
     def pack(self, data: bytes, dict_id: int | None = None, fast: bool = False,
-             bucket_form: Callable[[], bytes | None] | None = None) -> bytes:
+             bucket_form: Callable[[], bytes | None] | None = None, bucket_dict: int | None = None) -> bytes:
         """Tagged value; ``dict_id`` (a registered dictionary) is used when compressing with zstd;
         ``fast`` picks a faster zstd level for short-lived values; ``bucket_form``: a function giving
         ``bucket_codec.encode(data)`` computed another way (e.g. from a bucket's columns, verified by
-        the caller), used instead of encoding ``data``."""
+        the caller), used instead of encoding ``data``; ``bucket_dict``: the registered bucket
+        dictionary (zstd id) a tag-4 value is compressed with."""
         if (self.compressor != "none" and not fast and len(data) >= BUCKET_MIN
                 and data[4:9] == _BUCKET_HEAD and data[21:30] == _BUCKET_CONTROL):
-            packed = bucket_form() if bucket_form is not None else bucket_codec.encode(data)
+            with bucket_codec.compressing_with(self._bucket_compressor(bucket_dict)):
+                packed = bucket_form() if bucket_form is not None else bucket_codec.encode(data)
             if packed is not None and len(packed) + 5 < len(data):
                 return bytes((TAG_BUCKET,)) + len(data).to_bytes(4, "little") + packed
         if self.compressor != "none" and len(data) >= MIN_COMPRESS:
@@ -149,7 +191,8 @@ class ValueCodec:
         if tag == TAG_ZSTD:
             return self._local.zd.decompress(stored[1:])
         if tag == TAG_BUCKET:
-            return bucket_codec.decode(stored[5:])
+            packed = stored[5:]
+            return bucket_codec.decode(packed, self.bucket_decompressor(packed))
         if tag == TAG_SNAPPY:
             raw: bytes = snappy.uncompress(stored[1:])  # python-snappy is untyped
             return raw

@@ -4,6 +4,11 @@ stored durably, then used to compress that collection's new records (compression
 Schema: ``_meta`` key ``b"zdict:" + ident`` -> dictionary bytes; the dictionary id is the
 number in the collection ident (``c12`` -> 12), unique because idents are never reused.
 
+Bucket dictionaries (tag-4 values, storage/bucket_codec.py): ``_meta`` key ``b"bdict:" + ident`` ->
+a zstd dictionary trained on the column streams of the collection's first ``BUCKET_TRAIN_AFTER``
+bucket values, of zstd id ``BUCKET_DICT_BASE`` + the ident's number (recorded in every frame
+compressed with it: the value names its dictionary). Values written before it stay as they are.
+
 Invariants: only the writer thread samples and trains; a dictionary is registered with the
 codec only after the transaction storing it committed, so no record can reference a dictionary
 that is not on disk; dictionaries of dropped collections stay registered in memory until the
@@ -15,10 +20,16 @@ from __future__ import annotations
 import lmdb
 import zstandard
 
-from tidemark.storage.compression import ValueCodec, train_dictionary
+from tidemark.storage import bucket_codec
+from tidemark.storage.compression import TAG_BUCKET, ValueCodec, train_dictionary
 from tidemark.storage.lmdb_types import Handle, Txn
 
 PREFIX = b"zdict:"
+BUCKET_PREFIX = b"bdict:"
+BUCKET_TRAIN_AFTER = 64  # bucket values per collection before training (more train no better: bucket_codec)
+BUCKET_MAX_SAMPLE = 64 * 1024  # stream bytes (a 1,000-row TSBS bucket: ~37 KB): larger ones are not sampled
+BUCKET_MAX_SAMPLING = 8  # collections sampled at once: at most 8 x 64 x 64 KiB = 32 MiB held (TSBS: 0.9 MB each)
+BUCKET_DICT_BASE = 1 << 20  # zstd ids below 32768 are reserved for a public registry; 0 means none
 TRAIN_AFTER = 1000  # samples per collection before training
 MIN_SAMPLE = 64
 MAX_SAMPLE = 8192  # larger values compress well enough alone
@@ -39,17 +50,49 @@ class CollectionDictionaries:
         self._given_up: set[str] = set()
         self._ready: set[str] = set()  # idents with TRAIN_AFTER samples
         self.enabled = codec.compressor == "zstd"
+        # bucket dictionaries: the same life cycle, on the streams of tag-4 values
+        self._bucket_by_ident: dict[str, int] = {}
+        self._bucket_samples: dict[str, list[bytes]] = {}
+        self._bucket_given_up: set[str] = set()
+        self._bucket_ready: set[str] = set()
+        self.buckets_enabled = codec.compressor != "none"  # tag 4 is written unless "none"
 
     def load(self, txn: Txn, meta_db: Handle) -> None:
         with txn.cursor(db=meta_db) as cur:
-            if not cur.set_range(PREFIX):
+            for prefix in (PREFIX, BUCKET_PREFIX):
+                if not cur.set_range(prefix):
+                    continue
+                for key, value in cur.iternext(keys=True, values=True):
+                    if not key.startswith(prefix):
+                        break
+                    ident = key[len(prefix):].decode()
+                    if prefix == PREFIX:
+                        self._codec.register_dictionary(dict_id_of(ident), value)
+                        self._by_ident[ident] = dict_id_of(ident)
+                    else:
+                        self._bucket_by_ident[ident] = self._codec.register_bucket_dictionary(value)
+
+    def for_bucket(self, ident: str) -> int | None:
+        """The bucket dictionary (zstd id) to compress the collection's tag-4 values with, if any."""
+        return self._bucket_by_ident.get(ident)
+
+    def sample_bucket(self, ident: str, packed: bytes) -> None:
+        """Keep the stream of a tag-4 value ``packed`` (as stored) while the collection has no bucket
+        dictionary yet (writer thread)."""
+        if (not self.buckets_enabled or packed[0] != TAG_BUCKET or ident in self._bucket_by_ident
+                or ident in self._bucket_given_up):
+            return
+        samples = self._bucket_samples.get(ident)
+        if samples is None:
+            if len(self._bucket_samples) >= BUCKET_MAX_SAMPLING:
                 return
-            for key, value in cur.iternext(keys=True, values=True):
-                if not key.startswith(PREFIX):
-                    break
-                ident = key[len(PREFIX):].decode()
-                self._codec.register_dictionary(dict_id_of(ident), value)
-                self._by_ident[ident] = dict_id_of(ident)
+            samples = self._bucket_samples[ident] = []
+        if len(samples) < BUCKET_TRAIN_AFTER:
+            stream = bucket_codec.stream(packed[5:])
+            if len(stream) <= BUCKET_MAX_SAMPLE:
+                samples.append(stream)
+                if len(samples) == BUCKET_TRAIN_AFTER:
+                    self._bucket_ready.add(ident)
 
     def for_record(self, ident: str, value: bytes) -> int | None:
         """The dictionary to compress ``value`` with, sampling it while there is none yet."""
@@ -69,6 +112,21 @@ class CollectionDictionaries:
     def train_ready(self, env: lmdb.Environment, meta_db: Handle) -> None:
         """Train and durably store dictionaries for collections with enough samples (writer
         thread, no write transaction open)."""
+        while self._bucket_ready:
+            ident = self._bucket_ready.pop()
+            streams = self._bucket_samples.pop(ident, None)
+            dict_id = BUCKET_DICT_BASE + dict_id_of(ident)
+            if not streams or dict_id >= 1 << 31:  # ids from 2**31 are reserved by zstd
+                self._bucket_given_up.add(ident)
+                continue
+            try:
+                data = bucket_codec.train_dictionary(streams, dict_id)
+            except zstandard.ZstdError:
+                self._bucket_given_up.add(ident)
+                continue
+            with env.begin(write=True) as txn:
+                txn.put(BUCKET_PREFIX + ident.encode(), data, db=meta_db)
+            self._bucket_by_ident[ident] = self._codec.register_bucket_dictionary(data)
         while self._ready:
             ident = self._ready.pop()
             samples = self._samples.pop(ident, None)
@@ -87,6 +145,9 @@ class CollectionDictionaries:
     def forget(self, txn: Txn, meta_db: Handle, ident: str) -> None:
         """Inside the drop's transaction: remove the dictionary from disk."""
         txn.delete(PREFIX + ident.encode(), db=meta_db)
+        txn.delete(BUCKET_PREFIX + ident.encode(), db=meta_db)
         self._samples.pop(ident, None)
         self._ready.discard(ident)
+        self._bucket_samples.pop(ident, None)
+        self._bucket_ready.discard(ident)
 

@@ -490,7 +490,11 @@ class Engine:
                 fut.set_exception(failure)
 
     def _pack_record(self, ident: str, bson: bytes, bucket_form: Callable[[], bytes | None] | None = None) -> bytes:
-        return self._codec.pack(bson, self._dictionaries.for_record(ident, bson), bucket_form=bucket_form)
+        dictionaries = self._dictionaries
+        packed = self._codec.pack(bson, dictionaries.for_record(ident, bson), bucket_form=bucket_form,
+                                  bucket_dict=dictionaries.for_bucket(ident))
+        dictionaries.sample_bucket(ident, packed)
+        return packed
 
     def _append_record(self, txn: Txn, ident: str, records_db: Handle, packed: bytes) -> bytes:
         """Put a record under the next counter rid with MDB_APPEND (full pages, no search);

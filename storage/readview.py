@@ -35,7 +35,8 @@ def open_stored(codec: ValueCodec, stored: bytes) -> bytes | BucketReader:
     """A packed value opened for reading: a ``BucketReader`` for a bucket-codec value (tag 4: parts
     decoded on demand), else the value's BSON bytes."""
     if stored[0] == TAG_BUCKET:
-        return BucketReader(stored[5:])
+        packed = stored[5:]
+        return BucketReader(packed, codec.bucket_decompressor(packed))
     return codec.unpack(stored)
 
 

@@ -140,7 +140,7 @@ def analyse(dbpath: str, rows: int, sample: int) -> None:
     disk = sum(os.lstat(os.path.join(dbpath, f)).st_blocks * 512 for f in os.listdir(dbpath))
     print(f"disk {disk:,} B = {disk / rows:.2f} B/row; LMDB pages used by the file {file_pages:,} "
           f"({file_pages * PAGE / rows:.2f} B/row)")
-    codec = ValueCodec("zstd")
+    codec = bucket_dictionaries(env, ValueCodec("zstd"))
     dbs: list[tuple[bytes, dict, int, Counter]] = []
     used_pages = main_stat["branch_pages"] + main_stat["leaf_pages"] + main_stat["overflow_pages"]
     with env.begin() as txn:
@@ -216,27 +216,45 @@ def analyse(dbpath: str, rows: int, sample: int) -> None:
     print("v1 columns compressed one by one with zstd-1 (B/row): " + ", ".join(
         f"{k[14:]} {v / measurements:.2f}" for k, v in v1_parts.items() if k.startswith("zstd")))
     print("columnar parts (B/row): " + ", ".join(f"{k} {v / measurements:.2f}" for k, v in parts_total.items()))
-    tag4_decode_costs(env, db)
+    tag4_decode_costs(env, db, codec)
     print(f"distinct meta values in the sample: {len(meta_ids)} (a per-collection meta table: "
           f"{sum(len(k) for k in meta_ids)} B once)")
 
 
-def tag4_decode_costs(env: lmdb.Environment, db) -> None:
+def bucket_dictionaries(env: lmdb.Environment, codec: ValueCodec) -> ValueCodec:
+    """``codec`` with the collections' bucket dictionaries registered (tag-4 frames may name one)."""
+    from tidemark.storage.dictionaries import BUCKET_PREFIX
+
+    with env.begin() as txn:
+        meta = env.open_db(b"_meta", txn=txn, create=False)
+        for key, value in txn.cursor(db=meta):
+            if key.startswith(BUCKET_PREFIX):
+                codec.register_bucket_dictionary(value)
+    return codec
+
+
+def _default():
+    from tidemark.storage.bucket_codec import _decompressor
+
+    return _decompressor()
+
+
+def tag4_decode_costs(env: lmdb.Environment, db, codec: ValueCodec) -> None:
     """CPU per tag-4 bucket: zstd, rebuilding v1 BSON, and slicing the raw prefix (_id/control/meta) only.
 
     Uses the codec's private helpers (layout: u8 version | varint len(prefix) | prefix | ...): a
     measurement of what a prefix-only / column-selective decoder would save, not an API."""
     import time
 
-    from tidemark.storage.bucket_codec import _decompressor, _get_varint, decode_raw
+    from tidemark.storage.bucket_codec import _get_varint, decode_raw
 
     with env.begin() as txn:
         packed = [bytes(v)[5:] for _, v in txn.cursor(db=db) if v[0] == 0x04]
     if not packed:
         return
-    dz = _decompressor()
+    dz = [codec.bucket_decompressor(p) for p in packed]
     t0 = time.process_time()
-    raws = [dz.decompress(p) for p in packed]
+    raws = [(d or _default()).decompress(p) for d, p in zip(dz, packed, strict=True)]
     t1 = time.process_time()
     for r in raws:
         decode_raw(r)

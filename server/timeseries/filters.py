@@ -43,6 +43,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeGuard, cast
 
+from bson.decimal128 import Decimal128
 from bson.objectid import ObjectId
 from bson.regex import Regex as BsonRegex
 
@@ -336,6 +337,13 @@ def _of_summary(test: Any) -> Any:
     return lambda bucket: test(bucket.summary())
 
 
+def _is_nan(value: Any) -> bool:
+    """A float or Decimal128 NaN: the least number in MongoDB's order, equal only to NaN."""
+    if isinstance(value, float):
+        return value != value
+    return isinstance(value, Decimal128) and value.to_decimal().is_nan()
+
+
 def _measurement_bounds(path: str, op: str, value: Any, unmixed: bool = False) -> tuple[Any, ...] | None:
     """Bounds of a scalar comparison on ``control.min/max.<path>`` with the mixed-bucket guard (none
     when ``unmixed``: no bucket's min and max there are of two types)."""
@@ -350,9 +358,10 @@ def _measurement_bounds(path: str, op: str, value: Any, unmixed: bool = False) -
         bound = {low: {op: value}}
     mixed = [] if unmixed else [{"$expr": {"$ne": [{"$type": "$" + low}, {"$type": "$" + high}]}}]
     nan = []
-    if op != "$gt" and op != "$gte":
+    if (op != "$gt" and op != "$gte") or (op == "$gte" and _is_nan(value)):
         # NaN is the least number, so a bucket holding one has it as its minimum: a bound on the
-        # minimum says nothing of its other values (mongod compares control values in sort order)
+        # minimum says nothing of its other values (mongod compares control values in sort order),
+        # and {$gte: NaN} matches exactly the NaN measurements, which a bucket's maximum does not show
         nan.append({low: float("nan")})
     mql = {"$or": [bound, *mixed, *nan]} if mixed or nan else bound
     # exactly that filter: the bound with the generic matcher's semantics (type bracketing, NaN), or

@@ -322,3 +322,27 @@ def _flags(dbpath, names):
             return {name: engine._env.open_db(name, txn=txn, create=False).flags(txn) for name in names}
     finally:
         engine.close()
+
+
+def test_values_of_a_third_of_a_page_are_chunked_to_fill_pages(dbpath):
+    """Values that fit a leaf node but not the room left in the page (1.5 KB: two per 4 KiB page inline)
+    are split across the page boundary instead of leaving the rest of the page empty."""
+    from storage_helpers import insert_docs
+
+    docs = [{"_id": i, "blob": os.urandom(1480)} for i in range(300)]  # incompressible
+    engine = open_engine(dbpath, compact_on_close=False)
+    insert_docs(engine, "db.third", docs)
+    engine.close()
+    engine = open_engine(dbpath, compact_on_close=True)
+    engine.close()
+    engine = open_engine(dbpath, compact_on_close=False)
+    with engine.read() as r:
+        info = r.get_collection("db.third")
+        assert [bson.decode(v) for _, v in r.scan(info)] == docs
+        ident = info.ident
+    engine.close()
+    stats = pages(dbpath, [f"r:{ident}".encode(), b"_chunks"])
+    leaf = sum(s["leaf_pages"] for s in stats.values())
+    value_bytes = sum(len(bson.encode(d)) for d in docs)
+    assert stats[b"_chunks"]["entries"] > 0
+    assert leaf * 4096 * 0.92 < value_bytes  # inline, two per page: 73 % full

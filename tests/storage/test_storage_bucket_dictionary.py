@@ -1,0 +1,88 @@
+"""Per-collection bucket dictionaries (storage/dictionaries.py, tag-4 values): trained on a
+collection's first bucket streams, stored in ``_meta``, named by every zstd frame compressed with it;
+values written before and after stay readable by every reader, across restarts, compressors and the
+compaction; a drop removes the dictionary."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import bson
+import pytest
+from storage_helpers import insert_docs
+from test_storage_bucket_codec import tsbs_bucket
+
+from tidemark.storage import bucket_codec
+from tidemark.storage.bucket_reader import BucketReader
+from tidemark.storage.catalog import records_db_name
+from tidemark.storage.compression import TAG_BUCKET, ValueCodec
+from tidemark.storage.dictionaries import BUCKET_DICT_BASE, BUCKET_PREFIX, BUCKET_TRAIN_AFTER, dict_id_of
+from tidemark.storage.engine import open_engine
+
+N = BUCKET_TRAIN_AFTER + 30
+
+
+def buckets() -> list[dict]:
+    out = []
+    for i in range(N):
+        doc = tsbs_bucket(60, start=dt.datetime(2016, 1, 1) + dt.timedelta(hours=i))
+        doc["data"]["measurement"] = {str(j): "cpu" for j in range(60)}
+        out.append(doc)
+    return out
+
+
+def stored_values(eng, ns: str) -> list[bytes]:
+    with eng.read() as r:
+        info = r.get_collection(ns)
+        db = eng._published_handle(records_db_name(info.ident))
+        return [bytes(v) for _, v in r._txn.cursor(db=db).iternext()]
+
+
+def test_buckets_get_a_collection_dictionary_and_stay_readable_everywhere(tmp_path):
+    dbpath = str(tmp_path / "db")
+    docs = buckets()
+    eng = open_engine(dbpath, compressor="zstd", compact_on_close=False)
+    for start in range(0, N, 16):  # separate groups: training happens between groups
+        insert_docs(eng, "db.b", docs[start:start + 16])
+    values = stored_values(eng, "db.b")
+    assert {v[0] for v in values} == {TAG_BUCKET}
+    with eng.read() as r:
+        ident = r.get_collection("db.b").ident
+    frames = [bucket_codec.frame_dictionary(v[5:]) for v in values]
+    assert set(frames[:BUCKET_TRAIN_AFTER]) == {0}
+    assert set(frames[BUCKET_TRAIN_AFTER + 16:]) == {BUCKET_DICT_BASE + dict_id_of(ident)}
+    # smaller with the dictionary than without
+    plain = [len(bucket_codec.encode(bson.encode(d))) for d in docs[-20:]]
+    assert sum(len(v) - 5 for v in values[-20:]) < 0.9 * sum(plain)
+    with pytest.raises(ValueError, match="dictionary"):
+        ValueCodec("zstd").unpack(values[-1])  # a codec that does not know the dictionary refuses
+    eng.close()
+    raws = [bson.encode(d) for d in docs]
+    for compressor, compact in (("none", False), ("snappy", True), ("zstd", False)):
+        eng = open_engine(dbpath, compressor=compressor, compact_on_close=compact)
+        with eng.read() as r:
+            assert [v for _, v in r.scan(r.get_collection("db.b"))] == raws
+            opener = r.stored_opener()
+        for stored, raw in zip(stored_values(eng, "db.b"), raws, strict=True):
+            if stored[0] == TAG_BUCKET:
+                reader = opener(stored)
+                assert isinstance(reader, BucketReader) and reader.document() == raw
+        eng.close()
+    eng = open_engine(dbpath)
+    with eng.read() as r:
+        assert r._txn.get(BUCKET_PREFIX + ident.encode(), db=eng._meta_db) is not None
+    eng.write_sync(lambda w: w.drop_collection("db.b"))
+    with eng.read() as r:
+        assert r._txn.get(BUCKET_PREFIX + ident.encode(), db=eng._meta_db) is None
+    eng.close()
+
+
+def test_no_bucket_dictionary_without_compression(tmp_path):
+    eng = open_engine(str(tmp_path / "db"), compressor="none")
+    docs = buckets()
+    for start in range(0, N, 16):
+        insert_docs(eng, "db.b", docs[start:start + 16])
+    with eng.read() as r:
+        ident = r.get_collection("db.b").ident
+        assert r._txn.get(BUCKET_PREFIX + ident.encode(), db=eng._meta_db) is None
+    eng.close()
