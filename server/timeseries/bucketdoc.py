@@ -17,7 +17,7 @@ import datetime as _dt
 import itertools
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, cast
 
 import bson
@@ -124,12 +124,15 @@ def meta_key(normalized: Any) -> Any:
 
 
 def unpack_document(doc: dict[str, Any], time_field: str, meta_field: str | None,
-                    fields: Iterable[str] | None = None) -> Iterator[dict[str, Any]]:
+                    fields: Iterable[str] | None = None, rows: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
     """Measurements of a v1 bucket document: time field first, then the meta field (when the bucket
-    has ``meta`` and ``meta_field`` is given), then the other columns in bucket order.
+    has ``meta`` and ``meta_field`` is given), then the columns every row holds in bucket order, then
+    the others in bucket order.
 
     ``fields``: if given, only these measurement fields are materialized (column-selective unpack);
-    the time field and meta are included only when listed.
+    the time field and meta are included only when listed. ``rows``: if given, only the rows at these
+    ascending positions of the time column; which columns every row holds is still decided over the
+    whole bucket, so a row's fields come in the same order whichever rows are asked for.
     """
     data = doc.get("data") or {}
     time_column = data.get(time_field)
@@ -137,11 +140,12 @@ def unpack_document(doc: dict[str, Any], time_field: str, meta_field: str | None
         return
     positions = list(time_column.keys())
     n = len(positions)
+    keys = positions if rows is None else [positions[i] for i in rows]
     wanted = None if fields is None else set(fields)
     include_time = wanted is None or time_field in wanted
     has_meta = meta_field is not None and "meta" in doc and (wanted is None or meta_field in wanted)
     meta = doc.get("meta")
-    dense: list[tuple[str, list[Any]]] = []
+    dense: list[tuple[str, dict[str, Any]]] = []
     sparse: list[tuple[str, dict[str, Any]]] = []
     for field, column in data.items():
         if field == time_field or (wanted is not None and field not in wanted):
@@ -149,26 +153,26 @@ def unpack_document(doc: dict[str, Any], time_field: str, meta_field: str | None
         if not isinstance(column, dict):
             continue
         if len(column) == n and list(column.keys()) == positions:
-            dense.append((field, list(column.values())))
+            dense.append((field, column))
         else:
             sparse.append((field, column))
     names: list[str] = []
     columns: list[Any] = []
     if include_time:
         names.append(time_field)
-        columns.append(time_column.values())
+        columns.append(time_column.values() if rows is None else [time_column[key] for key in keys])
     if has_meta:
         names.append(cast(str, meta_field))  # has_meta: not None
-        columns.append(itertools.repeat(meta, n))  # shared by the bucket's measurements: stages copy on write
-    for field, values in dense:
+        columns.append(itertools.repeat(meta, len(keys)))  # shared by the bucket's measurements: stages copy on write
+    for field, column in dense:
         names.append(field)
-        columns.append(values)
-    rows = zip(*columns, strict=True) if columns else itertools.repeat((), n)
+        columns.append(column.values() if rows is None else [column[key] for key in keys])
+    built = zip(*columns, strict=True) if columns else itertools.repeat((), len(keys))
     if not sparse:
-        for row in rows:  # each measurement built by one C-level dict(zip(...))
+        for row in built:  # each measurement built by one C-level dict(zip(...))
             yield dict(zip(names, row, strict=True))
         return
-    for key, row in zip(positions, rows, strict=True):
+    for key, row in zip(keys, built, strict=True):
         out = dict(zip(names, row, strict=True))
         for field, column in sparse:
             value = column.get(key, MISSING)

@@ -225,8 +225,6 @@ class LiveBucket:
                 sparse_names.append(name)
             else:
                 dense_names.append(name)
-        if sparse_names:
-            positions = None  # with a sparse column every row is read (as stored buckets do)
         keep = None if positions is None else positions
         names: list[str] = []
         columns: list[Any] = []
@@ -241,7 +239,8 @@ class LiveBucket:
         for name in dense_names:
             names.append(name)
             columns.append(self._values_at(name, keep))
-        sparse = [(name, self._python(name)) for name in sparse_names]
+        # a column some row lacks stays after the others in every row, whichever rows are read
+        sparse = [(name, self._values_at(name, keep)) for name in sparse_names]
         if (gone := self._left()) is not None:  # left memory while copying: the copies may be another bucket's
             yield from gone.measurements(fields, positions, time_field=time_field, meta_field=meta_field)
             return

@@ -44,6 +44,7 @@ from tidemark.timeseries.groupruns import (
     truncated,
 )
 from tidemark.timeseries.groupstate import DenseGroups, supports
+from tidemark.timeseries.rowfilter import ColumnFilter, accepted
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _EXACT_SUM = float(2**53)
@@ -59,12 +60,14 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
 
 
 def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
-        info: dict[str, Any], ctx: PipelineContext | None = None) -> Iterator[dict[str, Any]]:
+        info: dict[str, Any], ctx: PipelineContext | None = None,
+        column_filter: ColumnFilter | None = None) -> Iterator[dict[str, Any]]:
     """The ``$group`` output over ``buckets`` (bucket views already accepted by the bucket predicate;
     first-seen group order, like the generic stage).
 
     ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
-    when the bucket predicate is exact)."""
+    when the bucket predicate is exact); ``column_filter``: its part decided on columns, for them too
+    (``rowfilter.accepted``)."""
     ctx = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
     batch = _Batch(group, ctx, info)
     max_buckets = TOPK_BATCH_BUCKETS if group.topk is not None else None
@@ -76,13 +79,7 @@ def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] 
             if fast is None:
                 batch.flush()
                 batch.materialize()
-                docs = []
-                for m in view.measurements(fields, time_field=tf, meta_field=mf):
-                    info["measurementsUnpacked"] += 1
-                    if event_filter is None or event_filter(m):
-                        docs.append(m)
-                info["measurementsReturned"] += len(docs)
-                batch.groups.add_all(docs)
+                batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
                 continue
             info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
             batch.add(view, *fast)

@@ -12,6 +12,7 @@ is held while a cursor is suspended; decoding happens after the transaction.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,7 +23,7 @@ from tidemark.protocol.codec import RAW_CODEC_OPTIONS, decode
 from tidemark.storage.bucket_reader import BucketReader
 from tidemark.timeseries import rawcolumns
 from tidemark.timeseries.bucketcache import CACHE, CachedBucket
-from tidemark.timeseries.bucketdoc import POS_KEYS, unpack_document
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, unpack_document
 from tidemark.timeseries.columns import (
     BOOL,
     DATE,
@@ -47,45 +48,62 @@ class _Unpacking:
         def column_names(self) -> list[str]: ...
         def dense(self, name: str) -> tuple[int, np.ndarray] | None: ...
         def summary(self) -> dict[str, Any]: ...
+        def column(self, name: str) -> Any: ...
 
     def measurements(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
                      meta_field: str | None) -> Iterator[dict[str, Any]]:
         if positions is not None:
-            rows = self._dense_rows(fields, positions, time_field, meta_field)
+            rows = self._rows_at(fields, positions, time_field, meta_field)
             if rows is not None:
                 return iter(rows)
         doc = self.select(None if fields is None else set(fields) | {time_field})
-        if positions is not None:
-            doc = _restricted(doc, positions)
-        return unpack_document(doc, time_field, meta_field, fields)
+        return unpack_document(doc, time_field, meta_field, fields, None if positions is None else positions.tolist())
 
-    def _dense_rows(self, fields: Any, positions: np.ndarray, time_field: str, meta_field: str | None) -> list[Any] | None:
-        """The rows at ``positions`` built from dense typed columns alone (None unless every selected
-        column is one): only those rows become Python values."""
-        wanted = None if fields is None else set(fields)
-        names = [n for n in self.column_names() if wanted is None or n in wanted or n == time_field]
-        if time_field not in names:
+    def _rows_at(self, fields: Any, positions: np.ndarray, time_field: str, meta_field: str | None) -> list[Any] | None:
+        """The rows at ``positions`` (what ``unpack_document`` gives for them), only those rows made
+        Python values: typed columns from their arrays, the others from their own decoded column (a
+        constant string, a sparse column), never the whole document. None when the time column is not
+        typed (the rows are then numbered by the document's keys)."""
+        times = self.dense(time_field)
+        if times is None or len(times[1]) > len(POS_KEYS):
             return None
-        columns = {}
-        rows = None
-        for name in [time_field] + [n for n in names if n != time_field]:
-            found = self.dense(name)
-            # a sparse column whose values fill only its first rows is dense but shorter
-            if found is None or (rows is not None and len(found[1]) != rows):
-                return None
-            rows = len(found[1]) if rows is None else rows
-            columns[name] = python_values(found[0], found[1][positions])
-        order = [time_field] if wanted is None or time_field in wanted else []
-        values = [columns[time_field]] if order else []
+        n = len(times[1])
+        wanted = None if fields is None else set(fields)
+        keys = [POS_KEYS[i] for i in positions.tolist()]
+        order: list[str] = []
+        values: list[list[Any]] = []
+        if wanted is None or time_field in wanted:
+            order.append(time_field)
+            values.append(python_values(times[0], times[1][positions]))
         summary = self.summary()
         if meta_field is not None and "meta" in summary and (wanted is None or meta_field in wanted):
             order.append(meta_field)
-            values.append([summary["meta"]] * len(positions))
-        for name in names:
-            if name != time_field:
+            values.append([summary["meta"]] * len(keys))  # shared by the rows: stages copy on write
+        sparse: list[tuple[str, dict[str, Any]]] = []
+        for name in self.column_names():
+            if name == time_field or (wanted is not None and name not in wanted):
+                continue
+            found = self.dense(name)
+            if found is not None and len(found[1]) == n:
                 order.append(name)
-                values.append(columns[name])
-        return [dict(zip(order, row, strict=True)) for row in zip(*values, strict=True)]
+                values.append(python_values(found[0], found[1][positions]))
+                continue
+            column = self.column(name)  # a typed column filling only its first rows is sparse too
+            if not isinstance(column, dict):
+                continue
+            if len(column) == n and list(column) == POS_KEYS[:n]:  # every row holds it
+                order.append(name)
+                values.append([column[key] for key in keys])
+            else:
+                sparse.append((name, column))
+        built = zip(*values, strict=True) if values else itertools.repeat((), len(keys))
+        rows = [dict(zip(order, row, strict=True)) for row in built]
+        for key, out in zip(keys, rows, strict=True):
+            for name, column in sparse:
+                value = column.get(key, MISSING)
+                if value is not MISSING:
+                    out[name] = value
+        return rows
 
 
 class StoredBucket(_Unpacking):
@@ -188,6 +206,14 @@ class StoredBucket(_Unpacking):
         opened = self.opened()
         return opened.column_bson(name) if isinstance(opened, BucketReader) else None
 
+    def column(self, name: str) -> Any:
+        """The decoded ``data.<name>`` (None when absent), without decoding the other columns."""
+        opened = self.opened()
+        if isinstance(opened, BucketReader):
+            raw = opened.column_bson(name)
+            return None if raw is None else decode(raw)
+        return bson_columns(opened, {name}).get(name)
+
     def document(self) -> dict[str, Any]:
         opened = self.opened()
         return decode(opened.document() if isinstance(opened, BucketReader) else opened)
@@ -230,6 +256,9 @@ class DocumentBucket(_Unpacking):
 
     def column_names(self) -> list[str]:
         return list(self.doc.get("data") or {})
+
+    def column(self, name: str) -> Any:
+        return (self.doc.get("data") or {}).get(name)
 
     def dense(self, name: str) -> tuple[int, np.ndarray] | None:
         column = (self.doc.get("data") or {}).get(name)
@@ -285,22 +314,6 @@ def _bson_column_names(raw: bytes) -> list[str]:
         if columns is not None:
             return list(columns)
     return list(decode(raw).get("data") or {})
-
-
-def _restricted(doc: dict[str, Any], positions: np.ndarray) -> dict[str, Any]:
-    """``doc`` restricted to the rows at ``positions`` — when every column holds every row (dropping
-    rows from a bucket with a sparse column could make it dense and change the field order)."""
-    data = doc.get("data")
-    if not isinstance(data, dict) or not data:
-        return doc
-    n = max(len(c) for c in data.values() if isinstance(c, dict))
-    keys = POS_KEYS[:n] if n <= len(POS_KEYS) else [str(i) for i in range(n)]
-    if not all(isinstance(c, dict) and list(c) == keys for c in data.values()):
-        return doc
-    keep = [keys[i] for i in positions.tolist()]
-    restricted = dict(doc)
-    restricted["data"] = {field: {key: column[key] for key in keep} for field, column in data.items()}
-    return restricted
 
 
 def bson_summary(raw: bytes) -> dict[str, Any]:

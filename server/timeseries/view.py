@@ -21,7 +21,7 @@ from tidemark.query.collation import parse_collation
 from tidemark.query.collation import same as same_collation
 from tidemark.query.match import And, compile_node
 from tidemark.query.parsed_match import parsed
-from tidemark.timeseries import columnar, groupbatch, lastpoint, scan
+from tidemark.timeseries import columnar, groupbatch, lastpoint, rowfilter, scan
 from tidemark.timeseries.bucketdoc import time_bound_paths
 from tidemark.timeseries.deps import leading_matches, needed_fields
 from tidemark.timeseries.filters import BucketFilter, derive
@@ -57,6 +57,8 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
     event_filter = (_event_filter(user_pipeline[0], nodes, collation)
                     if node is not None and not bfilter.exact else None)
+    # the part of the event filter decided on whole columns: only the rows it keeps become documents
+    column_filter = rowfilter.plan(node, spec.time_field, spec.meta_field) if event_filter is not None else None
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
@@ -67,6 +69,10 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
                             "fields": sorted(fields) if fields is not None else "all",
                             "bucketsScanned": 0, "bucketsUnpacked": 0, "measurementsUnpacked": 0,
                             "measurementsReturned": 0}
+    if column_filter is not None:
+        info["columnFilter"] = column_filter.explain()
+        info["columnFilterComplete"] = column_filter.complete
+        info["measurementsSkipped"] = 0
     predicate = bfilter.predicate
     plain = collation is None  # the special shapes below compare strings binary-wise
     grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field)
@@ -97,8 +103,8 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         buckets = scan.buckets(server, ns, lo_s, bfilter.hi_s, info, predicate)
     buckets = _interruptible(buckets)
     if grouped is not None:
-        return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info), remaining, info
-    return _measurements(buckets, spec, event_filter, fields, info), remaining, info
+        return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info, column_filter), remaining, info
+    return _measurements(buckets, spec, event_filter, fields, info, column_filter), remaining, info
 
 
 def _event_filter(first: Any, nodes: list[Any], collation: Any) -> Any:
@@ -128,9 +134,10 @@ class GroupableMeasurements:
     been read yet, it gets None and iterates the measurements as usual."""
 
     def __init__(self, plan: Any, buckets: Iterator[Any], spec: Any, event_filter: Any,
-                 fields: set[str] | None, info: dict[str, Any]):
+                 fields: set[str] | None, info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None):
         self._plan, self._buckets, self._spec = plan, buckets, spec
         self._event_filter, self._fields, self._info = event_filter, fields, info
+        self._column_filter = column_filter
         self._it: Iterator[dict[str, Any]] | None = None
 
     def __iter__(self) -> GroupableMeasurements:
@@ -138,14 +145,16 @@ class GroupableMeasurements:
 
     def __next__(self) -> dict[str, Any]:
         if self._it is None:
-            self._it = _measurements(self._buckets, self._spec, self._event_filter, self._fields, self._info)
+            self._it = _measurements(self._buckets, self._spec, self._event_filter, self._fields, self._info,
+                                     self._column_filter)
         return next(self._it)
 
     def group_result(self, group_spec: Any, ctx: Any) -> Iterator[dict[str, Any]] | None:
         if self._it is not None or group_spec != self._plan.group_spec:
             return None
         self._it = iter(())
-        return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx)
+        return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx,
+                              self._column_filter)
 
 
 def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None,
@@ -185,19 +194,14 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
 
 
 def _measurements(buckets: Iterator[Any], spec: Any, event_filter: Any, fields: set[str] | None,
-                  info: dict[str, Any]) -> Iterator[dict[str, Any]]:
+                  info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None
+                  ) -> Iterator[dict[str, Any]]:
+    """The measurements of ``buckets`` the event filter accepts (``rowfilter.accepted``: with a column
+    filter only the rows it keeps are materialized)."""
     time_field, meta_field = spec.time_field, spec.meta_field
     for bucket in buckets:
         info["bucketsUnpacked"] += 1
-        unpacked = 0
-        returned = 0
-        for measurement in bucket.measurements(fields, time_field=time_field, meta_field=meta_field):
-            unpacked += 1
-            if event_filter is None or event_filter(measurement):
-                returned += 1
-                yield measurement
-        info["measurementsUnpacked"] += unpacked
-        info["measurementsReturned"] += returned
+        yield from rowfilter.accepted(bucket, fields, event_filter, column_filter, info, time_field, meta_field)
 
 
 def bucket_records(server: Any, db: str, coll: str, *, reverse: bool = False,

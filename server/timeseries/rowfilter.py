@@ -1,0 +1,280 @@
+"""The column filter of a read on a time-series view (pure): the part of the event filter (the leading
+``$match``) that is decided on a bucket's whole columns, giving the positions of the rows worth
+materializing; only those become measurements. ``accepted(view, ...)`` is the one unpack of a bucket's
+rows for a filter (the generic read, view.py; the columnar ``$group``'s buckets that are not dense,
+groupbatch.py): with no column filter, or one that cannot judge the bucket, every row.
+
+``plan(node, time_field, meta_field)`` keeps the conjuncts of the filter's top-level ``$and`` that are
+comparisons of a top-level measurement field (or the time field) with a number or a date — ``$eq``,
+``$gt``, ``$gte``, ``$lt``, ``$lte``, ``$in`` of numbers and dates, and their negations ``$ne`` /
+``$nin`` / ``$not`` — as ``Term``s. ``ColumnFilter.rows(view)`` evaluates each term on the column's
+typed values (``view.dense``) and answers ``Rows``: the ascending positions of the rows every
+evaluated term accepts (None: every row) and whether that answer is the whole filter.
+
+A term is evaluated only where its answer is MongoDB's exactly, row by row; anywhere else it is left
+out (the positions are then a superset, and the exact event filter still runs on the rows kept):
+
+- the column must be *typed* — every row holds one fixed-width BSON type (double, int32, int64, date,
+  bool, ObjectId): no missing row, no null, no array (an array element could match), no Decimal128,
+  no NaN operand. A field absent from the whole bucket is missing in every row: a comparison accepts
+  none of them, its negation all;
+- type bracketing: a number compares with numbers only and a date with dates only; a typed column of
+  another bracket accepts no row (its negation every row);
+- numbers compare numerically across int32/int64/double, exactly: an integer column meets a double
+  operand through the integer on the right side of it (``v > 2.5`` is ``v > 2``), a double column an
+  integer operand only when the operand converts to a double exactly (|x| <= 2**53); a NaN row matches
+  no bound (NumPy's comparisons are False for NaN, as MongoDB's are for a non-NaN operand);
+- collation orders strings only: numbers and dates are unaffected, so the column filter holds under
+  any collation.
+
+The answer is the whole filter (``Rows.exact``: the event filter need not run) only when every
+conjunct of the filter was evaluated on this bucket; a meta conjunct is never a term (the bucket
+filter decides it per bucket, but the event filter still confirms it on the rows kept).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+from bson.datetime_ms import DatetimeMS
+from bson.int64 import Int64
+
+from tidemark.query.match_ast import And, Cmp, In, Node, Not
+from tidemark.timeseries.bucketdoc import date_ms
+from tidemark.timeseries.columns import BOOL, DATE, DOUBLE, INT32, INT64, OID
+
+_NUMERIC = frozenset({DOUBLE, INT32, INT64})
+_TYPED = frozenset({DOUBLE, INT32, INT64, DATE, BOOL, OID})  # fixed-width: never an array, never missing
+_OPS = {"$eq": np.equal, "$gt": np.greater, "$gte": np.greater_equal, "$lt": np.less, "$lte": np.less_equal}
+_EXACT_DOUBLE = 2**53  # every integer up to this magnitude is a double exactly
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+class Operand(NamedTuple):
+    """A comparison operand: a number (``date`` False; int or float, never NaN) or a date in ms."""
+
+    date: bool
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Term:
+    """``path op operand`` (``$in``: any of ``operands`` equal), negated when ``negated``."""
+
+    path: str
+    op: str  # $eq, $gt, $gte, $lt, $lte, $in
+    operands: tuple[Operand, ...]
+    negated: bool = False
+
+
+class Rows(NamedTuple):
+    """What the column filter says of one bucket."""
+
+    positions: np.ndarray | None  # ascending row positions to materialize (None: every row)
+    exact: bool  # the positions are exactly the rows the whole event filter accepts
+    rows: int  # rows in the bucket (0 when the filter could not be evaluated at all)
+
+
+EVERY_ROW = Rows(None, False, 0)
+
+
+class ColumnFilter:
+    """The terms of a filter and whether they are all of it."""
+
+    def __init__(self, terms: list[Term], complete: bool, time_field: str):
+        self.terms = terms
+        self.complete = complete  # every conjunct of the filter is a term
+        self.time_field = time_field
+
+    def explain(self) -> list[str]:
+        return [_render(term) for term in self.terms]
+
+    def rows(self, view: Any) -> Rows:
+        """The rows of ``view`` (a ``read_interface.BucketView``) the terms accept."""
+        times = view.dense(self.time_field)
+        if times is None:  # rows not numbered by a dense time column: read them all
+            return EVERY_ROW
+        n = len(times[1])
+        names: set[str] | None = None
+        mask: np.ndarray | None = None
+        exact = self.complete
+        for term in self.terms:
+            column = times if term.path == self.time_field else view.dense(term.path)
+            if column is None:
+                if names is None:
+                    names = set(view.column_names())
+                if term.path in names:  # present, not typed (missing rows, nulls, arrays, mixed types)
+                    exact = False
+                    continue
+                hit = _constant(n, term.negated)  # missing in every row
+            elif len(column[1]) != n or column[0] not in _TYPED:
+                exact = False  # a stored column filling only its first rows, or an untyped kind
+                continue
+            else:
+                found = _evaluate(term, column[0], column[1])
+                if found is None:
+                    exact = False
+                    continue
+                hit = found
+            mask = hit if mask is None else mask & hit
+        if mask is None:
+            return Rows(None, exact, n)
+        if mask.all():
+            return Rows(None, exact, n)
+        return Rows(np.flatnonzero(mask), exact, n)
+
+
+def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_filter: ColumnFilter | None,
+             info: dict[str, Any], time_field: str, meta_field: str | None) -> Iterator[dict[str, Any]]:
+    """The one unpack of a bucket's rows for a filter (every read that makes documents of a bucket's
+    measurements: the generic read, the columnar ``$group``'s buckets that are not dense): the rows the
+    column filter keeps are materialized (every row without one, or where it cannot judge the bucket),
+    and the event filter (None: the bucket filter decided whole buckets) runs on them unless the column
+    filter decided the whole filter for this bucket. Explain's counters: ``measurementsUnpacked`` the
+    rows materialized, ``measurementsSkipped`` those the columns rejected, ``measurementsReturned``
+    those accepted."""
+    check = event_filter
+    positions = None
+    if column_filter is not None:
+        rows = column_filter.rows(view)
+        positions = rows.positions
+        if rows.exact:
+            check = None
+        if positions is not None:
+            info["measurementsSkipped"] += rows.rows - len(positions)
+            if not len(positions):
+                return
+    unpacked = 0
+    returned = 0
+    for measurement in view.measurements(fields, positions, time_field=time_field, meta_field=meta_field):
+        unpacked += 1
+        if check is None or check(measurement):
+            returned += 1
+            yield measurement
+    info["measurementsUnpacked"] += unpacked
+    info["measurementsReturned"] += returned
+
+
+def plan(node: Node | None, time_field: str, meta_field: str | None) -> ColumnFilter | None:
+    """The column filter of ``node`` (None when no conjunct is a term)."""
+    if node is None:
+        return None
+    parts = _conjuncts(node)
+    terms = [term for term in (_term(part, meta_field) for part in parts) if term is not None]
+    if not terms:
+        return None
+    return ColumnFilter(terms, len(terms) == len(parts), time_field)
+
+
+def _conjuncts(node: Node) -> list[Node]:
+    if isinstance(node, And):
+        return [c for child in node.children for c in _conjuncts(child)]
+    return [node]
+
+
+def _term(node: Node, meta_field: str | None) -> Term | None:
+    negated = False
+    if isinstance(node, Not):
+        negated, node = True, node.child
+        if isinstance(node, And) and len(node.children) == 1:  # {$not: {$gt: 5}}
+            node = node.children[0]
+    if isinstance(node, Cmp):
+        path, op, values = node.path, node.op, (node.value,)
+    elif isinstance(node, In) and not node.regexes and node.values:
+        path, op, values = node.path, "$in", node.values
+    else:
+        return None
+    if not path or "." in path or path == meta_field or (op not in _OPS and op != "$in"):
+        return None
+    operands = []
+    for value in values:
+        operand = _operand(value)
+        if operand is None:
+            return None
+        operands.append(operand)
+    return Term(path, op, tuple(operands), negated)
+
+
+def _operand(value: Any) -> Operand | None:
+    kind = type(value)
+    if kind is int or kind is Int64:
+        return Operand(False, int(value))
+    if kind is float:
+        return None if math.isnan(value) else Operand(False, value)
+    if kind is _dt.datetime or kind is DatetimeMS:
+        ms = date_ms(value)
+        return None if ms is None else Operand(True, ms)
+    return None  # Decimal128, strings, null, MinKey/MaxKey, objects, arrays, regexes...: the event filter
+
+
+def _constant(n: int, value: bool) -> np.ndarray:
+    return np.ones(n, bool) if value else np.zeros(n, bool)
+
+
+def _evaluate(term: Term, kind: int, values: np.ndarray) -> np.ndarray | None:
+    """The exact mask of ``term`` over a typed column, or None when it has no exact vectorized form."""
+    if term.op == "$in":
+        mask = None
+        for operand in term.operands:
+            hit = _compare(kind, values, "$eq", operand)
+            if hit is None:
+                return None
+            mask = hit if mask is None else mask | hit
+    else:
+        mask = _compare(kind, values, term.op, term.operands[0])
+    if mask is None:
+        return None
+    return ~mask if term.negated else mask
+
+
+def _compare(kind: int, values: np.ndarray, op: str, operand: Operand) -> np.ndarray | None:
+    n = len(values)
+    if operand.date:
+        if kind != DATE:
+            return _constant(n, False)  # type bracketing: only dates compare with a date
+        return np.asarray(_OPS[op](values, np.int64(operand.value)))
+    if kind not in _NUMERIC:
+        return _constant(n, False)  # only numbers compare with a number
+    x = operand.value
+    if kind == DOUBLE:
+        if type(x) is int and abs(x) > _EXACT_DOUBLE:
+            return None
+        return np.asarray(_OPS[op](values, float(x)))
+    return _compare_integers(values, op, x)
+
+
+def _compare_integers(values: np.ndarray, op: str, x: int | float) -> np.ndarray | None:
+    """An integer column against a number, exactly: a double operand becomes the integer bound that
+    accepts the same integers; a bound past the int64 range accepts all or none."""
+    n = len(values)
+    if type(x) is float:
+        if math.isinf(x):  # every integer is below +inf and above -inf, none equal
+            return _constant(n, op in (("$lt", "$lte") if x > 0 else ("$gt", "$gte")))
+        if op == "$eq":
+            if x != math.floor(x):
+                return _constant(n, False)
+            k = int(x)
+        elif op in ("$gt", "$lte"):
+            k = math.floor(x)  # v > 2.5 <=> v > 2; v <= 2.5 <=> v <= 2
+        else:
+            k = math.ceil(x)  # v >= 2.5 <=> v >= 3; v < 2.5 <=> v < 3
+    else:
+        k = int(x)
+    if k > _I64_MAX:
+        return _constant(n, op in ("$lt", "$lte"))
+    if k < _I64_MIN:
+        return _constant(n, op in ("$gt", "$gte"))
+    return np.asarray(_OPS[op](values.astype(np.int64, copy=False), np.int64(k)))
+
+
+def _render(term: Term) -> str:
+    """A term as explain shows it."""
+    shown = [f"Date({o.value})" if o.date else repr(o.value) for o in term.operands]
+    operand = "[" + ", ".join(shown) + "]" if term.op == "$in" else shown[0]
+    text = f"{term.path} {term.op} {operand}"
+    return f"not({text})" if term.negated else text
