@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from bench.harness import RssSampler, memory_status
-from bench.scaling import markdown, windows
 from bench.queries import HOUR_MS
+from bench.scaling import markdown, windows
 
 
 def test_memory_status_reads_anon_file_and_peak():
