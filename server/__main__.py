@@ -16,9 +16,6 @@ __all__ = ["ServerOptions", "main", "parse_options"]
 
 def main(argv: list[str] | None = None) -> int:
     options = parse_options(sys.argv[1:] if argv is None else argv)
-    from tidemark.allocator import fix_mmap_threshold
-
-    fix_mmap_threshold()  # before the server allocates anything large (tidemark.allocator)
     # Importing the server creates ~50,000 long-lived objects and next to no garbage: with the collector
     # on, ~120 collections walk them on the way (~60 ms of CPU, 15 % of the imports). The server
     # collects once and freezes the heap when it has started (tidemark.gc_policy).
