@@ -76,7 +76,11 @@ EXPIRY_QUEUE_MIN = 4096  # the expiry queue is compacted when longer than this a
 EXPIRY_SCAN_LIMIT = 64  # expiry candidates examined per attempt (busy ones go to the back of the queue)
 ARCHIVED_IDLE_MS = 2000  # an archived bucket not reopened for this long is written in full and leaves memory
 MAX_ARCHIVED_PER_SERIES = 64
-RETIRE_PER_PASS = 256  # full writes of idle archived buckets per maintenance pass (~0.25 s of writer work)
+# idle archived buckets retired per slice of the maintenance pass (the loop is yielded between slices);
+# a pass takes every bucket due, slice after slice: a cap per pass let an ordered load that archives
+# faster than the cap (~400 buckets/s at 100 hosts) pile archived buckets up for as long as it lasted,
+# so peak memory grew with the data loaded (bench.scaling: +230 MB anonymous at 16 days)
+RETIRE_PER_PASS = 256
 # buckets a slice of maintenance examines before the loop is yielded (~1 us each: a few ms per slice;
 # a checkpoint over the ~220,000 buckets of a series explosion in one go held the loop ~0.5 s, and the
 # drain that took all it marked another ~0.5 s)
@@ -635,16 +639,30 @@ class BucketCatalog:
         self.limits = limits
         return self.make_room()
 
-    def retire_idle_archived(self, limit: int = RETIRE_PER_PASS) -> int:
+    def retire_slices(self) -> Iterator[int]:
+        """``retire_idle_archived`` slice after slice until none is due: yields how many each slice
+        retired; the caller (the maintenance pass) yields the loop in between."""
+        while True:
+            retired = self.retire_idle_archived()
+            yield retired
+            if retired < RETIRE_PER_PASS:
+                return
+
+    def retire_idle_archived(self, limit: int | None = None) -> int:
         """Archived buckets not reopened for ``ARCHIVED_IDLE_MS`` are written in full and leave memory,
-        at most ``limit`` per pass: their full writes join the next commit, and an hour boundary of an
-        ordered load archives every series at once — a thousand full writes in one commit held the
-        inserts of that commit ~1 s; the rest wait for the next pass (a second later).
+        at most ``limit`` (``RETIRE_PER_PASS``) per call: the maintenance pass takes them slice after
+        slice (``retire_slices``), yielding the loop in between, until none is due. Their full writes are spread over the commits that follow
+        (``commit.FULL_WRITES_PER_COMMIT`` each), and while they are more than the leaving allowance
+        inserts wait (``ingest.leaving_allowance``): the writer's pace, not a per-pass cap, bounds them,
+        so the archived buckets held stay ``ARCHIVED_IDLE_MS`` worth of the archiving rate however long
+        a load runs.
 
         Reads only the old end of ``archive_queue``: O(entries older than the horizon), not O(series)
         (a pass over the per-series lists of a series explosion's ~220,000 series held the loop up to
         ~0.1 s of CPU every second). An entry whose bucket was used after it was queued stands for
         nothing: the bucket was reopened, and if archived again a newer entry was queued then."""
+        if limit is None:
+            limit = RETIRE_PER_PASS
         retired = 0
         horizon = now_ms() - ARCHIVED_IDLE_MS
         queue = self.archive_queue

@@ -522,7 +522,10 @@ class Committer:
             while True:
                 await asyncio.sleep(RETIRE_INTERVAL_SECONDS)
                 try:
-                    retired = self.catalog.retire_idle_archived()
+                    retired = 0
+                    for count in self.catalog.retire_slices():  # every bucket due, a slice at a time
+                        retired += count
+                        await asyncio.sleep(0)
                     self.catalog.maintain()
                     if retired:
                         await self.commit(())

@@ -205,9 +205,10 @@ def test_size_limit_and_large_measurement_rule_hold_for_batched_inserts():
     assert engine.stats["numBucketsKeptOpenDueToLargeMeasurements"] == 10
 
 
-def test_idle_archived_buckets_retire_a_bounded_number_per_pass(monkeypatch):
-    """An hour boundary archives every series at once: their full writes are spread over passes
-    (RETIRE_PER_PASS each) instead of one commit holding its inserts for a second."""
+def test_idle_archived_buckets_retire_a_bounded_number_per_slice(monkeypatch):
+    """An hour boundary archives every series at once: they retire RETIRE_PER_PASS per call (a slice
+    of the maintenance pass, which yields the loop between slices and takes them all: see
+    test_catalog_memory), and their full writes are spread over commits."""
     engine = Engine()
     series = catalog_module.RETIRE_PER_PASS + 44
     engine.put_many([{"t": T0, "m": i} for i in range(series)])

@@ -185,3 +185,96 @@ def test_full_writes_of_buckets_leaving_memory_go_before_checkpoints_and_drains_
     (plan,) = commit.drain(catalog, {}).values()
     assert [b for b, *_ in plan.deferrable][:10] == leaving
     assert len(plan.deferrable) == commit.FULL_WRITES_PER_COMMIT
+
+
+def _mapping_of(array):
+    """The object that owns ``array``'s memory (the end of its ``base`` chain)."""
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array.obj if isinstance(array, memoryview) else array
+
+
+def test_large_table_arrays_are_mappings_of_their_own_and_unmapped_when_replaced():
+    """Issue 23.2: table arrays taken from the malloc heap were fully resident (pages earlier arrays had
+    touched) and never given back: after a 16-day ordered load the heap held ~230 MB with 100 buckets
+    in memory. From OWN_MAPPING_BYTES on, each array is an anonymous mapping of its own: resident only
+    where rows were written, and unmapped once the table replaces it (grow or shrink)."""
+    import mmap
+    import weakref
+
+    from tidemark.timeseries import table as table_module
+
+    table = Table((("t", 0x09, None), ("v", 0x01, None)), "db.c", "t")
+    assert not isinstance(_mapping_of(table.data["v"]), mmap.mmap)  # small: malloc's, as before
+    owners = [SimpleNamespace(sid=i) for i in range(2000)]
+    for owner in owners:
+        table.allocate(owner)
+    table.reserve_rows(1000)
+    assert table.data["v"].nbytes >= table_module.OWN_MAPPING_BYTES
+    grown = [_mapping_of(array) for array in table.data.values()]
+    assert all(isinstance(m, mmap.mmap) for m in grown)
+    unmapped = [weakref.ref(m) for m in grown]
+    del grown
+    table.data["v"][5, :3] = (1.0, 2.0, 3.0)
+    table.count[5] = 3
+    assert table.data["v"].flags.writeable
+    for slot in range(2000):
+        if slot != 5:
+            table.release(slot)
+    assert table.shrink()
+    assert table.data["v"][5, :3].tolist() == [1.0, 2.0, 3.0]
+    assert all(ref() is None for ref in unmapped)  # the grown arrays' mappings are gone (munmap)
+
+
+def test_one_maintenance_pass_retires_every_archived_bucket_due(tmp_path, monkeypatch):
+    """Issue 23.2: the pass retired at most RETIRE_PER_PASS archived buckets a second, so an ordered load
+    that archives faster (~400 a second at 100 hosts) piled them up for as long as it ran (peak RSS grew
+    with the data loaded). Now a pass takes every bucket due, RETIRE_PER_PASS per slice with the loop
+    yielded between slices; the writer's pace (leaving allowance) bounds the rest."""
+    import asyncio
+
+    from harness.timeseries import Server
+
+    from tidemark.commands import timeseries_ddl, timeseries_insert
+    from tidemark.timeseries import catalog as catalog_module
+
+    monkeypatch.setattr(commit, "RETIRE_INTERVAL_SECONDS", 0.01)
+    series = catalog_module.RETIRE_PER_PASS + 44
+    docs = [{"t": T0 + dt.timedelta(hours=h), "m": f"host-{i}", "v": 1.0} for h in (0, 1) for i in range(series)]
+
+    async def run():
+        server = Server(tmp_path / "db")
+        ctx = server.ctx()
+        catalog = server.bucket_catalog
+        try:
+            await timeseries_ddl.create(ctx, {"create": "c", "timeseries": {"timeField": "t", "metaField": "m"},
+                                              "$db": "db"})
+            await timeseries_insert.insert_measurements(ctx, {"insert": "c", "$db": "db", "documents": docs})
+            assert catalog.server_status()["numArchivedBuckets"] == series
+            later = catalog_module.now_ms() + catalog_module.ARCHIVED_IDLE_MS + 1
+            monkeypatch.setattr(catalog_module, "now_ms", lambda: later)
+            slices, passes = [], []
+            retire, maintain = catalog.retire_idle_archived, catalog.maintain
+
+            def counting_retire(*args):
+                slices.append(retire(*args))
+                return slices[-1]
+
+            def counting_maintain():
+                passes.append(sum(slices))
+                maintain()
+
+            monkeypatch.setattr(catalog, "retire_idle_archived", counting_retire)
+            monkeypatch.setattr(catalog, "maintain", counting_maintain)
+            server.ts_committer.start_maintenance()
+            for _ in range(500):
+                if passes:
+                    break
+                await asyncio.sleep(0.01)
+            assert passes[0] == series  # the first pass retired them all (was RETIRE_PER_PASS)
+            assert slices[:2] == [catalog_module.RETIRE_PER_PASS, 44]  # a slice at a time
+        finally:
+            await server.ts_committer.close()
+            server.engine.close()
+
+    asyncio.run(run())
