@@ -23,7 +23,7 @@ result), otherwise the run's values themselves.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -59,13 +59,53 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
 
 
 def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
-        info: dict[str, Any], ctx: PipelineContext | None = None) -> Iterator[dict[str, Any]]:
+        info: dict[str, Any], ctx: PipelineContext | None = None) -> GroupOutput:
     """The ``$group`` output over ``buckets`` (bucket views already accepted by the bucket predicate;
-    first-seen group order, like the generic stage).
+    first-seen group order, like the generic stage), computed when first asked for.
 
     ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
     when the bucket predicate is exact)."""
     ctx = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
+    return GroupOutput(lambda: _grouped(group, buckets, event_filter, fields, info, ctx))
+
+
+class GroupOutput:
+    """The groups as an iterator of documents (first-seen order) that can also answer the ``$sort``
+    stage right after it (``sort_result``, called by ``stages.SortStage``) from the groups' keys,
+    before any document is built in first-seen order and sorted generically."""
+
+    def __init__(self, execute: Callable[[], _Batch]):
+        self._execute = execute
+        self._batch: _Batch | None = None
+        self._it: Iterator[dict[str, Any]] | None = None
+
+    def _done(self) -> _Batch:
+        if self._batch is None:
+            self._batch = self._execute()
+        return self._batch
+
+    def __iter__(self) -> GroupOutput:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        if self._it is None:
+            self._it = self._done().results()
+        return next(self._it)
+
+    def sort_result(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[dict[str, Any]] | None:
+        """The first ``limit`` (None: all) groups in the order of the stable ``$sort`` by ``spec``, or
+        None when it cannot be told from the group keys exactly (the caller then sorts the documents);
+        only before iterating."""
+        if self._it is not None:
+            return None
+        dense = self._done().dense
+        if dense is None:
+            return None
+        return dense.sorted_results(spec, limit, ctx)
+
+
+def _grouped(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
+             info: dict[str, Any], ctx: PipelineContext) -> _Batch:
     batch = _Batch(group, ctx, info)
     max_buckets = TOPK_BATCH_BUCKETS if group.topk is not None else None
     tf, mf = group.time_field, group.meta_field
@@ -89,7 +129,7 @@ def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] 
         if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
             batch.flush()
     batch.flush()
-    yield from batch.results()
+    return batch
 
 
 def _meta_token(view: Any) -> bytes:

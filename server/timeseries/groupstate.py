@@ -26,9 +26,12 @@ import datetime as _dt
 from typing import Any
 
 import numpy as np
+from bson import encode as bson_encode
+from bson.int64 import Int64
 
 from tidemark.query.expr_base import KIND_LONG, make_integer
 from tidemark.query.memory import approx_size as _approx_size
+from tidemark.query.sort import make_sort_key
 from tidemark.query.stage_group import _GROUP_OVERHEAD, _memory_error, group_key
 from tidemark.query.values import MISSING
 
@@ -138,6 +141,8 @@ class DenseGroups:
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
+        self.slot_owner: list[int] = []  # per slot: the meta index and truncated ms of its first run
+        self.slot_trunc: list[Any] = []
         self.used = 0
         self._ids = _IdMaker(group, metas)
         self._cap = 0
@@ -180,6 +185,8 @@ class DenseGroups:
                 if slot is None:
                     slot = slot_of_key[key] = len(self.ids)
                     self.ids.append(idv)
+                    self.slot_owner.append(token[0])
+                    self.slot_trunc.append(token[1])
                     created.append(r)
                     if group.topk is not None and token[1] is not None:
                         group.topk.offer(token[1])
@@ -257,17 +264,100 @@ class DenseGroups:
             return [self._ids.when(v) for v in values]
         return values
 
-    def results(self) -> list[dict[str, Any]]:
+    def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:
+        """The output documents of ``slots`` (default: every group, first-seen order)."""
         self._grow(max(len(self.ids), 1))
         names = [name for name, _ in self.group.fields]
         columns = [self._values(j) for j in range(len(names))]
+        ids = self.ids
         out = []
-        for i, idv in enumerate(self.ids):
+        for i in range(len(ids)) if slots is None else slots:
+            idv = ids[i]
             doc = {"_id": None if idv is MISSING else idv}
             for name, values in zip(names, columns, strict=True):
                 doc[name] = values[i]
             out.append(doc)
         return out
+
+    # -- the $sort after the group
+    def sorted_results(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[dict[str, Any]] | None:
+        """The first ``limit`` output documents (None: all) as the generic stable ``$sort`` by ``spec``
+        orders them (ties keep first-seen order), from the slots' meta indexes and truncated times;
+        None when that cannot be told exactly here: a key that is not a part of the ``_id`` built from
+        a template, or documents the generic sort might find over its memory limit (it must then
+        raise; ``_max_doc_size`` bounds its estimate)."""
+        order = self._sort_order(spec)
+        if order is None:
+            return None
+        if not ctx.allow_disk_use:
+            biggest = self._max_doc_size()
+            # the generic estimate counts each document's BSON size once (every 8th one 8 times
+            # past the first 1,024): at most (n + 8) times the largest
+            if biggest is None or (len(self.ids) + 8) * biggest > ctx.memory_limit:
+                return None
+        picked = order.tolist() if limit is None else order[:limit].tolist()
+        return self.results(picked)
+
+    def _sort_order(self, spec: dict[str, Any]) -> np.ndarray | None:
+        """Slots in the stable order of ``$sort: spec`` over their output documents, or None. Each key
+        is either the truncated time (a ``_id`` part that is a bare ``$dateTrunc``: every value a
+        date, ordered by its ms) or fixed per meta (ranked by the generic sort key)."""
+        templates = self._ids.templates
+        owners_list = self.slot_owner
+        if self._generic_keys or not owners_list or any(templates.get(o) is None for o in set(owners_list)):
+            return None
+        owners = np.asarray(owners_list, dtype=np.int64)
+        columns = []
+        for path, direction in spec.items():
+            if type(direction) is not int or direction not in (1, -1):
+                return None
+            if path == "_id":
+                time_valued = self._ids.bare_trunc
+                if not time_valued and self._ids.time_keys:
+                    return None  # a whole-document comparison with a time part
+            elif path.startswith("_id.") and "." not in path[4:] and not self._ids.bare_trunc:
+                time_valued = self._ids.time_keys is not None and path[4:] in self._ids.time_keys
+            else:
+                return None
+            if time_valued:
+                if any(t is None for t in self.slot_trunc):
+                    return None
+                column = np.asarray(self.slot_trunc, dtype=np.int64)
+                columns.append(column if direction == 1 else -column)
+            else:
+                columns.append(self._meta_ranks(path, direction)[owners])
+        return np.lexsort(columns[::-1]) if columns else np.arange(len(owners_list))
+
+    def _meta_ranks(self, path: str, direction: int) -> np.ndarray:
+        """Per meta index: the rank of the value at ``path`` (a ``_id`` part fixed per meta) in the
+        generic sort order for ``direction`` (equal keys, equal ranks)."""
+        key = make_sort_key([(path, direction)])
+        keyed = sorted(((key({"_id": _shown(template[0])}), owner) for owner, template in self._ids.templates.items()
+                        if template is not None), key=lambda pair: pair[0])
+        ranks = np.zeros(max(self._ids.templates) + 1, dtype=np.int64)
+        rank, previous = -1, None
+        for i, (k, owner) in enumerate(keyed):
+            if i == 0 or k != previous:
+                rank, previous = rank + 1, k
+            ranks[owner] = rank
+        return ranks
+
+    def _max_doc_size(self) -> int | None:
+        """An upper bound of the BSON size of every output document: per meta template, its ``_id``
+        (a time part substituted keeps the size: a date for a date) with 8-byte values (doubles,
+        dates, or a ``$count`` as a long)."""
+        names = [(name, Int64(0) if spec.field is None else 0.0) for name, spec in self.group.fields]
+        biggest = 0
+        for template in self._ids.templates.values():
+            if template is None:
+                return None
+            doc = {"_id": _shown(template[0])}
+            doc.update(names)
+            try:
+                biggest = max(biggest, len(bson_encode(doc)))
+            except Exception:  # noqa: BLE001 - a value BSON cannot hold: let the generic sort say
+                return None
+        return biggest
 
     def materialize(self) -> tuple[dict[Any, tuple[Any, list[Any]]], dict[tuple[Any, ...], list[Any]]]:
         """Generic accumulators fed with each group's state so far: ({group key: (_id, accumulators)}
@@ -299,6 +389,10 @@ class DenseGroups:
             table[_key(self.ids[i])] = (self.ids[i], accs)
             accumulators.append(accs)
         return table, {token: accumulators[slot] for token, slot in self.slot_of_token.items()}
+
+
+def _shown(idv: Any) -> Any:
+    return None if idv is MISSING else idv
 
 
 def _initial(name: str, time_valued: bool) -> list[tuple[str, Any]]:
