@@ -229,19 +229,19 @@ class _Batch:
             return
         pending, self.pending, self.rows = self.pending, [], 0
         if self.dense is not None:
-            runs, order = self._runs(pending)
+            runs = self._runs(pending)
             if self.dense.acceptable(runs):
                 if runs.count:
-                    self.dense.feed(runs, order)
+                    self.dense.feed(runs)
                 return
             self.materialize()
             self._flush_rows(pending, count=False)
             return
         self._flush_rows(pending)
 
-    def _runs(self, pending: list[Any]) -> tuple[Runs, np.ndarray | None]:
-        """The runs of a batch: remembered ones of whole buckets, the others cut from their rows; and
-        the order that puts them back in arrival order (None: already in it)."""
+    def _runs(self, pending: list[Any]) -> Runs:
+        """The runs of a batch in arrival order: remembered ones of whole buckets, the others cut from
+        their rows."""
         wholes = []
         cut = []
         returned = 0
@@ -252,24 +252,25 @@ class _Batch:
             else:
                 cut.append((times, arrays, index, seq))
         self.info["measurementsReturned"] += returned
-        runs = Runs.joined(len(self.group.fields), wholes)
+        group = self.group
+        timed = group.unit_ms is not None
+        runs = Runs.joined(len(group.fields), timed, wholes)
         if not cut:
-            return runs, None
-        times, arrays, owner, seq = self._rows(cut, self.group.columns)
+            return runs
+        times, arrays, owner, seq = self._rows(cut, group.columns)
         n = len(times)
         self.info["measurementsReturned"] += n
         if not n:
-            return runs, None
-        first_cut = len(runs.count)
-        trunc = truncated(times, self.group.unit_ms)
+            return runs
+        trunc = truncated(times, group.unit_ms)
         starts = _run_starts(seq, trunc)
-        summarize(runs, self.group, times, arrays, starts, trunc)
-        run_seq = seq[starts]
-        runs.seq.extend(run_seq.tolist())
-        runs.owner.extend(owner[starts].tolist())
-        if first_cut == 0 or len(cut) == len(pending):
-            return runs, None
-        return runs, np.argsort(np.asarray(runs.seq, dtype=np.int64), kind="stable")
+        rows = summarize(group, times, arrays, starts, trunc)
+        rows.seq, rows.owner = seq[starts], owner[starts]
+        if not wholes:
+            return rows
+        both = Runs.joined(len(group.fields), timed, [(0, 0, runs), (0, 0, rows)])
+        both.seq, both.owner = np.concatenate([runs.seq, rows.seq]), np.concatenate([runs.owner, rows.owner])
+        return both.taken(np.argsort(both.seq, kind="stable"))
 
     def _rows(self, pending: list[Any], columns: list[Any]) -> tuple[Any, ...]:
         """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter."""

@@ -15,58 +15,75 @@ same reductions over the same rows in the same order.
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
+_INTEGRAL, _ABS_SUM, _NEG_ZERO = 0, 1, 2  # rows of ``Runs.facts``
+
 
 class Runs:
-    """Per-run lists (see the module); ``extend`` appends another ``Runs`` tagged with a bucket
-    sequence number (the order buckets arrived in)."""
+    """The runs of some rows as arrays (whole buckets' runs are joined by a few concatenations, not
+    per run): ``keys`` int64 [3, n] — each run's truncated time in ms (0 when the group truncates no
+    time: ``timed`` False), its first time in ms, its row count; ``values`` float64 [width, n] — what
+    accumulator j takes from each run (a time-valued one as the exact float of its ms, below 2**53;
+    a ``$count``'s row 0); ``seq``/``owner`` int64 [n] — the bucket's arrival number and meta index
+    (the caller's); ``facts`` float64 [3, width] — per accumulator: every value integral (1/0), the
+    sum of their absolute values, a ``-0.0`` among them (1/0)."""
 
-    __slots__ = ("seq", "owner", "trunc", "first_time", "count", "values", "integral", "abs_sum", "neg_zero")
+    __slots__ = ("seq", "owner", "keys", "values", "facts", "timed")
 
-    def __init__(self, width: int):
-        self.seq: list[int] = []
-        self.owner: list[int] = []
-        self.trunc: list[Any] = []
-        self.first_time: list[int] = []
-        self.count: list[int] = []
-        self.values: list[list[Any]] = [[] for _ in range(width)]
-        self.integral = [True] * width
-        self.abs_sum = [0.0] * width
-        self.neg_zero = [False] * width
+    def __init__(self, keys: np.ndarray, values: np.ndarray, facts: np.ndarray, timed: bool):
+        n = keys.shape[1]
+        self.keys, self.values, self.facts, self.timed = keys, values, facts, timed
+        self.seq = np.zeros(n, dtype=np.int64)
+        self.owner = np.zeros(n, dtype=np.int64)
+
+    @property
+    def count(self) -> int:
+        return int(self.keys.shape[1])
+
+    def trunc(self) -> list[Any]:
+        return self.keys[0].tolist() if self.timed else [None] * self.count
+
+    def integral(self, j: int) -> bool:
+        return bool(self.facts[_INTEGRAL, j])
+
+    def abs_sum(self, j: int) -> float:
+        return float(self.facts[_ABS_SUM, j])
+
+    def neg_zero(self, j: int) -> bool:
+        return bool(self.facts[_NEG_ZERO, j])
 
     @classmethod
-    def joined(cls, width: int, parts: list[tuple[int, int, Runs]]) -> Runs:
+    def joined(cls, width: int, timed: bool, parts: list[tuple[int, int, Runs]]) -> Runs:
         """The runs of ``parts`` ((sequence, owner, runs) in order) one after the other."""
-        out = cls(width)
-        out.seq = [seq for seq, _, runs in parts for _ in runs.count]
-        out.owner = [owner for _, owner, runs in parts for _ in runs.count]
-        out.trunc = list(chain.from_iterable(runs.trunc for _, _, runs in parts))
-        out.first_time = list(chain.from_iterable(runs.first_time for _, _, runs in parts))
-        out.count = list(chain.from_iterable(runs.count for _, _, runs in parts))
-        for j in range(width):
-            out.values[j] = list(chain.from_iterable(runs.values[j] for _, _, runs in parts))
-            out.integral[j] = all(runs.integral[j] for _, _, runs in parts)
-            out.abs_sum[j] = sum(runs.abs_sum[j] for _, _, runs in parts)
-            out.neg_zero[j] = any(runs.neg_zero[j] for _, _, runs in parts)
+        if not parts:
+            out = cls(np.zeros((3, 0), dtype=np.int64), np.zeros((width, 0)), _facts(width), timed)
+            return out
+        facts = np.stack([runs.facts for _, _, runs in parts])
+        merged = np.empty((3, width))
+        merged[_INTEGRAL] = facts[:, _INTEGRAL].min(axis=0)
+        merged[_ABS_SUM] = facts[:, _ABS_SUM].sum(axis=0)
+        merged[_NEG_ZERO] = facts[:, _NEG_ZERO].max(axis=0)
+        out = cls(np.concatenate([runs.keys for _, _, runs in parts], axis=1),
+                  np.concatenate([runs.values for _, _, runs in parts], axis=1), merged, timed)
+        lengths = [runs.count for _, _, runs in parts]
+        out.seq = np.repeat(np.fromiter((seq for seq, _, _ in parts), np.int64, len(parts)), lengths)
+        out.owner = np.repeat(np.fromiter((owner for _, owner, _ in parts), np.int64, len(parts)), lengths)
         return out
 
-    def extend(self, other: Runs, seq: int, owner: int) -> None:
-        n = len(other.count)
-        self.seq.extend([seq] * n)
-        self.owner.extend([owner] * n)
-        self.trunc.extend(other.trunc)
-        self.first_time.extend(other.first_time)
-        self.count.extend(other.count)
-        for j, values in enumerate(other.values):
-            self.values[j].extend(values)
-            self.integral[j] = self.integral[j] and other.integral[j]
-            self.abs_sum[j] += other.abs_sum[j]
-            self.neg_zero[j] = self.neg_zero[j] or other.neg_zero[j]
+    def taken(self, order: np.ndarray) -> Runs:
+        """These runs in ``order`` (a permutation)."""
+        out = Runs(self.keys[:, order], self.values[:, order], self.facts, self.timed)
+        out.seq, out.owner = self.seq[order], self.owner[order]
+        return out
 
+
+def _facts(width: int) -> np.ndarray:
+    facts = np.zeros((3, width))
+    facts[_INTEGRAL] = 1.0
+    return facts
 
 
 def pick(name: str, column: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -83,17 +100,23 @@ def pick(name: str, column: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
         picked = column[ends - 1]
     return picked
 
-def summarize(runs: Runs, group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.ndarray,
-              trunc: np.ndarray | None) -> None:
-    """Append the runs of ``times``/``arrays`` starting at ``starts`` (``trunc``: the rows' truncated
-    times) to ``runs`` (``seq``/``owner`` are the caller's)."""
-    n = len(times)
+def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.ndarray,
+              trunc: np.ndarray | None) -> Runs:
+    """The runs of ``times``/``arrays`` starting at ``starts`` (``trunc``: the rows' truncated times;
+    ``seq``/``owner`` are the caller's)."""
+    n, width = len(times), len(group.fields)
     ends = np.empty_like(starts)
     ends[:-1] = starts[1:]
     ends[-1] = n
-    runs.trunc.extend(trunc[starts].tolist() if trunc is not None else [None] * len(starts))
-    runs.first_time.extend(times[starts].tolist())
-    runs.count.extend((ends - starts).tolist())
+    keys = np.empty((3, len(starts)), dtype=np.int64)
+    if trunc is not None:
+        keys[0] = trunc[starts]
+    else:
+        keys[0] = 0
+    keys[1] = times[starts]
+    keys[2] = ends - starts
+    values = np.zeros((width, len(starts)))
+    facts = _facts(width)
     for j, (_, spec) in enumerate(group.fields):
         if spec.field is None:  # $count: the run's row count
             continue
@@ -102,14 +125,15 @@ def summarize(runs: Runs, group: Any, times: np.ndarray, arrays: dict[str, Any],
         if name in ("$sum", "$avg"):
             picked = np.add.reduceat(column, starts)
             integral = bool(np.array_equal(np.trunc(column), column))
-            runs.integral[j] = runs.integral[j] and integral
-            runs.abs_sum[j] += float(np.abs(column).sum()) if integral else float("inf")
+            facts[_INTEGRAL, j] = 1.0 if integral else 0.0
+            facts[_ABS_SUM, j] = float(np.abs(column).sum()) if integral else float("inf")
         else:
             picked = pick(name, column, starts, ends)
         if name in ("$max", "$min") and column.dtype.kind == "f" and bool(np.any(picked == 0.0)):
             # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
-            runs.neg_zero[j] = runs.neg_zero[j] or bool(np.any(np.signbit(column) & (column == 0.0)))
-        runs.values[j].extend(picked.tolist())
+            facts[_NEG_ZERO, j] = 1.0 if bool(np.any(np.signbit(column) & (column == 0.0))) else 0.0
+        values[j] = picked
+    return Runs(keys, values, facts, trunc is not None)
 
 
 def truncated(times: np.ndarray, unit_ms: int | None) -> np.ndarray | None:
@@ -118,7 +142,6 @@ def truncated(times: np.ndarray, unit_ms: int | None) -> np.ndarray | None:
 
 def bucket_runs(group: Any, times: np.ndarray, arrays: dict[str, Any]) -> Runs:
     """The runs of one whole bucket."""
-    runs = Runs(len(group.fields))
     trunc = truncated(times, group.unit_ms)
     cut = np.empty(len(times), dtype=bool)
     cut[0] = True
@@ -126,8 +149,7 @@ def bucket_runs(group: Any, times: np.ndarray, arrays: dict[str, Any]) -> Runs:
         np.not_equal(trunc[1:], trunc[:-1], out=cut[1:])
     else:
         cut[1:] = False
-    summarize(runs, group, times, arrays, np.flatnonzero(cut), trunc)
-    return runs
+    return summarize(group, times, arrays, np.flatnonzero(cut), trunc)
 
 
 def column_ranges(times: np.ndarray, arrays: dict[str, Any], group: Any) -> dict[str, tuple[Any, Any]]:

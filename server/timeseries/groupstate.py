@@ -203,36 +203,27 @@ class DenseGroups:
         """True when these runs' values can join the NumPy state exactly (see the module)."""
         for j, (_, spec) in enumerate(self.group.fields):
             if spec.name in ("$sum", "$avg") and spec.field is not None:
-                if not runs.integral[j] or self._abs_fed[j] + runs.abs_sum[j] >= _EXACT_SUM:
+                if not runs.integral(j) or self._abs_fed[j] + runs.abs_sum(j) >= _EXACT_SUM:
                     return False
-            elif spec.name in ("$max", "$min") and runs.neg_zero[j]:
+            elif spec.name in ("$max", "$min") and runs.neg_zero(j):
                 return False
         return True
 
-    def feed(self, runs: Any, order: np.ndarray | None) -> None:
-        """Add runs (``groupruns.Runs``, taken in ``order`` when given; ``acceptable`` said yes)."""
-        def ordered(values: list[Any], dtype: Any) -> np.ndarray:
-            array = np.asarray(values, dtype=dtype)
-            return array[order] if order is not None else array
-
-        owners, truncs, first_times = runs.owner, runs.trunc, runs.first_time
-        if order is not None:
-            index = order.tolist()
-            owners = [owners[i] for i in index]
-            truncs = [truncs[i] for i in index]
-            first_times = [first_times[i] for i in index]
-        slots, created = self.slots(owners, truncs, first_times)
+    def feed(self, runs: Any) -> None:
+        """Add runs (``groupruns.Runs`` in arrival order; ``acceptable`` said yes)."""
+        keys = runs.keys
+        slots, created = self.slots(runs.owner.tolist(), runs.trunc(), keys[1].tolist())
         self._grow(len(self.ids))
-        counts = ordered(runs.count, np.int64)
+        counts = keys[2]
         tf = self.group.time_field
         for j, (_, spec) in enumerate(self.group.fields):
             state, name = self._state[j], spec.name
             if spec.field is None:  # $count
                 np.add.at(state["count"], slots, counts)
                 continue
-            values = ordered(runs.values[j], np.int64 if spec.field == tf else np.float64)
+            values = runs.values[j].astype(np.int64) if spec.field == tf else runs.values[j]
             if name in ("$sum", "$avg"):
-                self._abs_fed[j] += runs.abs_sum[j]
+                self._abs_fed[j] += runs.abs_sum(j)
                 np.add.at(state["total"], slots, values)
                 np.add.at(state["count"], slots, counts)
             elif name == "$max":
