@@ -19,70 +19,82 @@ from typing import Any
 
 import numpy as np
 
-_INTEGRAL, _ABS_SUM, _NEG_ZERO = 0, 1, 2  # rows of ``Runs.facts``
+_INTEGRAL, _ABS_SUM, _NEG_ZERO = 0, 1, 2  # parts of ``Runs.facts``
+_VALUES = 3  # the first value column of ``Runs.table``
 
 
 class Runs:
-    """The runs of some rows as arrays (whole buckets' runs are joined by a few concatenations, not
-    per run): ``keys`` int64 [3, n] — each run's truncated time in ms (0 when the group truncates no
-    time: ``timed`` False), its first time in ms, its row count; ``values`` float64 [width, n] — what
-    accumulator j takes from each run (a time-valued one as the exact float of its ms, below 2**53;
-    a ``$count``'s row 0); ``seq``/``owner`` int64 [n] — the bucket's arrival number and meta index
-    (the caller's); ``facts`` float64 [3, width] — per accumulator: every value integral (1/0), the
-    sum of their absolute values, a ``-0.0`` among them (1/0)."""
+    """The runs of some rows as arrays (whole buckets' remembered runs join with two concatenations,
+    not per run): ``table`` float64 [n, 3 + width], a row per run — its truncated time in ms (0 when
+    the group truncates no time: ``timed`` False), its first time in ms, its row count, then what
+    accumulator j takes from it (a time-valued one as its ms; a ``$count``'s 0): every one an exact
+    float (times within ``datetime``'s range are below 2**53 ms); ``seq``/``owner`` int64 [n] — the
+    bucket's arrival number and meta index (the caller's); ``facts`` float64 [3 * width] — per
+    accumulator: every value integral (1/0), the sum of their absolute values, a ``-0.0`` among
+    them (1/0)."""
 
-    __slots__ = ("seq", "owner", "keys", "values", "facts", "timed")
+    __slots__ = ("seq", "owner", "table", "facts", "timed")
 
-    def __init__(self, keys: np.ndarray, values: np.ndarray, facts: np.ndarray, timed: bool):
-        n = keys.shape[1]
-        self.keys, self.values, self.facts, self.timed = keys, values, facts, timed
+    def __init__(self, table: np.ndarray, facts: np.ndarray, timed: bool):
+        n = table.shape[0]
+        self.table, self.facts, self.timed = table, facts, timed
         self.seq = np.zeros(n, dtype=np.int64)
         self.owner = np.zeros(n, dtype=np.int64)
 
     @property
     def count(self) -> int:
-        return int(self.keys.shape[1])
+        return int(self.table.shape[0])
 
     def trunc(self) -> list[Any]:
-        return self.keys[0].tolist() if self.timed else [None] * self.count
+        return self.table[:, 0].astype(np.int64).tolist() if self.timed else [None] * self.count
+
+    def first_times(self) -> list[int]:
+        return self.table[:, 1].astype(np.int64).tolist()  # type: ignore[no-any-return]
+
+    def counts(self) -> np.ndarray:
+        return self.table[:, 2].astype(np.int64)
+
+    def values(self, j: int) -> np.ndarray:
+        return self.table[:, _VALUES + j]
+
+    def _fact(self, kind: int, j: int) -> float:
+        return float(self.facts[kind * (len(self.facts) // 3) + j])
 
     def integral(self, j: int) -> bool:
-        return bool(self.facts[_INTEGRAL, j])
+        return bool(self._fact(_INTEGRAL, j))
 
     def abs_sum(self, j: int) -> float:
-        return float(self.facts[_ABS_SUM, j])
+        return self._fact(_ABS_SUM, j)
 
     def neg_zero(self, j: int) -> bool:
-        return bool(self.facts[_NEG_ZERO, j])
+        return bool(self._fact(_NEG_ZERO, j))
 
     @classmethod
     def joined(cls, width: int, timed: bool, parts: list[tuple[int, int, Runs]]) -> Runs:
         """The runs of ``parts`` ((sequence, owner, runs) in order) one after the other."""
         if not parts:
-            out = cls(np.zeros((3, 0), dtype=np.int64), np.zeros((width, 0)), _facts(width), timed)
-            return out
-        facts = np.stack([runs.facts for _, _, runs in parts])
-        merged = np.empty((3, width))
+            return cls(np.zeros((0, _VALUES + width)), _facts(width), timed)
+        facts = np.concatenate([runs.facts for _, _, runs in parts]).reshape(len(parts), 3, width)
+        merged = _facts(width).reshape(3, width)
         merged[_INTEGRAL] = facts[:, _INTEGRAL].min(axis=0)
         merged[_ABS_SUM] = facts[:, _ABS_SUM].sum(axis=0)
         merged[_NEG_ZERO] = facts[:, _NEG_ZERO].max(axis=0)
-        out = cls(np.concatenate([runs.keys for _, _, runs in parts], axis=1),
-                  np.concatenate([runs.values for _, _, runs in parts], axis=1), merged, timed)
-        lengths = [runs.count for _, _, runs in parts]
+        out = cls(np.concatenate([runs.table for _, _, runs in parts]), merged.reshape(-1), timed)
+        lengths = [runs.table.shape[0] for _, _, runs in parts]
         out.seq = np.repeat(np.fromiter((seq for seq, _, _ in parts), np.int64, len(parts)), lengths)
         out.owner = np.repeat(np.fromiter((owner for _, owner, _ in parts), np.int64, len(parts)), lengths)
         return out
 
     def taken(self, order: np.ndarray) -> Runs:
         """These runs in ``order`` (a permutation)."""
-        out = Runs(self.keys[:, order], self.values[:, order], self.facts, self.timed)
+        out = Runs(self.table[order], self.facts, self.timed)
         out.seq, out.owner = self.seq[order], self.owner[order]
         return out
 
 
 def _facts(width: int) -> np.ndarray:
-    facts = np.zeros((3, width))
-    facts[_INTEGRAL] = 1.0
+    facts = np.zeros(3 * width)
+    facts[:width] = 1.0  # integral until a value says otherwise
     return facts
 
 
@@ -108,14 +120,11 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
     ends = np.empty_like(starts)
     ends[:-1] = starts[1:]
     ends[-1] = n
-    keys = np.empty((3, len(starts)), dtype=np.int64)
+    table = np.zeros((len(starts), _VALUES + width))
     if trunc is not None:
-        keys[0] = trunc[starts]
-    else:
-        keys[0] = 0
-    keys[1] = times[starts]
-    keys[2] = ends - starts
-    values = np.zeros((width, len(starts)))
+        table[:, 0] = trunc[starts]
+    table[:, 1] = times[starts]
+    table[:, 2] = ends - starts
     facts = _facts(width)
     for j, (_, spec) in enumerate(group.fields):
         if spec.field is None:  # $count: the run's row count
@@ -125,15 +134,15 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
         if name in ("$sum", "$avg"):
             picked = np.add.reduceat(column, starts)
             integral = bool(np.array_equal(np.trunc(column), column))
-            facts[_INTEGRAL, j] = 1.0 if integral else 0.0
-            facts[_ABS_SUM, j] = float(np.abs(column).sum()) if integral else float("inf")
+            facts[_INTEGRAL * width + j] = 1.0 if integral else 0.0
+            facts[_ABS_SUM * width + j] = float(np.abs(column).sum()) if integral else float("inf")
         else:
             picked = pick(name, column, starts, ends)
         if name in ("$max", "$min") and column.dtype.kind == "f" and bool(np.any(picked == 0.0)):
             # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
-            facts[_NEG_ZERO, j] = 1.0 if bool(np.any(np.signbit(column) & (column == 0.0))) else 0.0
-        values[j] = picked
-    return Runs(keys, values, facts, trunc is not None)
+            facts[_NEG_ZERO * width + j] = 1.0 if bool(np.any(np.signbit(column) & (column == 0.0))) else 0.0
+        table[:, _VALUES + j] = picked
+    return Runs(table, facts, trunc is not None)
 
 
 def truncated(times: np.ndarray, unit_ms: int | None) -> np.ndarray | None:

@@ -211,17 +211,16 @@ class DenseGroups:
 
     def feed(self, runs: Any) -> None:
         """Add runs (``groupruns.Runs`` in arrival order; ``acceptable`` said yes)."""
-        keys = runs.keys
-        slots, created = self.slots(runs.owner.tolist(), runs.trunc(), keys[1].tolist())
+        slots, created = self.slots(runs.owner.tolist(), runs.trunc(), runs.first_times())
         self._grow(len(self.ids))
-        counts = keys[2]
+        counts = runs.counts()
         tf = self.group.time_field
         for j, (_, spec) in enumerate(self.group.fields):
             state, name = self._state[j], spec.name
             if spec.field is None:  # $count
                 np.add.at(state["count"], slots, counts)
                 continue
-            values = runs.values[j].astype(np.int64) if spec.field == tf else runs.values[j]
+            values = runs.values(j).astype(np.int64) if spec.field == tf else runs.values(j)
             if name in ("$sum", "$avg"):
                 self._abs_fed[j] += runs.abs_sum(j)
                 np.add.at(state["total"], slots, values)

@@ -93,3 +93,41 @@ def test_the_tsbs_double_groupby_takes_the_columnar_group(db):
     keys = [(d["_id"]["t"], bson.encode({"h": d["_id"].get("h")})) for d in docs]
     assert [k[0] for k in keys] == sorted(k[0] for k in keys)
     assert len(docs) == 3 * 10  # "a" under two metas, and a missing hostname under two, are one group each
+
+
+VALUES = [0.0, -0.0, 1.0, -3.0, 0.5, 2.0**52 + 1, -(2.0**52), 7.0]
+
+
+@st.composite
+def _series(draw):
+    """Rows of up to three series over two hours (times may go backwards inside a bucket), values
+    drawn from signed zeros, fractions and magnitudes whose sums are not exact in every order."""
+    rows = []
+    for h in draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3, unique=True)):
+        minutes = draw(st.lists(st.integers(0, 119), min_size=1, max_size=30))
+        for m in minutes:
+            rows.append({"t": T0 + dt.timedelta(minutes=m), "m": {"h": h}, "v": draw(st.sampled_from(VALUES)),
+                         "w": float(draw(st.integers(-5, 5)))})
+    return rows
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=_series(), cut=st.integers(0, 120), unit=st.sampled_from(["minute", "hour"]))
+def test_columnar_group_values_and_order_equal_the_generic_group(client, rows, cut, unit):
+    """Every accumulator over signed zeros, fractions and sums past 2**53, from stored buckets (their
+    remembered whole-bucket runs on the second read) and a window cutting them: the same documents in
+    the same first-seen order as the generic ``$group``, unsorted and sorted."""
+    db = client["t_ts_columnar_values"]
+    db.drop_collection("ts")
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
+    db.ts.insert_many(rows)
+    db.ts.delete_many({"m.h": "none"})  # closes the buckets: they are read as stored ones
+    group = {"$group": {"_id": {"t": {"$dateTrunc": {"date": "$t", "unit": unit}}, "h": "$m.h"},
+                        "mx": {"$max": "$v"}, "mn": {"$min": "$v"}, "s": {"$sum": "$v"}, "a": {"$avg": "$v"},
+                        "f": {"$first": "$v"}, "l": {"$last": "$v"}, "n": {"$count": {}}, "sw": {"$sum": "$w"}}}
+    for match in ({"$match": {"t": {"$gte": T0}}}, {"$match": {"t": {"$gte": T0 + dt.timedelta(minutes=cut)}}}):
+        for tail in ([], [{"$sort": {"_id.h": -1, "_id.t": 1}}]):
+            pipeline = [match, group, *tail]
+            generic = _encoded(db.ts.aggregate([match, {"$skip": 0}, group, *tail]))
+            for _ in range(2):  # the second read takes stored buckets from their remembered runs
+                assert _encoded(db.ts.aggregate(pipeline)) == generic, pipeline
