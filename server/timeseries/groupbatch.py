@@ -410,9 +410,17 @@ def _feed_runs(spec: Any, j: int, run_accs: list[Any], times: np.ndarray, arrays
     if name in ("$max", "$min", "$first", "$last"):
         picked = pick(name, column, starts, ends)
         winners = [_ms_to_datetime(v) for v in picked.tolist()] if field == tf else picked.tolist()
+        # a zero winning a $max/$min of a run holding -0.0: which zero a reduction keeps is not the
+        # generic rule (the first of equal values), so such runs hand over their values
+        mixed_zeros = (name in ("$max", "$min") and column.dtype.kind == "f" and bool(np.any(picked == 0.0))
+                       and bool(np.any(np.signbit(column) & (column == 0.0))))
+        values = column.tolist() if mixed_zeros else None
         # process(v) is what process_many([v]) does for one NaN-free double or one date
-        for accs, winner in zip(run_accs, winners, strict=True):
-            accs[j].process(winner)
+        for r, (accs, winner) in enumerate(zip(run_accs, winners, strict=True)):
+            if values is not None and winner == 0.0:
+                accs[j].process_many(values[int(starts[r]):int(ends[r])])
+            else:
+                accs[j].process(winner)
         return
     if name in ("$sum", "$avg") and _exact_sums(column):
         totals = np.add.reduceat(column, starts).tolist()
