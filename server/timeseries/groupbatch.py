@@ -160,6 +160,7 @@ class _Batch:
         self.dense = DenseGroups(group, ctx, self.metas) if supports(group) else None
         self._fast_key = fast_key(group)
         self._runs_key = _runs_key(group)
+        self._whole_key = self._runs_key + " whole"
 
     def materialize(self) -> None:
         """From here on, groups are generic accumulators (fed with the totals so far)."""
@@ -188,7 +189,7 @@ class _Batch:
         if self.dense is None or not group.conditions_exact or entry is None:
             return False
         memo = entry.memo
-        found = memo.get(self._runs_key + ("whole",))
+        found = memo.get(self._whole_key)
         if found is None:  # gathered once from what the ordinary way remembered
             fast, runs = memo.get(self._fast_key), memo.get(self._runs_key)
             if not fast or runs is None:
@@ -197,7 +198,7 @@ class _Batch:
             token = memo.get("meta token") if group.meta_field is not None and "meta" in summary else None
             if token is None and group.meta_field is not None and "meta" in summary:
                 return False
-            found = memo[self._runs_key + ("whole",)] = (fast, runs, token, summary.get("meta"))
+            found = memo[self._whole_key] = (fast, runs, token, summary.get("meta"))
         (times, arrays), (runs, ranges), token, meta = found
         if not passes_all(ranges, group):
             return False
@@ -367,7 +368,7 @@ def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
 
 
 def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],
-                     memo_key: tuple[Any, ...]) -> tuple[Runs, dict[str, Any]] | None:
+                     memo_key: str) -> tuple[Runs, dict[str, Any]] | None:
     """(whole-bucket runs, filter column ranges) of a stored bucket, remembered with its cached parts
     (they depend only on its content and the group's shape); None for other buckets."""
     entry = view.cached
@@ -381,9 +382,11 @@ def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str,
     return found
 
 
-def _runs_key(group: Any) -> tuple[Any, ...]:
-    return ("runs", group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
-            tuple(sorted({path for path, _, _ in group.conditions})))
+def _runs_key(group: Any) -> str:
+    """The memo key of a stored bucket's runs for this group shape (a string: hashed once, where a
+    nested tuple is hashed at every lookup, once per bucket and query)."""
+    return "runs " + repr((group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
+                           tuple(sorted({path for path, _, _ in group.conditions}))))
 
 
 def _group_key(idv: Any) -> Any:

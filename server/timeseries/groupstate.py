@@ -143,6 +143,7 @@ class DenseGroups:
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
         self.slot_owner: list[int] = []  # per slot: the meta index and truncated ms of its first run
         self.slot_trunc: list[Any] = []
+        self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
         self.used = 0
         self._ids = _IdMaker(group, metas)
         self._cap = 0
@@ -170,6 +171,7 @@ class DenseGroups:
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
+        sizes = self._id_sizes
         out = []
         created = []
         for r, token in enumerate(zip(owners, truncs, strict=True)):
@@ -191,7 +193,14 @@ class DenseGroups:
                     if group.topk is not None and token[1] is not None:
                         group.topk.offer(token[1])
                     if check:  # the generic stage's accounting (per-group state only)
-                        self.used += _GROUP_OVERHEAD + _approx_size(idv)
+                        if key is not None and not self._generic_keys:
+                            # a template's ids differ only in dates (one size): measured once per meta
+                            size = sizes.get(token[0])
+                            if size is None:
+                                size = sizes[token[0]] = _approx_size(idv)
+                        else:
+                            size = _approx_size(idv)
+                        self.used += _GROUP_OVERHEAD + size
                         if self.used > limit:
                             raise _memory_error(limit)
                 table[token] = slot
