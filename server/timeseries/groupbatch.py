@@ -1,8 +1,9 @@
 """Execution of a columnar ``$group`` (columnar.py plans it), pure: bucket columns -> numpy batches ->
 runs -> the groups.
 
-Buckets whose needed columns are dense (densecolumns.py) are gathered into batches: their columns are
-concatenated, the filter is one mask over the batch, and the rows are cut into **runs** — maximal
+Buckets whose needed columns are dense (densecolumns.py) are gathered into batches: each bucket's rows
+are filtered (a bucket a time window cuts keeps one stretch: a view) and the passing rows concatenated,
+and the rows are cut into **runs** — maximal
 stretches of consecutive rows of one bucket (or meta) with the same truncated time. A run belongs to
 exactly one group, so each accumulator takes one value per run (groupruns.py) in row order, with no
 sort; a stored bucket every row of which passes the filter gives its remembered whole-bucket runs.
@@ -13,8 +14,16 @@ flush the batch and go through the generic grouping one measurement at a time, s
 sees its values in the same order as the generic ``$group``, and groups are created in the same
 first-seen order.
 
+``run`` answers with a ``GroupOutput``: the documents in first-seen order, computed when first asked
+for, or — when the ``$sort`` right after the group asks it (``sort_result``, the hook in
+``stages.SortStage``) — in that sort's order, taken from the group keys before any document is built
+(``DenseGroups.sorted_results``; the generic sort when the groups are not NumPy totals or a key is
+not a part of a templated ``_id``).
+
 Exactness of the generic-accumulator shortcuts: ``$max``/``$min`` of NaN-free doubles keep the
-winning double (what ``process_many`` does with a float batch); a ``$sum``/``$avg`` run is handed its
+winning double (what ``process_many`` does with a float batch) unless the winner is a zero of a
+column holding ``-0.0`` (a reduction need not keep the first of equal zeros: such runs hand over
+their values); a ``$sum``/``$avg`` run is handed its
 total only when every value of the batch's column is integral and their absolute sum is below 2**53
 (then every partial sum is exact, in any order, and the accumulator's fsum folding gives the same
 result), otherwise the run's values themselves.

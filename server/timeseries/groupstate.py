@@ -8,6 +8,14 @@ count of ``$count``. Output documents are built once, at the end; group ``_id``s
 group, from a per-meta template when the ``_id`` is a flat object (or a bare ``$dateTrunc``) so the
 generic ``_id`` expression runs once per meta, not once per group.
 
+The ``$sort`` right after the group (``sorted_results``) is one stable ``np.lexsort`` over per-slot
+keys: a ``_id`` part that is a bare ``$dateTrunc`` sorts by its truncated ms (every value a date), a
+part fixed per meta by the meta's rank under the generic sort key (``query.sort.make_sort_key``, so
+BSON type order, arrays' least/greatest element and missing values are the generic ones); ties keep
+first-seen order, as the generic stable sort does. It declines (None) for any other key, and without
+``allowDiskUse`` when (groups + 8) x the largest document's BSON size could pass the sort's memory
+limit (the generic sort must then raise).
+
 Exactness: the results equal what the generic accumulators give when fed the same runs in row order
 (groupbatch's per-run feed):
 - ``$sum``/``$avg``: taken only while every value fed to that accumulator so far is integral and
@@ -347,7 +355,10 @@ class DenseGroups:
         dates, or a ``$count`` as a long)."""
         names = [(name, Int64(0) if spec.field is None else 0.0) for name, spec in self.group.fields]
         biggest = 0
-        for template in self._ids.templates.values():
+        templates = list(self._ids.templates.values())
+        if self._ids.bare_trunc:  # every _id a date: one size (one meta's template, not one per meta)
+            templates = templates[:1] if None not in templates else [None]
+        for template in templates:
             if template is None:
                 return None
             doc = {"_id": _shown(template[0])}
