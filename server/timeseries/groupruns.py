@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-_INTEGRAL, _ABS_SUM, _NEG_ZERO = 0, 1, 2  # parts of ``Runs.facts``
+_FRACTIONAL, _ABS_SUM, _NEG_ZERO = 0, 1, 2  # parts of ``Runs.facts``
 _VALUES = 3  # the first value column of ``Runs.table``
 
 
@@ -30,8 +30,8 @@ class Runs:
     accumulator j takes from it (a time-valued one as its ms; a ``$count``'s 0): every one an exact
     float (times within ``datetime``'s range are below 2**53 ms); ``seq``/``owner`` int64 [n] — the
     bucket's arrival number and meta index (the caller's); ``facts`` float64 [3 * width] — per
-    accumulator: every value integral (1/0), the sum of their absolute values, a ``-0.0`` among
-    them (1/0)."""
+    accumulator: how many joined parts held a value that is not integral, the sum of their absolute
+    values, how many held a ``-0.0``: each merges by a sum, so joining parts is one reduction."""
 
     __slots__ = ("seq", "owner", "table", "facts", "timed")
 
@@ -61,7 +61,7 @@ class Runs:
         return float(self.facts[kind * (len(self.facts) // 3) + j])
 
     def integral(self, j: int) -> bool:
-        return bool(self._fact(_INTEGRAL, j))
+        return self._fact(_FRACTIONAL, j) == 0.0
 
     def abs_sum(self, j: int) -> float:
         return self._fact(_ABS_SUM, j)
@@ -74,12 +74,8 @@ class Runs:
         """The runs of ``parts`` ((sequence, owner, runs) in order) one after the other."""
         if not parts:
             return cls(np.zeros((0, _VALUES + width)), _facts(width), timed)
-        facts = np.concatenate([runs.facts for _, _, runs in parts]).reshape(len(parts), 3, width)
-        merged = _facts(width).reshape(3, width)
-        merged[_INTEGRAL] = facts[:, _INTEGRAL].min(axis=0)
-        merged[_ABS_SUM] = facts[:, _ABS_SUM].sum(axis=0)
-        merged[_NEG_ZERO] = facts[:, _NEG_ZERO].max(axis=0)
-        out = cls(np.concatenate([runs.table for _, _, runs in parts]), merged.reshape(-1), timed)
+        merged = np.concatenate([runs.facts for _, _, runs in parts]).reshape(len(parts), 3 * width).sum(axis=0)
+        out = cls(np.concatenate([runs.table for _, _, runs in parts]), merged, timed)
         lengths = [runs.table.shape[0] for _, _, runs in parts]
         out.seq = np.repeat(np.fromiter((seq for seq, _, _ in parts), np.int64, len(parts)), lengths)
         out.owner = np.repeat(np.fromiter((owner for _, owner, _ in parts), np.int64, len(parts)), lengths)
@@ -93,9 +89,7 @@ class Runs:
 
 
 def _facts(width: int) -> np.ndarray:
-    facts = np.zeros(3 * width)
-    facts[:width] = 1.0  # integral until a value says otherwise
-    return facts
+    return np.zeros(3 * width)
 
 
 def pick(name: str, column: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -134,7 +128,7 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
         if name in ("$sum", "$avg"):
             picked = np.add.reduceat(column, starts)
             integral = bool(np.array_equal(np.trunc(column), column))
-            facts[_INTEGRAL * width + j] = 1.0 if integral else 0.0
+            facts[_FRACTIONAL * width + j] = 0.0 if integral else 1.0
             facts[_ABS_SUM * width + j] = float(np.abs(column).sum()) if integral else float("inf")
         else:
             picked = pick(name, column, starts, ends)

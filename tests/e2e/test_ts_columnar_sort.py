@@ -95,7 +95,7 @@ def test_the_tsbs_double_groupby_takes_the_columnar_group(db):
     assert len(docs) == 3 * 10  # "a" under two metas, and a missing hostname under two, are one group each
 
 
-VALUES = [0.0, -0.0, 1.0, -3.0, 0.5, 2.0**52 + 1, -(2.0**52), 7.0]
+VALUES = [0.0, -0.0, 1.0, -3.0, 0.5, 0.1, 0.2, 2.0**52 + 1, -(2.0**52), 7.0]
 
 
 @st.composite
