@@ -264,20 +264,20 @@ class _Batch:
         self.info["measurementsReturned"] += returned
         group = self.group
         timed = group.unit_ms is not None
-        runs = Runs.joined(len(group.fields), timed, wholes)
         if not cut:
-            return runs
+            return Runs.joined(len(group.fields), timed, wholes)
         times, arrays, owner, seq = self._rows(cut, group.columns)
         n = len(times)
         self.info["measurementsReturned"] += n
         if not n:
-            return runs
+            return Runs.joined(len(group.fields), timed, wholes)
         trunc = truncated(times, group.unit_ms)
         starts = _run_starts(seq, trunc)
         rows = summarize(group, times, arrays, starts, trunc)
         rows.seq, rows.owner = seq[starts], owner[starts]
         if not wholes:
             return rows
+        runs = Runs.joined(len(group.fields), timed, wholes)
         both = Runs.joined(len(group.fields), timed, [(0, 0, runs), (0, 0, rows)])
         both.seq, both.owner = np.concatenate([runs.seq, rows.seq]), np.concatenate([runs.owner, rows.owner])
         return both.taken(np.argsort(both.seq, kind="stable"))

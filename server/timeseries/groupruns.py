@@ -45,14 +45,11 @@ class Runs:
     def count(self) -> int:
         return int(self.table.shape[0])
 
-    def trunc(self) -> list[Any]:
-        return self.table[:, 0].astype(np.int64).tolist() if self.timed else [None] * self.count
-
-    def first_times(self) -> list[int]:
-        return self.table[:, 1].astype(np.int64).tolist()  # type: ignore[no-any-return]
-
-    def counts(self) -> np.ndarray:
-        return self.table[:, 2].astype(np.int64)
+    def keys(self) -> tuple[list[Any], list[int], np.ndarray]:
+        """(truncated ms or None, first time ms) per run as lists, and the row counts (one conversion)."""
+        keys = self.table[:, :3].astype(np.int64)
+        trunc = keys[:, 0].tolist() if self.timed else [None] * self.count
+        return trunc, keys[:, 1].tolist(), keys[:, 2]
 
     def values(self, j: int) -> np.ndarray:
         return self.table[:, _VALUES + j]

@@ -228,9 +228,9 @@ class DenseGroups:
 
     def feed(self, runs: Any) -> None:
         """Add runs (``groupruns.Runs`` in arrival order; ``acceptable`` said yes)."""
-        slots, created = self.slots(runs.owner.tolist(), runs.trunc(), runs.first_times())
+        truncs, first_times, counts = runs.keys()
+        slots, created = self.slots(runs.owner.tolist(), truncs, first_times)
         self._grow(len(self.ids))
-        counts = runs.counts()
         tf = self.group.time_field
         for j, (_, spec) in enumerate(self.group.fields):
             state, name = self._state[j], spec.name
