@@ -187,12 +187,16 @@ class GroupStage(Stage):
 
     def _run(self, docs):
         # hook: a source that can compute this exact $group itself (time-series columnar reads)
-        # answers it; it returns None when it cannot, and the documents are grouped here
+        # answers it; it returns None when it cannot, and the documents are grouped here. Its answer
+        # is handed on as it is (not wrapped), so a following $sort can ask it for its own order
+        # (``sort_result``, SortStage)
         pregrouped = getattr(docs, "group_result", None) if self.ctx.collation is None else None
         result = pregrouped(self.spec, self.ctx) if pregrouped is not None else None
         if result is not None:
-            yield from result
-            return
+            return result
+        return self._grouped(docs)
+
+    def _grouped(self, docs):
         groups = _Groups(self.id_fn, self.fields, self.ctx)
         groups.add_all(docs)
         yield from groups.results()

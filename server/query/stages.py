@@ -332,6 +332,14 @@ class SortStage(Stage):
         return SortStage(self.sort_spec, self.ctx, n)
 
     def _run(self, docs):
+        # hook: an input that can put its own documents in this order (a time-series columnar $group,
+        # from its group keys before any document exists) answers it: the first ``limit`` documents of
+        # the stable sort, or None when it cannot say exactly (then they are sorted here)
+        presorted = getattr(docs, "sort_result", None) if self.ctx.collation is None else None
+        result = presorted(self.sort_spec, self.limit, self.ctx) if presorted is not None else None
+        if result is not None:
+            yield from result
+            return
         yield from sort_documents(docs, self.sort_spec, limit=self.limit, allow_disk_use=self.ctx.allow_disk_use,
                                   memory_limit=self.ctx.memory_limit, collation=self.ctx.collation,
                                   meta=docmeta.table(self.ctx.variables))

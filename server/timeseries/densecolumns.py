@@ -43,6 +43,7 @@ def _fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict[str, Any]] | N
     return times, arrays
 
 
-def fast_key(group: Any) -> tuple[Any, ...]:
-    """The memo key of ``fast_arrays`` for a stored bucket."""
-    return ("fast arrays", group.time_field, tuple(group.columns))
+def fast_key(group: Any) -> str:
+    """The memo key of ``fast_arrays`` for a stored bucket (a string: its hash is computed once, where
+    a tuple's is computed at every lookup)."""
+    return "fast arrays " + repr((group.time_field, tuple(group.columns)))

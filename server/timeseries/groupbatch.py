@@ -1,8 +1,9 @@
 """Execution of a columnar ``$group`` (columnar.py plans it), pure: bucket columns -> numpy batches ->
 runs -> the groups.
 
-Buckets whose needed columns are dense (densecolumns.py) are gathered into batches: their columns are
-concatenated, the filter is one mask over the batch, and the rows are cut into **runs** — maximal
+Buckets whose needed columns are dense (densecolumns.py) are gathered into batches: each bucket's rows
+are filtered (a bucket a time window cuts keeps one stretch: a view) and the passing rows concatenated,
+and the rows are cut into **runs** — maximal
 stretches of consecutive rows of one bucket (or meta) with the same truncated time. A run belongs to
 exactly one group, so each accumulator takes one value per run (groupruns.py) in row order, with no
 sort; a stored bucket every row of which passes the filter gives its remembered whole-bucket runs.
@@ -13,8 +14,16 @@ flush the batch and go through the generic grouping one measurement at a time, s
 sees its values in the same order as the generic ``$group``, and groups are created in the same
 first-seen order.
 
+``run`` answers with a ``GroupOutput``: the documents in first-seen order, computed when first asked
+for, or — when the ``$sort`` right after the group asks it (``sort_result``, the hook in
+``stages.SortStage``) — in that sort's order, taken from the group keys before any document is built
+(``DenseGroups.sorted_results``; the generic sort when the groups are not NumPy totals or a key is
+not a part of a templated ``_id``).
+
 Exactness of the generic-accumulator shortcuts: ``$max``/``$min`` of NaN-free doubles keep the
-winning double (what ``process_many`` does with a float batch); a ``$sum``/``$avg`` run is handed its
+winning double (what ``process_many`` does with a float batch) unless the winner is a zero of a
+column holding ``-0.0`` (a reduction need not keep the first of equal zeros: such runs hand over
+their values); a ``$sum``/``$avg`` run is handed its
 total only when every value of the batch's column is integral and their absolute sum is below 2**53
 (then every partial sum is exact, in any order, and the accumulator's fsum folding gives the same
 result), otherwise the run's values themselves.
@@ -23,7 +32,7 @@ result), otherwise the run's values themselves.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -61,14 +70,54 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
 
 def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
         info: dict[str, Any], ctx: PipelineContext | None = None,
-        column_filter: ColumnFilter | None = None) -> Iterator[dict[str, Any]]:
+        column_filter: ColumnFilter | None = None) -> GroupOutput:
     """The ``$group`` output over ``buckets`` (bucket views already accepted by the bucket predicate;
-    first-seen group order, like the generic stage).
+    first-seen group order, like the generic stage), computed when first asked for.
 
     ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
     when the bucket predicate is exact); ``column_filter``: its part decided on columns, for them too
     (``rowfilter.accepted``)."""
     ctx = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
+    return GroupOutput(lambda: _grouped(group, buckets, event_filter, fields, info, ctx, column_filter))
+
+
+class GroupOutput:
+    """The groups as an iterator of documents (first-seen order) that can also answer the ``$sort``
+    stage right after it (``sort_result``, called by ``stages.SortStage``) from the groups' keys,
+    before any document is built in first-seen order and sorted generically."""
+
+    def __init__(self, execute: Callable[[], _Batch]):
+        self._execute = execute
+        self._batch: _Batch | None = None
+        self._it: Iterator[dict[str, Any]] | None = None
+
+    def _done(self) -> _Batch:
+        if self._batch is None:
+            self._batch = self._execute()
+        return self._batch
+
+    def __iter__(self) -> GroupOutput:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        if self._it is None:
+            self._it = self._done().results()
+        return next(self._it)
+
+    def sort_result(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[dict[str, Any]] | None:
+        """The first ``limit`` (None: all) groups in the order of the stable ``$sort`` by ``spec``, or
+        None when it cannot be told from the group keys exactly (the caller then sorts the documents);
+        only before iterating."""
+        if self._it is not None:
+            return None
+        dense = self._done().dense
+        if dense is None:
+            return None
+        return dense.sorted_results(spec, limit, ctx)
+
+
+def _grouped(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
+             info: dict[str, Any], ctx: PipelineContext, column_filter: ColumnFilter | None) -> _Batch:
     batch = _Batch(group, ctx, info)
     max_buckets = TOPK_BATCH_BUCKETS if group.topk is not None else None
     tf, mf = group.time_field, group.meta_field
@@ -86,7 +135,7 @@ def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] 
         if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
             batch.flush()
     batch.flush()
-    yield from batch.results()
+    return batch
 
 
 def _meta_token(view: Any) -> bytes:
@@ -117,6 +166,7 @@ class _Batch:
         self.dense = DenseGroups(group, ctx, self.metas) if supports(group) else None
         self._fast_key = fast_key(group)
         self._runs_key = _runs_key(group)
+        self._whole_key = self._runs_key + " whole"
 
     def materialize(self) -> None:
         """From here on, groups are generic accumulators (fed with the totals so far)."""
@@ -145,7 +195,7 @@ class _Batch:
         if self.dense is None or not group.conditions_exact or entry is None:
             return False
         memo = entry.memo
-        found = memo.get(self._runs_key + ("whole",))
+        found = memo.get(self._whole_key)
         if found is None:  # gathered once from what the ordinary way remembered
             fast, runs = memo.get(self._fast_key), memo.get(self._runs_key)
             if not fast or runs is None:
@@ -154,7 +204,7 @@ class _Batch:
             token = memo.get("meta token") if group.meta_field is not None and "meta" in summary else None
             if token is None and group.meta_field is not None and "meta" in summary:
                 return False
-            found = memo[self._runs_key + ("whole",)] = (fast, runs, token, summary.get("meta"))
+            found = memo[self._whole_key] = (fast, runs, token, summary.get("meta"))
         (times, arrays), (runs, ranges), token, meta = found
         if not passes_all(ranges, group):
             return False
@@ -186,19 +236,19 @@ class _Batch:
             return
         pending, self.pending, self.rows = self.pending, [], 0
         if self.dense is not None:
-            runs, order = self._runs(pending)
+            runs = self._runs(pending)
             if self.dense.acceptable(runs):
                 if runs.count:
-                    self.dense.feed(runs, order)
+                    self.dense.feed(runs)
                 return
             self.materialize()
             self._flush_rows(pending, count=False)
             return
         self._flush_rows(pending)
 
-    def _runs(self, pending: list[Any]) -> tuple[Runs, np.ndarray | None]:
-        """The runs of a batch: remembered ones of whole buckets, the others cut from their rows; and
-        the order that puts them back in arrival order (None: already in it)."""
+    def _runs(self, pending: list[Any]) -> Runs:
+        """The runs of a batch in arrival order: remembered ones of whole buckets, the others cut from
+        their rows."""
         wholes = []
         cut = []
         returned = 0
@@ -209,47 +259,59 @@ class _Batch:
             else:
                 cut.append((times, arrays, index, seq))
         self.info["measurementsReturned"] += returned
-        runs = Runs.joined(len(self.group.fields), wholes)
+        group = self.group
+        timed = group.unit_ms is not None
         if not cut:
-            return runs, None
-        times, arrays, owner, seq = self._rows(cut, self.group.columns)
+            return Runs.joined(len(group.fields), timed, wholes)
+        times, arrays, owner, seq = self._rows(cut, group.columns)
         n = len(times)
         self.info["measurementsReturned"] += n
         if not n:
-            return runs, None
-        first_cut = len(runs.count)
-        trunc = truncated(times, self.group.unit_ms)
+            return Runs.joined(len(group.fields), timed, wholes)
+        trunc = truncated(times, group.unit_ms)
         starts = _run_starts(seq, trunc)
-        summarize(runs, self.group, times, arrays, starts, trunc)
-        run_seq = seq[starts]
-        runs.seq.extend(run_seq.tolist())
-        runs.owner.extend(owner[starts].tolist())
-        if first_cut == 0 or len(cut) == len(pending):
-            return runs, None
-        return runs, np.argsort(np.asarray(runs.seq, dtype=np.int64), kind="stable")
+        rows = summarize(group, times, arrays, starts, trunc)
+        rows.seq, rows.owner = seq[starts], owner[starts]
+        if not wholes:
+            return rows
+        runs = Runs.joined(len(group.fields), timed, wholes)
+        both = Runs.joined(len(group.fields), timed, [(0, 0, runs), (0, 0, rows)])
+        both.seq, both.owner = np.concatenate([runs.seq, rows.seq]), np.concatenate([runs.owner, rows.owner])
+        return both.taken(np.argsort(both.seq, kind="stable"))
 
     def _rows(self, pending: list[Any], columns: list[Any]) -> tuple[Any, ...]:
-        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter."""
+        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter.
+        Each bucket is filtered before the concatenation (a bucket a time window cuts keeps one
+        stretch: views, not copies), so only passing rows are copied, once."""
         group = self.group
-        if len(pending) == 1:
-            times, arrays, index, seq = pending[0]
-            owner = np.full(len(times), index, dtype=np.int64)
-            seqs = np.full(len(times), seq, dtype=np.int64)
-        else:
-            times = np.concatenate([p[0] for p in pending])
-            arrays = {name: np.concatenate([p[1][name] for p in pending]) for name in columns}
-            lengths = [len(p[0]) for p in pending]
-            owner = np.repeat(np.fromiter((p[2] for p in pending), np.int64, len(pending)), lengths)
-            seqs = np.repeat(np.fromiter((p[3] for p in pending), np.int64, len(pending)), lengths)
-        mask = None
-        for path, op, operand in group.conditions:
-            hit = op(times if path == group.time_field else arrays[path], operand)
-            mask = hit if mask is None else mask & hit
-        if mask is not None and not mask.all():
-            rows = np.flatnonzero(mask)
-            times, owner, seqs = times[rows], owner[rows], seqs[rows]
-            arrays = {name: values[rows] for name, values in arrays.items()}
-        return times, arrays, owner, seqs
+        tf, conditions = group.time_field, group.conditions
+        kept: list[tuple[np.ndarray, dict[str, Any], int, int]] = []
+        for times, arrays, index, seq in pending:
+            mask = None
+            for path, op, operand in conditions:
+                hit = op(times if path == tf else arrays[path], operand)
+                mask = hit if mask is None else mask & hit
+            if mask is not None and not mask.all():
+                rows = np.flatnonzero(mask)
+                if not len(rows):
+                    continue
+                first, last = int(rows[0]), int(rows[-1])
+                take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
+                times = times[take]
+                arrays = {name: arrays[name][take] for name in columns}
+            kept.append((times, arrays, index, seq))
+        if len(kept) == 1:
+            times, arrays, index, seq = kept[0]
+            return (times, arrays, np.full(len(times), index, dtype=np.int64),
+                    np.full(len(times), seq, dtype=np.int64))
+        if not kept:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, {name: np.zeros(0) for name in columns}, empty, empty
+        lengths = [len(p[0]) for p in kept]
+        return (np.concatenate([p[0] for p in kept]),
+                {name: np.concatenate([p[1][name] for p in kept]) for name in columns},
+                np.repeat(np.fromiter((p[2] for p in kept), np.int64, len(kept)), lengths),
+                np.repeat(np.fromiter((p[3] for p in kept), np.int64, len(kept)), lengths))
 
     def _flush_rows(self, pending: list[Any], count: bool = True) -> None:
         """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
@@ -312,7 +374,7 @@ def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
 
 
 def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],
-                     memo_key: tuple[Any, ...]) -> tuple[Runs, dict[str, Any]] | None:
+                     memo_key: str) -> tuple[Runs, dict[str, Any]] | None:
     """(whole-bucket runs, filter column ranges) of a stored bucket, remembered with its cached parts
     (they depend only on its content and the group's shape); None for other buckets."""
     entry = view.cached
@@ -326,9 +388,11 @@ def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str,
     return found
 
 
-def _runs_key(group: Any) -> tuple[Any, ...]:
-    return ("runs", group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
-            tuple(sorted({path for path, _, _ in group.conditions})))
+def _runs_key(group: Any) -> str:
+    """The memo key of a stored bucket's runs for this group shape (a string: hashed once, where a
+    nested tuple is hashed at every lookup, once per bucket and query)."""
+    return "runs " + repr((group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
+                           tuple(sorted({path for path, _, _ in group.conditions}))))
 
 
 def _group_key(idv: Any) -> Any:
@@ -355,9 +419,17 @@ def _feed_runs(spec: Any, j: int, run_accs: list[Any], times: np.ndarray, arrays
     if name in ("$max", "$min", "$first", "$last"):
         picked = pick(name, column, starts, ends)
         winners = [_ms_to_datetime(v) for v in picked.tolist()] if field == tf else picked.tolist()
+        # a zero winning a $max/$min of a run holding -0.0: which zero a reduction keeps is not the
+        # generic rule (the first of equal values), so such runs hand over their values
+        mixed_zeros = (name in ("$max", "$min") and column.dtype.kind == "f" and bool(np.any(picked == 0.0))
+                       and bool(np.any(np.signbit(column) & (column == 0.0))))
+        values = column.tolist() if mixed_zeros else None
         # process(v) is what process_many([v]) does for one NaN-free double or one date
-        for accs, winner in zip(run_accs, winners, strict=True):
-            accs[j].process(winner)
+        for r, (accs, winner) in enumerate(zip(run_accs, winners, strict=True)):
+            if values is not None and winner == 0.0:
+                accs[j].process_many(values[int(starts[r]):int(ends[r])])
+            else:
+                accs[j].process(winner)
         return
     if name in ("$sum", "$avg") and _exact_sums(column):
         totals = np.add.reduceat(column, starts).tolist()

@@ -15,58 +15,78 @@ same reductions over the same rows in the same order.
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
+_FRACTIONAL, _ABS_SUM, _NEG_ZERO = 0, 1, 2  # parts of ``Runs.facts``
+_VALUES = 3  # the first value column of ``Runs.table``
+
 
 class Runs:
-    """Per-run lists (see the module); ``extend`` appends another ``Runs`` tagged with a bucket
-    sequence number (the order buckets arrived in)."""
+    """The runs of some rows as arrays (whole buckets' remembered runs join with two concatenations,
+    not per run): ``table`` float64 [n, 3 + width], a row per run — its truncated time in ms (0 when
+    the group truncates no time: ``timed`` False), its first time in ms, its row count, then what
+    accumulator j takes from it (a time-valued one as its ms; a ``$count``'s 0): every one an exact
+    float (times within ``datetime``'s range are below 2**53 ms); ``seq``/``owner`` int64 [n] — the
+    bucket's arrival number and meta index (the caller's); ``facts`` float64 [3 * width] — per
+    accumulator: how many joined parts held a value that is not integral, the sum of their absolute
+    values, how many held a ``-0.0``: each merges by a sum, so joining parts is one reduction."""
 
-    __slots__ = ("seq", "owner", "trunc", "first_time", "count", "values", "integral", "abs_sum", "neg_zero")
+    __slots__ = ("seq", "owner", "table", "facts", "timed")
 
-    def __init__(self, width: int):
-        self.seq: list[int] = []
-        self.owner: list[int] = []
-        self.trunc: list[Any] = []
-        self.first_time: list[int] = []
-        self.count: list[int] = []
-        self.values: list[list[Any]] = [[] for _ in range(width)]
-        self.integral = [True] * width
-        self.abs_sum = [0.0] * width
-        self.neg_zero = [False] * width
+    def __init__(self, table: np.ndarray, facts: np.ndarray, timed: bool):
+        n = table.shape[0]
+        self.table, self.facts, self.timed = table, facts, timed
+        self.seq = np.zeros(n, dtype=np.int64)
+        self.owner = np.zeros(n, dtype=np.int64)
+
+    @property
+    def count(self) -> int:
+        return int(self.table.shape[0])
+
+    def keys(self) -> tuple[list[Any], list[int], np.ndarray]:
+        """(truncated ms or None, first time ms) per run as lists, and the row counts (one conversion)."""
+        keys = self.table[:, :3].astype(np.int64)
+        trunc = keys[:, 0].tolist() if self.timed else [None] * self.count
+        return trunc, keys[:, 1].tolist(), keys[:, 2]
+
+    def values(self, j: int) -> np.ndarray:
+        return self.table[:, _VALUES + j]
+
+    def _fact(self, kind: int, j: int) -> float:
+        return float(self.facts[kind * (len(self.facts) // 3) + j])
+
+    def integral(self, j: int) -> bool:
+        return self._fact(_FRACTIONAL, j) == 0.0
+
+    def abs_sum(self, j: int) -> float:
+        return self._fact(_ABS_SUM, j)
+
+    def neg_zero(self, j: int) -> bool:
+        return bool(self._fact(_NEG_ZERO, j))
 
     @classmethod
-    def joined(cls, width: int, parts: list[tuple[int, int, Runs]]) -> Runs:
+    def joined(cls, width: int, timed: bool, parts: list[tuple[int, int, Runs]]) -> Runs:
         """The runs of ``parts`` ((sequence, owner, runs) in order) one after the other."""
-        out = cls(width)
-        out.seq = [seq for seq, _, runs in parts for _ in runs.count]
-        out.owner = [owner for _, owner, runs in parts for _ in runs.count]
-        out.trunc = list(chain.from_iterable(runs.trunc for _, _, runs in parts))
-        out.first_time = list(chain.from_iterable(runs.first_time for _, _, runs in parts))
-        out.count = list(chain.from_iterable(runs.count for _, _, runs in parts))
-        for j in range(width):
-            out.values[j] = list(chain.from_iterable(runs.values[j] for _, _, runs in parts))
-            out.integral[j] = all(runs.integral[j] for _, _, runs in parts)
-            out.abs_sum[j] = sum(runs.abs_sum[j] for _, _, runs in parts)
-            out.neg_zero[j] = any(runs.neg_zero[j] for _, _, runs in parts)
+        if not parts:
+            return cls(np.zeros((0, _VALUES + width)), _facts(width), timed)
+        merged = np.concatenate([runs.facts for _, _, runs in parts]).reshape(len(parts), 3 * width).sum(axis=0)
+        out = cls(np.concatenate([runs.table for _, _, runs in parts]), merged, timed)
+        lengths = [runs.table.shape[0] for _, _, runs in parts]
+        out.seq = np.repeat(np.fromiter((seq for seq, _, _ in parts), np.int64, len(parts)), lengths)
+        out.owner = np.repeat(np.fromiter((owner for _, owner, _ in parts), np.int64, len(parts)), lengths)
         return out
 
-    def extend(self, other: Runs, seq: int, owner: int) -> None:
-        n = len(other.count)
-        self.seq.extend([seq] * n)
-        self.owner.extend([owner] * n)
-        self.trunc.extend(other.trunc)
-        self.first_time.extend(other.first_time)
-        self.count.extend(other.count)
-        for j, values in enumerate(other.values):
-            self.values[j].extend(values)
-            self.integral[j] = self.integral[j] and other.integral[j]
-            self.abs_sum[j] += other.abs_sum[j]
-            self.neg_zero[j] = self.neg_zero[j] or other.neg_zero[j]
+    def taken(self, order: np.ndarray) -> Runs:
+        """These runs in ``order`` (a permutation)."""
+        out = Runs(self.table[order], self.facts, self.timed)
+        out.seq, out.owner = self.seq[order], self.owner[order]
+        return out
 
+
+def _facts(width: int) -> np.ndarray:
+    return np.zeros(3 * width)
 
 
 def pick(name: str, column: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -83,17 +103,20 @@ def pick(name: str, column: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
         picked = column[ends - 1]
     return picked
 
-def summarize(runs: Runs, group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.ndarray,
-              trunc: np.ndarray | None) -> None:
-    """Append the runs of ``times``/``arrays`` starting at ``starts`` (``trunc``: the rows' truncated
-    times) to ``runs`` (``seq``/``owner`` are the caller's)."""
-    n = len(times)
+def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.ndarray,
+              trunc: np.ndarray | None) -> Runs:
+    """The runs of ``times``/``arrays`` starting at ``starts`` (``trunc``: the rows' truncated times;
+    ``seq``/``owner`` are the caller's)."""
+    n, width = len(times), len(group.fields)
     ends = np.empty_like(starts)
     ends[:-1] = starts[1:]
     ends[-1] = n
-    runs.trunc.extend(trunc[starts].tolist() if trunc is not None else [None] * len(starts))
-    runs.first_time.extend(times[starts].tolist())
-    runs.count.extend((ends - starts).tolist())
+    table = np.zeros((len(starts), _VALUES + width))
+    if trunc is not None:
+        table[:, 0] = trunc[starts]
+    table[:, 1] = times[starts]
+    table[:, 2] = ends - starts
+    facts = _facts(width)
     for j, (_, spec) in enumerate(group.fields):
         if spec.field is None:  # $count: the run's row count
             continue
@@ -102,14 +125,15 @@ def summarize(runs: Runs, group: Any, times: np.ndarray, arrays: dict[str, Any],
         if name in ("$sum", "$avg"):
             picked = np.add.reduceat(column, starts)
             integral = bool(np.array_equal(np.trunc(column), column))
-            runs.integral[j] = runs.integral[j] and integral
-            runs.abs_sum[j] += float(np.abs(column).sum()) if integral else float("inf")
+            facts[_FRACTIONAL * width + j] = 0.0 if integral else 1.0
+            facts[_ABS_SUM * width + j] = float(np.abs(column).sum()) if integral else float("inf")
         else:
             picked = pick(name, column, starts, ends)
         if name in ("$max", "$min") and column.dtype.kind == "f" and bool(np.any(picked == 0.0)):
             # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
-            runs.neg_zero[j] = runs.neg_zero[j] or bool(np.any(np.signbit(column) & (column == 0.0)))
-        runs.values[j].extend(picked.tolist())
+            facts[_NEG_ZERO * width + j] = 1.0 if bool(np.any(np.signbit(column) & (column == 0.0))) else 0.0
+        table[:, _VALUES + j] = picked
+    return Runs(table, facts, trunc is not None)
 
 
 def truncated(times: np.ndarray, unit_ms: int | None) -> np.ndarray | None:
@@ -118,7 +142,6 @@ def truncated(times: np.ndarray, unit_ms: int | None) -> np.ndarray | None:
 
 def bucket_runs(group: Any, times: np.ndarray, arrays: dict[str, Any]) -> Runs:
     """The runs of one whole bucket."""
-    runs = Runs(len(group.fields))
     trunc = truncated(times, group.unit_ms)
     cut = np.empty(len(times), dtype=bool)
     cut[0] = True
@@ -126,8 +149,7 @@ def bucket_runs(group: Any, times: np.ndarray, arrays: dict[str, Any]) -> Runs:
         np.not_equal(trunc[1:], trunc[:-1], out=cut[1:])
     else:
         cut[1:] = False
-    summarize(runs, group, times, arrays, np.flatnonzero(cut), trunc)
-    return runs
+    return summarize(group, times, arrays, np.flatnonzero(cut), trunc)
 
 
 def column_ranges(times: np.ndarray, arrays: dict[str, Any], group: Any) -> dict[str, tuple[Any, Any]]:

@@ -8,6 +8,14 @@ count of ``$count``. Output documents are built once, at the end; group ``_id``s
 group, from a per-meta template when the ``_id`` is a flat object (or a bare ``$dateTrunc``) so the
 generic ``_id`` expression runs once per meta, not once per group.
 
+The ``$sort`` right after the group (``sorted_results``) is one stable ``np.lexsort`` over per-slot
+keys: a ``_id`` part that is a bare ``$dateTrunc`` sorts by its truncated ms (every value a date), a
+part fixed per meta by the meta's rank under the generic sort key (``query.sort.make_sort_key``, so
+BSON type order, arrays' least/greatest element and missing values are the generic ones); ties keep
+first-seen order, as the generic stable sort does. It declines (None) for any other key, and without
+``allowDiskUse`` when (groups + 8) x the largest document's BSON size could pass the sort's memory
+limit (the generic sort must then raise).
+
 Exactness: the results equal what the generic accumulators give when fed the same runs in row order
 (groupbatch's per-run feed):
 - ``$sum``/``$avg``: taken only while every value fed to that accumulator so far is integral and
@@ -26,9 +34,12 @@ import datetime as _dt
 from typing import Any
 
 import numpy as np
+from bson import encode as bson_encode
+from bson.int64 import Int64
 
 from tidemark.query.expr_base import KIND_LONG, make_integer
 from tidemark.query.memory import approx_size as _approx_size
+from tidemark.query.sort import make_sort_key
 from tidemark.query.stage_group import _GROUP_OVERHEAD, _memory_error, group_key
 from tidemark.query.values import MISSING
 
@@ -138,6 +149,9 @@ class DenseGroups:
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
+        self.slot_owner: list[int] = []  # per slot: the meta index and truncated ms of its first run
+        self.slot_trunc: list[Any] = []
+        self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
         self.used = 0
         self._ids = _IdMaker(group, metas)
         self._cap = 0
@@ -165,6 +179,7 @@ class DenseGroups:
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
+        sizes = self._id_sizes
         out = []
         created = []
         for r, token in enumerate(zip(owners, truncs, strict=True)):
@@ -180,11 +195,20 @@ class DenseGroups:
                 if slot is None:
                     slot = slot_of_key[key] = len(self.ids)
                     self.ids.append(idv)
+                    self.slot_owner.append(token[0])
+                    self.slot_trunc.append(token[1])
                     created.append(r)
                     if group.topk is not None and token[1] is not None:
                         group.topk.offer(token[1])
                     if check:  # the generic stage's accounting (per-group state only)
-                        self.used += _GROUP_OVERHEAD + _approx_size(idv)
+                        if key is not None and not self._generic_keys:
+                            # a template's ids differ only in dates (one size): measured once per meta
+                            size = sizes.get(token[0])
+                            if size is None:
+                                size = sizes[token[0]] = _approx_size(idv)
+                        else:
+                            size = _approx_size(idv)
+                        self.used += _GROUP_OVERHEAD + size
                         if self.used > limit:
                             raise _memory_error(limit)
                 table[token] = slot
@@ -196,36 +220,26 @@ class DenseGroups:
         """True when these runs' values can join the NumPy state exactly (see the module)."""
         for j, (_, spec) in enumerate(self.group.fields):
             if spec.name in ("$sum", "$avg") and spec.field is not None:
-                if not runs.integral[j] or self._abs_fed[j] + runs.abs_sum[j] >= _EXACT_SUM:
+                if not runs.integral(j) or self._abs_fed[j] + runs.abs_sum(j) >= _EXACT_SUM:
                     return False
-            elif spec.name in ("$max", "$min") and runs.neg_zero[j]:
+            elif spec.name in ("$max", "$min") and runs.neg_zero(j):
                 return False
         return True
 
-    def feed(self, runs: Any, order: np.ndarray | None) -> None:
-        """Add runs (``groupruns.Runs``, taken in ``order`` when given; ``acceptable`` said yes)."""
-        def ordered(values: list[Any], dtype: Any) -> np.ndarray:
-            array = np.asarray(values, dtype=dtype)
-            return array[order] if order is not None else array
-
-        owners, truncs, first_times = runs.owner, runs.trunc, runs.first_time
-        if order is not None:
-            index = order.tolist()
-            owners = [owners[i] for i in index]
-            truncs = [truncs[i] for i in index]
-            first_times = [first_times[i] for i in index]
-        slots, created = self.slots(owners, truncs, first_times)
+    def feed(self, runs: Any) -> None:
+        """Add runs (``groupruns.Runs`` in arrival order; ``acceptable`` said yes)."""
+        truncs, first_times, counts = runs.keys()
+        slots, created = self.slots(runs.owner.tolist(), truncs, first_times)
         self._grow(len(self.ids))
-        counts = ordered(runs.count, np.int64)
         tf = self.group.time_field
         for j, (_, spec) in enumerate(self.group.fields):
             state, name = self._state[j], spec.name
             if spec.field is None:  # $count
                 np.add.at(state["count"], slots, counts)
                 continue
-            values = ordered(runs.values[j], np.int64 if spec.field == tf else np.float64)
+            values = runs.values(j).astype(np.int64) if spec.field == tf else runs.values(j)
             if name in ("$sum", "$avg"):
-                self._abs_fed[j] += runs.abs_sum[j]
+                self._abs_fed[j] += runs.abs_sum(j)
                 np.add.at(state["total"], slots, values)
                 np.add.at(state["count"], slots, counts)
             elif name == "$max":
@@ -257,17 +271,103 @@ class DenseGroups:
             return [self._ids.when(v) for v in values]
         return values
 
-    def results(self) -> list[dict[str, Any]]:
+    def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:
+        """The output documents of ``slots`` (default: every group, first-seen order)."""
         self._grow(max(len(self.ids), 1))
         names = [name for name, _ in self.group.fields]
         columns = [self._values(j) for j in range(len(names))]
+        ids = self.ids
         out = []
-        for i, idv in enumerate(self.ids):
+        for i in range(len(ids)) if slots is None else slots:
+            idv = ids[i]
             doc = {"_id": None if idv is MISSING else idv}
             for name, values in zip(names, columns, strict=True):
                 doc[name] = values[i]
             out.append(doc)
         return out
+
+    # -- the $sort after the group
+    def sorted_results(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[dict[str, Any]] | None:
+        """The first ``limit`` output documents (None: all) as the generic stable ``$sort`` by ``spec``
+        orders them (ties keep first-seen order), from the slots' meta indexes and truncated times;
+        None when that cannot be told exactly here: a key that is not a part of the ``_id`` built from
+        a template, or documents the generic sort might find over its memory limit (it must then
+        raise; ``_max_doc_size`` bounds its estimate)."""
+        order = self._sort_order(spec)
+        if order is None:
+            return None
+        if not ctx.allow_disk_use:
+            biggest = self._max_doc_size()
+            # the generic estimate counts each document's BSON size once (every 8th one 8 times
+            # past the first 1,024): at most (n + 8) times the largest
+            if biggest is None or (len(self.ids) + 8) * biggest > ctx.memory_limit:
+                return None
+        picked = order.tolist() if limit is None else order[:limit].tolist()
+        return self.results(picked)
+
+    def _sort_order(self, spec: dict[str, Any]) -> np.ndarray | None:
+        """Slots in the stable order of ``$sort: spec`` over their output documents, or None. Each key
+        is either the truncated time (a ``_id`` part that is a bare ``$dateTrunc``: every value a
+        date, ordered by its ms) or fixed per meta (ranked by the generic sort key)."""
+        templates = self._ids.templates
+        owners_list = self.slot_owner
+        if self._generic_keys or not owners_list or any(templates.get(o) is None for o in set(owners_list)):
+            return None
+        owners = np.asarray(owners_list, dtype=np.int64)
+        columns = []
+        for path, direction in spec.items():
+            if type(direction) is not int or direction not in (1, -1):
+                return None
+            if path == "_id":
+                time_valued = self._ids.bare_trunc
+                if not time_valued and self._ids.time_keys:
+                    return None  # a whole-document comparison with a time part
+            elif path.startswith("_id.") and "." not in path[4:] and not self._ids.bare_trunc:
+                time_valued = self._ids.time_keys is not None and path[4:] in self._ids.time_keys
+            else:
+                return None
+            if time_valued:
+                if any(t is None for t in self.slot_trunc):
+                    return None
+                column = np.asarray(self.slot_trunc, dtype=np.int64)
+                columns.append(column if direction == 1 else -column)
+            else:
+                columns.append(self._meta_ranks(path, direction)[owners])
+        return np.lexsort(columns[::-1]) if columns else np.arange(len(owners_list))
+
+    def _meta_ranks(self, path: str, direction: int) -> np.ndarray:
+        """Per meta index: the rank of the value at ``path`` (a ``_id`` part fixed per meta) in the
+        generic sort order for ``direction`` (equal keys, equal ranks)."""
+        key = make_sort_key([(path, direction)])
+        keyed = sorted(((key({"_id": _shown(template[0])}), owner) for owner, template in self._ids.templates.items()
+                        if template is not None), key=lambda pair: pair[0])
+        ranks = np.zeros(max(self._ids.templates) + 1, dtype=np.int64)
+        rank, previous = -1, None
+        for i, (k, owner) in enumerate(keyed):
+            if i == 0 or k != previous:
+                rank, previous = rank + 1, k
+            ranks[owner] = rank
+        return ranks
+
+    def _max_doc_size(self) -> int | None:
+        """An upper bound of the BSON size of every output document: per meta template, its ``_id``
+        (a time part substituted keeps the size: a date for a date) with 8-byte values (doubles,
+        dates, or a ``$count`` as a long)."""
+        names = [(name, Int64(0) if spec.field is None else 0.0) for name, spec in self.group.fields]
+        biggest = 0
+        templates = list(self._ids.templates.values())
+        if self._ids.bare_trunc:  # every _id a date: one size (one meta's template, not one per meta)
+            templates = templates[:1] if None not in templates else [None]
+        for template in templates:
+            if template is None:
+                return None
+            doc = {"_id": _shown(template[0])}
+            doc.update(names)
+            try:
+                biggest = max(biggest, len(bson_encode(doc)))
+            except Exception:  # noqa: BLE001 - a value BSON cannot hold: let the generic sort say
+                return None
+        return biggest
 
     def materialize(self) -> tuple[dict[Any, tuple[Any, list[Any]]], dict[tuple[Any, ...], list[Any]]]:
         """Generic accumulators fed with each group's state so far: ({group key: (_id, accumulators)}
@@ -299,6 +399,10 @@ class DenseGroups:
             table[_key(self.ids[i])] = (self.ids[i], accs)
             accumulators.append(accs)
         return table, {token: accumulators[slot] for token, slot in self.slot_of_token.items()}
+
+
+def _shown(idv: Any) -> Any:
+    return None if idv is MISSING else idv
 
 
 def _initial(name: str, time_valued: bool) -> list[tuple[str, Any]]:
