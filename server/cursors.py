@@ -42,7 +42,7 @@ from bson.raw_bson import RawBSONDocument
 
 from tidemark.auth.names import ANYONE, visible_to
 from tidemark.context import CommandContext
-from tidemark.protocol.codec import RAW_CODEC_OPTIONS, encode_in_order
+from tidemark.protocol.codec import EncodedDocument, encode_in_order
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.interrupt import tick
 
@@ -115,10 +115,12 @@ class Cursor:
 
 
 def _as_raw(document: Any) -> RawBSONDocument:
+    if type(document) is EncodedDocument:  # made as BSON already (no ABC instance check per document)
+        return document
     if isinstance(document, RawBSONDocument):
         return document
     # Field order as the query produced it (bson.encode would hoist _id to the front).
-    return RawBSONDocument(encode_in_order(document), RAW_CODEC_OPTIONS)
+    return EncodedDocument(encode_in_order(document))
 
 
 def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument], bool]:
