@@ -6,7 +6,9 @@ Invariants:
   time per cursor (``in_use`` guards against concurrent getMores).
 - Ids are random positive int64 values, never reused while the cursor lives; 0 means "exhausted".
 - Each batch holds at most ``batch_size`` documents (first batch default 101, later ones unlimited)
-  and stays under ``MAX_BATCH_BYTES`` (at least one document is always returned); a document that
+  and its array stays under ``MAX_BATCH_BYTES``, the documents' elements counted whole — type byte and
+  index key too, ~7 bytes a document that 40,000 small documents add up to past the 64 KiB left for
+  the envelope (at least one document is always returned); a document that
   would overflow the batch is kept back for the next one. The registry peeks one document past a
   full batch so an exhausted cursor is reported with id 0 instead of needing an empty getMore.
 - A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
@@ -144,8 +146,10 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument
         if batch and size + doc_size > MAX_BATCH_BYTES:
             cursor.pending = doc
             return batch, False
+        # the batch array's bytes, as mongod's builder counts them: each document's element is its
+        # type byte, its index as a key and the key's NUL besides the document
+        size += doc_size + len(str(len(batch))) + 2
         batch.append(doc)
-        size += doc_size
 
 
 class ResumeTokens:
