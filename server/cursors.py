@@ -129,6 +129,7 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument
     """Pull one batch (runs in the thread pool). Returns (documents, exhausted)."""
     batch: list[RawBSONDocument] = []
     size = 0
+    key_bytes, wider_at = 3, 10  # the next document's element besides its bytes: type, index key, NUL
     iterator = cursor.iterator
     while True:
         tick()
@@ -148,8 +149,10 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument
             return batch, False
         # the batch array's bytes, as mongod's builder counts them: each document's element is its
         # type byte, its index as a key and the key's NUL besides the document
-        size += doc_size + len(str(len(batch))) + 2
+        size += doc_size + key_bytes
         batch.append(doc)
+        if len(batch) == wider_at:
+            key_bytes, wider_at = key_bytes + 1, wider_at * 10
 
 
 class ResumeTokens:

@@ -97,10 +97,6 @@ class Unpacked:
     # -- BSON
     def documents(self, rows: list[int] | None = None) -> list[EncodedDocument]:
         """Each row's BSON document (only the rows at the ascending indexes ``rows`` when given)."""
-        return [EncodedDocument(data) for data in self.encoded(rows)]
-
-    def encoded(self, rows: list[int] | None = None) -> list[bytes]:
-        """Each row's BSON bytes (only the rows at ``rows`` when given)."""
         n = self.count if rows is None else len(rows)
         if not n:
             return []
@@ -150,13 +146,13 @@ class Unpacked:
             for offset, block, width in fills:
                 whole[:, offset + 4:offset + 4 + width] = block
             data = whole.tobytes()
-            return [data[i:i + size] for i in range(0, n * size, size)]
+            return [EncodedDocument(data[i:i + size]) for i in range(0, n * size, size)]
         if template:
             segments.append(_block(template, fills, n))
         out = []
         for parts in zip(*segments, strict=True):
             body = b"".join(parts)
-            out.append(_INT32.pack(len(body) + 5) + body + b"\x00")
+            out.append(EncodedDocument(_INT32.pack(len(body) + 5) + body + b"\x00"))
         return out
 
 
