@@ -105,6 +105,39 @@ def test_memory_the_catalog_accounts_for_does_not_count_toward_the_backstop():
     assert out == "ok"
 
 
+def test_free_heap_a_writer_thread_left_behind_goes_back_to_the_os_once_grown_by_the_slack():
+    """A thread's malloc arena keeps the large buffers it freed (glibc raised its mmap threshold to
+    them): the bucket writer's grew ~20 MB per periodic checkpoint. The GC timer's trim returns them."""
+    out = run_isolated("""
+        import threading
+        from tidemark import gc_policy
+        from tidemark.gc_policy import POLICY, anonymous_memory
+        POLICY.install(accounted=lambda: 0)
+        big = bytearray(8 << 20)  # freed: glibc's mmap threshold rises to it, like a large journal record
+        del big
+        kept = []
+
+        def write():  # the writer thread: large buffers, each followed by a small one that stays
+            blocks = []
+            for _ in range(640):
+                blocks.append(bytearray(100_000))
+                kept.append(bytearray(64))
+            blocks.clear()
+
+        worker = threading.Thread(target=write)
+        worker.start()
+        worker.join()
+        held = anonymous_memory()
+        POLICY.unaccounted_after_trim = held - 2 * gc_policy.TRIM_SLACK
+        assert POLICY.trim_if_grown() and POLICY.stats()["heapTrims"] >= 1
+        freed = held - anonymous_memory()
+        assert freed > 40 << 20, freed  # of the ~64 MB freed but kept by the arena
+        assert not POLICY.trim_if_grown()  # the base is measured again after the trim
+        print("ok")
+    """)
+    assert out == "ok"
+
+
 async def test_a_commit_writes_idle_full_writes_only_within_its_cpu_budget(tmp_path, monkeypatch):
     monkeypatch.setattr(commit, "FULL_WRITE_CPU_BUDGET", 0.0)  # every commit exhausts it at once
     server = Server(tmp_path / "db")
