@@ -307,38 +307,35 @@ class _Batch:
         return both.taken(np.argsort(both.seq, kind="stable"))
 
     def _rows(self, pending: list[Any], columns: list[Any]) -> tuple[Any, ...]:
-        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter.
-        Each bucket is filtered before the concatenation (a bucket a time window cuts keeps one
-        stretch: views, not copies), so only passing rows are copied, once."""
+        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter:
+        the buckets' rows joined first, then the filter decided once over all of them (a few NumPy
+        calls per batch, not per bucket: these buckets are mostly ones a time window cuts)."""
         group = self.group
         tf, conditions = group.time_field, group.conditions
-        kept: list[tuple[np.ndarray, dict[str, Any], int, int]] = []
-        for times, arrays, index, seq in pending:
-            mask = None
-            for path, op, operand in conditions:
-                hit = op(times if path == tf else arrays[path], operand)
-                mask = hit if mask is None else mask & hit
-            if mask is not None and not mask.all():
-                rows = np.flatnonzero(mask)
-                if not len(rows):
-                    continue
-                first, last = int(rows[0]), int(rows[-1])
-                take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
-                times = times[take]
-                arrays = {name: arrays[name][take] for name in columns}
-            kept.append((times, arrays, index, seq))
-        if len(kept) == 1:
-            times, arrays, index, seq = kept[0]
-            return (times, arrays, np.full(len(times), index, dtype=np.int64),
-                    np.full(len(times), seq, dtype=np.int64))
-        if not kept:
+        if not pending:
             empty = np.zeros(0, dtype=np.int64)
             return empty, {name: np.zeros(0) for name in columns}, empty, empty
-        lengths = [len(p[0]) for p in kept]
-        return (np.concatenate([p[0] for p in kept]),
-                {name: np.concatenate([p[1][name] for p in kept]) for name in columns},
-                np.repeat(np.fromiter((p[2] for p in kept), np.int64, len(kept)), lengths),
-                np.repeat(np.fromiter((p[3] for p in kept), np.int64, len(kept)), lengths))
+        if len(pending) == 1:
+            times, arrays, index, seq = pending[0]
+            owner = np.full(len(times), index, dtype=np.int64)
+            seqs = np.full(len(times), seq, dtype=np.int64)
+        else:
+            lengths = [len(p[0]) for p in pending]
+            times = np.concatenate([p[0] for p in pending])
+            arrays = {name: np.concatenate([p[1][name] for p in pending]) for name in columns}
+            owner = np.repeat(np.fromiter((p[2] for p in pending), np.int64, len(pending)), lengths)
+            seqs = np.repeat(np.fromiter((p[3] for p in pending), np.int64, len(pending)), lengths)
+        mask = None
+        for path, op, operand in conditions:
+            hit = op(times if path == tf else arrays[path], operand)
+            mask = hit if mask is None else mask & hit
+        if mask is not None and not mask.all():
+            rows = np.flatnonzero(mask)
+            first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
+            take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
+            times, owner, seqs = times[take], owner[take], seqs[take]
+            arrays = {name: arrays[name][take] for name in columns}
+        return times, arrays, owner, seqs
 
     def _flush_rows(self, pending: list[Any], count: bool = True) -> None:
         """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
