@@ -203,14 +203,13 @@ class _Batch:
             return [None] * len(views)
         key = self._whole_key
         entries = [view.cached for view in views]
-        found = [entry.memo.get(key) if entry is not None else None for entry in entries]
+        found: list[Any] = [entry.memo.get(key) if entry is not None else None for entry in entries]
         if None in found:  # gathered once from what the ordinary way remembered
             found = [f if f is not None or entry is None else self._gather(view, entry)
                      for f, entry, view in zip(found, entries, views, strict=True)]
-            known = [f for f in found if f is not None]
-            passes = iter(passing([f[1][1] for f in known], self._checks))
-            return [f if f is not None and next(passes) else None for f in found]
-        passes = passing([f[1][1] for f in found], self._checks)
+            known = iter(passing([f[3] for f in found if f is not None], self._checks))
+            return [f if f is not None and next(known) else None for f in found]
+        passes = passing([f[3] for f in found], self._checks)  # (the common case: all remembered)
         return [f if ok else None for f, ok in zip(found, passes, strict=True)]
 
     def _gather(self, bucket: Any, entry: Any) -> Any:
@@ -223,18 +222,21 @@ class _Batch:
         token = memo.get("meta token") if mf is not None and "meta" in summary else None
         if token is None and mf is not None and "meta" in summary:
             return None
-        found = memo[self._whole_key] = (fast, runs, token, summary.get("meta"))
+        found = memo[self._whole_key] = (*fast, *runs, token, summary.get("meta"))  # flat: unpacked per bucket
         return found
 
     def take(self, whole: Any) -> bool:
         """Take a bucket ``wholes`` found whole; False once the groups are no longer NumPy totals."""
         if self.dense is None:
             return False
-        (times, arrays), (runs, _ranges), token, meta = whole
+        times, arrays, runs, _ranges, token, meta = whole
         n = len(times)
         self.whole_buckets += 1
         self.whole_rows += n
-        self.pending.append((times, arrays, self._meta(token, meta), len(self.pending), runs))
+        index = self._meta_index.get(token)
+        if index is None:
+            index = self._meta(token, meta)
+        self.pending.append((times, arrays, index, len(self.pending), runs))
         self.rows += n
         return True
 

@@ -191,14 +191,7 @@ def passing(ranges: list[dict[str, tuple[Any, Any]]], checks: list[tuple[str, An
         return [False] * len(ranges)
     out = [True] * len(ranges)
     for path, low, low_strict, high, high_strict in checks:
-        pairs = [r[path] for r in ranges]
-        if low_strict:
-            low_ok = [v > low for v, _ in pairs]
-        else:
-            low_ok = [v >= low for v, _ in pairs]
-        if high_strict:
-            high_ok = [v < high for _, v in pairs]
-        else:
-            high_ok = [v <= high for _, v in pairs]
-        out = [a and b and c for a, b, c in zip(out, low_ok, high_ok, strict=True)]
+        # v > low, or v == low when not strict (one comprehension: the check per bucket is its cost)
+        out = [ok and (v[0] > low or (v[0] == low and not low_strict)) and (v[1] < high or (v[1] == high and not high_strict))
+               for ok, v in zip(out, [r[path] for r in ranges], strict=True)]
     return out

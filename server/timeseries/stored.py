@@ -111,7 +111,7 @@ class StoredBucket(_Unpacking):
     """One stored bucket record, decoded lazily; decoded parts are shared through ``bucketcache.CACHE``
     (keyed by the exact packed value ``stored``, which identifies the record's content)."""
 
-    __slots__ = ("rid", "stored", "_opener", "_opened", "_entry", "_summary")
+    __slots__ = ("rid", "stored", "_opener", "_opened", "cached", "_summary")
 
     def __init__(self, ns: str, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader], *,
                  remember: bool = True, entry: CachedBucket | None | object = _LOOK_UP):
@@ -122,7 +122,8 @@ class StoredBucket(_Unpacking):
         self._opened: bytes | BucketReader | None = None
         if entry is _LOOK_UP:
             entry = CACHE.entry(ns, rid, stored) if remember else CACHE.find(ns, rid, stored)
-        self._entry = cast("CachedBucket | None", entry)
+        # the bucketcache entry (the read interface's ``cached``; a plain attribute: read per bucket)
+        self.cached = cast("CachedBucket | None", entry)
         self._summary: dict[str, Any] | None = None
 
     def opened(self) -> bytes | BucketReader:
@@ -132,23 +133,19 @@ class StoredBucket(_Unpacking):
         return self._opened
 
     @property
-    def cached(self) -> CachedBucket | None:
-        return self._entry
-
-    @property
     def id(self) -> Any:
         return self.summary()["_id"]
 
     def derived(self) -> dict[str, Any]:
         """A memo for what reads derive from these stored bytes (the cache entry's; a fresh dict when
         caching is off)."""
-        return self._entry.memo if self._entry is not None else {}
+        return self.cached.memo if self.cached is not None else {}
 
     def summary(self) -> dict[str, Any]:
         """``{_id, control, meta?}`` without decoding any data column (shared: do not mutate)."""
         if self._summary is not None:
             return self._summary
-        entry = self._entry
+        entry = self.cached
         if entry is not None and entry.summary is not None:
             self._summary = entry.summary
             return self._summary
@@ -170,7 +167,7 @@ class StoredBucket(_Unpacking):
 
     def column_names(self) -> list[str]:
         """``data`` field names in stored order."""
-        entry = self._entry
+        entry = self.cached
         if entry is not None and "names" in entry.memo:
             return cast("list[str]", entry.memo["names"])
         opened = self.opened()
@@ -184,7 +181,7 @@ class StoredBucket(_Unpacking):
 
     def dense(self, name: str) -> tuple[int, np.ndarray] | None:
         """(BSON type, read-only values) of a dense fixed-width column, else None."""
-        entry = self._entry
+        entry = self.cached
         if entry is not None and name in entry.columns:
             return entry.columns[name]
         opened = self.opened()
