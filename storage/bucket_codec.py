@@ -93,9 +93,9 @@ def _compressor() -> zstandard.ZstdCompressor:
 
 @contextlib.contextmanager
 def compressing_with(zc: zstandard.ZstdCompressor | None) -> Iterator[None]:
-    """Within the block, ``encode`` and ``encode_columns`` on this thread compress with ``zc`` (None:
-    the default). ValueCodec.pack picks the collection's dictionary this way around the server's
-    ``bucket_form`` callback, which calls ``encode_columns`` and knows nothing of dictionaries."""
+    """Within the block, ``encode`` and ``compress`` on this thread compress with ``zc`` (None: the
+    default). ValueCodec.pack picks the collection's dictionary this way around the server's
+    ``bucket_form`` callback, which calls ``compress`` and knows nothing of dictionaries."""
     previous = getattr(_local, "override", None)
     _local.override = zc
     try:

@@ -188,9 +188,17 @@ def extremes_by_kind(by_kind: dict[int, list[str]], columns: dict[str, np.ndarra
     buckets (a bucket has many columns of few hundred rows: per-call overhead dominates)."""
     out: dict[str, list[tuple[Any, Any]]] = {}
     for kind, names in by_kind.items():
-        if kind == OID:
+        if kind == OID:  # ObjectIds order as their 12 bytes big-endian: one row-wise lexsort for all k
             for name in names:
-                out[name] = [typed_extremes(kind, row) for row in columns[name]]
+                values = columns[name]
+                k, n = values.shape
+                raw = np.ascontiguousarray(values).view(np.uint8).reshape(k, n, 12)
+                hi = np.ascontiguousarray(raw[:, :, :8]).view(">u8").reshape(k, n)
+                lo = np.ascontiguousarray(raw[:, :, 8:]).view(">u4").reshape(k, n)
+                order = np.lexsort((lo, hi))  # along each row
+                every = np.arange(k)
+                lows, highs = raw[every, order[:, 0]].tobytes(), raw[every, order[:, -1]].tobytes()
+                out[name] = [(ObjectId(lows[i:i + 12]), ObjectId(highs[i:i + 12])) for i in range(0, 12 * k, 12)]
             continue
         stacked = np.stack([columns[name] for name in names], axis=1)  # k x columns x n
         lows, highs = stacked.min(axis=2), stacked.max(axis=2)

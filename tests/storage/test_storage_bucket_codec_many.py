@@ -84,7 +84,7 @@ def bucket_sets(draw: st.DrawFn) -> tuple[list[dict], list[bytes], list[tuple[by
     raws = [bson.encode(doc) for doc in docs]
     heads = [raw[:raw.index(b"\x03data\x00") + 6] for raw in raws]
     columns: list[tuple[bytes, int, object]] = []
-    for name, btype, constant in layout:
+    for name, btype, _constant in layout:
         if btype == 0:
             columns.append((name.encode(), 0, bson.encode(docs[0]["data"][name])))
             continue
