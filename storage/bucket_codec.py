@@ -260,24 +260,27 @@ def _dense_runs(width: int, n: int) -> tuple[tuple[int, int, int, int], ...]:
     return tuple(runs)
 
 
-def _fill_dense(rows: np.ndarray, at: int, btype: int, width: int, values: np.ndarray, length: int) -> None:
-    """Write the dense column of ``values`` (k x n values of ``width`` bytes, as k x (n * width) uint8;
-    ``length`` bytes) at ``rows[:, at:]`` (``rows``: k documents' buffers as a k x size uint8 array; the
-    bytes after the last value, the column's NUL, are left as they are: zero). One NumPy call per key
-    length for all k: the element headers from the type's template, then one strided copy of the
-    values."""
+def _dense_skeleton(out: bytearray, at: int, btype: int, width: int, n: int, length: int) -> None:
+    """Write a dense column's length and element headers (``length`` bytes for ``n`` values of ``width``
+    bytes: the type's template, values zero) at ``out[at:]``; the column's final NUL is left as it is:
+    zero."""
+    _INT32.pack_into(out, at, length)
+    out[at + 4:at + length - 1] = _template(btype, width, n)[:length - 5].data
+
+
+def _fill_values(rows: np.ndarray, at: int, width: int, values: np.ndarray) -> None:
+    """Write the values of the dense column whose skeleton is at ``rows[..., at:]``: ``rows`` is one
+    document's buffer (uint8, ``values`` its n values of ``width`` bytes as n x width uint8) or k
+    documents' (k x size, ``values`` k x n x width). One strided copy per key length for all."""
+    if rows.ndim == 1:
+        for lo, hi, start, stride in _dense_runs(width, len(values)):
+            start += at
+            rows[start:start + (hi - lo) * stride].reshape(hi - lo, stride)[:, stride - width:] = values[lo:hi]
+        return
     k = len(rows)
-    n = values.shape[1] // width
-    rows[:, at:at + 4] = _length_bytes(length)
-    rows[:, at + 4:at + length - 1] = _template(btype, width, n)[:length - 5]
-    cells = values.reshape(k, n, width)
-    for lo, hi, start, stride in _dense_runs(width, n):
+    for lo, hi, start, stride in _dense_runs(width, values.shape[1]):
         start += at
-        rows[:, start:start + (hi - lo) * stride].reshape(k, hi - lo, stride)[:, :, stride - width:] = cells[:, lo:hi]
-
-
-def _length_bytes(length: int) -> np.ndarray:
-    return np.frombuffer(_INT32.pack(length), np.uint8)
+        rows[:, start:start + (hi - lo) * stride].reshape(k, hi - lo, stride)[:, :, stride - width:] = values[:, lo:hi]
 
 
 def dense_column(btype: int, values: np.ndarray) -> bytes:
@@ -288,9 +291,11 @@ def dense_column(btype: int, values: np.ndarray) -> bytes:
 
 
 def _dense_document(btype: int, width: int, values: np.ndarray) -> bytes:
-    length = _dense_length(width, values.nbytes // width)
+    n = values.nbytes // width
+    length = _dense_length(width, n)
     out = bytearray(length)
-    _fill_dense(np.frombuffer(out, np.uint8).reshape(1, length), 0, btype, width, _value_rows(values, 1), length)
+    _dense_skeleton(out, 0, btype, width, n, length)
+    _fill_values(np.frombuffer(out, np.uint8), 0, width, np.ascontiguousarray(values).view(np.uint8).reshape(n, width))
     return bytes(out)
 
 
@@ -306,14 +311,8 @@ def _column_length(btype: int, values: np.ndarray | bytes, k: int = 1) -> int:
 
 
 def columns_length(columns: list[tuple[bytes, int, np.ndarray | bytes]], k: int = 1) -> int:
-    """Byte length of each of ``columns_documents(columns, ...)``'s ``data`` documents (``k`` of them)."""
+    """Byte length of the ``data`` document of each of ``k`` documents of ``columns_documents``."""
     return 5 + sum(2 + len(name) + _column_length(btype, values, k) for name, btype, values in columns)
-
-
-def columns_document(columns: list[tuple[bytes, int, np.ndarray | bytes]], prefix: bytes = b"",
-                     suffix: bytes = b"") -> bytes:
-    """``columns_documents`` of one document."""
-    return columns_documents(columns, [prefix], suffix)[0]
 
 
 def columns_documents(columns: list[tuple[bytes, int, np.ndarray | bytes]], prefixes: list[bytes],
@@ -331,28 +330,41 @@ def columns_documents(columns: list[tuple[bytes, int, np.ndarray | bytes]], pref
         sizes.append(size)
         body += 2 + len(name) + size
     length = body + 5
-    # one document: its prefix and suffix in the same buffer (decoding a stored bucket); k: joined after
+    # one document with its values zero (and, for one document, its prefix and suffix: decoding a
+    # stored bucket); the values of all k written into k copies of it
     lead, tail = (len(prefixes[0]), len(suffix)) if k == 1 else (0, 0)
-    out = bytearray(k * (lead + length + tail))
-    rows = np.frombuffer(out, np.uint8).reshape(k, lead + length + tail)
+    row = bytearray(lead + length + tail)
     if k == 1:
-        out[:lead] = prefixes[0]
-        out[lead + length:] = suffix
+        row[:lead] = prefixes[0]
+        row[lead + length:] = suffix
+    one = np.frombuffer(row, np.uint8) if k == 1 else None  # one document: its values written at once
     at = lead
-    rows[:, at:at + 4] = _length_bytes(length)
+    _INT32.pack_into(row, at, length)
     at += 4
+    fixed = []
     for (name, btype, values), size in zip(columns, sizes, strict=True):
-        rows[:, at] = 0x03
-        rows[:, at + 1:at + 1 + len(name)] = np.frombuffer(name, np.uint8)  # the name's NUL: already zero
+        row[at] = 0x03
+        row[at + 1:at + 1 + len(name)] = name  # the name's NUL: already zero
         at += 2 + len(name)
         if isinstance(values, bytes):
-            rows[:, at:at + size] = np.frombuffer(values, np.uint8)
+            row[at:at + size] = values
         else:
-            _fill_dense(rows, at, btype, WIDTH[btype], _value_rows(values, k), size)
+            width = WIDTH[btype]
+            cells = np.ascontiguousarray(values).view(np.uint8)
+            cells = cells.reshape(-1, width) if k == 1 else cells.reshape(k, -1, width)
+            _dense_skeleton(row, at, btype, width, cells.shape[-2], size)
+            if one is not None:
+                _fill_values(one, at, width, cells)
+            else:
+                fixed.append((at, width, cells))
         at += size
-    if k == 1:
-        return [bytes(out)]
-    return [b"".join((prefix, row.data, suffix)) for prefix, row in zip(prefixes, rows, strict=True)]
+    if one is not None:
+        return [bytes(row)]
+    rows = np.empty((k, len(row)), np.uint8)
+    rows[:] = np.frombuffer(row, np.uint8)
+    for at, width, cells in fixed:
+        _fill_values(rows, at, width, cells)
+    return [b"".join((prefix, doc.data, suffix)) for prefix, doc in zip(prefixes, rows, strict=True)]
 
 
 def _dense_values(doc: bytes, width: int, n: int) -> np.ndarray:
@@ -875,7 +887,7 @@ def _strings_document(n: int, table: list[bytes], index: np.ndarray | None) -> b
 
 
 def _read_column(buf: bytes, pos: int) -> tuple[int, np.ndarray | bytes, int]:
-    """The column whose kind byte is at ``pos`` as ``columns_document`` takes it: (bson type, its dense
+    """The column whose kind byte is at ``pos`` as ``columns_documents`` takes it: (bson type, its dense
     values (n x width bytes) or its BSON document, position after it)."""
     kind = buf[pos]
     pos += 1
@@ -927,7 +939,7 @@ def decode_raw(buf: bytes) -> bytes:
         name = buf[pos:z]
         btype, values, pos = _read_column(buf, z + 1)
         columns.append((name, btype, values))
-    return columns_document(columns, prefix, suffix)
+    return columns_documents(columns, [prefix], suffix)[0]
 
 
 def decode(packed: bytes, zd: zstandard.ZstdDecompressor | None = None) -> bytes:
