@@ -140,6 +140,7 @@ def test_free_heap_a_writer_thread_left_behind_goes_back_to_the_os_once_grown_by
 
 async def test_a_commit_writes_idle_full_writes_only_within_its_cpu_budget(tmp_path, monkeypatch):
     monkeypatch.setattr(commit, "FULL_WRITE_CPU_BUDGET", 0.0)  # every commit exhausts it at once
+    monkeypatch.setattr(commit, "FULL_WRITE_GROUP", 4)  # full writes are built in groups of 4
     server = Server(tmp_path / "db")
     ctx = server.ctx()
     try:
@@ -150,8 +151,8 @@ async def test_a_commit_writes_idle_full_writes_only_within_its_cpu_budget(tmp_p
         await server.ts_committer.close_collection(NS)  # 40 closed buckets, each written in full
         assert server.bucket_catalog.live_buckets(NS) == []
         assert counters.bucketDocuments == 40
-        assert counters.fullWritesPerCommitMax == 1  # at least one per commit, and no more past the budget
-        assert server.bucket_catalog.collection_stats(NS)["numCommits"] >= 41
+        assert counters.fullWritesPerCommitMax == 4  # at least one group per commit, and no more past the budget
+        assert server.bucket_catalog.collection_stats(NS)["numCommits"] >= 11
         with server.engine.read() as r:
             assert list(r.journal_scan()) == []  # the journal record went once every bucket it covers was stored
         assert sorted(d["meta"] for d in scan.bucket_documents(server, NS)) == [f"req-{i:08d}" for i in range(40)]
@@ -163,6 +164,7 @@ async def test_a_journal_record_stays_until_the_deferred_full_writes_covering_it
     """A deferrable full write may be cut by the budget, so the journal trim of its commit never counts
     on it: after a crash between the deferred commits, recovery still finds every row."""
     monkeypatch.setattr(commit, "FULL_WRITE_CPU_BUDGET", 0.0)
+    monkeypatch.setattr(commit, "FULL_WRITE_GROUP", 1)
     path = tmp_path / "db"
     server = Server(path)
     ctx = server.ctx()
