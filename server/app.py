@@ -356,7 +356,8 @@ GIL_SWITCH_INTERVAL = 0.001
 
 async def _gc_timer() -> None:
     """The GC policy's timed work on the loop (tidemark.gc_policy): a young collection every
-    ``YOUNG_INTERVAL`` seconds, the backstop's full collection when due."""
+    ``YOUNG_INTERVAL`` seconds, the backstop's full collection when due, the free heap returned to the OS
+    when the memory outside the catalog has grown."""
     policy = gc_policy.POLICY
     while True:
         for _ in range(round(gc_policy.FULL_CHECK_INTERVAL / gc_policy.YOUNG_INTERVAL)):
@@ -364,6 +365,7 @@ async def _gc_timer() -> None:
             policy.collect_young()
         if policy.full_collection_due():
             policy.collect_frozen()
+        policy.trim_if_grown()
 
 
 def run(options: ServerOptions) -> int:

@@ -31,7 +31,6 @@ Invariants:
 from __future__ import annotations
 
 import collections
-import ctypes
 import datetime
 import secrets
 import time
@@ -44,6 +43,7 @@ from bson.raw_bson import RawBSONDocument
 
 from tidemark.auth.names import ANYONE, visible_to
 from tidemark.context import CommandContext
+from tidemark.gc_policy import release_free_heap
 from tidemark.protocol.codec import EncodedDocument, encode_in_order
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.interrupt import tick
@@ -57,17 +57,6 @@ RELEASE_AFTER_CLOSES = 1000  # cursors closed since the last release of freed me
 LIFESPANS = ((1, "lessThan1Second"), (5, "lessThan5Seconds"), (15, "lessThan15Seconds"),
              (30, "lessThan30Seconds"), (60, "lessThan1Minute"), (600, "lessThan10Minutes"),
              (float("inf"), "greaterThanOrEqual10Minutes"))
-
-
-def _malloc_trim():
-    """glibc's ``malloc_trim`` (returns the free heap to the OS), or None elsewhere."""
-    try:
-        return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-_MALLOC_TRIM = _malloc_trim()
 
 
 @dataclass(eq=False)
@@ -297,8 +286,7 @@ class CursorRegistry:
         if len(self._cursors) * 4 < self._peak:
             self._cursors = dict(self._cursors)
         self._peak = len(self._cursors)
-        if _MALLOC_TRIM is not None:
-            _MALLOC_TRIM(0)
+        release_free_heap()
         return True
 
     def metrics(self) -> dict[str, Any]:

@@ -21,10 +21,21 @@ that much. That walk is proportional to the heap (~1 s of CPU for a series explo
 objects), so it is kept for the case it exists for, not run per heap growth or on a timer.
 
 Every collection's CPU time is counted per generation (``stats``: serverStatus ``tidemark.gc``).
+
+The same timer hands freed C heap back to the OS (``trim_due`` / ``release_free_heap``: glibc's
+``malloc_trim``, which returns the free pages of every arena). glibc raises its mmap threshold to the
+size of each large block freed (up to 32 MiB), so large buffers (journal records, zstd output, liblmdb's
+overflow pages) come from the heap of whichever thread allocates them; the bucket writer's arena grew by
+~20 MB at each periodic checkpoint and kept it after the checkpoint's buffers were freed, so a long load's
+peak anonymous memory followed its duration. Fixing the threshold instead (mallopt) cost 22 % of ingest
+CPU: every large block a mapping of its own. The trim runs when the memory outside the catalog has grown
+by ``TRIM_SLACK`` since the last one, so its cost (a walk of the free chunks, the pages faulted in again
+when reused) follows the growth, not time.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import time
 from collections.abc import Callable
@@ -41,6 +52,27 @@ FULL_COLLECTION_SLACK = 256 << 20  # growth of the memory outside the catalog th
 # 55 ms pause). So the server also collects it on a timer.
 YOUNG_INTERVAL = 0.1
 FULL_CHECK_INTERVAL = 1.0  # how often the backstop's condition is read (``full_collection_due``)
+TRIM_SLACK = 16 << 20  # growth of the memory outside the catalog that returns the free heap to the OS
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    return trim
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def release_free_heap() -> bool:
+    """Return the free pages of every malloc arena to the OS (glibc ``malloc_trim(0)``; mongod's
+    tcmalloc releases freed memory the same way). False where the C library has no such call."""
+    if _MALLOC_TRIM is None:
+        return False
+    _MALLOC_TRIM(0)
+    return True
 
 
 def anonymous_memory() -> int | None:
@@ -66,6 +98,8 @@ class GcPolicy:
         self.full_collections = 0  # backstops run (``collect_frozen``)
         self.full_cpu_max = 0.0
         self.unaccounted_after_full: int | None = None
+        self.unaccounted_after_trim: int | None = None
+        self.trims = 0  # free heap returned to the OS (``trim_due``)
         self.accounted: Callable[[], int] = lambda: 0  # bytes of memory bounded elsewhere (the catalog)
         self.installed = False
         self._started = 0.0
@@ -77,7 +111,7 @@ class GcPolicy:
             self.accounted = accounted
         gc.collect()
         gc.freeze()
-        self.unaccounted_after_full = self._unaccounted()
+        self.unaccounted_after_full = self.unaccounted_after_trim = self._unaccounted()
         gc.set_threshold(YOUNG_THRESHOLD)
         if not self.installed:
             gc.callbacks.append(self._callback)
@@ -107,6 +141,18 @@ class GcPolicy:
         now = self._unaccounted()
         return base is not None and now is not None and now > base + FULL_COLLECTION_SLACK
 
+    def trim_if_grown(self) -> bool:
+        """``release_free_heap`` once the memory outside the catalog has grown by ``TRIM_SLACK`` since the
+        last trim (or install); what the trim could not return becomes the new base. True if it ran."""
+        base, now = self.unaccounted_after_trim, self._unaccounted()
+        if base is None or now is None or now <= base + TRIM_SLACK or not release_free_heap():
+            if now is not None and base is not None and now < base:
+                self.unaccounted_after_trim = now  # (memory given back otherwise lowers the base)
+            return False
+        self.trims += 1
+        self.unaccounted_after_trim = self._unaccounted()
+        return True
+
     def collect_frozen(self) -> int:
         """Unfreeze, collect everything, freeze again: garbage cycles that were frozen are freed (a pause
         that walks the whole heap: run when ``full_collection_due``). Returns the objects collected."""
@@ -125,7 +171,8 @@ class GcPolicy:
                 "cpuMillisTotal": [round(s * 1000, 3) for s in self.cpu_total],
                 "cpuMillisMax": [round(s * 1000, 3) for s in self.cpu_max],
                 "fullCollections": self.full_collections,
-                "fullCollectionCpuMillisMax": round(self.full_cpu_max * 1000, 3)}
+                "fullCollectionCpuMillisMax": round(self.full_cpu_max * 1000, 3),
+                "heapTrims": self.trims}
 
 
 POLICY = GcPolicy()

@@ -93,9 +93,9 @@ def _compressor() -> zstandard.ZstdCompressor:
 
 @contextlib.contextmanager
 def compressing_with(zc: zstandard.ZstdCompressor | None) -> Iterator[None]:
-    """Within the block, ``encode`` and ``encode_columns`` on this thread compress with ``zc`` (None:
-    the default). ValueCodec.pack picks the collection's dictionary this way around the server's
-    ``bucket_form`` callback, which calls ``encode_columns`` and knows nothing of dictionaries."""
+    """Within the block, ``encode`` and ``compress`` on this thread compress with ``zc`` (None: the
+    default). ValueCodec.pack picks the collection's dictionary this way around the server's
+    ``bucket_form`` callback, which calls ``compress`` and knows nothing of dictionaries."""
     previous = getattr(_local, "override", None)
     _local.override = zc
     try:
@@ -155,38 +155,63 @@ def _get_varint(buf: bytes, pos: int) -> tuple[int, int]:
 
 def _put_ints(out: bytearray, values: np.ndarray) -> None:
     """int64 array -> u8 width + zig-zag values in that width (little-endian)."""
+    (body,), _ = _ints_many(values.reshape(1, -1))
+    out += body
+
+
+def _ints_many(values: np.ndarray) -> tuple[list[bytes], np.ndarray]:
+    """The ``_put_ints`` form of each row of a 2-D int64 array (u8 width + zig-zag values in that
+    width), and the array those bytes read back as (``_unzigzag`` of the narrowed values, the reader's
+    own arithmetic): one NumPy call per distinct width for all rows."""
+    k, m = values.shape
     z = ((values << 1) ^ (values >> 63)).view(np.uint64)
-    top = int(z.max()) if len(z) else 0
-    width = 1 if top < 1 << 8 else 2 if top < 1 << 16 else 4 if top < 1 << 32 else 8
-    out.append(width)
-    out += z.astype(f"<u{width}").tobytes()
+    if not m:
+        return [b"\x01"] * k, values.copy()
+    top = z.max(axis=1)
+    widths = np.where(top < 1 << 8, 1, np.where(top < 1 << 16, 2, np.where(top < 1 << 32, 4, 8)))
+    first = int(widths[0])
+    if (widths == first).all():
+        narrow = z.astype(_UNSIGNED[first])
+        head = _WIDTH_BYTE[first]
+        return [head + row.tobytes() for row in narrow], _unzigzag(narrow)
+    bodies: list[bytes] = [b""] * k
+    back = np.empty_like(values)
+    for width in np.unique(widths).tolist():
+        rows = np.flatnonzero(widths == width)
+        narrow = z[rows].astype(_UNSIGNED[width])
+        head = _WIDTH_BYTE[width]
+        for i, row in zip(rows.tolist(), narrow, strict=True):
+            bodies[i] = head + row.tobytes()
+        back[rows] = _unzigzag(narrow)
+    return bodies, back
+
+
+def _unzigzag(z: np.ndarray) -> np.ndarray:
+    """Zig-zag values (any unsigned width) -> int64."""
+    if z.dtype.itemsize < 8:  # zig-zag values below 2**32: signed arithmetic is exact and cheaper
+        s = z.astype(np.int64)
+        return (s >> 1) ^ -(s & 1)
+    return ((z >> np.uint64(1)) ^ (np.uint64(0) - (z & np.uint64(1)))).view(np.int64)
 
 
 _UNSIGNED: dict[int, np.dtype[np.unsignedinteger[Any]]] = {
     1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
+_WIDTH_BYTE = {width: bytes((width,)) for width in _UNSIGNED}
 
 
 def _get_ints(buf: bytes, pos: int, n: int) -> tuple[np.ndarray, int]:
     width = buf[pos]
     pos += 1
-    end = pos + n * width
-    if width < 8:  # zig-zag values below 2**32: signed arithmetic is exact and cheaper
-        z = np.frombuffer(buf, _UNSIGNED[width], n, pos).astype(np.int64)
-        return (z >> 1) ^ -(z & 1), end
-    z = np.frombuffer(buf, _UNSIGNED[8], n, pos)
-    return ((z >> np.uint64(1)) ^ (np.uint64(0) - (z & np.uint64(1)))).view(np.int64), end
+    return _unzigzag(np.frombuffer(buf, _UNSIGNED[width], n, pos)), pos + n * width
 
 
 def _delta(v: np.ndarray) -> np.ndarray:
+    """Differences along the last axis, the first value kept."""
     d = np.empty_like(v)
-    if len(v):
-        d[0] = v[0]
-        np.subtract(v[1:], v[:-1], out=d[1:])
+    if v.shape[-1]:
+        d[..., 0] = v[..., 0]
+        np.subtract(v[..., 1:], v[..., :-1], out=d[..., 1:])
     return d
-
-
-def _planes(raw: np.ndarray, width: int) -> bytes:
-    return raw.reshape(-1, width).T.tobytes()
 
 
 def _unplanes(buf: bytes, pos: int, n: int, width: int) -> np.ndarray:
@@ -235,18 +260,27 @@ def _dense_runs(width: int, n: int) -> tuple[tuple[int, int, int, int], ...]:
     return tuple(runs)
 
 
-def _fill_dense(out: bytearray, view: np.ndarray, at: int, btype: int, width: int, values: np.ndarray,
-                length: int) -> None:
-    """Write the dense column of ``values`` (``length`` bytes, ``width`` bytes per value) at ``out[at:]``
-    (``view``: ``out`` as uint8; the bytes after the last value, the column's NUL, are left as they
-    are: zero)."""
-    rows = np.ascontiguousarray(values).view(np.uint8).reshape(-1, width)
-    n = len(rows)
+def _dense_skeleton(out: bytearray, at: int, btype: int, width: int, n: int, length: int) -> None:
+    """Write a dense column's length and element headers (``length`` bytes for ``n`` values of ``width``
+    bytes: the type's template, values zero) at ``out[at:]``; the column's final NUL is left as it is:
+    zero."""
     _INT32.pack_into(out, at, length)
-    view[at + 4:at + length - 1] = _template(btype, width, n)[:length - 5]
-    for lo, hi, start, stride in _dense_runs(width, n):
+    out[at + 4:at + length - 1] = _template(btype, width, n)[:length - 5].data
+
+
+def _fill_values(rows: np.ndarray, at: int, width: int, values: np.ndarray) -> None:
+    """Write the values of the dense column whose skeleton is at ``rows[..., at:]``: ``rows`` is one
+    document's buffer (uint8, ``values`` its n values of ``width`` bytes as n x width uint8) or k
+    documents' (k x size, ``values`` k x n x width). One strided copy per key length for all."""
+    if rows.ndim == 1:
+        for lo, hi, start, stride in _dense_runs(width, len(values)):
+            start += at
+            rows[start:start + (hi - lo) * stride].reshape(hi - lo, stride)[:, stride - width:] = values[lo:hi]
+        return
+    k = len(rows)
+    for lo, hi, start, stride in _dense_runs(width, values.shape[1]):
         start += at
-        view[start:start + (hi - lo) * stride].reshape(hi - lo, stride)[:, stride - width:] = rows[lo:hi]
+        rows[:, start:start + (hi - lo) * stride].reshape(k, hi - lo, stride)[:, :, stride - width:] = values[:, lo:hi]
 
 
 def dense_column(btype: int, values: np.ndarray) -> bytes:
@@ -257,50 +291,80 @@ def dense_column(btype: int, values: np.ndarray) -> bytes:
 
 
 def _dense_document(btype: int, width: int, values: np.ndarray) -> bytes:
-    length = _dense_length(width, values.nbytes // width)
+    n = values.nbytes // width
+    length = _dense_length(width, n)
     out = bytearray(length)
-    _fill_dense(out, np.frombuffer(out, np.uint8), 0, btype, width, values, length)
+    _dense_skeleton(out, 0, btype, width, n, length)
+    _fill_values(np.frombuffer(out, np.uint8), 0, width, np.ascontiguousarray(values).view(np.uint8).reshape(n, width))
     return bytes(out)
 
 
-def _column_length(btype: int, values: np.ndarray | bytes) -> int:
-    return len(values) if isinstance(values, bytes) else _dense_length(WIDTH[btype], values.nbytes // WIDTH[btype])
+def _value_rows(values: np.ndarray, k: int) -> np.ndarray:
+    """``values`` (k documents' values of one fixed-width column, any shape led by k) as k x bytes uint8."""
+    return np.ascontiguousarray(values).view(np.uint8).reshape(k, -1)
 
 
-def columns_length(columns: list[tuple[bytes, int, np.ndarray | bytes]]) -> int:
-    """Byte length of ``columns_document(columns)``."""
-    return 5 + sum(2 + len(name) + _column_length(btype, values) for name, btype, values in columns)
+def _column_length(btype: int, values: np.ndarray | bytes, k: int = 1) -> int:
+    if isinstance(values, bytes):
+        return len(values)
+    return _dense_length(WIDTH[btype], values.nbytes // (k * WIDTH[btype]))
 
 
-def columns_document(columns: list[tuple[bytes, int, np.ndarray | bytes]], prefix: bytes = b"",
-                     suffix: bytes = b"") -> bytes:
-    """``prefix`` + the BSON document ``{<name>: <column document>, ...}`` + ``suffix``, the columns given
-    as ``encode_columns`` takes them (dense values, or a column's BSON document), written into one
-    buffer: a bucket's ``data`` the way decoding and a full write both build it."""
+def columns_length(columns: list[tuple[bytes, int, np.ndarray | bytes]], k: int = 1) -> int:
+    """Byte length of the ``data`` document of each of ``k`` documents of ``columns_documents``."""
+    return 5 + sum(2 + len(name) + _column_length(btype, values, k) for name, btype, values in columns)
+
+
+def columns_documents(columns: list[tuple[bytes, int, np.ndarray | bytes]], prefixes: list[bytes],
+                      suffix: bytes = b"") -> list[bytes]:
+    """For each of k documents (``len(prefixes)``): its prefix + the BSON document ``{<name>: <column
+    document>, ...}`` + ``suffix``, the columns given as ``encode_columns`` takes them (a fixed-width
+    column's values for the k documents, an array led by k, or one column BSON document for all k): a
+    bucket's ``data`` the way decoding and a full write both build it. The k documents are written in
+    one k x size buffer, one NumPy call per element kind and key length for all of them."""
+    k = len(prefixes)
     sizes = []
     body = 0
     for name, btype, values in columns:
-        size = _column_length(btype, values)
+        size = _column_length(btype, values, k)
         sizes.append(size)
         body += 2 + len(name) + size
     length = body + 5
-    out = bytearray(len(prefix) + length + len(suffix))
-    view = np.frombuffer(out, np.uint8)
-    at = len(prefix)
-    out[:at] = prefix
-    _INT32.pack_into(out, at, length)
+    # one document with its values zero (and, for one document, its prefix and suffix: decoding a
+    # stored bucket); the values of all k written into k copies of it
+    lead, tail = (len(prefixes[0]), len(suffix)) if k == 1 else (0, 0)
+    row = bytearray(lead + length + tail)
+    if k == 1:
+        row[:lead] = prefixes[0]
+        row[lead + length:] = suffix
+    one = np.frombuffer(row, np.uint8) if k == 1 else None  # one document: its values written at once
+    at = lead
+    _INT32.pack_into(row, at, length)
     at += 4
+    fixed = []
     for (name, btype, values), size in zip(columns, sizes, strict=True):
-        out[at] = 0x03
-        out[at + 1:at + 1 + len(name)] = name  # the name's NUL: already zero
+        row[at] = 0x03
+        row[at + 1:at + 1 + len(name)] = name  # the name's NUL: already zero
         at += 2 + len(name)
         if isinstance(values, bytes):
-            out[at:at + size] = values
+            row[at:at + size] = values
         else:
-            _fill_dense(out, view, at, btype, WIDTH[btype], values, size)
+            width = WIDTH[btype]
+            cells = np.ascontiguousarray(values).view(np.uint8)
+            cells = cells.reshape(-1, width) if k == 1 else cells.reshape(k, -1, width)
+            _dense_skeleton(row, at, btype, width, cells.shape[-2], size)
+            if one is not None:
+                _fill_values(one, at, width, cells)
+            else:
+                fixed.append((at, width, cells))
         at += size
-    out[at + 1:] = suffix  # out[at]: the document's NUL, zero
-    return bytes(out)
+    if one is not None:
+        return [bytes(row)]
+    rows = np.empty((k, len(row)), np.uint8)
+    rows[:] = np.frombuffer(row, np.uint8)
+    for at, width, cells in fixed:
+        _fill_values(rows, at, width, cells)
+    return [b"".join((prefix, doc.data, suffix)) for prefix, doc in zip(prefixes, rows, strict=True)]
 
 
 def _dense_values(doc: bytes, width: int, n: int) -> np.ndarray:
@@ -363,36 +427,81 @@ def _parse_column(doc: bytes) -> tuple[int, list[int], list[int]] | None:
 
 
 def _encode_values(out: bytearray, btype: int, raw: np.ndarray, n: int) -> None:
+    body = _encode_values_many(btype, raw.reshape(1, -1), n)[0]
+    if body is None:
+        raise ValueError("a bucket column does not read back from its encoding")
+    out += body
+
+
+_CODEC_BYTE = {codec: bytes((codec,)) for codec in range(VAL_BYTES + 1)}
+
+
+def _encode_values_many(btype: int, raw: np.ndarray, n: int) -> list[bytes | None]:
+    """The value codec + body of each row of ``raw`` (k x n values of ``btype`` as little-endian
+    bytes, uint8 k x (n * width)): one NumPy call per step for all k rows (k columns of one type,
+    e.g. one field of k buckets). Verified: each row's body is read back with the reader's arithmetic
+    (``_unzigzag``, cumulative sums, XOR, planes) from the very values it holds and compared with the
+    row; a row that does not read back is None (never store what does not read back)."""
+    k = len(raw)
+    bodies: list[bytes | None]
     if btype in (0x09, 0x12):
         v = raw.view("<i8")
-        out.append(VAL_INT_DOD)
-        _put_ints(out, _delta(_delta(v)))
+        packed, back = _ints_many(_delta(_delta(v)))
+        ok = (np.cumsum(np.cumsum(back, axis=1), axis=1) == v).all(axis=1)
+        bodies = [_CODEC_BYTE[VAL_INT_DOD] + body for body in packed]
     elif btype == 0x10:
-        out.append(VAL_INT_DELTA)
-        _put_ints(out, _delta(raw.view("<i4").astype(np.int64)))
+        v = raw.view("<i4")
+        packed, back = _ints_many(_delta(v.astype(np.int64)))
+        ok = (np.cumsum(back, axis=1).astype("<i4") == v).all(axis=1)
+        bodies = [_CODEC_BYTE[VAL_INT_DELTA] + body for body in packed]
     elif btype == 0x01:
-        f = raw.view("<f8")
+        u = raw.view("<u8")
         with np.errstate(invalid="ignore"):
-            ints = f.astype(np.int64)
-        if ints.astype("<f8").tobytes() == raw.tobytes():  # bit-exactly integral (one memcmp)
-            out.append(VAL_DOUBLE_INT)
-            _put_ints(out, _delta(ints))
+            ints = raw.view("<f8").astype(np.int64)
+        integral = (ints.astype("<f8").view("<u8") == u).all(axis=1)  # bit-exactly integral
+        bodies = [None] * k
+        ok = np.zeros(k, bool)
+        if integral.all():
+            rows = None
         else:
-            u = raw.view("<u8")
-            x = u.copy()
-            x[1:] ^= u[:-1]
-            out.append(VAL_DOUBLE_XOR)
-            out += _planes(x.view(np.uint8), 8)
+            rows = np.flatnonzero(integral)
+            xor = np.flatnonzero(~integral)
+            x = u[xor]
+            x[:, 1:] ^= u[xor][:, :-1]
+            planes = np.ascontiguousarray(x.view(np.uint8).reshape(len(xor), n, 8).transpose(0, 2, 1))
+            back_x = np.bitwise_xor.accumulate(
+                np.ascontiguousarray(planes.transpose(0, 2, 1)).view("<u8").reshape(len(xor), n), axis=1)
+            ok[xor] = (back_x == u[xor]).all(axis=1)
+            for i, plane in zip(xor.tolist(), planes, strict=True):
+                bodies[i] = _CODEC_BYTE[VAL_DOUBLE_XOR] + plane.tobytes()
+        if rows is None or len(rows):
+            chosen = ints if rows is None else ints[rows]
+            packed, back = _ints_many(_delta(chosen))
+            read = (np.cumsum(back, axis=1).astype("<f8").view("<u8") == (u if rows is None else u[rows])).all(axis=1)
+            for i, body in zip(range(k) if rows is None else rows.tolist(), packed, strict=True):
+                bodies[i] = _CODEC_BYTE[VAL_DOUBLE_INT] + body
+            if rows is None:
+                ok = read
+            else:
+                ok[rows] = read
     elif btype == 0x07:
-        b = raw.reshape(n, 12)
-        hi = b[:, :8].copy().view(">u8").astype(np.uint64).view(np.int64).ravel()
-        lo = b[:, 8:].copy().view(">u4").astype(np.int64).ravel()
-        out.append(VAL_OID)
-        _put_ints(out, _delta(hi))
-        _put_ints(out, _delta(lo))
+        b = raw.reshape(k, n, 12)
+        hi = np.ascontiguousarray(b[:, :, :8]).view(">u8").astype(np.uint64).view(np.int64).reshape(k, n)
+        lo = np.ascontiguousarray(b[:, :, 8:]).view(">u4").astype(np.int64).reshape(k, n)
+        his, back_hi = _ints_many(_delta(hi))
+        los, back_lo = _ints_many(_delta(lo))
+        ok = ((np.cumsum(back_hi, axis=1).astype(">i8").view(np.uint8).reshape(k, n, 8) == b[:, :, :8]).all(axis=(1, 2))
+              & (np.cumsum(back_lo, axis=1).astype(">u4").view(np.uint8).reshape(k, n, 4) == b[:, :, 8:]).all(axis=(1, 2)))
+        bodies = [_CODEC_BYTE[VAL_OID] + h + lw for h, lw in zip(his, los, strict=True)]
     else:
-        out.append(VAL_BYTES)
-        out += _planes(raw, WIDTH[btype])
+        width = WIDTH[btype]
+        planes = np.ascontiguousarray(raw.reshape(k, n, width).transpose(0, 2, 1))
+        ok = (planes.transpose(0, 2, 1).reshape(k, n * width) == raw).all(axis=1)
+        bodies = [_CODEC_BYTE[VAL_BYTES] + plane.tobytes() for plane in planes]
+    if not ok.all():
+        for i in np.flatnonzero(~ok).tolist():
+            bodies[i] = None
+    return bodies
 
 
 @functools.lru_cache(maxsize=65536)
@@ -611,50 +720,64 @@ def encode(bson: bytes | bytearray | memoryview) -> bytes | None:
         return None
 
 
-def encode_columns(head: bytes, columns: list[tuple[bytes, int, np.ndarray | bytes]]) -> bytes:
-    """``encode`` of a bucket given as parts, without parsing its BSON: ``head`` is the document's
-    bytes up to and including the ``data`` element's name (``<total length><_id, control, meta...>
-    \x03data\x00``; ``data`` is the last element), each column is ``(name, bson type, values)`` where
-    ``values`` is either the little-endian value bytes of a dense column of a fixed-width type (an
-    array of ``n >= 1`` items) or the column's whole BSON document (bytes). The result is what
-    ``encode`` returns for that document.
+def encode_columns(heads: list[bytes], columns: list[tuple[bytes, int, np.ndarray | bytes]]) -> list[bytes | None]:
+    """``encode`` of k buckets of one column layout given as parts, without parsing their BSON, before
+    zstd (``compress``): ``heads`` are the documents' bytes up to and including the ``data`` element's
+    name (``<total length><_id, control, meta...>\x03data\x00``; ``data`` is the last element), each
+    column is ``(name, bson type, values)`` where ``values`` is either the little-endian values of a
+    dense column of a fixed-width type for the k buckets (an array led by k, ``n >= 1`` items each) or
+    one column BSON document every bucket holds (bytes). ``compress`` of each result is what ``encode``
+    returns for that document. One NumPy call per column and step for all k buckets: the per-column
+    call overhead, not the values, was the cost of a bucket's full write.
 
-    Verified: every fixed-width column's values are decoded back from the stream before it is
-    compressed and compared byte for byte with the given ones, and every column given as BSON and
-    stored otherwise than as its bytes (strings, a constant number) is decoded back and compared with
-    them (ValueError when they differ: never store what does not read back). The rest of the document
-    (head, names, raw columns, the dense column layout) is copied or rebuilt by ``dense_column`` on
-    decoding, independent of the values."""
-    out = bytearray((FORMAT_VERSION,))
-    _put_varint(out, len(head))
-    out += head
-    _put_varint(out, 1)
-    out.append(0)  # the suffix: the outer document's terminating NUL
-    _put_varint(out, len(columns))
-    written = []
-    parsed = []
+    Verified: every fixed-width column's values are read back from what the stream holds for them
+    (``_encode_values_many``) and every column given as BSON and stored otherwise than as its bytes
+    (strings, a constant number) is decoded back from its encoding and compared with them; a bucket
+    any of whose columns does not read back is None (never store what does not read back). The rest
+    of the document (head, names, raw columns, the dense column layout) is copied or rebuilt by
+    ``dense_column`` on decoding, independent of the values."""
+    k = len(heads)
+    streams: list[list[bytes]] = []
+    for head in heads:
+        out = bytearray((FORMAT_VERSION,))
+        _put_varint(out, len(head))
+        out += head
+        _put_varint(out, 1)
+        out.append(0)  # the suffix: the outer document's terminating NUL
+        _put_varint(out, len(columns))
+        streams.append([bytes(out)])
+    failed: set[int] = set()
     for name, btype, values in columns:
-        out += name
+        out = bytearray(name)
         out.append(0)
         if isinstance(values, bytes):
-            parsed.append((len(out), values))
+            at = len(out)
             _encode_column(out, values)
+            if out[at] != KIND_RAW and decode_column(bytes(out), at) != values:
+                return [None] * k
+            piece = bytes(out)
+            for parts in streams:
+                parts.append(piece)
             continue
-        n = len(values)
+        raw = _value_rows(values, k)
+        n = raw.shape[1] // WIDTH[btype]
         out.append(KIND_FIXED)
         out.append(btype)
         _put_varint(out, n)
         out.append(KEYS_DENSE)
-        value_bytes = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-        written.append((len(out), btype, n, value_bytes))
-        _encode_values(out, btype, value_bytes, n)
-    stream = bytes(out)
-    for pos, btype, n, value_bytes in written:
-        if _decode_values(stream, pos, btype, n)[0].tobytes() != value_bytes.tobytes():
-            raise ValueError("a bucket column does not read back from its encoding")
-    for pos, doc in parsed:
-        if stream[pos] != KIND_RAW and decode_column(stream, pos) != doc:
-            raise ValueError("a bucket column does not read back from its encoding")
+        piece = bytes(out)
+        for i, (parts, body) in enumerate(zip(streams, _encode_values_many(btype, raw, n), strict=True)):
+            if body is None:
+                failed.add(i)
+                continue
+            parts.append(piece)
+            parts.append(body)
+    return [None if i in failed else b"".join(parts) for i, parts in enumerate(streams)]
+
+
+def compress(stream: bytes) -> bytes:
+    """The stored form of a stream of ``encode_columns`` (zstd, with the thread's compressor: see
+    ``compressing_with``)."""
     return _compressor().compress(stream)
 
 
@@ -764,7 +887,7 @@ def _strings_document(n: int, table: list[bytes], index: np.ndarray | None) -> b
 
 
 def _read_column(buf: bytes, pos: int) -> tuple[int, np.ndarray | bytes, int]:
-    """The column whose kind byte is at ``pos`` as ``columns_document`` takes it: (bson type, its dense
+    """The column whose kind byte is at ``pos`` as ``columns_documents`` takes it: (bson type, its dense
     values (n x width bytes) or its BSON document, position after it)."""
     kind = buf[pos]
     pos += 1
@@ -816,7 +939,7 @@ def decode_raw(buf: bytes) -> bytes:
         name = buf[pos:z]
         btype, values, pos = _read_column(buf, z + 1)
         columns.append((name, btype, values))
-    return columns_document(columns, prefix, suffix)
+    return columns_documents(columns, [prefix], suffix)[0]
 
 
 def decode(packed: bytes, zd: zstandard.ZstdDecompressor | None = None) -> bytes:

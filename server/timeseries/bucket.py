@@ -39,7 +39,7 @@ from tidemark.timeseries.columns import (
     ObjectColumn,
     TableColumn,
     constant_bson,
-    control_summary,
+    control_summaries,
     object_bson,
     python_values,
     to_array,
@@ -259,27 +259,9 @@ class Bucket:
 
     # -- the v1 document
     def document_parts(self, n: int, columns: dict[str, Any] | None = None, data: dict[str, Any] | None = None) -> Parts:
-        """The v1 document of the first ``n`` rows (``columns``/``data``: the column set and the table
-        arrays as they were when the caller took them — a commit takes them on the event loop and
-        builds the document on the writer thread; rows below the commit's end do not change meanwhile)."""
-        columns = self.columns if columns is None else columns
-        data = self.table.data if data is None else data
-        slot = self.slot
-        typed = {name: data[name][slot, :n] for name, column in columns.items() if type(column) is TableColumn}
-        summary = control_summary(self.id, self.meta, self.start_s, self.time_field, columns, typed, n,
-                                  self.table.collation)
-        mins = summary["control"]["min"]
-        codec: list[tuple[Any, ...]] = []
-        for name, column in columns.items():
-            encoded = name.encode()
-            kind = type(column)
-            if kind is TableColumn:
-                codec.append((encoded, column.kind, typed[name]))
-            elif kind is ConstColumn:
-                codec.append((encoded, 0, constant_bson(column.value, n)))
-            elif name in mins:  # an object column some row below n holds
-                codec.append((encoded, 0, object_bson(column.values[:n])))
-        return Parts(summary, codec, n)
+        """The v1 document of the first ``n`` rows (``full_documents`` of this bucket alone)."""
+        return full_documents([(self, n, self.columns if columns is None else columns,
+                                self.table.data if data is None else data)])[0]
 
     def leave(self, final: bytes | None) -> None:
         """The bucket leaves memory (its full document ``final`` is durable, or it is frozen). ``final``
@@ -291,35 +273,104 @@ class Bucket:
         self.table.release(self.slot)
 
 
+def full_documents(items: list[tuple[Bucket, int, dict[str, Any], dict[str, Any]]]) -> list[Parts]:
+    """The v1 documents of buckets' first rows, each item ``(bucket, n, columns, arrays)``: ``columns``
+    and ``arrays`` (the table's) as they were when the caller took them — a commit takes them on the
+    event loop and builds the documents on the writer thread; rows below the commit's end do not change
+    meanwhile. Buckets with the same column set (a table's pure buckets share it), row count and arrays
+    are built together: one gather per column, one NumPy reduction per kind for their control, and
+    their ``data`` and codec forms with one NumPy call per column and step (``Group``)."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, (_, n, columns, data) in enumerate(items):
+        key = (id(columns), n, *(id(data[name]) for name, column in columns.items() if type(column) is TableColumn))
+        groups.setdefault(key, []).append(i)
+    out: list[Parts] = [cast(Parts, None)] * len(items)
+    for members in groups.values():
+        first, n, columns, data = items[members[0]]
+        buckets = [items[i][0] for i in members]
+        slots = np.fromiter((bucket.slot for bucket in buckets), np.intp, len(buckets))
+        typed = {name: data[name][slots, :n] for name, column in columns.items() if type(column) is TableColumn}
+        summaries = control_summaries([b.id for b in buckets], [b.meta for b in buckets], [b.start_s for b in buckets],
+                                      first.time_field, columns, typed, n, first.table.collation)
+        mins = summaries[0]["control"]["min"]
+        codec: list[tuple[Any, ...]] = []
+        for name, column in columns.items():
+            encoded = name.encode()
+            kind = type(column)
+            if kind is TableColumn:
+                codec.append((encoded, column.kind, typed[name]))
+            elif kind is ConstColumn:
+                codec.append((encoded, 0, constant_bson(column.value, n)))
+            elif name in mins:  # an object column some row below n holds (its buckets share it: one)
+                codec.append((encoded, 0, object_bson(column.values[:n])))
+        group = Group(summaries, codec, n)
+        for j, i in enumerate(members):
+            out[i] = Parts(group, j)
+    return out
+
+
+class Group:
+    """The v1 documents of k buckets with one column set and row count: their heads (``_id``,
+    ``control``, ``meta``: one BSON encode each) and ``data`` columns as the bucket codec takes them
+    ((name, bson type, k x n values) of typed columns, (name, 0, column BSON) of the others, the same
+    for all k); ``documents()`` and ``streams()`` (storage's compact form before zstd, verified) are
+    built for all k on first use."""
+
+    __slots__ = ("summaries", "codec", "n", "heads", "_documents", "_streams")
+
+    def __init__(self, summaries: list[dict[str, Any]], codec: list[Any], n: int):
+        self.summaries, self.codec, self.n = summaries, codec, n
+        length = 6 + bucket_codec.columns_length(codec, len(summaries))
+        # each document's bytes up to the ``data`` element's value (``data`` comes last)
+        self.heads = []
+        for summary in summaries:
+            encoded = bson.encode(summary, codec_options=CODEC_OPTIONS)
+            self.heads.append(b"".join((_INT32.pack(len(encoded) + length), encoded[4:-1], b"\x03data\x00")))
+        self._documents: list[bytes] | None = None
+        self._streams: list[bytes | None] | None = None
+
+    def documents(self) -> list[bytes]:
+        if self._documents is None:
+            self._documents = bucket_codec.columns_documents(self.codec, self.heads, b"\x00")
+        return self._documents
+
+    def streams(self) -> list[bytes | None]:
+        if self._streams is None:
+            try:
+                self._streams = bucket_codec.encode_columns(self.heads, self.codec)
+            except (ValueError, OverflowError):
+                self._streams = [None] * len(self.heads)
+        return self._streams
+
+
 class Parts:
-    """A built v1 document: ``summary`` ({_id, control, meta?}) and its ``data`` columns as the bucket
-    codec takes them ((name, bson type, values) of typed columns, (name, 0, column BSON) of the
-    others); ``bson()`` the document, ``codec_form()`` a function building storage's compact form."""
+    """One built v1 document of a ``Group``: ``summary`` ({_id, control, meta?}), ``bson()`` the
+    document, ``codec_form()`` a function giving storage's compact form."""
 
-    __slots__ = ("summary", "codec", "n", "head")
+    __slots__ = ("group", "i", "summary")
 
-    def __init__(self, summary: dict[str, Any], codec: list[Any], n: int):
-        self.summary, self.codec, self.n = summary, codec, n
-        # the document's bytes up to the ``data`` element's value (``data`` comes last)
-        encoded = bson.encode(summary, codec_options=CODEC_OPTIONS)
-        size = len(encoded) + 6 + bucket_codec.columns_length(codec)
-        self.head = b"".join((_INT32.pack(size), encoded[4:-1], b"\x03data\x00"))
+    def __init__(self, group: Group, i: int):
+        self.group, self.i = group, i
+        self.summary = group.summaries[i]
+
+    @property
+    def n(self) -> int:
+        return self.group.n
 
     def bson(self) -> bytes:
-        return bucket_codec.columns_document(self.codec, self.head, b"\x00")
+        return self.group.documents()[self.i]
 
     def codec_form(self) -> Callable[[], bytes | None] | None:
         """Storage's compact form of this document built from the columns (``encode_columns`` verifies
-        that every column reads back); None when there is nothing to pack or it cannot be encoded."""
-        if not self.n:
+        that every column reads back); None when there is nothing to pack, and the function answers
+        None when it cannot be encoded."""
+        if not self.group.n:
             return None
-        head, codec = self.head, self.codec
+        group, i = self.group, self.i
 
         def pack() -> bytes | None:
-            try:
-                return bucket_codec.encode_columns(head, codec)
-            except (ValueError, OverflowError):
-                return None
+            stream = group.streams()[i]
+            return None if stream is None else bucket_codec.compress(stream)
 
         return pack
 

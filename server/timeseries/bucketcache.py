@@ -111,6 +111,24 @@ class BucketCache:
             self._evict()
             return fresh
 
+    def entries(self, ns: str, records: list[tuple[bytes, bytes]]) -> list[CachedBucket | None]:
+        """``entry`` of each (record id, stored value), looked up at once (a scan's chunk)."""
+        if self.budget <= 0:
+            return [None] * len(records)
+        get = self._entries.get
+        found = [get((ns, rid)) for rid, _ in records]
+        out: list[CachedBucket | None] = []
+        hits = 0
+        for entry, (rid, stored) in zip(found, records, strict=True):
+            if entry is not None and entry.stored == stored:
+                entry.referenced = True
+                hits += 1
+            else:
+                entry = self.entry(ns, rid, stored)
+            out.append(entry)
+        self.hits += hits
+        return out
+
     def find(self, ns: str, rid: bytes, stored: bytes) -> CachedBucket | None:
         """The entry for this exact stored value if there is one (nothing is registered on a miss)."""
         found = self._entries.get((ns, rid))

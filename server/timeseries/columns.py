@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import struct
-from typing import Any
+from typing import Any, cast
 
 import bson
 import numpy as np
@@ -182,33 +182,55 @@ def typed_extremes(kind: int, values: np.ndarray) -> tuple[Any, Any]:
     return python_value(kind, low), python_value(kind, high)
 
 
-def extremes_by_kind(by_kind: dict[int, list[str]], columns: dict[str, np.ndarray]) -> dict[str, tuple[Any, Any]]:
-    """``typed_extremes`` of every column in ``by_kind`` (kind -> names), one NumPy reduction per kind for
-    all its columns (a bucket has many columns of few hundred rows: per-call overhead dominates)."""
-    out: dict[str, tuple[Any, Any]] = {}
+def extremes_by_kind(by_kind: dict[int, list[str]], columns: dict[str, np.ndarray]) -> dict[str, list[tuple[Any, Any]]]:
+    """``typed_extremes`` of every column in ``by_kind`` (kind -> names) for each of k buckets
+    (``columns``: name -> its k x n values), one NumPy reduction per kind for all its columns of all k
+    buckets (a bucket has many columns of few hundred rows: per-call overhead dominates)."""
+    out: dict[str, list[tuple[Any, Any]]] = {}
     for kind, names in by_kind.items():
-        if kind == OID or len(names) == 1:
+        if kind == OID:  # ObjectIds order as their 12 bytes big-endian: one row-wise lexsort for all k
             for name in names:
-                out[name] = typed_extremes(kind, columns[name])
+                values = columns[name]
+                k, n = values.shape
+                raw = np.ascontiguousarray(values).view(np.uint8).reshape(k, n, 12)
+                hi = np.ascontiguousarray(raw[:, :, :8]).view(">u8").reshape(k, n)
+                lo = np.ascontiguousarray(raw[:, :, 8:]).view(">u4").reshape(k, n)
+                order = np.lexsort((lo, hi))  # along each row
+                every = np.arange(k)
+                lows, highs = raw[every, order[:, 0]].tobytes(), raw[every, order[:, -1]].tobytes()
+                out[name] = [(ObjectId(lows[i:i + 12]), ObjectId(highs[i:i + 12])) for i in range(0, 12 * k, 12)]
             continue
-        stacked = np.stack([columns[name] for name in names])
-        lows, highs = stacked.min(axis=1), stacked.max(axis=1)
-        exact = np.ones(len(names), bool)
+        stacked = np.stack([columns[name] for name in names], axis=1)  # k x columns x n
+        lows, highs = stacked.min(axis=2), stacked.max(axis=2)
+        inexact: list[tuple[int, int]] = []
         if kind == DOUBLE:
             # NaN and signed zeros need the first-of-equals rule: those columns take the exact path
             exact = ~np.isnan(lows) & ~np.isnan(highs)
             zero = (lows == 0) | (highs == 0)
             if zero.any():
-                exact &= ~(zero & (np.signbit(stacked) & (stacked == 0)).any(axis=1))
-        lows_list, highs_list = lows.tolist(), highs.tolist()
-        for i, name in enumerate(names):
-            if not exact[i]:
-                out[name] = typed_extremes(kind, columns[name])
-            elif kind == DOUBLE:
-                out[name] = (lows_list[i], highs_list[i])
-            else:
-                out[name] = (python_value(kind, lows[i]), python_value(kind, highs[i]))
+                exact &= ~(zero & (np.signbit(stacked) & (stacked == 0)).any(axis=2))
+            if not exact.all():
+                inexact = [(int(i), int(c)) for i, c in zip(*np.nonzero(~exact), strict=True)]
+            lows_list, highs_list = lows.T.tolist(), highs.T.tolist()
+        else:
+            lows_list, highs_list = _python_lists(kind, lows.T), _python_lists(kind, highs.T)
+        for c, name in enumerate(names):
+            out[name] = list(zip(lows_list[c], highs_list[c], strict=True))
+        for i, c in inexact:
+            out[names[c]][i] = typed_extremes(kind, columns[names[c]][i])
     return out
+
+
+def _python_lists(kind: int, values: np.ndarray) -> list[list[Any]]:
+    """``python_value`` of each item of a 2-D array of a typed kind's values, as nested lists."""
+    rows: list[list[Any]] = values.tolist()
+    if kind == INT64:
+        return [[Int64(v) for v in row] for row in rows]
+    if kind == DATE:
+        return [[ms_to_date(v) for v in row] for row in rows]
+    if kind == BOOL:
+        return [[bool(v) for v in row] for row in rows]
+    return rows  # int32: ints
 
 
 def object_extremes(values: list[Any], collation: Any = None) -> tuple[Any, Any] | None:
@@ -229,39 +251,59 @@ def object_extremes(values: list[Any], collation: Any = None) -> tuple[Any, Any]
 
 def control_summary(bucket_id: Any, meta: Any, start_s: int, time_field: str, columns: dict[str, Any],
                     typed: dict[str, np.ndarray], n: int, collation: Any = None) -> dict[str, Any]:
-    """``{_id, control: {version: 1, min, max}, meta?}`` of a bucket's first ``n`` rows: the one
-    builder of a bucket's control, for its full document (``Bucket.document_parts``) and for what reads
-    take of an in-memory bucket (``bucketview.LiveBucket.summary``). ``columns``: the bucket's columns
-    in order; ``typed``: the first ``n`` values of each typed column (the time field's included).
+    """``control_summaries`` of one bucket (``typed``: its first ``n`` values of each typed column)."""
+    return control_summaries([bucket_id], [meta], [start_s], time_field, columns,
+                             {name: values[None] for name, values in typed.items()}, n, collation)[0]
+
+
+def control_summaries(bucket_ids: list[Any], metas: list[Any], starts_s: list[int], time_field: str,
+                      columns: dict[str, Any], typed: dict[str, np.ndarray], n: int,
+                      collation: Any = None) -> list[dict[str, Any]]:
+    """``{_id, control: {version: 1, min, max}, meta?}`` of the first ``n`` rows of each of k buckets
+    with the same ``columns``: the one builder of a bucket's control, for full documents
+    (``bucket.full_documents``) and for what reads take of an in-memory bucket
+    (``bucketview.LiveBucket.summary``). ``columns``: the buckets' columns in order; ``typed``: the
+    first ``n`` values of each typed column of the k buckets (k x n; the time field's included).
 
     The time field's min is the rounded start, its max the latest time; every other field's min and
-    max are over the rows holding it (typed columns one NumPy reduction per kind, object columns
-    merged row by row with strings under ``collation``, the collection's default); a field no row
-    below ``n`` holds is left out."""
+    max are over the rows holding it (typed columns one NumPy reduction per kind for all k buckets,
+    object columns merged row by row with strings under ``collation``, the collection's default); a
+    field no row below ``n`` holds is left out."""
     by_kind: dict[int, list[str]] = {}
     for name, column in columns.items():
         if type(column) is TableColumn and name != time_field:
             by_kind.setdefault(column.kind, []).append(name)
     found = extremes_by_kind(by_kind, typed) if n else {}
-    mins: dict[str, Any] = {time_field: ms_to_date(start_s * 1000)}
-    maxs: dict[str, Any] = {time_field: ms_to_date(int(typed[time_field].max())) if n else None}
+    latest = typed[time_field].max(axis=1).tolist() if n else None
+    shared: list[tuple[str, Any, Any]] = []  # (name, min, max) the same in every bucket
     if n:
         for name, column in columns.items():
-            if name == time_field:
-                continue
             kind = type(column)
-            if kind is TableColumn:
-                mins[name], maxs[name] = found[name]
-            elif kind is ConstColumn:
-                mins[name] = maxs[name] = column.value
-            else:
-                extremes = object_extremes(column.values[:n], collation)
+            if kind is ConstColumn and name != time_field:
+                shared.append((name, column.value, column.value))
+            elif kind is ObjectColumn and name != time_field:
+                extremes = object_extremes(cast(ObjectColumn, column).values[:n], collation)
                 if extremes is not None:
-                    mins[name], maxs[name] = extremes
-    summary: dict[str, Any] = {"_id": bucket_id, "control": {"version": 1, "min": mins, "max": maxs}}
-    if meta is not MISSING:
-        summary["meta"] = meta
-    return summary
+                    shared.append((name, *extremes))
+    out = []
+    for i, (bucket_id, meta, start_s) in enumerate(zip(bucket_ids, metas, starts_s, strict=True)):
+        mins: dict[str, Any] = {time_field: ms_to_date(start_s * 1000)}
+        maxs: dict[str, Any] = {time_field: ms_to_date(latest[i]) if latest is not None else None}
+        if n:
+            at = 0
+            for name, column in columns.items():
+                if name == time_field:
+                    continue
+                if type(column) is TableColumn:
+                    mins[name], maxs[name] = found[name][i]
+                elif at < len(shared) and shared[at][0] == name:
+                    _, mins[name], maxs[name] = shared[at]
+                    at += 1
+        summary: dict[str, Any] = {"_id": bucket_id, "control": {"version": 1, "min": mins, "max": maxs}}
+        if meta is not MISSING:
+            summary["meta"] = meta
+        out.append(summary)
+    return out
 
 
 def _copy(value: Any) -> Any:

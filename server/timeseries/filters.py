@@ -40,6 +40,7 @@ exact: the bucket's ``meta`` is the measurements' meta, compared under the same 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any, TypeGuard, cast
 
@@ -298,57 +299,99 @@ class _Deriver:
 
 class _TimeBounds:
     """The bucket predicate of time comparisons: a bucket's control min/max of the time field read once
-    (a conjunction of several is one ``_TimeBounds``, see ``_all``)."""
+    (a conjunction of several is one ``_TimeBounds``, see ``_all``). Every check bounds the two ends
+    on their own (integers: a strict bound is the next inclusive one), so the conjunction is one
+    inclusive range per end; ``select`` decides a chunk of buckets with one comparison each."""
 
-    __slots__ = ("tf", "checks")
+    __slots__ = ("tf", "checks", "key", "lo_min", "lo_max", "hi_min", "hi_max")
 
     def __init__(self, tf: str, checks: tuple[Any, ...]):
         self.tf, self.checks = tf, checks
+        self.key = "time bounds " + tf  # a string: hashed once, not at every lookup like a tuple
+        lo_min: float = -math.inf
+        lo_max: float = math.inf
+        hi_min, hi_max = lo_min, lo_max
+        for op, d_ms, earliest_ms, latest_ms in checks:
+            if op == "$eq":  # min <= d <= max, min >= d - span, max <= d + span
+                lo_max, hi_min = min(lo_max, d_ms), max(hi_min, d_ms)
+                lo_min, hi_max = max(lo_min, earliest_ms), min(hi_max, latest_ms)
+            elif op == "$gt":  # max > d, min > d - span
+                hi_min, lo_min = max(hi_min, d_ms + 1), max(lo_min, earliest_ms + 1)
+            elif op == "$gte":
+                hi_min, lo_min = max(hi_min, d_ms), max(lo_min, earliest_ms)
+            elif op == "$lt":  # min < d, max < d + span
+                lo_max, hi_max = min(lo_max, d_ms - 1), min(hi_max, latest_ms - 1)
+            else:
+                lo_max, hi_max = min(lo_max, d_ms), min(hi_max, latest_ms)
+        self.lo_min, self.lo_max, self.hi_min, self.hi_max = lo_min, lo_max, hi_min, hi_max
 
-    def __call__(self, bucket: Any) -> bool:
-        memo = bucket.derived()  # the bounds in ms, remembered with the bucket's decoded parts
-        key = ("time bounds", self.tf)
-        found = memo.get(key)
+    def bounds(self, bucket: Any) -> tuple[float, float]:
+        """(control.min, control.max) of the time field in ms (NaN when not a date: no bound holds),
+        remembered with the bucket's decoded parts."""
+        memo = bucket.derived()
+        found: tuple[float, float] | None = memo.get(self.key)
         if found is None:
             control = bucket.summary().get("control") or {}
-            found = memo[key] = (date_ms((control.get("min") or {}).get(self.tf)),
-                                 date_ms((control.get("max") or {}).get(self.tf)))
-        lo_v, hi_v = found
-        if lo_v is None or hi_v is None:
-            return False
-        for op, d_ms, earliest_ms, latest_ms in self.checks:
-            if op == "$eq":
-                ok = lo_v <= d_ms <= hi_v and lo_v >= earliest_ms and hi_v <= latest_ms
-            elif op == "$gt":
-                ok = hi_v > d_ms and lo_v > earliest_ms
-            elif op == "$gte":
-                ok = hi_v >= d_ms and lo_v >= earliest_ms
-            elif op == "$lt":
-                ok = lo_v < d_ms and hi_v < latest_ms
-            else:
-                ok = lo_v <= d_ms and hi_v <= latest_ms
-            if not ok:
-                return False
-        return True
+            lo_v = date_ms((control.get("min") or {}).get(self.tf))
+            hi_v = date_ms((control.get("max") or {}).get(self.tf))
+            found = memo[self.key] = (math.nan if lo_v is None else lo_v, math.nan if hi_v is None else hi_v)
+        return found
+
+    def __call__(self, bucket: Any) -> bool:
+        lo_v, hi_v = self.bounds(bucket)
+        return self.lo_min <= lo_v <= self.lo_max and self.hi_min <= hi_v <= self.hi_max
+
+    def select(self, views: list[Any]) -> list[Any]:
+        """The ``views`` this predicate keeps (in order): what ``__call__`` decides for each."""
+        key = self.key
+        found = [view.derived().get(key) for view in views]
+        if None in found:
+            found = [f if f is not None else self.bounds(view) for f, view in zip(found, views, strict=True)]
+        lo_min, lo_max, hi_min, hi_max = self.lo_min, self.lo_max, self.hi_min, self.hi_max
+        return [view for view, (lo_v, hi_v) in zip(views, found, strict=True)
+                if lo_min <= lo_v <= lo_max and hi_min <= hi_v <= hi_max]
 
 
-def _all(predicates: list[Any]) -> Any:
-    """The conjunction of bucket predicates (time bounds merged into one)."""
-    times = [p for p in predicates if type(p) is _TimeBounds]
-    if len(times) > 1:
-        merged = _TimeBounds(times[0].tf, tuple(c for p in times for c in p.checks))
-        predicates = [merged] + [p for p in predicates if type(p) is not _TimeBounds]
-    if len(predicates) == 1:
-        return predicates[0]
-    ps = tuple(predicates)
+class _AllOf:
+    """The conjunction of bucket predicates."""
 
-    def predicate(bucket: Any) -> bool:
-        for p in ps:
+    __slots__ = ("predicates",)
+
+    def __init__(self, predicates: tuple[Any, ...]):
+        self.predicates = predicates
+
+    def __call__(self, bucket: Any) -> bool:
+        for p in self.predicates:
             if not p(bucket):
                 return False
         return True
 
-    return predicate
+    def select(self, views: list[Any]) -> list[Any]:
+        for p in self.predicates:
+            views = kept(p, views)
+        return views
+
+
+def kept(predicate: Any, views: list[Any]) -> list[Any]:
+    """The ``views`` (a chunk of buckets) ``predicate`` keeps, in order (None keeps all): one call per
+    chunk for predicates that decide many buckets at once (``select``), else one per bucket."""
+    if predicate is None:
+        return views
+    select = getattr(predicate, "select", None)
+    if select is not None:
+        return cast("list[Any]", select(views))
+    return [view for view in views if predicate(view)]
+
+
+def _all(predicates: list[Any]) -> Any:
+    """The conjunction of bucket predicates (time bounds merged into one, first)."""
+    times = [p for p in predicates if type(p) is _TimeBounds]
+    if times:  # first: it narrows a chunk for the others with one comparison per check
+        merged = times[0] if len(times) == 1 else _TimeBounds(times[0].tf, tuple(c for p in times for c in p.checks))
+        predicates = [merged] + [p for p in predicates if type(p) is not _TimeBounds]
+    if len(predicates) == 1:
+        return predicates[0]
+    return _AllOf(tuple(predicates))
 
 
 def _of_summary(test: Any) -> Any:

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from bson import encode as bson_encode
 
+from tidemark.query import interrupt
 from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.pipeline import PipelineContext
 from tidemark.query.stage_group import _GROUP_OVERHEAD, _Groups, _memory_error, group_key
@@ -47,8 +48,9 @@ from tidemark.timeseries.groupruns import (
     Runs,
     bucket_runs,
     column_ranges,
-    passes_all,
+    passing,
     pick,
+    range_checks,
     summarize,
     truncated,
 )
@@ -59,6 +61,7 @@ _EPOCH = _dt.datetime(1970, 1, 1)
 _EXACT_SUM = float(2**53)
 BATCH_ROWS = 1 << 18  # rows gathered before a batch is cut into runs
 TOPK_BATCH_BUCKETS = 4  # a newest-first scan stops on groups already created: keep its batches short
+BUCKET_TICKS = 16  # interruption ticks per bucket decoded or unpacked: a real check every 16 (interrupt.py)
 
 
 def _ms_to_datetime(ms: int) -> _dt.datetime:
@@ -68,11 +71,12 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
 # ------------------------------------------------------------------ execution
 
 
-def run(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
+def run(group: Any, buckets: Iterable[list[Any]], event_filter: Any, fields: set[str] | None,
         info: dict[str, Any], ctx: PipelineContext | None = None,
         column_filter: ColumnFilter | None = None) -> GroupOutput:
-    """The ``$group`` output over ``buckets`` (bucket views already accepted by the bucket predicate;
-    first-seen group order, like the generic stage), computed when first asked for.
+    """The ``$group`` output over ``buckets`` (chunks of bucket views already accepted by the bucket
+    predicate, as the read sources give them; first-seen group order, like the generic stage),
+    computed when first asked for.
 
     ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
     when the bucket predicate is exact); ``column_filter``: its part decided on columns, for them too
@@ -116,24 +120,26 @@ class GroupOutput:
         return dense.sorted_results(spec, limit, ctx)
 
 
-def _grouped(group: Any, buckets: Iterable[Any], event_filter: Any, fields: set[str] | None,
+def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields: set[str] | None,
              info: dict[str, Any], ctx: PipelineContext, column_filter: ColumnFilter | None) -> _Batch:
     batch = _Batch(group, ctx, info)
     max_buckets = TOPK_BATCH_BUCKETS if group.topk is not None else None
     tf, mf = group.time_field, group.meta_field
-    for view in buckets:
-        if not batch.take_whole(view):
-            info["bucketsUnpacked"] += 1
-            fast = fast_arrays(view, group)
-            if fast is None:
+    for chunk in chunks:
+        for view, whole in zip(chunk, batch.wholes(chunk), strict=True):
+            if whole is None or not batch.take(whole):
+                interrupt.tick(BUCKET_TICKS)  # decoded or unpacked: a bucket's worth of work
+                info["bucketsUnpacked"] += 1
+                fast = fast_arrays(view, group)
+                if fast is None:
+                    batch.flush()
+                    batch.materialize()
+                    batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
+                    continue
+                info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+                batch.add(view, *fast)
+            if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
                 batch.flush()
-                batch.materialize()
-                batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
-                continue
-            info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-            batch.add(view, *fast)
-        if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
-            batch.flush()
     batch.flush()
     return batch
 
@@ -158,6 +164,7 @@ class _Batch:
         # (times, arrays, meta index, sequence, whole-bucket runs or None) in arrival order
         self.pending: list[tuple[np.ndarray, dict[str, Any], int, int, Runs | None]] = []
         self.rows = 0
+        self.whole_buckets = self.whole_rows = 0  # taken whole since the last flush (explain's counters)
         self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
         self._meta_index: dict[bytes | None, int] = {}
         # (meta index, truncated ms) -> the group's accumulators: the _id depends on nothing else
@@ -167,6 +174,7 @@ class _Batch:
         self._fast_key = fast_key(group)
         self._runs_key = _runs_key(group)
         self._whole_key = self._runs_key + " whole"
+        self._checks = range_checks(group)
 
     def materialize(self) -> None:
         """From here on, groups are generic accumulators (fed with the totals so far)."""
@@ -186,35 +194,50 @@ class _Batch:
             self.metas.append((token is not None, meta))
         return index
 
-    def take_whole(self, bucket: Any) -> bool:
-        """Take a stored bucket from its remembered parts alone when every row of it passes the filter
-        (decided from its remembered column ranges); False otherwise (the caller goes the ordinary way,
-        which remembers those parts for the next read)."""
-        group = self.group
-        entry = bucket.cached
-        if self.dense is None or not group.conditions_exact or entry is None:
-            return False
+    def wholes(self, views: list[Any]) -> list[Any]:
+        """Per bucket of a chunk, what ``take`` takes it whole from — a stored bucket every row of which
+        passes the filter (decided from its remembered column ranges, the chunk at once), from its
+        remembered parts alone — else None (the caller goes the ordinary way, which remembers those
+        parts for the next read)."""
+        if self.dense is None or not self.group.conditions_exact:
+            return [None] * len(views)
+        key = self._whole_key
+        entries = [view.cached for view in views]
+        found: list[Any] = [entry.memo.get(key) if entry is not None else None for entry in entries]
+        if None in found:  # gathered once from what the ordinary way remembered
+            found = [f if f is not None or entry is None else self._gather(view, entry)
+                     for f, entry, view in zip(found, entries, views, strict=True)]
+            known = iter(passing([f[3] for f in found if f is not None], self._checks))
+            return [f if f is not None and next(known) else None for f in found]
+        passes = passing([f[3] for f in found], self._checks)  # (the common case: all remembered)
+        return [f if ok else None for f, ok in zip(found, passes, strict=True)]
+
+    def _gather(self, bucket: Any, entry: Any) -> Any:
         memo = entry.memo
-        found = memo.get(self._whole_key)
-        if found is None:  # gathered once from what the ordinary way remembered
-            fast, runs = memo.get(self._fast_key), memo.get(self._runs_key)
-            if not fast or runs is None:
-                return False
-            summary = bucket.summary()
-            token = memo.get("meta token") if group.meta_field is not None and "meta" in summary else None
-            if token is None and group.meta_field is not None and "meta" in summary:
-                return False
-            found = memo[self._whole_key] = (fast, runs, token, summary.get("meta"))
-        (times, arrays), (runs, ranges), token, meta = found
-        if not passes_all(ranges, group):
+        fast, runs = memo.get(self._fast_key), memo.get(self._runs_key)
+        if not fast or runs is None:
+            return None
+        summary = bucket.summary()
+        mf = self.group.meta_field
+        token = memo.get("meta token") if mf is not None and "meta" in summary else None
+        if token is None and mf is not None and "meta" in summary:
+            return None
+        found = memo[self._whole_key] = (*fast, *runs, token, summary.get("meta"))  # flat: unpacked per bucket
+        return found
+
+    def take(self, whole: Any) -> bool:
+        """Take a bucket ``wholes`` found whole; False once the groups are no longer NumPy totals."""
+        if self.dense is None:
             return False
-        info = self.info
-        info["bucketsUnpacked"] += 1
-        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-        info["measurementsUnpacked"] += len(times)
-        index = self._meta(token, meta)
+        times, arrays, runs, _ranges, token, meta = whole
+        n = len(times)
+        self.whole_buckets += 1
+        self.whole_rows += n
+        index = self._meta_index.get(token)
+        if index is None:
+            index = self._meta(token, meta)
         self.pending.append((times, arrays, index, len(self.pending), runs))
-        self.rows += len(times)
+        self.rows += n
         return True
 
     def add(self, view: Any, times: np.ndarray, arrays: dict[str, Any]) -> None:
@@ -225,13 +248,19 @@ class _Batch:
         whole = None
         if self.dense is not None:  # a stored bucket every row of which passes: its remembered runs
             found = _remembered_runs(view, self.group, times, arrays, self._runs_key)
-            if found is not None and passes_all(found[1], self.group):
+            if found is not None and passing([found[1]], self._checks)[0]:
                 whole = found[0]
         self.pending.append((times, arrays, index, len(self.pending), whole))
         self.rows += len(times)
         self.info["measurementsUnpacked"] += len(times)
 
     def flush(self) -> None:
+        info = self.info
+        if self.whole_buckets:  # the counters of buckets taken whole, added up here
+            info["bucketsUnpacked"] += self.whole_buckets
+            info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + self.whole_buckets
+            info["measurementsUnpacked"] += self.whole_rows
+            self.whole_buckets = self.whole_rows = 0
         if not self.pending:
             return
         pending, self.pending, self.rows = self.pending, [], 0
@@ -280,38 +309,35 @@ class _Batch:
         return both.taken(np.argsort(both.seq, kind="stable"))
 
     def _rows(self, pending: list[Any], columns: list[Any]) -> tuple[Any, ...]:
-        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter.
-        Each bucket is filtered before the concatenation (a bucket a time window cuts keeps one
-        stretch: views, not copies), so only passing rows are copied, once."""
+        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter:
+        the buckets' rows joined first, then the filter decided once over all of them (a few NumPy
+        calls per batch, not per bucket: these buckets are mostly ones a time window cuts)."""
         group = self.group
         tf, conditions = group.time_field, group.conditions
-        kept: list[tuple[np.ndarray, dict[str, Any], int, int]] = []
-        for times, arrays, index, seq in pending:
-            mask = None
-            for path, op, operand in conditions:
-                hit = op(times if path == tf else arrays[path], operand)
-                mask = hit if mask is None else mask & hit
-            if mask is not None and not mask.all():
-                rows = np.flatnonzero(mask)
-                if not len(rows):
-                    continue
-                first, last = int(rows[0]), int(rows[-1])
-                take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
-                times = times[take]
-                arrays = {name: arrays[name][take] for name in columns}
-            kept.append((times, arrays, index, seq))
-        if len(kept) == 1:
-            times, arrays, index, seq = kept[0]
-            return (times, arrays, np.full(len(times), index, dtype=np.int64),
-                    np.full(len(times), seq, dtype=np.int64))
-        if not kept:
+        if not pending:
             empty = np.zeros(0, dtype=np.int64)
             return empty, {name: np.zeros(0) for name in columns}, empty, empty
-        lengths = [len(p[0]) for p in kept]
-        return (np.concatenate([p[0] for p in kept]),
-                {name: np.concatenate([p[1][name] for p in kept]) for name in columns},
-                np.repeat(np.fromiter((p[2] for p in kept), np.int64, len(kept)), lengths),
-                np.repeat(np.fromiter((p[3] for p in kept), np.int64, len(kept)), lengths))
+        if len(pending) == 1:
+            times, arrays, index, seq = pending[0]
+            owner = np.full(len(times), index, dtype=np.int64)
+            seqs = np.full(len(times), seq, dtype=np.int64)
+        else:
+            lengths = [len(p[0]) for p in pending]
+            times = np.concatenate([p[0] for p in pending])
+            arrays = {name: np.concatenate([p[1][name] for p in pending]) for name in columns}
+            owner = np.repeat(np.fromiter((p[2] for p in pending), np.int64, len(pending)), lengths)
+            seqs = np.repeat(np.fromiter((p[3] for p in pending), np.int64, len(pending)), lengths)
+        mask = None
+        for path, op, operand in conditions:
+            hit = op(times if path == tf else arrays[path], operand)
+            mask = hit if mask is None else mask & hit
+        if mask is not None and not mask.all():
+            rows = np.flatnonzero(mask)
+            first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
+            take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
+            times, owner, seqs = times[take], owner[take], seqs[take]
+            arrays = {name: arrays[name][take] for name in columns}
+        return times, arrays, owner, seqs
 
     def _flush_rows(self, pending: list[Any], count: bool = True) -> None:
         """The generic way: runs of one meta and truncated time fed to the generic accumulators."""

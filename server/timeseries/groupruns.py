@@ -8,13 +8,14 @@ sum for sums, ``-0.0`` for max/min).
 
 ``bucket_runs`` summarizes a whole bucket once; a stored bucket keeps it with its cached parts, so a
 later query whose filter every row of the bucket passes (decided from the bucket's column ranges,
-``passes_all``) takes the bucket's runs without touching its rows. ``row_runs`` summarizes rows cut
+``passing``) takes the bucket's runs without touching its rows. ``row_runs`` summarizes rows cut
 into runs at query time (buckets the filter cuts, live buckets). Either way a run's values are the
 same reductions over the same rows in the same order.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -162,20 +163,35 @@ def column_ranges(times: np.ndarray, arrays: dict[str, Any], group: Any) -> dict
     return out
 
 
-_HOLDS_FOR_RANGE = {  # by the condition's ufunc (columnar.plan): does it hold for every value in [low, high]?
-    np.greater: lambda low, high, x: low > x,
-    np.greater_equal: lambda low, high, x: low >= x,
-    np.less: lambda low, high, x: high < x,
-    np.less_equal: lambda low, high, x: high <= x,
-    np.equal: lambda low, high, x: low == x and high == x,
-}
-
-
-def passes_all(ranges: dict[str, tuple[Any, Any]], group: Any) -> bool:
-    """True when every row of a bucket with these column ranges passes every filter condition
-    (NaN-free columns: a comparison holding at both ends of the range holds for every value)."""
+def range_checks(group: Any) -> list[tuple[str, Any, bool, Any, bool]] | None:
+    """The filter conditions as one range per column: (path, lowest allowed min, strictly above it?,
+    highest allowed max, strictly below it?) — every row of a bucket passes exactly when its column
+    ranges sit inside (NaN-free columns: a comparison holding at both ends of a range holds for every
+    value; ``$eq`` x: min >= x and max <= x). None when an operand is NaN (no row passes)."""
+    merged: dict[str, list[Any]] = {}
     for path, op, operand in group.conditions:
-        low, high = ranges[path]
-        if not _HOLDS_FOR_RANGE[op](low, high, operand):
-            return False
-    return True
+        if operand != operand:
+            return None
+        bounds = merged.setdefault(path, [-math.inf, False, math.inf, False])
+        if op in (np.greater, np.greater_equal, np.equal):
+            strict = op is np.greater
+            if operand > bounds[0] or (operand == bounds[0] and strict):
+                bounds[0], bounds[1] = operand, strict
+        if op in (np.less, np.less_equal, np.equal):
+            strict = op is np.less
+            if operand < bounds[2] or (operand == bounds[2] and strict):
+                bounds[2], bounds[3] = operand, strict
+    return [(path, low, low_strict, high, high_strict) for path, (low, low_strict, high, high_strict) in merged.items()]
+
+
+def passing(ranges: list[dict[str, tuple[Any, Any]]], checks: list[tuple[str, Any, bool, Any, bool]] | None) -> list[bool]:
+    """Per bucket (its filter columns' (min, max): ``column_ranges``), whether every row of it passes
+    every filter condition (``checks``: ``range_checks`` of the group)."""
+    if checks is None:
+        return [False] * len(ranges)
+    out = [True] * len(ranges)
+    for path, low, low_strict, high, high_strict in checks:
+        # v > low, or v == low when not strict (one comprehension: the check per bucket is its cost)
+        out = [ok and (v[0] > low or (v[0] == low and not low_strict)) and (v[1] < high or (v[1] == high and not high_strict))
+               for ok, v in zip(out, [r[path] for r in ranges], strict=True)]
+    return out

@@ -274,17 +274,14 @@ class DenseGroups:
     def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:
         """The output documents of ``slots`` (default: every group, first-seen order)."""
         self._grow(max(len(self.ids), 1))
-        names = [name for name, _ in self.group.fields]
-        columns = [self._values(j) for j in range(len(names))]
+        keys = ["_id"] + [name for name, _ in self.group.fields]
+        columns = [self._values(j) for j in range(len(keys) - 1)]
         ids = self.ids
-        out = []
-        for i in range(len(ids)) if slots is None else slots:
-            idv = ids[i]
-            doc = {"_id": None if idv is MISSING else idv}
-            for name, values in zip(names, columns, strict=True):
-                doc[name] = values[i]
-            out.append(doc)
-        return out
+        if slots is not None:
+            ids = [ids[i] for i in slots]
+            columns = [[values[i] for i in slots] for values in columns]
+        shown = [None if idv is MISSING else idv for idv in ids]
+        return [dict(zip(keys, row, strict=True)) for row in zip(shown, *columns, strict=True)]
 
     # -- the $sort after the group
     def sorted_results(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[dict[str, Any]] | None:

@@ -33,7 +33,7 @@ from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key
 from tidemark.timeseries.columns import DATE
 from tidemark.timeseries.deps import refs
 from tidemark.timeseries.rowbson import MeasurementRows
-from tidemark.timeseries.stored import StoredBucket
+from tidemark.timeseries.stored import CHUNK, StoredBucket
 
 _NO_TIME = -(2**63)
 
@@ -83,8 +83,9 @@ class LatestRows:
         return MeasurementRows(dict(row) for row in rows)
 
 
-def latest_buckets(server: Any, ns: str, time_field: str, stats: dict[str, Any]) -> Iterator[LatestRows]:
-    """For every series, its bucket(s) holding its latest time, restricted to the rows at that time."""
+def latest_buckets(server: Any, ns: str, time_field: str, stats: dict[str, Any]) -> Iterator[list[LatestRows]]:
+    """For every series, its bucket(s) holding its latest time, restricted to the rows at that time; in
+    chunks of up to ``stored.CHUNK`` (the read sources' form, view.py)."""
     engine = server.engine
     live = scan.live_views(server, ns)  # before the stored facts: a bucket leaving memory meanwhile is in both
     facts = _facts_of(engine, ns, time_field)
@@ -97,8 +98,8 @@ def latest_buckets(server: Any, ns: str, time_field: str, stats: dict[str, Any])
     finally:
         facts.lock.release()
     stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned
-    for view in winners:
-        yield LatestRows(view, latest_positions(view, time_field))
+    for start in range(0, len(winners), CHUNK):
+        yield [LatestRows(view, latest_positions(view, time_field)) for view in winners[start:start + CHUNK]]
 
 
 def latest_positions(view: Any, time_field: str) -> np.ndarray | None:

@@ -23,6 +23,7 @@ from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import stored
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.bucketview import LiveBucket
+from tidemark.timeseries.filters import kept
 
 WRAP = 2**32
 
@@ -61,48 +62,50 @@ def _key(seconds: int, *, high: bool) -> bytes:
     return clustered_rid(ObjectId(seconds.to_bytes(4, "big") + (b"\xff" * 8 if high else b"\x00" * 8)))
 
 
-def _keep(view: Any, predicate: Any) -> bool:
-    return predicate is None or predicate(view)
-
-
-def _stored_then_live(stored_views: Iterator[Any], live: dict[str, Any], stats: dict[str, Any] | None, predicate: Any) -> Iterator[Any]:
-    for view in stored_views:
+def _stored_then_live(stored_chunks: Iterator[list[Any]], live: dict[str, Any], stats: dict[str, Any] | None,
+                      predicate: Any) -> Iterator[list[Any]]:
+    """The buckets passing ``predicate`` in chunks: each stored chunk (its in-memory buckets replacing
+    their stored version), then the in-memory buckets never stored, by ``_id``. A chunk may be empty
+    (nothing in it passed): every chunk read reaches the consumer, whose interruption check runs
+    per chunk."""
+    for chunk in stored_chunks:
         if stats is not None:
-            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-        current = live.pop(view.summary()["_id"], None) if live else None
-        if current is not None:
-            view = current
-        if _keep(view, predicate):
-            yield view
-    for bucket_id in sorted(live):
+            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(chunk)
+        if live:
+            chunk = [live.pop(view.id, view) for view in chunk]
+        yield kept(predicate, chunk)
+    ordered = sorted(live)
+    for start in range(0, len(ordered), stored.CHUNK):
+        # popped: not held once passed (a view keeps the copies its reader made)
+        chunk = [live.pop(bucket_id) for bucket_id in ordered[start:start + stored.CHUNK]]
         if stats is not None:
-            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-        view = live.pop(bucket_id)  # not held once passed: a view keeps the copies its reader made
-        if _keep(view, predicate):
-            yield view
-        del view
+            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(chunk)
+        yield kept(predicate, chunk)
+        del chunk
 
 
 def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None, stats: dict[str, Any] | None = None,
-            predicate: Any = None) -> Iterator[Any]:
+            predicate: Any = None) -> Iterator[list[Any]]:
     """Buckets of ``ns`` whose start is in ``[lo_s, hi_s]`` (None: open) and that pass ``predicate``
-    (over ``summary()``), in ``_id`` order, in-memory ones last when never stored."""
+    (over ``summary()``), in ``_id`` order, in-memory ones last when never stored; in chunks (lists,
+    possibly empty)."""
     live = live_views(server, ns, lo_s, hi_s)
 
-    def stored_views() -> Iterator[Any]:
+    def stored_chunks() -> Iterator[list[Any]]:
         for lo, hi in id_ranges(lo_s, hi_s):
-            yield from stored.scan(server.engine, ns, lo=lo, hi=hi)
+            yield from stored.chunks(server.engine, ns, lo=lo, hi=hi)
 
-    return _stored_then_live(stored_views(), live, stats, predicate)
+    return _stored_then_live(stored_chunks(), live, stats, predicate)
 
 
 def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None = None, predicate: Any = None,
-                  lo_s: int | None = None, hi_s: int | None = None) -> Iterator[Any]:
+                  lo_s: int | None = None, hi_s: int | None = None) -> Iterator[list[Any]]:
     """Buckets through a buckets index: record ids first (one short transaction), then the records in
     the index's order (its key order under its own collation, backwards for a reverse plan; a bucket
     with several keys where it first appears), a fresh read transaction per chunk; in-memory buckets
     (starting in ``[lo_s, hi_s]``) merged like ``buckets`` — only those the index would hold (a sparse,
-    partial or geo index leaves buckets out, and the in-memory ones have no entries in it yet)."""
+    partial or geo index leaves buckets out, and the in-memory ones have no entries in it yet); in
+    chunks like ``buckets``."""
     live = live_views(server, ns, lo_s, hi_s)
     index = plan.index
     if live and may_leave_out(index):
@@ -125,14 +128,15 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
 
 
 def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats: dict[str, Any], predicate: Any,
-                 done_before: Any) -> Iterator[Any]:
+                 done_before: Any) -> Iterator[list[Any]]:
     """Buckets by descending start — stored ones merged with in-memory ones — until ``done_before(start)``
     says no older bucket can matter. ``_id`` order is start order only for starts in [0, 2**31): the
     top half of the key space (starts 2038..2106, and 1901..1970) is read whole first; the lower half
     is then read down from the filter's start bound, and stops early only when that bound is below
     2**32 (a later start would wrap into it). Starts before 1901 wrap into the lower half too, anywhere
     (1900 sits among 2036's keys): older than every other bucket, they matter only when ``done_before``
-    did not say stop for them, so the keys above the bound are read (in key order) only then."""
+    did not say stop for them, so the keys above the bound are read (in key order) only then. Each
+    bucket taken is a chunk of its own (``done_before`` is asked again after the consumer took it)."""
     half = WRAP // 2
     may_stop = hi_s is not None and hi_s < WRAP
     live = live_views(server, ns, None, hi_s)
@@ -141,14 +145,14 @@ def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats:
 
     def take(view: Any) -> bool:
         stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + 1
-        return _keep(view, predicate)
+        return predicate is None or bool(predicate(view))
 
     for view in ordered:
         if not 0 <= view.start_s < half and take(view):
-            yield view
+            yield [view]
     for view in stored.scan(server.engine, ns, reverse=True, lo=_key(half - 1, high=True), chunk_size=32):
         if view.summary()["_id"] not in live and take(view):
-            yield view
+            yield [view]
     pending = 0  # in-memory buckets of the lower half not taken yet (descending start)
     top = half - 1 if hi_s is None or not 0 <= hi_s < half else hi_s
     for view in stored.scan(server.engine, ns, reverse=True, hi=_key(top, high=True), chunk_size=32):
@@ -160,23 +164,23 @@ def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats:
             if may_stop and done_before(current.start_s):
                 return
             if take(current):
-                yield current
+                yield [current]
         if may_stop and start is not None and 0 <= start < half and done_before(start):
             return
         if summary["_id"] not in live and take(view):
-            yield view
+            yield [view]
     for current in normal[pending:]:
         if may_stop and done_before(current.start_s):
             return
         if take(current):
-            yield current
+            yield [current]
     # the latest start before 1901 (-2**31 - 1): when no bucket starting then or before can matter, none above
     # the bound need be read (the predicate rejects the buckets starting after the bound read on the way)
     if top < half - 1 and not done_before(-half - 1):
         for view in stored.scan(server.engine, ns, reverse=True, lo=_key(top, high=True),
                                 hi=_key(half - 1, high=True), chunk_size=32):
             if view.summary()["_id"] not in live and take(view):
-                yield view
+                yield [view]
 
 
 def _start_s(summary: dict[str, Any], time_field: str) -> int | None:
@@ -187,7 +191,7 @@ def _start_s(summary: dict[str, Any], time_field: str) -> int | None:
 def bucket_documents(server: Any, ns: str) -> Iterator[dict[str, Any]]:
     """Every bucket document of ``ns`` (a ``system.buckets.*`` namespace), in-memory ones included:
     what every read of the buckets namespace takes its documents from."""
-    return (view.document() for view in buckets(server, ns))
+    return (view.document() for chunk in buckets(server, ns) for view in chunk)
 
 
 def natural_order(server: Any, ns: str, *, reverse: bool = False,

@@ -36,6 +36,7 @@ from tidemark.timeseries.columns import (
 from tidemark.timeseries.rowbson import MeasurementRows, Rows, Unpacked
 
 CHUNK = 128
+_LOOK_UP = object()  # StoredBucket: look the cache entry up
 _TYPED_CODEC = {DOUBLE, DATE, INT64, INT32, BOOL, OID}
 
 
@@ -121,15 +122,19 @@ class StoredBucket(_Unpacking):
     """One stored bucket record, decoded lazily; decoded parts are shared through ``bucketcache.CACHE``
     (keyed by the exact packed value ``stored``, which identifies the record's content)."""
 
-    __slots__ = ("rid", "stored", "_opener", "_opened", "_entry", "_summary")
+    __slots__ = ("rid", "stored", "_opener", "_opened", "cached", "_summary")
 
     def __init__(self, ns: str, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader], *,
-                 remember: bool = True):
+                 remember: bool = True, entry: CachedBucket | None | object = _LOOK_UP):
         """``remember`` False: what is decoded is not kept (an entry already cached is still used), for a
-        pass over every bucket that keeps only its own small results."""
+        pass over every bucket that keeps only its own small results. ``entry``: the cache entry when
+        the caller looked it up already (``BucketCache.entries``, a chunk at once)."""
         self.rid, self.stored, self._opener = rid, stored, opener
         self._opened: bytes | BucketReader | None = None
-        self._entry: CachedBucket | None = CACHE.entry(ns, rid, stored) if remember else CACHE.find(ns, rid, stored)
+        if entry is _LOOK_UP:
+            entry = CACHE.entry(ns, rid, stored) if remember else CACHE.find(ns, rid, stored)
+        # the bucketcache entry (the read interface's ``cached``; a plain attribute: read per bucket)
+        self.cached = cast("CachedBucket | None", entry)
         self._summary: dict[str, Any] | None = None
 
     def opened(self) -> bytes | BucketReader:
@@ -139,23 +144,19 @@ class StoredBucket(_Unpacking):
         return self._opened
 
     @property
-    def cached(self) -> CachedBucket | None:
-        return self._entry
-
-    @property
     def id(self) -> Any:
         return self.summary()["_id"]
 
     def derived(self) -> dict[str, Any]:
         """A memo for what reads derive from these stored bytes (the cache entry's; a fresh dict when
         caching is off)."""
-        return self._entry.memo if self._entry is not None else {}
+        return self.cached.memo if self.cached is not None else {}
 
     def summary(self) -> dict[str, Any]:
         """``{_id, control, meta?}`` without decoding any data column (shared: do not mutate)."""
         if self._summary is not None:
             return self._summary
-        entry = self._entry
+        entry = self.cached
         if entry is not None and entry.summary is not None:
             self._summary = entry.summary
             return self._summary
@@ -177,7 +178,7 @@ class StoredBucket(_Unpacking):
 
     def column_names(self) -> list[str]:
         """``data`` field names in stored order."""
-        entry = self._entry
+        entry = self.cached
         if entry is not None and "names" in entry.memo:
             return cast("list[str]", entry.memo["names"])
         opened = self.opened()
@@ -191,7 +192,7 @@ class StoredBucket(_Unpacking):
 
     def dense(self, name: str) -> tuple[int, np.ndarray] | None:
         """(BSON type, read-only values) of a dense fixed-width column, else None."""
-        entry = self._entry
+        entry = self.cached
         if entry is not None and name in entry.columns:
             return entry.columns[name]
         opened = self.opened()
@@ -370,37 +371,51 @@ def _plain(value: Any) -> Any:
 def scan(engine: Any, ns: str, resume: bytes | None = None, last: bytes | None = None, *,
          reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
          chunk_size: int = CHUNK) -> Iterator[StoredBucket]:
-    """Stored buckets in key order (descending with ``reverse``) strictly after ``resume``; ascending
+    """Stored buckets in key order, one at a time (``chunks``, flattened)."""
+    for chunk in chunks(engine, ns, resume, last, reverse=reverse, lo=lo, hi=hi, chunk_size=chunk_size):
+        yield from chunk
+
+
+def chunks(engine: Any, ns: str, resume: bytes | None = None, last: bytes | None = None, *,
+           reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
+           chunk_size: int = CHUNK) -> Iterator[list[StoredBucket]]:
+    """Stored buckets in key order (descending with ``reverse``) strictly after ``resume``, in lists of
+    up to ``chunk_size`` (one read transaction each, their cache entries looked up at once); ascending
     scans stop after ``last``; ``lo``/``hi`` bound the scan (``lo`` exclusive, ``hi`` inclusive, prefix
-    semantics). A fresh read transaction per chunk."""
+    semantics)."""
     while True:
-        chunk: list[StoredBucket] = []
+        records: list[tuple[bytes, bytes]] = []
         done = False
         with engine.read() as r:
             info = r.get_collection(ns)
             if info is None:
                 return
             opener = r.stored_opener()
-            for rid, stored in r.scan_stored(info, start_after=resume, reverse=reverse, lo=lo, hi=hi,
-                                             lo_inclusive=False):
-                if last is not None and rid > last:
+            for record in r.scan_stored(info, start_after=resume, reverse=reverse, lo=lo, hi=hi,
+                                        lo_inclusive=False):
+                if last is not None and record[0] > last:
                     done = True
                     break
-                chunk.append(StoredBucket(ns, rid, stored, opener))
-                if len(chunk) >= chunk_size:
+                records.append(record)
+                if len(records) >= chunk_size:
                     break
             else:
                 done = True
-        if chunk:
-            resume = chunk[-1].rid
-        yield from chunk
-        if done or not chunk:
+        if records:
+            resume = records[-1][0]
+            yield _views(ns, records, opener)
+        if done or not records:
             return
 
 
-def get_many(engine: Any, ns: str, rids: Iterable[bytes]) -> Iterator[StoredBucket]:
-    """The stored buckets of ``rids`` (in the given order; absent ones skipped), a read transaction per
-    chunk."""
+def _views(ns: str, records: list[tuple[bytes, bytes]], opener: Any) -> list[StoredBucket]:
+    return [StoredBucket(ns, rid, stored, opener, entry=entry)
+            for (rid, stored), entry in zip(records, CACHE.entries(ns, records), strict=True)]
+
+
+def get_many(engine: Any, ns: str, rids: Iterable[bytes]) -> Iterator[list[StoredBucket]]:
+    """The stored buckets of ``rids`` (in the given order; absent ones skipped), in lists of up to
+    ``CHUNK``: a read transaction each."""
     ordered = list(rids)
     for start in range(0, len(ordered), CHUNK):
         with engine.read() as r:
@@ -408,7 +423,7 @@ def get_many(engine: Any, ns: str, rids: Iterable[bytes]) -> Iterator[StoredBuck
             if info is None:
                 return
             opener = r.stored_opener()
-            chunk = [StoredBucket(ns, rid, stored, opener)
-                     for rid, stored in ((rid, r.get_stored(info, rid)) for rid in ordered[start:start + CHUNK])
-                     if stored is not None]
-        yield from chunk
+            records = [(rid, stored) for rid, stored in ((rid, r.get_stored(info, rid)) for rid in ordered[start:start + CHUNK])
+                       if stored is not None]
+        if records:
+            yield _views(ns, records, opener)

@@ -6,8 +6,10 @@ per-measurement filter of the leading ``$match`` stages; the caller runs the res
 buckets come from the buckets index (hinted, or one the filter bounds), newest first (``$group`` by
 ``$dateTrunc`` -> ``$sort {_id: -1}`` -> ``$limit``), lastpoint, or the ``_id`` range scan. Every
 source yields bucket views (bucketview.py): the generic unpack, the columnar ``$group`` and lastpoint
-read them through the same interface. The running operation's interruption check (maxTimeMS, killOp:
-``tidemark.query.interrupt``) runs once per bucket.
+read them through the same interface. Sources yield buckets in chunks (lists: a stored chunk is one
+read transaction's records, its cache entries and bucket predicate decided at once); the running
+operation's interruption check (maxTimeMS, killOp: ``tidemark.query.interrupt``) runs once per chunk
+(at most ``stored.CHUNK`` buckets), and the consumers tick per bucket they decode.
 """
 
 from __future__ import annotations
@@ -121,12 +123,13 @@ def _event_filter(first: Any, nodes: list[Any], collation: Any) -> Any:
     return compile_node(nodes[0] if len(nodes) == 1 else And(tuple(nodes)), collation=collation)
 
 
-def _interruptible(buckets: Iterator[Any]) -> Iterator[Any]:
-    """A check per bucket (up to 1000 measurements); the operation is looked up each time, as a
-    cursor's generator resumes under each getMore's operation."""
-    for bucket in buckets:
+def _interruptible(chunks: Iterator[list[Any]]) -> Iterator[list[Any]]:
+    """A check per chunk of buckets (empty chunks too: a scan whose buckets the predicate rejects
+    still notices); the operation is looked up each time, as a cursor's generator resumes under each
+    getMore's operation."""
+    for chunk in chunks:
         interrupt.check()
-        yield bucket
+        yield chunk
 
 
 class GroupableMeasurements:
@@ -135,7 +138,7 @@ class GroupableMeasurements:
     ``group_result(spec, ctx)`` on its input; unless the group is the one planned and nothing has
     been read yet, it gets None and iterates the measurements as usual."""
 
-    def __init__(self, plan: Any, buckets: Iterator[Any], spec: Any, event_filter: Any,
+    def __init__(self, plan: Any, buckets: Iterator[list[Any]], spec: Any, event_filter: Any,
                  fields: set[str] | None, info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None):
         self._plan, self._buckets, self._spec = plan, buckets, spec
         self._event_filter, self._fields, self._info = event_filter, fields, info
@@ -195,16 +198,17 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
     return plan if plan.kind == "IXSCAN" and plan.index is not None else None
 
 
-def _measurements(buckets: Iterator[Any], spec: Any, event_filter: Any, fields: set[str] | None,
+def _measurements(buckets: Iterator[list[Any]], spec: Any, event_filter: Any, fields: set[str] | None,
                   info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None, raw: bool = False
                   ) -> Iterator[Any]:
     """The measurements of ``buckets`` the event filter accepts (``rowfilter.accepted``: with a column
     filter only the rows it keeps are materialized; ``raw``: as BSON documents)."""
     time_field, meta_field = spec.time_field, spec.meta_field
-    for bucket in buckets:
-        info["bucketsUnpacked"] += 1
-        yield from rowfilter.accepted(bucket, fields, event_filter, column_filter, info, time_field, meta_field,
-                                      raw)
+    for chunk in buckets:
+        for bucket in chunk:
+            info["bucketsUnpacked"] += 1
+            yield from rowfilter.accepted(bucket, fields, event_filter, column_filter, info, time_field, meta_field,
+                                          raw)
 
 
 def bucket_records(server: Any, db: str, coll: str, *, reverse: bool = False,

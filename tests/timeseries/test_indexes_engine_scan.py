@@ -42,7 +42,7 @@ async def test_meta_equality_reads_only_the_matching_bucket_through_the_default_
     await _load(server)
     plan, bfilter = _plan(server, {"m": 7})
     stats: dict = {}
-    found = list(scan.index_buckets(server, BNS, plan, stats, bfilter.predicate))
+    found = [b for chunk in scan.index_buckets(server, BNS, plan, stats, bfilter.predicate) for b in chunk]
     assert [b.summary()["meta"] for b in found] == [7]
     assert stats["bucketsScanned"] == 1 and stats["keysExamined"] == 1
 
@@ -52,7 +52,7 @@ async def test_in_memory_buckets_are_merged_even_when_the_index_misses_them(serv
     docs = [{"t": T0 + dt.timedelta(minutes=5), "m": 99, "v": 0}]  # a new, still open bucket
     await insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})
     plan, bfilter = _plan(server, {"m": 99})
-    metas = [b.summary().get("meta") for b in scan.index_buckets(server, BNS, plan, None, bfilter.predicate)]
+    metas = [b.summary().get("meta") for chunk in scan.index_buckets(server, BNS, plan, None, bfilter.predicate) for b in chunk]
     assert metas == [99]
 
 
@@ -60,7 +60,7 @@ async def test_chunked_reads_yield_each_bucket_once(server, monkeypatch):
     await _load(server, sensors=30)
     monkeypatch.setattr(stored, "CHUNK", 7)
     plan, _ = _plan(server, {"m": {"$gte": 0}})
-    found = list(scan.index_buckets(server, BNS, plan))
+    found = [b for chunk in scan.index_buckets(server, BNS, plan) for b in chunk]
     assert sorted(b.summary()["meta"] for b in found) == list(range(30))
 
 
@@ -68,6 +68,6 @@ async def test_bucket_predicate_drops_buckets_after_the_index_read(server):
     await _load(server, sensors=5)
     plan, _ = _plan(server, {"m": {"$gte": 0}})
     stats: dict = {}
-    found = list(scan.index_buckets(server, BNS, plan, stats, lambda b: b.summary()["meta"] % 2 == 0))
+    found = [b for chunk in scan.index_buckets(server, BNS, plan, stats, lambda b: b.summary()["meta"] % 2 == 0) for b in chunk]
     assert sorted(b.summary()["meta"] for b in found) == [0, 2, 4]
     assert stats["bucketsScanned"] == 5

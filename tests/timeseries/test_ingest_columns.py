@@ -10,10 +10,13 @@ import pytest
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 from harness.timeseries import Engine, document
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tidemark.protocol.codec import CODEC_OPTIONS
 from tidemark.storage import bucket_codec
 from tidemark.timeseries import journal, rawbatch
+from tidemark.timeseries.bucket import full_documents
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.columns import constant_bson
 from tidemark.timeseries.states import State
@@ -393,3 +396,63 @@ def test_a_series_whose_open_bucket_of_another_layout_holds_the_time_is_not_swit
 @pytest.mark.parametrize("value", [0.0, "abc", None, {"a": 1}, [1, 2], Int64(5), True])
 def test_constant_columns_encode_exactly_as_bson(n, value):
     assert constant_bson(value, n) == bson.encode({str(i): value for i in range(n)}, codec_options=CODEC_OPTIONS)
+
+
+_FIELD_VALUES = {
+    "double": st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, float("nan")]),
+                        st.integers(-100, 100).map(float)),
+    "int": st.integers(-(2 ** 31), 2 ** 31 - 1),
+    "long": st.integers(-(2 ** 63), 2 ** 63 - 1).map(Int64),
+    "bool": st.booleans(),
+    "oid": st.binary(min_size=12, max_size=12).map(ObjectId),
+    "date": st.integers(-(2 ** 40), 2 ** 40).map(lambda ms: T0 + dt.timedelta(milliseconds=ms)),
+}
+
+
+@st.composite
+def _layout_batches(draw):
+    """Batches of one layout (every document the same fields and types) over a few series, with values
+    that exercise each typed column's min/max rules (NaN, signed zeros, ObjectId order, ...)."""
+    kinds = draw(st.lists(st.sampled_from(sorted(_FIELD_VALUES)), min_size=1, max_size=5))
+    series = draw(st.integers(1, 6))
+    ticks = draw(st.integers(1, 30))
+    rows = []
+    for tick in range(ticks):
+        for host in range(series):
+            doc = {"_id": draw(_FIELD_VALUES["oid"]), "t": T0 + dt.timedelta(seconds=tick), "m": {"h": host},
+                   "k": "const"}
+            for i, kind in enumerate(kinds):
+                doc[f"f{i}"] = draw(_FIELD_VALUES[kind])
+            rows.append(doc)
+    size = draw(st.integers(1, 40))
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_layout_batches())
+def test_documents_built_together_equal_each_built_alone_and_one_by_one_inserts(batches):
+    """full_documents groups the buckets of one layout and row count: each document and stored form is
+    what building that bucket alone gives, and its control is the one-by-one insert's."""
+    engine = _column_wise(batches, expect_columnar=False)
+    buckets = engine.buckets()
+    together = full_documents([(b, b.count, b.columns, b.table.data) for b in buckets])
+    one = {b.id: None for b in buckets}
+    for bucket, part in zip(buckets, together, strict=True):
+        alone = bucket.document_parts(bucket.count)
+        raw = part.bson()
+        assert raw == alone.bson()
+        assert bson.encode(part.summary) == bson.encode(alone.summary)  # (NaN != NaN as values)
+        assert part.codec_form()() == alone.codec_form()() == bucket_codec.encode(raw)
+        one[bucket.id] = bson.decode(raw, codec_options=CODEC_OPTIONS)
+    reference = _one_by_one(batches)
+    assert sorted(repr((d["control"], d["meta"], d["data"])) for d in one.values()) == sorted(
+        repr((d["control"], d["meta"], d["data"])) for d in reference.documents())
+
+
+def test_full_documents_build_a_table_s_buckets_of_one_row_count_as_one_group():
+    engine = _column_wise(_tsbs(5, series=12, ticks=30))
+    buckets = engine.buckets()
+    assert len(buckets) == 12 and len({b.count for b in buckets}) == 1
+    parts = full_documents([(b, b.count, b.columns, b.table.data) for b in buckets])
+    assert len({id(part.group) for part in parts}) == 1
+    assert [part.bson() for part in parts] == [b.document_parts(b.count).bson() for b in buckets]

@@ -38,7 +38,7 @@ def _bucket(n, meta, minute):
 def _latest(server):
     stats = {}
     found = sorted((view.view.summary()["_id"], view.view.summary()["control"]["max"]["t"])
-                   for view in lastpoint.latest_buckets(server, NS, "t", stats))
+                   for chunk in lastpoint.latest_buckets(server, NS, "t", stats) for view in chunk)
     return found, stats
 
 
