@@ -34,6 +34,22 @@ RAW_CODEC_OPTIONS: CodecOptions[RawBSONDocument] = CodecOptions(
 )
 
 
+class EncodedDocument(RawBSONDocument):
+    """A ``RawBSONDocument`` over BSON bytes the server encoded itself (cursor batches of documents made
+    straight as BSON): made without parsing the bytes again, and ``raw`` a plain attribute, not a
+    property (the encoder reads it for every document of a batch). Otherwise exactly a
+    ``RawBSONDocument(data, RAW_CODEC_OPTIONS)``: it sets that class's own (private) slots, which
+    pymongo has kept since 3.x (pinned <5; tests/protocol/test_codec.py checks the equivalence)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, data: bytes) -> None:
+        self.raw = data  # type: ignore[misc]  # the property of the base, shadowed by a slot
+        self._RawBSONDocument__raw = data
+        self._RawBSONDocument__inflated_doc = None
+        self._RawBSONDocument__codec_options = RAW_CODEC_OPTIONS
+
+
 def decode(data: bytes | bytearray | memoryview) -> dict[str, Any]:
     """Decode one BSON document. Raises ``bson.errors.InvalidBSON`` on malformed input."""
     return bson.decode(data, codec_options=CODEC_OPTIONS)

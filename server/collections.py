@@ -208,8 +208,12 @@ def _stage_memory_limit(server: ServerState) -> int:
 
 def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
-              collation: dict | None = None, target: Any = None, collection_uuid: Any = None) -> ReadResult:
+              collation: dict | None = None, target: Any = None, collection_uuid: Any = None,
+              raw_ok: bool = False) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
+
+    ``raw_ok``: the caller hands the documents to a cursor untouched, so a time-series read with no
+    stage left may give them as ``RawBSONDocument``s made straight from the buckets' columns.
 
     ``collation`` is the one the command asks for (None: the collection's or view's default).
     ``target``: ``db.name`` as the command already resolved it (``tidemark.core.namespace.Namespace``).
@@ -233,7 +237,8 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
-                                                      collation=coll, buckets_info=resolved.buckets_info)
+                                                      collation=coll, buckets_info=resolved.buckets_info,
+                                                      raw=raw_ok)
         remaining = list(remaining)
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns, target=resolved)
@@ -556,7 +561,8 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
     info, view = target.info, target.view
     if view is not None:
         return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.variables,
-                         allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec, target=target)
+                         allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec, target=target,
+                         raw_ok=raw_ok)
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
     if info is None:

@@ -6,7 +6,9 @@ Invariants:
   time per cursor (``in_use`` guards against concurrent getMores).
 - Ids are random positive int64 values, never reused while the cursor lives; 0 means "exhausted".
 - Each batch holds at most ``batch_size`` documents (first batch default 101, later ones unlimited)
-  and stays under ``MAX_BATCH_BYTES`` (at least one document is always returned); a document that
+  and its array stays under ``MAX_BATCH_BYTES``, the documents' elements counted whole — type byte and
+  index key too, ~7 bytes a document that 40,000 small documents add up to past the 64 KiB left for
+  the envelope (at least one document is always returned); a document that
   would overflow the batch is kept back for the next one. The registry peeks one document past a
   full batch so an exhausted cursor is reported with id 0 instead of needing an empty getMore.
 - A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
@@ -42,7 +44,7 @@ from bson.raw_bson import RawBSONDocument
 from tidemark.auth.names import ANYONE, visible_to
 from tidemark.context import CommandContext
 from tidemark.gc_policy import release_free_heap
-from tidemark.protocol.codec import RAW_CODEC_OPTIONS, encode_in_order
+from tidemark.protocol.codec import EncodedDocument, encode_in_order
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.interrupt import tick
 
@@ -104,16 +106,19 @@ class Cursor:
 
 
 def _as_raw(document: Any) -> RawBSONDocument:
+    if type(document) is EncodedDocument:  # made as BSON already (no ABC instance check per document)
+        return document
     if isinstance(document, RawBSONDocument):
         return document
     # Field order as the query produced it (bson.encode would hoist _id to the front).
-    return RawBSONDocument(encode_in_order(document), RAW_CODEC_OPTIONS)
+    return EncodedDocument(encode_in_order(document))
 
 
 def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument], bool]:
     """Pull one batch (runs in the thread pool). Returns (documents, exhausted)."""
     batch: list[RawBSONDocument] = []
     size = 0
+    key_bytes, wider_at = 3, 10  # the next document's element besides its bytes: type, index key, NUL
     iterator = cursor.iterator
     while True:
         tick()
@@ -131,8 +136,12 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument
         if batch and size + doc_size > MAX_BATCH_BYTES:
             cursor.pending = doc
             return batch, False
+        # the batch array's bytes, as mongod's builder counts them: each document's element is its
+        # type byte, its index as a key and the key's NUL besides the document
+        size += doc_size + key_bytes
         batch.append(doc)
-        size += doc_size
+        if len(batch) == wider_at:
+            key_bytes, wider_at = key_bytes + 1, wider_at * 10
 
 
 class ResumeTokens:

@@ -5,19 +5,18 @@ Every read path — the generic unpack, the columnar ``$group``, lastpoint, read
 decoded lazily, parts kept in bucketcache) or from memory (``LiveBucket`` below).
 
 ``LiveBucket`` reads a bucket's *committed* rows (``durable`` when the view is taken) straight from its
-columns — NumPy rows to Python values to measurements — without building BSON or the v1 document. If
+columns — NumPy rows to ``rowbson.Unpacked``, made measurements or BSON documents — without building
+the v1 document. If
 the bucket leaves memory while a read still holds the view (its slot may then hold another bucket's
 rows), the view notices after copying (``Bucket.final``/``left``) and reads the final document instead.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -31,6 +30,7 @@ from tidemark.timeseries.columns import (
     control_summary,
     python_values,
 )
+from tidemark.timeseries.rowbson import Rows, Unpacked
 from tidemark.timeseries.stored import DocumentBucket, document_bucket
 
 if TYPE_CHECKING:
@@ -125,18 +125,10 @@ class LiveBucket:
         return found
 
     def _values_at(self, name: str, positions: np.ndarray | None) -> list[Any]:
-        """A column's values as Python values, only at ``positions`` when given (only those convert)."""
+        """An object column's values, only at ``positions`` when given (only those are taken)."""
         if positions is None:
             return self._python(name)
-        column = self._columns[name]
-        if type(column) is TableColumn:
-            array = self._typed.get(name) if self._typed is not None else None
-            if array is None:  # only these rows: no copy of the column
-                return python_values(column.kind, _rows(self.bucket, name, positions, len(positions)))
-            return python_values(column.kind, array[positions])
-        if type(column) is ConstColumn:
-            return [column.value] * len(positions)
-        values = column.values
+        values = cast(ObjectColumn, self._columns[name]).values
         return [values[i] for i in positions.tolist()]
 
     def derived(self) -> dict[str, Any]:
@@ -206,15 +198,14 @@ class LiveBucket:
         self._summary = memo["summary"] = out
         return out
 
-    def measurements(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
-                     meta_field: str | None) -> Iterator[dict[str, Any]]:
+    def unpack(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
+               meta_field: str | None) -> Rows:
         gone = self._left()
         if gone is not None:
-            yield from gone.measurements(fields, positions, time_field=time_field, meta_field=meta_field)
-            return
+            return gone.unpack(fields, positions, time_field=time_field, meta_field=meta_field)
         n = self.n
         if not n:
-            return
+            return Unpacked(0)
         wanted = None if fields is None else set(fields)
         dense_names: list[str] = []
         sparse_names: list[str] = []
@@ -225,38 +216,35 @@ class LiveBucket:
                 sparse_names.append(name)
             else:
                 dense_names.append(name)
-        keep = None if positions is None else positions
-        names: list[str] = []
-        columns: list[Any] = []
+        out = Unpacked(n if positions is None else len(positions))
         if wanted is None or time_field in wanted:
-            names.append(time_field)
-            columns.append(self._values_at(time_field, keep))
-        has_meta = meta_field is not None and self.meta is not MISSING and (wanted is None or meta_field in wanted)
-        count = n if keep is None else len(keep)
-        if has_meta:
-            names.append(cast(str, meta_field))  # has_meta: not None
-            columns.append([self.meta] * count)  # shared by the bucket's rows: stages copy on write
+            self._column(out, time_field, positions)
+        if meta_field is not None and self.meta is not MISSING and (wanted is None or meta_field in wanted):
+            out.constant(meta_field, self.meta)
         for name in dense_names:
-            names.append(name)
-            columns.append(self._values_at(name, keep))
+            self._column(out, name, positions)
         # a column some row lacks stays after the others in every row, whichever rows are read
-        sparse = [(name, self._values_at(name, keep)) for name in sparse_names]
+        for name in sparse_names:
+            out.sparse_values(name, self._values_at(name, positions))
         if (gone := self._left()) is not None:  # left memory while copying: the copies may be another bucket's
-            yield from gone.measurements(fields, positions, time_field=time_field, meta_field=meta_field)
-            return
-        n = count
-        rows = zip(*columns, strict=True) if columns else itertools.repeat((), n)
-        if not sparse:
-            for row in rows:
-                yield dict(zip(names, row, strict=True))
-            return
-        for i, row in enumerate(rows):
-            out = dict(zip(names, row, strict=True))
-            for name, values in sparse:
-                value = values[i]
-                if value is not MISSING:
-                    out[name] = value
-            yield out
+            return gone.unpack(fields, positions, time_field=time_field, meta_field=meta_field)
+        return out
+
+    def _column(self, out: Unpacked, name: str, positions: np.ndarray | None) -> None:
+        """A column every row holds, at ``positions`` (every row when None), in its own form."""
+        column = self._columns[name]
+        if type(column) is TableColumn:
+            if positions is None:
+                values = self._array(name)
+            elif self._typed is not None and name in self._typed:
+                values = self._typed[name][positions]
+            else:  # only these rows: no copy of the column
+                values = _rows(self.bucket, name, positions, len(positions))
+            out.typed(name, column.kind, values)
+        elif type(column) is ConstColumn:
+            out.constant(name, column.value)
+        else:
+            out.values(name, self._values_at(name, positions))
 
     def document(self) -> dict[str, Any]:
         gone = self._left()
@@ -299,8 +287,8 @@ class _Empty:
     def summary(self) -> dict[str, Any]:
         return {"_id": None, "control": {"version": 1, "min": {}, "max": {}}}
 
-    def measurements(self, *args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
-        return iter(())
+    def unpack(self, *args: Any, **kwargs: Any) -> Unpacked:
+        return Unpacked(0)
 
     def document(self) -> dict[str, Any]:
         return {"_id": None, "control": {"version": 1, "min": {}, "max": {}}, "data": {}}

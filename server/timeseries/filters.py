@@ -150,6 +150,26 @@ def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: i
     return BucketFilter(mql, predicate, lo, hi, exact, collation, shown)
 
 
+def meta_only(node: Node, meta_field: str) -> bool:
+    """``node`` names the meta field (``m``, ``m.x``) and nothing else."""
+    paths: list[str] = []
+    return _paths(node, paths) and bool(paths) and all(p == meta_field or p.startswith(meta_field + ".")
+                                                       for p in paths)
+
+
+def decided_per_bucket(node: Node, meta_field: str | None) -> bool:
+    """True when the bucket filter of a filter holding the conjunct ``node`` decides it exactly for
+    every bucket (``derive`` makes it an exact part: a meta-only predicate with an MQL form): the
+    measurements of a bucket that passes the bucket filter all match it."""
+    if meta_field is None or not meta_only(node, meta_field):
+        return False
+    try:
+        render(_rename(node, meta_field))
+    except NoMqlForm:
+        return False
+    return True
+
+
 class _Deriver:
     """Each ``part`` is (mql, predicate, lo_s, hi_s, exact, shown) or None (no bound: keep every bucket)."""
 
@@ -170,9 +190,8 @@ class _Deriver:
         return mf is not None and (path == mf or path.startswith(mf + "."))
 
     def part(self, node: Node) -> tuple[Any, ...] | None:
-        paths: list[str] = []
         mf = self.mf
-        if mf is not None and _paths(node, paths) and paths and all(self.on_meta(p) for p in paths):
+        if mf is not None and meta_only(node, mf):
             renamed = _rename(node, mf)
             try:
                 mql = render(renamed)

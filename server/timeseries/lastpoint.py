@@ -32,6 +32,7 @@ from tidemark.timeseries import scan
 from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key
 from tidemark.timeseries.columns import DATE
 from tidemark.timeseries.deps import refs
+from tidemark.timeseries.rowbson import MeasurementRows
 from tidemark.timeseries.stored import CHUNK, StoredBucket
 
 _NO_TIME = -(2**63)
@@ -58,7 +59,7 @@ def is_lastpoint(pipeline: list[dict[str, Any]], time_field: str, meta_field: st
 
 
 class LatestRows:
-    """A bucket view restricted to its rows at its latest time (``measurements`` only)."""
+    """A bucket view restricted to its rows at its latest time (``unpack`` only)."""
 
     __slots__ = ("view", "positions")
     cached = None
@@ -70,16 +71,16 @@ class LatestRows:
         summary: dict[str, Any] = self.view.summary()
         return summary
 
-    def measurements(self, fields: Any = None, positions: Any = None, *, time_field: str,
-                     meta_field: str | None) -> Iterator[dict[str, Any]]:
+    def unpack(self, fields: Any = None, positions: Any = None, *, time_field: str,
+               meta_field: str | None) -> MeasurementRows:
         """The rows, remembered with what the bucket's rows derive (each read gets its own dicts)."""
         memo = self.view.derived()
         key = ("latest rows", time_field, meta_field, None if fields is None else frozenset(fields))
         rows = memo.get(key)
         if rows is None:
-            rows = memo[key] = list(self.view.measurements(fields, self.positions, time_field=time_field,
-                                                           meta_field=meta_field))
-        return (dict(row) for row in rows)
+            rows = memo[key] = list(self.view.unpack(fields, self.positions, time_field=time_field,
+                                                     meta_field=meta_field).dicts())
+        return MeasurementRows(dict(row) for row in rows)
 
 
 def latest_buckets(server: Any, ns: str, time_field: str, stats: dict[str, Any]) -> Iterator[list[LatestRows]]:

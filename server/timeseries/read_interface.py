@@ -15,7 +15,7 @@ each of them satisfies it (``make lint``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -23,6 +23,7 @@ import numpy as np
 if TYPE_CHECKING:
     from tidemark.timeseries.bucketcache import CachedBucket
     from tidemark.timeseries.bucketview import LiveBucket
+    from tidemark.timeseries.rowbson import Rows
     from tidemark.timeseries.stored import DocumentBucket, StoredBucket
 
 
@@ -48,11 +49,12 @@ class BucketView(Protocol):
         """(BSON type, read-only NumPy values) of a column every row holds with one fixed-width type,
         else None."""
 
-    def measurements(self, fields: Iterable[str] | None = None, positions: np.ndarray | None = None, *,
-                     time_field: str, meta_field: str | None) -> Iterator[dict[str, Any]]:
-        """The measurements: the time field first, then the meta field (``meta_field``, when the bucket
-        has a meta), then the columns every row holds, then the others; only ``fields`` when given, only
-        the rows at ``positions`` (ascending) when given."""
+    def unpack(self, fields: Iterable[str] | None = None, positions: np.ndarray | None = None, *,
+               time_field: str, meta_field: str | None) -> Rows:
+        """The measurements (``rowbson``: as dicts, or as their BSON documents): the time field first,
+        then the meta field (``meta_field``, when the bucket has a meta), then the columns every row
+        holds, then the others; only ``fields`` when given, only the rows at ``positions`` (ascending)
+        when given."""
 
     def document(self) -> dict[str, Any]:
         """The whole v1 bucket document."""

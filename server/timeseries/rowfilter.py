@@ -28,8 +28,9 @@ out (the positions are then a superset, and the exact event filter still runs on
   any collation.
 
 The answer is the whole filter (``Rows.exact``: the event filter need not run) only when every
-conjunct of the filter was evaluated on this bucket; a meta conjunct is never a term (the bucket
-filter decides it per bucket, but the event filter still confirms it on the rows kept).
+conjunct of the filter was evaluated on this bucket or is a meta conjunct the bucket filter decides
+exactly (``filters.decided_per_bucket``: every row of a bucket that passed the bucket filter matches
+it). A meta conjunct is never a term.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from bson.int64 import Int64
 from tidemark.query.match_ast import And, Cmp, In, Node, Not
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.columns import BOOL, DATE, DOUBLE, INT32, INT64, OID
+from tidemark.timeseries.filters import decided_per_bucket
 
 _NUMERIC = frozenset({DOUBLE, INT32, INT64})
 _TYPED = frozenset({DOUBLE, INT32, INT64, DATE, BOOL, OID})  # fixed-width: never an array, never missing
@@ -130,13 +132,15 @@ class ColumnFilter:
 
 
 def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_filter: ColumnFilter | None,
-             info: dict[str, Any], time_field: str, meta_field: str | None) -> Iterator[dict[str, Any]]:
+             info: dict[str, Any], time_field: str, meta_field: str | None, raw: bool = False) -> Iterator[Any]:
     """The one unpack of a bucket's rows for a filter (every read that makes documents of a bucket's
     measurements: the generic read, the columnar ``$group``'s buckets that are not dense): the rows the
     column filter keeps are materialized (every row without one, or where it cannot judge the bucket),
     and the event filter (None: the bucket filter decided whole buckets) runs on them unless the column
-    filter decided the whole filter for this bucket. Explain's counters: ``measurementsUnpacked`` the
-    rows materialized, ``measurementsSkipped`` those the columns rejected, ``measurementsReturned``
+    filter decided the whole filter for this bucket. ``raw``: the rows accepted come as their BSON
+    documents (``RawBSONDocument``: what a cursor returns as it is), made from the columns — dicts are
+    made only of the rows the event filter must look at. Explain's counters: ``measurementsUnpacked``
+    the rows materialized, ``measurementsSkipped`` those the columns rejected, ``measurementsReturned``
     those accepted."""
     check = event_filter
     positions = None
@@ -149,14 +153,31 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
             info["measurementsSkipped"] += rows.rows - len(positions)
             if not len(positions):
                 return
-    unpacked = 0
+    unpacked = view.unpack(fields, positions, time_field=time_field, meta_field=meta_field)
+    if raw:
+        if check is None:
+            documents = unpacked.documents()
+            info["measurementsUnpacked"] += len(documents)
+        else:
+            kept = []
+            seen = 0
+            for measurement in unpacked.dicts():
+                if check(measurement):
+                    kept.append(seen)
+                seen += 1
+            info["measurementsUnpacked"] += seen
+            documents = unpacked.documents(kept)
+        info["measurementsReturned"] += len(documents)
+        yield from documents
+        return
+    count = 0
     returned = 0
-    for measurement in view.measurements(fields, positions, time_field=time_field, meta_field=meta_field):
-        unpacked += 1
+    for measurement in unpacked.dicts():
+        count += 1
         if check is None or check(measurement):
             returned += 1
             yield measurement
-    info["measurementsUnpacked"] += unpacked
+    info["measurementsUnpacked"] += count
     info["measurementsReturned"] += returned
 
 
@@ -168,7 +189,9 @@ def plan(node: Node | None, time_field: str, meta_field: str | None) -> ColumnFi
     terms = [term for term in (_term(part, meta_field) for part in parts) if term is not None]
     if not terms:
         return None
-    return ColumnFilter(terms, len(terms) == len(parts), time_field)
+    # a meta conjunct the bucket filter decides exactly holds for every row of a bucket read
+    decided = sum(1 for part in parts if decided_per_bucket(part, meta_field))
+    return ColumnFilter(terms, len(terms) + decided == len(parts), time_field)
 
 
 def _conjuncts(node: Node) -> list[Node]:

@@ -12,7 +12,6 @@ is held while a cursor is suspended; decoding happens after the transaction.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -31,10 +30,10 @@ from tidemark.timeseries.columns import (
     INT32,
     INT64,
     OID,
-    python_values,
     to_array,
     typed_kind,
 )
+from tidemark.timeseries.rowbson import MeasurementRows, Rows, Unpacked
 
 CHUNK = 128
 _LOOK_UP = object()  # StoredBucket: look the cache entry up
@@ -50,61 +49,73 @@ class _Unpacking:
         def dense(self, name: str) -> tuple[int, np.ndarray] | None: ...
         def summary(self) -> dict[str, Any]: ...
         def column(self, name: str) -> Any: ...
+        def derived(self) -> dict[str, Any]: ...
 
-    def measurements(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
-                     meta_field: str | None) -> Iterator[dict[str, Any]]:
-        if positions is not None:
-            rows = self._rows_at(fields, positions, time_field, meta_field)
-            if rows is not None:
-                return iter(rows)
+    def unpack(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
+               meta_field: str | None) -> Rows:
+        found = self._rows_at(fields, positions, time_field, meta_field)
+        if found is not None:
+            return found
         doc = self.select(None if fields is None else set(fields) | {time_field})
-        return unpack_document(doc, time_field, meta_field, fields, None if positions is None else positions.tolist())
+        return MeasurementRows(unpack_document(doc, time_field, meta_field, fields,
+                                               None if positions is None else positions.tolist()))
 
-    def _rows_at(self, fields: Any, positions: np.ndarray, time_field: str, meta_field: str | None) -> list[Any] | None:
-        """The rows at ``positions`` (what ``unpack_document`` gives for them), only those rows made
-        Python values: typed columns from their arrays, the others from their own decoded column (a
-        constant string, a sparse column), never the whole document. None when the time column is not
-        typed (the rows are then numbered by the document's keys)."""
+    def _rows_at(self, fields: Any, positions: np.ndarray | None, time_field: str,
+                 meta_field: str | None) -> Unpacked | None:
+        """The rows at ``positions`` (every row when None): what ``unpack_document`` gives for them,
+        only those rows taken — typed columns from their arrays, the others from their own decoded
+        column (a constant string, a sparse column), never the whole document. None when the time
+        column is not typed (the rows are then numbered by the document's keys)."""
         times = self.dense(time_field)
         if times is None or len(times[1]) > len(POS_KEYS):
             return None
         n = len(times[1])
         wanted = None if fields is None else set(fields)
-        keys = [POS_KEYS[i] for i in positions.tolist()]
-        order: list[str] = []
-        values: list[list[Any]] = []
+        every = positions is None
+        keys = POS_KEYS[:n] if positions is None else [POS_KEYS[i] for i in positions.tolist()]
+        out = Unpacked(len(keys))
         if wanted is None or time_field in wanted:
-            order.append(time_field)
-            values.append(python_values(times[0], times[1][positions]))
+            out.typed(time_field, times[0], times[1] if every else times[1][positions])
         summary = self.summary()
         if meta_field is not None and "meta" in summary and (wanted is None or meta_field in wanted):
-            order.append(meta_field)
-            values.append([summary["meta"]] * len(keys))  # shared by the rows: stages copy on write
-        sparse: list[tuple[str, dict[str, Any]]] = []
+            out.constant(meta_field, summary["meta"])
         for name in self.column_names():
             if name == time_field or (wanted is not None and name not in wanted):
                 continue
             found = self.dense(name)
             if found is not None and len(found[1]) == n:
-                order.append(name)
-                values.append(python_values(found[0], found[1][positions]))
+                out.typed(name, found[0], found[1] if every else found[1][positions])
+                continue
+            memo = self.derived()
+            constant = memo.get("constant string:" + name)
+            if constant is not None:
+                out.constant(name, constant)
                 continue
             column = self.column(name)  # a typed column filling only its first rows is sparse too
             if not isinstance(column, dict):
                 continue
             if len(column) == n and list(column) == POS_KEYS[:n]:  # every row holds it
-                order.append(name)
-                values.append([column[key] for key in keys])
+                constant = _constant_string(column)
+                if constant is not None:  # remembered: the next read decodes nothing of it
+                    memo["constant string:" + name] = constant
+                    out.constant(name, constant)
+                else:
+                    out.values(name, list(column.values()) if every else [column[key] for key in keys])
             else:
-                sparse.append((name, column))
-        built = zip(*values, strict=True) if values else itertools.repeat((), len(keys))
-        rows = [dict(zip(order, row, strict=True)) for row in built]
-        for key, out in zip(keys, rows, strict=True):
-            for name, column in sparse:
-                value = column.get(key, MISSING)
-                if value is not MISSING:
-                    out[name] = value
-        return rows
+                out.sparse_values(name, [column.get(key, MISSING) for key in keys])
+        return out
+
+
+def _constant_string(column: dict[str, Any]) -> str | None:
+    """The string every row of a column holds (a tag such as TSBS's ``measurement``), else None."""
+    values = iter(column.values())
+    first = next(values, None)
+    if type(first) is not str:
+        return None
+    for value in values:
+        if type(value) is not str or value != first:
+            return None
+    return first
 
 
 class StoredBucket(_Unpacking):

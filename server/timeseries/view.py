@@ -32,8 +32,8 @@ from tidemark.timeseries.unpack import parse_internal_unpack
 
 
 def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: list[dict[str, Any]], *, hint: Any = None,
-                collation: Any = None, buckets_info: Any = None
-                ) -> tuple[Iterator[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+                collation: Any = None, buckets_info: Any = None, raw: bool = False
+                ) -> tuple[Iterator[Any], list[dict[str, Any]], dict[str, Any]]:
     """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view
     (``server``: the ServerState).
 
@@ -46,7 +46,9 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     to the buckets index it names; an unknown or hidden index -> 2 BadValue (indexes.translate_hint).
     The chosen buckets index is in ``explain_info["indexName"]``/``["indexKey"]``/``["isMultiKey"]``
     before any read.
-    ``buckets_info``: the buckets collection's catalog entry when the caller resolved it already."""
+    ``buckets_info``: the buckets collection's catalog entry when the caller resolved it already.
+    ``raw``: the caller returns the documents as they are when no stage remains (a cursor): they then
+    come as ``RawBSONDocument``s made from the buckets' columns (``rowbson``), not as dicts."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     ns = f"{db}.{view_doc['viewOn']}"
     nodes, remaining = leading_matches(list(user_pipeline))
@@ -106,7 +108,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     buckets = _interruptible(buckets)
     if grouped is not None:
         return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info, column_filter), remaining, info
-    return _measurements(buckets, spec, event_filter, fields, info, column_filter), remaining, info
+    return _measurements(buckets, spec, event_filter, fields, info, column_filter, raw and not remaining), remaining, info
 
 
 def _event_filter(first: Any, nodes: list[Any], collation: Any) -> Any:
@@ -197,15 +199,16 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
 
 
 def _measurements(buckets: Iterator[list[Any]], spec: Any, event_filter: Any, fields: set[str] | None,
-                  info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None
-                  ) -> Iterator[dict[str, Any]]:
+                  info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None, raw: bool = False
+                  ) -> Iterator[Any]:
     """The measurements of ``buckets`` the event filter accepts (``rowfilter.accepted``: with a column
-    filter only the rows it keeps are materialized)."""
+    filter only the rows it keeps are materialized; ``raw``: as BSON documents)."""
     time_field, meta_field = spec.time_field, spec.meta_field
     for chunk in buckets:
         for bucket in chunk:
             info["bucketsUnpacked"] += 1
-            yield from rowfilter.accepted(bucket, fields, event_filter, column_filter, info, time_field, meta_field)
+            yield from rowfilter.accepted(bucket, fields, event_filter, column_filter, info, time_field, meta_field,
+                                          raw)
 
 
 def bucket_records(server: Any, db: str, coll: str, *, reverse: bool = False,
