@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import heapq
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ class ColumnarGroup:
         self.conditions = conditions  # [(path, np ufunc, operand)]: path == time_field -> ms operand
         self.time_field, self.meta_field = time_field, meta_field
         self.id_fn = compile_expression(group_spec["_id"])
+        self.id_meta = not _id_unit(group_spec["_id"], time_field, None, set())  # the _id reads a meta path
         self.topk: TopK | None = None  # set when only the k newest groups can reach the output
         # the conditions are the whole filter (no meta part): the bucket predicate only prunes
         self.conditions_exact = False
@@ -172,11 +174,19 @@ class TopK:
     """The k largest truncated times of the groups created so far, for ``$group`` by ``$dateTrunc``
     -> ``$sort {_id: -1}`` -> ``$limit k``: a bucket starting at s holds times < s + span, which all
     truncate below ``kth`` once s + span <= kth, so neither it nor any older bucket can change the
-    k newest groups (``done_before``)."""
+    k newest groups (``done_before``); nor can any row whose time is below ``kth`` (``floor``): its
+    group is outranked by k groups already made, which no later row can undo.
+
+    ``settle`` (set by the reader): feeds the rows the reader holds to the groups. The scan asks
+    ``done_before`` before each bucket, by descending start; the answer can change only when the start
+    does (rows of buckets starting at s truncate below s + span), so the reader is settled then only,
+    and may hold every bucket of one start meanwhile."""
 
     def __init__(self, k: int, span_ms: int):
         self.k, self.span_ms = k, span_ms
         self._heap: list[int] = []
+        self._asked: int | None = None
+        self.settle: Callable[[], None] | None = None
 
     def offer(self, trunc_ms: int) -> None:
         if len(self._heap) < self.k:
@@ -184,7 +194,39 @@ class TopK:
         elif trunc_ms > self._heap[0]:
             heapq.heapreplace(self._heap, trunc_ms)
 
+    def floor(self) -> int | None:
+        """The k-th largest truncated time of the groups made (None: fewer than k groups)."""
+        return self._heap[0] if len(self._heap) >= self.k else None
+
+    def bound(self, times: np.ndarray, unit_ms: int) -> int | None:
+        """The k-th largest distinct truncated time of the groups made and of ``times`` (int64 ms of rows,
+        or truncated times, about to become groups); None while fewer than k. Nothing below it can reach
+        the output. Found among the rows of the top few units (a window widened until it holds k)."""
+        heap, k = self._heap, self.k
+        if not len(times):
+            return self.floor()
+        top = int(times.max()) // unit_ms * unit_ms
+        if heap:
+            top = max(top, max(heap))
+        width = (k - 1) * unit_ms
+        while True:
+            low = top - width  # a truncated time: a row truncates at or above it exactly when it is there
+            near = times[times >= low]
+            made = [h for h in heap if h >= low]
+            found = np.unique(near - near % unit_ms)
+            if made:
+                found = np.union1d(found, np.asarray(made, dtype=np.int64))
+            if len(found) >= k:
+                return int(found[-k])
+            if len(near) == len(times) and len(made) == len(heap):
+                return None
+            width *= 4
+
     def done_before(self, bucket_start_s: int) -> bool:
+        if bucket_start_s != self._asked:
+            self._asked = bucket_start_s
+            if self.settle is not None:
+                self.settle()
         return len(self._heap) >= self.k and bucket_start_s * 1000 + self.span_ms <= self._heap[0]
 
 

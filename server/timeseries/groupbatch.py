@@ -60,7 +60,6 @@ from tidemark.timeseries.rowfilter import ColumnFilter, accepted
 _EPOCH = _dt.datetime(1970, 1, 1)
 _EXACT_SUM = float(2**53)
 BATCH_ROWS = 1 << 18  # rows gathered before a batch is cut into runs
-TOPK_BATCH_BUCKETS = 4  # a newest-first scan stops on groups already created: keep its batches short
 BUCKET_TICKS = 16  # interruption ticks per bucket decoded or unpacked: a real check every 16 (interrupt.py)
 
 
@@ -123,7 +122,8 @@ class GroupOutput:
 def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields: set[str] | None,
              info: dict[str, Any], ctx: PipelineContext, column_filter: ColumnFilter | None) -> _Batch:
     batch = _Batch(group, ctx, info)
-    max_buckets = TOPK_BATCH_BUCKETS if group.topk is not None else None
+    if group.topk is not None:  # the newest-first scan settles the batch when its stop test may change
+        group.topk.settle = batch.flush
     tf, mf = group.time_field, group.meta_field
     for chunk in chunks:
         for view, whole in zip(chunk, batch.wholes(chunk), strict=True):
@@ -138,7 +138,7 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
                     continue
                 info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
                 batch.add(view, *fast)
-            if batch.rows >= BATCH_ROWS or (max_buckets is not None and len(batch.pending) >= max_buckets):
+            if batch.rows >= BATCH_ROWS:
                 batch.flush()
     batch.flush()
     return batch
@@ -276,6 +276,22 @@ class _Batch:
         self._flush_rows(pending)
 
     def _runs(self, pending: list[Any]) -> Runs:
+        """The runs of a batch in arrival order that may reach the output: with a ``TopK``, only those
+        of the k newest truncated times (of the groups made and these runs) — an older run's group is
+        outranked for good."""
+        runs = self._all_runs(pending)
+        group = self.group
+        topk = group.topk
+        if topk is None or not runs.count:
+            return runs
+        truncs = runs.table[:, 0]
+        bound = topk.bound(truncs.astype(np.int64), group.unit_ms)
+        if bound is None:
+            return runs
+        keep = np.flatnonzero(truncs >= bound)
+        return runs if len(keep) == runs.count else runs.taken(keep)
+
+    def _all_runs(self, pending: list[Any]) -> Runs:
         """The runs of a batch in arrival order: remembered ones of whole buckets, the others cut from
         their rows."""
         wholes = []
@@ -331,6 +347,12 @@ class _Batch:
         for path, op, operand in conditions:
             hit = op(times if path == tf else arrays[path], operand)
             mask = hit if mask is None else mask & hit
+        topk = group.topk
+        if topk is not None and len(times):  # rows truncating below the k newest groups (made or about to
+            bound = topk.bound(times if mask is None else times[mask], group.unit_ms)  # be) cannot place
+            if bound is not None:
+                hit = times >= bound
+                mask = hit if mask is None else mask & hit
         if mask is not None and not mask.all():
             rows = np.flatnonzero(mask)
             first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)

@@ -46,12 +46,6 @@ class Runs:
     def count(self) -> int:
         return int(self.table.shape[0])
 
-    def keys(self) -> tuple[list[Any], list[int], np.ndarray]:
-        """(truncated ms or None, first time ms) per run as lists, and the row counts (one conversion)."""
-        keys = self.table[:, :3].astype(np.int64)
-        trunc = keys[:, 0].tolist() if self.timed else [None] * self.count
-        return trunc, keys[:, 1].tolist(), keys[:, 2]
-
     def values(self, j: int) -> np.ndarray:
         return self.table[:, _VALUES + j]
 

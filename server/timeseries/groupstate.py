@@ -215,6 +215,26 @@ class DenseGroups:
             out.append(slot)
         return np.asarray(out, dtype=np.int64), created
 
+    def _run_slots(self, runs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(slot of each run, the first run of each new slot, row counts): ``slots`` asked once per
+        distinct (meta index, truncated ms) of the runs, in first-seen order. A ``_id`` that reads no
+        meta path is the same for every meta: its runs all count as meta 0 (the first meta's)."""
+        keys = runs.table[:, :3].astype(np.int64)
+        n = len(keys)
+        owner = runs.owner if self.group.id_meta else np.zeros(n, dtype=np.int64)
+        combined = owner
+        if runs.timed:
+            _, trunc_rank = np.unique(keys[:, 0], return_inverse=True)
+            combined = owner * n + trunc_rank
+        _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")  # distinct tokens in first-seen order
+        firsts = first[order]
+        truncs = keys[firsts, 0].tolist() if runs.timed else [None] * len(firsts)
+        token_slots, created = self.slots(owner[firsts].tolist(), truncs, keys[firsts, 1].tolist())
+        slot_of = np.empty(len(firsts), dtype=np.int64)
+        slot_of[order] = token_slots
+        return slot_of[inverse], firsts[created], keys[:, 2]
+
     # -- feeding
     def acceptable(self, runs: Any) -> bool:
         """True when these runs' values can join the NumPy state exactly (see the module)."""
@@ -228,8 +248,7 @@ class DenseGroups:
 
     def feed(self, runs: Any) -> None:
         """Add runs (``groupruns.Runs`` in arrival order; ``acceptable`` said yes)."""
-        truncs, first_times, counts = runs.keys()
-        slots, created = self.slots(runs.owner.tolist(), truncs, first_times)
+        slots, created, counts = self._run_slots(runs)
         self._grow(len(self.ids))
         tf = self.group.time_field
         for j, (_, spec) in enumerate(self.group.fields):
@@ -247,7 +266,7 @@ class DenseGroups:
             elif name == "$min":
                 np.minimum.at(state["value"], slots, values)
             elif name == "$first":
-                if created:
+                if len(created):
                     state["value"][slots[created]] = values[created]
             else:  # $last: each slot's last run here
                 unique, at = np.unique(slots[::-1], return_index=True)

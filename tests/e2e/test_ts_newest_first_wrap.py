@@ -49,8 +49,8 @@ def test_newest_groups_include_buckets_before_1901(db, meta):
 
 def test_newest_groups_under_a_time_bound_read_no_bucket_after_the_bound(db):
     """The buckets before 1901 are looked for above the bound only when the newest groups did not
-    stop the read: here the newest of the 20 hourly buckets under the bound decide (the read takes
-    them a few at a time), none of the 28 after it is read."""
+    stop the read: here the newest of the 20 hourly buckets under the bound decide (the read settles
+    its groups at each new start), none of the 28 after it is read."""
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     docs = [{"_id": h, "t": dt.datetime(2024, 3, 1) + dt.timedelta(hours=h, minutes=5), "v": float(h)}
             for h in range(48)]
