@@ -232,10 +232,14 @@ class TopK:
 
 def topk_shape(remaining: list[dict[str, Any]], group: ColumnarGroup) -> int | None:
     """k when ``remaining`` is ``$group`` on exactly ``$dateTrunc`` of the time, ``$sort {_id: -1}``,
-    ``$limit k``; else None."""
+    ``$limit k`` and no accumulator depends on the order of the buckets; else None."""
     if len(remaining) < 3 or group.unit_ms is None or not isinstance(group.group_spec["_id"], dict):
         return None
     if "$dateTrunc" not in group.group_spec["_id"]:
+        return None
+    # the newest-first read feeds a group's buckets newest first, the generic one by ascending _id (the
+    # collection scan's order): $first/$last would take another bucket's row
+    if any(spec.name in ("$first", "$last") for _, spec in group.fields):
         return None
     sort, limit = remaining[1], remaining[2]
     if sort != {"$sort": {"_id": -1}} or not isinstance(limit, dict) or set(limit) != {"$limit"}:
