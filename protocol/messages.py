@@ -185,7 +185,16 @@ def _decode_document(
         ) from None
 
 
-def _check_depth(document: dict[str, Any], request_id: int) -> None:
+# Each level below the top costs at least 7 bytes (type byte, a 1-byte name's NUL, a 5-byte empty
+# document or array), so a document shorter than this cannot nest past MAX_BSON_DEPTH: no walk needed.
+_DEPTH_WALK_BYTES = 5 + 7 * MAX_BSON_DEPTH
+
+
+def _check_depth(document: dict[str, Any], request_id: int, size: int | None = None) -> None:
+    """15 Overflow when ``document`` nests deeper than MAX_BSON_DEPTH (``size``: its BSON length,
+    when known: a short document is not walked)."""
+    if size is not None and size < _DEPTH_WALK_BYTES:
+        return
     if codec.nesting_exceeds(document, MAX_BSON_DEPTH):
         raise ParseError(ErrorCode.Overflow, "BSONObj exceeds maximum nested object depth", request_id=request_id)
 
@@ -224,7 +233,9 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
         if kind == 0:
             if body is not None:
                 raise ParseError(40430, "Multiple body sections in message", request_id=rid)
+            body_start = pos
             body, pos = _decode_document(view, pos, end, "OP_MSG body section", rid)
+            body_size = pos - body_start
         elif kind == 1:
             if end - pos < 4:
                 raise ParseError(
@@ -256,7 +267,7 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
     if body is None:
         raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
-    _check_depth(body, rid)
+    _check_depth(body, rid, body_size)
     lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
     for identifier, docs in sequences:
         if identifier in body:
@@ -287,13 +298,15 @@ def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
     skip, n_return = _OP_QUERY_COUNTS.unpack_from(message, pos)
     pos += 8
     view = memoryview(message)
+    query_start = pos
     query, pos = _decode_document(view, pos, len(message), "OP_QUERY query", rid)
+    query_size = pos - query_start
     fields = None
     if pos < len(message):
         fields, pos = _decode_document(view, pos, len(message), "OP_QUERY returnFieldsSelector", rid)
     if pos != len(message):
         raise ParseError(ErrorCode.ProtocolError, "Trailing bytes after OP_QUERY documents", request_id=rid)
-    _check_depth(query, rid)
+    _check_depth(query, rid, query_size)
     return OpQuery(rid, flags, name, skip, n_return, query, fields)
 
 

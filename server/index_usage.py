@@ -41,6 +41,12 @@ def not_counted() -> Iterator[None]:
         _explaining.reset(token)
 
 
+# (catalog value, index name) -> the access-count key: encoded once per catalog version, not per read
+_KEYS: dict[tuple[bytes, str], tuple[str, bytes] | None] = {}
+_KEYS_MAX = 4096
+_MISSING = object()
+
+
 def _definition(spec: dict) -> bytes:
     # the multikey flag is storage bookkeeping, not part of the definition a user changes
     return bson.encode(public_index_spec(spec))
@@ -87,6 +93,18 @@ class IndexUsage:
 
     @staticmethod
     def _key(info: Any, name: str) -> tuple[str, bytes] | None:
+        raw = getattr(info, "raw", b"")  # the catalog value ``info`` was decoded from: it decides the key
+        if not raw:
+            return IndexUsage._fresh_key(info, name)
+        hit: Any = _KEYS.get((raw, name), _MISSING)
+        if hit is _MISSING:
+            if len(_KEYS) >= _KEYS_MAX:
+                _KEYS.clear()
+            hit = _KEYS[(raw, name)] = IndexUsage._fresh_key(info, name)
+        return hit
+
+    @staticmethod
+    def _fresh_key(info: Any, name: str) -> tuple[str, bytes] | None:
         spec = info.index_spec(name)
         ident = info.index_idents.get(name)
         if spec is None or ident is None:

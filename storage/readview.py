@@ -87,6 +87,12 @@ class ReadView:
         views only: a write transaction's pending changes do not advance it)."""
         return self._txn.id()
 
+    def snapshot_key(self) -> tuple[Engine, int]:
+        """(engine, snapshot id): equal keys see byte-identical data, across the engines one process
+        may hold (each counts its own ids). Read views only, as ``snapshot_id``: a write transaction
+        (``WriteTxn``) sees its pending changes under an id that a commit later reuses."""
+        return self._engine, self._txn.id()
+
     # --- catalog -----------------------------------------------------------------------------
     def list_databases(self) -> list[str]:
         names: list[str] = []

@@ -42,7 +42,8 @@ from bson.binary import Binary
 from tidemark.arguments import wrong_type
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query.index_keys import index_key_map
+from tidemark.query.index_keys import keyers_for
+from tidemark.storage.readview import ReadView
 
 SYSTEM_VIEWS = "system.views"
 BUCKETS_PREFIX = "system.buckets."
@@ -97,8 +98,8 @@ def find_view(r: Any, db: str, name: str) -> tuple[bytes | None, dict | None]:
 
 def _id_key(info: Any, value: str) -> bytes:
     """The ``_id`` index key of a view document (the keys writes store, so lookups always agree)."""
-    spec = info.index_spec(ID_INDEX)
-    return index_key_map([spec], {"_id": value})[ID_INDEX][0]
+    keyer = next(k for k in keyers_for(info.indexes) if k.name == ID_INDEX)  # cached per catalog entry
+    return keyer.keys({"_id": value})[0]
 
 
 def get_view(r: Any, db: str, name: str) -> dict | None:
@@ -179,7 +180,30 @@ def lookup(r: Any, db: str, name: str, *, follow: bool = True, collection_uuid: 
     return resolved
 
 
+# (db, name, follow) -> (snapshot key, resolution): a resolution read in a read view is reused by
+# every later lookup in a view of the same snapshot (same engine, same LMDB transaction id: every
+# commit, a DDL or any other write, advances it, so nothing can have changed). Write transactions
+# never use it (their pending changes are their own). The Namespace is shared: read-only.
+_RESOLVED: dict[tuple[str, str, bool], tuple[Any, Namespace]] = {}
+_RESOLVED_MAX = 1024
+
+
 def _lookup(r: Any, db: str, name: str, follow: bool) -> Namespace:
+    if type(r) is not ReadView:
+        return _resolve(r, db, name, follow)
+    snapshot = r.snapshot_key()
+    key = (db, name, follow)
+    hit = _RESOLVED.get(key)
+    if hit is not None and hit[0][0] is snapshot[0] and hit[0][1] == snapshot[1]:
+        return hit[1]
+    resolved = _resolve(r, db, name, follow)
+    if len(_RESOLVED) >= _RESOLVED_MAX:
+        _RESOLVED.clear()
+    _RESOLVED[key] = (snapshot, resolved)
+    return resolved
+
+
+def _resolve(r: Any, db: str, name: str, follow: bool) -> Namespace:
     info = r.get_collection(f"{db}.{name}")
     if info is not None:
         if is_buckets_collection(name, info):

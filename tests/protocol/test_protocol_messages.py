@@ -273,3 +273,29 @@ def test_document_sequence_framing_reports_the_first_bad_document():
     # fewer than four bytes left in the buffer itself
     with pytest.raises(ParseError, match="2 trailing bytes"):
         RawDocuments(whole + b"\x05\x00", 0, len(whole) + 2, "documents")
+
+
+@pytest.mark.parametrize("container", ["document", "array"])
+def test_depth_checked_at_the_smallest_too_deep_body(container):
+    """A body is walked for its depth only from the size where 201 levels fit (5 bytes, then 7 per
+    level: type, an empty name's NUL, an empty container): the smallest too-deep body (empty names)
+    is exactly that size, and is refused; arrays (names "0") are larger, and refused too."""
+    from tidemark.protocol.framing import MAX_BSON_DEPTH
+    from tidemark.protocol.messages import _DEPTH_WALK_BYTES
+
+    def nested(levels: int) -> object:  # ``levels`` containers, one inside the other
+        inner: object = {} if container == "document" else []
+        for _ in range(levels - 1):
+            inner = {"": inner} if container == "document" else [inner]
+        return inner
+
+    too_deep = codec.encode({"": nested(MAX_BSON_DEPTH)})  # the body is level 1: MAX_BSON_DEPTH + 1
+    if container == "document":
+        assert len(too_deep) == _DEPTH_WALK_BYTES
+    else:
+        assert len(too_deep) > _DEPTH_WALK_BYTES
+    with pytest.raises(ParseError) as err:
+        decode_message(encode_op_msg(too_deep, 1, 0))
+    assert err.value.code == 15
+    deepest_allowed = codec.encode({"": nested(MAX_BSON_DEPTH - 1)})
+    assert decode_message(encode_op_msg(deepest_allowed, 1, 0)).command[""] == nested(MAX_BSON_DEPTH - 1)
