@@ -382,6 +382,33 @@ def test_concurrent_writers_alternate_between_buckets_like_one_by_one(mode):
     assert state.stats["numBucketsArchivedDueToTimeBackward"] > 0
 
 
+@pytest.mark.parametrize("writers", [8, 12])
+def test_a_parallel_backfill_of_many_writers_routes_vectorized_like_one_by_one(writers, monkeypatch):
+    """Issue 23: the bench's parallel backfill (8 connections, each a contiguous share of the day) keeps
+    8 live buckets per series that every batch switches between. Each series' hot list must hold them
+    all: with 4 hot slots every batch missed them and nearly every row took the row-by-row rules path
+    (ranges cost 2x ordered in server CPU). The rows the rules path takes are counted: only a series'
+    first rows and a share's crossings into the next bucket go there."""
+    from tidemark.timeseries import router
+
+    batches = _writers(_tsbs(7, series=20, ticks=2400, per_batch=100), writers, "ranges")
+    one = _one_by_one(batches)
+    slow = []
+    route_series = router._route_series
+
+    def counting(catalog, state, batch, sid, rows, limits, loader):
+        slow.append(len(rows))
+        return route_series(catalog, state, batch, sid, rows, limits, loader)
+
+    monkeypatch.setattr(router, "_route_series", counting)
+    many = _column_wise(batches)
+    assert many.stats == one.stats
+    assert _contents(many) == _contents(one)
+    assert one.stats["numBucketsReopened"] > 1000
+    total = sum(len(b) for b in batches)
+    assert sum(slow) < 0.1 * total, (sum(slow), total)
+
+
 def test_a_series_whose_open_bucket_of_another_layout_holds_the_time_is_not_switched():
     """The open bucket (another layout) holds the row's time: one by one appends there, so the
     vectorized path must not reopen the archived bucket of the batch's layout."""
