@@ -13,6 +13,7 @@ import math
 import bson
 import pytest
 from bson import Decimal128, Int64
+from harness.ts_differential import in_memory_then_stored
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -117,15 +118,7 @@ def pair(db):
        collation=st.sampled_from([None, None, {"locale": "en", "strength": 2}]))
 def test_a_time_series_read_answers_as_a_regular_collection(pair, docs, flts, collation):
     ts, reg = pair
-    ts.delete_many({})
-    reg.delete_many({})
-    for i, doc in enumerate(docs):
-        doc["_id"] = i
-    ts.insert_many([dict(d) for d in docs])
-    reg.insert_many([dict(d) for d in docs])
-    for stored in (False, True):
-        if stored:
-            ts.delete_many({"m.h": "none"})  # a direct write settles the collection: every bucket stored
+    for stored in in_memory_then_stored(ts, reg, docs, {"m.h": "none"}):
         for flt in flts:
             assert _answer(ts, flt, collation) == _answer(reg, flt, collation), (flt, stored)
             # the rows kept are the very documents a whole-bucket unpack makes, fields in the same order

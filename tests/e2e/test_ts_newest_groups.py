@@ -104,7 +104,8 @@ def test_first_over_buckets_of_one_group_equals_the_generic_group(client):
     assert newest == generic
 
 
-@pytest.mark.xfail(strict=True, reason="open: newest-first $max/$min ties of equal values across buckets")
+@pytest.mark.xfail(strict=True, reason="known defect, open: on the newest-groups read a $max/$min tie between equal "
+                   "values of different sign or type in different buckets keeps the newer bucket's value")
 def test_max_tie_of_signed_zeros_across_buckets_equals_the_generic_group(client):
     db = client["t_ts_newest_groups_tie"]
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})

@@ -20,6 +20,7 @@ from bson import Decimal128, Int64, ObjectId
 from bson.codec_options import CodecOptions, DatetimeConversion
 from bson.datetime_ms import DatetimeMS
 from bson.raw_bson import RawBSONDocument
+from harness.ts_differential import in_memory_then_stored
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -117,15 +118,7 @@ def pair(db):
 @given(docs=measurements(), flts=st.lists(filters(), min_size=4, max_size=4))
 def test_measurements_returned_as_they_are_are_the_dict_paths_bytes_and_a_regular_collections(pair, docs, flts):
     ts, reg = pair
-    ts.delete_many({})
-    reg.delete_many({})
-    for i, doc in enumerate(docs):
-        doc["_id"] = i
-    ts.insert_many([dict(d) for d in docs])
-    reg.insert_many([dict(d) for d in docs])
-    for stored in (False, True):
-        if stored:
-            ts.delete_many({"m": "none"})  # a direct write settles the collection: every bucket stored
+    for stored in in_memory_then_stored(ts, reg, docs, {"m": "none"}):
         for flt in flts + [{}]:
             direct = _raw(ts.aggregate([{"$match": flt}], batchSize=7))
             assert direct == _raw(ts.aggregate([{"$match": flt}, {"$skip": 0}])), (flt, stored)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from bson import Decimal128, Int64, ObjectId, Regex
@@ -24,6 +25,21 @@ from pymongo.errors import OperationFailure
 from harness.pipeline_grammar import DIM, SELF, Case, dim_documents
 
 TIME_SERIES = ("ts", "tsnm")
+
+
+def in_memory_then_stored(ts: Any, reg: Any, docs: list[dict], settle: dict) -> Iterator[bool]:
+    """Refill a time-series collection and a regular one with ``docs`` (``_id`` = position), then yield
+    False while the time-series buckets are in memory and True once a direct write (``delete_many``
+    of ``settle``, which matches nothing) has settled them: every bucket stored."""
+    ts.delete_many({})
+    reg.delete_many({})
+    for i, doc in enumerate(docs):
+        doc["_id"] = i
+    ts.insert_many([dict(d) for d in docs])
+    reg.insert_many([dict(d) for d in docs])
+    yield False
+    ts.delete_many(settle)
+    yield True
 
 
 def load(database: Any, docs: list[dict], batch: int = 200) -> None:
