@@ -73,7 +73,7 @@ class Sum(Accumulator):
         self.dec: Decimal | None = None
         self.count = 0
 
-    def process(self, v):
+    def process(self, v: Any) -> None:
         t = type(v)
         if t is float:
             self.floats.append(v)

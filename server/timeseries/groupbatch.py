@@ -55,6 +55,7 @@ from tidemark.timeseries.groupruns import (
     truncated,
 )
 from tidemark.timeseries.groupstate import DenseGroups, supports
+from tidemark.timeseries.newest_order import OrderMatters
 from tidemark.timeseries.rowfilter import ColumnFilter, accepted
 
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -72,16 +73,35 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
 
 def run(group: Any, buckets: Iterable[list[Any]], event_filter: Any, fields: set[str] | None,
         info: dict[str, Any], ctx: PipelineContext | None = None,
-        column_filter: ColumnFilter | None = None) -> GroupOutput:
+        column_filter: ColumnFilter | None = None,
+        in_order: tuple[Any, Callable[[], Iterable[list[Any]]]] | None = None) -> GroupOutput:
     """The ``$group`` output over ``buckets`` (chunks of bucket views already accepted by the bucket
     predicate, as the read sources give them; first-seen group order, like the generic stage),
     computed when first asked for.
 
     ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
     when the bucket predicate is exact); ``column_filter``: its part decided on columns, for them too
-    (``rowfilter.accepted``)."""
-    ctx = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
-    return GroupOutput(lambda: _grouped(group, buckets, event_filter, fields, info, ctx, column_filter))
+    (``rowfilter.accepted``).
+
+    ``in_order``: for a newest-first read (``group.topk``), the group as planned and a source of the
+    buckets in the generic order: when the read meets an input on which the order could show
+    (``newest_order.OrderMatters``), the group is answered again from that source."""
+    context = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
+
+    def execute() -> _Batch:
+        try:
+            return _grouped(group, buckets, event_filter, fields, info, context, column_filter)
+        except OrderMatters:
+            if in_order is None:
+                raise
+            planned, source = in_order
+            close = getattr(buckets, "close", None)
+            if close is not None:  # the newest-first scan's read is given back now, not when collected
+                close()
+            info["newestFirstAbandoned"] = True
+            return _grouped(planned, source(), event_filter, fields, info, context, column_filter)
+
+    return GroupOutput(execute)
 
 
 class GroupOutput:

@@ -23,7 +23,7 @@ from tidemark.query.collation import parse_collation
 from tidemark.query.collation import same as same_collation
 from tidemark.query.match import And, compile_node
 from tidemark.query.parsed_match import parsed
-from tidemark.timeseries import columnar, groupbatch, lastpoint, rowfilter, scan
+from tidemark.timeseries import columnar, groupbatch, lastpoint, newest_order, rowfilter, scan
 from tidemark.timeseries.bucketdoc import time_bound_paths
 from tidemark.timeseries.deps import leading_matches, needed_fields
 from tidemark.timeseries.filters import BucketFilter, derive
@@ -85,8 +85,12 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["columnarGroup"] = True
     plan = _index_plan(server, ns, bfilter, hint, spec, buckets_info)
     topk = columnar.topk_shape(remaining, grouped) if grouped is not None and plan is None else None
+    in_order = None
     if grouped is not None and topk is not None:
         info["newestFirst"] = topk
+        # the planned group answers again in the generic order where the newest-first one could differ
+        in_order = (grouped, lambda: _interruptible(_buckets_in_order(server, ns, spec, bfilter, info, predicate)))
+        grouped = newest_order.order_checked(grouped)
         grouped.topk = columnar.TopK(topk, span * 1000)
         buckets = scan.newest_first(server, ns, spec.time_field, bfilter.hi_s, info, predicate,
                                     grouped.topk.done_before)
@@ -99,16 +103,23 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["ixscan"] = plan.ixscan_explain()
         buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
     else:
-        lo_s = bfilter.lo_s
-        if lo_s is None and bfilter.hi_s is not None and not scan.uses_extended_range(server, ns, spec.time_field):
-            # no bucket starts before 1970 (where starts wrap around the _id key space): a window open
-            # below is a closed _id range, not every bucket up to the newest
-            lo_s = 0
-        buckets = scan.buckets(server, ns, lo_s, bfilter.hi_s, info, predicate)
+        buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate)
     buckets = _interruptible(buckets)
     if grouped is not None:
-        return GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info, column_filter), remaining, info
+        return (GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info, column_filter, in_order),
+                remaining, info)
     return _measurements(buckets, spec, event_filter, fields, info, column_filter, raw and not remaining), remaining, info
+
+
+def _buckets_in_order(server: Any, ns: str, spec: Any, bfilter: BucketFilter, info: dict[str, Any],
+                      predicate: Any) -> Iterator[list[Any]]:
+    """The buckets the window may hold, by ascending ``_id`` (the collection scan's order)."""
+    lo_s = bfilter.lo_s
+    if lo_s is None and bfilter.hi_s is not None and not scan.uses_extended_range(server, ns, spec.time_field):
+        # no bucket starts before 1970 (where starts wrap around the _id key space): a window open
+        # below is a closed _id range, not every bucket up to the newest
+        lo_s = 0
+    return scan.buckets(server, ns, lo_s, bfilter.hi_s, info, predicate)
 
 
 def _event_filter(first: Any, nodes: list[Any], collation: Any) -> Any:
@@ -139,8 +150,10 @@ class GroupableMeasurements:
     been read yet, it gets None and iterates the measurements as usual."""
 
     def __init__(self, plan: Any, buckets: Iterator[list[Any]], spec: Any, event_filter: Any,
-                 fields: set[str] | None, info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None):
+                 fields: set[str] | None, info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None,
+                 in_order: tuple[Any, Any] | None = None):
         self._plan, self._buckets, self._spec = plan, buckets, spec
+        self._in_order = in_order  # newest-first reads: (the planned group, the buckets in the generic order)
         self._event_filter, self._fields, self._info = event_filter, fields, info
         self._column_filter = column_filter
         self._it: Iterator[dict[str, Any]] | None = None
@@ -159,7 +172,7 @@ class GroupableMeasurements:
             return None
         self._it = iter(())
         return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx,
-                              self._column_filter)
+                              self._column_filter, self._in_order)
 
 
 def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None,

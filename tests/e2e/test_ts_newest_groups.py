@@ -9,14 +9,16 @@ NaN, null, strings and missing values.
 
 The newest-first read feeds buckets by descending start (and stored buckets of one start by descending
 ``_id``), the generic read by ascending ``_id``: a group with ``$first``/``$last`` is therefore not read
-newest first. Known, open: ``$max``/``$min`` ties of equal values of different types or signs
-(``0.0``/``-0.0``, ``1``/``1.0``) in different buckets take the newer bucket's value (the generic
-``$group`` the older one's); the drawn values have no such ties (``test_max_tie_...``, xfail)."""
+newest first; ``$max``/``$min`` ties of equal values of different types or signs (``0.0``/``-0.0``,
+``1``/``1.0``) in different buckets, and Decimal128 sums, make the read answer again in the generic
+order (``test_ties_...``); the values drawn in the first test have no such ties, and its read stays
+newest first."""
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import struct
 
 import bson
 import pytest
@@ -83,8 +85,10 @@ def test_newest_groups_equal_the_generic_group(client, data, split, end, start, 
     assert newest == _encoded(db.ts.aggregate([pipeline[0], {"$skip": 0}, *pipeline[1:]])), pipeline
     if not sums:  # (a regular collection sums doubles in another order)
         assert newest == _encoded(db.reg.aggregate(pipeline)), pipeline
-    explained = db.command("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}})
+    explained = db.command("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}},
+                           verbosity="executionStats")
     assert "newestFirst" in str(explained)
+    assert "newestFirstAbandoned" not in str(explained)
 
 
 def test_first_over_buckets_of_one_group_equals_the_generic_group(client):
@@ -104,20 +108,50 @@ def test_first_over_buckets_of_one_group_equals_the_generic_group(client):
     assert newest == generic
 
 
-@pytest.mark.xfail(strict=True, reason="known defect, open: on the newest-groups read a $max/$min tie between equal "
-                   "values of different sign or type in different buckets keeps the newer bucket's value")
-def test_max_tie_of_signed_zeros_across_buckets_equals_the_generic_group(client):
+# values equal under the BSON comparison but not the same BSON value, and Decimal128 sums that round
+TIES = [0.0, -0.0, 1, 1.0, bson.Int64(1), bson.Decimal128("1"), bson.Decimal128("1.0"),
+        struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000001))[0], math.nan, {"a": 1}, {"a": 1.0}, None,
+        bson.Decimal128("1234567890123456789012345678901234"), bson.Decimal128("0.5"), bson.Decimal128("-0.5")]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.sampled_from(TIES), min_size=1, max_size=12), split=st.integers(0, 12),
+       seconds=st.lists(st.integers(0, 3599), min_size=12, max_size=12), k=st.integers(1, 3))
+def test_ties_of_different_values_across_buckets_equal_the_generic_group(client, values, split, seconds, k):
+    """$max/$min ties between equal values of different sign or type (0.0/-0.0, 1/1.0/Int64 1,
+    Decimal128 1/1.0, NaN payloads, {a: 1}/{a: 1.0}) keep the value the generic $group meets first (the
+    older bucket's), and Decimal128 sums round as in the generic order: the newest-first read answers
+    again in that order when it meets either (it kept the newer bucket's value)."""
     db = client["t_ts_newest_groups_tie"]
+    db.drop_collection("ts")
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
+    t0 = dt.datetime(2024, 3, 1)
+    rows = [{"t": t0 + dt.timedelta(seconds=s), "m": 1, "v": v} for s, v in zip(seconds, values, strict=False)]
+    for part in (rows[:split], rows[split:]):  # a type change or a second insert opens another bucket
+        if part:
+            db.ts.insert_many(part)
+    group = {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "mx": {"$max": "$v"}, "mn": {"$min": "$v"},
+             "s": {"$sum": "$v"}, "a": {"$avg": "$v"}}
+    pipeline = [{"$match": {"t": {"$lt": t0 + dt.timedelta(hours=1)}}}, {"$group": group},
+                {"$sort": {"_id": -1}}, {"$limit": k}]
+    generic = _encoded(db.ts.aggregate([pipeline[0], {"$skip": 0}, *pipeline[1:]]))
+    assert _encoded(db.ts.aggregate(pipeline)) == generic, rows
+
+
+def test_tie_of_signed_zeros_across_buckets_takes_the_older_buckets_zero(client):
+    db = client["t_ts_newest_groups_zeros"]
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     t0 = dt.datetime(2024, 3, 1)
     db.ts.insert_many([{"t": t0 + dt.timedelta(seconds=i), "m": 1, "v": v} for i, v in enumerate([0.0, None, -0.0])])
     pipeline = [{"$match": {"t": {"$lt": t0 + dt.timedelta(hours=1)}}},
                 {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "hour"}}, "x": {"$max": "$v"}}},
                 {"$sort": {"_id": -1}}, {"$limit": 1}]
-    generic = _encoded(db.ts.aggregate([pipeline[0], {"$skip": 0}, *pipeline[1:]]))
-    newest = _encoded(db.ts.aggregate(pipeline))
-    client.drop_database("t_ts_newest_groups_tie")
-    assert newest == generic
+    newest = list(db.ts.aggregate(pipeline))
+    explained = db.command("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}},
+                           verbosity="executionStats")
+    client.drop_database("t_ts_newest_groups_zeros")
+    assert math.copysign(1.0, newest[0]["x"]) == 1.0  # the first bucket's 0.0 (it was -0.0)
+    assert "newestFirstAbandoned" in str(explained)
 
 
 def _bucket_rows(hours: int, per_hour: int) -> list[dict]:
