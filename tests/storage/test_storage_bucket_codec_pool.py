@@ -10,7 +10,6 @@ import datetime as dt
 import hashlib
 import math
 import zlib
-from pathlib import Path
 
 import bson
 import numpy as np
@@ -42,7 +41,33 @@ def fixed_bucket(n: int = 360) -> dict:
 
 # What the code before the pool stored for ``fixed_bucket(360)`` (``bucket_codec.encode``, stream
 # version 2, no dictionary), and the SHA-256 of the BSON it must decode to.
-OLD_V2_PACKED = base64.b64decode((Path(__file__).parent / "data" / "bucket_v2.b64").read_bytes())
+OLD_V2_PACKED = base64.b64decode(
+    "KLUv/WDXHX0rAGqyEBMwgE2aA6w27QoGEkkmMmF4MlxgEJE5f09EU5uSlA8qNGCNwJ8UCUEVLFDc"
+    "ZKeUUkopWwERARABNV2/o1d11VbOFNnVbv/bvG/32zrdXKN61PY4XBb+ocZ+taw6ttNNrLdWebPp"
+    "VhqTYtdV85uwY9tP/Wl3V+yWfwEKlCf5fGqef1cehe7sf2Ti6o0qu67Pp9abhtnVx6rqLTVFS1dL"
+    "fV5erhNNOmzXhtezyLzofn06uuafbeHFc18Sflr5iqYteg/XVeS6Z9GzqS/dh9Mt73996TUlc9Gd"
+    "X9bG2lLM5m8nk+25PMqVp4+nXI/7hd+1z2Ts070jev8uK2Q6fe+vZRVSEohgTLCg6NDBggxUVrE8"
+    "JBgOBocOFAuGIwM8hLCoWcWDoqER0RghmQcmnABCKiSrgFAYjsZDgCiLx0IDkwsRD4qJDUkewnAs"
+    "JB4UExuW5IAsHgwHk0IHGDBYSIBCBiIkDEfjAZHEgEg0HEyiSEw0KDgwLiAgCQSpYILDQ2IiAwMA"
+    "AKLCw11OiYZGxENCQgnSYAFMNY3Vkrh2yFD31Vfm20unRNJ5moqttOod7VTqbKW8aPq1um/1ZOou"
+    "67Zb7E6qlDMMTW7+7/eb9EWyk5IRNDBPrF997R12UaiWsy/xO5NRS0byE6Wd8k2rTkefKR1n+7b/"
+    "0aVYC6XpVseYTXU3f2z7TdovzvbTWvRmmzP10lOGLEeGox19t6r+v/043/OXYktrq9w8rBqVexJb"
+    "T6O3vbbx/e4ur5auJZmY7JZLuUmnq76LafmuT7aY0+z7XS0wEG4MFXu1Fe/WrCyxxPMILKCFC2nz"
+    "YsytJXPWj7P2XKKPObds9kVvovxqYphbS91koZR+cTOTiuKcsziy+UbmrpVEVvR/9TulXk76fXh5"
+    "0mnX/riLZprc1VYlq3pZcuexyKtkUt7aUjI089qWFzotpXzkfvFurefLp8Vv2uaz8szaH05ceum3"
+    "5XXdSiq/1tQe7/pT/1N1a7JpJvthf/+pGH9jfEm35LehGXfuZ2NgwdcvOeb2k7JfN0nvKi+5Z62/"
+    "LrJNxWnLbZnah2cvhy97ZtQjjVl7/ewoMUpyvXdcO0rOxWXi+7/eSR7fnLvZk8n57t6bWzVVmh5V"
+    "Xrfcx6t73QvvXOcZ0mdC3aTOO8qpbHRZzdfOs/VOpVy9lxyvxo7pXDYpZaJsJX9ji89zfvzPu6XA"
+    "gUss3586f53t8o9ZXVdvaT8LSZlLuaeffTlcY32mTNpd+ff/Vr7PkkSazCye/nLuA6d1pqaSXWrt"
+    "N1b3vuVZygnpTOTU1Po8LtGacY0XdX2u8a+f6b+403K8ZXJOc97KKrG4+D1V8bHr7ha1RgwXn9O6"
+    "MW5Lter6cnmfWe6aa9d4izsvyrH7tuKva9n9WiZXu1Fomh88MGVKqnvU3v9xGn/iadlLw7B+1oqb"
+    "Nl/z2jZ33NN7r7+6P46MWIcDDIumM+er5tVVN0tcW/nmPmc4y3+30bKeURPlKiVLJnm/ijHf6dpK"
+    "ei4XuWkn27Jr94meW05Gdol51+FCV4lzKRP/1PRfRnPf56bCZew2709DN5RFzyulP3m8cfbq6kyf"
+    "1d71SFqXe5NVvrPITHO7yJp5yWq+7y29bYMLYr5Lc6vntvRuATsgoAISkUCqzgGE9AEgUpBc9mYZ"
+    "MgRwdVQqpuKQ8MGKY+qv1g2diARWl01Gz8J7NZ4oGPW7JDHMGJ0QwjgQAY1yaAB6iMfURzxmwFwX"
+    "Pua2+g4pbcZxAjM+5A70Pkj+hN/spw952OxQgiDJAsJO74y9bx7aREMX/jdiV3kciNwACoTqvQMW"
+    "cF0HnxA2vUe/IET0LgeZLCtNBjVbxvMADDS2rvBm7LCi"
+)
 OLD_V2_SHA256 = "adf6c241643c114e3e42c5c26b024cbec3db0e30b29d7e22330849fe163370c7"
 
 
