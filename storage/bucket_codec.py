@@ -22,6 +22,9 @@ Contract: ``encode(bson) -> bytes | None`` and ``decode(encode(bson)) == bson`` 
 Encoded layout (before zstd): ``u8 version | varint len(prefix) | prefix | varint len(suffix) |
 suffix | varint ncols | columns``; each column is ``name\\0 | u8 kind | kind-specific body``.
 Version 2 added the string column kind; version-1 streams (no string columns) read the same.
+Version 3 exists only stored (``compress``): a version-2 stream whose small-integer columns' 1-byte
+deltas are pooled into one Huffman-coded deflate block (``_pool``; ``_unpool`` gives the version-2
+stream back, which every reader reads).
 """
 
 from __future__ import annotations
