@@ -40,41 +40,29 @@ _VALUE_DTYPES: dict[int, np.dtype[Any]] = {
     0x08: np.dtype("u1"), 0x11: np.dtype("<u8")}
 
 
-def _skip_ints(buf: bytes, pos: int, n: int) -> int:
-    return pos + 1 + n * buf[pos]
-
-
-def _skip_values(buf: bytes, pos: int, btype: int, n: int) -> int:
-    kind = buf[pos]
-    pos += 1
-    if kind in (codec.VAL_INT_DOD, codec.VAL_INT_DELTA, codec.VAL_DOUBLE_INT):
-        return _skip_ints(buf, pos, n)
-    if kind == codec.VAL_DOUBLE_XOR:
-        return pos + 8 * n
-    if kind == codec.VAL_OID:
-        return _skip_ints(buf, _skip_ints(buf, pos, n), n)
-    if kind == codec.VAL_BYTES:
-        return pos + n * codec.WIDTH[btype]
-    raise ValueError(f"unknown bucket column value codec {kind}")
-
-
 class BucketReader:
     """Lazy views over one tag-4 value (the bytes after the tag and length header)."""
 
-    __slots__ = ("_buf", "_prefix", "_suffix", "_columns_at", "_columns")
+    __slots__ = ("_buf", "_prefix", "_suffix", "_columns_at", "_columns", "_pooled")
 
     def __init__(self, packed: bytes, zd: zstandard.ZstdDecompressor | None = None):
         """``zd``: a decompressor holding the dictionary the value names, when it names one
         (``bucket_codec.frame_dictionary``; ``ValueCodec.bucket_decompressor`` picks it)."""
         buf = self._buf = (zd or codec._decompressor()).decompress(bytes(packed))
-        if buf[0] not in codec.READABLE_VERSIONS:
+        # a stored version-3 stream is unpooled (``bucket_codec._unpool``) only when a column is read
+        self._pooled = buf[0] == codec.POOLED_VERSION
+        if not self._pooled and buf[0] not in codec.READABLE_VERSIONS:
             raise ValueError(f"unknown bucket codec format {buf[0]}")
-        n, pos = codec._get_varint(buf, 1)
+        self._locate(codec._prefix_at(buf))
+        self._columns: dict[bytes, tuple[int, int]] | None = None  # name -> (kind position, end)
+
+    def _locate(self, at: int) -> None:
+        buf = self._buf
+        n, pos = codec._get_varint(buf, at)
         self._prefix = (pos, pos + n)
         n, pos = codec._get_varint(buf, pos + n)
         self._suffix = (pos, pos + n)
         self._columns_at = pos + n
-        self._columns: dict[bytes, tuple[int, int]] | None = None  # name -> (kind position, end)
 
     # --- outside data -----------------------------------------------------------------------
     def head(self) -> bytes:
@@ -91,30 +79,18 @@ class BucketReader:
     def _directory(self) -> dict[bytes, tuple[int, int]]:
         if self._columns is not None:
             return self._columns
+        if self._pooled:
+            self._buf = codec._unpool(self._buf)
+            self._pooled = False
+            self._locate(1)
         buf = self._buf
         ncols, pos = codec._get_varint(buf, self._columns_at)
         out = {}
         for _ in range(ncols):
             z = buf.index(b"\x00", pos)
             name = buf[pos:z]
-            start = pos = z + 1
-            kind = buf[pos]
-            pos += 1
-            if kind == codec.KIND_RAW:
-                size, pos = codec._get_varint(buf, pos)
-                pos += size
-            elif kind == codec.KIND_FIXED:
-                btype = buf[pos]
-                count, pos = codec._get_varint(buf, pos + 1)
-                keys_kind = buf[pos]
-                pos += 1
-                if keys_kind != codec.KEYS_DENSE:
-                    pos = _skip_ints(buf, pos, count)
-                pos = _skip_values(buf, pos, btype, count)
-            elif kind == codec.KIND_STRINGS:
-                pos = codec.skip_strings(buf, pos)
-            else:
-                raise ValueError(f"unknown bucket column kind {kind}")
+            start = z + 1
+            pos = codec._column_end(buf, start)
             out[name] = (start, pos)
         self._columns = out
         return out
@@ -153,4 +129,5 @@ class BucketReader:
 
     def document(self) -> bytes:
         """The whole BSON document (what ``bucket_codec.decode`` returns)."""
+        self._directory()  # the version-2 stream
         return codec.decode_raw(self._buf)
