@@ -4,6 +4,9 @@ Invariants:
 - A cursor wraps a plain Python iterator (usually a generator) that holds no LMDB transaction while
   suspended; batches are pulled in the server's thread pool (``ctx.run_blocking``), one batch at a
   time per cursor (``in_use`` guards against concurrent getMores).
+- A read command's first batch may be drawn in the very pool job that opens the read (``cursor_reply``
+  with ``open_docs``: one hand-off to the pool per command): the cursor is registered, in use, before
+  that job; an error opening the read takes it back uncounted, an error drawing the batch kills it.
 - Ids are random positive int64 values, never reused while the cursor lives; 0 means "exhausted".
 - Each batch holds at most ``batch_size`` documents (first batch default 101, later ones unlimited)
   and its array stays under ``MAX_BATCH_BYTES``, the documents' elements counted whole — type byte and
