@@ -4,6 +4,9 @@ Invariants:
 - A cursor wraps a plain Python iterator (usually a generator) that holds no LMDB transaction while
   suspended; batches are pulled in the server's thread pool (``ctx.run_blocking``), one batch at a
   time per cursor (``in_use`` guards against concurrent getMores).
+- A read command's first batch may be drawn in the very pool job that opens the read (``cursor_reply``
+  with ``open_docs``: one hand-off to the pool per command): the cursor is registered, in use, before
+  that job; an error opening the read takes it back uncounted, an error drawing the batch kills it.
 - Ids are random positive int64 values, never reused while the cursor lives; 0 means "exhausted".
 - Each batch holds at most ``batch_size`` documents (first batch default 101, later ones unlimited)
   and its array stays under ``MAX_BATCH_BYTES``, the documents' elements counted whole — type byte and
@@ -32,9 +35,9 @@ from __future__ import annotations
 
 import collections
 import datetime
-import secrets
+import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,12 +49,15 @@ from tidemark.context import CommandContext
 from tidemark.gc_policy import release_free_heap
 from tidemark.protocol.codec import EncodedDocument, encode_in_order
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query.interrupt import tick
+from tidemark.query.interrupt import check, tick
 
 DEFAULT_FIRST_BATCH = 101
 # Leave room under the 16 MiB reply for the envelope ({cursor: {...}, ok}).
 MAX_BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024
 _NOTHING = object()
+# Cursor ids: a pseudo-random generator seeded from the OS once (as mongod seeds its cursor-id
+# PseudoRandom from SecureRandom), not an os.urandom read per cursor (~25 us of every read command).
+_IDS = random.Random()
 RELEASE_AFTER_CLOSES = 1000  # cursors closed since the last release of freed memory to the OS
 # mongod's metrics.cursor.lifespan buckets: (upper bound in seconds, name), the last one open-ended
 LIFESPANS = ((1, "lessThan1Second"), (5, "lessThan5Seconds"), (15, "lessThan15Seconds"),
@@ -207,7 +213,7 @@ class CursorRegistry:
     ) -> Cursor:
         """Like :meth:`register`, returning the :class:`Cursor` itself."""
         while True:
-            cursor_id = secrets.randbits(63)
+            cursor_id = _IDS.getrandbits(63)
             if cursor_id and cursor_id not in self._cursors:
                 break
         cursor = Cursor(cursor_id, ns, iter(iterator), batch_size, lsid, no_timeout,
@@ -336,12 +342,49 @@ class CursorRegistry:
             raise MongoError(ErrorCode.OperationFailed, f"cursor id {cursor.id} is already in use")
         cursor.in_use = True
         try:
-            batch, exhausted = await ctx.run_blocking(_fill_batch, cursor, batch_size)
+            drawn = await ctx.run_blocking(_fill_batch, cursor, batch_size)
         except BaseException:
-            self.kill(cursor.id)
-            cursor.in_use = False
-            cursor.close()
+            self._failed(cursor)
             raise
+        return self._drawn(cursor, drawn)
+
+    async def first_batch(self, ctx: CommandContext, cursor: Cursor, open_docs: Callable[[], tuple[Any, Any]],
+                          batch_size: int | None) -> tuple[list[RawBSONDocument], int]:
+        """``next_batch`` of a cursor just opened (in use) over the documents ``open_docs()`` gives —
+        ``(iterator, facts)`` — opened in the same pool job that draws the batch: one hand-off to the
+        pool per read command, not two. An error opening them takes the cursor back as if it had
+        never been opened (the command fails before it has a cursor); an error drawing the batch
+        kills it, as ``next_batch`` does."""
+        try:
+            ctx.check_deadline()
+        except BaseException:
+            self._take_back(cursor)
+            raise
+        try:
+            opened, drawn = await ctx.run_blocking(_open_and_fill, cursor, open_docs, batch_size)
+        except BaseException:
+            self._failed(cursor)
+            raise
+        if not opened:  # open_docs raised: drawn is its exception
+            self._take_back(cursor)
+            raise drawn
+        return self._drawn(cursor, drawn)
+
+    def _failed(self, cursor: Cursor) -> None:
+        self.kill(cursor.id)
+        cursor.in_use = False
+        cursor.close()
+
+    def _take_back(self, cursor: Cursor) -> None:
+        """Forget a cursor whose documents could not be opened: not counted as opened (unless
+        something killed it meanwhile, which counted its close)."""
+        cursor.in_use = False
+        if self._cursors.get(cursor.id) is cursor:
+            del self._cursors[cursor.id]
+            self.total_opened -= 1
+
+    def _drawn(self, cursor: Cursor, drawn: tuple[list[RawBSONDocument], bool]) -> tuple[list[RawBSONDocument], int]:
+        batch, exhausted = drawn
         cursor.in_use = False
         cursor.last_used = time.monotonic()
         cursor.docs_returned += len(batch)
@@ -357,14 +400,29 @@ class CursorRegistry:
         return batch, cursor.id
 
 
+def _open_and_fill(cursor: Cursor, open_docs: Callable[[], tuple[Any, Any]], limit: int | None
+                   ) -> tuple[bool, Any]:
+    """The pool side of ``first_batch``: (False, the exception) when opening fails, else (True, the
+    first batch as ``_fill_batch`` draws it), after the interruption check that the loop made
+    before a second hand-off to the pool when the two were separate jobs."""
+    try:
+        docs, cursor.facts = open_docs()
+    except Exception as exc:  # noqa: BLE001 - raised again on the loop, after the cursor is taken back
+        return False, exc
+    cursor.iterator = iter(docs)
+    check()
+    return True, _fill_batch(cursor, limit)
+
+
 async def cursor_reply(
     ctx: CommandContext,
     ns: str,
-    iterator: Iterator[Any],
+    iterator: Iterator[Any] | None,
     batch_size: int | None = None,
     single_batch: bool = False,
     first: bool = True,
     *,
+    open_docs: Callable[[], tuple[Any, Any]] | None = None,
     no_timeout: bool = False,
     tailable: bool = False,
     await_data: bool = False,
@@ -376,15 +434,21 @@ async def cursor_reply(
 
     ``batch_size`` None means the default first batch (101 documents); ``single_batch`` closes the
     cursor after this batch. Documents in the batch are RawBSONDocuments (encoded once, here).
+    ``open_docs`` (with ``iterator`` None): ``() -> (iterator, facts)``, the read to open, run in the
+    pool job that draws the first batch (an error from it fails the command with no cursor opened).
     """
     registry: CursorRegistry = ctx.server.cursors
-    cursor = registry.open(ns, iterator, lsid=ctx.lsid, no_timeout=no_timeout, tailable=tailable,
-                           await_data=await_data)
+    cursor = registry.open(ns, iter(()) if iterator is None else iterator, lsid=ctx.lsid, no_timeout=no_timeout,
+                           tailable=tailable, await_data=await_data)
     cursor.facts = facts
     cursor.resume = resume
     cursor.owner = ctx.conn.principal
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
-    batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
+    if open_docs is None:
+        batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
+    else:
+        cursor.in_use = True
+        batch, cursor_id = await registry.first_batch(ctx, cursor, open_docs, limit)
     if single_batch and cursor_id:
         registry.kill(cursor_id)
         cursor_id = 0

@@ -116,24 +116,24 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
 
         return await cursor_reply(ctx, ns, iter(()), batch_size, False, first=True, facts=ctx.facts)
 
-    def work():
+    def open_docs() -> tuple[Iterator[Any], ReadFacts | None]:
+        """The read, opened in the pool job that draws the first batch (cursor_reply)."""
         if sessions is not None:
             pctx = access.pipeline_context(ctx.server, db, "$cmd.aggregate", variables=let,
                                            allow_disk_use=allow_disk)
-            return access.run_pipeline(pipeline[1:], sessions, pctx)
+            return budget.outer(access.run_pipeline(pipeline[1:], sessions, pctx)), None
         if name is None:
-            return _db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)
+            return budget.outer(_db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)), None
         access.check_output_stage(ctx.server, db, pipeline)
         result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
                                   allow_disk_use=allow_disk, ctx=ctx, collation=collation,
                                   collection_uuid=collection_uuid, raw_ok=True)
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
-        return result.docs
+        return budget.outer(result.docs), ctx.facts
 
-    docs = budget.outer(await ctx.run_blocking(work))
     from tidemark.cursors import cursor_reply
 
-    return await cursor_reply(ctx, ns, docs, batch_size, False, first=True, facts=ctx.facts)
+    return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs)
 
 
 def _evaluate_let(let: dict | None) -> dict:
