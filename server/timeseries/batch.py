@@ -63,7 +63,7 @@ class ColumnBatch:
         self.n = raw.n
         self.times = raw.times
         # the distinct raw BSON meta values and, per row, the index of its own (None: no meta field)
-        self.metas, self.meta_index = _distinct(raw.metas)
+        self.metas, self.meta_index = raw.metas, raw.meta_index
         self.meta_kind = layout.meta_kind
         self.layout_key = layout.key
         kinds = dict(zip(layout.fields, layout.kinds, strict=True))
@@ -93,13 +93,6 @@ class ColumnBatch:
     def value_bytes(self) -> int:
         """What one measurement's values weigh (sizes of the fixed-width values and the constants)."""
         return sum(value_size(v) for v in self.constants.values()) + 12 * len(self.kinds)
-
-
-def _distinct(raws: list[bytes] | None) -> tuple[list[bytes] | None, np.ndarray | None]:
-    if raws is None:
-        return None, None
-    index = {raw: i for i, raw in enumerate(dict.fromkeys(raws))}  # first-seen order
-    return list(index), np.fromiter(map(index.__getitem__, raws), np.int64, len(raws))
 
 
 class RowBatch:

@@ -92,16 +92,17 @@ def prepare(cmd: dict[str, Any], options: ts_options.TimeseriesOptions, columnar
     if type(raw) is RawDocuments:
         if not 0 < len(raw) <= MAX_WRITE_BATCH:
             documents(cmd)  # raises the error mongod answers
-        ends = raw.offsets[1:] + [raw.end]
-        lengths = [end - start for start, end in zip(raw.offsets, ends, strict=True)]
+        sizes = np.diff(np.append(np.asarray(raw.offsets, np.int64), raw.end))
+        longest = int(sizes.max())
         # a column batch holds scalars only (no arrays), but a scalar under a 2dsphere index is refused
-        if columnar and max(lengths) <= COLUMNAR_DOCUMENT_BYTES and not (index_rules and index_rules.point_paths):
+        if columnar and longest <= COLUMNAR_DOCUMENT_BYTES and not (index_rules and index_rules.point_paths):
             parsed = rawbatch.parse(raw.buffer, raw.offsets, options.time_field, options.meta_field, known_layout)
             if parsed is not None:
                 batch = ColumnBatch(parsed, options.time_field, options.meta_field)
-                if not rules.bucket_too_large(max(lengths), batch.value_bytes()) and not (
+                if not rules.bucket_too_large(longest, batch.value_bytes()) and not (
                         index_rules and index_rules.column_batch_error(batch.metas, batch.meta_kind)):
                     return Prepared(batch, [])
+        lengths = sizes.tolist()
     return prepare_rows(documents(cmd), lengths, options, ordered, index_rules)
 
 

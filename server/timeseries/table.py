@@ -303,4 +303,14 @@ class Table:
         slot_of_row = np.repeat(slots, lengths)
         ends = np.cumsum(lengths)
         pos = np.arange(total) - np.repeat(ends - lengths - lo, lengths)
-        return {name: data[name][slot_of_row, pos] for name in self.varying}
+        # one 1-D gather per column from the flattened (slots x cap) array (a 2-D fancy index costs ~6x)
+        flat: dict[int, np.ndarray] = {}
+        out: dict[str, np.ndarray] = {}
+        for name in self.varying:
+            array = data[name]
+            cap = array.shape[1]
+            index = flat.get(cap)
+            if index is None:
+                index = flat[cap] = slot_of_row * cap + pos
+            out[name] = array.reshape(-1)[index]
+        return out

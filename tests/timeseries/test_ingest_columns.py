@@ -226,7 +226,9 @@ def test_parse_reads_values_like_bson_decode():
     assert batch.columns["b"].tolist() == [d["b"] for d in docs]
     assert [bytes(v) for v in batch.columns["_id"]] == [d["_id"].binary for d in docs]
     assert batch.layout.constants == {"z": None, "s": "ü"}
-    assert batch.metas == [bson.encode(d["m"]) for d in docs]
+    assert batch.metas is not None and batch.meta_index is not None
+    assert [batch.metas[i] for i in batch.meta_index] == [bson.encode(d["m"]) for d in docs]
+    assert batch.metas == list(dict.fromkeys(bson.encode(d["m"]) for d in docs))
 
 
 def test_a_bool_byte_other_than_0_or_1_is_refused():
