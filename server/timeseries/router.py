@@ -66,14 +66,20 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     """Append each series' leading rows that fit one hot bucket of ``table``; return the others."""
     n = len(rows)
     times = batch.times[rows]
-    hot = table.hot_slots(sids)  # n x HOT
-    safe = np.where(hot >= 0, hot, 0)
-    starts = table.start_ms[safe]
-    inside = (hot >= 0) & table.pure[safe] & rules.within(starts, times[:, None], limits)
-    has = inside.any(axis=1)
-    if not has.any():
-        return rows
-    slots = np.where(has, hot[np.arange(n), np.argmax(inside, axis=1)], -1)
+    # each row's candidate: the first of its series' hot slots (the open bucket first) that is pure and
+    # holds its time; the first hot slot decides most rows, so the others are looked at only for the rest
+    first = table.hot_slots(sids, 1)[:, 0]
+    safe = np.where(first >= 0, first, 0)
+    slots = np.where((first >= 0) & table.pure[safe] & rules.within(table.start_ms[safe], times, limits), first, -1)
+    rest = np.flatnonzero(slots < 0)
+    if len(rest):
+        hot = table.hot_slots(sids[rest])[:, 1:]  # k x (HOT - 1)
+        safe = np.where(hot >= 0, hot, 0)
+        inside = (hot >= 0) & table.pure[safe] & rules.within(table.start_ms[safe], times[rest, None], limits)
+        has = inside.any(axis=1)
+        slots[rest] = np.where(has, hot[np.arange(len(rest)), np.argmax(inside, axis=1)], -1)
+        if len(rest) == n and not has.any():
+            return rows
     # rows grouped by slot (arrival order kept inside a group)
     order = np.argsort(slots, kind="stable")
     sorted_slots = slots[order]

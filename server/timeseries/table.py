@@ -284,11 +284,11 @@ class Table:
             row[:] = -1
             row[:len(kept)] = kept
 
-    def hot_slots(self, sids: np.ndarray) -> np.ndarray:
-        """``hot[sid]`` of each series (n x HOT, -1 where none)."""
+    def hot_slots(self, sids: np.ndarray, first: int = HOT) -> np.ndarray:
+        """The first ``first`` entries of ``hot[sid]`` of each series (n x first, -1 where none)."""
         if len(sids) and int(sids.max()) >= len(self.hot):
             self._series_capacity(int(sids.max()))
-        return cast(np.ndarray, self.hot[sids])
+        return cast(np.ndarray, self.hot[sids, :first])
 
     # -- rows
     def row_sizes(self, positions: Any) -> Any:
