@@ -80,6 +80,7 @@ class ColumnBatch:
         self.columns: dict[str, np.ndarray] = {f: columns[f] for f in self.kinds}
         self.table_key: tuple[Any, ...] = tuple((f, self.kinds.get(f), self.constants.get(f)) for f in self.order)
         self.sids: np.ndarray | None = None  # each row's series id (ingest.series_ids; None: a meta is not valid BSON)
+        self.meta_sids: np.ndarray | None = None  # the series id of each of ``metas`` (of every row without them)
 
     def fields(self, rows: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {}

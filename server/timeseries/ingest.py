@@ -189,6 +189,7 @@ def series_ids(series: Any, batch: ColumnBatch | RowBatch) -> bool:
     the per-document parse, which reports it)."""
     if isinstance(batch, ColumnBatch):
         distinct = series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
+        batch.meta_sids = distinct
         batch.sids = None if distinct is None else distinct if batch.meta_index is None else distinct[batch.meta_index]
         return batch.sids is not None
     sid = series.sid
@@ -207,8 +208,8 @@ def slices(batch: ColumnBatch | RowBatch, queried: list[bool] | None = None) -> 
     if isinstance(batch, ColumnBatch):
         step = max(1, SLICE_VALUES // max(len(batch.order), 1))
         asking = 1
-        if batch.sids is not None:
-            distinct = np.unique(batch.sids).tolist()
+        if batch.sids is not None and batch.meta_sids is not None:
+            distinct = set(batch.meta_sids.tolist())  # (the distinct metas': np.unique of every row's cost more)
             asking = len(distinct) if queried is None else sum(1 for sid in distinct if not queried[sid])
         if asking > SERIES_PER_SLICE:  # each costs a storage query (~0.5 ms)
             step = min(step, max(SERIES_PER_SLICE, batch.n * SERIES_PER_SLICE // asking))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import heapq
 import mmap
+import time
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -127,6 +128,7 @@ class Table:
         self.live = 0  # slots held
         self.next_gen = 1
         self.hot = np.full((16, HOT), -1, np.int32)
+        self.grown_ms = 0  # monotonic ms of the last growth of the arrays (slots or row capacity)
         self.meter = meter if meter is not None else Meter()
         self.row_bytes = self._row_bytes()
 
@@ -178,6 +180,7 @@ class Table:
             grown[:old] = array
             setattr(self, name, grown)
         self.buckets.extend([None] * (new - old))
+        self.grown_ms = time.monotonic_ns() // 1_000_000
 
     def reserve_rows(self, rows: int) -> None:
         """Room for ``rows`` rows per slot (capacity grows fourfold, copying only the rows held, into
@@ -194,6 +197,7 @@ class Table:
             grown[:used, :held] = array[:used, :held]
             self.data[name] = grown
         self._set_cap(cap)
+        self.grown_ms = time.monotonic_ns() // 1_000_000
 
     def _set_cap(self, cap: int) -> None:
         self.cap = cap
