@@ -63,7 +63,7 @@ class ColumnBatch:
         self.n = raw.n
         self.times = raw.times
         # the distinct raw BSON meta values and, per row, the index of its own (None: no meta field)
-        self.metas, self.meta_index = _distinct(raw.metas)
+        self.metas, self.meta_index = raw.metas, raw.meta_index
         self.meta_kind = layout.meta_kind
         self.layout_key = layout.key
         kinds = dict(zip(layout.fields, layout.kinds, strict=True))
@@ -80,6 +80,7 @@ class ColumnBatch:
         self.columns: dict[str, np.ndarray] = {f: columns[f] for f in self.kinds}
         self.table_key: tuple[Any, ...] = tuple((f, self.kinds.get(f), self.constants.get(f)) for f in self.order)
         self.sids: np.ndarray | None = None  # each row's series id (ingest.series_ids; None: a meta is not valid BSON)
+        self.meta_sids: np.ndarray | None = None  # the series id of each of ``metas`` (of every row without them)
 
     def fields(self, rows: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -93,13 +94,6 @@ class ColumnBatch:
     def value_bytes(self) -> int:
         """What one measurement's values weigh (sizes of the fixed-width values and the constants)."""
         return sum(value_size(v) for v in self.constants.values()) + 12 * len(self.kinds)
-
-
-def _distinct(raws: list[bytes] | None) -> tuple[list[bytes] | None, np.ndarray | None]:
-    if raws is None:
-        return None, None
-    index = {raw: i for i, raw in enumerate(dict.fromkeys(raws))}  # first-seen order
-    return list(index), np.fromiter(map(index.__getitem__, raws), np.int64, len(raws))
 
 
 class RowBatch:

@@ -87,6 +87,13 @@ RETIRE_PER_PASS = 256
 MAINTENANCE_SLICE = 1024
 
 
+# a table's arrays shrink only once they have not grown for this long: a time-ordered load empties and
+# refills its tables at every bucket span (the archived buckets leave, the new ones start small), and
+# shrinking between would copy every array down and up again each span (~4 % of the event loop with
+# the page faults of the fresh arrays, bench ordered load); an idle table still shrinks a pass later
+SHRINK_AFTER_MS = 10_000
+
+
 def now_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
@@ -680,13 +687,14 @@ class BucketCatalog:
 
     def maintain(self) -> None:
         """The maintenance pass's memory upkeep: series with nothing in memory released, tables with
-        no bucket dropped, the others' arrays shrunk once their buckets fit a quarter (table.py)."""
+        no bucket dropped, the others' arrays shrunk once their buckets fit a quarter (table.py) and they
+        have not grown for ``SHRINK_AFTER_MS``."""
         self.release_series()
         for state in self.collections.values():
             for key, table in list(state.tables.items()):
                 if not table.live and table not in self.dirty_tables:
                     del state.tables[key]
-                else:
+                elif now_ms() - table.grown_ms >= SHRINK_AFTER_MS:
                     table.shrink()
 
     def checkpoint_all(self, *, force: bool = False) -> int:

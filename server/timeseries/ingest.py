@@ -92,16 +92,17 @@ def prepare(cmd: dict[str, Any], options: ts_options.TimeseriesOptions, columnar
     if type(raw) is RawDocuments:
         if not 0 < len(raw) <= MAX_WRITE_BATCH:
             documents(cmd)  # raises the error mongod answers
-        ends = raw.offsets[1:] + [raw.end]
-        lengths = [end - start for start, end in zip(raw.offsets, ends, strict=True)]
+        sizes = np.diff(np.append(np.asarray(raw.offsets, np.int64), raw.end))
+        longest = int(sizes.max())
         # a column batch holds scalars only (no arrays), but a scalar under a 2dsphere index is refused
-        if columnar and max(lengths) <= COLUMNAR_DOCUMENT_BYTES and not (index_rules and index_rules.point_paths):
+        if columnar and longest <= COLUMNAR_DOCUMENT_BYTES and not (index_rules and index_rules.point_paths):
             parsed = rawbatch.parse(raw.buffer, raw.offsets, options.time_field, options.meta_field, known_layout)
             if parsed is not None:
                 batch = ColumnBatch(parsed, options.time_field, options.meta_field)
-                if not rules.bucket_too_large(max(lengths), batch.value_bytes()) and not (
+                if not rules.bucket_too_large(longest, batch.value_bytes()) and not (
                         index_rules and index_rules.column_batch_error(batch.metas, batch.meta_kind)):
                     return Prepared(batch, [])
+        lengths = sizes.tolist()
     return prepare_rows(documents(cmd), lengths, options, ordered, index_rules)
 
 
@@ -188,6 +189,7 @@ def series_ids(series: Any, batch: ColumnBatch | RowBatch) -> bool:
     the per-document parse, which reports it)."""
     if isinstance(batch, ColumnBatch):
         distinct = series.sids_of_raw(batch.meta_kind, batch.metas, len(batch.metas or ()) or batch.n)
+        batch.meta_sids = distinct
         batch.sids = None if distinct is None else distinct if batch.meta_index is None else distinct[batch.meta_index]
         return batch.sids is not None
     sid = series.sid
@@ -206,8 +208,8 @@ def slices(batch: ColumnBatch | RowBatch, queried: list[bool] | None = None) -> 
     if isinstance(batch, ColumnBatch):
         step = max(1, SLICE_VALUES // max(len(batch.order), 1))
         asking = 1
-        if batch.sids is not None:
-            distinct = np.unique(batch.sids).tolist()
+        if batch.sids is not None and batch.meta_sids is not None:
+            distinct = set(batch.meta_sids.tolist())  # (the distinct metas': np.unique of every row's cost more)
             asking = len(distinct) if queried is None else sum(1 for sid in distinct if not queried[sid])
         if asking > SERIES_PER_SLICE:  # each costs a storage query (~0.5 ms)
             step = min(step, max(SERIES_PER_SLICE, batch.n * SERIES_PER_SLICE // asking))

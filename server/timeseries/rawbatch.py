@@ -79,14 +79,16 @@ class Layout:
 @dataclass(slots=True)
 class RawBatch:
     """One accepted insert batch, column-wise. ``columns[name]`` is an array of ``n`` values
-    (dates as int64 milliseconds, ObjectIds as 12-byte voids); ``metas[i]`` is the raw BSON value
-    bytes of document ``i``'s meta field (None without a meta field)."""
+    (dates as int64 milliseconds, ObjectIds as 12-byte voids); ``metas``: the distinct raw BSON meta
+    values in first-seen order and ``meta_index[i]`` the index of document ``i``'s own (both None
+    without a meta field)."""
 
     layout: Layout
     n: int
     times: np.ndarray
     columns: dict[str, np.ndarray]
     metas: list[bytes] | None
+    meta_index: np.ndarray | None
     buffer: bytes  # the documents themselves, for measurements that end up on the general path
     offsets: list[int]
 
@@ -263,9 +265,16 @@ def _parse(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None
             return None
         parts.append(part)
     columns = {name: np.concatenate([part.columns[name] for part in parts]) for name in parts[0].columns}
-    # with a meta field every part has its metas (``part.metas or ()`` only tells mypy so)
-    metas = None if layout.meta_kind is None else [meta for part in parts for meta in part.metas or ()]
-    return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, buffer, offsets)
+    metas = meta_index = None
+    if layout.meta_kind is not None:  # every part has its distinct metas: renumbered in first-seen order
+        index: dict[bytes, int] = {}
+        add = index.setdefault
+        codes = []
+        for part in parts:
+            assert part.metas is not None and part.meta_index is not None
+            codes.append(np.array([add(meta, len(index)) for meta in part.metas], np.int64)[part.meta_index])
+        metas, meta_index = list(index), np.concatenate(codes)
+    return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, meta_index, buffer, offsets)
 
 
 def _parse_chunk(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None:
@@ -310,9 +319,13 @@ def _parse_chunk(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch 
         if column.kind == BOOL and (array.view(np.uint8) > 1).any():
             return None
         columns[column.name] = array
-    metas = None
-    if meta_lens is not None:  # the documents have a meta field
+    metas = meta_index = None
+    if meta_lens is not None:  # the documents have a meta field: its distinct values, in one pass
         meta_starts = (starts + layout.prefix_len).tolist()
         meta_ends = (starts + layout.prefix_len + meta_lens).tolist()
-        metas = [buffer[a:b] for a, b in zip(meta_starts, meta_ends, strict=True)]
-    return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, buffer, offsets)
+        index: dict[bytes, int] = {}
+        add = index.setdefault  # (its default, the next index, is computed before the call inserts)
+        meta_index = np.array([add(buffer[a:b], len(index)) for a, b in zip(meta_starts, meta_ends, strict=True)],
+                              np.int64)
+        metas = list(index)
+    return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, meta_index, buffer, offsets)

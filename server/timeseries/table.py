@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import heapq
 import mmap
+import time
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -127,6 +128,7 @@ class Table:
         self.live = 0  # slots held
         self.next_gen = 1
         self.hot = np.full((16, HOT), -1, np.int32)
+        self.grown_ms = 0  # monotonic ms of the last growth of the arrays (slots or row capacity)
         self.meter = meter if meter is not None else Meter()
         self.row_bytes = self._row_bytes()
 
@@ -178,6 +180,7 @@ class Table:
             grown[:old] = array
             setattr(self, name, grown)
         self.buckets.extend([None] * (new - old))
+        self.grown_ms = time.monotonic_ns() // 1_000_000
 
     def reserve_rows(self, rows: int) -> None:
         """Room for ``rows`` rows per slot (capacity grows fourfold, copying only the rows held, into
@@ -194,6 +197,7 @@ class Table:
             grown[:used, :held] = array[:used, :held]
             self.data[name] = grown
         self._set_cap(cap)
+        self.grown_ms = time.monotonic_ns() // 1_000_000
 
     def _set_cap(self, cap: int) -> None:
         self.cap = cap
@@ -284,11 +288,11 @@ class Table:
             row[:] = -1
             row[:len(kept)] = kept
 
-    def hot_slots(self, sids: np.ndarray) -> np.ndarray:
-        """``hot[sid]`` of each series (n x HOT, -1 where none)."""
+    def hot_slots(self, sids: np.ndarray, first: int = HOT) -> np.ndarray:
+        """The first ``first`` entries of ``hot[sid]`` of each series (n x first, -1 where none)."""
         if len(sids) and int(sids.max()) >= len(self.hot):
             self._series_capacity(int(sids.max()))
-        return cast(np.ndarray, self.hot[sids])
+        return cast(np.ndarray, self.hot[sids, :first])
 
     # -- rows
     def row_sizes(self, positions: Any) -> Any:
@@ -303,4 +307,14 @@ class Table:
         slot_of_row = np.repeat(slots, lengths)
         ends = np.cumsum(lengths)
         pos = np.arange(total) - np.repeat(ends - lengths - lo, lengths)
-        return {name: data[name][slot_of_row, pos] for name in self.varying}
+        # one 1-D gather per column from the flattened (slots x cap) array (a 2-D fancy index costs ~6x)
+        flat: dict[int, np.ndarray] = {}
+        out: dict[str, np.ndarray] = {}
+        for name in self.varying:
+            array = data[name]
+            cap = array.shape[1]
+            index = flat.get(cap)
+            if index is None:
+                index = flat[cap] = slot_of_row * cap + pos
+            out[name] = array.reshape(-1)[index]
+        return out

@@ -278,3 +278,28 @@ def test_one_maintenance_pass_retires_every_archived_bucket_due(tmp_path, monkey
             server.engine.close()
 
     asyncio.run(run())
+
+
+def test_the_maintenance_pass_shrinks_a_table_only_once_it_has_not_grown_for_a_while(monkeypatch):
+    """Issue 23: a time-ordered load empties and refills its tables at every bucket span; shrinking
+    them in between copied every array down and up again each span. A table that grew within
+    ``SHRINK_AFTER_MS`` keeps its arrays; an idle one shrinks at the next pass after that."""
+    from tidemark.timeseries import catalog as catalog_module
+
+    engine = Engine()
+    for b in range(3):
+        engine.put_raw(batch(b, n=500))
+    engine.flush()
+    (table,) = engine.state.tables.values()
+    size = len(table.count)
+    held = [s for s in range(table.used) if table.taken[s]]
+    for slot in held[8:]:  # most slots emptied (as buckets leaving memory leave them): a quarter would do
+        table.release(slot)
+    assert table.live * 4 <= size
+    now = catalog_module.now_ms()
+    monkeypatch.setattr(catalog_module, "now_ms", lambda: now)
+    engine.catalog.maintain()
+    assert len(table.count) == size  # it grew a moment ago: kept
+    monkeypatch.setattr(catalog_module, "now_ms", lambda: table.grown_ms + catalog_module.SHRINK_AFTER_MS)
+    engine.catalog.maintain()
+    assert len(table.count) < size

@@ -226,7 +226,9 @@ def test_parse_reads_values_like_bson_decode():
     assert batch.columns["b"].tolist() == [d["b"] for d in docs]
     assert [bytes(v) for v in batch.columns["_id"]] == [d["_id"].binary for d in docs]
     assert batch.layout.constants == {"z": None, "s": "ü"}
-    assert batch.metas == [bson.encode(d["m"]) for d in docs]
+    assert batch.metas is not None and batch.meta_index is not None
+    assert [batch.metas[i] for i in batch.meta_index] == [bson.encode(d["m"]) for d in docs]
+    assert batch.metas == list(dict.fromkeys(bson.encode(d["m"]) for d in docs))
 
 
 def test_a_bool_byte_other_than_0_or_1_is_refused():
@@ -483,3 +485,53 @@ def test_full_documents_build_a_table_s_buckets_of_one_row_count_as_one_group():
     parts = full_documents([(b, b.count, b.columns, b.table.data) for b in buckets])
     assert len({id(part.group) for part in parts}) == 1
     assert [part.bson() for part in parts] == [b.document_parts(b.count).bson() for b in buckets]
+
+
+def test_a_series_crossing_a_bucket_boundary_routes_its_leading_rows_vectorized(monkeypatch):
+    """Issue 23: in a time-ordered load every series crosses into a new bucket once per span, in the
+    middle of a batch. The rows before the crossing fit the open bucket and go vectorized; only the
+    rows from the crossing on take the rules path (all of the series' rows in that batch did)."""
+    from tidemark.timeseries import router
+
+    batches = _tsbs(11, series=10, ticks=1500, per_batch=70)  # 7 rows per series per batch, 10 s apart
+    one = _one_by_one(batches)
+    slow = []
+    route_series = router._route_series
+
+    def counting(catalog, state, batch, sid, rows, limits, loader):
+        slow.append(len(rows))
+        return route_series(catalog, state, batch, sid, rows, limits, loader)
+
+    monkeypatch.setattr(router, "_route_series", counting)
+    many = _column_wise(batches)
+    assert many.stats == one.stats
+    assert _contents(many) == _contents(one)
+    crossings = one.stats["numBucketsArchivedDueToTimeForward"]
+    assert crossings >= 30
+    # each crossing's rows from the boundary on (the series' first batch: all of its rows)
+    rows_after = sum(slow) - 10 * 7
+    assert rows_after < 5 * crossings, (rows_after, crossings)  # all 7 of the batch's rows went there
+
+
+@st.composite
+def _crossing_batches(draw):
+    """Batches of a few series whose times step forward (and sometimes back) across bucket spans and
+    count limits inside a batch: series crossing a boundary part way through a batch."""
+    series = draw(st.integers(1, 5))
+    steps = draw(st.lists(st.sampled_from([1, 10, 600, 1800, 3599, 3600, 7200, -3600, -5]), min_size=1, max_size=60))
+    rows, t = [], 0
+    for i, step in enumerate(steps):
+        t = max(0, t + step)
+        for host in draw(st.lists(st.integers(0, series - 1), min_size=1, max_size=series, unique=True)):
+            rows.append({"_id": ObjectId(), "measurement": "cpu", "t": T0 + dt.timedelta(seconds=t),
+                         "a": float(i), "b": float(host * 1000 + i), "m": {"host": f"h{host}"}})
+    size = draw(st.integers(1, 40))
+    return [rows[i:i + size] for i in range(0, len(rows), size)], draw(st.sampled_from([None, 3, 7, 50]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(_crossing_batches())
+def test_series_crossing_rules_part_way_through_a_batch_build_the_buckets_of_one_by_one(drawn):
+    batches, max_count = drawn
+    limits = {} if max_count is None else {"max_count": max_count}
+    _same(batches, **limits)
