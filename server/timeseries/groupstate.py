@@ -42,6 +42,7 @@ from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.sort import make_sort_key
 from tidemark.query.stage_group import _GROUP_OVERHEAD, _memory_error, group_key
 from tidemark.query.values import MISSING
+from tidemark.timeseries import groupbson
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _EXACT_SUM = float(2**53)
@@ -290,6 +291,63 @@ class DenseGroups:
             return [self._ids.when(v) for v in values]
         return values
 
+    def encoded(self, slots: list[int] | None = None) -> list[Any] | None:
+        """The output documents of ``slots`` (default: every group, first-seen order) as BSON made
+        straight from the arrays (``groupbson``): exactly ``encode_in_order`` of ``results``' dicts;
+        None when some ``_id`` is not from a template or a value has no fixed layout here (a
+        ``$count`` past int32)."""
+        templates, ids = self._ids.templates, self._ids
+        if self._generic_keys or not self.ids:
+            return None
+        owners_all = np.asarray(self.slot_owner, dtype=np.int64)
+        used = np.unique(owners_all)
+        index = np.full(int(used[-1]) + 1, -1, dtype=np.int64)
+        heads, offsets = [], []
+        for owner in used.tolist():
+            template = templates.get(owner)
+            if template is None:
+                return None
+            base, _part, time_keys = template
+            made = groupbson.head(_shown(base), list(time_keys) if time_keys else None, ids.bare_trunc)
+            if made is None:
+                return None
+            index[owner] = len(heads)
+            heads.append(made[0])
+            offsets.append(made[1])
+        n = len(self.ids)
+        self._grow(max(n, 1))
+        picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
+        owner = index[owners_all[picked]]
+        parts = len(offsets[0])
+        dates = np.asarray(self.slot_trunc, dtype=np.int64)[picked] if parts else None
+        layout, fills = [], []
+        tf = self.group.time_field
+        for (name, spec), state in zip(self.group.fields, self._state, strict=True):
+            values: np.ndarray
+            if spec.field is None:  # $count: an int32 (a long past it: the dict path)
+                values = state["count"][:n][picked]
+                if len(values) and int(values.max()) > 2147483647:
+                    return None
+                layout.append((name, groupbson.INT32))
+                values = values.astype("<i4")
+            elif spec.name == "$sum":
+                layout.append((name, groupbson.DOUBLE))
+                values = state["total"][:n][picked].astype("<f8")
+            elif spec.name == "$avg":
+                layout.append((name, groupbson.DOUBLE))
+                values = (state["total"][:n][picked] / state["count"][:n][picked]).astype("<f8")
+            elif spec.field == tf:
+                layout.append((name, groupbson.DATE))
+                values = state["value"][:n][picked].astype("<i8")
+            else:
+                layout.append((name, groupbson.DOUBLE))
+                values = state["value"][:n][picked].astype("<f8")
+            fills.append(values)
+        tail, places = groupbson.tail_layout(layout)
+        return groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), parts), owner,
+                                   dates, tail, [(at, width, values) for (at, width), values
+                                                 in zip(places, fills, strict=True)])
+
     def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:
         """The output documents of ``slots`` (default: every group, first-seen order)."""
         self._grow(max(len(self.ids), 1))
@@ -303,7 +361,7 @@ class DenseGroups:
         return [dict(zip(keys, row, strict=True)) for row in zip(shown, *columns, strict=True)]
 
     # -- the $sort after the group
-    def sorted_results(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[dict[str, Any]] | None:
+    def sorted_results(self, spec: dict[str, Any], limit: int | None, ctx: Any, raw: bool = False) -> list[Any] | None:
         """The first ``limit`` output documents (None: all) as the generic stable ``$sort`` by ``spec``
         orders them (ties keep first-seen order), from the slots' meta indexes and truncated times;
         None when that cannot be told exactly here: a key that is not a part of the ``_id`` built from
@@ -319,6 +377,10 @@ class DenseGroups:
             if biggest is None or (len(self.ids) + 8) * biggest > ctx.memory_limit:
                 return None
         picked = order.tolist() if limit is None else order[:limit].tolist()
+        if raw:
+            encoded = self.encoded(picked)
+            if encoded is not None:
+                return encoded
         return self.results(picked)
 
     def _sort_order(self, spec: dict[str, Any]) -> np.ndarray | None:
