@@ -45,6 +45,7 @@ from tidemark.query.values import MISSING
 from tidemark.timeseries import groupbson
 
 _EPOCH = _dt.datetime(1970, 1, 1)
+_LAZY = object()  # a slot's _id not made yet (``DenseGroups._filled_ids``)
 _EXACT_SUM = float(2**53)
 _SUPPORTED = {"$sum", "$avg", "$max", "$min", "$first", "$last"}
 _INT_LOW, _INT_HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
@@ -107,6 +108,19 @@ class _IdMaker:
             idv[name] = when
         return idv, (part, trunc)
 
+    def of(self, owner: int, trunc: int | None) -> Any:
+        """The ``_id`` of (meta ``owner``, truncated ms) from the meta's template (``make`` made it)."""
+        base, _part, time_keys = self.templates[owner]
+        if time_keys is None:
+            return base
+        when = self.when(trunc)  # type: ignore[arg-type]  # a template with time parts: a timed group
+        if self.bare_trunc:
+            return when
+        idv = dict(base)
+        for name in time_keys:
+            idv[name] = when
+        return idv
+
     def _evaluate(self, owner: int, first_ms: int, variables: dict[str, Any]) -> Any:
         group = self.group
         has_meta, meta = self.metas[owner]
@@ -146,7 +160,8 @@ class DenseGroups:
 
     def __init__(self, group: Any, ctx: Any, metas: list[Any]):
         self.group, self.ctx = group, ctx
-        self.ids: list[Any] = []
+        self.ids: list[Any] = []  # _LAZY for an id from a template, made when first asked (``_filled_ids``)
+        self._lazy = False
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
@@ -177,6 +192,9 @@ class DenseGroups:
 
     def slots(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, list[int]]:
         """The slot of each run's group (created in run order when new) and the new slots' first runs."""
+        templated = self._templated_slots(owners, truncs, first_times)
+        if templated is not None:
+            return templated
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
@@ -190,7 +208,7 @@ class DenseGroups:
                 if key is None or self._generic_keys:
                     if not self._generic_keys:
                         self._generic_keys = True
-                        slot_of_key = self.slot_of_key = {_key(v): i for i, v in enumerate(self.ids)}
+                        slot_of_key = self.slot_of_key = {_key(v): i for i, v in enumerate(self._filled_ids())}
                     key = _key(idv)
                 slot = slot_of_key.get(key)
                 if slot is None:
@@ -215,6 +233,71 @@ class DenseGroups:
                 table[token] = slot
             out.append(slot)
         return np.asarray(out, dtype=np.int64), created
+
+    def _templated_slots(self, owners: list[Any], truncs: list[Any],
+                         first_times: list[Any]) -> tuple[np.ndarray, list[int]] | None:
+        """``slots`` when every meta of these runs has a template ``_id`` (made here for a meta seen first):
+        the group key is (the template's part, truncated ms), and the new slots' ids are left to
+        ``_filled_ids`` (a document made straight as BSON needs none). None otherwise (the loop)."""
+        if self._generic_keys:
+            return None
+        ids, ctx = self._ids, self.ctx
+        templates = ids.templates
+        for i in np.unique(np.asarray(owners, dtype=np.int64), return_index=True)[1].tolist():
+            owner = owners[i]
+            if owner not in templates:  # a template depends only on the meta: made in any order
+                ids.make(owner, truncs[i], first_times[i], ctx.variables)
+            if templates[owner] is None:
+                return None
+        table, slot_of_key = self.slot_of_token, self.slot_of_key
+        out: list[Any] = [table.get(token) for token in zip(owners, truncs, strict=True)]
+        base = len(self.ids)
+        new_owners: list[int] = []
+        new_truncs: list[Any] = []
+        created = []
+        for r, slot in enumerate(out):
+            if slot is not None:
+                continue
+            owner, trunc = owners[r], truncs[r]
+            template = templates[owner]
+            key = (template[1], None if template[2] is None else trunc)
+            slot = slot_of_key.get(key)
+            if slot is None:
+                slot = slot_of_key[key] = base + len(new_owners)
+                new_owners.append(owner)
+                new_truncs.append(trunc)
+                created.append(r)
+            table[(owner, trunc)] = slot
+            out[r] = slot
+        if new_owners:
+            self.ids.extend([_LAZY] * len(new_owners))
+            self._lazy = True
+            self.slot_owner.extend(new_owners)
+            self.slot_trunc.extend(new_truncs)
+            topk = self.group.topk
+            if topk is not None:
+                for trunc in new_truncs:
+                    if trunc is not None:
+                        topk.offer(trunc)
+            if not ctx.allow_disk_use:  # the generic stage's accounting (per-group state only)
+                sizes = self._id_sizes
+                for owner in set(new_owners):  # a template's ids differ only in dates (one size)
+                    if owner not in sizes:
+                        sizes[owner] = _approx_size(templates[owner][0])
+                self.used += sum(_GROUP_OVERHEAD + sizes[owner] for owner in new_owners)
+                if self.used > ctx.memory_limit:
+                    raise _memory_error(ctx.memory_limit)
+        return np.asarray(out, dtype=np.int64), created
+
+    def _filled_ids(self) -> list[Any]:
+        """Every slot's ``_id``, those from a template made now (once)."""
+        if self._lazy:
+            ids = self.ids
+            for slot, idv in enumerate(ids):
+                if idv is _LAZY:
+                    ids[slot] = self._ids.of(self.slot_owner[slot], self.slot_trunc[slot])
+            self._lazy = False
+        return self.ids
 
     def _run_slots(self, runs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(slot of each run, the first run of each new slot, row counts): ``slots`` asked once per
@@ -302,7 +385,8 @@ class DenseGroups:
         owners_all = np.asarray(self.slot_owner, dtype=np.int64)
         used = np.unique(owners_all)
         index = np.full(int(used[-1]) + 1, -1, dtype=np.int64)
-        heads, offsets = [], []
+        heads: list[bytes] = []
+        offsets: list[list[int]] = []
         for owner in used.tolist():
             template = templates.get(owner)
             if template is None:
@@ -353,7 +437,7 @@ class DenseGroups:
         self._grow(max(len(self.ids), 1))
         keys = ["_id"] + [name for name, _ in self.group.fields]
         columns = [self._values(j) for j in range(len(keys) - 1)]
-        ids = self.ids
+        ids = self._filled_ids()
         if slots is not None:
             ids = [ids[i] for i in slots]
             columns = [[values[i] for i in slots] for values in columns]
@@ -450,7 +534,8 @@ class DenseGroups:
     def materialize(self) -> tuple[dict[Any, tuple[Any, list[Any]]], dict[tuple[Any, ...], list[Any]]]:
         """Generic accumulators fed with each group's state so far: ({group key: (_id, accumulators)}
         in slot order, {run token: accumulators})."""
-        n = len(self.ids)
+        ids = self._filled_ids()
+        n = len(ids)
         self._grow(max(n, 1))
         fields = self.group.fields
         fed = []
@@ -474,7 +559,7 @@ class DenseGroups:
                 else:
                     acc.process(values[i])
                 accs.append(acc)
-            table[_key(self.ids[i])] = (self.ids[i], accs)
+            table[_key(ids[i])] = (ids[i], accs)
             accumulators.append(accs)
         return table, {token: accumulators[slot] for token, slot in self.slot_of_token.items()}
 
