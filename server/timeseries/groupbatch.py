@@ -14,8 +14,8 @@ flush the batch and go through the generic grouping one measurement at a time, s
 sees its values in the same order as the generic ``$group``, and groups are created in the same
 first-seen order.
 
-``run`` answers with a ``GroupOutput``: the documents in first-seen order, computed when first asked
-for, or — when the ``$sort`` right after the group asks it (``sort_result``, the hook in
+``run`` answers with a ``GroupOutput``: the documents in first-seen order (BSON made from the group
+arrays when they go to a cursor untouched: ``raw``), computed when first asked for, or — when the ``$sort`` right after the group asks it (``sort_result``, the hook in
 ``stages.SortStage``) — in that sort's order, taken from the group keys before any document is built
 (``DenseGroups.sorted_results``; the generic sort when the groups are not NumPy totals or a key is
 not a part of a templated ``_id``).

@@ -67,6 +67,12 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     n = len(owner)
     if not n:
         return []
+    block = np.empty((n, len(tail)), np.uint8)
+    block[:] = np.frombuffer(tail, np.uint8)
+    for offset, width, values in fills:
+        block[:, offset:offset + width] = values.view(np.uint8).reshape(n, width)
+    if len(heads) == 1:  # one size for every document: they are the rows of one array
+        return _rows(heads[0], date_offsets[0], dates, block)
     head_lens = np.fromiter((len(h) for h in heads), np.int64, len(heads))
     lens = head_lens[owner]
     tail_len = len(tail)
@@ -86,10 +92,23 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
         date_bytes = dates.astype("<i8").view(np.uint8).reshape(n, 8)
         for part in range(date_offsets.shape[1]):
             buf[(starts + 4 + date_offsets[owner, part])[:, None] + _ARANGE8] = date_bytes
-    block = np.empty((n, tail_len), np.uint8)
-    block[:] = np.frombuffer(tail, np.uint8)
-    for offset, width, values in fills:
-        block[:, offset:offset + width] = values.view(np.uint8).reshape(n, width)
     buf[(starts + 4 + lens)[:, None] + np.arange(tail_len)] = block
     data = buf.tobytes()
     return [EncodedDocument(data[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+def _rows(head: bytes, date_offsets: np.ndarray, dates: np.ndarray | None, block: np.ndarray) -> list[EncodedDocument]:
+    """``documents`` of one head: every document the same size, each a row of one byte array."""
+    n, tail_len = block.shape
+    size = 4 + len(head) + tail_len + 1
+    whole = np.empty((n, size), np.uint8)
+    whole[:, :4] = np.frombuffer(np.int32(size).astype("<i4").tobytes(), np.uint8)
+    whole[:, 4:4 + len(head)] = np.frombuffer(head, np.uint8)
+    if dates is not None:
+        date_bytes = dates.astype("<i8").view(np.uint8).reshape(n, 8)
+        for offset in date_offsets.tolist():
+            whole[:, 4 + offset:12 + offset] = date_bytes
+    whole[:, 4 + len(head):size - 1] = block
+    whole[:, size - 1] = 0
+    data = whole.tobytes()
+    return [EncodedDocument(data[i:i + size]) for i in range(0, n * size, size)]
