@@ -56,6 +56,9 @@ class ColumnarGroup:
         self.topk: TopK | None = None  # set when only the k newest groups can reach the output
         # the conditions are the whole filter (no meta part): the bucket predicate only prunes
         self.conditions_exact = False
+        # the stage whose output is the read's when only a $sort (and a $limit) or nothing follows the
+        # group: "$sort", "$group" or None (groupbatch.GroupOutput may then hand BSON to the cursor)
+        self.last: str | None = None
         self.columns = sorted({spec.field for _, spec in fields if spec.field is not None}
                               | {p for p, _, _ in conditions} - {time_field})
 
@@ -164,7 +167,17 @@ def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, me
     unit_ms = UNIT_MS[units.pop()] if units else None
     group = ColumnarGroup(spec, unit_ms, fields, conditions, time_field, meta_field)
     group.conditions_exact = node is None or len(conditions) == len(_conjuncts(node))
+    group.last = _last_stage(remaining[1:])
     return group
+
+
+def _last_stage(after: list[Any]) -> str | None:
+    """"$group" when no stage follows the group, "$sort" when only a ``$sort`` (then a ``$limit``)
+    does, else None."""
+    if not after:
+        return "$group"
+    shape = [next(iter(stage)) if isinstance(stage, dict) and len(stage) == 1 else None for stage in after]
+    return "$sort" if shape in (["$sort"], ["$sort", "$limit"]) else None
 
 
 # ------------------------------------------------------------------ newest groups only

@@ -14,8 +14,8 @@ flush the batch and go through the generic grouping one measurement at a time, s
 sees its values in the same order as the generic ``$group``, and groups are created in the same
 first-seen order.
 
-``run`` answers with a ``GroupOutput``: the documents in first-seen order, computed when first asked
-for, or — when the ``$sort`` right after the group asks it (``sort_result``, the hook in
+``run`` answers with a ``GroupOutput``: the documents in first-seen order (BSON made from the group
+arrays when they go to a cursor untouched: ``raw``), computed when first asked for, or — when the ``$sort`` right after the group asks it (``sort_result``, the hook in
 ``stages.SortStage``) — in that sort's order, taken from the group keys before any document is built
 (``DenseGroups.sorted_results``; the generic sort when the groups are not NumPy totals or a key is
 not a part of a templated ``_id``).
@@ -74,7 +74,8 @@ def _ms_to_datetime(ms: int) -> _dt.datetime:
 def run(group: Any, buckets: Iterable[list[Any]], event_filter: Any, fields: set[str] | None,
         info: dict[str, Any], ctx: PipelineContext | None = None,
         column_filter: ColumnFilter | None = None,
-        in_order: tuple[Any, Callable[[], Iterable[list[Any]]]] | None = None) -> GroupOutput:
+        in_order: tuple[Any, Callable[[], Iterable[list[Any]]]] | None = None,
+        raw: bool = False) -> GroupOutput:
     """The ``$group`` output over ``buckets`` (chunks of bucket views already accepted by the bucket
     predicate, as the read sources give them; first-seen group order, like the generic stage),
     computed when first asked for.
@@ -85,7 +86,11 @@ def run(group: Any, buckets: Iterable[list[Any]], event_filter: Any, fields: set
 
     ``in_order``: for a newest-first read (``group.topk``), the group as planned and a source of the
     buckets in the generic order: when the read meets an input on which the order could show
-    (``newest_order.OrderMatters``), the group is answered again from that source."""
+    (``newest_order.OrderMatters``), the group is answered again from that source.
+
+    ``raw``: the read's documents go to a cursor untouched, so when nothing but a ``$sort`` (and
+    ``$limit``) follows the group (``group.last``), they may be BSON made straight from the group
+    arrays (``DenseGroups.encoded``)."""
     context = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
 
     def execute() -> _Batch:
@@ -101,7 +106,7 @@ def run(group: Any, buckets: Iterable[list[Any]], event_filter: Any, fields: set
             info["newestFirstAbandoned"] = True
             return _grouped(planned, source(), event_filter, fields, info, context, column_filter)
 
-    return GroupOutput(execute)
+    return GroupOutput(execute, group.last if raw else None)
 
 
 class GroupOutput:
@@ -109,8 +114,9 @@ class GroupOutput:
     stage right after it (``sort_result``, called by ``stages.SortStage``) from the groups' keys,
     before any document is built in first-seen order and sorted generically."""
 
-    def __init__(self, execute: Callable[[], _Batch]):
+    def __init__(self, execute: Callable[[], _Batch], raw: str | None = None):
         self._execute = execute
+        self._raw = raw  # the last stage that may hand BSON to the cursor: "$group", "$sort" or None
         self._batch: _Batch | None = None
         self._it: Iterator[dict[str, Any]] | None = None
 
@@ -124,10 +130,12 @@ class GroupOutput:
 
     def __next__(self) -> dict[str, Any]:
         if self._it is None:
-            self._it = self._done().results()
+            batch = self._done()
+            encoded = batch.dense.encoded() if self._raw == "$group" and batch.dense is not None else None
+            self._it = iter(encoded) if encoded is not None else batch.results()
         return next(self._it)
 
-    def sort_result(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[dict[str, Any]] | None:
+    def sort_result(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[Any] | None:
         """The first ``limit`` (None: all) groups in the order of the stable ``$sort`` by ``spec``, or
         None when it cannot be told from the group keys exactly (the caller then sorts the documents);
         only before iterating."""
@@ -136,7 +144,7 @@ class GroupOutput:
         dense = self._done().dense
         if dense is None:
             return None
-        return dense.sorted_results(spec, limit, ctx)
+        return dense.sorted_results(spec, limit, ctx, raw=self._raw == "$sort")
 
 
 def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields: set[str] | None,
@@ -346,8 +354,9 @@ class _Batch:
 
     def _rows(self, pending: list[Any], columns: list[Any]) -> tuple[Any, ...]:
         """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter:
-        the buckets' rows joined first, then the filter decided once over all of them (a few NumPy
-        calls per batch, not per bucket: these buckets are mostly ones a time window cuts)."""
+        the times and the filter's columns joined first and the filter decided once over all of them
+        (a few NumPy calls per batch, not per bucket: these buckets are mostly ones a time window
+        cuts), then the other columns joined from only the passing stretch of each bucket."""
         group = self.group
         tf, conditions = group.time_field, group.conditions
         if not pending:
@@ -355,14 +364,10 @@ class _Batch:
             return empty, {name: np.zeros(0) for name in columns}, empty, empty
         if len(pending) == 1:
             times, arrays, index, seq = pending[0]
-            owner = np.full(len(times), index, dtype=np.int64)
-            seqs = np.full(len(times), seq, dtype=np.int64)
         else:
-            lengths = [len(p[0]) for p in pending]
             times = np.concatenate([p[0] for p in pending])
-            arrays = {name: np.concatenate([p[1][name] for p in pending]) for name in columns}
-            owner = np.repeat(np.fromiter((p[2] for p in pending), np.int64, len(pending)), lengths)
-            seqs = np.repeat(np.fromiter((p[3] for p in pending), np.int64, len(pending)), lengths)
+            arrays = {path: np.concatenate([p[1][path] for p in pending])
+                      for path in {path for path, _, _ in conditions if path != tf}}
         mask = None
         for path, op, operand in conditions:
             hit = op(times if path == tf else arrays[path], operand)
@@ -373,6 +378,10 @@ class _Batch:
             if bound is not None:
                 hit = times >= bound
                 mask = hit if mask is None else mask & hit
+        if len(pending) > 1:
+            return _gathered(pending, columns, times, arrays, mask)
+        owner = np.full(len(times), index, dtype=np.int64)
+        seqs = np.full(len(times), seq, dtype=np.int64)
         if mask is not None and not mask.all():
             rows = np.flatnonzero(mask)
             first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
@@ -429,6 +438,46 @@ class _Batch:
         # each accumulator takes its runs in row order (accumulators are independent of each other)
         for j, (_, spec) in enumerate(group.fields):
             _feed_runs(spec, j, run_accs, times, arrays, starts, ends, tf, ctx.variables)
+
+
+def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined: dict[str, np.ndarray],
+              mask: np.ndarray | None) -> tuple[Any, ...]:
+    """``_rows`` of several buckets: (times, arrays, meta index, sequence) of the rows ``mask`` keeps
+    (None: all) of the joined ``times`` (and the ``joined`` columns), the other columns joined from
+    each bucket's kept stretch when every bucket keeps one (a window cuts a bucket once), else
+    joined whole and taken."""
+    lengths = np.fromiter((len(p[0]) for p in pending), np.int64, len(pending))
+    owners = np.fromiter((p[2] for p in pending), np.int64, len(pending))
+    seqs = np.fromiter((p[3] for p in pending), np.int64, len(pending))
+
+    def whole(name: str) -> np.ndarray:
+        found = joined.get(name)
+        return found if found is not None else np.concatenate([p[1][name] for p in pending])
+
+    if mask is None or mask.all():
+        return times, {name: whole(name) for name in columns}, np.repeat(owners, lengths), np.repeat(seqs, lengths)
+    rows = np.flatnonzero(mask)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    low, high = np.searchsorted(rows, starts), np.searchsorted(rows, ends)
+    counts = high - low
+    kept = np.flatnonzero(counts)
+    first = rows[low[kept]] - starts[kept]
+    last = rows[high[kept] - 1] - starts[kept]
+    arrays = {}
+    if np.array_equal(last - first + 1, counts[kept]):  # each bucket keeps one stretch
+        bounds = list(zip(kept.tolist(), first.tolist(), (last + 1).tolist(), strict=True))
+        for name in columns:
+            found = joined.get(name)
+            if found is not None:
+                arrays[name] = found[rows]
+            elif bounds:
+                arrays[name] = np.concatenate([pending[k][1][name][a:b] for k, a, b in bounds])
+            else:
+                arrays[name] = pending[0][1][name][:0]
+    else:
+        arrays = {name: whole(name)[rows] for name in columns}
+    return times[rows], arrays, np.repeat(owners, counts), np.repeat(seqs, counts)
 
 
 def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:

@@ -4,9 +4,11 @@ groupbatch.py cuts a batch of dense rows into runs (consecutive rows of one meta
 time, hence of one group). ``DenseGroups`` takes a batch's runs and keeps, per group *slot* (groups in
 first-seen order), one array entry per accumulator instead of Python accumulator objects: the exact
 total and count of a ``$sum``/``$avg``, the winner of a ``$max``/``$min``, the first/last value, the
-count of ``$count``. Output documents are built once, at the end; group ``_id``s are built once per
-group, from a per-meta template when the ``_id`` is a flat object (or a bare ``$dateTrunc``) so the
-generic ``_id`` expression runs once per meta, not once per group.
+count of ``$count``. Output documents are built once, at the end: as BSON straight from the arrays
+(``encoded``, groupbson.py) when they go to a cursor untouched, else dicts. The generic ``_id``
+expression runs once per meta: a flat-object ``_id`` (or a bare ``$dateTrunc``) is a per-meta
+template, and a group of such a meta is keyed (template part, truncated ms) with its ``_id`` made
+only when dicts are asked for (``_filled_ids``).
 
 The ``$sort`` right after the group (``sorted_results``) is one stable ``np.lexsort`` over per-slot
 keys: a ``_id`` part that is a bare ``$dateTrunc`` sorts by its truncated ms (every value a date), a
@@ -42,8 +44,13 @@ from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.sort import make_sort_key
 from tidemark.query.stage_group import _GROUP_OVERHEAD, _memory_error, group_key
 from tidemark.query.values import MISSING
+from tidemark.timeseries import groupbson
 
 _EPOCH = _dt.datetime(1970, 1, 1)
+_LAZY = object()  # a slot's _id not made yet (``DenseGroups._filled_ids``)
+# fewer documents are cheaper as dicts the cursor encodes (~3 us each) than laid out by groupbson's
+# ~25 NumPy calls (~80 us whatever the count)
+ENCODED_MIN = 32
 _EXACT_SUM = float(2**53)
 _SUPPORTED = {"$sum", "$avg", "$max", "$min", "$first", "$last"}
 _INT_LOW, _INT_HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
@@ -106,6 +113,19 @@ class _IdMaker:
             idv[name] = when
         return idv, (part, trunc)
 
+    def of(self, owner: int, trunc: int | None) -> Any:
+        """The ``_id`` of (meta ``owner``, truncated ms) from the meta's template (``make`` made it)."""
+        base, _part, time_keys = self.templates[owner]
+        if time_keys is None:
+            return base
+        when = self.when(trunc)  # type: ignore[arg-type]  # a template with time parts: a timed group
+        if self.bare_trunc:
+            return when
+        idv = dict(base)
+        for name in time_keys:
+            idv[name] = when
+        return idv
+
     def _evaluate(self, owner: int, first_ms: int, variables: dict[str, Any]) -> Any:
         group = self.group
         has_meta, meta = self.metas[owner]
@@ -145,7 +165,8 @@ class DenseGroups:
 
     def __init__(self, group: Any, ctx: Any, metas: list[Any]):
         self.group, self.ctx = group, ctx
-        self.ids: list[Any] = []
+        self.ids: list[Any] = []  # _LAZY for an id from a template, made when first asked (``_filled_ids``)
+        self._lazy = False
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
@@ -176,6 +197,9 @@ class DenseGroups:
 
     def slots(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, list[int]]:
         """The slot of each run's group (created in run order when new) and the new slots' first runs."""
+        templated = self._templated_slots(owners, truncs, first_times)
+        if templated is not None:
+            return templated
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
@@ -189,7 +213,7 @@ class DenseGroups:
                 if key is None or self._generic_keys:
                     if not self._generic_keys:
                         self._generic_keys = True
-                        slot_of_key = self.slot_of_key = {_key(v): i for i, v in enumerate(self.ids)}
+                        slot_of_key = self.slot_of_key = {_key(v): i for i, v in enumerate(self._filled_ids())}
                     key = _key(idv)
                 slot = slot_of_key.get(key)
                 if slot is None:
@@ -214,6 +238,71 @@ class DenseGroups:
                 table[token] = slot
             out.append(slot)
         return np.asarray(out, dtype=np.int64), created
+
+    def _templated_slots(self, owners: list[Any], truncs: list[Any],
+                         first_times: list[Any]) -> tuple[np.ndarray, list[int]] | None:
+        """``slots`` when every meta of these runs has a template ``_id`` (made here for a meta seen first):
+        the group key is (the template's part, truncated ms), and the new slots' ids are left to
+        ``_filled_ids`` (a document made straight as BSON needs none). None otherwise (the loop)."""
+        if self._generic_keys:
+            return None
+        ids, ctx = self._ids, self.ctx
+        templates = ids.templates
+        for i in np.unique(np.asarray(owners, dtype=np.int64), return_index=True)[1].tolist():
+            owner = owners[i]
+            if owner not in templates:  # a template depends only on the meta: made in any order
+                ids.make(owner, truncs[i], first_times[i], ctx.variables)
+            if templates[owner] is None:
+                return None
+        table, slot_of_key = self.slot_of_token, self.slot_of_key
+        out: list[Any] = [table.get(token) for token in zip(owners, truncs, strict=True)]
+        base = len(self.ids)
+        new_owners: list[int] = []
+        new_truncs: list[Any] = []
+        created = []
+        for r, slot in enumerate(out):
+            if slot is not None:
+                continue
+            owner, trunc = owners[r], truncs[r]
+            template = templates[owner]
+            key = (template[1], None if template[2] is None else trunc)
+            slot = slot_of_key.get(key)
+            if slot is None:
+                slot = slot_of_key[key] = base + len(new_owners)
+                new_owners.append(owner)
+                new_truncs.append(trunc)
+                created.append(r)
+            table[(owner, trunc)] = slot
+            out[r] = slot
+        if new_owners:
+            self.ids.extend([_LAZY] * len(new_owners))
+            self._lazy = True
+            self.slot_owner.extend(new_owners)
+            self.slot_trunc.extend(new_truncs)
+            topk = self.group.topk
+            if topk is not None:
+                for trunc in new_truncs:
+                    if trunc is not None:
+                        topk.offer(trunc)
+            if not ctx.allow_disk_use:  # the generic stage's accounting (per-group state only)
+                sizes = self._id_sizes
+                for owner in set(new_owners):  # a template's ids differ only in dates (one size)
+                    if owner not in sizes:
+                        sizes[owner] = _approx_size(templates[owner][0])
+                self.used += sum(_GROUP_OVERHEAD + sizes[owner] for owner in new_owners)
+                if self.used > ctx.memory_limit:
+                    raise _memory_error(ctx.memory_limit)
+        return np.asarray(out, dtype=np.int64), created
+
+    def _filled_ids(self) -> list[Any]:
+        """Every slot's ``_id``, those from a template made now (once)."""
+        if self._lazy:
+            ids = self.ids
+            for slot, idv in enumerate(ids):
+                if idv is _LAZY:
+                    ids[slot] = self._ids.of(self.slot_owner[slot], self.slot_trunc[slot])
+            self._lazy = False
+        return self.ids
 
     def _run_slots(self, runs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(slot of each run, the first run of each new slot, row counts): ``slots`` asked once per
@@ -290,12 +379,69 @@ class DenseGroups:
             return [self._ids.when(v) for v in values]
         return values
 
+    def encoded(self, slots: list[int] | None = None) -> list[Any] | None:
+        """The output documents of ``slots`` (default: every group, first-seen order) as BSON made
+        straight from the arrays (``groupbson``): exactly ``encode_in_order`` of ``results``' dicts;
+        None when some ``_id`` is not from a template, a value has no fixed layout here (a ``$count``
+        past int32, a time-valued accumulator), or there are fewer than ``ENCODED_MIN`` documents."""
+        templates, ids = self._ids.templates, self._ids
+        if self._generic_keys or (len(self.ids) if slots is None else len(slots)) < ENCODED_MIN:
+            return None
+        owners_all = np.asarray(self.slot_owner, dtype=np.int64)
+        used = np.unique(owners_all)
+        index = np.full(int(used[-1]) + 1, -1, dtype=np.int64)
+        heads: list[bytes] = []
+        offsets: list[list[int]] = []
+        for owner in used.tolist():
+            template = templates.get(owner)
+            if template is None:
+                return None
+            base, _part, time_keys = template
+            made = groupbson.head(_shown(base), list(time_keys) if time_keys else None, ids.bare_trunc)
+            if made is None:
+                return None
+            index[owner] = len(heads)
+            heads.append(made[0])
+            offsets.append(made[1])
+        n = len(self.ids)
+        self._grow(max(n, 1))
+        picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
+        owner = index[owners_all[picked]]
+        parts = len(offsets[0])
+        dates = np.asarray(self.slot_trunc, dtype=np.int64)[picked] if parts else None
+        layout, fills = [], []
+        tf = self.group.time_field
+        for (name, spec), state in zip(self.group.fields, self._state, strict=True):
+            values: np.ndarray
+            if spec.field is None:  # $count: an int32 (a long past it: the dict path)
+                values = state["count"][:n][picked]
+                if len(values) and int(values.max()) > 2147483647:
+                    return None
+                layout.append((name, groupbson.INT32))
+                values = values.astype("<i4")
+            elif spec.name == "$sum":
+                layout.append((name, groupbson.DOUBLE))
+                values = state["total"][:n][picked].astype("<f8")
+            elif spec.name == "$avg":
+                layout.append((name, groupbson.DOUBLE))
+                values = (state["total"][:n][picked] / state["count"][:n][picked]).astype("<f8")
+            elif spec.field == tf:  # (time-valued accumulators do not reach NumPy totals today)
+                return None
+            else:
+                layout.append((name, groupbson.DOUBLE))
+                values = state["value"][:n][picked].astype("<f8")
+            fills.append(values)
+        tail, places = groupbson.tail_layout(layout)
+        return groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), parts), owner,
+                                   dates, tail, [(at, width, values) for (at, width), values
+                                                 in zip(places, fills, strict=True)])
+
     def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:
         """The output documents of ``slots`` (default: every group, first-seen order)."""
         self._grow(max(len(self.ids), 1))
         keys = ["_id"] + [name for name, _ in self.group.fields]
         columns = [self._values(j) for j in range(len(keys) - 1)]
-        ids = self.ids
+        ids = self._filled_ids()
         if slots is not None:
             ids = [ids[i] for i in slots]
             columns = [[values[i] for i in slots] for values in columns]
@@ -303,7 +449,7 @@ class DenseGroups:
         return [dict(zip(keys, row, strict=True)) for row in zip(shown, *columns, strict=True)]
 
     # -- the $sort after the group
-    def sorted_results(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[dict[str, Any]] | None:
+    def sorted_results(self, spec: dict[str, Any], limit: int | None, ctx: Any, raw: bool = False) -> list[Any] | None:
         """The first ``limit`` output documents (None: all) as the generic stable ``$sort`` by ``spec``
         orders them (ties keep first-seen order), from the slots' meta indexes and truncated times;
         None when that cannot be told exactly here: a key that is not a part of the ``_id`` built from
@@ -319,6 +465,10 @@ class DenseGroups:
             if biggest is None or (len(self.ids) + 8) * biggest > ctx.memory_limit:
                 return None
         picked = order.tolist() if limit is None else order[:limit].tolist()
+        if raw:
+            encoded = self.encoded(picked)
+            if encoded is not None:
+                return encoded
         return self.results(picked)
 
     def _sort_order(self, spec: dict[str, Any]) -> np.ndarray | None:
@@ -388,7 +538,8 @@ class DenseGroups:
     def materialize(self) -> tuple[dict[Any, tuple[Any, list[Any]]], dict[tuple[Any, ...], list[Any]]]:
         """Generic accumulators fed with each group's state so far: ({group key: (_id, accumulators)}
         in slot order, {run token: accumulators})."""
-        n = len(self.ids)
+        ids = self._filled_ids()
+        n = len(ids)
         self._grow(max(n, 1))
         fields = self.group.fields
         fed = []
@@ -412,7 +563,7 @@ class DenseGroups:
                 else:
                     acc.process(values[i])
                 accs.append(acc)
-            table[_key(self.ids[i])] = (self.ids[i], accs)
+            table[_key(ids[i])] = (ids[i], accs)
             accumulators.append(accs)
         return table, {token: accumulators[slot] for token, slot in self.slot_of_token.items()}
 

@@ -106,7 +106,8 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate)
     buckets = _interruptible(buckets)
     if grouped is not None:
-        return (GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info, column_filter, in_order),
+        return (GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info, column_filter, in_order,
+                                      raw),
                 remaining, info)
     return _measurements(buckets, spec, event_filter, fields, info, column_filter, raw and not remaining), remaining, info
 
@@ -151,8 +152,8 @@ class GroupableMeasurements:
 
     def __init__(self, plan: Any, buckets: Iterator[list[Any]], spec: Any, event_filter: Any,
                  fields: set[str] | None, info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None,
-                 in_order: tuple[Any, Any] | None = None):
-        self._plan, self._buckets, self._spec = plan, buckets, spec
+                 in_order: tuple[Any, Any] | None = None, raw: bool = False):
+        self._plan, self._buckets, self._spec, self._raw = plan, buckets, spec, raw
         self._in_order = in_order  # newest-first reads: (the planned group, the buckets in the generic order)
         self._event_filter, self._fields, self._info = event_filter, fields, info
         self._column_filter = column_filter
@@ -172,7 +173,7 @@ class GroupableMeasurements:
             return None
         self._it = iter(())
         return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx,
-                              self._column_filter, self._in_order)
+                              self._column_filter, self._in_order, self._raw)
 
 
 def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None,
