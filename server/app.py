@@ -19,13 +19,12 @@ import signal
 import socket
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from tidemark import fsync_lock, gc_policy, log, tls, ttl
 from tidemark.auth import lifecycle as auth_lifecycle
 from tidemark.connection import Connection
-from tidemark.context import ServerOptions, ServerState
+from tidemark.context import ServerOptions, ServerState, WorkerPool
 from tidemark.cursors import CursorRegistry
 from tidemark.dispatch import Dispatcher
 from tidemark.params import ServerParams
@@ -172,7 +171,7 @@ class App:
             params=params,
             engine=engine,
             cursors=CursorRegistry(),
-            executor=ThreadPoolExecutor(MAX_WORKER_THREADS, thread_name_prefix="tidemark-worker"),
+            executor=WorkerPool(MAX_WORKER_THREADS, thread_name_prefix="tidemark-worker"),
             # a thread inside a read transaction never parks (map growth waits for open reads)
             scheduler=RunScheduler(params["tidemarkRunTokens"], params["tidemarkRunQuantumMillis"] / 1000,
                                    pinned=engine.reading),

@@ -121,7 +121,7 @@ def _validate_db(cmd: dict[str, Any]) -> str:
             ErrorCode.TypeMismatch,
             f"BSON field '$db' is the wrong type '{type(db).__name__}', expected type 'string'",
         )
-    if not db or any(ch in _INVALID_DB_CHARS for ch in db) or len(db) >= 64:
+    if not db or not _INVALID_DB_CHARS.isdisjoint(db) or len(db) >= 64:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
     return db
 

@@ -52,7 +52,7 @@ _OP_TYPES = {
 class Operation:
     """One running command. ``ticks`` is the countdown used by ``tidemark.query.interrupt.tick``."""
 
-    __slots__ = ("opid", "conn", "command_name", "command", "ns", "started_wall", "started",
+    __slots__ = ("opid", "conn", "command_name", "command", "ns", "started",
                  "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked", "waiting_for_lock",
                  "time_out_now")
 
@@ -63,7 +63,6 @@ class Operation:
         self.command_name = command_name
         self.command = command
         self.ns = ns
-        self.started_wall = datetime.datetime.now(datetime.UTC)
         self.started = time.monotonic()
         self.deadline = deadline  # monotonic seconds, or None (maxTimeMS; TimeBudget may narrow it)
         self.killed = 0  # the error code to raise at the next check, 0 while alive

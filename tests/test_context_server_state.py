@@ -8,12 +8,11 @@ the tests hand to handlers (tests/harness/server_state.py) is just as complete.
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
 
 from harness.server_state import InProcessServer
 
 from tidemark.app import LIFECYCLE_HOOKS
-from tidemark.context import ServerOptions, ServerState
+from tidemark.context import ServerOptions, ServerState, WorkerPool
 from tidemark.cursors import CursorRegistry
 from tidemark.params import ServerParams
 from tidemark.storage.engine import open_engine
@@ -27,7 +26,7 @@ async def test_every_field_is_set_once_the_lifecycle_hooks_started(tmp_path):
     options = ServerOptions()
     options.dbpath = str(tmp_path)
     engine = open_engine(str(tmp_path))
-    executor = ThreadPoolExecutor(2)
+    executor = WorkerPool(2)
     state = ServerState(options=options, params=ServerParams(), engine=engine, cursors=CursorRegistry(),
                         executor=executor)
     assert set(_unset(state)) == {"auth", "bucket_catalog", "ts_committer"}  # what the hooks create

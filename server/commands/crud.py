@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -232,36 +233,49 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
     if record_ids and spec.meta is None:
         spec.meta = C.RecordIdMeta()
     ns = C.ns_of(ctx.db, spec.name)
-    if (return_key or record_ids or "$_resumeAfter" in cmd) and \
-            await ctx.run_blocking(_is_view, ctx.server, ctx.db, spec.name):
-        option = ("returnKey" if return_key else "showRecordId" if show_record_id  # mongod: a view's find
-                  else "$_requestResumeToken" if resumable else "$_resumeAfter")  # is an aggregate
-        raise MongoError(ErrorCode.InvalidPipelineOperator, f"Option {option} not supported in aggregation.")
+    check_view = return_key or record_ids or "$_resumeAfter" in cmd
     if spec.tailable:
+        if check_view and await ctx.run_blocking(_is_view, ctx.server, ctx.db, spec.name):
+            raise _view_option_error(return_key, show_record_id, resumable)
         return await cursor_commands.tailable_find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
-    result = await ctx.run_blocking(access.run_find, ctx.server, spec, ctx.db, ctx,
-                                    not (return_key or record_ids))
-    ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
-    docs = budget.outer(result.docs)
-    if return_key or project is not None:
-        # returnKey's documents hold the key alone: mongod's ReturnKeyStage drops the record id, so
-        # showRecordId adds nothing to them (a resume token still reads it, then drops it)
-        docs = map(functools.partial(_shape_with_record_id,
-                                     _index_key_of(result.plan) if return_key else project,
-                                     keep=not return_key or resumable), docs)
     from tidemark.cursors import ResumeTokens, cursor_reply
 
-    resume = None
-    if resumable:
-        resume = ResumeTokens(docs, keep=show_record_id and not return_key)
-        docs = resume.docs
+    # A resumable read's tokens follow the documents the read opens (in the pool job, below).
+    opened: list[Iterator[Any]] = []
+    resume = ResumeTokens(itertools.chain.from_iterable(opened), keep=show_record_id and not return_key) \
+        if resumable else None
+
+    def open_docs() -> tuple[Iterator[Any], ReadFacts]:
+        """The read, opened in the pool job that draws the first batch (cursor_reply): one hand-off
+        to the pool per find, not two."""
+        if check_view and _is_view(ctx.server, ctx.db, spec.name):
+            raise _view_option_error(return_key, show_record_id, resumable)
+        result = access.run_find(ctx.server, spec, ctx.db, ctx, not (return_key or record_ids))
+        ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
+        docs = budget.outer(result.docs)
+        if return_key or project is not None:
+            # returnKey's documents hold the key alone: mongod's ReturnKeyStage drops the record id, so
+            # showRecordId adds nothing to them (a resume token still reads it, then drops it)
+            docs = map(functools.partial(_shape_with_record_id,
+                                         _index_key_of(result.plan) if return_key else project,
+                                         keep=not return_key or resumable), docs)
+        if resume is not None:
+            opened.append(docs)
+            docs = resume.docs
+        return docs, ctx.facts
+
     batch_size = spec.batch_size
-    single = spec.single_batch
     if spec.limit and (batch_size is None or batch_size > spec.limit) and spec.limit <= 101:
         batch_size = spec.limit
-    return await cursor_reply(ctx, ns, docs, batch_size, single, first=True,
-                              no_timeout=bool(cmd.get("noCursorTimeout", False)), facts=ctx.facts, resume=resume)
+    return await cursor_reply(ctx, ns, None, batch_size, spec.single_batch, first=True, open_docs=open_docs,
+                              no_timeout=bool(cmd.get("noCursorTimeout", False)), resume=resume)
+
+
+def _view_option_error(return_key: bool, show_record_id: bool, resumable: bool) -> MongoError:
+    option = ("returnKey" if return_key else "showRecordId" if show_record_id  # mongod: a view's find
+              else "$_requestResumeToken" if resumable else "$_resumeAfter")  # is an aggregate
+    return MongoError(ErrorCode.InvalidPipelineOperator, f"Option {option} not supported in aggregation.")
 
 
 def _is_view(server: ServerState, db: str, name: str) -> bool:

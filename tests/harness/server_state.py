@@ -13,12 +13,11 @@ runs inline on the caller's thread, so a test's steps happen in the order it wro
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from tidemark.auth.manager import AuthManager
-from tidemark.context import CommandContext, ConnectionInfo, ServerOptions, ServerState
+from tidemark.context import CommandContext, ConnectionInfo, ServerOptions, ServerState, WorkerPool
 from tidemark.cursors import CursorRegistry
 from tidemark.params import ServerParams
 from tidemark.storage.engine import open_engine
@@ -27,7 +26,7 @@ from tidemark.timeseries.commit import Committer
 from tidemark.timeseries.recovery import recover
 
 # One small pool for every in-process server of the test session (threads start only when used).
-_EXECUTOR = ThreadPoolExecutor(4, thread_name_prefix="test-server-state")
+_EXECUTOR = WorkerPool(4, thread_name_prefix="test-server-state")
 
 
 class InProcessServer(ServerState):

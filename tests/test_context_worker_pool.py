@@ -1,0 +1,141 @@
+"""The server's thread pool (``tidemark.context.WorkerPool``): every job runs once on a pool thread;
+an idle thread is reused before a new one starts; at most ``max_threads`` run at once, the rest wait
+in order; a job that raises is logged and its thread goes on; shutdown runs what is queued, ends the
+threads and refuses new jobs. And ``run_in_pool`` over it: a result or an exception comes back to
+the awaiting command."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from tidemark.context import WorkerPool, run_in_pool
+from tidemark.protocol.errors import ErrorCode, MongoError
+
+
+def _wait_for(predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+def test_every_job_runs_once_on_a_pool_thread():
+    pool = WorkerPool(4, thread_name_prefix="t-pool")
+    seen: list[tuple[int, str]] = []
+    lock = threading.Lock()
+
+    def job(i: int) -> None:
+        with lock:
+            seen.append((i, threading.current_thread().name))
+
+    try:
+        for i in range(500):
+            pool.submit(job, i)
+        _wait_for(lambda: len(seen) == 500)
+        assert sorted(i for i, _ in seen) == list(range(500))
+        assert all(name.startswith("t-pool_") for _, name in seen)
+    finally:
+        pool.shutdown()
+
+
+def test_an_idle_thread_is_reused_before_a_new_one_starts():
+    pool = WorkerPool(8)
+    done = threading.Event()
+    try:
+        for _ in range(50):
+            done.clear()
+            pool.submit(done.set)
+            assert done.wait(5)
+            time.sleep(0.001)  # the thread goes back to waiting
+        assert len(pool._threads) <= 2
+    finally:
+        pool.shutdown()
+
+
+def test_at_most_max_threads_run_and_the_others_wait_in_order():
+    pool = WorkerPool(2)
+    gate = threading.Event()
+    running = []
+    order: list[int] = []
+    lock = threading.Lock()
+
+    def job(i: int) -> None:
+        with lock:
+            running.append(i)
+        gate.wait(10)
+        with lock:
+            order.append(i)
+
+    try:
+        for i in range(6):
+            pool.submit(job, i)
+        _wait_for(lambda: len(running) == 2)
+        time.sleep(0.05)
+        assert len(running) == 2 and len(pool._threads) == 2  # the other four are queued
+        gate.set()
+        _wait_for(lambda: len(order) == 6)
+        assert running[2:] == [2, 3, 4, 5]  # started in the order submitted
+    finally:
+        pool.shutdown()
+
+
+def test_a_job_that_raises_is_logged_and_its_thread_goes_on():
+    pool = WorkerPool(1)
+    done = threading.Event()
+
+    def bad() -> None:
+        raise ValueError("boom")
+
+    try:
+        pool.submit(bad)
+        pool.submit(done.set)
+        assert done.wait(5)
+        assert len(pool._threads) == 1
+    finally:
+        pool.shutdown()
+
+
+def test_shutdown_runs_the_queued_jobs_then_ends_the_threads_and_refuses_more():
+    pool = WorkerPool(1)
+    gate = threading.Event()
+    ran: list[int] = []
+    pool.submit(gate.wait, 10)
+    for i in range(3):
+        pool.submit(ran.append, i)
+    gate.set()
+    pool.shutdown(wait=True)
+    assert ran == [0, 1, 2]
+    assert not any(thread.is_alive() for thread in pool._threads)
+    with pytest.raises(RuntimeError):
+        pool.submit(ran.append, 9)
+
+
+class _State:  # what run_in_pool reads of the server state
+    def __init__(self, pool: WorkerPool):
+        from tidemark.scheduler import RunScheduler
+
+        self.executor = pool
+        self.scheduler = RunScheduler(2)
+
+
+async def test_run_in_pool_returns_the_result_or_raises_the_jobs_error():
+    pool = WorkerPool(2)
+    state = _State(pool)
+    try:
+        value, name = await run_in_pool(state, None, lambda a, b: (a + b, threading.current_thread().name), 2, 3)
+        assert value == 5 and name.startswith("tidemark-worker_")
+
+        def fails() -> None:
+            raise MongoError(ErrorCode.BadValue, "bad")
+
+        with pytest.raises(MongoError) as err:
+            await run_in_pool(state, None, fails)
+        assert err.value.code == ErrorCode.BadValue
+        results = await asyncio.gather(*(run_in_pool(state, None, lambda i=i: i * i) for i in range(50)))
+        assert results == [i * i for i in range(50)]
+    finally:
+        pool.shutdown()
