@@ -24,13 +24,16 @@ suffix | varint ncols | columns``; each column is ``name\\0 | u8 kind | kind-spe
 Version 2 added the string column kind; version-1 streams (no string columns) read the same.
 Version 3 exists only stored (``compress``): a version-2 stream whose small-integer columns' 1-byte
 deltas are pooled into one Huffman-coded deflate block (``_pool``; ``_unpool`` gives the version-2
-stream back, which every reader reads).
+stream back, which every reader reads). Version 4, also only stored: a version-3 stream whose
+control.min / control.max small integral doubles are one byte each (``_pack_control``; ``_unpool``
+unpacks it first, ``BucketReader.head()`` alone reads it packed).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import struct
 import threading
 import zlib
@@ -939,9 +942,18 @@ def _prefix_at(buf: bytes) -> int:
         return 1
     pos = _get_varint(buf, 1)[1]
     k, pos = _get_varint(buf, pos)
-    for _ in range(2 * k):
-        pos = _get_varint(buf, pos)[1]
-    return pos
+    if not k:
+        return pos
+    skip = _VARINTS.get(2 * k)
+    if skip is None:
+        skip = _VARINTS[2 * k] = re.compile(b"(?:[\\x80-\\xff]*[\\x00-\\x7f]){%d}" % (2 * k), re.S)
+    found = skip.match(buf, pos)
+    if found is None:
+        raise ValueError("bucket codec pool header is cut short")
+    return found.end()
+
+
+_VARINTS: dict[int, re.Pattern[bytes]] = {}  # n -> a pattern matching n varints
 
 
 def _without_pool(buf: bytes) -> bytes:
@@ -954,7 +966,7 @@ def _without_pool(buf: bytes) -> bytes:
 # --- the packed control (stored version 4) --------------------------------------------------------
 # A bucket's control.min / control.max hold one value per measurement (TSBS: 20 integral gauges, 8 bytes
 # each as BSON doubles). The dictionary codes the control's structure (names, types, lengths) almost
-# for free, but not those doubles' bytes: ~14 B per TSBS bucket. Version 4 is a version-3 stream whose
+# for free, but not those doubles' bytes: 174 -> 141 B per TSBS bucket's frame. Version 4 is a version-3 stream whose
 # prefix (``varint n | the BSON before data``) is stored as ``varint n' | varint m | varint g | g bytes:
 # m x varint gap | m codes | the prefix without the m doubles``: each double directly in control.min or
 # control.max whose 8 bytes are exactly those of float(c), c in 0..255, is taken out and stored as the
@@ -990,16 +1002,19 @@ def _control_slots(prefix: bytes) -> list[tuple[int, int]]:
             return []
         if t == 0x03 and prefix[pos + 1:v - 1] in (b"min", b"max"):
             sub, sub_end = v + 4, v + size - 1
+            find, codes, width = prefix.index, _SMALL_CODES.get, WIDTH.get
             while sub < sub_end:
                 st = prefix[sub]
-                sv = prefix.index(b"\0", sub + 1) + 1
-                ssize = _value_size(prefix, st, sv)
-                if ssize is None:
-                    return []
+                sv = find(b"\0", sub + 1) + 1
                 if st == 0x01:
-                    code = _SMALL_CODES.get(prefix[sv:sv + 8])
+                    code = codes(prefix[sv:sv + 8])
                     if code is not None:
                         slots.append((sv, code))
+                    sub = sv + 8
+                    continue
+                ssize = width(st) or _value_size(prefix, st, sv)
+                if ssize is None:
+                    return []
                 sub = sv + ssize
         pos = v + size
     return slots
@@ -1036,12 +1051,11 @@ def _pack_control(buf: bytes) -> bytes:
     _put_varint(out, len(region))
     out += region
     out += buf[pos + n:]
-    packed = bytes(out)
-    try:
-        same = unpack_control(packed) == buf
+    try:  # the rest of the stream is copied as it is: the prefix alone needs checking
+        same = control_prefix(bytes(region)) == prefix
     except (ValueError, IndexError, struct.error):
         same = False
-    return packed if same else buf
+    return bytes(out) if same else buf
 
 
 def control_prefix(region: bytes) -> bytes:
