@@ -24,13 +24,16 @@ suffix | varint ncols | columns``; each column is ``name\\0 | u8 kind | kind-spe
 Version 2 added the string column kind; version-1 streams (no string columns) read the same.
 Version 3 exists only stored (``compress``): a version-2 stream whose small-integer columns' 1-byte
 deltas are pooled into one Huffman-coded deflate block (``_pool``; ``_unpool`` gives the version-2
-stream back, which every reader reads).
+stream back, which every reader reads). Version 4, also only stored: a version-3 stream whose
+control.min / control.max small integral doubles are one byte each (``_pack_control``; ``_unpool``
+unpacks it first, ``BucketReader.head()`` alone reads it packed).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import struct
 import threading
 import zlib
@@ -43,6 +46,7 @@ import zstandard
 FORMAT_VERSION = 2  # the column stream the encoders build and ``decode_raw`` reads
 READABLE_VERSIONS = (1, 2)  # 1: before KIND_STRINGS (its streams are valid version-2 streams)
 POOLED_VERSION = 3  # a stored version-2 stream whose small-integer columns are pooled (``_pool``)
+PACKED_VERSION = 4  # a stored version-3 stream whose control's small integral doubles are bytes (``_pack_control``)
 # Encoding runs on the writer thread whenever a bucket is written in full (close/checkpoint): with
 # column-wise ingest at ~3 us/row on the event loop, level 19 (~2 ms per 360-measurement TSBS bucket,
 # ~5.5 us/row) was the largest cost of the whole insert path. Measured on 20 such buckets (B per
@@ -120,6 +124,11 @@ def _decompressor() -> zstandard.ZstdDecompressor:
 # to 1,000 later ones): no dictionary 1,858 B per bucket; 16 KiB 1,511 B (+15 us to compress, the
 # same to decompress); 64 KiB 1,475 B (+56 us); 64, 128 or 300 samples train the same (50-150 ms).
 DICT_SIZE = 16 * 1024
+# COVER segment size k and d-mer length d, fixed: zstandard's defaults train a useless dictionary on
+# version-4 streams (~410 B per TSBS bucket's frame instead of ~140, whatever 64 buckets it samples);
+# k=512, d=8 trains a good one on every sample tried (version 3: 166 vs 169 B; 4: 140 B).
+DICT_K = 512
+DICT_D = 8
 
 
 def train_dictionary(streams: list[bytes], dict_id: int) -> bytes:
@@ -127,7 +136,7 @@ def train_dictionary(streams: list[bytes], dict_id: int) -> bytes:
     collection's values); raises zstandard.ZstdError when they are too few or too alike to train on."""
     # the pools (entropy-coded, in a zstd block of their own) are nothing a dictionary could share
     buffers: list[bytes | bytearray | memoryview] = [_without_pool(s) for s in streams]
-    return zstandard.train_dictionary(DICT_SIZE, buffers, dict_id=dict_id).as_bytes()
+    return zstandard.train_dictionary(DICT_SIZE, buffers, dict_id=dict_id, k=DICT_K, d=DICT_D).as_bytes()
 
 
 def stream(packed: bytes) -> bytes:
@@ -788,6 +797,7 @@ def compress(stream: bytes) -> bytes:
     pooled = _pool(stream)
     if pooled is stream:
         return _compressor().compress(stream)
+    pooled = _pack_control(pooled)
     body = len(pooled) - _get_varint(pooled, 1)[0]
     co = _compressor().compressobj(size=len(pooled))
     return (co.compress(pooled[:body]) + co.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
@@ -894,7 +904,10 @@ def _pool(stream: bytes) -> bytes:
 
 
 def _unpool(buf: bytes) -> bytes:
-    """The version-2 stream of a stored stream (version 3: its pool put back; others: itself)."""
+    """The version-2 stream of a stored stream (version 3: its pool put back; 4: its control
+    unpacked, then that; others: itself)."""
+    if buf[0] == PACKED_VERSION:
+        buf = unpack_control(buf)
     if buf[0] != POOLED_VERSION:
         return buf
     size, pos = _get_varint(buf, 1)
@@ -924,21 +937,168 @@ _VERSION_BYTE = bytes((FORMAT_VERSION,))
 
 
 def _prefix_at(buf: bytes) -> int:
-    """Position of the prefix length in a stored stream (after a version-3 stream's pool header)."""
-    if buf[0] != POOLED_VERSION:
+    """Position of the prefix length in a stored stream (after a version-3/4 stream's pool header)."""
+    if buf[0] not in (POOLED_VERSION, PACKED_VERSION):
         return 1
     pos = _get_varint(buf, 1)[1]
     k, pos = _get_varint(buf, pos)
-    for _ in range(2 * k):
-        pos = _get_varint(buf, pos)[1]
-    return pos
+    if not k:
+        return pos
+    skip = _VARINTS.get(2 * k)
+    if skip is None:
+        skip = _VARINTS[2 * k] = re.compile(b"(?:[\\x80-\\xff]*[\\x00-\\x7f]){%d}" % (2 * k), re.S)
+    found = skip.match(buf, pos)
+    if found is None:
+        raise ValueError("bucket codec pool header is cut short")
+    return found.end()
+
+
+_VARINTS: dict[int, re.Pattern[bytes]] = {}  # n -> a pattern matching n varints
 
 
 def _without_pool(buf: bytes) -> bytes:
     """A stored stream without its pool (what zstd compresses with the dictionary)."""
-    if buf[0] != POOLED_VERSION:
+    if buf[0] not in (POOLED_VERSION, PACKED_VERSION):
         return buf
     return buf[:len(buf) - _get_varint(buf, 1)[0]]
+
+
+# --- the packed control (stored version 4) --------------------------------------------------------
+# A bucket's control.min / control.max hold one value per measurement (TSBS: 20 integral gauges, 8 bytes
+# each as BSON doubles). The dictionary codes the control's structure (names, types, lengths) almost
+# for free, but not those doubles' bytes: 174 -> 141 B per TSBS bucket's frame. Version 4 is a version-3 stream whose
+# prefix (``varint n | the BSON before data``) is stored as ``varint n' | varint m | varint g | g bytes:
+# m x varint gap | m codes | the prefix without the m doubles``: each double directly in control.min or
+# control.max whose 8 bytes are exactly those of float(c), c in 0..255, is taken out and stored as the
+# byte c; gap is the count of prefix bytes from the end of the previous one to it. The gaps are the same
+# for every bucket of one layout (the dictionary learns them; ``control_prefix`` keeps a ``struct`` per
+# gap list, so putting the doubles back is one ``unpack_from`` and a join). The codes sit together
+# after them: in place, between the names, they break the dictionary's matches (no gain at all).
+# ``unpack_control`` gives the version-3 stream back byte for byte (checked by ``_pack_control``
+# before it is stored); ``BucketReader`` unpacks only for ``head()``, a column read never.
+_SMALL_DOUBLES = [struct.pack("<d", float(c)) for c in range(256)]
+_SMALL_CODES = {b: c for c, b in enumerate(_SMALL_DOUBLES)}
+_CONTROL_AT = 21  # where "\x03control\x00" starts in a v1 bucket (after _id: ObjectId)
+_CONTROL_ELEMENT = b"\x03control\x00"
+_GAP_STRUCTS: dict[bytes, struct.Struct] = {}  # gap varints -> the struct of the pieces between doubles
+_GAP_STRUCTS_MAX = 256
+
+
+def _control_slots(prefix: bytes) -> list[tuple[int, int]]:
+    """(position, code) of each packable double directly in control.min / control.max of ``prefix``."""
+    start = _CONTROL_AT + len(_CONTROL_ELEMENT)
+    if prefix[_CONTROL_AT:start] != _CONTROL_ELEMENT or start + 4 > len(prefix):
+        return []
+    end = start + struct.unpack_from("<i", prefix, start)[0] - 1
+    if end > len(prefix):
+        return []
+    slots = []
+    pos = start + 4
+    while pos < end:
+        t = prefix[pos]
+        v = prefix.index(b"\0", pos + 1) + 1
+        size = _value_size(prefix, t, v)
+        if size is None or v + size > end:
+            return []
+        if t == 0x03 and prefix[pos + 1:v - 1] in (b"min", b"max"):
+            sub, sub_end = v + 4, v + size - 1
+            find, codes, width = prefix.index, _SMALL_CODES.get, WIDTH.get
+            while sub < sub_end:
+                st = prefix[sub]
+                sv = find(b"\0", sub + 1) + 1
+                if st == 0x01:
+                    code = codes(prefix[sv:sv + 8])
+                    if code is not None:
+                        slots.append((sv, code))
+                    sub = sv + 8
+                    continue
+                ssize = width(st) or _value_size(prefix, st, sv)
+                if ssize is None:
+                    return []
+                sub = sv + ssize
+        pos = v + size
+    return slots
+
+
+def _pack_control(buf: bytes) -> bytes:
+    """The version-4 form of a version-3 stream, or ``buf`` itself (nothing to pack, or the form
+    does not unpack to ``buf`` exactly)."""
+    try:
+        at = _prefix_at(buf)
+        n, pos = _get_varint(buf, at)
+        prefix = buf[pos:pos + n]
+        slots = _control_slots(prefix)
+    except (ValueError, IndexError, struct.error):
+        return buf
+    if not slots:
+        return buf
+    gaps = bytearray()
+    rest = []
+    prev = 0
+    for place, _ in slots:
+        _put_varint(gaps, place - prev)
+        rest.append(prefix[prev:place])
+        prev = place + 8
+    rest.append(prefix[prev:])
+    region = bytearray()
+    _put_varint(region, len(slots))
+    _put_varint(region, len(gaps))
+    region += gaps
+    region += bytes(code for _, code in slots)
+    region += b"".join(rest)
+    out = bytearray((PACKED_VERSION,))
+    out += buf[1:at]
+    _put_varint(out, len(region))
+    out += region
+    out += buf[pos + n:]
+    try:  # the rest of the stream is copied as it is: the prefix alone needs checking
+        same = control_prefix(bytes(region)) == prefix
+    except (ValueError, IndexError, struct.error):
+        same = False
+    return bytes(out) if same else buf
+
+
+def control_prefix(region: bytes) -> bytes:
+    """The prefix (the BSON before data) of a version-4 stream's packed prefix ``region``."""
+    m, pos = _get_varint(region, 0)
+    g, pos = _get_varint(region, pos)
+    gaps = bytes(region[pos:pos + g])
+    st = _GAP_STRUCTS.get(gaps)
+    if st is None:
+        fmt = []
+        at = 0
+        for _ in range(m):
+            try:
+                gap, at = _get_varint(gaps, at)
+            except IndexError:
+                raise ValueError("bucket codec packed control does not match its gaps") from None
+            fmt.append(f"{gap}s")
+        if at != len(gaps):
+            raise ValueError("bucket codec packed control does not match its gaps")
+        if len(_GAP_STRUCTS) >= _GAP_STRUCTS_MAX:
+            _GAP_STRUCTS.clear()
+        st = _GAP_STRUCTS[gaps] = struct.Struct("".join(fmt))
+    pos += g
+    codes = region[pos:pos + m]
+    pos += m
+    if len(codes) != m or pos + st.size > len(region):
+        raise ValueError("bucket codec packed control does not match its gaps")
+    parts: list[bytes] = [b""] * (2 * m)
+    parts[0::2] = st.unpack_from(region, pos)
+    parts[1::2] = [_SMALL_DOUBLES[c] for c in codes]
+    parts.append(region[pos + st.size:])
+    return b"".join(parts)
+
+
+def unpack_control(buf: bytes) -> bytes:
+    """The version-3 stream of a version-4 one (its control's doubles put back)."""
+    at = _prefix_at(buf)
+    n, pos = _get_varint(buf, at)
+    prefix = control_prefix(buf[pos:pos + n])
+    out = bytearray((POOLED_VERSION,))
+    out += buf[1:at]
+    _put_varint(out, len(prefix))
+    return b"".join((out, prefix, buf[pos + n:]))
 
 
 def dense_column_length(btype: int, n: int) -> int:

@@ -50,7 +50,7 @@ class BucketReader:
         (``bucket_codec.frame_dictionary``; ``ValueCodec.bucket_decompressor`` picks it)."""
         buf = self._buf = (zd or codec._decompressor()).decompress(bytes(packed))
         # a stored version-3 stream is unpooled (``bucket_codec._unpool``) only when a column is read
-        self._pooled = buf[0] == codec.POOLED_VERSION
+        self._pooled = buf[0] in (codec.POOLED_VERSION, codec.PACKED_VERSION)
         if not self._pooled and buf[0] not in codec.READABLE_VERSIONS:
             raise ValueError(f"unknown bucket codec format {buf[0]}")
         self._locate(codec._prefix_at(buf))
@@ -70,9 +70,14 @@ class BucketReader:
         buf = self._buf
         p0, p1 = self._prefix
         s0, s1 = self._suffix
-        if buf[p1 - len(_DATA_ELEMENT):p1] != _DATA_ELEMENT:
+        if buf[0] == codec.PACKED_VERSION:  # still packed (no column read yet): its control's doubles
+            prefix = codec.control_prefix(buf[p0:p1])
+            p0, p1 = 0, len(prefix)
+        else:
+            prefix = buf
+        if prefix[p1 - len(_DATA_ELEMENT):p1] != _DATA_ELEMENT:
             raise ValueError("bucket codec prefix does not end with the data element header")
-        body = buf[p0 + 4:p1 - len(_DATA_ELEMENT)] + buf[s0:s1 - 1]
+        body = prefix[p0 + 4:p1 - len(_DATA_ELEMENT)] + buf[s0:s1 - 1]
         return _INT32.pack(len(body) + 5) + body + b"\x00"
 
     # --- columns ------------------------------------------------------------------------------

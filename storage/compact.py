@@ -25,7 +25,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -56,6 +56,7 @@ _PAGE_HEADER = 16  # PAGEHDRSZ
 _NODE_HEADER = 8  # NODESIZE
 _SLOT = 2  # sizeof(indx_t): the node's entry in the page's offset array
 _MIN_PIECE = 64  # no head/piece shorter than this: start on a fresh page instead
+_SUBDB_RECORD = 48  # sizeof(MDB_db): a dupsort node's data once its duplicates have a sub-database
 # A value that fits a leaf node but not what is left of the current page is chunked too when it is at
 # least this share of a page: inline, LMDB would leave the rest of the page empty (with 1.5 KB TSBS
 # buckets, two per page: 26 % of the records' pages). Smaller values waste less than they would cost
@@ -247,6 +248,7 @@ class _Copier:
         self.env = env
         self.txn = env.begin(write=True)
         self.pending = 0
+        self.placeholders: list[tuple[bytes, Handle]] = []  # see _append_dupsort
 
     def put(self, key: bytes, value: bytes, db: Handle) -> None:
         if not self.txn.put(key, value, db=db, append=True):
@@ -254,27 +256,106 @@ class _Copier:
             self.txn.put(key, value, db=db)
         self.pending += len(key) + len(value)
         if self.pending >= TXN_BYTES:
-            self.txn.commit()
+            self.commit()
             self.txn = self.env.begin(write=True)
             self.pending = 0
 
+    def drop_placeholders(self) -> None:
+        for key, db in self.placeholders:
+            if not self.txn.delete(key, db=db):
+                raise RuntimeError(f"compaction placeholder {key!r} missing")
+        self.placeholders.clear()
+
     def commit(self) -> None:
+        self.drop_placeholders()
         self.txn.commit()
 
 
-def _copy_db(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle) -> None:
+def _copy_db(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle, dupsort: bool) -> None:
     with src_txn.cursor(db=src_db) as cur:
-        for key, value in cur.iternext(keys=True, values=True):
-            copier.put(key, value, dst_db)
+        entries = cur.iternext(keys=True, values=True)
+        if dupsort:
+            _append_dupsort(entries, copier, dst_db, PageModel(copier.env.stat()["psize"]))
+        else:
+            for key, value in entries:
+                copier.put(key, value, dst_db)
 
 
 def _copy_split(src_txn: Txn, src_db: Handle, copier: _Copier, dst_db: Handle, long: LongKeys) -> None:
     """Copy a plain non-unique index into the split layout (same order: appends stay appends; a
     compact form, storage/longkeys.py, keeps its place: it is placed as the split layout places it)."""
     with src_txn.cursor(db=src_db) as cur:
-        for stored, _ in cur.iternext(keys=True, values=True):
-            full = long.full(src_txn, stored)
-            copier.put(*indexes.place_split(stored, full, indexes.split_entry(full)[0], long.max_key), dst_db)
+        entries = (indexes.place_split(stored, full, indexes.split_entry(full)[0], long.max_key)
+                   for stored, full in ((stored, long.full(src_txn, stored))
+                                        for stored, _ in cur.iternext(keys=True, values=True)))
+        _append_dupsort(entries, copier, dst_db, PageModel(copier.env.stat()["psize"]))
+
+
+def dupsort_node_cost(key_len: int, data_lens: list[int], psize: int) -> int:
+    """Bytes the leaf node of one dupsort key with these duplicates takes from its page: one
+    duplicate is a plain node; more live in a sub-page (a page header + one node per duplicate,
+    offset slot included), or, past LMDB's node_max, in a sub-database (the node holds its
+    48-byte MDB_db record)."""
+    if len(data_lens) == 1:
+        return node_cost(key_len, data_lens[0])
+    sub = _PAGE_HEADER + sum(node_cost(0, n) for n in data_lens)
+    if _NODE_HEADER + key_len + sub > node_max(psize):
+        return node_cost(key_len, _SUBDB_RECORD)
+    return node_cost(key_len, sub)
+
+
+def separator(lo: bytes, hi: bytes) -> bytes | None:
+    """A short key strictly between ``lo`` and ``hi`` (bytewise order), or None."""
+    for i in range(len(lo)):
+        if lo[i] < 0xFF:
+            s = lo[:i] + bytes([lo[i] + 1])
+            if lo < s < hi:
+                return s
+    s = lo + b"\0"
+    return s if s < hi else None
+
+
+def _append_dupsort(entries: Iterable[tuple[bytes, bytes]], copier: _Copier, dst_db: Handle,
+                    page: PageModel) -> None:
+    """Append a dupsort sub-database's entries (key order, duplicates in order) so leaf pages fill.
+
+    LMDB grows a key's node one duplicate at a time, and with MDB_APPENDDUP (py-lmdb offers no
+    MDB_APPEND on a dupsort database) a node that outgrows its page splits off *with the node before
+    it*: a page of 1.2 KB nodes (a time-series meta key and its 24 buckets) kept two, not three. So
+    when a key's whole node will not fit in what is left of the current page (``PageModel``, LMDB's
+    arithmetic), a short placeholder key (between the previous key and this one) is appended first:
+    the split moves the placeholder, not the previous key, and every placeholder is deleted once the
+    sub-database is copied (in the same write transaction: ``_Copier`` deletes them before it
+    commits). Only the page layout depends on this; the entries are the source's."""
+    def flush(key: bytes, values: list[bytes]) -> None:
+        cost = dupsort_node_cost(len(key), [len(v) for v in values], page.psize)
+        if cost > page.room and prev is not None:
+            spacer = separator(prev, key)
+            if spacer is not None and node_cost(len(spacer), 1) <= page.room:
+                copier.put(spacer, b"\0", dst_db)  # dupsort data may not be empty
+                copier.placeholders.append((spacer, dst_db))
+                page.new_page()
+                page.room -= node_cost(len(spacer), 1)
+        if cost > page.room:
+            page.new_page()
+        page.room -= cost
+        for value in values:
+            copier.put(key, value, dst_db)
+
+    prev: bytes | None = None
+    key: bytes | None = None
+    values: list[bytes] = []
+    for k, v in entries:
+        k = bytes(k)
+        if k != key:
+            if key is not None:
+                flush(key, values)
+                prev = key
+            key, values = k, []
+        values.append(bytes(v))
+    if key is not None:
+        flush(key, values)
+    copier.drop_placeholders()
 
 
 def _copy_records(src_txn: Txn, src_db: Handle, src_chunks: Handle,
@@ -372,7 +453,11 @@ def rebuild(env: lmdb.Environment, handles: Mapping[bytes, Handle], dst_dir: str
                     long = LongKeys(handles[LONGKEYS_DB], name[2:].decode(), env.max_key_size())
                     _copy_split(src, handles[name], copier, dst_handles[name], long)
                 else:
-                    _copy_db(src, handles[name], copier, dst_handles[name])
+                    # placeholders need bytewise key order and free-size duplicates
+                    flags = handles[name].flags()
+                    plain_dupsort = flags["dupsort"] and not any(
+                        flags[f] for f in ("reverse_key", "integerkey", "integerdup", "dupfixed"))
+                    _copy_db(src, handles[name], copier, dst_handles[name], plain_dupsort)
             meta = {bytes(k): bytes(v) for k, v in src.cursor(db=meta_db).iternext(keys=True, values=True)
                     if k != GRAVEYARD and not bytes(k).startswith(chunks.RANGE_PREFIX)}
             meta.update(ranges)

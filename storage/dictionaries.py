@@ -1,7 +1,8 @@
 """Per-collection zstd dictionaries: sampled from a collection's first records, trained once,
 stored durably, then used to compress that collection's new records (compression tag 3).
 
-Schema: ``_meta`` key ``b"zdict:" + ident`` -> dictionary bytes; the dictionary id is the
+Schema: ``_meta`` key ``b"zdict:" + ident`` -> dictionary bytes (``compression.stored_dictionary``:
+one zstd frame of them when shorter; raw ones, stored before, read the same); the dictionary id is the
 number in the collection ident (``c12`` -> 12), unique because idents are never reused.
 
 Bucket dictionaries (tag-4 values, storage/bucket_codec.py): ``_meta`` key ``b"bdict:" + ident`` ->
@@ -21,7 +22,7 @@ import lmdb
 import zstandard
 
 from tidemark.storage import bucket_codec
-from tidemark.storage.compression import TAG_BUCKET, ValueCodec, train_dictionary
+from tidemark.storage.compression import TAG_BUCKET, ValueCodec, stored_dictionary, train_dictionary
 from tidemark.storage.lmdb_types import Handle, Txn
 
 PREFIX = b"zdict:"
@@ -125,7 +126,7 @@ class CollectionDictionaries:
                 self._bucket_given_up.add(ident)
                 continue
             with env.begin(write=True) as txn:
-                txn.put(BUCKET_PREFIX + ident.encode(), data, db=meta_db)
+                txn.put(BUCKET_PREFIX + ident.encode(), stored_dictionary(data), db=meta_db)
             self._bucket_by_ident[ident] = self._codec.register_bucket_dictionary(data)
         while self._ready:
             ident = self._ready.pop()
@@ -138,7 +139,7 @@ class CollectionDictionaries:
                 self._given_up.add(ident)
                 continue
             with env.begin(write=True) as txn:
-                txn.put(PREFIX + ident.encode(), data, db=meta_db)
+                txn.put(PREFIX + ident.encode(), stored_dictionary(data), db=meta_db)
             self._codec.register_dictionary(dict_id_of(ident), data)
             self._by_ident[ident] = dict_id_of(ident)
 

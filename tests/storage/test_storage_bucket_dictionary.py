@@ -86,3 +86,39 @@ def test_no_bucket_dictionary_without_compression(tmp_path):
         ident = r.get_collection("db.b").ident
         assert r._txn.get(BUCKET_PREFIX + ident.encode(), db=eng._meta_db) is None
     eng.close()
+
+
+def test_dictionaries_are_stored_packed_and_raw_ones_stored_before_still_read(tmp_path):
+    """A trained dictionary is stored as one zstd frame (16 KiB of bucket dictionary: ~2 KB, no
+    overflow pages); a database whose dictionary was stored raw (before) reads the same."""
+    import zstandard
+
+    dbpath = str(tmp_path / "db")
+    docs = buckets()
+    eng = open_engine(dbpath, compressor="zstd", compact_on_close=False)
+    for start in range(0, N, 16):
+        insert_docs(eng, "db.b", docs[start:start + 16])
+    with eng.read() as r:
+        ident = r.get_collection("db.b").ident
+        key = BUCKET_PREFIX + ident.encode()
+        stored = bytes(r._txn.get(key, db=eng._meta_db))
+    assert stored[:4] == b"\x28\xb5\x2f\xfd" and len(stored) < 4096
+    raw = zstandard.ZstdDecompressor().decompress(stored)
+    assert zstandard.ZstdCompressionDict(raw).dict_id() == BUCKET_DICT_BASE + dict_id_of(ident)
+    eng.write_sync(lambda w: w._txn.put(key, raw, db=eng._meta_db))  # as stored before
+    eng.close()
+    raws = [bson.encode(d) for d in docs]
+    eng = open_engine(dbpath, compressor="zstd", compact_on_close=False)
+    with eng.read() as r:
+        assert [v for _, v in r.scan(r.get_collection("db.b"))] == raws
+    insert_docs(eng, "db.b", [{**docs[0], "_id": bson.ObjectId()}])  # new values use the raw one
+    values = stored_values(eng, "db.b")
+    assert bucket_codec.frame_dictionary(values[-1][5:]) == BUCKET_DICT_BASE + dict_id_of(ident)
+    eng.close()
+
+
+@pytest.mark.parametrize("data", [b"", b"\x37\xa4\x30\xec" + bytes(range(256)) * 8, b"\x28\xb5\x2f\xfd" * 3])
+def test_stored_dictionary_round_trips(data):
+    from tidemark.storage.compression import dictionary_of_stored, stored_dictionary
+
+    assert dictionary_of_stored(stored_dictionary(data)) == data
