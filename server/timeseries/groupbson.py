@@ -23,7 +23,7 @@ import numpy as np
 from tidemark.protocol.codec import EncodedDocument, encode_in_order
 
 DATE, DOUBLE, INT32 = 0x09, 0x01, 0x10  # the BSON types of tail values
-_ARANGE8 = np.arange(8)
+_V8 = np.dtype((np.void, 8))
 
 
 def head(idv: Any, time_keys: list[str] | None, bare: bool) -> tuple[bytes, list[int]] | None:
@@ -80,22 +80,25 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     padded = np.zeros((len(heads), 4 + longest), np.uint8)
     padded[np.arange(4 + longest) >= (longest - head_lens)[:, None]] = np.frombuffer(prefixed, np.uint8)
     whole = np.empty((n, width), np.uint8)
-    whole[:, :4 + longest] = padded[owner] if len(heads) > 1 else padded
+    # (rows taken as items of a void type: one copy per document, not one per byte)
+    if len(heads) > 1:
+        taken = padded.view(np.dtype((np.void, 4 + longest))).reshape(len(heads))[owner]
+        whole[:, :4 + longest] = taken.view(np.uint8).reshape(n, 4 + longest)
+    else:
+        whole[:, :4 + longest] = padded
     whole[:, 4 + longest:width - 1] = np.frombuffer(tail, np.uint8)
     whole[:, width - 1] = 0
     for offset, size, values in fills:
         whole[:, 4 + longest + offset:4 + longest + offset + size] = values.view(np.uint8).reshape(n, size)
     skips = longest - head_lens  # where each head's document begins in its row
     if dates is not None and date_offsets.shape[1]:
-        date_bytes = dates.astype("<i8").view(np.uint8).reshape(n, 8)
+        date_items = dates.astype("<i8").view(_V8)
         columns = skips[:, None] + 4 + date_offsets  # [heads, parts]
+        # every 8 bytes of ``whole`` from any byte on as one item: a date goes in with one copy
+        eights = np.ndarray((n * width - 7,), _V8, whole, 0, (1,))
+        rows = np.arange(0, n * width, width)
         for part in range(date_offsets.shape[1]):
-            if len(heads) == 1:
-                at = int(columns[0, part])
-                whole[:, at:at + 8] = date_bytes
-            else:
-                whole[np.arange(n)[:, None], columns[owner, part][:, None] + _ARANGE8] = date_bytes
+            eights[rows + columns[owner, part]] = date_items
     data = whole.tobytes()
-    firsts = (np.arange(0, n * width, width) + skips[owner]).tolist() if len(heads) > 1 else \
-        range(int(skips[0]), n * width, width)
+    firsts = (np.arange(0, n * width, width) + skips[owner]).tolist()
     return [EncodedDocument(data[a:b]) for a, b in zip(firsts, range(width, n * width + 1, width), strict=True)]
