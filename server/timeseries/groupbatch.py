@@ -157,9 +157,12 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
     tf, mf = group.time_field, group.meta_field
     for chunk in chunks:
         wholes = batch.wholes(chunk)
-        taken = batch.take(wholes) if None not in wholes else 0  # (the common case: the chunk at once)
-        for view, whole in zip(chunk[taken:], wholes[taken:], strict=True):
-            if whole is None or not batch.take([whole]):
+        start = 0
+        # each stretch of buckets found whole is taken at once, as far as the groups stay NumPy totals;
+        # the bucket after it, and any the groups no longer take whole, go the ordinary way
+        for stop in [k for k, whole in enumerate(wholes) if whole is None] + [len(chunk)]:
+            taken = batch.take(wholes[start:stop]) if stop > start else 0
+            for view in chunk[start + taken:stop + 1]:
                 interrupt.tick(BUCKET_TICKS)  # decoded or unpacked: a bucket's worth of work
                 info["bucketsUnpacked"] += 1
                 fast = fast_arrays(view, group)
@@ -170,8 +173,9 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
                     continue
                 info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
                 batch.add(view, *fast)
-            if batch.rows >= BATCH_ROWS:
-                batch.flush()
+                if batch.rows >= BATCH_ROWS:
+                    batch.flush()
+            start = stop + 1
     batch.flush()
     return batch
 
