@@ -25,16 +25,14 @@ _VALUES = 3  # the first value column of ``Runs.table``
 
 
 class Runs:
-    """The runs of some rows as arrays (whole buckets' remembered runs join with one concatenation,
-    not per run): ``table`` float64 [n, 3 + 4 * width], a row per run — its truncated time in ms (0
-    when the group truncates no time: ``timed`` False), its first time in ms, its row count, then what
+    """The runs of some rows as arrays (whole buckets' remembered runs join with two concatenations,
+    not per run): ``table`` float64 [n, 3 + width], a row per run — its truncated time in ms (0 when
+    the group truncates no time: ``timed`` False), its first time in ms, its row count, then what
     accumulator j takes from it (a time-valued one as its ms; a ``$count``'s 0): every one an exact
-    float (times within ``datetime``'s range are below 2**53 ms), then 3 * width columns of facts —
-    per accumulator: how many summarized parts held a value that is not integral, the sum of their
-    absolute values, how many held a ``-0.0``, on a part's first run (0 on the others); ``facts``
-    float64 [3 * width]: those columns' totals (each fact merges by a sum: exact, small integers or
-    integral sums compared with 2**53 — so joined tables are summed once); ``seq``/``owner`` int64
-    [n] — the bucket's arrival number and meta index (the caller's)."""
+    float (times within ``datetime``'s range are below 2**53 ms); ``seq``/``owner`` int64 [n] — the
+    bucket's arrival number and meta index (the caller's); ``facts`` float64 [3 * width] — per
+    accumulator: how many joined parts held a value that is not integral, the sum of their absolute
+    values, how many held a ``-0.0``: each merges by a sum, so joining parts is one reduction."""
 
     __slots__ = ("seq", "owner", "table", "facts", "timed")
 
@@ -67,16 +65,16 @@ class Runs:
     def joined(cls, width: int, timed: bool, parts: list[tuple[int, int, Runs]]) -> Runs:
         """The runs of ``parts`` ((sequence, owner, runs) in order) one after the other."""
         if not parts:
-            return cls(np.zeros((0, _VALUES + 4 * width)), _facts(width), timed)
-        table = np.concatenate([runs.table for _, _, runs in parts])
-        out = cls(table, table[:, _VALUES + width:].sum(axis=0), timed)
+            return cls(np.zeros((0, _VALUES + width)), _facts(width), timed)
+        merged = np.concatenate([runs.facts for _, _, runs in parts]).reshape(len(parts), 3 * width).sum(axis=0)
+        out = cls(np.concatenate([runs.table for _, _, runs in parts]), merged, timed)
         lengths = [runs.table.shape[0] for _, _, runs in parts]
         out.seq = np.repeat(np.fromiter((seq for seq, _, _ in parts), np.int64, len(parts)), lengths)
         out.owner = np.repeat(np.fromiter((owner for _, owner, _ in parts), np.int64, len(parts)), lengths)
         return out
 
     def taken(self, order: np.ndarray) -> Runs:
-        """These runs in ``order`` (a permutation or a selection: the facts stay those of all)."""
+        """These runs in ``order`` (a permutation)."""
         out = Runs(self.table[order], self.facts, self.timed)
         out.seq, out.owner = self.seq[order], self.owner[order]
         return out
@@ -108,7 +106,7 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
     ends = np.empty_like(starts)
     ends[:-1] = starts[1:]
     ends[-1] = n
-    table = np.zeros((len(starts), _VALUES + 4 * width))
+    table = np.zeros((len(starts), _VALUES + width))
     if trunc is not None:
         table[:, 0] = trunc[starts]
     table[:, 1] = times[starts]
@@ -130,8 +128,6 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
             # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
             facts[_NEG_ZERO * width + j] = 1.0 if bool(np.any(np.signbit(column) & (column == 0.0))) else 0.0
         table[:, _VALUES + j] = picked
-    if len(starts):
-        table[0, _VALUES + width:] = facts
     return Runs(table, facts, trunc is not None)
 
 
