@@ -32,8 +32,10 @@ result), otherwise the run's values themselves.
 from __future__ import annotations
 
 import datetime as _dt
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from itertools import accumulate
+from typing import Any, cast
 
 import numpy as np
 from bson import encode as bson_encode
@@ -154,8 +156,13 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
         group.topk.settle = batch.flush
     tf, mf = group.time_field, group.meta_field
     for chunk in chunks:
-        for view, whole in zip(chunk, batch.wholes(chunk), strict=True):
-            if whole is None or not batch.take(whole):
+        wholes = batch.wholes(chunk)
+        start = 0
+        # each stretch of buckets found whole is taken at once, as far as the groups stay NumPy totals;
+        # the bucket after it, and any the groups no longer take whole, go the ordinary way
+        for stop in [k for k, whole in enumerate(wholes) if whole is None] + [len(chunk)]:
+            taken = batch.take(wholes[start:stop]) if stop > start else 0
+            for view in chunk[start + taken:stop + 1]:
                 interrupt.tick(BUCKET_TICKS)  # decoded or unpacked: a bucket's worth of work
                 info["bucketsUnpacked"] += 1
                 fast = fast_arrays(view, group)
@@ -166,8 +173,9 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
                     continue
                 info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
                 batch.add(view, *fast)
-            if batch.rows >= BATCH_ROWS:
-                batch.flush()
+                if batch.rows >= BATCH_ROWS:
+                    batch.flush()
+            start = stop + 1
     batch.flush()
     return batch
 
@@ -253,20 +261,33 @@ class _Batch:
         found = memo[self._whole_key] = (*fast, *runs, token, summary.get("meta"))  # flat: unpacked per bucket
         return found
 
-    def take(self, whole: Any) -> bool:
-        """Take a bucket ``wholes`` found whole; False once the groups are no longer NumPy totals."""
-        if self.dense is None:
-            return False
-        times, arrays, runs, _ranges, token, meta = whole
-        n = len(times)
-        self.whole_buckets += 1
-        self.whole_rows += n
-        index = self._meta_index.get(token)
-        if index is None:
-            index = self._meta(token, meta)
-        self.pending.append((times, arrays, index, len(self.pending), runs))
-        self.rows += n
-        return True
+    def take(self, wholes: list[Any]) -> int:
+        """Take buckets ``wholes`` found whole, in order, flushing whenever the rows gathered reach
+        ``BATCH_ROWS`` (as after each bucket one at a time); how many were taken: all, or those before
+        the groups stopped being NumPy totals (the rest go the generic way)."""
+        done = 0
+        while done < len(wholes) and self.dense is not None:
+            part = wholes[done:] if done else wholes
+            lengths = [len(whole[0]) for whole in part]
+            ends = list(accumulate(lengths, initial=self.rows))  # rows gathered after each bucket
+            k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
+            part = part[:k]
+            meta_index, n = self._meta_index, len(self.pending)
+            found = [meta_index.get(whole[4]) for whole in part]
+            if None in found:  # metas seen first: numbered in order
+                found = [self._meta(whole[4], whole[5]) if index is None else index
+                         for index, whole in zip(found, part, strict=True)]
+            indexes = cast(list[int], found)
+            self.pending.extend([(whole[0], whole[1], index, seq, whole[2])
+                                 for whole, index, seq in zip(part, indexes, range(n, n + len(part)), strict=True)])
+            rows = ends[len(part)] - self.rows
+            self.rows += rows
+            self.whole_rows += rows
+            self.whole_buckets += len(part)
+            done += len(part)
+            if k < len(ends):
+                self.flush()
+        return done
 
     def add(self, view: Any, times: np.ndarray, arrays: dict[str, Any]) -> None:
         mf = self.group.meta_field

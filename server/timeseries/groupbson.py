@@ -23,7 +23,7 @@ import numpy as np
 from tidemark.protocol.codec import EncodedDocument, encode_in_order
 
 DATE, DOUBLE, INT32 = 0x09, 0x01, 0x10  # the BSON types of tail values
-_ARANGE4, _ARANGE8 = np.arange(4), np.arange(8)
+_V8 = np.dtype((np.void, 8))
 
 
 def head(idv: Any, time_keys: list[str] | None, bare: bool) -> tuple[bytes, list[int]] | None:
@@ -63,52 +63,42 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
               tail: bytes, fills: list[tuple[int, int, np.ndarray]]) -> list[EncodedDocument]:
     """One document per entry of ``owner`` (an index into ``heads``): its head with the date ``dates``
     (int64 ms; None: no time part) at each of ``date_offsets[owner]`` (int64 [heads, parts]), then the
-    tail with each field's values (``fills``: (offset, width, little-endian values)) in place."""
+    tail with each field's values (``fills``: (offset, width, little-endian values)) in place.
+
+    Each document is a row of one byte array as wide as the longest, right-aligned: the rows' tails
+    share their columns (each field one slice assignment), a head's size prefix and bytes are one
+    padded row taken per document, and a document is its row's bytes from where its head begins."""
     n = len(owner)
     if not n:
         return []
-    block = np.empty((n, len(tail)), np.uint8)
-    block[:] = np.frombuffer(tail, np.uint8)
-    for offset, width, values in fills:
-        block[:, offset:offset + width] = values.view(np.uint8).reshape(n, width)
-    if len(heads) == 1:  # one size for every document: they are the rows of one array
-        return _rows(heads[0], date_offsets[0], dates, block)
-    head_lens = np.fromiter((len(h) for h in heads), np.int64, len(heads))
-    lens = head_lens[owner]
     tail_len = len(tail)
-    sizes = lens + (4 + tail_len + 1)
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    buf = np.zeros(int(ends[-1]), np.uint8)
-    buf[starts[:, None] + _ARANGE4] = sizes.astype("<i4").view(np.uint8).reshape(n, 4)
-    # the heads: every document's head bytes copied from the heads laid end to end
-    blob = np.frombuffer(b"".join(heads), np.uint8)
-    head_starts = np.cumsum(head_lens) - head_lens
-    total = int(lens.sum())
-    firsts = np.cumsum(lens) - lens
-    inner = np.arange(total) - np.repeat(firsts, lens)
-    buf[np.repeat(starts + 4, lens) + inner] = blob[np.repeat(head_starts[owner], lens) + inner]
+    head_lens = np.fromiter((len(h) for h in heads), np.int64, len(heads))
+    longest = int(head_lens.max())
+    width = 4 + longest + tail_len + 1
+    # per head: its size prefix and bytes, right-aligned in 4 + longest columns
+    prefixed = b"".join((4 + len(h) + tail_len + 1).to_bytes(4, "little") + h for h in heads)
+    padded = np.zeros((len(heads), 4 + longest), np.uint8)
+    padded[np.arange(4 + longest) >= (longest - head_lens)[:, None]] = np.frombuffer(prefixed, np.uint8)
+    whole = np.empty((n, width), np.uint8)
+    # (rows taken as items of a void type: one copy per document, not one per byte)
+    if len(heads) > 1:
+        taken = padded.view(np.dtype((np.void, 4 + longest))).reshape(len(heads))[owner]
+        whole[:, :4 + longest] = taken.view(np.uint8).reshape(n, 4 + longest)
+    else:
+        whole[:, :4 + longest] = padded
+    whole[:, 4 + longest:width - 1] = np.frombuffer(tail, np.uint8)
+    whole[:, width - 1] = 0
+    for offset, size, values in fills:
+        whole[:, 4 + longest + offset:4 + longest + offset + size] = values.view(np.uint8).reshape(n, size)
+    skips = longest - head_lens  # where each head's document begins in its row
     if dates is not None and date_offsets.shape[1]:
-        date_bytes = dates.astype("<i8").view(np.uint8).reshape(n, 8)
+        date_items = dates.astype("<i8").view(_V8)
+        columns = skips[:, None] + 4 + date_offsets  # [heads, parts]
+        # every 8 bytes of ``whole`` from any byte on as one item: a date goes in with one copy
+        eights = np.ndarray((n * width - 7,), _V8, whole, 0, (1,))
+        rows = np.arange(0, n * width, width)
         for part in range(date_offsets.shape[1]):
-            buf[(starts + 4 + date_offsets[owner, part])[:, None] + _ARANGE8] = date_bytes
-    buf[(starts + 4 + lens)[:, None] + np.arange(tail_len)] = block
-    data = buf.tobytes()
-    return [EncodedDocument(data[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-
-
-def _rows(head: bytes, date_offsets: np.ndarray, dates: np.ndarray | None, block: np.ndarray) -> list[EncodedDocument]:
-    """``documents`` of one head: every document the same size, each a row of one byte array."""
-    n, tail_len = block.shape
-    size = 4 + len(head) + tail_len + 1
-    whole = np.empty((n, size), np.uint8)
-    whole[:, :4] = np.frombuffer(np.int32(size).astype("<i4").tobytes(), np.uint8)
-    whole[:, 4:4 + len(head)] = np.frombuffer(head, np.uint8)
-    if dates is not None:
-        date_bytes = dates.astype("<i8").view(np.uint8).reshape(n, 8)
-        for offset in date_offsets.tolist():
-            whole[:, 4 + offset:12 + offset] = date_bytes
-    whole[:, 4 + len(head):size - 1] = block
-    whole[:, size - 1] = 0
+            eights[rows + columns[owner, part]] = date_items
     data = whole.tobytes()
-    return [EncodedDocument(data[i:i + size]) for i in range(0, n * size, size)]
+    firsts = (np.arange(0, n * width, width) + skips[owner]).tolist()
+    return [EncodedDocument(data[a:b]) for a, b in zip(firsts, range(width, n * width + 1, width), strict=True)]

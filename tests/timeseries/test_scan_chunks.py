@@ -173,3 +173,29 @@ _VALUE = st.one_of(st.integers(-3, 3), st.sampled_from([-1.5, 0.5, 2.0, 2**53 + 
 def test_whole_bucket_ranges_pass_as_every_condition_on_its_own_says(conditions, ranges):
     expected = [all(_OPS[op](*r[path], x) for path, op, x in conditions) for r in ranges]
     assert passing(ranges, range_checks(Group(conditions))) == expected
+
+
+async def test_whole_buckets_taken_a_chunk_at_once_flush_where_one_at_a_time_would(server, monkeypatch):
+    """``_Batch.take`` takes a chunk's whole buckets at once yet flushes exactly when the rows gathered
+    reach ``BATCH_ROWS``, as taking them one at a time did: same groups, same counters."""
+    from tidemark.timeseries import groupbatch
+
+    await _load(server)
+    match = {"t": {"$gte": T0}}
+    _group(server, match)  # decoded once: the buckets' runs are remembered
+    expected, expected_info = _group(server, match)
+    assert expected_info["bucketsColumnar"] == SERIES and len(expected) == SERIES
+    seen = []
+    flush = groupbatch._Batch.flush
+
+    def spy(self):
+        seen.append(self.rows)
+        flush(self)
+
+    monkeypatch.setattr(groupbatch._Batch, "flush", spy)
+    monkeypatch.setattr(groupbatch, "BATCH_ROWS", 7)  # every third 3-row bucket, mid-chunk
+    found, info = _group(server, match)
+    assert found == expected
+    assert {k: info[k] for k in ("bucketsColumnar", "bucketsUnpacked", "measurementsUnpacked")} == \
+        {k: expected_info[k] for k in ("bucketsColumnar", "bucketsUnpacked", "measurementsUnpacked")}
+    assert seen[:-1] == [9] * (SERIES // 3) and seen[-1] == 0
