@@ -229,16 +229,17 @@ def layout_of(buf: bytes, start: int, time_field: str, meta_field: str | None) -
 def _rows(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     """``width`` bytes from each offset in ``starts`` (ascending) as an (n, width) array (one row copy
     each); zeros past the end of ``data``."""
-    if width == 0:
-        return np.zeros((len(starts), 0), np.uint8)
-    inside = len(starts) if not len(starts) or int(starts[-1]) + width <= data.size else int(
-        np.searchsorted(starts, data.size - width, "right"))
-    if inside == len(starts):
+    n = len(starts)
+    if width == 0 or n == 0:
+        return np.zeros((n, width), np.uint8)
+    inside = n if int(starts[-1]) + width <= data.size else int(np.searchsorted(starts, data.size - width, "right"))
+    if inside == n:
         windows = as_strided(data, shape=(data.size - width + 1, width), strides=(1, 1), writeable=False)
         rows: np.ndarray = windows[starts]  # NumPy types fancy indexing as Any
         return rows
-    rows = np.empty((len(starts), width), np.uint8)
-    rows[:inside] = _rows(data, starts[:inside], width)
+    rows = np.empty((n, width), np.uint8)
+    if inside:
+        rows[:inside] = _rows(data, starts[:inside], width)
     base = int(starts[inside])  # the windows that run past the end: from a padded copy of the tail
     tail = np.zeros(int(starts[-1]) + width - base, np.uint8)
     tail[:data.size - base] = data[base:]

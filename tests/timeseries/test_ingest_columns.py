@@ -620,3 +620,43 @@ def test_bucket_boundaries_build_one_by_ones_buckets(series, ticks_per_batch, ma
         assert many.put_raw(batch)
     assert many.stats == one.stats
     assert _contents(many) == _contents(one)
+
+
+def _distinct_by_dict(buffer, starts, lengths):
+    index = {}
+    codes = [index.setdefault(buffer[a:a + n], len(index)) for a, n in zip(starts, lengths, strict=True)]
+    return list(index), codes
+
+
+_META_VALUES = st.one_of(
+    st.text(max_size=12), st.binary(max_size=12).map(lambda b: b.decode("latin-1")),
+    st.fixed_dictionaries({"host": st.sampled_from(["a", "b", "ab", "ba", "c" * 9])}),
+    st.fixed_dictionaries({"hosz": st.sampled_from(["a", "b"]), "k": st.integers(0, 3)}),  # same length, other key
+    st.fixed_dictionaries({"host": st.sampled_from(["a", "b"]), "k": st.sampled_from([1, 1.0, True])}),
+    st.text(min_size=1000, max_size=1100))  # over DISTINCT_ROW_BYTES: the dict of slices
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_META_VALUES, min_size=1, max_size=60), st.booleans())
+def test_distinct_meta_values_are_the_dict_of_slices(values, collide):
+    """rawbatch._distinct (hashes, one sort, every value compared) gives the distinct values in first-seen
+    order and each one's index, exactly as a dict of the byte slices does — also when every hash is the
+    same (``collide``: the verification finds different values and takes the dict)."""
+    pieces = [bson.encode({"m": v})[4:-1] for v in values]  # elements: type, name, value
+    buffer = b"".join(pieces)
+    starts, lengths, pos = [], [], 0
+    for piece in pieces:
+        starts.append(pos + 3)  # the value after "\x??m\x00"
+        lengths.append(len(piece) - 3)
+        pos += len(piece)
+    data = np.frombuffer(buffer, np.uint8)
+    multipliers = rawbatch._MULTIPLIERS
+    try:
+        if collide:
+            rawbatch._MULTIPLIERS = np.zeros_like(multipliers)
+        metas, index = rawbatch._distinct(buffer, data, np.asarray(starts, np.int64), np.asarray(lengths, np.int64))
+    finally:
+        rawbatch._MULTIPLIERS = multipliers
+    expected, codes = _distinct_by_dict(buffer, starts, lengths)
+    assert metas == expected
+    assert index.tolist() == codes
