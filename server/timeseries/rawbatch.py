@@ -20,6 +20,7 @@ give exactly the measurements the columns describe.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -226,11 +227,23 @@ def layout_of(buf: bytes, start: int, time_field: str, meta_field: str | None) -
 
 
 def _rows(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
-    """``width`` bytes from each offset in ``starts`` as an (n, width) array (one row copy each)."""
-    if width == 0:
-        return np.zeros((len(starts), 0), np.uint8)
-    windows = as_strided(data, shape=(data.size - width + 1, width), strides=(1, 1), writeable=False)
-    rows: np.ndarray = windows[starts]  # NumPy types fancy indexing as Any
+    """``width`` bytes from each offset in ``starts`` (ascending) as an (n, width) array (one row copy
+    each); zeros past the end of ``data``."""
+    n = len(starts)
+    if width == 0 or n == 0:
+        return np.zeros((n, width), np.uint8)
+    inside = n if int(starts[-1]) + width <= data.size else int(np.searchsorted(starts, data.size - width, "right"))
+    if inside == n:
+        windows = as_strided(data, shape=(data.size - width + 1, width), strides=(1, 1), writeable=False)
+        rows: np.ndarray = windows[starts]  # NumPy types fancy indexing as Any
+        return rows
+    rows = np.empty((n, width), np.uint8)
+    if inside:
+        rows[:inside] = _rows(data, starts[:inside], width)
+    base = int(starts[inside])  # the windows that run past the end: from a padded copy of the tail
+    tail = np.zeros(int(starts[-1]) + width - base, np.uint8)
+    tail[:data.size - base] = data[base:]
+    rows[inside:] = _rows(tail, starts[inside:] - base, width)
     return rows
 
 
@@ -280,10 +293,6 @@ def _parse(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None
 def _parse_chunk(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None:
     data = np.frombuffer(buffer, np.uint8)
     starts = np.asarray(offsets, np.int64)
-    if int(starts[-1]) + layout.window > data.size:  # the last window runs past the buffer: pad a copy
-        padded = np.zeros(int(starts[-1]) + layout.window, np.uint8)
-        padded[:data.size] = data
-        data = padded
     prefix = _rows(data, starts, layout.window)
     lengths = prefix[:, :4].copy().view("<i4").reshape(-1).astype(np.int64)
     fixed = layout.prefix_len + layout.suffix_len
@@ -320,12 +329,49 @@ def _parse_chunk(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch 
             return None
         columns[column.name] = array
     metas = meta_index = None
-    if meta_lens is not None:  # the documents have a meta field: its distinct values, in one pass
-        meta_starts = (starts + layout.prefix_len).tolist()
-        meta_ends = (starts + layout.prefix_len + meta_lens).tolist()
-        index: dict[bytes, int] = {}
-        add = index.setdefault  # (its default, the next index, is computed before the call inserts)
-        meta_index = np.array([add(buffer[a:b], len(index)) for a, b in zip(meta_starts, meta_ends, strict=True)],
-                              np.int64)
-        metas = list(index)
+    if meta_lens is not None:  # the documents have a meta field: its distinct values
+        metas, meta_index = _distinct(buffer, data, starts + layout.prefix_len, meta_lens)
     return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, meta_index, buffer, offsets)
+
+
+DISTINCT_ROW_BYTES = 1024  # longer meta values are told apart by the bytes themselves (dict of slices)
+_MULTIPLIERS = (np.random.default_rng(0x7D3A).integers(1, 2**62, DISTINCT_ROW_BYTES // 8, np.int64) * 2 + 1)
+_WORD_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], np.uint64)
+
+
+@functools.lru_cache(maxsize=DISTINCT_ROW_BYTES // 8)
+def _length_masks(width: int) -> np.ndarray:
+    """Row ``length``: the 64-bit words of a ``width``-byte window with the bytes past ``length`` zeroed."""
+    valid = np.clip(np.arange(width + 1)[:, None] - 8 * np.arange(width // 8), 0, 8)
+    masks: np.ndarray = _WORD_MASKS[valid]
+    return masks
+
+
+def _distinct(buffer: bytes, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[list[bytes], np.ndarray]:
+    """The distinct values ``buffer[starts[i]:starts[i] + lengths[i]]`` in first-seen order, and each
+    one's index among them.
+
+    One hash per value over its bytes as 64-bit words (zero past its end), the values grouped by hash
+    with one sort, and every value compared with its group's first one: a hash shared by different
+    values (never seen; the multipliers are fixed odd numbers) takes the exact dict of slices
+    instead, as do values longer than ``DISTINCT_ROW_BYTES``. ~3x cheaper than a slice and a dict
+    lookup per document (1,000 TSBS tags documents)."""
+    width = int(lengths.max()) if len(starts) else 0
+    width += -width % 8
+    if 0 < width <= DISTINCT_ROW_BYTES:
+        words = _rows(data, starts, width).view("<u8")
+        words &= _length_masks(width)[lengths]  # zero past each value's end
+        hashes = words.view(np.int64) @ _MULTIPLIERS[:width // 8]  # (wraps around: a hash modulo 2**64)
+        _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        if (words[first[inverse]] == words).all():
+            order = np.argsort(first)  # distinct values in first-seen order
+            rank = np.empty(len(order), np.int64)
+            rank[order] = np.arange(len(order))
+            begins, ends = starts[first[order]].tolist(), (starts + lengths)[first[order]].tolist()
+            return [buffer[a:b] for a, b in zip(begins, ends, strict=True)], rank[inverse]
+    index: dict[bytes, int] = {}
+    add = index.setdefault  # (its default, the next index, is computed before the call inserts)
+    meta_index = np.array([add(buffer[a:b], len(index))
+                           for a, b in zip(starts.tolist(), (starts + lengths).tolist(), strict=True)], np.int64)
+    return list(index), meta_index

@@ -25,8 +25,8 @@ import numpy as np
 
 from tidemark.timeseries import rules
 from tidemark.timeseries.batch import ColumnBatch, table_key_of_row
-from tidemark.timeseries.bucketdoc import MISSING
-from tidemark.timeseries.catalog import now_ms
+from tidemark.timeseries.bucketdoc import MISSING, round_start_seconds
+from tidemark.timeseries.catalog import BUCKET_OVERHEAD, PYTHON_OVERHEAD, now_ms
 from tidemark.timeseries.columns import _copy
 from tidemark.timeseries.minmax import merge_extreme
 
@@ -45,6 +45,11 @@ def route(catalog: Any, state: Any, batch: Any, rows: np.ndarray, limits: rules.
             return
         assert batch.sids is not None  # set by ingest.series_ids before any routing
         sids = batch.sids[rows]
+        if _open_crossing(catalog, state, table, batch, rows, sids, limits, loader):
+            rows = _route_vectorized(catalog, state, table, batch, rows, sids, limits)
+            if not len(rows):
+                return
+            sids = batch.sids[rows]
     order = np.argsort(sids, kind="stable")
     sorted_sids = sids[order]
     cuts = np.flatnonzero(np.diff(sorted_sids)) + 1
@@ -90,7 +95,7 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     safe_sorted = np.where(valid, sorted_slots, 0)
     rank = np.arange(n) - np.repeat(starts_at, lengths)
     positions = table.count[safe_sorted] + rank
-    sizes = table.row_sizes(positions)
+    sizes = table.append_sizes(positions)
     running = np.cumsum(sizes)
     before = np.repeat(running[starts_at] - sizes[starts_at], lengths)
     ok = valid & rules.room(positions, table.size[safe_sorted] + running - before, limits)
@@ -142,6 +147,68 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     table.size[fast_slots] += grown
     catalog.appended_slots(table, fast_slots, int(grown.sum()))
     return rows[~take]
+
+
+def _open_crossing(catalog: Any, state: Any, table: Any, batch: ColumnBatch, rows: np.ndarray, sids: np.ndarray,
+                   limits: rules.Limits, loader: Loader) -> bool:
+    """The rows the vectorized path left (``rows``, of series ``sids``) when each of their series opens
+    a new bucket at its first one by the rules (its open bucket, if any, does not hold that time, no
+    archived bucket does, nor a stored one) and all its rows fit that bucket: the typical bucket
+    boundary of a time-ordered load. Storage is asked here for the series that would ask it (once per
+    series, as ``_reopen`` records it: nothing found is the same answer the rules path would get). The buckets are opened by the rules (``_decide``) for
+    every series first, in order of first appearance as one by one opens them, and True is returned:
+    the vectorized path then appends the rows (one scatter per field for all, instead of the rows path
+    per series). Otherwise nothing is done (False).
+
+    One by one appends a series' rows before the next series' bucket opens; opening them all first
+    changes what the memory rule (``catalog.make_room``) sees at each open, so it is done only when
+    everything this can add (the buckets, their rows, table growth) leaves the catalog under the
+    memory threshold: no open closes anything either way."""
+    n = len(rows)
+    order = np.argsort(sids, kind="stable")
+    sorted_sids = sids[order]
+    starts_at = np.flatnonzero(np.concatenate(([True], sorted_sids[1:] != sorted_sids[:-1])))
+    lengths = np.diff(np.append(starts_at, n))
+    firsts = order[starts_at]  # each series' first row left (a position in ``rows``)
+    series = state.series
+    opened, archived, queried, metas = series.open, series.archived, series.queried, series.metas
+    asks = loader is not None and not catalog.direct_writes.get(state.ns)
+    series_sids = sorted_sids[starts_at].tolist()
+    first_times = batch.times[rows[firsts]].tolist()
+    starts_s: list[int] = []
+    meta_bytes: list[int] = []
+    for sid, t in zip(series_sids, first_times, strict=True):
+        current = opened[sid]
+        if current is not None and rules.time_reason(current.start_ms, t, limits) is None:
+            return False  # rules 3-5 refused it (count, schema, size): the rules path decides
+        if any(rules.in_range(b.start_ms, t, limits) for b in archived[sid]):
+            return False
+        if asks and not queried[sid]:  # storage is asked now, as ``_reopen`` would ask it
+            queried[sid] = True
+            if loader(state, sid, t) is not None:
+                queried[sid] = False  # (the rules path asks again and reopens it)
+                return False
+        starts_s.append(round_start_seconds(t, limits.rounding_s))
+        meta_bytes.append(rules.meta_size(metas[sid]))
+    positions = np.arange(n) - np.repeat(starts_at, lengths)
+    sizes = table.append_sizes(positions)
+    running = np.cumsum(sizes)
+    before = np.repeat(running[starts_at] - sizes[starts_at] - np.asarray(meta_bytes, np.int64), lengths)
+    start_ms = np.repeat(np.asarray(starts_s, np.int64) * 1000, lengths)
+    if not (rules.within(start_ms, batch.times[rows[order]], limits) & rules.room(positions, running - before,
+                                                                                  limits)).all():
+        return False
+    k = len(series_sids)
+    row_bytes = table.row_bytes_at(int(lengths.max()))
+    adds = (PYTHON_OVERHEAD * (int(sizes.sum()) + sum(meta_bytes)) + k * (BUCKET_OVERHEAD + row_bytes)
+            + table.live * (row_bytes - table.row_bytes))
+    if catalog.memory - catalog.leaving_bytes + adds > limits.memory_threshold:
+        return False
+    for i in np.argsort(firsts).tolist():
+        row = int(rows[firsts[i]])
+        _, new = _decide(catalog, state, batch, series_sids[i], row, first_times[i], limits, loader)
+        assert new  # what the checks above foresaw
+    return True
 
 
 def _switch(catalog: Any, state: Any, table: Any, batch: ColumnBatch, rows: np.ndarray, series_sids: np.ndarray,

@@ -199,6 +199,13 @@ class Table:
         self._set_cap(cap)
         self.grown_ms = time.monotonic_ns() // 1_000_000
 
+    def row_bytes_at(self, rows: int) -> int:
+        """``row_bytes`` once ``reserve_rows(rows)`` has run."""
+        cap = self.cap
+        while cap < rows:
+            cap *= 4
+        return self.row_bytes + (cap - self.cap) * sum(array.itemsize for array in self.data.values())
+
     def _set_cap(self, cap: int) -> None:
         self.cap = cap
         before, self.row_bytes = self.row_bytes, self._row_bytes()
@@ -297,6 +304,12 @@ class Table:
     # -- rows
     def row_sizes(self, positions: Any) -> Any:
         return rules.row_sizes(self.sizes, positions)
+
+    def append_sizes(self, positions: np.ndarray) -> np.ndarray:
+        """Bytes rows at ``positions`` add to pure buckets of the table: ``row_sizes``, and a bucket's
+        first row pays for the columns it creates (``rules.column_sizes``)."""
+        sizes: np.ndarray = self.row_sizes(positions)
+        return sizes + np.where(positions == 0, self.sizes.first_extra, 0) if self.sizes.first_extra else sizes
 
     def gather(self, slots: np.ndarray, lo: np.ndarray, hi: np.ndarray, data: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
         """Rows ``lo[i]:hi[i]`` of ``slots[i]``, concatenated, for every typed column (``data``: the

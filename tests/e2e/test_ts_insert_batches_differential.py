@@ -6,8 +6,11 @@ are exactly the documents a regular collection takes, minus the refused ones."""
 
 import datetime as dt
 
+import bson
 import pytest
+from bson.int64 import Int64
 from bson.objectid import ObjectId
+from bson.raw_bson import RawBSONDocument
 from harness import raw_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -46,7 +49,53 @@ def _documents(draw):
     return docs, draw(st.booleans())
 
 
+# Documents that almost share one layout (issue 23.4: the column-wise parse checks every document's
+# bytes against the first one's): one value of another type at the same offsets (double, int64, date:
+# 8 bytes each), another key of the same length, a meta of the same length but other keys or nesting,
+# an element repeated (a name twice: kept as raw BSON, no dict holds it).
+_NEAR = st.sampled_from(["same", "same", "same", "int64", "date", "key", "meta_key", "meta_nested", "meta_long",
+                         "meta_type", "duplicate", "bool"])
+
+
+def _near_document(i, variant, with_ids):
+    doc = {"_id": ObjectId()} if with_ids else {}
+    doc["time"] = T0 + dt.timedelta(seconds=i * 97)
+    doc["tags"] = {"host": f"h{i % 3}"}
+    doc["v"] = float(i)
+    doc["w"] = 1.5
+    if variant == "int64":
+        doc["v"] = Int64(i)
+    elif variant == "date":
+        doc["v"] = T0
+    elif variant == "bool":
+        doc["w"] = True
+    elif variant == "key":
+        doc["x"] = doc.pop("w")
+    elif variant == "meta_key":
+        doc["tags"] = {"hozt": f"h{i % 3}"}
+    elif variant == "meta_nested":
+        doc["tags"] = {"host": {"r": i % 2}}
+    elif variant == "meta_long":
+        doc["tags"] = {"host": f"h{i}" * 3}
+    elif variant == "meta_type":
+        doc["tags"] = {"host": i % 3}
+    elif variant == "duplicate":
+        raw = bson.encode(doc)
+        body = raw[4:-1] + b"\x01v\x00" + bson.encode({"": 2.5})[6:14]  # "v" again, a double
+        return RawBSONDocument((len(body) + 5).to_bytes(4, "little") + body + b"\x00")
+    return doc
+
+
+@st.composite
+def _near_documents(draw):
+    with_ids = draw(st.booleans())
+    n = draw(st.integers(1, 25))
+    return [_near_document(i, draw(_NEAR), with_ids) for i in range(n)], draw(st.booleans())
+
+
 def _time_ok(doc):
+    if isinstance(doc, RawBSONDocument):
+        return True
     return type(doc.get("time")) is dt.datetime
 
 
@@ -61,8 +110,8 @@ def _measurements(db, name, normalized=False):
     return sorted(out)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(_documents())
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(_documents(), _near_documents()))
 def test_raw_batches_answer_and_store_as_the_per_document_path(server, client, drawn):
     docs, ordered = drawn
     db = client.tsdiff
@@ -95,4 +144,5 @@ def test_raw_batches_answer_and_store_as_the_per_document_path(server, client, d
     if accepted:
         db.plain.insert_many([dict(d) for d in accepted])
     assert _measurements(db, "fast") == _measurements(db, "slow")
-    assert _measurements(db, "fast") == _measurements(db, "plain", normalized=True)
+    if not any(isinstance(d, RawBSONDocument) for d in docs):  # (a name twice: no dict to compare with)
+        assert _measurements(db, "fast") == _measurements(db, "plain", normalized=True)

@@ -535,3 +535,128 @@ def test_series_crossing_rules_part_way_through_a_batch_build_the_buckets_of_one
     batches, max_count = drawn
     limits = {} if max_count is None else {"max_count": max_count}
     _same(batches, **limits)
+
+
+def _counting_rules_path(monkeypatch):
+    """The rows each call of the row-by-row rules path takes (router._route_series)."""
+    from tidemark.timeseries import router
+
+    slow = []
+    route_series = router._route_series
+
+    def counting(catalog, state, batch, sid, rows, limits, loader):
+        slow.append(len(rows))
+        return route_series(catalog, state, batch, sid, rows, limits, loader)
+
+    monkeypatch.setattr(router, "_route_series", counting)
+    return slow
+
+
+def test_a_batch_starting_at_a_bucket_boundary_opens_its_buckets_in_bulk(monkeypatch):
+    """Issue 23.4: a time-ordered load's batch that starts at a bucket boundary (every series opens a
+    new bucket at its first row) opens the buckets by the rules for all series, then appends the rows
+    vectorized: no row takes the row-by-row rules path (on main every row of such a batch did: 800
+    here), and the buckets, sizes and statistics are one by one's."""
+    batches = _tsbs(8, series=20, ticks=1440, per_batch=200)  # 10 ticks a batch: 36 batches an hour
+    one = _one_by_one(batches)
+    slow = _counting_rules_path(monkeypatch)
+    many = _column_wise(batches)
+    assert many.stats == one.stats
+    assert _contents(many) == _contents(one)
+    assert one.stats["numBucketsArchivedDueToTimeForward"] == 3 * 20
+    assert sum(slow) == 0  # the first batch too: each new series opens its first bucket
+
+
+def test_bucket_boundaries_in_bulk_keep_bucket_ids_in_opening_order():
+    """The new buckets' ``_id``s (consecutive counters) come in the order one by one opens them: the
+    series' first appearance in the batch."""
+    batches = _tsbs(9, series=12, ticks=720, per_batch=120)
+    rank = {f"h{h}": r for r, h in enumerate(random.Random(9).sample(range(12), 12))}
+    for batch in batches:  # each tick's hosts in another order: first appearance is not series order
+        batch.sort(key=lambda doc: (doc["t"], rank[doc["m"]["host"]]))
+    one = _one_by_one(batches)
+    many = _column_wise(batches)
+
+    def ids(engine):
+        return [(b.start_s, b.key, b.id.binary[9:]) for b in sorted(engine.buckets(), key=lambda b: b.id)]
+
+    assert [i[:2] for i in ids(many)] == [i[:2] for i in ids(one)]
+
+
+def test_bucket_boundaries_near_the_memory_threshold_take_the_rules_path(monkeypatch):
+    """Opening every bucket of a boundary first changes what the memory rule sees at each open: under
+    a threshold the batch could reach, the rules path opens them one by one (same closes)."""
+    batches = _tsbs(10, series=20, ticks=1080, per_batch=200)
+    one = Engine(memory_threshold=400_000, metaField="m")
+    for batch in batches:
+        one.put_many(batch)  # the rules path for every row, one route per batch
+        one.commit_all()
+    slow = _counting_rules_path(monkeypatch)
+    many = Engine(memory_threshold=400_000, metaField="m")
+    for batch in batches:
+        assert many.put_raw(batch)
+        many.commit_all()
+    assert one.stats["numBucketsClosedDueToMemoryThreshold"] > 0
+    assert many.stats == one.stats
+    assert _contents(many) == _contents(one)
+    assert sum(slow) > 20 * 10
+
+
+@settings(max_examples=30, deadline=None)
+@given(series=st.integers(1, 8), ticks_per_batch=st.integers(1, 30), max_count=st.sampled_from([1000, 50, 7, 1]),
+       max_size=st.sampled_from([125_000, 3000, 700]), span=st.sampled_from([None, 600, 3600]),
+       seed=st.integers(0, 1000))
+def test_bucket_boundaries_build_one_by_ones_buckets(series, ticks_per_batch, max_count, max_size, span, seed):
+    """Hypothesis: boundaries inside and at the start of batches, count and size limits (rows that do
+    not all fit a new bucket, a first row over the size limit), shorter spans: one by one's buckets."""
+    batches = _tsbs(seed, series=series, ticks=400, per_batch=series * ticks_per_batch)
+    params = {"timeseriesBucketMaxCount": max_count, "timeseriesBucketMaxSize": max_size}
+    spec = {"bucketMaxSpanSeconds": span, "bucketRoundingSeconds": span} if span else {}
+    one = Engine(params=params, metaField="m", **spec)
+    many = Engine(params=params, metaField="m", **spec)
+    for batch in batches:
+        for doc in batch:
+            one.put_many([doc])
+        assert many.put_raw(batch)
+    assert many.stats == one.stats
+    assert _contents(many) == _contents(one)
+
+
+def _distinct_by_dict(buffer, starts, lengths):
+    index = {}
+    codes = [index.setdefault(buffer[a:a + n], len(index)) for a, n in zip(starts, lengths, strict=True)]
+    return list(index), codes
+
+
+_META_VALUES = st.one_of(
+    st.text(max_size=12), st.binary(max_size=12).map(lambda b: b.decode("latin-1")),
+    st.fixed_dictionaries({"host": st.sampled_from(["a", "b", "ab", "ba", "c" * 9])}),
+    st.fixed_dictionaries({"hosz": st.sampled_from(["a", "b"]), "k": st.integers(0, 3)}),  # same length, other key
+    st.fixed_dictionaries({"host": st.sampled_from(["a", "b"]), "k": st.sampled_from([1, 1.0, True])}),
+    st.text(min_size=1000, max_size=1100))  # over DISTINCT_ROW_BYTES: the dict of slices
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_META_VALUES, min_size=1, max_size=60), st.booleans())
+def test_distinct_meta_values_are_the_dict_of_slices(values, collide):
+    """rawbatch._distinct (hashes, one sort, every value compared) gives the distinct values in first-seen
+    order and each one's index, exactly as a dict of the byte slices does — also when every hash is the
+    same (``collide``: the verification finds different values and takes the dict)."""
+    pieces = [bson.encode({"m": v})[4:-1] for v in values]  # elements: type, name, value
+    buffer = b"".join(pieces)
+    starts, lengths, pos = [], [], 0
+    for piece in pieces:
+        starts.append(pos + 3)  # the value after "\x??m\x00"
+        lengths.append(len(piece) - 3)
+        pos += len(piece)
+    data = np.frombuffer(buffer, np.uint8)
+    multipliers = rawbatch._MULTIPLIERS
+    try:
+        if collide:
+            rawbatch._MULTIPLIERS = np.zeros_like(multipliers)
+        metas, index = rawbatch._distinct(buffer, data, np.asarray(starts, np.int64), np.asarray(lengths, np.int64))
+    finally:
+        rawbatch._MULTIPLIERS = multipliers
+    expected, codes = _distinct_by_dict(buffer, starts, lengths)
+    assert metas == expected
+    assert index.tolist() == codes
