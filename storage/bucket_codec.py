@@ -47,6 +47,14 @@ FORMAT_VERSION = 2  # the column stream the encoders build and ``decode_raw`` re
 READABLE_VERSIONS = (1, 2)  # 1: before KIND_STRINGS (its streams are valid version-2 streams)
 POOLED_VERSION = 3  # a stored version-2 stream whose small-integer columns are pooled (``_pool``)
 PACKED_VERSION = 4  # a stored version-3 stream whose control's small integral doubles are bytes (``_pack_control``)
+# Stored values are one zstd frame (versions 1-4, whose header names the dictionary) or, from version 5,
+# ``u8 5 | varint d | a magicless zstd frame without a dictionary id``: d = 0 without a dictionary,
+# else the dictionary's zstd id - DICT_ID_BASE + 1 (``frame_dictionary``). The frame's 4-byte magic
+# and 4-byte dictionary id become 2 bytes (3 from 127 dictionaries on). The frame's content is what a
+# version 1-4 frame holds. A zstd frame starts with its magic (0x28), so the first byte tells them apart.
+FRAMED_VERSION = 5
+DICT_ID_BASE = 1 << 20  # bucket dictionaries' zstd ids (storage/dictionaries.py): ids below 32768 are reserved
+_MAGICLESS = zstandard.FORMAT_ZSTD1_MAGICLESS
 # Encoding runs on the writer thread whenever a bucket is written in full (close/checkpoint): with
 # column-wise ingest at ~3 us/row on the event loop, level 19 (~2 ms per 360-measurement TSBS bucket,
 # ~5.5 us/row) was the largest cost of the whole insert path. Measured on 20 such buckets (B per
@@ -83,17 +91,35 @@ WIDTH = {0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x10: 4, 0x11: 8, 0x12: 8}
 _local = threading.local()
 
 
-def make_compressor(zdict: zstandard.ZstdCompressionDict | None = None) -> zstandard.ZstdCompressor:
-    """A compressor of bucket streams, with a dictionary (whose id the frame header records, so a value
-    names the dictionary it needs; storage/dictionaries.py trains one per collection) or without."""
-    params = zstandard.ZstdCompressionParameters.from_level(ZSTD_LEVEL, **ZSTD_PARAMS, write_dict_id=1)
+class Compressor:
+    """A zstd compressor of bucket streams and the version-5 header naming its dictionary."""
+
+    __slots__ = ("zc", "header")
+
+    def __init__(self, zc: zstandard.ZstdCompressor, header: bytes):
+        self.zc = zc
+        self.header = header
+
+
+def make_compressor(zdict: zstandard.ZstdCompressionDict | None = None) -> Compressor:
+    """A compressor of bucket streams, with a dictionary (of id DICT_ID_BASE or more, which the stored
+    value's header records, so a value names the dictionary it needs; storage/dictionaries.py trains
+    one per collection) or without."""
+    params = zstandard.ZstdCompressionParameters.from_level(
+        ZSTD_LEVEL, **ZSTD_PARAMS, write_dict_id=0, format=_MAGICLESS)
+    header = bytearray((FRAMED_VERSION,))
     if zdict is None:
-        return zstandard.ZstdCompressor(compression_params=params)
+        _put_varint(header, 0)
+        return Compressor(zstandard.ZstdCompressor(compression_params=params), bytes(header))
+    dict_id = int(zdict.dict_id())
+    if dict_id < DICT_ID_BASE:
+        raise ValueError(f"bucket dictionary ids start at {DICT_ID_BASE}, not {dict_id}")
+    _put_varint(header, dict_id - DICT_ID_BASE + 1)
     zdict.precompute_compress(compression_params=params)  # else every frame re-loads the dictionary
-    return zstandard.ZstdCompressor(dict_data=zdict, compression_params=params)
+    return Compressor(zstandard.ZstdCompressor(dict_data=zdict, compression_params=params), bytes(header))
 
 
-def _compressor() -> zstandard.ZstdCompressor:
+def _compressor() -> Compressor:
     zc = getattr(_local, "override", None) or getattr(_local, "zc", None)
     if zc is None:
         zc = _local.zc = make_compressor()
@@ -101,7 +127,7 @@ def _compressor() -> zstandard.ZstdCompressor:
 
 
 @contextlib.contextmanager
-def compressing_with(zc: zstandard.ZstdCompressor | None) -> Iterator[None]:
+def compressing_with(zc: Compressor | None) -> Iterator[None]:
     """Within the block, ``encode`` and ``compress`` on this thread compress with ``zc`` (None: the
     default). ValueCodec.pack picks the collection's dictionary this way around the server's
     ``bucket_form`` callback, which calls ``compress`` and knows nothing of dictionaries."""
@@ -113,11 +139,36 @@ def compressing_with(zc: zstandard.ZstdCompressor | None) -> Iterator[None]:
         _local.override = previous
 
 
-def _decompressor() -> zstandard.ZstdDecompressor:
-    zd = getattr(_local, "zd", None)
+def frame_format(packed: bytes) -> int:
+    """The zstd format of a stored value's frame (version 5: magicless; before: with its magic)."""
+    return _MAGICLESS if packed[0] == FRAMED_VERSION else zstandard.FORMAT_ZSTD1
+
+
+def make_decompressor(zdict: zstandard.ZstdCompressionDict | None, fmt: int) -> zstandard.ZstdDecompressor:
+    """A decompressor of frames of format ``fmt`` (``frame_format``) with the dictionary ``zdict``."""
+    if zdict is None:
+        return zstandard.ZstdDecompressor(format=fmt)
+    return zstandard.ZstdDecompressor(dict_data=zdict, format=fmt)
+
+
+def _decompressor(fmt: int = zstandard.FORMAT_ZSTD1) -> zstandard.ZstdDecompressor:
+    zds = getattr(_local, "zds", None)
+    if zds is None:
+        zds = _local.zds = {}
+    zd = zds.get(fmt)
     if zd is None:
-        zd = _local.zd = zstandard.ZstdDecompressor()
+        zd = zds[fmt] = make_decompressor(None, fmt)
     return zd
+
+
+def decompress(packed: bytes, zd: zstandard.ZstdDecompressor | None = None) -> bytes:
+    """The stream of a stored value (any version); ``zd``: a decompressor of its format holding the
+    dictionary it names (``frame_dictionary``, ``frame_format``), when it names one."""
+    packed = bytes(packed)
+    if packed[0] == FRAMED_VERSION:
+        at = 2 if packed[1] < 0x80 else _get_varint(packed, 1)[1]
+        return (zd or _decompressor(_MAGICLESS)).decompress(packed[at:])
+    return (zd or _decompressor()).decompress(packed)
 
 
 # Measured on the TSBS day (2,400 buckets of 360 rows; dictionary from the first 64 buckets, applied
@@ -141,11 +192,14 @@ def train_dictionary(streams: list[bytes], dict_id: int) -> bytes:
 
 def stream(packed: bytes) -> bytes:
     """The column stream of a value compressed without a dictionary (what dictionaries train on)."""
-    return _decompressor().decompress(bytes(packed))
+    return decompress(packed)
 
 
 def frame_dictionary(packed: bytes) -> int:
-    """The id of the dictionary ``packed`` was compressed with (0: none)."""
+    """The zstd id of the dictionary ``packed`` was compressed with (0: none)."""
+    if packed[0] == FRAMED_VERSION:
+        d = _get_varint(packed, 1)[0]
+        return d and d - 1 + DICT_ID_BASE
     return int(zstandard.get_frame_parameters(packed).dict_id)
 
 
@@ -794,13 +848,14 @@ def compress(stream: bytes) -> bytes:
     """The stored form of a stream of ``encode_columns`` (``_pool``, then zstd with the thread's
     compressor: see ``compressing_with``). The pool, already entropy-coded, gets a zstd block of its
     own so its bytes do not share a literals table with the rest."""
+    compressor = _compressor()
     pooled = _pool(stream)
     if pooled is stream:
-        return _compressor().compress(stream)
+        return compressor.header + compressor.zc.compress(stream)
     pooled = _pack_control(pooled)
     body = len(pooled) - _get_varint(pooled, 1)[0]
-    co = _compressor().compressobj(size=len(pooled))
-    return (co.compress(pooled[:body]) + co.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+    co = compressor.zc.compressobj(size=len(pooled))
+    return (compressor.header + co.compress(pooled[:body]) + co.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
             + co.compress(pooled[body:]) + co.flush())
 
 
@@ -1265,4 +1320,4 @@ def decode_raw(buf: bytes) -> bytes:
 def decode(packed: bytes, zd: zstandard.ZstdDecompressor | None = None) -> bytes:
     """The exact BSON bytes given to ``encode``; ``zd``: a decompressor holding the dictionary the value
     names (``frame_dictionary``), when it names one."""
-    return decode_raw(_unpool((zd or _decompressor()).decompress(bytes(packed))))
+    return decode_raw(_unpool(decompress(packed, zd)))

@@ -27,9 +27,10 @@ is registered only after it is durably stored, so every tag-3 value on disk can 
 
 Bucket dictionaries (tag 4): a collection's bucket streams share most of their bytes (the head's
 field names and tags, column names, the codec's structure); a dictionary trained on its first
-buckets' streams takes a TSBS bucket from ~1,860 to ~1,510 bytes. The zstd frame of a tag-4 value
-records the id of the dictionary it needs (0: none), so the tag and its layout are unchanged and
-values written before the dictionary stay readable.
+buckets' streams takes a TSBS bucket from ~1,860 to ~1,510 bytes. A tag-4 value records the id of
+the dictionary it needs (0: none; its zstd frame's header before stream version 5, the codec's own
+header since), so the tag and its layout are unchanged and values written before the dictionary
+stay readable.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ class _ZstdContexts(threading.local):
     def __init__(self) -> None:
         self.dict_compressors: dict[int, zstandard.ZstdCompressor] = {}
         self.dict_decompressors: dict[int, zstandard.ZstdDecompressor] = {}
-        self.bucket_compressors: dict[int, zstandard.ZstdCompressor] = {}
-        self.bucket_decompressors: dict[int, zstandard.ZstdDecompressor] = {}
+        self.bucket_compressors: dict[int, bucket_codec.Compressor] = {}
+        self.bucket_decompressors: dict[tuple[int, int], zstandard.ZstdDecompressor] = {}
         self.zc = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False)
         self.zc_fast = zstandard.ZstdCompressor(level=ZSTD_FAST_LEVEL, write_checksum=False)
         self.zd = zstandard.ZstdDecompressor()
@@ -136,20 +137,22 @@ class ValueCodec:
 
     def bucket_decompressor(self, packed: bytes) -> zstandard.ZstdDecompressor | None:
         """The decompressor of a tag-4 value's frame (the bytes after the 5-byte header): None when it
-        names no dictionary (the codec's default serves), else one holding that dictionary."""
+        names no dictionary (the codec's default serves), else one of its frame's format
+        (``bucket_codec.frame_format``) holding that dictionary."""
         dict_id = bucket_codec.frame_dictionary(packed)
         if not dict_id:
             return None
+        key = (dict_id, packed[0])
         decompressors = self._local.bucket_decompressors
-        d = decompressors.get(dict_id)
+        d = decompressors.get(key)
         if d is None:
             zdict = self._bucket_dicts.get(dict_id)
             if zdict is None:
                 raise ValueError(f"stored bucket needs compression dictionary {dict_id}, which is missing")
-            d = decompressors[dict_id] = zstandard.ZstdDecompressor(dict_data=zdict)
+            d = decompressors[key] = bucket_codec.make_decompressor(zdict, bucket_codec.frame_format(packed))
         return d
 
-    def _bucket_compressor(self, dict_id: int | None) -> zstandard.ZstdCompressor | None:
+    def _bucket_compressor(self, dict_id: int | None) -> bucket_codec.Compressor | None:
         if dict_id is None or dict_id not in self._bucket_dicts:
             return None
         compressors = self._local.bucket_compressors

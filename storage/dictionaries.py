@@ -30,7 +30,7 @@ BUCKET_PREFIX = b"bdict:"
 BUCKET_TRAIN_AFTER = 64  # bucket values per collection before training (more train no better: bucket_codec)
 BUCKET_MAX_SAMPLE = 64 * 1024  # stream bytes (a 1,000-row TSBS bucket: ~37 KB): larger ones are not sampled
 BUCKET_MAX_SAMPLING = 8  # collections sampled at once: at most 8 x 64 x 64 KiB = 32 MiB held (TSBS: 0.9 MB each)
-BUCKET_DICT_BASE = 1 << 20  # zstd ids below 32768 are reserved for a public registry; 0 means none
+BUCKET_DICT_BASE = bucket_codec.DICT_ID_BASE  # zstd ids below 32768 are reserved for a public registry; 0 means none
 TRAIN_AFTER = 1000  # samples per collection before training
 MIN_SAMPLE = 64
 MAX_SAMPLE = 8192  # larger values compress well enough alone
