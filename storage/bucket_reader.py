@@ -28,7 +28,6 @@ import struct
 from typing import Any
 
 import numpy as np
-import zstandard
 
 from tidemark.storage import bucket_codec as codec
 
@@ -45,7 +44,7 @@ class BucketReader:
 
     __slots__ = ("_buf", "_prefix", "_suffix", "_columns_at", "_columns", "_pooled")
 
-    def __init__(self, packed: bytes, zd: zstandard.ZstdDecompressor | None = None):
+    def __init__(self, packed: bytes, zd: codec.Decompressor | None = None):
         """``zd``: a decompressor holding the dictionary the value names, when it names one
         (``bucket_codec.frame_dictionary``; ``ValueCodec.bucket_decompressor`` picks it)."""
         buf = self._buf = codec.decompress(packed, zd)

@@ -84,7 +84,7 @@ class _ZstdContexts(threading.local):
         self.dict_compressors: dict[int, zstandard.ZstdCompressor] = {}
         self.dict_decompressors: dict[int, zstandard.ZstdDecompressor] = {}
         self.bucket_compressors: dict[int, bucket_codec.Compressor] = {}
-        self.bucket_decompressors: dict[tuple[int, int], zstandard.ZstdDecompressor] = {}
+        self.bucket_decompressors: dict[tuple[int, int], bucket_codec.Decompressor] = {}
         self.zc = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False)
         self.zc_fast = zstandard.ZstdCompressor(level=ZSTD_FAST_LEVEL, write_checksum=False)
         self.zd = zstandard.ZstdDecompressor()
@@ -100,6 +100,7 @@ class ValueCodec:
         self.compressor = compressor
         self._dicts: dict[int, zstandard.ZstdCompressionDict] = {}
         self._bucket_dicts: dict[int, zstandard.ZstdCompressionDict] = {}  # by zstd dictionary id
+        self._pool_codes: dict[int, bucket_codec.PoolCode] = {}  # by the bucket dictionary's zstd id
         self._local = _ZstdContexts()
 
     # --- dictionaries ------------------------------------------------------------------------
@@ -135,7 +136,12 @@ class ValueCodec:
         self._bucket_dicts[dict_id] = zdict
         return dict_id
 
-    def bucket_decompressor(self, packed: bytes) -> zstandard.ZstdDecompressor | None:
+    def register_pool_code(self, dict_id: int, stored: bytes) -> None:
+        """Register the static pool code (``bucket_codec.PoolCode``, as stored) of the collection whose
+        bucket dictionary has the zstd id ``dict_id``; register it before the dictionary is used."""
+        self._pool_codes[dict_id] = bucket_codec.PoolCode(stored)
+
+    def bucket_decompressor(self, packed: bytes) -> bucket_codec.Decompressor | None:
         """The decompressor of a tag-4 value's frame (the bytes after the 5-byte header): None when it
         names no dictionary (the codec's default serves), else one of its frame's format
         (``bucket_codec.frame_format``) holding that dictionary."""
@@ -149,7 +155,8 @@ class ValueCodec:
             zdict = self._bucket_dicts.get(dict_id)
             if zdict is None:
                 raise ValueError(f"stored bucket needs compression dictionary {dict_id}, which is missing")
-            d = decompressors[key] = bucket_codec.make_decompressor(zdict, bucket_codec.frame_format(packed))
+            d = decompressors[key] = bucket_codec.make_decompressor(
+                zdict, bucket_codec.frame_format(packed), self._pool_codes.get(dict_id))
         return d
 
     def _bucket_compressor(self, dict_id: int | None) -> bucket_codec.Compressor | None:
@@ -158,7 +165,8 @@ class ValueCodec:
         compressors = self._local.bucket_compressors
         c = compressors.get(dict_id)
         if c is None:
-            c = compressors[dict_id] = bucket_codec.make_compressor(self._bucket_dicts[dict_id])
+            c = compressors[dict_id] = bucket_codec.make_compressor(self._bucket_dicts[dict_id],
+                                                                  self._pool_codes.get(dict_id))
         return c
 
     # --- values ------------------------------------------------------------------------------
