@@ -1120,7 +1120,10 @@ class PoolCode:
         stored = bytes(stored)
         (h,) = _POOL_CODE.unpack_from(stored)
         header = stored[2:2 + (h + 7) // 8]
-        lengths, end = _dynamic_header(header + bytes(2))
+        try:
+            lengths, end = _dynamic_header(header)
+        except IndexError:
+            raise ValueError("a pool code's header is cut short") from None
         if end != h or len(lengths) < 257 or not all(lengths[:257]):
             raise ValueError("a pool code codes every byte value and the end of block")
         self.stored = stored
@@ -1134,8 +1137,8 @@ class PoolCode:
 
     def size(self, values: bytes) -> int:
         """Bytes ``encode(values)`` takes."""
-        bits = self._tail_bits + int(self._lengths[np.frombuffer(values, np.uint8)].sum()) + int(self._lengths[256])
-        return (bits + 7) // 8
+        bits: int = self._tail_bits + int(self._lengths[np.frombuffer(values, np.uint8)].sum()) + int(self._lengths[256])
+        return (bits + 7) >> 3
 
     def encode(self, values: bytes) -> bytes:
         """The deflate block of ``values`` with this code, without the header's whole bytes: its codes
@@ -1179,7 +1182,7 @@ def train_pool_code(streams: list[bytes]) -> bytes | None:
     co = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_HUFFMAN_ONLY)
     block = co.compress(np.repeat(np.arange(256, dtype=np.uint8), scaled).tobytes()) + co.flush()
     try:
-        lengths, h = _dynamic_header(block)
+        h = _dynamic_header(block)[1]
     except (ValueError, IndexError):
         return None
     stored = _POOL_CODE.pack(h) + block[:(h + 7) // 8]
@@ -1516,7 +1519,7 @@ def decode_raw(buf: bytes) -> bytes:
     return columns_documents(columns, [prefix], suffix)[0]
 
 
-def decode(packed: bytes, zd: zstandard.ZstdDecompressor | None = None) -> bytes:
-    """The exact BSON bytes given to ``encode``; ``zd``: a decompressor holding the dictionary the value
+def decode(packed: bytes, dec: Decompressor | None = None) -> bytes:
+    """The exact BSON bytes given to ``encode``; ``dec``: the decompressor of the dictionary the value
     names (``frame_dictionary``), when it names one."""
-    return decode_raw(_unpool(decompress(packed, zd)))
+    return decode_raw(_unpool(decompress(packed, dec)))

@@ -1,22 +1,25 @@
-"""storage/bucket_codec.py's stored stream version 5: ``u8 5 | varint dictionary | a magicless zstd
-frame without a dictionary id`` instead of a zstd frame with its 4-byte magic and the dictionary's id.
+"""storage/bucket_codec.py's stored stream versions 5 and 6: ``u8 5 | varint dictionary | a magicless
+zstd frame without a dictionary id`` instead of a zstd frame with its 4-byte magic and the dictionary's
+id; version 6 the same with a pool coded with the collection's static Huffman code (``PoolCode``).
 Values stored before (version 4 and earlier, what main stored, with and without a dictionary) still
-read back; version-5 values round-trip byte for byte with and without a dictionary, and every reader
-(``decode``, ``ValueCodec.unpack``, ``BucketReader``) agrees."""
+read back; version-5/6 values round-trip byte for byte with and without a dictionary and a pool code,
+and every reader (``decode``, ``ValueCodec.unpack``, ``BucketReader``) agrees."""
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
 import hashlib
+import zlib
 
 import bson
 import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_storage_bucket_codec import tsbs_bucket
 from test_storage_bucket_codec_control import control_bucket
-from test_storage_bucket_codec_pool import buckets, stored_version
+from test_storage_bucket_codec_pool import buckets, fixed_bucket, stored_version
 
 from tidemark.storage import bucket_codec
 from tidemark.storage.bucket_reader import BucketReader
@@ -132,15 +135,23 @@ def test_a_dictionary_id_below_the_base_is_refused():
         bucket_codec.make_compressor(data)
 
 
+def sample_streams(n: int = 360) -> list[bytes]:
+    docs = [bson.encode(tsbs_bucket(n, start=dt.datetime(2016, 1, 1) + dt.timedelta(hours=i))) for i in range(64)]
+    return [bucket_codec.stream(bucket_codec.encode(d)) for d in docs]
+
+
 def dictionary_of_trained(dict_id: int) -> bytes:
-    docs = [bson.encode(tsbs_bucket(60, start=dt.datetime(2016, 1, 1) + dt.timedelta(hours=i))) for i in range(64)]
-    streams = [bucket_codec.stream(bucket_codec.encode(d)) for d in docs]
-    return bucket_codec.train_dictionary(streams, dict_id)
+    return bucket_codec.train_dictionary(sample_streams(60), dict_id)
 
 
 @pytest.fixture(scope="module")
 def dictionaries() -> ValueCodec:
+    """Dictionaries of header ids 1 (with a static pool code) and 200 (none: a collection whose
+    samples had no pool)."""
     codec = ValueCodec("zstd")
+    code = bucket_codec.train_pool_code(sample_streams())
+    assert code is not None
+    codec.register_pool_code(bucket_codec.DICT_ID_BASE + 1, code)
     for n in (1, 200):  # header varints of one and two bytes
         codec.register_bucket_dictionary(dictionary_of_trained(bucket_codec.DICT_ID_BASE + n))
     return codec
@@ -153,7 +164,10 @@ def test_random_buckets_round_trip_with_and_without_a_dictionary(dictionaries, r
     for n in (None, 1, 200):
         dict_id = None if n is None else bucket_codec.DICT_ID_BASE + n
         value = dictionaries.pack(doc, bucket_dict=dict_id)
-        assert value[0] == TAG_BUCKET and value[5] == bucket_codec.FRAMED_VERSION
+        assert value[0] == TAG_BUCKET
+        allowed = (bucket_codec.FRAMED_VERSION, bucket_codec.STATIC_POOL_VERSION) if n == 1 else (
+            bucket_codec.FRAMED_VERSION,)
+        assert value[5] in allowed
         packed = value[5:]
         assert bucket_codec.frame_dictionary(packed) == (dict_id or 0)
         assert dictionaries.unpack(value) == doc
@@ -163,3 +177,63 @@ def test_random_buckets_round_trip_with_and_without_a_dictionary(dictionaries, r
         for name, column in raw["data"].items():
             assert reader.column_bson(name) == bson.encode(column)
         assert reader.document() == doc
+
+
+def test_tsbs_pools_take_the_static_code_and_need_it_to_read(dictionaries):
+    dict_id = bucket_codec.DICT_ID_BASE + 1
+    doc = bson.encode(tsbs_bucket(360, start=dt.datetime(2016, 2, 1)))
+    value = dictionaries.pack(doc, bucket_dict=dict_id)
+    assert value[5] == bucket_codec.STATIC_POOL_VERSION and dictionaries.unpack(value) == doc
+    packed = value[5:]
+    stream = bucket_codec.decompress(packed, dictionaries.bucket_decompressor(packed))
+    assert bucket_codec._unpool(stream) == bucket_codec.encode_raw(doc)
+    # the same stream with the pool's own deflate block (version 5) is longer
+    own = ValueCodec("zstd")
+    own.register_bucket_dictionary(dictionaries._bucket_dicts[dict_id].as_bytes())  # the same dictionary
+    dynamic = own.pack(doc, bucket_dict=dict_id)
+    assert dynamic[5] == bucket_codec.FRAMED_VERSION and own.unpack(dynamic) == doc
+    assert len(value) < len(dynamic)
+    with pytest.raises(ValueError, match="pool code"):
+        own.unpack(value)  # a codec without the collection's pool code refuses
+
+
+def test_a_pool_the_static_code_does_not_suit_keeps_its_own_tree(dictionaries):
+    raw = fixed_bucket(360)
+    for name in list(raw["data"])[3:]:
+        raw["data"][name] = {k: 7.0 for k in raw["data"][name]}  # constant gauges: all-zero deltas
+    doc = bson.encode(raw)
+    value = dictionaries.pack(doc, bucket_dict=bucket_codec.DICT_ID_BASE + 1)
+    assert value[5] == bucket_codec.FRAMED_VERSION and dictionaries.unpack(value) == doc
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=3000), min_size=1, max_size=4), st.binary(max_size=5000),
+       st.sampled_from([3, 4]))
+def test_pool_codes_give_deflate_blocks_zlib_reads(samples, values, version):
+    """Whatever the training pools' frequencies, the code codes every byte value: ``encode`` is
+    ``size`` bytes long and, behind the header's whole bytes, a deflate block of exactly ``values``."""
+    streams = []
+    for sample in samples:
+        co = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_HUFFMAN_ONLY)
+        block = co.compress(sample) + co.flush()
+        stream = bytearray((version,))
+        bucket_codec._put_varint(stream, len(block))
+        streams.append(bytes(stream) + b"rest" + block)
+    stored = bucket_codec.train_pool_code(streams)
+    assert stored is not None
+    code = bucket_codec.PoolCode(stored)
+    coded = code.encode(values)
+    assert len(coded) == code.size(values)
+    stream = bytearray((version,))
+    bucket_codec._put_varint(stream, len(coded))
+    whole = code.whole(bytes(stream) + b"rest" + coded)
+    size, pos = bucket_codec._get_varint(whole, 1)
+    assert whole[pos:len(whole) - size] == b"rest"
+    assert zlib.decompress(whole[len(whole) - size:], -15) == values
+
+
+def test_no_pool_code_without_pools():
+    assert bucket_codec.train_pool_code(sample_streams(60)) is None  # 600 small integers: never pooled
+    for stored in (b"\x03\x00\x03", b"\x03\x00\x05", b"\x10\x00\xff\xff"):  # fixed Huffman, cut short
+        with pytest.raises(ValueError):
+            bucket_codec.PoolCode(stored)
