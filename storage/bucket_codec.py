@@ -982,9 +982,10 @@ def _pool(stream: bytes, code: PoolCode | None = None) -> tuple[bytes, bool]:
     values = b"".join(pool)
     co = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_HUFFMAN_ONLY)
     block = co.compress(values) + co.flush()
-    static = code is not None and code.size(values) < len(block)
-    if static and code is not None:
-        block = code.encode(values)
+    coded = code.encode(values) if code is not None else None
+    static = coded is not None and len(coded) < len(block)
+    if coded is not None and static:
+        block = coded
     out = bytearray((POOLED_VERSION,))
     _put_varint(out, len(block))
     pooled = b"".join((out, head, *body, block))
@@ -1114,7 +1115,7 @@ class PoolCode:
     """A static Huffman code for pools: the header of a final dynamic deflate block (``train_pool_code``
     makes one; stored as ``u16 LE bit length | its bytes``) whose literal codes are all non-empty."""
 
-    __slots__ = ("stored", "_head", "_tail", "_tail_bits", "_lengths", "_codes")
+    __slots__ = ("stored", "_head", "_tail", "_tail_bits", "_lengths", "_codes", "_eob_code", "_eob_bits")
 
     def __init__(self, stored: bytes):
         stored = bytes(stored)
@@ -1130,29 +1131,27 @@ class PoolCode:
         self._head = header[:h // 8]  # whole bytes, put back before a stored pool
         self._tail_bits = h % 8
         self._tail = header[h // 8] & ((1 << self._tail_bits) - 1) if self._tail_bits else 0
-        codes = _canonical(lengths)
-        self._lengths = np.array(lengths[:257], np.int64)
-        self._codes = np.array([_reversed_bits(c, n) for c, n in zip(codes[:257], lengths[:257], strict=True)],
-                               np.int64)
-
-    def size(self, values: bytes) -> int:
-        """Bytes ``encode(values)`` takes."""
-        bits: int = self._tail_bits + int(self._lengths[np.frombuffer(values, np.uint8)].sum()) + int(self._lengths[256])
-        return (bits + 7) >> 3
+        codes = [_reversed_bits(c, n) for c, n in zip(_canonical(lengths)[:257], lengths[:257], strict=True)]
+        self._lengths = np.array(lengths[:256], np.uint8)
+        self._codes = np.array(codes[:256], np.float32)  # < 2**15: exact, and exact times any 2**k
+        self._eob_code, self._eob_bits = codes[256], lengths[256]
 
     def encode(self, values: bytes) -> bytes:
         """The deflate block of ``values`` with this code, without the header's whole bytes: its codes
         (and the end of block) after the header's last ``h % 8`` bits, in 32-bit words summed by
-        ``bincount`` (the codes' bit fields never overlap; every sum < 2**47 stays exact in float64)."""
-        sym = np.append(np.frombuffer(values, np.uint8).astype(np.int64), 256)
+        ``bincount`` (the codes' bit fields never overlap; every sum < 2**47 stays exact in float64;
+        the tables are 1-byte lengths and float32 codes: a gather of small items is the fast one)."""
+        sym = np.frombuffer(values, np.uint8)
         n = self._lengths[sym]
-        ends = np.cumsum(n) + self._tail_bits
+        ends = np.cumsum(n, dtype=np.int64)
+        ends += self._tail_bits
         starts = ends - n
-        total = int(ends[-1])
-        words = (total + 31) >> 5
-        fields = np.ldexp(self._codes[sym].astype(np.float64), (starts & 31).astype(np.int32))
-        acc = np.bincount(starts >> 5, weights=fields, minlength=words + 1).astype(np.uint64)
+        eob = int(ends[-1]) if len(ends) else self._tail_bits
+        total = eob + self._eob_bits
+        fields = np.ldexp(self._codes[sym], (starts & 31).astype(np.int32))
+        acc = np.bincount(starts >> 5, weights=fields, minlength=(total >> 5) + 2).astype(np.uint64)
         acc[0] += np.uint64(self._tail)
+        acc[eob >> 5] += np.uint64(self._eob_code << (eob & 31))
         out = acc & np.uint64(0xFFFFFFFF)
         out[1:] += acc[:-1] >> np.uint64(32)
         return out.astype("<u4").tobytes()[:(total + 7) >> 3]
