@@ -1143,12 +1143,12 @@ class PoolCode:
         the tables are 1-byte lengths and float32 codes: a gather of small items is the fast one)."""
         sym = np.frombuffer(values, np.uint8)
         n = self._lengths[sym]
-        ends = np.cumsum(n, dtype=np.int64)
+        ends = np.cumsum(n, dtype=np.int32)  # < 2**31 bits: values of up to 128 MiB
         ends += self._tail_bits
         starts = ends - n
         eob = int(ends[-1]) if len(ends) else self._tail_bits
         total = eob + self._eob_bits
-        fields = np.ldexp(self._codes[sym], (starts & 31).astype(np.int32))
+        fields = np.ldexp(self._codes[sym], starts & 31)
         acc = np.bincount(starts >> 5, weights=fields, minlength=(total >> 5) + 2).astype(np.uint64)
         acc[0] += np.uint64(self._tail)
         acc[eob >> 5] += np.uint64(self._eob_code << (eob & 31))
