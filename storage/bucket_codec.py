@@ -47,6 +47,17 @@ FORMAT_VERSION = 2  # the column stream the encoders build and ``decode_raw`` re
 READABLE_VERSIONS = (1, 2)  # 1: before KIND_STRINGS (its streams are valid version-2 streams)
 POOLED_VERSION = 3  # a stored version-2 stream whose small-integer columns are pooled (``_pool``)
 PACKED_VERSION = 4  # a stored version-3 stream whose control's small integral doubles are bytes (``_pack_control``)
+# Stored values are one zstd frame (versions 1-4, whose header names the dictionary) or, from version 5,
+# ``u8 5 | varint d | a magicless zstd frame without a dictionary id``: d = 0 without a dictionary,
+# else the dictionary's zstd id - DICT_ID_BASE + 1 (``frame_dictionary``). The frame's 4-byte magic
+# and 4-byte dictionary id become 2 bytes (3 from 127 dictionaries on). The frame's content is what a
+# version 1-4 frame holds. A zstd frame starts with its magic (0x28), so the first byte tells them apart.
+# Version 6: the same with a pool coded with the collection's static Huffman code (``PoolCode``):
+# ``u8 6 | varint d | a magicless zstd frame``, whose stream's pool lacks the code's block header.
+FRAMED_VERSION = 5
+STATIC_POOL_VERSION = 6
+DICT_ID_BASE = 1 << 20  # bucket dictionaries' zstd ids (storage/dictionaries.py): ids below 32768 are reserved
+_MAGICLESS = zstandard.FORMAT_ZSTD1_MAGICLESS
 # Encoding runs on the writer thread whenever a bucket is written in full (close/checkpoint): with
 # column-wise ingest at ~3 us/row on the event loop, level 19 (~2 ms per 360-measurement TSBS bucket,
 # ~5.5 us/row) was the largest cost of the whole insert path. Measured on 20 such buckets (B per
@@ -83,17 +94,51 @@ WIDTH = {0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x10: 4, 0x11: 8, 0x12: 8}
 _local = threading.local()
 
 
-def make_compressor(zdict: zstandard.ZstdCompressionDict | None = None) -> zstandard.ZstdCompressor:
-    """A compressor of bucket streams, with a dictionary (whose id the frame header records, so a value
-    names the dictionary it needs; storage/dictionaries.py trains one per collection) or without."""
-    params = zstandard.ZstdCompressionParameters.from_level(ZSTD_LEVEL, **ZSTD_PARAMS, write_dict_id=1)
+class Compressor:
+    """A zstd compressor of bucket streams, the version-5 header naming its dictionary and, with a
+    dictionary, the collection's static pool code (``PoolCode``, None: pools keep their own tree)."""
+
+    __slots__ = ("zc", "header", "pool_code", "static_header")
+
+    def __init__(self, zc: zstandard.ZstdCompressor, header: bytes, pool_code: PoolCode | None = None):
+        self.zc = zc
+        self.header = header
+        self.pool_code = pool_code
+        self.static_header = bytes((STATIC_POOL_VERSION,)) + header[1:]
+
+
+class Decompressor:
+    """What reading a stored value of one dictionary takes: a zstd decompressor of its frame's format
+    holding the dictionary, and the collection's static pool code (version 6), if it has one."""
+
+    __slots__ = ("zd", "pool_code")
+
+    def __init__(self, zd: zstandard.ZstdDecompressor, pool_code: PoolCode | None = None):
+        self.zd = zd
+        self.pool_code = pool_code
+
+
+def make_compressor(zdict: zstandard.ZstdCompressionDict | None = None,
+                    pool_code: PoolCode | None = None) -> Compressor:
+    """A compressor of bucket streams, with a dictionary (of id DICT_ID_BASE or more, which the stored
+    value's header records, so a value names the dictionary it needs; storage/dictionaries.py trains
+    one per collection, and its static pool code) or without."""
+    params = zstandard.ZstdCompressionParameters.from_level(
+        ZSTD_LEVEL, **ZSTD_PARAMS, write_dict_id=0, format=_MAGICLESS)
+    header = bytearray((FRAMED_VERSION,))
     if zdict is None:
-        return zstandard.ZstdCompressor(compression_params=params)
+        _put_varint(header, 0)
+        return Compressor(zstandard.ZstdCompressor(compression_params=params), bytes(header))
+    dict_id = int(zdict.dict_id())
+    if dict_id < DICT_ID_BASE:
+        raise ValueError(f"bucket dictionary ids start at {DICT_ID_BASE}, not {dict_id}")
+    _put_varint(header, dict_id - DICT_ID_BASE + 1)
     zdict.precompute_compress(compression_params=params)  # else every frame re-loads the dictionary
-    return zstandard.ZstdCompressor(dict_data=zdict, compression_params=params)
+    return Compressor(zstandard.ZstdCompressor(dict_data=zdict, compression_params=params), bytes(header),
+                      pool_code)
 
 
-def _compressor() -> zstandard.ZstdCompressor:
+def _compressor() -> Compressor:
     zc = getattr(_local, "override", None) or getattr(_local, "zc", None)
     if zc is None:
         zc = _local.zc = make_compressor()
@@ -101,7 +146,7 @@ def _compressor() -> zstandard.ZstdCompressor:
 
 
 @contextlib.contextmanager
-def compressing_with(zc: zstandard.ZstdCompressor | None) -> Iterator[None]:
+def compressing_with(zc: Compressor | None) -> Iterator[None]:
     """Within the block, ``encode`` and ``compress`` on this thread compress with ``zc`` (None: the
     default). ValueCodec.pack picks the collection's dictionary this way around the server's
     ``bucket_form`` callback, which calls ``compress`` and knows nothing of dictionaries."""
@@ -113,11 +158,43 @@ def compressing_with(zc: zstandard.ZstdCompressor | None) -> Iterator[None]:
         _local.override = previous
 
 
-def _decompressor() -> zstandard.ZstdDecompressor:
-    zd = getattr(_local, "zd", None)
+def frame_format(packed: bytes) -> int:
+    """The zstd format of a stored value's frame (versions 5, 6: magicless; before: with its magic)."""
+    return _MAGICLESS if packed[0] in (FRAMED_VERSION, STATIC_POOL_VERSION) else zstandard.FORMAT_ZSTD1
+
+
+def make_decompressor(zdict: zstandard.ZstdCompressionDict | None, fmt: int,
+                      pool_code: PoolCode | None = None) -> Decompressor:
+    """A decompressor of frames of format ``fmt`` (``frame_format``) with the dictionary ``zdict``."""
+    if zdict is None:
+        return Decompressor(zstandard.ZstdDecompressor(format=fmt), pool_code)
+    return Decompressor(zstandard.ZstdDecompressor(dict_data=zdict, format=fmt), pool_code)
+
+
+def _decompressor(fmt: int = zstandard.FORMAT_ZSTD1) -> Decompressor:
+    zds = getattr(_local, "zds", None)
+    if zds is None:
+        zds = _local.zds = {}
+    zd = zds.get(fmt)
     if zd is None:
-        zd = _local.zd = zstandard.ZstdDecompressor()
+        zd = zds[fmt] = make_decompressor(None, fmt)
     return zd
+
+
+def decompress(packed: bytes, dec: Decompressor | None = None) -> bytes:
+    """The stream of a stored value (any version); ``dec``: the decompressor of the dictionary it
+    names (``frame_dictionary``, ``frame_format``), when it names one."""
+    packed = bytes(packed)
+    version = packed[0]
+    if version == FRAMED_VERSION or version == STATIC_POOL_VERSION:
+        at = 2 if packed[1] < 0x80 else _get_varint(packed, 1)[1]
+        buf = (dec or _decompressor(_MAGICLESS)).zd.decompress(packed[at:])
+        if version == FRAMED_VERSION:
+            return buf
+        if dec is None or dec.pool_code is None:
+            raise ValueError("stored bucket needs its collection's pool code, which is missing")
+        return dec.pool_code.whole(buf)
+    return (dec or _decompressor()).zd.decompress(packed)
 
 
 # Measured on the TSBS day (2,400 buckets of 360 rows; dictionary from the first 64 buckets, applied
@@ -141,11 +218,14 @@ def train_dictionary(streams: list[bytes], dict_id: int) -> bytes:
 
 def stream(packed: bytes) -> bytes:
     """The column stream of a value compressed without a dictionary (what dictionaries train on)."""
-    return _decompressor().decompress(bytes(packed))
+    return decompress(packed)
 
 
 def frame_dictionary(packed: bytes) -> int:
-    """The id of the dictionary ``packed`` was compressed with (0: none)."""
+    """The zstd id of the dictionary ``packed`` was compressed with (0: none)."""
+    if packed[0] == FRAMED_VERSION or packed[0] == STATIC_POOL_VERSION:
+        d = _get_varint(packed, 1)[0]
+        return d and d - 1 + DICT_ID_BASE
     return int(zstandard.get_frame_parameters(packed).dict_id)
 
 
@@ -794,13 +874,15 @@ def compress(stream: bytes) -> bytes:
     """The stored form of a stream of ``encode_columns`` (``_pool``, then zstd with the thread's
     compressor: see ``compressing_with``). The pool, already entropy-coded, gets a zstd block of its
     own so its bytes do not share a literals table with the rest."""
-    pooled = _pool(stream)
+    compressor = _compressor()
+    pooled, static = _pool(stream, compressor.pool_code)
     if pooled is stream:
-        return _compressor().compress(stream)
+        return compressor.header + compressor.zc.compress(stream)
     pooled = _pack_control(pooled)
     body = len(pooled) - _get_varint(pooled, 1)[0]
-    co = _compressor().compressobj(size=len(pooled))
-    return (co.compress(pooled[:body]) + co.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+    co = compressor.zc.compressobj(size=len(pooled))
+    return ((compressor.static_header if static else compressor.header)
+            + co.compress(pooled[:body]) + co.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
             + co.compress(pooled[body:]) + co.flush())
 
 
@@ -877,13 +959,15 @@ def _columns_at(buf: bytes, pos: int) -> int:
     return pos + n
 
 
-def _pool(stream: bytes) -> bytes:
+def _pool(stream: bytes, code: PoolCode | None = None) -> tuple[bytes, bool]:
     """The version-3 form of a version-2 stream, or ``stream`` itself when fewer than ``POOL_MIN``
-    bytes would be pooled or the form does not read back exactly (``_unpool``)."""
+    bytes would be pooled or the form does not read back exactly (``_unpool``); and whether its pool
+    is coded with ``code`` (without the code's block header: ``PoolCode.whole`` puts it back), which
+    it is when that is shorter than the pool's own Huffman-only deflate block."""
     runs = [(at + 1, n) for at, n in _fixed_values(stream, _columns_at(stream, 1))
             if stream[at] in _POOLABLE and stream[at + 1] == 1]
     if sum(n for _, n in runs) < POOL_MIN:
-        return stream
+        return stream, False
     head = bytearray()
     _put_varint(head, len(runs))
     body, pool = [], []
@@ -895,12 +979,19 @@ def _pool(stream: bytes) -> bytes:
         pool.append(stream[at + 1:at + 1 + n])
         prev = at + 1 + n
     body.append(stream[prev:])
+    values = b"".join(pool)
     co = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_HUFFMAN_ONLY)
-    block = co.compress(b"".join(pool)) + co.flush()
+    block = co.compress(values) + co.flush()
+    coded = code.encode(values) if code is not None else None
+    static = coded is not None and len(coded) < len(block)
+    if coded is not None and static:
+        block = coded
     out = bytearray((POOLED_VERSION,))
     _put_varint(out, len(block))
     pooled = b"".join((out, head, *body, block))
-    return pooled if _unpool(pooled) == stream else stream
+    if _unpool(code.whole(pooled) if static and code is not None else pooled) != stream:
+        return stream, False
+    return pooled, static
 
 
 def _unpool(buf: bytes) -> bytes:
@@ -934,6 +1025,171 @@ def _unpool(buf: bytes) -> bytes:
 
 
 _VERSION_BYTE = bytes((FORMAT_VERSION,))
+
+
+# --- the pool's static code (stored version 6) ------------------------------------------------
+# A pool's deflate block spends ~40-80 B on its Huffman tree (the pool 1,049 B per TSBS bucket against
+# an order-0 entropy of 979). A collection's pools share their statistics, so the bucket dictionary's
+# training also builds one static code from its sample pools (``train_pool_code``): the header of a
+# deflate dynamic block (zlib's own, Huffman-only, over bytes of the samples' frequencies, every byte
+# value at least once), stored with the dictionary (``_meta`` ``bpool:<ident>``). A pool coded with it
+# is stored without that header: its first byte holds the header's last ``h % 8`` bits, and
+# ``PoolCode.whole`` puts the header's whole bytes back in front, giving a deflate block zlib reads as
+# before. ``_pool`` takes it when it is shorter than the pool's own block (TSBS: 1,049 -> ~1,034 B).
+_CL_ORDER = (16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15)
+_POOL_CODE = struct.Struct("<H")
+_SHIFTS = np.arange(16, dtype=np.int64)
+
+
+def _canonical(lengths: list[int]) -> list[int]:
+    """Deflate's canonical Huffman codes (RFC 1951 3.2.2) of code ``lengths``."""
+    count = [0] * 16
+    for n in lengths:
+        count[n] += 1
+    count[0] = 0
+    code, nxt = 0, [0] * 16
+    for bits in range(1, 16):
+        code = (code + count[bits - 1]) << 1
+        nxt[bits] = code
+    codes = [0] * len(lengths)
+    for sym, n in enumerate(lengths):
+        if n:
+            codes[sym] = nxt[n]
+            nxt[n] += 1
+    return codes
+
+
+def _reversed_bits(code: int, n: int) -> int:
+    return int(f"{code:0{n}b}"[::-1], 2) if n else 0
+
+
+class _BitReader:
+    def __init__(self, data: bytes):
+        self.data = data
+        self.pos = 0
+
+    def bits(self, n: int) -> int:
+        v = 0
+        for i in range(n):
+            v |= ((self.data[self.pos >> 3] >> (self.pos & 7)) & 1) << i
+            self.pos += 1
+        return v
+
+    def symbol(self, table: dict[tuple[int, int], int]) -> int:
+        code = n = 0
+        while n < 16:
+            code = (code << 1) | self.bits(1)
+            n += 1
+            sym = table.get((n, code))
+            if sym is not None:
+                return sym
+        raise ValueError("bad code in a pool code's header")
+
+
+def _dynamic_header(block: bytes) -> tuple[list[int], int]:
+    """The literal/length code lengths of the deflate block ``block`` (final, dynamic Huffman), and
+    the bit length of its header."""
+    r = _BitReader(block)
+    if r.bits(1) != 1 or r.bits(2) != 2:
+        raise ValueError("a pool code is the header of a final dynamic deflate block")
+    hlit, hdist, hclen = r.bits(5) + 257, r.bits(5) + 1, r.bits(4) + 4
+    cl = [0] * 19
+    for i in range(hclen):
+        cl[_CL_ORDER[i]] = r.bits(3)
+    table = {(n, c): sym for sym, (c, n) in enumerate(zip(_canonical(cl), cl, strict=True)) if n}
+    lengths: list[int] = []
+    while len(lengths) < hlit + hdist:
+        sym = r.symbol(table)
+        if sym < 16:
+            lengths.append(sym)
+        elif sym == 16:
+            if not lengths:
+                raise ValueError("bad repeat in a pool code's header")
+            lengths += [lengths[-1]] * (3 + r.bits(2))
+        else:
+            lengths += [0] * (3 + r.bits(3) if sym == 17 else 11 + r.bits(7))
+    return lengths[:hlit], r.pos
+
+
+class PoolCode:
+    """A static Huffman code for pools: the header of a final dynamic deflate block (``train_pool_code``
+    makes one; stored as ``u16 LE bit length | its bytes``) whose literal codes are all non-empty."""
+
+    __slots__ = ("stored", "_head", "_tail", "_tail_bits", "_lengths", "_codes", "_eob_code", "_eob_bits")
+
+    def __init__(self, stored: bytes):
+        stored = bytes(stored)
+        (h,) = _POOL_CODE.unpack_from(stored)
+        header = stored[2:2 + (h + 7) // 8]
+        try:
+            lengths, end = _dynamic_header(header)
+        except IndexError:
+            raise ValueError("a pool code's header is cut short") from None
+        if end != h or len(lengths) < 257 or not all(lengths[:257]):
+            raise ValueError("a pool code codes every byte value and the end of block")
+        self.stored = stored
+        self._head = header[:h // 8]  # whole bytes, put back before a stored pool
+        self._tail_bits = h % 8
+        self._tail = header[h // 8] & ((1 << self._tail_bits) - 1) if self._tail_bits else 0
+        codes = [_reversed_bits(c, n) for c, n in zip(_canonical(lengths)[:257], lengths[:257], strict=True)]
+        self._lengths = np.array(lengths[:256], np.uint8)
+        self._codes = np.array(codes[:256], np.float32)  # < 2**15: exact, and exact times any 2**k
+        self._eob_code, self._eob_bits = codes[256], lengths[256]
+
+    def encode(self, values: bytes) -> bytes:
+        """The deflate block of ``values`` with this code, without the header's whole bytes: its codes
+        (and the end of block) after the header's last ``h % 8`` bits, in 32-bit words summed by
+        ``bincount`` (the codes' bit fields never overlap; every sum < 2**47 stays exact in float64;
+        the tables are 1-byte lengths and float32 codes: a gather of small items is the fast one)."""
+        sym = np.frombuffer(values, np.uint8)
+        n = self._lengths[sym]
+        ends = np.cumsum(n, dtype=np.int32)  # < 2**31 bits: values of up to 128 MiB
+        ends += self._tail_bits
+        starts = ends - n
+        eob = int(ends[-1]) if len(ends) else self._tail_bits
+        total = eob + self._eob_bits
+        fields = np.ldexp(self._codes[sym], starts & 31)
+        acc = np.bincount(starts >> 5, weights=fields, minlength=(total >> 5) + 2).astype(np.uint64)
+        acc[0] += np.uint64(self._tail)
+        acc[eob >> 5] += np.uint64(self._eob_code << (eob & 31))
+        out = acc & np.uint64(0xFFFFFFFF)
+        out[1:] += acc[:-1] >> np.uint64(32)
+        return out.astype("<u4").tobytes()[:(total + 7) >> 3]
+
+    def whole(self, buf: bytes) -> bytes:
+        """The version-3/4 stream ``buf`` with its pool coded by this code made a whole deflate block."""
+        size, pos = _get_varint(buf, 1)
+        end = len(buf) - size
+        out = bytearray(buf[:1])
+        _put_varint(out, len(self._head) + size)
+        return b"".join((out, buf[pos:end], self._head, buf[end:]))
+
+
+def train_pool_code(streams: list[bytes]) -> bytes | None:
+    """A static pool code (``PoolCode``, as stored) from the pools of ``streams`` (``stream`` of a
+    collection's values), or None when they hold none: zlib's Huffman-only block header for one
+    block of ~12,000 bytes with the pools' byte frequencies, every byte value at least once."""
+    pools = []
+    for s in streams:
+        if s[0] in (POOLED_VERSION, PACKED_VERSION):
+            size = _get_varint(s, 1)[0]
+            pools.append(zlib.decompressobj(-15).decompress(s[len(s) - size:]))
+    if not pools:
+        return None
+    counts = np.bincount(np.frombuffer(b"".join(pools), np.uint8), minlength=256)
+    scaled = np.maximum(1, np.rint(counts * (12_000 / counts.sum()))).astype(np.int64)
+    co = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_HUFFMAN_ONLY)
+    block = co.compress(np.repeat(np.arange(256, dtype=np.uint8), scaled).tobytes()) + co.flush()
+    try:
+        h = _dynamic_header(block)[1]
+    except (ValueError, IndexError):
+        return None
+    stored = _POOL_CODE.pack(h) + block[:(h + 7) // 8]
+    try:
+        PoolCode(stored)
+    except (ValueError, IndexError):
+        return None
+    return stored
 
 
 def _prefix_at(buf: bytes) -> int:
@@ -1262,7 +1518,7 @@ def decode_raw(buf: bytes) -> bytes:
     return columns_documents(columns, [prefix], suffix)[0]
 
 
-def decode(packed: bytes, zd: zstandard.ZstdDecompressor | None = None) -> bytes:
-    """The exact BSON bytes given to ``encode``; ``zd``: a decompressor holding the dictionary the value
+def decode(packed: bytes, dec: Decompressor | None = None) -> bytes:
+    """The exact BSON bytes given to ``encode``; ``dec``: the decompressor of the dictionary the value
     names (``frame_dictionary``), when it names one."""
-    return decode_raw(_unpool((zd or _decompressor()).decompress(bytes(packed))))
+    return decode_raw(_unpool(decompress(packed, dec)))

@@ -28,7 +28,6 @@ import struct
 from typing import Any
 
 import numpy as np
-import zstandard
 
 from tidemark.storage import bucket_codec as codec
 
@@ -45,10 +44,10 @@ class BucketReader:
 
     __slots__ = ("_buf", "_prefix", "_suffix", "_columns_at", "_columns", "_pooled")
 
-    def __init__(self, packed: bytes, zd: zstandard.ZstdDecompressor | None = None):
+    def __init__(self, packed: bytes, zd: codec.Decompressor | None = None):
         """``zd``: a decompressor holding the dictionary the value names, when it names one
         (``bucket_codec.frame_dictionary``; ``ValueCodec.bucket_decompressor`` picks it)."""
-        buf = self._buf = (zd or codec._decompressor()).decompress(bytes(packed))
+        buf = self._buf = codec.decompress(packed, zd)
         # a stored version-3 stream is unpooled (``bucket_codec._unpool``) only when a column is read
         self._pooled = buf[0] in (codec.POOLED_VERSION, codec.PACKED_VERSION)
         if not self._pooled and buf[0] not in codec.READABLE_VERSIONS:

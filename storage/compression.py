@@ -27,9 +27,10 @@ is registered only after it is durably stored, so every tag-3 value on disk can 
 
 Bucket dictionaries (tag 4): a collection's bucket streams share most of their bytes (the head's
 field names and tags, column names, the codec's structure); a dictionary trained on its first
-buckets' streams takes a TSBS bucket from ~1,860 to ~1,510 bytes. The zstd frame of a tag-4 value
-records the id of the dictionary it needs (0: none), so the tag and its layout are unchanged and
-values written before the dictionary stay readable.
+buckets' streams takes a TSBS bucket from ~1,860 to ~1,510 bytes. A tag-4 value records the id of
+the dictionary it needs (0: none; its zstd frame's header before stream version 5, the codec's own
+header since), so the tag and its layout are unchanged and values written before the dictionary
+stay readable.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ class _ZstdContexts(threading.local):
     def __init__(self) -> None:
         self.dict_compressors: dict[int, zstandard.ZstdCompressor] = {}
         self.dict_decompressors: dict[int, zstandard.ZstdDecompressor] = {}
-        self.bucket_compressors: dict[int, zstandard.ZstdCompressor] = {}
-        self.bucket_decompressors: dict[int, zstandard.ZstdDecompressor] = {}
+        self.bucket_compressors: dict[int, bucket_codec.Compressor] = {}
+        self.bucket_decompressors: dict[tuple[int, int], bucket_codec.Decompressor] = {}
         self.zc = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False)
         self.zc_fast = zstandard.ZstdCompressor(level=ZSTD_FAST_LEVEL, write_checksum=False)
         self.zd = zstandard.ZstdDecompressor()
@@ -99,6 +100,7 @@ class ValueCodec:
         self.compressor = compressor
         self._dicts: dict[int, zstandard.ZstdCompressionDict] = {}
         self._bucket_dicts: dict[int, zstandard.ZstdCompressionDict] = {}  # by zstd dictionary id
+        self._pool_codes: dict[int, bucket_codec.PoolCode] = {}  # by the bucket dictionary's zstd id
         self._local = _ZstdContexts()
 
     # --- dictionaries ------------------------------------------------------------------------
@@ -134,28 +136,37 @@ class ValueCodec:
         self._bucket_dicts[dict_id] = zdict
         return dict_id
 
-    def bucket_decompressor(self, packed: bytes) -> zstandard.ZstdDecompressor | None:
+    def register_pool_code(self, dict_id: int, stored: bytes) -> None:
+        """Register the static pool code (``bucket_codec.PoolCode``, as stored) of the collection whose
+        bucket dictionary has the zstd id ``dict_id``; register it before the dictionary is used."""
+        self._pool_codes[dict_id] = bucket_codec.PoolCode(stored)
+
+    def bucket_decompressor(self, packed: bytes) -> bucket_codec.Decompressor | None:
         """The decompressor of a tag-4 value's frame (the bytes after the 5-byte header): None when it
-        names no dictionary (the codec's default serves), else one holding that dictionary."""
+        names no dictionary (the codec's default serves), else one of its frame's format
+        (``bucket_codec.frame_format``) holding that dictionary."""
         dict_id = bucket_codec.frame_dictionary(packed)
         if not dict_id:
             return None
+        key = (dict_id, packed[0])
         decompressors = self._local.bucket_decompressors
-        d = decompressors.get(dict_id)
+        d = decompressors.get(key)
         if d is None:
             zdict = self._bucket_dicts.get(dict_id)
             if zdict is None:
                 raise ValueError(f"stored bucket needs compression dictionary {dict_id}, which is missing")
-            d = decompressors[dict_id] = zstandard.ZstdDecompressor(dict_data=zdict)
+            d = decompressors[key] = bucket_codec.make_decompressor(
+                zdict, bucket_codec.frame_format(packed), self._pool_codes.get(dict_id))
         return d
 
-    def _bucket_compressor(self, dict_id: int | None) -> zstandard.ZstdCompressor | None:
+    def _bucket_compressor(self, dict_id: int | None) -> bucket_codec.Compressor | None:
         if dict_id is None or dict_id not in self._bucket_dicts:
             return None
         compressors = self._local.bucket_compressors
         c = compressors.get(dict_id)
         if c is None:
-            c = compressors[dict_id] = bucket_codec.make_compressor(self._bucket_dicts[dict_id])
+            c = compressors[dict_id] = bucket_codec.make_compressor(self._bucket_dicts[dict_id],
+                                                                  self._pool_codes.get(dict_id))
         return c
 
     # --- values ------------------------------------------------------------------------------

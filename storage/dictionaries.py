@@ -9,6 +9,9 @@ Bucket dictionaries (tag-4 values, storage/bucket_codec.py): ``_meta`` key ``b"b
 a zstd dictionary trained on the column streams of the collection's first ``BUCKET_TRAIN_AFTER``
 bucket values, of zstd id ``BUCKET_DICT_BASE`` + the ident's number (recorded in every frame
 compressed with it: the value names its dictionary). Values written before it stay as they are.
+``_meta`` key ``b"bpool:" + ident`` -> the collection's static pool code (``bucket_codec.PoolCode``,
+trained on the same streams' pools, written in the same transaction; none when they had no pool),
+registered with the dictionary, before it.
 
 Invariants: only the writer thread samples and trains; a dictionary is registered with the
 codec only after the transaction storing it committed, so no record can reference a dictionary
@@ -27,10 +30,11 @@ from tidemark.storage.lmdb_types import Handle, Txn
 
 PREFIX = b"zdict:"
 BUCKET_PREFIX = b"bdict:"
+POOL_PREFIX = b"bpool:"
 BUCKET_TRAIN_AFTER = 64  # bucket values per collection before training (more train no better: bucket_codec)
 BUCKET_MAX_SAMPLE = 64 * 1024  # stream bytes (a 1,000-row TSBS bucket: ~37 KB): larger ones are not sampled
 BUCKET_MAX_SAMPLING = 8  # collections sampled at once: at most 8 x 64 x 64 KiB = 32 MiB held (TSBS: 0.9 MB each)
-BUCKET_DICT_BASE = 1 << 20  # zstd ids below 32768 are reserved for a public registry; 0 means none
+BUCKET_DICT_BASE = bucket_codec.DICT_ID_BASE  # zstd ids below 32768 are reserved for a public registry; 0 means none
 TRAIN_AFTER = 1000  # samples per collection before training
 MIN_SAMPLE = 64
 MAX_SAMPLE = 8192  # larger values compress well enough alone
@@ -60,14 +64,16 @@ class CollectionDictionaries:
 
     def load(self, txn: Txn, meta_db: Handle) -> None:
         with txn.cursor(db=meta_db) as cur:
-            for prefix in (PREFIX, BUCKET_PREFIX):
+            for prefix in (POOL_PREFIX, PREFIX, BUCKET_PREFIX):
                 if not cur.set_range(prefix):
                     continue
                 for key, value in cur.iternext(keys=True, values=True):
                     if not key.startswith(prefix):
                         break
                     ident = key[len(prefix):].decode()
-                    if prefix == PREFIX:
+                    if prefix == POOL_PREFIX:
+                        self._codec.register_pool_code(BUCKET_DICT_BASE + dict_id_of(ident), value)
+                    elif prefix == PREFIX:
                         self._codec.register_dictionary(dict_id_of(ident), value)
                         self._by_ident[ident] = dict_id_of(ident)
                     else:
@@ -125,8 +131,13 @@ class CollectionDictionaries:
             except zstandard.ZstdError:
                 self._bucket_given_up.add(ident)
                 continue
+            pool_code = bucket_codec.train_pool_code(streams)
             with env.begin(write=True) as txn:
                 txn.put(BUCKET_PREFIX + ident.encode(), stored_dictionary(data), db=meta_db)
+                if pool_code is not None:
+                    txn.put(POOL_PREFIX + ident.encode(), pool_code, db=meta_db)
+            if pool_code is not None:
+                self._codec.register_pool_code(dict_id, pool_code)
             self._bucket_by_ident[ident] = self._codec.register_bucket_dictionary(data)
         while self._ready:
             ident = self._ready.pop()
@@ -147,6 +158,7 @@ class CollectionDictionaries:
         """Inside the drop's transaction: remove the dictionary from disk."""
         txn.delete(PREFIX + ident.encode(), db=meta_db)
         txn.delete(BUCKET_PREFIX + ident.encode(), db=meta_db)
+        txn.delete(POOL_PREFIX + ident.encode(), db=meta_db)
         self._samples.pop(ident, None)
         self._ready.discard(ident)
         self._bucket_samples.pop(ident, None)

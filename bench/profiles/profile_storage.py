@@ -233,12 +233,6 @@ def bucket_dictionaries(env: lmdb.Environment, codec: ValueCodec) -> ValueCodec:
     return codec
 
 
-def _default():
-    from tidemark.storage.bucket_codec import _decompressor
-
-    return _decompressor()
-
-
 def tag4_decode_costs(env: lmdb.Environment, db, codec: ValueCodec) -> None:
     """CPU per tag-4 bucket: zstd, rebuilding v1 BSON, and slicing the raw prefix (_id/control/meta) only.
 
@@ -246,7 +240,7 @@ def tag4_decode_costs(env: lmdb.Environment, db, codec: ValueCodec) -> None:
     measurement of what a prefix-only / column-selective decoder would save, not an API."""
     import time
 
-    from tidemark.storage.bucket_codec import _get_varint, _unpool, decode_raw
+    from tidemark.storage.bucket_codec import _get_varint, _unpool, decode_raw, decompress
 
     with env.begin() as txn:
         packed = [bytes(v)[5:] for _, v in txn.cursor(db=db) if v[0] == 0x04]
@@ -254,7 +248,7 @@ def tag4_decode_costs(env: lmdb.Environment, db, codec: ValueCodec) -> None:
         return
     dz = [codec.bucket_decompressor(p) for p in packed]
     t0 = time.process_time()
-    raws = [_unpool((d or _default()).decompress(p)) for d, p in zip(dz, packed, strict=True)]
+    raws = [_unpool(decompress(p, d)) for d, p in zip(dz, packed, strict=True)]
     t1 = time.process_time()
     for r in raws:
         decode_raw(r)

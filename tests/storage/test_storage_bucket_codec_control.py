@@ -91,7 +91,7 @@ def test_control_doubles_are_packed_and_the_value_shrinks():
     assert packed is not None and bucket_codec.decode(packed) == doc
     assert stored_version(packed) == bucket_codec.PACKED_VERSION
     assert len(packed) < len(OLD_V3_PACKED)
-    stream = bucket_codec._decompressor().decompress(packed)
+    stream = bucket_codec.decompress(packed)
     assert bucket_codec.unpack_control(stream)[0] == bucket_codec.POOLED_VERSION
 
 
@@ -108,7 +108,7 @@ def test_the_head_of_a_packed_value_is_read_without_unpooling(monkeypatch):
 
 
 def test_a_packed_control_that_does_not_match_its_gaps_is_refused():
-    stream = bucket_codec._decompressor().decompress(bucket_codec.encode(bson.encode(control_bucket())))
+    stream = bucket_codec.decompress(bucket_codec.encode(bson.encode(control_bucket())))
     at = bucket_codec._prefix_at(stream)
     n, pos = bucket_codec._get_varint(stream, at)
     region = stream[pos:pos + n]

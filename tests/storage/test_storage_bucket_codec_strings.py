@@ -155,7 +155,7 @@ def test_values_of_stream_version_1_stay_readable():
                     "measurement": {str(i): "cpu" for i in range(12)},
                     "host": {str(i): f"h{i % 3}" for i in range(12)}}}
     raw = bson.encode(doc)
-    assert bucket_codec._decompressor().decompress(VERSION_1_VALUE)[0] == 1
+    assert bucket_codec.decompress(VERSION_1_VALUE)[0] == 1
     assert bucket_codec.decode(VERSION_1_VALUE) == raw
     reader = BucketReader(VERSION_1_VALUE)
     assert reader.column_bson("host") == bson.encode(doc["data"]["host"])

@@ -16,7 +16,13 @@ from tidemark.storage import bucket_codec
 from tidemark.storage.bucket_reader import BucketReader
 from tidemark.storage.catalog import records_db_name
 from tidemark.storage.compression import TAG_BUCKET, ValueCodec
-from tidemark.storage.dictionaries import BUCKET_DICT_BASE, BUCKET_PREFIX, BUCKET_TRAIN_AFTER, dict_id_of
+from tidemark.storage.dictionaries import (
+    BUCKET_DICT_BASE,
+    BUCKET_PREFIX,
+    BUCKET_TRAIN_AFTER,
+    POOL_PREFIX,
+    dict_id_of,
+)
 from tidemark.storage.engine import open_engine
 
 N = BUCKET_TRAIN_AFTER + 30
@@ -122,3 +128,37 @@ def test_stored_dictionary_round_trips(data):
     from tidemark.storage.compression import dictionary_of_stored, stored_dictionary
 
     assert dictionary_of_stored(stored_dictionary(data)) == data
+
+
+def test_collections_with_pools_get_a_static_pool_code_read_after_a_restart(tmp_path):
+    """360-row buckets have pools: the dictionary's training also stores the collection's pool code
+    (``bpool:``), later values code their pools with it (stored version 6), every value reads back
+    after a restart (the code is loaded with the dictionary) and the drop deletes it."""
+    dbpath = str(tmp_path / "db")
+    docs = []
+    for i in range(BUCKET_TRAIN_AFTER + 8):
+        doc = tsbs_bucket(360, start=dt.datetime(2016, 1, 1) + dt.timedelta(hours=i))
+        doc["data"]["measurement"] = {str(j): "cpu" for j in range(360)}
+        docs.append(doc)
+    eng = open_engine(dbpath, compressor="zstd", compact_on_close=False)
+    for start in range(0, len(docs), 16):
+        insert_docs(eng, "db.b", docs[start:start + 16])
+    values = stored_values(eng, "db.b")
+    with eng.read() as r:
+        ident = r.get_collection("db.b").ident
+        assert r._txn.get(POOL_PREFIX + ident.encode(), db=eng._meta_db) is not None
+    assert {v[5] for v in values[:BUCKET_TRAIN_AFTER]} == {bucket_codec.FRAMED_VERSION}
+    assert {v[5] for v in values[-8:]} == {bucket_codec.STATIC_POOL_VERSION}
+    eng.close()
+    raws = [bson.encode(d) for d in docs]
+    eng = open_engine(dbpath, compressor="zstd", compact_on_close=True)
+    with eng.read() as r:
+        assert [v for _, v in r.scan(r.get_collection("db.b"))] == raws
+        opener = r.stored_opener()
+        for stored, raw in zip(stored_values(eng, "db.b"), raws, strict=True):
+            reader = opener(stored)
+            assert isinstance(reader, BucketReader) and reader.document() == raw
+    eng.write_sync(lambda w: w.drop_collection("db.b"))
+    with eng.read() as r:
+        assert r._txn.get(POOL_PREFIX + ident.encode(), db=eng._meta_db) is None
+    eng.close()
