@@ -217,8 +217,17 @@ class MinMax(Accumulator):
         elif type(v) is float and type(cur) is float and v == v and cur == cur:
             if (v > cur) if self.sign > 0 else (v < cur):
                 self.value = v
-        elif self.compare(v, cur) * self.sign > 0:
-            self.value = v
+            elif v == cur:
+                self.tie(v, cur)
+        else:
+            order = self.compare(v, cur) * self.sign
+            if order > 0:
+                self.value = v
+            elif order == 0:
+                self.tie(v, cur)
+
+    def tie(self, v: Any, cur: Any) -> None:
+        """``v`` compares equal to the value kept: the first one met stays (mongod's rule)."""
 
     def process_many(self, values):
         types = set(map(type, values))

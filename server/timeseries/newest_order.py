@@ -28,7 +28,6 @@ from bson.decimal128 import Decimal128
 
 from tidemark.query.accumulator_state import Avg, MinMax, Sum
 from tidemark.query.accumulators import AccumulatorSpec
-from tidemark.query.values import MISSING
 
 _DOUBLE = struct.Struct("<d")
 # types whose equal values (compare == 0 and the same type) are the same BSON value
@@ -54,23 +53,9 @@ def same_bson(a: Any, b: Any) -> bool:
 class _OrderCheckedMinMax(MinMax):
     """``MinMax`` that raises ``OrderMatters`` on a tie of different BSON values."""
 
-    def process(self, v: Any) -> None:
-        if v is None or v is MISSING:
-            return
-        cur = self.value
-        if cur is MISSING:
-            self.value = v
-        elif type(v) is float and type(cur) is float and v == v and cur == cur:
-            if (v > cur) if self.sign > 0 else (v < cur):
-                self.value = v
-            elif v == cur and v == 0.0 and _DOUBLE.pack(v) != _DOUBLE.pack(cur):
-                raise OrderMatters
-        else:
-            order = self.compare(v, cur) * self.sign
-            if order > 0:
-                self.value = v
-            elif order == 0 and not same_bson(v, cur):
-                raise OrderMatters
+    def tie(self, v: Any, cur: Any) -> None:
+        if not same_bson(v, cur):
+            raise OrderMatters
 
 
 class _OrderCheckedSum(Sum):
