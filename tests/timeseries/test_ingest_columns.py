@@ -391,18 +391,10 @@ def test_a_parallel_backfill_of_many_writers_routes_vectorized_like_one_by_one(w
     all: with 4 hot slots every batch missed them and nearly every row took the row-by-row rules path
     (ranges cost 2x ordered in server CPU). The rows the rules path takes are counted: only a series'
     first rows and a share's crossings into the next bucket go there."""
-    from tidemark.timeseries import router
 
     batches = _writers(_tsbs(7, series=20, ticks=2400, per_batch=100), writers, "ranges")
     one = _one_by_one(batches)
-    slow = []
-    route_series = router._route_series
-
-    def counting(catalog, state, batch, sid, rows, limits, loader):
-        slow.append(len(rows))
-        return route_series(catalog, state, batch, sid, rows, limits, loader)
-
-    monkeypatch.setattr(router, "_route_series", counting)
+    slow = _counting_rules_path(monkeypatch)
     many = _column_wise(batches)
     assert many.stats == one.stats
     assert _contents(many) == _contents(one)
@@ -491,18 +483,10 @@ def test_a_series_crossing_a_bucket_boundary_routes_its_leading_rows_vectorized(
     """Issue 23: in a time-ordered load every series crosses into a new bucket once per span, in the
     middle of a batch. The rows before the crossing fit the open bucket and go vectorized; only the
     rows from the crossing on take the rules path (all of the series' rows in that batch did)."""
-    from tidemark.timeseries import router
 
     batches = _tsbs(11, series=10, ticks=1500, per_batch=70)  # 7 rows per series per batch, 10 s apart
     one = _one_by_one(batches)
-    slow = []
-    route_series = router._route_series
-
-    def counting(catalog, state, batch, sid, rows, limits, loader):
-        slow.append(len(rows))
-        return route_series(catalog, state, batch, sid, rows, limits, loader)
-
-    monkeypatch.setattr(router, "_route_series", counting)
+    slow = _counting_rules_path(monkeypatch)
     many = _column_wise(batches)
     assert many.stats == one.stats
     assert _contents(many) == _contents(one)
