@@ -39,9 +39,10 @@ def timeseries_special(full: list, variables: dict | None) -> list:
             flt = full[0]["$match"]
             if "$text" in flt:
                 raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
-            if parsed(full[0]) is None and (len(full[0]) != 1 or _has_near(flt)):
+            near = _has_near(flt)
+            if parsed(full[0]) is None and (len(full[0]) != 1 or near):
                 parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
-            elif _has_near(flt):
+            elif near:
                 parse_pipeline([{"$match": flt}])
             elif parsed(full[0]) is None:
                 # validated here as parse_pipeline would, parsed once: the time-series source takes

@@ -202,7 +202,7 @@ def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None,
     derivation's MQL) and its access path — then the stages as 7.0 rearranges them around
     ``$_internalUnpackBucket`` (``explain_shape``). ``info``: the read's explain info (counters filled
     as read); ``rest``: the remaining stages in explain form."""
-    info = dict(info)
+    info = view.explain_info(info)
     # the plan shows the bucket filter as 7.0 writes it; Tidemark's own (what ran) stays in ``timeseries``
     bucket_filter = explain_shape.bucket_filter(info.pop("shownBucketFilter", None) or {},
                                                 uses_extended_range=uses_extended_range)

@@ -77,6 +77,7 @@ from tidemark.timeseries.minmax import type_class
 
 BucketPredicate = Callable[[Any], bool]  # a bucketview object -> keep it?
 _INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte"})
+_CONTROL_BOUNDS = frozenset({"$gt", "$gte", "$lt", "$lte"})
 _MISSING = object()
 _STRUCTURAL = (And, Or, Nor, Not)
 
@@ -107,11 +108,10 @@ class BucketFilter:
             if len(part) != 1:
                 continue
             (path, cond), = part.items()
-            if path.startswith("$") or (not path.startswith("meta") and not path.startswith("control.")):
-                continue
-            if path.startswith("control.") and not (isinstance(cond, dict) and set(cond) <= {"$gt", "$gte", "$lt", "$lte"}):
-                continue
-            if path.startswith("meta") and isinstance(cond, dict) and any(
+            if path.startswith("control."):
+                if not (isinstance(cond, dict) and cond.keys() <= _CONTROL_BOUNDS):
+                    continue
+            elif not path.startswith("meta") or isinstance(cond, dict) and any(
                     k.startswith("$") and k not in _INDEX_OPERATORS for k in cond):
                 continue
             if path in out and isinstance(out[path], dict) and isinstance(cond, dict):
@@ -507,7 +507,7 @@ def _control(bucket: dict[str, Any], which: str, path: str) -> Any:
 def _and(parts: list[dict[str, Any]]) -> dict[str, Any]:
     flat: list[dict[str, Any]] = []
     for part in parts:
-        flat.extend(part["$and"] if list(part) == ["$and"] else [part])
+        flat.extend(part["$and"] if len(part) == 1 and "$and" in part else (part,))
     return flat[0] if len(flat) == 1 else {"$and": flat}
 
 

@@ -14,7 +14,7 @@ operation's interruption check (maxTimeMS, killOp: ``tidemark.query.interrupt``)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tidemark.query import interrupt
@@ -74,7 +74,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
                             "bucketsScanned": 0, "bucketsUnpacked": 0, "measurementsUnpacked": 0,
                             "measurementsReturned": 0}
     if column_filter is not None:
-        info["columnFilter"] = column_filter.explain()
+        info["columnFilter"] = Rendered(column_filter.explain)
         info["columnFilterComplete"] = column_filter.complete
         info["measurementsSkipped"] = 0
     predicate = bfilter.predicate
@@ -100,7 +100,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
     elif plan is not None:
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
-        info["ixscan"] = plan.ixscan_explain()
+        info["ixscan"] = Rendered(plan.ixscan_explain)
         buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
     else:
         buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate)
@@ -110,6 +110,21 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
                                       raw),
                 remaining, info)
     return _measurements(buckets, spec, event_filter, fields, info, column_filter, raw and not remaining), remaining, info
+
+
+class Rendered:
+    """An explain detail of the read info rendered only when an explain shows it (``explain_info``):
+    most reads are no explain, and rendering bounds and terms is a good part of a short read's plan."""
+
+    __slots__ = ("render",)
+
+    def __init__(self, render: Callable[[], Any]):
+        self.render = render
+
+
+def explain_info(info: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a read's info with every ``Rendered`` detail rendered (keys in the same order)."""
+    return {k: v.render() if isinstance(v, Rendered) else v for k, v in info.items()}
 
 
 def _buckets_in_order(server: Any, ns: str, spec: Any, bfilter: BucketFilter, info: dict[str, Any],
@@ -180,13 +195,14 @@ def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, s
                 info: Any = None) -> Any:
     """The buckets index plan of the read (None: no index), counted as an access of that index."""
     hinted = hint is not None and hint != {} and hint != ""
-    if bfilter.index_filter() is None and not hinted:
+    ixfilter = bfilter.index_filter()
+    if ixfilter is None and not hinted:
         return None
     if info is None or info.ns != ns:
         with server.engine.read() as r:
             info = r.get_collection(ns)
     indexes = list(info.indexes) if info is not None else []
-    plan = choose_index(indexes, bfilter, hint, spec.time_field, spec.meta_field)
+    plan = _choose_index(indexes, bfilter, ixfilter, hint, spec.time_field, spec.meta_field)
     if plan is not None and plan.index is not None:
         server.index_usage.record(info, [plan.index["name"]])
     return plan
@@ -197,8 +213,13 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
     """An IXSCAN plan over a buckets index whose leading field the bucket filter bounds (or the hinted
     one: index name or *user* key pattern; unknown or hidden -> 2 BadValue), else None (scan the
     clustered ``_id`` range)."""
+    return _choose_index(indexes, bfilter, bfilter.index_filter(), hint, time_field, meta_field)
+
+
+def _choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, ixfilter: dict[str, Any] | None, hint: Any,
+                  time_field: str, meta_field: str | None) -> Any:
+    """``choose_index`` given the bucket filter's ``index_filter()`` (worked out once per read)."""
     hinted = hint is not None and hint != {} and hint != ""
-    ixfilter = bfilter.index_filter()
     scalar = time_bound_paths(time_field)  # a time window bounds them on both sides
     if hinted:
         name = translate_hint(hint, indexes, time_field, meta_field)
