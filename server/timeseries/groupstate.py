@@ -170,12 +170,10 @@ class DenseGroups:
         self.slot_owner = np.zeros(0, dtype=np.int64)
         self.slot_trunc = np.zeros(0, dtype=np.int64)
         self.timed = group.unit_ms is not None
-        # while every slot's _id is from a template (``_templated_slots``): per slot its key as arrays
-        # (template part, 1 when the template has no time part, truncated ms or 0), and the run tokens
-        # (meta index, truncated ms) seen with their slots, a chunk per call; else (``_loop``) the dicts
-        self._key_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = (
-            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        self._token_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # while every slot's _id is from a template (``_templated_slots``), the run tokens (meta index,
+        # truncated ms) seen are kept as arrays with their slots, a chunk per call (None: ``_loop``'s
+        # ``slot_of_token`` has them)
+        self._token_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = []
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
@@ -215,8 +213,8 @@ class DenseGroups:
 
     def _loop(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, list[int]]:
         """``slots`` a token at a time, by the dicts (made from the key arrays when first needed)."""
-        if self._key_arrays is not None:
-            self._to_dicts()
+        if self._token_chunks is not None:
+            self.slot_of_token, self._token_chunks = self._tokens(), None
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
@@ -262,20 +260,9 @@ class DenseGroups:
         self.slot_owner = np.concatenate([self.slot_owner, owners])
         self.slot_trunc = np.concatenate([self.slot_trunc, truncs])
 
-    def _to_dicts(self) -> None:
-        """Leave the key arrays for the dicts: ``slot_of_key`` and ``slot_of_token`` of every slot so far."""
-        arrays = self._key_arrays
-        assert arrays is not None
-        parts, timeless, truncs = (a.tolist() for a in arrays)
-        self.slot_of_key = {(part, None if flag else trunc): slot
-                            for slot, (part, flag, trunc) in enumerate(zip(parts, timeless, truncs, strict=True))}
-        self.slot_of_token = self._tokens()
-        self._key_arrays = None
-        self._token_chunks = []
-
     def _tokens(self) -> dict[tuple[Any, ...], int]:
         """{run token: slot} of the tokens seen (dicts or token chunks)."""
-        if self._key_arrays is None:
+        if self._token_chunks is None:
             return self.slot_of_token
         table: dict[tuple[Any, ...], int] = {}
         for owners, truncs, slots in self._token_chunks:
@@ -287,12 +274,10 @@ class DenseGroups:
     def _templated_slots(self, owners: np.ndarray, truncs: np.ndarray | None,
                          first_times: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
         """``slots`` when every meta of these runs has a template ``_id`` (made here for a meta seen first):
-        the group key is (the template's part, truncated ms), and the new slots' ids are left to
-        ``_filled_ids`` (a document made straight as BSON needs none). Keys are matched as arrays: the
-        slots' keys and these tokens' keys sorted together, a token taking the slot of the first equal
-        key, or a new slot (numbered in token order). None otherwise (``_loop``)."""
-        arrays = self._key_arrays
-        if arrays is None:
+        the group key is (the template's part, truncated ms), found in ``slot_of_key`` (one lookup per
+        token), and the new slots' ids are left to ``_filled_ids`` (a document made straight as BSON
+        needs none). None otherwise (``_loop``)."""
+        if self._token_chunks is None:
             return None
         ids, ctx = self._ids, self.ctx
         templates = ids.templates
@@ -306,36 +291,34 @@ class DenseGroups:
                 return None
             meta_parts.append(template[1])
             meta_timeless.append(template[2] is None)
-        m = len(owners)
         at = np.searchsorted(metas, owners)
-        token_timeless = np.asarray(meta_timeless, dtype=np.int64)[at]
-        token_truncs = np.zeros(m, dtype=np.int64) if truncs is None else truncs
-        have = len(self.ids)
-        part = np.concatenate([arrays[0], np.asarray(meta_parts, dtype=np.int64)[at]])
-        timeless = np.concatenate([arrays[1], token_timeless])
-        trunc = np.concatenate([arrays[2], np.where(token_timeless == 1, 0, token_truncs)])
-        order = np.lexsort((trunc, timeless, part))  # stable: each run of equal keys starts at its first
-        differs = np.empty(len(order), dtype=bool)
-        differs[:1] = True
-        differs[1:] = ((part[order[1:]] != part[order[:-1]]) | (timeless[order[1:]] != timeless[order[:-1]])
-                       | (trunc[order[1:]] != trunc[order[:-1]]))
-        firsts = order[differs][np.cumsum(differs) - 1]
-        first_of = np.empty(len(order), dtype=np.int64)
-        first_of[order] = firsts
-        token_first = first_of[have:]
-        new_at = np.flatnonzero(token_first == np.arange(have, have + m))  # tokens making a slot, in order
-        slot_of_first = np.empty(have + m, dtype=np.int64)
-        slot_of_first[:have] = np.arange(have)
-        slot_of_first[have + new_at] = np.arange(have, have + len(new_at))
-        out = slot_of_first[token_first]
-        self._token_chunks.append((owners, token_truncs, out))
-        created = new_at.tolist()
-        if len(new_at):
+        parts = np.asarray(meta_parts, dtype=np.int64)[at].tolist()
+        token_truncs = np.zeros(len(owners), dtype=np.int64) if truncs is None else truncs
+        if truncs is None or all(meta_timeless):
+            key_truncs: list[Any] = [None] * len(parts)
+        elif any(meta_timeless):
+            timeless = np.asarray(meta_timeless)[at].tolist()
+            key_truncs = [None if flag else t for flag, t in zip(timeless, truncs.tolist(), strict=True)]
+        else:
+            key_truncs = truncs.tolist()
+        slot_of_key = self.slot_of_key
+        have = following = len(self.ids)
+        out = []
+        created = []
+        for r, key in enumerate(zip(parts, key_truncs, strict=True)):
+            slot = slot_of_key.get(key)
+            if slot is None:
+                slot = slot_of_key[key] = following
+                following += 1
+                created.append(r)
+            out.append(slot)
+        slots = np.asarray(out, dtype=np.int64)
+        self._token_chunks.append((owners, token_truncs, slots))
+        if created:
+            new_at = np.asarray(created, dtype=np.int64)
             new_owners = owners[new_at]
             new_truncs = token_truncs[new_at]
-            keep = np.concatenate([np.arange(have), have + new_at])
-            self._key_arrays = (part[keep], timeless[keep], trunc[keep])
-            self.ids.extend([_LAZY] * len(new_at))
+            self.ids.extend([_LAZY] * (following - have))
             self._lazy = True
             self._add_slots(new_owners, new_truncs)
             topk = self.group.topk
@@ -351,7 +334,7 @@ class DenseGroups:
                 self.used += int(_GROUP_OVERHEAD * len(new_at) + size_of[at[new_at]].sum())
                 if self.used > ctx.memory_limit:
                     raise _memory_error(ctx.memory_limit)
-        return out, created
+        return slots, created
 
     def _filled_ids(self) -> list[Any]:
         """Every slot's ``_id``, those from a template made now (once)."""
@@ -373,9 +356,11 @@ class DenseGroups:
         n = len(keys)
         owner = runs.owner if self.group.id_meta else np.zeros(n, dtype=np.int64)
         combined = owner
-        if runs.timed:
+        if runs.timed and self.group.id_meta:
             _, trunc_rank = np.unique(keys[:, 0], return_inverse=True)
             combined = owner * n + trunc_rank
+        elif runs.timed:  # (one meta: the truncated times alone tell the tokens apart)
+            combined = keys[:, 0]
         _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")  # distinct tokens in first-seen order
         firsts = first[order]
@@ -448,7 +433,7 @@ class DenseGroups:
             self._heads[owner] = groupbson.element(_shown(self._ids.templates[owner][0]))
         return self._heads[owner]
 
-    def encoded(self, slots: list[int] | None = None) -> list[Any] | None:
+    def encoded(self, slots: list[int] | np.ndarray | None = None) -> list[Any] | None:
         """The output documents of ``slots`` (default: every group, first-seen order) as BSON made
         straight from the arrays (``groupbson``): exactly ``encode_in_order`` of ``results``' dicts;
         None when some ``_id`` is not from a template, a value has no fixed layout here (a ``$count``
@@ -548,12 +533,12 @@ class DenseGroups:
             # past the first 1,024): at most (n + 8) times the largest
             if biggest is None or (len(self.ids) + 8) * biggest > ctx.memory_limit:
                 return None
-        picked = order.tolist() if limit is None else order[:limit].tolist()
+        picked = order if limit is None else order[:limit]
         if raw:
             encoded = self.encoded(picked)
             if encoded is not None:
                 return encoded
-        return self.results(picked)
+        return self.results(picked.tolist())
 
     def _sort_order(self, spec: dict[str, Any]) -> np.ndarray | None:
         """Slots in the stable order of ``$sort: spec`` over their output documents, or None. Each key
