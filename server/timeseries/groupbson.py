@@ -16,6 +16,7 @@ built (same field order, same types, the same doubles bit for bit).
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import Any
 
 import numpy as np
@@ -24,26 +25,38 @@ from tidemark.protocol.codec import EncodedDocument, encode_in_order
 
 DATE, DOUBLE, INT32 = 0x09, 0x01, 0x10  # the BSON types of tail values
 _V8 = np.dtype((np.void, 8))
+_EPOCH = _dt.datetime(1970, 1, 1)
+_MS = _dt.timedelta(milliseconds=1)
 
 
-def head(idv: Any, time_keys: list[str] | None, bare: bool) -> tuple[bytes, list[int]] | None:
-    """(the ``_id`` element of a template ``_id`` ``idv``, the offsets in it of the 8 bytes of each
-    time part: a date, or ``idv`` itself when ``bare``); None when they cannot be located exactly
-    (the caller then builds dicts)."""
+def element(idv: Any) -> bytes | None:
+    """The ``_id`` element of a document whose ``_id`` is ``idv`` (``encode_in_order``'s bytes); None
+    when BSON cannot hold it (the dict path reports it)."""
     try:
-        element = encode_in_order({"_id": idv})[4:-1]
-        # each time part's own element (its name and date): found exactly once, it is that part
-        patterns = [encode_in_order({key: idv[key]})[4:-1] for key in time_keys or ()]
+        return encode_in_order({"_id": idv})[4:-1]
     except Exception:  # noqa: BLE001 - a value BSON cannot hold: the dict path reports it
         return None
+
+
+def date_offsets(element: bytes, idv: Any, time_keys: list[str] | None, bare: bool) -> list[int] | None:
+    """The offsets in ``element`` (the ``_id`` element of a template ``_id`` ``idv``) of the 8 bytes
+    of each time part: a date, or ``idv`` itself when ``bare``; None when they cannot be located
+    exactly (the caller then builds dicts)."""
     if bare:
-        return element, [len(element) - 8]
+        return [len(element) - 8]
     offsets = []
-    for pattern in patterns:
-        if pattern[0] != DATE or element.count(pattern) != 1:
+    for key in time_keys or ():
+        # the time part's own element (its name and date, as the encoder writes a whole-ms naive
+        # date): found exactly once, it is that part
+        when = idv[key]
+        if type(when) is not _dt.datetime or when.tzinfo is not None or when.microsecond % 1000:
+            return None
+        ms = (when - _EPOCH) // _MS
+        pattern = bytes((DATE,)) + key.encode() + b"\x00" + ms.to_bytes(8, "little", signed=True)
+        if element.count(pattern) != 1:
             return None
         offsets.append(element.index(pattern) + len(pattern) - 8)
-    return element, offsets
+    return offsets
 
 
 def tail_layout(fields: list[tuple[str, int]]) -> tuple[bytes, list[tuple[int, int]]]:
@@ -76,9 +89,8 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     longest = int(head_lens.max())
     width = 4 + longest + tail_len + 1
     # per head: its size prefix and bytes, right-aligned in 4 + longest columns
-    prefixed = b"".join((4 + len(h) + tail_len + 1).to_bytes(4, "little") + h for h in heads)
-    padded = np.zeros((len(heads), 4 + longest), np.uint8)
-    padded[np.arange(4 + longest) >= (longest - head_lens)[:, None]] = np.frombuffer(prefixed, np.uint8)
+    padded = np.frombuffer(b"".join(bytes(longest - len(h)) + (4 + len(h) + tail_len + 1).to_bytes(4, "little") + h
+                                    for h in heads), np.uint8).reshape(len(heads), 4 + longest)
     whole = np.empty((n, width), np.uint8)
     # (rows taken as items of a void type: one copy per document, not one per byte)
     if len(heads) > 1:

@@ -36,8 +36,6 @@ import datetime as _dt
 from typing import Any
 
 import numpy as np
-from bson import encode as bson_encode
-from bson.int64 import Int64
 
 from tidemark.query.expr_base import KIND_LONG, make_integer
 from tidemark.query.memory import approx_size as _approx_size
@@ -167,12 +165,20 @@ class DenseGroups:
         self.group, self.ctx = group, ctx
         self.ids: list[Any] = []  # _LAZY for an id from a template, made when first asked (``_filled_ids``)
         self._lazy = False
+        # per slot: the meta index and truncated ms (0 when the group truncates no time: ``timed``
+        # False) of its first run
+        self.slot_owner = np.zeros(0, dtype=np.int64)
+        self.slot_trunc = np.zeros(0, dtype=np.int64)
+        self.timed = group.unit_ms is not None
+        # while every slot's _id is from a template (``_templated_slots``), the run tokens (meta index,
+        # truncated ms) seen are kept as arrays with their slots, a chunk per call (None: ``_loop``'s
+        # ``slot_of_token`` has them)
+        self._token_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = []
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
-        self.slot_owner: list[int] = []  # per slot: the meta index and truncated ms of its first run
-        self.slot_trunc: list[Any] = []
         self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
+        self._heads: dict[int, bytes | None] = {}  # meta index -> its _id element (``_element``)
         self.used = 0
         self._ids = _IdMaker(group, metas)
         self._cap = 0
@@ -195,11 +201,20 @@ class DenseGroups:
                 state[name] = grown
         self._cap = cap
 
-    def slots(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, list[int]]:
-        """The slot of each run's group (created in run order when new) and the new slots' first runs."""
+    def slots(self, owners: np.ndarray, truncs: np.ndarray | None,
+              first_times: np.ndarray) -> tuple[np.ndarray, list[int]]:
+        """The slot of each distinct run token (meta index, truncated ms; ``truncs`` None when the group
+        truncates no time), created in token order when new, and the new slots' first tokens."""
         templated = self._templated_slots(owners, truncs, first_times)
         if templated is not None:
             return templated
+        return self._loop(owners.tolist(), [None] * len(owners) if truncs is None else truncs.tolist(),
+                          first_times.tolist())
+
+    def _loop(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, list[int]]:
+        """``slots`` a token at a time, by the dicts (made from the key arrays when first needed)."""
+        if self._token_chunks is not None:
+            self.slot_of_token, self._token_chunks = self._tokens(), None
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
@@ -219,8 +234,6 @@ class DenseGroups:
                 if slot is None:
                     slot = slot_of_key[key] = len(self.ids)
                     self.ids.append(idv)
-                    self.slot_owner.append(token[0])
-                    self.slot_trunc.append(token[1])
                     created.append(r)
                     if group.topk is not None and token[1] is not None:
                         group.topk.offer(token[1])
@@ -237,70 +250,101 @@ class DenseGroups:
                             raise _memory_error(limit)
                 table[token] = slot
             out.append(slot)
+        if created:
+            picked = np.asarray(created, dtype=np.int64)
+            self._add_slots(np.asarray(owners, dtype=np.int64)[picked],
+                            np.asarray(truncs, dtype=np.int64)[picked] if self.timed else np.zeros(len(picked), np.int64))
         return np.asarray(out, dtype=np.int64), created
 
-    def _templated_slots(self, owners: list[Any], truncs: list[Any],
-                         first_times: list[Any]) -> tuple[np.ndarray, list[int]] | None:
+    def _add_slots(self, owners: np.ndarray, truncs: np.ndarray) -> None:
+        self.slot_owner = np.concatenate([self.slot_owner, owners])
+        self.slot_trunc = np.concatenate([self.slot_trunc, truncs])
+
+    def _tokens(self) -> dict[tuple[Any, ...], int]:
+        """{run token: slot} of the tokens seen (dicts or token chunks)."""
+        if self._token_chunks is None:
+            return self.slot_of_token
+        table: dict[tuple[Any, ...], int] = {}
+        for owners, truncs, slots in self._token_chunks:
+            timed = self.timed
+            for owner, trunc, slot in zip(owners.tolist(), truncs.tolist(), slots.tolist(), strict=True):
+                table[(owner, trunc if timed else None)] = slot
+        return table
+
+    def _templated_slots(self, owners: np.ndarray, truncs: np.ndarray | None,
+                         first_times: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
         """``slots`` when every meta of these runs has a template ``_id`` (made here for a meta seen first):
-        the group key is (the template's part, truncated ms), and the new slots' ids are left to
-        ``_filled_ids`` (a document made straight as BSON needs none). None otherwise (the loop)."""
-        if self._generic_keys:
+        the group key is (the template's part, truncated ms), found in ``slot_of_key`` (one lookup per
+        token), and the new slots' ids are left to ``_filled_ids`` (a document made straight as BSON
+        needs none). None otherwise (``_loop``)."""
+        if self._token_chunks is None:
             return None
         ids, ctx = self._ids, self.ctx
         templates = ids.templates
-        for i in np.unique(np.asarray(owners, dtype=np.int64), return_index=True)[1].tolist():
-            owner = owners[i]
+        metas, where = np.unique(owners, return_index=True)
+        meta_parts, meta_timeless = [], []
+        for owner, i in zip(metas.tolist(), where.tolist(), strict=True):
             if owner not in templates:  # a template depends only on the meta: made in any order
-                ids.make(owner, truncs[i], first_times[i], ctx.variables)
-            if templates[owner] is None:
-                return None
-        table, slot_of_key = self.slot_of_token, self.slot_of_key
-        out: list[Any] = [table.get(token) for token in zip(owners, truncs, strict=True)]
-        base = len(self.ids)
-        new_owners: list[int] = []
-        new_truncs: list[Any] = []
-        created = []
-        for r, slot in enumerate(out):
-            if slot is not None:
-                continue
-            owner, trunc = owners[r], truncs[r]
+                ids.make(owner, None if truncs is None else int(truncs[i]), int(first_times[i]), ctx.variables)
             template = templates[owner]
-            key = (template[1], None if template[2] is None else trunc)
+            if template is None:
+                return None
+            meta_parts.append(template[1])
+            meta_timeless.append(template[2] is None)
+        at = np.searchsorted(metas, owners)
+        parts = np.asarray(meta_parts, dtype=np.int64)[at].tolist()
+        token_truncs = np.zeros(len(owners), dtype=np.int64) if truncs is None else truncs
+        if truncs is None or all(meta_timeless):
+            key_truncs: list[Any] = [None] * len(parts)
+        elif any(meta_timeless):
+            timeless = np.asarray(meta_timeless)[at].tolist()
+            key_truncs = [None if flag else t for flag, t in zip(timeless, truncs.tolist(), strict=True)]
+        else:
+            key_truncs = truncs.tolist()
+        slot_of_key = self.slot_of_key
+        have = following = len(self.ids)
+        out = []
+        created = []
+        for r, key in enumerate(zip(parts, key_truncs, strict=True)):
             slot = slot_of_key.get(key)
             if slot is None:
-                slot = slot_of_key[key] = base + len(new_owners)
-                new_owners.append(owner)
-                new_truncs.append(trunc)
+                slot = slot_of_key[key] = following
+                following += 1
                 created.append(r)
-            table[(owner, trunc)] = slot
-            out[r] = slot
-        if new_owners:
-            self.ids.extend([_LAZY] * len(new_owners))
+            out.append(slot)
+        slots = np.asarray(out, dtype=np.int64)
+        self._token_chunks.append((owners, token_truncs, slots))
+        if created:
+            new_at = np.asarray(created, dtype=np.int64)
+            new_owners = owners[new_at]
+            new_truncs = token_truncs[new_at]
+            self.ids.extend([_LAZY] * (following - have))
             self._lazy = True
-            self.slot_owner.extend(new_owners)
-            self.slot_trunc.extend(new_truncs)
+            self._add_slots(new_owners, new_truncs)
             topk = self.group.topk
-            if topk is not None:
-                for trunc in new_truncs:
-                    if trunc is not None:
-                        topk.offer(trunc)
+            if topk is not None and truncs is not None:
+                for value in new_truncs.tolist():
+                    topk.offer(value)
             if not ctx.allow_disk_use:  # the generic stage's accounting (per-group state only)
                 sizes = self._id_sizes
-                for owner in set(new_owners):  # a template's ids differ only in dates (one size)
+                for owner in metas.tolist():  # a template's ids differ only in dates (one size)
                     if owner not in sizes:
                         sizes[owner] = _approx_size(templates[owner][0])
-                self.used += sum(_GROUP_OVERHEAD + sizes[owner] for owner in new_owners)
+                size_of = np.asarray([sizes[owner] for owner in metas.tolist()], dtype=np.int64)
+                self.used += int(_GROUP_OVERHEAD * len(new_at) + size_of[at[new_at]].sum())
                 if self.used > ctx.memory_limit:
                     raise _memory_error(ctx.memory_limit)
-        return np.asarray(out, dtype=np.int64), created
+        return slots, created
 
     def _filled_ids(self) -> list[Any]:
         """Every slot's ``_id``, those from a template made now (once)."""
         if self._lazy:
-            ids = self.ids
-            for slot, idv in enumerate(ids):
-                if idv is _LAZY:
-                    ids[slot] = self._ids.of(self.slot_owner[slot], self.slot_trunc[slot])
+            ids, of = self.ids, self._ids.of
+            owners = self.slot_owner.tolist()  # (a lazy slot's: every slot's but a loop's own new ones)
+            truncs = self.slot_trunc.tolist() if self.timed else [None] * len(owners)
+            for slot in range(len(owners)):
+                if ids[slot] is _LAZY:
+                    ids[slot] = of(owners[slot], truncs[slot])
             self._lazy = False
         return self.ids
 
@@ -312,14 +356,16 @@ class DenseGroups:
         n = len(keys)
         owner = runs.owner if self.group.id_meta else np.zeros(n, dtype=np.int64)
         combined = owner
-        if runs.timed:
+        if runs.timed and self.group.id_meta:
             _, trunc_rank = np.unique(keys[:, 0], return_inverse=True)
             combined = owner * n + trunc_rank
+        elif runs.timed:  # (one meta: the truncated times alone tell the tokens apart)
+            combined = keys[:, 0]
         _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")  # distinct tokens in first-seen order
         firsts = first[order]
-        truncs = keys[firsts, 0].tolist() if runs.timed else [None] * len(firsts)
-        token_slots, created = self.slots(owner[firsts].tolist(), truncs, keys[firsts, 1].tolist())
+        token_slots, created = self.slots(np.asarray(owner[firsts], dtype=np.int64),
+                                          keys[firsts, 0] if runs.timed else None, keys[firsts, 1])
         slot_of = np.empty(len(firsts), dtype=np.int64)
         slot_of[order] = token_slots
         return slot_of[inverse], firsts[created], keys[:, 2]
@@ -362,24 +408,32 @@ class DenseGroups:
                 state["value"][unique] = values[len(slots) - 1 - at]
 
     # -- results
-    def _values(self, j: int) -> list[Any]:
-        """Accumulator j's result for every slot, as the generic accumulator's ``result()``."""
+    def _values(self, j: int, picked: Any) -> list[Any]:
+        """Accumulator j's result for the slots ``picked`` (an index array or slice), as the generic
+        accumulator's ``result()``."""
         spec = self.group.fields[j][1]
         state, n = self._state[j], len(self.ids)
         if spec.field is None:
-            return [c if c <= 2147483647 else make_integer(c, KIND_LONG) for c in state["count"][:n].tolist()]
+            return [c if c <= 2147483647 else make_integer(c, KIND_LONG) for c in state["count"][:n][picked].tolist()]
         values: list[Any]  # NumPy types tolist() as Any
         if spec.name == "$sum":
-            values = state["total"][:n].tolist()
+            values = state["total"][:n][picked].tolist()
             return values
         if spec.name == "$avg":
-            return [t / c for t, c in zip(state["total"][:n].tolist(), state["count"][:n].tolist(), strict=True)]
-        values = state["value"][:n].tolist()
+            return [t / c for t, c in zip(state["total"][:n][picked].tolist(), state["count"][:n][picked].tolist(),
+                                          strict=True)]
+        values = state["value"][:n][picked].tolist()
         if spec.field == self.group.time_field:
             return [self._ids.when(v) for v in values]
         return values
 
-    def encoded(self, slots: list[int] | None = None) -> list[Any] | None:
+    def _element(self, owner: int) -> bytes | None:
+        """The ``_id`` element of meta ``owner``'s template ``_id`` (``groupbson.element``), encoded once."""
+        if owner not in self._heads:
+            self._heads[owner] = groupbson.element(_shown(self._ids.templates[owner][0]))
+        return self._heads[owner]
+
+    def encoded(self, slots: list[int] | np.ndarray | None = None) -> list[Any] | None:
         """The output documents of ``slots`` (default: every group, first-seen order) as BSON made
         straight from the arrays (``groupbson``): exactly ``encode_in_order`` of ``results``' dicts;
         None when some ``_id`` is not from a template, a value has no fixed layout here (a ``$count``
@@ -387,8 +441,10 @@ class DenseGroups:
         templates, ids = self._ids.templates, self._ids
         if self._generic_keys or (len(self.ids) if slots is None else len(slots)) < ENCODED_MIN:
             return None
-        owners_all = np.asarray(self.slot_owner, dtype=np.int64)
-        used = np.unique(owners_all)
+        n = len(self.ids)
+        picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
+        owners_picked = self.slot_owner[picked]
+        used = np.unique(owners_picked)
         index = np.full(int(used[-1]) + 1, -1, dtype=np.int64)
         heads: list[bytes] = []
         offsets: list[list[int]] = []
@@ -396,19 +452,21 @@ class DenseGroups:
             template = templates.get(owner)
             if template is None:
                 return None
+            element = self._element(owner)
+            if element is None:
+                return None
             base, _part, time_keys = template
-            made = groupbson.head(_shown(base), list(time_keys) if time_keys else None, ids.bare_trunc)
-            if made is None:
+            at = groupbson.date_offsets(element, _shown(base), list(time_keys) if time_keys else None,
+                                        ids.bare_trunc)
+            if at is None:
                 return None
             index[owner] = len(heads)
-            heads.append(made[0])
-            offsets.append(made[1])
-        n = len(self.ids)
+            heads.append(element)
+            offsets.append(at)
         self._grow(max(n, 1))
-        picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
-        owner = index[owners_all[picked]]
+        owner = index[owners_picked]
         parts = len(offsets[0])
-        dates = np.asarray(self.slot_trunc, dtype=np.int64)[picked] if parts else None
+        dates = self.slot_trunc[picked] if parts else None
         layout, fills = [], []
         tf = self.group.time_field
         for (name, spec), state in zip(self.group.fields, self._state, strict=True):
@@ -437,16 +495,27 @@ class DenseGroups:
                                                  in zip(places, fills, strict=True)])
 
     def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:
-        """The output documents of ``slots`` (default: every group, first-seen order)."""
-        self._grow(max(len(self.ids), 1))
+        """The output documents of ``slots`` (default: every group, first-seen order); only their
+        values and ``_id``s are made."""
+        n = len(self.ids)
+        self._grow(max(n, 1))
         keys = ["_id"] + [name for name, _ in self.group.fields]
-        columns = [self._values(j) for j in range(len(keys) - 1)]
-        ids = self._filled_ids()
-        if slots is not None:
-            ids = [ids[i] for i in slots]
-            columns = [[values[i] for i in slots] for values in columns]
+        picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
+        columns = [self._values(j, picked) for j in range(len(keys) - 1)]
+        if slots is None:
+            ids = self._filled_ids()
+        else:
+            ids = [self._id_of(slot) for slot in slots]
         shown = [None if idv is MISSING else idv for idv in ids]
         return [dict(zip(keys, row, strict=True)) for row in zip(shown, *columns, strict=True)]
+
+    def _id_of(self, slot: int) -> Any:
+        """Slot ``slot``'s ``_id`` (made from its template when not made yet)."""
+        idv = self.ids[slot]
+        if idv is _LAZY:
+            idv = self.ids[slot] = self._ids.of(int(self.slot_owner[slot]),
+                                                int(self.slot_trunc[slot]) if self.timed else None)
+        return idv
 
     # -- the $sort after the group
     def sorted_results(self, spec: dict[str, Any], limit: int | None, ctx: Any, raw: bool = False) -> list[Any] | None:
@@ -464,22 +533,21 @@ class DenseGroups:
             # past the first 1,024): at most (n + 8) times the largest
             if biggest is None or (len(self.ids) + 8) * biggest > ctx.memory_limit:
                 return None
-        picked = order.tolist() if limit is None else order[:limit].tolist()
+        picked = order if limit is None else order[:limit]
         if raw:
             encoded = self.encoded(picked)
             if encoded is not None:
                 return encoded
-        return self.results(picked)
+        return self.results(picked.tolist())
 
     def _sort_order(self, spec: dict[str, Any]) -> np.ndarray | None:
         """Slots in the stable order of ``$sort: spec`` over their output documents, or None. Each key
         is either the truncated time (a ``_id`` part that is a bare ``$dateTrunc``: every value a
         date, ordered by its ms) or fixed per meta (ranked by the generic sort key)."""
         templates = self._ids.templates
-        owners_list = self.slot_owner
-        if self._generic_keys or not owners_list or any(templates.get(o) is None for o in set(owners_list)):
+        owners = self.slot_owner
+        if self._generic_keys or not len(owners) or any(templates.get(o) is None for o in np.unique(owners).tolist()):
             return None
-        owners = np.asarray(owners_list, dtype=np.int64)
         columns = []
         for path, direction in spec.items():
             if type(direction) is not int or direction not in (1, -1):
@@ -493,13 +561,13 @@ class DenseGroups:
             else:
                 return None
             if time_valued:
-                if any(t is None for t in self.slot_trunc):
+                if not self.timed:
                     return None
-                column = np.asarray(self.slot_trunc, dtype=np.int64)
+                column = self.slot_trunc
                 columns.append(column if direction == 1 else -column)
             else:
                 columns.append(self._meta_ranks(path, direction)[owners])
-        return np.lexsort(columns[::-1]) if columns else np.arange(len(owners_list))
+        return np.lexsort(columns[::-1]) if columns else np.arange(len(owners))
 
     def _meta_ranks(self, path: str, direction: int) -> np.ndarray:
         """Per meta index: the rank of the value at ``path`` (a ``_id`` part fixed per meta) in the
@@ -517,22 +585,25 @@ class DenseGroups:
 
     def _max_doc_size(self) -> int | None:
         """An upper bound of the BSON size of every output document: per meta template, its ``_id``
-        (a time part substituted keeps the size: a date for a date) with 8-byte values (doubles,
-        dates, or a ``$count`` as a long)."""
-        names = [(name, Int64(0) if spec.field is None else 0.0) for name, spec in self.group.fields]
-        biggest = 0
-        templates = list(self._ids.templates.values())
+        element (``_element``; a time part substituted keeps the size: a date for a date) with 8-byte
+        values (doubles, dates, or a ``$count`` as a long)."""
+        names = [name.encode() for name, _ in self.group.fields]
+        if any(b"\x00" in name for name in names):
+            return None  # BSON cannot hold the name: let the generic sort say
+        values = sum(1 + len(name) + 1 + 8 for name in names)
+        owners = list(self._ids.templates)
         if self._ids.bare_trunc:  # every _id a date: one size (one meta's template, not one per meta)
-            templates = templates[:1] if None not in templates else [None]
-        for template in templates:
-            if template is None:
+            owners = owners[:1] if all(t is not None for t in self._ids.templates.values()) else []
+            if not owners:
                 return None
-            doc = {"_id": _shown(template[0])}
-            doc.update(names)
-            try:
-                biggest = max(biggest, len(bson_encode(doc)))
-            except Exception:  # noqa: BLE001 - a value BSON cannot hold: let the generic sort say
+        biggest = 0
+        for owner in owners:
+            if self._ids.templates[owner] is None:
                 return None
+            element = self._element(owner)
+            if element is None:  # a value BSON cannot hold: let the generic sort say
+                return None
+            biggest = max(biggest, 4 + len(element) + values + 1)
         return biggest
 
     def materialize(self) -> tuple[dict[Any, tuple[Any, list[Any]]], dict[tuple[Any, ...], list[Any]]]:
@@ -542,13 +613,14 @@ class DenseGroups:
         n = len(ids)
         self._grow(max(n, 1))
         fields = self.group.fields
+        everything = slice(0, n)
         fed = []
         for j, (_, spec) in enumerate(fields):
             state = self._state[j]
             if spec.field is None or spec.name in ("$sum", "$avg"):
                 fed.append((state.get("total", np.zeros(0))[:n].tolist(), state["count"][:n].tolist()))
             else:
-                fed.append((self._values(j), None))
+                fed.append((self._values(j, everything), None))
         table = {}
         accumulators = []
         for i in range(n):
@@ -565,7 +637,7 @@ class DenseGroups:
                 accs.append(acc)
             table[_key(ids[i])] = (ids[i], accs)
             accumulators.append(accs)
-        return table, {token: accumulators[slot] for token, slot in self.slot_of_token.items()}
+        return table, {token: accumulators[slot] for token, slot in self._tokens().items()}
 
 
 def _shown(idv: Any) -> Any:

@@ -91,7 +91,10 @@ def test_columnar_group_bson_equals_the_generic_group(client, rows, pipeline):
             columnar = [d.raw for d in ts.aggregate(pipeline)]
             assert columnar == generic, (state, pipeline)
             assert columnar == as_dicts, (state, pipeline)
-    order_free = not any(acc in ("$first", "$last") for v in pipeline[1]["$group"].values() if isinstance(v, dict)
+    # ($max/$min keep the first of equal zeros: 0.0 or -0.0 by the rows' order, which a regular
+    # collection does not share)
+    order_dependent = ("$first", "$last") + (("$max", "$min") if any(str(r["v"]) == "-0.0" for r in rows) else ())
+    order_free = not any(acc in order_dependent for v in pipeline[1]["$group"].values() if isinstance(v, dict)
                          for acc in v)
     if len(pipeline) == 2 and order_free:  # the same groups as a regular collection (in another order)
         assert sorted(columnar) == sorted(d.raw for d in reg.aggregate(pipeline)), pipeline
