@@ -44,7 +44,7 @@ from tidemark.query import interrupt
 from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.pipeline import PipelineContext
 from tidemark.query.stage_group import _GROUP_OVERHEAD, _Groups, _memory_error, group_key
-from tidemark.timeseries.bucketcache import CACHE
+from tidemark.timeseries.bucketcache import CACHE, RunRef
 from tidemark.timeseries.densecolumns import fast_arrays, fast_key
 from tidemark.timeseries.groupruns import (
     Runs,
@@ -197,8 +197,8 @@ class _Batch:
     def __init__(self, group: Any, ctx: PipelineContext, info: dict[str, Any]):
         self.group, self.ctx, self.info = group, ctx, info
         self.groups = _Groups(group.id_fn, group.fields, ctx)
-        # (times, arrays, meta index, sequence, whole-bucket runs or None) in arrival order
-        self.pending: list[tuple[np.ndarray, dict[str, Any], int, int, Runs | None]] = []
+        # (times, arrays, meta index, sequence, whole-bucket runs remembered in a run block or None) in arrival order
+        self.pending: list[tuple[np.ndarray, dict[str, Any], int, int, RunRef | None]] = []
         self.rows = 0
         self.whole_buckets = self.whole_rows = 0  # taken whole since the last flush (explain's counters)
         self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
@@ -343,33 +343,38 @@ class _Batch:
     def _all_runs(self, pending: list[Any]) -> Runs:
         """The runs of a batch in arrival order: remembered ones of whole buckets, the others cut from
         their rows."""
-        wholes = []
+        refs: list[Any] = []
+        seqs: list[int] = []
+        owners: list[int] = []
         cut = []
         returned = 0
         for times, arrays, index, seq, whole in pending:
             if whole is not None:
-                wholes.append((seq, index, whole))
+                refs.append(whole)
+                seqs.append(seq)
+                owners.append(index)
                 returned += len(times)
             else:
                 cut.append((times, arrays, index, seq))
         self.info["measurementsReturned"] += returned
         group = self.group
         timed = group.unit_ms is not None
+        width = len(group.fields)
         if not cut:
-            return Runs.joined(len(group.fields), timed, wholes)
+            return Runs.remembered(width, timed, refs, seqs, owners)
         times, arrays, owner, seq = self._rows(cut, group.columns)
         n = len(times)
         self.info["measurementsReturned"] += n
         if not n:
-            return Runs.joined(len(group.fields), timed, wholes)
+            return Runs.remembered(width, timed, refs, seqs, owners)
         trunc = truncated(times, group.unit_ms)
         starts = _run_starts(seq, trunc)
         rows = summarize(group, times, arrays, starts, trunc)
         rows.seq, rows.owner = seq[starts], owner[starts]
-        if not wholes:
+        if not refs:
             return rows
-        runs = Runs.joined(len(group.fields), timed, wholes)
-        both = Runs.joined(len(group.fields), timed, [(0, 0, runs), (0, 0, rows)])
+        runs = Runs.remembered(width, timed, refs, seqs, owners)
+        both = Runs.joined(width, timed, [(0, 0, runs), (0, 0, rows)])
         both.seq, both.owner = np.concatenate([runs.seq, rows.seq]), np.concatenate([runs.owner, rows.owner])
         return both.taken(np.argsort(both.seq, kind="stable"))
 
@@ -512,17 +517,19 @@ def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
 
 
 def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],
-                     memo_key: str) -> tuple[Runs, dict[str, Any]] | None:
-    """(whole-bucket runs, filter column ranges) of a stored bucket, remembered with its cached parts
-    (they depend only on its content and the group's shape); None for other buckets."""
+                     memo_key: str) -> tuple[Any, dict[str, Any]] | None:
+    """(whole-bucket runs as a ``bucketcache.RunRef``, filter column ranges) of a stored bucket,
+    remembered with its cached parts (they depend only on its content and the group's shape); None
+    for other buckets."""
     entry = view.cached
     if entry is None:
         return None
-    found: tuple[Runs, dict[str, Any]] | None = entry.memo.get(memo_key)
+    found: tuple[Any, dict[str, Any]] | None = entry.memo.get(memo_key)
     if found is None and not entry.referenced and CACHE.used >= CACHE.budget * 0.9:
         return None  # a nearly full cache may be thrashing: remember only on a bucket's next read
     if found is None:
-        found = entry.memo[memo_key] = (bucket_runs(group, times, arrays), column_ranges(times, arrays, group))
+        found = CACHE.remember_runs(entry, memo_key, bucket_runs(group, times, arrays).rows(),
+                                    column_ranges(times, arrays, group))
     return found
 
 
