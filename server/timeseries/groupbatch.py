@@ -199,6 +199,10 @@ class _Batch:
         self.groups = _Groups(group.id_fn, group.fields, ctx)
         # (times, arrays, meta index, sequence, whole-bucket runs remembered in a run block or None) in arrival order
         self.pending: list[tuple[np.ndarray, dict[str, Any], int, int, RunRef | None]] = []
+        # stretches of buckets ``take`` took whole: (sequence of the first, their ``wholes``, meta indexes,
+        # rows), in arrival order like ``pending``, with which they interleave by sequence
+        self.stretches: list[tuple[int, list[Any], list[int], int]] = []
+        self.seq = 0  # the next bucket's sequence (arrival number) in the batch
         self.rows = 0
         self.whole_buckets = self.whole_rows = 0  # taken whole since the last flush (explain's counters)
         self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
@@ -272,15 +276,15 @@ class _Batch:
             ends = list(accumulate(lengths, initial=self.rows))  # rows gathered after each bucket
             k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
             part = part[:k]
-            meta_index, n = self._meta_index, len(self.pending)
+            meta_index = self._meta_index
             found = [meta_index.get(whole[4]) for whole in part]
             if None in found:  # metas seen first: numbered in order
                 found = [self._meta(whole[4], whole[5]) if index is None else index
                          for index, whole in zip(found, part, strict=True)]
             indexes = cast(list[int], found)
-            self.pending.extend([(whole[0], whole[1], index, seq, whole[2])
-                                 for whole, index, seq in zip(part, indexes, range(n, n + len(part)), strict=True)])
             rows = ends[len(part)] - self.rows
+            self.stretches.append((self.seq, part, indexes, rows))
+            self.seq += len(part)
             self.rows += rows
             self.whole_rows += rows
             self.whole_buckets += len(part)
@@ -299,7 +303,8 @@ class _Batch:
             found = _remembered_runs(view, self.group, times, arrays, self._runs_key)
             if found is not None and passing([found[1]], self._checks)[0]:
                 whole = found[0]
-        self.pending.append((times, arrays, index, len(self.pending), whole))
+        self.pending.append((times, arrays, index, self.seq, whole))
+        self.seq += 1
         self.rows += len(times)
         self.info["measurementsUnpacked"] += len(times)
 
@@ -310,25 +315,26 @@ class _Batch:
             info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + self.whole_buckets
             info["measurementsUnpacked"] += self.whole_rows
             self.whole_buckets = self.whole_rows = 0
-        if not self.pending:
+        if not self.seq:
             return
-        pending, self.pending, self.rows = self.pending, [], 0
+        pending, stretches = self.pending, self.stretches
+        self.pending, self.stretches, self.rows, self.seq = [], [], 0, 0
         if self.dense is not None:
-            runs = self._runs(pending)
+            runs = self._runs(pending, stretches)
             if self.dense.acceptable(runs):
                 if runs.count:
                     self.dense.feed(runs)
                 return
             self.materialize()
-            self._flush_rows(pending, count=False)
+            self._flush_rows(_in_order(pending, stretches), count=False)
             return
-        self._flush_rows(pending)
+        self._flush_rows(_in_order(pending, stretches))
 
-    def _runs(self, pending: list[Any]) -> Runs:
+    def _runs(self, pending: list[Any], stretches: list[Any]) -> Runs:
         """The runs of a batch in arrival order that may reach the output: with a ``TopK``, only those
         of the k newest truncated times (of the groups made and these runs) — an older run's group is
         outranked for good."""
-        runs = self._all_runs(pending)
+        runs = self._all_runs(pending, stretches)
         group = self.group
         topk = group.topk
         if topk is None or not runs.count:
@@ -340,14 +346,20 @@ class _Batch:
         keep = np.flatnonzero(truncs >= bound)
         return runs if len(keep) == runs.count else runs.taken(keep)
 
-    def _all_runs(self, pending: list[Any]) -> Runs:
+    def _all_runs(self, pending: list[Any], stretches: list[Any]) -> Runs:
         """The runs of a batch in arrival order: remembered ones of whole buckets, the others cut from
         their rows."""
         refs: list[Any] = []
         seqs: list[int] = []
         owners: list[int] = []
-        cut = []
         returned = 0
+        for first, part, indexes, n_rows in stretches:
+            refs.extend([whole[2] for whole in part])
+            seqs.extend(range(first, first + len(part)))
+            owners.extend(indexes)
+            returned += n_rows
+        taken = len(refs)
+        cut = []
         for times, arrays, index, seq, whole in pending:
             if whole is not None:
                 refs.append(whole)
@@ -356,6 +368,9 @@ class _Batch:
                 returned += len(times)
             else:
                 cut.append((times, arrays, index, seq))
+        if 0 < taken < len(refs):  # both kinds: back in arrival order
+            order = sorted(range(len(refs)), key=seqs.__getitem__)
+            refs, seqs, owners = [refs[i] for i in order], [seqs[i] for i in order], [owners[i] for i in order]
         self.info["measurementsReturned"] += returned
         group = self.group
         timed = group.unit_ms is not None
@@ -464,6 +479,17 @@ class _Batch:
         # each accumulator takes its runs in row order (accumulators are independent of each other)
         for j, (_, spec) in enumerate(group.fields):
             _feed_runs(spec, j, run_accs, times, arrays, starts, ends, tf, ctx.variables)
+
+
+def _in_order(pending: list[Any], stretches: list[Any]) -> list[Any]:
+    """The buckets of a batch (``_Batch.pending`` and ``stretches``) as ``pending`` entries in arrival
+    order."""
+    if not stretches:
+        return pending
+    taken = [(whole[0], whole[1], index, seq, whole[2])
+             for first, part, indexes, _rows in stretches
+             for whole, index, seq in zip(part, indexes, range(first, first + len(part)), strict=True)]
+    return sorted(pending + taken, key=lambda p: p[3])
 
 
 def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined: dict[str, np.ndarray],
