@@ -156,16 +156,17 @@ class BucketCache:
         if self.budget <= 0:
             return [None] * len(records)
         get = self._entries.get
-        found = [get((ns, rid)) for rid, _ in records]
         out: list[CachedBucket | None] = []
+        append = out.append
         hits = 0
-        for entry, (rid, stored) in zip(found, records, strict=True):
+        for rid, stored in records:  # one pass: the check per bucket is the cost
+            entry = get((ns, rid))
             if entry is not None and entry.stored == stored:
                 entry.referenced = True
                 hits += 1
             else:
                 entry = self.entry(ns, rid, stored)
-            out.append(entry)
+            append(entry)
         self.hits += hits
         return out
 

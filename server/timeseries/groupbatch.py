@@ -51,6 +51,7 @@ from tidemark.timeseries.groupruns import (
     bucket_runs,
     column_ranges,
     passing,
+    passing_items,
     pick,
     range_checks,
     summarize,
@@ -247,10 +248,7 @@ class _Batch:
         if None in found:  # gathered once from what the ordinary way remembered
             found = [f if f is not None or entry is None else self._gather(view, entry)
                      for f, entry, view in zip(found, entries, views, strict=True)]
-            known = iter(passing([f[3] for f in found if f is not None], self._checks))
-            return [f if f is not None and next(known) else None for f in found]
-        passes = passing([f[3] for f in found], self._checks)  # (the common case: all remembered)
-        return [f if ok else None for f, ok in zip(found, passes, strict=True)]
+        return passing_items(found, 3, self._checks)
 
     def _gather(self, bucket: Any, entry: Any) -> Any:
         memo = entry.memo

@@ -229,3 +229,19 @@ def passing(ranges: list[dict[str, tuple[Any, Any]]], checks: list[tuple[str, An
         out = [ok and (v[0] > low or (v[0] == low and not low_strict)) and (v[1] < high or (v[1] == high and not high_strict))
                for ok, v in zip(out, [r[path] for r in ranges], strict=True)]
     return out
+
+
+def passing_items(items: list[Any], at: int, checks: list[tuple[str, Any, bool, Any, bool]] | None) -> list[Any]:
+    """``items`` (None or tuples holding a bucket's ``column_ranges`` at ``at``) with None for those
+    of which some row fails a filter condition: ``passing`` of their ranges, one pass over them for
+    the one-column filter (a time window)."""
+    if checks is None:
+        return [None] * len(items)
+    if len(checks) == 1:
+        path, low, low_strict, high, high_strict = checks[0]
+        return [item if item is not None
+                and (low < (v := item[at][path])[0] or (v[0] == low and not low_strict))
+                and (v[1] < high or (v[1] == high and not high_strict)) else None
+                for item in items]
+    known = iter(passing([item[at] for item in items if item is not None], checks))
+    return [item if item is not None and next(known) else None for item in items]
