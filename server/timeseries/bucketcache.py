@@ -19,6 +19,15 @@ State (process-wide, one ``BucketCache`` in ``CACHE``), and its invariants:
   hits read the dict without it (entries only ever gain parts, and a part computed twice by two threads
   is the same value).
 
+- Remembered runs (``groupruns``: a bucket's whole-bucket run summary for one group shape) are not
+  arrays of their own: ``remember_runs`` appends their rows to the current ``RunBlock`` of the group
+  shape's ``RunStore`` (a fixed-size array; buckets remembered one after the other sit next to each
+  other), and the entry holds ``(block, serial, offset, count)``. A read taking many buckets whole
+  then slices a few blocks instead of joining one tiny array per bucket. A block's bytes count in
+  ``used`` from its allocation until no registered entry holds rows in it (entries release their
+  rows when evicted, replaced or cleared) and it is no longer its store's current block; rows are
+  written once, under the lock, before any reader sees them, and never change.
+
 Live (open) buckets are never cached: they are not read from storage.
 """
 
@@ -65,10 +74,37 @@ class _Memo(dict[str, Any]):
             cache._grow(entry, _MEMO_ITEM + _approx_bytes(value))
 
 
+BLOCK_ROWS = 2048  # rows of a run block (a bucket with more runs gets a block of its own)
+
+
+class RunBlock:
+    """Rows of remembered runs of many buckets, one group shape (``rows``: float64 [capacity, width])."""
+
+    __slots__ = ("rows", "used", "live", "serial", "store")
+
+    def __init__(self, rows: np.ndarray, serial: int, store: RunStore | None):
+        self.rows, self.serial, self.store = rows, serial, store
+        self.used = 0  # rows written
+        self.live = 0  # rows held by registered entries
+
+
+class RunStore:
+    """The run blocks of one group shape: the current one takes the next bucket's rows."""
+
+    __slots__ = ("key", "current")
+
+    def __init__(self, key: str):
+        self.key = key
+        self.current: RunBlock | None = None
+
+
+RunRef = tuple[RunBlock, int, int, int]  # (block, its serial, first row, row count)
+
+
 class CachedBucket:
     """Decoded parts of one stored bucket record (the exact ``stored`` value they came from)."""
 
-    __slots__ = ("key", "stored", "summary", "columns", "memo", "size", "referenced")
+    __slots__ = ("key", "stored", "summary", "columns", "memo", "size", "referenced", "runs")
 
     def __init__(self, key: tuple[str, bytes], stored: bytes, cache: BucketCache | None = None):
         self.key, self.stored = key, stored
@@ -79,6 +115,7 @@ class CachedBucket:
         self.memo = _Memo()
         self.memo.entry, self.memo.cache = (self if cache is not None else None), cache
         self.size = len(stored) + _ENTRY_OVERHEAD
+        self.runs: list[RunRef] | None = None  # rows this entry holds in run blocks (``remember_runs``)
 
 
 class BucketCache:
@@ -88,6 +125,8 @@ class BucketCache:
         self.hits = self.misses = self.evictions = 0
         self._entries: dict[tuple[str, bytes], CachedBucket] = {}
         self._lock = threading.Lock()
+        self._stores: dict[str, RunStore] = {}  # by group shape (the memo key of its runs)
+        self._serial = 0  # the last run block's number (tells blocks apart in a NumPy comparison)
 
     def entry(self, ns: str, rid: bytes, stored: bytes) -> CachedBucket | None:
         """The entry for this exact stored value (a fresh, registered one on a miss); None when
@@ -106,6 +145,7 @@ class BucketCache:
             if found is not None:
                 self.used -= found.size
                 found.memo.entry = None  # no cycle: the old entry is freed as soon as no reader holds it
+                self._release(found)
             fresh = self._entries[key] = CachedBucket(key, stored, self)
             self.used += fresh.size
             self._evict()
@@ -116,16 +156,17 @@ class BucketCache:
         if self.budget <= 0:
             return [None] * len(records)
         get = self._entries.get
-        found = [get((ns, rid)) for rid, _ in records]
         out: list[CachedBucket | None] = []
+        append = out.append
         hits = 0
-        for entry, (rid, stored) in zip(found, records, strict=True):
+        for rid, stored in records:  # one pass: the check per bucket is the cost
+            entry = get((ns, rid))
             if entry is not None and entry.stored == stored:
                 entry.referenced = True
                 hits += 1
             else:
                 entry = self.entry(ns, rid, stored)
-            out.append(entry)
+            append(entry)
         self.hits += hits
         return out
 
@@ -162,12 +203,79 @@ class BucketCache:
                 continue
             self.used -= old.size
             old.memo.entry = None
+            self._release(old)
             self.evictions += 1
+
+    def remember_runs(self, entry: CachedBucket, key: str, rows: np.ndarray, extra: Any) -> tuple[RunRef, Any]:
+        """Remember ``rows`` (one bucket's runs, float64 [n, width]) in the run store of group shape
+        ``key`` and ``(their RunRef, extra)`` as ``entry.memo[key]``; returns that value. An entry no
+        longer registered gets a block of its own, counted nowhere (it is freed with the entry)."""
+        n, width = rows.shape
+        with self._lock:
+            self._serial += 1
+            registered = self._entries.get(entry.key) is entry
+            block = self._block_for(key, n, width) if registered else RunBlock(np.empty((n, width)), self._serial, None)
+            offset = block.used
+            block.rows[offset:offset + n] = rows
+            block.used += n
+            ref: RunRef = (block, block.serial, offset, n)
+            if registered:
+                block.live += n
+                if entry.runs is None:
+                    entry.runs = []
+                entry.runs.append(ref)
+        value = (ref, extra)
+        entry.memo[key] = value  # counted as the entry's memo item (the rows are the block's bytes)
+        with self._lock:
+            self._evict()
+        return value
+
+    def _block_for(self, key: str, n: int, width: int) -> RunBlock:
+        """The block of group shape ``key`` that takes ``n`` more rows (lock held): the store's current
+        one while it has room, else a new one, counted in ``used``."""
+        store = self._stores.get(key)
+        if store is None:  # (a group shape's key fixes its rows' width)
+            store = self._stores[key] = RunStore(key)
+        block = store.current
+        if block is not None and block.used + n <= len(block.rows):
+            return block
+        block = RunBlock(np.empty((max(BLOCK_ROWS, n), width)), self._serial, store)
+        self.used += block.rows.nbytes
+        if n <= BLOCK_ROWS:  # else a block of its own: the current one keeps taking rows
+            old, store.current = store.current, block
+            if old is not None:
+                self._drop_if_unused(old)
+        return block
+
+    def _release(self, entry: CachedBucket) -> None:
+        """``entry`` left the cache: its rows in run blocks are no longer held (lock held)."""
+        refs, entry.runs = entry.runs, None
+        for block, _serial, _offset, n in refs or ():
+            block.live -= n
+            self._drop_if_unused(block)
+
+    def _drop_if_unused(self, block: RunBlock) -> None:
+        """Count out a block no registered entry holds rows in (lock held); a store left with no block
+        is forgotten."""
+        store = block.store
+        if block.live > 0 or store is None:
+            return
+        if block is store.current:
+            store.current = None
+            if self._stores.get(store.key) is store:
+                del self._stores[store.key]
+        block.store = None  # counted out once
+        self.used -= block.rows.nbytes
 
     def clear(self) -> None:
         with self._lock:
             for entry in self._entries.values():
                 entry.memo.entry = None
+                self._release(entry)
+            for store in list(self._stores.values()):
+                if store.current is not None:
+                    self._drop_if_unused(store.current)
+            self._stores.clear()
             self._entries.clear()
             self.used = 0
 

@@ -44,13 +44,14 @@ from tidemark.query import interrupt
 from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.pipeline import PipelineContext
 from tidemark.query.stage_group import _GROUP_OVERHEAD, _Groups, _memory_error, group_key
-from tidemark.timeseries.bucketcache import CACHE
+from tidemark.timeseries.bucketcache import CACHE, RunRef
 from tidemark.timeseries.densecolumns import fast_arrays, fast_key
 from tidemark.timeseries.groupruns import (
     Runs,
     bucket_runs,
     column_ranges,
     passing,
+    passing_items,
     pick,
     range_checks,
     summarize,
@@ -197,8 +198,12 @@ class _Batch:
     def __init__(self, group: Any, ctx: PipelineContext, info: dict[str, Any]):
         self.group, self.ctx, self.info = group, ctx, info
         self.groups = _Groups(group.id_fn, group.fields, ctx)
-        # (times, arrays, meta index, sequence, whole-bucket runs or None) in arrival order
-        self.pending: list[tuple[np.ndarray, dict[str, Any], int, int, Runs | None]] = []
+        # (times, arrays, meta index, sequence, whole-bucket runs remembered in a run block or None) in arrival order
+        self.pending: list[tuple[np.ndarray, dict[str, Any], int, int, RunRef | None]] = []
+        # stretches of buckets ``take`` took whole: (sequence of the first, their ``wholes``, meta indexes,
+        # rows), in arrival order like ``pending``, with which they interleave by sequence
+        self.stretches: list[tuple[int, list[Any], list[int], int]] = []
+        self.seq = 0  # the next bucket's sequence (arrival number) in the batch
         self.rows = 0
         self.whole_buckets = self.whole_rows = 0  # taken whole since the last flush (explain's counters)
         self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
@@ -243,10 +248,7 @@ class _Batch:
         if None in found:  # gathered once from what the ordinary way remembered
             found = [f if f is not None or entry is None else self._gather(view, entry)
                      for f, entry, view in zip(found, entries, views, strict=True)]
-            known = iter(passing([f[3] for f in found if f is not None], self._checks))
-            return [f if f is not None and next(known) else None for f in found]
-        passes = passing([f[3] for f in found], self._checks)  # (the common case: all remembered)
-        return [f if ok else None for f, ok in zip(found, passes, strict=True)]
+        return passing_items(found, 3, self._checks)
 
     def _gather(self, bucket: Any, entry: Any) -> Any:
         memo = entry.memo
@@ -272,15 +274,15 @@ class _Batch:
             ends = list(accumulate(lengths, initial=self.rows))  # rows gathered after each bucket
             k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
             part = part[:k]
-            meta_index, n = self._meta_index, len(self.pending)
+            meta_index = self._meta_index
             found = [meta_index.get(whole[4]) for whole in part]
             if None in found:  # metas seen first: numbered in order
                 found = [self._meta(whole[4], whole[5]) if index is None else index
                          for index, whole in zip(found, part, strict=True)]
             indexes = cast(list[int], found)
-            self.pending.extend([(whole[0], whole[1], index, seq, whole[2])
-                                 for whole, index, seq in zip(part, indexes, range(n, n + len(part)), strict=True)])
             rows = ends[len(part)] - self.rows
+            self.stretches.append((self.seq, part, indexes, rows))
+            self.seq += len(part)
             self.rows += rows
             self.whole_rows += rows
             self.whole_buckets += len(part)
@@ -299,7 +301,8 @@ class _Batch:
             found = _remembered_runs(view, self.group, times, arrays, self._runs_key)
             if found is not None and passing([found[1]], self._checks)[0]:
                 whole = found[0]
-        self.pending.append((times, arrays, index, len(self.pending), whole))
+        self.pending.append((times, arrays, index, self.seq, whole))
+        self.seq += 1
         self.rows += len(times)
         self.info["measurementsUnpacked"] += len(times)
 
@@ -310,25 +313,26 @@ class _Batch:
             info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + self.whole_buckets
             info["measurementsUnpacked"] += self.whole_rows
             self.whole_buckets = self.whole_rows = 0
-        if not self.pending:
+        if not self.seq:
             return
-        pending, self.pending, self.rows = self.pending, [], 0
+        pending, stretches = self.pending, self.stretches
+        self.pending, self.stretches, self.rows, self.seq = [], [], 0, 0
         if self.dense is not None:
-            runs = self._runs(pending)
+            runs = self._runs(pending, stretches)
             if self.dense.acceptable(runs):
                 if runs.count:
                     self.dense.feed(runs)
                 return
             self.materialize()
-            self._flush_rows(pending, count=False)
+            self._flush_rows(_in_order(pending, stretches), count=False)
             return
-        self._flush_rows(pending)
+        self._flush_rows(_in_order(pending, stretches))
 
-    def _runs(self, pending: list[Any]) -> Runs:
+    def _runs(self, pending: list[Any], stretches: list[Any]) -> Runs:
         """The runs of a batch in arrival order that may reach the output: with a ``TopK``, only those
         of the k newest truncated times (of the groups made and these runs) — an older run's group is
         outranked for good."""
-        runs = self._all_runs(pending)
+        runs = self._all_runs(pending, stretches)
         group = self.group
         topk = group.topk
         if topk is None or not runs.count:
@@ -340,36 +344,50 @@ class _Batch:
         keep = np.flatnonzero(truncs >= bound)
         return runs if len(keep) == runs.count else runs.taken(keep)
 
-    def _all_runs(self, pending: list[Any]) -> Runs:
+    def _all_runs(self, pending: list[Any], stretches: list[Any]) -> Runs:
         """The runs of a batch in arrival order: remembered ones of whole buckets, the others cut from
         their rows."""
-        wholes = []
-        cut = []
+        refs: list[Any] = []
+        seqs: list[int] = []
+        owners: list[int] = []
         returned = 0
+        for first, part, indexes, n_rows in stretches:
+            refs.extend([whole[2] for whole in part])
+            seqs.extend(range(first, first + len(part)))
+            owners.extend(indexes)
+            returned += n_rows
+        taken = len(refs)
+        cut = []
         for times, arrays, index, seq, whole in pending:
             if whole is not None:
-                wholes.append((seq, index, whole))
+                refs.append(whole)
+                seqs.append(seq)
+                owners.append(index)
                 returned += len(times)
             else:
                 cut.append((times, arrays, index, seq))
+        if 0 < taken < len(refs):  # both kinds: back in arrival order
+            order = sorted(range(len(refs)), key=seqs.__getitem__)
+            refs, seqs, owners = [refs[i] for i in order], [seqs[i] for i in order], [owners[i] for i in order]
         self.info["measurementsReturned"] += returned
         group = self.group
         timed = group.unit_ms is not None
+        width = len(group.fields)
         if not cut:
-            return Runs.joined(len(group.fields), timed, wholes)
+            return Runs.remembered(width, timed, refs, seqs, owners)
         times, arrays, owner, seq = self._rows(cut, group.columns)
         n = len(times)
         self.info["measurementsReturned"] += n
         if not n:
-            return Runs.joined(len(group.fields), timed, wholes)
+            return Runs.remembered(width, timed, refs, seqs, owners)
         trunc = truncated(times, group.unit_ms)
         starts = _run_starts(seq, trunc)
         rows = summarize(group, times, arrays, starts, trunc)
         rows.seq, rows.owner = seq[starts], owner[starts]
-        if not wholes:
+        if not refs:
             return rows
-        runs = Runs.joined(len(group.fields), timed, wholes)
-        both = Runs.joined(len(group.fields), timed, [(0, 0, runs), (0, 0, rows)])
+        runs = Runs.remembered(width, timed, refs, seqs, owners)
+        both = Runs.joined(width, timed, [(0, 0, runs), (0, 0, rows)])
         both.seq, both.owner = np.concatenate([runs.seq, rows.seq]), np.concatenate([runs.owner, rows.owner])
         return both.taken(np.argsort(both.seq, kind="stable"))
 
@@ -461,6 +479,17 @@ class _Batch:
             _feed_runs(spec, j, run_accs, times, arrays, starts, ends, tf, ctx.variables)
 
 
+def _in_order(pending: list[Any], stretches: list[Any]) -> list[Any]:
+    """The buckets of a batch (``_Batch.pending`` and ``stretches``) as ``pending`` entries in arrival
+    order."""
+    if not stretches:
+        return pending
+    taken = [(whole[0], whole[1], index, seq, whole[2])
+             for first, part, indexes, _rows in stretches
+             for whole, index, seq in zip(part, indexes, range(first, first + len(part)), strict=True)]
+    return sorted(pending + taken, key=lambda p: p[3])
+
+
 def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined: dict[str, np.ndarray],
               mask: np.ndarray | None) -> tuple[Any, ...]:
     """``_rows`` of several buckets: (times, arrays, meta index, sequence) of the rows ``mask`` keeps
@@ -512,17 +541,19 @@ def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
 
 
 def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],
-                     memo_key: str) -> tuple[Runs, dict[str, Any]] | None:
-    """(whole-bucket runs, filter column ranges) of a stored bucket, remembered with its cached parts
-    (they depend only on its content and the group's shape); None for other buckets."""
+                     memo_key: str) -> tuple[Any, dict[str, Any]] | None:
+    """(whole-bucket runs as a ``bucketcache.RunRef``, filter column ranges) of a stored bucket,
+    remembered with its cached parts (they depend only on its content and the group's shape); None
+    for other buckets."""
     entry = view.cached
     if entry is None:
         return None
-    found: tuple[Runs, dict[str, Any]] | None = entry.memo.get(memo_key)
+    found: tuple[Any, dict[str, Any]] | None = entry.memo.get(memo_key)
     if found is None and not entry.referenced and CACHE.used >= CACHE.budget * 0.9:
         return None  # a nearly full cache may be thrashing: remember only on a bucket's next read
     if found is None:
-        found = entry.memo[memo_key] = (bucket_runs(group, times, arrays), column_ranges(times, arrays, group))
+        found = CACHE.remember_runs(entry, memo_key, bucket_runs(group, times, arrays).rows(),
+                                    column_ranges(times, arrays, group))
     return found
 
 

@@ -73,6 +73,46 @@ class Runs:
         out.owner = np.repeat(np.fromiter((owner for _, owner, _ in parts), np.int64, len(parts)), lengths)
         return out
 
+    def rows(self) -> np.ndarray:
+        """These runs as one array to remember (``bucketcache.remember_runs``): ``table``'s columns, then
+        ``facts`` on the first row (zeros on the others: facts merge by a sum). ``remembered`` joins
+        such rows back."""
+        n, v = self.table.shape
+        rows = np.zeros((n, v + len(self.facts)))
+        rows[:, :v] = self.table
+        if n:
+            rows[0, v:] = self.facts
+        return rows
+
+    @classmethod
+    def remembered(cls, width: int, timed: bool, refs: list[Any], seqs: list[int], owners: list[int]) -> Runs:
+        """The runs of whole buckets remembered as ``rows`` in run blocks, one after the other: ``refs``
+        their (block, serial, first row, row count) in order, ``seqs``/``owners`` their arrival numbers
+        and meta indexes. Buckets remembered one after the other sit next to each other in a block, so
+        a stretch of them is one slice."""
+        k = len(refs)
+        if not k:
+            return cls(np.zeros((0, _VALUES + width)), _facts(width), timed)
+        serial = np.fromiter((ref[1] for ref in refs), np.int64, k)
+        first = np.fromiter((ref[2] for ref in refs), np.int64, k)
+        count = np.fromiter((ref[3] for ref in refs), np.int64, k)
+        end = first + count
+        cuts = np.flatnonzero((serial[1:] != serial[:-1]) | (first[1:] != end[:-1])) + 1
+        starts, ends = [0, *cuts.tolist()], [*cuts.tolist(), k]
+        firsts, lasts = first.tolist(), end.tolist()
+        pieces = [refs[a][0].rows[firsts[a]:lasts[b - 1]] for a, b in zip(starts, ends, strict=True)]
+        rows = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        if len(pieces) == 1:  # a view of the block: nobody may write through it
+            rows = rows.view()
+            rows.flags.writeable = False
+        v = _VALUES + width
+        out = cls(rows[:, :v], rows[:, v:].sum(axis=0), timed)
+        seq, owner = np.array(seqs, dtype=np.int64), np.array(owners, dtype=np.int64)
+        if len(rows) != k:
+            seq, owner = np.repeat(seq, count), np.repeat(owner, count)
+        out.seq, out.owner = seq, owner
+        return out
+
     def taken(self, order: np.ndarray) -> Runs:
         """These runs in ``order`` (a permutation)."""
         out = Runs(self.table[order], self.facts, self.timed)
@@ -189,3 +229,19 @@ def passing(ranges: list[dict[str, tuple[Any, Any]]], checks: list[tuple[str, An
         out = [ok and (v[0] > low or (v[0] == low and not low_strict)) and (v[1] < high or (v[1] == high and not high_strict))
                for ok, v in zip(out, [r[path] for r in ranges], strict=True)]
     return out
+
+
+def passing_items(items: list[Any], at: int, checks: list[tuple[str, Any, bool, Any, bool]] | None) -> list[Any]:
+    """``items`` (None or tuples holding a bucket's ``column_ranges`` at ``at``) with None for those
+    of which some row fails a filter condition: ``passing`` of their ranges, one pass over them for
+    the one-column filter (a time window)."""
+    if checks is None:
+        return [None] * len(items)
+    if len(checks) == 1:
+        path, low, low_strict, high, high_strict = checks[0]
+        return [item if item is not None
+                and (low < (v := item[at][path])[0] or (v[0] == low and not low_strict))
+                and (v[1] < high or (v[1] == high and not high_strict)) else None
+                for item in items]
+    known = iter(passing([item[at] for item in items if item is not None], checks))
+    return [item if item is not None and next(known) else None for item in items]

@@ -69,3 +69,55 @@ def test_what_a_read_path_remembers_counts_in_the_budget():
     first = small.entry("ns", b"a", b"x" * 100)
     first.memo["runs"] = np.zeros(1000)  # 8 KB remembered: over the budget, the entry goes
     assert small.stats()["entries"] <= 1 and small.used <= small.budget
+
+
+def _rows(n: int, first: float) -> np.ndarray:
+    rows = np.zeros((n, 7))  # a width-1 group's runs: 4 table columns + 3 facts
+    rows[:, 0] = np.arange(n) + first
+    return rows
+
+
+def test_remembered_runs_of_buckets_remembered_together_join_as_one_slice_of_a_block():
+    from tidemark.timeseries.groupruns import Runs
+
+    cache = BucketCache(budget=1 << 22)
+    entries = [cache.entry("ns", bytes([i]), b"x" * 100) for i in range(5)]
+    refs = [cache.remember_runs(entry, "runs k", _rows(i + 1, 10.0 * i), {"r": i})[0] for i, entry in enumerate(entries)]
+    assert entries[2].memo["runs k"] == (refs[2], {"r": 2})
+    assert len({ref[0].serial for ref in refs}) == 1  # one block, side by side
+    assert [ref[2] for ref in refs] == [0, 1, 3, 6, 10]
+    picked = [refs[1], refs[2], refs[4]]  # a gap (bucket 3 left out): two slices
+    runs = Runs.remembered(1, True, picked, [0, 1, 2], [7, 8, 9])
+    assert runs.table[:, 0].tolist() == [10.0, 11.0, 20.0, 21.0, 22.0, 40.0, 41.0, 42.0, 43.0, 44.0]
+    assert runs.seq.tolist() == [0, 0, 1, 1, 1, 2, 2, 2, 2, 2] and runs.owner.tolist()[:3] == [7, 7, 8]
+    whole = Runs.remembered(1, True, refs[1:3], [0, 1], [0, 0])
+    with pytest.raises(ValueError):
+        whole.table[0, 0] = 1.0  # a view of the shared block: read-only
+
+
+def test_run_blocks_count_in_the_budget_until_no_entry_holds_rows_in_them():
+    from tidemark.timeseries import bucketcache
+
+    cache = BucketCache(budget=1 << 22)
+    block_bytes = bucketcache.BLOCK_ROWS * 7 * 8
+    a = cache.entry("ns", b"a", b"x" * 100)
+    before = cache.used
+    cache.remember_runs(a, "runs k", _rows(2, 0.0), None)
+    assert cache.used >= before + block_bytes
+    big = cache.entry("ns", b"big", b"y" * 100)  # more runs than a block holds: a block of its own
+    cache.remember_runs(big, "runs k", _rows(bucketcache.BLOCK_ROWS + 1, 0.0), None)
+    assert cache.used >= before + block_bytes + (bucketcache.BLOCK_ROWS + 1) * 7 * 8
+    cache.entry("ns", b"big", b"rewritten")  # the bucket changed: its block is no longer counted
+    cache.entry("ns", b"a", b"rewritten")  # the last rows in the current block go: so does the block
+    assert cache.used == 2 * (len(b"rewritten") + _ENTRY_OVERHEAD)
+    cache.clear()
+    assert cache.used == 0
+
+
+def test_run_blocks_stay_under_a_small_budget():
+    cache = BucketCache(budget=200_000)
+    for i in range(400):
+        entry = cache.entry("ns", i.to_bytes(2, "big"), b"x" * 300)
+        if entry.memo.entry is not None:
+            cache.remember_runs(entry, f"runs {i % 3}", _rows(3, float(i)), None)
+        assert cache.used <= cache.budget
