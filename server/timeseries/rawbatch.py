@@ -91,7 +91,7 @@ class RawBatch:
     metas: list[bytes] | None
     meta_index: np.ndarray | None
     buffer: bytes  # the documents themselves, for measurements that end up on the general path
-    offsets: list[int]
+    offsets: np.ndarray  # int64
 
 
 class _Reject(Exception):
@@ -247,18 +247,18 @@ def _rows(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     return rows
 
 
-def parse(buffer: bytes, offsets: list[int], time_field: str, meta_field: str | None,
+def parse(buffer: bytes, offsets: np.ndarray, time_field: str, meta_field: str | None,
           known: Layout | None = None) -> RawBatch | None:
-    """The documents ``buffer[offsets[i]:...]`` (framing already checked) as columns, or None when they
+    """The documents ``buffer[offsets[i]:...]`` (int64 offsets, framing already checked) as columns, or None when they
     do not all share one layout. ``known``: a layout to try first (the caller's last one), which
     spares walking the first document."""
-    if not offsets:
+    if not len(offsets):
         return None
     if known is not None and known.time_field == time_field and known.meta_field == meta_field:
         batch = _parse(buffer, offsets, known)
         if batch is not None:
             return batch
-    layout = layout_of(buffer, offsets[0], time_field, meta_field)
+    layout = layout_of(buffer, int(offsets[0]), time_field, meta_field)
     if layout is None or (known is not None and layout.key == known.key):
         return None
     return _parse(buffer, offsets, layout)
@@ -267,7 +267,7 @@ def parse(buffer: bytes, offsets: list[int], time_field: str, meta_field: str | 
 PARSE_CHUNK = 8192  # documents per NumPy pass: a worker thread parsing a large insert lets the loop run
 
 
-def _parse(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None:
+def _parse(buffer: bytes, offsets: np.ndarray, layout: Layout) -> RawBatch | None:
     """``_parse_chunk`` a chunk at a time (each NumPy call holds the GIL: keep them short)."""
     if len(offsets) <= PARSE_CHUNK:
         return _parse_chunk(buffer, offsets, layout)
@@ -290,7 +290,7 @@ def _parse(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None
     return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, meta_index, buffer, offsets)
 
 
-def _parse_chunk(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None:
+def _parse_chunk(buffer: bytes, offsets: np.ndarray, layout: Layout) -> RawBatch | None:
     data = np.frombuffer(buffer, np.uint8)
     starts = np.asarray(offsets, np.int64)
     prefix = _rows(data, starts, layout.window)
