@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 DOUBLE, STRING, OBJECT, ARRAY, BINARY, OID, BOOL, DATE, NULL, INT32, INT64 = (
     0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x09, 0x0A, 0x10, 0x12)
@@ -234,8 +233,10 @@ def _rows(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
         return np.zeros((n, width), np.uint8)
     inside = n if int(starts[-1]) + width <= data.size else int(np.searchsorted(starts, data.size - width, "right"))
     if inside == n:
-        windows = as_strided(data, shape=(data.size - width + 1, width), strides=(1, 1), writeable=False)
-        rows: np.ndarray = windows[starts]  # NumPy types fancy indexing as Any
+        # every window one ``width``-byte item (overlapping, stride 1): a 1-D fancy index copies each
+        # item whole, ~2x cheaper than a row index into a 2-D (n, width) strided view
+        windows = np.ndarray((data.size - width + 1,), np.dtype((np.void, width)), data, strides=(1,))
+        rows: np.ndarray = windows[starts].view(np.uint8).reshape(n, width)
         return rows
     rows = np.empty((n, width), np.uint8)
     if inside:
