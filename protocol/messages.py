@@ -12,6 +12,7 @@ single kind-0 section with flags 0 and no checksum, because drivers reject anyth
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import struct
 from dataclasses import dataclass, field
@@ -92,8 +93,13 @@ class OpQuery:
 Request = OpMsg | OpQuery
 
 
+_NO_OFFSETS = np.zeros(0, np.int64)
+_NO_OFFSETS.flags.writeable = False
+
+
 class RawDocuments:
-    """A kind-1 document sequence kept as bytes: ``buffer[offsets[i]:ends[i]]`` is document ``i``.
+    """A kind-1 document sequence kept as bytes: ``buffer[offsets[i]:ends[i]]`` is document ``i``
+    (``offsets``: int64 array, read-only).
 
     Framing is checked when it is built (each length prefix is >= 5, fits in the sequence and its
     document ends with a NUL byte); the BSON inside is checked by ``decode()`` or by whoever parses
@@ -102,10 +108,11 @@ class RawDocuments:
     __slots__ = ("buffer", "start", "end", "offsets", "identifier", "_decoded")
 
     def __init__(self, buffer: bytes, start: int, end: int, identifier: str, request_id: int = 0):
-        # one pass over the length prefixes, then every document's NUL checked at once: the first
-        # document that breaks a rule is reported, as a document-by-document check would
-        offsets: list[int] = []
-        append = offsets.append
+        # one pass over the length prefixes (into an int64 array: its consumers take it as is, no list
+        # conversion), then every document's NUL checked at once: the first document that breaks a rule
+        # is reported, as a document-by-document check would
+        found = array.array("q")
+        append = found.append
         unpack = INT32.unpack_from
         pos, size = start, 5
         try:
@@ -117,13 +124,15 @@ class RawDocuments:
                 pos += size
         except struct.error:  # fewer than 4 bytes left in the buffer: the trailing-bytes case below
             pass
-        if offsets:
+        offsets = np.frombuffer(found, np.int64) if found else _NO_OFFSETS
+        offsets.flags.writeable = False
+        if len(offsets):
             whole = np.frombuffer(buffer, np.uint8)
-            last = offsets[-1]
+            last = int(offsets[-1])
             # every document but the last one has a sane length: check their NULs first
-            unterminated = np.flatnonzero(whole[np.asarray(offsets[1:], np.int64) - 1] != 0)
+            unterminated = np.flatnonzero(whole[offsets[1:] - 1] != 0)
             if len(unterminated):
-                _bad_document(buffer, start, offsets[int(unterminated[0])], identifier, request_id)
+                _bad_document(buffer, start, int(offsets[int(unterminated[0])]), identifier, request_id)
             if end - last < 5:
                 raise ParseError(ErrorCode.InvalidBSON, f"Invalid BSON in document sequence '{identifier}': "
                                  f"{end - last} trailing bytes are not a document", request_id=request_id)

@@ -62,7 +62,7 @@ def _decoded(raw: RawDocuments) -> list[Any]:
     if len(raw) <= DECODE_CHUNK:
         return raw.decode()
     out: list[Any] = []
-    offsets, buffer = raw.offsets, memoryview(raw.buffer)
+    offsets, buffer = raw.offsets.tolist(), memoryview(raw.buffer)
     ends = offsets[1:] + [raw.end]
     try:
         for start in range(0, len(offsets), DECODE_CHUNK):
@@ -92,7 +92,7 @@ def prepare(cmd: dict[str, Any], options: ts_options.TimeseriesOptions, columnar
     if type(raw) is RawDocuments:
         if not 0 < len(raw) <= MAX_WRITE_BATCH:
             documents(cmd)  # raises the error mongod answers
-        sizes = np.diff(np.append(np.asarray(raw.offsets, np.int64), raw.end))
+        sizes = np.diff(np.append(raw.offsets, raw.end))
         longest = int(sizes.max())
         # a column batch holds scalars only (no arrays), but a scalar under a 2dsphere index is refused
         if columnar and longest <= COLUMNAR_DOCUMENT_BYTES and not (index_rules and index_rules.point_paths):

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 DOUBLE, STRING, OBJECT, ARRAY, BINARY, OID, BOOL, DATE, NULL, INT32, INT64 = (
     0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x09, 0x0A, 0x10, 0x12)
@@ -91,7 +90,7 @@ class RawBatch:
     metas: list[bytes] | None
     meta_index: np.ndarray | None
     buffer: bytes  # the documents themselves, for measurements that end up on the general path
-    offsets: list[int]
+    offsets: np.ndarray  # int64
 
 
 class _Reject(Exception):
@@ -234,8 +233,10 @@ def _rows(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
         return np.zeros((n, width), np.uint8)
     inside = n if int(starts[-1]) + width <= data.size else int(np.searchsorted(starts, data.size - width, "right"))
     if inside == n:
-        windows = as_strided(data, shape=(data.size - width + 1, width), strides=(1, 1), writeable=False)
-        rows: np.ndarray = windows[starts]  # NumPy types fancy indexing as Any
+        # every window one ``width``-byte item (overlapping, stride 1): a 1-D fancy index copies each
+        # item whole, ~2x cheaper than a row index into a 2-D (n, width) strided view
+        windows = np.ndarray((data.size - width + 1,), np.dtype((np.void, width)), data, strides=(1,))
+        rows: np.ndarray = windows[starts].view(np.uint8).reshape(n, width)
         return rows
     rows = np.empty((n, width), np.uint8)
     if inside:
@@ -247,18 +248,18 @@ def _rows(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     return rows
 
 
-def parse(buffer: bytes, offsets: list[int], time_field: str, meta_field: str | None,
+def parse(buffer: bytes, offsets: np.ndarray, time_field: str, meta_field: str | None,
           known: Layout | None = None) -> RawBatch | None:
-    """The documents ``buffer[offsets[i]:...]`` (framing already checked) as columns, or None when they
+    """The documents ``buffer[offsets[i]:...]`` (int64 offsets, framing already checked) as columns, or None when they
     do not all share one layout. ``known``: a layout to try first (the caller's last one), which
     spares walking the first document."""
-    if not offsets:
+    if not len(offsets):
         return None
     if known is not None and known.time_field == time_field and known.meta_field == meta_field:
         batch = _parse(buffer, offsets, known)
         if batch is not None:
             return batch
-    layout = layout_of(buffer, offsets[0], time_field, meta_field)
+    layout = layout_of(buffer, int(offsets[0]), time_field, meta_field)
     if layout is None or (known is not None and layout.key == known.key):
         return None
     return _parse(buffer, offsets, layout)
@@ -267,7 +268,7 @@ def parse(buffer: bytes, offsets: list[int], time_field: str, meta_field: str | 
 PARSE_CHUNK = 8192  # documents per NumPy pass: a worker thread parsing a large insert lets the loop run
 
 
-def _parse(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None:
+def _parse(buffer: bytes, offsets: np.ndarray, layout: Layout) -> RawBatch | None:
     """``_parse_chunk`` a chunk at a time (each NumPy call holds the GIL: keep them short)."""
     if len(offsets) <= PARSE_CHUNK:
         return _parse_chunk(buffer, offsets, layout)
@@ -290,7 +291,7 @@ def _parse(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None
     return RawBatch(layout, len(offsets), columns[layout.time_field], columns, metas, meta_index, buffer, offsets)
 
 
-def _parse_chunk(buffer: bytes, offsets: list[int], layout: Layout) -> RawBatch | None:
+def _parse_chunk(buffer: bytes, offsets: np.ndarray, layout: Layout) -> RawBatch | None:
     data = np.frombuffer(buffer, np.uint8)
     starts = np.asarray(offsets, np.int64)
     prefix = _rows(data, starts, layout.window)

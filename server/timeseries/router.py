@@ -128,15 +128,14 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
             return rows
     taken = take[order]
     table.reserve_rows(int(positions[taken].max()) + 1)
-    # each taken row's place in the flattened (slots x cap) arrays, in arrival order: one 1-D scatter per
-    # field (a 2-D fancy index costs ~6x), from a slice of the batch's columns when every row is taken
-    flat = np.empty(n, np.int64)
-    flat[order] = safe_sorted * table.cap + positions
-    source: Any
-    if take.all():
-        source = slice(int(rows[0]), int(rows[-1]) + 1) if int(rows[-1]) - int(rows[0]) == n - 1 else rows
-    else:
-        source, flat = rows[take], flat[take]
+    # each taken row's place in the flattened (slots x cap) arrays, in slot order (ascending: a slot's
+    # rows take consecutive positions): one 1-D scatter per field (a 2-D fancy index costs ~6x) that
+    # walks the arrays forwards, ~1/3 cheaper than in arrival order (a TSBS batch's rows alternate
+    # between the slots: every write another cache line of mostly cold arrays)
+    flat = safe_sorted * table.cap + positions
+    source = rows[order]
+    if not taken.all():
+        source, flat = source[taken], flat[taken]
     for name in table.varying:
         table.data[name].reshape(-1)[flat] = batch.columns[name][source]
     fast_groups = np.repeat(np.arange(len(group_slots)), lengths)[taken]

@@ -36,7 +36,7 @@ def _raw(docs):
     for e in encoded:
         offsets.append(pos)
         pos += len(e)
-    return b"".join(encoded), offsets
+    return b"".join(encoded), np.asarray(offsets, np.int64)
 
 
 def _contents(engine):
