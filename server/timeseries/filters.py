@@ -342,14 +342,19 @@ class _TimeBounds:
         return self.lo_min <= lo_v <= self.lo_max and self.hi_min <= hi_v <= self.hi_max
 
     def select(self, views: list[Any]) -> list[Any]:
-        """The ``views`` this predicate keeps (in order): what ``__call__`` decides for each."""
-        key = self.key
-        found = [view.derived().get(key) for view in views]
-        if None in found:
-            found = [f if f is not None else self.bounds(view) for f, view in zip(found, views, strict=True)]
+        """The ``views`` this predicate keeps (in order): what ``__call__`` decides for each, in one pass
+        reading the remembered bounds straight from each view's cache entry (``cached``)."""
+        key, bounds = self.key, self.bounds
         lo_min, lo_max, hi_min, hi_max = self.lo_min, self.lo_max, self.hi_min, self.hi_max
-        return [view for view, (lo_v, hi_v) in zip(views, found, strict=True)
-                if lo_min <= lo_v <= lo_max and hi_min <= hi_v <= hi_max]
+        out: list[Any] = []
+        append = out.append
+        for view in views:
+            entry = view.cached
+            found = None if entry is None else entry.memo.get(key)
+            lo_v, hi_v = bounds(view) if found is None else found
+            if lo_min <= lo_v <= lo_max and hi_min <= hi_v <= hi_max:
+                append(view)
+        return out
 
 
 class _AllOf:

@@ -33,7 +33,7 @@ from tidemark.timeseries.bucketdoc import MISSING, date_ms, meta_key
 from tidemark.timeseries.columns import DATE
 from tidemark.timeseries.deps import refs
 from tidemark.timeseries.rowbson import MeasurementRows
-from tidemark.timeseries.stored import CHUNK, StoredBucket
+from tidemark.timeseries.stored import CHUNK, stored_bucket
 
 _NO_TIME = -(2**63)
 
@@ -230,7 +230,7 @@ def _read_latest(engine: Any, ns: str, facts: SeriesFacts, live: dict[Any, Any],
                     facts.forget(rid)
                     stored_value = r.get_stored(info, rid)
                     if stored_value is not None:
-                        facts.note(StoredBucket(ns, rid, stored_value, opener, remember=False), time_field)
+                        facts.note(stored_bucket(ns, rid, stored_value, opener, remember=False), time_field)
                 stats["factsBucketsRead"] += len(changed)
                 facts.snapshot = snapshot
                 return _winners(facts, live, time_field, r, info, ns)
@@ -271,7 +271,7 @@ def _pass(r: Any, info: Any, ns: str, facts: SeriesFacts, time_field: str, stats
     count = 0
     for rid, stored_value in r.scan_stored(info, start_after=resume):
         interrupt.tick(16)
-        facts.note(StoredBucket(ns, rid, stored_value, opener, remember=False), time_field, in_order=False)
+        facts.note(stored_bucket(ns, rid, stored_value, opener, remember=False), time_field, in_order=False)
         count += 1
         if chunk is not None and count >= chunk:
             resume = rid
@@ -330,7 +330,7 @@ def _winners(facts: SeriesFacts, live: dict[Any, Any], time_field: str, r: Any, 
                 stored_value = r.get_stored(info, ref)
                 if stored_value is None:  # the facts are of this snapshot: a bug, not a race
                     raise AssertionError(f"lastpoint facts name a bucket {ref.hex()} absent from their snapshot")
-                view = StoredBucket(ns, ref, stored_value, r.stored_opener())
+                view = stored_bucket(ns, ref, stored_value, r.stored_opener())
             if len(facts.held) < _MAX_HELD:
                 facts.held[ref] = view
             ref = view

@@ -13,6 +13,7 @@ is held while a cursor is suspended; decoding happens after the transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -36,7 +37,6 @@ from tidemark.timeseries.columns import (
 from tidemark.timeseries.rowbson import MeasurementRows, Rows, Unpacked
 
 CHUNK = 128
-_LOOK_UP = object()  # StoredBucket: look the cache entry up
 _TYPED_CODEC = {DOUBLE, DATE, INT64, INT32, BOOL, OID}
 
 
@@ -124,17 +124,14 @@ class StoredBucket(_Unpacking):
 
     __slots__ = ("rid", "stored", "_opener", "_opened", "cached", "_summary")
 
-    def __init__(self, ns: str, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader], *,
-                 remember: bool = True, entry: CachedBucket | None | object = _LOOK_UP):
-        """``remember`` False: what is decoded is not kept (an entry already cached is still used), for a
-        pass over every bucket that keeps only its own small results. ``entry``: the cache entry when
-        the caller looked it up already (``BucketCache.entries``, a chunk at once)."""
+    def __init__(self, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader],
+                 cached: CachedBucket | None):
+        """``cached``: the bucketcache entry of ``stored`` (None: what is decoded is not kept), looked up
+        by the caller — ``stored_bucket`` for one record, ``BucketCache.entries`` for a chunk at once.
+        Positional and plain: a scan builds one per bucket."""
         self.rid, self.stored, self._opener = rid, stored, opener
         self._opened: bytes | BucketReader | None = None
-        if entry is _LOOK_UP:
-            entry = CACHE.entry(ns, rid, stored) if remember else CACHE.find(ns, rid, stored)
-        # the bucketcache entry (the read interface's ``cached``; a plain attribute: read per bucket)
-        self.cached = cast("CachedBucket | None", entry)
+        self.cached = cached  # the read interface's ``cached``; a plain attribute: read per bucket
         self._summary: dict[str, Any] | None = None
 
     def opened(self) -> bytes | BucketReader:
@@ -241,6 +238,14 @@ class StoredBucket(_Unpacking):
         else:
             doc["data"] = bson_columns(opened, columns)
         return doc
+
+
+def stored_bucket(ns: str, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader], *,
+                  remember: bool = True) -> StoredBucket:
+    """One stored record as a ``StoredBucket`` with its cache entry looked up. ``remember`` False: what
+    is decoded is not kept (an entry already cached is still used), for a pass over every bucket that
+    keeps only its own small results."""
+    return StoredBucket(rid, stored, opener, CACHE.entry(ns, rid, stored) if remember else CACHE.find(ns, rid, stored))
 
 
 class DocumentBucket(_Unpacking):
@@ -368,48 +373,38 @@ def _plain(value: Any) -> Any:
 # ------------------------------------------------------------------ readers
 
 
-def scan(engine: Any, ns: str, resume: bytes | None = None, last: bytes | None = None, *,
+def scan(engine: Any, ns: str, resume: bytes | None = None, *,
          reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
          chunk_size: int = CHUNK) -> Iterator[StoredBucket]:
     """Stored buckets in key order, one at a time (``chunks``, flattened)."""
-    for chunk in chunks(engine, ns, resume, last, reverse=reverse, lo=lo, hi=hi, chunk_size=chunk_size):
+    for chunk in chunks(engine, ns, resume, reverse=reverse, lo=lo, hi=hi, chunk_size=chunk_size):
         yield from chunk
 
 
-def chunks(engine: Any, ns: str, resume: bytes | None = None, last: bytes | None = None, *,
+def chunks(engine: Any, ns: str, resume: bytes | None = None, *,
            reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
            chunk_size: int = CHUNK) -> Iterator[list[StoredBucket]]:
     """Stored buckets in key order (descending with ``reverse``) strictly after ``resume``, in lists of
-    up to ``chunk_size`` (one read transaction each, their cache entries looked up at once); ascending
-    scans stop after ``last``; ``lo``/``hi`` bound the scan (``lo`` exclusive, ``hi`` inclusive, prefix
-    semantics)."""
+    up to ``chunk_size`` (one read transaction each, their cache entries looked up at once); ``lo``/``hi``
+    bound the scan (``lo`` exclusive, ``hi`` inclusive, prefix semantics)."""
     while True:
-        records: list[tuple[bytes, bytes]] = []
-        done = False
         with engine.read() as r:
             info = r.get_collection(ns)
             if info is None:
                 return
             opener = r.stored_opener()
-            for record in r.scan_stored(info, start_after=resume, reverse=reverse, lo=lo, hi=hi,
-                                        lo_inclusive=False):
-                if last is not None and record[0] > last:
-                    done = True
-                    break
-                records.append(record)
-                if len(records) >= chunk_size:
-                    break
-            else:
-                done = True
+            # the chunk taken in one C-level pass over the walk (no Python step per record)
+            records = list(islice(r.scan_stored(info, start_after=resume, reverse=reverse, lo=lo, hi=hi,
+                                                lo_inclusive=False), chunk_size))
         if records:
             resume = records[-1][0]
             yield _views(ns, records, opener)
-        if done or not records:
+        if len(records) < chunk_size:  # the walk ended
             return
 
 
 def _views(ns: str, records: list[tuple[bytes, bytes]], opener: Any) -> list[StoredBucket]:
-    return [StoredBucket(ns, rid, stored, opener, entry=entry)
+    return [StoredBucket(rid, stored, opener, entry)
             for (rid, stored), entry in zip(records, CACHE.entries(ns, records), strict=True)]
 
 

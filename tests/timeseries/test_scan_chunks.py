@@ -17,7 +17,7 @@ from tidemark.commands.timeseries_insert import insert_measurements
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
 from tidemark.query.pipeline import PipelineContext
-from tidemark.timeseries import ddl, stored, view
+from tidemark.timeseries import ddl, scan, stored, view
 from tidemark.timeseries.bucketcache import CACHE
 from tidemark.timeseries.filters import _TimeBounds, kept
 from tidemark.timeseries.groupruns import passing, range_checks
@@ -104,13 +104,22 @@ async def test_an_expired_operation_stops_the_columnar_group_within_a_chunk(serv
 # ------------------------------------------------------------------ the chunk-at-once decisions
 
 
-class Bucket:
-    """A bucketview stand-in: the control time bounds and a memo."""
+class Entry:
+    """A bucketcache entry stand-in: its memo."""
 
-    def __init__(self, lo, hi):
+    def __init__(self, memo):
+        self.memo = memo
+
+
+class Bucket:
+    """A bucketview stand-in: the control time bounds and a memo, that of its cache entry when ``cached``
+    (a stored bucket's), else its own (an in-memory bucket's)."""
+
+    def __init__(self, lo, hi, cached=False):
         control = {"min": {} if lo is None else {"t": _date(lo)}, "max": {} if hi is None else {"t": _date(hi)}}
         self._summary = {"_id": 0, "control": control}
         self._memo = {}
+        self.cached = Entry(self._memo) if cached else None
 
     def summary(self):
         return self._summary
@@ -143,10 +152,11 @@ _CHECK = st.tuples(st.sampled_from(["$eq", "$gt", "$gte", "$lt", "$lte"]), _MS).
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(_BOUND, _BOUND), max_size=40), st.lists(_CHECK, min_size=1, max_size=3))
-def test_time_bounds_decide_a_chunk_as_each_check_decides_each_bucket(bounds, checks):
+@given(st.lists(st.tuples(_BOUND, _BOUND, st.booleans()), max_size=40), st.lists(_CHECK, min_size=1, max_size=3))
+def test_time_bounds_decide_a_chunk_as_each_check_decides_each_bucket(drawn, checks):
     predicate = _TimeBounds("t", tuple(checks))
-    buckets = [Bucket(lo, hi) for lo, hi in bounds]
+    bounds = [(lo, hi) for lo, hi, _ in drawn]
+    buckets = [Bucket(lo, hi, cached) for lo, hi, cached in drawn]
     expected = [b for b, (lo, hi) in zip(buckets, bounds, strict=True) if _reference(lo, hi, checks)]
     assert [predicate(b) for b in buckets] == [_reference(lo, hi, checks) for lo, hi in bounds]
     assert kept(predicate, buckets) == expected
@@ -199,3 +209,17 @@ async def test_whole_buckets_taken_a_chunk_at_once_flush_where_one_at_a_time_wou
     assert {k: info[k] for k in ("bucketsColumnar", "bucketsUnpacked", "measurementsUnpacked")} == \
         {k: expected_info[k] for k in ("bucketsColumnar", "bucketsUnpacked", "measurementsUnpacked")}
     assert seen[:-1] == [9] * (SERIES // 3) and seen[-1] == 0
+
+
+async def test_an_in_memory_bucket_replaces_its_stored_version_where_the_scan_meets_it(server):
+    """A stored bucket reopened in memory with more rows is read once, as its in-memory view (matched by
+    record id), in the stored bucket's place; the other stored buckets are read as stored."""
+    await _load(server, series=5)
+    more = [{"t": T0 + dt.timedelta(minutes=3), "m": s, "v": 100.0} for s in (1, 3)]
+    await insert_measurements(server.ctx(), {"insert": "c", "documents": more, "$db": "db"})
+    views = [v for chunk in scan.buckets(server.ctx().server, BNS) for v in chunk]
+    metas = [v.summary()["meta"] for v in views]
+    assert metas == [0, 1, 2, 3, 4]
+    assert [v.cached is None and not isinstance(v, stored.StoredBucket) for v in views] == \
+        [False, True, False, True, False]
+    assert [len(v.dense("v")[1]) for v in views] == [3, 4, 3, 4, 3]
