@@ -23,7 +23,7 @@ from typing import Any
 from bson.raw_bson import RawBSONDocument
 
 from tidemark.storage.catalog import CATALOG_CODEC
-from tidemark.storage.chunks import TAG_CHUNKED, join
+from tidemark.storage.chunks import TAG_CHUNKED, join, pieces
 from tidemark.storage.compression import ValueCodec
 from tidemark.storage.keys import encode_key
 from tidemark.storage.lmdb_types import Handle, Txn
@@ -66,7 +66,7 @@ def get_stored(txn: Txn, db: Handle, long: LongKeys, rid: bytes, chunks_db: Hand
     """The record's stored value as written (tagged, chunks reassembled), or None."""
     stored = txn.get(long.stored(rid), db=db)
     if stored is not None and stored[0] == TAG_CHUNKED:
-        return join(txn, chunks_db, stored)
+        return join(pieces(txn, chunks_db), stored)
     return stored
 
 
@@ -88,8 +88,8 @@ def _walk(txn: Txn, db: Handle, long: LongKeys, bounds: tuple[bytes | None, byte
 def _unchunked(txn: Txn, chunks_db: Handle, entries: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """``entries`` with any chunked value (tag 5) reassembled; looked for in one C-level pass."""
     if TAG_CHUNKED in map(_TAG, map(_VALUE, entries)):
-        return [(rid, join(txn, chunks_db, stored) if stored[0] == TAG_CHUNKED else stored)
-                for rid, stored in entries]
+        get_piece = pieces(txn, chunks_db)
+        return [(rid, join(get_piece, stored) if stored[0] == TAG_CHUNKED else stored) for rid, stored in entries]
     return entries
 
 
@@ -126,7 +126,10 @@ def scan(txn: Txn, db: Handle, long: LongKeys, codec: ValueCodec, *, start_after
     if bounds is None:
         return
     unpack = codec.unpack
+    get_piece = None
     for rid, stored in _walk(txn, db, long, bounds, start_after, reverse):  # lazy: callers may stop at once
         if stored[0] == TAG_CHUNKED:
-            stored = join(txn, chunks_db, stored)
+            if get_piece is None:
+                get_piece = pieces(txn, chunks_db)
+            stored = join(get_piece, stored)
         yield rid, unpack(stored)
