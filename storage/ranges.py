@@ -11,6 +11,7 @@ and for index entries that carry a record id after the key: a stored key K is
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import takewhile
 
 from tidemark.storage.keys import prefix_end
 from tidemark.storage.lmdb_types import Cursor, Handle, Txn
@@ -33,35 +34,37 @@ def raw_range(lo: bytes | None, hi: bytes | None, lo_inclusive: bool = True,
 def walk(txn: Txn, db: Handle, start: bytes | None, end: bytes | None, *,
          resume: bytes | None = None, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
     """(stored key, value) with start <= key < end, ascending (descending with ``reverse``),
-    strictly after ``resume`` in the direction of the walk."""
-    with txn.cursor(db=db) as cur:
-        if not reverse:
-            if resume is not None and (start is None or resume >= start):
-                start = resume
-            ok = cur.set_range(start) if start is not None else cur.first()
-            if ok and resume is not None and cur.key() == resume:
-                ok = cur.next()
-            if not ok:
-                return
-            for key, value in cur.iternext(keys=True, values=True):
-                if end is not None and key >= end:
-                    return
-                yield key, value
-        else:
-            if resume is not None and (end is None or resume < end):
-                end = resume  # exclusive, like end
-            if end is None:
-                ok = cur.last()
-            elif cur.set_range(end):
-                ok = cur.prev()
-            else:
-                ok = cur.last()
-            if not ok:
-                return
-            for key, value in cur.iterprev(keys=True, values=True):
-                if start is not None and key < start:
-                    return
-                yield key, value
+    strictly after ``resume`` in the direction of the walk.
+
+    The cursor is positioned at once; the entries come from py-lmdb's own iterator, the far bound
+    applied by ``takewhile`` with a tuple comparison: no Python step per entry (``(end,) > (key, value)``
+    exactly when ``key < end``; ``(start,) <= (key, value)`` exactly when ``key >= start``). The cursor
+    is freed with the iterator (and, like any cursor, is invalid once its transaction ends)."""
+    cur = txn.cursor(db=db)
+    if not reverse:
+        if resume is not None and (start is None or resume >= start):
+            start = resume
+        ok = cur.set_range(start) if start is not None else cur.first()
+        if ok and resume is not None and cur.key() == resume:
+            ok = cur.next()
+        if not ok:
+            cur.close()
+            return iter(())
+        entries = cur.iternext(keys=True, values=True)
+        return entries if end is None else takewhile((end,).__gt__, entries)
+    if resume is not None and (end is None or resume < end):
+        end = resume  # exclusive, like end
+    if end is None:
+        ok = cur.last()
+    elif cur.set_range(end):
+        ok = cur.prev()
+    else:
+        ok = cur.last()
+    if not ok:
+        cur.close()
+        return iter(())
+    entries = cur.iterprev(keys=True, values=True)
+    return entries if start is None else takewhile((start,).__le__, entries)
 
 
 def _seek_dup(cur: Cursor, target: bytes) -> bool:

@@ -142,12 +142,12 @@ class ReadView:
 
     def scan_stored(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
                     lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
-                    hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
+                    hi_inclusive: bool = True, limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
         """``scan`` yielding (rid, stored value) still packed: equal stored bytes mean an equal record,
-        so callers may cache what they decode from them."""
+        so callers may cache what they decode from them. At most ``limit`` records, read at once."""
         return records.scan_stored(self._txn, self._records(info), self._long(info.ident), self._engine._chunks_db, start_after=start_after,
                                    reverse=reverse, lo=lo, hi=hi, lo_inclusive=lo_inclusive,
-                                   hi_inclusive=hi_inclusive)
+                                   hi_inclusive=hi_inclusive, limit=limit)
 
     def stored_opener(self) -> Callable[[bytes], bytes | BucketReader]:
         """``open(stored) -> BucketReader | bytes`` (see ``open_stored``). It needs no transaction, so

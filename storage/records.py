@@ -16,12 +16,14 @@ These functions take an open LMDB transaction and handle; they never open transa
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain, islice
+from operator import itemgetter
 from typing import Any
 
 from bson.raw_bson import RawBSONDocument
 
 from tidemark.storage.catalog import CATALOG_CODEC
-from tidemark.storage.chunks import TAG_CHUNKED, join
+from tidemark.storage.chunks import TAG_CHUNKED, join, pieces
 from tidemark.storage.compression import ValueCodec
 from tidemark.storage.keys import encode_key
 from tidemark.storage.lmdb_types import Handle, Txn
@@ -64,7 +66,7 @@ def get_stored(txn: Txn, db: Handle, long: LongKeys, rid: bytes, chunks_db: Hand
     """The record's stored value as written (tagged, chunks reassembled), or None."""
     stored = txn.get(long.stored(rid), db=db)
     if stored is not None and stored[0] == TAG_CHUNKED:
-        return join(txn, chunks_db, stored)
+        return join(pieces(txn, chunks_db), stored)
     return stored
 
 
@@ -83,18 +85,34 @@ def _walk(txn: Txn, db: Handle, long: LongKeys, bounds: tuple[bytes | None, byte
     return long.ordered(txn, lmdb_walk, *bounds, resume=start_after, reverse=reverse)
 
 
+def _unchunked(txn: Txn, chunks_db: Handle, entries: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``entries`` with any chunked value (tag 5) reassembled; looked for in one C-level pass."""
+    if TAG_CHUNKED in map(_TAG, map(_VALUE, entries)):
+        get_piece = pieces(txn, chunks_db)
+        return [(rid, join(get_piece, stored) if stored[0] == TAG_CHUNKED else stored) for rid, stored in entries]
+    return entries
+
+
+_VALUE, _TAG = itemgetter(1), itemgetter(0)
+_BATCH = 128  # entries read per C-level pass by an unlimited ``scan_stored``
+
+
 def scan_stored(txn: Txn, db: Handle, long: LongKeys, chunks_db: Handle, *, start_after: bytes | None = None,
                 reverse: bool = False, lo: bytes | None = None, hi: bytes | None = None,
-                lo_inclusive: bool = True, hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
-    """(rid, stored value as written: tagged, chunks reassembled); arguments as ``scan``. The one
-    place a reader of packed values (e.g. selective bucket reads) should take them from."""
+                lo_inclusive: bool = True, hi_inclusive: bool = True,
+                limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
+    """(rid, stored value as written: tagged, chunks reassembled); arguments as ``scan``, at most
+    ``limit`` entries. The one place a reader of packed values (e.g. selective bucket reads) should
+    take them from. Entries are read in lists (all ``limit`` at once, else ``_BATCH`` at a time) by one
+    C-level pass over the walk each: no Python step per record unless one is chunked."""
     bounds = raw_range(lo, hi, lo_inclusive, hi_inclusive)
     if bounds is None:
-        return
-    for rid, stored in _walk(txn, db, long, bounds, start_after, reverse):
-        if stored[0] == TAG_CHUNKED:
-            stored = join(txn, chunks_db, stored)
-        yield rid, stored
+        return iter(())
+    entries = _walk(txn, db, long, bounds, start_after, reverse)
+    if limit is not None:
+        return iter(_unchunked(txn, chunks_db, list(islice(entries, limit))))
+    batches = iter(lambda: list(islice(entries, _BATCH)), [])
+    return chain.from_iterable(_unchunked(txn, chunks_db, batch) for batch in batches)
 
 
 def scan(txn: Txn, db: Handle, long: LongKeys, codec: ValueCodec, *, start_after: bytes | None = None,
@@ -108,8 +126,10 @@ def scan(txn: Txn, db: Handle, long: LongKeys, codec: ValueCodec, *, start_after
     if bounds is None:
         return
     unpack = codec.unpack
-    for rid, stored in _walk(txn, db, long, bounds, start_after, reverse):
+    get_piece = None
+    for rid, stored in _walk(txn, db, long, bounds, start_after, reverse):  # lazy: callers may stop at once
         if stored[0] == TAG_CHUNKED:
-            stored = join(txn, chunks_db, stored)
+            if get_piece is None:
+                get_piece = pieces(txn, chunks_db)
+            stored = join(get_piece, stored)
         yield rid, unpack(stored)
-

@@ -399,7 +399,7 @@ class WriteTxn(ReadView):
         """BSON size of a stored value about to be replaced or deleted (a chunked value is
         reassembled first: its head alone may not hold the inner value's size header)."""
         if stored[0] == chunks.TAG_CHUNKED:
-            stored = chunks.join(self._txn, self._engine._chunks_db, stored)
+            stored = chunks.resolve(self._txn, self._engine._chunks_db, stored)
         return self._engine._codec.unpacked_size(stored)
 
     # --- indexes -----------------------------------------------------------------------------

@@ -13,7 +13,6 @@ is held while a cursor is suspended; decoding happens after the transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -394,8 +393,8 @@ def chunks(engine: Any, ns: str, resume: bytes | None = None, *,
                 return
             opener = r.stored_opener()
             # the chunk taken in one C-level pass over the walk (no Python step per record)
-            records = list(islice(r.scan_stored(info, start_after=resume, reverse=reverse, lo=lo, hi=hi,
-                                                lo_inclusive=False), chunk_size))
+            records = list(r.scan_stored(info, start_after=resume, reverse=reverse, lo=lo, hi=hi,
+                                         lo_inclusive=False, limit=chunk_size))
         if records:
             resume = records[-1][0]
             yield _views(ns, records, opener)
