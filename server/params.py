@@ -51,6 +51,21 @@ def _parse_positive_int(value: Any) -> int:
     return parsed
 
 
+MAX_SYNCDELAY_SECS = 9_000_000  # mongod's StorageGlobalParams::kMaxSyncdelaySecs
+
+
+def _parse_syncdelay(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"syncdelay must be a number, got {value!r}")
+    try:
+        parsed = float(value)
+    except ValueError:
+        raise ValueError(f"syncdelay must be a number, got {value!r}") from None
+    if not 0 <= parsed <= MAX_SYNCDELAY_SECS:  # (NaN fails both)
+        raise ValueError(f"syncdelay must be between 0 and {MAX_SYNCDELAY_SECS}, inclusive")
+    return parsed
+
+
 def _parse_iteration_count(value: Any) -> int:
     parsed = _parse_int(value)
     if parsed < 5000:
@@ -252,6 +267,15 @@ SPECS: tuple[ParamSpec, ...] = (
         True,
         True,
         "measurements a bucket keeps before it may close for size reasons",
+    ),
+    ParamSpec(
+        "syncdelay",
+        60.0,
+        _parse_syncdelay,
+        True,
+        True,
+        "seconds between periodic checkpoints (in-memory buckets written in full; the journal keeps "
+        "acknowledged writes durable in between); 0 disables them",
     ),
     ParamSpec(
         "timeseriesIdleBucketExpiryMaxCountPerAttempt",

@@ -26,7 +26,7 @@ import contextlib
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, cast
 
 import numpy as np
@@ -368,7 +368,10 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
 class Committer:
     """Turns pending rows into commits; one instance per server (``server.ts_committer``)."""
 
-    def __init__(self, engine: Any, catalog: BucketCatalog, *, checkpoint_interval: float = CHECKPOINT_INTERVAL_SECONDS):
+    def __init__(self, engine: Any, catalog: BucketCatalog, *,
+                 checkpoint_interval: Callable[[], float] = lambda: CHECKPOINT_INTERVAL_SECONDS):
+        """``checkpoint_interval``: seconds between periodic checkpoints, read before each (the server's
+        ``syncdelay`` parameter, settable at runtime; 0: none)."""
         self.engine = engine
         self.catalog = catalog
         self.checkpoint_interval = checkpoint_interval
@@ -542,7 +545,11 @@ class Committer:
 
         async def checkpointing() -> None:
             while True:
-                await asyncio.sleep(self.checkpoint_interval)
+                interval = self.checkpoint_interval()
+                # 0 (none): asked again every second, so that setting it takes effect
+                await asyncio.sleep(interval if interval > 0 else 1.0)
+                if interval <= 0 or self.checkpoint_interval() <= 0:
+                    continue
                 try:
                     await self._mark_checkpoint(force=False)
                 except Exception:  # noqa: BLE001 - keep going; the journal still holds the data

@@ -32,7 +32,7 @@ async def on_startup(state: Any) -> None:
     _set_madvise_hugepage(False)
     await asyncio.get_running_loop().run_in_executor(None, recover, state.engine)
     catalog = BucketCatalog(memory_threshold=state.params["timeseriesIdleBucketExpiryMemoryUsageThreshold"])
-    committer = Committer(state.engine, catalog)
+    committer = Committer(state.engine, catalog, checkpoint_interval=lambda: float(state.params["syncdelay"]))
     state.bucket_catalog = catalog
     state.ts_committer = committer
 

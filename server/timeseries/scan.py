@@ -3,8 +3,9 @@ merged with the catalog's in-memory ones, filtered by a bucket predicate.
 
 Stored buckets come from the clustered ``_id`` order (a fresh read transaction per chunk: nothing is
 held while a cursor is suspended), from a buckets index, or newest first. The in-memory buckets are
-snapshotted when the read starts (``live_views``: each bucket's committed rows then) and replace their
-stored version by ``_id``; those never stored are yielded after the stored ones.
+snapshotted when the read starts (``live_views``: each bucket's committed rows then), replace their
+stored version by ``_id``, and sit where they will sit once stored (``_in_scan_order``): a read's order
+never depends on which buckets the writer has stored yet (checkpoints and closes store them at any time).
 
 A bucket ``_id`` holds its start modulo 2**32 seconds, so buckets before 1970 or after 2106 wrap around
 the key space: ``id_ranges`` scans exactly the image of a bucket-start range under that wrap, and the
@@ -13,12 +14,16 @@ newest-first scan orders by the real start (``control.min``), never by the ``_id
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 from bson.objectid import ObjectId
 
-from tidemark.query.index_keys import holds, may_leave_out
+from tidemark.protocol.errors import MongoError
+from tidemark.query.index_keys import holds, keyer_for, may_leave_out
+from tidemark.storage.indexes import entry_key
+from tidemark.storage.ranges import raw_range
 from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import stored
 from tidemark.timeseries.bucketdoc import date_ms
@@ -62,40 +67,79 @@ def _key(seconds: int, *, high: bool) -> bytes:
     return clustered_rid(ObjectId(seconds.to_bytes(4, "big") + (b"\xff" * 8 if high else b"\x00" * 8)))
 
 
-def _stored_then_live(stored_chunks: Iterator[list[Any]], live: dict[str, Any], stats: dict[str, Any] | None,
-                      predicate: Any) -> Iterator[list[Any]]:
-    """The buckets passing ``predicate`` in chunks: each stored chunk (its in-memory buckets replacing
-    their stored version), then the in-memory buckets never stored, by ``_id``. A chunk may be empty
-    (nothing in it passed): every chunk read reaches the consumer, whose interruption check runs
-    per chunk."""
+def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], stats: dict[str, Any] | None,
+                   predicate: Any, stored_position: Callable[[Any], Any],
+                   live_position: Callable[[Any], Any], *, reverse: bool = False) -> Iterator[list[Any]]:
+    """The buckets passing ``predicate`` in chunks, in the scan's order whatever the writer has stored so
+    far: each in-memory bucket where it sits once stored (a checkpoint or a close stores buckets between
+    two reads, and the same read must return its documents in the same order before and after — MongoDB
+    keeps every bucket in its collection, so its scans never see the difference).
+
+    ``live`` (by ``_id``; taken over) replace their stored version and are merged into the stored ones by
+    position (``stored_position`` of a stored view, ``live_position`` of an in-memory one; ascending,
+    descending with ``reverse``; None: after every stored bucket, by ``_id``). One yield per stored chunk
+    read, possibly empty: the consumer's interruption check runs per chunk. An in-memory view is held
+    only until it is passed on (a view keeps the copies its reader made)."""
+    ids = set(live)
+    placed: list[tuple[Any, Any]] = []
+    last: list[Any] = []  # in-memory buckets with no position: after the stored ones
+    for view in live.values():
+        position = live_position(view)
+        if position is None:
+            last.append(view)
+        else:
+            placed.append((position, view))
+    live.clear()
+    placed.sort(key=lambda item: item[0], reverse=reverse)
+    last.sort(key=lambda view: view.id)
+    pending = deque(placed)
+    del placed
     for chunk in stored_chunks:
+        if ids:
+            chunk = [view for view in chunk if view.id not in ids]
+        # (in-memory buckets are mostly the newest: a chunk all before the next one is taken as is)
+        if pending and chunk and (pending[0][0] > stored_position(chunk[-1]) if reverse
+                                  else pending[0][0] < stored_position(chunk[-1])):
+            merged = []
+            for view in chunk:
+                here = stored_position(view)
+                while pending and (pending[0][0] > here if reverse else pending[0][0] < here):
+                    merged.append(pending.popleft()[1])
+                merged.append(view)
+            chunk = merged
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(chunk)
-        if live:
-            chunk = [live.pop(view.id, view) for view in chunk]
         yield kept(predicate, chunk)
-    ordered = sorted(live)
-    for start in range(0, len(ordered), stored.CHUNK):
-        # popped: not held once passed (a view keeps the copies its reader made)
-        chunk = [live.pop(bucket_id) for bucket_id in ordered[start:start + stored.CHUNK]]
+        del chunk
+    pending.extend((None, view) for view in last)
+    del last
+    while pending:
+        chunk = [pending.popleft()[1] for _ in range(min(stored.CHUNK, len(pending)))]
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(chunk)
         yield kept(predicate, chunk)
         del chunk
 
 
+def _stored_rid(view: Any) -> bytes:
+    return cast(bytes, view.rid)
+
+
+def _live_rid(view: Any) -> bytes:
+    return clustered_rid(view.id)  # (a stored ``_id`` may be of any type: record ids always compare)
+
+
 def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None, stats: dict[str, Any] | None = None,
             predicate: Any = None) -> Iterator[list[Any]]:
     """Buckets of ``ns`` whose start is in ``[lo_s, hi_s]`` (None: open) and that pass ``predicate``
-    (over ``summary()``), in ``_id`` order, in-memory ones last when never stored; in chunks (lists,
-    possibly empty)."""
+    (over ``summary()``), in ``_id`` order, in-memory ones included; in chunks (lists, possibly empty)."""
     live = live_views(server, ns, lo_s, hi_s)
 
     def stored_chunks() -> Iterator[list[Any]]:
         for lo, hi in id_ranges(lo_s, hi_s):
             yield from stored.chunks(server.engine, ns, lo=lo, hi=hi)
 
-    return _stored_then_live(stored_chunks(), live, stats, predicate)
+    return _in_scan_order(stored_chunks(), live, stats, predicate, _stored_rid, _live_rid)
 
 
 def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None = None, predicate: Any = None,
@@ -108,23 +152,50 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
     chunks like ``buckets``."""
     live = live_views(server, ns, lo_s, hi_s)
     index = plan.index
+    reads_data = any(str(path).startswith("data") for path in index["key"])
     if live and may_leave_out(index):
-        reads_data = any(str(path).startswith("data") for path in index["key"])
         live = {bid: view for bid, view in live.items()
                 if holds(index, view.document() if reads_data else view.summary())}
-    rids: dict[bytes, None] = {}  # insertion-ordered: the index order, each bucket once
+    firsts: dict[bytes, bytes] = {}  # rid -> its first key in this scan (insertion-ordered: the scan's order)
     with server.engine.read() as r:
         info = r.get_collection(ns)
         if info is not None:
             for interval in (reversed(plan.intervals) if plan.reverse else plan.intervals):
-                for _key, rid in r.index_scan(info, plan.index["name"], interval.lo, interval.hi,
-                                              lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl,
-                                              reverse=plan.reverse):
-                    rids.setdefault(bytes(rid))
+                for key, rid in r.index_scan(info, plan.index["name"], interval.lo, interval.hi,
+                                             lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl,
+                                             reverse=plan.reverse):
+                    firsts.setdefault(bytes(rid), key)
     if stats is not None:
         stats["indexName"] = plan.index["name"]
-        stats["keysExamined"] = len(rids)
-    return _stored_then_live(stored.get_many(server.engine, ns, list(rids)), live, stats, predicate)
+        stats["keysExamined"] = len(firsts)
+    return _in_scan_order(stored.get_many(server.engine, ns, list(firsts)), live, stats, predicate,
+                          lambda view: entry_key(bytes(firsts[view.rid]), view.rid),
+                          _index_position(plan, firsts, reads_data), reverse=plan.reverse)
+
+
+def _index_position(plan: Any, firsts: dict[bytes, bytes], reads_data: bool) -> Callable[[Any], bytes | None]:
+    """Where an in-memory bucket sits in an index scan (an entry's full stored key: key, then record id):
+    its stored version's first entry when the scan met it, else the first of the entries it will have
+    once stored that fall in the plan's intervals (None when none does)."""
+    keyer = keyer_for(plan.index)
+    ranges = [raw_range(i.lo, i.hi, i.lo_incl, i.hi_incl) for i in plan.intervals]
+    bounds = [b for b in ranges if b is not None]
+    pick = max if plan.reverse else min
+
+    def position(view: Any) -> bytes | None:
+        rid = clustered_rid(view.id)
+        found = firsts.get(rid)
+        if found is not None:
+            return entry_key(bytes(found), rid)
+        try:
+            keys = keyer.keys(view.document() if reads_data else view.summary())
+        except MongoError:  # keys its stored version would be refused (parallel arrays): after the others
+            return None
+        entries = [entry_key(key, rid) for key in keys]
+        inside = [e for e in entries if any((lo is None or lo <= e) and (hi is None or e < hi) for lo, hi in bounds)]
+        return pick(inside) if inside else None
+
+    return position
 
 
 def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats: dict[str, Any], predicate: Any,

@@ -21,6 +21,7 @@ REQUIRED = {
     "logLevel": 0,
     "internalQueryMaxBlockingSortMemoryUsageBytes": 100 * 1024 * 1024,
     "cursorTimeoutMillis": 600000,
+    "syncdelay": 60.0,
 }
 
 
@@ -40,6 +41,8 @@ def test_defaults_match_mongod():
         ("quiet=0", "quiet", False),
         ("authenticationMechanisms=SCRAM-SHA-256", "authenticationMechanisms", ["SCRAM-SHA-256"]),
         ("timeseriesBucketMaxSize=64000", "timeseriesBucketMaxSize", 64000),
+        ("syncdelay=0.5", "syncdelay", 0.5),
+        ("syncdelay=0", "syncdelay", 0.0),
     ],
 )
 def test_startup_assignments_parse_to_the_declared_type(assignment, name, value):
@@ -56,6 +59,10 @@ def test_startup_assignments_parse_to_the_declared_type(assignment, name, value)
         ("ttlMonitorSleepSecs=0", "greater than 0"),
         ("timeseriesBucketMaxCount=lots", "Bad value"),
         ("featureCompatibilityVersion=6.0", "Cannot use --setParameter"),
+        ("syncdelay=-1", "syncdelay must be between 0 and 9000000, inclusive"),
+        ("syncdelay=9000001", "syncdelay must be between 0 and 9000000, inclusive"),
+        ("syncdelay=nan", "syncdelay must be between"),
+        ("syncdelay=soon", "syncdelay must be a number"),
     ],
 )
 def test_bad_startup_assignments_raise_clear_errors(assignment, message):
@@ -75,6 +82,10 @@ def test_runtime_set_returns_previous_value_and_respects_settability():
     with pytest.raises(MongoError) as info:
         params.set_at_runtime("logLevel", -1)
     assert info.value.code == 2
+    assert params.set_at_runtime("syncdelay", 30) == 60.0 and params["syncdelay"] == 30.0
+    with pytest.raises(MongoError) as info:  # mongod: BadValue, "syncdelay must be between ..."
+        params.set_at_runtime("syncdelay", 18446744073709552000)
+    assert info.value.code == 2 and "syncdelay must be between" in str(info.value)
 
 
 def test_idle_bucket_expiry_threshold_zero_means_two_and_a_half_percent_of_ram():

@@ -42,7 +42,7 @@ class InProcessServer(ServerState):
                          executor=_EXECUTOR)
         self.auth = AuthManager(engine, self.params, enabled=False)
         self.bucket_catalog = BucketCatalog(memory_threshold=memory_threshold)
-        self.ts_committer = Committer(engine, self.bucket_catalog, checkpoint_interval=checkpoint_interval)
+        self.ts_committer = Committer(engine, self.bucket_catalog, checkpoint_interval=lambda: checkpoint_interval)
 
     def ctx(self, db: str = "db", command: str = "test") -> InlineContext:
         return InlineContext(self, ConnectionInfo(id=1, peer="127.0.0.1:1"), db, command)
