@@ -10,7 +10,7 @@ where a meta's *head* is the ``_id`` element of its template ``_id`` encoded onc
 ``encode_in_order``, the cursor's own encoder), with the byte offsets of its truncated-time dates, and
 the *tail* is the accumulator elements, one fixed layout for every document (a double, a date or an
 int32 each). All documents are laid out in one byte array with a few NumPy scatters, then cut into
-``EncodedDocument``s: the bytes are exactly ``encode_in_order`` of the dict the dense path would have
+``EncodedDocument``s (the documents of one head length as the items of one NumPy void type): the bytes are exactly ``encode_in_order`` of the dict the dense path would have
 built (same field order, same types, the same doubles bit for bit).
 """
 

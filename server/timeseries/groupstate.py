@@ -13,7 +13,8 @@ only when dicts are asked for (``_filled_ids``).
 The ``$sort`` right after the group (``sorted_results``) is one stable ``np.lexsort`` over per-slot
 keys: a ``_id`` part that is a bare ``$dateTrunc`` sorts by its truncated ms (every value a date), a
 part fixed per meta by the meta's rank under the generic sort key (``query.sort.make_sort_key``, so
-BSON type order, arrays' least/greatest element and missing values are the generic ones); ties keep
+BSON type order, arrays' least/greatest element and missing values are the generic ones; when every
+meta's part is a string, by Python's string order, which is that key's for strings); ties keep
 first-seen order, as the generic stable sort does. It declines (None) for any other key, and without
 ``allowDiskUse`` when (groups + 8) x the largest document's BSON size could pass the sort's memory
 limit (the generic sort must then raise).
