@@ -207,6 +207,24 @@ class TopK:
         elif trunc_ms > self._heap[0]:
             heapq.heapreplace(self._heap, trunc_ms)
 
+    def offer_many(self, truncs: np.ndarray) -> None:
+        """``offer`` each of ``truncs`` (int64): the heap keeps the k largest of it and them, found by one
+        partition."""
+        heap, k = self._heap, self.k
+        if len(truncs) <= 2:
+            for value in truncs.tolist():
+                self.offer(value)
+            return
+        if len(heap) >= k:
+            truncs = truncs[truncs > heap[0]]  # (what ``offer`` would turn away)
+            if not len(truncs):
+                return
+        joined = np.concatenate([np.asarray(heap, dtype=np.int64), truncs]) if heap else truncs
+        if len(joined) > k:
+            joined = np.partition(joined, len(joined) - k)[len(joined) - k:]
+        self._heap = joined.tolist()
+        heapq.heapify(self._heap)
+
     def floor(self) -> int | None:
         """The k-th largest truncated time of the groups made (None: fewer than k groups)."""
         return self._heap[0] if len(self._heap) >= self.k else None

@@ -10,7 +10,7 @@ where a meta's *head* is the ``_id`` element of its template ``_id`` encoded onc
 ``encode_in_order``, the cursor's own encoder), with the byte offsets of its truncated-time dates, and
 the *tail* is the accumulator elements, one fixed layout for every document (a double, a date or an
 int32 each). All documents are laid out in one byte array with a few NumPy scatters, then cut into
-``EncodedDocument``s: the bytes are exactly ``encode_in_order`` of the dict the dense path would have
+``EncodedDocument``s (the documents of one head length as the items of one NumPy void type): the bytes are exactly ``encode_in_order`` of the dict the dense path would have
 built (same field order, same types, the same doubles bit for bit).
 """
 
@@ -36,6 +36,26 @@ def element(idv: Any) -> bytes | None:
         return encode_in_order({"_id": idv})[4:-1]
     except Exception:  # noqa: BLE001 - a value BSON cannot hold: the dict path reports it
         return None
+
+
+def elements(idvs: list[Any]) -> list[bytes | None]:
+    """``element`` of each of ``idvs``: when they are all objects, cut from one encoding of them as an
+    array (an embedded document's bytes do not depend on where it sits), else one at a time."""
+    if len(idvs) > 1 and all(type(idv) is dict for idv in idvs):
+        try:
+            data = encode_in_order({"_id": idvs})
+        except Exception:  # noqa: BLE001 - a value BSON cannot hold: found one at a time below
+            data = None
+        if data is not None:
+            out: list[bytes | None] = []
+            at, end = 4 + 1 + 4 + 4, len(data) - 2  # document size, the array's type, "_id", size
+            while at < end:  # (each item: type 0x03, its index as a key, a document)
+                value = data.index(0, at + 1) + 1
+                size = int.from_bytes(data[value:value + 4], "little")
+                out.append(b"\x03_id\x00" + data[value:value + size])
+                at = value + size
+            return out
+    return [element(idv) for idv in idvs]
 
 
 def date_offsets(element: bytes, idv: Any, time_keys: list[str] | None, bare: bool) -> list[int] | None:
@@ -111,6 +131,19 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
         rows = np.arange(0, n * width, width)
         for part in range(date_offsets.shape[1]):
             eights[rows + columns[owner, part]] = date_items
-    data = whole.tobytes()
-    firsts = (np.arange(0, n * width, width) + skips[owner]).tolist()
-    return [EncodedDocument(data[a:b]) for a, b in zip(firsts, range(width, n * width + 1, width), strict=True)]
+    # documents of one head length are one length: each such set is cut as the items of a void type
+    # (one bytes object per item, made by NumPy), and put back in document order
+    doc_skips = skips[owner]
+    lengths = np.unique(skips)
+    if len(lengths) == 1:  # (a void item's tolist() is its bytes)
+        skip = int(lengths[0])
+        cut: Any = np.ascontiguousarray(whole[:, skip:]).view(np.dtype((np.void, width - skip))).ravel().tolist()
+    else:
+        placed = np.empty(n, dtype=object)
+        for skip in lengths.tolist():
+            rows = np.flatnonzero(doc_skips == skip)
+            if len(rows):
+                items = np.ascontiguousarray(whole[rows, skip:]).view(np.dtype((np.void, width - skip))).ravel()
+                placed[rows] = items.astype(object)
+        cut = placed.tolist()
+    return list(map(EncodedDocument, cut))

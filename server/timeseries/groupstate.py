@@ -13,7 +13,8 @@ only when dicts are asked for (``_filled_ids``).
 The ``$sort`` right after the group (``sorted_results``) is one stable ``np.lexsort`` over per-slot
 keys: a ``_id`` part that is a bare ``$dateTrunc`` sorts by its truncated ms (every value a date), a
 part fixed per meta by the meta's rank under the generic sort key (``query.sort.make_sort_key``, so
-BSON type order, arrays' least/greatest element and missing values are the generic ones); ties keep
+BSON type order, arrays' least/greatest element and missing values are the generic ones; when every
+meta's part is a string, by Python's string order, which is that key's for strings); ties keep
 first-seen order, as the generic stable sort does. It declines (None) for any other key, and without
 ``allowDiskUse`` when (groups + 8) x the largest document's BSON size could pass the sort's memory
 limit (the generic sort must then raise).
@@ -90,11 +91,19 @@ class _IdMaker:
             found = self._when[ms] = ms_to_datetime(ms)
         return found
 
+    def learn(self, owner: int, trunc: int | None, first_ms: int, variables: dict[str, Any]) -> Any:
+        """Meta ``owner``'s template (made now from its first group: (meta index, ``trunc``) whose first
+        row is at ``first_ms``), or None when its ``_id``s are not made from one; returns the ``_id``
+        it evaluated."""
+        idv = self._evaluate(owner, first_ms, variables)
+        self.templates[owner] = self._template(idv, trunc)
+        return idv
+
     def make(self, owner: int, trunc: int | None, first_ms: int, variables: dict[str, Any]) -> tuple[Any, Any]:
         template = self.templates.get(owner, False)
         if template is False:
-            idv = self._evaluate(owner, first_ms, variables)
-            template = self.templates[owner] = self._template(idv, trunc)
+            idv = self.learn(owner, trunc, first_ms, variables)
+            template = self.templates[owner]
             if template is None:
                 return idv, None
         elif template is None:
@@ -285,7 +294,7 @@ class DenseGroups:
         meta_parts, meta_timeless = [], []
         for owner, i in zip(metas.tolist(), where.tolist(), strict=True):
             if owner not in templates:  # a template depends only on the meta: made in any order
-                ids.make(owner, None if truncs is None else int(truncs[i]), int(first_times[i]), ctx.variables)
+                ids.learn(owner, None if truncs is None else int(truncs[i]), int(first_times[i]), ctx.variables)
             template = templates[owner]
             if template is None:
                 return None
@@ -323,8 +332,7 @@ class DenseGroups:
             self._add_slots(new_owners, new_truncs)
             topk = self.group.topk
             if topk is not None and truncs is not None:
-                for value in new_truncs.tolist():
-                    topk.offer(value)
+                topk.offer_many(new_truncs)
             if not ctx.allow_disk_use:  # the generic stage's accounting (per-group state only)
                 sizes = self._id_sizes
                 for owner in metas.tolist():  # a template's ids differ only in dates (one size)
@@ -427,6 +435,15 @@ class DenseGroups:
             return [self._ids.when(v) for v in values]
         return values
 
+    def _elements(self, owners: list[int]) -> None:
+        """``_element`` of each of ``owners`` (metas with a template) made now, those not made yet at once."""
+        heads = self._heads
+        missing = [owner for owner in owners if owner not in heads]
+        if missing:
+            templates = self._ids.templates
+            heads.update(zip(missing, groupbson.elements([_shown(templates[owner][0]) for owner in missing]),
+                             strict=True))
+
     def _element(self, owner: int) -> bytes | None:
         """The ``_id`` element of meta ``owner``'s template ``_id`` (``groupbson.element``), encoded once."""
         if owner not in self._heads:
@@ -448,10 +465,11 @@ class DenseGroups:
         index = np.full(int(used[-1]) + 1, -1, dtype=np.int64)
         heads: list[bytes] = []
         offsets: list[list[int]] = []
+        if None in map(templates.get, used.tolist()):
+            return None
+        self._elements(used.tolist())
         for owner in used.tolist():
-            template = templates.get(owner)
-            if template is None:
-                return None
+            template = templates[owner]
             element = self._element(owner)
             if element is None:
                 return None
@@ -546,7 +564,7 @@ class DenseGroups:
         date, ordered by its ms) or fixed per meta (ranked by the generic sort key)."""
         templates = self._ids.templates
         owners = self.slot_owner
-        if self._generic_keys or not len(owners) or any(templates.get(o) is None for o in np.unique(owners).tolist()):
+        if self._generic_keys or not len(owners) or None in map(templates.get, np.unique(owners).tolist()):
             return None
         columns = []
         for path, direction in spec.items():
@@ -572,16 +590,39 @@ class DenseGroups:
     def _meta_ranks(self, path: str, direction: int) -> np.ndarray:
         """Per meta index: the rank of the value at ``path`` (a ``_id`` part fixed per meta) in the
         generic sort order for ``direction`` (equal keys, equal ranks)."""
+        ranks = np.zeros(max(self._ids.templates) + 1, dtype=np.int64)
+        strings = self._string_parts(path[4:]) if path.startswith("_id.") else None
+        if strings is not None:
+            # every value a string: the generic key orders strings as Python does (code points), and
+            # equal strings tie
+            order = sorted(set(strings.values()), reverse=direction == -1)
+            rank_of = dict(zip(order, range(len(order)), strict=True))
+            for owner, value in strings.items():
+                ranks[owner] = rank_of[value]
+            return ranks
         key = make_sort_key([(path, direction)])
         keyed = sorted(((key({"_id": _shown(template[0])}), owner) for owner, template in self._ids.templates.items()
                         if template is not None), key=lambda pair: pair[0])
-        ranks = np.zeros(max(self._ids.templates) + 1, dtype=np.int64)
         rank, previous = -1, None
         for i, (k, owner) in enumerate(keyed):
             if i == 0 or k != previous:
                 rank, previous = rank + 1, k
             ranks[owner] = rank
         return ranks
+
+    def _string_parts(self, name: str) -> dict[int, str] | None:
+        """{meta index: its template ``_id``'s value at ``name``} when every template ``_id`` is an object
+        whose ``name`` is a string, else None."""
+        out = {}
+        for owner, template in self._ids.templates.items():
+            if template is None:
+                continue
+            base = template[0]
+            value = base.get(name) if type(base) is dict else None
+            if type(value) is not str:
+                return None
+            out[owner] = value
+        return out
 
     def _max_doc_size(self) -> int | None:
         """An upper bound of the BSON size of every output document: per meta template, its ``_id``
@@ -596,10 +637,11 @@ class DenseGroups:
             owners = owners[:1] if all(t is not None for t in self._ids.templates.values()) else []
             if not owners:
                 return None
+        if None in map(self._ids.templates.__getitem__, owners):
+            return None
+        self._elements(owners)
         biggest = 0
         for owner in owners:
-            if self._ids.templates[owner] is None:
-                return None
             element = self._element(owner)
             if element is None:  # a value BSON cannot hold: let the generic sort say
                 return None

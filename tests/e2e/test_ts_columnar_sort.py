@@ -131,3 +131,42 @@ def test_columnar_group_values_and_order_equal_the_generic_group(client, rows, c
             generic = _encoded(db.ts.aggregate([match, {"$skip": 0}, group, *tail]))
             for _ in range(2):  # the second read takes stored buckets from their remembered runs
                 assert _encoded(db.ts.aggregate(pipeline)) == generic, pipeline
+
+
+# hostnames whose order differs by case, accents, code points past the BMP and the empty string, and of
+# several lengths (the BSON heads of the documents then differ in size)
+HOSTS = ["", "a", "A", "b", "ab", "aé", "ae", "é", "z" * 9, "\U0001d11e", "\uffff", "host_1", "host_10", "host_2"]
+
+
+@st.composite
+def _string_hosts(draw):
+    """Rows of up to 12 series whose hostnames are all strings, some equal under different metas (ties),
+    over 4 hours: enough groups for the documents made straight as BSON (``groupstate.ENCODED_MIN``)."""
+    hosts = draw(st.lists(st.sampled_from(HOSTS), min_size=1, max_size=12))
+    rows = []
+    for k, h in enumerate(hosts):
+        for m in sorted(draw(st.sets(st.integers(0, 239), min_size=1, max_size=8))):
+            rows.append({"t": T0 + dt.timedelta(minutes=m), "m": {"h": h, "k": k}, "v": float(m % 7)})
+    return rows
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=_string_hosts(), first=st.sampled_from(["_id.h", "_id.t"]), dh=st.sampled_from([1, -1]),
+       dt_=st.sampled_from([1, -1]), limit=st.none() | st.integers(1, 40))
+def test_sort_by_string_hostnames_equals_the_generic_sort(client, rows, first, dh, dt_, limit):
+    """Every hostname a string (ranked without the generic sort key): the same documents, order (ties in
+    first-seen order) and BSON as the generic ``$group`` + ``$sort``, from stored buckets and again from
+    their remembered runs."""
+    db = client["t_ts_columnar_strings"]
+    db.drop_collection("ts")
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
+    db.ts.insert_many(rows)
+    db.ts.delete_many({"m.h": "none"})  # closes the buckets: they are read as stored ones
+    sort = {"_id.h": dh, "_id.t": dt_} if first == "_id.h" else {"_id.t": dt_, "_id.h": dh}
+    match = {"$match": {"t": {"$gte": T0}}}
+    group = {"$group": {"_id": {"t": TRUNC, "h": "$m.h"},
+                        "a": {"$avg": "$v"}}}
+    tail = [{"$sort": sort}] + ([{"$limit": limit}] if limit is not None else [])
+    generic = _encoded(db.ts.aggregate([match, {"$skip": 0}, group, *tail]))
+    for _ in range(2):
+        assert _encoded(db.ts.aggregate([match, group, *tail])) == generic, (sort, limit)

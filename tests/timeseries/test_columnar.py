@@ -3,6 +3,9 @@
 import datetime as dt
 
 import bson
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tidemark.query.match import parse_filter
 from tidemark.timeseries import columnar, rawcolumns
@@ -51,3 +54,17 @@ def test_a_stored_bucket_is_walked_without_decoding_its_columns():
     assert list(top) == ["_id", "control", "meta", "data"]
     assert rawcolumns.element_value(raw, top["meta"]) == "m"
     assert rawcolumns.raw_columns(raw, ["x"]) == {"x": bson.encode({"0": 2.5})}
+
+
+@settings(max_examples=300, deadline=None)
+@given(k=st.integers(1, 6), batches=st.lists(st.lists(st.integers(-5, 40), max_size=12), max_size=6))
+def test_topk_offer_many_keeps_what_offering_one_at_a_time_keeps(k, batches):
+    """``TopK.offer_many`` (one partition per batch) leaves the k largest (with repeats) that ``offer``
+    one value at a time leaves, so ``floor`` and ``done_before`` answer alike."""
+    one, many = columnar.TopK(k, 60_000), columnar.TopK(k, 60_000)
+    for batch in batches:
+        for value in batch:
+            one.offer(value)
+        many.offer_many(np.asarray(batch, dtype=np.int64))
+        assert sorted(many._heap) == sorted(one._heap)
+        assert many.floor() == one.floor()
