@@ -114,6 +114,10 @@ def _parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", default=None, help="less log output (no connection events)"
     )
     parser.add_argument(
+        "--syncdelay", metavar="SECONDS", help="seconds between periodic checkpoints of in-memory buckets "
+        "(default 60; 0: none); the syncdelay server parameter, storage.syncPeriodSecs in a config file",
+    )
+    parser.add_argument(
         "--storageCompressor",
         choices=COMPRESSORS,
         dest="storage_compressor",
@@ -220,7 +224,7 @@ CONFIG_KEYS: dict[str, Any] = {
     "storage": {
         "dbPath": USED, "compressor": USED, "engine": USED,
         "journal": {"enabled": IGNORED, "commitIntervalMs": IGNORED}, "directoryPerDB": IGNORED,
-        "syncPeriodSecs": IGNORED, "wiredTiger": ANY_IGNORED, "inMemory": ANY_IGNORED,
+        "syncPeriodSecs": USED, "wiredTiger": ANY_IGNORED, "inMemory": ANY_IGNORED,
         "oplogMinRetentionHours": IGNORED,
     },
     "systemLog": {
@@ -343,7 +347,10 @@ def parse_options(argv: list[str]) -> ServerOptions:
     options.metrics_port = metrics_port
     options.config = args.config
     _security_options(parser, args, options, security, tls)
-    options.set_parameters = [f"{name}={_yaml_scalar(value)}" for name, value in file_params.items()]
+    # mongod's --syncdelay / storage.syncPeriodSecs set the syncdelay parameter (validated with it)
+    sync_period = args.syncdelay if args.syncdelay is not None else storage.get("syncPeriodSecs")
+    options.set_parameters = [] if sync_period is None else [f"syncdelay={_yaml_scalar(sync_period)}"]
+    options.set_parameters += [f"{name}={_yaml_scalar(value)}" for name, value in file_params.items()]
     options.set_parameters += args.set_parameters
     options.parsed = _parsed_view(options)
     return options

@@ -132,3 +132,19 @@ def test_syslog_destination_is_refused_and_file_needs_a_path(tmp_path):
     no_path = _run("--config", _config(tmp_path, "systemLog:\n  destination: file\n"))
     assert no_path.returncode == 2
     assert "systemLog.path is required if systemLog.destination is to a file" in no_path.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.commands("getParameter")
+def test_syncdelay_comes_from_the_flag_or_the_config_file_like_mongod(start_server, tmp_path):
+    """mongod's --syncdelay and storage.syncPeriodSecs set the syncdelay parameter (the checkpoint
+    interval); the flag wins over the file, and an out-of-range value stops the start."""
+    config = _config(tmp_path, "storage:\n  syncPeriodSecs: 30\n")
+    for args, expected in (((), 60.0), (("--config", config), 30.0), (("--config", config, "--syncdelay", "0.5"), 0.5)):
+        server = start_server(args=args)
+        with server.client() as client:
+            assert client.admin.command("getParameter", 1, syncdelay=1)["syncdelay"] == expected
+            assert client.admin.command("setParameter", 1, syncdelay=2)["was"] == expected
+        server.kill()
+    result = _run("--syncdelay", "-1", "--port", "1")
+    assert result.returncode != 0 and "syncdelay must be between 0 and 9000000" in result.stdout + result.stderr
