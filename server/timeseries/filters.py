@@ -305,14 +305,13 @@ class _Deriver:
         # scan is bounded on both sides whichever of them the index leads with ({t: -1} leads with
         # control.max: a window's upper bound must reach it, or every later bucket of a series is read).
         earliest_ms, latest_ms = d_ms - self.span_s * 1000, d_ms + self.span_s * 1000
-        earliest, latest = ms_to_date(earliest_ms), ms_to_date(latest_ms)
         if op == "$eq":
-            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": earliest}},
-                        {high: {"$lte": latest}}])
+            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": ms_to_date(earliest_ms)}},
+                        {high: {"$lte": ms_to_date(latest_ms)}}])
         elif op in ("$gt", "$gte"):
-            mql = _and([{high: {op: value}}, {low: {op: earliest}}])
+            mql = _and([{high: {op: value}}, {low: {op: ms_to_date(earliest_ms)}}])
         else:
-            mql = _and([{low: {op: value}}, {high: {op: latest}}])
+            mql = _and([{low: {op: value}}, {high: {op: ms_to_date(latest_ms)}}])
         span_s = self.span_s
         return (mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms, latest_ms),)), lo, hi, False,
                 lambda: _shown_time_bounds(low, high, op, value, d_ms, span_s))
