@@ -17,6 +17,7 @@ plain sub-documents avoid the general traversal.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard, cast
 
@@ -133,6 +134,9 @@ class _Compiler:
             return _fast_top_level_cmp(node, general) or general
         return general
 
+    def _compile_each(self, nodes: list[Cmp]) -> list[Predicate]:
+        return [self.compile(n) for n in nodes]
+
     def _and_children(self, children: tuple[Node, ...]) -> list[Predicate]:
         # Conjunction order does not change the result, so cheap/selective checks go first, and a
         # numeric range on one top-level field ({a: {$gte: x, $lt: y}}) becomes one closure.
@@ -156,7 +160,7 @@ class _Compiler:
             ):
                 if c.path not in fused:
                     fused.add(c.path)
-                    preds.append(_fused_range(c.path, group, lambda group=group: [self.compile(g) for g in group]))
+                    preds.append(_fused_range(c.path, group, functools.partial(self._compile_each, group)))
                 continue
             preds.append(self.compile(c))
         return preds
