@@ -67,8 +67,67 @@ def compile_expression(expr: Any, *, allow_vars: bool = True, collation: Any = N
 
     ``collation`` (``collation.Collation``, None = simple) orders strings in comparisons, ``$in``,
     ``$indexOfArray``, set operators, ``$sortArray``, ``$min``/``$max``; operators read it as
-    ``cc.collation`` from the sub-expression compiler they are given."""
+    ``cc.collation`` from the sub-expression compiler they are given.
+
+    A compiled expression is a pure function of its document and variables (``$$NOW`` and the
+    command's ``let`` come in ``variables`` at run time), so an expression of strings, integers,
+    booleans and nulls compiled under the simple collation is compiled once per shape
+    (``_COMPILED``): a repeated query's ``$group`` keys and accumulator arguments are not compiled
+    again. Errors are not remembered: an invalid expression raises at every compile."""
+    if collation is None:
+        key = _shape_key(expr, allow_vars)
+        if key is not None:
+            fn = _COMPILED.get(key)
+            if fn is None:
+                fn = _compile(expr, allow_vars, None)
+                if len(_COMPILED) >= _COMPILED_MAX:
+                    _COMPILED.clear()
+                _COMPILED[key] = fn
+            return fn
     return _compile(expr, allow_vars, collation)
+
+
+_COMPILED: dict[Any, Compiled] = {}
+_COMPILED_MAX = 1024
+# Not compiled once per shape: a constant holds the request's own (possibly mutable) value, and a
+# JavaScript function keeps per-thread state of its own.
+_UNSHARED_OPERATORS = frozenset({"$literal", "$const", "$function", "$accumulator", "$where"})
+
+
+class _Unshaped(Exception):
+    pass
+
+
+def _shape_key(expr: Any, allow_vars: bool) -> Any:
+    """A hashable key equal for two expressions exactly when they are the same BSON (types and field
+    order included), or None when ``expr`` holds another type (floats: -0.0 == 0.0) or an unshared
+    operator."""
+    try:
+        return (allow_vars, _shape(expr))
+    except _Unshaped:
+        return None
+
+
+def _shape(v: Any) -> Any:
+    t = type(v)
+    if t is str:
+        return v
+    if t is dict:
+        items = []
+        for k, x in v.items():
+            if type(k) is not str or k in _UNSHARED_OPERATORS:
+                raise _Unshaped
+            items.append((k, _shape(x)))
+        return ("d", *items)
+    if t is list:
+        return ("l", *[_shape(x) for x in v])
+    if t is int:
+        return ("i", v)
+    if t is bool:
+        return ("b", v)
+    if v is None:
+        return ("n",)
+    raise _Unshaped
 
 
 def evaluate(expr: Any, doc: dict, variables: dict | None = None) -> Any:

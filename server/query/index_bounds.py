@@ -138,6 +138,9 @@ def _component_ranges(b: FieldBounds | None, direction: int,
     if b is None:
         return [(MinKey(), MaxKey(), True, True)]
     if b.is_point:
+        if b.points is not None and len(b.points) == 1:  # one point: nothing to dedupe or order
+            p = b.points[0]
+            return [(p, p, True, True)]
         uniq: dict[bytes, Any] = {}
         for p in b.points or []:
             uniq.setdefault(encode_key((p,), (1,)), p)

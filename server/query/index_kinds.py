@@ -50,6 +50,8 @@ def is_special(key: dict) -> bool:
 
 def key_direction(value: Any) -> int:
     """-1 for a descending key-pattern (or sort) value, else 1 (any numeric type, as mongod)."""
+    if type(value) is int or type(value) is float:  # the usual 1 / -1: what float(str(v)) gives
+        return -1 if value < 0 else 1
     try:
         return -1 if float(str(value)) < 0 else 1
     except ValueError:

@@ -17,6 +17,7 @@ plain sub-documents avoid the general traversal.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard, cast
 
@@ -133,6 +134,9 @@ class _Compiler:
             return _fast_top_level_cmp(node, general) or general
         return general
 
+    def _compile_each(self, nodes: list[Cmp]) -> list[Predicate]:
+        return [self.compile(n) for n in nodes]
+
     def _and_children(self, children: tuple[Node, ...]) -> list[Predicate]:
         # Conjunction order does not change the result, so cheap/selective checks go first, and a
         # numeric range on one top-level field ({a: {$gte: x, $lt: y}}) becomes one closure.
@@ -156,7 +160,7 @@ class _Compiler:
             ):
                 if c.path not in fused:
                     fused.add(c.path)
-                    preds.append(_fused_range(c.path, group, [self.compile(g) for g in group]))
+                    preds.append(_fused_range(c.path, group, functools.partial(self._compile_each, group)))
                 continue
             preds.append(self.compile(c))
         return preds
@@ -278,13 +282,23 @@ def _range_class(v: Any) -> str | None:
     return None
 
 
-def _fused_range(path: str, group: list[Cmp], slow: list[Predicate]) -> Predicate:
+def _fused_range(path: str, group: list[Cmp], make_slow: Callable[[], list[Predicate]]) -> Predicate:
+    """One closure for a number or date range on a top-level field; the two comparisons' own
+    predicates (``make_slow``: for arrays and other types) are compiled when a document first needs
+    them, most reads of a time window never do."""
     lo = next(g for g in group if g.op in ("$gt", "$gte"))
     hi = next(g for g in group if g.op in ("$lt", "$lte"))
     lo_v, hi_v = lo.value, hi.value
     lo_strict, hi_strict = lo.op == "$gt", hi.op == "$lt"
-    p0, p1 = slow
     name = path
+    slow: list[Predicate] | None = None
+
+    def both(doc: Any) -> bool:
+        nonlocal slow
+        if slow is None:
+            slow = make_slow()
+        p0, p1 = slow
+        return p0(doc) and p1(doc)
 
     if lo_strict and hi_strict:
 
@@ -309,7 +323,7 @@ def _fused_range(path: str, group: list[Cmp], slow: list[Predicate]) -> Predicat
             v = doc.get(name, MISSING)
             if type(v) is _dt.datetime and v.tzinfo is None:
                 return inside(v)  # a scalar: both bounds apply to the same value
-            return p0(doc) and p1(doc)  # arrays etc.: each bound may be met by a different element
+            return both(doc)  # arrays etc.: each bound may be met by a different element
 
         return date_range_pred
 
@@ -318,7 +332,7 @@ def _fused_range(path: str, group: list[Cmp], slow: list[Predicate]) -> Predicat
         t = type(v)
         if t is float or t is int or t is Int64:
             return inside(v)  # a scalar: both bounds apply to the same value
-        return p0(doc) and p1(doc)  # arrays etc.: each bound may be met by a different element
+        return both(doc)  # arrays etc.: each bound may be met by a different element
 
     return range_pred
 

@@ -93,7 +93,12 @@ class BucketFilter:
     hi_s: int | None = None
     exact: bool = False
     collation: Any = None
-    shown: dict[str, Any] = dataclasses.field(default_factory=dict)  # mongod 7.0's form (see the module)
+    # mongod 7.0's form (see the module), made on first use: only explain reads it
+    shown_of: Callable[[], dict[str, Any]] = dict
+
+    @property
+    def shown(self) -> dict[str, Any]:
+        return self.shown_of()
 
     @property
     def prunes(self) -> bool:
@@ -146,15 +151,28 @@ def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: i
                     assume_no_mixed_schema).part(node)
     if part is None:
         return BucketFilter(collation=collation)
-    mql, predicate, lo, hi, exact, shown = part
-    return BucketFilter(mql, predicate, lo, hi, exact, collation, shown)
+    mql, predicate, lo, hi, exact, shown_of = part
+    return BucketFilter(mql, predicate, lo, hi, exact, collation, shown_of)
 
 
 def meta_only(node: Node, meta_field: str) -> bool:
     """``node`` names the meta field (``m``, ``m.x``) and nothing else."""
-    paths: list[str] = []
-    return _paths(node, paths) and bool(paths) and all(p == meta_field or p.startswith(meta_field + ".")
-                                                       for p in paths)
+    return _meta_paths(node, meta_field, meta_field + ".") > 0
+
+
+def _meta_paths(node: Node, meta_field: str, prefix: str) -> int:
+    """How many paths ``node`` names, all of them the meta field or under it; -1 as soon as one is
+    elsewhere or a node has no path ($expr, $jsonSchema...)."""
+    if isinstance(node, _STRUCTURAL):
+        n = 0
+        for child in node.children if hasattr(node, "children") else (node.child,):
+            k = _meta_paths(child, meta_field, prefix)
+            if k < 0:
+                return -1
+            n += k
+        return n
+    path = getattr(node, "path", None)
+    return 1 if path is not None and (path == meta_field or path.startswith(prefix)) else -1
 
 
 def decided_per_bucket(node: Node, meta_field: str | None) -> bool:
@@ -171,7 +189,8 @@ def decided_per_bucket(node: Node, meta_field: str | None) -> bool:
 
 
 class _Deriver:
-    """Each ``part`` is (mql, predicate, lo_s, hi_s, exact, shown) or None (no bound: keep every bucket)."""
+    """Each ``part`` is (mql, predicate, lo_s, hi_s, exact, shown_of) or None (no bound: keep every bucket);
+    ``shown_of()`` makes explain's form of the part (most reads never ask)."""
 
     def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any, control_collation: Any = None,
                  refuse: bool = False, unmixed: bool = False):
@@ -195,7 +214,8 @@ class _Deriver:
             renamed = _rename(node, mf)
             try:
                 mql = render(renamed)
-                return mql, _of_summary(compile_node(renamed, collation=self.collation)), None, None, True, mql
+                return (mql, _of_summary(compile_node(renamed, collation=self.collation)), None, None, True,
+                    lambda: mql)
             except NoMqlForm:
                 pass  # ($near) a conjunction keeps its other parts; the per-measurement filter decides
         if isinstance(node, And):
@@ -209,7 +229,7 @@ class _Deriver:
             predicates = [p[1] for p in kept if p[1] is not None]
             predicate = _all(predicates) if predicates else None
             return (mql, predicate, lo, hi, len(kept) == len(parts) and all(p[4] for p in kept),
-                    _and([p[5] for p in kept]))
+                    lambda: _and([p[5]() for p in kept]))
         if isinstance(node, Or):
             parts = [self.part(child) for child in node.children]
             if not _all_bounded(parts):
@@ -218,7 +238,7 @@ class _Deriver:
             hi = None if any(p[3] is None for p in parts) else max(p[3] for p in parts)
             predicates = [p[1] for p in parts]
             return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), lo, hi,
-                    all(p[4] for p in parts), {"$or": [p[5] for p in parts]})
+                    all(p[4] for p in parts), lambda: {"$or": [p[5]() for p in parts]})
         path = getattr(node, "path", None)
         if path is not None and self.on_meta(path):
             return None  # a meta predicate with no MQL form ($near): the per-measurement filter decides
@@ -243,15 +263,15 @@ class _Deriver:
                     return None
                 predicates = [p[1] for p in parts]
                 return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None,
-                        False, {"$or": [p[5] for p in parts]})
+                        False, lambda: {"$or": [p[5]() for p in parts]})
             return None
         if isinstance(node, ElemMatch):
             self.ineligible(node, "can't handle this predicate")
         if isinstance(node, (Exists, ElemMatch)) and self.measurement(node.path):
             path = "control.min." + node.path
-            shown = _and([{path: {"$exists": True}}, {"control.max." + node.path: {"$exists": True}}])
+            shown = [{path: {"$exists": True}}, {"control.max." + node.path: {"$exists": True}}]
             return ({path: {"$exists": True}}, lambda b: _control(b.summary(), "min", node.path) is not _MISSING,
-                    None, None, False, shown)
+                    None, None, False, lambda: _and(shown))
         if not isinstance(node, (AlwaysTrue, Exists, Expr, Geo)):
             # mongod keeps every bucket for $expr and bounds $geoWithin / $geoIntersects with a bucket
             # predicate of its own: neither is refused
@@ -285,16 +305,16 @@ class _Deriver:
         # scan is bounded on both sides whichever of them the index leads with ({t: -1} leads with
         # control.max: a window's upper bound must reach it, or every later bucket of a series is read).
         earliest_ms, latest_ms = d_ms - self.span_s * 1000, d_ms + self.span_s * 1000
-        earliest, latest = ms_to_date(earliest_ms), ms_to_date(latest_ms)
         if op == "$eq":
-            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": earliest}},
-                        {high: {"$lte": latest}}])
+            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": ms_to_date(earliest_ms)}},
+                        {high: {"$lte": ms_to_date(latest_ms)}}])
         elif op in ("$gt", "$gte"):
-            mql = _and([{high: {op: value}}, {low: {op: earliest}}])
+            mql = _and([{high: {op: value}}, {low: {op: ms_to_date(earliest_ms)}}])
         else:
-            mql = _and([{low: {op: value}}, {high: {op: latest}}])
-        shown = _shown_time_bounds(low, high, op, value, d_ms, self.span_s)
-        return mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms, latest_ms),)), lo, hi, False, shown
+            mql = _and([{low: {op: value}}, {high: {op: ms_to_date(latest_ms)}}])
+        span_s = self.span_s
+        return (mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms, latest_ms),)), lo, hi, False,
+                lambda: _shown_time_bounds(low, high, op, value, d_ms, span_s))
 
 
 class _TimeBounds:
@@ -436,10 +456,11 @@ def _measurement_bounds(path: str, op: str, value: Any, unmixed: bool = False) -
     # NaN minimum
     within = compile_filter({"$or": [bound, *nan]})
     # what explain shows: mongod 7.0's form of the same bound
-    if op == "$eq":
-        shown = _and([{low: {"$_internalExprLte": value}}, {high: {"$_internalExprGte": value}}])
-    else:
-        shown = {high if op in ("$gt", "$gte") else low: {_INTERNAL_EXPR[op]: value}}
+    def shown() -> dict[str, Any]:
+        if op == "$eq":
+            return _and([{low: {"$_internalExprLte": value}}, {high: {"$_internalExprGte": value}}])
+        return {high if op in ("$gt", "$gte") else low: {_INTERNAL_EXPR[op]: value}}
+
     if unmixed:
         return mql, lambda view: within(view.summary()), None, None, False, shown
 
@@ -516,24 +537,12 @@ def _and(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return flat[0] if len(flat) == 1 else {"$and": flat}
 
 
-def _paths(node: Node, out: list[str]) -> bool:
-    """Collect the paths of ``node``; False when it holds a path-less node ($expr, $jsonSchema...)."""
-    if isinstance(node, _STRUCTURAL):
-        children = node.children if hasattr(node, "children") else (node.child,)
-        return all(_paths(child, out) for child in children)
-    path = getattr(node, "path", None)
-    if path is None:
-        return False
-    out.append(path)
-    return True
-
-
 def _rename(node: Node, meta_field: str) -> Node:
     if isinstance(node, (And, Or, Nor)):
         return dataclasses.replace(node, children=tuple(_rename(c, meta_field) for c in node.children))
     if isinstance(node, Not):
         return Not(_rename(node.child, meta_field))
-    leaf = cast(Any, node)  # a node with a path (``_paths`` checked), and every node class is a dataclass
+    leaf = cast(Any, node)  # a node with a path (``meta_only`` checked), and every node class is a dataclass
     renamed: Node = dataclasses.replace(leaf, path="meta" + leaf.path[len(meta_field):])
     return renamed
 

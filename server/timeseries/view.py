@@ -66,7 +66,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
-                            "shownBucketFilter": bfilter.shown,  # 7.0's form, for explain's plan
+                            "shownBucketFilter": Rendered(bfilter.shown_of),  # 7.0's form, for explain's plan
                             "eventFilter": [s["$match"] for s in user_pipeline[:len(nodes)]],
                             "wholeBucketFilter": bfilter.exact,
                             "idRange": {"min": bfilter.lo_s, "max": bfilter.hi_s},
