@@ -140,28 +140,18 @@ def test_dropped_storage_survives_while_a_reader_might_use_it(engine):
         r.count(info)  # a stale info after the reclaim: a clear error, not a wrong handle
 
 
-def test_a_reclaim_held_back_by_a_read_runs_when_it_leaves_without_another_write(engine, monkeypatch):
+def test_a_reclaim_held_back_by_a_read_runs_when_it_leaves_without_another_write(engine):
     """The CI flake: the test closed its read after the last group's reclaim attempt, wrote once more
     and looked at the handles when that write was answered — before that group's reclaim ran. Made
-    deterministic: the read stays open until the writer's attempts are refused; then no write at all."""
-    refused = threading.Event()
-    if_drained = engine._gate.if_drained
-
-    def watched(epoch, fn):
-        ran = if_drained(epoch, fn)
-        if not ran:
-            refused.set()
-        return ran
-
-    monkeypatch.setattr(engine._gate, "if_drained", watched)
+    deterministic: the read stays open until the writer's attempt is over; then nothing is written."""
     insert_docs(engine, "a.x", [{"_id": i} for i in range(3)])
     with engine.read() as r:
         info = r.get_collection("a.x")
         names = [records_db_name(info.ident)] + [index_db_name(i) for i in info.index_idents.values()]
         engine.write_sync(lambda w: w.drop_collection("a.x"))
-        assert refused.wait(5)  # the drop's group found this read open
-        time.sleep(0.05)
+        engine.hold_writes().result(5)  # the drop's group and its reclaim attempt (refused) are over
         assert r.count(info) == 3 and all(name in engine._handles for name in names)
+    engine.release_writes()
     wait_until(lambda: reclaimed(engine, names))
     assert engine.stats["commits"] == 2  # nothing was written to get there
 
