@@ -8,9 +8,14 @@ Invariants (the LMDB discipline of the architecture):
   raises, the group is aborted and rerun with a nested transaction per fn.
 - If the map fills, the whole group is aborted, the map grown and the group run again. So a fn
   may run more than once: it must not have side effects outside its WriteTxn.
-- Read transactions pass through a gate. The map is only resized, and dropped sub-databases only
-  closed, while no read transaction is open in this process (LMDB requires it).
-- LMDB handles opened by a group are published only after its commit; readers never open any.
+- Read transactions pass through a gate. The map is only resized while no read transaction is
+  open in this process (LMDB requires it). A dropped sub-database's handle is marked dying (reads
+  begun from then on get StorageDropped for it) and unpublished, closed and deleted once no read
+  begun before the mark is open (a snapshot begun before the drop may read through it until
+  then): tried after each group and as soon as the last such read leaves (the gate's on_idle
+  queues a reclaim marker), whatever later reads are open and whether or not anything is written.
+- LMDB handles opened by a group are published only after its commit; readers never open any, and
+  a read transaction begun while such a commit runs is begun again (``_opening``, a seqlock).
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ MAX_GROUP = 10_000
 GROW_AT = 0.8  # grow the map before a group once this fraction is used
 _STOP = object()
 _HOLD = object()  # a write hold marker (``hold_writes``): queued as (_HOLD, future)
+_RECLAIM = object()  # queued by the read gate when the reads that held back a reclaim have left
 # A queued write: the fn and the future its result (or exception) goes to.
 _Write = tuple[Callable[[WriteTxn], Any], concurrent.futures.Future[Any]]
 
@@ -105,7 +111,17 @@ class _ReadContext:
         engine = self._engine
         engine._gate.enter()
         try:
-            self._txn = engine._env.begin(buffers=False)
+            while True:
+                # LMDB makes a commit visible before it adds the sub-databases it opened to the
+                # handle table a new read transaction copies: a read begun in between sees the new
+                # collection but cannot use its handle (EINVAL). Begin again if one overlapped.
+                opening = engine._opening
+                txn = engine._env.begin(buffers=False)
+                if not opening & 1 and opening == engine._opening:
+                    break
+                txn.abort()
+                del txn
+            self._txn = txn
         except BaseException:
             engine._gate.leave()
             raise
@@ -151,8 +167,12 @@ class Engine:
         self.max_key_size = self._env.max_key_size()
         self.max_dbs = max_dbs
         self._handles: dict[bytes, Handle] = {}
+        # buried sub-databases not reclaimed yet -> the gate epoch from which reads may not use them
+        self._dying: dict[bytes, int] = {}
         self._publish_lock = threading.Lock()
-        self._gate = ReadGate()
+        # odd while a group that opened sub-databases commits (a seqlock for read transactions' begin)
+        self._opening = 0
+        self._gate = ReadGate(on_idle=self._reclaim_soon)
         self._rid_cache: dict[str, int] = {}
         # writer thread: catalog bytes -> (records handle, {index: (handle, unique, split)}), published only
         self._resolved_cache: dict[bytes, tuple[Handle, IndexHandles]] = {}
@@ -175,7 +195,7 @@ class Engine:
             raise
         # the records each commit changes, by snapshot id (storage/changes.py): known from here on
         self.changes = ChangeLog(self._env.info()["last_txnid"])
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()  # _Write items and _STOP
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()  # _Write items, _STOP, _RECLAIM
         self._closed = False
         # Called (no arguments) before every read transaction: the server installs its interruption
         # check, so every scan stream — one read transaction per chunk — stops at the next chunk once
@@ -243,6 +263,11 @@ class Engine:
         return long
 
     def _published_handle(self, name: bytes) -> Handle:
+        # dying first, then published: a read that finds it no longer dying finds it unpublished
+        if self._dying and name in self._dying:
+            epoch = self._gate.epoch()
+            if epoch is None or epoch >= self._dying.get(name, 0):
+                raise StorageDropped(name.decode())
         handle = self._handles.get(name)
         if handle is None:
             # a snapshot that sees a new collection may start between commit and publication
@@ -339,6 +364,10 @@ class Engine:
             item = self._queue.get()
             if item is _STOP:
                 break
+            if item is _RECLAIM:
+                if self._maybe_graveyard:
+                    self._reclaim_graveyard()
+                continue
             batch = [item] if item[0] is not _HOLD else []
             hold = item if not batch else None
             while batch and len(batch) < MAX_GROUP:
@@ -349,6 +378,8 @@ class Engine:
                 if item is _STOP:
                     stopping = True
                     break
+                if item is _RECLAIM:
+                    continue  # the batch's own reclaim attempt follows it
                 if item[0] is _HOLD:
                     hold = item
                     break
@@ -436,9 +467,13 @@ class Engine:
                     self.faults.check("commit")
                     if group.handles:
                         with self._publish_lock:
-                            parent.commit()
-                            committed = True
-                            self._handles.update(group.handles)
+                            self._opening += 1  # odd: see _ReadContext.__enter__
+                            try:
+                                parent.commit()
+                                committed = True
+                                self._handles.update(group.handles)
+                            finally:
+                                self._opening += 1
                     else:
                         parent.commit()
                         committed = True
@@ -480,6 +515,8 @@ class Engine:
                     fut.set_exception(error)
                 return
         self._maybe_graveyard = self._maybe_graveyard or group.buried
+        if group.buried:  # before the replies: a read begun once the drop is answered cannot reach it
+            self._mark_dying(self._graveyard())
         self.stats["commits"] += 1
         self.stats["writes"] += len(live)
         self.stats["max_group"] = max(self.stats["max_group"], len(live))
@@ -531,13 +568,30 @@ class Engine:
             self._env.set_mapsize(new_size)
         self.stats["map_size"] = self._env.info()["map_size"]
 
-    def _reclaim_graveyard(self) -> None:
+    def _graveyard(self) -> list[bytes]:
+        """The names of the buried sub-databases (committed)."""
         with self._env.begin(buffers=False) as txn:
             buried = txn.get(GRAVEYARD, db=self._meta_db)
-        if not buried:
+        return [name for name in (buried or b"").split(b"\x00") if name]
+
+    def _mark_dying(self, names: list[bytes]) -> None:
+        """Reads begun from a new gate epoch on get StorageDropped for these (_published_handle)."""
+        new = [name for name in names if name not in self._dying]
+        if new:
+            self._gate.advance(lambda epoch: self._dying.update(dict.fromkeys(new, epoch)))
+
+    def _reclaim_soon(self) -> None:
+        """The read gate's on_idle (any thread): the reads that held back a reclaim have left."""
+        self._queue.put(_RECLAIM)
+
+    def _reclaim_graveyard(self) -> None:
+        """Delete the buried sub-databases once no read begun before they were marked dying is
+        open; otherwise the gate calls _reclaim_soon once those reads have left."""
+        names = self._graveyard()
+        if not names:
             self._maybe_graveyard = False
             return
-        names = [n for n in buried.split(b"\x00") if n]
+        self._mark_dying(names)  # done by their group already (unless it failed after its commit)
         taken: dict[bytes, Any] = {}
 
         def unpublish() -> None:
@@ -546,14 +600,16 @@ class Engine:
                 if handle is not None:
                     taken[name] = handle
 
-        if not self._gate.if_idle(unpublish):
-            return  # a reader might hold one of the handles: try after a later group
+        if not self._gate.if_drained(max(self._dying[name] for name in names), unpublish):
+            return  # a read might hold one of the handles: again when it leaves (or after a group)
         try:
             with self._env.begin(write=True) as txn:
                 self._delete_graveyard(txn, taken)
         except lmdb.Error:
             return  # left for the next attempt or the next start-up
         self._maybe_graveyard = False
+        for name in names:
+            self._dying.pop(name, None)  # unpublished (and closed): reads get StorageDropped anyway
         self._resolved_cache.clear()  # may reference the handles just closed
         for name in names:
             if name.startswith(b"r:"):
@@ -575,7 +631,7 @@ class Engine:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if item is not _STOP and item[1].set_running_or_notify_cancel():
+            if item is not _STOP and item is not _RECLAIM and item[1].set_running_or_notify_cancel():
                 item[1].set_exception(EngineClosed())
         with self._gate.exclusive():
             compacted = self._compact()
