@@ -121,6 +121,8 @@ class _ReadContext:
                     break
                 txn.abort()
                 del txn
+                with engine._publish_lock:  # held by the writer until it has published: wait, do not spin
+                    pass
             self._txn = txn
         except BaseException:
             engine._gate.leave()
