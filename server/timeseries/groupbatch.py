@@ -242,12 +242,10 @@ class _Batch:
         parts for the next read)."""
         if self.dense is None or not self.group.conditions_exact:
             return [None] * len(views)
-        key = self._whole_key
-        entries = [view.cached for view in views]
-        found: list[Any] = [entry.memo.get(key) if entry is not None else None for entry in entries]
-        if None in found:  # gathered once from what the ordinary way remembered
-            found = [f if f is not None or entry is None else self._gather(view, entry)
-                     for f, entry, view in zip(found, entries, views, strict=True)]
+        key, gather = self._whole_key, self._gather
+        # (gathered once from what the ordinary way remembered; one pass: the step per bucket is the cost)
+        found: list[Any] = [(entry.memo.get(key) or gather(view, entry)) if (entry := view.cached) is not None
+                            else None for view in views]
         return passing_items(found, 3, self._checks)
 
     def _gather(self, bucket: Any, entry: Any) -> Any:
