@@ -155,10 +155,13 @@ class _IdMaker:
             return (idv, -1, ()) if type(idv) is _dt.datetime and idv == when else None
         if self.time_keys is None or type(idv) is not dict or not self.time_keys:
             return None
-        if any(type(idv.get(k)) is not _dt.datetime or idv[k] != when for k in self.time_keys):
-            return None
+        time_keys = self.time_keys
+        for k in time_keys:  # (loops, not generators: once per meta and query)
+            v = idv.get(k)
+            if type(v) is not _dt.datetime or v != when:
+                return None
         # the generic key with the time parts left out (their names stay, in place)
-        pairs = tuple((k, None if k in self.time_keys else group_key(v)) for k, v in idv.items())
+        pairs = tuple([(k, None if k in time_keys else group_key(v)) for k, v in idv.items()])
         return idv, self._part(("obj", pairs)), self.time_keys
 
 
