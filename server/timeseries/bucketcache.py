@@ -151,22 +151,23 @@ class BucketCache:
             self._evict()
             return fresh
 
-    def entries(self, ns: str, records: list[tuple[bytes, bytes]]) -> list[CachedBucket | None]:
-        """``entry`` of each (record id, stored value), looked up at once (a scan's chunk)."""
+    def views(self, ns: str, records: list[tuple[bytes, bytes]], make: Any, opener: Any) -> list[Any]:
+        """``make(rid, stored, opener, entry)`` of each (record id, stored value) with its ``entry``,
+        looked up at once, in the same pass (a scan's chunk: the check per bucket is the cost)."""
         if self.budget <= 0:
-            return [None] * len(records)
+            return [make(rid, stored, opener, None) for rid, stored in records]
         get = self._entries.get
-        out: list[CachedBucket | None] = []
+        out: list[Any] = []
         append = out.append
         hits = 0
-        for rid, stored in records:  # one pass: the check per bucket is the cost
+        for rid, stored in records:
             entry = get((ns, rid))
             if entry is not None and entry.stored == stored:
                 entry.referenced = True
                 hits += 1
             else:
                 entry = self.entry(ns, rid, stored)
-            append(entry)
+            append(make(rid, stored, opener, entry))
         self.hits += hits
         return out
 

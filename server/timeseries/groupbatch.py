@@ -35,6 +35,7 @@ import datetime as _dt
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate
+from operator import itemgetter
 from typing import Any, cast
 
 import numpy as np
@@ -62,6 +63,7 @@ from tidemark.timeseries.newest_order import OrderMatters
 from tidemark.timeseries.rowfilter import ColumnFilter, accepted
 
 _EPOCH = _dt.datetime(1970, 1, 1)
+_TIMES, _REF, _TOKEN = itemgetter(0), itemgetter(2), itemgetter(4)  # parts of ``_Batch.remembered``'s tuples
 _EXACT_SUM = float(2**53)
 BATCH_ROWS = 1 << 18  # rows gathered before a batch is cut into runs
 BUCKET_TICKS = 16  # interruption ticks per bucket decoded or unpacked: a real check every 16 (interrupt.py)
@@ -157,23 +159,28 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
         group.topk.settle = batch.flush
     tf, mf = group.time_field, group.meta_field
     for chunk in chunks:
-        wholes = batch.wholes(chunk)
+        known = batch.remembered(chunk)
+        wholes = passing_items(known, 3, batch._checks) if known is not None else [None] * len(chunk)
         start = 0
         # each stretch of buckets found whole is taken at once, as far as the groups stay NumPy totals;
         # the bucket after it, and any the groups no longer take whole, go the ordinary way
         for stop in [k for k, whole in enumerate(wholes) if whole is None] + [len(chunk)]:
             taken = batch.take(wholes[start:stop]) if stop > start else 0
-            for view in chunk[start + taken:stop + 1]:
+            for at in range(start + taken, min(stop + 1, len(chunk))):
                 interrupt.tick(BUCKET_TICKS)  # decoded or unpacked: a bucket's worth of work
                 info["bucketsUnpacked"] += 1
-                fast = fast_arrays(view, group)
-                if fast is None:
-                    batch.flush()
-                    batch.materialize()
-                    batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
-                    continue
+                parts = known[at] if known is not None else None
+                if parts is None:  # (else its remembered parts: a bucket the filter cuts, or one not taken)
+                    view = chunk[at]
+                    fast = fast_arrays(view, group)
+                    if fast is None:
+                        batch.flush()
+                        batch.materialize()
+                        batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
+                        continue
+                    parts = batch.parts(view, *fast)
                 info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-                batch.add(view, *fast)
+                batch.add(parts)
                 if batch.rows >= BATCH_ROWS:
                     batch.flush()
             start = stop + 1
@@ -235,20 +242,19 @@ class _Batch:
             self.metas.append((token is not None, meta))
         return index
 
-    def wholes(self, views: list[Any]) -> list[Any]:
-        """Per bucket of a chunk, what ``take`` takes it whole from — a stored bucket every row of which
-        passes the filter (decided from its remembered column ranges, the chunk at once), from its
-        remembered parts alone — else None (the caller goes the ordinary way, which remembers those
-        parts for the next read)."""
+    def remembered(self, views: list[Any]) -> list[Any] | None:
+        """Per bucket of a chunk, its remembered parts (``_gather``: fast arrays, whole-bucket runs,
+        filter column ranges, meta token, meta) when it is a stored bucket the ordinary way saw, else
+        None (the ordinary way remembers them for the next read); None when the groups are not NumPy
+        totals or the filter is not exact. ``passing_items`` of them: what ``take`` takes whole (every
+        row passes the filter, decided from the ranges, the chunk at once); the others go the ordinary
+        way from these parts."""
         if self.dense is None or not self.group.conditions_exact:
-            return [None] * len(views)
-        key = self._whole_key
-        entries = [view.cached for view in views]
-        found: list[Any] = [entry.memo.get(key) if entry is not None else None for entry in entries]
-        if None in found:  # gathered once from what the ordinary way remembered
-            found = [f if f is not None or entry is None else self._gather(view, entry)
-                     for f, entry, view in zip(found, entries, views, strict=True)]
-        return passing_items(found, 3, self._checks)
+            return None
+        key, gather = self._whole_key, self._gather
+        # (gathered once from what the ordinary way remembered; one pass: the step per bucket is the cost)
+        return [(entry.memo.get(key) or gather(view, entry)) if (entry := view.cached) is not None
+                else None for view in views]
 
     def _gather(self, bucket: Any, entry: Any) -> Any:
         memo = entry.memo
@@ -270,12 +276,11 @@ class _Batch:
         done = 0
         while done < len(wholes) and self.dense is not None:
             part = wholes[done:] if done else wholes
-            lengths = [len(whole[0]) for whole in part]
-            ends = list(accumulate(lengths, initial=self.rows))  # rows gathered after each bucket
+            ends = list(accumulate(map(len, map(_TIMES, part)), initial=self.rows))  # rows gathered after each bucket
             k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
             part = part[:k]
             meta_index = self._meta_index
-            found = [meta_index.get(whole[4]) for whole in part]
+            found = list(map(meta_index.get, map(_TOKEN, part)))
             if None in found:  # metas seen first: numbered in order
                 found = [self._meta(whole[4], whole[5]) if index is None else index
                          for index, whole in zip(found, part, strict=True)]
@@ -291,16 +296,24 @@ class _Batch:
                 self.flush()
         return done
 
-    def add(self, view: Any, times: np.ndarray, arrays: dict[str, Any]) -> None:
+    def parts(self, view: Any, times: np.ndarray, arrays: dict[str, Any]) -> tuple[Any, ...]:
+        """A dense bucket's parts as ``remembered`` gives them (its runs and ranges None when not
+        remembered: a live bucket, or a nearly full cache)."""
         mf = self.group.meta_field
         summary = view.summary()
         has_meta = mf is not None and "meta" in summary
-        index = self._meta(_meta_token(view) if has_meta else None, summary.get("meta"))
+        found = _remembered_runs(view, self.group, times, arrays, self._runs_key) if self.dense is not None else None
+        ref, ranges = found if found is not None else (None, None)
+        return times, arrays, ref, ranges, _meta_token(view) if has_meta else None, summary.get("meta")
+
+    def add(self, parts: tuple[Any, ...]) -> None:
+        """Add a dense bucket by its parts (``parts``/``remembered``): whole from its remembered runs
+        when every row of it passes (and the groups are NumPy totals), else its rows."""
+        times, arrays, ref, ranges, token, meta = parts
+        index = self._meta(token, meta)
         whole = None
-        if self.dense is not None:  # a stored bucket every row of which passes: its remembered runs
-            found = _remembered_runs(view, self.group, times, arrays, self._runs_key)
-            if found is not None and passing([found[1]], self._checks)[0]:
-                whole = found[0]
+        if self.dense is not None and ranges is not None and passing([ranges], self._checks)[0]:
+            whole = ref
         self.pending.append((times, arrays, index, self.seq, whole))
         self.seq += 1
         self.rows += len(times)
@@ -352,7 +365,7 @@ class _Batch:
         owners: list[int] = []
         returned = 0
         for first, part, indexes, n_rows in stretches:
-            refs.extend([whole[2] for whole in part])
+            refs.extend(map(_REF, part))
             seqs.extend(range(first, first + len(part)))
             owners.extend(indexes)
             returned += n_rows

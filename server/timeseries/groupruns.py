@@ -16,12 +16,14 @@ same reductions over the same rows in the same order.
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 _FRACTIONAL, _ABS_SUM, _NEG_ZERO = 0, 1, 2  # parts of ``Runs.facts``
 _VALUES = 3  # the first value column of ``Runs.table``
+_SERIAL, _FIRST, _COUNT = itemgetter(1), itemgetter(2), itemgetter(3)  # parts of a ``bucketcache.RunRef``
 
 
 class Runs:
@@ -93,9 +95,9 @@ class Runs:
         k = len(refs)
         if not k:
             return cls(np.zeros((0, _VALUES + width)), _facts(width), timed)
-        serial = np.fromiter((ref[1] for ref in refs), np.int64, k)
-        first = np.fromiter((ref[2] for ref in refs), np.int64, k)
-        count = np.fromiter((ref[3] for ref in refs), np.int64, k)
+        serial = np.fromiter(map(_SERIAL, refs), np.int64, k)
+        first = np.fromiter(map(_FIRST, refs), np.int64, k)
+        count = np.fromiter(map(_COUNT, refs), np.int64, k)
         end = first + count
         cuts = np.flatnonzero((serial[1:] != serial[:-1]) | (first[1:] != end[:-1])) + 1
         starts, ends = [0, *cuts.tolist()], [*cuts.tolist(), k]

@@ -155,10 +155,13 @@ class _IdMaker:
             return (idv, -1, ()) if type(idv) is _dt.datetime and idv == when else None
         if self.time_keys is None or type(idv) is not dict or not self.time_keys:
             return None
-        if any(type(idv.get(k)) is not _dt.datetime or idv[k] != when for k in self.time_keys):
-            return None
+        time_keys = self.time_keys
+        for k in time_keys:  # (loops, not generators: once per meta and query)
+            v = idv.get(k)
+            if type(v) is not _dt.datetime or v != when:
+                return None
         # the generic key with the time parts left out (their names stay, in place)
-        pairs = tuple((k, None if k in self.time_keys else group_key(v)) for k, v in idv.items())
+        pairs = tuple([(k, None if k in time_keys else group_key(v)) for k, v in idv.items()])
         return idv, self._part(("obj", pairs)), self.time_keys
 
 
@@ -184,6 +187,8 @@ class DenseGroups:
         # ``slot_of_token`` has them)
         self._token_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = []
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
+        # while templated: the keys of ``slot_of_key`` as arrays (template part code, truncated ms, slot)
+        self._keys = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
         self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
@@ -224,6 +229,7 @@ class DenseGroups:
         """``slots`` a token at a time, by the dicts (made from the key arrays when first needed)."""
         if self._token_chunks is not None:
             self.slot_of_token, self._token_chunks = self._tokens(), None
+            self.slot_of_key = self._key_table()
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
         check, limit = not ctx.allow_disk_use, ctx.memory_limit
@@ -283,8 +289,8 @@ class DenseGroups:
     def _templated_slots(self, owners: np.ndarray, truncs: np.ndarray | None,
                          first_times: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
         """``slots`` when every meta of these runs has a template ``_id`` (made here for a meta seen first):
-        the group key is (the template's part, truncated ms), found in ``slot_of_key`` (one lookup per
-        token), and the new slots' ids are left to ``_filled_ids`` (a document made straight as BSON
+        the group key is (the template's part, truncated ms), found among the known keys by one sort
+        (``_keyed_slots``), and the new slots' ids are left to ``_filled_ids`` (a document made straight as BSON
         needs none). None otherwise (``_loop``)."""
         if self._token_chunks is None:
             return None
@@ -301,30 +307,24 @@ class DenseGroups:
             meta_parts.append(template[1])
             meta_timeless.append(template[2] is None)
         at = np.searchsorted(metas, owners)
-        parts = np.asarray(meta_parts, dtype=np.int64)[at].tolist()
         token_truncs = np.zeros(len(owners), dtype=np.int64) if truncs is None else truncs
+        have = len(self.ids)
+        # the group key as two integers: (part, truncated ms), or (part, no time) as another code
+        codes = np.asarray(meta_parts, dtype=np.int64)[at] * 2
+        key_truncs = token_truncs
         if truncs is None or all(meta_timeless):
-            key_truncs: list[Any] = [None] * len(parts)
+            codes += 1
+            key_truncs = np.zeros(len(owners), dtype=np.int64)
         elif any(meta_timeless):
-            timeless = np.asarray(meta_timeless)[at].tolist()
-            key_truncs = [None if flag else t for flag, t in zip(timeless, truncs.tolist(), strict=True)]
-        else:
-            key_truncs = truncs.tolist()
-        slot_of_key = self.slot_of_key
-        have = following = len(self.ids)
-        out = []
-        created = []
-        for r, key in enumerate(zip(parts, key_truncs, strict=True)):
-            slot = slot_of_key.get(key)
-            if slot is None:
-                slot = slot_of_key[key] = following
-                following += 1
-                created.append(r)
-            out.append(slot)
-        slots = np.asarray(out, dtype=np.int64)
+            timeless = np.asarray(meta_timeless)[at]
+            codes += timeless
+            key_truncs = np.where(timeless, 0, token_truncs)
+        slots, created_at = self._keyed_slots(codes, key_truncs, have)
+        created = created_at.tolist()
+        following = have + len(created)
         self._token_chunks.append((owners, token_truncs, slots))
         if created:
-            new_at = np.asarray(created, dtype=np.int64)
+            new_at = created_at
             new_owners = owners[new_at]
             new_truncs = token_truncs[new_at]
             self.ids.extend([_LAZY] * (following - have))
@@ -343,6 +343,38 @@ class DenseGroups:
                 if self.used > ctx.memory_limit:
                     raise _memory_error(ctx.memory_limit)
         return slots, created
+
+    def _keyed_slots(self, codes: np.ndarray, truncs: np.ndarray, have: int) -> tuple[np.ndarray, np.ndarray]:
+        """(slot of each key (``codes``, ``truncs``): the template part's code and truncated ms, the keys
+        known so far (``_keys``) or new ones numbered from ``have`` in first-seen order; the positions of
+        the keys that made a slot): one lexicographic sort of the known and the new keys, no loop."""
+        known_codes, known_truncs, known_slots = self._keys
+        m, n = len(known_codes), len(codes)
+        all_codes, all_truncs = np.concatenate([known_codes, codes]), np.concatenate([known_truncs, truncs])
+        order = np.lexsort((all_truncs, all_codes))
+        sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
+        starts = np.empty(m + n, dtype=bool)
+        starts[:1] = True
+        starts[1:] = (sorted_codes[1:] != sorted_codes[:-1]) | (sorted_truncs[1:] != sorted_truncs[:-1])
+        key_of = np.empty(m + n, dtype=np.int64)
+        key_of[order] = np.cumsum(starts) - 1
+        slot_of = np.full(int(key_of[order[-1]]) + 1 if m + n else 0, -1, dtype=np.int64)
+        slot_of[key_of[:m]] = known_slots
+        new_keys = key_of[m:]
+        missing = np.flatnonzero(slot_of[new_keys] < 0)
+        _, first = np.unique(new_keys[missing], return_index=True)
+        created = np.sort(missing[first])  # the first token of each new key, in token order
+        slot_of[new_keys[created]] = np.arange(have, have + len(created), dtype=np.int64)
+        if len(created):
+            self._keys = (np.concatenate([known_codes, codes[created]]), np.concatenate([known_truncs, truncs[created]]),
+                          np.concatenate([known_slots, slot_of[new_keys[created]]]))
+        return slot_of[new_keys], created
+
+    def _key_table(self) -> dict[Any, int]:
+        """{group key: slot} of ``_keys`` as ``_IdMaker.make`` keys them ((part, truncated ms or None))."""
+        codes, truncs, slots = self._keys
+        return {(code >> 1, None if code & 1 else trunc): slot
+                for code, trunc, slot in zip(codes.tolist(), truncs.tolist(), slots.tolist(), strict=True)}
 
     def _filled_ids(self) -> list[Any]:
         """Every slot's ``_id``, those from a template made now (once)."""

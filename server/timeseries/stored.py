@@ -126,7 +126,7 @@ class StoredBucket(_Unpacking):
     def __init__(self, rid: bytes, stored: bytes, opener: Callable[[bytes], bytes | BucketReader],
                  cached: CachedBucket | None):
         """``cached``: the bucketcache entry of ``stored`` (None: what is decoded is not kept), looked up
-        by the caller — ``stored_bucket`` for one record, ``BucketCache.entries`` for a chunk at once.
+        by the caller — ``stored_bucket`` for one record, ``BucketCache.views`` for a chunk at once.
         Positional and plain: a scan builds one per bucket."""
         self.rid, self.stored, self._opener = rid, stored, opener
         self._opened: bytes | BucketReader | None = None
@@ -403,8 +403,7 @@ def chunks(engine: Any, ns: str, resume: bytes | None = None, *,
 
 
 def _views(ns: str, records: list[tuple[bytes, bytes]], opener: Any) -> list[StoredBucket]:
-    return [StoredBucket(rid, stored, opener, entry)
-            for (rid, stored), entry in zip(records, CACHE.entries(ns, records), strict=True)]
+    return cast("list[StoredBucket]", CACHE.views(ns, records, StoredBucket, opener))
 
 
 def get_many(engine: Any, ns: str, rids: Iterable[bytes]) -> Iterator[list[StoredBucket]]:

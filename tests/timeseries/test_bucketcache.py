@@ -43,6 +43,20 @@ def test_parts_added_to_an_evicted_entry_are_not_counted():
     assert cache.used == used
 
 
+def test_views_of_a_chunk_get_each_record_s_entry_as_entry_would():
+    cache = BucketCache(budget=1 << 20)
+    kept = cache.entry("ns", b"a", b"v1")
+    records = [(b"a", b"v1"), (b"b", b"v2"), (b"a", b"v1"), (b"c", b"v3")]
+    views = cache.views("ns", records, lambda rid, stored, opener, entry: (rid, stored, opener, entry), "opener")
+    assert [(rid, stored, opener) for rid, stored, opener, _ in views] == [(r, s, "opener") for r, s in records]
+    entries = [entry for *_, entry in views]
+    assert entries[0] is kept and entries[2] is kept and kept.referenced
+    assert entries[1] is cache.find("ns", b"b", b"v2") and entries[3] is cache.find("ns", b"c", b"v3")
+    assert cache.stats()["hits"] == 2 and cache.stats()["misses"] == 3
+    off = BucketCache(budget=0)
+    assert [entry for *_, entry in off.views("ns", records, lambda *parts: parts, None)] == [None] * 4
+
+
 def test_a_zero_budget_disables_caching():
     assert BucketCache(budget=0).entry("ns", b"a", b"x") is None
 
