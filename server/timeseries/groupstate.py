@@ -7,7 +7,8 @@ total and count of a ``$sum``/``$avg``, the winner of a ``$max``/``$min``, the f
 count of ``$count``. Output documents are built once, at the end: as BSON straight from the arrays
 (``encoded``, groupbson.py) when they go to a cursor untouched, else dicts. The generic ``_id``
 expression runs once per meta: a flat-object ``_id`` (or a bare ``$dateTrunc``) is a per-meta
-template, and a group of such a meta is keyed (template part, truncated ms) with its ``_id`` made
+template (kept across queries with its encoded element, keyed by the ``_id`` expression and the
+meta's BSON: ``_TEMPLATES``), and a group of such a meta is keyed (template part, truncated ms) with its ``_id`` made
 only when dicts are asked for (``_filled_ids``).
 
 The ``$sort`` right after the group (``sorted_results``) is one stable ``np.lexsort`` over per-slot
