@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from bson import encode as bson_encode
 
 from tidemark.protocol.errors import MongoError
 from tidemark.query.expressions import compile_expression
@@ -53,6 +54,12 @@ class ColumnarGroup:
         self.time_field, self.meta_field = time_field, meta_field
         self.id_fn = compile_expression(group_spec["_id"])
         self.id_meta = not _id_unit(group_spec["_id"], time_field, None, set())  # the _id reads a meta path
+        # what fixes each meta's _id template across queries (groupstate's cache key, with the meta's
+        # token): the _id expression as BSON (types and field order exact; its $dateTrunc unit with it)
+        # and the fields it reads; None when it could read anything else (a variable: never cached)
+        self.id_shape: bytes | None = \
+            bson_encode({"_id": group_spec["_id"], "t": time_field, "m": meta_field}) \
+            if _id_unit(group_spec["_id"], time_field, meta_field, set()) else None
         self.topk: TopK | None = None  # set when only the k newest groups can reach the output
         # the conditions are the whole filter (no meta part): the bucket predicate only prunes
         self.conditions_exact = False

@@ -214,11 +214,12 @@ class _Batch:
         self.rows = 0
         self.whole_buckets = self.whole_rows = 0  # taken whole since the last flush (explain's counters)
         self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
+        self.meta_tokens: list[bytes | None] = []  # its BSON token by meta index (None: no meta)
         self._meta_index: dict[bytes | None, int] = {}
         # (meta index, truncated ms) -> the group's accumulators: the _id depends on nothing else
         self._accumulators: dict[tuple[Any, ...], list[Any]] = {}
         # groups as NumPy totals until a batch or bucket needs the generic accumulators
-        self.dense = DenseGroups(group, ctx, self.metas) if supports(group) else None
+        self.dense = DenseGroups(group, ctx, self.metas, self.meta_tokens) if supports(group) else None
         self._fast_key = fast_key(group)
         self._runs_key = _runs_key(group)
         self._whole_key = self._runs_key + " whole"
@@ -240,6 +241,7 @@ class _Batch:
         if index is None:
             index = self._meta_index[token] = len(self.metas)
             self.metas.append((token is not None, meta))
+            self.meta_tokens.append(token)
         return index
 
     def remembered(self, views: list[Any]) -> list[Any] | None:

@@ -7,7 +7,8 @@ total and count of a ``$sum``/``$avg``, the winner of a ``$max``/``$min``, the f
 count of ``$count``. Output documents are built once, at the end: as BSON straight from the arrays
 (``encoded``, groupbson.py) when they go to a cursor untouched, else dicts. The generic ``_id``
 expression runs once per meta: a flat-object ``_id`` (or a bare ``$dateTrunc``) is a per-meta
-template, and a group of such a meta is keyed (template part, truncated ms) with its ``_id`` made
+template (kept across queries with its encoded element, keyed by the ``_id`` expression and the
+meta's BSON: ``_TEMPLATES``), and a group of such a meta is keyed (template part, truncated ms) with its ``_id`` made
 only when dicts are asked for (``_filled_ids``).
 
 The ``$sort`` right after the group (``sorted_results``) is one stable ``np.lexsort`` over per-slot
@@ -53,6 +54,15 @@ ENCODED_MIN = 32
 _EXACT_SUM = float(2**53)
 _SUPPORTED = {"$sum", "$avg", "$max", "$min", "$first", "$last"}
 _INT_LOW, _INT_HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+# Templates across queries (``_IdMaker.learn``): (the group's ``id_shape``, a meta's BSON token) ->
+# (base ``_id``, part key, time keys), a pure function of the two (the planner's ``_id``s read only the
+# meta and the truncated time, no variable; a template's time parts are substituted wherever it is
+# used). Entries are shared and never mutated (nor is the base ``_id``: pipeline documents are never
+# mutated, query/README.md); cleared when full. ``_ELEMENTS``: the same keys -> (the base ``_id``, its
+# element: ``groupbson.element``), taken only with that very base (its dates are located in the bytes).
+_TEMPLATES: dict[tuple[bytes, bytes | None], tuple[Any, Any, Any]] = {}
+_ELEMENTS: dict[tuple[bytes, bytes | None], tuple[Any, bytes | None]] = {}
+_TEMPLATES_MAX = 4096
 
 
 def ms_to_datetime(ms: int) -> _dt.datetime:
@@ -75,12 +85,14 @@ class _IdMaker:
     time parts, truncated ms), equal exactly when the generic ``group_key``s are equal; None for ids
     evaluated without a template (the caller then keys every group generically)."""
 
-    def __init__(self, group: Any, metas: list[Any]):
-        self.group, self.metas = group, metas
+    def __init__(self, group: Any, metas: list[Any], tokens: list[bytes | None]):
+        self.group, self.metas, self.tokens = group, metas, tokens
         spec = group.group_spec["_id"]
         self.bare_trunc = isinstance(spec, dict) and list(spec) == ["$dateTrunc"]
         self.time_keys = [k for k, v in spec.items() if isinstance(v, dict) and "$dateTrunc" in v] \
             if isinstance(spec, dict) and not self.bare_trunc else None
+        if self.time_keys and any(_has_trunc(v) for k, v in spec.items() if k not in self.time_keys):
+            self.time_keys = None  # a time part inside another part: it is not fixed per meta (no template)
         self.templates: dict[int, Any] = {}  # meta index -> (base _id, part id, time keys) | None
         self._parts: dict[Any, int] = {}
         self._when: dict[int, _dt.datetime] = {}
@@ -94,9 +106,24 @@ class _IdMaker:
     def learn(self, owner: int, trunc: int | None, first_ms: int, variables: dict[str, Any]) -> Any:
         """Meta ``owner``'s template (made now from its first group: (meta index, ``trunc``) whose first
         row is at ``first_ms``), or None when its ``_id``s are not made from one; returns the ``_id``
-        it evaluated."""
+        it evaluated (None when it evaluated none: a template remembered from an earlier query,
+        ``_TEMPLATES``)."""
+        shape = self.group.id_shape
+        key = (shape, self.tokens[owner])
+        made = _TEMPLATES.get(key) if shape is not None else None
+        if made is not None:
+            base, part_key, time_keys = made
+            self.templates[owner] = base, -1 if part_key is None else self._part(part_key), time_keys
+            return None
         idv = self._evaluate(owner, first_ms, variables)
-        self.templates[owner] = self._template(idv, trunc)
+        made = self._template(idv, trunc)
+        if made is not None and shape is not None:
+            if len(_TEMPLATES) >= _TEMPLATES_MAX:
+                _TEMPLATES.clear()
+                _ELEMENTS.clear()
+            _TEMPLATES[key] = made
+        self.templates[owner] = None if made is None else \
+            (made[0], -1 if made[1] is None else self._part(made[1]), made[2])
         return idv
 
     def make(self, owner: int, trunc: int | None, first_ms: int, variables: dict[str, Any]) -> tuple[Any, Any]:
@@ -104,7 +131,7 @@ class _IdMaker:
         if template is False:
             idv = self.learn(owner, trunc, first_ms, variables)
             template = self.templates[owner]
-            if template is None:
+            if template is None:  # (a template from an earlier query is never None: ``idv`` is set)
                 return idv, None
         elif template is None:
             return self._evaluate(owner, first_ms, variables), None
@@ -148,11 +175,13 @@ class _IdMaker:
         return found
 
     def _template(self, idv: Any, trunc: int | None) -> Any:
+        """(base ``_id``, its part key (None for a bare ``$dateTrunc``), time keys) of a meta whose first
+        group's ``_id`` is ``idv``, or None."""
         if trunc is None:
-            return idv, self._part(_key(idv)), None
+            return idv, _key(idv), None
         when = self.when(trunc)
         if self.bare_trunc:
-            return (idv, -1, ()) if type(idv) is _dt.datetime and idv == when else None
+            return (idv, None, ()) if type(idv) is _dt.datetime and idv == when else None
         if self.time_keys is None or type(idv) is not dict or not self.time_keys:
             return None
         time_keys = self.time_keys
@@ -162,7 +191,14 @@ class _IdMaker:
                 return None
         # the generic key with the time parts left out (their names stay, in place)
         pairs = tuple([(k, None if k in time_keys else group_key(v)) for k, v in idv.items()])
-        return idv, self._part(("obj", pairs)), self.time_keys
+        return idv, ("obj", pairs), tuple(time_keys)
+
+
+def _has_trunc(value: Any) -> bool:
+    """True when the ``_id`` part ``value`` holds a ``$dateTrunc`` (at any depth)."""
+    if isinstance(value, dict):
+        return "$dateTrunc" in value or any(_has_trunc(v) for v in value.values())
+    return isinstance(value, list) and any(_has_trunc(v) for v in value)
 
 
 def _key(idv: Any) -> Any:
@@ -173,7 +209,8 @@ def _key(idv: Any) -> Any:
 class DenseGroups:
     """Group slots (first-seen order) with one NumPy state entry per accumulator; see the module."""
 
-    def __init__(self, group: Any, ctx: Any, metas: list[Any]):
+    def __init__(self, group: Any, ctx: Any, metas: list[Any], tokens: list[bytes | None]):
+        """``metas``: (has meta, meta) by meta index; ``tokens``: each one's BSON (None: no meta)."""
         self.group, self.ctx = group, ctx
         self.ids: list[Any] = []  # _LAZY for an id from a template, made when first asked (``_filled_ids``)
         self._lazy = False
@@ -194,7 +231,7 @@ class DenseGroups:
         self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
         self._heads: dict[int, bytes | None] = {}  # meta index -> its _id element (``_element``)
         self.used = 0
-        self._ids = _IdMaker(group, metas)
+        self._ids = _IdMaker(group, metas, tokens)
         self._cap = 0
         self._state: list[dict[str, np.ndarray]] = [{} for _ in group.fields]
         self._abs_fed = [0.0] * len(group.fields)  # per $sum/$avg: sum of |values| fed so far
@@ -471,15 +508,29 @@ class DenseGroups:
         """``_element`` of each of ``owners`` (metas with a template) made now, those not made yet at once."""
         heads = self._heads
         missing = [owner for owner in owners if owner not in heads]
-        if missing:
-            templates = self._ids.templates
-            heads.update(zip(missing, groupbson.elements([_shown(templates[owner][0]) for owner in missing]),
-                             strict=True))
+        if not missing:
+            return
+        shape, tokens, templates = self.group.id_shape, self._ids.tokens, self._ids.templates
+        if shape is not None:  # those made by an earlier query from this very base _id (``_ELEMENTS``)
+            for owner in missing:
+                found = _ELEMENTS.get((shape, tokens[owner]))
+                if found is not None and found[0] is templates[owner][0]:
+                    heads[owner] = found[1]
+            missing = [owner for owner in missing if owner not in heads]
+            if not missing:
+                return
+        made = groupbson.elements([_shown(templates[owner][0]) for owner in missing])
+        heads.update(zip(missing, made, strict=True))
+        if shape is not None:
+            for owner, element in zip(missing, made, strict=True):
+                key = (shape, tokens[owner])
+                if key in _TEMPLATES:  # (kept only with its template: cleared together)
+                    _ELEMENTS[key] = (templates[owner][0], element)
 
     def _element(self, owner: int) -> bytes | None:
         """The ``_id`` element of meta ``owner``'s template ``_id`` (``groupbson.element``), encoded once."""
         if owner not in self._heads:
-            self._heads[owner] = groupbson.element(_shown(self._ids.templates[owner][0]))
+            self._elements([owner])
         return self._heads[owner]
 
     def encoded(self, slots: list[int] | np.ndarray | None = None) -> list[Any] | None:

@@ -117,3 +117,27 @@ def test_many_groups_take_the_bson_path_and_equal_the_generic_group(client):
             generic = [d.raw for d in ts.aggregate([pipeline[0], {"$skip": 0}, *pipeline[1:]])]
             assert len(generic) >= 32
             assert [d.raw for d in ts.aggregate(pipeline)] == generic, pipeline
+
+
+def test_queries_of_other_id_shapes_on_the_same_metas_take_their_own_ids(client):
+    """Templates remembered across queries (groupstate ``_TEMPLATES``) are keyed by the whole ``_id``
+    expression: one after another on the same metas, ``_id``s differing in unit, field order, meta path,
+    a constant's type, a timezone or a ``$$NOW`` part each give the generic group's bytes."""
+    db = client["t_ts_columnar_bson_shapes"]
+    db.drop_collection("ts")
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
+    db.ts.insert_many([{"t": T0 + dt.timedelta(minutes=7 * i, seconds=k), "m": METAS[k], "v": float(i % 5)}
+                       for i in range(60) for k in (0, 1, 3, 9)])
+    db.ts.delete_many({"m.h": "none"})  # closes the buckets: stored ones, dense
+    ts = db.ts.with_options(codec_options=RAW)
+    hour = {"$dateTrunc": {"date": "$t", "unit": "hour"}}
+    zoned = {"$dateTrunc": {"date": "$t", "unit": "hour", "timezone": "+05:30"}}
+    shapes = [{"t": TRUNC, "h": "$m.h"}, {"t": hour, "h": "$m.h"}, {"h": "$m.h", "t": hour}, {"t": hour, "h": "$m.r"},
+              {"t": hour, "h": "$m.h", "c": 1}, {"t": hour, "h": "$m.h", "c": 1.0}, {"t": zoned, "h": "$m.h"},
+              {"t": hour, "h": "$m.h", "now": {"$gt": ["$$NOW", T0]}}, hour, zoned, "$m.h", "$m.r"]
+    for _ in range(2):
+        for id_spec in shapes + shapes[::-1]:
+            for tail in ([], [{"$sort": {"_id": 1}}]):
+                pipeline = [{"$group": {"_id": id_spec, "n": {"$count": {}}, "s": {"$sum": "$v"}}}, *tail]
+                generic = [d.raw for d in ts.aggregate([{"$skip": 0}, *pipeline])]
+                assert [d.raw for d in ts.aggregate(pipeline)] == generic, pipeline

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import bson
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,6 +33,10 @@ IDS = {
     "host": "$m.h",
     # a time part inside a sub-document: no template for any meta (the dicts throughout)
     "nested": {"a": {"t": {"$dateTrunc": {"date": "$t", "unit": "minute"}}}, "h": "$m.h"},
+    # a time part inside a sub-document beside a top-level one: no template either (the nested date
+    # is not fixed per meta)
+    "nested-and-top": {"a": {"t": {"$dateTrunc": {"date": "$t", "unit": "minute"}}},
+                       "t": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "h": "$m.h"},
     # as time-host, but meta 6 made without a template (below): the arrays, then the dicts from there on
     "mixed": {"t": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "h": "$m.h"},
 }
@@ -61,7 +66,9 @@ def test_slots_are_the_first_seen_generic_keys(shape, batches, limit):
     plan = _plan(IDS[shape])
     timed = plan.unit_ms is not None
     ctx = PipelineContext()
-    dense = DenseGroups(plan, ctx, [(True, meta) for meta in METAS])
+    if shape == "mixed":
+        plan.id_shape = None  # (templates made here, not taken from time-host's examples: same _id)
+    dense = DenseGroups(plan, ctx, [(True, meta) for meta in METAS], [bson.encode({"m": meta}) for meta in METAS])
     if shape == "mixed":
         template = dense._ids._template
         dense._ids._template = lambda idv, trunc: None if idv.get("h") == 2 else template(idv, trunc)
