@@ -14,6 +14,7 @@ newest-first scan orders by the real start (``control.min``), never by the ``_id
 
 from __future__ import annotations
 
+import operator
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -80,6 +81,7 @@ def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], sta
     descending with ``reverse``; None: after every stored bucket, by ``_id``). One yield per stored chunk
     read, possibly empty: the consumer's interruption check runs per chunk. An in-memory view is held
     only until it is passed on (a view keeps the copies its reader made)."""
+    before = operator.gt if reverse else operator.lt  # a position before another in this scan's direction
     ids = set(live)
     placed: list[tuple[Any, Any]] = []
     last: list[Any] = []  # in-memory buckets with no position: after the stored ones
@@ -98,12 +100,11 @@ def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], sta
         if ids:
             chunk = [view for view in chunk if view.id not in ids]
         # (in-memory buckets are mostly the newest: a chunk all before the next one is taken as is)
-        if pending and chunk and (pending[0][0] > stored_position(chunk[-1]) if reverse
-                                  else pending[0][0] < stored_position(chunk[-1])):
+        if pending and chunk and before(pending[0][0], stored_position(chunk[-1])):
             merged = []
             for view in chunk:
                 here = stored_position(view)
-                while pending and (pending[0][0] > here if reverse else pending[0][0] < here):
+                while pending and before(pending[0][0], here):
                     merged.append(pending.popleft()[1])
                 merged.append(view)
             chunk = merged
