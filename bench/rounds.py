@@ -10,6 +10,10 @@ it takes the figures a shared machine distorts least — server CPU ms per 1,000
 bytes on disk per row, and server CPU ms per query (the median over the run's timed instances) — and
 prints, per figure, every system's median over the rounds with its range (min–max), the best peer, and
 Tidemark / best peer. A system that could not run a query (n/a, not expressible) is left out of that row.
+
+Before round 1 an untimed warm-up run of round 1's first system (``--runs 2``, its figures dropped) takes
+the machine's first-run costs (cold page cache for the generator, the interpreter's and the peers' files):
+without it that system's round-1 figures were the slow end of its range every time (``--no-warmup`` to skip).
 """
 
 from __future__ import annotations
@@ -82,6 +86,19 @@ def markdown(table: dict[str, dict[str, list[float]]], systems: list[str]) -> st
     return "\n".join(lines) + "\n"
 
 
+WARMUP = 0  # the round number of the untimed warm-up run in ``schedule``
+
+
+def schedule(systems: list[str], rounds: int, warmup: bool) -> list[tuple[int, str]]:
+    """(round number, system) of every bench run in order: rounds 1.. with the systems in the given
+    order in odd-numbered rounds and reversed in even ones, after one warm-up run (round ``WARMUP``) of
+    round 1's first system when ``warmup``."""
+    runs = [(WARMUP, systems[0])] if warmup and systems and rounds > 0 else []
+    for r in range(rounds):
+        runs.extend((r + 1, system) for system in (systems if r % 2 == 0 else systems[::-1]))
+    return runs
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -92,25 +109,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", default="1d")
     ap.add_argument("--out", type=Path, help="where each run's report goes (default: a temporary directory)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--no-warmup", dest="warmup", action="store_false",
+                    help="no untimed warm-up run before round 1")
     args = ap.parse_args(argv)
     systems = [s.strip() for s in args.peers.split(",") if s.strip()]
     out = args.out or Path(tempfile.mkdtemp(prefix="tidemark-rounds-"))
     rounds: list[dict[str, dict[str, float]]] = []
-    for r in range(args.rounds):
-        figs: dict[str, dict[str, float]] = {}
-        for system in systems if r % 2 == 0 else systems[::-1]:
-            results = out / f"round{r + 1}-{system}"
-            cmd = [sys.executable, "-m", "bench", "--peers", system, "--queries", args.queries, "--runs",
-                   str(args.runs), "--scale", args.scale, "--duration", args.duration, "--results", str(results),
-                   "--no-pymongo", "--no-progress", "--connections", "0"]
-            print(f"round {r + 1}: {system}", file=sys.stderr, flush=True)
-            done = subprocess.run(cmd, cwd=ROOT, check=False)
-            if done.returncode == 1:
-                print(f"{system}: a wrong query result (see {results}); the rounds stop", file=sys.stderr)
-                return 1
-            report = json.loads((results / "latest" / "report.json").read_text())
-            figs.update(figures_of(report))
-        rounds.append(figs)
+    for r, system in schedule(systems, args.rounds, args.warmup):
+        warm = r == WARMUP
+        results = out / ("warmup-" + system if warm else f"round{r}-{system}")
+        cmd = [sys.executable, "-m", "bench", "--peers", system, "--queries", args.queries, "--runs",
+               "2" if warm else str(args.runs), "--scale", args.scale, "--duration", args.duration,
+               "--results", str(results), "--no-pymongo", "--no-progress", "--connections", "0"]
+        print(f"warm-up (untimed): {system}" if warm else f"round {r}: {system}", file=sys.stderr, flush=True)
+        done = subprocess.run(cmd, cwd=ROOT, check=False)
+        if done.returncode == 1:
+            print(f"{system}: a wrong query result (see {results}); the rounds stop", file=sys.stderr)
+            return 1
+        if warm:
+            continue
+        report = json.loads((results / "latest" / "report.json").read_text())
+        if len(rounds) < r:
+            rounds.append({})
+        rounds[r - 1].update(figures_of(report))
     table = merge(rounds)
     if args.json:
         args.json.write_text(json.dumps({"systems": systems, "rounds": rounds}, indent=1))

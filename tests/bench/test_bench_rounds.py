@@ -30,3 +30,17 @@ def test_table_gives_medians_ranges_best_peer_and_ratio():
     assert "| lastpoint, server CPU ms | 2.50 (2.00–3.00) | 4.50 (4.00–5.00) | n/a | victoria | 0.56× |" in text
     assert "| bytes on disk / row | 4.90 (4.90–4.90) | 4.00 (4.00–4.00) | 9.00 (9.00–9.00) | victoria | 1.23× |" in text
     assert f"| {INGEST} | 5.00 (5.00–5.00) | 6.00 (6.00–6.00) | n/a | victoria | 0.83× |" in text
+
+
+def test_schedule_warms_up_round_ones_first_system_then_alternates_the_order():
+    from bench.rounds import WARMUP, schedule
+
+    assert schedule(["tidemark", "victoria", "duckdb"], 3, warmup=True) == [
+        (WARMUP, "tidemark"),
+        (1, "tidemark"), (1, "victoria"), (1, "duckdb"),
+        (2, "duckdb"), (2, "victoria"), (2, "tidemark"),
+        (3, "tidemark"), (3, "victoria"), (3, "duckdb"),
+    ]
+    assert schedule(["tidemark", "victoria"], 2, warmup=False) == [
+        (1, "tidemark"), (1, "victoria"), (2, "victoria"), (2, "tidemark")]
+    assert schedule(["tidemark"], 0, warmup=True) == []
