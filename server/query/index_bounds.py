@@ -55,8 +55,20 @@ def _is_plain_value(v: Any) -> bool:
     """A value usable as an index point: not a regex, not an array, not an operator document."""
     if isinstance(v, (Regex, re.Pattern, list)):
         return False
-    if isinstance(v, dict) and any(isinstance(k, str) and k.startswith("$") for k in v):
+    if isinstance(v, dict):
+        for k in v:
+            if isinstance(k, str) and k.startswith("$"):
+                return False
+    return True
+
+
+def _operator_document(cond: Any) -> bool:
+    """A non-empty document of ``$``-operators (``{$gt: 5, $lt: 9}``)."""
+    if not isinstance(cond, dict) or not cond:
         return False
+    for k in cond:
+        if not (isinstance(k, str) and k.startswith("$")):
+            return False
     return True
 
 
@@ -68,8 +80,10 @@ def extract_bounds(filter: dict | None) -> dict[str, FieldBounds]:
     conjuncts: list[tuple[str, Any]] = []
     _collect_conjuncts(filter, conjuncts)
     for path, cond in conjuncts:
-        b = out.setdefault(path, FieldBounds())
-        if isinstance(cond, dict) and cond and all(isinstance(k, str) and k.startswith("$") for k in cond):
+        b = out.get(path)
+        if b is None:
+            b = out[path] = FieldBounds()
+        if _operator_document(cond):
             for op, arg in cond.items():
                 if op == "$eq" and _is_plain_value(arg):
                     _add_points(b, [arg])
