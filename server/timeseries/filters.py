@@ -200,6 +200,8 @@ class _Deriver:
         # string operands bound control min/max only when both compare binary-wise
         self.simple = collation is None and control_collation is None
         self.refuse, self.unmixed = refuse, unmixed
+        self.meta_prefix = None if mf is None else mf + "."
+        self.low, self.high = "control.min." + tf, "control.max." + tf
 
     def ineligible(self, node: Node, reason: str) -> None:
         """No bucket-level form for ``node``: None (keep every bucket), or refused (``refuse``)."""
@@ -208,11 +210,11 @@ class _Deriver:
 
     def on_meta(self, path: str) -> bool:
         mf = self.mf
-        return mf is not None and (path == mf or path.startswith(mf + "."))
+        return mf is not None and (path == mf or path.startswith(cast(str, self.meta_prefix)))
 
     def part(self, node: Node) -> tuple[Any, ...] | None:
         mf = self.mf
-        if mf is not None and meta_only(node, mf):
+        if mf is not None and _meta_paths(node, mf, cast(str, self.meta_prefix)) > 0:  # meta_only
             renamed = _rename(node, mf)
             try:
                 mql = render(renamed)
@@ -315,7 +317,7 @@ class _Deriver:
         d_floor_s = d_ms // 1000
         lo = d_floor_s - self.span_s if op in ("$eq", "$gt", "$gte") else None
         hi = d_floor_s if op in ("$eq", "$lt", "$lte") else None
-        low, high = "control.min." + self.tf, "control.max." + self.tf
+        low, high = self.low, self.high
         # A bucket spans less than ``span``: one starting before d - span ends before d, one starting
         # after d ends before d + span. Each comparison therefore bounds both control fields, so an index
         # scan is bounded on both sides whichever of them the index leads with ({t: -1} leads with
