@@ -153,7 +153,7 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
     chunks like ``buckets``."""
     live = live_views(server, ns, lo_s, hi_s)
     index = plan.index
-    reads_data = any(str(path).startswith("data") for path in index["key"])
+    reads_data = bool(live) and any(str(path).startswith("data") for path in index["key"])  # (only for them)
     if live and may_leave_out(index):
         live = {bid: view for bid, view in live.items()
                 if holds(index, view.document() if reads_data else view.summary())}
