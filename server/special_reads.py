@@ -19,7 +19,7 @@ from tidemark.query import plan as planner
 from tidemark.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite
 from tidemark.query.match import compile_filter, compile_node, parse_filter
 from tidemark.query.parsed_match import MatchStage, parsed
-from tidemark.query.pipeline import parse_pipeline
+from tidemark.query.pipeline import has_near, parse_pipeline
 from tidemark.query.plan_special import mentions_special
 
 
@@ -39,7 +39,7 @@ def timeseries_special(full: list, variables: dict | None) -> list:
             flt = full[0]["$match"]
             if "$text" in flt:
                 raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
-            near = _has_near(flt)
+            near = has_near(flt)
             if parsed(full[0]) is None and (len(full[0]) != 1 or near):
                 parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
             elif near:
@@ -52,15 +52,6 @@ def timeseries_special(full: list, variables: dict | None) -> list:
         if "$geoNear" in full[0]:
             return timeseries_rewrite(full[0]["$geoNear"], variables) + full[1:]
     return full
-
-
-def _has_near(value: Any) -> bool:
-    """``$near``/``$nearSphere`` anywhere in a filter (what parse_pipeline refuses in a ``$match``)."""
-    if isinstance(value, dict):
-        return any(k in ("$near", "$nearSphere") or _has_near(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_near(v) for v in value)
-    return False
 
 
 def geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, stats: dict):

@@ -50,10 +50,16 @@ class DocMeta:
 
 def mentions_meta(value: Any) -> bool:
     """Whether a spec (projection, sort, pipeline) contains a ``$meta`` operator anywhere."""
+    # (loops, and no call for a scalar: every read walks its whole pipeline here)
     if isinstance(value, dict):
-        return any(k == "$meta" or mentions_meta(v) for k, v in value.items())
+        for k, v in value.items():
+            if k == "$meta" or isinstance(v, (dict, list)) and mentions_meta(v):
+                return True
+        return False
     if isinstance(value, list):
-        return any(mentions_meta(v) for v in value)
+        for v in value:
+            if isinstance(v, (dict, list)) and mentions_meta(v):
+                return True
     return False
 
 

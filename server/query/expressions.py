@@ -429,7 +429,10 @@ def _collect_fields(expr: Any, out: set[str]) -> bool:
             out.add(expr[1:].split(".")[0])
         return True
     if isinstance(expr, list):
-        return all(_collect_fields(e, out) for e in expr)
+        for e in expr:  # (loops: a read's planning walks its $group here)
+            if not _collect_fields(e, out):
+                return False
+        return True
     if isinstance(expr, dict):
         if len(expr) == 1:
             op = next(iter(expr))
@@ -441,5 +444,8 @@ def _collect_fields(expr: Any, out: set[str]) -> bool:
                     return False
             if op == "$let" and isinstance(expr[op], dict) and "CURRENT" in (expr[op].get("vars") or {}):
                 return False
-        return all(_collect_fields(v, out) for v in expr.values())
+        for v in expr.values():
+            if not _collect_fields(v, out):
+                return False
+        return True
     return True

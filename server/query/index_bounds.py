@@ -55,8 +55,20 @@ def _is_plain_value(v: Any) -> bool:
     """A value usable as an index point: not a regex, not an array, not an operator document."""
     if isinstance(v, (Regex, re.Pattern, list)):
         return False
-    if isinstance(v, dict) and any(isinstance(k, str) and k.startswith("$") for k in v):
+    if isinstance(v, dict):
+        for k in v:
+            if isinstance(k, str) and k.startswith("$"):
+                return False
+    return True
+
+
+def _operator_document(cond: Any) -> bool:
+    """A non-empty document of ``$``-operators (``{$gt: 5, $lt: 9}``)."""
+    if not isinstance(cond, dict) or not cond:
         return False
+    for k in cond:
+        if not (isinstance(k, str) and k.startswith("$")):
+            return False
     return True
 
 
@@ -68,8 +80,10 @@ def extract_bounds(filter: dict | None) -> dict[str, FieldBounds]:
     conjuncts: list[tuple[str, Any]] = []
     _collect_conjuncts(filter, conjuncts)
     for path, cond in conjuncts:
-        b = out.setdefault(path, FieldBounds())
-        if isinstance(cond, dict) and cond and all(isinstance(k, str) and k.startswith("$") for k in cond):
+        b = out.get(path)
+        if b is None:
+            b = out[path] = FieldBounds()
+        if _operator_document(cond):
             for op, arg in cond.items():
                 if op == "$eq" and _is_plain_value(arg):
                     _add_points(b, [arg])
@@ -160,7 +174,7 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
     fields, directions = key_fields(spec["key"])
     multikey = bool(spec.get(MULTIKEY_FLAG, multikey_default)) and spec["name"] != "_id_"
     per_component: list[list[tuple]] = []
-    shown_ranges: dict[str, list[tuple]] = {}
+    shown_ranges: dict[str, tuple[list[tuple], int]] = {}  # explain's, in key order once rendered
     bounded = True
     for f, d in zip(fields, directions, strict=False):
         b = bounds.get(f) if bounded else None
@@ -168,7 +182,7 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
         if b is None or not b.is_point:
             bounded = False  # components after a range or an unbounded field are scanned fully
         per_component.append(ranges)
-        shown_ranges[f] = ranges if d == 1 else [(h, lo, hi_i, lo_i) for (lo, h, lo_i, hi_i) in reversed(ranges)]
+        shown_ranges[f] = (ranges, d)
     total = 1
     for ranges in per_component:
         total *= len(ranges)
@@ -190,13 +204,14 @@ class BoundsDescription(Mapping[str, list[str]]):
 
     __slots__ = ("_ranges", "_rendered")
 
-    def __init__(self, ranges: dict[str, list[tuple]]):
-        self._ranges = ranges
+    def __init__(self, ranges: dict[str, tuple[list[tuple], int]]):
+        self._ranges = ranges  # field -> (its value ranges in ascending order, its key direction)
         self._rendered: dict[str, list[str]] | None = None
 
     def _render(self) -> dict[str, list[str]]:
         if self._rendered is None:
-            self._rendered = {f: [_interval_desc(*r) for r in ranges] for f, ranges in self._ranges.items()}
+            self._rendered = {f: [_interval_desc(*r) for r in _in_key_order(ranges, d)]
+                              for f, (ranges, d) in self._ranges.items()}
         return self._rendered
 
     def __getitem__(self, key: str) -> list[str]:
@@ -207,6 +222,13 @@ class BoundsDescription(Mapping[str, list[str]]):
 
     def __len__(self) -> int:
         return len(self._ranges)
+
+
+def _in_key_order(ranges: list[tuple], direction: int) -> list[tuple]:
+    """A key component's value ranges in the index's order (a descending one: reversed, each flipped)."""
+    if direction == 1:
+        return ranges
+    return [(h, lo, hi_i, lo_i) for (lo, h, lo_i, hi_i) in reversed(ranges)]
 
 
 def _is_placeholder(v: Any) -> bool:

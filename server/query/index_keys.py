@@ -30,8 +30,9 @@ _ABSENT = object()  # a key field the document lacks (indexed as null unless the
 
 def key_fields(key_pattern: dict) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """(field paths, directions) of a validated ascending/descending key pattern."""
-    fields = tuple(key_pattern.keys())
-    directions = tuple(key_direction(v) for v in key_pattern.values())
+    fields = tuple(key_pattern)
+    # (the usual 1 / -1 inline: every plan asks this of every index it weighs)
+    directions = tuple([(-1 if v < 0 else 1) if type(v) is int else key_direction(v) for v in key_pattern.values()])
     return fields, directions
 
 

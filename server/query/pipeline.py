@@ -170,7 +170,7 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
         if name == "$match" and isinstance(arg, dict) and "$text" in arg and (i or ctx.in_facet or ctx.in_lookup):
             raise MongoError(17313, "$match with $text is only allowed as the first pipeline stage")
-        if name == "$match" and isinstance(arg, dict) and _has_near(arg):
+        if name == "$match" and isinstance(arg, dict) and has_near(arg):
             raise MongoError(5626500, "$geoNear, $near, and $nearSphere are not allowed in this context, as these "
                                       "operators require sorting geospatial data. If you do not need sort, consider "
                                       "using $geoWithin instead. Check out https://dochub.mongodb.org/core/near-sort-"
@@ -209,11 +209,17 @@ def _keeping_meta(stage: Stage, meta: Any) -> Stage:
     return Stage(stage.name, stage.spec, apply, blocking=stage.blocking)
 
 
-def _has_near(value: Any) -> bool:
+def has_near(value: Any) -> bool:
+    """``$near``/``$nearSphere`` anywhere in a filter (what a ``$match`` may not hold: 5626500)."""
     if isinstance(value, dict):
-        return any(k in ("$near", "$nearSphere") or _has_near(v) for k, v in value.items())
+        for k, v in value.items():  # (loops, and no call for a scalar: every $match is walked)
+            if k == "$near" or k == "$nearSphere" or isinstance(v, (dict, list)) and has_near(v):
+                return True
+        return False
     if isinstance(value, list):
-        return any(_has_near(v) for v in value)
+        for v in value:
+            if isinstance(v, (dict, list)) and has_near(v):
+                return True
     return False
 
 

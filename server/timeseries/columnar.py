@@ -90,7 +90,10 @@ def _id_unit(value: Any, tf: str, mf: str | None, units: set[Any]) -> bool:
             return True
         if any(k.startswith("$") for k in value):
             return False
-        return all(_id_unit(v, tf, mf, units) for v in value.values())
+        for v in value.values():
+            if not _id_unit(v, tf, mf, units):
+                return False
+        return True
     if isinstance(value, list):
         return False
     return isinstance(value, (int, float, bool)) or value is None
@@ -117,13 +120,11 @@ def _all_paths_on_meta(node: Node, mf: str | None) -> bool:
     return path is not None and _on_meta(path, mf)
 
 
-def _conditions(node: Node | None, tf: str, mf: str | None) -> list[Any] | None:
-    """The filter as [(path, ufunc, operand)] row conditions (meta-only parts dropped: the bucket
-    predicate decides them exactly), or None when some part has no vectorized form."""
-    if node is None:
-        return []
+def _conditions(parts: list[Node], tf: str, mf: str | None) -> list[Any] | None:
+    """The filter (its conjuncts ``parts``) as [(path, ufunc, operand)] row conditions (meta-only parts
+    dropped: the bucket predicate decides them exactly), or None when some part has no vectorized form."""
     out: list[tuple[str, np.ufunc, float]] = []  # the time field's operand is int ms
-    for part in _conjuncts(node):
+    for part in parts:
         if _all_paths_on_meta(part, mf):
             continue
         if not isinstance(part, Cmp) or part.op not in _OPS:
@@ -168,12 +169,13 @@ def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, me
                 return None
         elif acc.field == meta_field:
             return None
-    conditions = _conditions(node, time_field, meta_field)
+    parts = [] if node is None else _conjuncts(node)
+    conditions = _conditions(parts, time_field, meta_field)
     if conditions is None:
         return None
     unit_ms = UNIT_MS[units.pop()] if units else None
     group = ColumnarGroup(spec, unit_ms, fields, conditions, time_field, meta_field)
-    group.conditions_exact = node is None or len(conditions) == len(_conjuncts(node))
+    group.conditions_exact = len(conditions) == len(parts)
     group.last = _last_stage(remaining[1:])
     return group
 

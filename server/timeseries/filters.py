@@ -182,7 +182,9 @@ def decided_per_bucket(node: Node, meta_field: str | None) -> bool:
     if meta_field is None or not meta_only(node, meta_field):
         return False
     try:
-        render(_rename(node, meta_field))
+        # (whether ``render`` finds an MQL form depends on the node kinds and on which paths are
+        # equal, not on their names: the node itself answers as its renaming onto ``meta`` would)
+        render(node)
     except NoMqlForm:
         return False
     return True
@@ -198,6 +200,8 @@ class _Deriver:
         # string operands bound control min/max only when both compare binary-wise
         self.simple = collation is None and control_collation is None
         self.refuse, self.unmixed = refuse, unmixed
+        self.meta_prefix = None if mf is None else mf + "."
+        self.low, self.high = "control.min." + tf, "control.max." + tf
 
     def ineligible(self, node: Node, reason: str) -> None:
         """No bucket-level form for ``node``: None (keep every bucket), or refused (``refuse``)."""
@@ -206,11 +210,11 @@ class _Deriver:
 
     def on_meta(self, path: str) -> bool:
         mf = self.mf
-        return mf is not None and (path == mf or path.startswith(mf + "."))
+        return mf is not None and (path == mf or path.startswith(cast(str, self.meta_prefix)))
 
     def part(self, node: Node) -> tuple[Any, ...] | None:
         mf = self.mf
-        if mf is not None and meta_only(node, mf):
+        if mf is not None and _meta_paths(node, mf, cast(str, self.meta_prefix)) > 0:  # meta_only
             renamed = _rename(node, mf)
             try:
                 mql = render(renamed)
@@ -219,17 +223,31 @@ class _Deriver:
             except NoMqlForm:
                 pass  # ($near) a conjunction keeps its other parts; the per-measurement filter decides
         if isinstance(node, And):
-            parts = [self.part(child) for child in node.children]
-            kept = [p for p in parts if p is not None]
+            # one pass over the children's parts (every read's filter is a conjunction)
+            kept = []
+            mqls = []
+            predicates = []
+            lo = hi = None
+            exact = True
+            for child in node.children:
+                p = self.part(child)
+                if p is None:
+                    exact = False
+                    continue
+                kept.append(p)
+                mqls.append(p[0])
+                if p[1] is not None:
+                    predicates.append(p[1])
+                if p[2] is not None and (lo is None or p[2] > lo):
+                    lo = p[2]
+                if p[3] is not None and (hi is None or p[3] < hi):
+                    hi = p[3]
+                if not p[4]:
+                    exact = False
             if not kept:
                 return None
-            lo = max((p[2] for p in kept if p[2] is not None), default=None)
-            hi = min((p[3] for p in kept if p[3] is not None), default=None)
-            mql = _and([p[0] for p in kept])
-            predicates = [p[1] for p in kept if p[1] is not None]
             predicate = _all(predicates) if predicates else None
-            return (mql, predicate, lo, hi, len(kept) == len(parts) and all(p[4] for p in kept),
-                    lambda: _and([p[5]() for p in kept]))
+            return (_and(mqls), predicate, lo, hi, exact, lambda: _and([p[5]() for p in kept]))
         if isinstance(node, Or):
             parts = [self.part(child) for child in node.children]
             if not _all_bounded(parts):
@@ -299,7 +317,7 @@ class _Deriver:
         d_floor_s = d_ms // 1000
         lo = d_floor_s - self.span_s if op in ("$eq", "$gt", "$gte") else None
         hi = d_floor_s if op in ("$eq", "$lt", "$lte") else None
-        low, high = "control.min." + self.tf, "control.max." + self.tf
+        low, high = self.low, self.high
         # A bucket spans less than ``span``: one starting before d - span ends before d, one starting
         # after d ends before d + span. Each comparison therefore bounds both control fields, so an index
         # scan is bounded on both sides whichever of them the index leads with ({t: -1} leads with

@@ -185,13 +185,20 @@ def plan(node: Node | None, time_field: str, meta_field: str | None) -> ColumnFi
     """The column filter of ``node`` (None when no conjunct is a term)."""
     if node is None:
         return None
-    parts = _conjuncts(node)
-    terms = [term for term in (_term(part, meta_field) for part in parts) if term is not None]
+    terms = []
+    others = []
+    for part in _conjuncts(node):
+        term = _term(part, meta_field)
+        if term is None:
+            others.append(part)
+        else:
+            terms.append(term)
     if not terms:
         return None
-    # a meta conjunct the bucket filter decides exactly holds for every row of a bucket read
-    decided = sum(1 for part in parts if decided_per_bucket(part, meta_field))
-    return ColumnFilter(terms, len(terms) + decided == len(parts), time_field)
+    # a meta conjunct the bucket filter decides exactly holds for every row of a bucket read (a term
+    # is never one: its path is a top-level measurement field); the first other conjunct it does not
+    # decide makes the terms less than the whole filter
+    return ColumnFilter(terms, all(decided_per_bucket(part, meta_field) for part in others), time_field)
 
 
 def _conjuncts(node: Node) -> list[Node]:

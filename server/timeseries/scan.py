@@ -153,7 +153,7 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
     chunks like ``buckets``."""
     live = live_views(server, ns, lo_s, hi_s)
     index = plan.index
-    reads_data = any(str(path).startswith("data") for path in index["key"])
+    reads_data = bool(live) and any(str(path).startswith("data") for path in index["key"])  # (only for them)
     if live and may_leave_out(index):
         live = {bid: view for bid, view in live.items()
                 if holds(index, view.document() if reads_data else view.summary())}
@@ -171,7 +171,12 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
         stats["keysExamined"] = len(firsts)
     return _in_scan_order(stored.get_many(server.engine, ns, list(firsts)), live, stats, predicate,
                           lambda view: entry_key(bytes(firsts[view.rid]), view.rid),
-                          _index_position(plan, firsts, reads_data), reverse=plan.reverse)
+                          # (no in-memory bucket to place: no key generator and key ranges to make)
+                          _index_position(plan, firsts, reads_data) if live else _unplaced, reverse=plan.reverse)
+
+
+def _unplaced(view: Any) -> None:
+    return None  # never called: the read has no in-memory bucket
 
 
 def _index_position(plan: Any, firsts: dict[bytes, bytes], reads_data: bool) -> Callable[[Any], bytes | None]:
