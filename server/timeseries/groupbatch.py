@@ -390,15 +390,15 @@ class _Batch:
         width = len(group.fields)
         if not cut:
             return Runs.remembered(width, timed, refs, seqs, owners)
-        times, arrays, owner, seq = self._rows(cut, group.columns)
+        times, arrays, firsts, owners_of, seqs_of = self._rows(cut, group.columns)
         n = len(times)
         self.info["measurementsReturned"] += n
         if not n:
             return Runs.remembered(width, timed, refs, seqs, owners)
         trunc = truncated(times, group.unit_ms)
-        starts = _run_starts(seq, trunc)
+        starts, at = _run_starts(n, firsts, seqs_of, trunc)
         rows = summarize(group, times, arrays, starts, trunc)
-        rows.seq, rows.owner = seq[starts], owner[starts]
+        rows.seq, rows.owner = seqs_of[at], owners_of[at]
         if not refs:
             return rows
         runs = Runs.remembered(width, timed, refs, seqs, owners)
@@ -407,15 +407,17 @@ class _Batch:
         return both.taken(np.argsort(both.seq, kind="stable"))
 
     def _rows(self, pending: list[Any], columns: list[Any]) -> tuple[Any, ...]:
-        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter:
-        the times and the filter's columns joined first and the filter decided once over all of them
-        (a few NumPy calls per batch, not per bucket: these buckets are mostly ones a time window
-        cuts), then the other columns joined from only the passing stretch of each bucket."""
+        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter, as
+        (times, arrays, first row of each bucket keeping rows, its meta index, its sequence): the
+        times and the filter's columns joined first and the filter decided once over all of them (a
+        few NumPy calls per batch, not per bucket: these buckets are mostly ones a time window cuts),
+        then the other columns joined from only the passing stretch of each bucket. Per bucket, not
+        per row: a run never spans two buckets, so the buckets' first rows are all the cuts needed."""
         group = self.group
         tf, conditions = group.time_field, group.conditions
         if not pending:
             empty = np.zeros(0, dtype=np.int64)
-            return empty, {name: np.zeros(0) for name in columns}, empty, empty
+            return empty, {name: np.zeros(0) for name in columns}, empty, empty, empty
         if len(pending) == 1:
             times, arrays, index, seq = pending[0]
         else:
@@ -434,30 +436,30 @@ class _Batch:
                 mask = hit if mask is None else mask & hit
         if len(pending) > 1:
             return _gathered(pending, columns, times, arrays, mask)
-        owner = np.full(len(times), index, dtype=np.int64)
-        seqs = np.full(len(times), seq, dtype=np.int64)
         if mask is not None and not mask.all():
             rows = np.flatnonzero(mask)
             first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
             take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
-            times, owner, seqs = times[take], owner[take], seqs[take]
+            times = times[take]
             arrays = {name: arrays[name][take] for name in columns}
-        return times, arrays, owner, seqs
+        kept = 1 if len(times) else 0
+        return (times, arrays, np.zeros(kept, dtype=np.int64), np.full(kept, index, dtype=np.int64),
+                np.full(kept, seq, dtype=np.int64))
 
     def _flush_rows(self, pending: list[Any], count: bool = True) -> None:
         """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
-        times, arrays, owner, _ = self._rows([p[:4] for p in pending], self.group.columns)
+        times, arrays, firsts, owners_of, _ = self._rows([p[:4] for p in pending], self.group.columns)
         n = len(times)
         if count:
             self.info["measurementsReturned"] += n
         if not n:
             return
         trunc = truncated(times, self.group.unit_ms)
-        starts = _run_starts(owner, trunc)
+        starts, at = _run_starts(n, firsts, owners_of, trunc)
         ends = np.empty_like(starts)
         ends[:-1] = starts[1:]
         ends[-1] = n
-        owners = owner[starts].tolist()
+        owners = owners_of[at].tolist()
         truncs = trunc[starts].tolist() if trunc is not None else [None] * len(owners)
         first_times = times[starts].tolist()
         self._feed(times, arrays, owners, truncs, first_times, starts, ends)
@@ -507,10 +509,10 @@ def _in_order(pending: list[Any], stretches: list[Any]) -> list[Any]:
 
 def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined: dict[str, np.ndarray],
               mask: np.ndarray | None) -> tuple[Any, ...]:
-    """``_rows`` of several buckets: (times, arrays, meta index, sequence) of the rows ``mask`` keeps
-    (None: all) of the joined ``times`` (and the ``joined`` columns), the other columns joined from
-    each bucket's kept stretch when every bucket keeps one (a window cuts a bucket once), else
-    joined whole and taken."""
+    """``_rows`` of several buckets: (times, arrays, first row, meta index and sequence of each bucket
+    keeping rows) of the rows ``mask`` keeps (None: all) of the joined ``times`` (and the ``joined``
+    columns), the other columns joined from each bucket's kept stretch when every bucket keeps one (a
+    window cuts a bucket once), else joined whole and taken."""
     lengths = np.fromiter((len(p[0]) for p in pending), np.int64, len(pending))
     owners = np.fromiter((p[2] for p in pending), np.int64, len(pending))
     seqs = np.fromiter((p[3] for p in pending), np.int64, len(pending))
@@ -520,17 +522,20 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
         return found if found is not None else np.concatenate([p[1][name] for p in pending])
 
     if mask is None or mask.all():
-        return times, {name: whole(name) for name in columns}, np.repeat(owners, lengths), np.repeat(seqs, lengths)
+        kept = np.flatnonzero(lengths)
+        counts = lengths[kept]
+        firsts = np.cumsum(counts) - counts
+        return times, {name: whole(name) for name in columns}, firsts, owners[kept], seqs[kept]
     rows = np.flatnonzero(mask)
     ends = np.cumsum(lengths)
     starts = ends - lengths
     low, high = np.searchsorted(rows, starts), np.searchsorted(rows, ends)
-    counts = high - low
-    kept = np.flatnonzero(counts)
+    kept = np.flatnonzero(high - low)
+    counts = (high - low)[kept]
     first = rows[low[kept]] - starts[kept]
     last = rows[high[kept] - 1] - starts[kept]
     arrays = {}
-    if np.array_equal(last - first + 1, counts[kept]):  # each bucket keeps one stretch
+    if np.array_equal(last - first + 1, counts):  # each bucket keeps one stretch
         bounds = list(zip(kept.tolist(), first.tolist(), (last + 1).tolist(), strict=True))
         for name in columns:
             found = joined.get(name)
@@ -542,17 +547,25 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
                 arrays[name] = pending[0][1][name][:0]
     else:
         arrays = {name: whole(name)[rows] for name in columns}
-    return times[rows], arrays, np.repeat(owners, counts), np.repeat(seqs, counts)
+    return times[rows], arrays, low[kept], owners[kept], seqs[kept]
 
 
-def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
-    """First row of every run: where the owner (meta or bucket) or the truncated time changes."""
-    cut = np.empty(len(owner), dtype=bool)
-    cut[0] = True
-    np.not_equal(owner[1:], owner[:-1], out=cut[1:])
+def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray, trunc: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of every run of ``n`` rows, the index of the bucket it is in): runs are cut where a
+    bucket (``firsts``: its first row) of another key (meta or sequence: ``keys``) than the one before
+    it begins, or where the truncated time changes."""
+    cut = np.zeros(n, dtype=bool)
+    if len(firsts) > 1:
+        new = np.empty(len(firsts), dtype=bool)
+        new[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=new[1:])
+        cut[firsts[new]] = True
+    else:
+        cut[0] = True
     if trunc is not None:
         cut[1:] |= trunc[1:] != trunc[:-1]
-    return np.flatnonzero(cut)
+    starts = np.flatnonzero(cut)
+    return starts, (np.searchsorted(firsts, starts, side="right") - 1 if len(firsts) > 1 else np.zeros(len(starts), np.int64))
 
 
 def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],
