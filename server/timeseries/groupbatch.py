@@ -162,28 +162,40 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
         known = batch.remembered(chunk)
         wholes = passing_items(known, 3, batch._checks) if known is not None else [None] * len(chunk)
         start = 0
+        cut: list[Any] = []  # remembered parts of buckets in a row that are not taken whole, added at once
         # each stretch of buckets found whole is taken at once, as far as the groups stay NumPy totals;
-        # the bucket after it, and any the groups no longer take whole, go the ordinary way
+        # the bucket after it, and any the groups no longer take whole, go the ordinary way: from their
+        # remembered parts (a bucket the filter cuts, as ``passing_items`` said, or one not taken: not
+        # whole either way), else from the view
         for stop in [k for k, whole in enumerate(wholes) if whole is None] + [len(chunk)]:
+            if stop > start and cut:
+                batch.add_cut(cut)
+                cut = []
             taken = batch.take(wholes[start:stop]) if stop > start else 0
             for at in range(start + taken, min(stop + 1, len(chunk))):
+                parts = known[at] if known is not None else None
+                if parts is not None:
+                    cut.append(parts)
+                    continue
+                if cut:
+                    batch.add_cut(cut)
+                    cut = []
                 interrupt.tick(BUCKET_TICKS)  # decoded or unpacked: a bucket's worth of work
                 info["bucketsUnpacked"] += 1
-                parts = known[at] if known is not None else None
-                if parts is None:  # (else its remembered parts: a bucket the filter cuts, or one not taken)
-                    view = chunk[at]
-                    fast = fast_arrays(view, group)
-                    if fast is None:
-                        batch.flush()
-                        batch.materialize()
-                        batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
-                        continue
-                    parts = batch.parts(view, *fast)
+                view = chunk[at]
+                fast = fast_arrays(view, group)
+                if fast is None:
+                    batch.flush()
+                    batch.materialize()
+                    batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
+                    continue
                 info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-                batch.add(parts)
+                batch.add(batch.parts(view, *fast))
                 if batch.rows >= BATCH_ROWS:
                     batch.flush()
             start = stop + 1
+        if cut:
+            batch.add_cut(cut)
     batch.flush()
     return batch
 
@@ -309,8 +321,8 @@ class _Batch:
         return times, arrays, ref, ranges, _meta_token(view) if has_meta else None, summary.get("meta")
 
     def add(self, parts: tuple[Any, ...]) -> None:
-        """Add a dense bucket by its parts (``parts``/``remembered``): whole from its remembered runs
-        when every row of it passes (and the groups are NumPy totals), else its rows."""
+        """Add a dense bucket by its parts (``parts``): whole from its remembered runs when every row of
+        it passes (and the groups are NumPy totals), else its rows."""
         times, arrays, ref, ranges, token, meta = parts
         index = self._meta(token, meta)
         whole = None
@@ -320,6 +332,33 @@ class _Batch:
         self.seq += 1
         self.rows += len(times)
         self.info["measurementsUnpacked"] += len(times)
+
+    def add_cut(self, cut: list[Any]) -> None:
+        """Add dense buckets by their remembered parts (``remembered``), in order, their rows (none is
+        taken whole: ``passing_items`` found a row of each that fails the filter, or the groups are
+        no longer NumPy totals), flushing whenever the rows gathered reach ``BATCH_ROWS`` (as after
+        each bucket one at a time)."""
+        info = self.info
+        interrupt.tick(BUCKET_TICKS * len(cut))  # decoded or unpacked: a bucket's worth of work each
+        info["bucketsUnpacked"] += len(cut)
+        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + len(cut)
+        done = 0
+        while done < len(cut):
+            part = cut[done:] if done else cut
+            ends = list(accumulate(map(len, map(_TIMES, part)), initial=self.rows))  # rows gathered after each bucket
+            k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
+            part = part[:k]
+            meta = self._meta
+            seq = self.seq
+            self.pending.extend([(times, arrays, meta(token, m), seq + i, None)
+                                 for i, (times, arrays, _ref, _ranges, token, m) in enumerate(part)])
+            rows = ends[len(part)] - self.rows
+            self.seq += len(part)
+            self.rows += rows
+            info["measurementsUnpacked"] += rows
+            done += len(part)
+            if k < len(ends):
+                self.flush()
 
     def flush(self) -> None:
         info = self.info
