@@ -51,6 +51,7 @@ from tidemark.timeseries.groupruns import (
     Runs,
     bucket_runs,
     column_ranges,
+    first_range,
     passing,
     passing_items,
     pick,
@@ -258,7 +259,8 @@ class _Batch:
 
     def remembered(self, views: list[Any]) -> list[Any] | None:
         """Per bucket of a chunk, its remembered parts (``_gather``: fast arrays, whole-bucket runs,
-        filter column ranges, meta token, meta) when it is a stored bucket the ordinary way saw, else
+        filter column ranges, meta token, meta, the first filter column's min and max) when it is a
+        stored bucket the ordinary way saw, else
         None (the ordinary way remembers them for the next read); None when the groups are not NumPy
         totals or the filter is not exact. ``passing_items`` of them: what ``take`` takes whole (every
         row passes the filter, decided from the ranges, the chunk at once); the others go the ordinary
@@ -280,7 +282,8 @@ class _Batch:
         token = memo.get("meta token") if mf is not None and "meta" in summary else None
         if token is None and mf is not None and "meta" in summary:
             return None
-        found = memo[self._whole_key] = (*fast, *runs, token, summary.get("meta"))  # flat: unpacked per bucket
+        # flat: unpacked per bucket, and read by ``passing_items`` (the first filter column's range last)
+        found = memo[self._whole_key] = (*fast, *runs, token, summary.get("meta"), *first_range(runs[1]))
         return found
 
     def take(self, wholes: list[Any]) -> int:
@@ -350,8 +353,8 @@ class _Batch:
             part = part[:k]
             meta = self._meta
             seq = self.seq
-            self.pending.extend([(times, arrays, meta(token, m), seq + i, None)
-                                 for i, (times, arrays, _ref, _ranges, token, m) in enumerate(part)])
+            self.pending.extend([(whole[0], whole[1], meta(whole[4], whole[5]), seq + i, None)
+                                 for i, whole in enumerate(part)])
             rows = ends[len(part)] - self.rows
             self.seq += len(part)
             self.rows += rows
