@@ -104,7 +104,7 @@ RunRef = tuple[RunBlock, int, int, int]  # (block, its serial, first row, row co
 class CachedBucket:
     """Decoded parts of one stored bucket record (the exact ``stored`` value they came from)."""
 
-    __slots__ = ("key", "stored", "summary", "columns", "memo", "size", "referenced", "runs")
+    __slots__ = ("key", "stored", "summary", "columns", "memo", "size", "referenced", "runs", "time_bounds")
 
     def __init__(self, key: tuple[str, bytes], stored: bytes, cache: BucketCache | None = None):
         self.key, self.stored = key, stored
@@ -116,6 +116,9 @@ class CachedBucket:
         self.memo.entry, self.memo.cache = (self if cache is not None else None), cache
         self.size = len(stored) + _ENTRY_OVERHEAD
         self.runs: list[RunRef] | None = None  # rows this entry holds in run blocks (``remember_runs``)
+        # (key, control min, max of the time field in ms) as the time-bounds predicate remembers them in
+        # ``memo`` (``filters._TimeBounds``), read here by a scan's chunk at once: one object, not the memo's
+        self.time_bounds: tuple[str, float, float] | None = None
 
 
 class BucketCache:

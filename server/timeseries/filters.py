@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Callable
 from typing import Any, TypeGuard, cast
 
@@ -345,7 +346,9 @@ class _TimeBounds:
 
     def __init__(self, tf: str, checks: tuple[Any, ...]):
         self.tf, self.checks = tf, checks
-        self.key = "time bounds " + tf  # a string: hashed once, not at every lookup like a tuple
+        # a string: hashed once, not at every lookup like a tuple; interned: one object for every query,
+        # so the bounds a cache entry keeps (``time_bounds``) are told its own by identity
+        self.key = sys.intern("time bounds " + tf)
         lo_min: float = -math.inf
         lo_max: float = math.inf
         hi_min, hi_max = lo_min, lo_max
@@ -365,7 +368,7 @@ class _TimeBounds:
 
     def bounds(self, bucket: Any) -> tuple[float, float]:
         """(control.min, control.max) of the time field in ms (NaN when not a date: no bound holds),
-        remembered with the bucket's decoded parts."""
+        remembered with the bucket's decoded parts (and on its cache entry, for ``select``)."""
         memo = bucket.derived()
         found: tuple[float, float] | None = memo.get(self.key)
         if found is None:
@@ -373,6 +376,9 @@ class _TimeBounds:
             lo_v = date_ms((control.get("min") or {}).get(self.tf))
             hi_v = date_ms((control.get("max") or {}).get(self.tf))
             found = memo[self.key] = (math.nan if lo_v is None else lo_v, math.nan if hi_v is None else hi_v)
+        entry = getattr(bucket, "cached", None)
+        if entry is not None:
+            entry.time_bounds = (self.key, *found)
         return found
 
     def __call__(self, bucket: Any) -> bool:
@@ -381,15 +387,20 @@ class _TimeBounds:
 
     def select(self, views: list[Any]) -> list[Any]:
         """The ``views`` this predicate keeps (in order): what ``__call__`` decides for each, in one pass
-        reading the remembered bounds straight from each view's cache entry (``cached``)."""
+        reading the remembered bounds straight from each view's cache entry (``cached.time_bounds``:
+        one object per bucket, not the memo's dict, its table and its tuple — a chunk's entries are
+        read cold, each object followed a cache miss)."""
         key, bounds = self.key, self.bounds
         lo_min, lo_max, hi_min, hi_max = self.lo_min, self.lo_max, self.hi_min, self.hi_max
         out: list[Any] = []
         append = out.append
         for view in views:
             entry = view.cached
-            found = None if entry is None else entry.memo.get(key)
-            lo_v, hi_v = bounds(view) if found is None else found
+            found = None if entry is None else entry.time_bounds
+            if found is not None and found[0] is key:
+                _, lo_v, hi_v = found
+            else:
+                lo_v, hi_v = bounds(view)
             if lo_min <= lo_v <= lo_max and hi_min <= hi_v <= hi_max:
                 append(view)
         return out

@@ -51,6 +51,7 @@ from tidemark.timeseries.groupruns import (
     Runs,
     bucket_runs,
     column_ranges,
+    first_range,
     passing,
     passing_items,
     pick,
@@ -162,28 +163,40 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
         known = batch.remembered(chunk)
         wholes = passing_items(known, 3, batch._checks) if known is not None else [None] * len(chunk)
         start = 0
+        cut: list[Any] = []  # remembered parts of buckets in a row that are not taken whole, added at once
         # each stretch of buckets found whole is taken at once, as far as the groups stay NumPy totals;
-        # the bucket after it, and any the groups no longer take whole, go the ordinary way
+        # the bucket after it, and any the groups no longer take whole, go the ordinary way: from their
+        # remembered parts (a bucket the filter cuts, as ``passing_items`` said, or one not taken: not
+        # whole either way), else from the view
         for stop in [k for k, whole in enumerate(wholes) if whole is None] + [len(chunk)]:
+            if stop > start and cut:
+                batch.add_cut(cut)
+                cut = []
             taken = batch.take(wholes[start:stop]) if stop > start else 0
             for at in range(start + taken, min(stop + 1, len(chunk))):
+                parts = known[at] if known is not None else None
+                if parts is not None:
+                    cut.append(parts)
+                    continue
+                if cut:
+                    batch.add_cut(cut)
+                    cut = []
                 interrupt.tick(BUCKET_TICKS)  # decoded or unpacked: a bucket's worth of work
                 info["bucketsUnpacked"] += 1
-                parts = known[at] if known is not None else None
-                if parts is None:  # (else its remembered parts: a bucket the filter cuts, or one not taken)
-                    view = chunk[at]
-                    fast = fast_arrays(view, group)
-                    if fast is None:
-                        batch.flush()
-                        batch.materialize()
-                        batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
-                        continue
-                    parts = batch.parts(view, *fast)
+                view = chunk[at]
+                fast = fast_arrays(view, group)
+                if fast is None:
+                    batch.flush()
+                    batch.materialize()
+                    batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
+                    continue
                 info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-                batch.add(parts)
+                batch.add(batch.parts(view, *fast))
                 if batch.rows >= BATCH_ROWS:
                     batch.flush()
             start = stop + 1
+        if cut:
+            batch.add_cut(cut)
     batch.flush()
     return batch
 
@@ -246,7 +259,8 @@ class _Batch:
 
     def remembered(self, views: list[Any]) -> list[Any] | None:
         """Per bucket of a chunk, its remembered parts (``_gather``: fast arrays, whole-bucket runs,
-        filter column ranges, meta token, meta) when it is a stored bucket the ordinary way saw, else
+        filter column ranges, meta token, meta, the first filter column's min and max) when it is a
+        stored bucket the ordinary way saw, else
         None (the ordinary way remembers them for the next read); None when the groups are not NumPy
         totals or the filter is not exact. ``passing_items`` of them: what ``take`` takes whole (every
         row passes the filter, decided from the ranges, the chunk at once); the others go the ordinary
@@ -268,7 +282,8 @@ class _Batch:
         token = memo.get("meta token") if mf is not None and "meta" in summary else None
         if token is None and mf is not None and "meta" in summary:
             return None
-        found = memo[self._whole_key] = (*fast, *runs, token, summary.get("meta"))  # flat: unpacked per bucket
+        # flat: unpacked per bucket, and read by ``passing_items`` (the first filter column's range last)
+        found = memo[self._whole_key] = (*fast, *runs, token, summary.get("meta"), *first_range(runs[1]))
         return found
 
     def take(self, wholes: list[Any]) -> int:
@@ -309,8 +324,8 @@ class _Batch:
         return times, arrays, ref, ranges, _meta_token(view) if has_meta else None, summary.get("meta")
 
     def add(self, parts: tuple[Any, ...]) -> None:
-        """Add a dense bucket by its parts (``parts``/``remembered``): whole from its remembered runs
-        when every row of it passes (and the groups are NumPy totals), else its rows."""
+        """Add a dense bucket by its parts (``parts``): whole from its remembered runs when every row of
+        it passes (and the groups are NumPy totals), else its rows."""
         times, arrays, ref, ranges, token, meta = parts
         index = self._meta(token, meta)
         whole = None
@@ -320,6 +335,33 @@ class _Batch:
         self.seq += 1
         self.rows += len(times)
         self.info["measurementsUnpacked"] += len(times)
+
+    def add_cut(self, cut: list[Any]) -> None:
+        """Add dense buckets by their remembered parts (``remembered``), in order, their rows (none is
+        taken whole: ``passing_items`` found a row of each that fails the filter, or the groups are
+        no longer NumPy totals), flushing whenever the rows gathered reach ``BATCH_ROWS`` (as after
+        each bucket one at a time)."""
+        info = self.info
+        interrupt.tick(BUCKET_TICKS * len(cut))  # decoded or unpacked: a bucket's worth of work each
+        info["bucketsUnpacked"] += len(cut)
+        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + len(cut)
+        done = 0
+        while done < len(cut):
+            part = cut[done:] if done else cut
+            ends = list(accumulate(map(len, map(_TIMES, part)), initial=self.rows))  # rows gathered after each bucket
+            k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
+            part = part[:k]
+            meta = self._meta
+            seq = self.seq
+            self.pending.extend([(whole[0], whole[1], meta(whole[4], whole[5]), seq + i, None)
+                                 for i, whole in enumerate(part)])
+            rows = ends[len(part)] - self.rows
+            self.seq += len(part)
+            self.rows += rows
+            info["measurementsUnpacked"] += rows
+            done += len(part)
+            if k < len(ends):
+                self.flush()
 
     def flush(self) -> None:
         info = self.info
@@ -390,15 +432,15 @@ class _Batch:
         width = len(group.fields)
         if not cut:
             return Runs.remembered(width, timed, refs, seqs, owners)
-        times, arrays, owner, seq = self._rows(cut, group.columns)
+        times, arrays, firsts, owners_of, seqs_of = self._rows(cut, group.columns)
         n = len(times)
         self.info["measurementsReturned"] += n
         if not n:
             return Runs.remembered(width, timed, refs, seqs, owners)
         trunc = truncated(times, group.unit_ms)
-        starts = _run_starts(seq, trunc)
+        starts, at = _run_starts(n, firsts, seqs_of, trunc)
         rows = summarize(group, times, arrays, starts, trunc)
-        rows.seq, rows.owner = seq[starts], owner[starts]
+        rows.seq, rows.owner = seqs_of[at], owners_of[at]
         if not refs:
             return rows
         runs = Runs.remembered(width, timed, refs, seqs, owners)
@@ -407,15 +449,17 @@ class _Batch:
         return both.taken(np.argsort(both.seq, kind="stable"))
 
     def _rows(self, pending: list[Any], columns: list[Any]) -> tuple[Any, ...]:
-        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter:
-        the times and the filter's columns joined first and the filter decided once over all of them
-        (a few NumPy calls per batch, not per bucket: these buckets are mostly ones a time window
-        cuts), then the other columns joined from only the passing stretch of each bucket."""
+        """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter, as
+        (times, arrays, first row of each bucket keeping rows, its meta index, its sequence): the
+        times and the filter's columns joined first and the filter decided once over all of them (a
+        few NumPy calls per batch, not per bucket: these buckets are mostly ones a time window cuts),
+        then the other columns joined from only the passing stretch of each bucket. Per bucket, not
+        per row: a run never spans two buckets, so the buckets' first rows are all the cuts needed."""
         group = self.group
         tf, conditions = group.time_field, group.conditions
         if not pending:
             empty = np.zeros(0, dtype=np.int64)
-            return empty, {name: np.zeros(0) for name in columns}, empty, empty
+            return empty, {name: np.zeros(0) for name in columns}, empty, empty, empty
         if len(pending) == 1:
             times, arrays, index, seq = pending[0]
         else:
@@ -434,30 +478,30 @@ class _Batch:
                 mask = hit if mask is None else mask & hit
         if len(pending) > 1:
             return _gathered(pending, columns, times, arrays, mask)
-        owner = np.full(len(times), index, dtype=np.int64)
-        seqs = np.full(len(times), seq, dtype=np.int64)
         if mask is not None and not mask.all():
             rows = np.flatnonzero(mask)
             first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
             take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
-            times, owner, seqs = times[take], owner[take], seqs[take]
+            times = times[take]
             arrays = {name: arrays[name][take] for name in columns}
-        return times, arrays, owner, seqs
+        kept = 1 if len(times) else 0
+        return (times, arrays, np.zeros(kept, dtype=np.int64), np.full(kept, index, dtype=np.int64),
+                np.full(kept, seq, dtype=np.int64))
 
     def _flush_rows(self, pending: list[Any], count: bool = True) -> None:
         """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
-        times, arrays, owner, _ = self._rows([p[:4] for p in pending], self.group.columns)
+        times, arrays, firsts, owners_of, _ = self._rows([p[:4] for p in pending], self.group.columns)
         n = len(times)
         if count:
             self.info["measurementsReturned"] += n
         if not n:
             return
         trunc = truncated(times, self.group.unit_ms)
-        starts = _run_starts(owner, trunc)
+        starts, at = _run_starts(n, firsts, owners_of, trunc)
         ends = np.empty_like(starts)
         ends[:-1] = starts[1:]
         ends[-1] = n
-        owners = owner[starts].tolist()
+        owners = owners_of[at].tolist()
         truncs = trunc[starts].tolist() if trunc is not None else [None] * len(owners)
         first_times = times[starts].tolist()
         self._feed(times, arrays, owners, truncs, first_times, starts, ends)
@@ -507,10 +551,10 @@ def _in_order(pending: list[Any], stretches: list[Any]) -> list[Any]:
 
 def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined: dict[str, np.ndarray],
               mask: np.ndarray | None) -> tuple[Any, ...]:
-    """``_rows`` of several buckets: (times, arrays, meta index, sequence) of the rows ``mask`` keeps
-    (None: all) of the joined ``times`` (and the ``joined`` columns), the other columns joined from
-    each bucket's kept stretch when every bucket keeps one (a window cuts a bucket once), else
-    joined whole and taken."""
+    """``_rows`` of several buckets: (times, arrays, first row, meta index and sequence of each bucket
+    keeping rows) of the rows ``mask`` keeps (None: all) of the joined ``times`` (and the ``joined``
+    columns), the other columns joined from each bucket's kept stretch when every bucket keeps one (a
+    window cuts a bucket once), else joined whole and taken."""
     lengths = np.fromiter((len(p[0]) for p in pending), np.int64, len(pending))
     owners = np.fromiter((p[2] for p in pending), np.int64, len(pending))
     seqs = np.fromiter((p[3] for p in pending), np.int64, len(pending))
@@ -520,17 +564,20 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
         return found if found is not None else np.concatenate([p[1][name] for p in pending])
 
     if mask is None or mask.all():
-        return times, {name: whole(name) for name in columns}, np.repeat(owners, lengths), np.repeat(seqs, lengths)
+        kept = np.flatnonzero(lengths)
+        counts = lengths[kept]
+        firsts = np.cumsum(counts) - counts
+        return times, {name: whole(name) for name in columns}, firsts, owners[kept], seqs[kept]
     rows = np.flatnonzero(mask)
     ends = np.cumsum(lengths)
     starts = ends - lengths
     low, high = np.searchsorted(rows, starts), np.searchsorted(rows, ends)
-    counts = high - low
-    kept = np.flatnonzero(counts)
+    kept = np.flatnonzero(high - low)
+    counts = (high - low)[kept]
     first = rows[low[kept]] - starts[kept]
     last = rows[high[kept] - 1] - starts[kept]
     arrays = {}
-    if np.array_equal(last - first + 1, counts[kept]):  # each bucket keeps one stretch
+    if np.array_equal(last - first + 1, counts):  # each bucket keeps one stretch
         bounds = list(zip(kept.tolist(), first.tolist(), (last + 1).tolist(), strict=True))
         for name in columns:
             found = joined.get(name)
@@ -542,17 +589,25 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
                 arrays[name] = pending[0][1][name][:0]
     else:
         arrays = {name: whole(name)[rows] for name in columns}
-    return times[rows], arrays, np.repeat(owners, counts), np.repeat(seqs, counts)
+    return times[rows], arrays, low[kept], owners[kept], seqs[kept]
 
 
-def _run_starts(owner: np.ndarray, trunc: np.ndarray | None) -> np.ndarray:
-    """First row of every run: where the owner (meta or bucket) or the truncated time changes."""
-    cut = np.empty(len(owner), dtype=bool)
-    cut[0] = True
-    np.not_equal(owner[1:], owner[:-1], out=cut[1:])
+def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray, trunc: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of every run of ``n`` rows, the index of the bucket it is in): runs are cut where a
+    bucket (``firsts``: its first row) of another key (meta or sequence: ``keys``) than the one before
+    it begins, or where the truncated time changes."""
+    cut = np.zeros(n, dtype=bool)
+    if len(firsts) > 1:
+        new = np.empty(len(firsts), dtype=bool)
+        new[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=new[1:])
+        cut[firsts[new]] = True
+    else:
+        cut[0] = True
     if trunc is not None:
         cut[1:] |= trunc[1:] != trunc[:-1]
-    return np.flatnonzero(cut)
+    starts = np.flatnonzero(cut)
+    return starts, (np.searchsorted(firsts, starts, side="right") - 1 if len(firsts) > 1 else np.zeros(len(starts), np.int64))
 
 
 def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],

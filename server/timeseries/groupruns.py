@@ -234,16 +234,23 @@ def passing(ranges: list[dict[str, tuple[Any, Any]]], checks: list[tuple[str, An
 
 
 def passing_items(items: list[Any], at: int, checks: list[tuple[str, Any, bool, Any, bool]] | None) -> list[Any]:
-    """``items`` (None or tuples holding a bucket's ``column_ranges`` at ``at``) with None for those
-    of which some row fails a filter condition: ``passing`` of their ranges, one pass over them for
-    the one-column filter (a time window)."""
+    """``items`` (None or tuples holding a bucket's ``column_ranges`` at ``at``, and last the (min, max)
+    of the first of the filter's columns in name order: ``first_range``) with None for those of which
+    some row fails a filter condition: ``passing`` of their ranges, one pass over them for the
+    one-column filter (a time window), reading the two values flat in the item (a chunk's items are
+    read cold: each object followed is a cache miss)."""
     if checks is None:
         return [None] * len(items)
     if len(checks) == 1:
-        path, low, low_strict, high, high_strict = checks[0]
+        _path, low, low_strict, high, high_strict = checks[0]
         return [item if item is not None
-                and (low < (v := item[at][path])[0] or (v[0] == low and not low_strict))
-                and (v[1] < high or (v[1] == high and not high_strict)) else None
+                and (low < (v := item[-2]) or (v == low and not low_strict))
+                and ((w := item[-1]) < high or (w == high and not high_strict)) else None
                 for item in items]
     known = iter(passing([item[at] for item in items if item is not None], checks))
     return [item if item is not None and next(known) else None for item in items]
+
+
+def first_range(ranges: dict[str, tuple[Any, Any]]) -> tuple[Any, Any]:
+    """The (min, max) of the first column of ``column_ranges`` in name order ((None, None): none)."""
+    return ranges[min(ranges)] if ranges else (None, None)

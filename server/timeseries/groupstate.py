@@ -59,9 +59,10 @@ _INT_LOW, _INT_HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 # meta and the truncated time, no variable; a template's time parts are substituted wherever it is
 # used). Entries are shared and never mutated (nor is the base ``_id``: pipeline documents are never
 # mutated, query/README.md); cleared when full. ``_ELEMENTS``: the same keys -> (the base ``_id``, its
-# element: ``groupbson.element``), taken only with that very base (its dates are located in the bytes).
+# element: ``groupbson.element``, its dates' offsets in it: ``groupbson.date_offsets``), taken only with
+# that very base (its dates are located in the bytes).
 _TEMPLATES: dict[tuple[bytes, bytes | None], tuple[Any, Any, Any]] = {}
-_ELEMENTS: dict[tuple[bytes, bytes | None], tuple[Any, bytes | None]] = {}
+_ELEMENTS: dict[tuple[bytes, bytes | None], tuple[Any, bytes | None, list[int] | None]] = {}
 _TEMPLATES_MAX = 4096
 
 
@@ -230,6 +231,8 @@ class DenseGroups:
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
         self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
         self._heads: dict[int, bytes | None] = {}  # meta index -> its _id element (``_element``)
+        # meta index -> the offsets of its element's dates (``groupbson.date_offsets``), made with it
+        self._date_at: dict[int, list[int] | None] = {}
         self.used = 0
         self._ids = _IdMaker(group, metas, tokens)
         self._cap = 0
@@ -515,17 +518,23 @@ class DenseGroups:
             for owner in missing:
                 found = _ELEMENTS.get((shape, tokens[owner]))
                 if found is not None and found[0] is templates[owner][0]:
-                    heads[owner] = found[1]
+                    heads[owner], self._date_at[owner] = found[1], found[2]
             missing = [owner for owner in missing if owner not in heads]
             if not missing:
                 return
-        made = groupbson.elements([_shown(templates[owner][0]) for owner in missing])
+        shown = [_shown(templates[owner][0]) for owner in missing]
+        made = groupbson.elements(shown)
         heads.update(zip(missing, made, strict=True))
+        bare, date_at = self._ids.bare_trunc, self._date_at
+        for owner, element, base in zip(missing, made, shown, strict=True):
+            time_keys = templates[owner][2]
+            date_at[owner] = None if element is None else \
+                groupbson.date_offsets(element, base, list(time_keys) if time_keys else None, bare)
         if shape is not None:
             for owner, element in zip(missing, made, strict=True):
                 key = (shape, tokens[owner])
                 if key in _TEMPLATES:  # (kept only with its template: cleared together)
-                    _ELEMENTS[key] = (templates[owner][0], element)
+                    _ELEMENTS[key] = (templates[owner][0], element, date_at[owner])
 
     def _element(self, owner: int) -> bytes | None:
         """The ``_id`` element of meta ``owner``'s template ``_id`` (``groupbson.element``), encoded once."""
@@ -538,7 +547,7 @@ class DenseGroups:
         straight from the arrays (``groupbson``): exactly ``encode_in_order`` of ``results``' dicts;
         None when some ``_id`` is not from a template, a value has no fixed layout here (a ``$count``
         past int32, a time-valued accumulator), or there are fewer than ``ENCODED_MIN`` documents."""
-        templates, ids = self._ids.templates, self._ids
+        templates = self._ids.templates
         if self._generic_keys or (len(self.ids) if slots is None else len(slots)) < ENCODED_MIN:
             return None
         n = len(self.ids)
@@ -552,13 +561,10 @@ class DenseGroups:
             return None
         self._elements(used.tolist())
         for owner in used.tolist():
-            template = templates[owner]
             element = self._element(owner)
             if element is None:
                 return None
-            base, _part, time_keys = template
-            at = groupbson.date_offsets(element, _shown(base), list(time_keys) if time_keys else None,
-                                        ids.bare_trunc)
+            at = self._date_at[owner]
             if at is None:
                 return None
             index[owner] = len(heads)

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tidemark.timeseries.groupruns import passing, passing_items, range_checks
+from tidemark.timeseries.groupruns import first_range, passing, passing_items, range_checks
 
 _VALUES = st.sampled_from([-2, -1, 0, 1, 2, 0.5, -0.0, math.inf, -math.inf])
 _OPS = st.sampled_from([np.greater, np.greater_equal, np.less, np.less_equal, np.equal])
@@ -20,6 +20,11 @@ def test_passing_items_keeps_what_passing_keeps(ranges, checks):
         conditions = checks
 
     merged = range_checks(Group())
-    items = [None if r is None else ("x", {"t": tuple(r), "v": (r[0], r[1])}) for r in ranges]
+    def item(r):  # (column_ranges holds the filter's columns only)
+        columns = {"t": tuple(r), "v": (r[0] - 1, r[1])}
+        columns = {path: columns[path] for path in {path for path, _, _ in checks}}
+        return ("x", columns, *first_range(columns))
+
+    items = [None if r is None else item(r) for r in ranges]
     known = iter(passing([item[1] for item in items if item is not None], merged))
     assert passing_items(items, 1, merged) == [item if item is not None and next(known) else None for item in items]

@@ -211,6 +211,34 @@ async def test_whole_buckets_taken_a_chunk_at_once_flush_where_one_at_a_time_wou
     assert seen[:-1] == [9] * (SERIES // 3) and seen[-1] == 0
 
 
+async def test_cut_buckets_added_at_once_flush_where_one_at_a_time_would(server, monkeypatch):
+    """Buckets a window cuts (remembered parts, not taken whole) are added a row of them at once
+    (``_Batch.add_cut``) yet flush exactly when the rows gathered reach ``BATCH_ROWS``, as adding
+    them one at a time did: same groups, same counters."""
+    from tidemark.timeseries import groupbatch
+
+    await _load(server)
+    match = {"t": {"$gte": T0 + dt.timedelta(minutes=1)}}  # 2 of each bucket's 3 rows
+    _group(server, match)  # decoded once: the buckets' parts are remembered
+    expected, expected_info = _group(server, match)
+    assert expected_info["bucketsColumnar"] == SERIES and len(expected) == SERIES
+    assert expected_info["measurementsReturned"] == 2 * SERIES
+    seen = []
+    flush = groupbatch._Batch.flush
+
+    def spy(self):
+        seen.append(self.rows)
+        flush(self)
+
+    monkeypatch.setattr(groupbatch._Batch, "flush", spy)
+    monkeypatch.setattr(groupbatch, "BATCH_ROWS", 7)  # every third 3-row bucket, mid-chunk
+    found, info = _group(server, match)
+    assert found == expected
+    keys = ("bucketsColumnar", "bucketsUnpacked", "measurementsUnpacked", "measurementsReturned")
+    assert {k: info[k] for k in keys} == {k: expected_info[k] for k in keys}
+    assert seen[:-1] == [9] * (SERIES // 3) and seen[-1] == 0
+
+
 async def test_an_in_memory_bucket_replaces_its_stored_version_where_the_scan_meets_it(server):
     """A stored bucket reopened in memory with more rows is read once, as its in-memory view (matched by
     record id), in the stored bucket's place; the other stored buckets are read as stored."""
