@@ -291,27 +291,37 @@ class _Batch:
         ``BATCH_ROWS`` (as after each bucket one at a time); how many were taken: all, or those before
         the groups stopped being NumPy totals (the rest go the generic way)."""
         done = 0
-        while done < len(wholes) and self.dense is not None:
-            part = wholes[done:] if done else wholes
-            ends = list(accumulate(map(len, map(_TIMES, part)), initial=self.rows))  # rows gathered after each bucket
-            k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
-            part = part[:k]
+        for part, rows in self._flush_steps(wholes):
+            if self.dense is None:
+                break
             meta_index = self._meta_index
             found = list(map(meta_index.get, map(_TOKEN, part)))
             if None in found:  # metas seen first: numbered in order
                 found = [self._meta(whole[4], whole[5]) if index is None else index
                          for index, whole in zip(found, part, strict=True)]
             indexes = cast(list[int], found)
-            rows = ends[len(part)] - self.rows
             self.stretches.append((self.seq, part, indexes, rows))
             self.seq += len(part)
             self.rows += rows
             self.whole_rows += rows
             self.whole_buckets += len(part)
             done += len(part)
+        return done
+
+    def _flush_steps(self, items: list[Any]) -> Iterator[tuple[list[Any], int]]:
+        """``items`` (tuples with a bucket's times first) in order as (part, its rows), each part ending
+        at the first bucket whose rows bring the batch to ``BATCH_ROWS``; the batch is flushed after the
+        caller added such a part (as after each bucket one at a time). A caller may stop early."""
+        done = 0
+        while done < len(items):
+            part = items[done:] if done else items
+            ends = list(accumulate(map(len, map(_TIMES, part)), initial=self.rows))  # rows gathered after each bucket
+            k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
+            part = part[:k]
+            yield part, ends[len(part)] - self.rows
+            done += len(part)
             if k < len(ends):
                 self.flush()
-        return done
 
     def parts(self, view: Any, times: np.ndarray, arrays: dict[str, Any]) -> tuple[Any, ...]:
         """A dense bucket's parts as ``remembered`` gives them (its runs and ranges None when not
@@ -345,23 +355,14 @@ class _Batch:
         interrupt.tick(BUCKET_TICKS * len(cut))  # decoded or unpacked: a bucket's worth of work each
         info["bucketsUnpacked"] += len(cut)
         info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + len(cut)
-        done = 0
-        while done < len(cut):
-            part = cut[done:] if done else cut
-            ends = list(accumulate(map(len, map(_TIMES, part)), initial=self.rows))  # rows gathered after each bucket
-            k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
-            part = part[:k]
-            meta = self._meta
+        meta = self._meta
+        for part, rows in self._flush_steps(cut):
             seq = self.seq
             self.pending.extend([(whole[0], whole[1], meta(whole[4], whole[5]), seq + i, None)
                                  for i, whole in enumerate(part)])
-            rows = ends[len(part)] - self.rows
             self.seq += len(part)
             self.rows += rows
             info["measurementsUnpacked"] += rows
-            done += len(part)
-            if k < len(ends):
-                self.flush()
 
     def flush(self) -> None:
         info = self.info

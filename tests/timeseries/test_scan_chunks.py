@@ -185,16 +185,11 @@ def test_whole_bucket_ranges_pass_as_every_condition_on_its_own_says(conditions,
     assert passing(ranges, range_checks(Group(conditions))) == expected
 
 
-async def test_whole_buckets_taken_a_chunk_at_once_flush_where_one_at_a_time_would(server, monkeypatch):
-    """``_Batch.take`` takes a chunk's whole buckets at once yet flushes exactly when the rows gathered
-    reach ``BATCH_ROWS``, as taking them one at a time did: same groups, same counters."""
+def _group_with_flushes_seen(server, monkeypatch, match):
+    """``_group`` with ``BATCH_ROWS`` 7 (every third 3-row bucket, mid-chunk): (groups, info, the rows
+    gathered at each flush)."""
     from tidemark.timeseries import groupbatch
 
-    await _load(server)
-    match = {"t": {"$gte": T0}}
-    _group(server, match)  # decoded once: the buckets' runs are remembered
-    expected, expected_info = _group(server, match)
-    assert expected_info["bucketsColumnar"] == SERIES and len(expected) == SERIES
     seen = []
     flush = groupbatch._Batch.flush
 
@@ -203,8 +198,20 @@ async def test_whole_buckets_taken_a_chunk_at_once_flush_where_one_at_a_time_wou
         flush(self)
 
     monkeypatch.setattr(groupbatch._Batch, "flush", spy)
-    monkeypatch.setattr(groupbatch, "BATCH_ROWS", 7)  # every third 3-row bucket, mid-chunk
+    monkeypatch.setattr(groupbatch, "BATCH_ROWS", 7)
     found, info = _group(server, match)
+    return found, info, seen
+
+
+async def test_whole_buckets_taken_a_chunk_at_once_flush_where_one_at_a_time_would(server, monkeypatch):
+    """``_Batch.take`` takes a chunk's whole buckets at once yet flushes exactly when the rows gathered
+    reach ``BATCH_ROWS``, as taking them one at a time did: same groups, same counters."""
+    await _load(server)
+    match = {"t": {"$gte": T0}}
+    _group(server, match)  # decoded once: the buckets' runs are remembered
+    expected, expected_info = _group(server, match)
+    assert expected_info["bucketsColumnar"] == SERIES and len(expected) == SERIES
+    found, info, seen = _group_with_flushes_seen(server, monkeypatch, match)
     assert found == expected
     assert {k: info[k] for k in ("bucketsColumnar", "bucketsUnpacked", "measurementsUnpacked")} == \
         {k: expected_info[k] for k in ("bucketsColumnar", "bucketsUnpacked", "measurementsUnpacked")}
@@ -215,24 +222,13 @@ async def test_cut_buckets_added_at_once_flush_where_one_at_a_time_would(server,
     """Buckets a window cuts (remembered parts, not taken whole) are added a row of them at once
     (``_Batch.add_cut``) yet flush exactly when the rows gathered reach ``BATCH_ROWS``, as adding
     them one at a time did: same groups, same counters."""
-    from tidemark.timeseries import groupbatch
-
     await _load(server)
     match = {"t": {"$gte": T0 + dt.timedelta(minutes=1)}}  # 2 of each bucket's 3 rows
     _group(server, match)  # decoded once: the buckets' parts are remembered
     expected, expected_info = _group(server, match)
     assert expected_info["bucketsColumnar"] == SERIES and len(expected) == SERIES
     assert expected_info["measurementsReturned"] == 2 * SERIES
-    seen = []
-    flush = groupbatch._Batch.flush
-
-    def spy(self):
-        seen.append(self.rows)
-        flush(self)
-
-    monkeypatch.setattr(groupbatch._Batch, "flush", spy)
-    monkeypatch.setattr(groupbatch, "BATCH_ROWS", 7)  # every third 3-row bucket, mid-chunk
-    found, info = _group(server, match)
+    found, info, seen = _group_with_flushes_seen(server, monkeypatch, match)
     assert found == expected
     keys = ("bucketsColumnar", "bucketsUnpacked", "measurementsUnpacked", "measurementsReturned")
     assert {k: info[k] for k in keys} == {k: expected_info[k] for k in keys}
