@@ -33,9 +33,11 @@ Invariants:
 
 from __future__ import annotations
 
+import bisect
 import collections
 import datetime
 import itertools
+import operator
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -48,7 +50,7 @@ from bson.raw_bson import RawBSONDocument
 from tidemark.auth.names import ANYONE, visible_to
 from tidemark.context import CommandContext
 from tidemark.gc_policy import release_free_heap
-from tidemark.protocol.codec import EncodedDocument, encode_in_order
+from tidemark.protocol.codec import EncodedBatch, EncodedDocument, EncodedRun, element_heads, encode_in_order
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.interrupt import check, tick
 
@@ -122,14 +124,16 @@ def _as_raw(document: Any) -> RawBSONDocument:
     return EncodedDocument(encode_in_order(document))
 
 
-def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument], bool]:
-    """Pull one batch (runs in the thread pool). Returns (documents, exhausted).
+def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
+    """Pull one batch (runs in the thread pool). Returns (the batch, exhausted).
 
     One pass over the iterator (a ``for``, not a ``next`` call per document), the interruption
     ticks counted a stretch of documents at a time (``tick(TICK_STRETCH)``), documents the server
     encoded itself taken as they are: the cursor's per-document cost (getMore of a 1,200-group
-    ``$group``) is the size test and the append."""
-    batch: list[RawBSONDocument] = []
+    ``$group``) is the size test and the append of its bytes. An ``EncodedRun`` (many documents as
+    one item: a columnar ``$group``'s output) is taken a stretch at a time (``_take_run``) by the
+    same rules; what the batch cannot hold stays pending as the rest of the run."""
+    batch: list[bytes] = []
     append = batch.append
     size = 0
     key_bytes, wider_at = 3, 10  # the next document's element besides its bytes: type, index key, NUL
@@ -140,25 +144,60 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument
         cursor.pending = _NOTHING
     n = 0
     for doc in iterator:
+        if type(doc) is EncodedRun:
+            if not doc.docs:
+                continue
+            if n == end:
+                cursor.pending = doc  # peeked: more exists
+                return EncodedBatch(batch), False
+            rest, size = _take_run(batch, doc, size, end)
+            n = len(batch)
+            if rest is not None:
+                cursor.pending = rest
+                return EncodedBatch(batch), False
+            key_bytes, wider_at = len(str(n)) + 2, 10 ** len(str(n))
+            continue
         if not n % TICK_STRETCH:
             tick(TICK_STRETCH)
         if type(doc) is not EncodedDocument:
             doc = _as_raw(doc)
         if n == end:
             cursor.pending = doc  # peeked: more exists
-            return batch, False
-        doc_size = len(doc.raw)
+            return EncodedBatch(batch), False
+        raw = doc.raw
+        doc_size = len(raw)
         if n and size + doc_size > MAX_BATCH_BYTES:
             cursor.pending = doc
-            return batch, False
+            return EncodedBatch(batch), False
         # the batch array's bytes, as mongod's builder counts them: each document's element is its
         # type byte, its index as a key and the key's NUL besides the document
         size += doc_size + key_bytes
-        append(doc)
+        append(raw)
         n += 1
         if n == wider_at:
             key_bytes, wider_at = key_bytes + 1, wider_at * 10
-    return batch, True
+    return EncodedBatch(batch), True
+
+
+def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple[EncodedRun | None, int]:
+    """Put the documents of ``run`` that fit into ``batch`` (its array ``size`` bytes so far; ``end``:
+    the count limit, -1 none) by ``_fill_batch``'s rules: (the rest of the run, or None when all were
+    taken; the new size). Each document's element counts its head (type, index key, NUL); a document
+    after the first that would take the batch past ``MAX_BATCH_BYTES`` stays for the next batch."""
+    docs = run.docs
+    n = len(batch)
+    k = len(docs) if end < 0 else min(len(docs), end - n)
+    tick(k)
+    sizes = list(map(len, docs[:k] if k < len(docs) else docs))
+    heads = list(map(len, element_heads(n, n + k)))
+    # ends[j]: the array's size once document j is in. Document j fits when the size before it plus its
+    # own bytes (its head not counted, as in _fill_batch) stays within the limit: ends[j] - heads[j],
+    # which only grows with j (by the next document and the previous head)
+    ends = list(itertools.accumulate(map(operator.add, sizes, heads), initial=size))
+    del ends[0]
+    k = max(bisect.bisect_right(list(map(operator.sub, ends, heads)), MAX_BATCH_BYTES), 1 if n == 0 else 0)
+    batch += docs[:k] if k < len(docs) else docs
+    return (EncodedRun(docs[k:]) if k < len(docs) else None), (ends[k - 1] if k else size)
 
 
 class ResumeTokens:
@@ -341,7 +380,7 @@ class CursorRegistry:
 
     async def next_batch(
         self, ctx: CommandContext, cursor: Cursor | int, batch_size: int | None
-    ) -> tuple[list[RawBSONDocument], int]:
+    ) -> tuple[EncodedBatch, int]:
         """Draw the next batch of a cursor (or cursor id); returns (documents, id to report: the
         cursor's, or 0 if exhausted). ``batch_size`` None means no count limit (size limit only)."""
         if not isinstance(cursor, Cursor):
@@ -360,7 +399,7 @@ class CursorRegistry:
         return self._drawn(cursor, drawn)
 
     async def first_batch(self, ctx: CommandContext, cursor: Cursor, open_docs: Callable[[], tuple[Any, Any]],
-                          batch_size: int | None) -> tuple[list[RawBSONDocument], int]:
+                          batch_size: int | None) -> tuple[EncodedBatch, int]:
         """``next_batch`` of a cursor just opened (in use) over the documents ``open_docs()`` gives —
         ``(iterator, facts)`` — opened in the same pool job that draws the batch: one hand-off to the
         pool per read command, not two. An error opening them takes the cursor back as if it had
@@ -394,7 +433,7 @@ class CursorRegistry:
             del self._cursors[cursor.id]
             self.total_opened -= 1
 
-    def _drawn(self, cursor: Cursor, drawn: tuple[list[RawBSONDocument], bool]) -> tuple[list[RawBSONDocument], int]:
+    def _drawn(self, cursor: Cursor, drawn: tuple[EncodedBatch, bool]) -> tuple[EncodedBatch, int]:
         batch, exhausted = drawn
         cursor.in_use = False
         cursor.last_used = time.monotonic()
@@ -444,7 +483,7 @@ async def cursor_reply(
     ``{"cursor": {"firstBatch": [...], "id": Int64, "ns": ns}}``.
 
     ``batch_size`` None means the default first batch (101 documents); ``single_batch`` closes the
-    cursor after this batch. Documents in the batch are RawBSONDocuments (encoded once, here).
+    cursor after this batch. The batch is an ``EncodedBatch`` (its documents encoded once, in the pool).
     ``open_docs`` (with ``iterator`` None): ``() -> (iterator, facts)``, the read to open, run in the
     pool job that draws the first batch (an error from it fails the command with no cursor opened).
     """
