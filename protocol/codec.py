@@ -59,10 +59,11 @@ class EncodedRun:
     instead of one Python object per document. Iterating it gives the documents one at a time
     (``EncodedDocument``s) for any other consumer. A cursor passes over an empty one."""
 
-    __slots__ = ("docs",)
+    __slots__ = ("docs", "sizes")
 
-    def __init__(self, docs: list[bytes]) -> None:
+    def __init__(self, docs: list[bytes], sizes: Any = None) -> None:
         self.docs = docs
+        self.sizes = sizes  # each document's length (a NumPy int64 array), when its maker knows them
 
     def __len__(self) -> int:
         return len(self.docs)

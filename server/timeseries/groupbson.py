@@ -139,12 +139,12 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     if len(lengths) == 1:  # (a void item's tolist() is its bytes)
         skip = int(lengths[0])
         cut: Any = np.ascontiguousarray(whole[:, skip:]).view(np.dtype((np.void, width - skip))).ravel().tolist()
-    else:
-        placed = np.empty(n, dtype=object)
-        for skip in lengths.tolist():
-            rows = np.flatnonzero(doc_skips == skip)
-            if len(rows):
-                items = np.ascontiguousarray(whole[rows, skip:]).view(np.dtype((np.void, width - skip))).ravel()
-                placed[rows] = items.astype(object)
-        cut = placed.tolist()
-    return EncodedRun(cut)
+        return EncodedRun(cut, np.full(n, width - skip, dtype=np.int64))
+    placed = np.empty(n, dtype=object)
+    for skip in lengths.tolist():
+        rows = np.flatnonzero(doc_skips == skip)
+        if len(rows):
+            items = np.ascontiguousarray(whole[rows, skip:]).view(np.dtype((np.void, width - skip))).ravel()
+            placed[rows] = items.astype(object)
+    cut = placed.tolist()
+    return EncodedRun(cut, width - doc_skips)
