@@ -12,6 +12,7 @@ Decisions (every package decodes and encodes through these):
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -125,7 +126,7 @@ class EncodedBatch:
     __hash__ = None  # type: ignore[assignment]
 
 
-_BATCH_KEYS = ("firstBatch", "nextBatch")
+_SIZE = struct.Struct("<i")
 
 
 def encode_reply(reply: Any) -> bytes:
@@ -137,28 +138,29 @@ def encode_reply(reply: Any) -> bytes:
     cursor = reply.get("cursor") if type(reply) is dict else None
     if type(cursor) is not dict:
         return encode(reply)
-    for key in _BATCH_KEYS:
+    key = "firstBatch"
+    batch = cursor.get(key)
+    if type(batch) is not EncodedBatch:
+        key = "nextBatch"
         batch = cursor.get(key)
-        if type(batch) is EncodedBatch:
-            break
-    else:
-        return encode(reply)
+        if type(batch) is not EncodedBatch:
+            return encode(reply)
     data = encode({**reply, "cursor": {**cursor, key: []}})
     docs = batch.docs
     n = len(docs)
     elements: list[bytes] = [b""] * (2 * n)
-    elements[0::2] = element_heads(0, n)
+    elements[0::2] = _KEYS[:n] if n <= len(_KEYS) else element_heads(0, n)
     elements[1::2] = docs
     body = b"".join(elements)
     grown = len(body)
     # where the cursor document starts (after its element's type and name), and its array's size
-    at_cursor = _offset(reply, "cursor", top=True) + 8
-    at_array = at_cursor + _offset(cursor, key, top=False) + 1 + len(key) + 1
+    at_cursor = (4 if next(iter(reply)) == "cursor" and "_id" not in reply else _offset(reply, "cursor", top=True)) + 8
+    at_array = at_cursor + (4 if next(iter(cursor)) == key else _offset(cursor, key, top=False)) + 2 + len(key)
     if data[at_array:at_array + 5] != b"\x05\x00\x00\x00\x00":  # (by construction it is)
         raise AssertionError("cursor batch not where it was encoded")
     cursor_size = int.from_bytes(data[at_cursor:at_cursor + 4], "little") + grown
-    return b"".join([(len(data) + grown).to_bytes(4, "little"), data[4:at_cursor], cursor_size.to_bytes(4, "little"),
-                     data[at_cursor + 4:at_array], (grown + 5).to_bytes(4, "little"), body, data[at_array + 4:]])
+    return b"".join((_SIZE.pack(len(data) + grown), data[4:at_cursor], _SIZE.pack(cursor_size),
+                     data[at_cursor + 4:at_array], _SIZE.pack(grown + 5), body, data[at_array + 4:]))
 
 
 def _offset(document: dict[str, Any], key: str, top: bool) -> int:
