@@ -189,12 +189,14 @@ def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple
     k = len(docs) if end < 0 else min(len(docs), end - n)
     tick(k)
     sizes = run.sizes if run.sizes is not None else np.fromiter(map(len, docs), np.int64, len(docs))
-    heads = 3 + np.searchsorted(_TENS, np.arange(n, n + k), side="right")  # type, index key, NUL
+    # each element's head: type, index key, NUL
+    heads = _HEADS[n:n + k] if n + k <= len(_HEADS) else 3 + np.searchsorted(_TENS, np.arange(n, n + k), side="right")
     # ends[j]: the array's size once document j is in. Document j fits when the size before it plus its
     # own bytes (its head not counted, as in _fill_batch) stays within the limit: ends[j] - heads[j],
     # which only grows with j (by the next document and the previous head)
-    ends = np.cumsum(sizes[:k] + heads) + size
-    k = max(int(np.searchsorted(ends - heads, MAX_BATCH_BYTES, side="right")), 1 if n == 0 else 0)
+    ends = np.cumsum(sizes[:k] + heads)
+    ends += size
+    k = max(int((ends - heads).searchsorted(MAX_BATCH_BYTES, side="right")), 1 if n == 0 else 0)
     if k == len(docs):
         batch += docs
         return None, int(ends[-1])
@@ -203,6 +205,7 @@ def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple
 
 
 _TENS = 10 ** np.arange(1, 19, dtype=np.int64)  # an index past each is one digit wider
+_HEADS = (3 + np.searchsorted(_TENS, np.arange(100_000), side="right")).astype(np.uint8)  # of the first indexes
 
 
 class ResumeTokens:
