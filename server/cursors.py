@@ -79,7 +79,7 @@ class Cursor:
     last_used: float = field(default_factory=time.monotonic)
     in_use: bool = False
     killed: bool = False
-    pending: Any = _NOTHING  # one document held back (peeked or too big for the last batch)
+    pending: Any = _NOTHING  # held back (peeked or too big for the last batch): a document's bytes, or a run
     created: float = field(default_factory=time.time)  # wall clock, for $currentOp idleCursors
     docs_returned: int = 0
     batches_returned: int = 0
@@ -114,13 +114,15 @@ class Cursor:
                 pass
 
 
-def _as_raw(document: Any) -> RawBSONDocument:
-    if type(document) is EncodedDocument:  # made as BSON already (no ABC instance check per document)
+def _raw_bytes(document: Any) -> Any:
+    """A document's BSON (``bytes``, or a ``memoryview`` a ``RawBSONDocument`` was made over): its own
+    bytes (a ``RawBSONDocument``; bytes are a document held back by the previous batch), else encoded
+    in the field order the query produced (``bson.encode`` would hoist ``_id`` to the front)."""
+    if type(document) is bytes or type(document) is memoryview:
         return document
     if isinstance(document, RawBSONDocument):
-        return document
-    # Field order as the query produced it (bson.encode would hoist _id to the front).
-    return EncodedDocument(encode_in_order(document))
+        return document.raw
+    return encode_in_order(document)
 
 
 def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
@@ -128,11 +130,12 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
 
     One pass over the iterator (a ``for``, not a ``next`` call per document), the interruption
     ticks counted a stretch of documents at a time (``tick(TICK_STRETCH)``), documents the server
-    encoded itself taken as they are: the cursor's per-document cost (getMore of a 1,200-group
-    ``$group``) is the size test and the append of its bytes. An ``EncodedRun`` (many documents as
+    encoded itself taken as they are, others encoded straight to bytes (no ``RawBSONDocument`` made
+    per document; a document held back for the next batch is held as its bytes): the cursor's
+    per-document cost is the size test and the append of its bytes. An ``EncodedRun`` (many documents as
     one item: a columnar ``$group``'s output) is taken a stretch at a time (``_take_run``) by the
     same rules; what the batch cannot hold stays pending as the rest of the run."""
-    batch: list[bytes] = []
+    batch: list[Any] = []  # each document's BSON (bytes; a memoryview a RawBSONDocument was made over)
     append = batch.append
     size = 0
     key_bytes, wider_at = 3, 10  # the next document's element besides its bytes: type, index key, NUL
@@ -158,15 +161,13 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
             continue
         if not n % TICK_STRETCH:
             tick(TICK_STRETCH)
-        if type(doc) is not EncodedDocument:
-            doc = _as_raw(doc)
+        raw = doc.raw if type(doc) is EncodedDocument else _raw_bytes(doc)
         if n == end:
-            cursor.pending = doc  # peeked: more exists
+            cursor.pending = raw  # peeked: more exists
             return EncodedBatch(batch), False
-        raw = doc.raw
         doc_size = len(raw)
         if n and size + doc_size > MAX_BATCH_BYTES:
-            cursor.pending = doc
+            cursor.pending = raw
             return EncodedBatch(batch), False
         # the batch array's bytes, as mongod's builder counts them: each document's element is its
         # type byte, its index as a key and the key's NUL besides the document
