@@ -12,6 +12,9 @@ Decisions (every package decodes and encodes through these):
 
 from __future__ import annotations
 
+import struct
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import bson
@@ -48,6 +51,130 @@ class EncodedDocument(RawBSONDocument):
         self._RawBSONDocument__raw = data
         self._RawBSONDocument__inflated_doc = None
         self._RawBSONDocument__codec_options = RAW_CODEC_OPTIONS
+
+
+class EncodedRun:
+    """Documents the server encoded itself, in order, carried as ONE object (``docs``: each document's
+    BSON as ``bytes``) from where they are made (a columnar ``$group``/``$sort``: ``groupbson``) to the
+    cursor, which takes them into its batches a stretch at a time (``tidemark.cursors._fill_batch``)
+    instead of one Python object per document. Iterating it gives the documents one at a time
+    (``EncodedDocument``s) for any other consumer. A cursor passes over an empty one."""
+
+    __slots__ = ("docs", "sizes")
+
+    def __init__(self, docs: list[bytes], sizes: Any = None) -> None:
+        self.docs = docs
+        self.sizes = sizes  # each document's length (a NumPy int64 array), when its maker knows them
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __iter__(self) -> Iterator[Any]:  # (EncodedDocuments: a document stream's items)
+        return map(EncodedDocument, self.docs)
+
+
+_KEYS_CACHED = 100_000  # array elements' heads kept made (type 0x03, index key, NUL): ~5 MB
+_KEYS: list[bytes] = [b"\x03%d\x00" % i for i in range(1024)]
+_KEYS_LOCK = threading.Lock()
+
+
+def element_heads_table(stop: int) -> list[bytes]:
+    """The shared table of element heads (``element_heads``) of indexes from 0, made up to ``stop``
+    (at most ``_KEYS_CACHED``): read-only, it only ever grows (in place, whole entries under a lock:
+    pool threads read it while another grows it)."""
+    if stop > len(_KEYS) and len(_KEYS) < _KEYS_CACHED:
+        with _KEYS_LOCK:
+            have = len(_KEYS)
+            if stop > have:
+                _KEYS.extend([b"\x03%d\x00" % i for i in range(have, min(max(stop, 2 * have), _KEYS_CACHED))])
+    return _KEYS
+
+
+def element_heads(start: int, stop: int) -> list[bytes]:
+    """The heads of the array elements ``start``..``stop - 1`` of a batch of documents: type byte
+    (0x03, a document), the index as a decimal key, the key's NUL, as the BSON encoder writes them."""
+    table = element_heads_table(stop)
+    if stop <= len(table):
+        return table[start:stop]
+    return table[start:] + [b"\x03%d\x00" % i for i in range(max(start, len(table)), stop)]
+
+
+class EncodedBatch:
+    """A cursor batch: its documents' BSON (``docs``, bytes each, in order), ready to send. ``len``,
+    truth and iteration (``EncodedDocument``s) as a list of the documents; ``encode_reply`` writes its
+    array from ``docs`` directly (the bytes the encoder writes for a list of the documents)."""
+
+    __slots__ = ("docs",)
+
+    def __init__(self, docs: list[bytes]) -> None:
+        self.docs = docs
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __bool__(self) -> bool:
+        return bool(self.docs)
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(EncodedDocument, self.docs)
+
+    def __eq__(self, other: object) -> bool:  # as the list of its documents
+        if isinstance(other, EncodedBatch):
+            return self.docs == other.docs
+        return isinstance(other, list) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_SIZE = struct.Struct("<i")
+
+
+def encode_reply(reply: Any) -> bytes:
+    """``encode`` of a command reply, a cursor batch in it (``reply["cursor"]["firstBatch"]`` or
+    ``["nextBatch"]``: an ``EncodedBatch``) written as an array of its documents' bytes, each behind
+    its element's head (``element_heads``): the reply is encoded with an empty array there, which the
+    batch's elements then fill (one join; the two enclosing sizes grow by their bytes). The same bytes
+    as ``encode`` of the reply with the batch as a list of its documents."""
+    cursor = reply.get("cursor") if type(reply) is dict else None
+    if type(cursor) is not dict:
+        return encode(reply)
+    key = "firstBatch"
+    batch = cursor.get(key)
+    if type(batch) is not EncodedBatch:
+        key = "nextBatch"
+        batch = cursor.get(key)
+        if type(batch) is not EncodedBatch:
+            return encode(reply)
+    data = encode({**reply, "cursor": {**cursor, key: []}})
+    docs = batch.docs
+    n = len(docs)
+    elements: list[bytes] = [b""] * (2 * n)
+    elements[0::2] = _KEYS[:n] if n <= len(_KEYS) else element_heads(0, n)
+    elements[1::2] = docs
+    body = b"".join(elements)
+    grown = len(body)
+    # where the cursor document starts (after its element's type and name), and its array's size
+    at_cursor = (4 if next(iter(reply)) == "cursor" and "_id" not in reply else _offset(reply, "cursor", top=True)) + 8
+    at_array = at_cursor + (4 if next(iter(cursor)) == key else _offset(cursor, key, top=False)) + 2 + len(key)
+    if data[at_array:at_array + 5] != b"\x05\x00\x00\x00\x00":  # (by construction it is)
+        raise AssertionError("cursor batch not where it was encoded")
+    cursor_size = int.from_bytes(data[at_cursor:at_cursor + 4], "little") + grown
+    return b"".join((_SIZE.pack(len(data) + grown), data[4:at_cursor], _SIZE.pack(cursor_size),
+                     data[at_cursor + 4:at_array], _SIZE.pack(grown + 5), body, data[at_array + 4:]))
+
+
+def _offset(document: dict[str, Any], key: str, top: bool) -> int:
+    """The offset of ``key``'s element in ``document`` encoded (``encode`` when ``top``, else
+    ``encode_in_order``): past the size and the elements before it (``encode`` puts ``_id`` first)."""
+    before = {"_id": document["_id"]} if top and "_id" in document and key != "_id" else {}
+    for k, v in document.items():
+        if k == key:
+            break
+        if k != "_id" or not top:
+            before[k] = v
+    if not before:
+        return 4
+    return len(encode(before) if top else encode_in_order(before)) - 1
 
 
 def decode(data: bytes | bytearray | memoryview) -> dict[str, Any]:

@@ -370,7 +370,7 @@ class Connection(asyncio.Protocol):
 
     def _encode_reply(self, reply: dict[str, Any]) -> bytes:
         try:
-            document = codec.encode(reply)
+            document = codec.encode_reply(reply)  # (a cursor batch written as its elements' bytes)
         except Exception as exc:  # a handler returned something BSON cannot hold
             return codec.encode(error_reply(exc, context=f"conn{self.info.id}"))
         if len(document) > MAX_COMMAND_SIZE:

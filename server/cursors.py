@@ -42,13 +42,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
 from tidemark.auth.names import ANYONE, visible_to
 from tidemark.context import CommandContext
 from tidemark.gc_policy import release_free_heap
-from tidemark.protocol.codec import EncodedDocument, encode_in_order
+from tidemark.protocol.codec import EncodedBatch, EncodedDocument, EncodedRun, encode_in_order
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.interrupt import check, tick
 
@@ -78,7 +79,7 @@ class Cursor:
     last_used: float = field(default_factory=time.monotonic)
     in_use: bool = False
     killed: bool = False
-    pending: Any = _NOTHING  # one document held back (peeked or too big for the last batch)
+    pending: Any = _NOTHING  # held back (peeked or too big for the last batch): a document's bytes, or a run
     created: float = field(default_factory=time.time)  # wall clock, for $currentOp idleCursors
     docs_returned: int = 0
     batches_returned: int = 0
@@ -113,23 +114,28 @@ class Cursor:
                 pass
 
 
-def _as_raw(document: Any) -> RawBSONDocument:
-    if type(document) is EncodedDocument:  # made as BSON already (no ABC instance check per document)
+def _raw_bytes(document: Any) -> Any:
+    """A document's BSON (``bytes``, or a ``memoryview`` a ``RawBSONDocument`` was made over): its own
+    bytes (a ``RawBSONDocument``; bytes are a document held back by the previous batch), else encoded
+    in the field order the query produced (``bson.encode`` would hoist ``_id`` to the front)."""
+    if type(document) is bytes or type(document) is memoryview:
         return document
     if isinstance(document, RawBSONDocument):
-        return document
-    # Field order as the query produced it (bson.encode would hoist _id to the front).
-    return EncodedDocument(encode_in_order(document))
+        return document.raw
+    return encode_in_order(document)
 
 
-def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument], bool]:
-    """Pull one batch (runs in the thread pool). Returns (documents, exhausted).
+def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
+    """Pull one batch (runs in the thread pool). Returns (the batch, exhausted).
 
     One pass over the iterator (a ``for``, not a ``next`` call per document), the interruption
     ticks counted a stretch of documents at a time (``tick(TICK_STRETCH)``), documents the server
-    encoded itself taken as they are: the cursor's per-document cost (getMore of a 1,200-group
-    ``$group``) is the size test and the append."""
-    batch: list[RawBSONDocument] = []
+    encoded itself taken as they are, others encoded straight to bytes (no ``RawBSONDocument`` made
+    per document; a document held back for the next batch is held as its bytes): the cursor's
+    per-document cost is the size test and the append of its bytes. An ``EncodedRun`` (many documents as
+    one item: a columnar ``$group``'s output) is taken a stretch at a time (``_take_run``) by the
+    same rules; what the batch cannot hold stays pending as the rest of the run."""
+    batch: list[Any] = []  # each document's BSON (bytes; a memoryview a RawBSONDocument was made over)
     append = batch.append
     size = 0
     key_bytes, wider_at = 3, 10  # the next document's element besides its bytes: type, index key, NUL
@@ -140,25 +146,67 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[list[RawBSONDocument
         cursor.pending = _NOTHING
     n = 0
     for doc in iterator:
+        if type(doc) is EncodedRun:
+            if not doc.docs:
+                continue
+            if n == end:
+                cursor.pending = doc  # peeked: more exists
+                return EncodedBatch(batch), False
+            rest, size = _take_run(batch, doc, size, end)
+            n = len(batch)
+            if rest is not None:
+                cursor.pending = rest
+                return EncodedBatch(batch), False
+            key_bytes, wider_at = len(str(n)) + 2, 10 ** len(str(n))
+            continue
         if not n % TICK_STRETCH:
             tick(TICK_STRETCH)
-        if type(doc) is not EncodedDocument:
-            doc = _as_raw(doc)
+        raw = doc.raw if type(doc) is EncodedDocument else _raw_bytes(doc)
         if n == end:
-            cursor.pending = doc  # peeked: more exists
-            return batch, False
-        doc_size = len(doc.raw)
+            cursor.pending = raw  # peeked: more exists
+            return EncodedBatch(batch), False
+        doc_size = len(raw)
         if n and size + doc_size > MAX_BATCH_BYTES:
-            cursor.pending = doc
-            return batch, False
+            cursor.pending = raw
+            return EncodedBatch(batch), False
         # the batch array's bytes, as mongod's builder counts them: each document's element is its
         # type byte, its index as a key and the key's NUL besides the document
         size += doc_size + key_bytes
-        append(doc)
+        append(raw)
         n += 1
         if n == wider_at:
             key_bytes, wider_at = key_bytes + 1, wider_at * 10
-    return batch, True
+    return EncodedBatch(batch), True
+
+
+def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple[EncodedRun | None, int]:
+    """Put the documents of ``run`` that fit into ``batch`` (its array ``size`` bytes so far; ``end``:
+    the count limit, -1 none) by ``_fill_batch``'s rules: (the rest of the run, or None when all were
+    taken; the new size). Each document's element counts its head (type, index key, NUL); a document
+    after the first that would take the batch past ``MAX_BATCH_BYTES`` stays for the next batch.
+    Counted with NumPy over the run's document sizes: no Python step per document."""
+    docs = run.docs
+    n = len(batch)
+    k = len(docs) if end < 0 else min(len(docs), end - n)
+    tick(k)
+    sizes = run.sizes if run.sizes is not None else np.fromiter(map(len, docs), np.int64, len(docs))
+    # each element's head: type, index key, NUL
+    heads = _HEADS[n:n + k] if n + k <= len(_HEADS) else 3 + np.searchsorted(_TENS, np.arange(n, n + k), side="right")
+    # ends[j]: the array's size once document j is in. Document j fits when the size before it plus its
+    # own bytes (its head not counted, as in _fill_batch) stays within the limit: ends[j] - heads[j],
+    # which only grows with j (by the next document and the previous head)
+    ends = np.cumsum(sizes[:k] + heads)
+    ends += size
+    k = max(int((ends - heads).searchsorted(MAX_BATCH_BYTES, side="right")), 1 if n == 0 else 0)
+    if k == len(docs):
+        batch += docs
+        return None, int(ends[-1])
+    batch += docs[:k]
+    return EncodedRun(docs[k:], sizes[k:]), int(ends[k - 1]) if k else size
+
+
+_TENS = 10 ** np.arange(1, 19, dtype=np.int64)  # an index past each is one digit wider
+_HEADS = (3 + np.searchsorted(_TENS, np.arange(100_000), side="right")).astype(np.uint8)  # of the first indexes
 
 
 class ResumeTokens:
@@ -341,7 +389,7 @@ class CursorRegistry:
 
     async def next_batch(
         self, ctx: CommandContext, cursor: Cursor | int, batch_size: int | None
-    ) -> tuple[list[RawBSONDocument], int]:
+    ) -> tuple[EncodedBatch, int]:
         """Draw the next batch of a cursor (or cursor id); returns (documents, id to report: the
         cursor's, or 0 if exhausted). ``batch_size`` None means no count limit (size limit only)."""
         if not isinstance(cursor, Cursor):
@@ -360,7 +408,7 @@ class CursorRegistry:
         return self._drawn(cursor, drawn)
 
     async def first_batch(self, ctx: CommandContext, cursor: Cursor, open_docs: Callable[[], tuple[Any, Any]],
-                          batch_size: int | None) -> tuple[list[RawBSONDocument], int]:
+                          batch_size: int | None) -> tuple[EncodedBatch, int]:
         """``next_batch`` of a cursor just opened (in use) over the documents ``open_docs()`` gives —
         ``(iterator, facts)`` — opened in the same pool job that draws the batch: one hand-off to the
         pool per read command, not two. An error opening them takes the cursor back as if it had
@@ -394,7 +442,7 @@ class CursorRegistry:
             del self._cursors[cursor.id]
             self.total_opened -= 1
 
-    def _drawn(self, cursor: Cursor, drawn: tuple[list[RawBSONDocument], bool]) -> tuple[list[RawBSONDocument], int]:
+    def _drawn(self, cursor: Cursor, drawn: tuple[EncodedBatch, bool]) -> tuple[EncodedBatch, int]:
         batch, exhausted = drawn
         cursor.in_use = False
         cursor.last_used = time.monotonic()
@@ -444,7 +492,7 @@ async def cursor_reply(
     ``{"cursor": {"firstBatch": [...], "id": Int64, "ns": ns}}``.
 
     ``batch_size`` None means the default first batch (101 documents); ``single_batch`` closes the
-    cursor after this batch. Documents in the batch are RawBSONDocuments (encoded once, here).
+    cursor after this batch. The batch is an ``EncodedBatch`` (its documents encoded once, in the pool).
     ``open_docs`` (with ``iterator`` None): ``() -> (iterator, facts)``, the read to open, run in the
     pool job that draws the first batch (an error from it fails the command with no cursor opened).
     """

@@ -31,7 +31,7 @@ from tidemark import log
 from tidemark.auth.redaction import redact_command
 from tidemark.core import capped
 from tidemark.operations import command_report
-from tidemark.protocol.codec import encode
+from tidemark.protocol.codec import encode, encode_reply
 from tidemark.protocol.errors import MongoError
 from tidemark.protocol.messages import RawDocuments, materialize
 from tidemark.query.match import compile_filter
@@ -187,7 +187,7 @@ class Profiler:
             entry["errMsg"], entry["errName"], entry["errCode"] = (reply.get("errmsg"), reply.get("codeName"),
                                                                  reply.get("code"))
         try:
-            entry["responseLength"] = len(encode(reply))
+            entry["responseLength"] = len(encode_reply(reply))
         except Exception:  # noqa: BLE001 - an unencodable reply is answered as an error by the connection
             entry["responseLength"] = 0
         entry["protocol"] = "op_msg"

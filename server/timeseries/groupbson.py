@@ -10,7 +10,8 @@ where a meta's *head* is the ``_id`` element of its template ``_id`` encoded onc
 ``encode_in_order``, the cursor's own encoder), with the byte offsets of its truncated-time dates, and
 the *tail* is the accumulator elements, one fixed layout for every document (a double, a date or an
 int32 each). All documents are laid out in one byte array with a few NumPy scatters, then cut into
-``EncodedDocument``s (the documents of one head length as the items of one NumPy void type): the bytes are exactly ``encode_in_order`` of the dict the dense path would have
+``bytes`` (the documents of one head length as the items of one NumPy void type), handed on as ONE
+``protocol.codec.EncodedRun`` (the cursor takes them a stretch at a time): the bytes are exactly ``encode_in_order`` of the dict the dense path would have
 built (same field order, same types, the same doubles bit for bit).
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from tidemark.protocol.codec import EncodedDocument, encode_in_order
+from tidemark.protocol.codec import EncodedRun, encode_in_order
 
 DATE, DOUBLE, INT32 = 0x09, 0x01, 0x10  # the BSON types of tail values
 _V8 = np.dtype((np.void, 8))
@@ -93,7 +94,7 @@ def tail_layout(fields: list[tuple[str, int]]) -> tuple[bytes, list[tuple[int, i
 
 
 def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, dates: np.ndarray | None,
-              tail: bytes, fills: list[tuple[int, int, np.ndarray]]) -> list[EncodedDocument]:
+              tail: bytes, fills: list[tuple[int, int, np.ndarray]]) -> EncodedRun:
     """One document per entry of ``owner`` (an index into ``heads``): its head with the date ``dates``
     (int64 ms; None: no time part) at each of ``date_offsets[owner]`` (int64 [heads, parts]), then the
     tail with each field's values (``fills``: (offset, width, little-endian values)) in place.
@@ -103,7 +104,7 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     padded row taken per document, and a document is its row's bytes from where its head begins."""
     n = len(owner)
     if not n:
-        return []
+        return EncodedRun([])
     tail_len = len(tail)
     head_lens = np.fromiter((len(h) for h in heads), np.int64, len(heads))
     longest = int(head_lens.max())
@@ -138,12 +139,12 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     if len(lengths) == 1:  # (a void item's tolist() is its bytes)
         skip = int(lengths[0])
         cut: Any = np.ascontiguousarray(whole[:, skip:]).view(np.dtype((np.void, width - skip))).ravel().tolist()
-    else:
-        placed = np.empty(n, dtype=object)
-        for skip in lengths.tolist():
-            rows = np.flatnonzero(doc_skips == skip)
-            if len(rows):
-                items = np.ascontiguousarray(whole[rows, skip:]).view(np.dtype((np.void, width - skip))).ravel()
-                placed[rows] = items.astype(object)
-        cut = placed.tolist()
-    return list(map(EncodedDocument, cut))
+        return EncodedRun(cut, np.full(n, width - skip, dtype=np.int64))
+    placed = np.empty(n, dtype=object)
+    for skip in lengths.tolist():
+        rows = np.flatnonzero(doc_skips == skip)
+        if len(rows):
+            items = np.ascontiguousarray(whole[rows, skip:]).view(np.dtype((np.void, width - skip))).ravel()
+            placed[rows] = items.astype(object)
+    cut = placed.tolist()
+    return EncodedRun(cut, width - doc_skips)

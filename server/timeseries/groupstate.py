@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from tidemark.protocol.codec import EncodedRun
 from tidemark.query.expr_base import KIND_LONG, make_integer
 from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.sort import make_sort_key
@@ -542,9 +543,9 @@ class DenseGroups:
             self._elements([owner])
         return self._heads[owner]
 
-    def encoded(self, slots: list[int] | np.ndarray | None = None) -> list[Any] | None:
+    def encoded(self, slots: list[int] | np.ndarray | None = None) -> EncodedRun | None:
         """The output documents of ``slots`` (default: every group, first-seen order) as BSON made
-        straight from the arrays (``groupbson``): exactly ``encode_in_order`` of ``results``' dicts;
+        straight from the arrays (``groupbson``), one ``EncodedRun``: exactly ``encode_in_order`` of ``results``' dicts;
         None when some ``_id`` is not from a template, a value has no fixed layout here (a ``$count``
         past int32, a time-valued accumulator), or there are fewer than ``ENCODED_MIN`` documents."""
         templates = self._ids.templates
@@ -630,7 +631,9 @@ class DenseGroups:
         orders them (ties keep first-seen order), from the slots' meta indexes and truncated times;
         None when that cannot be told exactly here: a key that is not a part of the ``_id`` built from
         a template, or documents the generic sort might find over its memory limit (it must then
-        raise; ``_max_doc_size`` bounds its estimate)."""
+        raise; ``_max_doc_size`` bounds its estimate). ``raw`` (they go to a cursor untouched): a
+        list of ONE item, an ``EncodedRun`` of them all, when ``encoded`` can make them (the ``$sort``
+        passes it on whole and the cursor cuts it into batches)."""
         order = self._sort_order(spec)
         if order is None:
             return None
@@ -644,7 +647,7 @@ class DenseGroups:
         if raw:
             encoded = self.encoded(picked)
             if encoded is not None:
-                return encoded
+                return [encoded]
         return self.results(picked.tolist())
 
     def _sort_order(self, spec: dict[str, Any]) -> np.ndarray | None:
