@@ -338,7 +338,7 @@ class DenseGroups:
             return None
         ids, ctx = self._ids, self.ctx
         templates = ids.templates
-        metas, where = np.unique(owners, return_index=True)
+        metas, where = _distinct(owners)
         meta_list = metas.tolist()
         # per meta: its key code (the template's part, and whether the key has no time: 2 part + 1)
         meta_codes, meta_timeless = [], []
@@ -769,6 +769,20 @@ class DenseGroups:
             table[_key(ids[i])] = (ids[i], accs)
             accumulators.append(accs)
         return table, {token: accumulators[slot] for token, slot in self._tokens().items()}
+
+
+def _distinct(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct values of ``owners`` ascending, the first position of each), as ``np.unique`` with
+    ``return_index`` gives them: by one comparison when they are all one meta's (most batches of a
+    one-series query, or every batch of a ``_id`` reading no meta), else by one stable sort."""
+    if not len(owners) or not (owners != owners[0]).any():
+        return owners[:1], np.zeros(len(owners[:1]), dtype=np.int64)
+    order = owners.argsort(kind="stable")
+    ordered = owners[order]
+    heads = np.empty(len(owners), dtype=bool)
+    heads[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=heads[1:])
+    return ordered[heads], order[heads]
 
 
 def _shown(idv: Any) -> Any:

@@ -103,3 +103,13 @@ def test_slots_are_the_first_seen_generic_keys(shape, batches, limit):
     assert {token: id(accs) for token, accs in by_token.items()}.keys() == tokens.keys()
     slot_accs = list(_table.values())
     assert all(by_token[token] is slot_accs[slot][1] for token, slot in tokens.items())
+
+
+@settings(max_examples=200, deadline=None)
+@given(owners=st.lists(st.integers(0, 5), max_size=30))
+def test_distinct_metas_are_numpys(owners):
+    from tidemark.timeseries.groupstate import _distinct
+    array = np.asarray(owners, dtype=np.int64)
+    metas, where = _distinct(array)
+    want_metas, want_where = np.unique(array, return_index=True)
+    assert metas.tolist() == want_metas.tolist() and where.tolist() == want_where.tolist()
