@@ -399,12 +399,17 @@ class DenseGroups:
         m, n = len(known_codes), len(codes)
         all_codes, all_truncs = (np.concatenate([known_codes, codes]), np.concatenate([known_truncs, truncs])) \
             if m else (codes, truncs)
-        order = np.lexsort((all_truncs, all_codes))
-        sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
         starts = np.empty(m + n, dtype=bool)
         starts[:1] = True
-        np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=starts[1:])
-        starts[1:] |= sorted_truncs[1:] != sorted_truncs[:-1]
+        if m + n and not (all_codes != all_codes[0]).any():  # one code (a _id reading no meta, or one
+            order = all_truncs.argsort(kind="stable")  # meta's): the times alone, one stable sort
+            sorted_truncs = all_truncs[order]
+            np.not_equal(sorted_truncs[1:], sorted_truncs[:-1], out=starts[1:])
+        else:
+            order = np.lexsort((all_truncs, all_codes))
+            sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
+            np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=starts[1:])
+            starts[1:] |= sorted_truncs[1:] != sorted_truncs[:-1]
         key_of = np.empty(m + n, dtype=np.int64)
         key_of[order] = starts.cumsum() - 1
         heads = order[starts]  # each key's first position
