@@ -19,10 +19,11 @@ from __future__ import annotations
 import datetime as _dt
 import heapq
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from bson import encode as bson_encode
+from bson.errors import InvalidDocument
 
 from tidemark.protocol.errors import MongoError
 from tidemark.query.expressions import compile_expression
@@ -37,21 +38,27 @@ _ACCUMULATORS = {"$max", "$min", "$avg", "$sum", "$first", "$last", "$count"}
 _EPOCH = _dt.datetime(1970, 1, 1)
 _OPS = {"$gt": np.greater, "$gte": np.greater_equal, "$lt": np.less, "$lte": np.less_equal, "$eq": np.equal}
 _MAX_EXACT_INT = 2**53
+# ``_shape``'s verdicts by the spec's BSON (with the time and meta fields): shared, never mutated;
+# cleared when full
+_SHAPES: dict[bytes, _Shape | None] = {}
+_SHAPES_MAX = 256
+_UNSEEN = object()
 
 
 # ------------------------------------------------------------------ plan
 
 
-class ColumnarGroup:
-    """A parsed ``$group`` the columnar path can run, plus the vectorized filter."""
+class _Shape:
+    """What a ``$group`` spec fixes for a collection's time and meta fields, whatever the filter: its
+    parsed accumulators, compiled ``_id`` and the facts derived from them (``_shape``: made once per
+    spec, shared by the queries of that shape; never mutated)."""
 
-    def __init__(self, group_spec: dict[str, Any], unit_ms: int | None, fields: list[Any], conditions: list[Any],
-                 time_field: str, meta_field: str | None):
-        self.group_spec = group_spec
+    __slots__ = ("unit_ms", "fields", "id_fn", "id_meta", "id_shape", "field_columns")
+
+    def __init__(self, group_spec: dict[str, Any], unit_ms: int | None, fields: list[Any], time_field: str,
+                 meta_field: str | None):
         self.unit_ms = unit_ms
         self.fields = fields  # [(name, AccumulatorSpec)]
-        self.conditions = conditions  # [(path, np ufunc, operand)]: path == time_field -> ms operand
-        self.time_field, self.meta_field = time_field, meta_field
         self.id_fn = compile_expression(group_spec["_id"])
         self.id_meta = not _id_unit(group_spec["_id"], time_field, None, set())  # the _id reads a meta path
         # what fixes each meta's _id template across queries (groupstate's cache key, with the meta's
@@ -60,14 +67,29 @@ class ColumnarGroup:
         self.id_shape: bytes | None = \
             bson_encode({"_id": group_spec["_id"], "t": time_field, "m": meta_field}) \
             if _id_unit(group_spec["_id"], time_field, meta_field, set()) else None
+        self.field_columns = {spec.field for _, spec in fields if spec.field is not None}
+
+
+class ColumnarGroup:
+    """A parsed ``$group`` the columnar path can run, plus the vectorized filter."""
+
+    def __init__(self, group_spec: dict[str, Any], shape: _Shape, conditions: list[Any], time_field: str,
+                 meta_field: str | None):
+        self.group_spec = group_spec
+        self.unit_ms = shape.unit_ms
+        self.fields = shape.fields  # [(name, AccumulatorSpec)]
+        self.conditions = conditions  # [(path, np ufunc, operand)]: path == time_field -> ms operand
+        self.time_field, self.meta_field = time_field, meta_field
+        self.id_fn = shape.id_fn
+        self.id_meta = shape.id_meta  # the _id reads a meta path
+        self.id_shape = shape.id_shape  # (``_Shape``)
         self.topk: TopK | None = None  # set when only the k newest groups can reach the output
         # the conditions are the whole filter (no meta part): the bucket predicate only prunes
         self.conditions_exact = False
         # the stage whose output is the read's when only a $sort (and a $limit) or nothing follows the
         # group: "$sort", "$group" or None (groupbatch.GroupOutput may then hand BSON to the cursor)
         self.last: str | None = None
-        self.columns = sorted({spec.field for _, spec in fields if spec.field is not None}
-                              | {p for p, _, _ in conditions} - {time_field})
+        self.columns = sorted(shape.field_columns | {p for p, _, _ in conditions} - {time_field})
 
 
 def _id_unit(value: Any, tf: str, mf: str | None, units: set[Any]) -> bool:
@@ -151,6 +173,38 @@ def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, me
     spec = remaining[0].get("$group")
     if not isinstance(spec, dict) or "_id" not in spec:
         return None
+    shape = _shape(spec, time_field, meta_field)
+    if shape is None:
+        return None
+    parts = [] if node is None else _conjuncts(node)
+    conditions = _conditions(parts, time_field, meta_field)
+    if conditions is None:
+        return None
+    group = ColumnarGroup(spec, shape, conditions, time_field, meta_field)
+    group.conditions_exact = len(conditions) == len(parts)
+    group.last = _last_stage(remaining[1:])
+    return group
+
+
+def _shape(spec: dict[str, Any], time_field: str, meta_field: str | None) -> _Shape | None:
+    """The ``_Shape`` of a ``$group`` spec (with its ``_id``) on these fields, or None when the columnar
+    path cannot run it; remembered by the spec's BSON (types and field order exact) with the fields,
+    so a query of a known shape neither parses its accumulators nor compiles its ``_id`` here (the
+    generic stage parses them for itself)."""
+    try:
+        key = bson_encode({"g": spec, "t": time_field, "m": meta_field})
+    except InvalidDocument:  # (a spec no client can send: made each time)
+        return _shape_of(spec, time_field, meta_field)
+    found = _SHAPES.get(key, _UNSEEN)
+    if found is _UNSEEN:
+        found = _shape_of(spec, time_field, meta_field)
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        _SHAPES[key] = found
+    return cast(_Shape | None, found)
+
+
+def _shape_of(spec: dict[str, Any], time_field: str, meta_field: str | None) -> _Shape | None:
     units: set[Any] = set()
     if not _id_unit(spec["_id"], time_field, meta_field, units) or len(units) > 1:
         return None
@@ -169,15 +223,7 @@ def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, me
                 return None
         elif acc.field == meta_field:
             return None
-    parts = [] if node is None else _conjuncts(node)
-    conditions = _conditions(parts, time_field, meta_field)
-    if conditions is None:
-        return None
-    unit_ms = UNIT_MS[units.pop()] if units else None
-    group = ColumnarGroup(spec, unit_ms, fields, conditions, time_field, meta_field)
-    group.conditions_exact = len(conditions) == len(parts)
-    group.last = _last_stage(remaining[1:])
-    return group
+    return _Shape(spec, UNIT_MS[units.pop()] if units else None, fields, time_field, meta_field)
 
 
 def _last_stage(after: list[Any]) -> str | None:

@@ -480,7 +480,7 @@ class _Batch:
         if len(pending) > 1:
             return _gathered(pending, columns, times, arrays, mask)
         if mask is not None and not mask.all():
-            rows = np.flatnonzero(mask)
+            rows = mask.nonzero()[0]
             first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
             take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
             times = times[take]
@@ -556,29 +556,33 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
     keeping rows) of the rows ``mask`` keeps (None: all) of the joined ``times`` (and the ``joined``
     columns), the other columns joined from each bucket's kept stretch when every bucket keeps one (a
     window cuts a bucket once), else joined whole and taken."""
-    lengths = np.fromiter((len(p[0]) for p in pending), np.int64, len(pending))
-    owners = np.fromiter((p[2] for p in pending), np.int64, len(pending))
-    seqs = np.fromiter((p[3] for p in pending), np.int64, len(pending))
+    # (method forms and lists, not NumPy's wrapper functions: a batch is often a bucket or two, where
+    # each call's fixed cost is the cost)
+    lengths = np.array([len(p[0]) for p in pending], dtype=np.int64)
+    owners = np.array([p[2] for p in pending], dtype=np.int64)
+    seqs = np.array([p[3] for p in pending], dtype=np.int64)
 
     def whole(name: str) -> np.ndarray:
         found = joined.get(name)
         return found if found is not None else np.concatenate([p[1][name] for p in pending])
 
     if mask is None or mask.all():
-        kept = np.flatnonzero(lengths)
+        kept = lengths.nonzero()[0]
         counts = lengths[kept]
-        firsts = np.cumsum(counts) - counts
+        firsts = counts.cumsum() - counts
         return times, {name: whole(name) for name in columns}, firsts, owners[kept], seqs[kept]
-    rows = np.flatnonzero(mask)
-    ends = np.cumsum(lengths)
+    rows = mask.nonzero()[0]
+    ends = lengths.cumsum()
     starts = ends - lengths
-    low, high = np.searchsorted(rows, starts), np.searchsorted(rows, ends)
-    kept = np.flatnonzero(high - low)
-    counts = (high - low)[kept]
-    first = rows[low[kept]] - starts[kept]
-    last = rows[high[kept] - 1] - starts[kept]
+    low, high = rows.searchsorted(starts), rows.searchsorted(ends)
+    kept_rows = high - low
+    kept = kept_rows.nonzero()[0]
+    counts = kept_rows[kept]
+    low_kept, starts_kept = low[kept], starts[kept]
+    first = rows[low_kept] - starts_kept
+    last = rows[high[kept] - 1] - starts_kept
     arrays = {}
-    if np.array_equal(last - first + 1, counts):  # each bucket keeps one stretch
+    if (last - first + 1 == counts).all():  # each bucket keeps one stretch
         bounds = list(zip(kept.tolist(), first.tolist(), (last + 1).tolist(), strict=True))
         for name in columns:
             found = joined.get(name)
@@ -590,7 +594,7 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
                 arrays[name] = pending[0][1][name][:0]
     else:
         arrays = {name: whole(name)[rows] for name in columns}
-    return times[rows], arrays, low[kept], owners[kept], seqs[kept]
+    return times[rows], arrays, low_kept, owners[kept], seqs[kept]
 
 
 def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray, trunc: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -607,8 +611,8 @@ def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray, trunc: np.ndarray 
         cut[0] = True
     if trunc is not None:
         cut[1:] |= trunc[1:] != trunc[:-1]
-    starts = np.flatnonzero(cut)
-    return starts, (np.searchsorted(firsts, starts, side="right") - 1 if len(firsts) > 1 else np.zeros(len(starts), np.int64))
+    starts = cut.nonzero()[0]
+    return starts, (firsts.searchsorted(starts, side="right") - 1 if len(firsts) > 1 else np.zeros(len(starts), np.int64))
 
 
 def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],

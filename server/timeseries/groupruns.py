@@ -161,14 +161,14 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
         name = spec.name
         if name in ("$sum", "$avg"):
             picked = np.add.reduceat(column, starts)
-            integral = bool(np.array_equal(np.trunc(column), column))
+            integral = bool((np.trunc(column) == column).all())
             facts[_FRACTIONAL * width + j] = 0.0 if integral else 1.0
             facts[_ABS_SUM * width + j] = float(np.abs(column).sum()) if integral else float("inf")
         else:
             picked = pick(name, column, starts, ends)
-        if name in ("$max", "$min") and column.dtype.kind == "f" and bool(np.any(picked == 0.0)):
+        if name in ("$max", "$min") and column.dtype.kind == "f" and bool((picked == 0.0).any()):
             # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
-            facts[_NEG_ZERO * width + j] = 1.0 if bool(np.any(np.signbit(column) & (column == 0.0))) else 0.0
+            facts[_NEG_ZERO * width + j] = 1.0 if bool((np.signbit(column) & (column == 0.0)).any()) else 0.0
         table[:, _VALUES + j] = picked
     return Runs(table, facts, trunc is not None)
 

@@ -257,16 +257,17 @@ class DenseGroups:
         self._cap = cap
 
     def slots(self, owners: np.ndarray, truncs: np.ndarray | None,
-              first_times: np.ndarray) -> tuple[np.ndarray, list[int]]:
-        """The slot of each distinct run token (meta index, truncated ms; ``truncs`` None when the group
-        truncates no time), created in token order when new, and the new slots' first tokens."""
+              first_times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The slot of each run token (meta index, truncated ms; ``truncs`` None when the group truncates
+        no time; a token may repeat), slots created in token order when new, and the positions of the
+        tokens that made one (a new key's first)."""
         templated = self._templated_slots(owners, truncs, first_times)
         if templated is not None:
             return templated
         return self._loop(owners.tolist(), [None] * len(owners) if truncs is None else truncs.tolist(),
                           first_times.tolist())
 
-    def _loop(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, list[int]]:
+    def _loop(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         """``slots`` a token at a time, by the dicts (made from the key arrays when first needed)."""
         if self._token_chunks is not None:
             self.slot_of_token, self._token_chunks = self._tokens(), None
@@ -310,11 +311,12 @@ class DenseGroups:
             picked = np.asarray(created, dtype=np.int64)
             self._add_slots(np.asarray(owners, dtype=np.int64)[picked],
                             np.asarray(truncs, dtype=np.int64)[picked] if self.timed else np.zeros(len(picked), np.int64))
-        return np.asarray(out, dtype=np.int64), created
+        return np.asarray(out, dtype=np.int64), np.asarray(created, dtype=np.int64)
 
     def _add_slots(self, owners: np.ndarray, truncs: np.ndarray) -> None:
-        self.slot_owner = np.concatenate([self.slot_owner, owners])
-        self.slot_trunc = np.concatenate([self.slot_trunc, truncs])
+        if len(self.slot_owner):
+            owners, truncs = np.concatenate([self.slot_owner, owners]), np.concatenate([self.slot_trunc, truncs])
+        self.slot_owner, self.slot_trunc = owners, truncs
 
     def _tokens(self) -> dict[tuple[Any, ...], int]:
         """{run token: slot} of the tokens seen (dicts or token chunks)."""
@@ -328,7 +330,7 @@ class DenseGroups:
         return table
 
     def _templated_slots(self, owners: np.ndarray, truncs: np.ndarray | None,
-                         first_times: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
+                         first_times: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """``slots`` when every meta of these runs has a template ``_id`` (made here for a meta seen first):
         the group key is (the template's part, truncated ms), found among the known keys by one sort
         (``_keyed_slots``), and the new slots' ids are left to ``_filled_ids`` (a document made straight as BSON
@@ -337,38 +339,39 @@ class DenseGroups:
             return None
         ids, ctx = self._ids, self.ctx
         templates = ids.templates
-        metas, where = np.unique(owners, return_index=True)
-        meta_parts, meta_timeless = [], []
-        for owner, i in zip(metas.tolist(), where.tolist(), strict=True):
+        metas, where = _distinct(owners)
+        meta_list = metas.tolist()
+        # per meta: its key code (the template's part, and whether the key has no time: 2 part + 1)
+        meta_codes, meta_timeless = [], []
+        for owner, i in zip(meta_list, where.tolist(), strict=True):
             if owner not in templates:  # a template depends only on the meta: made in any order
                 ids.learn(owner, None if truncs is None else int(truncs[i]), int(first_times[i]), ctx.variables)
             template = templates[owner]
             if template is None:
                 return None
-            meta_parts.append(template[1])
-            meta_timeless.append(template[2] is None)
-        at = np.searchsorted(metas, owners)
-        token_truncs = np.zeros(len(owners), dtype=np.int64) if truncs is None else truncs
+            timeless = template[2] is None
+            meta_codes.append(template[1] * 2 + 1 if timeless or truncs is None else template[1] * 2)
+            meta_timeless.append(timeless)
+        n = len(owners)
+        # each token's meta (its position in ``metas``): none needed for one meta (most batches of a
+        # one-series query), whose code is every token's
+        at = metas.searchsorted(owners) if len(meta_list) > 1 else None
+        token_truncs = np.zeros(n, dtype=np.int64) if truncs is None else truncs
         have = len(self.ids)
         # the group key as two integers: (part, truncated ms), or (part, no time) as another code
-        codes = np.asarray(meta_parts, dtype=np.int64)[at] * 2
-        key_truncs = token_truncs
+        codes = np.full(n, meta_codes[0], dtype=np.int64) if at is None else np.array(meta_codes, dtype=np.int64)[at]
         if truncs is None or all(meta_timeless):
-            codes += 1
-            key_truncs = np.zeros(len(owners), dtype=np.int64)
-        elif any(meta_timeless):
-            timeless = np.asarray(meta_timeless)[at]
-            codes += timeless
-            key_truncs = np.where(timeless, 0, token_truncs)
-        slots, created_at = self._keyed_slots(codes, key_truncs, have)
-        created = created_at.tolist()
-        following = have + len(created)
+            key_truncs = np.zeros(n, dtype=np.int64)
+        elif any(meta_timeless):  # (metas of both kinds: more than one)
+            key_truncs = np.where(np.array(meta_timeless)[at], 0, token_truncs)
+        else:
+            key_truncs = token_truncs
+        slots, new_at = self._keyed_slots(codes, key_truncs, have)
         self._token_chunks.append((owners, token_truncs, slots))
-        if created:
-            new_at = created_at
+        if len(new_at):
             new_owners = owners[new_at]
             new_truncs = token_truncs[new_at]
-            self.ids.extend([_LAZY] * (following - have))
+            self.ids.extend([_LAZY] * len(new_at))
             self._lazy = True
             self._add_slots(new_owners, new_truncs)
             topk = self.group.topk
@@ -376,40 +379,52 @@ class DenseGroups:
                 topk.offer_many(new_truncs)
             if not ctx.allow_disk_use:  # the generic stage's accounting (per-group state only)
                 sizes = self._id_sizes
-                for owner in metas.tolist():  # a template's ids differ only in dates (one size)
+                for owner in meta_list:  # a template's ids differ only in dates (one size)
                     if owner not in sizes:
                         sizes[owner] = _approx_size(templates[owner][0])
-                size_of = np.asarray([sizes[owner] for owner in metas.tolist()], dtype=np.int64)
-                self.used += int(_GROUP_OVERHEAD * len(new_at) + size_of[at[new_at]].sum())
+                if at is None:
+                    ids_size = sizes[meta_list[0]] * len(new_at)
+                else:
+                    ids_size = int(np.array([sizes[owner] for owner in meta_list], dtype=np.int64)[at[new_at]].sum())
+                self.used += _GROUP_OVERHEAD * len(new_at) + ids_size
                 if self.used > ctx.memory_limit:
                     raise _memory_error(ctx.memory_limit)
-        return slots, created
+        return slots, new_at
 
     def _keyed_slots(self, codes: np.ndarray, truncs: np.ndarray, have: int) -> tuple[np.ndarray, np.ndarray]:
         """(slot of each key (``codes``, ``truncs``): the template part's code and truncated ms, the keys
         known so far (``_keys``) or new ones numbered from ``have`` in first-seen order; the positions of
-        the keys that made a slot): one lexicographic sort of the known and the new keys, no loop."""
+        the keys that made a slot): one stable lexicographic sort of the known and the new keys (a key's
+        first position leads its stretch, the known keys' before the new ones'), no loop."""
         known_codes, known_truncs, known_slots = self._keys
         m, n = len(known_codes), len(codes)
-        all_codes, all_truncs = np.concatenate([known_codes, codes]), np.concatenate([known_truncs, truncs])
-        order = np.lexsort((all_truncs, all_codes))
-        sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
+        all_codes, all_truncs = (np.concatenate([known_codes, codes]), np.concatenate([known_truncs, truncs])) \
+            if m else (codes, truncs)
         starts = np.empty(m + n, dtype=bool)
         starts[:1] = True
-        starts[1:] = (sorted_codes[1:] != sorted_codes[:-1]) | (sorted_truncs[1:] != sorted_truncs[:-1])
+        if m + n and not (all_codes != all_codes[0]).any():  # one code (a _id reading no meta, or one
+            order = all_truncs.argsort(kind="stable")  # meta's): the times alone, one stable sort
+            sorted_truncs = all_truncs[order]
+            np.not_equal(sorted_truncs[1:], sorted_truncs[:-1], out=starts[1:])
+        else:
+            order = np.lexsort((all_truncs, all_codes))
+            sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
+            np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=starts[1:])
+            starts[1:] |= sorted_truncs[1:] != sorted_truncs[:-1]
         key_of = np.empty(m + n, dtype=np.int64)
-        key_of[order] = np.cumsum(starts) - 1
-        slot_of = np.full(int(key_of[order[-1]]) + 1 if m + n else 0, -1, dtype=np.int64)
-        slot_of[key_of[:m]] = known_slots
-        new_keys = key_of[m:]
-        missing = np.flatnonzero(slot_of[new_keys] < 0)
-        _, first = np.unique(new_keys[missing], return_index=True)
-        created = np.sort(missing[first])  # the first token of each new key, in token order
-        slot_of[new_keys[created]] = np.arange(have, have + len(created), dtype=np.int64)
+        key_of[order] = starts.cumsum() - 1
+        heads = order[starts]  # each key's first position
+        slot_of = np.empty(len(heads), dtype=np.int64)
+        known = heads < m
+        slot_of[known] = known_slots[heads[known]]
+        new_heads = heads[~known]
+        new_heads.sort()  # the first token of each new key, in token order
+        created = new_heads - m
+        slot_of[key_of[new_heads]] = np.arange(have, have + len(created), dtype=np.int64)
         if len(created):
             self._keys = (np.concatenate([known_codes, codes[created]]), np.concatenate([known_truncs, truncs[created]]),
-                          np.concatenate([known_slots, slot_of[new_keys[created]]]))
-        return slot_of[new_keys], created
+                          np.concatenate([known_slots, slot_of[key_of[new_heads]]]))
+        return slot_of[key_of[m:]], created
 
     def _key_table(self) -> dict[Any, int]:
         """{group key: slot} of ``_keys`` as ``_IdMaker.make`` keys them ((part, truncated ms or None))."""
@@ -430,26 +445,16 @@ class DenseGroups:
         return self.ids
 
     def _run_slots(self, runs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(slot of each run, the first run of each new slot, row counts): ``slots`` asked once per
-        distinct (meta index, truncated ms) of the runs, in first-seen order. A ``_id`` that reads no
-        meta path is the same for every meta: its runs all count as meta 0 (the first meta's)."""
-        keys = runs.table[:, :3].astype(np.int64)
-        n = len(keys)
+        """(slot of each run, the first run of each new slot, row counts): ``slots`` asked once for all
+        the runs' tokens (meta index, truncated ms) in run order, repeats and all (keys matched as
+        arrays by one sort, or the dicts: no distinct-token pass first). A ``_id`` that reads no meta
+        path is the same for every meta: its runs all count as meta 0 (the first meta's)."""
+        table = runs.table
+        n = len(table)
         owner = runs.owner if self.group.id_meta else np.zeros(n, dtype=np.int64)
-        combined = owner
-        if runs.timed and self.group.id_meta:
-            _, trunc_rank = np.unique(keys[:, 0], return_inverse=True)
-            combined = owner * n + trunc_rank
-        elif runs.timed:  # (one meta: the truncated times alone tell the tokens apart)
-            combined = keys[:, 0]
-        _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-        order = np.argsort(first, kind="stable")  # distinct tokens in first-seen order
-        firsts = first[order]
-        token_slots, created = self.slots(np.asarray(owner[firsts], dtype=np.int64),
-                                          keys[firsts, 0] if runs.timed else None, keys[firsts, 1])
-        slot_of = np.empty(len(firsts), dtype=np.int64)
-        slot_of[order] = token_slots
-        return slot_of[inverse], firsts[created], keys[:, 2]
+        slots, created = self.slots(owner, table[:, 0].astype(np.int64) if runs.timed else None,
+                                    table[:, 1].astype(np.int64))
+        return slots, created, table[:, 2].astype(np.int64)
 
     # -- feeding
     def acceptable(self, runs: Any) -> bool:
@@ -772,6 +777,20 @@ class DenseGroups:
             table[_key(ids[i])] = (ids[i], accs)
             accumulators.append(accs)
         return table, {token: accumulators[slot] for token, slot in self._tokens().items()}
+
+
+def _distinct(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct values of ``owners`` ascending, the first position of each), as ``np.unique`` with
+    ``return_index`` gives them: by one comparison when they are all one meta's (most batches of a
+    one-series query, or every batch of a ``_id`` reading no meta), else by one stable sort."""
+    if not len(owners) or not (owners != owners[0]).any():
+        return owners[:1], np.zeros(len(owners[:1]), dtype=np.int64)
+    order = owners.argsort(kind="stable")
+    ordered = owners[order]
+    heads = np.empty(len(owners), dtype=bool)
+    heads[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=heads[1:])
+    return ordered[heads], order[heads]
 
 
 def _shown(idv: Any) -> Any:

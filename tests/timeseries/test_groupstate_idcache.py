@@ -84,7 +84,8 @@ def test_variable_dependent_ids_are_not_planned_nor_cached():
                  {"$dateTrunc": {"date": "$t", "unit": "minute", "binSize": 2}}):
         assert columnar.plan(None, [{"$group": {"_id": spec, "n": {"$count": {}}}}], "t", "m") is None, spec
     # a group whose _id reads a variable (were one ever planned): no id_shape, nothing remembered
-    group = columnar.ColumnarGroup({"_id": {"h": "$m.h", "now": "$$NOW"}}, None, [], [], "t", "m")
+    spec = {"_id": {"h": "$m.h", "now": "$$NOW"}}
+    group = columnar.ColumnarGroup(spec, columnar._Shape(spec, None, [], "t", "m"), [], "t", "m")
     assert group.id_shape is None
     groupstate._TEMPLATES.clear()
     dense = DenseGroups(group, PipelineContext(), [(True, meta) for meta in METAS], TOKENS)
