@@ -138,7 +138,8 @@ class GroupOutput:
         if self._it is None:
             batch = self._done()
             encoded = batch.dense.encoded() if self._raw == "$group" and batch.dense is not None else None
-            self._it = iter(encoded) if encoded is not None else batch.results()
+            # the run goes to the cursor as ONE item, which takes it a stretch at a time (``_fill_batch``)
+            self._it = iter((encoded,)) if encoded is not None else batch.results()
         return next(self._it)
 
     def sort_result(self, spec: dict[str, Any], limit: int | None, ctx: Any) -> list[Any] | None:
