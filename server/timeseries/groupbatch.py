@@ -124,7 +124,7 @@ class GroupOutput:
         self._execute = execute
         self._raw = raw  # the last stage that may hand BSON to the cursor: "$group", "$sort" or None
         self._batch: _Batch | None = None
-        self._it: Iterator[dict[str, Any]] | None = None
+        self._it: Iterator[Any] | None = None  # documents, or ONE EncodedRun of them all (``raw``)
 
     def _done(self) -> _Batch:
         if self._batch is None:
@@ -134,7 +134,7 @@ class GroupOutput:
     def __iter__(self) -> GroupOutput:
         return self
 
-    def __next__(self) -> dict[str, Any]:
+    def __next__(self) -> Any:
         if self._it is None:
             batch = self._done()
             encoded = batch.dense.encoded() if self._raw == "$group" and batch.dense is not None else None
