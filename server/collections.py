@@ -145,9 +145,7 @@ def leading_match_and_sort(pipeline: list[dict]) -> tuple[dict | None, dict | No
 
 
 def run_pipeline(pipeline, source, pctx):
-    from tidemark.query.pipeline import run_pipeline as run
-
-    return run(pipeline, source, pctx)
+    return pipeline_mod.run_pipeline(pipeline, source, pctx)
 
 
 def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict | None = None,
@@ -157,8 +155,6 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
     ``collation``: the pipeline's ``collation.Collation`` (None = simple); foreign collections read
     by $lookup/$unionWith are compared under it too, as in mongod. ``conn``: the caller's
     ConnectionInfo (``$currentOp`` without ``allUsers`` lists only its user's operations)."""
-    from tidemark.query.pipeline import PipelineContext
-
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
         return open_read(server, target_db, target_coll, []).docs
 
@@ -185,12 +181,12 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
     # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
     kwargs["extra_stages"] = extra_stages if extra_stages is not None else TS_EXTRA_STAGES
     try:
-        return PipelineContext(**kwargs)
+        return pipeline_mod.PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
         for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "current_op",
                   "query_collection", "deadline"):
             kwargs.pop(k, None)
-        return PipelineContext(**kwargs)
+        return pipeline_mod.PipelineContext(**kwargs)
 
 
 def _current_op_docs(server: ServerState, conn, options: dict) -> list[dict]:

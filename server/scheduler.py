@@ -53,7 +53,15 @@ DEFAULT_TOKENS = 2
 DEFAULT_QUANTUM = 0.005  # a check runs every ~0.1-1 ms, so a holder yields within about a quantum
 DEFAULT_FRESH_BURST = 8  # fresh jobs served in a row ahead of a waiting preempted one
 
-_local = threading.local()  # .job: the _Job this pool thread runs (None outside RunScheduler.run)
+class _Local(threading.local):
+    """Per thread: ``job``, the _Job this pool thread runs (None outside RunScheduler.run). The class
+    default answers a thread that never ran a job (the event loop's ``Operation.check``s) without the
+    AttributeError, and its formatted message, that ``getattr(local, "job", None)`` raises inside."""
+
+    job: _Job | None = None
+
+
+_local = _Local()
 
 
 class _Job:
@@ -108,7 +116,7 @@ class RunScheduler:
     def run(self, op: Any, fn: Callable[[], T]) -> T:
         """``fn()`` holding a run token (on a pool thread). Waits for the token first; raises the
         operation's error instead if it is killed or times out meanwhile."""
-        outer = getattr(_local, "job", None)
+        outer = _local.job
         if outer is not None and outer.holding:
             return fn()  # nested: the thread already runs with a token
         job = _Job(self, op)
@@ -288,7 +296,7 @@ def checkpoint() -> None:
     """The preemption point, called by ``Operation.check``: on a pool thread whose job has held its
     token for a quantum while others wait (and holds no read transaction), give the token to the next
     waiter and wait for it to come back. Anywhere else: nothing (a dictionary look-up)."""
-    job = getattr(_local, "job", None)
+    job = _local.job
     if job is None or not job.holding:
         return
     scheduler = job.scheduler
@@ -305,7 +313,7 @@ def released(fn: Callable[[], T]) -> T:
     """``fn()`` — C code that runs with the GIL released (a regex match) — with this pool thread's run
     token handed on meanwhile and taken back after (waiting like any preempted job). Just ``fn()``
     off the pool, or while the thread holds a read transaction."""
-    job = getattr(_local, "job", None)
+    job = _local.job
     if job is None or not job.holding:
         return fn()
     scheduler = job.scheduler

@@ -41,16 +41,20 @@ class SessionCache:
         session_id = lsid.get("id") if isinstance(lsid, dict) else None
         if session_id is None:
             return
-        try:
-            hash(session_id)
-        except TypeError:  # a client's odd lsid id (a document, an array) names no session
-            return
         key = (session_id, getattr(conn, "principal", None))
         sessions = self._sessions
-        if key not in sessions and len(sessions) >= MAX_SESSIONS:
-            self.expire()
-            if len(sessions) >= MAX_SESSIONS:
-                return  # full of live sessions: mongod refuses new ones; we stop recording them
+        # One hash of the key while there is room (a uuid.UUID hashes in Python: every command of a
+        # driver carries an lsid); a full cache first checks whether the key is new.
+        try:
+            if len(sessions) < MAX_SESSIONS:
+                sessions[key] = time.time()
+                return
+            if key not in sessions:
+                self.expire()
+                if len(sessions) >= MAX_SESSIONS:
+                    return  # full of live sessions: mongod refuses new ones; we stop recording them
+        except TypeError:  # a client's odd lsid id (a document, an array) names no session
+            return
         sessions[key] = time.time()
 
     def end(self, session_ids: Iterable[Any] | None, owner: Any = ANYONE) -> None:

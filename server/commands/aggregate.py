@@ -21,10 +21,12 @@ from tidemark.context import CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
 from tidemark.core import namespace
 from tidemark.core.clustered import cluster_info
+from tidemark.cursors import cursor_reply
 from tidemark.index_usage import not_counted
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
+from tidemark.query.expressions import evaluate_let
 from tidemark.timeseries import ddl as ts_ddl
 
 # --------------------------------------------------------------------------------------------------
@@ -78,7 +80,7 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     elif "startTransaction" in cmd or "autocommit" in cmd:
         C.check_no_transaction(cmd)
     db = ctx.db
-    let = _evaluate_let(C.doc_arg(cmd, "let", "aggregate"))
+    let = evaluate_let(C.doc_arg(cmd, "let", "aggregate"))
     collation = C.collation_arg(cmd, "aggregate")
     allow_disk = bool(cmd.get("allowDiskUse", False))
     batch_size = C.int_arg(cmd.get("cursor") or {}, "batchSize", "aggregate.cursor")
@@ -112,8 +114,6 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
             return list(budget.outer(result.docs))
 
         await timeseries_out.out_timeseries(ctx, ts_out, await ctx.run_blocking(results))
-        from tidemark.cursors import cursor_reply
-
         return await cursor_reply(ctx, ns, iter(()), batch_size, False, first=True, facts=ctx.facts)
 
     def open_docs() -> tuple[Iterator[Any], ReadFacts | None]:
@@ -131,15 +131,7 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
         return budget.outer(result.docs), ctx.facts
 
-    from tidemark.cursors import cursor_reply
-
     return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs)
-
-
-def _evaluate_let(let: dict | None) -> dict:
-    from tidemark.query.expressions import evaluate_let
-
-    return evaluate_let(let)
 
 
 def _db_level(server: ServerState, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:
@@ -190,7 +182,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
             return None
         with not_counted():  # explain is no index access ($indexStats)
             res = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), ctx=ctx,
-                                   variables=_evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
+                                   variables=evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
                                    collation=C.collation_arg(cmd, "aggregate"), target=target)
         n = None
         t0 = time.monotonic()

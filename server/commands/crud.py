@@ -32,6 +32,7 @@ from tidemark.commands import write_statements
 from tidemark.context import FILTER_REQUEST_BYTES, CommandContext, CommandSpec, ServerState
 from tidemark.core import capped, namespace
 from tidemark.core import collection as C
+from tidemark.cursors import ResumeTokens, cursor_reply
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import materialize
@@ -239,8 +240,6 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
             raise _view_option_error(return_key, show_record_id, resumable)
         return await cursor_commands.tailable_find(ctx, spec, ns, cmd)
     budget = access.TimeBudget(spec.max_time)
-    from tidemark.cursors import ResumeTokens, cursor_reply
-
     # A resumable read's tokens follow the documents the read opens (in the pool job, below).
     opened: list[Iterator[Any]] = []
     resume = ResumeTokens(itertools.chain.from_iterable(opened), keep=show_record_id and not return_key) \
