@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         ctx.tidemark_cmd = args.tidemark_cmd.split()
     if args.tidemark_auth:
         ctx.auth = ("bench", "bench-password")
-    if any(p in args.peer_list for p in ("tidemark", "tidemark-regular", "duckdb", "influxdb", "victoria")):
+    if any(p in args.peer_list for p in ("tidemark", "tidemark-regular", "duckdb", "influxdb", "victoria",
+                                          "clickhouse")):
         bar = progress_bar(ctx, len(ctx.queries) * args.runs, "naive expected results", "q")
         for q in ctx.queries:
             for params in ctx.params[q]:

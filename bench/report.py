@@ -291,6 +291,7 @@ def _ratios(by: dict[str, SystemResult]) -> list[str]:
     for peer, method, label in (
         ("influxdb", "line-protocol", "InfluxDB (line protocol)"),
         ("victoria", "line-protocol", "VictoriaMetrics (line protocol)"),
+        ("clickhouse", "tsv-http", "ClickHouse (TabSeparated over HTTP)"),
         ("null", "replay", "null server, count only"),
         ("null-decode", "replay", "null server, decoding"),
         ("lmdb-append", "append", "raw LMDB appends"),
@@ -305,11 +306,11 @@ def _ratios(by: dict[str, SystemResult]) -> list[str]:
             f"- ingest with pymongo, Tidemark vs null-decode under the same client: {pm / nd_pm:.2f}x"
         )
     bpr = tm.storage["bytes_per_row"] if tm and tm.storage else None
-    for peer in ("influxdb", "victoria", "duckdb", "tidemark-regular"):
+    for peer in ("influxdb", "victoria", "clickhouse", "duckdb", "tidemark-regular"):
         p = by.get(peer)
         if bpr and p and p.storage:
             lines.append(f"- bytes/row, Tidemark vs {peer}: {bpr / p.storage['bytes_per_row']:.2f}x")
-    for peer in ("duckdb", "influxdb", "victoria", "tidemark-regular"):
+    for peer in ("duckdb", "influxdb", "victoria", "clickhouse", "tidemark-regular"):
         p = by.get(peer)
         parts = []
         for q in QUERY_TYPES:

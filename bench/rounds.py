@@ -1,6 +1,6 @@
 """``python -m bench.rounds``: the side-by-side table over alternated rounds (issue 23's acceptance).
 
-    python -m bench.rounds [--rounds 3] [--peers tidemark,victoria,influxdb,duckdb] [--runs 10]
+    python -m bench.rounds [--rounds 3] [--peers tidemark,victoria,influxdb,clickhouse,duckdb] [--runs 10]
                            [--queries all] [--out DIR] [--json F]
 
 Each round runs ``python -m bench`` once per system, in the order given in even rounds and reversed in odd
@@ -102,7 +102,7 @@ def schedule(systems: list[str], rounds: int, warmup: bool) -> list[tuple[int, s
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--peers", default="tidemark,victoria,influxdb,duckdb")
+    ap.add_argument("--peers", default="tidemark,victoria,influxdb,clickhouse,duckdb")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--queries", default="all")
     ap.add_argument("--scale", default="100")

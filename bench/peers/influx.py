@@ -189,10 +189,20 @@ def build_line_cache(dataset: Dataset, cache_dir: Path) -> tuple[Path, np.ndarra
 
 
 def load_lines(
-    ctx: Context, port: int, lines_path: Path, offsets: np.ndarray, server_pid: int, system: str
+    ctx: Context,
+    port: int,
+    lines_path: Path,
+    offsets: np.ndarray,
+    server_pid: int,
+    system: str,
+    *,
+    path: str = f"/write?db={DB}&precision=ms",
+    ok_status: int = 204,
 ) -> dict:
-    """POST the line-protocol writes to ``/write`` over ``ctx.workers`` connections (InfluxDB and
-    VictoriaMetrics' InfluxDB-compatible endpoint both answer 204), timing them and the server's CPU."""
+    """POST the writes (the bytes between consecutive ``offsets``, one row a line) to ``path`` over
+    ``ctx.workers`` connections, timing them and the server's CPU. The defaults: line protocol to
+    ``/write`` (InfluxDB and VictoriaMetrics' InfluxDB-compatible endpoint both answer 204); ClickHouse
+    posts TabSeparated rows to its ``INSERT`` (200)."""
     with open(lines_path, "rb") as f:
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # 2.6 GB at scale 1000: map, don't read
     bounds = list(zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True))
@@ -212,10 +222,10 @@ def load_lines(
                     return
                 lo, hi = bounds[i]
                 body = data[lo:hi]
-                conn.request("POST", f"/write?db={DB}&precision=ms", body=body)
+                conn.request("POST", path, body=body)
                 resp = conn.getresponse()
                 text = resp.read()
-                if resp.status != 204:
+                if resp.status != ok_status:
                     state["error"] = f"HTTP {resp.status}: {text[:300]!r}"
                     return
                 n = body.count(b"\n")
