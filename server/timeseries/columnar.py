@@ -51,9 +51,10 @@ _UNSEEN = object()
 class _Shape:
     """What a ``$group`` spec fixes for a collection's time and meta fields, whatever the filter: its
     parsed accumulators, compiled ``_id`` and the facts derived from them (``_shape``: made once per
-    spec, shared by the queries of that shape; never mutated)."""
+    spec, shared by the queries of that shape; never mutated but for ``keys``, the memo of
+    ``_group_keys``)."""
 
-    __slots__ = ("unit_ms", "fields", "id_fn", "id_meta", "id_shape", "field_columns")
+    __slots__ = ("unit_ms", "fields", "id_fn", "id_meta", "id_shape", "field_columns", "keys")
 
     def __init__(self, group_spec: dict[str, Any], unit_ms: int | None, fields: list[Any], time_field: str,
                  meta_field: str | None):
@@ -68,6 +69,9 @@ class _Shape:
             bson_encode({"_id": group_spec["_id"], "t": time_field, "m": meta_field}) \
             if _id_unit(group_spec["_id"], time_field, meta_field, set()) else None
         self.field_columns = {spec.field for _, spec in fields if spec.field is not None}
+        # ``_group_keys`` by (time field, the filter's condition paths): a dict read and written by
+        # every pool thread (single operations under the GIL; a value is a tuple, made whole first)
+        self.keys: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], str, str]] = {}
 
 
 class ColumnarGroup:
@@ -89,7 +93,32 @@ class ColumnarGroup:
         # the stage whose output is the read's when only a $sort (and a $limit) or nothing follows the
         # group: "$sort", "$group" or None (groupbatch.GroupOutput may then hand BSON to the cursor)
         self.last: str | None = None
-        self.columns = sorted(shape.field_columns | {p for p, _, _ in conditions} - {time_field})
+        columns, self.fast_key, self.runs_key = _group_keys(shape, time_field, conditions)
+        self.columns = list(columns)
+
+
+_KEYS_MAX = 64  # condition path sets remembered per shape (cleared when full)
+
+
+def _group_keys(shape: _Shape, time_field: str, conditions: list[Any]) -> tuple[tuple[str, ...], str, str]:
+    """(the columns a bucket's dense arrays hold, the memo key of those arrays on a stored bucket's cache
+    entry (``densecolumns.fast_arrays``), the memo key of its runs (``groupbatch``)) of a group of
+    ``shape`` under a filter with ``conditions``: they depend on the shape, the time field and the
+    conditions' paths alone (not their operators or operands), so they are made once per such set and
+    remembered on the shape. The keys are strings: hashed once, where a nested tuple is hashed at every
+    lookup (once per bucket and query)."""
+    paths = tuple(sorted({path for path, _, _ in conditions}))
+    key = (time_field, paths)
+    found = shape.keys.get(key)
+    if found is None:
+        columns = tuple(sorted(shape.field_columns | set(paths) - {time_field}))
+        found = (columns, "fast arrays " + repr((time_field, columns)),
+                 "runs " + repr((time_field, shape.unit_ms, tuple((spec.name, spec.field) for _, spec in shape.fields),
+                                 paths)))
+        if len(shape.keys) >= _KEYS_MAX:
+            shape.keys.clear()
+        shape.keys[key] = found
+    return found
 
 
 def _id_unit(value: Any, tf: str, mf: str | None, units: set[Any]) -> bool:

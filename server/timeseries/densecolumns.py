@@ -19,7 +19,7 @@ def fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict[str, Any]] | No
     entry = view.cached
     if entry is None:
         return _fast_arrays(view, group)
-    memo_key = fast_key(group)
+    memo_key = group.fast_key  # (columnar._group_keys)
     found = entry.memo.get(memo_key)
     if found is None:
         found = entry.memo[memo_key] = _fast_arrays(view, group) or False
@@ -42,8 +42,3 @@ def _fast_arrays(view: Any, group: Any) -> tuple[np.ndarray, dict[str, Any]] | N
         arrays[name] = column[1]
     return times, arrays
 
-
-def fast_key(group: Any) -> str:
-    """The memo key of ``fast_arrays`` for a stored bucket (a string: its hash is computed once, where
-    a tuple's is computed at every lookup)."""
-    return "fast arrays " + repr((group.time_field, tuple(group.columns)))

@@ -46,7 +46,7 @@ from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.pipeline import PipelineContext
 from tidemark.query.stage_group import _GROUP_OVERHEAD, _Groups, _memory_error, group_key
 from tidemark.timeseries.bucketcache import CACHE, RunRef
-from tidemark.timeseries.densecolumns import fast_arrays, fast_key
+from tidemark.timeseries.densecolumns import fast_arrays
 from tidemark.timeseries.groupruns import (
     Runs,
     bucket_runs,
@@ -234,8 +234,8 @@ class _Batch:
         self._accumulators: dict[tuple[Any, ...], list[Any]] = {}
         # groups as NumPy totals until a batch or bucket needs the generic accumulators
         self.dense = DenseGroups(group, ctx, self.metas, self.meta_tokens) if supports(group) else None
-        self._fast_key = fast_key(group)
-        self._runs_key = _runs_key(group)
+        self._fast_key = group.fast_key  # (columnar._group_keys)
+        self._runs_key = group.runs_key
         self._whole_key = self._runs_key + " whole"
         self._checks = range_checks(group)
 
@@ -631,13 +631,6 @@ def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str,
         found = CACHE.remember_runs(entry, memo_key, bucket_runs(group, times, arrays).rows(),
                                     column_ranges(times, arrays, group))
     return found
-
-
-def _runs_key(group: Any) -> str:
-    """The memo key of a stored bucket's runs for this group shape (a string: hashed once, where a
-    nested tuple is hashed at every lookup, once per bucket and query)."""
-    return "runs " + repr((group.time_field, group.unit_ms, tuple((spec.name, spec.field) for _, spec in group.fields),
-                           tuple(sorted({path for path, _, _ in group.conditions}))))
 
 
 def _group_key(idv: Any) -> Any:

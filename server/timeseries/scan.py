@@ -14,6 +14,7 @@ newest-first scan orders by the real start (``control.min``), never by the ``_id
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -147,7 +148,8 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
                   lo_s: int | None = None, hi_s: int | None = None) -> Iterator[list[Any]]:
     """Buckets through a buckets index: record ids first (one short transaction), then the records in
     the index's order (its key order under its own collation, backwards for a reverse plan; a bucket
-    with several keys where it first appears), a fresh read transaction per chunk; in-memory buckets
+    with several keys where it first appears): the first chunk's in that transaction, a fresh read
+    transaction per later chunk (a short read, most of them, opens one transaction); in-memory buckets
     (starting in ``[lo_s, hi_s]``) merged like ``buckets`` — only those the index would hold (a sparse,
     partial or geo index leaves buckets out, and the in-memory ones have no entries in it yet); in
     chunks like ``buckets``."""
@@ -158,6 +160,7 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
         live = {bid: view for bid, view in live.items()
                 if holds(index, view.document() if reads_data else view.summary())}
     firsts: dict[bytes, bytes] = {}  # rid -> its first key in this scan (insertion-ordered: the scan's order)
+    first: list[Any] = []  # the first chunk's records, read in the index scan's transaction
     with server.engine.read() as r:
         info = r.get_collection(ns)
         if info is not None:
@@ -166,10 +169,12 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
                                              lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl,
                                              reverse=plan.reverse):
                     firsts.setdefault(bytes(rid), key)
+            first = stored.read_many(r, info, ns, list(itertools.islice(firsts, stored.CHUNK)))
     if stats is not None:
         stats["indexName"] = plan.index["name"]
         stats["keysExamined"] = len(firsts)
-    return _in_scan_order(stored.get_many(server.engine, ns, list(firsts)), live, stats, predicate,
+    rest = stored.get_many(server.engine, ns, list(firsts), stored.CHUNK)
+    return _in_scan_order(itertools.chain([first], rest) if first else rest, live, stats, predicate,
                           lambda view: entry_key(bytes(firsts[view.rid]), view.rid),
                           # (no in-memory bucket to place: no key generator and key ranges to make)
                           _index_position(plan, firsts, reads_data) if live else _unplaced, reverse=plan.reverse)

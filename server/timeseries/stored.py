@@ -406,17 +406,25 @@ def _views(ns: str, records: list[tuple[bytes, bytes]], opener: Any) -> list[Sto
     return cast("list[StoredBucket]", CACHE.views(ns, records, StoredBucket, opener))
 
 
-def get_many(engine: Any, ns: str, rids: Iterable[bytes]) -> Iterator[list[StoredBucket]]:
-    """The stored buckets of ``rids`` (in the given order; absent ones skipped), in lists of up to
-    ``CHUNK``: a read transaction each."""
+def get_many(engine: Any, ns: str, rids: Iterable[bytes], start: int = 0) -> Iterator[list[StoredBucket]]:
+    """The stored buckets of ``rids[start:]`` (in the given order; absent ones skipped), in lists of up
+    to ``CHUNK`` (``read_many``): a read transaction each. (``start``: a caller that read the first
+    chunk in a transaction of its own, ``scan.index_buckets``.)"""
     ordered = list(rids)
-    for start in range(0, len(ordered), CHUNK):
+    for at in range(start, len(ordered), CHUNK):
         with engine.read() as r:
             info = r.get_collection(ns)
             if info is None:
                 return
-            opener = r.stored_opener()
-            records = [(rid, stored) for rid, stored in ((rid, r.get_stored(info, rid)) for rid in ordered[start:start + CHUNK])
-                       if stored is not None]
-        if records:
-            yield _views(ns, records, opener)
+            views = read_many(r, info, ns, ordered[at:at + CHUNK])
+        if views:
+            yield views
+
+
+def read_many(r: Any, info: Any, ns: str, rids: list[bytes]) -> list[StoredBucket]:
+    """The stored buckets of ``rids`` (absent ones skipped) in the read view ``r`` (``info``: the
+    collection's entry in it)."""
+    opener = r.stored_opener()
+    records = [(rid, stored) for rid, stored in ((rid, r.get_stored(info, rid)) for rid in rids)
+               if stored is not None]
+    return _views(ns, records, opener) if records else []

@@ -71,3 +71,34 @@ async def test_bucket_predicate_drops_buckets_after_the_index_read(server):
     found = [b for chunk in scan.index_buckets(server, BNS, plan, stats, lambda b: b.summary()["meta"] % 2 == 0) for b in chunk]
     assert sorted(b.summary()["meta"] for b in found) == [0, 2, 4]
     assert stats["bucketsScanned"] == 5
+
+
+async def test_a_short_index_read_opens_one_read_transaction(server, monkeypatch):
+    """The record ids and the first chunk's records come from one transaction (the index scan's):
+    a read of a few buckets opens no second one for the records."""
+    await _load(server, sensors=5)
+    plan, bfilter = _plan(server, {"m": {"$in": [1, 3]}})
+    opened = []
+    real = server.engine.read
+    monkeypatch.setattr(server.engine, "read", lambda: opened.append(1) or real())
+    stats: dict = {}
+    found = [b for chunk in scan.index_buckets(server, BNS, plan, stats, bfilter.predicate) for b in chunk]
+    assert [b.summary()["meta"] for b in found] == [1, 3]
+    assert len(opened) == 1
+    assert stats["keysExamined"] == 2 and stats["bucketsScanned"] == 2
+
+
+async def test_chunked_reads_keep_the_index_order(server, monkeypatch):
+    """The first chunk (read in the index scan's transaction) and the later ones (a transaction each)
+    give the buckets in the index's order, as one chunk does; a chunk per transaction."""
+    await _load(server, sensors=30)
+    plan, _ = _plan(server, {"m": {"$gte": 0}})
+    whole = [b.summary()["meta"] for chunk in scan.index_buckets(server, BNS, plan) for b in chunk]
+    monkeypatch.setattr(stored, "CHUNK", 7)
+    opened = []
+    real = server.engine.read
+    monkeypatch.setattr(server.engine, "read", lambda: opened.append(1) or real())
+    chunks = [[b.summary()["meta"] for b in chunk] for chunk in scan.index_buckets(server, BNS, plan)]
+    assert [m for chunk in chunks for m in chunk] == whole == list(range(30))
+    assert [len(chunk) for chunk in chunks] == [7, 7, 7, 7, 2]
+    assert len(opened) == 5  # the index scan with the first chunk, then one per later chunk
