@@ -463,6 +463,14 @@ class Unavailable(Exception):
     """A peer's program is not installed and could not be installed."""
 
 
+def debian_package_version(package: str) -> str:
+    """The installed version of the Debian ``package`` without its Debian suffix (``18.16.1`` of
+    ``18.16.1+ds-7.3+b2``); empty when it is not installed."""
+    version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package],
+                             capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
+    return version.split("+", 1)[0]
+
+
 def ensure_debian_binary(binary: str, package: str) -> str:
     """The path of ``binary``, installing the Debian ``package`` with apt-get first when it is missing;
     raises :class:`Unavailable` with the reason when that fails (the peer is then skipped)."""

@@ -36,7 +36,6 @@ from __future__ import annotations
 import datetime as dt
 import http.client
 import os
-import subprocess
 import time
 import urllib.parse
 from pathlib import Path
@@ -49,6 +48,7 @@ from bench.harness import (
     SystemResult,
     Unavailable,
     check_and_time,
+    debian_package_version,
     disk_bytes,
     ensure_debian_binary,
     free_port,
@@ -74,9 +74,8 @@ def ensure_clickhouse() -> str:
 
 
 def clickhouse_version() -> str:
-    package = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "clickhouse-server"],
-                             capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
-    return f"ClickHouse {package.split('+', 1)[0]}" if package else "ClickHouse"
+    package = debian_package_version("clickhouse-server")
+    return f"ClickHouse {package}" if package else "ClickHouse"
 
 
 def run(ctx: Context) -> SystemResult:

@@ -16,7 +16,6 @@ import http.client
 import json
 import mmap
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -50,15 +49,6 @@ LP_FORMAT = 1
 
 def ensure_influxd() -> str:
     return ensure_debian_binary("influxd", "influxdb")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "influxdb"]):
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise Unavailable(f"`{' '.join(cmd)}` failed: {done.stderr.strip()[-300:]}")
-    path = shutil.which("influxd")
-    if not path:
-        raise Unavailable("apt-get installed influxdb but influxd is not on PATH")
-    return path
 
 
 def influxd_version(influxd: str) -> str:

@@ -43,8 +43,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import shutil
 import subprocess
 import time
 import urllib.parse
@@ -57,6 +55,7 @@ from bench.harness import (
     SystemResult,
     Unavailable,
     check_and_time,
+    debian_package_version,
     disk_bytes,
     ensure_debian_binary,
     free_port,
@@ -79,15 +78,6 @@ GROUPBY_ORDERBY_LIMIT_NA = (
 
 def ensure_victoria() -> str:
     return ensure_debian_binary("victoria-metrics", "victoria-metrics")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "victoria-metrics"]):
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise Unavailable(f"`{' '.join(cmd)}` failed: {done.stderr.strip()[-300:]}")
-    path = shutil.which("victoria-metrics")
-    if not path:
-        raise Unavailable("apt-get installed victoria-metrics but the binary is not on PATH")
-    return path
 
 
 def victoria_version(binary: str) -> str:
@@ -95,9 +85,8 @@ def victoria_version(binary: str) -> str:
     if out:  # an upstream build: "victoria-metrics-20220802-...-v1.79.5"
         return f"VictoriaMetrics {out.rsplit('-', 1)[-1]}"
     # the Debian build prints nothing: ask the package
-    package = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "victoria-metrics"],
-                             capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
-    return f"VictoriaMetrics {package.split('+', 1)[0]}" if package else "VictoriaMetrics"
+    package = debian_package_version("victoria-metrics")
+    return f"VictoriaMetrics {package}" if package else "VictoriaMetrics"
 
 
 def run(ctx: Context) -> SystemResult:

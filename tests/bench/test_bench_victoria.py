@@ -166,10 +166,12 @@ def test_pipeline_against_victoria_metrics_checks_its_query_results(tmp_path):
 def test_the_peer_is_skipped_with_the_reason_when_the_package_cannot_be_installed(tmp_path, monkeypatch):
     import subprocess
 
+    from bench import harness
     from bench.peers import victoria
 
-    monkeypatch.setattr(victoria.shutil, "which", lambda name: None)
-    monkeypatch.setattr(victoria.subprocess, "run",
+    # the install is harness.ensure_debian_binary's, shared by the Debian peers
+    monkeypatch.setattr(harness.shutil, "which", lambda name: None)
+    monkeypatch.setattr(harness.subprocess, "run",
                         lambda cmd, **kw: subprocess.CompletedProcess(cmd, 100, "", "E: Unable to locate package"))  # fmt: skip
     ctx = Context(generate(2, 1800, 1), tmp_path / "f", tmp_path, [], 1, 1, 1, False, progress=False)
     result = victoria.run(ctx)
