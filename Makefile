@@ -5,10 +5,12 @@ PYTHON     ?= python3
 VENV       := .venv
 PY         := $(VENV)/bin/python
 NODE_DIR   := .node
-MONGOSH    := $(NODE_DIR)/node_modules/.bin/mongosh
-NODE_DRIVER := $(NODE_DIR)/node_modules/mongodb/package.json
-MMS        := $(NODE_DIR)/node_modules/mongodb-memory-server-core/package.json
-NPM_PACKAGES := mongosh@2 mongodb@6 mongodb-memory-server-core@10
+# The Node clients the tests drive (mongosh, the Node driver, mongodb-memory-server-core), pinned by a
+# committed lockfile: a fresh machine installs exactly these versions with `npm ci`, so a package published
+# upstream in the meantime (or a registry that has a new release's parent but not yet its dependency)
+# cannot change or break the install.
+NPM_SPEC   := tests/clients/npm
+NPM_STAMP  := $(NODE_DIR)/.installed
 RUN_STAMP  := $(VENV)/.tidemark-run
 STAMP      := $(VENV)/.tidemark-dev
 PORT       ?= 27017
@@ -59,10 +61,17 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
-$(MONGOSH) $(NODE_DRIVER) $(MMS):
-	npm install --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error $(NPM_PACKAGES)
+# npm retries single fetches itself; the loop covers a registry that fails a whole install once.
+$(NPM_STAMP): $(NPM_SPEC)/package.json $(NPM_SPEC)/package-lock.json
+	@mkdir -p $(NODE_DIR)
+	cp $(NPM_SPEC)/package.json $(NPM_SPEC)/package-lock.json $(NODE_DIR)/
+	@for attempt in 1 2 3; do \
+	  npm ci --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error && exit 0; \
+	  echo "npm ci failed (attempt $$attempt of 3)"; sleep 15; \
+	done; exit 1
+	@touch $@
 
-npm: $(MONGOSH) $(NODE_DRIVER) $(MMS)
+npm: $(NPM_STAMP)
 
 run: $(RUN_STAMP)
 	@mkdir -p $(DBPATH)
