@@ -145,7 +145,7 @@ class EventFilter:
 
     __slots__ = ("_node", "_variables", "_collation", "_predicate")
 
-    def __init__(self, node: Any, variables: dict | None, collation: Any, predicate: Any = None):
+    def __init__(self, node: Any, variables: dict[str, Any] | None, collation: Any, predicate: Any = None):
         self._node, self._variables, self._collation = node, variables, collation
         self._predicate = predicate
 

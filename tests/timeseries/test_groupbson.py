@@ -54,11 +54,11 @@ def _cases(draw):
 def test_documents_are_the_dicts_encoded(case):
     bare, parts, templates, fields, owner, dates, values = case
     heads = [groupbson.element(idv) for idv in templates]
-    offsets = [groupbson.date_offsets(head, idv, parts, bare) for head, idv in zip(heads, templates)]
+    offsets = [groupbson.date_offsets(head, idv, parts, bare) for head, idv in zip(heads, templates, strict=True)]
     timed = bare or bool(parts)
     tail, places = groupbson.tail_layout(fields)
     fills = [(at, width, np.asarray(column, dtype=_KINDS[kind][0]))
-             for (at, width), (_, kind), column in zip(places, fields, values)]
+             for (at, width), (_, kind), column in zip(places, fields, values, strict=True)]
     run = groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), -1),
                               np.asarray(owner, dtype=np.int64), np.asarray(dates, dtype=np.int64) if timed else None,
                               tail, fills)
@@ -70,7 +70,7 @@ def test_documents_are_the_dicts_encoded(case):
         else:
             idv = {k: _date(dates[i]) if k in parts else v for k, v in idv.items()}
         doc = {"_id": idv}
-        for (name, kind), column in zip(fields, values):
+        for (name, kind), column in zip(fields, values, strict=True):
             doc[name] = _shown(kind, column[i])
         expected.append(encode_in_order(doc))
     assert [bytes(d) for d in run.docs] == expected
