@@ -17,7 +17,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import docmeta
 from tidemark.query import plan as planner
 from tidemark.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite
-from tidemark.query.match import compile_filter, compile_node, parse_filter
+from tidemark.query.match import compile_filter, parse_filter
 from tidemark.query.parsed_match import MatchStage, parsed
 from tidemark.query.pipeline import has_near, parse_pipeline
 from tidemark.query.plan_special import mentions_special
@@ -46,9 +46,9 @@ def timeseries_special(full: list, variables: dict | None) -> list:
                 parse_pipeline([{"$match": flt}])
             elif parsed(full[0]) is None:
                 # validated here as parse_pipeline would, parsed once: the time-series source takes
-                # the node (deps.leading_matches) and the predicate (its per-measurement filter)
-                node = parse_filter(flt)
-                full = [MatchStage(flt, node, compile_node(node, variables=variables), None, variables), *full[1:]]
+                # the node (deps.leading_matches) and compiles its per-measurement filter only if a
+                # bucket needs it (view.EventFilter)
+                full = [MatchStage(flt, parse_filter(flt), None, None, variables), *full[1:]]
         if "$geoNear" in full[0]:
             return timeseries_rewrite(full[0]["$geoNear"], variables) + full[1:]
     return full

@@ -86,8 +86,8 @@ def run(group: Any, buckets: Iterable[list[Any]], event_filter: Any, fields: set
     predicate, as the read sources give them; first-seen group order, like the generic stage),
     computed when first asked for.
 
-    ``event_filter``: the compiled per-measurement filter for buckets that take the generic path (None
-    when the bucket predicate is exact); ``column_filter``: its part decided on columns, for them too
+    ``event_filter``: the per-measurement filter (``view.EventFilter``: ``get()`` compiles it once) for
+    buckets that take the generic path (None when the bucket predicate is exact); ``column_filter``: its part decided on columns, for them too
     (``rowfilter.accepted``).
 
     ``in_order``: for a newest-first read (``group.topk``), the group as planned and a source of the
@@ -189,7 +189,8 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
                 if fast is None:
                     batch.flush()
                     batch.materialize()
-                    batch.groups.add_all(list(accepted(view, fields, event_filter, column_filter, info, tf, mf)))
+                    check = event_filter.get() if event_filter is not None else None  # compiled when first needed
+                    batch.groups.add_all(list(accepted(view, fields, check, column_filter, info, tf, mf)))
                     continue
                 info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
                 batch.add(batch.parts(view, *fast))

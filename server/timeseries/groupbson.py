@@ -105,6 +105,8 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     n = len(owner)
     if not n:
         return EncodedRun([])
+    if len(heads) == 1:
+        return _one_head(heads[0], date_offsets[0], n, dates, tail, fills)
     tail_len = len(tail)
     head_lens = np.fromiter((len(h) for h in heads), np.int64, len(heads))
     longest = int(head_lens.max())
@@ -148,3 +150,22 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
             placed[rows] = items.astype(object)
     cut = placed.tolist()
     return EncodedRun(cut, width - doc_skips)
+
+
+def _one_head(head: bytes, date_offsets: np.ndarray, n: int, dates: np.ndarray | None, tail: bytes,
+              fills: list[tuple[int, int, np.ndarray]]) -> EncodedRun:
+    """``documents`` when every document has the one head (a one-series query, or a ``_id`` reading no
+    meta): one length and one layout, so the rows are that document's bytes copied once, the dates and
+    values written in their columns, and each row cut as one item of a void type."""
+    size = 4 + len(head) + len(tail) + 1
+    whole = np.empty((n, size), np.uint8)
+    whole[:] = np.frombuffer(size.to_bytes(4, "little") + head + tail + b"\x00", np.uint8)
+    if dates is not None:
+        date_bytes = dates.astype("<i8").view(np.uint8).reshape(n, 8)
+        for at in date_offsets.tolist():
+            whole[:, 4 + at:12 + at] = date_bytes
+    values_at = 4 + len(head)
+    for offset, width, values in fills:
+        whole[:, values_at + offset:values_at + offset + width] = values.view(np.uint8).reshape(n, width)
+    cut: Any = whole.view(np.dtype((np.void, size))).ravel().tolist()
+    return EncodedRun(cut, np.full(n, size, dtype=np.int64))

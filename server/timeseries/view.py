@@ -138,16 +138,33 @@ def _buckets_in_order(server: Any, ns: str, spec: Any, bfilter: BucketFilter, in
     return scan.buckets(server, ns, lo_s, bfilter.hi_s, info, predicate)
 
 
-def _event_filter(first: Any, nodes: list[Any], collation: Any) -> Any:
-    """The per-measurement predicate of the absorbed ``$match`` stages. A stage the command parsed
-    carries its compile (reused under the same collation) and the command's variables (``let``), which a
-    ``$expr`` in it reads; other stages are compiled here."""
+class EventFilter:
+    """The per-measurement predicate of the absorbed ``$match`` stages, compiled the first time a bucket
+    needs it (``get``): a read whose column filter decides every bucket, or that meets no bucket, never
+    compiles it (the parse already validated the filter, ``$expr`` included; compiling is pure)."""
+
+    __slots__ = ("_node", "_variables", "_collation", "_predicate")
+
+    def __init__(self, node: Any, variables: dict[str, Any] | None, collation: Any, predicate: Any = None):
+        self._node, self._variables, self._collation = node, variables, collation
+        self._predicate = predicate
+
+    def get(self) -> Any:
+        if self._predicate is None:
+            self._predicate = compile_node(self._node, variables=self._variables, collation=self._collation)
+        return self._predicate
+
+
+def _event_filter(first: Any, nodes: list[Any], collation: Any) -> EventFilter:
+    """The per-measurement predicate of the absorbed ``$match`` stages (compiled when first needed). A
+    stage the command parsed carries the command's variables (``let``), which a ``$expr`` in it reads, and
+    may carry its compile (reused under the same collation); other stages are compiled as they are."""
     carried = parsed(first)
     if len(nodes) == 1 and carried is not None and carried.node is nodes[0]:
         if carried.predicate is not None and same_collation(carried.collation, collation):
-            return carried.predicate
-        return compile_node(nodes[0], variables=carried.variables, collation=collation)
-    return compile_node(nodes[0] if len(nodes) == 1 else And(tuple(nodes)), collation=collation)
+            return EventFilter(nodes[0], carried.variables, collation, carried.predicate)
+        return EventFilter(nodes[0], carried.variables, collation)
+    return EventFilter(nodes[0] if len(nodes) == 1 else And(tuple(nodes)), None, collation)
 
 
 def _interruptible(chunks: Iterator[list[Any]]) -> Iterator[list[Any]]:
@@ -233,17 +250,19 @@ def _choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, ixfilter
     return plan if plan.kind == "IXSCAN" and plan.index is not None else None
 
 
-def _measurements(buckets: Iterator[list[Any]], spec: Any, event_filter: Any, fields: set[str] | None,
+def _measurements(buckets: Iterator[list[Any]], spec: Any, event_filter: EventFilter | None, fields: set[str] | None,
                   info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None, raw: bool = False
                   ) -> Iterator[Any]:
-    """The measurements of ``buckets`` the event filter accepts (``rowfilter.accepted``: with a column
-    filter only the rows it keeps are materialized; ``raw``: as BSON documents)."""
+    """The measurements of ``buckets`` the event filter (None: none) accepts (``rowfilter.accepted``: with a
+    column filter only the rows it keeps are materialized; ``raw``: as BSON documents)."""
     time_field, meta_field = spec.time_field, spec.meta_field
+    check = None
     for chunk in buckets:
         for bucket in chunk:
+            if check is None and event_filter is not None:
+                check = event_filter.get()  # compiled at the first bucket: a read that meets none never does
             info["bucketsUnpacked"] += 1
-            yield from rowfilter.accepted(bucket, fields, event_filter, column_filter, info, time_field, meta_field,
-                                          raw)
+            yield from rowfilter.accepted(bucket, fields, check, column_filter, info, time_field, meta_field, raw)
 
 
 def bucket_records(server: Any, db: str, coll: str, *, reverse: bool = False,
