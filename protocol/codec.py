@@ -22,6 +22,10 @@ from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions, DatetimeConversion
 from bson.raw_bson import RawBSONDocument
 
+# The C decoder and encoder (pymongo's _cbson), the last step of bson.decode and bson.encode.
+_bson_to_dict = bson._bson_to_dict
+_dict_to_bson = bson._dict_to_bson
+
 CODEC_OPTIONS: CodecOptions[dict[str, Any]] = CodecOptions(
     document_class=dict,
     tz_aware=False,
@@ -178,8 +182,9 @@ def _offset(document: dict[str, Any], key: str, top: bool) -> int:
 
 
 def decode(data: bytes | bytearray | memoryview) -> dict[str, Any]:
-    """Decode one BSON document. Raises ``bson.errors.InvalidBSON`` on malformed input."""
-    return bson.decode(data, codec_options=CODEC_OPTIONS)
+    """Decode one BSON document. Raises ``bson.errors.InvalidBSON`` on malformed input. (The C decoder
+    itself: ``bson.decode`` only checks its options' type before calling it, on every command.)"""
+    return _bson_to_dict(data, CODEC_OPTIONS)
 
 
 def decode_all(data: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
@@ -188,8 +193,9 @@ def decode_all(data: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
 
 
 def encode(document: Any) -> bytes:
-    """Encode one document (a mapping, possibly a RawBSONDocument) to BSON bytes."""
-    return bson.encode(document, codec_options=CODEC_OPTIONS)
+    """Encode one document (a mapping, possibly a RawBSONDocument) to BSON bytes (the C encoder itself,
+    as ``bson.encode`` calls it: every reply goes through here)."""
+    return _dict_to_bson(document, False, CODEC_OPTIONS)
 
 
 def encode_in_order(document: Any) -> bytes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 
@@ -40,8 +40,9 @@ class OpCode(enum.IntEnum):
     OP_MSG = 2013
 
 
-@dataclass(frozen=True, slots=True)
-class MsgHeader:
+class MsgHeader(NamedTuple):
+    """The 16-byte header (a named tuple: immutable, and built by one C call per message)."""
+
     length: int
     request_id: int
     response_to: int
@@ -87,7 +88,7 @@ def parse_header(message: bytes | bytearray | memoryview) -> MsgHeader:
     """The header of one complete frame (``len(message)`` must equal its declared length)."""
     if len(message) < HEADER_SIZE:
         raise ParseError(ErrorCode.ProtocolError, "Message is shorter than its 16-byte header", fatal=True)
-    header = MsgHeader(*HEADER.unpack_from(message, 0))
+    header = MsgHeader._make(HEADER.unpack_from(message, 0))
     if header.length != len(message):
         raise ParseError(
             ErrorCode.ProtocolError,

@@ -13,10 +13,8 @@ single kind-0 section with flags 0 and no checksum, because drivers reject anyth
 from __future__ import annotations
 
 import array
-import dataclasses
 import struct
-from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import crc32c
 import numpy as np
@@ -48,9 +46,10 @@ _OP_QUERY_COUNTS = struct.Struct("<ii")  # numberToSkip, numberToReturn
 QUERY_FAILURE = 1 << 1
 
 
-@dataclass(frozen=True, slots=True)
-class OpMsg:
-    """A parsed OP_MSG request. ``command`` already holds the document sequences, keyed by identifier."""
+class OpMsg(NamedTuple):
+    """A parsed OP_MSG request. ``command`` already holds the document sequences, keyed by identifier.
+    Requests are named tuples: immutable like a frozen dataclass, and built without one
+    ``object.__setattr__`` per field (every command pays for its request's construction)."""
 
     request_id: int
     flags: int
@@ -67,8 +66,7 @@ class OpMsg:
         return bool(self.flags & EXHAUST_ALLOWED)
 
 
-@dataclass(frozen=True, slots=True)
-class OpQuery:
+class OpQuery(NamedTuple):
     """A parsed legacy OP_QUERY (only ``<db>.$cmd`` handshakes are served)."""
 
     request_id: int
@@ -77,7 +75,7 @@ class OpQuery:
     number_to_skip: int
     number_to_return: int
     query: dict[str, Any]
-    fields: dict[str, Any] | None = field(default=None)
+    fields: dict[str, Any] | None = None
     compressor_id: int | None = None
 
     @property
@@ -187,6 +185,8 @@ def _decode_document(
             request_id=request_id,
         )
     try:
+        if size <= sliced_decode.SLICE_BYTES:  # (one C call: a small document never stalls the loop)
+            return codec.decode(view[pos : pos + size]), pos + size
         return sliced_decode.decode(view[pos : pos + size]), pos + size
     except Exception as exc:  # noqa: BLE001 - bytes the client sent: whatever the decoder raises is 22
         raise ParseError(
@@ -276,7 +276,10 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
     if body is None:
         raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
-    _check_depth(body, rid, body_size)
+    if body_size >= _DEPTH_WALK_BYTES:  # (a shorter body cannot nest too deeply)
+        _check_depth(body, rid)
+    if not sequences:
+        return OpMsg(rid, flags, body)
     lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
     for identifier, docs in sequences:
         if identifier in body:
@@ -293,7 +296,7 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             raise
         for doc in body[identifier]:
             _check_depth(doc, rid)
-    return OpMsg(rid, flags, body, tuple(name for name, _ in sequences))
+    return OpMsg(rid, flags, body, tuple([name for name, _ in sequences]))
 
 
 def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
@@ -346,7 +349,7 @@ def decode_message(message: bytes | bytearray) -> Request:
             name = "unknown opcode"
         raise ParseError(ErrorCode.ProtocolError, f"Unsupported opcode {header.op_code} ({name})", fatal=True)
     if compressor_id is not None:
-        request = dataclasses.replace(request, compressor_id=compressor_id)
+        request = request._replace(compressor_id=compressor_id)
     return request
 
 

@@ -6,8 +6,11 @@ An asyncio ``Protocol`` (uvloop's fast path). Invariants:
   copy, not one per message.
 - A frame of ``OFF_LOOP_BYTES`` or more that starts the buffer is handed over without a copy (the
   buffer becomes the frame), so a 48 MB message costs 48 MB, not twice that.
-- Requests on a connection run strictly in order, one at a time, in a worker task that exists only
-  while there is work (replies must come back in request order; w:0 writes must apply in order).
+- Requests on a connection run strictly in order, one at a time, in one worker task per connection
+  (replies must come back in request order; w:0 writes must apply in order). The task starts with the
+  first request and lives until the connection closes, waiting on a future while there is no work: a
+  request costs one future, not a task (asyncio's task creation registers it in a WeakSet and names it,
+  both in Python, and its end runs the WeakSet's callback).
 - Back-pressure, both ways: reading pauses while too many frames or bytes are queued, and while the
   unsent replies exceed ``WRITE_BUFFER_HIGH`` (the transport's ``pause_writing``) no further request
   runs and nothing is read until they drain below ``WRITE_BUFFER_LOW``. A client that pipelines
@@ -39,6 +42,7 @@ from tidemark.protocol import codec, compression
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_BSON_OBJECT_SIZE, MAX_COMMAND_SIZE, ParseError, frame_length
 from tidemark.protocol.messages import (
+    EXHAUST_ALLOWED,
     MORE_TO_COME,
     QUERY_FAILURE,
     OpMsg,
@@ -95,6 +99,7 @@ class Connection(asyncio.Protocol):
         self._pending: collections.deque[bytes | bytearray] = collections.deque()
         self._pending_bytes = 0
         self._worker: asyncio.Task[None] | None = None
+        self._idle: asyncio.Future[None] | None = None  # set while the worker waits for a request
         self._paused = False  # reading paused (queue full or replies unsent)
         self._write_paused = False  # the transport's write buffer is above WRITE_BUFFER_HIGH
         self._writable = asyncio.Event()
@@ -145,9 +150,20 @@ class Connection(asyncio.Protocol):
         except ParseError as exc:
             self._fatal(exc)
             return
-        if self._pending and self._worker is None:
-            self._worker = asyncio.get_running_loop().create_task(self._drain())
+        if self._pending:
+            if self._worker is None:
+                self._worker = asyncio.get_running_loop().create_task(self._drain())
+            else:
+                self._wake()
         self._update_reading()
+
+    def _wake(self) -> None:
+        """Wake the worker if it waits for a request (it then runs one, or ends when closing)."""
+        idle = self._idle
+        if idle is not None:
+            self._idle = None
+            if not idle.done():
+                idle.set_result(None)
 
     def _slice_frames(self) -> None:
         """Move every complete frame from the buffer to the queue. Small frames are copied out (one
@@ -208,6 +224,7 @@ class Connection(asyncio.Protocol):
             self.info.on_close()
         self._pending.clear()
         self._writable.set()  # a worker waiting for the client to read must not wait forever
+        self._wake()  # nor one waiting for a request
         self.state.connections_current -= 1
         self.state.operations.connection_closed(self.info)
         log.log(
@@ -231,6 +248,7 @@ class Connection(asyncio.Protocol):
         self._closing = True
         self._pending.clear()
         self._writable.set()
+        self._wake()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.pause_reading()
         if self._worker is not None:
@@ -243,8 +261,13 @@ class Connection(asyncio.Protocol):
 
     # -- request processing --------------------------------------------------------------------
     async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
-            while self._pending and not self._closing:
+            while not self._closing:
+                if not self._pending:
+                    self._idle = loop.create_future()
+                    await self._idle  # data_received (or the connection's end) wakes it
+                    continue
                 if self._write_paused:
                     await self._writable.wait()  # the client is not reading its replies
                     continue
@@ -272,10 +295,12 @@ class Connection(asyncio.Protocol):
                         self.transport.close()
         finally:
             self._worker = None
+            self._idle = None
 
     async def _handle(self, frame: bytes | bytearray) -> None:
         self.state.num_requests += 1
-        self._update_reading()
+        if self._paused:  # a request left the queue: reading may resume (it cannot need to pause)
+            self._update_reading()
         size = len(frame)
         try:
             if size >= OFF_LOOP_BYTES:
@@ -302,16 +327,18 @@ class Connection(asyncio.Protocol):
     async def _handle_op_msg(self, request: OpMsg, request_bytes: int) -> None:
         cmd = request.command
         response_to = request.request_id
+        more_to_come = request.flags & MORE_TO_COME
+        exhaust_allowed = request.flags & EXHAUST_ALLOWED
         trailer: dict[str, Any] | None = None
         while True:
             if trailer is not None:  # the empty last batch of an exhaust stream
                 reply, trailer = trailer, None
             else:
                 reply = await self.dispatcher.execute(self.info, cmd, request_bytes)
-            if request.more_to_come:
+            if more_to_come:
                 return
-            follow = _exhaust_next(cmd, reply) if request.exhaust_allowed and not self._closing else None
-            if follow is None and request.exhaust_allowed and reply is not None:
+            follow = _exhaust_next(cmd, reply) if exhaust_allowed and not self._closing else None
+            if follow is None and exhaust_allowed and reply is not None:
                 reply, trailer = _split_last_batch(cmd, reply)
                 follow = cmd if trailer is not None else None
             document = self._encode_reply(reply)
@@ -399,6 +426,7 @@ class Connection(asyncio.Protocol):
         )
         self._closing = True
         self._pending.clear()
+        self._wake()
         if self.transport is not None:
             self.transport.close()
 

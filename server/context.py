@@ -15,11 +15,14 @@ registry) under ``TYPE_CHECKING`` only, so nothing it imports imports it back.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
+import os
 import queue
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -173,6 +176,8 @@ class ServerState:
     request_shutdown: Callable[[], None] | None = None
     # hello's topologyVersion.processId: new at every start (a standalone's counter stays 0).
     topology_process_id: ObjectId = field(default_factory=ObjectId)
+    # Where pool jobs leave their outcomes for the event loop (run_in_pool; made on first use).
+    pool_inbox: PoolInbox | None = field(default=None, repr=False)
 
 
     def __post_init__(self) -> None:
@@ -209,7 +214,10 @@ class WorkerPool:
         self._shutdown = False
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Run ``fn(*args)`` on a pool thread. ``fn`` must not raise (an exception is logged and lost)."""
+        """Run ``fn(*args)`` on a pool thread. ``fn`` must not raise (an exception is logged and lost).
+        It may return a zero-argument callable, which the thread calls once it counts as idle: the
+        job's delivery (``run_in_pool``), so that a job submitted in answer to it finds this thread
+        idle instead of starting another (the woken loop often runs before this thread is back)."""
         if self._shutdown:
             raise RuntimeError("cannot schedule new jobs after shutdown")
         self._jobs.put((fn, args))
@@ -235,12 +243,19 @@ class WorkerPool:
                 return
             fn, args = job
             del job
+            after = None
             try:
-                fn(*args)
+                after = fn(*args)
             except BaseException as exc:  # noqa: BLE001 - a pool thread outlives any job
                 log.exception("EXECUTOR", 4784903, "A pool job failed", exc, ctx="worker")
             del fn, args  # drop the job's references before waiting (a large request's bytes)
             idle.append(None)
+            if after is not None:
+                try:
+                    after()
+                except BaseException as exc:  # noqa: BLE001
+                    log.exception("EXECUTOR", 4784903, "A pool job failed", exc, ctx="worker")
+                del after
 
     def shutdown(self, wait: bool = True) -> None:
         """Refuse new jobs; let the queued ones run, then end the threads (joined when ``wait``)."""
@@ -262,17 +277,55 @@ async def run_in_pool(server: ServerState, op: Operation | None, fn: Callable[..
     frame, which is not interruptible and never yields)."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[T] = loop.create_future()
-    # The pool thread hands the outcome straight to the loop (one call_soon_threadsafe), without
+    # The pool thread hands the outcome straight to the loop (the server's PoolInbox), without
     # run_in_executor's chained concurrent future (its lock, callbacks and state copy).
-    server.executor.submit(_pool_job, loop, done, server.scheduler, op, fn, args)
+    inbox = server.pool_inbox
+    if inbox is None or inbox.loop is not loop:
+        inbox = server.pool_inbox = PoolInbox(loop)
+    server.executor.submit(_pool_job, inbox, done, server.scheduler, op, fn, args)
     return await done
 
 
-def _pool_job(loop: asyncio.AbstractEventLoop, done: asyncio.Future[Any], scheduler: RunScheduler,
-              op: Operation | None, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-    """A pool thread's side of ``run_in_pool``: ``fn(*args)`` under a run token (and bound to ``op``),
-    then its result or exception delivered to ``done`` on the loop (nothing when the loop has closed
-    meanwhile)."""
+class PoolInbox:
+    """Outcomes of pool jobs on their way to one event loop: a deque the loop empties when an eventfd
+    it watches is written.
+
+    Why not ``loop.call_soon_threadsafe``: it wakes the loop while the pool thread still holds the GIL.
+    On a busy core the woken loop preempts the pool thread, finds the GIL taken and sleeps again until
+    the pool thread lets it go: two more context switches per hand-off (3.7 voluntary switches of the
+    loop thread per handed-off command, 1 for a ping). ``os.eventfd_write`` releases the GIL around
+    its write, so the woken loop finds it free. Any thread may ``post``; the loop thread delivers."""
+
+    __slots__ = ("loop", "_items", "_fd", "__weakref__")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.loop = loop
+        self._items: collections.deque[tuple[asyncio.Future[Any], bool, Any]] = collections.deque()
+        self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        # the loop's reader keeps the inbox alive while registered; the fd goes with the inbox
+        weakref.finalize(self, os.close, self._fd)
+        loop.add_reader(self._fd, self._deliver_all)
+
+    def post(self, done: asyncio.Future[Any], ok: bool, value: Any) -> None:
+        """From any thread: deliver ``value`` (a result, or the exception when not ``ok``) to ``done``."""
+        self._items.append((done, ok, value))
+        os.eventfd_write(self._fd, 1)  # (appended first: the loop that reads this finds the outcome)
+
+    def _deliver_all(self) -> None:
+        try:
+            os.eventfd_read(self._fd)
+        except BlockingIOError:  # already read with an earlier outcome's wake-up
+            pass
+        items = self._items
+        while items:
+            _deliver(*items.popleft())
+
+
+def _pool_job(inbox: PoolInbox, done: asyncio.Future[Any], scheduler: RunScheduler,
+              op: Operation | None, fn: Callable[..., Any], args: tuple[Any, ...]) -> Callable[[], None] | None:
+    """A pool thread's side of ``run_in_pool``: ``fn(*args)`` under a run token (and bound to ``op``);
+    returns the delivery of its result or exception to ``done`` on the loop, which the pool calls once
+    the thread counts as idle (None when the loop has closed meanwhile)."""
     call = functools.partial(fn, *args) if args else fn
     if op is not None:
         call = functools.partial(interrupt.running, op, call)
@@ -283,11 +336,9 @@ def _pool_job(loop: asyncio.AbstractEventLoop, done: asyncio.Future[Any], schedu
     else:
         outcome = (True, result)
     del call
-    if not loop.is_closed():
-        try:
-            loop.call_soon_threadsafe(_deliver, done, *outcome)
-        except RuntimeError:  # the loop closed between the check and the call
-            pass
+    if inbox.loop.is_closed():
+        return None
+    return functools.partial(inbox.post, done, *outcome)
 
 
 def _deliver(done: asyncio.Future[Any], ok: bool, value: Any) -> None:

@@ -218,7 +218,7 @@ class Dispatcher:
             if "readConcern" in cmd or "writeConcern" in cmd:
                 check_concerns(cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
             failpoints = self.server.failpoints
-            max_time_ms = _max_time_ms(cmd)
+            max_time_ms = _max_time_ms(cmd) if "maxTimeMS" in cmd else None
             op = self.server.operations.start(
                 conn, spec.name, cmd, _op_namespace(db, name, cmd),
                 started + max_time_ms / 1000 if max_time_ms else None,

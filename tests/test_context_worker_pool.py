@@ -120,6 +120,7 @@ class _State:  # what run_in_pool reads of the server state
 
         self.executor = pool
         self.scheduler = RunScheduler(2)
+        self.pool_inbox = None
 
 
 async def test_run_in_pool_returns_the_result_or_raises_the_jobs_error():
@@ -137,5 +138,42 @@ async def test_run_in_pool_returns_the_result_or_raises_the_jobs_error():
         assert err.value.code == ErrorCode.BadValue
         results = await asyncio.gather(*(run_in_pool(state, None, lambda i=i: i * i) for i in range(50)))
         assert results == [i * i for i in range(50)]
+    finally:
+        pool.shutdown()
+
+
+def test_a_job_returning_a_callable_has_it_called_once_its_thread_counts_as_idle():
+    """A job's delivery runs after its thread is back in the idle count: the loop it wakes may submit
+    the next job before the thread gets further, and that job must not start a second thread."""
+    pool = WorkerPool(4)
+    idle_at_delivery: list[int] = []
+    try:
+        pool.submit(lambda: lambda: idle_at_delivery.append(len(pool._idle)))
+        _wait_for(lambda: idle_at_delivery)
+        assert idle_at_delivery == [1]
+        for _ in range(20):  # sequential hand-offs, each submitted in answer to the last delivery
+            delivered = threading.Event()
+            pool.submit(lambda delivered=delivered: delivered.set)
+            assert delivered.wait(5)
+        assert len(pool._threads) == 1
+    finally:
+        pool.shutdown()
+
+
+async def test_run_in_pool_wakes_the_loop_with_the_gil_released_not_by_call_soon_threadsafe(monkeypatch):
+    """call_soon_threadsafe wakes the loop while the pool thread holds the GIL (the woken loop then
+    waits for it: two more context switches per hand-off); run_in_pool's delivery uses the server's
+    PoolInbox, whose eventfd write releases the GIL."""
+    loop = asyncio.get_running_loop()
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("call_soon_threadsafe used")
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", refuse)
+    pool = WorkerPool(2)
+    state = _State(pool)
+    try:
+        assert await asyncio.wait_for(run_in_pool(state, None, lambda: 7), 5) == 7
+        assert state.pool_inbox is not None and state.pool_inbox.loop is loop
     finally:
         pool.shutdown()

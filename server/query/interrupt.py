@@ -41,13 +41,11 @@ def current() -> Any:
     return _CURRENT.get()
 
 
-def bind(op: Interruptible | None) -> contextvars.Token:
-    """Bind ``op`` in the current context (an asyncio task's, or a thread's); undo with ``unbind``."""
-    return _CURRENT.set(op)
-
-
-def unbind(token: contextvars.Token) -> None:
-    _CURRENT.reset(token)
+# bind(op) binds ``op`` in the current context (an asyncio task's, or a thread's) and returns the token
+# that unbind(token) takes to undo it: the ContextVar's own methods, no Python call (every command
+# binds its operation on the event loop).
+bind: Callable[[Interruptible | None], contextvars.Token[Any]] = _CURRENT.set
+unbind: Callable[[contextvars.Token[Any]], None] = _CURRENT.reset
 
 
 def running(op: Interruptible | None, fn: Callable[[], T]) -> T:
