@@ -287,38 +287,49 @@ async def run_in_pool(server: ServerState, op: Operation | None, fn: Callable[..
 
 
 class PoolInbox:
-    """Outcomes of pool jobs on their way to one event loop: a deque the loop empties when an eventfd
-    it watches is written.
+    """Outcomes of pool jobs on their way to one event loop: a deque the loop empties when a pipe it
+    watches is written (a pipe, not an eventfd: the same two syscalls, and it exists on every POSIX
+    system the server runs on, macOS included).
 
     Why not ``loop.call_soon_threadsafe``: it wakes the loop while the pool thread still holds the GIL.
     On a busy core the woken loop preempts the pool thread, finds the GIL taken and sleeps again until
     the pool thread lets it go: two more context switches per hand-off (3.7 voluntary switches of the
-    loop thread per handed-off command, 1 for a ping). ``os.eventfd_write`` releases the GIL around
-    its write, so the woken loop finds it free. Any thread may ``post``; the loop thread delivers."""
+    loop thread per handed-off command, 1 for a ping). ``os.write`` releases the GIL around its
+    write, so the woken loop finds it free. Any thread may ``post``; the loop thread delivers."""
 
-    __slots__ = ("loop", "_items", "_fd", "__weakref__")
+    __slots__ = ("loop", "_items", "_read_fd", "_write_fd", "__weakref__")
 
     def __init__(self, loop: asyncio.AbstractEventLoop):
         self.loop = loop
         self._items: collections.deque[tuple[asyncio.Future[Any], bool, Any]] = collections.deque()
-        self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-        # the loop's reader keeps the inbox alive while registered; the fd goes with the inbox
-        weakref.finalize(self, os.close, self._fd)
-        loop.add_reader(self._fd, self._deliver_all)
+        self._read_fd, self._write_fd = os.pipe()  # both non-inheritable (PEP 446)
+        os.set_blocking(self._read_fd, False)
+        os.set_blocking(self._write_fd, False)
+        # the loop's reader keeps the inbox alive while registered; the fds go with the inbox
+        weakref.finalize(self, _close_fds, self._read_fd, self._write_fd)
+        loop.add_reader(self._read_fd, self._deliver_all)
 
     def post(self, done: asyncio.Future[Any], ok: bool, value: Any) -> None:
         """From any thread: deliver ``value`` (a result, or the exception when not ``ok``) to ``done``."""
         self._items.append((done, ok, value))
-        os.eventfd_write(self._fd, 1)  # (appended first: the loop that reads this finds the outcome)
+        try:
+            os.write(self._write_fd, b"\0")  # (appended first: the loop that reads this finds the outcome)
+        except BlockingIOError:  # the pipe is full of unread wake-ups: the loop is woken already
+            pass
 
     def _deliver_all(self) -> None:
         try:
-            os.eventfd_read(self._fd)
+            os.read(self._read_fd, 4096)  # every wake-up written so far (the deque holds the outcomes)
         except BlockingIOError:  # already read with an earlier outcome's wake-up
             pass
         items = self._items
         while items:
             _deliver(*items.popleft())
+
+
+def _close_fds(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def _pool_job(inbox: PoolInbox, done: asyncio.Future[Any], scheduler: RunScheduler,

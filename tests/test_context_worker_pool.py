@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tidemark.context import WorkerPool, run_in_pool
+from tidemark.context import PoolInbox, WorkerPool, run_in_pool
 from tidemark.protocol.errors import ErrorCode, MongoError
 
 
@@ -163,7 +163,7 @@ def test_a_job_returning_a_callable_has_it_called_once_its_thread_counts_as_idle
 async def test_run_in_pool_wakes_the_loop_with_the_gil_released_not_by_call_soon_threadsafe(monkeypatch):
     """call_soon_threadsafe wakes the loop while the pool thread holds the GIL (the woken loop then
     waits for it: two more context switches per hand-off); run_in_pool's delivery uses the server's
-    PoolInbox, whose eventfd write releases the GIL."""
+    PoolInbox, whose pipe write releases the GIL."""
     loop = asyncio.get_running_loop()
 
     def refuse(*_args, **_kwargs):
@@ -177,3 +177,33 @@ async def test_run_in_pool_wakes_the_loop_with_the_gil_released_not_by_call_soon
         assert state.pool_inbox is not None and state.pool_inbox.loop is loop
     finally:
         pool.shutdown()
+
+
+def test_inbox_delivers_every_outcome_when_its_pipe_fills():
+    """More outcomes posted (from another thread) than the wake-up pipe holds bytes for (64 KiB on
+    Linux) before the loop runs: the writes past a full pipe are dropped, and every outcome is still
+    delivered, in order, with each exception as an exception."""
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        inbox = PoolInbox(loop)
+        count = 100_000
+        futures = [loop.create_future() for _ in range(count)]
+
+        def post_all() -> None:
+            for i, fut in enumerate(futures):
+                if i % 1000 == 999:
+                    inbox.post(fut, False, ValueError(i))
+                else:
+                    inbox.post(fut, True, i)
+
+        poster = threading.Thread(target=post_all)
+        poster.start()
+        poster.join()  # every post made while the loop sleeps in this thread: the pipe overflows
+        results = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), 10)
+        for i, got in enumerate(results):
+            if i % 1000 == 999:
+                assert isinstance(got, ValueError) and got.args == (i,)
+            else:
+                assert got == i
+
+    asyncio.run(main())
