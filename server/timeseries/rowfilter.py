@@ -138,8 +138,9 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
     column filter keeps are materialized (every row without one, or where it cannot judge the bucket),
     and the event filter (None: the bucket filter decided whole buckets) runs on them unless the column
     filter decided the whole filter for this bucket. ``raw``: the rows accepted come as their BSON
-    documents (``RawBSONDocument``: what a cursor returns as it is), made from the columns — dicts are
-    made only of the rows the event filter must look at. Explain's counters: ``measurementsUnpacked``
+    documents, made from the columns, as ONE item: an ``EncodedRun`` of the bucket's accepted rows (what a
+    cursor takes into its batches a stretch at a time, ``cursors._fill_batch``; none when no row is
+    accepted) — dicts are made only of the rows the event filter must look at. Explain's counters: ``measurementsUnpacked``
     the rows materialized, ``measurementsSkipped`` those the columns rejected, ``measurementsReturned``
     those accepted."""
     check = event_filter
@@ -156,8 +157,8 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
     unpacked = view.unpack(fields, positions, time_field=time_field, meta_field=meta_field)
     if raw:
         if check is None:
-            documents = unpacked.documents()
-            info["measurementsUnpacked"] += len(documents)
+            run = unpacked.documents()
+            info["measurementsUnpacked"] += len(run)
         else:
             kept = []
             seen = 0
@@ -166,9 +167,10 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
                     kept.append(seen)
                 seen += 1
             info["measurementsUnpacked"] += seen
-            documents = unpacked.documents(kept)
-        info["measurementsReturned"] += len(documents)
-        yield from documents
+            run = unpacked.documents(kept)
+        info["measurementsReturned"] += len(run)
+        if len(run):
+            yield run
         return
     count = 0
     returned = 0

@@ -72,9 +72,9 @@ class _Unpacking:
         wanted = None if fields is None else set(fields)
         every = positions is None
         keys = POS_KEYS[:n] if positions is None else [POS_KEYS[i] for i in positions.tolist()]
-        out = Unpacked(len(keys))
+        out = Unpacked(len(keys), positions)  # typed columns given whole: the rows taken as they are made
         if wanted is None or time_field in wanted:
-            out.typed(time_field, times[0], times[1] if every else times[1][positions])
+            out.typed(time_field, times[0], times[1])
         summary = self.summary()
         if meta_field is not None and "meta" in summary and (wanted is None or meta_field in wanted):
             out.constant(meta_field, summary["meta"])
@@ -83,7 +83,7 @@ class _Unpacking:
                 continue
             found = self.dense(name)
             if found is not None and len(found[1]) == n:
-                out.typed(name, found[0], found[1] if every else found[1][positions])
+                out.typed(name, found[0], found[1])
                 continue
             memo = self.derived()
             constant = memo.get("constant string:" + name)
