@@ -237,7 +237,14 @@ def _measurements(buckets: Iterator[list[Any]], spec: Any, event_filter: Any, fi
                   info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None, raw: bool = False
                   ) -> Iterator[Any]:
     """The measurements of ``buckets`` the event filter accepts (``rowfilter.accepted``: with a column
-    filter only the rows it keeps are materialized; ``raw``: as BSON documents)."""
+    filter only the rows it keeps are materialized; ``raw``: as BSON documents, in runs of several
+    buckets' rows, ``rowfilter.joined``)."""
+    rows = _bucket_rows(buckets, spec, event_filter, fields, info, column_filter, raw)
+    return rowfilter.joined(rows) if raw else rows
+
+
+def _bucket_rows(buckets: Iterator[list[Any]], spec: Any, event_filter: Any, fields: set[str] | None,
+                 info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None, raw: bool) -> Iterator[Any]:
     time_field, meta_field = spec.time_field, spec.meta_field
     for chunk in buckets:
         for bucket in chunk:

@@ -101,3 +101,18 @@ def test_a_bool_column_writes_each_row_as_0_or_1_whatever_byte_holds_it():
         rows.typed("b", BOOL, held)
         values = [False, True, True, True][0 if positions is None else 1:]
         assert rows.documents().docs == [encode_in_order({"b": v}) for v in values]
+
+
+@settings(max_examples=200, deadline=None)
+@given(lengths=st.lists(st.integers(0, 60), max_size=12), sized=st.lists(st.booleans(), min_size=12, max_size=12),
+       least=st.integers(1, 120))
+def test_runs_are_joined_in_order_into_runs_of_at_least_the_least_documents(lengths, sized, least):
+    runs, every = [], []
+    for r, count in enumerate(lengths):
+        docs = [encode_in_order({"r": r, "i": i, "p": "x" * (i % 5)}) for i in range(count)]
+        every += docs
+        runs.append(EncodedRun(docs, np.fromiter(map(len, docs), np.int64, count) if sized[r] else None))
+    out = list(rowfilter.joined(iter(runs), least))
+    assert [d for run in out for d in run.docs] == every
+    assert all(len(run.docs) >= least for run in out[:-1]) and all(run.docs for run in out)
+    assert all(run.sizes.tolist() == [len(d) for d in run.docs] for run in out)
