@@ -48,7 +48,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     before any read.
     ``buckets_info``: the buckets collection's catalog entry when the caller resolved it already.
     ``raw``: the caller returns the documents as they are when no stage remains (a cursor): they then
-    come as ``RawBSONDocument``s made from the buckets' columns (``rowbson``), not as dicts."""
+    come as ``EncodedRun``s (many documents each) made from the buckets' columns (``rowbson``), not as dicts."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     ns = f"{db}.{view_doc['viewOn']}"
     nodes, remaining = leading_matches(list(user_pipeline))
