@@ -47,6 +47,9 @@ _INT32 = struct.Struct("<i")
 _FIELD = {DOUBLE: "<f8", DATE: "<i8", INT64: "<i8", INT32: "<i4", OID: "V12", BOOL: "u1"}
 _LAYOUTS: dict[tuple[int, tuple[tuple[int, int], ...]], np.dtype] = {}  # (row size, (offset, kind)...) -> dtype
 _LAYOUTS_KEPT = 1024  # distinct row layouts kept (a TSBS read has a few: the meta's length varies)
+_CUTS: dict[tuple[int, int], struct.Struct] = {}  # (row size, rows) -> the Struct cutting them apart
+_CUTS_KEPT = 4096
+_CUT_ROWS = 512  # the rows one Struct cuts at most (a longer buffer is cut a piece at a time)
 
 
 def element(name: str, value: Any) -> bytes:
@@ -158,7 +161,7 @@ class Unpacked:
             size = len(template) + 5
             data = _fill(_INT32.pack(size) + template + b"\x00", [(at + 4, kind, values) for at, kind, values in fills],
                          n, take)
-            return EncodedRun([data[i:i + size] for i in range(0, n * size, size)], np.full(n, size, np.int64))
+            return EncodedRun(_cut(data, size, n), np.full(n, size, np.int64))
         if template:
             segments.append(_block(template, fills, n, take))
         out = []
@@ -174,8 +177,7 @@ def _block(template: bytearray, fills: list[tuple[int, int, np.ndarray]], n: int
     size = len(template)
     if not fills:
         return [bytes(template)] * n
-    data = _fill(template, fills, n, take)
-    return [data[i:i + size] for i in range(0, n * size, size)]
+    return _cut(_fill(template, fills, n, take), size, n)
 
 
 def _fill(template: bytes | bytearray, fills: list[tuple[int, int, np.ndarray]], n: int, take: np.ndarray | None
@@ -195,6 +197,25 @@ def _fill(template: bytes | bytearray, fills: list[tuple[int, int, np.ndarray]],
             view[field] = values
         del view  # (the buffer is exported while a view holds it)
     return bytes(rows)
+
+
+def _cut(data: bytes, size: int, n: int) -> list[bytes]:
+    """``data`` (``n`` rows of ``size`` bytes back to back) cut into its rows: a ``Struct`` of ``n``
+    ``<size>s`` fields (cached) unpacks them in one call, no Python step per row."""
+    if n > _CUT_ROWS:
+        whole = _CUT_ROWS * size
+        out: list[bytes] = []
+        for at in range(0, n * size, whole):
+            piece = data[at:at + whole]
+            out += _cut(piece, size, len(piece) // size)
+        return out
+    key = (size, n)
+    cut = _CUTS.get(key)
+    if cut is None:
+        if len(_CUTS) >= _CUTS_KEPT:
+            _CUTS.clear()
+        cut = _CUTS[key] = struct.Struct(f"{size}s" * n)
+    return list(cut.unpack(data))
 
 
 def _layout(size: int, fields: tuple[tuple[int, int], ...]) -> np.dtype:

@@ -116,3 +116,29 @@ def test_runs_are_joined_in_order_into_runs_of_at_least_the_least_documents(leng
     assert [d for run in out for d in run.docs] == every
     assert all(len(run.docs) >= least for run in out[:-1]) and all(run.docs for run in out)
     assert all(run.sizes.tolist() == [len(d) for d in run.docs] for run in out)
+
+
+def test_a_long_buckets_rows_are_cut_into_exactly_their_documents():
+    """Rows are cut apart a piece of ``_CUT_ROWS`` at a time: every piece boundary keeps each document whole."""
+    from tidemark.timeseries.columns import DATE, DOUBLE
+    from tidemark.timeseries.rowbson import Unpacked
+
+    n = 1300
+    times = np.arange(n, dtype=np.int64) * 1000 + 1_700_000_000_000
+    values = np.linspace(-5.0, 5.0, n)
+    for positions in (None, np.arange(0, n, 2), np.arange(3, 1100)):
+        rows = Unpacked(n if positions is None else len(positions), positions)
+        rows.typed("t", DATE, times)
+        rows.constant("m", {"h": "a"})
+        rows.typed("v", DOUBLE, values)
+        taken = range(n) if positions is None else positions.tolist()
+        docs = rows.documents().docs
+        assert len(docs) == len(taken)
+        assert [m["v"] for m in map(_decoded, docs)] == [float(values[i]) for i in taken]
+        assert docs == [encode_in_order(m) for m in rows.dicts()]
+
+
+def _decoded(raw):
+    from tidemark.protocol.codec import decode
+
+    return decode(raw)
