@@ -1,6 +1,8 @@
 """The rows a read takes of one bucket, column by column (pure): ``Unpacked`` holds them in the order
 every row's fields come and makes them either measurements (dicts, for the stages that read fields)
-or their BSON documents (for a cursor that returns them as they are), never one through the other.
+or their BSON documents (for a cursor that returns them as they are: one ``EncodedRun`` of a bucket's
+rows, which the cursor takes into its batches a stretch at a time, no Python object per row), never one
+through the other.
 
 Every bucket view (bucketview.py, stored.py) decides once which columns the rows hold and in which
 order — the time field, the meta field, the columns every row of the bucket holds in bucket order,
@@ -8,19 +10,23 @@ then the others (the *sparse* ones) in bucket order — and hands each column ov
 forms:
 
 - **typed**: (BSON type, NumPy values) of a fixed-width column (double, int32, int64, date, bool,
-  ObjectId) every row holds;
+  ObjectId) every row holds — the bucket's whole column when the rows are taken at ``positions``
+  (``Unpacked(count, positions)``: they are taken of it only as the rows are made, once), else the
+  rows' values;
 - **constant**: one Python value every row holds (the meta, a constant column);
 - **values**: one Python value per row (``MISSING`` where a sparse column's row lacks the field).
 
 ``dicts()`` gives what ``bucketdoc.unpack_document`` gives for those rows (the same field order, the
-meta one object shared by the rows). ``documents()`` gives each row's exact BSON, byte for byte what
+meta one object shared by the rows). ``documents()`` gives each row's exact BSON (an ``EncodedRun``), byte for byte what
 encoding its dict gives (``codec.encode_in_order``): a typed column's values are copied into the rows
 as their little-endian bytes with NumPy (a double's bits, NaN payloads and -0.0 included; a date's
 milliseconds, in ``datetime``'s range or not; a bool as 0/1), a constant's element is encoded once,
 a string column's once per distinct string. When every column is typed or constant (a TSBS bucket:
 its time, ``_id`` and metrics typed, its meta and ``measurement`` constant) every row has the same
-size and the rows are one NumPy array cut into documents; otherwise each row joins its columns'
-elements.
+size and the rows are one buffer cut into documents; otherwise each row joins its columns'
+elements. The typed values are written into the rows' buffer through a structured dtype of the row's
+layout (one NumPy assignment per column: the value fields at their offsets in the row, cached per
+layout), over the row's template repeated (its names, constants and sizes).
 """
 
 from __future__ import annotations
@@ -31,12 +37,19 @@ from typing import Any
 
 import numpy as np
 
-from tidemark.protocol.codec import EncodedDocument, encode_in_order
+from tidemark.protocol.codec import EncodedRun, encode_in_order
 from tidemark.timeseries.bucketdoc import MISSING
-from tidemark.timeseries.columns import BOOL, WIDTH, python_values
+from tidemark.timeseries.columns import BOOL, DATE, DOUBLE, INT32, INT64, OID, WIDTH, python_values
 
 TYPED, CONSTANT, VALUES = 0, 1, 2
 _INT32 = struct.Struct("<i")
+# a typed value's field in a row's structured dtype (a bool written as 0/1: ``_fill``)
+_FIELD = {DOUBLE: "<f8", DATE: "<i8", INT64: "<i8", INT32: "<i4", OID: "V12", BOOL: "u1"}
+_LAYOUTS: dict[tuple[int, tuple[tuple[int, int], ...]], np.dtype] = {}  # (row size, (offset, kind)...) -> dtype
+_LAYOUTS_KEPT = 1024  # distinct row layouts kept (a TSBS read has a few: the meta's length varies)
+_CUTS: dict[tuple[int, int], struct.Struct] = {}  # (row size, rows) -> the Struct cutting them apart
+_CUTS_KEPT = 4096
+_CUT_ROWS = 512  # the rows one Struct cuts at most (a longer buffer is cut a piece at a time)
 
 
 def element(name: str, value: Any) -> bytes:
@@ -47,10 +60,14 @@ def element(name: str, value: Any) -> bytes:
 class Unpacked:
     """Rows of one bucket, column by column (see the module). ``count``: how many rows."""
 
-    __slots__ = ("count", "dense", "sparse")
+    __slots__ = ("count", "positions", "dense", "sparse")
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, positions: np.ndarray | None = None):
+        """``positions``: the rows taken of the typed columns (each given whole), None when the typed
+        columns hold the rows' values (every row of the bucket, or already taken); the other forms
+        always hold the rows' values."""
         self.count = count
+        self.positions = positions
         self.dense: list[tuple[str, int, Any]] = []  # (name, form, payload): fields every row holds, in order
         self.sparse: list[tuple[str, list[Any]]] = []  # (name, values with MISSING): after the dense ones
 
@@ -73,9 +90,11 @@ class Unpacked:
         n = self.count
         names = [name for name, _, _ in self.dense]
         columns: list[Any] = []
+        positions = self.positions
         for _, form, payload in self.dense:
             if form == TYPED:
-                columns.append(python_values(payload[0], payload[1]))
+                kind, values = payload
+                columns.append(python_values(kind, values if positions is None else values[positions]))
             elif form == CONSTANT:
                 columns.append([payload] * n)
             else:
@@ -95,78 +114,121 @@ class Unpacked:
             yield out
 
     # -- BSON
-    def documents(self, rows: list[int] | None = None) -> list[EncodedDocument]:
-        """Each row's BSON document (only the rows at the ascending indexes ``rows`` when given)."""
+    def documents(self, rows: list[int] | None = None) -> EncodedRun:
+        """Each row's BSON document (only the rows at the ascending indexes ``rows`` when given), as
+        one ``EncodedRun`` (with the documents' sizes)."""
         n = self.count if rows is None else len(rows)
         if not n:
-            return []
-        taken = None if rows is None else np.asarray(rows, np.intp)
+            return EncodedRun([])
         picked = rows or []
-        segments: list[Any] = []  # per row: a fixed block (template, fills) or one element per row
+        # the rows taken of the typed columns (None: each column's values as they are)
+        take = self.positions
+        if rows is not None:
+            take = np.asarray(rows, np.intp) if take is None else take[rows]
+        segments: list[Any] = []  # per row: a fixed block's bytes or one element per row
         template = bytearray()
-        fills: list[tuple[int, np.ndarray, int]] = []  # (offset in the block, values, width)
+        fills: list[tuple[int, int, np.ndarray]] = []  # (offset in the block, kind, values)
         for name, form, payload in self.dense:
             if form == TYPED:
                 kind, array = payload
-                width = WIDTH[kind]
                 template += bytes((kind,)) + name.encode() + b"\x00"
-                if taken is not None:
-                    array = array[taken]
-                if kind == BOOL:
-                    array = array.astype(np.bool_)  # a bool is 0 or 1 whatever byte held it
-                fills.append((len(template), np.ascontiguousarray(array).view(np.uint8).reshape(n, width), width))
-                template += bytes(width)
+                fills.append((len(template), kind, array))
+                template += bytes(WIDTH[kind])
             elif form == CONSTANT:
                 template += element(name, payload)
             else:
-                values = payload if taken is None else [payload[i] for i in picked]
+                values = payload if rows is None else [payload[i] for i in picked]
                 elements = _elements(name, values)
                 if isinstance(elements, bytes):
                     template += elements
                 else:
                     if template:
-                        segments.append(_block(template, fills, n))
+                        segments.append(_block(template, fills, n, take))
                         template, fills = bytearray(), []
                     segments.append(elements)
         for name, values in self.sparse:
-            if taken is not None:
+            if rows is not None:
                 values = [values[i] for i in picked]
             elements = _elements(name, values)
             if isinstance(elements, bytes):
                 template += elements
                 continue
             if template:
-                segments.append(_block(template, fills, n))
+                segments.append(_block(template, fills, n, take))
                 template, fills = bytearray(), []
             segments.append(elements)
-        if not segments:  # one size for every row: the rows are one array
+        if not segments:  # one size for every row: the rows are one buffer
             size = len(template) + 5
-            whole = np.empty((n, size), np.uint8)
-            whole[:] = np.frombuffer(_INT32.pack(size) + bytes(template) + b"\x00", np.uint8)
-            for offset, block, width in fills:
-                whole[:, offset + 4:offset + 4 + width] = block
-            data = whole.tobytes()
-            return [EncodedDocument(data[i:i + size]) for i in range(0, n * size, size)]
+            data = _fill(_INT32.pack(size) + template + b"\x00", [(at + 4, kind, values) for at, kind, values in fills],
+                         n, take)
+            return EncodedRun(_cut(data, size, n), np.full(n, size, np.int64))
         if template:
-            segments.append(_block(template, fills, n))
+            segments.append(_block(template, fills, n, take))
         out = []
         for parts in zip(*segments, strict=True):
             body = b"".join(parts)
-            out.append(EncodedDocument(_INT32.pack(len(body) + 5) + body + b"\x00"))
-        return out
+            out.append(_INT32.pack(len(body) + 5) + body + b"\x00")
+        return EncodedRun(out)
 
 
-def _block(template: bytearray, fills: list[tuple[int, np.ndarray, int]], n: int) -> list[bytes]:
+def _block(template: bytearray, fills: list[tuple[int, int, np.ndarray]], n: int, take: np.ndarray | None
+           ) -> list[bytes]:
     """Each row's bytes of a run of typed and constant elements (all rows the same size)."""
     size = len(template)
     if not fills:
         return [bytes(template)] * n
-    whole = np.empty((n, size), np.uint8)
-    whole[:] = np.frombuffer(bytes(template), np.uint8)
-    for offset, block, width in fills:
-        whole[:, offset:offset + width] = block
-    data = whole.tobytes()
-    return [data[i:i + size] for i in range(0, n * size, size)]
+    return _cut(_fill(template, fills, n, take), size, n)
+
+
+def _fill(template: bytes | bytearray, fills: list[tuple[int, int, np.ndarray]], n: int, take: np.ndarray | None
+          ) -> bytes:
+    """``n`` rows of ``template`` back to back, each typed column's values (at ``take`` of them when
+    given) written at its offset as its little-endian bytes: one assignment per column into the rows
+    seen through the layout's structured dtype."""
+    rows = bytearray(template) * n
+    if fills:
+        layout = _layout(len(template), tuple((at, kind) for at, kind, _ in fills))
+        view = np.frombuffer(rows, layout)
+        for field, (_, kind, values) in zip(layout.names or (), fills, strict=True):
+            if take is not None:
+                values = values[take]
+            if kind == BOOL:
+                values = values.view(np.uint8) != 0  # a bool is 0 or 1 whatever byte held it
+            view[field] = values
+        del view  # (the buffer is exported while a view holds it)
+    return bytes(rows)
+
+
+def _cut(data: bytes, size: int, n: int) -> list[bytes]:
+    """``data`` (``n`` rows of ``size`` bytes back to back) cut into its rows: a ``Struct`` of ``n``
+    ``<size>s`` fields (cached) unpacks them in one call, no Python step per row."""
+    if n > _CUT_ROWS:
+        whole = _CUT_ROWS * size
+        out: list[bytes] = []
+        for at in range(0, n * size, whole):
+            piece = data[at:at + whole]
+            out += _cut(piece, size, len(piece) // size)
+        return out
+    key = (size, n)
+    cut = _CUTS.get(key)
+    if cut is None:
+        if len(_CUTS) >= _CUTS_KEPT:
+            _CUTS.clear()
+        cut = _CUTS[key] = struct.Struct(f"{size}s" * n)
+    return list(cut.unpack(data))
+
+
+def _layout(size: int, fields: tuple[tuple[int, int], ...]) -> np.dtype:
+    """The structured dtype of a row of ``size`` bytes with typed values at (offset, kind) ``fields``."""
+    key = (size, fields)
+    found = _LAYOUTS.get(key)
+    if found is None:
+        if len(_LAYOUTS) >= _LAYOUTS_KEPT:
+            _LAYOUTS.clear()
+        found = _LAYOUTS[key] = np.dtype({"names": [f"f{i}" for i in range(len(fields))],
+                                          "formats": [_FIELD[kind] for _, kind in fields],
+                                          "offsets": [at for at, _ in fields], "itemsize": size})
+    return found
 
 
 def _elements(name: str, values: list[Any]) -> bytes | list[bytes]:
@@ -205,12 +267,12 @@ class MeasurementRows:
             seen.append(measurement)
             yield measurement
 
-    def documents(self, rows: list[int] | None = None) -> list[EncodedDocument]:
+    def documents(self, rows: list[int] | None = None) -> EncodedRun:
         """As ``Unpacked.documents``; ``rows`` index the measurements ``dicts()`` gave."""
         if rows is None:
-            return [EncodedDocument(encode_in_order(m)) for m in self._source]
+            return EncodedRun([encode_in_order(m) for m in self._source])
         seen = self._seen
-        return [EncodedDocument(encode_in_order(seen[i])) for i in rows]
+        return EncodedRun([encode_in_order(seen[i]) for i in rows])
 
 
 Rows = Unpacked | MeasurementRows

@@ -45,6 +45,7 @@ import numpy as np
 from bson.datetime_ms import DatetimeMS
 from bson.int64 import Int64
 
+from tidemark.protocol.codec import EncodedRun
 from tidemark.query.match_ast import And, Cmp, In, Node, Not
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.columns import BOOL, DATE, DOUBLE, INT32, INT64, OID
@@ -55,6 +56,7 @@ _TYPED = frozenset({DOUBLE, INT32, INT64, DATE, BOOL, OID})  # fixed-width: neve
 _OPS = {"$eq": np.equal, "$gt": np.greater, "$gte": np.greater_equal, "$lt": np.less, "$lte": np.less_equal}
 _EXACT_DOUBLE = 2**53  # every integer up to this magnitude is a double exactly
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+JOINED_ROWS = 101  # the documents of a joined run (``joined``): mongod's first batch
 
 
 class Operand(NamedTuple):
@@ -138,8 +140,9 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
     column filter keeps are materialized (every row without one, or where it cannot judge the bucket),
     and the event filter (None: the bucket filter decided whole buckets) runs on them unless the column
     filter decided the whole filter for this bucket. ``raw``: the rows accepted come as their BSON
-    documents (``RawBSONDocument``: what a cursor returns as it is), made from the columns — dicts are
-    made only of the rows the event filter must look at. Explain's counters: ``measurementsUnpacked``
+    documents, made from the columns, as ONE item: an ``EncodedRun`` of the bucket's accepted rows (what a
+    cursor takes into its batches a stretch at a time, ``cursors._fill_batch``; none when no row is
+    accepted) — dicts are made only of the rows the event filter must look at. Explain's counters: ``measurementsUnpacked``
     the rows materialized, ``measurementsSkipped`` those the columns rejected, ``measurementsReturned``
     those accepted."""
     check = event_filter
@@ -156,8 +159,8 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
     unpacked = view.unpack(fields, positions, time_field=time_field, meta_field=meta_field)
     if raw:
         if check is None:
-            documents = unpacked.documents()
-            info["measurementsUnpacked"] += len(documents)
+            run = unpacked.documents()
+            info["measurementsUnpacked"] += len(run)
         else:
             kept = []
             seen = 0
@@ -166,9 +169,10 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
                     kept.append(seen)
                 seen += 1
             info["measurementsUnpacked"] += seen
-            documents = unpacked.documents(kept)
-        info["measurementsReturned"] += len(documents)
-        yield from documents
+            run = unpacked.documents(kept)
+        info["measurementsReturned"] += len(run)
+        if len(run):
+            yield run
         return
     count = 0
     returned = 0
@@ -179,6 +183,23 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
             yield measurement
     info["measurementsUnpacked"] += count
     info["measurementsReturned"] += returned
+
+
+def joined(runs: Iterable[EncodedRun], least: int = JOINED_ROWS) -> Iterator[EncodedRun]:
+    """The documents of consecutive ``runs`` (``accepted``'s raw items, one per bucket) in runs of at
+    least ``least`` documents (the last one less): the cursor takes each run into its batches at a cost
+    per run, and a bucket's accepted rows are often a few dozen. A run is read ahead of the cursor by
+    at most ``least`` documents beyond what its batch takes."""
+    docs: list[bytes] = []
+    sizes: list[np.ndarray] = []
+    for run in runs:
+        docs += run.docs
+        sizes.append(run.sizes if run.sizes is not None else np.fromiter(map(len, run.docs), np.int64, len(run.docs)))
+        if len(docs) >= least:
+            yield EncodedRun(docs, sizes[0] if len(sizes) == 1 else np.concatenate(sizes))
+            docs, sizes = [], []
+    if docs:
+        yield EncodedRun(docs, sizes[0] if len(sizes) == 1 else np.concatenate(sizes))
 
 
 def plan(node: Node | None, time_field: str, meta_field: str | None) -> ColumnFilter | None:

@@ -71,10 +71,10 @@ class _Unpacking:
         n = len(times[1])
         wanted = None if fields is None else set(fields)
         every = positions is None
-        keys = POS_KEYS[:n] if positions is None else [POS_KEYS[i] for i in positions.tolist()]
-        out = Unpacked(len(keys))
+        keys: list[str] | None = None  # the rows' keys in a decoded column (made when one is read)
+        out = Unpacked(n if positions is None else len(positions), positions)  # typed columns given whole
         if wanted is None or time_field in wanted:
-            out.typed(time_field, times[0], times[1] if every else times[1][positions])
+            out.typed(time_field, times[0], times[1])
         summary = self.summary()
         if meta_field is not None and "meta" in summary and (wanted is None or meta_field in wanted):
             out.constant(meta_field, summary["meta"])
@@ -83,7 +83,7 @@ class _Unpacking:
                 continue
             found = self.dense(name)
             if found is not None and len(found[1]) == n:
-                out.typed(name, found[0], found[1] if every else found[1][positions])
+                out.typed(name, found[0], found[1])
                 continue
             memo = self.derived()
             constant = memo.get("constant string:" + name)
@@ -93,6 +93,8 @@ class _Unpacking:
             column = self.column(name)  # a typed column filling only its first rows is sparse too
             if not isinstance(column, dict):
                 continue
+            if keys is None:
+                keys = POS_KEYS[:n] if positions is None else [POS_KEYS[i] for i in positions.tolist()]
             if len(column) == n and list(column) == POS_KEYS[:n]:  # every row holds it
                 constant = _constant_string(column)
                 if constant is not None:  # remembered: the next read decodes nothing of it

@@ -48,7 +48,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     before any read.
     ``buckets_info``: the buckets collection's catalog entry when the caller resolved it already.
     ``raw``: the caller returns the documents as they are when no stage remains (a cursor): they then
-    come as ``RawBSONDocument``s made from the buckets' columns (``rowbson``), not as dicts."""
+    come as ``EncodedRun``s (many documents each) made from the buckets' columns (``rowbson``), not as dicts."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     ns = f"{db}.{view_doc['viewOn']}"
     nodes, remaining = leading_matches(list(user_pipeline))
@@ -254,7 +254,14 @@ def _measurements(buckets: Iterator[list[Any]], spec: Any, event_filter: EventFi
                   info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None = None, raw: bool = False
                   ) -> Iterator[Any]:
     """The measurements of ``buckets`` the event filter (None: none) accepts (``rowfilter.accepted``: with a
-    column filter only the rows it keeps are materialized; ``raw``: as BSON documents)."""
+    column filter only the rows it keeps are materialized; ``raw``: as BSON documents, in runs of several
+    buckets' rows, ``rowfilter.joined``)."""
+    rows = _bucket_rows(buckets, spec, event_filter, fields, info, column_filter, raw)
+    return rowfilter.joined(rows) if raw else rows
+
+
+def _bucket_rows(buckets: Iterator[list[Any]], spec: Any, event_filter: EventFilter | None, fields: set[str] | None,
+                 info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None, raw: bool) -> Iterator[Any]:
     time_field, meta_field = spec.time_field, spec.meta_field
     check = None
     for chunk in buckets:
