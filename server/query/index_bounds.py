@@ -10,7 +10,6 @@ only. Strings bound an index only under the query's own collation, as collation 
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -49,6 +48,12 @@ class FieldBounds:
     @property
     def is_range(self) -> bool:
         return self.points is None and (self.lo is not _MISSING or self.hi is not _MISSING)
+
+    def values(self) -> list[Any]:
+        """The values the bounds hold (the points, or the range's ends)."""
+        if self.points is not None:
+            return self.points
+        return [x for x in (self.lo, self.hi) if x is not _MISSING]
 
 
 def _is_plain_value(v: Any) -> bool:
@@ -143,12 +148,13 @@ def _interval_desc(lo, hi, lo_incl, hi_incl) -> str:
     return f"{'[' if lo_incl else '('}{_fmt(lo)}, {_fmt(hi)}{']' if hi_incl else ')'}"
 
 
-def _component_ranges(b: FieldBounds | None, direction: int,
-                      multikey: bool = True) -> list[tuple[Any, Any, bool, bool]]:
+def _component_ranges(b: FieldBounds | None, direction: int, multikey: bool = True,
+                      encoded: dict[int, bytes] | None = None) -> list[tuple[Any, Any, bool, bool]]:
     """Value ranges (lo, hi, lo_incl, hi_incl) for one key component, in ascending value order.
 
     On a multikey index a range keeps one side only: {a: {$gt: 5, $lt: 8}} matches a: [1, 10] (each
-    bound met by a different element) although no single key lies in (5, 8)."""
+    bound met by a different element) although no single key lies in (5, 8). ``encoded``: gets the
+    ascending encoding of each point kept from several (by the point's ``id``: what deduplicated them)."""
     if b is None:
         return [(MinKey(), MaxKey(), True, True)]
     if b.is_point:
@@ -159,6 +165,9 @@ def _component_ranges(b: FieldBounds | None, direction: int,
         for p in b.points or []:
             uniq.setdefault(encode_key((p,), (1,)), p)
         pts = sorted(uniq.values(), key=sort_key)
+        if encoded is not None:
+            for enc, p in uniq.items():
+                encoded[id(p)] = enc
         return [(p, p, True, True) for p in pts]
     lo = MinKey() if b.lo is _MISSING else b.lo
     hi = MaxKey() if b.hi is _MISSING or (multikey and b.lo is not _MISSING) else b.hi
@@ -176,9 +185,10 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
     per_component: list[list[tuple]] = []
     shown_ranges: dict[str, tuple[list[tuple], int]] = {}  # explain's, in key order once rendered
     bounded = True
+    encoded: dict[int, bytes] = {}  # ascending encodings of the points deduplicated, by their id
     for f, d in zip(fields, directions, strict=False):
         b = bounds.get(f) if bounded else None
-        ranges = _component_ranges(b, d, multikey and f not in scalar_paths)
+        ranges = _component_ranges(b, d, multikey and f not in scalar_paths, encoded if d == 1 else None)
         if b is None or not b.is_point:
             bounded = False  # components after a range or an unbounded field are scanned fully
         per_component.append(ranges)
@@ -189,9 +199,7 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
     if total > MAX_INTERVALS:
         # Too many point combinations ($in on several fields): scan each component's hull instead.
         per_component = [[(r[0][0], r[-1][1], True, True)] if len(r) > 1 else r for r in per_component]
-    intervals = []
-    for combo in itertools.product(*per_component):
-        intervals.append(_interval_for(combo, directions))
+    intervals = _intervals(per_component, directions, encoded)
     if len(intervals) > 1:
         intervals.sort(key=lambda iv: iv.lo or b"")
     return intervals, BoundsDescription(shown_ranges)
@@ -235,38 +243,67 @@ def _is_placeholder(v: Any) -> bool:
     return isinstance(v, (MinKey, MaxKey))
 
 
-def _interval_for(combo: tuple, directions: tuple[int, ...]) -> Interval:
-    """Encoded bounds for one combination of per-component value ranges.
+def _intervals(per_component: list[list[tuple]], directions: tuple[int, ...],
+               encoded: dict[int, bytes] | None = None) -> list[Interval]:
+    """Encoded bounds for every combination of per-component value ranges (one interval each, in the
+    order of ``itertools.product``).
 
     Bounds stop after the first non-point component and rely on storage's *prefix* semantics
     (storage/indexes.py): ``lo = hi = enc(5)`` inclusive spans every key starting with 5 (any trailing
-    fields, any record id), an exclusive ``lo = enc(5)`` skips them all. A range open on one side stays
-    inside the type bracket of its other side (``$gt: 5`` only matches numbers, as in MongoDB): the
-    open side becomes the bracket's first byte (inclusive) or the byte after it (exclusive). A range
-    open on both sides is left out, so the bound is the equality prefix alone (None without one)."""
-    prefix = b""
-    for (vlo, vhi, vlo_incl, vhi_incl), d in zip(combo, directions, strict=False):
-        if vlo is vhi and not _is_placeholder(vlo):  # a point (from _component_ranges)
-            prefix += encode_key((vlo,), (d,))
-            continue
-        real = vlo if not _is_placeholder(vlo) else (vhi if not _is_placeholder(vhi) else None)
-        if real is None:
-            break
-        tag = encode_value(real)[0]
-        bracket_lo, bracket_end = (bytes([tag]), bytes([tag + 1])) if d == 1 else (bytes([255 - tag]),
-                                                                                  bytes([256 - tag]))
-        # key order: ascending fields keep value order, descending ones reverse it
-        klo, klo_incl, khi, khi_incl = (vlo, vlo_incl, vhi, vhi_incl) if d == 1 else (vhi, vhi_incl, vlo, vlo_incl)
-        if _is_placeholder(klo):
-            lo, lo_incl = prefix + bracket_lo, True
-        else:
-            lo, lo_incl = prefix + encode_key((klo,), (d,)), klo_incl
-        if _is_placeholder(khi):
-            hi, hi_incl = prefix + bracket_end, False
-        else:
-            hi, hi_incl = prefix + encode_key((khi,), (d,)), khi_incl
-        return Interval(lo, hi, lo_incl, hi_incl)
-    return Interval(prefix or None, prefix or None, True, True)
+    fields, any record id), an exclusive ``lo = enc(5)`` skips them all. A key is the concatenation of its
+    components' encodings, so each value range of a component is encoded once (``_piece``), whatever the
+    number of combinations it is part of (``$in`` of 8 values before a time range: 10 encodings, not 24),
+    and a point of an ascending component that deduplication encoded already is not encoded again
+    (``encoded``, by the point's id: ``_component_ranges``)."""
+    intervals = []
+    going = [b""]  # the equality prefixes of the combinations not ended yet
+    for ranges, d in zip(per_component, directions, strict=False):
+        pieces = [_piece(r, d, encoded) for r in ranges]
+        longer = []
+        for prefix in going:
+            for piece in pieces:
+                if isinstance(piece, bytes):
+                    longer.append(prefix + piece)
+                elif piece is None:
+                    intervals.append(Interval(prefix or None, prefix or None, True, True))
+                else:
+                    lo, lo_incl, hi, hi_incl = piece
+                    intervals.append(Interval(prefix + lo, prefix + hi, lo_incl, hi_incl))
+        going = longer
+        if not going:
+            return intervals
+    intervals.extend(Interval(prefix or None, prefix or None, True, True) for prefix in going)
+    return intervals
+
+
+def _piece(value_range: tuple, d: int,
+           encoded: dict[int, bytes] | None = None) -> bytes | tuple[bytes, bool, bytes, bool] | None:
+    """One component's part of an interval: a point's encoding (the key prefix goes on), a range's
+    (lo, lo_incl, hi, hi_incl) suffixes (the bound ends there), or None for a range open on both sides
+    (left out: the bound is the equality prefix alone, None without one). A range open on one side
+    stays inside the type bracket of its other side (``$gt: 5`` only matches numbers, as in MongoDB):
+    the open side becomes the bracket's first byte (inclusive) or the byte after it (exclusive)."""
+    vlo, vhi, vlo_incl, vhi_incl = value_range
+    if vlo is vhi and not _is_placeholder(vlo):  # a point (from _component_ranges)
+        known = encoded.get(id(vlo)) if encoded and d == 1 else None
+        return known if known is not None else encode_key((vlo,), (d,))
+    real = vlo if not _is_placeholder(vlo) else (vhi if not _is_placeholder(vhi) else None)
+    if real is None:
+        return None
+    tag = encode_value(real)[0]
+    bracket_lo, bracket_end = (bytes([tag]), bytes([tag + 1])) if d == 1 else (bytes([255 - tag]),
+                                                                              bytes([256 - tag]))
+    # key order: ascending fields keep value order, descending ones reverse it
+    klo, klo_incl, khi, khi_incl = (vlo, vlo_incl, vhi, vhi_incl) if d == 1 else (vhi, vhi_incl, vlo, vlo_incl)
+    if _is_placeholder(klo):
+        lo, lo_incl = bracket_lo, True
+    else:
+        lo, lo_incl = encode_key((klo,), (d,)), klo_incl
+    if _is_placeholder(khi):
+        hi, hi_incl = bracket_end, False
+    else:
+        hi, hi_incl = encode_key((khi,), (d,)), khi_incl
+    return lo, lo_incl, hi, hi_incl
 
 
 def bounds_for_hashed(indexes: list[dict], bounds: dict[str, FieldBounds],
@@ -292,8 +329,7 @@ def bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],
         return bounds, True
     out: dict[str, FieldBounds] = {}
     for path, b in bounds.items():
-        values = (b.points or []) if b.is_point else [x for x in (b.lo, b.hi) if x is not _MISSING]
-        if not any(has_strings(v) for v in values):
+        if not any(has_strings(v) for v in b.values()):
             out[path] = b
         elif same:
             out[path] = FieldBounds(
