@@ -441,9 +441,8 @@ class _Batch:
         if not n:
             return Runs.remembered(width, timed, refs, seqs, owners)
         trunc = truncated(times, group.unit_ms)
-        starts, at = _run_starts(n, firsts, seqs_of, trunc)
-        rows = summarize(group, times, arrays, starts, trunc)
-        rows.seq, rows.owner = seqs_of[at], owners_of[at]
+        starts, at = _run_starts(n, firsts, None, trunc)  # (every bucket's sequence differs)
+        rows = summarize(group, times, arrays, starts, trunc, seqs_of[at], owners_of[at])
         if not refs:
             return rows
         runs = Runs.remembered(width, timed, refs, seqs, owners)
@@ -481,15 +480,15 @@ class _Batch:
                 mask = hit if mask is None else mask & hit
         if len(pending) > 1:
             return _gathered(pending, columns, times, arrays, mask)
-        if mask is not None and not mask.all():
+        if mask is not None:
             rows = mask.nonzero()[0]
-            first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
-            take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
-            times = times[take]
-            arrays = {name: arrays[name][take] for name in columns}
-        kept = 1 if len(times) else 0
-        return (times, arrays, np.zeros(kept, dtype=np.int64), np.full(kept, index, dtype=np.int64),
-                np.full(kept, seq, dtype=np.int64))
+            if len(rows) != len(times):
+                first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
+                take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
+                times = times[take]
+                arrays = {name: arrays[name][take] for name in columns}
+        one = np.array([(0, index, seq)] if len(times) else [], dtype=np.int64).reshape(-1, 3)
+        return times, arrays, one[:, 0], one[:, 1], one[:, 2]
 
     def _flush_rows(self, pending: list[Any], count: bool = True) -> None:
         """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
@@ -560,61 +559,67 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
     window cuts a bucket once), else joined whole and taken."""
     # (method forms and lists, not NumPy's wrapper functions: a batch is often a bucket or two, where
     # each call's fixed cost is the cost)
-    lengths = np.array([len(p[0]) for p in pending], dtype=np.int64)
-    owners = np.array([p[2] for p in pending], dtype=np.int64)
-    seqs = np.array([p[3] for p in pending], dtype=np.int64)
+    k = len(pending)
+    edges = np.fromiter(accumulate([len(p[0]) for p in pending], initial=0), np.int64, k + 1)  # bucket b: [edges[b], edges[b + 1])
+    keys = np.array([(p[2], p[3]) for p in pending], dtype=np.int64)  # per bucket: (meta index, sequence)
 
     def whole(name: str) -> np.ndarray:
         found = joined.get(name)
         return found if found is not None else np.concatenate([p[1][name] for p in pending])
 
-    if mask is None or mask.all():
-        kept = lengths.nonzero()[0]
-        counts = lengths[kept]
-        firsts = counts.cumsum() - counts
-        return times, {name: whole(name) for name in columns}, firsts, owners[kept], seqs[kept]
-    rows = mask.nonzero()[0]
-    ends = lengths.cumsum()
-    starts = ends - lengths
-    low, high = rows.searchsorted(starts), rows.searchsorted(ends)
+    rows = mask.nonzero()[0] if mask is not None else None
+    if rows is None or len(rows) == len(times):
+        kept = (edges[1:] != edges[:-1]).nonzero()[0]
+        keys = keys[kept]
+        return times, {name: whole(name) for name in columns}, edges[kept], keys[:, 0], keys[:, 1]
+    bounds = rows.searchsorted(edges)  # bucket b's kept rows: rows[bounds[b]:bounds[b + 1]]
+    low, high = bounds[:-1], bounds[1:]
     kept_rows = high - low
     kept = kept_rows.nonzero()[0]
-    counts = kept_rows[kept]
-    low_kept, starts_kept = low[kept], starts[kept]
-    first = rows[low_kept] - starts_kept
-    last = rows[high[kept] - 1] - starts_kept
+    low_kept = low[kept]
+    first = rows[low_kept]
+    last = rows[high[kept] - 1]
+    keys = keys[kept]
     arrays = {}
-    if (last - first + 1 == counts).all():  # each bucket keeps one stretch
-        bounds = list(zip(kept.tolist(), first.tolist(), (last + 1).tolist(), strict=True))
+    if np.count_nonzero(last - first + 1 == kept_rows[kept]) == len(kept):  # each bucket keeps one stretch
+        starts_kept = edges[kept]
+        bounds_kept = list(zip(kept.tolist(), (first - starts_kept).tolist(), (last + 1 - starts_kept).tolist(),
+                               strict=True))
         for name in columns:
             found = joined.get(name)
             if found is not None:
                 arrays[name] = found[rows]
-            elif bounds:
-                arrays[name] = np.concatenate([pending[k][1][name][a:b] for k, a, b in bounds])
+            elif bounds_kept:
+                arrays[name] = np.concatenate([pending[b][1][name][a:z] for b, a, z in bounds_kept])
             else:
                 arrays[name] = pending[0][1][name][:0]
     else:
         arrays = {name: whole(name)[rows] for name in columns}
-    return times[rows], arrays, low_kept, owners[kept], seqs[kept]
+    return times[rows], arrays, low_kept, keys[:, 0], keys[:, 1]
 
 
-def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray, trunc: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """(first row of every run of ``n`` rows, the index of the bucket it is in): runs are cut where a
-    bucket (``firsts``: its first row) of another key (meta or sequence: ``keys``) than the one before
-    it begins, or where the truncated time changes."""
-    cut = np.zeros(n, dtype=bool)
-    if len(firsts) > 1:
-        new = np.empty(len(firsts), dtype=bool)
-        new[0] = True
-        np.not_equal(keys[1:], keys[:-1], out=new[1:])
-        cut[firsts[new]] = True
-    else:
-        cut[0] = True
+def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray | None,
+                trunc: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of every run of ``n`` rows (n > 0), the index of the bucket it is in): runs are cut
+    where a bucket (``firsts``: its first row) of another key (meta or sequence: ``keys``; None: every
+    bucket's differs) than the one before it begins, or where the truncated time changes."""
+    cut = np.empty(n, dtype=bool)
     if trunc is not None:
-        cut[1:] |= trunc[1:] != trunc[:-1]
+        np.not_equal(trunc[1:], trunc[:-1], out=cut[1:])
+    else:
+        cut[1:] = False
+    cut[0] = True
+    several = len(firsts) > 1
+    if several:
+        if keys is None:
+            cut[firsts] = True
+        else:
+            new = np.empty(len(firsts), dtype=bool)
+            new[0] = True
+            np.not_equal(keys[1:], keys[:-1], out=new[1:])
+            cut[firsts[new]] = True
     starts = cut.nonzero()[0]
-    return starts, (firsts.searchsorted(starts, side="right") - 1 if len(firsts) > 1 else np.zeros(len(starts), np.int64))
+    return starts, (firsts.searchsorted(starts, side="right") - 1 if several else np.zeros(len(starts), np.int64))
 
 
 def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],

@@ -250,7 +250,8 @@ class DenseGroups:
             dtype = np.int64 if time_valued else np.float64
             for name, fill in _initial(spec.name, time_valued):
                 old = state.get(name)
-                grown = np.full(cap, fill, dtype=np.int64 if name == "count" else dtype)
+                grown = np.empty(cap, dtype=np.int64 if name == "count" else dtype)
+                grown.fill(fill)
                 if old is not None:
                     grown[:len(old)] = old
                 state[name] = grown
@@ -359,7 +360,11 @@ class DenseGroups:
         token_truncs = np.zeros(n, dtype=np.int64) if truncs is None else truncs
         have = len(self.ids)
         # the group key as two integers: (part, truncated ms), or (part, no time) as another code
-        codes = np.full(n, meta_codes[0], dtype=np.int64) if at is None else np.array(meta_codes, dtype=np.int64)[at]
+        if at is None:
+            codes = np.empty(n, dtype=np.int64)
+            codes.fill(meta_codes[0])
+        else:
+            codes = np.array(meta_codes, dtype=np.int64)[at]
         if truncs is None or all(meta_timeless):
             key_truncs = np.zeros(n, dtype=np.int64)
         elif any(meta_timeless):  # (metas of both kinds: more than one)
@@ -402,7 +407,7 @@ class DenseGroups:
             if m else (codes, truncs)
         starts = np.empty(m + n, dtype=bool)
         starts[:1] = True
-        if m + n and not (all_codes != all_codes[0]).any():  # one code (a _id reading no meta, or one
+        if m + n and not np.count_nonzero(all_codes != all_codes[0]):  # one code (a _id reading no meta, or one
             order = all_truncs.argsort(kind="stable")  # meta's): the times alone, one stable sort
             sorted_truncs = all_truncs[order]
             np.not_equal(sorted_truncs[1:], sorted_truncs[:-1], out=starts[1:])
@@ -415,16 +420,21 @@ class DenseGroups:
         key_of[order] = starts.cumsum() - 1
         heads = order[starts]  # each key's first position
         slot_of = np.empty(len(heads), dtype=np.int64)
-        known = heads < m
-        slot_of[known] = known_slots[heads[known]]
-        new_heads = heads[~known]
-        new_heads.sort()  # the first token of each new key, in token order
-        created = new_heads - m
-        slot_of[key_of[new_heads]] = np.arange(have, have + len(created), dtype=np.int64)
+        # the new keys by their first token (first-seen order)
+        if m:
+            known = heads < m
+            slot_of[known] = known_slots[heads[known]]
+            new_keys = (~known).nonzero()[0]
+            new_keys = new_keys[heads[new_keys].argsort()]
+        else:  # (every key new)
+            new_keys = heads.argsort()
+        created = heads[new_keys] - m
+        new_slots = np.arange(have, have + len(created), dtype=np.int64)
+        slot_of[new_keys] = new_slots
         if len(created):
             self._keys = (np.concatenate([known_codes, codes[created]]), np.concatenate([known_truncs, truncs[created]]),
-                          np.concatenate([known_slots, slot_of[key_of[new_heads]]]))
-        return slot_of[key_of[m:]], created
+                          np.concatenate([known_slots, new_slots])) if m else (codes[created], truncs[created], new_slots)
+        return slot_of[key_of[m:]] if m else slot_of[key_of], created
 
     def _key_table(self) -> dict[Any, int]:
         """{group key: slot} of ``_keys`` as ``_IdMaker.make`` keys them ((part, truncated ms or None))."""
@@ -452,9 +462,9 @@ class DenseGroups:
         table = runs.table
         n = len(table)
         owner = runs.owner if self.group.id_meta else np.zeros(n, dtype=np.int64)
-        slots, created = self.slots(owner, table[:, 0].astype(np.int64) if runs.timed else None,
-                                    table[:, 1].astype(np.int64))
-        return slots, created, table[:, 2].astype(np.int64)
+        heads = table[:, :3].astype(np.int64)  # (truncated ms, first ms, row count) per run: one cast
+        slots, created = self.slots(owner, heads[:, 0] if runs.timed else None, heads[:, 1])
+        return slots, created, heads[:, 2]
 
     # -- feeding
     def acceptable(self, runs: Any) -> bool:
@@ -559,8 +569,9 @@ class DenseGroups:
         n = len(self.ids)
         picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
         owners_picked = self.slot_owner[picked]
-        used = np.unique(owners_picked)
-        index = np.full(int(used[-1]) + 1, -1, dtype=np.int64)
+        used = _distinct(owners_picked)[0]
+        index = np.empty(int(used[-1]) + 1, dtype=np.int64)
+        index.fill(-1)
         heads: list[bytes] = []
         offsets: list[list[int]] = []
         if None in map(templates.get, used.tolist()):
@@ -602,7 +613,7 @@ class DenseGroups:
                 layout.append((name, groupbson.DOUBLE))
                 values = state["value"][:n][picked].astype("<f8")
             fills.append(values)
-        tail, places = groupbson.tail_layout(layout)
+        tail, places = groupbson.tail_layout(tuple(layout))
         return groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), parts), owner,
                                    dates, tail, [(at, width, values) for (at, width), values
                                                  in zip(places, fills, strict=True)])
@@ -661,7 +672,7 @@ class DenseGroups:
         date, ordered by its ms) or fixed per meta (ranked by the generic sort key)."""
         templates = self._ids.templates
         owners = self.slot_owner
-        if self._generic_keys or not len(owners) or None in map(templates.get, np.unique(owners).tolist()):
+        if self._generic_keys or not len(owners) or None in map(templates.get, _distinct(owners)[0].tolist()):
             return None
         columns = []
         for path, direction in spec.items():
@@ -783,7 +794,7 @@ def _distinct(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct values of ``owners`` ascending, the first position of each), as ``np.unique`` with
     ``return_index`` gives them: by one comparison when they are all one meta's (most batches of a
     one-series query, or every batch of a ``_id`` reading no meta), else by one stable sort."""
-    if not len(owners) or not (owners != owners[0]).any():
+    if not len(owners) or not np.count_nonzero(owners != owners[0]):
         return owners[:1], np.zeros(len(owners[:1]), dtype=np.int64)
     order = owners.argsort(kind="stable")
     ordered = owners[order]
