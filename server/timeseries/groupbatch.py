@@ -556,46 +556,83 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
     """``_rows`` of several buckets: (times, arrays, first row, meta index and sequence of each bucket
     keeping rows) of the rows ``mask`` keeps (None: all) of the joined ``times`` (and the ``joined``
     columns), the other columns joined from each bucket's kept stretch when every bucket keeps one (a
-    window cuts a bucket once), else joined whole and taken."""
-    # (method forms and lists, not NumPy's wrapper functions: a batch is often a bucket or two, where
-    # each call's fixed cost is the cost)
-    k = len(pending)
-    edges = np.fromiter(accumulate([len(p[0]) for p in pending], initial=0), np.int64, k + 1)  # bucket b: [edges[b], edges[b + 1])
-    keys = np.array([(p[2], p[3]) for p in pending], dtype=np.int64)  # per bucket: (meta index, sequence)
+    window cuts a bucket once: told from where the mask changes, a few per bucket, walked in Python;
+    no NumPy call per bucket), else joined whole and taken."""
+    edges = list(accumulate([len(p[0]) for p in pending], initial=0))  # bucket b: rows [edges[b], edges[b + 1])
 
     def whole(name: str) -> np.ndarray:
         found = joined.get(name)
         return found if found is not None else np.concatenate([p[1][name] for p in pending])
 
-    rows = mask.nonzero()[0] if mask is not None else None
-    if rows is None or len(rows) == len(times):
-        kept = (edges[1:] != edges[:-1]).nonzero()[0]
-        keys = keys[kept]
-        return times, {name: whole(name) for name in columns}, edges[kept], keys[:, 0], keys[:, 1]
-    bounds = rows.searchsorted(edges)  # bucket b's kept rows: rows[bounds[b]:bounds[b + 1]]
-    low, high = bounds[:-1], bounds[1:]
-    kept_rows = high - low
-    kept = kept_rows.nonzero()[0]
-    low_kept = low[kept]
-    first = rows[low_kept]
-    last = rows[high[kept] - 1]
-    keys = keys[kept]
-    arrays = {}
-    if np.count_nonzero(last - first + 1 == kept_rows[kept]) == len(kept):  # each bucket keeps one stretch
-        starts_kept = edges[kept]
-        bounds_kept = list(zip(kept.tolist(), (first - starts_kept).tolist(), (last + 1 - starts_kept).tolist(),
-                               strict=True))
-        for name in columns:
-            found = joined.get(name)
-            if found is not None:
-                arrays[name] = found[rows]
-            elif bounds_kept:
-                arrays[name] = np.concatenate([pending[b][1][name][a:z] for b, a, z in bounds_kept])
-            else:
-                arrays[name] = pending[0][1][name][:0]
+    if mask is None:
+        stretches: list[tuple[int, int, int]] | None = [(b, edges[b], edges[b + 1]) for b in range(len(pending))
+                                                        if edges[b + 1] > edges[b]]
+        every = True
     else:
-        arrays = {name: whole(name)[rows] for name in columns}
-    return times[rows], arrays, low_kept, keys[:, 0], keys[:, 1]
+        changes = (mask[1:] != mask[:-1]).nonzero()[0]
+        on = bool(mask[0]) if len(mask) else False
+        every = on and not len(changes)
+        # (one stretch per bucket changes the mask at most twice in each)
+        stretches = _stretches(edges, (changes + 1).tolist(), on) if len(changes) <= 2 * len(pending) else None
+    if stretches is None:  # some bucket keeps rows apart: the rows taken from the joined columns
+        assert mask is not None
+        rows = mask.nonzero()[0]
+        bounds = rows.searchsorted(np.array(edges, dtype=np.int64))
+        kept = (bounds[1:] > bounds[:-1]).nonzero()[0]
+        keys = np.array([(p[2], p[3]) for p in pending], dtype=np.int64).reshape(-1, 2)[kept]
+        return times[rows], {name: whole(name)[rows] for name in columns}, bounds[kept], keys[:, 0], keys[:, 1]
+    # per kept bucket: (its first row among the kept rows, meta index, sequence)
+    firsts = accumulate([z - a for _, a, z in stretches], initial=0)
+    keys = np.array([(first, pending[b][2], pending[b][3]) for (b, _, _), first in zip(stretches, firsts, strict=False)],  # (firsts: one more, the total)
+                    dtype=np.int64).reshape(-1, 3)
+    if every:
+        return times, {name: whole(name) for name in columns}, keys[:, 0], keys[:, 1], keys[:, 2]
+    arrays = {}
+    for name in columns:
+        found = joined.get(name)
+        if found is not None:
+            arrays[name] = found[mask]
+        elif stretches:
+            arrays[name] = np.concatenate([pending[b][1][name][a - edges[b]:z - edges[b]] for b, a, z in stretches])
+        else:
+            arrays[name] = pending[0][1][name][:0]
+    return times[mask], arrays, keys[:, 0], keys[:, 1], keys[:, 2]
+
+
+def _stretches(edges: list[int], changes: list[int], on: bool) -> list[tuple[int, int, int]] | None:
+    """Per bucket keeping rows (bucket b: rows [edges[b], edges[b + 1])), (b, its first kept row, the
+    row after its last) when each keeps one stretch, else None; ``changes``: the rows (ascending)
+    where the mask differs from the row before; ``on``: the mask of row 0."""
+    out = []
+    i, m = 0, len(changes)
+    for b in range(len(edges) - 1):
+        a, z = edges[b], edges[b + 1]
+        if a == z:
+            continue
+        if i < m and changes[i] == a:  # (the changes before the bucket are passed: one can sit at its first row)
+            on = not on
+            i += 1
+        j = i
+        while j < m and changes[j] < z:
+            j += 1
+        inside = j - i  # changes inside the bucket, after its first row
+        if on:
+            if inside == 0:
+                out.append((b, a, z))
+            elif inside == 1:
+                out.append((b, a, changes[i]))
+            else:
+                return None
+        elif inside == 1:
+            out.append((b, changes[i], z))
+        elif inside == 2:
+            out.append((b, changes[i], changes[i + 1]))
+        elif inside:
+            return None
+        if inside % 2:
+            on = not on
+        i = j
+    return out
 
 
 def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray | None,
