@@ -582,9 +582,9 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
         keys = np.array([(p[2], p[3]) for p in pending], dtype=np.int64).reshape(-1, 2)[kept]
         return times[rows], {name: whole(name)[rows] for name in columns}, bounds[kept], keys[:, 0], keys[:, 1]
     # per kept bucket: (its first row among the kept rows, meta index, sequence)
-    firsts = accumulate([z - a for _, a, z in stretches], initial=0)
-    keys = np.array([(first, pending[b][2], pending[b][3]) for (b, _, _), first in zip(stretches, firsts, strict=False)],  # (firsts: one more, the total)
-                    dtype=np.int64).reshape(-1, 3)
+    firsts = accumulate([z - a for _, a, z in stretches], initial=0)  # (one more than stretches: the total)
+    keys = np.array([(first, pending[b][2], pending[b][3])
+                     for (b, _, _), first in zip(stretches, firsts, strict=False)], dtype=np.int64).reshape(-1, 3)
     if every:
         return times, {name: whole(name) for name in columns}, keys[:, 0], keys[:, 1], keys[:, 2]
     arrays = {}

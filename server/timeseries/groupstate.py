@@ -65,6 +65,8 @@ _INT_LOW, _INT_HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _TEMPLATES: dict[tuple[bytes, bytes | None], tuple[Any, Any, Any]] = {}
 _ELEMENTS: dict[tuple[bytes, bytes | None], tuple[Any, bytes | None, list[int] | None]] = {}
 _TEMPLATES_MAX = 4096
+_NO_INTS = np.zeros(0, dtype=np.int64)  # (shared: replaced, never written)
+_NO_INTS.flags.writeable = False
 
 
 def ms_to_datetime(ms: int) -> _dt.datetime:
@@ -218,8 +220,7 @@ class DenseGroups:
         self._lazy = False
         # per slot: the meta index and truncated ms (0 when the group truncates no time: ``timed``
         # False) of its first run
-        self.slot_owner = np.zeros(0, dtype=np.int64)
-        self.slot_trunc = np.zeros(0, dtype=np.int64)
+        self.slot_owner = self.slot_trunc = _NO_INTS
         self.timed = group.unit_ms is not None
         # while every slot's _id is from a template (``_templated_slots``), the run tokens (meta index,
         # truncated ms) seen are kept as arrays with their slots, a chunk per call (None: ``_loop``'s
@@ -227,7 +228,7 @@ class DenseGroups:
         self._token_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = []
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         # while templated: the keys of ``slot_of_key`` as arrays (template part code, truncated ms, slot)
-        self._keys = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self._keys = (_NO_INTS, _NO_INTS, _NO_INTS)
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
         self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
@@ -416,6 +417,11 @@ class DenseGroups:
             sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
             np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=starts[1:])
             starts[1:] |= sorted_truncs[1:] != sorted_truncs[:-1]
+        if np.count_nonzero(starts) == m + n:  # no key repeats: every token's is new, numbered in token order
+            created = np.arange(n, dtype=np.int64)
+            new_slots = created + have
+            self._keys = (all_codes, all_truncs, np.concatenate([known_slots, new_slots]) if m else new_slots)
+            return new_slots, created
         key_of = np.empty(m + n, dtype=np.int64)
         key_of[order] = starts.cumsum() - 1
         heads = order[starts]  # each key's first position
@@ -693,6 +699,8 @@ class DenseGroups:
                 columns.append(column if direction == 1 else -column)
             else:
                 columns.append(self._meta_ranks(path, direction)[owners])
+        if len(columns) == 1:  # (one key: the stable argsort lexsort would make)
+            return columns[0].argsort(kind="stable")
         return np.lexsort(columns[::-1]) if columns else np.arange(len(owners))
 
     def _meta_ranks(self, path: str, direction: int) -> np.ndarray:
@@ -736,10 +744,9 @@ class DenseGroups:
         """An upper bound of the BSON size of every output document: per meta template, its ``_id``
         element (``_element``; a time part substituted keeps the size: a date for a date) with 8-byte
         values (doubles, dates, or a ``$count`` as a long)."""
-        names = [name.encode() for name, _ in self.group.fields]
-        if any(b"\x00" in name for name in names):
-            return None  # BSON cannot hold the name: let the generic sort say
-        values = sum(1 + len(name) + 1 + 8 for name in names)
+        values = _value_bytes(self.group.fields)
+        if values is None:
+            return None  # BSON cannot hold a name: let the generic sort say
         owners = list(self._ids.templates)
         if self._ids.bare_trunc:  # every _id a date: one size (one meta's template, not one per meta)
             owners = owners[:1] if all(t is not None for t in self._ids.templates.values()) else []
@@ -802,6 +809,25 @@ def _distinct(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     heads[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=heads[1:])
     return ordered[heads], order[heads]
+
+
+# ``_value_bytes`` by the id of a group's accumulator list (the planner's, shared by the queries of a
+# shape), with the list itself (its id is its own only while it lives): cleared when full
+_VALUE_BYTES: dict[int, tuple[Any, int | None]] = {}
+
+
+def _value_bytes(fields: list[Any]) -> int | None:
+    """The bytes of the accumulator elements of a document with 8-byte values (type, name, NUL, value);
+    None when a name holds a NUL."""
+    found = _VALUE_BYTES.get(id(fields))
+    if found is not None and found[0] is fields:
+        return found[1]
+    names = [name.encode() for name, _ in fields]
+    value = None if any(b"\x00" in name for name in names) else sum(1 + len(name) + 1 + 8 for name in names)
+    if len(_VALUE_BYTES) >= _TEMPLATES_MAX:
+        _VALUE_BYTES.clear()
+    _VALUE_BYTES[id(fields)] = (fields, value)
+    return value
 
 
 def _shown(idv: Any) -> Any:
