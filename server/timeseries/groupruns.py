@@ -142,13 +142,13 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
     """The runs of ``times``/``arrays`` starting at ``starts`` (``trunc``: the rows' truncated times;
     ``seq``/``owner``: the runs', None: zeros for the caller to set)."""
     n, width = len(times), len(group.fields)
-    ends = np.empty_like(starts)
-    ends[:-1] = starts[1:]
-    ends[-1] = n
     table = np.empty((len(starts), _VALUES + width))
     table[:, 0] = trunc[starts] if trunc is not None else 0
     table[:, 1] = times[starts]
-    np.subtract(ends, starts, out=table[:, 2])
+    if len(starts):  # the row counts: each run's to the next run's start, the last's to the end
+        np.subtract(starts[1:], starts[:-1], out=table[:-1, 2])
+        table[-1, 2] = n - starts[-1]
+    ends = None  # (made only for a $last)
     facts = _facts(width)
     for j, (_, spec) in enumerate(group.fields):
         if spec.field is None:  # $count: the run's row count
@@ -162,7 +162,11 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
             facts[_FRACTIONAL * width + j] = 0.0 if integral else 1.0
             facts[_ABS_SUM * width + j] = float(np.abs(column).sum()) if integral else float("inf")
         else:
-            picked = pick(name, column, starts, ends)
+            if ends is None and name == "$last":
+                ends = np.empty_like(starts)
+                ends[:-1] = starts[1:]
+                ends[-1:] = n
+            picked = pick(name, column, starts, ends)  # type: ignore[arg-type]  # (ends: a $last's)
         if name in ("$max", "$min") and column.dtype.kind == "f" and np.count_nonzero(picked == 0.0):
             # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
             facts[_NEG_ZERO * width + j] = 1.0 if np.count_nonzero(np.signbit(column) & (column == 0.0)) else 0.0

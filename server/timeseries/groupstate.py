@@ -609,15 +609,15 @@ class DenseGroups:
                 values = values.astype("<i4")
             elif spec.name == "$sum":
                 layout.append((name, groupbson.DOUBLE))
-                values = state["total"][:n][picked].astype("<f8")
+                values = np.asarray(state["total"][:n][picked], "<f8")
             elif spec.name == "$avg":
                 layout.append((name, groupbson.DOUBLE))
-                values = (state["total"][:n][picked] / state["count"][:n][picked]).astype("<f8")
+                values = np.asarray(state["total"][:n][picked] / state["count"][:n][picked], "<f8")
             elif spec.field == tf:  # (time-valued accumulators do not reach NumPy totals today)
                 return None
             else:
                 layout.append((name, groupbson.DOUBLE))
-                values = state["value"][:n][picked].astype("<f8")
+                values = np.asarray(state["value"][:n][picked], "<f8")
             fills.append(values)
         tail, places = groupbson.tail_layout(tuple(layout))
         return groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), parts), owner,

@@ -102,3 +102,52 @@ def test_run_starts_cut_at_buckets_and_truncated_times(lengths, data, same_keys,
     want = [i for i in range(n) if i == 0 or key[i] != key[i - 1] or (trunc is not None and trunc[i] != trunc[i - 1])]
     assert starts.tolist() == want
     assert at.tolist() == [int(bucket[i]) for i in want]
+
+
+_ACCUMULATORS = ["$max", "$min", "$first", "$last", "$sum", "$avg", "$count"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), names=st.lists(st.sampled_from(_ACCUMULATORS), min_size=1, max_size=4),
+       timed=st.booleans())
+def test_summarize_is_each_runs_reductions(data, names, timed):
+    """``groupruns.summarize``: per run its truncated time, first time, row count and each accumulator's
+    value (the max/min, first/last value, total; 0 for a ``$count``), and the facts (not integral,
+    absolute sum, a -0.0 beside a zero winner) — with -0.0, 0.0 and fractional values."""
+    from types import SimpleNamespace
+
+    from tidemark.timeseries.groupruns import summarize, truncated
+
+    n = data.draw(st.integers(1, 12))
+    times = np.asarray(sorted(data.draw(st.lists(st.integers(0, 300_000), min_size=n, max_size=n))), dtype=np.int64)
+    values = np.asarray(data.draw(st.lists(st.sampled_from([0.0, -0.0, 1.0, -2.0, 2.5, 7.0]), min_size=n,
+                                           max_size=n)), dtype=np.float64)
+    starts = np.asarray(sorted({0, *data.draw(st.lists(st.integers(0, n - 1), max_size=n))}), dtype=np.int64)
+    fields = [(f"a{j}", SimpleNamespace(name=name, field=None if name == "$count" else "v"))
+              for j, name in enumerate(names)]
+    group = SimpleNamespace(fields=fields, time_field="t", unit_ms=60_000 if timed else None)
+    trunc = truncated(times, group.unit_ms)
+    runs = summarize(group, times, {"v": values}, starts, trunc)
+    ends = [*starts[1:].tolist(), n]
+    width = len(fields)
+    for r, (a, z) in enumerate(zip(starts.tolist(), ends, strict=True)):
+        row = runs.table[r].tolist()
+        assert row[:3] == [float(trunc[a]) if timed else 0.0, float(times[a]), float(z - a)]
+        part = values[a:z].tolist()
+        for j, name in enumerate(names):
+            want = {"$max": max(part), "$min": min(part), "$first": part[0], "$last": part[-1],
+                    "$sum": sum(part), "$avg": sum(part), "$count": 0.0}[name]
+            assert row[3 + j] == want
+            if name in ("$first", "$last"):
+                assert np.signbit(row[3 + j]) == np.signbit(want)
+    for j, name in enumerate(names):
+        if name in ("$sum", "$avg"):
+            integral = all(v == int(v) for v in values.tolist())
+            assert runs.integral(j) == integral
+            assert runs.abs_sum(j) == (float(np.abs(values).sum()) if integral else float("inf"))
+        if name in ("$max", "$min"):
+            winners = runs.table[:, 3 + j]
+            has_neg_zero = any(v == 0.0 and np.signbit(v) for v in values.tolist())
+            assert runs.neg_zero(j) == (bool((winners == 0.0).any()) and has_neg_zero)
+    assert len(runs.facts) == 3 * width
+    assert runs.timed == timed
