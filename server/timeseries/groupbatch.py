@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as _dt
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
 from itertools import accumulate
 from operator import itemgetter
 from typing import Any, cast
@@ -219,7 +220,6 @@ class _Batch:
 
     def __init__(self, group: Any, ctx: PipelineContext, info: dict[str, Any]):
         self.group, self.ctx, self.info = group, ctx, info
-        self.groups = _Groups(group.id_fn, group.fields, ctx)
         # (times, arrays, meta index, sequence, whole-bucket runs remembered in a run block or None) in arrival order
         self.pending: list[tuple[np.ndarray, dict[str, Any], int, int, RunRef | None]] = []
         # stretches of buckets ``take`` took whole: (sequence of the first, their ``wholes``, meta indexes,
@@ -239,6 +239,11 @@ class _Batch:
         self._runs_key = group.runs_key
         self._whole_key = self._runs_key + " whole"
         self._checks = range_checks(group)
+
+    @cached_property
+    def groups(self) -> _Groups:
+        """The generic groups (made when first needed: most batches stay NumPy totals)."""
+        return _Groups(self.group.id_fn, self.group.fields, self.ctx)
 
     def materialize(self) -> None:
         """From here on, groups are generic accumulators (fed with the totals so far)."""

@@ -107,7 +107,8 @@ def _tail_layout(fields: tuple[tuple[str, int], ...]) -> tuple[bytes, tuple[tupl
 
 def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, dates: np.ndarray | None,
               tail: bytes, fills: list[tuple[int, int, np.ndarray]]) -> EncodedRun:
-    """One document per entry of ``owner`` (an index into ``heads``): its head with the date ``dates``
+    """One document per entry of ``owner`` (an index into ``heads``; with one head only its length is
+    read): its head with the date ``dates``
     (int64 ms; None: no time part) at each of ``date_offsets[owner]`` (int64 [heads, parts]), then the
     tail with each field's values (``fills``: (offset, width, little-endian values)) in place.
 

@@ -575,26 +575,28 @@ class DenseGroups:
         n = len(self.ids)
         picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
         owners_picked = self.slot_owner[picked]
-        used = _distinct(owners_picked)[0]
-        index = np.empty(int(used[-1]) + 1, dtype=np.int64)
-        index.fill(-1)
+        used = _distinct(owners_picked)[0].tolist()
         heads: list[bytes] = []
         offsets: list[list[int]] = []
-        if None in map(templates.get, used.tolist()):
+        if None in map(templates.get, used):
             return None
-        self._elements(used.tolist())
-        for owner in used.tolist():
+        self._elements(used)
+        for owner in used:
             element = self._element(owner)
             if element is None:
                 return None
             at = self._date_at[owner]
             if at is None:
                 return None
-            index[owner] = len(heads)
             heads.append(element)
             offsets.append(at)
         self._grow(max(n, 1))
-        owner = index[owners_picked]
+        if len(used) > 1:  # each document's head (its meta's place in ``used``)
+            index = np.empty(used[-1] + 1, dtype=np.int64)
+            index[used] = np.arange(len(used))
+            owner = index[owners_picked]
+        else:  # (``documents`` reads only how many)
+            owner = owners_picked
         parts = len(offsets[0])
         dates = self.slot_trunc[picked] if parts else None
         layout, fills = [], []
