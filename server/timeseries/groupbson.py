@@ -176,7 +176,7 @@ def _one_head(head: bytes, date_offsets: np.ndarray, n: int, dates: np.ndarray |
     whole = np.empty((n, size), np.uint8)
     whole[:] = np.frombuffer(size.to_bytes(4, "little") + head + tail + b"\x00", np.uint8)
     if dates is not None:
-        date_bytes = np.asarray(dates, "<i8").view(np.uint8).reshape(n, 8)
+        date_bytes = np.ascontiguousarray(dates, "<i8").view(np.uint8).reshape(n, 8)
         for at in date_offsets.tolist():
             whole[:, 4 + at:12 + at] = date_bytes
     values_at = 4 + len(head)

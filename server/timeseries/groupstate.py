@@ -375,8 +375,9 @@ class DenseGroups:
         slots, new_at = self._keyed_slots(codes, key_truncs, have)
         self._token_chunks.append((owners, token_truncs, slots))
         if len(new_at):
-            new_owners = owners[new_at]
-            new_truncs = token_truncs[new_at]
+            every = len(new_at) == n  # (every token a new key: new_at is every position, in order)
+            new_owners = owners if every else owners[new_at]
+            new_truncs = token_truncs if every else token_truncs[new_at]
             self.ids.extend([_LAZY] * len(new_at))
             self._lazy = True
             self._add_slots(new_owners, new_truncs)
@@ -468,9 +469,10 @@ class DenseGroups:
         table = runs.table
         n = len(table)
         owner = runs.owner if self.group.id_meta else np.zeros(n, dtype=np.int64)
-        heads = table[:, :3].astype(np.int64)  # (truncated ms, first ms, row count) per run: one cast
-        slots, created = self.slots(owner, heads[:, 0] if runs.timed else None, heads[:, 1])
-        return slots, created, heads[:, 2]
+        # (truncated ms, first ms, row count) of the runs: one cast, each a contiguous row
+        heads = table[:, :3].T.astype(np.int64, order="C")
+        slots, created = self.slots(owner, heads[0] if runs.timed else None, heads[1])
+        return slots, created, heads[2]
 
     # -- feeding
     def acceptable(self, runs: Any) -> bool:
