@@ -195,7 +195,8 @@ def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple
     # ends[j]: the array's size once document j is in. Document j fits when the size before it plus its
     # own bytes (its head not counted, as in _fill_batch) stays within the limit: ends[j] - heads[j],
     # which only grows with j (by the next document and the previous head)
-    ends = np.cumsum(sizes[:k] + heads)
+    ends = sizes[:k] + heads
+    ends.cumsum(out=ends)
     ends += size
     k = max(int((ends - heads).searchsorted(MAX_BATCH_BYTES, side="right")), 1 if n == 0 else 0)
     if k == len(docs):

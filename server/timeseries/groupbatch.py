@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as _dt
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
 from itertools import accumulate
 from operator import itemgetter
 from typing import Any, cast
@@ -219,7 +220,6 @@ class _Batch:
 
     def __init__(self, group: Any, ctx: PipelineContext, info: dict[str, Any]):
         self.group, self.ctx, self.info = group, ctx, info
-        self.groups = _Groups(group.id_fn, group.fields, ctx)
         # (times, arrays, meta index, sequence, whole-bucket runs remembered in a run block or None) in arrival order
         self.pending: list[tuple[np.ndarray, dict[str, Any], int, int, RunRef | None]] = []
         # stretches of buckets ``take`` took whole: (sequence of the first, their ``wholes``, meta indexes,
@@ -239,6 +239,11 @@ class _Batch:
         self._runs_key = group.runs_key
         self._whole_key = self._runs_key + " whole"
         self._checks = range_checks(group)
+
+    @cached_property
+    def groups(self) -> _Groups:
+        """The generic groups (made when first needed: most batches stay NumPy totals)."""
+        return _Groups(self.group.id_fn, self.group.fields, self.ctx)
 
     def materialize(self) -> None:
         """From here on, groups are generic accumulators (fed with the totals so far)."""
@@ -441,9 +446,8 @@ class _Batch:
         if not n:
             return Runs.remembered(width, timed, refs, seqs, owners)
         trunc = truncated(times, group.unit_ms)
-        starts, at = _run_starts(n, firsts, seqs_of, trunc)
-        rows = summarize(group, times, arrays, starts, trunc)
-        rows.seq, rows.owner = seqs_of[at], owners_of[at]
+        starts, at = _run_starts(n, firsts, None, trunc)  # (every bucket's sequence differs)
+        rows = summarize(group, times, arrays, starts, trunc, seqs_of[at], owners_of[at])
         if not refs:
             return rows
         runs = Runs.remembered(width, timed, refs, seqs, owners)
@@ -481,15 +485,15 @@ class _Batch:
                 mask = hit if mask is None else mask & hit
         if len(pending) > 1:
             return _gathered(pending, columns, times, arrays, mask)
-        if mask is not None and not mask.all():
+        if mask is not None:
             rows = mask.nonzero()[0]
-            first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
-            take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
-            times = times[take]
-            arrays = {name: arrays[name][take] for name in columns}
-        kept = 1 if len(times) else 0
-        return (times, arrays, np.zeros(kept, dtype=np.int64), np.full(kept, index, dtype=np.int64),
-                np.full(kept, seq, dtype=np.int64))
+            if len(rows) != len(times):
+                first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
+                take: Any = slice(first, last + 1) if last - first + 1 == len(rows) else rows
+                times = times[take]
+                arrays = {name: arrays[name][take] for name in columns}
+        one = np.array([(0, index, seq)] if len(times) else [], dtype=np.int64).reshape(-1, 3)
+        return times, arrays, one[:, 0], one[:, 1], one[:, 2]
 
     def _flush_rows(self, pending: list[Any], count: bool = True) -> None:
         """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
@@ -557,64 +561,107 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
     """``_rows`` of several buckets: (times, arrays, first row, meta index and sequence of each bucket
     keeping rows) of the rows ``mask`` keeps (None: all) of the joined ``times`` (and the ``joined``
     columns), the other columns joined from each bucket's kept stretch when every bucket keeps one (a
-    window cuts a bucket once), else joined whole and taken."""
-    # (method forms and lists, not NumPy's wrapper functions: a batch is often a bucket or two, where
-    # each call's fixed cost is the cost)
-    lengths = np.array([len(p[0]) for p in pending], dtype=np.int64)
-    owners = np.array([p[2] for p in pending], dtype=np.int64)
-    seqs = np.array([p[3] for p in pending], dtype=np.int64)
+    window cuts a bucket once: told from where the mask changes, a few per bucket, walked in Python;
+    no NumPy call per bucket), else joined whole and taken."""
+    edges = list(accumulate([len(p[0]) for p in pending], initial=0))  # bucket b: rows [edges[b], edges[b + 1])
 
     def whole(name: str) -> np.ndarray:
         found = joined.get(name)
         return found if found is not None else np.concatenate([p[1][name] for p in pending])
 
-    if mask is None or mask.all():
-        kept = lengths.nonzero()[0]
-        counts = lengths[kept]
-        firsts = counts.cumsum() - counts
-        return times, {name: whole(name) for name in columns}, firsts, owners[kept], seqs[kept]
-    rows = mask.nonzero()[0]
-    ends = lengths.cumsum()
-    starts = ends - lengths
-    low, high = rows.searchsorted(starts), rows.searchsorted(ends)
-    kept_rows = high - low
-    kept = kept_rows.nonzero()[0]
-    counts = kept_rows[kept]
-    low_kept, starts_kept = low[kept], starts[kept]
-    first = rows[low_kept] - starts_kept
-    last = rows[high[kept] - 1] - starts_kept
+    if mask is None:
+        stretches: list[tuple[int, int, int]] | None = [(b, edges[b], edges[b + 1]) for b in range(len(pending))
+                                                        if edges[b + 1] > edges[b]]
+        every = True
+    else:
+        changes = (mask[1:] != mask[:-1]).nonzero()[0]
+        on = bool(mask[0]) if len(mask) else False
+        every = on and not len(changes)
+        # (one stretch per bucket changes the mask at most twice in each)
+        stretches = _stretches(edges, (changes + 1).tolist(), on) if len(changes) <= 2 * len(pending) else None
+    if stretches is None:  # some bucket keeps rows apart: the rows taken from the joined columns
+        assert mask is not None
+        rows = mask.nonzero()[0]
+        bounds = rows.searchsorted(np.array(edges, dtype=np.int64))
+        kept = (bounds[1:] > bounds[:-1]).nonzero()[0]
+        keys = np.array([(p[2], p[3]) for p in pending], dtype=np.int64).reshape(-1, 2)[kept]
+        return times[rows], {name: whole(name)[rows] for name in columns}, bounds[kept], keys[:, 0], keys[:, 1]
+    # per kept bucket: (its first row among the kept rows, meta index, sequence)
+    firsts = accumulate([z - a for _, a, z in stretches], initial=0)  # (one more than stretches: the total)
+    keys = np.array([(first, pending[b][2], pending[b][3])
+                     for (b, _, _), first in zip(stretches, firsts, strict=False)], dtype=np.int64).reshape(-1, 3)
+    if every:
+        return times, {name: whole(name) for name in columns}, keys[:, 0], keys[:, 1], keys[:, 2]
     arrays = {}
-    if (last - first + 1 == counts).all():  # each bucket keeps one stretch
-        bounds = list(zip(kept.tolist(), first.tolist(), (last + 1).tolist(), strict=True))
-        for name in columns:
-            found = joined.get(name)
-            if found is not None:
-                arrays[name] = found[rows]
-            elif bounds:
-                arrays[name] = np.concatenate([pending[k][1][name][a:b] for k, a, b in bounds])
+    for name in columns:
+        found = joined.get(name)
+        if found is not None:
+            arrays[name] = found[mask]
+        elif stretches:
+            arrays[name] = np.concatenate([pending[b][1][name][a - edges[b]:z - edges[b]] for b, a, z in stretches])
+        else:
+            arrays[name] = pending[0][1][name][:0]
+    return times[mask], arrays, keys[:, 0], keys[:, 1], keys[:, 2]
+
+
+def _stretches(edges: list[int], changes: list[int], on: bool) -> list[tuple[int, int, int]] | None:
+    """Per bucket keeping rows (bucket b: rows [edges[b], edges[b + 1])), (b, its first kept row, the
+    row after its last) when each keeps one stretch, else None; ``changes``: the rows (ascending)
+    where the mask differs from the row before; ``on``: the mask of row 0."""
+    out = []
+    i, m = 0, len(changes)
+    for b in range(len(edges) - 1):
+        a, z = edges[b], edges[b + 1]
+        if a == z:
+            continue
+        if i < m and changes[i] == a:  # (the changes before the bucket are passed: one can sit at its first row)
+            on = not on
+            i += 1
+        j = i
+        while j < m and changes[j] < z:
+            j += 1
+        inside = j - i  # changes inside the bucket, after its first row
+        if on:
+            if inside == 0:
+                out.append((b, a, z))
+            elif inside == 1:
+                out.append((b, a, changes[i]))
             else:
-                arrays[name] = pending[0][1][name][:0]
-    else:
-        arrays = {name: whole(name)[rows] for name in columns}
-    return times[rows], arrays, low_kept, owners[kept], seqs[kept]
+                return None
+        elif inside == 1:
+            out.append((b, changes[i], z))
+        elif inside == 2:
+            out.append((b, changes[i], changes[i + 1]))
+        elif inside:
+            return None
+        if inside % 2:
+            on = not on
+        i = j
+    return out
 
 
-def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray, trunc: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """(first row of every run of ``n`` rows, the index of the bucket it is in): runs are cut where a
-    bucket (``firsts``: its first row) of another key (meta or sequence: ``keys``) than the one before
-    it begins, or where the truncated time changes."""
-    cut = np.zeros(n, dtype=bool)
-    if len(firsts) > 1:
-        new = np.empty(len(firsts), dtype=bool)
-        new[0] = True
-        np.not_equal(keys[1:], keys[:-1], out=new[1:])
-        cut[firsts[new]] = True
-    else:
-        cut[0] = True
+def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray | None,
+                trunc: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of every run of ``n`` rows (n > 0), the index of the bucket it is in): runs are cut
+    where a bucket (``firsts``: its first row) of another key (meta or sequence: ``keys``; None: every
+    bucket's differs) than the one before it begins, or where the truncated time changes."""
+    cut = np.empty(n, dtype=bool)
     if trunc is not None:
-        cut[1:] |= trunc[1:] != trunc[:-1]
+        np.not_equal(trunc[1:], trunc[:-1], out=cut[1:])
+    else:
+        cut[1:] = False
+    cut[0] = True
+    several = len(firsts) > 1
+    if several:
+        if keys is None:
+            cut[firsts] = True
+        else:
+            new = np.empty(len(firsts), dtype=bool)
+            new[0] = True
+            np.not_equal(keys[1:], keys[:-1], out=new[1:])
+            cut[firsts[new]] = True
     starts = cut.nonzero()[0]
-    return starts, (firsts.searchsorted(starts, side="right") - 1 if len(firsts) > 1 else np.zeros(len(starts), np.int64))
+    return starts, (firsts.searchsorted(starts, side="right") - 1 if several else np.zeros(len(starts), np.int64))
 
 
 def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],

@@ -28,6 +28,8 @@ DATE, DOUBLE, INT32 = 0x09, 0x01, 0x10  # the BSON types of tail values
 _V8 = np.dtype((np.void, 8))
 _EPOCH = _dt.datetime(1970, 1, 1)
 _MS = _dt.timedelta(milliseconds=1)
+_TAILS: dict[tuple[tuple[str, int], ...], tuple[bytes, tuple[tuple[int, int], ...]]] = {}  # ``tail_layout``'s
+_TAILS_MAX = 256
 
 
 def element(idv: Any) -> bytes | None:
@@ -80,9 +82,19 @@ def date_offsets(element: bytes, idv: Any, time_keys: list[str] | None, bare: bo
     return offsets
 
 
-def tail_layout(fields: list[tuple[str, int]]) -> tuple[bytes, list[tuple[int, int]]]:
+def tail_layout(fields: tuple[tuple[str, int], ...]) -> tuple[bytes, tuple[tuple[int, int], ...]]:
     """(the tail with zeroed values, per field (offset of its value, width)) for ``fields``: (name,
-    BSON type) in output order."""
+    BSON type) in output order; made once per layout (``_TAILS``, shared, never mutated: cleared
+    when full)."""
+    found = _TAILS.get(fields)
+    if found is None:
+        if len(_TAILS) >= _TAILS_MAX:
+            _TAILS.clear()
+        found = _TAILS[fields] = _tail_layout(fields)
+    return found
+
+
+def _tail_layout(fields: tuple[tuple[str, int], ...]) -> tuple[bytes, tuple[tuple[int, int], ...]]:
     template = bytearray()
     slots = []
     for name, kind in fields:
@@ -90,12 +102,13 @@ def tail_layout(fields: list[tuple[str, int]]) -> tuple[bytes, list[tuple[int, i
         width = 4 if kind == INT32 else 8
         slots.append((len(template), width))
         template += bytes(width)
-    return bytes(template), slots
+    return bytes(template), tuple(slots)
 
 
 def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, dates: np.ndarray | None,
               tail: bytes, fills: list[tuple[int, int, np.ndarray]]) -> EncodedRun:
-    """One document per entry of ``owner`` (an index into ``heads``): its head with the date ``dates``
+    """One document per entry of ``owner`` (an index into ``heads``; with one head only its length is
+    read): its head with the date ``dates``
     (int64 ms; None: no time part) at each of ``date_offsets[owner]`` (int64 [heads, parts]), then the
     tail with each field's values (``fills``: (offset, width, little-endian values)) in place.
 
@@ -141,7 +154,9 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     if len(lengths) == 1:  # (a void item's tolist() is its bytes)
         skip = int(lengths[0])
         cut: Any = np.ascontiguousarray(whole[:, skip:]).view(np.dtype((np.void, width - skip))).ravel().tolist()
-        return EncodedRun(cut, np.full(n, width - skip, dtype=np.int64))
+        sizes = np.empty(n, dtype=np.int64)
+        sizes.fill(width - skip)
+        return EncodedRun(cut, sizes)
     placed = np.empty(n, dtype=object)
     for skip in lengths.tolist():
         rows = np.flatnonzero(doc_skips == skip)
@@ -161,11 +176,13 @@ def _one_head(head: bytes, date_offsets: np.ndarray, n: int, dates: np.ndarray |
     whole = np.empty((n, size), np.uint8)
     whole[:] = np.frombuffer(size.to_bytes(4, "little") + head + tail + b"\x00", np.uint8)
     if dates is not None:
-        date_bytes = dates.astype("<i8").view(np.uint8).reshape(n, 8)
+        date_bytes = np.ascontiguousarray(dates, "<i8").view(np.uint8).reshape(n, 8)
         for at in date_offsets.tolist():
             whole[:, 4 + at:12 + at] = date_bytes
     values_at = 4 + len(head)
     for offset, width, values in fills:
         whole[:, values_at + offset:values_at + offset + width] = values.view(np.uint8).reshape(n, width)
     cut: Any = whole.view(np.dtype((np.void, size))).ravel().tolist()
-    return EncodedRun(cut, np.full(n, size, dtype=np.int64))
+    sizes = np.empty(n, dtype=np.int64)
+    sizes.fill(size)
+    return EncodedRun(cut, sizes)

@@ -38,11 +38,12 @@ class Runs:
 
     __slots__ = ("seq", "owner", "table", "facts", "timed")
 
-    def __init__(self, table: np.ndarray, facts: np.ndarray, timed: bool):
-        n = table.shape[0]
+    def __init__(self, table: np.ndarray, facts: np.ndarray, timed: bool, seq: np.ndarray | None = None,
+                 owner: np.ndarray | None = None):
+        """``seq``/``owner`` None: zeros (the caller's to set)."""
         self.table, self.facts, self.timed = table, facts, timed
-        self.seq = np.zeros(n, dtype=np.int64)
-        self.owner = np.zeros(n, dtype=np.int64)
+        self.seq = seq if seq is not None else np.zeros(table.shape[0], dtype=np.int64)
+        self.owner = owner if owner is not None else np.zeros(table.shape[0], dtype=np.int64)
 
     @property
     def count(self) -> int:
@@ -108,18 +109,14 @@ class Runs:
             rows = rows.view()
             rows.flags.writeable = False
         v = _VALUES + width
-        out = cls(rows[:, :v], rows[:, v:].sum(axis=0), timed)
         seq, owner = np.array(seqs, dtype=np.int64), np.array(owners, dtype=np.int64)
         if len(rows) != k:
             seq, owner = np.repeat(seq, count), np.repeat(owner, count)
-        out.seq, out.owner = seq, owner
-        return out
+        return cls(rows[:, :v], rows[:, v:].sum(axis=0), timed, seq, owner)
 
     def taken(self, order: np.ndarray) -> Runs:
         """These runs in ``order`` (a permutation)."""
-        out = Runs(self.table[order], self.facts, self.timed)
-        out.seq, out.owner = self.seq[order], self.owner[order]
-        return out
+        return Runs(self.table[order], self.facts, self.timed, self.seq[order], self.owner[order])
 
 
 def _facts(width: int) -> np.ndarray:
@@ -141,36 +138,40 @@ def pick(name: str, column: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
     return picked
 
 def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.ndarray,
-              trunc: np.ndarray | None) -> Runs:
+              trunc: np.ndarray | None, seq: np.ndarray | None = None, owner: np.ndarray | None = None) -> Runs:
     """The runs of ``times``/``arrays`` starting at ``starts`` (``trunc``: the rows' truncated times;
-    ``seq``/``owner`` are the caller's)."""
+    ``seq``/``owner``: the runs', None: zeros for the caller to set)."""
     n, width = len(times), len(group.fields)
-    ends = np.empty_like(starts)
-    ends[:-1] = starts[1:]
-    ends[-1] = n
-    table = np.zeros((len(starts), _VALUES + width))
-    if trunc is not None:
-        table[:, 0] = trunc[starts]
+    table = np.empty((len(starts), _VALUES + width))
+    table[:, 0] = trunc[starts] if trunc is not None else 0
     table[:, 1] = times[starts]
-    table[:, 2] = ends - starts
+    if len(starts):  # the row counts: each run's to the next run's start, the last's to the end
+        np.subtract(starts[1:], starts[:-1], out=table[:-1, 2])
+        table[-1, 2] = n - starts[-1]
+    ends = None  # (made only for a $last)
     facts = _facts(width)
     for j, (_, spec) in enumerate(group.fields):
         if spec.field is None:  # $count: the run's row count
+            table[:, _VALUES + j] = 0
             continue
         column = times if spec.field == group.time_field else arrays[spec.field]
         name = spec.name
         if name in ("$sum", "$avg"):
             picked = np.add.reduceat(column, starts)
-            integral = bool((np.trunc(column) == column).all())
+            integral = np.count_nonzero(np.trunc(column) == column) == len(column)
             facts[_FRACTIONAL * width + j] = 0.0 if integral else 1.0
             facts[_ABS_SUM * width + j] = float(np.abs(column).sum()) if integral else float("inf")
         else:
-            picked = pick(name, column, starts, ends)
-        if name in ("$max", "$min") and column.dtype.kind == "f" and bool((picked == 0.0).any()):
+            if ends is None and name == "$last":
+                ends = np.empty_like(starts)
+                ends[:-1] = starts[1:]
+                ends[-1:] = n
+            picked = pick(name, column, starts, ends)  # type: ignore[arg-type]  # (ends: a $last's)
+        if name in ("$max", "$min") and column.dtype.kind == "f" and np.count_nonzero(picked == 0.0):
             # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
-            facts[_NEG_ZERO * width + j] = 1.0 if bool((np.signbit(column) & (column == 0.0)).any()) else 0.0
+            facts[_NEG_ZERO * width + j] = 1.0 if np.count_nonzero(np.signbit(column) & (column == 0.0)) else 0.0
         table[:, _VALUES + j] = picked
-    return Runs(table, facts, trunc is not None)
+    return Runs(table, facts, trunc is not None, seq, owner)
 
 
 def truncated(times: np.ndarray, unit_ms: int | None) -> np.ndarray | None:

@@ -65,6 +65,8 @@ _INT_LOW, _INT_HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _TEMPLATES: dict[tuple[bytes, bytes | None], tuple[Any, Any, Any]] = {}
 _ELEMENTS: dict[tuple[bytes, bytes | None], tuple[Any, bytes | None, list[int] | None]] = {}
 _TEMPLATES_MAX = 4096
+_NO_INTS = np.zeros(0, dtype=np.int64)  # (shared: replaced, never written)
+_NO_INTS.flags.writeable = False
 
 
 def ms_to_datetime(ms: int) -> _dt.datetime:
@@ -218,8 +220,7 @@ class DenseGroups:
         self._lazy = False
         # per slot: the meta index and truncated ms (0 when the group truncates no time: ``timed``
         # False) of its first run
-        self.slot_owner = np.zeros(0, dtype=np.int64)
-        self.slot_trunc = np.zeros(0, dtype=np.int64)
+        self.slot_owner = self.slot_trunc = _NO_INTS
         self.timed = group.unit_ms is not None
         # while every slot's _id is from a template (``_templated_slots``), the run tokens (meta index,
         # truncated ms) seen are kept as arrays with their slots, a chunk per call (None: ``_loop``'s
@@ -227,7 +228,7 @@ class DenseGroups:
         self._token_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = []
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         # while templated: the keys of ``slot_of_key`` as arrays (template part code, truncated ms, slot)
-        self._keys = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self._keys = (_NO_INTS, _NO_INTS, _NO_INTS)
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
         self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
@@ -250,7 +251,8 @@ class DenseGroups:
             dtype = np.int64 if time_valued else np.float64
             for name, fill in _initial(spec.name, time_valued):
                 old = state.get(name)
-                grown = np.full(cap, fill, dtype=np.int64 if name == "count" else dtype)
+                grown = np.empty(cap, dtype=np.int64 if name == "count" else dtype)
+                grown.fill(fill)
                 if old is not None:
                     grown[:len(old)] = old
                 state[name] = grown
@@ -359,7 +361,11 @@ class DenseGroups:
         token_truncs = np.zeros(n, dtype=np.int64) if truncs is None else truncs
         have = len(self.ids)
         # the group key as two integers: (part, truncated ms), or (part, no time) as another code
-        codes = np.full(n, meta_codes[0], dtype=np.int64) if at is None else np.array(meta_codes, dtype=np.int64)[at]
+        if at is None:
+            codes = np.empty(n, dtype=np.int64)
+            codes.fill(meta_codes[0])
+        else:
+            codes = np.array(meta_codes, dtype=np.int64)[at]
         if truncs is None or all(meta_timeless):
             key_truncs = np.zeros(n, dtype=np.int64)
         elif any(meta_timeless):  # (metas of both kinds: more than one)
@@ -369,8 +375,9 @@ class DenseGroups:
         slots, new_at = self._keyed_slots(codes, key_truncs, have)
         self._token_chunks.append((owners, token_truncs, slots))
         if len(new_at):
-            new_owners = owners[new_at]
-            new_truncs = token_truncs[new_at]
+            every = len(new_at) == n  # (every token a new key: new_at is every position, in order)
+            new_owners = owners if every else owners[new_at]
+            new_truncs = token_truncs if every else token_truncs[new_at]
             self.ids.extend([_LAZY] * len(new_at))
             self._lazy = True
             self._add_slots(new_owners, new_truncs)
@@ -402,7 +409,7 @@ class DenseGroups:
             if m else (codes, truncs)
         starts = np.empty(m + n, dtype=bool)
         starts[:1] = True
-        if m + n and not (all_codes != all_codes[0]).any():  # one code (a _id reading no meta, or one
+        if m + n and not np.count_nonzero(all_codes != all_codes[0]):  # one code (a _id reading no meta, or one
             order = all_truncs.argsort(kind="stable")  # meta's): the times alone, one stable sort
             sorted_truncs = all_truncs[order]
             np.not_equal(sorted_truncs[1:], sorted_truncs[:-1], out=starts[1:])
@@ -411,20 +418,30 @@ class DenseGroups:
             sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
             np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=starts[1:])
             starts[1:] |= sorted_truncs[1:] != sorted_truncs[:-1]
+        if np.count_nonzero(starts) == m + n:  # no key repeats: every token's is new, numbered in token order
+            created = np.arange(n, dtype=np.int64)
+            new_slots = created + have
+            self._keys = (all_codes, all_truncs, np.concatenate([known_slots, new_slots]) if m else new_slots)
+            return new_slots, created
         key_of = np.empty(m + n, dtype=np.int64)
         key_of[order] = starts.cumsum() - 1
         heads = order[starts]  # each key's first position
         slot_of = np.empty(len(heads), dtype=np.int64)
-        known = heads < m
-        slot_of[known] = known_slots[heads[known]]
-        new_heads = heads[~known]
-        new_heads.sort()  # the first token of each new key, in token order
-        created = new_heads - m
-        slot_of[key_of[new_heads]] = np.arange(have, have + len(created), dtype=np.int64)
+        # the new keys by their first token (first-seen order)
+        if m:
+            known = heads < m
+            slot_of[known] = known_slots[heads[known]]
+            new_keys = (~known).nonzero()[0]
+            new_keys = new_keys[heads[new_keys].argsort()]
+        else:  # (every key new)
+            new_keys = heads.argsort()
+        created = heads[new_keys] - m
+        new_slots = np.arange(have, have + len(created), dtype=np.int64)
+        slot_of[new_keys] = new_slots
         if len(created):
             self._keys = (np.concatenate([known_codes, codes[created]]), np.concatenate([known_truncs, truncs[created]]),
-                          np.concatenate([known_slots, slot_of[key_of[new_heads]]]))
-        return slot_of[key_of[m:]], created
+                          np.concatenate([known_slots, new_slots])) if m else (codes[created], truncs[created], new_slots)
+        return slot_of[key_of[m:]] if m else slot_of[key_of], created
 
     def _key_table(self) -> dict[Any, int]:
         """{group key: slot} of ``_keys`` as ``_IdMaker.make`` keys them ((part, truncated ms or None))."""
@@ -452,9 +469,10 @@ class DenseGroups:
         table = runs.table
         n = len(table)
         owner = runs.owner if self.group.id_meta else np.zeros(n, dtype=np.int64)
-        slots, created = self.slots(owner, table[:, 0].astype(np.int64) if runs.timed else None,
-                                    table[:, 1].astype(np.int64))
-        return slots, created, table[:, 2].astype(np.int64)
+        # (truncated ms, first ms, row count) of the runs: one cast, each a contiguous row
+        heads = table[:, :3].T.astype(np.int64, order="C")
+        slots, created = self.slots(owner, heads[0] if runs.timed else None, heads[1])
+        return slots, created, heads[2]
 
     # -- feeding
     def acceptable(self, runs: Any) -> bool:
@@ -559,25 +577,28 @@ class DenseGroups:
         n = len(self.ids)
         picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
         owners_picked = self.slot_owner[picked]
-        used = np.unique(owners_picked)
-        index = np.full(int(used[-1]) + 1, -1, dtype=np.int64)
+        used = _distinct(owners_picked)[0].tolist()
         heads: list[bytes] = []
         offsets: list[list[int]] = []
-        if None in map(templates.get, used.tolist()):
+        if None in map(templates.get, used):
             return None
-        self._elements(used.tolist())
-        for owner in used.tolist():
+        self._elements(used)
+        for owner in used:
             element = self._element(owner)
             if element is None:
                 return None
             at = self._date_at[owner]
             if at is None:
                 return None
-            index[owner] = len(heads)
             heads.append(element)
             offsets.append(at)
         self._grow(max(n, 1))
-        owner = index[owners_picked]
+        if len(used) > 1:  # each document's head (its meta's place in ``used``)
+            index = np.empty(used[-1] + 1, dtype=np.int64)
+            index[used] = np.arange(len(used))
+            owner = index[owners_picked]
+        else:  # (``documents`` reads only how many)
+            owner = owners_picked
         parts = len(offsets[0])
         dates = self.slot_trunc[picked] if parts else None
         layout, fills = [], []
@@ -592,17 +613,17 @@ class DenseGroups:
                 values = values.astype("<i4")
             elif spec.name == "$sum":
                 layout.append((name, groupbson.DOUBLE))
-                values = state["total"][:n][picked].astype("<f8")
+                values = np.asarray(state["total"][:n][picked], "<f8")
             elif spec.name == "$avg":
                 layout.append((name, groupbson.DOUBLE))
-                values = (state["total"][:n][picked] / state["count"][:n][picked]).astype("<f8")
+                values = np.asarray(state["total"][:n][picked] / state["count"][:n][picked], "<f8")
             elif spec.field == tf:  # (time-valued accumulators do not reach NumPy totals today)
                 return None
             else:
                 layout.append((name, groupbson.DOUBLE))
-                values = state["value"][:n][picked].astype("<f8")
+                values = np.asarray(state["value"][:n][picked], "<f8")
             fills.append(values)
-        tail, places = groupbson.tail_layout(layout)
+        tail, places = groupbson.tail_layout(tuple(layout))
         return groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), parts), owner,
                                    dates, tail, [(at, width, values) for (at, width), values
                                                  in zip(places, fills, strict=True)])
@@ -661,7 +682,7 @@ class DenseGroups:
         date, ordered by its ms) or fixed per meta (ranked by the generic sort key)."""
         templates = self._ids.templates
         owners = self.slot_owner
-        if self._generic_keys or not len(owners) or None in map(templates.get, np.unique(owners).tolist()):
+        if self._generic_keys or not len(owners) or None in map(templates.get, _distinct(owners)[0].tolist()):
             return None
         columns = []
         for path, direction in spec.items():
@@ -682,6 +703,8 @@ class DenseGroups:
                 columns.append(column if direction == 1 else -column)
             else:
                 columns.append(self._meta_ranks(path, direction)[owners])
+        if len(columns) == 1:  # (one key: the stable argsort lexsort would make)
+            return columns[0].argsort(kind="stable")
         return np.lexsort(columns[::-1]) if columns else np.arange(len(owners))
 
     def _meta_ranks(self, path: str, direction: int) -> np.ndarray:
@@ -725,10 +748,9 @@ class DenseGroups:
         """An upper bound of the BSON size of every output document: per meta template, its ``_id``
         element (``_element``; a time part substituted keeps the size: a date for a date) with 8-byte
         values (doubles, dates, or a ``$count`` as a long)."""
-        names = [name.encode() for name, _ in self.group.fields]
-        if any(b"\x00" in name for name in names):
-            return None  # BSON cannot hold the name: let the generic sort say
-        values = sum(1 + len(name) + 1 + 8 for name in names)
+        values = _value_bytes(self.group.fields)
+        if values is None:
+            return None  # BSON cannot hold a name: let the generic sort say
         owners = list(self._ids.templates)
         if self._ids.bare_trunc:  # every _id a date: one size (one meta's template, not one per meta)
             owners = owners[:1] if all(t is not None for t in self._ids.templates.values()) else []
@@ -783,7 +805,7 @@ def _distinct(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct values of ``owners`` ascending, the first position of each), as ``np.unique`` with
     ``return_index`` gives them: by one comparison when they are all one meta's (most batches of a
     one-series query, or every batch of a ``_id`` reading no meta), else by one stable sort."""
-    if not len(owners) or not (owners != owners[0]).any():
+    if not len(owners) or not np.count_nonzero(owners != owners[0]):
         return owners[:1], np.zeros(len(owners[:1]), dtype=np.int64)
     order = owners.argsort(kind="stable")
     ordered = owners[order]
@@ -791,6 +813,25 @@ def _distinct(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     heads[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=heads[1:])
     return ordered[heads], order[heads]
+
+
+# ``_value_bytes`` by the id of a group's accumulator list (the planner's, shared by the queries of a
+# shape), with the list itself (its id is its own only while it lives): cleared when full
+_VALUE_BYTES: dict[int, tuple[Any, int | None]] = {}
+
+
+def _value_bytes(fields: list[Any]) -> int | None:
+    """The bytes of the accumulator elements of a document with 8-byte values (type, name, NUL, value);
+    None when a name holds a NUL."""
+    found = _VALUE_BYTES.get(id(fields))
+    if found is not None and found[0] is fields:
+        return found[1]
+    names = [name.encode() for name, _ in fields]
+    value = None if any(b"\x00" in name for name in names) else sum(1 + len(name) + 1 + 8 for name in names)
+    if len(_VALUE_BYTES) >= _TEMPLATES_MAX:
+        _VALUE_BYTES.clear()
+    _VALUE_BYTES[id(fields)] = (fields, value)
+    return value
 
 
 def _shown(idv: Any) -> Any:

@@ -56,7 +56,7 @@ def test_documents_are_the_dicts_encoded(case):
     heads = [groupbson.element(idv) for idv in templates]
     offsets = [groupbson.date_offsets(head, idv, parts, bare) for head, idv in zip(heads, templates, strict=True)]
     timed = bare or bool(parts)
-    tail, places = groupbson.tail_layout(fields)
+    tail, places = groupbson.tail_layout(tuple(fields))
     fills = [(at, width, np.asarray(column, dtype=_KINDS[kind][0]))
              for (at, width), (_, kind), column in zip(places, fields, values, strict=True)]
     run = groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), -1),

@@ -61,9 +61,31 @@ def _batches(draw):
     return out
 
 
+@st.composite
+def _distinct_batches(draw):
+    """As ``_batches``, each batch's tokens distinct (no key repeats within a batch: every token of a
+    batch is a new group or a known one), several batches (keys known from earlier ones)."""
+    out = []
+    for _ in range(draw(st.integers(1, 4))):
+        tokens = draw(st.lists(st.tuples(st.integers(0, len(METAS) - 1), st.integers(0, 6)), min_size=1,
+                               max_size=25, unique=True))
+        out.append([(owner, minute, draw(st.integers(0, 59))) for owner, minute in tokens])
+    return out
+
+
 @settings(max_examples=300, deadline=None)
 @given(shape=st.sampled_from(sorted(IDS)), batches=_batches(), limit=st.integers(1, 40))
 def test_slots_are_the_first_seen_generic_keys(shape, batches, limit):
+    _check_slots(shape, batches, limit)
+
+
+@settings(max_examples=300, deadline=None)
+@given(shape=st.sampled_from(sorted(IDS)), batches=_distinct_batches(), limit=st.integers(1, 40))
+def test_slots_of_distinct_tokens_are_the_first_seen_generic_keys(shape, batches, limit):
+    _check_slots(shape, batches, limit)
+
+
+def _check_slots(shape, batches, limit):
     plan = _plan(IDS[shape])
     timed = plan.unit_ms is not None
     ctx = PipelineContext()
