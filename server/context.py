@@ -409,8 +409,9 @@ class CommandContext:
         operation bound so that the work's long loops can be interrupted (``tidemark.query.interrupt``)
         and share the CPU fairly with other operations' (``run_in_pool``)."""
         self.check_deadline()
-        call = functools.partial(fn, *args, **kwargs) if args or kwargs else fn
-        return await run_in_pool(self.server, self.op, call)
+        if kwargs:
+            return await run_in_pool(self.server, self.op, functools.partial(fn, *args, **kwargs))
+        return await run_in_pool(self.server, self.op, fn, *args)  # (the pool thread binds the arguments)
 
     async def run_heavy(self, fn: Callable[..., T], *args: Any, offload_bytes: int = LARGE_REQUEST_BYTES) -> T:
         """``fn(*args)`` — parsing or decoding the request's own content — inline for an ordinary

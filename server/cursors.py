@@ -295,7 +295,10 @@ class CursorRegistry:
         if not cursor.in_use:
             cursor.close()
         lifespan = time.time() - cursor.created
-        self.lifespans[next(name for bound, name in LIFESPANS if lifespan < bound)] += 1
+        for bound, name in LIFESPANS:  # (the last bound is infinite)
+            if lifespan < bound:
+                self.lifespans[name] += 1
+                break
         self._closed_since_release += 1
         return True
 
@@ -454,8 +457,8 @@ class CursorRegistry:
         if exhausted and cursor.tailable and not getattr(cursor.iterator, "finished", False):
             exhausted = False  # a tail ran dry for now: the next getMore looks again
         if exhausted or cursor.killed:
-            self.kill(cursor.id)
-            cursor.close()
+            if not self.kill(cursor.id):  # (kill closes a cursor not in use: not closed twice)
+                cursor.close()  # killed meanwhile, while in use: closed now that its batch is done
             return batch, 0
         return batch, cursor.id
 

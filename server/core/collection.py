@@ -156,13 +156,13 @@ def doc_arg(cmd: dict, field: str, command: str) -> dict | None:
 
 def collation_arg(cmd: dict, command: str, field: str = "collation") -> dict | None:
     """The collation document a command gives (None when absent), validated now like mongod."""
-    from tidemark.query.collation import parse_collation
-
-    if field not in cmd:
+    if field not in cmd:  # (most commands: no import statement run, no parse)
         return None
     raw = cmd[field]
     if isinstance(raw, dict) and not raw:
         return None  # an empty collation document means "not given" on operations, as in mongod
+    from tidemark.query.collation import parse_collation
+
     parse_collation(raw, f"{command}.{field}")
     return raw
 
