@@ -1,0 +1,181 @@
+"""A read's filter plan is built once per shape and bound to each query's values (``filters.derive``'s
+binders, ``rowfilter.plan``'s templates, memoized by ``filters.shape_key``): a plan bound from a cached
+shape is the plan derived from scratch with the memos empty — bucket filter (MQL, ``_id`` range,
+exactness, explain's form, index filter, the predicate on real buckets), the buckets index plan, the
+column filter — and no value of one query of a shape reaches another of the same shape."""
+
+import datetime as dt
+import math
+import random
+
+import pytest
+from bson import encode
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
+from bson.objectid import ObjectId
+from bson.regex import Regex
+from harness.timeseries import Engine
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tidemark.query.collation import parse_collation
+from tidemark.query.match import parse_filter
+from tidemark.timeseries import filters, rowfilter
+from tidemark.timeseries.filters import Ineligible, derive, shape_key
+from tidemark.timeseries.stored import document_bucket
+from tidemark.timeseries.view import choose_index
+
+T0 = dt.datetime(2024, 1, 1)
+CI = parse_collation({"locale": "en", "strength": 2})
+
+
+def _buckets():
+    rng = random.Random(5)
+    engine = Engine(params={"timeseriesBucketMaxCount": 20})
+    docs = []
+    for _ in range(600):
+        doc = {"_id": ObjectId(), "t": T0 + dt.timedelta(seconds=rng.randrange(0, 6 * 3600)),
+               "m": rng.choice([{"site": rng.choice("abc"), "id": rng.randrange(4)}, "x", 3, None])}
+        if doc["m"] is None:
+            del doc["m"]
+        if rng.random() < 0.9:
+            doc["v"] = rng.choice([rng.randrange(100), rng.random() * 100, "s", math.nan, T0])
+        if rng.random() < 0.4:
+            doc["s"] = rng.choice(["x", "Y", "z", 4])
+        docs.append(doc)
+    engine.put_many(docs)
+    return [document_bucket(b) for b in engine.documents()]
+
+
+BUCKETS = _buckets()
+INDEXES = [
+    {"name": "m_1_t_1", "key": {"meta": 1, "control.min.t": 1, "control.max.t": 1}},
+    {"name": "site_1_t_-1", "key": {"meta.site": 1, "control.max.t": -1, "control.min.t": -1}},
+]
+
+# values of every BSON kind the derivation tells apart (dates, numbers with NaN and infinities, strings,
+# null, documents, arrays, regexes, MinKey/MaxKey...)
+VALUES = st.one_of(
+    st.integers(0, 6 * 3600).map(lambda s: T0 + dt.timedelta(seconds=s, milliseconds=s % 7)),
+    st.integers(-5, 120), st.integers(-2**63, 2**63 - 1).map(Int64),
+    st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["a", "b", "x", "Y", "s", ""]),
+    st.none(), st.just({"site": "a", "id": 1}), st.just({"$x": 1}), st.just([1, 2]),
+    st.just(Regex("^a")), st.sampled_from([MinKey(), MaxKey(), Decimal128("1.5"), Decimal128("NaN"), True]),
+)
+PATHS = ["t", "v", "s", "m", "m.site", "m.id", "v.w"]
+OPS = ["$eq", "$gt", "$gte", "$lt", "$lte", "$ne"]
+LEAF = st.one_of(
+    st.tuples(st.just("cmp"), st.sampled_from(PATHS), st.sampled_from(OPS)),
+    st.tuples(st.just("in"), st.sampled_from(PATHS), st.integers(1, 3)),
+    st.tuples(st.just("not"), st.sampled_from(PATHS), st.sampled_from(["$gt", "$lt", "$eq"])),
+    st.tuples(st.just("exists"), st.sampled_from(PATHS), st.just(1)),
+)
+SHAPES = st.recursive(st.lists(LEAF, min_size=1, max_size=4).map(lambda leaves: ("$and", leaves)),
+                      lambda inner: st.tuples(st.sampled_from(["$and", "$or"]),
+                                              st.lists(st.one_of(LEAF, inner), min_size=1, max_size=3)),
+                      max_leaves=3)
+
+
+def _count(shape):
+    """How many values a filter of ``shape`` takes."""
+    if shape[0] in ("$and", "$or"):
+        return sum(_count(part) for part in shape[1])
+    return shape[2] if shape[0] == "in" else 0 if shape[0] == "exists" else 1
+
+
+def _filter(shape, values):
+    """The filter document of ``shape`` with ``values`` (an iterator, taken in order)."""
+    if shape[0] in ("$and", "$or"):
+        return {shape[0]: [_filter(part, values) for part in shape[1]]}
+    kind, path, arg = shape
+    if kind == "cmp":
+        return {path: {arg: next(values)}}
+    if kind == "in":
+        return {path: {"$in": [next(values) for _ in range(arg)]}}
+    if kind == "not":
+        return {path: {"$not": {arg: next(values)}}}
+    return {path: {"$exists": True}}
+
+
+def _parsed(shape, values):
+    try:
+        return parse_filter(_filter(shape, iter(values)))
+    except Exception:  # a value the parse refuses ($not of a regex operand...): no query
+        return None
+
+
+def _derived(node, **kwargs):
+    """Everything a read plans of ``node``, comparable (BSON bytes for documents: NaN equal to NaN)."""
+    try:
+        bfilter = derive(node, "t", "m", 3600, **kwargs)
+    except Ineligible as refused:
+        return ("refused", refused.reason, encode({"p": refused.predicate}))
+    plan = choose_index(INDEXES, bfilter, None, "t", "m")
+    predicate = bfilter.predicate
+    column = rowfilter.plan(node, "t", "m")
+    return (encode({"mql": bfilter.mql}), bfilter.lo_s, bfilter.hi_s, bfilter.exact, bfilter.collation,
+            encode({"shown": bfilter.shown}), encode({"ix": bfilter.index_filter() or {}}),
+            None if predicate is None else [predicate(b) for b in BUCKETS],
+            None if predicate is None else [b.id for b in filters.kept(predicate, BUCKETS)],
+            None if plan is None else (plan.index["name"], [(i.lo, i.hi, i.lo_incl, i.hi_incl)
+                                                            for i in plan.intervals], dict(plan.bounds_desc)),
+            None if column is None else (column.terms, column.complete, column.explain()))
+
+
+def _clear():
+    filters._SHAPES.clear()
+    rowfilter._TEMPLATES.clear()
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=SHAPES, data=st.data(),
+       options=st.sampled_from([{}, {"collation": CI}, {"refuse_ineligible": True},
+                                {"assume_no_mixed_schema": True}, {"control_collation": CI}]))
+def test_a_plan_bound_from_a_cached_shape_is_the_plan_derived_from_scratch(shape, data, options):
+    n = _count(shape)
+    first = _parsed(shape, data.draw(st.lists(VALUES, min_size=n, max_size=n), "first"))
+    second = _parsed(shape, data.draw(st.lists(VALUES, min_size=n, max_size=n), "second"))
+    if first is None or second is None:
+        return
+    _clear()
+    _derived(first, **options)  # the shape built from the first query's node
+    bound = _derived(second, **options)  # the second query's values bound to it
+    _clear()
+    fresh = _derived(second, **options)
+    assert bound == fresh
+    if shape_key(first) == shape_key(second):
+        assert len(filters._SHAPES) == 1  # (the second query did bind the first's shape)
+
+
+def test_queries_of_one_shape_share_a_binder_and_keep_their_own_values():
+    _clear()
+    plans = []
+    for start in (1, 3):
+        lo = T0 + dt.timedelta(hours=start)
+        node = parse_filter({"t": {"$gte": lo, "$lt": lo + dt.timedelta(hours=1)}, "m.site": {"$in": [f"s{start}"]},
+                             "v": {"$gt": start}})
+        plans.append((derive(node, "t", "m", 3600), rowfilter.plan(node, "t", "m")))
+    assert len(filters._SHAPES) == 1 and len(rowfilter._TEMPLATES) == 1
+    (first, first_columns), (second, second_columns) = plans
+    assert first.lo_s == date_ms_s(T0 + dt.timedelta(hours=0)) and second.lo_s == date_ms_s(T0 + dt.timedelta(hours=2))
+    assert {"meta.site": {"$in": ["s1"]}} in first.mql["$and"]
+    assert {"meta.site": {"$in": ["s3"]}} in second.mql["$and"]
+    assert [t.operands[0].value for t in first_columns.terms][-1] == 1
+    assert [t.operands[0].value for t in second_columns.terms][-1] == 3
+
+
+def date_ms_s(value):
+    return int((value - dt.datetime(1970, 1, 1)).total_seconds())
+
+
+@pytest.mark.parametrize("flt", [{"t": {"$gte": "x"}}, {"v": None}, {"m.site": {"$in": [Regex("^a"), "b"]}}])
+def test_a_value_that_changes_the_derivation_is_read_at_each_bind(flt):
+    _clear()
+    first = derive(parse_filter({k: v for k, v in {"t": {"$gte": T0}, "v": 1, "m.site": {"$in": ["a", "b"]}}.items()
+                                 if k in flt}), "t", "m", 3600)
+    second = derive(parse_filter(flt), "t", "m", 3600)
+    _clear()
+    assert encode({"a": second.mql}) == encode({"a": derive(parse_filter(flt), "t", "m", 3600).mql})
+    assert first.mql != second.mql
