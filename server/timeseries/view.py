@@ -21,8 +21,11 @@ from tidemark.query import interrupt
 from tidemark.query import plan as planner
 from tidemark.query.collation import parse_collation
 from tidemark.query.collation import same as same_collation
+from tidemark.query.index_bounds import extract_bounds
+from tidemark.query.index_kinds import is_special
 from tidemark.query.match import And, compile_node
 from tidemark.query.parsed_match import parsed
+from tidemark.query.plan_special import mentions_special
 from tidemark.timeseries import columnar, groupbatch, lastpoint, newest_order, rowfilter, scan
 from tidemark.timeseries.bucketdoc import time_bound_paths
 from tidemark.timeseries.deps import leading_matches, needed_fields
@@ -218,7 +221,7 @@ def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, s
     if info is None or info.ns != ns:
         with server.engine.read() as r:
             info = r.get_collection(ns)
-    indexes = list(info.indexes) if info is not None else []
+    indexes = info.indexes if info is not None else ()
     plan = _choose_index(indexes, bfilter, ixfilter, hint, spec.time_field, spec.meta_field)
     if plan is not None and plan.index is not None:
         server.index_usage.record(info, [plan.index["name"]])
@@ -230,24 +233,57 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
     """An IXSCAN plan over a buckets index whose leading field the bucket filter bounds (or the hinted
     one: index name or *user* key pattern; unknown or hidden -> 2 BadValue), else None (scan the
     clustered ``_id`` range)."""
-    return _choose_index(indexes, bfilter, bfilter.index_filter(), hint, time_field, meta_field)
+    return _choose_index(tuple(indexes), bfilter, bfilter.index_filter(), hint, time_field, meta_field)
 
 
-def _choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, ixfilter: dict[str, Any] | None, hint: Any,
-                  time_field: str, meta_field: str | None) -> Any:
+# The index a read's bounds choose (``planner.best_index``), by (the indexes' tuple — the catalog
+# shares one per catalog version —, which paths the bounds bound and whether with points): made once
+# per such shape, the intervals bound to each read's values (``planner.plan_for``). An entry keeps
+# its indexes, so an id is never taken for another tuple's; ``_CHOSEN_OF_VALUES``: the indexes' choice
+# reads the values (a partial, special or collated index), made for each read. Cleared when full.
+_CHOSEN: dict[tuple[Any, ...], tuple[tuple[dict[str, Any], ...], Any]] = {}
+_CHOSEN_MAX = 256
+_CHOSEN_OF_VALUES = object()
+
+
+def _choose_index(indexes: tuple[dict[str, Any], ...], bfilter: BucketFilter, ixfilter: dict[str, Any] | None,
+                  hint: Any, time_field: str, meta_field: str | None) -> Any:
     """``choose_index`` given the bucket filter's ``index_filter()`` (worked out once per read)."""
     hinted = hint is not None and hint != {} and hint != ""
     scalar = time_bound_paths(time_field)  # a time window bounds them on both sides
     if hinted:
-        name = translate_hint(hint, indexes, time_field, meta_field)
+        name = translate_hint(hint, list(indexes), time_field, meta_field)
         if isinstance(name, dict):  # {$natural: ±1}: the clustered scan
             return None
-        return planner.choose_plan(indexes, ixfilter or {}, None, name, collation=bfilter.collation,
+        return planner.choose_plan(list(indexes), ixfilter or {}, None, name, collation=bfilter.collation,
                                    scalar_paths=scalar)
     if ixfilter is None or not indexes:
         return None
-    plan = planner.choose_plan(indexes, ixfilter, None, None, collation=bfilter.collation, scalar_paths=scalar)
-    return plan if plan.kind == "IXSCAN" and plan.index is not None else None
+    bounds = extract_bounds(ixfilter)
+    chosen: Any = _CHOSEN_OF_VALUES
+    if bfilter.collation is None and "$or" not in ixfilter and not mentions_special(ixfilter):
+        key = (id(indexes), *[(path, b.points is not None) for path, b in bounds.items()])
+        entry = _CHOSEN.get(key)
+        if entry is not None and entry[0] is indexes:
+            chosen = entry[1]
+        else:
+            chosen = planner.best_index(indexes, ixfilter, bounds, None) if _choice_of_shape(indexes) \
+                else _CHOSEN_OF_VALUES
+            if len(_CHOSEN) >= _CHOSEN_MAX:
+                _CHOSEN.clear()
+            _CHOSEN[key] = (indexes, chosen)
+    if chosen is _CHOSEN_OF_VALUES:
+        plan = planner.choose_plan(list(indexes), ixfilter, None, None, collation=bfilter.collation,
+                                   scalar_paths=scalar)
+        return plan if plan.kind == "IXSCAN" and plan.index is not None else None
+    return None if chosen is None else planner.plan_for(chosen, bounds, None, True, None, scalar)
+
+
+def _choice_of_shape(indexes: tuple[dict[str, Any], ...]) -> bool:
+    """``planner.best_index`` over ``indexes`` reads only which paths a read bounds and whether with
+    points (no partial, special or collated index: see there), and no fallback plan can follow it."""
+    return not any("partialFilterExpression" in spec or "collation" in spec or is_special(spec["key"])
+                   for spec in indexes)
 
 
 def _measurements(buckets: Iterator[list[Any]], spec: Any, event_filter: EventFilter | None, fields: set[str] | None,

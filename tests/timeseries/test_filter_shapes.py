@@ -1,5 +1,6 @@
 """A read's filter plan is built once per shape and bound to each query's values (``filters.derive``'s
-binders, ``rowfilter.plan``'s templates, memoized by ``filters.shape_key``): a plan bound from a cached
+binders, ``rowfilter.plan``'s templates, memoized by ``filters.shape_key``; the buckets index a read's
+bounds choose, ``view._CHOSEN``): a plan bound from a cached
 shape is the plan derived from scratch with the memos empty — bucket filter (MQL, ``_id`` range,
 exactness, explain's form, index filter, the predicate on real buckets), the buckets index plan, the
 column filter — and no value of one query of a shape reaches another of the same shape."""
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 
 from tidemark.query.collation import parse_collation
 from tidemark.query.match import parse_filter
-from tidemark.timeseries import filters, rowfilter
+from tidemark.timeseries import filters, rowfilter, view
 from tidemark.timeseries.filters import Ineligible, derive, shape_key
 from tidemark.timeseries.stored import document_bucket
 from tidemark.timeseries.view import choose_index
@@ -50,10 +51,14 @@ def _buckets():
 
 
 BUCKETS = _buckets()
-INDEXES = [
+INDEXES = (
     {"name": "m_1_t_1", "key": {"meta": 1, "control.min.t": 1, "control.max.t": 1}},
     {"name": "site_1_t_-1", "key": {"meta.site": 1, "control.max.t": -1, "control.min.t": -1}},
-]
+    {"name": "id_1", "key": {"meta.id": 1}},
+)
+# a partial index: the choice reads the values (made for each read)
+PARTIAL = (*INDEXES, {"name": "site_partial", "key": {"meta.site": 1, "meta.id": 1},
+                      "partialFilterExpression": {"meta.id": {"$gt": 1}}})
 
 # values of every BSON kind the derivation tells apart (dates, numbers with NaN and infinities, strings,
 # null, documents, arrays, regexes, MinKey/MaxKey...)
@@ -106,13 +111,14 @@ def _parsed(shape, values):
         return None
 
 
-def _derived(node, **kwargs):
+def _derived(node, indexes=INDEXES, **kwargs):
     """Everything a read plans of ``node``, comparable (BSON bytes for documents: NaN equal to NaN)."""
     try:
         bfilter = derive(node, "t", "m", 3600, **kwargs)
     except Ineligible as refused:
         return ("refused", refused.reason, encode({"p": refused.predicate}))
-    plan = choose_index(INDEXES, bfilter, None, "t", "m")
+    plan = view._choose_index(indexes, bfilter, bfilter.index_filter(), None, "t", "m")
+    assert (plan is None) == (choose_index(list(indexes), bfilter, None, "t", "m") is None)
     predicate = bfilter.predicate
     column = rowfilter.plan(node, "t", "m")
     return (encode({"mql": bfilter.mql}), bfilter.lo_s, bfilter.hi_s, bfilter.exact, bfilter.collation,
@@ -127,12 +133,14 @@ def _derived(node, **kwargs):
 def _clear():
     filters._SHAPES.clear()
     rowfilter._TEMPLATES.clear()
+    view._CHOSEN.clear()
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shape=SHAPES, data=st.data(),
        options=st.sampled_from([{}, {"collation": CI}, {"refuse_ineligible": True},
-                                {"assume_no_mixed_schema": True}, {"control_collation": CI}]))
+                                {"assume_no_mixed_schema": True}, {"control_collation": CI},
+                                {"indexes": PARTIAL}]))
 def test_a_plan_bound_from_a_cached_shape_is_the_plan_derived_from_scratch(shape, data, options):
     n = _count(shape)
     first = _parsed(shape, data.draw(st.lists(VALUES, min_size=n, max_size=n), "first"))
@@ -147,6 +155,27 @@ def test_a_plan_bound_from_a_cached_shape_is_the_plan_derived_from_scratch(shape
     assert bound == fresh
     if shape_key(first) == shape_key(second):
         assert len(filters._SHAPES) == 1  # (the second query did bind the first's shape)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shapes=st.lists(SHAPES, min_size=1, max_size=3), data=st.data(),
+       indexes=st.sampled_from([INDEXES, PARTIAL]))
+def test_a_sequence_of_reads_plans_each_as_from_scratch(shapes, data, indexes):
+    # reads of several shapes, each shape several times, planned one after the other with the memos
+    # warm: each plan is the one made with the memos empty
+    nodes = []
+    for shape in shapes * 2:
+        n = _count(shape)
+        node = _parsed(shape, data.draw(st.lists(VALUES, min_size=n, max_size=n)))
+        if node is not None:
+            nodes.append(node)
+    data.draw(st.randoms()).shuffle(nodes)
+    fresh = []
+    for node in nodes:
+        _clear()
+        fresh.append(_derived(node, indexes))
+    _clear()
+    assert [_derived(node, indexes) for node in nodes] == fresh
 
 
 def test_queries_of_one_shape_share_a_binder_and_keep_their_own_values():
@@ -179,3 +208,14 @@ def test_a_value_that_changes_the_derivation_is_read_at_each_bind(flt):
     _clear()
     assert encode({"a": second.mql}) == encode({"a": derive(parse_filter(flt), "t", "m", 3600).mql})
     assert first.mql != second.mql
+
+
+def test_the_index_chosen_follows_which_bounds_are_points():
+    # the same paths bounded, points on one or the other: each read its own index (the memo of the
+    # choice keys on whether each bound is points)
+    _clear()
+    site = {"m.site": "a", "m.id": {"$gt": 1}}
+    ident = {"m.site": {"$gt": "a"}, "m.id": 1}
+    chosen = [view._choose_index(INDEXES, bf, bf.index_filter(), None, "t", "m").index["name"]
+              for bf in (derive(parse_filter(f), "t", "m", 3600) for f in (site, ident, site))]
+    assert chosen == ["site_1_t_-1", "id_1", "site_1_t_-1"]
