@@ -127,15 +127,44 @@ class BucketFilter:
         return out or None
 
 
-# A filter's bucket-filter derivation is built once per shape and bound to each query's values:
-# ``Binder``: a node of the shape -> its part (mql, predicate, lo_s, hi_s, exact, shown_of) or None (no
-# bound: keep every bucket). A binder reads every value from the node it is given, never from the node
-# its shape was first seen with (it holds none: ``_Deriver.template``).
+# A read's filter is planned once per shape and bound to each query's values. ``FilterShape``: what
+# a shape fixes (``shape_of``); ``Binder``: a node of the shape -> its bucket-filter part (mql,
+# predicate, lo_s, hi_s, exact, shown_of) or None (no bound: keep every bucket). A binder reads every
+# value from the node it is given, never from the node its shape was first seen with (it holds none:
+# ``_Deriver.template``).
 Binder = Callable[[Any], "tuple[Any, ...] | None"]
-# binders by (``shape_key``, the derivation's parameters): shared by every thread, never mutated;
-# cleared when full
-_SHAPES: dict[tuple[Any, ...], Binder] = {}
 _SHAPES_MAX = 256
+_BINDERS_MAX = 16  # derivation parameter sets per shape (collations, policies); cleared when full
+
+
+class FilterShape:
+    """What a filter's shape (``shape_key``) fixes on a collection's time and meta fields, made once
+    per shape (``shape_of``) and shared by every read of it (any thread): the bucket-filter binder per
+    set of derivation parameters (``binders``), the column filter's template (``rowfilter``,
+    ``columns``) and the columnar ``$group``'s condition template (``columnar``, ``conditions``). Each
+    part is made the first time a read asks for it and stored whole; none changes after."""
+
+    __slots__ = ("binders", "columns", "conditions")
+
+    def __init__(self) -> None:
+        self.binders: dict[tuple[Any, ...], Binder] = {}
+        self.columns: Any = None
+        self.conditions: Any = None
+
+
+# ``FilterShape``s by (``shape_key``, time field, meta field); cleared when full
+_SHAPES: dict[tuple[Any, ...], FilterShape] = {}
+
+
+def shape_of(node: Node, time_field: str, meta_field: str | None) -> FilterShape:
+    """The ``FilterShape`` of ``node`` on these fields (made when first seen)."""
+    key = (shape_key(node), time_field, meta_field)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        shape = _SHAPES[key] = FilterShape()
+    return shape
 
 
 def shape_key(node: Node) -> tuple[Any, ...]:
@@ -169,23 +198,26 @@ class Ineligible(Exception):
 
 def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: int, *,
            collation: Any = None, control_collation: Any = None, refuse_ineligible: bool = False,
-           assume_no_mixed_schema: bool = False) -> BucketFilter:
+           assume_no_mixed_schema: bool = False, shape: FilterShape | None = None) -> BucketFilter:
     """The bucket filter of a parsed user filter (see the module); ``collation``: the operation's
     effective collation (``collation.Collation``, None = simple); ``control_collation``: the
     collection's default, which orders the strings of control min/max. ``refuse_ineligible``: raise
     ``Ineligible`` where mongod's IneligiblePredicatePolicy::kError does, instead of keeping every
-    bucket; ``assume_no_mixed_schema``: no guard for buckets whose min and max are of two types."""
+    bucket; ``assume_no_mixed_schema``: no guard for buckets whose min and max are of two types.
+    ``shape``: ``shape_of(node, time_field, meta_field)`` when the caller has it. The derivation is the
+    shape's binder (made the first time) bound to ``node``."""
     if node is None or isinstance(node, AlwaysTrue):
         return BucketFilter(collation=collation)
-    key = (shape_key(node), time_field, meta_field, span_s, collation, control_collation, refuse_ineligible,
-           assume_no_mixed_schema)
-    binder = _SHAPES.get(key)
+    if shape is None:
+        shape = shape_of(node, time_field, meta_field)
+    params = (span_s, collation, control_collation, refuse_ineligible, assume_no_mixed_schema)
+    binder = shape.binders.get(params)
     if binder is None:
         binder = _Deriver(time_field, meta_field, span_s, collation, control_collation, refuse_ineligible,
                           assume_no_mixed_schema).template(node)
-        if len(_SHAPES) >= _SHAPES_MAX:
-            _SHAPES.clear()
-        _SHAPES[key] = binder
+        if len(shape.binders) >= _BINDERS_MAX:
+            shape.binders.clear()
+        shape.binders[params] = binder
     part = binder(node)
     if part is None:
         return BucketFilter(collation=collation)
@@ -445,13 +477,14 @@ class _Deriver:
         # scan is bounded on both sides whichever of them the index leads with ({t: -1} leads with
         # control.max: a window's upper bound must reach it, or every later bucket of a series is read).
         earliest_ms, latest_ms = d_ms - self.span_s * 1000, d_ms + self.span_s * 1000
+        # (``_and`` of parts none of which is an ``$and``: written as the one ``$and`` it makes)
         if op == "$eq":
-            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": ms_to_date(earliest_ms)}},
-                        {high: {"$lte": ms_to_date(latest_ms)}}])
+            mql = {"$and": [{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": ms_to_date(earliest_ms)}},
+                            {high: {"$lte": ms_to_date(latest_ms)}}]}
         elif op in ("$gt", "$gte"):
-            mql = _and([{high: {op: value}}, {low: {op: ms_to_date(earliest_ms)}}])
+            mql = {"$and": [{high: {op: value}}, {low: {op: ms_to_date(earliest_ms)}}]}
         else:
-            mql = _and([{low: {op: value}}, {high: {op: ms_to_date(latest_ms)}}])
+            mql = {"$and": [{low: {op: value}}, {high: {op: ms_to_date(latest_ms)}}]}
         span_s = self.span_s
         return (mql, (op, d_ms, earliest_ms, latest_ms), lo, hi,
                 lambda: _shown_time_bounds(low, high, op, value, d_ms, span_s))

@@ -29,7 +29,7 @@ from tidemark.query.plan_special import mentions_special
 from tidemark.timeseries import columnar, groupbatch, lastpoint, newest_order, rowfilter, scan
 from tidemark.timeseries.bucketdoc import time_bound_paths
 from tidemark.timeseries.deps import leading_matches, needed_fields
-from tidemark.timeseries.filters import BucketFilter, derive
+from tidemark.timeseries.filters import BucketFilter, derive, shape_of
 from tidemark.timeseries.indexes import translate_hint
 from tidemark.timeseries.unpack import parse_internal_unpack
 
@@ -59,13 +59,16 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     span = spec.bucket_max_span_seconds or 3600
     # the view carries the collection's default collation: the order of its buckets' control strings
     default = view_doc.get("collation")
+    # what the filter's shape fixes (its bucket filter's binder, column filter and group conditions'
+    # templates), bound to this read's values by each planner below
+    shape = None if node is None else shape_of(node, spec.time_field, spec.meta_field)
     bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation,
-                     control_collation=parse_collation(default) if default else None)
+                     control_collation=parse_collation(default) if default else None, shape=shape)
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
     event_filter = (_event_filter(user_pipeline[0], nodes, collation)
                     if node is not None and not bfilter.exact else None)
     # the part of the event filter decided on whole columns: only the rows it keeps become documents
-    column_filter = rowfilter.plan(node, spec.time_field, spec.meta_field) if event_filter is not None else None
+    column_filter = rowfilter.plan(node, spec.time_field, spec.meta_field, shape) if event_filter is not None else None
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
@@ -82,7 +85,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["measurementsSkipped"] = 0
     predicate = bfilter.predicate
     plain = collation is None  # the special shapes below compare strings binary-wise
-    grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field)
+    grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field, shape)
                if fields is not None and plain else None)
     if grouped is not None:
         info["columnarGroup"] = True

@@ -1,9 +1,9 @@
 """A read's filter plan is built once per shape and bound to each query's values (``filters.derive``'s
-binders, ``rowfilter.plan``'s templates, memoized by ``filters.shape_key``; the buckets index a read's
-bounds choose, ``view._CHOSEN``): a plan bound from a cached
+binders, ``rowfilter.plan``'s and ``columnar.plan``'s templates, on one ``filters.FilterShape`` per
+``filters.shape_key``; the buckets index a read's bounds choose, ``view._CHOSEN``): a plan bound from a cached
 shape is the plan derived from scratch with the memos empty — bucket filter (MQL, ``_id`` range,
 exactness, explain's form, index filter, the predicate on real buckets), the buckets index plan, the
-column filter — and no value of one query of a shape reaches another of the same shape."""
+column filter, the columnar group's row conditions — and no value of one query of a shape reaches another of the same shape."""
 
 import datetime as dt
 import math
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from tidemark.query.collation import parse_collation
 from tidemark.query.match import parse_filter
-from tidemark.timeseries import filters, rowfilter, view
+from tidemark.timeseries import columnar, filters, rowfilter, view
 from tidemark.timeseries.filters import Ineligible, derive, shape_key
 from tidemark.timeseries.stored import document_bucket
 from tidemark.timeseries.view import choose_index
@@ -121,18 +121,22 @@ def _derived(node, indexes=INDEXES, **kwargs):
     assert (plan is None) == (choose_index(list(indexes), bfilter, None, "t", "m") is None)
     predicate = bfilter.predicate
     column = rowfilter.plan(node, "t", "m")
+    group = columnar.plan(node, GROUP, "t", "m")
     return (encode({"mql": bfilter.mql}), bfilter.lo_s, bfilter.hi_s, bfilter.exact, bfilter.collation,
             encode({"shown": bfilter.shown}), encode({"ix": bfilter.index_filter() or {}}),
             None if predicate is None else [predicate(b) for b in BUCKETS],
             None if predicate is None else [b.id for b in filters.kept(predicate, BUCKETS)],
             None if plan is None else (plan.index["name"], [(i.lo, i.hi, i.lo_incl, i.hi_incl)
                                                             for i in plan.intervals], dict(plan.bounds_desc)),
-            None if column is None else (column.terms, column.complete, column.explain()))
+            None if column is None else (column.terms, column.complete, column.explain()),
+            None if group is None else (repr(group.conditions), group.conditions_exact))
+
+
+GROUP = [{"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "v": {"$max": "$v"}}}]
 
 
 def _clear():
     filters._SHAPES.clear()
-    rowfilter._TEMPLATES.clear()
     view._CHOSEN.clear()
 
 
@@ -186,7 +190,7 @@ def test_queries_of_one_shape_share_a_binder_and_keep_their_own_values():
         node = parse_filter({"t": {"$gte": lo, "$lt": lo + dt.timedelta(hours=1)}, "m.site": {"$in": [f"s{start}"]},
                              "v": {"$gt": start}})
         plans.append((derive(node, "t", "m", 3600), rowfilter.plan(node, "t", "m")))
-    assert len(filters._SHAPES) == 1 and len(rowfilter._TEMPLATES) == 1
+    assert len(filters._SHAPES) == 1
     (first, first_columns), (second, second_columns) = plans
     assert first.lo_s == date_ms_s(T0 + dt.timedelta(hours=0)) and second.lo_s == date_ms_s(T0 + dt.timedelta(hours=2))
     assert {"meta.site": {"$in": ["s1"]}} in first.mql["$and"]
