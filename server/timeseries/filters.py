@@ -168,8 +168,10 @@ def shape_of(node: Node, time_field: str, meta_field: str | None) -> FilterShape
 
 
 def shape_key(node: Node) -> tuple[Any, ...]:
-    """What the derivation of ``node`` decides from its structure alone: node kinds, paths and
-    comparison operators, never a value (``$in`` members, operands, regexes are read by the binder)."""
+    """What the plans of ``node`` decide from its structure alone: node kinds, paths, operators and
+    the structure under an ``$elemMatch`` (which paths are the meta's, whether a part has an MQL form,
+    ``render``, read it), never a value (``$in`` members, operands, regexes, regions are read by the
+    binders)."""
     kind = type(node)
     if kind is And or kind is Or or kind is Nor:
         return (kind, *[shape_key(child) for child in cast(Any, node).children])
@@ -177,7 +179,10 @@ def shape_key(node: Node) -> tuple[Any, ...]:
         return (kind, shape_key(cast(Not, node).child))
     if kind is Cmp:
         return (kind, cast(Cmp, node).path, cast(Cmp, node).op)
-    return (kind, getattr(node, "path", None))
+    if kind is ElemMatch:
+        elem = cast(ElemMatch, node)
+        return (kind, elem.path, elem.value_form, shape_key(elem.child))
+    return (kind, getattr(node, "path", None), getattr(node, "op", None))
 
 
 def _none(node: Node) -> None:

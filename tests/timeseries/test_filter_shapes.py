@@ -76,6 +76,9 @@ LEAF = st.one_of(
     st.tuples(st.just("in"), st.sampled_from(PATHS), st.integers(1, 3)),
     st.tuples(st.just("not"), st.sampled_from(PATHS), st.sampled_from(["$gt", "$lt", "$eq"])),
     st.tuples(st.just("exists"), st.sampled_from(PATHS), st.just(1)),
+    # a document $elemMatch: whether its parts are the meta's is read under it (a sub-path named as
+    # the meta field, or not)
+    st.tuples(st.just("elem"), st.sampled_from(PATHS), st.sampled_from(["m", "x", "m.site"])),
 )
 SHAPES = st.recursive(st.lists(LEAF, min_size=1, max_size=4).map(lambda leaves: ("$and", leaves)),
                       lambda inner: st.tuples(st.sampled_from(["$and", "$or"]),
@@ -101,6 +104,8 @@ def _filter(shape, values):
         return {path: {"$in": [next(values) for _ in range(arg)]}}
     if kind == "not":
         return {path: {"$not": {arg: next(values)}}}
+    if kind == "elem":
+        return {path: {"$elemMatch": {arg: next(values)}}}
     return {path: {"$exists": True}}
 
 
@@ -223,3 +228,19 @@ def test_the_index_chosen_follows_which_bounds_are_points():
     chosen = [view._choose_index(INDEXES, bf, bf.index_filter(), None, "t", "m").index["name"]
               for bf in (derive(parse_filter(f), "t", "m", 3600) for f in (site, ident, site))]
     assert chosen == ["site_1_t_-1", "id_1", "site_1_t_-1"]
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ({"v": {"$elemMatch": {"m": 1}}}, {"v": {"$elemMatch": {"x": 1}}}),
+    ({"m.a": {"$elemMatch": {"$gt": 1}}}, {"m.a": {"$elemMatch": {"x": 1}}}),
+    ({"m.a": {"$geoWithin": {"$center": [[0, 0], 1]}}}, {"m.a": {"$geoIntersects": {"$geometry": {
+        "type": "Point", "coordinates": [0, 0]}}}}),
+])
+def test_filters_whose_parts_differ_under_one_path_are_shapes_of_their_own(first, second):
+    # what sits under an $elemMatch (its sub-paths: the meta's or not) and a geo operator are part
+    # of the shape: planned after the first, the second is planned as from scratch
+    _clear()
+    fresh = _derived(parse_filter(second))
+    _clear()
+    _derived(parse_filter(first))
+    assert _derived(parse_filter(second)) == fresh
