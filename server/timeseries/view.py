@@ -241,12 +241,12 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
 
 # The index a read's bounds choose (``planner.best_index``), by (the indexes' tuple — the catalog
 # shares one per catalog version —, which paths the bounds bound and whether with points): made once
-# per such shape, the intervals bound to each read's values (``planner.plan_for``). An entry keeps
-# its indexes, so an id is never taken for another tuple's; ``_CHOSEN_OF_VALUES``: the indexes' choice
-# reads the values (a partial, special or collated index), made for each read. Cleared when full.
-_CHOSEN: dict[tuple[Any, ...], tuple[tuple[dict[str, Any], ...], Any]] = {}
+# per such shape, the intervals bound to each read's values (``planner.plan_for``). Under the
+# indexes' id alone: whether their choice reads only that (``_choice_of_shape``; else — a partial,
+# special or collated index — it is made for each read, as ``planner.choose_plan`` makes it). An
+# entry keeps its indexes, so an id is never taken for another tuple's. Cleared when full.
+_CHOSEN: dict[Any, tuple[tuple[dict[str, Any], ...], Any]] = {}
 _CHOSEN_MAX = 256
-_CHOSEN_OF_VALUES = object()
 
 
 def _choose_index(indexes: tuple[dict[str, Any], ...], bfilter: BucketFilter, ixfilter: dict[str, Any] | None,
@@ -262,24 +262,26 @@ def _choose_index(indexes: tuple[dict[str, Any], ...], bfilter: BucketFilter, ix
                                    scalar_paths=scalar)
     if ixfilter is None or not indexes:
         return None
-    bounds = extract_bounds(ixfilter)
-    chosen: Any = _CHOSEN_OF_VALUES
-    if bfilter.collation is None and "$or" not in ixfilter and not mentions_special(ixfilter):
+    if bfilter.collation is None and "$or" not in ixfilter and _remembered(id(indexes), indexes, _choice_of_shape) \
+            and not mentions_special(ixfilter):
+        bounds = extract_bounds(ixfilter)
         key = (id(indexes), *[(path, b.points is not None) for path, b in bounds.items()])
-        entry = _CHOSEN.get(key)
-        if entry is not None and entry[0] is indexes:
-            chosen = entry[1]
-        else:
-            chosen = planner.best_index(indexes, ixfilter, bounds, None) if _choice_of_shape(indexes) \
-                else _CHOSEN_OF_VALUES
-            if len(_CHOSEN) >= _CHOSEN_MAX:
-                _CHOSEN.clear()
-            _CHOSEN[key] = (indexes, chosen)
-    if chosen is _CHOSEN_OF_VALUES:
-        plan = planner.choose_plan(list(indexes), ixfilter, None, None, collation=bfilter.collation,
-                                   scalar_paths=scalar)
-        return plan if plan.kind == "IXSCAN" and plan.index is not None else None
-    return None if chosen is None else planner.plan_for(chosen, bounds, None, True, None, scalar)
+        chosen = _remembered(key, indexes, lambda _: planner.best_index(indexes, ixfilter, bounds, None))
+        return None if chosen is None else planner.plan_for(chosen, bounds, None, True, None, scalar)
+    plan = planner.choose_plan(list(indexes), ixfilter, None, None, collation=bfilter.collation, scalar_paths=scalar)
+    return plan if plan.kind == "IXSCAN" and plan.index is not None else None
+
+
+def _remembered(key: Any, indexes: tuple[dict[str, Any], ...], make: Callable[[Any], Any]) -> Any:
+    """``_CHOSEN``'s answer for ``key`` over ``indexes`` (``make(indexes)`` the first time)."""
+    entry = _CHOSEN.get(key)
+    if entry is not None and entry[0] is indexes:
+        return entry[1]
+    found = make(indexes)
+    if len(_CHOSEN) >= _CHOSEN_MAX:
+        _CHOSEN.clear()
+    _CHOSEN[key] = (indexes, found)
+    return found
 
 
 def _choice_of_shape(indexes: tuple[dict[str, Any], ...]) -> bool:
