@@ -24,7 +24,7 @@ from tidemark.query.collation import same as same_collation
 from tidemark.query.index_keys import MULTIKEY_FLAG, collated_key_value, index_collation, key_fields
 from tidemark.query.match_leaf import has_strings
 from tidemark.query.values import sort_key
-from tidemark.storage.keys import encode_key, encode_value
+from tidemark.storage.keys import encode_key
 
 MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
 
@@ -290,19 +290,22 @@ def _piece(value_range: tuple, d: int,
     real = vlo if not _is_placeholder(vlo) else (vhi if not _is_placeholder(vhi) else None)
     if real is None:
         return None
-    tag = encode_value(real)[0]
-    bracket_lo, bracket_end = (bytes([tag]), bytes([tag + 1])) if d == 1 else (bytes([255 - tag]),
-                                                                              bytes([256 - tag]))
     # key order: ascending fields keep value order, descending ones reverse it
     klo, klo_incl, khi, khi_incl = (vlo, vlo_incl, vhi, vhi_incl) if d == 1 else (vhi, vhi_incl, vlo, vlo_incl)
-    if _is_placeholder(klo):
-        lo, lo_incl = bracket_lo, True
+    lo = None if _is_placeholder(klo) else encode_key((klo,), (d,))
+    hi = None if _is_placeholder(khi) else encode_key((khi,), (d,))
+    # the type bracket of the real side (the low one when both are): its key's first byte is the
+    # value's type tag (inverted on a descending field), so it is read there, not encoded again
+    first = (lo if d == 1 else hi) if real is vlo else (hi if d == 1 else lo)
+    tag = first[0] if d == 1 else 255 - first[0]  # type: ignore[index]
+    if lo is None:
+        lo, lo_incl = (bytes([tag]) if d == 1 else bytes([255 - tag])), True
     else:
-        lo, lo_incl = encode_key((klo,), (d,)), klo_incl
-    if _is_placeholder(khi):
-        hi, hi_incl = bracket_end, False
+        lo_incl = klo_incl
+    if hi is None:
+        hi, hi_incl = (bytes([tag + 1]) if d == 1 else bytes([256 - tag])), False
     else:
-        hi, hi_incl = encode_key((khi,), (d,)), khi_incl
+        hi_incl = khi_incl
     return lo, lo_incl, hi, hi_incl
 
 

@@ -10,6 +10,7 @@ and de-duplicate record ids (a multikey document can appear more than once in an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -28,7 +29,7 @@ from tidemark.query.index_keys import (
 )
 from tidemark.query.index_kinds import is_special, key_direction
 
-__all__ = ["choose_plan", "find_hinted_index", "names_cluster"]
+__all__ = ["best_index", "choose_plan", "find_hinted_index", "names_cluster", "plan_for"]
 
 
 def _sort_match(spec: dict, sort: dict | None, bounds: dict[str, FieldBounds] | None = None) -> bool | None:
@@ -139,7 +140,32 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
         spec = find_hinted_index(indexes, hint)
         if is_special(spec["key"]):
             return plan_special.hinted_plan(spec, filter, all_bounds)
-        return _plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
+        return plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
+    found = best_index(indexes, filter, all_bounds, sort, collation)
+    if found is not None:
+        return plan_for(found, all_bounds, sort, multikey_default, collation, scalar_paths)
+    if any(is_special(spec["key"]) for spec in indexes):
+        fallback = plan_special.fallback_plan(indexes, filter, bounds_for_hashed(indexes, all_bounds, collation))
+        if fallback is not None:
+            return fallback
+    if sort:
+        for spec in indexes:
+            if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
+                continue
+            bounds, same = bounds_for_index(spec, all_bounds, collation)
+            if same and not is_special(spec["key"]) and _sort_match(spec, sort, bounds) is not None:
+                return plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
+    return Plan("COLLSCAN")
+
+
+def best_index(indexes: Sequence[dict], filter: dict | None, all_bounds: dict[str, FieldBounds],
+               sort: dict | None, collation: Any = None) -> dict | None:
+    """The index whose bounds (``all_bounds``: ``extract_bounds(filter)``) serve the read best, or None.
+    Hidden, sparse and special indexes are never chosen here; a partial one only when ``filter``
+    implies its ``partialFilterExpression``. With no sort, no partial and no special index and no
+    collation (the query's or an index's), the answer depends only on the indexes and on which paths
+    ``all_bounds`` bounds, and whether with points (a time-series read remembers it by that,
+    ``timeseries.view``)."""
     best: tuple | None = None
     for spec in indexes:
         if spec.get("hidden") or spec.get("sparse") or is_special(spec["key"]):
@@ -167,23 +193,10 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
                  1 if sorts else 0, -len(fields))
         if best is None or score > best[0]:
             best = (score, spec)
-    if best is not None:
-        return _plan_for(best[1], all_bounds, sort, multikey_default, collation, scalar_paths)
-    if any(is_special(spec["key"]) for spec in indexes):
-        fallback = plan_special.fallback_plan(indexes, filter, bounds_for_hashed(indexes, all_bounds, collation))
-        if fallback is not None:
-            return fallback
-    if sort:
-        for spec in indexes:
-            if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
-                continue
-            bounds, same = bounds_for_index(spec, all_bounds, collation)
-            if same and not is_special(spec["key"]) and _sort_match(spec, sort, bounds) is not None:
-                return _plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
-    return Plan("COLLSCAN")
+    return None if best is None else best[1]
 
 
-def _plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None,
+def plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None,
               multikey_default: bool = True, collation: Any = None,
               scalar_paths: frozenset[str] = frozenset()) -> Plan:
     bounds, same = bounds_for_index(spec, bounds, collation)

@@ -32,6 +32,7 @@ from tidemark.query.stage_group import (
     parse_accumulated_fields,
 )
 from tidemark.timeseries.bucketdoc import date_ms
+from tidemark.timeseries.filters import FilterShape, shape_of
 
 UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
 _ACCUMULATORS = {"$max", "$min", "$avg", "$sum", "$first", "$last", "$count"}
@@ -171,32 +172,60 @@ def _all_paths_on_meta(node: Node, mf: str | None) -> bool:
     return path is not None and _on_meta(path, mf)
 
 
-def _conditions(parts: list[Node], tf: str, mf: str | None) -> list[Any] | None:
-    """The filter (its conjuncts ``parts``) as [(path, ufunc, operand)] row conditions (meta-only parts
-    dropped: the bucket predicate decides them exactly), or None when some part has no vectorized form."""
-    out: list[tuple[str, np.ufunc, float]] = []  # the time field's operand is int ms
-    for part in parts:
-        if _all_paths_on_meta(part, mf):
-            continue
-        if not isinstance(part, Cmp) or part.op not in _OPS:
+class _Conditions:
+    """What a filter's shape fixes of its row conditions (``_conditions``, made once per shape:
+    ``filters.FilterShape.conditions``): its conjuncts (the top-level ``$and`` flattened), each one
+    dropped (a meta-only part: the bucket predicate decides it exactly) or a comparison of the time
+    field or of a top-level measurement field with its ufunc; ``none``: some part has no vectorized
+    form whatever its operand. Whether an operand vectorizes is read at each bind."""
+
+    __slots__ = ("flat", "kinds", "none")
+
+    def __init__(self, node: Node, tf: str, mf: str | None):
+        self.flat = isinstance(node, And) and not any(isinstance(c, And) for c in node.children)
+        self.kinds: list[tuple[str, Any] | None] = []
+        self.none = False
+        for part in _conjuncts(node):
+            if _all_paths_on_meta(part, mf):
+                self.kinds.append(None)
+            elif not isinstance(part, Cmp) or part.op not in _OPS or \
+                    part.path != tf and ("." in part.path or part.path == mf):
+                self.none = True
+                return
+            else:
+                self.kinds.append((part.path, _OPS[part.op]))
+
+    def bind(self, node: Node, tf: str) -> tuple[list[Any], int] | None:
+        """(the filter ``node`` of this shape as [(path, ufunc, operand)] row conditions, its number of
+        conjuncts), or None when some part has no vectorized form."""
+        if self.none:
             return None
-        if part.path == tf:
-            ms = date_ms(part.value) if isinstance(part.value, _dt.datetime) else None
-            if ms is None:
+        parts = node.children if self.flat else _conjuncts(node)  # type: ignore[attr-defined]
+        out: list[tuple[str, np.ufunc, float]] = []  # the time field's operand is int ms
+        for part, kind in zip(parts, self.kinds, strict=True):
+            if kind is None:
+                continue
+            path, ufunc = kind
+            value = part.value
+            if path == tf:
+                ms = date_ms(value) if isinstance(value, _dt.datetime) else None
+                if ms is None:
+                    return None
+                out.append((tf, ufunc, ms))
+            elif type(value) in (int, float):
+                if type(value) is int and abs(value) >= _MAX_EXACT_INT:
+                    return None
+                out.append((path, ufunc, float(value)))
+            else:
                 return None
-            out.append((tf, _OPS[part.op], ms))
-        elif "." not in part.path and type(part.value) in (int, float) and part.path != mf:
-            if type(part.value) is int and abs(part.value) >= _MAX_EXACT_INT:
-                return None
-            out.append((part.path, _OPS[part.op], float(part.value)))
-        else:
-            return None
-    return out
+        return out, len(parts)
 
 
-def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, meta_field: str | None) -> ColumnarGroup | None:
+def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, meta_field: str | None,
+         filter_shape: FilterShape | None = None) -> ColumnarGroup | None:
     """A ColumnarGroup when ``remaining`` starts with a ``$group`` of the supported shape and the
-    leading filter ``node`` vectorizes; else None (the generic path runs)."""
+    leading filter ``node`` vectorizes; else None (the generic path runs). ``filter_shape``:
+    ``filters.shape_of(node, ...)`` when the caller has it (the conditions' template lives there)."""
     if not remaining or not isinstance(remaining[0], dict) or len(remaining[0]) != 1:
         return None
     spec = remaining[0].get("$group")
@@ -205,12 +234,20 @@ def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, me
     shape = _shape(spec, time_field, meta_field)
     if shape is None:
         return None
-    parts = [] if node is None else _conjuncts(node)
-    conditions = _conditions(parts, time_field, meta_field)
-    if conditions is None:
-        return None
+    if node is None:
+        conditions: list[Any] = []
+        n_parts = 0
+    else:
+        fshape = filter_shape if filter_shape is not None else shape_of(node, time_field, meta_field)
+        template = fshape.conditions
+        if template is None:
+            template = fshape.conditions = _Conditions(node, time_field, meta_field)
+        bound = template.bind(node, time_field)
+        if bound is None:
+            return None
+        conditions, n_parts = bound
     group = ColumnarGroup(spec, shape, conditions, time_field, meta_field)
-    group.conditions_exact = len(conditions) == len(parts)
+    group.conditions_exact = len(conditions) == n_parts
     group.last = _last_stage(remaining[1:])
     return group
 

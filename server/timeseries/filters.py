@@ -127,6 +127,69 @@ class BucketFilter:
         return out or None
 
 
+# A read's filter is planned once per shape and bound to each query's values. ``FilterShape``: what
+# a shape fixes (``shape_of``); ``Binder``: a node of the shape -> its bucket-filter part (mql,
+# predicate, lo_s, hi_s, exact, shown_of) or None (no bound: keep every bucket). A binder reads every
+# value from the node it is given, never from the node its shape was first seen with (it holds none:
+# ``_Deriver.template``).
+Binder = Callable[[Any], "tuple[Any, ...] | None"]
+_SHAPES_MAX = 256
+_BINDERS_MAX = 16  # derivation parameter sets per shape (collations, policies); cleared when full
+
+
+class FilterShape:
+    """What a filter's shape (``shape_key``) fixes on a collection's time and meta fields, made once
+    per shape (``shape_of``) and shared by every read of it (any thread): the bucket-filter binder per
+    set of derivation parameters (``binders``), the column filter's template (``rowfilter``,
+    ``columns``) and the columnar ``$group``'s condition template (``columnar``, ``conditions``). Each
+    part is made the first time a read asks for it and stored whole; none changes after."""
+
+    __slots__ = ("binders", "columns", "conditions")
+
+    def __init__(self) -> None:
+        self.binders: dict[tuple[Any, ...], Binder] = {}
+        self.columns: Any = None
+        self.conditions: Any = None
+
+
+# ``FilterShape``s by (``shape_key``, time field, meta field); cleared when full
+_SHAPES: dict[tuple[Any, ...], FilterShape] = {}
+
+
+def shape_of(node: Node, time_field: str, meta_field: str | None) -> FilterShape:
+    """The ``FilterShape`` of ``node`` on these fields (made when first seen)."""
+    key = (shape_key(node), time_field, meta_field)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        shape = _SHAPES[key] = FilterShape()
+    return shape
+
+
+def shape_key(node: Node) -> tuple[Any, ...]:
+    """What the plans of ``node`` decide from its structure alone: node kinds, paths, operators and
+    the structure under an ``$elemMatch`` (which paths are the meta's, whether a part has an MQL form,
+    ``render``, read it), never a value (``$in`` members, operands, regexes, regions are read by the
+    binders)."""
+    kind = type(node)
+    if kind is And or kind is Or or kind is Nor:
+        return (kind, *[shape_key(child) for child in cast(Any, node).children])
+    if kind is Not:
+        return (kind, shape_key(cast(Not, node).child))
+    if kind is Cmp:
+        return (kind, cast(Cmp, node).path, cast(Cmp, node).op)
+    if kind is ElemMatch:
+        elem = cast(ElemMatch, node)
+        return (kind, elem.path, elem.value_form, shape_key(elem.child))
+    return (kind, getattr(node, "path", None), getattr(node, "op", None))
+
+
+def _none(node: Node) -> None:
+    """The binder of a node that bounds no bucket."""
+    return None
+
+
 class Ineligible(Exception):
     """A predicate on the time or a measurement field with no bucket-level form (``derive`` with
     ``refuse_ineligible``): ``reason`` is mongod's wording, ``predicate`` the predicate as mongod
@@ -140,16 +203,27 @@ class Ineligible(Exception):
 
 def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: int, *,
            collation: Any = None, control_collation: Any = None, refuse_ineligible: bool = False,
-           assume_no_mixed_schema: bool = False) -> BucketFilter:
+           assume_no_mixed_schema: bool = False, shape: FilterShape | None = None) -> BucketFilter:
     """The bucket filter of a parsed user filter (see the module); ``collation``: the operation's
     effective collation (``collation.Collation``, None = simple); ``control_collation``: the
     collection's default, which orders the strings of control min/max. ``refuse_ineligible``: raise
     ``Ineligible`` where mongod's IneligiblePredicatePolicy::kError does, instead of keeping every
-    bucket; ``assume_no_mixed_schema``: no guard for buckets whose min and max are of two types."""
+    bucket; ``assume_no_mixed_schema``: no guard for buckets whose min and max are of two types.
+    ``shape``: ``shape_of(node, time_field, meta_field)`` when the caller has it. The derivation is the
+    shape's binder (made the first time) bound to ``node``."""
     if node is None or isinstance(node, AlwaysTrue):
         return BucketFilter(collation=collation)
-    part = _Deriver(time_field, meta_field, span_s, collation, control_collation, refuse_ineligible,
-                    assume_no_mixed_schema).part(node)
+    if shape is None:
+        shape = shape_of(node, time_field, meta_field)
+    params = (span_s, collation, control_collation, refuse_ineligible, assume_no_mixed_schema)
+    binder = shape.binders.get(params)
+    if binder is None:
+        binder = _Deriver(time_field, meta_field, span_s, collation, control_collation, refuse_ineligible,
+                          assume_no_mixed_schema).template(node)
+        if len(shape.binders) >= _BINDERS_MAX:
+            shape.binders.clear()
+        shape.binders[params] = binder
+    part = binder(node)
     if part is None:
         return BucketFilter(collation=collation)
     mql, predicate, lo, hi, exact, shown_of = part
@@ -192,8 +266,9 @@ def decided_per_bucket(node: Node, meta_field: str | None) -> bool:
 
 
 class _Deriver:
-    """Each ``part`` is (mql, predicate, lo_s, hi_s, exact, shown_of) or None (no bound: keep every bucket);
-    ``shown_of()`` makes explain's form of the part (most reads never ask)."""
+    """Builds a shape's ``Binder`` (``template``); a binder's part is (mql, predicate, lo_s, hi_s, exact,
+    shown_of) or None (no bound: keep every bucket); ``shown_of()`` makes explain's form of the part
+    (most reads never ask)."""
 
     def __init__(self, tf: str, mf: str | None, span_s: int, collation: Any, control_collation: Any = None,
                  refuse: bool = False, unmixed: bool = False):
@@ -213,44 +288,149 @@ class _Deriver:
         mf = self.mf
         return mf is not None and (path == mf or path.startswith(cast(str, self.meta_prefix)))
 
-    def part(self, node: Node) -> tuple[Any, ...] | None:
+    def template(self, node: Node) -> Binder:
+        """The binder of ``node``'s shape (see ``Binder``): every decision that reads only the
+        structure (node kinds, paths, operators) taken here, once per shape; what reads a value is
+        left to the binder, which reads it from the node it is given."""
         mf = self.mf
+        fallback = self.structural(node)
         if mf is not None and _meta_paths(node, mf, cast(str, self.meta_prefix)) > 0:  # meta_only
-            renamed = _rename(node, mf)
-            try:
-                mql = render(renamed)
-                return (mql, _of_summary(compile_node(renamed, collation=self.collation)), None, None, True,
-                    lambda: mql)
-            except NoMqlForm:
-                pass  # ($near) a conjunction keeps its other parts; the per-measurement filter decides
+            collation = self.collation
+
+            def bind_meta(n: Node) -> tuple[Any, ...] | None:
+                renamed = _rename(n, mf)
+                try:
+                    mql = render(renamed)
+                    return (mql, _of_summary(compile_node(renamed, collation=collation)), None, None, True,
+                            lambda: mql)
+                except NoMqlForm:
+                    # ($near) a conjunction keeps its other parts; the per-measurement filter decides
+                    return fallback(n)
+            return bind_meta
+        return fallback
+
+    def structural(self, node: Node) -> Binder:
+        """``template`` of a node not taken as a meta-only predicate (or without an MQL form)."""
         if isinstance(node, And):
+            binders = [self.template(child) for child in node.children]
+            # the comparisons of the time field give their checks: one ``_TimeBounds`` of them all
+            return self.conjunction([self.time_check if _is_time(b) else b for b in binders],
+                                    [_is_time(b) for b in binders])
+        if isinstance(node, Or):
+            return self.disjunction([self.template(child) for child in node.children])
+        path = getattr(node, "path", None)
+        if path is not None and self.on_meta(path):
+            return _none  # a meta predicate with no MQL form ($near): the per-measurement filter decides
+        if isinstance(node, Cmp):
+            if path == self.tf:
+                return self.bind_time
+            if self.measurement(cast(str, path)):
+                simple, unmixed = self.simple, self.unmixed
+
+                def bind_measurement(n: Any) -> tuple[Any, ...] | None:
+                    self.check_operand(n, n.value, "")
+                    if not simple and isinstance(n.value, str):
+                        return None
+                    return _measurement_bounds(n.path, n.op, n.value, unmixed)
+                return bind_measurement
+
+            def bind_other(n: Any) -> None:
+                self.check_operand(n, n.value, "")
+            return bind_other
+        if isinstance(node, In):
+            return self.bind_in if self.measurement(cast(str, path)) else self.check_in
+        if isinstance(node, (Exists, ElemMatch)):
+            elem = isinstance(node, ElemMatch)
+            if not self.measurement(cast(str, path)):
+                return self.refused if elem else _none
+
+            def bind_exists(n: Any) -> tuple[Any, ...]:
+                if elem:
+                    self.ineligible(n, "can't handle this predicate")
+                min_path = "control.min." + n.path
+                shown = [{min_path: {"$exists": True}}, {"control.max." + n.path: {"$exists": True}}]
+                return ({min_path: {"$exists": True}},
+                        lambda b: _control(b.summary(), "min", n.path) is not _MISSING,
+                        None, None, False, lambda: _and(shown))
+            return bind_exists
+        if not isinstance(node, (AlwaysTrue, Exists, Expr, Geo)):
+            # mongod keeps every bucket for $expr and bounds $geoWithin / $geoIntersects with a bucket
+            # predicate of its own: neither is refused
+            return self.refused
+        return _none
+
+    def refused(self, n: Node) -> None:
+        self.ineligible(n, "can't handle this predicate")
+
+    def check_in(self, n: Any) -> None:
+        """An ``$in`` on a path control min/max do not describe: only mongod's refusals."""
+        if n.regexes:
+            self.ineligible(n, "can't handle $regex predicate (inside $in predicate)")
+        if any(v is None for v in n.values):
+            self.ineligible(n, "can't handle {$eq: null} predicate (inside $in predicate)")
+        for value in n.values:
+            self.check_operand(Cmp(n.path, "$eq", value), value, " (inside $in predicate)")
+
+    def bind_in(self, n: Any) -> tuple[Any, ...] | None:
+        """An ``$in`` on a top-level measurement field: the alternatives' bounds."""
+        self.check_in(n)
+        if not n.regexes and n.values and not (not self.simple and any(isinstance(v, str) for v in n.values)):
+            parts = [_measurement_bounds(n.path, "$eq", v, self.unmixed) for v in n.values]
+            if not _all_bounded(parts):
+                return None
+            predicates = [p[1] for p in parts]
+            return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None,
+                    False, lambda: {"$or": [p[5]() for p in parts]})
+        return None
+
+    def conjunction(self, binders: list[Binder], times: list[bool]) -> Binder:
+        """The binder of a conjunction (``times``: which ``binders`` give a time check, ``time_check``)."""
+        tf = self.tf
+        pairs = list(zip(binders, times, strict=True))
+
+        def bind_and(n: Any) -> tuple[Any, ...] | None:
             # one pass over the children's parts (every read's filter is a conjunction)
             kept = []
             mqls = []
             predicates = []
+            checks: list[Any] = []  # of every time bound, in order: one predicate, the first
             lo = hi = None
             exact = True
-            for child in node.children:
-                p = self.part(child)
+            for (binder, timed), child in zip(pairs, n.children, strict=True):
+                p = binder(child)
                 if p is None:
                     exact = False
                     continue
-                kept.append(p)
                 mqls.append(p[0])
-                if p[1] is not None:
-                    predicates.append(p[1])
+                if timed:  # (mql, check, lo_s, hi_s, shown_of): never exact
+                    kept.append(p[4])
+                    checks.append(p[1])
+                    exact = False
+                else:
+                    kept.append(p[5])
+                    if not p[4]:
+                        exact = False
+                    if type(p[1]) is _TimeBounds:
+                        checks.extend(p[1].checks)
+                    elif p[1] is not None:
+                        predicates.append(p[1])
                 if p[2] is not None and (lo is None or p[2] > lo):
                     lo = p[2]
                 if p[3] is not None and (hi is None or p[3] < hi):
                     hi = p[3]
-                if not p[4]:
-                    exact = False
             if not kept:
                 return None
-            predicate = _all(predicates) if predicates else None
-            return (_and(mqls), predicate, lo, hi, exact, lambda: _and([p[5]() for p in kept]))
-        if isinstance(node, Or):
-            parts = [self.part(child) for child in node.children]
+            if checks:  # first: it narrows a chunk for the others with one comparison per check
+                predicates.insert(0, _TimeBounds(tf, tuple(checks)))
+            predicate = None if not predicates else predicates[0] if len(predicates) == 1 else \
+                _AllOf(tuple(predicates))
+            return (_and(mqls), predicate, lo, hi, exact, lambda: _and([shown() for shown in kept]))
+        return bind_and
+
+    @staticmethod
+    def disjunction(binders: list[Binder]) -> Binder:
+        def bind_or(n: Any) -> tuple[Any, ...] | None:
+            parts = [binder(child) for binder, child in zip(binders, n.children, strict=True)]
             if not _all_bounded(parts):
                 return None
             lo = None if any(p[2] is None for p in parts) else min(p[2] for p in parts)
@@ -258,44 +438,7 @@ class _Deriver:
             predicates = [p[1] for p in parts]
             return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), lo, hi,
                     all(p[4] for p in parts), lambda: {"$or": [p[5]() for p in parts]})
-        path = getattr(node, "path", None)
-        if path is not None and self.on_meta(path):
-            return None  # a meta predicate with no MQL form ($near): the per-measurement filter decides
-        if isinstance(node, Cmp):
-            self.check_operand(node, node.value, "")
-            if node.path == self.tf:
-                return self.time_bounds(node.op, node.value)
-            if self.measurement(node.path) and not (not self.simple and isinstance(node.value, str)):
-                return _measurement_bounds(node.path, node.op, node.value, self.unmixed)
-            return None
-        if isinstance(node, In):
-            if node.regexes:
-                self.ineligible(node, "can't handle $regex predicate (inside $in predicate)")
-            if any(v is None for v in node.values):
-                self.ineligible(node, "can't handle {$eq: null} predicate (inside $in predicate)")
-            for value in node.values:
-                self.check_operand(Cmp(node.path, "$eq", value), value, " (inside $in predicate)")
-            if self.measurement(node.path) and not node.regexes and node.values \
-                    and not (not self.simple and any(isinstance(v, str) for v in node.values)):
-                parts = [_measurement_bounds(node.path, "$eq", v, self.unmixed) for v in node.values]
-                if not _all_bounded(parts):
-                    return None
-                predicates = [p[1] for p in parts]
-                return ({"$or": [p[0] for p in parts]}, lambda b: any(p(b) for p in predicates), None, None,
-                        False, lambda: {"$or": [p[5]() for p in parts]})
-            return None
-        if isinstance(node, ElemMatch):
-            self.ineligible(node, "can't handle this predicate")
-        if isinstance(node, (Exists, ElemMatch)) and self.measurement(node.path):
-            path = "control.min." + node.path
-            shown = [{path: {"$exists": True}}, {"control.max." + node.path: {"$exists": True}}]
-            return ({path: {"$exists": True}}, lambda b: _control(b.summary(), "min", node.path) is not _MISSING,
-                    None, None, False, lambda: _and(shown))
-        if not isinstance(node, (AlwaysTrue, Exists, Expr, Geo)):
-            # mongod keeps every bucket for $expr and bounds $geoWithin / $geoIntersects with a bucket
-            # predicate of its own: neither is refused
-            self.ineligible(node, "can't handle this predicate")
-        return None
+        return bind_or
 
     def check_operand(self, node: Cmp, value: Any, where: str) -> None:
         """mongod's refusals of a comparison's operand (in its order), whatever the field."""
@@ -311,6 +454,21 @@ class _Deriver:
         """A top-level measurement field (dotted paths may cross arrays control min/max do not describe)."""
         return path != self.tf and not self.on_meta(path) and "." not in path
 
+    def bind_time(self, n: Any) -> tuple[Any, ...] | None:
+        """The binder of a comparison of the time field (a conjunction takes its check instead,
+        ``time_check``, and makes one ``_TimeBounds`` of all its checks)."""
+        found = self.time_check(n)
+        if found is None:
+            return None
+        mql, check, lo, hi, shown = found
+        return mql, _TimeBounds(self.tf, (check,)), lo, hi, False, shown
+
+    def time_check(self, n: Any) -> tuple[Any, ...] | None:
+        """(mql, check, lo_s, hi_s, shown_of) of a comparison of the time field (``_TimeBounds``' check),
+        or None when its operand is no date."""
+        self.check_operand(n, n.value, "")
+        return self.time_bounds(n.op, n.value)
+
     def time_bounds(self, op: str, value: Any) -> tuple[Any, ...] | None:
         d_ms = date_ms(value)
         if d_ms is None:
@@ -324,21 +482,22 @@ class _Deriver:
         # scan is bounded on both sides whichever of them the index leads with ({t: -1} leads with
         # control.max: a window's upper bound must reach it, or every later bucket of a series is read).
         earliest_ms, latest_ms = d_ms - self.span_s * 1000, d_ms + self.span_s * 1000
+        # (``_and`` of parts none of which is an ``$and``: written as the one ``$and`` it makes)
         if op == "$eq":
-            mql = _and([{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": ms_to_date(earliest_ms)}},
-                        {high: {"$lte": ms_to_date(latest_ms)}}])
+            mql = {"$and": [{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": ms_to_date(earliest_ms)}},
+                            {high: {"$lte": ms_to_date(latest_ms)}}]}
         elif op in ("$gt", "$gte"):
-            mql = _and([{high: {op: value}}, {low: {op: ms_to_date(earliest_ms)}}])
+            mql = {"$and": [{high: {op: value}}, {low: {op: ms_to_date(earliest_ms)}}]}
         else:
-            mql = _and([{low: {op: value}}, {high: {op: ms_to_date(latest_ms)}}])
+            mql = {"$and": [{low: {op: value}}, {high: {op: ms_to_date(latest_ms)}}]}
         span_s = self.span_s
-        return (mql, _TimeBounds(self.tf, ((op, d_ms, earliest_ms, latest_ms),)), lo, hi, False,
+        return (mql, (op, d_ms, earliest_ms, latest_ms), lo, hi,
                 lambda: _shown_time_bounds(low, high, op, value, d_ms, span_s))
 
 
 class _TimeBounds:
     """The bucket predicate of time comparisons: a bucket's control min/max of the time field read once
-    (a conjunction of several is one ``_TimeBounds``, see ``_all``). Every check bounds the two ends
+    (a conjunction of several is one ``_TimeBounds``, see ``_Deriver.conjunction``). Every check bounds the two ends
     on their own (integers: a strict bound is the next inclusive one), so the conjunction is one
     inclusive range per end; ``select`` decides a chunk of buckets with one comparison each."""
 
@@ -437,15 +596,9 @@ def kept(predicate: Any, views: list[Any]) -> list[Any]:
     return [view for view in views if predicate(view)]
 
 
-def _all(predicates: list[Any]) -> Any:
-    """The conjunction of bucket predicates (time bounds merged into one, first)."""
-    times = [p for p in predicates if type(p) is _TimeBounds]
-    if times:  # first: it narrows a chunk for the others with one comparison per check
-        merged = times[0] if len(times) == 1 else _TimeBounds(times[0].tf, tuple(c for p in times for c in p.checks))
-        predicates = [merged] + [p for p in predicates if type(p) is not _TimeBounds]
-    if len(predicates) == 1:
-        return predicates[0]
-    return _AllOf(tuple(predicates))
+def _is_time(binder: Binder) -> bool:
+    """``binder`` is a time comparison's (``_Deriver.bind_time``)."""
+    return getattr(binder, "__func__", None) is _Deriver.bind_time
 
 
 def _of_summary(test: Any) -> Any:
@@ -571,8 +724,12 @@ def _rename(node: Node, meta_field: str) -> Node:
         return dataclasses.replace(node, children=tuple(_rename(c, meta_field) for c in node.children))
     if isinstance(node, Not):
         return Not(_rename(node.child, meta_field))
-    leaf = cast(Any, node)  # a node with a path (``meta_only`` checked), and every node class is a dataclass
-    renamed: Node = dataclasses.replace(leaf, path="meta" + leaf.path[len(meta_field):])
+    # a node with a path (``meta_only`` checked): the same fields, the path renamed (a frozen dataclass
+    # copied field by field: ``dataclasses.replace`` runs the whole constructor, ~4 times as long)
+    renamed = object.__new__(type(node))
+    fields = renamed.__dict__
+    fields.update(node.__dict__)
+    fields["path"] = "meta" + fields["path"][len(meta_field):]
     return renamed
 
 

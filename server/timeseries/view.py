@@ -21,12 +21,15 @@ from tidemark.query import interrupt
 from tidemark.query import plan as planner
 from tidemark.query.collation import parse_collation
 from tidemark.query.collation import same as same_collation
+from tidemark.query.index_bounds import extract_bounds
+from tidemark.query.index_kinds import is_special
 from tidemark.query.match import And, compile_node
 from tidemark.query.parsed_match import parsed
+from tidemark.query.plan_special import mentions_special
 from tidemark.timeseries import columnar, groupbatch, lastpoint, newest_order, rowfilter, scan
 from tidemark.timeseries.bucketdoc import time_bound_paths
 from tidemark.timeseries.deps import leading_matches, needed_fields
-from tidemark.timeseries.filters import BucketFilter, derive
+from tidemark.timeseries.filters import BucketFilter, derive, shape_of
 from tidemark.timeseries.indexes import translate_hint
 from tidemark.timeseries.unpack import parse_internal_unpack
 
@@ -56,13 +59,16 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     span = spec.bucket_max_span_seconds or 3600
     # the view carries the collection's default collation: the order of its buckets' control strings
     default = view_doc.get("collation")
+    # what the filter's shape fixes (its bucket filter's binder, column filter and group conditions'
+    # templates), bound to this read's values by each planner below
+    shape = None if node is None else shape_of(node, spec.time_field, spec.meta_field)
     bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation,
-                     control_collation=parse_collation(default) if default else None)
+                     control_collation=parse_collation(default) if default else None, shape=shape)
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
     event_filter = (_event_filter(user_pipeline[0], nodes, collation)
                     if node is not None and not bfilter.exact else None)
     # the part of the event filter decided on whole columns: only the rows it keeps become documents
-    column_filter = rowfilter.plan(node, spec.time_field, spec.meta_field) if event_filter is not None else None
+    column_filter = rowfilter.plan(node, spec.time_field, spec.meta_field, shape) if event_filter is not None else None
     fields = needed_fields(remaining, nodes)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
@@ -79,7 +85,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["measurementsSkipped"] = 0
     predicate = bfilter.predicate
     plain = collation is None  # the special shapes below compare strings binary-wise
-    grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field)
+    grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field, shape)
                if fields is not None and plain else None)
     if grouped is not None:
         info["columnarGroup"] = True
@@ -218,7 +224,7 @@ def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, s
     if info is None or info.ns != ns:
         with server.engine.read() as r:
             info = r.get_collection(ns)
-    indexes = list(info.indexes) if info is not None else []
+    indexes = info.indexes if info is not None else ()
     plan = _choose_index(indexes, bfilter, ixfilter, hint, spec.time_field, spec.meta_field)
     if plan is not None and plan.index is not None:
         server.index_usage.record(info, [plan.index["name"]])
@@ -230,24 +236,59 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
     """An IXSCAN plan over a buckets index whose leading field the bucket filter bounds (or the hinted
     one: index name or *user* key pattern; unknown or hidden -> 2 BadValue), else None (scan the
     clustered ``_id`` range)."""
-    return _choose_index(indexes, bfilter, bfilter.index_filter(), hint, time_field, meta_field)
+    return _choose_index(tuple(indexes), bfilter, bfilter.index_filter(), hint, time_field, meta_field)
 
 
-def _choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, ixfilter: dict[str, Any] | None, hint: Any,
-                  time_field: str, meta_field: str | None) -> Any:
+# The index a read's bounds choose (``planner.best_index``), by (the indexes' tuple — the catalog
+# shares one per catalog version —, which paths the bounds bound and whether with points): made once
+# per such shape, the intervals bound to each read's values (``planner.plan_for``). Under the
+# indexes' id alone: whether their choice reads only that (``_choice_of_shape``; else — a partial,
+# special or collated index — it is made for each read, as ``planner.choose_plan`` makes it). An
+# entry keeps its indexes, so an id is never taken for another tuple's. Cleared when full.
+_CHOSEN: dict[Any, tuple[tuple[dict[str, Any], ...], Any]] = {}
+_CHOSEN_MAX = 256
+
+
+def _choose_index(indexes: tuple[dict[str, Any], ...], bfilter: BucketFilter, ixfilter: dict[str, Any] | None,
+                  hint: Any, time_field: str, meta_field: str | None) -> Any:
     """``choose_index`` given the bucket filter's ``index_filter()`` (worked out once per read)."""
     hinted = hint is not None and hint != {} and hint != ""
     scalar = time_bound_paths(time_field)  # a time window bounds them on both sides
     if hinted:
-        name = translate_hint(hint, indexes, time_field, meta_field)
+        name = translate_hint(hint, list(indexes), time_field, meta_field)
         if isinstance(name, dict):  # {$natural: ±1}: the clustered scan
             return None
-        return planner.choose_plan(indexes, ixfilter or {}, None, name, collation=bfilter.collation,
+        return planner.choose_plan(list(indexes), ixfilter or {}, None, name, collation=bfilter.collation,
                                    scalar_paths=scalar)
     if ixfilter is None or not indexes:
         return None
-    plan = planner.choose_plan(indexes, ixfilter, None, None, collation=bfilter.collation, scalar_paths=scalar)
+    if bfilter.collation is None and "$or" not in ixfilter and _remembered(id(indexes), indexes, _choice_of_shape) \
+            and not mentions_special(ixfilter):
+        bounds = extract_bounds(ixfilter)
+        key = (id(indexes), *[(path, b.points is not None) for path, b in bounds.items()])
+        chosen = _remembered(key, indexes, lambda _: planner.best_index(indexes, ixfilter, bounds, None))
+        return None if chosen is None else planner.plan_for(chosen, bounds, None, True, None, scalar)
+    plan = planner.choose_plan(list(indexes), ixfilter, None, None, collation=bfilter.collation, scalar_paths=scalar)
     return plan if plan.kind == "IXSCAN" and plan.index is not None else None
+
+
+def _remembered(key: Any, indexes: tuple[dict[str, Any], ...], make: Callable[[Any], Any]) -> Any:
+    """``_CHOSEN``'s answer for ``key`` over ``indexes`` (``make(indexes)`` the first time)."""
+    entry = _CHOSEN.get(key)
+    if entry is not None and entry[0] is indexes:
+        return entry[1]
+    found = make(indexes)
+    if len(_CHOSEN) >= _CHOSEN_MAX:
+        _CHOSEN.clear()
+    _CHOSEN[key] = (indexes, found)
+    return found
+
+
+def _choice_of_shape(indexes: tuple[dict[str, Any], ...]) -> bool:
+    """``planner.best_index`` over ``indexes`` reads only which paths a read bounds and whether with
+    points (no partial, special or collated index: see there), and no fallback plan can follow it."""
+    return not any("partialFilterExpression" in spec or "collation" in spec or is_special(spec["key"])
+                   for spec in indexes)
 
 
 def _measurements(buckets: Iterator[list[Any]], spec: Any, event_filter: EventFilter | None, fields: set[str] | None,
