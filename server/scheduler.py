@@ -208,29 +208,36 @@ class RunScheduler:
         seconds of its CPU time: raises :class:`MoveToPool` at its first check past the budget, or
         when it would run GIL-free C code (:func:`released`); the caller then runs ``fn`` again in
         the pool (and reads of its ``kind`` skip the inline run for a while: :meth:`inline_allowed`).
-        Other exceptions are ``fn``'s own, as the pool would deliver them."""
+        Other exceptions are ``fn``'s own, as the pool would deliver them; a run that ends here,
+        with a result or an exception, counts in ``inline_runs`` and makes its kind forgotten."""
         outer = _local.inline
         _local.inline = _Inline(budget)
+        moved = False
         try:
-            result = fn()
+            return fn()
         except MoveToPool:
-            self.inline_moves += 1
-            if kind is not None:
-                memo = self._moved.get(kind)
-                if memo is None:
-                    if len(self._moved) >= INLINE_MEMO_MAX:
-                        self._moved.clear()
-                    self._moved[kind] = [1, 1]
-                else:
-                    memo[1] += 1
-                    memo[0] = min(1 << (memo[1] - 1), INLINE_SKIPS)
+            moved = True
+            self._moved_once(kind)
             raise
         finally:
             _local.inline = outer
-        self.inline_runs += 1
-        if self._moved and kind is not None:
-            self._moved.pop(kind, None)
-        return result
+            if not moved:
+                self.inline_runs += 1
+                if self._moved and kind is not None:
+                    self._moved.pop(kind, None)
+
+    def _moved_once(self, kind: Any) -> None:
+        self.inline_moves += 1
+        if kind is None:
+            return
+        memo = self._moved.get(kind)
+        if memo is None:
+            if len(self._moved) >= INLINE_MEMO_MAX:
+                self._moved.clear()
+            self._moved[kind] = [1, 1]
+        else:
+            memo[1] += 1
+            memo[0] = min(1 << (memo[1] - 1), INLINE_SKIPS)
 
     def close(self) -> None:
         """Shutdown: every waiter goes on (its operation was killed: it raises), nothing waits again."""
