@@ -86,8 +86,9 @@ class MoveToPool(BaseException):  # noqa: N818 - a control-flow signal, not an e
 
 # An inline run moves when its thread has run for its budget, or when its wall-clock time reaches this
 # many budgets whatever the thread's own time (a loop preempted by other processes, or waiting for the
-# GIL a pool thread holds, is not spending the run's budget — but the loop is held all the same).
-INLINE_WALL_FACTOR = 10
+# GIL a pool thread holds, is not spending the run's budget — but the loop is held all the same; so is
+# a loop waiting for the disk: a page fault on cold data blocks the thread, not the CPU clock).
+INLINE_WALL_FACTOR = 4
 
 
 # After inline runs of a kind of read moved n times in a row, the next min(2**(n-1), INLINE_SKIPS)
