@@ -7,6 +7,10 @@ Invariants:
 - A read command's first batch may be drawn in the very pool job that opens the read (``cursor_reply``
   with ``open_docs``: one hand-off to the pool per command): the cursor is registered, in use, before
   that job; an error opening the read takes it back uncounted, an error drawing the batch kills it.
+  A restartable read (``restartable=True``) runs that job inline on the event loop while it is short
+  (``CommandContext.run_read``); one moved to the pool part-way runs it again from its start there,
+  after forgetting what the stopped run left on the cursor (``_open_and_fill``). getMore batches
+  always run in the pool (a generator cannot be run again from its start).
 - Ids are random positive int64 values, never reused while the cursor lives; 0 means "exhausted".
 - Each batch holds at most ``batch_size`` documents (first batch default 101, later ones unlimited)
   and its array stays under ``MAX_BATCH_BYTES``, the documents' elements counted whole — type byte and
