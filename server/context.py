@@ -32,14 +32,14 @@ from bson.objectid import ObjectId
 from tidemark import log
 from tidemark.failpoints import FailPoints
 from tidemark.fsync_lock import FsyncLock
-from tidemark.index_usage import IndexUsage
+from tidemark.index_usage import IndexUsage, held
 from tidemark.operations import Operation, OperationRegistry
 from tidemark.options import (
     ServerOptions as ServerOptions,  # the parsed command line, re-exported for every layer
 )
 from tidemark.profiler import Profiler
 from tidemark.query import interrupt
-from tidemark.scheduler import RunScheduler
+from tidemark.scheduler import MoveToPool, RunScheduler
 from tidemark.session_cache import SessionCache
 from tidemark.tailable import InsertNotifier
 from tidemark.top import Top
@@ -62,6 +62,10 @@ LARGE_REQUEST_BYTES = 1024 * 1024
 # to the loop in a worker thread: measured 22 ms loop gaps instead of 230 ms for a 32 KB pattern),
 # so a long pattern would otherwise hold the event loop (issue 21). Below it, a pattern is < 1 KB.
 FILTER_REQUEST_BYTES = 1024
+
+# A read of a request at least this large never starts inline on the event loop (run_read): its
+# literals (a long $in, a $documents array) could drive Python work between two interruption checks.
+INLINE_REQUEST_BYTES = 16 * 1024
 
 Handler = Callable[["CommandContext", dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -412,6 +416,35 @@ class CommandContext:
         if kwargs:
             return await run_in_pool(self.server, self.op, functools.partial(fn, *args, **kwargs))
         return await run_in_pool(self.server, self.op, fn, *args)  # (the pool thread binds the arguments)
+
+    async def run_read(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` — a *restartable* read: it changes nothing outside what it returns before it
+        returns (no write, no state a second run would find changed) — on the event loop's own thread
+        first, under ``tidemarkInlineReadMicros`` of wall-clock time: a short read is answered
+        without a hand-off to the pool (no sleep and wake of the loop and of a pool thread). At its
+        first interruption check past the budget (or before GIL-free C code: a regex match) the inline
+        run stops (``scheduler.MoveToPool``: its ``finally`` blocks run, read transactions close) and
+        ``fn(*args)`` runs again from its start in the pool, as :meth:`run_blocking` runs it. Its index
+        accesses (``$indexStats``) count once, from the run that is kept. Exceptions are ``fn``'s own,
+        wherever it ran. Reads of requests of ``INLINE_REQUEST_BYTES`` or more go to the pool at once,
+        and so do, for a while, reads of a kind that moved lately (``RunScheduler.inline_allowed``; the kind:
+        the command, its namespace and the request's size — the same query with other values, e.g.
+        another time window, is most often the same size — a guess that costs nothing to make, and
+        a wrong one costs a hand-off, or one budget, now and then)."""
+        self.check_deadline()
+        server = self.server
+        budget = server.params["tidemarkInlineReadMicros"]
+        scheduler = server.scheduler
+        kind = (self.command_name, self.op.ns, self.request_bytes)
+        if budget and self.request_bytes < INLINE_REQUEST_BYTES and scheduler.inline_allowed(kind):
+            call = functools.partial(interrupt.running, self.op, functools.partial(fn, *args))
+            with held(server.index_usage) as accesses:
+                try:
+                    return scheduler.run_inline(call, budget / 1_000_000, kind)
+                except MoveToPool:
+                    accesses.clear()  # the pool's run counts them
+            self.check_deadline()  # (past maxTimeMS already: 50 now, as the pool's first check would)
+        return await run_in_pool(server, self.op, fn, *args)
 
     async def run_heavy(self, fn: Callable[..., T], *args: Any, offload_bytes: int = LARGE_REQUEST_BYTES) -> T:
         """``fn(*args)`` — parsing or decoding the request's own content — inline for an ordinary

@@ -7,6 +7,10 @@ Invariants:
 - A read command's first batch may be drawn in the very pool job that opens the read (``cursor_reply``
   with ``open_docs``: one hand-off to the pool per command): the cursor is registered, in use, before
   that job; an error opening the read takes it back uncounted, an error drawing the batch kills it.
+  A restartable read (``restartable=True``) runs that job inline on the event loop while it is short
+  (``CommandContext.run_read``); one moved to the pool part-way runs it again from its start there,
+  after forgetting what the stopped run left on the cursor (``_open_and_fill``). getMore batches
+  always run in the pool (a generator cannot be run again from its start).
 - Ids are random positive int64 values, never reused while the cursor lives; 0 means "exhausted".
 - Each batch holds at most ``batch_size`` documents (first batch default 101, later ones unlimited)
   and its array stays under ``MAX_BATCH_BYTES``, the documents' elements counted whole — type byte and
@@ -412,19 +416,22 @@ class CursorRegistry:
         return self._drawn(cursor, drawn)
 
     async def first_batch(self, ctx: CommandContext, cursor: Cursor, open_docs: Callable[[], tuple[Any, Any]],
-                          batch_size: int | None) -> tuple[EncodedBatch, int]:
+                          batch_size: int | None, restartable: bool = False) -> tuple[EncodedBatch, int]:
         """``next_batch`` of a cursor just opened (in use) over the documents ``open_docs()`` gives —
-        ``(iterator, facts)`` — opened in the same pool job that draws the batch: one hand-off to the
-        pool per read command, not two. An error opening them takes the cursor back as if it had
-        never been opened (the command fails before it has a cursor); an error drawing the batch
-        kills it, as ``next_batch`` does."""
+        ``(iterator, facts)`` — opened in the same job that draws the batch: one hand-off to the
+        pool per read command, not two; none when ``restartable`` (``open_docs`` changes nothing but
+        what it returns) and the read is short (``ctx.run_read``: inline on the loop, or run again
+        from its start in the pool). An error opening them takes the cursor back as if it had never
+        been opened (the command fails before it has a cursor); an error drawing the batch kills it,
+        as ``next_batch`` does."""
         try:
             ctx.check_deadline()
         except BaseException:
             self._take_back(cursor)
             raise
+        run = ctx.run_read if restartable else ctx.run_blocking
         try:
-            opened, drawn = await ctx.run_blocking(_open_and_fill, cursor, open_docs, batch_size)
+            opened, drawn = await run(_open_and_fill, cursor, open_docs, batch_size)
         except BaseException:
             self._failed(cursor)
             raise
@@ -465,9 +472,16 @@ class CursorRegistry:
 
 def _open_and_fill(cursor: Cursor, open_docs: Callable[[], tuple[Any, Any]], limit: int | None
                    ) -> tuple[bool, Any]:
-    """The pool side of ``first_batch``: (False, the exception) when opening fails, else (True, the
+    """The work of ``first_batch``: (False, the exception) when opening fails, else (True, the
     first batch as ``_fill_batch`` draws it), after the interruption check that the loop made
-    before a second hand-off to the pool when the two were separate jobs."""
+    before a second hand-off to the pool when the two were separate jobs. Restartable: a run
+    stopped part-way (an inline run moved to the pool) left an opened iterator and perhaps a
+    held-back document, which the next run closes and forgets first."""
+    if cursor.pending is not _NOTHING or cursor.facts is not None or hasattr(cursor.iterator, "close"):
+        cursor.pending = _NOTHING
+        cursor.facts = None
+        cursor.close()
+        cursor.iterator = iter(())
     try:
         docs, cursor.facts = open_docs()
     except Exception as exc:  # noqa: BLE001 - raised again on the loop, after the cursor is taken back
@@ -491,6 +505,7 @@ async def cursor_reply(
     await_data: bool = False,
     facts: Any = None,
     resume: ResumeTokens | None = None,
+    restartable: bool = False,
 ) -> dict[str, Any]:
     """Open a cursor over ``iterator`` and answer its first batch, MongoDB-style:
     ``{"cursor": {"firstBatch": [...], "id": Int64, "ns": ns}}``.
@@ -498,7 +513,9 @@ async def cursor_reply(
     ``batch_size`` None means the default first batch (101 documents); ``single_batch`` closes the
     cursor after this batch. The batch is an ``EncodedBatch`` (its documents encoded once, in the pool).
     ``open_docs`` (with ``iterator`` None): ``() -> (iterator, facts)``, the read to open, run in the
-    pool job that draws the first batch (an error from it fails the command with no cursor opened).
+    pool job that draws the first batch (an error from it fails the command with no cursor opened);
+    ``restartable``: opening and drawing change nothing but the cursor (no write, no state outside
+    it), so a short read runs inline on the event loop (``CursorRegistry.first_batch``).
     """
     registry: CursorRegistry = ctx.server.cursors
     cursor = registry.open(ns, iter(()) if iterator is None else iterator, lsid=ctx.lsid, no_timeout=no_timeout,
@@ -511,7 +528,7 @@ async def cursor_reply(
         batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
     else:
         cursor.in_use = True
-        batch, cursor_id = await registry.first_batch(ctx, cursor, open_docs, limit)
+        batch, cursor_id = await registry.first_batch(ctx, cursor, open_docs, limit, restartable)
     if single_batch and cursor_id:
         registry.kill(cursor_id)
         cursor_id = 0

@@ -41,6 +41,27 @@ def not_counted() -> Iterator[None]:
         _explaining.reset(token)
 
 
+# Set while a read runs inline on the event loop (tidemark.context.CommandContext.run_read): its
+# accesses are held and counted when the run is kept, dropped when it moves to the pool and runs again
+# there (which counts them then): one read, one access, wherever it ran.
+_held: contextvars.ContextVar[list[tuple[Any, tuple[str, ...]]] | None] = contextvars.ContextVar(
+    "held_accesses", default=None)
+
+
+@contextlib.contextmanager
+def held(usage: IndexUsage) -> Iterator[list[tuple[Any, tuple[str, ...]]]]:
+    """Reads inside this block hold their accesses; at its end they are counted — unless the caller
+    emptied the list it yields (a run to be made again)."""
+    pending: list[tuple[Any, tuple[str, ...]]] = []
+    token = _held.set(pending)
+    try:
+        yield pending
+    finally:
+        _held.reset(token)
+        for info, names in pending:
+            usage.record(info, names)
+
+
 # (catalog value, index name) -> the access-count key: encoded once per catalog version, not per read
 _KEYS: dict[tuple[bytes, str], tuple[str, bytes] | None] = {}
 _KEYS_MAX = 4096
@@ -63,6 +84,10 @@ class IndexUsage:
     def record(self, info: Any, index_names: Iterable[str]) -> None:
         """One access to each named index of ``info`` (a storage CollectionInfo), unless explaining."""
         if _explaining.get():
+            return
+        pending = _held.get()
+        if pending is not None:
+            pending.append((info, tuple(index_names)))
             return
         with self._lock:
             entries = self._entries.setdefault(info.ns, {})

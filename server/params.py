@@ -218,6 +218,15 @@ SPECS: tuple[ParamSpec, ...] = (
         "PBKDF2 iterations of new SCRAM-SHA-256 credentials (at least 5000)",
     ),
     ParamSpec(
+        "tidemarkInlineReadMicros",
+        1000,
+        _parse_non_negative_int,
+        True,
+        True,
+        "Tidemark: how long a short read may run on the event loop before it moves to the thread pool "
+        "(microseconds of the loop thread's CPU time; 0: every read goes to the pool; server/README.md)",
+    ),
+    ParamSpec(
         "tidemarkRunQuantumMillis",
         5,
         _parse_positive_int,

@@ -36,6 +36,20 @@ Invariants:
    shutdown (the operations are killed; :meth:`close` then lets everything through).
 5. A token is always given back: :meth:`run` releases it in ``finally``, whatever ``fn`` raised.
 
+Inline runs (:meth:`RunScheduler.run_inline`): a short, restartable read may first run on the event
+loop's own thread, holding no token (the loop is one more thread running Python, as it runs every
+command's parse anyway), under a budget of the thread's CPU time (and a bound of ``INLINE_WALL_FACTOR``
+budgets of wall-clock time). At the first check past the budget
+(:func:`checkpoint`), or when the work would run C code with the GIL released (:func:`released`: a
+regex match, a JavaScript call, a wait for a lock — long or blocking, never for the loop), the check
+raises :class:`MoveToPool`; the caller then runs the same work again from its start in the pool.
+6. An inline run holds the loop for at most its budget of CPU time (and ``INLINE_WALL_FACTOR`` budgets
+   of wall-clock time) plus the work between two checks (long loops check every ~256 units of work);
+   it never waits for a token and never parks.
+7. :class:`MoveToPool` is raised only inside :meth:`run_inline` and never leaves it (a
+   ``BaseException``: the work's ``except Exception`` handlers let it through, its ``finally`` blocks
+   and ``with`` exits — read transactions — run as it unwinds).
+
 Data and threading only: no asyncio, nothing of the server above it.
 """
 
@@ -59,9 +73,55 @@ class _Local(threading.local):
     AttributeError, and its formatted message, that ``getattr(local, "job", None)`` raises inside."""
 
     job: _Job | None = None
+    inline: _Inline | None = None  # the event loop's thread, during RunScheduler.run_inline
 
 
 _local = _Local()
+
+
+class MoveToPool(BaseException):  # noqa: N818 - a control-flow signal, not an error
+    """An inline run (:meth:`RunScheduler.run_inline`) spent its budget, or its work is about to run
+    GIL-free C code: run the work again in the pool. Never leaves ``run_inline``."""
+
+
+# An inline run moves when its thread has run for its budget, or when its wall-clock time reaches this
+# many budgets whatever the thread's own time (a loop preempted by other processes, or waiting for the
+# GIL a pool thread holds, is not spending the run's budget — but the loop is held all the same; so is
+# a loop waiting for the disk: a page fault on cold data blocks the thread, not the CPU clock).
+INLINE_WALL_FACTOR = 4
+
+
+# After inline runs of a kind of read moved n times in a row, the next min(2**(n-1), INLINE_SKIPS)
+# reads of that kind go straight to the pool (no budget spent in vain on a read known to be long),
+# then one tries inline again; a run kept inline forgets the kind. A long kind wastes one budget per
+# INLINE_SKIPS + 1 reads once learned; a short kind that moved once (a run slowed by a busy machine)
+# loses one inline run.
+INLINE_SKIPS = 16
+INLINE_MEMO_MAX = 4096  # kinds remembered (the table is emptied when full)
+
+
+class _Inline:
+    """``_local.inline`` of the event loop's thread during :meth:`RunScheduler.run_inline` (its
+    ``_local.job`` is None: no token, no check parks). ``until``: the monotonic time at which its budget may be spent (a
+    clock cheap enough for every check); only then is the thread's CPU time read (``spent``)."""
+
+    __slots__ = ("until", "cpu_until", "wall_until")
+
+    def __init__(self, budget: float):
+        now = time.monotonic()
+        self.until = now + budget
+        self.wall_until = now + budget * INLINE_WALL_FACTOR
+        self.cpu_until = time.thread_time() + budget
+
+    def spent(self) -> bool:
+        """The wall clock passed ``until``: has the thread run for its budget (or the wall clock
+        reached its bound)? If not, look again when the budget's rest may have been spent."""
+        now = time.monotonic()
+        rest = self.cpu_until - time.thread_time()
+        if rest <= 0 or now >= self.wall_until:
+            return True
+        self.until = min(now + rest, self.wall_until)
+        return False
 
 
 class _Job:
@@ -111,6 +171,11 @@ class RunScheduler:
         self.yields = 0  # tokens given up at a checkpoint for a waiter
         self.releases = 0  # tokens handed on around GIL-free calls
         self.interrupted = 0  # waits ended by killOp, maxTimeMS or shutdown
+        self.inline_runs = 0  # reads that ran inline on the event loop to the end (run_inline)
+        self.inline_moves = 0  # inline runs stopped by their budget (or a GIL-free call): run in the pool
+        self.inline_skips = 0  # reads sent straight to the pool: their kind moved lately (inline_allowed)
+        # kind of read -> [reads still to send straight to the pool, moves in a row] (inline_allowed)
+        self._moved: dict[Any, list[int]] = {}
 
     # -- the pool thread's entry point ---------------------------------------------------------
     def run(self, op: Any, fn: Callable[[], T]) -> T:
@@ -129,6 +194,52 @@ class RunScheduler:
             if job.holding:
                 self._release(job)
 
+    def inline_allowed(self, kind: Any) -> bool:
+        """May a read of this ``kind`` (a hashable description, e.g. its command, namespace and size)
+        start inline? Not while reads of its kind moved lately (``INLINE_SKIPS``). Loop thread only."""
+        memo = self._moved.get(kind)
+        if memo is None or not memo[0]:
+            return True
+        memo[0] -= 1
+        self.inline_skips += 1
+        return False
+
+    def run_inline(self, fn: Callable[[], T], budget: float, kind: Any = None) -> T:
+        """``fn()`` on this thread (the event loop's) holding no token, for at most ``budget``
+        seconds of its CPU time: raises :class:`MoveToPool` at its first check past the budget, or
+        when it would run GIL-free C code (:func:`released`); the caller then runs ``fn`` again in
+        the pool (and reads of its ``kind`` skip the inline run for a while: :meth:`inline_allowed`).
+        Other exceptions are ``fn``'s own, as the pool would deliver them; a run that ends here,
+        with a result or an exception, counts in ``inline_runs`` and makes its kind forgotten."""
+        outer = _local.inline
+        _local.inline = _Inline(budget)
+        moved = False
+        try:
+            return fn()
+        except MoveToPool:
+            moved = True
+            self._moved_once(kind)
+            raise
+        finally:
+            _local.inline = outer
+            if not moved:
+                self.inline_runs += 1
+                if self._moved and kind is not None:
+                    self._moved.pop(kind, None)
+
+    def _moved_once(self, kind: Any) -> None:
+        self.inline_moves += 1
+        if kind is None:
+            return
+        memo = self._moved.get(kind)
+        if memo is None:
+            if len(self._moved) >= INLINE_MEMO_MAX:
+                self._moved.clear()
+            self._moved[kind] = [1, 1]
+        else:
+            memo[1] += 1
+            memo[0] = min(1 << (memo[1] - 1), INLINE_SKIPS)
+
     def close(self) -> None:
         """Shutdown: every waiter goes on (its operation was killed: it raises), nothing waits again."""
         with self._lock:
@@ -146,7 +257,9 @@ class RunScheduler:
                 "waiting": waiting, "grants": self.grants, "waits": self.waits, "yields": self.yields,
                 "releases": self.releases, "interrupted": self.interrupted, "freshWaits": self.fresh_waits,
                 "freshWaitMicros": int(self.fresh_wait_seconds * 1_000_000),
-                "freshWaitMaxMicros": int(self.fresh_wait_max * 1_000_000)}
+                "freshWaitMaxMicros": int(self.fresh_wait_max * 1_000_000),
+                "inlineRuns": self.inline_runs, "inlineMoves": self.inline_moves,
+                "inlineSkips": self.inline_skips}
 
     # -- internals (the lock guards _free, the queues, job.holding, the counters) -------------
     def _acquire(self, job: _Job, *, preempted: bool) -> None:
@@ -295,9 +408,15 @@ def _check_interrupted(op: Any) -> None:
 def checkpoint() -> None:
     """The preemption point, called by ``Operation.check``: on a pool thread whose job has held its
     token for a quantum while others wait (and holds no read transaction), give the token to the next
-    waiter and wait for it to come back. Anywhere else: nothing (a dictionary look-up)."""
+    waiter and wait for it to come back. During an inline run past its budget: raise
+    :class:`MoveToPool`. Anywhere else: nothing (a dictionary look-up)."""
     job = _local.job
-    if job is None or not job.holding:
+    if job is None:
+        inline = _local.inline
+        if inline is not None and time.monotonic() >= inline.until and inline.spent():
+            raise MoveToPool()
+        return
+    if not job.holding:
         return
     scheduler = job.scheduler
     if not scheduler._fresh and not scheduler._preempted:
@@ -312,9 +431,12 @@ def checkpoint() -> None:
 def released(fn: Callable[[], T]) -> T:
     """``fn()`` — C code that runs with the GIL released (a regex match) — with this pool thread's run
     token handed on meanwhile and taken back after (waiting like any preempted job). Just ``fn()``
-    off the pool, or while the thread holds a read transaction."""
+    off the pool, or while the thread holds a read transaction. During an inline run: raise
+    :class:`MoveToPool` (such a call may be long or wait, and it would hold the event loop)."""
     job = _local.job
     if job is None or not job.holding:
+        if job is None and _local.inline is not None:
+            raise MoveToPool()
         return fn()
     scheduler = job.scheduler
     if scheduler.pinned is not None and scheduler.pinned():

@@ -75,7 +75,8 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
             raise MongoError(ErrorCode.InvalidNamespace, "$listLocalSessions must be run against the database "
                                                          "with {aggregate: 1}, not a collection")
         sessions = replication.local_sessions(ctx, pipeline[0]["$listLocalSessions"])  # loop-side state
-    if any(isinstance(s, dict) and ("$out" in s or "$merge" in s) for s in pipeline):
+    writes = any(isinstance(s, dict) and ("$out" in s or "$merge" in s) for s in pipeline)
+    if writes:
         C.check_no_transaction(cmd)
     elif "startTransaction" in cmd or "autocommit" in cmd:
         C.check_no_transaction(cmd)
@@ -117,7 +118,9 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
         return await cursor_reply(ctx, ns, iter(()), batch_size, False, first=True, facts=ctx.facts)
 
     def open_docs() -> tuple[Iterator[Any], ReadFacts | None]:
-        """The read, opened in the pool job that draws the first batch (cursor_reply)."""
+        """The read, opened in the job that draws the first batch (cursor_reply). Without $out or
+        $merge it changes nothing but what it returns (``ctx.facts``, set again by each run):
+        restartable, so a short one runs inline on the event loop."""
         if sessions is not None:
             pctx = access.pipeline_context(ctx.server, db, "$cmd.aggregate", variables=let,
                                            allow_disk_use=allow_disk)
@@ -131,7 +134,8 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
         return budget.outer(result.docs), ctx.facts
 
-    return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs)
+    return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs,
+                              restartable=not writes)
 
 
 def _db_level(server: ServerState, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:

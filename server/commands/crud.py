@@ -246,8 +246,9 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
         if resumable else None
 
     def open_docs() -> tuple[Iterator[Any], ReadFacts]:
-        """The read, opened in the pool job that draws the first batch (cursor_reply): one hand-off
-        to the pool per find, not two."""
+        """The read, opened in the job that draws the first batch (cursor_reply): one hand-off to the
+        pool per find, not two, and none for a short one (restartable: it changes nothing but what
+        it returns, ``ctx.facts`` set again by each run — except a resumable find's token list)."""
         if check_view and _is_view(ctx.server, ctx.db, spec.name):
             raise _view_option_error(return_key, show_record_id, resumable)
         result = access.run_find(ctx.server, spec, ctx.db, ctx, not (return_key or record_ids))
@@ -268,7 +269,8 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
     if spec.limit and (batch_size is None or batch_size > spec.limit) and spec.limit <= 101:
         batch_size = spec.limit
     return await cursor_reply(ctx, ns, None, batch_size, spec.single_batch, first=True, open_docs=open_docs,
-                              no_timeout=bool(cmd.get("noCursorTimeout", False)), resume=resume)
+                              no_timeout=bool(cmd.get("noCursorTimeout", False)), resume=resume,
+                              restartable=resume is None)
 
 
 def _view_option_error(return_key: bool, show_record_id: bool, resumable: bool) -> MongoError:

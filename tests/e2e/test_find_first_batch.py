@@ -1,4 +1,4 @@
-"""A find opens its read and draws its first batch in one pool job (``cursors.first_batch``, as
+"""A find opens its read and draws its first batch in one job (``cursors.first_batch``, as
 aggregate does): one hand-off to the pool per find (the scheduler grants one run token, not two); the
 cursor counters (serverStatus ``metrics.cursor``) stay as they were with two jobs — an error opening
 the read (a bad hint, a view refusing returnKey) leaves no cursor and counts none, an error drawing
@@ -47,14 +47,20 @@ def srv(tmp_path_factory):
 
 def test_a_find_hands_its_read_to_the_pool_once(srv):
     with srv.client() as client:
-        client.ff.command("find", "reg", filter={"v": 1})  # warm
-        # serverStatus itself may use the pool: what it costs is measured and taken off
-        first = _grants(client)
-        second = _grants(client)
-        for _ in range(10):
-            client.ff.command("find", "reg", filter={"v": {"$lt": 3}})
-        third = _grants(client)
-        assert third - second - (second - first) == 10  # two jobs per find would make it 20
+        # a short find runs inline on the event loop (tests/e2e/test_inline_reads.py): here, every
+        # read goes to the pool
+        client.admin.command("setParameter", 1, tidemarkInlineReadMicros=0)
+        try:
+            client.ff.command("find", "reg", filter={"v": 1})  # warm
+            # serverStatus itself may use the pool: what it costs is measured and taken off
+            first = _grants(client)
+            second = _grants(client)
+            for _ in range(10):
+                client.ff.command("find", "reg", filter={"v": {"$lt": 3}})
+            third = _grants(client)
+            assert third - second - (second - first) == 10  # two jobs per find would make it 20
+        finally:
+            client.admin.command("setParameter", 1, tidemarkInlineReadMicros=1000)
 
 
 @pytest.mark.parametrize("kwargs, code", [
