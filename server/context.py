@@ -420,7 +420,8 @@ class CommandContext:
     async def run_read(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` — a *restartable* read: it changes nothing outside what it returns before it
         returns (no write, no state a second run would find changed) — on the event loop's own thread
-        first, under ``tidemarkInlineReadMicros`` of wall-clock time: a short read is answered
+        first, under ``tidemarkInlineReadMicros`` of the loop thread's CPU time (and ``INLINE_WALL_FACTOR`` times that of
+        wall-clock time at most): a short read is answered
         without a hand-off to the pool (no sleep and wake of the loop and of a pool thread). At its
         first interruption check past the budget (or before GIL-free C code: a regex match) the inline
         run stops (``scheduler.MoveToPool``: its ``finally`` blocks run, read transactions close) and
