@@ -91,12 +91,16 @@ class MoveToPool(BaseException):  # noqa: N818 - a control-flow signal, not an e
 INLINE_WALL_FACTOR = 4
 
 
-# After inline runs of a kind of read moved n times in a row, the next min(2**(n-1), INLINE_SKIPS)
-# reads of that kind go straight to the pool (no budget spent in vain on a read known to be long),
-# then one tries inline again; a run kept inline forgets the kind. A long kind wastes one budget per
-# INLINE_SKIPS + 1 reads once learned; a short kind that moved once (a run slowed by a busy machine)
-# loses one inline run.
-INLINE_SKIPS = 16
+# After inline runs of a kind of read moved n times in a row, the next
+# min(INLINE_FIRST_SKIPS * 2**(n-1), INLINE_SKIPS) reads of that kind go straight to the pool (no
+# budget spent in vain on a read known to be long), then one tries inline again; a run kept inline
+# forgets the kind. A long kind wastes one budget on its first read, then one per INLINE_SKIPS + 1
+# reads once learned; a short kind that moved once (a run slowed by a busy machine) loses
+# INLINE_FIRST_SKIPS inline runs (each then costs a hand-off, as every read did before inline runs).
+# Why the first skip is long: with 1, 2, 4... a kind repeated 10 times (a dashboard's panel, the
+# bench's instances) spent 2-3 budgets in vain, +7 % server CPU for a 3 ms lastpoint (bench.ab).
+INLINE_FIRST_SKIPS = 64
+INLINE_SKIPS = 1024
 INLINE_MEMO_MAX = 4096  # kinds remembered (the table is emptied when full)
 
 
@@ -235,10 +239,10 @@ class RunScheduler:
         if memo is None:
             if len(self._moved) >= INLINE_MEMO_MAX:
                 self._moved.clear()
-            self._moved[kind] = [1, 1]
+            self._moved[kind] = [INLINE_FIRST_SKIPS, 1]
         else:
             memo[1] += 1
-            memo[0] = min(1 << (memo[1] - 1), INLINE_SKIPS)
+            memo[0] = min(INLINE_FIRST_SKIPS << min(memo[1] - 1, 20), INLINE_SKIPS)
 
     def close(self) -> None:
         """Shutdown: every waiter goes on (its operation was killed: it raises), nothing waits again."""

@@ -317,3 +317,54 @@ def test_regex_and_javascript_reads_move_before_their_gil_free_calls(srv, flt, n
         after = _scheduler(client)
         assert len(docs) == n
         assert after["inlineMoves"] + after["inlineSkips"] == before["inlineMoves"] + before["inlineSkips"] + 1
+
+
+def _nested(levels: int, leaf: dict, wrap) -> dict:
+    node = leaf
+    for _ in range(levels):
+        node = wrap(node)
+    return node
+
+
+# Filters and pipelines nested within two levels of the deepest a request may carry (MAX_BSON_DEPTH,
+# 200: each wrap below is two BSON levels, a document and an array or two documents, and the command
+# is two levels above the filter): the deepest recursion of parse, compile and match a client can
+# cause. The loop's own stack starts deeper than a pool thread's, so the same read inline must still
+# answer what it answers in the pool (here: documents, not 15 Overflow).
+DEEPEST = 97
+DEEP_READS = {
+    "and": ("find", {"filter": _nested(DEEPEST, {"v": {"$gte": 5}}, lambda n: {"$and": [n]})}),
+    "or": ("find", {"filter": _nested(DEEPEST, {"w": 3}, lambda n: {"$or": [n, {"v": -1}]})}),
+    "nor": ("find", {"filter": _nested(DEEPEST, {"w": 3}, lambda n: {"$nor": [n]})}),
+    "elemMatch": ("find", {"filter": {"v": _nested(DEEPEST - 1, {"$gte": 0},
+                                                   lambda n: {"$elemMatch": {"$not": n}})}}),
+    "expr": ("aggregate", {"pipeline": [{"$match": {"$expr": {"$gt": [
+        _nested(DEEPEST - 2, "$v", lambda n: {"$add": [n, 1]}), 200]}}}], "cursor": {}}),
+    "project": ("aggregate", {"pipeline": [{"$project": {"x": _nested(
+        DEEPEST - 2, "$w", lambda n: {"$cond": [{"$gt": ["$v", 1000]}, 0, n]})}}], "cursor": {}}),
+    "ts_and": ("find", {"filter": _nested(DEEPEST, {"x": {"$lt": 50}}, lambda n: {"$and": [n, {"m": 1}]})}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DEEP_READS))
+def test_the_deepest_request_answers_inline_what_it_answers_in_the_pool(srv, kind):
+    command, kwargs = DEEP_READS[kind]
+    name = "ts" if kind.startswith("ts_") else "reg"
+
+    def outcome(client) -> object:
+        try:
+            return sorted(map(repr, _all(client, command, name, **kwargs)))
+        except OperationFailure as exc:
+            return ("error", exc.code)
+
+    with srv.client() as client:
+        with budget(client, 0):
+            pooled = outcome(client)
+        with budget(client, 10_000_000):
+            before = _scheduler(client)
+            inline = outcome(client)
+            after = _scheduler(client)
+    assert after["inlineRuns"] > before["inlineRuns"]  # (it ran on the loop, not moved)
+    assert after["inlineMoves"] == before["inlineMoves"]
+    assert isinstance(pooled, list)  # the deepest request is served, not refused
+    assert inline == pooled

@@ -2,7 +2,7 @@
 operations and a real storage engine: a run within its budget returns (or raises its own error); at
 its first check past the budget — or before a GIL-free call — it raises ``MoveToPool``, which passes
 through ``except Exception``, closes the read transaction it unwinds through, and leaves the thread's
-checks as they were; a kind of read that moved skips the inline try 1, 2, 4 ... 16 times, and one kept
+checks as they were; a kind of read that moved skips the inline try 64, 128 ... 1,024 times, and one kept
 inline is forgotten; a pool job's checks on another thread are untouched by an inline run."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tidemark import scheduler as sched
 from tidemark.operations import Operation
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
-from tidemark.scheduler import INLINE_SKIPS, MoveToPool, RunScheduler
+from tidemark.scheduler import INLINE_FIRST_SKIPS, INLINE_SKIPS, MoveToPool, RunScheduler
 
 
 def op(deadline: float | None = None) -> Operation:
@@ -133,7 +133,8 @@ def test_a_kind_that_moves_skips_the_inline_try_more_and_more_and_a_kept_run_for
         while not scheduler.inline_allowed("long"):
             n += 1
         skips.append(n)
-    assert skips == [1, 2, 4, 8, 16, 16, 16] and INLINE_SKIPS == 16
+    assert skips == [64, 128, 256, 512, 1024, 1024, 1024]
+    assert INLINE_FIRST_SKIPS == 64 and INLINE_SKIPS == 1024
     assert scheduler.inline_allowed("other")  # other kinds are not concerned
     assert scheduler.run_inline(lambda: "short now", 1.0, kind="long") == "short now"
     assert scheduler.inline_allowed("long") and scheduler.stats()["inlineSkips"] == sum(skips)
