@@ -9,9 +9,9 @@ at once each get their own replies."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
+from harness.listed import ListedRun
 from pymongo.errors import ExecutionTimeout, OperationFailure
 
 pytestmark = [pytest.mark.commands("find", "getMore", "serverStatus", "killOp", "currentOp")]
@@ -151,21 +151,9 @@ def test_max_time_ms_stops_the_read_with_no_cursor_left(srv):
 def test_kill_op_stops_a_running_find_with_no_cursor_left(srv):
     with srv.client() as client, srv.client() as other:
         before = _cursor_metrics(client)
-        outcome: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                other.ff.command("find", "reg", filter=RUNAWAY, comment="kill-this-find")
-            except BaseException as exc:  # noqa: BLE001 - asserted below
-                outcome.append(exc)
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        ops: list = []
-        while not ops and time.monotonic() < deadline:
-            ops = client.admin.command({"currentOp": 1, "command.comment": "kill-this-find"})["inprog"]
-            time.sleep(0.02)
+        run = ListedRun(lambda: other.ff.command("find", "reg", filter=RUNAWAY, comment="kill-this-find"),
+                        client, "kill-this-find", timeout=20, poll=0.02)
+        thread, outcome, ops = run.thread, run.outcome, run.ops
         assert ops, "the find was never listed by currentOp"
         assert ops[0]["op"] == "query" and ops[0]["ns"] == "ff.reg"
         client.admin.command("killOp", op=ops[0]["opid"])

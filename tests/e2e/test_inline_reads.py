@@ -15,10 +15,9 @@ runs inline (it writes); regex and JavaScript reads move before their GIL-free c
 from __future__ import annotations
 
 import contextlib
-import threading
-import time
 
 import pytest
+from harness.listed import ListedRun
 from pymongo.errors import ExecutionTimeout, OperationFailure
 
 pytestmark = [pytest.mark.commands("find", "aggregate", "getMore", "serverStatus", "setParameter", "killOp",
@@ -156,21 +155,9 @@ def test_a_read_moved_while_filling_its_first_batch_answers_the_same(srv):
 def test_a_ping_is_answered_while_a_long_read_runs_and_kill_op_stops_it(srv):
     with srv.client() as client, srv.client() as other:
         moves = _scheduler(client)["inlineMoves"] + _scheduler(client)["inlineSkips"]
-        outcome: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                other.il.command("find", "reg", filter=RUNAWAY, comment="inline-kill-me")
-            except BaseException as exc:  # noqa: BLE001 - asserted below
-                outcome.append(exc)
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 30
-        ops: list = []
-        while not ops and time.monotonic() < deadline:
-            ops = client.admin.command({"currentOp": 1, "command.comment": "inline-kill-me"})["inprog"]
-            time.sleep(0.01)
+        run = ListedRun(lambda: other.il.command("find", "reg", filter=RUNAWAY, comment="inline-kill-me"),
+                        client, "inline-kill-me")
+        thread, outcome, ops = run.thread, run.outcome, run.ops
         assert ops, "the read was never listed by currentOp"
         for _ in range(5):  # the loop answers another client while the read runs
             assert client.admin.command("ping")["ok"] == 1.0
