@@ -420,32 +420,37 @@ class CommandContext:
     async def run_read(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` — a *restartable* read: it changes nothing outside what it returns before it
         returns (no write, no state a second run would find changed) — on the event loop's own thread
-        first, under ``tidemarkInlineReadMicros`` of the loop thread's CPU time (and ``INLINE_WALL_FACTOR`` times that of
-        wall-clock time at most): a short read is answered
-        without a hand-off to the pool (no sleep and wake of the loop and of a pool thread). At its
-        first interruption check past the budget (or before GIL-free C code: a regex match) the inline
-        run stops (``scheduler.MoveToPool``: its ``finally`` blocks run, read transactions close) and
+        first, under ``tidemarkInlineReadMicros`` of the loop thread's CPU time (and
+        ``INLINE_WALL_FACTOR`` times that of wall-clock time at most): a short read is answered without
+        a hand-off to the pool (no sleep and wake of the loop and of a pool thread). At its first
+        interruption check past the budget (or before GIL-free C code: a regex match) the inline run
+        stops (``scheduler.MoveToPool``: its ``finally`` blocks run, read transactions close) and
         ``fn(*args)`` runs again from its start in the pool, as :meth:`run_blocking` runs it. Its index
         accesses (``$indexStats``) count once, from the run that is kept. Exceptions are ``fn``'s own,
         wherever it ran. Reads of requests of ``INLINE_REQUEST_BYTES`` or more go to the pool at once,
-        and so do, for a while, reads of a kind that moved lately (``RunScheduler.inline_allowed``; the kind:
-        the command, its namespace and the request's size — the same query with other values, e.g.
-        another time window, is most often the same size — a guess that costs nothing to make, and
-        a wrong one costs a hand-off, or one budget, now and then)."""
+        and so do reads of a kind whose last run took the budget or more, wherever it ran (the pool's
+        runs of the others are measured: ``RunScheduler.measured``), or whose inline run met GIL-free C
+        code (``RunScheduler.inline_allowed``; the kind: the command, its namespace and the request's
+        size — the same query with other values, e.g. another time window, is most often the same
+        size — a guess that costs nothing to make, and a wrong one costs a hand-off, or one budget,
+        now and then)."""
         self.check_deadline()
         server = self.server
         budget = server.params["tidemarkInlineReadMicros"]
+        if not budget or self.request_bytes >= INLINE_REQUEST_BYTES:
+            return await run_in_pool(server, self.op, fn, *args)
         scheduler = server.scheduler
         kind = (self.command_name, self.op.ns, self.request_bytes)
-        if budget and self.request_bytes < INLINE_REQUEST_BYTES and scheduler.inline_allowed(kind):
+        seconds = budget / 1_000_000
+        if scheduler.inline_allowed(kind):
             call = functools.partial(interrupt.running, self.op, functools.partial(fn, *args))
             with held(server.index_usage) as accesses:
                 try:
-                    return scheduler.run_inline(call, budget / 1_000_000, kind)
+                    return scheduler.run_inline(call, seconds, kind)
                 except MoveToPool:
                     accesses.clear()  # the pool's run counts them
             self.check_deadline()  # (past maxTimeMS already: 50 now, as the pool's first check would)
-        return await run_in_pool(server, self.op, fn, *args)
+        return await run_in_pool(server, self.op, scheduler.measured, kind, seconds, fn, *args)
 
     async def run_heavy(self, fn: Callable[..., T], *args: Any, offload_bytes: int = LARGE_REQUEST_BYTES) -> T:
         """``fn(*args)`` — parsing or decoding the request's own content — inline for an ordinary

@@ -91,16 +91,15 @@ class MoveToPool(BaseException):  # noqa: N818 - a control-flow signal, not an e
 INLINE_WALL_FACTOR = 4
 
 
-# After inline runs of a kind of read moved n times in a row, the next
-# min(INLINE_FIRST_SKIPS * 2**(n-1), INLINE_SKIPS) reads of that kind go straight to the pool (no
-# budget spent in vain on a read known to be long), then one tries inline again; a run kept inline
-# forgets the kind. A long kind wastes one budget on its first read, then one per INLINE_SKIPS + 1
-# reads once learned; a short kind that moved once (a run slowed by a busy machine) loses
-# INLINE_FIRST_SKIPS inline runs (each then costs a hand-off, as every read did before inline runs).
-# Why the first skip is long: with 1, 2, 4... a kind repeated 10 times (a dashboard's panel, the
-# bench's instances) spent 2-3 budgets in vain, +7 % server CPU for a 3 ms lastpoint (bench.ab).
-INLINE_FIRST_SKIPS = 64
-INLINE_SKIPS = 1024
+# Which kinds of read (``CommandContext.run_read``: the command, its namespace and the request's size)
+# go straight to the pool: those whose last run took a budget of CPU time or more — measured wherever it
+# ran: a run the pool keeps is measured there (:meth:`RunScheduler.measured`), so a long kind never
+# spends a budget in vain after its first read, and a kind whose first read was slow (cold: the shape's
+# plan templates made, pages faulted in) runs inline again once the pool has measured its usual cost —
+# and those whose inline run met GIL-free C code (a regex match, a JavaScript call): they stay.
+# (Counting moves instead — skip 64, 128 ... 1,024 reads after n moves in a row — sent a short kind's
+# next 64 reads to the pool after its cold first one moved: every timed sg-1-1-1 of the bench then paid
+# a hand-off, 1.38 ms of server CPU against 0.68 inline.)
 INLINE_MEMO_MAX = 4096  # kinds remembered (the table is emptied when full)
 
 
@@ -109,9 +108,10 @@ class _Inline:
     ``_local.job`` is None: no token, no check parks). ``until``: the monotonic time at which its budget may be spent (a
     clock cheap enough for every check); only then is the thread's CPU time read (``spent``)."""
 
-    __slots__ = ("until", "cpu_until", "wall_until")
+    __slots__ = ("until", "cpu_until", "wall_until", "gil_free")
 
     def __init__(self, budget: float):
+        self.gil_free = False  # the run moved at a GIL-free call (released), not for its budget
         now = time.monotonic()
         self.until = now + budget
         self.wall_until = now + budget * INLINE_WALL_FACTOR
@@ -177,9 +177,10 @@ class RunScheduler:
         self.interrupted = 0  # waits ended by killOp, maxTimeMS or shutdown
         self.inline_runs = 0  # reads that ran inline on the event loop to the end (run_inline)
         self.inline_moves = 0  # inline runs stopped by their budget (or a GIL-free call): run in the pool
-        self.inline_skips = 0  # reads sent straight to the pool: their kind moved lately (inline_allowed)
-        # kind of read -> [reads still to send straight to the pool, moves in a row] (inline_allowed)
-        self._moved: dict[Any, list[int]] = {}
+        self.inline_skips = 0  # reads sent straight to the pool: their kind is long (inline_allowed)
+        # kind of read -> whether it stays in the pool whatever its cost (it met GIL-free C code inline);
+        # absent: its inline run may be tried (inline_allowed, learn)
+        self._pooled: dict[Any, bool] = {}
 
     # -- the pool thread's entry point ---------------------------------------------------------
     def run(self, op: Any, fn: Callable[[], T]) -> T:
@@ -200,49 +201,56 @@ class RunScheduler:
 
     def inline_allowed(self, kind: Any) -> bool:
         """May a read of this ``kind`` (a hashable description, e.g. its command, namespace and size)
-        start inline? Not while reads of its kind moved lately (``INLINE_SKIPS``). Loop thread only."""
-        memo = self._moved.get(kind)
-        if memo is None or not memo[0]:
-            return True
-        memo[0] -= 1
-        self.inline_skips += 1
-        return False
+        start inline? Not while its last run took its budget or more, nor once it met GIL-free C
+        code inline (see ``INLINE_MEMO_MAX``). Loop thread only."""
+        if kind in self._pooled:
+            self.inline_skips += 1
+            return False
+        return True
 
     def run_inline(self, fn: Callable[[], T], budget: float, kind: Any = None) -> T:
         """``fn()`` on this thread (the event loop's) holding no token, for at most ``budget``
         seconds of its CPU time: raises :class:`MoveToPool` at its first check past the budget, or
         when it would run GIL-free C code (:func:`released`); the caller then runs ``fn`` again in
-        the pool (and reads of its ``kind`` skip the inline run for a while: :meth:`inline_allowed`).
-        Other exceptions are ``fn``'s own, as the pool would deliver them; a run that ends here,
-        with a result or an exception, counts in ``inline_runs`` and makes its kind forgotten."""
+        the pool, :meth:`measured` (reads of its ``kind`` go straight to the pool meanwhile, and after:
+        :meth:`inline_allowed`). Other exceptions are ``fn``'s own, as the pool would deliver them; a
+        run that ends here, with a result or an exception, counts in ``inline_runs``."""
         outer = _local.inline
-        _local.inline = _Inline(budget)
-        moved = False
+        inline = _local.inline = _Inline(budget)
         try:
-            return fn()
+            result = fn()
         except MoveToPool:
-            moved = True
-            self._moved_once(kind)
+            self.inline_moves += 1
+            if kind is not None:
+                self._remember(kind, inline.gil_free)
+            raise
+        except BaseException:
+            self.inline_runs += 1
             raise
         finally:
             _local.inline = outer
-            if not moved:
-                self.inline_runs += 1
-                if self._moved and kind is not None:
-                    self._moved.pop(kind, None)
+        self.inline_runs += 1
+        return result
 
-    def _moved_once(self, kind: Any) -> None:
-        self.inline_moves += 1
-        if kind is None:
-            return
-        memo = self._moved.get(kind)
-        if memo is None:
-            if len(self._moved) >= INLINE_MEMO_MAX:
-                self._moved.clear()
-            self._moved[kind] = [INLINE_FIRST_SKIPS, 1]
-        else:
-            memo[1] += 1
-            memo[0] = min(INLINE_FIRST_SKIPS << min(memo[1] - 1, 20), INLINE_SKIPS)
+    def measured(self, kind: Any, budget: float, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on a pool thread — a read of ``kind`` that did not run inline — with its
+        thread's CPU time learned: a budget or more keeps the kind in the pool, less lets its next
+        read try inline again (unless it met GIL-free C code inline). Any thread."""
+        start = time.thread_time()
+        try:
+            return fn(*args)
+        finally:
+            if time.thread_time() - start >= budget:
+                self._remember(kind, False)
+            elif self._pooled.get(kind) is False:
+                self._pooled.pop(kind, None)  # (another run of the kind may have removed it)
+
+    def _remember(self, kind: Any, stays: bool) -> None:
+        pooled = self._pooled
+        if kind not in pooled and len(pooled) >= INLINE_MEMO_MAX:
+            pooled.clear()
+        if stays or kind not in pooled:
+            pooled[kind] = stays
 
     def close(self) -> None:
         """Shutdown: every waiter goes on (its operation was killed: it raises), nothing waits again."""
@@ -439,7 +447,9 @@ def released(fn: Callable[[], T]) -> T:
     :class:`MoveToPool` (such a call may be long or wait, and it would hold the event loop)."""
     job = _local.job
     if job is None or not job.holding:
-        if job is None and _local.inline is not None:
+        inline = _local.inline
+        if job is None and inline is not None:
+            inline.gil_free = True
             raise MoveToPool()
         return fn()
     scheduler = job.scheduler

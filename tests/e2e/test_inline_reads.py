@@ -6,7 +6,8 @@ interruption check moves it, and the same work runs again from its start in the 
 What these tests hold, against a real server and pymongo: a short read is answered with no pool job
 (serverStatus ``tidemark.scheduler``: ``inlineRuns``, no new run-token grant); a long read moves
 (``inlineMoves``) and answers exactly what the pool alone answers, its cursor continuing with getMore;
-a read moved part-way through its first batch (a tiny budget) answers the same too; a client's ping is
+a read moved part-way through its first batch (a tiny budget) answers the same too; a kind that moved
+runs inline again once a run in the pool measured it short; a client's ping is
 answered while another client's long read runs; maxTimeMS stops a read inline and a moved one; killOp
 stops a moved one; a read failing inline fails with the pool's code and message; an index access is
 counted once when a read moves; the profiler reports an inline read as a pooled one; a $merge never
@@ -115,6 +116,32 @@ def test_a_long_read_moves_to_the_pool_and_answers_what_the_pool_answers(srv):
         # the kind that moved skips the inline try next time (no budget spent in vain)
         assert _all(client, "aggregate", "big", pipeline=LONG_PIPELINE, cursor={"batchSize": 10}) == expected
         assert _scheduler(client)["inlineSkips"] == after["inlineSkips"] + 1
+
+
+def test_a_short_kind_whose_read_moved_runs_inline_again_once_the_pool_measured_it_short(srv):
+    """The first read of a kind is often slow (cold: its shape's plan made, pages faulted in) and moves;
+    the pool measures its next run, short, and the one after runs inline (counting moves sent the next
+    64 of its kind to the pool)."""
+    flt = {"v": {"$gte": 3, "$lt": 9}, "s": {"$ne": "moved-then-short"}}  # a kind of its own
+    expected = [{"_id": i, "v": i, "w": i % 7, "s": f"name{i}"} for i in range(3, 9)]
+    with srv.client() as client:
+        with budget(client, 1):  # 1 µs: the read moves, and its pool run is long for that budget
+            assert client.il.command("find", "reg", filter=flt)["cursor"]["firstBatch"] == expected
+        with budget(client, ROOMY):
+            first = _scheduler(client)
+            second = _scheduler(client)  # what serverStatus itself costs is taken off
+            own = {key: second[key] - first[key] for key in ("grants", "inlineRuns", "inlineSkips")}
+            assert client.il.command("find", "reg", filter=flt)["cursor"]["firstBatch"] == expected
+            third = _scheduler(client)
+            assert client.il.command("find", "reg", filter=flt)["cursor"]["firstBatch"] == expected
+            fourth = _scheduler(client)
+        # still known long: straight to the pool, which measures it short ...
+        assert third["inlineSkips"] - second["inlineSkips"] - own["inlineSkips"] == 1
+        assert third["grants"] - second["grants"] - own["grants"] >= 1
+        # ... so the next one runs inline, with no pool job
+        assert fourth["inlineRuns"] - third["inlineRuns"] - own["inlineRuns"] == 1
+        assert fourth["grants"] - third["grants"] - own["grants"] == 0
+        assert fourth["inlineSkips"] - third["inlineSkips"] - own["inlineSkips"] == 0
 
 
 @pytest.mark.parametrize("command, kwargs", [

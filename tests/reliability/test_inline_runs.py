@@ -2,8 +2,9 @@
 operations and a real storage engine: a run within its budget returns (or raises its own error); at
 its first check past the budget — or before a GIL-free call — it raises ``MoveToPool``, which passes
 through ``except Exception``, closes the read transaction it unwinds through, and leaves the thread's
-checks as they were; a kind of read that moved skips the inline try 64, 128 ... 1,024 times, and one kept
-inline is forgotten; a pool job's checks on another thread are untouched by an inline run."""
+checks as they were; a kind of read goes straight to the pool while its last run — inline or measured in
+the pool — took the budget or more, and for good once it met GIL-free C code inline; a pool job's checks
+on another thread are untouched by an inline run."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tidemark import scheduler as sched
 from tidemark.operations import Operation
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
-from tidemark.scheduler import INLINE_FIRST_SKIPS, INLINE_SKIPS, MoveToPool, RunScheduler
+from tidemark.scheduler import INLINE_MEMO_MAX, MoveToPool, RunScheduler
 
 
 def op(deadline: float | None = None) -> Operation:
@@ -122,22 +123,52 @@ def test_a_gil_free_call_moves_the_run_before_it_starts():
     assert interrupt.gil_released(called.append, 2) is None and called == [2]  # off an inline run: a call
 
 
-def test_a_kind_that_moves_skips_the_inline_try_more_and_more_and_a_kept_run_forgets_it():
+def test_a_kind_goes_to_the_pool_while_its_last_run_took_the_budget_wherever_it_ran():
     scheduler = RunScheduler()
     operation = op()
-    skips = []
-    for _ in range(7):
-        with pytest.raises(MoveToPool):
-            scheduler.run_inline(spin(operation, 1.0), 0.0005, kind="long")
-        n = 0
-        while not scheduler.inline_allowed("long"):
-            n += 1
-        skips.append(n)
-    assert skips == [64, 128, 256, 512, 1024, 1024, 1024]
-    assert INLINE_FIRST_SKIPS == 64 and INLINE_SKIPS == 1024
+    budget = 0.0005
+    with pytest.raises(MoveToPool):  # a slow first read (cold) moves
+        scheduler.run_inline(spin(operation, 1.0), budget, kind="k")
+    assert not scheduler.inline_allowed("k") and scheduler.stats()["inlineSkips"] == 1
     assert scheduler.inline_allowed("other")  # other kinds are not concerned
-    assert scheduler.run_inline(lambda: "short now", 1.0, kind="long") == "short now"
-    assert scheduler.inline_allowed("long") and scheduler.stats()["inlineSkips"] == sum(skips)
+    # its run in the pool measures it long: the next read goes straight to the pool too
+    assert scheduler.measured("k", budget, spin(operation, 2 * budget)) > 0
+    assert not scheduler.inline_allowed("k")
+    # a pool run measures it short: the next read runs inline again, and is kept there
+    assert scheduler.measured("k", budget, lambda x: x + 1, 41) == 42
+    assert scheduler.inline_allowed("k")
+    assert scheduler.run_inline(lambda: "short", budget, kind="k") == "short"
+    assert scheduler.inline_allowed("k")
+    # a pool run that raises is measured all the same
+    def failing_long():
+        spin(operation, 2 * budget)()
+        raise MongoError(ErrorCode.BadValue, "no")
+    with pytest.raises(MongoError):
+        scheduler.measured("k", budget, failing_long)
+    assert not scheduler.inline_allowed("k")
+    assert scheduler.stats()["inlineSkips"] == 3 and scheduler.stats()["inlineMoves"] == 1
+
+
+def test_a_kind_that_met_gil_free_code_inline_stays_in_the_pool_however_short_its_runs():
+    scheduler = RunScheduler()
+    operation = op()
+    with pytest.raises(MoveToPool):
+        scheduler.run_inline(lambda: interrupt.running(operation, lambda: interrupt.gil_released(len, "x")),
+                             10.0, kind="regex")
+    for _ in range(3):
+        assert scheduler.measured("regex", 10.0, lambda: "quick") == "quick"
+        assert not scheduler.inline_allowed("regex")
+    # nor does a long pool run make it forget why it stays
+    scheduler.measured("regex", 0.0, lambda: None)
+    assert not scheduler.inline_allowed("regex")
+
+
+def test_the_kinds_remembered_are_bounded():
+    scheduler = RunScheduler()
+    for i in range(INLINE_MEMO_MAX + 10):
+        scheduler.measured(("find", i), 0.0, lambda: None)  # a zero budget: every run is long
+    assert len(scheduler._pooled) <= INLINE_MEMO_MAX
+    assert not scheduler.inline_allowed(("find", INLINE_MEMO_MAX + 9))  # the latest is remembered
 
 
 def test_a_pool_job_on_another_thread_is_untouched_by_an_inline_run():
