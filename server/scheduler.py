@@ -98,8 +98,8 @@ INLINE_WALL_FACTOR = 4
 # plan templates made, pages faulted in) runs inline again once the pool has measured its usual cost —
 # and those whose inline run met GIL-free C code (a regex match, a JavaScript call): they stay.
 # (Counting moves instead — skip 64, 128 ... 1,024 reads after n moves in a row — sent a short kind's
-# next 64 reads to the pool after its cold first one moved: every timed sg-1-1-1 of the bench then paid
-# a hand-off, 1.38 ms of server CPU against 0.68 inline.)
+# next 64 reads to the pool after its cold first one moved: the bench's check pass moved, and every timed
+# sg-1-1-1 after it paid a hand-off and its wake-ups.)
 INLINE_MEMO_MAX = 4096  # kinds remembered (the table is emptied when full)
 
 
