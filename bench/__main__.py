@@ -23,7 +23,7 @@ from pathlib import Path
 from bench import report
 from bench.batch_order import LOADERS
 from bench.generator import generate, parse_duration
-from bench.harness import ROOT, Context, SystemResult, can_pin, progress_bar
+from bench.harness import ROOT, Context, Interleaver, SystemResult, can_pin, progress_bar
 from bench.messages import build_cache, cache_path
 from bench.peers import PEERS
 from bench.queries import QUERY_TYPES, ResultMismatch
@@ -72,6 +72,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--strict", action="store_true", help="exit 2 if any system failed to run")
     p.add_argument(
+        "--interleave",
+        action="store_true",
+        help="load every system first (one after the other) and keep them all up, then run each query instance "
+        "on each in turn: query figures compared at the same machine speed (bench.harness.Interleaver)",
+    )
+    p.add_argument(
         "--tidemark-cmd", default=None, help="command that starts Tidemark (default: python -m tidemark)"
     )
     p.add_argument(
@@ -96,6 +102,46 @@ def _choose(p: argparse.ArgumentParser, what: str, text: str, known) -> list[str
     if unknown or not chosen:
         p.error(f"unknown {what}: {', '.join(unknown) or '(none)'}; choose from {', '.join(known)}")
     return [x for x in known if x in chosen]  # canonical order
+
+
+def _interleaved(ctx: Context, names: list[str]) -> tuple[list[SystemResult], ResultMismatch | None]:
+    """``--interleave``: each system's run on a thread, started when the previous one has loaded (or
+    ended); once all are loaded, the queries of all in turn (``Interleaver.run_queries``); then each run
+    goes on to its end (compaction, bytes on disk, stop)."""
+    ctx.interleave = interleaver = Interleaver(ctx)
+    outcomes: dict[str, SystemResult] = {}
+    mismatch: ResultMismatch | None = None
+
+    def runner(name: str):
+        def run() -> None:
+            try:
+                outcomes[name] = PEERS[name](ctx)
+            except Exception as exc:  # a peer's run records its failures; anything else is its error too
+                outcomes[name] = SystemResult(name, "stopped", errors=[f"{type(exc).__name__}: {exc}"])
+        return run
+
+    threads = []
+    try:
+        for name in names:
+            say(f"== {name} (loading; its queries run interleaved with the others')")
+            threads.append(interleaver.begin(runner(name)))
+        say("== queries, every instance on " + ", ".join(q.system for q in interleaver.arrived) + " in turn")
+        interleaver.run_queries()
+    except ResultMismatch as exc:
+        mismatch = exc
+    finally:
+        interleaver.release()
+        for thread in threads:
+            thread.join()
+    systems = [outcomes[name] for name in names if name in outcomes]
+    if mismatch is not None:
+        for res in systems:
+            if str(mismatch).startswith(f"{res.name}:"):  # (compare names the system first)
+                res.errors.append(str(mismatch))
+    for res in systems:
+        for e in res.errors:
+            say(f"  ! {res.name}: {e}")
+    return systems, mismatch
 
 
 def say(msg: str) -> None:
@@ -150,18 +196,21 @@ def main(argv: list[str] | None = None) -> int:
 
     systems: list[SystemResult] = []
     mismatch: ResultMismatch | None = None
-    for name in args.peer_list:
-        say(f"== {name}")
-        try:
-            res = PEERS[name](ctx)
-        except ResultMismatch as exc:
-            mismatch = exc
-            res = SystemResult(name, "stopped: wrong query result", errors=[str(exc)])
-        systems.append(res)
-        for e in res.errors:
-            say(f"  ! {name}: {e}")
-        if mismatch:
-            break
+    if args.interleave:
+        systems, mismatch = _interleaved(ctx, args.peer_list)
+    else:
+        for name in args.peer_list:
+            say(f"== {name}")
+            try:
+                res = PEERS[name](ctx)
+            except ResultMismatch as exc:
+                mismatch = exc
+                res = SystemResult(name, "stopped: wrong query result", errors=[str(exc)])
+            systems.append(res)
+            for e in res.errors:
+                say(f"  ! {name}: {e}")
+            if mismatch:
+                break
 
     meta = {
         "started": started.strftime("%Y-%m-%d %H:%M UTC"),

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bench.generator import Dataset
 from bench.naive import NaiveChecker
-from bench.queries import Params, compare, make_params
+from bench.queries import Params, ResultMismatch, compare, make_params
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS_PER_ROW = 10
@@ -53,6 +53,7 @@ class Context:
     auth: tuple[str, str] | None = None
     checker: NaiveChecker | None = None
     params: dict[str, list[Params]] = field(default_factory=dict)
+    interleave: Interleaver | None = None  # --interleave: queries of every system in turn (check_and_time)
 
     def __post_init__(self):
         self.checker = self.checker or NaiveChecker(self.dataset)
@@ -384,46 +385,158 @@ def check_and_time(
     A slow system may spend at most ``ctx.query_budget_s`` of query time on the check pass of one query
     type: it then stops after at least ``ctx.min_runs`` instances, and only the checked instances are timed (the
     report shows the smaller run count). Nothing unchecked is ever timed.
+
+    With ``ctx.interleave`` (``--interleave``) the system's queries are not run here: it waits, loaded,
+    until every system of the run is (``Interleaver``), which then checks and times them all, instance by
+    instance in turn.
     """
+    queried = Queried(system, execute, normalize, result, server_pid)
+    if ctx.interleave is not None:
+        ctx.interleave.arrive(queried)
+        return
     bar = progress_bar(ctx, len(ctx.queries) * ctx.runs * 2, f"  {system} queries", "q")
     for query in ctx.queries:
+        checked = queried.check(ctx, query, bar)
+        for p, first in checked:
+            queried.time(query, p, first)
+            bar.update(1)
+        bar.update(len(ctx.params[query]) - len(checked))
+        queried.record(query, len(ctx.params[query]))
+    bar.close()
+
+
+@dataclass
+class Queried:
+    """One system's side of the query phase: how it runs a query, and the timings it has so far."""
+
+    system: str
+    execute: Callable[[str, Params], object]
+    normalize: Callable[[str, object], list[tuple]]
+    result: SystemResult
+    server_pid: int | None = None
+    times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+    def check(self, ctx: Context, query: str, bar=None) -> list[tuple[Params, list[tuple]]]:
+        """The check pass of one query type (see ``check_and_time``): the instances checked, with their
+        answers; none when the query is not expressible on this system."""
+        self.times, self.cpu = [], []
         instances = ctx.params[query]
         checked: list[tuple[Params, list[tuple]]] = []
         spent = 0.0
         for p in instances:
             t0 = time.perf_counter()
             try:
-                raw = execute(query, p)
+                raw = self.execute(query, p)
             except NotExpressible as exc:
-                result.not_expressible[query] = str(exc)
-                break
+                self.result.not_expressible[query] = str(exc)
+                return []
             spent += time.perf_counter() - t0
-            got = normalize(query, raw)
-            compare(system, query, p, got, ctx.checker.expected(query, p))
+            got = self.normalize(query, raw)
+            compare(self.system, query, p, got, ctx.checker.expected(query, p))
             checked.append((p, got))
-            bar.update(1)
+            if bar is not None:
+                bar.update(1)
             if spent > ctx.query_budget_s and len(checked) >= ctx.min_runs:
                 break
-        bar.update(len(instances) - len(checked))
-        if query in result.not_expressible:
-            bar.update(len(instances))
-            continue
-        times, cpu = [], []
-        for p, first in checked:
-            c0 = thread_cpu_ns(server_pid) if server_pid else None
-            t0 = time.perf_counter()
-            raw = execute(query, p)
-            times.append(time.perf_counter() - t0)
-            c1 = thread_cpu_ns(server_pid) if server_pid else None
-            if c0 is not None and c1 is not None:
-                cpu.append((c1 - c0) / 1e9)
-            compare(system, query, p, normalize(query, raw), first)  # timed runs answer the same
-            bar.update(1)
-        bar.update(len(instances) - len(checked))
-        result.queries[query] = {**timing_stats(times), "planned": len(instances)}
-        if len(cpu) == len(times):
-            result.queries[query].update(cpu_stats(cpu))
-    bar.close()
+        if bar is not None:
+            bar.update(len(instances) - len(checked))
+        return checked
+
+    def time(self, query: str, p: Params, first: list[tuple]) -> None:
+        """One timed run of a checked instance (it must answer what it answered when checked)."""
+        pid = self.server_pid
+        c0 = thread_cpu_ns(pid) if pid else None
+        t0 = time.perf_counter()
+        raw = self.execute(query, p)
+        self.times.append(time.perf_counter() - t0)
+        c1 = thread_cpu_ns(pid) if pid else None
+        if c0 is not None and c1 is not None:
+            self.cpu.append((c1 - c0) / 1e9)
+        compare(self.system, query, p, self.normalize(query, raw), first)  # timed runs answer the same
+
+    def record(self, query: str, planned: int) -> None:
+        """The query type's figures into the result (nothing when it was not expressible)."""
+        if query in self.result.not_expressible or not self.times:
+            return
+        self.result.queries[query] = {**timing_stats(self.times), "planned": planned}
+        if len(self.cpu) == len(self.times):
+            self.result.queries[query].update(cpu_stats(self.cpu))
+
+
+class Interleaver:
+    """``--interleave``: every system loaded and up at once, then each query instance run on each in turn.
+
+    A shared machine's speed drifts over seconds and minutes (here ±1.8× for the same Python loop), so
+    systems timed one after the other (or in rounds minutes apart) are compared at different speeds; run
+    instance by instance in turn, each pair of neighbouring runs meets the same machine. The bench starts
+    each system's ``run`` on a thread of its own, one after the other (``begin``: the next one starts when
+    the previous has loaded and reached its queries — ``arrive`` — or ended, so loads never overlap);
+    once every system has arrived or ended, ``run_queries`` checks every instance on each (the warm-up),
+    then times them in rotating order, and lets the systems go on (compaction, storage, stop)."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.arrived: list[Queried] = []
+        self._cond = threading.Condition()
+        self._released = False
+
+    def arrive(self, queried: Queried) -> None:
+        """A system's thread: it is loaded; wait until the queries of every system are done."""
+        with self._cond:
+            self.arrived.append(queried)
+            self._cond.notify_all()
+            while not self._released:
+                self._cond.wait()
+
+    def begin(self, target: Callable[[], None]) -> threading.Thread:
+        """Start ``target`` (a system's whole run) on its own thread; return once it has arrived or ended."""
+        before = len(self.arrived)
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        with self._cond:
+            while len(self.arrived) == before and thread.is_alive():
+                self._cond.wait(0.2)
+        return thread
+
+    def release(self) -> None:
+        with self._cond:
+            self._released = True
+            self._cond.notify_all()
+
+    def run_queries(self) -> None:
+        """Check, then time, every query type on every arrived system, instance by instance in turn. A
+        system that fails (not a wrong answer: that raises) keeps its error and leaves the query phase."""
+        ctx = self.ctx
+        systems = list(self.arrived)
+        for query in ctx.queries:
+            checked: dict[str, list[tuple[Params, list[tuple]]]] = {}
+            for q in list(systems):
+                try:
+                    checked[q.system] = q.check(ctx, query)
+                except ResultMismatch:
+                    raise
+                except Exception as exc:
+                    q.result.errors.append(f"{query}: {type(exc).__name__}: {exc}")
+                    systems.remove(q)
+            turn = 0
+            for i in range(len(ctx.params[query])):
+                order = systems[turn % len(systems):] + systems[:turn % len(systems)] if systems else []
+                turn += 1
+                for q in order:
+                    runs = checked.get(q.system, [])
+                    if i >= len(runs) or q not in systems:
+                        continue
+                    try:
+                        q.time(query, *runs[i])
+                    except ResultMismatch:
+                        raise
+                    except Exception as exc:
+                        q.result.errors.append(f"{query}: {type(exc).__name__}: {exc}")
+                        systems.remove(q)
+            for q in self.arrived:
+                if q.system in checked:
+                    q.record(query, len(ctx.params[query]))
 
 
 def timing_stats(seconds: list[float]) -> dict:
