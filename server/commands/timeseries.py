@@ -211,11 +211,15 @@ def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None,
         ixscan = info["ixscan"]
         plan = {"stage": "FETCH", "filter": bucket_filter, "inputStage": ixscan} if bucket_filter else \
             {"stage": "FETCH", "inputStage": ixscan}
-    elif info["idRange"]["min"] is not None or info["idRange"]["max"] is not None:
-        plan = {"stage": "CLUSTERED_IXSCAN", "filter": bucket_filter, "direction": "forward",
-                **_clustered_bounds(info["idRange"])}
     else:
-        plan = {"stage": "COLLSCAN", "filter": bucket_filter, "direction": "forward"}
+        # a descending time sort reads the buckets newest first (time_sort)
+        direction = "backward" if any(d == -1 for d in (info.get("timeSort") or {}).get("sortKey", {}).values()) \
+            else "forward"
+        if info["idRange"]["min"] is not None or info["idRange"]["max"] is not None:
+            plan = {"stage": "CLUSTERED_IXSCAN", "filter": bucket_filter, "direction": direction,
+                    **_clustered_bounds(info["idRange"])}
+        else:
+            plan = {"stage": "COLLSCAN", "filter": bucket_filter, "direction": direction}
     plan["timeseries"] = info  # Tidemark's own read details (fields unpacked, counters)
     if shaped.bucket_sort is not None:
         plan = explain_shape.sort_stage(shaped.bucket_sort, plan)

@@ -97,7 +97,16 @@ def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bo
         unpack["eventFilter"] = clauses[0] if len(clauses) == 1 else {"$and": clauses}
     if fixed_buckets:
         unpack["fixedBuckets"] = True
-    return Shape(bucket_sort, [{"$_internalUnpackBucket": unpack}, *rest], 0)
+    stages: list[dict[str, Any]] = [{"$_internalUnpackBucket": unpack}]
+    timed = info.get("timeSort")
+    if timed:  # the read's bounded sort (time_sort): 7.0's stage for a time sort over buckets in time order
+        descending = -1 in timed["sortKey"].values()
+        stages.append({"$_internalBoundedSort": {
+            "sortKey": timed["sortKey"], "bound": {"base": "max" if descending else "min", "offsetSeconds": Int64(0)},
+            "limit": Int64(timed["skip"] + timed["limit"])}})
+        if timed["skip"]:
+            stages.append({"$skip": Int64(timed["skip"])})
+    return Shape(bucket_sort, [*stages, *rest], 0)
 
 
 def bucket_filter(shown: dict[str, Any], *, uses_extended_range: bool = False) -> dict[str, Any]:

@@ -4,7 +4,8 @@ per-measurement filter of the leading ``$match`` stages; the caller runs the res
 ``read_source`` plans the read once: the one bucket-filter derivation gives the bucket predicate, the
 ``_id`` range and the index filter; the pipeline's dependencies give the columns to unpack; then the
 buckets come from the buckets index (hinted, or one the filter bounds), newest first (``$group`` by
-``$dateTrunc`` -> ``$sort {_id: -1}`` -> ``$limit``), lastpoint, or the ``_id`` range scan. Every
+``$dateTrunc`` -> ``$sort {_id: -1}`` -> ``$limit``), lastpoint, in time order for a time sort with a
+limit (``time_sort``: read until no bucket can hold a document to keep), or the ``_id`` range scan. Every
 source yields bucket views (bucketview.py): the generic unpack, the columnar ``$group`` and lastpoint
 read them through the same interface. Sources yield buckets in chunks (lists: a stored chunk is one
 read transaction's records, its cache entries and bucket predicate decided at once); the running
@@ -26,7 +27,7 @@ from tidemark.query.index_kinds import is_special
 from tidemark.query.match import And, compile_node
 from tidemark.query.parsed_match import parsed
 from tidemark.query.plan_special import mentions_special
-from tidemark.timeseries import columnar, groupbatch, lastpoint, newest_order, rowfilter, scan
+from tidemark.timeseries import columnar, groupbatch, lastpoint, newest_order, rowfilter, scan, time_sort
 from tidemark.timeseries.bucketdoc import time_bound_paths
 from tidemark.timeseries.deps import leading_matches, needed_fields
 from tidemark.timeseries.filters import BucketFilter, derive, shape_of
@@ -104,6 +105,16 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
             lastpoint.is_lastpoint(remaining, spec.time_field, spec.meta_field):
         info["lastpoint"] = True
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
+    elif plan is None and (timed := _time_sorted(server, ns, spec, remaining, plain)) is not None:
+        info["timeSort"] = {"sortKey": {spec.time_field: -1 if timed.shape.descending else 1},
+                            "skip": timed.shape.skip, "limit": timed.shape.limit}
+        if timed.shape.descending:
+            hi_s = bfilter.hi_s if bfilter.hi_s is not None else scan.WRAP // 2 - 1  # (no extended range)
+            buckets = scan.newest_first(server, ns, spec.time_field, hi_s, info, predicate, timed.done_before)
+        else:
+            buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate)
+        return (_time_sorted_top(_interruptible(buckets), timed, spec, event_filter, fields, info, column_filter),
+                remaining[timed.shape.consumed:], info)
     elif plan is not None:
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
         info["ixscan"] = Rendered(plan.ixscan_explain)
@@ -116,6 +127,39 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
                                       raw),
                 remaining, info)
     return _measurements(buckets, spec, event_filter, fields, info, column_filter, raw and not remaining), remaining, info
+
+
+def _time_sorted(server: Any, ns: str, spec: Any, remaining: list[dict[str, Any]], plain: bool
+                 ) -> time_sort.TimeTopK | None:
+    """The bounded sort of a read that sorts on time and limits (``time_sort``), or None: another
+    pipeline, a collation (the rest of the pipeline runs under it), or dates outside 1970..2038."""
+    shape = time_sort.shape_of(remaining, spec.time_field) if plain else None
+    if shape is None or scan.uses_extended_range(server, ns, spec.time_field):
+        return None
+    return time_sort.TimeTopK(shape, spec.time_field, spec.bucket_max_span_seconds or 3600)
+
+
+def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, spec: Any,
+                     event_filter: EventFilter | None, fields: set[str] | None, info: dict[str, Any],
+                     column_filter: rowfilter.ColumnFilter | None) -> Iterator[Any]:
+    """The documents the bounded sort keeps, in order: buckets unpacked as ``_bucket_rows`` unpacks
+    them, in time order, until none can hold one (``time_sort`` for the rules)."""
+    time_field, meta_field = spec.time_field, spec.meta_field
+    check = None
+    for chunk in buckets:
+        for bucket in chunk:
+            summary = bucket.summary()
+            if timed.done_after(summary):
+                yield from timed.result()
+                return
+            if timed.skips(summary):
+                continue
+            if check is None and event_filter is not None:
+                check = event_filter.get()
+            info["bucketsUnpacked"] += 1
+            timed.offer_bucket(summary, rowfilter.accepted(bucket, fields, check, column_filter, info, time_field,
+                                                           meta_field))
+    yield from timed.result()
 
 
 class Rendered:

@@ -1,0 +1,137 @@
+"""A ``$sort`` on the time field with a ``$limit`` after it (a find's ``sort`` and ``limit``, ``skip``
+too, or the pipeline's stages), answered from buckets read in time order, stopping once no further
+bucket can hold one of the documents kept — mongod's bounded sort over the clustered ``_id`` order
+(``$_internalBoundedSort``), where a plain sort unpacks every measurement first (the newest measurement
+of 864,000: 3-4 s).
+
+Invariants:
+- The answer is the generic one's, ties included: the generic sort is stable over the collection
+  scan's order (ascending bucket ``_id``, then the bucket's rows), so documents of equal times are
+  ranked by (bucket ``_id``, row) here too, whatever order the buckets are read in.
+- A bucket's measurements lie in ``[start, start + span)`` (``span``: the collection's
+  ``bucketMaxSpanSeconds``, which collMod only raises) and its ``_id`` begins with its start: ascending,
+  buckets come by start (``view.scan.buckets``); descending, newest start first (``scan.newest_first``).
+  Reading stops when the next bucket's measurements are all strictly worse than the worst of the ``k``
+  kept (its start past it ascending; its start plus the span before it descending); a bucket whose own
+  time range (``control.min``/``max``) is so is skipped undecoded. Only without extended-range dates
+  (``scan.uses_extended_range``: starts before 1970 or after 2038 break the ``_id`` order).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from bson.objectid import ObjectId
+
+from tidemark.timeseries.bucketdoc import date_ms
+
+# Limits above this (skip included) keep the generic sort: the documents kept are held in memory, and
+# a bound that far reads about every bucket anyway.
+MAX_KEPT = 100_000
+
+
+@dataclass(frozen=True)
+class TimeSortShape:
+    """``remaining[:consumed]`` is ``$sort {time: ±1}``, an optional ``$skip`` and a ``$limit``."""
+
+    descending: bool
+    skip: int
+    limit: int
+    consumed: int
+
+
+def _count(stage: Any, name: str) -> int | None:
+    value = stage.get(name) if isinstance(stage, dict) and len(stage) == 1 else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        return None
+    return int(value)
+
+
+def shape_of(remaining: list[Any], time_field: str) -> TimeSortShape | None:
+    """The time sort and limit that ``remaining`` starts with, or None (any other pipeline, or stages
+    the generic parse must judge: a bad ``$limit`` still fails there, with its own code)."""
+    if len(remaining) < 2 or not isinstance(remaining[0], dict) or len(remaining[0]) != 1:
+        return None
+    sort = remaining[0].get("$sort")
+    if not isinstance(sort, dict) or len(sort) != 1 or time_field not in sort:
+        return None
+    direction = sort[time_field]
+    if isinstance(direction, bool) or direction not in (1, -1):
+        return None
+    skip, at = 0, 1
+    if isinstance(remaining[1], dict) and "$skip" in remaining[1]:
+        found = _count(remaining[1], "$skip")
+        if found is None or found < 0 or len(remaining) < 3:
+            return None
+        skip, at = found, 2
+    limit = _count(remaining[at], "$limit")
+    if limit is None or limit <= 0 or skip + limit > MAX_KEPT:
+        return None
+    return TimeSortShape(direction == -1, skip, limit, at + 1)
+
+
+class TimeTopK:
+    """The ``skip + limit`` first documents in the sort's order among those offered, bucket by bucket.
+
+    Each kept document is held as (N, doc) with N the negated rank (time, bucket ``_id``, row): a
+    min-heap of N has the worst kept document at its root."""
+
+    __slots__ = ("shape", "k", "time_field", "span_ms", "heap", "sign")
+
+    def __init__(self, shape: TimeSortShape, time_field: str, span_s: int):
+        self.shape = shape
+        self.k = shape.skip + shape.limit
+        self.time_field = time_field
+        self.span_ms = span_s * 1000
+        self.heap: list[tuple[float, int, int, Any]] = []
+        self.sign = 1 if shape.descending else -1  # N's time: t descending, -t ascending
+
+    def _worst_ms(self) -> float | None:
+        """The time of the worst document kept once ``k`` are kept, else None (anything may enter)."""
+        if len(self.heap) < self.k:
+            return None
+        return self.sign * self.heap[0][0]
+
+    def offer_bucket(self, summary: dict[str, Any], rows: Any) -> None:
+        """Offer the documents ``rows`` yields (a bucket's measurements, in row order)."""
+        bucket_id = summary.get("_id")
+        rank = int.from_bytes(bucket_id.binary, "big") if isinstance(bucket_id, ObjectId) else 0
+        heap, k, sign, field = self.heap, self.k, self.sign, self.time_field
+        for row, doc in enumerate(rows):
+            ms = date_ms(doc.get(field))
+            key = (sign * (-math.inf if ms is None else ms), -rank, -row, doc)
+            if len(heap) < k:
+                heapq.heappush(heap, key)
+            elif key[:3] > heap[0][:3]:
+                heapq.heapreplace(heap, key)
+
+    def skips(self, summary: dict[str, Any]) -> bool:
+        """No measurement of this bucket (by its ``control`` time range) can be kept."""
+        worst = self._worst_ms()
+        if worst is None:
+            return False
+        control = summary.get("control") or {}
+        if self.shape.descending:
+            hi = date_ms((control.get("max") or {}).get(self.time_field))
+            return hi is not None and hi < worst
+        lo = date_ms((control.get("min") or {}).get(self.time_field))
+        return lo is not None and lo > worst
+
+    def done_before(self, start_s: int) -> bool:
+        """Descending reads (``scan.newest_first``): no bucket starting at ``start_s`` or before can
+        hold a document to keep (its measurements are before ``start + span``)."""
+        worst = self._worst_ms()
+        return worst is not None and start_s * 1000 + self.span_ms < worst
+
+    def done_after(self, summary: dict[str, Any]) -> bool:
+        """Ascending reads: neither this bucket nor any later one (starting no earlier) can hold a
+        document to keep."""
+        return not self.shape.descending and self.skips(summary)
+
+    def result(self) -> list[Any]:
+        """The documents in the sort's order, ``skip`` first ones left out."""
+        ordered = sorted(self.heap, key=lambda entry: entry[:3], reverse=True)
+        return [entry[3] for entry in ordered[self.shape.skip:]]

@@ -1,0 +1,133 @@
+"""A time sort with a limit on a time-series collection (``server/timeseries/time_sort.py``): a find's
+``sort`` on the time field with ``limit`` (and ``skip``), or the pipeline's ``$sort`` + ``[$skip]`` +
+``$limit``, reads buckets in time order and stops once no further bucket can hold a document to keep.
+
+What holds, against a real server and pymongo: the answer is the generic one — the measurements in the
+collection scan's order (``find`` without a sort), sorted stably by time, skipped and limited — for both
+directions, with ties of equal times across buckets and metas, in-memory and stored buckets, filters the
+bucket filter decides and ones it cannot, a collection with a short bucket span, and one holding dates
+outside 1970..2038 (where the bounded read is not used); a top-1 reads a bucket or two, not all of them
+(explain's ``bucketsUnpacked``), and explain shows 7.0's ``$_internalBoundedSort``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = [pytest.mark.commands("find", "aggregate", "explain", "insert", "create")]
+
+T0 = dt.datetime(2024, 3, 1)
+FILTERS = [
+    {},
+    {"m": 2},  # the bucket filter decides it
+    {"m": {"$in": [0, 3]}},
+    {"v": {"$gte": 50}},  # per measurement
+    {"m": 1, "v": {"$lt": 30}},
+    {"t": {"$gte": T0 + dt.timedelta(hours=2), "$lt": T0 + dt.timedelta(hours=5)}},
+    {"t": {"$lt": T0 + dt.timedelta(hours=1)}, "m": {"$ne": 4}},
+]
+
+
+def _docs(rng: random.Random, n: int, hours: int, step_s: int) -> list[dict]:
+    docs = []
+    for i in range(n):
+        # times on a coarse grid: many measurements share a time, across metas and buckets
+        t = T0 + dt.timedelta(seconds=rng.randrange(0, hours * 3600 // step_s) * step_s)
+        docs.append({"t": t, "m": rng.randrange(5), "v": rng.randrange(100), "i": i})
+    return docs
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory):
+    from harness.server import ServerProcess
+
+    path = tmp_path_factory.mktemp("time_sort")
+    proc = ServerProcess(path / "db", log_path=path / "server.log").start()
+    rng = random.Random(11)
+    with proc.client() as client:
+        db = client.tsort
+        db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
+        db.create_collection("short", timeseries={"timeField": "t", "metaField": "m", "bucketMaxSpanSeconds": 60,
+                                                  "bucketRoundingSeconds": 60})
+        db.create_collection("ext", timeseries={"timeField": "t", "metaField": "m"})
+        for name, hours, step in (("ts", 8, 300), ("short", 2, 20)):
+            docs = _docs(rng, 1500, hours, step)
+            for start in range(0, len(docs), 250):  # batches in no time order: older buckets reopened
+                db[name].insert_many(docs[start:start + 250], ordered=False)
+        ext = _docs(rng, 200, 3, 600)
+        for k, doc in enumerate(ext):
+            if k % 7 == 0:
+                doc["t"] = dt.datetime(1969, 12, 31, 23) + dt.timedelta(seconds=k)
+            elif k % 11 == 0:
+                doc["t"] = dt.datetime(2040, 1, 1) + dt.timedelta(seconds=k)
+        db.ext.insert_many(ext)
+    yield proc
+    proc.kill()
+
+
+def _expected(coll, flt: dict, descending: bool, skip: int, limit: int) -> list[dict]:
+    scanned = list(coll.find(flt))  # the collection scan's order
+    ordered = sorted(scanned, key=lambda d: d["t"], reverse=descending)  # stable, as the generic sort
+    return ordered[skip:skip + limit]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["ts", "short", "ext"]), flt=st.sampled_from(FILTERS), descending=st.booleans(),
+       skip=st.sampled_from([0, 0, 1, 7, 40]), limit=st.sampled_from([1, 2, 5, 33, 400]),
+       form=st.sampled_from(["find", "aggregate"]))
+def test_a_time_sort_with_a_limit_answers_the_generic_sort(srv, name, flt, descending, skip, limit, form):
+    with srv.client() as client:
+        coll = client.tsort[name]
+        direction = -1 if descending else 1
+        if form == "find":
+            got = list(coll.find(flt, sort=[("t", direction)], skip=skip, limit=limit))
+        else:
+            pipeline = [{"$match": flt}] if flt else []
+            pipeline.append({"$sort": {"t": direction}})
+            if skip:
+                pipeline.append({"$skip": skip})
+            pipeline.append({"$limit": limit})
+            got = list(coll.aggregate(pipeline))
+        assert got == _expected(coll, flt, descending, skip, limit)
+
+
+def test_a_stage_after_the_limit_runs_on_the_kept_documents(srv):
+    with srv.client() as client:
+        coll = client.tsort.ts
+        got = list(coll.aggregate([{"$sort": {"t": -1}}, {"$limit": 10}, {"$project": {"_id": 0, "i": 1}},
+                                   {"$sort": {"i": 1}}]))
+        assert got == sorted(({"i": d["i"]} for d in _expected(coll, {}, True, 0, 10)), key=lambda d: d["i"])
+
+
+@pytest.mark.parametrize("direction", [1, -1])
+def test_a_top_one_reads_a_few_buckets_and_explain_shows_the_bounded_sort(srv, direction):
+    with srv.client() as client:
+        db = client.tsort
+        name = f"hourly{direction + 1}"
+        db.create_collection(name, timeseries={"timeField": "t", "metaField": "m"})
+        db[name].insert_many([{"t": T0 + dt.timedelta(hours=h, seconds=s), "m": 1, "v": h}
+                              for h in range(48) for s in (0, 600, 1200)])
+        explain = db.command("explain", {"find": name, "sort": {"t": direction}, "limit": 1},
+                             verbosity="executionStats")
+        cursor = explain["stages"][0]["$cursor"]
+        read = cursor["queryPlanner"]["winningPlan"]["timeseries"]
+        assert read["bucketsUnpacked"] <= 2 < 48
+        assert cursor["queryPlanner"]["winningPlan"]["direction"] == ("backward" if direction == -1 else "forward")
+        bounded = [s["$_internalBoundedSort"] for s in explain["stages"] if "$_internalBoundedSort" in s]
+        assert bounded == [{"sortKey": {"t": direction}, "bound": {"base": "max" if direction == -1 else "min",
+                                                                   "offsetSeconds": 0}, "limit": 1}]
+        newest = db[name].find_one(sort=[("t", direction)])
+        assert newest["v"] == (47 if direction == -1 else 0)
+
+
+def test_a_skip_and_limit_past_the_sorts_memory_is_answered_without_disk(srv):
+    """$sort, $skip, $limit: the kept documents are skip + limit (mongod moves the limit before the skip);
+    the generic $sort alone over every measurement of a large collection needs allowDiskUse."""
+    with srv.client() as client:
+        coll = client.tsort.ts
+        got = list(coll.aggregate([{"$sort": {"t": 1}}, {"$skip": 5}, {"$limit": 3}]))
+        assert got == _expected(coll, {}, False, 5, 3)
