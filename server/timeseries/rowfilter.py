@@ -133,7 +133,8 @@ class ColumnFilter:
 
 
 def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_filter: ColumnFilter | None,
-             info: dict[str, Any], time_field: str, meta_field: str | None, raw: bool = False) -> Iterator[Any]:
+             info: dict[str, Any], time_field: str, meta_field: str | None, raw: bool = False,
+             within: np.ndarray | None = None) -> Iterator[Any]:
     """The one unpack of a bucket's rows for a filter (every read that makes documents of a bucket's
     measurements: the generic read, the columnar ``$group``'s buckets that are not dense): the rows the
     column filter keeps are materialized (every row without one, or where it cannot judge the bucket),
@@ -143,7 +144,8 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
     cursor takes into its batches a stretch at a time, ``cursors._fill_batch``; none when no row is
     accepted) — dicts are made only of the rows the event filter must look at. Explain's counters: ``measurementsUnpacked``
     the rows materialized, ``measurementsSkipped`` those the columns rejected, ``measurementsReturned``
-    those accepted."""
+    those accepted. ``within``: the only rows (ascending positions) the caller can use — a bounded time
+    sort's rows that may still place (``time_sort``) — the others are not read."""
     check = event_filter
     positions = None
     if column_filter is not None:
@@ -155,6 +157,10 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
             info["measurementsSkipped"] += rows.rows - len(positions)
             if not len(positions):
                 return
+    if within is not None:
+        positions = within if positions is None else np.intersect1d(positions, within, assume_unique=True)
+        if not len(positions):
+            return
     unpacked = view.unpack(fields, positions, time_field=time_field, meta_field=meta_field)
     if raw:
         if check is None:

@@ -13,8 +13,10 @@ Invariants:
   buckets come by start (``view.scan.buckets``); descending, newest start first (``scan.newest_first``).
   Reading stops when the next bucket's measurements are all strictly worse than the worst of the ``k``
   kept (its start past it ascending; its start plus the span before it descending); a bucket whose own
-  time range (``control.min``/``max``) is so is skipped undecoded. Only without extended-range dates
-  (``scan.uses_extended_range``: starts before 1970 or after 2038 break the ``_id`` order).
+  time range (``control.min``/``max``) is so is skipped undecoded, and of the others only the rows whose
+  time may still place (by the dense time column, ties included) become documents
+  (``rowfilter.accepted``'s ``within``). Only without extended-range dates (``scan.uses_extended_range``:
+  starts before 1970 or after 2038 break the ``_id`` order).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from bson.objectid import ObjectId
 
 from tidemark.timeseries.bucketdoc import date_ms
+from tidemark.timeseries.columns import DATE
 
 # Limits above this (skip included) keep the generic sort: the documents kept are held in memory, and
 # a bound that far reads about every bucket anyway.
@@ -119,6 +123,19 @@ class TimeTopK:
             return hi is not None and hi < worst
         lo = date_ms((control.get("min") or {}).get(self.time_field))
         return lo is not None and lo > worst
+
+    def rows_worth(self, view: Any) -> np.ndarray | None:
+        """The rows of ``view`` (ascending positions) whose time may still place once ``k`` are kept —
+        by its dense time column — or None: every row (fewer kept, or no such column)."""
+        worst = self._worst_ms()
+        if worst is None:
+            return None
+        times = view.dense(self.time_field)
+        if times is None or times[0] != DATE:
+            return None
+        values = times[1]
+        hit = values >= worst if self.shape.descending else values <= worst  # (ties: the rank decides)
+        return np.flatnonzero(hit)
 
     def done_before(self, start_s: int) -> bool:
         """Descending reads (``scan.newest_first``): no bucket starting at ``start_s`` or before can

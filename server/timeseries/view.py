@@ -156,9 +156,12 @@ def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, sp
                 continue
             if check is None and event_filter is not None:
                 check = event_filter.get()
+            within = timed.rows_worth(bucket)
+            if within is not None and not len(within):
+                continue
             info["bucketsUnpacked"] += 1
             timed.offer_bucket(summary, rowfilter.accepted(bucket, fields, check, column_filter, info, time_field,
-                                                           meta_field))
+                                                           meta_field, within=within))
     yield from timed.result()
 
 

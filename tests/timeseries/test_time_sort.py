@@ -131,3 +131,19 @@ def test_a_skip_and_limit_past_the_sorts_memory_is_answered_without_disk(srv):
         coll = client.tsort.ts
         got = list(coll.aggregate([{"$sort": {"t": 1}}, {"$skip": 5}, {"$limit": 3}]))
         assert got == _expected(coll, {}, False, 5, 3)
+
+
+def test_of_the_buckets_read_only_rows_that_may_place_become_documents(srv):
+    """Twenty series over the same hour: the first bucket read fills the top; of the others, only rows at
+    least as new as the worst kept are made into documents (their dense time column decides)."""
+    with srv.client() as client:
+        db = client.tsort
+        db.create_collection("series", timeseries={"timeField": "t", "metaField": "m"})
+        db.series.insert_many([{"t": T0 + dt.timedelta(seconds=s), "m": m, "v": s}
+                               for m in range(20) for s in range(0, 2000, 10)])
+        explain = db.command("explain", {"find": "series", "sort": {"t": -1}, "limit": 3},
+                             verbosity="executionStats")
+        read = explain["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
+        assert read["bucketsUnpacked"] == 20 and read["measurementsUnpacked"] < 200 + 19 * 3 < 4000
+        got = list(db.series.find({}, sort=[("t", -1)], limit=3))
+        assert [(d["m"], d["v"]) for d in got] == [(0, 1990), (1, 1990), (2, 1990)]  # ties: the scan's order
