@@ -5,12 +5,15 @@ bucket can hold one of the documents kept — mongod's bounded sort over the clu
 of 864,000: 3-4 s).
 
 Invariants:
-- The answer is the generic one's, ties included: the generic sort is stable over the collection
-  scan's order (ascending bucket ``_id``, then the bucket's rows), so documents of equal times are
-  ranked by (bucket ``_id``, row) here too, whatever order the buckets are read in.
+- The answer is the generic one's, ties included: the generic sort is stable over the read's order —
+  the collection scan's (ascending bucket ``_id``) or the buckets index's, then each bucket's rows — so
+  documents of equal times are ranked the same way here, whatever order the buckets are read in: by
+  bucket ``_id``, or by the index scan's order (read backwards for a descending sort).
 - A bucket's measurements lie in ``[start, start + span)`` (``span``: the collection's
   ``bucketMaxSpanSeconds``, which collMod only raises) and its ``_id`` begins with its start: ascending,
-  buckets come by start (``view.scan.buckets``); descending, newest start first (``scan.newest_first``).
+  buckets come by start (``view.scan.buckets``); descending, newest start first (``scan.newest_first``);
+  through a buckets index, in its order where that is by start (the leading fields pinned to one value —
+  one series — then ``control.min.<time>``: ``plan.plan_for`` with that sort), else not at all.
   Reading stops when the next bucket's measurements are all strictly worse than the worst of the ``k``
   kept (its start past it ascending; its start plus the span before it descending); a bucket whose own
   time range (``control.min``/``max``) is so is skipped undecoded, and of the others only the rows whose
@@ -83,10 +86,12 @@ class TimeTopK:
     Each kept document is held as (N, doc) with N the negated rank (time, bucket ``_id``, row): a
     min-heap of N has the worst kept document at its root."""
 
-    __slots__ = ("shape", "k", "time_field", "span_ms", "heap", "sign")
+    __slots__ = ("shape", "k", "time_field", "span_ms", "heap", "sign", "plan", "visits")
 
-    def __init__(self, shape: TimeSortShape, time_field: str, span_s: int):
+    def __init__(self, shape: TimeSortShape, time_field: str, span_s: int, plan: Any = None):
         self.shape = shape
+        self.plan = plan  # the buckets index scan giving the buckets by start (None: the _id order)
+        self.visits = 0  # buckets offered so far (their rank in an index scan's order)
         self.k = shape.skip + shape.limit
         self.time_field = time_field
         self.span_ms = span_s * 1000
@@ -101,8 +106,12 @@ class TimeTopK:
 
     def offer_bucket(self, summary: dict[str, Any], rows: Any) -> None:
         """Offer the documents ``rows`` yields (a bucket's measurements, in row order)."""
-        bucket_id = summary.get("_id")
-        rank = int.from_bytes(bucket_id.binary, "big") if isinstance(bucket_id, ObjectId) else 0
+        if self.plan is not None:  # the index's order: forward ascending, backward descending
+            self.visits += 1
+            rank = -self.visits if self.shape.descending else self.visits
+        else:
+            bucket_id = summary.get("_id")
+            rank = int.from_bytes(bucket_id.binary, "big") if isinstance(bucket_id, ObjectId) else 0
         heap, k, sign, field = self.heap, self.k, self.sign, self.time_field
         for row, doc in enumerate(rows):
             ms = date_ms(doc.get(field))
@@ -143,10 +152,16 @@ class TimeTopK:
         worst = self._worst_ms()
         return worst is not None and start_s * 1000 + self.span_ms < worst
 
-    def done_after(self, summary: dict[str, Any]) -> bool:
-        """Ascending reads: neither this bucket nor any later one (starting no earlier) can hold a
-        document to keep."""
-        return not self.shape.descending and self.skips(summary)
+    def done_at(self, summary: dict[str, Any]) -> bool:
+        """Buckets read by start (ascending, or descending for a descending sort): neither this bucket
+        nor any after it can hold a document to keep."""
+        if not self.shape.descending:
+            return self.skips(summary)
+        worst = self._worst_ms()
+        if worst is None:
+            return False
+        start = date_ms(((summary.get("control") or {}).get("min") or {}).get(self.time_field))
+        return start is not None and start + self.span_ms < worst
 
     def result(self) -> list[Any]:
         """The documents in the sort's order, ``skip`` first ones left out."""

@@ -105,10 +105,15 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
             lastpoint.is_lastpoint(remaining, spec.time_field, spec.meta_field):
         info["lastpoint"] = True
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
-    elif plan is None and (timed := _time_sorted(server, ns, spec, remaining, plain)) is not None:
+    elif (timed := _time_sorted(server, ns, spec, bfilter, remaining, plain, plan)) is not None:
         info["timeSort"] = {"sortKey": {spec.time_field: -1 if timed.shape.descending else 1},
                             "skip": timed.shape.skip, "limit": timed.shape.limit}
-        if timed.shape.descending:
+        if plan is not None:  # the index scan in time order: one series' buckets, newest (or oldest) first
+            plan = timed.plan
+            info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
+            info["ixscan"] = Rendered(plan.ixscan_explain)
+            buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
+        elif timed.shape.descending:
             hi_s = bfilter.hi_s if bfilter.hi_s is not None else scan.WRAP // 2 - 1  # (no extended range)
             buckets = scan.newest_first(server, ns, spec.time_field, hi_s, info, predicate, timed.done_before)
         else:
@@ -129,14 +134,29 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     return _measurements(buckets, spec, event_filter, fields, info, column_filter, raw and not remaining), remaining, info
 
 
-def _time_sorted(server: Any, ns: str, spec: Any, remaining: list[dict[str, Any]], plain: bool
-                 ) -> time_sort.TimeTopK | None:
+def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaining: list[dict[str, Any]],
+                 plain: bool, plan: Any) -> time_sort.TimeTopK | None:
     """The bounded sort of a read that sorts on time and limits (``time_sort``), or None: another
-    pipeline, a collation (the rest of the pipeline runs under it), or dates outside 1970..2038."""
+    pipeline, a collation (the rest of the pipeline runs under it), dates outside 1970..2038, or a read
+    through a buckets index that cannot give its buckets in time order (a ``$in`` of several series:
+    index order is series by series). With an index: ``plan`` again, asked for the buckets' start order
+    (the leading fields pinned to one value, then ``control.min.<time>``), as ``.plan``."""
     shape = time_sort.shape_of(remaining, spec.time_field) if plain else None
-    if shape is None or scan.uses_extended_range(server, ns, spec.time_field):
+    if shape is None:
         return None
-    return time_sort.TimeTopK(shape, spec.time_field, spec.bucket_max_span_seconds or 3600)
+    ordered = None
+    if plan is not None:
+        ixfilter = bfilter.index_filter()
+        if ixfilter is None or bfilter.collation is not None:
+            return None
+        ordered = planner.plan_for(plan.index, extract_bounds(ixfilter),
+                                   {f"control.min.{spec.time_field}": -1 if shape.descending else 1}, True, None,
+                                   time_bound_paths(spec.time_field))
+        if not ordered.provides_sort:
+            return None
+    if scan.uses_extended_range(server, ns, spec.time_field):
+        return None
+    return time_sort.TimeTopK(shape, spec.time_field, spec.bucket_max_span_seconds or 3600, ordered)
 
 
 def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, spec: Any,
@@ -149,7 +169,7 @@ def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, sp
     for chunk in buckets:
         for bucket in chunk:
             summary = bucket.summary()
-            if timed.done_after(summary):
+            if timed.done_at(summary):  # buckets come by start: no later one can place either
                 yield from timed.result()
                 return
             if timed.skips(summary):

@@ -5,7 +5,8 @@
 What holds, against a real server and pymongo: the answer is the generic one — the measurements in the
 collection scan's order (``find`` without a sort), sorted stably by time, skipped and limited — for both
 directions, with ties of equal times across buckets and metas, in-memory and stored buckets, filters the
-bucket filter decides and ones it cannot, a collection with a short bucket span, and one holding dates
+bucket filter decides and ones it cannot, a collection with a short bucket span, collections with a
+{meta, time} index either way (one series' buckets read through it in time order), and one holding dates
 outside 1970..2038 (where the bounded read is not used); a top-1 reads a bucket or two, not all of them
 (explain's ``bucketsUnpacked``), and explain shows 7.0's ``$_internalBoundedSort``."""
 
@@ -54,7 +55,11 @@ def srv(tmp_path_factory):
         db.create_collection("short", timeseries={"timeField": "t", "metaField": "m", "bucketMaxSpanSeconds": 60,
                                                   "bucketRoundingSeconds": 60})
         db.create_collection("ext", timeseries={"timeField": "t", "metaField": "m"})
-        for name, hours, step in (("ts", 8, 300), ("short", 2, 20)):
+        db.create_collection("indexed", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
+        db.indexed.create_index([("m", 1), ("t", 1)])
+        db.create_collection("indexed_desc", timeseries={"timeField": "t", "metaField": "m"})
+        db.indexed_desc.create_index([("m", 1), ("t", -1)])
+        for name, hours, step in (("ts", 8, 300), ("short", 2, 20), ("indexed", 8, 300), ("indexed_desc", 8, 300)):
             docs = _docs(rng, 1500, hours, step)
             for start in range(0, len(docs), 250):  # batches in no time order: older buckets reopened
                 db[name].insert_many(docs[start:start + 250], ordered=False)
@@ -65,6 +70,14 @@ def srv(tmp_path_factory):
             elif k % 11 == 0:
                 doc["t"] = dt.datetime(2040, 1, 1) + dt.timedelta(seconds=k)
         db.ext.insert_many(ext)
+    # a clean restart stores every bucket in its final form: a bucket written in the background later
+    # (its rows then ordered by time) would reorder equal times between the reference and the read
+    proc.restart()
+    with proc.client() as client:
+        # then in-memory buckets too, of times no other measurement has (no tie an order could decide)
+        for name in ("ts", "indexed"):
+            client.tsort[name].insert_many([{"t": T0 + dt.timedelta(seconds=301 * k + 7), "m": k % 5, "v": k,
+                                             "i": 10_000 + k} for k in range(0, 8 * 3600 // 301, 3)])
     yield proc
     proc.kill()
 
@@ -75,8 +88,8 @@ def _expected(coll, flt: dict, descending: bool, skip: int, limit: int) -> list[
     return ordered[skip:skip + limit]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(["ts", "short", "ext"]), flt=st.sampled_from(FILTERS), descending=st.booleans(),
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["ts", "short", "ext", "indexed", "indexed_desc"]), flt=st.sampled_from(FILTERS), descending=st.booleans(),
        skip=st.sampled_from([0, 0, 1, 7, 40]), limit=st.sampled_from([1, 2, 5, 33, 400]),
        form=st.sampled_from(["find", "aggregate"]))
 def test_a_time_sort_with_a_limit_answers_the_generic_sort(srv, name, flt, descending, skip, limit, form):
@@ -147,3 +160,18 @@ def test_of_the_buckets_read_only_rows_that_may_place_become_documents(srv):
         assert read["bucketsUnpacked"] == 20 and read["measurementsUnpacked"] < 200 + 19 * 3 < 4000
         got = list(db.series.find({}, sort=[("t", -1)], limit=3))
         assert [(d["m"], d["v"]) for d in got] == [(0, 1990), (1, 1990), (2, 1990)]  # ties: the scan's order
+
+
+def test_one_series_newest_is_read_through_its_index_newest_first(srv):
+    with srv.client() as client:
+        db = client.tsort
+        db.create_collection("sensors", timeseries={"timeField": "t", "metaField": "m"})
+        db.sensors.create_index([("m", 1), ("t", 1)])
+        db.sensors.insert_many([{"t": T0 + dt.timedelta(hours=h, minutes=mi), "m": m, "v": h}
+                                for m in range(5) for h in range(48) for mi in (0, 30)])
+        explain = db.command("explain", {"find": "sensors", "filter": {"m": 3}, "sort": {"t": -1}, "limit": 1},
+                             verbosity="executionStats")
+        read = explain["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
+        assert read["indexName"] == "m_1_t_1" and read["bucketsUnpacked"] <= 2 < 48
+        assert db.sensors.find_one({"m": 3}, sort=[("t", -1)])["v"] == 47
+        assert db.sensors.find_one({"m": 3}, sort=[("t", 1)])["v"] == 0
