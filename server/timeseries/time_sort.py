@@ -12,8 +12,9 @@ Invariants:
 - A bucket's measurements lie in ``[start, start + span)`` (``span``: the collection's
   ``bucketMaxSpanSeconds``, which collMod only raises) and its ``_id`` begins with its start: ascending,
   buckets come by start (``view.scan.buckets``); descending, newest start first (``scan.newest_first``);
-  through a buckets index, in its order where that is by start (the leading fields pinned to one value —
-  one series — then ``control.min.<time>``: ``plan.plan_for`` with that sort), else not at all.
+  through a buckets index, in its order where that is by ``control.min`` or ``control.max`` time (the
+  leading fields pinned to one value — one series — then that field: ``plan.plan_for`` with that sort),
+  else not at all. Reading stops at a bucket after which none can place (``done_at``).
   Reading stops when the next bucket's measurements are all strictly worse than the worst of the ``k``
   kept (its start past it ascending; its start plus the span before it descending); a bucket whose own
   time range (``control.min``/``max``) is so is skipped undecoded, and of the others only the rows whose
@@ -86,10 +87,12 @@ class TimeTopK:
     Each kept document is held as (N, doc) with N the negated rank (time, bucket ``_id``, row): a
     min-heap of N has the worst kept document at its root."""
 
-    __slots__ = ("shape", "k", "time_field", "span_ms", "heap", "sign", "plan", "visits")
+    __slots__ = ("shape", "k", "time_field", "span_ms", "heap", "sign", "plan", "visits", "order_by")
 
-    def __init__(self, shape: TimeSortShape, time_field: str, span_s: int, plan: Any = None):
+    def __init__(self, shape: TimeSortShape, time_field: str, span_s: int, plan: Any = None,
+                 order_by: str = "min"):
         self.shape = shape
+        self.order_by = order_by  # the buckets come by control.min (their start) or control.max time
         self.plan = plan  # the buckets index scan giving the buckets by start (None: the _id order)
         self.visits = 0  # buckets offered so far (their rank in an index scan's order)
         self.k = shape.skip + shape.limit
@@ -106,9 +109,9 @@ class TimeTopK:
 
     def offer_bucket(self, summary: dict[str, Any], rows: Any) -> None:
         """Offer the documents ``rows`` yields (a bucket's measurements, in row order)."""
-        if self.plan is not None:  # the index's order: forward ascending, backward descending
+        if self.plan is not None:  # the index's own order (the generic read's), which a reverse scan reads backwards
             self.visits += 1
-            rank = -self.visits if self.shape.descending else self.visits
+            rank = -self.visits if self.plan.reverse else self.visits
         else:
             bucket_id = summary.get("_id")
             rank = int.from_bytes(bucket_id.binary, "big") if isinstance(bucket_id, ObjectId) else 0
@@ -153,15 +156,19 @@ class TimeTopK:
         return worst is not None and start_s * 1000 + self.span_ms < worst
 
     def done_at(self, summary: dict[str, Any]) -> bool:
-        """Buckets read by start (ascending, or descending for a descending sort): neither this bucket
-        nor any after it can hold a document to keep."""
-        if not self.shape.descending:
-            return self.skips(summary)
+        """Buckets read by ``control.<order_by>`` time (ascending, or descending for a descending sort;
+        ``min``: by start): neither this bucket nor any after it can hold a document to keep. A
+        bucket's measurements lie within ``span`` of each end of its range."""
         worst = self._worst_ms()
         if worst is None:
             return False
-        start = date_ms(((summary.get("control") or {}).get("min") or {}).get(self.time_field))
-        return start is not None and start + self.span_ms < worst
+        side = self.order_by
+        at = date_ms(((summary.get("control") or {}).get(side) or {}).get(self.time_field))
+        if at is None:
+            return False
+        if self.shape.descending:  # later buckets end (or start) no later: their times are below ...
+            return (at + self.span_ms if side == "min" else at) < worst
+        return (at if side == "min" else at - self.span_ms) > worst
 
     def result(self) -> list[Any]:
         """The documents in the sort's order, ``skip`` first ones left out."""

@@ -144,19 +144,23 @@ def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaini
     shape = time_sort.shape_of(remaining, spec.time_field) if plain else None
     if shape is None:
         return None
-    ordered = None
+    ordered, order_by = None, "min"
     if plan is not None:
         ixfilter = bfilter.index_filter()
         if ixfilter is None or bfilter.collation is not None:
             return None
-        ordered = planner.plan_for(plan.index, extract_bounds(ixfilter),
-                                   {f"control.min.{spec.time_field}": -1 if shape.descending else 1}, True, None,
-                                   time_bound_paths(spec.time_field))
-        if not ordered.provides_sort:
+        bounds = extract_bounds(ixfilter)
+        for order_by in ("min", "max"):  # an index on {meta, time: 1} orders by start, on time: -1 by end
+            ordered = planner.plan_for(plan.index, bounds,
+                                       {f"control.{order_by}.{spec.time_field}": -1 if shape.descending else 1},
+                                       True, None, time_bound_paths(spec.time_field))
+            if ordered.provides_sort:
+                break
+        else:
             return None
     if scan.uses_extended_range(server, ns, spec.time_field):
         return None
-    return time_sort.TimeTopK(shape, spec.time_field, spec.bucket_max_span_seconds or 3600, ordered)
+    return time_sort.TimeTopK(shape, spec.time_field, spec.bucket_max_span_seconds or 3600, ordered, order_by)
 
 
 def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, spec: Any,
@@ -169,7 +173,7 @@ def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, sp
     for chunk in buckets:
         for bucket in chunk:
             summary = bucket.summary()
-            if timed.done_at(summary):  # buckets come by start: no later one can place either
+            if timed.done_at(summary):  # buckets come in time order: no later one can place either
                 yield from timed.result()
                 return
             if timed.skips(summary):

@@ -59,6 +59,7 @@ def srv(tmp_path_factory):
         db.indexed.create_index([("m", 1), ("t", 1)])
         db.create_collection("indexed_desc", timeseries={"timeField": "t", "metaField": "m"})
         db.indexed_desc.create_index([("m", 1), ("t", -1)])
+        db.indexed_desc.drop_index("m_1_t_1")  # (created with the collection): buckets read by their end
         for name, hours, step in (("ts", 8, 300), ("short", 2, 20), ("indexed", 8, 300), ("indexed_desc", 8, 300)):
             docs = _docs(rng, 1500, hours, step)
             for start in range(0, len(docs), 250):  # batches in no time order: older buckets reopened
@@ -162,16 +163,21 @@ def test_of_the_buckets_read_only_rows_that_may_place_become_documents(srv):
         assert [(d["m"], d["v"]) for d in got] == [(0, 1990), (1, 1990), (2, 1990)]  # ties: the scan's order
 
 
-def test_one_series_newest_is_read_through_its_index_newest_first(srv):
+@pytest.mark.parametrize("key_direction", [1, -1])  # buckets by start, or by end
+@pytest.mark.parametrize("direction", [1, -1])
+def test_one_series_newest_or_oldest_is_read_through_its_index_in_time_order(srv, key_direction, direction):
     with srv.client() as client:
         db = client.tsort
-        db.create_collection("sensors", timeseries={"timeField": "t", "metaField": "m"})
-        db.sensors.create_index([("m", 1), ("t", 1)])
-        db.sensors.insert_many([{"t": T0 + dt.timedelta(hours=h, minutes=mi), "m": m, "v": h}
-                                for m in range(5) for h in range(48) for mi in (0, 30)])
-        explain = db.command("explain", {"find": "sensors", "filter": {"m": 3}, "sort": {"t": -1}, "limit": 1},
+        name = f"sensors_{key_direction + 1}_{direction + 1}"
+        db.create_collection(name, timeseries={"timeField": "t", "metaField": "m"})
+        index = db[name].create_index([("m", 1), ("t", key_direction)])
+        if key_direction == -1:
+            db[name].drop_index("m_1_t_1")  # the one a collection with a metaField is created with
+        db[name].insert_many([{"t": T0 + dt.timedelta(hours=h, minutes=mi), "m": m, "v": h}
+                              for m in range(5) for h in range(48) for mi in (0, 30)])
+        explain = db.command("explain", {"find": name, "filter": {"m": 3}, "sort": {"t": direction}, "limit": 1},
                              verbosity="executionStats")
-        read = explain["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]["timeseries"]
-        assert read["indexName"] == "m_1_t_1" and read["bucketsUnpacked"] <= 2 < 48
-        assert db.sensors.find_one({"m": 3}, sort=[("t", -1)])["v"] == 47
-        assert db.sensors.find_one({"m": 3}, sort=[("t", 1)])["v"] == 0
+        plan = explain["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]
+        read = plan.get("timeseries") or plan["inputStage"]["timeseries"]
+        assert read["indexName"] == index and read["bucketsUnpacked"] <= 2 < 48
+        assert db[name].find_one({"m": 3}, sort=[("t", direction)])["v"] == (47 if direction == -1 else 0)
