@@ -234,7 +234,8 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
                                                       collation=coll, buckets_info=resolved.buckets_info,
-                                                      raw=raw_ok)
+                                                      raw=raw_ok,
+                                                      sort_memory=(_stage_memory_limit(server), allow_disk_use))
         remaining = list(remaining)
         if not remaining:
             return ReadResult(docs, None, remaining, {}, ts_info, ns, target=resolved)

@@ -174,7 +174,9 @@ def estimate_size(doc: Any) -> int:
         return len(repr(doc))
 
 
-def _limit_error(limit: int) -> MongoError:
+def sort_limit_error(limit: int) -> MongoError:
+    """292: a blocking sort kept more than ``limit`` bytes of documents without allowDiskUse (also the
+    time-series bounded sort's, ``timeseries.time_sort``)."""
     return MongoError(
         ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed,
         f"Sort exceeded memory limit of {limit} bytes, but did not opt in to external sorting.",
@@ -225,7 +227,7 @@ def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_us
             used += estimate_size(doc) * _SAMPLE_EVERY
         if used > memory_limit:
             if not allow_disk_use:
-                raise _limit_error(memory_limit)
+                raise sort_limit_error(memory_limit)
             runs.append(spill.write_run(_stable_multi_sort(buffered, fields, collation)))
             buffered, used = [], 0
         buffered.append(doc)
@@ -305,7 +307,7 @@ def _top_k(docs: Iterable[Any], key: Callable, k: int, allow_disk_use: bool, mem
         used += size
         if used > memory_limit:
             if not allow_disk_use:
-                raise _limit_error(memory_limit)
+                raise sort_limit_error(memory_limit)
             heap.sort(key=lambda e: e[1])  # arrival order: the external sort stays stable
             return _Outgrown(itertools.chain((e[2] for e in heap), docs))
     heap.sort(key=lambda e: e[0].key)

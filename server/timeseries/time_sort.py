@@ -33,12 +33,16 @@ from typing import Any
 import numpy as np
 from bson.objectid import ObjectId
 
+from tidemark.query.sort import estimate_size, sort_limit_error
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.columns import DATE
 
 # Limits above this (skip included) keep the generic sort: the documents kept are held in memory, and
 # a bound that far reads about every bucket anyway.
 MAX_KEPT = 100_000
+# The blocking sort's memory limit when the caller gives none (internalQueryMaxBlockingSortMemoryUsageBytes'
+# default): the documents kept count against it as the generic top-k sort counts them (292 past it).
+DEFAULT_MEMORY_LIMIT = 100 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -87,11 +91,16 @@ class TimeTopK:
     Each kept document is held as (N, doc) with N the negated rank (time, bucket ``_id``, row): a
     min-heap of N has the worst kept document at its root."""
 
-    __slots__ = ("shape", "k", "time_field", "span_ms", "heap", "sign", "plan", "visits", "order_by")
+    __slots__ = ("shape", "k", "time_field", "span_ms", "heap", "sign", "plan", "visits", "order_by",
+                 "memory_limit", "used")
 
     def __init__(self, shape: TimeSortShape, time_field: str, span_s: int, plan: Any = None,
-                 order_by: str = "min"):
+                 order_by: str = "min", *, memory_limit: int | None = DEFAULT_MEMORY_LIMIT):
         self.shape = shape
+        # the kept documents' bytes may not pass it (292, as the generic top-k sort without allowDiskUse);
+        # None (allowDiskUse): no limit — at most ``k`` documents are kept, as that sort keeps in memory
+        self.memory_limit = memory_limit
+        self.used = 0
         self.order_by = order_by  # the buckets come by control.min (their start) or control.max time
         self.plan = plan  # the buckets index scan giving the buckets by start (None: the _id order)
         self.visits = 0  # buckets offered so far (their rank in an index scan's order)
@@ -115,14 +124,21 @@ class TimeTopK:
         else:
             bucket_id = summary.get("_id")
             rank = int.from_bytes(bucket_id.binary, "big") if isinstance(bucket_id, ObjectId) else 0
-        heap, k, sign, field = self.heap, self.k, self.sign, self.time_field
+        heap, k, sign, field, limit = self.heap, self.k, self.sign, self.time_field, self.memory_limit
         for row, doc in enumerate(rows):
             ms = date_ms(doc.get(field))
             key = (sign * (-math.inf if ms is None else ms), -rank, -row, doc)
             if len(heap) < k:
                 heapq.heappush(heap, key)
+                out = None
             elif key[:3] > heap[0][:3]:
-                heapq.heapreplace(heap, key)
+                out = heapq.heapreplace(heap, key)[3]
+            else:
+                continue
+            if limit is not None:
+                self.used += estimate_size(doc) - (estimate_size(out) if out is not None else 0)
+                if self.used > limit:
+                    raise sort_limit_error(limit)
 
     def skips(self, summary: dict[str, Any]) -> bool:
         """No measurement of this bucket (by its ``control`` time range) can be kept."""

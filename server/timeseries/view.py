@@ -36,7 +36,8 @@ from tidemark.timeseries.unpack import parse_internal_unpack
 
 
 def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: list[dict[str, Any]], *, hint: Any = None,
-                collation: Any = None, buckets_info: Any = None, raw: bool = False
+                collation: Any = None, buckets_info: Any = None, raw: bool = False,
+                sort_memory: tuple[int, bool] | None = None
                 ) -> tuple[Iterator[Any], list[dict[str, Any]], dict[str, Any]]:
     """(measurements iterator, remaining pipeline, explain info) for a read on a time-series view
     (``server``: the ServerState).
@@ -52,7 +53,9 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     before any read.
     ``buckets_info``: the buckets collection's catalog entry when the caller resolved it already.
     ``raw``: the caller returns the documents as they are when no stage remains (a cursor): they then
-    come as ``EncodedRun``s (many documents each) made from the buckets' columns (``rowbson``), not as dicts."""
+    come as ``EncodedRun``s (many documents each) made from the buckets' columns (``rowbson``), not as dicts.
+    ``sort_memory``: (the blocking sort's memory limit in bytes, allowDiskUse) for a sort the source
+    absorbs (``time_sort``); None: the default limit, no disk use."""
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     ns = f"{db}.{view_doc['viewOn']}"
     nodes, remaining = leading_matches(list(user_pipeline))
@@ -105,7 +108,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
             lastpoint.is_lastpoint(remaining, spec.time_field, spec.meta_field):
         info["lastpoint"] = True
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
-    elif (timed := _time_sorted(server, ns, spec, bfilter, remaining, plain, plan)) is not None:
+    elif (timed := _time_sorted(server, ns, spec, bfilter, remaining, plain, plan, sort_memory)) is not None:
         info["timeSort"] = {"sortKey": {spec.time_field: -1 if timed.shape.descending else 1},
                             "skip": timed.shape.skip, "limit": timed.shape.limit}
         if plan is not None:  # the index scan in time order: one series' buckets, newest (or oldest) first
@@ -135,7 +138,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
 
 
 def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaining: list[dict[str, Any]],
-                 plain: bool, plan: Any) -> time_sort.TimeTopK | None:
+                 plain: bool, plan: Any, sort_memory: tuple[int, bool] | None = None) -> time_sort.TimeTopK | None:
     """The bounded sort of a read that sorts on time and limits (``time_sort``), or None: another
     pipeline, a collation (the rest of the pipeline runs under it), dates outside 1970..2038, or a read
     through a buckets index that cannot give its buckets in time order (a ``$in`` of several series:
@@ -160,7 +163,9 @@ def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaini
             return None
     if scan.uses_extended_range(server, ns, spec.time_field):
         return None
-    return time_sort.TimeTopK(shape, spec.time_field, spec.bucket_max_span_seconds or 3600, ordered, order_by)
+    limit, disk = sort_memory if sort_memory is not None else (time_sort.DEFAULT_MEMORY_LIMIT, False)
+    return time_sort.TimeTopK(shape, spec.time_field, spec.bucket_max_span_seconds or 3600, ordered, order_by,
+                              memory_limit=None if disk else limit)
 
 
 def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, spec: Any,

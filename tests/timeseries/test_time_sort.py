@@ -181,3 +181,22 @@ def test_one_series_newest_or_oldest_is_read_through_its_index_in_time_order(srv
         read = plan.get("timeseries") or plan["inputStage"]["timeseries"]
         assert read["indexName"] == index and read["bucketsUnpacked"] <= 2 < 48
         assert db[name].find_one({"m": 3}, sort=[("t", direction)])["v"] == (47 if direction == -1 else 0)
+
+
+def test_the_kept_documents_count_against_the_sort_memory_limit(srv):
+    """As the generic top-k sort: past internalQueryMaxBlockingSortMemoryUsageBytes, 292 without
+    allowDiskUse; with it, the answer (at most skip + limit documents are kept)."""
+    from pymongo.errors import OperationFailure
+
+    with srv.client() as client:
+        coll = client.tsort.ts
+        client.admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=20_000)
+        try:
+            with pytest.raises(OperationFailure) as failed:
+                list(coll.find({}, sort=[("t", -1)], limit=400))
+            assert failed.value.code == 292
+            assert list(coll.find({}, sort=[("t", -1)], limit=3)) == _expected(coll, {}, True, 0, 3)  # small: fits
+            got = list(coll.aggregate([{"$sort": {"t": -1}}, {"$limit": 400}], allowDiskUse=True))
+        finally:
+            client.admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=100 * 1024 * 1024)
+        assert got == _expected(coll, {}, True, 0, 400)
