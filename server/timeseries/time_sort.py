@@ -14,10 +14,11 @@ Invariants:
   buckets come by start (``view.scan.buckets``); descending, newest start first (``scan.newest_first``);
   through a buckets index, in its order where that is by ``control.min`` or ``control.max`` time (the
   leading fields pinned to one value — one series — then that field: ``plan.plan_for`` with that sort),
-  else not at all. Reading stops at a bucket after which none can place (``done_at``).
-  Reading stops when the next bucket's measurements are all strictly worse than the worst of the ``k``
-  kept (its start past it ascending; its start plus the span before it descending); a bucket whose own
-  time range (``control.min``/``max``) is so is skipped undecoded, and of the others only the rows whose
+  else not at all.
+- Reading stops at the first bucket after which no bucket can hold a measurement better than the worst
+  of the ``k`` kept (``done_at``: by the order's own end of the bucket's range, within a span of the
+  other end); a bucket whose own time range (``control.min``/``max``) cannot place is skipped undecoded,
+  and of the others only the rows whose
   time may still place (by the dense time column, ties included) become documents
   (``rowfilter.accepted``'s ``within``). Only without extended-range dates (``scan.uses_extended_range``:
   starts before 1970 or after 2038 break the ``_id`` order).
@@ -56,8 +57,12 @@ class TimeSortShape:
 
 
 def _count(stage: Any, name: str) -> int | None:
+    """A ``$skip``/``$limit`` stage's whole number, or None for anything the generic parse must judge
+    (a fraction, NaN, an infinity, another type)."""
     value = stage.get(name) if isinstance(stage, dict) and len(stage) == 1 else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
         return None
     return int(value)
 

@@ -200,3 +200,19 @@ def test_the_kept_documents_count_against_the_sort_memory_limit(srv):
         finally:
             client.admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=100 * 1024 * 1024)
         assert got == _expected(coll, {}, True, 0, 400)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 2.5, 0, -3, "x", True])
+def test_a_bad_limit_or_skip_gets_the_generic_error(srv, bad):
+    """The bounded sort takes only whole numbers; any other $limit/$skip is judged by the generic parse,
+    with its own code (never a Python error)."""
+    from pymongo.errors import OperationFailure
+
+    with srv.client() as client:
+        coll = client.tsort.ts
+        for pipeline in ([{"$sort": {"t": -1}}, {"$limit": bad}], [{"$sort": {"t": 1}}, {"$skip": bad}, {"$limit": 2}]):
+            if pipeline[1].get("$skip") == 0:
+                continue  # a zero skip is valid
+            with pytest.raises(OperationFailure) as failed:
+                list(coll.aggregate(pipeline))
+            assert failed.value.code not in (1, 15), failed.value.details
