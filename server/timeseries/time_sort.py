@@ -145,17 +145,24 @@ class TimeTopK:
                 if self.used > limit:
                     raise sort_limit_error(limit)
 
+    def _beyond(self, at_ms: int | None, side: str) -> bool:
+        """THE stop rule: every measurement of a bucket whose ``control.<side>`` time is ``at_ms`` —
+        and of every bucket after it in an order by that side — is strictly worse than the worst of the
+        ``k`` kept (a bucket's measurements lie within ``span`` of each end of its range)."""
+        worst = self._worst_ms()
+        if worst is None or at_ms is None:
+            return False
+        if self.shape.descending:  # later buckets end (or start) no later: their times are below ...
+            return (at_ms + self.span_ms if side == "min" else at_ms) < worst
+        return (at_ms if side == "min" else at_ms - self.span_ms) > worst
+
+    def _control_ms(self, summary: dict[str, Any], side: str) -> int | None:
+        return date_ms(((summary.get("control") or {}).get(side) or {}).get(self.time_field))
+
     def skips(self, summary: dict[str, Any]) -> bool:
         """No measurement of this bucket (by its ``control`` time range) can be kept."""
-        worst = self._worst_ms()
-        if worst is None:
-            return False
-        control = summary.get("control") or {}
-        if self.shape.descending:
-            hi = date_ms((control.get("max") or {}).get(self.time_field))
-            return hi is not None and hi < worst
-        lo = date_ms((control.get("min") or {}).get(self.time_field))
-        return lo is not None and lo > worst
+        side = "max" if self.shape.descending else "min"
+        return self._beyond(self._control_ms(summary, side), side)
 
     def rows_worth(self, view: Any) -> np.ndarray | None:
         """The rows of ``view`` (ascending positions) whose time may still place once ``k`` are kept —
@@ -172,24 +179,13 @@ class TimeTopK:
 
     def done_before(self, start_s: int) -> bool:
         """Descending reads (``scan.newest_first``): no bucket starting at ``start_s`` or before can
-        hold a document to keep (its measurements are before ``start + span``)."""
-        worst = self._worst_ms()
-        return worst is not None and start_s * 1000 + self.span_ms < worst
+        hold a document to keep."""
+        return self._beyond(start_s * 1000, "min")
 
     def done_at(self, summary: dict[str, Any]) -> bool:
         """Buckets read by ``control.<order_by>`` time (ascending, or descending for a descending sort;
-        ``min``: by start): neither this bucket nor any after it can hold a document to keep. A
-        bucket's measurements lie within ``span`` of each end of its range."""
-        worst = self._worst_ms()
-        if worst is None:
-            return False
-        side = self.order_by
-        at = date_ms(((summary.get("control") or {}).get(side) or {}).get(self.time_field))
-        if at is None:
-            return False
-        if self.shape.descending:  # later buckets end (or start) no later: their times are below ...
-            return (at + self.span_ms if side == "min" else at) < worst
-        return (at if side == "min" else at - self.span_ms) > worst
+        ``min``: by start): neither this bucket nor any after it can hold a document to keep."""
+        return self._beyond(self._control_ms(summary, self.order_by), self.order_by)
 
     def result(self) -> list[Any]:
         """The documents in the sort's order, ``skip`` first ones left out."""

@@ -142,8 +142,9 @@ def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaini
     """The bounded sort of a read that sorts on time and limits (``time_sort``), or None: another
     pipeline, a collation (the rest of the pipeline runs under it), dates outside 1970..2038, or a read
     through a buckets index that cannot give its buckets in time order (a ``$in`` of several series:
-    index order is series by series). With an index: ``plan`` again, asked for the buckets' start order
-    (the leading fields pinned to one value, then ``control.min.<time>``), as ``.plan``."""
+    index order is series by series). With an index: ``plan`` again, asked for the buckets' time order
+    (the leading fields pinned to one value, then ``control.min.<time>`` or ``control.max.<time>``), as
+    ``.plan`` (and that side as ``.order_by``)."""
     shape = time_sort.shape_of(remaining, spec.time_field) if plain else None
     if shape is None:
         return None
