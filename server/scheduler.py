@@ -179,7 +179,7 @@ class RunScheduler:
         self.inline_moves = 0  # inline runs stopped by their budget (or a GIL-free call): run in the pool
         self.inline_skips = 0  # reads sent straight to the pool: their kind is long (inline_allowed)
         # kind of read -> whether it stays in the pool whatever its cost (it met GIL-free C code inline);
-        # absent: its inline run may be tried (inline_allowed, learn)
+        # absent: its inline run may be tried (inline_allowed, measured)
         self._pooled: dict[Any, bool] = {}
 
     # -- the pool thread's entry point ---------------------------------------------------------
@@ -217,20 +217,19 @@ class RunScheduler:
         run that ends here, with a result or an exception, counts in ``inline_runs``."""
         outer = _local.inline
         inline = _local.inline = _Inline(budget)
+        moved = False
         try:
-            result = fn()
+            return fn()
         except MoveToPool:
+            moved = True
             self.inline_moves += 1
             if kind is not None:
                 self._remember(kind, inline.gil_free)
             raise
-        except BaseException:
-            self.inline_runs += 1
-            raise
         finally:
             _local.inline = outer
-        self.inline_runs += 1
-        return result
+            if not moved:
+                self.inline_runs += 1
 
     def measured(self, kind: Any, budget: float, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on a pool thread — a read of ``kind`` that did not run inline — with its
