@@ -61,21 +61,34 @@ _SLOT_VECTORS = ("count", "durable", "size", "start_ms", "last_used", "pure", "d
 SLOT_BYTES = 8 * 8 + 3 + 8 + 8  # the per-slot vectors, the bucket list entry, the free heap entry
 # a typed array from this size on is an anonymous mapping of its own (``rows_array``)
 OWN_MAPPING_BYTES = 1 << 20
+# ... mapped with room for this many bytes of slots (virtual: pages never written cost no memory), so
+# that the slots can grow fourfold a few times without a new array (``Table._grow_slots``)
+RESERVED_BYTES = 64 << 20
 
 
 def rows_array(slots: int, cap: int, dtype: np.dtype[Any]) -> np.ndarray:
-    """An uninitialized ``(slots, cap)`` array; from ``OWN_MAPPING_BYTES`` on, in an anonymous mapping of
-    its own, so that only the rows written are resident and freeing it returns it to the system. From
-    the malloc heap it would be neither: once glibc frees one large mapped block it raises its mmap
-    threshold to that block's size (up to 32 MiB), later arrays below it come from the heap, whose
-    pages earlier arrays already touched (all resident, however few rows the new one holds), and the
-    heap, fragmented by the arrays replaced on every grow and shrink, is never given back: after a
-    16-day ordered load (bench.scaling) the heap held ~230 MB with 100 buckets in memory."""
+    """An uninitialized array of ``cap`` rows per slot for at least ``slots`` slots (``[:slots]`` is the
+    array asked for). From ``OWN_MAPPING_BYTES`` on it is an anonymous mapping of its own, so that only
+    the rows written are resident and freeing it returns it to the system. From the malloc heap it
+    would be neither: once glibc frees one large mapped block it raises its mmap threshold to that
+    block's size (up to 32 MiB), later arrays below it come from the heap, whose pages earlier arrays
+    already touched (all resident, however few rows the new one holds), and the heap, fragmented by the
+    arrays replaced on every grow and shrink, is never given back: after a 16-day ordered load
+    (bench.scaling) the heap held ~230 MB with 100 buckets in memory. A mapping holds the slots of
+    ``RESERVED_BYTES`` (or just those asked for when the system refuses that much address space, e.g.
+    under strict overcommit): a 1-day load of 100 series holds ~2,400 buckets of 1,024 rows, and growing
+    512 -> 2,048 -> 8,192 slots by copying cost 36 and 120 ms of the event loop (a new mapping's every
+    page faulted in again)."""
     dtype = np.dtype(dtype)
-    nbytes = slots * cap * dtype.itemsize
-    if nbytes < OWN_MAPPING_BYTES:
+    row = cap * dtype.itemsize
+    if slots * row < OWN_MAPPING_BYTES:
         return np.empty((slots, cap), dtype)
-    return np.frombuffer(mmap.mmap(-1, nbytes), dtype).reshape(slots, cap)
+    room = max(slots, RESERVED_BYTES // row)
+    try:
+        mapping = mmap.mmap(-1, room * row)
+    except OSError:
+        room, mapping = slots, mmap.mmap(-1, slots * row)
+    return np.frombuffer(mapping, dtype).reshape(room, cap)
 
 
 class Meter:
@@ -111,6 +124,8 @@ class Table:
         slots, cap = _FIRST_SLOTS, _FIRST_CAPACITY
         self.cap = cap
         self.data: dict[str, np.ndarray] = {f: np.zeros((slots, cap), DTYPE[k]) for f, k in self.kinds.items()}
+        # the whole array (``rows_array``) each of ``data`` is the first slots of
+        self._mapped: dict[str, np.ndarray] = dict(self.data)
         self.count = np.zeros(slots, np.int64)
         self.durable = np.zeros(slots, np.int64)
         self.size = np.zeros(slots, np.int64)
@@ -162,18 +177,14 @@ class Table:
         return slot
 
     def _grow_slots(self) -> None:
-        """Four times the slots: a grow copies the rows held (it stalls the loop on large tables, so it
-        is rare; the new slots are free without a heap entry each). Data arrays are allocated uninitialized (rows at or above a slot's count are never
-        read): zeroing hundreds of MB — what calloc does once the allocator reuses freed memory — cost
-        ~100 ms, and pages never written cost no memory."""
+        """Four times the slots (the new slots are free without a heap entry each): a longer view of each
+        data array's mapping while it has room (``rows_array``), else new arrays with the rows held
+        copied. Data arrays are uninitialized (rows at or above a slot's count are never read): zeroing
+        hundreds of MB — what calloc does once the allocator reuses freed memory — cost ~100 ms, and
+        pages never written cost no memory."""
         old = len(self.count)
         new = old * 4
-        used = self.used
-        held = int(self.count[:used].max()) if used else 0
-        for name, array in self.data.items():
-            grown = rows_array(new, self.cap, array.dtype)
-            grown[:used, :held] = array[:used, :held]
-            self.data[name] = grown
+        self._replace_arrays(new, self.cap)
         for name in _SLOT_VECTORS:
             array = getattr(self, name)
             grown = np.zeros(new, array.dtype)
@@ -182,20 +193,30 @@ class Table:
         self.buckets.extend([None] * (new - old))
         self.grown_ms = time.monotonic_ns() // 1_000_000
 
+    def _replace_arrays(self, slots: int, cap: int) -> None:
+        """Data arrays of ``slots`` x ``cap`` holding the rows held (arrays are replaced, never resized in
+        place: see the module). More slots at the same capacity within a mapping's room are a longer view
+        of it (the rows stay where they are); otherwise new arrays get the rows held copied (a shrink
+        makes new ones to give the memory back)."""
+        used = min(self.used, slots)
+        held = min(int(self.count[:used].max()) if used else 0, cap)
+        for name, array in self.data.items():
+            whole = self._mapped[name]
+            if cap != self.cap or not array.shape[0] <= slots <= whole.shape[0]:
+                whole = rows_array(slots, cap, array.dtype)
+                whole[:used, :held] = array[:used, :held]
+                self._mapped[name] = whole
+            self.data[name] = whole[:slots]
+
     def reserve_rows(self, rows: int) -> None:
         """Room for ``rows`` rows per slot (capacity grows fourfold, copying only the rows held, into
-        uninitialized arrays as in ``_grow_slots``; arrays are replaced, see the module)."""
+        uninitialized arrays as in ``_grow_slots``)."""
         if rows <= self.cap:
             return
         cap = self.cap
         while cap < rows:
             cap *= 4
-        used = self.used
-        held = int(self.count[:used].max()) if used else 0
-        for name, array in self.data.items():
-            grown = rows_array(array.shape[0], cap, array.dtype)
-            grown[:used, :held] = array[:used, :held]
-            self.data[name] = grown
+        self._replace_arrays(len(self.count), cap)
         self._set_cap(cap)
         self.grown_ms = time.monotonic_ns() // 1_000_000
 
@@ -243,16 +264,13 @@ class Table:
             cap //= 4
         if slots == size and cap == self.cap:
             return False
-        for name, array in self.data.items():
-            smaller = rows_array(slots, cap, array.dtype)
-            smaller[:top, :rows] = array[:top, :rows]
-            self.data[name] = smaller
+        self.used = top  # (the rows of slots from ``top`` up are not kept)
+        self._replace_arrays(slots, cap)
         for name in _SLOT_VECTORS:
             setattr(self, name, getattr(self, name)[:slots].copy())
         del self.buckets[slots:]
         self.free = [s for s in self.free if s < top]  # (the slots from ``used`` up are free)
         heapq.heapify(self.free)
-        self.used = top
         self._set_cap(cap)
         return True
 

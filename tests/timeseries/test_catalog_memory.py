@@ -226,6 +226,54 @@ def test_large_table_arrays_are_mappings_of_their_own_and_unmapped_when_replaced
     assert all(ref() is None for ref in unmapped)  # the grown arrays' mappings are gone (munmap)
 
 
+def test_more_slots_are_a_longer_view_of_the_same_mapping_while_it_has_room(monkeypatch):
+    """Growing a large table's slots copied every row held into new arrays: a 1-day TSBS load (2,400
+    buckets of 360 rows held at once) grew 512 -> 2,048 -> 8,192 slots, and the last grow held the event
+    loop 120 ms. A mapping now has room for RESERVED_BYTES of slots (virtual until written): more slots
+    are a longer view of it, rows in place and old views (readers') still showing them; a capacity change
+    or a shrink still makes new arrays, and a system that refuses the room gets just what is asked."""
+    from tidemark.timeseries import table as table_module
+
+    table = Table((("t", 0x09, None), ("v", 0x01, None)), "db.c", "t")
+    owners = [SimpleNamespace(sid=i) for i in range(100)]
+    for owner in owners:
+        table.allocate(owner)
+    table.reserve_rows(1000)
+    mapping = _mapping_of(table.data["v"])
+    room = table_module.RESERVED_BYTES // (table.cap * 8)
+    assert table.data["v"].shape == (128, table.cap) and room > 2048
+    table.data["v"][5, :3] = (1.0, 2.0, 3.0)
+    table.count[5] = 3
+    before = table.data["v"]
+    for i in range(100, 2000):
+        table.allocate(SimpleNamespace(sid=i))
+    assert table.data["v"].shape == (2048, table.cap)
+    assert _mapping_of(table.data["v"]) is mapping  # no new array: nothing was copied
+    assert table.data["v"][5, :3].tolist() == [1.0, 2.0, 3.0]
+    table.data["v"][5, 3] = 4.0
+    assert before[5, 3] == 4.0  # the old view is the same memory
+
+    for slot in range(2000):
+        if slot != 5:
+            table.release(slot)
+    assert table.shrink()
+    assert _mapping_of(table.data["v"]) is not mapping and table.data["v"][5, :3].tolist() == [1.0, 2.0, 3.0]
+
+    asked = []
+
+    def refusing(fileno, length):
+        asked.append(length)
+        if length > (1 << 24):
+            raise OSError(12, "Cannot allocate memory")
+        return real(fileno, length)
+
+    real = table_module.mmap.mmap
+    monkeypatch.setattr(table_module.mmap, "mmap", refusing)
+    tight = table_module.rows_array(200, 1024, np.float64)
+    assert tight.shape == (200, 1024) and asked == [table_module.RESERVED_BYTES, 200 * 1024 * 8]
+    tight[199, 1023] = 7.0
+
+
 def test_one_maintenance_pass_retires_every_archived_bucket_due(tmp_path, monkeypatch):
     """Issue 23.2: the pass retired at most RETIRE_PER_PASS archived buckets a second, so an ordered load
     that archives faster (~400 a second at 100 hosts) piled them up for as long as it ran (peak RSS grew
