@@ -14,7 +14,7 @@ from test_bench_pipeline import run_bench
 from bench.generator import FIELDS, INTERVAL_MS, START_MS, generate
 from bench.harness import Context, NotExpressible, SystemResult, check_and_time
 from bench.peers.influx import build_line_cache
-from bench.peers.victoria import TIME_LABEL, normalize, plan
+from bench.peers.victoria import TIME_LABEL, normalize, plan, window
 from bench.queries import QUERY_TYPES, UNIT_MS, Params
 from bench.report import markdown
 
@@ -22,14 +22,34 @@ GROUPED = [q for q in QUERY_TYPES if q.startswith(("single-groupby", "double-gro
 DAY_MS = 86_400_000
 
 
+def as_victoria_reads(duration: str) -> int:
+    """The milliseconds VictoriaMetrics makes of a duration ``<x>ms`` (metricsql: the float64
+    ``x * 1e-3 * 1e3`` cut to an integer; Python floats are the same IEEE doubles)."""
+    assert duration.endswith("ms")
+    return int(float(duration[:-2]) * 1e-3 * 1e3)
+
+
 def covered(requests) -> list[tuple[int, int]]:
-    """The [first, last] ms each evaluation point of the requests covers: (t - window, t]."""
+    """The [first, last] ms each evaluation point of the requests covers as VictoriaMetrics reads
+    them: (t - window, t]."""
     out = []
     for r in requests:
-        window = int(r.expr.split("[", 1)[1].split("ms]", 1)[0])
+        ms = as_victoria_reads(r.expr.split("[", 1)[1].split("]", 1)[0])
         times = [r.end_ms] if r.start_ms is None else range(r.start_ms, r.end_ms + 1, r.step_ms)
-        out += [(t - window + 1, t) for t in times]
+        out += [(t - ms + 1, t) for t in times]
     return out
+
+
+def test_a_window_is_read_as_its_milliseconds_where_the_plain_form_was_read_one_short():
+    """A double-groupby-1 instance ([07:08:33.684, 19:08:33.684), seed 123, ``--runs 30``) came back
+    wrong: the last partial hour's window, ``[513684ms]``, was read as 513,683 ms (checked against the
+    real server: ``tfirst_over_time`` skipped the row at 19:00:00), so the hour's first row was left out."""
+    assert as_victoria_reads("513684ms") == 513_683  # the defect, as VictoriaMetrics computes it
+    short = [ms for ms in range(1, 13 * 3_600_000, 7) if as_victoria_reads(f"{ms}ms") != ms]
+    assert len(short) > 1000
+    assert all(as_victoria_reads(window(ms)[1:-1]) == ms for ms in short)
+    assert all(as_victoria_reads(window(ms)[1:-1]) == ms for ms in range(1, 100_000))
+    assert as_victoria_reads(window(DAY_MS)[1:-1]) == DAY_MS
 
 
 @given(
@@ -51,17 +71,17 @@ def test_an_aligned_window_is_one_range_query_and_an_unaligned_one_adds_its_part
     hour = 3_600_000
     (whole,) = plan("single-groupby-1-1-1", Params(START_MS, START_MS + hour, ("host_0",)), START_MS + hour)
     assert (whole.start_ms, whole.end_ms, whole.step_ms) == (START_MS + 59_999, START_MS + hour - 1, 60_000)
-    assert 'max(max_over_time(cpu_usage_user{hostname=~"host_0"}[60000ms]))' in whole.expr
+    assert 'max(max_over_time(cpu_usage_user{hostname=~"host_0"}[60000.5ms]))' in whole.expr
     first, middle, last = plan("single-groupby-1-1-1", Params(START_MS + 25_000, START_MS + hour + 25_000, ("h",)), 0)
-    assert (first.start_ms, first.end_ms) == (None, START_MS + 59_999) and "[35000ms]" in first.expr
+    assert (first.start_ms, first.end_ms) == (None, START_MS + 59_999) and "[35000.5ms]" in first.expr
     assert (middle.start_ms, middle.end_ms) == (START_MS + 119_999, START_MS + hour - 1)
-    assert (last.start_ms, last.end_ms) == (None, START_MS + hour + 24_999) and "[25000ms]" in last.expr
+    assert (last.start_ms, last.end_ms) == (None, START_MS + hour + 24_999) and "[25000.5ms]" in last.expr
 
 
 def test_double_groupby_keeps_one_series_per_host_and_labels_each_field():
     (r,) = plan("double-groupby-all", Params(START_MS, START_MS + 3_600_000, ()), 0)
     assert r.expr.startswith("union(") and r.expr.count("avg_over_time(") == len(FIELDS)
-    assert 'label_set(avg_over_time(cpu_usage_idle[3600000ms]), "m", "usage_idle")' in r.expr
+    assert 'label_set(avg_over_time(cpu_usage_idle[3600000.5ms]), "m", "usage_idle")' in r.expr
     assert "hostname" not in r.expr  # all hosts; the series keep their hostname label
 
 
@@ -74,7 +94,7 @@ def test_high_cpu_evaluates_on_the_row_times_inside_the_window():
 
 def test_lastpoint_is_one_instant_query_over_all_the_data_and_orderby_limit_is_not_expressible():
     (r,) = plan("lastpoint", Params(START_MS, START_MS + DAY_MS, ()), START_MS + DAY_MS)
-    assert r.start_ms is None and r.end_ms == START_MS + DAY_MS - 1 and f"[{DAY_MS}ms]" in r.expr
+    assert r.start_ms is None and r.end_ms == START_MS + DAY_MS - 1 and f"[{DAY_MS}.5ms]" in r.expr
     assert "tlast_over_time(cpu_usage_user" in r.expr and r.expr.count("last_over_time(") == len(FIELDS) + 1
     with pytest.raises(NotExpressible, match="newest five"):
         plan("groupby-orderby-limit", Params(START_MS, START_MS + DAY_MS, ()), START_MS + DAY_MS)
