@@ -172,7 +172,7 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
             first = stored.read_many(r, info, ns, list(itertools.islice(firsts, stored.CHUNK)))
     if stats is not None:
         stats["indexName"] = plan.index["name"]
-        stats["keysExamined"] = len(firsts)
+        stats["keysExamined"] = stats.get("keysExamined", 0) + len(firsts)  # (a merge reads several scans)
     rest = stored.get_many(server.engine, ns, list(firsts), stored.CHUNK)
     return _in_scan_order(itertools.chain([first], rest) if first else rest, live, stats, predicate,
                           lambda view: entry_key(bytes(firsts[view.rid]), view.rid),

@@ -13,8 +13,10 @@ Invariants:
   ``bucketMaxSpanSeconds``, which collMod only raises) and its ``_id`` begins with its start: ascending,
   buckets come by start (``view.scan.buckets``); descending, newest start first (``scan.newest_first``);
   through a buckets index, in its order where that is by ``control.min`` or ``control.max`` time (the
-  leading fields pinned to one value — one series — then that field: ``plan.plan_for`` with that sort),
-  else not at all.
+  leading fields pinned to one value — one series — then that field: ``plan.plan_for`` with that sort);
+  for a few series (the leading fields bounded by points: a ``$in``), one such scan per series merged
+  into that order (mongod's SORT_MERGE; ``view._series_merged``), each bucket ranked by its place in
+  the read's own index scan; else not at all.
 - Reading stops at the first bucket after which no bucket can hold a measurement better than the worst
   of the ``k`` kept (``done_at``: by the order's own end of the bucket's range, within a span of the
   other end); a bucket whose own time range (``control.min``/``max``) cannot place is skipped undecoded,
@@ -97,10 +99,11 @@ class TimeTopK:
     min-heap of N has the worst kept document at its root."""
 
     __slots__ = ("shape", "k", "time_field", "span_ms", "heap", "sign", "plan", "visits", "order_by",
-                 "memory_limit", "used")
+                 "memory_limit", "used", "series")
 
     def __init__(self, shape: TimeSortShape, time_field: str, span_s: int, plan: Any = None,
-                 order_by: str = "min", *, memory_limit: int | None = DEFAULT_MEMORY_LIMIT):
+                 order_by: str = "min", *, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+                 series: list[Any] | None = None):
         self.shape = shape
         # the kept documents' bytes may not pass it (292, as the generic top-k sort without allowDiskUse);
         # None (allowDiskUse): no limit — at most ``k`` documents are kept, as that sort keeps in memory
@@ -108,6 +111,8 @@ class TimeTopK:
         self.used = 0
         self.order_by = order_by  # the buckets come by control.min (their start) or control.max time
         self.plan = plan  # the buckets index scan giving the buckets by start (None: the _id order)
+        # or one such scan per series, merged by the caller, which gives each bucket's rank (offer_bucket)
+        self.series = series
         self.visits = 0  # buckets offered so far (their rank in an index scan's order)
         self.k = shape.skip + shape.limit
         self.time_field = time_field
@@ -121,12 +126,14 @@ class TimeTopK:
             return None
         return self.sign * self.heap[0][0]
 
-    def offer_bucket(self, summary: dict[str, Any], rows: Any) -> None:
-        """Offer the documents ``rows`` yields (a bucket's measurements, in row order)."""
-        if self.plan is not None:  # the index's own order (the generic read's), which a reverse scan reads backwards
+    def offer_bucket(self, summary: dict[str, Any], rows: Any, rank: int | None = None) -> None:
+        """Offer the documents ``rows`` yields (a bucket's measurements, in row order); ``rank``: the
+        bucket's place in the generic read's order where the caller knows it (merged series)."""
+        if rank is None and self.plan is not None:
+            # the index's own order (the generic read's), which a reverse scan reads backwards
             self.visits += 1
             rank = -self.visits if self.plan.reverse else self.visits
-        else:
+        elif rank is None:
             bucket_id = summary.get("_id")
             rank = int.from_bytes(bucket_id.binary, "big") if isinstance(bucket_id, ObjectId) else 0
         heap, k, sign, field, limit = self.heap, self.k, self.sign, self.time_field, self.memory_limit
@@ -156,13 +163,13 @@ class TimeTopK:
             return (at_ms + self.span_ms if side == "min" else at_ms) < worst
         return (at_ms if side == "min" else at_ms - self.span_ms) > worst
 
-    def _control_ms(self, summary: dict[str, Any], side: str) -> int | None:
+    def control_ms(self, summary: dict[str, Any], side: str) -> int | None:
         return date_ms(((summary.get("control") or {}).get(side) or {}).get(self.time_field))
 
     def skips(self, summary: dict[str, Any]) -> bool:
         """No measurement of this bucket (by its ``control`` time range) can be kept."""
         side = "max" if self.shape.descending else "min"
-        return self._beyond(self._control_ms(summary, side), side)
+        return self._beyond(self.control_ms(summary, side), side)
 
     def rows_worth(self, view: Any) -> np.ndarray | None:
         """The rows of ``view`` (ascending positions) whose time may still place once ``k`` are kept —
@@ -185,7 +192,7 @@ class TimeTopK:
     def done_at(self, summary: dict[str, Any]) -> bool:
         """Buckets read by ``control.<order_by>`` time (ascending, or descending for a descending sort;
         ``min``: by start): neither this bucket nor any after it can hold a document to keep."""
-        return self._beyond(self._control_ms(summary, self.order_by), self.order_by)
+        return self._beyond(self.control_ms(summary, self.order_by), self.order_by)
 
     def result(self) -> list[Any]:
         """The documents in the sort's order, ``skip`` first ones left out."""

@@ -15,6 +15,9 @@ operation's interruption check (maxTimeMS, killOp: ``tidemark.query.interrupt``)
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,7 +25,8 @@ from tidemark.query import interrupt
 from tidemark.query import plan as planner
 from tidemark.query.collation import parse_collation
 from tidemark.query.collation import same as same_collation
-from tidemark.query.index_bounds import extract_bounds
+from tidemark.query.index_bounds import FieldBounds, extract_bounds
+from tidemark.query.index_keys import key_fields
 from tidemark.query.index_kinds import is_special
 from tidemark.query.match import And, compile_node
 from tidemark.query.parsed_match import parsed
@@ -111,7 +115,11 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     elif (timed := _time_sorted(server, ns, spec, bfilter, remaining, plain, plan, sort_memory)) is not None:
         info["timeSort"] = {"sortKey": {spec.time_field: -1 if timed.shape.descending else 1},
                             "skip": timed.shape.skip, "limit": timed.shape.limit}
-        if plan is not None:  # the index scan in time order: one series' buckets, newest (or oldest) first
+        if timed.series is not None:  # several series: their index scans in time order, merged
+            info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
+            info["ixscan"] = Rendered(plan.ixscan_explain)  # (the bounds of all of them)
+            buckets = _series_merged(server, ns, timed, info, predicate, bfilter.lo_s, bfilter.hi_s)
+        elif plan is not None:  # the index scan in time order: one series' buckets, newest (or oldest) first
             plan = timed.plan
             info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
             info["ixscan"] = Rendered(plan.ixscan_explain)
@@ -141,24 +149,29 @@ def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaini
                  plain: bool, plan: Any, sort_memory: tuple[int, bool] | None = None) -> time_sort.TimeTopK | None:
     """The bounded sort of a read that sorts on time and limits (``time_sort``), or None: another
     pipeline, a collation (the rest of the pipeline runs under it), dates outside 1970..2038, or a read
-    through a buckets index that cannot give its buckets in time order (a ``$in`` of several series:
-    index order is series by series). With an index: ``plan`` again, asked for the buckets' time order
-    (the leading fields pinned to one value, then ``control.min.<time>`` or ``control.max.<time>``), as
-    ``.plan`` (and that side as ``.order_by``)."""
+    through a buckets index that cannot give its buckets in time order. With an index: ``plan`` again,
+    asked for the buckets' time order (the leading fields pinned to one value, then
+    ``control.min.<time>`` or ``control.max.<time>``), as ``.plan`` (and that side as ``.order_by``);
+    for a ``$in`` of a few series (index order is series by series), one such plan per series as
+    ``.series`` (``_series_plans``), merged by ``_series_merged``."""
     shape = time_sort.shape_of(remaining, spec.time_field) if plain else None
     if shape is None:
         return None
-    ordered, order_by = None, "min"
+    ordered, order_by, series = None, "min", None
     if plan is not None:
         ixfilter = bfilter.index_filter()
         if ixfilter is None or bfilter.collation is not None:
             return None
         bounds = extract_bounds(ixfilter)
+        scalar = time_bound_paths(spec.time_field)
         for order_by in ("min", "max"):  # an index on {meta, time: 1} orders by start, on time: -1 by end
-            ordered = planner.plan_for(plan.index, bounds,
-                                       {f"control.{order_by}.{spec.time_field}": -1 if shape.descending else 1},
-                                       True, None, time_bound_paths(spec.time_field))
+            sort = {f"control.{order_by}.{spec.time_field}": -1 if shape.descending else 1}
+            ordered = planner.plan_for(plan.index, bounds, sort, True, None, scalar)
             if ordered.provides_sort:
+                break
+            series = _series_plans(plan.index, bounds, sort, scalar)
+            if series is not None:
+                ordered = None
                 break
         else:
             return None
@@ -166,7 +179,83 @@ def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaini
         return None
     limit, disk = sort_memory if sort_memory is not None else (time_sort.DEFAULT_MEMORY_LIMIT, False)
     return time_sort.TimeTopK(shape, spec.time_field, spec.bucket_max_span_seconds or 3600, ordered, order_by,
-                              memory_limit=None if disk else limit)
+                              memory_limit=None if disk else limit, series=series)
+
+
+# A time sort through a buckets index merges the series' scans (mongod's SORT_MERGE of one index scan per
+# point) for up to this many series; more read every bucket of them and sort (each scan reads its series'
+# index entries at once, and the merge holds a chunk of buckets of each).
+MERGE_MAX_SERIES = 64
+
+
+def _series_plans(index: dict[str, Any], bounds: dict[str, Any], sort: dict[str, int],
+                  scalar: frozenset[str]) -> list[Any] | None:
+    """One index plan per series giving ``sort`` (the index fields before the sorted one each pinned to
+    one of its points), in the order the read's own index scan meets them — or None: a field before
+    the sorted one not bounded by points, one series (``plan_for`` gives the sort itself) or more than
+    ``MERGE_MAX_SERIES``. Points the index encodes alike (1 and 1.0) are one series."""
+    fields, _ = key_fields(index["key"])
+    sorted_field = next(iter(sort))
+    if sorted_field not in fields:
+        return None
+    leading = fields[:fields.index(sorted_field)]
+    points: list[list[Any]] = []
+    for field in leading:
+        found = bounds[field].points if field in bounds else None
+        if found is None:
+            return None
+        points.append(found)
+    if not 1 < math.prod(len(p) for p in points) <= MERGE_MAX_SERIES:
+        return None
+    plans: dict[Any, Any] = {}
+    for values in itertools.product(*points):
+        one = dict(bounds)
+        one.update((f, FieldBounds(points=[v])) for f, v in zip(leading, values, strict=True))
+        plan = planner.plan_for(index, one, sort, True, None, scalar)
+        if not plan.provides_sort:
+            return None
+        plans.setdefault(tuple((i.lo, i.hi, i.lo_incl, i.hi_incl) for i in plan.intervals), plan)
+    if len(plans) < 2:
+        return None
+    return sorted(plans.values(), key=lambda p: p.intervals[0].lo or b"")  # the order build_intervals scans
+
+
+def _series_merged(server: Any, ns: str, timed: time_sort.TimeTopK, info: dict[str, Any], predicate: Any,
+                   lo_s: int | None, hi_s: int | None) -> Iterator[list[Any]]:
+    """The buckets of the series' index scans (``timed.series``, each in ``control.<order_by>`` time
+    order) merged into that order, as (rank, bucket) pairs in chunks: the rank is the bucket's place in
+    the read's own index scan (series after series in index order, then each series' index order —
+    a reverse scan reads it backwards), which ranks ties as the generic sort ranks them. A bucket that
+    several series hold (an array meta: a multikey index) comes once, from the first of them, as the
+    read's own scan meets it first there."""
+    series = timed.series
+    assert series is not None
+    side, sign = timed.order_by, -1 if timed.shape.descending else 1
+
+    def ranked(i: int, plan: Any) -> Iterator[tuple[float, int, int, Any]]:
+        j = 0
+        for chunk in scan.index_buckets(server, ns, plan, info, predicate, lo_s, hi_s):
+            for bucket in chunk:
+                j += 1
+                ms = timed.control_ms(bucket.summary(), side)
+                yield (sign * ms if ms is not None else -math.inf, i, -j if plan.reverse else j, bucket)
+
+    seen: set[Any] = set()
+    chunk: list[tuple[int, Any]] = []
+    for _, i, j, bucket in heapq.merge(*(ranked(i, plan) for i, plan in enumerate(series))):
+        if bucket.id in seen:
+            continue
+        seen.add(bucket.id)
+        chunk.append((i * _SERIES_RANK + j, bucket))
+        if len(chunk) == _MERGED_CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+_SERIES_RANK = 1 << 40  # more buckets than any series holds
+_MERGED_CHUNK = 16  # buckets handed on at a time (the bounded sort stops between any two)
 
 
 def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, spec: Any,
@@ -176,8 +265,12 @@ def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, sp
     them, in time order, until none can hold one (``time_sort`` for the rules)."""
     time_field, meta_field = spec.time_field, spec.meta_field
     check = None
+    ranked = timed.series is not None  # (rank, bucket) pairs (``_series_merged``)
+    rank = None
     for chunk in buckets:
         for bucket in chunk:
+            if ranked:
+                rank, bucket = bucket
             summary = bucket.summary()
             if timed.done_at(summary):  # buckets come in time order: no later one can place either
                 yield from timed.result()
@@ -191,7 +284,7 @@ def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, sp
                 continue
             info["bucketsUnpacked"] += 1
             timed.offer_bucket(summary, rowfilter.accepted(bucket, fields, check, column_filter, info, time_field,
-                                                           meta_field, within=within))
+                                                           meta_field, within=within), rank)
     yield from timed.result()
 
 

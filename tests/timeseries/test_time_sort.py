@@ -30,6 +30,11 @@ FILTERS = [
     {"m": 1, "v": {"$lt": 30}},
     {"t": {"$gte": T0 + dt.timedelta(hours=2), "$lt": T0 + dt.timedelta(hours=5)}},
     {"t": {"$lt": T0 + dt.timedelta(hours=1)}, "m": {"$ne": 4}},
+    # through a {meta, time} index: one index scan per series, merged in time order (equal times across
+    # series: the ties the merge ranks as the read's own scan; 3 and 3.0 are one series)
+    {"m": {"$in": [1, 2, 4]}},
+    {"m": {"$in": [4, 0, 3.0, 3]}, "v": {"$lt": 60}},
+    {"m": {"$in": [0, 1, 2, 3, 4, 5, 6]}, "t": {"$gte": T0 + dt.timedelta(hours=3)}},
 ]
 
 
@@ -60,8 +65,13 @@ def srv(tmp_path_factory):
         db.create_collection("indexed_desc", timeseries={"timeField": "t", "metaField": "m"})
         db.indexed_desc.create_index([("m", 1), ("t", -1)])
         db.indexed_desc.drop_index("m_1_t_1")  # (created with the collection): buckets read by their end
-        for name, hours, step in (("ts", 8, 300), ("short", 2, 20), ("indexed", 8, 300), ("indexed_desc", 8, 300)):
+        db.create_collection("indexed_arrays", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
+        for name, hours, step in (("ts", 8, 300), ("short", 2, 20), ("indexed", 8, 300), ("indexed_desc", 8, 300),
+                                  ("indexed_arrays", 8, 300)):
             docs = _docs(rng, 1500, hours, step)
+            if name == "indexed_arrays":  # a multikey index: a bucket of meta [1, 4] is in two series
+                for doc in docs[::4]:
+                    doc["m"] = [doc["m"], (doc["m"] + 3) % 5]
             for start in range(0, len(docs), 250):  # batches in no time order: older buckets reopened
                 db[name].insert_many(docs[start:start + 250], ordered=False)
         ext = _docs(rng, 200, 3, 600)
@@ -89,8 +99,9 @@ def _expected(coll, flt: dict, descending: bool, skip: int, limit: int) -> list[
     return ordered[skip:skip + limit]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(["ts", "short", "ext", "indexed", "indexed_desc"]), flt=st.sampled_from(FILTERS), descending=st.booleans(),
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["ts", "short", "ext", "indexed", "indexed_desc", "indexed_arrays"]),
+       flt=st.sampled_from(FILTERS), descending=st.booleans(),
        skip=st.sampled_from([0, 0, 1, 7, 40]), limit=st.sampled_from([1, 2, 5, 33, 400]),
        form=st.sampled_from(["find", "aggregate"]))
 def test_a_time_sort_with_a_limit_answers_the_generic_sort(srv, name, flt, descending, skip, limit, form):
@@ -181,6 +192,38 @@ def test_one_series_newest_or_oldest_is_read_through_its_index_in_time_order(srv
         read = plan.get("timeseries") or plan["inputStage"]["timeseries"]
         assert read["indexName"] == index and read["bucketsUnpacked"] <= 2 < 48
         assert db[name].find_one({"m": 3}, sort=[("t", direction)])["v"] == (47 if direction == -1 else 0)
+
+
+@pytest.mark.parametrize("key_direction", [1, -1])
+@pytest.mark.parametrize("direction", [1, -1])
+def test_a_few_series_newest_or_oldest_merge_their_index_scans(srv, key_direction, direction):
+    """A ``$in`` of several series read all their buckets and sorted every measurement (index order is
+    series by series): now one index scan per series, merged in time order (mongod's SORT_MERGE), stops
+    as one series does; ties of equal times are ranked as the read's own scan ranks them (series order),
+    and a ``$in`` of more than MERGE_MAX_SERIES series keeps the generic sort (same answer)."""
+    with srv.client() as client:
+        db = client.tsort
+        name = f"merged_{key_direction + 1}_{direction + 1}"
+        db.create_collection(name, timeseries={"timeField": "t", "metaField": "m"})
+        db[name].create_index([("m", 1), ("t", key_direction)])
+        if key_direction == -1:
+            db[name].drop_index("m_1_t_1")
+        db[name].insert_many([{"t": T0 + dt.timedelta(hours=h, minutes=mi), "m": m, "v": h}
+                              for m in range(80) for h in range(48) for mi in (0, 30)])
+        for series in ([31, 5, 17], list(range(70))):
+            flt = {"m": {"$in": series}}
+            explain = db.command("explain", {"find": name, "filter": flt, "sort": {"t": direction}, "limit": 4},
+                                 verbosity="executionStats")
+            plan = explain["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"]
+            read = plan.get("timeseries") or plan["inputStage"]["timeseries"]
+            if len(series) == 3:
+                assert read["bucketsUnpacked"] <= 6 < 3 * 48
+            else:
+                assert read["bucketsUnpacked"] == 70 * 48  # more series than merged: every bucket
+            got = list(db[name].find(flt, sort=[("t", direction)], limit=4))
+            assert got == _expected(db[name], flt, direction == -1, 0, 4)
+            newest = 47 if direction == -1 else 0
+            assert [(d["m"], d["v"]) for d in got[:3]] == [(m, newest) for m in sorted(series)[:3]]
 
 
 def test_the_kept_documents_count_against_the_sort_memory_limit(srv):
