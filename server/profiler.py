@@ -47,14 +47,16 @@ _JSON = json_util.JSONOptions(json_mode=json_util.JSONMode.RELAXED,
 
 class ReadFacts:
     """How a read found its documents: the plan (or time-series read info) and the counters its scan
-    fills while it runs. ``resumed()`` is the same read continued by a getMore (counters from now)."""
+    fills while it runs, from zero (a read's counters are its own, and some scans count at open: a
+    time-series index read takes its index entries then). ``resumed()`` is the same read continued by a
+    getMore (counters from now)."""
 
     __slots__ = ("plan", "stats", "ts_info", "origin", "_keys0", "_docs0")
 
     def __init__(self, plan=None, stats: dict | None = None, ts_info: dict | None = None,
-                 origin: dict | None = None):
+                 origin: dict | None = None, *, since_now: bool = False):
         self.plan, self.stats, self.ts_info, self.origin = plan, stats, ts_info, origin
-        self._keys0, self._docs0 = self._counters()
+        self._keys0, self._docs0 = self._counters() if since_now else (0, 0)
 
     def _counters(self) -> tuple[int, int]:
         if self.ts_info is not None:
@@ -63,7 +65,7 @@ class ReadFacts:
         return stats.get("keys", 0), stats.get("docs", 0)
 
     def resumed(self) -> ReadFacts:
-        return ReadFacts(self.plan, self.stats, self.ts_info, self.origin)
+        return ReadFacts(self.plan, self.stats, self.ts_info, self.origin, since_now=True)
 
     def examined(self) -> tuple[int, int]:
         keys, docs = self._counters()
