@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from tidemark.protocol.codec import decode
-from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms
 from tidemark.timeseries.columns import (
     ConstColumn,
     ObjectColumn,
@@ -198,6 +198,25 @@ class LiveBucket:
         self._summary = memo["summary"] = out
         return out
 
+    def head(self) -> dict[str, Any]:
+        """``{_id, meta?}`` from the bucket itself: its meta never changes (its control — every column's
+        min and max of the rows — is what ``summary`` works out)."""
+        return {"_id": self.id} if self.meta is MISSING else {"_id": self.id, "meta": self.meta}
+
+    def time_range(self, time_field: str) -> tuple[int | None, int | None]:
+        """``summary``'s control min and max of the time field — the rounded start and the latest time
+        (``columns.control_summaries``) — from the time column alone."""
+        gone = self._left()
+        if gone is None and self._summary is None and type(self._columns.get(time_field)) is TableColumn:
+            latest = int(self._array(time_field).max())
+            gone = self._left()
+            if gone is None:
+                return self.start_s * 1000, latest
+        if gone is not None:
+            return gone.time_range(time_field)
+        control = self.summary().get("control") or {}
+        return date_ms((control.get("min") or {}).get(time_field)), date_ms((control.get("max") or {}).get(time_field))
+
     def unpack(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
                meta_field: str | None) -> Rows:
         gone = self._left()
@@ -286,6 +305,12 @@ class _Empty:
 
     def summary(self) -> dict[str, Any]:
         return {"_id": None, "control": {"version": 1, "min": {}, "max": {}}}
+
+    def head(self) -> dict[str, Any]:
+        return {"_id": None}
+
+    def time_range(self, time_field: str) -> tuple[int | None, int | None]:
+        return None, None
 
     def unpack(self, *args: Any, **kwargs: Any) -> Unpacked:
         return Unpacked(0)

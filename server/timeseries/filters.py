@@ -301,7 +301,7 @@ class _Deriver:
                 renamed = _rename(n, mf)
                 try:
                     mql = render(renamed)
-                    return (mql, _of_summary(compile_node(renamed, collation=collation)), None, None, True,
+                    return (mql, _of_head(compile_node(renamed, collation=collation)), None, None, True,
                             lambda: mql)
                 except NoMqlForm:
                     # ($near) a conjunction keeps its other parts; the per-measurement filter decides
@@ -531,9 +531,7 @@ class _TimeBounds:
         memo = bucket.derived()
         found: tuple[float, float] | None = memo.get(self.key)
         if found is None:
-            control = bucket.summary().get("control") or {}
-            lo_v = date_ms((control.get("min") or {}).get(self.tf))
-            hi_v = date_ms((control.get("max") or {}).get(self.tf))
+            lo_v, hi_v = bucket.time_range(self.tf)
             found = memo[self.key] = (math.nan if lo_v is None else lo_v, math.nan if hi_v is None else hi_v)
         entry = getattr(bucket, "cached", None)
         if entry is not None:
@@ -601,9 +599,11 @@ def _is_time(binder: Binder) -> bool:
     return getattr(binder, "__func__", None) is _Deriver.bind_time
 
 
-def _of_summary(test: Any) -> Any:
-    """A predicate on bucket summaries as a predicate on buckets (bucketview objects)."""
-    return lambda bucket: test(bucket.summary())
+def _of_head(test: Any) -> Any:
+    """A predicate on the meta field alone (renamed onto ``meta``) as a predicate on buckets (bucketview
+    objects): it reads their ``head()``, not their ``summary()`` — an in-memory bucket's control, every column's min and max of its rows, took
+    ~40 µs to work out, and a read of one series among 100,000 in-memory ones tested every one (4.4 s)."""
+    return lambda bucket: test(bucket.head())
 
 
 def _is_nan(value: Any) -> bool:

@@ -71,6 +71,14 @@ class LatestRows:
         summary: dict[str, Any] = self.view.summary()
         return summary
 
+    def head(self) -> dict[str, Any]:
+        head: dict[str, Any] = self.view.head()
+        return head
+
+    def time_range(self, time_field: str) -> tuple[int | None, int | None]:
+        found: tuple[int | None, int | None] = self.view.time_range(time_field)
+        return found
+
     def unpack(self, fields: Any = None, positions: Any = None, *, time_field: str,
                meta_field: str | None) -> MeasurementRows:
         """The rows, remembered with what the bucket's rows derive (each read gets its own dicts)."""

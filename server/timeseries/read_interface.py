@@ -42,6 +42,15 @@ class BucketView(Protocol):
     def summary(self) -> dict[str, Any]:
         """``{_id, control, meta?}``: what bucket predicates and lastpoint read (shared: do not mutate)."""
 
+    def head(self) -> dict[str, Any]:
+        """``{_id, meta?}``: what a bucket predicate on the meta field alone reads — for an in-memory
+        bucket without working out its control (a read of one series among many in-memory buckets
+        tests each one's meta; shared: do not mutate)."""
+
+    def time_range(self, time_field: str) -> tuple[int | None, int | None]:
+        """``control.min`` and ``control.max`` of the time field in ms (None: not a date), as
+        ``summary`` holds them — for an in-memory bucket from its time column alone."""
+
     def column_names(self) -> list[str]:
         """The ``data`` field names, in bucket order."""
 

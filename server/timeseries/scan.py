@@ -83,10 +83,15 @@ def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], sta
     read, possibly empty: the consumer's interruption check runs per chunk. An in-memory view is held
     only until it is passed on (a view keeps the copies its reader made)."""
     before = operator.gt if reverse else operator.lt  # a position before another in this scan's direction
-    ids = set(live)
+    ids = set(live)  # (their stored versions are left out, whether the predicate keeps them or not)
+    # the predicate first: only the in-memory buckets it keeps are placed (a position is the index key
+    # of the bucket's control; one series' read among 100,000 in-memory ones placed every one: 6-9 s)
+    views = kept(predicate, list(live.values()))
+    if stats is not None and len(views) < len(live):
+        stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(live) - len(views)  # (as before)
     placed: list[tuple[Any, Any]] = []
     last: list[Any] = []  # in-memory buckets with no position: after the stored ones
-    for view in live.values():
+    for view in views:
         position = live_position(view)
         if position is None:
             last.append(view)
@@ -100,6 +105,8 @@ def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], sta
     for chunk in stored_chunks:
         if ids:
             chunk = [view for view in chunk if view.id not in ids]
+        scanned = len(chunk)
+        chunk = kept(predicate, chunk)  # (the in-memory ones were kept above)
         # (in-memory buckets are mostly the newest: a chunk all before the next one is taken as is)
         if pending and chunk and before(pending[0][0], stored_position(chunk[-1])):
             merged = []
@@ -108,10 +115,11 @@ def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], sta
                 while pending and before(pending[0][0], here):
                     merged.append(pending.popleft()[1])
                 merged.append(view)
+            scanned += len(merged) - len(chunk)
             chunk = merged
         if stats is not None:
-            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(chunk)
-        yield kept(predicate, chunk)
+            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned
+        yield chunk
         del chunk
     pending.extend((None, view) for view in last)
     del last
@@ -119,7 +127,7 @@ def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], sta
         chunk = [pending.popleft()[1] for _ in range(min(stored.CHUNK, len(pending)))]
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(chunk)
-        yield kept(predicate, chunk)
+        yield chunk
         del chunk
 
 

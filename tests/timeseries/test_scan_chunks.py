@@ -124,6 +124,12 @@ class Bucket:
     def summary(self):
         return self._summary
 
+    def time_range(self, time_field):
+        control = self._summary["control"]
+        lo, hi = control["min"].get(time_field), control["max"].get(time_field)
+        return (None if lo is None else round((lo - _date(0)).total_seconds() * 1000),
+                None if hi is None else round((hi - _date(0)).total_seconds() * 1000))
+
     def derived(self):
         return self._memo
 
