@@ -208,7 +208,8 @@ class LiveBucket:
         (``columns.control_summaries``) — from the time column alone."""
         gone = self._left()
         if gone is None and self._summary is None and type(self._columns.get(time_field)) is TableColumn:
-            latest = int(self._array(time_field).max())
+            # read in place, not copied (``_array``): a scan holds every view it has not passed on yet
+            latest = int(_rows(self.bucket, time_field, slice(0, self.n), self.n).max())
             gone = self._left()
             if gone is None:
                 return self.start_s * 1000, latest

@@ -97,6 +97,7 @@ def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], sta
             last.append(view)
         else:
             placed.append((position, view))
+    del views
     live.clear()
     placed.sort(key=lambda item: item[0], reverse=reverse)
     last.sort(key=lambda view: view.id)
