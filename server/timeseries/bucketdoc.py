@@ -47,6 +47,12 @@ def date_ms(value: Any) -> int | None:
     return None
 
 
+def control_time_range(summary: dict[str, Any], time_field: str) -> tuple[int | None, int | None]:
+    """A bucket summary's ``control.min`` and ``control.max`` of the time field in ms (None: not a date)."""
+    control = summary.get("control") or {}
+    return date_ms((control.get("min") or {}).get(time_field)), date_ms((control.get("max") or {}).get(time_field))
+
+
 def date_ms_of(value: Any) -> int:
     """``date_ms`` of a value that must be a BSON date (a DATE-class value, a bucket's control time);
     TypeError otherwise."""

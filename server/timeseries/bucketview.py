@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from tidemark.protocol.codec import decode
-from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, control_time_range
 from tidemark.timeseries.columns import (
     ConstColumn,
     ObjectColumn,
@@ -215,8 +215,7 @@ class LiveBucket:
                 return self.start_s * 1000, latest
         if gone is not None:
             return gone.time_range(time_field)
-        control = self.summary().get("control") or {}
-        return date_ms((control.get("min") or {}).get(time_field)), date_ms((control.get("max") or {}).get(time_field))
+        return control_time_range(self.summary(), time_field)
 
     def unpack(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
                meta_field: str | None) -> Rows:

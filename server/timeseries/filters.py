@@ -301,7 +301,7 @@ class _Deriver:
                 renamed = _rename(n, mf)
                 try:
                     mql = render(renamed)
-                    return (mql, _of_head(compile_node(renamed, collation=collation)), None, None, True,
+                    return (mql, _OfHead(compile_node(renamed, collation=collation)), None, None, True,
                             lambda: mql)
                 except NoMqlForm:
                     # ($near) a conjunction keeps its other parts; the per-measurement filter decides
@@ -612,10 +612,6 @@ class _OfHead:
 
     def __call__(self, bucket: Any) -> bool:
         return bool(self.test(bucket.head()))
-
-
-def _of_head(test: Any) -> _OfHead:
-    return _OfHead(test)
 
 
 def for_in_memory(predicate: Any) -> Any:

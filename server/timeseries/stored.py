@@ -22,7 +22,7 @@ from tidemark.protocol.codec import RAW_CODEC_OPTIONS, decode
 from tidemark.storage.bucket_reader import BucketReader
 from tidemark.timeseries import rawcolumns
 from tidemark.timeseries.bucketcache import CACHE, CachedBucket
-from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms, unpack_document
+from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, control_time_range, unpack_document
 from tidemark.timeseries.columns import (
     BOOL,
     DATE,
@@ -54,8 +54,7 @@ class _Unpacking:
         return self.summary()  # (decoded with the control at once: there is nothing cheaper to read)
 
     def time_range(self, time_field: str) -> tuple[int | None, int | None]:
-        control = self.summary().get("control") or {}
-        return date_ms((control.get("min") or {}).get(time_field)), date_ms((control.get("max") or {}).get(time_field))
+        return control_time_range(self.summary(), time_field)
 
     def unpack(self, fields: Any = None, positions: np.ndarray | None = None, *, time_field: str,
                meta_field: str | None) -> Rows:
