@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -126,7 +127,9 @@ class BucketCache:
         self.budget = budget
         self.used = 0
         self.hits = self.misses = self.evictions = 0
-        self._entries: dict[tuple[str, bytes], CachedBucket] = {}
+        # (an OrderedDict: the CLOCK hand takes the oldest entry in O(1); a dict's first item after many
+        # pops from its front is found by walking its deleted slots: 89 us an eviction at 150,000 entries)
+        self._entries: OrderedDict[tuple[str, bytes], CachedBucket] = OrderedDict()
         self._lock = threading.Lock()
         self._stores: dict[str, RunStore] = {}  # by group shape (the memo key of its runs)
         self._serial = 0  # the last run block's number (tells blocks apart in a NumPy comparison)
@@ -199,8 +202,7 @@ class BucketCache:
     def _evict(self) -> None:
         entries = self._entries
         while self.used > self.budget and entries:
-            key = next(iter(entries))
-            old = entries.pop(key)
+            key, old = entries.popitem(last=False)
             if old.referenced and len(entries) > 0:
                 old.referenced = False
                 entries[key] = old  # second chance: back of the queue

@@ -3,6 +3,8 @@ the budget (CLOCK eviction gives referenced entries a second chance), arrays are
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tidemark.timeseries.bucketcache import _ENTRY_OVERHEAD, BucketCache
 
@@ -135,3 +137,29 @@ def test_run_blocks_stay_under_a_small_budget():
         if entry.memo.entry is not None:
             cache.remember_runs(entry, f"runs {i % 3}", _rows(3, float(i)), None)
         assert cache.used <= cache.budget
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=400), st.integers(1, 12))
+def test_evictions_follow_the_clock_order_of_a_reference_model(keys, room):
+    """Any sequence of lookups (misses insert, hits set ``referenced``) leaves exactly the entries a
+    plain CLOCK model keeps: the hand takes the oldest entry, a referenced one goes to the back once."""
+    size = 100 + _ENTRY_OVERHEAD
+    cache = BucketCache(budget=room * size)
+    model: list[list] = []  # [key, referenced], oldest first
+    for k in keys:
+        rid = k.to_bytes(2, "big")
+        cache.entry("ns", rid, b"v" * 100)
+        held = next((item for item in model if item[0] == rid), None)
+        if held is not None:
+            held[1] = True
+            continue
+        model.append([rid, False])
+        while len(model) > room:
+            oldest = model.pop(0)
+            if oldest[1] and model:
+                oldest[1] = False
+                model.append(oldest)
+        assert cache.used <= cache.budget
+    assert [rid for _, rid in cache._entries] == [rid for rid, _ in model]
+    assert [entry.referenced for entry in cache._entries.values()] == [ref for _, ref in model]
