@@ -108,6 +108,12 @@ def element_value(raw: bytes, span: tuple[int, int, int]) -> Any:
     return next(iter(decode(wrapped).values()))
 
 
+def elements_value(raw: bytes, spans: list[tuple[int, int, int]]) -> dict[str, Any]:
+    """The elements found by ``elements`` at ``spans``, decoded as one document (in ``spans`` order)."""
+    body = b"".join([raw[start:stop] for start, _value, stop in spans])
+    return decode(_INT32.pack(len(body) + 5) + body + b"\x00")
+
+
 def raw_columns(raw: bytes, names: Iterable[str]) -> dict[str, Any] | None:
     """``data`` of a stored bucket with the ``names`` columns as raw BSON ``bytes`` (non-document
     columns decoded), or None when the bucket cannot be walked."""

@@ -340,14 +340,19 @@ def _bson_column_names(raw: bytes) -> list[str]:
     return list(decode(raw).get("data") or {})
 
 
+_SUMMARY_FIELDS = ("_id", "control", "meta")
+
+
 def bson_summary(raw: bytes) -> dict[str, Any]:
     """``{_id, control, meta?}`` of a bucket's BSON without decoding its data columns."""
     top = rawcolumns.elements(raw)
     if top is not None and "_id" in top and "control" in top:
-        summary: dict[str, Any] = {"_id": rawcolumns.element_value(raw, top["_id"]),
-                   "control": rawcolumns.element_value(raw, top["control"])}
-        if "meta" in top:
-            summary["meta"] = rawcolumns.element_value(raw, top["meta"])
+        # one decode of the three elements joined (one each cost a full scan of 200,000 small stored
+        # buckets ~10 % more: the call, not the bytes, is the cost at this size)
+        head = rawcolumns.elements_value(raw, [top[name] for name in _SUMMARY_FIELDS if name in top])
+        summary: dict[str, Any] = {"_id": head["_id"], "control": head["control"]}
+        if "meta" in head:
+            summary["meta"] = head["meta"]
         return summary
     head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
     summary = {"_id": head.get("_id")}
