@@ -354,14 +354,9 @@ def bson_summary(raw: bytes) -> dict[str, Any]:
         if "meta" in head:
             summary["meta"] = head["meta"]
         return summary
-    head = RawBSONDocument(raw, RAW_CODEC_OPTIONS)
-    summary = {"_id": head.get("_id")}
-    control = head.get("control")
-    summary["control"] = decode(control.raw) if isinstance(control, RawBSONDocument) else control
-    if "meta" in head:
-        meta = head["meta"]
-        summary["meta"] = decode(meta.raw) if isinstance(meta, RawBSONDocument) else _plain(meta)
-    return summary
+    # (an element the walker does not size, e.g. a regex meta, or no _id or control: rare, decoded whole)
+    full = decode(raw)
+    return {name: full.get(name) for name in _SUMMARY_FIELDS if name != "meta" or name in full}
 
 
 def bson_columns(raw: bytes, columns: set[str]) -> dict[str, Any]:
@@ -372,14 +367,6 @@ def bson_columns(raw: bytes, columns: set[str]) -> dict[str, Any]:
         return {}
     return {field: decode(data[field].raw) if isinstance(data[field], RawBSONDocument) else data[field]
             for field in data if field in columns}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, RawBSONDocument):
-        return decode(value.raw)
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 # ------------------------------------------------------------------ readers
