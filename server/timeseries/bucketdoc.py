@@ -126,6 +126,39 @@ def meta_key(normalized: Any) -> Any:
     return bson.encode({"": normalized}, codec_options=CODEC_OPTIONS)
 
 
+# A meta point: (path of field names from the meta value, exact type, value) of a leaf of a meta value
+# whose type compares by identity under the simple collation (a string, an ObjectId, a bool: equal to a
+# query value exactly when of the same type and equal in Python). A bucket's meta either holds a point
+# at a path or cannot equal a query value of one of those types there, unless the meta holds an array
+# (an equality matches an element of it): ``meta_points`` says None then. The catalog keeps its
+# in-memory buckets by point and reads ask it for a point's buckets (``CollectionState.buckets_at``).
+POINT_TYPES = (str, ObjectId, bool)
+MetaPoint = tuple[tuple[str, ...], type, Any]
+
+
+def meta_points(meta: Any) -> list[MetaPoint] | None:
+    """The points of a (stored, normalized) meta value; None when it holds an array anywhere."""
+    points: list[MetaPoint] = []
+    stack: list[tuple[tuple[str, ...], Any]] = [((), meta)]
+    while stack:
+        path, value = stack.pop()
+        kind = type(value)
+        if kind in POINT_TYPES:
+            points.append((path, kind, value))
+        elif isinstance(value, dict):
+            stack.extend((path + (name,), v) for name, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            return None
+    return points
+
+
+def value_points(path: tuple[str, ...], value: Any) -> list[MetaPoint]:
+    """Points a meta value equal to query ``value`` at ``path`` holds for sure: ``value``'s own (every
+    leaf of an object); empty when it has none (another type, an array, an empty object)."""
+    points = meta_points(value)
+    return [(path + sub, kind, leaf) for sub, kind, leaf in points] if points else []
+
+
 # ---------------------------------------------------------------- unpacking
 
 

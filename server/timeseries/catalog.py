@@ -42,8 +42,10 @@ from tidemark.timeseries import rules
 from tidemark.timeseries.bucket import Bucket
 from tidemark.timeseries.bucketdoc import (
     MISSING,
+    MetaPoint,
     date_ms,
     meta_key,
+    meta_points,
     new_bucket_id,
     normalize_meta,
     round_start_seconds,
@@ -216,7 +218,13 @@ class Series:
 
 
 class CollectionState:
-    __slots__ = ("ns", "options", "collation", "tables", "series", "live", "stats", "last_layout", "meter")
+    """One time-series collection's in-memory buckets (``live``, by ``_id``: every bucket in memory, in
+    any state) and what inserts route by. ``live`` changes only through ``enter``/``leave``, which keep
+    ``points`` — the live buckets by meta point (``bucketdoc.meta_points``) — and ``array_metas`` — how
+    many live buckets have a meta holding an array — equal to what ``live`` holds."""
+
+    __slots__ = ("ns", "options", "collation", "tables", "series", "live", "stats", "last_layout", "meter", "points",
+                 "array_metas")
 
     def __init__(self, ns: str, options: TimeseriesOptions, meter: Meter | None = None, collation: Any = None):
         self.ns = ns  # the buckets namespace, "db.system.buckets.c"
@@ -226,8 +234,74 @@ class CollectionState:
         self.tables: dict[tuple[Any, ...], Table] = {}
         self.series = Series()
         self.live: dict[Any, Bucket] = {}
+        self.points: dict[MetaPoint, dict[Any, Bucket]] = {}
+        self.array_metas = 0
         self.stats: dict[str, int] = dict.fromkeys(STAT_NAMES, 0)
         self.last_layout: Any = None  # the layout of the last raw batch (tried first on the next one)
+
+    def enter(self, bucket: Bucket) -> None:
+        """``bucket`` is in memory (replacing a bucket object of the same ``_id``, if any)."""
+        held = self.live.get(bucket.id)
+        if held is not None and held is not bucket:
+            self._unindex(held)
+        elif held is bucket:
+            return
+        self.live[bucket.id] = bucket
+        points = meta_points(bucket.meta)
+        if points is None:
+            self.array_metas += 1
+            return
+        index = self.points
+        for point in points:
+            at = index.get(point)
+            if at is None:
+                index[point] = {bucket.id: bucket}
+            else:
+                at[bucket.id] = bucket
+
+    def leave(self, bucket: Bucket) -> bool:
+        """``bucket`` left memory; False when it was not the collection's bucket of its ``_id``."""
+        if self.live.get(bucket.id) is not bucket:
+            return False
+        del self.live[bucket.id]
+        self._unindex(bucket)
+        return True
+
+    def _unindex(self, bucket: Bucket) -> None:
+        points = meta_points(bucket.meta)
+        if points is None:
+            self.array_metas -= 1
+            return
+        index = self.points
+        for point in points:
+            at = index.get(point)
+            if at is not None and at.get(bucket.id) is bucket:
+                del at[bucket.id]
+                if not at:
+                    del index[point]
+
+    def buckets_at(self, alternatives: list[tuple[MetaPoint, ...]]) -> list[Bucket] | None:
+        """The live buckets holding one of the points of an alternative — the one with the fewest — or
+        None when they cannot answer (no alternative, or a live meta holds an array). A read whose
+        filter implies its meta holds one of an alternative's points (the meta equals one of its
+        values) needs no other in-memory bucket. Safe off the loop: each dict is copied by one C call."""
+        if not alternatives or self.array_metas:
+            return None
+        index = self.points
+        best: list[dict[Any, Bucket]] | None = None
+        fewest = -1
+        for points in alternatives:
+            found = [at for at in (index.get(point) for point in points) if at]
+            n = sum(len(at) for at in found)
+            if best is None or n < fewest:
+                best, fewest = found, n
+        assert best is not None
+        if len(best) == 1:
+            return list(best[0].values())
+        unique: dict[Any, Bucket] = {}
+        for at in best:
+            unique.update(at.copy())  # (a bucket holding two of the points comes once)
+        return list(unique.values())
 
     def table(self, key: tuple[Any, ...]) -> Table:
         table = self.tables.get(key)
@@ -323,9 +397,17 @@ class BucketCatalog:
             if state is not None:
                 state.series.queried = [False] * len(state.series.queried)
 
-    def live_buckets(self, ns: str) -> list[Bucket]:
+    def live_buckets(self, ns: str, alternatives: list[tuple[MetaPoint, ...]] | None = None) -> list[Bucket]:
+        """The in-memory buckets of ``ns``; with ``alternatives`` (see ``CollectionState.buckets_at``)
+        only those a read whose meta must hold one of them can match, when the catalog can tell."""
         state = self.collections.get(ns)
-        return list(state.live.values()) if state else []
+        if state is None:
+            return []
+        if alternatives:
+            found = state.buckets_at(alternatives)
+            if found is not None:
+                return found
+        return list(state.live.values())
 
     def forget(self, ns: str, *, keep_stats: bool = False) -> None:
         """Drop every bucket of ``ns`` from memory without writing it (the collection is dropped, or every
@@ -364,7 +446,7 @@ class BucketCatalog:
 
     def _enter(self, state: CollectionState, bucket: Bucket) -> None:
         """A new bucket object is in memory (opened or loaded)."""
-        state.live[bucket.id] = bucket
+        state.enter(bucket)
         state.series.held[bucket.sid] += 1
         table = bucket.table
         table.last_used[bucket.slot] = self.clock
@@ -505,8 +587,7 @@ class BucketCatalog:
         self._leave(state, bucket, None)
 
     def _leave(self, state: CollectionState | None, bucket: Bucket, final: bytes | None) -> None:
-        if state is not None and state.live.get(bucket.id) is bucket:
-            del state.live[bucket.id]
+        if state is not None and state.leave(bucket):
             series = state.series
             series.held[bucket.sid] -= 1
             if not series.routable(bucket.sid):

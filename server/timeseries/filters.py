@@ -73,7 +73,7 @@ from tidemark.query.match_ast import (
     Type,
 )
 from tidemark.query.values import bson_type_name
-from tidemark.timeseries.bucketdoc import date_ms, ms_to_date
+from tidemark.timeseries.bucketdoc import MetaPoint, date_ms, ms_to_date, value_points
 from tidemark.timeseries.minmax import type_class
 
 BucketPredicate = Callable[[Any], bool]  # a bucketview object -> keep it?
@@ -301,8 +301,9 @@ class _Deriver:
                 renamed = _rename(n, mf)
                 try:
                     mql = render(renamed)
-                    return (mql, _OfHead(compile_node(renamed, collation=collation)), None, None, True,
-                            lambda: mql)
+                    head = _OfHead(compile_node(renamed, collation=collation),
+                                   _point_alternatives(renamed) if collation is None else [])
+                    return (mql, head, None, None, True, lambda: mql)
                 except NoMqlForm:
                     # ($near) a conjunction keeps its other parts; the per-measurement filter decides
                     return fallback(n)
@@ -605,13 +606,51 @@ class _OfHead:
     column's min and max of its rows, took ~40 µs to work out, and a read of one series among 100,000
     in-memory ones tested every one (4.4 s)."""
 
-    __slots__ = ("test",)
+    __slots__ = ("test", "points")
 
-    def __init__(self, test: Any):
+    def __init__(self, test: Any, points: list[tuple[MetaPoint, ...]] | None = None):
         self.test = test
+        # alternatives of meta points (``_point_alternatives``): a bucket this passes holds a point of each
+        self.points = points or []
 
     def __call__(self, bucket: Any) -> bool:
         return bool(self.test(bucket.head()))
+
+
+def _point_alternatives(node: Node) -> list[tuple[MetaPoint, ...]]:
+    """For a meta-only filter renamed onto ``meta``, under the simple collation: alternatives, each a
+    tuple of meta points one of which every bucket whose meta passes the filter holds (the catalog then
+    looks its in-memory buckets up by point instead of testing every one). From the equalities and
+    ``$in`` lists the filter's top-level conjunction holds whose every value has a point; a value that
+    is an object gives each of its points as an alternative when it is the only value."""
+    if isinstance(node, And):
+        return [points for child in node.children for points in _point_alternatives(child)]
+    if isinstance(node, Cmp) and node.op == "$eq":
+        values: tuple[Any, ...] = (node.value,)
+    elif isinstance(node, In) and not node.regexes:
+        values = node.values
+    else:
+        return []
+    path = tuple(node.path.split(".")[1:])
+    if len(values) == 1:
+        return [(point,) for point in value_points(path, values[0])]
+    firsts = []
+    for value in values:
+        points = value_points(path, value)
+        if not points:
+            return []
+        firsts.append(points[0])
+    return [tuple(firsts)]
+
+
+def point_alternatives(predicate: Any) -> list[tuple[MetaPoint, ...]]:
+    """The point alternatives of a bucket predicate (its meta-only parts': a conjunction's every part
+    must pass), for ``catalog.live_buckets``; empty when it has none."""
+    if type(predicate) is _OfHead:
+        return predicate.points
+    if type(predicate) is _AllOf:
+        return [points for p in predicate.predicates if type(p) is _OfHead for points in p.points]
+    return []
 
 
 def for_in_memory(predicate: Any) -> Any:

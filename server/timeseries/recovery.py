@@ -117,7 +117,7 @@ def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: lis
                 sid = state.series.sid(meta_key(meta), meta)
                 table = state.table(table_key_of_row(rows[0], options.time_field, options.meta_field))
                 bucket = Bucket(table, sid, meta_key(meta), meta, bucket_id, state.ns, new["start"], options.meta_field)
-                state.live[bucket.id] = bucket
+                state.enter(bucket)
             else:
                 continue  # written in full and since removed (drop, TTL, delete): nothing to restore
         count = bucket.count

@@ -30,16 +30,19 @@ from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import stored
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.bucketview import LiveBucket
-from tidemark.timeseries.filters import for_in_memory, kept
+from tidemark.timeseries.filters import for_in_memory, kept, point_alternatives
 
 WRAP = 2**32
 
 
-def live_views(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None) -> dict[str, Any]:
+def live_views(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None,
+               predicate: Any = None) -> dict[str, Any]:
     """The catalog's in-memory buckets of ``ns`` with committed rows and a start in ``[lo_s, hi_s]``,
-    as views of their rows now (by ``_id``)."""
+    as views of their rows now (by ``_id``); with a bucket ``predicate`` whose meta part says which
+    meta points a bucket it passes holds, only the buckets holding them (the others fail it, and so
+    does their stored version, of the same meta: the scan's predicate rejects it in its turn)."""
     views = {}
-    for bucket in server.bucket_catalog.live_buckets(ns):
+    for bucket in server.bucket_catalog.live_buckets(ns, point_alternatives(predicate)):
         if (lo_s is not None and bucket.start_s < lo_s) or (hi_s is not None and bucket.start_s > hi_s):
             continue
         view = LiveBucket(bucket)
@@ -144,7 +147,7 @@ def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = No
             predicate: Any = None) -> Iterator[list[Any]]:
     """Buckets of ``ns`` whose start is in ``[lo_s, hi_s]`` (None: open) and that pass ``predicate``
     (over ``summary()``), in ``_id`` order, in-memory ones included; in chunks (lists, possibly empty)."""
-    live = live_views(server, ns, lo_s, hi_s)
+    live = live_views(server, ns, lo_s, hi_s, predicate)
 
     def stored_chunks() -> Iterator[list[Any]]:
         for lo, hi in id_ranges(lo_s, hi_s):
@@ -162,7 +165,7 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
     (starting in ``[lo_s, hi_s]``) merged like ``buckets`` — only those the index would hold (a sparse,
     partial or geo index leaves buckets out, and the in-memory ones have no entries in it yet); in
     chunks like ``buckets``."""
-    live = live_views(server, ns, lo_s, hi_s)
+    live = live_views(server, ns, lo_s, hi_s, predicate)
     index = plan.index
     reads_data = bool(live) and any(str(path).startswith("data") for path in index["key"])  # (only for them)
     if live and may_leave_out(index):
@@ -230,7 +233,7 @@ def newest_first(server: Any, ns: str, time_field: str, hi_s: int | None, stats:
     bucket taken is a chunk of its own (``done_before`` is asked again after the consumer took it)."""
     half = WRAP // 2
     may_stop = hi_s is not None and hi_s < WRAP
-    live = live_views(server, ns, None, hi_s)
+    live = live_views(server, ns, None, hi_s, predicate)
     ordered = sorted(live.values(), key=lambda view: view.start_s, reverse=True)
     normal = [view for view in ordered if 0 <= view.start_s < half]
 

@@ -20,7 +20,7 @@ T0 = dt.datetime(2024, 1, 1)
 
 
 class _NoLiveBuckets:
-    def live_buckets(self, ns):
+    def live_buckets(self, ns, alternatives=None):
         return []
 
 
