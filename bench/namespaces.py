@@ -7,7 +7,8 @@ time-series collection (1,000 measurements) and a regular one; the second also h
 unrelated views and ``--collections`` unrelated collections. It times on loopback — client round
 trip, median of ``--runs``, the two databases alternately — a time-series ``find`` with a time filter,
 a one-document insert into the regular collection and a one-measurement insert into the time-series
-collection, and prints both medians and their ratio (the target: within 10 %).
+collection, a listCollections filtered by one name and a pymongo ``create_collection`` + ``drop_collection``
+(the driver's create lists the name first), and prints both medians and their ratio (the target: within 10 %).
 """
 
 from __future__ import annotations
@@ -54,8 +55,17 @@ def _operations(db) -> dict:
         n = next(counter)
         db.ts.insert_one({"t": T0 + datetime.timedelta(minutes=2000 + n % 5000), "m": n % 3, "v": n})
 
+    def list_by_name():
+        db.command("listCollections", filter={"name": "reg"})
+
+    def create_and_drop():
+        name = f"new_{next(counter)}"
+        db.create_collection(name)  # (the driver lists the name first: listCollections by name)
+        db.drop_collection(name)
+
     return {"time-series find (time filter)": ts_find, "insert, regular collection": regular_insert,
-            "insert, time-series collection": ts_insert}
+            "insert, time-series collection": ts_insert, "listCollections {name: <one>}": list_by_name,
+            "create_collection + drop_collection": create_and_drop}
 
 
 def _prepare(db) -> None:

@@ -390,23 +390,70 @@ def _view_entry(view: dict) -> dict:
             "info": {"readOnly": True}}
 
 
-def list_collection_entries(r, db: str) -> list[dict]:
-    """Every entry of ``db`` as listCollections shows it (collections, views, time-series)."""
+def list_collection_entries(r, db: str, names: set[str] | None = None) -> list[dict]:
+    """Every entry of ``db`` as listCollections shows it (collections, views, time-series); with
+    ``names``, only the entries of those names, found by point lookups (a driver's ``create_collection``
+    asks for its one name first: listing every entry made each create O(collections) — 2.5 ms at the
+    first and 23 ms at the 3,000th)."""
+    if names is None:
+        infos = {info.name: info for info in r.list_collections(db)}
+        views = C.view_docs(r, db)
+    else:
+        infos, views = {}, []
+        for name in sorted(names):
+            info = r.get_collection(f"{db}.{name}")
+            if info is not None:
+                infos[info.name] = info
+            view = namespace.get_view(r, db, name)
+            if view is not None:
+                views.append(view)
+
+    def buckets_of(name: str) -> Any:
+        key = C.BUCKETS_PREFIX + name
+        return infos.get(key) if names is None else r.get_collection(f"{db}.{key}")
+
     entries = []
-    infos = {info.name: info for info in r.list_collections(db)}
     for info in infos.values():
         if info.name.startswith(C.BUCKETS_PREFIX):
             entries.append(ts.buckets_list_collections_entry(info))
         else:
             entries.append(_collection_entry(info))
-    for view in C.view_docs(r, db):
+    for view in views:
         if C.is_timeseries_view(view):
             name = view["_id"].split(".", 1)[1]
-            entries.append(ts.list_collections_entry(name, view, infos.get(C.BUCKETS_PREFIX + name)))
+            entries.append(ts.list_collections_entry(name, view, buckets_of(name)))
         else:
             entries.append(_view_entry(view))
     entries.sort(key=lambda e: e["name"])
     return entries
+
+
+def pinned_names(flt: Any) -> set[str] | None:
+    """The names a listCollections filter's top-level conjunction pins ``name`` to (an equality to a
+    string, or ``$in`` of strings; several: their intersection), or None when it pins none. An entry
+    of another name cannot match the filter (the filter itself still decides)."""
+    if not isinstance(flt, dict):
+        return None
+    found: set[str] | None = None
+    for key, value in flt.items():
+        names: set[str] | None = None
+        if key == "name":
+            if isinstance(value, str):
+                names = {value}
+            elif isinstance(value, dict) and len(value) == 1:
+                ((op, arg),) = value.items()
+                if op == "$eq" and isinstance(arg, str):
+                    names = {arg}
+                elif op == "$in" and isinstance(arg, list) and all(isinstance(a, str) for a in arg):
+                    names = set(arg)
+        elif key == "$and" and isinstance(value, list):
+            for clause in value:
+                pinned = pinned_names(clause)
+                if pinned is not None:
+                    names = pinned if names is None else names & pinned
+        if names is not None:
+            found = names if found is None else found & names
+    return found
 
 
 async def list_collections(ctx: CommandContext, cmd: dict) -> dict:
@@ -420,9 +467,11 @@ async def list_collections(ctx: CommandContext, cmd: dict) -> dict:
 
         match = compile_filter(flt)
 
+    names = pinned_names(flt)
+
     def work():
         with ctx.server.engine.read() as r:
-            return list_collection_entries(r, db)
+            return list_collection_entries(r, db, names)
 
     entries = await ctx.run_blocking(work)
     if match is not None:
