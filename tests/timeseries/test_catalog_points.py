@@ -1,7 +1,8 @@
 """CollectionState keeps its live buckets by meta point (catalog.py): after any sequence of buckets
 entering memory (new, or replacing a bucket object of the same _id) and leaving it, ``points`` holds
 exactly the points of the live buckets' metas, ``array_metas`` counts the live metas holding an array,
-and ``buckets_at`` finds every live bucket holding a point of the chosen alternative."""
+and ``buckets_at`` finds every live bucket holding a point of the chosen alternative; the points'
+bytes count in the catalog's meter exactly while their buckets are live."""
 
 from types import SimpleNamespace
 
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tidemark.timeseries.bucketdoc import MISSING, meta_points
-from tidemark.timeseries.catalog import CollectionState
+from tidemark.timeseries.catalog import POINT_BYTES, CollectionState
 from tidemark.timeseries.options import TimeseriesOptions
 
 leaves = st.sampled_from(["a", "b", ObjectId("650000000000000000000001"), True, 1, 1.5, None])
@@ -41,6 +42,8 @@ def test_the_points_are_those_of_the_live_buckets(steps):
             expected.setdefault(point, {})[bucket.id] = bucket
     assert state.points == expected
     assert state.array_metas == arrays
+    # (the points' memory counts in the catalog's meter while their buckets are live)
+    assert state.meter.bytes == POINT_BYTES * sum(len(held) for held in expected.values())
     for point, held in expected.items():
         found = state.buckets_at([(point,), (point, ("zz",), str, "none")])
         assert found is None if arrays else sorted(b.id for b in found) == sorted(held)
