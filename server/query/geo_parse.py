@@ -48,6 +48,7 @@ class Shape:
     lines: list = field(default_factory=list)  # s2.S2Polyline
     polygons: list = field(default_factory=list)  # s2.S2Polygon
     legacy_sphere_ok: bool = True  # a legacy point with valid lng/lat (has a spherical form)
+    given: tuple[float, float] | None = None  # a GeoJSON Point's coordinates as written
 
     @property
     def spherical(self) -> bool:
@@ -55,9 +56,13 @@ class Shape:
 
     @property
     def lnglat(self) -> tuple[float, float] | None:
-        """The (lng, lat) of a single point shape (what includeLocs and 2d keys report)."""
+        """The (lng, lat) of a single point shape, as written (a $near point: a time-series $geoNear
+        centres its $geoWithin there, and [1, 1] back from its S2 point is [0.9999999999999998, 1.0],
+        which a maxDistance of 0 then missed)."""
         if self.flat is not None:
             return self.flat
+        if self.given is not None:
+            return self.given
         if self.kind == "Point" and self.points:
             ll = s2.S2LatLng(self.points[0])
             return ll.lng().degrees(), ll.lat().degrees()
@@ -240,6 +245,7 @@ def parse_geojson(obj: dict) -> Shape:
     if kind == "Point":
         lng, lat = flat_point(coords, extra_ok=True)
         shape.points.append(sphere_point(lng, lat))
+        shape.given = (lng, lat)
     elif kind == "LineString":
         shape.lines.append(_line(coords))
     elif kind == "Polygon":

@@ -93,3 +93,19 @@ def test_geo_near_options_refused_on_time_series(colls, key, extra, codes):
         list(ts.aggregate([{"$geoNear": {"near": {"type": "Point", "coordinates": [0, 0]}, "key": key,
                                          "distanceField": "d", **extra}}]))
     assert err.value.code in codes
+
+
+@pytest.mark.commands("aggregate")
+@pytest.mark.parametrize("key", ["m.loc", "loc"])
+def test_a_max_distance_of_zero_finds_the_documents_at_the_near_point(colls, key):
+    """The time-series rewrite centres its $geoWithin on the near point as written: [1, 1] read back
+    from its S2 point is [0.9999999999999998, 1.0], and a zero radius there held no document."""
+    ts, reg = colls
+    points = {tuple(d["m"]["loc"]["coordinates"]) if key == "m.loc" else tuple(d["loc"])
+              for d in reg.find({key: {"$exists": True}})}
+    for lng, lat in sorted(points):
+        for near, extra in (({"type": "Point", "coordinates": [lng, lat]}, {}), ([lng, lat], {"spherical": True})):
+            stage = {"near": near, "key": key, "distanceField": "d", "maxDistance": 0.0, **extra}
+            want = _answer(reg, stage)
+            assert want and all(d["d"] == 0.0 for d in want), (lng, lat)
+            _same(_answer(ts, stage), want)
