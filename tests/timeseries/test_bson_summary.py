@@ -1,5 +1,6 @@
-"""stored.bson_summary: ``{_id, control, meta?}`` of a stored bucket's BSON, whatever the elements' types
-and order, equal to what a full decode holds (it decodes only those elements)."""
+"""stored.bson_summary: ``{_id, control, meta?}`` of a stored bucket's BSON, and stored.bson_head: ``{_id,
+meta?}``, whatever the elements' types and order, equal to what a full decode holds (each decodes only
+those elements)."""
 
 import datetime
 
@@ -9,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tidemark.protocol.codec import decode
-from tidemark.timeseries.stored import bson_summary
+from tidemark.timeseries import rawcolumns
+from tidemark.timeseries.stored import bson_head, bson_summary
 
 _scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**31), 2**31 - 1), st.integers(-(2**63), 2**63 - 1).map(Int64),
@@ -32,3 +34,6 @@ def test_the_summary_holds_exactly_the_decoded_id_control_and_meta(order, id_val
     summary = bson_summary(raw)
     assert list(summary) == ["_id", "control"] + (["meta"] if has_meta else [])
     assert summary == {name: full[name] for name in summary}
+    head = bson_head(raw)  # None exactly where the walker cannot size a top-level element
+    assert (head is None) == (rawcolumns.elements(raw) is None)
+    assert head is None or head == {name: full[name] for name in ("_id", "meta") if name in full}
