@@ -114,21 +114,12 @@ def test_parallel_arrays_under_a_compound_meta_index_are_refused_at_insert(db):
 def test_recovery_quarantines_a_journaled_bucket_its_indexes_refuse_and_still_starts(start_server):
     """Forge the store of an older version: the insert-time checks off (``measurement_rules`` patched in a
     launcher), parallel arrays under a compound meta index journaled, SIGKILL; then start the real server on it."""
-    import sys
-
-    from harness import server as harness_server
+    from harness.server import patched
 
     proc = start_server()
-    launcher = proc.dbpath + "-old.py"
-    with open(launcher, "w") as f:
-        f.write("import runpy, sys\n"
-                "import tidemark.commands.timeseries_insert as ti\n"
-                "ti.measurement_rules = lambda *a, **k: None\n"
-                "sys.argv[0] = 'tidemark'\n"
-                "runpy.run_module('tidemark', run_name='__main__')\n")
     proc.kill()
-    old = harness_server.ServerProcess(proc.dbpath, port=proc.port, log_path=proc.dbpath + "-old.log")
-    old.command_line = lambda: [harness_server.PYTHON, launcher, "--port", str(old.port), "--dbpath", old.dbpath]
+    old = patched(proc, "import tidemark.commands.timeseries_insert as ti\n"
+                        "ti.measurement_rules = lambda *a, **k: None", "old")
     old.start()
     try:
         with old.client() as client:
@@ -137,7 +128,6 @@ def test_recovery_quarantines_a_journaled_bucket_its_indexes_refuse_and_still_st
             client.q.ts.insert_many([{"t": T0, "m": "ok", "v": 1}, {"t": T0, "m": {"a": [1], "b": [2, 3]}, "v": 2}])
     finally:
         old.kill()
-    assert sys  # (the launcher runs under the harness's interpreter)
     proc.start()
     with proc.client() as client:
         assert [d["v"] for d in client.q.ts.find()] == [1]

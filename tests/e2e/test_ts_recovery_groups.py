@@ -7,7 +7,7 @@ patches ``full_documents`` to refuse more than one bucket), which leaves each bu
 import datetime as dt
 
 import pytest
-from harness import server as harness_server
+from harness.server import patched
 
 pytestmark = [pytest.mark.commands("insert", "find"), pytest.mark.slow]
 
@@ -30,23 +30,14 @@ def test_every_journaled_measurement_of_many_series_reads_back_after_a_kill(star
     expected = _load_and_kill(proc)
     restarted = proc
     if groups_fail:
-        launcher = proc.dbpath + "-patched.py"
-        with open(launcher, "w") as f:
-            f.write("import runpy, sys\n"
-                    "import tidemark.timeseries.recovery as recovery\n"
-                    "real = recovery.full_documents\n"
-                    "def refusing(items):\n"
-                    "    if len(items) > 1:\n"
-                    "        raise ValueError('a group is refused')\n"
-                    "    return real(items)\n"
-                    "recovery.full_documents = refusing\n"
-                    "import tidemark.timeseries.bucket as bucket\n"
-                    "bucket.full_documents = refusing\n"
-                    "sys.argv[0] = 'tidemark'\n"
-                    "runpy.run_module('tidemark', run_name='__main__')\n")
-        restarted = harness_server.ServerProcess(proc.dbpath, port=proc.port, log_path=proc.dbpath + "-p.log")
-        restarted.command_line = lambda: [harness_server.PYTHON, launcher, "--port", str(restarted.port),
-                                          "--dbpath", restarted.dbpath]
+        restarted = patched(proc, "import tidemark.timeseries.bucket as bucket\n"
+                                  "import tidemark.timeseries.recovery as recovery\n"
+                                  "real = recovery.full_documents\n"
+                                  "def refusing(items):\n"
+                                  "    if len(items) > 1:\n"
+                                  "        raise ValueError('a group is refused')\n"
+                                  "    return real(items)\n"
+                                  "recovery.full_documents = bucket.full_documents = refusing", "groups-refused")
     restarted.start()
     try:
         with restarted.client() as client:

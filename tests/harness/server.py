@@ -158,3 +158,16 @@ class ServerProcess:
             return self.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
+
+
+def patched(proc: ServerProcess, patch: str, name: str) -> ServerProcess:
+    """A server on ``proc``'s dbpath and port whose process first runs ``patch`` (Python source: a fault
+    injected into a module, or an older version's behaviour forged), then the server as usual; ``name``
+    tells its launcher and log apart from ``proc``'s."""
+    launcher = f"{proc.dbpath}-{name}.py"
+    with open(launcher, "w") as f:
+        f.write(f"import runpy, sys\n{patch}\nsys.argv[0] = 'tidemark'\n"
+                "runpy.run_module('tidemark', run_name='__main__')\n")
+    server = ServerProcess(proc.dbpath, port=proc.port, log_path=f"{proc.dbpath}-{name}.log")
+    server.command_line = lambda: [PYTHON, launcher, "--port", str(server.port), "--dbpath", server.dbpath]
+    return server
