@@ -100,18 +100,15 @@ def elements(raw: bytes) -> dict[str, tuple[int, int, int]] | None:
     return out
 
 
-def element_value(raw: bytes, span: tuple[int, int, int]) -> Any:
-    """The decoded value of one element found by ``elements``."""
-    start, _value, stop = span
-    element = raw[start:stop]
-    wrapped = _INT32.pack(len(element) + 5) + element + b"\x00"
-    return next(iter(decode(wrapped).values()))
-
-
 def elements_value(raw: bytes, spans: list[tuple[int, int, int]]) -> dict[str, Any]:
     """The elements found by ``elements`` at ``spans``, decoded as one document (in ``spans`` order)."""
     body = b"".join([raw[start:stop] for start, _value, stop in spans])
     return decode(_INT32.pack(len(body) + 5) + body + b"\x00")
+
+
+def element_value(raw: bytes, span: tuple[int, int, int]) -> Any:
+    """The decoded value of one element found by ``elements``."""
+    return next(iter(elements_value(raw, [span]).values()))
 
 
 def raw_columns(raw: bytes, names: Iterable[str]) -> dict[str, Any] | None:
