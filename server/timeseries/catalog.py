@@ -326,8 +326,11 @@ class BucketCatalog:
         self.meter = Meter()  # ``memory``: shared with the tables, which count their slot rows in it
         self.clock = now_ms()
         self.direct_writes: dict[str, int] = {}  # ns -> direct writes in progress (no reopening by query)
-        # expiry candidates, least recently queued first: (weak bucket, last_used when queued)
-        self.expiry: deque[tuple[weakref.ref[Bucket], int]] = deque()
+        # expiry candidates, least recently queued first: (weak bucket, last_used when queued, ``commits``
+        # when make_room found it busy, else -1)
+        self.expiry: deque[tuple[weakref.ref[Bucket], int, int]] = deque()
+        # drains and commits done (commit.Committer): a bucket found busy since the last is busy still
+        self.commits = 0
         self._expiry_limit = EXPIRY_QUEUE_MIN
         # archived buckets, oldest archive first: (weak bucket, clock when archived); see the invariants
         self.archive_queue: deque[tuple[weakref.ref[Bucket], int]] = deque()
@@ -457,7 +460,7 @@ class BucketCatalog:
         table = bucket.table
         table.last_used[bucket.slot] = self.clock
         self.memory += self.footprint(bucket)
-        self.expiry.append((weakref.ref(bucket), self.clock))
+        self.expiry.append((weakref.ref(bucket), self.clock, -1))
         if len(self.expiry) > self._expiry_limit:
             self._compact_expiry()
 
@@ -703,20 +706,35 @@ class BucketCatalog:
         already leaving — close up to ``expiry_per_attempt`` idle buckets (nothing uncommitted),
         least recently used first. Examines at most ``EXPIRY_SCAN_LIMIT`` queue entries: entries of
         buckets gone are dropped, buckets used since they were queued or busy go to the back (CLOCK
-        order), so the work is amortized O(1) per new bucket. Returns how many it closed."""
+        order), so the work is amortized O(1) per new bucket.
+
+        A busy bucket goes back marked with the ``commits`` count: meeting a mark of the same count
+        ends the scan. No drain or commit ran since it was found busy, so it is busy still, and so is
+        nearly everything queued after it: buckets found busy, and buckets opened since, which hold
+        rows not yet committed. The few that may be idle (used again since queued, or reopened and
+        refused at once) wait for the next commit. Without the mark, once an insert's own new buckets
+        reached the queue's front (the idle ones ran out before its commit), every later new bucket
+        examined EXPIRY_SCAN_LIMIT of them again: 36 per new bucket on average in such a load.
+        Returns how many it closed."""
         limits = self.limits
         if self.memory - self.leaving_bytes <= limits.memory_threshold:
             return 0
         closed = 0
         queue = self.expiry
+        commits = self.commits
         for _ in range(min(len(queue), EXPIRY_SCAN_LIMIT)):
-            ref, queued = queue.popleft()
+            if queue[0][2] == commits:
+                break
+            ref, queued, _busy = queue.popleft()
             bucket = ref()
             if bucket is None or bucket.state not in (State.OPEN, State.ARCHIVED):
                 continue
             used = int(bucket.table.last_used[bucket.slot])
-            if used > queued or not bucket.idle:
-                queue.append((ref, used))
+            if used > queued:
+                queue.append((ref, used, -1))
+                continue
+            if not bucket.idle:
+                queue.append((ref, used, commits))
                 continue
             state = self.collections.get(bucket.ns)
             if state is None or state.live.get(bucket.id) is not bucket:

@@ -445,7 +445,9 @@ class Committer:
                     plans = drain(self.catalog, self.logs)
                 finally:
                     self._draining.set()
+                self.catalog.commits += 1  # (catalog.make_room) full writes taken: their buckets may be idle
                 errors = await self._apply(plans)
+                self.catalog.commits += 1  # rows durable, or rolled back: buckets found busy may be idle
                 if errors:
                     self.catalog.deferred = 0  # storage refuses: no retry loop (the next insert or pass retries)
                 for future, namespaces in waiters:

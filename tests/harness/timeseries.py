@@ -85,6 +85,7 @@ class Engine:
             bucket.table.durable[bucket.slot] = bucket.in_flight = bucket.count
             bucket.committed = True
         self.catalog.take_dirty()
+        self.catalog.commits += 1  # as commit.Committer counts each commit (catalog.make_room)
 
     def flush(self) -> None:
         """As if commits made every row durable and wrote every pending full document: closed and

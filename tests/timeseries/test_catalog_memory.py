@@ -12,6 +12,7 @@ import pytest
 from harness.timeseries import Engine
 
 from tidemark.timeseries import commit, rules
+from tidemark.timeseries.catalog import EXPIRY_SCAN_LIMIT
 from tidemark.timeseries.states import State
 from tidemark.timeseries.table import Table
 
@@ -44,6 +45,37 @@ def test_memory_stays_within_the_threshold_for_any_number_of_series():
     stats = engine.stats
     assert stats["numBucketsOpenedDueToMetadata"] == 40_000
     assert stats["numBucketsClosedDueToMemoryThreshold"] == 40_000 - live
+
+
+def test_expiry_examines_each_busy_bucket_once_between_commits(monkeypatch):
+    """An insert of more new series than there are idle buckets: once the idle ones are closed, the
+    expiry queue's front holds the insert's own buckets, busy until it commits. Each is examined once,
+    not again by every later new bucket (before: up to EXPIRY_SCAN_LIMIT of them per new bucket, ~35 on
+    average on a real server, 3x the cost of opening the bucket). After the commit they are idle and
+    the expiry closes them."""
+    engine = Engine(memory_threshold=THRESHOLD)
+    for b in range(4):  # near the threshold, every bucket committed and idle
+        engine.put_raw(batch(b))
+        engine.flush()
+    idle_before = sum(1 for bucket in engine.buckets() if bucket.idle)
+    assert idle_before > 2000
+    bucket_type = type(engine.buckets()[0])
+    idle = bucket_type.idle
+    examined: list[int] = []
+
+    def counted(bucket):
+        examined.append(id(bucket))
+        return idle.fget(bucket)
+
+    monkeypatch.setattr(bucket_type, "idle", property(counted))
+    engine.put_raw(batch(10, n=idle_before + 2000, prefix="burst"))
+    closed = engine.stats["numBucketsClosedDueToMemoryThreshold"]
+    assert closed > idle_before - 200  # the idle ones went first (~70 opened before the threshold)
+    assert len(examined) > closed + EXPIRY_SCAN_LIMIT  # it did meet the burst's busy buckets
+    assert len(set(examined)) == len(examined)  # each of them once
+    engine.flush()  # committed: the burst's buckets are idle now
+    engine.put_raw(batch(11, n=10, prefix="late"))
+    assert engine.stats["numBucketsClosedDueToMemoryThreshold"] >= closed + 10
 
 
 @pytest.mark.slow
