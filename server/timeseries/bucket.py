@@ -59,7 +59,7 @@ class Bucket:
 
     __slots__ = ("id", "ns", "time_field", "meta_field", "sid", "key", "meta", "start_s", "state", "table",
                  "slot", "columns", "stored_count", "needs_full", "full_size",
-                 "final", "left", "memo", "__weakref__")
+                 "final", "left", "memo", "charged", "__weakref__")
 
     def __init__(self, table: Table, sid: int, key: Any, meta: Any, bucket_id: ObjectId, ns: str, start_s: int,
                  meta_field: str | None):
@@ -82,6 +82,7 @@ class Bucket:
         # rows below n never change, so it is valid while n and the column set are the same; kept for
         # the most recently read buckets only (bucketview.LIVE_MEMOS) and dropped when it leaves memory
         self.memo: tuple[Any, ...] = NO_MEMO
+        self.charged = 0  # the memory the catalog counts for it besides its table slot row (catalog.charge)
         table.start_ms[self.slot] = start_s * 1000
         table.size[self.slot] = rules.meta_size(meta)
 

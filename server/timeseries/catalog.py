@@ -13,8 +13,9 @@ Invariants
 - Mutated only on the event loop; commits read per-slot arrays and column lists as they were at their
   drain (rows below a commit's end do not change while it runs).
 - ``memory`` accounts the memory of everything the catalog holds: per live bucket its Python objects
-  and its series (``BUCKET_OVERHEAD``), its data (``PYTHON_OVERHEAD`` per BSON byte) and its table slot
-  row (``Table.row_bytes``, counted by the table's ``Meter``). Above the threshold
+  and its series (``BUCKET_OVERHEAD``), its table slot row (``Table.row_bytes``, counted by the table's
+  ``Meter``: a pure bucket's values) and, while it is not pure, ``PYTHON_OVERHEAD`` per BSON byte
+  appended (``footprint``; ``Bucket.charged`` holds what was counted, given back when it leaves). Above the threshold
   (``timeseriesIdleBucketExpiryMemoryUsageThreshold``, read at every insert) each new bucket first
   closes up to ``timeseriesIdleBucketExpiryMaxCountPerAttempt`` idle buckets, least recently used
   first (``expiry``: a queue in CLOCK order, amortized O(1) per new bucket): memory stays within the
@@ -428,7 +429,7 @@ class BucketCatalog:
             fresh.stats = state.stats
         for bucket in list(state.live.values()):
             state.leave(bucket)  # (its meta points' bytes leave the meter)
-            self.memory -= self.footprint(bucket)
+            self.memory -= bucket.charged
             self.leaving_bytes -= self.leaving.pop(id(bucket), 0)
             self.dirty.pop(id(bucket), None)
             move(bucket, Event.FREEZE)
@@ -459,7 +460,8 @@ class BucketCatalog:
         state.series.held[bucket.sid] += 1
         table = bucket.table
         table.last_used[bucket.slot] = self.clock
-        self.memory += self.footprint(bucket)
+        bucket.charged = self.footprint(bucket)
+        self.memory += bucket.charged
         self.expiry.append((weakref.ref(bucket), self.clock, -1))
         if len(self.expiry) > self._expiry_limit:
             self._compact_expiry()
@@ -559,7 +561,7 @@ class BucketCatalog:
     def _leaving(self, bucket: Bucket) -> None:
         """The bucket leaves memory once its full write is durable: its memory is as good as freed."""
         if id(bucket) not in self.leaving:
-            size = self.footprint(bucket) + bucket.table.row_bytes
+            size = bucket.charged + bucket.table.row_bytes
             self.leaving[id(bucket)] = size
             self.leaving_bytes += size
 
@@ -602,7 +604,7 @@ class BucketCatalog:
             if not series.routable(bucket.sid):
                 series.empty.append(bucket.sid)
         self.leaving_bytes -= self.leaving.pop(id(bucket), 0)
-        self.memory = max(self.memory - self.footprint(bucket), 0)
+        self.memory = max(self.memory - bucket.charged, 0)
         bucket.leave(final)
 
     def load(self, state: CollectionState, doc: dict[str, Any], sid: int) -> Bucket | None:
@@ -682,14 +684,16 @@ class BucketCatalog:
     # ------------------------------------------------------------------ bookkeeping of appends
     def appended_slots(self, table: Table, slots: np.ndarray, added: int) -> None:
         """Rows appended to the pure buckets at ``slots`` of ``table`` (the router's vectorized path),
-        ``added`` bytes in all: ``appended`` for many buckets at once."""
-        self.memory += added * PYTHON_OVERHEAD
+        ``added`` bytes in all: ``appended`` for many buckets at once (their values are in the table's
+        arrays, counted with its slot rows: nothing per byte)."""
         table.last_used[slots] = self.clock
         table.dirty[slots] = True
         self.dirty_tables.add(table)
 
     def appended(self, bucket: Bucket, added: int) -> None:
-        self.memory += added * PYTHON_OVERHEAD
+        if not bucket.pure:  # values of its own columns: Python objects
+            bucket.charged += added * PYTHON_OVERHEAD
+            self.memory += added * PYTHON_OVERHEAD
         bucket.table.last_used[bucket.slot] = self.clock
         if bucket.pure:
             bucket.table.dirty[bucket.slot] = True
@@ -699,7 +703,16 @@ class BucketCatalog:
 
     @staticmethod
     def footprint(bucket: Bucket) -> int:
-        return bucket.size * PYTHON_OVERHEAD + BUCKET_OVERHEAD
+        """What the catalog counts for ``bucket`` now besides its table slot row (which its table
+        counts): its Python objects and its series', and, unless it is pure, ``PYTHON_OVERHEAD`` per
+        byte of its values (a pure bucket's values are in the table's typed arrays, the slot row)."""
+        return BUCKET_OVERHEAD + (0 if bucket.pure else bucket.size * PYTHON_OVERHEAD)
+
+    def recharge(self, bucket: Bucket) -> None:
+        """``bucket`` lost rows (a failed commit's): count its ``footprint`` as it is now."""
+        charged = self.footprint(bucket)
+        self.memory += charged - bucket.charged
+        bucket.charged = charged
 
     def make_room(self) -> int:
         """Before a new bucket (mongod's rule): above the memory threshold — not counting buckets

@@ -225,11 +225,10 @@ class CollectionPlan:
         for bucket, lo, hi in self._all_rows():
             if bucket.state not in IN_MEMORY:
                 continue
-            before = catalog.footprint(bucket)
             if hi > lo:
                 bucket.remove_rows(lo, hi)
             bucket.in_flight = bucket.durable
-            catalog.memory += catalog.footprint(bucket) - before
+            catalog.recharge(bucket)
             if bucket.count == 0 and not bucket.committed and not bucket.stored_count:
                 catalog.freeze(state, bucket)  # it held only the failed rows
             elif bucket.pending:

@@ -26,7 +26,7 @@ import numpy as np
 from tidemark.timeseries import rules
 from tidemark.timeseries.batch import ColumnBatch, table_key_of_row
 from tidemark.timeseries.bucketdoc import MISSING, round_start_seconds
-from tidemark.timeseries.catalog import BUCKET_OVERHEAD, PYTHON_OVERHEAD, now_ms
+from tidemark.timeseries.catalog import BUCKET_OVERHEAD, now_ms
 from tidemark.timeseries.columns import _copy
 from tidemark.timeseries.minmax import merge_extreme
 
@@ -199,8 +199,7 @@ def _open_crossing(catalog: Any, state: Any, table: Any, batch: ColumnBatch, row
         return False
     k = len(series_sids)
     row_bytes = table.row_bytes_at(int(lengths.max()))
-    adds = (PYTHON_OVERHEAD * (int(sizes.sum()) + sum(meta_bytes)) + k * (BUCKET_OVERHEAD + row_bytes)
-            + table.live * (row_bytes - table.row_bytes))
+    adds = k * (BUCKET_OVERHEAD + row_bytes) + table.live * (row_bytes - table.row_bytes)  # (catalog.footprint)
     if catalog.memory - catalog.leaving_bytes + adds > limits.memory_threshold:
         return False
     for i in np.argsort(firsts).tolist():
