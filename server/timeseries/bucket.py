@@ -82,7 +82,7 @@ class Bucket:
         # rows below n never change, so it is valid while n and the column set are the same; kept for
         # the most recently read buckets only (bucketview.LIVE_MEMOS) and dropped when it leaves memory
         self.memo: tuple[Any, ...] = NO_MEMO
-        self.charged = 0  # the memory the catalog counts for it besides its table slot row (catalog.charge)
+        self.charged = 0  # what the catalog counts for it besides its table slot row (catalog.footprint)
         table.start_ms[self.slot] = start_s * 1000
         table.size[self.slot] = rules.meta_size(meta)
 

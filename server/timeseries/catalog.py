@@ -15,7 +15,8 @@ Invariants
 - ``memory`` accounts the memory of everything the catalog holds: per live bucket its Python objects
   and its series (``BUCKET_OVERHEAD``), its table slot row (``Table.row_bytes``, counted by the table's
   ``Meter``: a pure bucket's values) and, while it is not pure, ``PYTHON_OVERHEAD`` per BSON byte
-  appended (``footprint``; ``Bucket.charged`` holds what was counted, given back when it leaves). Above the threshold
+  appended (``footprint``; ``Bucket.charged`` holds what was counted, given back when it leaves).
+  Above the threshold
   (``timeseriesIdleBucketExpiryMemoryUsageThreshold``, read at every insert) each new bucket first
   closes up to ``timeseriesIdleBucketExpiryMaxCountPerAttempt`` idle buckets, least recently used
   first (``expiry``: a queue in CLOCK order, amortized O(1) per new bucket): memory stays within the
