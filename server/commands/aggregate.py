@@ -27,6 +27,7 @@ from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query.expressions import evaluate_let
+from tidemark.query.pipeline import check_shape
 from tidemark.timeseries import ddl as ts_ddl
 
 # --------------------------------------------------------------------------------------------------
@@ -54,6 +55,7 @@ def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field 'aggregate.pipeline' is the wrong type '{C.type_name(pipeline)}', "
                          "expected type 'array'")
+    check_shape(pipeline)  # (mongod's command parse reads every element before anything else looks at one)
     if "cursor" not in cmd and not cmd.get("explain"):
         raise MongoError(ErrorCode.FailedToParse,
                          "The 'cursor' option is required, except for aggregate with the explain argument")
@@ -139,12 +141,13 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
 
 
 def _db_level(server: ServerState, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:
-    """``aggregate: 1``: the pipeline must start with a stage that needs no collection."""
-    if not pipeline or not isinstance(pipeline[0], dict) or not (
+    """``aggregate: 1``: the pipeline (its shape checked by ``parse_aggregate``) must start with a stage
+    that needs no collection."""
+    if not pipeline or not (
             {"$documents", "$currentOp", "$listLocalSessions", "$changeStream"} & set(pipeline[0])):
         raise MongoError(ErrorCode.InvalidNamespace,
                          "{aggregate: 1} is not valid for '$match'; a collection is required."
-                         if not pipeline or "$match" in (pipeline[0] or {}) else
+                         if not pipeline or "$match" in pipeline[0] else
                          f"{{aggregate: 1}} is not valid for '{next(iter(pipeline[0]), '')}'; "
                          "a collection is required.")
     if "$documents" not in pipeline[0] and "$currentOp" not in pipeline[0]:
