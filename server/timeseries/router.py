@@ -78,12 +78,8 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     slots = np.where((first >= 0) & table.pure[safe] & rules.within(table.start_ms[safe], times, limits), first, -1)
     rest = np.flatnonzero(slots < 0)
     if len(rest):
-        hot = table.hot_slots(sids[rest])[:, 1:]  # k x (HOT - 1)
-        safe = np.where(hot >= 0, hot, 0)
-        inside = (hot >= 0) & table.pure[safe] & rules.within(table.start_ms[safe], times[rest, None], limits)
-        has = inside.any(axis=1)
-        slots[rest] = np.where(has, hot[np.arange(len(rest)), np.argmax(inside, axis=1)], -1)
-        if len(rest) == n and not has.any():
+        slots[rest] = _later_candidates(table, sids[rest], times[rest], limits)
+        if len(rest) == n and (slots < 0).all():
             return rows
     # rows grouped by slot (arrival order kept inside a group)
     order = np.argsort(slots, kind="stable")
@@ -146,6 +142,25 @@ def _route_vectorized(catalog: Any, state: Any, table: Any, batch: ColumnBatch, 
     table.size[fast_slots] += grown
     catalog.appended_slots(table, fast_slots, int(grown.sum()))
     return rows[~take]
+
+
+def _later_candidates(table: Any, sids: np.ndarray, times: np.ndarray, limits: rules.Limits) -> np.ndarray:
+    """For rows (arrival order) that their series' first hot slot does not take: the slot that takes the
+    series' first such row — the first of its other hot slots that is pure and holds that row's time —
+    for each of its rows that slot holds; -1 for the others (and for every row of a series none holds).
+
+    Per series, not per row against every hot slot (a parallel backfill keeps a bucket per writer hot for
+    each series, and each batch misses the open one): only a series' rows that go where its first row goes
+    are taken (``_route_vectorized``), and one by one, once the first row has reopened that bucket, it is
+    the open one, tried first for each later row and taking every one it holds — so a row that bucket does
+    not hold stops the series there whichever other slot would hold it."""
+    series, first_rows, inverse = np.unique(sids, return_index=True, return_inverse=True)
+    hot = table.hot_slots(series)[:, 1:]  # series x (HOT - 1)
+    safe = np.where(hot >= 0, hot, 0)
+    inside = (hot >= 0) & table.pure[safe] & rules.within(table.start_ms[safe], times[first_rows, None], limits)
+    found = np.where(inside.any(axis=1), hot[np.arange(len(series)), np.argmax(inside, axis=1)], -1)[inverse]
+    held = np.where(found >= 0, found, 0)
+    return np.where((found >= 0) & rules.within(table.start_ms[held], times, limits), found, -1)
 
 
 def _open_crossing(catalog: Any, state: Any, table: Any, batch: ColumnBatch, rows: np.ndarray, sids: np.ndarray,

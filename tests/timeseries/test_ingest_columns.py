@@ -413,6 +413,32 @@ def test_a_series_whose_open_bucket_of_another_layout_holds_the_time_is_not_swit
     _same(batches, expect_columnar=False)
 
 
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), series=st.integers(1, 4), writers=st.integers(2, 6), per_batch=st.integers(1, 12),
+       turns=st.integers(4, 40), step_s=st.sampled_from([1, 10, 60, 300, 1800]))
+def test_writers_whose_buckets_overlap_in_time_route_like_one_by_one(data, series, writers, per_batch, turns,
+                                                                      step_s):
+    """Writers each continuing a time line of their own, their turns drawn; a batch is one writer's next
+    rows of every series. Their starts are drawn to the minute: with the default granularity a bucket
+    starts at a minute and spans an hour, so one writer's buckets overlap another's in time or not.
+    Column-wise routing looks a series' bucket up among its hot ones once per batch, for its first row
+    the open bucket does not hold (router._later_candidates): with overlapping buckets a later row may
+    lie in several, and it must still build one by one's buckets, sizes and statistics."""
+    clocks = [60 * m for m in data.draw(st.lists(st.integers(0, 300), min_size=writers, max_size=writers))]
+    batches, made = [], 0
+    for _ in range(turns):
+        w = data.draw(st.integers(0, writers - 1))
+        rows = []
+        for _ in range(per_batch):
+            for host in range(series):
+                made += 1
+                rows.append({"_id": ObjectId(f"{made:024x}"), "t": T0 + dt.timedelta(seconds=clocks[w]),
+                             "m": {"host": host}, "v": float(clocks[w] % 97)})
+            clocks[w] += step_s
+        batches.append(rows)
+    _same(batches)
+
+
 @pytest.mark.parametrize("n", [0, 1, 10, 11, 100, 101, 1000, 5000])
 @pytest.mark.parametrize("value", [0.0, "abc", None, {"a": 1}, [1, 2], Int64(5), True])
 def test_constant_columns_encode_exactly_as_bson(n, value):
