@@ -61,9 +61,13 @@ _SLOT_VECTORS = ("count", "durable", "size", "start_ms", "last_used", "pure", "d
 SLOT_BYTES = 8 * 8 + 3 + 8 + 8  # the per-slot vectors, the bucket list entry, the free heap entry
 # a typed array from this size on is an anonymous mapping of its own (``rows_array``)
 OWN_MAPPING_BYTES = 1 << 20
-# ... mapped with room for this many bytes of slots (virtual: pages never written cost no memory), so
-# that the slots can grow fourfold a few times without a new array (``Table._grow_slots``)
+# ... mapped with room for as many slots as this many bytes hold of 8-byte rows (virtual: pages never
+# written cost no memory), so that the slots can grow fourfold a few times without a new array
+# (``Table._grow_slots``). The room is counted in slots, the same for every item size: a table's arrays
+# grow their slots together, and counted in bytes an ObjectId column (12-byte values) had room for 5,461
+# of the 8,192 slots a 1-day TSBS load grows to, so that one column was copied: 52 ms of the event loop
 RESERVED_BYTES = 64 << 20
+RESERVED_ITEMSIZE = 8
 
 
 def rows_array(slots: int, cap: int, dtype: np.dtype[Any]) -> np.ndarray:
@@ -74,16 +78,16 @@ def rows_array(slots: int, cap: int, dtype: np.dtype[Any]) -> np.ndarray:
     block's size (up to 32 MiB), later arrays below it come from the heap, whose pages earlier arrays
     already touched (all resident, however few rows the new one holds), and the heap, fragmented by the
     arrays replaced on every grow and shrink, is never given back: after a 16-day ordered load
-    (bench.scaling) the heap held ~230 MB with 100 buckets in memory. A mapping holds the slots of
-    ``RESERVED_BYTES`` (or just those asked for when the system refuses that much address space, e.g.
-    under strict overcommit): a 1-day load of 100 series holds ~2,400 buckets of 1,024 rows, and growing
-    512 -> 2,048 -> 8,192 slots by copying cost 36 and 120 ms of the event loop (a new mapping's every
-    page faulted in again)."""
+    (bench.scaling) the heap held ~230 MB with 100 buckets in memory. A mapping holds as many slots as
+    ``RESERVED_BYTES`` hold of ``RESERVED_ITEMSIZE``-byte rows, whatever its own item size (or just those
+    asked for when the system refuses that much address space, e.g. under strict overcommit): a 1-day
+    load of 100 series holds ~2,400 buckets of 1,024 rows, and growing 512 -> 2,048 -> 8,192 slots by
+    copying cost 36 and 120 ms of the event loop (a new mapping's every page faulted in again)."""
     dtype = np.dtype(dtype)
     row = cap * dtype.itemsize
     if slots * row < OWN_MAPPING_BYTES:
         return np.empty((slots, cap), dtype)
-    room = max(slots, RESERVED_BYTES // row)
+    room = max(slots, RESERVED_BYTES // (cap * RESERVED_ITEMSIZE))
     try:
         mapping = mmap.mmap(-1, room * row)
     except OSError:
