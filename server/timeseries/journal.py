@@ -164,8 +164,9 @@ class CommitLog:
     A record is trimmed only after every older one, so one bucket that stays open keeps every later
     record too. Held strongly, each bucket they name that left memory meanwhile would stay alive with the
     full document it keeps for late readers (``Bucket.final``, uncompressed): a 1-day parallel backfill
-    of 100 series held ~33 MB of them, and a series written once an hour would hold an hour of any
-    load's. Held weakly, a bucket is freed when it leaves memory, and a reference found dead is covered."""
+    of 100 series held ~33 MB of them, and one series written once held all of a 1-day load's (~130 MB)
+    until its bucket's next full write (at the latest the periodic checkpoint). Held weakly, a bucket is
+    freed when it leaves memory, and a reference found dead is covered."""
 
     def __init__(self, ns: str):
         self.stream = stream_of(ns)
