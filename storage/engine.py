@@ -391,8 +391,12 @@ class Engine:
                     self._run_batch(batch)
                 hold[1].set_result(None)
                 self._writes_released.wait()
-                continue
-            self._run_batch(batch)
+            else:
+                self._run_batch(batch)
+            # what ran is let go now, not when the next write arrives (a quiet server may wait long): a
+            # write's function names what it writes (a time-series commit: the buckets it wrote in full
+            # and their arrays), its future holds the result (their documents)
+            del item, batch, hold
 
     def _run_batch(self, batch: list[_Write]) -> None:
         try:
