@@ -327,10 +327,15 @@ def _template(btype: int, width: int, n: int) -> np.ndarray:
     """The elements ``<type><"i">\\0<zeroed value>`` of positions 0..cap-1 (cap >= n) as bytes: a dense
     column of ``n`` values is its first ``_dense_length(width, n) - 5`` bytes. Bounded: at most
     ``_TEMPLATES_MAX`` kept, each of at most ``_TEMPLATE_CACHED_MAX`` positions and
-    ``_TEMPLATE_CACHED_BYTES`` bytes."""
+    ``_TEMPLATE_CACHED_BYTES`` bytes; one built and not kept has just the ``n`` positions asked for (as
+    long as the column it is the skeleton of)."""
     cached = _templates.get((btype, width))
     if cached is None or cached[0] < n:
         cap = max(n, _TEMPLATE_MIN)
+        if cap > n and cap * (width + 6) > _TEMPLATE_CACHED_BYTES:
+            # positions beyond n are built only for a template kept for later columns, and one this
+            # large is not kept: for one 130 KB string, 1,024 positions were 133 MB built on every read
+            cap = n
         hole = bytes(width)
         t = bytes((btype,))
         body = np.frombuffer(b"".join(t + str(k).encode() + b"\0" + hole for k in range(cap)), np.uint8)
