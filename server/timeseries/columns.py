@@ -29,7 +29,7 @@ from bson.objectid import ObjectId
 
 from tidemark.protocol.codec import CODEC_OPTIONS
 from tidemark.timeseries.bucketdoc import MISSING, POS_KEYS, date_ms, date_ms_of, ms_to_date
-from tidemark.timeseries.minmax import merge_extreme
+from tidemark.timeseries.minmax import copy_value, merge_extreme
 
 DOUBLE, STRING, OBJECT, ARRAY, BINARY, OID, BOOL, DATE, NULL, INT32, INT64 = (
     0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x09, 0x0A, 0x10, 0x12)
@@ -242,7 +242,7 @@ def object_extremes(values: list[Any], collation: Any = None) -> tuple[Any, Any]
         if value is MISSING:
             continue
         if low is MISSING:
-            low, high = _copy(value), _copy(value)
+            low, high = copy_value(value), copy_value(value)
         else:
             low = merge_extreme(low, value, -1, collation)
             high = merge_extreme(high, value, 1, collation)
@@ -306,14 +306,6 @@ def control_summaries(bucket_ids: list[Any], metas: list[Any], starts_s: list[in
     return out
 
 
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
-
-
 # ---------------------------------------------------------------- the three column kinds of a bucket
 
 
@@ -365,7 +357,7 @@ class ObjectColumn:
         for value in values:
             if value is MISSING:
                 continue
-            low = _copy(value) if low is MISSING else merge_extreme(low, value, -1)
+            low = copy_value(value) if low is MISSING else merge_extreme(low, value, -1)
         self.low = low
 
     def recompute(self) -> None:

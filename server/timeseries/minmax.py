@@ -98,17 +98,38 @@ def compatible(current: Any, value: Any) -> bool:
             if key in current and not compatible(current[key], sub):
                 return False
     elif cls == ARRAY:
-        for i, sub in enumerate(value[: len(current)]):
+        shared = min(len(current), len(value))
+        if _plain_numbers(current, shared) and _plain_numbers(value, shared):
+            return True  # (element by element, a long array cost ~0.3 us per element)
+        for i, sub in enumerate(value[:shared]):
             if not compatible(current[i], sub):
                 return False
     return True
 
 
-def _copy(value: Any) -> Any:
+# Array elements decided in bulk when every one is of these types (numbers, no bool: its own class):
+# element by element, min/max of a 100,000-number array took ~60 ms, five times per measurement
+# inserted (the running schema, the column's min, the full write's min and max, a read's summary)
+_PLAIN_NUMBER_TYPES = frozenset((int, float, Int64))
+_CONTAINER_TYPES = (dict, list, tuple)
+
+
+def _plain_numbers(values: list[Any], n: int) -> bool:
+    """The first ``n`` of ``values`` are all ints, floats or Int64s."""
+    return _PLAIN_NUMBER_TYPES.issuperset(map(type, values[:n] if n < len(values) else values))
+
+
+def _scalars_only(values: list[Any]) -> bool:
+    """No element of ``values`` is an object or an array (so a shallow copy is a deep one)."""
+    return not any(issubclass(kind, _CONTAINER_TYPES) for kind in set(map(type, values)))
+
+
+def copy_value(value: Any) -> Any:
+    """A deep copy of a BSON value's containers (objects, arrays); scalars are shared."""
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: copy_value(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return list(value) if _scalars_only(value) else [copy_value(v) for v in value]
     return value
 
 
@@ -128,15 +149,29 @@ def merge_extreme(current: Any, value: Any, sign: int, collation: Any = None) ->
     them; of collation-equal strings the first one stays)."""
     if isinstance(value, dict) and isinstance(current, dict):
         for key, sub in value.items():
-            current[key] = merge_extreme(current[key], sub, sign, collation) if key in current else _copy(sub)
+            current[key] = merge_extreme(current[key], sub, sign, collation) if key in current else copy_value(sub)
         return current
     if isinstance(value, list) and isinstance(current, list):
-        for i, sub in enumerate(value):
-            if i < len(current):
-                current[i] = merge_extreme(current[i], sub, sign, collation)
-            else:
-                current.append(_copy(sub))
+        shared = min(len(current), len(value))
+        if not _numbers_merged(current, value, shared, sign):
+            for i in range(shared):
+                current[i] = merge_extreme(current[i], value[i], sign, collation)
+        current.extend(copy_value(sub) for sub in value[shared:])
         return current
     if type_class(value) != type_class(current):  # only in buckets written by someone else
         return value if (type_class(value) - type_class(current)) * sign > 0 else current
     return value if compare_same_class(value, current, collation) * sign > 0 else current
+
+
+def _numbers_merged(current: list[Any], value: list[Any], n: int, sign: int) -> bool:
+    """Merge the first ``n`` elements of ``value`` into ``current`` in place when all of both are plain
+    numbers (``_plain_numbers``) and none is NaN (NaN orders below every number: the general rule),
+    as ``merge_extreme`` does element by element: the winner keeps its own type, a tie keeps the
+    current one. False (nothing done) otherwise."""
+    if not n or not (_plain_numbers(current, n) and _plain_numbers(value, n)):
+        return False
+    if any(x != x for x in current[:n]) or any(x != x for x in value[:n]):
+        return False
+    pairs = zip(current[:n], value[:n], strict=True)
+    current[:n] = [v if v > c else c for c, v in pairs] if sign > 0 else [v if v < c else c for c, v in pairs]
+    return True

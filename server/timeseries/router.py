@@ -27,8 +27,7 @@ from tidemark.timeseries import rules
 from tidemark.timeseries.batch import ColumnBatch, table_key_of_row
 from tidemark.timeseries.bucketdoc import MISSING, round_start_seconds
 from tidemark.timeseries.catalog import BUCKET_OVERHEAD, now_ms
-from tidemark.timeseries.columns import _copy
-from tidemark.timeseries.minmax import merge_extreme
+from tidemark.timeseries.minmax import copy_value, merge_extreme
 
 Loader = Any  # (state, sid, t_ms) -> stored bucket document | None
 
@@ -280,7 +279,7 @@ class _Run:
                 continue
             column = columns.get(name)
             current = column.schema() if column is not None else MISSING
-            columns[name] = _Schema(_copy(value) if current is MISSING else merge_extreme(_copy(current), value, -1))
+            columns[name] = _Schema(copy_value(value) if current is MISSING else merge_extreme(copy_value(current), value, -1))
 
 
 class _Schema:
