@@ -251,10 +251,8 @@ def compile_projection(
         def project(doc: dict) -> dict:
             src = positional_fn(doc) if positional_fn else doc
             out = _include(src, tree, keep_id)
-            for path, fn in exprs.items():
-                value = fn(doc, variables)
-                if value is not MISSING:
-                    _set_computed(out, path, value)
+            for path, fn in exprs.items():  # (a missing value still makes its parent a document)
+                _set_computed(out, path, fn(doc, variables))
             return out
 
     else:
@@ -264,9 +262,7 @@ def compile_projection(
             if not keep_id:
                 out.pop("_id", None)
             for path, fn in exprs.items():  # only $meta fields reach an exclusion projection
-                value = fn(doc, variables)
-                if value is not MISSING:
-                    _set_computed(out, path, value)
+                _set_computed(out, path, fn(doc, variables))
             return out
 
     return project
@@ -278,10 +274,16 @@ def _set_computed(out: dict, path: str, value: Any) -> None:
 
 def _set_computed_parts(node: dict, parts: Sequence[str], value: Any) -> None:
     """Set a computed field like mongod: through an array, in every element (a scalar element
-    becomes a document holding just the computed field); any other non-document is replaced."""
+    becomes a document holding just the computed field); any other non-document is replaced. A
+    missing value sets nothing, but the documents on its way are made all the same: mongod replaces
+    a non-document by "a new document of all the computed values" (``{"a.b": "$nope"}`` on ``{}`` or
+    ``{a: 5}`` gives ``{a: {}}``)."""
     head = parts[0]
     if len(parts) == 1:
-        node[head] = value
+        if value is MISSING:
+            node.pop(head, None)
+        else:
+            node[head] = value
         return
     nxt = node.get(head)
     if isinstance(nxt, list):

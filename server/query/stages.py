@@ -81,7 +81,9 @@ def _flatten_fields(spec: dict, prefix: str = "") -> list[tuple[str, Any]]:
 
 def set_field(doc: dict, parts: list[str], value: Any) -> dict:
     """A copy of ``doc`` with ``parts`` set (arrays along the path get the field in every element,
-    scalars in them become ``{field: value}``, as in mongod)."""
+    scalars in them become ``{field: value}``, as in mongod). A missing value removes the field, and
+    the documents on its way are made all the same (mongod replaces a non-document on the path by a
+    new document of the computed values: ``{"a.b": "$nope"}`` on ``{a: 5}`` gives ``{a: {}}``)."""
     out = dict(doc)
     head = parts[0]
     if len(parts) == 1:
@@ -95,7 +97,7 @@ def set_field(doc: dict, parts: list[str], value: Any) -> dict:
         out[head] = set_field(sub, parts[1:], value)
     elif type(sub) is list:
         out[head] = _set_in_array(sub, parts[1:], value)
-    elif value is not MISSING:
+    else:
         out[head] = set_field({}, parts[1:], value)
     return out
 
@@ -110,8 +112,6 @@ def _set_in_array(arr: list, parts: list[str], value: Any) -> list:
             out.append(set_field(e, parts, value))
         elif t is list:
             out.append(_set_in_array(e, parts, value))
-        elif value is MISSING:
-            out.append(e)
         else:
             out.append(set_field({}, parts, value))
     return out

@@ -103,3 +103,23 @@ def test_positional_projection_requires_a_filter():
     with pytest.raises(MongoError) as info:
         compile_projection({"a.$": 1})
     assert info.value.code == 51050
+
+
+# A computed dotted path whose value is missing still makes the documents on its way: mongod replaces a
+# non-document there by "a new document of all the computed values" (ProjectionNode::
+# applyExpressionsToValue), so {"obj.f": "$nope"} gives obj: {} whatever obj was: missing, a scalar, a
+# document (projected), or an array (each document element projected, scalars dropped by the inclusion).
+MISSING_VALUE_CASES = [
+    ({"_id": 1}, {"obj.f": "$nope"}, {"_id": 1, "obj": {}}),
+    ({"_id": 1, "obj": 5}, {"obj.f": "$nope"}, {"_id": 1, "obj": {}}),
+    ({"_id": 1, "obj": {"y": 1}}, {"obj.f": "$nope"}, {"_id": 1, "obj": {}}),
+    ({"_id": 1, "obj": {"y": 1}}, {"obj.y": 1, "obj.f": "$nope"}, {"_id": 1, "obj": {"y": 1}}),
+    ({"_id": 1, "obj": [1, {"x": 1}]}, {"obj.f": "$nope"}, {"_id": 1, "obj": [{}]}),
+    ({"_id": 1, "obj": "s"}, {"obj.g.h": "$nope", "_id": 0}, {"obj": {"g": {}}}),
+    ({"_id": 1, "obj": 5}, {"obj.f": "$_id"}, {"_id": 1, "obj": {"f": 1}}),
+]
+
+
+@pytest.mark.parametrize(("doc", "spec", "expected"), MISSING_VALUE_CASES)
+def test_a_computed_path_with_a_missing_value_still_makes_its_documents(doc, spec, expected):
+    assert compile_projection(spec)(doc) == expected

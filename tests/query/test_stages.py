@@ -65,6 +65,21 @@ def test_add_fields_on_array_sets_field_in_each_element_and_replaces_scalars():
     assert run([{"$addFields": {"a.x": 1}}], [{"a": [{"y": 1}, 5]}]) == [{"a": [{"y": 1, "x": 1}, {"x": 1}]}]  # as mongod
 
 
+@pytest.mark.parametrize(("doc", "expected"), [
+    ({"_id": 1}, {"_id": 1, "obj": {}}),
+    ({"_id": 1, "obj": 5}, {"_id": 1, "obj": {}}),
+    ({"_id": 1, "obj": {"y": 1}}, {"_id": 1, "obj": {"y": 1}}),
+    ({"_id": 1, "obj": [1, {"y": 1}, [2]]}, {"_id": 1, "obj": [{}, {"y": 1}, [{}]]}),
+])
+def test_add_fields_with_a_missing_value_still_makes_the_documents_on_its_path(doc, expected):
+    """mongod replaces a non-document on the path (missing, a scalar, an array's scalar element) by a
+    new document of the computed values, which a missing value leaves empty."""
+    assert run([{"$addFields": {"obj.f": "$nope"}}], [doc]) == [expected]
+    assert run([{"$set": {"obj.f": "$$REMOVE"}}], [doc]) == [expected]
+    projected = {**expected, "obj": [{}, []]} if isinstance(doc.get("obj"), list) else {"_id": 1, "obj": {}}
+    assert run([{"$project": {"obj.f": "$nope"}}], [doc]) == [projected]  # (an inclusion: fields of obj dropped)
+
+
 def test_replace_root_and_replace_with():
     docs = [{"_id": 1, "name": {"first": "John", "last": "Backus"}}]
     assert run([{"$replaceRoot": {"newRoot": "$name"}}], docs) == [{"first": "John", "last": "Backus"}]
