@@ -24,6 +24,7 @@ from tidemark.query.project import compile_projection
 from tidemark.query.sort import parse_sort as parse_sort_spec
 from tidemark.query.sort import sort_documents
 from tidemark.query.stage_group import parse_group
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
 
 
@@ -440,8 +441,21 @@ def parse_index_stats(spec: Any, ctx: PipelineContext) -> Stage:
     return Stage("$indexStats", spec, apply)
 
 
+def parse_inhibit_optimization(spec: Any, ctx: PipelineContext) -> Stage:
+    """``$_internalInhibitOptimization``: passes documents through unchanged; the stages before it are
+    not combined with those after it (mongod's tests compare an optimized pipeline with one holding
+    it; clients may send it: mongod registers it without a test-commands condition)."""
+    name = "$_internalInhibitOptimization"
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.TypeMismatch, f"{name} must take a nested object but found: {name}: {bson_repr(spec)}")
+    if spec:
+        raise MongoError(ErrorCode.FailedToParse, f"{name} must take an empty object but found: {bson_repr(spec)}")
+    return Stage(name, spec, lambda docs: docs)
+
+
 STAGES = {
     "$match": parse_match,
+    "$_internalInhibitOptimization": parse_inhibit_optimization,
     "$project": parse_project,
     "$addFields": parse_add_fields,
     "$set": lambda spec, ctx: parse_add_fields(spec, ctx, "$set"),

@@ -80,6 +80,18 @@ def test_add_fields_with_a_missing_value_still_makes_the_documents_on_its_path(d
     assert run([{"$project": {"obj.f": "$nope"}}], [doc]) == [projected]  # (an inclusion: fields of obj dropped)
 
 
+def test_inhibit_optimization_passes_documents_through_and_takes_only_an_empty_object():
+    docs = [{"_id": 2, "a": 1}, {"_id": 1}]
+    assert run([{"$_internalInhibitOptimization": {}}, {"$sort": {"_id": 1}}], docs) == [{"_id": 1}, {"_id": 2, "a": 1}]
+    with pytest.raises(MongoError) as wrong_type:
+        run([{"$_internalInhibitOptimization": 1}], docs)
+    assert wrong_type.value.code == 14  # TypeMismatch, as mongod
+    assert wrong_type.value.message.endswith("must take a nested object but found: $_internalInhibitOptimization: 1")
+    with pytest.raises(MongoError) as not_empty:
+        run([{"$_internalInhibitOptimization": {"a": 1}}], docs)
+    assert not_empty.value.code == 9 and not_empty.value.message.endswith("must take an empty object but found: { a: 1 }")
+
+
 def test_replace_root_and_replace_with():
     docs = [{"_id": 1, "name": {"first": "John", "last": "Backus"}}]
     assert run([{"$replaceRoot": {"newRoot": "$name"}}], docs) == [{"first": "John", "last": "Backus"}]
