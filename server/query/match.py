@@ -11,6 +11,7 @@ from typing import Any
 
 from tidemark.query.expressions import expression_fields
 from tidemark.query.match_ast import (
+    VALUE_PATH,
     All,
     AlwaysFalse,
     AlwaysTrue,
@@ -112,8 +113,8 @@ def _collect_fields(node: Node, out: set[str]) -> bool:
         return True
     if isinstance(node, (AlwaysTrue, AlwaysFalse)):
         return True
-    path = getattr(node, "path", "")
-    if path:
+    path = getattr(node, "path", VALUE_PATH)
+    if path != VALUE_PATH:
         out.add(path)
     return True
 

@@ -1,7 +1,9 @@
 """The filter AST: small frozen dataclasses that ``parse_filter`` produces and ``compile_node`` runs.
 
-Every path-bearing node carries the full dotted ``path`` it applies to; inside a value-form
-``$elemMatch`` the children use the empty path ``""`` (the array element itself). The tree is
+Every path-bearing node carries the full dotted ``path`` it applies to; a condition on a value itself
+(the children of a value-form ``$elemMatch``: the array element; the regexes of ``$in``/``$all``;
+``parse_value_condition``) has the path ``VALUE_PATH``, which no document field can have: a field
+named ``""`` is a field like any other (``{"": 1}`` matches ``{"": 1}``, as in mongod). The tree is
 meant to be rewritten (the time-series layer renames paths and derives bucket bounds from
 ``Cmp`` nodes on the time field): use ``dataclasses.replace`` and rebuild parents.
 
@@ -19,7 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# (NUL never occurs in a BSON field name)
+VALUE_PATH = "\x00"
+
 __all__ = [
+    "VALUE_PATH",
     "Node",
     "And",
     "Or",

@@ -28,6 +28,7 @@ from tidemark.query.collation import compare_for
 from tidemark.query.expressions import compile_expression, truthy
 from tidemark.query.jsonschema import compile_schema, validate
 from tidemark.query.match_ast import (
+    VALUE_PATH,
     All,
     AlwaysFalse,
     AlwaysTrue,
@@ -237,7 +238,7 @@ for _cls, _check in _FAST_CHECKS.items():
 
 
 def _fast_top_level_cmp(node: Cmp, general: Predicate) -> Predicate | None:
-    if "." in node.path or node.path == "":
+    if "." in node.path or node.path == VALUE_PATH:
         return None
     x = node.value
     t = type(x)
@@ -266,7 +267,7 @@ def _fusable_range(node: Node) -> TypeGuard[Cmp]:
         type(node) is Cmp
         and node.op in ("$gt", "$gte", "$lt", "$lte")
         and "." not in node.path
-        and node.path != ""
+        and node.path != VALUE_PATH
         and _range_class(node.value) is not None
         and node.value == node.value
     )
@@ -402,7 +403,7 @@ def _internal_expr_predicate(node: InternalExprCmp, collation: Any) -> Predicate
 
 def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
     """Apply a value predicate at ``path`` with mongod's traversal and leaf-array rule."""
-    if path == "":
+    if path == VALUE_PATH:
         return vp
     if "." not in path:
         name = path
@@ -475,7 +476,7 @@ _through_array_marker = object()
 
 
 def _exists(path: str) -> Predicate:
-    if path == "":
+    if path == VALUE_PATH:
         return lambda v: v is not MISSING
     if "." not in path:
         name = path

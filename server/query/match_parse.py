@@ -25,6 +25,7 @@ from tidemark.query.expressions import compile_expression
 from tidemark.query.geo_query import parse_intersects, parse_near, parse_within
 from tidemark.query.jsonschema import compile_schema
 from tidemark.query.match_ast import (
+    VALUE_PATH,
     All,
     AlwaysFalse,
     AlwaysTrue,
@@ -154,8 +155,8 @@ def parse_filter(filter: Mapping | None) -> Node:
 
 
 def parse_value_condition(ops: Mapping) -> Node:
-    """``{$gte: 5, $lt: 9}`` as a condition on one value (paths ``""``, like value-form $elemMatch)."""
-    return _conj(_parse_path_operators("", ops, sub=True))
+    """``{$gte: 5, $lt: 9}`` as a condition on one value (``VALUE_PATH``, like value-form $elemMatch)."""
+    return _conj(_parse_path_operators(VALUE_PATH, ops, sub=True))
 
 
 def _conj(children: list[Node]) -> Node:
@@ -356,7 +357,7 @@ def _parse_in(path: str, arr: list) -> In:
         if is_operator_document(entry):
             raise MongoError(ErrorCode.BadValue, "cannot nest $ under $in")
         if is_regex(entry):
-            regexes.append(_regex_node("", entry))
+            regexes.append(_regex_node(VALUE_PATH, entry))
         else:
             values.append(entry)
     return In(path, tuple(values), tuple(regexes))
@@ -464,7 +465,7 @@ def _parse_all(path: str, arg: Any, *, sub: bool) -> Node:
     for entry in arg:
         if isinstance(entry, Mapping) and entry and next(iter(entry)) in _PATH_OPS:
             raise MongoError(ErrorCode.BadValue, "no $ expressions in $all")
-        values.append(_regex_node("", entry) if is_regex(entry) else entry)
+        values.append(_regex_node(VALUE_PATH, entry) if is_regex(entry) else entry)
     return All(path, tuple(values))
 
 
@@ -476,7 +477,7 @@ def _parse_elem_match(path: str, arg: Any) -> ElemMatch:
         first = next(iter(arg))
         value_form = first not in _TOP_OPS and first not in _UNSUPPORTED_TOP and first != "$text"
     if value_form:
-        child = _conj(_parse_path_operators("", arg, sub=True))
+        child = _conj(_parse_path_operators(VALUE_PATH, arg, sub=True))
         return ElemMatch(path, child, True)
     if "$where" in arg:
         raise MongoError(ErrorCode.BadValue, "$elemMatch cannot contain $where expression")

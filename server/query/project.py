@@ -47,7 +47,7 @@ def _flatten(spec: Mapping, prefix: str = "") -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for key, value in spec.items():
         if key == "":
-            raise MongoError(ErrorCode.BadValue, "Projection field names may not be empty")
+            raise MongoError(40352, "FieldPath cannot be constructed with empty string")
         if key.startswith("$"):
             raise MongoError(
                 31252 if prefix else 2, f"Unknown projection operator or field name starting with '$': {key}"

@@ -52,7 +52,7 @@ def parse_sort(spec: Mapping | None, *, allow_meta: bool = False) -> list[tuple[
     out: list[tuple[str, int]] = []
     for path, direction in spec.items():
         if path == "":
-            raise MongoError(ErrorCode.BadValue, "FieldPath cannot be constructed with empty string")
+            raise MongoError(40352, "FieldPath cannot be constructed with empty string")
         if path.startswith("$"):
             raise MongoError(
                 16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField."

@@ -45,7 +45,7 @@ from bson.datetime_ms import DatetimeMS
 from bson.int64 import Int64
 
 from tidemark.protocol.codec import EncodedRun
-from tidemark.query.match_ast import And, Cmp, In, Node, Not
+from tidemark.query.match_ast import VALUE_PATH, And, Cmp, In, Node, Not
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.columns import BOOL, DATE, DOUBLE, INT32, INT64, OID
 from tidemark.timeseries.filters import FilterShape, decided_per_bucket, shape_of
@@ -288,7 +288,7 @@ def _term(node: Node, meta_field: str | None) -> Term | None:
         path, op, values = node.path, "$in", node.values
     else:
         return None
-    if not path or "." in path or path == meta_field or (op not in _OPS and op != "$in"):
+    if path in ("", VALUE_PATH) or "." in path or path == meta_field or (op not in _OPS and op != "$in"):
         return None
     operands = []
     for value in values:

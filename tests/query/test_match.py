@@ -24,6 +24,7 @@ from tidemark.query.match import (
     filter_fields,
     parse_filter,
 )
+from tidemark.query.match_ast import VALUE_PATH
 
 CASES = [
     # equality, arrays, null vs missing
@@ -278,7 +279,7 @@ def test_parse_produces_rewritable_normal_forms():
     node = parse_filter({"a": {"$nin": [1]}})
     assert isinstance(node, Not) and isinstance(node.child, In)
     em = parse_filter({"a": {"$elemMatch": {"$gt": 1}}})
-    assert em == ElemMatch("a", Cmp("", "$gt", 1), True)
+    assert em == ElemMatch("a", Cmp(VALUE_PATH, "$gt", 1), True)
 
 
 def test_filter_fields_lists_document_level_paths():
