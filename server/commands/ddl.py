@@ -328,12 +328,14 @@ async def drop(ctx: CommandContext, cmd: dict) -> dict:
     def fn(w):
         current = w.get_collection(ns)
         if current is None:
-            raise MongoError(ErrorCode.NamespaceNotFound, "ns not found")
+            return None
         n = len(current.indexes)
         w.drop_collection(ns)
         return n
 
     n = await _write(ctx, fn)
+    if n is None:  # nothing by that name: since 7.0 (SERVER-43894) a success, not 26 NamespaceNotFound
+        return {}
     _kill_cursors(ctx, ns)
     ctx.server.top.forget(ns)  # mongotop stops showing a dropped collection, as with mongod
     return {"nIndexesWas": n, "ns": ns}

@@ -75,15 +75,18 @@ def test_validator_applies_to_updates(db):
 
 
 @pytest.mark.commands("drop")
-def test_drop_reports_indexes_and_missing_is_26(db):
+def test_drop_reports_indexes_and_dropping_what_does_not_exist_succeeds(db):
+    """Since MongoDB 7.0 (SERVER-43894) a drop of a namespace that does not exist answers ok: 1, not
+    26 NamespaceNotFound: a collection dropped twice, one never created, a buckets name with no
+    time-series collection."""
     db.c.insert_one({"a": 1})
     db.c.create_index("a")
     reply = db.command("drop", "c")
     assert reply["nIndexesWas"] == 2 and reply["ns"] == f"{db.name}.c"
-    with pytest.raises(OperationFailure) as e:
-        db.command("drop", "c")
-    assert e.value.code == 26
-    db.drop_collection("c")  # pymongo ignores 26
+    assert db.command("drop", "c") == {"ok": 1.0}
+    assert db.command("drop", "never_made") == {"ok": 1.0}
+    assert db.command("drop", "system.buckets.c") == {"ok": 1.0}
+    assert "c" not in db.list_collection_names()
 
 
 @pytest.mark.commands("dropDatabase")
