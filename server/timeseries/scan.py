@@ -144,16 +144,18 @@ def _live_rid(view: Any) -> bytes:
 
 
 def buckets(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None = None, stats: dict[str, Any] | None = None,
-            predicate: Any = None) -> Iterator[list[Any]]:
+            predicate: Any = None, *, reverse: bool = False) -> Iterator[list[Any]]:
     """Buckets of ``ns`` whose start is in ``[lo_s, hi_s]`` (None: open) and that pass ``predicate``
-    (over ``summary()``), in ``_id`` order, in-memory ones included; in chunks (lists, possibly empty)."""
+    (over ``summary()``), in ``_id`` order (descending with ``reverse``: a ``{$natural: -1}`` scan),
+    in-memory ones included; in chunks (lists, possibly empty)."""
     live = live_views(server, ns, lo_s, hi_s, predicate)
+    ranges = id_ranges(lo_s, hi_s)
 
     def stored_chunks() -> Iterator[list[Any]]:
-        for lo, hi in id_ranges(lo_s, hi_s):
-            yield from stored.chunks(server.engine, ns, lo=lo, hi=hi)
+        for lo, hi in (reversed(ranges) if reverse else ranges):
+            yield from stored.chunks(server.engine, ns, lo=lo, hi=hi, reverse=reverse)
 
-    return _in_scan_order(stored_chunks(), live, stats, predicate, _stored_rid, _live_rid)
+    return _in_scan_order(stored_chunks(), live, stats, predicate, _stored_rid, _live_rid, reverse=reverse)
 
 
 def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None = None, predicate: Any = None,

@@ -135,8 +135,9 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
         info["ixscan"] = Rendered(plan.ixscan_explain)
         buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
-    else:
-        buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate)
+    else:  # the collection scan: backward for a {$natural: -1} hint (buckets last to first, as mongod)
+        backward = isinstance(hint, dict) and isinstance(hint.get("$natural"), int | float) and hint["$natural"] < 0
+        buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate, reverse=backward)
     buckets = _interruptible(buckets)
     if grouped is not None:
         return (GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info, column_filter, in_order,
@@ -304,14 +305,15 @@ def explain_info(info: dict[str, Any]) -> dict[str, Any]:
 
 
 def _buckets_in_order(server: Any, ns: str, spec: Any, bfilter: BucketFilter, info: dict[str, Any],
-                      predicate: Any) -> Iterator[list[Any]]:
-    """The buckets the window may hold, by ascending ``_id`` (the collection scan's order)."""
+                      predicate: Any, *, reverse: bool = False) -> Iterator[list[Any]]:
+    """The buckets the window may hold, by ascending ``_id`` (the collection scan's order; descending
+    with ``reverse``)."""
     lo_s = bfilter.lo_s
     if lo_s is None and bfilter.hi_s is not None and not scan.uses_extended_range(server, ns, spec.time_field):
         # no bucket starts before 1970 (where starts wrap around the _id key space): a window open
         # below is a closed _id range, not every bucket up to the newest
         lo_s = 0
-    return scan.buckets(server, ns, lo_s, bfilter.hi_s, info, predicate)
+    return scan.buckets(server, ns, lo_s, bfilter.hi_s, info, predicate, reverse=reverse)
 
 
 class EventFilter:

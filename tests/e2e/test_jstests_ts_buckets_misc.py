@@ -514,8 +514,6 @@ def test_natural_hint_forward(db, command):
     assert reply["cursor"]["firstBatch"] == docs
 
 
-@pytest.mark.xfail(strict=True, reason="Tidemark ignores {$natural: -1} on a time-series view: it returns the "
-                   "measurements in ascending bucket order instead of scanning the buckets backward")
 @pytest.mark.parametrize("command", ["find", "aggregate"])
 def test_natural_hint_backward(db, command):
     """timeseries_hint.js: {$natural: -1} scans the buckets backward, so with one measurement per bucket
@@ -524,6 +522,29 @@ def test_natural_hint_backward(db, command):
     extra = {"filter": {}} if command == "find" else {"pipeline": [], "cursor": {}}
     reply = db.command(command, "h", hint={"$natural": -1}, **extra)
     assert reply["cursor"]["firstBatch"] == docs[::-1]
+
+
+@pytest.mark.parametrize("restarted", [False, True])
+def test_natural_hint_backward_reverses_buckets_not_the_rows_in_them(start_server, restarted):
+    """{$natural: -1} on the view reads the buckets collection backward, each bucket unpacked as it is:
+    buckets last to first, the measurements of one bucket in their own order; the same whether the
+    buckets are in memory or, after a restart, stored."""
+    proc = start_server()
+    db = proc.client()["nat"]
+    db.create_collection("n", timeseries={"timeField": "t", "metaField": "m", "granularity": "minutes"})
+    day = dt.datetime(2024, 3, 1)
+    db.n.insert_many([{"_id": i, "t": day + dt.timedelta(days=i // 3, hours=i % 3), "m": 1} for i in range(9)])
+    if restarted:
+        db.client.close()
+        proc.restart()
+        db = proc.client()["nat"]
+    assert [d["_id"] for d in db.n.find({}, hint={"$natural": 1})] == list(range(9))
+    assert [d["_id"] for d in db.n.find({}, hint={"$natural": -1})] == [6, 7, 8, 3, 4, 5, 0, 1, 2]
+    buckets = [b["_id"] for b in db["system.buckets.n"].find({}, hint={"$natural": -1})]
+    assert buckets == sorted(buckets, reverse=True) and len(buckets) == 3
+    assert [d["_id"] for d in db.n.aggregate([{"$match": {"_id": {"$gt": 1}}}], hint={"$natural": -1})] == \
+        [6, 7, 8, 3, 4, 5, 2]
+    db.client.close()
 
 
 # ------------------------------------------------------------------ timeseries_hint_id.js
