@@ -37,6 +37,8 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
     request = ts_options.parse_create(db, cmd)
     ns = f"{db}.{name}"
     bns = buckets_ns(db, name)
+    # the buckets collection's name must be valid too: 255 bytes at most (mongod creates it as any other)
+    C.check_collection_name(db, bns[len(db) + 1:])
     view_doc = ts_options.view_document(db, name, request.timeseries, request.extra.get("collation"))
     bucket_options = request.buckets_options()
 

@@ -102,3 +102,30 @@ def test_a_direct_insert_reusing_an_open_buckets_id_is_a_duplicate_key(start_ser
     with proc.client() as client:
         assert client.db.ts.count_documents({}) == 10
         assert client.db.system.buckets.ts.count_documents({}) == 2
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1, 15, 16])
+def test_a_time_series_name_leaves_room_for_its_buckets_namespace(db, extra):
+    """The buckets collection ``<db>.system.buckets.<name>`` is a namespace like any other: 255 bytes at
+    most. A time-series name whose buckets namespace would be longer is refused (73, naming that
+    namespace) and creates nothing; the ordinary collection of the same name is fine up to 255."""
+    from pymongo.errors import OperationFailure
+
+    room = 255 - len(db.name) - 1 - len("system.buckets.")  # the longest time-series name
+    name = "é" * ((room + extra) // 2) + "x" * ((room + extra) % 2)  # (two bytes a character, then one)
+    assert len(name.encode()) == room + extra
+    if extra <= 0:
+        db.create_collection(name, timeseries={"timeField": "t"})
+        db[name].insert_one({"t": T0})
+        assert db[f"system.buckets.{name}"].count_documents({}) == 1
+        return
+    with pytest.raises(OperationFailure) as refused:
+        db.create_collection(name, timeseries={"timeField": "t"})
+    assert refused.value.code == 73
+    own_too_long = len(db.name) + 1 + len(name.encode()) > 255  # (then its own namespace is named)
+    assert refused.value.details["errmsg"].startswith(
+        f"Fully qualified namespace is too long. Namespace: {db.name}." + ("" if own_too_long else "system.buckets."))
+    assert refused.value.details["errmsg"].endswith(" Max: 255")
+    assert name not in db.list_collection_names()
+    if not own_too_long:
+        db.create_collection(name)  # (as an ordinary collection it fits)
