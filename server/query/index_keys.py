@@ -26,6 +26,9 @@ from tidemark.query.match import compile_filter
 from tidemark.storage.keys import encode_key
 
 _ABSENT = object()  # a key field the document lacks (indexed as null unless the index is sparse)
+# a document element of a traversed array lacks the rest of the path: a null key, but not a presence
+# (a sparse index still leaves out a document no element of which holds the field)
+_MISSING_IN_ELEMENT = object()
 
 
 def key_fields(key_pattern: dict) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -46,33 +49,62 @@ def index_name_for(key_pattern: dict) -> str:
     return "_".join(parts)
 
 
-def _values_at(doc: Any, parts: tuple[str, ...], depth: int = 0) -> tuple[list[Any], bool]:
-    """Leaf values for one key field and whether an array was expanded on the way.
+def _values_at(doc: Any, parts: tuple[str, ...], depth: int = 0) -> tuple[list[Any], frozenset[int]]:
+    """Leaf values for one key field, and the arrays expanded on the way (each as the number of path
+    components leading to it: one document's arrays are told apart by their paths).
 
     Arrays met before the last component are traversed element-wise (a numeric component also
     indexes positionally, like mongod); an array at the leaf contributes each element (empty -> null).
+    A document element of a traversed array that lacks the rest of the path contributes null
+    (``_MISSING_IN_ELEMENT``: ``{a: [{b: 3}, {}]}`` has the ``a.b`` keys 3 and null, so ``{"a.b": null}``
+    finds it through the index as a collection scan does); a scalar element contributes nothing.
     """
     if depth == len(parts):
         if isinstance(doc, list):
-            return (list(doc) if doc else [None]), True
-        return [doc], False
+            return (list(doc) if doc else [None]), frozenset((depth,))
+        return [doc], _NO_ARRAYS
     part = parts[depth]
     if isinstance(doc, dict):
         if part not in doc:
-            return [_ABSENT], False
+            return [_ABSENT], _NO_ARRAYS
         return _values_at(doc[part], parts, depth + 1)
     if isinstance(doc, list):
-        out: list[Any] = []
         if part.isdigit() and int(part) < len(doc):
             vals, _ = _values_at(doc[int(part)], parts, depth + 1)
-            out.extend(vals)
-            return out, False
+            return vals, _NO_ARRAYS
+        out: list[Any] = []
+        arrays = {depth}
+        missing = False
         for element in doc:
             if isinstance(element, dict):
-                vals, _ = _values_at(element, parts, depth)
-                out.extend(v for v in vals if v is not _ABSENT)
-        return (out or [_ABSENT]), True
-    return [_ABSENT], False
+                vals, inner = _values_at(element, parts, depth)
+                arrays.update(inner)
+                for v in vals:
+                    if v is _ABSENT or v is _MISSING_IN_ELEMENT:
+                        missing = True
+                    else:
+                        out.append(v)
+        if missing or not out:
+            out.append(_MISSING_IN_ELEMENT if missing else _ABSENT)
+        return out, frozenset(arrays)
+    return [_ABSENT], _NO_ARRAYS
+
+
+_NO_ARRAYS: frozenset[int] = frozenset()
+
+
+def _parallel(arrays: list[tuple[str, tuple[str, ...], frozenset[int]]]) -> list[str] | None:
+    """Two key fields that expanded different arrays (each an array the other did not: mongod's
+    "parallel arrays", whose keys would be a cross product of unrelated arrays), as [first, second];
+    None when every field's arrays are among another's (``a.b`` and ``a.c`` through the one array
+    ``a``, or ``x.y`` through ``x`` and ``x.z`` through ``x`` and ``x.z``: the keys are then the
+    product of values reached through one array, which mongod indexes too)."""
+    paths = [(name, frozenset(parts[:depth] for depth in depths)) for name, parts, depths in arrays]
+    for i, (name, mine) in enumerate(paths):
+        for other, theirs in paths[i + 1:]:
+            if mine - theirs and theirs - mine:
+                return [name, other]
+    return None
 
 
 @dataclass(frozen=True)
@@ -110,25 +142,25 @@ class IndexKeyer:
                     value = None
                 return [(self._encode((value,)), (value,))], False
         per_field = []
-        array_fields = []
+        expanded = []  # (field, its path, the depths of the arrays it expanded), for each field that did
         present = False
         for name, parts in zip(self.fields, self.parts, strict=False):
-            values, was_array = _values_at(doc, parts)
-            if was_array and len(values) > 0:
-                array_fields.append(name)
-            if any(v is not _ABSENT for v in values):
+            values, arrays = _values_at(doc, parts)
+            if arrays:
+                expanded.append((name, parts, arrays))
+            if any(v is not _ABSENT and v is not _MISSING_IN_ELEMENT for v in values):
                 present = True
-            per_field.append([None if v is _ABSENT else v for v in values])
+            per_field.append([None if v is _ABSENT or v is _MISSING_IN_ELEMENT else v for v in values])
         if self.sparse and not present:
             return [], False
-        if len(array_fields) > 1:
-            raise parallel_arrays(array_fields)
+        if len(expanded) > 1 and (pair := _parallel(expanded)) is not None:
+            raise parallel_arrays(pair)
         seen: dict[bytes, tuple] = {}
         for combo in itertools.product(*per_field):
             key = self._encode(combo)
             if key not in seen:
                 seen[key] = combo
-        return list(seen.items()), bool(array_fields)
+        return list(seen.items()), bool(expanded)
 
     def keys(self, doc: dict) -> list[bytes]:
         return [k for k, _ in self.entries(doc)]

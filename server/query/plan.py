@@ -25,6 +25,7 @@ from tidemark.query.index_bounds import (
     extract_bounds,
 )
 from tidemark.query.index_keys import (
+    MULTIKEY_FLAG,
     key_fields,
 )
 from tidemark.query.index_kinds import is_special, key_direction
@@ -56,6 +57,18 @@ def _sort_match(spec: dict, sort: dict | None, bounds: dict[str, FieldBounds] | 
         return False
     backward = all(sf == f and sd == -d for (sf, sd), f, d in zip(sort_items, fields, directions, strict=False))
     return True if backward else None
+
+
+def _bounds_cut_a_multikey_sort(spec: dict, sort: dict | None, bounds: dict[str, FieldBounds],
+                                multikey_default: bool, scalar_paths: frozenset[str]) -> bool:
+    """Whether the scan cannot give ``sort`` although the key order matches: a multikey index orders a
+    document by its smallest (forward) or largest (backward) key *within the bounds*, while its sort
+    key is its smallest or largest value of the whole array, so a sort field the filter bounds (and
+    that may hold arrays: not one of ``scalar_paths``) is sorted after the scan instead, as mongod
+    does (``find({a: 1}).sort({a: -1})`` over ``a: [4, 0, 1]`` and ``a: [1, 0]`` put ``[1, 0]`` first)."""
+    if not sort or spec["name"] == "_id_" or not spec.get(MULTIKEY_FLAG, multikey_default):
+        return False
+    return any(path in bounds and path not in scalar_paths for path in sort)
 
 
 def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
@@ -202,6 +215,8 @@ def plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None,
     bounds, same = bounds_for_index(spec, bounds, collation)
     intervals, desc = build_intervals(spec, bounds, multikey_default, scalar_paths)
     reverse = _sort_match(spec, sort, bounds) if same else None
+    if reverse is not None and _bounds_cut_a_multikey_sort(spec, sort, bounds, multikey_default, scalar_paths):
+        reverse = None
     # Several point intervals scanned in order still give index order (build_intervals sorts them).
     return Plan("IXSCAN", index=spec, intervals=intervals, reverse=bool(reverse),
                 provides_sort=reverse is not None, bounds_desc=desc)
