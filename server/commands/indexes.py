@@ -122,7 +122,9 @@ def normalize_spec(raw: Any, ns: str) -> dict:
             raise MongoError(ErrorCode.CannotCreateIndex,
                              "cannot mix \"partialFilterExpression\" and \"sparse\" options")
         from tidemark.query.match import compile_filter
+        from tidemark.query.partial_filter import check_partial_filter
 
+        check_partial_filter(pfe)  # (mongod's set of expressions: no negation, $regex, $expr, ...)
         compile_filter(pfe)
         spec["partialFilterExpression"] = pfe
     if "expireAfterSeconds" in raw:

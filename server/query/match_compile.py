@@ -202,12 +202,17 @@ class _Compiler:
                 return False
 
         else:
+            # mongod takes every element that is an object *or an array* (an array element is read as
+            # the object of its positions, {"0": ..., "1": ...}); scalars are skipped
 
             def elem_ok(arr: Any) -> bool:
                 if type(arr) is not list:
                     return False
                 for e in arr:
-                    if isinstance(e, dict) and inner(e):
+                    if isinstance(e, dict):
+                        if inner(e):
+                            return True
+                    elif type(e) is list and inner({str(i): x for i, x in enumerate(e)}):
                         return True
                 return False
 
