@@ -290,7 +290,7 @@ def _trunc_int(v: Any) -> int | None:
 def mod_predicate(divisor: int, remainder: int) -> Predicate:
     def pred(v: Any) -> bool:
         n = _trunc_int(v)
-        if n is None:
+        if n is None or not -(2**63) <= n < 2**63:  # (mongod reads the dividend as a long: beyond, no match)
             return False
         r = abs(n) % abs(divisor)  # C++ % : the result takes the dividend's sign
         return (-r if n < 0 else r) == remainder

@@ -287,8 +287,9 @@ def _parse_regex_document(path: str, ops: Mapping) -> Regex:
         opt = ops["$options"]
         if not isinstance(opt, str):
             raise MongoError(ErrorCode.BadValue, "$options has to be a string")
-        if options:
-            raise MongoError(51075, "options set in both $regex and $options")
+        if options:  # (mongod's code says which came first)
+            first = next(op for op in ops if op in ("$regex", "$options"))
+            raise MongoError(51074 if first == "$options" else 51075, "options set in both $regex and $options")
         options = opt
     validate_options(options)
     return Regex(path, pattern, options, compile_regex(pattern, options))

@@ -42,10 +42,6 @@ INF = float("inf")
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
 UNDEFINED_AS_NULL = ("BSON undefined (type 6) is stored as null (type 10): $type 'undefined'/6 and "
                      "$expr {$type} 'undefined' find nothing and an undefined sorts as null; MongoDB keeps undefined")
-MOD_HUGE_DIVIDEND = ("$mod matches dividends beyond the long range (-1e19 double, 1e19 decimal); MongoDB never "
-                     "matches them")
-REGEX_OPTIONS_FIRST = ("{$options: 's', $regex: /ab/i} fails with 51075; MongoDB fails with 51074 when $options "
-                       "comes before a $regex that carries flags")
 REGEX_G_FLAG = ("a BSON regex carrying the invalid flag 'g' is accepted (as a query regex, as $regex and in "
                 "$regexFind); MongoDB fails with 51108")
 PCRE_VERBS = "the PCRE start-of-pattern verbs (*UTF), (*UTF8) and (*UCP) fail with 51091 'unknown verb'"
@@ -1118,7 +1114,6 @@ def test_mod_special_arguments_fail(db, divisor, remainder):
     find_fails(db.c, {"attribute": {"$mod": [divisor, remainder]}}, BAD_VALUE)
 
 
-@pytest.mark.xfail(strict=True, reason=MOD_HUGE_DIVIDEND)
 @pytest.mark.parametrize("dividend", [-1e19, Decimal128("1E+19")], ids=["double", "decimal"])
 def test_mod_too_large_dividend(db, dividend):
     """mod_special_values.js: a dividend too large for a long (-1e19 double, 1e19 decimal) never matches
@@ -1190,7 +1185,6 @@ def test_regex_basics_and_option_conflicts(db):
     assert count(coll, {"x": {"$options": "i", "$regex": Regex("ABC")}}) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=REGEX_OPTIONS_FIRST)
 def test_regex_options_before_flagged_regex(db):
     """regex.js: ``{$options: 's', $regex: /ab/i}`` (options first, regex with flags) fails with 51074."""
     find_fails(db.c, {"x": {"$options": "s", "$regex": Regex("ab", "i")}}, 51074)

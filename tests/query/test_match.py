@@ -185,6 +185,9 @@ CASES = [
     ({"a": {"$mod": [4, -1]}}, {"a": -5}, True),
     ({"a": {"$mod": [4, 1]}}, {"a": 5.9}, True),
     ({"a": {"$mod": [4, 1]}}, {"a": "5"}, False),
+    ({"a": {"$mod": [1, 0]}}, {"a": -1e19}, False),  # (beyond a long: never, as mongod)
+    ({"a": {"$mod": [1, 0]}}, {"a": 9.2e18}, True),
+    ({"a": {"$mod": [1, 0]}}, {"a": Decimal128("1E+19")}, False),
     # bit tests
     ({"a": {"$bitsAllSet": [0, 2]}}, {"a": 5}, True),
     ({"a": {"$bitsAnySet": 2}}, {"a": 5}, False),
@@ -234,6 +237,7 @@ ERRORS = [
     ({"a": {"$regex": 1}}, 2, "$regex has to be a string"),
     ({"a": {"$options": "i"}}, 2, "$options needs a $regex"),
     ({"a": {"$regex": Regex("x", "i"), "$options": "m"}}, 51075, "options set in both $regex and $options"),
+    ({"a": {"$options": "m", "$regex": Regex("x", "i")}}, 51074, "options set in both $regex and $options"),
     ({"a": {"$gt": re.compile("x")}}, 2, "Can't have RegEx as arg to predicate over field 'a'."),
     ({"a": {"$ne": re.compile("x")}}, 2, "Can't have regex as arg to $ne."),
     ({"a": {"$not": 5}}, 2, "$not needs a regex or a document"),
