@@ -1,9 +1,13 @@
 """Arithmetic expressions: $add $subtract $multiply $divide $mod $abs $ceil $floor $round $trunc
-$sqrt $exp $ln $log $log10 $pow $rand, and the bitwise $bitAnd $bitOr $bitXor $bitNot (int and long
-operands only: 14 TypeMismatch otherwise; an int result when every operand is an int).
+$sqrt $exp $ln $log $log10 $pow $rand, the trigonometric $sin $cos $tan $asin $acos $atan $atan2
+$sinh $cosh $tanh $asinh $acosh $atanh $degreesToRadians $radiansToDegrees, and the bitwise $bitAnd
+$bitOr $bitXor $bitNot (int and long operands only: 14 TypeMismatch otherwise; an int result when
+every operand is an int).
 
 Result types follow mongod: the widest input kind wins (int < long < double < decimal); int results
 that overflow become long, long results that overflow become double. null or missing input -> null.
+A double meeting a decimal is converted with 15 significant digits (``coerce_decimal``), and decimal
+logarithms, powers and trigonometry round as Intel's decimal library does (``expr_base``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import dates
 from tidemark.query.expr_base import (
     DECIMAL_CONTEXT,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
     KIND_DECIMAL,
     KIND_DOUBLE,
     KIND_INT,
@@ -25,12 +33,19 @@ from tidemark.query.expr_base import (
     args_list,
     as_float,
     check_arity,
+    coerce_decimal,
+    decimal_atan2,
+    decimal_function,
+    decimal_log,
+    decimal_power,
     decimal_safe,
+    double_to_decimal34,
     make_decimal,
     make_integer,
     make_number,
     num_kind,
-    to_decimal,
+    pad_decimal,
+    stream_double,
     type_name,
 )
 from tidemark.query.values import MISSING
@@ -64,10 +79,11 @@ def compile_add(args, cc):
                 continue
             if k > kind:
                 if k == KIND_DECIMAL and dec is None:
-                    dec = to_decimal(total)
+                    # mongod keeps 34 digits of the double total so far, but 15 of each double added later
+                    dec = double_to_decimal34(total) if type(total) is float else Decimal(total)
                 kind = k
             if kind == KIND_DECIMAL:
-                dec = _D.add(dec if dec is not None else Decimal(0), to_decimal(v))
+                dec = _D.add(dec if dec is not None else Decimal(0), coerce_decimal(v))
             elif kind == KIND_DOUBLE:
                 total = float(total) + as_float(v)
             else:
@@ -119,7 +135,7 @@ def _date_result(ms: int):
 def _binary_numeric(x, y, kind, op):
     if kind == KIND_DECIMAL:
         with decimal.localcontext(_D):
-            return make_decimal(op(to_decimal(x), to_decimal(y)))
+            return make_decimal(op(coerce_decimal(x), coerce_decimal(y)))
     if kind == KIND_DOUBLE:
         return float(op(as_float(x), as_float(y)))
     return make_integer(op(int(x), int(y)), kind)
@@ -141,9 +157,9 @@ def compile_multiply(args, cc):
                 raise MongoError(ErrorCode.TypeMismatch, f"$multiply only supports numeric types, not {type_name(v)}")
             if k > kind:
                 kind = k
-                prod = to_decimal(prod) if k == KIND_DECIMAL else (float(prod) if k == KIND_DOUBLE else prod)
+                prod = coerce_decimal(prod) if k == KIND_DECIMAL else (float(prod) if k == KIND_DOUBLE else prod)
             if kind == KIND_DECIMAL:
-                prod = _D.multiply(prod, to_decimal(v))
+                prod = _D.multiply(prod, coerce_decimal(v))
             elif kind == KIND_DOUBLE:
                 prod = prod * as_float(v)
             else:
@@ -166,15 +182,20 @@ def compile_divide(args, cc):
             raise MongoError(ErrorCode.TypeMismatch,
                              f"$divide only supports numeric types, not {type_name(x)} and {type_name(y)}")
         if max(kx, ky) == KIND_DECIMAL:
-            dy = to_decimal(y)
+            dy = coerce_decimal(y)
             if dy == 0:
                 raise MongoError(ErrorCode.BadValue, "can't $divide by zero")
-            return make_decimal(_D.divide(to_decimal(x), dy))
+            return make_decimal(_D.divide(coerce_decimal(x), dy))
         fy = as_float(y)
         if fy == 0:
             raise MongoError(ErrorCode.BadValue, "can't $divide by zero")
         return as_float(x) / fy
     return divide
+
+
+def _int32_integral(f: float) -> bool:
+    """mongod's Value::integral() of a double: an integer an int32 holds."""
+    return INT32_MIN <= f <= INT32_MAX and f == int(f)
 
 
 def compile_mod(args, cc):
@@ -187,24 +208,22 @@ def compile_mod(args, cc):
         kx, ky = num_kind(x), num_kind(y)
         if kx is None or ky is None:
             raise MongoError(16611, f"$mod only supports numeric types, not {type_name(x)} and {type_name(y)}")
-        kind = max(kx, ky)
-        if kind == KIND_DECIMAL:
-            dy = to_decimal(y)
+        if kx == KIND_DECIMAL or ky == KIND_DECIMAL:
+            dy = coerce_decimal(y)
             if dy == 0:
                 raise MongoError(16610, "can't $mod by 0")
-            return make_decimal(_D.remainder(to_decimal(x), dy))  # truncating, like C fmod
-        if kind == KIND_DOUBLE:
-            fy = as_float(y)
-            if fy == 0:
-                raise MongoError(16610, "can't $mod by 0")
+            return make_decimal(_D.remainder(coerce_decimal(x), dy))  # truncating, like C fmod
+        fy = as_float(y)
+        if fy == 0:
+            raise MongoError(16610, "can't $mod by 0")
+        # a double dividend, or a double divisor that is not an int32 integer, gives fmod's double;
+        # otherwise the integer remainder: a long if either side is a long (8 % 3.0 is the int 2)
+        if kx == KIND_DOUBLE or (ky == KIND_DOUBLE and not _int32_integral(fy)):
             fx = as_float(x)
             return math.fmod(fx, fy) if math.isfinite(fx) else float("nan")
-        iy = int(y)
-        if iy == 0:
-            raise MongoError(16610, "can't $mod by 0")
-        ix = int(x)
+        ix, iy = int(x), int(fy) if ky == KIND_DOUBLE else int(y)
         r = abs(ix) % abs(iy)
-        return make_integer(-r if ix < 0 else r, kind)
+        return make_integer(-r if ix < 0 else r, KIND_LONG if KIND_LONG in (kx, ky) else KIND_INT)
     return mod
 
 
@@ -237,16 +256,6 @@ def _check_sqrt(v):
         raise MongoError(28714, "$sqrt's argument must be greater than or equal to 0")
 
 
-def _check_ln(v):
-    if not as_float(v) > 0:
-        raise MongoError(28766, f"$ln's argument must be a positive number, but is {v}")
-
-
-def _check_log10(v):
-    if not as_float(v) > 0:
-        raise MongoError(28761, f"$log10's argument must be a positive number, but is {v}")
-
-
 def _dec_ctx(fn):
     def run(d):
         with decimal.localcontext(_D):
@@ -254,41 +263,37 @@ def _dec_ctx(fn):
     return run
 
 
-def _rounding(name, mode):
-    """$round / $trunc with an optional place argument (-20..100)."""
+def _decimal_exp(d: Decimal) -> Decimal:
+    return d if d.is_nan() else decimal_function("exp", d)
+
+
+def _positive_decimal(v) -> Decimal | None:
+    """The decimal of a decimal ``v`` greater than 0, else None: mongod takes a decimal logarithm only
+    then, and otherwise falls back to the double checks (so a decimal NaN gives a double NaN)."""
+    d = coerce_decimal(v)
+    return d if not d.is_nan() and d > 0 else None
+
+
+def _logarithm(name, code, base, f_float):
+    """$ln (``base`` 0) and $log10 (``base`` 10): 28765 for non-numbers, ``code`` for arguments <= 0."""
     def compile_op(args, cc):
-        lst = args_list(args)
-        if not 1 <= len(lst) <= 2:
-            raise MongoError(28667, f"Expression {name} takes at least 1 arguments, and at most 2, but "
-                                    f"{len(lst)} were passed in.")
-        a = cc(lst[0])
-        p = cc(lst[1]) if len(lst) == 2 else (lambda d, v: 0)
+        (a,) = (cc(x) for x in check_arity(name, args, 1))
 
         def op(doc, vars):
-            v, place = a(doc, vars), p(doc, vars)
-            if v is None or v is MISSING or place is None or place is MISSING:
+            v = a(doc, vars)
+            if v is None or v is MISSING:
                 return None
             k = num_kind(v)
             if k is None:
-                raise MongoError(51081, f"{name} only supports numeric types, not {type_name(v)}")
-            fp = as_float(place) if num_kind(place) is not None else float("nan")
-            if not math.isfinite(fp) or fp != int(fp) or not -20 <= int(fp) < 100:
-                raise MongoError(51083, f"cannot apply {name} with precision value {place} value must be in [-20, 100]")
-            place = int(as_float(place))
-            if k in (KIND_INT, KIND_LONG):
-                if place >= 0:
-                    return v
-                q = Decimal(int(v)).quantize(Decimal(f"1E{-place}"), rounding=mode)
-                return make_integer(int(q), k)
-            d = to_decimal(v)
-            if not d.is_finite():
-                return v
-            with decimal.localcontext() as ctx:
-                ctx.prec = 60
-                q = d.quantize(Decimal(1).scaleb(-place), rounding=mode)
+                raise MongoError(28765, f"{name} only supports numeric types, not {type_name(v)}")
             if k == KIND_DECIMAL:
-                return make_decimal(q)
-            return float(q)
+                d = _positive_decimal(v)
+                if d is not None:
+                    return make_decimal(decimal_log(d, base))
+            f = as_float(v)
+            if not (f > 0 or f != f):
+                raise MongoError(code, f"{name}'s argument must be a positive number, but is {stream_double(f)}")
+            return f_float(f)
         return op
     return compile_op
 
@@ -300,19 +305,101 @@ def compile_log(args, cc):
         x, base = a(doc, vars), b(doc, vars)
         if x is None or x is MISSING or base is None or base is MISSING:
             return None
-        if num_kind(x) is None:
+        kx, kb = num_kind(x), num_kind(base)
+        if kx is None:
             raise MongoError(28756, f"$log's argument must be numeric, not {type_name(x)}")
-        if num_kind(base) is None:
+        if kb is None:
             raise MongoError(28757, f"$log's base must be numeric, not {type_name(base)}")
+        if kx == KIND_DECIMAL or kb == KIND_DECIMAL:
+            dx, db = _positive_decimal(x), _positive_decimal(base)
+            if dx is not None and db is not None and db != 1:
+                if db == 10 or db == 2:  # mongod uses Intel's log10 / log2 for these bases
+                    return make_decimal(decimal_log(dx, int(db)))
+                return make_decimal(_D.divide(decimal_log(dx), decimal_log(db)))
         fx, fb = as_float(x), as_float(base)
-        if not fx > 0:
-            raise MongoError(28758, f"$log's argument must be a positive number, but is {x}")
-        if not fb > 0 or fb == 1:
-            raise MongoError(28759, f"$log's base must be a positive number not equal to 1, but is {base}")
-        if num_kind(x) == KIND_DECIMAL or num_kind(base) == KIND_DECIMAL:
-            return make_decimal(_D.divide(_D.ln(to_decimal(x)), _D.ln(to_decimal(base))))
+        if not (fx > 0 or fx != fx):
+            raise MongoError(28758, f"$log's argument must be a positive number, but is {stream_double(fx)}")
+        if not ((fb > 0 and fb != 1) or fb != fb):
+            raise MongoError(28759, f"$log's base must be a positive number not equal to 1, but is "
+                                    f"{stream_double(fb)}")
         return math.log(fx) / math.log(fb)
     return log
+
+
+def _precision(name: str, place) -> int:
+    """The place argument of $round/$trunc as mongod checks it: coerced to a long (16004 for a
+    non-number), an int32 integer (51082), in [-20, 100] (51083). A place beyond the long range (NaN,
+    ±inf, 1e300) is 51083 here; mongod's long coercion fails first with 31109 (a change that needs
+    tests/query/test_expr_operators.py's {$round: [1.5, inf]} row to expect 31109)."""
+    k = num_kind(place)
+    if k is None:
+        raise MongoError(16004, f"can't convert from BSON type {type_name(place)} to long")
+    if k >= KIND_DOUBLE:
+        f = as_float(place)
+        if not INT64_MIN <= f < 2.0**63:
+            raise MongoError(51083, f"cannot apply {name} with precision value {stream_double(f)} value must be "
+                                    "in [-20, 100]")
+        integral = (_int32_integral(f) if k == KIND_DOUBLE else
+                    place.to_decimal() == place.to_decimal().to_integral_value() and INT32_MIN <= f <= INT32_MAX)
+        n = int(f) if k == KIND_DOUBLE else int(place.to_decimal())
+    else:
+        n = int(place)
+        integral = INT32_MIN <= n <= INT32_MAX
+    if not integral:
+        raise MongoError(51082, f"precision argument to  {name} must be a integral value")
+    if not -20 <= n <= 100:
+        raise MongoError(51083, f"cannot apply {name} with precision value {n} value must be in [-20, 100]")
+    return n
+
+
+def _quantize(d: Decimal, places: int, mode: str) -> Decimal:
+    """mongod's Decimal128::quantize to 10^-places: a result that would need more than 34 digits is the
+    value itself padded to 34 digits ($trunc of 1.298 to 100 places is 1.298000...0, 34 digits)."""
+    if d.is_nan():
+        return d
+    if d and d.adjusted() + places > 33:
+        return pad_decimal(d)
+    return d.quantize(Decimal((0, (1,), -places)), mode, _D)
+
+
+def _rounding(name, mode):
+    """$round / $trunc with an optional place argument (-20..100)."""
+    def compile_op(args, cc):
+        lst = args_list(args)
+        if not 1 <= len(lst) <= 2:
+            raise MongoError(28667, f"Expression {name} takes at least 1 arguments, and at most 2, but "
+                                    f"{len(lst)} were passed in.")
+        a = cc(lst[0])
+        p = cc(lst[1]) if len(lst) == 2 else None
+
+        def op(doc, vars):
+            v = a(doc, vars)
+            if v is None or v is MISSING:
+                return None
+            k = num_kind(v)
+            if k is None:
+                raise MongoError(51081, f"{name} only supports numeric types, not {type_name(v)}")
+            places = 0
+            if p is not None:
+                place = p(doc, vars)
+                if place is None or place is MISSING:
+                    return None
+                places = _precision(name, place)
+            if k == KIND_DECIMAL:
+                d = v.to_decimal()
+                return v if d.is_infinite() else make_decimal(_quantize(d, places, mode))
+            if k == KIND_DOUBLE:
+                d = double_to_decimal34(v)  # mongod rounds the double's 34-digit decimal
+                return v if d.is_infinite() else float(_quantize(d, places, mode))
+            if places >= 0:
+                return v
+            n = int(Decimal(int(v)).quantize(Decimal((0, (1,), -places)), mode, _D))
+            if not INT64_MIN <= n <= INT64_MAX:
+                raise MongoError(51080, f"invalid conversion from Decimal128 result in {name} resulting from "
+                                        f"arguments: [{int(v)}, {places}]")
+            return make_integer(n, k)
+        return op
+    return compile_op
 
 
 def compile_pow(args, cc):
@@ -328,10 +415,13 @@ def compile_pow(args, cc):
         if ke is None:
             raise MongoError(28763, f"$pow's exponent must be numeric, not {type_name(e)}")
         kind = max(kx, ke)
+        if kind == KIND_DECIMAL:
+            dx, de = coerce_decimal(x), coerce_decimal(e)
+            if dx.is_zero() and de.is_signed():
+                raise MongoError(28764, "$pow cannot take a base of 0 and a negative exponent")
+            return make_decimal(decimal_power(dx, de))
         if as_float(x) == 0 and as_float(e) < 0:
             raise MongoError(28764, "$pow cannot take a base of 0 and a negative exponent")
-        if kind == KIND_DECIMAL:
-            return make_decimal(_D.power(to_decimal(x), to_decimal(e)))
         if kind == KIND_DOUBLE:
             try:
                 return math.pow(as_float(x), as_float(e))
@@ -351,6 +441,119 @@ def compile_pow(args, cc):
                 return float("inf") if ix > 0 or ie % 2 == 0 else float("-inf")
         return make_integer(ix**ie, kind)
     return pow_
+
+
+# --------------------------------------------------------------------------------------------------
+# trigonometry: doubles through C's functions (an int or long argument becomes a double), decimals
+# through Intel's (expr_base.decimal_function); NaN passes through, arguments outside a function's
+# domain fail with 50989 before any computation, as in mongod's expression_trigonometric.
+
+_INF = float("inf")
+
+
+def _atanh_double(f: float) -> float:
+    return math.copysign(_INF, f) if abs(f) == 1 else math.atanh(f)  # C's atanh(±1) is ±inf
+
+
+def _sinh_double(f: float) -> float:
+    try:
+        return math.sinh(f)
+    except OverflowError:
+        return math.copysign(_INF, f)
+
+
+def _cosh_double(f: float) -> float:
+    try:
+        return math.cosh(f)
+    except OverflowError:
+        return _INF
+
+
+def _trigonometric(name, f_double, bounds=None):
+    """A one-argument trigonometric operator; ``bounds`` is (low, high, inclusive) for the functions
+    with a domain."""
+    dec_name = name[1:]
+    if bounds is not None:
+        low, high, inclusive = bounds
+        dec_low, dec_high = Decimal(low), Decimal(high)
+        shown = f"{'[' if inclusive else '('}{stream_double(low)},{stream_double(high)}{']' if inclusive else ')'}"
+
+        def outside(x) -> bool:
+            lo, hi = (dec_low, dec_high) if type(x) is Decimal else (low, high)
+            return not (lo <= x <= hi) if inclusive else not (lo < x < hi)
+
+    def compile_op(args, cc):
+        (a,) = (cc(x) for x in check_arity(name, args, 1))
+
+        def op(doc, vars):
+            v = a(doc, vars)
+            if v is None or v is MISSING:
+                return None
+            k = num_kind(v)
+            if k is None:
+                raise MongoError(28765, f"{name} only supports numeric types, not {type_name(v)}")
+            if k == KIND_DECIMAL:
+                d = v.to_decimal()
+                if d.is_nan():
+                    return v
+                if bounds is not None and outside(d):
+                    raise MongoError(50989, f"cannot apply {name} to {v}, value must in {shown}")
+                return make_decimal(decimal_function(dec_name, d))
+            f = float(v)
+            if f != f:
+                return v
+            if bounds is not None and outside(f):
+                raise MongoError(50989, f"cannot apply {name} to {stream_double(f)}, value must in {shown}")
+            return f_double(f)
+        return op
+    return compile_op
+
+
+def compile_atan2(args, cc):
+    a, b = (cc(x) for x in check_arity("$atan2", args, 2))
+
+    def atan2(doc, vars):
+        y = a(doc, vars)
+        if y is None or y is MISSING:
+            return None
+        ky = num_kind(y)
+        if ky is None:
+            raise MongoError(51044, f"$atan2 only supports numeric types, not {type_name(y)}")
+        x = b(doc, vars)
+        if x is None or x is MISSING:
+            return None
+        kx = num_kind(x)
+        if kx is None:
+            raise MongoError(51045, f"$atan2 only supports numeric types, not {type_name(x)}")
+        if ky == KIND_DECIMAL or kx == KIND_DECIMAL:
+            return make_decimal(decimal_atan2(coerce_decimal(y), coerce_decimal(x)))
+        return math.atan2(as_float(y), as_float(x))
+    return atan2
+
+
+# mongod's factors: π/180 and 180/π from its 34-digit decimal π, and from the double π
+_DECIMAL_PI = _D.create_decimal(Decimal("3.14159265358979323846264338327950288419716939937510"))
+_DECIMAL_DEGREE = _D.divide(_DECIMAL_PI, Decimal(180))
+_DECIMAL_RADIAN = _D.divide(Decimal(180), _DECIMAL_PI)
+_DOUBLE_PI = 3.141592653589793
+
+
+def _angle_conversion(name, dec_factor, dbl_factor):
+    def compile_op(args, cc):
+        (a,) = (cc(x) for x in check_arity(name, args, 1))
+
+        def op(doc, vars):
+            v = a(doc, vars)
+            if v is None or v is MISSING:
+                return None
+            k = num_kind(v)
+            if k is None:
+                raise MongoError(28765, f"{name} only supports numeric types, not {type_name(v)}")
+            if k == KIND_DECIMAL:
+                return make_decimal(_D.multiply(v.to_decimal(), dec_factor))
+            return float(v) * dbl_factor
+        return op
+    return compile_op
 
 
 def compile_rand(args, cc):
@@ -425,9 +628,9 @@ OPERATORS = {
     "$floor": _single_numeric("$floor", lambda i: i, lambda f: float(math.floor(f)) if math.isfinite(f) else f,
                               lambda d: d.to_integral_value(ROUND_FLOOR) if d.is_finite() else d),
     "$sqrt": _single_numeric("$sqrt", None, _float_fn(math.sqrt, "$sqrt"), _dec_ctx(lambda d: d.sqrt()), _check_sqrt),
-    "$exp": _single_numeric("$exp", None, _float_fn(math.exp, "$exp"), _dec_ctx(lambda d: d.exp())),
-    "$ln": _single_numeric("$ln", None, math.log, _dec_ctx(lambda d: d.ln()), _check_ln),
-    "$log10": _single_numeric("$log10", None, math.log10, _dec_ctx(lambda d: d.log10()), _check_log10),
+    "$exp": _single_numeric("$exp", None, _float_fn(math.exp, "$exp"), _decimal_exp),
+    "$ln": _logarithm("$ln", 28766, 0, math.log),
+    "$log10": _logarithm("$log10", 28761, 10, math.log10),
     "$round": _rounding("$round", ROUND_HALF_EVEN),
     "$trunc": _rounding("$trunc", ROUND_DOWN),
     "$log": compile_log,
@@ -437,5 +640,20 @@ OPERATORS = {
     "$bitOr": _bitwise("$bitOr", lambda a, b: a | b, 0),
     "$bitXor": _bitwise("$bitXor", lambda a, b: a ^ b, 0),
     "$bitNot": compile_bit_not,
+    "$sin": _trigonometric("$sin", math.sin, (-_INF, _INF, False)),
+    "$cos": _trigonometric("$cos", math.cos, (-_INF, _INF, False)),
+    "$tan": _trigonometric("$tan", math.tan, (-_INF, _INF, False)),
+    "$asin": _trigonometric("$asin", math.asin, (-1.0, 1.0, True)),
+    "$acos": _trigonometric("$acos", math.acos, (-1.0, 1.0, True)),
+    "$atan": _trigonometric("$atan", math.atan),
+    "$atan2": compile_atan2,
+    "$sinh": _trigonometric("$sinh", _sinh_double),
+    "$cosh": _trigonometric("$cosh", _cosh_double),
+    "$tanh": _trigonometric("$tanh", math.tanh),
+    "$asinh": _trigonometric("$asinh", math.asinh),
+    "$acosh": _trigonometric("$acosh", math.acosh, (1.0, _INF, True)),
+    "$atanh": _trigonometric("$atanh", _atanh_double, (-1.0, 1.0, True)),
+    "$degreesToRadians": _angle_conversion("$degreesToRadians", _DECIMAL_DEGREE, _DOUBLE_PI / 180.0),
+    "$radiansToDegrees": _angle_conversion("$radiansToDegrees", _DECIMAL_RADIAN, 180.0 / _DOUBLE_PI),
 }
 OPERATORS = {name: (op if name == "$rand" else decimal_safe(op)) for name, op in OPERATORS.items()}

@@ -155,9 +155,8 @@ def args_list(args: Any) -> list:
 
 def check_arity(name: str, args: Any, n: int) -> list:
     lst = args_list(args)
-    if len(lst) != n:
-        plural = "argument" if n == 1 else "arguments"
-        raise MongoError(16020, f"Expression {name} takes exactly {n} {plural}. {len(lst)} were passed in.")
+    if len(lst) != n:  # mongod says "arguments" whatever ``n`` is
+        raise MongoError(16020, f"Expression {name} takes exactly {n} arguments. {len(lst)} were passed in.")
     return lst
 
 
@@ -226,3 +225,363 @@ def traverse(value: Any, parts: list[str], i: int = 0) -> Any:
         else:
             return MISSING
     return value
+
+
+# --------------------------------------------------------------------------------------------------
+# mongod's number conversions and Decimal128 functions
+#
+# mongod converts a double to a decimal with 15 significant digits (Value::coerceToDecimal, used by
+# every decimal arithmetic operator and by $convert), except for a few running totals that keep 34.
+# Its decimal transcendental functions come from Intel's decimal library, which computes most of them
+# in binary128 (IEEE quad, 113-bit significand): the input rounded to binary128, the function rounded
+# to binary128, the result rounded to 34 decimal digits. The double rounding shows in the last digit
+# (ln(2.5) ends in ...110, not the correctly rounded ...111), so the functions below reproduce it:
+# they compute at 100 digits (_WORK), then round through binary128.
+
+_WORK = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_EVEN, Emax=10**9, Emin=-(10**9), traps=[])
+_TINIEST_ZERO = Decimal("0E-6176")  # adding it pads a decimal to 34 digits (mongod's normalize())
+_HALF = Decimal("0.5")
+
+
+def stream_double(f: float) -> str:
+    """A double as C++'s ``ostream << double`` prints it in mongod's messages (6 significant digits)."""
+    return "nan" if f != f else f"{f:g}"
+
+
+def double_to_decimal(f: float) -> Decimal:
+    """mongod's Decimal128(double): the double's first 15 significant digits (0.1 -> 0.100000000000000,
+    12.5 -> 12.5000000000000); zeros, infinities and NaN convert as they are."""
+    if f == 0 or not math.isfinite(f):
+        return Decimal(f)
+    exact = DECIMAL_CONTEXT.create_decimal(Decimal(f))  # the binary value to 34 digits, as Intel's does
+    base2 = math.frexp(f)[1] - 1
+    # mongod's integer estimate of the decimal exponent (C division truncates toward zero), one too
+    # low at most: quantize to 15 digits and, when that gave 16, once more one place higher.
+    base10 = abs(base2 * 30103) // 100000
+    base10 = base10 if base2 >= 0 else -base10 - 1
+    q = exact.quantize(Decimal((0, (1,), base10 - 14)), decimal.ROUND_HALF_EVEN, DECIMAL_CONTEXT)
+    if len(q.as_tuple().digits) > 15:
+        q = exact.quantize(Decimal((0, (1,), base10 - 13)), decimal.ROUND_HALF_EVEN, DECIMAL_CONTEXT)
+    return q
+
+
+def double_to_decimal34(f: float) -> Decimal:
+    """mongod's Decimal128(double, kRoundTo34Digits): the binary value rounded to 34 digits ($round and
+    $trunc of a double, $add's running double total)."""
+    return DECIMAL_CONTEXT.create_decimal(Decimal(f))
+
+
+def coerce_decimal(v: Any) -> Decimal:
+    """mongod's Value::coerceToDecimal of a number: doubles to 15 digits, integers exactly."""
+    t = type(v)
+    if t is Decimal128:
+        return v.to_decimal()
+    if t is float:
+        return double_to_decimal(v)
+    return Decimal(int(v))
+
+
+def pad_decimal(d: Decimal) -> Decimal:
+    """``d`` with as many digits as a decimal128 holds (1 -> 1.000000000000000000000000000000000), as
+    mongod's Decimal128::normalize() makes it (adding 0E-6176); infinities and NaN unchanged."""
+    return DECIMAL_CONTEXT.add(d, _TINIEST_ZERO)
+
+
+def _to_binary128(d: Decimal) -> tuple[int, int]:
+    """``d`` rounded (half-even) to a 113-bit significand: (q, s) with the value q / 2**s. The exponent
+    range is not bounded (Intel's functions rescale the inputs that binary128 cannot hold)."""
+    num, den = d.as_integer_ratio()
+    if num == 0:
+        return 0, 0
+    a = abs(num)
+    e = a.bit_length() - den.bit_length()  # floor(log2(a / den)) is e or e - 1
+    if (a < den << e) if e >= 0 else (a << -e < den):
+        e -= 1
+    s = 112 - e
+    top, bottom = (a << s, den) if s >= 0 else (a, den << -s)
+    q, r = divmod(top, bottom)
+    if 2 * r > bottom or (2 * r == bottom and q & 1):
+        q += 1
+    return (q if num > 0 else -q), s
+
+
+def _binary128_input(d: Decimal) -> Decimal:
+    """``d`` as the binary128 value Intel's functions compute on (to 100 digits, which is exact enough)."""
+    q, s = _to_binary128(d)
+    return Decimal(q << -s) if s <= 0 else _WORK.divide(Decimal(q), Decimal(1 << s))
+
+
+def _binary128_output(y: Decimal) -> Decimal:
+    """A function value rounded to binary128, then to 34 digits (an exact value keeps its shortest form:
+    log10(100) is 2, not 2.000...)."""
+    if not y.is_finite() or not y:
+        return DECIMAL_CONTEXT.create_decimal(y)
+    q, s = _to_binary128(y)
+    if s <= 0:
+        return DECIMAL_CONTEXT.create_decimal(q << -s)
+    return DECIMAL_CONTEXT.divide(Decimal(q), Decimal(1 << s))
+
+
+_PI_CACHE: dict[int, Decimal] = {}
+
+
+def _pi(digits: int) -> Decimal:
+    """π to at least ``digits`` digits (Machin's formula in integers; cached per hundred digits, since
+    reducing a huge argument of sin/cos needs as many digits as the argument has before its point)."""
+    digits = (digits // 100 + 1) * 100
+    cached = _PI_CACHE.get(digits)
+    if cached is None:
+        unity = 10 ** (digits + 10)
+
+        def arccot(x: int) -> int:
+            total = term = unity // x
+            n, x2, sign = 1, x * x, -1
+            while term:
+                term //= x2
+                n += 2
+                total += sign * (term // n)
+                sign = -sign
+            return total
+
+        # Decimal(int) rather than a string: str() of an int refuses more than 4300 digits
+        exact = decimal.Context(prec=digits + 20, Emax=10**9, Emin=-(10**9))
+        cached = Decimal(4 * (4 * arccot(5) - arccot(239))).scaleb(-(digits + 10), exact)
+        _PI_CACHE[digits] = cached
+    return cached
+
+
+def _sin_cos(x: Decimal) -> tuple[Decimal, Decimal]:
+    """(sin x, cos x) in the current (100-digit) context; x is first reduced modulo π/2 with as many
+    digits of π as the reduction needs (Intel's reduces exactly too, with a table of 1/2π)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = max(0, x.adjusted()) + 120
+        half_pi = _pi(ctx.prec) / 2
+        k = (x / half_pi).to_integral_value(decimal.ROUND_HALF_EVEN)
+        r = x - k * half_pi
+    r = +r
+    r2 = r * r
+    sin, cos, term_s, term_c, n = r, Decimal(1), r, Decimal(1), 0
+    while True:  # Taylor series, |r| <= π/4
+        n += 2
+        term_s = -term_s * r2 / (n * (n + 1))
+        term_c = -term_c * r2 / ((n - 1) * n)
+        new_sin, new_cos = sin + term_s, cos + term_c
+        if new_sin == sin and new_cos == cos:
+            break
+        sin, cos = new_sin, new_cos
+    quadrant = int(k) % 4
+    return ((sin, cos), (cos, -sin), (-sin, -cos), (-cos, sin))[quadrant]
+
+
+def _atan(x: Decimal) -> Decimal:
+    if x.is_infinite():
+        return (_pi(100) / 2).copy_sign(x)
+    if not x:
+        return x
+    a, invert = abs(x), abs(x) > 1
+    if invert:
+        a = 1 / a
+    for _ in range(2):  # atan(a) = 2 atan(a / (1 + sqrt(1 + a²))): the series then converges fast
+        a = a / (1 + (1 + a * a).sqrt())
+    a2, term, total, n = a * a, a, a, 1
+    while True:
+        n += 2
+        term = -term * a2
+        new = total + term / n
+        if new == total:
+            break
+        total = new
+    total *= 4
+    if invert:
+        total = _pi(100) / 2 - total
+    return total.copy_sign(x)
+
+
+def _atanh_series(v: Decimal) -> Decimal:
+    """atanh(v) for |v| <= 1/2 by its series (no cancellation for small v)."""
+    v2, term, total, n = v * v, v, v, 1
+    while True:
+        n += 2
+        term *= v2
+        new = total + term / n
+        if new == total:
+            return total
+        total = new
+
+
+def _ln1p(u: Decimal) -> Decimal:
+    """ln(1 + u) for -1/3 <= u <= 2 without the cancellation of ln(1 + u) for small u."""
+    return 2 * _atanh_series(u / (2 + u))
+
+
+def _sinh(x: Decimal) -> Decimal:
+    if abs(x) < 1:  # series: e^x - e^-x cancels for small x
+        x2, term, total, n = x * x, x, x, 1
+        while True:
+            term = term * x2 / ((n + 1) * (n + 2))
+            n += 2
+            new = total + term
+            if new == total:
+                return total
+            total = new
+    if abs(x) > 20000:  # beyond decimal128 (e^14200 is already)
+        return Decimal("Infinity").copy_sign(x)
+    e = x.exp()
+    return (e - 1 / e) / 2
+
+
+def _cosh(x: Decimal) -> Decimal:
+    if abs(x) > 20000:
+        return Decimal("Infinity")
+    e = x.exp()
+    return (e + 1 / e) / 2
+
+
+def _tanh(x: Decimal) -> Decimal:
+    if x.is_infinite() or abs(x) > 200:  # 1 - tanh(200) is below 100 digits
+        return Decimal(1).copy_sign(x)
+    if abs(x) < 1:
+        s = _sinh(x)
+        return s / (1 + s * s).sqrt()
+    t = (-2 * abs(x)).exp()
+    return ((1 - t) / (1 + t)).copy_sign(x)
+
+
+def _asinh(x: Decimal) -> Decimal:
+    a = abs(x)
+    if a.is_infinite() or a >= 1:
+        r = (a + (a * a + 1).sqrt()).ln() if a.is_finite() else a
+    else:
+        r = _ln1p(a + a * a / (1 + (1 + a * a).sqrt()))
+    return r.copy_sign(x)
+
+
+def _acosh(x: Decimal) -> Decimal:
+    if x.is_infinite():
+        return x
+    if x < 2:  # near 1: acosh(1 + d) = ln1p(d + sqrt(d(2 + d)))
+        d = x - 1
+        return _ln1p(d + (d * (2 + d)).sqrt())
+    return (x + ((x - 1) * (x + 1)).sqrt()).ln()
+
+
+def _atanh(x: Decimal) -> Decimal:
+    if abs(x) == 1:
+        return Decimal("Infinity").copy_sign(x)
+    if abs(x) <= _HALF:
+        return _atanh_series(x)
+    return ((1 + x) / (1 - x)).ln() / 2
+
+
+def _asin(x: Decimal) -> Decimal:
+    if abs(x) == 1:
+        return (_pi(100) / 2).copy_sign(x)
+    return _atan(x / ((1 - x) * (1 + x)).sqrt())
+
+
+def _acos(x: Decimal) -> Decimal:
+    if x == -1:
+        return +_pi(100)
+    return 2 * _atan(((1 - x) / (1 + x)).sqrt())
+
+
+def _tan(x: Decimal) -> Decimal:
+    s, c = _sin_cos(x)
+    return s / c
+
+
+# name -> (function on the 100-digit context, whether Intel's computes on the exact decimal input rather
+# than on its binary128 rounding: sin/cos/tan reduce the argument in decimal, exp converts it in two
+# parts, ln/log10/log2 correct for the input's rounding when it is near 1)
+_DECIMAL_FUNCTIONS: dict[str, tuple[Callable[[Decimal], Decimal], bool]] = {
+    "sin": (lambda x: _sin_cos(x)[0], True), "cos": (lambda x: _sin_cos(x)[1], True), "tan": (_tan, True),
+    "asin": (_asin, False), "acos": (_acos, False), "atan": (_atan, False),
+    "sinh": (_sinh, False), "cosh": (_cosh, False), "tanh": (_tanh, False),
+    "asinh": (_asinh, False), "acosh": (_acosh, False), "atanh": (_atanh, False),
+    "exp": (lambda x: x.exp(), True),
+}
+
+
+def decimal_function(name: str, d: Decimal) -> Decimal:
+    """mongod's Decimal128 sin/cos/.../exp of a finite or infinite ``d`` inside the function's domain
+    (callers check the domain and NaN)."""
+    fn, exact_input = _DECIMAL_FUNCTIONS[name]
+    with decimal.localcontext(_WORK):
+        if name == "exp" and abs(d) > 15000:  # Intel's returns 0 for -inf, and under/overflows early
+            return Decimal("Infinity") if d > 0 else (Decimal(0) if d.is_infinite() else _TINIEST_ZERO)
+        x = d if exact_input or not d.is_finite() else _binary128_input(d)
+        return _binary128_output(fn(x))
+
+
+def decimal_log(d: Decimal, base: int = 0) -> Decimal:
+    """mongod's Decimal128 logarithm of a positive ``d``: natural (``base`` 0), base 10 or base 2 (Intel's
+    log10/log2; any other base is ln(d) / ln(base), two roundings)."""
+    if d.is_infinite():
+        return d
+    with decimal.localcontext(_WORK):
+        x = d if abs(d - 1) < _HALF else _binary128_input(d)
+        y = x.ln() if base == 0 else (x.log10() if base == 10 else x.ln() / Decimal(2).ln())
+        return _binary128_output(y)
+
+
+def decimal_power(x: Decimal, y: Decimal) -> Decimal:
+    """mongod's Decimal128::power: Intel's pow (exp10/exp2 for bases 10 and 2), nearly always the
+    correctly rounded value, then padded to 34 digits (pow(2, 2) is 4.000000000000000000000000000000000)."""
+    if not y or x == 1:
+        r = Decimal(1)
+    elif x.is_nan() or y.is_nan():
+        r = Decimal("NaN")
+    else:
+        y_int = y.is_finite() and y == y.to_integral_value()
+        odd = y_int and int(y) % 2 == 1
+        a = abs(x)
+        if y.is_infinite():
+            r = Decimal(1) if a == 1 else (Decimal(0) if (a < 1) != y.is_signed() else Decimal("Infinity"))
+        elif x.is_signed() and not y_int and x:
+            r = Decimal("NaN")
+        else:
+            with decimal.localcontext(_WORK):
+                r = DECIMAL_CONTEXT.create_decimal(a**y)
+            if odd and x.is_signed():
+                r = r.copy_negate()
+    return pad_decimal(r)
+
+
+def _atan2_constant(multiple: int, divisor: int) -> Decimal:
+    # Intel's atan2 returns π, π/2, π/4 and 3π/4 as decimals with 33 places where the result is exact
+    return _WORK.divide(_WORK.multiply(_pi(100), multiple), divisor).quantize(Decimal("1E-33"), context=_WORK)
+
+
+_PI, _PI_2, _PI_4, _PI_3_4 = (_atan2_constant(m, d) for m, d in ((1, 1), (1, 2), (1, 4), (3, 4)))
+
+
+def decimal_atan2(y: Decimal, x: Decimal) -> Decimal:
+    """mongod's Decimal128::atan2 (Intel's bid128_atan2): the signs, zeros, infinities and NaNs as it
+    treats them, otherwise atan(|y / x|) (folded with π when x < 0)."""
+    def signed(r: Decimal) -> Decimal:
+        return r.copy_negate() if y.is_signed() else r
+
+    zero = Decimal("0E-6176")
+    if y.is_nan():
+        return Decimal("NaN")
+    if y.is_infinite():
+        if x.is_infinite():
+            return signed(_PI_3_4 if x.is_signed() else _PI_4)
+        return Decimal("NaN") if x.is_nan() else signed(_PI_2)
+    if not y and x.is_finite() and x:
+        return signed(_PI if x.is_signed() else zero)
+    if x.is_nan():
+        return Decimal("NaN")
+    if x.is_infinite() or not x:
+        if x.is_infinite() or not y:
+            return signed(_PI if x.is_signed() else zero)
+        return signed(_PI_2)
+    z = DECIMAL_CONTEXT.divide(y, x)
+    if abs(z) > Decimal("1E36"):
+        return signed(_PI_2)
+    if abs(z) < Decimal("1E-36"):
+        return signed(_PI) if x.is_signed() else z
+    r = decimal_function("atan", abs(z))
+    if x.is_signed():
+        r = DECIMAL_CONTEXT.subtract(_PI, r)
+    return signed(r)

@@ -2,7 +2,9 @@
 $toString, $type, $isNumber.
 
 $convert: null/missing input -> ``onNull`` (default null); a failed conversion -> ``onError`` when
-given, else 241 ConversionFailure with mongod's message.
+given, else 241 ConversionFailure with mongod's message. ``to`` may name any BSON type (or "missing",
+as $type answers): a conversion no value makes (to "object", "minKey", ...) fails like any other, so
+``onError`` catches it; only a ``to`` that names no type fails the expression itself.
 """
 
 from __future__ import annotations
@@ -27,21 +29,19 @@ from tidemark.query.expr_base import (
     KIND_DOUBLE,
     as_float,
     check_arity,
+    coerce_decimal,
+    int_arg,
     make_decimal,
     nullish,
     num_kind,
     require_object,
     type_name,
 )
-from tidemark.query.values import MISSING, bson_type_name
+from tidemark.query.values import MISSING, TYPE_NUMBERS, bson_type_name
 
-_TARGETS = {
-    "double": "double", 1: "double", "string": "string", 2: "string", "objectId": "objectId", 7: "objectId",
-    "bool": "bool", 8: "bool", "date": "date", 9: "date", "int": "int", 16: "int", "long": "long", 18: "long",
-    "decimal": "decimal", 19: "decimal",
-}
-_KNOWN_TYPE_NAMES = {"minKey", "maxKey", "null", "array", "object", "binData", "undefined", "regex",
-                     "dbPointer", "javascript", "symbol", "javascriptWithScope", "timestamp"}
+# The type names and numbers ``to`` accepts: every BSON type, and "missing" (type 0, EOO).
+_TYPE_NUMBER_BY_NAME = {**TYPE_NUMBERS, "missing": 0}
+_TYPE_NAME_BY_NUMBER = {n: name for name, n in _TYPE_NUMBER_BY_NAME.items()}
 
 
 class _ConversionError(Exception):
@@ -80,7 +80,7 @@ def to_string(v) -> str:
     ms = dates.to_millis(v) if t.__name__ in ("datetime", "DatetimeMS") else None
     if ms is not None:
         return dates.format_date(ms, dates.ISO_FORMAT_Z)
-    raise _ConversionError(f"Unsupported conversion from {type_name(v)} to string")
+    raise _ConversionError(f"Unsupported conversion from {type_name(v)} to string in $convert")
 
 
 def _parse_int_string(s: str, target: str, lo: int, hi: int):
@@ -102,7 +102,7 @@ def _integral(v, target, lo, hi):
         ms = dates.to_millis(v) if type(v).__name__ in ("datetime", "DatetimeMS") else None
         if ms is not None and target == "long":
             return ms
-        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to {target}")
+        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to {target} in $convert")
     if k >= KIND_DOUBLE:
         f: Any = as_float(v) if k == KIND_DOUBLE else v.to_decimal()
         if (k == KIND_DOUBLE and not math.isfinite(f)) or (k == KIND_DECIMAL and not f.is_finite()):
@@ -139,11 +139,11 @@ def convert(v, target: str):
         ms = dates.to_millis(v) if type(v).__name__ in ("datetime", "DatetimeMS") else None
         if ms is not None:
             return float(ms)
-        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to double")
+        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to double in $convert")
     if target == "decimal":
         k = num_kind(v)
         if k is not None:
-            return v if k == KIND_DECIMAL else make_decimal(Decimal(repr(v)) if k == KIND_DOUBLE else Decimal(int(v)))
+            return v if k == KIND_DECIMAL else make_decimal(coerce_decimal(v))  # a double keeps 15 digits
         if type(v) is bool:
             return Decimal128(str(int(v)))
         if type(v) is str:
@@ -154,7 +154,7 @@ def convert(v, target: str):
         ms = dates.to_millis(v) if type(v).__name__ in ("datetime", "DatetimeMS") else None
         if ms is not None:
             return Decimal128(str(ms))
-        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to decimal")
+        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to decimal in $convert")
     if target == "bool":
         k = num_kind(v)
         if k is not None:
@@ -178,7 +178,7 @@ def convert(v, target: str):
                 return dates.from_millis(dates.parse_date_string(v))
             except dates.DateParseError as e:
                 raise _ConversionError(f"Error parsing date string '{v}'; {e}") from None
-        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to date")
+        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to date in $convert")
     if target == "objectId":
         if type(v) is ObjectId:
             return v
@@ -186,8 +186,8 @@ def convert(v, target: str):
             return ObjectId(v)
         if type(v) is str:
             raise _ConversionError(f"Failed to parse objectId '{v}' in $convert")
-        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to objectId")
-    raise AssertionError(target)
+        raise _ConversionError(f"Unsupported conversion from {type_name(v)} to objectId in $convert")
+    raise _ConversionError(f"Unsupported conversion from {type_name(v)} to {target} in $convert")
 
 
 def compile_convert(args, cc):
@@ -206,20 +206,26 @@ def compile_convert(args, cc):
 
 
 def _resolve_target(t):
+    """The type name a ``to`` value names (None for null/missing), with mongod's errors for one that
+    names no type: 2 for an unknown name, 9 for a number that is not an integer or not a type. A value
+    of another type is 2 here (mongod: 9 FailedToParse; tests/query/test_expr_operators.py pins 2)."""
     if nullish(t):
         return None
-    if num_kind(t) is not None:
-        f = as_float(t)
-        key = int(f) if math.isfinite(f) and f == int(f) else t
-    else:
-        key = t
-    target = _TARGETS.get(key) if type(key) in (str, int) else None
-    if target is None:
-        if (type(key) is str and key in _KNOWN_TYPE_NAMES) or \
-                (type(key) is int and key in (-1, 127, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 17)):
-            raise MongoError(ErrorCode.ConversionFailure, f"Unsupported conversion to {key} in $convert")
-        raise MongoError(ErrorCode.BadValue, f"Unknown type name: {key}")
-    return target
+    if type(t) is str:
+        if t not in _TYPE_NUMBER_BY_NAME:
+            raise MongoError(ErrorCode.BadValue, f"Unknown type name: {t}")
+        return t
+    k = num_kind(t)
+    if k is None:
+        raise MongoError(ErrorCode.BadValue,
+                         f"$convert's 'to' argument must be a string or number, but is {type_name(t)}")
+    code = int_arg(t)
+    if code is None or not INT32_MIN <= code <= INT32_MAX:
+        raise MongoError(ErrorCode.FailedToParse, "In $convert, numeric 'to' argument is not an integer")
+    if code not in _TYPE_NAME_BY_NUMBER:
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"In $convert, numeric value for 'to' does not correspond to a BSON type: {code}")
+    return _TYPE_NAME_BY_NUMBER[code]
 
 
 def _converter(inp, to, on_error, on_null):

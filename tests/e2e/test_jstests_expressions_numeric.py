@@ -33,20 +33,9 @@ from bson.timestamp import Timestamp
 from harness import expr_jstests
 from harness.expr_jstests import (
     BAD_VALUE,
-    CONVERT_TO_MISSING,
-    CONVERT_UNSUPPORTED_TARGET,
-    DECIMAL_LOG_DIGITS,
-    DECIMAL_POW_DIGITS,
-    DOUBLE_TO_DECIMAL,
     INF,
-    LOG_OF_NAN,
     MISSING,
-    MOD_DOUBLE_DIVISOR,
     NAN,
-    NO_TRIG,
-    PLACE_100,
-    PLACE_NON_INTEGRAL,
-    ROUND_LONG_OVERFLOW,
     TYPE_MISMATCH,
     UNDEFINED,
     D,
@@ -62,7 +51,6 @@ from harness.expr_jstests import (
     rows,
     run_agg,
     value_of,
-    xf,
 )
 
 # the shared module-scoped collections, as this module's fixtures
@@ -131,7 +119,7 @@ def test_add_of_doubles_is_not_compensated(db):
 
 DIVIDE_CASES = [
     (10, 2, 5.0), (10, 2.5, 4.0), (10, L(2), 5.0), (10, D("2.5"), D("4")), (10, None, None),
-    (12.5, 5, 2.5), (12.5, 2.5, 5.0), (12.5, L(5), 2.5), xf(DOUBLE_TO_DECIMAL, 12.5, D("2.5"), D("5.000000000000")), (12.5, None, None),
+    (12.5, 5, 2.5), (12.5, 2.5, 5.0), (12.5, L(5), 2.5), (12.5, D("2.5"), D("5.000000000000")), (12.5, None, None),
     (L(10), 2, 5.0), (L(10), 2.5, 4.0), (L(10), L(2), 5.0), (L(10), D("2.5"), D("4")),
     (D("12.5"), 5, D("2.5")), (D("12.5"), 2.5, D("5")), (D("12.5"), L(5), D("2.5")),
     (D("12.5"), D("2.5"), D("5")), (D("12.5"), None, None),
@@ -196,8 +184,7 @@ def mod_results(one) -> dict:
     return out[0]
 
 
-MOD_ROWS = [xf(MOD_DOUBLE_DIVISOR, k, id=k) if k in ("int_dubint", "long_dubint") else pytest.param(k, id=k)
-            for k in MOD_FIELDS]
+MOD_ROWS = [pytest.param(k, id=k) for k in MOD_FIELDS]
 
 
 @pytest.mark.parametrize("field", MOD_ROWS)
@@ -312,11 +299,7 @@ def test_log_non_decimal(one, x, base, dbl, _dec):
         assert_close(got, dbl)
 
 
-LOG_CASES_DECIMAL = [xf(DECIMAL_LOG_DIGITS, *c) if (c[0], c[1]) in {(2.5, 9), (81, 9), (170, 12.77)} else c
-                     for c in LOG_CASES]
-
-
-@pytest.mark.parametrize("x,base,_dbl,dec", LOG_CASES_DECIMAL, ids=[f"log({c[0]},{c[1]})" for c in LOG_CASES])
+@pytest.mark.parametrize("x,base,_dbl,dec", LOG_CASES, ids=[f"log({c[0]},{c[1]})" for c in LOG_CASES])
 def test_log_decimal(one, x, base, _dbl, dec):
     """log_pow_exp.js: ``$log`` with a decimal input or base is a decimal, exactly the expected one."""
     exprs = _log_exprs(x, base, decimal=True)
@@ -347,7 +330,7 @@ def test_log10_ln_non_decimal(one, op, x, dbl, _dec):
 
 @pytest.mark.parametrize(
     "op,x,_dbl,dec",
-    [xf(DECIMAL_LOG_DIGITS, *c) if c[1] == 2.5 else c for c in LOG10_LN],
+    LOG10_LN,
     ids=[f"{c[0]}({c[1]})" for c in LOG10_LN],
 )
 def test_log10_ln_decimal(one, op, x, _dbl, dec):
@@ -384,19 +367,19 @@ def test_log_exp_misc_doubles(one, expr, expected):
 
 LOG_MISC_EXACT = [
     ({"$ln": DECIMAL_E}, D("0.9999999999999999999999999999999998")),
-    xf(DECIMAL_LOG_DIGITS, {"$ln": DECIMAL_1_OVER_E}, D("-0.9999999999999999999999999999999998")),
+    ({"$ln": DECIMAL_1_OVER_E}, D("-0.9999999999999999999999999999999998")),
     ({"$log": [None, 10.0]}, None),
     ({"$log": [10.0, None]}, None),
     ({"$log": [None, D("10")]}, None),
     ({"$log": [D("10"), None]}, None),
     ({"$log10": [None]}, None),
     ({"$ln": [None]}, None),
-    xf(LOG_OF_NAN, {"$log": [NAN, 10.0]}, NAN),
-    xf(LOG_OF_NAN, {"$log": [10.0, NAN]}, NAN),
-    xf(LOG_OF_NAN, {"$log": [NAN, D("10")]}, NAN),
-    xf(LOG_OF_NAN, {"$log": [D("10"), NAN]}, NAN),
-    xf(LOG_OF_NAN, {"$log10": [NAN]}, NAN),
-    xf(LOG_OF_NAN, {"$ln": [NAN]}, NAN),
+    ({"$log": [NAN, 10.0]}, NAN),
+    ({"$log": [10.0, NAN]}, NAN),
+    ({"$log": [NAN, D("10")]}, NAN),
+    ({"$log": [D("10"), NAN]}, NAN),
+    ({"$log10": [NAN]}, NAN),
+    ({"$ln": [NAN]}, NAN),
     ({"$exp": [D("-1")]}, DECIMAL_1_OVER_E),
     ({"$exp": [D("1")]}, DECIMAL_E),
     ({"$exp": [None]}, None),
@@ -461,12 +444,12 @@ POW_CASES = [
     ([-2.0, 2.0], 4.0),
     ([2, 2.0], 4.0),
     ([-2.0, 2], 4.0),
-    xf(DECIMAL_POW_DIGITS, [D("10.0"), -2.0], D("0.01000000000000000000000000000000000")),
-    xf(DECIMAL_POW_DIGITS, [0.5, D("-1")], D("2.000000000000000000000000000000000")),
-    xf(DECIMAL_POW_DIGITS, [-2.0, D("2")], D("4.000000000000000000000000000000000")),
-    xf(DECIMAL_POW_DIGITS, [2, D("2")], D("4.000000000000000000000000000000000")),
-    xf(DECIMAL_POW_DIGITS, [D("-2.0"), 2], D("4.000000000000000000000000000000000")),
-    xf(DECIMAL_POW_DIGITS, [D("10.0"), 2.0], D("100.0000000000000000000000000000000")),
+    ([D("10.0"), -2.0], D("0.01000000000000000000000000000000000")),
+    ([0.5, D("-1")], D("2.000000000000000000000000000000000")),
+    ([-2.0, D("2")], D("4.000000000000000000000000000000000")),
+    ([2, D("2")], D("4.000000000000000000000000000000000")),
+    ([D("-2.0"), 2], D("4.000000000000000000000000000000000")),
+    ([D("10.0"), 2.0], D("100.0000000000000000000000000000000")),
     ([L(2), L(-1)], 0.5),
     ([4, -1], 0.25),
     ([4, L(-1)], 0.25),
@@ -527,7 +510,6 @@ def _trig_simple_cases():
 TRIG_SIMPLE = list(_trig_simple_cases())
 
 
-@pytest.mark.xfail(strict=True, reason=NO_TRIG)
 @pytest.mark.parametrize("op,val,expected,_kind", TRIG_SIMPLE, ids=[f"{c[0]}-{c[3]}" for c in TRIG_SIMPLE])
 def test_trig_simple_numeric(docs, op, val, expected, _kind):
     """expression_trigonometric.js: each trigonometric expression of an int/long/double argument at
@@ -555,7 +537,6 @@ def _trig_decimal_cases():
 TRIG_DECIMAL_APPROX = list(_trig_decimal_cases())
 
 
-@pytest.mark.xfail(strict=True, reason=NO_TRIG)
 @pytest.mark.parametrize("op,val,expected", TRIG_DECIMAL_APPROX, ids=[f"{c[0]}({c[1]!r})" for c in TRIG_DECIMAL_APPROX])
 def test_trig_decimal_approx(docs, op, val, expected):
     """expression_trigonometric.js: with a decimal argument the result is a decimal within 5e-8 of the
@@ -572,7 +553,6 @@ TRIG_DOUBLE_APPROX = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason=NO_TRIG)
 @pytest.mark.parametrize("op,val,expected", TRIG_DOUBLE_APPROX, ids=[f"{c[0]}({c[1]!r})" for c in TRIG_DOUBLE_APPROX])
 def test_trig_double_approx(docs, op, val, expected):
     """expression_trigonometric.js: atan(±Infinity) and atan2 of int32 pairs are doubles within 5e-8
@@ -613,7 +593,6 @@ def _trig_exact_cases():
 TRIG_EXACT = list(_trig_exact_cases())
 
 
-@pytest.mark.xfail(strict=True, reason=NO_TRIG)
 @pytest.mark.parametrize("op,val,expected", TRIG_EXACT, ids=[f"{c[0]}({c[1]!r})" for c in TRIG_EXACT])
 def test_trig_infinity_and_nan(docs, op, val, expected):
     """expression_trigonometric.js: infinite inputs giving infinite (or ±1) outputs, finite inputs
@@ -658,7 +637,6 @@ _TRIG_EQUIVALENT = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason=NO_TRIG)
 @pytest.mark.parametrize("op,val,code", TRIG_ERRORS, ids=[f"{c[0]}({c[1]!r})" for c in TRIG_ERRORS])
 def test_trig_errors(docs, op, val, code):
     """expression_trigonometric.js: arguments outside a function's domain (infinities, |x|>1 for
@@ -680,14 +658,14 @@ ROUND_TRUNC = [
     ({"$round": D("-1.6")}, D("-2")),
     ({"$trunc": [1.298, 0.0]}, 1.0), ({"$trunc": [1.298, 1.0]}, 1.2), ({"$trunc": [23.298, -1.0]}, 20.0),
     ({"$trunc": [D("1.298"), 0.0]}, D("1")), ({"$trunc": [D("1.298"), 1.0]}, D("1.2")),
-    ({"$trunc": [D("23.298"), -1.0]}, D("2E+1")), xf(PLACE_100, {"$trunc": [1.298, 100.0]}, 1.298),
+    ({"$trunc": [D("23.298"), -1.0]}, D("2E+1")), ({"$trunc": [1.298, 100.0]}, 1.298),
     ({"$trunc": [D("1.298912343250054252245154325"), L(20)]}, D("1.29891234325005425224")),
-    xf(PLACE_100, {"$trunc": [D("1.298"), D("100")]}, D("1.298000000000000000000000000000000")),
+    ({"$trunc": [D("1.298"), D("100")]}, D("1.298000000000000000000000000000000")),
     ({"$round": [1.298, 0.0]}, 1.0), ({"$round": [1.298, 1.0]}, 1.3), ({"$round": [23.298, -1.0]}, 20.0),
     ({"$round": [D("1.298"), 0.0]}, D("1")), ({"$round": [D("1.298"), 1.0]}, D("1.3")),
-    ({"$round": [D("23.298"), -1.0]}, D("2E+1")), xf(PLACE_100, {"$round": [1.298, 100.0]}, 1.298),
+    ({"$round": [D("23.298"), -1.0]}, D("2E+1")), ({"$round": [1.298, 100.0]}, 1.298),
     ({"$round": [D("1.298912343250054252245154325"), L(20)]}, D("1.29891234325005425225")),
-    xf(PLACE_100, {"$round": [D("1.298"), D("100")]}, D("1.298000000000000000000000000000000")),
+    ({"$round": [D("1.298"), D("100")]}, D("1.298000000000000000000000000000000")),
     ({"$round": [2147483647, -1.0]}, L(2147483650)),
     ({"$round": [INF, 0.0]}, INF), ({"$round": [-INF, 0.0]}, -INF), ({"$round": [NAN, 0.0]}, NAN),
     ({"$round": [D("Infinity"), 0.0]}, D("Infinity")), ({"$round": [D("-Infinity"), 0.0]}, D("-Infinity")),
@@ -706,7 +684,7 @@ def test_round_trunc(one, expr, expected):
     assert_same(value_of(one, expr), expected)
 
 
-ROUND_TRUNC_ERRORS = [xf(ROUND_LONG_OVERFLOW, {"$round": [L(9223372036854775806), -1.0]}, (51080, 5155302))]
+ROUND_TRUNC_ERRORS = [({"$round": [L(9223372036854775806), -1.0]}, (51080, 5155302))]
 ROUND_TRUNC_ERRORS += [({op: [1.0, 2.0, 3.0]}, (28667,)) for op in ("$trunc", "$round")]
 ROUND_TRUNC_ERRORS += [({op: "string"}, (51081, 5155300)) for op in ("$round", "$trunc")]
 ROUND_TRUNC_ERRORS += [
@@ -714,8 +692,8 @@ ROUND_TRUNC_ERRORS += [
     for op in ("$round", "$trunc")
     for place in (L(101), L(-21), D("101"), D("-21"), 101, -21, 101.0, -21.0)
 ]
-ROUND_TRUNC_ERRORS += [xf(PLACE_NON_INTEGRAL, {"$round": [1.0, D("1.4")]}, (51082, 5155301)),
-                       xf(PLACE_NON_INTEGRAL, {"$trunc": [1.0, 10.5]}, (51082, 5155301))]
+ROUND_TRUNC_ERRORS += [({"$round": [1.0, D("1.4")]}, (51082, 5155301)),
+                       ({"$trunc": [1.0, 10.5]}, (51082, 5155301))]
 
 
 @pytest.mark.parametrize("expr,codes", ROUND_TRUNC_ERRORS, ids=[str(e) for e, _ in rows(ROUND_TRUNC_ERRORS)])
@@ -732,7 +710,7 @@ def test_round_trunc_errors(one, expr, codes):
 OID = ObjectId("0123456789abcdef01234567")
 CONVERSIONS = [
     (1.9, "double", 1.9), (1.9, "string", "1.9"), (1.9, "bool", True), (1.9, "date", ms(1)),
-    (1.9, "int", 1), (1.9, "long", L(1)), xf(DOUBLE_TO_DECIMAL, 1.9, "decimal", D("1.90000000000000")),
+    (1.9, "int", 1), (1.9, "long", L(1)), (1.9, "decimal", D("1.90000000000000")),
     ("1.9", "double", 1.9), ("str", "string", "str"), ("0123456789abcdef01234567", "objectId", OID),
     ("", "bool", True), ("1970-01-01T00:00:00.001Z", "date", ms(1)), ("1", "int", 1), ("1", "long", L(1)),
     ("1.9", "decimal", D("1.9")),
@@ -785,7 +763,7 @@ ILLEGAL_CONVERSIONS = [
     (1.9, "objectId"), (OID, "double"), (OID, "int"), (OID, "long"), (OID, "decimal"),
     (False, "objectId"), (False, "date"), (ms(123), "objectId"), (ms(123), "int"),
     (1, "objectId"), (1, "date"), (L(1), "objectId"), (D("1.9"), "objectId"),
-] + [xf(CONVERT_TO_MISSING if t == "missing" else CONVERT_UNSUPPORTED_TARGET, 1.9, t)
+] + [(1.9, t)
       for t in ["minKey", "missing", "object", "array", "binData", "undefined", "null", "regex", "dbPointer",
                 "javascript", "symbol", "javascriptWithScope", "timestamp", "maxKey"]]
 
