@@ -483,6 +483,10 @@ class MinMaxN(Accumulator):
 
 
 class Percentile(Accumulator):
+    """$percentile (one value per 'p', in a list) and $median (``scalar``): the discrete percentile
+    of the numbers seen. With no number, $percentile gives one null per 'p' and $median null
+    (mongod's formatFinalValue)."""
+
     def __init__(self, ps: list[float], scalar: bool):
         self.ps, self.scalar = ps, scalar
         self.values: list[float] = []
@@ -495,7 +499,7 @@ class Percentile(Accumulator):
 
     def result(self):
         if not self.values:
-            return None
+            return None if self.scalar else [None] * len(self.ps)
         vals = sorted(self.values)
         n = len(vals)
         out = [vals[max(0, min(n - 1, math.ceil(p * n) - 1))] for p in self.ps]

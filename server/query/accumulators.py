@@ -5,6 +5,12 @@
   (``accumulator_state``: ``process(value)`` / ``result()``, semantics there).
 - ``make_accumulator(name, arg_expr)``, the convenience form when the caller feeds already-evaluated
   values.
+- ``fold_constant(expr, variables)``: an argument that must be constant at parse time (a $percentile
+  'p', a $shift 'default') folds as mongod's optimize() folds it, command variables included.
+
+The object-taking accumulators ($minN ... $bottom, $percentile, $median) check their fields in
+mongod's order and with its codes, which differ per accumulator (mongod parses them in different
+places); $group and $setWindowFields share these parsers.
 """
 
 from __future__ import annotations
@@ -33,10 +39,12 @@ from tidemark.query.accumulator_state import (
 )
 from tidemark.query.expr_base import as_float, int_arg, num_kind, type_name
 from tidemark.query.expressions import compile_expression, evaluate, is_constant
-from tidemark.query.sort import make_sort_key
-from tidemark.query.values import sort_key
+from tidemark.query.sort import make_sort_key, parse_sort
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import MISSING, sort_key
 
-__all__ = ["AccumulatorSpec", "Accumulator", "parse_accumulator", "make_accumulator", "ACCUMULATORS"]
+__all__ = ["AccumulatorSpec", "Accumulator", "parse_accumulator", "make_accumulator", "fold_constant",
+           "ACCUMULATORS"]
 
 
 class AccumulatorSpec:
@@ -60,66 +68,176 @@ def _unary(name: str, arg: Any) -> Any:
     return arg
 
 
-def _parse_n(name: str, n_expr: Any) -> int:
-    n = evaluate(n_expr, {})
+def fold_constant(expr: Any, variables: dict | None) -> tuple[bool, Any]:
+    """``(True, value)`` when ``expr`` folds to a constant at parse time, as mongod's optimize()
+    folds it: no field path, only the command's own variables (``let`` and NOW, whose values are
+    fixed for the whole command); ``(False, None)`` otherwise."""
+    if is_constant(expr):
+        return True, evaluate(expr, {})
+    if variables and _reads_only(expr, variables):
+        return True, evaluate(expr, {}, variables)
+    return False, None
+
+
+def _reads_only(expr: Any, variables: dict) -> bool:
+    """``expr`` reads no field and no variable but those of ``variables`` (``is_constant`` plus
+    ``$$name`` references to command variables)."""
+    if isinstance(expr, str):
+        if expr.startswith("$$"):
+            name = expr[2:].split(".", 1)[0]
+            if name in variables:
+                return name not in ("ROOT", "CURRENT")
+            if not name[:1].isupper():  # user names start in lower case; system ones are known
+                raise MongoError(17276, f"Use of undefined variable: {name}")
+            return False
+        return not expr.startswith("$")
+    if isinstance(expr, list):
+        return all(_reads_only(e, variables) for e in expr)
+    if isinstance(expr, dict):
+        if len(expr) == 1:
+            op = next(iter(expr))
+            if op in ("$literal", "$const"):
+                return True
+            if op in ("$rand", "$let", "$map", "$filter", "$reduce"):  # random, or binding names of their own
+                return False
+        return all(_reads_only(v, variables) for v in expr.values())
+    return True
+
+
+def _validate_n(n: Any) -> int:
+    """mongod's AccumulatorN::validateN: a number (5787902), integral (5787903), positive (5787908)."""
+    if num_kind(n) is None:
+        raise MongoError(5787902, f"Value for 'n' must be of integral type, but found {bson_repr(n)}")
     k = int_arg(n)
-    if num_kind(n) is None or k is None:
-        raise MongoError(5787902, f"Value for 'n' must be of integral type, but found {n!r}")
+    if k is None:
+        raise MongoError(5787903, f"Value for 'n' must be of integral type, but found {bson_repr(n)}")
     if k <= 0:
-        raise MongoError(5787908, f"'n' must be greater than 0, found {n}")
+        raise MongoError(5787908, f"'n' must be greater than 0, found {k}")
     return k
 
 
-def _parse_object(name: str, arg: Any, allowed: set[str], required: tuple[str, ...]) -> dict:
+def _element(name: str, arg: Any) -> str:
+    """A BSON element as mongod prints it in 'specification must be an object; found ...'."""
+    return f"{name}: {bson_repr(arg)}"
+
+
+def _n_values(name: str, arg: Any, factory: Callable[[int], Accumulator], collation: Any,
+              variables: dict | None) -> AccumulatorSpec:
+    """$minN/$maxN/$firstN/$lastN: ``{n, input}`` (AccumulatorN::parseArgs: fields in order, unknown
+    5787901, then a missing 'n' 5787906 before a missing 'input' 5787907)."""
     if not isinstance(arg, dict):
-        raise MongoError(5787801, f"specification must be an object; found {arg!r}")
-    for k in arg:
-        if k not in allowed:
-            raise MongoError(5787901, f"Unknown argument for '{name}': {k}")
-    for k in required:
-        if k not in arg:
-            raise MongoError(5787906, f"Missing value for '{k}'")
-    return arg
+        code = 5787900 if name in ("$minN", "$maxN") else 5787801
+        raise MongoError(code, f"specification must be an object; found {_element(name, arg)}")
+    n_expr: Any = MISSING
+    input_fn = None
+    for k, v in arg.items():
+        if k == "input":
+            input_fn = compile_expression(v, collation=collation)
+        elif k == "n":
+            compile_expression(v)  # parse errors of 'n' come in field order
+            n_expr = v
+        else:
+            raise MongoError(5787901, f"Unknown argument for 'n' operator: {k}")
+    if n_expr is MISSING:
+        raise MongoError(5787906, "Missing value for 'n'")
+    if input_fn is None:
+        raise MongoError(5787907, "Missing value for 'input'")
+    n = _validate_n(evaluate(n_expr, {}, variables or {}))
+    return AccumulatorSpec(name, input_fn, lambda: factory(n), arg)
 
 
-def _sorted_n(name: str, arg: Any, collation: Any) -> AccumulatorSpec:
+def _sorted_n(name: str, arg: Any, collation: Any, variables: dict | None) -> AccumulatorSpec:
+    """$top/$bottom/$topN/$bottomN: ``{n?, sortBy, output}`` (mongod's accumulatorNParseArgs:
+    non-object 5788001, unknown field 5788002 — 'n' too for $top/$bottom —, then missing 'n'
+    5788003, 'output' 5788004, 'sortBy' 5788005)."""
     single = name in ("$top", "$bottom")
-    spec = _parse_object(name, arg, {"sortBy", "output"} | (set() if single else {"n"}),
-                         ("sortBy", "output") if single else ("n", "sortBy", "output"))
-    n = 1 if single else _parse_n(name, spec["n"])
-    sort_by = spec["sortBy"]
-    if not isinstance(sort_by, dict) or not sort_by:
+    if not isinstance(arg, dict):
+        raise MongoError(5788001, f"specification must be an object; found {_element(name, arg)}")
+    n_expr: Any = 1 if single else MISSING
+    output: Any = MISSING
+    sort_by: Any = MISSING
+    for k, v in arg.items():
+        if k == "n" and not single:
+            compile_expression(v)
+            n_expr = v
+        elif k == "output":
+            output = v
+        elif k == "sortBy":
+            if not isinstance(v, dict):  # BSONElement::Obj() on a non-object
+                raise MongoError(10065, "invalid parameter: expected an object (sortBy)")
+            sort_by = v
+        else:
+            raise MongoError(5788002, f"Unknown argument to {name} '{k}'")
+    if n_expr is MISSING:
+        raise MongoError(5788003, "Missing value for 'n'")
+    if output is MISSING:
+        raise MongoError(5788004, "Missing value for 'output'")
+    if sort_by is MISSING:
+        raise MongoError(5788005, "Missing value for 'sortBy'")
+    if not sort_by:
         raise MongoError(5788604, f"{name} requires a sortBy object")
     spec_sort = dict(sort_by)
     if name.startswith("$bottom"):
-        spec_sort = {k: -d for k, d in sort_by.items()}
+        spec_sort = {k: -d for k, d in parse_sort(sort_by)}
     key_fn = make_sort_key(spec_sort, collation)
-    output = compile_expression(spec["output"], collation=collation)
-    return AccumulatorSpec(name, lambda doc, vars: (key_fn(doc), output(doc, vars)),
+    output_fn = compile_expression(output, collation=collation)
+    n = _validate_n(evaluate(n_expr, {}, variables or {}))
+    return AccumulatorSpec(name, lambda doc, vars: (key_fn(doc), output_fn(doc, vars)),
                            lambda: SortedN(n, single, name.startswith("$bottom")), arg)
 
 
-def _n_values(name: str, arg: Any, factory, collation: Any) -> AccumulatorSpec:
-    spec = _parse_object(name, arg, {"n", "input"}, ("n", "input"))
-    n = _parse_n(name, spec["n"])
-    return AccumulatorSpec(name, compile_expression(spec["input"], collation=collation), lambda: factory(n), arg)
+# mongod 7.0's IDL specs of $percentile and $median: their fields, in declaration order (the order
+# in which missing required fields are reported).
+_PERCENTILE_FIELDS = {"$percentile": ("input", "p", "method"), "$median": ("input", "method")}
 
 
-def _percentile(name: str, arg: Any) -> AccumulatorSpec:
-    allowed = {"input", "method"} | ({"p"} if name == "$percentile" else set())
-    spec = _parse_object(name, arg, allowed, tuple(sorted(allowed)))
-    if spec["method"] not in ("approximate", "discrete", "continuous"):
-        raise MongoError(ErrorCode.BadValue, "Currently only 'approximate' can be used as percentile 'method'")
-    if spec["method"] == "continuous":
-        raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{name} method 'continuous' is not supported by Tidemark")
+def _percentile(name: str, arg: Any, variables: dict | None) -> AccumulatorSpec:
+    """$percentile/$median: mongod 7.0 parses ``{input, p, method}`` with an IDL spec (unknown field
+    40415, method not a string 14, a method other than 'approximate' 2 — 7.0 has no other —, missing
+    field 40414), then 'p', which must fold to a constant (7750300) non-empty array (7750301) of
+    numbers (7750302) within [0, 1] (7750303)."""
+    if not isinstance(arg, dict):
+        code = 7429703 if name == "$percentile" else 7436100
+        raise MongoError(code, f"specification must be an object; found {_element(name, arg)}")
+    fields = _PERCENTILE_FIELDS[name]
+    for k, v in arg.items():
+        if k not in fields:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{name}.{k}' is an unknown field.")
+        if k == "method":
+            if not isinstance(v, str):
+                raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{name}.method' is the wrong type "
+                                                         f"'{type_name(v)}', expected type 'string'")
+            if v != "approximate":
+                raise MongoError(ErrorCode.BadValue, "Currently only 'approximate' can be used as percentile 'method'.")
+    for k in fields:
+        if k not in arg:
+            raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.{k}' is missing but a required field")
+    input_fn = compile_expression(arg["input"])
     if name == "$median":
         ps, scalar = [0.5], True
     else:
-        ps = spec["p"]
-        if not isinstance(ps, list) or not ps or any(num_kind(p) is None or not 0 <= as_float(p) <= 1 for p in ps):
-            raise MongoError(7750301, f"The $percentile 'p' field must be an array of numbers from [0.0, 1.0], but found: {ps}")
-        ps, scalar = [as_float(p) for p in ps], False
-    return AccumulatorSpec(name, compile_expression(spec["input"]), lambda: Percentile(ps, scalar), arg)
+        ps, scalar = _parse_p(arg["p"], variables), False
+    return AccumulatorSpec(name, input_fn, lambda: Percentile(ps, scalar), arg)
+
+
+def _parse_p(p_expr: Any, variables: dict | None) -> list[float]:
+    compile_expression(p_expr)
+    ok, ps = fold_constant(p_expr, variables)
+    if not ok:
+        raise MongoError(7750300, "The $percentile 'p' field must be an array of constant values, but found "
+                                  f"value: {bson_repr(p_expr)}.")
+    msg = "The $percentile 'p' field must be an array of numbers from [0.0, 1.0], but found: "
+    if type(ps) is not list or not ps:
+        raise MongoError(7750301, msg + bson_repr(ps))
+    out = []
+    for p in ps:
+        if num_kind(p) is None:
+            raise MongoError(7750302, msg + bson_repr(p))
+        f = as_float(p)
+        if not 0 <= f <= 1:  # NaN fails too, as in mongod
+            raise MongoError(7750303, msg + format(f, "g"))  # (a C++ stream's double)
+        out.append(f)
+    return out
 
 
 _SIMPLE: dict[str, Callable[[], Accumulator]] = {
@@ -139,10 +257,12 @@ ACCUMULATORS = frozenset(_SIMPLE) | {"$count", "$top", "$bottom", "$topN", "$bot
                                      "$maxN", "$minN", "$median", "$percentile", "$accumulator"}
 
 
-def parse_accumulator(name: str, arg: Any, collation: Any = None) -> AccumulatorSpec:
+def parse_accumulator(name: str, arg: Any, collation: Any = None,
+                      variables: dict | None = None) -> AccumulatorSpec:
     """Validate and compile one accumulator; 15952 for an unknown name. ``collation``
     (``collation.Collation`` or None for simple) orders strings for $min/$max/$addToSet/$minN/
-    $maxN/$top*/$bottom* and in the argument expression."""
+    $maxN/$top*/$bottom* and in the argument expression. ``variables`` are the command's (``let``
+    and NOW): an 'n' or a $percentile 'p' may read them, as they are fixed for the whole command."""
     factory = _SIMPLE.get(name)
     if factory is not None:
         arg = _unary(name, arg)
@@ -158,14 +278,14 @@ def parse_accumulator(name: str, arg: Any, collation: Any = None) -> Accumulator
             raise MongoError(ErrorCode.TypeMismatch, "$count takes no arguments, i.e. $count:{}")
         return AccumulatorSpec(name, lambda doc, vars: 1, Count, arg)
     if name in ("$top", "$bottom", "$topN", "$bottomN"):
-        return _sorted_n(name, arg, collation)
+        return _sorted_n(name, arg, collation, variables)
     if name in ("$firstN", "$lastN"):
-        return _n_values(name, arg, lambda n: FirstLastN(n, name == "$lastN"), collation)
+        return _n_values(name, arg, lambda n: FirstLastN(n, name == "$lastN"), collation, variables)
     if name in ("$maxN", "$minN"):
         key = sort_key if collation is None else collation.sort_key
-        return _n_values(name, arg, lambda n: MinMaxN(n, name == "$maxN", key), collation)
+        return _n_values(name, arg, lambda n: MinMaxN(n, name == "$maxN", key), collation, variables)
     if name in ("$median", "$percentile"):
-        return _percentile(name, arg)
+        return _percentile(name, arg, variables)
     if name == "$accumulator":
         return _js_accumulator(arg, collation)
     raise MongoError(15952, f"unknown group operator '{name}'")

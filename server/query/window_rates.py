@@ -1,18 +1,23 @@
 """The window functions that compute over positions: $derivative (rise/run between a window's first and
-last documents), $integral (trapezoids over every document of a window) and $linearFill (interpolation
-over a partition), with mongod's per-document checks and arithmetic (its ``$subtract``/``$divide``
-result types, date differences in milliseconds)."""
+last documents), $integral (trapezoids over every document of a window), $linearFill (interpolation
+over a partition) and $expMovingAvg (a running average over a partition), with mongod's per-document
+checks and arithmetic (its ``$subtract``/``$divide`` result types, date differences in milliseconds,
+its Decimal128 moving average)."""
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
+from typing import Any
 
+from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import dates
-from tidemark.query.expr_base import as_float, num_kind, type_name
+from tidemark.query.expr_base import DECIMAL_CONTEXT, as_float, make_decimal, num_kind, type_name
 from tidemark.query.expressions import compile_expression
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, compare
 
 
@@ -126,3 +131,124 @@ def linear_fill(values, xs):
 def _dateish(v) -> bool:
     """Value::coercibleToDate: a date, a timestamp or an ObjectId."""
     return type(v).__name__ in ("datetime", "DatetimeMS", "Timestamp", "ObjectId")
+
+
+def decimal_of_double(v: float) -> Decimal:
+    """A double as mongod's Decimal128(double): rounded to 15 significant digits, which it keeps
+    (0.1 -> 0.100000000000000)."""
+    return Decimal(f"{v:.14e}") if math.isfinite(v) else Decimal(repr(v))
+
+
+def exp_moving_avg(values: list, alpha: Decimal) -> list:
+    """$expMovingAvg over one partition in sortBy order (mongod's AccumulatorExpMovingAvg): the first
+    number starts the average, each later one gives ``x * alpha + avg * (1 - alpha)``; anything not
+    a number is skipped and the document gets the current average (null before the first number).
+
+    mongod computes in Decimal128 and answers a double unless a decimal was seen. A partition
+    holding a decimal is computed that way; any other in doubles, which can differ from mongod's
+    answer in the last bit only, and is several times faster."""
+    out: list = []
+    if not any(type(v) is Decimal128 for v in values):
+        avg: float | None = None
+        a, keep = float(alpha), float(DECIMAL_CONTEXT.subtract(Decimal(1), alpha))
+        for v in values:
+            t = type(v)
+            if t is float or t is int or t is Int64:
+                x = float(v)
+                avg = x if avg is None else x * a + avg * keep
+            out.append(avg)
+        return out
+    ctx = DECIMAL_CONTEXT
+    keep_d = ctx.subtract(Decimal(1), alpha)
+    dec_avg: Decimal | None = None
+    is_decimal = False
+    for v in values:
+        if num_kind(v) is not None:
+            if type(v) is Decimal128:
+                is_decimal = True
+                d = v.to_decimal()
+            elif type(v) is float:
+                d = decimal_of_double(v)
+            else:
+                d = Decimal(int(v))
+            dec_avg = d if dec_avg is None else ctx.add(ctx.multiply(d, alpha), ctx.multiply(dec_avg, keep_d))
+        if dec_avg is None:
+            out.append(None)
+        else:
+            out.append(make_decimal(dec_avg) if is_decimal else float(dec_avg))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# arguments, checked in mongod's order (FailedToParse unless said otherwise)
+
+
+def _fail(message: str) -> MongoError:
+    return MongoError(ErrorCode.FailedToParse, message)
+
+
+_RATE_UNITS = ("week", "day", "hour", "minute", "second", "millisecond")
+_LONG_MAX = 2**63 - 1
+_EMA_FIELDS = ("$expMovingAvg sub object must have exactly two fields: An 'input' field, and either an 'N' "
+               "field or an 'alpha' field")
+
+
+def parse_exp_moving_avg(spec: dict, arg: Any, sort_fields: list, collation: Any) -> tuple[Any, Decimal]:
+    """``{input, N | alpha}`` (mongod's ExpressionExpMovingAvg::parse, checks in its order) ->
+    (compiled input, alpha): 2 / (N + 1) or the given one, as mongod's Decimal128."""
+    if len(spec) != 1 or not isinstance(arg, dict):
+        raise _fail("$expMovingAvg must have exactly one argument that is an object")
+    if len(arg) != 2 or "input" not in arg:
+        raise _fail(_EMA_FIELDS)
+    if not sort_fields:
+        raise _fail("$expMovingAvg requires an explicit 'sortBy'")
+    fn = compile_expression(arg["input"], collation=collation)
+    if "N" in arg:
+        v = arg["N"]
+        if num_kind(v) is None:
+            raise _fail(f"'N' field must be an integer, but found type {type_name(v)}")
+        f = as_float(v)
+        if math.isnan(f) or (math.isfinite(f) and f != math.floor(f)):
+            raise _fail(f"'N' field must be an integer, but found  N: {bson_repr(v)}. To use a non-integer, use "
+                        "the 'alpha' argument instead")
+        n = int(v) if type(v) is int or type(v) is Int64 else (int(f) if math.isfinite(f) else _LONG_MAX)
+        n = min(n, _LONG_MAX)  # safeNumberLong saturates
+        if n <= 0:
+            raise _fail(f"'N' must be greater than zero. Got {n}")
+        return fn, DECIMAL_CONTEXT.divide(Decimal(2), Decimal(n + 1))
+    if "alpha" in arg:
+        v = arg["alpha"]
+        if num_kind(v) is None:
+            raise _fail("'alpha' must be a number")
+        alpha = v.to_decimal() if type(v) is Decimal128 else decimal_of_double(v) if type(v) is float else Decimal(int(v))
+        if alpha.is_nan() or not 0 < alpha < 1:  # (ordering a NaN Decimal raises)
+            raise _fail(f"'alpha' must be between 0 and 1 (exclusive), found alpha: {bson_repr(v)}")
+        return fn, alpha
+    raise _fail("Got unrecognized field in $expMovingAvg" + _EMA_FIELDS)
+
+
+def parse_rate(op: str, arg: Any, has_window: bool, collation: Any) -> tuple[Any, str | None]:
+    """$derivative / $integral arguments ``{input, unit?}`` -> (compiled input, unit); $derivative
+    needs explicit bounds."""
+    if not isinstance(arg, dict):
+        raise _fail(f"{op} expects an object, but got a {type_name(arg)}: {op}: {bson_repr(arg)}")
+    unit = None
+    fn = None
+    for k, v in arg.items():
+        if k == "input":
+            fn = compile_expression(v, collation=collation)
+        elif k != "unit":
+            raise _fail(f"{op} got unexpected argument: {k}")
+        elif not isinstance(v, str):
+            raise _fail(f"unit' must be a string, but got {type_name(v)}")
+        elif v not in dates.TIME_UNITS:
+            raise _fail(f"unknown time unit value: {v}")
+        elif v not in _RATE_UNITS:  # months and years have no fixed length in milliseconds
+            raise MongoError(5490710, "unit must be 'week' or smaller")
+        else:
+            unit = v
+    if fn is None:
+        raise _fail(f"{op} requires an 'input' expression")
+    if op == "$derivative" and not has_window:
+        raise _fail("$derivative requires explicit window bounds")
+    return fn, unit

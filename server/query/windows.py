@@ -14,17 +14,21 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
 - Functions: every accumulator in ``accumulators``, plus $count, $rank, $denseRank,
   $documentNumber, $shift, $derivative, $integral, $expMovingAvg, $locf, $linearFill,
   $covariancePop, $covarianceSamp.
+- Parsing follows mongod's order, so that a spec with several faults gets mongod's error: the
+  stage's fields (IDL), partitionBy, sortBy, then each output: its path against the earlier ones
+  (6307900), its function's name (the first $-prefixed field), then its fields in their order.
 """
 
 from __future__ import annotations
 
 import bisect
+from decimal import Decimal
 from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import dates
 from tidemark.query.accumulator_state import Covariance
-from tidemark.query.accumulators import ACCUMULATORS, AccumulatorSpec, parse_accumulator
+from tidemark.query.accumulators import ACCUMULATORS, AccumulatorSpec, fold_constant, parse_accumulator
 from tidemark.query.collation import sort_key_for
 from tidemark.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
 from tidemark.query.expressions import compile_expression, is_constant
@@ -36,10 +40,17 @@ from tidemark.query.stage_group import group_key_for
 from tidemark.query.stages import set_field
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, compare, sort_key
-from tidemark.query.window_rates import derivative, integral, integral_point, linear_fill
+from tidemark.query.window_rates import (
+    derivative,
+    exp_moving_avg,
+    integral,
+    integral_point,
+    linear_fill,
+    parse_exp_moving_avg,
+    parse_rate,
+)
 
 _NO_WINDOW_OPS = ("$rank", "$denseRank", "$documentNumber", "$shift", "$expMovingAvg", "$locf", "$linearFill")
-_RATE_UNITS = ("week", "day", "hour", "minute", "second", "millisecond")
 # Every window function $setWindowFields accepts: MongoDB 7.0's window operators ($mergeObjects and
 # $accumulator, accumulators of $group, are not).
 WINDOW_FUNCTIONS = (frozenset(ACCUMULATORS - {"$mergeObjects", "$accumulator"}) | set(_NO_WINDOW_OPS)
@@ -141,7 +152,7 @@ class _Output:
     by: int  # $shift
     fn: Any  # the compiled input expression ($shift, $expMovingAvg, $locf, $linearFill, rates)
     default: Any  # $shift
-    alpha: float  # $expMovingAvg
+    alpha: Decimal  # $expMovingAvg
     unit: Any  # $derivative, $integral
     acc: AccumulatorSpec  # accumulators over a window
 
@@ -151,117 +162,172 @@ class _Output:
         self.sort_fields = sort_fields
 
 
-def _parse_output(path, spec, sort_fields) -> _Output:
+_WHOLE_PARTITION = _Window(None, "unbounded", "unbounded", None)
+_RANK_OPS = ("$rank", "$denseRank", "$documentNumber")
+# The window functions whose parser names itself in "<op> got unexpected argument: <field>" (mongod's
+# ExpressionFirstLast, ExpressionN, ExpressionQuantile, ExpressionWithUnit); the others say "Window
+# function found an unknown argument" or, for a second function, "Cannot specify ... functions".
+_SELF_NAMING = ("$first", "$last", "$minN", "$maxN", "$firstN", "$lastN", "$topN", "$bottomN", "$top",
+                "$bottom", "$percentile", "$median", "$derivative", "$integral")
+
+
+def _fail(message: str) -> MongoError:
+    return MongoError(ErrorCode.FailedToParse, message)
+
+
+def _parse_output(path, spec, sort_fields, ctx: PipelineContext) -> _Output:
+    """One output field (WindowFunctionStatement::parse, then window_function::Expression::parse):
+    the first $-prefixed field names the function, checked before anything else; then the
+    function's own parser reads every field in order (its argument, 'window'), each check at its
+    place, so that the first error is mongod's."""
     if not isinstance(spec, dict):
-        raise MongoError(ErrorCode.FailedToParse, f"The field '{path}' must be an object")
-    ops = [k for k in spec if k != "window"]
-    if len(ops) != 1:
-        raise MongoError(ErrorCode.FailedToParse, f"Expected exactly one window function for field '{path}'")
-    op = ops[0]
+        raise _fail(f"The field '{path}' must be an object")
+    op = next((k for k in spec if k[:1] == "$"), None)
+    if op is None:
+        first = next(iter(spec), "")
+        raise _fail("Expected a $-prefixed window function" + (f", {first}" if first else ""))
+    if op not in WINDOW_FUNCTIONS:
+        raise _fail(f"Unrecognized window function, {op}")
     arg = spec[op]
-    if op in _NO_WINDOW_OPS and "window" in spec:
-        raise MongoError(ErrorCode.FailedToParse, f"{op} does not accept a 'window' field")
-    if op in ("$derivative", "$integral"):  # mongod validates their sortBy before the window
-        if not sort_fields:
-            raise MongoError(ErrorCode.FailedToParse, f"{op} requires a sortBy")
+    out = _Output(path, op, arg, _WHOLE_PARTITION, sort_fields)
+    if op in _RANK_OPS:
+        if len(spec) != 1:
+            raise MongoError(5371601, "Rank style window functions take no other arguments")
+        if type(arg) is not dict or arg:
+            raise MongoError(5371603, f"{op} must be specified with '{{}}' as the value")
         if len(sort_fields) != 1:
-            raise MongoError(ErrorCode.FailedToParse, f"{op} requires a non-compound sortBy")
-    window = _parse_window(spec["window"], sort_fields) if "window" in spec else \
-        _Window(None, "unbounded", "unbounded", None)
-    out = _Output(path, op, arg, window, sort_fields)
-    if op in ("$rank", "$denseRank", "$documentNumber"):
-        if arg != {}:
-            raise MongoError(5371601, f"{op} takes no arguments")
-        if len(sort_fields) != 1 and op != "$documentNumber":
-            raise MongoError(5371602, f"{op} must be specified with a top level sortBy expression with exactly one element")
+            raise MongoError(5371602, f"{op} must be specified with a top level sortBy expression with exactly "
+                                      "one element")
+        return out
+    if op == "$expMovingAvg":
+        out.fn, out.alpha = parse_exp_moving_avg(spec, arg, sort_fields, ctx.collation)
+        return out
+    if op in ("$derivative", "$integral"):  # mongod validates their sortBy before anything else
         if not sort_fields:
-            raise MongoError(5371602, f"{op} must be specified with a top level sortBy expression with exactly one element")
-    elif op == "$shift":
-        if not isinstance(arg, dict) or "output" not in arg or "by" not in arg:
-            raise MongoError(ErrorCode.FailedToParse, "$shift requires 'output' and 'by'")
-        by = int_arg(arg["by"])
-        if by is None or num_kind(arg["by"]) is None:
-            raise MongoError(ErrorCode.FailedToParse, "'$shift:by' field must be an integer, but found " + repr(arg["by"]))
-        if not sort_fields:
-            raise MongoError(5372802, "$shift requires a sortBy")
-        out.by = by
-        out.fn = compile_expression(arg["output"])
-        out.default = compile_expression(arg.get("default", None))({}, {})
-    elif op in ("$derivative", "$integral"):
-        _parse_rate(op, arg, out, "window" in spec)
-    elif op == "$expMovingAvg":
-        if not isinstance(arg, dict) or "input" not in arg or ("N" in arg) == ("alpha" in arg):
-            raise MongoError(ErrorCode.FailedToParse, "$expMovingAvg requires an 'input' and exactly one of 'N' and 'alpha'")
-        if "N" in arg:
-            n = int_arg(arg["N"])
-            if n is None or n <= 0:
-                raise MongoError(ErrorCode.FailedToParse, "'N' field must be an integer, but found type " + type_name(arg["N"]))
-            out.alpha = 2.0 / (n + 1)
+            raise _fail(f"{op} requires a sortBy")
+        if len(sort_fields) != 1:
+            raise _fail(f"{op} requires a non-compound sortBy")
+    has_window = False
+    for k, v in spec.items():
+        if k == "window":
+            if op == "$shift":
+                raise _fail("$shift does not accept a 'window' field")
+            has_window = True
+            if op not in ("$locf", "$linearFill"):  # they refuse it after reading every field
+                out.window = _parse_window(v, sort_fields)
+        elif k == op:
+            if op not in ("$derivative", "$integral"):  # their argument is read after the window
+                _parse_argument(out, op, arg, ctx)
+        elif op in _SELF_NAMING:
+            raise _fail(f"{op} got unexpected argument: {k}")
+        elif k in WINDOW_FUNCTIONS:
+            many = "multiple" if op in ("$shift", "$count") else "two"
+            raise _fail(f"Cannot specify {many} functions in window function spec")
         else:
-            if num_kind(arg["alpha"]) is None or not 0 < as_float(arg["alpha"]) < 1:
-                raise MongoError(ErrorCode.FailedToParse, "'alpha' must be between 0 and 1 (exclusive)")
-            out.alpha = as_float(arg["alpha"])
-        if not sort_fields:
-            raise MongoError(ErrorCode.FailedToParse, "$expMovingAvg requires an explicit 'sortBy'")
-        out.fn = compile_expression(arg["input"])
+            raise _fail(f"Window function found an unknown argument: {k}")
+    if op == "$shift" and not sort_fields:
+        raise _fail("'$shift' requires a sortBy")
     elif op in ("$locf", "$linearFill"):
+        if has_window:
+            raise _fail(f"'window' field is not allowed in {op}")
         if op == "$linearFill" and len(sort_fields) != 1:
             raise MongoError(605001, "$linearFill must be specified with a top level sortBy expression with "
                                      "exactly one element")
-        out.fn = compile_expression(arg)
-    elif op in ("$covariancePop", "$covarianceSamp"):
-        sample = op == "$covarianceSamp"
-        out.acc = AccumulatorSpec(op, compile_expression(arg), lambda: Covariance(sample), arg)
-    elif op in WINDOW_FUNCTIONS:
-        out.acc = parse_accumulator(op, arg)
-    else:
-        raise MongoError(ErrorCode.FailedToParse, f"Unrecognized window function, {op}")
+    elif op in ("$derivative", "$integral"):
+        out.fn, out.unit = parse_rate(op, arg, has_window, ctx.collation)
     return out
 
 
-def _parse_rate(op, arg, out, has_window):
-    """$derivative / $integral arguments: ``{input, unit?}``; $derivative needs explicit bounds."""
+def _parse_argument(out: _Output, op: str, arg: Any, ctx: PipelineContext) -> None:
+    """The function's own argument (the value of its $-prefixed field)."""
+    coll = ctx.collation
+    if op == "$shift":
+        _parse_shift(out, arg, ctx)
+    elif op in ("$locf", "$linearFill"):
+        out.fn = compile_expression(arg, collation=coll)
+    elif op in ("$covariancePop", "$covarianceSamp"):
+        sample = op == "$covarianceSamp"
+        out.acc = AccumulatorSpec(op, compile_expression(arg, collation=coll), lambda: Covariance(sample), arg)
+    elif op == "$count":
+        if type(arg) is not dict or arg:
+            raise _fail("$count only accepts an empty object as input")
+        out.acc = parse_accumulator(op, arg)
+    elif op in _SELF_NAMING:  # $first/$last and the accumulators taking an object
+        out.acc = parse_accumulator(op, [arg] if op in ("$first", "$last") and type(arg) is list else arg,
+                                    coll, ctx.variables)
+    else:
+        # The argument is an expression, an array one too ($group's accumulators refuse arrays of
+        # several expressions and unwrap a one-element array; a list in a list keeps it whole).
+        out.acc = parse_accumulator(op, [arg] if type(arg) is list else arg, coll, ctx.variables)
+
+
+def _parse_shift(out: _Output, arg: Any, ctx: PipelineContext) -> None:
+    """``{output, by, default?}`` (mongod's ExpressionShift::parseShiftArgs): 'by' an integer that
+    fits an int, 'default' folding to a constant (null when absent)."""
     if not isinstance(arg, dict):
-        raise MongoError(ErrorCode.FailedToParse,
-                         f"{op} expects an object, but got a {type_name(arg)}: {op}: {bson_repr(arg)}")
-    unit = None
+        raise _fail("Argument to $shift must be an object")
+    out.default = None
+    by = fn = None
     for k, v in arg.items():
-        if k == "input":
-            continue
-        if k != "unit":
-            raise MongoError(ErrorCode.FailedToParse, f"{op} got unexpected argument: {k}")
-        if not isinstance(v, str):
-            raise MongoError(ErrorCode.FailedToParse, f"unit' must be a string, but got {type_name(v)}")
-        if v not in dates.TIME_UNITS:
-            raise MongoError(ErrorCode.FailedToParse, f"unknown time unit value: {v}")
-        if v not in _RATE_UNITS:  # months and years have no fixed length in milliseconds
-            raise MongoError(5490710, "unit must be 'week' or smaller")
-        unit = v
-    if "input" not in arg:
-        raise MongoError(ErrorCode.FailedToParse, f"{op} requires an 'input' expression")
-    if op == "$derivative" and not has_window:
-        raise MongoError(ErrorCode.FailedToParse, "$derivative requires explicit window bounds")
-    out.unit = unit
-    out.fn = compile_expression(arg["input"])
+        if k == "output":
+            fn = compile_expression(v, collation=ctx.collation)
+        elif k == "default":
+            compile_expression(v)
+            ok, value = fold_constant(v, ctx.variables)
+            if not ok:
+                raise _fail("'$shift:default' expression must yield a constant value.")
+            out.default = None if value is MISSING else value
+        elif k == "by":
+            by = int_arg(v)
+            if by is None or not -2**31 <= by < 2**31:
+                raise _fail(f"'$shift:by' field must be an integer, but found  by: {bson_repr(v)}")
+        else:
+            raise _fail("Unknown argument in $shift")
+    if fn is None:
+        raise _fail("$shift requires an 'output' expression.")
+    if by is None:
+        raise _fail("$shift requires 'by' as an integer value.")
+    out.fn, out.by = fn, by
+
+
+def _check_output_path(seen: list[list[str]], path: str) -> None:
+    """An output path must not overlap one before it (mongod's FieldRefSet): 'a' and 'a.b' conflict."""
+    parts = path.split(".")
+    for other in seen:
+        n = min(len(parts), len(other))
+        if parts[:n] == other[:n]:
+            raise MongoError(6307900, "$setWindowFields 'output' specification contains two conflicting paths")
+    seen.append(parts)
 
 
 def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
+    """mongod's order: the stage's fields as its IDL spec reads them (in order: a sortBy or output
+    that is not an object 14, an unknown field 40415; then a missing output 40414 — null counts as
+    absent), partitionBy, sortBy, then each output (paths checked for conflicts first)."""
     if not isinstance(spec, dict):
-        raise MongoError(ErrorCode.FailedToParse, "the $setWindowFields stage specification must be an object")
-    for k in spec:
-        if k not in ("partitionBy", "sortBy", "output"):
+        raise _fail(f"the $setWindowFields stage specification must be an object, found {type_name(spec)}")
+    for k, v in spec.items():
+        if k in ("sortBy", "output"):
+            if v is not None and not isinstance(v, dict):
+                raise MongoError(ErrorCode.TypeMismatch, f"BSON field '$setWindowFields.{k}' is the wrong type "
+                                                         f"'{type_name(v)}', expected type 'object'")
+        elif k != "partitionBy":
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$setWindowFields.{k}' is an unknown field.")
-    if "output" not in spec or not isinstance(spec["output"], dict):
+    if spec.get("output") is None:
         raise MongoError(ErrorCode.IDLFailedToParse, "BSON field '$setWindowFields.output' is missing but a required field")
+    partition_fn = compile_expression(spec["partitionBy"], collation=ctx.collation) if "partitionBy" in spec else None
     sort_by = spec.get("sortBy") or {}
-    if not isinstance(sort_by, dict):
-        raise MongoError(ErrorCode.TypeMismatch, "BSON field '$setWindowFields.sortBy' is the wrong type, expected object")
     sort_fields = parse_sort(sort_by) if sort_by else []
     sort_key_fn = make_sort_key(sort_by, ctx.collation) if sort_by else None
-    partition_fn = compile_expression(spec["partitionBy"], collation=ctx.collation) if "partitionBy" in spec else None
     group_key = group_key_for(ctx.collation)
     sort_key = sort_key_for(ctx.collation)
-    outputs = [_parse_output(path, o, sort_fields) for path, o in spec["output"].items()]
+    outputs = []
+    seen: list[list[str]] = []
+    for path, o in spec["output"].items():
+        _check_output_path(seen, path)
+        outputs.append(_parse_output(path, o, sort_fields, ctx))
+    if partition_fn is not None and is_constant(spec["partitionBy"]) and type(partition_fn({}, {})) is list:
+        raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")
     variables = ctx.variables
 
     def apply(docs):
@@ -320,16 +386,7 @@ def _compute(o: _Output, rows: list, variables: dict) -> list:
         vals = [o.fn(d, variables) for d in rows]
         return [_none(vals[i + o.by]) if 0 <= i + o.by < n else o.default for i in range(n)]
     if op == "$expMovingAvg":
-        out, prev = [], None
-        for d in rows:
-            v = o.fn(d, variables)
-            if num_kind(v) is None:
-                out.append(None)
-                continue
-            x = as_float(v)
-            prev = x if prev is None else o.alpha * x + (1 - o.alpha) * prev
-            out.append(prev)
-        return out
+        return exp_moving_avg([o.fn(d, variables) for d in rows], o.alpha)
     if op == "$locf":
         out, last = [], None
         for d in rows:
