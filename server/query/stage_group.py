@@ -77,8 +77,10 @@ def group_key_for(collation: Any) -> Any:
     return collated_group_key
 
 
-def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",), collation: Any = None):
-    """[(field, AccumulatorSpec)] for the output fields of $group/$bucket/$bucketAuto."""
+def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",), collation: Any = None,
+                             variables: dict | None = None):
+    """[(field, AccumulatorSpec)] for the output fields of $group/$bucket/$bucketAuto (``variables``: the
+    command's, which an 'n' or a $percentile 'p' may read)."""
     out = []
     for name, acc in spec.items():
         if name in skip:
@@ -92,7 +94,7 @@ def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",), col
         if len(acc) != 1:
             raise MongoError(40238, f"The field '{name}' must specify one accumulator")
         op, arg = next(iter(acc.items()))
-        out.append((name, parse_accumulator(op, arg, collation)))
+        out.append((name, parse_accumulator(op, arg, collation, variables=variables)))
     return out
 
 
@@ -244,7 +246,7 @@ def parse_group(spec: Any, ctx: PipelineContext) -> Stage:
     if "_id" not in spec:
         raise MongoError(15955, "a group specification must include an _id")
     id_fn = compile_expression(spec["_id"], collation=ctx.collation)
-    fields = parse_accumulated_fields(spec, "$group", collation=ctx.collation)
+    fields = parse_accumulated_fields(spec, "$group", collation=ctx.collation, variables=ctx.variables)
     return GroupStage(spec, id_fn, fields, ctx)
 
 
@@ -280,7 +282,7 @@ def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:
     output = spec.get("output", {"count": {"$sum": 1}})
     if not isinstance(output, dict):
         raise MongoError(40196, f"The $bucket 'output' field must be an object, but found type: {type_name(output)}.")
-    fields = parse_accumulated_fields(output, "$bucket", skip=(), collation=ctx.collation)
+    fields = parse_accumulated_fields(output, "$bucket", skip=(), collation=ctx.collation, variables=ctx.variables)
     group_fn = compile_expression(group_by, collation=ctx.collation)
     import bisect
     keys = [sort_key(b) for b in bounds]
@@ -322,7 +324,7 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
     output = spec.get("output", {"count": {"$sum": 1}})
     if not isinstance(output, dict):
         raise MongoError(40244, f"The $bucketAuto 'output' field must be an object, but found type: {type_name(output)}.")
-    fields = parse_accumulated_fields(output, "$bucketAuto", skip=(), collation=ctx.collation)
+    fields = parse_accumulated_fields(output, "$bucketAuto", skip=(), collation=ctx.collation, variables=ctx.variables)
     group_fn = compile_expression(spec["groupBy"], collation=ctx.collation)
     sort_key = sort_key_for(ctx.collation)
 

@@ -268,3 +268,16 @@ def test_exp_moving_avg_window_output():
     out = run([{"$setWindowFields": {"sortBy": {"t": 1}, "output": {
         "e": {"$expMovingAvg": {"input": "$v", "N": 3}}}}}], docs)
     assert [d["e"] for d in out] == [None, 10.0, 10.0, 15.0]
+
+
+def test_group_reads_n_and_p_from_the_commands_variables():
+    """$group's 'n' and $percentile 'p' may be the command's let variables (fixed for the command),
+    as in windows: $group passes them to the accumulators' parse."""
+    from tidemark.query.pipeline import PipelineContext, run_pipeline
+
+    docs = [{"g": 1, "v": i} for i in range(5)]
+    ctx = PipelineContext(variables={"k": 2, "ps": [0.5]})
+    out = list(run_pipeline([{"$group": {"_id": "$g", "top": {"$maxN": {"input": "$v", "n": "$$k"}},
+                                         "p": {"$percentile": {"input": "$v", "p": "$$ps", "method": "approximate"}}}}],
+                            [dict(d) for d in docs], ctx))
+    assert out == [{"_id": 1, "top": [4, 3], "p": [2.0]}]
