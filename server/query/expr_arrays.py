@@ -3,17 +3,24 @@ $indexOfArray $isArray $range $reverseArray $zip $sortArray $firstN $lastN $maxN
 $allElementsTrue $anyElementTrue (set operators live in ``expr_sets``).
 
 $filter/$map/$reduce bind their variables ("this", "value" or the ``as`` name) in a fresh variables
-dict per evaluation; the element loop reuses it (closures never keep a reference to it). Their element
-loops tick the interruption check (maxTimeMS, killOp) per element.
+dict per evaluation; the element loop reuses it (closures never keep a reference to it). ``as:
+"CURRENT"`` rebinds the document field paths read, as a ``$let`` of CURRENT does. Their element loops
+tick the interruption check (maxTimeMS, killOp) per element.
+
+Operators with named arguments are parsed as mongod parses each (``named_args``), with its own codes
+for a non-object argument, an unknown field and each missing one.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import cast
+from collections.abc import Collection, Sequence
+from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import (
+    INT32_MAX,
+    INT32_MIN,
     args_list,
     check_arity,
     comparator,
@@ -29,7 +36,42 @@ from tidemark.query.expr_base import (
 from tidemark.query.expr_logic import truthy
 from tidemark.query.interrupt import tick
 from tidemark.query.memory import BUFFER_LIMIT, approx_size, check_built
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
+
+
+def named_args(args: Any, fields: Collection[str], not_object: tuple[int, str], unknown: tuple[int, str],
+               required: Sequence[tuple[str, int, str]] = ()) -> dict:
+    """An operator's object of named arguments, checked in mongod's order with the operator's codes:
+    not an object -> ``not_object`` (its message may name the type: ``{}``), the first field not in
+    ``fields`` -> ``unknown`` (``{}``: the field), then each missing ``required`` (field, code, message)."""
+    if type(args) is not dict:
+        raise MongoError(not_object[0], not_object[1].format(type_name(args)))
+    for field in args:
+        if field not in fields:
+            raise MongoError(unknown[0], unknown[1].format(field))
+    for field, code, message in required:
+        if field not in args:
+            raise MongoError(code, message)
+    return args
+
+
+def int32_arg(v: Any) -> int | None:
+    """mongod's ``Value::integral()``: a number exactly equal to a 32-bit integer, as that int."""
+    i = int_arg(v)
+    return i if i is not None and INT32_MIN <= i <= INT32_MAX else None
+
+
+def index_bound(v: Any, name: str, label: str) -> int:
+    """A start or end index of ``$indexOf*`` (mongod's uassertIfNotIntegralAndNonNegative, its
+    messages spelled as it spells them)."""
+    i = int32_arg(v)
+    if i is None:
+        raise MongoError(40096, f"{name}requires an integral {label}, found a value of type: {type_name(v)}, "
+                                f"with value: {bson_repr(v)}")
+    if i < 0:
+        raise MongoError(40097, f"{name} requires a nonnegative {label}, found: {bson_repr(v)}")
+    return i
 
 
 def compile_array_elem_at(args, cc):
@@ -83,18 +125,33 @@ def compile_concat_arrays(args, cc):
     return concat
 
 
-def _bind_name(spec, default, name):
-    var = spec.get("as", default)
-    if type(var) is not str:
-        raise MongoError(16866 if name == "$map" else 28648, f"{name} 'as' must be a string")
-    validate_variable_name(var)
+def _bind_name(spec: dict) -> str:
+    """The ``as`` variable of $filter/$map, validated as a user variable (CURRENT allowed); a
+    non-string ``as`` is read as an empty name (mongod's BSONElement::str())."""
+    var = spec.get("as", "this")
+    if type(var) is not str or not var:
+        raise MongoError(16866, "empty variable names are not allowed")
+    validate_variable_name(var, allow_current=True)
     return var
 
 
+def _in_scope(var: str, doc: Any, vars: dict) -> tuple[dict, bool]:
+    """The variables an element loop binds ``var`` in, and whether the element becomes CURRENT."""
+    scope = dict(vars)
+    if var == "CURRENT":
+        scope.setdefault("ROOT", doc)  # $$ROOT stays the document once CURRENT moves
+        return scope, True
+    return scope, False
+
+
 def compile_filter(args, cc):
-    spec = require_object("$filter", args, {"input", "as", "cond", "limit"}, ("input", "cond"))
-    var = _bind_name(spec, "this", "$filter")
-    inp, cond = cc(spec["input"]), cc(spec["cond"])
+    spec = named_args(args, ("input", "as", "cond", "limit"), (28646, "$filter only supports an object as its argument"),
+                      (28647, "Unrecognized parameter to $filter: {}"),
+                      (("input", 28648, "Missing 'input' parameter to $filter"),
+                       ("cond", 28650, "Missing 'cond' parameter to $filter")))
+    inp = cc(spec["input"])  # mongod's order: input, the name, cond, limit
+    var = _bind_name(spec)
+    cond = cc(spec["cond"])
     limit = cc(spec["limit"]) if "limit" in spec else None
 
     def filter_(doc, vars):
@@ -107,15 +164,22 @@ def compile_filter(args, cc):
         if limit is not None:
             lv = limit(doc, vars)
             if not nullish(lv):
-                n = int_arg(lv)
-                if n is None or n < 1:
-                    raise MongoError(327391, f"$filter: limit must be greater than 0: {lv}")
-        scope = dict(vars)
+                n = int32_arg(lv)
+                if n is None:
+                    raise MongoError(327391, f"$filter: limit must be represented as a 32-bit integral value: "
+                                             f"{bson_repr(lv)}")
+                if n < 1:
+                    raise MongoError(327392, f"$filter: limit must be greater than 0: {bson_repr(lv)}")
+        scope, current = _in_scope(var, doc, vars)
         out = []
         for el in arr:
             tick()
-            scope[var] = el
-            if truthy(cond(doc, scope)):
+            if current:
+                keep = cond(el, scope)
+            else:
+                scope[var] = el
+                keep = cond(doc, scope)
+            if truthy(keep):
                 out.append(el)
                 if n is not None and len(out) >= n:
                     break
@@ -124,9 +188,13 @@ def compile_filter(args, cc):
 
 
 def compile_map(args, cc):
-    spec = require_object("$map", args, {"input", "as", "in"}, ("input", "in"))
-    var = _bind_name(spec, "this", "$map")
-    inp, body = cc(spec["input"]), cc(spec["in"])
+    spec = named_args(args, ("input", "as", "in"), (16878, "$map only supports an object as its argument"),
+                      (16879, "Unrecognized parameter to $map: {}"),
+                      (("input", 16880, "Missing 'input' parameter to $map"),
+                       ("in", 16882, "Missing 'in' parameter to $map")))
+    inp = cc(spec["input"])  # mongod's order: input, the name, in
+    var = _bind_name(spec)
+    body = cc(spec["in"])
 
     def map_(doc, vars):
         arr = inp(doc, vars)
@@ -134,13 +202,16 @@ def compile_map(args, cc):
             return None
         if type(arr) is not list:
             raise MongoError(16883, f"input to $map must be an array not {type_name(arr)}")
-        scope = dict(vars)
+        scope, current = _in_scope(var, doc, vars)
         out = []
         size = 0
         for el in arr:
             tick()
-            scope[var] = el
-            v = body(doc, scope)
+            if current:
+                v = body(el, scope)
+            else:
+                scope[var] = el
+                v = body(doc, scope)
             out.append(None if v is MISSING else v)
             size += approx_size(v, BUFFER_LIMIT)
             if size > BUFFER_LIMIT:
@@ -150,7 +221,11 @@ def compile_map(args, cc):
 
 
 def compile_reduce(args, cc):
-    spec = require_object("$reduce", args, {"input", "initialValue", "in"}, ("input", "initialValue", "in"))
+    spec = named_args(args, ("input", "initialValue", "in"), (40075, "$reduce requires an object as an argument, found: {}"),
+                      (40076, "$reduce found an unknown argument: {}"),
+                      (("input", 40077, "$reduce requires 'input' to be specified"),
+                       ("initialValue", 40078, "$reduce requires 'initialValue' to be specified"),
+                       ("in", 40079, "$reduce requires 'in' to be specified")))
     inp, init, body = cc(spec["input"]), cc(spec["initialValue"]), cc(spec["in"])
 
     def reduce_(doc, vars):
@@ -158,7 +233,7 @@ def compile_reduce(args, cc):
         if nullish(arr):
             return None
         if type(arr) is not list:
-            raise MongoError(40080, f"$reduce requires that 'input' be an array, found: {type_name(arr)}")
+            raise MongoError(40080, f"$reduce requires that 'input' be an array, found: {bson_repr(arr)}")
         scope = dict(vars)
         acc = init(doc, vars)
         for el in arr:
@@ -225,22 +300,23 @@ def compile_index_of_array(args, cc):
     lst = args_list(args)
     if not 2 <= len(lst) <= 4:
         raise MongoError(28667, f"Expression $indexOfArray takes at least 2 arguments, and at most 4, but {len(lst)} were passed in.")
-    fns = [cc(x) for x in lst]
+    arr_fn, target_fn = cc(lst[0]), cc(lst[1])
+    start_fn = cc(lst[2]) if len(lst) > 2 else None
+    end_fn = cc(lst[3]) if len(lst) > 3 else None
     agg_compare = comparator(cc)
 
     def index_of(doc, vars):
-        vals = [f(doc, vars) for f in fns]
-        arr = vals[0]
+        arr = arr_fn(doc, vars)
         if nullish(arr):
             return None
         if type(arr) is not list:
             raise MongoError(40090, f"$indexOfArray requires an array as a first argument, found: {type_name(arr)}")
-        start = int_arg(vals[2]) if len(vals) > 2 else 0
-        end = int_arg(vals[3]) if len(vals) > 3 else len(arr)
-        if start is None or start < 0 or end is None or end < 0:
-            raise MongoError(40096, "$indexOfArray requires a nonnegative integral index")
+        # mongod's order: the array, the start and end indexes, then the value searched for
+        start = index_bound(start_fn(doc, vars), "$indexOfArray", "starting index") if start_fn else 0
+        end = index_bound(end_fn(doc, vars), "$indexOfArray", "ending index") if end_fn else len(arr)
+        target = target_fn(doc, vars)
         for i in range(start, min(end, len(arr))):
-            if agg_compare(arr[i], vals[1]) == 0:
+            if agg_compare(arr[i], target) == 0:
                 return i
         return -1
     return index_of
@@ -305,19 +381,25 @@ def compile_reverse(args, cc):
 
 
 def compile_zip(args, cc):
-    spec = require_object("$zip", args, {"inputs", "useLongestLength", "defaults"}, ("inputs",))
-    if type(spec["inputs"]) is not list:
-        raise MongoError(34460, "inputs must be an array of expressions")
-    inputs = [cc(x) for x in spec["inputs"]]
+    spec = named_args(args, ("inputs", "useLongestLength", "defaults"),
+                      (34460, "$zip only supports an object as an argument, found {}"),
+                      (34464, "$zip found an unknown argument: {}"))
+    for field, value in spec.items():  # each checked where mongod's parse meets it
+        if field == "inputs" and type(value) is not list:
+            raise MongoError(34461, f"inputs must be an array of expressions, found {type_name(value)}")
+        if field == "defaults" and type(value) is not list:
+            raise MongoError(34462, f"defaults must be an array of expressions, found {type_name(value)}")
+        if field == "useLongestLength" and type(value) is not bool:
+            # (mongod's message names the type of $zip's own argument: always an object)
+            raise MongoError(34463, "useLongestLength must be a bool, found object")
+    inputs = [cc(x) for x in spec.get("inputs", [])]
     longest = spec.get("useLongestLength", False)
-    if type(longest) is not bool:
-        raise MongoError(34463, "useLongestLength must be a bool")
-    if "defaults" in spec and type(spec["defaults"]) is not list:
-        raise MongoError(34462, "defaults must be an array of expressions")
-    defaults = [cc(x) for x in spec["defaults"]] if "defaults" in spec else None
-    if defaults is not None and not longest:
+    defaults = [cc(x) for x in spec.get("defaults", [])]
+    if not inputs:
+        raise MongoError(34465, "$zip requires at least one input array")
+    if defaults and not longest:
         raise MongoError(34466, "cannot specify defaults unless useLongestLength is true")
-    if defaults is not None and len(defaults) != len(inputs):
+    if defaults and len(defaults) != len(inputs):
         raise MongoError(34467, "defaults and inputs must have the same length")
 
     def zip_(doc, vars):
@@ -327,10 +409,8 @@ def compile_zip(args, cc):
             if nullish(v):
                 return None
             if type(v) is not list:
-                raise MongoError(34468, f"$zip found a non-array expression in input: {v}")
+                raise MongoError(34468, f"$zip found a non-array expression in input: {bson_repr(v)}")
             arrays.append(v)
-        if not arrays:
-            return []
         fill = [f(doc, vars) for f in defaults] if defaults else [None] * len(arrays)
         n = max(map(len, arrays)) if longest else min(map(len, arrays))
         return [[a[i] if i < len(a) else fill[j] for j, a in enumerate(arrays)] for i in range(n)]
@@ -372,7 +452,10 @@ def _sort_value(v, direction, sort_key):
 
 
 def compile_sort_array(args, cc):
-    spec = require_object("$sortArray", args, {"input", "sortBy"}, ("input", "sortBy"))
+    spec = named_args(args, ("input", "sortBy"), (2942500, "$sortArray requires an object as an argument, found: {}"),
+                      (2942501, "$sortArray found an unknown argument: {}"),
+                      (("input", 2942502, "$sortArray requires 'input' to be specified"),
+                       ("sortBy", 2942503, "$sortArray requires 'sortBy' to be specified")))
     inp = cc(spec["input"])
     key = functools.cmp_to_key(sort_spec_comparator(spec["sortBy"], cc))
 

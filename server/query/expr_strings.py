@@ -2,23 +2,25 @@
 $split $trim $ltrim $rtrim $indexOfBytes $indexOfCP $strcasecmp $regexMatch $regexFind $regexFindAll
 $replaceOne $replaceAll.
 
-Byte-based operators count UTF-8 bytes, CP operators count code points, as mongod does.
+Byte-based operators count UTF-8 bytes, CP operators count code points, as mongod does. Arguments
+are checked in mongod's order, each operator with its own codes (``expr_arrays.named_args``).
+
+$regexMatch/$regexFind/$regexFindAll share the PCRE semantics of the ``$regex`` filter
+(``match_regex``). A constant 'regex' and 'options' are checked and compiled once, when the expression
+is compiled (mongod's optimize()); otherwise per document, the last pattern kept.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from bson.regex import Regex
-
 from tidemark.protocol.errors import MongoError
+from tidemark.query.expr_arrays import index_bound, int32_arg, named_args
 from tidemark.query.expr_base import (
     args_list,
     check_arity,
-    int_arg,
     nullish,
     num_kind,
-    require_object,
     type_name,
 )
 from tidemark.query.expr_conversion import to_string
@@ -29,8 +31,10 @@ from tidemark.query.match_regex import (
     is_regex,
     pattern_and_options,
     search,
+    validate_options,
 )
 from tidemark.query.memory import STRING_LIMIT, check_string, string_too_long
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
 
 
@@ -111,17 +115,22 @@ def compile_substr_cp(args, cc):
     def substr(doc, vars):
         text = _to_str_for_case(s(doc, vars), "$substrCP")
         start, length = st(doc, vars), ln(doc, vars)
-        i, n = int_arg(start), int_arg(length)
+        # mongod's order: the start's type and range, the length's, then the signs (length first)
+        if num_kind(start) is None:
+            raise MongoError(34450, f"$substrCP: starting index must be a numeric type (is BSON type {type_name(start)})")
+        i = int32_arg(start)
         if i is None:
-            raise MongoError(34450 if num_kind(start) is None else 34451,
-                             f"$substrCP: starting index must be a numeric type (is BSON type {type_name(start)})")
+            raise MongoError(34451, "$substrCP: starting index cannot be represented as a 32-bit integral value: "
+                                    + bson_repr(start))
+        if num_kind(length) is None:
+            raise MongoError(34452, f"$substrCP: length must be a numeric type (is BSON type {type_name(length)})")
+        n = int32_arg(length)
         if n is None:
-            raise MongoError(34452 if num_kind(length) is None else 34453,
-                             f"$substrCP: length must be a numeric type (is BSON type {type_name(length)})")
-        if i < 0:
-            raise MongoError(34455, "$substrCP: the starting index must be nonnegative integer.")
+            raise MongoError(34453, f"$substrCP: length cannot be represented as a 32-bit integral value: {bson_repr(length)}")
         if n < 0:
             raise MongoError(34454, "$substrCP: length must be a nonnegative integer.")
+        if i < 0:
+            raise MongoError(34455, "$substrCP: the starting index must be nonnegative integer.")
         return text[i:i + n]
     return substr
 
@@ -161,19 +170,27 @@ _WHITESPACE = "\u0000\u0020\u0009\u000A\u000B\u000C\u000D\u00A0\u1680\u2000\u200
 
 def _trim(name, left, right):
     def compile_op(args, cc):
-        spec = require_object(name, args, {"input", "chars"}, ("input",))
+        spec = named_args(args, ("input", "chars"), (50696, f"{name} only supports an object as an argument, found {{}}"),
+                          (50694, f"{name} found an unknown argument: {{}}"),
+                          (("input", 50695, f"{name} requires an 'input' field"),))
         inp = cc(spec["input"])
         chars = cc(spec["chars"]) if "chars" in spec else None
 
         def trim(doc, vars):
             s = inp(doc, vars)
-            c = chars(doc, vars) if chars is not None else _WHITESPACE
-            if nullish(s) or nullish(c):
+            if nullish(s):
                 return None
             if type(s) is not str:
-                raise MongoError(50699, f"{name} requires its input to be a string, got {s!r} (of type {type_name(s)}) instead.")
-            if type(c) is not str:
-                raise MongoError(50700, f"{name} requires 'chars' to be a string, got {c!r} (of type {type_name(c)}) instead.")
+                raise MongoError(50699, f"{name} requires its input to be a string, got {bson_repr(s)} (of type "
+                                        f"{type_name(s)}) instead.")
+            c = _WHITESPACE
+            if chars is not None:  # read only once the input is known to be a string, as in mongod
+                c = chars(doc, vars)
+                if nullish(c):
+                    return None
+                if type(c) is not str:
+                    raise MongoError(50700, f"{name} requires 'chars' to be a string, got {bson_repr(c)} (of type "
+                                            f"{type_name(c)}) instead.")
             if left and right:
                 return s.strip(c)
             return s.lstrip(c) if left else s.rstrip(c)
@@ -182,37 +199,41 @@ def _trim(name, left, right):
 
 
 def _index_of(name, in_bytes):
+    string_code, token_code = (40091, 40092) if in_bytes else (40093, 40094)
+
     def compile_op(args, cc):
         lst = args_list(args)
         if not 2 <= len(lst) <= 4:
             raise MongoError(28667, f"Expression {name} takes at least 2 arguments, and at most 4, but {len(lst)} were passed in.")
-        fns = [cc(x) for x in lst]
+        string_fn, token_fn = cc(lst[0]), cc(lst[1])
+        start_fn = cc(lst[2]) if len(lst) > 2 else None
+        end_fn = cc(lst[3]) if len(lst) > 3 else None
 
         def index_of(doc, vars):
-            vals = [f(doc, vars) for f in fns]
-            s, sub = vals[0], vals[1]
+            # mongod's order: each argument is evaluated and checked before the next one is read
+            s = string_fn(doc, vars)
             if nullish(s):
                 return None
             if type(s) is not str:
-                raise MongoError(40091, f"{name} requires a string as the first argument, found: {type_name(s)}")
+                raise MongoError(string_code, f"{name} requires a string as the first argument, found: {type_name(s)}")
+            sub = token_fn(doc, vars)
             if type(sub) is not str:
-                raise MongoError(40092, f"{name} requires a string as the second argument, found: {type_name(sub)}")
-            hay: Any = s.encode() if in_bytes else s  # str, or its UTF-8 bytes ($indexOfBytes)
-            needle: Any = sub.encode() if in_bytes else sub
-            start: int | None
-            end: int | None
-            start, end = 0, len(hay)
-            if len(vals) > 2:
-                start = int_arg(vals[2])
-                if start is None or start < 0:
-                    raise MongoError(40096, f"{name} requires a nonnegative integral starting index, found: {vals[2]}")
-            if len(vals) > 3:
-                end = int_arg(vals[3])
-                if end is None or end < 0:
-                    raise MongoError(40097, f"{name} requires a nonnegative integral ending index, found: {vals[3]}")
-            if start > end or start > len(hay):
+                raise MongoError(token_code, f"{name} requires a string as the second argument, found: {type_name(sub)}")
+            start = index_bound(start_fn(doc, vars), name, "starting index") if start_fn else 0
+            if in_bytes:
+                hay = s.encode()
+                end = min(index_bound(end_fn(doc, vars), name, "ending index"), len(hay)) if end_fn else len(hay)
+                if start > len(hay) or end < start:
+                    return -1
+                return hay.find(sub.encode(), start, end)
+            end = min(index_bound(end_fn(doc, vars), name, "ending index"), len(s)) if end_fn else len(s)
+            if end < start:
                 return -1
-            return hay.find(needle, start, end)
+            if not s and not sub:
+                return 0
+            # a match may start at any code point before ``end`` and run past it (mongod compares the
+            # token against the whole input from each start)
+            return s.find(sub, start, end + len(sub) - 1) if start < end else -1
         return index_of
     return compile_op
 
@@ -227,80 +248,113 @@ def compile_strcasecmp(args, cc):
     return strcasecmp
 
 
-def _compile_regex(name, pattern, options):
-    flags_text = ""
-    if isinstance(pattern, Regex):
-        flags_text = pattern.flags if isinstance(pattern.flags, str) else ""
-        pattern = pattern.pattern
+def _regex_spec(name: str, pattern: Any, options: Any) -> tuple[str | None, str]:
+    """The pattern (None when null or missing) and option letters of a $regex* expression, checked in
+    mongod's order: 'regex' type (51105), 'options' type (51106), flags in both a BSON regex and
+    'options' (51107), a NUL byte in the pattern (51109) or options (51110), then the flags (51108),
+    also when there is no pattern."""
+    if type(pattern) is str:
+        text: str | None = pattern
+        flags = ""
     elif is_regex(pattern):
-        pattern, flags_text = pattern_and_options(pattern)
-    elif type(pattern) is not str:
+        text, flags = pattern_and_options(pattern)
+    elif nullish(pattern):
+        text, flags = None, ""
+    else:
         raise MongoError(51105, f"{name} needs 'regex' to be of type string or regex")
-    if options is not None and options is not MISSING:
+    if not nullish(options):
         if type(options) is not str:
             raise MongoError(51106, f"{name} needs 'options' to be of type string")
-        if flags_text:
+        if flags:
             raise MongoError(51107, f"{name}: found regex option(s) specified in both 'regex' and 'option' fields")
-        flags_text = options
-    if "\x00" in pattern:
+        flags = options
+    if text is not None and "\x00" in text:
         raise MongoError(51109, f"{name}: regular expression cannot contain an embedded null byte")
-    if "\x00" in flags_text:
+    if "\x00" in flags:
         raise MongoError(51110, f"{name}: regular expression options cannot contain an embedded null byte")
-    return compile_regex(pattern, flags_text, name)
+    validate_options(flags, name)
+    return text, flags
 
 
 def _regex_op(name, mode):
+    def nothing():  # the answer for a null input or regex (a fresh list each time)
+        return False if mode == "match" else (None if mode == "find" else [])
+
+    def run(compiled, s):
+        try:
+            if mode == "match":
+                return search(compiled, s) is not None
+            if mode == "find":
+                m = search(compiled, s)
+                return None if m is None else _match_doc(m)
+            return [_match_doc(m) for m in find_all(compiled, s)]
+        except MatchLimitExceeded:
+            raise MongoError(51156, f"Error occurred while executing the regular expression in {name}. "
+                                    "Result code: match limit exceeded") from None
+
     def compile_op(args, cc):
-        spec = require_object(name, args, {"input", "regex", "options"}, ("input", "regex"))
+        spec = named_args(args, ("input", "regex", "options"),
+                          (51103, f"{name} expects an object of named arguments but found: {{}}"),
+                          (31024, f"{name} found an unknown argument: {{}}"),
+                          (("input", 31022, f"{name} requires 'input' parameter"),
+                           ("regex", 31023, f"{name} requires 'regex' parameter")))
         inp, rx = cc(spec["input"]), cc(spec["regex"])
-        opts = cc(spec["options"]) if "options" in spec else (lambda d, v: None)
-        # Only the last (key, compiled): a regex that varies per document is held by the shared,
-        # bounded compiled-pattern cache (match_regex.CACHE), not here.
-        memo: list = [None]
+        opts = cc(spec["options"]) if "options" in spec else None
+        if getattr(rx, "is_const", False) and (opts is None or getattr(opts, "is_const", False)):
+            text, flags = _regex_spec(name, rx(None, {}), opts(None, {}) if opts is not None else None)
+            constant = None if text is None else compile_regex(text, flags, name)
+
+            def op_constant(doc, vars):
+                s = inp(doc, vars)
+                if type(s) is str:
+                    return nothing() if constant is None else run(constant, s)
+                if nullish(s):
+                    return nothing()
+                raise MongoError(51104, f"{name} needs 'input' to be of type string")
+            return op_constant
+
+        # Only the last (pattern, flags, compiled): a regex that varies per document is held by the
+        # shared, bounded compiled-pattern cache (match_regex.CACHE), not here.
+        memo: list = [None, None, None]
 
         def op(doc, vars):
-            s, pattern, options = inp(doc, vars), rx(doc, vars), opts(doc, vars)
-            if nullish(pattern):
-                return False if mode == "match" else (None if mode == "find" else [])
-            key = (str(pattern), str(options))
-            entry = memo[0]
-            if entry is not None and entry[0] == key:
-                compiled = entry[1]
-            else:
-                compiled = _compile_regex(name, pattern, options)
-                memo[0] = (key, compiled)
-            if nullish(s):
-                return False if mode == "match" else (None if mode == "find" else [])
-            if type(s) is not str:
+            s, pattern = inp(doc, vars), rx(doc, vars)
+            options = opts(doc, vars) if opts is not None else None
+            if type(s) is not str and not nullish(s):
                 raise MongoError(51104, f"{name} needs 'input' to be of type string")
-            try:
-                if mode == "match":
-                    return search(compiled, s) is not None
-                if mode == "find":
-                    m = search(compiled, s)
-                    return None if m is None else _match_doc(s, m)
-                return [_match_doc(s, m) for m in find_all(compiled, s)]
-            except MatchLimitExceeded:
-                raise MongoError(51156, f"Error occurred while executing the regular expression in {name}. "
-                                        "Result code: match limit exceeded") from None
+            text, flags = _regex_spec(name, pattern, options)
+            if text is None:
+                return nothing()
+            if memo[0] == text and memo[1] == flags:
+                compiled = memo[2]
+            else:
+                compiled = compile_regex(text, flags, name)  # compiled (and checked) even for a null input
+                memo[:] = text, flags, compiled
+            return nothing() if nullish(s) else run(compiled, s)
         return op
     return compile_op
 
 
-def _match_doc(s, m):
-    return {"match": m.group(0), "idx": m.start(), "captures": [g for g in m.groups()]}
+def _match_doc(m):
+    return {"match": m.group(0), "idx": m.start(), "captures": list(m.groups())}
 
 
 def _replace(name, count):
     def compile_op(args, cc):
-        spec = require_object(name, args, {"input", "find", "replacement"}, ("input", "find", "replacement"))
+        spec = named_args(args, ("input", "find", "replacement"),
+                          (51751, f"{name} requires an object as an argument, found: {{}}"),
+                          (51750, f"{name} found an unknown argument: {{}}"),
+                          (("input", 51749, f"{name} requires 'input' to be specified"),
+                           ("find", 51748, f"{name} requires 'find' to be specified"),
+                           ("replacement", 51747, f"{name} requires 'replacement' to be specified")))
         inp, fnd, rep = cc(spec["input"]), cc(spec["find"]), cc(spec["replacement"])
 
         def op(doc, vars):
             s, f, r = inp(doc, vars), fnd(doc, vars), rep(doc, vars)
-            for label, v in (("input", s), ("find", f), ("replacement", r)):
-                if not nullish(v) and type(v) is not str:
-                    raise MongoError(51746, f"{name} requires that '{label}' be a string, found: {v}")
+            # a wrong type fails before any null answers, checked input, find, replacement
+            for label, v, code in (("input", s, 51746), ("find", f, 51745), ("replacement", r, 51744)):
+                if type(v) is not str and not nullish(v):
+                    raise MongoError(code, f"{name} requires that '{label}' be a string, found: {bson_repr(v)}")
             if nullish(s) or nullish(f) or nullish(r):
                 return None
             if not count and len(r) > len(f) and len(s) + s.count(f) * (len(r) - len(f)) >= STRING_LIMIT:

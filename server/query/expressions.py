@@ -140,7 +140,7 @@ def _compile(expr: Any, allow_vars: bool = True, coll: Any = None) -> Compiled:
     if t is str:
         if expr.startswith("$"):
             return _compile_path(expr, allow_vars)
-        return const(expr)
+        return _mark_const(const(expr))
     if t is dict:
         return _compile_object(expr, allow_vars, coll)
     if t is list:
@@ -213,18 +213,20 @@ def _compile_object(expr: dict, allow_vars: bool, coll: Any = None) -> Compiled:
 def _compile_let(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled:
     if not isinstance(spec, dict):
         raise MongoError(16874, "$let only supports an object as its argument")
-    extra = sorted(set(spec) - {"vars", "in"})
-    if extra:
-        raise MongoError(16875, f"Unrecognized parameter to $let: {extra[0]}")
+    for key in spec:  # the first unknown one, in the order given
+        if key != "vars" and key != "in":
+            raise MongoError(16875, f"Unrecognized parameter to $let: {key}")
     for key, code in (("vars", 16876), ("in", 16877)):
         if key not in spec:
             raise MongoError(code, f"Missing '{key}' parameter to $let")
     if not isinstance(spec["vars"], dict):
-        raise MongoError(ErrorCode.FailedToParse, "invalid parameter: expected an object (vars)")
-    bindings = []
-    for name, sub in spec["vars"].items():
+        raise MongoError(10065, "invalid parameter: expected an object (vars)")
+    # mongod parses every variable's expression, then checks the names
+    bindings = [(name, _compile(sub, allow_vars, coll)) for name, sub in spec["vars"].items()]
+    for name, _fn in bindings:
+        if not name:
+            raise MongoError(16866, "empty variable names are not allowed")
         validate_variable_name(name, allow_current=True)
-        bindings.append((name, _compile(sub, allow_vars, coll)))
     body = _compile(spec["in"], allow_vars, coll)
     rebinds_current = "CURRENT" in spec["vars"]
 
@@ -368,9 +370,8 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
     if not allow_vars:
         raise MongoError(ErrorCode.FailedToParse, f"variables are not allowed here: {expr}")
     name, _, rest = expr[2:].partition(".")
+    _validate_name_for_read(name)
     parts = split_path(rest) if rest else []
-    if not name:
-        raise MongoError(16869, "empty variable names are not allowed")
     if name == "CURRENT":
         base: Compiled = lambda doc, vars: doc  # noqa: E731
     elif name == "ROOT":
@@ -382,7 +383,7 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
     elif name in ("CLUSTER_TIME", "USER_ROLES", "SEARCH_META"):
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$${name} is not supported by Tidemark")
     else:
-        if not (name[0].islower() or ord(name[0]) > 127 or name[0] == "_"):
+        if not (name[0].islower() or ord(name[0]) > 127):  # upper case: no user variable is named so
             raise MongoError(17276, f"Use of undefined variable: {name}")
 
         def base(doc, vars):
@@ -393,6 +394,18 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
     if not parts:
         return base
     return lambda doc, vars: traverse(base(doc, vars), parts)
+
+
+def _validate_name_for_read(name: str) -> None:
+    """mongod's check of a referenced variable's name (variableValidation::validateNameForUserRead): a
+    letter or non-ASCII character first, then letters, digits, '_' or non-ASCII characters."""
+    if not name:
+        raise MongoError(16866, "empty variable names are not allowed")
+    if name[0].isascii() and not name[0].isalpha():
+        raise MongoError(16867, f"'{name}' starts with an invalid character for a user variable name")
+    for ch in name:
+        if ch.isascii() and not (ch.isalnum() or ch == "_"):
+            raise MongoError(16868, f"'{name}' contains an invalid character for a variable name: '{ch}'")
 
 
 def is_constant(expr: Any) -> bool:

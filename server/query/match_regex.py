@@ -15,8 +15,24 @@ bounds it:
   the value as not matching, and the aggregation operators fail with 51156.
 
 Options: i (ignore case), m (multi-line anchors), s (dot matches newline), x (extended), u (accepted;
-patterns are always Unicode). Any other letter -> 51108. PCRE's ``\\Z`` (end, or before a final
-newline) is translated; ``\\z`` is native.
+patterns are always Unicode). Any other letter -> 51108. A BSON regex value's flags are the letters
+its BSON carried (:func:`pattern_and_options`).
+
+PCRE2 semantics the engine lacks are written out by :func:`tidemark.query.regex_limits.scan` (a
+``Dialect``): mongod compiles in UTF mode without UCP, so ``\\w \\d \\s \\b`` and the POSIX classes are
+ASCII-only (case-insensitive matching stays Unicode); ``\\Z`` is end or before a final newline (the
+engine's ``\\Z`` is ``\\z``). PCRE2's start-of-pattern items
+(:func:`start_items`) are read here: ``(*UTF)`` ``(*UTF8)`` (UTF is always on), ``(*UCP)`` (Unicode
+classes), ``(*CR)`` ``(*LF)`` ``(*CRLF)`` ``(*ANYCRLF)`` ``(*ANY)`` ``(*NUL)`` (what ``.`` ``^`` ``$``
+``\\Z`` stop at), ``(*BSR_ANYCRLF)`` ``(*BSR_UNICODE)`` (``\\R``), the optimization switches
+``(*NO_AUTO_POSSESS)`` ``(*NO_DOTSTAR_ANCHOR)`` ``(*NO_JIT)`` ``(*NO_START_OPT)`` (no effect on what
+matches), and the limits. ``(*LIMIT_MATCH=n)`` / ``(*LIMIT_DEPTH=n)`` (``LIMIT_RECURSION``) lower
+PCRE's per-attempt limits: every attempt PCRE2 makes at a start position enters at least two frames
+(the attempt and the pattern's outer group), so under 2 any match is "match limit exceeded"
+(:class:`LimitedPattern`); a larger match limit shortens the time bound in proportion (10,000,000
+steps ~ ``MATCH_LIMIT_SECONDS``, at least ``MIN_LIMIT_SECONDS``): not PCRE's exact count.
+``(*LIMIT_HEAP=n)`` is accepted without effect. ``(*NOTEMPTY)`` and ``(*NOTEMPTY_ATSTART)`` are refused as
+not supported.
 
 Compile cost is bounded for every pattern a client can send (issue 21): the ``regex`` engine unrolls
 counted repetitions (``a{99999999}``, a 13-byte pattern, allocated 23 GB), so before it compiles,
@@ -53,24 +69,41 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeAlias, final
 
 import regex as engine
 from bson.regex import Regex as BsonRegex
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
-from tidemark.query.regex_limits import PatternRefused, scan
+from tidemark.query.regex_limits import Dialect, PatternRefused, scan
 
 VALID_OPTIONS = "imsux"
+# How pymongo's decoder keeps a BSON regex's flags (an int of ``re`` bits): the letters back, in order.
+_DECODED_FLAGS = ((2, "i"), (4, "l"), (8, "m"), (16, "s"), (32, "u"), (64, "x"))
 _FLAG_BITS = {"i": engine.IGNORECASE, "m": engine.MULTILINE, "s": engine.DOTALL, "x": engine.VERBOSE, "u": 0}
 MAX_PATTERN_SIZE = 32764  # mongod's MaxPatternSize (pcre::kMaxPatternLength)
 RETAINED_BYTES_PER_WEIGHT = 160  # measured: a{60000} retains 7.5-9.5 MB (tracemalloc, RSS)
 CACHE_BUDGET_WEIGHT = 32 * 1024 * 1024 // RETAINED_BYTES_PER_WEIGHT  # 209,715 units: ~32 MB
 CACHE_ENTRY_WEIGHT = 32  # a small compiled pattern's own ~5 KB
 MATCH_LIMIT_SECONDS = 1.0
+PCRE_MATCH_LIMIT = 10_000_000  # PCRE2's default match limit, which MATCH_LIMIT_SECONDS stands for
+MIN_LIMIT_SECONDS = 0.001  # the least time a pattern's own lower match limit leaves a search
 FIRST_SLICE_SECONDS = 0.02
-_END_BEFORE_NEWLINE = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
+# PCRE2 10.42's start-of-pattern items (pcre2_compile.c pso_list, in its order): name -> (kind, value).
+_START_ITEMS: tuple[tuple[str, str, str], ...] = (
+    ("UTF8)", "utf", ""), ("UTF)", "utf", ""), ("UCP)", "ucp", ""), ("NOTEMPTY)", "unsupported", "(*NOTEMPTY)"),
+    ("NOTEMPTY_ATSTART)", "unsupported", "(*NOTEMPTY_ATSTART)"), ("NO_AUTO_POSSESS)", "optimization", ""),
+    ("NO_DOTSTAR_ANCHOR)", "optimization", ""), ("NO_JIT)", "optimization", ""),
+    ("NO_START_OPT)", "optimization", ""), ("LIMIT_HEAP=", "limit", "heap"), ("LIMIT_MATCH=", "limit", "match"),
+    ("LIMIT_DEPTH=", "limit", "depth"), ("LIMIT_RECURSION=", "limit", "depth"), ("CR)", "newline", "CR"),
+    ("LF)", "newline", "LF"), ("CRLF)", "newline", "CRLF"), ("ANY)", "newline", "ANY"), ("NUL)", "newline", "NUL"),
+    ("ANYCRLF)", "newline", "ANYCRLF"), ("BSR_ANYCRLF)", "bsr", "ANYCRLF"), ("BSR_UNICODE)", "bsr", "UNICODE"),
+)
+_LIMIT_DIGITS = re.compile(r"[0-9]*")
+_UINT32_MAX = 2**32 - 1
+BAD_VERB = "(*VERB) not recognized or malformed"
 
 Pattern = engine.Pattern
 
@@ -86,10 +119,68 @@ def validate_options(options: str, operator: str | None = None) -> None:
             raise MongoError(51108, f"{prefix}invalid flag in regex options: {ch}")
 
 
-def _translate(pattern: str) -> str:
-    if "\\Z" in pattern:
-        pattern = _END_BEFORE_NEWLINE.sub(r"\1(?=\\n?\\z)", pattern)
-    return pattern
+@dataclass(frozen=True, slots=True)
+class StartItems:
+    """What a pattern's start-of-pattern items asked for; ``length`` is how much of it they take."""
+
+    length: int = 0
+    ucp: bool = False
+    newline: str = "LF"
+    bsr_anycrlf: bool = False
+    limit_match: int | None = None
+    limit_depth: int | None = None
+    unsupported: str | None = None  # the first item Tidemark does not support
+
+
+def start_items(pattern: str) -> StartItems:
+    """PCRE2's reading of the ``(*...)`` items at the very start of ``pattern`` (pcre2_compile.c):
+    known names in a row, each ``LIMIT_x=`` with digits and ``)``; the first unknown one ends them
+    (the rest of the pattern is parsed as usual). Raises :class:`PatternRefused` with PCRE's
+    message for a malformed limit."""
+    if not pattern.startswith("(*"):
+        return _NO_START_ITEMS
+    at = 0
+    found: dict[str, Any] = {}
+    while pattern.startswith("(*", at):
+        item = next((item for item in _START_ITEMS if pattern.startswith(item[0], at + 2)), None)
+        if item is None:
+            break
+        name, kind, value = item
+        at += 2 + len(name)
+        if kind == "limit":  # digits and ")"; PCRE2 stops reading digits once past UINT32_MAX // 10 - 1
+            digits = _LIMIT_DIGITS.match(pattern, at).group()  # type: ignore[union-attr]  # matches ""
+            significant = digits.lstrip("0") or "0"
+            if not digits or not pattern.startswith(")", at + len(digits)) or len(significant) > 10 \
+                    or int(significant) // 10 > _UINT32_MAX // 10 - 1:
+                raise PatternRefused(BAD_VERB)
+            found[value] = int(significant)  # a later setting of the same limit wins, as in PCRE2
+            at += len(digits) + 1
+        elif kind == "unsupported":
+            found.setdefault("unsupported", value)
+        elif kind != "utf" and kind != "optimization":
+            found[kind] = value
+    return StartItems(at, ucp="ucp" in found, newline=found.get("newline", "LF"),
+                      bsr_anycrlf=found.get("bsr") == "ANYCRLF", limit_match=found.get("match"),
+                      limit_depth=found.get("depth"), unsupported=found.get("unsupported"))
+
+
+_NO_START_ITEMS = StartItems()
+
+
+@final  # (so that ``type(x) is LimitedPattern`` narrows, on the hot path of search)
+class LimitedPattern:
+    """A compiled pattern that lowered PCRE's match or depth limit ((*LIMIT_MATCH=n), (*LIMIT_DEPTH=n)):
+    ``seconds`` bounds each search; ``always_exceeds``: any match exceeds the limit (under 2)."""
+
+    __slots__ = ("pattern", "seconds", "always_exceeds")
+
+    def __init__(self, pattern: Pattern, seconds: float, always_exceeds: bool):
+        self.pattern = pattern
+        self.seconds = seconds
+        self.always_exceeds = always_exceeds
+
+
+Compiled: TypeAlias = "Pattern | LimitedPattern"  # what compile_regex returns; search() takes either
 
 
 class CompiledCache:
@@ -106,9 +197,9 @@ class CompiledCache:
         self.budget = budget
         self.used = 0
         self.lock = threading.Lock()
-        self.entries: OrderedDict[tuple, tuple[Pattern, int]] = OrderedDict()
+        self.entries: OrderedDict[tuple, tuple[Compiled, int]] = OrderedDict()
 
-    def get(self, key: tuple) -> Pattern | None:
+    def get(self, key: tuple) -> Compiled | None:
         with self.lock:
             entry = self.entries.get(key)
             if entry is None:
@@ -116,7 +207,7 @@ class CompiledCache:
             self.entries.move_to_end(key)
             return entry[0]
 
-    def put(self, key: tuple, compiled: Pattern, cost: int) -> None:
+    def put(self, key: tuple, compiled: Compiled, cost: int) -> None:
         with self.lock:
             old = self.entries.pop(key, None)
             if old is not None:
@@ -138,7 +229,7 @@ class CompiledCache:
 CACHE = CompiledCache(CACHE_BUDGET_WEIGHT)
 
 
-def compile_regex(pattern: str, options: str = "", operator: str | None = None) -> Pattern:
+def compile_regex(pattern: str, options: str = "", operator: str | None = None) -> Compiled:
     """Compile a MongoDB regex (cached). Errors as mongod: for filters (``operator`` None) 51108
     (options), 2 (too long, NUL byte), 51091 (invalid, over PCRE's limits); for the aggregation
     operator ``operator`` 51108 and 51111."""
@@ -156,7 +247,7 @@ def _invalid(reason: str, operator: str | None) -> MongoError:
     return MongoError(51091, f"Regular expression is invalid: {reason}")
 
 
-def _compile(pattern: str, options: str, operator: str | None) -> tuple[Pattern, int]:
+def _compile(pattern: str, options: str, operator: str | None) -> tuple[Compiled, int]:
     if operator is None and "\x00" in options:
         raise MongoError(ErrorCode.BadValue, "Regular expression options string cannot contain an embedded null byte")
     validate_options(options, operator)
@@ -170,23 +261,40 @@ def _compile(pattern: str, options: str, operator: str | None) -> tuple[Pattern,
     if operator is None and "\x00" in pattern:
         raise MongoError(ErrorCode.BadValue, "Regular expression cannot contain an embedded null byte")
     try:
-        scanned = scan(pattern, extended="x" in options)
+        items = start_items(pattern)
+        if items.unsupported is not None:
+            raise PatternRefused(f"{items.unsupported} is not supported by Tidemark")
+        dialect = Dialect(ucp=items.ucp, newline=items.newline, bsr_anycrlf=items.bsr_anycrlf,
+                          multiline="m" in options, dotall="s" in options)
+        scanned = scan(pattern[items.length:], extended="x" in options, dialect=dialect)
     except PatternRefused as exc:
         raise _invalid(exc.reason, operator) from None
     try:
         # cache_pattern=False: the engine's own cache (500 patterns, no size bound) would hold every
         # pattern CACHE evicts
-        return engine.compile(_translate(scanned.pattern), flags, cache_pattern=False), scanned.weight
+        compiled = engine.compile(scanned.pattern, flags, cache_pattern=False)
     except RecursionError:
         raise _invalid("parentheses are too deeply nested (stack check)", operator) from None
     except (engine.error, OverflowError, ValueError, MemoryError) as exc:
         raise _invalid(str(exc) or "invalid pattern", operator) from None
+    if items.limit_match is None and items.limit_depth is None:
+        return compiled, scanned.weight
+    steps = PCRE_MATCH_LIMIT if items.limit_match is None else min(items.limit_match, PCRE_MATCH_LIMIT)
+    seconds = max(MIN_LIMIT_SECONDS, MATCH_LIMIT_SECONDS * steps / PCRE_MATCH_LIMIT)
+    always = min(steps, PCRE_MATCH_LIMIT if items.limit_depth is None else items.limit_depth) < 2
+    return LimitedPattern(compiled, seconds, always), scanned.weight
 
 
-def search(compiled: Pattern, string: str, pos: int = 0) -> Any:
+def search(compiled: Compiled, string: str, pos: int = 0, limit: float = MATCH_LIMIT_SECONDS) -> Any:
     """``compiled.search(string, pos)``, bounded (see the module docstring): returns the match or None;
-    raises the operation's interruption error, or :class:`MatchLimitExceeded`."""
-    timeout = FIRST_SLICE_SECONDS
+    raises the operation's interruption error, or :class:`MatchLimitExceeded` after ``limit`` seconds
+    (a pattern's own lower limit applies instead: :class:`LimitedPattern`)."""
+    if type(compiled) is LimitedPattern:
+        found = search(compiled.pattern, string, pos, compiled.seconds)
+        if found is not None and compiled.always_exceeds:
+            raise MatchLimitExceeded()  # PCRE2 ran out of frames at this start position at the latest
+        return found
+    timeout = FIRST_SLICE_SECONDS if limit >= FIRST_SLICE_SECONDS else limit
     spent = 0.0
     while True:
         op = interrupt.current()
@@ -198,12 +306,12 @@ def search(compiled: Pattern, string: str, pos: int = 0) -> Any:
         except TimeoutError:
             spent += slice_
             interrupt.check()
-            if spent >= MATCH_LIMIT_SECONDS:
+            if spent >= limit:
                 raise MatchLimitExceeded() from None
-            timeout = min(timeout * 2, MATCH_LIMIT_SECONDS - spent)
+            timeout = min(timeout * 2, limit - spent)
 
 
-def matches(compiled: Pattern, string: str) -> bool:
+def matches(compiled: Compiled, string: str) -> bool:
     """Filter semantics: does ``string`` match? A match past the limit does not (mongod's
     ``!!matchView()`` on a PCRE error)."""
     try:
@@ -212,16 +320,19 @@ def matches(compiled: Pattern, string: str) -> bool:
         return False
 
 
-def find_all(compiled: Pattern, string: str) -> Iterator[Any]:
-    """Every non-overlapping match, left to right; after an empty match the search moves on one
-    character (``$regexFindAll``). Each search is bounded like :func:`search`."""
+def find_all(compiled: Compiled, string: str) -> Iterator[Any]:
+    """Every non-overlapping match, left to right, as mongod's ``$regexFindAll`` finds them: after an
+    empty match the search moves on one character, and no search starts at the end of a non-empty
+    input (an empty match there is not reported). Each search is bounded like :func:`search`."""
     pos = 0
-    while pos <= len(string):
+    while True:
         m = search(compiled, string, pos)
         if m is None:
             return
         yield m
         pos = m.end() + 1 if m.end() == m.start() else m.end()
+        if pos >= len(string):
+            return
 
 
 def pattern_and_options(value: Any) -> tuple[str, str]:
@@ -231,6 +342,9 @@ def pattern_and_options(value: Any) -> tuple[str, str]:
         flags = value.flags
         if isinstance(flags, str):
             return pattern, "".join(sorted(flags))
+        # decoded from BSON: the flag letters pymongo kept as re bits (u and l included, which the
+        # engine's bits below drop), so that a regex value's flags are what its BSON said
+        return pattern, "".join(letter for bit, letter in _DECODED_FLAGS if flags & bit)
     else:
         pattern = value.pattern if isinstance(value.pattern, str) else value.pattern.decode()
         flags = value.flags

@@ -46,6 +46,14 @@ weight is the weight of what is compiled:
 - ``\\Q...\\E`` (quoted literal text; ``regex`` lacks it) becomes the escaped characters;
 - ``\\g{n}``, ``\\g{-n}``, ``\\g{name}`` (back references; ``regex`` reads ``\\g{3}`` as ``ggg``) become
   ``(?:\\n)`` and ``(?P=name)``.
+- ``\\Z`` (PCRE: the end or before a final newline; ``regex``: the very end) becomes a lookahead;
+- under a :class:`Dialect` (what mongod and the pattern's start items tell PCRE2): without UCP, ``\\w``
+  ``\\d`` ``\\s`` ``\\b`` (and their negations) get the engine's scoped ASCII flag, ``(?a:\\w)``, and so
+  does a class holding one; a POSIX class (``[:alpha:]``, ``[:^digit:]``...) becomes its ASCII ranges,
+  or under UCP PCRE2's Unicode properties; a newline convention other than LF writes out ``.``, ``^``
+  (with m) and ``$``; ``(*BSR_ANYCRLF)`` writes out ``\\R``. A POSIX class weighs its ranges (its
+  costliest form: the engine's own POSIX class is one set, its ranges are several), a written-out
+  anchor or ``\\Z`` its lookaround (measured).
 
 Scanning follows PCRE's rules where the engine agrees and the engine's where it reads a token
 differently (so that nothing the engine parses as structure is hidden from the weight): ``\\``
@@ -107,6 +115,52 @@ _BACKREFERENCE = re.compile(r"\\g\{(?:([+-]?)([0-9]+)|([A-Za-z_][A-Za-z0-9_]*))\
 NO_SUBPATTERN = "reference to non-existent subpattern"
 BAD_G = "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number"
 
+# PCRE2 compiled in UTF mode without UCP (mongod's default): \d \s \w \b and the POSIX classes are
+# ASCII-only; the engine's are Unicode. Outside a class the escape gets the engine's scoped ASCII flag
+# ((?a:\w): same cost, case-insensitive matching of literals untouched); a class holding one of them is
+# wrapped so; a POSIX class becomes its ranges (the engine's [:alpha:] is Unicode even under (?a:)).
+_ASCII_ESCAPES = frozenset("wWdDsSbB")
+_IN_CLASS_ASCII = frozenset("wWdDsS")
+_POSIX_NAME = re.compile(r"\[:(\^?)([a-z]+):\]")
+_MAX_CODE_POINT = 0x10FFFF
+_POSIX_ASCII: dict[str, tuple[tuple[int, int], ...]] = {
+    "alpha": ((0x41, 0x5A), (0x61, 0x7A)), "digit": ((0x30, 0x39),),
+    "alnum": ((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)),
+    "word": ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)),
+    "space": ((0x09, 0x0D), (0x20, 0x20)), "blank": ((0x09, 0x09), (0x20, 0x20)),
+    "lower": ((0x61, 0x7A),), "upper": ((0x41, 0x5A),),
+    "punct": ((0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E)),
+    "graph": ((0x21, 0x7E),), "print": ((0x20, 0x7E),), "cntrl": ((0x00, 0x1F), (0x7F, 0x7F)),
+    "xdigit": ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66)), "ascii": ((0x00, 0x7F),),
+}
+# With (*UCP), PCRE2 10.42 reads these as Unicode properties (its posix_substitutes; (member text,
+# members)); graph, print and punct become its own Unicode sets, which the engine's POSIX classes
+# approximate; a negated multi-property class is the engine's own negated POSIX class too.
+_POSIX_UCP: dict[str, tuple[str, int]] = {
+    "alpha": (r"\p{L}", 1), "lower": (r"\p{Ll}", 1), "upper": (r"\p{Lu}", 1), "digit": (r"\p{Nd}", 1),
+    "alnum": (r"\p{L}\p{N}", 2), "word": (r"\p{L}\p{N}_", 3), "space": (r"\p{Z}\x09-\x0d", 2),
+    "blank": (r"\x09\x20\xa0\u1680\u180e\u2000-\u200a\u202f\u205f\u3000", 9),
+}
+_POSIX_UCP_SINGLE = frozenset({"alpha", "lower", "upper", "digit"})
+
+# PCRE2's newline conventions ((*CR), (*LF), ... at the start of a pattern) decide what ".", "^", "$"
+# and "\Z" stop at. The engine knows only LF, so for the others the scan writes them out:
+# (one newline sequence, "." without the s option, the lookbehind "^" with the m option needs).
+_ANY_NEWLINE = r"\n\x0b\x0c\r\x85\u2028\u2029"
+NEWLINES: dict[str, tuple[str, str, str]] = {
+    "LF": (r"\n", ".", r"(?<=\n)"),
+    "CR": (r"\r", r"[^\r]", r"(?<=\r)"),
+    "NUL": (r"\x00", r"[^\x00]", r"(?<=\x00)"),
+    "CRLF": (r"\r\n", r"(?:(?!\r\n)(?s:.))", r"(?<=\r\n)"),
+    "ANYCRLF": (r"(?:\r\n|[\r\n])", r"[^\r\n]", r"(?<=[\r\n])"),
+    "ANY": (rf"(?:\r\n|[{_ANY_NEWLINE}])", rf"[^{_ANY_NEWLINE}]", rf"(?<=[{_ANY_NEWLINE}])"),
+}
+# Measured engine cost of what the scan writes for them, in weight units (~280 bytes each): an
+# anchor's lookaround costs 4-9 literals, a CRLF "." 4.
+END_WEIGHT = 5  # (?=\n?\z), PCRE's \Z (and a non-m $ under another convention: LOOKAROUND_WEIGHT)
+LOOKAROUND_WEIGHT = 9
+CRLF_DOT_WEIGHT = 4
+
 
 class PatternRefused(ValueError):
     """The pattern breaks one of PCRE's limits; ``reason`` is PCRE's message."""
@@ -122,17 +176,66 @@ class Scan:
     pattern: str  # the pattern to give the engine (PCRE-literal braces escaped, \Q...\E expanded)
 
 
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """What PCRE2 is told besides the pattern's own tokens: mongod's options m and s, and the
+    start-of-pattern items (*UCP), (*CR)/(*LF)/..., (*BSR_ANYCRLF). The default is mongod's: UTF
+    without UCP (ASCII classes), LF newlines, Unicode ``\\R``."""
+
+    ucp: bool = False
+    newline: str = "LF"  # a key of NEWLINES
+    bsr_anycrlf: bool = False
+    multiline: bool = False
+    dotall: bool = False
+
+
 class _Frame:
     """One open group: the weight of its finished branches, of the current branch and of the last
-    quantifiable item (None: nothing to quantify), and whether the x option is on inside it."""
+    quantifiable item (None: nothing to quantify), and the options x, m and s inside it."""
 
-    __slots__ = ("done", "current", "last", "extended")
+    __slots__ = ("done", "current", "last", "extended", "multiline", "dotall")
 
-    def __init__(self, extended: bool):
+    def __init__(self, extended: bool, multiline: bool = False, dotall: bool = False):
         self.done = 0
         self.current = 0
         self.last: int | None = None
         self.extended = extended
+        self.multiline = multiline
+        self.dotall = dotall
+
+
+def _code_point(c: int) -> str:
+    return f"\\x{c:02x}" if c < 0x100 else f"\\U{c:08x}"
+
+
+def _posix_members(name: str, negated: bool, ucp: bool) -> tuple[str, int]:
+    """The class members [:name:] (or [:^name:]) stands for under PCRE2, and how many they are."""
+    if ucp and name in _POSIX_UCP:
+        text, count = _POSIX_UCP[name]
+        if not negated:
+            return text, count
+        if name in _POSIX_UCP_SINGLE:
+            return text.replace("\\p", "\\P"), 1
+        return f"[:^{name}:]", 1
+    if ucp and name in ("graph", "print", "punct"):
+        return f"[:^{name}:]" if negated else f"[:{name}:]", 1
+    ranges = list(_POSIX_ASCII[name])
+    if negated:  # the complement, up to the last code point
+        low, inverse = 0, []
+        for lo, hi in ranges:
+            if lo > low:
+                inverse.append((low, lo - 1))
+            low = hi + 1
+        ranges = [*inverse, (low, _MAX_CODE_POINT)]
+    text = "".join(_code_point(lo) if lo == hi else f"{_code_point(lo)}-{_code_point(hi)}" for lo, hi in ranges)
+    return text, len(ranges)
+
+
+# Built once: (name, negated, ucp) -> (members, count); a POSIX class weighs its costliest form.
+_POSIX_TEXT = {(name, neg, ucp): _posix_members(name, neg, ucp)
+               for name in _POSIX_ASCII for neg in (False, True) for ucp in (False, True)}
+_POSIX_WEIGHT = {(name, neg): max(_POSIX_TEXT[name, neg, False][1], _POSIX_TEXT[name, neg, True][1])
+                 for name in _POSIX_ASCII for neg in (False, True)}
 
 
 def _escape_literal(text: str) -> str:
@@ -183,9 +286,12 @@ def _escape_end(pattern: str, i: int) -> int:
     return j
 
 
-def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
-    """``pattern[i] == '['``: (index after the class, number of members; a range ``a-z`` is one).
-    With ``out``, the class is appended to it, ``\\Q...\\E`` inside expanded to escaped characters."""
+def _class_end(pattern: str, i: int, out: list[str] | None,
+               dialect: Dialect | None = None) -> tuple[int, int, bool, bool]:
+    """``pattern[i] == '['``: (index after the class, number of members — a range ``a-z`` is one, a
+    POSIX class its ranges —, whether the engine needs it rewritten, whether it needs the scoped ASCII
+    flag). With ``out``, the class is appended to it, ``\\Q...\\E`` inside expanded to escaped
+    characters and, under a ``dialect``, POSIX classes written as PCRE2 reads them."""
     n = len(pattern)
     j = i + 1
     if j < n and pattern[j] == "^":
@@ -195,13 +301,14 @@ def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
         j += 1
         members = 1
     start = i
+    rewrite = ascii_only = False
     in_range = False  # after the - of a range: the next member closes it and is not counted
     while j < n:
         ch = pattern[j]
         if ch == "]":
             if out is not None:
                 out.append(pattern[start:j + 1])
-            return j + 1, members
+            return j + 1, members, rewrite, ascii_only
         if ch == "-" and members and not in_range and j + 1 < n and pattern[j + 1] != "]":
             in_range = True
             j += 1
@@ -211,17 +318,30 @@ def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
                 end = pattern.find("\\E", j + 2)
                 text = pattern[j + 2:] if end < 0 else pattern[j + 2:end]
                 members += len(text)
+                rewrite = True
                 if out is not None:
                     out.append(pattern[start:j])
                     out.append(_escape_literal(text))
                 j = start = n if end < 0 else end + 2
                 in_range = False
                 continue
+            if dialect is not None and not dialect.ucp and pattern[j + 1:j + 2] in _IN_CLASS_ASCII:
+                ascii_only = True
             j = _escape_end(pattern, j)
         elif ch == "[" and j + 1 < n and pattern[j + 1] in ":.=":
             m = _POSIX.match(pattern, j)
             if m and m.group(1) != ":":  # the engine would end the class at its ]
                 raise PatternRefused(COLLATING)
+            posix = _POSIX_NAME.match(pattern, j)
+            if posix is not None and posix.group(2) in _POSIX_ASCII:
+                negated = posix.group(1) == "^"
+                members += _POSIX_WEIGHT[posix.group(2), negated] - 1
+                if dialect is not None:
+                    rewrite = True
+                    if out is not None:
+                        out.append(pattern[start:j])
+                        out.append(_POSIX_TEXT[posix.group(2), negated, dialect.ucp][0])
+                        start = posix.end()
             j = m.end() if m else j + 1
         else:
             j += 1
@@ -231,35 +351,53 @@ def _class_end(pattern: str, i: int, out: list[str] | None) -> tuple[int, int]:
             members += 1
     if out is not None:
         out.append(pattern[start:])
-    return n, members
+    return n, members, rewrite, ascii_only
 
 
-def _options(letters: str, extended: bool) -> bool:
-    """The x option after the option letters of ``(?letters)`` / ``(?letters:``."""
+def _options(letters: str, frame: _Frame) -> tuple[bool, bool, bool]:
+    """The options x, m and s after the option letters of ``(?letters)`` / ``(?letters:`` in
+    ``frame`` (``^`` first turns them all off, as in PCRE2)."""
+    extended, multiline, dotall = frame.extended, frame.multiline, frame.dotall
     if letters.startswith("^"):
-        extended = False
+        extended = multiline = dotall = False
         letters = letters[1:]
     on, _, off = letters.partition("-")
-    if "x" in on:
-        extended = True
-    if "x" in off:
-        extended = False
-    return extended
+    extended = ("x" in on or extended) and "x" not in off
+    multiline = ("m" in on or multiline) and "m" not in off
+    dotall = ("s" in on or dotall) and "s" not in off
+    return extended, multiline, dotall
 
 
-def scan(pattern: str, extended: bool = False) -> Scan:
+def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -> Scan:
     """Measure ``pattern`` (``extended``: the ``x`` option is on). Raises :class:`PatternRefused` with
     PCRE's message for a repetition count above 65,535, nesting above 250 parentheses, an unknown
-    inline option letter or a weight above ``MAX_WEIGHT``. Linear in the pattern's length."""
+    inline option letter or a weight above ``MAX_WEIGHT``. Linear in the pattern's length.
+
+    With a ``dialect`` the engine's pattern also says what PCRE2 means under it (ASCII \\w \\d \\s
+    \\b and POSIX classes without UCP, its newline convention's ``.`` ``^`` ``$`` ``\\Z``, its ``\\R``);
+    without one, those tokens are left as written. The weight is the same either way (a POSIX class
+    weighs its costliest form), so that measuring without a dialect bounds every compile."""
     n = len(pattern)
     out: list[str] = []  # the engine's pattern, when it differs: pieces up to ``copied``
     copied = 0
-    stack = [_Frame(extended)]
+    if dialect is None:
+        stack = [_Frame(extended)]
+        newline, dot, after = "\\n", None, None
+    else:
+        stack = [_Frame(extended, dialect.multiline, dialect.dotall)]
+        newline, dot, after = NEWLINES[dialect.newline]
+        if dialect.newline == "LF":  # the engine's own ., ^ and $ are LF's (^ after a final \n aside)
+            dot = after = None
     frame = stack[0]
     groups = 0
     captures = 0  # capturing groups opened so far (for \g{-n})
-    quoted = "\\Q" in pattern  # classes then go through out, to expand \Q...\E inside them
     i = 0
+
+    def emit(j: int, text: str) -> None:  # the engine gets ``text`` for pattern[i:j]
+        nonlocal copied
+        out.append(pattern[copied:i])
+        out.append(text)
+        copied = j
 
     def add(weight: int) -> None:
         frame.current += weight
@@ -323,15 +461,26 @@ def scan(pattern: str, extended: bool = False) -> Scan:
                 i = copied = m.end()
                 add(1)
                 continue
+            if escaped == "Z":  # PCRE's end or before a final newline; the engine's \Z is \z
+                emit(i + 2, f"(?={newline}?\\z)" if len(newline) == 2 else f"(?=(?:{newline})?\\z)")
+                i += 2
+                add(END_WEIGHT if len(newline) == 2 else LOOKAROUND_WEIGHT)
+                continue
+            if dialect is not None and escaped in _ASCII_ESCAPES and not dialect.ucp:
+                emit(i + 2, f"(?a:\\{escaped})")
+            elif dialect is not None and escaped == "R" and dialect.bsr_anycrlf:
+                emit(i + 2, "(?>\\r\\n|[\\r\\n])")
             i = _escape_end(pattern, i)
             add(EXPANDING_ESCAPE_WEIGHT if escaped in ("R", "X") else 1)
         elif ch == "[":
-            if quoted:
-                out.append(pattern[copied:i])
-                i, members = _class_end(pattern, i, out)
-                copied = i
-            else:
-                i, members = _class_end(pattern, i, None)
+            end, members, rewrite, ascii_only = _class_end(pattern, i, None, dialect)
+            if rewrite or ascii_only:
+                pieces: list[str] = []
+                if rewrite:
+                    _class_end(pattern, i, pieces, dialect)
+                text = "".join(pieces) if rewrite else pattern[i:end]
+                emit(end, f"(?a:{text})" if ascii_only else text)
+            i = end
             add(max(1, members))
         elif ch == "(":
             if pattern.startswith("(?#", i):  # a comment, to the first )
@@ -343,16 +492,17 @@ def scan(pattern: str, extended: bool = False) -> Scan:
             if m is not None and not _NOT_OPTIONS.fullmatch(m.group(1)):
                 if any(c not in PCRE_OPTION_LETTERS and c not in "^-" for c in m.group(1)):
                     raise PatternRefused(BAD_OPTION)
-                on = _options(m.group(1), frame.extended)
+                on = _options(m.group(1), frame)
                 i = m.end()
                 if m.group(2) == ")":  # (?x): the rest of the enclosing group
-                    frame.extended = on  # a quantifier after it repeats the item before (the engine's reading)
+                    # a quantifier after it repeats the item before (the engine's reading)
+                    frame.extended, frame.multiline, frame.dotall = on
                     continue
-                frame = _Frame(on)
+                frame = _Frame(*on)
             else:
                 if header is None and not pattern.startswith(("(?", "(*"), i) or header and header.group(1):
                     captures += 1  # ( and named groups capture
-                frame = _Frame(frame.extended)
+                frame = _Frame(frame.extended, frame.multiline, frame.dotall)
                 i = header.end() if header else i + 1
             stack.append(frame)
             if len(stack) - 1 > MAX_NESTING:
@@ -402,6 +552,18 @@ def scan(pattern: str, extended: bool = False) -> Scan:
                 raise PatternRefused(OUT_OF_ORDER)
             quantify(max(1, low, high) if high is not None else low + 1)
             i = suffix(m.end())
+        elif ch == "." and dot is not None and not frame.dotall:
+            emit(i + 1, dot)
+            i += 1
+            add(CRLF_DOT_WEIGHT if dot.startswith("(") else 1)
+        elif ch == "^" and after is not None and frame.multiline:
+            emit(i + 1, f"(?:\\A|{after}(?!\\z))")  # not after a newline that ends the subject
+            i += 1
+            add(LOOKAROUND_WEIGHT)
+        elif ch == "$" and after is not None:
+            emit(i + 1, f"(?={newline}|\\z)" if frame.multiline else f"(?=(?:{newline})?\\z)")
+            i += 1
+            add(LOOKAROUND_WEIGHT)
         else:
             m = (_PLAIN_EXTENDED if frame.extended else _PLAIN).match(pattern, i)
             end = m.end() if m is not None else i + 1

@@ -22,21 +22,10 @@ from bson.regex import Regex
 from harness import expr_jstests
 from harness.expr_jstests import (
     FAILED_TO_PARSE,
-    INDEX_OF_CODES,
-    MAP_AS_CURRENT,
     MISSING,
     NAN,
-    PARSE_CODES,
-    REGEX_EMPTY_MATCH_AT_END,
-    REGEX_FLAGS_IGNORED,
-    REGEX_NULL_PATTERN_SKIPS_CHECKS,
-    REGEX_PCRE_VERBS,
-    REGEX_UNICODE_CLASSES,
-    REPLACE_CODES,
-    SUBSTR_BIG_START,
     UNDEFINED,
     VAR_NAME_CODES,
-    VARIABLE_NAME_ON_READ,
     D,
     L,
     assert_fails,
@@ -47,7 +36,6 @@ from harness.expr_jstests import (
     rows,
     run_agg,
     value_of,
-    xf,
 )
 
 # the shared module-scoped collections, as this module's fixtures
@@ -125,21 +113,17 @@ def test_index_of_cp_empty_token_past_end(docs):
 INDEX_OF_ERRORS = [
     ({"$indexOfBytes": [3.0, "s"]}, (40091, 5075300, 7158007)),
     ({"$indexOfBytes": ["s", 3.0]}, (40092, 5075301, 5075302, 7158008, 7158009)),
-    xf(INDEX_OF_CODES, {"$indexOfCP": [3.0, "s"]}, (40093, 5075300, 7158007)),
-    xf(INDEX_OF_CODES, {"$indexOfCP": ["s", 3.0]}, (40094, 5075301, 5075302, 7158008, 7158009)),
+    ({"$indexOfCP": [3.0, "s"]}, (40093, 5075300, 7158007)),
+    ({"$indexOfCP": ["s", 3.0]}, (40094, 5075301, 5075302, 7158008, 7158009)),
 ]
 for _op in ("$indexOfBytes", "$indexOfCP", "$indexOfArray"):
     _arr = [1.0, 2.0, 3.0] if _op == "$indexOfArray" else "abc"
     _tok = 2.0 if _op == "$indexOfArray" else "b"
-    _arr_op = _op == "$indexOfArray"
-    _end_bad = ({_op: [_arr, _tok, 0.0, "bad"]}, (40096, 5075303, 5075305, 7158003, 7158005))
-    _start_neg = ({_op: [_arr, _tok, -1.0]}, (40097, 5075304, 5075306, 7158004, 7158006))
-    _end_neg = ({_op: [_arr, _tok, 1.0, -1.0]}, (40097, 5075304, 5075306, 7158004, 7158006))
     INDEX_OF_ERRORS += [
         ({_op: [_arr, _tok, "bad"]}, (40096, 5075303, 5075305, 7158003, 7158005)),
-        _end_bad if _arr_op else xf(INDEX_OF_CODES, *_end_bad),
-        xf(INDEX_OF_CODES, *_start_neg),
-        xf(INDEX_OF_CODES, *_end_neg) if _arr_op else _end_neg,
+        ({_op: [_arr, _tok, 0.0, "bad"]}, (40096, 5075303, 5075305, 7158003, 7158005)),
+        ({_op: [_arr, _tok, -1.0]}, (40097, 5075304, 5075306, 7158004, 7158006)),
+        ({_op: [_arr, _tok, 1.0, -1.0]}, (40097, 5075304, 5075306, 7158004, 7158006)),
     ]
 INDEX_OF_ERRORS += [({"$indexOfArray": ["string", "s"]}, (40090,))]
 
@@ -238,7 +222,7 @@ def test_substr_cp_argument_errors(db, args, codes):
 
 SUBSTR_CP_DOC_ERRORS = [
     ([], (16020,)), (["$x"], (16020,)), (["$x", 1.0, 2.0, 3.0], (16020,)),
-    (["a", "$invalidStr", 7.0], (34450, 5155700)), xf(SUBSTR_BIG_START, ["a", "$bigNum", 7.0], (34451, 5155700)),
+    (["a", "$invalidStr", 7.0], (34450, 5155700)), (["a", "$bigNum", 7.0], (34451, 5155700)),
     (["a", 0.0, "$t"], (34452, 5155702)), (["a", "$neg", 2.0], (34455, 5155701)),
     (["a", 0.0, "$neg"], (34454, 5155703)), (["$invalidStr", "$a", "$b"], (16007, 5066300, 7158200)),
 ]
@@ -370,7 +354,7 @@ def test_trim_document_values(db, rows, projection, expected):
 
 
 TRIM_ERRORS = [
-    xf(PARSE_CODES, {"$trim": " x "}, (50696,)), ({"$trim": {"input": 4.0}}, (50699, 5156302)),
+    ({"$trim": " x "}, (50696,)), ({"$trim": {"input": 4.0}}, (50699, 5156302)),
     ({"$trim": {"input": {"$add": [4.0, 2.0]}}}, (50699, 5156302)), ({"$trim": {"input": "$_id"}}, (50699, 5156302)),
     ({"$trim": {"input": " x ", "chars": "$_id"}}, (50700, 5156303)),
 ]
@@ -413,7 +397,7 @@ REGEX_CASES = [
     ("a5a4", {"regex": Regex("(a+)")}, [_m("aaaaa", 0, ["aaaaa"]), _m("aaaa", 6, ["aaaa"])]),
     ("a5a4", {"regex": Regex("(a)+")}, [_m("aaaaa", 0, ["a"]), _m("aaaa", 6, ["a"])]),
     ("a3a2", {"regex": Regex("(a+?)")}, [_m("a", i, ["a"]) for i in (0, 1, 2, 4, 5)]),
-    xf(REGEX_EMPTY_MATCH_AT_END, "a3a2", {"regex": Regex("(a*?)")}, [_m("", i, [""]) for i in range(6)]),
+    ("a3a2", {"regex": Regex("(a*?)")}, [_m("", i, [""]) for i in range(6)]),
     ("simple", {"regex": "((S)(i)(m)(p)(l)(e))"}, [_m("Simple", 0, ["Simple", "S", "i", "m", "p", "l", "e"])]),
     ("simple", {"regex": "(S)(i)(m)((p)(l)(e))"}, [_m("Simple", 0, ["S", "i", "m", "ple", "p", "l", "e"])]),
     ("email", {"regex": "([a-zA-Z0-9._-]+)@[a-zA-Z0-9._-]+.[a-zA-Z0-9._-]+"},
@@ -423,12 +407,12 @@ REGEX_CASES = [
     ("csv", {"regex": Regex(r"^(?:1|a)\,([0-9]+)")}, [_m("1,2", 0, ["2"])]),
     ("quant", {"regex": Regex("[0-9]{3}")}, [_m("345", 10, [])]),
     ("camel", {"regex": Regex("camel")}, []),
-    xf(REGEX_FLAGS_IGNORED, "camel", {"regex": Regex("camel", "i")}, [_m("Camel", 8, [])]),
+    ("camel", {"regex": Regex("camel", "i")}, [_m("Camel", 8, [])]),
     ("camel", {"regex": Regex("camel"), "options": "i"}, [_m("Camel", 8, [])]),
     ("camel", {"regex": "camel", "options": "i"}, [_m("Camel", 8, [])]),
     ("lines", {"regex": Regex(r"^Foo line\d$")}, []),
-    xf(REGEX_FLAGS_IGNORED, "lines", {"regex": Regex(r"(^Foo line\d$)", "m")},
-       [_m(f"Foo line{i + 1}", 10 * i, [f"Foo line{i + 1}"]) for i in range(3)]),
+    ("lines", {"regex": Regex(r"(^Foo line\d$)", "m")},
+     [_m(f"Foo line{i + 1}", 10 * i, [f"Foo line{i + 1}"]) for i in range(3)]),
     ("lines", {"regex": "Foo.*line"}, [_m("Foo line", 0, []), _m("Foo line", 10, []), _m("Foo line", 20, [])]),
     ("lines", {"regex": "Foo.*line", "options": "s"}, [_m("Foo line1\nFoo line2\nFoo line", 0, [])]),
     ("lines", {"regex": "F o o # a comment"}, []),
@@ -437,32 +421,32 @@ REGEX_CASES = [
     ("lines", {"regex": "(F o o) # a comment", "options": "x"},
      [_m("Foo", 0, ["Foo"]), _m("Foo", 10, ["Foo"]), _m("Foo", 20, ["Foo"])]),
     ("simple", {"input": "", "regex": ""}, [_m("", 0, [])]),
-    xf(REGEX_EMPTY_MATCH_AT_END, "simple", {"input": "bbbb", "regex": "()"}, [_m("", i, [""]) for i in range(4)]),
+    ("simple", {"input": "bbbb", "regex": "()"}, [_m("", i, [""]) for i in range(4)]),
     ("simple", {"regex": Regex("foo")}, []),
     ("simple", {"regex": None}, []),
     ("simple", {"input": None, "regex": Regex("valid")}, []),
     # PCRE start-of-pattern options
-    xf(REGEX_PCRE_VERBS, "cafe", {"regex": "(*LIMIT_MATCH=3)(fé)"}, [_m("fé", 2, ["fé"])]),
-    xf(REGEX_PCRE_VERBS, "abcd", {"regex": "(*LF)ab.cd"}, []),
-    xf(REGEX_PCRE_VERBS, "abcd", {"regex": "(*CR)ab.cd"}, [_m("ab\ncd", 0, [])]),
-    xf(REGEX_PCRE_VERBS, "cafe", {"regex": r"(*LIMIT_MATCH=5)(*UCP)^(\w+)"}, [_m("cafétéria", 0, ["cafétéria"])]),
+    ("cafe", {"regex": "(*LIMIT_MATCH=3)(fé)"}, [_m("fé", 2, ["fé"])]),
+    ("abcd", {"regex": "(*LF)ab.cd"}, []),
+    ("abcd", {"regex": "(*CR)ab.cd"}, [_m("ab\ncd", 0, [])]),
+    ("cafe", {"regex": r"(*LIMIT_MATCH=5)(*UCP)^(\w+)"}, [_m("cafétéria", 0, ["cafétéria"])]),
     # Unicode: indexes count code points; Unicode properties; (*UTF)/(*UTF8)/(*UCP)
     ("cafe", {"regex": "té"}, [_m("té", 4, [])]),
     ("devanagari", {"regex": Regex("म")}, [_m("म", 0, [])]),
     ("devanagari", {"regex": Regex("(गो )")}, [_m("गो ", 3, ["गो "])]),
     ("cafe", {"regex": r"\p{Hangul}"}, []),
     ("cafe", {"regex": r"\p{Latin}+$"}, [_m("cafétéria", 0, [])]),
-    xf(REGEX_PCRE_VERBS, "tibetan", {"regex": "(*UTF8)༤"}, _TIB3),
-    xf(REGEX_PCRE_VERBS, "tibetan", {"regex": "(*UTF)༤"}, _TIB3),
-    xf(REGEX_PCRE_VERBS, "digits6", {"regex": "(*UTF8)(44)"}, [_m("44", 3, ["44"])]),
-    xf(REGEX_PCRE_VERBS, "digits6", {"regex": "(*UTF)(44)"}, [_m("44", 3, ["44"])]),
-    xf(REGEX_PCRE_VERBS, "tibetan", {"regex": r"(*UCP)^(\w+)"}, [_m("༢༣༤༤༤༥12༥A", 0, ["༢༣༤༤༤༥12༥A"])]),
-    xf(REGEX_PCRE_VERBS, "tibetan", {"regex": "(*UCP)^[[:digit:]]+"}, [_m("༢༣༤༤༤༥12༥", 0, [])]),
-    xf(REGEX_PCRE_VERBS, "tibetan", {"regex": "(*UCP)[[:digit:]]+$"}, []),
-    xf(REGEX_PCRE_VERBS, "hangul", {"regex": "(*UCP)^[[:alpha:]]+"}, [_m("박정수AB", 0, [])]),
-    xf(REGEX_UNICODE_CLASSES, "tibetan", {"regex": r"^(\w+)"}, []),
+    ("tibetan", {"regex": "(*UTF8)༤"}, _TIB3),
+    ("tibetan", {"regex": "(*UTF)༤"}, _TIB3),
+    ("digits6", {"regex": "(*UTF8)(44)"}, [_m("44", 3, ["44"])]),
+    ("digits6", {"regex": "(*UTF)(44)"}, [_m("44", 3, ["44"])]),
+    ("tibetan", {"regex": r"(*UCP)^(\w+)"}, [_m("༢༣༤༤༤༥12༥A", 0, ["༢༣༤༤༤༥12༥A"])]),
+    ("tibetan", {"regex": "(*UCP)^[[:digit:]]+"}, [_m("༢༣༤༤༤༥12༥", 0, [])]),
+    ("tibetan", {"regex": "(*UCP)[[:digit:]]+$"}, []),
+    ("hangul", {"regex": "(*UCP)^[[:alpha:]]+"}, [_m("박정수AB", 0, [])]),
+    ("tibetan", {"regex": r"^(\w+)"}, []),
     ("tibetan", {"regex": "^[[:digit:]]"}, []),
-    xf(REGEX_UNICODE_CLASSES, "cafe", {"regex": "^[[:alpha:]]+$"}, []),
+    ("cafe", {"regex": "^[[:alpha:]]+$"}, []),
     # the pattern read from a field (a string or a BSON regex)
     ("pattern1", {"regex": "$pattern"}, [_m("mp", 2, ["mp", "p"]), _m("mp", 16, ["mp", "p"])]),
     ("pattern2", {"regex": "$pattern"}, [_m("Text", 5, ["Te", "e"])]),
@@ -495,7 +479,6 @@ def test_regex_find_find_all_match(regex_coll, key, spec, expected):
     assert_same(out[0]["match"], bool(expected))
 
 
-@pytest.mark.xfail(strict=True, reason=REGEX_PCRE_VERBS)
 @pytest.mark.parametrize("regex", ["(*LIMIT_MATCH=1)fé", r"(*LIMIT_MATCH=1)(*UCP)^(\w+)"])
 @pytest.mark.parametrize("op", ["$regexFindAll", "$regexFind", "$regexMatch"])
 def test_regex_match_limit_exceeded(regex_coll, op, regex):
@@ -505,25 +488,25 @@ def test_regex_match_limit_exceeded(regex_coll, op, regex):
 
 
 REGEX_ERRORS = [
-    xf(PARSE_CODES, None, 51103), xf(PARSE_CODES, "incorrect type", 51103),
-    xf(PARSE_CODES, {"input": "$text"}, 31023), xf(PARSE_CODES, {"regex": Regex("valid")}, 31022),
-    xf(PARSE_CODES, {}, 31022),
+    (None, 51103), ("incorrect type", 51103),
+    ({"input": "$text"}, 31023), ({"regex": Regex("valid")}, 31022),
+    ({}, 31022),
     ({"input": "$text", "regex": "[0-9"}, 51111), ({"input": None, "regex": "[a-c"}, 51111),
     ({"input": "$text", "regex": "^(*UCP)[[:alpha:]]+$"}, 51111),
     ({"input": "$text", "regex": "((*UCP)[[:alpha:]]+$)"}, 51111),
-    ({"input": "$a", "regex": "valid"}, 51104), xf(REGEX_NULL_PATTERN_SKIPS_CHECKS, {"input": "$a", "regex": None}, 51104),
+    ({"input": "$a", "regex": "valid"}, 51104), ({"input": "$a", "regex": None}, 51104),
     ({"input": "$text", "regex": ["incorrect"]}, 51105),
     ({"input": "$text", "regex": "valid", "options": 123.0}, 51106),
     ({"input": "$text", "regex": "valid", "options": "a"}, 51108),
     ({"input": "$text", "regex": "valid", "options": "I"}, 51108),
-    xf(REGEX_NULL_PATTERN_SKIPS_CHECKS, {"input": None, "regex": None, "options": "I"}, 51108),
-    xf(REGEX_FLAGS_IGNORED, {"input": "$text", "regex": Regex("(m(p))", "i"), "options": "i"}, 51107),
-    xf(REGEX_FLAGS_IGNORED, {"input": "$text", "regex": Regex("(m(p))", "i"), "options": "x"}, 51107),
-    xf(REGEX_FLAGS_IGNORED, {"input": "$text", "regex": Regex("(m(p))", "m"), "options": ""}, 51107),
+    ({"input": None, "regex": None, "options": "I"}, 51108),
+    ({"input": "$text", "regex": Regex("(m(p))", "i"), "options": "i"}, 51107),
+    ({"input": "$text", "regex": Regex("(m(p))", "i"), "options": "x"}, 51107),
+    ({"input": "$text", "regex": Regex("(m(p))", "m"), "options": ""}, 51107),
     ({"input": "$text", "regex": "sasd\0", "options": "i"}, 51109),
     ({"input": None, "regex": "sa\x00sd", "options": "i"}, 51109),
     ({"input": "$text", "regex": Regex("(m(p))"), "options": "i\0"}, 51110),
-    xf(REGEX_NULL_PATTERN_SKIPS_CHECKS, {"input": "$text", "regex": None, "options": "i\x00"}, 51110),
+    ({"input": "$text", "regex": None, "options": "i\x00"}, 51110),
 ]
 _REGEX_EQUIVALENT = {51103: (51103,), 51104: (51104, 5073401), 51105: (51105, 5073405, 5126601),
                      51106: (51106, 5126603, 5126607), 51107: (51107, 5073406, 5126605), 51108: (51108, 5073401),
@@ -570,7 +553,6 @@ def test_regex_multiple_documents(db, regex, expected_all):
         assert_same(out, [{"matches": v} for v in values])
 
 
-@pytest.mark.xfail(strict=True, reason=REGEX_FLAGS_IGNORED)
 def test_regex_inside_cond(db):
     """regex.js: ``$regexFindAll`` compared with [], ``$regexMatch``, and ``$regexFind`` compared
     with null drive ``$cond`` the same way (the pattern is /public/i)."""
@@ -644,7 +626,7 @@ for _a, _b in itertools.product(["$null_field", "$missing_field"], repeat=2):
                        ("$str_field", "$obj_field", _b, 51745),
                        (_a, _b, "$obj_field", 51744), (_a, "$str_field", "$obj_field", 51744),
                        ("$str_field", _b, "$obj_field", 51744)]
-REPLACE_ERRORS = [r if r[3] == 51746 else xf(REPLACE_CODES, *r) for r in dict.fromkeys(REPLACE_ERRORS)]
+REPLACE_ERRORS = list(dict.fromkeys(REPLACE_ERRORS))
 
 
 @pytest.fixture(scope="module")
@@ -772,8 +754,8 @@ def test_filter(filter_coll, name, expr, expected):
 
 
 FILTER_ERRORS = [
-    xf(PARSE_CODES, "string", 28646), xf(PARSE_CODES, {"input": "$a", "as": "x", "cond": True, "extra": 1}, 28647),
-    xf(PARSE_CODES, {"as": "x", "cond": True}, 28648), xf(PARSE_CODES, {"input": "$a", "as": "x"}, 28650),
+    ("string", 28646), ({"input": "$a", "as": "x", "cond": True, "extra": 1}, 28647),
+    ({"as": "x", "cond": True}, 28648), ({"input": "$a", "as": "x"}, 28650),
     ({"input": "$a", "as": "$x", "cond": True}, 16867),
     ({"input": "string", "as": "x", "cond": True}, 28651), ({"input": "$a", "cond": {"$eq": [1, "$$var"]}}, 17276),
 ]
@@ -845,7 +827,7 @@ MAP_CASES = [
     ({"input": "$simple", "as": "var", "in": {"$add": [10, "$$var"]}}, [11, 12, 13, 14]),
     ({"input": "$simple", "in": "$$this"}, [1, 2, 3, 4]),
     ({"input": "$nested", "as": "var", "in": "$$var.a"}, [1, 2]),
-    xf(MAP_AS_CURRENT, {"input": "$nested", "as": "CURRENT", "in": "$a"}, [1, 2]),
+    ({"input": "$nested", "as": "CURRENT", "in": "$a"}, [1, 2]),
     ({"input": "$mixed", "as": "var", "in": "$$var.a"}, [1, None, 2, None]),
     ({"input": "$null", "as": "var", "in": "$$var"}, None),
 ]
@@ -861,9 +843,9 @@ def test_map(map_coll, spec, expected):
 MAP_ERRORS = [
     ({"input": "$simple", "as": "ROOT", "in": "$$ROOT"}, FAILED_TO_PARSE),
     ({"input": "$notArray", "as": "var", "in": "$$var"}, 16883),
-    xf(PARSE_CODES, {"x": 1, "input": "$simple", "as": "var", "in": "$$var"}, 16879),
-    xf(PARSE_CODES, {"as": "var", "in": "$$var"}, 16880),
-    xf(PARSE_CODES, {"input": "$simple", "as": "var"}, 16882),
+    ({"x": 1, "input": "$simple", "as": "var", "in": "$$var"}, 16879),
+    ({"as": "var", "in": "$$var"}, 16880),
+    ({"input": "$simple", "as": "var"}, 16882),
     ({"input": "$simple", "in": "$$var"}, 17276),
 ]
 
@@ -932,8 +914,8 @@ LET_ERRORS = [
     ({"$let": {"vars": {"_underbar": 1}, "in": "$$FOO"}}, FAILED_TO_PARSE),
     ({"$let": {"vars": {"a.b": 1}, "in": "$$FOO"}}, FAILED_TO_PARSE),
     ({"$let": {"vars": {"a b": 1}, "in": "$$FOO"}}, FAILED_TO_PARSE),
-    xf(VARIABLE_NAME_ON_READ, "$$_underbar", FAILED_TO_PARSE),
-    xf(VARIABLE_NAME_ON_READ, "$$with spaces", FAILED_TO_PARSE),
+    ("$$_underbar", FAILED_TO_PARSE),
+    ("$$with spaces", FAILED_TO_PARSE),
     ({"$let": {"vars": {"var1": "$one", "var2": "$$var1"}, "in": "$$var1"}}, 17276),
 ]
 

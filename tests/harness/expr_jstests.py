@@ -175,52 +175,7 @@ def rows(table) -> list:
     return [r.values if hasattr(r, "marks") and hasattr(r, "values") else r for r in table]
 
 
-# Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-NO_TRIG = ("Tidemark has no trigonometric expressions: $sin/$cos/$tan/$asin/$acos/$atan/$atan2, the "
-           "hyperbolic ones and $degreesToRadians/$radiansToDegrees fail with 168 InvalidPipelineOperator "
-           "'Unrecognized expression'")
-DOUBLE_TO_DECIMAL = ("a double converted to decimal keeps its shortest form (1.9 -> 1.9, 12.5/2.5 -> 5); "
-                     "MongoDB converts with 15 significant digits (1.90000000000000, 5.000000000000)")
-MOD_DOUBLE_DIVISOR = ("$mod by an integral double gives a double; MongoDB gives an int (int dividend) "
-                      "or a long (long dividend)")
-DECIMAL_LOG_DIGITS = ("decimal $log/$log10/$ln differ from MongoDB's (Intel BID) results in the last digit "
-                      "or the exponent")
-LOG_OF_NAN = ("$log/$log10/$ln of a NaN fail (28758/28759/28761/28766 '... must be a positive number, but "
-              "is nan'); MongoDB returns NaN")
-DECIMAL_POW_DIGITS = ("decimal $pow is not given at full 34-digit precision (0.01 instead of "
-                      "0.01000000000000000000000000000000000)")
-PLACE_100 = "$round/$trunc reject place 100 (51083); MongoDB accepts places in [-20, 100]"
-PLACE_NON_INTEGRAL = "$round/$trunc with a non-integral place fail with 51083; MongoDB fails with 51082"
-ROUND_LONG_OVERFLOW = ("$round of a long that overflows past the long range gives a double; MongoDB fails "
-                       "with 51080")
-CONVERT_UNSUPPORTED_TARGET = ("$convert to a type no value converts to (minKey, object, array, binData, "
-                              "undefined, null, regex, dbPointer, javascript, symbol, javascriptWithScope, "
-                              "timestamp, maxKey) fails with 241 even with onError; MongoDB returns onError")
-CONVERT_TO_MISSING = ("$convert to 'missing' fails with 2 BadValue 'Unknown type name: missing' (not caught by "
-                      "onError); MongoDB accepts 'missing' as a type and returns onError")
-INDEX_OF_CODES = ("$indexOfCP of a non-string uses $indexOfBytes' codes 40091/40092 (MongoDB 40093/40094); "
-                  "a non-number end gives 40097 and a negative start 40096 (MongoDB: 40096 for not an integer, "
-                  "40097 for negative)")
-PARSE_CODES = ("a malformed $filter/$map/$trim/$regexFind* argument fails with 9 FailedToParse; MongoDB uses "
-               "the operator's own code")
-REPLACE_CODES = ("$replaceOne/$replaceAll fail with 51746 for any non-string argument; MongoDB uses 51745 for "
-                 "'find' and 51744 for 'replacement'")
-SUBSTR_BIG_START = ("$substrCP with a start index that is not a 32-bit integer (a long 2^32+1) gives ''; "
-                    "MongoDB fails (34451)")
-REGEX_FLAGS_IGNORED = ("the flags of a BSON regex ('regex: /camel/i') are ignored by $regexFind/$regexFindAll/"
-                       "$regexMatch, and flags given both there and in 'options' are not rejected (51107)")
-REGEX_EMPTY_MATCH_AT_END = ("$regexFindAll reports an empty match at the end of the input; MongoDB stops "
-                            "before it")
-REGEX_PCRE_VERBS = ("PCRE start-of-pattern options ((*LIMIT_MATCH=n), (*CR), (*LF), (*UTF), (*UTF8), (*UCP)) "
-                    "fail with 51111 'unknown verb'")
-REGEX_UNICODE_CLASSES = ("\\w and [[:alpha:]] match non-ASCII letters and digits without (*UCP); MongoDB's "
-                         "PCRE classes are ASCII-only unless (*UCP) is given")
-REGEX_NULL_PATTERN_SKIPS_CHECKS = ("with a null 'regex', a non-string 'input' (51104), an invalid flag (51108) "
-                                   "and a NUL byte in 'options' (51110) are not rejected; MongoDB checks them "
-                                   "before looking at the pattern")
-MAP_AS_CURRENT = "$map with as: 'CURRENT' fails with 16867; MongoDB allows rebinding CURRENT"
-VARIABLE_NAME_ON_READ = ("referencing '$$_underbar' or '$$with spaces' fails with 17276 (undefined variable); "
-                         "MongoDB rejects the name itself (FailedToParse)")
+# (Known differences from MongoDB 7.0 get a reason here, one per cause, used by strict xfails: none left.)
 
 
 # --------------------------------------------------------------------------------------------------
