@@ -149,11 +149,12 @@ def test_date_to_string_formats():
     assert f("%Y-%m-%d") == "2014-01-01"
     assert f("%H:%M:%S:%L%z", "America/New_York") == "03:15:39:736-0500"
     assert f("%Z", "America/New_York") == "-300"
-    assert f("%Z", "+04:45") == "+285"
+    assert f("%Z", "+04:45") == "285"  # no sign before a positive offset
     assert f("%j %w %u %U %V %G") == "001 4 3 00 01 2014"
     assert f("%%Y") == "%Y"
     assert evaluate({"$dateToString": {"date": d}}, {}) == "2014-01-01T08:15:39.736Z"
-    assert evaluate({"$dateToString": {"date": d, "timezone": "+01:00"}}, {}) == "2014-01-01T09:15:39.736"
+    # 7.0 keeps the 'Z' of the default format whatever the timezone (7.1 drops it).
+    assert evaluate({"$dateToString": {"date": d, "timezone": "+01:00"}}, {}) == "2014-01-01T09:15:39.736Z"
 
 
 def test_date_to_string_null_and_on_null():
@@ -229,3 +230,158 @@ def test_date_diff_hours_across_a_dst_change_counts_elapsed_hours():
     spec["timezone"] = "+05:30"
     spec["startDate"], spec["endDate"] = D(2021, 1, 1, 0, 29), D(2021, 1, 1, 0, 31)  # crosses 06:00 local
     assert evaluate({"$dateDiff": spec}, {}) == 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# mongod 7.0's argument order and codes (jstests date_trunc.js, date_diff.js, date_add_subtract.js, ...)
+
+def _code(expr, doc=None):
+    with pytest.raises(MongoError) as e:
+        evaluate(expr, doc or {})
+    return e.value.code
+
+
+@pytest.mark.parametrize("op,spec", [
+    ("$dateTrunc", {"date": "Invalid", "unit": "$u", "binSize": "Invalid", "timezone": "Invalid"}),
+    ("$dateTrunc", {"date": 1, "unit": "week", "binSize": "", "timezone": 1, "startOfWeek": "$missing"}),
+    ("$dateDiff", {"startDate": 1, "endDate": 2, "unit": "$u", "timezone": "INVALID"}),
+    ("$dateDiff", {"startDate": 1, "endDate": 2, "unit": "week", "timezone": 1, "startOfWeek": "$missing"}),
+    ("$dateAdd", {"startDate": "$d", "unit": "workday", "amount": "$missing", "timezone": "Unknown"}),
+    ("$dateAdd", {"startDate": "$d", "unit": "$u", "amount": 1.5, "timezone": None}),
+])
+def test_a_nullish_argument_answers_null_before_the_others_are_checked(op, spec):
+    assert evaluate({op: spec}, {"d": D(2020, 1, 1)}) is None
+
+
+def test_a_literal_null_timezone_is_given_and_nullish_not_absent():
+    d = D(2020, 12, 31, 12)
+    assert evaluate({"$dateAdd": {"startDate": d, "unit": "hour", "amount": 1, "timezone": None}}, {}) is None
+    assert evaluate({"$dateToString": {"date": "not a date", "timezone": None, "onNull": 1}}, {}) is None
+    assert evaluate({"$hour": {"date": d, "timezone": None}}, {}) is None
+
+
+@pytest.mark.parametrize("expr,code", [
+    ({"$dateTrunc": {"date": D(2020, 1, 1), "unit": 1}}, 5439013),
+    ({"$dateDiff": {"startDate": D(2020, 1, 1), "endDate": D(2020, 1, 1), "unit": "decade"}}, 5439014),
+    ({"$dateTrunc": {"date": D(2020, 1, 1), "unit": "week", "startOfWeek": 1}}, 5439015),
+    ({"$dateDiff": {"startDate": D(2020, 1, 1), "endDate": D(2020, 1, 1), "unit": "week", "startOfWeek": "x"}},
+     5439016),
+    ({"$dateAdd": "x"}, 5166400),
+    ({"$dateAdd": {"startDate": D(2020, 1, 1), "units": "day", "amount": 1}}, 5166401),
+    ({"$dateSubtract": {"startDate": D(2020, 1, 1), "amount": 1}}, 5166402),
+    ({"$dateAdd": {"startDate": D(2020, 1, 1), "unit": 1, "amount": 1}}, 5166404),
+    ({"$dateAdd": {"startDate": D(2020, 1, 1), "unit": "epoch", "amount": 1}}, 9),
+    ({"$dateSubtract": {"startDate": D(2020, 1, 1), "unit": "month", "amount": 3.6e9}}, 5166406),
+    ({"$dateSubtract": {"startDate": D(2020, 1, 1), "unit": "month", "amount": -3e10}}, 5976500),
+    ({"$dateSubtract": {"startDate": D(2020, 1, 1), "unit": "day", "amount": -2.0**63}}, 6045000),
+    ({"$dateDiff": []}, 5166301),
+    ({"$dateToParts": {"timezone": "UTC"}}, 40522),
+    ({"$dateToParts": {"date": "$missing", "iso8601": 5}}, 40521),
+    ({"$dateToString": {"format": "%Y"}}, 18628),
+    ({"$dateToString": {"date": D(2020, 1, 1), "extra": 1}}, 18534),
+    ({"$dateToString": ["%Y", "$d"]}, 18629),
+    ({"$dateFromString": "no-object"}, 40540),
+    ({"$dateFromString": {"unknown": 1}}, 40541),
+    ({"$dayOfYear": {"timezone": "UTC"}}, 40539),
+    ({"$dayOfYear": {}}, 40539),
+    ({"$dayOfYear": {"date": D(2020, 1, 1), "timezone": 5}}, 40533),
+    ({"$week": []}, 40536),
+    ({"$tsIncrement": 5}, 5687302),
+])
+def test_mongod_codes(expr, code):
+    assert _code(expr) == code
+
+
+def test_date_from_parts_carries_seconds_and_milliseconds_and_bounds_the_rest():
+    assert evaluate({"$dateFromParts": {"year": 2017, "second": 71841012}}, {}) == D(2019, 4, 12, 11, 50, 12)
+    assert evaluate({"$dateFromParts": {"year": 1970, "millisecond": 1502095918551}}, {}) == \
+        D(2017, 8, 7, 8, 51, 58, 551000)
+    with pytest.raises(MongoError) as e:
+        evaluate({"$dateFromParts": {"year": 1970, "month": 32768}}, {})
+    assert (e.value.code, e.value.message) == (31034, "'month' must evaluate to a value in the range [-32768, 32767];"
+                                                      " value 32768 is not in range")
+    assert _code({"$dateFromParts": {"year": 1970, "millisecond": 18014398509481984.0}}) == 15
+    assert _code({"$dateFromParts": {"year": 1970, "millisecond": 18014398509481984000.0}}) == 40515
+    assert _code({"$dateFromParts": {"isoWeekYear": 10000}}) == 31095
+    assert _code({"$dateFromParts": {"isoWeekYear": 2017, "month": 1}}) == 40525
+
+
+@pytest.mark.parametrize("date,tz,expected", [
+    (D(2017, 7, 4, 14, 56, 42), "UTC", "+0000 0"),
+    (D(2017, 7, 4, 14, 56, 42), "Europe/London", "+0100 60"),
+    (D(2017, 7, 4, 14, 56, 42), "America/New_York", "-0400 -240"),
+    (D(1900, 7, 10, 11, 41, 22), "America/Caracas", "-0427 -267"),  # -04:27:40 truncates
+    (D(1935, 7, 10, 11, 36, 37), "Europe/Amsterdam", "+0119 79"),   # +01:19:32
+])
+def test_date_to_string_offsets_truncate_toward_zero_without_a_plus_sign(date, tz, expected):
+    assert evaluate({"$dateToString": {"date": date, "format": "%z %Z", "timezone": tz}}, {}) == expected
+
+
+def test_date_to_string_month_names_and_year_range():
+    d = D(2017, 7, 4)
+    assert evaluate({"$dateToString": {"date": d, "format": "%b (%B) %d, %Y"}}, {}) == "Jul (July) 04, 2017"
+    assert _code({"$dateToString": {"date": "$d", "format": "%Y"}}, {"d": dates.from_millis(253402300800000)}) == 18537
+
+
+def _from_string(s, **spec):
+    return evaluate({"$dateFromString": {"dateString": s, **spec}}, {})
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("2017-07-04T11:56.02", D(2017, 7, 4, 11, 56, 2)),
+    ("2017-07-04T11:56.02.81", D(2017, 7, 4, 11, 56, 2, 810000)),
+    ("2017-07-14T12:02:44.771 GMT+02:00", D(2017, 7, 14, 10, 2, 44, 771000)),
+    ("2017-07-14T12:02:44.771 CEST", D(2017, 7, 14, 10, 2, 44, 771000)),
+    ("2017-07-14T12:02:44.771 L", D(2017, 7, 14, 1, 2, 44, 771000)),  # military zone: +11
+    ("July 4th, 2017 12:39:30 BST", D(2017, 7, 4, 11, 39, 30)),
+    ("July 4th, 2017 12pm", D(2017, 7, 4, 12)),
+    ("7/4/17", D(2017, 7, 4)),
+    ("04-07-2017", D(2017, 7, 4)),
+    ("2017-Jul-04 noon", D(2017, 7, 4, 12)),
+    ("2017-07-04 12:48:07 GMT+0545", D(2017, 7, 4, 7, 3, 7)),
+    ("Tuesday, July 4th 2017", D(2017, 7, 4)),
+    ("2017-W01-1", D(2017, 1, 2)),
+    ("20170704T115602", D(2017, 7, 4, 11, 56, 2)),
+])
+def test_date_from_string_reads_free_form_strings_like_timelib(text, expected):
+    assert _from_string(text) == expected
+
+
+@pytest.mark.parametrize("spec,message", [
+    ({"dateString": "July 4th"}, 'an incomplete date/time string has been found, with elements missing: "July 4th"'),
+    ({"dateString": "2017, 12:50:53"}, "Error parsing date string '2017, 12:50:53'; 6: Double time specification '1'"),
+    ({"dateString": "2017-02-30"}, "The parsed date was invalid"),
+    ({"dateString": "2017-07-12T22:23:55 Europe/Amsterdam"},
+     "passing a time zone identifier as part of the string is not allowed"),
+    ({"dateString": "2017-07-12T22:23:55Z", "timezone": "Europe/Amsterdam"},
+     "you cannot pass in a date/time string with time zone information ('Z') together with a timezone argument"),
+    ({"dateString": "2018-01", "format": "%Y-%m-%d"}, "Data missing"),
+    ({"dateString": "1992-26-04", "format": "Y-d-m"}, "0: Format literal not found '1'"),
+    ({"dateString": "ISO Week 52", "format": "ISO Week %V"}, "The parsed date was invalid"),
+    ({"dateString": "12/31/2018", "format": "%m/%d/%G"}, "Mixing of ISO dates with natural dates is not allowed"),
+    ({"dateString": "12/31/2018", "format": "%m/%d\0/%Y"}, "Trailing data"),
+])
+def test_date_from_string_conversion_failures_carry_mongods_messages(spec, message):
+    with pytest.raises(MongoError) as e:
+        evaluate({"$dateFromString": spec}, {})
+    assert e.value.code == 241 and message in e.value.message
+
+
+def test_date_from_string_zone_in_string_is_allowed_with_the_utc_zone_only():
+    assert _from_string("2017-07-12T22:23:55Z", timezone="UTC") == D(2017, 7, 12, 22, 23, 55)
+    assert _from_string("2017-07-12T22:23:55+02:00", timezone="+00:00") == D(2017, 7, 12, 20, 23, 55)
+    assert _code({"$dateFromString": {"dateString": "2017-07-12T22:23:55Z", "timezone": "GMT"}}) == 241
+
+
+def test_date_from_string_format_z_reads_abbreviations_and_minutes():
+    fmt = "%Y-%m-%dT%H:%M:%S.%L%z"
+    assert _from_string("2017-07-14T12:02:44.771 PDT", format=fmt) == D(2017, 7, 14, 19, 2, 44, 771000)
+    assert _from_string("4/26/1992:+285", format="%m/%d/%Y:%Z") == D(1992, 4, 25, 19, 15)
+    assert _from_string("Jul 04 2017", format="%b %d %Y") == D(2017, 7, 4)
+
+
+def test_date_from_string_nullish_format_or_timezone_and_on_error():
+    assert _from_string("2017-07-11T17:05:19Z", format="$missing", onError=1) is None
+    assert _from_string("2017-07-11T17:05:19Z", timezone=None, onNull=1) is None
+    assert _from_string(5, format=None, onError="fallback") == "fallback"
+    assert _from_string("Invalid date string", format=None, onError="fallback") is None
