@@ -19,7 +19,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import dates
+from tidemark.query import date_strings, dates
 from tidemark.query.expr_base import (
     INT32_MAX,
     INT32_MIN,
@@ -175,8 +175,8 @@ def convert(v, target: str):
             return dates.from_millis(ms)
         if type(v) is str:
             try:
-                return dates.from_millis(dates.parse_date_string(v))
-            except dates.DateParseError as e:
+                return dates.from_millis(date_strings.parse_date_string(v))
+            except date_strings.DateParseError as e:
                 raise _ConversionError(f"Error parsing date string '{v}'; {e}") from None
         raise _ConversionError(f"Unsupported conversion from {type_name(v)} to date in $convert")
     if target == "objectId":

@@ -21,7 +21,7 @@ from bson.int64 import Int64
 from bson.timestamp import Timestamp
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import dates
+from tidemark.query import date_strings, dates
 from tidemark.query.expr_base import INT64_MAX, INT64_MIN, args_list, int_arg, nullish, type_name
 from tidemark.query.values import MISSING
 
@@ -442,7 +442,7 @@ def compile_date_from_string(args, cc):
             return None
         if fmt_fn is not None and nullish(fmt):
             return None
-        return dates.from_millis(dates.parse_date_string(s, fmt, tz))
+        return dates.from_millis(date_strings.parse_date_string(s, fmt, tz))
 
     def from_string(doc, vars):
         s = s_fn(doc, vars)
@@ -457,7 +457,7 @@ def compile_date_from_string(args, cc):
             return on_null(doc, vars) if on_null is not None else None
         try:
             return parse(s, None if nullish(fmt) else fmt, tz)
-        except dates.DateParseError as e:
+        except date_strings.DateParseError as e:
             if on_error is not None:
                 return on_error(doc, vars)
             raise MongoError(ErrorCode.ConversionFailure, e.message) from None
