@@ -40,6 +40,7 @@ from tidemark.query.expr_base import (
     decimal_power,
     decimal_safe,
     double_to_decimal34,
+    int32_arg,
     make_decimal,
     make_integer,
     make_number,
@@ -193,11 +194,6 @@ def compile_divide(args, cc):
     return divide
 
 
-def _int32_integral(f: float) -> bool:
-    """mongod's Value::integral() of a double: an integer an int32 holds."""
-    return INT32_MIN <= f <= INT32_MAX and f == int(f)
-
-
 def compile_mod(args, cc):
     a, b = (cc(x) for x in check_arity("$mod", args, 2))
 
@@ -218,7 +214,7 @@ def compile_mod(args, cc):
             raise MongoError(16610, "can't $mod by 0")
         # a double dividend, or a double divisor that is not an int32 integer, gives fmod's double;
         # otherwise the integer remainder: a long if either side is a long (8 % 3.0 is the int 2)
-        if kx == KIND_DOUBLE or (ky == KIND_DOUBLE and not _int32_integral(fy)):
+        if kx == KIND_DOUBLE or (ky == KIND_DOUBLE and int32_arg(fy) is None):
             fx = as_float(x)
             return math.fmod(fx, fy) if math.isfinite(fx) else float("nan")
         ix, iy = int(x), int(fy) if ky == KIND_DOUBLE else int(y)
@@ -339,7 +335,7 @@ def _precision(name: str, place) -> int:
         if not INT64_MIN <= f < 2.0**63:
             raise MongoError(51083, f"cannot apply {name} with precision value {stream_double(f)} value must be "
                                     "in [-20, 100]")
-        integral = (_int32_integral(f) if k == KIND_DOUBLE else
+        integral = (int32_arg(f) is not None if k == KIND_DOUBLE else
                     place.to_decimal() == place.to_decimal().to_integral_value() and INT32_MIN <= f <= INT32_MAX)
         n = int(f) if k == KIND_DOUBLE else int(place.to_decimal())
     else:

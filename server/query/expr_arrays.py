@@ -14,17 +14,16 @@ for a non-object argument, an unknown field and each missing one.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
 from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import (
-    INT32_MAX,
-    INT32_MIN,
     args_list,
     check_arity,
     comparator,
+    int32_arg,
     int_arg,
+    named_args,
     nullish,
     num_kind,
     require_object,
@@ -38,28 +37,6 @@ from tidemark.query.interrupt import tick
 from tidemark.query.memory import BUFFER_LIMIT, approx_size, check_built
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
-
-
-def named_args(args: Any, fields: Collection[str], not_object: tuple[int, str], unknown: tuple[int, str],
-               required: Sequence[tuple[str, int, str]] = ()) -> dict:
-    """An operator's object of named arguments, checked in mongod's order with the operator's codes:
-    not an object -> ``not_object`` (its message may name the type: ``{}``), the first field not in
-    ``fields`` -> ``unknown`` (``{}``: the field), then each missing ``required`` (field, code, message)."""
-    if type(args) is not dict:
-        raise MongoError(not_object[0], not_object[1].format(type_name(args)))
-    for field in args:
-        if field not in fields:
-            raise MongoError(unknown[0], unknown[1].format(field))
-    for field, code, message in required:
-        if field not in args:
-            raise MongoError(code, message)
-    return args
-
-
-def int32_arg(v: Any) -> int | None:
-    """mongod's ``Value::integral()``: a number exactly equal to a 32-bit integer, as that int."""
-    i = int_arg(v)
-    return i if i is not None and INT32_MIN <= i <= INT32_MAX else None
 
 
 def index_bound(v: Any, name: str, label: str) -> int:

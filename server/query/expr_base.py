@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import decimal
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -160,17 +160,29 @@ def check_arity(name: str, args: Any, n: int) -> list:
     return lst
 
 
-def require_object(name: str, args: Any, allowed: set[str], required: tuple = ()) -> dict:
-    """Named-argument operators: an object with only ``allowed`` keys and all ``required`` ones."""
-    if not isinstance(args, dict):
-        raise MongoError(ErrorCode.FailedToParse, f"{name} only supports an object as its argument")
-    for k in args:
-        if k not in allowed:
-            raise MongoError(ErrorCode.FailedToParse, f"{name} found an unknown argument: {k}")
-    for k in required:
-        if k not in args:
-            raise MongoError(ErrorCode.FailedToParse, f"Missing '{k}' parameter to {name}")
+def named_args(args: Any, fields: Collection[str], not_object: tuple[int, str], unknown: tuple[int, str],
+               required: Sequence[tuple[str, int, str]] = ()) -> dict:
+    """An operator's object of named arguments, checked in mongod's order with the operator's codes:
+    not an object -> ``not_object`` (its message may name the type: ``{}``), the first field not in
+    ``fields`` -> ``unknown`` (``{}``: the field), then each missing ``required`` (field, code, message).
+    The one check of named arguments: operators without codes of their own use ``require_object``."""
+    if type(args) is not dict:
+        raise MongoError(not_object[0], not_object[1].format(type_name(args)))
+    for field in args:
+        if field not in fields:
+            raise MongoError(unknown[0], unknown[1].format(field))
+    for field, code, message in required:
+        if field not in args:
+            raise MongoError(code, message)
     return args
+
+
+def require_object(name: str, args: Any, allowed: set[str], required: tuple = ()) -> dict:
+    """Named-argument operators whose errors are all FailedToParse: an object with only ``allowed``
+    keys and all ``required`` ones."""
+    return named_args(args, allowed, (ErrorCode.FailedToParse, f"{name} only supports an object as its argument"),
+                      (ErrorCode.FailedToParse, f"{name} found an unknown argument: {{}}"),
+                      [(k, ErrorCode.FailedToParse, f"Missing '{k}' parameter to {name}") for k in required])
 
 
 def const(value: Any) -> Compiled:
@@ -190,6 +202,12 @@ def int_arg(v: Any) -> int | None:
     if k == KIND_DECIMAL and not f.is_finite():
         return None
     return int(f) if f == int(f) else None
+
+
+def int32_arg(v: Any) -> int | None:
+    """mongod's ``Value::integral()``: a number exactly equal to a 32-bit integer, as that int."""
+    i = int_arg(v)
+    return i if i is not None and INT32_MIN <= i <= INT32_MAX else None
 
 
 def validate_variable_name(name: str, *, allow_current: bool = False) -> None:

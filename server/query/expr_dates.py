@@ -22,7 +22,7 @@ from bson.timestamp import Timestamp
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import date_strings, dates
-from tidemark.query.expr_base import INT64_MAX, INT64_MIN, args_list, int_arg, nullish, type_name
+from tidemark.query.expr_base import INT64_MAX, INT64_MIN, args_list, int_arg, named_args, nullish, type_name
 from tidemark.query.values import MISSING
 
 _DATE_TYPES = ("datetime", "DatetimeMS", "Timestamp", "ObjectId")
@@ -32,17 +32,10 @@ _Fn = Callable[[Any, dict], Any]
 def _object(args: Any, not_object: tuple[int, str], unknown: int, allowed: tuple[str, ...],
             required: tuple[tuple[str, int, str], ...], unknown_message: str = "Unrecognized argument to {op}: {k}",
             op: str = "") -> dict:
-    """A named-argument operator's object, with the operator's own codes for a non-object, an unknown
-    argument and each missing required argument (in mongod's order of checks)."""
-    if not isinstance(args, dict):
-        raise MongoError(not_object[0], not_object[1])
-    for k in args:
-        if k not in allowed:
-            raise MongoError(unknown, unknown_message.format(op=op, k=k))
-    for key, code, message in required:
-        if key not in args:
-            raise MongoError(code, message)
-    return args
+    """A date operator's object of named arguments (``named_args``, its unknown-argument message
+    naming the operator ``op`` and the argument ``k``)."""
+    return named_args(args, allowed, (not_object[0], not_object[1].replace("{", "{{").replace("}", "}}")),
+                      (unknown, unknown_message.format(op=op, k="{}")), required)
 
 
 def _timezone_fn(cc, spec: dict, op: str | None = None) -> _Fn:

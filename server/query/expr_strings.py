@@ -15,10 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from tidemark.protocol.errors import MongoError
-from tidemark.query.expr_arrays import index_bound, int32_arg, named_args
+from tidemark.query.expr_arrays import index_bound
 from tidemark.query.expr_base import (
     args_list,
     check_arity,
+    int32_arg,
+    named_args,
     nullish,
     num_kind,
     type_name,
