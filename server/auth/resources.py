@@ -26,6 +26,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tidemark.core.namespace import BUCKETS_PREFIX
 from tidemark.protocol.errors import ErrorCode, MongoError
 
 Pattern = tuple
@@ -35,7 +36,6 @@ CLUSTER: Pattern = ("cluster",)
 ANY: Pattern = ("any",)
 ANY_NORMAL: Pattern = ("anyNormal",)
 ANY_BUCKETS: Pattern = ("anyBuckets",)
-BUCKETS_PREFIX = "system.buckets."
 
 # Every action name mongod 7.0 knows (action_type.idl); user-defined roles may name only these.
 ACTIONS = frozenset(

@@ -25,6 +25,7 @@ from tidemark.auth.names import UserName, same_principal, session_digest
 from tidemark.auth.pipelines import pipeline_privileges
 from tidemark.auth.render import render_command
 from tidemark.auth.session import LOCALHOST_PRIVILEGES, AuthSession, is_localhost, session_of
+from tidemark.core.namespace import BUCKETS_PREFIX
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_logic import truthy  # BSON trueValue(), as mongod reads $ownOps
 
@@ -237,7 +238,7 @@ def _list_collections(req: Request) -> dict | None:
         elif kind == "ns" and pattern[1] == req.db:
             names.add(pattern[2])
         elif kind in ("buckets",) and pattern[1] == req.db:
-            names.add(R.BUCKETS_PREFIX + pattern[2])
+            names.add(BUCKETS_PREFIX + pattern[2])
     condition: dict = {"name": {"$in": sorted(names)}}
     if normal:
         condition = {"$or": [condition, {"name": {"$not": {"$regex": "^system\\."}}}]}

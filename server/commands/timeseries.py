@@ -116,7 +116,7 @@ async def insert_buckets(ctx: CommandContext, cmd: dict) -> dict:
     ordered = cmd.get("ordered", True) is not False
     with ctx.server.engine.read() as r:
         info = r.get_collection(ns)
-    if info is None or not name.startswith(ddl.BUCKETS_PREFIX):
+    if info is None or not name.startswith(C.BUCKETS_PREFIX):
         raise MongoError(ErrorCode.NamespaceNotFound, f"Namespace {ns} not found")
     validator = _validator(info)
     accepted: list[tuple[int, dict]] = []

@@ -14,12 +14,11 @@ from tidemark.context import CommandContext
 from tidemark.core import collection as C
 from tidemark.core.clustered import check_for_namespace as check_clustered_for_namespace
 from tidemark.core.clustered import parse_create_option as parse_clustered_option
+from tidemark.core.namespace import BUCKETS_PREFIX, is_timeseries_view
 from tidemark.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
-from tidemark.core.namespace import is_timeseries_view
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.timeseries import options as ts_options
 from tidemark.timeseries.ddl import (
-    BUCKETS_PREFIX,
     _delete_view,
     _insert_view,
     buckets_ns,

@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from tidemark.core.collection import format_value
+from tidemark.core.namespace import BUCKETS_PREFIX
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 
-BUCKETS_PREFIX = "system.buckets."
 CLUSTER_KEY = {"_id": 1}
 DEFAULT_NAME = "_id_"
 _SPEC_FIELDS = ("v", "key", "name", "unique")

@@ -46,8 +46,8 @@ MAX_BSON_SIZE = 16 * 1024 * 1024
 MISSING_ID = object()  # "no _id" marker for comparisons
 MAX_VIEW_DEPTH = 20
 MAX_NAMESPACE_BYTES = 255
-SYSTEM_VIEWS = "system.views"
-BUCKETS_PREFIX = "system.buckets."
+SYSTEM_VIEWS = namespace.SYSTEM_VIEWS
+BUCKETS_PREFIX = namespace.BUCKETS_PREFIX
 _ALLOWED_SYSTEM = {"system.views", "system.js", "system.profile", "system.users", "system.roles",
                    "system.version", "system.sessions"}
 

@@ -206,7 +206,7 @@ def ttl_collections(engine: Any) -> list[tuple[str, int, int]]:
         for db in r.list_databases():
             for info in r.list_collections(db):
                 options = info.options or {}
-                ts = stored_options(info) if info.name.startswith("system.buckets.") else None
+                ts = stored_options(info) if info.name.startswith(C.BUCKETS_PREFIX) else None
                 if ts is None:
                     continue
                 expiries = [int(s["expireAfterSeconds"]) for s in info.indexes if "expireAfterSeconds" in s]
@@ -230,7 +230,7 @@ def check_write_stage_target(r: Any, db: str, coll: str, stage: str, spec: Any =
             "$out with 'timeseries' options (writing a time-series collection) is not supported by this server",
         )
     _, view = get_view(r, db, view_name_of(coll))
-    if is_timeseries_view(view) or coll.startswith("system.buckets."):
+    if is_timeseries_view(view) or coll.startswith(C.BUCKETS_PREFIX):
         raise MongoError(
             ErrorCode.CommandNotSupportedOnView,
             f"{stage} into the time-series collection {db}.{view_name_of(coll)} is not supported",

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from tidemark.core.namespace import BUCKETS_PREFIX, SYSTEM_VIEWS
 from tidemark.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
 from tidemark.protocol.codec import encode
 from tidemark.query.index_keys import index_key_map
 from tidemark.timeseries import options as ts_options
 
-BUCKETS_PREFIX = "system.buckets."
-SYSTEM_VIEWS = "system.views"
 LIST_OPTION_KEYS = ("timeseries", "expireAfterSeconds", "collation", "storageEngine", "indexOptionDefaults")
 
 

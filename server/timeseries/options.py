@@ -15,6 +15,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.core.namespace import BUCKETS_PREFIX
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 
@@ -300,7 +301,7 @@ def view_document(db: str, name: str, options: TimeseriesOptions, collation: dic
     stage["bucketMaxSpanSeconds"] = options.bucket_max_span_seconds
     doc: dict[str, Any] = {
         "_id": f"{db}.{name}",
-        "viewOn": f"system.buckets.{name}",
+        "viewOn": BUCKETS_PREFIX + name,
         "pipeline": [{"$_internalUnpackBucket": stage}],
     }
     if collation is not None:

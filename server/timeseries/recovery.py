@@ -24,6 +24,7 @@ from bson.objectid import ObjectId
 
 from tidemark import log as server_log
 from tidemark.core.collection import default_collation_of, effective_collation
+from tidemark.core.namespace import BUCKETS_PREFIX
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.storage.errors import StorageError
@@ -148,7 +149,7 @@ def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: lis
 
 def quarantine_ns(buckets_ns: str) -> str:
     """``<db>.tidemark.quarantine.<collection>`` for ``<db>.system.buckets.<collection>``."""
-    db, _, coll = buckets_ns.partition(".system.buckets.")
+    db, _, coll = buckets_ns.partition("." + BUCKETS_PREFIX)
     return f"{db}.{QUARANTINE_PREFIX}{coll}"
 
 
