@@ -211,11 +211,13 @@ def int32_arg(v: Any) -> int | None:
 
 
 def validate_variable_name(name: str, *, allow_current: bool = False) -> None:
-    """mongod's rule: user variables start with a lowercase letter or a non-ASCII char (16866/16867)."""
+    """mongod's rule for a name being defined (variableValidation::validateNameForUserWrite): 16866 empty,
+    16867 a first character other than a-z or non-ASCII, 16868 a later one other than a letter, digit, '_'
+    or non-ASCII."""
     if allow_current and name == "CURRENT":
         return
     if not name:
-        raise MongoError(16869, "empty variable names are not allowed")
+        raise MongoError(16866, "empty variable names are not allowed")
     c = name[0]
     if not (c.islower() or ord(c) > 127):
         raise MongoError(16867, f"'{name}' starts with an invalid character for a user variable name")

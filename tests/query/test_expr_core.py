@@ -5,9 +5,18 @@ import datetime as dt
 import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tidemark.protocol.errors import MongoError
-from tidemark.query.expressions import compile_expression, evaluate, expression_fields, is_constant, truthy
+from tidemark.query.expressions import (
+    compile_expression,
+    evaluate,
+    evaluate_let,
+    expression_fields,
+    is_constant,
+    truthy,
+)
 from tidemark.query.values import MISSING
 
 DOC = {"a": 1, "b": {"c": 2}, "arr": [{"x": 1}, {"y": 2}, {"x": 3}, 7, [{"x": 9}]], "n": None}
@@ -112,3 +121,40 @@ def test_variables_can_be_forbidden():
     with pytest.raises(MongoError):
         compile_expression("$$x", allow_vars=False)
     assert compile_expression("$a", allow_vars=False)({"a": 1}, {}) == 1
+
+
+def _mongod_variable_name_code(name: str, *, defining: bool) -> int | None:
+    """mongod 7.0's variableValidation (validateNameForUserWrite / validateNameForUserRead): 16866 empty,
+    16867 a bad first character (a defined name starts with a-z, a read one with a letter; non-ASCII
+    always passes), 16868 a later character other than a letter, digit, '_' or non-ASCII."""
+    if not name:
+        return 16866
+    first = name[0]
+    if first.isascii() and not ("a" <= first <= "z" or (not defining and "A" <= first <= "Z")):
+        return 16867
+    if any(ch.isascii() and not (ch.isalnum() or ch == "_") for ch in name[1:]):
+        return 16868
+    return None
+
+
+_NAMES = st.text(st.sampled_from("aZz_9-. $é"), max_size=5).filter(
+    lambda s: s not in ("CURRENT", "ROOT", "REMOVE", "NOW"))
+
+
+@given(_NAMES)
+def test_variable_names_follow_mongods_rules_when_defined_and_when_read(name):
+    """A command's ``let``, ``$let``'s vars (writes) and a ``$$name`` reference (reads) answer mongod's
+    code for every name; a valid name then binds (write) or is merely undefined (read, 17276)."""
+    expected = _mongod_variable_name_code(name, defining=True)
+    for define in (lambda: evaluate_let({name: 1}), lambda: compile_expression({"$let": {"vars": {name: 1}, "in": 1}})):
+        if expected is None:
+            define()
+        else:
+            with pytest.raises(MongoError) as err:
+                define()
+            assert err.value.code == expected
+    read_name = name.split(".", 1)[0]  # "$$a.b" reads the variable "a" and its path "b"
+    expected = _mongod_variable_name_code(read_name, defining=False)
+    with pytest.raises(MongoError) as err:
+        evaluate("$$" + name, {})
+    assert err.value.code == (17276 if expected is None else expected)
