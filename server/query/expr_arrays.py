@@ -19,6 +19,7 @@ from typing import Any, cast
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import (
     args_list,
+    as_float,
     check_arity,
     comparator,
     int32_arg,
@@ -27,6 +28,7 @@ from tidemark.query.expr_base import (
     nullish,
     num_kind,
     require_object,
+    stream_double,
     traverse,
     type_name,
     validate_variable_name,
@@ -60,11 +62,12 @@ def compile_array_elem_at(args, cc):
             return None
         if type(arr) is not list:
             raise MongoError(28689, f"$arrayElemAt's first argument must be an array, but is {type_name(arr)}")
-        n = int_arg(idx)
         if num_kind(idx) is None:
             raise MongoError(28690, f"$arrayElemAt's second argument must be a numeric value, but is {type_name(idx)}")
+        n = int32_arg(idx)  # mongod's Value::integral(): exactly a 32-bit integer
         if n is None:
-            raise MongoError(28691, f"$arrayElemAt's second argument must be representable as a 32-bit integer: {idx}")
+            raise MongoError(28691, f"$arrayElemAt's second argument must be representable as a 32-bit integer: "
+                                    f"{stream_double(as_float(idx))}")
         if -len(arr) <= n < len(arr):
             return arr[n]
         return MISSING
@@ -237,26 +240,36 @@ def compile_slice(args, cc):
     lst = args_list(args)
     if not 2 <= len(lst) <= 3:
         raise MongoError(28667, f"Expression $slice takes at least 2 arguments, and at most 3, but {len(lst)} were passed in.")
-    fns = [cc(x) for x in lst]
+    arr_fn, pos_fn = cc(lst[0]), cc(lst[1])
+    count_fn = cc(lst[2]) if len(lst) == 3 else None
 
     def slice_(doc, vars):
-        vals = [f(doc, vars) for f in fns]
-        arr = vals[0]
-        if any(nullish(v) for v in vals):
+        # mongod's order: the array and the position (nullish, then checked), and only then the count
+        arr, pos = arr_fn(doc, vars), pos_fn(doc, vars)
+        if nullish(arr) or nullish(pos):
             return None
         if type(arr) is not list:
             raise MongoError(28724, f"First argument to $slice must be an array, but is of type: {type_name(arr)}")
-        a = int_arg(vals[1])
+        if num_kind(pos) is None:
+            raise MongoError(28725, f"Second argument to $slice must be a numeric value, but is of type: {type_name(pos)}")
+        a = int32_arg(pos)
         if a is None:
-            raise MongoError(28725, f"Second argument to $slice must be a numeric value, but is of type: {type_name(vals[1])}")
-        if len(vals) == 2:
+            raise MongoError(28726, "Second argument to $slice can't be represented as a 32-bit integer: "
+                                    f"{stream_double(as_float(pos))}")
+        if count_fn is None:
             return arr[a:] if a < 0 else arr[:a]
-        n = int_arg(vals[2])
-        if n is None:
-            raise MongoError(28726, f"Third argument to $slice must be numeric, but is of type: {type_name(vals[2])}")
-        if n <= 0:
-            raise MongoError(28729, f"Third argument to $slice must be positive: {vals[2]}")
         start = max(len(arr) + a, 0) if a < 0 else min(a, len(arr))
+        count = count_fn(doc, vars)
+        if nullish(count):
+            return None
+        if num_kind(count) is None:
+            raise MongoError(28727, f"Third argument to $slice must be numeric, but is of type: {type_name(count)}")
+        n = int32_arg(count)
+        if n is None:
+            raise MongoError(28728, "Third argument to $slice can't be represented as a 32-bit integer: "
+                                    f"{stream_double(as_float(count))}")
+        if n <= 0:
+            raise MongoError(28729, f"Third argument to $slice must be positive: {n}")
         return arr[start:start + n]
     return slice_
 
@@ -324,7 +337,7 @@ def compile_range(args, cc):
                 raise MongoError(code, f"$range requires a numeric {label}, found value of type: {type_name(v)}")
             i = int_arg(v)
             if i is None or not -(2**31) <= i < 2**31:
-                raise MongoError(code + 1, f"$range requires a {label} that can be represented as a 32-bit integer, found value: {v}")
+                raise MongoError(code + 1, f"$range requires a {label} that can be represented as a 32-bit integer, found value: {stream_double(v) if type(v) is float else v}")
             ints.append(i)
         step = ints[2] if len(ints) == 3 else 1
         if step == 0:

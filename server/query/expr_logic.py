@@ -8,9 +8,10 @@ mongod); boolean operators use MongoDB truthiness and short-circuit.
 from __future__ import annotations
 
 from bson.int64 import Int64
+from bson.min_key import MinKey
 
 from tidemark.protocol.errors import MongoError
-from tidemark.query.expr_base import args_list, check_arity, comparator
+from tidemark.query.expr_base import args_list, check_arity, comparator, type_name
 from tidemark.query.values import MISSING
 
 
@@ -27,18 +28,40 @@ def truthy(v) -> bool:
     return True
 
 
+def _compare_missing(x, y, compare) -> int:
+    """$cmp and $eq & co. with a missing operand: a missing value ranks with undefined, above MinKey
+    and below every other value (mongod's canonical type order gives MinKey -1, EOO 0, null 5)."""
+    if x is y:
+        return 0
+    if type(x) is MinKey or type(y) is MinKey:
+        return 1 if x is MISSING else -1
+    return compare(x, y)
+
+
 def _comparison(name, test):
     def compile_op(args, cc):
         a, b = (cc(x) for x in check_arity(name, args, 2))
         compare = comparator(cc)
-        return lambda doc, vars: test(compare(a(doc, vars), b(doc, vars)))
+
+        def op(doc, vars):
+            x, y = a(doc, vars), b(doc, vars)
+            if x is MISSING or y is MISSING:
+                return test(_compare_missing(x, y, compare))
+            return test(compare(x, y))
+        return op
     return compile_op
 
 
 def compile_cmp(args, cc):
     a, b = (cc(x) for x in check_arity("$cmp", args, 2))
     compare = comparator(cc)
-    return lambda doc, vars: compare(a(doc, vars), b(doc, vars))
+
+    def cmp(doc, vars):
+        x, y = a(doc, vars), b(doc, vars)
+        if x is MISSING or y is MISSING:
+            return _compare_missing(x, y, compare)
+        return compare(x, y)
+    return cmp
 
 
 def compile_and(args, cc):
@@ -70,16 +93,19 @@ def compile_not(args, cc):
 
 def compile_cond(args, cc):
     if isinstance(args, dict):
-        for k in args:
+        # mongod parses each argument as it meets it, so an unknown one fails after the earlier
+        # arguments' own parse errors, and a missing one only once all are read
+        parsed = {}
+        for k, v in args.items():
             if k not in ("if", "then", "else"):
                 raise MongoError(17083, f"Unrecognized parameter to $cond: {k}")
-        for k in ("if", "then", "else"):
-            if k not in args:
-                raise MongoError(17080 + ("if", "then", "else").index(k), f"Missing '{k}' parameter to $cond")
-        parts = [args["if"], args["then"], args["else"]]
+            parsed[k] = cc(v)
+        for code, k in ((17080, "if"), (17081, "then"), (17082, "else")):
+            if k not in parsed:
+                raise MongoError(code, f"Missing '{k}' parameter to $cond")
+        c, t, e = parsed["if"], parsed["then"], parsed["else"]
     else:
-        parts = check_arity("$cond", args, 3)
-    c, t, e = (cc(x) for x in parts)
+        c, t, e = (cc(x) for x in check_arity("$cond", args, 3))
     return lambda doc, vars: t(doc, vars) if truthy(c(doc, vars)) else e(doc, vars)
 
 
@@ -101,24 +127,26 @@ def compile_if_null(args, cc):
 
 def compile_switch(args, cc):
     if not isinstance(args, dict):
-        raise MongoError(40060, f"$switch requires an object as an argument, found: {type(args).__name__}")
+        raise MongoError(40060, f"$switch requires an object as an argument, found: {type_name(args)}")
     branches = []
     default = None
     for k, v in args.items():
         if k == "branches":
             if not isinstance(v, list):
-                raise MongoError(40061, "$switch expected an array for 'branches'")
+                raise MongoError(40061, f"$switch expected an array for 'branches', found: {type_name(v)}")
             for br in v:
                 if not isinstance(br, dict):
-                    raise MongoError(40062, "$switch expected each branch to be an object")
-                for bk in br:
+                    raise MongoError(40062, f"$switch expected each branch to be an object, found: {type_name(br)}")
+                parts = {}
+                for bk, bv in br.items():  # parsed as met, as mongod does
                     if bk not in ("case", "then"):
                         raise MongoError(40063, f"$switch found an unknown argument to a branch: {bk}")
-                if "case" not in br:
+                    parts[bk] = cc(bv)
+                if "case" not in parts:
                     raise MongoError(40064, "$switch requires each branch have a 'case' expression")
-                if "then" not in br:
+                if "then" not in parts:
                     raise MongoError(40065, "$switch requires each branch have a 'then' expression.")
-                branches.append((cc(br["case"]), cc(br["then"])))
+                branches.append((parts["case"], parts["then"]))
         elif k == "default":
             default = cc(v)
         else:

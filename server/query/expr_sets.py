@@ -1,8 +1,9 @@
 """Set expressions: $setUnion $setIntersection $setDifference $setEquals $setIsSubset.
 
 Arrays are treated as sets under BSON equality (the collation's ``sort_key`` is the identity: 1, 1.0 and
-Int64(1) are one element); results keep first-occurrence order; null/missing operands give null
-where mongod does ($setUnion, $setIntersection, $setDifference).
+Int64(1) are one element). $setUnion and $setIntersection answer in BSON (or collation) order, as
+mongod's ordered value sets do; $setDifference keeps its first operand's order. Null/missing operands
+give null where mongod does ($setUnion, $setIntersection, $setDifference), checked operand by operand.
 """
 
 from __future__ import annotations
@@ -21,40 +22,59 @@ def _dedupe(values, sort_key):
     return out
 
 
-def _set_args(name, vals, code):
-    for v in vals:
-        if not nullish(v) and type(v) is not list:
+def _operands(name, fns, code, doc, vars):
+    """The operands of $setUnion/$setIntersection in mongod's order: each is evaluated and checked
+    when reached, so a nullish one answers null before a later non-array is seen."""
+    vals = []
+    for f in fns:
+        v = f(doc, vars)
+        if nullish(v):
+            return None
+        if type(v) is not list:
             raise MongoError(code, f"All operands of {name} must be arrays. One argument is of type: {type_name(v)}")
+        vals.append(v)
+    return vals
 
 
 def compile_set_union(args, cc):
+    """mongod builds the union as an ordered set: the result is in BSON (or collation) order, each
+    value as first met."""
     fns = [cc(x) for x in args_list(args)]
     sort_key = value_key(cc)
 
     def union(doc, vars):
-        vals = [f(doc, vars) for f in fns]
-        _set_args("$setUnion", vals, 17043)
-        if any(nullish(v) for v in vals):
+        vals = _operands("$setUnion", fns, 17043, doc, vars)
+        if vals is None:
             return None
-        return _dedupe((x for v in vals for x in v), sort_key)
+        members: dict = {}
+        for v in vals:
+            for x in v:
+                members.setdefault(sort_key(x), x)
+        return [members[k] for k in sorted(members)]
     return union
 
 
 def compile_set_intersection(args, cc):
+    """As mongod's ordered set: the common values in BSON (or collation) order, each as met in the
+    first operand (mongod keeps the smaller operand's: a known difference for 1 vs 1.0)."""
     fns = [cc(x) for x in args_list(args)]
     sort_key = value_key(cc)
 
     def intersection(doc, vars):
-        vals = [f(doc, vars) for f in fns]
-        _set_args("$setIntersection", vals, 17047)
-        if any(nullish(v) for v in vals):
+        vals = _operands("$setIntersection", fns, 17047, doc, vars)
+        if vals is None:
             return None
         if not vals:
             return []
-        common = {sort_key(x) for x in vals[0]}
+        members: dict = {}
+        for x in vals[0]:
+            members.setdefault(sort_key(x), x)
         for v in vals[1:]:
-            common &= {sort_key(x) for x in v}
-        return [x for x in _dedupe(vals[0], sort_key) if sort_key(x) in common]
+            if not members:
+                break
+            keep = {sort_key(x) for x in v}
+            members = {k: x for k, x in members.items() if k in keep}
+        return [members[k] for k in sorted(members)]
     return intersection
 
 

@@ -10,7 +10,8 @@ Public API (used by stages, the time-series layer and the command layer):
   ``expression_fields(expr) -> set[str] | None`` (top-level fields read; None = the whole document).
 
 Errors mirror mongod: 168 "Unrecognized expression '$foo'", 16020 arity, 15983 for an operator
-object with more than one field, 17276 undefined variable, operator-specific type errors.
+object with more than one field ("An object representing an expression must have exactly one
+field: ..."), 17276 undefined variable, operator-specific type errors.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from tidemark.query import (
 from tidemark.query.expr_base import Compiled, const, traverse, type_name, validate_variable_name
 from tidemark.query.expr_logic import truthy
 from tidemark.query.hashed import hash64
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
 
 __all__ = [
@@ -174,8 +176,8 @@ def _compile_object(expr: dict, allow_vars: bool, coll: Any = None) -> Compiled:
     first = next(iter(expr))
     if first.startswith("$"):
         if len(expr) != 1:
-            raise MongoError(15983, "an expression specification must contain exactly one field, the name of "
-                                    f"the expression. Found {len(expr)} fields in {expr}")
+            raise MongoError(15983, "An object representing an expression must have exactly one field: "
+                                    f"{bson_repr(expr)}")
         if first == "$literal" or first == "$const":
             return _mark_const(const(expr[first]))
         if first == "$let":
@@ -191,13 +193,15 @@ def _compile_object(expr: dict, allow_vars: bool, coll: Any = None) -> Compiled:
             raise MongoError(ErrorCode.InvalidPipelineOperator, f"Unrecognized expression '{first}'")
         return compiler(expr[first], _cc_factory(allow_vars, coll))
     fields = []
-    for name, sub in expr.items():
+    for name, sub in expr.items():  # mongod's FieldPath::uassertValidFieldName, in its order
+        if not name:
+            raise MongoError(15998, "FieldPath field names may not be empty strings.")
         if name.startswith("$"):
             raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+        if "\0" in name:
+            raise MongoError(16411, "FieldPath field names may not contain '\0'.")
         if "." in name:
             raise MongoError(16412, "FieldPath field names may not contain '.'. Consider using $getField or $setField.")
-        if not name:
-            raise MongoError(16411, "FieldPath field names may not be empty strings.")
         fields.append((name, _compile(sub, allow_vars, coll)))
 
     def build(doc, vars):
@@ -371,7 +375,17 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
         raise MongoError(ErrorCode.FailedToParse, f"variables are not allowed here: {expr}")
     name, _, rest = expr[2:].partition(".")
     _validate_name_for_read(name)
-    parts = split_path(rest) if rest else []
+    user_variable = name not in SYSTEM_VARIABLES
+    if user_variable and not (name[0].islower() or ord(name[0]) > 127):  # no user variable is named so
+        raise MongoError(17276, f"Use of undefined variable: {name}")
+    try:
+        parts = split_path(rest) if rest else []
+    except MongoError as bad_path:
+        if not user_variable:
+            raise
+        # mongod resolves the variable before it reads the path: an undefined one is 17276, only a
+        # defined one meets the path's error; which names a scope defines is known when it runs
+        return _undefined_or_bad_path(name, bad_path.code, bad_path.message)
     if name == "CURRENT":
         base: Compiled = lambda doc, vars: doc  # noqa: E731
     elif name == "ROOT":
@@ -383,9 +397,6 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
     elif name in ("CLUSTER_TIME", "USER_ROLES", "SEARCH_META"):
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$${name} is not supported by Tidemark")
     else:
-        if not (name[0].islower() or ord(name[0]) > 127):  # upper case: no user variable is named so
-            raise MongoError(17276, f"Use of undefined variable: {name}")
-
         def base(doc, vars):
             try:
                 return vars[name]
@@ -394,6 +405,14 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
     if not parts:
         return base
     return lambda doc, vars: traverse(base(doc, vars), parts)
+
+
+def _undefined_or_bad_path(name: str, code: int, message: str) -> Compiled:
+    def fail(doc, vars):
+        if name not in vars:
+            raise MongoError(17276, f"Use of undefined variable: {name}")
+        raise MongoError(code, message)
+    return fail
 
 
 def _validate_name_for_read(name: str) -> None:
