@@ -27,9 +27,9 @@ from tidemark.query.expr_base import (
     make_decimal,
     make_integer,
     num_kind,
-    to_decimal,
     type_name,
 )
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, compare, sort_key
 
 
@@ -132,7 +132,7 @@ class Sum(Accumulator):
         if type(v) is float:
             self.floats.append(-v)  # cancels exactly inside fsum
         elif k == KIND_DECIMAL:
-            self.dec -= v.to_decimal()
+            self.dec = DECIMAL_CONTEXT.subtract(self.dec or Decimal(0), v.to_decimal())
         else:
             self.ints -= int(v)
 
@@ -149,17 +149,24 @@ class Sum(Accumulator):
     def _double_total(self) -> float:
         self._flush()
         if not self.ints:
-            return self.hi + self.lo
+            # hi is already the correctly rounded total: adding lo (itself rounded) could land on a
+            # tie and round hi to its neighbour
+            return self.hi
+        # The integer part joins exactly (mongod adds longs to its double-double summation in two
+        # exact halves): rounding it to a double first could round twice.
+        ints_hi = float(self.ints)
         try:
-            return math.fsum([self.hi, self.lo, float(self.ints)])
+            return math.fsum([self.hi, self.lo, ints_hi, float(self.ints - int(ints_hi))])
         except (ValueError, OverflowError):
-            return self.hi + self.lo + float(self.ints)
+            return self.hi + self.lo + ints_hi
 
     def _decimal_total(self) -> Decimal:
+        # (in the 34-digit context: the thread's default one keeps only 28 digits)
         self._flush()
-        total = (self.dec or Decimal(0)) + Decimal(self.ints)
+        add = DECIMAL_CONTEXT.add
+        total = add(self.dec or Decimal(0), Decimal(self.ints))
         if self.hi or self.lo:
-            total += to_decimal(self.hi) + to_decimal(self.lo)
+            total = add(total, add(_double_decimal(self.hi), _double_decimal(self.lo)))
         return total
 
     def result(self):
@@ -172,6 +179,14 @@ class Sum(Accumulator):
         return make_integer(self.ints, KIND_LONG)
 
 
+def _double_decimal(x: float) -> Decimal:
+    """A double as mongod's $sum/$avg turn their double part into a decimal (``Decimal128(double,
+    kRoundTo34Digits)``): the double's exact binary value rounded to 34 digits, so 0.2 counts as
+    0.2000000000000000111022302462515654 (not the shortest repr, which is what 15-digit conversions
+    such as $toDecimal give)."""
+    return DECIMAL_CONTEXT.plus(Decimal(x))
+
+
 class Avg(Sum):
     def result(self):
         if self.count == 0:
@@ -180,7 +195,8 @@ class Avg(Sum):
             return make_decimal(DECIMAL_CONTEXT.divide(self._decimal_total(), self.count))
         if self.kind == KIND_DOUBLE:
             return self._double_total() / self.count
-        return self.ints / self.count
+        # mongod divides the total as a double (not the exact quotient of two integers)
+        return float(self.ints) / self.count
 
 
 class Count(Accumulator):
@@ -325,15 +341,40 @@ class StdDev(Accumulator):
         if num_kind(v) is None:
             return
         self.n -= 1
-        self.values.remove(as_float(v))
+        f = as_float(v)
+        if f != f:  # NaN equals nothing, itself included: remove the first NaN
+            del self.values[next(i for i, x in enumerate(self.values) if x != x)]
+        else:
+            self.values.remove(f)
 
     def result(self):
         n = self.n
         if n == 0 or (self.sample and n < 2):
             return None
-        mean = math.fsum(self.values) / n
-        ss = math.fsum((x - mean) ** 2 for x in self.values)
-        return math.sqrt(ss / (n - 1 if self.sample else n))
+        adjusted = n - 1 if self.sample else n
+        # Two exact passes (the answer does not depend on the input order); past the double range
+        # (infinities, NaN, squares that overflow) mongod's own online algorithm decides instead.
+        try:
+            mean = math.fsum(self.values) / n
+            ss = math.fsum([(x - mean) * (x - mean) for x in self.values])
+        except (ValueError, OverflowError):  # inf - inf, or an exact sum beyond the double range
+            ss = math.nan
+        if not math.isfinite(ss):
+            return self._welford(adjusted)
+        return math.sqrt(ss / adjusted)
+
+    def _welford(self, adjusted: int) -> float:
+        """mongod's AccumulatorStdDev arithmetic (Welford's online update), with its IEEE results:
+        an infinity or NaN among the values gives NaN, an overflowing spread +inf."""
+        count, mean, m2 = 0, 0.0, 0.0
+        for x in self.values:
+            count += 1
+            delta = x - mean
+            if delta != 0.0:
+                mean += delta / count
+                m2 += delta * (x - mean)
+        variance = m2 / adjusted
+        return math.sqrt(variance) if variance >= 0 else math.nan
 
 
 class Covariance(Accumulator):
@@ -416,15 +457,24 @@ class MergeObjects(Accumulator):
         if v is None or v is MISSING:
             return
         if type(v) is not dict:
-            raise MongoError(40400, f"$mergeObjects requires object inputs, but input {v!r} is of type {type_name(v)}")
+            raise MongoError(40400, f"$mergeObjects requires object inputs, but input {bson_repr(v)} is of type "
+                                    f"{type_name(v)}")
         self.value.update(v)
 
     def result(self):
         return dict(self.value)
 
 
+def _item_order(item: tuple) -> tuple:
+    return item[0], item[1]
+
+
 class SortedN(Accumulator):
-    """$top/$bottom/$topN/$bottomN: fed (sort key, output) pairs; keeps the best n."""
+    """$top/$bottom/$topN/$bottomN: fed (sort key, output) pairs (keys of the sortBy as written); keeps
+    the first n of the sort order, or its last n for $bottom*, and outputs them in sort order. Among
+    equal keys the earlier document ranks first: so $bottom* order items by (key, -arrival) and keep
+    the tail (reversing the sortBy directions instead would also change which array element an
+    array's key comes from: min for ascending, max for descending)."""
 
     def __init__(self, n: int, single: bool, bottom: bool = False):
         self.n, self.single, self.bottom = n, single, bottom
@@ -433,17 +483,19 @@ class SortedN(Accumulator):
 
     def process(self, pair):
         key, out = pair
-        self.items.append((key, self.seq, out))
         self.seq += 1
+        self.items.append((key, -self.seq if self.bottom else self.seq, out))
         if len(self.items) > 4 * self.n + 64:
-            self.items.sort(key=lambda t: (t[0], t[1]))
-            del self.items[self.n:]
+            self.items.sort(key=_item_order)
+            if self.bottom:
+                del self.items[:-self.n]
+            else:
+                del self.items[self.n:]
 
     def result(self):
-        self.items.sort(key=lambda t: (t[0], t[1]))
-        outs = [None if o is MISSING else o for _, _, o in self.items[: self.n]]
-        if self.bottom:  # picked with the reversed order; report them in sortBy order
-            outs.reverse()
+        self.items.sort(key=_item_order)
+        kept = self.items[-self.n:] if self.bottom else self.items[: self.n]
+        outs = [None if o is MISSING else o for _, _, o in kept]
         if self.single:
             return outs[0] if outs else None
         return outs

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import javascript
+from tidemark.query import docmeta, javascript
 from tidemark.query.accumulator_state import (
     Accumulator,
     AddToSet,
@@ -48,16 +48,22 @@ __all__ = ["AccumulatorSpec", "Accumulator", "parse_accumulator", "make_accumula
 
 
 class AccumulatorSpec:
-    """A parsed accumulator: ``evaluate(doc, vars)`` gives the value to feed, ``new()`` the state."""
+    """A parsed accumulator: ``evaluate(doc, vars)`` gives the value to feed, ``new()`` the state.
+
+    ``new_for(group_id)`` is set when the state depends on the group (an 'n' that reads the group
+    key, as mongod's accumulator initializer does): ``$group`` calls it with each new group's ``_id``;
+    ``new()`` then evaluates the 'n' against an empty key (what mongod gives a non-object ``_id``)."""
 
     def __init__(self, name: str, evaluate: Callable[[Any, dict], Any], factory: Callable[[], Accumulator],
-                 spec: Any, field: str | None = None):
+                 spec: Any, field: str | None = None,
+                 new_for: Callable[[Any], Accumulator] | None = None):
         self.name = name
         self.evaluate = evaluate
         self.new = factory
         self.spec = spec
         # The top-level field the argument reads when it is a plain "$name" (batch fast path).
         self.field = field
+        self.new_for = new_for
 
 
 def _unary(name: str, arg: Any) -> Any:
@@ -105,15 +111,40 @@ def _reads_only(expr: Any, variables: dict) -> bool:
 
 
 def _validate_n(n: Any) -> int:
-    """mongod's AccumulatorN::validateN: a number (5787902), integral (5787903), positive (5787908)."""
+    """mongod's AccumulatorN::validateN: a number (5787902), integral and within a signed 64-bit
+    integer (5787903: mongod coerces 'n' to a long long, which an out-of-range value does not
+    survive), positive (5787908)."""
     if num_kind(n) is None:
         raise MongoError(5787902, f"Value for 'n' must be of integral type, but found {bson_repr(n)}")
     k = int_arg(n)
-    if k is None:
+    if k is None or not -(1 << 63) <= k < (1 << 63):
         raise MongoError(5787903, f"Value for 'n' must be of integral type, but found {bson_repr(n)}")
     if k <= 0:
         raise MongoError(5787908, f"'n' must be greater than 0, found {k}")
     return k
+
+
+def _n_factories(n_expr: Any, factory: Callable[[int], Accumulator], variables: dict | None,
+                 group_key_n: bool, collation: Any) -> tuple[Callable[[], Accumulator], Callable[[Any], Accumulator] | None]:
+    """``(new, new_for)`` of an accumulator taking 'n'. A constant 'n' (command variables included)
+    is validated once, here. Under ``group_key_n`` ($group) any other 'n' is mongod's initializer:
+    evaluated for each new group against its ``_id`` when that is an object (else against an empty
+    document), and validated then. Elsewhere it is evaluated here against an empty document."""
+    variables = variables or {}
+    if group_key_n:
+        ok, value = fold_constant(n_expr, variables)
+        if not ok:
+            n_fn = compile_expression(n_expr, collation=collation)
+
+            def new_for(group_id: Any) -> Accumulator:
+                key_doc = group_id if type(group_id) is dict else {}
+                return factory(_validate_n(n_fn(key_doc, variables)))
+
+            return (lambda: new_for(None)), new_for
+    else:
+        value = evaluate(n_expr, {}, variables)
+    n = _validate_n(value)
+    return (lambda: factory(n)), None
 
 
 def _element(name: str, arg: Any) -> str:
@@ -122,7 +153,7 @@ def _element(name: str, arg: Any) -> str:
 
 
 def _n_values(name: str, arg: Any, factory: Callable[[int], Accumulator], collation: Any,
-              variables: dict | None) -> AccumulatorSpec:
+              variables: dict | None, group_key_n: bool) -> AccumulatorSpec:
     """$minN/$maxN/$firstN/$lastN: ``{n, input}`` (AccumulatorN::parseArgs: fields in order, unknown
     5787901, then a missing 'n' 5787906 before a missing 'input' 5787907)."""
     if not isinstance(arg, dict):
@@ -142,11 +173,11 @@ def _n_values(name: str, arg: Any, factory: Callable[[int], Accumulator], collat
         raise MongoError(5787906, "Missing value for 'n'")
     if input_fn is None:
         raise MongoError(5787907, "Missing value for 'input'")
-    n = _validate_n(evaluate(n_expr, {}, variables or {}))
-    return AccumulatorSpec(name, input_fn, lambda: factory(n), arg)
+    new, new_for = _n_factories(n_expr, factory, variables, group_key_n, collation)
+    return AccumulatorSpec(name, input_fn, new, arg, new_for=new_for)
 
 
-def _sorted_n(name: str, arg: Any, collation: Any, variables: dict | None) -> AccumulatorSpec:
+def _sorted_n(name: str, arg: Any, collation: Any, variables: dict | None, group_key_n: bool) -> AccumulatorSpec:
     """$top/$bottom/$topN/$bottomN: ``{n?, sortBy, output}`` (mongod's accumulatorNParseArgs:
     non-object 5788001, unknown field 5788002 — 'n' too for $top/$bottom —, then missing 'n'
     5788003, 'output' 5788004, 'sortBy' 5788005)."""
@@ -176,14 +207,35 @@ def _sorted_n(name: str, arg: Any, collation: Any, variables: dict | None) -> Ac
         raise MongoError(5788005, "Missing value for 'sortBy'")
     if not sort_by:
         raise MongoError(5788604, f"{name} requires a sortBy object")
-    spec_sort = dict(sort_by)
-    if name.startswith("$bottom"):
-        spec_sort = {k: -d for k, d in parse_sort(sort_by)}
-    key_fn = make_sort_key(spec_sort, collation)
+    bottom = name.startswith("$bottom")
+    fields = parse_sort(sort_by, allow_meta=True)
     output_fn = compile_expression(output, collation=collation)
-    n = _validate_n(evaluate(n_expr, {}, variables or {}))
-    return AccumulatorSpec(name, lambda doc, vars: (key_fn(doc), output_fn(doc, vars)),
-                           lambda: SortedN(n, single, name.startswith("$bottom")), arg)
+    new, new_for = _n_factories(n_expr, lambda n: SortedN(n, single, bottom), variables, group_key_n,
+                                 collation)
+    if any(isinstance(d, str) for _, d in fields):
+        evaluate_pair = _meta_sorted_pair(fields, output_fn, collation)
+    else:
+        key_fn = make_sort_key(fields, collation)  # (SortedN keeps the tail of the order for $bottom*)
+
+        def evaluate_pair(doc: Any, vars: dict) -> tuple:
+            return key_fn(doc), output_fn(doc, vars)
+    return AccumulatorSpec(name, evaluate_pair, new, arg, new_for=new_for)
+
+
+def _meta_sorted_pair(fields: list, output_fn: Callable[[Any, dict], Any],
+                      collation: Any) -> Callable[[Any, dict], tuple]:
+    """The (sort key, output) feed of a $top*/$bottom* whose sortBy has ``{$meta: "textScore"}``: the
+    scores live in the read's DocMeta, which only the run-time variables carry, so the key function
+    is made when a read's table is first seen (once per read, not per document)."""
+    made: list = [None, None]
+
+    def evaluate_pair(doc: Any, vars: dict) -> tuple:
+        meta = docmeta.table(vars)
+        if made[0] is not meta or made[1] is None:
+            made[0], made[1] = meta, make_sort_key(fields, collation, meta)
+        return made[1](doc), output_fn(doc, vars)
+
+    return evaluate_pair
 
 
 # mongod 7.0's IDL specs of $percentile and $median: their fields, in declaration order (the order
@@ -258,11 +310,12 @@ ACCUMULATORS = frozenset(_SIMPLE) | {"$count", "$top", "$bottom", "$topN", "$bot
 
 
 def parse_accumulator(name: str, arg: Any, collation: Any = None,
-                      variables: dict | None = None) -> AccumulatorSpec:
+                      variables: dict | None = None, *, group_key_n: bool = False) -> AccumulatorSpec:
     """Validate and compile one accumulator; 15952 for an unknown name. ``collation``
     (``collation.Collation`` or None for simple) orders strings for $min/$max/$addToSet/$minN/
     $maxN/$top*/$bottom* and in the argument expression. ``variables`` are the command's (``let``
-    and NOW): an 'n' or a $percentile 'p' may read them, as they are fixed for the whole command."""
+    and NOW): an 'n' or a $percentile 'p' may read them, as they are fixed for the whole command.
+    ``group_key_n`` ($group): an 'n' may also read the group key (``spec.new_for``)."""
     factory = _SIMPLE.get(name)
     if factory is not None:
         arg = _unary(name, arg)
@@ -278,12 +331,12 @@ def parse_accumulator(name: str, arg: Any, collation: Any = None,
             raise MongoError(ErrorCode.TypeMismatch, "$count takes no arguments, i.e. $count:{}")
         return AccumulatorSpec(name, lambda doc, vars: 1, Count, arg)
     if name in ("$top", "$bottom", "$topN", "$bottomN"):
-        return _sorted_n(name, arg, collation, variables)
+        return _sorted_n(name, arg, collation, variables, group_key_n)
     if name in ("$firstN", "$lastN"):
-        return _n_values(name, arg, lambda n: FirstLastN(n, name == "$lastN"), collation, variables)
+        return _n_values(name, arg, lambda n: FirstLastN(n, name == "$lastN"), collation, variables, group_key_n)
     if name in ("$maxN", "$minN"):
         key = sort_key if collation is None else collation.sort_key
-        return _n_values(name, arg, lambda n: MinMaxN(n, name == "$maxN", key), collation, variables)
+        return _n_values(name, arg, lambda n: MinMaxN(n, name == "$maxN", key), collation, variables, group_key_n)
     if name in ("$median", "$percentile"):
         return _percentile(name, arg, variables)
     if name == "$accumulator":

@@ -20,13 +20,14 @@ from bson.decimal128 import Decimal128
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.accumulators import parse_accumulator
 from tidemark.query.collation import compare_for, sort_key_for
-from tidemark.query.expr_base import int_arg, num_kind, type_name
+from tidemark.query.expr_base import as_float, int32_arg, num_kind, type_name
 from tidemark.query.expressions import compile_expression
 from tidemark.query.interrupt import tick
 from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.memory import stage_limit_error
 from tidemark.query.pipeline import PipelineContext, Stage
 from tidemark.query.sort import make_sort_key
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, canonical_type_order, sort_key
 
 _NAN_KEY = ("NaN",)
@@ -78,23 +79,28 @@ def group_key_for(collation: Any) -> Any:
 
 
 def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",), collation: Any = None,
-                             variables: dict | None = None):
+                             variables: dict | None = None, group_key_n: bool = False):
     """[(field, AccumulatorSpec)] for the output fields of $group/$bucket/$bucketAuto (``variables``: the
-    command's, which an 'n' or a $percentile 'p' may read)."""
+    command's, which an 'n' or a $percentile 'p' may read; ``group_key_n``: an 'n' may read the group
+    key, ``spec.new_for``). Checks in mongod's order (parseAccumulationStatement): an object whose
+    first field starts with '$' (40234), no '.' (40235), not '$'-prefixed (40236), one field (40238),
+    an argument that is not an array (40237), then the accumulator's own parse (15952 if unknown)."""
     out = []
     for name, acc in spec.items():
         if name in skip:
             continue
+        if not isinstance(acc, dict) or not next(iter(acc), "").startswith("$"):
+            raise MongoError(40234, f"The field '{name}' must be an accumulator object")
         if "." in name:
             raise MongoError(40235, f"The field name '{name}' cannot contain '.'")
         if name.startswith("$"):
             raise MongoError(40236, f"The field name '{name}' cannot be an operator name")
-        if not isinstance(acc, dict):
-            raise MongoError(40234, f"The field '{name}' must be an accumulator object")
         if len(acc) != 1:
             raise MongoError(40238, f"The field '{name}' must specify one accumulator")
         op, arg = next(iter(acc.items()))
-        out.append((name, parse_accumulator(op, arg, collation, variables=variables)))
+        if type(arg) is list:  # any array, one element too (windows unwrap those; $group does not)
+            raise MongoError(40237, f"The {op} accumulator is a unary operator")
+        out.append((name, parse_accumulator(op, arg, collation, variables=variables, group_key_n=group_key_n)))
     return out
 
 
@@ -143,7 +149,8 @@ class _Groups:
             if m is None:
                 entry = groups.get(key)
                 if entry is None:
-                    entry = groups[key] = (idv, [spec.new() for _, spec in self.fields])
+                    entry = groups[key] = (idv, [spec.new() if spec.new_for is None else spec.new_for(idv)
+                                                 for _, spec in self.fields])
                     if check:
                         self.used += _GROUP_OVERHEAD + _approx_size(idv)
                         if self.used > limit:
@@ -240,13 +247,48 @@ class GroupStage(Stage):
         return Stage("$group", self.spec, run, blocking=True)
 
 
+def compile_group_id(id_spec: Any, collation: Any = None):
+    """The ``_id`` of a $group as mongod's DocumentSourceGroup parses it. An object of fields (its
+    first field not an operator) is a list of key expressions: with several fields a missing value
+    is left out of the key (``{b: 1}`` and ``{a: null, b: 1}`` are two groups), but a lone field's
+    missing value becomes null, as any single key expression's does (``{a: "$a"}`` over
+    ``{a: null}`` and ``{}`` is the one group ``{a: null}``). A number or boolean among those fields
+    reads as a projection's inclusion flag, which a group key cannot be: 17390, as mongod's
+    DocumentSourceGroup::parseIdExpression (a constant key part is written ``{$literal: 1}``)."""
+    if type(id_spec) is dict and id_spec and not next(iter(id_spec)).startswith("$"):
+        for value in id_spec.values():
+            if isinstance(value, (bool, int, float, Decimal128)):  # (bool and Int64 are ints too)
+                raise MongoError(17390, "$group does not support inclusion-style expressions")
+    fn = compile_expression(id_spec, collation=collation)  # (also checks the field names)
+    if type(id_spec) is not dict or len(id_spec) != 1 or next(iter(id_spec)).startswith("$"):
+        return fn
+    ((name, expr),) = id_spec.items()
+    field_fn = compile_expression(expr, collation=collation)
+
+    def lone_field(doc: Any, variables: dict) -> dict:
+        value = field_fn(doc, variables)
+        return {name: None if value is MISSING else value}
+
+    return lone_field
+
+
 def parse_group(spec: Any, ctx: PipelineContext) -> Stage:
+    """$group: fields are parsed in their order, ``_id`` where it stands, and a missing ``_id`` is
+    reported after them all (DocumentSourceGroup::createFromBson), so the first bad field wins."""
     if not isinstance(spec, dict):
         raise MongoError(15947, "a group's fields must be specified in an object")
-    if "_id" not in spec:
+    names = list(spec)
+    at = names.index("_id") if "_id" in spec else len(names)
+
+    def accumulated(part: list) -> list:
+        return parse_accumulated_fields({k: spec[k] for k in part}, "$group", collation=ctx.collation,
+                                        variables=ctx.variables, group_key_n=True)
+
+    fields = accumulated(names[:at])
+    if at == len(names):
         raise MongoError(15955, "a group specification must include an _id")
-    id_fn = compile_expression(spec["_id"], collation=ctx.collation)
-    fields = parse_accumulated_fields(spec, "$group", collation=ctx.collation, variables=ctx.variables)
+    id_fn = compile_group_id(spec["_id"], ctx.collation)
+    fields += accumulated(names[at + 1:])
     return GroupStage(spec, id_fn, fields, ctx)
 
 
@@ -282,7 +324,9 @@ def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:
     output = spec.get("output", {"count": {"$sum": 1}})
     if not isinstance(output, dict):
         raise MongoError(40196, f"The $bucket 'output' field must be an object, but found type: {type_name(output)}.")
-    fields = parse_accumulated_fields(output, "$bucket", skip=(), collation=ctx.collation, variables=ctx.variables)
+    # (mongod runs $bucket as a $group keyed by the bucket: an 'n' reads that key like $group's)
+    fields = parse_accumulated_fields(output, "$bucket", skip=(), collation=ctx.collation, variables=ctx.variables,
+                                      group_key_n=True)
     group_fn = compile_expression(group_by, collation=ctx.collation)
     import bisect
     keys = [sort_key(b) for b in bounds]
@@ -307,25 +351,46 @@ def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:
 
 
 def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
+    """$bucketAuto, its arguments checked in their order as mongod's createFromBson checks them
+    (then a missing groupBy/buckets, 40246, and buckets > 0, 40243)."""
     if not isinstance(spec, dict):
-        raise MongoError(40240, f"The argument to $bucketAuto must be an object, but found type: {type_name(spec)}.")
-    for k in spec:
-        if k not in ("groupBy", "buckets", "output", "granularity"):
-            raise MongoError(40245, f"Unrecognized option to $bucketAuto: {k}.")
-    if "groupBy" not in spec or "buckets" not in spec:
+        raise MongoError(40240, f"The argument to $bucketAuto must be an object, but found type: {type_name(spec)}")
+    group_fn = None
+    n: int | None = None
+    fields: list = []
+    for k, v in spec.items():
+        if k == "groupBy":
+            if not ((type(v) is str and v[:1] == "$") or type(v) is dict):
+                raise MongoError(40239, "The $bucketAuto 'groupBy' field must be defined as a $-prefixed path or an "
+                                        f"expression object, but found: {bson_repr(v)}")
+            group_fn = compile_expression(v, collation=ctx.collation)
+        elif k == "buckets":
+            if num_kind(v) is None:
+                raise MongoError(40241, "The $bucketAuto 'buckets' field must be a numeric value, but found type: "
+                                        f"{type_name(v)}")
+            n = int32_arg(v)
+            if n is None:
+                raise MongoError(40242, "The $bucketAuto 'buckets' field must be representable as a 32-bit integer, "
+                                        f"but found {format(as_float(v), 'g')}")  # (a C++ stream's double)
+        elif k == "output":
+            if type(v) is not dict:
+                raise MongoError(40244, f"The $bucketAuto 'output' field must be an object, but found type: {type_name(v)}")
+            for name, acc in v.items():  # one at a time: 4544714 comes before a later field's errors
+                parsed = parse_accumulated_fields({name: acc}, "$bucketAuto", skip=(), collation=ctx.collation,
+                                                  variables=ctx.variables, group_key_n=True)
+                if parsed[0][1].new_for is not None:  # buckets have no key an 'n' could read
+                    raise MongoError(4544714, "Can't refer to the group key in $bucketAuto")
+                fields += parsed
+        elif k == "granularity":
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$bucketAuto 'granularity' is not supported by Tidemark")
+        else:
+            raise MongoError(40245, f"Unrecognized option to $bucketAuto: {k}")
+    if group_fn is None or n is None:
         raise MongoError(40246, "$bucketAuto requires 'groupBy' and 'buckets' to be specified")
-    n = int_arg(spec["buckets"])
-    if num_kind(spec["buckets"]) is None or n is None:
-        raise MongoError(40241, f"The $bucketAuto 'buckets' field must be a numeric value, but found type: {type_name(spec['buckets'])}")
     if n <= 0:
         raise MongoError(40243, f"The $bucketAuto 'buckets' field must be greater than 0, but found: {n}")
-    if "granularity" in spec:
-        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$bucketAuto 'granularity' is not supported by Tidemark")
-    output = spec.get("output", {"count": {"$sum": 1}})
-    if not isinstance(output, dict):
-        raise MongoError(40244, f"The $bucketAuto 'output' field must be an object, but found type: {type_name(output)}.")
-    fields = parse_accumulated_fields(output, "$bucketAuto", skip=(), collation=ctx.collation, variables=ctx.variables)
-    group_fn = compile_expression(spec["groupBy"], collation=ctx.collation)
+    if not fields:  # (no output, or an empty one: mongod counts)
+        fields = parse_accumulated_fields({"count": {"$sum": 1}}, "$bucketAuto", skip=())
     sort_key = sort_key_for(ctx.collation)
 
     def apply(docs):

@@ -15,6 +15,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands("aggregate", "insert", "create", "delete")
 
@@ -30,7 +31,7 @@ IDS = {
     "two-times": {"t": TRUNC, "h": "$m.h", "u": TRUNC},
     "host": "$m.h",
     "host-region": {"h": "$m.h", "r": "$m.r"},
-    "time-host-const": {"t": TRUNC, "h": "$m.h", "c": 1},
+    "time-host-const": {"t": TRUNC, "h": "$m.h", "c": {"$literal": 1}},
     "const": None,
 }
 ACCUMULATORS = {
@@ -133,7 +134,7 @@ def test_queries_of_other_id_shapes_on_the_same_metas_take_their_own_ids(client)
     hour = {"$dateTrunc": {"date": "$t", "unit": "hour"}}
     zoned = {"$dateTrunc": {"date": "$t", "unit": "hour", "timezone": "+05:30"}}
     shapes = [{"t": TRUNC, "h": "$m.h"}, {"t": hour, "h": "$m.h"}, {"h": "$m.h", "t": hour}, {"t": hour, "h": "$m.r"},
-              {"t": hour, "h": "$m.h", "c": 1}, {"t": hour, "h": "$m.h", "c": 1.0}, {"t": zoned, "h": "$m.h"},
+              {"t": hour, "h": "$m.h", "c": {"$literal": 1}}, {"t": hour, "h": "$m.h", "c": {"$literal": 1.0}}, {"t": zoned, "h": "$m.h"},
               {"t": hour, "h": "$m.h", "now": {"$gt": ["$$NOW", T0]}}, hour, zoned, "$m.h", "$m.r"]
     for _ in range(2):
         for id_spec in shapes + shapes[::-1]:
@@ -163,3 +164,19 @@ def test_one_series_window_of_new_minutes_equals_the_generic_group(client, tail)
     for _ in range(2):  # (the second read takes the buckets' remembered parts)
         got = [d.raw for d in ts.aggregate(pipeline)]
         assert (got if tail else sorted(got)) == (generic if tail else sorted(generic)), pipeline
+
+
+@pytest.mark.parametrize("constant", [1, 1.0, True, False])
+def test_a_bare_constant_in_a_group_key_is_refused_on_the_view_as_on_a_collection(client, constant):
+    """``{c: 1}`` inside a $group ``_id`` object reads as an inclusion flag: mongod refuses it (17390)
+    before any document is read, so the columnar path of a time-series view must refuse it as well."""
+    db = client["t_ts_columnar_bson_inclusion"]
+    db.drop_collection("ts")
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_one({"t": T0, "m": {"h": "a"}, "v": 1.0})
+    db.c.insert_one({"t": T0, "m": {"h": "a"}, "v": 1.0})
+    pipeline = [{"$group": {"_id": {"t": TRUNC, "h": "$m.h", "c": constant}, "s": {"$sum": "$v"}}}]
+    for coll in (db.ts, db.c):
+        with pytest.raises(OperationFailure) as err:
+            list(coll.aggregate(pipeline))
+        assert err.value.code == 17390

@@ -27,7 +27,7 @@ IDS = {
     "host-time": {"h": "$m.h", "t": TRUNC},
     "host": "$m.h",
     "host-region": {"h": "$m.h", "r": "$m.r"},
-    "time-host-const": {"t": TRUNC, "h": "$m.h", "c": 1},
+    "time-host-const": {"t": TRUNC, "h": "$m.h", "c": {"$literal": 1}},
 }
 SORT_PATHS = ["_id", "_id.t", "_id.h", "_id.r", "_id.c", "a"]
 
