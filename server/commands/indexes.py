@@ -1,9 +1,16 @@
 """Index commands: createIndexes, listIndexes, dropIndexes.
 
-Index specs are stored as listIndexes shows them: ``{v: 2, key, name, unique?, sparse?, background?,
-partialFilterExpression?, expireAfterSeconds?, hidden?}``. Builds run in one write transaction: the
-entries of every existing document are computed by ``tidemark.query.plan`` and handed to storage,
-which refuses duplicate keys of a unique index (11000) leaving nothing behind.
+Index specs are stored as listIndexes shows them: ``{v, key, name, <type options>, unique?, sparse?,
+background?, partialFilterExpression?, expireAfterSeconds?, hidden?, collation?}``. createIndexes checks
+in mongod 7.0's order, with its codes and messages: every spec as index_key_validate does (``parse_spec``:
+``_validate_spec``, whose errors read "Error in specification <spec> :: caused by :: <reason>", the key
+pattern by ``index_kinds.check_key_pattern``, the partial filter's parse by ``partial_filter``; then the
+_id index rules), the TTL options of every spec (``check_ttl``), then each spec's catalog checks
+(``finish_spec``, mongod's _isSpecOk) and its conflicts with the existing indexes and with the command's
+earlier specs (``_conflict``: mongod's index signature is the key, collation and normalized partial
+filter). Builds run in one write transaction: the entries of every
+existing document are computed by ``tidemark.query`` and handed to storage, which refuses duplicate
+keys of a unique index (11000) leaving nothing behind.
 """
 
 from __future__ import annotations
@@ -11,113 +18,230 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from bson import DBRef, Decimal128
+
+from tidemark.arguments import check_fields
 from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import clustered, namespace
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import index_kinds
-from tidemark.query.index_keys import index_name_for
-from tidemark.query.index_kinds import UNSUPPORTED_INDEX_TYPES
 from tidemark.storage.errors import DuplicateKey, StorageError
 
 MAX_INDEXES = 64
-SPEC_FIELDS = frozenset({"key", "name", "unique", "sparse", "partialFilterExpression", "expireAfterSeconds",
-                         "hidden", "v", "background", "collation", "ns", "dropDups", "storageEngine"})
+# mongod 7.0's IndexDescriptor field names: anything else is 197 (or dropped by ignoreUnknownIndexOptions)
+ALLOWED_FIELDS = frozenset({
+    "key", "name", "v", "unique", "sparse", "background", "partialFilterExpression", "expireAfterSeconds", "hidden",
+    "collation", "ns", "dropDups", "storageEngine", "weights", "default_language", "language_override",
+    "textIndexVersion", "2dsphereIndexVersion", "bits", "min", "max", "bucketSize", "wildcardProjection",
+    "columnstoreProjection", "columnstoreCompressor", "originalSpec", "prepareUnique", "clustered",
+    "coarsestIndexedLevel", "finestIndexedLevel",
+})
+# the fields an _id index spec may have (mongod's allowedIdIndexFieldNames)
+ID_INDEX_FIELDS = frozenset({"key", "name", "v", "ns", "collation", "_id"})
 # options that belong to one index type (index_kinds): kept on the stored spec of that type only
 KIND_OPTIONS = {"weights": "text", "default_language": "text", "language_override": "text",
                 "textIndexVersion": "text", "2dsphereIndexVersion": "2dsphere", "bits": "2d", "min": "2d",
                 "max": "2d"}
-UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "wildcardProjection", "columnstoreProjection", "prepareUnique")
-MAX_TTL = 2147483647
+UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "wildcardProjection", "columnstoreProjection", "columnstoreCompressor",
+                           "prepareUnique", "originalSpec", "coarsestIndexedLevel", "finestIndexedLevel")
+_BOOL_FIELDS = ("background", "unique", "sparse", "dropDups", "prepareUnique", "clustered")
+_STRING_FIELDS = ("default_language", "language_override")
+_NUMBER_FIELDS = ("2dsphereIndexVersion", "textIndexVersion", "bits", "min", "max", "coarsestIndexedLevel",
+                  "finestIndexedLevel")
+INT32_MAX = 2147483647
+LIST_INDEXES_FIELDS = {"cursor", "includeBuildUUIDs", "includeIndexBuildInfo", "collectionUUID",
+                       "isTimeseriesNamespace"}
+DROP_INDEXES_FIELDS = {"index", "collectionUUID", "isTimeseriesNamespace"}
+IDL_OUT_OF_RANGE = 51024  # 7.0's IDL range-validator code
+CREATE_INDEXES_FIELDS = {"indexes", "commitQuorum", "ignoreUnknownIndexOptions", "isTimeseriesNamespace",
+                         "collectionUUID", "returnOnStart"}
 
 
 def _not_supported(what: str) -> MongoError:
     return MongoError(ErrorCode.CommandNotSupported, f"{what} is not supported by Tidemark")
 
 
-def validate_key_pattern(key: Any) -> None:
-    if not isinstance(key, dict):
-        raise MongoError(ErrorCode.TypeMismatch, "The field 'key' must be an object")
-    if not key:
-        raise MongoError(ErrorCode.CannotCreateIndex, "Index keys cannot be empty.")
-    for name, value in key.items():
-        if name == "" or name.endswith(".") or ".." in name or name.startswith("."):
-            raise MongoError(ErrorCode.CannotCreateIndex, "Index keys cannot be an empty field.")
-        if name == "$**" and value == "text":
-            continue
-        if name.startswith("$") and name != "$**" or name.endswith("$**") or name == "$**":
-            if name == "$**" or name.endswith(".$**"):
-                raise _not_supported("wildcard indexes")
-            raise MongoError(ErrorCode.CannotCreateIndex, "Index key contains an illegal field name: field name "
-                                                           "starts with '$'.")
-        if isinstance(value, str):
-            if value in index_kinds.KINDS:
-                continue
-            if value in UNSUPPORTED_INDEX_TYPES:
-                raise _not_supported(f"'{value}' indexes")
-            raise MongoError(ErrorCode.CannotCreateIndex, f"Unknown index plugin '{value}'")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) and type(value).__name__ != "Decimal128":
-            raise MongoError(ErrorCode.CannotCreateIndex,
-                             f"Values in v:2 index key pattern cannot be of type {C.type_name(value)}. Only numbers "
-                             "> 0, numbers < 0, and strings are allowed.")
-        num = float(str(value)) if not isinstance(value, (int, float)) else float(value)
-        if num == 0 or num != num:
-            raise MongoError(ErrorCode.CannotCreateIndex,
-                             "Values in the index key pattern can't be zero or NaN")
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) or isinstance(value, Decimal128)
 
 
-def normalize_spec(raw: Any, ns: str) -> dict:
-    """A validated stored spec (``v: 2`` first) or a MongoError with mongod's code."""
-    if not isinstance(raw, dict):
-        raise MongoError(ErrorCode.TypeMismatch, "The elements of the 'indexes' array must be objects")
-    if "key" not in raw:
-        raise MongoError(ErrorCode.FailedToParse, "The 'key' field is a required property of an index specification")
-    validate_key_pattern(raw["key"])
-    kinds = [v for v in raw["key"].values() if isinstance(v, str)]
+def _is_string(value: Any) -> bool:
+    return type(value) is str  # (bson's Code is a str subclass, but no BSON string)
+
+
+def _as_float(value: Any) -> float:
+    return float(str(value)) if isinstance(value, Decimal128) else float(value)
+
+
+def _validate_spec(raw: dict) -> str:
+    """mongod's index_key_validate::validateIndexSpec, field by field in the spec's order (the caller
+    prefixes its errors with "Error in specification <spec> :: caused by :: "). Returns the plugin name."""
     for k in raw:
-        if k in UNSUPPORTED_SPEC_FIELDS:
-            raise _not_supported(f"index option '{k}'")
-        if k in KIND_OPTIONS:
-            if KIND_OPTIONS[k] not in kinds:
-                raise MongoError(ErrorCode.CannotCreateIndex,
-                                 f"The field '{k}' is only valid for {KIND_OPTIONS[k]} indexes. Specification: "
-                                 f"{C.format_value(raw)}")
-            continue
-        if k not in SPEC_FIELDS:
+        if k not in ALLOWED_FIELDS:
             raise MongoError(ErrorCode.InvalidIndexSpecificationOption,
                              f"The field '{k}' is not valid for an index specification. Specification: "
                              f"{C.format_value(raw)}")
-    name = raw.get("name")
-    if name is None:
-        name = index_name_for(raw["key"])
-    kind_fields = _check_kinds(raw) if kinds else {}
-    if not isinstance(name, str):
-        raise MongoError(ErrorCode.TypeMismatch, "The field 'name' must be a string")
-    if not name:
-        raise MongoError(ErrorCode.CannotCreateIndex, "The index name cannot be empty")
-    if "*" == name:
+    plugin = ""
+    version = 2
+    for k, value in raw.items():
+        if k == "key":
+            if not isinstance(value, dict):
+                raise MongoError(ErrorCode.TypeMismatch, f"The field 'key' must be an object, but got {C.type_name(value)}")
+            plugin = index_kinds.check_key_pattern(value)
+        elif k == "name":
+            if not _is_string(value):
+                raise MongoError(ErrorCode.TypeMismatch,
+                                 f"The field 'name' must be a string, but got {C.type_name(value)}")
+        elif k == "hidden":
+            if not isinstance(value, bool):  # (mongod names the wrong field in this message)
+                raise MongoError(ErrorCode.TypeMismatch, f"The field 'name' must be a bool, but got {C.type_name(value)}")
+        elif k == "v":
+            version = _index_version(raw, value)
+        elif k == "collation":
+            if not isinstance(value, dict):
+                raise MongoError(ErrorCode.TypeMismatch,
+                                 f"The field 'collation' must be an object, but got {C.type_name(value)}")
+            if not value:
+                raise MongoError(ErrorCode.BadValue, "The field 'collation' cannot be an empty object.")
+        elif k == "partialFilterExpression":
+            if not isinstance(value, dict):
+                raise MongoError(ErrorCode.TypeMismatch, "The field 'partialFilterExpression' must be an object, but "
+                                                         f"got {C.type_name(value)}")
+            from tidemark.query.partial_filter import parse_partial_filter
+
+            parse_partial_filter(value)
+        elif k == "weights":
+            if not isinstance(value, dict) and not _is_string(value):
+                raise MongoError(ErrorCode.TypeMismatch,
+                                 f"The field 'weights' must be an object, but got {C.type_name(value)}")
+        elif k in _BOOL_FIELDS:
+            if not _is_number(value) and not isinstance(value, bool):
+                raise MongoError(ErrorCode.TypeMismatch, f"The field '{k} has value {k}: {C.format_value(value)}, "
+                                                         "which is not convertible to bool")
+        elif k in _STRING_FIELDS:
+            if not _is_string(value):
+                raise MongoError(ErrorCode.TypeMismatch,
+                                 f"The field '{k}' must be a string, but got {C.type_name(value)}")
+        elif k in _NUMBER_FIELDS and not _is_number(value):
+            raise MongoError(ErrorCode.TypeMismatch, f"The field '{k}' must be a number, but got {C.type_name(value)}")
+    for required in ("key", "name"):
+        if required not in raw:
+            raise MongoError(ErrorCode.FailedToParse,
+                             f"The '{required}' field is a required property of an index specification")
+    if "collation" in raw and version < 2:
+        raise MongoError(ErrorCode.CannotCreateIndex, f"Invalid index specification {C.format_value(raw)}; cannot "
+                                                      f"create an index with the 'collation' option and v={version}")
+    if "weights" in raw and plugin != "text":
+        raise MongoError(ErrorCode.CannotCreateIndex, f"Invalid index specification {C.format_value(raw)}; the "
+                                                      "field 'weights' can only be specified with text indexes")
+    return plugin
+
+
+def _index_version(raw: dict, value: Any) -> int:
+    if not _is_number(value):
+        raise MongoError(ErrorCode.TypeMismatch, f"The field 'v' must be a number, but got {C.type_name(value)}")
+    number = _as_float(value)
+    if number != number or number != int(number) or not -INT32_MAX - 1 <= number <= INT32_MAX:
+        raise MongoError(ErrorCode.BadValue,
+                         f"Index version must be representable as a 32-bit integer, but got {C.format_value(value)}")
+    if int(number) not in (1, 2):
+        raise MongoError(ErrorCode.CannotCreateIndex, f"Invalid index specification {C.format_value(raw)}; cannot "
+                                                      f"create an index with v={int(number)}")
+    return int(number)
+
+
+def _is_id_pattern(key: dict) -> bool:
+    """mongod's isIdIndexPattern: exactly one field, _id, whose value is 1 or -1 as an int."""
+    if list(key) != ["_id"] or not _is_number(key["_id"]):
+        return False
+    number = _as_float(key["_id"])
+    return number == number and abs(number) < 2 ** 31 and int(number) in (1, -1)
+
+
+def check_ttl(raw: Any) -> None:
+    """mongod's validateIndexSpecTTL, on a spec as given (after every spec of the command has parsed)."""
+    if not isinstance(raw, dict) or "expireAfterSeconds" not in raw:
+        return
+    value = raw["expireAfterSeconds"]
+    reason = None
+    if not _is_number(value):
+        reason = f"TTL index 'expireAfterSeconds' option must be numeric, but received a type of '{C.type_name(value)}'"
+    elif _as_float(value) != _as_float(value):
+        reason = "TTL index 'expireAfterSeconds' option must not be NaN"
+    elif not -INT32_MAX - 1 <= _as_float(value) <= INT32_MAX:  # safeNumberInt() != safeNumberLong()
+        reason = "TTL index 'expireAfterSeconds' must be within the range of a 32-bit integer"
+    elif _as_float(value) < 0:
+        reason = "TTL index 'expireAfterSeconds' option cannot be less than 0"
+    if reason is not None:  # (Status::withContext puts the context first)
+        raise MongoError(ErrorCode.CannotCreateIndex, f". Index spec: {C.format_value(raw)} :: caused by :: {reason}")
+    key = raw.get("key")
+    if isinstance(key, dict) and len(key) != 1:
+        raise MongoError(ErrorCode.CannotCreateIndex, "TTL indexes are single-field indexes, compound indexes do not "
+                                                      f"support TTL. Index spec: {C.format_value(raw)}")
+
+
+def parse_spec(raw: Any, ignore_unknown: bool = False) -> tuple[dict, str]:
+    """mongod's parseAndValidateIndexSpecs for one spec (before any TTL or catalog check): the spec as
+    validated and its plugin name."""
+    if not isinstance(raw, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "The elements of the 'indexes' array must be objects")
+    if ignore_unknown:  # mongod's removeUnknownFields
+        raw = {k: v for k, v in raw.items() if k in ALLOWED_FIELDS}
+    if isinstance(raw.get("key"), DBRef):  # a key pattern {$ref, $id} decodes as a DBRef: it is an object
+        raw = {**raw, "key": dict(raw["key"].as_doc())}
+    try:
+        plugin = _validate_spec(raw)
+    except MongoError as e:
+        raise MongoError(e.code, f"Error in specification {C.format_value(raw)} :: caused by :: {e.message}") from None
+    name, key = raw["name"], raw["key"]
+    if _is_id_pattern(key):  # mongod's validateIdIndexSpec (the spec as validated: v added last)
+        shown = raw if "v" in raw else {**raw, "v": 2}
+        for k in raw:
+            if k not in ID_INDEX_FIELDS:
+                raise MongoError(ErrorCode.InvalidIndexSpecificationOption,
+                                 f"The field '{k}' is not valid for an _id index specification. Specification: "
+                                 f"{C.format_value(shown)}")
+        if _as_float(key["_id"]) != 1:
+            raise MongoError(ErrorCode.BadValue,
+                             f"The field 'key' for an _id index must be {{_id: 1}}, but got {C.format_value(key)}")
+    elif name == "_id_":
+        raise MongoError(ErrorCode.BadValue, "The index name '_id_' is reserved for the _id index, which must have "
+                                             f"key pattern {{_id: 1}}, found key: {C.format_value(key)}")
+    elif name == "*":
+        # '*' means "every index" to dropIndexes: such an index could not be dropped on its own
         raise MongoError(ErrorCode.BadValue, "The index name '*' is not valid.")
-    spec: dict = {"v": 2, "key": dict(raw["key"]), "name": name}
+    return raw, plugin
+
+
+def finish_spec(raw: dict, plugin: str) -> dict:
+    """The catalog's checks of a parsed spec (IndexCatalog::_isSpecOk) and the spec as stored."""
+    name, key = raw["name"], raw["key"]
+    version = int(_as_float(raw.get("v", 2)))
+    for k in raw:
+        if k in UNSUPPORTED_SPEC_FIELDS:
+            raise _not_supported(f"index option '{k}'")
+    # another type's options (a 2d index's bits on an ascending one, ...) mean nothing there: mongod
+    # keeps them as given ('weights' aside, refused above)
+    foreign = {k: raw[k] for k in KIND_OPTIONS if k in raw and k != "weights" and KIND_OPTIONS[k] != plugin}
+    # IndexCatalog::_isSpecOk
+    if "\0" in name:
+        raise MongoError(ErrorCode.CannotCreateIndex, "index name cannot contain NUL bytes")
+    if not name:
+        raise MongoError(ErrorCode.CannotCreateIndex, "index name cannot be empty")
+    kind_fields = _check_kinds(raw) if plugin else {}
+    spec: dict = {"v": version, "key": dict(key), "name": name}
     spec.update(kind_fields)
-    is_id = list(raw["key"].keys()) == ["_id"]
+    spec.update(foreign)
     if raw.get("unique"):
-        if is_id:
-            raise MongoError(ErrorCode.InvalidIndexSpecificationOption,
-                             "The field 'unique' is not valid for an _id index specification.")
         spec["unique"] = True
     if raw.get("sparse"):
         spec["sparse"] = True
     if "background" in raw:  # kept as given and shown by listIndexes, as mongod (builds ignore it)
-        background = raw["background"]
-        if not isinstance(background, (bool, int, float)):
-            raise MongoError(ErrorCode.TypeMismatch,
-                             f"The field 'background' must be a bool or number, not {C.type_name(background)}")
-        spec["background"] = background
+        spec["background"] = raw["background"]
     if "partialFilterExpression" in raw:
         pfe = raw["partialFilterExpression"]
-        if not isinstance(pfe, dict):
-            raise MongoError(ErrorCode.TypeMismatch, "The field 'partialFilterExpression' must be an object")
         if spec.get("sparse"):
             raise MongoError(ErrorCode.CannotCreateIndex,
                              "cannot mix \"partialFilterExpression\" and \"sparse\" options")
@@ -127,31 +251,31 @@ def normalize_spec(raw: Any, ns: str) -> dict:
         check_partial_filter(pfe)  # (mongod's set of expressions: no negation, $regex, $expr, ...)
         compile_filter(pfe)
         spec["partialFilterExpression"] = pfe
-    if "expireAfterSeconds" in raw:
-        exp = raw["expireAfterSeconds"]
-        if isinstance(exp, bool) or not isinstance(exp, (int, float)):
-            raise MongoError(ErrorCode.CannotCreateIndex,
-                             "TTL index 'expireAfterSeconds' option must be numeric")
-        if exp < 0 or exp > MAX_TTL or exp != exp:
-            raise MongoError(ErrorCode.CannotCreateIndex,
-                             "TTL index 'expireAfterSeconds' option must be within an acceptable range, try a "
-                             "lower number")
-        if is_id:
-            raise MongoError(ErrorCode.CannotCreateIndex,
-                             "The field 'expireAfterSeconds' is not valid for an _id index specification.")
-        spec["expireAfterSeconds"] = int(exp)
+    if "expireAfterSeconds" in raw:  # (check_ttl has refused bad values)
+        spec["expireAfterSeconds"] = int(_as_float(raw["expireAfterSeconds"]))
     if raw.get("hidden"):
-        if is_id or name == "_id_":
-            raise MongoError(ErrorCode.BadValue, "can't hide _id index")
         spec["hidden"] = True
     if "collation" in raw:
         from tidemark.query.collation import parse_collation
 
         collation = parse_collation(raw["collation"], "collation")
         if collation is not None:
+            if plugin not in ("", "2dsphere", "hashed"):
+                raise MongoError(ErrorCode.CannotCreateIndex, f"Index type '{plugin}' does not support collation: "
+                                                              f"{C.format_value(dict(collation.spec))}")
             spec["collation"] = dict(collation.spec)
         else:
             spec["collation"] = {"locale": "simple"}  # explicit: no collection default (C.index_collation)
+    elif version < 2:
+        spec["collation"] = {"locale": "simple"}  # a v: 1 index never inherits the collection's collation
+    if "storageEngine" in raw:
+        engine = raw["storageEngine"]
+        if not isinstance(engine, dict):
+            raise MongoError(ErrorCode.CannotCreateIndex, '"storageEngine" options must be a document if present')
+        if not engine:
+            raise MongoError(ErrorCode.CannotCreateIndex, 'Empty "storageEngine" options are invalid. Please remove '
+                                                          "the field or include valid options.")
+        spec["storageEngine"] = engine
     if "partialFilterExpression" in spec and spec.get("collation", {}).get("locale", "simple") != "simple":
         from tidemark.query.collation import parse_collation
         from tidemark.query.match import compile_filter
@@ -202,42 +326,60 @@ def _check_kinds(raw: dict) -> dict:
 
 
 
-_OPTION_KEYS = ("unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "collation", "weights",
-                "default_language", "language_override", "bits", "min", "max")
+# Options that tell two indexes on one key apart (mongod's index signature besides key, collation and
+# partial filter: since 4.9 also unique and sparse, index_signature.js) and the other options, which
+# must be identical for a request to be "already existing".
+_SIGNATURE_FLAGS: tuple[str, ...] = ("unique", "sparse")
+_OTHER_OPTIONS = ("unique", "sparse", "expireAfterSeconds", "hidden", "weights", "default_language",
+                  "language_override", "bits", "min", "max", "storageEngine")
+
+
+def _option(spec: dict, k: str) -> Any:
+    return bool(spec.get(k)) if k in ("unique", "sparse", "hidden") else spec.get(k)
+
+
+def _same_signature(old: dict, spec: dict) -> bool:
+    """mongod's compareIndexOptions != kDifferent: the same key pattern, collation and (equivalent)
+    partial filter."""
+    if list(old["key"].items()) != list(spec["key"].items()) or old.get("collation") != spec.get("collation"):
+        return False
+    if any(_option(old, k) != _option(spec, k) for k in _SIGNATURE_FLAGS):
+        return False
+    a, b = old.get("partialFilterExpression"), spec.get("partialFilterExpression")
+    if a is None or b is None:
+        return a is b
+    from tidemark.query.partial_filter import filter_signature
+
+    return a == b or filter_signature(a) == filter_signature(b)
 
 
 def _same_options(a: dict, b: dict) -> bool:
-    return all(bool(a.get(k)) == bool(b.get(k)) if k in ("unique", "sparse") else a.get(k) == b.get(k)
-               for k in _OPTION_KEYS)
+    return all(_option(a, k) == _option(b, k) for k in _OTHER_OPTIONS)
 
 
 def _conflict(existing: list[dict], spec: dict) -> str | None:
-    """'exists' when an identical index exists; raises 85/86 on conflicts; None when new."""
-    for old in existing:
-        same_key = list(old["key"].items()) == list(spec["key"].items())
-        if old["name"] == spec["name"]:
-            if not same_key:
-                raise MongoError(ErrorCode.IndexKeySpecsConflict,
-                                 "An existing index has the same name as the requested index but different key "
-                                 f"spec. Requested index: {C.format_value(spec)}, existing index: "
-                                 f"{C.format_value(C.public_index_spec(old))}")
-            if _same_options(old, spec):
-                return "exists"
-            raise MongoError(ErrorCode.IndexOptionsConflict,
+    """mongod's _doesSpecConflictWithExisting: 'exists' when an identical index exists (same name,
+    signature and options); 86 for another index of the same name, 85 for an equivalent one (same
+    signature) with other options or another name; None when the index is new."""
+    old = next((o for o in existing if o["name"] == spec["name"]), None)
+    if old is not None:
+        shown = f"Requested index: {C.format_value(spec)}, existing index: {C.format_value(C.public_index_spec(old))}"
+        if not _same_signature(old, spec):
+            raise MongoError(ErrorCode.IndexKeySpecsConflict,
                              "An existing index has the same name as the requested index. When index names are "
                              "not specified, they are auto generated and can cause conflicts. Please refer to our "
-                             f"documentation. Requested index: {C.format_value(spec)}, existing index: "
-                             f"{C.format_value(C.public_index_spec(old))}")
-        if (same_key and old.get("partialFilterExpression") == spec.get("partialFilterExpression")
-                and old.get("collation") == spec.get("collation")):
-            if _same_options(old, spec):
-                raise MongoError(ErrorCode.IndexOptionsConflict,
-                                 f"Index already exists with a different name: {old['name']}")
+                             f"documentation. {shown}")
+        if not _same_options(old, spec):
             raise MongoError(ErrorCode.IndexOptionsConflict,
-                             f"An equivalent index already exists with the same name but different options. "
-                             f"Requested index: {C.format_value(spec)}, existing index: {C.format_value(old)}"
-                             if old["name"] == spec["name"] else
-                             f"Index already exists with a different name: {old['name']}")
+                             f"An equivalent index already exists with the same name but different options. {shown}")
+        return "exists"
+    old = next((o for o in existing if _same_signature(o, spec)), None)
+    if old is not None:
+        if not _same_options(old, spec):
+            raise MongoError(ErrorCode.IndexOptionsConflict,
+                             "An equivalent index already exists with a different name and options. Requested index: "
+                             f"{C.format_value(spec)}, existing index: {C.format_value(C.public_index_spec(old))}")
+        raise MongoError(ErrorCode.IndexOptionsConflict, f"Index already exists with a different name: {old['name']}")
     return None
 
 
@@ -245,6 +387,7 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
     name = C.collection_arg(cmd, "createIndexes")
+    check_fields(cmd, "createIndexes", CREATE_INDEXES_FIELDS)
     if "indexes" not in cmd:
         raise MongoError(ErrorCode.IDLFailedToParse,
                          "BSON field 'createIndexes.indexes' is missing but a required field")
@@ -255,6 +398,11 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
                          "expected type 'array'")
     if not raw_specs:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
+    ignore_unknown = cmd.get("ignoreUnknownIndexOptions", False)
+    if not isinstance(ignore_unknown, bool):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         "BSON field 'createIndexes.ignoreUnknownIndexOptions' is the wrong type "
+                         f"'{C.type_name(ignore_unknown)}', expected type 'bool'")
     ns = C.ns_of(db, name)
 
     resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
@@ -271,11 +419,17 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
     else:  # the clustered index exists implicitly: a spec naming it is a no-op (after mongod's checks)
         raw_specs = [s for s in raw_specs if not clustered.index_exists_as_cluster_key(info, s)]
     default_collation = C.default_collation_of(info)
-    specs = [C.index_collation(normalize_spec(s, ns), default_collation) for s in raw_specs]
-    names = [s["name"] for s in specs]
-    if len(set(names)) != len(names):
-        raise MongoError(ErrorCode.BadValue,
-                         "Cannot create indexes with the same name in the same createIndexes command")
+    # mongod's order: every spec parsed and validated, then the TTL options of all, then each spec's
+    # catalog checks
+    parsed = [parse_spec(s, ignore_unknown) for s in raw_specs]
+    for raw in raw_specs:
+        check_ttl(raw)
+    specs = [C.index_collation(finish_spec(*p), default_collation) for p in parsed]
+    requested = len(specs)
+    id_collation = C.index_collation({}, default_collation).get("collation")
+    for spec in specs:
+        if _is_id_pattern(spec["key"]) and spec.get("collation") != id_collation:
+            raise MongoError(ErrorCode.CannotCreateIndex, "_id index must have the collection default collation")
 
     def fn(w):
         from tidemark.core.collection import ensure_collection
@@ -285,21 +439,29 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
         before = len(coll.indexes)
         new_specs: list[dict] = []
         for spec in specs:
-            if spec["name"] == "_id_" or list(spec["key"].items()) == [("_id", 1)]:
-                if list(spec["key"].items()) == [("_id", 1)] and spec["name"] == "_id_":
-                    continue
-            state = _one_text_index(list(coll.indexes) + new_specs, spec) or \
-                _conflict(list(coll.indexes) + new_specs, spec)
-            if state == "exists":
-                continue
-            new_specs.append(spec)
-        if before + len(new_specs) > MAX_INDEXES:
-            raise MongoError(ErrorCode.CannotCreateIndex,
-                             f"add index fails, too many indexes for {ns} key:{C.format_value(new_specs[-1]['key'])}")
-        for spec in new_specs:
-            spec = dict(spec)
+            if _is_id_pattern(spec["key"]):
+                spec = {**spec, "name": "_id_"}  # mongod names the _id index "_id_", whatever was asked
             if "expireAfterSeconds" in spec and (coll.options or {}).get("capped"):
                 raise MongoError(ErrorCode.CannotCreateIndex, "Cannot create TTL index on a capped collection")
+            # mongod's _doesSpecConflictWithExisting order: name and signature conflicts, then the index
+            # count, then the one-text-index rule (so another single text index is 85, same signature)
+            if _conflict(coll.indexes, spec) == "exists":
+                continue
+            # the specs of this command before this one are mongod's unfinished indexes (on a new
+            # collection, built ones): an identical one is an error there, not "already exists"
+            if _conflict(new_specs, spec) == "exists":
+                if created:
+                    raise MongoError(ErrorCode.IndexAlreadyExists, f"Identical index already exists: {spec['name']}")
+                raise MongoError(ErrorCode.OperationFailed,
+                                 "Cannot build two identical indexes. Try again without duplicate indexes.")
+            if before + len(new_specs) >= MAX_INDEXES:
+                raise MongoError(ErrorCode.CannotCreateIndex,
+                                 f"add index fails, too many indexes for {ns} key:{C.format_value(spec['key'])}")
+            if _one_text_index(list(coll.indexes) + new_specs, spec) == "exists":
+                continue
+            new_specs.append(spec)
+        for spec in new_specs:
+            spec = dict(spec)
             entries = C.build_index_entries(w, coll, spec)
             try:
                 w.create_index(coll, spec, entries)
@@ -310,13 +472,16 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
             except StorageError as e:
                 raise MongoError(e.code, e.message) from None
             coll = w.get_collection(ns)
-        return created, before, len(coll.indexes), not new_specs
+        return created, before, len(coll.indexes)
 
-    created, before, after, nothing = await asyncio.wrap_future(ctx.server.engine.write(fn))
+    created, before, after = await asyncio.wrap_future(ctx.server.engine.write(fn))
     reply: dict = {"numIndexesBefore": before, "numIndexesAfter": after}
-    if nothing:
+    if after == before:
         reply["note"] = "all indexes already exist"
-    reply["createdCollectionAutomatically"] = created
+    elif after < before + requested:
+        reply["note"] = "index already exists"
+    if created or after != before:  # (mongod's early "all indexes already exist" reply has no such field)
+        reply["createdCollectionAutomatically"] = created
     return reply
 
 
@@ -347,8 +512,9 @@ class _with_index:
 async def list_indexes(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "listIndexes")
+    check_fields(cmd, "listIndexes", LIST_INDEXES_FIELDS)
     ns = C.ns_of(db, name)
-    cursor_opts = C.doc_arg(cmd, "cursor", "listIndexes") or {}
+    cursor_opts = _cursor_options(cmd)
 
     resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
     info, view = resolved.info, resolved.view
@@ -365,16 +531,38 @@ async def list_indexes(ctx: CommandContext, cmd: dict) -> dict:
     return await cursor_from_list(ctx, ns, specs, cursor_opts)
 
 
+def _cursor_options(cmd: dict) -> dict:
+    """listIndexes' ``cursor`` as mongod's IDL reads it: only ``batchSize``, a number >= 0."""
+    opts = C.doc_arg(cmd, "cursor", "listIndexes") or {}
+    for k in opts:
+        if k != "batchSize":
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'listIndexes.cursor.{k}' is an unknown field.")
+    if "batchSize" in opts:
+        size = opts["batchSize"]
+        if not _is_number(size):
+            raise MongoError(ErrorCode.TypeMismatch, "BSON field 'listIndexes.cursor.batchSize' is the wrong type "
+                                                     f"'{C.type_name(size)}', expected types '[long, int, decimal, "
+                                                     "double]'")
+        number = _as_float(size)  # mongod's safeNumberLong: NaN is 0, infinities saturate
+        number = 0.0 if number != number else max(min(number, 2.0 ** 63 - 1), -(2.0 ** 63))
+        if number < 0:
+            raise MongoError(IDL_OUT_OF_RANGE, f"BSON field 'batchSize' value must be >= 0, actual value "
+                                               f"'{int(number)}'")
+        opts = {"batchSize": int(number)}
+    return opts
+
+
 async def drop_indexes(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
     command = "dropIndexes" if "dropIndexes" in cmd else "deleteIndexes"
     name = C.collection_arg(cmd, command)
+    check_fields(cmd, command, DROP_INDEXES_FIELDS)
     ns = C.ns_of(db, name)
     if "index" not in cmd:
         raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '{command}.index' is missing but a required field")
     target = cmd["index"]
-    if not isinstance(target, (str, dict, list)):
+    if not (_is_string(target) or isinstance(target, (dict, list))):
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field '{command}.index' is the wrong type '{C.type_name(target)}', expected types "
                          "'[string, object, array]'")
@@ -395,7 +583,7 @@ async def drop_indexes(ctx: CommandContext, cmd: dict) -> dict:
         clustered.check_drop(coll, target)
         if target == "*":
             victims = [s["name"] for s in coll.indexes if s["name"] != "_id_"]
-        elif isinstance(target, str):
+        elif _is_string(target):
             victims = [_by_name(coll, target)]
         elif isinstance(target, dict):
             matches = [s for s in coll.indexes if list(s["key"].items()) == list(target.items())]
@@ -407,7 +595,7 @@ async def drop_indexes(ctx: CommandContext, cmd: dict) -> dict:
                                  "instead. Conflicting indexes: " + ", ".join(C.format_value(m) for m in matches))
             victims = [matches[0]["name"]]
         else:
-            victims = [_by_name(coll, t) if isinstance(t, str) else _bad_name(t) for t in target]
+            victims = [_by_name(coll, t) if _is_string(t) else _bad_name(t) for t in target]
         for v in victims:
             if v == "_id_":
                 raise MongoError(ErrorCode.InvalidOptions, "cannot drop _id index")

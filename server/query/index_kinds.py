@@ -14,6 +14,9 @@ of a document for an index that has at least one non-btree field:
   measurements hold at ``<field>`` (``bucket_values``); a bucket with none is not indexed (sparse, as
   2dsphere); a value that is not a point refuses the write (geo_keys.bucket_point). Queries re-apply
   the exact per-measurement predicate after unpacking.
+
+``check_key_pattern`` validates a new index's key pattern as mongod's validateKeyPattern does (its order
+and messages) and answers its plugin name ("" for ascending/descending).
 """
 
 from __future__ import annotations
@@ -31,6 +34,88 @@ from tidemark.storage.keys import encode_key
 
 KINDS = ("2dsphere", "2d", "hashed", "text")
 UNSUPPORTED_INDEX_TYPES = ("geoHaystack", "columnstore")  # known to mongod, refused by createIndexes
+# every plugin name mongod 7.0 knows ("wildcard" is that of a "$**" key). mongod refuses geoHaystack with 67
+# "GeoHaystack indexes cannot be created in version 5.0 and above"; Tidemark's answer stays "not supported"
+# (tests/e2e/test_indexes.py holds it to that).
+_KNOWN_PLUGINS = frozenset({*KINDS, "2dsphere_bucket", "wildcard", "columnstore", "geoHaystack"})
+_DBREF_PARTS = frozenset({"$id", "$ref", "$db"})
+MAX_KEY_PATTERN_BYTES = 2048
+
+
+def _plugin_name(key: dict) -> str:
+    """mongod's IndexNames::findPluginName: the first string value, "wildcard" for a first "$**" key
+    with a number, "" (btree) otherwise."""
+    for name, value in key.items():
+        if type(value) is str:  # (bson's Code is a str subclass, but no BSON string)
+            return value
+        if name == "$**" or name.endswith(".$**"):
+            return "wildcard"
+    return ""
+
+
+def check_key_pattern(key: dict) -> str:
+    """mongod 7.0's validateKeyPattern for a new (v: 2) index, its messages and order, with
+    CannotCreateIndex (67); then Tidemark's refusal of index types it does not build (115). Returns the
+    plugin name ("" for an ascending/descending index)."""
+    from tidemark.protocol.codec import encode
+
+    def bad(message: str) -> MongoError:
+        return MongoError(ErrorCode.CannotCreateIndex, message)
+
+    if len(encode(key)) > MAX_KEY_PATTERN_BYTES:
+        raise bad("Index key pattern too large.")
+    if not key:
+        raise bad("Index keys cannot be empty.")
+    plugin = _plugin_name(key)
+    if plugin and plugin not in _KNOWN_PLUGINS:
+        raise bad(f"Unknown index plugin '{plugin}'")
+    for name, value in key.items():
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool) or \
+            type(value).__name__ in ("Decimal128", "Int64")
+        if is_number:
+            number = float(str(value)) if type(value).__name__ == "Decimal128" else float(value)
+            if number != number:
+                raise bad("Values in the index key pattern cannot be NaN.")
+            if number == 0:
+                raise bad("Values in the index key pattern cannot be 0.")
+        elif type(value) is not str:
+            raise bad(f"Values in v:2 index key pattern cannot be of type {_type_name(value)}. Only numbers > 0, "
+                      "numbers < 0, and strings are allowed.")
+        if type(value) is str and value != plugin:
+            raise bad("Can't use more than one index plugin for a single index.")
+        if value == "wildcard":
+            raise bad("The key pattern value for an 'wildcard' index must be a non-zero number, not a string.")
+        if name == "":
+            raise bad("Index keys cannot be an empty field.")
+        if name == "$**" and (is_number or value in ("text", "columnstore")):
+            continue
+        if name == "_fts" and value != "text":
+            raise bad("Index key contains an illegal field name: '_fts'")
+        parts = name.split(".")
+        for i, part in enumerate(parts):
+            if not part:
+                raise bad("Index keys cannot contain an empty field.")
+            if part[0] != "$":
+                continue
+            dbref = i != 0 and part in _DBREF_PARTS
+            wildcard = i == len(parts) - 1 and part == "$**" and plugin in ("wildcard", "columnstore")
+            if not dbref and not wildcard:
+                raise bad("Index key contains an illegal field name: field name starts with '$'.")
+    if any(value == "" for value in key.values()):
+        raise bad("Values in the index key pattern cannot be empty strings")
+    if plugin == "wildcard":
+        raise MongoError(ErrorCode.CommandNotSupported, "wildcard indexes are not supported by Tidemark")
+    if plugin in UNSUPPORTED_INDEX_TYPES:
+        raise MongoError(ErrorCode.CommandNotSupported, f"'{plugin}' indexes are not supported by Tidemark")
+    if plugin and plugin not in KINDS:  # 2dsphere_bucket: only the time-series layer builds it
+        raise bad(f"Unknown index plugin '{plugin}'")
+    return plugin
+
+
+def _type_name(value: Any) -> str:
+    from tidemark.query.expr_base import type_name
+
+    return type_name(value)
 
 
 def field_kind(name: str, value: Any) -> str:

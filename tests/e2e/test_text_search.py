@@ -128,7 +128,10 @@ def test_text_errors(db, articles):
         list(db.plain.find({"$text": {"$search": "coffee"}}))
     assert (e.value.code, "text index required for $text query" in str(e.value)) == (27, True)
     with pytest.raises(OperationFailure) as e:
-        articles.create_index([("other", "text")])
+        articles.create_index([("other", "text")])  # every single text index has the key {_fts, _ftsx}: 85
+    assert e.value.code == 85 and "An equivalent index already exists with a different name" in str(e.value)
+    with pytest.raises(OperationFailure) as e:  # a compound text index is another key: the one-text rule
+        articles.create_index([("x", 1), ("other", "text")])
     assert e.value.code == 67 and "only one text index per collection allowed" in str(e.value)
     with pytest.raises(OperationFailure) as e:
         list(articles.aggregate([{"$match": {}}, {"$match": {"$text": {"$search": "x"}}}]))
