@@ -105,6 +105,7 @@ class ErrorCode(enum.IntEnum):
     CannotIndexParallelArrays = 171
     ConversionFailure = 241
     AmbiguousIndexKeyPattern = 181
+    InvalidViewDefinition = 182
     InvalidIndexSpecificationOption = 197
     KeyNotFound = 211
     ClientMetadataMissingField = 183

@@ -15,6 +15,7 @@ nothing (storage README, "LMDB discipline").
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import sys
 import time
@@ -45,7 +46,7 @@ from tidemark.query.access_path import Interval, Plan
 from tidemark.query.index_keys import holds, key_fields, may_leave_out
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.match_ast import Node
-from tidemark.query.parsed_match import MatchStage
+from tidemark.query.parsed_match import MatchStage, parsed
 from tidemark.storage.errors import DuplicateKey, StorageError
 from tidemark.timeseries import collection as ts_admin
 from tidemark.timeseries import ddl as ts_ddl
@@ -156,10 +157,10 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
     by $lookup/$unionWith are compared under it too, as in mongod. ``conn``: the caller's
     ConnectionInfo (``$currentOp`` without ``allUsers`` lists only its user's operations)."""
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
-        return open_read(server, target_db, target_coll, []).docs
+        return open_read(server, target_db, target_coll, [], nested=True).docs
 
     def query_collection(target_db: str, target_coll: str, flt: dict) -> Iterator[dict]:
-        return open_read(server, target_db, target_coll, [{"$match": flt}]).docs
+        return open_read(server, target_db, target_coll, [{"$match": flt}], nested=True).docs
 
     kwargs: dict[str, Any] = dict(
         variables=dict(variables or {}),
@@ -205,8 +206,11 @@ def _stage_memory_limit(server: ServerState) -> int:
 def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
               collation: dict | None = None, target: Any = None, collection_uuid: Any = None,
-              raw_ok: bool = False) -> ReadResult:
+              raw_ok: bool = False, nested: bool = False) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
+
+    ``nested``: the read of a ``$lookup``/``$unionWith``/``$graphLookup`` target (its command checked
+    the namespaces it involves already).
 
     ``raw_ok``: the caller hands the documents to a cursor untouched, so a time-series read with no
     stage left may give them as ``RawBSONDocument``s made straight from the buckets' columns.
@@ -219,8 +223,17 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
         with engine.read() as r:
             target = namespace.lookup_once(r, db, name, target, collection_uuid=collection_uuid)
     resolved = target
+    if resolved.kind == namespace.VIEW and not C.is_timeseries_view(resolved.top_view) and pipeline \
+            and isinstance(pipeline[0], dict) and "$collStats" in pipeline[0]:
+        # mongod runs a pipeline starting with $collStats on the view itself, unresolved: it reports
+        # the view's latencies (storageStats: 166)
+        resolved = namespace.Namespace(db, name, namespace.VIEW, view=resolved.view, chain=resolved.chain,
+                                       base=name)
     info = resolved.base_info
     ns = C.ns_of(db, name)
+    # a view chain ended by a $collStats stage reports on the namespace that stage names
+    stats_name = resolved.base if resolved.pipeline and resolved.is_view and "$collStats" in resolved.pipeline[0] \
+        else name
     variables, meta = special_reads.with_meta(variables, pipeline)
     if resolved.top_view is not None:
         # a time-series collection may be queried with another collation (mongod checks only views)
@@ -228,6 +241,8 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
                                      on_view=not C.is_timeseries_view(resolved.top_view))
     else:
         coll = C.effective_collation(collation, C.default_collation_of(info))
+    if not nested and (pipeline or resolved.pipeline):
+        _resolve_involved(server, db, coll, resolved.pipeline, pipeline)
     if resolved.ts_view is not None:
         pipeline_mod.check_shape(pipeline)  # the time-series planner reads stages before they are parsed
         full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
@@ -269,7 +284,11 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
         full = full[1:]
     else:
         flt, sort = leading_match_and_sort(full)
-        if flt and plan_special_mod.mentions_special(flt):
+        # A find's $near/$nearSphere on a view with no stages of its own runs as on the collection
+        # (mongod turns it into a $geoNear); in an aggregate's $match it stays 5626500.
+        match_stage = parsed(full[0]) if flt is not None else None
+        near_find = match_stage is not None and not resolved.pipeline and pipeline_mod.has_near(flt)
+        if flt and plan_special_mod.mentions_special(flt) and not near_find:
             pipeline_mod.parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll, cluster=cluster_info(info))
@@ -280,11 +299,47 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
             # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
             idx = 1 if flt is not None else 0
             full = full[:idx] + full[idx + 1:]
+        if near_find and match_stage is not None:
+            # the GEO_NEAR plan yields by distance; the filter confirms the rest (as run_find does)
+            source = filter(match_mod.compile_node(match_stage.node, variables=variables, collation=coll), source)
+            full = full[1:]
     if not full:
         return ReadResult(source, plan, full, stats, None, ns)
-    pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use, collation=coll)
+    pctx = pipeline_context(server, db, stats_name, variables=variables, allow_disk_use=allow_disk_use,
+                            collation=coll)
     out = run_pipeline(full, source, pctx)
     return ReadResult(out, plan, full, stats, None, ns)
+
+
+def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: list) -> None:
+    """mongod resolves every namespace a command's pipeline reads before running it
+    (resolveInvolvedNamespaces): a view among them, or among the namespaces its own pipeline reads,
+    that is too deep to resolve fails the command up front (149) instead of after the stages before
+    it ran; a view the pipeline reads directly must have the pipeline's collation (167,
+    collatorCompatibleWithPipeline; the views' own references were checked when they were defined).
+    Each name is resolved once (point lookups, cached per snapshot); nothing when the pipelines read
+    no other namespace."""
+    from tidemark.query.collation import same
+
+    direct = [n for p in pipelines if p for n in namespace.involved_namespaces(p)]
+    if not direct:
+        return
+    todo = list(direct)
+    seen: set[str] = set()
+    with server.engine.read() as r:
+        while todo:
+            other = todo.pop()
+            if other in seen:
+                continue
+            seen.add(other)
+            target = namespace.lookup(r, db, other)
+            if target.kind != namespace.VIEW:
+                continue
+            if other in direct and not same(C.effective_collation(None, target.collation), collation):
+                raise MongoError(ErrorCode.OptionNotSupportedOnView,
+                                 f"Cannot override default collation of view {db}.{other}")
+            if target.pipeline:
+                todo.extend(namespace.involved_namespaces(target.pipeline))
 
 
 def _check_write_target(server: ServerState, db: str, coll: str, stage: str, spec: Any) -> None:
@@ -347,11 +402,19 @@ def _write_out(server: ServerState, db: str, spec: Any, docs) -> None:
     server.engine.write(fn).result()
 
 
+_STORED_STATS = frozenset({"storageStats", "count", "queryExecStats"})  # $collStats sections reading the collection
+
+
 def _coll_stats_docs(server: ServerState, db: str, coll: str, spec: dict) -> list[dict]:
     with server.engine.read() as r:
         view = C.get_view(r, db, coll)
     if C.is_timeseries_view(view):
         doc = ts_admin.coll_stats_stage_document(server, db, coll, spec or {})
+    elif view is not None and isinstance(spec, dict) and "storageStats" in spec:
+        raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {db}.{coll} is a view, not a collection")
+    elif isinstance(spec, dict) and not _STORED_STATS.intersection(spec):
+        # latencies only: they come from top, for any name (a view's viewOn may not exist)
+        doc = {"ns": C.ns_of(db, coll), "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None)}
     else:
         doc = coll_stats.coll_stats_document(server, db, coll, spec or {})
     # The header every $collStats document shares, in mongod's order: the real host:port and the
@@ -448,7 +511,11 @@ class FindSpec:
                 raise MongoError(ErrorCode.BadValue, "cannot use tailable option with a sort other than {$natural: 1}")
             if self.single_batch:
                 raise MongoError(ErrorCode.BadValue, "cannot use tailable option with the 'singleBatch' option")
-        if (self.min is not None or self.max is not None) and not self.hint:
+        # a find on a view runs as an aggregate: the options it cannot carry, in mongod's order
+        # (asAggregationCommand); raised only once the name turns out to be a view (run_find)
+        self.view_refusal = _aggregation_refusal(cmd) if _MAYBE_REFUSED.intersection(cmd) else None
+        if self.tailable and (self.min is not None or self.max is not None) and not self.hint:
+            # a tailable read never reaches run_find's check (tidemark.tailable plans it)
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
         self.variables = expressions_mod.evaluate_let(self.let)  # once per command, with NOW
         self.meta, self.projection_variables = special_reads.find_meta(self.projection, self.sort, self.filter,
@@ -494,6 +561,31 @@ class FindSpec:
         if self.projection:
             stages.append({"$project": self.projection})
         return stages
+
+
+_MAYBE_REFUSED = frozenset({"min", "max", "tailable", "noCursorTimeout", "allowPartialResults", "sort",
+                            "singleBatch", "readOnce", "allowSpeculativeMajorityRead"})
+
+
+def _aggregation_refusal(cmd: dict) -> str | None:
+    """mongod's message when a find with these options runs on a view (168), else None."""
+    for option in ("min", "max"):
+        if cmd.get(option):
+            return f"Option {option} not supported in aggregation."
+    if cmd.get("tailable"):
+        return "Tailable cursors are not supported in aggregation."
+    for option in ("noCursorTimeout", "allowPartialResults"):
+        if cmd.get(option):
+            return f"Option {option} not supported in aggregation."
+    sort = cmd.get("sort")
+    if isinstance(sort, dict) and "$natural" in sort:
+        return "Sort option $natural not supported in aggregation."
+    if cmd.get("singleBatch") and cmd.get("limit") != 1:  # mongod lets a findOne through
+        return "Option singleBatch not supported in aggregation."
+    for option in ("readOnce", "allowSpeculativeMajorityRead"):
+        if cmd.get(option):
+            return f"Option {option} not supported in aggregation."
+    return None
 
 
 def _resume_options(cmd: dict, hint: Any, sort: dict | None) -> tuple[bool, Any]:
@@ -557,6 +649,8 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
         target = namespace.lookup_once(r, db, spec.name, target, collection_uuid=spec.collection_uuid)
     info, view = target.info, target.view
     if view is not None:
+        if spec.view_refusal is not None:
+            raise MongoError(ErrorCode.InvalidPipelineOperator, spec.view_refusal)
         return open_read(server, db, spec.name, spec.as_pipeline(), hint=spec.hint, variables=spec.variables,
                          allow_disk_use=spec.allow_disk, ctx=ctx, collation=spec.collation_spec, target=target,
                          raw_ok=raw_ok)
@@ -573,6 +667,8 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
         plan, docs = _buckets_natural_scan(server, db, spec, info, resume_after)
     else:
         if spec.min is not None or spec.max is not None:
+            if not spec.hint:  # checked by the planner, as mongod's: a view or a missing name never plans
+                raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
             plan, in_min_max = _min_max_plan(spec, info)
         else:
             plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,

@@ -2,7 +2,9 @@
 renameCollection, collMod.
 
 Views live as documents ``{_id: "db.view", viewOn, pipeline}`` in ``<db>.system.views`` (as in
-mongod); the catalog treats that collection like any other. Time-series namespaces are delegated to
+mongod); the catalog treats that collection like any other. Creating or changing a view validates the
+database's view graph (``namespace.check_view_graph``: cycles 5, depth 149, collations 167) and refuses
+while a stored definition is unloadable (182, ``check_view_doc``), as mongod's view catalog does. Time-series namespaces are delegated to
 ``tidemark.commands.timeseries`` (imported lazily; see server/README.md "Time-series seam").
 """
 
@@ -13,7 +15,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.arguments import GENERIC_ARGUMENTS, wrong_type
 from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import capped, clustered, namespace
@@ -203,6 +205,9 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
     options = parse_create_options(cmd, name, bool(ctx.server.params["enableTestCommands"]))
     ns = C.ns_of(db, name)
     if "viewOn" in options:
+        if name == C.SYSTEM_VIEWS:
+            raise MongoError(ErrorCode.InvalidNamespace,
+                             f"Cannot create a view called '{name}': this is a reserved system namespace")
         if options["viewOn"].startswith(C.BUCKETS_PREFIX):
             raise MongoError(ErrorCode.InvalidNamespace, "Cannot create view on a system.buckets namespace except by "
                                                          "creating a time-series collection")
@@ -270,7 +275,7 @@ async def _create_view(ctx: CommandContext, db: str, name: str, options: dict) -
             if existing.get("viewOn") == view_doc["viewOn"] and existing.get("pipeline") == view_doc["pipeline"]:
                 return
             raise MongoError(ErrorCode.NamespaceExists, f"Namespace {ns} already exists")
-        _check_no_cycle(w, db, name, options["viewOn"])
+        _check_view_graph(w, db, name, view_doc)
         info = ensure_collection(w, C.ns_of(db, C.SYSTEM_VIEWS))
         raw = encode(view_doc)
         w.insert(info, raw, C.index_keys(info, view_doc))
@@ -279,20 +284,26 @@ async def _create_view(ctx: CommandContext, db: str, name: str, options: dict) -
     return {}
 
 
-def _check_no_cycle(r, db: str, name: str, view_on: str) -> None:
-    seen = {name}
-    current = view_on
-    for _ in range(C.MAX_VIEW_DEPTH + 1):
-        if current in seen:
-            raise MongoError(ErrorCode.GraphContainsCycle,
-                             f"View cycle detected: {' -> '.join([*seen, current])}")
-        seen.add(current)
-        view = C.get_view(r, db, current)
-        if view is None:
-            return
-        current = view["viewOn"]
-    raise MongoError(ErrorCode.ViewDepthLimitExceeded,
-                     f"View depth too deep or view cycle detected; maximum depth is {C.MAX_VIEW_DEPTH}")
+def _check_view_graph(r, db: str, name: str, view_doc: dict) -> None:
+    """Validate ``view_doc`` (the new definition of ``db.name``) against the database's view graph
+    (cycles, depth, collations; ``namespace.check_view_graph``). Like mongod, which re-parses every
+    stored view when it rebuilds its catalog, a stored view holding ``$out``/``$merge`` (written around
+    create, e.g. by applyOps) makes the change fail (167). Reads every view of the database: a DDL cost."""
+    views: dict[str, dict] = {}
+    for doc in namespace.all_views(r, db):
+        check_view_doc(db, doc)
+        other = doc["_id"][len(db) + 1:]
+        if other == name or C.is_timeseries_view(doc):
+            continue
+        stored = doc.get("pipeline")
+        if isinstance(stored, list):
+            for stage in stored:
+                for banned in ("$out", "$merge"):
+                    if isinstance(stage, dict) and banned in stage:
+                        raise MongoError(ErrorCode.OptionNotSupportedOnView,
+                                         f"{banned} cannot be used in a view definition")
+        views[other] = doc
+    namespace.check_view_graph(db, views, name, view_doc["viewOn"], view_doc["pipeline"], view_doc.get("collation"))
 
 
 def delete_view_doc(w, db: str, name: str) -> bool:
@@ -384,6 +395,23 @@ def _collection_entry(info) -> dict:
     return entry
 
 
+
+
+def check_view_doc(db: str, view: dict) -> None:
+    """A ``system.views`` document mongod can load into its view catalog (one written around create,
+    e.g. by applyOps, may not be): ``_id`` a name of this database, ``viewOn`` a string, ``pipeline``
+    an array of documents, ``collation`` a document. mongod then refuses every use of the catalog —
+    listing, new views — with 182 (its reads of existing collections still work)."""
+    view_id, pipeline, collation = view.get("_id"), view.get("pipeline"), view.get("collation", {})
+    if not (isinstance(view_id, str) and view_id.startswith(db + ".") and len(view_id) > len(db) + 1
+            and "\x00" not in view_id and isinstance(view.get("viewOn"), str) and view["viewOn"]
+            and isinstance(pipeline, list) and all(isinstance(stage, dict) for stage in pipeline)
+            and isinstance(collation, dict)):
+        raise MongoError(ErrorCode.InvalidViewDefinition,
+                         "Invalid view definition detected in the view catalog. Remove the invalid view "
+                         "manually to prevent disallowing any further usage of the view catalog.")
+
+
 def _view_entry(view: dict) -> dict:
     options = {"viewOn": view["viewOn"], "pipeline": view.get("pipeline", [])}
     if "collation" in view:
@@ -414,6 +442,9 @@ def list_collection_entries(r, db: str, names: set[str] | None = None) -> list[d
         key = C.BUCKETS_PREFIX + name
         return infos.get(key) if names is None else r.get_collection(f"{db}.{key}")
 
+    if names is None:
+        for view in views:
+            check_view_doc(db, view)
     entries = []
     for info in infos.values():
         if info.name.startswith(C.BUCKETS_PREFIX):
@@ -665,17 +696,28 @@ async def _coll_mod_view(ctx: CommandContext, db: str, name: str, cmd: dict) -> 
     for k in ("validator", "validationLevel", "validationAction", "index", "expireAfterSeconds"):
         if k in cmd:
             raise MongoError(ErrorCode.InvalidOptions, f"option not supported on a view: {k}")
-    if ("viewOn" in cmd) != ("pipeline" in cmd):
-        raise MongoError(ErrorCode.InvalidOptions, "Must specify both 'viewOn' and 'pipeline' when modifying a view")
-    if "viewOn" not in cmd:
+    # Without auth mongod lets collMod give one of viewOn/pipeline and keeps the other (with auth,
+    # both are required: tidemark.auth.rules refuses it before the command runs).
+    if "viewOn" not in cmd and "pipeline" not in cmd:
         return {}
-    check_view_pipeline(cmd["pipeline"])
+    if "viewOn" in cmd and not isinstance(cmd["viewOn"], str):
+        raise wrong_type("collMod.viewOn", cmd["viewOn"], "string")
+    if "pipeline" in cmd:
+        if not isinstance(cmd["pipeline"], list):
+            raise wrong_type("collMod.pipeline", cmd["pipeline"], "array")
+        check_view_pipeline(cmd["pipeline"])
 
     def fn(w):
+        old = C.get_view(w, db, name) or {}
+        view_on = cmd["viewOn"] if "viewOn" in cmd else old.get("viewOn")
+        pipeline = cmd["pipeline"] if "pipeline" in cmd else old.get("pipeline", [])
         delete_view_doc(w, db, name)
-        _check_no_cycle(w, db, name, cmd["viewOn"])
+        # the view keeps its default collation: collMod cannot change it
+        doc = {"_id": C.ns_of(db, name), "viewOn": view_on, "pipeline": pipeline}
+        if "collation" in old:
+            doc["collation"] = old["collation"]
+        _check_view_graph(w, db, name, doc)
         info = ensure_collection(w, C.ns_of(db, C.SYSTEM_VIEWS))
-        doc = {"_id": C.ns_of(db, name), "viewOn": cmd["viewOn"], "pipeline": cmd["pipeline"]}
         w.insert(info, encode(doc), C.index_keys(info, doc))
 
     await _write(ctx, fn)

@@ -17,6 +17,10 @@ Kinds (``Namespace.kind``):
 - ``buckets``    — ``db.system.buckets.c`` (clustered; ``buckets_info`` is ``info``);
 - ``system``     — any other ``system.*`` collection that exists.
 
+``check_view_graph`` is mongod's ViewGraph for create/collMod of a view: the views a definition
+reads (``viewOn`` and ``involved_namespaces`` of its pipeline) may not lead back to it, nor make a
+path of more than 20 views, nor join views of different default collations.
+
 The module is part of ``tidemark.core``, below the command families, the read core and the time-series
 engine (it imports protocol and ``tidemark.query`` only), so each of them can hand the one object down.
 A ``Namespace`` describes one read snapshot; writers re-check what they rely on inside their own
@@ -236,10 +240,19 @@ def lookup_once(r: Any, db: str, name: str, known: Namespace | None, *, collecti
 
 
 def _follow(r: Any, ns: Namespace) -> None:
-    """Fill ``chain``/``base``/``pipeline``/``ts_view`` of a view: one point lookup per level."""
+    """Fill ``chain``/``base``/``pipeline``/``ts_view`` of a view: one point lookup per level.
+
+    mongod's resolveView looks up at most 20 names, the view itself included, so a chain of 20 views
+    is already too deep to read (149) although the view graph lets it be created. A view whose
+    pipeline starts with ``$collStats`` ends the chain: the stage reports on its ``viewOn``, which is
+    not resolved further (as mongod)."""
     chain = [cast(dict, ns.view)]  # a view: _follow is only called on one
     current = chain[0]["viewOn"]
-    for _ in range(MAX_VIEW_DEPTH):
+    if _starts_with_coll_stats(chain[0]):
+        ns.chain, ns.base, ns.base_info = tuple(chain), current, r.get_collection(f"{ns.db}.{current}")
+        ns.pipeline = _combined(chain)
+        return
+    for _ in range(MAX_VIEW_DEPTH - 1):
         info = r.get_collection(f"{ns.db}.{current}")
         view = None if info is not None else find_view(r, ns.db, current)[1]
         if view is None:
@@ -253,8 +266,17 @@ def _follow(r: Any, ns: Namespace) -> None:
             ns.pipeline = _combined(chain[:-1])
             return
         current = view["viewOn"]
+        if _starts_with_coll_stats(view):
+            ns.chain, ns.base, ns.base_info = tuple(chain), current, r.get_collection(f"{ns.db}.{current}")
+            ns.pipeline = _combined(chain)
+            return
     raise MongoError(ErrorCode.ViewDepthLimitExceeded,
                      f"View depth too deep or view cycle detected; maximum depth is {MAX_VIEW_DEPTH}")
+
+
+def _starts_with_coll_stats(view: dict) -> bool:
+    pipeline = view.get("pipeline") or []
+    return bool(pipeline) and isinstance(pipeline[0], dict) and "$collStats" in pipeline[0]
 
 
 def _combined(chain: list[dict]) -> list[dict]:
@@ -319,3 +341,142 @@ def check_collection_uuid(r: Any, resolved: Namespace, expected: uuid_module.UUI
     actual = next((entry.name for entry in r.list_collections(resolved.db)
                    if entry.uuid == expected), None)
     raise CollectionUUIDMismatch(resolved, expected, actual)
+
+
+# ------------------------------------------------------------------ the view graph (create / collMod)
+
+
+def involved_namespaces(pipeline: Any) -> list[str]:
+    """The collections of the same database a pipeline reads besides its source, as mongod's
+    LiteParsedPipeline lists them: ``$lookup``/``$graphLookup`` ``from``, ``$unionWith``, and the
+    sub-pipelines of ``$lookup``, ``$unionWith`` and ``$facet`` (other databases are left out: a view
+    graph is per database). Malformed stages contribute nothing (parsing reports them)."""
+    found: list[str] = []
+    stack = [pipeline]
+    while stack:  # iterative: a client controls the nesting
+        stages = stack.pop()
+        if not isinstance(stages, list):
+            continue
+        for stage in stages:
+            if not isinstance(stage, dict) or len(stage) != 1:
+                continue
+            (op, spec), = stage.items()
+            if op in ("$lookup", "$graphLookup") and isinstance(spec, dict):
+                _add_target(found, spec.get("from"))
+                if op == "$lookup":
+                    stack.append(spec.get("pipeline"))
+            elif op == "$unionWith":
+                if isinstance(spec, dict):
+                    _add_target(found, spec.get("coll"))
+                    stack.append(spec.get("pipeline"))
+                else:
+                    _add_target(found, spec)
+            elif op == "$facet" and isinstance(spec, dict):
+                stack.extend(spec.values())
+    return found
+
+
+def _add_target(found: list[str], target: Any) -> None:
+    if isinstance(target, str):
+        found.append(target)
+    elif isinstance(target, dict) and "db" not in target and isinstance(target.get("coll"), str):
+        found.append(target["coll"])
+
+
+def _simple(collation: Any) -> Any:
+    """A stored view collation, None for the simple one (given explicitly or not)."""
+    if not collation or (isinstance(collation, dict) and collation.get("locale") == "simple"):
+        return None
+    return collation
+
+
+def check_view_graph(db: str, views: dict[str, dict], name: str, view_on: str, pipeline: list,
+                     collation: Any) -> None:
+    """mongod's ViewGraph::insertAndValidate for the view ``name`` (``viewOn``/``pipeline``/``collation``)
+    among ``views`` (name -> system.views document: the database's other views).
+
+    A view's children are its ``viewOn`` and the collections its pipeline reads
+    (``involved_namespaces``). Refused: a cycle through the new view (5 GraphContainsCycle), a view
+    child or parent with another default collation (167), and a longest path of views through it of
+    more than 20 (149: its parents' height plus its children's). Work is linear in the database's
+    views: each node is walked once per direction (a view referencing the next one four times, twenty
+    deep, is 20 visits, not 4**20)."""
+    children: dict[str, list[Any]] = {n: [v.get("viewOn"), *involved_namespaces(v.get("pipeline"))]
+                                      for n, v in views.items() if n != name}
+    children[name] = [view_on, *involved_namespaces(pipeline)]
+    collations = {n: _simple(v.get("collation")) for n, v in views.items() if n != name}
+    collations[name] = _simple(collation)
+    # mongod walks a node's children and parents in the order the graph first met each name (its
+    # node ids): which error a definition breaking two rules gets depends on it. The stored views
+    # come first, in catalog order, then the new view and the names only it reads.
+    rank: dict[str, int] = {}
+    for node in [*(n for n in views if n != name), name]:
+        for seen in (node, *children[node]):
+            if isinstance(seen, str):
+                rank.setdefault(seen, len(rank))
+    children = {node: sorted({k for k in kids if isinstance(k, str)}, key=rank.__getitem__)
+                for node, kids in children.items()}
+    parents: dict[str, list[str]] = {}
+    for node, kids in children.items():
+        for kid in kids:
+            parents.setdefault(kid, []).append(node)
+    for ups in parents.values():
+        ups.sort(key=rank.__getitem__)
+
+    def mismatch(a: str, b: str) -> MongoError:
+        return MongoError(ErrorCode.OptionNotSupportedOnView,
+                          f"View {db}.{a} has a collation that does not match the collation of view {db}.{b}")
+
+    # children: depth-first with an explicit stack; heights of the nodes below, the cycle trail
+    height: dict[str, int] = {}
+    visited: dict[str, list[str]] = {}  # the children a node walked (mongod skips checked ones)
+    trail: list[str] = [name]
+    stack: list[tuple[str, int, int]] = [(name, 0, 0)]  # (node, depth, next child index)
+    while stack:
+        node, depth, index = stack[-1]
+        kids = children.get(node, [])
+        if index < len(kids):
+            stack[-1] = (node, depth, index + 1)
+            kid = kids[index]
+            if kid in height:
+                continue
+            if kid == name:
+                shown = [name, name, *reversed(trail)]  # mongod's rendering: the start twice
+                raise MongoError(ErrorCode.GraphContainsCycle,
+                                 "View cycle detected: " + " => ".join(f"{db}.{n}" for n in shown))
+            if kid in children and collations[node] != collations[kid]:
+                raise mismatch(node, kid)
+            if depth + 1 > MAX_VIEW_DEPTH:
+                raise MongoError(ErrorCode.ViewDepthLimitExceeded,
+                                 f"View depth limit exceeded; maximum depth is {MAX_VIEW_DEPTH}")
+            visited.setdefault(node, []).append(kid)
+            trail.append(kid)
+            stack.append((kid, depth + 1, 0))
+            continue
+        stack.pop()
+        trail.pop()
+        height[node] = 1 + max((height.get(k, 0) for k in visited.get(node, ())), default=0)
+    children_height = height[name] - 1  # the non-view leaves count one
+
+    # parents: the longest chain of views reading this one
+    up: dict[str, int] = {}
+    pstack: list[tuple[str, int, int]] = [(name, 0, 0)]
+    while pstack:
+        node, depth, index = pstack[-1]
+        ups = parents.get(node, [])
+        if index < len(ups):
+            pstack[-1] = (node, depth, index + 1)
+            parent = ups[index]
+            if collations.get(parent) != collations[node] and parent in children:
+                raise mismatch(node, parent)
+            if parent not in up:
+                if depth + 1 > MAX_VIEW_DEPTH:
+                    raise MongoError(ErrorCode.ViewDepthLimitExceeded,
+                                     f"View depth limit exceeded; maximum depth is {MAX_VIEW_DEPTH}")
+                pstack.append((parent, depth + 1, 0))
+            continue
+        pstack.pop()
+        up[node] = 1 + max((up.get(p, 0) for p in ups), default=0)
+    if up[name] + children_height - 1 > MAX_VIEW_DEPTH:
+        raise MongoError(ErrorCode.ViewDepthLimitExceeded,
+                         f"View depth limit exceeded; maximum depth is {MAX_VIEW_DEPTH}")
