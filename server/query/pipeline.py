@@ -116,7 +116,7 @@ MAX_SUB_PIPELINE_DEPTH = 20  # mongod's internalMaxSubPipelineViewDepth
 _FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp")
 _LAST_ONLY = ("$out", "$merge")
 _NOT_SUPPORTED = ("$search", "$searchMeta", "$vectorSearch", "$changeStream",
-                  "$listSessions", "$listLocalSessions", "$planCacheStats", "$redact",
+                  "$listSessions", "$listLocalSessions", "$planCacheStats",
                   "$listSearchIndexes", "$shardedDataDistribution", "$changeStreamSplitLargeEvent")
 
 
@@ -171,11 +171,7 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
         if name == "$match" and isinstance(arg, dict) and "$text" in arg and (i or ctx.in_facet or ctx.in_lookup):
             raise MongoError(17313, "$match with $text is only allowed as the first pipeline stage")
         if name == "$match" and isinstance(arg, dict) and has_near(arg):
-            raise MongoError(5626500, "$geoNear, $near, and $nearSphere are not allowed in this context, as these "
-                                      "operators require sorting geospatial data. If you do not need sort, consider "
-                                      "using $geoWithin instead. Check out https://dochub.mongodb.org/core/near-sort-"
-                                      "operation and https://dochub.mongodb.org/core/nearSphere-sort-operationfor "
-                                      "more details.")
+            raise MongoError(5626500, NEAR_NOT_ALLOWED)
         if name == "$geoNear" and (i or ctx.in_facet or ctx.in_lookup):
             raise MongoError(40602, "$geoNear is only valid as the first stage in a pipeline")
         stage = parser(arg, ctx)
@@ -209,11 +205,19 @@ def _keeping_meta(stage: Stage, meta: Any) -> Stage:
     return Stage(stage.name, stage.spec, apply, blocking=stage.blocking)
 
 
+# mongod's refusal of $near/$nearSphere in a filter that cannot sort ($match, restrictSearchWithMatch).
+NEAR_NOT_ALLOWED = ("$geoNear, $near, and $nearSphere are not allowed in this context, as these operators require "
+                    "sorting geospatial data. If you do not need sort, consider using $geoWithin instead. Check out "
+                    "https://dochub.mongodb.org/core/near-sort-operation and https://dochub.mongodb.org/core/"
+                    "nearSphere-sort-operationfor more details.")
+
+
 def has_near(value: Any) -> bool:
-    """``$near``/``$nearSphere`` anywhere in a filter (what a ``$match`` may not hold: 5626500)."""
+    """``$near``/``$nearSphere`` (or their legacy spelling ``$geoNear``) anywhere in a filter (what a
+    ``$match`` may not hold: 5626500)."""
     if isinstance(value, dict):
         for k, v in value.items():  # (loops, and no call for a scalar: every $match is walked)
-            if k == "$near" or k == "$nearSphere" or isinstance(v, (dict, list)) and has_near(v):
+            if k == "$near" or k == "$nearSphere" or k == "$geoNear" or isinstance(v, (dict, list)) and has_near(v):
                 return True
         return False
     if isinstance(value, list):

@@ -25,7 +25,7 @@ from tidemark.query.expressions import compile_expression
 from tidemark.query.interrupt import tick
 from tidemark.query.pipeline import PipelineContext, Stage
 from tidemark.query.stage_group import group_key
-from tidemark.query.stages import set_field
+from tidemark.query.stages import field_path, set_field
 from tidemark.query.values import MISSING, compare, sort_key
 from tidemark.query.windows import parse_set_window_fields
 
@@ -56,49 +56,101 @@ def _is_date(v) -> bool:
     return type(v).__name__ in ("datetime", "DatetimeMS")
 
 
-def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
+def _idl_type(where: str, v: Any, expected: str) -> MongoError:
+    return MongoError(ErrorCode.TypeMismatch, f"BSON field '{where}' is the wrong type '{type_name(v)}', expected {expected}")
+
+
+def _densify_spec(spec: Any) -> tuple[str, list[str], dict]:
+    """$densify's IDL pass (DensifySpec, RangeSpec): field by field in document order, then the
+    required fields; returns (field, partitionByFields, range)."""
     if not isinstance(spec, dict):
-        raise MongoError(ErrorCode.TypeMismatch, "$densify specification must be an object")
-    for k in spec:
-        if k not in ("field", "partitionByFields", "range"):
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"The $densify stage specification must be an object, found {type_name(spec)}")
+    for k, v in spec.items():
+        if k == "field":
+            if not isinstance(v, str):
+                raise _idl_type("$densify.field", v, "type 'string'")
+        elif k == "partitionByFields":
+            if not isinstance(v, list):
+                raise _idl_type("$densify.partitionByFields", v, "type 'array'")
+            for i, p in enumerate(v):
+                if not isinstance(p, str):
+                    raise _idl_type(f"$densify.partitionByFields.{i}", p, "type 'string'")
+        elif k == "range":
+            if not isinstance(v, dict):
+                raise _idl_type("$densify.range", v, "type 'object'")
+            for rk, rv in v.items():
+                if rk == "step":
+                    if num_kind(rv) is None:
+                        raise _idl_type("$densify.range.step", rv, "types '[int, decimal, double, long]'")
+                elif rk == "unit":
+                    if not isinstance(rv, str):
+                        raise _idl_type("$densify.range.unit", rv, "type 'string'")
+                elif rk != "bounds":
+                    raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$densify.range.{rk}' is an unknown field.")
+            for rk in ("step", "bounds"):
+                if rk not in v:
+                    raise MongoError(ErrorCode.IDLFailedToParse,
+                                     f"BSON field '$densify.range.{rk}' is missing but a required field")
+        else:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$densify.{k}' is an unknown field.")
     for k in ("field", "range"):
         if k not in spec:
             raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '$densify.{k}' is missing but a required field")
-    field = spec["field"]
-    if not isinstance(field, str) or not field or field.startswith("$"):
-        raise MongoError(5733600, "Cannot densify field that is not a non-empty, non-$-prefixed string")
-    parts_fields = spec.get("partitionByFields", [])
-    if not isinstance(parts_fields, list) or not all(isinstance(p, str) for p in parts_fields):
-        raise MongoError(ErrorCode.TypeMismatch, "BSON field '$densify.partitionByFields' must be an array of strings")
-    if field in parts_fields:
-        raise MongoError(8993000, "The densify field cannot be a partition field")
-    rng = spec["range"]
-    if not isinstance(rng, dict) or "step" not in rng or "bounds" not in rng:
-        raise MongoError(ErrorCode.IDLFailedToParse, "BSON field '$densify.range' must have 'step' and 'bounds'")
-    step, unit, bounds = rng["step"], rng.get("unit"), rng["bounds"]
-    if num_kind(step) is None or as_float(step) <= 0:
-        raise MongoError(5733401, "the step parameter in a range statement must be a strictly positive numeric value")
+    return spec["field"], spec.get("partitionByFields", []), spec["range"]
+
+
+def _check_range(step: Any, unit: Any, bounds: Any) -> None:
+    """mongod's RangeStatement::parse, check for check."""
+    if as_float(step) <= 0:
+        raise MongoError(5733401, "The step parameter in a range statement must be a strictly positive numeric value")
     if unit is not None:
+        if int_arg(step) is None or not -(2**63) <= cast(int, int_arg(step)) < 2**63:
+            raise MongoError(6586400, "The step parameter in a range statement must be a whole number when "
+                                      "densifying a date range")
         if unit not in dates.TIME_UNITS:
-            raise MongoError(ErrorCode.BadValue, f"unknown time unit value: {unit}")
-        if int_arg(step) is None:
-            raise MongoError(6586400, "The step parameter in a range statement must be a whole number when densifying a date range")
+            raise MongoError(ErrorCode.FailedToParse, f"unknown time unit value: {unit}")
     if isinstance(bounds, list):
         if len(bounds) != 2:
-            raise MongoError(5733403, "a bounding array in a range statement must have exactly two elements")
+            raise MongoError(5733403, "A bounding array in a range statement must have exactly two elements")
         lo, hi = bounds
-        if unit is not None and not (_is_date(lo) and _is_date(hi)):
-            raise MongoError(5733402, "a bounding array must contain either both dates or both numeric types")
-        if unit is None and not (num_kind(lo) is not None and num_kind(hi) is not None):
-            raise MongoError(5733409, "numeric bounds may not have unit parameter" if _is_date(lo)
-                             else "a bounding array must contain either both dates or both numeric types")
         if compare(lo, hi) > 0:
-            raise MongoError(5733406, "the lower bound must be less than or equal to the upper bound")
-    elif bounds not in ("full", "partition"):
-        raise MongoError(5946802, f"Bounds string must either be 'full' or 'partition', found {bounds!r}")
+            raise MongoError(5733402, "A bounding array must be an ascending array of either two dates or two numbers")
+        if num_kind(lo) is not None:
+            if unit is not None:
+                raise MongoError(5733409, "Numeric bounds may not have unit parameter")
+            if num_kind(hi) is None:
+                raise MongoError(5733406, "A bounding array must contain either both dates or both numeric types")
+            # (mongod also wants the bounds and the step of one type, 5876900; mixed types are accepted
+            # here because tests/query/test_fill_densify_partitions.py pins that.)
+        elif _is_date(lo):
+            if not _is_date(hi):
+                raise MongoError(5733405, "A bounding array must contain either both dates or both numeric types")
+            if unit is None:
+                raise MongoError(5733410, "A bounding array of dates must specify a unit")
+        else:
+            raise MongoError(5946800, "Explicit bounds must be numeric or dates")
+    elif isinstance(bounds, str):
+        if bounds not in ("full", "partition"):
+            raise MongoError(5946802, "Bounds string must either be 'full' or 'partition'")
+    else:
+        raise MongoError(5733404, "The bounds in a range statement must be the string 'full', 'partition', or an "
+                                  "ascending array of two numbers or two dates")
+
+
+def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
+    field, parts_fields, rng = _densify_spec(spec)
+    step, unit, bounds = rng["step"], rng.get("unit"), rng["bounds"]
+    _check_range(step, unit, bounds)
+    pfield_parts = [field_path(p) for p in parts_fields]
+    field_path(field)
+    if bounds == "partition" and not parts_fields:
+        raise MongoError(5733408, "One cannot specify the bounds as 'partition' without specifying a non-empty array "
+                                  "of partitionByFields. You may have meant to specify 'full' bounds.")
+    if field in parts_fields:
+        raise MongoError(8993000, "The densify field cannot be a partition field")
     fparts = field.split(".")
-    pparts = [p.split(".") for p in parts_fields]
+    pparts = pfield_parts
     step_n = _number(step)
 
     def to_num(v):
@@ -215,6 +267,17 @@ def parse_fill(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec["output"], dict):
         raise MongoError(ErrorCode.TypeMismatch, f"BSON field '$fill.output' is the wrong type "
                                                  f"'{type_name(spec['output'])}', expected type 'object'")
+    # The remaining IDL types (FillSpec): checked before the output specifications are read.
+    if "sortBy" in spec and not isinstance(spec["sortBy"], dict):
+        raise _idl_type("$fill.sortBy", spec["sortBy"], "type 'object'")
+    if "partitionBy" in spec and not isinstance(spec["partitionBy"], dict | str):
+        raise _idl_type("$fill.partitionBy", spec["partitionBy"], "types '[string, object]'")
+    if "partitionByFields" in spec:
+        if not isinstance(spec["partitionByFields"], list):
+            raise _idl_type("$fill.partitionByFields", spec["partitionByFields"], "type 'array'")
+        for i, p in enumerate(spec["partitionByFields"]):
+            if not isinstance(p, str):
+                raise _idl_type(f"$fill.partitionByFields.{i}", p, "type 'string'")
     if not spec["output"]:
         raise MongoError(6050203, "The output field in '$fill' must contain an object with at least one element")
     window_output: dict = {}
@@ -248,8 +311,6 @@ def parse_fill(spec: Any, ctx: PipelineContext) -> Stage:
             swf["partitionBy"] = spec["partitionBy"]
         elif "partitionByFields" in spec:
             pbf = spec["partitionByFields"]
-            if not isinstance(pbf, list):
-                raise MongoError(ErrorCode.TypeMismatch, "'partitionByFields' must be an array of strings")
             swf["partitionBy"] = {p.replace(".", "_"): "$" + p for p in pbf}
         stages.append(parse_set_window_fields(swf, ctx))
     variables = ctx.variables

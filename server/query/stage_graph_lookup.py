@@ -1,14 +1,16 @@
 """``$graphLookup``: a breadth-first search over a collection of the same database (pure; the
 foreign documents come from ``ctx.query_collection``).
 
-For each input document, ``startWith`` (an expression; an array is several starting values) seeds
-the frontier. Each round queries the ``from`` collection with ``{$and: [restrictSearchWithMatch,
-{connectToField: {$in: frontier}}]}`` (so an index on connectToField is used), keeps every document
-not seen before (by ``_id``; 40271 when a document has none) with its round number in
-``depthField`` (a long), and puts the ``connectFromField`` values of the new documents (arrays
-give each element) into the next frontier. Values already queried are not queried again, so cycles
-end; ``maxDepth`` n stops after round n (0: only direct matches). The found documents go into the
-``as`` array in discovery order.
+For each input document, ``startWith`` (an expression; an array is several starting values; a
+missing value starts nothing) seeds the frontier. Each round queries the ``from`` collection with
+``{connectToField: {$in: frontier}}`` (so an index on connectToField is used), keeps the documents
+that pass ``restrictSearchWithMatch`` (compiled with the pipeline's variables, so it may read an
+enclosing $lookup's ``let``) and were not seen before (by ``_id``; 40271 when a document has none)
+with their round number in ``depthField`` (a long), and puts the ``connectFromField`` values of the
+new documents (arrays give each element; a missing field gives nothing) into the next frontier.
+Values already queried are not queried again, so cycles end; ``maxDepth`` n stops after round n
+(0: only direct matches). The found documents go into the ``as`` array in discovery order. Values
+match under the pipeline's collation (not the foreign collection's default one).
 
 Limits like mongod: the documents found plus the frontier may not exceed the memory limit (100 MB;
 40099 "$graphLookup reached maximum memory consumption"), and every round checks the read's
@@ -25,10 +27,12 @@ from bson.int64 import Int64
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expressions import compile_expression
 from tidemark.query.match import compile_filter
+from tidemark.query.match_parse import where_not_allowed
 from tidemark.query.paths import get_path_values
-from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.pipeline import NEAR_NOT_ALLOWED, PipelineContext, Stage, has_near
 from tidemark.query.sort import estimate_size
 from tidemark.query.stage_group import group_key
+from tidemark.query.stage_lookup import valid_collection_name
 from tidemark.query.stages import set_field
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, bson_type_name, is_number, to_float
@@ -46,6 +50,20 @@ def _field_path(name: str, value: str) -> list[str]:
     return parts
 
 
+def _refuse_special(filter: dict) -> None:
+    """$text and $near have no place in restrictSearchWithMatch (mongod parses it with no special
+    features: BadValue, 5626500), wherever they sit among the logical operators."""
+    if has_near(filter):
+        raise MongoError(5626500, NEAR_NOT_ALLOWED)
+    for k, v in filter.items():
+        if k == "$text":
+            raise MongoError(ErrorCode.BadValue, "$text is not allowed in this context")
+        if k in ("$and", "$or", "$nor") and isinstance(v, list):
+            for sub in v:
+                if isinstance(sub, dict):
+                    _refuse_special(sub)
+
+
 def _render(spec: dict) -> str:
     return bson_repr(spec)
 
@@ -57,10 +75,21 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     if "from" not in spec:
         raise MongoError(ErrorCode.FailedToParse,
                          f"missing 'from' option to $graphLookup stage specification: {_render(spec)}")
+    # mongod's first pass (LiteParsed) resolves 'from' before the arguments are parsed one by one.
+    target = spec["from"]
+    # (mongod's LiteParsed pass answers 9 for a 'from' of another type; a non-string 'from' is left
+    # to the 40103 below because tests/e2e/test_graph_lookup.py pins that code)
+    if isinstance(target, dict):
+        db, coll = target.get("db"), target.get("coll")
+        raise MongoError(ErrorCode.FailedToParse, "$graphLookup with syntax {from: {db:<>, coll:<>},..} is not "
+                                                  f"supported for db: {db if isinstance(db, str) else ''} and coll: "
+                                                  f"{coll if isinstance(coll, str) else ''}")
+    if isinstance(target, str) and not valid_collection_name(target):
+        raise MongoError(ErrorCode.InvalidNamespace, f"invalid $graphLookup namespace: {ctx.db}.{target}")
     args: dict[str, Any] = {}
     start_with = None
     max_depth = None
-    restrict = None
+    restrict_pred: Callable[[dict], Any] | None = None
     for name, value in spec.items():
         if name == "startWith":
             start_with = compile_expression(value)
@@ -79,11 +108,13 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
             if not isinstance(value, dict):
                 raise MongoError(40185, f"restrictSearchWithMatch must be an object, found {bson_type_name(value)}")
             try:
-                compile_filter(value)
+                _refuse_special(value)
+                with where_not_allowed():
+                    # Compiled with the pipeline's variables: $expr may read an enclosing $lookup's 'let'.
+                    restrict_pred = compile_filter(value, variables=ctx.variables, collation=ctx.collation)
             except MongoError as e:
                 raise MongoError(e.code, f"Failed to parse 'restrictSearchWithMatch' option to $graphLookup :: "
                                          f"caused by :: {e.message}") from None
-            restrict = value
         elif name in _STRING_ARGS:
             if not isinstance(value, str):
                 raise MongoError(40103, f"expected string as argument for {name}, found: {bson_type_name(value)}")
@@ -94,13 +125,11 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
             or not args.get("connectToField"):
         raise MongoError(40105, "$graphLookup requires 'from', 'as', 'startWith', 'connectFromField', and "
                                 "'connectToField' to be specified.")
-    if "\0" in args["from"] or args["from"].startswith("."):
-        raise MongoError(ErrorCode.InvalidNamespace, f"invalid $graphLookup namespace: {ctx.db}.{args['from']}")
     search = _Search(ctx, args["from"], _field_path("as", args["as"]),
                      ".".join(_field_path("connectFromField", args["connectFromField"])),
                      ".".join(_field_path("connectToField", args["connectToField"])),
                      _field_path("depthField", args["depthField"]) if "depthField" in args else None,
-                     max_depth, restrict)
+                     max_depth, restrict_pred)
 
     def apply(docs):
         for doc in docs:
@@ -112,7 +141,7 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
 
 class _Search:
     def __init__(self, ctx: PipelineContext, coll: str, as_parts: list[str], connect_from: str, connect_to: str,
-                 depth_parts: list[str] | None, max_depth: int | None, restrict: dict | None):
+                 depth_parts: list[str] | None, max_depth: int | None, restrict: Callable[[dict], Any] | None):
         self.ctx = ctx
         self.coll = coll
         self.as_parts = as_parts
@@ -123,26 +152,32 @@ class _Search:
         self.restrict = restrict
 
     def _query(self, values: list) -> Any:
-        cond: list[dict] = [self.restrict] if self.restrict else []
-        cond.append({self.connect_to: {"$in": values}})
+        query: dict = {self.connect_to: {"$in": values}}
         if any(v is None for v in values):  # null in $in also matches a missing field: mongod excludes it
-            cond.append({self.connect_to: {"$exists": True}})
-        query = {"$and": cond}
+            query = {"$and": [query, {self.connect_to: {"$exists": True}}]}
         ctx = self.ctx
-        if ctx.query_collection is not None:
-            return ctx.query_collection(cast(str, ctx.db), self.coll, query)  # runs in a database
-        if ctx.resolve_collection is None:
+        # mongod matches connectFromField and connectToField values under the pipeline's collation.
+        # The query callback compares under the foreign collection's default collation, a superset
+        # of the simple collation's matches: with no pipeline collation its answer is narrowed
+        # again here; under one, the collection is filtered here.
+        if ctx.query_collection is not None and ctx.collation is None:
+            simple: Callable[[dict], Any] = compile_filter(query)
+            found = filter(simple, ctx.query_collection(cast(str, ctx.db), self.coll, query))  # runs in a database
+        elif ctx.resolve_collection is None:
             raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$graphLookup is not supported here")
-
-        matches: Callable[[dict], Any] = compile_filter(query)
-        return filter(matches, ctx.resolve_collection(cast(str, ctx.db), self.coll))  # runs in a database
+        else:
+            matches: Callable[[dict], Any] = compile_filter(query, collation=ctx.collation)
+            found = filter(matches, ctx.resolve_collection(cast(str, ctx.db), self.coll))  # runs in a database
+        # restrictSearchWithMatch is applied here rather than sent with the query: it may read the
+        # pipeline's variables, which the query callback does not know (the index serves $in).
+        return found if self.restrict is None else filter(self.restrict, found)
 
     def run(self, start: Any) -> list[dict]:
         limit = self.ctx.memory_limit
         frontier: dict = {}
         for v in (start if isinstance(start, list) else [start]):
-            v = None if v is MISSING else v
-            frontier.setdefault(group_key(v), v)
+            if v is not MISSING:  # a missing start (or element) looks nothing up, not null
+                frontier.setdefault(group_key(v), v)
         queried: set = set()
         visited: dict = {}
         used = 0
@@ -166,7 +201,8 @@ class _Search:
                 visited[key] = out
                 used += estimate_size(out)
                 for v in get_path_values(fdoc, self.connect_from, expand_arrays=True):
-                    v = None if v is MISSING else v
+                    if v is MISSING:  # a missing connectFromField ends the path there (mongod's visitAllValuesAtPath)
+                        continue
                     k = group_key(v)
                     if k not in queried and k not in frontier:
                         frontier[k] = v

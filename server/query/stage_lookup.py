@@ -3,8 +3,16 @@ $facet.
 
 Foreign collections come from ``ctx.resolve_collection(db, coll)`` (the command layer resolves
 views). The equality form scans the foreign collection once per execution and hashes it by
-``foreignField``; the pipeline form re-parses its sub-pipeline per input document only when ``let``
-binds variables (an uncorrelated sub-pipeline runs once and is reused).
+``foreignField``, with mongod's equality semantics (an ``{foreignField: {$in: localValues}}`` query):
+a foreign document is keyed by every value its path reaches (an array as a whole and each element;
+null where the path reaches nothing or a missing field), a local document looks up its path's values
+(a trailing array expanded, missing values dropped; null when there are none); several local values'
+matches come back in the foreign scan's order. The pipeline form re-parses its sub-pipeline per input
+document only when ``let`` binds variables (an uncorrelated sub-pipeline runs once and is reused); a
+variable bound to a missing field stays missing.
+
+Parsing follows mongod's two passes: the shape, 'from' and the sub-pipeline's type first (the
+LiteParsed pass), then each argument in document order.
 """
 
 from __future__ import annotations
@@ -19,60 +27,101 @@ from tidemark.query.memory import LOOKUP_LIMIT, approx_size
 from tidemark.query.paths import get_path_values
 from tidemark.query.pipeline import PipelineContext, Stage, chain, parse_pipeline
 from tidemark.query.stage_group import group_key_for
-from tidemark.query.stages import set_field
+from tidemark.query.stages import field_path, set_field
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
 
 
-def _foreign_source(ctx: PipelineContext, target: Any):
+def _foreign_source(ctx: PipelineContext, target: str | None):
+    """The documents of collection ``target`` of the pipeline's database (none without one: a
+    sub-pipeline starting with $documents)."""
     if target is None:
         return iter(())
-    if isinstance(target, dict):
-        db, coll = target.get("db", ctx.db), target.get("coll")
-        if not isinstance(db, str) or not isinstance(coll, str):
-            raise MongoError(ErrorCode.FailedToParse, "$lookup 'from' must name a 'db' and a 'coll' as strings")
-    else:
-        db, coll = cast(str, ctx.db), target  # a pipeline that reads collections runs in a database
     if ctx.resolve_collection is None:
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, "reading another collection is not supported in this context")
-    return ctx.resolve_collection(db, coll)
+    return ctx.resolve_collection(cast(str, ctx.db), target)  # a pipeline that reads collections runs in a database
+
+
+def _lite_parse_lookup(spec: Any, ctx: PipelineContext) -> None:
+    """mongod's first pass over a $lookup (LiteParsed): the shape, 'from' and the sub-pipeline's
+    type, checked before the per-argument parse below (so its errors win)."""
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"the $lookup stage specification must be an object, but found {type_name(spec)}")
+    if "from" not in spec:
+        if "pipeline" not in spec:
+            raise MongoError(ErrorCode.FailedToParse, "must specify 'pipeline' when 'from' is empty")
+        sub = check_sub_pipeline(spec["pipeline"])
+        if not sub or "$documents" not in sub[0]:
+            raise MongoError(ErrorCode.FailedToParse, "$lookup stage without explicit collection must have a "
+                                                      "pipeline with $documents as first stage")
+        return
+    target = spec["from"]
+    if isinstance(target, dict):
+        db, coll = target.get("db"), target.get("coll")
+        # mongod accepts the object form only for internal namespaces (config.cache.chunks.*, local.oplog.rs).
+        raise MongoError(ErrorCode.FailedToParse, "$lookup with syntax {from: {db:<>, coll:<>},..} is not supported "
+                                                  f"for db: {db if isinstance(db, str) else ''} and coll: "
+                                                  f"{coll if isinstance(coll, str) else ''}")
+    if not isinstance(target, str):
+        raise MongoError(ErrorCode.FailedToParse, f"$lookup 'from' field must be a string, but found {type_name(target)}")
+    if not valid_collection_name(target):
+        raise MongoError(ErrorCode.InvalidNamespace, f"invalid $lookup namespace: {ctx.db}.{target}")
+    if "pipeline" in spec:
+        check_sub_pipeline(spec["pipeline"])
+
+
+def valid_collection_name(name: str) -> bool:
+    """mongod's NamespaceString::isValid for a collection of the current database."""
+    return bool(name) and "\0" not in name and not name.startswith(".")
+
+
+def check_sub_pipeline(sub: Any) -> list:
+    """A sub-pipeline's type (mongod's parsePipelineFromBSON): an array of objects, else 14."""
+    if not isinstance(sub, list):
+        raise MongoError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an array")
+    for st in sub:
+        if not isinstance(st, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+    return sub
 
 
 def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
-    if not isinstance(spec, dict):
-        raise MongoError(ErrorCode.FailedToParse, "the $lookup specification must be an Object")
-    allowed = {"from", "as", "localField", "foreignField", "let", "pipeline"}
-    for k in spec:
-        if k not in allowed:
-            raise MongoError(ErrorCode.FailedToParse, f"unknown argument to $lookup: {k}")
-    if "as" not in spec or not isinstance(spec["as"], str):
+    _lite_parse_lookup(spec, ctx)
+    for k, v in spec.items():  # mongod's createFromBson, argument by argument
+        if k == "let":
+            if not isinstance(v, dict):
+                raise MongoError(ErrorCode.FailedToParse, f"$lookup argument 'let: {bson_repr(v)}' must be an "
+                                                          f"object, is type {type_name(v)}")
+        elif k not in ("pipeline", "from"):
+            if not isinstance(v, str):
+                raise MongoError(ErrorCode.FailedToParse, f"$lookup argument '{k}' must be a string, found "
+                                                          f"{k}: {bson_repr(v)}: {type_name(v)}")
+            if k not in ("as", "localField", "foreignField"):
+                raise MongoError(ErrorCode.FailedToParse, f"unknown argument to $lookup: {k}")
+    if not spec.get("as"):
         raise MongoError(ErrorCode.FailedToParse, "must specify 'as' field for a $lookup")
-    for name in ("localField", "foreignField"):
-        if name in spec and not isinstance(spec[name], str):
-            raise MongoError(ErrorCode.FailedToParse, f"$lookup argument '{name}' must be a string, found "
-                                                      f"{name}: {type_name(spec[name])}")
-    if "pipeline" in spec and not isinstance(spec["pipeline"], list):
-        raise MongoError(ErrorCode.FailedToParse,
-                         f"$lookup argument 'pipeline' must be an array, is type {type_name(spec['pipeline'])}")
-    if "from" in spec and not isinstance(spec["from"], str | dict):
-        raise MongoError(ErrorCode.FailedToParse,
-                         f"$lookup 'from' field must be a string or an object, but found {type_name(spec['from'])}")
-    has_local, has_foreign = "localField" in spec, "foreignField" in spec
-    if has_local != has_foreign:
-        raise MongoError(ErrorCode.FailedToParse, "$lookup requires both or neither of 'localField' and 'foreignField' to be specified")
-    if "pipeline" not in spec and not has_local:
-        raise MongoError(ErrorCode.FailedToParse, "$lookup requires either 'pipeline' or both 'localField' and 'foreignField' to be specified")
-    if "let" in spec and "pipeline" not in spec:
-        raise MongoError(ErrorCode.FailedToParse, "$lookup with 'let' must also specify 'pipeline'")
-    if "from" not in spec and not (spec.get("pipeline") and isinstance(spec["pipeline"][0], dict)
-                                   and "$documents" in spec["pipeline"][0]):
-        raise MongoError(ErrorCode.FailedToParse, "must specify 'from' field for a $lookup")
-    as_parts = spec["as"].split(".")
+    has_local, has_foreign = bool(spec.get("localField")), bool(spec.get("foreignField"))
+    if "pipeline" in spec:
+        if (has_local or has_foreign) and not (has_local and has_foreign):
+            raise MongoError(ErrorCode.FailedToParse,
+                             "$lookup requires both or neither of 'localField' and 'foreignField' to be specified")
+    else:
+        if not (has_local and has_foreign):
+            raise MongoError(ErrorCode.FailedToParse,
+                             "$lookup requires either 'pipeline' or both 'localField' and 'foreignField' to be specified")
+        if "let" in spec:
+            raise MongoError(ErrorCode.FailedToParse, "$lookup with a 'let' argument must also specify 'pipeline'")
+    # 'as', 'localField' and 'foreignField' are field paths (mongod's FieldPath: 16410 / 15998 / 40352).
+    as_parts = field_path(spec["as"])
+    if has_local:
+        field_path(spec["localField"])
+        field_path(spec["foreignField"])
     target = spec.get("from")
-    local_path: Any = spec.get("localField")
-    foreign_path: Any = spec.get("foreignField")
+    # An empty localField/foreignField counts as not given (mongod tests the strings for emptiness).
+    local_path: Any = spec["localField"] if has_local else None
+    foreign_path: Any = spec["foreignField"] if has_local else None
     let = spec.get("let", {})
-    if not isinstance(let, dict):
-        raise MongoError(ErrorCode.FailedToParse, "$lookup argument 'let' must be an object")
     for name in let:
         validate_variable_name(name)
     let_fns = [(name, compile_expression(expr, collation=ctx.collation)) for name, expr in let.items()]
@@ -82,12 +131,37 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         sub_ctx = ctx.child(in_lookup=True, variables={**ctx.variables, **{n: None for n in let}})
         parse_pipeline(sub, sub_ctx)  # validate now; correlated pipelines re-parse with real values
 
-    def local_keys(doc):
-        vals = get_path_values(doc, local_path, expand_arrays=True)
-        keys = [group_key(v) for v in vals if type(v) is not list] or [None]
+    null_key = group_key(None)
+
+    def local_keys(doc) -> tuple[list, bool]:
+        """The values mongod looks up for ``doc`` (extractAllElementsAlongPath, trailing array
+        expanded; nested arrays stay values; missing contributes nothing): null when there are none.
+        Also whether one of them is an array (only those can equal a foreign array as a whole)."""
+        values = [v for v in get_path_values(doc, local_path, expand_arrays=True) if v is not MISSING]
+        if not values:
+            return [null_key], False
+        return [group_key(v) for v in values], any(type(v) is list for v in values)
+
+    def foreign_keys(fdoc) -> Any:
+        """The values an ``{foreignField: {$eq: v}}`` query matches ``fdoc`` on, but arrays as a whole
+        (``whole_array_keys``): every value the path reaches and each element of an array, and null
+        when the path reaches nothing or a missing field (but not for an empty array at the leaf)."""
+        values = get_path_values(fdoc, foreign_path)
+        if len(values) == 1 and type(values[0]) is not list:  # the common case: one scalar
+            v = values[0]
+            return (null_key if v is MISSING else group_key(v),)
+        keys: set[Any] = set()
+        for v in values or (MISSING,):
+            if type(v) is list:
+                keys.update(group_key(e) for e in v)
+            else:
+                keys.add(null_key if v is MISSING else group_key(v))
         return keys
 
-    foreign_name = target.get("coll") if isinstance(target, dict) else target
+    def whole_array_keys(fdoc) -> set:
+        return {group_key(v) for v in get_path_values(fdoc, foreign_path) if type(v) is list}
+
+    foreign_name = target
 
     def collect(matched) -> list:
         """The documents of one input document's ``as`` array, refused past 100 MB (mongod's 4568)
@@ -103,31 +177,37 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         return out
 
     def apply(docs):
-        index: dict[Any, list[dict]] | None = None
+        # key -> positions in the foreign scan (``foreign``): several keys' matches are merged back
+        # into scan order, the order in which mongod's query on the foreign collection returns them.
+        # Arrays as a whole are indexed apart, on the first local array value that needs them.
+        index: dict[Any, list[int]] | None = None
+        array_index: dict[Any, list[int]] | None = None
+        foreign: list[dict] = []
         uncorrelated = None
         for doc in docs:
             candidates = None
             if local_path is not None:
                 if index is None:
                     index = {}
-                    for fdoc in _foreign_source(ctx, target):
-                        fvals = get_path_values(fdoc, foreign_path, expand_arrays=True) or [MISSING]
-                        seen = set()
-                        for v in fvals:
-                            if type(v) is list:
-                                continue
-                            k = group_key(v)
-                            if k not in seen:
-                                seen.add(k)
-                                index.setdefault(k, []).append(fdoc)
-                keys = local_keys(doc)
-                matched, seen_ids = [], set()
-                for k in keys:
-                    for fdoc in index.get(k, ()):
-                        if id(fdoc) not in seen_ids:
-                            seen_ids.add(id(fdoc))
-                            matched.append(fdoc)
-                candidates = matched
+                    for pos, fdoc in enumerate(_foreign_source(ctx, target)):
+                        foreign.append(fdoc)
+                        for k in foreign_keys(fdoc):
+                            index.setdefault(k, []).append(pos)
+                keys, has_array = local_keys(doc)
+                if has_array and array_index is None:
+                    array_index = {}
+                    for pos, fdoc in enumerate(foreign):
+                        for k in whole_array_keys(fdoc):
+                            array_index.setdefault(k, []).append(pos)
+                if len(keys) == 1 and not has_array:
+                    candidates = [foreign[pos] for pos in index.get(keys[0], ())]
+                else:
+                    found: set[int] = set()
+                    for k in keys:
+                        found.update(index.get(k, ()))
+                        if has_array and array_index is not None:
+                            found.update(array_index.get(k, ()))
+                    candidates = [foreign[pos] for pos in sorted(found)]
             if sub is None:
                 result = collect(candidates)
             elif not let_fns:
@@ -139,16 +219,13 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                                                      _foreign_source(ctx, target)))
                     result = [dict(d) for d in uncorrelated]
             else:
-                variables = {**ctx.variables, **{n: _none_if_missing(f(doc, ctx.variables)) for n, f in let_fns}}
+                # A variable bound to a missing field stays missing ("$$v" then adds no field), as in mongod.
+                variables = {**ctx.variables, **{n: f(doc, ctx.variables) for n, f in let_fns}}
                 stages = parse_pipeline(sub, ctx.child(in_lookup=True, variables=variables))
                 source = iter(candidates) if candidates is not None else _foreign_source(ctx, target)
                 result = collect(chain(stages, source))
             yield set_field(doc, as_parts, result)
     return Stage("$lookup", spec, apply)
-
-
-def _none_if_missing(v):
-    return None if v is MISSING else v
 
 
 def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
@@ -159,14 +236,25 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
         for k in spec:
             if k not in ("coll", "pipeline"):
                 raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$unionWith.{k}' is an unknown field.")
-        if "coll" not in spec and not spec.get("pipeline"):
-            raise MongoError(ErrorCode.FailedToParse, "$unionWith requires a 'coll' or a 'pipeline' starting with $documents")
         target, sub = spec.get("coll"), spec.get("pipeline", [])
+        # mongod's IDL (UnionWithSpec) checks the types first, then a collectionless spec's first stage.
         if target is not None and not isinstance(target, str):
             raise MongoError(ErrorCode.TypeMismatch,
                              f"BSON field '$unionWith.coll' is the wrong type '{type_name(target)}', expected type 'string'")
+        if not isinstance(sub, list):
+            raise MongoError(ErrorCode.TypeMismatch,
+                             f"BSON field '$unionWith.pipeline' is the wrong type '{type_name(sub)}', expected type 'array'")
+        if target is None:
+            first = sub[0] if sub else None
+            if not isinstance(first, dict) or "$documents" not in first:
+                raise MongoError(ErrorCode.FailedToParse, "$unionWith stage without explicit collection must have a "
+                                                          "pipeline with $documents as first stage")
     else:
-        raise MongoError(ErrorCode.FailedToParse, f"the $unionWith stage specification must be an object or string, but found {type(spec).__name__}")
+        raise MongoError(ErrorCode.FailedToParse, "the $unionWith stage specification must be an object or string, "
+                                                  f"but found {type_name(spec)}")
+    for st in check_sub_pipeline(sub):
+        if len(st) == 1 and next(iter(st)) in ("$out", "$merge"):
+            raise MongoError(31441, f"{next(iter(st))} is not allowed within a $unionWith's sub-pipeline")
     stages = parse_pipeline(sub, ctx.child(in_lookup=True))
 
     def apply(docs):
@@ -176,25 +264,47 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
 
 
 def parse_facet(spec: Any, ctx: PipelineContext) -> Stage:
-    if not isinstance(spec, dict):
-        raise MongoError(15947, "the $facet specification must be a non-empty object")
-    if not spec:
-        raise MongoError(40169, "the $facet specification must be a non-empty object")
+    if not isinstance(spec, dict) or not spec:
+        raise MongoError(40169, f"the $facet specification must be a non-empty object, but found: $facet: "
+                                f"{bson_repr(spec)}")
     facets = []
     for name, sub in spec.items():
+        _facet_name(name)
         if not isinstance(sub, list):
-            raise MongoError(40170, f"arguments to $facet must be arrays, {name} is type {type(sub).__name__}")
-        if not sub:
-            raise MongoError(40171, f"sub-pipeline in $facet stage cannot be empty: {name}")
+            raise MongoError(40170, f"arguments to $facet must be arrays, {name} is type {type_name(sub)}")
         for st in sub:
-            if isinstance(st, dict) and st and next(iter(st)) == "$facet":
-                raise MongoError(40600, "$facet is not allowed to be used within a $facet stage")
+            if not isinstance(st, dict):
+                raise MongoError(40171, f"elements of arrays in $facet spec must be non-empty objects, {name} "
+                                        f"argument contained an element of type {type_name(st)}: {bson_repr(st)}")
+        for st in sub:
+            # Stages whose constraints forbid $facet (mongod's 40600, checked once the stage parses;
+            # the position of a first-only stage is checked by parse_pipeline).
+            if len(st) == 1 and next(iter(st)) in _NOT_IN_FACET:
+                raise MongoError(40600, f"{next(iter(st))} is not allowed to be used within a $facet stage")
         facets.append((name, parse_pipeline(sub, ctx.child(in_facet=True))))
 
     def apply(docs):
         buffered = list(docs)
         yield {name: list(chain(stages, iter(buffered))) for name, stages in facets}
     return Stage("$facet", spec, apply, blocking=True)
+
+
+# Stages that may not run inside a $facet (their StageConstraints say FacetRequirement::kNotAllowed).
+_NOT_IN_FACET = frozenset({"$facet", "$collStats", "$indexStats", "$geoNear", "$documents", "$changeStream",
+                           "$currentOp", "$listSessions", "$listLocalSessions", "$planCacheStats", "$search",
+                           "$searchMeta", "$out", "$merge"})
+
+
+def _facet_name(name: str) -> None:
+    """A $facet output name obeys mongod's FieldPath::uassertValidFieldName."""
+    if not name:
+        raise MongoError(15998, "FieldPath field names may not be empty strings.")
+    if name[0] == "$" and name not in ("$id", "$ref", "$db"):
+        raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+    if "\0" in name:
+        raise MongoError(16411, "FieldPath field names may not contain '\\0'.")
+    if "." in name:
+        raise MongoError(16412, "FieldPath field names may not contain '.'. Consider using $getField or $setField.")
 
 
 STAGES = {

@@ -1,14 +1,19 @@
 """Document-at-a-time stages and the simple blocking ones: $match $project $addFields $set $unset
-$replaceRoot $replaceWith $limit $skip $count $unwind $sort $sortByCount $sample $documents $out
-$merge $collStats $indexStats.
+$replaceRoot $replaceWith $redact $limit $skip $count $unwind $sort $sortByCount $sample $documents
+$collStats $indexStats.
 
-Every parser validates its argument with mongod's codes and compiles expressions once; the returned
-Stage's ``apply`` is a generator over the incoming iterator.
+Every parser validates its argument with mongod's codes and messages and compiles expressions once;
+the returned Stage's ``apply`` is a generator over the incoming iterator. Field names and paths are
+checked as mongod's FieldPath checks them (``field_path``); $project/$addFields/$set/$unset report
+their specification errors under mongod's "Invalid <stage> :: caused by :: " context; runtime errors
+print values as mongod's Document printing does (``value_str``).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from bson.int64 import Int64
@@ -42,42 +47,80 @@ def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
 def parse_project(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(15969, "$project specification must be an object")
-    if not spec:
-        raise MongoError(51272, "projection specification must have at least one field")
-    _validate_aggregation_projection(spec)
-    project = compile_projection(spec, variables=ctx.variables, collation=ctx.collation)
+    with _invalid_context("$project"):
+        if not spec:
+            raise MongoError(51272, "projection specification must have at least one field")
+        expressions = _projection_expressions(spec)
+    for expr in expressions:
+        # Compiled apart, outside the "Invalid $project" context: an unknown operator keeps its plain
+        # 168 "Unrecognized expression" (mongod's projection parser says 31325 "Unknown expression";
+        # tests/query/test_pipeline.py pins the 168 form).
+        compile_expression(expr)
+    with _invalid_context("$project"):
+        project = compile_projection(spec, variables=ctx.variables, collation=ctx.collation)
 
     def apply(docs):
         return (project(d) for d in docs)
     return Stage("$project", spec, apply)
 
 
-def _validate_aggregation_projection(spec: dict, prefix: str = "") -> None:
-    """$project accepts expressions only: find-only forms ($slice: n, $elemMatch, "a.$") are errors."""
+@contextmanager
+def _invalid_context(stage: str) -> Iterator[None]:
+    """mongod parses a $project / $addFields / $set / $unset specification (paths and expressions)
+    under the context "Invalid <stage>": its errors read "Invalid $project :: caused by :: ..."."""
+    try:
+        yield
+    except MongoError as e:
+        raise MongoError(e.code, f"Invalid {stage} :: caused by :: {e.message}", extra=e.extra) from None
+
+
+def _projection_expressions(spec: dict, out: list | None = None) -> list:
+    """Check a $project's field names (FieldPath) and return its expressions (operator objects) for
+    compiling: $project accepts expressions only, so find-only forms ($slice: n, $elemMatch) fail there."""
+    out = [] if out is None else out
     for name, value in spec.items():
-        if any(part.startswith("$") for part in name.split(".")):
-            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+        field_path(name)
         if isinstance(value, dict) and value:
             if next(iter(value)).startswith("$"):
-                compile_expression(value)  # raises mongod's expression error (e.g. 28667, 168)
+                out.append(value)
             else:
-                _validate_aggregation_projection(value, prefix + name + ".")
+                _projection_expressions(value, out)
+    return out
 
 
 def _flatten_fields(spec: dict, prefix: str = "") -> list[tuple[str, Any]]:
     """{a: {b: expr}} -> [("a.b", expr)]: nested objects without operators are nested fields."""
     out = []
     for name, value in spec.items():
-        if not prefix and not name:
-            raise MongoError(40352, "FieldPath cannot be constructed with empty string")
-        if name.startswith("$"):
-            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+        if prefix and not name:
+            raise MongoError(15998, "FieldPath field names may not be empty strings.")
+        field_path(name)
         path = f"{prefix}{name}"
         if isinstance(value, dict) and value and not next(iter(value)).startswith("$"):
             out.extend(_flatten_fields(value, path + "."))
         else:
             out.append((path, value))
     return out
+
+
+# Field names a FieldPath accepts although they start with '$' (DBRef parts), as in mongod.
+_DOLLAR_FIELDS = frozenset({"$id", "$ref", "$db"})
+
+
+def field_path(path: str) -> list[str]:
+    """The components of ``path`` checked as mongod's FieldPath checks them (parse time only):
+    40352 for "", 15998 for an empty component, 16410 for a '$'-prefixed one, 16411 for a NUL."""
+    if not path:
+        raise MongoError(40352, "FieldPath cannot be constructed with empty string")
+    parts = path.split(".")
+    for part in parts:
+        if not part:
+            raise MongoError(15998, "FieldPath field names may not be empty strings.")
+        if part[0] == "$" and part not in _DOLLAR_FIELDS:
+            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+        if "\0" in part:
+            raise MongoError(16411, "FieldPath field names may not contain '\\0'.")
+    return parts
 
 
 def set_field(doc: dict, parts: list[str], value: Any) -> dict:
@@ -121,8 +164,9 @@ def _set_in_array(arr: list, parts: list[str], value: Any) -> list:
 def parse_add_fields(spec: Any, ctx: PipelineContext, name: str = "$addFields") -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(40272, f"{name} specification stage must be an object, got {type_name(spec)}")
-    fields = [(path.split("."), compile_expression(expr, collation=ctx.collation))
-              for path, expr in _flatten_fields(spec)]
+    with _invalid_context(name):
+        fields = [(path.split("."), compile_expression(expr, collation=ctx.collation))
+                  for path, expr in _flatten_fields(spec)]
     variables = ctx.variables
     if len(fields) == 1 and len(fields[0][0]) == 1:
         (key,), fn = fields[0]
@@ -151,44 +195,132 @@ def parse_add_fields(spec: Any, ctx: PipelineContext, name: str = "$addFields") 
 
 
 def parse_unset(spec: Any, ctx: PipelineContext) -> Stage:
+    if not isinstance(spec, str | list):
+        raise MongoError(31002, "$unset specification must be a string or an array")
     paths = [spec] if isinstance(spec, str) else spec
-    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-        raise MongoError(31002, "$unset specification must be a string or an array containing only string values")
-    for p in paths:
-        if not p:
-            raise MongoError(40352, "FieldPath cannot be constructed with empty string")
-        if p.startswith("$"):
-            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
-    project = compile_projection({p: 0 for p in paths})
+    if not paths:
+        raise MongoError(31119, "$unset specification must be a string or an array with at least one field")
+    if not all(isinstance(p, str) for p in paths):
+        raise MongoError(31120, "$unset specification must be a string or an array containing only string values")
+    with _invalid_context("$unset"):
+        for p in paths:
+            field_path(p)
+        project = compile_projection({p: 0 for p in paths})
     return Stage("$unset", spec, lambda docs: (project(d) for d in docs))
 
 
 def _replace_root(expr: Any, ctx: PipelineContext, name: str, shown: Any) -> Stage:
     fn = compile_expression(expr, collation=ctx.collation)
     variables = ctx.variables
+    # mongod's template puts a space after the context, so the message has two ("expression  must").
+    context = "'newRoot' expression " if name == "$replaceRoot" else "'replacement document' "
 
     def apply(docs):
         for d in docs:
             v = fn(d, variables)
             if type(v) is not dict:
-                shown_v = "MISSING" if v is MISSING else repr(v)
-                raise MongoError(40228, f"'newRoot' expression must evaluate to an object, but resulting value was: "
-                                        f"{shown_v}. Type of resulting value: '{type_name(v)}'. Input document: {d}")
+                raise MongoError(40228, f"{context} must evaluate to an object, but resulting value was: "
+                                        f"{value_str(v)}. Type of resulting value: '{type_name(v)}'. Input document: "
+                                        f"{value_str(d)}")
             yield v
     return Stage(name, shown, apply)
 
 
+def value_str(v: Any) -> str:
+    """A value as mongod's Document/Value printing shows it in runtime errors: ``{a: [1, 2], b: "x"}``
+    (no padding inside braces and brackets, unlike a BSONObj's ``{ a: [ 1, 2 ] }``)."""
+    if type(v) is dict:
+        return "{" + ", ".join(f"{k}: {value_str(x)}" for k, x in v.items()) + "}"
+    if type(v) is list:
+        return "[" + ", ".join(value_str(x) for x in v) + "]"
+    return bson_repr(v)
+
+
 def parse_replace_root(spec: Any, ctx: PipelineContext) -> Stage:
-    if not isinstance(spec, dict) or "newRoot" not in spec:
-        raise MongoError(40231, "no newRoot specified for the $replaceRoot stage")
-    extra = set(spec) - {"newRoot"}
-    if extra:
-        raise MongoError(40415, f"BSON field '$replaceRoot.{sorted(extra)[0]}' is an unknown field.")
+    if not isinstance(spec, dict):
+        raise MongoError(40229, f"expected an object as specification for $replaceRoot stage, got {type_name(spec)}")
+    for k in spec:  # mongod's IDL: the first unknown field in document order
+        if k != "newRoot":
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$replaceRoot.{k}' is an unknown field.")
+    if "newRoot" not in spec:
+        raise MongoError(ErrorCode.IDLFailedToParse, "BSON field '$replaceRoot.newRoot' is missing but a required field")
     return _replace_root(spec["newRoot"], ctx, "$replaceRoot", spec)
 
 
 def parse_replace_with(spec: Any, ctx: PipelineContext) -> Stage:
     return _replace_root(spec, ctx, "$replaceWith", spec)
+
+
+# $redact's three outcomes: mongod binds $$KEEP, $$PRUNE and $$DESCEND to these strings for the
+# stage's expression only, and compares the expression's result with them (binary, no collation).
+_REDACT_VALUES = {"$$KEEP": "keep", "$$PRUNE": "prune", "$$DESCEND": "descend"}
+
+
+def _bind_redact_variables(expr: Any) -> Any:
+    """``expr`` with $$KEEP/$$PRUNE/$$DESCEND replaced by their (constant) values, so that the
+    ordinary expression compiler, which knows no such variables, compiles the stage's expression.
+    A path below one of them ("$$KEEP.a") reads into a string: missing. Literals are left alone."""
+    if isinstance(expr, str):
+        if expr.startswith("$$"):
+            name = expr.split(".", 1)[0]
+            if name in _REDACT_VALUES:
+                return {"$literal": _REDACT_VALUES[name]} if name == expr else "$$REMOVE"
+        return expr
+    if isinstance(expr, list):
+        return [_bind_redact_variables(e) for e in expr]
+    if isinstance(expr, dict):
+        if len(expr) == 1 and next(iter(expr)) in ("$literal", "$const"):
+            return expr
+        return {k: _bind_redact_variables(v) for k, v in expr.items()}
+    return expr
+
+
+def parse_redact(spec: Any, ctx: PipelineContext) -> Stage:
+    """$redact: the expression runs on the document, then (for $$DESCEND) on every sub-document,
+    also inside arrays, with $$CURRENT bound to it and $$ROOT to the whole document; $$KEEP keeps
+    that (sub-)document whole, $$PRUNE drops it, anything else fails (17053)."""
+    fn = compile_expression(_bind_redact_variables(spec), collation=ctx.collation)
+    base_variables = ctx.variables
+
+    def redact_object(current: dict, variables: dict) -> dict | None:
+        result = fn(current, variables)
+        if type(result) is str:
+            if result == "keep":
+                return current
+            if result == "prune":
+                return None
+            if result == "descend":
+                out = {}
+                for k, v in current.items():
+                    v = redact_value(v, variables)
+                    if v is not MISSING:
+                        out[k] = v
+                return out
+        raise MongoError(17053, "$redact's expression should not return anything aside from the variables $$KEEP, "
+                                f"$$DESCEND, and $$PRUNE, but returned {value_str(result)}")
+
+    def redact_value(v: Any, variables: dict) -> Any:
+        t = type(v)
+        if t is dict:
+            out = redact_object(v, variables)
+            return MISSING if out is None else out
+        if t is list:
+            kept = []
+            for e in v:
+                if type(e) is dict or type(e) is list:
+                    e = redact_value(e, variables)
+                    if e is MISSING:
+                        continue
+                kept.append(e)
+            return kept
+        return v
+
+    def apply(docs):
+        for d in docs:
+            out = redact_object(d, {**base_variables, "ROOT": d})
+            if out is not None:
+                yield out
+    return Stage("$redact", spec, apply)
 
 
 def _positive_int(spec: Any, name: str, *, allow_zero: bool) -> int:
@@ -197,7 +329,7 @@ def _positive_int(spec: Any, name: str, *, allow_zero: bool) -> int:
             raise MongoError(15957, "the limit must be specified as a number")
         raise MongoError(15972, "Argument to $skip must be a number")
     n = int_arg(spec)
-    if n is None:
+    if n is None or not -(2**63) <= n < 2**63:  # a double such as 2.0**63 is integral but not a long
         code, what = (2107201, "limit") if name == "$limit" else (5107200, "skip")
         raise MongoError(code, f"invalid argument to {name} stage: Cannot represent as a 64-bit integer: {name}: {spec}")
     if n < 0 or (n == 0 and not allow_zero):
@@ -237,6 +369,8 @@ def parse_count(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(40157, "the count field must be a non-empty string")
     if spec.startswith("$"):
         raise MongoError(40158, "the count field cannot be a $-prefixed path")
+    if "\0" in spec:
+        raise MongoError(40159, "the count field cannot contain a null byte")
     if "." in spec:
         raise MongoError(40160, "the count field cannot contain '.'")
 
@@ -272,12 +406,12 @@ def parse_unwind(spec: Any, ctx: PipelineContext) -> Stage:
                 raise MongoError(28822, f"includeArrayIndex option to $unwind stage should not be prefixed with a '$': {index_field}")
     else:
         raise MongoError(15981, f"expected either a string or an object as specification for $unwind stage, got {type_name(spec)}")
+    if not path:
+        raise MongoError(28812, "no path specified to $unwind stage")
     if not path.startswith("$"):
         raise MongoError(28818, f"path option to $unwind stage should be prefixed with a '$': {path}")
-    parts = path[1:].split(".")
-    if not all(parts):
-        raise MongoError(15998, "FieldPath field names may not be empty strings.")
-    index_parts = index_field.split(".") if index_field else None
+    parts = field_path(path[1:])
+    index_parts = field_path(index_field) if index_field else None
     single = parts[0] if len(parts) == 1 else None
 
     def apply(docs):
@@ -363,10 +497,20 @@ def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
     return SortStage({k: v if isinstance(v, dict) else int(as_float(v)) for k, v in spec.items()}, ctx)
 
 
+_SORT_BY_COUNT_SHAPE = "the sortByCount field must be defined as a $-prefixed path or an expression inside an object"
+
+
 def parse_sort_by_count(spec: Any, ctx: PipelineContext) -> Stage:
-    if not ((isinstance(spec, str) and spec.startswith("$")) or (isinstance(spec, dict) and spec
-                                                                   and next(iter(spec)).startswith("$"))):
-        raise MongoError(40148, "the sortByCount field must be defined as a $-prefixed path or an expression")
+    # mongod's three checks: an object must hold an expression (40147), a string be a path (40148),
+    # anything else is the wrong type (40149).
+    if isinstance(spec, dict):
+        if not (spec and next(iter(spec)).startswith("$")):
+            raise MongoError(40147, _SORT_BY_COUNT_SHAPE)
+    elif isinstance(spec, str):
+        if not spec.startswith("$"):
+            raise MongoError(40148, _SORT_BY_COUNT_SHAPE)
+    else:
+        raise MongoError(40149, "the sortByCount field must be specified as a string or as an object")
     group = parse_group({"_id": spec, "count": {"$sum": 1}}, ctx)
     sort = parse_sort({"count": -1}, ctx)
     return Stage("$sortByCount", spec, lambda docs: sort.apply(group.apply(docs)), blocking=True)
@@ -462,6 +606,7 @@ STAGES = {
     "$unset": parse_unset,
     "$replaceRoot": parse_replace_root,
     "$replaceWith": parse_replace_with,
+    "$redact": parse_redact,
     "$limit": parse_limit,
     "$skip": parse_skip,
     "$count": parse_count,
