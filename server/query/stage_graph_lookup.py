@@ -77,14 +77,15 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                          f"missing 'from' option to $graphLookup stage specification: {_render(spec)}")
     # mongod's first pass (LiteParsed) resolves 'from' before the arguments are parsed one by one.
     target = spec["from"]
-    # (mongod's LiteParsed pass answers 9 for a 'from' of another type; a non-string 'from' is left
-    # to the 40103 below because tests/e2e/test_graph_lookup.py pins that code)
     if isinstance(target, dict):
         db, coll = target.get("db"), target.get("coll")
         raise MongoError(ErrorCode.FailedToParse, "$graphLookup with syntax {from: {db:<>, coll:<>},..} is not "
                                                   f"supported for db: {db if isinstance(db, str) else ''} and coll: "
                                                   f"{coll if isinstance(coll, str) else ''}")
-    if isinstance(target, str) and not valid_collection_name(target):
+    if not isinstance(target, str):
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"$graphLookup 'from' field must be a string, but found {bson_type_name(target)}")
+    if not valid_collection_name(target):
         raise MongoError(ErrorCode.InvalidNamespace, f"invalid $graphLookup namespace: {ctx.db}.{target}")
     args: dict[str, Any] = {}
     start_with = None
