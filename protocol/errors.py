@@ -42,6 +42,7 @@ class ErrorCode(enum.IntEnum):
     NonExistentPath = 29
     InvalidPath = 30
     RoleNotFound = 31
+    CannotBackfillArray = 34
     ConflictingUpdateOperators = 40
     CursorNotFound = 43
     UserDataInconsistent = 45
@@ -80,6 +81,7 @@ class ErrorCode(enum.IntEnum):
     UnsatisfiableWriteConcern = 100
     OutOfDiskSpace = 14031
     ObjectIsBusy = 314
+    NotExactValueField = 111
     CommandNotSupported = 115
     DocTooLargeForCapped = 116
     ConflictingOperationInProgress = 117

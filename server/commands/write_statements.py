@@ -77,12 +77,37 @@ def delete_statements(cmd: dict) -> list[dict]:
 
 
 def check_find_and_modify(cmd: dict, command: str) -> None:
-    """findAndModify's statement fields, checked like an update statement's before the dispatch:
-    ``update`` an object or a pipeline (null: none), ``hint``, ``arrayFilters``, ``let``."""
-    for name, check in (("update", _update_modification), ("hint", _hint), ("arrayFilters", _array_of_objects)):
-        if cmd.get(name) is not None:
-            check(f"{command}.{name}", cmd[name])
-    _let(cmd, command)
+    """findAndModify's statement fields, checked like an update statement's before the dispatch, in
+    document order as mongod's IDL parser does (null: absent): ``query``, ``fields``, ``sort``,
+    ``collation``, ``let`` objects, ``update`` an object or a pipeline, ``hint``, ``arrayFilters``;
+    then the option combinations mongod's ``validate`` refuses."""
+    for name, value in cmd.items():
+        check = _FIND_AND_MODIFY_CHECKS.get(name)
+        if check is not None and value is not None:
+            check(f"{command}.{name}", value)
+    _check_find_and_modify_combination(cmd)
+
+
+def _check_find_and_modify_combination(cmd: dict) -> None:
+    """mongod's findAndModify ``validate``: the option combinations it refuses (9), in its order —
+    remove beside an update, upsert, new or arrayFilters; arrayFilters with a pipeline update."""
+    update = cmd.get("update")
+    remove = bool(cmd.get("remove", False))
+    if not remove and update is None:
+        raise MongoError(ErrorCode.FailedToParse, "Either an update or remove=true must be specified")
+    if remove:
+        if update is not None:
+            raise MongoError(ErrorCode.FailedToParse, "Cannot specify both an update and remove=true")
+        if cmd.get("upsert"):
+            raise MongoError(ErrorCode.FailedToParse, "Cannot specify both upsert=true and remove=true ")
+        if cmd.get("new"):
+            raise MongoError(ErrorCode.FailedToParse,
+                             "Cannot specify both new=true and remove=true; 'remove' always returns the deleted "
+                             "document")
+        if cmd.get("arrayFilters") is not None:
+            raise MongoError(ErrorCode.FailedToParse, "Cannot specify arrayFilters and remove=true")
+    if isinstance(update, list) and cmd.get("arrayFilters") is not None:
+        raise MongoError(ErrorCode.FailedToParse, "Cannot specify arrayFilters and a pipeline update")
 
 
 def _let(cmd: dict, command: str) -> None:
@@ -167,3 +192,5 @@ def _limit(path: str, value: Any) -> None:
 _UPDATE_CHECKS = {"q": _object, "u": _update_modification, "c": _object, "arrayFilters": _array_of_objects,
                   "hint": _hint, "multi": _bool, "upsert": _bool, "upsertSupplied": _bool, "collation": _object}
 _DELETE_CHECKS = {"q": _object, "limit": _limit, "hint": _hint, "collation": _object}
+_FIND_AND_MODIFY_CHECKS = {"query": _object, "fields": _object, "sort": _object, "collation": _object, "let": _object,
+                           "update": _update_modification, "hint": _hint, "arrayFilters": _array_of_objects}

@@ -18,7 +18,7 @@ from typing import Any
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.match import compile_node, filter_fields, is_operator_document, parse_filter
 from tidemark.query.match_regex import is_regex
-from tidemark.query.paths import is_numeric_component, set_path, split_path
+from tidemark.query.paths import get_path, is_numeric_component, set_path, split_path
 from tidemark.query.pipeline import run_pipeline
 from tidemark.query.update_ops import OPS, UpdateContext, deep_copy, identical
 from tidemark.query.update_parse import Action, Update, parse_update
@@ -27,6 +27,7 @@ from tidemark.query.values import MISSING
 
 __all__ = ["Update", "parse_update", "apply_update", "upsert_seed", "modified_paths"]
 
+_NOT_EXACT_VALUE_FIELD = 111  # NotExactValueField (not in the shared ErrorCode table)
 _POSITIONAL_NOT_FOUND = "The positional operator did not find the match needed from the query."
 
 
@@ -40,6 +41,8 @@ def apply_update(
 ) -> tuple[dict, bool]:
     """Apply a parsed update to ``doc``; returns (new document, changed?). ``doc`` is not mutated."""
     if update.kind == "replacement":
+        if is_upsert and query:
+            _check_replacement_seed(query)
         return _replace(doc, update.replacement or {})
     if update.kind == "pipeline":
         return _run_pipeline(doc, update.compiled_pipeline or update.pipeline or [])
@@ -71,16 +74,45 @@ def apply_update(
 def _check_concrete_conflicts(concrete: list) -> None:
     # Array updates ($[], $[id], $) can reach one element through two paths; sorted neighbours
     # reveal every equal-or-prefix pair (see update_parse._check_conflicts).
-    for (_, _, a), (_, _, b) in zip(concrete, concrete[1:], strict=False):
+    for (_, action_a, a), (_, action_b, b) in zip(concrete, concrete[1:], strict=False):
         if b[: len(a)] == a:
             raise MongoError(
-                ErrorCode.ConflictingUpdateOperators, f"Update created a conflict at '{'.'.join(a)}'"
+                ErrorCode.ConflictingUpdateOperators,
+                f"Update created a conflict at '{_conflict_path(a, action_a.parts, action_b.parts)}'",
             )
 
 
+def _conflict_path(concrete: tuple, pattern_a: tuple, pattern_b: tuple) -> str:
+    """Where mongod reports two array updates meeting on one element: it merges the two update
+    subtrees at the last component where their patterns still differ (there both resolve to the
+    same element), so the path is concrete up to that component and the shared pattern after it."""
+    last = -1
+    for i in range(len(concrete)):
+        if pattern_a[i] != pattern_b[i]:
+            last = i
+    return ".".join(concrete[: last + 1] + pattern_a[last + 1 : len(concrete)])
+
+
 def _order_key(parts: tuple) -> tuple:
-    # Field names in string order, array positions in numeric order.
-    return tuple((0, int(p), "") if is_numeric_component(p) else (1, 0, p) for p in parts)
+    """The order mongod applies updates in: its update tree orders each level's field names with
+    pathsupport::cmpPathsAndArrayIndexes, so the components compare one by one."""
+    return tuple(map(_component_key, parts))
+
+
+def _component_key(p: str) -> tuple:
+    """cmpPathsAndArrayIndexes as a sort key: names starting with a digit other than a leading zero
+    compare by (byte) length first, so array positions are in numeric order; every other pair is
+    plain byte order. Grouping by the first character keeps the two rules one total order: names
+    below "0", then those starting with "0" (zero-padded, plain order), then the numeric-like ones,
+    then the rest."""
+    c = p[:1]
+    if c < "0":
+        return (0, p)
+    if c == "0":
+        return (1, p)
+    if c <= "9":
+        return (2, len(p) if p.isascii() else len(p.encode()), p)
+    return (3, p)
 
 
 def _replace(doc: dict, replacement: dict) -> tuple[dict, bool]:
@@ -134,28 +166,81 @@ class _PositionalResolver:
             self._fields = filter_fields(parsed)
             self._pred = pred = compile_node(parsed, collation=self.collation, variables=self.variables)
         joined = ".".join(prefix)
-        if self._fields is not None and not any(f == joined or f.startswith(joined + ".") for f in self._fields):
-            raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
-        node: Any = self.doc
-        for part in prefix:
-            node = node.get(part, MISSING) if isinstance(node, dict) else MISSING
+        node = get_path(self.doc, prefix)
         if not isinstance(node, list):
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
-        for i, elem in enumerate(node):
-            candidate = _with_value(self.doc, prefix, [elem])
-            if pred(candidate):
+        if self._fields is None or any(_traverses(f, joined) for f in self._fields):
+            i = self._matched_position(prefix, node)
+        else:
+            # mongod's matcher records the position of whichever array the query traversed, and
+            # '$' takes it even in another array ({x: 92} then 'y.$': the parallel element of y).
+            i = self._other_array_position()
+            if i is not None and i >= len(node):
+                i = None
+        if i is None:
+            raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
+        return i
+
+    def _matched_position(self, prefix: tuple[str, ...], array: list) -> int | None:
+        """The first element of the array at ``prefix`` for which the whole query matches when the
+        array is reduced to that element."""
+        pred = self._pred
+        assert pred is not None
+        for i, elem in enumerate(array):
+            if pred(_with_value(self.doc, prefix, [elem])):
                 return i
-        raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
+        return None
+
+    def _other_array_position(self) -> int | None:
+        """The matched position in the first array a query path (in sorted order) traverses."""
+        for field in sorted(self._fields or ()):
+            prefix = _implicit_array_prefix(self.doc, split_path(field))
+            if prefix is not None:
+                i = self._matched_position(prefix, get_path(self.doc, prefix))
+                if i is not None:
+                    return i
+        return None
+
+
+def _implicit_array_prefix(doc: dict, parts: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Where ``parts`` first traverses an array implicitly in ``doc`` (a field name applied to an
+    array, or an array at the end of the path); None when it never does."""
+    node: Any = doc
+    for i, part in enumerate(parts):
+        if isinstance(node, list):
+            if not is_numeric_component(part):
+                return parts[:i]
+            node = node[int(part)] if int(part) < len(node) else MISSING
+        elif isinstance(node, dict):
+            node = node.get(part, MISSING)
+        else:
+            return None
+    return parts if isinstance(node, list) else None
+
+
+def _traverses(field: str, joined: str) -> bool:
+    """Whether a query path can give ``$`` the position in the array at ``joined``: it must reach
+    that array and traverse it implicitly; an explicit offset (``a.0`` for the array ``a``) matches
+    one known element and records no position, as in mongod."""
+    if field == joined:
+        return True
+    if not field.startswith(joined + "."):
+        return False
+    return not is_numeric_component(field[len(joined) + 1 :].split(".", 1)[0])
 
 
 def _with_value(doc: dict, prefix: tuple[str, ...], value: Any) -> dict:
+    """``doc`` with ``value`` at ``prefix`` (copying only the containers on the way; numeric
+    components of the prefix index arrays)."""
     out = dict(doc)
-    node = out
+    node: Any = out
     for part in prefix[:-1]:
-        child = dict(node[part])
-        node[part] = child
+        key: Any = int(part) if isinstance(node, list) else part
+        child = node[key]
+        child = list(child) if isinstance(child, list) else dict(child)
+        node[key] = child
         node = child
-    node[prefix[-1]] = value
+    node[int(prefix[-1]) if isinstance(node, list) else prefix[-1]] = value
     return out
 
 
@@ -205,12 +290,10 @@ def _expand(
     return out
 
 
-def upsert_seed(query: Mapping | None) -> dict:
-    """The equality fields of ``query`` as a document (``{a: 1, "b.c": 2}`` -> ``{a: 1, b: {c: 2}}``).
-
-    Top-level equalities, ``$eq``, single-element ``$in``, ``$and`` and one-clause ``$or`` of those
-    count; other operators, regexes and multi-clause ``$or`` are ignored. A path matched twice raises 54 NotSingleValueField.
-    """
+def _equality_pairs(query: Mapping) -> list[tuple[str, Any]]:
+    """The (path, value) equalities an upsert takes from ``query``, in query order: top-level
+    equalities, ``$eq``, single-element ``$in``, ``$all`` (one equality per element, as mongod
+    rewrites it), ``$and`` and one-clause ``$or`` of those; regexes and other operators count not."""
     pairs: list[tuple[str, Any]] = []
 
     def collect(q: Mapping) -> None:
@@ -227,11 +310,34 @@ def upsert_seed(query: Mapping | None) -> dict:
                 elif "$in" in value and isinstance(value["$in"], list) and len(value["$in"]) == 1:
                     if not is_regex(value["$in"][0]):
                         pairs.append((key, value["$in"][0]))
+                all_values = value.get("$all")
+                if isinstance(all_values, list):
+                    pairs.extend((key, v) for v in all_values if not is_regex(v) and not is_operator_document(v))
             elif not is_regex(value):
                 pairs.append((key, value))
 
-    if query:
-        collect(query)
+    collect(query)
+    return pairs
+
+
+def _check_replacement_seed(query: Mapping) -> None:
+    """A replacement upsert takes only ``_id`` from its query, which must be one whole value: an
+    equality on a path under ``_id`` is 111 NotExactValueField (mongod's extractFullEqualityMatches)."""
+    for path, _ in _equality_pairs(query):
+        if path.startswith("_id."):
+            raise MongoError(
+                _NOT_EXACT_VALUE_FIELD,
+                f"field at '_id' must be exactly specified, field at sub-path '{path}'found",
+            )
+
+
+def upsert_seed(query: Mapping | None) -> dict:
+    """The equality fields of ``query`` as a document (``{a: 1, "b.c": 2}`` -> ``{a: 1, b: {c: 2}}``).
+
+    The equalities are ``_equality_pairs``'; multi-clause ``$or`` and other operators are ignored. A path
+    matched twice raises 54 NotSingleValueField.
+    """
+    pairs = _equality_pairs(query) if query else []
     seed: dict = {}
     seen: dict[tuple, str] = {}
     for path, value in pairs:

@@ -2,7 +2,7 @@
 
 Every function takes ``(doc, parts, arg, ctx)`` where ``parts`` is a concrete path (no $ forms)
 and returns True when the document changed. Numeric results follow mongod's SafeNum rules:
-int32 op int32 stays int32 unless it overflows (then int64); int64 overflow becomes double;
+int32 op int32 stays int32 unless it overflows (then int64); int64 overflow is an error (2);
 any double makes a double; any Decimal128 makes a Decimal128.
 """
 
@@ -20,8 +20,9 @@ from bson.timestamp import Timestamp
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.match import compile_filter, compile_value_predicate, is_operator_document
 from tidemark.query.match_regex import is_regex
-from tidemark.query.paths import PathNotViable, get_path, set_path, unset_path
+from tidemark.query.paths import PathNotViable, get_path, is_numeric_component, set_path, unset_path
 from tidemark.query.sort import make_sort_key
+from tidemark.query.update_parse import as_long
 from tidemark.query.value_repr import bson_repr, id_repr
 from tidemark.query.values import MISSING as _MISSING
 from tidemark.query.values import bson_type_name, compare, equal, is_number, sort_key
@@ -100,7 +101,8 @@ def _to_dec(v: Any) -> decimal.Decimal:
 
 
 def arith(op: str, a: Any, b: Any) -> Any:
-    """``a + b`` or ``a * b`` with mongod's numeric type promotion."""
+    """``a + b`` or ``a * b`` with mongod's SafeNum promotion; None when an integer result leaves
+    the int64 range (SafeNum's invalid result: int32 overflow widens to int64, int64 overflow fails)."""
     kind = max(_kind(a), _kind(b))
     if kind == 3:
         x, y = _to_dec(a), _to_dec(b)
@@ -112,14 +114,45 @@ def arith(op: str, a: Any, b: Any) -> Any:
         return r
     if _INT64_MIN <= r <= _INT64_MAX:
         return Int64(r)
-    return float(a) + float(b) if op == "+" else float(a) * float(b)
+    return None
+
+
+def _safe_num_repr(v: Any) -> str:
+    """SafeNum's debug rendering of the current value in mongod's overflow message."""
+    if isinstance(v, Decimal128):
+        return f"(NumberDecimal){v}"
+    if isinstance(v, float):
+        return f"(NumberDouble){v!r}"
+    return f"(NumberLong){int(v)}" if _int_kind(v) else f"(NumberInt){int(v)}"
 
 
 def _path_str(parts: tuple[str, ...]) -> str:
     return ".".join(parts)
 
 
+_MAX_PADDING = 1_500_000  # mongod's kMaxPaddingAllowed: nulls an update may add before an array index
+_CANNOT_BACKFILL_ARRAY = 34  # CannotBackfillArray (not in the shared ErrorCode table)
+
+
+def _check_padding(doc: dict, parts: tuple[str, ...]) -> None:
+    """An index past an array's end pads it with nulls; more than 1,500,000 of them is 34 (checked
+    before writing, so a huge index never allocates)."""
+    node: Any = doc
+    for part in parts:
+        if isinstance(node, dict):
+            node = node.get(part, _MISSING)
+        elif isinstance(node, list) and is_numeric_component(part):
+            idx = int(part)
+            if idx - len(node) > _MAX_PADDING:
+                raise MongoError(_CANNOT_BACKFILL_ARRAY, f"can't backfill more than {_MAX_PADDING} elements")
+            node = node[idx] if idx < len(node) else _MISSING
+        else:
+            return
+
+
 def _set(doc: dict, parts: tuple[str, ...], value: Any) -> None:
+    if any(p.isdigit() for p in parts):
+        _check_padding(doc, parts)
     try:
         set_path(doc, parts, value)
     except PathNotViable as exc:
@@ -154,6 +187,12 @@ def _numeric(op_name: str, verb: str, doc: dict, parts: tuple, arg: Any, ctx: Up
         new = arg if op_name == "$inc" else arith("*", _zero_like(arg), 0)
     else:
         new = arith(verb, cur, arg)
+        if new is None:
+            raise MongoError(
+                ErrorCode.BadValue,
+                f"Failed to apply {op_name} operations to current value ({_safe_num_repr(cur)}) for document "
+                f"{id_repr(ctx.original)}",
+            )
     if identical(cur, new):
         return False
     _set(doc, parts, new)
@@ -200,40 +239,74 @@ def op_current_date(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bo
     return True
 
 
+def _check_viable(doc: dict, parts: tuple) -> None:
+    """A missing path is a no-op for the modifiers that never create one ($pop, $pull, $pullAll) only
+    if it *could* be created (mongod's checkViability): the walk must stop at a document, or at an
+    array whose next component is an index; a scalar or an array met with a field name is 28."""
+    node: Any = doc
+    for i, part in enumerate(parts):
+        if isinstance(node, dict):
+            if part not in node:
+                return
+            node = node[part]
+        elif isinstance(node, list) and is_numeric_component(part):
+            if int(part) >= len(node):
+                return
+            node = node[int(part)]
+        else:
+            raise MongoError(
+                ErrorCode.PathNotViable,
+                f"Cannot use the part ({part}) of ({_path_str(parts)}) to traverse the element "
+                f"({{{parts[i - 1]}: {bson_repr(node)}}})",
+            )
+
+
 def _array_or_error(
-    doc: dict, parts: tuple, ctx: UpdateContext, message: str, code: int = ErrorCode.BadValue
+    doc: dict, parts: tuple, ctx: UpdateContext, message: str, code: int = ErrorCode.BadValue, *,
+    create: bool = True,
 ):
     cur = get_path(doc, parts)
-    if cur is _MISSING or isinstance(cur, list):
+    if isinstance(cur, list):
+        return cur
+    if cur is _MISSING:
+        if not create:
+            _check_viable(doc, parts)
         return cur
     raise MongoError(
-        code, message.format(field=parts[-1], type=bson_type_name(cur), id=id_repr(ctx.original))
+        code, message.format(field=parts[-1], path=_path_str(parts), type=bson_type_name(cur),
+                             id=id_repr(ctx.original))
     )
 
 
 def op_push(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     cur = _array_or_error(
-        doc, parts, ctx, "The field '{field}' must be an array but is of type {type} in document {id}"
+        doc, parts, ctx, "The field '{path}' must be an array but is of type {type} in document {id}"
     )
     arr = [] if cur is _MISSING else list(cur)
     if isinstance(arg, Mapping) and "$each" in arg:
+        # mongod's PushNode: a push is a no-op only when it inserts nothing, has no $sort and
+        # trims nothing (a $sort rewrites the array even when the order stays the same).
         items = [deep_copy(x) for x in arg["$each"]]
+        changed = bool(items) or "$sort" in arg
         position = arg.get("$position")
         if position is None:
             arr.extend(items)
         else:
-            pos = int(float(str(position)))
+            pos = as_long(position) or 0
             if pos < 0:
                 pos = max(len(arr) + pos, 0)
             arr[pos:pos] = items
         if "$sort" in arg:
             arr = _push_sort(arr, arg["$sort"], ctx.collation)
         if "$slice" in arg:
-            n = int(float(str(arg["$slice"])))
-            arr = arr[:n] if n >= 0 else arr[len(arr) + n :] if -n < len(arr) else arr
+            n = as_long(arg["$slice"]) or 0
+            if len(arr) > abs(n):
+                arr = arr[:n] if n >= 0 else arr[len(arr) + n :]
+                changed = True
     else:
         arr.append(deep_copy(arg))
-    if cur is not _MISSING and identical(cur, arr):
+        changed = True
+    if cur is not _MISSING and not changed:
         return False
     _set(doc, parts, arr)
     return True
@@ -274,8 +347,9 @@ def op_pop(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
         doc,
         parts,
         ctx,
-        "Path '{field}' contains an element of non-array type '{type}'",
+        "Path '{path}' contains an element of non-array type '{type}'",  # mongod: the whole path
         ErrorCode.TypeMismatch,
+        create=False,
     )
     if cur is _MISSING or not cur:
         return False
@@ -284,9 +358,15 @@ def op_pop(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     return True
 
 
+# Operators that start a whole filter rather than a condition on a value: mongod's PullNode matches
+# a condition led by one of them against each (document) element, like a field filter.
+_FILTER_LEVEL_OPS = frozenset({"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysTrue",
+                               "$alwaysFalse", "$where", "$text"})
+
+
 def _pull_matcher(cond: Any, collation: Any = None):
     if isinstance(cond, Mapping) and cond:
-        if is_operator_document(cond):
+        if is_operator_document(cond) and next(iter(cond)) not in _FILTER_LEVEL_OPS:
             return compile_value_predicate(cond, collation)  # each element as one value (no array expansion)
         pred = compile_filter(cond, collation=collation)
         return lambda e: isinstance(e, dict) and pred(e)
@@ -301,6 +381,7 @@ def _pull_matcher(cond: Any, collation: Any = None):
 def op_pull(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     cur = get_path(doc, parts)
     if cur is _MISSING:
+        _check_viable(doc, parts)
         return False
     if not isinstance(cur, list):
         raise MongoError(ErrorCode.BadValue, "Cannot apply $pull to a non-array value")
@@ -315,6 +396,7 @@ def op_pull(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
 def op_pull_all(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     cur = get_path(doc, parts)
     if cur is _MISSING:
+        _check_viable(doc, parts)
         return False
     if not isinstance(cur, list):
         raise MongoError(
@@ -336,7 +418,7 @@ def op_bit(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     elif not (isinstance(cur, int) and not isinstance(cur, bool)):
         raise MongoError(
             ErrorCode.BadValue,
-            f"Cannot apply $bit to a value of non-integral type.{id_repr(ctx.original)} has the field "
+            f"Cannot apply $bit to a value of non-integral type.{_id_element(ctx.original)} has the field "
             f"{parts[-1]} of non-integer type {bson_type_name(cur)}",
         )
     value = int(cur)
@@ -356,16 +438,47 @@ def op_bit(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     return True
 
 
+def _id_element(doc: dict) -> str:
+    """The ``_id`` element as mongod's ``Element::toString`` renders it (no braces), as $bit shows it."""
+    return f"_id: {bson_repr(doc['_id'])}" if "_id" in doc else ""
+
+
 def op_rename(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     target = tuple(arg.split("."))
-    _no_array_on(doc, parts, "source", ctx)
+    _rename_source_viable(doc, parts, ctx)
     value = get_path(doc, parts)
-    if value is _MISSING:
+    if value is _MISSING:  # a missing source is a no-op, even one under an array element
         return False
+    _no_array_on(doc, parts, "source", ctx)
     _no_array_on(doc, target, "destination", ctx)
     unset_path(doc, parts)
     _set(doc, target, value)
     return True
+
+
+def _rename_source_viable(doc: dict, parts: tuple, ctx: UpdateContext) -> None:
+    """mongod looks the rename source up with findLongestPrefix first: a path that would have to go
+    through a scalar is 28; a missing source is otherwise a no-op, even under an array element.
+    (mongod answers 28 for an array entered by a field name too; that case keeps the source-array
+    error 2 here, see tests/e2e/test_jstests_updates.py RENAME_THROUGH_ARRAY_CODE.)"""
+    node: Any = doc
+    for i, part in enumerate(parts):
+        if isinstance(node, dict):
+            if part not in node:
+                return
+            node = node[part]
+        elif isinstance(node, list):
+            if not is_numeric_component(part):
+                _no_array_on(doc, parts, "source", ctx)
+            if int(part) >= len(node):
+                return
+            node = node[int(part)]
+        else:
+            raise MongoError(
+                ErrorCode.PathNotViable,
+                f"cannot use the part ({parts[i - 1]} of {_path_str(parts)}) to traverse the element "
+                f"({{{parts[i - 1]}: {bson_repr(node)}}})",
+            )
 
 
 def _no_array_on(doc: dict, parts: tuple, which: str, ctx: UpdateContext) -> None:

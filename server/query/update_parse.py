@@ -8,10 +8,13 @@ $-prefixed fields in a replacement -> 52; arrayFilters problems -> 2/9. Document
 
 from __future__ import annotations
 
+import decimal
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from bson.decimal128 import Decimal128
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.match import compile_filter
@@ -19,7 +22,7 @@ from tidemark.query.pipeline import PipelineContext, is_stage, parse_pipeline
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import bson_type_name, is_number
 
-__all__ = ["Update", "Action", "parse_update", "OPERATORS", "PIPELINE_STAGES"]
+__all__ = ["Update", "Action", "parse_update", "as_long", "OPERATORS", "PIPELINE_STAGES"]
 
 OPERATORS = (
     "$set",
@@ -39,6 +42,7 @@ OPERATORS = (
     "$bit",
 )
 PIPELINE_STAGES = ("$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith")
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _IDENTIFIER = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 _FILTER_ID = re.compile(r"^\$\[([^\]]*)\]$")
 
@@ -65,7 +69,7 @@ class Update:
     array_filters: dict[str, Any] = field(default_factory=dict)  # identifier -> compiled predicate
     raw: Any = None
     collation: Any = None  # the command's collation.Collation (None = simple)
-    variables: dict | None = None  # the command's let variables and NOW (pipelines, $expr in arrayFilters)
+    variables: dict | None = None  # the command's let variables and NOW (pipelines, the filters' $$vars)
 
 
 def _short(v: Any) -> str:
@@ -83,12 +87,8 @@ def parse_update(update: Any, *, array_filters: list | None = None, collation: A
     if not isinstance(update, Mapping):
         raise MongoError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
     if not update or not next(iter(update)).startswith("$"):
-        if array_filters:  # validated first (their own errors win), then unused in a replacement
-            ids = ", ".join(sorted(_parse_array_filters(array_filters, collation, variables)))
-            raise MongoError(
-                ErrorCode.FailedToParse,
-                f"The array filter for identifier '{ids}' was not used in the update {_short(update)}",
-            )
+        if array_filters:  # validated first (their own errors win); a replacement then ignores them,
+            _parse_array_filters(array_filters, collation, variables)  # as mongod's ObjectReplaceExecutor
         return _parse_replacement(update)
     filters = _parse_array_filters(array_filters or [], collation, variables)
     actions: list[Action] = []
@@ -104,17 +104,15 @@ def parse_update(update: Any, *, array_filters: list | None = None, collation: A
                 f"Modifiers operate on fields but we found type {bson_type_name(fields)} instead. For example: "
                 f"{{$mod: {{<field>: ...}}}} not {{{op}: {_short(fields)}}}",
             )
-        if not fields:
-            raise MongoError(
-                ErrorCode.FailedToParse,
-                f"'{op}' is empty. You must specify a field like so: {{{op}: {{<field>: ...}}}}",
-            )
+        # an empty operand ({$set: {}}) is a no-op since MongoDB 5.0 (verify_update_mods.js)
         for path, arg in fields.items():
             parts = _validate_path(path, op)
             _validate_arg(op, path, arg)
             actions.append(Action(op, path, parts, arg))
             if op == "$rename":
                 actions.append(Action("$rename-target", arg, _validate_path(arg, op), path))
+    if any(p.startswith("$[") for a in actions for p in a.parts):
+        _check_array_update_kinds(actions)
     _check_conflicts(actions)
     used = {p[2:-1] for a in actions for p in a.parts if _FILTER_ID.match(p) and p != "$[]"}
     for ident in used:
@@ -175,6 +173,20 @@ def _validate_path(path: Any, op: str) -> tuple[str, ...]:
                 ErrorCode.EmptyFieldName,
                 f"The update path '{path}' contains an empty field name, which is not allowed.",
             )
+    # mongod's UpdateObjectNode::parseAndMerge: one positional at most, never first; nor an array
+    # update first (there is no array above the document).
+    if "$" in parts:
+        if parts.count("$") > 1:
+            raise MongoError(ErrorCode.BadValue, f"Too many positional (i.e. '$') elements found in path '{path}'")
+        if parts[0] == "$":
+            raise MongoError(
+                ErrorCode.BadValue, f"Cannot have positional (i.e. '$') element in the first position in path '{path}'"
+            )
+    if parts[0].startswith("$[") and parts[0].endswith("]"):
+        raise MongoError(
+            ErrorCode.BadValue,
+            f"Cannot have array filter identifier (i.e. '$[<id>]') element in the first position in path '{path}'",
+        )
     return parts
 
 
@@ -203,29 +215,31 @@ def _validate_arg(op: str, path: str, arg: Any) -> None:
             if any(c.startswith("$") for c in p.split(".")):
                 raise MongoError(ErrorCode.BadValue, f"The {which} field for $rename may not be dynamic: {p}")
     if op == "$pop":
-        if not is_number(arg) or float(str(arg)) not in (1.0, -1.0):
-            raise MongoError(ErrorCode.FailedToParse, f"$pop expects 1 or -1, found: {_short(arg)}")
+        n = _integer_arg(path, arg)
+        if n not in (1, -1):
+            raise MongoError(ErrorCode.FailedToParse, f"$pop expects 1 or -1, found: {n}")
     if op == "$pullAll" and not isinstance(arg, list):
         raise MongoError(
             ErrorCode.BadValue, f"$pullAll requires an array argument but was given a {bson_type_name(arg)}"
         )
     if op == "$currentDate":
-        ok = isinstance(arg, bool) or (
-            isinstance(arg, Mapping) and set(arg) == {"$type"} and arg["$type"] in ("date", "timestamp")
-        )
-        if not ok:
-            if isinstance(arg, Mapping):
+        if isinstance(arg, Mapping):
+            for key in arg:  # mongod's CurrentDateNode: options in order, then a valid $type
+                if key != "$type":
+                    raise MongoError(ErrorCode.BadValue, f"Unrecognized $currentDate option: {key}")
+            if arg.get("$type") not in ("date", "timestamp"):
                 raise MongoError(
                     ErrorCode.BadValue,
                     "The '$type' string field is required to be 'date' or 'timestamp': "
                     "{$currentDate: {field : {$type: 'date'}}}",
                 )
+        elif not isinstance(arg, bool):
             raise MongoError(
                 ErrorCode.BadValue,
                 f"{bson_type_name(arg)} is not valid type for $currentDate. Please use a boolean ('true') or a $type expression ({{$type: 'timestamp/date'}}).",
             )
     if op == "$bit":
-        if not isinstance(arg, Mapping) or not arg:
+        if not isinstance(arg, Mapping):
             raise MongoError(
                 ErrorCode.BadValue,
                 f"The $bit modifier is not compatible with a {bson_type_name(arg)}. You must pass in an embedded document: {{$bit: {{field: {{and/or/xor: #}}}}",
@@ -241,6 +255,11 @@ def _validate_arg(op: str, path: str, arg: Any) -> None:
                     ErrorCode.BadValue,
                     f"The $bit modifier field must be an Integer(32/64 bit); a '{bson_type_name(mask)}' is not supported here: {{{how}: {_short(mask)}}}",
                 )
+        if not arg:
+            raise MongoError(
+                ErrorCode.BadValue,
+                "You must pass in at least one bitwise operation. The format is: {$bit: {field: {and/or/xor: #}}",
+            )
     if op in ("$push", "$addToSet") and isinstance(arg, Mapping) and "$each" in arg:
         each = arg["$each"]
         if not isinstance(each, list):
@@ -261,20 +280,43 @@ def _validate_arg(op: str, path: str, arg: Any) -> None:
             _validate_push_modifiers(arg)
 
 
+def as_long(v: Any) -> int | None:
+    """``v`` as a 64-bit integer when it is a number of integral value in range (mongod's
+    parseIntegerElementToLong: 2.0 counts, 2.5, NaN, ±inf and 2**63 do not); else None."""
+    if isinstance(v, bool) or not is_number(v):
+        return None
+    if isinstance(v, int):
+        return int(v)
+    d = v.to_decimal() if isinstance(v, Decimal128) else decimal.Decimal(v)
+    if not d.is_finite() or d != d.to_integral_value():
+        return None
+    n = int(d)
+    return n if _LONG_MIN <= n <= _LONG_MAX else None
+
+
+def _integer_arg(path: str, v: Any) -> int:
+    """mongod's parseIntegerElementToLong with its messages (9): a number of integral value that
+    fits in 64 bits; the element shows as ``path: value``."""
+    elem = f"{path}: {_short(v)}"
+    if isinstance(v, bool) or not is_number(v):
+        raise MongoError(ErrorCode.FailedToParse, f"Expected a number in: {elem}")
+    if isinstance(v, float) and v != v:
+        raise MongoError(ErrorCode.FailedToParse, f"Expected an integer, but found NaN in: {elem}")
+    n = as_long(v)
+    if n is None:
+        in_range = isinstance(v, float) and -(2.0**63) <= v < 2.0**63
+        raise MongoError(ErrorCode.FailedToParse,
+                         f"Expected an integer: {elem}" if in_range else f"Cannot represent as a 64-bit integer: {elem}")
+    return n
+
+
 def _validate_push_modifiers(arg: Mapping) -> None:
     if "$slice" in arg:
         s = arg["$slice"]
-        if not is_number(s) or float(str(s)) != int(float(str(s))):
+        if as_long(s) is None:
             raise MongoError(
                 ErrorCode.BadValue,
                 f"The value for $slice must be an integer value but was given type: {bson_type_name(s)}",
-            )
-    if "$position" in arg:
-        p = arg["$position"]
-        if not is_number(p) or float(str(p)) != int(float(str(p))):
-            raise MongoError(
-                ErrorCode.BadValue,
-                f"The value for $position must be an integer value, not of type: {bson_type_name(p)}",
             )
     if "$sort" in arg:
         s = arg["$sort"]
@@ -283,14 +325,46 @@ def _validate_push_modifiers(arg: Mapping) -> None:
                 raise MongoError(
                     ErrorCode.BadValue, "The $sort pattern is empty when it should be a set of fields."
                 )
-            for v in s.values():
+            for k, v in s.items():
                 if not is_number(v) or float(str(v)) not in (1.0, -1.0):
                     raise MongoError(ErrorCode.BadValue, "The $sort element value must be either 1 or -1")
-        elif not is_number(s) or float(str(s)) not in (1.0, -1.0):
+                if k == "":
+                    raise MongoError(ErrorCode.BadValue, "The $sort field cannot be empty")
+                if "" in k.split("."):
+                    raise MongoError(
+                        ErrorCode.BadValue, f"The $sort field is a dotted field but has an empty part: {k}"
+                    )
+        elif not is_number(s):
             raise MongoError(
                 ErrorCode.BadValue,
                 "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields",
             )
+        elif float(str(s)) not in (1.0, -1.0):
+            raise MongoError(ErrorCode.BadValue, "The $sort element value must be either 1 or -1")
+    if "$position" in arg:  # mongod parses $each, $slice, $sort, then $position
+        p = arg["$position"]
+        if as_long(p) is None:
+            raise MongoError(
+                ErrorCode.BadValue,
+                f"The value for $position must be an integer value, not of type: {bson_type_name(p)}",
+            )
+
+
+def _check_array_update_kinds(actions: list[Action]) -> None:
+    """Under one path, array updates (``$[]``, ``$[id]``) and any other component (a field, an index,
+    ``$``) cannot mix: mongod's update tree holds one kind of node per path, so the path that would
+    add the other kind conflicts at their common parent (40), in document order."""
+    kinds: dict[tuple[str, ...], bool] = {}
+    for action in actions:
+        parts = action.parts
+        for j, part in enumerate(parts):
+            is_array = part.startswith("$[") and part.endswith("]")
+            seen = kinds.setdefault(parts[:j], is_array)
+            if seen != is_array:
+                raise MongoError(
+                    ErrorCode.ConflictingUpdateOperators,
+                    f"Updating the path '{action.path}' would create a conflict at '{'.'.join(parts[:j])}'",
+                )
 
 
 def _check_conflicts(actions: list[Action]) -> None:
@@ -326,11 +400,54 @@ def _filter_identifiers(flt: Mapping, idents: set) -> None:
         idents.add(key.split(".")[0])
 
 
+# mongod parses array filters with every special feature banned (kBanAllSpecialFeatures): the
+# operator -> (code, message) it answers, prefixed "Error parsing array filter :: caused by :: ".
+_BANNED_TOP = {
+    "$text": (ErrorCode.BadValue, "$text is not allowed in this context"),
+    "$where": (ErrorCode.BadValue, "$where is not allowed in this context"),
+    "$expr": (ErrorCode.QueryFeatureNotAllowed, "$expr is not allowed in this context"),
+    "$jsonSchema": (ErrorCode.QueryFeatureNotAllowed, "$jsonSchema is not allowed in this context"),
+}
+_BANNED_NEAR = frozenset({"$near", "$nearSphere", "$geoNear"})
+_NEAR_MESSAGE = "$geoNear, $near, and $nearSphere are not allowed in this context"
+
+
+def _check_banned_features(flt: Mapping) -> None:
+    """Refuse the special features an array filter may not use, in document order (the first one
+    the parser meets wins): top-level ``$text``/``$where``/``$expr``/``$jsonSchema`` (also under
+    ``$and``/``$or``/``$nor`` and in an ``$elemMatch`` object) and the near operators in a field."""
+    for key, value in flt.items():
+        banned = _BANNED_TOP.get(key)
+        if banned is not None:
+            raise MongoError(banned[0], f"Error parsing array filter :: caused by :: {banned[1]}")
+        if key in ("$and", "$or", "$nor"):
+            for child in value if isinstance(value, list) else ():
+                if isinstance(child, Mapping):
+                    _check_banned_features(child)
+        elif not key.startswith("$") and isinstance(value, Mapping):
+            _check_banned_operators(value)
+
+
+def _check_banned_operators(ops: Mapping) -> None:
+    for op, arg in ops.items():
+        if op in _BANNED_NEAR:
+            raise MongoError(ErrorCode.BadValue, f"Error parsing array filter :: caused by :: {_NEAR_MESSAGE}")
+        if op == "$elemMatch" and isinstance(arg, Mapping):
+            _check_banned_features(arg)
+        elif op == "$not" and isinstance(arg, Mapping):
+            _check_banned_operators(arg)
+
+
 def _parse_array_filters(filters: list, collation: Any = None, variables: dict | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for flt in filters:
         if not isinstance(flt, Mapping):
             raise MongoError(ErrorCode.TypeMismatch, "Each array filter must be an object")
+        _check_banned_features(flt)
+        try:  # mongod parses the filter first: its errors win over the identifier checks below
+            compiled = compile_filter(flt, collation=collation, variables=variables)
+        except MongoError as exc:
+            raise MongoError(exc.code, f"Error parsing array filter :: caused by :: {exc.message}") from None
         idents: set = set()
         _filter_identifiers(flt, idents)
         if not idents:
@@ -356,5 +473,5 @@ def _parse_array_filters(filters: list, collation: Any = None, variables: dict |
                 ErrorCode.FailedToParse,
                 f"Found multiple array filters with the same top-level field name {ident}",
             )
-        out[ident] = compile_filter(flt, collation=collation, variables=variables)
+        out[ident] = compiled
     return out

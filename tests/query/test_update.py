@@ -152,7 +152,6 @@ ERRORS = [
         9,
         "Unknown modifier: $foo. Expected a valid update modifier or pipeline-style update specified as an array",
     ),
-    ({"$set": {}}, 9, "'$set' is empty. You must specify a field like so: {$set: {<field>: ...}}"),
     ({"$set": 5}, 9, "Modifiers operate on fields but we found type int instead"),
     ({"$set": {"a": 1}, "$inc": {"a.b": 1}}, 40, "Updating the path 'a.b' would create a conflict at 'a'"),
     ({"$set": {"a.b": 1}, "$inc": {"a": 1}}, 40, "Updating the path 'a' would create a conflict at 'a'"),
