@@ -581,7 +581,7 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
 COLLMOD_FIELDS = frozenset({"index", "validator", "validationLevel", "validationAction", "viewOn", "pipeline",
                             "expireAfterSeconds", "timeseries", "changeStreamPreAndPostImages",
                             "dryRun", "cappedSize", "cappedMax", "recordPreImages", "prepareUnique",
-                            "collectionUUID"})
+                            "collectionUUID", "timeseriesBucketsMayHaveMixedSchemaData"})
 
 
 async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
@@ -605,8 +605,9 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
         raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {ns}")
     if "viewOn" in cmd or "pipeline" in cmd:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a view: viewOn")
-    if "timeseries" in cmd:
-        raise MongoError(ErrorCode.InvalidOptions, "option only supported on a time-series collection: timeseries")
+    for option in ("timeseries", "timeseriesBucketsMayHaveMixedSchemaData"):
+        if option in cmd:
+            raise MongoError(ErrorCode.InvalidOptions, f"option only supported on a time-series collection: {option}")
     expire = None  # a clustered collection's TTL (the TTL monitor expires its dated _ids): seconds or "off"
     if "expireAfterSeconds" in cmd:
         if clustered.index_spec(info) is None:

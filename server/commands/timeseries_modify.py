@@ -98,6 +98,8 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
                     for rid, bucket in scan:
                         if matcher is not None and not matcher(bucket):
                             continue
+                        if ts_modify.is_closed(bucket):  # 7.0's meta updates leave closed buckets alone
+                            continue
                         count = _measurements(bucket, target.time_field)
                         new, changed = update_mod.apply_update(bucket, upd, query=translated.bucket_query)
                         matched += count
@@ -338,10 +340,12 @@ async def find_and_modify(ctx: CommandContext, cmd: dict, namespace: Any = None)
         )
     statement = {"q": query, "limit": 1, **({"collation": cmd["collation"]} if "collation" in cmd else {})}
     plan, bucket_match, measurement_match, _ = _parse_delete(statement, target, field)
+    hint = cmd.get("hint") or None  # the user's index (name or key pattern), translated per bucket index
     fields = cmd.get("fields")
     projection = project.compile_projection(fields, filter=query) if fields else None
     n, value = await direct_write(
-        ctx.server, target.bns, lambda w: _delete_in_txn(w, target, plan, bucket_match, measurement_match)
+        ctx.server, target.bns,
+        lambda w: _delete_in_txn(w, target, plan, bucket_match, measurement_match, hint),
     )
     if value is not None and projection is not None:
         value = projection(value)

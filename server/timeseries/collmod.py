@@ -42,6 +42,11 @@ _NOT_ON_TIMESERIES = (
 )
 _ONLY_ON_VIEWS = ("pipeline", "viewOn")
 _TIMESERIES_FIELDS = ("granularity", "bucketMaxSpanSeconds", "bucketRoundingSeconds")
+# 7.0's flag for collections whose buckets may hold a field of several BSON types (written by 5.0-era
+# servers, or inserted directly). Reads here never assume one type per field in a bucket (the bucket
+# filter keeps its mixed-type guard, ``filters.derive``), so setting it changes no answer: it is
+# validated and accepted, as mongod accepts it.
+_MIXED_SCHEMA_FLAG = "timeseriesBucketsMayHaveMixedSchemaData"
 
 _TRANSITION_MESSAGE = (
     "Invalid transition for timeseries.granularity. Can only transition from 'seconds' to 'minutes' "
@@ -89,6 +94,13 @@ def plan_coll_mod(cmd: dict[str, Any], ts_options: dict[str, Any], *, on_buckets
     """Validate a collMod addressed to a time-series collection; raise MongoError on bad input."""
     for name in cmd:
         if name in _COMMAND_FIELDS or name in GENERIC_ARGUMENTS or name in ("timeseries", "expireAfterSeconds", "index"):
+            continue
+        if name == _MIXED_SCHEMA_FLAG:
+            if not isinstance(cmd[name], bool):
+                raise MongoError(
+                    ErrorCode.TypeMismatch,
+                    f"BSON field 'collMod.{name}' is the wrong type '{type_name(cmd[name])}', expected type 'bool'",
+                )
             continue
         if name in _NOT_ON_TIMESERIES:
             raise MongoError(

@@ -255,6 +255,13 @@ def _open_buckets(bucket_filter: dict[str, Any]) -> dict[str, Any]:
     return {"$and": [dict(CLOSED_BUCKET_FILTER), *parts]}
 
 
+def is_closed(bucket: dict[str, Any]) -> bool:
+    """A bucket marked ``control.closed: true`` (from outside: 7.0 writes no such flag itself): meta
+    updates skip it, as deletes do through ``CLOSED_BUCKET_FILTER`` (the same test: exactly ``true``)."""
+    control = bucket.get("control")
+    return isinstance(control, dict) and control.get("closed") is True
+
+
 def bucket_measurement_count(bucket: dict[str, Any], time_field: str) -> int:
     """Number of measurements in a v1 bucket document."""
     return len((bucket.get("data") or {}).get(time_field) or {})
