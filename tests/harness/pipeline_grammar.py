@@ -749,7 +749,10 @@ class Grammar:
         if r < 0.65:
             return {"$dateTrunc": {"date": "$t" if "t" in st.fields else self.const("date"), "unit": rng.choice(UNITS)}}, True
         if r < 0.8:
-            return {"k": self.ref(st, ("str", "int")), "j": self.ref(st, ("bool", "any"))}, True
+            # a bare number or boolean there is an inclusion flag, which $group refuses (17390): a
+            # constant key part is written as a $literal
+            parts = {"k": self.ref(st, ("str", "int")), "j": self.ref(st, ("bool", "any"))}
+            return {k: {"$literal": v} if isinstance(v, (bool, int, float)) else v for k, v in parts.items()}, True
         return self.typed(rng.choice(["str", "bool"]), st), True
 
     def accumulator(self, st: State) -> tuple[dict, str, bool]:
