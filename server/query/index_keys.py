@@ -3,7 +3,8 @@
 MongoDB's rules: dotted paths through sub-documents, multikey expansion of arrays (one key per
 element; an empty array indexes as null), missing fields index as null, sparse indexes skip
 documents lacking every key field, partial indexes skip documents failing their filter, and two
-arrays on one compound key are refused (171 CannotIndexParallelArrays). Under an index collation a
+arrays on one compound key are refused (171 CannotIndexParallelArrays), and so is a numeric component
+that is both a position of an array and a field of one of its documents (16746). Under an index collation a
 string is stored as its ICU key (``collated_key_value``). An index with a 2dsphere, 2d, hashed or
 text field is keyed by ``index_kinds.SpecialKeyer`` behind the same interface as ``IndexKeyer``.
 
@@ -20,9 +21,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
+from tidemark.protocol.errors import MongoError
 from tidemark.query.collation import parse_collation
 from tidemark.query.index_kinds import SpecialKeyer, is_special, key_direction, parallel_arrays
 from tidemark.query.match import compile_filter
+from tidemark.query.value_repr import bson_repr
 from tidemark.storage.keys import encode_key
 
 _ABSENT = object()  # a key field the document lacks (indexed as null unless the index is sparse)
@@ -70,6 +73,9 @@ def _values_at(doc: Any, parts: tuple[str, ...], depth: int = 0) -> tuple[list[A
         return _values_at(doc[part], parts, depth + 1)
     if isinstance(doc, list):
         if part.isdigit() and int(part) < len(doc):
+            # (only a numeric component gets here: a path without one pays nothing for this check)
+            if any(type(element) is dict and part in element for element in doc) and part == str(int(part)):
+                raise _ambiguous_field(part, doc)
             vals, _ = _values_at(doc[int(part)], parts, depth + 1)
             return vals, _NO_ARRAYS
         out: list[Any] = []
@@ -91,6 +97,17 @@ def _values_at(doc: Any, parts: tuple[str, ...], depth: int = 0) -> tuple[list[A
 
 
 _NO_ARRAYS: frozenset[int] = frozenset()
+
+
+def _ambiguous_field(part: str, array: list) -> MongoError:
+    """mongod's BtreeKeyGenerator: a numeric key component that is both a position of the array and a
+    field of one of its document elements cannot say which it means (16746; the array printed as its
+    BSON object, shortened past 1024 characters)."""
+    shown = bson_repr({str(i): v for i, v in enumerate(array)})
+    if len(shown) >= 1024:
+        shown = f"{shown[:1024 // 3]} .......... {shown[len(shown) - 1024 // 3:]}"
+    return MongoError(16746, "Ambiguous field name found in array (do not use numeric field names in embedded "
+                             f"elements in an array), field: '{part}' for array: {shown}")
 
 
 def _parallel(arrays: list[tuple[str, tuple[str, ...], frozenset[int]]]) -> list[str] | None:

@@ -59,7 +59,7 @@ __all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "whe
 
 _UNSUPPORTED_TOP = {"$where"}  # as a top-level key it parses (_parse_where); elsewhere it is refused
 _GEO_OPS = {"$geoWithin", "$within", "$geoIntersects"}
-_NEAR_OPS = {"$near", "$nearSphere"}
+_NEAR_OPS = {"$near", "$nearSphere", "$geoNear"}  # $geoNear: mongod's legacy synonym of $near (GEO_NEAR keyword)
 _GEO_OPERAND_OPS = {"$box", "$center", "$centerSphere", "$polygon", "$geometry"}
 _BITS_OPS = {"$bitsAllSet", "$bitsAnySet", "$bitsAllClear", "$bitsAnyClear"}
 _PATH_OPS = {
@@ -261,7 +261,8 @@ def _parse_path_operators(path: str, ops: Mapping, *, sub: bool) -> list[Node]:
         out.append(_parse_regex_document(path, ops))
     near = [op for op in ops if op in _NEAR_OPS]
     if near:
-        out.append(GeoNear(path, parse_near(near[0], ops[near[0]], ops)))
+        op = "$near" if near[0] == "$geoNear" else near[0]  # parsed exactly as $near (GeoNearExpression)
+        out.append(GeoNear(path, parse_near(op, ops[near[0]], ops)))
     elif "$maxDistance" in ops or "$minDistance" in ops:
         raise MongoError(ErrorCode.BadValue, "$maxDistance and $minDistance are only allowed with $near "
                                              "or $nearSphere")
@@ -368,7 +369,8 @@ def _parse_type_set(arg: Any, name: str) -> frozenset:
     entries = arg if isinstance(arg, list) else [arg]
     types: set = set()
     for entry in entries:
-        if isinstance(entry, str):
+        # Code is a str subclass (and unhashable) but BSON type javascript, neither a number nor a string for mongod
+        if isinstance(entry, str) and not isinstance(entry, Code):
             if entry not in TYPE_ALIASES:
                 raise MongoError(ErrorCode.BadValue, f"Unknown type name alias: {entry}")
             types.add(TYPE_ALIASES[entry])

@@ -5,7 +5,8 @@ Two lookups, two semantics:
 - ``get_path_values(doc, path)`` is the *matching* traversal (mongod's ElementIterator): at a
   non-leaf step an array is traversed implicitly — every element that is a document continues the
   path; scalars and nested arrays inside it contribute nothing; a numeric component additionally
-  selects the array element at that position. A document lacking the next field contributes
+  selects the array element at that position (a document element also continues the path with the
+  number as a field name, ``MISSING`` when it lacks it). A document lacking the next field contributes
   ``MISSING``; a scalar met before the end of the path contributes ``MISSING``. Leaf values are
   returned as they are (a leaf array is NOT expanded unless ``expand_arrays=True``; the match
   layer checks both the array and its elements).
@@ -52,15 +53,18 @@ def is_numeric_component(part: str) -> bool:
     return part.isascii() and part.isdigit()
 
 
-def get_path_values(doc: Any, path: str | tuple[str, ...], *, expand_arrays: bool = False) -> list:
+def get_path_values(doc: Any, path: str | tuple[str, ...], *, expand_arrays: bool = False,
+                    sort_keys: bool = False) -> list:
     """All values the path reaches under matching semantics (see module docstring).
 
     With ``expand_arrays=True`` a leaf array is replaced by its elements (index-key style;
-    an empty leaf array then contributes nothing).
+    an empty leaf array then contributes nothing). ``sort_keys=True``: at a numeric component, a
+    document element of the array continues the path only when it has that field (sort keys come
+    from the index key generator, which never reads a missing numeric field as null).
     """
     parts = split_path(path) if isinstance(path, str) else path
     out: list = []
-    _collect(doc, parts, 0, out)
+    _collect(doc, parts, 0, out, not sort_keys)
     if expand_arrays:
         expanded: list = []
         for v in out:
@@ -72,7 +76,7 @@ def get_path_values(doc: Any, path: str | tuple[str, ...], *, expand_arrays: boo
     return out
 
 
-def _collect(cur: Any, parts: tuple[str, ...], i: int, out: list) -> None:
+def _collect(cur: Any, parts: tuple[str, ...], i: int, out: list, lacking: bool = True) -> None:
     # cur is a document (dict-like) here; parts[i] is the next component.
     n = len(parts)
     while True:
@@ -88,31 +92,35 @@ def _collect(cur: Any, parts: tuple[str, ...], i: int, out: list) -> None:
             out.append(cur)
             return
         if isinstance(cur, list):
-            _collect_array(cur, parts, i, out)
+            _collect_array(cur, parts, i, out, lacking)
             return
 
 
-def _collect_array(arr: list, parts: tuple[str, ...], i: int, out: list) -> None:
+def _collect_array(arr: list, parts: tuple[str, ...], i: int, out: list, lacking: bool = True) -> None:
     # Non-leaf step through an array: implicit traversal, plus positional access if numeric.
+    # (``lacking``: whether a document element without a numeric field contributes MISSING)
     part = parts[i]
     n = len(parts)
     if is_numeric_component(part):
+        # the element at that position continues the rest of the path; then, as in mongod's
+        # BSONElementIterator, every document element continues the path from the numeric component as
+        # a field name (lacking it, it contributes MISSING: {a: [{x: 1}, {y: 1}]} reaches null at "a.0.x")
         idx = int(part)
         if idx < len(arr):
             elem = arr[idx]
             if i + 1 == n:
                 out.append(elem)
             elif isinstance(elem, list):
-                _collect_array(elem, parts, i + 1, out)
+                _collect_array(elem, parts, i + 1, out, lacking)
             else:
-                _collect(elem, parts, i + 1, out)
+                _collect(elem, parts, i + 1, out, lacking)
         for elem in arr:
-            if isinstance(elem, dict) and part in elem:
-                _collect(elem, parts, i, out)
+            if isinstance(elem, dict) and (lacking or part in elem):
+                _collect(elem, parts, i, out, lacking)
         return
     for elem in arr:
         if isinstance(elem, dict):
-            _collect(elem, parts, i, out)
+            _collect(elem, parts, i, out, lacking)
 
 
 def get_path(doc: Any, path: str | tuple[str, ...], default: Any = MISSING) -> Any:

@@ -29,6 +29,7 @@ from tidemark.query.index_keys import (
     key_fields,
 )
 from tidemark.query.index_kinds import is_special, key_direction
+from tidemark.query.value_repr import bson_repr
 
 __all__ = ["best_index", "choose_plan", "find_hinted_index", "names_cluster", "plan_for"]
 
@@ -72,17 +73,33 @@ def _bounds_cut_a_multikey_sort(spec: dict, sort: dict | None, bounds: dict[str,
 
 
 def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
-    """The index a hint names (by name or key pattern); raises 2 BadValue when none matches."""
-    for spec in indexes:
-        if (isinstance(hint, str) and spec["name"] == hint) or (
-            isinstance(hint, dict) and list(spec["key"].items()) == list(hint.items())
-        ):
-            if spec.get("hidden"):
-                break
-            return spec
-        if isinstance(hint, dict) and spec["key"] == hint and not spec.get("hidden"):
-            return spec
-    raise MongoError(ErrorCode.BadValue, "hint provided does not correspond to an existing index")
+    """The index a hint names (by name or key pattern); raises 2 BadValue when no visible index matches
+    and, as mongod's planner (QueryPlanner::plan), 27 IndexNotFound when a key pattern matches several
+    visible indexes (the same key under other collations or names: only a name tells them apart)."""
+    visible = [spec for spec in indexes if not spec.get("hidden")]  # hidden indexes are not the planner's
+    if isinstance(hint, str):
+        found = [spec for spec in visible if spec["name"] == hint]
+    elif isinstance(hint, dict):
+        pattern = list(hint.items())
+        found = [spec for spec in visible if list(spec["key"].items()) == pattern]
+        if not found:  # (the same fields in another order: accepted, as before)
+            found = [spec for spec in visible if spec["key"] == hint][:1]
+    else:
+        found = []
+    if not found:
+        raise MongoError(ErrorCode.BadValue, "hint provided does not correspond to an existing index")
+    if len(found) > 1:
+        first, second = (_entry_repr(spec) for spec in found[:2])
+        raise MongoError(ErrorCode.IndexNotFound,
+                         f"Hint matched multiple indexes, must hint by index name. Matched: {first} and {second}")
+    return found[0]
+
+
+def _entry_repr(spec: dict) -> str:
+    """An index as mongod's planner prints it (IndexEntry::toString): key pattern, flags, name, spec."""
+    flags = "".join(f" {flag}" for flag in ("multikey", "sparse", "unique") if spec.get(flag))
+    shown = {k: v for k, v in spec.items() if k != MULTIKEY_FLAG}
+    return f"kp: {bson_repr(spec['key'])}{flags} name: '{spec['name']}' io: {bson_repr(shown)}"
 
 
 def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,

@@ -1,7 +1,7 @@
 """Index choice for the special query kinds (pure; called by ``plan.choose_plan``):
 
 - ``$text`` -> a TEXT plan on the collection's text index (27 IndexNotFound "text index required for
-  $text query" without one); a compound text index needs equality on its leading fields;
+  $text query" without one, 291 "No query solutions" when it is hidden); a compound text index needs equality on its leading fields;
 - ``$near`` / ``$nearSphere`` -> a GEO_NEAR plan on a geo index of that field (GeoJSON: 2dsphere;
   legacy ``$near``: 2d; legacy ``$nearSphere``: either), else 291 "unable to find index for $geoNear
   query"; the read executes it as an expanding search (``geo_near.near_scan``);
@@ -31,7 +31,8 @@ from tidemark.query.text_index import index_term
 from tidemark.query.text_search import TextMatcher
 from tidemark.storage.keys import encode_key
 
-SPECIAL_OPS = frozenset({"$near", "$nearSphere", "$geoWithin", "$within", "$geoIntersects"})
+NEAR_OPS = frozenset({"$near", "$nearSphere", "$geoNear"})  # $geoNear: the legacy query synonym of $near
+SPECIAL_OPS = NEAR_OPS | {"$geoWithin", "$within", "$geoIntersects"}
 NO_PLAN = ErrorCode.NoQueryExecutionPlans
 
 
@@ -64,7 +65,7 @@ def _nested_special(value: Any, top: bool = True) -> bool:
     """Is there a $text / $near below a logical operator (where no index can answer it)?"""
     if isinstance(value, dict):
         for k, v in value.items():
-            if not top and (k == "$text" or k in ("$near", "$nearSphere")):
+            if not top and (k == "$text" or k in NEAR_OPS):
                 return True
             if k in ("$or", "$nor", "$not", "$elemMatch") or (k == "$and" and not top):
                 if _nested_special(v, False):
@@ -95,7 +96,7 @@ def special_plan(indexes: list[dict], filter: dict, bounds: dict) -> Any:
             if text is not None:
                 raise MongoError(ErrorCode.BadValue, "Too many text expressions")
             text = v
-        elif type(v) is dict and ("$near" in v or "$nearSphere" in v):
+        elif type(v) is dict and not NEAR_OPS.isdisjoint(v):
             if near is not None:
                 raise MongoError(ErrorCode.BadValue, "Too many geoNear expressions")
             near = (k, v)
@@ -137,9 +138,13 @@ class TextPlan:
 def _text_plan(indexes: list[dict], query: Any, bounds: dict) -> Any:
     import itertools
 
-    specs = [s for s in indexes if "_fts" in s["key"] and not s.get("hidden")]
-    if not specs:
+    texts = [s for s in indexes if "_fts" in s["key"]]
+    if not texts:  # mongod's $text parse looks for a text index in the catalog, hidden ones included
         raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
+    specs = [s for s in texts if not s.get("hidden")]
+    if not specs:  # ... but the planner sees no hidden index, and $text cannot be a collection scan
+        raise MongoError(ErrorCode.NoQueryExecutionPlans,
+                         "error processing query: planner returned error :: caused by :: No query solutions")
     spec = specs[0]
     matcher = TextMatcher(query, spec)
     before = matcher.spec.before

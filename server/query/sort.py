@@ -4,6 +4,7 @@
 - ``make_sort_key(spec)`` -> ``fn(doc) -> tuple``: per path, the values the path reaches (implicit
   array traversal, leaf arrays expanded); ascending takes the smallest, descending the largest;
   a missing field sorts as null; an empty leaf array sorts below null (as ``undefined``).
+  ``sort_documents`` refuses a document whose sort fields expand parallel arrays (2, as mongod).
 - ``sort_documents(docs, spec, limit=..., allow_disk_use=..., memory_limit=...)``: stable (ties
   keep input order); with ``limit`` only the best ``limit`` documents are kept (heapq, O(n log k));
   without ``allowDiskUse`` the buffered documents' BSON size may not exceed ``memory_limit``
@@ -116,7 +117,7 @@ def _field_key(doc: Any, path: str, descending: bool, sort_key: Callable[[Any], 
             return sort_key(v)
         raw = [v]
     else:
-        raw = get_path_values(doc, path)
+        raw = get_path_values(doc, path, sort_keys=True)
     keys = []
     for v in raw:
         if type(v) is list:
@@ -129,6 +130,62 @@ def _field_key(doc: Any, path: str, descending: bool, sort_key: Callable[[Any], 
     if not keys:
         return _NULL_KEY
     return max(keys) if descending else min(keys)
+
+
+def _arrays_on(value: Any, parts: tuple[str, ...], i: int, out: set[tuple[str, ...]]) -> None:
+    """Add to ``out`` the arrays the path ``parts[i:]`` expands in ``value`` (each named by the
+    components leading to it), as index key generation expands them: a numeric component in range
+    indexes its array positionally (no expansion)."""
+    n = len(parts)
+    while i < n:
+        if type(value) is list:
+            part = parts[i]
+            if part.isdigit() and int(part) < len(value):
+                value = value[int(part)]
+                i += 1
+                continue
+            out.add(parts[:i])
+            for element in value:
+                if isinstance(element, Mapping):
+                    _arrays_on(element, parts, i, out)
+            return
+        if not isinstance(value, Mapping):
+            return
+        value = value.get(parts[i], MISSING)
+        i += 1
+    if type(value) is list:  # a leaf array, an empty one too
+        out.add(parts)
+
+
+def _parallel_check(fields: list[tuple[str, Any]]) -> Callable[[Any], None] | None:
+    """mongod's sort key generator (the index key generator's rules): a document whose sort fields
+    expand two arrays neither of which the other field expands (``{a: [..], b: [..]}`` for
+    ``{a: 1, b: 1}``; ``a.b``/``a.c`` through the one array ``a`` are fine) fails 2 BadValue "cannot sort
+    with keys that are parallel arrays". None when the sort has fewer than two paths (nothing to check).
+    Per document a field costs one lookup until an array is met."""
+    paths = [tuple(path.split(".")) for path, d in fields if not isinstance(d, str)]
+    if len(paths) < 2:
+        return None
+    top = [p[0] for p in paths]
+
+    def check(doc: Any) -> None:
+        if not isinstance(doc, Mapping):
+            return
+        found = [i for i, name in enumerate(top) if type(v := doc.get(name)) is list or isinstance(v, Mapping)]
+        if len(found) < 2:
+            return
+        arrays: list[set[tuple[str, ...]]] = []
+        for i in found:
+            out: set[tuple[str, ...]] = set()
+            _arrays_on(doc, paths[i], 0, out)
+            if out:
+                arrays.append(out)
+        for j, mine in enumerate(arrays):
+            for theirs in arrays[j + 1:]:
+                if mine - theirs and theirs - mine:
+                    raise MongoError(ErrorCode.BadValue, "cannot sort with keys that are parallel arrays")
+
+    return check
 
 
 def _meta_key(meta: Any, name: str) -> Callable[[Any], Any]:
@@ -199,8 +256,15 @@ def sort_documents(
     memory (the scores live beside the documents, not in them)."""
     fields = parse_sort(spec, allow_meta=True) if isinstance(spec, Mapping) else list(spec)
     has_meta = any(isinstance(d, str) for _, d in fields)
+    check = _parallel_check(fields)
     if (limit is not None and limit > 0) or has_meta:
         key = make_sort_key(fields, collation, meta)
+        if check is not None:
+            plain_key = key
+
+            def key(doc: Any) -> tuple:
+                check(doc)
+                return plain_key(doc)
         if not (limit is not None and limit > 0):
             return sorted(docs, key=key)
         kept = _top_k(docs, key, limit, allow_disk_use, memory_limit)
@@ -208,17 +272,20 @@ def sort_documents(
             return kept
         if has_meta:
             return sorted(kept.docs, key=key)[:limit]
-        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit, collation), limit)
-    return _full_sort(docs, fields, allow_disk_use, memory_limit, collation)
+        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit, collation, check),
+                                limit)
+    return _full_sort(docs, fields, allow_disk_use, memory_limit, collation, check)
 
 
 def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_use: bool,
-               memory_limit: int, collation: Any) -> Iterable[Any]:
+               memory_limit: int, collation: Any, check: Callable[[Any], None] | None = None) -> Iterable[Any]:
     buffered: list = []
     runs: list = []
     used = 0
     for n, doc in enumerate(docs):
         tick()
+        if check is not None:
+            check(doc)
         # Exact sizes for the first documents, then every 8th document counted 8 times: the
         # estimate stays close while a million-document sort does not encode every document.
         if n < _EXACT_PREFIX:

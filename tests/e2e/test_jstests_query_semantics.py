@@ -53,8 +53,6 @@ SORT_POSITIONAL_ARRAY = ("a sort on 'a.0' unwinds the array found at the positio
 SORT_EMPTY_ARRAY_MID_PATH = ("sorting on 'a.b.c', an element {b: []} gives the empty-array (undefined) key; MongoDB "
                              "gives null there (the path stops), so {a: [{b: []}, {b: {c: []}}]} ties with {a: []} "
                              "descending")
-SORT_PARALLEL_ARRAYS = ("sorting on two fields that are both arrays in one document succeeds; MongoDB fails "
-                        "(2 BadValue 'cannot sort with keys that are parallel arrays')")
 
 
 def xf(reason: str, *values, id: str | None = None):
@@ -1910,7 +1908,6 @@ PARALLEL_SORTS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason=SORT_PARALLEL_ARRAYS)
 @pytest.mark.parametrize("docs,sort", PARALLEL_SORTS, ids=["ab", "id_ab", "a_id_b", "ab_id", "ab_ac", "ab_cd"])
 def test_sort_parallel_arrays_fails(db, docs, sort):
     """sort_dotted_paths.js: sorting on two fields that are both arrays in one document fails (BadValue
