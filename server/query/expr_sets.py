@@ -55,8 +55,10 @@ def compile_set_union(args, cc):
 
 
 def compile_set_intersection(args, cc):
-    """As mongod's ordered set: the common values in BSON (or collation) order, each as met in the
-    first operand (mongod keeps the smaller operand's: a known difference for 1 vs 1.0)."""
+    """As mongod's ordered set (ExpressionSetIntersection): the common values in BSON (or collation)
+    order. Each operand in turn is intersected with the values so far by walking the smaller of the two
+    sets (the values so far when the sizes are equal), whose values are kept: of 1 and 1.0, the one in
+    the smaller set."""
     fns = [cc(x) for x in args_list(args)]
     sort_key = value_key(cc)
 
@@ -72,8 +74,11 @@ def compile_set_intersection(args, cc):
         for v in vals[1:]:
             if not members:
                 break
-            keep = {sort_key(x) for x in v}
-            members = {k: x for k, x in members.items() if k in keep}
+            other: dict = {}
+            for x in v:
+                other.setdefault(sort_key(x), x)
+            small, big = (other, members) if len(members) > len(other) else (members, other)
+            members = {k: x for k, x in small.items() if k in big}
         return [members[k] for k in sorted(members)]
     return intersection
 

@@ -17,6 +17,9 @@ field: ..."), 17276 undefined variable, operator-specific type errors.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from bson.int64 import Int64
@@ -43,6 +46,8 @@ from tidemark.query.values import MISSING
 
 __all__ = [
     "compile_expression",
+    "defined_variables",
+    "free_variables",
     "evaluate_let",
     "evaluate",
     "truthy",
@@ -75,22 +80,102 @@ def compile_expression(expr: Any, *, allow_vars: bool = True, collation: Any = N
     command's ``let`` come in ``variables`` at run time), so an expression of strings, integers,
     booleans and nulls compiled under the simple collation is compiled once per shape
     (``_COMPILED``): a repeated query's ``$group`` keys and accumulator arguments are not compiled
-    again. Errors are not remembered: an invalid expression raises at every compile."""
-    if collation is None:
-        key = _shape_key(expr, allow_vars)
-        if key is not None:
-            fn = _COMPILED.get(key)
-            if fn is None:
-                fn = _compile(expr, allow_vars, None)
-                if len(_COMPILED) >= _COMPILED_MAX:
-                    _COMPILED.clear()
-                _COMPILED[key] = fn
-            return fn
-    return _compile(expr, allow_vars, collation)
+    again. Errors are not remembered: an invalid expression raises at every compile.
+
+    Inside ``defined_variables(names)`` (a pipeline being parsed), a reference to a user variable
+    that neither ``names`` nor an enclosing ``$let``/``$map``/``$filter``/``$reduce`` defines fails
+    17276 now, as mongod's VariablesParseState does; outside it the reference fails when it runs."""
+    scope = _PARSE_SCOPE.get()
+    key = _shape_key(expr, allow_vars) if collation is None else None
+    if key is not None:
+        fn = _COMPILED.get(key)
+        if fn is None:
+            fn = _compile(expr, allow_vars, None)
+            if len(_COMPILED) >= _COMPILED_MAX:
+                _COMPILED.clear()
+                _FREE.clear()
+            _COMPILED[key] = fn
+    else:
+        fn = _compile(expr, allow_vars, collation)
+    if scope is not None:
+        # after compiling: a malformed binder or variable name keeps its own parse error
+        free = _FREE.get(key) if key is not None else None
+        if free is None:
+            free = free_variables(expr)
+            if key is not None:
+                _FREE[key] = free
+        for name in free:
+            if name not in scope:
+                raise MongoError(17276, f"Use of undefined variable: {name}")
+    return fn
 
 
 _COMPILED: dict[Any, Compiled] = {}
+_FREE: dict[Any, tuple[str, ...]] = {}  # free_variables of the shapes in _COMPILED
 _COMPILED_MAX = 1024
+# The user variables defined where an expression is being parsed (command ``let``, a $lookup's
+# ``let``; NOW): None when the caller does not say, and references are then only checked when they run.
+_PARSE_SCOPE: ContextVar[frozenset[str] | None] = ContextVar("tidemark_parse_scope", default=None)
+
+
+@contextmanager
+def defined_variables(names: Iterable[str] | None) -> Iterator[None]:
+    """Expressions compiled inside this block may reference only ``names`` (besides system variables
+    and variables their own binders define): others fail 17276 when compiled. None: not checked."""
+    token = _PARSE_SCOPE.set(None if names is None else frozenset(names))
+    try:
+        yield
+    finally:
+        _PARSE_SCOPE.reset(token)
+
+
+def free_variables(expr: Any) -> tuple[str, ...]:
+    """The user variables ``expr`` references that it does not define itself, in the order met.
+
+    Binders follow mongod's parse scopes: ``$let``'s ``vars`` are visible in ``in`` only (its
+    bindings see the outer scope); ``$map``'s ``as`` (default "this") in ``in``; ``$filter``'s in
+    ``cond`` (not ``input`` nor ``limit``); ``$reduce``'s "value" and "this" in ``in``."""
+    out: dict[str, None] = {}
+    _collect_free(expr, frozenset(), out)
+    return tuple(out)
+
+
+def _collect_free(expr: Any, bound: frozenset[str], out: dict[str, None]) -> None:
+    t = type(expr)
+    if t is str:
+        if expr.startswith("$$"):
+            name = expr[2:].partition(".")[0]
+            if name not in bound and name not in SYSTEM_VARIABLES:
+                out[name] = None
+        return
+    if t is list:
+        for e in expr:
+            _collect_free(e, bound, out)
+        return
+    if t is not dict:
+        return
+    if len(expr) == 1:
+        op, arg = next(iter(expr.items()))
+        if op == "$literal" or op == "$const":
+            return
+        if type(arg) is dict and op in _BINDERS:
+            if op == "$let":
+                names = arg.get("vars")
+                names = names if type(names) is dict else {}
+                for sub in names.values():
+                    _collect_free(sub, bound, out)
+                _collect_free(arg.get("in"), bound | set(names), out)
+                return
+            inner = bound | ({"value", "this"} if op == "$reduce" else {arg.get("as", "this")})
+            scoped = "cond" if op == "$filter" else "in"
+            for k, sub in arg.items():
+                _collect_free(sub, inner if k == scoped else bound, out)
+            return
+    for sub in expr.values():
+        _collect_free(sub, bound, out)
+
+
+_BINDERS = frozenset({"$let", "$map", "$filter", "$reduce"})
 # Not compiled once per shape: a constant holds the request's own (possibly mutable) value, and a
 # JavaScript function keeps per-thread state of its own.
 _UNSHARED_OPERATORS = frozenset({"$literal", "$const", "$function", "$accumulator", "$where"})

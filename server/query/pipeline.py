@@ -24,6 +24,7 @@ from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.docmeta import META_VAR
+from tidemark.query.expressions import defined_variables
 
 __all__ = ["PipelineContext", "Stage", "parse_pipeline", "run_pipeline", "STAGES"]
 
@@ -50,6 +51,10 @@ class PipelineContext:
     in_facet: bool = False
     in_lookup: bool = False
     sub_pipeline_depth: int = 0  # how many $lookup/$facet/$unionWith levels this pipeline is nested in
+    # Whether ``variables`` names every variable the pipeline may reference, so that a reference to
+    # another one fails 17276 when parsed (mongod's VariablesParseState). False for
+    # ``parse_pipeline(p)`` without a context, whose caller's variables are unknown: they fail when run.
+    check_variables: bool = True
 
     def __post_init__(self) -> None:
         if "NOW" not in self.variables:
@@ -146,8 +151,13 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
     """Validate and compile every stage; raises MongoError before any document is processed."""
     if not STAGES:
         STAGES.update(_stage_table())
-    ctx = ctx or PipelineContext()
+    ctx = ctx or PipelineContext(check_variables=False)
     check_shape(pipeline)
+    with defined_variables(ctx.variables if ctx.check_variables else None):
+        return _parse_stages(pipeline, ctx)
+
+
+def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
     stages: list[Stage] = []
     n = len(pipeline)
     for i, spec in enumerate(pipeline):

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query.expressions import compile_expression
+from tidemark.query.expressions import OPERATORS, SPECIAL_OPERATORS, compile_expression
 from tidemark.query.match import compile_node, filter_fields, parse_filter
 from tidemark.query.paths import split_path
 from tidemark.query.values import MISSING, is_number
@@ -96,7 +96,14 @@ def _classify(path: str, value: Any, collation: Any = None) -> tuple[str, Any]:
             return "elemMatch", compile_node(node, collation=collation)
         if op == "$meta":
             return "meta", value  # computed like an expression, but decides neither inclusion nor exclusion
+        if len(value) == 1 and op.startswith("$") and op not in EXPRESSION_NAMES:
+            # mongod's projection parser (parseSubObject): a lone $-field that names no expression is
+            # no sub-projection either ("$x" is no FieldPath)
+            raise MongoError(31325, f"Unknown expression {op}")
     return "expr", value
+
+
+EXPRESSION_NAMES = frozenset(OPERATORS) | SPECIAL_OPERATORS  # what a lone $-field of a projection may name
 
 
 def _parse_slice(arg: Any) -> tuple[int, int | None]:
@@ -235,12 +242,16 @@ def compile_projection(
     tree = _tree({p: leaf for p, leaf in leaves.items() if p != "_id"})
     if inclusion:
         # A computed "a.b" makes "a" a projected sub-document as in mongod: documents under it (also
-        # inside arrays) are kept, other values dropped, then the computed field is set in each.
+        # inside arrays) are kept, then the computed field is set in each. Its nodes are marked so
+        # that an array's other elements keep their places (mongod's projection_node.cpp: a non-document
+        # becomes a document of the computed fields).
         for path in exprs:
             node = tree
             for part in split_path(path)[:-1]:
-                nxt = node.setdefault(part, {})
-                if not isinstance(nxt, dict):
+                nxt = node.get(part)
+                if nxt is None or (isinstance(nxt, dict) and type(nxt) is not _ComputedParent):
+                    nxt = node[part] = _ComputedParent(nxt or {})
+                elif not isinstance(nxt, dict):
                     break
                 node = nxt
     id_leaf = leaves.get("_id")
@@ -335,13 +346,24 @@ def _include(doc: Any, tree: dict, keep_id: bool = False) -> dict:
     return out
 
 
+class _ComputedParent(dict):
+    """A projection tree node with computed fields below it."""
+
+    __slots__ = ()
+
+
 def _include_array(arr: list, node: dict) -> list:
+    """The kept elements of ``arr``: documents projected, arrays recursed; other values dropped, or,
+    under a computed field, kept as MISSING for the computed fields to replace by a document."""
+    placeholder = type(node) is _ComputedParent
     out: list[Any] = []
     for elem in arr:
         if isinstance(elem, dict):
             out.append(_include(elem, node))
         elif isinstance(elem, list):
             out.append(_include_array(elem, node))
+        elif placeholder:
+            out.append(MISSING)
     return out
 
 

@@ -26,7 +26,7 @@ from tidemark.query.interrupt import tick
 from tidemark.query.pipeline import PipelineContext, Stage
 from tidemark.query.stage_group import group_key
 from tidemark.query.stages import field_path, set_field
-from tidemark.query.values import MISSING, compare, sort_key
+from tidemark.query.values import MISSING, bson_type_number, compare, sort_key
 from tidemark.query.windows import parse_set_window_fields
 
 # mongod's internalQueryMaxAllowedDensifyDocs: a $densify never generates more documents than this.
@@ -121,8 +121,9 @@ def _check_range(step: Any, unit: Any, bounds: Any) -> None:
                 raise MongoError(5733409, "Numeric bounds may not have unit parameter")
             if num_kind(hi) is None:
                 raise MongoError(5733406, "A bounding array must contain either both dates or both numeric types")
-            # (mongod also wants the bounds and the step of one type, 5876900; mixed types are accepted
-            # here because tests/query/test_fill_densify_partitions.py pins that.)
+            # mongod: "If these values are types of different sizes, output type may not be intuitive"
+            if not bson_type_number(lo) == bson_type_number(hi) == bson_type_number(step):
+                raise MongoError(5876900, "Upper bound, lower bound, and step must all have the same type")
         elif _is_date(lo):
             if not _is_date(hi):
                 raise MongoError(5733405, "A bounding array must contain either both dates or both numeric types")

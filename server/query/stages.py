@@ -25,7 +25,7 @@ from tidemark.query.expressions import compile_expression
 from tidemark.query.match import compile_filter
 from tidemark.query.match_parse import where_not_allowed
 from tidemark.query.pipeline import PipelineContext, Stage
-from tidemark.query.project import compile_projection
+from tidemark.query.project import EXPRESSION_NAMES, compile_projection
 from tidemark.query.sort import parse_sort as parse_sort_spec
 from tidemark.query.sort import sort_documents
 from tidemark.query.stage_group import parse_group
@@ -47,16 +47,18 @@ def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
 def parse_project(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(15969, "$project specification must be an object")
+    # every parse error, an unknown operator's 31325 "Unknown expression" included, carries mongod's
+    # "Invalid $project :: caused by :: " (DocumentSourceProject::createFromBson)
     with _invalid_context("$project"):
         if not spec:
             raise MongoError(51272, "projection specification must have at least one field")
-        expressions = _projection_expressions(spec)
-    for expr in expressions:
-        # Compiled apart, outside the "Invalid $project" context: an unknown operator keeps its plain
-        # 168 "Unrecognized expression" (mongod's projection parser says 31325 "Unknown expression";
-        # tests/query/test_pipeline.py pins the 168 form).
-        compile_expression(expr)
-    with _invalid_context("$project"):
+        for expr in _projection_expressions(spec):  # mongod's parseSubObjectAsExpression, aggregation policy
+            op = next(iter(expr))
+            if op == "$elemMatch":
+                raise MongoError(ErrorCode.InvalidPipelineOperator, "Cannot use $elemMatch in this context")
+            if len(expr) == 1 and op not in EXPRESSION_NAMES:
+                raise MongoError(31325, f"Unknown expression {op}")
+            compile_expression(expr)  # find's {$slice: n} fails here as the $slice expression
         project = compile_projection(spec, variables=ctx.variables, collation=ctx.collation)
 
     def apply(docs):

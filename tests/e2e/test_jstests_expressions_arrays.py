@@ -66,9 +66,6 @@ EXCEEDED_MEMORY_LIMIT = 146
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
 UNDEFINED_AS_NULL = ("BSON undefined (type 6) is stored as null (type 10), so a document field holding undefined "
                      "compares as null; MongoDB keeps undefined, which compares equal to a missing field (below null)")
-SET_INTERSECTION_VALUES = ("of equal values in different numeric types, $setIntersection keeps the first operand's "
-                           "([[1, 2, 3], [3, 2.0]] gives [2, 3]); mongod walks the smaller set and keeps its values "
-                           "([2.0, 3]); tests/query/test_expr_operators.py pins the first-operand answer")
 
 HYPOTHESIS = settings(max_examples=60, deadline=None, derandomize=True,
                       suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -1659,7 +1656,6 @@ def test_and_or_with_a_constant(db):
         assert out == [{"bool": True}, {"bool": False}]
 
 
-@pytest.mark.xfail(strict=True, reason=SET_INTERSECTION_VALUES)
 def test_set_intersection_keeps_the_smaller_sets_values(one):
     """set.js (mongod's $setIntersection intersects by walking the smaller of the two ordered sets):
     of equal values in different numeric types, the smaller operand's are returned."""

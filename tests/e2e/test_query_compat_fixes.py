@@ -74,10 +74,12 @@ def test_let_reading_a_field_fails_like_mongod(db):
 @pytest.mark.commands("aggregate")
 def test_project_computed_dotted_path_applies_to_every_array_element(db):
     db.p.insert_one({"_id": 1, "c": [{"b": 1, "x": 9}, {"b": 2}, 7]})
+    # mongod's projection_node.cpp: the inclusion pass keeps a scalar element's place when computed
+    # fields lie below, and the computed pass turns it into a document of them (add_fields_adds_to_missing_fields.js)
     out = list(db.p.aggregate([{"$project": {"c.b": 1, "c.a": {"$literal": 4}}}]))
-    assert out == [{"_id": 1, "c": [{"b": 1, "a": 4}, {"b": 2, "a": 4}]}]
+    assert out == [{"_id": 1, "c": [{"b": 1, "a": 4}, {"b": 2, "a": 4}, {"a": 4}]}]
     out = list(db.p.aggregate([{"$project": {"_id": 0, "c.a": {"$literal": 4}}}]))
-    assert out == [{"c": [{"a": 4}, {"a": 4}]}]
+    assert out == [{"c": [{"a": 4}, {"a": 4}, {"a": 4}]}]
     out = list(db.p.aggregate([{"$addFields": {"c.a": 4}}]))
     assert out[0]["c"] == [{"b": 1, "x": 9, "a": 4}, {"b": 2, "a": 4}, {"a": 4}]
 

@@ -228,7 +228,7 @@ def test_fill_idl_types(spec, code):
 def test_project_and_add_fields_errors_carry_the_stage_context():
     assert fails([{"$project": {"a": 1, "b": 0}}]).message.startswith("Invalid $project :: caused by :: ")
     assert fails([{"$set": {"a.$b": 1}}]).message.startswith("Invalid $set :: caused by :: FieldPath field names")
-    assert fails([{"$project": {"a": {"$nope": 1}}}]).message == "Unrecognized expression '$nope'"
+    assert fails([{"$project": {"a": {"$nope": 1}}}]).message == "Invalid $project :: caused by :: Unknown expression $nope"
 
 
 def test_graph_lookup_matches_under_the_pipeline_collation():

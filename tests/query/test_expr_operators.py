@@ -153,7 +153,8 @@ ARRAYS = [
     ({"$allElementsTrue": [[1, True, "x"]]}, True),
     ({"$anyElementTrue": [[0, None]]}, False),
     ({"$setUnion": [[1, 2], [2, 3]]}, [1, 2, 3]),
-    ({"$setIntersection": [[1, 2, 3], [3, 2.0]]}, [2, 3]),
+    # mongod 7.0's ExpressionSetIntersection keeps the smaller set's values (jstests set.js)
+    ({"$setIntersection": [[1, 2, 3], [3, 2.0]]}, [2.0, 3]),
     ({"$setDifference": [[1, 2, 3], [2]]}, [1, 3]),
     ({"$setEquals": [[1, 2], [2, 1, 1]]}, True),
     ({"$setIsSubset": [[1], [1, 2]]}, True),

@@ -89,5 +89,9 @@ def test_densify_over_decimal_and_long_values_and_bounds():
     out = run([{"$densify": {"field": "x", "range": {"step": Decimal128("1"), "bounds": "full"}}}],
               [{"x": Decimal128("0")}, {"x": Int64(3)}])
     assert [float(str(d["x"])) for d in out] == [0.0, 1.0, 2.0, 3.0]
-    out = run([{"$densify": {"field": "x", "range": {"step": 2, "bounds": [Int64(0), Decimal128("5")]}}}], [])
+    out = run([{"$densify": {"field": "x", "range": {"step": Int64(2), "bounds": [Int64(0), Int64(5)]}}}], [])
     assert [d["x"] for d in out] == [0, 2, 4]
+    # mongod 7.0's RangeStatement::parse (densify/decimal.js): explicit bounds and step of one type, else 5876900
+    with pytest.raises(MongoError) as mixed:
+        run([{"$densify": {"field": "x", "range": {"step": 2, "bounds": [Int64(0), Decimal128("5")]}}}], [])
+    assert mixed.value.code == 5876900

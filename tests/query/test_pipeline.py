@@ -18,7 +18,8 @@ from tidemark.query.pipeline import PipelineContext, Stage, parse_pipeline, run_
     ([{"$match": {}}, {"$collStats": {}}], 40602, "$collStats is only valid as the first stage in a pipeline"),
     ([{"$match": {}}, {"$indexStats": {}}], 40602, None),
     ([{"$match": {}}, {"$documents": []}], 40602, None),
-    ([{"$project": {"x": {"$nope": 1}}}], 168, "Unrecognized expression '$nope'"),
+    # mongod's projection parser: a lone $-field naming no expression (projection_parser.cpp)
+    ([{"$project": {"x": {"$nope": 1}}}], 31325, "Invalid $project :: caused by :: Unknown expression $nope"),
     ([{"$group": {"_id": 1, "x": {"$nope": 1}}}], 15952, None),
     ([{"$graphLookup": {}}], 9, "missing 'from' option to $graphLookup stage specification: {}"),
     (["$match"], 14, None),

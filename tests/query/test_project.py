@@ -114,7 +114,9 @@ MISSING_VALUE_CASES = [
     ({"_id": 1, "obj": 5}, {"obj.f": "$nope"}, {"_id": 1, "obj": {}}),
     ({"_id": 1, "obj": {"y": 1}}, {"obj.f": "$nope"}, {"_id": 1, "obj": {}}),
     ({"_id": 1, "obj": {"y": 1}}, {"obj.y": 1, "obj.f": "$nope"}, {"_id": 1, "obj": {"y": 1}}),
-    ({"_id": 1, "obj": [1, {"x": 1}]}, {"obj.f": "$nope"}, {"_id": 1, "obj": [{}]}),
+    # (the scalar element keeps its place, then becomes a document of the computed values: mongod 7.0's
+    # projection_node.cpp applyProjectionsToValue + applyExpressionsToValue)
+    ({"_id": 1, "obj": [1, {"x": 1}]}, {"obj.f": "$nope"}, {"_id": 1, "obj": [{}, {}]}),
     ({"_id": 1, "obj": "s"}, {"obj.g.h": "$nope", "_id": 0}, {"obj": {"g": {}}}),
     ({"_id": 1, "obj": 5}, {"obj.f": "$_id"}, {"_id": 1, "obj": {"f": 1}}),
 ]
