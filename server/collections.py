@@ -33,7 +33,7 @@ from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
 from tidemark.index_usage import plan_index_names
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import clustered_range, interrupt
+from tidemark.query import clustered_range, docmeta, interrupt
 from tidemark.query import expressions as expressions_mod
 from tidemark.query import match as match_mod
 from tidemark.query import pipeline as pipeline_mod
@@ -159,8 +159,14 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
         return open_read(server, target_db, target_coll, [], nested=True).docs
 
+    # A foreign read ($graphLookup's queries, a $lookup sub-pipeline's leading $text) compares under the
+    # pipeline's collation, not the foreign collection's default (an explicit simple one when None),
+    # and sees the pipeline's variables (a text score goes into the pipeline's DocMeta table).
+    foreign_collation = dict(collation.spec) if collation is not None else {"locale": "simple"}
+
     def query_collection(target_db: str, target_coll: str, flt: dict) -> Iterator[dict]:
-        return open_read(server, target_db, target_coll, [{"$match": flt}], nested=True).docs
+        return open_read(server, target_db, target_coll, [{"$match": flt}], nested=True, variables=variables,
+                         collation=foreign_collation).docs
 
     kwargs: dict[str, Any] = dict(
         variables=dict(variables or {}),
@@ -235,6 +241,11 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
     stats_name = resolved.base if resolved.pipeline and resolved.is_view and "$collStats" in resolved.pipeline[0] \
         else name
     variables, meta = special_reads.with_meta(variables, pipeline)
+    if meta is None and nested:
+        # a nested read ($lookup's leading $text) records its scores where the calling pipeline reads
+        # them (its DocMeta table; a find's record-id table never reaches a nested read)
+        caller_meta = docmeta.table(variables)
+        meta = caller_meta if type(caller_meta) is docmeta.DocMeta else None
     if resolved.top_view is not None:
         # a time-series collection may be queried with another collation (mongod checks only views)
         coll = C.effective_collation(collation, C.default_collation_of(view=resolved.top_view),
@@ -373,6 +384,17 @@ def check_output_stage(server: ServerState, db: str, pipeline: list) -> None:
             write_stages.check_on_fields(server, db, spec)
 
 
+def create_collection(w, ns: str, options: dict, **kwargs: Any) -> Any:
+    """``w.create_collection`` with the _id index mongod builds (getDefaultIdIndexSpec): it carries the
+    collection's default collation, so listIndexes shows it and its keys (hence ``_id`` uniqueness)
+    compare under it. Written while the collection is empty: no key needs recomputing."""
+    info = w.create_collection(ns, options, **kwargs)
+    collation = options.get("collation")
+    if collation and "_id_" in info.index_idents:
+        info = w.set_index_options(info, "_id_", {"collation": collation})
+    return info
+
+
 def _write_out(server: ServerState, db: str, spec: Any, docs) -> None:
     """$out: replace the target collection with ``docs`` (one write transaction)."""
     target_db, target = _out_target(db, spec)
@@ -391,7 +413,7 @@ def _write_out(server: ServerState, db: str, spec: Any, docs) -> None:
         options = dict(old.options) if old else {}
         if old is not None:
             w.drop_collection(ns)
-        info = w.create_collection(ns, options) if old is not None else ensure_collection(w, ns)
+        info = create_collection(w, ns, options) if old is not None else ensure_collection(w, ns)
         for spec_ in indexes:
             w.create_index(info, spec_, [])
             info = w.get_collection(ns)
@@ -775,16 +797,22 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
         raise storage_error(info, e, new) from None
 
 
-def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None) -> dict:
+def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None, *,
+               supplied: Any = None) -> dict:
+    """Insert the document an unmatched upsert makes, as mongod's UpsertStage: the query's equalities
+    (only ``_id`` for a replacement), then the update over them — or, with ``supplied`` (the parsed
+    ``c.new`` of an ``upsertSupplied`` statement), that document applied as a classic update instead;
+    ``_id`` first (generated when absent), then the insert's storage rules (top-level ``$`` names are
+    stored: mongod 5.0+ validates an upserted document like an inserted one)."""
     from tidemark.core.collection import ensure_collection
 
-    seed = update_mod.upsert_seed(q)
-    new, _ = update_mod.apply_update(seed, upd, is_upsert=True, query=q)
+    seed = update_mod.upsert_seed(q, only_id=upd.kind == "replacement")
+    new, _ = update_mod.apply_update(seed, supplied or upd, is_upsert=True, query=q)
     if "_id" not in new:
         new = {"_id": ObjectId(), **new}
     elif next(iter(new)) != "_id":
         new = {"_id": new["_id"], **{k: v for k, v in new.items() if k != "_id"}}
-    C.check_storable(new)
+    C.check_storable(new, top_level_dollar=True)
     raw = C.encode_doc(new)
     info = ensure_collection(w, ns)
     validator = None if validator_bypass else C.validator_for(info)

@@ -158,8 +158,9 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
         raise C.view_write_error(ctx.db, name)
     if C.is_buckets_collection(name, info):
         return await ts.BUCKETS_COMMANDS["insert"](ctx, cmd)
-    if name == C.SYSTEM_VIEWS:
-        raise MongoError(ErrorCode.InvalidNamespace, f"cannot write to '{ctx.db}.system.views'")
+    # <db>.system.views takes client inserts like any collection (mongod 7.0 lists it among the legal
+    # client system namespaces; its op observer loads what it can and never fails the insert): a bad
+    # definition stored this way is what view commands later answer 182 InvalidViewDefinition for.
     indexes = info.indexes if info is not None else None
     prepared = await ctx.run_blocking(_prepare_documents, docs, ordered, indexes)  # off the event loop
     ns = C.ns_of(ctx.db, name)
@@ -335,10 +336,24 @@ class UpdateStatement:
         self.upsert = bool(st.get("upsert", False))
         self.hint = st.get("hint") or None
         self.sort = None  # a statement 'sort' is MongoDB 8.0 (refused as an unknown field in 7.0)
+        constants = C.doc_arg(st, "c", "update.updates")
+        # upsertSupplied: insert c.new (applied over the query's equalities) instead of running the
+        # update when nothing matches; mongod's ParsedUpdate checks it first (9).
+        self.supplied: Any = None
+        if st.get("upsertSupplied"):
+            if not self.upsert:
+                raise MongoError(ErrorCode.FailedToParse,
+                                 "cannot specify 'upsertSupplied: true' for a non-upsert operation")
+            if constants is None or not isinstance(constants.get("new"), dict):
+                raise MongoError(ErrorCode.FailedToParse,
+                                 "the parameter 'upsertSupplied' is set to 'true', but no document was supplied")
+            self.supplied = constants["new"]
         self.collation = C.effective_collation(C.collation_arg(st, "update.updates"), default_collation)
         af = st.get("arrayFilters")
-        constants = C.doc_arg(st, "c", "update.updates") or {}
-        variables = {**(variables or {}), **constants}
+        if constants is not None and not isinstance(st["u"], list):
+            # mongod's UpdateDriver refuses 'c' (even {}) before it parses a non-pipeline update
+            raise MongoError(51198, "Constant values may only be specified for pipeline updates")
+        variables = {**(variables or {}), **(constants or {})}
         self.update = update.parse_update(st["u"], array_filters=af, collation=self.collation, variables=variables)
         if self.multi and self.update.kind == "replacement":
             raise MongoError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
@@ -397,8 +412,11 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
         if late:  # a matching document arrived while the scan ran in slices: update it, insert nothing
             apply(w, coll, i, st, late, out)
             return
-        with C.pipeline_update_rules(st.update.kind == "pipeline"):
-            new = access.upsert_doc(w, ns, st.q, st.update, bypass)
+        # c.new is a classic update (a replacement, or operators if its first field is one), parsed
+        # only when an upsert inserts, as mongod's UpsertStage does
+        supplied = update_mod.parse_update(st.supplied) if st.supplied is not None else None
+        with C.pipeline_update_rules(st.update.kind == "pipeline" and supplied is None):
+            new = access.upsert_doc(w, ns, st.q, st.update, bypass, supplied=supplied)
         out.upserted.append({"index": i, "_id": new["_id"]})
         out.n += 1
 

@@ -27,9 +27,9 @@ async def tailable_find(ctx: CommandContext, spec, ns: str, cmd: dict) -> dict:
         with ctx.server.engine.read() as r:
             return C.get_view(r, ctx.db, spec.name) is not None
 
-    if is_view():
-        raise MongoError(ErrorCode.BadValue,
-                         "error processing query: tailable cursor requested on non capped collection")
+    if is_view():  # a find on a view runs as an aggregate, which cannot carry a tailable cursor (168)
+        raise MongoError(ErrorCode.InvalidPipelineOperator,
+                         spec.view_refusal or "Tailable cursors are not supported in aggregation.")
     tail = await ctx.run_blocking(tailable.open_tail, ctx.server.engine, spec, ctx.db)
     if tail is None:
         return {"cursor": {"firstBatch": [], "id": Int64(0), "ns": ns}}

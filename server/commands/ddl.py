@@ -15,6 +15,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
+from tidemark import collections as access
 from tidemark.arguments import GENERIC_ARGUMENTS, wrong_type
 from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec
@@ -186,9 +187,10 @@ def check_view_pipeline(pipeline: list) -> None:
             if name in stage:
                 raise MongoError(ErrorCode.OptionNotSupportedOnView,
                                  f"{name} cannot be used in a view definition")
-    from tidemark.query.pipeline import parse_pipeline
+    from tidemark.query.pipeline import PipelineContext, parse_pipeline
 
-    parse_pipeline(pipeline, None)
+    # a checking context: an undefined $$variable is refused when the view is defined (17276), as mongod
+    parse_pipeline(pipeline, PipelineContext())
 
 
 async def create(ctx: CommandContext, cmd: dict) -> dict:
@@ -224,7 +226,7 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
             raise MongoError(ErrorCode.NamespaceExists,
                              f"namespace {ns} already exists, but with different options: "
                              f"{C.format_value(existing.options)}")
-        w.create_collection(ns, options, clustered="clusteredIndex" in options)
+        access.create_collection(w, ns, options, clustered="clusteredIndex" in options)
 
     await _write(ctx, fn)
     return {}
@@ -670,7 +672,7 @@ def _coll_mod_index(w, info, change: dict) -> dict:
         new = bool(change["hidden"])
         old = bool(spec.get("hidden", False))
         if new != old:
-            updates["hidden"] = new
+            updates["hidden"] = True if new else None  # unhiding removes the field, as mongod's collMod
             reply.update({"hidden_old": old, "hidden_new": new})
     if "expireAfterSeconds" in change:
         if (info.options or {}).get("capped"):

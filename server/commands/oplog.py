@@ -232,6 +232,9 @@ async def _crud(ctx: CommandContext, op: dict, always_upsert: bool, bypass: bool
                                               "collections"))
     with ctx.server.engine.read() as r:
         exists = r.get_collection(ns) is not None
+        # mongod acquires the collection with views forbidden before anything else: 166 even for 'd'
+        if not exists and C.get_view(r, db, coll) is not None:
+            raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     if not exists:
         if kind == "d":
             return  # idempotent: deleting from a missing collection is fine
@@ -470,7 +473,7 @@ async def _create_with_uuid(sub: CommandContext, body: dict, ui: uuid_mod.UUID) 
             if info.uuid == ui:  # mongod renames the collection holding the UUID to the name created
                 w.rename_collection(info.ns, ns)
                 return
-        w.create_collection(ns, options, uuid=ui, clustered="clusteredIndex" in options)
+        access.create_collection(w, ns, options, uuid=ui, clustered="clusteredIndex" in options)
 
     await asyncio.wrap_future(sub.server.engine.write(fn))
 

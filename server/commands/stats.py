@@ -123,10 +123,16 @@ async def data_size(ctx: CommandContext, cmd: dict) -> dict:
     if not isinstance(target, str) or "." not in target:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{target}'")
 
+    db, _, name = target.partition(".")
+
     def work():
         with ctx.server.engine.read() as r:
             info = r.get_collection(target)
             if info is None:
+                # mongod reads the namespace with views forbidden: a view (a time-series one too) is 166
+                if C.get_view(r, db, name) is not None:
+                    raise MongoError(ErrorCode.CommandNotSupportedOnView,
+                                     f"Namespace {target} is a view, not a collection")
                 return {"size": Int64(0), "numObjects": Int64(0), "millis": Int64(0)}
             size = r.data_size(info)
             return {"estimate": bool(cmd.get("estimate", False)), "size": Int64(size),

@@ -157,13 +157,14 @@ class _Search:
         if any(v is None for v in values):  # null in $in also matches a missing field: mongod excludes it
             query = {"$and": [query, {self.connect_to: {"$exists": True}}]}
         ctx = self.ctx
-        # mongod matches connectFromField and connectToField values under the pipeline's collation.
-        # The query callback compares under the foreign collection's default collation, a superset
-        # of the simple collation's matches: with no pipeline collation its answer is narrowed
-        # again here; under one, the collection is filtered here.
-        if ctx.query_collection is not None and ctx.collation is None:
-            simple: Callable[[dict], Any] = compile_filter(query)
-            found = filter(simple, ctx.query_collection(cast(str, ctx.db), self.coll, query))  # runs in a database
+        # mongod matches connectFromField and connectToField values under the pipeline's collation:
+        # the query callback runs the query under it (an index of that collation serves the $in), and
+        # its answer is checked again here (the seam's contract: a callback may answer more loosely);
+        # without the callback (pure use) the collection is filtered here.
+        found: Any
+        if ctx.query_collection is not None:
+            matches_query: Callable[[dict], Any] = compile_filter(query, collation=ctx.collation)
+            found = filter(matches_query, ctx.query_collection(cast(str, ctx.db), self.coll, query))  # in a database
         elif ctx.resolve_collection is None:
             raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$graphLookup is not supported here")
         else:

@@ -5,6 +5,11 @@ equal value share a group whatever their BSON type (1, 1.0, Int64(1), Decimal128
 missing share one, and the first ``_id`` value seen is the one reported. Groups are emitted in
 first-seen order. The buffered state is estimated and capped at the context's memory limit
 (100 MB) unless allowDiskUse (292 QueryExceededMemoryLimitNoDiskUseAllowed).
+
+$bucket is mongod's $group on the bucket then $sort on _id (the default bucket sorts among the
+others). $bucketAuto's ``granularity`` rounds bucket boundaries as mongod's GranularityRounder does
+(preferred-number series R5..R80, 1-2-5, E6..E192; POWERSOF2), in double arithmetic for doubles and
+integers (denormals included), in decimal for decimals.
 """
 
 from __future__ import annotations
@@ -13,11 +18,12 @@ import datetime as _dt
 import itertools
 import math
 from collections.abc import Iterable, Iterator
+from decimal import Decimal, localcontext
 from typing import Any
 
-from bson.decimal128 import Decimal128
+from bson.decimal128 import Decimal128, create_decimal128_context
 
-from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.errors import MongoError
 from tidemark.query.accumulators import parse_accumulator
 from tidemark.query.collation import compare_for, sort_key_for
 from tidemark.query.expr_base import as_float, int32_arg, num_kind, type_name
@@ -28,7 +34,7 @@ from tidemark.query.memory import stage_limit_error
 from tidemark.query.pipeline import PipelineContext, Stage
 from tidemark.query.sort import make_sort_key
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import MISSING, canonical_type_order, sort_key
+from tidemark.query.values import MISSING, canonical_type_order, compare, sort_key
 
 _NAN_KEY = ("NaN",)
 _GROUP_OVERHEAD = 200  # bytes charged per group for its key and accumulator objects
@@ -306,7 +312,6 @@ def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:
     bounds = spec["boundaries"]
     compare = compare_for(ctx.collation)
     sort_key = sort_key_for(ctx.collation)
-    group_key = group_key_for(ctx.collation)
     if not isinstance(bounds, list):
         raise MongoError(40200, f"The $bucket 'boundaries' field must be an array, but found type: {type_name(bounds)}.")
     if len(bounds) < 2:
@@ -343,9 +348,10 @@ def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:
     def apply(docs):
         groups = _Groups(bucket_of, fields, ctx)
         groups.add_all(docs)
+        # mongod runs $bucket as a $group and a $sort on _id (under the collation): the default bucket
+        # takes its place among the others by its value
         results = list(groups.results())
-        order = {group_key(b): i for i, b in enumerate(bounds)}
-        results.sort(key=lambda d: order.get(group_key(d["_id"]), len(bounds)))
+        results.sort(key=lambda d: sort_key(d["_id"]))
         yield from results
     return Stage("$bucket", spec, apply, blocking=True)
 
@@ -358,6 +364,7 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
     group_fn = None
     n: int | None = None
     fields: list = []
+    rounder: _Rounder | None = None
     for k, v in spec.items():
         if k == "groupBy":
             if not ((type(v) is str and v[:1] == "$") or type(v) is dict):
@@ -382,7 +389,12 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
                     raise MongoError(4544714, "Can't refer to the group key in $bucketAuto")
                 fields += parsed
         elif k == "granularity":
-            raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$bucketAuto 'granularity' is not supported by Tidemark")
+            if type(v) is not str:
+                raise MongoError(40261, "The $bucketAuto 'granularity' field must be a string, but found type: "
+                                        f"{type_name(v)}")
+            if v not in _SERIES and v != "POWERSOF2":
+                raise MongoError(40257, f"Unknown rounding granularity '{v}'")
+            rounder = _Rounder(v)
         else:
             raise MongoError(40245, f"Unrecognized option to $bucketAuto: {k}")
     if group_fn is None or n is None:
@@ -400,6 +412,8 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
         for d in docs:
             tick()
             v = group_fn(d, variables)
+            if rounder is not None:
+                _check_roundable(v)
             rows.append((sort_key(None if v is MISSING else v), None if v is MISSING else v, d))
             used += _GROUP_OVERHEAD + _approx_size(d, limit)
             if used > limit:
@@ -409,6 +423,9 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
         if not total:
             return
         size = max(1, int(math.floor(total / n + 0.5)))
+        if rounder is not None:
+            yield from _granular_buckets(rows, n, size, rounder, fields, variables)
+            return
         i = 0
         buckets: list[Any] = []
         while i < total:
@@ -428,6 +445,160 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
                 out[name] = acc.result()
             yield out
     return Stage("$bucketAuto", spec, apply, blocking=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# $bucketAuto granularity: mongod's GranularityRounder (preferred-number series, POWERSOF2)
+# ---------------------------------------------------------------------------------------------
+
+# The base series of GranularityRounderPreferredNumbers (Renard, 1-2-5, E series): a number rounds to
+# a member times a power of ten.
+_SERIES: dict[str, tuple[int, ...]] = {
+    "R5": (10, 16, 25, 40, 63),
+    "R10": (100, 125, 160, 200, 250, 315, 400, 500, 630, 800),
+    "R20": (100, 112, 125, 140, 160, 180, 200, 224, 250, 280, 315, 355, 400, 450, 500, 560, 630, 710, 800, 900),
+    "R40": (100, 106, 112, 118, 125, 132, 140, 150, 160, 170, 180, 190, 200, 212, 224, 236, 250, 265, 280, 300,
+            315, 355, 375, 400, 425, 450, 475, 500, 530, 560, 600, 630, 670, 710, 750, 800, 850, 900, 950),
+    "R80": (103, 109, 115, 122, 128, 136, 145, 155, 165, 175, 185, 195, 206, 218, 230, 243, 258, 272, 290, 307,
+            325, 345, 365, 387, 412, 437, 462, 487, 515, 545, 575, 615, 650, 690, 730, 775, 825, 875, 925, 975),
+    "1-2-5": (10, 20, 50),
+    "E6": (10, 15, 22, 33, 47, 68),
+    "E12": (10, 12, 15, 18, 22, 27, 33, 39, 47, 56, 68, 82),
+    "E24": (10, 11, 12, 13, 15, 16, 18, 20, 22, 24, 27, 30, 33, 36, 39, 43, 47, 51, 56, 62, 68, 75, 82, 91),
+    "E48": (100, 105, 110, 115, 121, 127, 133, 140, 147, 154, 162, 169, 178, 187, 196, 205, 215, 226, 237, 249,
+            261, 274, 287, 301, 316, 332, 348, 365, 383, 402, 422, 442, 464, 487, 511, 536, 562, 590, 619, 649,
+            681, 715, 750, 787, 825, 866, 909, 953),
+    "E96": (100, 102, 105, 107, 110, 113, 115, 118, 121, 124, 127, 130, 133, 137, 140, 143, 147, 150, 154, 158,
+            162, 165, 169, 174, 178, 182, 187, 191, 196, 200, 205, 210, 215, 221, 226, 232, 237, 243, 249, 255,
+            261, 267, 274, 280, 287, 294, 301, 309, 316, 324, 332, 340, 348, 357, 365, 374, 383, 392, 402, 412,
+            422, 432, 442, 453, 464, 475, 487, 499, 511, 523, 536, 549, 562, 576, 590, 604, 619, 634, 649, 665,
+            681, 698, 715, 732, 750, 768, 787, 806, 825, 845, 866, 887, 909, 931, 953, 976),
+}
+_SERIES["E192"] = (
+    100, 101, 102, 104, 105, 106, 107, 109, 110, 111, 113, 114, 115, 117, 118, 120, 121, 123, 124, 126, 127, 129,
+    130, 132, 133, 135, 137, 138, 140, 142, 143, 145, 147, 149, 150, 152, 154, 156, 158, 160, 162, 164, 165, 167,
+    169, 172, 174, 176, 178, 180, 182, 184, 187, 189, 191, 193, 196, 198, 200, 203, 205, 208, 210, 213, 215, 218,
+    221, 223, 226, 229, 232, 234, 237, 240, 243, 246, 249, 252, 255, 258, 261, 264, 267, 271, 274, 277, 280, 284,
+    287, 291, 294, 298, 301, 305, 309, 312, 316, 320, 324, 328, 332, 336, 340, 344, 348, 352, 357, 361, 365, 370,
+    374, 379, 383, 388, 392, 397, 402, 407, 412, 417, 422, 427, 432, 437, 442, 448, 453, 459, 464, 470, 475, 481,
+    487, 493, 499, 505, 511, 517, 523, 530, 536, 542, 549, 556, 562, 569, 576, 583, 590, 597, 604, 612, 619, 626,
+    634, 642, 649, 657, 665, 673, 681, 690, 698, 706, 715, 723, 732, 741, 750, 759, 768, 777, 787, 796, 806, 816,
+    825, 835, 845, 856, 866, 876, 887, 898, 909, 920, 931, 942, 953, 965, 976, 988)
+_DECIMAL_CONTEXT = create_decimal128_context()
+_POW2 = compile_expression({"$pow": [2, "$e"]})  # mongod's POWERSOF2 rounder evaluates $pow too
+
+
+def _check_roundable(v: Any) -> None:
+    """mongod's $bucketAuto key check under a granularity (before any bucket is made)."""
+    if num_kind(v) is None:
+        raise MongoError(40258, "$bucketAuto can specify a 'granularity' with numeric boundaries only, but found a "
+                                f"value with type: {type_name(v)}")
+    x = as_float(v)
+    if x != x:
+        raise MongoError(40259, "$bucketAuto can specify a 'granularity' with numeric boundaries only, but found a NaN")
+    if x < 0:
+        raise MongoError(40260, "$bucketAuto can specify a 'granularity' with non-negative numbers only, but found a "
+                                "negative number")
+
+
+class _Rounder:
+    """One granularity's roundUp (the least boundary strictly above a value) and roundDown (the
+    greatest strictly below), as mongod computes them: doubles (and integers, as doubles) with double
+    arithmetic — so denormals round as mongod's do —, decimals in decimal. Zero and, unlike mongod
+    (which loops there), infinities round to themselves; a double whose scale underflows to zero
+    rounds down to 0.0."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.series = _SERIES.get(name)
+        if self.series is not None:  # mongod's Decimal128(double): 15 significant digits
+            self.dseries = tuple(Decimal(v).quantize(Decimal(10) ** (len(str(v)) - 15)) for v in self.series)
+
+    def up(self, v: Any) -> Any:
+        return self._round(v, True)
+
+    def down(self, v: Any) -> Any:
+        return self._round(v, False)
+
+    def _round(self, v: Any, up: bool) -> Any:
+        x = as_float(v)
+        if x == 0.0 or math.isinf(x):
+            return v
+        if self.series is None:
+            return _POW2({"e": _pow2_exponent(v, x, up)}, {})
+        if type(v) is Decimal128:
+            with localcontext(_DECIMAL_CONTEXT):
+                d = v.to_decimal()
+                return Decimal128(_preferred_up(d, self.dseries, Decimal(1), Decimal(10)) if up
+                                  else _preferred_down(d, self.dseries, Decimal(1), Decimal(10)))
+        return _preferred_up(x, self.series, 1.0, 10.0) if up else _preferred_down(x, self.series, 1.0, 10.0)
+
+
+def _preferred_up(x: Any, s: tuple, m: Any, ten: Any) -> Any:
+    while x >= s[-1] * m:
+        m *= ten
+    while x < s[0] * m:
+        previous = s[0] * m
+        m /= ten
+        if x >= s[-1] * m:  # between a scale's largest and the next scale's smallest
+            return previous
+    return next(v * m for v in s if x < v * m)
+
+
+def _preferred_down(x: Any, s: tuple, m: Any, ten: Any) -> Any:
+    while x <= s[0] * m:
+        m /= ten
+    if not m:  # the scale underflowed (a denormal): no series number lies below x
+        return 0.0
+    while x > s[-1] * m:
+        previous = s[-1] * m
+        m *= ten
+        if x <= s[0] * m:
+            return previous
+    return [v * m for v in s if v * m < x][-1]
+
+
+def _pow2_exponent(v: Any, x: float, up: bool) -> Any:
+    """POWERSOF2: the exponent of the power of two above (below) ``v``: from log2 for a double or a
+    decimal (a decimal exponent), from the bit length for an integer."""
+    if type(v) is float:
+        return int(math.floor(math.log2(x)) + 1.0) if up else int(math.ceil(math.log2(x)) - 1.0)
+    if type(v) is Decimal128:
+        with localcontext(_DECIMAL_CONTEXT):
+            log2 = float(v.to_decimal().ln() / Decimal(2).ln())
+        return Decimal128(Decimal(int(math.floor(log2) + 1.0) if up else int(math.ceil(log2) - 1.0)))
+    n = int(v)
+    if up:
+        return n.bit_length()
+    return n.bit_length() - 2 if n & (n - 1) == 0 else n.bit_length() - 1
+
+
+def _granular_buckets(rows: list, n: int, size: int, rounder: _Rounder, fields: list, variables: Any):
+    """mongod's bucket filling under a granularity (populateNextBucket): a bucket takes ``size``
+    documents (the last one all the rest), its max is its largest value rounded up and it absorbs the
+    values below that; the next bucket starts at that max; the first at its smallest value rounded
+    down. A zero max with values left becomes the next value rounded down."""
+    total, i, previous_max = len(rows), 0, None
+    for number in range(1, n + 1):
+        if i >= total:
+            return
+        first = rows[i][1]
+        low = rounder.down(first) if previous_max is None else previous_max
+        j = total if number == n else min(total, i + size)
+        high = rounder.up(rows[j - 1][1])
+        while j < total and compare(high, rows[j][1]) > 0:
+            j += 1
+        if as_float(high) == 0.0 and j < total:
+            high = rounder.down(rows[j][1])
+        accs = [spec_.new() for _, spec_ in fields]
+        for _, _, d in rows[i:j]:
+            for acc, (_, spec_) in zip(accs, fields, strict=True):
+                acc.process(spec_.evaluate(d, variables))
+        out = {"_id": {"min": low, "max": high}}
+        for (name, _), acc in zip(fields, accs, strict=True):
+            out[name] = acc.result()
+        yield out
+        i, previous_max = j, high
 
 
 STAGES = {

@@ -42,6 +42,11 @@ def _foreign_source(ctx: PipelineContext, target: str | None):
     return ctx.resolve_collection(cast(str, ctx.db), target)  # a pipeline that reads collections runs in a database
 
 
+def _is_text_match(stage: dict) -> bool:
+    arg = stage.get("$match") if len(stage) == 1 else None
+    return isinstance(arg, dict) and "$text" in arg
+
+
 def _lite_parse_lookup(spec: Any, ctx: PipelineContext) -> None:
     """mongod's first pass over a $lookup (LiteParsed): the shape, 'from' and the sub-pipeline's
     type, checked before the per-argument parse below (so its errors win)."""
@@ -127,9 +132,24 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     let_fns = [(name, compile_expression(expr, collation=ctx.collation)) for name, expr in let.items()]
     group_key = group_key_for(ctx.collation)  # local/foreign equality under the pipeline's collation
     sub = spec.get("pipeline")
+    # A sub-pipeline led by a $text $match (no localField, whose $match would lead it) runs that search
+    # on the foreign collection's text index, through the read core (its scores in the pipeline's
+    # DocMeta table); the rest of the sub-pipeline runs here over what it finds.
+    text_filter = sub[0]["$match"] if sub and local_path is None and _is_text_match(sub[0]) else None
+    if text_filter is not None:
+        parse_pipeline(sub[:1], ctx.child())  # validated as the first stage of a pipeline, where $text may be
+        sub = sub[1:]
     if sub is not None:
         sub_ctx = ctx.child(in_lookup=True, variables={**ctx.variables, **{n: None for n in let}})
         parse_pipeline(sub, sub_ctx)  # validate now; correlated pipelines re-parse with real values
+
+    def sub_source():
+        """What the sub-pipeline reads: the foreign collection, or the documents its $text finds."""
+        if text_filter is None:
+            return _foreign_source(ctx, target)
+        if ctx.query_collection is None:
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text is not supported in this context")
+        return ctx.query_collection(cast(str, ctx.db), target, text_filter)
 
     null_key = group_key(None)
 
@@ -215,14 +235,13 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                     result = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), iter(candidates)))
                 else:
                     if uncorrelated is None:
-                        uncorrelated = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)),
-                                                     _foreign_source(ctx, target)))
+                        uncorrelated = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), sub_source()))
                     result = [dict(d) for d in uncorrelated]
             else:
                 # A variable bound to a missing field stays missing ("$$v" then adds no field), as in mongod.
                 variables = {**ctx.variables, **{n: f(doc, ctx.variables) for n, f in let_fns}}
                 stages = parse_pipeline(sub, ctx.child(in_lookup=True, variables=variables))
-                source = iter(candidates) if candidates is not None else _foreign_source(ctx, target)
+                source = iter(candidates) if candidates is not None else sub_source()
                 result = collect(chain(stages, source))
             yield set_field(doc, as_parts, result)
     return Stage("$lookup", spec, apply)

@@ -4,7 +4,8 @@
   Operator updates resolve positional paths against the document (``$`` from ``query``, ``$[]``,
   ``$[id]`` from arrayFilters), then apply the operators in field-name order (mongod 5.0+: the
   order new fields appear in). ``_id`` may not change (66).
-- ``upsert_seed(query) -> dict``: the document an upsert starts from (the query's equalities).
+- ``upsert_seed(query, *, only_id=False) -> dict``: the document an upsert starts from (the query's
+  equalities; only ``_id`` for a replacement).
 - ``modified_paths(update) -> list[str]``: the paths an operator update writes; ``[""]`` (the whole
   document) for replacements and pipelines.
 """
@@ -42,7 +43,7 @@ def apply_update(
     """Apply a parsed update to ``doc``; returns (new document, changed?). ``doc`` is not mutated."""
     if update.kind == "replacement":
         if is_upsert and query:
-            _check_replacement_seed(query)
+            upsert_seed(query, only_id=True)  # the query's _id must be one whole value (111), as the seed's
         return _replace(doc, update.replacement or {})
     if update.kind == "pipeline":
         return _run_pipeline(doc, update.compiled_pipeline or update.pipeline or [])
@@ -320,28 +321,28 @@ def _equality_pairs(query: Mapping) -> list[tuple[str, Any]]:
     return pairs
 
 
-def _check_replacement_seed(query: Mapping) -> None:
-    """A replacement upsert takes only ``_id`` from its query, which must be one whole value: an
-    equality on a path under ``_id`` is 111 NotExactValueField (mongod's extractFullEqualityMatches)."""
-    for path, _ in _equality_pairs(query):
-        if path.startswith("_id."):
-            raise MongoError(
-                _NOT_EXACT_VALUE_FIELD,
-                f"field at '_id' must be exactly specified, field at sub-path '{path}'found",
-            )
-
-
-def upsert_seed(query: Mapping | None) -> dict:
+def upsert_seed(query: Mapping | None, *, only_id: bool = False) -> dict:
     """The equality fields of ``query`` as a document (``{a: 1, "b.c": 2}`` -> ``{a: 1, b: {c: 2}}``).
 
     The equalities are ``_equality_pairs``'; multi-clause ``$or`` and other operators are ignored. A path
-    matched twice raises 54 NotSingleValueField.
+    matched twice, or beside one of its prefixes, raises 54 NotSingleValueField. ``only_id`` (a
+    replacement upsert, mongod's extractFullEqualityMatches over the immutable ``_id``): the other
+    fields are ignored, even when they conflict, and ``_id`` must be one whole value: an equality on a
+    path under it is 111 NotExactValueField (checked, per equality in query order, before the 54).
     """
     pairs = _equality_pairs(query) if query else []
     seed: dict = {}
     seen: dict[tuple, str] = {}
     for path, value in pairs:
         parts = split_path(path)
+        if only_id:
+            if parts[0] != "_id":
+                continue
+            if len(parts) > 1:
+                raise MongoError(
+                    _NOT_EXACT_VALUE_FIELD,
+                    f"field at '_id' must be exactly specified, field at sub-path '{path}'found",
+                )
         for other_parts, other in seen.items():
             if other_parts == parts:
                 raise MongoError(

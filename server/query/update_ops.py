@@ -445,7 +445,7 @@ def _id_element(doc: dict) -> str:
 
 def op_rename(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     target = tuple(arg.split("."))
-    _rename_source_viable(doc, parts, ctx)
+    _rename_source_viable(doc, parts)
     value = get_path(doc, parts)
     if value is _MISSING:  # a missing source is a no-op, even one under an array element
         return False
@@ -456,20 +456,18 @@ def op_rename(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     return True
 
 
-def _rename_source_viable(doc: dict, parts: tuple, ctx: UpdateContext) -> None:
+def _rename_source_viable(doc: dict, parts: tuple) -> None:
     """mongod looks the rename source up with findLongestPrefix first: a path that would have to go
-    through a scalar is 28; a missing source is otherwise a no-op, even under an array element.
-    (mongod answers 28 for an array entered by a field name too; that case keeps the source-array
-    error 2 here, see tests/e2e/test_jstests_updates.py RENAME_THROUGH_ARRAY_CODE.)"""
+    through a scalar, or enter an array by a field name ('d.e' with d an array), is 28 PathNotViable
+    (before the source-array check, 2); a missing source is otherwise a no-op, even under an array
+    element."""
     node: Any = doc
     for i, part in enumerate(parts):
         if isinstance(node, dict):
             if part not in node:
                 return
             node = node[part]
-        elif isinstance(node, list):
-            if not is_numeric_component(part):
-                _no_array_on(doc, parts, "source", ctx)
+        elif isinstance(node, list) and is_numeric_component(part):
             if int(part) >= len(node):
                 return
             node = node[int(part)]

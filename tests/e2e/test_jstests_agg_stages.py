@@ -71,33 +71,10 @@ IDL_FAILED_TO_PARSE = 40414
 IDL_UNKNOWN_FIELD = 40415
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-BUCKET_AUTO_GRANULARITY = ("$bucketAuto 'granularity' is refused (224 'not supported by Tidemark'); MongoDB rounds "
-                           "the bucket boundaries to the preferred-number series (R80 ...)")
-BUCKET_DEFAULT_ORDER = ("$bucket outputs the default bucket after the boundary buckets; MongoDB sorts all buckets by "
-                        "_id (a $group and a $sort under the collation), so a default that sorts first comes first")
-UNDEFINED_VARIABLE_AT_RUN_TIME = ("a reference to an undefined variable ($$unbound) inside an expression is only "
-                                  "refused when the expression first runs; MongoDB refuses it when parsing (17276), "
-                                  "even when no document is read")
-PROJECT_UNKNOWN_EXPRESSION = ("an unknown $-operator as a $project field's value ({a: {$bad: 1}}) fails 168 "
-                              "'Unrecognized expression '$bad''; MongoDB's projection parser fails 31325 'Invalid "
-                              "$project :: caused by :: Unknown expression $bad' (tests/query/test_pipeline.py pins "
-                              "the 168 form)")
-DENSIFY_MIXED_TYPES = ("explicit $densify bounds and step of different numeric types ([0, 3] with step 1.0) are "
-                       "accepted; MongoDB fails 5876900 'Upper bound, lower bound, and step must all have the same "
-                       "type' (densify/decimal.js; tests/query/test_fill_densify_partitions.py pins the mixed form)")
-PROJECT_COMPUTED_IN_ARRAY = ("an inclusion $project with a computed field under an array path ({'array.m1': 1, "
-                             "'array.m2': 'what?'} on [1, 2, {m1}]) drops the scalar elements; MongoDB keeps their "
-                             "places and turns each into a document of the computed fields ([{m2}, {m2}, {m1, m2}]); "
-                             "the project.py fix is blocked by tests/query/test_stages.py, which pins the old form")
-LOOKUP_TEXT_SUB_PIPELINE = ("$text as the first stage of a $lookup sub-pipeline fails 17313 ('$match with $text is "
-                            "only allowed as the first pipeline stage'); MongoDB runs it against the foreign "
-                            "collection's text index (sub-pipelines run in memory over the foreign documents, where "
-                            "no TEXT plan exists: the fix needs the command layer, server/collections.py, to run them)")
-GEO_NEAR_QUERY_OPERATOR = ("the legacy query operator {field: {$geoNear: [x, y]}} (a synonym of $near) fails 2 "
-                           "'unknown operator: $geoNear' in a find; MongoDB runs it as $near (match_parse.py)")
-NUMERIC_PATH_NULL = ("a foreign path with a numeric component ('a.0.x') does not reach the elements lacking field "
-                     "'0' ({a: [{x: 1}, {y: 1}]}), so it does not equal null; a collection scan in MongoDB 7.0 "
-                     "(the nested-loop join) matches null there")
+
+PROJECT_META_ONLY_IS_EXCLUSION = ("a $project of only a $meta field ({score: {$meta: 'textScore'}}) keeps the "
+                                  "document's other fields; MongoDB's aggregation $project makes it a computed field of "
+                                  "an inclusion projection ({_id, score}) (query/stages.py parse_project / project.py)")
 
 HYPOTHESIS = settings(max_examples=25, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -691,8 +668,8 @@ EQUIJOIN_CASES = [
      [0, 1, 2, 3, 4, 5, 10, 11, 12, 13]),
     ("scalar and a path with a numeral", _NUMERIC_PATH_DOCS, "a.0.x", 1, "both", [0, 1, 2]),
     ("null in foreign, local path with a numeral", _NUMERIC_NULL_DOCS, "a.0.x", None, "local", [0, 1, 2, 3, 4, 5]),
-    xf(NUMERIC_PATH_NULL, "null in local, foreign path with a numeral", _NUMERIC_NULL_DOCS, "a.0.x", None, "foreign",
-       [0, 1, 2, 3, 4, 5, 10, 11], id="null in local, foreign path with a numeral"),
+    ("null in local, foreign path with a numeral", _NUMERIC_NULL_DOCS, "a.0.x", None, "foreign",
+     [0, 1, 2, 3, 4, 5, 10, 11]),
 ]
 
 
@@ -806,7 +783,6 @@ def test_graph_lookup_errors_with_foreign_documents(db):
     agg_fails(db.local, _gl(restrictSearchWithMatch={"$expr": {"$divide": [1, "$x"]}}), 16608, BAD_VALUE)
 
 
-@pytest.mark.xfail(strict=True, reason=UNDEFINED_VARIABLE_AT_RUN_TIME)
 def test_undefined_variable_is_refused_before_reading(db):
     """graphLookup/error.js 'cannot use $expr with unbound variable', on an empty foreign collection."""
     db.local.insert_one({"b": 0})
@@ -1136,7 +1112,6 @@ def test_bucket_follows_the_collation(db):
                collation={"locale": "simple"}) == [{"_id": "1", "count": 3}, {"_id": "2", "count": 6}]
 
 
-@pytest.mark.xfail(strict=True, reason=BUCKET_DEFAULT_ORDER)
 def test_bucket_default_bucket_sorts_among_the_others(db):
     """bucket/collation_bucket.js: the default bucket "2" comes before "100" under numeric ordering."""
     db.create_collection("c", collation={"locale": "en_US", "numericOrdering": True})
@@ -1145,7 +1120,6 @@ def test_bucket_default_bucket_sorts_among_the_others(db):
         {"_id": "2", "count": 6}, {"_id": "100", "count": 3}]
 
 
-@pytest.mark.xfail(strict=True, reason=BUCKET_AUTO_GRANULARITY)
 def test_bucket_auto_granularity_near_zero(db):
     """bucketauto/granularity_near_zero.js (SERVER-57091)."""
     db.c.insert_one({})
@@ -1192,9 +1166,9 @@ def _densify(**spec):
     (_densify(field="a", range={"step": 1.0, "bounds": ["a", "b"]}), 5946800),
     (_densify(field="a", range={"step": 1.0, "bounds": "x"}), 5946802),
     (_densify(field="a", range={"step": 1.0, "bounds": 5}), 5733404),
-    xf(DENSIFY_MIXED_TYPES, _densify(field="a", range={"step": 1.0, "bounds": [0, 3]}), 5876900, id="densify-mixed-types"),
-    xf(DENSIFY_MIXED_TYPES, _densify(field="val", range={"step": 0.1, "bounds": [Decimal128(".1"), Decimal128(".9")]}),
-       5876900, id="densify-decimal-bounds-double-step"),
+    pytest.param(_densify(field="a", range={"step": 1.0, "bounds": [0, 3]}), 5876900, id="densify-mixed-types"),
+    pytest.param(_densify(field="val", range={"step": 0.1, "bounds": [Decimal128(".1"), Decimal128(".9")]}),
+                 5876900, id="densify-decimal-bounds-double-step"),
     (_densify(field="a", range={"step": 1.0, "bounds": [0.0, 3.0], "x": 1}), IDL_UNKNOWN_FIELD),
     (_densify(field="a", range={"step": 1.0, "bounds": [0.0, 3.0]}, x=1), IDL_UNKNOWN_FIELD),
     (_densify(field="a", range={"step": 1, "bounds": [D1, D2], "unit": "parsec"}), FAILED_TO_PARSE),
@@ -1310,7 +1284,6 @@ def test_add_fields_after_projection_of_array_subfield(db):
         {"_id": None, "array": [{"m2": "what?"}, {"m2": "what?"}, {"m1": "str", "m2": "what?"}]}]
 
 
-@pytest.mark.xfail(strict=True, reason=PROJECT_COMPUTED_IN_ARRAY)
 def test_project_computed_field_in_array_replaces_scalars(db):
     """addFields/add_fields_adds_to_missing_fields.js queryProjectWithExpression."""
     db.c.insert_one({"_id": 0, "array": [1, 2, {"m1": "str"}]})
@@ -1359,8 +1332,7 @@ def test_add_fields_dependent_numeric_path(db):
     ({"$project": {"a": 1, "a.b": 1}}, 31249, "Invalid $project :: caused by :: Path collision at a.b remaining "
                                               "portion b"),
     ({"$project": {"$a": 1}}, 16410, None), ({"$project": {"a.$b": 1}}, 16410, None),
-    xf(PROJECT_UNKNOWN_EXPRESSION, {"$project": {"a": {"$bad": 1}}}, 31325,
-       "Invalid $project :: caused by :: Unknown expression $bad", id="project-unknown-expression"),
+    ({"$project": {"a": {"$bad": 1}}}, 31325, "Invalid $project :: caused by :: Unknown expression $bad"),
     ({"$addFields": 1}, 40272, None), ({"$addFields": {"$a": 1}}, 16410, None),
     ({"$addFields": {"a.$b": 1}}, 16410, None), ({"$set": {"a..b": 1}}, 15998, None), ({"$addFields": {"": 1}}, 40352, None),
     ({"$addFields": {"a": {"$bad": 1}}}, 168, "Invalid $addFields :: caused by :: Unrecognized expression '$bad'"),
@@ -1519,11 +1491,11 @@ def test_exclusion_projection_keeps_field_order(db):
 
 @pytest.mark.parametrize("projection, expected", [
     ({"a": {"$literal": "newValue"}, "_id": 0}, [{"a": "newValue"}]),
-    xf(PROJECT_COMPUTED_IN_ARRAY, {"a.b": {"$literal": "newValue"}, "_id": 0},
-       [{"a": [{"b": "newValue"}, {"b": "newValue"}, {"b": "newValue"}, {"b": "newValue"}]}], id="a.b"),
-    xf(PROJECT_COMPUTED_IN_ARRAY, {"a.b.c": {"$literal": "newValue"}, "_id": 0},
-       [{"a": [{"b": {"c": "newValue"}}, {"b": {"c": "newValue"}}, {"b": {"c": "newValue"}}, {"b": {"c": "newValue"}}]}],
-       id="a.b.c"),
+    pytest.param({"a.b": {"$literal": "newValue"}, "_id": 0},
+                 [{"a": [{"b": "newValue"}, {"b": "newValue"}, {"b": "newValue"}, {"b": "newValue"}]}], id="a.b"),
+    pytest.param({"a.b.c": {"$literal": "newValue"}, "_id": 0},
+                 [{"a": [{"b": {"c": "newValue"}}, {"b": {"c": "newValue"}}, {"b": {"c": "newValue"}},
+                         {"b": {"c": "newValue"}}]}], id="a.b.c"),
 ])
 def test_project_dotted_computed_paths(db, projection, expected):
     """project/project_dotted_paths.js (SERVER-26066): $project, unoptimized $project and find agree."""
@@ -2026,7 +1998,7 @@ def test_lookup_sub_pipeline_text_search(db):
     agg_fails(db.outer, pipeline, 27)  # IndexNotFound: no text index on 'outer'
 
 
-@pytest.mark.xfail(strict=True, reason=LOOKUP_TEXT_SUB_PIPELINE)
+@pytest.mark.xfail(strict=True, reason=PROJECT_META_ONLY_IS_EXCLUSION)
 def test_lookup_sub_pipeline_starting_with_text(db):
     """lookup/lookup_contains_text.js: $text first in the sub-pipeline searches the foreign collection."""
     db.outer.insert_one({"_id": 100, "a": "foo"})
@@ -2041,6 +2013,61 @@ def test_lookup_sub_pipeline_starting_with_text(db):
                              {"$match": {"$text": {"$search": "bar apple banana hello"}}},
                              {"$project": {"score": {"$meta": "textScore"}}}]}}])
     assert res == [{"_id": 100, "a": "foo", "as": [{"_id": 100, "score": 2.0}]}]
+
+
+
+
+def test_lookup_sub_pipeline_text_search_and_scores(db):
+    """lookup/lookup_contains_text.js without the $meta-only $project: $text leading a $lookup
+    sub-pipeline searches the foreign collection's text index (correlated by ``let`` too), its scores
+    reach the sub-pipeline; a $text later in the sub-pipeline is still 17313, and a foreign collection
+    without a text index 27."""
+    db.outer.insert_one({"_id": 100, "a": "foo"})
+    db.inner.insert_many([{"_id": 100, "a": "bar apple banana"}, {"_id": 101, "a": "cherry"}])
+    db.outer.create_index([("a", "text")])
+    db.inner.create_index([("a", "text")])
+    text = {"$match": {"$text": {"$search": "bar apple banana hello"}}}
+    res = agg(db.outer, [{"$match": {"$text": {"$search": "foo"}}},
+                         {"$lookup": {"from": "inner", "as": "as", "pipeline": [
+                             text, {"$project": {"_id": 1, "score": {"$meta": "textScore"}}}]}}])
+    assert res == [{"_id": 100, "a": "foo", "as": [{"_id": 100, "score": 2.0}]}]
+    res = agg(db.outer, [{"$lookup": {"from": "inner", "as": "as", "let": {"x": "$_id"},
+                                      "pipeline": [text, {"$match": {"$expr": {"$eq": ["$_id", "$$x"]}}}]}}])
+    assert res == [{"_id": 100, "a": "foo", "as": [{"_id": 100, "a": "bar apple banana"}]}]
+    agg_fails(db.outer, [{"$lookup": {"from": "inner", "as": "as", "pipeline": [{"$match": {}}, text]}}], 17313)
+    db.plain.insert_one({"_id": 1, "a": "bar"})
+    agg_fails(db.outer, [{"$lookup": {"from": "plain", "as": "as", "pipeline": [text]}}], 27)
+
+
+_CASED = st.sampled_from(["a", "A", "b", "B", "c"])
+
+
+@HYPOTHESIS
+@given(st.lists(st.fixed_dictionaries({"f": _CASED, "t": _CASED}), min_size=1, max_size=8),
+       st.sampled_from([None, {"locale": "en", "strength": 2}, {"locale": "simple"}]),
+       st.sampled_from([None, {"locale": "en", "strength": 2}]), st.booleans())
+def test_foreign_reads_take_the_pipeline_collation(db, edges, collation, foreign_default, indexed):
+    """A $graphLookup (and a $lookup's $text) reads the foreign collection through one query path,
+    under the pipeline's collation — not the foreign collection's default — with or without an
+    index on connectToField: the same answer as the pure stage filtering every foreign document."""
+    from tidemark.query.collation import parse_collation
+    from tidemark.query.pipeline import PipelineContext, run_pipeline
+
+    db.drop_collection("g")
+    db.create_collection("g", **({"collation": foreign_default} if foreign_default else {}))
+    docs = [{"_id": i, **e} for i, e in enumerate(edges)]
+    db.g.insert_many(docs)
+    if indexed:
+        db.g.create_index("t")
+    db.drop_collection("start")
+    db.start.insert_one({"_id": 0, "s": "a"})
+    stage = {"$graphLookup": {"from": "g", "startWith": "$s", "connectFromField": "f", "connectToField": "t",
+                              "as": "found", "depthField": "d"}}
+    got = agg(db.start, [stage], **({"collation": collation} if collation else {}))
+    pctx = PipelineContext(collation=parse_collation(collation) if collation else None, db=db.name,
+                           resolve_collection=lambda _db, _c: iter([dict(d) for d in docs]))
+    want = list(run_pipeline([stage], [{"_id": 0, "s": "a"}], pctx))
+    assert sorted(d["_id"] for d in got[0]["found"]) == sorted(d["_id"] for d in want[0]["found"])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -2154,7 +2181,7 @@ def test_sort_dates_before_1970(db):
 # --------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("query", [{"point2d": {"$near": [0, 0]}}, {"point2dsphere": {"$nearSphere": [0, 0]}},
-                                   xf(GEO_NEAR_QUERY_OPERATOR, {"point2d": {"$geoNear": [0, 0]}}, id="$geoNear")])
+                                   pytest.param({"point2d": {"$geoNear": [0, 0]}}, id="$geoNear")])
 def test_near_is_refused_in_match(db, query):
     """match/disallow_near_in_match.js: a find answers, a $match fails 5626500."""
     db.c.create_index([("point2d", "2d")])
