@@ -306,17 +306,23 @@ def encode_doc(doc: dict) -> bytes:
 
 
 class Validator:
-    """A collection's validator (query filter or $jsonSchema) with its level and action."""
+    """A collection's validator (query filter or $jsonSchema) with its level and action.
+
+    A query validator follows the collection's default collation (``$jsonSchema`` ignores every
+    collation, as in mongod); it is compiled once, here, and cached per collection by ``validator_for``."""
 
     def __init__(self, options: dict):
         self.spec = options.get("validator") or None
         self.level = options.get("validationLevel", "strict")
         self.action = options.get("validationAction", "error")
         self._fn: Callable[[dict], bool] | None = None
+        self._operator = _top_operator(self.spec) if self.spec else "$and"
         if self.spec and self.level != "off":
+            from tidemark.query.collation import parse_collation
             from tidemark.query.match import compile_filter
 
-            self._fn = compile_filter(self.spec)
+            collation = parse_collation(options["collation"]) if options.get("collation") else None
+            self._fn = compile_filter(self.spec, collation=collation)
 
     @property
     def active(self) -> bool:
@@ -330,18 +336,28 @@ class Validator:
         if old_doc is not None and self.level == "moderate" and not fn(old_doc):
             return
         if not fn(doc):
+            details: dict[str, Any] = {"operatorName": self._operator}
+            if self._operator == "$jsonSchema":
+                details["schemaRulesNotSatisfied"] = []
             raise MongoError(ErrorCode.DocumentValidationFailure, "Document failed validation",
-                             extra={"errInfo": {"failingDocumentId": doc.get("_id"),
-                                                "details": {"operatorName": _top_operator(cast(dict, self.spec)),
-                                                            "schemaRulesNotSatisfied": []}}})
+                             extra={"errInfo": {"failingDocumentId": doc.get("_id"), "details": details}})
 
 
 def _top_operator(spec: dict) -> str:
-    if len(spec) == 1:
-        k = next(iter(spec))
-        if k.startswith("$"):
-            return k
-    return "$and"
+    """mongod's ``errInfo.details.operatorName``: the operator at the root of the parsed validator,
+    where an implicit ``$and`` of one clause is that clause (``{a: 1}`` is ``$eq``, ``{a: {$exists:
+    true}}`` is ``$exists``)."""
+    if len(spec) != 1:
+        return "$and"
+    key, value = next(iter(spec.items()))
+    if key.startswith("$"):
+        return key
+    if isinstance(value, dict) and value and next(iter(value)).startswith("$"):
+        operators = [op for op in value if op != "$options"]
+        return operators[0] if len(operators) == 1 else "$and"
+    if isinstance(value, Regex | re.Pattern):
+        return "$regex"
+    return "$eq"
 
 
 _VALIDATORS: dict[tuple, Validator] = {}
