@@ -239,10 +239,12 @@ def op_current_date(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bo
     return True
 
 
-def _check_viable(doc: dict, parts: tuple) -> None:
-    """A missing path is a no-op for the modifiers that never create one ($pop, $pull, $pullAll) only
-    if it *could* be created (mongod's checkViability): the walk must stop at a document, or at an
-    array whose next component is an index; a scalar or an array met with a field name is 28."""
+def _check_viable(doc: dict, parts: tuple, *, rename_source: bool = False) -> None:
+    """mongod's walk of a path that may not exist (checkViability for $pop/$pull/$pullAll,
+    findLongestPrefix for a $rename source): a missing path is a no-op only if it *could* be created,
+    so the walk must stop at a document, or at an array whose next component is an index; a scalar,
+    or an array met with a field name, is 28 PathNotViable (for a rename source before its
+    source-array check, 2). The two callers differ only in mongod's message."""
     node: Any = doc
     for i, part in enumerate(parts):
         if isinstance(node, dict):
@@ -254,9 +256,10 @@ def _check_viable(doc: dict, parts: tuple) -> None:
                 return
             node = node[int(part)]
         else:
+            where = f"({parts[i - 1]} of {_path_str(parts)})" if rename_source else f"({part}) of ({_path_str(parts)})"
             raise MongoError(
                 ErrorCode.PathNotViable,
-                f"Cannot use the part ({part}) of ({_path_str(parts)}) to traverse the element "
+                f"{'cannot' if rename_source else 'Cannot'} use the part {where} to traverse the element "
                 f"({{{parts[i - 1]}: {bson_repr(node)}}})",
             )
 
@@ -445,7 +448,7 @@ def _id_element(doc: dict) -> str:
 
 def op_rename(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     target = tuple(arg.split("."))
-    _rename_source_viable(doc, parts)
+    _check_viable(doc, parts, rename_source=True)
     value = get_path(doc, parts)
     if value is _MISSING:  # a missing source is a no-op, even one under an array element
         return False
@@ -454,29 +457,6 @@ def op_rename(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     unset_path(doc, parts)
     _set(doc, target, value)
     return True
-
-
-def _rename_source_viable(doc: dict, parts: tuple) -> None:
-    """mongod looks the rename source up with findLongestPrefix first: a path that would have to go
-    through a scalar, or enter an array by a field name ('d.e' with d an array), is 28 PathNotViable
-    (before the source-array check, 2); a missing source is otherwise a no-op, even under an array
-    element."""
-    node: Any = doc
-    for i, part in enumerate(parts):
-        if isinstance(node, dict):
-            if part not in node:
-                return
-            node = node[part]
-        elif isinstance(node, list) and is_numeric_component(part):
-            if int(part) >= len(node):
-                return
-            node = node[int(part)]
-        else:
-            raise MongoError(
-                ErrorCode.PathNotViable,
-                f"cannot use the part ({parts[i - 1]} of {_path_str(parts)}) to traverse the element "
-                f"({{{parts[i - 1]}: {bson_repr(node)}}})",
-            )
 
 
 def _no_array_on(doc: dict, parts: tuple, which: str, ctx: UpdateContext) -> None:
