@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tidemark import collections as access
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.core.capped import MAX_DOCS, Limits, adjusted_size, insert_documents
@@ -52,7 +53,8 @@ def _clone_fn(db: str, source: str, target: str, size: int, command: str, *, rep
         temp_ns = dst_ns if not replace else C.ns_of(db, f"tmp.convertToCapped.{source}")
         if replace and w.get_collection(temp_ns) is not None:
             w.drop_collection(temp_ns)
-        new = w.create_collection(temp_ns, options)
+        # (with the _id index mongod builds: it carries the collection's default collation)
+        new = access.create_collection(w, temp_ns, options)
         insert_documents(w, new, docs)
         if replace:
             w.drop_collection(src_ns)

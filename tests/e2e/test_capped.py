@@ -118,6 +118,28 @@ def test_clone_collection_as_capped_copies_into_a_new_capped_collection(db):
     assert _code(lambda: db.command("cloneCollectionAsCapped", "src", toCollection=5, size=4096)) == 14
 
 
+@pytest.mark.parametrize("command", ["convertToCapped", "cloneCollectionAsCapped"])
+@pytest.mark.parametrize("strength", [1, 2])
+def test_the_capped_copy_keeps_the_collections_options_and_its_id_index_collation(db, command, strength):
+    """mongod's cloneCollectionAsCapped (which convertToCapped runs) creates the copy with the source's
+    options: its default collation, which the new _id index carries, and its validator."""
+    collation = {"locale": "en", "strength": strength}
+    db.create_collection("c", collation=collation, validator={"n": {"$type": "int"}})
+    db.c.insert_one({"_id": "a", "n": 1})
+    source_options = _options(db, "c")
+    source_id_index = next(db.c.list_indexes())
+    target = "c" if command == "convertToCapped" else "d"
+    db.command(command, "c", **({"toCollection": "d"} if target == "d" else {}), size=4096)
+    options = _options(db, target)
+    assert options == {"capped": True, "size": 4096, **source_options}
+    assert next(db[target].list_indexes()) == source_id_index
+    # the unique _id index compares under the collation: "A" is "a" at strengths 1 and 2
+    with pytest.raises(OperationFailure) as error:
+        db[target].insert_one({"_id": "A", "n": 2})
+    assert error.value.code == 11000
+    assert _code(lambda: db[target].insert_one({"_id": "b", "n": "x"})) == 121
+
+
 def test_coll_mod_changes_the_caps_and_trims_at_once(db):
     db.create_collection("m", capped=True, size=1 << 16, max=10)
     db.m.insert_many([{"_id": i} for i in range(10)])
