@@ -199,7 +199,7 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
 
 
 # Stages whose outputs keep the metadata ($meta) of the input document they came from. ($lookup
-# is left out: run one document at a time it would rebuild its foreign index per document.)
+# hands it on itself: run one document at a time it would rebuild its foreign index per document.)
 _META_KEEPING = frozenset({"$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith", "$unwind",
                            "$graphLookup"})
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import docmeta
 from tidemark.query.expr_base import type_name, validate_variable_name
 from tidemark.query.expressions import compile_expression
 from tidemark.query.interrupt import tick
@@ -243,7 +244,14 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                 stages = parse_pipeline(sub, ctx.child(in_lookup=True, variables=variables))
                 source = iter(candidates) if candidates is not None else sub_source()
                 result = collect(chain(stages, source))
-            yield set_field(doc, as_parts, result)
+            out = set_field(doc, as_parts, result)
+            if meta is not None:
+                meta.hand_on(doc, out)
+            yield out
+    # The output keeps its input's metadata (a $text score), as mongod's. Handed on here, not by
+    # pipeline._keeping_meta: that runs a stage one document at a time, which would rebuild the
+    # foreign index above for each input document.
+    meta = docmeta.table(ctx.variables)
     return Stage("$lookup", spec, apply)
 
 

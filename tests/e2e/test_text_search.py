@@ -161,6 +161,35 @@ def test_aggregate_text_match_meta_and_later_stages(articles):
     assert sorted(articles.distinct("_id", {"$text": {"$search": "tea"}})) == [2]
 
 
+# Stages after a $text match whose outputs keep each input document's text score, as mongod's do
+# (a new document made from the input carries its metadata).
+SCORE_KEEPING_STAGES = {
+    "lookup_equality": {"$lookup": {"from": "b", "localField": "_id", "foreignField": "a", "as": "j"}},
+    "lookup_uncorrelated": {"$lookup": {"from": "b", "pipeline": [{"$match": {"a": 1}}], "as": "j"}},
+    "lookup_let": {"$lookup": {"from": "b", "let": {"i": "$_id"},
+                               "pipeline": [{"$match": {"$expr": {"$eq": ["$a", "$$i"]}}}], "as": "j"}},
+    "lookup_equality_and_pipeline": {"$lookup": {"from": "b", "localField": "_id", "foreignField": "a",
+                                                 "pipeline": [{"$project": {"_id": 0}}], "as": "j"}},
+    "graph_lookup": {"$graphLookup": {"from": "b", "startWith": "$_id", "connectFromField": "a",
+                                      "connectToField": "a", "as": "j"}},
+    "add_fields": {"$addFields": {"x": 1}},
+    "project": {"$project": {"title": 1}},
+    "unset": {"$unset": "body"},
+    "unwind": {"$unwind": {"path": "$tags", "preserveNullAndEmptyArrays": True}},
+    "sort_skip_limit": {"$sort": {"_id": -1}},
+}
+
+
+@pytest.mark.parametrize("stage", SCORE_KEEPING_STAGES.values(), ids=SCORE_KEEPING_STAGES.keys())
+def test_the_text_score_survives_later_stages(articles, db, stage):
+    db.b.insert_many([{"_id": 10, "a": 1}, {"_id": 11, "a": 3}, {"_id": 12, "a": 3}])
+    text = {"$match": {"$text": {"$search": "coffee cake"}}}
+    scores = {d["_id"]: d["s"] for d in articles.aggregate([text, {"$project": {"s": {"$meta": "textScore"}}}])}
+    out = list(articles.aggregate([text, stage, {"$project": {"s": {"$meta": "textScore"}}}]))
+    assert sorted(d["_id"] for d in out) == sorted(scores) and len(scores) == 3
+    assert {d["_id"]: d["s"] for d in out} == scores
+
+
 def test_updates_and_deletes_with_text(articles):
     assert articles.update_many({"$text": {"$search": "coffee"}}, {"$set": {"caffeinated": True}}).modified_count == 2
     assert articles.delete_many({"$text": {"$search": "tea"}}).deleted_count == 1
