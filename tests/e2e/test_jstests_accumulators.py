@@ -37,6 +37,7 @@ from collections import defaultdict
 
 import pytest
 from bson import Code, Decimal128, Int64, MaxKey, MinKey, ObjectId
+from harness.jstests import aggregate_fails, bag, canon
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -51,11 +52,6 @@ INF = float("inf")
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
 
 
-def xf(reason: str, *values, id: str | None = None):
-    """A table row Tidemark is known to answer differently from MongoDB 7.0 (a strict xfail)."""
-    return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=reason), id=id)
-
-
 # --------------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------------
@@ -64,30 +60,6 @@ def run(coll, pipeline, **kw) -> list:
     """The ``aggregate`` command's whole answer (one batch)."""
     cmd = {"aggregate": coll.name, "pipeline": pipeline, "cursor": {"batchSize": 100000}, **kw}
     return coll.database.command(cmd)["cursor"]["firstBatch"]
-
-
-def fails(coll, pipeline, *codes, **kw) -> OperationFailure:
-    with pytest.raises(OperationFailure) as info:
-        run(coll, pipeline, **kw)
-    if codes:
-        assert info.value.code in codes, f"{pipeline}: code {info.value.code} ({info.value}), expected {codes}"
-    return info.value
-
-
-def canon(value):
-    """A comparable, type-keeping form of a decoded BSON value (``1 == 1.0 == True`` in Python)."""
-    if isinstance(value, dict):
-        return ("doc", tuple((k, canon(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("arr", tuple(canon(v) for v in value))
-    if isinstance(value, float) and math.isnan(value):
-        return ("float", "nan")
-    return (type(value).__name__, repr(value))
-
-
-def bag(docs) -> list:
-    """Order-insensitive, type-exact form of a result (the jstests' ``arrayEq``/``resultsEq``)."""
-    return sorted(map(canon, docs))
 
 
 def by_id(docs) -> dict:
@@ -292,7 +264,7 @@ def test_n_computed_from_the_group_key(db, acc):
 ], ids=lambda a: next(iter(a)))
 def test_n_from_the_group_key_refused_in_bucket_auto(db, acc):
     db.c.insert_many(_state_sales(MIN_MAX_COUNTS))
-    fails(db.c, [{"$bucketAuto": {"groupBy": "$state", "buckets": 2, "output": {"r": acc}}}], 4544714)
+    aggregate_fails(db.c, [{"$bucketAuto": {"groupBy": "$state", "buckets": 2, "output": {"r": acc}}}], 4544714)
 
 
 def test_n_from_let_variables_is_a_constant(db):
@@ -314,7 +286,7 @@ N_ERRORS = [
 @pytest.mark.parametrize("change, codes", N_ERRORS, ids=lambda v: repr(v)[:30])
 def test_n_values_refused(db, op, change, codes):
     db.c.insert_many(_state_sales([("CA", 3)]))
-    fails(db.c, [{"$group": {"_id": {"st": "$state"}, "r": {op: {"input": "$sales", **change}}}}], *codes)
+    aggregate_fails(db.c, [{"$group": {"_id": {"st": "$state"}, "r": {op: {"input": "$sales", **change}}}}], *codes)
 
 
 @pytest.mark.parametrize("op, spec, code", [
@@ -333,7 +305,7 @@ def test_n_values_refused(db, op, change, codes):
 ])
 def test_n_accumulator_specs_refused(db, op, spec, code):
     db.c.insert_many(_state_sales([("CA", 3)]))
-    fails(db.c, [{"$group": {"_id": {"st": "$state"}, "r": {op: spec}}}], code)
+    aggregate_fails(db.c, [{"$group": {"_id": {"st": "$state"}, "r": {op: spec}}}], code)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -426,14 +398,14 @@ def test_bottom_n_specs_refused(db, change, drop, code):
     spec = {"output": "$associate", "n": 2, "sortBy": {"sales": 1}, **change}
     if drop:
         del spec[drop]
-    fails(db.c, [{"$group": {"_id": {"st": "$state"}, "r": {"$bottomN": spec}}}], code)
+    aggregate_fails(db.c, [{"$group": {"_id": {"st": "$state"}, "r": {"$bottomN": spec}}}], code)
 
 
 def test_single_top_bottom_refuse_n_and_non_objects(db):
     db.c.insert_one({"a": 1})
-    fails(db.c, [{"$group": {"_id": 1, "r": {"$bottom": {"output": "$a", "n": 2, "sortBy": {"a": 1}}}}}], 5788002)
-    fails(db.c, [{"$group": {"_id": 1, "r": {"$top": 1}}}], 5788001)
-    fails(db.c, [{"$group": {"_id": 1, "r": {"$top": [1]}}}], 40237)
+    aggregate_fails(db.c, [{"$group": {"_id": 1, "r": {"$bottom": {"output": "$a", "n": 2, "sortBy": {"a": 1}}}}}], 5788002)
+    aggregate_fails(db.c, [{"$group": {"_id": 1, "r": {"$top": 1}}}], 5788001)
+    aggregate_fails(db.c, [{"$group": {"_id": 1, "r": {"$top": [1]}}}], 40237)
 
 
 def test_bottom_n_on_embedded_fields_and_arrays(db):
@@ -622,7 +594,7 @@ def test_merge_objects(db):
 @pytest.mark.parametrize("value, shown, type_name", [(1, "1", "int"), ("s", '"s"', "string"), ([1], "[ 1 ]", "array")])
 def test_merge_objects_refuses_non_objects(db, value, shown, type_name):
     db.c.insert_one({"a": value})
-    err = fails(db.c, [{"$group": {"_id": None, "m": {"$mergeObjects": "$a"}}}], 40400)
+    err = aggregate_fails(db.c, [{"$group": {"_id": None, "m": {"$mergeObjects": "$a"}}}], 40400)
     assert err.details["errmsg"] == f"$mergeObjects requires object inputs, but input {shown} is of type {type_name}"
 
 
@@ -631,8 +603,8 @@ def test_count_accumulator(db):
     got = run(db.c, [{"$group": {"_id": "$k", "n": {"$count": {}}}}, {"$sort": {"_id": 1}}])
     assert got == [{"_id": 0, "n": 3}, {"_id": 1, "n": 2}]
     for arg in ({"x": 1}, 1):
-        fails(db.c, [{"$group": {"_id": None, "n": {"$count": arg}}}], 14)
-    fails(db.c, [{"$group": {"_id": None, "n": {"$count": []}}}], 40237)
+        aggregate_fails(db.c, [{"$group": {"_id": None, "n": {"$count": arg}}}], 14)
+    aggregate_fails(db.c, [{"$group": {"_id": None, "n": {"$count": []}}}], 40237)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -761,13 +733,13 @@ def test_accumulator_expressions_nested(db, op, expected):
 ], ids=lambda v: repr(v)[:50])
 def test_group_specs_refused(db, stage, code):
     db.c.insert_one({"a": 1})
-    err = fails(db.c, [stage], code)
+    err = aggregate_fails(db.c, [stage], code)
     assert err.details.get("codeName")
 
 
 def test_group_by_inclusion_style_id_refused_with_mongods_message(db):
     db.c.insert_one({"a": 1})
-    err = fails(db.c, [{"$group": {"_id": {"t": "$a", "c": 1}}}], 17390)
+    err = aggregate_fails(db.c, [{"$group": {"_id": {"t": "$a", "c": 1}}}], 17390)
     assert err.details["errmsg"] == "$group does not support inclusion-style expressions"
 
 
@@ -781,14 +753,14 @@ def test_group_error_messages(db):
         ({"x": {"$sum": 1}}, "a group specification must include an _id"),
     ]
     for spec, message in cases:
-        assert fails(db.c, [{"$group": spec}]).details["errmsg"] == message
+        assert aggregate_fails(db.c, [{"$group": spec}]).details["errmsg"] == message
 
 
 @pytest.mark.parametrize("variable", ["$$IS_MR", "$$JS_SCOPE"])
 def test_group_by_internal_system_variables_fails_cleanly(db, variable):
     """group_by_system_variable.js: the query fails, the server stays up."""
     db.c.insert_one({})
-    fails(db.c, [{"$group": {"_id": variable}}])
+    aggregate_fails(db.c, [{"$group": {"_id": variable}}])
     assert db.command("ping")["ok"] == 1
 
 
@@ -971,7 +943,7 @@ def test_bucket_auto_push_sees_documents_in_group_by_order(db):
 ], ids=lambda v: repr(v)[:60])
 def test_percentile_syntax_refused(db, spec, let):
     db.c.insert_one({"x": 42})
-    err = fails(db.c, [{"$group": {"_id": None, "p": spec}}], **({"let": let} if let else {}))
+    err = aggregate_fails(db.c, [{"$group": {"_id": None, "p": spec}}], **({"let": let} if let else {}))
     assert err.code not in (1, 8000) and err.details.get("codeName") not in (None, "InternalError")
 
 
@@ -1237,7 +1209,7 @@ def test_group_result_over_16mb_fails_and_the_server_stays_up(db):
     one_mb = "a" * (1024 * 1024)
     for _ in range(17):
         db.c.insert_one({"a": one_mb})
-    err = fails(db.c, [{"$match": {}}, {"$group": {"_id": None, "arr": {"$push": {"a": "$a"}}}}])
+    err = aggregate_fails(db.c, [{"$match": {}}, {"$group": {"_id": None, "arr": {"$push": {"a": "$a"}}}}])
     assert err.code not in (1, 8000) and err.details.get("codeName") not in (None, "InternalError")
     assert db.command("ping")["ok"] == 1
 
@@ -1503,15 +1475,15 @@ def test_time_series_group_matches_the_collection_on_random_data(db, rows, group
 ], ids=lambda v: repr(v)[:60])
 def test_bucket_auto_arguments_refused(db, spec, code):
     db.c.insert_many([{"a": i} for i in range(4)])
-    fails(db.c, [{"$bucketAuto": spec}], code)
+    aggregate_fails(db.c, [{"$bucketAuto": spec}], code)
 
 
 def test_bucket_auto_messages_and_default_count(db):
     db.c.insert_many([{"a": i} for i in range(4)])
-    assert fails(db.c, [{"$bucketAuto": {"groupBy": "$a", "buckets": 2.5}}]).details["errmsg"] == \
+    assert aggregate_fails(db.c, [{"$bucketAuto": {"groupBy": "$a", "buckets": 2.5}}]).details["errmsg"] == \
         "The $bucketAuto 'buckets' field must be representable as a 32-bit integer, but found 2.5"
-    assert fails(db.c, [{"$bucketAuto": 1}]).details["errmsg"] == "The argument to $bucketAuto must be an object, but found type: int"
-    assert fails(db.c, [{"$bucketAuto": {"groupBy": "$a", "buckets": 2, "x": 1}}]).details["errmsg"] == \
+    assert aggregate_fails(db.c, [{"$bucketAuto": 1}]).details["errmsg"] == "The argument to $bucketAuto must be an object, but found type: int"
+    assert aggregate_fails(db.c, [{"$bucketAuto": {"groupBy": "$a", "buckets": 2, "x": 1}}]).details["errmsg"] == \
         "Unrecognized option to $bucketAuto: x"
     for spec in ({"groupBy": "$a", "buckets": 2}, {"groupBy": "$a", "buckets": 2, "output": {}}):
         assert run(db.c, [{"$bucketAuto": spec}]) == [{"_id": {"min": 0, "max": 2}, "count": 2},

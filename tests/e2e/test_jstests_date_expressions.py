@@ -20,9 +20,7 @@ by cause) marks it ``xfail(strict=True)``."""
 from __future__ import annotations
 
 import datetime as dt
-import struct
 
-import bson
 import pytest
 from bson import ObjectId
 from bson.codec_options import CodecOptions
@@ -30,6 +28,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 from bson.timestamp import Timestamp
+from harness.jstests import UNDEFINED, iso, ms, raw
 from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands("insert", "aggregate", "drop")
@@ -41,47 +40,12 @@ TYPE_MISMATCH = 14
 DURATION_OVERFLOW = 15
 
 
-def iso(text: str) -> dt.datetime:
-    """``ISODate(text)``: naive UTC, as pymongo returns dates (a text without an offset is UTC)."""
-    value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value
-
-
-def ms(n: int) -> dt.datetime:
-    """``new Date(n)``: ``n`` milliseconds after the epoch."""
-    return EPOCH + dt.timedelta(milliseconds=n)
-
-
 def millis(d: dt.datetime) -> int:
     return (d - EPOCH) // dt.timedelta(milliseconds=1)
 
 
 # --------------------------------------------------------------------------------------------------
 # raw BSON, for JavaScript's ``undefined``
-
-UNDEFINED = type("Undefined", (), {"__repr__": lambda self: "undefined"})()
-
-
-def _element(key: str, value) -> bytes:
-    name = key.encode() + b"\x00"
-    if value is UNDEFINED:
-        return b"\x06" + name
-    if isinstance(value, dict):
-        return b"\x03" + name + _document(value)
-    if isinstance(value, list):
-        return b"\x04" + name + _document({str(i): v for i, v in enumerate(value)})
-    return bson.encode({key: value})[4:-1]
-
-
-def _document(doc: dict) -> bytes:
-    body = b"".join(_element(k, v) for k, v in doc.items())
-    return struct.pack("<i", len(body) + 5) + body + b"\x00"
-
-
-def raw(doc: dict) -> RawBSONDocument:
-    """``doc`` as raw BSON, where ``UNDEFINED`` stands for a BSON undefined value."""
-    return RawBSONDocument(_document(doc))
-
 
 # --------------------------------------------------------------------------------------------------
 # helpers

@@ -37,14 +37,10 @@ import pytest
 from bson import Int64, MaxKey, MinKey, ObjectId
 from harness import expr_jstests
 from harness.expr_jstests import (
-    MISSING,
     NAN,
-    UNDEFINED,
     D,
     L,
-    assert_fails,
     assert_same,
-    encode,
     fails_on_doc,
     jsnum,
     on_doc,
@@ -52,6 +48,7 @@ from harness.expr_jstests import (
     run_agg,
     value_of,
 )
+from harness.jstests import MISSING, UNDEFINED, aggregate_fails, raw
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -106,7 +103,7 @@ ELEM_AT_ERRORS = [
 def test_array_elem_at_errors(one, args, code):
     """array_elem_at.js: a wrong argument count (16020), a non-array (28689), a non-numeric index
     (28690) or one not representable as a 32-bit integer (28691) fail."""
-    assert_fails(one, [{"$project": {"x": {"$arrayElemAt": args}}}], code)
+    aggregate_fails(one, [{"$project": {"x": {"$arrayElemAt": args}}}], code)
 
 
 # ==================================================================================================
@@ -129,8 +126,8 @@ def test_first_last_of_array(docs, doc, first, last):
 def test_first_last_errors(one):
     """first_last.js (the array forms share $arrayElemAt's checks): a non-array fails with 28689, a
     wrong argument count with 16020."""
-    assert_fails(one, [{"$project": {"x": {"$first": "abc"}}}], 28689)
-    assert_fails(one, [{"$project": {"x": {"$last": [[1.0], [2.0]]}}}], 16020)
+    aggregate_fails(one, [{"$project": {"x": {"$first": "abc"}}}], 28689)
+    aggregate_fails(one, [{"$project": {"x": {"$last": [[1.0], [2.0]]}}}], 16020)
 
 
 # ==================================================================================================
@@ -175,7 +172,7 @@ def test_array_to_object_errors(one, expanded, code):
     """arrayToObject.js: mixed formats (40391/40396), a non-array (40386), an element of neither form
     (40398), a pair of the wrong size (40397) or with a non-string key (40395), a document without
     exactly k and v (40392/40393) or with a non-string k (40394) fail."""
-    assert_fails(one, [{"$project": {"collapsed": {"$arrayToObject": {"$const": expanded}}}}, {"$limit": 1}], code)
+    aggregate_fails(one, [{"$project": {"collapsed": {"$arrayToObject": {"$const": expanded}}}}, {"$limit": 1}], code)
 
 
 def test_array_to_object_of_undefined_key(docs):
@@ -188,8 +185,8 @@ def test_array_to_object_null_byte_in_key(one, out):
     """arrayToObject.js: a key holding a NUL byte fails, 4940400 in the pair form and 4940401 in the
     {k, v} form (also before an $out)."""
     tail = [{"$out": "array_to_object_output"}] if out else []
-    assert_fails(one, [{"$replaceWith": {"$arrayToObject": {"$literal": [["a\0b", "abra cadabra"]]}}}, *tail], 4940400)
-    assert_fails(one, [{"$replaceWith": {"$arrayToObject": {"$literal": [{"k": "a\0b", "v": "blah"}]}}}, *tail], 4940401)
+    aggregate_fails(one, [{"$replaceWith": {"$arrayToObject": {"$literal": [["a\0b", "abra cadabra"]]}}}, *tail], 4940400)
+    aggregate_fails(one, [{"$replaceWith": {"$arrayToObject": {"$literal": [{"k": "a\0b", "v": "blah"}]}}}, *tail], 4940401)
 
 
 # ==================================================================================================
@@ -351,7 +348,7 @@ REDUCE_ERRORS = [
 def test_reduce_errors(one, spec, code):
     """reduce.js: a non-object (40075), an unknown field (40076), a missing input/initialValue/in
     (40077/40078/40079), and ``$$value``/``$$this`` outside 'in' (17276) fail."""
-    assert_fails(one, [{"$project": {"reduced": {"$reduce": spec}}}], code)
+    aggregate_fails(one, [{"$project": {"reduced": {"$reduce": spec}}}], code)
 
 
 # ==================================================================================================
@@ -436,7 +433,7 @@ def test_get_field_errors(fields_coll, arg, code):
     'field' (5654600), a 'field' that is not a constant (5654601) or not a string (5654602) fail. (An older
     revision's ``{field: 'a'}`` failing 3041703 is not ported: MongoDB documents an omitted input as
     ``$$CURRENT`` for 5.0 to 8.0.)"""
-    assert_fails(fields_coll, [{"$project": {"test": {"$getField": arg}}}], code)
+    aggregate_fails(fields_coll, [{"$project": {"test": {"$getField": arg}}}], code)
 
 
 def test_get_field_in_other_stages(fields_coll):
@@ -494,7 +491,7 @@ def test_set_field_errors(fields_coll, op, arg, code):
     ``$unsetField`` (4161101), no field (4161102), value (4161103) or input (4161109), in that order; a
     non-document input (4161105), a non-constant (4161106), non-string (4161107) or field-path
     (4161108) 'field' fail."""
-    assert_fails(fields_coll, [{"$project": {"test": {op: arg}}}], code)
+    aggregate_fails(fields_coll, [{"$project": {"test": {op: arg}}}], code)
 
 
 SET_FIELD = [
@@ -646,7 +643,7 @@ COND_ERRORS = [
 def test_cond_errors(one, spec, code):
     """cond.js / expression_cond.js: other than three arguments (16020); in the object form an unknown
     parameter (17083) before a missing if/then/else (17080/17081/17082)."""
-    assert_fails(one, [{"$project": {"a": {"$cond": spec}}}], code)
+    aggregate_fails(one, [{"$project": {"a": {"$cond": spec}}}], code)
 
 
 COND = [
@@ -843,7 +840,7 @@ def test_concat_arrays_over_documents(db):
                                        "missing": {"$concatArrays": ["$a", "$f"]}}}])
     assert_same(got, [{"all": [1.0, 2.0, "three"], "nested": [1.0, 2.0, [3.0], 4.0], "one": [1.0, 2.0], "none": [],
                        "null": None, "missing": None}])
-    assert_fails(db.d, [{"$project": {"_id": 0, "all": {"$concatArrays": ["$a", "$str"]}}}], 28664)
+    aggregate_fails(db.d, [{"$project": {"_id": 0, "all": {"$concatArrays": ["$a", "$str"]}}}], 28664)
 
 
 # ==================================================================================================
@@ -911,7 +908,7 @@ BOOL_OPS = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambd
 def cmp_coll(xdb):
     coll = xdb["cmp_order"]
     for _id, (value, _) in CMP_DOCS.items():
-        coll.insert_one(encode({"_id": _id} if value is MISSING else {"_id": _id, "f": value}))
+        coll.insert_one(raw({"_id": _id} if value is MISSING else {"_id": _id, "f": value}))
     return coll
 
 
@@ -1028,13 +1025,13 @@ def test_switch_errors(one, spec, code):
     """switch_errors.js: a non-object (40060), non-array branches (40061), a non-object branch (40062),
     a branch without case (40064) or then (40065) or with another key (40063), an unknown argument
     (40067), no branch (40068)."""
-    assert_fails(one, [{"$project": {"output": {"$switch": spec}}}], code)
+    aggregate_fails(one, [{"$project": {"output": {"$switch": spec}}}], code)
 
 
 def test_switch_without_match_or_default(db):
     """switch_errors.js: no true branch and no default fails at run time with 40066."""
     db.c.insert_one({"x": 1.0})
-    assert_fails(db.c, [{"$project": {"output": {"$switch": {"branches": [{"case": {"$eq": ["$x", 0.0]}, "then": 1.0}]}}}}],
+    aggregate_fails(db.c, [{"$project": {"output": {"$switch": {"branches": [{"case": {"$eq": ["$x", 0.0]}, "then": 1.0}]}}}}],
                  40066)
 
 
@@ -1048,7 +1045,7 @@ def test_size(db):
     out = run_agg(db.c, [{"$sort": {"_id": 1}}, {"$project": {"_id": 0, "length": {"$size": "$arr"}}}])
     assert_same(out, [{"length": 0}, {"length": 1}, {"length": 2}, {"length": 5}, {"length": 2}])
     db.c.insert_one({"arr": 231.0})
-    assert_fails(db.c, [{"$project": {"_id": 0, "length": {"$size": "$arr"}}}], 17124)
+    aggregate_fails(db.c, [{"$project": {"_id": 0, "length": {"$size": "$arr"}}}], 17124)
 
 
 _A5 = [0.0, 1.0, 2.0, 3.0, 4.0]
@@ -1080,7 +1077,7 @@ def test_slice_errors(one, args, code):
     """slice.js: a wrong argument count (28667), a non-array (28724), a non-numeric (28725) or
     non-int32 (28726) position, a non-numeric (28727), non-int32 (28728) or non-positive (28729)
     count; the array and position are checked before a null count is seen."""
-    assert_fails(one, [{"$project": {"x": {"$slice": args}}}], code)
+    aggregate_fails(one, [{"$project": {"x": {"$slice": args}}}], code)
 
 
 @given(arr=st.lists(st.integers(-100, 100), max_size=8), n=st.integers(-10, 10), start=st.integers(-10, 10),
@@ -1151,13 +1148,13 @@ def test_range_errors(db, args, code):
     """range.js: a non-numeric (34443/34445/34447) or non-int32 (34444/34446/34448) start, end or step,
     and a zero step (34449) fail."""
     db.c.insert_one({"city": "San Jose", "distance": 100})
-    assert_fails(db.c, [{"$project": {"_id": 0, "city": 1, "Rest stops": {"$range": args}}}], code)
+    aggregate_fails(db.c, [{"$project": {"_id": 0, "city": 1, "Rest stops": {"$range": args}}}], code)
 
 
 def test_range_memory_limit(one):
     """range.js: a billion-element range exceeds the memory limit (146); the same bounds with a step
     pointing away give []."""
-    assert_fails(one, [{"$project": {"result": {"$range": [0.0, 1073741924.0]}}}], EXCEEDED_MEMORY_LIMIT)
+    aggregate_fails(one, [{"$project": {"result": {"$range": [0.0, 1073741924.0]}}}], EXCEEDED_MEMORY_LIMIT)
     assert_same(value_of(one, {"$range": [0.0, 1073741924.0, -1.0]}), [])
 
 
@@ -1261,7 +1258,7 @@ def test_sort_array(docs):
 
 def test_sort_array_with_collation(db):
     """sortArray.js: under a numericOrdering collation "2" sorts before "10", also by path."""
-    db.c.insert_one(encode(SORT_ARRAY_DOC))
+    db.c.insert_one(raw(SORT_ARRAY_DOC))
     out = run_agg(db.c, [{"$project": {"_id": 0, "a": {"$sortArray": {"input": "$collatorTestField", "sortBy": 1}},
                                        "b": {"$sortArray": {"input": "$collatorObjectTestField", "sortBy": 1}},
                                        "c": {"$sortArray": {"input": "$collatorObjectTestField", "sortBy": {"a": 1}}}}}],
@@ -1368,7 +1365,7 @@ def test_set_operator_null_before_non_array(one, op):
     """set.js (the classic evaluation order): an operand is checked when reached, so a null before a
     non-array gives null, and a non-array before a null fails."""
     assert_same(value_of(one, {op: [None, "123"]}), None)
-    assert_fails(one, [{"$project": {"r": {op: ["123", None]}}}], 17043 if op == "$setUnion" else 17047)
+    aggregate_fails(one, [{"$project": {"r": {op: ["123", None]}}}], 17043 if op == "$setUnion" else 17047)
 
 
 def test_set_union_is_in_bson_order(one):
@@ -1403,7 +1400,7 @@ def test_reverse_array(one):
     a non-array fails with 34435."""
     assert_same(project_all(one, [{"$reverseArray": {"$literal": [1.0, 2.0]}}, {"$reverseArray": {"$literal": [[1.0, 2.0]]}},
                                   {"$reverseArray": "$notAField"}]), [[2.0, 1.0], [[1.0, 2.0]], None])
-    assert_fails(one, [{"$project": {"reversed": {"$reverseArray": 1.0}}}], 34435)
+    aggregate_fails(one, [{"$project": {"reversed": {"$reverseArray": 1.0}}}], 34435)
 
 
 # ==================================================================================================
@@ -1412,7 +1409,7 @@ def test_reverse_array(one):
 def test_filter_over_documents(db):
     """bugs/server17943.js: ``$filter`` with an 'as' name or ``$$this`` over arrays, empty, null,
     undefined and missing inputs."""
-    db.c.insert_many([encode(d) for d in [{"_id": 0, "a": [1.0, 2.0, 3.0, 4.0, 5.0]}, {"_id": 1, "a": [2.0, 4.0]}, {"_id": 2, "a": []},
+    db.c.insert_many([raw(d) for d in [{"_id": 0, "a": [1.0, 2.0, 3.0, 4.0, 5.0]}, {"_id": 1, "a": [2.0, 4.0]}, {"_id": 2, "a": []},
                                           {"_id": 3, "a": [1.0]}, {"_id": 4, "a": None}, {"_id": 5, "a": UNDEFINED}, {"_id": 6}]])
     out = run_agg(db.c, [{"$project": {"b": {"$filter": {"input": "$a", "as": "x", "cond": {"$eq": [1.0, {"$mod": ["$$x", 2.0]}]}}}}},
                          {"$sort": {"_id": 1}}])
@@ -1587,7 +1584,7 @@ def test_field_path_through_scalar(db):
 def test_operator_object_with_two_fields(one):
     """(mongod's Expression::parseExpression) an operator object with a second field fails with 15983
     and mongod's message."""
-    exc = assert_fails(one, [{"$project": {"x": {"$add": [1.0], "station": "$station"}}}], 15983)
+    exc = aggregate_fails(one, [{"$project": {"x": {"$add": [1.0], "station": "$station"}}}], 15983)
     assert "An object representing an expression must have exactly one field: { $add: [ 1.0 ], station: \"$station\" }" \
         in exc.details["errmsg"], exc.details
 
@@ -1644,7 +1641,7 @@ def test_remove_cannot_be_bound(db):
     FailedToParse, which mongod's variableValidation answers since 8.x; 7.0's (the 2020 file, still
     StringData-based) raises 16867 "starts with an invalid character" for the same name."""
     db.c.insert_one({"_id": 3, "a": {"b": 98.0, "c": 99.0}})
-    assert_fails(db.c, [{"$match": {"_id": 3}}, {"$project": {"_id": 0, "a": {"$let": {
+    aggregate_fails(db.c, [{"$match": {"_id": 3}}, {"$project": {"_id": 0, "a": {"$let": {
         "vars": {"REMOVE": 3.0}, "in": {"b": "$$REMOVE", "c": 2.0}}}}}], 16867)
 
 

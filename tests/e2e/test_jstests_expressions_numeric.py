@@ -34,24 +34,19 @@ from harness import expr_jstests
 from harness.expr_jstests import (
     BAD_VALUE,
     INF,
-    MISSING,
     NAN,
     TYPE_MISMATCH,
-    UNDEFINED,
     D,
     L,
     assert_close,
-    assert_fails,
     assert_same,
-    encode,
     fails_on_doc,
-    ms,
     on_doc,
     on_doc_many,
-    rows,
     run_agg,
     value_of,
 )
+from harness.jstests import MISSING, UNDEFINED, aggregate_fails, ms, raw, rows
 
 # the shared module-scoped collections, as this module's fixtures
 xdb, one, docs = expr_jstests.xdb, expr_jstests.one, expr_jstests.docs
@@ -198,7 +193,7 @@ def test_mod_result_types(mod_results, field):
 @pytest.mark.parametrize("args", [[10.0, 0.0], [10, 0], [L(10), L(0)]], ids=["double", "int", "long"])
 def test_mod_by_zero_fails(one, args):
     """expression_mod.js: ``$mod`` by a zero fails with 16610."""
-    assert_fails(one, [{"$project": {"a": {"$mod": args}}}], 16610, 4848403)
+    aggregate_fails(one, [{"$project": {"a": {"$mod": args}}}], 16610, 4848403)
 
 
 @pytest.mark.parametrize(
@@ -232,7 +227,7 @@ def test_floor_ceil(one, op, arg, expected):
 @pytest.mark.parametrize("op", ["$ceil", "$floor"])
 def test_floor_ceil_non_numeric_fails(one, op):
     """floor_ceil.js: a string argument fails with 28765."""
-    assert_fails(one, [{"$project": {"a": {op: "string"}}}], 28765, 4903700, 7157700)
+    aggregate_fails(one, [{"$project": {"a": {op: "string"}}}], 28765, 4903700, 7157700)
 
 
 # ==================================================================================================
@@ -435,7 +430,7 @@ LOG_ERRORS = [
 def test_log_pow_exp_errors(one, expr, codes):
     """log_pow_exp.js: non-numeric arguments (28756/28757/28765/28762/28763), non-positive arguments
     or bases and base 1 (28758/28759/28761/28766), and 0 to a negative power (28764) fail."""
-    assert_fails(one, [{"$project": {"r": expr}}], *codes)
+    aggregate_fails(one, [{"$project": {"r": expr}}], *codes)
 
 
 POW_CASES = [
@@ -701,7 +696,7 @@ def test_round_trunc_errors(one, expr, codes):
     """round_trunc.js: rounding a long past its range fails (51080), three arguments fail (28667), a
     non-numeric input fails (51081), a place outside [-20, 100] fails (51083) and a non-integral
     place fails (51082)."""
-    assert_fails(one, [{"$project": {"a": expr}}], *codes)
+    aggregate_fails(one, [{"$project": {"a": expr}}], *codes)
 
 
 # ==================================================================================================
@@ -755,7 +750,7 @@ def test_convert_supported(docs, value, target, expected, form):
 def test_convert_on_error_does_not_catch_input_errors(one):
     """convert.js: ``onError`` covers the conversion only: an error evaluating ``input`` (a division
     by zero) still fails the aggregation."""
-    assert_fails(one, [{"$project": {"o": {"$convert": {"to": "string", "input": {"$divide": [1, 0]},
+    aggregate_fails(one, [{"$project": {"o": {"$convert": {"to": "string", "input": {"$divide": [1, 0]},
                                                         "onError": "ERROR"}}}}])
 
 
@@ -774,7 +769,7 @@ def test_convert_unsupported(db, value, target):
     """convert.js: an unsupported conversion fails; with ``onError`` it gives that value, and with
     ``onError: "$$REMOVE"`` the output field is left out."""
     db.c.insert_one({"_id": 0, "input": value, "target": target})
-    assert_fails(db.c, [{"$project": {"output": {"$convert": {"to": "$target", "input": "$input"}}}}])
+    aggregate_fails(db.c, [{"$project": {"output": {"$convert": {"to": "$target", "input": "$input"}}}}])
     out = run_agg(db.c, [{"$project": {"output": {"$convert": {"to": "$target", "input": "$input",
                                                                    "onError": "ERROR"}}}}])
     assert_same(out, [{"_id": 0, "output": "ERROR"}])
@@ -786,7 +781,7 @@ def test_convert_unsupported(db, value, target):
 @pytest.mark.parametrize("to", ["int", None], ids=["to-int", "to-null"])
 def test_convert_nullish_input_gives_on_null(db, to):
     """convert.js: a null, undefined or missing input gives ``onNull``, even when ``to`` is null."""
-    db.c.insert_many([encode({"_id": 0, "input": None}), encode({"_id": 1, "input": UNDEFINED}), {"_id": 2}])
+    db.c.insert_many([raw({"_id": 0, "input": None}), raw({"_id": 1, "input": UNDEFINED}), {"_id": 2}])
     out = run_agg(db.c, [{"$project": {"output": {"$convert": {"to": to, "input": "$input", "onNull": "NULL"}}}},
                                {"$sort": {"_id": 1}}])
     assert_same(out, [{"_id": i, "output": "NULL"} for i in range(3)])

@@ -22,21 +22,17 @@ from bson.regex import Regex
 from harness import expr_jstests
 from harness.expr_jstests import (
     FAILED_TO_PARSE,
-    MISSING,
     NAN,
-    UNDEFINED,
     VAR_NAME_CODES,
     D,
     L,
-    assert_fails,
     assert_same,
-    encode,
     jsnum,
     on_doc,
-    rows,
     run_agg,
     value_of,
 )
+from harness.jstests import MISSING, UNDEFINED, aggregate_fails, raw, rows
 
 # the shared module-scoped collections, as this module's fixtures
 xdb, one, docs = expr_jstests.xdb, expr_jstests.one, expr_jstests.docs
@@ -133,7 +129,7 @@ def test_index_of_errors(one, expr, codes):
     """indexof_bytes.js / indexof_codepoints.js / indexof_array.js: a non-string string (40091/40093)
     or token (40092/40094), a non-array (40090), a non-integral start/end (40096) or a negative
     start/end (40097) fail."""
-    assert_fails(one, [{"$project": {"output": expr}}], *codes)
+    aggregate_fails(one, [{"$project": {"output": expr}}], *codes)
 
 
 # ==================================================================================================
@@ -185,7 +181,7 @@ SPLIT_ERRORS = [
 def test_split_errors(one, args, codes):
     """split.js: a wrong argument count (16020), a non-string input (40085) or separator (40086), and
     an empty separator (40087) fail."""
-    assert_fails(one, [{"$project": {"split": {"$split": args}}}], *codes)
+    aggregate_fails(one, [{"$project": {"split": {"$split": args}}}], *codes)
 
 
 # ==================================================================================================
@@ -217,7 +213,7 @@ def test_substr_cp_argument_errors(db, args, codes):
     """substrCP.js: a non-numeric length (34452) or NaN length (34453), a non-numeric (34450) or
     non-integral (34451) start, a negative start (34455) or length (34454) fail."""
     db.c.insert_one({"a": "abc"})
-    assert_fails(db.c, [{"$project": {"a": {"$substrCP": args}}}], *codes)
+    aggregate_fails(db.c, [{"$project": {"a": {"$substrCP": args}}}], *codes)
 
 
 SUBSTR_CP_DOC_ERRORS = [
@@ -233,7 +229,7 @@ def test_substr_cp_errors_from_document_values(substr_coll, args, codes):
     """substrCP.js: a wrong argument count (16020); start/length read from the document that are not
     numbers, not 32-bit integers (a long of 2^32+1) or negative fail; an object input cannot be
     coerced to a string (16007)."""
-    assert_fails(substr_coll, [{"$project": {"a": {"$substrCP": args}}}], *codes)
+    aggregate_fails(substr_coll, [{"$project": {"a": {"$substrCP": args}}}], *codes)
 
 
 SUBSTR_CP = [
@@ -277,7 +273,7 @@ def test_strlen_errors(db, expr, codes):
     """strlen.js: ``$strLenCP`` (34471) and ``$strLenBytes`` (34473) of a number, null or missing
     value fail, as does a null literal; two arguments fail with 16020."""
     db.c.insert_one(STRLEN_DOC)
-    assert_fails(db.c, [{"$project": {"strLen": expr}}], *codes)
+    aggregate_fails(db.c, [{"$project": {"strLen": expr}}], *codes)
 
 
 STRLEN = [
@@ -365,7 +361,7 @@ def test_trim_errors(db, expr, codes):
     """trim.js: a non-object argument (50696), a non-string input (50699) or non-string chars (50700)
     fail."""
     db.c.insert_one({"_id": 0})
-    assert_fails(db.c, [{"$project": {"x": expr}}], *codes)
+    aggregate_fails(db.c, [{"$project": {"x": expr}}], *codes)
 
 
 # ==================================================================================================
@@ -483,7 +479,7 @@ def test_regex_find_find_all_match(regex_coll, key, spec, expected):
 @pytest.mark.parametrize("op", ["$regexFindAll", "$regexFind", "$regexMatch"])
 def test_regex_match_limit_exceeded(regex_coll, op, regex):
     """regex.js: a (*LIMIT_MATCH=1) pattern that needs more matching steps fails with 51156."""
-    assert_fails(regex_coll, [{"$match": {"_id": "cafe"}}, {"$project": {"m": {op: {"input": "$text", "regex": regex}}}}],
+    aggregate_fails(regex_coll, [{"$match": {"_id": "cafe"}}, {"$project": {"m": {op: {"input": "$text", "regex": regex}}}}],
                  51156, 5073403)
 
 
@@ -528,7 +524,7 @@ def test_regex_errors(regex_error_coll, op, spec, code):
     malformed pattern or misplaced start option (51111), a non-string input (51104), regex (51105)
     or options (51106), an unknown or upper-case flag (51108), flags both in the regex and in
     ``options`` (51107), and NUL bytes in the pattern (51109) or options (51110) fail."""
-    assert_fails(regex_error_coll, [{"$project": {"matches": {op: spec}}}], *_REGEX_EQUIVALENT[code])
+    aggregate_fails(regex_error_coll, [{"$project": {"matches": {op: spec}}}], *_REGEX_EQUIVALENT[code])
 
 
 MULTI = [
@@ -641,7 +637,7 @@ def replace_coll(xdb):
 def test_replace_errors(replace_coll, op, inp, find, repl, code):
     """replace_one.js / replace_all.js: a non-string input (51746), find (51745) or replacement
     (51744) fails, checked in that order, even when other arguments are null or missing."""
-    assert_fails(replace_coll, [{"$project": {"f": {op: {"input": inp, "find": find, "replacement": repl}}}}],
+    aggregate_fails(replace_coll, [{"$project": {"f": {op: {"input": inp, "find": find, "replacement": repl}}}}],
                  code, 5154400, 7158302)
 
 
@@ -700,7 +696,7 @@ IN_ERRORS = [
 def test_in_errors(one, args, code):
     """in.js: a non-array second argument fails with 40081 (null and missing included); other than two
     arguments with 16020."""
-    assert_fails(one, [{"$project": {"included": {"$in": args}}}], code)
+    aggregate_fails(one, [{"$project": {"included": {"$in": args}}}], code)
 
 
 # ==================================================================================================
@@ -740,7 +736,7 @@ FILTER_CASES = [
 @pytest.fixture(scope="module")
 def filter_coll(xdb):
     coll = xdb["filter"]
-    coll.insert_many([encode(d) for d in FILTER_DOCS])
+    coll.insert_many([raw(d) for d in FILTER_DOCS])
     return coll
 
 
@@ -767,13 +763,13 @@ def test_filter_errors(filter_coll, spec, code):
     (28650), an invalid ``as`` name (16867; let.js/map.js expect FailedToParse), a non-array input
     (28651) and an undefined variable (17276) fail."""
     codes = VAR_NAME_CODES if code == 16867 else (code, 5073201, 7158305) if code == 28651 else (code,)
-    assert_fails(filter_coll, [{"$project": {"b": {"$filter": spec}}}], *codes)
+    aggregate_fails(filter_coll, [{"$project": {"b": {"$filter": spec}}}], *codes)
 
 
 def test_filter_non_array_field_fails(db):
     """filter.js: a string-valued input field fails with 28651."""
     db.c.insert_one({"a": "string"})
-    assert_fails(db.c, [{"$project": {"b": {"$filter": {"input": "$a", "as": "x", "cond": True}}}}],
+    aggregate_fails(db.c, [{"$project": {"b": {"$filter": {"input": "$a", "as": "x", "cond": True}}}}],
                  28651, 5073201, 7158305)
 
 
@@ -782,7 +778,7 @@ def test_filter_truthiness_deep_paths_and_nesting(db):
     document, not null/undefined/0/false); ``$$this.b.c.d`` paths; a ``$filter`` as the ``cond`` of
     another keeps the inner arrays (an empty result array is truthy, null is not)."""
     date = dt.datetime(2021, 5, 6, 7, 8, 9)
-    db.c.insert_one(encode({"_id": 0, "a": [date, None, UNDEFINED, 0, False, D("1"), [], {"c": 3}]}))
+    db.c.insert_one(raw({"_id": 0, "a": [date, None, UNDEFINED, 0, False, D("1"), [], {"c": 3}]}))
     out = run_agg(db.c, [{"$project": {"b": {"$filter": {"input": "$a", "as": "x", "cond": "$$x"}}}}])
     assert_same(out, [{"_id": 0, "b": [date, D("1"), [], {"c": 3}]}])
 
@@ -854,7 +850,7 @@ MAP_ERRORS = [
 def test_map_errors(map_coll, spec, code):
     """map.js: binding ROOT fails (FailedToParse); a non-array input (16883), an unknown field
     (16879), no input (16880), no in (16882) and an undefined variable (17276) fail."""
-    assert_fails(map_coll, [{"$project": {"a": {"$map": spec}}}], *(VAR_NAME_CODES if code == FAILED_TO_PARSE else (code,)))
+    aggregate_fails(map_coll, [{"$project": {"a": {"$map": spec}}}], *(VAR_NAME_CODES if code == FAILED_TO_PARSE else (code,)))
 
 
 # ==================================================================================================
@@ -925,4 +921,4 @@ def test_let_errors(let_coll, expr, code):
     """let.js: binding ROOT, names starting with an upper-case letter or underscore, or holding '.'
     or ' ' fail with FailedToParse (also when referenced); a variable used to define a sibling
     variable is undefined (17276)."""
-    assert_fails(let_coll, [{"$project": {"a": expr}}], *(VAR_NAME_CODES if code == FAILED_TO_PARSE else (code,)))
+    aggregate_fails(let_coll, [{"$project": {"a": expr}}], *(VAR_NAME_CODES if code == FAILED_TO_PARSE else (code,)))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import pytest
 from bson import Code, DatetimeConversion, DatetimeMS, Decimal128, Int64, MaxKey, MinKey
 from bson.codec_options import CodecOptions
+from harness.jstests import fails, ids
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
@@ -57,11 +58,6 @@ EMPTY_ARRAY_KEY_IS_NULL = (
     "storage key for undefined")
 
 
-def xf(reason: str, *values, id: str | None = None):
-    """A table row Tidemark is known to answer differently from MongoDB 7.0 (a strict xfail)."""
-    return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=reason), id=id)
-
-
 # --------------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------------
@@ -78,14 +74,6 @@ def spec(key: dict, name: str | None = None, **options) -> dict:
     return {"key": key, "name": name, **options}
 
 
-def fails(fn, *codes) -> OperationFailure:
-    with pytest.raises(OperationFailure) as info:
-        fn()
-    if codes:
-        assert info.value.code in codes, f"code {info.value.code} ({info.value}), expected {codes}"
-    return info.value
-
-
 def create_fails(coll, *specs_and_codes, **extra) -> OperationFailure:
     specs = [s for s in specs_and_codes if isinstance(s, dict)]
     codes = [c for c in specs_and_codes if isinstance(c, int)]
@@ -98,10 +86,6 @@ def names(coll) -> list[str]:
 
 def index_spec(coll, name: str) -> dict | None:
     return next((s for s in coll.list_indexes() if s["name"] == name), None)
-
-
-def ids(cursor) -> list:
-    return sorted(d["_id"] for d in cursor)
 
 
 def hinted_ids(coll, flt: dict, hint) -> list:

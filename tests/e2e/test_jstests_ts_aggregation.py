@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import functools
 import math
 import random
 import string
 
-import bson
 import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
+from harness import jstests
+from harness.jstests import canon, loose, ms, unordered
 from pymongo.errors import OperationFailure
+
+# results compare field-order blind (a time-series view answers its fields in its own order), types kept
+bag = functools.partial(jstests.bag, key=unordered)
+seq = functools.partial(jstests.seq, key=unordered)
 
 pytestmark = pytest.mark.commands(
     "create", "insert", "aggregate", "find", "getMore", "killCursors", "createIndexes", "dropIndexes"
@@ -27,77 +33,8 @@ EPOCH = dt.datetime(1970, 1, 1)
 MISSING = object()  # a field left out of a generated document
 
 
-def ms(n: int) -> dt.datetime:
-    """The BSON date ``n`` milliseconds after the epoch (naive UTC, as pymongo decodes it)."""
-    return EPOCH + dt.timedelta(milliseconds=n)
-
-
 # --------------------------------------------------------------------------------------------------
 # comparison helpers
-
-
-_PLAIN_SCALARS = frozenset({dt.datetime, ObjectId, str})
-
-
-def canon(value, strict: bool = True):
-    """A comparable, hashable form of a BSON value. ``strict`` keeps numeric types apart (int32,
-    int64, double, decimal); loose compares numbers by value (the jstests write JavaScript doubles).
-    NaN equals NaN; documents compare without regard to field order."""
-    kind = type(value)
-    if kind in _PLAIN_SCALARS:
-        return (kind.__name__, value)
-    if isinstance(value, dict):  # field names are unique, so the pairs sort on the names alone
-        return ("doc", tuple(sorted((k, canon(v, strict)) for k, v in value.items())))
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, Int64):
-        return ("long", int(value)) if strict else ("num", float(value))
-    if isinstance(value, int):
-        return ("int", value) if strict else ("num", float(value))
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ("nan",)
-        return ("double", value) if strict else ("num", value)
-    if isinstance(value, Decimal128):
-        d = value.to_decimal()
-        if d.is_nan():
-            return ("nan",)
-        return ("decimal", str(d)) if strict else ("num", float(d))
-    if isinstance(value, list | tuple):
-        return ("array", tuple(canon(v, strict) for v in value))
-    if value is None:
-        return ("null",)
-    return (type(value).__name__, value)
-
-
-def ordered(value):
-    """Documents as lists of (name, value) pairs: comparisons that also check field order (the
-    jstests' assert.eq compares tojson output)."""
-    if isinstance(value, dict):
-        return [(k, ordered(v)) for k, v in value.items()]
-    if isinstance(value, list):
-        return [ordered(v) for v in value]
-    return value
-
-
-def _keys_sorted(value):
-    if type(value) is dict:
-        return {k: _keys_sorted(value[k]) for k in sorted(value)}
-    if type(value) is list:
-        return [_keys_sorted(v) for v in value]
-    return value
-
-
-def bag(docs, strict: bool = True) -> list:
-    """The documents as an order-free multiset: strict, their BSON with fields sorted (types kept,
-    NaN equal to NaN); loose, sorted reprs of ``canon``."""
-    if strict:
-        return sorted(bson.encode(_keys_sorted(d)) for d in docs)
-    return sorted(repr(canon(d, strict)) for d in docs)
-
-
-def seq(docs, strict: bool = True) -> list:
-    return [canon(d, strict) for d in docs]
 
 
 def path_value(doc, path: str):
@@ -115,7 +52,7 @@ def sort_keys(docs, fields) -> list:
         row = []
         for f in fields:
             v = path_value(d, f)
-            row.append(("missing",) if v is MISSING else canon(v))
+            row.append(("missing",) if v is MISSING else unordered(v))
         out.append(tuple(row))
     return out
 
@@ -402,7 +339,7 @@ def run_group_cases(ts, plain, cases, expected=None, disk_modes=(False, True)):
             got = agg(ts, pipeline, allowDiskUse=allow_disk_use)
             assert bag(got) == bag(want), f"{name}: view {got} != plain {want}"
             if expected is not None:
-                assert bag(got, strict=False) == bag(expected[name], strict=False), f"{name}: {got}"
+                assert bag(got, key=loose) == bag(expected[name], key=loose), f"{name}: {got}"
 
 
 def test_group_block_cases_expected_results(db):
@@ -637,21 +574,21 @@ def test_lookup_with_timeseries_on_either_side(db, a_opts, b_opts):
 
     out = agg(coll_a, [{"$lookup": {"from": "b", "localField": "tags.hostname", "foreignField": "tags.hostname",
                                     "as": "matchedB"}}, *host_count_project()])
-    assert ordered(out) == ordered([{"host": names[i], "matchedB": per_host[i]} for i in range(10)])
+    assert canon(out) == canon([{"host": names[i], "matchedB": per_host[i]} for i in range(10)])
 
     first_only = {"$match": {"$expr": {"$eq": ["$$outer_hostname", "host_0"]}}}
     for inner in ([first_only], [first_only, {"$set": {"foo": {"$const": 123}}}],
                   [first_only, {"$set": {"foo": "$$outer_hostname"}}]):
         out = agg(coll_a, [{"$lookup": {"from": "b", "let": {"outer_hostname": "$tags.hostname"},
                                         "pipeline": inner, "as": "matchedB"}}, *host_count_project()])
-        assert ordered(out) == ordered([{"host": names[i], "matchedB": 200 if i == 0 else 0} for i in range(10)])
+        assert canon(out) == canon([{"host": names[i], "matchedB": 200 if i == 0 else 0} for i in range(10)])
 
     host_num = {"$toInt": {"$substr": ["$tags.hostname", 5, -1]}}
     out = agg(coll_a, [{"$lookup": {"from": "b", "let": {"hostId": host_num},
                                     "pipeline": [{"$match": {"$expr": {"$lte": [host_num, "$$hostId"]}}}],
                                     "as": "matchedB"}}, *host_count_project()])
     running = [sum(per_host[: i + 1]) for i in range(10)]
-    assert ordered(out) == ordered([{"host": names[i], "matchedB": running[i]} for i in range(10)])
+    assert canon(out) == canon([{"host": names[i], "matchedB": running[i]} for i in range(10)])
 
     out = agg(coll_a, [{"$lookup": {"from": "b", "as": "docs", "let": {}, "pipeline": [{"$sort": {"_id": 1}}]}}])
     assert len(out) == 10
@@ -682,7 +619,7 @@ def test_union_with_timeseries_on_either_side(db, a_opts, b_opts):
     even = {"$match": {"$expr": {"$eq": [{"$mod": [{"$toInt": {"$substr": ["$tags.hostname", 5, -1]}}, 2]}, 0]}}}
     out = agg(coll_a, [{"$unionWith": {"coll": "b", "pipeline": [even]}},
                        {"$group": {"_id": "$tags.hostname", "count": {"$sum": 1}}}, {"$sort": {"_id": 1}}])
-    assert ordered(out) == ordered([{"_id": f"host_{i}", "count": counts[i]} for i in range(10)])
+    assert canon(out) == canon([{"_id": f"host_{i}", "count": counts[i]} for i in range(10)])
 
 
 GRAPH_TS = {"timeField": "time", "metaField": "hostid"}
@@ -715,10 +652,10 @@ def test_graph_lookup_with_timeseries_on_either_side(db, a_opts, b_opts):
             "as": "matchedB", "maxDepth": 0}
     tail = [{"$project": {"_id": 0, "hostid": 1, "matchedB": {"$size": "$matchedB"}}}, {"$sort": {"hostid": 1}}]
     out = agg(coll_a, [{"$graphLookup": spec}, *tail])
-    assert ordered(out) == ordered([{"hostid": i, "matchedB": per_host[i]} for i in range(10)])
+    assert canon(out) == canon([{"hostid": i, "matchedB": per_host[i]} for i in range(10)])
     restricted = {**spec, "restrictSearchWithMatch": {"cpu": {"$gt": 80}, "idle": {"$exists": True}}}
     out = agg(coll_a, [{"$graphLookup": restricted}, *tail])
-    assert ordered(out) == ordered([{"hostid": i, "matchedB": busy_with_idle[i]} for i in range(10)])
+    assert canon(out) == canon([{"hostid": i, "matchedB": busy_with_idle[i]} for i in range(10)])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -743,9 +680,9 @@ def test_time_sort_over_overlapping_buckets_matches_reference(db):
         reference = sorted(everything, key=lambda d: d["t"], reverse=not ascending)
         for hint in ({"$natural": direction}, {"$natural": -direction}, {"t": -1}):
             got = agg(db.c, [{"$sort": {"t": direction}}], hint=hint)
-            assert ordered(got) == ordered(reference), hint
+            assert canon(got) == canon(reference), hint
             got = agg(db.c, [{"$sort": {"t": direction}}, {"$limit": 100}], hint=hint)
-            assert ordered(got) == ordered(reference[:100]), hint
+            assert canon(got) == canon(reference[:100]), hint
 
 
 @pytest.mark.slow
@@ -775,7 +712,7 @@ def test_explicit_internal_bounded_sort_on_buckets(start_server):
                 got = list(buckets.aggregate([
                     {"$sort": {control: direction}}, unpack,
                     {"$_internalBoundedSort": {"sortKey": {"t": direction}, "bound": bound, "limit": 100}}]))
-                assert ordered(got) == ordered(naive), (ascending, control)
+                assert canon(got) == canon(naive), (ascending, control)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -792,7 +729,7 @@ def test_bucket_unpacking_sort_reference_pipeline_with_inhibit_optimization(db):
     sorted_view = agg(db.c, [{"$sort": {"t": 1}}])
     assert len(sorted_view) == 1400
     inhibited = agg(db.c, [{"$_internalInhibitOptimization": {}}, {"$sort": {"t": 1}}])
-    assert ordered(inhibited) == ordered(sorted_view)
+    assert canon(inhibited) == canon(sorted_view)
     unpack = {"$_internalUnpackBucket": {"timeField": "t", "bucketMaxSpanSeconds": 3600}}
     raw = agg(db.system.buckets.c, [unpack, {"$_internalInhibitOptimization": {}}, {"$sort": {"t": 1}}])
     assert [d["t"] for d in raw] == [d["t"] for d in sorted_view]
@@ -1225,5 +1162,5 @@ def test_top_k_sort_then_group_first_last(db, case):
     docs, pipeline, expected = TOP_K_CASES[case]
     ts, plain = make_pair(db, copy.deepcopy(docs), time_field="t", meta_field="s")
     got = agg(ts, pipeline)
-    assert bag(got, strict=False) == bag(expected, strict=False), got
+    assert bag(got, key=loose) == bag(expected, key=loose), got
     assert bag(got) == bag(agg(plain, pipeline))

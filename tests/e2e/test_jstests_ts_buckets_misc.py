@@ -24,10 +24,10 @@ import datetime as dt
 import bson
 import pytest
 from bson import Binary, ObjectId
+from harness.jstests import error_code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo import DeleteOne, InsertOne, ReturnDocument
-from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands(
     "insert", "find", "aggregate", "count", "distinct", "delete", "update", "findAndModify", "collStats",
@@ -39,12 +39,6 @@ VALIDATION_FAILED, TOO_LARGE = 121, 10334
 
 def _buckets(db, name):
     return db[f"system.buckets.{name}"]
-
-
-def _code(call) -> int:
-    with pytest.raises(OperationFailure) as info:
-        call()
-    return info.value.code
 
 
 def _write_error(reply: dict) -> dict:
@@ -569,7 +563,7 @@ def test_hint_on_id_needs_a_user_index(db):
     ]
     for _round in range(2):
         for call in commands:
-            assert _code(call) == BAD_VALUE
+            assert error_code(call) == BAD_VALUE
         for call in writes:
             assert _write_error(call())["code"] == BAD_VALUE
         db.c.create_index([("_id", 1)])
@@ -720,7 +714,7 @@ def test_empty_meta_field_paths_fail(db, pipeline, code):
     """timeseries_empty_metafield.js (field-path references): stages that need a FieldPath to "" fail as
     on any collection: 40352 for an empty field name, 16872 for the bare "$" path."""
     coll = _empty_meta(db)
-    assert _code(lambda: list(coll.aggregate(pipeline))) == code
+    assert error_code(lambda: list(coll.aggregate(pipeline))) == code
 
 
 @pytest.mark.parametrize("call", [
@@ -732,7 +726,7 @@ def test_empty_meta_field_sort_and_project_fail_with_40352(db, call):
     """timeseries_empty_metafield.js (field-path references): sorting on the "" metaField (find or $sort)
     and projecting it with $project fail with code 40352."""
     coll = _empty_meta(db)
-    assert _code(lambda: call(coll)) == 40352
+    assert error_code(lambda: call(coll)) == 40352
 
 
 def test_empty_meta_field_update_many(db):
@@ -784,7 +778,7 @@ def test_merge_on_a_field_replacing_the_id_fails(db):
     _merge_inputs(db)
     _unique_host_target(db, "out")
     pipeline = [{"$merge": {"into": "out", "on": "tags.hostid", "whenMatched": "replace"}}]
-    assert _code(lambda: db["in"].aggregate(pipeline)) == IMMUTABLE_FIELD
+    assert error_code(lambda: db["in"].aggregate(pipeline)) == IMMUTABLE_FIELD
 
 
 def test_merge_on_a_field_from_a_time_series_collection(db):
@@ -819,7 +813,7 @@ def test_merge_into_a_time_series_collection_fails(db, on):
         db.target.create_index([("time", 1)])
         db.target.insert_one({"time": dt.datetime(2024, 1, 1), "a": 1})
     stage = {"into": "target"} if on is None else {"into": "target", "on": on}
-    assert _code(lambda: list(db.source.aggregate([{"$merge": stage}]))) == ON_VIEW
+    assert error_code(lambda: list(db.source.aggregate([{"$merge": stage}]))) == ON_VIEW
     assert db.target.count_documents({}) == (1 if on == "time" else 0)
 
 
@@ -879,7 +873,7 @@ def test_explicit_unpack_bucket_errors(db, spec, code):
     db.create_collection("with_meta", timeseries={"timeField": "start", "metaField": "tags"})
     db.with_meta.insert_one({"start": UP_SEED, "tags": "cpu", "value": 1})
     buckets = _buckets(db, "with_meta")
-    assert _code(lambda: list(buckets.aggregate([{"$_unpackBucket": spec}]))) == code
+    assert error_code(lambda: list(buckets.aggregate([{"$_unpackBucket": spec}]))) == code
 
 
 FIELD_NAMES = st.text(st.characters(min_codepoint=ord("a"), max_codepoint=ord("z")), min_size=1, max_size=4)

@@ -17,6 +17,7 @@ import datetime as dt
 
 import pytest
 from bson.int64 import Int64
+from harness.jstests import iso
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -1079,10 +1080,6 @@ def test_time_field_name_is_carried_as_bson_in_the_validator(db):
 
 # --------------------------------------------------------------------------------------------------
 # bucket_granularity.js
-
-
-def iso(text):
-    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%f")
 
 
 def _insert_times(coll, *times):

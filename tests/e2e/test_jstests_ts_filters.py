@@ -13,30 +13,22 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import functools
 import itertools
 
-import bson
 import pytest
 from bson import ObjectId
-from bson.raw_bson import RawBSONDocument
+from harness import jstests
+from harness.jstests import UNDEFINED, ids, iso, ms, raw, unordered
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
+same_members = functools.partial(jstests.same_members, key=unordered)  # (field order aside, as docEq)
+
 pytestmark = pytest.mark.commands("create", "insert", "aggregate", "find", "delete", "drop")
 
 UTC = dt.UTC
-
-
-def ms(n: int) -> dt.datetime:
-    """``new Date(n)`` of the shell: ``n`` milliseconds after the epoch (naive UTC, as pymongo returns)."""
-    return dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=n)
-
-
-def iso(text: str) -> dt.datetime:
-    """``ISODate(text)`` / ``new Date(text)`` (UTC, naive; a text without an offset is UTC)."""
-    value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
 
 
 def make_ts(db, name: str, time_field: str = "time", meta_field: str | None = None):
@@ -46,25 +38,6 @@ def make_ts(db, name: str, time_field: str = "time", meta_field: str | None = No
     db.drop_collection(name)
     db.create_collection(name, timeseries=options)
     return db[name]
-
-
-def ids(docs) -> list:
-    return sorted(d["_id"] for d in docs)
-
-
-def canon(value):
-    """A comparable form of a BSON value that keeps its type (Python's ``1 == 1.0 == True`` would not)
-    and ignores field order (as the shell's ``assert.docEq`` / ``assert.sameMembers`` do)."""
-    if isinstance(value, dict):
-        return ("doc", tuple(sorted((k, canon(v)) for k, v in value.items())))
-    if isinstance(value, list):
-        return ("arr", tuple(canon(v) for v in value))
-    return (type(value).__name__, repr(value))
-
-
-def same_members(a, b) -> bool:
-    """Order-insensitive multiset equality of documents, type-exact."""
-    return sorted(map(canon, a)) == sorted(map(canon, b))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -113,7 +86,7 @@ def test_find_variable_type_fields(db, docs, query, expected):
     pipeline = [{"$match": query}, {"$sort": {"_id": 1}}, {"$project": {"_id": 0, "time": 0}}]
     got = list(ts.aggregate(pipeline))
     assert got == expected
-    assert list(map(canon, got)) == list(map(canon, plain.aggregate(pipeline)))
+    assert list(map(unordered, got)) == list(map(unordered, plain.aggregate(pipeline)))
 
 
 # Generalisation of timeseries_find.js: random mixed-type values in one bucket, random comparisons.
@@ -158,7 +131,7 @@ def test_find_mixed_type_paths_answer_as_on_a_regular_collection(db, docs, preds
     for pred in preds:
         pipeline = [{"$match": pred}, {"$sort": {"_id": 1}}]
         got, want = list(ts.aggregate(pipeline)), list(plain.aggregate(pipeline))
-        assert list(map(canon, got)) == list(map(canon, want)), (pred, got, want)
+        assert list(map(unordered, got)) == list(map(unordered, want)), (pred, got, want)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -343,8 +316,6 @@ _AB_MISSING = [{"mt": {"a": a, "b": -1}, **x, "time": t}
 _MT_A = [{"mt": {"a": i}, "x": i} for i in (1, 2, 3, 4)] + [{"mt": {}, "x": i} for i in (1, 2, 3, 4)]
 _LOC = [{"mt": {"location": loc}, "x": i} for loc in ([1, 1], [5, 5]) for i in (1, 2, 3, 4)]
 _ELEM = [[], [{"b": 2}], [{"b": 3}], [{"b": 2}, {"b": 3}]]
-UNDEFINED = "__undefined__"  # stands for BSON undefined (type 6), which pymongo cannot encode
-
 PREDICATE_CASES = [
     ("in_simple", {"x": {"$in": [2, 3, 4]}}, [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 42}]),
     ("in_with_array", {"x": {"$in": [1, [2, 3, 4], 5]}},
@@ -374,18 +345,6 @@ PREDICATE_CASES = [
     ("meta_elemmatch", {"mt.a": {"$elemMatch": {"b": 3}}}, [{"mt": {"a": _ELEM[i % 4]}} for i in range(8)]),
     ("meta_size", {"mt.a": {"$size": 1}}, [{"mt": {"a": _ELEM[i % 4]}} for i in range(8)]),
 ]
-
-
-def _encode(doc: dict) -> RawBSONDocument:
-    """The document as BSON, with every ``UNDEFINED`` placeholder turned into BSON undefined."""
-    placeholder = {k: (None if v == UNDEFINED else v) for k, v in doc.items()}
-    raw = bson.encode(placeholder)
-    for key, value in doc.items():
-        if value == UNDEFINED:
-            element = b"\x0a" + key.encode() + b"\x00"
-            assert raw.count(element) == 1
-            raw = raw.replace(element, b"\x06" + key.encode() + b"\x00")
-    return RawBSONDocument(raw)
 
 
 def _labelled(docs: list[dict], labels: list[int]) -> list[dict]:
@@ -421,8 +380,8 @@ def test_predicates_match_a_regular_collection_for_any_bucketing(db, name, predi
     plain.delete_many({})
     db["system.buckets.ts"].delete_many({})
     labelled = _labelled(docs, labels)
-    plain.insert_many([_encode(d) for d in labelled])
-    ts.insert_many([_encode(d) for d in labelled])
+    plain.insert_many([raw(d) for d in labelled])
+    ts.insert_many([raw(d) for d in labelled])
     expected = list(plain.aggregate([{"$match": predicate}]))
     got = list(ts.aggregate([{"$match": predicate}]))
     assert same_members(got, expected), (got, expected)

@@ -46,6 +46,7 @@ import math
 import pytest
 from bson import Int64, ObjectId, Regex, Timestamp
 from bson.dbref import DBRef
+from harness.jstests import canon, xf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo import ReturnDocument
@@ -69,11 +70,6 @@ DBREF_IS_OPAQUE = (
     "a stored DBRef-shaped subdocument {$ref, $id} decodes to an opaque bson DBRef, so an update path cannot enter "
     "it: $set 'a.0.b.$ref' fails 28 \"Cannot create field '$ref' in element {b: object}\"; MongoDB treats it as a "
     "document (protocol/codec.py decodes DBRefs)")
-
-
-def xf(reason: str, *values, id: str | None = None):
-    """A table row Tidemark is known to answer differently from MongoDB 7.0 (a strict xfail)."""
-    return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=reason), id=id)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -130,16 +126,6 @@ def one(coll, q=None) -> dict:
 def same(a, b) -> bool:
     """Type-exact equality (``1 == 1.0 == True`` in Python, not in BSON)."""
     return canon(a) == canon(b)
-
-
-def canon(value):
-    if isinstance(value, dict):
-        return ("doc", tuple((k, canon(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("arr", tuple(canon(v) for v in value))
-    if isinstance(value, float) and math.isnan(value):
-        return ("float", "nan")
-    return (type(value).__name__, repr(value))
 
 
 # --------------------------------------------------------------------------------------------------

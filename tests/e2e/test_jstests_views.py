@@ -27,6 +27,7 @@ import math
 
 import pytest
 from bson import DBRef
+from harness.jstests import command_fails, same_members, xf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -54,11 +55,6 @@ DBREF_PROJECTION_ON_VIEW = ("a find on a view projecting a DBRef field ('link.$r
                             "document; MongoDB projects it as the find on the collection does")
 
 
-def xf(reason: str, *values, id: str | None = None):
-    """A table row Tidemark is known to answer differently from MongoDB 7.0 (a strict xfail)."""
-    return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=reason), id=id)
-
-
 # --------------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------------
@@ -72,31 +68,6 @@ CITIES = [
 ]
 
 
-def canon(value):
-    """A comparable, type-keeping form of a decoded BSON value (``1 == 1.0 == True`` in Python)."""
-    if isinstance(value, dict):
-        return ("doc", tuple((k, canon(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("arr", tuple(canon(v) for v in value))
-    if isinstance(value, float) and math.isnan(value):
-        return ("float", "nan")
-    return (type(value).__name__, repr(value))
-
-
-def same_members(actual, expected) -> bool:
-    """The jstests' ``arrayEq``: order-insensitive, type-exact."""
-    return sorted(map(canon, actual)) == sorted(map(canon, expected))
-
-
-def fails(db, cmd: dict, code: int | None = None) -> OperationFailure:
-    """``db.command(cmd)`` fails (with ``code`` when given); the error."""
-    with pytest.raises(OperationFailure) as info:
-        db.command(cmd)
-    if code is not None:
-        assert info.value.code == code, f"{cmd}: {info.value.code} {info.value.details}"
-    return info.value
-
-
 def make_view(db, name: str, view_on: str, pipeline: list | None = None, code: int | None = None, **options):
     """``create`` a view (the jstests' ``makeView``): it succeeds, or fails with ``code``."""
     cmd = {"create": name, "viewOn": view_on, **options}
@@ -105,7 +76,7 @@ def make_view(db, name: str, view_on: str, pipeline: list | None = None, code: i
     if code is None:
         db.command(cmd)
     else:
-        fails(db, cmd, code)
+        command_fails(db, cmd, code)
 
 
 def find_all(db, cmd: dict) -> list:
@@ -183,14 +154,14 @@ def test_basic_aggregate_group_on_a_view(db):
 
 @pytest.mark.parametrize("name", ["system.special", "system.foo", "system.views", "system.local.new", "dollar$"])
 def test_creation_refuses_invalid_view_names(db, name):
-    err = fails(db, {"create": name, "viewOn": "collection", "pipeline": []}, INVALID_NAMESPACE)
+    err = command_fails(db, {"create": name, "viewOn": "collection", "pipeline": []}, INVALID_NAMESPACE)
     if name == "system.views":
         assert err.details["errmsg"] == ("Cannot create a view called 'system.views': this is a reserved "
                                          "system namespace")
 
 
 def test_creation_refuses_an_empty_view_name(db):
-    fails(db, {"create": "", "viewOn": "collection", "pipeline": []})
+    command_fails(db, {"create": "", "viewOn": "collection", "pipeline": []})
 
 
 def test_creation_list_collections_shows_the_view(db):
@@ -213,7 +184,7 @@ def test_creation_on_a_missing_collection_with_default_pipeline_and_on_a_view(db
 
 
 def test_creation_pipeline_without_view_on_fails(db):
-    fails(db, {"create": "viewNoViewNamespace", "pipeline": [{"$match": {}}]})
+    command_fails(db, {"create": "viewNoViewNamespace", "pipeline": [{"$match": {}}]})
 
 
 @pytest.mark.parametrize("pipeline, code", [
@@ -223,7 +194,7 @@ def test_creation_pipeline_without_view_on_fails(db):
     ([{"$facet": {"output": [{"$out": "nonExistentCollection"}]}}], 40600),
 ], ids=["out", "merge", "out_in_lookup", "out_in_facet"])
 def test_creation_refuses_out_and_merge_in_a_view_pipeline(db, pipeline, code):
-    fails(db, {"create": "viewWithOut", "viewOn": "collection", "pipeline": pipeline}, code)
+    command_fails(db, {"create": "viewWithOut", "viewOn": "collection", "pipeline": pipeline}, code)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -236,7 +207,7 @@ def test_stored_view_with_out_prevents_creating_a_new_view(client, db):
     client.admin.command("applyOps", [{"op": "i", "ns": f"{db.name}.system.views", "o": {
         "_id": f"{db.name}.invalidView", "viewOn": "collection",
         "pipeline": [{"$project": {"_id": False}}, {"$out": "notExistingCollection"}]}}])
-    fails(db, {"create": "viewWithBadViewCatalog", "viewOn": "collection", "pipeline": []},
+    command_fails(db, {"create": "viewWithBadViewCatalog", "viewOn": "collection", "pipeline": []},
           OPTION_NOT_SUPPORTED_ON_VIEW)
     client.admin.command("applyOps", [{"op": "d", "ns": f"{db.name}.system.views",
                                        "o": {"_id": f"{db.name}.invalidView"}}])
@@ -266,14 +237,14 @@ def test_validation_refuses_view_cycles(db, setup, last):
     for name, on, pipeline in setup:
         make_view(db, name, on, pipeline)
     name, on, pipeline = last
-    err = fails(db, {"create": name, "viewOn": on, "pipeline": pipeline}, GRAPH_CONTAINS_CYCLE)
+    err = command_fails(db, {"create": name, "viewOn": on, "pipeline": pipeline}, GRAPH_CONTAINS_CYCLE)
     assert err.details["errmsg"].startswith(f"View cycle detected: {db.name}.{name} => ")
     assert db.command("listCollections", filter={"name": name})["cursor"]["firstBatch"] == []
 
 
 def test_validation_cycle_message_names_the_cycle(db):
     make_view(db, "a", "b")
-    err = fails(db, {"create": "b", "viewOn": "a"}, GRAPH_CONTAINS_CYCLE)
+    err = command_fails(db, {"create": "b", "viewOn": "a"}, GRAPH_CONTAINS_CYCLE)
     n = db.name
     assert err.details["errmsg"] == f"View cycle detected: {n}.b => {n}.b => {n}.a => {n}.b"
 
@@ -300,14 +271,14 @@ def test_validation_view_tree_of_depth_20_is_created_without_walking_every_path(
 ], ids=["below", "above", "lookup", "graph_lookup", "facet", "union"])
 def test_validation_refuses_views_deeper_than_20(db, name, on, pipeline):
     _depth_tree(db)
-    err = fails(db, {"create": name, "viewOn": on, "pipeline": pipeline}, VIEW_DEPTH_LIMIT_EXCEEDED)
+    err = command_fails(db, {"create": name, "viewOn": on, "pipeline": pipeline}, VIEW_DEPTH_LIMIT_EXCEEDED)
     assert err.details["errmsg"] == "View depth limit exceeded; maximum depth is 20"
 
 
 @pytest.mark.parametrize("stage", [union("v1"), lookup("v1")], ids=["union", "lookup"])
 def test_validation_query_reaching_more_than_20_views_fails(db, stage):
     _depth_tree(db)
-    fails(db, {"aggregate": "v10", "pipeline": [stage], "cursor": {}}, VIEW_DEPTH_LIMIT_EXCEEDED)
+    command_fails(db, {"aggregate": "v10", "pipeline": [stage], "cursor": {}}, VIEW_DEPTH_LIMIT_EXCEEDED)
 
 
 def test_validation_view_in_the_middle_of_the_tree_is_fine(db):
@@ -318,20 +289,20 @@ def test_validation_view_in_the_middle_of_the_tree_is_fine(db):
 def test_validation_coll_mod_refuses_a_cycle(db):
     make_view(db, "a", "b")
     make_view(db, "b", "c")
-    fails(db, {"collMod": "b", "viewOn": "a", "pipeline": []}, GRAPH_CONTAINS_CYCLE)
+    command_fails(db, {"collMod": "b", "viewOn": "a", "pipeline": []}, GRAPH_CONTAINS_CYCLE)
 
 
 @pytest.mark.parametrize("pipeline", [{}, {"0": {"$limit": 7}}], ids=["empty", "array_like"])
 def test_validation_coll_mod_pipeline_must_be_an_array(db, pipeline):
     make_view(db, "a", "b")
     make_view(db, "b", "c")
-    err = fails(db, {"collMod": "b", "viewOn": "c", "pipeline": pipeline}, 14)
+    err = command_fails(db, {"collMod": "b", "viewOn": "c", "pipeline": pipeline}, 14)
     assert err.details["errmsg"] == "BSON field 'collMod.pipeline' is the wrong type 'object', expected type 'array'"
 
 
 def test_validation_coll_mod_refuses_expire_after_seconds_on_a_view(db):
     make_view(db, "a", "b")
-    fails(db, {"collMod": "a", "expireAfterSeconds": 1}, INVALID_OPTIONS)
+    command_fails(db, {"collMod": "a", "expireAfterSeconds": 1}, INVALID_OPTIONS)
 
 
 def test_validation_refuses_an_invalid_lookup(db):
@@ -424,7 +395,7 @@ MERGE_MODES = [("replace", "insert"), ("replace", "fail"), ("replace", "discard"
 
 
 def test_aggregation_out_into_a_view_is_refused(agg_views):
-    fails(agg_views, {"aggregate": "coll", "pipeline": [{"$out": "emptyPipelineView"}], "cursor": {}},
+    command_fails(agg_views, {"aggregate": "coll", "pipeline": [{"$out": "emptyPipelineView"}], "cursor": {}},
           COMMAND_NOT_SUPPORTED_ON_VIEW)
 
 
@@ -435,7 +406,7 @@ def test_aggregation_merge_into_a_view_is_refused_in_every_mode(client, agg_view
         if isinstance(into, dict):
             client[into["db"]].command("create", "view", viewOn="coll", pipeline=[])
         stage = {"$merge": {"into": into, "whenMatched": matched, "whenNotMatched": not_matched}}
-        fails(db, {"aggregate": "coll", "pipeline": [stage], "cursor": {}}, COMMAND_NOT_SUPPORTED_ON_VIEW)
+        command_fails(db, {"aggregate": "coll", "pipeline": [stage], "cursor": {}}, COMMAND_NOT_SUPPORTED_ON_VIEW)
     client.drop_database(db.name + "_foreign")
 
 
@@ -458,7 +429,7 @@ def test_aggregation_on_a_view_forwards_allow_disk_use(client, db):
     client.admin.command("setParameter", 1, **{name: 1024 * 1024})
     try:
         for source in ("largeColl", "largeView"):
-            fails(db, {"aggregate": source, "pipeline": [{"$sort": {"x": -1}}], "cursor": {}}, 292)
+            command_fails(db, {"aggregate": source, "pipeline": [{"$sort": {"x": -1}}], "cursor": {}}, 292)
         got = agg(db, "largeView", [{"$sort": {"x": -1}}, {"$project": {"x": 1, "_id": 0}}], allowDiskUse=True)
         assert got == [{"x": i} for i in range(19, -1, -1)]
     finally:
@@ -580,7 +551,7 @@ def test_find_sort_limit_and_batch_size(find_views):
 
 @pytest.mark.parametrize("option", [{"batchSize": -1}, {"limit": -1}], ids=["batchSize", "limit"])
 def test_find_negative_batch_size_and_limit_fail(find_views, option):
-    fails(find_views, {"find": "identityView", **option})
+    command_fails(find_views, {"find": "identityView", **option})
 
 
 def test_find_comment_and_find_one(find_views):
@@ -594,7 +565,7 @@ def test_find_comment_and_find_one(find_views):
 def test_find_elem_match_projection_is_refused_on_a_view(find_views):
     db = find_views
     db.coll.insert_one({"arr": [{"x": 1}]})
-    fails(db, {"find": "identityView", "projection": {"arr": {"$elemMatch": {"x": 1}}}}, INVALID_PIPELINE_OPERATOR)
+    command_fails(db, {"find": "identityView", "projection": {"arr": {"$elemMatch": {"x": 1}}}}, INVALID_PIPELINE_OPERATOR)
 
 
 # A find on a view runs as an aggregate: the options an aggregate cannot carry (asAggregationCommand)
@@ -613,12 +584,12 @@ def test_find_elem_match_projection_is_refused_on_a_view(find_views):
 ], ids=["natural_sort", "readOnce", "min", "max", "returnKey", "showRecordId", "noCursorTimeout",
         "allowPartialResults", "singleBatch", "singleBatch_limit2", "tailable"])
 def test_find_options_an_aggregate_cannot_carry_are_refused_on_a_view(find_views, options, message):
-    err = fails(find_views, {"find": "identityView", **options}, INVALID_PIPELINE_OPERATOR)
+    err = command_fails(find_views, {"find": "identityView", **options}, INVALID_PIPELINE_OPERATOR)
     assert err.details["errmsg"] == message
 
 
 def test_find_min_without_hint_on_a_collection_is_still_51173(find_views):
-    fails(find_views, {"find": "coll", "min": {"_id": 1}}, 51173)
+    command_fails(find_views, {"find": "coll", "min": {"_id": 1}}, 51173)
     assert find_all(find_views, {"find": "missing", "min": {"_id": 1}}) == []
 
 
@@ -661,7 +632,7 @@ def test_count_on_views_with_skip_limit_and_hint(count_views):
 
 
 def test_count_on_a_view_refuses_another_collation(count_views):
-    fails(count_views, {"count": "identityView", "collation": {"locale": "en_US"}}, OPTION_NOT_SUPPORTED_ON_VIEW)
+    command_fails(count_views, {"count": "identityView", "collation": {"locale": "en_US"}}, OPTION_NOT_SUPPORTED_ON_VIEW)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -707,13 +678,13 @@ def test_distinct_on_a_view_with_hints(distinct_views):
     db.coll.create_index("state")
     db.coll.create_index("pop")
     assert same_members(distinct(db, "largePopView", "pop", {}, hint={"state": 1}), [10, 7])
-    err = fails(db, {"distinct": "largePopView", "key": "a", "query": {"a": 1, "b": 2},
+    err = command_fails(db, {"distinct": "largePopView", "key": "a", "query": {"a": 1, "b": 2},
                      "hint": {"bad": 1, "hint": 1}}, 2)
     assert "hint provided does not correspond to an existing index" in err.details["errmsg"]
 
 
 def test_distinct_on_a_view_refuses_another_collation(distinct_views):
-    fails(distinct_views, {"distinct": "identityView", "key": "state", "collation": {"locale": "en_US"}},
+    command_fails(distinct_views, {"distinct": "identityView", "key": "state", "collation": {"locale": "en_US"}},
           OPTION_NOT_SUPPORTED_ON_VIEW)
 
 
@@ -831,7 +802,7 @@ def test_collation_view_without_one_has_the_simple_collation(coll_views):
         db.command(cmd)
     for locale in ("en", "fr", "fil", "es"):
         for cmd in _read_cmds("simpleView", {"locale": locale}):
-            fails(db, cmd, OPTION_NOT_SUPPORTED_ON_VIEW)
+            command_fails(db, cmd, OPTION_NOT_SUPPORTED_ON_VIEW)
 
 
 def test_collation_view_with_a_collation_keeps_it(coll_views):
@@ -842,7 +813,7 @@ def test_collation_view_with_a_collation_keeps_it(coll_views):
         db.command(cmd)
     for locale in ("en", "zh", "simple"):
         for cmd in _read_cmds("filView", {"locale": locale}):
-            fails(db, cmd, OPTION_NOT_SUPPORTED_ON_VIEW)
+            command_fails(db, cmd, OPTION_NOT_SUPPORTED_ON_VIEW)
 
 
 def test_collation_explain_on_a_view_checks_the_collation(coll_views):
@@ -853,10 +824,10 @@ def test_collation_explain_on_a_view_checks_the_collation(coll_views):
         db.command("explain", inner, verbosity="allPlansExecution")
         db.command("explain", {**inner, "collation": {"locale": "fil"}}, verbosity="allPlansExecution")
         for locale in ("fr", "simple"):
-            fails(db, {"explain": {**inner, "collation": {"locale": locale}}, "verbosity": "allPlansExecution"},
+            command_fails(db, {"explain": {**inner, "collation": {"locale": locale}}, "verbosity": "allPlansExecution"},
                   OPTION_NOT_SUPPORTED_ON_VIEW)
     for locale in ("en", "simple"):
-        fails(db, {"aggregate": "filView", "pipeline": [], "explain": True, "collation": {"locale": locale}},
+        command_fails(db, {"aggregate": "filView", "pipeline": [], "explain": True, "collation": {"locale": locale}},
               OPTION_NOT_SUPPORTED_ON_VIEW)
 
 
@@ -894,7 +865,7 @@ def test_collation_lookup_into_a_view_needs_its_collation(coll_views, source, st
     if ok:
         db.command(cmd)
     else:
-        fails(db, cmd, OPTION_NOT_SUPPORTED_ON_VIEW)
+        command_fails(db, cmd, OPTION_NOT_SUPPORTED_ON_VIEW)
 
 
 def test_collation_several_views_of_one_collation(coll_views):
@@ -905,7 +876,7 @@ def test_collation_several_views_of_one_collation(coll_views):
     graph_uk = {"$graphLookup": {"from": "ukCollection", "startWith": "$_id", "connectFromField": "_id",
                                  "connectToField": "matchedId", "as": "matched"}}
     db.command("aggregate", "simpleView2", pipeline=[LOOKUP_SIMPLE_VIEW, graph_uk], cursor={})
-    fails(db, {"aggregate": "simpleCollection", "pipeline": [LOOKUP_FIL_VIEW, GRAPH_LOOKUP_SIMPLE_VIEW],
+    command_fails(db, {"aggregate": "simpleCollection", "pipeline": [LOOKUP_FIL_VIEW, GRAPH_LOOKUP_SIMPLE_VIEW],
                "cursor": {}}, OPTION_NOT_SUPPORTED_ON_VIEW)
 
 
@@ -922,7 +893,7 @@ def test_collation_coll_mod_cannot_make_a_view_depend_on_another_collation(coll_
     db.command("create", "esView", viewOn="simpleCollection", collation={"locale": "es"})
     for view_on, pipeline in (("filView", []), ("simpleCollection", [LOOKUP_SIMPLE_VIEW]),
                               ("simpleCollection", [GRAPH_LOOKUP_FIL_VIEW])):
-        fails(db, {"collMod": "esView", "viewOn": view_on, "pipeline": pipeline}, OPTION_NOT_SUPPORTED_ON_VIEW)
+        command_fails(db, {"collMod": "esView", "viewOn": view_on, "pipeline": pipeline}, OPTION_NOT_SUPPORTED_ON_VIEW)
     entry = db.command("listCollections", filter={"name": "esView"})["cursor"]["firstBatch"][0]
     assert entry["options"]["collation"]["locale"] == "es"
 
@@ -1077,7 +1048,7 @@ def test_coll_stats_in_a_view_pipeline_reports_its_view_on(db):
 
 def test_coll_stats_storage_stats_of_a_view_is_refused(db):
     make_view(db, "a", "b")
-    fails(db, {"aggregate": "a", "pipeline": [{"$collStats": {"storageStats": {}}}], "cursor": {}},
+    command_fails(db, {"aggregate": "a", "pipeline": [{"$collStats": {"storageStats": {}}}], "cursor": {}},
           COMMAND_NOT_SUPPORTED_ON_VIEW)
 
 
@@ -1157,8 +1128,8 @@ def test_invalid_definition_inserted_directly_into_system_views(db, index):
     bad = _bad_views(db.name)[index]
     db.collection.insert_one({"x": 1})
     db.system.views.insert_one(bad)
-    fails(db, {"listCollections": 1}, INVALID_VIEW_DEFINITION)
-    fails(db, {"create": "newView", "viewOn": "collection"}, INVALID_VIEW_DEFINITION)
+    command_fails(db, {"listCollections": 1}, INVALID_VIEW_DEFINITION)
+    command_fails(db, {"create": "newView", "viewOn": "collection"}, INVALID_VIEW_DEFINITION)
     assert db.collection.count_documents({}) == 1
     db.system.views.delete_one({"_id": bad["_id"]})
     db.command("listCollections")
@@ -1185,8 +1156,8 @@ def test_invalid_system_views_fail_view_commands_but_not_collection_ones(client,
     db.command("create", "collection2")
     db.collection.create_index("x")
     _apply(client, db, "i", bad)
-    fails(db, {"listCollections": 1}, INVALID_VIEW_DEFINITION)
-    fails(db, {"create": "newView", "viewOn": "collection"}, INVALID_VIEW_DEFINITION)
+    command_fails(db, {"listCollections": 1}, INVALID_VIEW_DEFINITION)
+    command_fails(db, {"create": "newView", "viewOn": "collection"}, INVALID_VIEW_DEFINITION)
     db.collection.insert_one({"y": "baz"})
     db.collection.update_one({"y": "baz"}, {"$set": {"y": "qux"}})
     db.collection.delete_one({"y": "qux"})
@@ -1208,7 +1179,7 @@ def test_invalid_system_views_fail_view_commands_but_not_collection_ones(client,
 
 def test_invalid_system_views_code_name(client, db):
     _apply(client, db, "i", {"_id": 7, "viewOn": "collection", "pipeline": []})
-    assert fails(db, {"listCollections": 1}, INVALID_VIEW_DEFINITION).details["codeName"] == "InvalidViewDefinition"
+    assert command_fails(db, {"listCollections": 1}, INVALID_VIEW_DEFINITION).details["codeName"] == "InvalidViewDefinition"
 
 
 def test_view_with_invalid_dbname_does_not_break_the_server(client, db):
@@ -1296,7 +1267,7 @@ def test_geo_near_on_a_view_answers_as_the_collection(geo, indexes, query, outco
         db.views_geo_collection.create_index([("loc", kind)])
     for name in ("views_geo_collection", "views_geo_view"):
         if outcome is None:
-            err = fails(db, {"find": name, "filter": NEAR_QUERIES[query]})
+            err = command_fails(db, {"find": name, "filter": NEAR_QUERIES[query]})
             assert err.code in (2, 291), err.details  # NoQueryExecutionPlans / IndexNotFound
             assert "unable to find index for $geoNear query" in err.details["errmsg"] or \
                 "$geoNear requires a 2d or 2dsphere index, but none were found" in err.details["errmsg"]
@@ -1394,11 +1365,11 @@ def test_all_commands_refused_on_a_view(all_db, name, cmd):
 
 
 def test_all_commands_data_size_refused_on_a_view(all_db):
-    fails(all_db, {"dataSize": f"{all_db.name}.view"}, COMMAND_NOT_SUPPORTED_ON_VIEW)
+    command_fails(all_db, {"dataSize": f"{all_db.name}.view"}, COMMAND_NOT_SUPPORTED_ON_VIEW)
 
 
 def test_all_commands_apply_ops_insert_refused_on_a_view(client, all_db):
-    fails(client.admin, {"applyOps": [{"op": "i", "o": {"_id": 1}, "ns": f"{all_db.name}.view"}]},
+    command_fails(client.admin, {"applyOps": [{"op": "i", "o": {"_id": 1}, "ns": f"{all_db.name}.view"}]},
           COMMAND_NOT_SUPPORTED_ON_VIEW)
 
 
@@ -1408,7 +1379,7 @@ def test_all_commands_apply_ops_insert_refused_on_a_view(client, all_db):
 def test_all_commands_apply_ops_crud_entries_refused_on_a_view(client, all_db, op):
     """mongod acquires an applyOps CRUD entry's collection with views forbidden: a delete (idempotent on
     a missing namespace) is refused on a view too."""
-    err = fails(client.admin, {"applyOps": [{**op, "ns": f"{all_db.name}.view"}]}, COMMAND_NOT_SUPPORTED_ON_VIEW)
+    err = command_fails(client.admin, {"applyOps": [{**op, "ns": f"{all_db.name}.view"}]}, COMMAND_NOT_SUPPORTED_ON_VIEW)
     assert err.details["errmsg"] == f"Namespace {all_db.name}.view is a view, not a collection"
 
 
@@ -1424,8 +1395,8 @@ def test_all_commands_working_on_a_view(all_db, cmd):
 
 def test_all_commands_rename_of_or_onto_a_view_is_refused(client, all_db):
     n = all_db.name
-    fails(client.admin, {"renameCollection": f"{n}.view", "to": f"{n}.otherview"}, COMMAND_NOT_SUPPORTED_ON_VIEW)
-    fails(client.admin, {"renameCollection": f"{n}.collection", "to": f"{n}.view"}, NAMESPACE_EXISTS)
+    command_fails(client.admin, {"renameCollection": f"{n}.view", "to": f"{n}.otherview"}, COMMAND_NOT_SUPPORTED_ON_VIEW)
+    command_fails(client.admin, {"renameCollection": f"{n}.collection", "to": f"{n}.view"}, NAMESPACE_EXISTS)
 
 
 @pytest.mark.parametrize("cmd", [

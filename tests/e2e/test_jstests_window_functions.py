@@ -12,6 +12,7 @@ spilling, SBE and 8.0+ additions ($minMaxScaler, $concatArrays/$setUnion windows
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import random
 import statistics
@@ -19,7 +20,14 @@ import statistics
 import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
+from harness import jstests
+from harness.jstests import loose, unordered
 from pymongo.errors import OperationFailure
+
+# documents compare field-order blind (a time-series view answers its fields in another order), types kept
+canon = unordered
+bag = functools.partial(jstests.bag, key=unordered)
+seq = functools.partial(jstests.seq, key=unordered)
 
 pytestmark = pytest.mark.commands("aggregate", "getMore", "insert", "create", "explain")
 
@@ -42,52 +50,6 @@ def params(table) -> list:
 
 # --------------------------------------------------------------------------------------------------
 # helpers
-
-
-def canon(v):
-    """A hashable, strictly typed form of a BSON value (int32/int64/double/decimal kept apart, NaN
-    equal to NaN); documents compare without regard to field order."""
-    if isinstance(v, bool):
-        return ("bool", v)
-    if isinstance(v, Int64):
-        return ("long", int(v))
-    if isinstance(v, int):
-        return ("int", v)
-    if isinstance(v, float):
-        return ("nan",) if math.isnan(v) else ("double", v)
-    if isinstance(v, Decimal128):
-        return ("decimal", str(v.to_decimal()))
-    if isinstance(v, dict):
-        return ("doc", tuple(sorted((k, canon(x)) for k, x in v.items())))
-    if isinstance(v, list):
-        return ("array", tuple(canon(x) for x in v))
-    if v is None:
-        return ("null",)
-    return (type(v).__name__, v)
-
-
-def loose(v):
-    """Like ``canon`` but numbers compare by value (the jstest's assert.eq does not pin the type)."""
-    if isinstance(v, bool):
-        return ("bool", v)
-    if isinstance(v, int | float):
-        return ("num", float(v))
-    if isinstance(v, Decimal128):
-        return ("num", float(v.to_decimal()))
-    if isinstance(v, dict):
-        return ("doc", tuple(sorted((k, loose(x)) for k, x in v.items())))
-    if isinstance(v, list):
-        return ("array", tuple(loose(x) for x in v))
-    return canon(v)
-
-
-def bag(docs, key=canon) -> list:
-    """Documents as an order-free multiset (assert.sameMembers / arrayEq)."""
-    return sorted(repr(key(d)) for d in docs)
-
-
-def seq(docs, key=canon) -> list:
-    return [key(d) for d in docs]
 
 
 def aggregate(db, coll: str, pipeline: list, **extra) -> list:
@@ -553,7 +515,7 @@ def _derivative(window, unit=None, sort=1):
 
 def _assert_doubles(got, expected):
     """Values equal and every non-null computed value a double."""
-    assert bag(got, loose) == bag(expected, loose)
+    assert bag(got, key=loose) == bag(expected, key=loose)
     for d in got:
         assert d["dy"] is None or isinstance(d["dy"], float), d
 
@@ -676,11 +638,11 @@ def test_integral_numeric(db):
     c = make_coll(db, "i2", "regular", [{"partitionID": p, "x": x, "y": y} for p, x, y, _ in rows])
     got = aggregate(db, c.name, [swf({"integral": {"$integral": {"input": "$y"}, "window": {"documents": [-1, 0]}}},
                                      {"x": 1}, "$partitionID"), {"$unset": "_id"}])
-    assert bag(got, loose) == bag([{"partitionID": p, "x": x, "y": y, "integral": v} for p, x, y, v in rows], loose)
+    assert bag(got, key=loose) == bag([{"partitionID": p, "x": x, "y": y, "integral": v} for p, x, y, v in rows], key=loose)
     desc = aggregate(db, c.name, [swf({"integral": {"$integral": {"input": {"$subtract": [0, "$y"]}},
                                                     "window": {"documents": [0, 1]}}}, {"x": -1}, "$partitionID"),
                                   {"$unset": "_id"}])
-    assert bag(desc, loose) == bag(got, loose)
+    assert bag(desc, key=loose) == bag(got, key=loose)
 
     c = make_coll(db, "i3", "regular", [{"x": x, "y": y} for x, y in [(0, 0), (1, 42), (3, 67)]])
     output = {f"i{k}": {"$integral": {"input": "$y"}, "window": {"documents": b}} for k, b in enumerate(DOCUMENT_BOUNDS)}
@@ -894,7 +856,7 @@ def test_linear_fill_values(db, stored, expected):
     the insertion order; leading/trailing nulls, or too few numbers, stay null; documents come back
     in sortBy order."""
     got = _fill(db, "lf", [{"_id": i, "val": v} for i, v in stored])
-    assert seq(got, loose) == seq([{"_id": i, "val": v} for i, v in expected], loose)
+    assert seq(got, key=loose) == seq([{"_id": i, "val": v} for i, v in expected], key=loose)
 
 
 def test_linear_fill_dates_and_partitions(db):
@@ -905,8 +867,8 @@ def test_linear_fill_dates_and_partitions(db):
     got = _fill(db, "lf1", [{"_id": i, "date": dt.datetime(2003, 12, d), "val": v}
                             for i, (d, v) in enumerate(zip(days, vals, strict=True))], sort="date")
     filled = [1, 2, 3, 4, 5, 6.25, 7.5, 8.75, 10, 6.25, 2.5, -1.25, -5]
-    assert seq(got, loose) == seq([{"_id": i, "date": dt.datetime(2003, 12, d), "val": v} for i, d, v in
-                                   reversed(list(zip(range(13), days, filled, strict=True)))], loose)
+    assert seq(got, key=loose) == seq([{"_id": i, "date": dt.datetime(2003, 12, d), "val": v} for i, d, v in
+                                   reversed(list(zip(range(13), days, filled, strict=True)))], key=loose)
 
     rows = [("Manhattan", 1, -1), ("Manhattan", 5, None), ("Bronx", 1000, -10), ("Bronx", 1100, None),
             ("Bronx", 1200, None), ("Bronx", 2000, 200), ("Manhattan", 10, -10), ("Queens", 2, -2),
@@ -917,11 +879,11 @@ def test_linear_fill_dates_and_partitions(db):
     db.create_collection("lf2")
     db.lf2.insert_many([{"borough": b, "x": x, "y": y} for b, x, y in rows])
     pipeline = [{"$project": {"_id": 0}}, swf({"y": {"$linearFill": "$y"}}, {"x": 1}, "$borough")]
-    assert seq(aggregate(db, "lf2", pipeline), loose) == seq([{"borough": b, "x": x, "y": y} for b, x, y in expected], loose)
+    assert seq(aggregate(db, "lf2", pipeline), key=loose) == seq([{"borough": b, "x": x, "y": y} for b, x, y in expected], key=loose)
     si_vals = [1, None, None, None, 5, None, None, None, 10, None, None, None, -5]
     db.lf2.insert_many([{"borough": "SI", "x": x, "y": y} for x, y in zip(range(1, 14), si_vals, strict=True)])
     expected += [("SI", x, y) for x, y in zip(range(1, 14), filled, strict=True)]
-    assert seq(aggregate(db, "lf2", pipeline), loose) == seq([{"borough": b, "x": x, "y": y} for b, x, y in expected], loose)
+    assert seq(aggregate(db, "lf2", pipeline), key=loose) == seq([{"borough": b, "x": x, "y": y} for b, x, y in expected], key=loose)
 
     rows = [("Manhattan", -1, 2000), ("Manhattan", None, 2001), ("Bronx", -10, 2002), ("Bronx", None, 2003),
             ("Bronx", None, 2004), ("Bronx", 200, 2005), ("Manhattan", -10, 2006), ("Queens", -2, 2007),
@@ -932,8 +894,8 @@ def test_linear_fill_dates_and_partitions(db):
                 ("Bronx", 200, 2005), ("Manhattan", -1, 2000), ("Manhattan", -2.499315381104519, 2001),
                 ("Manhattan", -10, 2006), ("Queens", -2, 2007), ("Queens", -20, 2008), ("Queens", None, 2009)]
     got = aggregate(db, "lf3", [{"$project": {"_id": 0}}, swf({"y": {"$linearFill": "$y"}}, {"date": 1}, "$borough")])
-    assert seq(got, loose) == seq([{"borough": b, "y": y, "date": dt.datetime(year, 12, 28)} for b, y, year in expected],
-                                  loose)
+    assert seq(got, key=loose) == seq([{"borough": b, "y": y, "date": dt.datetime(year, 12, 28)} for b, y, year in expected],
+                                  key=loose)
 
 
 @pytest.mark.parametrize("docs,sort,code", [
