@@ -5,7 +5,10 @@ A user key ``{title: "text", body: "text"}`` (optionally with ascending/descendi
 after the text fields) is stored as ``{_fts: "text", _ftsx: 1}`` in place of the text fields, with
 ``weights`` ({field: weight}, ``$**`` for every string field), ``default_language`` ("english"),
 ``language_override`` ("language") and ``textIndexVersion: 3`` — what listIndexes shows on mongod.
-A document's language is its ``language_override`` field when that holds a string.
+(A stored version-2 spec would run mongod's older ASCII tokenizer, see ``text_lang``; creating one is
+refused until the index keyer cache tells the versions apart.)
+A document's language is its ``language_override`` field, and a sub-document's own override field
+sets the language of the strings below it.
 
 Scores follow mongod's ``FTSSpec::_scoreStringV2``: per field, a term occurring ``n`` times among
 ``N`` tokens scores ``weight * freq * (0.5 * n / N + 0.5)`` (``freq`` = 1 + 1/2 + ... + 1/2**(n-1)),
@@ -14,94 +17,154 @@ x1.1 when the term is the whole field value; scores of one term add up across fi
 
 from __future__ import annotations
 
+import decimal
+import math
 from collections.abc import Iterator
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.text_lang import language, lower, require_language, tokens
+from tidemark.query.value_repr import bson_repr
 
 TEXT_INDEX_VERSION = 3
 WILDCARD = "$**"
 MAX_WORD_WEIGHT = 1_000_000_000 / 10_000
 
 
-def _number(v: Any) -> float | None:
-    """A BSON number's value (mongod's isNumber: int, long, double, decimal); None for anything else,
-    strings that spell a number included."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int | float):
-        return float(v)
-    return float(str(v)) if type(v).__name__ == "Decimal128" else None
+INT32_MIN = -(2 ** 31)
+
+
+def _number_int(v: Any) -> int:
+    """mongod's ``BSONElement::numberInt``: a number as a C ``int`` (doubles truncate, longs wrap,
+    decimals round half to even; a double or decimal out of range or NaN is INT_MIN, as the x86
+    conversion gives), 0 for anything that is not a number (strings, booleans included)."""
+    if isinstance(v, bool) or not isinstance(v, int | float) and type(v).__name__ != "Decimal128":
+        return 0
+    if isinstance(v, int):  # int32 / int64 (bson.Int64 is an int): keep the low 32 bits
+        return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
+    if isinstance(v, float):
+        if not math.isfinite(v) or not -(2 ** 31) <= math.trunc(v) < 2 ** 31:
+            return INT32_MIN
+        return math.trunc(v)
+    d = v.to_decimal()
+    if not d.is_finite():
+        return INT32_MIN
+    n = int(d.to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
+    return n if -(2 ** 31) <= n < 2 ** 31 else INT32_MIN
+
+
+def _is_number(v: Any) -> bool:
+    """mongod's isNumber: int, long, double, decimal (not bool, not a string that spells a number)."""
+    return not isinstance(v, bool) and (isinstance(v, int | float) or type(v).__name__ == "Decimal128")
+
+
+def _bad(message: str) -> MongoError:
+    """mongod 7.0's ``FTSSpec::fixSpec`` answers every invalid text index spec with 67."""
+    return MongoError(ErrorCode.CannotCreateIndex, message)
+
+
+def _check_key(key: dict) -> None:
+    """The text key's layout: prefix fields, then the text fields (or ``_fts``, ``_ftsx``), then
+    suffix fields; ``_fts`` / ``_ftsx`` are reserved names elsewhere (fixSpec's second pass)."""
+    items = list(key.items())
+    i, n = 0, len(items)
+    while i < n and not isinstance(items[i][1], str):
+        if items[i][0] in ("_fts", "_ftsx"):
+            raise _bad("text index with reserved fields _fts/_ftsx not allowed")
+        i += 1
+    if i == n:
+        raise _bad("expected additional fields in text index key pattern")
+    if items[i][0] == "_fts":
+        if i + 1 >= n or items[i + 1][0] != "_ftsx":
+            raise _bad("expected _ftsx after _fts")
+        i += 2
+    else:
+        while i < n and isinstance(items[i][1], str):
+            if items[i][0] in ("_fts", "_ftsx"):
+                raise _bad("text index with reserved fields _fts/_ftsx not allowed")
+            i += 1
+    for field, value in items[i:]:
+        if isinstance(value, str):
+            raise _bad("'text' fields in index must all be adjacent")
+        if field in ("_fts", "_ftsx"):
+            raise _bad("text index with reserved fields _fts/_ftsx not allowed")
 
 
 def normalize_text_spec(raw: dict, key: dict) -> dict:
-    """The stored spec of a text index (raises mongod's codes for bad options)."""
+    """The stored spec of a text index (mongod 7.0's ``FTSSpec::fixSpec``: 67 CannotCreateIndex
+    with its message for every invalid option). Weights are stored as mongod's ``numberInt`` of
+    the given numbers (``2.5`` is stored as ``2``)."""
     fixed: dict = {}
-    weights: dict[str, float] = {}
+    weights: dict[str, int] = {}
     added = False
-    seen_text = seen_after = False
     for field, value in key.items():
-        if field in ("_fts", "_ftsx"):
-            if field == "_fts" and value != "text":
-                raise MongoError(17271, 'expecting _fts:"text"')
-            if field == "_ftsx" and _number(value) != 1:
-                raise MongoError(17272, "expecting _ftsx:1")
+        if field == "_fts":
+            if value != "text":
+                raise _bad('expecting _fts:"text"')
             fixed[field] = value
-            seen_text = added = True
-            continue
-        if value == "text":
-            if seen_after:
-                raise MongoError(17389, "'text' fields in index must all be adjacent")
+            added = True
+        elif field == "_ftsx":
+            if _number_int(value) != 1:
+                raise _bad("expecting _ftsx:1")
+            fixed[field] = value
+        elif value == "text":
             if not added:
                 fixed["_fts"], fixed["_ftsx"] = "text", 1
                 added = True
-            seen_text = True
             weights[field] = 1
-            continue
-        if _number(value) not in (1.0, -1.0):
-            raise MongoError(17273, "expected value 1 or -1 for non-text key in compound index")
-        if seen_text:
-            seen_after = True
-        fixed[field] = value
+        else:
+            if _number_int(value) not in (1, -1):
+                raise _bad("expected value 1 or -1 for non-text key in compound index")
+            fixed[field] = value
+    _check_key(key)
     raw_weights = raw.get("weights")
     if isinstance(raw_weights, dict):
         for field, w in raw_weights.items():
-            n = _number(w)
-            if n is None:
-                raise MongoError(17283, "weight for text index needs numeric type")
-            weights[field] = n
+            if not _is_number(w):
+                raise _bad("weight for text index needs numeric type")
+            weights[field] = _number_int(w)
     elif raw_weights == WILDCARD:
         weights[WILDCARD] = 1
     elif raw_weights is not None:
-        raise MongoError(17284, "text index option 'weights' must be an object")
-    for field, w in weights.items():
+        raise _bad("text index option 'weights' must be an object")
+    if not weights:
+        raise _bad("text index option 'weights' must specify fields or the wildcard")
+    for field, w in sorted(weights.items()):
         if not 0 < w < MAX_WORD_WEIGHT:
-            raise MongoError(16674, "score for word too high")
+            raise _bad(f"text index weight must be in the exclusive interval (0,{MAX_WORD_WEIGHT:g}) but found: {w}")
         if field != WILDCARD:
             parts = field.split(".")
             if any(p == "" for p in parts):
-                raise MongoError(17291, "weight cannot have empty path component")
+                raise _bad("weight cannot have empty path component")
             if any(p.startswith("$") for p in parts):
-                raise MongoError(17292, "weight cannot have path component with $ prefix")
+                raise _bad("weight cannot have path component with $ prefix")
     default_language = raw.get("default_language", "english")
     if not isinstance(default_language, str):
-        raise MongoError(17263, "default_language needs a string type")
+        raise _bad("default_language needs a string type")
     if language(default_language) is None:
-        raise MongoError(17264, "default_language is not valid")
+        raise _bad("default_language is not valid")
     override = raw.get("language_override", "language")
-    if not isinstance(override, str) or not override or override.startswith("$") or "." in override:
-        raise MongoError(17136, "language_override is not valid")
+    if not isinstance(override, str):
+        raise _bad("language_override must be a string")
+    if not override or override.startswith("$") or "." in override:
+        raise _bad("language_override is not valid")
     version = raw.get("textIndexVersion", TEXT_INDEX_VERSION)
-    if _number(version) != TEXT_INDEX_VERSION:
+    if not _is_number(version):
+        raise _bad("text index option 'textIndexVersion' must be a number")
+    if _number_int(version) not in (1, 2, TEXT_INDEX_VERSION):
+        raise _bad(f"bad textIndexVersion: {_number_int(version)}")
+    if _number_int(version) != TEXT_INDEX_VERSION:
+        # Valid for mongod. Version 1 is not implemented; version 2's tokenizer is (text_lang, TextSpec
+        # .version), but index_keys.keyer_for's cache key does not yet tell a version-2 index from a
+        # version-3 one with the same name and options, so building one could key the other.
         raise MongoError(ErrorCode.CannotCreateIndex, f"Currently only textIndexVersion {TEXT_INDEX_VERSION} "
                                                       f"is supported, not {version}")
     return {
         "key": fixed,
-        "weights": {f: (int(w) if float(w).is_integer() else w) for f, w in sorted(weights.items())},
+        "weights": dict(sorted(weights.items())),
         "default_language": default_language,
         "language_override": override,
-        "textIndexVersion": TEXT_INDEX_VERSION,
+        "textIndexVersion": _number_int(version),
     }
 
 
@@ -111,87 +174,147 @@ def default_name(key: dict) -> str:
 
 
 class TextSpec:
-    """A stored text index spec, compiled: which strings of a document are text, in which language."""
+    """A stored text index spec, compiled: which strings of a document are text, in which language.
+
+    The strings and their languages follow mongod's ``FTSElementIterator``: a sub-document's own
+    ``language_override`` field sets the language of the strings below it (17261 when it is not a
+    string, 17262 when the language is unknown); a wildcard index skips that field at every level;
+    field names holding a dot or starting with ``$`` are never text (SERVER-78238)."""
 
     def __init__(self, spec: dict):
         self.weights: dict[str, float] = dict(spec.get("weights") or {})
         self.wildcard = WILDCARD in self.weights
         self.default_language = language(spec.get("default_language", "english")) or "english"
         self.override = spec.get("language_override", "language")
+        self.version = int(spec.get("textIndexVersion", TEXT_INDEX_VERSION))  # 2: the ASCII tokenizer
         fields = list(spec["key"])
         i = fields.index("_fts")
         self.before = fields[:i]
         self.after = fields[i + 2:]
+        # Parsed once: the weighted paths and the prefix / suffix paths that must not hold arrays.
+        self._paths = [(p.split("."), w) for p, w in self.weights.items() if p != WILDCARD]
+        self._scalar_paths = [(f, f.split(".")) for f in self.before + self.after]
 
-    def doc_language(self, doc: dict) -> str:
-        value = doc.get(self.override)
-        if value is None:
-            return self.default_language
+    def _language_of(self, obj: dict, current: str) -> str:
+        """The language of the strings of ``obj`` (mongod's ``_getLanguageToUseV2``)."""
+        value = obj.get(self.override, _ABSENT)
+        if value is _ABSENT:
+            return current
         if not isinstance(value, str):
             raise MongoError(17261, "found language override field in document with non-string type")
         return require_language(value)
 
-    def texts(self, doc: dict) -> Iterator[tuple[str, float]]:
-        """(string, weight) for every indexed string of ``doc``."""
-        if self.wildcard:
-            yield from _all_strings(doc, "", self.weights, self.override)
-            return
-        for path, weight in self.weights.items():
-            for value in _strings_at(doc, path.split(".")):
-                yield value, weight
+    def doc_language(self, doc: dict) -> str:
+        return self._language_of(doc, self.default_language)
 
-    def scores(self, doc: dict, lang: str | None = None) -> dict[str, float]:
+    def check_scalar_fields(self, doc: dict) -> None:
+        """201 when a prefix or suffix field of a compound text index holds an array (mongod's
+        ``FTSIndexFormat::getKeys``: an array along the path, except through a positional part)."""
+        for path, parts in self._scalar_paths:
+            if _array_along(doc, parts):
+                raise MongoError(CANNOT_BUILD_INDEX_KEYS,
+                                 f"Field '{path}' of text index contains an array in document: {bson_repr(doc)}")
+
+    def texts(self, doc: dict) -> Iterator[tuple[str, float, str]]:
+        """(string, weight, language) for every indexed string of ``doc``."""
+        lang = self.doc_language(doc)
+        if self.wildcard:
+            yield from self._all_strings(doc, "", lang)
+            return
+        for parts, weight in self._paths:
+            for value, value_lang in self._strings_at(doc, parts, lang):
+                yield value, weight, value_lang
+
+    def scores(self, doc: dict) -> dict[str, float]:
         """{term: score} of a document (the index keys mongod would write, with their scores)."""
-        lang = lang or self.doc_language(doc)
         out: dict[str, float] = {}
-        for text, weight in self.texts(doc):
-            _score_string(text, lang, weight, out)
+        for text, weight, lang in self.texts(doc):
+            score_string(text, lang, weight, out, self.version)
         return out
 
-
-def _strings_at(value: Any, parts: list[str]) -> Iterator[str]:
-    if not parts:
-        if isinstance(value, str):
-            yield value
+    def _strings_at(self, value: Any, parts: list[str], lang: str) -> Iterator[tuple[str, str]]:
+        """The strings at a weighted path: arrays are entered from non-array parents only, and a
+        sub-document entered on the way may change the language."""
+        if not parts:
+            if isinstance(value, str):
+                yield value, lang
+            elif isinstance(value, list):
+                for v in value:
+                    if isinstance(v, str):
+                        yield v, lang
+            return
+        if isinstance(value, dict):
+            if parts[0] in value:
+                child = value[parts[0]]
+                if isinstance(child, dict):
+                    yield from self._strings_at(child, parts[1:], self._language_of(child, lang))
+                else:
+                    yield from self._strings_at(child, parts[1:], lang)
         elif isinstance(value, list):
             for v in value:
-                if isinstance(v, str):
-                    yield v
-        return
-    if isinstance(value, dict):
-        if parts[0] in value:
-            yield from _strings_at(value[parts[0]], parts[1:])
-    elif isinstance(value, list):
-        for v in value:
-            if isinstance(v, dict):
-                yield from _strings_at(v, parts)
+                if isinstance(v, dict):
+                    yield from self._strings_at(v, parts, self._language_of(v, lang))
+
+    def _all_strings(self, value: Any, prefix: str, lang: str) -> Iterator[tuple[str, float, str]]:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k == self.override or "." in k or k.startswith("$"):
+                    continue
+                path = f"{prefix}.{k}" if prefix else k
+                if isinstance(v, dict):
+                    yield from self._all_strings(v, path, self._language_of(v, lang))
+                else:
+                    yield from self._all_strings(v, path, lang)
+        elif isinstance(value, list):
+            for v in value:
+                if isinstance(v, dict):
+                    yield from self._all_strings(v, prefix, self._language_of(v, lang))
+                else:
+                    yield from self._all_strings(v, prefix, lang)
+        elif isinstance(value, str):
+            # Only an exact path match carries a weight: mongod looks fields up in its weight map by
+            # name, where "$**" (sorted before every field name) is never found (DEFAULT_WEIGHT 1).
+            yield value, self.weights.get(prefix, 1.0), lang
 
 
-def _all_strings(value: Any, prefix: str, weights: dict, override: str) -> Iterator[tuple[str, float]]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not prefix and k == override:
-                continue
-            yield from _all_strings(v, f"{prefix}.{k}" if prefix else k, weights, override)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _all_strings(v, prefix, weights, override)
-    elif isinstance(value, str):
-        yield value, weights.get(prefix, weights[WILDCARD])
+_ABSENT = object()
+CANNOT_BUILD_INDEX_KEYS = 201  # mongod's CannotBuildIndexKeys (not yet in protocol.errors' table)
 
 
-def _score_string(raw: str, lang: str, weight: float, out: dict[str, float]) -> None:
+def _array_along(value: Any, parts: list[str]) -> bool:
+    """Whether mongod's ``extractAllElementsAlongPath`` meets an array on ``parts`` (a numeric part
+    indexes into an array without counting as one; the array found at the end counts)."""
+    for part in parts:
+        if isinstance(value, dict):
+            if part not in value:
+                return False
+            value = value[part]
+        elif isinstance(value, list):
+            if part.isdigit():
+                idx = int(part)
+                if idx >= len(value):
+                    return False
+                value = value[idx]
+            else:
+                return True
+        else:
+            return False
+    return isinstance(value, list)
+
+
+def score_string(raw: str, lang: str, weight: float, out: dict[str, float], version: int = TEXT_INDEX_VERSION) -> None:
+    """Add the scores of one string's terms to ``out`` (mongod's ``_scoreStringV2``)."""
     counts: dict[str, int] = {}
     freqs: dict[str, float] = {}
     n_tokens = 0
-    for term in tokens(raw, lang):
+    for term in tokens(raw, lang, version=version):
         count = counts.get(term, 0)
         counts[term] = count + 1
         freqs[term] = freqs.get(term, 0.0) + 1.0 / (2 ** count)
         n_tokens += 1
     for term, count in counts.items():
         coeff = 0.5 * count / n_tokens + 0.5
-        adjustment = 1.1 if len(raw) == len(term) and lower(raw, lang) == lower(term, lang) else 1.0
+        adjustment = 1.1 if len(raw) == len(term) and lower(raw, lang, version) == lower(term, lang, version) else 1.0
         out[term] = out.get(term, 0.0) + weight * freqs[term] * coeff * adjustment
 
 
@@ -212,7 +335,7 @@ _SPECS: dict[tuple, TextSpec] = {}
 def text_spec(spec: dict) -> TextSpec:
     """A cached TextSpec for a stored index spec."""
     key = (spec.get("name"), repr(spec["key"]), repr(spec.get("weights")), spec.get("default_language"),
-           spec.get("language_override"))
+           spec.get("language_override"), spec.get("textIndexVersion"))
     found = _SPECS.get(key)
     if found is None:
         if len(_SPECS) > 256:
@@ -222,5 +345,8 @@ def text_spec(spec: dict) -> TextSpec:
 
 
 def text_terms(spec: dict, doc: dict) -> list[str]:
-    """The distinct index terms a document contributes to a text index."""
-    return sorted({index_term(t) for t in text_spec(spec).scores(doc)})
+    """The distinct index terms a document contributes to a text index (201 when a prefix or suffix
+    field holds an array, whatever the text)."""
+    compiled = text_spec(spec)
+    compiled.check_scalar_fields(doc)
+    return sorted({index_term(t) for t in compiled.scores(doc)})

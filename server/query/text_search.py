@@ -10,11 +10,12 @@ only negations matches nothing (there is no term to look up).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query.text_index import TextSpec
+from tidemark.query.text_index import TextSpec, score_string
 from tidemark.query.text_lang import fold, language, tokens
 
 _FIELDS = ("$search", "$language", "$caseSensitive", "$diacriticSensitive")
@@ -23,36 +24,37 @@ _FIELDS = ("$search", "$language", "$caseSensitive", "$diacriticSensitive")
 @dataclass(eq=False)
 class TextQuery:
     search: str
-    language: str | None = None  # None: the index's default language
+    language: str | None = None  # as given; None: the index's default language
     case_sensitive: bool = False
     diacritic_sensitive: bool = False
     spec: dict = field(default_factory=dict)  # the operand as given (explain)
 
 
 def parse_text(arg: Any) -> TextQuery:
-    """``{$search, $language?, $caseSensitive?, $diacriticSensitive?}`` (mongod's TextMatchExpression)."""
+    """``{$search, $language?, $caseSensitive?, $diacriticSensitive?}`` (mongod's ``parseText``: each
+    known field's type first, then 2 "extra fields in $text" when any other field is present)."""
     if not isinstance(arg, dict):
         raise MongoError(ErrorCode.BadValue, "$text expects an object")
-    for k in arg:
-        if k not in _FIELDS:
-            raise MongoError(ErrorCode.FailedToParse, f"extra fields in $text: {k}")
     search = arg.get("$search")
     if not isinstance(search, str):
         raise MongoError(ErrorCode.TypeMismatch, "$search requires a string value")
     query = TextQuery(search, spec=dict(arg))
-    lang = arg.get("$language")
-    if lang is not None:
+    lang = arg.get("$language", _ABSENT)
+    if lang is not _ABSENT:
         if not isinstance(lang, str):
             raise MongoError(ErrorCode.TypeMismatch, "$language requires a string value")
-        if language(lang) is None:
-            raise MongoError(ErrorCode.BadValue, f'unsupported language: "{lang}" for text index version 3')
-        query.language = language(lang)
+        query.language = lang  # checked against the index's text version once the index is found
     for name in ("$caseSensitive", "$diacriticSensitive"):
         if name in arg:
             if not isinstance(arg[name], bool):
                 raise MongoError(ErrorCode.TypeMismatch, f"{name} requires a boolean value")
             setattr(query, "case_sensitive" if name == "$caseSensitive" else "diacritic_sensitive", arg[name])
+    if any(k not in _FIELDS for k in arg):
+        raise MongoError(ErrorCode.BadValue, "extra fields in $text")
     return query
+
+
+_ABSENT = object()
 
 
 def _split(search: str) -> tuple[list[str], list[str], list[str], list[str]]:
@@ -107,13 +109,29 @@ class TextMatcher:
     def __init__(self, query: TextQuery, index_spec: dict):
         self.query = query
         self.spec = TextSpec(index_spec)
-        self.lang = query.language or self.spec.default_language
+        self.lang = self.spec.default_language
+        if query.language is not None:  # mongod validates it after finding the text index (27 first)
+            lang = language(query.language)
+            if lang is None:
+                raise MongoError(ErrorCode.BadValue,
+                                 f'unsupported language: "{query.language}" for text index version 3')
+            self.lang = lang
+        version = self.spec.version
+        if query.diacritic_sensitive and version < 3:
+            raise MongoError(ErrorCode.BadValue, "$diacriticSensitive requires a version 3 text index or higher")
         pos, neg, self.phrases, self.neg_phrases = _split(query.search)
-        self.bound_terms = sorted(set(tokens(" ".join(pos), self.lang)))
-        sensitive = dict(case_sensitive=query.case_sensitive, diacritic_sensitive=query.diacritic_sensitive)
-        self.positive = set(tokens(" ".join(pos), self.lang, **sensitive))
-        self.negative = set(tokens(" ".join(neg), self.lang, **sensitive))
-        self._sensitive = sensitive
+        self.bound_terms = sorted(set(tokens(" ".join(pos), self.lang, version=version)))
+        self.positive = set(self._tokens(" ".join(pos), self.lang))
+        self.negative = set(self._tokens(" ".join(neg), self.lang))
+
+    def _tokens(self, text: str, lang: str, stop_words: bool = True) -> Iterator[str]:
+        """The terms of ``text`` with the query's case / diacritic sensitivity and the index's version."""
+        return tokens(text, lang, stop_words=stop_words, case_sensitive=self.query.case_sensitive,
+                      diacritic_sensitive=self.query.diacritic_sensitive, version=self.spec.version)
+
+    def _fold(self, text: str, lang: str) -> str:
+        return fold(text, lang, case_sensitive=self.query.case_sensitive,
+                    diacritic_sensitive=self.query.diacritic_sensitive, version=self.spec.version)
 
     def evaluate(self, doc: dict, *, want_score: bool = True) -> float | None:
         """The document's textScore when it matches, else None (one tokenization when the query is
@@ -122,34 +140,37 @@ class TextMatcher:
             if not self.matches(doc):
                 return None
             return self.score(doc) if want_score else 0.0
-        lang = self.spec.doc_language(doc)
-        scores = self.spec.scores(doc, lang)
-        if not self._terms_and_phrases(doc, lang, set(scores)):
+        texts = list(self.spec.texts(doc))
+        scores: dict[str, float] = {}
+        for text, weight, lang in texts:
+            score_string(text, lang, weight, scores, self.spec.version)
+        if not self._terms_and_phrases(texts, set(scores)):
             return None
         return sum(scores.get(t, 0.0) for t in self.bound_terms)
 
     def matches(self, doc: dict) -> bool:
-        lang = self.spec.doc_language(doc)
+        texts = list(self.spec.texts(doc))
         doc_terms: set[str] = set()
-        for text, _w in self.spec.texts(doc):
-            doc_terms.update(tokens(text, lang, stop_words=False, **self._sensitive))
-        return self._terms_and_phrases(doc, lang, doc_terms)
+        for text, _w, lang in texts:
+            doc_terms.update(self._tokens(text, lang, stop_words=False))
+        return self._terms_and_phrases(texts, doc_terms)
 
-    def _terms_and_phrases(self, doc: dict, lang: str, doc_terms: set[str]) -> bool:
-        opts = self._sensitive
+    def _terms_and_phrases(self, texts: list[tuple[str, float, str]], doc_terms: set[str]) -> bool:
+        """Positive terms, negated terms, then phrases: a phrase is folded in the query's language
+        and each string in its own (the folding differs only for Turkish)."""
         if not doc_terms & self.positive:
             return False
         if doc_terms & self.negative:
             return False
         if not self.phrases and not self.neg_phrases:
             return True
-        folded = [fold(t, lang, **opts) for t, _w in self.spec.texts(doc)]
+        folded = [self._fold(t, lang) for t, _w, lang in texts]
         for phrase in self.phrases:
-            p = fold(phrase, lang, **opts)
+            p = self._fold(phrase, self.lang)
             if not any(p in t for t in folded):
                 return False
         for phrase in self.neg_phrases:
-            p = fold(phrase, lang, **opts)
+            p = self._fold(phrase, self.lang)
             if any(p in t for t in folded):
                 return False
         return True
