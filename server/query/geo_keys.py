@@ -56,27 +56,22 @@ def shape_cells(shape: Shape) -> set[int]:
 
 
 def sphere_keys(value: Any, doc: dict) -> list[Int64]:
-    """Keys of one 2dsphere field value (a geometry, or an array of geometries)."""
-    shapes = _shapes_or_error(value, doc)
-    cells: set[int] = set()
-    for shape in shapes:
-        if not shape.spherical:
-            lng, lat = cast("tuple[float, float]", shape.flat)  # a legacy point out of bounds
-            raise _cant_extract(doc, f"longitude/latitude is out of bounds, lng: {lng:g} lat: {lat:g}")
-        cells |= shape_cells(shape)
-    return [cell_key(c) for c in sorted(cells)]
-
-
-def _shapes_or_error(value: Any, doc: dict) -> list[Shape]:
+    """Keys of one 2dsphere field value: one geometry. The array at the end of the path is not
+    expanded (mongod's S2 key generation): an array must itself be a legacy point, so an array of
+    GeoJSON objects refuses the write. null, an empty array and an empty object stand for a missing
+    field (2dsphereIndexVersion >= 2): no keys, not an error."""
+    if value is None or value == [] or value == {}:
+        return []
     try:
-        return [parse_stored(value)]
-    except MongoError as first:
-        if isinstance(value, list) and value:
-            try:
-                return [parse_stored(v) for v in value]
-            except MongoError as e:
-                raise _cant_extract(doc, e.message) from None
-        raise _cant_extract(doc, first.message) from None
+        shape = parse_stored(value)
+    except MongoError as e:
+        raise _cant_extract(doc, e.message) from None
+    if shape.strict:  # a big polygon is a query region only (mongod's S2GetKeysForElement)
+        raise _cant_extract(doc, "can't index geometry with strict winding order")
+    if not shape.spherical:
+        lng, lat = cast("tuple[float, float]", shape.flat)  # a legacy point out of bounds
+        raise _cant_extract(doc, f"longitude/latitude is out of bounds, lng: {lng:g} lat: {lat:g}")
+    return [cell_key(c) for c in sorted(shape_cells(shape))]
 
 
 def _cant_extract(doc: dict, reason: str) -> MongoError:
@@ -142,7 +137,10 @@ class Plane:
         return out
 
     def keys(self, value: Any, doc: dict) -> list[Int64]:
-        """Keys of one 2d field value: a legacy point or an array of them."""
+        """Keys of one 2d field value: a legacy point or an array of them. An empty array or object
+        has no keys (mongod's get2DKeys skips it); an empty point inside an array refuses (13067)."""
+        if isinstance(value, (list, dict)) and not value:
+            return []
         points = value if isinstance(value, list) and value and all(isinstance(v, (list, dict)) for v in value) \
             else [value]
         out = set()

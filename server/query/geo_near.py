@@ -35,7 +35,6 @@ from tidemark.query.geo_query import parse_near
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.paths import get_path_values
 from tidemark.query.pipeline import PipelineContext, Stage
-from tidemark.query.stages import set_field
 from tidemark.query.values import MISSING, bson_type_name, is_number, to_float
 from tidemark.storage.keys import encode_key
 
@@ -129,6 +128,20 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]]) -
             r *= GROWTH
 
 
+def set_nested(doc: dict, parts: list[str], value: Any) -> dict:
+    """``doc`` (copied along the path) with ``value`` at ``parts``: mongod's setNestedField, which
+    replaces an array or scalar met on the way by a new object (SERVER-35561: ``distanceField:
+    "arr.b"`` over an array of objects gives ``arr: {b: d}``), unlike ``$addFields``."""
+    out = dict(doc)
+    head = parts[0]
+    if len(parts) == 1:
+        out[head] = value
+    else:
+        sub = out.get(head)
+        out[head] = set_nested(sub if isinstance(sub, dict) else {}, parts[1:], value)
+    return out
+
+
 def _decorate(np: Any, meta: Any, doc: dict, distance: float, location: Any) -> dict:
     if meta is not None:
         meta.set(doc, "geoNearDistance", distance)
@@ -137,9 +150,9 @@ def _decorate(np: Any, meta: Any, doc: dict, distance: float, location: Any) -> 
         return doc
 
     field, multiplier, include_locs = np.output
-    out = set_field(doc, field.split("."), distance * multiplier if multiplier is not None else distance)
+    out = set_nested(doc, field.split("."), distance * multiplier if multiplier is not None else distance)
     if include_locs:
-        out = set_field(out, include_locs.split("."), location)
+        out = set_nested(out, include_locs.split("."), location)
     if meta is not None:
         meta.hand_on(doc, out)
     return out
@@ -322,7 +335,7 @@ def parse_distance_stage(spec: Any, ctx: PipelineContext) -> Stage:
             found = _distance(near, doc, key)
             if found is None:
                 continue
-            yield set_field(doc, field, found[0] * mult)
+            yield set_nested(doc, field, found[0] * mult)
 
     return Stage("$_internalGeoNearDistance", spec, apply)
 

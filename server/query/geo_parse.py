@@ -49,6 +49,7 @@ class Shape:
     polygons: list = field(default_factory=list)  # s2.S2Polygon
     legacy_sphere_ok: bool = True  # a legacy point with valid lng/lat (has a spherical form)
     given: tuple[float, float] | None = None  # a GeoJSON Point's coordinates as written
+    strict: bool = False  # a "big polygon" (the strict-winding CRS): a query region, never a stored match
 
     @property
     def spherical(self) -> bool:
@@ -168,12 +169,28 @@ def _polygon(coords: Any, *, strict: bool = False) -> s2.S2Polygon:
     polygon.InitNested(loops)
     if not polygon.IsValid():
         raise GeoError(f"Polygon isn't valid: loops cross or share edges {bson_repr(coords)}")
+    _check_normalized(polygon, coords)
     if polygon.num_loops() > 1:
         if polygon.GetLastDescendant(0) < polygon.num_loops() - 1:
             raise GeoError(f"Only one exterior polygon loop is allowed: {bson_repr(coords)}")
         if any(polygon.loop(i).depth() > 1 for i in range(polygon.num_loops())):
             raise GeoError(f"Polygon interior loops cannot be nested: {bson_repr(coords)}")
     return polygon
+
+
+def _check_normalized(polygon: s2.S2Polygon, coords: Any) -> None:
+    """S2's IsNormalized, as mongod checks it: a loop may share at most one vertex with its parent
+    (a hole touching its shell at two vertices would cut the polygon in two). Loops are in preorder,
+    so a loop's parent is the nearest earlier loop one level up."""
+    stack: list[tuple[int, set]] = []  # (index, vertex set) of the open ancestors
+    for i in range(polygon.num_loops()):
+        loop = polygon.loop(i)
+        vertices = {(v.x(), v.y(), v.z()) for v in (loop.vertex(k) for k in range(loop.num_vertices()))}
+        del stack[loop.depth():]
+        if stack and len(vertices & stack[-1][1]) > 1:
+            raise GeoError(f"Loop {i} shares more than one vertex with its parent loop {stack[-1][0]}: "
+                           f"{bson_repr(coords)}")
+        stack.append((i, vertices))
 
 
 def _line(coords: Any) -> s2.S2Polyline:
@@ -250,6 +267,7 @@ def parse_geojson(obj: dict) -> Shape:
         shape.lines.append(_line(coords))
     elif kind == "Polygon":
         shape.polygons.append(_polygon(coords, strict=crs == "strict"))
+        shape.strict = crs == "strict"
     elif kind == "MultiPoint":
         shape.points += _coordinates(coords)
         if not shape.points:

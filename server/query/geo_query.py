@@ -3,12 +3,17 @@
 
 Semantics follow mongod's GeometryContainer:
 
-- planar regions (``$box``, ``$polygon``, ``$center``) contain only *legacy* points (GeoJSON
-  never has a planar form); boundaries count as inside;
+- planar regions (``$box``, ``$polygon``, ``$center``) contain points: legacy ones, and GeoJSON
+  Points read as (lng, lat) (mongod projects a SPHERE point to FLAT; no other GeoJSON shape has a
+  planar form); boundaries count as inside;
+- a spherical polygon holds a point on its boundary too: mongod tests the point's leaf cell
+  (``MayIntersect``) when S2's semi-open ``Contains`` says no, for ``$geoWithin`` and
+  ``$geoIntersects`` alike;
 - spherical regions (``$geometry`` Polygon/MultiPolygon, ``$centerSphere``) contain a geometry when
-  they contain all of it: a polygon clips a line to itself, a cap holds every vertex; a legacy
+  they contain all of it: a polygon clips a line to itself, a cap holds every vertex and every
+  edge (a long edge between two inside vertices may bulge out of a large cap); a legacy
   point takes part when it is a valid longitude/latitude;
-- ``$geoIntersects`` takes any GeoJSON ``$geometry``; multi-geometries intersect when any part does;
+- ``$geoIntersects`` takes any GeoJSON ``$geometry`` or a legacy point; multi-geometries intersect when any part does;
 - distances: spherical ones are great-circle angles on a sphere (metres = radians x 6378.1 km),
   planar ones Euclidean; to a line or polygon it is the distance to its nearest point (0 inside).
 
@@ -31,6 +36,7 @@ from tidemark.query.geo_parse import (
     Shape,
     flat_point,
     geojson_type,
+    is_legacy_point_like,
     legacy_point,
     parse_geojson,
     sphere_point,
@@ -54,6 +60,7 @@ class Region:
     spec: Any  # the operand as given (explain / messages)
     flat: Any = None  # shapely geometry (box/polygon) or ((x, y), r) for center
     cap: Any = None  # s2.S2Cap
+    cap_radians: float = 0.0  # the cap's radius ($centerSphere), at most pi
     shape: Shape | None = None  # spherical polygons ($geometry) or the $geoIntersects geometry
 
     @property
@@ -63,9 +70,11 @@ class Region:
     # ---- $geoWithin -------------------------------------------------------------------------
     def contains(self, shape: Shape) -> bool:
         if self.planar:
-            if shape.flat is None:
+            # a GeoJSON Point projects to the plane as its (lng, lat); lines and polygons do not
+            xy = shape.flat if shape.flat is not None else shape.given
+            if xy is None:
                 return False
-            x, y = shape.flat
+            x, y = xy
             if self.kind == "center":
                 (cx, cy), r = self.flat
                 return math.hypot(x - cx, y - cy) <= r
@@ -73,13 +82,9 @@ class Region:
         if not shape.spherical:
             return False
         if self.kind == "cap":
-            cap = self.cap
-            return (all(cap.Contains(p) for p in shape.points)
-                    and all(cap.Contains(line.vertex(i)) for line in shape.lines for i in range(line.num_vertices()))
-                    and all(cap.Contains(poly.loop(k).vertex(i)) for poly in shape.polygons
-                            for k in range(poly.num_loops()) for i in range(poly.loop(k).num_vertices())))
+            return _cap_contains(self.cap, self.cap_radians, shape)
         polys = cast(Shape, self.shape).polygons  # a $geometry region has its shape
-        return (all(any(p.Contains(pt) for p in polys) for pt in shape.points)
+        return (all(any(_polygon_has_point(p, pt) for p in polys) for pt in shape.points)
                 and all(any(_contains_line(p, line) for p in polys) for line in shape.lines)
                 and all(any(p.Contains(poly) for p in polys) for poly in shape.polygons))
 
@@ -92,7 +97,7 @@ class Region:
             cell = s2.S2Cell(s2.S2CellId(a))
             if any(s2.S2CellId(a).id() == s2.S2CellId(b).id() for b in q.points):
                 return True
-            if any(line.MayIntersect(cell) for line in q.lines) or any(p.Contains(a) for p in q.polygons):
+            if any(line.MayIntersect(cell) for line in q.lines) or any(p.MayIntersect(cell) for p in q.polygons):
                 return True
         for line in shape.lines:
             if any(line.MayIntersect(s2.S2Cell(s2.S2CellId(b))) for b in q.points):
@@ -102,7 +107,7 @@ class Region:
             if any(p.IntersectWithPolyline(line) for p in q.polygons):
                 return True
         for poly in shape.polygons:
-            if any(poly.Contains(b) for b in q.points):
+            if any(_polygon_has_point(poly, b) for b in q.points):
                 return True
             if any(poly.IntersectWithPolyline(line) for line in q.lines):
                 return True
@@ -113,7 +118,47 @@ class Region:
     def match_value(self, value: Any, op: str) -> bool:
         """Does a stored field value (one geometry or an array of them) satisfy the operator?"""
         test = self.intersects if op == "$geoIntersects" else self.contains
-        return any(test(shape) for shape in stored_shapes(value))
+        # a stored big polygon (strict-winding CRS) never matches (mongod's matchesGeoContainer)
+        return any(test(shape) for shape in stored_shapes(value) if not shape.strict)
+
+
+def _polygon_has_point(polygon: s2.S2Polygon, point: s2.S2Point) -> bool:
+    """mongod's containsPoint: S2's Contains is semi-open (a vertex or an edge point may be out), so
+    a miss is re-checked against the point's leaf cell, which counts boundaries as inside."""
+    return bool(polygon.Contains(point)) or bool(polygon.MayIntersect(s2.S2Cell(s2.S2CellId(point))))
+
+
+def _cap_contains(cap: s2.S2Cap, radians: float, shape: Shape) -> bool:
+    """A ``$centerSphere`` cap contains a shape when it holds all of it, not just its vertices: every
+    vertex inside, and no edge bulging out. An edge leaves a cap of radius r around c exactly when
+    it comes closer than pi - r to the antipode -c; a polygon whose edges stay inside is inside
+    unless its interior is the other side (it holds -c)."""
+    if radians >= math.pi:
+        return True  # the whole sphere
+    center = s2.S2LatLng(cap.center())  # the bindings have no point negation: go by lat/lng
+    anti = s2.S2LatLng.FromRadians(-center.lat().radians(), center.lng().radians() + math.pi).Normalized().ToPoint()
+    reach = math.pi - radians
+
+    def edges_inside(vertices: list) -> bool:
+        if not all(cap.Contains(v) for v in vertices):
+            return False
+        if len(vertices) < 2:
+            return True
+        line = s2.S2Polyline()
+        line.InitFromS2Points(vertices)
+        nearest, _ = line.Project(anti)
+        return bool(s2.S1Angle(anti, nearest).radians() >= reach)
+
+    return (all(cap.Contains(p) for p in shape.points)
+            and all(edges_inside([line.vertex(i) for i in range(line.num_vertices())]) for line in shape.lines)
+            and all(not poly.Contains(anti)
+                    and all(edges_inside(_closed_ring(poly.loop(k))) for k in range(poly.num_loops()))
+                    for poly in shape.polygons))
+
+
+def _closed_ring(loop: s2.S2Loop) -> list:
+    vertices = [loop.vertex(i) for i in range(loop.num_vertices())]
+    return vertices + vertices[:1]
 
 
 def _contains_line(polygon: s2.S2Polygon, line: s2.S2Polyline) -> bool:
@@ -173,15 +218,23 @@ def parse_within(arg: Any) -> Region:
         return Region("center", arg, flat=_circle(value))
     if name == "$centerSphere":
         (lng, lat), radius = _circle(value)
-        return Region("cap", arg, cap=s2.S2Cap(sphere_point(lng, lat), s2.S1Angle.Radians(min(radius, math.pi))))
+        radius = min(radius, math.pi)
+        return Region("cap", arg, cap=s2.S2Cap(sphere_point(lng, lat), s2.S1Angle.Radians(radius)),
+                      cap_radians=radius)
     raise GeoError(f"unknown geo specifier: {name}: {bson_repr(value)}")
 
 
 def parse_intersects(arg: Any) -> Region:
-    """The operand of ``$geoIntersects`` (a ``$geometry`` only)."""
+    """The operand of ``$geoIntersects``: a ``$geometry`` holding GeoJSON or a legacy point (which
+    mongod upgrades to a spherical point when it is a valid longitude/latitude)."""
     if not isinstance(arg, dict) or "$geometry" not in arg:
         raise GeoError(f"$geoIntersects not supported with provided geometry: {bson_repr(arg)}")
     value = arg["$geometry"]
+    if is_legacy_point_like(value):
+        shape = legacy_point(value, extra_ok=False)
+        if not shape.spherical:
+            raise GeoError(f"$geoIntersects not supported with provided geometry: {bson_repr(arg)}")
+        return Region("geometry", arg, shape=shape)
     if not isinstance(value, dict):
         raise GeoError(f"$geoIntersects not supported with provided geometry: {bson_repr(arg)}")
     return Region("geometry", arg, shape=parse_geojson(value))
@@ -263,6 +316,10 @@ def parse_near(op: str, arg: Any, siblings: Mapping[str, Any]) -> NearQuery:
     sphere = op == "$nearSphere"
     outer_max, outer_min = siblings.get("$maxDistance"), siblings.get("$minDistance")
     if isinstance(arg, dict) and "$geometry" in arg:
+        for key, value in siblings.items():
+            if key not in (op, "$geoNear"):  # the $geometry form takes its distances inside, nothing beside it
+                raise GeoError("geo near accepts just one argument when querying for a GeoJSON point. Extra "
+                               f"field found: {key}: {bson_repr(value)}")
         geometry = arg["$geometry"]
         if not isinstance(geometry, dict) or geojson_type(geometry) != "Point":
             raise GeoError(f"invalid point in geo near query $geometry argument: {bson_repr(arg)}")
@@ -272,11 +329,12 @@ def parse_near(op: str, arg: Any, siblings: Mapping[str, Any]) -> NearQuery:
         for key in arg:
             if key not in ("$geometry", "$maxDistance", "$minDistance"):
                 raise GeoError(f"invalid argument in geo near query: {key}")
-        max_d = inner_max if inner_max is not None else outer_max
-        min_d = inner_min if inner_min is not None else outer_min
+        max_d, min_d = inner_max, inner_min
     elif isinstance(arg, (list, dict)):
         if isinstance(arg, dict) and (geojson_type(arg) == "Point" or "coordinates" in arg):
             shape = parse_geojson(arg)  # {$near: {type: "Point", ...}} (old form): GeoJSON
+            if not shape.points or shape.kind != "Point":  # a line / polygon is no near point (mongod: 2)
+                raise GeoError(f"invalid point provided to geo near query: {bson_repr(arg)}")
             query = NearQuery(op, cast("tuple[float, float]", shape.lnglat), True, True, point=shape.points[0])
         else:
             items = arg if isinstance(arg, list) else list(arg.values())

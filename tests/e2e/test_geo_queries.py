@@ -170,10 +170,13 @@ def test_planar_operators_match_legacy_points_only(db):
             assert e.value.code == 13026
             db.g.delete_one({"_id": "json"})
             db.g.create_index([("p", "2d")])
-        assert {d["_id"] for d in db.g.find({"p": {"$geoWithin": {"$box": [[2, 2], [5, 5]]}}})} == {2, 3, 4, 5}
+        # a GeoJSON Point is read as its (lng, lat) by the planar operators (mongod 7.0,
+        # jstests geo_allowedcomparisons.js); only the 2d index refuses it
+        json = set() if indexed else {"json"}
+        assert {d["_id"] for d in db.g.find({"p": {"$geoWithin": {"$box": [[2, 2], [5, 5]]}}})} == {2, 3, 4, 5} | json
         assert {d["_id"] for d in db.g.find({"p": {"$geoWithin": {"$center": [[0, 0], 3]}}})} == {0, 1, 2}
         tri = [[0, 0], [9, 0], [9, 9]]  # x >= y: the diagonal points lie on its edge (inside)
-        assert {d["_id"] for d in db.g.find({"p": {"$geoWithin": {"$polygon": tri}}})} == set(range(10))
+        assert {d["_id"] for d in db.g.find({"p": {"$geoWithin": {"$polygon": tri}}})} == set(range(10)) | json
 
 
 def test_2d_index_near_is_planar(db):
