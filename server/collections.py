@@ -396,12 +396,16 @@ def create_collection(w, ns: str, options: dict, **kwargs: Any) -> Any:
 
 
 def _write_out(server: ServerState, db: str, spec: Any, docs) -> None:
-    """$out: replace the target collection with ``docs`` (one write transaction)."""
+    """$out: replace the target collection with ``docs`` (one write transaction). As mongod's $out
+    (which inserts into a temporary collection carrying the target's options), every document passes
+    the target's validator unless the command bypasses document validation; a failure (121) leaves
+    the target as it was."""
     target_db, target = _out_target(db, spec)
     _check_write_target(server, target_db, target, "$out", spec)
     prepared = [C.prepare_insert(d) for d in docs]
     raws = [C.encode_doc(d) for d in prepared]
     ns = C.ns_of(target_db, target)
+    bypass = C.bypasses_validation()
 
     def fn(w):
         from tidemark.core.collection import ensure_collection
@@ -417,6 +421,10 @@ def _write_out(server: ServerState, db: str, spec: Any, docs) -> None:
         for spec_ in indexes:
             w.create_index(info, spec_, [])
             info = w.get_collection(ns)
+        validator = None if bypass else C.validator_for(info)
+        if validator is not None:
+            for doc in prepared:
+                validator.check(doc)
         for doc, raw in zip(prepared, raws, strict=False):
             info, keys = C.write_keys(w, info, doc)
             w.insert(info, raw, keys)

@@ -55,6 +55,7 @@ from tidemark.context import (
     ConnectionInfo,
     ServerState,
 )
+from tidemark.core.collection import check_db_name
 from tidemark.fsync_lock import WRITE_COMMANDS, is_write
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
@@ -69,9 +70,6 @@ FAMILIES = (
     profiling, replication, testing, operations, operator, oplog,
     auth, users, roles, authz_merge,
 )
-
-# Characters mongod refuses in database names.
-_INVALID_DB_CHARS = frozenset('/\\. "$\x00')
 
 
 def build_table(families: Iterable[Any] = FAMILIES) -> dict[str, CommandSpec]:
@@ -121,8 +119,7 @@ def _validate_db(cmd: dict[str, Any]) -> str:
             ErrorCode.TypeMismatch,
             f"BSON field '$db' is the wrong type '{type(db).__name__}', expected type 'string'",
         )
-    if not db or not _INVALID_DB_CHARS.isdisjoint(db) or len(db) >= 64:
-        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
+    check_db_name(db)
     return db
 
 

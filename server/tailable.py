@@ -22,6 +22,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from bson.int64 import Int64
+
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
 
@@ -83,16 +85,21 @@ class TailingScan:
     """Matching documents of a capped collection in insertion order, resumable after running dry.
 
     ``match``/``project`` are the find's compiled filter and projection; ``skip``/``limit`` count matching
-    documents from the start of the tail (mongod applies them to a tailable find too). Runs in the
+    documents from the start of the tail (mongod applies them to a tailable find too); ``record_ids``
+    adds each document's ``$recordId`` (showRecordId) and ``shape`` then reshapes it (returnKey, or a
+    projection applied around the record id), as the find command does for other reads. Runs in the
     thread pool (the registry draws batches there)."""
 
     def __init__(self, engine, ns: str, uuid, *, match: Callable[[dict], bool] | None = None,
-                 project: Callable[[dict], Any] | None = None, skip: int = 0, limit: int = 0):
+                 project: Callable[[dict], Any] | None = None, skip: int = 0, limit: int = 0,
+                 record_ids: bool = False, shape: Callable[[dict], Any] | None = None):
         self.engine = engine
         self.ns = ns
         self.uuid = uuid
         self.match = match
         self.project = project
+        self.record_ids = record_ids
+        self.shape = shape
         self.skip = skip
         self.remaining = limit or None
         self.last: bytes | None = None
@@ -117,7 +124,10 @@ class TailingScan:
                 continue
             if self.remaining is not None:
                 self.remaining -= 1
-            return self.project(doc) if self.project is not None else doc
+            out = self.project(doc) if self.project is not None else doc
+            if self.record_ids:  # a capped collection is never clustered: its record ids are longs
+                out["$recordId"] = Int64(int.from_bytes(rid, "big"))
+            return self.shape(out) if self.shape is not None else out
 
     @property
     def finished(self) -> bool:
@@ -138,10 +148,12 @@ class TailingScan:
         return bool(self._buffer)
 
 
-def open_tail(engine, spec, db: str) -> TailingScan | None:
+def open_tail(engine, spec, db: str, *, record_ids: bool = False,
+              shape: Callable[[dict], Any] | None = None) -> TailingScan | None:
     """The tail a tailable find reads (thread pool), or None when there is nothing to tail: no such
     collection, or an empty one (mongod keeps no tailable cursor on an empty collection, SERVER-13955).
-    2 BadValue on a collection that is not capped, as mongod."""
+    2 BadValue on a collection that is not capped, as mongod. ``record_ids`` / ``shape``: as
+    :class:`TailingScan`."""
     ns = f"{db}.{spec.name}"
     with engine.read() as r:
         info = r.get_collection(ns)
@@ -152,4 +164,4 @@ def open_tail(engine, spec, db: str) -> TailingScan | None:
         if r.count(info) == 0:
             return None
     return TailingScan(engine, ns, info.uuid, match=spec.match, project=spec.project, skip=spec.skip,
-                       limit=spec.limit)
+                       limit=spec.limit, record_ids=record_ids, shape=shape)

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tidemark.core.collection import check_collection_name, check_db_name
+from tidemark.protocol.errors import MongoError
+
 NOTE = "round trip time in microseconds"
 USAGE_KEYS = ("total", "readLock", "writeLock", "queries", "getmore", "insert", "update", "remove", "commands")
 LATENCY_KINDS = ("reads", "writes", "commands", "transactions")
@@ -117,6 +120,8 @@ class Top:
             return
         entries = self._targets.get((name, db, target))
         if entries is None:
+            if not _valid_namespace(db, target):
+                return  # refused before it touched the namespace (and a NUL byte would break top's reply)
             entries = self._target(name, f"{db}.{target}", (name, db, target))
         total, lock, op, histogram = entries
         total[0] += micros
@@ -169,3 +174,14 @@ class Top:
     def op_latencies(self) -> dict[str, Any]:
         """serverStatus ``opLatencies``."""
         return {kind: self.server[kind].document() for kind in LATENCY_KINDS}
+
+
+def _valid_namespace(db: str, collection: str) -> bool:
+    """Whether mongod could have locked ``db.collection``: a command on an invalid name is refused
+    before it touches the namespace, so the name gets no usage (checked once per name)."""
+    try:
+        check_db_name(db)
+        check_collection_name(db, collection)
+    except MongoError:
+        return False
+    return True

@@ -14,7 +14,9 @@ $merge follows mongod's DocumentSourceMerge:
   different ``_id`` is 66 ImmutableField), ``$set`` with the result (``merge``: same rule) or kept
   (``keepExisting``); an unmatched result is inserted (an ``_id`` generated if it has none),
   discarded or refused (13113); ``whenMatched: "fail"`` inserts, and the duplicate is its error;
-- a duplicate key anywhere is 11000 with ``keyPattern``/``keyValue``, in mongod's context message.
+- a duplicate key anywhere is 11000 with ``keyPattern``/``keyValue``, in mongod's context message;
+- an inserted or changed document passes the target's validator (121) unless the command has
+  ``bypassDocumentValidation: true``.
 """
 
 from __future__ import annotations
@@ -114,10 +116,14 @@ def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> N
             d = {"_id": ObjectId(), **d}
         results.append((d, _on_values(d, on)))
     ns = C.ns_of(target_db, target)
+    bypass = C.bypasses_validation()  # here: the writer thread has no bound operation
+    validator: C.Validator | None = None
 
     def insert(w, info, doc):
         new = C.prepare_insert(doc)
         raw = C.encode_doc(new)
+        if validator is not None:
+            validator.check(new)
         limits = capped.limits(info)
         if limits is not None:
             limits.check_document(len(raw))
@@ -128,7 +134,10 @@ def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> N
     def fn(w):
         from tidemark.core.collection import ensure_collection
 
+        nonlocal validator
         info = ensure_collection(w, ns)
+        # mongod's $merge writes through the target's validator (121) unless the command bypasses it
+        validator = None if bypass else C.validator_for(info)
         for doc, key in results:
             try:
                 if matched == "fail":
@@ -151,13 +160,15 @@ def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> N
                 rid, old = existing
                 update = update_mod.parse_update(doc if matched == "replace" else {"$set": doc})
                 try:
-                    new, _ = update_mod.apply_update(old, update)
+                    new, changed = update_mod.apply_update(old, update)
                 except MongoError as e:
                     if e.code == ErrorCode.ImmutableField:
                         raise MongoError(ErrorCode.ImmutableField,
                                          f"{_IMMUTABLE_CONTEXT} :: caused by :: {e.message}") from None
                     raise
                 C.check_storable(new)
+                if changed and validator is not None:
+                    validator.check(new, old_doc=old)
                 info, keys = C.write_keys(w, info, new)
                 w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), keys)
             except DuplicateKey as e:

@@ -23,6 +23,8 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
+from bson.decimal128 import Decimal128
+
 from tidemark import collections as access
 from tidemark.arguments import GENERIC_ARGUMENTS
 from tidemark.commands import _write_slices as slices
@@ -42,6 +44,7 @@ from tidemark.query import project as project_mod
 from tidemark.query import sort as sort_mod
 from tidemark.query import update as update_mod
 from tidemark.query.index_keys import index_key_map_multikey, keyer_for
+from tidemark.query.values import compare, is_number
 from tidemark.storage.errors import DuplicateKey, StorageError
 
 # Documents written per writer-thread function by one insert (see insert()).
@@ -92,6 +95,13 @@ def check_fields(cmd: dict, command: str) -> None:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{k}' is an unknown field.")
 
 
+def _check_write_namespace(db: str, name: str) -> None:
+    """mongod's userAllowedWriteNS: a write names no system collection a client may not create
+    (73 "Invalid system namespace"), before it looks the namespace up."""
+    if name.startswith("system."):
+        C.check_create_name(db, name)
+
+
 def _count_op(ctx: CommandContext, name: str, n: int) -> None:
     """serverStatus opcounters: mongod counts writes per document/statement, not per command."""
     counters = ctx.server.opcounters
@@ -118,12 +128,13 @@ def _reply(n: int, errors: list, **extra) -> dict:
 
 def _prepare_documents(docs: list, ordered: bool, indexes) -> list[tuple]:
     """(index, document, BSON, error, precomputed keys) per document: ``_id`` first, storage rules,
-    16 MiB limit, and — when the collection exists — its index keys, computed here in the thread pool
-    so the single writer thread only stores (the writer re-checks the index list is unchanged)."""
+    empty timestamps filled, 16 MiB limit, and — when the collection exists — its index keys,
+    computed here in the thread pool so the single writer thread only stores (the writer re-checks
+    the index list is unchanged)."""
     prepared: list[tuple] = []
     for i, doc in enumerate(docs):
         try:
-            d = C.prepare_insert(doc)
+            d = write_statements.fill_empty_timestamps(C.prepare_insert(doc))
             raw = C.encode_doc(d)
             keys = index_key_map_multikey(indexes, d) if indexes is not None else None
             prepared.append((i, d, raw, None, keys))
@@ -137,11 +148,11 @@ def _prepare_documents(docs: list, ordered: bool, indexes) -> list[tuple]:
 async def insert(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "insert")
+    ordered, bypass = write_statements.check_write_flags(cmd, "insert")
     name = C.collection_arg(cmd, "insert")
+    _check_write_namespace(ctx.db, name)
     docs = await ctx.run_heavy(write_statements.insert_documents, cmd)  # parse, then dispatch
     _count_op(ctx, "insert", len(docs))
-    ordered = bool(cmd.get("ordered", True))
-    bypass = bool(cmd.get("bypassDocumentValidation", False))
     try:
         # three point gets: cheaper inline than a hop to the thread pool
         resolved = _target(ctx, name, namespace.collection_uuid_arg(cmd, "insert"))
@@ -163,6 +174,10 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
     # definition stored this way is what view commands later answer 182 InvalidViewDefinition for.
     indexes = info.indexes if info is not None else None
     prepared = await ctx.run_blocking(_prepare_documents, docs, ordered, indexes)  # off the event loop
+    if all(entry[3] is not None for entry in prepared):
+        # mongod creates the collection only to write a batch of prepared documents: when every
+        # document fails preparation (a regex, array or undefined _id...), nothing is created
+        return _reply(0, [err.to_write_error(i) for i, _, _, err, _ in prepared])
     ns = C.ns_of(ctx.db, name)
 
     def fn(w, part):
@@ -221,6 +236,8 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
 
 
 async def find(ctx: CommandContext, cmd: dict) -> dict:
+    _check_natural(cmd.get("sort"), "sort")  # mongod validates these before it parses the filter
+    _check_natural(cmd.get("hint"), "hint")
     return_key, show_record_id = bool(cmd.get("returnKey")), bool(cmd.get("showRecordId"))
     resumable = bool(cmd.get("$_requestResumeToken"))
     record_ids = show_record_id or resumable  # the read carries each document's $recordId
@@ -239,7 +256,11 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
     if spec.tailable:
         if check_view and await ctx.run_blocking(_is_view, ctx.server, ctx.db, spec.name):
             raise _view_option_error(return_key, show_record_id, resumable)
-        return await cursor_commands.tailable_find(ctx, spec, ns, cmd)
+        # the tail reshapes its documents as open_docs below does (returnKey: a collection scan's
+        # key, {}; showRecordId: the record id after the projection)
+        shape = functools.partial(_shape_with_record_id, _index_key_of(None) if return_key else project,
+                                  keep=not return_key) if return_key or project is not None else None
+        return await cursor_commands.tailable_find(ctx, spec, ns, cmd, record_ids=show_record_id, shape=shape)
     budget = access.TimeBudget(spec.max_time)
     # A resumable read's tokens follow the documents the read opens (in the pool job, below).
     opened: list[Iterator[Any]] = []
@@ -310,6 +331,18 @@ def _index_key_of(plan: Any):
     return key
 
 
+def _check_natural(spec: Any, field: str) -> None:
+    """mongod's ``hasInvalidNaturalParam`` for a find's ``sort`` / ``hint`` (also count's and distinct's
+    hint): a document naming ``$natural`` must be exactly ``{$natural: 1}`` or ``{$natural: -1}`` (any
+    numeric type, nothing beside it), else 2 BadValue — checked once, at parse time."""
+    if not isinstance(spec, dict) or "$natural" not in spec:
+        return
+    value = spec["$natural"]
+    if len(spec) == 1 and is_number(value) and (compare(value, 1) == 0 or compare(value, -1) == 0):
+        return
+    raise MongoError(ErrorCode.BadValue, f"$natural {field} cannot be set to a value other than -1 or 1.")
+
+
 # --------------------------------------------------------------------------------------------------
 # update / delete (shared statement machinery)
 # --------------------------------------------------------------------------------------------------
@@ -354,7 +387,9 @@ class UpdateStatement:
             # mongod's UpdateDriver refuses 'c' (even {}) before it parses a non-pipeline update
             raise MongoError(51198, "Constant values may only be specified for pipeline updates")
         variables = {**(variables or {}), **(constants or {})}
-        self.update = update.parse_update(st["u"], array_filters=af, collation=self.collation, variables=variables)
+        # a replacement's empty timestamps are filled once, when it is parsed (as mongod's executor)
+        u = write_statements.fill_replacement_timestamps(st["u"])
+        self.update = update.parse_update(u, array_filters=af, collation=self.collation, variables=variables)
         if self.multi and self.update.kind == "replacement":
             raise MongoError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
         self.match = (match.compile_filter(self.q, variables=variables, collation=self.collation)
@@ -374,11 +409,11 @@ def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info) -> list
 async def update(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "update")
+    ordered, bypass = write_statements.check_write_flags(cmd, "update")
     name = C.collection_arg(cmd, "update")
+    _check_write_namespace(ctx.db, name)
     raw_statements = await ctx.run_heavy(write_statements.update_statements, cmd)  # parse, then dispatch
     _count_op(ctx, "update", len(raw_statements))
-    ordered = bool(cmd.get("ordered", True))
-    bypass = bool(cmd.get("bypassDocumentValidation", False))
     try:
         # three point gets: cheaper inline than a hop to the thread pool
         resolved = _target(ctx, name, namespace.collection_uuid_arg(cmd, "update"))
@@ -396,13 +431,18 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
 
     def apply(w, coll, i: int, st: UpdateStatement, matches: list, out: slices.Slice) -> None:
         validator = None if bypass or not matches else C.validator_for(coll)
+        n = modified = 0
         for rid, doc in matches:
             new, changed = update_mod.apply_update(doc, st.update, query=st.q)
-            out.n += 1
+            n += 1
             if changed:
                 with C.pipeline_update_rules(st.update.kind == "pipeline"):
                     access.replace_doc(w, coll, rid, doc, new, validator)
-                out.modified += 1
+                modified += 1
+        # counted once the matches are applied: a statement that fails is its write error and adds
+        # nothing to n / nModified (mongod discards a failed statement's counts)
+        out.n += n
+        out.modified += modified
 
     def upsert(w, coll, i: int, st: UpdateStatement, spanned: bool, out: slices.Slice) -> None:
         if not st.upsert:
@@ -437,10 +477,10 @@ def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list
     default_collation = C.default_collation_of(info)
     for st in raw_statements:  # well-shaped (write_statements.delete_statements)
         try:
-            limit = st["limit"]
+            limit = int(write_statements.delete_limit(st["limit"]))  # mongod's numberDouble reading
             collation = C.effective_collation(C.collation_arg(st, "delete.deletes"), default_collation)
             m = match_mod.compile_filter(st["q"], variables=variables, collation=collation) if st["q"] else None
-            parsed.append((st["q"], m, int(limit), st.get("hint") or None, collation))
+            parsed.append((st["q"], m, limit, st.get("hint") or None, collation))
         except MongoError as e:
             parsed.append(e)
             if ordered:
@@ -451,10 +491,11 @@ def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list
 async def delete(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     check_fields(cmd, "delete")
+    ordered, _ = write_statements.check_write_flags(cmd, "delete")
     name = C.collection_arg(cmd, "delete")
+    _check_write_namespace(ctx.db, name)
     raw_statements = await ctx.run_heavy(write_statements.delete_statements, cmd)  # parse, then dispatch
     _count_op(ctx, "delete", len(raw_statements))
-    ordered = bool(cmd.get("ordered", True))
     try:
         resolved = await ctx.run_blocking(_target, ctx, name, namespace.collection_uuid_arg(cmd, "delete"))
     except namespace.CollectionUUIDMismatch as mismatch:
@@ -522,7 +563,8 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     m = match_mod.compile_filter(query, variables=variables, collation=collation) if query else None
     if sort_spec:
         sort_mod.parse_sort(sort_spec)
-    upd: Any = update_mod.parse_update(cmd["update"], array_filters=cmd.get("arrayFilters"), collation=collation,
+    u = write_statements.fill_replacement_timestamps(cmd["update"]) if has_update else None  # as in update
+    upd: Any = update_mod.parse_update(u, array_filters=cmd.get("arrayFilters"), collation=collation,
                                        variables=variables) if has_update else None  # None only with remove
     proj = (project_mod.compile_projection(fields, filter=query, variables=variables, collation=collation)
             if fields else None)
@@ -570,12 +612,16 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
     name = C.collection_arg(cmd, "count")
     collation = C.collation_arg(cmd, "count")
     query = C.doc_arg(cmd, "query", "count") or {}
-    skip = C.int_arg(cmd, "skip", "count", 0) or 0
-    limit = abs(C.int_arg(cmd, "limit", "count", 0) or 0)
+    skip = _count_integer(cmd, "skip")
     if skip < 0:
-        raise MongoError(ErrorCode.BadValue, "skip value is negative in count query")
+        raise MongoError(ErrorCode.FailedToParse, f"Expected a non-negative number in: skip: {_element_repr(cmd['skip'])}")
+    limit = _count_integer(cmd, "limit")
+    if limit == -(2**63):
+        raise MongoError(ErrorCode.BadValue, "limit value for count cannot be min long")
+    limit = abs(limit)  # for a count, limit and -limit mean the same
     max_time = C.int_arg(cmd, "maxTimeMS", "count")
     hint = cmd.get("hint") or None
+    _check_natural(hint, "hint")
     budget = access.TimeBudget(max_time)
     collection_uuid = namespace.collection_uuid_arg(cmd, "count")
 
@@ -606,6 +652,42 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
     return {"n": await ctx.run_blocking(work)}
 
 
+def _count_integer(cmd: dict, name: str) -> int:
+    """count's ``skip`` / ``limit`` as mongod's countParseSkip / countParseLimit read them (0 when
+    absent): any number holding a 64-bit integer; 2 '<name> value is not a valid number' for
+    another type, 9 FailedToParse (BSONElement::parseIntegerElementToLong) for NaN, a fraction or a
+    value past 64 bits."""
+    value = cmd.get(name)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal128):
+        raise MongoError(ErrorCode.BadValue, f"{name} value is not a valid number")
+    shown = f"{name}: {_element_repr(value)}"
+    if isinstance(value, float):
+        if value != value:
+            raise MongoError(ErrorCode.FailedToParse, f"Expected an integer, but found NaN in: {shown}")
+        if not -(2.0**63) <= value < 2.0**63:
+            raise MongoError(ErrorCode.FailedToParse, f"Cannot represent as a 64-bit integer: {shown}")
+        if value != int(value):
+            raise MongoError(ErrorCode.FailedToParse, f"Expected an integer: {shown}")
+        return int(value)
+    if isinstance(value, Decimal128):
+        exact = value.to_decimal()
+        if not exact.is_finite() or exact != exact.to_integral_value() or not -(2**63) <= exact < 2**63:
+            raise MongoError(ErrorCode.FailedToParse, f"Cannot represent as a 64-bit integer: {shown}")
+        return int(exact)
+    return int(value)
+
+
+def _element_repr(value: Any) -> str:
+    """A number as mongod's BSONElement::toString shows it: doubles by appendDoubleNice ('%.16g', then
+    '.0' unless the text holds '.', 'E' or 'N' — so 1e30 shows as '1e+30.0'), decimals by their string."""
+    if isinstance(value, float):
+        text = f"{value:.16g}"
+        return text if any(c in text for c in ".EN") else text + ".0"
+    return str(value)
+
+
 async def distinct(ctx: CommandContext, cmd: dict) -> dict:
     check_fields(cmd, "distinct")
     name = C.collection_arg(cmd, "distinct")
@@ -616,11 +698,16 @@ async def distinct(ctx: CommandContext, cmd: dict) -> dict:
     if not isinstance(key, str):
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field 'distinct.key' is the wrong type '{C.type_name(key)}', expected type 'string'")
+    if "\0" in key:  # mongod checks this first, before the key becomes a field path
+        raise MongoError(31032, "Key field cannot contain an embedded null byte")
     if key == "" or key.startswith("$"):
         raise MongoError(ErrorCode.BadValue if key else 40352,
                          "FieldPath cannot be constructed with empty string" if not key else
                          "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+    if "" in key.split("."):  # mongod projects the key ({key: 1}): its FieldPath refuses an empty part
+        raise MongoError(15998, "FieldPath field names may not be empty strings.")
     query = C.doc_arg(cmd, "query", "distinct") or {}
+    _check_natural(cmd.get("hint"), "hint")
     max_time = C.int_arg(cmd, "maxTimeMS", "distinct")
     budget = access.TimeBudget(max_time)
     collection_uuid = namespace.collection_uuid_arg(cmd, "distinct")

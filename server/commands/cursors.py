@@ -1,28 +1,40 @@
 """Cursor family: getMore and killCursors over the registry in ``tidemark.cursors``; an ``awaitData``
 getMore waits for inserts through ``tidemark.tailable.InsertNotifier``; the first batch of a tailable
-find (``tailable_find``, reached from crud's find)."""
+find (``tailable_find``, reached from crud's find). Both commands parse as mongod's strict IDL does
+(40415 for an unknown field), and a getMore continues a cursor only in the logical session that
+opened it (mongod's validateLSID: 50736 / 50737 / 50738)."""
 
 from __future__ import annotations
 
+import base64
 import math
 import time
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from bson.int64 import Int64
 
 from tidemark import tailable
-from tidemark.arguments import field, missing, wrong_type
+from tidemark.arguments import check_fields, field, missing, wrong_type
+from tidemark.auth.names import session_digest
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.cursors import cursor_reply, resume_token_fields
 from tidemark.protocol.errors import ErrorCode, MongoError
 
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
+# The fields of mongod's strict IDL parsers (getmore_command.idl, kill_cursors.idl): any other field
+# that is not a generic argument is 40415.
+GETMORE_FIELDS = {"collection", "batchSize", "maxTimeMS", "term", "lastKnownCommittedOpTime"}
+KILLCURSORS_FIELDS = {"cursors"}
 
 
-async def tailable_find(ctx: CommandContext, spec, ns: str, cmd: dict) -> dict:
+async def tailable_find(ctx: CommandContext, spec, ns: str, cmd: dict, *, record_ids: bool = False,
+                        shape: Callable[[dict], Any] | None = None) -> dict:
     """A tailable find (``spec`` is the parsed FindSpec): the first batch of a tail cursor, or an
-    exhausted cursor (id 0) when there is nothing to tail."""
+    exhausted cursor (id 0) when there is nothing to tail. ``record_ids`` / ``shape``: showRecordId and
+    returnKey's reshaping (``tidemark.tailable.TailingScan``)."""
     def is_view() -> bool:
         with ctx.server.engine.read() as r:
             return C.get_view(r, ctx.db, spec.name) is not None
@@ -30,7 +42,8 @@ async def tailable_find(ctx: CommandContext, spec, ns: str, cmd: dict) -> dict:
     if is_view():  # a find on a view runs as an aggregate, which cannot carry a tailable cursor (168)
         raise MongoError(ErrorCode.InvalidPipelineOperator,
                          spec.view_refusal or "Tailable cursors are not supported in aggregation.")
-    tail = await ctx.run_blocking(tailable.open_tail, ctx.server.engine, spec, ctx.db)
+    tail = await ctx.run_blocking(tailable.open_tail, ctx.server.engine, spec, ctx.db, record_ids=record_ids,
+                                  shape=shape)
     if tail is None:
         return {"cursor": {"firstBatch": [], "id": Int64(0), "ns": ns}}
     batch_size = spec.batch_size
@@ -71,6 +84,7 @@ def _batch_size(cmd: dict[str, Any]) -> int | None:
 
 async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     cursor_id = _cursor_id(cmd["getMore"], "getMore.getMore")
+    check_fields(cmd, "getMore", GETMORE_FIELDS)
     collection = _collection(cmd, "getMore", "collection")
     batch_size = _batch_size(cmd)
     ns = f"{ctx.db}.{collection}"
@@ -83,6 +97,7 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
             ErrorCode.Unauthorized,
             f"Requested getMore on namespace '{ns}', but cursor belongs to a different namespace {cursor.ns}",
         )
+    _check_session(ctx, cursor)
     if "maxTimeMS" in cmd and not cursor.await_data:
         raise MongoError(ErrorCode.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor")
     batch_size = batch_size or cursor.batch_size
@@ -94,6 +109,37 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     else:
         batch, next_id = await registry.next_batch(ctx, cursor, batch_size)
     return {"cursor": {"nextBatch": batch, **resume_token_fields(cursor, len(batch)), "id": Int64(next_id), "ns": ns}}
+
+
+def _session(lsid: Any, principal: Any) -> tuple[Any, bytes] | None:
+    """A logical session as mongod compares it: the client's ``lsid.id`` with the ``uid`` mongod fills
+    in from the authenticated user (``session_digest``); None outside a session."""
+    if not isinstance(lsid, dict) or "id" not in lsid:
+        return None
+    sid = lsid["id"]
+    if isinstance(sid, bytes) and len(sid) == 16:  # a Binary id: shown as the UUID it holds
+        sid = uuid.UUID(bytes=bytes(sid))
+    return sid, session_digest(principal.name if principal is not None else None)
+
+
+def _session_text(session: tuple[Any, bytes]) -> str:
+    """mongod's rendering of a LogicalSessionId: id, base64 uid, and the (empty) txnNumber and txnUUID."""
+    return f"{session[0]} - {base64.b64encode(session[1]).decode()} -  - "
+
+
+def _check_session(ctx: CommandContext, cursor) -> None:
+    """mongod's validateLSID: a cursor opened in a session continues only in that session, and one
+    opened outside any session only outside one (50736 / 50737 / 50738)."""
+    theirs, mine = _session(cursor.lsid, cursor.owner), _session(ctx.lsid, ctx.conn.principal)
+    prefix = f"Cannot run getMore on cursor {cursor.id}, which was"
+    if theirs is None:
+        if mine is not None:
+            raise MongoError(50736, f"{prefix} not created in a session, in session {_session_text(mine)}")
+    elif mine is None:
+        raise MongoError(50737, f"{prefix} created in session {_session_text(theirs)}, without an lsid")
+    elif mine != theirs:
+        raise MongoError(50738,
+                         f"{prefix} created in session {_session_text(theirs)}, in session {_session_text(mine)}")
 
 
 async def _await_batch(ctx: CommandContext, cursor, batch_size: int | None, max_time_ms: Any):
@@ -128,6 +174,7 @@ async def _await_batch(ctx: CommandContext, cursor, batch_size: int | None, max_
 
 async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     collection = _collection(cmd, "killCursors", "killCursors")
+    check_fields(cmd, "killCursors", KILLCURSORS_FIELDS)
     if cmd.get("cursors") is None:
         raise missing("killCursors.cursors")
     ids = field(cmd, "killCursors", "cursors", list, "array")

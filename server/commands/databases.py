@@ -23,6 +23,9 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 # local.startup_log); tools such as mongodump and Compass expect them. Sizes are a fresh mongod 7.0's.
 SYSTEM_DATABASES = {"admin": 40960, "config": 12288, "local": 40960}
 
+# dbStats' largest scale: a petabyte (2 ** 50), as mongod
+MAX_SCALE = 2 ** 50
+
 
 def _db_sizes(r, db: str) -> dict:
     """Counters of one database inside a read transaction."""
@@ -47,8 +50,10 @@ async def list_databases(ctx: CommandContext, cmd: dict) -> dict:
                          "BSON field 'listDatabases.filter' is the wrong type, expected type 'object'")
     match = None
     if flt:
+        from tidemark.commands.ddl import check_catalog_filter
         from tidemark.query.match import compile_filter
 
+        check_catalog_filter(flt)  # $text, $where and the near operators: 2, as mongod
         match = compile_filter(flt)
 
     def work():
@@ -83,9 +88,12 @@ async def list_databases(ctx: CommandContext, cmd: dict) -> dict:
 async def db_stats(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     check_db_name(db)
-    scale = int_arg(cmd, "scale", "dbStats", 1) or 1
-    if scale < 1:
+    scale = int_arg(cmd, "scale", "dbStats", 1)  # a fractional scale truncates (1.5 is 1)
+    if scale is None or scale < 1:
         raise MongoError(ErrorCode.BadValue, "Scale factor must be greater than zero")
+    if scale > MAX_SCALE:
+        raise MongoError(ErrorCode.BadValue, "Scale factor must be less than or equal to a petabyte")
+    free_storage = bool(cmd.get("freeStorage"))
 
     def work():
         with ctx.server.engine.read() as r:
@@ -105,7 +113,7 @@ async def db_stats(ctx: CommandContext, cmd: dict) -> dict:
     except OSError:
         fs_used = fs_total = 0
     data = s["dataSize"]
-    return {
+    reply = {
         "db": db,
         "collections": Int64(s["collections"]),
         "views": Int64(s["views"]),
@@ -120,6 +128,11 @@ async def db_stats(ctx: CommandContext, cmd: dict) -> dict:
         "fsUsedSize": float(fs_used) / scale,
         "fsTotalSize": float(fs_total) / scale,
     }
+    if free_storage:
+        # space the store could reuse: LMDB reuses freed pages without reporting them per database,
+        # so none is claimed (mongod's fields, present only when asked for, summing as it sums them)
+        reply.update({"freeStorageSize": 0.0, "indexFreeStorageSize": 0.0, "totalFreeStorageSize": 0.0})
+    return reply
 
 
 COMMANDS = [

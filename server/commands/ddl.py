@@ -11,8 +11,11 @@ while a stored definition is unloadable (182, ``check_view_doc``), as mongod's v
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
+from bson.binary import Binary
+from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from tidemark import collections as access
@@ -80,11 +83,14 @@ def parse_create_options(cmd: dict, name: str = "", test_commands: bool = False)
     if "encryptedFields" in options:
         raise MongoError(ErrorCode.CommandNotSupported, "queryable encryption is not supported by Tidemark")
     cap = capped.parse_create_options(cmd) if not clustered_spec else {}
-    for k in ("capped", "size", "max", "autoIndexId", "temp", "flags"):
+    # mongod keeps a true ``temp`` as ``temp: true`` (listCollections shows it; renameCollection clears
+    # it unless stayTemp), placed after the capped fields as its CollectionOptions writes them
+    temp = {"temp": True} if _truthy(options.pop("temp", None)) else {}
+    for k in ("capped", "size", "max", "autoIndexId", "flags"):
         options.pop(k, None)
     if cap and "viewOn" in options:
         raise MongoError(ErrorCode.InvalidOptions, "'capped' option not supported on a view")
-    options = {**cap, **options}
+    options = {**cap, **temp, **options}
     if "validator" in options:
         if not isinstance(options["validator"], dict):
             raise MongoError(ErrorCode.TypeMismatch,
@@ -134,8 +140,19 @@ def _check_clustered_capped(cmd: dict, test_commands: bool) -> None:
         raise MongoError(ErrorCode.CommandNotSupported, "capped clustered collections are not supported by Tidemark")
 
 
+def _truthy(value: Any) -> bool:
+    """A BSON value's truth as mongod's ``trueValue`` reads it (false, 0 and null are false)."""
+    return value is not None and value is not False and value != 0
+
+
+# the fields mongod's validateIdIndexSpec lets an _id index spec hold ("_id": legacy specs had one)
+_ID_INDEX_FIELDS = frozenset({"key", "name", "v", "ns", "collation", "_id"})
+
+
 def _check_id_index(options: dict) -> None:
-    """mongod's checks of ``create.idIndex`` (mongorestore sends the dumped ``_id`` index spec)."""
+    """mongod's checks of ``create.idIndex`` (mongorestore sends the dumped ``_id`` index spec), in its
+    order: a document, an index spec (``key`` and ``name`` required), only _id-index fields (197), the key
+    ``{_id: 1}``, and the collection's default collation (``options`` holds it expanded, or none)."""
     if "idIndex" not in options:
         return
     spec = options["idIndex"]
@@ -144,10 +161,34 @@ def _check_id_index(options: dict) -> None:
         raise MongoError(ErrorCode.InvalidOptions, f"'idIndex' is not allowed with 'viewOn': {shown}")
     if not isinstance(spec, dict):
         raise MongoError(ErrorCode.TypeMismatch, f"'idIndex' has to be a document: {shown}")
+    for field in ("key", "name"):
+        if field not in spec:
+            raise MongoError(ErrorCode.FailedToParse,
+                             f"The '{field}' field is a required property of an index specification")
+    for field in spec:
+        if field not in _ID_INDEX_FIELDS:
+            raise MongoError(ErrorCode.InvalidIndexSpecificationOption,
+                             f"The field '{field}' is not valid for an _id index specification. Specification: "
+                             f"{C.format_value(spec)}")
     key = spec.get("key")
     if not isinstance(key, dict) or list(key) != ["_id"] or key["_id"] != 1:
         raise MongoError(ErrorCode.BadValue,
                          f"The field 'key' for an _id index must be {{ _id: 1 }}, but got {C.format_value(key)}")
+    if "collation" in spec:
+        from tidemark.query.collation import parse_collation
+
+        collation = parse_collation(spec["collation"], "idIndex.collation")
+        id_collation = dict(collation.spec) if collation is not None else None
+        if id_collation != options.get("collation"):
+            raise MongoError(ErrorCode.BadValue, "'idIndex' must have the same collation as the collection.")
+
+
+def id_index_version(cmd: dict) -> int | None:
+    """The index version a validated ``create.idIndex`` asks for (mongod builds the _id index with it;
+    2, the default, when absent)."""
+    spec = cmd.get("idIndex")
+    version = spec.get("v") if isinstance(spec, dict) else None
+    return int(version) if isinstance(version, (int, float)) and not isinstance(version, bool) else None
 
 
 def expand_collation(options: dict) -> None:
@@ -164,7 +205,12 @@ def expand_collation(options: dict) -> None:
         options["collation"] = dict(collation.spec)
 
 
-def check_validation_options(options: dict) -> None:
+def check_validation_options(options: dict, *, current: dict | None = None, ns: str | None = None,
+                             uuid: Any = None) -> None:
+    """The validation options of a create (``options``) or the changes of a collMod (``options``, with
+    ``current``: the collection's options, ``ns`` and ``uuid``). The validator is parsed as mongod parses
+    a collection validator (``C.parse_validator``) under the level and action it will have, so a collMod
+    of only the level or action re-parses the current validator (encryption keywords: 224)."""
     level = options.get("validationLevel")
     if level is not None and level not in ("off", "strict", "moderate"):
         raise MongoError(ErrorCode.BadValue,
@@ -173,10 +219,14 @@ def check_validation_options(options: dict) -> None:
     if action is not None and action not in ("error", "warn"):
         raise MongoError(ErrorCode.BadValue,
                          f"Enumeration value '{action}' for field 'validationAction' is not a valid value.")
-    if options.get("validator"):
-        from tidemark.query.match import compile_filter
-
-        compile_filter(options["validator"])  # 2 BadValue etc. for an invalid validator
+    effective = {**{k: v for k, v in (current or {}).items()
+                    if k in ("validator", "validationLevel", "validationAction")}, **options}
+    if not options.keys() & {"validator", "validationLevel", "validationAction"}:
+        return
+    validator = effective.get("validator")
+    if "validator" in options and ns is not None:
+        C.check_validator_namespace(ns, validator, uuid)  # collMod: before the parse, as mongod
+    C.parse_validator(validator, level=effective.get("validationLevel"), action=effective.get("validationAction"))
 
 
 def check_view_pipeline(pipeline: list) -> None:
@@ -206,6 +256,9 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
         return await ts.VIEW_COMMANDS["create"](ctx, cmd)
     options = parse_create_options(cmd, name, bool(ctx.server.params["enableTestCommands"]))
     ns = C.ns_of(db, name)
+    # after the validator's parse (parse_create_options), as mongod's collection init; the UUID the
+    # collection would have had
+    C.check_validator_namespace(ns, options.get("validator"), uuid.uuid4())
     if "viewOn" in options:
         if name == C.SYSTEM_VIEWS:
             raise MongoError(ErrorCode.InvalidNamespace,
@@ -226,8 +279,11 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
             raise MongoError(ErrorCode.NamespaceExists,
                              f"namespace {ns} already exists, but with different options: "
                              f"{C.format_value(existing.options)}")
-        access.create_collection(w, ns, options, clustered="clusteredIndex" in options)
+        info = access.create_collection(w, ns, options, clustered="clusteredIndex" in options)
+        if version is not None and version != 2 and "_id_" in info.index_idents:
+            w.set_index_options(info, "_id_", {"v": version})
 
+    version = id_index_version(cmd)
     await _write(ctx, fn)
     return {}
 
@@ -330,7 +386,8 @@ async def drop(ctx: CommandContext, cmd: dict) -> dict:
     name = C.collection_arg(cmd, "drop")
     ns = C.ns_of(db, name)
 
-    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
+    resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
+                                      collection_uuid=namespace.collection_uuid_arg(cmd, "drop"))
     info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view) or (name.startswith(C.BUCKETS_PREFIX) and info is not None):
         return await ts.drop(ctx, db, name)
@@ -422,12 +479,17 @@ def _view_entry(view: dict) -> dict:
             "info": {"readOnly": True}}
 
 
-def list_collection_entries(r, db: str, names: set[str] | None = None) -> list[dict]:
+def list_collection_entries(r, db: str, names: set[str] | None = None, views_too: bool = True) -> list[dict]:
     """Every entry of ``db`` as listCollections shows it (collections, views, time-series); with
     ``names``, only the entries of those names, found by point lookups (a driver's ``create_collection``
     asks for its one name first: listing every entry made each create O(collections) — 2.5 ms at the
-    first and 23 ms at the 3,000th)."""
-    if names is None:
+    first and 23 ms at the 3,000th). Without ``views_too`` the view catalog is not read at all (nor
+    checked for invalid definitions)."""
+    if not views_too:
+        infos = {info.name: info for info in r.list_collections(db)
+                 if names is None or info.name in names}
+        views = []
+    elif names is None:
         infos = {info.name: info for info in r.list_collections(db)}
         views = C.view_docs(r, db)
     else:
@@ -444,7 +506,7 @@ def list_collection_entries(r, db: str, names: set[str] | None = None) -> list[d
         key = C.BUCKETS_PREFIX + name
         return infos.get(key) if names is None else r.get_collection(f"{db}.{key}")
 
-    if names is None:
+    if names is None and views_too:
         for view in views:
             check_view_doc(db, view)
     entries = []
@@ -491,22 +553,78 @@ def pinned_names(flt: Any) -> set[str] | None:
     return found
 
 
+# mongod reads listCollections and listDatabases filters with the default special features only
+# ($expr and $jsonSchema): the others are refused, in document order, with these answers.
+_BANNED_TOP = {"$text": "$text is not allowed in this context", "$where": "$where is not allowed in this context"}
+_BANNED_NEAR = frozenset({"$near", "$nearSphere", "$geoNear"})
+
+
+def check_catalog_filter(flt: Any) -> None:
+    """Refuse ``$text``, ``$where`` and the near operators in a catalog listing's filter (2 BadValue),
+    wherever the filter parser would meet them (under ``$and``/``$or``/``$nor``, in ``$elemMatch`` and
+    ``$not``), before the filter is compiled."""
+    if not isinstance(flt, dict):
+        return
+    for key, value in flt.items():
+        if key in _BANNED_TOP:
+            raise MongoError(ErrorCode.BadValue, _BANNED_TOP[key])
+        if key in ("$and", "$or", "$nor"):
+            for child in value if isinstance(value, list) else ():
+                check_catalog_filter(child)
+        elif not key.startswith("$") and isinstance(value, dict):
+            _check_catalog_operators(value)
+
+
+def _check_catalog_operators(ops: dict) -> None:
+    for op, arg in ops.items():
+        if op in _BANNED_NEAR:
+            raise MongoError(ErrorCode.BadValue, "$geoNear, $near, and $nearSphere are not allowed in this context")
+        if op == "$elemMatch":
+            check_catalog_filter(arg)
+        elif op == "$not" and isinstance(arg, dict):
+            _check_catalog_operators(arg)
+
+
+def _is_collections_only(flt: Any) -> bool:
+    """mongod skips the view catalog (and its validation) for exactly the filter drivers send to list
+    collections only: ``{$or: [{type: "collection"}, {type: {$exists: false}}]}``."""
+    return (isinstance(flt, dict) and list(flt) == ["$or"] and isinstance(flt["$or"], list)
+            and len(flt["$or"]) == 2 and flt["$or"][0] == {"type": "collection"}
+            and flt["$or"][1] == {"type": {"$exists": False}}
+            and flt["$or"][1]["type"]["$exists"] is False)
+
+
+def _safe_bool_arg(cmd: dict, field: str, command: str) -> bool:
+    """An IDL ``safeBool`` argument: a bool or a number (14 TypeMismatch for anything else)."""
+    value = cmd.get(field)
+    if value is None:
+        return False
+    if not isinstance(value, (bool, int, float, Decimal128)):
+        raise wrong_type(f"{command}.{field}", value, ("bool", "long", "int", "decimal", "double"))
+    return bool(value)
+
+
 async def list_collections(ctx: CommandContext, cmd: dict) -> dict:
+    from tidemark.commands.indexes import cursor_options
+
     db = ctx.db
     flt = C.doc_arg(cmd, "filter", "listCollections")
-    name_only = bool(cmd.get("nameOnly", False))
-    cursor_opts = C.doc_arg(cmd, "cursor", "listCollections") or {}
+    name_only = _safe_bool_arg(cmd, "nameOnly", "listCollections")
+    _safe_bool_arg(cmd, "includePendingDrops", "listCollections")  # no pending drops to include
+    cursor_opts = cursor_options(cmd, "listCollections")
     match = None
     if flt:
         from tidemark.query.match import compile_filter
 
+        check_catalog_filter(flt)
         match = compile_filter(flt)
 
     names = pinned_names(flt)
+    views_too = not _is_collections_only(flt)
 
     def work():
         with ctx.server.engine.read() as r:
-            return list_collection_entries(r, db, names)
+            return list_collection_entries(r, db, names, views_too)
 
     entries = await ctx.run_blocking(work)
     if match is not None:
@@ -548,16 +666,25 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
     src_db, src_name = src.split(".", 1)
     dst_db, dst_name = dst.split(".", 1)
     C.check_db_name(dst_db)
-    C.check_create_name(dst_db, dst_name)
-    drop_target = bool(cmd.get("dropTarget", False))
     if src == dst:
         raise MongoError(ErrorCode.IllegalOperation, "Can't rename a collection to itself")
-
-    if src_name.startswith(C.BUCKETS_PREFIX) or dst_name.startswith(C.BUCKETS_PREFIX):
-        raise MongoError(ErrorCode.IllegalOperation,
-                         "Renaming a time-series bucket collection (or to one) is not allowed")
+    _check_rename_namespaces(src_db, src_name, dst_db, dst_name)
+    expected_uuid = namespace.collection_uuid_arg(cmd, "renameCollection")
+    drop_target_arg = cmd.get("dropTarget", False)
+    # dropTarget is a bool or the UUID the target must have (mongod's variant [bool, uuid])
+    target_uuid = (namespace.collection_uuid_arg({"collectionUUID": drop_target_arg}, "renameCollection")
+                   if isinstance(drop_target_arg, (Binary, uuid.UUID)) else None)
+    drop_target = target_uuid is not None or _truthy(drop_target_arg)
+    stay_temp = _truthy(cmd.get("stayTemp"))
+    if (expected_uuid is not None or target_uuid is not None) and src_db != dst_db:
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "Cannot provide an expected collection UUID when renaming between databases")
 
     def fn(w):
+        # the expected UUIDs first: a mismatch is reported even when the source is missing or a view
+        namespace.lookup(w, src_db, src_name, follow=False, collection_uuid=expected_uuid)
+        if target_uuid is not None:
+            namespace.lookup(w, dst_db, dst_name, follow=False, collection_uuid=target_uuid)
         src_view = C.get_view(w, src_db, src_name)
         if src_view is not None:
             raise MongoError(ErrorCode.CommandNotSupportedOnView, f"cannot rename view: {src}")
@@ -569,11 +696,30 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
             if not drop_target:
                 raise MongoError(ErrorCode.NamespaceExists, "target namespace exists")
             w.drop_collection(dst)
-        w.rename_collection(src, dst)
+        info = w.rename_collection(src, dst)
+        if not stay_temp and (info.options or {}).get("temp"):  # a renamed temp collection stays unless stayTemp
+            w.set_options(dst, {k: v for k, v in info.options.items() if k != "temp"})
 
     await _write(ctx, fn)
     _kill_cursors(ctx, src)
     return {}
+
+
+def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: str) -> None:
+    """mongod's validateNamespacesForRenameCollection: both names must be ones a user may write (its
+    InvalidNamespace reason wrapped in 20 IllegalOperation), and time-series buckets collections are
+    not renamed. (Refusing system.views / system.js / system.users is later than 7.0: views_rename.js
+    renames system.views away and back.)"""
+    for label, db, name in (("source", src_db, src_name), ("target", dst_db, dst_name)):
+        try:
+            C.check_create_name(db, name)
+        except MongoError as e:
+            if e.code != ErrorCode.InvalidNamespace:
+                raise
+            raise MongoError(ErrorCode.IllegalOperation, f"error with {label} namespace: {e.message}") from None
+    if src_name.startswith(C.BUCKETS_PREFIX) or dst_name.startswith(C.BUCKETS_PREFIX):
+        raise MongoError(ErrorCode.IllegalOperation,
+                         "Renaming a time-series bucket collection (or to one) is not allowed")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -620,7 +766,7 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
     for k in ("validator", "validationLevel", "validationAction"):
         if k in cmd:
             changes[k] = cmd[k]
-    check_validation_options(changes)
+    check_validation_options(changes, current=info.options or {}, ns=ns, uuid=info.uuid)
     cap_changes = capped.parse_coll_mod(cmd)
     index_change = cmd.get("index")
     if index_change is not None and not isinstance(index_change, dict):

@@ -514,7 +514,7 @@ async def list_indexes(ctx: CommandContext, cmd: dict) -> dict:
     name = C.collection_arg(cmd, "listIndexes")
     check_fields(cmd, "listIndexes", LIST_INDEXES_FIELDS)
     ns = C.ns_of(db, name)
-    cursor_opts = _cursor_options(cmd)
+    cursor_opts = cursor_options(cmd)
 
     resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False)
     info, view = resolved.info, resolved.view
@@ -531,16 +531,17 @@ async def list_indexes(ctx: CommandContext, cmd: dict) -> dict:
     return await cursor_from_list(ctx, ns, specs, cursor_opts)
 
 
-def _cursor_options(cmd: dict) -> dict:
-    """listIndexes' ``cursor`` as mongod's IDL reads it: only ``batchSize``, a number >= 0."""
-    opts = C.doc_arg(cmd, "cursor", "listIndexes") or {}
+def cursor_options(cmd: dict, command: str = "listIndexes") -> dict:
+    """The ``cursor`` of listIndexes (and listCollections, the same IDL ``SimpleCursorOptions``) as mongod
+    reads it: only ``batchSize``, a number >= 0."""
+    opts = C.doc_arg(cmd, "cursor", command) or {}
     for k in opts:
         if k != "batchSize":
-            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'listIndexes.cursor.{k}' is an unknown field.")
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.cursor.{k}' is an unknown field.")
     if "batchSize" in opts:
         size = opts["batchSize"]
         if not _is_number(size):
-            raise MongoError(ErrorCode.TypeMismatch, "BSON field 'listIndexes.cursor.batchSize' is the wrong type "
+            raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{command}.cursor.batchSize' is the wrong type "
                                                      f"'{C.type_name(size)}', expected types '[long, int, decimal, "
                                                      "double]'")
         number = _as_float(size)  # mongod's safeNumberLong: NaN is 0, infinities saturate

@@ -17,7 +17,11 @@ them, as mongod's generated parsers do.
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any, cast
+
+from bson import Decimal128, Timestamp
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_WRITE_BATCH_SIZE
@@ -46,6 +50,23 @@ def statements(cmd: dict, field: str, command: str) -> list:
         raise MongoError(ErrorCode.InvalidLength,
                          f"Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. Got {len(items)} operations.")
     return cast(list, items)  # an insert's RawDocuments are a sequence of its documents too
+
+
+def check_write_flags(cmd: dict, command: str) -> tuple[bool, bool]:
+    """The write commands' WriteCommandBase flags, typed as mongod's IDL types them — ``ordered`` a
+    bool, ``bypassDocumentValidation`` a safeBool (a bool or a number: its truth), else 14; null is
+    absent (the IDL ignores a null of the wrong type) — as (ordered, bypassDocumentValidation)."""
+    ordered = cmd.get("ordered")
+    if ordered is not None and not isinstance(ordered, bool):
+        raise _wrong_type(f"{command}.ordered", ordered, "bool")
+    bypass = cmd.get("bypassDocumentValidation")
+    if bypass is not None and not isinstance(bypass, bool | int | float | Decimal128):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"BSON field '{command}.bypassDocumentValidation' is the wrong type '{type_name(bypass)}', "
+                         "expected types '[bool, long, int, decimal, double]'")
+    if isinstance(bypass, Decimal128):
+        bypass = bypass.to_decimal()  # a Decimal128 itself is always truthy
+    return ordered is not False, bool(bypass)
 
 
 def insert_documents(cmd: dict) -> list:
@@ -184,9 +205,24 @@ def _hint(path: str, value: Any) -> None:
         raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
 
 
+def delete_limit(value: Any) -> float:
+    """A delete statement's ``limit`` as mongod reads it (``BSONElement::numberDouble``: a value of a
+    non-numeric type — bool, string, null — is 0, a delete of every match); 0 or 1, else 9."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal128):
+        return 0.0
+    if isinstance(value, Decimal128):
+        exact = value.to_decimal()
+        limit = float("nan") if exact.is_nan() else float(exact)  # float() refuses a signaling NaN
+    else:
+        limit = float(value)
+    if limit != 0 and limit != 1:
+        # mongod streams the double with the default ostream format (6 significant digits: %g)
+        raise MongoError(ErrorCode.FailedToParse, f"The limit field in delete objects must be 0 or 1. Got {limit:g}")
+    return limit
+
+
 def _limit(path: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value not in (0, 1):
-        raise MongoError(ErrorCode.FailedToParse, f"The limit field in delete objects must be 0 or 1. Got {value}")
+    delete_limit(value)
 
 
 _UPDATE_CHECKS = {"q": _object, "u": _update_modification, "c": _object, "arrayFilters": _array_of_objects,
@@ -194,3 +230,46 @@ _UPDATE_CHECKS = {"q": _object, "u": _update_modification, "c": _object, "arrayF
 _DELETE_CHECKS = {"q": _object, "limit": _limit, "hint": _hint, "collation": _object}
 _FIND_AND_MODIFY_CHECKS = {"query": _object, "fields": _object, "sort": _object, "collation": _object, "let": _object,
                            "update": _update_modification, "hint": _hint, "arrayFilters": _array_of_objects}
+
+
+# --------------------------------------------------------------------------------------------------
+# empty timestamps
+# --------------------------------------------------------------------------------------------------
+
+# mongod replaces a top-level Timestamp(0, 0) of an inserted document or of a replacement (not its
+# _id, not a nested one, not one an update operator or a pipeline writes) with the next cluster time
+# (jstests/core/empty_ts.js, ts1.js): strictly increasing values, the increment counting within a
+# second. The clock is shared by every thread that prepares writes.
+_EMPTY_TS = Timestamp(0, 0)
+_clock_lock = threading.Lock()
+_clock: tuple[int, int] = (0, 0)
+
+
+def next_timestamp() -> Timestamp:
+    """The next cluster time: (now, 1), or the last one's increment + 1 within the same second."""
+    global _clock
+    now = int(time.time())
+    with _clock_lock:
+        secs, inc = _clock
+        _clock = (now, 1) if now > secs else (secs, inc + 1)
+        return Timestamp(*_clock)
+
+
+def fill_empty_timestamps(doc: dict) -> dict:
+    """``doc`` with each top-level ``Timestamp(0, 0)`` but ``_id``'s replaced by the next cluster time
+    (a new dict; ``doc`` itself when it holds none — the common case costs one pass over its values)."""
+    for value in doc.values():
+        if value.__class__ is Timestamp and value == _EMPTY_TS:
+            break
+    else:
+        return doc
+    return {k: next_timestamp() if k != "_id" and v.__class__ is Timestamp and v == _EMPTY_TS else v
+            for k, v in doc.items()}
+
+
+def fill_replacement_timestamps(update: Any) -> Any:
+    """A replacement-style update (an object whose first field is not an operator) with its empty
+    timestamps filled, as mongod's replacement executor does when it parses it; anything else as is."""
+    if isinstance(update, dict) and not (update and str(next(iter(update))).startswith("$")):
+        return fill_empty_timestamps(update)
+    return update

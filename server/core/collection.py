@@ -16,7 +16,7 @@ import math
 import re
 import threading
 import uuid as uuid_mod
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any, cast
 
 import bson
@@ -111,8 +111,13 @@ def check_create_name(db: str, name: str) -> None:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid system namespace: {db}.{name}")
 
 
+# Characters mongod refuses in database names.
+_INVALID_DB_CHARS = frozenset('/\\. "$\x00')
+
+
 def check_db_name(db: str) -> None:
-    if not db or any(c in db for c in '/\\. "$\0') or len(db) >= 64:
+    """mongod's rule for a database name (every command's ``$db`` passes here: kept cheap)."""
+    if not db or not _INVALID_DB_CHARS.isdisjoint(db) or len(db) >= 64:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
 
 
@@ -358,6 +363,114 @@ def _top_operator(spec: dict) -> str:
     if isinstance(value, Regex | re.Pattern):
         return "$regex"
     return "$eq"
+
+
+# --------------------------------------------------------------------------------------------------
+# validator parsing (create/collMod): mongod's allowed-features mask of validator MatchExpressions
+# --------------------------------------------------------------------------------------------------
+
+# kDefaultSpecialFeatures has neither kText, kJavascript nor kGeoNear: these answer 2 BadValue.
+_VALIDATOR_BANNED_TOP = frozenset({"$text", "$where"})
+_VALIDATOR_BANNED_NEAR = frozenset({"$near", "$nearSphere", "$geoNear"})
+# Expressions that refuse to be parsed while isParsingCollectionValidator is set (code, message).
+_VALIDATOR_BANNED_EXPRESSIONS = {
+    "$function": (4660800, "$function cannot be used inside a validator."),
+    "$_internalJsEmit": (4660801, "$_internalJsEmit cannot be used inside a validator."),
+    "$rand": (3040500, "$rand not allowed inside collection validators"),
+}
+_INTERNAL_DBS = frozenset({"admin", "local", "config"})
+
+
+def parse_validator(spec: Any, *, level: str | None, action: str | None) -> None:
+    """Parse ``spec`` as mongod parses a validator given to create/collMod: the query language minus
+    ``$text``, ``$where`` and the near operators, ``$expr`` without ``$function``/``$rand`` or an
+    unbound ``$$variable`` (17276), and — with action 'warn' or level 'moderate' — no encryption
+    keyword (224). Raises the MongoError mongod answers; the features are checked in document order,
+    before the rest of the parse (run once per create/collMod, never per document)."""
+    from tidemark.query.expressions import defined_variables
+    from tidemark.query.jsonschema import encrypt_keywords_refused
+    from tidemark.query.match import compile_filter
+
+    if not spec:
+        return
+    if isinstance(spec, Mapping):  # (anything else: compile_filter's own type error)
+        _check_validator_filter(spec)
+    with defined_variables(()), encrypt_keywords_refused(action == "warn" or level == "moderate"):
+        compile_filter(spec)
+
+
+def _check_validator_filter(flt: Any) -> None:
+    for key, value in flt.items():
+        if key in _VALIDATOR_BANNED_TOP:
+            raise MongoError(ErrorCode.BadValue, f"{key} is not allowed in this context")
+        if key in ("$and", "$or", "$nor"):
+            for child in value if isinstance(value, list) else ():
+                if isinstance(child, Mapping):
+                    _check_validator_filter(child)
+        elif key == "$expr":
+            _check_validator_expression(value)
+        elif not key.startswith("$") and isinstance(value, Mapping):
+            _check_validator_operators(value)
+
+
+def _check_validator_operators(ops: Mapping) -> None:
+    for op, arg in ops.items():
+        if op in _VALIDATOR_BANNED_NEAR:
+            raise MongoError(ErrorCode.BadValue, "$geoNear, $near, and $nearSphere are not allowed in this context")
+        if op == "$elemMatch" and isinstance(arg, Mapping):
+            _check_validator_filter(arg)  # a sub-filter ...
+            _check_validator_operators(arg)  # ... or operators on the element
+        elif op == "$not" and isinstance(arg, Mapping):
+            _check_validator_operators(arg)
+
+
+def _check_validator_expression(expr: Any) -> None:
+    if isinstance(expr, list):
+        for e in expr:
+            _check_validator_expression(e)
+    elif isinstance(expr, Mapping):
+        for key, value in expr.items():
+            banned = _VALIDATOR_BANNED_EXPRESSIONS.get(key)
+            if banned is not None:
+                raise MongoError(*banned)
+            if key != "$literal":  # a literal's contents are data, not expressions
+                _check_validator_expression(value)
+
+
+def bypasses_validation() -> bool:
+    """The running command's ``bypassDocumentValidation``, read from the operation bound to this
+    thread: the $out/$merge callbacks of a pipeline do not see the command otherwise. Call it where
+    the command runs, not on the writer thread (no operation is bound there)."""
+    from tidemark.query import interrupt
+
+    command = getattr(interrupt.current(), "command", None)
+    if not isinstance(command, Mapping):
+        return False
+    # mongod reads the flag as BSONElement::trueValue: numbers by value, any other type ("false") true
+    flag = command.get("bypassDocumentValidation")
+    if flag is None or isinstance(flag, bool):
+        return bool(flag)
+    if isinstance(flag, int | float):
+        return flag != 0
+    if isinstance(flag, Decimal128):
+        return not flag.to_decimal().is_zero()
+    return True
+
+
+def check_validator_namespace(ns: str, validator: Any, uuid: Any) -> None:
+    """mongod's checkValidatorCanBeUsedOnNs: no validator on a system collection (time-series buckets
+    aside) nor on a collection of the admin, local or config database (72 InvalidOptions)."""
+    if not validator:
+        return
+    db, _, coll = ns.partition(".")
+    if coll.startswith(BUCKETS_PREFIX):
+        return
+    if coll.startswith("system."):
+        raise MongoError(ErrorCode.InvalidOptions,
+                         f"Document validators not allowed on system collection {ns} with UUID {uuid}")
+    if db in _INTERNAL_DBS:
+        raise MongoError(ErrorCode.InvalidOptions, f"Document validators are not allowed on collection {ns} "
+                                                   f"with UUID {uuid} in the {db} internal database")
 
 
 _VALIDATORS: dict[tuple, Validator] = {}

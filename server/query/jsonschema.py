@@ -24,9 +24,11 @@ so that a schema with several faults reports the fault mongod reports, with its 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import decimal
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -38,7 +40,7 @@ from tidemark.query.match_regex import compile_regex, matches
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import TYPE_ALIASES, bson_type_name, bson_type_number, compare, is_number, sort_key
 
-__all__ = ["compile_schema", "validate", "CompiledSchema", "unordered_key"]
+__all__ = ["compile_schema", "validate", "CompiledSchema", "unordered_key", "encrypt_keywords_refused"]
 
 CompiledSchema = Callable[[Any], bool]
 
@@ -57,6 +59,20 @@ _ENCRYPT_ALGORITHMS = frozenset({"AEAD_AES_256_CBC_HMAC_SHA_512-Deterministic",
 _ENCRYPT_SUBTYPE = 6
 _FLE1_BLOB_SUBTYPES = frozenset({1, 2})  # deterministic, random: [subtype][key UUID x16][original BSON type]
 _INT64_LIMIT = 2 ** 63
+# Whether 'encrypt'/'encryptMetadata' may be parsed here: mongod drops kEncryptKeywords from the allowed
+# features of a validator whose action is 'warn' or level 'moderate' (plaintext must not reach its logs).
+_ENCRYPT_ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("tidemark_encrypt_allowed", default=True)
+
+
+@contextlib.contextmanager
+def encrypt_keywords_refused(refused: bool = True) -> Iterator[None]:
+    """Schemas parsed inside this block refuse the encryption keywords (224 QueryFeatureNotAllowed)
+    when ``refused``."""
+    token = _ENCRYPT_ALLOWED.set(not refused)
+    try:
+        yield
+    finally:
+        _ENCRYPT_ALLOWED.reset(token)
 
 
 def validate(compiled: CompiledSchema, doc: Any) -> bool:
@@ -361,6 +377,9 @@ def _idl_fields(value: Mapping, name: str, allowed: frozenset[str]) -> None:
 
 
 def _encrypt_checks(schema: Mapping, checks: list) -> None:
+    if ("encrypt" in schema or "encryptMetadata" in schema) and not _ENCRYPT_ALLOWED.get():
+        raise _bad(ErrorCode.QueryFeatureNotAllowed,
+                   "Encryption-related validator keywords are not allowed in this context")
     if "encrypt" in schema and "encryptMetadata" in schema:
         raise _bad(ErrorCode.FailedToParse,
                    "Cannot specify both $jsonSchema keywords 'encrypt' and 'encryptMetadata'")

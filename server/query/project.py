@@ -2,16 +2,19 @@
 
 Modes: an *inclusion* projection keeps only the named paths (plus ``_id`` unless ``_id: 0``);
 an *exclusion* projection drops the named paths. Which one is decided by the fields other than
-``_id``: ``1``/``true``/expressions/``$elemMatch``/positional ``a.$`` mean inclusion, ``0``/``false``
-exclusion; ``$slice`` alone keeps the whole document. Mixing -> 31253/31254; a path and a path
-inside it -> 31249/31250; ``{$meta: ...}`` fields (textScore, geoNear*) are added in either mode.
+``_id``: ``1``/``true``/expressions/positional ``a.$`` mean inclusion, ``0``/``false`` exclusion;
+mixing -> 31253/31254; a path and a path inside it -> 31249/31250. ``$slice``, ``$elemMatch`` and
+``{$meta: ...}`` fields decide nothing; a projection of only those and ``_id`` follows mongod's
+computeProjectionType (``_default_mode``), where find and aggregation (``aggregation=True``: no
+find-only operators) differ for ``$meta``.
 
 Paths go through arrays of documents (``{"a.b": 1}`` on ``{a: [{b: 1, c: 2}, 5]}`` gives
-``{a: [{b: 1}]}``; scalars inside the array are dropped by inclusion, kept by exclusion).
+``{a: [{b: 1}]}``; scalars inside the array are dropped by inclusion, kept by exclusion); a find
+``$slice`` applies through one level of arrays only (not inside an array of arrays).
 Computed fields (aggregation expressions, via ``expressions.compile_expression``) are evaluated on
 the original document and appended after the kept fields; a MISSING result omits the field.
-Positional ``a.$`` needs ``filter=`` (the find filter): it keeps the first array element for
-which the filter matches when the array is reduced to that element.
+Positional ``a.$`` needs ``filter=`` (the find filter): it keeps, of the first array on the path,
+the element at the position mongod's matcher records while matching the filter (``_position_fn``).
 """
 
 from __future__ import annotations
@@ -21,9 +24,33 @@ from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expressions import OPERATORS, SPECIAL_OPERATORS, compile_expression
-from tidemark.query.match import compile_node, filter_fields, parse_filter
+from tidemark.query.match import compile_node, parse_filter
+from tidemark.query.match_ast import (
+    All,
+    And,
+    Bits,
+    Cmp,
+    ElemMatch,
+    Exists,
+    Expr,
+    Geo,
+    GeoNear,
+    In,
+    JsonSchema,
+    Mod,
+    Node,
+    Nor,
+    Not,
+    Or,
+    Regex,
+    Size,
+    Text,
+    Type,
+)
+from tidemark.query.match_parse import where_not_allowed
 from tidemark.query.paths import split_path
-from tidemark.query.values import MISSING, is_number
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import MISSING, bson_type_name, is_number
 
 __all__ = ["compile_projection", "projection_is_inclusion", "PROJECTION_OPERATORS"]
 
@@ -38,8 +65,12 @@ class _Leaf:
     __slots__ = ("kind", "arg")
 
     def __init__(self, kind: str, arg: Any = None):
-        self.kind = kind  # include | exclude | slice | elemMatch | expr
+        self.kind = kind  # include | exclude | slice | elemMatch | expr | meta
         self.arg = arg
+
+
+def _is_positional(path: str) -> bool:
+    return path.endswith(".$") or path == "$"
 
 
 def _flatten(spec: Mapping, prefix: str = "") -> list[tuple[str, Any]]:
@@ -54,6 +85,8 @@ def _flatten(spec: Mapping, prefix: str = "") -> list[tuple[str, Any]]:
             )
         path = f"{prefix}{key}"
         if isinstance(value, Mapping):
+            if _is_positional(path):  # checked before the object is read as an expression or sub-projection
+                raise MongoError(31271, "positional projection cannot be used with an expression or sub object")
             if not value:
                 raise MongoError(
                     51270, f"An empty sub-projection is not a valid value. Found empty object at path {path}"
@@ -75,51 +108,42 @@ def _is_truthy_number(v: Any) -> bool | None:
     return None
 
 
-def _classify(path: str, value: Any, collation: Any = None) -> tuple[str, Any]:
+def _classify(path: str, value: Any, aggregation: bool) -> tuple[str, Any]:
     flag = _is_truthy_number(value)
     if flag is not None:
         return (_INCLUDE if flag else _EXCLUDE), None
-    if isinstance(value, Mapping):
-        op = next(iter(value))
-        if op == "$slice":
-            arg = value["$slice"]
-            if isinstance(arg, list) and not all(is_number(x) and not isinstance(x, bool) for x in arg):
-                return "expr", value  # the aggregation $slice expression, e.g. {$slice: ["$arr", 2]}
-            return "slice", _parse_slice(arg)
-        if op == "$elemMatch":
-            if "." in path:
-                raise MongoError(ErrorCode.BadValue, "Cannot use $elemMatch projection on a nested field.")
-            if not isinstance(value["$elemMatch"], Mapping):
-                raise MongoError(ErrorCode.BadValue, "elemMatch: Invalid argument, object required.")
-
-            node = parse_filter(value["$elemMatch"])
-            return "elemMatch", compile_node(node, collation=collation)
-        if op == "$meta":
-            return "meta", value  # computed like an expression, but decides neither inclusion nor exclusion
-        if len(value) == 1 and op.startswith("$") and op not in EXPRESSION_NAMES:
-            # mongod's projection parser (parseSubObject): a lone $-field that names no expression is
-            # no sub-projection either ("$x" is no FieldPath)
-            raise MongoError(31325, f"Unknown expression {op}")
+    if not isinstance(value, Mapping):
+        return "literal", value
+    op = next(iter(value))
+    if op == "$slice" and not aggregation:
+        # mongod's attemptToParseFindSlice: a number or a [skip, positive limit] pair; anything else is
+        # read as the $slice *expression* (a computed field), whose own errors are the ones reported
+        found = _find_slice(value["$slice"])
+        return ("slice", found) if found is not None else ("expr", value)
+    if op == "$elemMatch":
+        return "elemMatch", value["$elemMatch"]
+    if op == "$meta":
+        return "meta", value  # computed like an expression, but decides neither inclusion nor exclusion
+    if len(value) == 1 and op.startswith("$") and op not in EXPRESSION_NAMES:
+        # mongod's projection parser (parseSubObject): a lone $-field that names no expression is
+        # no sub-projection either ("$x" is no FieldPath)
+        raise MongoError(31325, f"Unknown expression {op}")
     return "expr", value
 
 
 EXPRESSION_NAMES = frozenset(OPERATORS) | SPECIAL_OPERATORS  # what a lone $-field of a projection may name
 
 
-def _parse_slice(arg: Any) -> tuple[int, int | None]:
-    """-> (skip, limit); negative skip counts from the end; limit None = to the end."""
+def _find_slice(arg: Any) -> tuple[int, int | None] | None:
+    """The find ``$slice`` form -> (skip, limit) (negative skip counts from the end; limit None = to
+    the end), or None when ``arg`` is not of that form."""
     if is_number(arg) and not isinstance(arg, bool):
         n = int(float(str(arg)))
         return (0, n) if n >= 0 else (n, None)
     if isinstance(arg, list) and len(arg) == 2 and all(is_number(x) and not isinstance(x, bool) for x in arg):
         skip, limit = int(float(str(arg[0]))), int(float(str(arg[1])))
-        if limit <= 0:
-            raise MongoError(ErrorCode.BadValue, f"$slice limit must be positive, got: {limit}")
-        return skip, limit
-    raise MongoError(
-        28667 if isinstance(arg, list) else ErrorCode.BadValue,
-        "$slice only supports numbers and [skip, limit] arrays",
-    )
+        return (skip, limit) if limit > 0 else None
+    return None
 
 
 def _apply_slice(arr: list, skip: int, limit: int | None) -> list:
@@ -132,69 +156,145 @@ def _apply_slice(arr: list, skip: int, limit: int | None) -> list:
 
 
 def projection_is_inclusion(spec: Mapping | None) -> bool:
-    """True when ``spec`` is an inclusion projection (False for exclusion or empty)."""
+    """True when ``spec`` is an inclusion find projection (False for exclusion or empty)."""
     if not spec:
         return False
     return _parse(spec)[0]
 
 
-def _parse(spec: Mapping, collation: Any = None):
+def _default_mode(has_slice: bool, has_elem_match: bool, has_meta: bool, aggregation: bool,
+                  id_included: bool) -> bool:
+    """mongod's computeProjectionType, for a projection that names only ``_id`` and find-only
+    operators: a find $slice makes it an exclusion unless ``_id: 1``; an $elemMatch an inclusion; a
+    $meta field an inclusion in aggregate() and, in find, an exclusion unless ``_id: 1``."""
+    if has_slice:
+        return id_included
+    if has_elem_match:
+        return True
+    if has_meta and aggregation:
+        return True
+    return id_included
+
+
+def _parse(spec: Mapping, collation: Any = None, aggregation: bool = False):
     leaves: dict[str, _Leaf] = {}
     mode: bool | None = None  # True inclusion, False exclusion
     positional: str | None = None
-    id_leaf: _Leaf | None = None
+    has_slice = has_elem_match = has_meta = id_included = False
     for path, value in _flatten(spec):
-        if path.endswith(".$") or path == "$":
+        if _is_positional(path):
+            flag = _is_truthy_number(value)
+            if flag is None:
+                raise MongoError(31308, "positional projection cannot be used with a literal")
+            if not flag:  # an exclusion of "a.$": the path itself is no FieldPath
+                raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField "
+                                        "or $setField.")
+            if aggregation:
+                raise MongoError(31324, "Cannot use positional projection in aggregation projection")
             base = path[:-2]
             if positional is not None:
                 raise MongoError(31276, "Cannot specify more than one positional projection per query.")
-            if ".$" in base or not base:
-                raise MongoError(
-                    ErrorCode.BadValue, "Positional projection must be on the last path component"
-                )
-            if any(leaf.kind == "elemMatch" for leaf in leaves.values()) or _has_elem_match(spec):
+            if has_elem_match:
                 raise MongoError(31256, "Cannot specify positional operator and $elemMatch.")
-            if _is_truthy_number(value) is not True:
-                raise MongoError(31308, "positional projection cannot be used with a literal")
+            if not base:
+                raise MongoError(5392900, f"Projection on field {path} is invalid")
+            if ".$" in base:
+                raise MongoError(31287, f"Cannot use positional operator twice: {path}")
+            if mode is False:
+                raise MongoError(31253, f"Cannot do inclusion on field {path} in exclusion projection")
+            mode = True
             positional = base
-            kind, arg = _INCLUDE, None
-            path = base
-        else:
-            if "$" in split_path(path):
-                raise MongoError(
-                    ErrorCode.BadValue, f"Positional projection '{path}' must be on the last path component"
-                )
-            kind, arg = _classify(path, value, collation)
-        if path == "_id" and kind in (_INCLUDE, _EXCLUDE):
-            id_leaf = _Leaf(kind)
-            _add_leaf(leaves, path, id_leaf)
+            _add_leaf(leaves, base, _Leaf(_INCLUDE))
             continue
-        if kind == "meta":
+        if "$" in split_path(path):
+            raise MongoError(
+                ErrorCode.BadValue, f"Positional projection '{path}' must be on the last path component"
+            )
+        kind, arg = _classify(path, value, aggregation)
+        if path == "_id" and kind in (_INCLUDE, _EXCLUDE):
+            id_included = kind == _INCLUDE
+            _add_leaf(leaves, path, _Leaf(kind))
+            continue
+        if kind in ("meta", "slice", "elemMatch"):  # decide neither inclusion nor exclusion
+            if kind == "elemMatch":
+                arg = _compile_elem_match(path, arg, positional is not None, collation)
+                has_elem_match = True
+            has_meta |= kind == "meta"
+            has_slice |= kind == "slice"
             _add_leaf(leaves, path, _Leaf(kind, arg))
             continue
-        if kind in (_INCLUDE, "expr", "elemMatch"):
+        if kind in (_INCLUDE, "expr", "literal"):
             if mode is False:
                 if kind == "expr":
                     raise MongoError(31252, "Cannot use expression other than $meta in exclusion projection")
+                if kind == "literal":
+                    raise MongoError(31310, f"Cannot use an expression {path}: {bson_repr(arg)} in an exclusion "
+                                            "projection")
                 raise MongoError(31253, f"Cannot do inclusion on field {path} in exclusion projection")
             mode = True
+            if kind == "literal":  # a constant or "$path" operand (parseOperand), computed like an expression
+                kind = "expr"
         elif kind == _EXCLUDE:
             if mode is True:
                 raise MongoError(31254, f"Cannot do exclusion on field {path} in inclusion projection")
             mode = False
         _add_leaf(leaves, path, _Leaf(kind, arg))
     if mode is None:
-        # only _id and/or $slice: {_id: 1} alone is inclusion; {_id: 0} or slices are exclusion
-        mode = (
-            id_leaf is not None
-            and id_leaf.kind == _INCLUDE
-            and all(leaf.kind != "slice" for leaf in leaves.values())
-        )
+        mode = _default_mode(has_slice, has_elem_match, has_meta, aggregation, id_included)
     return mode, leaves, positional
 
 
-def _has_elem_match(spec: Mapping) -> bool:
-    return any(isinstance(v, Mapping) and "$elemMatch" in v for v in spec.values())
+def _compile_elem_match(path: str, arg: Any, after_positional: bool, collation: Any) -> Callable[[dict], bool]:
+    """The $elemMatch projection's matcher: ``{path: {$elemMatch: arg}}`` as a filter with no special
+    features (mongod's kBanAllSpecialFeatures), run over ``{path: [element]}``; checked in mongod's
+    order (31274 object, 31255 after a positional, 31275 top-level field)."""
+    if not isinstance(arg, Mapping):
+        raise MongoError(31274, f"elemMatch: Invalid argument, object required, but got {bson_type_name(arg)}")
+    if after_positional:
+        raise MongoError(31255, "Cannot specify positional operator and $elemMatch.")
+    if "." in path:
+        raise MongoError(31275, "Cannot use $elemMatch projection on a nested field.")
+    _refuse_feature_keys(arg)  # before the parse, whose level checks ($expr below the top) come later in mongod
+    with where_not_allowed():
+        node = parse_filter({path: {"$elemMatch": arg}})
+    _refuse_special_features(node)
+    return compile_node(node, collation=collation)
+
+
+def _refuse_feature_keys(arg: Mapping) -> None:
+    """``$expr`` / ``$jsonSchema`` anywhere a filter operator may stand inside the $elemMatch argument
+    (its top level, the logical operators' clauses, nested ``$elemMatch`` objects): mongod's parser
+    tests the allowed features first (224)."""
+    for key, value in arg.items():
+        if key in ("$expr", "$jsonSchema"):
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{key} is not allowed in this context")
+        if key in ("$and", "$or", "$nor") and isinstance(value, list):
+            for clause in value:
+                if isinstance(clause, Mapping):
+                    _refuse_feature_keys(clause)
+        elif isinstance(value, Mapping) and isinstance(value.get("$elemMatch"), Mapping):
+            _refuse_feature_keys(value["$elemMatch"])
+    inner = arg.get("$elemMatch")
+    if isinstance(inner, Mapping):
+        _refuse_feature_keys(inner)
+
+
+def _refuse_special_features(node: Node) -> None:
+    """mongod parses an $elemMatch projection without $expr, $jsonSchema, $text and $near (224 for the
+    first two, 2 for the others; $where is refused by the parse itself)."""
+    if isinstance(node, (And, Or, Nor)):
+        for child in node.children:
+            _refuse_special_features(child)
+    elif isinstance(node, (Not, ElemMatch)):
+        _refuse_special_features(node.child)
+    elif isinstance(node, JsonSchema):
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$jsonSchema is not allowed in this context")
+    elif isinstance(node, Expr):
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$expr is not allowed in this context")
+    elif isinstance(node, Text):
+        raise MongoError(ErrorCode.BadValue, "$text is not allowed in this context")
+    elif isinstance(node, GeoNear):
+        raise MongoError(ErrorCode.BadValue, "$geoNear, $near, and $nearSphere are not allowed in this context")
 
 
 def _add_leaf(leaves: dict[str, _Leaf], path: str, leaf: _Leaf) -> None:
@@ -221,15 +321,17 @@ def _tree(leaves: dict[str, _Leaf]) -> dict:
 
 def compile_projection(
     spec: Mapping | None, *, variables: Mapping | None = None, filter: Mapping | None = None,
-    collation: Any = None,
+    collation: Any = None, aggregation: bool = False,
 ) -> Callable[[dict], dict]:
     """Compile a find projection; raises MongoError (mongod's codes) when invalid. ``collation``
-    (``collation.Collation`` or None) applies to computed fields, ``$elemMatch`` and positional ``$``."""
+    (``collation.Collation`` or None) applies to computed fields, ``$elemMatch`` and positional ``$``.
+    ``aggregation``: an aggregation ``$project`` (mongod's policies without the find-only operators:
+    ``$slice`` is the expression, a ``$meta`` field alone makes an inclusion)."""
     if not spec:
         return lambda doc: doc
     if not isinstance(spec, Mapping):
         raise MongoError(ErrorCode.TypeMismatch, "Expected field projectionto be of type object")
-    inclusion, leaves, positional = _parse(spec, collation)
+    inclusion, leaves, positional = _parse(spec, collation, aggregation)
     variables = dict(variables or {})
     exprs = {
         p: compile_expression(leaf.arg, collation=collation)
@@ -318,7 +420,9 @@ def _computed_in_array(arr: list, parts: Sequence[str], value: Any) -> list:
     return out
 
 
-def _include(doc: Any, tree: dict, keep_id: bool = False) -> dict:
+def _include(doc: Any, tree: dict, keep_id: bool = False, nested: bool = False) -> dict:
+    """``nested``: below an array inside an array, where mongod's find $slice no longer applies
+    (slice1.js: the value is kept whole) while inclusions go on to any depth."""
     out: dict = {}
     for key, value in doc.items():
         node = tree.get(key)
@@ -331,19 +435,25 @@ def _include(doc: Any, tree: dict, keep_id: bool = False) -> dict:
             if kind == _INCLUDE:
                 out[key] = value
             elif kind == "slice":
-                out[key] = _apply_slice(value, *node.arg) if isinstance(value, list) else value
+                out[key] = _apply_slice(value, *node.arg) if isinstance(value, list) and not nested else value
             elif kind == "elemMatch":
-                if isinstance(value, list):
-                    for elem in value:
-                        if isinstance(elem, dict) and node.arg(elem):
-                            out[key] = [elem]
-                            break
+                _elem_match_into(out, key, value, node.arg)
             continue
         if isinstance(value, dict):
-            out[key] = _include(value, node)
+            out[key] = _include(value, node, nested=nested)
         elif isinstance(value, list):
-            out[key] = _include_array(value, node)
+            out[key] = _include_array(value, node, nested)
     return out
+
+
+def _elem_match_into(out: dict, key: str, value: Any, matches: Callable[[dict], bool]) -> None:
+    """Set ``out[key]`` to the first element of the array ``value`` the $elemMatch projection
+    matches, as a one-element array; nothing when ``value`` is no array or no element matches."""
+    if isinstance(value, list):
+        for elem in value:
+            if matches({key: [elem]}):
+                out[key] = [elem]
+                return
 
 
 class _ComputedParent(dict):
@@ -352,22 +462,22 @@ class _ComputedParent(dict):
     __slots__ = ()
 
 
-def _include_array(arr: list, node: dict) -> list:
+def _include_array(arr: list, node: dict, nested: bool = False) -> list:
     """The kept elements of ``arr``: documents projected, arrays recursed; other values dropped, or,
     under a computed field, kept as MISSING for the computed fields to replace by a document."""
     placeholder = type(node) is _ComputedParent
     out: list[Any] = []
     for elem in arr:
         if isinstance(elem, dict):
-            out.append(_include(elem, node))
+            out.append(_include(elem, node, nested=nested))
         elif isinstance(elem, list):
-            out.append(_include_array(elem, node))
+            out.append(_include_array(elem, node, True))
         elif placeholder:
             out.append(MISSING)
     return out
 
 
-def _exclude(doc: Any, tree: dict) -> dict:
+def _exclude(doc: Any, tree: dict, nested: bool = False) -> dict:
     out: dict = {}
     for key, value in doc.items():
         node = tree.get(key)
@@ -375,61 +485,128 @@ def _exclude(doc: Any, tree: dict) -> dict:
             out[key] = value
         elif isinstance(node, _Leaf):
             if node.kind == "slice":
-                out[key] = _apply_slice(value, *node.arg) if isinstance(value, list) else value
+                out[key] = _apply_slice(value, *node.arg) if isinstance(value, list) and not nested else value
+            elif node.kind == "elemMatch":  # (an exclusion with an $elemMatch: {x: {$elemMatch}, d: 0})
+                _elem_match_into(out, key, value, node.arg)
             # exclude: drop the field
         elif isinstance(value, dict):
-            out[key] = _exclude(value, node)
+            out[key] = _exclude(value, node, nested)
         elif isinstance(value, list):
-            out[key] = _exclude_array(value, node)
+            out[key] = _exclude_array(value, node, nested)
         else:
             out[key] = value
     return out
 
 
-def _exclude_array(arr: list, node: dict) -> list:
+def _exclude_array(arr: list, node: dict, nested: bool = False) -> list:
     out: list[Any] = []
     for elem in arr:
         if isinstance(elem, dict):
-            out.append(_exclude(elem, node))
+            out.append(_exclude(elem, node, nested))
         elif isinstance(elem, list):
-            out.append(_exclude_array(elem, node))
+            out.append(_exclude_array(elem, node, True))
         else:
             out.append(elem)
     return out
 
 
+# ------------------------------------------------------------------------------------------------
+# Positional projection: mongod records, while matching the filter, the array position at which it
+# matched (MatchDetails' elemMatchKey) and keeps that element of the first array on the projected path.
+# ------------------------------------------------------------------------------------------------
+
+_POSITION_LEAVES = (Cmp, In, Exists, Type, Regex, ElemMatch, Size, All, Mod, Bits, Geo)
+
+PositionFn = Callable[[dict], "int | None"]
+
+
 def _positional(path: str, filter: Mapping | None, collation: Any = None) -> Callable[[dict], dict]:
-    """Reduce the first array on ``path`` to the first element the filter matches through."""
+    """Reduce the first array on ``path`` to the element at the position the filter matched at
+    (51246 when it recorded none, 51247 when the array is too short); a path that reaches no array
+    is left as it is."""
     if filter is None:
         raise MongoError(51050, "Projections with a positional operator require a matcher")
-
-    node = parse_filter(filter)
+    position = _position_fn(parse_filter(filter), collation)
     parts = split_path(path)
-    fields = filter_fields(node)  # None: the filter may read any field
-    if fields is not None and not any(split_path(f)[0] == parts[0] for f in fields):
-        raise MongoError(31277, f"Positional projection '{path}.$' does not match the query document.")
-    pred = compile_node(node, collation=collation)
 
     def reduce(doc: dict) -> dict:
-        node: Any = doc
-        for depth, part in enumerate(parts):
-            if not isinstance(node, dict) or part not in node:
-                return doc
-            node = node[part]
-            if isinstance(node, list):
-                prefix = parts[: depth + 1]
-                for elem in node:
-                    candidate = _replace_at(doc, prefix, [elem])
-                    if pred(candidate):
-                        return candidate
-                raise MongoError(
-                    51246,
-                    "Executor error during find command :: caused by :: positional operator '.$' "
-                    "couldn't find a matching element in the array",
-                )
-        return doc
+        found = _first_array(doc, parts)
+        if found is None:
+            return doc
+        prefix, arr = found
+        key = position(doc)
+        if key is None:
+            raise MongoError(51246, "Executor error during find command :: caused by :: positional operator "
+                                    "'.$' couldn't find a matching element in the array")
+        if key >= len(arr):
+            raise MongoError(51247, "Executor error during find command :: caused by :: positional operator "
+                                    "'.$' element mismatch")
+        return _replace_at(doc, prefix, [arr[key]])
 
     return reduce
+
+
+def _position_fn(node: Node, collation: Any) -> PositionFn:
+    """``fn(doc)`` -> the position mongod's matcher records for a document the filter matched: a
+    conjunction keeps its last child's position; a predicate on a path the index, in the first array
+    on that path, of the first element it matches through (none when only the whole array matches);
+    ``$or`` (unless rewritten to ``$in``: equalities on one path), ``$nor``, ``$not``, ``$expr`` and
+    the like record none. Built once per query; per document it runs only when the projected path
+    reaches an array."""
+    if isinstance(node, And):
+        children = [_position_fn(child, collation) for child in node.children]
+
+        def conjunction(doc: dict) -> int | None:
+            key = None
+            for child in children:
+                found = child(doc)
+                if found is not None:
+                    key = found
+            return key
+
+        return conjunction
+    path = _position_path(node)
+    if path is None:
+        return lambda doc: None
+    pred = compile_node(node, collation=collation)
+    parts = split_path(path)
+
+    def leaf(doc: dict) -> int | None:
+        found = _first_array(doc, parts)
+        if found is None:
+            return None
+        prefix, arr = found
+        if len(prefix) < len(parts) and parts[len(prefix)].isdigit():
+            return None  # an explicit offset ("a.0") records no position
+        for i, elem in enumerate(arr):
+            if pred(_replace_at(doc, prefix, [elem])):
+                return i
+        return None
+
+    return leaf
+
+
+def _position_path(node: Node) -> str | None:
+    if isinstance(node, _POSITION_LEAVES):
+        return node.path
+    if isinstance(node, Or) and node.children:  # mongod rewrites equalities on one path to $in
+        paths = {child.path for child in node.children if isinstance(child, (Cmp, In))
+                 and (not isinstance(child, Cmp) or child.op == "$eq")}
+        if len(paths) == 1 and all(isinstance(child, (Cmp, In)) for child in node.children):
+            return paths.pop()
+    return None
+
+
+def _first_array(doc: dict, parts: tuple[str, ...]) -> tuple[tuple[str, ...], list] | None:
+    """The first array on the path ``parts`` (through documents) and the path prefix leading to it."""
+    node: Any = doc
+    for depth, part in enumerate(parts):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+        if isinstance(node, list):
+            return parts[: depth + 1], node
+    return None
 
 
 def _replace_at(doc: dict, parts: tuple[str, ...], value: Any) -> dict:

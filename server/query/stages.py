@@ -52,6 +52,7 @@ def parse_project(spec: Any, ctx: PipelineContext) -> Stage:
     with _invalid_context("$project"):
         if not spec:
             raise MongoError(51272, "projection specification must have at least one field")
+        _refuse_positional(spec)
         for expr in _projection_expressions(spec):  # mongod's parseSubObjectAsExpression, aggregation policy
             op = next(iter(expr))
             if op == "$elemMatch":
@@ -59,11 +60,22 @@ def parse_project(spec: Any, ctx: PipelineContext) -> Stage:
             if len(expr) == 1 and op not in EXPRESSION_NAMES:
                 raise MongoError(31325, f"Unknown expression {op}")
             compile_expression(expr)  # find's {$slice: n} fails here as the $slice expression
-        project = compile_projection(spec, variables=ctx.variables, collation=ctx.collation)
+        # aggregation policies: no find-only operators, and a $meta field alone makes an inclusion
+        project = compile_projection(spec, variables=ctx.variables, collation=ctx.collation, aggregation=True)
 
     def apply(docs):
         return (project(d) for d in docs)
     return Stage("$project", spec, apply)
+
+
+def _refuse_positional(spec: dict) -> None:
+    """mongod's parseElement checks a positional path ("a.$", "a.$.b", "$") before the field path
+    itself (31324, not 16410): a find on a view or a time-series collection runs its projection here."""
+    for key, value in spec.items():
+        if key == "$" or key.endswith(".$") or ".$." in key:
+            raise MongoError(31324, "Cannot use positional projection in aggregation projection")
+        if isinstance(value, dict) and not next(iter(value), "$").startswith("$"):
+            _refuse_positional(value)
 
 
 @contextmanager

@@ -129,12 +129,16 @@ def _replace(doc: dict, replacement: dict) -> tuple[dict, bool]:
     for k, v in replacement.items():
         if k != "_id" or "_id" not in new:
             new[k] = deep_copy(v)
-    return new, not identical(new, doc)
+    # a no-op only when the replacement as sent equals the stored document, _id included (mongod's
+    # ObjectReplaceExecutor compares them binary): {} over {_id: 0} is a modification, validated
+    return new, not identical(replacement, doc)
 
 
 def _run_pipeline(doc: dict, stages: list) -> tuple[dict, bool]:
     results = list(run_pipeline(stages, [deep_copy(doc)]))
     new = results[0] if results else {}
+    # (as a replacement: a no-op only when the pipeline's output, before _id is kept, equals the document)
+    changed = not identical(new, doc)
     if "_id" in doc:
         if "_id" not in new:
             new = {"_id": doc["_id"], **new}
@@ -144,7 +148,7 @@ def _run_pipeline(doc: dict, stages: list) -> tuple[dict, bool]:
                 "After applying the update, the (immutable) field '_id' was found to have been altered to "
                 f"_id: {bson_repr(new['_id'])}",
             )
-    return new, not identical(new, doc)
+    return new, changed
 
 
 class _PositionalResolver:

@@ -57,6 +57,7 @@ import pytest
 from bson import Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from bson.binary import Binary
 from bson.dbref import DBRef
+from harness.jstests import canon, same_members
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -72,17 +73,8 @@ IDL_UNKNOWN_FIELD = 40415
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
 
-PROJECT_META_ONLY_IS_EXCLUSION = ("a $project of only a $meta field ({score: {$meta: 'textScore'}}) keeps the "
-                                  "document's other fields; MongoDB's aggregation $project makes it a computed field of "
-                                  "an inclusion projection ({_id, score}) (query/stages.py parse_project / project.py)")
-
 HYPOTHESIS = settings(max_examples=25, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-def xf(reason: str, *values, id: str | None = None):
-    """A table row Tidemark is known to answer differently from MongoDB 7.0 (a strict xfail)."""
-    return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=reason), id=id)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -109,17 +101,6 @@ def agg_fails(coll, pipeline, *codes, **kw) -> OperationFailure:
     return info.value
 
 
-def canon(value):
-    """A comparable, type-keeping form of a decoded BSON value (``1 == 1.0 == True`` in Python)."""
-    if isinstance(value, dict):
-        return ("doc", tuple((k, canon(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("arr", tuple(canon(v) for v in value))
-    if isinstance(value, float) and math.isnan(value):
-        return ("float", "nan")
-    return (type(value).__name__, repr(value))
-
-
 def loose(value):
     """The comparison of the shell's ``assertArrayEq``/``anyEq``: numbers by value (the shell's
     numbers are doubles), documents whatever their field order."""
@@ -131,11 +112,6 @@ def loose(value):
         f = float(value.to_decimal()) if isinstance(value, Decimal128) else float(value)
         return ("num", "nan" if f != f else f)
     return (type(value).__name__, repr(value))
-
-
-def same_members(actual, expected) -> bool:
-    """Order-insensitive multiset equality of documents, type-exact (``arrayEq`` / ``anyEq``)."""
-    return sorted(map(canon, actual)) == sorted(map(canon, expected))
 
 
 def by_id(docs) -> list:
@@ -1998,7 +1974,6 @@ def test_lookup_sub_pipeline_text_search(db):
     agg_fails(db.outer, pipeline, 27)  # IndexNotFound: no text index on 'outer'
 
 
-@pytest.mark.xfail(strict=True, reason=PROJECT_META_ONLY_IS_EXCLUSION)
 def test_lookup_sub_pipeline_starting_with_text(db):
     """lookup/lookup_contains_text.js: $text first in the sub-pipeline searches the foreign collection."""
     db.outer.insert_one({"_id": 100, "a": "foo"})

@@ -26,13 +26,12 @@ where the type matters. ``UNDEFINED`` stands for BSON undefined (type 6), sent a
 from __future__ import annotations
 
 import copy
-import struct
 
 import bson
 import pytest
 from bson import Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from bson.binary import Binary
-from bson.raw_bson import RawBSONDocument
+from harness.jstests import UNDEFINED, raw, xf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure, WriteError
@@ -51,64 +50,14 @@ QUERY_FEATURE_NOT_ALLOWED = 224
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
 UNDEFINED_AS_NULL = ("BSON undefined (type 6) is stored as null (type 10), so bsonType 'undefined' finds "
                      "nothing and enum [null] accepts a stored undefined; MongoDB keeps undefined")
-VALIDATOR_CONTEXT_FEATURES = ("create/collMod accept validators that MongoDB refuses in that context "
-                              "($text, $where, $near/$nearSphere/$geoNear, $expr with $function or an unbound "
-                              "variable): ddl.check_validation_options only parses the filter")
-VALIDATOR_ENCRYPT_LEVEL = ("create/collMod accept encryption keywords (encrypt, encryptMetadata) in a validator "
-                           "with validationAction 'warn' or validationLevel 'moderate'; MongoDB refuses them "
-                           "with 224 QueryFeatureNotAllowed")
-VALIDATOR_RESTRICTED_DB = ("create accepts a validator on a collection of the admin/local/config database; "
-                           "MongoDB refuses it")
 ERRINFO_DETAILS = ("the 121 error's errInfo.details is only {operatorName, schemaRulesNotSatisfied: []}: "
                    "MongoDB explains each failed clause (propertiesNotSatisfied, missingProperties, "
                    "consideredValue, reason, clausesNotSatisfied ...)")
-OUT_IGNORES_VALIDATOR = ("$out replaces the target collection without applying its validator (even with "
-                         "bypassDocumentValidation: false); MongoDB validates the documents $out writes (121)")
 MAP_REDUCE_MISSING = "the mapReduce command does not exist (59 CommandNotFound)"
-REPLACEMENT_NOOP_UNVALIDATED = ("a replacement that leaves the document as it was ({} over {_id: 0}) is not "
-                                "validated; MongoDB validates it (only a replacement identical to the stored "
-                                "document, _id included, is a no-op)")
-ELEM_MATCH_PROJECTION_SCHEMA = ("a $jsonSchema inside an $elemMatch projection is accepted; MongoDB refuses "
-                                "it (224 QueryFeatureNotAllowed \"$jsonSchema is not allowed in this context\")")
-
-
-def xf(reason: str, *values, id: str | None = None):
-    """A table row Tidemark is known to answer differently from MongoDB 7.0 (a strict xfail)."""
-    return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=reason), id=id)
-
 
 # --------------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------------
-
-class _Undefined:
-    def __repr__(self) -> str:
-        return "UNDEFINED"
-
-
-UNDEFINED = _Undefined()
-
-
-def _element(key: str, value) -> bytes:
-    name = key.encode() + b"\x00"
-    if value is UNDEFINED:
-        return b"\x06" + name
-    if isinstance(value, dict):
-        return b"\x03" + name + _document(value.items())
-    if isinstance(value, list):
-        return b"\x04" + name + _document((str(i), v) for i, v in enumerate(value))
-    return bson.encode({key: value})[4:-1]
-
-
-def _document(items) -> bytes:
-    body = b"".join(_element(k, v) for k, v in items)
-    return struct.pack("<i", len(body) + 5) + body + b"\x00"
-
-
-def raw(doc: dict) -> RawBSONDocument:
-    """``doc`` as raw BSON (``UNDEFINED`` placeholders included)."""
-    return RawBSONDocument(_document(doc.items()))
-
 
 def find_error(db, filter_: dict) -> OperationFailure:
     with pytest.raises(OperationFailure) as info:
@@ -560,26 +509,10 @@ MISC = [
 ]
 
 
-def _rows(table: list) -> list:
-    """The rows, a row whose replacement step replaces {_id: 0} by an empty document and expects a
-    failure marked as the known difference."""
-    out = []
-    for row in table:
-        if not isinstance(row, tuple):
-            out.append(row)
-            continue
-        schema, doc, valid = row
-        if not valid and not {k: v for k, v in doc.items() if k != "_id"}:
-            out.append(xf(REPLACEMENT_NOOP_UNVALIDATED, schema, doc, valid))
-        else:
-            out.append(row)
-    return out
-
-
 @pytest.mark.parametrize(
     "schema, doc, valid",
-    _rows(BSONTYPE + REQUIRED + ADDITIONAL_PROPERTIES + PATTERN_PROPERTIES + ITEMS + MIN_MAX_PROPERTIES
-          + DEPENDENCIES + LOGICAL + MISC),
+    BSONTYPE + REQUIRED + ADDITIONAL_PROPERTIES + PATTERN_PROPERTIES + ITEMS + MIN_MAX_PROPERTIES
+    + DEPENDENCIES + LOGICAL + MISC,
 )
 def test_schema_match(db, schema, doc, valid):
     assert_schema_match(db, schema, doc, valid)
@@ -831,7 +764,6 @@ def _fails_everywhere(db, invalid: dict) -> None:
         assert info.value.code == FAILED_TO_PARSE
 
 
-@pytest.mark.xfail(strict=True, reason=ELEM_MATCH_PROJECTION_SCHEMA)
 def test_json_schema_refused_in_elem_match_projection(db):
     db.c.insert_one({"a": [{}]})
     with pytest.raises(OperationFailure) as info:
@@ -1118,7 +1050,6 @@ def test_invalid_validator_refused_by_create(db, validator, code):
     assert info.value.code == code
 
 
-@pytest.mark.xfail(strict=True, reason=VALIDATOR_CONTEXT_FEATURES)
 @pytest.mark.parametrize("validator", [
     {"$text": {"$search": "bob"}},
     {"$where": "this.a == this.b"},
@@ -1143,7 +1074,6 @@ def test_invalid_validator_refused_by_coll_mod(db):
     db.command("collMod", "c", validator={"a": {"$exists": True}})
 
 
-@pytest.mark.xfail(strict=True, reason=VALIDATOR_RESTRICTED_DB)
 @pytest.mark.parametrize("dbname", ["admin", "config"])
 def test_validator_refused_on_restricted_databases(client, dbname):
     try:
@@ -1167,7 +1097,6 @@ def test_encrypt_validator_with_strict_error(db):
     db.c.insert_one({"_id": ENCRYPTED})
 
 
-@pytest.mark.xfail(strict=True, reason=VALIDATOR_ENCRYPT_LEVEL)
 @pytest.mark.parametrize("validator", [ENCRYPT_SCHEMA, NESTED_ENCRYPT_SCHEMA, ENCRYPT_METADATA_SCHEMA])
 @pytest.mark.parametrize("options", [{"validationAction": "warn"}, {"validationLevel": "moderate"}])
 def test_encrypt_keywords_refused_unless_strict_error(db, validator, options):
@@ -1225,7 +1154,6 @@ def test_bypass_document_validation(db, validator):
     assert c.count_documents({"findAndModifyPipeline": 1}) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=OUT_IGNORES_VALIDATOR)
 @pytest.mark.parametrize("validator", [{"a": {"$exists": True}}, {"$jsonSchema": {"required": ["a"]}}])
 def test_bypass_document_validation_out(db, validator):
     db.bypass.insert_many([{"_id": 1}, {"_id": 2}])
@@ -1521,7 +1449,7 @@ def test_duplicate_keyword_fails_to_parse(db):
         def items(self):
             return self.pairs
 
-    filter_ = _document([("$jsonSchema", Pairs([("type", "object"), ("type", "object")]))])
+    filter_ = raw({"$jsonSchema": Pairs([("type", "object"), ("type", "object")])})
     with pytest.raises(OperationFailure) as info:
-        db.command("find", "c", filter=RawBSONDocument(filter_))
+        db.command("find", "c", filter=filter_)
     assert info.value.code == FAILED_TO_PARSE

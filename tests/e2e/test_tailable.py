@@ -169,13 +169,13 @@ def test_dropping_the_collection_kills_its_tailable_cursors(db):
 class _WaitingGetMore:
     """An awaitData getMore with a long await time (60 s), in a thread; ``.outcome`` is its reply or error."""
 
-    def __init__(self, db, cursor_id, comment: str):
+    def __init__(self, db, cursor_id, comment: str, session=None):
         self.outcome = None
 
         def run():
             try:
                 self.outcome = db.command("getMore", cursor_id, collection="feed", maxTimeMS=60_000,
-                                          comment=comment)
+                                          comment=comment, session=session)
             except Exception as exc:  # noqa: BLE001 - asserted by the test
                 self.outcome = exc
 
@@ -202,9 +202,11 @@ def _waiting_op(client, comment: str, timeout: float = 20) -> dict:
 @pytest.mark.commands("currentOp", "killOp")
 def test_kill_op_wakes_a_waiting_await_data_getmore_which_answers_11601_at_once(db, client, server):
     _capped(db, docs=1)
-    cursor_id = db.command("find", "feed", tailable=True, awaitData=True)["cursor"]["id"]
     other = server.client()
-    waiting = _WaitingGetMore(other[db.name], cursor_id, "await-kill")
+    # the getMore runs in the session that opened the cursor (mongod refuses another session: 50738)
+    session = other.start_session()
+    cursor_id = other[db.name].command("find", "feed", tailable=True, awaitData=True, session=session)["cursor"]["id"]
+    waiting = _WaitingGetMore(other[db.name], cursor_id, "await-kill", session=session)
     op = _waiting_op(client, "await-kill")
     # currentOp shows the waiting getMore and the cursor it waits on; the cursor is not listed idle
     assert op["op"] == "getmore" and op["ns"] == f"{db.name}.feed" and op["active"] is True
@@ -233,9 +235,10 @@ def test_kill_op_wakes_a_waiting_await_data_getmore_which_answers_11601_at_once(
 def test_a_getmore_awaiting_data_ends_at_its_max_time_ms_and_other_waiters_keep_waiting(db, server):
     _capped(db, docs=1)
     first = db.command("find", "feed", tailable=True, awaitData=True)["cursor"]["id"]
-    second = db.command("find", "feed", tailable=True, awaitData=True)["cursor"]["id"]
     other = server.client()
-    long_wait = _WaitingGetMore(other[db.name], second, "await-long")
+    session = other.start_session()  # the session of the cursor's getMore (mongod: else 50738)
+    second = other[db.name].command("find", "feed", tailable=True, awaitData=True, session=session)["cursor"]["id"]
+    long_wait = _WaitingGetMore(other[db.name], second, "await-long", session=session)
     started = time.monotonic()
     reply = db.command("getMore", first, collection="feed", maxTimeMS=400)
     assert reply["cursor"]["nextBatch"] == [] and reply["cursor"]["id"] == first

@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 
 import pytest
+from harness.server import raw_command
 from pymongo.errors import OperationFailure
 
 USAGE_KEYS = {"total", "readLock", "writeLock", "queries", "getmore", "insert", "update", "remove", "commands"}
@@ -101,3 +102,30 @@ def test_a_dropped_collection_leaves_top(db, client):
     assert _top(client, f"{db.name}.gone") is not None
     db.gone.drop()
     assert _top(client, f"{db.name}.gone") is None
+
+
+INVALID_NAMES = ["a\x00b", "", "$x", ".a", "a$b", "x" * 300]
+
+
+@pytest.mark.commands("top", "find", "insert", "count", "aggregate", "distinct")
+@pytest.mark.parametrize("command", ["find", "insert", "count", "aggregate", "distinct"])
+@pytest.mark.parametrize("name", INVALID_NAMES, ids=["nul", "empty", "dollar", "dot", "inner_dollar", "long"])
+def test_a_command_refused_for_its_namespace_leaves_top_answering(db, client, command, name):
+    """A command on a collection name mongod refuses (73) never touches that namespace, so top gets no
+    entry for it; one with a NUL byte used to break every later top with 1 InternalError."""
+    extra = {"insert": {"documents": [{}]}, "aggregate": {"pipeline": [], "cursor": {}},
+             "distinct": {"key": "a"}}.get(command, {})
+    with pytest.raises(OperationFailure) as refused:
+        db.command({command: name, **extra})
+    assert refused.value.code == 73
+    totals = client.admin.command("top")["totals"]
+    assert f"{db.name}.{name}" not in totals
+
+
+@pytest.mark.commands("top", "find")
+@pytest.mark.parametrize("name", ["a\x00b", "a.b", "a b", "a$b", "a/b", "x" * 64])
+def test_a_database_name_refused_leaves_top_answering(server, client, name):
+    # (sent without a driver: pymongo refuses these names itself)
+    reply = raw_command(server.port, {"find": "c", "$db": name})
+    assert reply["ok"] == 0 and reply["code"] == 73
+    assert all(not ns.startswith(f"{name}.") for ns in client.admin.command("top")["totals"])

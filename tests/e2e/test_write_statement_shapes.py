@@ -37,7 +37,9 @@ MALFORMED = [
     ("update updates not an array", "update", "updates", {"q": {}}),
     ("update updates empty", "update", "updates", []),
     ("delete limit 5", "delete", "deletes", [{"q": {}, "limit": 5}]),
-    ("delete limit a string", "delete", "deletes", [{"q": {}, "limit": "1"}]),
+    # mongod reads 'limit' with numberDouble() (write_ops.cpp readMultiDeleteProperty): a string is 0, not
+    # malformed; a fraction is
+    ("delete limit a fraction", "delete", "deletes", [{"q": {}, "limit": 0.5}]),
     ("delete limit missing", "delete", "deletes", [{"q": {}}]),
     ("delete q missing", "delete", "deletes", [{"limit": 0}]),
     ("delete q not an object", "delete", "deletes", [{"q": "x", "limit": 0}]),

@@ -117,7 +117,11 @@ def test_modified_flag_is_false_for_no_op_updates():
     assert run({"_id": 1, "a": 1}, {"$set": {"a": 1.0}})[1] is True  # a type change is a change
     assert run({"_id": 1}, {"$unset": {"a": 1}})[1] is False
     assert run({"_id": 1, "a": [1]}, {"$addToSet": {"a": 1}})[1] is False
-    assert run({"_id": 1, "a": 1}, {"a": 1})[1] is False
+    assert run({"_id": 1, "a": 1}, {"_id": 1, "a": 1})[1] is False
+    # a replacement is a no-op only when binary-equal to the document, _id included (mongod's
+    # ObjectReplaceExecutor): without the _id it is a modification (and validated)
+    assert run({"_id": 1, "a": 1}, {"a": 1})[1] is True
+    assert run({"_id": 1, "a": 1}, {"a": 1.0, "_id": 1})[1] is True
 
 
 def test_array_filters_select_elements():

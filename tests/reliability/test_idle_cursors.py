@@ -46,11 +46,12 @@ def test_ten_thousand_idle_cursors_leave_other_clients_working(start_server):
     assert other.idle.regular.find_one({"_id": "after"}) == {"_id": "after"}
     assert db.command("serverStatus")["metrics"]["cursor"]["open"]["total"] >= CURSORS
 
-    # The idle cursors still work when resumed.
-    more = db.command("getMore", ids[0], collection="regular")
-    assert len(more["cursor"]["nextBatch"]) == 2
-    more = db.command("getMore", ids[-1], collection="ts")
-    assert len(more["cursor"]["nextBatch"]) == 2
+    # The idle cursors still work when resumed (outside any session, as they were opened: mongod
+    # refuses a getMore from another session, 50736).
+    with WireClient(srv.port) as wire:
+        more, more_ts = wire.pipeline([{"getMore": ids[0], "collection": "regular", "$db": "idle"},
+                                       {"getMore": ids[-1], "collection": "ts", "$db": "idle"}])
+    assert len(more["cursor"]["nextBatch"]) == 2 and len(more_ts["cursor"]["nextBatch"]) == 2
     killed = db.command("killCursors", "regular", cursors=ids[1:CURSORS // 2])
     assert len(killed["cursorsKilled"]) == CURSORS // 2 - 1
     other.close()
