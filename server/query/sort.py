@@ -1,9 +1,12 @@
 """Sorting documents in BSON order with mongod's array semantics and blocking-sort memory limit.
 
 - ``parse_sort(spec)`` validates ``{path: 1 | -1, ...}`` (mongod codes 15974/15975/17312/31138).
-- ``make_sort_key(spec)`` -> ``fn(doc) -> tuple``: per path, the values the path reaches (implicit
-  array traversal, leaf arrays expanded); ascending takes the smallest, descending the largest;
-  a missing field sorts as null; an empty leaf array sorts below null (as ``undefined``).
+- ``make_sort_key(spec)`` -> ``fn(doc) -> tuple``: the keys mongod's index key generator gives the
+  document for the sort pattern (one array expanded at a time; a positional component keeps an array
+  found there whole; a path stopping at an empty array or a non-document element mid-path is null; a
+  missing field is null; an empty leaf array is ``undefined``, below null), of which the sort takes the
+  smallest in its order: per path min (ascending) / max (descending), and for paths sharing their first
+  field (which alone can meet the same array) the smallest key *tuple*, element by element.
   ``sort_documents`` refuses a document whose sort fields expand parallel arrays (2, as mongod).
 - ``sort_documents(docs, spec, limit=..., allow_disk_use=..., memory_limit=...)``: stable (ties
   keep input order); with ``limit`` only the best ``limit`` documents are kept (heapq, O(n log k));
@@ -18,6 +21,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -28,7 +32,7 @@ from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import spill
 from tidemark.query.interrupt import tick
-from tidemark.query.paths import get_path_values
+from tidemark.query.paths import split_path
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
 
@@ -45,7 +49,8 @@ def parse_sort(spec: Mapping | None, *, allow_meta: bool = False) -> list[tuple[
     """``{a: 1, "b.c": -1}`` -> ``[("a", 1), ("b.c", -1)]``; raises MongoError like mongod.
 
     With ``allow_meta`` (find and ``$sort``), ``{score: {$meta: "textScore"}}`` gives
-    ``("score", "textScore")``: documents by descending text score (from the read's DocMeta)."""
+    ``("score", "textScore")``: documents by descending text score (from the read's DocMeta);
+    ``{$meta: "randVal"}`` gives ``("x", "randVal")``: a random order (a fresh random key per document)."""
     if spec is None:
         return []
     if not isinstance(spec, Mapping):
@@ -63,7 +68,7 @@ def parse_sort(spec: Mapping | None, *, allow_meta: bool = False) -> list[tuple[
         if isinstance(direction, Mapping):
             if set(direction) == {"$meta"}:
                 meta = direction["$meta"]
-                if meta == "textScore" and allow_meta:
+                if meta in ("textScore", "randVal") and allow_meta:
                     out.append((path, meta))
                     continue
                 if meta in ("textScore", "randVal", "searchScore"):
@@ -109,27 +114,264 @@ class _Desc:
 
 
 def _field_key(doc: Any, path: str, descending: bool, sort_key: Callable[[Any], tuple] = sort_key) -> Any:
-    """The BSON sort key of one sort field: min (ascending) / max (descending) over the values
-    (``sort_key``: ``values.sort_key`` or a collation's)."""
+    """The BSON sort key of one sort field: min (ascending) / max (descending) over the keys the index
+    key generator gives the path (``sort_key``: ``values.sort_key`` or a collation's)."""
     if "." not in path:
         v = doc.get(path, MISSING) if isinstance(doc, Mapping) else MISSING
         if type(v) is not list:
             return sort_key(v)
-        raw = [v]
+        if not v:
+            return _EMPTY_ARRAY_KEY
+        keys = [sort_key(e) for e in v]
     else:
-        raw = get_path_values(doc, path, sort_keys=True)
-    keys = []
-    for v in raw:
-        if type(v) is list:
-            if not v:
-                keys.append(_EMPTY_ARRAY_KEY)
-            else:
-                keys.extend(sort_key(e) for e in v)
-        else:
-            keys.append(sort_key(v))
-    if not keys:
-        return _NULL_KEY
+        parts = split_path(path)
+        v = _walk(doc, parts)
+        if v is not _ARRAY:
+            return sort_key(v)
+        keys = [_value_key(v, sort_key) for v in _path_keys(doc, parts)]
     return max(keys) if descending else min(keys)
+
+
+def _shares_prefix(fields: list[tuple[str, Any]]) -> bool:
+    """Whether two sort paths start with the same field: only then can both pass through one array
+    (paths under different fields meeting arrays meet two: parallel arrays), so only then are their
+    keys taken jointly, element by element."""
+    firsts = [path.split(".", 1)[0] for path, d in fields if not isinstance(d, str)]
+    return len(set(firsts)) < len(firsts)
+
+
+def _joint_values(fields: list[tuple[str, Any]], skey: Callable[[Any], tuple]) -> Callable[[Any], tuple]:
+    """For a compound sort whose paths may share an array: the document's key tuple (plain BSON sort
+    keys, one per field) that comes first in the sort's order among those the key generator gives; a
+    document meeting no array on any path has the one tuple of its values."""
+    paths = [split_path(path) for path, _ in fields]
+    ascending = [d == 1 for _, d in fields]
+
+    def values(doc: Any) -> tuple:
+        found = [_walk(doc, parts) for parts in paths]
+        if not any(v is _ARRAY for v in found):
+            return tuple(skey(v) for v in found)
+        keyed = [tuple(_value_key(v, skey) for v in t) for t in _key_tuples(doc, paths)]
+        if len(keyed) == 1:
+            return keyed[0]
+        return min(keyed, key=lambda t: tuple(k if up else _Desc(k) for k, up in zip(t, ascending, strict=True)))
+
+    return values
+
+
+def _joint_key(fields: list[tuple[str, Any]], skey: Callable[[Any], tuple]) -> Callable[[Any], tuple]:
+    """``_joint_values`` as a key for ``sorted`` (descending components inverted)."""
+    values = _joint_values(fields, skey)
+    ascending = [d == 1 for _, d in fields]
+    if all(ascending):
+        return values
+    return lambda doc: tuple(k if up else _Desc(k) for k, up in zip(values(doc), ascending, strict=True))
+
+
+# --------------------------------------------------------------------------------------------------
+# The sort key generator: mongod builds a document's sort key as its index key generator
+# (BtreeKeyGenerator) builds index keys for the sort pattern, then takes the smallest key in the sort's
+# order. Paths meeting arrays expand one array at a time: fields through the same array take their
+# values from the same element (a compound sort on 'a.c' and 'a.b' pairs each element's c with its b);
+# a positional component ('a.0') selects that element and keeps an array found there whole; a path that
+# stops at an empty array mid-path gives null, a leaf empty array undefined; a non-document element on
+# a path that continues gives null.
+# --------------------------------------------------------------------------------------------------
+
+_UNDEF = object()  # the undefined key of an empty array (sorts below null)
+
+
+def _array_field(arr: list, name: str) -> Any:
+    """``arr[name]`` as a BSON array reads it (field names "0", "1", ...: no sign, no leading zero)."""
+    if name.isdigit() and name.isascii() and (name == "0" or name[0] != "0"):
+        idx = int(name)
+        if idx < len(arr):
+            return arr[idx]
+    return MISSING
+
+
+def _along(obj: Any, parts: tuple[str, ...], i: int) -> tuple[Any, int]:
+    """mongod's extractElementAtPathOrArrayAlongPath: follow ``parts[i:]`` through documents, stopping
+    at the first array (returned with the index of the component after it); MISSING when the path
+    leaves documents early."""
+    n = len(parts)
+    while True:
+        if type(obj) is dict or isinstance(obj, Mapping):
+            sub = obj.get(parts[i], MISSING)
+        else:
+            sub = _array_field(obj, parts[i])
+        i += 1
+        if sub is MISSING:
+            return MISSING, n
+        if type(sub) is list or i == n:
+            return sub, i
+        if not (type(sub) is dict or isinstance(sub, Mapping)):
+            return MISSING, n
+        obj = sub
+
+
+class _Positional:
+    """A positional component met at an array ('a.0.b' at ``a``): the element it selects, and what
+    the rest of the path reaches from it (``dotted`` at component ``rest``), computed once per array."""
+
+    __slots__ = ("elt", "dotted", "rest", "arr")
+
+    def __init__(self, elt: Any, dotted: Any, rest: int, arr: list):
+        self.elt, self.dotted, self.rest, self.arr = elt, dotted, rest, arr
+
+
+def _ambiguous(arr: list, part: str) -> MongoError:
+    shown = bson_repr({str(i): v for i, v in enumerate(arr)})
+    return MongoError(16746, "Ambiguous field name found in array (do not use numeric field names in embedded "
+                             f"elements in an array), field: '{part}' for array: {shown}")
+
+
+def _parallel_error() -> MongoError:
+    return MongoError(ErrorCode.BadValue, "cannot sort with keys that are parallel arrays")
+
+
+def _keys_with_array(paths: list[tuple[str, ...]], at: list[int], fixed: list, obj: Any,
+                     positional: list[_Positional | None], out: list[tuple]) -> None:
+    """Append to ``out`` the key tuples of ``obj`` (a document or None) for the paths still going
+    (``at[f] < len(paths[f])``): one array is expanded per level, the other fields are fixed."""
+    at = at[:]
+    fixed = fixed[:]
+    arr: list | None = None
+    on_arr: list[int] = []
+    expand = True
+    for f, parts in enumerate(paths):
+        i = at[f]
+        if i >= len(parts):
+            continue
+        pos = positional[f]
+        have = isinstance(obj, Mapping) and parts[i] in obj
+        nested = False
+        if have:
+            if pos is not None:
+                raise _ambiguous(pos.arr, parts[i])
+            e, i = _along(obj, parts, i)
+        elif pos is not None:
+            nested = type(pos.elt) is list
+            e, i = pos.dotted, pos.rest
+        else:
+            e = MISSING
+        if e is MISSING:
+            fixed[f] = None
+            at[f] = len(parts)
+        elif type(e) is list:
+            at[f] = i
+            on_arr.append(f)
+            if arr is None:
+                arr = e
+            elif e is not arr:
+                raise _parallel_error()
+            if nested:
+                expand = False  # an array inside the positional element stays whole
+        else:
+            fixed[f] = e
+            at[f] = len(parts)
+    if arr is None:
+        out.append(tuple(fixed))
+        return
+    if not arr:
+        _keys_of_element(paths, at, fixed, _UNDEF, arr, on_arr, True, [None] * len(paths), out)
+        return
+    sub: list[_Positional | None] = [None] * len(paths)
+    for f in on_arr:
+        parts, i = paths[f], at[f]
+        if i < len(parts):
+            elt = _array_field(arr, parts[i])
+            if elt is not MISSING:
+                dotted, rest = _along(arr, parts, i)
+                sub[f] = _Positional(elt, dotted, rest, arr)
+    for element in arr:
+        _keys_of_element(paths, at, fixed, element, arr, on_arr, expand, sub, out)
+
+
+def _keys_of_element(paths: list[tuple[str, ...]], at: list[int], fixed: list, element: Any, arr: list,
+                     on_arr: list[int], expand: bool, positional: list[_Positional | None], out: list) -> None:
+    # Fields ending at the array take the element (or the whole array when it must stay whole); fields
+    # continuing read on inside the element when it is a document, else they find nothing (null).
+    fixed = fixed[:]
+    for f in on_arr:
+        if at[f] >= len(paths[f]):
+            fixed[f] = element if expand else arr
+    _keys_with_array(paths, at, fixed, element if isinstance(element, Mapping) else None, positional, out)
+
+
+def _path_keys(doc: Any, parts: tuple[str, ...]) -> list:
+    """``_key_tuples`` for one path, without the tuples: the values the key generator gives ``doc``."""
+    out: list = []
+    _one_path(doc, parts, 0, None, out)
+    return out
+
+
+def _one_path(obj: Any, parts: tuple[str, ...], i: int, pos: _Positional | None, out: list) -> None:
+    # _keys_with_array specialised to a single path (the common dotted sort through arrays)
+    have = obj is not None and parts[i] in obj
+    nested = False
+    if have:
+        if pos is not None:
+            raise _ambiguous(pos.arr, parts[i])
+        e, i = _along(obj, parts, i)
+    elif pos is not None:
+        nested = type(pos.elt) is list
+        e, i = pos.dotted, pos.rest
+    else:
+        e = MISSING
+    if type(e) is not list:
+        out.append(None if e is MISSING else e)
+        return
+    n = len(parts)
+    if i >= n:  # the path ends at this array: its elements (or itself, inside a positional element)
+        if not e:
+            out.append(_UNDEF)
+        elif nested:
+            out.append(e)
+        else:
+            out.extend(e)
+        return
+    if not e:  # the path continues past an empty array: nothing there (null)
+        out.append(None)
+        return
+    sub = None
+    elt = _array_field(e, parts[i])
+    if elt is not MISSING:
+        dotted, rest = _along(e, parts, i)
+        sub = _Positional(elt, dotted, rest, e)
+    for element in e:
+        _one_path(element if type(element) is dict or isinstance(element, Mapping) else None, parts, i, sub, out)
+
+
+def _key_tuples(doc: Any, paths: list[tuple[str, ...]]) -> list[tuple]:
+    """The key tuples the index key generator would give ``doc`` for ``paths`` (values; None for
+    null/missing, ``_UNDEF`` for an empty array); BadValue for parallel arrays."""
+    out: list[tuple] = []
+    _keys_with_array(paths, [0] * len(paths), [None] * len(paths), doc, [None] * len(paths), out)
+    return out
+
+
+def _value_key(v: Any, skey: Callable[[Any], tuple]) -> tuple:
+    return _EMPTY_ARRAY_KEY if v is _UNDEF else skey(v)
+
+
+def _walk(doc: Any, parts: tuple[str, ...]) -> Any:
+    """The value at ``parts`` when no array lies on the way (MISSING when absent); ``_ARRAY`` when
+    one does (the key generator is needed then). The common, cheap case of every sort key."""
+    cur = doc
+    for part in parts:
+        if type(cur) is dict:
+            cur = cur.get(part, MISSING)
+        elif type(cur) is list:
+            return _ARRAY
+        elif isinstance(cur, Mapping):
+            cur = cur.get(part, MISSING)
+        else:
+            return MISSING
+    return _ARRAY if type(cur) is list else cur
+
+
+_ARRAY = object()
 
 
 def _arrays_on(value: Any, parts: tuple[str, ...], i: int, out: set[tuple[str, ...]]) -> None:
@@ -189,7 +431,10 @@ def _parallel_check(fields: list[tuple[str, Any]]) -> Callable[[Any], None] | No
 
 
 def _meta_key(meta: Any, name: str) -> Callable[[Any], Any]:
-    """Sort key of a ``$meta`` sort field: descending score (absent scores last)."""
+    """Sort key of a ``$meta`` sort field: descending score (absent scores last); ``randVal`` a
+    random key per document (each key is computed once per sort, so the order is consistent)."""
+    if name == "randVal":
+        return lambda doc: random.random()
     return lambda doc: _Desc(sort_key(meta.get(doc, name) if meta is not None else None))
 
 
@@ -205,6 +450,8 @@ def make_sort_key(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
                  ((lambda p: lambda doc: _field_key(doc, p, False, skey))(path) if d == 1 else
                   (lambda p: lambda doc: _Desc(_field_key(doc, p, True, skey)))(path)) for path, d in fields]
         return lambda doc: tuple(part(doc) for part in parts)
+    if _shares_prefix(fields):
+        return _joint_key(fields, skey)
     if len(fields) == 1:
         path, direction = fields[0]
         if direction == 1:
@@ -310,9 +557,17 @@ def _stable_multi_sort(docs: list, fields: list[tuple[str, int]], collation: Any
     Per field the key is the raw value when every document holds a plain number (no NaN) or
     every one a string at a top-level field: Python then sorts with its fast same-type compares.
     Otherwise the BSON sort-key tuples are used. ``reverse=True`` keeps ties in input order.
+    Paths sharing their first field are keyed jointly (one key tuple per document, see ``_joint_key``).
     """
     order = list(range(len(docs)))
     skey = sort_key if collation is None else collation.sort_key
+    if _shares_prefix(fields):
+        # one key tuple per document, then the same field-by-field stable sorts over its columns
+        rows = [_joint_values(fields, skey)(doc) for doc in docs] if docs else []
+        for idx in range(len(fields) - 1, -1, -1):
+            column = [row[idx] for row in rows]
+            order.sort(key=column.__getitem__, reverse=fields[idx][1] == -1)
+        return [docs[i] for i in order]
     for path, direction in reversed(fields):
         keys = _raw_keys(docs, path, collation)
         if keys is None:

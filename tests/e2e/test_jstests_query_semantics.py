@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import struct
 
-import bson
 import pytest
 from bson import Code, Decimal128, Int64, MaxKey, MinKey, Regex, Timestamp
 from bson.binary import Binary
-from bson.raw_bson import RawBSONDocument
+from harness.jstests import UNDEFINED, RawRegex, ids, raw, same_members, xf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import BulkWriteError, OperationFailure
@@ -45,65 +43,11 @@ UNDEFINED_AS_NULL = ("BSON undefined (type 6) is stored as null (type 10): $type
 REGEX_G_FLAG = ("a BSON regex carrying the invalid flag 'g' is accepted (as a query regex, as $regex and in "
                 "$regexFind); MongoDB fails with 51108")
 PCRE_XAN = "the PCRE property \\p{Xan} fails with 51091 'unknown property'"
-SORT_SHARED_PREFIX = ("a compound sort on paths sharing an array prefix ('a.c' with 'a.b' or 'a') takes each "
-                      "path's min/max over the whole array independently; MongoDB takes the key tuples from the "
-                      "same array element, as an index would")
-SORT_POSITIONAL_ARRAY = ("a sort on 'a.0' unwinds the array found at the positional path ({a: [[1]]} sorts as 1); "
-                         "MongoDB keeps it whole ([1] sorts after every number)")
-SORT_EMPTY_ARRAY_MID_PATH = ("sorting on 'a.b.c', an element {b: []} gives the empty-array (undefined) key; MongoDB "
-                             "gives null there (the path stops), so {a: [{b: []}, {b: {c: []}}]} ties with {a: []} "
-                             "descending")
-
-
-def xf(reason: str, *values, id: str | None = None):
-    """A table row Tidemark is known to answer differently from MongoDB 7.0 (a strict xfail)."""
-    return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=reason), id=id)
 
 
 # --------------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------------
-
-class _Undefined:
-    def __repr__(self) -> str:
-        return "UNDEFINED"
-
-
-UNDEFINED = _Undefined()
-
-
-class RawRegex:
-    """A BSON regex with exactly these option letters (pymongo drops letters it does not know)."""
-
-    def __init__(self, pattern: str, flags: str = ""):
-        self.pattern, self.flags = pattern, flags
-
-    def __repr__(self) -> str:
-        return f"/{self.pattern}/{self.flags}"
-
-
-def _element(key: str, value) -> bytes:
-    name = key.encode() + b"\x00"
-    if value is UNDEFINED:
-        return b"\x06" + name
-    if isinstance(value, RawRegex):
-        return b"\x0b" + name + value.pattern.encode() + b"\x00" + value.flags.encode() + b"\x00"
-    if isinstance(value, dict):
-        return b"\x03" + name + _document(value.items())
-    if isinstance(value, list):
-        return b"\x04" + name + _document((str(i), v) for i, v in enumerate(value))
-    return bson.encode({key: value})[4:-1]
-
-
-def _document(items) -> bytes:
-    body = b"".join(_element(k, v) for k, v in items)
-    return struct.pack("<i", len(body) + 5) + body + b"\x00"
-
-
-def raw(doc: dict) -> RawBSONDocument:
-    """``doc`` as raw BSON, ``UNDEFINED`` / ``RawRegex`` placeholders included."""
-    return RawBSONDocument(_document(doc.items()))
-
 
 def plain(value):
     """What pymongo decodes ``value`` to (BSON undefined comes back as None)."""
@@ -116,28 +60,8 @@ def plain(value):
     return value
 
 
-def canon(value):
-    """A comparable, type-keeping form of a decoded BSON value (``1 == 1.0 == True`` in Python)."""
-    if isinstance(value, dict):
-        return ("doc", tuple((k, canon(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("arr", tuple(canon(v) for v in value))
-    if isinstance(value, float) and math.isnan(value):
-        return ("float", "nan")
-    return (type(value).__name__, repr(value))
-
-
-def same_members(actual, expected) -> bool:
-    """Order-insensitive multiset equality of documents, type-exact (the jstests' ``resultsEq``/``arrayEq``)."""
-    return sorted(map(canon, actual)) == sorted(map(canon, expected))
-
-
 def insert(coll, docs) -> None:
     coll.insert_many([raw(d) for d in docs])
-
-
-def ids(docs) -> list:
-    return sorted(d["_id"] for d in docs)
 
 
 def count(coll, query) -> int:
@@ -1854,12 +1778,6 @@ SORT_DOTTED_KNOWN = {
     (0, (("a", 1), ("_id", 1))): UNDEFINED_AS_NULL,
     (0, (("a", -1), ("_id", 1))): UNDEFINED_AS_NULL,
     (0, (("a.0", 1), ("_id", 1))): UNDEFINED_AS_NULL,
-    (0, (("a.0", -1), ("_id", 1))): SORT_POSITIONAL_ARRAY,
-    **{(3, tuple(sort)): SORT_SHARED_PREFIX for sort, _ in SORT_DOTTED_PHASES[3][1]},
-    (4, (("a.c", 1), ("a.b", -1), ("_id", 1))): SORT_SHARED_PREFIX,
-    (4, (("a.c", -1), ("a.b", 1), ("_id", 1))): SORT_SHARED_PREFIX,
-    (4, (("a.c", -1), ("a.b", -1), ("_id", 1))): SORT_SHARED_PREFIX,
-    (6, (("a.b.c", -1), ("_id", 1))): SORT_EMPTY_ARRAY_MID_PATH,
 }
 
 

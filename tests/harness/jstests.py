@@ -48,7 +48,7 @@ class RawRegex(NamedTuple):
     """A BSON regex with option letters as given (pymongo's Regex keeps only the flags Python knows)."""
 
     pattern: str
-    flags: str
+    flags: str = ""
 
 
 # --------------------------------------------------------------------------------------------------
