@@ -109,6 +109,7 @@ class ErrorCode(enum.IntEnum):
     AmbiguousIndexKeyPattern = 181
     InvalidViewDefinition = 182
     InvalidIndexSpecificationOption = 197
+    CannotBuildIndexKeys = 201
     KeyNotFound = 211
     ClientMetadataMissingField = 183
     ClientMetadataAppNameTooLarge = 184

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from bson.int64 import Int64
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
 from bson.objectid import ObjectId
 
 from tidemark import coll_stats, special_reads, write_stages
@@ -43,11 +45,13 @@ from tidemark.query import project as project_mod
 from tidemark.query import sort as sort_mod
 from tidemark.query import update as update_mod
 from tidemark.query.access_path import Interval, Plan
-from tidemark.query.index_keys import holds, key_fields, may_leave_out
+from tidemark.query.collation import same
+from tidemark.query.index_keys import collated_key_value, holds, index_collation, key_fields, may_leave_out
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.match_ast import Node
 from tidemark.query.parsed_match import MatchStage, parsed
 from tidemark.storage.errors import DuplicateKey, StorageError
+from tidemark.storage.keys import encode_key
 from tidemark.timeseries import collection as ts_admin
 from tidemark.timeseries import ddl as ts_ddl
 from tidemark.timeseries import indexes as ts_indexes
@@ -519,8 +523,9 @@ class FindSpec:
         self.collation_spec = C.collation_arg(cmd, command)  # as asked (None: the collection's default)
         self.allow_disk = bool(cmd.get("allowDiskUse", False))
         self.hint = cmd.get("hint")
-        self.min = C.doc_arg(cmd, "min", command)
-        self.max = C.doc_arg(cmd, "max", command)
+        # an empty min/max bounds nothing: mongod tests both with isEmpty(), so {} is as if absent
+        self.min = C.doc_arg(cmd, "min", command) or None
+        self.max = C.doc_arg(cmd, "max", command) or None
         for label, v in (("skip", self.skip), ("limit", self.limit), ("batchSize", self.batch_size or 0)):
             if v < 0:
                 raise MongoError(51024, f"BSON field '{label}' value must be >= 0, actual value '{v}'")
@@ -528,6 +533,10 @@ class FindSpec:
             raise MongoError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0")
         if self.hint is not None and not isinstance(self.hint, (str, dict)):
             raise MongoError(ErrorCode.FailedToParse, "hint must be either a string or nested object")
+        if self.min is not None and self.max is not None and list(self.min) != list(self.max):
+            # validateFindCommandRequest's first check, before any index is looked at: the same names
+            # in the same order (the hinted index's own pattern is the planner's 51174)
+            raise MongoError(51176, "min and max must have the same field names")
         for unsupported in ("returnKey", "showRecordId"):
             if cmd.get(unsupported):
                 raise MongoError(ErrorCode.CommandNotSupported, f"find option '{unsupported}' is not supported by Tidemark")
@@ -555,6 +564,7 @@ class FindSpec:
         self.node: Node | None = None
         self._compile()
         if self.sort and "$natural" in self.sort:
+            _check_natural_sort_hint(self.sort["$natural"], self.hint)
             self.hint = {"$natural": self.sort["$natural"]}
             self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
         if self.sort:
@@ -591,6 +601,18 @@ class FindSpec:
         if self.projection:
             stages.append({"$project": self.projection})
         return stages
+
+
+def _check_natural_sort_hint(direction: Any, hint: Any) -> None:
+    """A ``$natural`` sort becomes the find's hint, so it must agree with the hint given (mongod's
+    parsed_find_command isValid): an index hint -> 2 "index hint not allowed with $natural sort order";
+    a ``$natural`` hint of the other direction -> 2 as well. An empty hint is no hint."""
+    if hint is None or hint == {}:
+        return
+    if not (isinstance(hint, dict) and "$natural" in hint):  # an index name or key pattern
+        raise MongoError(ErrorCode.BadValue, "index hint not allowed with $natural sort order")
+    if key_direction(hint["$natural"]) != key_direction(direction):
+        raise MongoError(ErrorCode.BadValue, "$natural hint must be in the same direction as $natural sort order")
 
 
 _MAYBE_REFUSED = frozenset({"min", "max", "tailable", "noCursorTimeout", "allowPartialResults", "sort",
@@ -658,18 +680,48 @@ def _min_max_plan(spec: FindSpec, info) -> tuple[Plan, Any]:
         provides = clustered_range.sort_direction(spec.sort) == 1 and spec.collation is None
         return Plan("COLLSCAN", record_range=record_range, provides_sort=provides), keep
     index = planner.find_hinted_index(list(info.indexes), spec.hint)
-    fields, directions = key_fields(index["key"])
-    from tidemark.storage.keys import encode_key
-
-    def bound(doc):
-        if doc is None:
-            return None
-        if list(doc.keys()) != list(fields):
-            raise MongoError(51176, "min and max must have the same field names as the index key pattern")
-        return encode_key(list(doc.values()), directions)
-
-    iv = Interval(bound(spec.min), bound(spec.max), True, False)
+    low, high = _min_max_bounds(spec.min, spec.max, index, spec.collation)
+    iv = Interval(low, high, True, False)
     return Plan("IXSCAN", index=index, intervals=[iv], bounds_desc={}), None
+
+
+# MinKey and MaxKey as one-field keys: what mongod's finishMinObj/finishMaxObj put in place of an absent
+# bound before comparing the two
+_MIN_KEY, _MAX_KEY = [MinKey()], [MaxKey()]
+
+
+def _min_max_bounds(lo: dict | None, hi: dict | None, index: dict, collation: Any) -> tuple[bytes | None, bytes | None]:
+    """The encoded ``[min, max)`` bounds of a find hinted to ``index`` (None: that side unbounded),
+    checked as mongod 7.0's planner: each given bound names exactly the key pattern's fields, in order,
+    and holds no collatable value (string, object, array) unless the query's collation is the index's
+    (else 51174); ``min`` comes before ``max`` in the index's order, an absent side being MinKey or
+    MaxKey as ``finishMinObj``/``finishMaxObj`` choose it (else 51175). Once per query, never per key."""
+    fields, directions = key_fields(index["key"])
+    index_coll = index_collation(index)
+    collators_match = same(collation, index_coll)
+    for doc in (lo, hi):
+        if doc is not None and (list(doc) != list(fields) or (
+                not collators_match and any(isinstance(v, str | dict | list) for v in doc.values()))):
+            raise MongoError(51174, "The index chosen is not compatible with min/max")
+
+    def encode(values: list) -> bytes:
+        # a shorter key encodes as a prefix, so sorts first: BSONObj::woCompare's rule for the
+        # one-field MinKey/MaxKey against a compound bound
+        if index_coll is not None:  # the index stores collation keys (stripFieldNamesAndApplyCollation)
+            values = [collated_key_value(v, index_coll) for v in values]
+        return encode_key(values, directions[:len(values)])
+
+    low = encode(list(lo.values())) if lo is not None else None
+    high = encode(list(hi.values())) if hi is not None else None
+    if low is not None or high is not None:
+        finished_low = low if low is not None else (
+            encode(_MIN_KEY) if encode(_MIN_KEY) < cast(bytes, high) else encode(_MAX_KEY))
+        finished_high = high if high is not None else (
+            encode(_MAX_KEY) if encode(_MAX_KEY) > cast(bytes, low) else encode(_MIN_KEY))
+        if finished_low >= finished_high:
+            raise MongoError(51175, "The value provided for min() does not come before the value provided for "
+                                    "max() in the hinted index")
+    return low, high
 
 
 def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: bool = False, target: Any = None) -> ReadResult:

@@ -19,6 +19,12 @@ Invariants:
   would overflow the batch is kept back for the next one. The registry peeks one document past a
   full batch so an exhausted cursor is reported with id 0 instead of needing an empty getMore.
 - A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
+- A cursor a catalog change killed (drop, dropDatabase, rename, the drop of the index it scans) is
+  closed at once, but the registry remembers why (``killed_reason``): its next getMore answers what
+  mongod's plan executor answers on restoring the plan, 175 QueryPlanKilled with mongod's message, once;
+  a reason nobody asks for is forgotten with the idle cursors (``reap_idle``). A ``snapshot`` cursor
+  (listIndexes / listCollections: a batch materialised when it opened, mongod's queued data stage)
+  reads no collection and outlives those changes.
 - A ``tailable`` cursor (server/tailable.py) stays open when its iterator runs dry: the next getMore
   asks the same iterator again. It closes when the iterator says it is ``finished`` (a limit reached).
 - A closed cursor leaves nothing behind: :meth:`CursorRegistry.kill` drops the registry's reference and
@@ -92,6 +98,15 @@ class Cursor:
     await_data: bool = False
     facts: Any = None  # tidemark.profiler.ReadFacts of the read this cursor continues
     resume: ResumeTokens | None = None  # a find with $_requestResumeToken: each batch's postBatchResumeToken
+    snapshot: bool = False  # its documents were materialised at open: catalog changes spare it
+
+    def scanned_indexes(self) -> set[str]:
+        """Names of the indexes the read's plan scans (an index union: each branch's), from ``facts``."""
+        plan = getattr(self.facts, "plan", None)
+        if plan is None:
+            return set()
+        return {p.index["name"] for p in (plan, *plan.branches)
+                if isinstance(p.index, dict) and isinstance(p.index.get("name"), str)}
 
     def describe(self) -> dict[str, Any]:
         """mongod's generic cursor fields, as ``$currentOp`` shows them (idle cursors, and the
@@ -248,6 +263,8 @@ class CursorRegistry:
         self.lifespans = dict.fromkeys((name for _, name in LIFESPANS), 0)
         self._closed_since_release = 0
         self._peak = 0  # most cursors open at once since the last release (the id table's size)
+        # cursors a catalog change killed, by id: (the dead cursor, mongod's QueryPlanKilled message, when)
+        self._killed: dict[int, tuple[Cursor, str, float]] = {}
 
     def __len__(self) -> int:
         return len(self._cursors)
@@ -274,14 +291,15 @@ class CursorRegistry:
         no_timeout: bool = False,
         tailable: bool = False,
         await_data: bool = False,
+        snapshot: bool = False,
     ) -> Cursor:
         """Like :meth:`register`, returning the :class:`Cursor` itself."""
         while True:
             cursor_id = _IDS.getrandbits(63)
-            if cursor_id and cursor_id not in self._cursors:
+            if cursor_id and cursor_id not in self._cursors and cursor_id not in self._killed:
                 break
         cursor = Cursor(cursor_id, ns, iter(iterator), batch_size, lsid, no_timeout,
-                        tailable=tailable, await_data=await_data)
+                        tailable=tailable, await_data=await_data, snapshot=snapshot)
         self._cursors[cursor_id] = cursor
         self.total_opened += 1
         self._peak = max(self._peak, len(self._cursors))
@@ -306,12 +324,42 @@ class CursorRegistry:
         self._closed_since_release += 1
         return True
 
-    def kill_namespace(self, ns: str) -> int:
-        """Kill every cursor over ``ns`` (the collection was dropped, renamed or replaced)."""
-        doomed = [c.id for c in self._cursors.values() if c.ns == ns]
-        for cursor_id in doomed:
-            self.kill(cursor_id)
+    def kill_namespace(self, ns: str, reason: str | None = None) -> int:
+        """Kill every cursor reading ``ns`` (the collection was dropped, renamed or replaced), snapshot
+        cursors aside; ``reason``: mongod's QueryPlanKilled message, which their next getMore answers."""
+        return self._kill_plans([c for c in self._cursors.values() if c.ns == ns and not c.snapshot], reason)
+
+    def kill_index_scans(self, ns: str, indexes: set[str]) -> int:
+        """Kill the cursors over ``ns`` whose plan scans one of ``indexes`` (they were dropped): their
+        next getMore answers mongod's "index '<name>' dropped"."""
+        killed = 0
+        for c in [c for c in self._cursors.values() if c.ns == ns and not c.snapshot]:
+            gone = sorted(c.scanned_indexes() & indexes)
+            if gone:
+                killed += self._kill_plans([c], f"index '{gone[0]}' dropped")
+        return killed
+
+    def _kill_plans(self, doomed: list[Cursor], reason: str | None) -> int:
+        """Kill ``doomed``, remembering ``reason`` for each one idle (a cursor in the middle of a batch
+        answers that batch with id 0: its client asks no more)."""
+        now = time.monotonic()
+        for cursor in doomed:
+            idle = not cursor.in_use
+            self.kill(cursor.id)
+            if reason is not None and idle:
+                # keep only what the getMore checks (namespace, session, owner): not the read itself
+                cursor.iterator, cursor.pending, cursor.facts, cursor.resume = iter(()), _NOTHING, None, None
+                self._killed[cursor.id] = (cursor, reason, now)
         return len(doomed)
+
+    def killed_cursor(self, cursor_id: int) -> tuple[Cursor, str] | None:
+        """A cursor a catalog change killed, and mongod's QueryPlanKilled message for it (None: none)."""
+        entry = self._killed.get(cursor_id)
+        return None if entry is None else (entry[0], entry[1])
+
+    def forget_killed(self, cursor_id: int) -> bool:
+        """Forget a killed cursor's reason (its one getMore, or a killCursors, has used it)."""
+        return self._killed.pop(cursor_id, None) is not None
 
     def kill_sessions(self, lsid_ids: set[Any] | None, owner: Any = ANYONE, names: Any = None) -> int:
         """Kill every cursor opened under one of the given session ids (``lsid.id`` values), or under
@@ -347,6 +395,10 @@ class CursorRegistry:
         for cursor_id in idle:
             self.kill(cursor_id)
         self.timed_out += len(idle)
+        # a killed cursor's reason lasts as long as the cursor would have lived idle (mongod reaps it so)
+        stale = [i for i, (_c, _r, when) in self._killed.items() if now - when > limit]
+        for cursor_id in stale:
+            del self._killed[cursor_id]
         self.release_memory()
         return len(idle)
 
@@ -394,6 +446,7 @@ class CursorRegistry:
     def close_all(self) -> None:
         for cursor_id in list(self._cursors):
             self.kill(cursor_id)
+        self._killed.clear()
 
     async def next_batch(
         self, ctx: CommandContext, cursor: Cursor | int, batch_size: int | None
@@ -506,6 +559,7 @@ async def cursor_reply(
     facts: Any = None,
     resume: ResumeTokens | None = None,
     restartable: bool = False,
+    snapshot: bool = False,
 ) -> dict[str, Any]:
     """Open a cursor over ``iterator`` and answer its first batch, MongoDB-style:
     ``{"cursor": {"firstBatch": [...], "id": Int64, "ns": ns}}``.
@@ -516,10 +570,12 @@ async def cursor_reply(
     pool job that draws the first batch (an error from it fails the command with no cursor opened);
     ``restartable``: opening and drawing change nothing but the cursor (no write, no state outside
     it), so a short read runs inline on the event loop (``CursorRegistry.first_batch``).
+    ``snapshot``: ``iterator`` is an in-memory list's (listIndexes, listCollections), which no catalog
+    change kills.
     """
     registry: CursorRegistry = ctx.server.cursors
     cursor = registry.open(ns, iter(()) if iterator is None else iterator, lsid=ctx.lsid, no_timeout=no_timeout,
-                           tailable=tailable, await_data=await_data)
+                           tailable=tailable, await_data=await_data, snapshot=snapshot)
     cursor.facts = facts
     cursor.resume = resume
     cursor.owner = ctx.conn.principal

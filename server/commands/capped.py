@@ -28,7 +28,8 @@ def _command_size(cmd: dict, command: str) -> int:
 
 def _clone_fn(db: str, source: str, target: str, size: int, command: str, *, replace: bool):
     """The write function copying ``source`` into a new capped ``target`` in natural order (only the
-    ``_id`` index, like mongod); ``replace`` (convertToCapped) then puts the copy in the source's place."""
+    ``_id`` index, like mongod); ``replace`` (convertToCapped) then puts the copy in the source's place.
+    Returns the source's UUID (the collection convertToCapped drops)."""
     src_ns, dst_ns = C.ns_of(db, source), C.ns_of(db, target)
 
     def fn(w):
@@ -59,6 +60,7 @@ def _clone_fn(db: str, source: str, target: str, size: int, command: str, *, rep
         if replace:
             w.drop_collection(src_ns)
             w.rename_collection(temp_ns, src_ns)
+        return info.uuid
 
     return fn
 
@@ -76,16 +78,17 @@ def _newest_that_fit(w, info, cap: Limits) -> list[dict]:
     return [decode(raw) for raw in reversed(kept)]
 
 
-async def _run(ctx: CommandContext, fn) -> None:
-    await asyncio.wrap_future(ctx.server.engine.write(fn))
+async def _run(ctx: CommandContext, fn) -> Any:
+    return await asyncio.wrap_future(ctx.server.engine.write(fn))
 
 
 async def convert_to_capped(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     name = C.collection_arg(cmd, "convertToCapped")
     size = _command_size(cmd, "convertToCapped")
-    await _run(ctx, _clone_fn(ctx.db, name, name, size, "convertToCapped", replace=True))
-    _kill_cursors(ctx, C.ns_of(ctx.db, name))
+    dropped = await _run(ctx, _clone_fn(ctx.db, name, name, size, "convertToCapped", replace=True))
+    # mongod renames the capped copy over the collection (dropTarget): its cursors die as in a drop
+    _kill_cursors(ctx, C.ns_of(ctx.db, name), f"collection dropped. UUID {dropped}")
     return {}
 
 
@@ -105,8 +108,8 @@ async def clone_collection_as_capped(ctx: CommandContext, cmd: dict) -> dict:
     return {}
 
 
-def _kill_cursors(ctx: CommandContext, ns: str) -> None:
-    ctx.server.cursors.kill_namespace(ns)
+def _kill_cursors(ctx: CommandContext, ns: str, reason: str) -> None:
+    ctx.server.cursors.kill_namespace(ns, reason)
 
 
 COMMANDS = [

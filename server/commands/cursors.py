@@ -90,6 +90,9 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     ns = f"{ctx.db}.{collection}"
     registry = ctx.server.cursors
     cursor = registry.get(cursor_id)
+    killed = registry.killed_cursor(cursor_id) if cursor is None else None
+    if killed is not None:  # a catalog change killed it: its checks first, as mongod's getMore makes them
+        cursor = killed[0]
     if cursor is None:
         raise MongoError(ErrorCode.CursorNotFound, f"cursor id {cursor_id} not found")
     if cursor.ns != ns:
@@ -100,6 +103,9 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     _check_session(ctx, cursor)
     if "maxTimeMS" in cmd and not cursor.await_data:
         raise MongoError(ErrorCode.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor")
+    if killed is not None:  # mongod's plan fails to restore: this getMore answers why, and the cursor is gone
+        registry.forget_killed(cursor_id)
+        raise MongoError(ErrorCode.QueryPlanKilled, killed[1])
     batch_size = batch_size or cursor.batch_size
     ctx.op.cursor = cursor  # currentOp shows the cursor a getMore works on (mongod's "cursor" field)
     if cursor.facts is not None:
@@ -185,7 +191,10 @@ async def kill_cursors(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, An
     for value in ids:
         cursor_id = _cursor_id(value, "killCursors.cursors")
         cursor = registry.get(cursor_id)
-        if cursor is None or cursor.ns != ns:
+        dead = registry.killed_cursor(cursor_id) if cursor is None else None
+        if dead is not None and dead[0].ns == ns and registry.forget_killed(cursor_id):
+            killed.append(Int64(cursor_id))  # mongod still holds a cursor a catalog change killed
+        elif cursor is None or cursor.ns != ns:
             not_found.append(Int64(cursor_id))
         else:
             registry.kill(cursor_id)

@@ -399,20 +399,26 @@ async def drop(ctx: CommandContext, cmd: dict) -> dict:
         current = w.get_collection(ns)
         if current is None:
             return None
-        n = len(current.indexes)
         w.drop_collection(ns)
-        return n
+        return current
 
-    n = await _write(ctx, fn)
-    if n is None:  # nothing by that name: since 7.0 (SERVER-43894) a success, not 26 NamespaceNotFound
+    dropped = await _write(ctx, fn)
+    if dropped is None:  # nothing by that name: since 7.0 (SERVER-43894) a success, not 26 NamespaceNotFound
         return {}
-    _kill_cursors(ctx, ns)
+    n = len(dropped.indexes)
+    _kill_cursors(ctx, ns, dropped_reason(dropped.uuid))
     ctx.server.top.forget(ns)  # mongotop stops showing a dropped collection, as with mongod
     return {"nIndexesWas": n, "ns": ns}
 
 
-def _kill_cursors(ctx: CommandContext, ns: str) -> None:
-    ctx.server.cursors.kill_namespace(ns)
+def _kill_cursors(ctx: CommandContext, ns: str, reason: str) -> None:
+    """Kill the cursors reading ``ns``; their next getMore answers 175 with ``reason``."""
+    ctx.server.cursors.kill_namespace(ns, reason)
+
+
+def dropped_reason(uuid: Any) -> str:
+    """mongod's message for a plan whose collection was dropped (RequiresCollectionStage's restore)."""
+    return f"collection dropped. UUID {uuid}"
 
 
 async def drop_database(ctx: CommandContext, cmd: dict) -> dict:
@@ -432,10 +438,15 @@ async def drop_database(ctx: CommandContext, cmd: dict) -> dict:
                 raise
 
     def fn(w):
-        if db in w.list_databases():
-            w.drop_database(db)
+        if db not in w.list_databases():
+            return []
+        infos = w.list_collections(db)
+        w.drop_database(db)
+        return infos
 
-    await _write(ctx, fn)
+    # the database's collections go, and the cursors reading them, as each collection's drop kills them
+    for info in await _write(ctx, fn):
+        _kill_cursors(ctx, info.ns, dropped_reason(info.uuid))
     return {"dropped": db}
 
 
@@ -641,7 +652,8 @@ async def cursor_from_list(ctx: CommandContext, ns: str, docs: list[dict], curso
         return {"cursor": {"id": Int64(0), "ns": ns, "firstBatch": docs}}
     from tidemark.cursors import cursor_reply
 
-    return await cursor_reply(ctx, ns, iter(docs), int(batch_size), False, first=True)
+    # materialised now (mongod's queued data stage): no later drop or rename kills it
+    return await cursor_reply(ctx, ns, iter(docs), int(batch_size), False, first=True, snapshot=True)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -692,24 +704,31 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
             raise MongoError(ErrorCode.NamespaceNotFound, f"Source collection {src} does not exist")
         if C.get_view(w, dst_db, dst_name) is not None:
             raise MongoError(ErrorCode.NamespaceExists, "a view already exists with that name")
-        if w.get_collection(dst) is not None:
+        target = w.get_collection(dst)
+        if target is not None:
             if not drop_target:
                 raise MongoError(ErrorCode.NamespaceExists, "target namespace exists")
             w.drop_collection(dst)
+        source_uuid = w.get_collection(src).uuid
         info = w.rename_collection(src, dst)
         if not stay_temp and (info.options or {}).get("temp"):  # a renamed temp collection stays unless stayTemp
             w.set_options(dst, {k: v for k, v in info.options.items() if k != "temp"})
+        return source_uuid, None if target is None else target.uuid
 
-    await _write(ctx, fn)
-    _kill_cursors(ctx, src)
+    source_uuid, target_uuid_dropped = await _write(ctx, fn)
+    if target_uuid_dropped is not None:  # dropTarget dropped the target: its cursors die as in a drop
+        _kill_cursors(ctx, dst, dropped_reason(target_uuid_dropped))
+    # across databases mongod copies the collection and drops the source (a new UUID at the target)
+    _kill_cursors(ctx, src, f"collection renamed from '{src}' to '{dst}'. UUID {source_uuid}" if src_db == dst_db
+                  else dropped_reason(source_uuid))
     return {}
 
 
 def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: str) -> None:
     """mongod's validateNamespacesForRenameCollection: both names must be ones a user may write (its
     InvalidNamespace reason wrapped in 20 IllegalOperation), and time-series buckets collections are
-    not renamed. (Refusing system.views / system.js / system.users is later than 7.0: views_rename.js
-    renames system.views away and back.)"""
+    not renamed, nor is system.js (storefunc.js, 7.0). (Refusing system.views / system.users is later
+    than 7.0: views_rename.js renames system.views away and back.)"""
     for label, db, name in (("source", src_db, src_name), ("target", dst_db, dst_name)):
         try:
             C.check_create_name(db, name)
@@ -717,6 +736,9 @@ def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: 
             if e.code != ErrorCode.InvalidNamespace:
                 raise
             raise MongoError(ErrorCode.IllegalOperation, f"error with {label} namespace: {e.message}") from None
+    if "system.js" in (src_name, dst_name):
+        raise MongoError(ErrorCode.IllegalOperation,
+                         "renaming system.js collection or renaming to system.js is not allowed")
     if src_name.startswith(C.BUCKETS_PREFIX) or dst_name.startswith(C.BUCKETS_PREFIX):
         raise MongoError(ErrorCode.IllegalOperation,
                          "Renaming a time-series bucket collection (or to one) is not allowed")

@@ -603,9 +603,11 @@ async def drop_indexes(ctx: CommandContext, cmd: dict) -> dict:
         for v in victims:
             w.drop_index(coll, v)
             coll = w.get_collection(ns)
-        return was
+        return was, victims
 
-    was = await asyncio.wrap_future(ctx.server.engine.write(fn))
+    was, dropped = await asyncio.wrap_future(ctx.server.engine.write(fn))
+    # a cursor whose plan scans a dropped index dies (mongod's index scan fails to restore): 175 at its getMore
+    ctx.server.cursors.kill_index_scans(ns, set(dropped))
     reply: dict = {"nIndexesWas": was}
     if target == "*":
         reply["msg"] = "non-_id indexes dropped for collection"

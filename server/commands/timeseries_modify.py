@@ -72,7 +72,8 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
     if statements is None:
         statements = write_statements.update_statements(cmd)
     target = await resolve(ctx, cmd, "update", namespace)
-    ordered = bool(cmd.get("ordered", True))
+    # the write commands' one reading of the flag: a null 'ordered' is absent, so ordered
+    ordered, _ = write_statements.check_write_flags(cmd, "update")
     parsed = C.parse_statements(statements, lambda st: _parse_update(st, target), ordered)
 
     def fn(w: Any) -> tuple[int, int, list]:
@@ -140,6 +141,10 @@ def _parse_delete(statement: Any, target: Target, field: str = "delete.deletes")
         raise MongoError(
             ErrorCode.IDLFailedToParse, "BSON field 'delete.deletes.q' is missing but a required field"
         )
+    if isinstance(statement, dict):
+        # 'limit' as every delete reads it (mongod's numberDouble: a non-number is 0, every match); the
+        # time-series engine sits below the command layer, so it is handed the limit as read
+        statement = {**statement, "limit": write_statements.delete_limit(statement["limit"])}
     plan = ts_modify.plan_delete(statement, target.time_field, target.meta_field,
                                  target.options.bucket_max_span_seconds,
                                  collation=_collation(statement, target, field),
@@ -296,7 +301,8 @@ async def delete(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
     if statements is None:
         statements = write_statements.delete_statements(cmd)
     target = await resolve(ctx, cmd, "delete", namespace)
-    ordered = bool(cmd.get("ordered", True))
+    # the write commands' one reading of the flag: a null 'ordered' is absent, so ordered
+    ordered, _ = write_statements.check_write_flags(cmd, "delete")
     parsed = C.parse_statements(statements, lambda st: _parse_delete(st, target), ordered)
 
     def fn(w: Any) -> tuple[int, list]:

@@ -194,7 +194,9 @@ class IndexKeyer:
 
 
 _KEYER_CACHE: dict[tuple, IndexKeyer] = {}
-_KIND_OPTIONS = ("weights", "default_language", "language_override", "bits", "min", "max")
+# Options of special index kinds that change the keys: two specs differing only in one of them (a text
+# index rebuilt with another textIndexVersion under the same name) must not share a cached keyer.
+_KIND_OPTIONS = ("weights", "default_language", "language_override", "textIndexVersion", "bits", "min", "max")
 
 
 def collated_key_value(v: Any, collation: Any) -> Any:

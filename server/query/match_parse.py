@@ -127,6 +127,9 @@ def _not_supported(op: str) -> MongoError:
     return MongoError(ErrorCode.QueryFeatureNotAllowed, f"{op} is not supported by Tidemark")
 
 
+_DBREF_FIELDS = frozenset(("$id", "$ref", "$db"))  # DBRef field names mongod accepts where an operator goes
+
+
 def _is_dbref_doc(obj: Mapping, allow_incomplete: bool) -> bool:
     has_ref = "$ref" in obj
     has_id = "$id" in obj
@@ -224,6 +227,12 @@ def _parse_top_operator(key: str, value: Any, *, top: bool, sub: bool) -> Node |
         return AlwaysTrue() if key == "$alwaysTrue" else AlwaysFalse()
     if key == "$where":
         return _parse_where(value)
+    if key in _DBREF_FIELDS:
+        # mongod's pathless parser maps $id/$ref/$db to parseDBRef: plain equality on that field name
+        # with the value taken literally (an operator-looking object is not parsed), at any level, so
+        # that {$elemMatch: {$id: ...}} matches DBRef elements. (mongod compares $ref/$db without the
+        # collation; here the query's collation applies to all three.)
+        return Cmp(key, "$eq", value)
     if key in _UNSUPPORTED_TOP or key == "$sampleRate":
         raise _not_supported(key)
     raise MongoError(

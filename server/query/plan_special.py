@@ -37,7 +37,8 @@ NO_PLAN = ErrorCode.NoQueryExecutionPlans
 
 
 def mentions_special(filter: dict | None) -> bool:
-    """Cheap test: does the filter's top-level conjunction use $text or a geo operator?"""
+    """Cheap test (once per query): does the filter's top-level conjunction use $text or a geo operator,
+    or is there a $text anywhere below its logical operators (which ``special_plan`` must refuse or plan)?"""
     if not filter:
         return False
     for k, v in filter.items():
@@ -46,9 +47,28 @@ def mentions_special(filter: dict | None) -> bool:
         if k == "$and" and isinstance(v, list):
             if any(isinstance(sub, dict) and mentions_special(sub) for sub in v):
                 return True
+        elif k in ("$or", "$nor") and isinstance(v, list):
+            if any(isinstance(sub, dict) and _text_paths(sub, ()) for sub in v):
+                return True
         elif type(v) is dict and v and not SPECIAL_OPS.isdisjoint(v):
             return True
     return False
+
+
+def _text_paths(filter: dict, path: tuple) -> list[tuple]:
+    """Where the filter's $text predicates are: for each, the chain of (logical operator, its branches,
+    the branch holding the $text) from the root down. Only $and / $or / $nor can hold a $text (the
+    parser refuses it below $elemMatch, $not and field paths: 2 "$text can only be applied to the
+    top-level document")."""
+    found = []
+    for k, v in filter.items():
+        if k == "$text":
+            found.append(path)
+        elif k in ("$and", "$or", "$nor") and isinstance(v, list):
+            for sub in v:
+                if isinstance(sub, dict):
+                    found.extend(_text_paths(sub, (*path, (k, v, sub))))
+    return found
 
 
 def _conjuncts(filter: dict) -> Iterator[tuple[str, Any]]:
@@ -80,12 +100,59 @@ def _nested_special(value: Any, top: bool = True) -> bool:
     return False
 
 
-def _refuse_nested(filter: dict) -> None:
+_TEXT_UNDER_OR = ("error processing query: planner returned error :: caused by :: Failed to produce a solution "
+                  "for TEXT under OR - other non-TEXT clauses under OR have to be indexed as well.")
+_NO_SOLUTIONS = "error processing query: planner returned error :: caused by :: No query solutions"
+
+
+def _refuse_nested(filter: dict, indexes: list[dict]) -> None:
+    """mongod's checks of a $text / $near below a logical operator, in its order: the canonical query's
+    (``CanonicalQuery::isValid``: 2 "Too many text expressions", 2 "text expression not allowed in nor",
+    2 "geoNear must be top-level expr"), then the planner's for a $text below $or: every other branch of
+    each $or on the way down must be indexed, else 291 (the "TEXT under OR" message when the root is
+    that $or and the $text one of its branches, "No query solutions" otherwise). A $text below $or with
+    every branch indexed is a plan mongod makes (an OR of the TEXT read and index scans) and Tidemark
+    does not yet: 224."""
+    texts = _text_paths(filter, ())
+    if texts and not any("_fts" in s["key"] for s in indexes):  # mongod's parse, before these checks
+        raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
+    if len(texts) > 1:
+        raise MongoError(ErrorCode.BadValue, "Too many text expressions")
+    if texts and any(op == "$nor" for op, _, _ in texts[0]):
+        raise MongoError(ErrorCode.BadValue, "text expression not allowed in nor")
     if not _nested_special(filter):
         return
-    if "$text" in repr(filter):  # mongod can answer $text under $or (all branches indexed); Tidemark cannot
-        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text below $or/$nor/$not is not supported by Tidemark")
-    raise MongoError(ErrorCode.BadValue, "geoNear must be top-level expr")
+    if not texts or all(op != "$or" for op, _, _ in texts[0]):  # the nested one is a $near
+        raise MongoError(ErrorCode.BadValue, "geoNear must be top-level expr")
+    _plan_text_under_or(filter, indexes, texts[0])
+
+
+def _plan_text_under_or(filter: dict, indexes: list[dict], path: tuple) -> None:
+    """Refuse a $text below $or (``path``: from ``_text_paths``): 291 when a sibling branch of an $or on
+    the way down has no index (mongod cannot collection-scan a branch of a TEXT query), else 224."""
+    from tidemark.query import plan as planner  # plan imports this module: bind at call time
+
+    for op, branches, holder in path:
+        if op != "$or":
+            continue
+        for branch in branches:
+            if branch is holder or not isinstance(branch, dict):
+                continue
+            if planner.choose_plan(indexes, branch).kind == "COLLSCAN":
+                raise MongoError(ErrorCode.NoQueryExecutionPlans,
+                                 _TEXT_UNDER_OR if _under_root_or(filter, path) else _NO_SOLUTIONS)
+    raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text below $or is not supported by Tidemark")
+
+
+def _under_root_or(filter: dict, path: tuple) -> bool:
+    """Whether the $text at ``path`` is a child of the root $or of mongod's optimized tree, which drops
+    one-child $ands and merges an $or into its parent $or: every document on the way holds one key."""
+    if len(filter) != 1:
+        return False
+    for op, branches, holder in path:
+        if len(holder) != 1 or op == "$nor" or (op == "$and" and len(branches) != 1):
+            return False
+    return any(op == "$or" for op, _, _ in path)
 
 
 def special_plan(indexes: list[dict], filter: dict, bounds: dict) -> Any:
@@ -101,13 +168,18 @@ def special_plan(indexes: list[dict], filter: dict, bounds: dict) -> Any:
                 raise MongoError(ErrorCode.BadValue, "Too many geoNear expressions")
             near = (k, v)
     if text is None and near is None:
-        _refuse_nested(filter)
+        _refuse_nested(filter, indexes)
         return None
-    _refuse_nested(filter)
+    _refuse_nested(filter, indexes)
     if text is not None and near is not None:
         raise MongoError(ErrorCode.BadValue, "text and geoNear not allowed in same query")
     if text is not None:
-        return _text_plan(indexes, cast(Text, parse_filter({"$text": text})).query, bounds)
+        # Array equalities of the conjunction: the bounds leave arrays out, but on a text index's
+        # prefix field mongod takes one as the prefix key itself (an EQ predicate), which no entry has
+        # (an array there fails the write: 201). Collected here, once per query.
+        arrays = {k for k, v in _conjuncts(filter)
+                  if type(v) is list or (type(v) is dict and type(v.get("$eq")) is list)}
+        return _text_plan(indexes, cast(Text, parse_filter({"$text": text})).query, bounds, arrays)
     assert near is not None  # neither text nor near returned above
     node = parse_filter({near[0]: near[1]})
     query = next(n.near for n in (node.children if isinstance(node, And) else (node,)) if isinstance(n, GeoNear))
@@ -131,11 +203,15 @@ class TextPlan:
         inner = {"stage": "TEXT_OR", "inputStage": plan.ixscan_explain()}
         index = cast(dict, plan.index)  # a TEXT plan has its index
         return {"stage": "TEXT_MATCH", "indexPrefix": {}, "indexName": index["name"],
-                "parsedTextQuery": {"terms": plan.bounds_desc.get("terms", [])}, "textIndexVersion": 3,
+                "parsedTextQuery": {"terms": plan.bounds_desc.get("terms", [])},
+                "textIndexVersion": self.matcher.spec.version,
                 "inputStage": {"stage": "FETCH", "inputStage": inner}}
 
 
-def _text_plan(indexes: list[dict], query: Any, bounds: dict) -> Any:
+def _text_plan(indexes: list[dict], query: Any, bounds: dict, arrays: frozenset[str] | set[str] = frozenset()) -> Any:
+    """The TEXT plan of ``query``: per positive term, one key per combination of the equality values on
+    the compound index's prefix fields. ``arrays``: paths with an array equality in the conjunction
+    (a prefix key no entry has: the read finds nothing, as mongod's)."""
     import itertools
 
     texts = [s for s in indexes if "_fts" in s["key"]]
@@ -148,9 +224,12 @@ def _text_plan(indexes: list[dict], query: Any, bounds: dict) -> Any:
     spec = specs[0]
     matcher = TextMatcher(query, spec)
     before = matcher.spec.before
-    prefix_values = []
+    prefix_values: list[Any] = []  # per prefix field, its equality values
     for field in before:
         b = bounds.get(field)
+        if field in arrays:
+            prefix_values.append([])  # no key: an array never is a prefix key (201 on write)
+            continue
         if b is None or not b.is_point:
             raise MongoError(ErrorCode.BadValue, "error processing query: planner returned error :: caused by :: "
                                                  "failed to use text index to satisfy $text query (if text index "

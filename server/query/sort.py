@@ -1,6 +1,7 @@
 """Sorting documents in BSON order with mongod's array semantics and blocking-sort memory limit.
 
-- ``parse_sort(spec)`` validates ``{path: 1 | -1, ...}`` (mongod codes 15974/15975/17312/31138).
+- ``parse_sort(spec)`` validates ``{path: 1 | -1 | {$meta: name}, ...}`` in mongod 7.0's SortPattern order
+  (codes 17312/9/31138/31218/31219 for an object, then 15974/15975, then the field path's).
 - ``make_sort_key(spec)`` -> ``fn(doc) -> tuple``: the keys mongod's index key generator gives the
   document for the sort pattern (one array expanded at a time; a positional component keeps an array
   found there whole; a path stopping at an empty array or a non-document element mid-path is null; a
@@ -55,8 +56,18 @@ def parse_sort(spec: Mapping | None, *, allow_meta: bool = False) -> list[tuple[
         return []
     if not isinstance(spec, Mapping):
         raise MongoError(ErrorCode.TypeMismatch, "Expected field sortto be of type object")
-    out: list[tuple[str, int]] = []
+    out: list[tuple[str, Any]] = []
     for path, direction in spec.items():
+        # mongod 7.0's SortPattern order: an object is a $meta sort (its field name is never read as a
+        # path, so never validated); a number is checked (15974, 15975) before its field path
+        if isinstance(direction, Mapping):
+            out.append((path, _parse_meta_sort(direction, allow_meta)))
+            continue
+        if not is_number(direction):
+            raise MongoError(15974, f"Illegal key in $sort specification: {path}: {bson_repr(direction)}")
+        value = float(direction.to_decimal()) if isinstance(direction, Decimal128) else float(direction)
+        if value not in (1.0, -1.0) or math.isnan(value):
+            raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
         if path == "":
             raise MongoError(40352, "FieldPath cannot be constructed with empty string")
         if path.startswith("$"):
@@ -65,26 +76,32 @@ def parse_sort(spec: Mapping | None, *, allow_meta: bool = False) -> list[tuple[
             )
         if any(part == "" for part in path.split(".")):
             raise MongoError(15998, "FieldPath field names may not be empty strings.")
-        if isinstance(direction, Mapping):
-            if set(direction) == {"$meta"}:
-                meta = direction["$meta"]
-                if meta in ("textScore", "randVal") and allow_meta:
-                    out.append((path, meta))
-                    continue
-                if meta in ("textScore", "randVal", "searchScore"):
-                    raise MongoError(
-                        ErrorCode.QueryFeatureNotAllowed,
-                        f"$meta sort by '{meta}' is not supported by Tidemark",
-                    )
-                raise MongoError(31138, f"Illegal $meta sort: $meta: {meta!r}")
-            raise MongoError(17312, "$meta is the only expression supported by $sort right now")
-        if not is_number(direction):
-            raise MongoError(15974, f"Illegal key in $sort specification: {path}: {bson_repr(direction)}")
-        value = float(direction.to_decimal()) if isinstance(direction, Decimal128) else float(direction)
-        if value not in (1.0, -1.0) or math.isnan(value):
-            raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
         out.append((path, int(value)))
     return out
+
+
+def _parse_meta_sort(spec: Mapping, allow_meta: bool) -> str:
+    """The metadata name of a ``{$meta: name}`` sort value, checked in mongod 7.0's SortPattern order:
+    an object led by anything but ``$meta`` 17312, more keys 9, then the name: textScore / randVal
+    sort (where the caller can give them: ``allow_meta``; elsewhere Tidemark refuses them, 224),
+    searchScore 31218, searchHighlights 31219, geoNearDistance not supported here (224), anything
+    else (a non-string too) 31138 naming the element."""
+    if next(iter(spec), None) != "$meta":
+        raise MongoError(17312, "$meta is the only expression supported by $sort right now")
+    if len(spec) != 1:
+        raise MongoError(ErrorCode.FailedToParse, "Cannot have additional keys in a $meta sort specification")
+    meta = spec["$meta"]
+    if meta in ("textScore", "randVal") and type(meta) is str:
+        if allow_meta:
+            return meta
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$meta sort by '{meta}' is not supported by Tidemark")
+    if meta == "searchScore":
+        raise MongoError(31218, "$meta sort by 'searchScore' metadata is not supported")
+    if meta == "searchHighlights":
+        raise MongoError(31219, "$meta sort by 'searchHighlights' metadata is not supported")
+    if meta == "geoNearDistance":
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$meta sort by 'geoNearDistance' is not supported by Tidemark")
+    raise MongoError(31138, f"Illegal $meta sort: $meta: {bson_repr(meta)}")
 
 
 class _Desc:

@@ -499,14 +499,8 @@ def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(15973, "the $sort key specification must be an object")
     if not spec:
         raise MongoError(15976, "$sort stage must have at least one sort key")
-    for _k, v in spec.items():
-        if isinstance(v, dict):
-            if v != {"$meta": "textScore"}:
-                raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$sort by $meta is not supported by Tidemark "
-                                                                   "(only textScore)")
-            continue
-        if num_kind(v) is None or as_float(v) not in (1, -1):
-            raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+    # the one sort-spec validation, as mongod's SortPattern (find and $sort share it): $meta textScore
+    # and randVal sort, other $meta values fail 31138/31218/31219, other objects 17312
     parse_sort_spec(spec, allow_meta=True)
     return SortStage({k: v if isinstance(v, dict) else int(as_float(v)) for k, v in spec.items()}, ctx)
 

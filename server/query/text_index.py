@@ -5,8 +5,8 @@ A user key ``{title: "text", body: "text"}`` (optionally with ascending/descendi
 after the text fields) is stored as ``{_fts: "text", _ftsx: 1}`` in place of the text fields, with
 ``weights`` ({field: weight}, ``$**`` for every string field), ``default_language`` ("english"),
 ``language_override`` ("language") and ``textIndexVersion: 3`` — what listIndexes shows on mongod.
-(A stored version-2 spec would run mongod's older ASCII tokenizer, see ``text_lang``; creating one is
-refused until the index keyer cache tells the versions apart.)
+``textIndexVersion: 2`` (mongod 7.0 still builds it) runs mongod's older ASCII tokenizer, see ``text_lang``;
+version 1 is refused (not implemented).
 A document's language is its ``language_override`` field, and a sub-document's own override field
 sets the language of the strings below it.
 
@@ -153,12 +153,11 @@ def normalize_text_spec(raw: dict, key: dict) -> dict:
         raise _bad("text index option 'textIndexVersion' must be a number")
     if _number_int(version) not in (1, 2, TEXT_INDEX_VERSION):
         raise _bad(f"bad textIndexVersion: {_number_int(version)}")
-    if _number_int(version) != TEXT_INDEX_VERSION:
-        # Valid for mongod. Version 1 is not implemented; version 2's tokenizer is (text_lang, TextSpec
-        # .version), but index_keys.keyer_for's cache key does not yet tell a version-2 index from a
-        # version-3 one with the same name and options, so building one could key the other.
-        raise MongoError(ErrorCode.CannotCreateIndex, f"Currently only textIndexVersion {TEXT_INDEX_VERSION} "
-                                                      f"is supported, not {version}")
+    if _number_int(version) == 1:
+        # Valid for mongod (its legacy tokenizer, language aliases, no sub-document languages), not
+        # implemented here. Version 2 is: text_lang's ASCII tokenizer, selected by TextSpec.version (and
+        # index_keys.keyer_for's cache key tells a version-2 index from a version-3 one).
+        raise MongoError(ErrorCode.CannotCreateIndex, "Currently only textIndexVersion 2 and 3 are supported, not 1")
     return {
         "key": fixed,
         "weights": dict(sorted(weights.items())),
@@ -212,7 +211,7 @@ class TextSpec:
         ``FTSIndexFormat::getKeys``: an array along the path, except through a positional part)."""
         for path, parts in self._scalar_paths:
             if _array_along(doc, parts):
-                raise MongoError(CANNOT_BUILD_INDEX_KEYS,
+                raise MongoError(ErrorCode.CannotBuildIndexKeys,
                                  f"Field '{path}' of text index contains an array in document: {bson_repr(doc)}")
 
     def texts(self, doc: dict) -> Iterator[tuple[str, float, str]]:
@@ -278,7 +277,6 @@ class TextSpec:
 
 
 _ABSENT = object()
-CANNOT_BUILD_INDEX_KEYS = 201  # mongod's CannotBuildIndexKeys (not yet in protocol.errors' table)
 
 
 def _array_along(value: Any, parts: list[str]) -> bool:

@@ -214,7 +214,10 @@ class DeletePlan:
 
 def plan_delete(statement: Any, time_field: str, meta_field: str | None, span: int, *,
                 collation: Any = None, control_collation: Any = None) -> DeletePlan:
-    """Plan one ``deletes`` entry ``{q, limit}`` (7.0 arbitrary deletes: any filter is accepted);
+    """Plan one ``deletes`` entry ``{q, limit}`` (7.0 arbitrary deletes: any filter is accepted).
+    ``limit`` arrives as the command layer read it (``write_statements.delete_limit``, the one rule:
+    mongod's numberDouble, a non-number is 0); this layer cannot import that rule, so it only re-checks
+    the number it is given is 0 or 1 (9 otherwise);
     ``span``: the collection's bucketMaxSpanSeconds (bounds bucket starts); ``collation``: the
     statement's effective collation (None = simple); ``control_collation``: the collection's default
     (the order of control min/max strings)."""

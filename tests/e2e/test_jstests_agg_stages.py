@@ -1027,7 +1027,7 @@ def test_count_stage(db):
     ({"$skip": -1}, 15956), ({"$skip": "a"}, 15972), ({"$skip": 1.5}, 5107200), ({"$skip": math.nan}, 5107200),
     ({"$skip": 2.0**63}, 5107200), ({"$limit": 0}, 15958), ({"$limit": -1}, 15958), ({"$limit": 1.5}, 2107201),
     ({"$limit": "a"}, 15957), ({"$limit": 2.0**63}, 2107201), ({"$sort": 1}, 15973), ({"$sort": {}}, 15976),
-    ({"$sort": {"a": 0}}, 15975), ({"$sort": {"a": "x"}}, 15975), ({"$sort": {"$a": 1}}, 16410),
+    ({"$sort": {"a": 0}}, 15975), ({"$sort": {"a": "x"}}, 15974),  # (mongod: "Illegal key in $sort specification") ({"$sort": {"$a": 1}}, 16410),
     ({"$sort": {"": 1}}, 40352), ({"$sortByCount": "y"}, 40148), ({"$sortByCount": {}}, 40147),
     ({"$sortByCount": {"a": 1}}, 40147), ({"$sortByCount": 1}, 40149), ({"$sortByCount": ["$a"]}, 40149), ({"$match": 1}, 15959), ({"$match": {"$where": "1"}}, BAD_VALUE),
 ])

@@ -62,11 +62,6 @@ BATCH_SIZE_NEGATIVE = 51024
 API_STRICT_ERROR = 323
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-LIST_INDEXES_CURSOR_KILLED = (
-    "drop and renameCollection kill every cursor of the namespace (CursorRegistry.kill_namespace), the "
-    "listIndexes cursor too (its getMore then fails with 43); mongod's listIndexes cursor is a queued snapshot "
-    "that outlives them. Needs server/cursors.py: a way to open a cursor kill_namespace spares (or to kill "
-    "only the query cursors of a namespace), used by server/commands/ddl.py _kill_cursors")
 COLL_MOD_UNIQUE_CONVERSION = (
     "collMod index {prepareUnique: true} and {unique: true} (converting an index to unique) answer 115 "
     "CommandNotSupported; mongod sets prepareUnique (new duplicates refused) then converts, listing unique: true "
@@ -717,7 +712,8 @@ def test_drop_kills_the_collections_cursors_only(db):
     sub_cursor = db.command("find", sub.name, batchSize=2)["cursor"]
     t.drop()
     err = fails(lambda: db.command("getMore", cursor["id"], collection=t.name))
-    assert err.code == CURSOR_NOT_FOUND
+    # mongod 7.0: the cursor's plan fails to restore (RequiresCollectionStage), 175 QueryPlanKilled
+    assert err.code == 175 and err.details["errmsg"].startswith("collection dropped. UUID ")
     more = db.command("getMore", sub_cursor["id"], collection=sub.name)
     assert len(more["cursor"]["nextBatch"]) == 8
 
@@ -1020,7 +1016,6 @@ def _drain(db, reply, collection: str) -> int:
     return n
 
 
-@pytest.mark.xfail(strict=True, reason=LIST_INDEXES_CURSOR_KILLED)
 @pytest.mark.parametrize("action", ["drop", "rename"])
 def test_a_list_indexes_cursor_outlives_a_drop_or_rename(db, action):
     coll = db.system_indexes_invalidations

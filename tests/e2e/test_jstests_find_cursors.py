@@ -52,29 +52,9 @@ IDL_UNKNOWN_FIELD = 40415
 IDL_BAD_VALUE = 51024
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-MINMAX_NOT_COMPATIBLE = ("a min/max whose field names differ from the hinted index's key pattern answers 51176 "
-                         "'... as the index key pattern'; mongod's planner answers 51174 'The index chosen is not "
-                         "compatible with min/max' (fix: server/collections.py _min_max_plan)")
-MINMAX_SAME_FIELDS = ("min and max with different field names are refused only against the index (51176 '... as the "
-                      "index key pattern'); mongod refuses them while parsing the find with 51176 'min and max must "
-                      "have the same field names' (fix: server/collections.py FindSpec)")
-MINMAX_NOT_BEFORE = ("a min that does not sort before max in the hinted index returns no documents; mongod fails "
-                     "with 51175 'The value provided for min() does not come before the value provided for max() in "
-                     "the hinted index' (fix: server/collections.py _min_max_plan)")
 RETURNKEY_SORTKEY_META = ("$meta 'sortKey' is not supported (224 in a projection) and returnKey drops the projection "
                           "whole; mongod keeps a projection's {$meta: 'sortKey'} fields beside the index key (fix: "
                           "server/query/project.py sortKey, then server/commands/crud.py find keeping them)")
-DROPPED_CURSOR_GONE = ("a drop or rename deletes the collection's cursors, so their next getMore answers 43 "
-                       "CursorNotFound; mongod keeps them and that getMore answers 175 QueryPlanKilled 'collection "
-                       "dropped. UUID <uuid>' (rename: \"collection renamed from '<a>' to '<b>'. UUID <uuid>\") (fix: "
-                       "server/commands/ddl.py drop/renameCollection and capped.py pass the reason to the registry; "
-                       "server/cursors.py kill_namespace keeps it for that one getMore)")
-DROP_DATABASE_CURSORS = ("dropDatabase leaves the database's cursors open and a getMore still returns documents; "
-                         "mongod answers 175 QueryPlanKilled 'collection dropped. UUID <uuid>' (fix: "
-                         "server/commands/ddl.py drop_database must kill the cursors of each collection it drops)")
-DROP_INDEX_CURSORS = ("dropping the index a cursor scans leaves the cursor reading; mongod's getMore answers 175 "
-                      "QueryPlanKilled \"index 'x_1' dropped\" (fix: server/commands/indexes.py drop_indexes must "
-                      "invalidate the cursors whose plan scans it, through server/cursors.py)")
 CANONICAL_QUERY_PREFIX = ("errors mongod raises while planning a find (a tailable find on a non-capped collection, a "
                           "hint naming no index) carry 'error processing query: ns=<ns>Tree: <filter tree>Sort: "
                           "<sort>\\nProj: <projection>\\n ' (and ' planner returned error :: caused by :: ' for "
@@ -456,7 +436,6 @@ def test_min_max_without_a_hint_is_51173(db):
           message="When using min()/max() a hint of which index to use must be provided")
 
 
-@pytest.mark.xfail(strict=True, reason=MINMAX_NOT_COMPATIBLE)
 @pytest.mark.parametrize("kw", [{"min": {"a": 1}}, {"max": {"b": 1, "a": 1}}, {"min": {"a": 1, "b": 1, "c": 1}}])
 def test_min_max_not_matching_the_hinted_index_is_51174(db, kw):
     db.c.create_index([("a", 1), ("b", -1)])
@@ -465,7 +444,6 @@ def test_min_max_not_matching_the_hinted_index_is_51174(db, kw):
           message="The index chosen is not compatible with min/max", **kw)
 
 
-@pytest.mark.xfail(strict=True, reason=MINMAX_SAME_FIELDS)
 @pytest.mark.parametrize(("lo", "hi"), [({"a": 1, "b": 1}, {"a": 1}), ({"b": 1}, {"a": 1, "b": 2})])
 def test_min_and_max_with_different_field_names_is_51176(db, lo, hi):
     db.c.create_index([("a", 1), ("b", -1)])
@@ -481,7 +459,6 @@ def test_min_max_with_a_natural_hint_has_no_plan(db, kw):
     fails(db, "find", "c", hint={"$natural": 1}, code=NO_QUERY_EXECUTION_PLANS, **kw)
 
 
-@pytest.mark.xfail(strict=True, reason=MINMAX_NOT_BEFORE)
 @pytest.mark.parametrize(("lo", "hi", "sort"), [
     ({"a": 6}, {"a": 3}, {"a": -1}), ({"a": 2}, {"a": 2}, None), ({"a": 2}, {"a": 2}, {"a": -1}),
 ])
@@ -997,7 +974,6 @@ def _hundred(db) -> None:
     db.test.create_index("x")
 
 
-@pytest.mark.xfail(strict=True, reason=DROP_DATABASE_CURSORS)
 def test_a_getmore_after_the_database_is_dropped_fails(client, db):
     _hundred(db)
     cursor = find(db, "test", batchSize=99)
@@ -1006,7 +982,6 @@ def test_a_getmore_after_the_database_is_dropped_fails(client, db):
     assert "collection dropped" in err.details["errmsg"]
 
 
-@pytest.mark.xfail(strict=True, reason=DROPPED_CURSOR_GONE)
 def test_a_getmore_after_the_collection_is_dropped_fails_with_query_plan_killed(db):
     _hundred(db)
     cursor = find(db, "test", batchSize=99)
@@ -1031,7 +1006,6 @@ def test_dropping_an_unused_index_leaves_the_cursor_alive(db):
     assert len(more["nextBatch"]) == 1 and more["id"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason=DROP_INDEX_CURSORS)
 def test_dropping_the_scanned_index_kills_the_cursor(db):
     _hundred(db)
     cursor = find(db, "test", hint={"x": 1}, batchSize=99)
@@ -1047,13 +1021,77 @@ def test_a_killed_cursor_is_not_found(db):
     fails(db, "getMore", cursor["id"], collection="test", code=CURSOR_NOT_FOUND)
 
 
-@pytest.mark.xfail(strict=True, reason=DROPPED_CURSOR_GONE)
 def test_renaming_the_collection_kills_its_cursors(client, db):
     _hundred(db)
     cursor = find(db, "test", batchSize=99)
     client.admin.command("renameCollection", f"{db.name}.test", to=f"{db.name}.test_rename")
     err = fails(db, "getMore", cursor["id"], collection="test", code=QUERY_PLAN_KILLED)
     assert "collection renamed" in err.details["errmsg"]
+
+
+def _uuid(db, name: str) -> str:
+    """The collection's UUID as mongod prints it in a message (its canonical text)."""
+    raw = db.command("listCollections", filter={"name": name})["cursor"]["firstBatch"][0]["info"]["uuid"]
+    return str(uuid.UUID(bytes=bytes(raw)))
+
+
+@pytest.mark.parametrize("change", ["drop", "dropDatabase", "convertToCapped", "dropTarget", "renameAcrossDbs"])
+def test_each_change_that_drops_the_collection_answers_collection_dropped_once(client, db, change):
+    # mongod 7.0's RequiresCollectionStage fails to restore: 175 "collection dropped. UUID <uuid>", then 43
+    _hundred(db)
+    coll_uuid = _uuid(db, "test")
+    cursor = find(db, "test", batchSize=2)
+    aggregate = db.command("aggregate", "test", pipeline=[{"$match": {"x": {"$gte": 0}}}],
+                           cursor={"batchSize": 2})["cursor"]
+    other = db.client[db.name + "_other"]
+    if change == "drop":
+        db.drop_collection("test")
+    elif change == "dropDatabase":
+        client.drop_database(db.name)
+    elif change == "convertToCapped":
+        db.command("convertToCapped", "test", size=100_000)
+    elif change == "dropTarget":
+        db.source.insert_one({})
+        client.admin.command("renameCollection", f"{db.name}.source", to=f"{db.name}.test", dropTarget=True)
+    else:
+        client.drop_database(other.name)
+        client.admin.command("renameCollection", f"{db.name}.test", to=f"{other.name}.test")
+    for c in (cursor, aggregate):
+        fails(db, "getMore", c["id"], collection="test", code=QUERY_PLAN_KILLED,
+              message=f"collection dropped. UUID {coll_uuid}")
+        fails(db, "getMore", c["id"], collection="test", code=CURSOR_NOT_FOUND)
+    client.drop_database(other.name)
+
+
+def test_a_cursor_killed_by_a_rename_keeps_its_checks_and_can_be_killed(client, db):
+    _hundred(db)
+    coll_uuid = _uuid(db, "test")
+    first, second = find(db, "test", batchSize=2), find(db, "test", batchSize=2)
+    client.admin.command("renameCollection", f"{db.name}.test", to=f"{db.name}.renamed")
+    # the namespace check still comes first (13), and a killCursors finds the cursor, as in mongod
+    fails(db, "getMore", first["id"], collection="renamed", code=13)
+    fails(db, "getMore", first["id"], collection="test", code=QUERY_PLAN_KILLED,
+          message=f"collection renamed from '{db.name}.test' to '{db.name}.renamed'. UUID {coll_uuid}")
+    reply = db.command("killCursors", "test", cursors=[second["id"]])
+    assert reply["cursorsKilled"] == [second["id"]]
+    fails(db, "getMore", second["id"], collection="test", code=CURSOR_NOT_FOUND)
+
+
+@pytest.mark.parametrize("index", ["x_1", "*", ["x_1"], {"x": 1}])
+def test_every_way_of_dropping_the_scanned_index_kills_the_cursor(db, index):
+    _hundred(db)
+    db.test.create_index("y")
+    hinted = find(db, "test", filter={"x": {"$gte": 0}}, hint={"x": 1}, batchSize=2)
+    union = find(db, "test", filter={"$or": [{"x": 1}, {"x": 2}, {"y": 1}]}, hint={"x": 1}, batchSize=1)
+    unrelated = find(db, "test", filter={"y": None}, hint={"y": 1}, batchSize=2)
+    db.command("dropIndexes", "test", index=index)
+    for c in (hinted, union):
+        fails(db, "getMore", c["id"], collection="test", code=QUERY_PLAN_KILLED, message="index 'x_1' dropped")
+    if index == "*":
+        fails(db, "getMore", unrelated["id"], collection="test", code=QUERY_PLAN_KILLED,
+              message="index 'y_1' dropped")
+    else:
+        assert db.command("getMore", unrelated["id"], collection="test")["cursor"]["nextBatch"]
 
 
 def test_tailable_cursors_on_a_missing_collection_are_dead(db):
@@ -1063,7 +1101,6 @@ def test_tailable_cursors_on_a_missing_collection_are_dead(db):
     assert find(db, "c", tailable=True, awaitData=True, batchSize=0)["id"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason=DROPPED_CURSOR_GONE)
 @pytest.mark.parametrize("await_data", [False, True], ids=["tailable", "awaitData"])
 def test_tailable_cursors_die_on_a_drop_with_query_plan_killed(db, await_data):
     _capped(db, 4)

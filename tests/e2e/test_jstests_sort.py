@@ -40,15 +40,13 @@ NO_DISK_USE = 292  # QueryExceededMemoryLimitNoDiskUseAllowed
 CASE_INSENSITIVE = {"locale": "en_US", "strength": 2}
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-AGG_SORT_META = ("an aggregate $sort refuses every $meta but textScore with 224 before mongod's validation: "
-                 "{$meta: 1 | -1 | '1' | 'searchHighlights'} should fail 31138 'Illegal $meta sort' and randVal should "
-                 "sort; and a $sort on _id right after the collection skips the check altogether (server/query/stages.py "
-                 "parse_sort should leave $meta to sort.parse_sort(allow_meta=True); server/collections.py)")
+AGG_SORT_META = ("a $sort on _id leading the pipeline is dropped unparsed when the _id index gives the order, so its "
+                 "{$meta: 1 | -1 | '1' | 'searchScore' | 'searchHighlights'} never fails (31138/31218/31219): "
+                 "server/collections.py open_read should validate the leading $sort (sort.parse_sort(allow_meta=True)) "
+                 "before dropping it, and server/query/plan.py _sort_match should not let an index give a $meta sort")
 SORT_MEMORY_REPLAN = ("{b: null} sorted by _id (indexes on b and _id) runs the b index plus a blocking sort and fails 292 "
                       "when that outgrows the memory limit; mongod falls back to the plan whose index (_id) provides the "
                       "order (server/query/plan.py choose_plan, server/collections.py)")
-NATURAL_SORT_CONFLICT = ("a $natural sort with an index hint runs (the $natural sort becomes a hint, replacing the "
-                         "index hint); mongod refuses it (server/collections.py, where the find's sort is split)")
 SORT_KEY_META = ("the {$meta: 'sortKey'} projection fails 224 (not supported), in find and in findAndModify; mongod "
                  "returns the sort key as an array ([2] for {a: 1}) and refuses it in findAndModify with 2 BadValue "
                  "(server/query/project.py)")
@@ -528,7 +526,7 @@ def test_compound_natural_hint_fails(db, hint):
 
 
 @pytest.mark.parametrize("sort,hint", [
-    pytest.param([("$natural", 1)], [("a", 1)], marks=pytest.mark.xfail(strict=True, reason=NATURAL_SORT_CONFLICT)),
+    ([("$natural", 1)], [("a", 1)]),
     ([("a", 1), ("$natural", 1)], None), ([("$natural", 1), ("b", 1)], None), ([("a", 1), ("$natural", 1), ("b", 1)], None),
 ], ids=["index_hint", "a_natural", "natural_b", "a_natural_b"])
 def test_natural_sort_conflicts_fail(db, sort, hint):
@@ -548,26 +546,30 @@ META_DOCS = [{"_id": 1, "p": 1}, {"_id": -1, "p": -2}, {"_id": -2, "p": -1}, {"_
 BY_P = [{"_id": -1, "p": -2}, {"_id": -2, "p": -1}, {"_id": 1, "p": 1}, {"_id": 2, "p": 2}]
 
 
-INVALID_METAS = pytest.mark.parametrize("meta", [1, -1, "searchHighlights", "1"])
+# 7.0's sort_with_meta_operator.js and SortPattern: searchScore 31218, searchHighlights 31219 (8.1 made
+# searchHighlights a plain 31138 'Illegal $meta sort')
+INVALID_METAS = pytest.mark.parametrize("meta, code", [(1, 31138), (-1, 31138), ("1", 31138), ("searchScore", 31218),
+                                                       ("searchHighlights", 31219)])
 
 
 @INVALID_METAS
-def test_find_sort_by_invalid_meta_fails(db, meta):
-    """sort_with_meta_operator.js: ``{$meta: 1 | -1 | 'searchHighlights' | '1'}`` as a find sort fails
-    31138."""
+def test_find_sort_by_invalid_meta_fails(db, meta, code):
+    """sort_with_meta_operator.js: ``{$meta: 1 | -1 | '1'}`` as a find sort fails 31138, 'searchScore'
+    31218, 'searchHighlights' 31219."""
     coll = db.c
     coll.insert_many([dict(d) for d in META_DOCS])
-    err = fails(lambda: db.command({"find": "c", "sort": {"_id": {"$meta": meta}}}), 31138)
-    assert err.details["errmsg"].startswith("Illegal $meta sort: ")
+    err = fails(lambda: db.command({"find": "c", "sort": {"_id": {"$meta": meta}}}), code)
+    if code == 31138:
+        assert err.details["errmsg"].startswith("Illegal $meta sort: ")
 
 
 @pytest.mark.xfail(strict=True, reason=AGG_SORT_META)
 @INVALID_METAS
-def test_aggregate_sort_by_invalid_meta_fails(db, meta):
-    """sort_with_meta_operator.js: the same ``$meta`` values fail 31138 in an aggregate ``$sort``."""
+def test_aggregate_sort_by_invalid_meta_fails(db, meta, code):
+    """sort_with_meta_operator.js: the same ``$meta`` values fail the same way in an aggregate ``$sort``."""
     coll = db.c
     coll.insert_many([dict(d) for d in META_DOCS])
-    fails(lambda: db.command({"aggregate": "c", "cursor": {}, "pipeline": [{"$sort": {"_id": {"$meta": meta}}}]}), 31138)
+    fails(lambda: db.command({"aggregate": "c", "cursor": {}, "pipeline": [{"$sort": {"_id": {"$meta": meta}}}]}), code)
 
 
 def test_find_sort_by_rand_val(db):
@@ -582,7 +584,29 @@ def test_find_sort_by_rand_val(db):
     assert list(coll.find().sort([("p", 1), ("_id", rand)]).limit(3)) == BY_P[:3]
 
 
-@pytest.mark.xfail(strict=True, reason=AGG_SORT_META)
+@INVALID_METAS
+def test_aggregate_sort_by_invalid_meta_fails_where_no_index_gives_the_order(db, meta, code):
+    """sort_with_meta_operator.js's invalid ``$meta`` values on a field no index orders, leading the
+    pipeline or after a stage: the $sort stage's own parse fails them like a find sort."""
+    coll = db.c
+    coll.insert_many([dict(d) for d in META_DOCS])
+    for pipeline in ([{"$sort": {"p": {"$meta": meta}}}], [{"$match": {}}, {"$sort": {"p": 1, "q": {"$meta": meta}}}],
+                     [{"$project": {"p": 1}}, {"$sort": {"_id": {"$meta": meta}}}]):
+        fails(lambda pipeline=pipeline: db.command({"aggregate": "c", "cursor": {}, "pipeline": pipeline}), code)
+
+
+@pytest.mark.parametrize("spec, code", [
+    ({"p": {"$text": {"$search": "a"}}}, 17312), ({"p": {}}, 17312), ({"p": {"$meta": "randVal", "x": 1}}, 9),
+    ({"$p": {"$meta": 1}}, 31138), ({"p": 2}, 15975), ({"$p": 1}, 16410), ({"$p": 2}, 15975),
+])
+def test_aggregate_and_find_sort_specs_fail_in_sort_pattern_order(db, spec, code):
+    """mongod 7.0's SortPattern: an object must be {$meta: name} alone (17312, 9) and its field name is
+    never read as a path; a number is checked (15975) before its field path (16410)."""
+    db.c.insert_many([dict(d) for d in META_DOCS])
+    fails(lambda: db.command({"aggregate": "c", "cursor": {}, "pipeline": [{"$match": {}}, {"$sort": spec}]}), code)
+    fails(lambda: db.command({"find": "c", "sort": spec}), code)
+
+
 def test_aggregate_sort_by_rand_val(db):
     """sort_with_meta_operator.js: the same ``randVal`` sorts through an aggregate ``$sort``."""
     coll = db.c

@@ -41,28 +41,12 @@ UNAVAILABLE_METADATA = 40218
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
 TEXT_UNDER_OR = ("$text under $or (with indexed siblings) is refused; mongod plans an OR of the TEXT read and the "
                  "sibling's index scan (fix in server/query/plan_special.py / plan.py)")
-TEXT_UNDER_NOR = ("$text under $nor answers 224 QueryFeatureNotAllowed; mongod answers 2 BadValue (\"text expression "
-                  "not allowed in nor\") (fix in server/query/plan_special.py _refuse_nested)")
-TEXT_OR_UNINDEXED_MESSAGE = ("$text under $or with an unindexed sibling answers 224 \"$text below $or/$nor/$not is not "
-                             "supported\"; mongod answers 2 with \"... Failed to produce a solution for TEXT under OR - "
-                             "other non-TEXT clauses under OR have to be indexed as well.\" (server/query/plan_special.py)")
-TEXT_PREFIX_ARRAY_EQUALITY = ("an array equality on a compound text index's prefix field ({a: [1, 2], $text}) is refused "
-                              "with 2 (not a point bound); mongod looks up the array itself as the prefix key and finds "
-                              "nothing (server/query/plan_special.py _text_plan)")
 AGG_META_UNAVAILABLE = ("aggregate $project / $sort on {$meta: 'textScore'} with no $text $match returns documents; "
                         "mongod fails with 40218 'query requires text score metadata, but it is not available' "
                         "(server/query/stages / pipeline parse)")
 FAM_META = ("findAndModify with {$meta: 'textScore'} in 'sort' answers 224 \"$meta sort by 'textScore' is not "
             "supported\" and in 'fields' leaves the score out; mongod sorts by / projects the score (server/commands, "
             "findAndModify)")
-BUILD_KEYS_CODENAME = ("code 201 has no name in protocol/errors.py's ErrorCode table, so its codeName is 'Location201'; "
-                       "mongod's is 'CannotBuildIndexKeys' (add CannotBuildIndexKeys = 201 to protocol/errors.py)")
-SORT_NON_META_OBJECT = ("$sort {$text: {...}} answers 224; mongod answers 17312 '$meta is the only expression "
-                        "supported by $sort right now' (the sort-spec parser)")
-TEXT_INDEX_V2 = ("textIndexVersion 2 is refused with 67 'Currently only textIndexVersion 3 is supported'; mongod 7.0 "
-                 "builds version-2 indexes (ASCII tokenizer and case folding, diacritics kept). The tokenizer is in "
-                 "text_lang (version=2); enabling it in text_index.normalize_text_spec needs 'textIndexVersion' in "
-                 "server/query/index_keys.py's _KIND_OPTIONS (the keyer cache key) first")
 
 MIX_DOCS = [
     {"_id": 1, "title": "Olivia Shakespear",
@@ -305,7 +289,6 @@ def test_fts_trailing_fields_predicates(db):
     assert len(list(coll.find({"a": 2, "$text": text, "c": {"$elemMatch": {"d": 3}}}))) == 0
 
 
-@pytest.mark.xfail(strict=True, reason=TEXT_PREFIX_ARRAY_EQUALITY)
 def test_fts_trailing_fields_array_equality_on_the_prefix(db):
     coll = db.trailing
     coll.create_index([("a", 1), ("b", "text"), ("c.d", 1)])
@@ -554,14 +537,12 @@ def test_fts_diacriticsensitive(db, search, expected):
     ("proximo voo a", []), ("átlántico", []), ('"proxIMO"', []), ('"poé" atlânTico', []),
     ('"próximo voo" "unico médico"', []), ('"próximo Vôo" -"único Médico"', []),
 ])
-@pytest.mark.xfail(strict=True, reason=TEXT_INDEX_V2)
 def test_fts_index_version2_keeps_diacritics_and_folds_ascii_case(db, search, expected):
     db.v2.insert_one({"_id": 0, "a": PT})
     db.v2.create_index([("a", "text")], default_language="portuguese", textIndexVersion=2)
     assert query_ids(db.v2, search) == expected
 
 
-@pytest.mark.xfail(strict=True, reason=TEXT_INDEX_V2)
 def test_fts_index_version2_listing_and_diacritic_option(db):
     db.v2.insert_one({"_id": 0, "a": "Ça va"})
     db.v2.create_index([("a", "text")], textIndexVersion=2)
@@ -721,7 +702,6 @@ def test_fts_index_equivalent_specs_are_no_ops(db):
     assert len(index_names(coll)) == 2
 
 
-@pytest.mark.xfail(strict=True, reason=TEXT_INDEX_V2)
 def test_fts_index_text_index_version_differences_are_equivalent(db):
     coll = db.eqv
     db.create_collection("eqv")
@@ -821,7 +801,6 @@ def test_fts_querylang_update_with_text(content):
     assert content.count_documents({"b": 1}) == 2
 
 
-@pytest.mark.xfail(strict=True, reason=TEXT_UNDER_NOR)
 @pytest.mark.parametrize("filter", [
     {"$nor": [{"$text": {"$search": "a"}}]},
     {"$nor": [{"a": 1}, {"$text": {"$search": "a"}}]},
@@ -874,11 +853,22 @@ def test_fts_projection_text_under_or_scores(content):
     assert len(res) == 2 and all(math.isclose(d["score"], scores[d["_id"]]) for d in res)
 
 
-@pytest.mark.xfail(strict=True, reason=TEXT_OR_UNINDEXED_MESSAGE)
 def test_fts_projection_text_under_or_with_unindexed_sibling_fails(content):
     with pytest.raises(OperationFailure) as e:
         list(content.find({"$or": [Q, {"b": 1}]}))
     assert "TEXT" in str(e.value) and "OR" in str(e.value)
+
+
+@pytest.mark.parametrize("filter,message", [
+    ({"$or": [Q, {"b": 1}]}, "Failed to produce a solution for TEXT under OR - other non-TEXT clauses under OR "
+                             "have to be indexed as well."),
+    ({"a": "x", "$or": [Q, {"b": 1}]}, "No query solutions"),
+])
+def test_text_under_or_with_unindexed_sibling_is_no_query_execution_plans(content, filter, message):
+    # mongod 7.0 query_planner.cpp answers 291 NoQueryExecutionPlans (3.x answered 2 BadValue)
+    with pytest.raises(OperationFailure) as e:
+        list(content.find(filter))
+    assert e.value.code == 291 and e.value.details["errmsg"].endswith(message)
 
 
 @pytest.mark.parametrize("sort", [
@@ -1098,7 +1088,6 @@ def test_server11675_score_survives_projections_and_unwind(fruit):
     assert len(res) == 3 and all(d["scoreAgain"] == d["score"] for d in res)
 
 
-@pytest.mark.xfail(strict=True, reason=SORT_NON_META_OBJECT)
 def test_server11675_text_in_a_sort_spec(fruit):
     """(A $meta textScore with no $text is test_fts_proj_aggregate_meta_without_text_fails.)"""
     assert error_code(lambda: list(fruit.aggregate([{"$sort": {"$text": {"$search": "apple banana"}}}]))) == 17312
@@ -1132,7 +1121,6 @@ def test_array_in_a_prefix_field_message(db):
         "Field 'a' of text index contains an array in document: { _id: 1, a: [ 1 ], words: \"x\" }"
 
 
-@pytest.mark.xfail(strict=True, reason=BUILD_KEYS_CODENAME)
 def test_array_in_a_prefix_field_fails_an_index_build_with_cannot_build_index_keys(db):
     db.arr.insert_one({"_id": 1, "a": [1], "words": "x"})
     with pytest.raises(OperationFailure) as e:

@@ -68,16 +68,10 @@ TOO_LARGE_CODE = ("an inserted document over 16 MiB is the write error 10334 BSO
                   "fixDocumentForInsert answers 2 BadValue with the same 'object to insert too large' message. Fix "
                   "belongs in server/core/collection.py (encode_doc, for inserts) together with "
                   "server/timeseries/ingest.py: tests/e2e/test_ts_memory.py pins both kinds at 10334")
-TS_DELETE_LIMIT = ("a time-series delete reads a non-numeric 'limit' as given ('1': a FailedToParse write error, "
-                   "true: delete one); mongod reads it with numberDouble() as 0 (delete every match), as a regular "
-                   "delete now does. Fix belongs in server/timeseries/modify.py (use write_statements.delete_limit)")
 DUPLICATE_ID_FIELD = ("an inserted document holding two _id fields is decoded to a dict (the last _id wins) and "
                       "stored; mongod refuses it with 2 BadValue \"can't have multiple _id fields in one document\". "
                       "Fix belongs where the raw documents are decoded (protocol/codec.py / protocol/messages.py "
                       "materialize), which must report the duplicate")
-RENAME_SYSTEM_JS = ("renameCollection of <db>.system.js to an ordinary name succeeds; "
-                    "mongod refuses it with 20 IllegalOperation (storefunc.js). Fix belongs in "
-                    "server/commands/ddl.py (renameCollection's source namespace checks)")
 UNDEFINED_FILTER = ("a filter comparing to BSON undefined is decoded as a comparison to null (pymongo's decoder turns "
                     "undefined into None), so a delete {x: undefined} removes every document lacking x; mongod "
                     "refuses it with the write error 2 BadValue 'cannot compare to undefined'. Fix belongs where "
@@ -310,14 +304,24 @@ def test_system_js_takes_ordinary_writes(db):
     assert "_id_" in s.index_information()
 
 
-@pytest.mark.parametrize("target", ["system.js_old", pytest.param("old_system_js", marks=pytest.mark.xfail(
-    strict=True, reason=RENAME_SYSTEM_JS))])
+@pytest.mark.parametrize("target", ["system.js_old", "old_system_js"])
 def test_system_js_cannot_be_renamed(client, db, target):
     db["system.js"].insert_one({"_id": "x", "value": 1})
     with pytest.raises(OperationFailure) as info:
         client.admin.command("renameCollection", f"{db.name}.system.js", to=f"{db.name}.{target}")
     assert info.value.code == 20  # IllegalOperation
     assert db["system.js"].count_documents({}) == 1
+
+
+@pytest.mark.parametrize("source, target", [("system.js", "plain"), ("plain", "system.js")])
+def test_renaming_from_or_to_system_js_is_20_in_any_database(client, db, source, target):
+    # mongod 7.0's validateNamespacesForRenameCollection refuses system.js either way, with this message
+    db[source].insert_one({"_id": "x", "value": 1})
+    with pytest.raises(OperationFailure) as info:
+        client.admin.command("renameCollection", f"{db.name}.{source}", to=f"{db.name}.{target}")
+    assert info.value.code == 20
+    assert info.value.details["errmsg"] == "renaming system.js collection or renaming to system.js is not allowed"
+    assert db[source].count_documents({}) == 1 and target not in db.list_collection_names()
 
 
 @pytest.mark.parametrize("command", ["insert", "delete"])
@@ -437,14 +441,41 @@ def test_delete_limit_is_read_as_a_number(db, limit, n):
     assert result_ok(reply) and reply["n"] == n
 
 
-@pytest.mark.xfail(strict=True, reason=TS_DELETE_LIMIT)
-@pytest.mark.parametrize("limit", ["1", True], ids=repr)
-def test_time_series_delete_limit_is_read_as_a_number(db, limit):
+@pytest.mark.parametrize("limit, n", [("1", 2), (True, 2), (None, 2), ({"x": 1}, 2), (1.0, 1), (Int64(1), 1),
+                                      (Decimal128("0"), 2)], ids=repr)
+@pytest.mark.parametrize("q", [{"m": 1}, {"v": {"$gte": 1}}], ids=["meta_only", "measurement"])
+def test_time_series_delete_limit_is_read_as_a_number(db, limit, n, q):
+    # the one reading of a regular delete (numberDouble), on both time-series delete paths
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     t0 = datetime.datetime(2024, 1, 1)
     db.ts.insert_many([{"t": t0, "m": 1, "v": 1}, {"t": t0, "m": 1, "v": 2}])
-    reply = run(db, {"delete": "ts", "deletes": [{"q": {"m": 1}, "limit": limit}]})
-    assert result_ok(reply) and reply["n"] == 2
+    reply = run(db, {"delete": "ts", "deletes": [{"q": q, "limit": limit}]})
+    assert result_ok(reply) and reply["n"] == n
+    assert db.ts.count_documents({}) == 2 - n
+
+
+@pytest.mark.parametrize("limit, shown", [(2, "2"), (0.5, "0.5"), (Decimal128("1.5"), "1.5")], ids=repr)
+def test_time_series_delete_limit_other_than_0_or_1_fails_the_command(db, limit, shown):
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_one({"t": datetime.datetime(2024, 1, 1), "m": 1})
+    err = command_fails(db, {"delete": "ts", "deletes": [{"q": {"m": 1}, "limit": limit}]}, FAILED_TO_PARSE)
+    assert err.details["errmsg"] == f"The limit field in delete objects must be 0 or 1. Got {shown}"
+    assert db.ts.count_documents({}) == 1
+
+
+@pytest.mark.parametrize("command", ["update", "delete"])
+def test_time_series_null_ordered_is_the_default_ordered(db, command):
+    # as a regular write: mongod's IDL ignores a null 'ordered', which keeps its default (true), so
+    # the batch stops at its first error
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    db.ts.insert_one({"t": datetime.datetime(2024, 1, 1), "m": 1})
+    cmd = ({"update": "ts", "updates": [{"q": {"$bad": 1}, "u": {"$set": {"m": 2}}, "multi": True},
+                                        {"q": {}, "u": {"$set": {"m": 2}}, "multi": True}]}
+           if command == "update" else
+           {"delete": "ts", "deletes": [{"q": {"$bad": 1}, "limit": 0}, {"q": {}, "limit": 0}]})
+    reply = run(db, {**cmd, "ordered": None})
+    assert reply["n"] == 0 and [i for i, _ in write_error_codes(reply)] == [0]
+    assert db.ts.find_one({}, {"_id": 0}) == {"t": datetime.datetime(2024, 1, 1), "m": 1}
 
 
 # --------------------------------------------------------------------------------------------------

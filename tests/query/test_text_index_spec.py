@@ -158,8 +158,8 @@ PT = "O próximo Vôo à Noite sobre o Atlântico, Põe Freqüentemente o único
 
 
 def v2_spec(**raw) -> dict:
-    """A stored version-2 spec (creating one is refused for now; mongod's listIndexes form)."""
-    return {**normalize_text_spec(raw, {"a": "text"}), "name": "a_text", "textIndexVersion": 2}
+    """A stored version-2 spec (mongod's listIndexes form)."""
+    return {**normalize_text_spec({**raw, "textIndexVersion": 2}, {"a": "text"}), "name": "a_text"}
 
 
 def test_version2_tokenizer_is_ascii():
@@ -185,9 +185,12 @@ def test_version2_refuses_diacritic_sensitivity():
     assert (e.value.code, e.value.message) == (2, "$diacriticSensitive requires a version 3 text index or higher")
 
 
-def test_creating_a_version2_index_is_not_supported_yet():
-    assert spec_error({"textIndexVersion": 2}, {"a": "text"}) == \
-        (67, "Currently only textIndexVersion 3 is supported, not 2")
+def test_creating_a_version2_index_is_allowed():
+    # mongod 7.0's FTSSpec::fixSpec accepts textIndexVersion 2 (jstests/core/index/fts/fts_index_version2.js);
+    # version 1 (also mongod's) is not implemented here.
+    assert normalize_text_spec({"textIndexVersion": 2.0}, {"a": "text"})["textIndexVersion"] == 2
+    assert spec_error({"textIndexVersion": 1}, {"a": "text"}) == \
+        (67, "Currently only textIndexVersion 2 and 3 are supported, not 1")
 
 
 def test_lower_casing_is_per_code_point_like_mongods():
