@@ -110,13 +110,13 @@ class TextMatcher:
         self.query = query
         self.spec = TextSpec(index_spec)
         self.lang = self.spec.default_language
+        version = self.spec.version
         if query.language is not None:  # mongod validates it after finding the text index (27 first)
             lang = language(query.language)
             if lang is None:
                 raise MongoError(ErrorCode.BadValue,
-                                 f'unsupported language: "{query.language}" for text index version 3')
+                                 f'unsupported language: "{query.language}" for text index version {version}')
             self.lang = lang
-        version = self.spec.version
         if query.diacritic_sensitive and version < 3:
             raise MongoError(ErrorCode.BadValue, "$diacriticSensitive requires a version 3 text index or higher")
         pos, neg, self.phrases, self.neg_phrases = _split(query.search)
