@@ -50,6 +50,7 @@ from tidemark.query.index_keys import collated_key_value, holds, index_collation
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.match_ast import Node
 from tidemark.query.parsed_match import MatchStage, parsed
+from tidemark.query.values import is_number
 from tidemark.storage.errors import DuplicateKey, StorageError
 from tidemark.storage.keys import encode_key
 from tidemark.timeseries import collection as ts_admin
@@ -144,7 +145,9 @@ def leading_match_and_sort(pipeline: list[dict]) -> tuple[dict | None, dict | No
         i = 1
     if len(pipeline) > i and isinstance(pipeline[i], dict) and "$sort" in pipeline[i]:
         sort = pipeline[i]["$sort"]
-        if not isinstance(sort, dict):
+        # only numeric directions are an index order: anything else ({$meta: ...}, a bad value) is left
+        # to the $sort stage, which parses it (mongod's 31138 / 15974 ... even where _id leads)
+        if not isinstance(sort, dict) or not all(is_number(v) for v in sort.values()):
             return flt, None
     return flt, sort
 

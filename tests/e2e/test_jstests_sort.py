@@ -40,10 +40,6 @@ NO_DISK_USE = 292  # QueryExceededMemoryLimitNoDiskUseAllowed
 CASE_INSENSITIVE = {"locale": "en_US", "strength": 2}
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-AGG_SORT_META = ("a $sort on _id leading the pipeline is dropped unparsed when the _id index gives the order, so its "
-                 "{$meta: 1 | -1 | '1' | 'searchScore' | 'searchHighlights'} never fails (31138/31218/31219): "
-                 "server/collections.py open_read should validate the leading $sort (sort.parse_sort(allow_meta=True)) "
-                 "before dropping it, and server/query/plan.py _sort_match should not let an index give a $meta sort")
 SORT_MEMORY_REPLAN = ("{b: null} sorted by _id (indexes on b and _id) runs the b index plus a blocking sort and fails 292 "
                       "when that outgrows the memory limit; mongod falls back to the plan whose index (_id) provides the "
                       "order (server/query/plan.py choose_plan, server/collections.py)")
@@ -563,7 +559,6 @@ def test_find_sort_by_invalid_meta_fails(db, meta, code):
         assert err.details["errmsg"].startswith("Illegal $meta sort: ")
 
 
-@pytest.mark.xfail(strict=True, reason=AGG_SORT_META)
 @INVALID_METAS
 def test_aggregate_sort_by_invalid_meta_fails(db, meta, code):
     """sort_with_meta_operator.js: the same ``$meta`` values fail the same way in an aggregate ``$sort``."""

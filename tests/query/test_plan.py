@@ -307,3 +307,17 @@ def test_or_of_indexed_branches_becomes_an_index_union_only_when_allowed():
     assert p.kind == "OR" and [b.index["name"] for b in p.branches] == ["a_1", "b_1"]
     assert p.explain(filter=flt)["inputStage"]["stage"] == "OR"
     assert plan.choose_plan([ID, A], {"$or": [{"a": 1}, {"z": 2}]}, allow_or=True).kind == "COLLSCAN"
+
+
+@pytest.mark.parametrize("direction, served", [
+    (1, True), (-1, True), (1.0, True), (-1.0, True), ({"$meta": "textScore"}, False), ({"$meta": 1}, False),
+    ("1", False), (True, False), (None, False),
+])
+def test_only_numeric_sort_directions_are_an_index_order(direction, served):
+    """A leading $sort an index could serve: numeric directions only. Anything else stays in the
+    pipeline, where the $sort stage parses it (mongod's 31138 / 15974 even when the _id index leads)."""
+    from tidemark.collections import leading_match_and_sort
+
+    flt, sort = leading_match_and_sort([{"$match": {"a": 1}}, {"$sort": {"_id": direction}}])
+    assert flt == {"a": 1}
+    assert (sort is not None) is served
