@@ -564,36 +564,12 @@ def pinned_names(flt: Any) -> set[str] | None:
     return found
 
 
-# mongod reads listCollections and listDatabases filters with the default special features only
-# ($expr and $jsonSchema): the others are refused, in document order, with these answers.
-_BANNED_TOP = {"$text": "$text is not allowed in this context", "$where": "$where is not allowed in this context"}
-_BANNED_NEAR = frozenset({"$near", "$nearSphere", "$geoNear"})
-
-
 def check_catalog_filter(flt: Any) -> None:
-    """Refuse ``$text``, ``$where`` and the near operators in a catalog listing's filter (2 BadValue),
-    wherever the filter parser would meet them (under ``$and``/``$or``/``$nor``, in ``$elemMatch`` and
-    ``$not``), before the filter is compiled."""
-    if not isinstance(flt, dict):
-        return
-    for key, value in flt.items():
-        if key in _BANNED_TOP:
-            raise MongoError(ErrorCode.BadValue, _BANNED_TOP[key])
-        if key in ("$and", "$or", "$nor"):
-            for child in value if isinstance(value, list) else ():
-                check_catalog_filter(child)
-        elif not key.startswith("$") and isinstance(value, dict):
-            _check_catalog_operators(value)
+    """mongod reads listCollections and listDatabases filters with the default special features only:
+    ``$text``, ``$where`` and the near operators are refused (2), before the filter is compiled."""
+    from tidemark.query.match_parse import refuse_special_features
 
-
-def _check_catalog_operators(ops: dict) -> None:
-    for op, arg in ops.items():
-        if op in _BANNED_NEAR:
-            raise MongoError(ErrorCode.BadValue, "$geoNear, $near, and $nearSphere are not allowed in this context")
-        if op == "$elemMatch":
-            check_catalog_filter(arg)
-        elif op == "$not" and isinstance(arg, dict):
-            _check_catalog_operators(arg)
+    refuse_special_features(flt)
 
 
 def _is_collections_only(flt: Any) -> bool:

@@ -370,8 +370,6 @@ def _top_operator(spec: dict) -> str:
 # --------------------------------------------------------------------------------------------------
 
 # kDefaultSpecialFeatures has neither kText, kJavascript nor kGeoNear: these answer 2 BadValue.
-_VALIDATOR_BANNED_TOP = frozenset({"$text", "$where"})
-_VALIDATOR_BANNED_NEAR = frozenset({"$near", "$nearSphere", "$geoNear"})
 # Expressions that refuse to be parsed while isParsingCollectionValidator is set (code, message).
 _VALIDATOR_BANNED_EXPRESSIONS = {
     "$function": (4660800, "$function cannot be used inside a validator."),
@@ -390,51 +388,13 @@ def parse_validator(spec: Any, *, level: str | None, action: str | None) -> None
     from tidemark.query.expressions import defined_variables
     from tidemark.query.jsonschema import encrypt_keywords_refused
     from tidemark.query.match import compile_filter
+    from tidemark.query.match_parse import refuse_special_features
 
     if not spec:
         return
-    if isinstance(spec, Mapping):  # (anything else: compile_filter's own type error)
-        _check_validator_filter(spec)
+    refuse_special_features(spec, _VALIDATOR_BANNED_EXPRESSIONS)  # (a non-document: compile_filter's error)
     with defined_variables(()), encrypt_keywords_refused(action == "warn" or level == "moderate"):
         compile_filter(spec)
-
-
-def _check_validator_filter(flt: Any) -> None:
-    for key, value in flt.items():
-        if key in _VALIDATOR_BANNED_TOP:
-            raise MongoError(ErrorCode.BadValue, f"{key} is not allowed in this context")
-        if key in ("$and", "$or", "$nor"):
-            for child in value if isinstance(value, list) else ():
-                if isinstance(child, Mapping):
-                    _check_validator_filter(child)
-        elif key == "$expr":
-            _check_validator_expression(value)
-        elif not key.startswith("$") and isinstance(value, Mapping):
-            _check_validator_operators(value)
-
-
-def _check_validator_operators(ops: Mapping) -> None:
-    for op, arg in ops.items():
-        if op in _VALIDATOR_BANNED_NEAR:
-            raise MongoError(ErrorCode.BadValue, "$geoNear, $near, and $nearSphere are not allowed in this context")
-        if op == "$elemMatch" and isinstance(arg, Mapping):
-            _check_validator_filter(arg)  # a sub-filter ...
-            _check_validator_operators(arg)  # ... or operators on the element
-        elif op == "$not" and isinstance(arg, Mapping):
-            _check_validator_operators(arg)
-
-
-def _check_validator_expression(expr: Any) -> None:
-    if isinstance(expr, list):
-        for e in expr:
-            _check_validator_expression(e)
-    elif isinstance(expr, Mapping):
-        for key, value in expr.items():
-            banned = _VALIDATOR_BANNED_EXPRESSIONS.get(key)
-            if banned is not None:
-                raise MongoError(*banned)
-            if key != "$literal":  # a literal's contents are data, not expressions
-                _check_validator_expression(value)
 
 
 def bypasses_validation() -> bool:

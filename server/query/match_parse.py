@@ -105,6 +105,56 @@ def where_not_allowed() -> Iterator[None]:
         _WHERE_ALLOWED.reset(token)
 
 
+# What a filter may not hold where mongod parses it with only the default special features (a
+# collection validator, a listCollections / listDatabases filter): refused in document order (2).
+_BANNED_TOP = frozenset({"$text", "$where"})
+_BANNED_NEAR = frozenset({"$near", "$nearSphere", "$geoNear"})
+
+
+def refuse_special_features(flt: Any, banned_expressions: Mapping[str, tuple[int, str]] | None = None) -> None:
+    """Refuse ``$text``, ``$where`` and the near operators (2 BadValue) wherever the filter parser
+    would meet them (under ``$and``/``$or``/``$nor``, in ``$elemMatch`` and ``$not``), before the filter
+    is compiled; with ``banned_expressions`` (name -> (code, message)), also those expressions anywhere
+    inside an ``$expr`` (a ``$literal``'s contents are data)."""
+    if not isinstance(flt, Mapping):
+        return
+    for key, value in flt.items():
+        if key in _BANNED_TOP:
+            raise MongoError(ErrorCode.BadValue, f"{key} is not allowed in this context")
+        if key in ("$and", "$or", "$nor"):
+            for child in value if isinstance(value, list) else ():
+                refuse_special_features(child, banned_expressions)
+        elif key == "$expr":
+            if banned_expressions:
+                _refuse_expressions(value, banned_expressions)
+        elif not key.startswith("$") and isinstance(value, Mapping):
+            _refuse_operators(value, banned_expressions)
+
+
+def _refuse_operators(ops: Mapping, banned_expressions: Mapping[str, tuple[int, str]] | None) -> None:
+    for op, arg in ops.items():
+        if op in _BANNED_NEAR:
+            raise MongoError(ErrorCode.BadValue, "$geoNear, $near, and $nearSphere are not allowed in this context")
+        if op == "$elemMatch" and isinstance(arg, Mapping):
+            refuse_special_features(arg, banned_expressions)  # a sub-filter ...
+            _refuse_operators(arg, banned_expressions)  # ... or operators on the element
+        elif op == "$not" and isinstance(arg, Mapping):
+            _refuse_operators(arg, banned_expressions)
+
+
+def _refuse_expressions(expr: Any, banned: Mapping[str, tuple[int, str]]) -> None:
+    if isinstance(expr, list):
+        for e in expr:
+            _refuse_expressions(e, banned)
+    elif isinstance(expr, Mapping):
+        for key, value in expr.items():
+            refused = banned.get(key)
+            if refused is not None:
+                raise MongoError(*refused)
+            if key != "$literal":
+                _refuse_expressions(value, banned)
+
+
 def _parse_where(value: Any) -> Node:
     """``{$where: "js" | Code}`` -> ``Expr({$function: {body, args: ["$$CURRENT"], lang: "js",
     _internalSetObjToThis: true}})``, mongod's own desugaring (``this`` and ``obj`` are the document).
