@@ -18,6 +18,7 @@ from tidemark.query import docmeta
 from tidemark.query import plan as planner
 from tidemark.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite
 from tidemark.query.match import compile_filter, parse_filter
+from tidemark.query.match_parse import refuse_special_features, where_not_allowed
 from tidemark.query.parsed_match import MatchStage, parsed
 from tidemark.query.pipeline import has_near, parse_pipeline
 from tidemark.query.plan_special import mentions_special
@@ -48,7 +49,14 @@ def timeseries_special(full: list, variables: dict | None) -> list:
                 # validated here as parse_pipeline would, parsed once: the time-series source takes
                 # the node (deps.leading_matches) and compiles its per-measurement filter only if a
                 # bucket needs it (view.EventFilter)
-                full = [MatchStage(flt, parse_filter(flt), None, None, variables), *full[1:]]
+                with where_not_allowed():
+                    node = parse_filter(flt)
+                full = [MatchStage(flt, node, None, None, variables), *full[1:]]
+            else:
+                # a find's filter, parsed by the command: a find on a view runs as an aggregation,
+                # whose $match refuses $where (2) as on any view ($text and the near operators were
+                # answered above)
+                refuse_special_features(flt)
         if "$geoNear" in full[0]:
             return timeseries_rewrite(full[0]["$geoNear"], variables) + full[1:]
     return full

@@ -40,6 +40,9 @@ from tidemark.storage.keys import encode_key
 
 START_RADIANS = 100.0 / EARTH_RADIUS_M
 GROWTH = 4.0
+# the room a region searched or pre-filtered has over the distance that decides (relative): far above
+# the ~1e-16 by which S2's and the exact distance formulas can differ
+_PREFILTER_ROOM = 1 + 1e-12
 
 
 # --------------------------------------------------------------------------------------------------
@@ -105,7 +108,10 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]]) -
         r = max(START_RADIANS, near.min_distance / to_units)
         while True:
             r = min(r, limit)
-            take(intervals_for(region_intervals(cap_region(near.point, r))))
+            # the cells of a slightly larger disc: a point at exactly distance r (or on a cell edge the
+            # disc's border runs along, like the equator) may lie a few ulps outside the disc in S2's
+            # arithmetic; every point read is measured exactly (take, emit) before it is yielded
+            take(intervals_for(region_intervals(cap_region(near.point, min(r * _PREFILTER_ROOM + 1e-15, math.pi)))))
             if r >= limit:
                 yield from emit(math.inf)
                 return
@@ -303,10 +309,14 @@ def timeseries_rewrite(raw: Any, variables: dict | None = None) -> list[dict]:
         raise MongoError(5860208, "$geoNear 'includeLocs' is not supported on time-series metrics")
     near = spec.near_query()
     x, y = near.xy
+    # The $geoWithin only narrows what the distance $match after it decides exactly, so its radius has
+    # room for rounding: a point at exactly maxDistance (which the distance stage keeps, as a $geoNear
+    # on a collection does) can land a few ulps outside the same circle measured in radians.
     if near.spherical:
-        within = {"$centerSphere": [[x, y], near.max_radians]}
+        within = {"$centerSphere": [[x, y], near.max_radians * _PREFILTER_ROOM]}
     else:
-        within = {"$center": [[x, y], near.max_distance if near.max_distance != math.inf else 1.7976931348623157e308]}
+        within = {"$center": [[x, y], near.max_distance * _PREFILTER_ROOM if near.max_distance != math.inf
+                              else 1.7976931348623157e308]}
     mult = spec.distance_multiplier if spec.distance_multiplier is not None else 1.0
     stages: list[dict] = [
         {"$match": {spec.key: {"$geoWithin": within}}},

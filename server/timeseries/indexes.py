@@ -146,6 +146,10 @@ def to_bucket_key(user_key: Any, time_field: str, meta_field: str | None) -> dic
                 )
             _add_min_max(out, field, value)
             continue
+        if field.endswith(".$**"):
+            # a measurement's control.min / control.max pair cannot hold a wildcard key (mongod: 67,
+            # or 7246201 from its compound-wildcard check); the buckets index would index every path
+            raise MongoError(ErrorCode.CannotCreateIndex, f"time-series wildcard indexes are not supported: {elem}")
         if _is_number(value):
             _add_min_max(out, field, value)
         elif value == "2dsphere":
