@@ -13,15 +13,22 @@ Public API:
 The sandbox: QuickJS's bare context (ECMAScript builtins only: no ``require``, ``load``, ``fetch``,
 ``std``/``os`` modules, timers or host objects), plus a small shell-like scope: ``NumberInt``,
 ``NumberLong``, ``NumberDecimal`` (plain numbers here), ``ObjectId`` (``.str``, ``toString``,
-``equals``), ``ISODate`` (a ``Date``), ``tojson`` (JSON), ``print`` (no-op), ``sleep(ms)`` (the call unwinds,
+``equals``), ``ISODate`` (a ``Date``), ``tojson`` / ``tojsononeline`` (JSON), ``print`` / ``printjson`` /
+``printjsononeline`` (no-ops), the helpers of mongod's scope that ``$where`` bodies use (``assert`` with
+``eq``/``neq``/``lt``/``lte``/``gt``/``gte``/``isnull``, ``doassert``, ``isNumber``/``isString``/``isObject``,
+``Object.keySet``), ``sleep(ms)`` (the call unwinds,
 the host waits in wall-clock time with the operation's interruption checked, then runs the call again
 with that sleep already done: a ``try``/``catch`` around ``sleep`` in user code sees the unwinding).
 
 Values: int32 / Int64 / double / Decimal128 -> JS number (so longs past 2**53 and decimals are
 approximated, where mongod gives NumberLong / NumberDecimal objects); string, bool, null, arrays,
-documents as themselves; datetime -> ``Date``; ObjectId -> ``ObjectId``; a missing value -> undefined;
-other types (binary, regex, timestamp, ...) -> their string form. Back: a JS number is a double (as in
-mongod), ``NumberInt(x)`` an int32, ``Date`` a datetime, ``ObjectId`` an ObjectId, undefined null.
+documents as themselves; datetime -> ``Date``; ObjectId -> ``ObjectId``; regex -> ``RegExp`` (options i,
+m, s); a missing value -> undefined; other types (binary, timestamp, ...) -> their string form. Back: a JS
+number is a double (as in mongod), ``NumberInt(x)`` an int32, ``Date`` a datetime, ``ObjectId`` an
+ObjectId, ``RegExp`` a regex, undefined null. ``this`` in ``$function`` / ``$accumulator`` is an object
+without properties. An error answers 139 with the error and the user's stack frames (``name@:line``).
+The glue keeps its own references to the builtins it uses, so code redefining ``JSON``, ``Date`` or
+``Function.prototype.apply`` changes only what that code itself sees.
 
 Bounds. Memory: each thread's engine has a heap limit (``HEAP_LIMIT_BYTES``); running out answers 146
 ExceededMemoryLimit "Out of memory" and the thread's engine is thrown away (the server goes on). Time:
@@ -30,8 +37,12 @@ operation's interruption check runs (50 MaxTimeMSExpired, 11601 killOp) and the 
 its inputs with the doubled slice (like the regex matcher): total work stays under twice the longest
 slice, and a call's JavaScript side effects on globals may repeat. The engine runs with the GIL
 released, so the call hands on the read's run token meanwhile (``interrupt.gil_released``).
-Threads: QuickJS runtimes must not be shared between threads, so each thread has its own engine and
-compiles a function on its first call there (a small LRU per thread).
+Scopes: mongod keeps a JavaScript scope per database, and so does this module: what one database's
+code leaves in the global scope (a redefined ``Math.max``, a global holding a document) is never seen by
+another database's code. The database is that of the running operation (``interrupt.current().ns``).
+Threads: QuickJS runtimes must not be shared between threads, so each thread has its own engine per
+database (the ``ENGINES_PER_THREAD`` most recently used) and compiles a function on its first call
+there (a small LRU per engine).
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -47,6 +59,7 @@ from typing import Any
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
+from bson.regex import Regex
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
@@ -58,6 +71,7 @@ HEAP_LIMIT_BYTES = 64 * 1024 * 1024
 STACK_LIMIT_BYTES = 512 * 1024
 FIRST_SLICE_SECONDS = 0.02
 FUNCTIONS_PER_THREAD = 256
+ENGINES_PER_THREAD = 4  # databases whose scopes a thread keeps (each a QuickJS context, ~300 KB idle)
 JS_ERROR = ErrorCode.JSInterpreterFailure  # 139
 
 _ENABLED = True
@@ -84,6 +98,12 @@ def require_enabled() -> None:
 _PRELUDE = r"""
 (function (g) {
   var T = "\u0001t";
+  // The glue keeps its own references to the builtins it uses: code that redefines a global (JSON,
+  // Date, Function.prototype.apply ...) changes what it sees itself, never how values cross over.
+  var parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray, apply = Reflect.apply;
+  var hasOwn = Object.prototype.hasOwnProperty, DateC = Date, RegExpC = RegExp, NumberC = Number;
+  var StringC = String, isFiniteC = isFinite, evalC = eval;
+  function own(o, k) { return apply(hasOwn, o, [k]); }
   function ObjectId(hex) {
     if (!(this instanceof ObjectId)) return new ObjectId(hex);
     this.str = String(hex);
@@ -102,7 +122,36 @@ _PRELUDE = r"""
   g.NumberDecimal = function (x) { return Number(x); };
   g.ISODate = function (s) { return s === undefined ? new Date() : new Date(s); };
   g.tojson = function (x) { return JSON.stringify(x); };
+  g.tojsononeline = g.tojson;
   g.print = function () {};
+  g.printjson = g.print;
+  g.printjsononeline = g.print;
+  // the shell helpers mongod's scope has too (its assert.js and types.js), which $where bodies use
+  g.isNumber = function (x) { return typeof x === "number"; };
+  g.isString = function (x) { return typeof x === "string"; };
+  g.isObject = function (x) { return typeof x === "object"; };
+  Object.keySet = function (o) {
+    var keys = [];
+    for (var k in o) { if (Object.prototype.hasOwnProperty.call(o, k)) keys.push(k); }
+    return keys;
+  };
+  function doassert(msg) {
+    if (typeof msg === "function") msg = msg();
+    throw new Error(msg === undefined ? "assert failed" : String(msg));
+  }
+  function show(x) { return x instanceof RegExp ? String(x) : JSON.stringify(x); }
+  function same(a, b) { return a == b || show(a) === show(b); }
+  function check(ok, text, msg) { if (!ok) doassert(text + (msg === undefined ? "" : " : " + msg)); }
+  function assert(ok, msg) { if (!ok) doassert(msg === undefined ? "assert failed" : msg); }
+  assert.eq = function (a, b, msg) { check(same(a, b), "[" + show(a) + "] != [" + show(b) + "] are not equal", msg); };
+  assert.neq = function (a, b, msg) { check(!same(a, b), "[" + show(a) + "] == [" + show(b) + "] are equal", msg); };
+  assert.lt = function (a, b, msg) { check(a < b, "[" + show(a) + "] < [" + show(b) + "] is false", msg); };
+  assert.lte = function (a, b, msg) { check(a <= b, "[" + show(a) + "] <= [" + show(b) + "] is false", msg); };
+  assert.gt = function (a, b, msg) { check(a > b, "[" + show(a) + "] > [" + show(b) + "] is false", msg); };
+  assert.gte = function (a, b, msg) { check(a >= b, "[" + show(a) + "] >= [" + show(b) + "] is false", msg); };
+  assert.isnull = function (a, msg) { check(a === null || a === undefined, "supposed to be null (" + show(a) + ")", msg); };
+  g.doassert = doassert;
+  g.assert = assert;
   // sleep(ms), as mongod's scope has it (drivers' suites slow a $where down with it). QuickJS cannot
   // block, nor call the host while a time limit is set, so sleep() unwinds the call with SLEEP and the
   // host waits (interruptibly) and runs the call again; on that run the sleeps already waited return
@@ -117,42 +166,45 @@ _PRELUDE = r"""
   };
   var fns = [];
   function revive(k, v) {
-    if (v !== null && typeof v === "object" && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, T)) {
+    if (v !== null && typeof v === "object" && !isArray(v) && own(v, T)) {
       switch (v[T]) {
-        case "date": return new Date(v.v);
+        case "date": return new DateC(v.v);
         case "oid": return new ObjectId(v.v);
-        case "num": return Number(v.v);
+        case "num": return NumberC(v.v);
         case "undef": return undefined;
+        case "re": return new RegExpC(v.v[0], v.v[1]);
       }
     }
     return v;
   }
   function replace(k, v) {
     var o = this[k];
-    if (o instanceof Date) return {"\u0001t": "date", "v": o.getTime()};
+    if (o instanceof DateC) return {"\u0001t": "date", "v": o.getTime()};
     if (o instanceof ObjectId) return {"\u0001t": "oid", "v": o.str};
+    if (o instanceof RegExpC) return {"\u0001t": "re", "v": [o.source, o.flags]};
     if (o instanceof NumberInt) return {"\u0001t": "int", "v": o.v};
-    if (typeof o === "number" && !isFinite(o)) return {"\u0001t": "num", "v": String(o)};
+    if (typeof o === "number" && !isFiniteC(o)) return {"\u0001t": "num", "v": StringC(o)};
     if (o === undefined) return k === "" ? null : undefined;
-    if (typeof o === "function") return {"\u0001t": "code", "v": String(o)};
-    if (typeof o === "bigint") return Number(o);
+    if (typeof o === "function") return {"\u0001t": "code", "v": StringC(o)};
+    if (typeof o === "bigint") return NumberC(o);
     return v;
   }
   g.__tm_compile = function (src) {
-    var f = (0, eval)(src);
+    var f = (0, evalC)(src);  // indirect: the global scope
     if (typeof f !== "function") throw new TypeError("the body did not evaluate to a function");
     fns.push(f);
     return fns.length - 1;
   };
   g.__tm_call = function (id, thisJson, argsJson, where, sleepsDone) {
-    var self = thisJson === "" ? undefined : JSON.parse(thisJson, revive);
-    var args = JSON.parse(argsJson, revive);
+    // $function / $accumulator: 'this' is an object of no properties, as mongod's (not the global object)
+    var self = thisJson === "" ? {} : parse(thisJson, revive);
+    var args = parse(argsJson, revive);
     sleeps.done = sleepsDone;
     sleeps.next = 0;
     try {
-      if (where) { g.obj = self; return fns[id].apply(self, args) ? "true" : "false"; }
-      var r = fns[id].apply(self, args);
-      var s = JSON.stringify(r, replace);
+      if (where) { g.obj = self; return apply(fns[id], self, args) ? "true" : "false"; }
+      var r = apply(fns[id], self, args);
+      var s = stringify(r, replace);
       return s === undefined ? "null" : s;
     } catch (e) {
       if (e === SLEEP) return "\u0001sleep " + sleeps.ms;
@@ -196,9 +248,22 @@ def _to_js(v: Any) -> Any:
         return {"\u0001t": "date", "v": int(v)}
     if t is ObjectId:
         return {"\u0001t": "oid", "v": str(v)}
+    if t is Regex:  # a RegExp (_js_flags)
+        return {"\u0001t": "re", "v": [v.pattern, _js_flags(v.flags)]}
     if v is MISSING:
         return {"\u0001t": "undef"}
     return str(v)
+
+
+# JavaScript has i, m and s of BSON's options (its u changes the pattern syntax; x and l it lacks)
+_JS_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
+
+
+def _js_flags(flags: int | str) -> str:
+    """A BSON regex's options as JavaScript RegExp flags."""
+    if isinstance(flags, str):
+        return "".join(f for f in flags if f in "ims")
+    return "".join(letter for bit, letter in _JS_FLAGS if flags & bit)
 
 
 def _from_tag(obj: dict) -> Any:
@@ -214,6 +279,8 @@ def _from_tag(obj: dict) -> Any:
         return int(v)
     if kind == "num":
         return float(v.replace("Infinity", "inf"))
+    if kind == "re":
+        return Regex(v[0], "".join(f for f in "ims" if f in v[1]))
     if kind == "code":
         from bson.code import Code
         return Code(v)
@@ -247,6 +314,7 @@ class _Engine:
         self.ctx.eval(_PRELUDE)
         self.compile_fn = self.ctx.get("__tm_compile")
         self.call_fn = self.ctx.get("__tm_call")
+        self.ctx.eval("delete globalThis.__tm_compile; delete globalThis.__tm_call;")  # user code never sees them
         self.functions: OrderedDict[tuple[str, bool], int] = OrderedDict()
         self.slice = -1.0
 
@@ -330,9 +398,26 @@ def _translate(exc: Exception, engine: _Engine) -> Exception:
         return MongoError(JS_ERROR, "InternalError: too much recursion")
     if _is_oom(message):
         return _OutOfMemory()
-    # The first line is the error ("TypeError: x is undefined"); the rest is a stack through the
-    # prelude's glue, meaningless to the client.
-    return MongoError(JS_ERROR, message.strip().split("\n", 1)[0] or "uncaught exception")
+    return MongoError(JS_ERROR, _with_stack(message))
+
+
+_FRAME = re.compile(r"\s*at (\S+) \((?:<input>(?::(\d+))?|native)\)")
+
+
+def _with_stack(message: str) -> str:
+    """mongod's form of a JavaScript error: the error, then " :" and the user's stack frames, one
+    ``name@:line`` per line (the frames from the prelude's glue on, which begin at its ``apply``, are
+    left out: meaningless to the client)."""
+    lines = message.strip().split("\n")
+    frames = []
+    for line in lines[1:]:
+        found = _FRAME.match(line)
+        if found is None or line.strip() == "at apply (native)":
+            break
+        name, number = found.groups()
+        frames.append(("" if name == "<anonymous>" else name) + "@:" + (number or ""))
+    head = lines[0] or "uncaught exception"
+    return head + " :\n" + "\n".join(frames) if frames else head
 
 
 class _OutOfMemory(Exception):
@@ -342,15 +427,43 @@ class _OutOfMemory(Exception):
 _local = threading.local()
 
 
+def _scope_key() -> str:
+    """The database of the operation running (its ``ns``): mongod keeps a JavaScript scope per database,
+    so what one database's code leaves in the global scope (a redefined ``Math.max``, a global holding a
+    document) is never seen by another database's code. Empty outside an operation."""
+    ns = getattr(interrupt.current(), "ns", None)
+    return ns.partition(".")[0] if isinstance(ns, str) else ""
+
+
+def _engines() -> OrderedDict[str, _Engine]:
+    engines = getattr(_local, "engines", None)
+    if engines is None:
+        engines = _local.engines = OrderedDict()
+    return engines
+
+
 def _engine() -> _Engine:
-    engine = getattr(_local, "engine", None)
+    """This thread's engine for the running operation's database (the least recently used of more
+    than ``ENGINES_PER_THREAD`` is closed)."""
+    engines = _engines()
+    key = _scope_key()
+    engine = engines.get(key)
     if engine is None:
-        engine = _local.engine = _Engine()
+        engine = engines[key] = _Engine()
+        if len(engines) > ENGINES_PER_THREAD:
+            engines.popitem(last=False)
+    else:
+        engines.move_to_end(key)
     return engine
 
 
+def _drop_engine() -> None:
+    """The next call in this database starts afresh (out of memory, or a full function table)."""
+    _engines().pop(_scope_key(), None)
+
+
 def _out_of_memory() -> MongoError:
-    _local.engine = None  # a context that ran out of memory may be unusable: the next call starts afresh
+    _drop_engine()  # a context that ran out of memory may be unusable: the next call starts afresh
     return MongoError(ErrorCode.ExceededMemoryLimit, "Out of memory")
 
 
@@ -370,7 +483,7 @@ class JsFunction:
                 fid = engine.function_id(self.source, self.where)
                 return engine.call(fid, this_json, args_json, self.where)
             except _Reset:
-                _local.engine = None
+                _drop_engine()
             except _OutOfMemory:
                 raise _out_of_memory() from None
         raise MongoError(JS_ERROR, "could not compile the function")
