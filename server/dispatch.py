@@ -33,6 +33,7 @@ from tidemark.commands import (
     cursors,
     databases,
     ddl,
+    explain,
     handshake,
     indexes,
     operations,
@@ -66,7 +67,7 @@ FAMILIES = (
     admin,
     sessions,
     cursors,
-    databases, ddl, crud, aggregate, indexes, stats, capped,
+    databases, ddl, crud, aggregate, explain, indexes, stats, capped,
     profiling, replication, testing, operations, operator, oplog,
     auth, users, roles, authz_merge,
 )

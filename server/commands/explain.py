@@ -1,0 +1,408 @@
+"""explain (find, aggregate, count, distinct, update, delete, findAndModify), and ``aggregate`` with
+``explain: true``: mongod 7.0's explain documents, built on the read core the commands themselves run
+on (``collections.open_read`` / ``run_find``).
+
+- The command is checked as mongod's IDL does (40415 for an unknown field; generic arguments pass), and
+  an explained command naming another database (its own ``$db``) is 73.
+- ``queryPlanner`` describes the plan; ``executionStats`` and ``allPlansExecution`` also run the read
+  and count. A write counts what it *would* do (``nWouldDelete``; ``nMatched``, ``nWouldModify``,
+  ``nWouldUpsert``) and writes nothing: no document changes, no collection or database is created.
+- A collection that does not exist plans as ``EOF`` (``type: "nonExistentNamespace"``); a findAndModify
+  in a database that does not exist is 26, as mongod's.
+- An error while counting is not the command's error: the explain answers with ``executionSuccess:
+  false`` and the error's ``errorMessage`` / ``errorCode`` (mongod's explain_execution_error).
+- ``command`` echoes the explained command as sent (without ``$db``).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from tidemark import collections as access
+from tidemark.arguments import check_fields
+from tidemark.commands import replication
+from tidemark.commands import timeseries as ts
+from tidemark.commands.aggregate import parse_aggregate
+from tidemark.context import CommandContext, CommandSpec, ServerState
+from tidemark.core import collection as C
+from tidemark.core import namespace
+from tidemark.core.clustered import cluster_info
+from tidemark.index_usage import not_counted
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import plan as planner
+from tidemark.query.expressions import evaluate_let
+from tidemark.query.update import apply_update
+from tidemark.query.update_parse import parse_update
+from tidemark.timeseries import ddl as ts_ddl
+
+VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
+_EOF = {"stage": "EOF", "type": "nonExistentNamespace"}  # the plan of a collection that does not exist
+
+
+def _server_info(server: ServerState) -> dict:
+    return {"host": socket.gethostname(), "port": server.options.port, "version": "7.0.0",
+            "gitVersion": "tidemark"}
+
+
+def _echo(cmd: dict) -> dict:
+    """The explained command as the client sent it."""
+    return {k: v for k, v in cmd.items() if k != "$db"}
+
+
+def _stage_list(pipeline: list[dict]) -> list[dict]:
+    try:
+        from tidemark.query.explain import explain_stages
+        from tidemark.query.pipeline import parse_pipeline
+
+        return explain_stages(parse_pipeline(pipeline, None))
+    except MongoError:
+        raise
+    except Exception:  # noqa: BLE001 - explain of the raw spec is still informative
+        return [dict(s) for s in pipeline]
+
+
+def _exec_stats(n: int, millis: int, stats: dict) -> dict:
+    return {"executionSuccess": True, "nReturned": n, "executionTimeMillis": millis,
+            "totalKeysExamined": stats.get("keys", 0), "totalDocsExamined": stats.get("docs", 0)}
+
+
+# --------------------------------------------------------------------------------------------------
+# the command
+# --------------------------------------------------------------------------------------------------
+
+
+async def explain(ctx: CommandContext, cmd: dict) -> dict:
+    inner = cmd.get("explain")
+    if not isinstance(inner, dict) or not inner:
+        raise MongoError(ErrorCode.TypeMismatch,
+                         "BSON field 'explain.explain' is the wrong type, expected type 'object'")
+    check_fields(cmd, "explain", {"verbosity"})
+    verbosity = cmd.get("verbosity", "allPlansExecution")
+    if verbosity not in VERBOSITIES:
+        raise MongoError(ErrorCode.BadValue,
+                         f"Enumeration value '{verbosity}' for field 'explain.verbosity' is not a valid value.")
+    inner_db = inner.get("$db", ctx.db)
+    if inner_db != ctx.db:
+        raise MongoError(ErrorCode.InvalidNamespace,
+                         f"Mismatched $db in explain command. Expected {ctx.db} but got {inner_db}")
+    command = next(iter(inner))
+    inner = {**inner, "$db": ctx.db}
+    db = ctx.db
+    if command == "aggregate":
+        target, pipeline = parse_aggregate({**inner, "explain": True})
+        replication.check_change_stream(pipeline)
+        return await explain_aggregate(ctx, db, target if isinstance(target, str) else None, pipeline,
+                                       inner, verbosity)
+    if command == "find":
+        return await explain_find(ctx, inner, verbosity)
+    if command in ("count", "distinct", "update", "delete", "findAndModify", "findandmodify"):
+        return await explain_other(ctx, command, inner, verbosity)
+    raise MongoError(ErrorCode.CommandNotSupported if command in ("insert", "mapReduce") else
+                     ErrorCode.CommandNotFound, f"Explain failed due to unknown command: {command}")
+
+
+async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipeline: list[dict], cmd: dict,
+                            verbosity: str, target=None) -> dict:
+    def work():
+        if name is None:
+            return None
+        with not_counted():  # explain is no index access ($indexStats)
+            res = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), ctx=ctx,
+                                   variables=evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
+                                   collation=C.collation_arg(cmd, "aggregate"), target=target)
+        n: int | None = None
+        error: MongoError | None = None
+        t0 = time.monotonic()
+        if verbosity != "queryPlanner":
+            n = 0
+            try:
+                for _ in res.docs:
+                    n += 1
+            except MongoError as exc:  # reported in executionStats, not raised
+                error = exc
+        millis = int((time.monotonic() - t0) * 1000)
+        extended = res.ts_info is not None and ts.uses_extended_range(
+            ctx.server, C.ns_of(db, res.target.ts_view["viewOn"]), res.ts_info["timeField"])
+        return res, n, millis, extended, error
+
+    result = await ctx.run_blocking(work)
+    ns = C.ns_of(db, name) if name else f"{db}.$cmd.aggregate"
+    echoed = _echo(cmd) if cmd.get("aggregate") is not None else {"aggregate": name, "pipeline": pipeline}
+    if result is None:
+        return {"stages": _stage_list(pipeline), "serverInfo": _server_info(ctx.server), "command": echoed}
+    res, n, millis, extended, error = result
+    flt, sort = access.leading_match_and_sort(pipeline)
+    if res.ts_info is not None:
+        buckets_ns = C.ns_of(db, res.target.ts_view["viewOn"])  # the read's own resolution
+        options = ts_ddl.stored_options(res.target.buckets_info)
+        fixed = options is not None and options.granularity is None and \
+            options.bucket_rounding_seconds == options.bucket_max_span_seconds
+        stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity,
+                                   fixed_buckets=fixed, uses_extended_range=extended)
+        return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server), "command": echoed}
+    planner_doc: dict[str, Any] = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
+                   "winningPlan": res.plan.explain(has_sort=sort is not None, filter=flt)
+                   if res.plan else dict(_EOF),
+                   "rejectedPlans": []}
+    cursor_stage = {"$cursor": {"queryPlanner": planner_doc}}
+    if n is not None:
+        execution = _exec_stats(n, millis, res.stats)
+        if error is not None:
+            execution.update(executionSuccess=False, errorMessage=error.message, errorCode=error.code)
+        cursor_stage["$cursor"]["executionStats"] = _with_all_plans(execution, verbosity)
+    return {"explainVersion": "1", "stages": [cursor_stage, *_stage_list(res.pipeline)],
+            "serverInfo": _server_info(ctx.server), "command": echoed}
+
+
+async def explain_find(ctx: CommandContext, cmd: dict, verbosity: str) -> dict:
+    spec = access.FindSpec(cmd)
+
+    def work():
+        with not_counted():  # explain is no index access ($indexStats)
+            res = access.run_find(ctx.server, spec, ctx.db, ctx, target=target)
+        t0 = time.monotonic()
+        n: int | None = None
+        error: MongoError | None = None
+        if verbosity != "queryPlanner":
+            n = 0
+            try:
+                for _ in res.docs:
+                    n += 1
+            except MongoError as exc:  # the query fails (a sort past its memory limit): reported, not raised
+                error = exc
+        return res, n, int((time.monotonic() - t0) * 1000), error
+
+    target = await ctx.run_blocking(namespace.resolve, ctx.server.engine, ctx.db, spec.name)
+    if target.view is not None:  # mongod explains the aggregation a find on a view becomes
+        return await explain_aggregate(ctx, ctx.db, spec.name, spec.as_pipeline(), cmd, verbosity, target)
+    res, n, millis, error = await ctx.run_blocking(work)
+    win = res.plan.explain(has_sort=bool(spec.sort), filter=spec.filter)
+    if spec.skip:
+        win = {"stage": "SKIP", "skipAmount": spec.skip, "inputStage": win}
+    if spec.limit:
+        win = {"stage": "LIMIT", "limitAmount": spec.limit, "inputStage": win}
+    if spec.projection:
+        win = {"stage": "PROJECTION_DEFAULT", "transformBy": spec.projection, "inputStage": win}
+    reply: dict[str, Any] = {"explainVersion": "1",
+             "queryPlanner": {"namespace": res.namespace, "indexFilterSet": False, "parsedQuery": spec.filter,
+                              "maxIndexedOrSolutionsReached": False, "maxIndexedAndSolutionsReached": False,
+                              "maxScansToExplodeReached": False, "winningPlan": win, "rejectedPlans": []},
+             "command": _echo(cmd), "serverInfo": _server_info(ctx.server)}
+    if n is not None:
+        execution = _exec_stats(n, millis, res.stats)
+        if error is not None:
+            execution.update(executionSuccess=False, errorMessage=error.message, errorCode=error.code)
+        # Compass draws its plan tree from executionStages: the winning plan with the counters on top
+        execution["executionStages"] = {
+            **win, "nReturned": n, "executionTimeMillisEstimate": millis,
+            "docsExamined": res.stats.get("docs", 0), "keysExamined": res.stats.get("keys", 0)}
+        reply["executionStats"] = _with_all_plans(execution, verbosity)
+    return reply
+
+
+def _with_all_plans(execution: dict, verbosity: str) -> dict:
+    """``allPlansExecution`` adds each candidate plan's trial: one plan is chosen here, so none."""
+    if verbosity == "allPlansExecution":
+        execution["allPlansExecution"] = []
+    return execution
+
+
+# --------------------------------------------------------------------------------------------------
+# count, distinct and the writes
+# --------------------------------------------------------------------------------------------------
+
+
+def _is_view(server: ServerState, db: str, name: str) -> bool:
+    with server.engine.read() as r:
+        return C.get_view(r, db, name) is not None
+
+
+def _view_count_or_distinct(command: str, flt: dict, cmd: dict) -> list[dict]:
+    """The pipeline a count/distinct on a view runs as (how mongod explains it)."""
+    stages: list[dict] = [{"$match": flt}] if flt else []
+    if command == "count":
+        if cmd.get("skip"):
+            stages.append({"$skip": cmd["skip"]})
+        if cmd.get("limit"):
+            stages.append({"$limit": abs(cmd["limit"])})
+        return [*stages, {"$count": "count"}]
+    key = cmd.get("key")
+    if not isinstance(key, str) or not key or key.startswith("$"):
+        raise MongoError(ErrorCode.BadValue, "distinct requires a 'key' field path")
+    return [*stages, {"$unwind": {"path": f"${key}", "preserveNullAndEmptyArrays": True}},
+            {"$group": {"_id": None, "distinct": {"$addToSet": f"${key}"}}}]
+
+
+def _database_exists(server: ServerState, db: str) -> bool:
+    with server.engine.read() as r:
+        return bool(r.list_collections(db))
+
+
+def _count_bound(value: Any) -> int:
+    """count's skip / limit as a whole number (the count command itself validates them)."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+class _Statement:
+    """What an explained command reads and (would) write: its filter, the plan's stage name, and the
+    pieces the counters need."""
+
+    def __init__(self, command: str, cmd: dict):
+        self.command = command = "findAndModify" if command == "findandmodify" else command
+        self.sort: Any = None
+        self.update: Any = None
+        self.upsert = False
+        self.single = False  # at most one document (limit 1, multi false, findAndModify)
+        self.new = False
+        self.fields: Any = None
+        self.hint: Any = None
+        self.collation: Any = None
+        self.array_filters: Any = None
+        self.skip = self.limit = 0
+        if command in ("count", "distinct"):
+            self.filter = cmd.get("query") or {}
+            self.stage = command.upper()
+            self.hint, self.collation = cmd.get("hint"), cmd.get("collation")
+            if command == "count":
+                self.skip, self.limit = _count_bound(cmd.get("skip")), abs(_count_bound(cmd.get("limit")))
+        elif command == "update":
+            st = (cmd.get("updates") or [{}])[0]
+            self.filter, self.stage = st.get("q") or {}, "UPDATE"
+            self.update, self.upsert, self.single = st.get("u"), bool(st.get("upsert")), not st.get("multi")
+            self.hint, self.collation, self.array_filters = st.get("hint"), st.get("collation"), st.get("arrayFilters")
+        elif command == "delete":
+            st = (cmd.get("deletes") or [{}])[0]
+            self.filter, self.stage = st.get("q") or {}, "DELETE"
+            self.single, self.hint, self.collation = st.get("limit") == 1, st.get("hint"), st.get("collation")
+        else:  # findAndModify
+            self.filter = cmd.get("query") or {}
+            self.stage = "DELETE" if cmd.get("remove") else "UPDATE"
+            self.update, self.upsert, self.single = cmd.get("update"), bool(cmd.get("upsert")), True
+            self.sort, self.new, self.fields = cmd.get("sort"), bool(cmd.get("new")), cmd.get("fields")
+            self.hint, self.collation, self.array_filters = cmd.get("hint"), cmd.get("collation"), cmd.get("arrayFilters")
+
+    def find_spec(self, name: str, db: str) -> access.FindSpec:
+        cmd: dict[str, Any] = {"find": name, "filter": self.filter, "$db": db}
+        for key, value in (("sort", self.sort), ("hint", self.hint), ("collation", self.collation)):
+            if value is not None:
+                cmd[key] = value
+        if self.single:
+            cmd["limit"] = 1
+        return access.FindSpec(cmd)
+
+    def counters(self, matched: list[dict]) -> tuple[dict[str, Any], int]:
+        """The write stage's counters over the documents it would touch, and what it would return."""
+        if self.command == "count":
+            counted = max(0, len(matched) - self.skip)
+            return {"nCounted": min(counted, self.limit) if self.limit else counted, "nSkipped": min(self.skip, len(matched))}, 0
+        if self.command == "distinct":
+            return {}, len(matched)
+        if self.stage == "DELETE":
+            returned = len(matched) if self.command == "findAndModify" else 0
+            return {"nWouldDelete": len(matched)}, returned
+        parsed = parse_update(self.update, array_filters=self.array_filters)
+        modified = sum(1 for doc in matched if apply_update(doc, parsed, query=self.filter)[1])
+        upserts = int(self.upsert and not matched)
+        if self.command == "findAndModify":
+            returned = 1 if matched or (upserts and self.new) else 0
+        else:
+            returned = 0
+        return {"nMatched": len(matched), "nWouldModify": modified, "nWouldUpsert": upserts}, returned
+
+    def wrap(self, stage: dict) -> dict:
+        """findAndModify's ``fields`` is a projection above the write stage (passing on what it returns)."""
+        if self.command == "findAndModify" and self.fields:
+            returned = {"nReturned": stage["nReturned"]} if "nReturned" in stage else {}
+            return {"stage": "PROJECTION_DEFAULT", "transformBy": self.fields, **returned, "inputStage": stage}
+        return stage
+
+
+def _counted(run: Callable[[], Iterable[dict]]) -> tuple[list[dict], MongoError | None]:
+    """The documents ``run`` yields, or the error that stopped it (reported, not raised)."""
+    try:
+        return list(run()), None
+    except MongoError as exc:
+        return [], exc
+
+
+async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity: str) -> dict:
+    name = C.collection_arg(cmd, command)
+    statement = _Statement(command, cmd)
+    flt = statement.filter
+    if command == "delete":
+        target = await ctx.run_blocking(namespace.resolve, ctx.server.engine, ctx.db, name)
+        if target.is_timeseries:
+            deleted = await ts.modify.explain_delete(ctx, cmd, verbosity, target)
+            return {"explainVersion": "1", **deleted, "command": _echo(cmd), "serverInfo": _server_info(ctx.server)}
+    if command in ("count", "distinct"):
+        view_pipeline = _view_count_or_distinct(command, flt, cmd)
+        if await ctx.run_blocking(_is_view, ctx.server, ctx.db, name):
+            # mongod explains the aggregation a count/distinct on a view becomes
+            return await explain_aggregate(ctx, ctx.db, name, view_pipeline, cmd, verbosity)
+    if command in ("findAndModify", "findandmodify") and not await ctx.run_blocking(
+            _database_exists, ctx.server, ctx.db):
+        raise MongoError(ErrorCode.NamespaceNotFound, f"database {ctx.db} does not exist")
+
+    def work() -> tuple[dict, dict | None]:
+        with ctx.server.engine.read() as r:
+            info = r.get_collection(C.ns_of(ctx.db, name))
+        if info is None:
+            if statement.command == "count":  # a count of nothing: COUNT over EOF, nCounted 0
+                win = {"stage": "COUNT", "inputStage": dict(_EOF)}
+                counted = {**win, "nReturned": 0, "nCounted": 0, "nSkipped": 0}
+            else:
+                win = statement.wrap(dict(_EOF))
+                counted = {**win, "nReturned": 0}
+            return win, (None if verbosity == "queryPlanner" else
+                         {**_exec_stats(0, 0, {}), "executionStages": counted})
+        p = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered,
+                               allow_or=True, cluster=cluster_info(info))
+        plan = p.explain(filter=flt)
+        win = statement.wrap({"stage": statement.stage, "inputStage": plan})
+        if verbosity == "queryPlanner":
+            return win, None
+        t0 = time.monotonic()
+        with not_counted():  # explain is no index access ($indexStats)
+            spec = statement.find_spec(name, ctx.db)
+            stats: dict = {}
+
+            def read() -> Iterable[dict]:
+                res = access.run_find(ctx.server, spec, ctx.db, ctx)
+                stats.update(res.stats)
+                return res.docs
+
+            matched, error = _counted(read)
+            if error is None:
+                try:
+                    counters, returned = statement.counters(matched)
+                except MongoError as exc:  # the update itself fails on a matched document
+                    error = exc
+        millis = int((time.monotonic() - t0) * 1000)
+        if error is not None:
+            return win, {"executionSuccess": False, "errorMessage": error.message, "errorCode": error.code,
+                         "nReturned": 0, "executionTimeMillis": millis, "totalKeysExamined": stats.get("keys", 0),
+                         "totalDocsExamined": stats.get("docs", 0), "executionStages": win}
+        stage = {"stage": statement.stage, "nReturned": returned, "executionTimeMillisEstimate": millis,
+                 **counters, "inputStage": {**plan, "nReturned": len(matched)}}
+        return win, {**_exec_stats(returned, millis, stats), "executionStages": statement.wrap(stage)}
+
+    win, execution = await ctx.run_blocking(work)
+    reply: dict[str, Any] = {
+        "explainVersion": "1",
+        "queryPlanner": {"namespace": C.ns_of(ctx.db, name), "indexFilterSet": False, "parsedQuery": flt,
+                         "winningPlan": win, "rejectedPlans": []},
+        "command": _echo(cmd), "serverInfo": _server_info(ctx.server)}
+    if execution is not None:
+        reply["executionStats"] = _with_all_plans(execution, verbosity)
+    return reply
+
+
+COMMANDS = [
+    CommandSpec("explain", explain, help="explain find/aggregate/count/distinct/update/delete/findAndModify"),
+]
