@@ -2,7 +2,8 @@
 server: what a client reads from an explain (its fields, the counters of executionStats, errors), not the
 plan shapes mongod's optimizer picks (COUNT_SCAN bounds, rejected plans, plan cache, SBE).
 
-Sources (``mongodb/mongo``), 12 files: explain_validation.js, explain_db_mismatch.js,
+Sources (``mongodb/mongo``), 15 files: explain_validation.js, explain_uuid.js, explain_explicit_false.js,
+explain_missing_collection.js, explain_db_mismatch.js,
 explain_missing_database.js, explain_writecmd_nonexistent_collection.js (the EOF plan and no collection
 created; the jstest is 8.1's, 7.0 answers the same), explain_includes_command.js, explain_delete.js,
 explain_upsert.js, explain_find_and_modify.js, explain_agg_write_concern.js, explain_count.js (nCounted),
@@ -301,3 +302,41 @@ def test_explained_counters_match_the_writes(db, docs, flt, update, multi, upser
     stage = _stage(_explain(db, {"delete": coll.name, "deletes": [deletion]})["executionStats"]["executionStages"],
                    "DELETE")
     assert stage["nWouldDelete"] == db.command({"delete": coll.name, "deletes": [deletion]})["n"]
+
+
+def test_explain_uuid_names_refused(client):
+    """explain_uuid.js: a collection's UUID in place of its name fails cleanly."""
+    test_db = client.get_database("explain_uuid_db")
+    client.drop_database(test_db.name)
+    test_db.explain_uuid.insert_one({"a": 1})
+    uuid = test_db.command("listCollections", filter={"name": "explain_uuid"})["cursor"]["firstBatch"][0]["info"]["uuid"]
+    for cmd in ({"find": uuid}, {"aggregate": uuid, "cursor": {}, "pipeline": []}, {"count": uuid},
+                {"distinct": uuid, "key": "x"}, {"findAndModify": uuid, "query": {"a": 1}, "remove": True},
+                {"delete": uuid, "deletes": [{"q": {}, "limit": 1}]},
+                {"update": uuid, "updates": [{"q": {"a": 1}, "u": {"$set": {"b": 1}}}]}):
+        fails(lambda cmd=cmd: test_db.command({"explain": cmd}), 73, 2, 14)
+    client.drop_database(test_db.name)
+
+
+def test_aggregate_with_explain_false_runs(db):
+    """explain_explicit_false.js."""
+    db.drop_collection("explain_false")
+    db.explain_false.insert_many([{"a": 3, "b": 3}, {"a": 4, "b": 1}, {"a": 4, "b": 2}, {"a": 4, "b": 3}, {"a": 2, "b": 3}])
+    pipeline = [{"$match": {"a": {"$gte": 3}}}, {"$group": {"_id": {}, "bSum": {"$sum": "$b"}}},
+                {"$addFields": {"newField": "test"}}]
+    reply = db.command({"aggregate": "explain_false", "pipeline": pipeline, "cursor": {}, "explain": False})
+    assert reply["cursor"]["firstBatch"] == [{"_id": {}, "bSum": 9, "newField": "test"}]
+    assert reply["cursor"]["ns"] == f"{db.name}.explain_false"
+
+
+def test_explain_missing_collection(db):
+    """explain_missing_collection.js: every explain of a missing collection answers, with executionStats."""
+    db.filler_collection.insert_one({})
+    db.drop_collection("explain_null_collection")
+    for cmd in ({"find": "explain_null_collection"}, {"count": "explain_null_collection"},
+                {"delete": "explain_null_collection", "deletes": [{"q": {"a": 1}, "limit": 0}]},
+                {"update": "explain_null_collection", "updates": [{"q": {"a": 1}, "u": {"b": 1}}]},
+                {"update": "explain_null_collection", "updates": [{"q": {"a": 1}, "u": {"b": 1}, "upsert": True}]}):
+        assert "executionStats" in _explain(db, cmd)
+    assert _explain(db, {"aggregate": "explain_null_collection", "pipeline": [{"$match": {"a": 1}}], "cursor": {}})["ok"] == 1
+    assert "explain_null_collection" not in db.list_collection_names()
