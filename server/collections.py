@@ -882,8 +882,6 @@ def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=N
     if validator is not None:
         validator.check(new)
     cap = capped.limits(info)
-    if cap is not None:
-        cap.check_document(len(raw))
     try:
         info, keys = C.write_keys(w, info, new)
         w.insert(info, raw, keys)

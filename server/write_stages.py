@@ -124,9 +124,6 @@ def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> N
         raw = C.encode_doc(new)
         if validator is not None:
             validator.check(new)
-        limits = capped.limits(info)
-        if limits is not None:
-            limits.check_document(len(raw))
         info, keys = C.write_keys(w, info, new)
         w.insert(info, raw, keys)
         return info

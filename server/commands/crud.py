@@ -193,8 +193,6 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
                 try:
                     if validator is not None:
                         validator.check(doc)
-                    if cap is not None:
-                        cap.check_document(len(raw))
                     coll, keys = C.write_keys(w, coll, doc, keys if same else None)
                     w.insert(coll, raw, keys)
                     n += 1

@@ -10,7 +10,9 @@ Invariants:
   inside the same write transaction: the oldest records are removed while the collection holds more than
   ``max`` documents or more than ``size`` bytes of BSON (mongod's dataSize rule). A reader therefore
   never sees a capped collection over its limits, and an insert that fails removes nothing.
-- A document larger than ``size`` is refused (2 BadValue, as mongod) and nothing is written for it.
+- The newest record is never trimmed: a document larger than ``size`` is stored and every older one
+  removed, as mongod 7.0 does (its capped deletes stop at the record just inserted; the storage
+  engines' old "object to insert exceeds cappedMaxSize" refusal is gone since 6.0).
 - Deletes and updates are allowed (mongod 5.0+); they never trim.
 """
 
@@ -34,10 +36,6 @@ PROFILE_SIZE = 1024 * 1024  # system.profile: 1 MB, like mongod
 class Limits:
     size: int
     max: int
-
-    def check_document(self, size: int) -> None:
-        if size > self.size:
-            raise MongoError(ErrorCode.BadValue, "object to insert exceeds cappedMaxSize")
 
 
 def limits(info) -> Limits | None:
@@ -139,8 +137,8 @@ def trim(w, info, cap: Limits | None = None) -> int:
         return 0
     victims: list[tuple[bytes, bytes]] = []
     for rid, raw in w.scan(info):
-        if count <= cap.max and size <= cap.size:
-            break
+        if count <= 1 or count <= cap.max and size <= cap.size:
+            break  # (the newest record stays, whatever its size)
         victims.append((bytes(rid), bytes(raw)))
         count -= 1
         size -= len(raw)

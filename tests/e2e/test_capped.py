@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bson
 import pytest
-from pymongo.errors import OperationFailure, WriteError
+from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands("create", "convertToCapped", "cloneCollectionAsCapped", "collMod",
                                   "collStats", "insert", "find")
@@ -67,13 +67,17 @@ def test_size_bound_removes_oldest_documents_by_bson_size(db):
     assert stats["count"] == len(docs) and stats["size"] <= 4096
 
 
-def test_a_document_larger_than_the_cap_is_refused_and_nothing_is_removed(db):
+def test_a_document_larger_than_the_cap_is_kept_alone(db):
+    """mongod 7.0 stores it and removes every older document: its capped deletes stop at the record just
+    inserted (capped_resize.js inserts 10 KB documents into a 256-byte collection)."""
     db.create_collection("t", capped=True, size=256)
     db.t.insert_one({"_id": 1})
-    with pytest.raises(WriteError) as e:
-        db.t.insert_one({"_id": 2, "p": "y" * 500})
-    assert e.value.code == 2 and "exceeds cappedMaxSize" in str(e.value)
-    assert list(db.t.find()) == [{"_id": 1}]
+    db.t.insert_one({"_id": 2, "p": "y" * 500})
+    assert [d["_id"] for d in db.t.find()] == [2]
+    db.t.insert_one({"_id": 3, "p": "z" * 500})
+    assert [d["_id"] for d in db.t.find()] == [3]
+    db.t.insert_one({"_id": 4})  # a small one after it: the big one goes, the cap holds again
+    assert [d["_id"] for d in db.t.find()] == [4]
 
 
 def test_updates_and_deletes_are_allowed_as_in_mongod_7(db):
