@@ -1,5 +1,5 @@
 """The writing stages' targets: ``$merge`` into a collection (synchronous; the pipeline callback runs in
-the thread pool, the writes in one transaction on the writer thread), and the plan of a ``$out`` into a time-series
+the thread pool, the writes in one transaction per 16 MB batch on the writer thread), and the plan of a ``$out`` into a time-series
 collection (``timeseries_out_plan`` validates before the read; the write itself,
 ``tidemark.commands.timeseries_out.out_timeseries``, runs on the event loop as time-series commands
 because measurements go through the bucket catalog).
@@ -13,7 +13,10 @@ $merge follows mongod's DocumentSourceMerge:
   ``_id`` is generated only when ``on`` includes it; a matched document is replaced (``replace``: a
   different ``_id`` is 66 ImmutableField), ``$set`` with the result (``merge``: same rule) or kept
   (``keepExisting``); an unmatched result is inserted (an ``_id`` generated if it has none),
-  discarded or refused (13113); ``whenMatched: "fail"`` inserts, and the duplicate is its error;
+  discarded or refused (13113, after the matched ones are written, as mongod's batch);
+  ``whenMatched: "fail"`` inserts, and the duplicate is its error;
+- ``whenMatched: [stages]`` runs the update pipeline over the matched document with ``let`` (default:
+  ``$$new``, the result document); unmatched, it inserts the pipeline's output over the ``on`` values;
 - a duplicate key anywhere is 11000 with ``keyPattern``/``keyValue``, in mongod's context message;
 - an inserted or changed document passes the target's validator (121) unless the command has
   ``bypassDocumentValidation: true``.
@@ -34,6 +37,7 @@ from tidemark.core.namespace import find_view, is_timeseries_view
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query import update as update_mod
+from tidemark.query.expressions import compile_expression, validate_variable_name
 from tidemark.query.index_keys import key_fields
 from tidemark.query.match import compile_filter
 from tidemark.query.paths import get_path
@@ -99,14 +103,44 @@ def _duplicate(info, e: DuplicateKey, doc: dict, on: list[str], fail_mode: bool)
     return MongoError(ErrorCode.DuplicateKey, f"{context} :: caused by :: {err.message}", extra=err.extra)
 
 
+class _PipelineUpdate:
+    """``whenMatched: [stages]``: the matched target document goes through the stages (an update
+    pipeline: $addFields/$set, $project/$unset, $replaceRoot/$replaceWith), with the ``let`` variables
+    evaluated against the result document (without ``let``: ``$$new`` is the result document). An
+    unmatched result with ``whenNotMatched: "insert"`` is an upsert: the stages run over the ``on``
+    fields' values (and the result's ``_id``), not over the result itself."""
+
+    def __init__(self, spec: dict):
+        self.stages = spec["whenMatched"]
+        let = spec.get("let")
+        if let is None:  # (an explicit null too: mongod's IDL cannot tell it from an absent field)
+            let = {"new": "$$ROOT"}
+        if not isinstance(let, dict):
+            raise MongoError(ErrorCode.TypeMismatch, "BSON field '$merge.let' is the wrong type, expected type 'object'")
+        for name in let:
+            validate_variable_name(name)
+        self.let = [(name, compile_expression(expr)) for name, expr in let.items()]
+        update_mod.parse_update(self.stages, variables={name: None for name in let})  # validated now
+
+    def update_for(self, doc: dict) -> Any:
+        variables = {name: fn(doc, {}) for name, fn in self.let}
+        return update_mod.parse_update(self.stages, variables=variables)
+
+    def upserted(self, doc: dict, key: dict) -> dict:
+        seed = update_mod.upsert_seed({path: {"$eq": value} for path, value in key.items()})
+        if "_id" not in seed:
+            seed = {"_id": doc["_id"] if "_id" in doc else ObjectId(), **seed}
+        new, _ = update_mod.apply_update(seed, self.update_for(doc), is_upsert=True)
+        return new
+
+
 def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> None:
     """$merge ``docs`` into the target, all in one write transaction. ``check_target(db, coll, spec)``
     refuses views and time-series targets."""
     opts = merge_options(spec)
     target_db, target = opts["db"] or db, opts["into"]
     on, matched, not_matched = opts["on"], opts["whenMatched"], opts["whenNotMatched"]
-    if matched == "pipeline":
-        raise MongoError(ErrorCode.CommandNotSupported, "$merge with a pipeline for whenMatched is not supported")
+    updater = _PipelineUpdate(spec) if matched == "pipeline" else None  # its parse errors before any read
     check_target(target_db, target, spec)
     check_on_fields(server, db, spec)
     with_id = "_id" in on
@@ -128,14 +162,15 @@ def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> N
         w.insert(info, raw, keys)
         return info
 
-    def fn(w):
+    def fn(w, batch):
         from tidemark.core.collection import ensure_collection
 
         nonlocal validator
+        unmatched = False
         info = ensure_collection(w, ns)
         # mongod's $merge writes through the target's validator (121) unless the command bypasses it
         validator = None if bypass else C.validator_for(info)
-        for doc, key in results:
+        for doc, key in batch:
             try:
                 if matched == "fail":
                     info = insert(w, info, doc)
@@ -147,15 +182,16 @@ def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> N
                 existing = next((pair for pair in C.docs_in_txn(w, info, plan) if matcher(pair[1])), None)
                 if existing is None:
                     if not_matched == "fail":
-                        raise MongoError(13113, "$merge could not find a matching document in the target "
-                                                "collection for at least one document in the source collection")
+                        unmatched = True  # (the matched ones of the batch are still written, as mongod's)
+                        continue
                     if not_matched == "insert":
-                        info = insert(w, info, doc)
+                        info = insert(w, info, doc if updater is None else updater.upserted(doc, key))
                     continue
                 if matched == "keepExisting":
                     continue
                 rid, old = existing
-                update = update_mod.parse_update(doc if matched == "replace" else {"$set": doc})
+                update = updater.update_for(doc) if updater is not None else \
+                    update_mod.parse_update(doc if matched == "replace" else {"$set": doc})
                 try:
                     new, changed = update_mod.apply_update(old, update)
                 except MongoError as e:
@@ -171,8 +207,31 @@ def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> N
             except DuplicateKey as e:
                 raise _duplicate(info, e, doc, on, matched == "fail") from None
         capped.trim(w, info)
+        return unmatched
 
-    server.engine.write(fn).result()
+    # mongod writes the results in batches of up to 16 MB, each an unordered batch: a batch with a result
+    # that found no match is written whole, then the stage fails before the next batch
+    for batch in _batches(results):
+        if server.engine.write(lambda w, batch=batch: fn(w, batch)).result():
+            raise MongoError(13113, "$merge could not find a matching document in the target collection for at "
+                                    "least one document in the source collection")
+
+
+MERGE_BATCH_BYTES = 16 * 1024 * 1024  # mongod's BSONObjMaxUserSize: the write batches of $merge
+
+
+def _batches(results: list) -> list[list]:
+    """``results`` (document, on values) cut into batches of at most ``MERGE_BATCH_BYTES`` of BSON."""
+    batches: list[list] = [[]]
+    size = 0
+    for item in results:
+        n = len(C.encode_doc(item[0]))
+        if batches[-1] and size + n > MERGE_BATCH_BYTES:
+            batches.append([])
+            size = 0
+        batches[-1].append(item)
+        size += n
+    return batches if batches[0] else []
 
 
 # --------------------------------------------------------------------------------------------------
