@@ -24,6 +24,7 @@ $merge follows mongod's DocumentSourceMerge:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +38,8 @@ from tidemark.core.namespace import find_view, is_timeseries_view
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query import update as update_mod
-from tidemark.query.expressions import compile_expression, validate_variable_name
+from tidemark.query.expr_base import validate_variable_name
+from tidemark.query.expressions import compile_expression
 from tidemark.query.index_keys import key_fields
 from tidemark.query.match import compile_filter
 from tidemark.query.paths import get_path
@@ -212,7 +214,7 @@ def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> N
     # mongod writes the results in batches of up to 16 MB, each an unordered batch: a batch with a result
     # that found no match is written whole, then the stage fails before the next batch
     for batch in _batches(results):
-        if server.engine.write(lambda w, batch=batch: fn(w, batch)).result():
+        if server.engine.write(functools.partial(fn, batch=batch)).result():
             raise MongoError(13113, "$merge could not find a matching document in the target collection for at "
                                     "least one document in the source collection")
 
