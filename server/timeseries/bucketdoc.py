@@ -63,11 +63,16 @@ def date_ms_of(value: Any) -> int:
 
 
 def ms_to_date(ms: int) -> Any:
-    """A BSON date for ``ms`` (``datetime`` when representable, else ``DatetimeMS``)."""
+    """A BSON date for ``ms`` (``datetime`` when representable, else ``DatetimeMS``). A time past
+    either end of the 64-bit range is that end: callers compute bounds (a query's time +- a bucket's
+    span) that may pass it, and no stored date lies beyond it."""
     try:
         return EPOCH + _dt.timedelta(milliseconds=ms)
     except OverflowError:
-        return DatetimeMS(ms)
+        return DatetimeMS(min(max(ms, _INT64_MIN), _INT64_MAX))
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def time_bound_paths(time_field: str) -> frozenset[str]:

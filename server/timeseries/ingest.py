@@ -73,6 +73,11 @@ def _decoded(raw: RawDocuments) -> list[Any]:
     return out
 
 
+# The earliest measurement time a bucket can hold: a bucket starts at its first time rounded down by up to
+# a year (the longest bucketRoundingSeconds), and that start must still be a 64-bit date in milliseconds
+EARLIEST_TIME_MS = -(2**63) + 2 * 365 * 86400 * 1000
+
+
 class Prepared:
     """What preparing an insert gives: the batch of valid measurements and the write errors."""
 
@@ -97,6 +102,8 @@ def prepare(cmd: dict[str, Any], options: ts_options.TimeseriesOptions, columnar
         # a column batch holds scalars only (no arrays), but a scalar under a 2dsphere index is refused
         if columnar and longest <= COLUMNAR_DOCUMENT_BYTES and not (index_rules and index_rules.point_paths):
             parsed = rawbatch.parse(raw.buffer, raw.offsets, options.time_field, options.meta_field, known_layout)
+            if parsed is not None and parsed.n and int(parsed.times.min()) < EARLIEST_TIME_MS:
+                parsed = None  # a time no bucket can start at: the per-document path reports it
             if parsed is not None:
                 batch = ColumnBatch(parsed, options.time_field, options.meta_field)
                 if not rules.bucket_too_large(longest, batch.value_bytes()) and not (
@@ -132,6 +139,9 @@ def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options
                 t_ms = date_ms(time_value) if time_value is not None else None
             if t_ms is None:
                 error = MongoError(ErrorCode.BadValue, time_error)
+            elif t_ms < EARLIEST_TIME_MS:
+                error = MongoError(ErrorCode.Overflow, f"'{time_field}' is too early for a time-series bucket: its bucket "
+                                   "would start before the earliest date BSON can hold")
             elif size is not None and size + (0 if "_id" in doc else _ID_BYTES) > rules.MAX_MEASUREMENT_BSON:
                 stored = size + (0 if "_id" in doc else _ID_BYTES)  # with the _id the server adds, like mongod
                 error = MongoError(ErrorCode.BSONObjectTooLarge, f"object to insert too large. size in bytes: "
