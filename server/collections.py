@@ -186,9 +186,9 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         db=db,
         coll=coll,
     )
-    kwargs["write_out"] = lambda spec, docs: _write_out(server, db, spec, docs)
+    kwargs["write_out"] = lambda spec, docs: write_out(server, db, spec, docs)
     kwargs["merge_into"] = lambda spec, docs: write_stages.merge_into(
-        server, db, spec, docs, lambda tdb, coll, sp: _check_write_target(server, tdb, coll, "$merge", sp))
+        server, db, spec, docs, lambda tdb, coll, sp: check_write_target(server, tdb, coll, "$merge", sp))
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
     kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)
@@ -360,8 +360,9 @@ def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: 
                 todo.extend(namespace.involved_namespaces(target.pipeline))
 
 
-def _check_write_target(server: ServerState, db: str, coll: str, stage: str, spec: Any) -> None:
-    """$out/$merge may not write into a view (166); time-series targets get the TS layer's refusal."""
+def check_write_target(server: ServerState, db: str, coll: str, stage: str, spec: Any) -> None:
+    """$out/$merge (and mapReduce's out) may not write into a view (166); time-series targets get the TS
+    layer's refusal."""
     with server.engine.read() as r:
         ts_admin.check_write_stage_target(r, db, coll, stage, spec)
         if C.get_view(r, db, coll) is not None:
@@ -386,7 +387,7 @@ def check_output_stage(server: ServerState, db: str, pipeline: list) -> None:
     stage, spec = next(iter(last.items()))
     target_db, target = (_out_target if stage == "$out" else write_stages.merge_target)(db, spec)
     if isinstance(target_db, str) and isinstance(target, str):
-        _check_write_target(server, target_db, target, stage, spec)
+        check_write_target(server, target_db, target, stage, spec)
         if stage == "$merge":
             write_stages.check_on_fields(server, db, spec)
 
@@ -402,13 +403,14 @@ def create_collection(w, ns: str, options: dict, **kwargs: Any) -> Any:
     return info
 
 
-def _write_out(server: ServerState, db: str, spec: Any, docs) -> None:
-    """$out: replace the target collection with ``docs`` (one write transaction). As mongod's $out
+def write_out(server: ServerState, db: str, spec: Any, docs) -> None:
+    """$out (and mapReduce's ``out: {replace}``): replace the target collection with ``docs`` (one write
+    transaction). As mongod's $out
     (which inserts into a temporary collection carrying the target's options), every document passes
     the target's validator unless the command bypasses document validation; a failure (121) leaves
     the target as it was."""
     target_db, target = _out_target(db, spec)
-    _check_write_target(server, target_db, target, "$out", spec)
+    check_write_target(server, target_db, target, "$out", spec)
     prepared = [C.prepare_insert(d) for d in docs]
     raws = [C.encode_doc(d) for d in prepared]
     ns = C.ns_of(target_db, target)

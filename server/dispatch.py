@@ -36,6 +36,7 @@ from tidemark.commands import (
     explain,
     handshake,
     indexes,
+    map_reduce,
     operations,
     operator,
     oplog,
@@ -67,7 +68,7 @@ FAMILIES = (
     admin,
     sessions,
     cursors,
-    databases, ddl, crud, aggregate, explain, indexes, stats, capped,
+    databases, ddl, crud, aggregate, explain, map_reduce, indexes, stats, capped,
     profiling, replication, testing, operations, operator, oplog,
     auth, users, roles, authz_merge,
 )

@@ -135,6 +135,24 @@ def _aggregate(req: Request) -> None:
     _require_all(req, pipeline_privileges(req.db, source, req.cmd.get("pipeline"), _bypass(req)))
 
 
+def _map_reduce(req: Request) -> None:
+    """find on the source; writing out: insert and remove (replace), insert and update (merge), find,
+    insert and update (reduce) on the target, mongod's actions for each mode."""
+    req.require(req.ns(), "find")
+    out = req.cmd.get("out")
+    if isinstance(out, str):
+        out = {"replace": out}
+    if not isinstance(out, dict) or "inline" in out:
+        return
+    actions = {"replace": ("insert", "remove"), "merge": ("insert", "update"), "reduce": ("find", "insert", "update")}
+    for mode, needed in actions.items():
+        target = out.get(mode)
+        if isinstance(target, str) and target:
+            target_db = out.get("db", req.db)
+            req.require(R.ns_target(target_db if isinstance(target_db, str) else req.db, target), *needed,
+                        *_bypass(req))
+
+
 def _create(req: Request) -> None:
     cmd, ns = req.cmd, req.ns()
     if cmd.get("capped") is True:
@@ -421,7 +439,7 @@ RULES: dict[str, Rule | None] = {
     # reads
     "count": on_collection("find"), "distinct": on_collection("find"), "find": on_collection("find"),
     "dataSize": lambda req: req.require(req.full_ns(req.cmd.get("dataSize")), "find"),
-    "aggregate": _aggregate, "explain": _explain,
+    "aggregate": _aggregate, "explain": _explain, "mapReduce": _map_reduce,
     # writes
     "insert": _insert, "update": _update, "delete": on_collection("remove"),
     "findAndModify": _find_and_modify,

@@ -16,7 +16,7 @@ The sandbox: QuickJS's bare context (ECMAScript builtins only: no ``require``, `
 ``equals``), ``ISODate`` (a ``Date``), ``tojson`` / ``tojsononeline`` (JSON), ``print`` / ``printjson`` /
 ``printjsononeline`` (no-ops), the helpers of mongod's scope that ``$where`` bodies use (``assert`` with
 ``eq``/``neq``/``lt``/``lte``/``gt``/``gte``/``isnull``, ``doassert``, ``isNumber``/``isString``/``isObject``,
-``Object.keySet``), ``sleep(ms)`` (the call unwinds,
+``Object.keySet``, ``Array.sum``/``avg``/``contains``/``unique``, which map-reduce functions use), ``sleep(ms)`` (the call unwinds,
 the host waits in wall-clock time with the operation's interruption checked, then runs the call again
 with that sleep already done: a ``try``/``catch`` around ``sleep`` in user code sees the unwinding).
 
@@ -130,6 +130,10 @@ _PRELUDE = r"""
   g.isNumber = function (x) { return typeof x === "number"; };
   g.isString = function (x) { return typeof x === "string"; };
   g.isObject = function (x) { return typeof x === "object"; };
+  Array.sum = function (a) { var t = 0; for (var i = 0; i < a.length; i++) { t += a[i]; } return t; };
+  Array.avg = function (a) { return a.length ? Array.sum(a) / a.length : NaN; };
+  Array.contains = function (a, x) { for (var i = 0; i < a.length; i++) { if (a[i] == x) { return true; } } return false; };
+  Array.unique = function (a) { var u = []; for (var i = 0; i < a.length; i++) { if (u.indexOf(a[i]) < 0) { u.push(a[i]); } } return u; };
   Object.keySet = function (o) {
     var keys = [];
     for (var k in o) { if (Object.prototype.hasOwnProperty.call(o, k)) keys.push(k); }
