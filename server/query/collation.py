@@ -137,11 +137,13 @@ def parse_collation(spec: Any, field: str = "collation") -> Collation | None:
 
 def _build(spec: dict) -> Collation | None:
     shown = bson_repr(spec)
+    # mongod parses the spec with its IDL parser first: field by field in the document's order (an
+    # unknown field, a wrong type, an enum or range violation: the first one met fails), and only then
+    # the required locale; the checks below (null byte, simple, ICU locale, version) come after.
+    values = _typed_values(spec)
     if "locale" not in spec:
         raise MongoError(ErrorCode.IDLFailedToParse, "BSON field 'collation.locale' is missing but a required field")
     locale = spec["locale"]
-    if not isinstance(locale, str):
-        raise _wrong_type("locale", locale, "string")
     if "\0" in locale:
         raise MongoError(ErrorCode.BadValue, f"Field 'locale' cannot contain null byte. Collation spec: {shown}")
     if locale == "simple":
@@ -149,12 +151,8 @@ def _build(spec: dict) -> Collation | None:
             raise MongoError(ErrorCode.FailedToParse,
                              f"If locale=simple, no other fields should be present in: {shown}")
         return None
-    for name in spec:
-        if name not in _FIELDS:
-            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collation.{name}' is an unknown field.")
     if locale == "":
         raise MongoError(ErrorCode.BadValue, f"Field 'locale' cannot be the empty string in: {shown}")
-    values = _typed_values(spec)
     user_locale = icu.Locale.createFromName(locale)
     if user_locale.isBogus():
         raise MongoError(ErrorCode.BadValue, f"Field 'locale' is not valid in: {shown}")
@@ -187,9 +185,15 @@ def _build(spec: dict) -> Collation | None:
 
 
 def _typed_values(spec: dict) -> dict:
+    """The IDL pass over ``spec`` in field order: each field known and of its type (enums and the
+    strength range checked as they are met); the typed values but the locale."""
     out: dict = {}
     for name, v in spec.items():
+        if name not in _FIELDS:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collation.{name}' is an unknown field.")
         if name == "locale":
+            if not isinstance(v, str):
+                raise _wrong_type("locale", v, "string")
             continue
         if name in _BOOL_FIELDS:
             if type(v) is not bool:
@@ -212,6 +216,11 @@ def _typed_values(spec: dict) -> dict:
 
 
 def _strength(v: Any) -> int:
+    """The strength as mongod's IDL reads a ``safeInt`` (``BSONElement::safeNumberInt``): any number;
+    NaN is 0, a double truncates toward zero, a decimal rounds half to even, and out-of-range values
+    clamp to the int64 and then the int32 range; then the IDL validator (0 <= strength <= 5)."""
+    from decimal import ROUND_HALF_EVEN
+
     from bson.decimal128 import Decimal128
     from bson.int64 import Int64
 
@@ -219,17 +228,23 @@ def _strength(v: Any) -> int:
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field 'collation.strength' is the wrong type '{bson_type_name(v)}', "
                          "expected types '[long, int, decimal, double]'")
-    x = float(v.to_decimal()) if isinstance(v, Decimal128) else v
-    if isinstance(x, float):
-        if x != x or abs(x) >= 2**31:
-            raise MongoError(ErrorCode.BadValue, f"Expected an integer: strength: {bson_repr(v)}")
-        x = int(x)
-    n = int(x)
+    if isinstance(v, Decimal128):
+        d = v.to_decimal()
+        n = 0 if d.is_nan() else _INT64_MAX if d > _INT64_MAX else _INT64_MIN if d < _INT64_MIN \
+            else int(d.to_integral_value(rounding=ROUND_HALF_EVEN))
+    elif isinstance(v, float):
+        n = 0 if v != v else _INT64_MAX if v >= 2.0**63 else _INT64_MIN if v < -(2.0**63) else int(v)
+    else:
+        n = int(v)
+    n = min(max(n, -(2**31)), 2**31 - 1)
     if n > 5:
         raise MongoError(51024, f"BSON field 'strength' value must be <= 5, actual value '{n}'")
     if n < 0:
         raise MongoError(51024, f"BSON field 'strength' value must be >= 0, actual value '{n}'")
     return n
+
+
+_INT64_MAX, _INT64_MIN = 2**63 - 1, -(2**63)
 
 
 def _wrong_type(name: str, v: Any, expected: str) -> MongoError:
@@ -239,24 +254,40 @@ def _wrong_type(name: str, v: Any, expected: str) -> MongoError:
 
 
 def _validate_locale(original: str, user_locale: Any, shown: str) -> None:
-    """mongod accepts a locale only when ICU has data for every part of it, spelled canonically."""
-    collator = icu.Collator.createInstance(user_locale)
-    valid = collator.getLocale(icu.ULocDataLocaleType.VALID_LOCALE).getName()
-    if original == valid:
-        return
-    # A collation keyword naming the locale's default (zh@collation=pinyin) is valid although ICU
-    # reports the locale without it.
-    keyword = user_locale.getKeywordValue("collation")
+    """mongod accepts a locale only when ICU has data for every part of it, spelled canonically
+    (ICU's "valid locale" of the collator equals the name given).
+
+    ICU's own answer (``Collator.getLocale(VALID_LOCALE)``) cannot be asked: ICU caches collators by
+    the data they load and keeps the valid locale of the first request, so after ``zh_Hant`` (whose
+    default collation is stroke) ``zh@collation=stroke`` reports ``zh_Hant`` and would be refused,
+    depending on what ran before. The same rule is computed from the data ICU lists instead: the base
+    name is a locale with collation data, the only keyword is ``collation`` and names a collation type
+    of that locale (the locale's default type included, which ICU drops from the valid name).
+    """
+    keywords = set(user_locale.createKeywords() or ())
     base = user_locale.getBaseName()
-    if keyword and valid == base and original == user_locale.getName() and "@" in original \
-            and original.split("@", 1)[1] == f"collation={keyword}":
-        available = set(icu.Collator.getKeywordValuesForLocale("collation", icu.Locale(base), False))
-        if keyword in available:
-            return
+    keyword = user_locale.getKeywordValue("collation")
+    if original == user_locale.getName() and base in _collation_locales() and keywords <= {"collation"} \
+            and (not keyword or keyword in _collation_types(base)):
+        return
+    # (the suggestion, like mongod's, is the locale ICU falls back to)
+    valid = icu.Collator.createInstance(user_locale).getLocale(icu.ULocDataLocaleType.VALID_LOCALE).getName()
     message = f"Field 'locale' is invalid in: {shown}"
     if valid and valid != "root":
         message += f". Did you mean '{valid}'?"
     raise MongoError(ErrorCode.BadValue, message)
+
+
+@functools.cache
+def _collation_locales() -> frozenset[str]:
+    """The locales ICU has collation data for (``en_US``, ``fr_CA``, ``zh_Hant`` ...)."""
+    return frozenset(loc.getName() for loc in icu.Collator.getAvailableLocales().values())
+
+
+@functools.lru_cache(maxsize=512)
+def _collation_types(base: str) -> frozenset[str]:
+    """The collation types (``phonebook``, ``stroke``, ``search`` ...) ICU has for a locale."""
+    return frozenset(icu.Collator.getKeywordValuesForLocale("collation", icu.Locale(base), False))
 
 
 def _expanded(name: str, collator: Any, values: dict) -> dict:
