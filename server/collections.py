@@ -294,9 +294,10 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
         source = iter(())
         plan = Plan("COLLSCAN")
         if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
-            full = full[1:]
+            special_reads.geo_near_on_missing(full[0]["$geoNear"], variables, C.ns_of(db, resolved.base or name))
     elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
-        plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats)
+        plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats,
+                                                     collation=coll)
         server.index_usage.record(info, plan_index_names(plan))
         source = interrupt.checked(source)
         full = full[1:]

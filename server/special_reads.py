@@ -62,20 +62,29 @@ def timeseries_special(full: list, variables: dict | None) -> list:
     return full
 
 
-def geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, stats: dict):
-    """A leading ``$geoNear``: the near query on its key AND its ``query``, each result decorated."""
+def geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, stats: dict, collation: Any = None):
+    """A leading ``$geoNear``: the near query on its key AND its ``query`` (under the read's
+    collation), each result decorated."""
     spec = parse_geo_near(raw, variables)
     key = spec.key or geo_near_key(list(info.indexes))
     flt: dict = {key: spec.near_condition()}
     if spec.query:
         flt = {"$and": [flt, spec.query]}
-    plan = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered)
+    plan = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered,
+                               collation=collation)
     plan.meta = meta
     plan.special.output = spec.output()
     source = C.plan_docs(engine, info, plan, stats=stats)
     if spec.query:
-        source = filter(compile_filter(spec.query, variables=variables), source)
+        source = filter(compile_filter(spec.query, variables=variables, collation=collation), source)
     return plan, source
+
+
+def geo_near_on_missing(raw: Any, variables: dict | None, ns: str) -> None:
+    """A leading ``$geoNear`` over a collection that does not exist: its spec's errors first, then 26
+    (mongod finds no geo index to run it on)."""
+    parse_geo_near(raw, variables)
+    raise MongoError(ErrorCode.NamespaceNotFound, f"$geoNear requires a geo index to run, but {ns} does not exist")
 
 
 def find_meta(projection: Any, sort: Any, flt: dict, let: dict | None) -> tuple[Any, dict | None]:

@@ -330,8 +330,9 @@ async def _create_view(ctx: CommandContext, db: str, name: str, options: dict) -
             raise MongoError(ErrorCode.NamespaceExists, f"Namespace {ns} already exists")
         existing = C.get_view(w, db, name)
         if existing is not None:
-            if existing.get("viewOn") == view_doc["viewOn"] and existing.get("pipeline") == view_doc["pipeline"]:
-                return
+            if existing.get("viewOn") == view_doc["viewOn"] and existing.get("pipeline") == view_doc["pipeline"] \
+                    and existing.get("collation") == view_doc.get("collation"):
+                return  # the same view again: a no-op (its collation included, as mongod compares them)
             raise MongoError(ErrorCode.NamespaceExists, f"Namespace {ns} already exists")
         _check_view_graph(w, db, name, view_doc)
         info = ensure_collection(w, C.ns_of(db, C.SYSTEM_VIEWS))

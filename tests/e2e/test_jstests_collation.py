@@ -55,12 +55,6 @@ TEXT_INDEX_INHERITS_COLLATION = (
     "server/core/collection.py index_collation applies the default)")
 WILDCARD_INDEXES = ("wildcard ($**) indexes are refused with 115 CommandNotSupported; mongod builds them "
                     "(server/commands/indexes.py, server/query/index_kinds.py)")
-GEO_NEAR_MISSING_COLLECTION = (
-    "$geoNear over a missing collection returns no documents; mongod 7.0 fails 26 NamespaceNotFound "
-    "\"$geoNear requires a geo index to run, but <ns> does not exist\" (server/special_reads.py geo_near_source)")
-GEO_NEAR_QUERY_COLLATION = (
-    "the 'query' of $geoNear ignores the aggregate's and the collection's collation; mongod matches it with "
-    "that collation (server/special_reads.py geo_near_source: compile_filter without the collation)")
 APPLY_OPS_O2_COLLATION = (
     "applyOps 'u' finds the o2 document by _id with the simple collation (no match for {_id: 'FOO'} in a "
     "case-insensitive collection: 8 UnknownError, results [false]); mongod matches o2 with the collection's "
@@ -68,9 +62,6 @@ APPLY_OPS_O2_COLLATION = (
 RETURN_KEY_COLLATED = (
     "returnKey through an index with a collation returns the indexed string itself; mongod returns the "
     "index key, the collator's comparison key (server/commands/crud.py _index_key_of)")
-VIEW_RECREATE_COLLATION = (
-    "create of an existing view with a different collation succeeds; mongod fails 48 NamespaceExists "
-    "when the options differ (server/commands/ddl.py)")
 
 CI = {"locale": "en_US", "strength": 2}  # case-insensitive
 CS = {"locale": "en_US", "strength": 3}  # case-sensitive
@@ -639,7 +630,6 @@ GEO_INDEXES = [
 NEAR = {"near": {"type": "Point", "coordinates": [0, 0]}, "distanceField": "dist"}
 
 
-@pytest.mark.xfail(strict=True, reason=GEO_NEAR_MISSING_COLLECTION)
 def test_geo_near_on_a_missing_collection_fails(db):
     """collation.js: $geoNear (with a collation) on a missing collection fails NamespaceNotFound."""
     command_fails(db, {"aggregate": "missing", "pipeline": [{"$geoNear": NEAR}], "cursor": {}, "collation": CI},
@@ -654,7 +644,6 @@ def test_geo_near_refuses_the_collation_option(db):
                        "cursor": {}}, 40227)
 
 
-@pytest.mark.xfail(strict=True, reason=GEO_NEAR_QUERY_COLLATION)
 @pytest.mark.parametrize("index,index_collation", GEO_INDEXES)
 def test_geo_near_query_uses_the_aggregate_collation(db, index, index_collation):
     """collation.js: $geoNear's query matches "abc" to "ABC" only under the aggregate's case-insensitive
@@ -665,7 +654,6 @@ def test_geo_near_query_uses_the_aggregate_collation(db, index, index_collation)
     assert len(list(db.c.aggregate([GEO_NEAR], collation=CI))) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=GEO_NEAR_QUERY_COLLATION)
 def test_geo_near_query_uses_the_collection_collation(db):
     """collation.js (geonear3, geonear4): $geoNear's query uses the collection default unless the
     aggregate asks for "simple"."""
@@ -728,7 +716,6 @@ def test_min_max_results_are_sorted_by_the_query_collation(db):
                        .max([("a", 2), ("b", 1)]).sort(sort)), 51174)
 
 
-@pytest.mark.xfail(strict=True, reason=VIEW_RECREATE_COLLATION)
 def test_a_view_cannot_be_created_twice_with_another_collation(db):
     """collation.js: creating the same view again with a different collation fails NamespaceExists."""
     db.command({"create": "view", "viewOn": "coll"})
