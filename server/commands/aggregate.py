@@ -87,6 +87,10 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     collection_uuid = namespace.collection_uuid_arg(cmd, "aggregate")
     if isinstance(target, str):
         C.check_collection_name(db, target)
+        if pipeline and isinstance(pipeline[0], dict) and "$documents" in pipeline[0]:
+            # mongod's validateTopLevelPipeline: a first stage independent of any collection needs
+            # {aggregate: 1} (a misplaced one fails 40602 when the pipeline parses).
+            raise MongoError(ErrorCode.InvalidNamespace, "'$documents' can only be run with {aggregate: 1}")
         name = target
         ns = C.ns_of(db, name)
     else:

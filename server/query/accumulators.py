@@ -248,6 +248,13 @@ def _percentile(name: str, arg: Any, variables: dict | None) -> AccumulatorSpec:
     40415, method not a string 14, a method other than 'approximate' 2 — 7.0 has no other —, missing
     field 40414), then 'p', which must fold to a constant (7750300) non-empty array (7750301) of
     numbers (7750302) within [0, 1] (7750303)."""
+    input_expr, ps, scalar = parse_percentile(name, arg, variables)
+    return AccumulatorSpec(name, compile_expression(input_expr), lambda: Percentile(ps, scalar), arg)
+
+
+def parse_percentile(name: str, arg: Any, variables: dict | None) -> tuple[Any, list[float], bool]:
+    """The checks of ``_percentile`` (shared with the expression forms): the 'input' expression (not
+    compiled), the percentiles and whether the result is one value ($median)."""
     if not isinstance(arg, dict):
         code = 7429703 if name == "$percentile" else 7436100
         raise MongoError(code, f"specification must be an object; found {_element(name, arg)}")
@@ -264,12 +271,9 @@ def _percentile(name: str, arg: Any, variables: dict | None) -> AccumulatorSpec:
     for k in fields:
         if k not in arg:
             raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '{name}.{k}' is missing but a required field")
-    input_fn = compile_expression(arg["input"])
     if name == "$median":
-        ps, scalar = [0.5], True
-    else:
-        ps, scalar = _parse_p(arg["p"], variables), False
-    return AccumulatorSpec(name, input_fn, lambda: Percentile(ps, scalar), arg)
+        return arg["input"], [0.5], True
+    return arg["input"], _parse_p(arg["p"], variables), False
 
 
 def _parse_p(p_expr: Any, variables: dict | None) -> list[float]:

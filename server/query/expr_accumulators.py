@@ -1,10 +1,14 @@
-"""The expression forms of accumulators: $sum $avg $max $min $stdDevPop $stdDevSamp.
+"""The expression forms of accumulators: $sum $avg $max $min $stdDevPop $stdDevSamp $median $percentile.
 
 As mongod's ``ExpressionFromAccumulator``: with one operand (``{$sum: "$a"}`` or ``{$sum: ["$a"]}``)
 an array value is accumulated element by element, any other value as itself; with several operands
 each value is accumulated as it is (an array is then one value: ignored by $sum/$avg/$stdDev*,
 compared whole by $max/$min). The accumulators are those of ``$group`` (non-numbers ignored by the
 numeric ones, null and missing by $max/$min): $sum of nothing is 0, the others null.
+
+$median and $percentile (mongod 7.0's ExpressionFromAccumulatorQuantile) take the accumulator's
+``{input, p, method}`` spec with its checks; a numeric input is one value, an array's numeric
+elements are the values, anything else none (null, or one null per 'p').
 """
 
 from __future__ import annotations
@@ -46,6 +50,25 @@ def _min_max(sign: int) -> Callable[[Any], Accumulator]:
     return make
 
 
+def _quantile(name: str):
+    def compile_op(args: Any, cc: Any):
+        # (imported here: accumulators compiles expressions, so it loads after this module)
+        from tidemark.query.accumulator_state import Percentile
+        from tidemark.query.accumulators import parse_percentile
+
+        input_expr, ps, scalar = parse_percentile(name, args, getattr(cc, "variables", None))
+        input_fn = cc(input_expr)
+
+        def run(doc, vars):
+            acc = Percentile(ps, scalar)
+            value = input_fn(doc, vars)
+            for item in value if type(value) is list else (value,):
+                acc.process(item)  # (non-numbers are ignored)
+            return acc.result()
+        return run
+    return compile_op
+
+
 OPERATORS = {
     "$sum": _compile(lambda collation: Sum()),
     "$avg": _compile(lambda collation: Avg()),
@@ -53,4 +76,6 @@ OPERATORS = {
     "$min": _compile(_min_max(-1)),
     "$stdDevPop": _compile(lambda collation: StdDev(False)),
     "$stdDevSamp": _compile(lambda collation: StdDev(True)),
+    "$median": _quantile("$median"),
+    "$percentile": _quantile("$percentile"),
 }

@@ -338,7 +338,11 @@ def compile_projection(
         for p, leaf in leaves.items()
         if leaf.kind in ("expr", "meta")
     }
-    for p in exprs:
+    # In an inclusion, mongod's $elemMatch is a computed field (ExpressionInternalFindElemMatch): it
+    # comes after the included fields, with the other computed fields in the projection's order.
+    elem_matches = {p: leaf.arg for p, leaf in leaves.items() if inclusion and leaf.kind == "elemMatch"}
+    computed = [p for p in leaves if p in exprs or p in elem_matches]
+    for p in computed:
         del leaves[p]
     positional_fn = _positional(positional, filter, collation) if positional is not None else None
     tree = _tree({p: leaf for p, leaf in leaves.items() if p != "_id"})
@@ -364,8 +368,13 @@ def compile_projection(
         def project(doc: dict) -> dict:
             src = positional_fn(doc) if positional_fn else doc
             out = _include(src, tree, keep_id)
-            for path, fn in exprs.items():  # (a missing value still makes its parent a document)
-                _set_computed(out, path, fn(doc, variables))
+            for path in computed:
+                matcher = elem_matches.get(path)
+                if matcher is not None:  # (a top-level field: nested $elemMatch is 31275)
+                    out.pop(path, None)
+                    _elem_match_into(out, path, doc.get(path), matcher)
+                else:  # (a missing value still makes its parent a document)
+                    _set_computed(out, path, exprs[path](doc, variables))
             return out
 
     else:

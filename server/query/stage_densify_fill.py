@@ -52,6 +52,12 @@ def _number(v):
     return v if type(v) in (int, float) else int(v) if num_kind(v) in (KIND_INT, KIND_LONG) else as_float(v)
 
 
+def _position(v):
+    """A number's place on the number line (decimals approximated), the key documents and generated
+    values are matched and merged by."""
+    return v if type(v) in (int, float) else as_float(v)
+
+
 def _is_date(v) -> bool:
     return type(v).__name__ in ("datetime", "DatetimeMS")
 
@@ -155,36 +161,51 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
     step_n = _number(step)
 
     def to_num(v):
-        """The value's position on the number line (millis for dates), validating the type."""
+        """The value's position on the number line (millis for dates), validating the type with
+        mongod's codes (DensifyValue::getFromValue, then the stage's check of the step's kind)."""
+        is_date = _is_date(v)
+        if not is_date and num_kind(v) is None:
+            raise MongoError(5733201, "Densify field type must be numeric or a date")
         if unit is not None:
-            if not _is_date(v):
-                raise MongoError(5733500, f"Densify field type must be a date when unit is given, found {type_name(v)}")
+            if not is_date:
+                raise MongoError(6053600, "Encountered numeric densify value in collection when step has a date unit.")
             return dates.to_millis(v)
-        if num_kind(v) is None:
-            raise MongoError(5733201, f"Densify field type must be numeric, found {type_name(v)}")
-        return v if type(v) in (int, float) else as_float(v)
+        if is_date:
+            raise MongoError(6053600, "Encountered date densify value in collection when step does not have a date "
+                                      "unit.")
+        return _position(v)
 
-    def grid(lo, hi, inclusive):
-        """Grid values from lo (inclusive) up to hi (inclusive for "full" and "partition" bounds: a
-        partition is filled up to the global maximum even where it has no document there), as
-        (BSON value, position) pairs."""
-        k = 0
+    add_step = compile_expression({"$add": ["$v", {"$literal": step}]})  # mongod's DensifyValue::increment
+
+    def grid(lo, hi, inclusive, at):
+        """The values to generate from lo (inclusive) up to hi (inclusive for "full" and "partition"
+        bounds: a partition is filled up to the global maximum even where it has no document there),
+        as (BSON value, position) pairs, leaving out the positions of ``at`` (position -> value of the
+        partition's documents). Numbers follow mongod's DocGenerator: each value is the previous one
+        plus the step with $add's types, restarting from a document met on the grid, so generated
+        values take the type of the last value seen (decimals stay decimals, doubles accumulate)."""
         if unit is not None:
+            k = 0
             lo_ms, hi_ms = cast(int, dates.to_millis(lo)), cast(int, dates.to_millis(hi))  # dates (checked)
             while True:
                 g = dates.date_add(lo_ms, unit, k * int(step_n))
                 if g > hi_ms or (g == hi_ms and not inclusive):
                     return
-                yield dates.from_millis(g), g
+                if g not in at:
+                    yield dates.from_millis(g), g
                 k += 1
-        else:
-            lo, hi = _number(lo), _number(hi)
-            while True:
-                g = lo + k * step_n
-                if g > hi or (g == hi and not inclusive):
-                    return
-                yield g, g
-                k += 1
+        hi_n, cur = _position(hi), lo
+        pos = _position(cur)
+        while pos < hi_n or (pos == hi_n and inclusive):
+            if pos in at:
+                cur = at[pos]  # continue from the document's value (and type)
+            else:
+                yield cur, pos
+            cur = add_step({"v": cur}, {})
+            nxt = _position(cur)
+            if not nxt > pos:  # the step vanished in a double's precision: nothing further is reachable
+                return
+            pos = nxt
 
     def apply(docs):
         passthrough = []
@@ -199,12 +220,17 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
             entry = partitions.get(key)
             if entry is None:
                 entry = partitions[key] = (pvals, [])
-            entry[1].append((to_num(v), v, d))
+            try:
+                pos = to_num(v)
+            except MongoError:
+                _raise_first_invalid(v, pvals, docs, to_num, fparts, pparts)
+                raise
+            entry[1].append((pos, v, d))
         yield from passthrough
         if not partitions:
             if isinstance(bounds, list) and not pparts:  # an explicit range is generated even from nothing
                 generated: list[tuple[Any, Any]] = []  # (position, value)
-                for val, pos in grid(bounds[0], bounds[1], False):
+                for val, pos in grid(bounds[0], bounds[1], False, {}):
                     if len(generated) >= MAX_GENERATED_DOCUMENTS:
                         raise _too_many(len(generated) + 1)
                     tick()
@@ -224,18 +250,38 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
                 lo, hi = rows[0][1], rows[-1][1]
             else:
                 lo, hi = bounds
-            existing = {r[0] for r in rows}
+            existing = {r[0]: r[1] for r in rows}
             generated = []
-            for val, pos in grid(lo, hi, not isinstance(bounds, list)):
-                if pos not in existing:
-                    made += 1
-                    if made > MAX_GENERATED_DOCUMENTS:
-                        raise _too_many(made)
-                    tick()
-                    generated.append((pos, val))
+            for val, pos in grid(lo, hi, not isinstance(bounds, list), existing):
+                made += 1
+                if made > MAX_GENERATED_DOCUMENTS:
+                    raise _too_many(made)
+                tick()
+                generated.append((pos, val))
             yield from _merge(rows, generated, fparts, pparts, pvals)
 
     return Stage("$densify", spec, apply, blocking=True)
+
+
+def _raise_first_invalid(value, pvals, rest, to_num, fparts, pparts) -> None:
+    """Raise the type error mongod meets first: it sorts by (partition fields, densify field) before
+    densifying, so of all the values of the wrong kind the smallest in that order fails (a string,
+    5733201, before a date of a numeric densify, 6053600). Runs only once a value has failed."""
+    def order(pv, v):
+        return tuple(sort_key(None if x is MISSING else x) for x in pv), sort_key(v)
+
+    worst = (order(pvals, value), value)
+    for d in rest:  # the documents not read yet
+        v = _get(d, fparts)
+        if v is None or v is MISSING:
+            continue
+        try:
+            to_num(v)
+        except MongoError:
+            candidate = (order(tuple(_get(d, p) for p in pparts), v), v)
+            if candidate[0] < worst[0]:
+                worst = candidate
+    to_num(worst[1])  # raises that value's error
 
 
 def _merge(rows, generated, fparts, pparts, pvals):

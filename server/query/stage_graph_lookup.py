@@ -33,7 +33,7 @@ from tidemark.query.pipeline import NEAR_NOT_ALLOWED, PipelineContext, Stage, ha
 from tidemark.query.sort import estimate_size
 from tidemark.query.stage_group import group_key
 from tidemark.query.stage_lookup import valid_collection_name
-from tidemark.query.stages import set_field
+from tidemark.query.stages import set_nested_field
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, bson_type_name, is_number, to_float
 
@@ -135,7 +135,7 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     def apply(docs):
         for doc in docs:
             found = search.run(start_with(doc, ctx.variables))
-            yield set_field(doc, search.as_parts, found)
+            yield set_nested_field(doc, search.as_parts, found)
 
     return Stage("$graphLookup", spec, apply)
 
@@ -199,7 +199,7 @@ class _Search:
                     continue
                 out = dict(fdoc)
                 if self.depth_parts is not None:
-                    out = set_field(out, self.depth_parts, Int64(depth))
+                    out = set_nested_field(out, self.depth_parts, Int64(depth))
                 visited[key] = out
                 used += estimate_size(out)
                 for v in get_path_values(fdoc, self.connect_from, expand_arrays=True):

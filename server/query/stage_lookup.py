@@ -28,7 +28,7 @@ from tidemark.query.memory import LOOKUP_LIMIT, approx_size
 from tidemark.query.paths import get_path_values
 from tidemark.query.pipeline import PipelineContext, Stage, chain, parse_pipeline
 from tidemark.query.stage_group import group_key_for
-from tidemark.query.stages import field_path, set_field
+from tidemark.query.stages import field_path, set_nested_field
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
 
@@ -179,6 +179,21 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                 keys.add(null_key if v is MISSING else group_key(v))
         return keys
 
+    # A collectionless sub-pipeline joined on localField/foreignField ($documents first, no 'from'):
+    # mongod matches the documents $documents produces, so the equality applies after that stage and
+    # the rest of the sub-pipeline runs over the matches. With 'let' the $documents may read the
+    # variables, so its documents (and their index) are made per input document.
+    docs_first = target is None and local_path is not None and bool(sub) and "$documents" in sub[0]
+    joined_sub = sub[1:] if docs_first else sub
+    per_doc_index = docs_first and bool(let_fns)
+
+    def foreign_scan(variables):
+        """The documents the equality join matches against: the foreign collection's, or those of the
+        sub-pipeline's leading $documents."""
+        if not docs_first:
+            return _foreign_source(ctx, target)
+        return chain(parse_pipeline(cast(list, sub)[:1], ctx.child(in_lookup=True, variables=variables)), iter(()))
+
     def whole_array_keys(fdoc) -> set:
         return {group_key(v) for v in get_path_values(fdoc, foreign_path) if type(v) is list}
 
@@ -207,10 +222,14 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         uncorrelated = None
         for doc in docs:
             candidates = None
+            variables = ctx.variables
+            if let_fns:
+                # A variable bound to a missing field stays missing ("$$v" then adds no field), as in mongod.
+                variables = {**ctx.variables, **{n: f(doc, ctx.variables) for n, f in let_fns}}
             if local_path is not None:
-                if index is None:
-                    index = {}
-                    for pos, fdoc in enumerate(_foreign_source(ctx, target)):
+                if index is None or per_doc_index:
+                    index, array_index, foreign = {}, None, []
+                    for pos, fdoc in enumerate(foreign_scan(variables)):
                         foreign.append(fdoc)
                         for k in foreign_keys(fdoc):
                             index.setdefault(k, []).append(pos)
@@ -233,18 +252,17 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                 result = collect(candidates)
             elif not let_fns:
                 if candidates is not None:
-                    result = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), iter(candidates)))
+                    result = collect(chain(parse_pipeline(joined_sub, ctx.child(in_lookup=True)), iter(candidates)))
                 else:
                     if uncorrelated is None:
                         uncorrelated = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), sub_source()))
                     result = [dict(d) for d in uncorrelated]
             else:
-                # A variable bound to a missing field stays missing ("$$v" then adds no field), as in mongod.
-                variables = {**ctx.variables, **{n: f(doc, ctx.variables) for n, f in let_fns}}
-                stages = parse_pipeline(sub, ctx.child(in_lookup=True, variables=variables))
+                stages = parse_pipeline(joined_sub if candidates is not None else sub,
+                                        ctx.child(in_lookup=True, variables=variables))
                 source = iter(candidates) if candidates is not None else sub_source()
                 result = collect(chain(stages, source))
-            out = set_field(doc, as_parts, result)
+            out = set_nested_field(doc, as_parts, result)
             if meta is not None:
                 meta.hand_on(doc, out)
             yield out
@@ -282,11 +300,24 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
     for st in check_sub_pipeline(sub):
         if len(st) == 1 and next(iter(st)) in ("$out", "$merge"):
             raise MongoError(31441, f"{next(iter(st))} is not allowed within a $unionWith's sub-pipeline")
+    # A sub-pipeline led by a $text $match searches the collection's text index through the read core
+    # (as in $lookup); the rest of the sub-pipeline runs here over what it finds.
+    text_filter = sub[0]["$match"] if sub and target is not None and _is_text_match(sub[0]) else None
+    if text_filter is not None:
+        parse_pipeline(sub[:1], ctx.child())  # validated as the first stage of a pipeline, where $text may be
+        sub = sub[1:]
     stages = parse_pipeline(sub, ctx.child(in_lookup=True))
+
+    def source():
+        if text_filter is None:
+            return _foreign_source(ctx, target)
+        if ctx.query_collection is None:
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text is not supported in this context")
+        return ctx.query_collection(cast(str, ctx.db), cast(str, target), text_filter)
 
     def apply(docs):
         yield from docs
-        yield from chain(stages, _foreign_source(ctx, target))
+        yield from chain(stages, source())
     return Stage("$unionWith", spec, apply)
 
 

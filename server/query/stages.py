@@ -160,6 +160,21 @@ def set_field(doc: dict, parts: list[str], value: Any) -> dict:
     return out
 
 
+def set_nested_field(doc: dict, parts: list[str], value: Any) -> dict:
+    """A copy of ``doc`` with ``parts`` set as mongod's MutableDocument::setNestedField does (where a
+    stage names an output path: $lookup's and $graphLookup's 'as', 'depthField', $unwind's
+    'includeArrayIndex'): any non-document on the way, an array included, is replaced by a new
+    document, unlike ``set_field`` (the projection's setting, which goes into array elements)."""
+    out = dict(doc)
+    head = parts[0]
+    if len(parts) == 1:
+        out[head] = value
+        return out
+    sub = out.get(head)
+    out[head] = set_nested_field(sub if type(sub) is dict else {}, parts[1:], value)
+    return out
+
+
 def _set_in_array(arr: list, parts: list[str], value: Any) -> list:
     # mongod sets the field in every element: documents get it, nested arrays recurse, and any
     # other element is replaced by a document holding just the new field.
@@ -435,16 +450,16 @@ def parse_unwind(spec: Any, ctx: PipelineContext) -> Stage:
                 if not v:
                     if preserve:
                         out = set_field(d, parts, MISSING)
-                        yield set_field(out, index_parts, None) if index_parts else out
+                        yield set_nested_field(out, index_parts, None) if index_parts else out
                     continue
                 for i, el in enumerate(v):
                     out = set_field(d, parts, el)
-                    yield set_field(out, index_parts, Int64(i)) if index_parts else out
+                    yield set_nested_field(out, index_parts, Int64(i)) if index_parts else out
             elif v is None or v is MISSING:
                 if preserve:
-                    yield set_field(d, index_parts, None) if index_parts else d
+                    yield set_nested_field(d, index_parts, None) if index_parts else d
             else:
-                yield set_field(d, index_parts, None) if index_parts else d
+                yield set_nested_field(d, index_parts, None) if index_parts else d
     return Stage("$unwind", _unwind_explain(path, index_field, preserve, spec), apply)
 
 
@@ -553,14 +568,26 @@ def parse_sample(spec: Any, ctx: PipelineContext) -> Stage:
 
 
 def parse_documents(spec: Any, ctx: PipelineContext) -> Stage:
-    value = compile_expression(spec)({}, ctx.variables)
-    if type(value) is not list or not all(type(d) is dict for d in value):
-        raise MongoError(5858203, "error during lookup for $documents: an array of objects is required")
+    """``$documents``: its expression is compiled here and evaluated when the stage runs, as mongod's
+    desugared ``$queue`` does: in a ``$lookup`` sub-pipeline it may read the ``let`` variables, which
+    hold placeholders while the sub-pipeline is only validated."""
+    expr = compile_expression(spec)
 
     def apply(docs):
+        value = expr({}, ctx.variables)
+        # mongod desugars $documents into [$queue [{}], $project {<uuid>: spec}, strict $unwind,
+        # $replaceRoot]: a non-array fails the strict $unwind (5858203), a non-object element the
+        # $replaceRoot (40228, which names the random temporary field: "documents" stands in here).
+        if type(value) is not list:
+            raise MongoError(5858203, "an array is expected")
         for _ in docs:  # the input is ignored (a collectionless aggregate feeds nothing)
             pass
-        yield from (dict(d) for d in value)
+        for d in value:
+            if type(d) is not dict:
+                raise MongoError(40228, f"'newRoot' expression  must evaluate to an object, but resulting value was: "
+                                        f"{value_str(d)}. Type of resulting value: '{type_name(d)}'. Input document: "
+                                        f"{value_str({'documents': d})}")
+            yield dict(d)
     return Stage("$documents", spec, apply)
 
 
@@ -573,9 +600,14 @@ def _need(ctx_fn, name):
 def parse_coll_stats(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(5447000, f"$collStats must take a nested object but found: {spec}")
-    for k in spec:
+    for k, v in spec.items():  # mongod's IDL (DocumentSourceCollStatsSpec), field by field
         if k not in ("latencyStats", "storageStats", "count", "queryExecStats"):
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$collStats.{k}' is an unknown field.")
+        if type(v) is not dict:
+            raise MongoError(ErrorCode.TypeMismatch, f"BSON field '$collStats.{k}' is the wrong type "
+                                                     f"'{type_name(v)}', expected type 'object'")
+        if k in ("count", "queryExecStats") and v:  # their validateObjectIsEmpty
+            raise MongoError(31170, f"expected an empty object, but got {bson_repr(v)}")
     stats = ctx.coll_stats
 
     def apply(docs):
