@@ -394,7 +394,7 @@ def _js_accumulator(arg: Any, collation: Any) -> AccumulatorSpec:
     loop = javascript.JsFunction(
         "function (state, pending) { var __accumulate = (" + sources["accumulate"] + "\n);"
         " for (var i = 0; i < pending.length; ++i) {"
-        " state = __accumulate.apply(null, [state].concat(pending[i])); } return state; }")
+        " state = __accumulate(state, ...pending[i]); } return state; }")  # (spread: no user-visible apply)
     finalize = javascript.JsFunction(sources["finalize"]) if sources.get("finalize") else None
     return AccumulatorSpec("$accumulator", lambda doc, vars: (init_fn, acc_fn, doc, vars),
                            lambda: JsAccumulator(init, loop, finalize), arg)
