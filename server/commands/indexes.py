@@ -43,9 +43,9 @@ ID_INDEX_FIELDS = frozenset({"key", "name", "v", "ns", "collation", "_id"})
 # options that belong to one index type (index_kinds): kept on the stored spec of that type only
 KIND_OPTIONS = {"weights": "text", "default_language": "text", "language_override": "text",
                 "textIndexVersion": "text", "2dsphereIndexVersion": "2dsphere", "bits": "2d", "min": "2d",
-                "max": "2d"}
+                "max": "2d", "coarsestIndexedLevel": "2dsphere", "finestIndexedLevel": "2dsphere"}
 UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "wildcardProjection", "columnstoreProjection", "columnstoreCompressor",
-                           "prepareUnique", "originalSpec", "coarsestIndexedLevel", "finestIndexedLevel")
+                           "prepareUnique", "originalSpec")
 _BOOL_FIELDS = ("background", "unique", "sparse", "dropDups", "prepareUnique", "clustered")
 _STRING_FIELDS = ("default_language", "language_override")
 _NUMBER_FIELDS = ("2dsphereIndexVersion", "textIndexVersion", "bits", "min", "max", "coarsestIndexedLevel",
@@ -314,7 +314,7 @@ def _check_kinds(raw: dict) -> dict:
             raise MongoError(ErrorCode.CannotCreateIndex,
                              f"unsupported geo index version {{ 2dsphereIndexVersion : {version} }}, only support "
                              "versions: [1,2,3]")
-        return {"2dsphereIndexVersion": int(version)}
+        return {"2dsphereIndexVersion": int(version), **_s2_levels(raw)}
     from tidemark.query.text_index import normalize_text_spec
 
     fixed = normalize_text_spec(raw, key)
@@ -324,6 +324,27 @@ def _check_kinds(raw: dict) -> dict:
         fixed["name"] = default_name(key)
     return fixed
 
+
+
+# mongod's default S2 cell levels (initialize2dsphereParams): S2::kAvgEdge.GetClosestLevel of 500 m and of
+# 100 km on a 6378.1 km sphere
+_S2_FINEST_DEFAULT, _S2_COARSEST_DEFAULT = 14, 7
+
+
+def _s2_levels(raw: dict) -> dict:
+    """A 2dsphere index's finestIndexedLevel / coarsestIndexedLevel, checked as mongod's
+    initialize2dsphereParams does (16747, 16748, 16749) and kept as given. (Tidemark's cell keys do not
+    depend on them: its reads and writes agree on the cells whatever the levels, so answers do not
+    change.)"""
+    finest = int(_as_float(raw.get("finestIndexedLevel", _S2_FINEST_DEFAULT)))
+    coarsest = int(_as_float(raw.get("coarsestIndexedLevel", _S2_COARSEST_DEFAULT)))
+    if coarsest < 0:
+        raise MongoError(16747, "coarsestIndexedLevel must be >= 0")
+    if finest > 30:
+        raise MongoError(16748, "finestIndexedLevel must be <= 30")
+    if finest < coarsest:
+        raise MongoError(16749, "finestIndexedLevel must be >= coarsestIndexedLevel")
+    return {k: raw[k] for k in ("finestIndexedLevel", "coarsestIndexedLevel") if k in raw}
 
 
 # Options that tell two indexes on one key apart (mongod's index signature besides key, collation and

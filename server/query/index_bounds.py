@@ -186,8 +186,17 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
     shown_ranges: dict[str, tuple[list[tuple], int]] = {}  # explain's, in key order once rendered
     bounded = True
     encoded: dict[int, bytes] = {}  # ascending encodings of the points deduplicated, by their id
+    bounded_heads: set[str] = set()  # first components of the (multikey) paths bounded so far
     for f, d in zip(fields, directions, strict=False):
         b = bounds.get(f) if bounded else None
+        if b is not None and multikey and f not in scalar_paths:
+            # Two paths under one array (``a.b``, ``a.c``) take their keys from one element at a time
+            # (index_keys), while ``{"a.b": 1, "a.c": 1}`` may meet each in another element: only the
+            # first may bound the scan (mongod without $elemMatch, SERVER-958)
+            head = f.partition(".")[0]
+            if head in bounded_heads:
+                b = None
+            bounded_heads.add(head)
         ranges = _component_ranges(b, d, multikey and f not in scalar_paths, encoded if d == 1 else None)
         if b is None or not b.is_point:
             bounded = False  # components after a range or an unbounded field are scanned fully

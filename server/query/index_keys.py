@@ -1,9 +1,11 @@
 """Index keys: the keys a document contributes to an index (pure; no storage state).
 
-MongoDB's rules: dotted paths through sub-documents, multikey expansion of arrays (one key per
-element; an empty array indexes as null), missing fields index as null, sparse indexes skip
-documents lacking every key field, partial indexes skip documents failing their filter, and two
-arrays on one compound key are refused (171 CannotIndexParallelArrays), and so is a numeric component
+MongoDB's rules (mongod's BtreeKeyGenerator): dotted paths through sub-documents, multikey expansion of
+arrays (one key per element, the key fields stopping at one array expanding it together, element by
+element; a scalar element where the path continues is a null key; an empty array indexes as null —
+mongod's undefined, which storage has no key for), missing fields index as null, sparse indexes leave
+out keys whose fields are all missing, partial indexes skip documents failing their filter, and two
+fields stopping at different arrays are refused (171 CannotIndexParallelArrays), and so is a numeric component
 that is both a position of an array and a field of one of its documents (16746). Under an index collation a
 string is stored as its ICU key (``collated_key_value``). An index with a 2dsphere, 2d, hashed or
 text field is keyed by ``index_kinds.SpecialKeyer`` behind the same interface as ``IndexKeyer``.
@@ -16,7 +18,6 @@ relies on it to use two-sided ranges.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -29,9 +30,7 @@ from tidemark.query.value_repr import bson_repr
 from tidemark.storage.keys import encode_key
 
 _ABSENT = object()  # a key field the document lacks (indexed as null unless the index is sparse)
-# a document element of a traversed array lacks the rest of the path: a null key, but not a presence
-# (a sparse index still leaves out a document no element of which holds the field)
-_MISSING_IN_ELEMENT = object()
+_EMPTY = object()  # the one "element" of an empty array being expanded (a leaf key of undefined)
 
 
 def key_fields(key_pattern: dict) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -52,51 +51,39 @@ def index_name_for(key_pattern: dict) -> str:
     return "_".join(parts)
 
 
-def _values_at(doc: Any, parts: tuple[str, ...], depth: int = 0) -> tuple[list[Any], frozenset[int]]:
-    """Leaf values for one key field, and the arrays expanded on the way (each as the number of path
-    components leading to it: one document's arrays are told apart by their paths).
+def _dotted_or_array(obj: Any, path: tuple[str, ...]) -> tuple[Any, tuple[str, ...] | None, str]:
+    """Follow ``path`` from ``obj`` through sub-documents (and positional components) up to the first
+    array met by field name, as mongod's ``getFieldDottedOrArray``: (the array, the path left after it
+    — ``()`` at the leaf —, its field name); (the leaf value, None, name) when no such array stands in
+    the way; ``_ABSENT`` when the path ends at a missing field or at a scalar mid-path.
 
-    Arrays met before the last component are traversed element-wise (a numeric component also
-    indexes positionally, like mongod); an array at the leaf contributes each element (empty -> null).
-    A document element of a traversed array that lacks the rest of the path contributes null
-    (``_MISSING_IN_ELEMENT``: ``{a: [{b: 3}, {}]}`` has the ``a.b`` keys 3 and null, so ``{"a.b": null}``
-    finds it through the index as a collection scan does); a scalar element contributes nothing.
-    """
-    if depth == len(parts):
-        if isinstance(doc, list):
-            return (list(doc) if doc else [None]), frozenset((depth,))
-        return [doc], _NO_ARRAYS
-    part = parts[depth]
-    if isinstance(doc, dict):
-        if part not in doc:
-            return [_ABSENT], _NO_ARRAYS
-        return _values_at(doc[part], parts, depth + 1)
-    if isinstance(doc, list):
-        if part.isdigit() and int(part) < len(doc):
-            # (only a numeric component gets here: a path without one pays nothing for this check)
-            if any(type(element) is dict and part in element for element in doc) and part == str(int(part)):
-                raise _ambiguous_field(part, doc)
-            vals, _ = _values_at(doc[int(part)], parts, depth + 1)
-            return vals, _NO_ARRAYS
-        out: list[Any] = []
-        arrays = {depth}
-        missing = False
-        for element in doc:
-            if isinstance(element, dict):
-                vals, inner = _values_at(element, parts, depth)
-                arrays.update(inner)
-                for v in vals:
-                    if v is _ABSENT or v is _MISSING_IN_ELEMENT:
-                        missing = True
-                    else:
-                        out.append(v)
-        if missing or not out:
-            out.append(_MISSING_IN_ELEMENT if missing else _ABSENT)
-        return out, frozenset(arrays)
-    return [_ABSENT], _NO_ARRAYS
-
-
-_NO_ARRAYS: frozenset[int] = frozenset()
+    A numeric component indexes an array positionally when in range (``a.0``); out of range it names a
+    field of the array's documents. An array reached positionally at the leaf is expanded like any other
+    (mongod keys ``a.0`` of ``{a: [[1]]}`` as the whole ``[1]``, which ``{"a.0": 1}`` — matched by the
+    collection scan — could not find through the index: Tidemark keeps the answers equal instead)."""
+    cur = obj
+    name = ""
+    for depth, part in enumerate(path):
+        kind = type(cur)
+        if kind is dict or (kind is not list and isinstance(cur, dict)):
+            if part not in cur:
+                return _ABSENT, None, part
+            cur = cur[part]
+            name = part
+        elif kind is list:
+            if part.isdigit() and int(part) < len(cur):
+                # (only a numeric component gets here: a path without one pays nothing for this check)
+                if part == str(int(part)) and any(type(e) is dict and part in e for e in cur):
+                    raise _ambiguous_field(part, cur)
+                cur = cur[int(part)]
+                name = part
+            else:
+                return cur, path[depth:], name
+        else:
+            return _ABSENT, None, part  # a scalar mid-path: nothing there
+    if type(cur) is list:
+        return cur, (), name
+    return cur, None, name
 
 
 def _ambiguous_field(part: str, array: list) -> MongoError:
@@ -108,20 +95,6 @@ def _ambiguous_field(part: str, array: list) -> MongoError:
         shown = f"{shown[:1024 // 3]} .......... {shown[len(shown) - 1024 // 3:]}"
     return MongoError(16746, "Ambiguous field name found in array (do not use numeric field names in embedded "
                              f"elements in an array), field: '{part}' for array: {shown}")
-
-
-def _parallel(arrays: list[tuple[str, tuple[str, ...], frozenset[int]]]) -> list[str] | None:
-    """Two key fields that expanded different arrays (each an array the other did not: mongod's
-    "parallel arrays", whose keys would be a cross product of unrelated arrays), as [first, second];
-    None when every field's arrays are among another's (``a.b`` and ``a.c`` through the one array
-    ``a``, or ``x.y`` through ``x`` and ``x.z`` through ``x`` and ``x.z``: the keys are then the
-    product of values reached through one array, which mongod indexes too)."""
-    paths = [(name, frozenset(parts[:depth] for depth in depths)) for name, parts, depths in arrays]
-    for i, (name, mine) in enumerate(paths):
-        for other, theirs in paths[i + 1:]:
-            if mine - theirs and theirs - mine:
-                return [name, other]
-    return None
 
 
 @dataclass(frozen=True)
@@ -158,26 +131,57 @@ class IndexKeyer:
                         return [], False
                     value = None
                 return [(self._encode((value,)), (value,))], False
-        per_field = []
-        expanded = []  # (field, its path, the depths of the arrays it expanded), for each field that did
-        present = False
-        for name, parts in zip(self.fields, self.parts, strict=False):
-            values, arrays = _values_at(doc, parts)
-            if arrays:
-                expanded.append((name, parts, arrays))
-            if any(v is not _ABSENT and v is not _MISSING_IN_ELEMENT for v in values):
-                present = True
-            per_field.append([None if v is _ABSENT or v is _MISSING_IN_ELEMENT else v for v in values])
-        if self.sparse and not present:
-            return [], False
-        if len(expanded) > 1 and (pair := _parallel(expanded)) is not None:
-            raise parallel_arrays(pair)
         seen: dict[bytes, tuple] = {}
-        for combo in itertools.product(*per_field):
-            key = self._encode(combo)
-            if key not in seen:
-                seen[key] = combo
-        return list(seen.items()), bool(expanded)
+        state = [False]  # whether an array was expanded
+        self._walk(doc, list(self.parts), [None] * len(self.parts), 0, seen, state)
+        return list(seen.items()), state[0]
+
+    def _walk(self, obj: Any, rest: list[tuple[str, ...] | None], fixed: list[Any], not_found: int,
+              seen: dict[bytes, tuple], state: list[bool]) -> None:
+        """mongod's BtreeKeyGenerator: resolve every pending key field (``rest``: its path left, None once
+        resolved) in ``obj``; the fields that stop at one array expand it together, element by element
+        (each element a leaf key, or the document the rest of their paths continues in: a scalar
+        element there is a null key), so ``{a: [{b: 1, c: 1}, {b: 2, c: 2}]}`` has the ``{a.b, a.c}``
+        keys (1, 1) and (2, 2), never (1, 2). Two fields stopping at different arrays of one document
+        are parallel arrays (171). A key whose fields were all missing is left out of a sparse index
+        (``not_found``: mongod's numNotFound, per key)."""
+        array: Any = None
+        array_name = ""
+        expanding: list[int] = []
+        for i, path in enumerate(rest):
+            if path is None:
+                continue
+            value, remaining, name = _dotted_or_array(obj, path)
+            if value is _ABSENT:
+                rest[i] = None
+                fixed[i] = None
+                not_found += 1
+            elif remaining is None:
+                rest[i] = None
+                fixed[i] = value
+            else:
+                if array is None:
+                    array, array_name = value, name
+                elif value is not array:
+                    raise parallel_arrays([array_name, name])
+                expanding.append(i)
+                rest[i] = remaining
+        if array is None:
+            if not (self.sparse and not_found == len(fixed)):
+                combo = tuple(fixed)
+                key = self._encode(combo)
+                if key not in seen:
+                    seen[key] = combo
+            return
+        state[0] = True
+        for element in array or (_EMPTY,):
+            sub_rest = list(rest)
+            sub_fixed = list(fixed)
+            for i in expanding:
+                if not sub_rest[i]:  # the array is the leaf: the element is the key (empty: undefined)
+                    sub_rest[i] = None
+                    sub_fixed[i] = None if element is _EMPTY else element
+            self._walk(element if type(element) is dict else {}, sub_rest, sub_fixed, not_found, seen, state)
 
     def keys(self, doc: dict) -> list[bytes]:
         return [k for k, _ in self.entries(doc)]
@@ -196,7 +200,8 @@ class IndexKeyer:
 _KEYER_CACHE: dict[tuple, IndexKeyer] = {}
 # Options of special index kinds that change the keys: two specs differing only in one of them (a text
 # index rebuilt with another textIndexVersion under the same name) must not share a cached keyer.
-_KIND_OPTIONS = ("weights", "default_language", "language_override", "textIndexVersion", "bits", "min", "max")
+_KIND_OPTIONS = ("weights", "default_language", "language_override", "textIndexVersion", "bits", "min", "max",
+                 "2dsphereIndexVersion")
 
 
 def collated_key_value(v: Any, collation: Any) -> Any:

@@ -29,6 +29,7 @@ from tidemark.query.geo_keys import Plane, bucket_sphere_keys, sphere_keys
 from tidemark.query.hashed import hashed_key
 from tidemark.query.paths import get_path_values
 from tidemark.query.text_index import text_terms
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
 from tidemark.storage.keys import encode_key
 
@@ -170,6 +171,8 @@ def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], b
     """``[(encoded key, values)]`` of ``doc`` for an index with special fields, and whether a btree
     field expanded an array (multikey)."""
     key = spec["key"]
+    if "hashed" in key.values():
+        return _hashed_entries(spec, doc)
     per_field: list[list] = []
     directions: list[int] = []
     array_fields: list[str] = []
@@ -189,12 +192,56 @@ def special_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], b
                 return [], False  # sparse: no value for a geo / text field
             directions.append(1)
         per_field.append(vals)
-    if len(array_fields) > 1:
+    if len(array_fields) > 1 and not any(kind in _GEO_KINDS for kind in map(field_kind, key, key.values())):
+        # (mongod's 2d and 2dsphere key generators have no parallel-array check: the keys are the cross
+        # product of the non-geo fields' values, loose bounds the full filter re-checks)
         raise parallel_arrays(array_fields)
     seen: dict[bytes, tuple] = {}
     for combo in itertools.product(*per_field):
         seen.setdefault(encode_key(combo, directions), combo)
     return list(seen.items()), bool(array_fields)
+
+
+def _hashed_entries(spec: dict, doc: dict) -> tuple[list[tuple[bytes, tuple]], bool]:
+    """The one key of ``doc`` for an index with a hashed field (mongod's getHashKeys): each field's value
+    (the hashed one hashed, null when missing); an array anywhere along any field's path is refused
+    (16766), so such an index is never multikey. A sparse one leaves out a document missing every field."""
+    values: list[Any] = []
+    directions: list[int] = []
+    present = False
+    for name, direction in spec["key"].items():
+        value = _value_along(doc, name)
+        if value is MISSING:
+            value = None
+        else:
+            present = True
+        if direction == "hashed":
+            value = hashed_key(value)
+            directions.append(1)
+        else:
+            directions.append(key_direction(direction))
+        values.append(value)
+    if spec.get("sparse") and not present:
+        return [], False
+    combo = tuple(values)
+    return [(encode_key(combo, directions), combo)], False
+
+
+def _value_along(doc: Any, path: str) -> Any:
+    """The value at dotted ``path`` through sub-documents only (``MISSING`` when absent); 16766 when an
+    array stands anywhere along it, naming the path up to that array."""
+    parts = path.split(".")
+    cur = doc
+    for depth, part in enumerate(parts):
+        if type(cur) is not dict and not isinstance(cur, dict):
+            return MISSING
+        if part not in cur:
+            return MISSING
+        cur = cur[part]
+        if isinstance(cur, list):
+            raise MongoError(16766, "Error: hashed indexes do not currently support array values. Found array at "
+                                    f"path: {'.'.join(parts[:depth + 1])}")
+    return cur
 
 
 def parallel_arrays(array_fields: list[str]) -> MongoError:
@@ -218,6 +265,9 @@ def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
     if not vals:
         return None
     if kind == "2dsphere":
+        if spec.get("2dsphereIndexVersion") == 1:
+            for v in vals:
+                _check_s2_v1(v, doc)
         keys = [k for v in vals for k in sphere_keys(v, doc)]
     elif kind == "2d":
         plane = Plane(spec)
@@ -225,6 +275,18 @@ def _special_values(kind: str, spec: dict, name: str, doc: dict) -> list | None:
     else:
         raise MongoError(ErrorCode.CannotCreateIndex, f"Unknown index plugin '{kind}'")
     return sorted(set(keys)) or None
+
+
+_GEO_KINDS = frozenset({"2d", "2dsphere"})
+# the GeoJSON types a {2dsphereIndexVersion: 1} index cannot hold (mongod: not a "simple container")
+_S2_V1_REFUSED = frozenset({"MultiPoint", "MultiLineString", "MultiPolygon", "GeometryCollection"})
+
+
+def _check_s2_v1(value: Any, doc: dict) -> None:
+    """mongod's version-1 2dsphere keys: only points, lines and polygons (16755)."""
+    if isinstance(value, dict) and value.get("type") in _S2_V1_REFUSED:
+        raise MongoError(16755, f"Can't extract geo keys: {bson_repr(doc)}  given geometry can't be indexed in the "
+                                "old index format")
 
 
 def bucket_values(bucket: dict, path: str) -> list:

@@ -69,13 +69,21 @@ def _bounds_cut_a_multikey_sort(spec: dict, sort: dict | None, bounds: dict[str,
     does (``find({a: 1}).sort({a: -1})`` over ``a: [4, 0, 1]`` and ``a: [1, 0]`` put ``[1, 0]`` first)."""
     if not sort or spec["name"] == "_id_" or not spec.get(MULTIKEY_FLAG, multikey_default):
         return False
-    return any(path in bounds and path not in scalar_paths for path in sort)
+    if any(path in bounds and path not in scalar_paths for path in sort):
+        return True
+    # A sort path under the same array as a bounded one (``a.c`` after ``{"a.b": 1}``): the scan orders
+    # a document by the ``a.c`` of the elements whose b is 1 (index_keys pairs the values of one
+    # element), its sort key is the least ``a.c`` of all elements (SERVER-31858)
+    heads = {path.partition(".")[0] for path in spec["key"] if path in bounds and path not in sort}
+    return any(path.partition(".")[0] in heads for path in sort if path not in scalar_paths)
 
 
 def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
-    """The index a hint names (by name or key pattern); raises 2 BadValue when no visible index matches
-    and, as mongod's planner (QueryPlanner::plan), 27 IndexNotFound when a key pattern matches several
+    """The index a hint names (by name or key pattern); raises 9 FailedToParse for a hint of another type,
+    2 BadValue when no visible index matches and, as mongod's planner (QueryPlanner::plan), 27 IndexNotFound when a key pattern matches several
     visible indexes (the same key under other collations or names: only a name tells them apart)."""
+    if not isinstance(hint, (str, dict)):  # mongod's parseHint, for every command taking a hint
+        raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
     visible = [spec for spec in indexes if not spec.get("hidden")]  # hidden indexes are not the planner's
     if isinstance(hint, str):
         found = [spec for spec in visible if spec["name"] == hint]

@@ -50,6 +50,8 @@ def mentions_special(filter: dict | None) -> bool:
         elif k in ("$or", "$nor") and isinstance(v, list):
             if any(isinstance(sub, dict) and _text_paths(sub, ()) for sub in v):
                 return True
+            if k == "$or" and len(v) == 1 and isinstance(v[0], dict) and mentions_special(v[0]):
+                return True  # (a one-branch $or is its branch: _collapse_single_or)
         elif type(v) is dict and v and not SPECIAL_OPS.isdisjoint(v):
             return True
     return False
@@ -155,8 +157,25 @@ def _under_root_or(filter: dict, path: tuple) -> bool:
     return any(op == "$or" for op, _, _ in path)
 
 
+def _collapse_single_or(filter: dict) -> dict:
+    """``filter`` with each ``$or`` of one branch (at the top or in a top-level ``$and``) read as that
+    branch, as mongod's canonical query does before it looks for $text / $near: ``{$or: [{loc: {$near:
+    P}}]}`` is a top-level $near."""
+    single = filter.get("$or")
+    collapsed = {k: v for k, v in filter.items()}
+    if isinstance(single, list) and len(single) == 1 and isinstance(single[0], dict):
+        del collapsed["$or"]
+        collapsed["$and"] = [*collapsed.get("$and", []), single[0]]
+    branches = collapsed.get("$and")
+    if isinstance(branches, list):
+        collapsed["$and"] = [_collapse_single_or(b) if isinstance(b, dict) else b for b in branches]
+    return collapsed
+
+
 def special_plan(indexes: list[dict], filter: dict, bounds: dict) -> Any:
     """A TEXT or GEO_NEAR plan when the filter needs one; None otherwise."""
+    if "$or" in filter or "$and" in filter:
+        filter = _collapse_single_or(filter)
     text = near = None
     for k, v in _conjuncts(filter):
         if k == "$text":

@@ -152,7 +152,9 @@ def _expected(tree: dict) -> Any:
     path = texts[0]
     if any(op == "$nor" for op, _, _ in path):
         return NOR
-    ors = [(arg, sub) for op, arg, sub in path if op == "$or"]
+    # (a one-branch $or is its branch: mongod's canonical query optimizes it away before isValid, so
+    # {$or: [{$text: ...}]} is a top-level $text — match_expression.cpp's single-child AND/OR rule)
+    ors = [(arg, sub) for op, arg, sub in path if op == "$or" and len(arg) > 1]
     if not ors:
         return "TEXT"
     unindexed = any(not _plain_indexed(b) for arg, sub in ors for b in arg if b is not sub)
