@@ -166,13 +166,16 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
         return open_read(server, target_db, target_coll, [], nested=True).docs
 
-    # A foreign read ($graphLookup's queries, a $lookup sub-pipeline's leading $text) compares under the
+    # A foreign read ($graphLookup's queries, a $lookup/$unionWith sub-pipeline's leading $text, $geoNear or
+    # $indexStats) compares under the
     # pipeline's collation, not the foreign collection's default (an explicit simple one when None),
     # and sees the pipeline's variables (a text score goes into the pipeline's DocMeta table).
     foreign_collation = dict(collation.spec) if collation is not None else {"locale": "simple"}
 
-    def query_collection(target_db: str, target_coll: str, flt: dict) -> Iterator[dict]:
-        return open_read(server, target_db, target_coll, [{"$match": flt}], nested=True, variables=variables,
+    def query_collection(target_db: str, target_coll: str, stage: dict, stage_variables: dict | None = None
+                         ) -> Iterator[dict]:
+        return open_read(server, target_db, target_coll, [stage], nested=True,
+                         variables=variables if stage_variables is None else stage_variables,
                          collation=foreign_collation).docs
 
     kwargs: dict[str, Any] = dict(

@@ -228,8 +228,11 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
     if "near" not in spec:
         raise MongoError(5860400, "$geoNear requires a 'near' argument")
     near = spec["near"]
-    if isinstance(near, str) or (isinstance(near, dict) and near and next(iter(near)).startswith("$")):
-        near = evaluate(near, {}, dict(variables or {}))  # a constant expression ($$var, $let, ...)
+    # near may be a constant expression ($$var, $let, ...); one that comes to null is checked when the
+    # stage runs (mongod's asNearQuery), as a $lookup sub-pipeline's $$let variable is only known then
+    near_is_expression = isinstance(near, str) or (isinstance(near, dict) and near and next(iter(near)).startswith("$"))
+    if near_is_expression:
+        near = evaluate(near, {}, dict(variables or {}))
     distance_field = spec.get("distanceField")
     if not isinstance(distance_field, str):
         raise MongoError(16606, "$geoNear requires a 'distanceField' option as a String")
@@ -266,7 +269,8 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
     for k in spec:
         if k not in known:
             raise MongoError(ErrorCode.FailedToParse, f"Unknown argument to $geoNear: {k}")
-    out.near_query()  # validates near / distances now (2 BadValue like mongod's GeoNearExpression)
+    if not (near_is_expression and near is None):
+        out.near_query()  # validates near / distances now (2 BadValue like mongod's GeoNearExpression)
     return out
 
 

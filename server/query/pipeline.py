@@ -39,7 +39,9 @@ class PipelineContext:
     db: str | None = None
     coll: str | None = None
     resolve_collection: Callable[[str, str], Iterator[dict]] | None = None
-    query_collection: Callable[[str, str, dict], Iterator[dict]] | None = None  # documents matching a filter
+    # the documents a leading stage reads from a collection through the read core (its indexes): a
+    # {$match} (a $text one included), $geoNear or $indexStats; (db, coll, stage, variables or None)
+    query_collection: Callable[[str, str, dict, dict | None], Iterator[dict]] | None = None
     deadline: Callable[[], None] | None = None  # raises 50 once the read's maxTimeMS has passed
     write_out: Callable[[Any, Iterator[dict]], None] | None = None
     merge_into: Callable[[Any, Iterator[dict]], None] | None = None

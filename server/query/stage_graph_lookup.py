@@ -164,7 +164,7 @@ class _Search:
         found: Any
         if ctx.query_collection is not None:
             matches_query: Callable[[dict], Any] = compile_filter(query, collation=ctx.collation)
-            found = filter(matches_query, ctx.query_collection(cast(str, ctx.db), self.coll, query))  # in a database
+            found = filter(matches_query, ctx.query_collection(cast(str, ctx.db), self.coll, {"$match": query}, None))
         elif ctx.resolve_collection is None:
             raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$graphLookup is not supported here")
         else:

@@ -48,6 +48,13 @@ def _is_text_match(stage: dict) -> bool:
     return isinstance(arg, dict) and "$text" in arg
 
 
+def _read_core_leading(stage: Any) -> bool:
+    """A first stage of a sub-pipeline that reads its collection through the read core, as a first stage
+    of an aggregate would (an index serves it): a $text $match, $geoNear, $indexStats."""
+    return isinstance(stage, dict) and (_is_text_match(stage) or (
+        len(stage) == 1 and next(iter(stage)) in ("$geoNear", "$indexStats")))
+
+
 def _lite_parse_lookup(spec: Any, ctx: PipelineContext) -> None:
     """mongod's first pass over a $lookup (LiteParsed): the shape, 'from' and the sub-pipeline's
     type, checked before the per-argument parse below (so its errors win)."""
@@ -133,24 +140,26 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     let_fns = [(name, compile_expression(expr, collation=ctx.collation)) for name, expr in let.items()]
     group_key = group_key_for(ctx.collation)  # local/foreign equality under the pipeline's collation
     sub = spec.get("pipeline")
-    # A sub-pipeline led by a $text $match (no localField, whose $match would lead it) runs that search
-    # on the foreign collection's text index, through the read core (its scores in the pipeline's
-    # DocMeta table); the rest of the sub-pipeline runs here over what it finds.
-    text_filter = sub[0]["$match"] if sub and local_path is None and _is_text_match(sub[0]) else None
-    if text_filter is not None:
-        parse_pipeline(sub[:1], ctx.child())  # validated as the first stage of a pipeline, where $text may be
+    # A sub-pipeline led by a $text $match, a $geoNear or an $indexStats (no localField, whose $match
+    # would lead it) runs that stage on the foreign collection through the read core (its indexes; a
+    # text score in the pipeline's DocMeta table), with the input document's let variables; the rest
+    # of the sub-pipeline runs here over what it finds.
+    leading = sub[0] if sub and local_path is None and target is not None and _read_core_leading(sub[0]) else None
+    if leading is not None:
+        # validated as the first stage of a pipeline, where these may stand
+        parse_pipeline(sub[:1], ctx.child(variables={**ctx.variables, **{n: None for n in let}}))
         sub = sub[1:]
     if sub is not None:
         sub_ctx = ctx.child(in_lookup=True, variables={**ctx.variables, **{n: None for n in let}})
         parse_pipeline(sub, sub_ctx)  # validate now; correlated pipelines re-parse with real values
 
-    def sub_source():
-        """What the sub-pipeline reads: the foreign collection, or the documents its $text finds."""
-        if text_filter is None:
+    def sub_source(variables: dict | None = None):
+        """What the sub-pipeline reads: the foreign collection, or what its leading stage reads there."""
+        if leading is None:
             return _foreign_source(ctx, target)
         if ctx.query_collection is None:
-            raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text is not supported in this context")
-        return ctx.query_collection(cast(str, ctx.db), target, text_filter)
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{next(iter(leading))} is not supported in this context")
+        return ctx.query_collection(cast(str, ctx.db), cast(str, target), leading, variables)
 
     null_key = group_key(None)
 
@@ -260,7 +269,7 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
             else:
                 stages = parse_pipeline(joined_sub if candidates is not None else sub,
                                         ctx.child(in_lookup=True, variables=variables))
-                source = iter(candidates) if candidates is not None else sub_source()
+                source = iter(candidates) if candidates is not None else sub_source(variables)
                 result = collect(chain(stages, source))
             out = set_nested_field(doc, as_parts, result)
             if meta is not None:
@@ -300,20 +309,20 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
     for st in check_sub_pipeline(sub):
         if len(st) == 1 and next(iter(st)) in ("$out", "$merge"):
             raise MongoError(31441, f"{next(iter(st))} is not allowed within a $unionWith's sub-pipeline")
-    # A sub-pipeline led by a $text $match searches the collection's text index through the read core
-    # (as in $lookup); the rest of the sub-pipeline runs here over what it finds.
-    text_filter = sub[0]["$match"] if sub and target is not None and _is_text_match(sub[0]) else None
-    if text_filter is not None:
-        parse_pipeline(sub[:1], ctx.child())  # validated as the first stage of a pipeline, where $text may be
+    # A sub-pipeline led by a $text $match, a $geoNear or an $indexStats reads the collection through the
+    # read core (as in $lookup); the rest of the sub-pipeline runs here over what it finds.
+    leading = sub[0] if sub and target is not None and _read_core_leading(sub[0]) else None
+    if leading is not None:
+        parse_pipeline(sub[:1], ctx.child())  # validated as the first stage of a pipeline, where these may stand
         sub = sub[1:]
     stages = parse_pipeline(sub, ctx.child(in_lookup=True))
 
     def source():
-        if text_filter is None:
+        if leading is None:
             return _foreign_source(ctx, target)
         if ctx.query_collection is None:
-            raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text is not supported in this context")
-        return ctx.query_collection(cast(str, ctx.db), cast(str, target), text_filter)
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{next(iter(leading))} is not supported in this context")
+        return ctx.query_collection(cast(str, ctx.db), cast(str, target), leading, None)
 
     def apply(docs):
         yield from docs

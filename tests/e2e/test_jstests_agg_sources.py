@@ -78,12 +78,6 @@ DENSIFY_DOUBLE_DRIFT = ("$densify with a double step 0.1 from a double document 
                         "at 0.8999999999999999 (densify/decimal.js expects 11 documents). The stopping rule of "
                         "mongod's DocGenerator for a chain of doubles ending at a decimal is not reproduced "
                         "(server/query/stage_densify_fill.py parse_densify grid)")
-FOREIGN_LEADING_STAGES = ("$indexStats or $geoNear leading a $unionWith sub-pipeline fails 40602 ('only valid as the "
-                          "first stage'); mongod runs them against the union'd collection. The pipeline context "
-                          "has no way to read another collection through a pipeline (its index stats or a near "
-                          "query): server/collections.py pipeline_context needs a callback that opens a read of "
-                          "<db>.<coll> with a whole pipeline, which server/query/stage_lookup.py would then use "
-                          "(the same cause as test_jstests_geo.py's GEO_NEAR_IN_LOOKUP)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1486,7 +1480,6 @@ def test_union_with_text_index_stats_and_geo_near(db):
 UNION_NEAR = {"$geoNear": {"near": {"type": "Point", "coordinates": [10, 10]}, "distanceField": "dist", "maxDistance": 2}}
 
 
-@pytest.mark.xfail(strict=True, reason=FOREIGN_LEADING_STAGES)
 def test_union_with_leading_index_stats(db):
     """unionWith/unionWith_allows_stages.js: $indexStats leading a $unionWith sub-pipeline lists the
     union'd collection's indexes."""
@@ -1498,7 +1491,6 @@ def test_union_with_leading_index_stats(db):
     assert [d["name"] for d in res] == ["_id_", "str_text"]
 
 
-@pytest.mark.xfail(strict=True, reason=FOREIGN_LEADING_STAGES)
 def test_union_with_leading_geo_near(db):
     """unionWith/unionWith_allows_stages.js: $geoNear leading a $unionWith sub-pipeline."""
     db.A.insert_many([{"_id": i + 10, "a": i} for i in range(5)])

@@ -57,36 +57,14 @@ EARTH_RADIUS_M = 6378.1 * 1000
 KM = 1000.0
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-S2_LEVEL_OPTIONS = ("the 2dsphere options finestIndexedLevel/coarsestIndexedLevel are refused with 115 "
-                    "CommandNotSupported; mongod checks 0 <= coarsest <= finest <= 30, keeps them in the spec and "
-                    "answers TypeMismatch for non-numbers. Fix belongs in server/commands/indexes.py "
-                    "(UNSUPPORTED_SPEC_FIELDS / _check_kinds)")
-NEAR_IN_ONE_CLAUSE_OR = ("a $near/$nearSphere inside a one-clause $or is refused (2 'geoNear must be top-level "
-                         "expr'); mongod collapses the $or to its clause and answers. Fix belongs in "
-                         "server/query/plan_special.py _nested_special")
 POLE_TO_POLE_LOOP = ("a Polygon loop with antipodal adjacent vertices (south pole -> north pole -> [180, 0]) "
                      "gets the other hemisphere as its interior; mongod's S2 keeps the eastern one. Fix belongs "
                      "in server/query/geo_parse.py _loop")
-S2_V1_SIMPLE_ONLY = ("a {2dsphereIndexVersion: 1} index accepts MultiPoint / MultiLineString / MultiPolygon / "
-                     "GeometryCollection; mongod refuses them (16755 'given geometry can't be indexed in the old "
-                     "index format'). Fix needs server/query/index_kinds.py to hand the index version to "
-                     "geo_keys.sphere_keys")
 NEAR_SPHERE_2D_WRAPS = ("$nearSphere over a 2d index finds points across the antimeridian at their spherical "
                         "distance ([-180, 0] is 0 from [180, 0]); mongod's 2d near search grows flat annuli that do "
                         "not wrap, so [179.999, 0] comes second. Fix belongs in server/query/geo_near.py near_scan, "
                         "together with server/query/plan_special.py preferring the 2dsphere index for $nearSphere "
                         "when both exist (jstests views geo test expects wrapping then)")
-GEO_NEAR_IN_LOOKUP = ("a $lookup sub-pipeline starting with $geoNear fails with 40602 'only valid as the first "
-                      "stage'; mongod runs it against the foreign collection (27 without a geo index there). Fix "
-                      "belongs in server/query/stage_lookup.py (read a leading $geoNear through the foreign "
-                      "collection's indexes)")
-GEO_NEAR_QUERY_COLLATION = ("the 'query' of $geoNear ignores the aggregate's and the collection's collation; "
-                            "mongod matches it with that collation. Fix belongs in server/special_reads.py "
-                            "geo_near_source (compile_filter without the collation)")
-GEO_TRAILING_ARRAYS = ("a compound 2d / 2dsphere index refuses two array-valued non-geo fields with 171 "
-                       "CannotIndexParallelArrays; mongod has no parallel-array check there (2d keeps a trailing "
-                       "field's values as one array, 2dsphere takes the cross product). Fix belongs in "
-                       "server/query/index_kinds.py special_entries")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -353,7 +331,6 @@ def test_s2index_crs_must_be_wgs84(db):
     assert db.t.count_documents({}) == 3
 
 
-@pytest.mark.xfail(strict=True, reason=S2_LEVEL_OPTIONS)
 def test_s2index_levels_are_checked_and_kept(db):
     db.t.insert_one({"loc": [0, 0]})
     db.t.create_index([("loc", "2dsphere")], finestIndexedLevel=17, coarsestIndexedLevel=5)
@@ -637,7 +614,6 @@ def test_near_geojson_point_needs_2dsphere_index(db):
 # geo_s2nongeoarray.js, geo_s2nonstring.js, geo_regex0.js
 # --------------------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=GEO_TRAILING_ARRAYS)
 @pytest.mark.parametrize("kind", ["2d", "2dsphere"])
 def test_compound_geo_index_explodes_non_geo_arrays(db, kind):
     db.t.insert_one({"geo": [40, 5], "nonGeo": [123, 456], "otherNonGeo": [{"b": [1, 2]}, {"b": [3, 4]}]})
@@ -853,7 +829,6 @@ P = [-71.34895, 42.46037]
 Q = [1.48736, 42.55327]
 
 
-@pytest.mark.xfail(strict=True, reason=NEAR_IN_ONE_CLAUSE_OR)
 def test_near_in_a_one_clause_or(db):
     db.t.insert_many([{"loc": P}, {"loc": Q}])
     db.t.create_index([("loc", "2dsphere")])
@@ -1670,7 +1645,6 @@ def test_2dsphere_index_versions_and_their_geometries(db):
 
 
 
-@pytest.mark.xfail(strict=True, reason=S2_V1_SIMPLE_ONLY)
 def test_2dsphere_version_1_indexes_simple_geometries_only(db):
     simple = [{"type": "Point", "coordinates": [40, 5]}, {"type": "LineString", "coordinates": [[40, 5], [41, 6]]},
               _ring((0, 0), (3, 6), (6, 1), (0, 0))]
@@ -1990,7 +1964,6 @@ def test_geo_near_min_and_max_distance(db, kind):
     assert found(minDistance=3.0, maxDistance=1.0) == []
 
 
-@pytest.mark.xfail(strict=True, reason=GEO_NEAR_IN_LOOKUP)
 def test_geo_near_requires_a_geo_index_also_in_lookup(db):
     db.coll.insert_one({"_id": 5, "x": 5})
     db["from"].insert_one({"_id": 1, "geo": [0, 0]})
@@ -2075,7 +2048,6 @@ def test_geo_near_point_from_a_let_variable(db):
         assert_code(e, 5860401)
 
 
-@pytest.mark.xfail(strict=True, reason=GEO_NEAR_IN_LOOKUP)
 def test_geo_near_point_from_a_lookup_let_variable(db):
     db.t.insert_many([{"_id": 0, "location": {"type": "Point", "coordinates": [10, 20]}},
                       {"_id": 1, "location": {"type": "Point", "coordinates": [8, 22]}}])
@@ -2088,7 +2060,20 @@ def test_geo_near_point_from_a_lookup_let_variable(db):
     assert len(res) == 2 and res[0]["joined"][0]["distance"] != res[1]["joined"][0]["distance"]
 
 
-@pytest.mark.xfail(strict=True, reason=GEO_NEAR_QUERY_COLLATION)
+def test_geo_near_let_variable_that_is_not_a_point_fails_when_it_runs(db):
+    """A near point from a $lookup let variable is known only per input document: a missing one is
+    5860401 when the sub-pipeline runs (mongod's asNearQuery), and parsing the stage alone is not."""
+    db.t.insert_one({"_id": 0, "location": {"type": "Point", "coordinates": [10, 20]}})
+    db.t.create_index([("location", "2dsphere")])
+    lookup = {"$lookup": {"from": "t", "let": {"pt": "$location"}, "as": "joined",
+                          "pipeline": [{"$geoNear": {"near": "$$pt", "distanceField": "distance"}}]}}
+    assert list(db.g2.aggregate([lookup])) == []  # no input document: nothing runs, nothing fails
+    db.g2.insert_one({"_id": 5})
+    with pytest.raises(OperationFailure) as e:
+        list(db.g2.aggregate([lookup]))
+    assert_code(e, 5860401)
+
+
 def test_geo_near_query_respects_the_collation(db):
     ci = {"locale": "en_US", "strength": 2}
     db.t.create_index([("loc", "2dsphere")])

@@ -15,7 +15,7 @@ time-series collection is a view, 166). 18 files in all.
 
 Not ported: geo_key_extraction_failure_timeseries.js, timeseries_direct_buckets_access.js and
 timeseries_view_on_buckets.js (9.0 / viewless time-series only), and explain-shape assertions.
-``$geoNear`` in a ``$lookup`` sub-pipeline is a strict xfail (GEO_NEAR_IN_LOOKUP).
+``$geoNear`` in a ``$lookup`` sub-pipeline was refused (40602); it now runs on the foreign collection.
 
 Where a jstest compares a time-series collection with an ordinary one, so does the port; Hypothesis widens
 two families the port found defects in: ``$where`` at any depth of a time-series read (refused with 2, as
@@ -587,12 +587,6 @@ def test_nondefault_collation_index_with_other_collation(db):
 # --------------------------------------------------------------------------------------------------
 # timeseries_geonear_random_measurements.js and timeseries_geonear_lookup.js
 
-GEO_NEAR_IN_LOOKUP = ("$geoNear as the first stage of a $lookup sub-pipeline is refused with 40602 (mongod 7.0 runs it "
-                      "on the foreign collection, time-series or not): server/query/pipeline.py refuses $geoNear "
-                      "in_lookup, and server/query/stage_lookup.py would have to run a leading $geoNear through "
-                      "the read core, as it does a leading $text $match")
-
-
 def test_geonear_random_measurements(db):
     """Queries centred on each of 100 random points, with random bounds: the same members on both
     collections, each answer sorted by distance."""
@@ -624,7 +618,6 @@ def test_geonear_random_measurements(db):
                 assert [r["dist"] for r in rows] == sorted(r["dist"] for r in rows)
 
 
-@pytest.mark.xfail(strict=True, reason=GEO_NEAR_IN_LOOKUP)
 @pytest.mark.parametrize("timeseries", [True, False])
 def test_geonear_in_lookup(db, timeseries):
     if timeseries:
