@@ -8,6 +8,7 @@ only NaN and is neither greater nor less than anything; MinKey/MaxKey bounds cro
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -298,12 +299,29 @@ def mod_predicate(divisor: int, remainder: int) -> Predicate:
     return pred
 
 
+_LLONG_MIN = -(2**63)
+
+
+def _decimal_as_long(v: Decimal128) -> int:
+    """mongod 7.0's ``BSONElement::numberLong()`` of a decimal: ``Decimal128::toLong()``, rounding half
+    to even; NaN, an infinity or a value beyond 64 bits is an invalid conversion, whose result is the
+    integer indefinite 0x8000000000000000 (LLONG_MIN). (8.0 rejects such decimals in bit tests.)"""
+    d = v.to_decimal()
+    if not d.is_finite() or d.adjusted() > 19:  # (20 digits and more: beyond 64 bits, no big int built)
+        return _LLONG_MIN
+    n = int(d.to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
+    return n if _LLONG_MIN <= n < 2**63 else _LLONG_MIN
+
+
 def bits_predicate(op: str, mask: int) -> Predicate:
     def bits_of(v: Any) -> int | None:
         if isinstance(v, (bytes, Binary)):
             return int.from_bytes(bytes(v), "little")
         if not is_number(v):
             return None
+        if isinstance(v, Decimal128):
+            # (mongod 7.0 checks only doubles for NaN, range and integrality; a decimal is read as a long)
+            return _decimal_as_long(v)
         n = _trunc_int(v)
         if n is None or (isinstance(v, float) and v != n):
             return None

@@ -5,9 +5,14 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
+from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
 from bson.objectid import ObjectId
+from bson.regex import Regex
+from bson.timestamp import Timestamp
 
 from tidemark.query.values import MISSING
 
@@ -45,7 +50,25 @@ def bson_repr(v: Any) -> str:
         if not v:
             return "[]"
         return "[ " + ", ".join(bson_repr(x) for x in v) + " ]"
+    if isinstance(v, DBRef):  # a decoded {$ref, $id, $db} subdocument: mongod prints the document
+        return bson_repr(v.as_doc().to_dict())
+    if isinstance(v, MinKey):
+        return "MinKey"
+    if isinstance(v, MaxKey):
+        return "MaxKey"
+    if isinstance(v, Timestamp):
+        return f"Timestamp({v.time}, {v.inc})"
+    if isinstance(v, Regex):
+        return f"/{v.pattern}/{_regex_flags(v.flags)}"
     return str(v)
+
+
+def _regex_flags(flags: int | str) -> str:
+    if isinstance(flags, str):
+        return flags
+    # pymongo keeps the flags as Python re bits: mongod prints the letters in alphabetical order
+    letters = {2: "i", 4: "l", 8: "m", 16: "s", 32: "u", 64: "x"}
+    return "".join(letter for bit, letter in sorted(letters.items(), key=lambda kv: kv[1]) if flags & bit)
 
 
 def id_repr(doc: Any) -> str:

@@ -49,9 +49,9 @@ META_INDEX_KEY_UNSUPPORTED = ("{$meta: 'indexKey'} (and 'sortKey') is refused wi
                               "(needs index-key metadata from the find executor: query/docmeta.py, expressions.py)")
 
 ELEM_MATCH_DBREF_FIELDS = ("{$elemMatch: {$id: 'id0'}} / {$ref: ...} parse (as mongod's parseDBRef equality), but "
-                           "stored {$ref, $id} subdocuments decode to bson DBRef objects, which path traversal "
-                           "(query/paths.py _collect/_collect_array) and the object-form $elemMatch "
-                           "(query/match_compile.py) treat as scalars, so no element matches")
+                           "stored {$ref, $id} subdocuments decode to bson DBRef objects, which the object-form "
+                           "$elemMatch (query/match_compile.py _elem_match: isinstance(e, dict)) skips as scalars, so "
+                           "no element matches (query/paths.py walks into DBRefs since)")
 
 HYPOTHESIS = settings(max_examples=40, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -1,0 +1,58 @@
+"""Bit-test operators over decimals: mongod 7.0's ``BitTestMatchExpression`` checks only doubles for NaN,
+range and integrality; any other number is read with ``BSONElement::numberLong()``, which for a decimal
+is ``Decimal128::toLong()``: rounded half to even, and NaN, infinities and values beyond 64 bits give
+the integer indefinite LLONG_MIN (0x8000000000000000). (8.0 stopped matching such decimals.)"""
+
+import decimal
+
+from bson.decimal128 import Decimal128
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tidemark.query.match import compile_filter
+
+LLONG_MIN = -(2**63)
+
+
+def _bits(value: int, positions) -> tuple[bool, bool, bool, bool]:
+    """(allSet, anySet, allClear, anyClear) of ``value`` read as a 64-bit two's complement integer."""
+    bits = [bool(value >> p & 1) if p < 64 else value < 0 for p in positions]
+    return all(bits), any(bits), not any(bits), not all(bits)
+
+
+def _matches(value, positions):
+    return tuple(compile_filter({"a": {op: positions}})({"a": value})
+                 for op in ("$bitsAllSet", "$bitsAnySet", "$bitsAllClear", "$bitsAnyClear"))
+
+
+def test_decimals_round_half_to_even():
+    assert _matches(Decimal128("2.5"), [1]) == _bits(2, [1])
+    assert _matches(Decimal128("3.5"), [2]) == _bits(4, [2])
+    assert _matches(Decimal128("1.1"), [0]) == _bits(1, [0])
+    assert _matches(Decimal128("-1.1"), list(range(70))) == _bits(-1, list(range(70)))
+
+
+def test_invalid_decimals_read_as_llong_min():
+    for text in ("NaN", "-NaN", "Infinity", "-Infinity", "1E+30", "-9223372036854775809", "9223372036854775807.5"):
+        assert _matches(Decimal128(text), [63]) == (True, True, False, False), text
+        assert _matches(Decimal128(text), [0, 62]) == (False, False, True, True), text
+
+
+def test_doubles_are_still_checked():
+    for value in (float("nan"), 1.5, float("inf"), 2.0**63, -(2.0**64)):
+        assert _matches(value, [0]) == (False, False, False, False), value
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.one_of(
+    st.builds(lambda digits, exponent: Decimal128(f"{digits}E{exponent}"), st.integers(-(10**20), 10**20),
+              st.integers(-25, 25)),
+    st.sampled_from([Decimal128(t) for t in ("NaN", "Infinity", "-Infinity", "1E+6144", "-1E-6176")])),
+    positions=st.lists(st.integers(0, 80), max_size=4))
+def test_decimal_bit_tests_follow_numberlong(value, positions):
+    d = value.to_decimal()
+    long = LLONG_MIN
+    if d.is_finite():
+        n = int(d.to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
+        long = n if LLONG_MIN <= n < 2**63 else LLONG_MIN
+    assert _matches(value, positions) == _bits(long, positions)
