@@ -535,10 +535,10 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     query = C.doc_arg(cmd, "query", command) or {}
     sort_spec = C.doc_arg(cmd, "sort", command) or None
     fields = C.doc_arg(cmd, "fields", command)
-    remove = bool(cmd.get("remove", False))
-    upsert = bool(cmd.get("upsert", False))
-    return_new = bool(cmd.get("new", False))
-    bypass = bool(cmd.get("bypassDocumentValidation", False))
+    remove = write_statements.safe_bool_value(cmd.get("remove"))
+    upsert = write_statements.safe_bool_value(cmd.get("upsert"))
+    return_new = write_statements.safe_bool_value(cmd.get("new"))
+    bypass = write_statements.safe_bool_value(cmd.get("bypassDocumentValidation"))
     has_update = "update" in cmd and cmd["update"] is not None
     if remove and has_update:
         raise MongoError(ErrorCode.FailedToParse, "Cannot specify both an update and remove=true")
@@ -566,6 +566,9 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
                                        variables=variables) if has_update else None  # None only with remove
     proj = (project_mod.compile_projection(fields, filter=query, variables=variables, collation=collation)
             if fields else None)
+    if return_new and fields and _has_positional_projection(fields):
+        # the query's match position belongs to the old document, which the new one may no longer match
+        raise MongoError(ErrorCode.BadValue, "cannot use a positional projection and return the new document")
     hint = cmd.get("hint") or None
     ns = C.ns_of(ctx.db, name)
 
@@ -598,6 +601,16 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     if value is not None and proj is not None:
         value = proj(value)
     return {"lastErrorObject": last, "value": value}
+
+
+def _has_positional_projection(fields: dict) -> bool:
+    """Whether a (parsed, valid) projection has a positional ``a.$`` field at any depth."""
+    for key, sub in fields.items():
+        if key == "$" or key.endswith(".$"):
+            return True
+        if isinstance(sub, dict) and not match_mod.is_operator_document(sub) and _has_positional_projection(sub):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import time
 from typing import Any, cast
 
 from bson import Decimal128, Timestamp
+from bson.dbref import DBRef
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_WRITE_BATCH_SIZE
@@ -60,13 +61,25 @@ def check_write_flags(cmd: dict, command: str) -> tuple[bool, bool]:
     if ordered is not None and not isinstance(ordered, bool):
         raise _wrong_type(f"{command}.ordered", ordered, "bool")
     bypass = cmd.get("bypassDocumentValidation")
-    if bypass is not None and not isinstance(bypass, bool | int | float | Decimal128):
+    if bypass is not None:
+        _safe_bool(f"{command}.bypassDocumentValidation", bypass)
+    return ordered is not False, safe_bool_value(bypass)
+
+
+def safe_bool_value(value: Any) -> bool:
+    """The truth of an IDL ``safeBool`` (checked by ``_safe_bool``; None: absent, false), as mongod's
+    ``BSONElement::trueValue``: a number is true unless zero (NaN is true)."""
+    if isinstance(value, Decimal128):
+        return bool(value.to_decimal())  # a Decimal128 itself is always truthy
+    return bool(value)
+
+
+def _safe_bool(path: str, value: Any) -> None:
+    """An IDL ``safeBool``: a bool or a number, else 14."""
+    if not isinstance(value, bool | int | float | Decimal128):
         raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field '{command}.bypassDocumentValidation' is the wrong type '{type_name(bypass)}', "
+                         f"BSON field '{path}' is the wrong type '{type_name(value)}', "
                          "expected types '[bool, long, int, decimal, double]'")
-    if isinstance(bypass, Decimal128):
-        bypass = bypass.to_decimal()  # a Decimal128 itself is always truthy
-    return ordered is not False, bool(bypass)
 
 
 def insert_documents(cmd: dict) -> list:
@@ -100,8 +113,9 @@ def delete_statements(cmd: dict) -> list[dict]:
 def check_find_and_modify(cmd: dict, command: str) -> None:
     """findAndModify's statement fields, checked like an update statement's before the dispatch, in
     document order as mongod's IDL parser does (null: absent): ``query``, ``fields``, ``sort``,
-    ``collation``, ``let`` objects, ``update`` an object or a pipeline, ``hint``, ``arrayFilters``;
-    then the option combinations mongod's ``validate`` refuses."""
+    ``collation``, ``let`` objects, ``update`` an object or a pipeline, ``hint``, ``arrayFilters``,
+    ``remove`` / ``upsert`` / ``new`` / ``bypassDocumentValidation`` safeBools (a bool or a number,
+    read as ``safe_bool_value``); then the option combinations mongod's ``validate`` refuses."""
     for name, value in cmd.items():
         check = _FIND_AND_MODIFY_CHECKS.get(name)
         if check is not None and value is not None:
@@ -113,15 +127,15 @@ def _check_find_and_modify_combination(cmd: dict) -> None:
     """mongod's findAndModify ``validate``: the option combinations it refuses (9), in its order —
     remove beside an update, upsert, new or arrayFilters; arrayFilters with a pipeline update."""
     update = cmd.get("update")
-    remove = bool(cmd.get("remove", False))
+    remove = safe_bool_value(cmd.get("remove"))
     if not remove and update is None:
         raise MongoError(ErrorCode.FailedToParse, "Either an update or remove=true must be specified")
     if remove:
         if update is not None:
             raise MongoError(ErrorCode.FailedToParse, "Cannot specify both an update and remove=true")
-        if cmd.get("upsert"):
+        if safe_bool_value(cmd.get("upsert")):
             raise MongoError(ErrorCode.FailedToParse, "Cannot specify both upsert=true and remove=true ")
-        if cmd.get("new"):
+        if safe_bool_value(cmd.get("new")):
             raise MongoError(ErrorCode.FailedToParse,
                              "Cannot specify both new=true and remove=true; 'remove' always returns the deleted "
                              "document")
@@ -176,7 +190,8 @@ def _array_of_objects(path: str, value: Any) -> None:
 
 
 def _update_modification(path: str, value: Any) -> None:
-    if not isinstance(value, dict | list):
+    # (a DBRef is a decoded {$ref, $id} object: an operator-style update, refused per statement)
+    if not isinstance(value, dict | list | DBRef):
         raise MongoError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
     if isinstance(value, list):
         _update_pipeline_shape(value)
@@ -229,7 +244,9 @@ _UPDATE_CHECKS = {"q": _object, "u": _update_modification, "c": _object, "arrayF
                   "hint": _hint, "multi": _bool, "upsert": _bool, "upsertSupplied": _bool, "collation": _object}
 _DELETE_CHECKS = {"q": _object, "limit": _limit, "hint": _hint, "collation": _object}
 _FIND_AND_MODIFY_CHECKS = {"query": _object, "fields": _object, "sort": _object, "collation": _object, "let": _object,
-                           "update": _update_modification, "hint": _hint, "arrayFilters": _array_of_objects}
+                           "update": _update_modification, "hint": _hint, "arrayFilters": _array_of_objects,
+                           "remove": _safe_bool, "upsert": _safe_bool, "new": _safe_bool,
+                           "bypassDocumentValidation": _safe_bool}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ import math
 import pytest
 from bson import Int64, ObjectId, Regex, Timestamp
 from bson.dbref import DBRef
-from harness.jstests import canon, xf
+from harness.jstests import canon
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo import ReturnDocument
@@ -65,11 +65,7 @@ NOT_SINGLE_VALUE_FIELD = 54
 QUERY_FEATURE_NOT_ALLOWED = 224
 INVALID_ID_FIELD = 53
 
-# Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-DBREF_IS_OPAQUE = (
-    "a stored DBRef-shaped subdocument {$ref, $id} decodes to an opaque bson DBRef, so an update path cannot enter "
-    "it: $set 'a.0.b.$ref' fails 28 \"Cannot create field '$ref' in element {b: object}\"; MongoDB treats it as a "
-    "document (protocol/codec.py decodes DBRefs)")
+# (no known differences from MongoDB 7.0 left here: a stored DBRef is now a document to update paths)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1599,8 +1595,8 @@ def test_update_mods_dotted_corner_cases(db):
     ("a.0.b", {"a": [[{"b": "old"}]]}, {}, {"$set": {"a.0.0.b": "new"}}, {"a.0.b": "new"}, {"a.0.b": "old"}, False),
     ("a.0.b.c", {"a": [{"b": [{"c": "old"}]}]}, {}, {"$set": {"a.0.b.0.c": "new"}}, {"a.0.b.c": "new"},
      {"a.0.b.c": "old"}, False),
-    xf(DBREF_IS_OPAQUE, "a.b.$ref", {"a": [{"b": {"$ref": "old", "$id": 0}}]}, {}, {"$set": {"a.0.b.$ref": "new"}},
-       {"a.b.$ref": "new"}, {"a.b.$ref": "old"}, False, id="a.0.b.$ref"),
+    pytest.param("a.b.$ref", {"a": [{"b": {"$ref": "old", "$id": 0}}]}, {}, {"$set": {"a.0.b.$ref": "new"}},
+                 {"a.b.$ref": "new"}, {"a.b.$ref": "old"}, False, id="a.0.b.$ref"),
     ("a.b", {"a": {"b": "old"}}, {}, {"$set": {"a": {"b": "new"}}}, {"a.b": "new"}, {"a.b": "old"}, False),
 ], ids=lambda v: str(v) if isinstance(v, dict) and len(str(v)) < 40 else None)
 def test_positional_and_index_updates_keep_indexes_right(db, index, doc, q, u, new_q, old_q, old_stays):
@@ -2065,7 +2061,6 @@ def test_set_dbrefs(db):
     assert one(c) == {"_id": 1, "r": r, "r2": DBRef("foo2", 5)}
 
 
-@pytest.mark.xfail(strict=True, reason=DBREF_IS_OPAQUE)
 def test_set_inside_a_dbref(db):
     """set6.js: ``$set`` of ``r.$id`` inside a stored DBRef."""
     c = db.c
@@ -2563,7 +2558,6 @@ def test_dbref_field_names_refused_at_the_top_level(db):
     assert one(c) == {"_id": 1, "a": DBRef("a", "b")}
 
 
-@pytest.mark.xfail(strict=True, reason=DBREF_IS_OPAQUE)
 def test_set_fields_of_a_stored_dbref(db):
     """update_dbref.js: ``$set`` of ``a.$id`` and ``a.$ref`` inside a stored DBRef."""
     c = db.c
