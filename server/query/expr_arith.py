@@ -55,29 +55,32 @@ _D = DECIMAL_CONTEXT  # mongod's decimals: 34 digits, IEEE 754-2008 results inst
 
 
 def compile_add(args, cc):
+    """mongod's AddState: one running total, int64 (int32 results narrowed back), widening to double
+    when a double joins or the long overflows, to decimal when a decimal joins. A date adds its
+    milliseconds as a long in its place, and the total becomes a date: a double one rounded half
+    away from zero (llround), a decimal one half to even. The first nullish operand ends it (null),
+    before any later operand's type is checked."""
     fns = [cc(a) for a in args_list(args)]
 
     def add(doc, vars):
         kind = KIND_INT
-        total: Any = 0  # int, then float when a double joins
-        date_ms = None
-        null = False
+        total: Any = 0  # int, then float when a double joins or the long overflows
+        is_date = False
         dec: Any = None  # the Decimal sum once a decimal joins
         for fn in fns:
             v = fn(doc, vars)
             k = num_kind(v)
             if k is None:
                 if v is None or v is MISSING:
-                    null = True
-                    continue
+                    return None
                 ms = dates.to_millis(v) if type(v).__name__ in ("datetime", "DatetimeMS") else None
                 if ms is None:
                     raise MongoError(ErrorCode.TypeMismatch,
                                      f"$add only supports numeric or date types, not {type_name(v)}")
-                if date_ms is not None:
+                if is_date:
                     raise MongoError(16612, "only one date allowed in an $add expression")
-                date_ms = ms
-                continue
+                is_date = True
+                v, k = ms, KIND_INT  # (a date does not widen the total's type)
             if k > kind:
                 if k == KIND_DECIMAL and dec is None:
                     # mongod keeps 34 digits of the double total so far, but 15 of each double added later
@@ -89,19 +92,33 @@ def compile_add(args, cc):
                 total = float(total) + as_float(v)
             else:
                 total += v
-        if null:
-            return None
-        if date_ms is not None:
-            extra = float(dec) if kind == KIND_DECIMAL else total
-            if isinstance(extra, float):
-                if not math.isfinite(extra):
+                if not INT64_MIN <= total <= INT64_MAX:
+                    # the long total overflowing goes on as a double: the long so far plus this
+                    # operand, each as a double (not the exact sum rounded once)
+                    total, kind = float(total - v) + float(v), KIND_DOUBLE
+        if is_date:
+            if kind == KIND_DECIMAL:
+                if not dec.is_finite():
                     raise MongoError(ErrorCode.Overflow, "date overflow in $add")
-                extra = round(extra)
-            return _date_result(date_ms + int(extra))
+                return _date_result(int(dec.to_integral_value(ROUND_HALF_EVEN)))
+            if kind == KIND_DOUBLE:
+                # (NaN fails both bounds; 2^63 itself is out: it is where LLONG_MAX rounds to)
+                if not -(2.0**63) <= total < 2.0**63:
+                    raise MongoError(ErrorCode.Overflow, "date overflow in $add")
+                return _date_result(llround(total))
+            return _date_result(total)
         if kind == KIND_DECIMAL:
             return make_decimal(dec)
         return make_number(total, kind)
     return add
+
+
+def llround(f: float) -> int:
+    """C's llround: to the nearest integer, halves away from zero (Python's round() goes to even)."""
+    r = math.trunc(f)
+    if abs(f - r) >= 0.5:
+        r += 1 if f > 0 else -1
+    return r
 
 
 def compile_subtract(args, cc):
@@ -119,10 +136,17 @@ def compile_subtract(args, cc):
             if ym is not None and type(y).__name__ in ("datetime", "DatetimeMS"):
                 return make_integer(xm - ym, KIND_LONG)
             if ky is not None:
-                fy = as_float(y)
-                if not math.isfinite(fy):
-                    raise MongoError(ErrorCode.Overflow, "date overflow in $subtract")
-                return _date_result(xm - (round(fy) if ky >= KIND_DOUBLE else int(y)))
+                # a double is rounded half away from zero, a decimal half to even (subtract.js)
+                if ky == KIND_DECIMAL:
+                    d = y.to_decimal()
+                    if not d.is_finite():
+                        raise MongoError(ErrorCode.Overflow, "date overflow in $subtract")
+                    return _date_result(xm - int(d.to_integral_value(ROUND_HALF_EVEN)))
+                if ky == KIND_DOUBLE:
+                    if not math.isfinite(y):
+                        raise MongoError(ErrorCode.Overflow, "date overflow in $subtract")
+                    return _date_result(xm - llround(y))
+                return _date_result(xm - int(y))
         raise MongoError(ErrorCode.TypeMismatch, f"cant $subtract a {type_name(y)} from a {type_name(x)}")
     return subtract
 
@@ -139,34 +163,43 @@ def _binary_numeric(x, y, kind, op):
             return make_decimal(op(coerce_decimal(x), coerce_decimal(y)))
     if kind == KIND_DOUBLE:
         return float(op(as_float(x), as_float(y)))
-    return make_integer(op(int(x), int(y)), kind)
+    exact = op(int(x), int(y))
+    if not INT64_MIN <= exact <= INT64_MAX:
+        # mongod's $subtract: a long result overflowing is the operands' difference as doubles
+        return float(op(float(x), float(y)))
+    return make_integer(exact, kind)
 
 
 def compile_multiply(args, cc):
     fns = [cc(a) for a in args_list(args)]
 
     def multiply(doc, vars):
-        prod: Any  # int, float or Decimal as the widest kind so far
-        kind, prod, null = KIND_INT, 1, False
+        # mongod's MultiplyState keeps a double product of every operand beside the exact one: a long
+        # product overflowing, or a double operand joining, continues from that double product
+        # (the operands' doubles multiplied in order), not from the exact product rounded once.
+        prod: Any  # int, then Decimal once a decimal joins
+        kind, prod, dprod = KIND_INT, 1, 1.0
         for fn in fns:
             v = fn(doc, vars)
             k = num_kind(v)
             if k is None:
                 if v is None or v is MISSING:
-                    null = True
-                    continue
+                    return None  # (before any later operand's type is checked, as mongod)
                 raise MongoError(ErrorCode.TypeMismatch, f"$multiply only supports numeric types, not {type_name(v)}")
             if k > kind:
+                if k == KIND_DECIMAL:
+                    prod = coerce_decimal(dprod) if kind == KIND_DOUBLE else coerce_decimal(prod)
                 kind = k
-                prod = coerce_decimal(prod) if k == KIND_DECIMAL else (float(prod) if k == KIND_DOUBLE else prod)
             if kind == KIND_DECIMAL:
                 prod = _D.multiply(prod, coerce_decimal(v))
-            elif kind == KIND_DOUBLE:
-                prod = prod * as_float(v)
-            else:
+                continue
+            dprod *= as_float(v)
+            if kind != KIND_DOUBLE:
                 prod = prod * int(v)
-        if null:
-            return None
+                if not INT64_MIN <= prod <= INT64_MAX:
+                    kind = KIND_DOUBLE
+        if kind == KIND_DOUBLE:
+            return dprod
         return make_number(prod, kind)
     return multiply
 
@@ -419,24 +452,35 @@ def compile_pow(args, cc):
         if as_float(x) == 0 and as_float(e) < 0:
             raise MongoError(28764, "$pow cannot take a base of 0 and a negative exponent")
         if kind == KIND_DOUBLE:
-            try:
-                return math.pow(as_float(x), as_float(e))
-            except (OverflowError, ValueError):
-                return float("nan") if as_float(x) < 0 else float("inf")
+            return c_pow(as_float(x), as_float(e))
         ix, ie = int(x), int(e)
         if ie < 0:  # only 1 and -1 stay integral
             if ix == 1:
                 return make_integer(1, kind)
             if ix == -1:
                 return make_integer(1 if ie % 2 == 0 else -1, kind)
-            return math.pow(ix, ie)
-        if abs(ix) > 1 and ie > 64:  # certainly beyond a long: a double, possibly infinite
-            try:
-                return math.pow(ix, ie)
-            except OverflowError:
-                return float("inf") if ix > 0 or ie % 2 == 0 else float("-inf")
-        return make_integer(ix**ie, kind)
+            return c_pow(float(ix), float(ie))
+        if abs(ix) > 1 and ie > 64:  # certainly beyond a long
+            return c_pow(float(ix), float(ie))
+        exact = ix**ie  # (at most 64 factors of a long: bounded)
+        if INT64_MIN <= exact <= INT64_MAX:
+            return make_integer(exact, kind)
+        # mongod's fallback past a long is pow() of the operands as doubles, not the exact power
+        # rounded (which may differ in the last place, and overflows float())
+        return c_pow(float(ix), float(ie))
     return pow_
+
+
+def c_pow(x: float, y: float) -> float:
+    """C's pow(): an overflow is ±infinity (negative for a negative base and an odd integral
+    exponent), a negative base with a non-integral exponent NaN, where Python's math.pow raises."""
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        negative = x < 0 and y.is_integer() and y % 2 == 1
+        return float("-inf") if negative else float("inf")
+    except ValueError:
+        return float("nan")
 
 
 # --------------------------------------------------------------------------------------------------

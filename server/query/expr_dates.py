@@ -125,14 +125,15 @@ def _lp(i: int) -> Callable[[int], int]:
     return lambda local: dates.local_parts(local)[i]
 
 
-_PARTS: dict[str, Callable[[int], int]] = {
+_PARTS: dict[str, Callable[[int], int | Int64]] = {
     "$year": _lp(0), "$month": _lp(1), "$dayOfMonth": _lp(2), "$hour": _lp(3), "$minute": _lp(4),
     "$second": _lp(5), "$millisecond": _lp(6),
     "$dayOfYear": lambda local: dates.day_of_year(local // dates.MS_PER_DAY),
     "$dayOfWeek": lambda local: dates.iso_weekday(local // dates.MS_PER_DAY) % 7 + 1,
     "$week": lambda local: dates.week_of_year(local // dates.MS_PER_DAY),
     "$isoWeek": lambda local: dates.iso_week_parts(local // dates.MS_PER_DAY)[1],
-    "$isoWeekYear": lambda local: dates.iso_week_parts(local // dates.MS_PER_DAY)[0],
+    # a long: mongod's TimeZone::isoYear returns long long (every other part is an int)
+    "$isoWeekYear": lambda local: Int64(dates.iso_week_parts(local // dates.MS_PER_DAY)[0]),
     "$isoDayOfWeek": lambda local: dates.iso_weekday(local // dates.MS_PER_DAY),
 }
 

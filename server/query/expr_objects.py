@@ -1,9 +1,11 @@
-"""Object expressions: $mergeObjects $getField $setField $unsetField $objectToArray $arrayToObject."""
+"""Object expressions: $mergeObjects $getField $setField $unsetField $objectToArray $arrayToObject
+$bsonSize."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import MongoError
 from tidemark.query.expr_base import args_list, check_arity, nullish, type_name
 from tidemark.query.value_repr import bson_repr
@@ -194,7 +196,24 @@ def array_to_object(v: Any) -> Any:
     return out
 
 
+def compile_bson_size(args, cc):
+    """``$bsonSize``: the BSON size (int32) of a document; null for nullish, 31393 for anything else
+    (mongod's ExpressionBsonSize). The size of a document does not depend on its field order, so the
+    plain encoder serves."""
+    (a,) = (cc(x) for x in check_arity("$bsonSize", args, 1))
+
+    def bson_size(doc, vars):
+        v = a(doc, vars)
+        if nullish(v):
+            return None
+        if type(v) is not dict:
+            raise MongoError(31393, f"$bsonSize requires a document input, found: {type_name(v)}")
+        return len(encode(v))
+    return bson_size
+
+
 OPERATORS = {
+    "$bsonSize": compile_bson_size,
     "$mergeObjects": compile_merge_objects,
     "$getField": compile_get_field,
     "$setField": compile_set_field,

@@ -1,6 +1,6 @@
 """String expressions: $concat $substr $substrBytes $substrCP $toLower $toUpper $strLenBytes $strLenCP
 $split $trim $ltrim $rtrim $indexOfBytes $indexOfCP $strcasecmp $regexMatch $regexFind $regexFindAll
-$replaceOne $replaceAll.
+$replaceOne $replaceAll $binarySize.
 
 Byte-based operators count UTF-8 bytes, CP operators count code points, as mongod does. Arguments
 are checked in mongod's order, each operator with its own codes (``expr_arrays.named_args``).
@@ -12,6 +12,8 @@ is compiled (mongod's optimize()); otherwise per document, the last pattern kept
 
 from __future__ import annotations
 
+import string
+import uuid
 from typing import Any
 
 from tidemark.protocol.errors import MongoError
@@ -69,6 +71,20 @@ def _to_str_for_case(v, name):
     if hasattr(v, "isoformat") or type(v).__name__ == "DatetimeMS":
         return to_string(v)
     raise MongoError(16007, f"can't convert from BSON type {type_name(v)} to String")
+
+
+# mongod changes case with the C locale's toupper/tolower, byte by byte: ASCII letters only ("ó" stays
+# "ó", upperlower.js / strcasecmp.js). An ASCII string takes str's own (C) methods; any other the tables.
+_UPPER_TABLE = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
+_LOWER_TABLE = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def ascii_upper(s: str) -> str:
+    return s.upper() if s.isascii() else s.translate(_UPPER_TABLE)
+
+
+def ascii_lower(s: str) -> str:
+    return s.lower() if s.isascii() else s.translate(_LOWER_TABLE)
 
 
 def _case(name, fn):
@@ -148,6 +164,25 @@ def _string_arg(name, code):
             return len(v.encode()) if name == "$strLenBytes" else len(v)
         return op
     return compile_op
+
+
+def compile_binary_size(args, cc):
+    """``$binarySize``: the byte length of a string (UTF-8) or BinData; null for nullish, 51276 for
+    anything else (mongod's ExpressionBinarySize)."""
+    (a,) = (cc(x) for x in check_arity("$binarySize", args, 1))
+
+    def binary_size(doc, vars):
+        v = a(doc, vars)
+        if type(v) is str:
+            return len(v.encode())
+        if isinstance(v, bytes):  # Binary (any subtype) is a bytes subclass
+            return len(v)
+        if type(v) is uuid.UUID:  # BinData subtype 4, as the codec decodes it
+            return 16
+        if nullish(v):
+            return None
+        raise MongoError(51276, f"$binarySize requires a string or BinData argument, found: {type_name(v)}")
+    return binary_size
 
 
 def compile_split(args, cc):
@@ -244,8 +279,9 @@ def compile_strcasecmp(args, cc):
     a, b = (cc(x) for x in check_arity("$strcasecmp", args, 2))
 
     def strcasecmp(doc, vars):
-        x = _to_str_for_case(a(doc, vars), "$strcasecmp").upper()
-        y = _to_str_for_case(b(doc, vars), "$strcasecmp").upper()
+        # (str order is code point order, which is the UTF-8 byte order mongod compares in)
+        x = ascii_upper(_to_str_for_case(a(doc, vars), "$strcasecmp"))
+        y = ascii_upper(_to_str_for_case(b(doc, vars), "$strcasecmp"))
         return (x > y) - (x < y)
     return strcasecmp
 
@@ -289,7 +325,7 @@ def _regex_op(name, mode):
             if mode == "find":
                 m = search(compiled, s)
                 return None if m is None else _match_doc(m)
-            return [_match_doc(m) for m in find_all(compiled, s)]
+            return _find_all_bounded(name, compiled, s)
         except MatchLimitExceeded:
             raise MongoError(51156, f"Error occurred while executing the regular expression in {name}. "
                                     "Result code: match limit exceeded") from None
@@ -341,6 +377,30 @@ def _match_doc(m):
     return {"match": m.group(0), "idx": m.start(), "captures": list(m.groups())}
 
 
+# $regexFindAll's output bound: mongod adds up each match document's approximate in-memory size
+# (Value::getApproximateSize) and fails 51151 past BufferMaxSize (64 MiB). Here a match document
+# counts a fixed part (its storage and three fields) plus a 16-byte value per capture plus its
+# strings' lengths: the same order as mongod's estimate (not byte-exact), and it stops the list from
+# growing without bound (an empty match at each of 50,000 positions with 300 captures is ~250 MB).
+_BUFFER_MAX_SIZE = 64 * 1024 * 1024
+_MATCH_DOC_SIZE = 200
+_VALUE_SIZE = 16
+
+
+def _find_all_bounded(name: str, compiled: Any, s: str) -> list:
+    out = []
+    total = 0
+    for m in find_all(compiled, s):
+        doc = _match_doc(m)
+        captures = doc["captures"]
+        total += _MATCH_DOC_SIZE + len(doc["match"]) + _VALUE_SIZE * len(captures) + \
+            sum(len(c) for c in captures if c is not None)
+        if total > _BUFFER_MAX_SIZE:
+            raise MongoError(51151, f"{name}: the size of buffer to store output exceeded the 64MB limit")
+        out.append(doc)
+    return out
+
+
 def _replace(name, count):
     def compile_op(args, cc):
         spec = named_args(args, ("input", "find", "replacement"),
@@ -368,14 +428,15 @@ def _replace(name, count):
 
 OPERATORS = {
     "$concat": compile_concat,
-    "$toLower": _case("$toLower", str.lower),
-    "$toUpper": _case("$toUpper", str.upper),
+    "$toLower": _case("$toLower", ascii_lower),
+    "$toUpper": _case("$toUpper", ascii_upper),
     "$substr": lambda args, cc: compile_substr_bytes(args, cc, "$substrBytes"),
     "$substrBytes": compile_substr_bytes,
     "$substrCP": compile_substr_cp,
     "$strLenBytes": _string_arg("$strLenBytes", 34473),
     "$strLenCP": _string_arg("$strLenCP", 34471),
     "$split": compile_split,
+    "$binarySize": compile_binary_size,
     "$trim": _trim("$trim", True, True),
     "$ltrim": _trim("$ltrim", True, False),
     "$rtrim": _trim("$rtrim", False, True),

@@ -418,6 +418,8 @@ def split_path(path: str) -> list[str]:
             raise MongoError(15998, "FieldPath field names may not be empty strings.")
         if p.startswith("$"):
             raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+        if "\0" in p:  # mongod's FieldPath::uassertValidFieldName (server6556.js)
+            raise MongoError(16411, "FieldPath field names may not contain '\0'.")
     return parts
 
 

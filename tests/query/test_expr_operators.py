@@ -97,7 +97,7 @@ COMPARISON_AND_LOGIC = [
 STRINGS = [
     ({"$concat": ["a", "b", "c"]}, "abc"),
     ({"$concat": ["a", "$n"]}, None),
-    ({"$toUpper": "$s"}, "CAFÉ"),
+    ({"$toUpper": "$s"}, "CAFé"),  # ASCII letters only, as mongod 7.0 (jstests upperlower.js)
     ({"$toLower": 1}, "1"),
     ({"$toLower": "$n"}, ""),
     ({"$strLenBytes": "$s"}, 5),
