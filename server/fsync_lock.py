@@ -51,7 +51,9 @@ class FsyncLock:
         self._drained: asyncio.Event | None = None
 
     async def enter(self, op: Any) -> None:
-        """A write command starts: wait while locked, then count it as running."""
+        """A write command starts: wait while locked, then count it as running. Either way it holds
+        (or wants) the global lock in write mode, as currentOp reports it."""
+        op.global_lock = "w"
         if self.count:
             await self.wait_unlocked(op)
         self.writers += 1

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from bson.int64 import Int64
@@ -54,7 +54,7 @@ class Operation:
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started",
                  "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked", "waiting_for_lock",
-                 "time_out_now")
+                 "global_lock", "time_out_now")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
                  deadline: float | None):
@@ -75,6 +75,7 @@ class Operation:
         # The scheduler's job while the operation waits for a run token (tidemark.scheduler), else None.
         self.parked: Any = None
         self.waiting_for_lock = False  # a write waiting for the fsync lock (server/fsync_lock.py)
+        self.global_lock = ""  # "w" once a write passes (or waits at) the fsync lock's gate: currentOp's locks
         # The maxTimeAlwaysTimeOut fail point while armed (a callable answering whether it fires): an
         # operation with a deadline then expires at its next check, as mongod's checkForInterrupt.
         self.time_out_now: Any = None
@@ -138,7 +139,8 @@ class Operation:
             entry["cursor"] = self.cursor.describe()
         entry.update({
             "numYields": self.num_yields,
-            "locks": {},
+            # the global lock a write holds or waits for (an fsync lock holds writes back: currentop.js)
+            "locks": {"Global": self.global_lock} if self.global_lock else {},
             "waitingForLock": self.waiting_for_lock,
             "lockStats": {},
             "waitingForFlowControl": False,
@@ -291,54 +293,93 @@ def command_report(command: dict, limit: int = MAX_COMMAND_REPORT_BYTES) -> dict
     command (also used by the profiler and the slow-query log for large commands)."""
     shown = _shown_command(command)
     text, complete = _bounded_repr(shown, limit)
-    if complete:
-        return shown
-    report: dict[str, Any] = {"$truncated": text[:limit]}
+    return shown if complete else _truncated(command, text, limit)
+
+
+def truncated_report(command: dict, limit: int) -> dict:
+    """``{"$truncated": <mongod's text of command>, comment}`` whatever its size (for a caller that
+    measured the command itself)."""
+    return _truncated(command, _bounded_repr(_shown_command(command), limit)[0], limit)
+
+
+def _truncated(command: dict, text: str, limit: int) -> dict:
+    # (mongod: the toString text, cut to the limit with "..." when longer)
+    report: dict[str, Any] = {"$truncated": text if len(text) <= limit else text[:limit - 3] + "..."}
     if "comment" in command:
         report["comment"] = command["comment"]
     return report
 
 
 def _bounded_repr(value: Any, limit: int) -> tuple[str, bool]:
-    """A shell-like rendering of ``value`` cut after ``limit`` characters; (text, fits). Containers are
-    walked lazily (an iterator per level), so the cost is bounded by ``limit``, not by the value."""
+    """``value`` as mongod's ``BSONObj::toString`` renders it (``{ a: 1, s: "x" }``, strings over 159
+    characters shown as their first 150 and ``..."``); (text, fits): whether the value itself (its
+    full strings counted, about its BSON size) stays within ``limit``. The text stops once longer than
+    ``limit``; containers are walked lazily, so the cost is bounded by ``limit``, not by the value."""
     out: list[str] = []
-    size = 0
-    stack: list[Any] = [iter((value,))]
-    closers: list[str] = [""]
-    while stack:
-        item = next(stack[-1], _END)
-        if item is _END:
-            stack.pop()
-            piece = closers.pop()
-        else:
-            key, item = item if isinstance(item, _Keyed) else (None, item)
-            prefix = "" if key is None else f"{key}: "
-            if isinstance(item, dict):
-                stack.append(_Keyed.each(item))
-                closers.append(" }")
-                piece = prefix + "{ "
-            elif isinstance(item, list | tuple):
-                stack.append(iter(item))
-                closers.append(" ]")
-                piece = prefix + "[ "
-            elif isinstance(item, str):
-                piece = prefix + '"' + item[: limit + 1] + '", '
-            else:
-                piece = prefix + repr(item)[: limit + 1] + ", "
+    shown = weight = 0
+    for piece, size in _pieces(value):
         out.append(piece)
-        size += len(piece)
-        if size > limit:
+        shown += len(piece)
+        weight += size
+        if shown > limit:
             return "".join(out), False
-    return "".join(out), True
+    return "".join(out), weight <= limit
 
 
-_END = object()
+_MAX_SHOWN_STRING = 159  # mongod shows longer strings (valuestrsize() > 160) as their first 150 chars + ...
+_SHOWN_STRING_PREFIX = 150
 
 
-class _Keyed(tuple):
-    """A (key, value) pair of a document being rendered (a list element is a bare value)."""
+def _pieces(value: Any) -> Iterator[tuple[str, int]]:
+    """(text, size it stands for) pieces of ``value``'s rendering, in order."""
+    if isinstance(value, dict):
+        if not value:
+            yield "{}", 2
+            return
+        separator = "{ "
+        for key, item in value.items():
+            piece = f"{separator}{key}: "
+            yield piece, len(piece)
+            yield from _pieces(item)
+            separator = ", "
+        yield " }", 2
+    elif isinstance(value, list | tuple):
+        if not value:
+            yield "[]", 2
+            return
+        separator = "[ "
+        for item in value:
+            yield separator, 2
+            yield from _pieces(item)
+            separator = ", "
+        yield " ]", 2
+    elif isinstance(value, bytes):  # (Binary too: never rendered whole)
+        yield repr(bytes(value[:_SHOWN_STRING_PREFIX])), len(value) + 5
+    elif isinstance(value, str):
+        if len(value) > _MAX_SHOWN_STRING:
+            yield '"' + value[:_SHOWN_STRING_PREFIX] + '..."', len(value) + 2
+        else:
+            yield '"' + value + '"', len(value) + 2
+    else:
+        piece = _scalar(value)
+        yield piece, len(piece)
 
-    @staticmethod
-    def each(document: dict) -> Any:
-        return (_Keyed(pair) for pair in document.items())
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, datetime.datetime):
+        return f"new Date({_epoch_ms(value)})"
+    return repr(value)[:_SHOWN_STRING_PREFIX]
+
+
+def _epoch_ms(value: datetime.datetime) -> int:
+    if value.tzinfo is not None:
+        value = value.replace(tzinfo=None) - (value.utcoffset() or datetime.timedelta())
+    return (value - datetime.datetime(1970, 1, 1)) // datetime.timedelta(milliseconds=1)

@@ -7,6 +7,7 @@ Settability mirrors mongod: some only at start-up, some also at runtime, some re
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
@@ -42,6 +43,67 @@ def _parse_non_negative_int(value: Any) -> int:
     if parsed < 0:
         raise ValueError(f"must be greater than or equal to 0, got {parsed}")
     return parsed
+
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _parse_int32(value: Any, what: str) -> int:
+    """A number that converts to a 32-bit int without loss, as mongod's ``BSONElement::tryCoerce<int>``
+    (NaN, fractions and anything outside the int range fail)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what} must be a number, got {value!r}")
+    if value != value or (isinstance(value, float) and not value.is_integer()) or not INT32_MIN <= value <= INT32_MAX:
+        raise ValueError(f"{what} out of range, value: {value!r}")
+    return int(value)
+
+
+def _parse_log_level(value: Any) -> int:
+    # (at start-up the value is text: "--setParameter logLevel=2")
+    parsed = _parse_int32(int(value) if isinstance(value, str) and value.lstrip("-").isdigit() else value, "logLevel")
+    if parsed < 0:
+        raise ValueError(f"must be greater than or equal to 0, got {parsed}")
+    return parsed
+
+
+def _parse_component_verbosity(value: Any) -> dict[str, int]:
+    """``logComponentVerbosity`` (server/log.py validates the components): each verbosity must be an
+    int32 (NaN and out-of-range numbers fail), and a negative default clears it back to 0 as mongod
+    clears the default component's severity."""
+    if isinstance(value, str):  # (--setParameter gives JSON text)
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError(f"expected a document, got {value!r}") from None
+    if isinstance(value, dict):
+        _check_verbosities(value, "")
+        top = value.get("verbosity")
+        if isinstance(top, int | float) and not isinstance(top, bool) and top < 0:
+            value = {**value, "verbosity": 0}
+    return log.parse_component_verbosity(value)
+
+
+def _check_verbosities(doc: dict, prefix: str) -> None:
+    for key, sub in doc.items():
+        dotted = f"{prefix}.{key}" if prefix else key
+        if isinstance(sub, dict):
+            _check_verbosities(sub, dotted)
+        elif isinstance(sub, int | float) and not isinstance(sub, bool):
+            _parse_int32(sub, f"verbosity of {dotted}")
+
+
+AUTOMATION_DESCRIPTOR_MAX = 64
+
+
+def _parse_automation_descriptor(value: Any) -> str:
+    """mongod's automationServiceDescriptor: a string of at most 64 bytes (hello echoes it when set)."""
+    if not isinstance(value, str):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         "Value for parameter automationServiceDescriptor must be of type 'string'")
+    if len(value.encode()) > AUTOMATION_DESCRIPTOR_MAX:
+        raise MongoError(ErrorCode.Overflow, "Value for parameter automationServiceDescriptor must be no more "
+                                             f"than {AUTOMATION_DESCRIPTOR_MAX} bytes")
+    return value
 
 
 def _parse_positive_int(value: Any) -> int:
@@ -120,6 +182,8 @@ class ParamSpec:
 MIB = 1024 * 1024
 
 SPECS: tuple[ParamSpec, ...] = (
+    ParamSpec("automationServiceDescriptor", "", _parse_automation_descriptor, True, True,
+              "a service name (at most 64 bytes) that hello and isMaster echo when set"),
     ParamSpec(
         "authSchemaVersion", 5, _read_only, False, False, "version of the user/role schema (read-only)"
     ),
@@ -194,13 +258,15 @@ SPECS: tuple[ParamSpec, ...] = (
     ParamSpec(
         "logComponentVerbosity",
         {},
-        log.parse_component_verbosity,
+        _parse_component_verbosity,
         True,
         True,
         "verbosity per log component ({verbosity: n, command: {verbosity: n}, ...}; -1 inherits the parent's)",
     ),
-    ParamSpec("logLevel", 0, _parse_non_negative_int, True, True, "verbosity of the log (0 = informational)"),
+    ParamSpec("logLevel", 0, _parse_log_level, True, True, "verbosity of the log (0 = informational)"),
     ParamSpec("quiet", False, _parse_bool, True, True, "suppress connection accepted/ended log lines"),
+    ParamSpec("redactEncryptedFields", True, _parse_bool, True, True,
+              "redact BinData subtype 6 (encrypted) values in log lines and diagnostics"),
     ParamSpec(
         "scramIterationCount",
         10_000,
@@ -363,7 +429,7 @@ class ServerParams:
             raise ValueError(f"Cannot use --setParameter to set '{name}' at startup")
         try:
             self._values[name] = spec.parse(raw)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, MongoError) as exc:
             raise ValueError(f'Bad value for parameter "{name}": {exc}') from None
 
     def set_at_runtime(self, name: str, value: Any) -> Any:

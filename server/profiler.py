@@ -30,9 +30,9 @@ from bson.int64 import Int64
 from tidemark import log
 from tidemark.auth.redaction import redact_command
 from tidemark.core import capped
-from tidemark.operations import command_report
+from tidemark.operations import command_report, truncated_report
 from tidemark.protocol.codec import encode, encode_reply
-from tidemark.protocol.errors import MongoError
+from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import RawDocuments, materialize
 from tidemark.query.match import compile_filter
 from tidemark.top import command_namespace
@@ -66,6 +66,25 @@ class ReadFacts:
 
     def resumed(self) -> ReadFacts:
         return ReadFacts(self.plan, self.stats, self.ts_info, self.origin, since_now=True)
+
+    def has_sort_stage(self) -> bool:
+        """Whether the read sorts in memory (mongod's ``hasSortStage``; its getMores report it too): a
+        find whose sort no index gives; an aggregate with a ``$sort`` other than one, right after its
+        leading ``$match`` stages, that the index scan gives."""
+        origin = self.origin
+        if not isinstance(origin, dict) or self.plan is None:
+            return False
+        provided = getattr(self.plan, "provides_sort", False)
+        if "find" in origin:
+            return bool(origin.get("sort")) and not provided
+        pipeline = origin.get("pipeline")
+        if "aggregate" not in origin or type(pipeline) is not list:
+            return False
+        sorts = [i for i, stage in enumerate(pipeline) if isinstance(stage, dict) and "$sort" in stage]
+        if not sorts:
+            return False
+        pushed = len(sorts) == 1 and all(isinstance(stage, dict) and "$match" in stage for stage in pipeline[:sorts[0]])
+        return not (pushed and provided)
 
     def examined(self) -> tuple[int, int]:
         keys, docs = self._counters()
@@ -122,6 +141,13 @@ class Profiler:
             self.levels[db] = level
         self.watching = bool(self.default_level or any(self.levels.values()) or self.filters)
 
+    def forget(self, db: str) -> None:
+        """A dropped database's settings go back to the defaults (mongod keeps them with the
+        database: profile_no_such_db.js)."""
+        self.levels.pop(db, None)
+        self.filters.pop(db, None)
+        self.watching = bool(self.default_level or any(self.levels.values()) or self.filters)
+
     # -- after each command ------------------------------------------------------------------------
     def should_look(self, elapsed_ms: float) -> bool:
         """The cheap test dispatch makes after every command."""
@@ -139,11 +165,15 @@ class Profiler:
 
     async def _finish(self, server, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
                       facts: ReadFacts | None) -> None:
+        if name == "dropDatabase" and reply.get("ok") == 1.0:
+            self.forget(db)  # the settings went with the database (its drop is profiled by the defaults)
         level = self.level(db)
         flt = self.filters.get(db)
         ns = command_namespace(name, cmd, db)
         if ns is not None and ns.endswith("." + PROFILE_COLLECTION):
             level = 0  # reading the profile must not grow it
+        elif name == "getMore" and ns is not None and ns.endswith(_LIST_COLLECTIONS_NS):
+            level = 0  # a listCollections cursor has no collection to profile under (as mongod)
         if flt is None and level < 2 and elapsed_ms <= self.slowms:
             return
         entry = self.entry(conn, db, name, cmd, reply, elapsed_ms, facts)
@@ -160,23 +190,30 @@ class Profiler:
               facts: ReadFacts | None) -> dict[str, Any]:
         """The system.profile document of one command (field order as mongod writes it)."""
         ns = command_namespace(name, cmd, db) or f"{db}.$cmd"
+        statement = _single_statement(name, cmd)
+        command = statement if statement is not None else profile_command(name, cmd)
         entry: dict[str, Any] = {"op": OP_NAMES.get(name, "command"), "ns": ns,
-                                 "command": profile_command(name, cmd)}
+                                 "command": _with_comment(command, name, cmd, facts)}
+        cursor = reply.get("cursor") if isinstance(reply.get("cursor"), dict) else None
         if name == "getMore":
             if facts is not None and facts.origin is not None:
                 entry["originatingCommand"] = profile_command(next(iter(facts.origin), ""), facts.origin)
             entry["cursorid"] = Int64(cmd.get("getMore") or 0)
+        elif cursor is not None and cursor.get("id"):  # find / aggregate leaving a cursor open
+            entry["cursorid"] = Int64(cursor["id"])
         if facts is not None:
             keys, docs = facts.examined()
             entry["keysExamined"], entry["docsExamined"] = keys, docs
-        cursor = reply.get("cursor") if isinstance(reply.get("cursor"), dict) else None
+            if facts.has_sort_stage():
+                entry["hasSortStage"] = True
         if cursor is not None and cursor.get("id") == 0:
             entry["cursorExhausted"] = True
         if name == "insert":
             entry["ninserted"] = reply.get("n", 0)
         elif name == "update":
-            entry["nMatched"], entry["nModified"] = reply.get("n", 0), reply.get("nModified", 0)
-            entry["nUpserted"] = len(reply.get("upserted") or ())
+            upserted = len(reply.get("upserted") or ())  # (the reply's n counts them; nMatched does not)
+            entry["nMatched"], entry["nModified"] = reply.get("n", 0) - upserted, reply.get("nModified", 0)
+            entry["nUpserted"] = upserted
         elif name == "delete":
             entry["ndeleted"] = reply.get("n", 0)
         entry["numYield"] = 0
@@ -250,6 +287,9 @@ def ensure_profile_collection(w, db: str):
     if info is None:
         info = w.create_collection(ns, {"capped": True, "size": capped.PROFILE_SIZE})
         info = w.drop_index(info, "_id_")
+    elif not info.options.get("capped"):
+        # a user-made plain system.profile: mongod refuses to profile into it (profile 2 fails)
+        raise MongoError(ErrorCode.NamespaceExists, f"{ns} exists but isn't capped")
     return info
 
 
@@ -285,18 +325,57 @@ def _redacted(name: str, cmd: dict) -> dict:
 
 def profile_command(name: str, cmd: dict) -> dict:
     """The ``command`` of a profile entry: the command as sent, over 50 KB as ``{$truncated: ...}``."""
-    command = _redacted(name, cmd)
+    return _bounded(_redacted(name, cmd))
+
+
+def _bounded(command: dict) -> dict:
+    """``command``, or over 50 KB ``{$truncated: <mongod's text of it>, comment}`` (a command cut
+    already stays as it is)."""
+    if "$truncated" in command:
+        return command
     try:
         size = len(encode(command))
     except Exception:  # noqa: BLE001 - keep the entry even if a value cannot be re-encoded
-        return {"$truncated": str(command)[:MAX_PROFILE_COMMAND_BYTES]}
-    if size <= MAX_PROFILE_COMMAND_BYTES:
-        return command
-    text = json_util.dumps(command, json_options=_JSON)
-    truncated: dict[str, Any] = {"$truncated": text[:MAX_PROFILE_COMMAND_BYTES] + " ..."}
+        size = MAX_PROFILE_COMMAND_BYTES + 1
+    return command if size <= MAX_PROFILE_COMMAND_BYTES else truncated_report(command, MAX_PROFILE_COMMAND_BYTES)
+
+
+_STATEMENTS = {"update": "updates", "delete": "deletes"}
+_LIST_COLLECTIONS_NS = ".$cmd.listCollections"
+
+
+def _single_statement(name: str, cmd: dict) -> dict | None:
+    """The ``command`` of the profile entry of an update or delete of one statement: mongod profiles
+    each write statement on its own, as the statement (``{q, u, multi, upsert}``, ``{q, limit}``).
+    None for other commands (and for several statements, which are profiled as one command here)."""
+    field = _STATEMENTS.get(name)
+    statements = materialize(cmd.get(field)) if field is not None else None
+    if type(statements) is not list or len(statements) != 1 or not isinstance(statements[0], dict):
+        return None
+    statement = materialize(statements[0])
+    if name == "update":
+        rest = {k: v for k, v in statement.items() if k not in ("q", "u", "multi", "upsert")}
+        statement = {"q": statement.get("q"), "u": statement.get("u"), **rest,
+                     "multi": statement.get("multi", False), "upsert": statement.get("upsert", False)}
+    return _bounded(statement)
+
+
+def _with_comment(command: dict, name: str, cmd: dict, facts: ReadFacts | None) -> dict:
+    """The profiled command with the ``comment`` mongod's CurOp gives it when the command has none of
+    its own: a getMore carries its originating command's comment, an explain the comment of the
+    command it explains (comment_field.js); a write statement, its command's."""
     if "comment" in command:
-        truncated["comment"] = command["comment"]
-    return truncated
+        return command
+    if "comment" in cmd:
+        comment = cmd["comment"]
+    elif name == "getMore":
+        origin = facts.origin if facts is not None else None
+        comment = origin.get("comment") if isinstance(origin, dict) else None
+    elif name == "explain" and isinstance(cmd.get("explain"), dict):
+        comment = cmd["explain"].get("comment")
+    else:
+        return command
+    return command if comment is None else {**command, "comment": comment}
 
 
 def log_command(name: str, cmd: dict) -> dict:

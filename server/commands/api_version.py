@@ -4,10 +4,14 @@ fields).
 
 - ``apiStrict`` or ``apiDeprecationErrors`` without ``apiVersion`` -> 4886600;
 - ``apiVersion`` other than "1" -> 322 APIVersionError ``API version must be "1"``;
-- ``apiStrict: true``: a command outside API Version 1 -> 323 APIStrictError; so is an unstable option
-  of a command inside it (``find.returnKey``, ``aggregate.explain`` ...), an aggregation stage outside
-  it (``$currentOp``, ``$listLocalSessions`` ... also in sub-pipelines) and a text index.
-No command is deprecated in API Version 1, so ``apiDeprecationErrors`` never fails one.
+- ``apiStrict: true``: a command outside API Version 1 -> 323 APIStrictError (an alias is a command of
+  its own: ``findandmodify`` is not in it, ``findAndModify`` is); so is an unstable option of a command
+  inside it (``find.returnKey``, ``aggregate.explain``, ``collMod.index.prepareUnique`` ...), an
+  aggregation stage outside it (``$currentOp``, ``$indexStats``, ``$collStats`` beyond ``count`` ...,
+  also in sub-pipelines and in the pipeline of a view being created), a text index, a capped
+  collection and a write to ``system.js``.
+- ``apiDeprecationErrors: true``: a command deprecated in API Version 1 -> 324 APIDeprecationError; the
+  only one is mongod's test command ``testDeprecation``.
 """
 
 from __future__ import annotations
@@ -28,12 +32,19 @@ API_V1_COMMANDS = frozenset({
     "insert", "killCursors", "listCollections", "listDatabases", "listIndexes", "ping", "refreshSessions",
     "renameCollection", "revokePrivilegesFromRole", "revokeRolesFromRole", "revokeRolesFromUser",
     "saslContinue", "saslStart", "update", "updateRole", "updateSearchIndex", "updateUser",
+    "testDeprecation",
 })
+
+# Commands deprecated in API Version 1 (mongod's test command only).
+API_V1_DEPRECATED = frozenset({"testDeprecation"})
+
+# Writes refused on ``system.js`` under apiStrict (server-side JavaScript is outside API Version 1).
+_WRITE_TARGETS = {"insert": "insert", "update": "update", "delete": "delete", "findAndModify": "findAndModify"}
 
 # Aggregation stages in API Version 1.
 API_V1_STAGES = frozenset({
     "$addFields", "$bucket", "$bucketAuto", "$changeStream", "$collStats", "$count", "$densify", "$documents",
-    "$facet", "$fill", "$geoNear", "$graphLookup", "$group", "$indexStats", "$limit", "$lookup", "$match",
+    "$facet", "$fill", "$geoNear", "$graphLookup", "$group", "$limit", "$lookup", "$match",
     "$merge", "$out", "$project", "$redact", "$replaceRoot", "$replaceWith", "$sample", "$set",
     "$setWindowFields", "$skip", "$sort", "$sortByCount", "$unionWith", "$unset", "$unwind",
 })
@@ -41,12 +52,20 @@ API_V1_STAGES = frozenset({
 # Fields the IDL marks unstable in commands of API Version 1.
 UNSTABLE_FIELDS = {
     "find": ("min", "max", "returnKey", "showRecordId", "oplogReplay", "term", "readOnce",
-             "allowSpeculativeMajorityRead"),
-    "aggregate": ("explain", "fromMongos", "needsMerge", "exchange", "isMapReduceCommand"),
+             "allowSpeculativeMajorityRead", "noCursorTimeout", "tailable", "awaitData", "$_requestResumeToken",
+             "$_resumeAfter"),
+    "aggregate": ("explain", "fromMongos", "needsMerge", "exchange", "isMapReduceCommand", "runtimeConstants",
+                  "collectionUUID", "$_requestReshardingResumeToken", "$_generateV2ResumeTokens"),
     "create": ("autoIndexId",),
     "listIndexes": ("includeBuildUUIDs", "includeIndexBuildInfo"),
     "listCollections": ("includePendingDrops",),
 }
+
+# Unstable fields of collMod's ``index`` document.
+UNSTABLE_COLLMOD_INDEX_FIELDS = ("prepareUnique", "forceNonUnique")
+
+# The only $collStats option in API Version 1 (latencyStats, storageStats, queryExecStats are not).
+STABLE_COLL_STATS_OPTIONS = frozenset({"count"})
 
 
 def check_api_parameters(name: str, cmd: dict[str, Any]) -> None:
@@ -65,18 +84,44 @@ def check_api_parameters(name: str, cmd: dict[str, Any]) -> None:
         raise wrong_type("apiVersion", version, "string")
     if version != "1":
         raise MongoError(ErrorCode.APIVersionError, 'API version must be "1"')
-    if not strict:
-        return
-    if name not in API_V1_COMMANDS:
+    if strict:
+        _check_strict(name, cmd)
+    if deprecation and name in API_V1_DEPRECATED:
+        raise MongoError(ErrorCode.APIDeprecationError,
+                         f"Provided apiDeprecationErrors: true, but the invoked command {name}'s "
+                         'deprecatedApiVersions() does not include "1"')
+
+
+def _check_strict(name: str, cmd: dict[str, Any]) -> None:
+    # the name as sent: an alias is registered as a command of its own, outside API Version 1
+    sent = next(iter(cmd), name)
+    if name not in API_V1_COMMANDS or sent not in API_V1_COMMANDS:
         raise MongoError(ErrorCode.APIStrictError,
-                         f"Provided apiStrict:true, but the command {name} is not in API Version 1. Information on "
+                         f"Provided apiStrict:true, but the command {sent} is not in API Version 1. Information on "
                          "supported commands and migrations in API Version 1 can be found at "
                          "https://dochub.mongodb.org/core/manual-versioned-api.")
     for field in UNSTABLE_FIELDS.get(name, ()):
         if field in cmd:
             raise MongoError(ErrorCode.APIStrictError, f"BSON field '{name}.{field}' is not allowed with apiStrict:true.")
+    if name in _WRITE_TARGETS and cmd.get(sent) == "system.js":
+        raise MongoError(ErrorCode.APIStrictError,
+                         f"Provided apiStrict:true, but the command {name} attempts to write to system.js.")
     if name == "aggregate":
         _check_stages(cmd.get("pipeline"))
+    elif name == "create":
+        if "viewOn" in cmd:
+            _check_stages(cmd.get("pipeline"))
+        # (capped without a size is the command's own 72 InvalidOptions, as mongod's parser answers first)
+        if cmd.get("capped") is True and "size" in cmd:
+            raise MongoError(ErrorCode.APIStrictError, "Capped collections are not allowed with apiStrict:true.")
+    elif name == "collMod":
+        _check_stages(cmd.get("pipeline"))
+        index = cmd.get("index")
+        if isinstance(index, dict):
+            for field in UNSTABLE_COLLMOD_INDEX_FIELDS:
+                if field in index:
+                    raise MongoError(ErrorCode.APIStrictError,
+                                     f"BSON field 'collMod.index.{field}' is not allowed with apiStrict:true.")
     elif name == "createIndexes" and isinstance(cmd.get("indexes"), list):
         for spec in cmd["indexes"]:
             key = spec.get("key") if isinstance(spec, dict) else None
@@ -94,6 +139,11 @@ def _check_stages(pipeline: Any) -> None:
         if stage_name not in API_V1_STAGES:
             raise MongoError(ErrorCode.APIStrictError,
                              f"{stage_name} is not allowed with 'apiStrict: true' in API Version 1")
+        if stage_name == "$collStats" and isinstance(spec, dict):
+            for option in spec:
+                if option not in STABLE_COLL_STATS_OPTIONS:
+                    raise MongoError(ErrorCode.APIStrictError,
+                                     f"BSON field '$collStats.{option}' is not allowed with apiStrict:true.")
         if stage_name == "$facet" and isinstance(spec, dict):
             for branch in spec.values():
                 _check_stages(branch)

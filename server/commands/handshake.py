@@ -142,6 +142,9 @@ def _handshake_reply(ctx: CommandContext, cmd: dict[str, Any], primary_field: st
             "readOnly": False,
         }
     )
+    descriptor = ctx.server.params["automationServiceDescriptor"]
+    if descriptor:  # (setParameter automationServiceDescriptor; "" echoes nothing)
+        reply["automationServiceDescriptor"] = descriptor
     requested = cmd.get("compression")
     if requested is not None:
         if not isinstance(requested, list):

@@ -16,7 +16,7 @@ from typing import Any
 from bson.decimal128 import Decimal128
 
 from tidemark import log
-from tidemark.arguments import wrong_type
+from tidemark.arguments import check_fields, wrong_type
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.profiler import ensure_profile_collection
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -59,7 +59,11 @@ def _filter(cmd: dict[str, Any]) -> Any:
     raise MongoError(ErrorCode.BadValue, "Expected an object, or the string 'unset'.")
 
 
+PROFILE_FIELDS = {"slowms", "sampleRate", "filter"}
+
+
 async def profile(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    check_fields(cmd, "profile", PROFILE_FIELDS)  # 40415 for anything else (profile1.js)
     level = _level(cmd["profile"])
     slowms, sample_rate, flt = _slowms(cmd), _sample_rate(cmd), _filter(cmd)
     profiler = ctx.server.profiler
@@ -89,7 +93,7 @@ async def profile(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         if new_filter is not None:
             after["filter"] = new_filter
         log.info("COMMAND", 48742, "Profiler settings changed", ctx=f"conn{ctx.conn.id}", **{"from": before},
-                 to=after)
+                 to=after, db=db)
     return reply
 
 

@@ -44,7 +44,30 @@ async def coll_stats(ctx: CommandContext, cmd: dict) -> dict:
         return await ts.VIEW_COMMANDS["collStats"](ctx, cmd, resolved)
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
+    if cmd.get("indexDetails") and resolved.info is not None:
+        stats["indexDetails"] = _index_details(cmd, resolved.info, stats.get("indexSizes") or {})
     return {"ns": ns, **stats}
+
+
+def _index_details(cmd: dict, info, sizes: dict) -> dict:
+    """``indexDetails: true``: the storage engine's facts per index (mongod: WiredTiger's statistics;
+    here the LMDB table and its size), only the index ``indexDetailsKey`` or ``indexDetailsName``
+    names when one is given (apitest_dbcollection.js)."""
+    key, name = cmd.get("indexDetailsKey"), cmd.get("indexDetailsName")
+    if key is not None and not isinstance(key, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "indexDetailsKey must be an object")
+    if name is not None and not isinstance(name, str):
+        raise MongoError(ErrorCode.TypeMismatch, "indexDetailsName must be a string")
+    if key is not None and name is not None:
+        raise MongoError(ErrorCode.BadValue, "Only one of indexDetailsKey and indexDetailsName may be specified")
+    wanted = list(key.items()) if key is not None else None  # (a key pattern's field order counts)
+    details: dict = {}
+    for spec in info.indexes:
+        if (wanted is not None and list(spec["key"].items()) != wanted) or (name is not None and spec["name"] != name):
+            continue
+        details[spec["name"]] = {"type": "lmdb", "uri": info.index_idents.get(spec["name"], ""),
+                                 "size": sizes.get(spec["name"], Int64(0))}
+    return details
 
 
 async def validate(ctx: CommandContext, cmd: dict) -> dict:
