@@ -24,8 +24,9 @@ from typing import Any, TypeGuard, cast
 from bson.int64 import Int64
 from bson.min_key import MinKey
 
+from tidemark.protocol.errors import MongoError
 from tidemark.query.collation import compare_for
-from tidemark.query.expressions import compile_expression, truthy
+from tidemark.query.expressions import compile_expression, free_variables, truthy
 from tidemark.query.jsonschema import compile_schema, validate
 from tidemark.query.match_ast import (
     VALUE_PATH,
@@ -187,6 +188,12 @@ class _Compiler:
     def _expr(self, node: Expr) -> Predicate:
         compiled = compile_expression(node.expr, collation=self.collation)
         variables = dict(self.variables)
+        # The variables are bound here, once: a user variable they lack would fail 17276 at the first
+        # document that reaches it, and mongod refuses it when it parses (VariablesParseState), also
+        # for an empty collection or a branch no document takes.
+        for name in free_variables(node.expr):
+            if name not in variables:
+                raise MongoError(17276, f"Use of undefined variable: {name}")
         return lambda doc: truthy(compiled(doc, variables))
 
     def _elem_match(self, node: ElemMatch) -> Predicate:
