@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bson import DBRef, Decimal128
+from bson import Decimal128
 
 from tidemark.arguments import check_fields
 from tidemark.commands import timeseries as ts
@@ -189,8 +189,6 @@ def parse_spec(raw: Any, ignore_unknown: bool = False) -> tuple[dict, str]:
         raise MongoError(ErrorCode.TypeMismatch, "The elements of the 'indexes' array must be objects")
     if ignore_unknown:  # mongod's removeUnknownFields
         raw = {k: v for k, v in raw.items() if k in ALLOWED_FIELDS}
-    if isinstance(raw.get("key"), DBRef):  # a key pattern {$ref, $id} decodes as a DBRef: it is an object
-        raw = {**raw, "key": dict(raw["key"].as_doc())}
     try:
         plugin = _validate_spec(raw)
     except MongoError as e:

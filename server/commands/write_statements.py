@@ -22,7 +22,6 @@ import time
 from typing import Any, cast
 
 from bson import Decimal128, Timestamp
-from bson.dbref import DBRef
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_WRITE_BATCH_SIZE
@@ -190,8 +189,7 @@ def _array_of_objects(path: str, value: Any) -> None:
 
 
 def _update_modification(path: str, value: Any) -> None:
-    # (a DBRef is a decoded {$ref, $id} object: an operator-style update, refused per statement)
-    if not isinstance(value, dict | list | DBRef):
+    if not isinstance(value, dict | list):
         raise MongoError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
     if isinstance(value, list):
         _update_pipeline_shape(value)

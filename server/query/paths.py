@@ -26,8 +26,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from bson.dbref import DBRef
-
 from tidemark.query.values import MISSING, bson_type_name
 
 __all__ = [
@@ -84,9 +82,6 @@ def _collect(cur: Any, parts: tuple[str, ...], i: int, out: list, lacking: bool 
     while True:
         if isinstance(cur, dict):
             cur = cur.get(parts[i], MISSING)
-        elif type(cur) is DBRef:
-            # pymongo decodes a {$ref, $id, $db} subdocument to a DBRef: to mongod it is a document
-            cur = cur.as_doc().get(parts[i], MISSING)
         elif hasattr(cur, "get") and hasattr(cur, "keys"):
             cur = cur.get(parts[i], MISSING)
         else:
@@ -99,11 +94,6 @@ def _collect(cur: Any, parts: tuple[str, ...], i: int, out: list, lacking: bool 
         if isinstance(cur, list):
             _collect_array(cur, parts, i, out, lacking)
             return
-
-
-# What continues a path inside an array: documents, and the DBRefs pymongo decodes {$ref, $id, $db}
-# subdocuments to (one isinstance with a tuple: scalar elements pay no second test for the DBRef case)
-_DOCUMENTS = (dict, DBRef)
 
 
 def _collect_array(arr: list, parts: tuple[str, ...], i: int, out: list, lacking: bool = True) -> None:
@@ -125,14 +115,11 @@ def _collect_array(arr: list, parts: tuple[str, ...], i: int, out: list, lacking
             else:
                 _collect(elem, parts, i + 1, out, lacking)
         for elem in arr:
-            if isinstance(elem, dict):
-                if lacking or part in elem:
-                    _collect(elem, parts, i, out, lacking)
-            elif isinstance(elem, DBRef) and (lacking or part in elem.as_doc()):
+            if isinstance(elem, dict) and (lacking or part in elem):
                 _collect(elem, parts, i, out, lacking)
         return
     for elem in arr:
-        if isinstance(elem, _DOCUMENTS):
+        if isinstance(elem, dict):
             _collect(elem, parts, i, out, lacking)
 
 
@@ -152,10 +139,6 @@ def get_path(doc: Any, path: str | tuple[str, ...], default: Any = MISSING) -> A
             if idx >= len(cur):
                 return default
             cur = cur[idx]
-        elif type(cur) is DBRef:  # a decoded {$ref, $id, $db} subdocument
-            cur = cur.as_doc().get(part, MISSING)
-            if cur is MISSING:
-                return default
         else:
             return default
     return cur

@@ -51,13 +51,11 @@ def apply_update(
     new = deep_copy(doc)
     ctx = UpdateContext(doc, is_upsert, now, update.collation)
     concrete: list[tuple[tuple, Action, tuple]] = []
-    # Positions resolve against the copy before any operator runs: the same values, with a stored
-    # DBRef already a document the path can enter (see update_ops.deep_copy).
-    positional = _PositionalResolver(new, query, update.collation, update.variables)
+    positional = _PositionalResolver(doc, query, update.collation, update.variables)
     for action in update.actions:
         if action.op == "$rename-target":
             continue
-        for parts in _expand(new, action.parts, update.array_filters, positional, action):
+        for parts in _expand(doc, action.parts, update.array_filters, positional, action):
             concrete.append((_order_key(parts), action, parts))
     concrete.sort(key=lambda e: e[0])
     if any(p.startswith("$") for a in update.actions for p in a.parts):

@@ -13,7 +13,6 @@ import decimal
 from collections.abc import Mapping
 from typing import Any
 
-from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.timestamp import Timestamp
@@ -50,16 +49,12 @@ class UpdateContext:
 
 
 def deep_copy(v: Any) -> Any:
-    """Copy documents and arrays (other BSON values are immutable). A DBRef (pymongo decodes a stored
-    ``{$ref, $id, $db, ...}`` subdocument as one) becomes that subdocument again: to mongod it is a plain
-    document an update path can enter (``a.$id``), and it encodes to the same bytes."""
+    """Copy documents and arrays (other BSON values are immutable)."""
     t = type(v)
     if t is dict:
         return {k: deep_copy(x) for k, x in v.items()}
     if t is list:
         return [deep_copy(x) for x in v]
-    if t is DBRef:
-        return {k: deep_copy(x) for k, x in v.as_doc().items()}
     if isinstance(v, Mapping):
         return {k: deep_copy(x) for k, x in v.items()}
     return v
@@ -71,8 +66,6 @@ def identical(a: Any, b: Any) -> bool:
     if ta is not tb:
         if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and not isinstance(b, bool):
             return _int_kind(a) == _int_kind(b) and a == b
-        if ta is DBRef or tb is DBRef:  # a DBRef against its document form (see deep_copy)
-            return identical(deep_copy(a), deep_copy(b))
         return False
     if ta is dict:
         return len(a) == len(b) and all(

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -85,8 +84,6 @@ def parse_update(update: Any, *, array_filters: list | None = None, collation: A
     ``let`` plus NOW) are bound once here, for every document the update is applied to."""
     if isinstance(update, list):
         return _parse_pipeline(update, array_filters, collation, variables)
-    if type(update) is DBRef:  # a {$ref, $id} object (pymongo decodes it so) is an operator-style update
-        update = _as_document(update)
     if not isinstance(update, Mapping):
         raise MongoError(ErrorCode.FailedToParse, "Update argument must be either an object or an array")
     if not update or not next(iter(update)).startswith("$"):
@@ -101,8 +98,6 @@ def parse_update(update: Any, *, array_filters: list | None = None, collation: A
                 ErrorCode.FailedToParse,
                 f"Unknown modifier: {op}. Expected a valid update modifier or pipeline-style update specified as an array",
             )
-        if type(fields) is DBRef:  # its fields are paths ($ref, $id), as mongod reads the object
-            fields = _as_document(fields)
         if not isinstance(fields, Mapping):
             raise MongoError(
                 ErrorCode.FailedToParse,
@@ -195,14 +190,7 @@ def _validate_path(path: Any, op: str) -> tuple[str, ...]:
     return parts
 
 
-def _as_document(ref: DBRef) -> dict:
-    """A DBRef as the object mongod sees ({$ref, $id, $db, extra fields}, in that order)."""
-    return dict(ref.as_doc())
-
-
 def _validate_arg(op: str, path: str, arg: Any) -> None:
-    if type(arg) is DBRef and op in ("$currentDate", "$bit"):
-        arg = _as_document(arg)  # an object argument: its fields are the (unknown) options
     if op in ("$inc", "$mul") and not is_number(arg):
         verb = "increment" if op == "$inc" else "multiply"
         raise MongoError(

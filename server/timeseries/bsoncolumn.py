@@ -28,7 +28,7 @@ from typing import Any, cast
 
 import bson
 
-from tidemark.protocol.codec import CODEC_OPTIONS
+from tidemark.protocol.codec import decode
 from tidemark.query.values import MISSING  # a skipped position of a column is a missing field
 from tidemark.timeseries.bsoncolumn_format import (
     ARRAY,
@@ -366,7 +366,7 @@ def column_document(data: bytes, *, max_values: int | None = None, max_size: int
 
 def decode_bson(raw: bytes) -> dict[str, Any]:
     try:
-        return bson.decode(raw, codec_options=CODEC_OPTIONS)
+        return decode(raw)
     except (bson.errors.InvalidBSON, ValueError, OverflowError) as exc:
         raise BSONColumnError(f"BSONColumn holds an invalid BSON value: {exc}") from None
 
