@@ -391,35 +391,42 @@ def _walk(doc: Any, parts: tuple[str, ...]) -> Any:
 _ARRAY = object()
 
 
-def _arrays_on(value: Any, parts: tuple[str, ...], i: int, out: set[tuple[str, ...]]) -> None:
-    """Add to ``out`` the arrays the path ``parts[i:]`` expands in ``value`` (each named by the
-    components leading to it), as index key generation expands them: a numeric component in range
-    indexes its array positionally (no expansion)."""
-    n = len(parts)
-    while i < n:
-        if type(value) is list:
-            part = parts[i]
-            if part.isdigit() and int(part) < len(value):
-                value = value[int(part)]
-                i += 1
-                continue
-            out.add(parts[:i])
-            for element in value:
-                if isinstance(element, Mapping):
-                    _arrays_on(element, parts, i, out)
-            return
-        if not isinstance(value, Mapping):
-            return
-        value = value.get(parts[i], MISSING)
-        i += 1
-    if type(value) is list:  # a leaf array, an empty one too
-        out.add(parts)
+def _parallel_in(value: Any, fields: list[tuple[tuple[str, ...], int]]) -> bool:
+    """Whether the paths ``parts[i:]`` of ``fields``, followed together from ``value`` as index key
+    generation follows a compound key, meet parallel arrays: in one document, two of them reaching
+    different arrays first (an empty one too). Paths reaching the same array go on together into each
+    of its document elements; a numeric component in range indexes its array (no expansion)."""
+    reached: dict[tuple[str, ...], tuple[list, list[tuple[tuple[str, ...], int]]]] = {}
+    for parts, i in fields:
+        v, n = value, len(parts)
+        while i < n:
+            if type(v) is list:
+                part = parts[i]
+                if part.isdigit() and int(part) < len(v):
+                    v = v[int(part)]
+                    i += 1
+                    continue
+                break
+            if not isinstance(v, Mapping):
+                break
+            v = v.get(parts[i], MISSING)
+            i += 1
+        if type(v) is list:
+            reached.setdefault(parts[:i], (v, []))[1].append((parts, i))
+    if len(reached) > 1:
+        return True
+    for array, met in reached.values():
+        going_on = [(parts, i) for parts, i in met if i < len(parts)]
+        if going_on and any(isinstance(e, Mapping) and _parallel_in(e, going_on) for e in array):
+            return True
+    return False
 
 
 def _parallel_check(fields: list[tuple[str, Any]]) -> Callable[[Any], None] | None:
     """mongod's sort key generator (the index key generator's rules): a document whose sort fields
-    expand two arrays neither of which the other field expands (``{a: [..], b: [..]}`` for
-    ``{a: 1, b: 1}``; ``a.b``/``a.c`` through the one array ``a`` are fine) fails 2 BadValue "cannot sort
+    reach two different arrays in one document (``{a: [..], b: [..]}`` for ``{a: 1, b: 1}``;
+    ``a.b``/``a.c`` through the one array ``a`` are fine, and so are arrays they reach in different
+    elements of it) fails 2 BadValue "cannot sort
     with keys that are parallel arrays". None when the sort has fewer than two paths (nothing to check).
     Per document a field costs one lookup until an array is met."""
     paths = [tuple(path.split(".")) for path, d in fields if not isinstance(d, str)]
@@ -433,16 +440,8 @@ def _parallel_check(fields: list[tuple[str, Any]]) -> Callable[[Any], None] | No
         found = [i for i, name in enumerate(top) if type(v := doc.get(name)) is list or isinstance(v, Mapping)]
         if len(found) < 2:
             return
-        arrays: list[set[tuple[str, ...]]] = []
-        for i in found:
-            out: set[tuple[str, ...]] = set()
-            _arrays_on(doc, paths[i], 0, out)
-            if out:
-                arrays.append(out)
-        for j, mine in enumerate(arrays):
-            for theirs in arrays[j + 1:]:
-                if mine - theirs and theirs - mine:
-                    raise MongoError(ErrorCode.BadValue, "cannot sort with keys that are parallel arrays")
+        if _parallel_in(doc, [(paths[i], 0) for i in found]):
+            raise MongoError(ErrorCode.BadValue, "cannot sort with keys that are parallel arrays")
 
     return check
 

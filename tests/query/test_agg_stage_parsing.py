@@ -247,6 +247,6 @@ def test_graph_lookup_narrows_a_looser_query_answer():
     """The query callback may answer under the foreign collection's default collation: without a
     pipeline collation its extra matches are dropped."""
     ctx = collections()
-    ctx.query_collection = lambda db, coll, flt: iter([{"_id": 1, "name": "JEREMY"}, {"_id": 2, "name": "jeremy"}])
+    ctx.query_collection = lambda db, coll, stage, variables: iter([{"_id": 1, "name": "JEREMY"}, {"_id": 2, "name": "jeremy"}])
     spec = {"from": "f", "startWith": "jeremy", "connectFromField": "x", "connectToField": "name", "as": "r"}
     assert [d["_id"] for d in run([{"$graphLookup": spec}], [{"_id": 0}], ctx)[0]["r"]] == [2]
