@@ -18,7 +18,7 @@ Normal forms the parser guarantees (so rewriters see few shapes):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # (NUL never occurs in a BSON field name)
@@ -170,11 +170,13 @@ class Mod(Node):
 
 @dataclass(frozen=True)
 class Bits(Node):
-    """$bitsAllSet / $bitsAnySet / $bitsAllClear / $bitsAnyClear with an integer ``mask``."""
+    """$bitsAllSet / $bitsAnySet / $bitsAllClear / $bitsAnyClear with an integer ``mask``; ``spec`` the
+    argument as given (a mask past 64 bits is no BSON value: a rendered filter repeats the argument)."""
 
     path: str
     op: str
     mask: int
+    spec: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

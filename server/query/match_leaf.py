@@ -314,6 +314,11 @@ def _decimal_as_long(v: Decimal128) -> int:
 
 
 def bits_predicate(op: str, mask: int) -> Predicate:
+    # A number's bits from 63 on are all its sign (two's complement): tested against a mask whose bits
+    # from 63 on are folded into bit 63, so a number never meets a mask wider than 64 bits.
+    number_mask = (mask & (2**63 - 1)) | (2**63 if mask >> 63 else 0)
+    binary_mask = mask
+
     def bits_of(v: Any) -> int | None:
         if isinstance(v, (bytes, Binary)):
             return int.from_bytes(bytes(v), "little")
@@ -333,6 +338,7 @@ def bits_predicate(op: str, mask: int) -> Predicate:
         bits = bits_of(v)
         if bits is None:
             return False
+        mask = number_mask if is_number(v) else binary_mask
         if op == "$bitsAllSet":
             return bits & mask == mask
         if op == "$bitsAnySet":

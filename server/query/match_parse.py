@@ -388,7 +388,7 @@ def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
     if op == "$not":
         return _parse_not(path, arg, sub=sub)
     if op in _BITS_OPS:
-        return Bits(path, op, _parse_bitmask(op, arg))
+        return Bits(path, op, _parse_bitmask(op, arg), arg)
     if op in _GEO_OPS:
         if op == "$geoIntersects":
             return Geo(path, op, parse_intersects(arg))
@@ -490,16 +490,53 @@ def _parse_mod(path: str, arg: Any) -> Mod:
     return Mod(path, divisor, remainder)
 
 
+# A bit position past every bit a BinData value can have (a document is at most 16 MiB): positions up to
+# mongod's 2^31 - 1 are read as this one, which is clear in every BinData value and, as every position
+# from 63 on, the sign bit of a number. So a mask never has more than 2^27 bits, however far a position.
+_BEYOND_ANY_BINARY = 8 * 16 * 1024 * 1024
+_INT32_MAX = 2**31 - 1
+
+
+def _bit_position(pos: Any) -> int:
+    """One position of a $bits* position list, checked as mongod's parseBitPositionsArray (2 BadValue)."""
+    if not is_number(pos):
+        raise MongoError(ErrorCode.BadValue, f"bit positions must be an integer but got: {pos!r}")
+    if isinstance(pos, Decimal128):
+        d = pos.to_decimal()
+        if d.is_nan():
+            raise MongoError(ErrorCode.BadValue, f"bit positions cannot take a NaN: {pos!r}")
+        if not -_INT32_MAX - 1 <= d <= _INT32_MAX:
+            raise MongoError(ErrorCode.BadValue, f"bit positions cannot be represented as a 32-bit signed integer: {pos!r}")
+        if d != d.to_integral_value():
+            raise MongoError(ErrorCode.BadValue, f"bit positions must be an integer but got: {pos!r}")
+        value = int(d)
+    elif isinstance(pos, float):
+        if math.isnan(pos):
+            raise MongoError(ErrorCode.BadValue, f"bit positions cannot take a NaN: {pos!r}")
+        if not -_INT32_MAX - 1 <= pos <= _INT32_MAX:
+            raise MongoError(ErrorCode.BadValue, f"bit positions cannot be represented as a 32-bit signed integer: {pos!r}")
+        if pos != int(pos):
+            raise MongoError(ErrorCode.BadValue, f"bit positions must be an integer but got: {pos!r}")
+        value = int(pos)
+    else:
+        value = int(pos)
+        if not -_INT32_MAX - 1 <= value <= _INT32_MAX:
+            raise MongoError(ErrorCode.BadValue, f"bit positions cannot be represented as a 32-bit signed integer: {pos!r}")
+    if value < 0:
+        raise MongoError(ErrorCode.BadValue, f"bit positions must be >= 0 but got: {pos!r}")
+    return min(value, _BEYOND_ANY_BINARY)
+
+
 def _parse_bitmask(op: str, arg: Any) -> int:
     if isinstance(arg, list):
-        mask = 0
-        for pos in arg:
-            if not is_number(pos) or (isinstance(pos, float) and pos != int(pos)):
-                raise MongoError(ErrorCode.BadValue, f"bit positions must be an integer but got: {pos!r}")
-            if pos < 0:
-                raise MongoError(ErrorCode.BadValue, f"bit positions must be >= 0 but got: {pos!r}")
-            mask |= 1 << int(pos)
-        return mask
+        positions = [_bit_position(pos) for pos in arg]
+        if not positions:
+            return 0
+        # built in one pass over a bytearray: or-ing 1 << p per position would copy the mask each time
+        bits = bytearray(max(positions) // 8 + 1)
+        for p in positions:
+            bits[p >> 3] |= 1 << (p & 7)
+        return int.from_bytes(bits, "little")
     if is_number(arg):
         value = _integer_arg(arg, op)
         if value < 0:

@@ -905,7 +905,7 @@ def _conditions(node: Node) -> dict[str, Any]:
     if isinstance(node, Mod):
         return {"$mod": [node.divisor, node.remainder]}
     if isinstance(node, Bits):
-        return {node.op: node.mask}
+        return {node.op: node.spec}
     if isinstance(node, Geo):
         return {node.op: node.region.spec}
     if isinstance(node, ElemMatch):

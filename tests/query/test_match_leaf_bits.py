@@ -5,11 +5,14 @@ the integer indefinite LLONG_MIN (0x8000000000000000). (8.0 stopped matching suc
 
 import decimal
 
+from bson.binary import Binary
 from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tidemark.query.match import compile_filter
+from tidemark.query.match_parse import parse_filter
 
 LLONG_MIN = -(2**63)
 
@@ -56,3 +59,32 @@ def test_decimal_bit_tests_follow_numberlong(value, positions):
         n = int(d.to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
         long = n if LLONG_MIN <= n < 2**63 else LLONG_MIN
     assert _matches(value, positions) == _bits(long, positions)
+
+
+# -- positions anywhere up to mongod's 2^31 - 1, over numbers and BinData ------------------------------
+
+_POSITIONS = st.lists(st.one_of(st.integers(0, 80), st.integers(0, 2**31 - 1)), max_size=6)
+
+
+def _binary_bits(data: bytes, positions) -> tuple[bool, bool, bool, bool]:
+    """mongod's bit test of a BinData value: bit p of byte p // 8 (little-endian), clear past the end."""
+    bits = [p < 8 * len(data) and bool(data[p >> 3] >> (p & 7) & 1) for p in positions]
+    return all(bits), any(bits), not any(bits), not all(bits)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=st.integers(-(2**63), 2**63 - 1), positions=_POSITIONS)
+def test_numbers_against_far_positions(value, positions):
+    """Every position from 63 on is a number's sign bit, however far (2^31 - 1 builds no 2^31-bit mask)."""
+    assert _matches(Int64(value), positions) == _bits(value, positions)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.binary(max_size=12), positions=_POSITIONS)
+def test_binaries_against_far_positions(data, positions):
+    assert _matches(Binary(data), positions) == _binary_bits(data, positions)
+
+
+def test_a_far_position_builds_a_bounded_mask():
+    node = parse_filter({"a": {"$bitsAllSet": [2**31 - 1, 3]}})
+    assert node.mask.bit_length() <= 8 * 16 * 1024 * 1024 + 1
