@@ -47,6 +47,12 @@ weight is the weight of what is compiled:
 - ``\\g{n}``, ``\\g{-n}``, ``\\g{name}`` (back references; ``regex`` reads ``\\g{3}`` as ``ggg``) become
   ``(?:\\n)`` and ``(?P=name)``.
 - ``\\Z`` (PCRE: the end or before a final newline; ``regex``: the very end) becomes a lookahead;
+- every ``LITERAL_CHUNK`` characters the pattern consumes in a row, ``(?=[\\s\\S])`` (true wherever a
+  character follows) goes before the next one: the engine joins adjacent literal characters (across
+  non-capturing groups too) into one string, and the first search with a long periodic string
+  (``c`` * 3,000, ``\\.`` * 3,000) builds its search tables in time cubic in the length, holding the
+  GIL and deaf to the timeout (5 s at 3,000; hours at 16,384); a lookaround ends such a string. It never
+  goes before an item an optional quantifier (``*``, ``?``, ``{0,n}``) follows, whose match may be empty;
 - under a :class:`Dialect` (what mongod and the pattern's start items tell PCRE2): without UCP, ``\\w``
   ``\\d`` ``\\s`` ``\\b`` (and their negations) get the engine's scoped ASCII flag, ``(?a:\\w)``, and so
   does a class holding one; a POSIX class (``[:alpha:]``, ``[:^digit:]``...) becomes its ASCII ranges,
@@ -94,6 +100,10 @@ GROUP_WEIGHT = 2
 QUANTIFIER_WEIGHT = 2
 EXPANDING_ESCAPE_WEIGHT = 6  # \R, \X
 PCRE_OPTION_LETTERS = frozenset("imnsxJU")
+LITERAL_CHUNK = 64  # the longest run of consumed characters the engine gets without a break (above)
+CHUNK_BREAK = "(?=[\\s\\S])"
+# escapes that consume no character of their own (assertions, \K) or may consume none (references)
+_ZERO_WIDTH_ESCAPES = frozenset("bBAzZGKEgk123456789")  # (a stray \E is nothing)
 
 # A counted quantifier as PCRE2 10.42 reads one: {n}, {n,}, {n,m} (no spaces, no {,m}).
 _COUNTED = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
@@ -418,6 +428,50 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
     def suffix(j: int) -> int:  # past a lazy or possessive suffix of a quantifier
         return j + 1 if j < n and pattern[j] in "?+" else j
 
+    run = 0  # characters consumed since the last CHUNK_BREAK (an upper bound of the engine's literals)
+
+    def optional_after(j: int) -> bool:
+        """Whether an optional quantifier (``*``, ``?``, ``{0..}``) follows an item ending at ``j``."""
+        while j < n:
+            if frame.extended and pattern[j] in _WHITESPACE:
+                j += 1
+            elif frame.extended and pattern[j] == "#":
+                end = pattern.find("\n", j)
+                j = n if end < 0 else end + 1
+            elif pattern.startswith("(?#", j):
+                end = pattern.find(")", j)
+                j = n if end < 0 else end + 1
+            else:
+                break
+        if j >= n:
+            return False
+        if pattern[j] in "*?":
+            return True
+        m = _COUNTED.match(pattern, j)
+        return m is not None and _count(m.group(1)) == 0
+
+    def consume(at: int, count: int, item_end: int) -> list[int]:
+        """``count`` characters consumed by the items from ``at`` (one item when ``count`` is 1; else
+        a literal run whose characters are items of one character each, the last ending at
+        ``item_end``): the offsets among them before which a CHUNK_BREAK goes."""
+        nonlocal run
+        cuts = []
+        k = max(0, LITERAL_CHUNK - run)
+        while k < count and not (k == count - 1 and optional_after(item_end)):
+            cuts.append(k)
+            run = 0
+            k += LITERAL_CHUNK
+        run += count - (cuts[-1] if cuts else 0)
+        return cuts
+
+    def break_run(at: int, count: int, item_end: int) -> None:
+        """``consume``, the breaks written into the engine's pattern (``pattern[at:]`` copied as is)."""
+        nonlocal copied
+        for k in consume(at, count, item_end):
+            out.append(pattern[copied:at + k])
+            out.append(CHUNK_BREAK)
+            copied = at + k
+
     while i < n:
         ch = pattern[i]
         if frame.extended and (ch in _WHITESPACE or ch == "#"):
@@ -432,8 +486,14 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
                 end = pattern.find("\\E", i + 2)
                 text = pattern[i + 2:] if end < 0 else pattern[i + 2:end]
                 out.append(pattern[copied:i])
-                out.append(_escape_literal(text))
-                i = copied = n if end < 0 else end + 2
+                after_quote = n if end < 0 else end + 2
+                start = 0
+                for k in consume(i, len(text), after_quote):
+                    out.append(_escape_literal(text[start:k]))
+                    out.append(CHUNK_BREAK)
+                    start = k
+                out.append(_escape_literal(text[start:]))
+                i = copied = after_quote
                 if text:  # a following quantifier repeats the last character
                     frame.current += len(text) - 1
                     add(1)
@@ -466,6 +526,8 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
                 i += 2
                 add(END_WEIGHT if len(newline) == 2 else LOOKAROUND_WEIGHT)
                 continue
+            if escaped not in _ZERO_WIDTH_ESCAPES:
+                break_run(i, 1, _escape_end(pattern, i))
             if dialect is not None and escaped in _ASCII_ESCAPES and not dialect.ucp:
                 emit(i + 2, f"(?a:\\{escaped})")
             elif dialect is not None and escaped == "R" and dialect.bsr_anycrlf:
@@ -474,6 +536,7 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
             add(EXPANDING_ESCAPE_WEIGHT if escaped in ("R", "X") else 1)
         elif ch == "[":
             end, members, rewrite, ascii_only = _class_end(pattern, i, None, dialect)
+            break_run(i, 1, end)
             if rewrite or ascii_only:
                 pieces: list[str] = []
                 if rewrite:
@@ -534,6 +597,7 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
         elif ch == "{":
             m = _COUNTED.match(pattern, i)
             if m is None:  # a literal brace for PCRE: make it one for the engine
+                break_run(i, 1, i + 1)
                 out.append(pattern[copied:i])
                 out.append("\\{")
                 i = copied = i + 1
@@ -553,6 +617,7 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
             quantify(max(1, low, high) if high is not None else low + 1)
             i = suffix(m.end())
         elif ch == "." and dot is not None and not frame.dotall:
+            break_run(i, 1, i + 1)
             emit(i + 1, dot)
             i += 1
             add(CRLF_DOT_WEIGHT if dot.startswith("(") else 1)
@@ -567,6 +632,8 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
         else:
             m = (_PLAIN_EXTENDED if frame.extended else _PLAIN).match(pattern, i)
             end = m.end() if m is not None else i + 1
+            if ch not in "^$":  # (the anchors the dialect leaves as they are consume nothing)
+                break_run(i, end - i, end)
             frame.current += end - i - 1
             i = end
             add(1)  # a following quantifier repeats the last character
