@@ -30,8 +30,7 @@ import datetime as dt
 import math
 
 import pytest
-from bson import Decimal128, Int64
-from harness.jstests import xf
+from bson import DBRef, Decimal128, Int64
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -48,10 +47,6 @@ META_INDEX_KEY_UNSUPPORTED = ("{$meta: 'indexKey'} (and 'sortKey') is refused wi
                               "MongoDB fills it from the index key of an index scan and omits the field otherwise "
                               "(needs index-key metadata from the find executor: query/docmeta.py, expressions.py)")
 
-ELEM_MATCH_DBREF_FIELDS = ("{$elemMatch: {$id: 'id0'}} / {$ref: ...} parse (as mongod's parseDBRef equality), but "
-                           "stored {$ref, $id} subdocuments decode to bson DBRef objects, which the object-form "
-                           "$elemMatch (query/match_compile.py _elem_match: isinstance(e, dict)) skips as scalars, so "
-                           "no element matches (query/paths.py walks into DBRefs since)")
 
 HYPOTHESIS = settings(max_examples=40, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -515,10 +510,11 @@ ELEM_MATCH = [
     ({"x": {"$elemMatch": {"$gt": 2, "$lt": 4}}}, {"x": [1, 2, 4, 3, 5]}, {"x": [3]}),
     ({"x": {"$elemMatch": {"$or": [{"a": {"$eq": 4}}, {"$and": [{"a": {"$mod": [12, 0]}}, {"a": {"$mod": [15, 0]}}]}]}}},
      {"x": [{"a": 1}, {"a": 180}, {"a": 4}]}, {"x": [{"a": 180}]}),
-    xf(ELEM_MATCH_DBREF_FIELDS, {"x": {"$elemMatch": {"$id": "id0"}}},
-       {"x": [{"$ref": "o", "$id": "id0"}, {"$ref": "o", "$id": "id1"}]}, {"x": [{"$ref": "o", "$id": "id0"}]}),
-    xf(ELEM_MATCH_DBREF_FIELDS, {"x": {"$elemMatch": {"$ref": "o2"}}},
-       {"x": [{"$ref": "o", "$id": "id0"}, {"$ref": "o2", "$id": "id2"}]}, {"x": [{"$ref": "o2", "$id": "id2"}]}),
+    # (pymongo decodes the {$ref, $id} elements it gets back as DBRefs)
+    ({"x": {"$elemMatch": {"$id": "id0"}}},
+     {"x": [{"$ref": "o", "$id": "id0"}, {"$ref": "o", "$id": "id1"}]}, {"x": [DBRef("o", "id0")]}),
+    ({"x": {"$elemMatch": {"$ref": "o2"}}},
+     {"x": [{"$ref": "o", "$id": "id0"}, {"$ref": "o2", "$id": "id2"}]}, {"x": [DBRef("o2", "id2")]}),
     ({"x": {"$elemMatch": {"$gt": 2}}}, {"x": {"a": 123}, "d": 456}, {}),
     ({"x": {"$elemMatch": {"$gt": 2}}, "d": 1}, {"x": {"a": 123}, "d": 456}, {"d": 456}),
     ({"x": {"$elemMatch": {"$gt": 2}}, "d": 0}, {"x": {"a": 123}, "d": 456}, {}),

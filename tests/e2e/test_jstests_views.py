@@ -27,7 +27,7 @@ import math
 
 import pytest
 from bson import DBRef
-from harness.jstests import command_fails, same_members, xf
+from harness.jstests import command_fails, same_members
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -47,12 +47,6 @@ INVALID_PIPELINE_OPERATOR = 168
 INVALID_VIEW_DEFINITION = 182
 NAMESPACE_EXISTS = 48
 MAX_VIEW_DEPTH = 20
-
-# Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-DBREF_PROJECTION_ON_VIEW = ("a find on a view projecting a DBRef field ('link.$ref'/'link.$id'/'link.$db') "
-                            "returns {_id} alone: documents in a pipeline hold the {$ref, $id, $db} sub-document "
-                            "as a bson.DBRef object, which query/project (paths) does not traverse as a "
-                            "document; MongoDB projects it as the find on the collection does")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1197,9 +1191,9 @@ def test_view_with_invalid_dbname_does_not_break_the_server(client, db):
 # --------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("projection, expected", [
-    xf(DBREF_PROJECTION_ON_VIEW, {"link.$ref": 1}, {"$ref": "otherColl"}, id="ref"),
-    xf(DBREF_PROJECTION_ON_VIEW, {"link.$db": 1}, "DB", id="db"),
-    xf(DBREF_PROJECTION_ON_VIEW, {"link.$id": 1}, {"$id": "someId"}, id="id"),
+    pytest.param({"link.$ref": 1}, {"$ref": "otherColl"}, id="ref"),
+    pytest.param({"link.$db": 1}, "DB", id="db"),
+    pytest.param({"link.$id": 1}, {"$id": "someId"}, id="id"),
 ])
 def test_dbref_projection_through_a_view(db, projection, expected):
     db.baseColl.insert_one({"_id": 0, "link": DBRef("otherColl", "someId", db.name)})
