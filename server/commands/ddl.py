@@ -69,6 +69,10 @@ def parse_create_options(cmd: dict, name: str = "", test_commands: bool = False)
             continue
         if key not in CREATE_OPTIONS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'create.{key}' is an unknown field.")
+        if key == "storageEngine" and not isinstance(value, dict):
+            raise wrong_type("create.storageEngine", value, "object")
+        if key == "indexOptionDefaults":
+            _parse_index_option_defaults(value)
         options[key] = value
     clustered_spec = clustered.parse_create_option(options["clusteredIndex"]) if "clusteredIndex" in options else None
     if clustered_spec:
@@ -86,17 +90,20 @@ def parse_create_options(cmd: dict, name: str = "", test_commands: bool = False)
     # mongod keeps a true ``temp`` as ``temp: true`` (listCollections shows it; renameCollection clears
     # it unless stayTemp), placed after the capped fields as its CollectionOptions writes them
     temp = {"temp": True} if _truthy(options.pop("temp", None)) else {}
+    # a given autoIndexId is kept as a bool (listCollections shows it, a re-create compares it), after
+    # the capped fields as mongod's CollectionOptions writes it
+    auto = {"autoIndexId": _truthy(options["autoIndexId"])} if "autoIndexId" in options else {}
     for k in ("capped", "size", "max", "autoIndexId", "flags"):
         options.pop(k, None)
     if cap and "viewOn" in options:
         raise MongoError(ErrorCode.InvalidOptions, "'capped' option not supported on a view")
-    options = {**cap, **temp, **options}
+    options = {**cap, **auto, **temp, **options}
     if "validator" in options:
         if not isinstance(options["validator"], dict):
             raise MongoError(ErrorCode.TypeMismatch,
                              "BSON field 'create.validator' is the wrong type, expected type 'object'")
     check_validation_options(options)
-    _check_id_index(options)
+    _check_id_index(options, auto_index_id=cmd.get("autoIndexId"))
     if "pipeline" in options and "viewOn" not in options:
         raise MongoError(ErrorCode.BadValue, "'pipeline' requires 'viewOn' to also be specified")
     if "viewOn" in options:
@@ -121,7 +128,43 @@ def parse_create_options(cmd: dict, name: str = "", test_commands: bool = False)
     else:
         options.pop("clusteredIndex", None)  # clusteredIndex: false is an ordinary collection
     options.pop("idIndex", None)  # validated, then dropped: mongod keeps it out of the collection options
+    # mongod's createCollection checks the engines named after the validator (views included)
+    _check_storage_engines(options.get("storageEngine"), "has to be an embedded document.")
+    defaults = options.get("indexOptionDefaults")
+    if isinstance(defaults, dict) and "storageEngine" in defaults:
+        _check_storage_engines(defaults["storageEngine"], "must be an embedded document")
     return options
+
+
+# The engines a create may name options for: this server's, and mongod's default (``--storageEngine
+# wiredTiger`` is accepted for launchers; dumps of collections created with wiredTiger options restore).
+STORAGE_ENGINES = frozenset({"lmdb", "wiredTiger"})
+
+
+def _parse_index_option_defaults(value: Any) -> None:
+    """``create.indexOptionDefaults`` as mongod's IDL parses it (a strict struct whose only field,
+    ``storageEngine``, is a document of one embedded document per engine)."""
+    if not isinstance(value, dict):
+        raise wrong_type("create.indexOptionDefaults", value, "object")
+    for field, engines in value.items():
+        if field != "storageEngine":
+            raise MongoError(ErrorCode.IDLUnknownField,
+                             f"BSON field 'create.indexOptionDefaults.{field}' is an unknown field.")
+        if not isinstance(engines, dict):
+            raise wrong_type("create.indexOptionDefaults.storageEngine", engines, "object")
+        for name, engine_options in engines.items():
+            if not isinstance(engine_options, dict):
+                raise MongoError(ErrorCode.BadValue, f"'storageEngine.{name}' must be an embedded document")
+
+
+def _check_storage_engines(engines: dict | None, not_a_document: str) -> None:
+    """mongod's validateStorageOptions: each field names a registered engine and holds a document
+    (``not_a_document``: the collection's check words it one way, the index defaults' IDL another)."""
+    for name, engine_options in (engines or {}).items():
+        if not isinstance(engine_options, dict):
+            raise MongoError(ErrorCode.BadValue, f"'storageEngine.{name}' {not_a_document}")
+        if name not in STORAGE_ENGINES:
+            raise MongoError(ErrorCode.InvalidOptions, f"{name} is not a registered storage engine for this server")
 
 
 def _check_clustered_capped(cmd: dict, test_commands: bool) -> None:
@@ -149,16 +192,19 @@ def _truthy(value: Any) -> bool:
 _ID_INDEX_FIELDS = frozenset({"key", "name", "v", "ns", "collation", "_id"})
 
 
-def _check_id_index(options: dict) -> None:
+def _check_id_index(options: dict, auto_index_id: Any = None) -> None:
     """mongod's checks of ``create.idIndex`` (mongorestore sends the dumped ``_id`` index spec), in its
-    order: a document, an index spec (``key`` and ``name`` required), only _id-index fields (197), the key
-    ``{_id: 1}``, and the collection's default collation (``options`` holds it expanded, or none)."""
+    order: not with a view nor with ``autoIndexId``, a document, an index spec (``key`` and ``name``
+    required), only _id-index fields (197), the key ``{_id: 1}``, and the collection's default collation
+    (``options`` holds it expanded, or none)."""
     if "idIndex" not in options:
         return
     spec = options["idIndex"]
     shown = f"idIndex: {C.format_value(spec)}"
     if "viewOn" in options:
         raise MongoError(ErrorCode.InvalidOptions, f"'idIndex' is not allowed with 'viewOn': {shown}")
+    if auto_index_id is not None:
+        raise MongoError(ErrorCode.InvalidOptions, f"'idIndex' is not allowed with 'autoIndexId': {shown}")
     if not isinstance(spec, dict):
         raise MongoError(ErrorCode.TypeMismatch, f"'idIndex' has to be a document: {shown}")
     for field in ("key", "name"):
@@ -268,6 +314,7 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
                                                          "creating a time-series collection")
         check_view_pipeline(options["pipeline"])
         return await _create_view(ctx, db, name, options)
+    with_id_index = _builds_id_index(db, name, options)
 
     def fn(w):
         existing = w.get_collection(ns)
@@ -280,12 +327,32 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
                              f"namespace {ns} already exists, but with different options: "
                              f"{C.format_value(existing.options)}")
         info = access.create_collection(w, ns, options, clustered="clusteredIndex" in options)
-        if version is not None and version != 2 and "_id_" in info.index_idents:
+        if not with_id_index and "_id_" in info.index_idents:
+            w.drop_index(info, "_id_")
+        elif version is not None and version != 2 and "_id_" in info.index_idents:
             w.set_index_options(info, "_id_", {"v": version})
 
     version = id_index_version(cmd)
     await _write(ctx, fn)
-    return {}
+    # mongod notes the deprecation whenever the option is given, true or false
+    return {"note": AUTO_INDEX_ID_NOTE} if "autoIndexId" in options else {}
+
+
+AUTO_INDEX_ID_NOTE = "The autoIndexId option is deprecated and will be removed in a future release"
+
+
+def _builds_id_index(db: str, name: str, options: dict) -> bool:
+    """Whether creating ``db.name`` builds the _id index, as mongod's createCollection decides: never for
+    ``system.profile`` (its entries have no _id: requiresIdIndex), nor with ``autoIndexId: false`` —
+    which only an unreplicated namespace (the local database, system.profile) may ask for (50001)."""
+    if name == C.SYSTEM_PROFILE:
+        return False
+    if options.get("autoIndexId", True):
+        return True
+    if db != "local":
+        raise MongoError(50001, f"autoIndexId:false is not allowed for collection {C.ns_of(db, name)} because it "
+                                "can be replicated")
+    return False
 
 
 async def _create_clustered_buckets(ctx: CommandContext, db: str, name: str, cmd: dict) -> dict:
@@ -395,6 +462,9 @@ async def drop(ctx: CommandContext, cmd: dict) -> dict:
     if view is not None:
         await _write(ctx, lambda w: delete_view_doc(w, db, name))
         return {"ns": ns}
+    if name == C.SYSTEM_PROFILE and info is not None and ctx.server.profiler.level(db) != 0:
+        # the profiler writes there while it is on (dropDatabase drops it all the same, as mongod)
+        raise MongoError(ErrorCode.IllegalOperation, "turn off profiling before dropping system.profile collection")
 
     def fn(w):
         current = w.get_collection(ns)
@@ -461,7 +531,7 @@ _ID_INDEX = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
 def _collection_entry(info) -> dict:
     entry = {"name": info.name, "type": "collection", "options": dict(info.options or {}),
              "info": {"readOnly": False, "uuid": info.uuid}}
-    if not info.clustered:
+    if "_id_" in info.index_idents:  # none for a clustered collection, system.profile, autoIndexId: false
         entry["idIndex"] = dict(_ID_INDEX)
     return entry
 
@@ -703,12 +773,13 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
 
 def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: str) -> None:
     """mongod's validateNamespacesForRenameCollection: both names must be ones a user may write (its
-    InvalidNamespace reason wrapped in 20 IllegalOperation), and time-series buckets collections are
+    InvalidNamespace reason wrapped in 20 IllegalOperation: system.profile is the profiler's), and
+    time-series buckets collections are
     not renamed, nor is system.js (storefunc.js, 7.0). (Refusing system.views / system.users is later
     than 7.0: views_rename.js renames system.views away and back.)"""
     for label, db, name in (("source", src_db, src_name), ("target", dst_db, dst_name)):
         try:
-            C.check_create_name(db, name)
+            C.check_write_name(db, name)
         except MongoError as e:
             if e.code != ErrorCode.InvalidNamespace:
                 raise

@@ -47,6 +47,7 @@ MISSING_ID = object()  # "no _id" marker for comparisons
 MAX_VIEW_DEPTH = 20
 MAX_NAMESPACE_BYTES = 255
 SYSTEM_VIEWS = namespace.SYSTEM_VIEWS
+SYSTEM_PROFILE = namespace.SYSTEM_PROFILE
 BUCKETS_PREFIX = namespace.BUCKETS_PREFIX
 _ALLOWED_SYSTEM = {"system.views", "system.js", "system.profile", "system.users", "system.roles",
                    "system.version", "system.sessions"}
@@ -109,6 +110,15 @@ def check_create_name(db: str, name: str) -> None:
     check_collection_name(db, name)
     if name.startswith("system.") and name not in _ALLOWED_SYSTEM and not name.startswith(BUCKETS_PREFIX):
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid system namespace: {db}.{name}")
+
+
+def check_write_name(db: str, name: str) -> None:
+    """mongod's userAllowedWriteNS: the profiler alone writes ``system.profile`` (73 "cannot write to
+    <ns>": a user's insert, update, delete, findAndModify, renameCollection to or from it), and any
+    other name is one a user may create (``check_create_name``)."""
+    if name == SYSTEM_PROFILE:
+        raise MongoError(ErrorCode.InvalidNamespace, f"cannot write to {db}.{name}")
+    check_create_name(db, name)
 
 
 # Characters mongod refuses in database names.

@@ -49,8 +49,9 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.index_keys import keyers_for
 from tidemark.storage.readview import ReadView
 
-# The one spelling of the two system namespaces every layer names (mongod's NamespaceString).
+# The one spelling of the system namespaces every layer names (mongod's NamespaceString).
 SYSTEM_VIEWS = "system.views"
+SYSTEM_PROFILE = "system.profile"
 BUCKETS_PREFIX = "system.buckets."
 MAX_VIEW_DEPTH = 20
 ID_INDEX = "_id_"
