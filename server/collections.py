@@ -35,7 +35,7 @@ from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
 from tidemark.index_usage import plan_index_names
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import clustered_range, docmeta, interrupt
+from tidemark.query import clustered_range, docmeta, expr_optimize, interrupt
 from tidemark.query import expressions as expressions_mod
 from tidemark.query import match as match_mod
 from tidemark.query import pipeline as pipeline_mod
@@ -234,6 +234,22 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
     ``collation`` is the one the command asks for (None: the collection's or view's default).
     ``target``: ``db.name`` as the command already resolved it (``tidemark.core.namespace.Namespace``).
     ``collection_uuid``: the command's ``collectionUUID`` (checked by the resolution)."""
+    result, coll = _open_read(server, db, name, pipeline, hint=hint, variables=variables,
+                              allow_disk_use=allow_disk_use, ctx=ctx, collation=collation, target=target,
+                              collection_uuid=collection_uuid, raw_ok=raw_ok, nested=nested)
+    # mongod optimizes the pipeline once it parsed all of it (a parse error of any stage comes first):
+    # an invalid constant in a $match's $expr fails the read even when no document reaches it
+    for stage in pipeline:
+        if isinstance(stage, dict) and "$match" in stage:
+            expr_optimize.fold_filter_constants(stage["$match"], collation=coll)
+    return result
+
+
+def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
+               variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
+               collation: dict | None = None, target: Any = None, collection_uuid: Any = None,
+               raw_ok: bool = False, nested: bool = False) -> tuple[ReadResult, Any]:
+    """``open_read``'s work; also the collation the read runs with."""
     engine = server.engine
     if target is None or not target.followed or (target.db, target.name) != (db, name) or collection_uuid:
         with engine.read() as r:
@@ -274,11 +290,11 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
                                                       sort_memory=(_stage_memory_limit(server), allow_disk_use))
         remaining = list(remaining)
         if not remaining:
-            return ReadResult(docs, None, remaining, {}, ts_info, ns, target=resolved)
+            return ReadResult(docs, None, remaining, {}, ts_info, ns, target=resolved), coll
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 extra_stages=TS_EXTRA_STAGES, collation=coll)
         out = run_pipeline(remaining, docs, pctx)
-        return ReadResult(out, None, remaining, {}, ts_info, ns, target=resolved)
+        return ReadResult(out, None, remaining, {}, ts_info, ns, target=resolved), coll
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
     if C.is_buckets_collection(name, info):
@@ -289,10 +305,10 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
             if may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
                 source = (doc for doc in source if holds(hinted, doc))
         if not full:
-            return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns)
+            return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns), coll
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 collation=coll)
-        return ReadResult(run_pipeline(full, source, pctx), Plan("COLLSCAN"), full, stats, None, ns)
+        return ReadResult(run_pipeline(full, source, pctx), Plan("COLLSCAN"), full, stats, None, ns), coll
     if info is None:
         source = iter(())
         plan = Plan("COLLSCAN")
@@ -326,11 +342,11 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
             source = filter(match_mod.compile_node(match_stage.node, variables=variables, collation=coll), source)
             full = full[1:]
     if not full:
-        return ReadResult(source, plan, full, stats, None, ns)
+        return ReadResult(source, plan, full, stats, None, ns), coll
     pctx = pipeline_context(server, db, stats_name, variables=variables, allow_disk_use=allow_disk_use,
                             collation=coll)
     out = run_pipeline(full, source, pctx)
-    return ReadResult(out, plan, full, stats, None, ns)
+    return ReadResult(out, plan, full, stats, None, ns), coll
 
 
 def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: list) -> None:
@@ -366,12 +382,18 @@ def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: 
 
 def check_write_target(server: ServerState, db: str, coll: str, stage: str, spec: Any) -> None:
     """$out/$merge (and mapReduce's out) may not write into a view (166); time-series targets get the TS
-    layer's refusal."""
+    layer's refusal; ``$out``/``$merge`` (mapReduce's output too) into any other ``system.`` collection
+    (system.profile...) is refused as mongod's stage parsers do (17385 / 31319)."""
     with server.engine.read() as r:
         ts_admin.check_write_stage_target(r, db, coll, stage, spec)
         if C.get_view(r, db, coll) is not None:
             raise MongoError(ErrorCode.CommandNotSupportedOnView,
                              f"Namespace {db}.{coll} is a view, not a collection")
+    if coll.startswith("system."):
+        if stage == "$out":
+            raise MongoError(17385, f"Can't $out to special collection: {coll}")
+        if stage in ("$merge", "mapReduce"):  # mapReduce's merge/reduce output is a $merge in mongod 7.0
+            raise MongoError(31319, f"Cannot $merge to special collection: {coll}")
 
 
 def _out_target(db: str, spec: Any) -> tuple[str, Any]:
@@ -541,7 +563,7 @@ class FindSpec:
         if self.max_time is not None and self.max_time < 0:
             raise MongoError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0")
         if self.hint is not None and not isinstance(self.hint, (str, dict)):
-            raise MongoError(ErrorCode.FailedToParse, "hint must be either a string or nested object")
+            raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
         if self.min is not None and self.max is not None and list(self.min) != list(self.max):
             # validateFindCommandRequest's first check, before any index is looked at: the same names
             # in the same order (the hinted index's own pattern is the planner's 51174)
@@ -572,6 +594,9 @@ class FindSpec:
         self.collation = C.effective_collation(self.collation_spec, None)
         self.node: Node | None = None
         self._compile()
+        # mongod optimizes a query's filter once parsed: an invalid constant in an $expr fails the
+        # find (count, distinct) even when no document reaches it (validators are never optimized)
+        expr_optimize.fold_filter_constants(self.filter, collation=self.collation)
         if self.sort and "$natural" in self.sort:
             _check_natural_sort_hint(self.sort["$natural"], self.hint)
             self.hint = {"$natural": self.sort["$natural"]}

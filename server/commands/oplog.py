@@ -328,11 +328,16 @@ async def _apply_diff(sub: CommandContext, coll: str, _id: Any, diff: dict, bypa
     """Apply ``diff`` to the document ``_id`` in one write function; False when there is none."""
     ns = C.ns_of(sub.db, coll)
     flt = {"_id": _id}
-    match = compile_filter(flt)
 
     def fn(w: Any) -> bool:
         info = w.get_collection(ns)
-        found = access.matches_in_txn(w, info, flt, match, multi=False) if info is not None else []
+        if info is None:
+            return False
+        # mongod finds o2's document with the collection's default collation ({_id: "FOO"} finds "foo"
+        # in a case-insensitive collection), as the replacement and delete entries do through crud
+        collation = C.effective_collation(None, C.default_collation_of(info))
+        match = compile_filter(flt, collation=collation)
+        found = access.matches_in_txn(w, info, flt, match, multi=False, collation=collation)
         if not found:
             return False
         rid, doc = found[0]
