@@ -38,14 +38,16 @@ from tidemark.cursors import ResumeTokens, cursor_reply
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import materialize
+from tidemark.query import expr_optimize
 from tidemark.query import expressions as expressions_mod
 from tidemark.query import match as match_mod
 from tidemark.query import project as project_mod
 from tidemark.query import sort as sort_mod
 from tidemark.query import update as update_mod
-from tidemark.query.index_keys import index_key_map_multikey, keyer_for
+from tidemark.query.index_keys import IndexKeyer, collated_key_value, index_key_map_multikey, keyer_for
 from tidemark.query.values import compare, is_number
 from tidemark.storage.errors import DuplicateKey, StorageError
+from tidemark.storage.ranges import raw_range
 
 # Documents written per writer-thread function by one insert (see insert()).
 INSERT_SLICE = 2000
@@ -97,9 +99,10 @@ def check_fields(cmd: dict, command: str) -> None:
 
 def _check_write_namespace(db: str, name: str) -> None:
     """mongod's userAllowedWriteNS: a write names no system collection a client may not create
-    (73 "Invalid system namespace"), before it looks the namespace up."""
+    (73 "Invalid system namespace") nor system.profile, which the profiler alone writes (73 "cannot
+    write to <ns>"), before it looks the namespace up."""
     if name.startswith("system."):
-        C.check_create_name(db, name)
+        C.check_write_name(db, name)
 
 
 def _count_op(ctx: CommandContext, name: str, n: int) -> None:
@@ -316,17 +319,53 @@ def _shape_with_record_id(shape, doc: dict, keep: bool = True) -> dict:
 
 def _index_key_of(plan: Any):
     """find ``returnKey``: a document's key in the index the plan scans (mongod: ``{}`` without an
-    index scan), keyed by the key pattern's field names."""
+    index scan), keyed by the key pattern's field names. mongod's ReturnKeyStage shows the entry
+    the scan met: of a multikey document's entries, the first in scan order that lies within the
+    scan's intervals (``min``/``max`` included); under an index collation, strings are the
+    collator's comparison keys the index holds, not the strings themselves."""
     index = plan.index if plan is not None and plan.kind == "IXSCAN" else None
     if index is None:
         return lambda doc: {}
     keyer, names = keyer_for(index), list(index["key"])
+    if not isinstance(keyer, IndexKeyer):  # 2d / 2dsphere / text / hashed keys: the first entry
+        def special_key(doc: dict) -> dict:
+            entries = keyer.entries(doc)
+            return dict(zip(names, entries[0][1], strict=False)) if entries else {}
+        return special_key
+    collation = keyer.collation
+    # the [start, end) each interval covers over encoded keys (prefix semantics, as the storage scan)
+    spans = [span for iv in plan.intervals if (span := raw_range(iv.lo, iv.hi, iv.lo_incl, iv.hi_incl)) is not None]
+    first_met = max if plan.reverse else min
+
+    def scanned(entry: tuple[bytes, tuple]) -> bool:
+        encoded = entry[0]
+        return any((lo is None or encoded >= lo) and (hi is None or encoded < hi) for lo, hi in spans)
 
     def key(doc: dict) -> dict:
         entries = keyer.entries(doc)
-        return dict(zip(names, entries[0][1], strict=False)) if entries else {}
+        if not entries:
+            return {}
+        entry = entries[0]
+        if len(entries) > 1:  # one document, several entries (multikey): the scan meets one of them first
+            entry = first_met([e for e in entries if scanned(e)] or entries, key=lambda e: e[0])
+        values = entry[1] if collation is None else [_comparison_key(v, collation) for v in entry[1]]
+        return dict(zip(names, values, strict=False))
 
     return key
+
+
+def _comparison_key(value: Any, collation: Any) -> Any:
+    """The value as a collated index holds it, shown as mongod's returnKey shows it: each string is
+    the collator's comparison key, the ICU sort key without its terminating zero byte. mongod sends
+    those bytes as the BSON string itself; a wire string here is UTF-8, so each byte becomes one
+    character (Latin-1): the same bytes for an ASCII key (most Latin text)."""
+    if isinstance(value, str):
+        return collated_key_value(value, collation).removesuffix("\x00")
+    if isinstance(value, dict):
+        return {k: _comparison_key(v, collation) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_comparison_key(v, collation) for v in value]
+    return value
 
 
 def _check_natural(spec: Any, field: str) -> None:
@@ -390,8 +429,11 @@ class UpdateStatement:
         self.update = update.parse_update(u, array_filters=af, collation=self.collation, variables=variables)
         if self.multi and self.update.kind == "replacement":
             raise MongoError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
+        if self.upsert:  # the update is parsed first; then the query, without $expr (mongod's ParsedUpdate)
+            update.check_upsert_query(self.q)
         self.match = (match.compile_filter(self.q, variables=variables, collation=self.collation)
                       if self.q else None)
+        expr_optimize.fold_filter_constants(self.q, collation=self.collation)  # (a query: mongod optimizes it)
 
 
 def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info) -> list:
@@ -478,6 +520,7 @@ def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list
             limit = int(write_statements.delete_limit(st["limit"]))  # mongod's numberDouble reading
             collation = C.effective_collation(C.collation_arg(st, "delete.deletes"), default_collation)
             m = match_mod.compile_filter(st["q"], variables=variables, collation=collation) if st["q"] else None
+            expr_optimize.fold_filter_constants(st["q"], collation=collation)
             parsed.append((st["q"], m, limit, st.get("hint") or None, collation))
         except MongoError as e:
             parsed.append(e)
@@ -532,6 +575,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     check_fields(cmd, "findAndModify")
     name = C.collection_arg(cmd, command)
     write_statements.check_find_and_modify(cmd, command)  # parse, then dispatch
+    _check_write_namespace(ctx.db, name)
     query = C.doc_arg(cmd, "query", command) or {}
     sort_spec = C.doc_arg(cmd, "sort", command) or None
     fields = C.doc_arg(cmd, "fields", command)
@@ -558,12 +602,15 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
         raise C.view_write_error(ctx.db, name)
     variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", command))
     collation = C.effective_collation(C.collation_arg(cmd, command), C.default_collation_of(info))
-    m = match_mod.compile_filter(query, variables=variables, collation=collation) if query else None
-    if sort_spec:
-        sort_mod.parse_sort(sort_spec)
     u = write_statements.fill_replacement_timestamps(cmd["update"]) if has_update else None  # as in update
     upd: Any = update_mod.parse_update(u, array_filters=cmd.get("arrayFilters"), collation=collation,
                                        variables=variables) if has_update else None  # None only with remove
+    if upsert:  # as mongod's ParsedUpdate: the update first, then the query, which may not hold $expr
+        update_mod.check_upsert_query(query)
+    m = match_mod.compile_filter(query, variables=variables, collation=collation) if query else None
+    expr_optimize.fold_filter_constants(query, collation=collation)
+    if sort_spec:
+        sort_mod.parse_sort(sort_spec)
     proj = (project_mod.compile_projection(fields, filter=query, variables=variables, collation=collation)
             if fields else None)
     if return_new and fields and _has_positional_projection(fields):

@@ -6,6 +6,8 @@
   order new fields appear in). ``_id`` may not change (66).
 - ``upsert_seed(query, *, only_id=False) -> dict``: the document an upsert starts from (the query's
   equalities; only ``_id`` for a replacement).
+- ``check_upsert_query(query)``: an upsert's query may not hold ``$expr`` (224), checked after the
+  update is parsed and before the query is compiled, as mongod's ParsedUpdate.
 - ``modified_paths(update) -> list[str]``: the paths an operator update writes; ``[""]`` (the whole
   document) for replacements and pipelines.
 """
@@ -17,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query.match import compile_node, filter_fields, is_operator_document, parse_filter
+from tidemark.query.match import compile_filter, is_operator_document
 from tidemark.query.match_regex import is_regex
 from tidemark.query.paths import get_path, is_numeric_component, set_path, split_path
 from tidemark.query.pipeline import run_pipeline
@@ -26,7 +28,7 @@ from tidemark.query.update_parse import Action, Update, parse_update
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
 
-__all__ = ["Update", "parse_update", "apply_update", "upsert_seed", "modified_paths"]
+__all__ = ["Update", "parse_update", "apply_update", "upsert_seed", "check_upsert_query", "modified_paths"]
 
 _NOT_EXACT_VALUE_FIELD = 111  # NotExactValueField (not in the shared ErrorCode table)
 _POSITIONAL_NOT_FOUND = "The positional operator did not find the match needed from the query."
@@ -51,7 +53,7 @@ def apply_update(
     new = deep_copy(doc)
     ctx = UpdateContext(doc, is_upsert, now, update.collation)
     concrete: list[tuple[tuple, Action, tuple]] = []
-    positional = _PositionalResolver(doc, query, update.collation, update.variables)
+    positional = _PositionalResolver(doc, query, update)
     for action in update.actions:
         if action.op == "$rename-target":
             continue
@@ -151,60 +153,119 @@ def _run_pipeline(doc: dict, stages: list) -> tuple[dict, bool]:
     return new, changed
 
 
-class _PositionalResolver:
-    """Finds the array index the query matched for ``$`` (first element the query matches through)."""
+# mongod's MatchType order (matcher/expression.h) for the conjuncts that can record a position:
+# CanonicalQuery normalizes the query (nested $and and one-clause $or flattened, every operator of a
+# field its own conjunct) and sorts the conjunction by (type, path); the matcher then evaluates the
+# conjuncts in that order and each one that matches through an array records its position over the
+# previous one's. Negations ($ne, $nin, $not, $nor), $or of several clauses, $where, $expr and $text
+# record nothing (mongod's matcher evaluates them without match details).
+_ELEM_MATCH_OBJECT, _ELEM_MATCH_VALUE, _SIZE, _EQ, _REGEX = 2, 3, 4, 5, 10
+_OPERATOR_RANK = {
+    "$eq": _EQ, "$lte": 6, "$lt": 7, "$gt": 8, "$gte": 9, "$regex": _REGEX, "$mod": 11, "$exists": 12, "$in": 13,
+    "$bitsAllSet": 14, "$bitsAllClear": 15, "$bitsAnySet": 16, "$bitsAnyClear": 17, "$type": 20,
+    "$geoWithin": 21, "$within": 21, "$geoIntersects": 21, "$size": _SIZE,
+}
 
-    def __init__(self, doc: dict, query: Mapping | None, collation: Any = None, variables: Any = None):
+
+def _recording_conjuncts(query: Mapping) -> list[tuple[int, str, dict]]:
+    """The conjuncts of ``query`` that may record '$''s position, as ``(rank, path, clause)`` in
+    mongod's evaluation order (see ``_OPERATOR_RANK``); ``clause`` is a filter of that conjunct alone."""
+    out: list[tuple[int, str, dict]] = []
+    _collect_conjuncts(query, out)
+    out.sort(key=lambda c: (c[0], c[1]))  # stable, as mongod's sortTree: equal conjuncts keep query order
+    return out
+
+
+def _collect_conjuncts(query: Mapping, out: list[tuple[int, str, dict]]) -> None:
+    for key, value in query.items():
+        if key == "$and" or (key == "$or" and isinstance(value, list) and len(value) == 1):
+            for child in value if isinstance(value, list) else ():
+                if isinstance(child, Mapping):
+                    _collect_conjuncts(child, out)
+        elif key.startswith("$"):
+            continue  # $or, $nor, $where, $expr, $text, $comment, ...: no position
+        elif is_operator_document(value):
+            _collect_operators(key, value, out)
+        else:
+            out.append((_REGEX if is_regex(value) else _EQ, key, {key: value}))
+
+
+def _collect_operators(path: str, ops: Mapping, out: list[tuple[int, str, dict]]) -> None:
+    for op, arg in ops.items():
+        if op == "$elemMatch":
+            rank = _ELEM_MATCH_VALUE if is_operator_document(arg) else _ELEM_MATCH_OBJECT
+            out.append((rank, path, {path: {op: arg}}))
+        elif op == "$regex":
+            clause = {op: arg, **({"$options": ops["$options"]} if "$options" in ops else {})}
+            out.append((_REGEX, path, {path: clause}))
+        elif op == "$all" and isinstance(arg, list):
+            for value in arg:  # an $all is a conjunction of equalities (or of $elemMatch clauses)
+                rank = _ELEM_MATCH_OBJECT if is_operator_document(value) else _REGEX if is_regex(value) else _EQ
+                out.append((rank, path, {path: {"$all": [value]}}))
+        elif op == "$in" and isinstance(arg, list) and len(arg) == 1:
+            out.append((_REGEX if is_regex(arg[0]) else _EQ, path, {path: {op: arg}}))  # optimized to one
+        elif op == "$exists":
+            if arg:  # {$exists: false} is a negation
+                out.append((_OPERATOR_RANK[op], path, {path: {op: arg}}))
+        elif op in _OPERATOR_RANK:
+            out.append((_OPERATOR_RANK[op], path, {path: {op: arg}}))
+
+
+class _PositionalResolver:
+    """The array position '$' takes: mongod's matcher records, for each conjunct of the (normalized)
+    query that matches through an array, the offset in the first array its path traverses implicitly
+    (a field name applied to an array, or the array a path ends at); the last conjunct to record wins,
+    and '$' takes that position whichever array the update path names."""
+
+    def __init__(self, doc: dict, query: Mapping | None, update: Update):
         self.doc = doc
         self.query = query
-        self.collation = collation
-        self.variables = variables
-        self._pred: Callable[[Any], bool] | None = None
-        self._fields: set[str] | None = set()  # None: the query may read any field
+        self.update = update
+        self._position: int | None = None
+        self._resolved = False
 
     def index(self, prefix: tuple[str, ...]) -> int:
         if not self.query:
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
-        pred = self._pred
-        if pred is None:
-            parsed = parse_filter(self.query)
-            self._fields = filter_fields(parsed)
-            self._pred = pred = compile_node(parsed, collation=self.collation, variables=self.variables)
-        joined = ".".join(prefix)
+        if not self._resolved:
+            self._position = self._recorded_position(self.query)
+            self._resolved = True
         node = get_path(self.doc, prefix)
-        if not isinstance(node, list):
-            raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
-        if self._fields is None or any(_traverses(f, joined) for f in self._fields):
-            i = self._matched_position(prefix, node)
-        else:
-            # mongod's matcher records the position of whichever array the query traversed, and
-            # '$' takes it even in another array ({x: 92} then 'y.$': the parallel element of y).
-            i = self._other_array_position()
-            if i is not None and i >= len(node):
-                i = None
-        if i is None:
+        i = self._position
+        if not isinstance(node, list) or i is None or i >= len(node):
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
         return i
 
-    def _matched_position(self, prefix: tuple[str, ...], array: list) -> int | None:
-        """The first element of the array at ``prefix`` for which the whole query matches when the
-        array is reduced to that element."""
-        pred = self._pred
-        assert pred is not None
-        for i, elem in enumerate(array):
-            if pred(_with_value(self.doc, prefix, [elem])):
-                return i
-        return None
+    def _conjuncts(self, query: Mapping) -> list[tuple[int, tuple[str, ...], Callable[[Any], bool]]]:
+        """The query's recording conjuncts compiled, once per statement (cached on the update)."""
+        cached = self.update.positional
+        if cached is None or cached[0] is not query:
+            update = self.update
+            compiled = [(rank, split_path(path), compile_filter(clause, collation=update.collation,
+                                                                variables=update.variables))
+                        for rank, path, clause in _recording_conjuncts(query)]
+            cached = update.positional = (query, compiled)
+        return cached[1]
 
-    def _other_array_position(self) -> int | None:
-        """The matched position in the first array a query path (in sorted order) traverses."""
-        for field in sorted(self._fields or ()):
-            prefix = _implicit_array_prefix(self.doc, split_path(field))
-            if prefix is not None:
-                i = self._matched_position(prefix, get_path(self.doc, prefix))
-                if i is not None:
-                    return i
-        return None
+    def _recorded_position(self, query: Mapping) -> int | None:
+        position = None
+        for rank, parts, pred in self._conjuncts(query):
+            prefix = _implicit_array_prefix(self.doc, parts)
+            if prefix is None or (rank == _SIZE and prefix == parts):
+                continue  # no array traversed ($size sees the array it ends at whole)
+            i = _matched_position(self.doc, pred, prefix, get_path(self.doc, prefix))
+            if i is not None:
+                position = i
+        return position
+
+
+def _matched_position(doc: dict, pred: Callable[[Any], bool], prefix: tuple[str, ...], array: list) -> int | None:
+    """The first element of the array at ``prefix`` through which ``pred`` matches (the array reduced
+    to that element); None when it matches only the array as a whole, or not at all."""
+    for i, elem in enumerate(array):
+        if pred(_with_value(doc, prefix, [elem])):
+            return i
+    return None
 
 
 def _implicit_array_prefix(doc: dict, parts: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -221,17 +282,6 @@ def _implicit_array_prefix(doc: dict, parts: tuple[str, ...]) -> tuple[str, ...]
         else:
             return None
     return parts if isinstance(node, list) else None
-
-
-def _traverses(field: str, joined: str) -> bool:
-    """Whether a query path can give ``$`` the position in the array at ``joined``: it must reach
-    that array and traverse it implicitly; an explicit offset (``a.0`` for the array ``a``) matches
-    one known element and records no position, as in mongod."""
-    if field == joined:
-        return True
-    if not field.startswith(joined + "."):
-        return False
-    return not is_numeric_component(field[len(joined) + 1 :].split(".", 1)[0])
 
 
 def _with_value(doc: dict, prefix: tuple[str, ...], value: Any) -> dict:
@@ -323,6 +373,23 @@ def _equality_pairs(query: Mapping) -> list[tuple[str, Any]]:
 
     collect(query)
     return pairs
+
+
+_UPSERT_EXPR = "$expr is not allowed in the query predicate for an upsert"
+
+
+def check_upsert_query(query: Mapping) -> None:
+    """Refuse ``$expr`` in the query of an upsert: mongod parses that query without the $expr
+    feature (what the new document would take from an expression is undefined) and answers 224
+    with this message. Only the document's own level counts (the top and ``$and``/``$or``/``$nor``
+    children): inside ``$elemMatch`` the parser's "top-level document" error comes first."""
+    for key, value in query.items():
+        if key == "$expr":
+            raise MongoError(ErrorCode.QueryFeatureNotAllowed, _UPSERT_EXPR)
+        if key in ("$and", "$or", "$nor") and isinstance(value, list):
+            for child in value:
+                if isinstance(child, Mapping):
+                    check_upsert_query(child)
 
 
 def upsert_seed(query: Mapping | None, *, only_id: bool = False) -> dict:

@@ -22,7 +22,7 @@ from tidemark.query.match import compile_filter, compile_value_predicate, is_ope
 from tidemark.query.match_regex import is_regex
 from tidemark.query.paths import PathNotViable, get_path, is_numeric_component, set_path, unset_path
 from tidemark.query.sort import make_sort_key
-from tidemark.query.update_parse import as_long
+from tidemark.query.update_parse import PULL_FILTER_LEVEL_OPS, as_long
 from tidemark.query.value_repr import bson_repr, id_repr
 from tidemark.query.values import MISSING as _MISSING
 from tidemark.query.values import bson_type_name, compare, equal, is_number, sort_key
@@ -361,15 +361,9 @@ def op_pop(doc: dict, parts: tuple, arg: Any, ctx: UpdateContext) -> bool:
     return True
 
 
-# Operators that start a whole filter rather than a condition on a value: mongod's PullNode matches
-# a condition led by one of them against each (document) element, like a field filter.
-_FILTER_LEVEL_OPS = frozenset({"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysTrue",
-                               "$alwaysFalse", "$where", "$text"})
-
-
 def _pull_matcher(cond: Any, collation: Any = None):
     if isinstance(cond, Mapping) and cond:
-        if is_operator_document(cond) and next(iter(cond)) not in _FILTER_LEVEL_OPS:
+        if is_operator_document(cond) and next(iter(cond)) not in PULL_FILTER_LEVEL_OPS:
             return compile_value_predicate(cond, collation)  # each element as one value (no array expansion)
         pred = compile_filter(cond, collation=collation)
         return lambda e: isinstance(e, dict) and pred(e)

@@ -70,6 +70,9 @@ class Update:
     raw: Any = None
     collation: Any = None  # the command's collation.Collation (None = simple)
     variables: dict | None = None  # the command's let variables and NOW (pipelines, the filters' $$vars)
+    # '$''s compiled query conjuncts, built for the first document and reused for the statement's others:
+    # (the query they came from, update._PositionalResolver's list)
+    positional: Any = None
 
 
 def _short(v: Any) -> str:
@@ -218,6 +221,8 @@ def _validate_arg(op: str, path: str, arg: Any) -> None:
         n = _integer_arg(path, arg)
         if n not in (1, -1):
             raise MongoError(ErrorCode.FailedToParse, f"$pop expects 1 or -1, found: {n}")
+    if op == "$pull":
+        _check_pull_condition(arg)
     if op == "$pullAll" and not isinstance(arg, list):
         raise MongoError(
             ErrorCode.BadValue, f"$pullAll requires an array argument but was given a {bson_type_name(arg)}"
@@ -400,42 +405,73 @@ def _filter_identifiers(flt: Mapping, idents: set) -> None:
         idents.add(key.split(".")[0])
 
 
-# mongod parses array filters with every special feature banned (kBanAllSpecialFeatures): the
-# operator -> (code, message) it answers, prefixed "Error parsing array filter :: caused by :: ".
+# mongod parses array filters and $pull conditions with every special feature banned
+# (kBanAllSpecialFeatures): the operator -> (code, message) it answers. Array filters prefix it
+# "Error parsing array filter :: caused by :: "; a $pull condition answers it as is.
 _BANNED_TOP = {
     "$text": (ErrorCode.BadValue, "$text is not allowed in this context"),
     "$where": (ErrorCode.BadValue, "$where is not allowed in this context"),
     "$expr": (ErrorCode.QueryFeatureNotAllowed, "$expr is not allowed in this context"),
     "$jsonSchema": (ErrorCode.QueryFeatureNotAllowed, "$jsonSchema is not allowed in this context"),
 }
+# Inside an $elemMatch object mongod's parser checks the level before the feature for these two.
+_SUB_DOCUMENT_ONLY = {
+    "$text": (ErrorCode.BadValue, "$text can only be applied to the top-level document"),
+    "$expr": (ErrorCode.BadValue, "$expr can only be applied to the top-level document"),
+}
 _BANNED_NEAR = frozenset({"$near", "$nearSphere", "$geoNear"})
 _NEAR_MESSAGE = "$geoNear, $near, and $nearSphere are not allowed in this context"
 
 
-def _check_banned_features(flt: Mapping) -> None:
-    """Refuse the special features an array filter may not use, in document order (the first one
-    the parser meets wins): top-level ``$text``/``$where``/``$expr``/``$jsonSchema`` (also under
-    ``$and``/``$or``/``$nor`` and in an ``$elemMatch`` object) and the near operators in a field."""
+def check_banned_features(flt: Mapping, prefix: str = "", *, top_level: bool = True) -> None:
+    """Refuse the special features a filter parsed with kBanAllSpecialFeatures may not use, in
+    document order (the first one the parser meets wins): ``$text``/``$where``/``$expr``/
+    ``$jsonSchema`` at the filter's level (also under ``$and``/``$or``/``$nor`` and in an
+    ``$elemMatch`` object, where ``$expr``/``$text`` are refused for their level first) and the
+    near operators in a field. ``prefix`` goes before mongod's message."""
     for key, value in flt.items():
-        banned = _BANNED_TOP.get(key)
+        banned = None if top_level else _SUB_DOCUMENT_ONLY.get(key)
+        banned = banned or _BANNED_TOP.get(key)
         if banned is not None:
-            raise MongoError(banned[0], f"Error parsing array filter :: caused by :: {banned[1]}")
+            raise MongoError(banned[0], f"{prefix}{banned[1]}")
         if key in ("$and", "$or", "$nor"):
             for child in value if isinstance(value, list) else ():
                 if isinstance(child, Mapping):
-                    _check_banned_features(child)
+                    check_banned_features(child, prefix, top_level=top_level)
         elif not key.startswith("$") and isinstance(value, Mapping):
-            _check_banned_operators(value)
+            check_banned_operators(value, prefix)
 
 
-def _check_banned_operators(ops: Mapping) -> None:
+def check_banned_operators(ops: Mapping, prefix: str = "") -> None:
+    """``check_banned_features`` for the operators of one path (``{$near: ...}``, ``{$elemMatch: ...}``)."""
     for op, arg in ops.items():
         if op in _BANNED_NEAR:
-            raise MongoError(ErrorCode.BadValue, f"Error parsing array filter :: caused by :: {_NEAR_MESSAGE}")
+            raise MongoError(ErrorCode.BadValue, f"{prefix}{_NEAR_MESSAGE}")
         if op == "$elemMatch" and isinstance(arg, Mapping):
-            _check_banned_features(arg)
+            check_banned_features(arg, prefix, top_level=False)
         elif op == "$not" and isinstance(arg, Mapping):
-            _check_banned_operators(arg)
+            check_banned_operators(arg, prefix)
+
+
+_ARRAY_FILTER_ERROR = "Error parsing array filter :: caused by :: "
+
+# Operators that start a whole filter rather than a condition on a value: mongod's PullNode parses a
+# $pull condition led by one of them (or by a field name) as a filter over each document element
+# (its ObjectMatcher), any other as a condition on the element itself (its WrappedObjectMatcher).
+PULL_FILTER_LEVEL_OPS = frozenset({"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysTrue",
+                                   "$alwaysFalse", "$where", "$text"})
+
+
+def _check_pull_condition(cond: Any) -> None:
+    """A $pull condition is parsed with the update, with every special feature banned (mongod's
+    PullNode::init): ``{$pull: {a: {$expr: ...}}}`` is 224 before any document is read."""
+    if not isinstance(cond, Mapping) or not cond:
+        return
+    first = next(iter(cond))
+    if first.startswith("$") and first not in PULL_FILTER_LEVEL_OPS:
+        check_banned_operators(cond)
+    else:
+        check_banned_features(cond)
 
 
 def _parse_array_filters(filters: list, collation: Any = None, variables: dict | None = None) -> dict[str, Any]:
@@ -443,7 +479,7 @@ def _parse_array_filters(filters: list, collation: Any = None, variables: dict |
     for flt in filters:
         if not isinstance(flt, Mapping):
             raise MongoError(ErrorCode.TypeMismatch, "Each array filter must be an object")
-        _check_banned_features(flt)
+        check_banned_features(flt, _ARRAY_FILTER_ERROR)
         try:  # mongod parses the filter first: its errors win over the identifier checks below
             compiled = compile_filter(flt, collation=collation, variables=variables)
         except MongoError as exc:

@@ -63,10 +63,6 @@ UNDEFINED_STORED_AS_NULL = (
     "BSON undefined (type 6) is stored as null (type 10) at any depth (pymongo's decoder reads undefined as None "
     "and the document is re-encoded), so $expr {$type} 'undefined' finds nothing and documents the update does "
     "not touch come back with null; MongoDB keeps undefined (fix: protocol/codec.py keeping undefined)")
-RETURNKEY_SCANNED_ENTRY = (
-    "find's returnKey over a multikey index shows the document's first (smallest) key, not the index entry the "
-    "scan met (after min({'a.b': null}) the null entry): mongod returns the scanned entry's key (fix: "
-    "server/commands/crud.py _index_key_of, the find path)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -181,7 +177,6 @@ def test_update_creating_an_array_element_adds_its_index_key(db, op, fields, sta
     assert [d["_id"] for d in c.find({"a.b": 0}, {"_id": 1}, hint=[("a.b", 1)])] == [0]
 
 
-@pytest.mark.xfail(strict=True, reason=RETURNKEY_SCANNED_ENTRY)
 def test_update_affects_indexes_return_key_probe(db):
     """update_affects_indexes.js's own probe: after ``$set`` of ``a.1.c`` the index scan from
     ``min({"a.b": null})`` meets the document's null key first, and returnKey shows it."""
