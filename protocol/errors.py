@@ -139,6 +139,7 @@ class ErrorCode(enum.IntEnum):
     UnsupportedOpQueryCommand = 352
     InvalidBSONType = 357
     CollectionUUIDMismatch = 361
+    APIMismatchError = 498
     InvalidUUID = 9001
     NotWritablePrimary = 10107
     BSONObjectTooLarge = 10334

@@ -53,10 +53,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from bson.binary import Binary
 from bson.int64 import Int64
 from bson.raw_bson import RawBSONDocument
 
-from tidemark.auth.names import ANYONE, visible_to
+from tidemark.auth.names import ANYONE, session_digest, visible_to
 from tidemark.context import CommandContext
 from tidemark.gc_policy import release_free_heap
 from tidemark.protocol.codec import EncodedBatch, EncodedDocument, EncodedRun, encode_in_order
@@ -99,6 +100,10 @@ class Cursor:
     facts: Any = None  # tidemark.profiler.ReadFacts of the read this cursor continues
     resume: ResumeTokens | None = None  # a find with $_requestResumeToken: each batch's postBatchResumeToken
     snapshot: bool = False  # its documents were materialised at open: catalog changes spare it
+    # The command that opened it, as the operation registry holds it (mongod's originatingCommand), and
+    # that command's API parameters (``api_parameters``), which every getMore must repeat exactly.
+    origin: Any = None
+    api: tuple[Any, Any, Any] = (None, None, None)
 
     def scanned_indexes(self) -> set[str]:
         """Names of the indexes the read's plan scans (an index union: each branch's), from ``facts``."""
@@ -108,11 +113,11 @@ class Cursor:
         return {p.index["name"] for p in (plan, *plan.branches)
                 if isinstance(p.index, dict) and isinstance(p.index.get("name"), str)}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, origin: bool = False) -> dict[str, Any]:
         """mongod's generic cursor fields, as ``$currentOp`` shows them (idle cursors, and the
-        ``cursor`` of a running getMore)."""
+        ``cursor`` of a running getMore); ``origin``: with ``originatingCommand`` (an idle cursor's)."""
         now_wall, now = time.time(), time.monotonic()
-        return {
+        described = {
             "cursorId": Int64(self.id),
             "createdDate": datetime.datetime.fromtimestamp(self.created, datetime.UTC).replace(tzinfo=None),
             "lastAccessDate": datetime.datetime.fromtimestamp(
@@ -123,6 +128,9 @@ class Cursor:
             "tailable": self.tailable,
             "awaitData": self.await_data,
         }
+        if origin and isinstance(self.origin, dict) and self.origin:  # (none for a cursor opened outside a command)
+            described["originatingCommand"] = self.origin
+        return described
 
     def close(self) -> None:
         close = getattr(self.iterator, "close", None)
@@ -196,6 +204,16 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
         if n == wider_at:
             key_bytes, wider_at = key_bytes + 1, wider_at * 10
     return EncodedBatch(batch), True
+
+
+def _restore_and_fill(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
+    """``_fill_batch`` of a getMore: an iterator that keeps a position in a collection (a capped tail:
+    ``tidemark.tailable.TailingScan``) first checks it is still valid (``restore(held_back)``, mongod's
+    restoreState: 136 CappedPositionLost once its record was trimmed)."""
+    restore = getattr(cursor.iterator, "restore", None)
+    if restore is not None:
+        restore(cursor.pending is not _NOTHING)  # (a document held back was drawn, not yet given)
+    return _fill_batch(cursor, limit)
 
 
 def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple[EncodedRun | None, int]:
@@ -437,9 +455,16 @@ class CursorRegistry:
             if c.in_use or c.id in busy or not visible_to(c.owner, owner):
                 continue
             entry: dict[str, Any] = {"type": "idleCursor", "host": host, "ns": c.ns}
-            if isinstance(c.lsid, dict):
+            if isinstance(c.lsid, dict) and "id" in c.lsid:
+                # mongod's LogicalSessionId: the client's id and the uid it derives from the user
+                entry["lsid"] = {"id": c.lsid["id"], "uid": Binary(
+                    session_digest(c.owner.name if c.owner is not None else None), 0)}
+            elif isinstance(c.lsid, dict):
                 entry["lsid"] = c.lsid
-            entry["cursor"] = c.describe()
+            summary = c.facts.plan_summary() if c.facts is not None else None
+            if summary is not None:
+                entry["planSummary"] = summary
+            entry["cursor"] = c.describe(origin=True)
             entries.append(entry)
         return entries
 
@@ -462,7 +487,7 @@ class CursorRegistry:
             raise MongoError(ErrorCode.OperationFailed, f"cursor id {cursor.id} is already in use")
         cursor.in_use = True
         try:
-            drawn = await ctx.run_blocking(_fill_batch, cursor, batch_size)
+            drawn = await ctx.run_blocking(_restore_and_fill, cursor, batch_size)
         except BaseException:
             self._failed(cursor)
             raise
@@ -579,6 +604,8 @@ async def cursor_reply(
     cursor.facts = facts
     cursor.resume = resume
     cursor.owner = ctx.conn.principal
+    cursor.origin = ctx.op.command
+    cursor.api = api_parameters(cursor.origin)
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     if open_docs is None:
         batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
@@ -590,6 +617,26 @@ async def cursor_reply(
         cursor_id = 0
     key = "firstBatch" if first else "nextBatch"
     return {"cursor": {key: batch, **resume_token_fields(cursor, len(batch)), "id": Int64(cursor_id), "ns": ns}}
+
+
+def api_parameters(cmd: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """A command's API parameters as mongod's APIParameters holds them: (apiVersion, apiStrict,
+    apiDeprecationErrors), None where absent (``apiStrict: false`` differs from no apiStrict)."""
+    return cmd.get("apiVersion"), cmd.get("apiStrict"), cmd.get("apiDeprecationErrors")
+
+
+def api_parameters_text(api: tuple[Any, Any, Any]) -> str:
+    """mongod's text of an APIParameters document (``{}``, ``{ apiVersion: "1", apiStrict: true }``), for
+    the 498 APIMismatchError message."""
+    shown = [f"{name}: {_shell_text(value)}" for name, value in
+             zip(("apiVersion", "apiStrict", "apiDeprecationErrors"), api, strict=True) if value is not None]
+    return "{ " + ", ".join(shown) + " }" if shown else "{}"
+
+
+def _shell_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
 
 
 def resume_token_fields(cursor: Cursor, n: int) -> dict[str, Any]:

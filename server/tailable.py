@@ -5,7 +5,9 @@
   it raises StopIteration like any iterator — and the next ``next()`` looks again from that position, so
   the cursor registry keeps a tailable cursor open instead of treating the first StopIteration as the
   end. If the remembered record was removed meanwhile (the capped trim overtook a slow reader, or a
-  delete), the position is lost: 136 CappedPositionLost, as mongod answers.
+  delete), the position is lost: 136 CappedPositionLost, as mongod answers — checked when the scan reads
+  on and before each getMore's batch (``restore``, which the cursor registry calls), so records read
+  ahead before the trim are never returned after it.
 - :class:`InsertNotifier` is how an ``awaitData`` getMore waits without holding the event loop, a thread
   or a transaction: its :class:`Waiter` listens on the namespace *before* it reads (so an insert between
   the read and the wait is not missed), reads, and if nothing came, waits with the remaining time.
@@ -102,7 +104,11 @@ class TailingScan:
         self.shape = shape
         self.skip = skip
         self.remaining = limit or None
-        self.last: bytes | None = None
+        self.last: bytes | None = None  # the record last examined
+        # the records of the last two documents returned (the one before the last is the position of a
+        # cursor that holds the last one back for its next batch)
+        self._before: bytes | None = None
+        self._returned: bytes | None = None
         self._buffer: collections.deque[tuple[bytes, bytes]] = collections.deque()
 
     def __iter__(self) -> TailingScan:
@@ -127,7 +133,25 @@ class TailingScan:
             out = self.project(doc) if self.project is not None else doc
             if self.record_ids:  # a capped collection is never clustered: its record ids are longs
                 out["$recordId"] = Int64(int.from_bytes(rid, "big"))
+            self._before, self._returned = self._returned, rid
             return self.shape(out) if self.shape is not None else out
+
+    def restore(self, held_back: bool) -> None:
+        """Before each getMore's batch (mongod's restoreState): the scan's position must still be there,
+        else 136 CappedPositionLost. The position is mongod's: the record of the last document the client
+        was given when the cursor holds back the one it drew past its batch (``held_back``), else the
+        record last examined. What was read ahead is dropped and read again past ``last`` (it was read at
+        an older moment: a trim or a delete may have removed some of it since)."""
+        position = self._before if held_back else self.last
+        self._buffer.clear()
+        if position is None:
+            return
+        with self.engine.read() as r:
+            info = r.get_collection(self.ns)
+            if info is None or info.uuid != self.uuid:
+                raise MongoError(ErrorCode.QueryPlanKilled, f"collection dropped. UUID {self.uuid}")
+            if r.get(info, position) is None:
+                raise _position_lost(position)
 
     @property
     def finished(self) -> bool:
@@ -140,12 +164,16 @@ class TailingScan:
             if info is None or info.uuid != self.uuid:
                 raise MongoError(ErrorCode.QueryPlanKilled, f"collection dropped. UUID {self.uuid}")
             if self.last is not None and r.get(info, self.last) is None:
-                raise MongoError(ErrorCode.CappedPositionLost,
-                                 "CollectionScan died due to position in capped collection being deleted. "
-                                 f"Last seen record id: RecordId({int.from_bytes(self.last, 'big')})")
+                raise _position_lost(self.last)
             rows = itertools.islice(r.scan(info, start_after=self.last), CHUNK)
             self._buffer.extend((bytes(rid), bytes(raw)) for rid, raw in rows)
         return bool(self._buffer)
+
+
+def _position_lost(rid: bytes) -> MongoError:
+    return MongoError(ErrorCode.CappedPositionLost,
+                      "CollectionScan died due to position in capped collection being deleted. "
+                      f"Last seen record id: RecordId({int.from_bytes(rid, 'big')})")
 
 
 def open_tail(engine, spec, db: str, *, record_ids: bool = False,

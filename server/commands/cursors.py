@@ -20,7 +20,8 @@ from tidemark.arguments import check_fields, field, missing, wrong_type
 from tidemark.auth.names import session_digest
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
-from tidemark.cursors import cursor_reply, resume_token_fields
+from tidemark.cursors import api_parameters, api_parameters_text, cursor_reply, resume_token_fields
+from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
 
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
@@ -101,6 +102,8 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
             f"Requested getMore on namespace '{ns}', but cursor belongs to a different namespace {cursor.ns}",
         )
     _check_session(ctx, cursor)
+    if killed is None:
+        _check_api_parameters(cmd, cursor)
     if "maxTimeMS" in cmd and not cursor.await_data:
         raise MongoError(ErrorCode.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor")
     if killed is not None:  # mongod's plan fails to restore: this getMore answers why, and the cursor is gone
@@ -110,6 +113,10 @@ async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     ctx.op.cursor = cursor  # currentOp shows the cursor a getMore works on (mongod's "cursor" field)
     if cursor.facts is not None:
         ctx.facts = cursor.facts.resumed()
+    elif cursor.snapshot and cursor.origin:
+        # listIndexes / listCollections: mongod's queued data, which examines nothing; the getMore still
+        # carries its originating command (profile entry, slow-query log, comment)
+        ctx.facts = ReadFacts(origin=cursor.origin)
     if cursor.await_data:
         batch, next_id = await _await_batch(ctx, cursor, batch_size, cmd.get("maxTimeMS"))
     else:
@@ -146,6 +153,16 @@ def _check_session(ctx: CommandContext, cursor) -> None:
     elif mine != theirs:
         raise MongoError(50738,
                          f"{prefix} created in session {_session_text(theirs)}, in session {_session_text(mine)}")
+
+
+def _check_api_parameters(cmd: dict[str, Any], cursor) -> None:
+    """mongod's getMore runs under the API parameters of the command that opened its cursor: it must
+    send exactly those (an absent one differs from one sent as false), else 498 APIMismatchError."""
+    sent = api_parameters(cmd)
+    if sent != cursor.api:
+        raise MongoError(ErrorCode.APIMismatchError,
+                         f"API parameter mismatch: getMore used params {api_parameters_text(sent)}, "
+                         f"the cursor-creating command used {api_parameters_text(cursor.api)}")
 
 
 async def _await_batch(ctx: CommandContext, cursor, batch_size: int | None, max_time_ms: Any):
