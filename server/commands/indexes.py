@@ -258,10 +258,8 @@ def finish_spec(raw: dict, plugin: str) -> dict:
 
         collation = parse_collation(raw["collation"], "collation")
         if collation is not None:
-            if plugin not in ("", "2dsphere", "hashed"):
-                raise MongoError(ErrorCode.CannotCreateIndex, f"Index type '{plugin}' does not support collation: "
-                                                              f"{C.format_value(dict(collation.spec))}")
             spec["collation"] = dict(collation.spec)
+            _check_collation_support(spec, plugin)
         else:
             spec["collation"] = {"locale": "simple"}  # explicit: no collection default (C.index_collation)
     elif version < 2:
@@ -279,6 +277,20 @@ def finish_spec(raw: dict, plugin: str) -> dict:
         from tidemark.query.match import compile_filter
 
         compile_filter(spec["partialFilterExpression"], collation=parse_collation(spec["collation"]))
+    return spec
+
+
+_COLLATED_PLUGINS = frozenset({"", "2dsphere", "hashed"})  # the index types mongod compares strings in
+
+
+def _check_collation_support(spec: dict, plugin: str) -> dict:
+    """``spec`` (its collation given, or the collection default it inherits: ``C.index_collation``), or
+    mongod's IndexCatalog::_isSpecOk refusal of a non-simple collation on an index type that compares no
+    strings under one (text, 2d): 67 with the collation it would have."""
+    collation = spec.get("collation")
+    if plugin not in _COLLATED_PLUGINS and collation is not None and collation.get("locale") != "simple":
+        raise MongoError(ErrorCode.CannotCreateIndex,
+                         f"Index type '{plugin}' does not support collation: {C.format_value(collation)}")
     return spec
 
 
@@ -443,7 +455,8 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
     parsed = [parse_spec(s, ignore_unknown) for s in raw_specs]
     for raw in raw_specs:
         check_ttl(raw)
-    specs = [C.index_collation(finish_spec(*p), default_collation) for p in parsed]
+    specs = [_check_collation_support(C.index_collation(finish_spec(raw, plugin), default_collation), plugin)
+             for raw, plugin in parsed]
     requested = len(specs)
     id_collation = C.index_collation({}, default_collation).get("collation")
     for spec in specs:

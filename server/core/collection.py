@@ -689,8 +689,8 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
                        resume_after=plan.resume_after, record_range=plan.record_range)
     elif plan.kind in _SPECIAL_KINDS:
         seen: set[bytes] = set()
-        it = _special_pairs(plan, lambda intervals: index_docs(
-            engine, info.ns, info.uuid, Plan("IXSCAN", index=plan.index, intervals=intervals),
+        it = _special_pairs(plan, lambda intervals, index=None: index_docs(
+            engine, info.ns, info.uuid, Plan("IXSCAN", index=index or plan.index, intervals=intervals),
             stats=stats, seen=seen))
     else:
         it = index_docs(engine, info.ns, info.uuid, plan, stats=stats)
@@ -735,7 +735,8 @@ _SPECIAL_KINDS = ("TEXT", "GEO_NEAR")
 
 
 def _special_pairs(plan, scan) -> Iterator[tuple[bytes, dict]]:
-    """A $text or $near read: ``scan(intervals)`` yields not-yet-seen (rid, doc) of index intervals."""
+    """A $text or $near read: ``scan(intervals, index=None)`` yields not-yet-seen (rid, doc) of index
+    intervals, of the plan's index or of ``index`` (a $text union's sibling scans)."""
     from tidemark.query import plan_special
 
     return plan_special.special_scan(plan, scan)
@@ -750,8 +751,8 @@ def docs_in_txn(r, info, plan) -> Generator[tuple[bytes, dict], None, None]:
         return
     seen: set[bytes] = set()
     if plan.kind in _SPECIAL_KINDS:
-        yield from _special_pairs(plan, lambda intervals: _index_docs_in_txn(
-            r, info, Plan("IXSCAN", index=plan.index, intervals=intervals), seen))
+        yield from _special_pairs(plan, lambda intervals, index=None: _index_docs_in_txn(
+            r, info, Plan("IXSCAN", index=index or plan.index, intervals=intervals), seen))
         return
     for branch in (plan.branches if plan.kind == "OR" else [plan]):
         yield from _index_docs_in_txn(r, info, branch, seen)

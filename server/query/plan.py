@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import clustered_range, plan_special
+from tidemark.query import clustered_range, interrupt, plan_special
 from tidemark.query.access_path import Plan
 from tidemark.query.implication import filter_implies
 from tidemark.query.index_bounds import (
@@ -84,7 +84,9 @@ def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
     visible indexes (the same key under other collations or names: only a name tells them apart)."""
     if not isinstance(hint, (str, dict)):  # mongod's parseHint, for every command taking a hint
         raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
-    visible = [spec for spec in indexes if not spec.get("hidden")]  # hidden indexes are not the planner's
+    strict = _api_strict()
+    # hidden indexes are not the planner's, nor, under apiStrict, those outside API Version 1
+    visible = [spec for spec in indexes if not spec.get("hidden") and not (strict and _outside_api_v1(spec))]
     if isinstance(hint, str):
         found = [spec for spec in visible if spec["name"] == hint]
     elif isinstance(hint, dict):
@@ -101,6 +103,30 @@ def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
         raise MongoError(ErrorCode.IndexNotFound,
                          f"Hint matched multiple indexes, must hint by index name. Matched: {first} and {second}")
     return found[0]
+
+
+def _api_strict() -> bool:
+    """Whether the running command (the operation bound to this thread, ``interrupt.current``) was sent
+    with ``apiStrict: true``: mongod's fillOutPlannerParams then leaves the indexes outside API Version 1
+    out of planning, for every read of the operation (an explain's API parameters are its own, not its
+    inner command's). One context-variable read per planned query."""
+    command = getattr(interrupt.current(), "command", None)
+    return isinstance(command, dict) and command.get("apiStrict") is True
+
+
+_UNSTABLE_KINDS = frozenset({"text", "geoHaystack", "columnstore"})
+
+
+def _outside_api_v1(spec: dict) -> bool:
+    """A sparse, text, geoHaystack or columnstore index: not in API Version 1 (api_version_unstable_indexes.js)."""
+    return bool(spec.get("sparse")) or any(type(v) is str and v in _UNSTABLE_KINDS for v in spec["key"].values())
+
+
+def _strict_view(indexes: list[dict]) -> list[dict]:
+    """``indexes`` as the planner sees them under apiStrict: those outside API Version 1 hidden (a copy
+    marked hidden, so that a $text still finds its index at parse time and fails to plan, 291, as mongod's
+    does, and a hint naming one is 2 BadValue)."""
+    return [dict(spec, hidden=True) if _outside_api_v1(spec) else spec for spec in indexes]
 
 
 def _entry_repr(spec: dict) -> str:
@@ -125,7 +151,9 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
     one date per bucket): a range on them stays two-sided even on a multikey index (mongod's per-path
     ``multiKeyPaths``).
     ``allow_or``: when no index serves the conjunction but every branch of a top-level ``$or`` has
-    one, answer an "OR" plan (index union; callers de-duplicate record ids across branches).
+    one, answer an "OR" plan (index union; callers de-duplicate record ids across branches); a $text
+    below $or whose sibling branches are indexed is then a TEXT plan holding such a union
+    (``plan_special``), else 224.
     ``cluster``: the clustered index spec of a clustered collection (records keyed by ``_id``): its
     collection scans are bounded by the filter's ``_id`` range (``clustered_range``), an ``_id``
     equality prefers that scan to any index, and a hint naming the clustered index is such a scan.
@@ -134,7 +162,11 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
     if cluster is not None and names_cluster(cluster, hint):
         hint = None  # the clustered index is no entry of `indexes`: its scan is the collection scan
         indexes = []
-    plan = _choose_plan(indexes, filter, sort, hint, multikey_default, collation, scalar_paths)
+    if indexes and _api_strict():
+        indexes = _strict_view(indexes)
+    # an index union may hold a TEXT read ($text below $or) when the caller runs unions
+    union = allow_or and hint in (None, {}, "")
+    plan = _choose_plan(indexes, filter, sort, hint, multikey_default, collation, scalar_paths, union)
     if plan.kind == "COLLSCAN" and allow_or and hint in (None, {}, "") and isinstance(filter, dict):
         branches = filter.get("$or")
         if isinstance(branches, list) and branches and all(isinstance(b, dict) for b in branches):
@@ -166,12 +198,12 @@ def names_cluster(cluster: dict, hint: Any) -> bool:
 
 def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hint: Any,
                  multikey_default: bool, collation: Any = None,
-                 scalar_paths: frozenset[str] = frozenset()) -> Plan:
+                 scalar_paths: frozenset[str] = frozenset(), union: bool = False) -> Plan:
     if isinstance(hint, dict) and "$natural" in hint:
         return Plan("COLLSCAN", natural_reverse=key_direction(hint["$natural"]) < 0)
     all_bounds = extract_bounds(filter)
     if filter and plan_special.mentions_special(filter) or filter and "$or" in filter:
-        special = plan_special.special_plan(indexes, filter, all_bounds)
+        special = plan_special.special_plan(indexes, filter, all_bounds, union, collation)
         if special is not None:
             return special
     if hint is not None and hint != {} and hint != "":

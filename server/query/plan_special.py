@@ -1,7 +1,7 @@
 """Index choice for the special query kinds (pure; called by ``plan.choose_plan``):
 
 - ``$text`` -> a TEXT plan on the collection's text index (27 IndexNotFound "text index required for
-  $text query" without one, 291 "No query solutions" when it is hidden); a compound text index needs equality on its leading fields;
+  $text query" without one, 291 "need exactly one text index for $text query" when it is hidden); a compound text index needs equality on its leading fields;
 - ``$near`` / ``$nearSphere`` -> a GEO_NEAR plan on a geo index of that field (GeoJSON: 2dsphere;
   legacy ``$near``: 2d; legacy ``$nearSphere``: either), else 291 "unable to find index for $geoNear
   query"; the read executes it as an expanding search (``geo_near.near_scan``);
@@ -9,13 +9,19 @@
   leading field of a hashed index -> an IXSCAN over the covering cells / hashes, when no
   ascending/descending index serves the filter better. Bounds are loose; the filter is re-applied.
 
-``$text`` and ``$near`` may only appear once each, in the top-level conjunction, and not together.
+``$text`` and ``$near`` may only appear once each, in the top-level conjunction, and not together; a
+``$text`` may also sit below ``$or`` when every other branch on the way is indexed: then (for callers
+that run index unions) a TEXT plan whose read is the union of the TEXT read and those branches' index
+scans, each document decided by the text matcher or else by the filter with the ``$text`` false.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, cast
+
+from bson.regex import Regex
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.access_path import Interval, Plan
@@ -24,7 +30,7 @@ from tidemark.query.geo_near import near_scan
 from tidemark.query.geo_parse import Shape
 from tidemark.query.geo_query import parse_intersects, parse_within
 from tidemark.query.hashed import hashed_key
-from tidemark.query.index_kinds import key_direction
+from tidemark.query.index_kinds import is_special, key_direction
 from tidemark.query.match_ast import And, GeoNear, Text
 from tidemark.query.match_parse import parse_filter
 from tidemark.query.text_index import index_term
@@ -107,14 +113,14 @@ _TEXT_UNDER_OR = ("error processing query: planner returned error :: caused by :
 _NO_SOLUTIONS = "error processing query: planner returned error :: caused by :: No query solutions"
 
 
-def _refuse_nested(filter: dict, indexes: list[dict]) -> None:
+def _refuse_nested(filter: dict, indexes: list[dict], union: bool = False, collation: Any = None) -> Any:
     """mongod's checks of a $text / $near below a logical operator, in its order: the canonical query's
     (``CanonicalQuery::isValid``: 2 "Too many text expressions", 2 "text expression not allowed in nor",
     2 "geoNear must be top-level expr"), then the planner's for a $text below $or: every other branch of
     each $or on the way down must be indexed, else 291 (the "TEXT under OR" message when the root is
     that $or and the $text one of its branches, "No query solutions" otherwise). A $text below $or with
-    every branch indexed is a plan mongod makes (an OR of the TEXT read and index scans) and Tidemark
-    does not yet: 224."""
+    every branch indexed is an index union (``_text_union``, under the query's ``collation``) when the
+    caller can run one (``union``), else 224. None when there is no such $text."""
     texts = _text_paths(filter, ())
     if texts and not any("_fts" in s["key"] for s in indexes):  # mongod's parse, before these checks
         raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
@@ -123,27 +129,52 @@ def _refuse_nested(filter: dict, indexes: list[dict]) -> None:
     if texts and any(op == "$nor" for op, _, _ in texts[0]):
         raise MongoError(ErrorCode.BadValue, "text expression not allowed in nor")
     if not _nested_special(filter):
-        return
+        return None
     if not texts or all(op != "$or" for op, _, _ in texts[0]):  # the nested one is a $near
         raise MongoError(ErrorCode.BadValue, "geoNear must be top-level expr")
-    _plan_text_under_or(filter, indexes, texts[0])
+    return _plan_text_under_or(filter, indexes, texts[0], union, collation)
 
 
-def _plan_text_under_or(filter: dict, indexes: list[dict], path: tuple) -> None:
-    """Refuse a $text below $or (``path``: from ``_text_paths``): 291 when a sibling branch of an $or on
-    the way down has no index (mongod cannot collection-scan a branch of a TEXT query), else 224."""
-    from tidemark.query import plan as planner  # plan imports this module: bind at call time
-
+def _plan_text_under_or(filter: dict, indexes: list[dict], path: tuple, union: bool, collation: Any) -> Any:
+    """The plan of a $text below $or (``path``: from ``_text_paths``): 291 when a sibling branch of an $or
+    on the way down has no index (mongod cannot collection-scan a branch of a TEXT query); else the index
+    union of the TEXT read and the siblings' scans, or 224 when the caller runs no union."""
+    siblings = []
     for op, branches, holder in path:
         if op != "$or":
             continue
         for branch in branches:
             if branch is holder or not isinstance(branch, dict):
                 continue
-            if planner.choose_plan(indexes, branch).kind == "COLLSCAN":
+            sibling = _sibling_plan(indexes, branch, collation)
+            if sibling is None:
                 raise MongoError(ErrorCode.NoQueryExecutionPlans,
                                  _TEXT_UNDER_OR if _under_root_or(filter, path) else _NO_SOLUTIONS)
-    raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text below $or is not supported by Tidemark")
+            siblings.append(sibling)
+    if not union or any(sibling.kind != "IXSCAN" for sibling in siblings):
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text below $or is not supported by Tidemark")
+    return _text_union(filter, indexes, path, siblings, collation)
+
+
+def _sibling_plan(indexes: list[dict], branch: dict, collation: Any) -> Any:
+    """The index scan of a $text's sibling branch (None: it has none). Besides what ``choose_plan``
+    serves, a regex on the leading field of an ascending/descending index under the simple collation
+    scans that whole index (mongod bounds it to strings and the regex, inexact: the filter decides)."""
+    from tidemark.query import plan as planner  # plan imports this module: bind at call time
+
+    found = planner.choose_plan(indexes, branch, collation=collation)
+    if found.kind != "COLLSCAN":
+        return found
+    regex_paths = {k for k, v in _conjuncts(branch) if isinstance(v, (Regex, re.Pattern))
+                   or (type(v) is dict and "$regex" in v)}
+    for spec in indexes:
+        first = next(iter(spec["key"]))
+        if (first in regex_paths and not is_special(spec["key"]) and not spec.get("hidden")
+                and not spec.get("sparse") and "partialFilterExpression" not in spec
+                and spec.get("collation", {"locale": "simple"}).get("locale") == "simple"):
+            return Plan("IXSCAN", index=spec, intervals=[Interval(None, None, True, True)],
+                        bounds_desc={f: ["[MinKey, MaxKey]"] for f in spec["key"]})
+    return None
 
 
 def _under_root_or(filter: dict, path: tuple) -> bool:
@@ -172,8 +203,9 @@ def _collapse_single_or(filter: dict) -> dict:
     return collapsed
 
 
-def special_plan(indexes: list[dict], filter: dict, bounds: dict) -> Any:
-    """A TEXT or GEO_NEAR plan when the filter needs one; None otherwise."""
+def special_plan(indexes: list[dict], filter: dict, bounds: dict, union: bool = False, collation: Any = None) -> Any:
+    """A TEXT or GEO_NEAR plan when the filter needs one (a $text below $or: an index union when the
+    caller runs one, ``union``, under the query's ``collation``); None otherwise."""
     if "$or" in filter or "$and" in filter:
         filter = _collapse_single_or(filter)
     text = near = None
@@ -187,8 +219,7 @@ def special_plan(indexes: list[dict], filter: dict, bounds: dict) -> Any:
                 raise MongoError(ErrorCode.BadValue, "Too many geoNear expressions")
             near = (k, v)
     if text is None and near is None:
-        _refuse_nested(filter, indexes)
-        return None
+        return _refuse_nested(filter, indexes, union, collation)
     _refuse_nested(filter, indexes)
     if text is not None and near is not None:
         raise MongoError(ErrorCode.BadValue, "text and geoNear not allowed in same query")
@@ -237,9 +268,10 @@ def _text_plan(indexes: list[dict], query: Any, bounds: dict, arrays: frozenset[
     if not texts:  # mongod's $text parse looks for a text index in the catalog, hidden ones included
         raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
     specs = [s for s in texts if not s.get("hidden")]
-    if not specs:  # ... but the planner sees no hidden index, and $text cannot be a collection scan
-        raise MongoError(ErrorCode.NoQueryExecutionPlans,
-                         "error processing query: planner returned error :: caused by :: No query solutions")
+    if not specs:  # ... but the planner sees no hidden index (nor, under apiStrict, a text index at all):
+        # query_planner.cpp counts the text indexes it was given before anything else
+        raise MongoError(ErrorCode.NoQueryExecutionPlans, "error processing query: planner returned error :: "
+                                                          "caused by :: need exactly one text index for $text query")
     spec = specs[0]
     matcher = TextMatcher(query, spec)
     before = matcher.spec.before
@@ -266,6 +298,73 @@ def _text_plan(indexes: list[dict], query: Any, bounds: dict, arrays: frozenset[
                     bounds_desc={"terms": list(matcher.bound_terms)})
     plan.special = TextPlan(matcher, prefix_values)
     return plan
+
+
+def _text_union(filter: dict, indexes: list[dict], path: tuple, siblings: list[Plan], collation: Any) -> Plan:
+    """A $text below $or with indexed siblings: the TEXT read (bounded by the equalities of the branch
+    holding the $text, the conjunction below the innermost $or) and the siblings' index scans, as
+    mongod's OR plan. Their union holds every match; which of them match is decided per document:
+    the text matcher, else the filter with the $text false (``_TextUnion``)."""
+    holder = next(sub for op, _, sub in reversed(path) if op == "$or")
+    text = next(v for k, v in _conjuncts(holder) if k == "$text")
+    arrays = {k for k, v in _conjuncts(holder) if type(v) is list or (type(v) is dict and type(v.get("$eq")) is list)}
+    from tidemark.query.index_bounds import extract_bounds
+    from tidemark.query.match import compile_filter
+
+    read = _text_plan(indexes, cast(Text, parse_filter({"$text": text})).query, extract_bounds(holder), arrays)
+    try:
+        # compiled once per query; the read's own filter (with its variables) still runs after
+        rest = compile_filter(_without_text(filter, path), collation=collation)
+    except MongoError as error:
+        if error.code != 17276:  # (an invalid filter fails here as it would in the read)
+            raise
+        # a let variable the planner is not given: no union then
+        raise MongoError(ErrorCode.QueryFeatureNotAllowed, "$text below $or is not supported by Tidemark") from None
+    plan = Plan("TEXT", index=read.index, intervals=read.intervals, bounds_desc=read.bounds_desc)
+    plan.special = _TextUnion(read, siblings, rest)
+    return plan
+
+
+def _without_text(node: dict, path: tuple, depth: int = 0) -> dict:
+    """``node`` with the $text at ``path`` read as false (``$alwaysFalse``), the rest shared."""
+    if depth == len(path):
+        return {**{k: v for k, v in node.items() if k != "$text"}, "$alwaysFalse": 1}
+    op, branches, holder = path[depth]
+    at = next(i for i, branch in enumerate(branches) if branch is holder)
+    return {**node, op: [*branches[:at], _without_text(holder, path, depth + 1), *branches[at + 1:]]}
+
+
+class _TextUnion:
+    """An index union with a $text branch: ``read`` (the TEXT plan), ``siblings`` (IXSCAN plans) and
+    ``rest`` (the filter with the $text false). The read's filter treats $text as true (the text index
+    is what decides it), so a document is kept when the text matches (then scored) or ``rest`` holds."""
+
+    def __init__(self, read: Plan, siblings: list[Plan], rest: Any):
+        self.read = read
+        self.siblings = siblings
+        self.rest = rest
+
+    def explain(self, plan: Plan, filter: dict | None) -> dict:
+        """FETCH over an OR of the TEXT read and the siblings' index scans, in mongod's stage names."""
+        inputs = [self.read.special.explain(self.read, None),
+                  *({"stage": "FETCH", "inputStage": s.ixscan_explain()} for s in self.siblings)]
+        node = {"stage": "OR", "inputStages": inputs}
+        return {"stage": "FETCH", "filter": filter, "inputStage": node} if filter else node
+
+
+def _text_union_scan(plan: Plan, scan) -> Iterator[tuple[bytes, dict]]:
+    """Each record the union's scans reach, once (``scan`` shares one seen set), when it matches."""
+    union = cast(_TextUnion, plan.special)
+    matcher, meta, rest = union.read.special.matcher, plan.meta, union.rest
+    for source in (union.read, *union.siblings):
+        for rid, doc in scan(source.intervals, source.index):
+            score = matcher.evaluate(doc, want_score=meta is not None)
+            if score is not None:
+                if meta is not None:
+                    meta.set(doc, "textScore", score)
+                yield rid, doc
+            elif rest(doc):
+                yield rid, doc
 
 
 # --------------------------------------------------------------------------------------------------
@@ -418,13 +517,15 @@ def _range_plan(spec: dict, path: str, ranges: list[tuple]) -> Any:
 
 
 # --------------------------------------------------------------------------------------------------
-# execution (the storage side passes ``scan(intervals) -> (rid, doc)`` of not-yet-seen records)
+# execution (the storage side passes ``scan(intervals, index=None) -> (rid, doc)`` of not-yet-seen records)
 # --------------------------------------------------------------------------------------------------
 
 
 def special_scan(plan: Any, scan) -> Iterator[tuple[bytes, dict]]:
     if plan.kind == "GEO_NEAR":
         return near_scan(plan, scan)
+    if isinstance(plan.special, _TextUnion):
+        return _text_union_scan(plan, scan)
     return _text_scan(plan, scan)
 
 

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from bson.regex import Regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
+
+NATURAL_HINT = [("$natural", 1)]
 
 
 @pytest.mark.commands("createIndexes", "listIndexes")
@@ -60,11 +65,22 @@ def test_bad_index_specs_give_67(db):
 
 
 @pytest.mark.commands("createIndexes")
-@pytest.mark.parametrize("kind", ["geoHaystack", "columnstore"])
-def test_unimplemented_index_types_are_refused_as_not_supported(db, kind):
+def test_unimplemented_index_types_are_refused_as_not_supported(db):
     with pytest.raises(OperationFailure) as e:
-        db.c.create_index([("a", kind)])
+        db.c.create_index([("a", "columnstore")])
     assert "not supported" in str(e.value)
+
+
+@pytest.mark.commands("createIndexes")
+@pytest.mark.parametrize("key", [{"a": "geoHaystack"}, {"a": "geoHaystack", "b": 1}, {"a": 1, "b": "geoHaystack"},
+                                 {"a": "geoHaystack", "$b": 0}])
+def test_geo_haystack_indexes_are_refused_with_67(db, key):
+    """mongod 7.0 (index_key_validate.cpp validateKeyPattern) refuses a geoHaystack plugin with 67
+    CannotCreateIndex as soon as it finds the plugin name, before checking the key's fields."""
+    with pytest.raises(OperationFailure) as e:
+        db.command("createIndexes", "c", indexes=[{"key": key, "name": "k"}])
+    assert e.value.code == 67
+    assert e.value.details["errmsg"].endswith(":: caused by :: GeoHaystack indexes cannot be created in version 5.0 and above")
 
 
 @pytest.mark.commands("createIndexes")
@@ -288,3 +304,180 @@ def test_or_over_indexed_fields_uses_an_index_union_and_matches_scan(db):
     assert sorted(d["_id"] for d in db.c.find(flt)) == expected
     assert db.c.update_many(flt, {"$set": {"hit": True}}).matched_count == len(expected)
     assert db.c.delete_many(flt).deleted_count == len(expected)
+
+
+# Index types and whether mongod 7.0 lets them compare strings under a collation (IndexCatalog::_isSpecOk).
+_COLLATED_KINDS = [(1, True), (-1, True), ("hashed", True), ("2dsphere", True), ("text", False), ("2d", False)]
+
+
+@pytest.mark.commands("createIndexes")
+@pytest.mark.parametrize("kind,collated", _COLLATED_KINDS)
+@pytest.mark.parametrize("how", ["inherited", "explicit", "simple override"])
+def test_index_types_without_collation_refuse_a_given_or_inherited_one(db, kind, collated, how):
+    """Whether the collation is the index's own or the collection default it inherits, text and 2d
+    indexes refuse a non-simple one with 67 naming it; an explicit simple collation creates any of them."""
+    en = {"locale": "en", "strength": 2}
+    if how == "explicit":
+        options: dict = {"collation": en}
+    else:
+        db.create_collection("c", collation=en)
+        options = {"collation": {"locale": "simple"}} if how == "simple override" else {}
+    command = {"createIndexes": "c", "indexes": [{"key": {"a": kind}, "name": "k", **options}]}
+    if collated or how == "simple override":
+        db.command(command)
+        stored = next(s for s in db.c.list_indexes() if s["name"] == "k").get("collation")
+        assert (stored or {}).get("locale") == (None if how == "simple override" else "en")
+        return
+    with pytest.raises(OperationFailure) as e:
+        db.command(command)
+    assert e.value.code == 67
+    assert e.value.details["errmsg"].endswith(f"Index type '{kind}' does not support collation: "
+                                              '{ locale: "en", caseLevel: false, caseFirst: "off", strength: 2, '
+                                              'numericOrdering: false, alternate: "non-ignorable", maxVariable: '
+                                              '"punct", normalization: false, backwards: false, version: "57.1" }')
+
+
+STRICT = {"apiVersion": "1", "apiStrict": True}
+
+
+@pytest.fixture
+def unstable_indexes(db):
+    """A collection with one index of each kind, those outside API Version 1 (sparse, text) among them."""
+    db.c.insert_many([{"_id": i, "a": i, "s": i, "t": f"word{i} coffee", "h": i} for i in range(4)])
+    db.c.create_index("a", name="a_1")
+    db.c.create_index("s", name="s_1", sparse=True)
+    db.c.create_index([("t", "text")], name="t_text")
+    db.c.create_index([("h", "hashed")], name="h_hashed")
+    return db.c
+
+
+@pytest.mark.commands("find", "count", "aggregate")
+@pytest.mark.parametrize("hint,stable", [("a_1", True), ({"a": 1}, True), ("h_hashed", True), ("s_1", False),
+                                         ({"s": 1}, False), ("t_text", False)])
+@pytest.mark.parametrize("command", [{"find": "c"}, {"count": "c"}, {"aggregate": "c", "pipeline": [], "cursor": {}}],
+                         ids=lambda c: next(iter(c)))
+def test_api_strict_reads_cannot_hint_an_index_outside_api_version_1(db, unstable_indexes, hint, stable, command):
+    """api_version_unstable_indexes.js, for every hinting read of API Version 1 (distinct is not in it):
+    under apiStrict a sparse or text index is not the planner's (2 BadValue, as for a missing index);
+    without it, or for other kinds, the hint works."""
+    assert db.command({**command, "hint": hint})["ok"] == 1
+    if stable:
+        assert db.command({**command, "hint": hint, **STRICT})["ok"] == 1
+        return
+    with pytest.raises(OperationFailure) as e:
+        db.command({**command, "hint": hint, **STRICT})
+    assert e.value.code == 2
+    assert e.value.details["errmsg"].endswith("hint provided does not correspond to an existing index")
+
+
+@pytest.mark.commands("find", "count", "aggregate", "explain")
+@pytest.mark.parametrize("command", [
+    {"find": "c", "filter": {"$text": {"$search": "coffee"}}},
+    {"count": "c", "query": {"$text": {"$search": "coffee"}}},
+    {"aggregate": "c", "pipeline": [{"$match": {"$text": {"$search": "coffee"}}}], "cursor": {}},
+    {"explain": {"find": "c", "filter": {"$text": {"$search": "coffee"}}}},
+], ids=lambda c: next(iter(c)))
+def test_api_strict_text_search_has_no_plan(db, unstable_indexes, command):
+    """Under apiStrict the text index is left out of planning: $text fails with 291 (mongod's
+    query_planner.cpp count of the text indexes it was given); without apiStrict it finds all four."""
+    assert db.command(command)["ok"] == 1
+    with pytest.raises(OperationFailure) as e:
+        db.command({**command, **STRICT})
+    assert e.value.code == 291
+    assert e.value.details["errmsg"].endswith("need exactly one text index for $text query")
+
+
+@pytest.mark.commands("find")
+def test_api_strict_plans_with_the_indexes_in_api_version_1(db, unstable_indexes):
+    """apiStrict leaves the plain index usable: the same answer as without it."""
+    for flt in ({"a": 2}, {"a": {"$gte": 1}}, {"s": 3}, {"h": 1}):
+        plain = db.command({"find": "c", "filter": flt})["cursor"]["firstBatch"]
+        assert db.command({"find": "c", "filter": flt, **STRICT})["cursor"]["firstBatch"] == plain
+
+
+# --------------------------------------------------------------------------------------------------
+# $text below $or: an index union of the TEXT read and the siblings' index scans (or_inexact.js)
+# --------------------------------------------------------------------------------------------------
+
+_WORDS = ["dave", "david", "joe", "joey", "apple"]
+_TEXT_DOCS = st.lists(st.fixed_dictionaries({
+    "pre": st.integers(0, 2), "other": st.one_of(st.integers(0, 3), st.sampled_from(["foo", "bar", "xbarx"]),
+                                                st.lists(st.integers(0, 3), max_size=2)),
+    "names": st.lists(st.sampled_from(_WORDS), max_size=3).map(" ".join)}), max_size=12)
+_SEARCH = st.sampled_from(["dave", "joe apple", "david -dave", '"joe joey"', "apple -joey"])
+_SIBLING = st.one_of(st.builds(lambda v: {"other": v}, st.integers(0, 3)),
+                     st.builds(lambda v: {"other": {"$in": v}}, st.lists(st.integers(0, 3), min_size=1, max_size=2)),
+                     st.builds(lambda v: {"other": {"$gte": v}}, st.integers(0, 3)),
+                     st.just({"other": Regex("bar")}), st.builds(lambda v: {"_id": v}, st.integers(0, 11)))
+
+
+def _text_or_filters(search: str) -> st.SearchStrategy:
+    text = {"$text": {"$search": search}}
+    holder = st.builds(lambda pre, extra: {**text, "pre": pre, **extra}, st.integers(0, 2),
+                       st.sampled_from([{}, {"other": "foo"}, {"other": {"$ne": 1}}]))
+    inner = st.builds(lambda h, sibs: {"$or": [h, *sibs]}, holder, st.lists(_SIBLING, min_size=1, max_size=2))
+    nested = st.builds(lambda o, sibs, extra: {"$or": [{**o, **extra}, *sibs]}, inner,
+                       st.lists(_SIBLING, min_size=1, max_size=2), st.sampled_from([{}, {"pre": {"$lte": 1}}]))
+    return st.one_of(inner, nested, st.builds(lambda o, pre: {**o, "pre": {"$gte": pre}}, inner, st.integers(0, 2)))
+
+
+def _replace_text(node, by: dict):
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "$text":
+                out.update(by)
+            else:
+                out[k] = _replace_text(v, by)
+        return out
+    if isinstance(node, list):
+        return [_replace_text(v, by) for v in node]
+    return node
+
+
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(docs=_TEXT_DOCS, data=st.data(), search=_SEARCH)
+def test_text_below_or_reads_what_its_definition_says(db, docs, data, search):
+    """A $text below $or beside indexed branches (the TEXT read and index scans, as mongod's OR plan)
+    finds the documents whose filter holds with the $text read as the top-level $text query answers it:
+    (matched by the text and the filter with $text true) or (the filter with $text false), both through
+    collection scans; a matched document's textScore is the top-level query's."""
+    coll = db.c
+    coll.drop()
+    coll.create_index([("pre", 1), ("names", "text")])
+    coll.create_index([("other", 1)])
+    if docs:
+        coll.insert_many([{"_id": i, **d} for i, d in enumerate(docs)])
+    flt = data.draw(_text_or_filters(search))
+    scores = {d["_id"]: d["s"] for pre in range(3)
+              for d in coll.find({"$text": {"$search": search}, "pre": pre}, {"s": {"$meta": "textScore"}})}
+    true_ids = {d["_id"] for d in coll.find(_replace_text(flt, {"$alwaysTrue": 1})).hint(NATURAL_HINT)}
+    false_ids = {d["_id"] for d in coll.find(_replace_text(flt, {"$alwaysFalse": 1})).hint(NATURAL_HINT)}
+    expected = (true_ids & set(scores)) | false_ids
+    got = {d["_id"]: d.get("s") for d in coll.find(flt, {"s": {"$meta": "textScore"}})}
+    assert set(got) == expected, flt
+    for _id, score in got.items():
+        if _id in scores:
+            assert score == scores[_id], flt
+    assert coll.count_documents(flt) == db.command("count", "c", query=flt)["n"] == len(expected)
+    assert sorted(coll.distinct("_id", flt)) == sorted(expected)
+    assert {d["_id"] for d in coll.aggregate([{"$match": flt}])} == expected
+    assert coll.update_many(flt, {"$set": {"hit": True}}).matched_count == len(expected)
+    assert {d["_id"] for d in coll.find({"hit": True})} == expected
+    assert coll.delete_many(flt).deleted_count == len(expected)
+
+
+@pytest.mark.commands("explain")
+def test_text_below_or_explains_an_or_of_the_text_read_and_index_scans(db):
+    coll = db.c
+    coll.create_index([("pre", 1), ("names", "text")])
+    coll.create_index([("other", 1)])
+    coll.insert_many([{"_id": 0, "pre": 3, "names": "david dave", "other": 1}, {"_id": 1, "pre": 4, "other": 2}])
+    flt = {"$or": [{"$text": {"$search": "dave"}, "pre": 3}, {"other": 2}]}
+    plan = coll.find(flt).explain()["queryPlanner"]["winningPlan"]
+    assert plan["stage"] == "FETCH" and plan["inputStage"]["stage"] == "OR"
+    stages = plan["inputStage"]["inputStages"]
+    assert stages[0]["stage"] == "TEXT_MATCH" and stages[0]["indexName"] == "pre_1_names_text"
+    assert stages[1]["inputStage"]["indexName"] == "other_1"
+    assert sorted(d["_id"] for d in coll.find(flt)) == [0, 1]

@@ -68,16 +68,6 @@ HYPOTHESIS = settings(max_examples=15, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-COLL_STATS_COUNT_MESSAGE = ("$collStats {count: {}} on a missing collection fails 26 with the storageStats "
-                            "message ('Unable to retrieve storageStats in $collStats stage ...'); mongod 7.0 says "
-                            "'Unable to retrieve count in $collStats stage :: caused by :: Collection [<ns>] not "
-                            "found.' (server/coll_stats.py coll_stats_document: the message of the section that "
-                            "fails)")
-DENSIFY_DOUBLE_DRIFT = ("$densify with a double step 0.1 from a double document at 0.5 up to a decimal document at 1 "
-                        "also generates 0.9999999999999999 (0.8999999999999999 + 0.1 is below 1); mongod 7.0 stops "
-                        "at 0.8999999999999999 (densify/decimal.js expects 11 documents). The stopping rule of "
-                        "mongod's DocGenerator for a chain of doubles ending at a decimal is not reproduced "
-                        "(server/query/stage_densify_fill.py parse_densify grid)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -718,7 +708,6 @@ def test_coll_stats_count(db):
     assert agg(db.c, [{"$collStats": {"count": {}}}])[0]["count"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason=COLL_STATS_COUNT_MESSAGE)
 def test_coll_stats_count_of_a_missing_collection(client, db):
     """collStats/count.js: a dropped collection, then a dropped database. mongod 7.0's
     appendCollectionRecordCount answers 26 NamespaceNotFound (the stored jstest's 40481 is older)."""
@@ -959,16 +948,17 @@ def test_densify_decimal_values(db):
         "step": 0.1, "bounds": [Decimal128("0.1"), Decimal128("0.9")]}}}, {"$limit": 3}], 5876900)
 
 
-@pytest.mark.xfail(strict=True, reason=DENSIFY_DOUBLE_DRIFT)
 def test_densify_double_step_over_decimals(db):
-    """densify/decimal.js: a double step over decimals and a double: decimals up to the double, then
-    doubles accumulating the step's rounding (0.7999999999999999, 0.8999999999999999), then the last
-    decimal document, 11 documents in all."""
+    """densify/decimal.js (the 6.0+ version; the 5.x one, behind featureFlagDensify, expected 11): a double
+    step over decimals and a double: decimals up to the double, then doubles accumulating the step's
+    rounding (0.7999999999999999, 0.8999999999999999, 0.9999999999999999: still below the decimal 1),
+    then the last decimal document, 12 documents in all."""
     db.c.insert_many([{"val": Decimal128("0")}, {"val": 0.5}, {"val": Decimal128("1")}])
     res = agg(db.c, [{"$project": {"_id": 0}}, {"$densify": {"field": "val", "range": {"step": 0.1, "bounds": "full"}}}])
     got = sorted(res, key=lambda d: float(str(d["val"])))
-    assert [type(d["val"]).__name__ for d in got] == ["Decimal128"] * 5 + ["float"] * 5 + ["Decimal128"]
-    assert [d["val"] for d in got[5:10]] == [0.5, 0.6, 0.7, 0.7999999999999999, 0.8999999999999999]
+    assert [type(d["val"]).__name__ for d in got] == ["Decimal128"] * 5 + ["float"] * 6 + ["Decimal128"]
+    assert [d["val"] for d in got[5:11]] == [0.5, 0.6, 0.7, 0.7999999999999999, 0.8999999999999999,
+                                             0.9999999999999999]
 
 
 def test_densify_decimal_step_over_decimals(db):

@@ -48,20 +48,8 @@ IDL_UNKNOWN_FIELD = 40415
 IDL_MISSING_FIELD = 40414
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-TEXT_INDEX_INHERITS_COLLATION = (
-    "a text index built without a collation on a collection with a non-simple default collation "
-    "inherits it and is created; mongod refuses it with 67 CannotCreateIndex \"Index type 'text' does not "
-    "support collation: {...}\" (the plugin check of server/commands/indexes.py finish_spec runs before "
-    "server/core/collection.py index_collation applies the default)")
 WILDCARD_INDEXES = ("wildcard ($**) indexes are refused with 115 CommandNotSupported; mongod builds them "
                     "(server/commands/indexes.py, server/query/index_kinds.py)")
-APPLY_OPS_O2_COLLATION = (
-    "applyOps 'u' finds the o2 document by _id with the simple collation (no match for {_id: 'FOO'} in a "
-    "case-insensitive collection: 8 UnknownError, results [false]); mongod matches o2 with the collection's "
-    "default collation (server/commands/oplog.py)")
-RETURN_KEY_COLLATED = (
-    "returnKey through an index with a collation returns the indexed string itself; mongod returns the "
-    "index key, the collator's comparison key (server/commands/crud.py _index_key_of)")
 
 CI = {"locale": "en_US", "strength": 2}  # case-insensitive
 CS = {"locale": "en_US", "strength": 3}  # case-sensitive
@@ -180,7 +168,6 @@ def test_create_indexes_with_a_collation_each(db):
     assert index_collation(coll, {"e": 1}) is None
 
 
-@pytest.mark.xfail(strict=True, reason=RETURN_KEY_COLLATED)
 def test_collated_index_keys_are_collation_keys(db):
     """collation.js: returnKey through an index with a collation gives the collator's key, not the
     string; through a simple index the string itself."""
@@ -202,7 +189,6 @@ def test_text_index_refuses_an_explicit_non_simple_collation(db):
     db.en2.create_index([("a", "text")], collation={"locale": "simple"})
 
 
-@pytest.mark.xfail(strict=True, reason=TEXT_INDEX_INHERITS_COLLATION)
 def test_text_index_refuses_an_inherited_non_simple_collation(db):
     """collation.js: a text index inheriting a non-simple collection default fails."""
     create(db, "en1", {"locale": "en"})
@@ -587,7 +573,6 @@ def test_null_or_undefined_collation_option_is_refused(db, backwards):
     assert db.c.find_one({}, {"_id": 0}) == {"str": "foo"}
 
 
-@pytest.mark.xfail(strict=True, reason=APPLY_OPS_O2_COLLATION)
 def test_apply_ops_o2_uses_the_collection_collation(db):
     """collation.js: an applyOps update's o2 matches with the collection's default collation."""
     create(db, "c", CI)

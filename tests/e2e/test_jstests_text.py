@@ -39,8 +39,6 @@ CANNOT_BUILD_INDEX_KEYS = 201
 UNAVAILABLE_METADATA = 40218
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-TEXT_UNDER_OR = ("$text under $or (with indexed siblings) is refused; mongod plans an OR of the TEXT read and the "
-                 "sibling's index scan (fix in server/query/plan_special.py / plan.py)")
 AGG_META_UNAVAILABLE = ("aggregate $project / $sort on {$meta: 'textScore'} with no $text $match returns documents; "
                         "mongod fails with 40218 'query requires text score metadata, but it is not available' "
                         "(server/query/stages / pipeline parse)")
@@ -209,7 +207,6 @@ def test_fts4_fts5_arrays_of_strings_and_of_subdocuments(db, nested):
     assert query_ids(coll, "d", {"z": 1}) == [1]
 
 
-@pytest.mark.xfail(strict=True, reason=TEXT_UNDER_OR)
 def test_fts6_text_inside_or_with_an_indexed_sibling(db):
     coll = db.fts6
     coll.create_index([("a", 1)])
@@ -846,7 +843,6 @@ def test_fts_projection_score_in_several_fields_and_clobbering(content):
     assert len(res) == 2 and all(math.isclose(d["b"], scores[d["_id"]]) for d in res)
 
 
-@pytest.mark.xfail(strict=True, reason=TEXT_UNDER_OR)
 def test_fts_projection_text_under_or_scores(content):
     scores = {d["_id"]: d["score"] for d in content.find(Q, {"score": {"$meta": "textScore"}})}
     res = list(content.find({"$or": [Q, {"_id": 1}]}, {"score": {"$meta": "textScore"}}))
