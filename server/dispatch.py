@@ -34,9 +34,11 @@ from tidemark.commands import (
     databases,
     ddl,
     explain,
+    gridfs,
     handshake,
     indexes,
     map_reduce,
+    metadata,
     operations,
     operator,
     oplog,
@@ -68,8 +70,8 @@ FAMILIES = (
     admin,
     sessions,
     cursors,
-    databases, ddl, crud, aggregate, explain, map_reduce, indexes, stats, capped,
-    profiling, replication, testing, operations, operator, oplog,
+    databases, ddl, crud, aggregate, explain, map_reduce, indexes, stats, capped, gridfs,
+    profiling, replication, testing, operations, operator, oplog, metadata,
     auth, users, roles, authz_merge,
 )
 

@@ -7,6 +7,13 @@ with the time of its last use; ``endSessions``/``killSessions`` remove it; sessi
 ``uid`` is the SHA-256 digest of the authenticated user (of the empty string without one), plus
 ``user: {name}`` for an authenticated user. Event-loop thread only; bounded like mongod's cache.
 
+The cache is flushed to ``config.system.sessions`` only by the test command
+``refreshLogicalSessionCacheNow`` (mongod also refreshes every 5 minutes; Tidemark does not): a flush
+hands out every live record and the ``_id`` of every flushed session ended since (which the flush
+removes from the collection, as mongod's refresh does); the local records stay (``$listLocalSessions``
+keeps listing them). ``_flushed`` holds only keys of live sessions, so it and ``_ended`` stay bounded
+by the cache.
+
 Invariant: a session is keyed by (session id, owner) — the owner being the
 :class:`~tidemark.auth.names.Principal` that used it (None without authentication) — as mongod keys
 it by (id, uid): two users using the same id have two sessions, and one user's commands never
@@ -33,6 +40,9 @@ class SessionCache:
     def __init__(self) -> None:
         # (session id, owner Principal or None) -> last use in epoch seconds
         self._sessions: dict[tuple[Any, Any], float] = {}
+        # keys of live sessions written to config.system.sessions, and the _ids of those ended since
+        self._flushed: set[tuple[Any, Any]] = set()
+        self._ended: list[dict[str, Any]] = []
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -63,19 +73,25 @@ class SessionCache:
         for key in [k for k in self._sessions
                     if (wanted is None or k[0] in wanted) and visible_to(k[1], owner)]:
             del self._sessions[key]
+            if key in self._flushed:  # the next flush removes it from config.system.sessions
+                self._flushed.discard(key)
+                self._ended.append(_record_id(*key))
 
     def clear(self, names: Any = None) -> None:
         """Forget every session (of the users named in ``names``, a set of UserName, unless None)."""
         if names is None:
             self._sessions.clear()
+            self._flushed.clear()
             return
         for key in [k for k in self._sessions if k[1] is not None and k[1].name in names]:
             del self._sessions[key]
+            self._flushed.discard(key)
 
     def expire(self, now: float | None = None) -> None:
         limit = (now or time.time()) - TIMEOUT_SECONDS
         for key in [k for k, last in self._sessions.items() if last < limit]:
             del self._sessions[key]
+            self._flushed.discard(key)  # the collection's TTL index expires its record
 
     def records(self, wanted: Callable[[Any], bool] | None) -> list[dict[str, Any]]:
         """The session records whose owner (a Principal or None) ``wanted`` accepts (None: every
@@ -86,10 +102,27 @@ class SessionCache:
             if wanted is not None and not wanted(owner):
                 continue
             name = owner.name if owner is not None else None
-            record: dict[str, Any] = {"_id": {"id": session_id, "uid": Binary(session_digest(name), 0)},
+            record: dict[str, Any] = {"_id": _record_id(session_id, owner),
                                       "lastUse": datetime.datetime.fromtimestamp(last, datetime.UTC)
                                       .replace(tzinfo=None, microsecond=(int(last * 1000) % 1000) * 1000)}
             if name is not None:
                 record["user"] = {"name": name.display()}
             out.append(record)
         return out
+
+    def take_flush(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(every live session record, the ``_id`` of every flushed session ended since): what a
+        refresh writes to and removes from config.system.sessions. The live sessions count as flushed
+        from now on; a refresh that fails hands the ended ones back (``restore_ended``)."""
+        records = self.records(None)
+        self._flushed = set(self._sessions)
+        ended, self._ended = self._ended, []
+        return records, ended
+
+    def restore_ended(self, ended: list[dict[str, Any]]) -> None:
+        self._ended = ended + self._ended
+
+
+def _record_id(session_id: Any, owner: Any) -> dict[str, Any]:
+    """mongod's session record ``_id``: ``{id, uid}`` (uid: the digest of the owner's name)."""
+    return {"id": session_id, "uid": Binary(session_digest(owner.name if owner is not None else None), 0)}

@@ -423,6 +423,47 @@ def _kill_op(req: Request) -> None:
     raise Denied
 
 
+def _filemd5(req: Request) -> None:
+    """mongod's CmdFileMD5: find on ``<root>.chunks`` (a non-string root is 73 already here, as
+    mongod's parseNs answers), refused with its own message."""
+    root = req.cmd.get("root")
+    if "root" in req.cmd and not isinstance(root, str):
+        raise MongoError(ErrorCode.InvalidNamespace, "'root' must be of type String")
+    if not req.allowed(R.ns_target(req.db, (root or "fs") + ".chunks"), "find"):
+        raise MongoError(ErrorCode.Unauthorized, "unauthorized")
+
+
+def _validate_db_metadata(req: Request) -> None:
+    """mongod's assertUserCanRunValidate: ``validate`` on the database named by ``db``, or on every
+    normal resource without one; refused with its own message. A ``db`` of another type is the
+    handler's 14 (mongod parses the request first)."""
+    db = req.cmd.get("db")
+    if db is not None and not isinstance(db, str):
+        return
+    if db is not None:
+        if not req.allowed(R.db_target(db), "validate"):
+            raise MongoError(ErrorCode.Unauthorized, "Not authorized to run validateDBMetadata command on "
+                                                     f"resource: '<database {db}>'")
+        return
+    # the "any normal resource" pattern itself (search_list matches only patterns of databases and
+    # collections): granted by a privilege on it or on any resource
+    granted = req.privileges.get(R.ANY_NORMAL, frozenset()) | req.privileges.get(R.ANY, frozenset())
+    if not ("validate" in granted or "anyAction" in granted):
+        raise MongoError(ErrorCode.Unauthorized, "Not authorized to run validateDBMetadata command on "
+                                                 "resource: '<all normal resources>'")
+
+
+def _features(req: Request) -> None:
+    """mongod's FeaturesCmd: no privilege, but ``oidReset`` (a truthy safeBool) needs the cluster's
+    oidReset action, refused with mongod's own message."""
+    authenticated(req)
+    reset = req.cmd.get("oidReset")
+    # a value of another type is the handler's 14 (mongod parses the request before authorizing it)
+    numeric = isinstance(reset, bool | int | float) or hasattr(reset, "to_decimal")
+    if numeric and truthy(reset) and not req.allowed(R.CLUSTER, "oidReset"):
+        raise MongoError(ErrorCode.Unauthorized, "Not authorized to reset machine identifier")
+
+
 def _clone_as_capped(req: Request) -> None:
     req.require(req.ns(), "find")
     req.require(req.ns(req.cmd.get("toCollection")), "insert", "createCollection")
@@ -438,6 +479,7 @@ RULES: dict[str, Rule | None] = {
     "getMore": _get_more, "killCursors": _kill_cursors,
     # reads
     "count": on_collection("find"), "distinct": on_collection("find"), "find": on_collection("find"),
+    "filemd5": _filemd5,
     "dataSize": lambda req: req.require(req.full_ns(req.cmd.get("dataSize")), "find"),
     "aggregate": _aggregate, "explain": _explain, "mapReduce": _map_reduce,
     # writes
@@ -451,18 +493,21 @@ RULES: dict[str, Rule | None] = {
     "listDatabases": _list_databases,
     # statistics
     "collStats": on_collection("collStats"), "dbStats": on_database("dbStats"),
-    "validate": on_collection("validate"),
+    "validate": on_collection("validate"), "validateDBMetadata": _validate_db_metadata,
     # server administration
     "getCmdLineOpts": on_cluster("getCmdLineOpts"), "getLog": on_cluster("getLog"),
     "getParameter": on_cluster("getParameter"), "setParameter": on_cluster("setParameter"),
-    "hostInfo": on_cluster("hostInfo"), "serverStatus": on_cluster("serverStatus"),
+    "hostInfo": on_cluster("hostInfo"), "features": _features, "serverStatus": on_cluster("serverStatus"),
     "killAllSessions": on_cluster("killAnySession"),
     # commands other families add (mongod's actions), so they arrive with their rule
     "currentOp": _current_op,
     "killOp": _kill_op, "top": on_cluster("top"), "profile": on_database("enableProfiler"),
     "configureFailPoint": authenticated,  # a test command: mongod asks for nothing more
     "testVersion2": authenticated,  # test commands of the versioned API: no privilege
-    "testDeprecationInVersion2": authenticated,
+    "testDeprecationInVersion2": authenticated, "testDeprecation": authenticated,
+    # a test command mongod runs even unauthenticated; here, like configureFailPoint, it needs a user
+    # (only the handshake and authentication commands are open)
+    "refreshLogicalSessionCacheNow": authenticated,
     "convertToCapped": on_collection("convertToCapped"), "compact": on_collection("compact"),
     "cloneCollectionAsCapped": _clone_as_capped,
     "dbHash": on_database("dbHash"), "fsync": on_cluster("fsync"), "fsyncUnlock": on_cluster("unlock"),

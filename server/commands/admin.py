@@ -1,5 +1,5 @@
 """Admin family: getParameter, setParameter, getCmdLineOpts, hostInfo, connectionStatus, getLog,
-listCommands, logRotate, serverStatus.
+listCommands, logRotate, serverStatus, features.
 
 Replies follow mongod 7.0's shapes. ``atlasVersion`` is deliberately absent (CommandNotFound):
 success would make mongosh, Compass and the database tools believe they talk to Atlas.
@@ -16,14 +16,17 @@ import time
 from typing import Any
 
 import psutil
+from bson.decimal128 import Decimal128
 from bson.int64 import Int64
+from bson.objectid import ObjectId
 
 from tidemark import log, ttl
-from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.arguments import GENERIC_ARGUMENTS, check_fields, wrong_type
 from tidemark.auth.rules import OPEN, RULES
 from tidemark.auth.session import auth_info
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import javascript
 from tidemark.version import MONGODB_VERSION
 
 _PROCESS = psutil.Process()
@@ -236,6 +239,37 @@ async def log_rotate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
     return {}
 
 
+# pymongo's ObjectId keeps the process's 5 random bytes (mongod's per-instance "machine" nonce) in this
+# class attribute, regenerated only when the pid changes; oidReset replaces it like OID::regenMachineId.
+_OID_RANDOM = "_ObjectId__random"
+
+
+def _oid_machine() -> Int64:
+    """mongod's OID::getMachineId(): the first 4 bytes of the nonce every new ObjectId carries, read as
+    a native (little-endian) unsigned int."""
+    nonce = ObjectId._random()  # noqa: SLF001 - the nonce new ObjectIds use (regenerated after a fork)
+    return Int64(int.from_bytes(nonce[:4], "little"))
+
+
+async def features(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """mongod's ``features`` (generic_servers.idl, strict): ``oidReset`` a safeBool; the reply's ``js``
+    while JavaScript is enabled, ``oidMachineOld`` with ``oidReset``, then ``oidMachine``. The
+    authorization of ``oidReset`` (cluster action oidReset) is auth/rules.py's."""
+    check_fields(cmd, "features", {"oidReset"})
+    reset = cmd.get("oidReset")
+    if reset is not None and not isinstance(reset, bool | int | float | Decimal128):
+        raise wrong_type("features.oidReset", reset, ("bool", "long", "int", "decimal", "double"))
+    reply: dict[str, Any] = {}
+    if javascript.enabled():
+        reply["js"] = {"utf8": True}
+    if reset is not None and (reset.to_decimal() != 0 if isinstance(reset, Decimal128) else bool(reset)):
+        reply["oidMachineOld"] = _oid_machine()
+        ObjectId._random()  # noqa: SLF001 - a fork first takes its own nonce, which the reset then replaces
+        setattr(ObjectId, _OID_RANDOM, os.urandom(5))
+    reply["oidMachine"] = _oid_machine()
+    return reply
+
+
 COMMANDS = [
     CommandSpec(
         "connectionStatus",
@@ -251,6 +285,8 @@ COMMANDS = [
     CommandSpec(
         "getLog", get_log, help="recent log lines: '*', 'global' or 'startupWarnings'", admin_only=True
     ),
+    CommandSpec("features", features, help="return build level feature settings (oidReset: a new ObjectId "
+                                           "machine nonce)"),
     CommandSpec("getParameter", get_parameter, help="read server parameters ('*' for all)", admin_only=True),
     CommandSpec("hostInfo", host_info, help="facts about the host: OS, CPUs, memory"),
     CommandSpec("listCommands", list_commands, help="every command this server knows, with help"),

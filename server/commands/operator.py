@@ -12,7 +12,10 @@ import ipaddress
 import time
 from typing import Any
 
+from bson.decimal128 import Decimal128
+
 from tidemark import log
+from tidemark.arguments import check_fields, wrong_type
 from tidemark.context import CloseConnection, CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -22,7 +25,27 @@ FSYNC_URL = "http://dochub.mongodb.org/core/fsynccommand"
 
 
 def _truthy(value: Any) -> bool:
+    if isinstance(value, Decimal128):  # a Decimal128 object is always truthy: its number decides
+        return value.to_decimal() != 0
     return value is not None and value is not False and value != 0
+
+
+# mongod's fsync IDL (strict): these fields only, the safeBools a bool or a number, the timeout an int.
+_FSYNC_FIELDS = {"lock", "forBackup", "allowFsyncFailure", "fsyncLockAcquisitionTimeoutMillis"}
+_SAFE_BOOL_TYPES = ("bool", "long", "int", "decimal", "double")
+
+
+def _check_fsync_arguments(cmd: dict[str, Any]) -> None:
+    """40415 for an unknown field (``unlock`` is fsyncUnlock's business), 14 for a wrong type; a null
+    is an absent field, as the IDL reads it."""
+    check_fields(cmd, "fsync", _FSYNC_FIELDS)
+    for name in ("lock", "forBackup", "allowFsyncFailure"):
+        value = cmd.get(name)
+        if value is not None and not isinstance(value, bool | int | float | Decimal128):
+            raise wrong_type(f"fsync.{name}", value, _SAFE_BOOL_TYPES)
+    timeout = cmd.get("fsyncLockAcquisitionTimeoutMillis")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int)):
+        raise wrong_type("fsync.fsyncLockAcquisitionTimeoutMillis", timeout, "int")
 
 
 async def _flush(ctx: CommandContext) -> None:
@@ -31,6 +54,7 @@ async def _flush(ctx: CommandContext) -> None:
 
 
 async def fsync(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    _check_fsync_arguments(cmd)
     lock = _truthy(cmd.get("lock"))
     log.info("COMMAND", 20461, "CMD fsync", ctx=f"conn{ctx.conn.id}", lock=lock,
              forBackup=_truthy(cmd.get("forBackup")))

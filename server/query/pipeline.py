@@ -105,6 +105,7 @@ def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
         stage_densify_fill,
         stage_graph_lookup,
         stage_group,
+        stage_list_sessions,
         stage_lookup,
         stage_write,
         stages,
@@ -112,7 +113,7 @@ def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
     )
     table: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
     for module in (stages, stage_group, stage_lookup, stage_densify_fill, windows, geo_near, stage_graph_lookup,
-                   stage_current_op, stage_write):
+                   stage_current_op, stage_write, stage_list_sessions):
         table.update(module.STAGES)
     return table
 
@@ -120,10 +121,10 @@ def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
 STAGES: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
 MAX_PIPELINE_LENGTH = 1000  # mongod's internalPipelineLengthLimit
 MAX_SUB_PIPELINE_DEPTH = 20  # mongod's internalMaxSubPipelineViewDepth
-_FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp")
+_FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp", "$listSessions")
 _LAST_ONLY = ("$out", "$merge")
 _NOT_SUPPORTED = ("$search", "$searchMeta", "$vectorSearch", "$changeStream",
-                  "$listSessions", "$listLocalSessions", "$planCacheStats",
+                  "$listLocalSessions", "$planCacheStats",
                   "$listSearchIndexes", "$shardedDataDistribution", "$changeStreamSplitLargeEvent")
 
 

@@ -74,23 +74,6 @@ IDL_UNKNOWN_FIELD = 40415
 STRICT = {"apiVersion": "1", "apiStrict": True}
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-NO_TEST_DEPRECATION = ("mongod's test command testDeprecation (in API Version 1, deprecated there: apiDeprecationErrors "
-                       "refuses it with 324) does not exist, even with enableTestCommands; api_version.py already treats it "
-                       "as deprecated, the command belongs in server/commands/testing.py (and its auth rule in "
-                       "server/auth/rules.py)")
-GEO_HAYSTACK_CODE = ("createIndexes of a geoHaystack index answers 115 CommandNotSupported; mongod 7.0 refuses it with 67 "
-                     "CannotCreateIndex 'GeoHaystack indexes cannot be created in version 5.0 and above' "
-                     "(server/query/index_kinds.py, which tests/e2e/test_indexes.py pins to 115)")
-GETMORE_API_MISMATCH = ("getMore does not compare its API parameters with those of the command that opened the cursor; "
-                        "mongod refuses any difference with 498 APIMismatchError (the cursor must keep the opening "
-                        "command's apiVersion/apiStrict/apiDeprecationErrors: server/cursors.py, checked in "
-                        "server/commands/cursors.py)")
-STRICT_UNSTABLE_INDEXES = ("with apiStrict: true the planner still uses a text index for $text (mongod: 291 "
-                           "NoQueryExecutionPlans) and accepts a hint of a sparse index (mongod: 2 BadValue); indexes "
-                           "outside API Version 1 must be left out of planning (server/query/plan.py)")
-FSYNC_STRICT_ARGUMENTS = ("fsync accepts unlock: true/false (mongod: 40415 IDLUnknownField) and a non-boolean lock "
-                          "(mongod: 14 TypeMismatch); its arguments are not parsed strictly (server/commands/operator.py)")
-NO_FILEMD5 = "the filemd5 command does not exist (59 CommandNotFound; a new command, e.g. in server/commands/gridfs.py)"
 TOO_LARGE_CODES = ("every write of a document over 16 MiB is refused with 10334 BSONObjectTooLarge by the one "
                    "stored-size check (server/core/collection.py encode_doc); mongod 7.0 answers per write: an insert 2 "
                    "BadValue 'object to insert too large', an upserted replacement 17420 'Document to upsert is larger "
@@ -105,29 +88,8 @@ READ_AHEAD_EXAMINED = ("a find's batch reports the keys and documents its scan r
 MULTI_STATEMENT_PROFILE = ("an update or delete of several statements is profiled as one entry (the whole command); "
                            "mongod writes one entry per statement with that statement's counters, which the write "
                            "path does not report per statement (server/commands/crud.py)")
-PROFILE_ID_INDEX = ("create of <db>.system.profile (capped) builds an _id index, so the profiler's _id-less "
-                    "entries collide (E11000 on null) from the second on and are lost; mongod creates system.profile "
-                    "without an _id index (server/commands/ddl.py create)")
-IDLE_CURSOR_FIELDS = ("$currentOp's idleCursor documents lack the cursor's planSummary, cursor.originatingCommand "
-                      "and lsid.uid (mongod: planSummary 'COLLSCAN' / 'IXSCAN { val: 1 }', the find command, the "
-                      "session's uid) (server/cursors.py idle_cursors)")
-HUGE_STATS_SCALE = ("collStats with scale Number.MAX_VALUE fails 15 Overflow (the scale is kept as a Python int and "
-                    "scaleFactor no longer fits a long); mongod converts the scale to a long long and answers "
-                    "maxSize 0 (server/coll_stats.py scale_arg)")
-STORAGE_ENGINE_OPTIONS = ("create accepts any storageEngine / indexOptionDefaults value (a string, an unknown engine, "
-                          "non-document engine options, unknown indexOptionDefaults fields); mongod refuses them "
-                          "(server/commands/ddl.py create options)")
-NO_LIST_SESSIONS = ("$listSessions (over config.system.sessions) and refreshLogicalSessionCacheNow do not exist "
-                    "(224 not supported / 59); mongod lists the sessions flushed to config.system.sessions "
-                    "(a new stage in server/query/ and a command, with their auth rules in server/auth/)")
-LIST_CURSOR_ORIGIN = ("the profile entry of a getMore on a listIndexes cursor has no originatingCommand: the "
-                      "listIndexes handler leaves no ReadFacts (with the command as origin) on ctx.facts for its "
-                      "cursor (server/commands/indexes.py)")
-SYSTEM_PROFILE_WRITES = ("system.profile is writable and droppable like any collection: mongod refuses user "
-                         "inserts/updates/deletes/findAndModify on it, $out/rename to or from it, convertToCapped of it "
-                         "(BadValue), and dropping it while profiling is on (server/commands/crud.py, ddl.py)")
-NO_VALIDATE_DB_METADATA = ("the validateDBMetadata command does not exist (59 CommandNotFound; mongod reports the "
-                           "collections, indexes and views outside API Version 1)")
+SYSTEM_PROFILE_WRITES = ("convertToCapped of system.profile succeeds, mongod answers 2 BadValue "
+                         "(server/commands/capped.py)")
 
 
 def run(db, cmd: dict) -> dict:
@@ -197,7 +159,7 @@ def test_api_strict_refuses_commands_outside_version_1(db):
     assert "buildInfo" in error.details["errmsg"] and "dochub.mongodb.org" in error.details["errmsg"]
 
 
-@pytest.mark.xfail(strict=True, reason=NO_TEST_DEPRECATION)
+@pytest.mark.commands("testDeprecation")
 def test_api_deprecation_errors_refuse_a_deprecated_command(start_server):
     with start_server(params={"enableTestCommands": 1}).client() as mongo:
         db = mongo.api_deprecation
@@ -268,7 +230,6 @@ def test_api_strict_refuses_text_indexes(db, api_coll):
                   API_STRICT_ERROR)
 
 
-@pytest.mark.xfail(strict=True, reason=GEO_HAYSTACK_CODE)
 def test_geo_haystack_indexes_cannot_be_created(db, api_coll):
     command_fails(db, {"createIndexes": api_coll.name, "indexes": [{"key": {"a": "geoHaystack"}, "name": "a_1"}],
                        **STRICT}, CANNOT_CREATE_INDEX)
@@ -373,12 +334,12 @@ def test_getmore_with_the_opening_commands_api_parameters(db, getmore_coll, para
 
 
 @pytest.mark.parametrize("initial, continuing", [
-    xf(GETMORE_API_MISMATCH, {}, {"apiVersion": "1"}, id="none-then-v1"),
-    xf(GETMORE_API_MISMATCH, {"apiVersion": "1"}, {}, id="v1-then-none"),
-    xf(GETMORE_API_MISMATCH, {"apiVersion": "1", "apiStrict": True}, {"apiVersion": "1"}, id="strict-then-v1"),
-    xf(GETMORE_API_MISMATCH, {"apiVersion": "1"}, {"apiVersion": "1", "apiStrict": False}, id="v1-then-strict-false"),
-    xf(GETMORE_API_MISMATCH, {"apiVersion": "1", "apiDeprecationErrors": True}, {"apiVersion": "1", "apiDeprecationErrors": False},
-       id="deprecation-true-then-false"),
+    pytest.param({}, {"apiVersion": "1"}, id="none-then-v1"),
+    pytest.param({"apiVersion": "1"}, {}, id="v1-then-none"),
+    pytest.param({"apiVersion": "1", "apiStrict": True}, {"apiVersion": "1"}, id="strict-then-v1"),
+    pytest.param({"apiVersion": "1"}, {"apiVersion": "1", "apiStrict": False}, id="v1-then-strict-false"),
+    pytest.param({"apiVersion": "1", "apiDeprecationErrors": True}, {"apiVersion": "1", "apiDeprecationErrors": False},
+                 id="deprecation-true-then-false"),
 ])
 def test_getmore_api_parameters_must_match(db, getmore_coll, initial, continuing):
     cursor = _open_cursor(db, getmore_coll, initial)
@@ -434,13 +395,11 @@ def test_indexes_outside_api_version_1_work_without_api_strict(db, articles):
     assert [d["_id"] for d in reply["cursor"]["firstBatch"]] == [1]
 
 
-@pytest.mark.xfail(strict=True, reason=STRICT_UNSTABLE_INDEXES)
 def test_api_strict_plans_without_text_index(db, articles):
     command_fails(db, {"explain": {"find": "articles", "filter": {"$text": {"$search": "coffee"}}}, **STRICT},
                   NO_QUERY_EXECUTION_PLANS)
 
 
-@pytest.mark.xfail(strict=True, reason=STRICT_UNSTABLE_INDEXES)
 def test_api_strict_refuses_hint_of_sparse_index(db, articles):
     command_fails(db, {"find": "articles", "filter": {"views": 50}, "hint": {"views": 1}, **STRICT}, BAD_VALUE)
 
@@ -731,9 +690,12 @@ def test_fsync_lock_holds_writes_until_unlocked(client):
 
 
 @pytest.mark.parametrize("args, code", [
-    xf(FSYNC_STRICT_ARGUMENTS, {"unlock": True}, IDL_UNKNOWN_FIELD, id="unlock_true"),
-    xf(FSYNC_STRICT_ARGUMENTS, {"unlock": False}, IDL_UNKNOWN_FIELD, id="unlock_false"),
-    xf(FSYNC_STRICT_ARGUMENTS, {"lock": "not_valid_boolean"}, TYPE_MISMATCH, id="lock_string"),
+    pytest.param({"unlock": True}, IDL_UNKNOWN_FIELD, id="unlock_true"),
+    pytest.param({"unlock": False}, IDL_UNKNOWN_FIELD, id="unlock_false"),
+    pytest.param({"lock": "not_valid_boolean"}, TYPE_MISMATCH, id="lock_string"),
+    pytest.param({"lock": True, "forBackup": "yes"}, TYPE_MISMATCH, id="for_backup_string"),
+    pytest.param({"allowFsyncFailure": [True]}, TYPE_MISMATCH, id="allow_failure_array"),
+    pytest.param({"async": True}, IDL_UNKNOWN_FIELD, id="async"),
 ])
 def test_fsync_arguments_are_strict(client, args, code):
     try:
@@ -772,7 +734,7 @@ def test_list_local_sessions_of_all_users(client, db):
 # --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=NO_FILEMD5)
+@pytest.mark.commands("filemd5")
 def test_filemd5(db):
     db.fs.chunks.insert_one({"files_id": 1, "n": 0, "data": Binary(b"test")})
     command_fails(db, {"filemd5": 1, "root": "fs"}, NO_QUERY_EXECUTION_PLANS)  # needs the {files_id, n} index
@@ -785,7 +747,56 @@ def test_filemd5(db):
     command_fails(db, {"filemd5": 2, "root": "fs"}, 50849)
 
 
-@pytest.mark.xfail(strict=True, reason=NO_VALIDATE_DB_METADATA)
+@pytest.mark.commands("filemd5")
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=st.lists(st.lists(st.binary(max_size=300), max_size=5), min_size=1, max_size=3),
+       split=st.integers(min_value=0, max_value=5), order=st.randoms(use_true_random=False))
+def test_filemd5_digests_each_file_in_n_order(db, files, split, order):
+    """Any files' chunks, inserted in any order: each file's md5 over its data in ``n`` order; with
+    ``partialOk`` (mongos) the state carried from one chunks collection into another (from ``startAt``)
+    gives the same md5. ``root`` names the collection; a chunk missing in the middle is 10040."""
+    import hashlib
+
+    for root in ("fs", "a", "b"):
+        db[f"{root}.chunks"].drop()
+        db[f"{root}.chunks"].create_index([("files_id", 1), ("n", 1)])
+    chunks = [{"files_id": f, "n": n, "data": Binary(data)} for f, parts in enumerate(files)
+              for n, data in enumerate(parts)]
+    order.shuffle(chunks)
+    if chunks:
+        db["fs.chunks"].insert_many(chunks)
+    for f, parts in enumerate(files):
+        reply = db.command({"filemd5": f, "root": "fs"})
+        assert (reply["numChunks"], reply["md5"]) == (len(parts), hashlib.md5(b"".join(parts)).hexdigest())
+        cut = min(split, len(parts))
+        for root, part in (("a", parts[:cut]), ("b", parts[cut:])):
+            if part:
+                base = 0 if root == "a" else cut
+                db[f"{root}.chunks"].insert_many([{"files_id": f, "n": base + i, "data": Binary(d)}
+                                                  for i, d in enumerate(part)])
+        first = db.command({"filemd5": f, "root": "a", "partialOk": True})
+        assert first["numChunks"] == cut and list(first) == ["md5state", "numChunks", "md5", "ok"]
+        second = db.command({"filemd5": f, "root": "b", "partialOk": True, "md5state": first["md5state"],
+                             "startAt": cut})
+        assert (second["numChunks"], second["md5"]) == (reply["numChunks"], reply["md5"])
+    if len(files[0]) >= 2:
+        db["fs.chunks"].delete_one({"files_id": 0, "n": 0})
+        command_fails(db, {"filemd5": 0}, 10040)  # n 1 where 0 was expected
+        assert db.command({"filemd5": 0, "partialOk": 1})["numChunks"] == 0  # a gap ends a partial read
+
+
+@pytest.mark.commands("filemd5")
+def test_filemd5_arguments(db):
+    db.fs.chunks.create_index([("files_id", 1), ("n", 1)])
+    assert db.command({"filemd5": 1})["numChunks"] == 0  # no chunks: md5 of nothing
+    assert db.command({"filemd5": 1, "root": "none"})["md5"] == "d41d8cd98f00b204e9800998ecf8427e"  # no collection
+    command_fails(db, {"filemd5": 1, "root": 5}, 73)
+    command_fails(db, {"filemd5": 1, "partialOk": True, "md5state": Binary(b"x" * 87)}, 16247)
+    db.fs.chunks.insert_one({"files_id": 3, "n": 0, "data": Binary(b"\x04\x00\x00\x00test", 2)})
+    assert db.command({"filemd5": 3})["md5"] == "098f6bcd4621d373cade4e832627b4f6"  # subtype 2: its length goes
+
+
+@pytest.mark.commands("validateDBMetadata")
 def test_validate_db_metadata(db):
     command_fails(db, {"validateDBMetadata": 1}, 40414)  # apiParameters is required
     db.coll1.create_index([("p", "text")])
@@ -795,6 +806,108 @@ def test_validate_db_metadata(db):
     reply = db.command({"validateDBMetadata": 1, "db": db.name, "collection": "coll2",
                         "apiParameters": {"version": "1", "strict": True}})
     assert reply["apiVersionErrors"] == []
+
+
+V1_STRICT = {"version": "1", "strict": True}
+
+
+@pytest.mark.commands("validateDBMetadata")
+@pytest.mark.parametrize("args, code", [
+    ({"apiParameters": {"strict": True}}, 40414),  # version is required
+    ({"apiParameters": None}, 40414),  # a null is an absent field
+    ({"apiParameters": 1}, TYPE_MISMATCH),
+    ({"apiParameters": {"version": 1}}, TYPE_MISMATCH),
+    ({"apiParameters": {"version": "1", "strict": 1}}, TYPE_MISMATCH),
+    ({"apiParameters": {"version": "1", "deprecationErrors": "yes"}}, TYPE_MISMATCH),
+    ({"apiParameters": {"version": "1", "other": True}}, IDL_UNKNOWN_FIELD),
+    ({"apiParameters": V1_STRICT, "db": 5}, TYPE_MISMATCH),
+    ({"apiParameters": V1_STRICT, "collection": ["x"]}, TYPE_MISMATCH),
+    ({"apiParameters": V1_STRICT, "other": 1}, IDL_UNKNOWN_FIELD),
+])
+def test_validate_db_metadata_parses_like_its_idl(db, args, code):
+    command_fails(db, {"validateDBMetadata": 1, **args}, code)
+
+
+@pytest.mark.commands("validateDBMetadata")
+def test_validate_db_metadata_reports_indexes_and_views_outside_api_v1(db):
+    db.plain.create_index("a")
+    db.sparse.create_index("b", sparse=True)
+    db.texts.create_index([("t", "text")])
+    db.command({"create": "stable_view", "viewOn": "plain", "pipeline": [{"$match": {"a": 1}}]})
+    db.command({"create": "unstable_view", "viewOn": "plain",
+                "pipeline": [{"$lookup": {"from": "x", "as": "y", "pipeline": [{"$indexStats": {}}]}}]})
+    db.command({"create": "series", "timeseries": {"timeField": "t"}})
+
+    def errors(**args):
+        reply = db.command({"validateDBMetadata": 1, **args})
+        assert reply["ok"] == 1 and "hasMoreErrors" not in reply
+        return reply["apiVersionErrors"]
+
+    found = errors(db=db.name, apiParameters=V1_STRICT)
+    assert all(e["code"] == API_STRICT_ERROR and e["codeName"] == "APIStrictError" for e in found)
+    assert {(e["ns"], e["errmsg"]) for e in found} == {
+        (f"{db.name}.sparse", "The index with name b_1 is not allowed in API version 1."),
+        (f"{db.name}.texts", "The index with name t_text is not allowed in API version 1."),
+        (f"{db.name}.unstable_view", "$indexStats is not allowed with 'apiStrict: true' in API Version 1"),
+    }
+    assert found[0]["ns"] == f"{db.name}.unstable_view"  # views first
+    assert [e["ns"] for e in errors(db=db.name, collection="unstable_view", apiParameters=V1_STRICT)] == [
+        f"{db.name}.unstable_view"]
+    # all databases: this one's errors among them
+    assert {(e["ns"], e["errmsg"]) for e in found} <= {(e["ns"], e["errmsg"]) for e in errors(apiParameters=V1_STRICT)}
+    # nothing outside strict API Version 1, nor in a missing database or collection
+    assert errors(db=db.name, apiParameters={"version": "1"}) == []
+    assert errors(db=db.name, apiParameters={"version": "2", "strict": True}) == []
+    assert errors(db=db.name, collection=None, apiParameters={"version": "1", "strict": False}) == []
+    assert errors(db="validate_db_metadata_none", apiParameters=V1_STRICT) == []
+    assert errors(db=db.name, collection="missing", apiParameters=V1_STRICT) == []
+
+
+@pytest.mark.commands("filemd5", "features", "validateDBMetadata", "testDeprecation")
+def test_new_admin_commands_under_auth(auth_server, root_client):
+    """filemd5 needs find on <root>.chunks, features' oidReset the cluster's oidReset, validateDBMetadata
+    validate on its db (or on every normal resource); each refused with mongod's own message."""
+    mydb = root_client.new_cmds_auth
+    mydb.command("dropAllUsersFromDatabase")
+    mydb.command("createUser", "reader", pwd="pw", roles=["read"])
+    try:
+        with auth_server.client(username="reader", password="pw", authSource=mydb.name) as mongo:
+            db = mongo[mydb.name]
+            assert db.command({"filemd5": 1})["numChunks"] == 0  # (no fs.chunks collection)
+            error = command_fails(mongo.other_db, {"filemd5": 1}, 13)
+            assert error.details["errmsg"] == "unauthorized"
+            assert "oidMachine" in db.command("features")
+            error = command_fails(db, {"features": 1, "oidReset": True}, 13)
+            assert error.details["errmsg"] == "Not authorized to reset machine identifier"
+            error = command_fails(db, {"validateDBMetadata": 1, "db": "x", "apiParameters": V1_STRICT}, 13)
+            assert error.details["errmsg"] == ("Not authorized to run validateDBMetadata command on resource: "
+                                               "'<database x>'")
+            error = command_fails(db, {"validateDBMetadata": 1, "apiParameters": V1_STRICT}, 13)
+            assert error.details["errmsg"].endswith("'<all normal resources>'")
+            assert db.command({"testDeprecation": 1})["ok"] == 1
+        assert root_client.admin.command({"validateDBMetadata": 1, "apiParameters": V1_STRICT})["ok"] == 1
+    finally:
+        mydb.command("dropAllUsersFromDatabase")
+
+
+@pytest.mark.commands("features")
+def test_features_oid_reset_changes_the_machine_bytes_of_new_object_ids(db):
+    """objid5.js's features: oidMachine is the nonce (its first 4 bytes, little-endian) of the ObjectIds the server
+    makes; oidReset (a safeBool) gives new ones. Its arguments are strict (40415, 14)."""
+    def machine_bytes() -> bytes:
+        db.command({"insert": "features_oids", "documents": [{"x": 1}]})  # (insert_one would add an _id)
+        doc = db.features_oids.find_one_and_delete({"x": 1})  # _id made by the server (the driver sent none)
+        return doc["_id"].binary[4:8]
+
+    reply = db.command("features")
+    assert isinstance(reply["oidMachine"], int) and "oidMachineOld" not in reply
+    assert machine_bytes() == reply["oidMachine"].to_bytes(4, "little")
+    reset = db.command({"features": 1, "oidReset": 1.0})
+    assert reset["oidMachineOld"] == reply["oidMachine"]
+    assert machine_bytes() == reset["oidMachine"].to_bytes(4, "little")
+    assert "oidMachineOld" not in db.command({"features": 1, "oidReset": False})
+    command_fails(db, {"features": 1, "oidReset": "yes"}, TYPE_MISMATCH)
+    command_fails(db, {"features": 1, "other": 1}, IDL_UNKNOWN_FIELD)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -933,7 +1046,6 @@ def test_profile_refuses_unknown_fields(db):
     command_fails(db, {"profile": 0, "unknown": {}}, IDL_UNKNOWN_FIELD)
 
 
-@pytest.mark.xfail(strict=True, reason=PROFILE_ID_INDEX)
 def test_profiling_into_a_pre_created_capped_system_profile(db):
     db.create_collection("system.profile", capped=True, size=32 * 1024 * 1024)
     try:
@@ -1143,25 +1255,27 @@ def test_profiled_getmore(profiling):
     assert entry["originatingCommand"]["comment"] == "profile_getmore"
 
 
-@pytest.mark.parametrize("write", [
-    xf(SYSTEM_PROFILE_WRITES, {"insert": "system.profile", "documents": [{}]}, id="insert"),
-    xf(SYSTEM_PROFILE_WRITES, {"update": "system.profile", "updates": [{"q": {}, "u": {"a": 1}}]}, id="update"),
-    xf(SYSTEM_PROFILE_WRITES, {"update": "system.profile", "updates": [{"q": {}, "u": {"a": 1}, "upsert": True}]},
-       id="upsert"),
-    xf(SYSTEM_PROFILE_WRITES, {"delete": "system.profile", "deletes": [{"q": {}, "limit": 0}]}, id="delete"),
-    xf(SYSTEM_PROFILE_WRITES, {"findAndModify": "system.profile", "query": {}, "update": {"a": 1}}, id="findAndModify"),
-    xf(SYSTEM_PROFILE_WRITES, {"findAndModify": "system.profile", "query": {}, "remove": True}, id="findAndModify_remove"),
-    xf(SYSTEM_PROFILE_WRITES, {"aggregate": "foo", "pipeline": [{"$out": "system.profile"}], "cursor": {}}, id="out"),
+@pytest.mark.parametrize("write, code", [
+    pytest.param({"insert": "system.profile", "documents": [{}]}, 73, id="insert"),
+    pytest.param({"update": "system.profile", "updates": [{"q": {}, "u": {"a": 1}}]}, 73, id="update"),
+    pytest.param({"update": "system.profile", "updates": [{"q": {}, "u": {"a": 1}, "upsert": True}]}, 73,
+                 id="upsert"),
+    pytest.param({"delete": "system.profile", "deletes": [{"q": {}, "limit": 0}]}, 73, id="delete"),
+    pytest.param({"findAndModify": "system.profile", "query": {}, "update": {"a": 1}}, 73, id="findAndModify"),
+    pytest.param({"findAndModify": "system.profile", "query": {}, "remove": True}, 73, id="findAndModify_remove"),
+    pytest.param({"aggregate": "foo", "pipeline": [{"$out": "system.profile"}], "cursor": {}}, 17385, id="out"),
 ])
-def test_users_cannot_write_system_profile(db, write):
+def test_users_cannot_write_system_profile(db, write, code):
+    """userAllowedWriteNS: the profiler alone writes system.profile (73 "cannot write to <ns>"; $out
+    into a system collection is 17385), and the collection is left as it was."""
     db.create_collection("system.profile")
     db.foo.insert_one({"val": 1})
-    try:
-        reply = db.command(write)
-        failed = bool(reply.get("writeErrors"))
-    except OperationFailure:
-        failed = True
-    assert failed
+    with pytest.raises(OperationFailure) as err:
+        db.command(write)
+    assert err.value.code == code
+    if code == 73:
+        assert err.value.details["errmsg"] == f"cannot write to {db.name}.system.profile"
+    assert db.system.profile.count_documents({}) == 0
 
 
 @pytest.mark.xfail(strict=True, reason=SYSTEM_PROFILE_WRITES)
@@ -1255,7 +1369,6 @@ def test_idle_cursor_counts_grow_with_getmores(client, capped_cursors):
     assert cursor["createdDate"] < cursor["lastAccessDate"] and first["lastAccessDate"] < cursor["lastAccessDate"]
 
 
-@pytest.mark.xfail(strict=True, reason=IDLE_CURSOR_FIELDS)
 def test_idle_cursor_reports_plan_and_originating_command(client, capped_cursors):
     found = _idle(client, _open(capped_cursors))[0]
     assert found["planSummary"] == "COLLSCAN" and "uid" in found["lsid"]
@@ -1363,7 +1476,6 @@ def test_stats_scale_a_capped_collections_max_size(db):
     assert db.command("collStats", "capped_stats", scale=1024 * 1024)["maxSize"] == 10
 
 
-@pytest.mark.xfail(strict=True, reason=HUGE_STATS_SCALE)
 def test_stats_take_the_largest_scale(db):
     db.create_collection("capped_stats", capped=True, size=10 * 1024 * 1024)
     assert db.command("collStats", "capped_stats", scale=1.7976931348623157e308)["maxSize"] == 0
@@ -1405,7 +1517,7 @@ def test_create_keeps_storage_engine_options(client, db):
     assert infos["idxOptions"]["indexOptionDefaults"] == {"storageEngine": engine}
 
 
-@pytest.mark.parametrize("options", [xf(STORAGE_ENGINE_OPTIONS, o, id=str(i)) for i, o in enumerate(BAD_CREATE_OPTIONS)])
+@pytest.mark.parametrize("options", [pytest.param(o, id=str(i)) for i, o in enumerate(BAD_CREATE_OPTIONS)])
 def test_create_refuses_bad_storage_engine_options(db, options):
     command_fails(db, {"create": "apitest_db", **options})
 
@@ -1415,15 +1527,68 @@ def test_create_refuses_bad_storage_engine_options(db, options):
 # --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=NO_LIST_SESSIONS)
-def test_list_sessions_finds_a_flushed_session(client):
-    session_id = client.admin.command("startSession")["id"]["id"]
-    client.admin.command("refreshLogicalSessionCacheNow")
-    ids = [s["_id"]["id"] for s in client.config.system.sessions.aggregate([{"$listSessions": {}}])]
-    assert ids.count(session_id) == 1
-    with pytest.raises(OperationFailure) as info:
-        list(client.admin.system.collections.aggregate([{"$listSessions": {}}]))
-    assert info.value.code == 73
+@pytest.mark.commands("refreshLogicalSessionCacheNow")
+def test_list_sessions_finds_a_flushed_session(start_server):
+    # refreshLogicalSessionCacheNow is a test command (mongod: MONGO_REGISTER_TEST_COMMAND)
+    with start_server(params={"enableTestCommands": 1}).client() as client:
+        session_id = client.admin.command("startSession")["id"]["id"]
+        client.admin.command("refreshLogicalSessionCacheNow")
+        ids = [s["_id"]["id"] for s in client.config.system.sessions.aggregate([{"$listSessions": {}}])]
+        assert ids.count(session_id) == 1
+        with pytest.raises(OperationFailure) as info:
+            list(client.admin.system.collections.aggregate([{"$listSessions": {}}]))
+        assert info.value.code == 73
+
+
+@pytest.mark.commands("refreshLogicalSessionCacheNow")
+def test_refresh_flushes_live_sessions_and_removes_ended_ones(start_server):
+    """Each refresh upserts every live session once (lastUse kept current) into config.system.sessions
+    (created with mongod's TTL index) and removes the sessions ended since; without test commands the
+    command does not exist."""
+    with start_server(params={"enableTestCommands": 1}).client() as client:
+        sessions = client.config.system.sessions
+        first, second = (client.admin.command("startSession")["id"] for _ in range(2))
+        assert client.admin.command("refreshLogicalSessionCacheNow") == {"ok": 1.0}
+        assert client.admin.command("refreshLogicalSessionCacheNow") == {"ok": 1.0}
+        ids = [s["_id"]["id"] for s in sessions.aggregate([{"$listSessions": {"allUsers": True}}])]
+        assert ids.count(first["id"]) == 1 and ids.count(second["id"]) == 1
+        record = sessions.find_one({"_id.id": first["id"]})
+        assert set(record) == {"_id", "lastUse"} and set(record["_id"]) == {"id", "uid"}
+        ttl = {i["name"]: i for i in sessions.list_indexes()}["lsidTTLIndex"]
+        assert ttl["key"] == {"lastUse": 1} and ttl["expireAfterSeconds"] == 1800
+        client.admin.command("endSessions", [first])
+        client.admin.command("refreshLogicalSessionCacheNow")
+        ids = [s["_id"]["id"] for s in sessions.aggregate([{"$listSessions": {}}])]
+        assert first["id"] not in ids and second["id"] in ids
+        # a named user's sessions: none were used by one
+        assert list(sessions.aggregate([{"$listSessions": {"users": [{"user": "u", "db": "admin"}]}}])) == []
+        command_fails(client.config, {"aggregate": "system.sessions", "pipeline": [{"$match": {}}, {"$listSessions": {}}],
+                                      "cursor": {}}, 40602)
+    with start_server().client() as client:
+        command_fails(client.admin, {"refreshLogicalSessionCacheNow": 1}, 59)
+
+
+@pytest.mark.commands("refreshLogicalSessionCacheNow")
+def test_list_sessions_under_auth(auth_server, root_client):
+    """A user lists its own flushed sessions; others' (allUsers, users) need listSessions on the cluster."""
+    mydb = root_client.list_sessions_auth
+    mydb.command("dropAllUsersFromDatabase")
+    mydb.command("createUser", "lister", pwd="pw", roles=["read"])
+    try:
+        with auth_server.client(username="lister", password="pw", authSource=mydb.name) as mongo:
+            own = mongo.admin.command("startSession")["id"]["id"]
+            mongo.admin.command("refreshLogicalSessionCacheNow")
+            root_client.admin.command("refreshLogicalSessionCacheNow")
+            listed = list(mongo.config.system.sessions.aggregate([{"$listSessions": {}}]))
+            # its own: the one it started and the driver's implicit one, none of root's
+            assert own in [s["_id"]["id"] for s in listed]
+            assert all(s["user"] == {"name": f"lister@{mydb.name}"} for s in listed)
+            command_fails(mongo.config, {"aggregate": "system.sessions", "pipeline": [{"$listSessions": {"allUsers": True}}],
+                                         "cursor": {}}, 13)
+        everyone = root_client.config.system.sessions.aggregate([{"$listSessions": {"allUsers": True}}])
+        assert own in [s["_id"]["id"] for s in everyone]
+    finally:
+        mydb.command("dropAllUsersFromDatabase")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1558,7 +1723,6 @@ def test_profiled_aggregate(profiling):
     assert isinstance(entry["command"]["$truncated"], str)
 
 
-@pytest.mark.xfail(strict=True, reason=LIST_CURSOR_ORIGIN)
 def test_profiled_list_indexes_and_its_getmore(db):
     for i in range(5):
         db.testColl.create_index(f"fakeField_{i}")

@@ -55,31 +55,10 @@ DIVIDE_BY_ZERO = 2  # "can't $divide by zero": BadValue from 7.0's ExpressionDiv
 NAN = float("nan")
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-TEXT_UNDER_OR = ("a $text clause below $or beside indexed clauses fails (224 '$text below $or is not supported by "
-                 "Tidemark'; 291 'No query solutions' when the sibling is a regex over an indexed field, which mongod "
-                 "scans with inexact bounds); mongod plans an OR of the TEXT read and index scans "
-                 "(server/query/plan_special.py _plan_text_under_or)")
-PULL_EXPR_ACCEPTED = ("a $pull condition holding $expr ({$pull: {a: {$expr: ...}}}) is accepted (and matches nothing); "
-                      "mongod parses it with every special feature banned: 224 '$expr is not allowed in this context' "
-                      "(server/query/update_ops.py _pull_matcher / update_parse.py)")
-UPSERT_EXPR_ACCEPTED = ("an upsert whose query holds $expr runs (and inserts when nothing matches); mongod parses an "
-                        "upsert's query without the $expr feature: 224 '$expr is not allowed in this context' "
-                        "(server/collections.py upsert path / server/query/update.py upsert_seed)")
 UNDEFINED_AS_NULL = ("BSON undefined (type 6) is decoded from the wire and stored as null (type 10): in an aggregation "
                      "comparison a document {w: undefined} or an undefined constant then equals null; MongoDB keeps "
                      "undefined, which compares as missing, below null (protocol/codec.py and the storage document "
                      "codec, not server/query)")
-FEATURES_COMMAND = ("the features command (oidMachine, oidReset) is missing: 59 CommandNotFound "
-                    "(server/commands/admin.py and the command table)")
-EXPR_CONSTANTS_NOT_FOLDED = ("an $expr's constant sub-expressions are evaluated only when a document reaches them, so "
-                             "an invalid constant ({$anyElementTrue: undefined}) beside a clause that decides the match, "
-                             "or on an empty collection, runs without error; mongod folds constants when it optimizes "
-                             "a query (not a collection validator), failing 17041. Needs a query-only optimize step "
-                             "(server/query/match_parse.py, called from the find / count / distinct / write paths)")
-POSITIONAL_LAST_ARRAY = ("'$' takes the position matched in the array the update path names (a: [1, 2] by {a: 1}: "
-                         "0); mongod's matcher records the position of the LAST array the query traversed, so "
-                         "{a: 1, b: 4} over {a: [1, 2], b: [3, 4]} sets 'a.$' = a.1 (and2.js) "
-                         "(server/query/update.py _PositionalResolver)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -509,12 +488,12 @@ def test_2d_index_must_lead(db):
 
 
 TEXT_CASES = [
-    xf(TEXT_UNDER_OR, [{"_id": 0, "pre": 3, "names": "david dave", "other": 1}, {"_id": 1, "pre": 4, "names": "joseph joe joey", "other": 2}],
+    pytest.param([{"_id": 0, "pre": 3, "names": "david dave", "other": 1}, {"_id": 1, "pre": 4, "names": "joseph joe joey", "other": 2}],
      {"$or": [{"$text": {"$search": "dave"}, "pre": 3}, {"other": 2}]}, 2, id="exact"),
-    xf(TEXT_UNDER_OR, [{"_id": 0, "pre": 3, "names": "david dave", "other": "foo"}, {"_id": 1, "pre": 5, "names": "david dave", "other": "foo"},
+    pytest.param([{"_id": 0, "pre": 3, "names": "david dave", "other": "foo"}, {"_id": 1, "pre": 5, "names": "david dave", "other": "foo"},
       {"_id": 2, "pre": 4, "names": "joseph joe joey", "other": "bar"}],
      {"$or": [{"$text": {"$search": "dave"}, "pre": 3}, {"other": Regex("bar")}]}, 2, id="covered"),
-    xf(TEXT_UNDER_OR, [{"_id": 0, "pre": 3, "names": "david dave", "other": "foo"}, {"_id": 1, "pre": 3, "names": "david dave", "other": "foo"},
+    pytest.param([{"_id": 0, "pre": 3, "names": "david dave", "other": "foo"}, {"_id": 1, "pre": 3, "names": "david dave", "other": "foo"},
       {"_id": 2, "pre": 4, "names": "joseph joe joey", "other": "bar"}],
      {"$or": [{"$text": {"$search": "dave"}, "pre": 3, "other": "foo"}, {"other": Regex("bar")}]}, 3, id="filtered"),
 ]
@@ -605,8 +584,8 @@ def test_or_of_equalities_equals_in(db, collation):
 @pytest.mark.parametrize("query,expected", [
     pytest.param({"a": 1}, {"a": [5, 2]}, id="plain"),
     pytest.param({"$and": [{"a": 1}]}, {"a": [5, 2]}, id="and"),
-    xf(POSITIONAL_LAST_ARRAY, {"a": 1, "b": 4}, {"a": [1, 5], "b": [3, 4]}, id="two_arrays"),
-    xf(POSITIONAL_LAST_ARRAY, {"a": 1, "$and": [{"b": 4}]}, {"a": [1, 5], "b": [3, 4]}, id="two_arrays_and"),
+    pytest.param({"a": 1, "b": 4}, {"a": [1, 5], "b": [3, 4]}, id="two_arrays"),
+    pytest.param({"a": 1, "$and": [{"b": 4}]}, {"a": [1, 5], "b": [3, 4]}, id="two_arrays_and"),
 ])
 def test_positional_update_through_and(db, query, expected):
     """and2.js (SERVER-1089): the positional ``$`` of an update whose query matches the array inside
@@ -908,7 +887,6 @@ def test_expr_time_zone_across_get_more(db):
     assert len(more["cursor"]["nextBatch"]) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=EXPR_CONSTANTS_NOT_FOLDED)
 @pytest.mark.parametrize("op", ["$and", "$or", "$nor"])
 def test_expr_invalid_constant_expression_under_logical_operator(db, op):
     """expr.js: a logical operator holding an ``$expr`` whose constant argument is invalid
@@ -934,16 +912,16 @@ PULL_EXPR = {"$pull": {"a": {"$expr": {"$eq": ["$b", 5]}}}}
 ARRAY_FILTER_EXPR = [{"i.b": 5, "$expr": {"$eq": ["$i.b", 5]}}]
 REFUSED_EXPR = [
     pytest.param(lambda c: list(c.find({}, {"a": {"$elemMatch": {"$expr": {"$eq": ["$b", 5]}}}})), id="elem_match_projection"),
-    xf(PULL_EXPR_ACCEPTED, lambda c: c.find_one_and_update({"_id": 0}, PULL_EXPR), id="find_and_modify_pull"),
+    pytest.param(lambda c: c.find_one_and_update({"_id": 0}, PULL_EXPR), id="find_and_modify_pull"),
     pytest.param(lambda c: c.find_one_and_update({"_id": 0}, {"$set": {"a.$[i].b": 6}}, array_filters=ARRAY_FILTER_EXPR),
                  id="find_and_modify_array_filters"),
-    xf(UPSERT_EXPR_ACCEPTED, lambda c: c.find_one_and_update({"_id": 0, "$expr": {"$eq": ["$a", 0]}}, {"$set": {"b": 6}},
-                                                             upsert=True), id="find_and_modify_upsert"),
-    xf(PULL_EXPR_ACCEPTED, lambda c: c.update_one({"_id": 0}, PULL_EXPR), id="update_pull"),
+    pytest.param(lambda c: c.find_one_and_update({"_id": 0, "$expr": {"$eq": ["$a", 0]}}, {"$set": {"b": 6}},
+                                                 upsert=True), id="find_and_modify_upsert"),
+    pytest.param(lambda c: c.update_one({"_id": 0}, PULL_EXPR), id="update_pull"),
     pytest.param(lambda c: c.update_one({"_id": 0}, {"$set": {"a.$[i].b": 6}}, array_filters=ARRAY_FILTER_EXPR),
                  id="update_array_filters"),
-    xf(UPSERT_EXPR_ACCEPTED, lambda c: c.update_one({"_id": 0, "$expr": {"$eq": ["$a", 5]}}, {"$set": {"b": 6}}, upsert=True),
-       id="update_upsert"),
+    pytest.param(lambda c: c.update_one({"_id": 0, "$expr": {"$eq": ["$a", 5]}}, {"$set": {"b": 6}}, upsert=True),
+                 id="update_upsert"),
 ]
 
 
@@ -1589,7 +1567,7 @@ def test_object_ids_and_other_ids(db):
     assert list(coll.aggregate([{"$project": {"size": {"$bsonSize": "$$ROOT"}}}]))[0]["size"] == 18
 
 
-@pytest.mark.xfail(strict=True, reason=FEATURES_COMMAND)
+@pytest.mark.commands("features")
 def test_features_command_reports_the_oid_machine(db):
     """objid5.js: ``features`` reports ``oidMachine``; with ``oidReset`` a new one, and the old as
     ``oidMachineOld``."""
