@@ -69,6 +69,10 @@ class _Leaf:
         self.arg = arg
 
 
+# DBRef field names, which a projection takes as field names at any level (mongod's projection parser)
+_DBREF_FIELDS = frozenset({"$id", "$ref", "$db"})
+
+
 def _is_positional(path: str) -> bool:
     return path.endswith(".$") or path == "$"
 
@@ -79,7 +83,7 @@ def _flatten(spec: Mapping, prefix: str = "") -> list[tuple[str, Any]]:
     for key, value in spec.items():
         if key == "":
             raise MongoError(40352, "FieldPath cannot be constructed with empty string")
-        if key.startswith("$"):
+        if key.startswith("$") and key not in _DBREF_FIELDS:
             raise MongoError(
                 31252 if prefix else 2, f"Unknown projection operator or field name starting with '$': {key}"
             )
@@ -198,7 +202,7 @@ def _parse(spec: Mapping, collation: Any = None, aggregation: bool = False):
                 raise MongoError(31256, "Cannot specify positional operator and $elemMatch.")
             if not base:
                 raise MongoError(5392900, f"Projection on field {path} is invalid")
-            if ".$" in base:
+            if "$" in base.split("."):  # ('sub.$id.$' is one positional: $id is a DBRef field name)
                 raise MongoError(31287, f"Cannot use positional operator twice: {path}")
             if mode is False:
                 raise MongoError(31253, f"Cannot do inclusion on field {path} in exclusion projection")

@@ -42,6 +42,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
+from tidemark.protocol.codec import decode
+
 pytestmark = pytest.mark.commands(
     "insert", "find", "count", "getMore", "createIndexes", "dropIndexes", "delete", "drop", "aggregate",
     "distinct", "update",
@@ -53,15 +55,6 @@ CANNOT_INDEX_PARALLEL_ARRAYS = 171
 AMBIGUOUS_NUMERIC_FIELD = 16746
 NAN = float("nan")
 INF = float("inf")
-
-# Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-DBREF_POSITIONAL_PROJECTION = ("the projection {'sub.$id.$': 1} fails 31287 'Cannot use positional operator twice': "
-                               "the DBRef field name $id is read as a positional operator "
-                               "(server/query/project.py); mongod projects the matched element of sub.$id")
-DBREF_TOP_LEVEL_EXCLUSION = ("$project {'$id': 0, sub: 0} fails 2 'Unknown projection operator or field name "
-                             "starting with '$': $id'; mongod accepts the DBRef field names $id/$ref/$db as field "
-                             "names in a projection, at any level (server/query/project.py)")
-
 
 HYPOTHESIS = settings(max_examples=60, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -1114,7 +1107,6 @@ def test_distinct_of_dbref_fields(db):
     assert coll.distinct("sub.$db") == ["baz"]
 
 
-@pytest.mark.xfail(strict=True, reason=DBREF_POSITIONAL_PROJECTION)
 def test_dbref_id_positional_projection(db):
     """dbref3.js: a positional projection of an ``$id`` array found by ``$elemMatch``."""
     coll = db.dbref3
@@ -1123,7 +1115,6 @@ def test_dbref_id_positional_projection(db):
     assert got == [{"sub": {"$id": [{"x": 2, "y": 2}]}}]
 
 
-@pytest.mark.xfail(strict=True, reason=DBREF_TOP_LEVEL_EXCLUSION)
 def test_top_level_dbref_field_exclusion(db):
     """dbref3.js: excluding a DBRef field name (``$id``) at the top level of ``$project`` is legal."""
     coll = db.dbref3
@@ -1142,6 +1133,28 @@ def test_dbref_fields_exclusion(db):
         {"_id": 0, "shouldExclude": 1, "sub": {"$ref": "foo", "$db": "someDb"}}]
     assert find(coll, {"shouldExclude": 1}, projection={"sub.$id": 0, "sub.$ref": 0, "sub.$db": 0}) == [
         {"_id": 0, "shouldExclude": 1, "sub": {}}]
+
+
+@pytest.mark.parametrize("name", ["$id", "$ref", "$db"])
+@pytest.mark.parametrize("nested", [False, True], ids=["top", "nested"])
+@pytest.mark.parametrize("include", [True, False], ids=["include", "exclude"])
+def test_dbref_field_names_in_projections(db, name, nested, include):
+    """The family of dbref3.js's projections: $id, $ref and $db are field names to a projection at any
+    level, included or excluded, in find and in $project (a name starting with any other '$' is 2)."""
+    doc = {"_id": 0, "$id": 1, "$ref": "r", "$db": "d", "sub": {"$ref": "foo", "$id": 10, "$db": "someDb"}}
+    db.c.insert_one(doc)
+    path = f"sub.{name}" if nested else name
+    if include:
+        want = {"_id": 0, "sub": {name: doc["sub"][name]}} if nested else {"_id": 0, name: doc[name]}
+    else:
+        want = {k: v for k, v in doc.items() if k != name} if not nested else {
+            **doc, "sub": {k: v for k, v in doc["sub"].items() if k != name}}
+    as_sent = db.c.with_options(codec_options=CodecOptions(document_class=RawBSONDocument))
+    for got in (next(as_sent.find({}, {path: int(include)})), next(as_sent.aggregate([{"$project": {path: int(include)}}]))):
+        assert decode(got.raw) == want  # (the server's own decode: {$ref, $id} stays a document)
+    with pytest.raises(OperationFailure) as err:
+        list(db.c.find({}, {"$other": 0}))
+    assert err.value.code == 2
 
 
 DBREF_PATH_CASES = [
