@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import os
 import signal
 import socket
@@ -25,6 +26,7 @@ from tidemark import fsync_lock, gc_policy, log, tls, ttl
 from tidemark.auth import lifecycle as auth_lifecycle
 from tidemark.connection import Connection
 from tidemark.context import ServerOptions, ServerState, WorkerPool
+from tidemark.core.collection import system_js_globals
 from tidemark.cursors import CursorRegistry
 from tidemark.dispatch import Dispatcher
 from tidemark.params import ServerParams
@@ -165,6 +167,8 @@ class App:
         if faults["times"]:  # test-only (storage/faults.py): a full disk from the first write of start-up on
             engine.faults.fail_next(faults["times"], faults["errno"], faults["at"])
         engine.interrupt_check = interrupt.check  # every scan chunk honours killOp and maxTimeMS
+        # $where and mapReduce scopes hold their database's system.js (the query package reads no storage)
+        javascript.set_stored_loader(functools.partial(system_js_globals, engine))
         spill.configure(os.path.join(options.dbpath, "_tmp"))  # $sort with allowDiskUse
         state = ServerState(
             options=options,

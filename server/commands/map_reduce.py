@@ -93,22 +93,23 @@ class _Program:
     def __init__(self, map_src: str, reduce_src: str, finalize_src: str | None, scope: dict | None):
         head = _declarations(scope)
         self.scope = scope or {}
+        stored = javascript.stored_globals()  # mongod's mapReduce scope holds its database's system.js
         # map's free `emit` resolves to the wrapper's: the map source sits lexically inside it
         self.map = javascript.JsFunction(
             "function (docs, __scope) {" + head + " var __out = [];"
             " function emit(k, v) { if (arguments.length !== 2) { throw new Error('emit() takes 2 arguments'); }"
             " __out.push([k, v]); }"
             " var __map = (" + map_src + "\n); for (var i = 0; i < docs.length; i++) { __map.call(docs[i]); }"
-            " return __out; }")
+            " return __out; }", stored=stored)
         self.reduce = javascript.JsFunction(
             "function (groups, __scope) {" + head + " var __reduce = (" + reduce_src + "\n);"
             " var out = []; for (var i = 0; i < groups.length; i++) {"
             " out.push(groups[i][1].length > 1 ? __reduce(groups[i][0], groups[i][1]) : groups[i][1][0]); }"
-            " return out; }")
+            " return out; }", stored=stored)
         self.finalize = None if finalize_src is None else javascript.JsFunction(
             "function (pairs, __scope) {" + head + " var __finalize = (" + finalize_src + "\n);"
             " var out = []; for (var i = 0; i < pairs.length; i++) { out.push(__finalize(pairs[i][0], pairs[i][1])); }"
-            " return out; }")
+            " return out; }", stored=stored)
 
     def emitted(self, docs: list[dict]) -> list[Any]:
         out: list[Any] = []

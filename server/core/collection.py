@@ -20,6 +20,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any, cast
 
 import bson
+from bson.code import Code
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
@@ -774,3 +775,28 @@ def _index_docs_in_txn(r, info, plan, seen: set[bytes]) -> Iterator[tuple[bytes,
 
 def bson_size(doc: dict) -> int:
     return len(bson.encode(doc))
+
+
+_NO_VALUE = object()
+
+
+def system_js_globals(engine, db: str) -> tuple[tuple[str, Any], ...]:
+    """``(name, value)`` of each document of ``<db>.system.js`` in record order: the globals mongod's
+    Scope::loadStored gives a ``$where`` or mapReduce scope (a Code value becomes a function). 10209 for
+    an ``_id`` that is no string, 10210 for a missing ``value``, 4546000 for a CodeWithScope one."""
+    with engine.read() as r:
+        info = namespace.lookup(r, db, "system.js").info
+    if info is None:
+        return ()
+    stored: list[tuple[str, Any]] = []
+    for _, doc in scan_docs(engine, info.ns, info.uuid):
+        name, value = doc.get("_id"), doc.get("value", _NO_VALUE)
+        if not isinstance(name, str):
+            raise MongoError(10209, "name has to be a string")
+        if value is _NO_VALUE:
+            raise MongoError(10210, "value has to be set")
+        if isinstance(value, Code) and value.scope is not None:
+            raise MongoError(4546000, "BSON type 'CodeWithScope' not supported in system.js scripts. As an "
+                                      f"alternative use 'Code'. Script _id value: '{name}'")
+        stored.append((name, value))
+    return tuple(stored)

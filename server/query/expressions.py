@@ -353,7 +353,8 @@ def _compile_function(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled
     if spec["lang"] != "js" or not isinstance(spec["lang"], str):
         raise MongoError(31419, "Currently the only supported language specifier is 'js'.")
     as_this = truthy(spec.get("_internalSetObjToThis", False))
-    fn = javascript.JsFunction(str(source), where=as_this)
+    # (a $where, which alone sets this flag, sees its database's system.js globals, as mongod's)
+    fn = javascript.JsFunction(str(source), where=as_this, stored=javascript.stored_globals() if as_this else ())
 
     def run(doc, vars):
         javascript.require_enabled()

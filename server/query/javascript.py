@@ -54,8 +54,10 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
+from bson.code import Code
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
@@ -321,6 +323,23 @@ class _Engine:
         self.ctx.eval("delete globalThis.__tm_compile; delete globalThis.__tm_call;")  # user code never sees them
         self.functions: OrderedDict[tuple[str, bool], int] = OrderedDict()
         self.slice = -1.0
+        self.stored: StoredGlobals = ()  # the <db>.system.js globals this scope holds (``load_stored``)
+
+    def load_stored(self, stored: StoredGlobals) -> None:
+        """Make the scope's stored globals ``stored`` (mongod's Scope::loadStored): those no longer in
+        system.js are deleted, the others (re)defined — a Code value as a function, any other as its
+        value."""
+        self._set_slice(1.0)
+        names = {name for name, _ in stored}
+        script = [f"delete globalThis[{json.dumps(name)}];" for name, _ in self.stored if name not in names]
+        for name, value in stored:
+            text = f"({value})" if isinstance(value, Code) else json.dumps(_to_js(value), allow_nan=False)
+            script.append(f"globalThis[{json.dumps(name)}] = {text};")
+        try:
+            self.ctx.eval("\n".join(script))
+        except self.quickjs.JSException as exc:
+            raise _translate(exc, self) from None
+        self.stored = stored
 
     def function_id(self, source: str, where: bool) -> int:
         key = (source, where)
@@ -471,19 +490,44 @@ def _out_of_memory() -> MongoError:
     return MongoError(ErrorCode.ExceededMemoryLimit, "Out of memory")
 
 
+# (name, value) of each document of <db>.system.js, in _id order: the globals a $where or mapReduce scope
+# starts with
+StoredGlobals = tuple[tuple[str, Any], ...]
+_stored_loader: Callable[[str], StoredGlobals] | None = None
+
+
+def set_stored_loader(loader: Callable[[str], StoredGlobals] | None) -> None:
+    """The server's reader of ``<db>.system.js`` (this package reads no storage)."""
+    global _stored_loader
+    _stored_loader = loader
+
+
+def stored_globals() -> StoredGlobals:
+    """The running operation's database's system.js globals, read now (a $where or mapReduce takes them
+    when it is parsed, as mongod loads them into the scope per operation; $function and $accumulator do
+    not see them)."""
+    if _stored_loader is None:
+        return ()
+    return _stored_loader(_scope_key())
+
+
 class JsFunction:
-    """A user's JavaScript function (its source), run per thread on QuickJS (see the module doc)."""
+    """A user's JavaScript function (its source), run per thread on QuickJS (see the module doc);
+    ``stored``: the system.js globals its scope must hold first (``stored_globals``)."""
 
-    __slots__ = ("source", "where")
+    __slots__ = ("source", "where", "stored")
 
-    def __init__(self, source: str, *, where: bool = False):
+    def __init__(self, source: str, *, where: bool = False, stored: StoredGlobals = ()):
         self.source = source
         self.where = where
+        self.stored = stored
 
     def _run(self, this_json: str, args_json: str) -> str:
         for _ in range(2):
             engine = _engine()
             try:
+                if engine.stored != self.stored:
+                    engine.load_stored(self.stored)
                 fid = engine.function_id(self.source, self.where)
                 return engine.call(fid, this_json, args_json, self.where)
             except _Reset:

@@ -34,12 +34,6 @@ pytestmark = pytest.mark.commands("find", "aggregate", "insert", "update", "coun
 
 HYPO = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
-STORED_FUNCTIONS = ("functions stored in <db>.system.js are not loaded into the $where scope (mongod 7.0 loads "
-                    "them, and refuses a CodeWScope one with 4546000): server/query/javascript.py has no access "
-                    "to storage; the read core would hand them in")
-
-
-
 
 def _where(coll, body, **kwargs):
     return list(coll.find({"$where": Code(body)}, **kwargs))
@@ -204,7 +198,6 @@ def test_where_in_updates(client):
     client.drop_database(test_db.name)
 
 
-@pytest.mark.xfail(strict=True, reason=STORED_FUNCTIONS)
 def test_where_system_js_stored_functions(client):
     test_db = client.get_database("where_system_js_stored")
     client.drop_database(test_db.name)
@@ -215,6 +208,35 @@ def test_where_system_js_stored_functions(client):
     assert [coll.find_one({"x": x})["y"] for x in (1, 2)] == [2, 1]
     test_db["system.js"].insert_one({"_id": "code_with_scope", "value": Code("function(){return 1;}", {})})
     fails(lambda: test_db.command("find", coll.name, filter={"$where": "code_with_scope(this.x)"}), 4546000)
+
+
+def test_system_js_globals_follow_the_collection(client):
+    """mongod's loadStored, per operation: a Code value is a function and any other value a global;
+    a global deleted from system.js is gone from the next $where; mapReduce sees them, $function does
+    not; a non-string _id is 10209; another database never sees them."""
+    test_db = client.get_database("system_js_family")
+    other = client.get_database("system_js_family_other")
+    for d in (test_db, other):
+        client.drop_database(d.name)
+    test_db.c.insert_many([{"_id": i, "x": i} for i in range(4)])
+    other.c.insert_one({"_id": 0, "x": 0})
+    test_db["system.js"].insert_many([{"_id": "double", "value": Code("function (v) { return 2 * v; }")},
+                                      {"_id": "limit", "value": 3}])
+    assert [d["_id"] for d in _where(test_db.c, "double(this.x) < limit")] == [0, 1]
+    test_db["system.js"].update_one({"_id": "limit"}, {"$set": {"value": 5}})
+    assert [d["_id"] for d in _where(test_db.c, "double(this.x) < limit")] == [0, 1, 2]
+    test_db["system.js"].delete_one({"_id": "double"})
+    fails(lambda: _where(test_db.c, "double(this.x) < limit"), 139)
+    out = test_db.command("mapReduce", "c", map=Code("function () { emit(0, this.x * limit); }"),
+                          reduce=Code("function (k, vs) { return Array.sum(vs); }"), out={"inline": 1})
+    assert out["results"] == [{"_id": 0, "value": 30}]
+    fails(lambda: list(test_db.c.aggregate([{"$project": {"v": {"$function": {
+        "lang": "js", "args": [], "body": "function () { return limit; }"}}}}])), 139)
+    assert _where(other.c, "typeof limit === 'undefined'") == [{"_id": 0, "x": 0}]
+    test_db["system.js"].insert_one({"_id": 7, "value": 1})
+    fails(lambda: _where(test_db.c, "true"), 10209)
+    client.drop_database(test_db.name)
+    client.drop_database(other.name)
 
 
 # --------------------------------------------------------------------------------------------------
