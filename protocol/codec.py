@@ -15,7 +15,6 @@ Decisions (every package decodes and encodes through these):
 
 from __future__ import annotations
 
-import re
 import struct
 import threading
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from typing import Any
 import bson
 from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions, DatetimeConversion
+from bson.dbref import DBRef
 from bson.raw_bson import RawBSONDocument
 
 # The C decoder and encoder (pymongo's _cbson), the last step of bson.decode and bson.encode.
@@ -186,24 +186,39 @@ def _offset(document: dict[str, Any], key: str, top: bool) -> int:
 
 
 # pymongo's C decoder turns every subdocument holding "$ref" and "$id" into a DBRef (there is no option to
-# keep it a document). Bytes holding no "$ref" key (nearly all: one search over the buffer, without a
-# copy, ~2% of the decode) decode in one C call; the others through RawBSONDocuments, which keep every
-# subdocument as its bytes, made plain dicts in their order (_plain).
-_DBREF_KEY = re.compile(rb"\$ref\x00")
+# keep it a document). It builds each one by calling the DBRef class, whose __init__ is Python: that
+# __init__ is wrapped (below) to note, per thread, that the decode just made one. A decode that made
+# none (nearly all) is the one C call; one that did decodes again through RawBSONDocuments, which keep
+# every subdocument as its bytes, made plain dicts in their order (_plain). (Nothing else runs on the
+# thread between clearing the note and reading it: the C decoder calls no other Python code.)
+_made = threading.local()
+_dbref_init = DBRef.__init__
+
+
+def _noting_dbref_init(self: DBRef, *args: Any, **kwargs: Any) -> None:
+    _made.dbref = True
+    _dbref_init(self, *args, **kwargs)
+
+
+DBRef.__init__ = _noting_dbref_init  # type: ignore[method-assign]
 
 
 def decode(data: bytes | bytearray | memoryview) -> dict[str, Any]:
     """Decode one BSON document. Raises ``bson.errors.InvalidBSON`` on malformed input. (The C decoder
     itself: ``bson.decode`` only checks its options' type before calling it, on every command.)"""
-    if _DBREF_KEY.search(data) is None:
-        return _bson_to_dict(data, CODEC_OPTIONS)
+    _made.dbref = False
+    doc = _bson_to_dict(data, CODEC_OPTIONS)
+    if not _made.dbref:
+        return doc
     return _plain(_bson_to_dict(data, RAW_CODEC_OPTIONS))
 
 
 def decode_all(data: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
     """Decode back-to-back BSON documents."""
-    if _DBREF_KEY.search(data) is None:
-        return bson.decode_all(data, codec_options=CODEC_OPTIONS)
+    _made.dbref = False
+    docs = bson.decode_all(data, codec_options=CODEC_OPTIONS)
+    if not _made.dbref:
+        return docs
     return [_plain(doc) for doc in bson.decode_all(data, codec_options=RAW_CODEC_OPTIONS)]
 
 
