@@ -30,7 +30,7 @@ from tidemark.query.hashed import hashed_key
 from tidemark.query.paths import get_path_values
 from tidemark.query.text_index import text_terms
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import MISSING
+from tidemark.query.values import DBREF_FIELDS, MISSING
 from tidemark.storage.keys import encode_key
 
 KINDS = ("2dsphere", "2d", "hashed", "text")
@@ -38,7 +38,6 @@ UNSUPPORTED_INDEX_TYPES = ("columnstore",)  # known to mongod 7.0, not built by 
 # every plugin name mongod 7.0 knows ("wildcard" is that of a "$**" key); geoHaystack is known only to be
 # refused (67, by validateKeyPattern as soon as it finds the plugin name)
 _KNOWN_PLUGINS = frozenset({*KINDS, "2dsphere_bucket", "wildcard", "columnstore", "geoHaystack"})
-_DBREF_PARTS = frozenset({"$id", "$ref", "$db"})
 MAX_KEY_PATTERN_BYTES = 2048
 
 
@@ -99,7 +98,7 @@ def check_key_pattern(key: dict) -> str:
                 raise bad("Index keys cannot contain an empty field.")
             if part[0] != "$":
                 continue
-            dbref = i != 0 and part in _DBREF_PARTS
+            dbref = i != 0 and part in DBREF_FIELDS
             wildcard = i == len(parts) - 1 and part == "$**" and plugin in ("wildcard", "columnstore")
             if not dbref and not wildcard:
                 raise bad("Index key contains an illegal field name: field name starts with '$'.")

@@ -52,7 +52,7 @@ from tidemark.query.match_ast import (
 )
 from tidemark.query.match_regex import compile_regex, is_regex, pattern_and_options, validate_options
 from tidemark.query.text_search import parse_text
-from tidemark.query.values import TYPE_ALIASES, TYPE_NUMBERS, is_number
+from tidemark.query.values import DBREF_FIELDS, TYPE_ALIASES, TYPE_NUMBERS, is_number
 
 __all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed", "QUERY_OPERATORS",
            "INTERNAL_EXPR_OPS"]
@@ -177,7 +177,6 @@ def _not_supported(op: str) -> MongoError:
     return MongoError(ErrorCode.QueryFeatureNotAllowed, f"{op} is not supported by Tidemark")
 
 
-_DBREF_FIELDS = frozenset(("$id", "$ref", "$db"))  # DBRef field names mongod accepts where an operator goes
 
 
 def _is_dbref_doc(obj: Mapping, allow_incomplete: bool) -> bool:
@@ -277,7 +276,7 @@ def _parse_top_operator(key: str, value: Any, *, top: bool, sub: bool) -> Node |
         return AlwaysTrue() if key == "$alwaysTrue" else AlwaysFalse()
     if key == "$where":
         return _parse_where(value)
-    if key in _DBREF_FIELDS:
+    if key in DBREF_FIELDS:  # (DBRef field names mongod accepts where an operator goes)
         # mongod's pathless parser maps $id/$ref/$db to parseDBRef: plain equality on that field name
         # with the value taken literally (an operator-looking object is not parsed), at any level, so
         # that {$elemMatch: {$id: ...}} matches DBRef elements. (mongod compares $ref/$db without the

@@ -50,7 +50,7 @@ from tidemark.query.match_ast import (
 from tidemark.query.match_parse import where_not_allowed
 from tidemark.query.paths import split_path
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import MISSING, bson_type_name, is_number
+from tidemark.query.values import DBREF_FIELDS, MISSING, bson_type_name, is_number
 
 __all__ = ["compile_projection", "projection_is_inclusion", "PROJECTION_OPERATORS"]
 
@@ -69,10 +69,6 @@ class _Leaf:
         self.arg = arg
 
 
-# DBRef field names, which a projection takes as field names at any level (mongod's projection parser)
-_DBREF_FIELDS = frozenset({"$id", "$ref", "$db"})
-
-
 def _is_positional(path: str) -> bool:
     return path.endswith(".$") or path == "$"
 
@@ -83,7 +79,7 @@ def _flatten(spec: Mapping, prefix: str = "") -> list[tuple[str, Any]]:
     for key, value in spec.items():
         if key == "":
             raise MongoError(40352, "FieldPath cannot be constructed with empty string")
-        if key.startswith("$") and key not in _DBREF_FIELDS:
+        if key.startswith("$") and key not in DBREF_FIELDS:
             raise MongoError(
                 31252 if prefix else 2, f"Unknown projection operator or field name starting with '$': {key}"
             )

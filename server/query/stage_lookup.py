@@ -30,7 +30,7 @@ from tidemark.query.pipeline import PipelineContext, Stage, chain, parse_pipelin
 from tidemark.query.stage_group import group_key_for
 from tidemark.query.stages import field_path, set_nested_field
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import MISSING
+from tidemark.query.values import DBREF_FIELDS, MISSING
 
 
 def _foreign_source(ctx: PipelineContext, target: str | None):
@@ -366,7 +366,7 @@ def _facet_name(name: str) -> None:
     """A $facet output name obeys mongod's FieldPath::uassertValidFieldName."""
     if not name:
         raise MongoError(15998, "FieldPath field names may not be empty strings.")
-    if name[0] == "$" and name not in ("$id", "$ref", "$db"):
+    if name[0] == "$" and name not in DBREF_FIELDS:
         raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
     if "\0" in name:
         raise MongoError(16411, "FieldPath field names may not contain '\\0'.")

@@ -30,7 +30,7 @@ from tidemark.query.sort import parse_sort as parse_sort_spec
 from tidemark.query.sort import sort_documents
 from tidemark.query.stage_group import parse_group
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import MISSING
+from tidemark.query.values import DBREF_FIELDS, MISSING
 
 
 def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
@@ -117,10 +117,6 @@ def _flatten_fields(spec: dict, prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-# Field names a FieldPath accepts although they start with '$' (DBRef parts), as in mongod.
-_DOLLAR_FIELDS = frozenset({"$id", "$ref", "$db"})
-
-
 def field_path(path: str) -> list[str]:
     """The components of ``path`` checked as mongod's FieldPath checks them (parse time only):
     40352 for "", 15998 for an empty component, 16410 for a '$'-prefixed one, 16411 for a NUL."""
@@ -130,7 +126,7 @@ def field_path(path: str) -> list[str]:
     for part in parts:
         if not part:
             raise MongoError(15998, "FieldPath field names may not be empty strings.")
-        if part[0] == "$" and part not in _DOLLAR_FIELDS:
+        if part[0] == "$" and part not in DBREF_FIELDS:
             raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
         if "\0" in part:
             raise MongoError(16411, "FieldPath field names may not contain '\\0'.")

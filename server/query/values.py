@@ -92,6 +92,10 @@ class _Missing:
 
 MISSING: Any = _Missing()
 
+# The field names of a DBRef ({$ref, $id, $db}): the '$'-prefixed names mongod takes as field names in
+# paths, projections, filters and index keys
+DBREF_FIELDS = frozenset({"$id", "$ref", "$db"})
+
 # Canonical type brackets: mongod's canonicalizeBSONType numbers (their order is BSON order; the
 # numbers themselves matter to hashed index keys, which hash them).
 BRACKET_MINKEY = -1
