@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tidemark.arguments import wrong_type
 from tidemark.auth.names import UserName, same_principal
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.stage_list_sessions import parse_sessions_spec
 
 NOT_REPLSET = "not running with --replSet"
 
@@ -57,28 +57,11 @@ def is_list_local_sessions(pipeline: list) -> bool:
 
 def local_sessions(ctx: CommandContext, spec: Any) -> Iterator[dict]:
     """The documents of a leading ``$listLocalSessions`` stage (after mongod's spec checks)."""
-    stage = "$listLocalSessions"
-    if not isinstance(spec, dict):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"{stage} options must be specified in an object, but found: {C.type_name(spec)}")
-    for key in spec:
-        if key not in ("allUsers", "users"):
-            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{stage}.{key}' is an unknown field.")
-    all_users = spec.get("allUsers", False)
-    if not isinstance(all_users, bool):
-        raise wrong_type(f"{stage}.allUsers", all_users, "bool")
-    users = spec.get("users")
-    if users is not None and (not isinstance(users, list) or not all(
-            isinstance(u, dict) and isinstance(u.get("user"), str) and isinstance(u.get("db"), str)
-            for u in users)):
-        raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{stage}.users' must be an array of {{user, db}}")
-    if all_users and users:
-        raise MongoError(ErrorCode.UnsupportedFormat,
-                         f"{stage} may not specify {{allUsers:true}} and {{users:[...]}} at the same time")
+    all_users, users = parse_sessions_spec("$listLocalSessions", spec)
     if all_users:
         wanted = None
     elif users:
-        names = {UserName(u["user"], u["db"]) for u in users}
+        names = {UserName(user, db) for user, db in users}
         wanted = lambda owner: owner is not None and owner.name in names  # noqa: E731
     else:  # the caller's own sessions (without a user: the sessions used without one)
         me = ctx.conn.principal

@@ -41,8 +41,8 @@ def user_digest(user: str, db: str) -> bytes:
     return hashlib.sha256(f"{user}@{db}".encode()).digest()
 
 
-def _parse_users(value: Any) -> list[tuple[str, str]]:
-    path = f"{STAGE}.users"
+def _parse_users(stage: str, value: Any) -> list[tuple[str, str]]:
+    path = f"{stage}.users"
     if not isinstance(value, list):
         raise _wrong_type(path, value, "array")
     out = []
@@ -62,6 +62,25 @@ def _parse_users(value: Any) -> list[tuple[str, str]]:
     return out
 
 
+def parse_sessions_spec(stage: str, spec: Any) -> tuple[bool, list[tuple[str, str]]]:
+    """(allUsers, [(user, db)]) of a ``$listSessions`` or ``$listLocalSessions`` spec, checked as mongod's
+    one ListSessionsSpec IDL for both stages (see the module doc for the codes)."""
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"{stage} options must be specified in an object, but found: {bson_type_name(spec)}")
+    for key in spec:
+        if key not in ("allUsers", "users"):
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{stage}.{key}' is an unknown field.")
+    all_users = spec.get("allUsers")
+    if all_users is not None and not isinstance(all_users, bool):
+        raise _wrong_type(f"{stage}.allUsers", all_users, "bool")
+    users = _parse_users(stage, spec["users"]) if spec.get("users") is not None else []
+    if all_users and users:
+        raise MongoError(ErrorCode.UnsupportedFormat,
+                         f"{stage} may not specify {{allUsers:true}} and {{users:[...]}} at the same time")
+    return bool(all_users), users
+
+
 def _own_digests() -> set[bytes]:
     """The caller's uid: its authenticated user's (the running operation's connection), else that of
     the sessions used without a user."""
@@ -73,19 +92,7 @@ def _own_digests() -> set[bytes]:
 
 
 def parse_list_sessions(spec: Any, ctx: PipelineContext) -> Stage:
-    if not isinstance(spec, dict):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"{STAGE} options must be specified in an object, but found: {bson_type_name(spec)}")
-    for key in spec:
-        if key not in ("allUsers", "users"):
-            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{STAGE}.{key}' is an unknown field.")
-    all_users = spec.get("allUsers")
-    if all_users is not None and not isinstance(all_users, bool):
-        raise _wrong_type(f"{STAGE}.allUsers", all_users, "bool")
-    users = _parse_users(spec["users"]) if spec.get("users") is not None else []
-    if all_users and users:
-        raise MongoError(ErrorCode.UnsupportedFormat,
-                         f"{STAGE} may not specify {{allUsers:true}} and {{users:[...]}} at the same time")
+    all_users, users = parse_sessions_spec(STAGE, spec)
     if (ctx.db, ctx.coll) != (SESSIONS_DB, SESSIONS_COLL):
         raise MongoError(ErrorCode.InvalidNamespace,
                          f"{STAGE} may only be run against {SESSIONS_DB}.{SESSIONS_COLL}")
