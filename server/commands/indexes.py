@@ -26,7 +26,7 @@ from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import clustered, namespace
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import index_kinds
+from tidemark.query import index_kinds, wildcard
 from tidemark.storage.errors import DuplicateKey, StorageError
 
 MAX_INDEXES = 64
@@ -44,7 +44,7 @@ ID_INDEX_FIELDS = frozenset({"key", "name", "v", "ns", "collation", "_id"})
 KIND_OPTIONS = {"weights": "text", "default_language": "text", "language_override": "text",
                 "textIndexVersion": "text", "2dsphereIndexVersion": "2dsphere", "bits": "2d", "min": "2d",
                 "max": "2d", "coarsestIndexedLevel": "2dsphere", "finestIndexedLevel": "2dsphere"}
-UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "wildcardProjection", "columnstoreProjection", "columnstoreCompressor",
+UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "columnstoreProjection", "columnstoreCompressor",
                            "prepareUnique", "originalSpec")
 _BOOL_FIELDS = ("background", "unique", "sparse", "dropDups", "prepareUnique", "clustered")
 _STRING_FIELDS = ("default_language", "language_override")
@@ -90,6 +90,9 @@ def _validate_spec(raw: dict) -> str:
             if not isinstance(value, dict):
                 raise MongoError(ErrorCode.TypeMismatch, f"The field 'key' must be an object, but got {C.type_name(value)}")
             plugin = index_kinds.check_key_pattern(value)
+            if plugin == "wildcard" and "$**" in value and len(value) > 1 and "wildcardProjection" not in raw:
+                raise MongoError(ErrorCode.CannotCreateIndex, "Compound wildcard indexes on all fields must also "
+                                                              "specify 'wildcardProjection' option")
         elif k == "name":
             if not _is_string(value):
                 raise MongoError(ErrorCode.TypeMismatch,
@@ -112,6 +115,9 @@ def _validate_spec(raw: dict) -> str:
             from tidemark.query.partial_filter import parse_partial_filter
 
             parse_partial_filter(value)
+        elif k == "wildcardProjection":
+            key = raw.get("key")
+            wildcard.check_projection_field(key if isinstance(key, dict) else {}, value)
         elif k == "weights":
             if not isinstance(value, dict) and not _is_string(value):
                 raise MongoError(ErrorCode.TypeMismatch,
@@ -228,9 +234,16 @@ def finish_spec(raw: dict, plugin: str) -> dict:
         raise MongoError(ErrorCode.CannotCreateIndex, "index name cannot contain NUL bytes")
     if not name:
         raise MongoError(ErrorCode.CannotCreateIndex, "index name cannot be empty")
-    kind_fields = _check_kinds(raw) if plugin else {}
+    if plugin == "wildcard":
+        if version < 2:
+            raise MongoError(ErrorCode.CannotCreateIndex, f"Invalid index specification {C.format_value(raw)}; cannot "
+                                                          f"create a wildcard index with v={version}")
+        wildcard.check_spec_options(raw)
+    kind_fields = _check_kinds(raw) if plugin and plugin != "wildcard" else {}
     spec: dict = {"v": version, "key": dict(key), "name": name}
     spec.update(kind_fields)
+    if plugin == "wildcard" and "wildcardProjection" in raw:
+        spec["wildcardProjection"] = raw["wildcardProjection"]
     spec.update(foreign)
     if raw.get("unique"):
         spec["unique"] = True
@@ -280,7 +293,7 @@ def finish_spec(raw: dict, plugin: str) -> dict:
     return spec
 
 
-_COLLATED_PLUGINS = frozenset({"", "2dsphere", "hashed"})  # the index types mongod compares strings in
+_COLLATED_PLUGINS = frozenset({"", "2dsphere", "hashed", "wildcard"})  # the index types mongod compares strings in
 
 
 def _check_collation_support(spec: dict, plugin: str) -> dict:
@@ -376,6 +389,8 @@ def _same_signature(old: dict, spec: dict) -> bool:
         return False
     if any(_option(old, k) != _option(spec, k) for k in _SIGNATURE_FLAGS):
         return False
+    if old.get("wildcardProjection") != spec.get("wildcardProjection"):
+        return False  # (mongod's signature holds a wildcard index's projection)
     a, b = old.get("partialFilterExpression"), spec.get("partialFilterExpression")
     if a is None or b is None:
         return a is b

@@ -14,6 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tidemark.query.index_keys import MULTIKEY_FLAG
+from tidemark.query.wildcard import PATH_FIELD, is_wildcard_field
+
+
+def _wildcard_direction(index: dict) -> Any:
+    """The key-pattern value of a wildcard index's ``$**`` field (its values' direction)."""
+    return next((v for k, v in index["key"].items() if is_wildcard_field(k)), 1)
 
 
 @dataclass(frozen=True)
@@ -53,9 +59,14 @@ class Plan:
     def ixscan_explain(self) -> dict:
         assert self.index is not None
         multikey = bool(self.index.get(MULTIKEY_FLAG))
+        key_pattern = self.index["key"]
+        if PATH_FIELD in self.bounds_desc:
+            # a wildcard index scans one (path, value) pair: mongod shows the expanded key pattern
+            key_pattern = {f: 1 if f == PATH_FIELD else self.index["key"].get(f, _wildcard_direction(self.index))
+                           for f in self.bounds_desc}
         node = {
             "stage": "IXSCAN",
-            "keyPattern": self.index["key"],
+            "keyPattern": key_pattern,
             "indexName": self.index["name"],
             "isMultiKey": multikey,
             "isUnique": bool(self.index.get("unique")) or self.index["name"] == "_id_",
@@ -68,7 +79,7 @@ class Plan:
         if not multikey:
             # mongod omits multiKeyPaths when it cannot say which paths are multikey; the catalog keeps
             # one flag per index, so only a never-multikey index can name them (none)
-            node["multiKeyPaths"] = {path: [] for path in self.index["key"]}
+            node["multiKeyPaths"] = {path: [] for path in key_pattern}
         return node
 
     def explain(self, *, has_sort: bool = False, filter: dict | None = None) -> dict:

@@ -349,3 +349,22 @@ def bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],
                 lo=b.lo if b.lo is _MISSING else collated_key_value(b.lo, icoll), lo_incl=b.lo_incl,
                 hi=b.hi if b.hi is _MISSING else collated_key_value(b.hi, icoll), hi_incl=b.hi_incl)
     return out, same
+
+
+def value_ranges(b: FieldBounds, direction: int, multikey: bool = True) -> list[tuple[Any, Any, bool, bool]]:
+    """One key component's value ranges for ``b`` (``_component_ranges``), for key layouts built
+    elsewhere (a wildcard index's ``(path, value)`` pairs: ``wildcard_plan``)."""
+    return _component_ranges(b, direction, multikey)
+
+
+def ranges_intervals(per_component: list[list[tuple]], directions: tuple[int, ...]) -> list[Interval]:
+    """The encoded intervals of per-component value ranges (``_intervals``), sorted by their low end."""
+    intervals = _intervals(per_component, directions)
+    if len(intervals) > 1:
+        intervals.sort(key=lambda iv: iv.lo or b"")
+    return intervals
+
+
+def describe_range(value_range: tuple) -> str:
+    """explain's rendering of one value range (``[1, 5)``)."""
+    return _interval_desc(*value_range)

@@ -8,7 +8,8 @@ out keys whose fields are all missing, partial indexes skip documents failing th
 fields stopping at different arrays are refused (171 CannotIndexParallelArrays), and so is a numeric component
 that is both a position of an array and a field of one of its documents (16746). Under an index collation a
 string is stored as its ICU key (``collated_key_value``). An index with a 2dsphere, 2d, hashed or
-text field is keyed by ``index_kinds.SpecialKeyer`` behind the same interface as ``IndexKeyer``.
+text field is keyed by ``index_kinds.SpecialKeyer`` behind the same interface as ``IndexKeyer``, a wildcard
+(``$**``) index by ``wildcard.WildcardKeyer``.
 
 Keys are encoded with ``tidemark.storage.keys.encode_key``, so the intervals of ``index_bounds`` and the stored
 entries compare alike. The regular write paths record ``multikey: True`` (``MULTIKEY_FLAG``) in the
@@ -27,6 +28,7 @@ from tidemark.query.collation import parse_collation
 from tidemark.query.index_kinds import SpecialKeyer, is_special, key_direction, parallel_arrays
 from tidemark.query.match import compile_filter
 from tidemark.query.value_repr import bson_repr
+from tidemark.query.wildcard import WildcardKeyer, is_wildcard, is_wildcard_field
 from tidemark.storage.keys import encode_key
 
 _ABSENT = object()  # a key field the document lacks (indexed as null unless the index is sparse)
@@ -201,7 +203,7 @@ _KEYER_CACHE: dict[tuple, IndexKeyer] = {}
 # Options of special index kinds that change the keys: two specs differing only in one of them (a text
 # index rebuilt with another textIndexVersion under the same name) must not share a cached keyer.
 _KIND_OPTIONS = ("weights", "default_language", "language_override", "textIndexVersion", "bits", "min", "max",
-                 "2dsphereIndexVersion")
+                 "2dsphereIndexVersion", "wildcardProjection")
 
 
 def collated_key_value(v: Any, collation: Any) -> Any:
@@ -226,6 +228,15 @@ def index_collation(spec: dict) -> Any:
     return parse_collation(raw)
 
 
+def key_document(keyer: Any, values: tuple | list) -> dict:
+    """An index entry's key as mongod shows it (find's returnKey, ``{$meta: "indexKey"}``): named by the
+    key pattern's fields; a wildcard index's by ``$_path`` and the path (``WildcardKeyer.key_document``)."""
+    shown = getattr(keyer, "key_document", None)
+    if shown is not None:
+        return shown(tuple(values))
+    return dict(zip(keyer.fields, values, strict=False))
+
+
 def keyer_for(spec: dict) -> IndexKeyer:
     """A cached IndexKeyer for an index spec (cache key: name, key pattern, sparse, partial filter,
     collation)."""
@@ -243,6 +254,9 @@ def keyer_for(spec: dict) -> IndexKeyer:
             # the same interface, duck-typed (index_kinds.SpecialKeyer)
             _KEYER_CACHE[cache_key] = keyer = cast(IndexKeyer, SpecialKeyer(spec, partial))
             return keyer
+        if is_wildcard(spec["key"]):
+            _KEYER_CACHE[cache_key] = keyer = cast(IndexKeyer, _wildcard_keyer(spec, partial, collation))
+            return keyer
         keyer = IndexKeyer(
             name=spec["name"],
             fields=fields,
@@ -256,6 +270,19 @@ def keyer_for(spec: dict) -> IndexKeyer:
             _KEYER_CACHE.clear()
         _KEYER_CACHE[cache_key] = keyer
     return keyer
+
+
+def _wildcard_keyer(spec: dict, partial: Callable[[dict], bool] | None, collation: Any) -> WildcardKeyer:
+    """A wildcard index's keyer; the regular fields of a compound one are keyed by an IndexKeyer (btree
+    rules, strings left uncollated: the wildcard keyer collates every value of the key once)."""
+    regular = None
+    others = {k: v for k, v in spec["key"].items() if not is_wildcard_field(k)}
+    if others:
+        fields, directions = key_fields(others)
+        regular = IndexKeyer(name=spec["name"], fields=fields, parts=tuple(tuple(f.split(".")) for f in fields),
+                             directions=directions, sparse=False, partial=None)
+    collate = None if collation is None else (lambda v: collated_key_value(v, collation))
+    return WildcardKeyer(spec, partial, regular, collate)
 
 
 _KEYERS_BY_INDEXES: dict[int, tuple[Any, list[IndexKeyer]]] = {}
@@ -295,10 +322,10 @@ MULTIKEY_FLAG = "multikey"  # kept in the stored spec by the write paths; hidden
 
 
 def may_leave_out(spec: dict) -> bool:
-    """Whether an index may hold no key for some documents: sparse, partial, or with a 2dsphere, 2d,
-    text or time-series 2dsphere field (those skip documents without a value for it)."""
+    """Whether an index may hold no key for some documents: sparse, partial, wildcard, or with a 2dsphere,
+    2d, text or time-series 2dsphere field (those skip documents without a value for it)."""
     return bool(spec.get("sparse")) or "partialFilterExpression" in spec or any(
-        isinstance(v, str) and v != "hashed" for v in spec["key"].values())
+        isinstance(v, str) and v != "hashed" for v in spec["key"].values()) or is_wildcard(spec["key"])
 
 
 def holds(spec: dict, doc: dict) -> bool:

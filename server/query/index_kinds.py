@@ -16,7 +16,8 @@ of a document for an index that has at least one non-btree field:
   the exact per-measurement predicate after unpacking.
 
 ``check_key_pattern`` validates a new index's key pattern as mongod's validateKeyPattern does (its order
-and messages) and answers its plugin name ("" for ascending/descending).
+and messages) and answers its plugin name ("" for ascending/descending; "wildcard" for a ``$**`` index, whose
+keys and rules are ``wildcard.py``'s).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tidemark.query.paths import get_path_values
 from tidemark.query.text_index import text_terms
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import DBREF_FIELDS, MISSING
+from tidemark.query.wildcard import check_key_pattern as check_wildcard_key
 from tidemark.storage.keys import encode_key
 
 KINDS = ("2dsphere", "2d", "hashed", "text")
@@ -54,7 +56,8 @@ def _plugin_name(key: dict) -> str:
 
 def check_key_pattern(key: dict) -> str:
     """mongod 7.0's validateKeyPattern for a new (v: 2) index, its messages and order, with
-    CannotCreateIndex (67); then Tidemark's refusal of index types it does not build (115). Returns the
+    CannotCreateIndex (67) (wildcard ones: ``wildcard.check_key_pattern``); then Tidemark's refusal of index
+    types it does not build (115). Returns the
     plugin name ("" for an ascending/descending index)."""
     from tidemark.protocol.codec import encode
 
@@ -70,6 +73,8 @@ def check_key_pattern(key: dict) -> str:
         raise bad("GeoHaystack indexes cannot be created in version 5.0 and above")
     if plugin and plugin not in _KNOWN_PLUGINS:
         raise bad(f"Unknown index plugin '{plugin}'")
+    if plugin == "wildcard":  # validateWildcardIndex comes before the per-field rules
+        check_wildcard_key(key)
     for name, value in key.items():
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool) or \
             type(value).__name__ in ("Decimal128", "Int64")
@@ -105,7 +110,7 @@ def check_key_pattern(key: dict) -> str:
     if any(value == "" for value in key.values()):
         raise bad("Values in the index key pattern cannot be empty strings")
     if plugin == "wildcard":
-        raise MongoError(ErrorCode.CommandNotSupported, "wildcard indexes are not supported by Tidemark")
+        return plugin
     if plugin in UNSUPPORTED_INDEX_TYPES:
         raise MongoError(ErrorCode.CommandNotSupported, f"'{plugin}' indexes are not supported by Tidemark")
     if plugin and plugin not in KINDS:  # 2dsphere_bucket: only the time-series layer builds it

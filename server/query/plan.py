@@ -2,7 +2,8 @@
 
 Equality / ``$in`` / range predicates of the top-level conjunction (``index_bounds``) and the
 requested sort pick an index and its key intervals for ``storage.index_scan``; ``$text``, ``$near``
-and geo / hashed indexes go through ``plan_special``; a top-level ``$or`` whose branches are all
+and geo / hashed indexes go through ``plan_special``, wildcard (``$**``) indexes through ``wildcard_plan``
+(when no other index serves the bounds); a top-level ``$or`` whose branches are all
 indexed becomes an index union ("OR", opt-in); otherwise a collection scan. An equality-pinned
 prefix lets an index give the sort. Bounds may be loose: callers ALWAYS re-apply the full filter,
 and de-duplicate record ids (a multikey document can appear more than once in an index scan).
@@ -30,6 +31,8 @@ from tidemark.query.index_keys import (
 )
 from tidemark.query.index_kinds import is_special, key_direction
 from tidemark.query.value_repr import bson_repr
+from tidemark.query.wildcard import is_wildcard
+from tidemark.query.wildcard_plan import best_wildcard_plan, hinted_wildcard_plan
 
 __all__ = ["best_index", "choose_plan", "find_hinted_index", "names_cluster", "plan_for"]
 
@@ -210,17 +213,23 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
         spec = find_hinted_index(indexes, hint)
         if is_special(spec["key"]):
             return plan_special.hinted_plan(spec, filter, all_bounds)
+        if is_wildcard(spec["key"]):
+            return hinted_wildcard_plan(spec, filter, all_bounds, collation)
         return plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
     found = best_index(indexes, filter, all_bounds, sort, collation)
     if found is not None:
         return plan_for(found, all_bounds, sort, multikey_default, collation, scalar_paths)
+    if filter:
+        wildcard = best_wildcard_plan(indexes, filter, all_bounds, collation)
+        if wildcard is not None:
+            return wildcard
     if any(is_special(spec["key"]) for spec in indexes):
         fallback = plan_special.fallback_plan(indexes, filter, bounds_for_hashed(indexes, all_bounds, collation))
         if fallback is not None:
             return fallback
     if sort:
         for spec in indexes:
-            if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec:
+            if spec.get("hidden") or spec.get("sparse") or "partialFilterExpression" in spec or is_wildcard(spec["key"]):
                 continue
             bounds, same = bounds_for_index(spec, all_bounds, collation)
             if same and not is_special(spec["key"]) and _sort_match(spec, sort, bounds) is not None:
@@ -231,14 +240,14 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
 def best_index(indexes: Sequence[dict], filter: dict | None, all_bounds: dict[str, FieldBounds],
                sort: dict | None, collation: Any = None) -> dict | None:
     """The index whose bounds (``all_bounds``: ``extract_bounds(filter)``) serve the read best, or None.
-    Hidden, sparse and special indexes are never chosen here; a partial one only when ``filter``
+    Hidden, sparse, special and wildcard indexes are never chosen here; a partial one only when ``filter``
     implies its ``partialFilterExpression``. With no sort, no partial and no special index and no
     collation (the query's or an index's), the answer depends only on the indexes and on which paths
     ``all_bounds`` bounds, and whether with points (a time-series read remembers it by that,
     ``timeseries.view``)."""
     best: tuple | None = None
     for spec in indexes:
-        if spec.get("hidden") or spec.get("sparse") or is_special(spec["key"]):
+        if spec.get("hidden") or spec.get("sparse") or is_special(spec["key"]) or is_wildcard(spec["key"]):
             continue
         partial = "partialFilterExpression" in spec
         if partial and not filter_implies(filter, spec["partialFilterExpression"]):

@@ -84,10 +84,11 @@ def test_geo_haystack_indexes_are_refused_with_67(db, key):
 
 
 @pytest.mark.commands("createIndexes")
-def test_wildcard_index_is_refused_as_not_supported(db):
-    with pytest.raises(OperationFailure) as e:
-        db.c.create_index([("$**", 1)])
-    assert "not supported" in str(e.value)
+def test_wildcard_index_is_built_and_listed(db):
+    db.c.insert_one({"a": {"b": 1}})
+    assert db.c.create_index([("$**", 1)]) == "$**_1"
+    assert db.c.index_information()["$**_1"]["key"] == [("$**", 1)]
+    assert [d["a"] for d in db.c.find({"a.b": 1}, {"_id": 0}).hint("$**_1")] == [{"b": 1}]
 
 
 @pytest.mark.commands("createIndexes")

@@ -47,9 +47,6 @@ INCOMPATIBLE_COLLATION_VERSION = 250
 IDL_UNKNOWN_FIELD = 40415
 IDL_MISSING_FIELD = 40414
 
-# Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-WILDCARD_INDEXES = ("wildcard ($**) indexes are refused with 115 CommandNotSupported; mongod builds them "
-                    "(server/commands/indexes.py, server/query/index_kinds.py)")
 
 CI = {"locale": "en_US", "strength": 2}  # case-insensitive
 CS = {"locale": "en_US", "strength": 3}  # case-sensitive
@@ -195,7 +192,6 @@ def test_text_index_refuses_an_inherited_non_simple_collation(db):
     fails(lambda: db.en1.create_index([("a", "text")]), CANNOT_CREATE_INDEX)
 
 
-@pytest.mark.xfail(strict=True, reason=WILDCARD_INDEXES)
 def test_wildcard_index_inherits_the_collation_but_paths_stay_binary(db):
     """wildcard_index_collation.js: a $** index inherits the collection's strength-1 collation; values
     compare case-insensitively, field names do not (the index answers what a collection scan does)."""

@@ -17,7 +17,7 @@ from tidemark.query.partial_filter import check_partial_filter, filter_signature
 @pytest.mark.parametrize(("key", "plugin"), [
     ({"a": 1}, ""), ({"a": -1.5, "b": Int64(2)}, ""), ({"a.$id": 1, "a.$ref": 1, "a.$db": 1}, ""),
     ({"a": "hashed", "b": 1}, "hashed"), ({"a": 1, "b": "2dsphere"}, "2dsphere"), ({"$**": "text"}, "text"),
-    ({"a": "text", "b": "text"}, "text"),
+    ({"a": "text", "b": "text"}, "text"), ({"$**": 1}, "wildcard"), ({"a.$**": -1, "b": 1}, "wildcard"),
 ])
 def test_key_patterns_accepted(key, plugin):
     assert check_key_pattern(key) == plugin
@@ -33,8 +33,9 @@ def test_key_patterns_accepted(key, plugin):
                        "and strings are allowed."),
     ({"a": "text", "b": "2d"}, 67, "Can't use more than one index plugin for a single index."),
     ({"$**": 1, "b": "hashed"}, 67, "Can't use more than one index plugin for a single index."),
-    ({"a": 1, "b": "wildcard"}, 67, "The key pattern value for an 'wildcard' index must be a non-zero number, not a "
-                                    "string."),
+    ({"a": 1, "b": "wildcard"}, 7246202, "No wildcard index field is specified for the wildcard index"),
+    ({"$**": "wildcard"}, 67, "The key pattern value for an 'wildcard' index must be a non-zero number, not a "
+                              "string."),
     ({"": 1}, 67, "Index keys cannot be an empty field."),
     ({"a..b": 1}, 67, "Index keys cannot contain an empty field."),
     ({"$a": 1}, 67, "Index key contains an illegal field name: field name starts with '$'."),
@@ -42,7 +43,6 @@ def test_key_patterns_accepted(key, plugin):
     ({"_fts": 1}, 67, "Index key contains an illegal field name: '_fts'"),
     ({"a": ""}, 67, "Values in the index key pattern cannot be empty strings"),
     ({"a": 1, "b": ""}, 67, "Values in the index key pattern cannot be empty strings"),
-    ({"$**": 1}, 115, "wildcard indexes are not supported by Tidemark"),
     ({"a": "columnstore"}, 115, "'columnstore' indexes are not supported by Tidemark"),
 ])
 def test_key_patterns_refused(key, code, message):

@@ -1,0 +1,218 @@
+"""Index scans of wildcard (``$**``) indexes (pure): which predicate of a read a wildcard index may
+answer, and the key intervals of that answer (the keys are ``wildcard.py``'s).
+
+mongod's planner uses a wildcard index for a predicate on ONE path its projection covers: equality,
+``$in`` and ranges of scalar values, and ``$exists: true``; never for null equality, ``$exists:
+false``, ``$ne``/``$not``, nor equality to a document or an array (leaves cannot answer them), and
+never for a sort. A compound wildcard index also needs equality on the regular fields before its
+wildcard field. Anything else is left to the other plans (a collection scan at worst); a hint naming
+a wildcard index that cannot answer the read is 291, as mongod's planner finds no plan for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.access_path import Interval, Plan
+from tidemark.query.implication import filter_implies
+from tidemark.query.index_bounds import (
+    FieldBounds,
+    bounds_for_index,
+    describe_range,
+    ranges_intervals,
+    value_ranges,
+)
+from tidemark.query.wildcard import (
+    PATH_FIELD,
+    is_wildcard,
+    parsed,
+    path_prefix,
+    scalar_bound,
+    subtree_range,
+    usable_path,
+)
+from tidemark.storage.keys import encode_key
+
+_NO_PLAN = ("error processing query: planner returned error :: caused by :: hint provided does not correspond "
+            "to an existing index")
+
+
+def wildcard_indexes(indexes: list[dict]) -> list[dict]:
+    return [spec for spec in indexes if is_wildcard(spec["key"])]
+
+
+def best_wildcard_plan(indexes: list[dict], filter: dict | None, all_bounds: dict[str, FieldBounds],
+                       collation: Any) -> Plan | None:
+    """The scan of the first visible wildcard index that can answer the read (equality before ranges
+    before ``$exists``), or None. A partial one only when the filter implies its filter."""
+    best: tuple[int, Plan] | None = None
+    for spec in indexes:
+        if spec.get("hidden") or not is_wildcard(spec["key"]):
+            continue
+        if "partialFilterExpression" in spec and not filter_implies(filter, spec["partialFilterExpression"]):
+            continue
+        found = _plan(spec, filter, all_bounds, collation)
+        if found is not None and (best is None or found[0] < best[0]):
+            best = found
+    return None if best is None else best[1]
+
+
+def hinted_wildcard_plan(spec: dict, filter: dict | None, all_bounds: dict[str, FieldBounds],
+                         collation: Any) -> Plan:
+    found = _plan(spec, filter, all_bounds, collation)
+    if found is None:
+        raise MongoError(ErrorCode.NoQueryExecutionPlans, _NO_PLAN)
+    return found[1]
+
+
+def _exists_paths(filter: dict | None) -> list[str]:
+    """Paths of ``{path: {$exists: <true>}}`` in the top-level conjunction (``$and`` flattened)."""
+    out: list[str] = []
+    if not filter:
+        return out
+    stack = [filter]
+    while stack:
+        node = stack.pop()
+        for k, v in node.items():
+            if k == "$and" and isinstance(v, list):
+                stack.extend(sub for sub in v if isinstance(sub, dict))
+            elif not k.startswith("$") and isinstance(v, dict) and "$exists" in v:
+                flag = v["$exists"]
+                if flag is not None and flag is not False and not (isinstance(flag, (int, float)) and flag == 0):
+                    out.append(k)
+    return out
+
+
+def _empty_array_equalities(filter: dict | None) -> list[str]:
+    """Paths of ``{path: []}`` / ``{path: {$eq: []}}`` in the top-level conjunction: an empty array is a
+    leaf of its own (``extract_bounds`` leaves array values out, a btree index keys their elements)."""
+    out: list[str] = []
+    stack = [filter] if filter else []
+    while stack:
+        node = stack.pop()
+        for k, v in node.items():
+            if k == "$and" and isinstance(v, list):
+                stack.extend(sub for sub in v if isinstance(sub, dict))
+            elif not k.startswith("$") and (v == [] or isinstance(v, dict) and v.get("$eq", None) == []):
+                out.append(k)
+    return out
+
+
+def _answerable(b: FieldBounds) -> bool:
+    """Bounds that leaves answer: scalar points and ranges, an empty document or array as a point (each
+    is a leaf), an empty document as the high end of a range starting below it (``$lte: {}``: nothing
+    else of the object bracket lies below it)."""
+    if b.is_point:
+        return all(scalar_bound(v) or v == {} or v == [] for v in b.points or ())
+    return all(scalar_bound(v) or v == {} for v in b.values()) and not (type(b.lo) is dict and b.lo == {})
+
+
+def key_paths(path: str) -> list[tuple[str, bool]] | None:
+    """The key paths a query path may be stored under, and whether with the value itself (True) or
+    inside a nested array (False: the key's value is that array). A numeric component is a field name,
+    or a position of an array (left out of key paths); after a position, a nested array stops the keys.
+    None when the path is not one a wildcard index answers (an empty or ``$`` component, or more than
+    eight numeric ones, as mongod)."""
+    parts = path.split(".")
+    if not usable_path(path):
+        return None
+    numeric = sum(1 for part in parts if part.isdigit())
+    if numeric > 8:  # (mongod's limit; 2^8 readings at most)
+        return None
+    found: dict[tuple[str, bool], None] = {}
+    pending: list[tuple[int, tuple[str, ...]]] = [(0, ())]
+    while pending:
+        i, acc = pending.pop()
+        if i == len(parts):
+            found[(".".join(acc), True)] = None
+            continue
+        part = parts[i]
+        pending.append((i + 1, (*acc, part)))
+        if part.isdigit() and acc:  # (a top-level component names a field: the document is no array)
+            pending.append((i + 1, acc))
+            found[(".".join(acc), False)] = None
+    return sorted(found)
+
+
+_IN_ARRAY = FieldBounds(lo=[], lo_incl=True)  # every array value: the bracket of arrays
+
+
+def _plan(spec: dict, filter: dict | None, all_bounds: dict[str, FieldBounds], collation: Any) -> tuple[int, Plan] | None:
+    """(rank, plan) of ``spec`` for the read (rank 0 equality, 1 range, 2 ``$exists``), or None."""
+    index = parsed(spec)
+    bounds, _ = bounds_for_index(spec, all_bounds, collation)
+    for path in _empty_array_equalities(filter):
+        if path not in bounds:
+            bounds = {**bounds, path: FieldBounds(points=[[]])}
+    # the regular fields before the wildcard one: equality on each (a btree prefix)
+    prefix_ranges: list[list[tuple]] = []
+    directions: list[int] = []
+    shown: dict[str, list[str]] = {}
+    key_directions = [(-1 if float(str(v)) < 0 else 1) for k, v in spec["key"].items()]
+    for i, field in enumerate(index.regular[:index.position]):
+        b = bounds.get(field)
+        if b is None or not b.is_point:
+            return None
+        ranges = value_ranges(b, key_directions[i])
+        prefix_ranges.append(ranges)
+        directions.append(key_directions[i])
+        shown[field] = [describe_range(r) for r in ranges]
+    regular = set(index.regular)
+    chosen: tuple[int, str, FieldBounds | None, list[tuple[str, bool]]] | None = None
+    for path, b in bounds.items():
+        if path in regular or not _answerable(b):
+            continue
+        paths = key_paths(path)
+        if not paths or not all(index.covers(kp) for kp, _ in paths):
+            continue
+        rank = 0 if b.is_point else 1
+        if chosen is None or rank < chosen[0]:
+            chosen = (rank, path, b, paths)
+    if chosen is None:
+        for path in _exists_paths(filter):
+            if path not in regular and key_paths(path) == [(path, True)] and index.covers(path, subtree=True):
+                chosen = (2, path, None, [(path, True)])
+                break
+    if chosen is None:
+        return None
+    rank, path, b, paths = chosen
+    shown[PATH_FIELD] = [f'["{kp}", "{kp}"]' for kp, _ in paths]
+    if b is not None:
+        ranges = value_ranges(b, index.direction)
+        nested = value_ranges(_IN_ARRAY, index.direction)
+        intervals: list[Interval] = []
+        for kp, exact in paths:
+            intervals += ranges_intervals([*prefix_ranges, [(kp, kp, True, True)], ranges if exact else nested],
+                                          (*directions, 1, index.direction))
+        intervals.sort(key=lambda iv: iv.lo or b"")
+        shown[path] = [describe_range(r) for r in ranges]
+    else:
+        intervals = _exists_intervals(prefix_ranges, tuple(directions), path)
+        shown[PATH_FIELD].append(f'["{path}.", "{path}/")')
+        shown[path] = ["[MinKey, MaxKey]"]
+    # explain's indexBounds in key order: the prefix, the path and its values, then the trailing fields
+    ordered = {f: shown[f] for f in index.regular[:index.position]}
+    ordered[PATH_FIELD] = shown[PATH_FIELD]
+    ordered[path] = shown[path]
+    for f in index.regular[index.position:]:
+        ordered[f] = ["[MinKey, MaxKey]"]
+    return rank, Plan("IXSCAN", index=spec, intervals=intervals, bounds_desc=ordered)
+
+
+def _exists_intervals(prefix_ranges: list[list[tuple]], directions: tuple[int, ...], path: str) -> list[Interval]:
+    """Every key of ``path`` itself and of the paths below it, after each equality prefix."""
+    prefixes = [b""]
+    for ranges, d in zip(prefix_ranges, directions, strict=False):
+        prefixes = [p + encode_key((r[0],), (d,)) for p in prefixes for r in ranges]
+    own = path_prefix(path)
+    lo, hi = subtree_range(path)
+    out: list[Interval] = []
+    for p in prefixes:
+        out.append(Interval(p + own, p + own, True, True))
+        out.append(Interval(p + lo, p + hi, True, False))
+    out.sort(key=lambda iv: iv.lo or b"")
+    return out
+
+
+__all__ = ["best_wildcard_plan", "hinted_wildcard_plan", "wildcard_indexes"]

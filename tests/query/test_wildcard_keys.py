@@ -1,0 +1,102 @@
+"""Wildcard (``$**``) index units: the leaves a document is keyed by (mongod's WildcardKeyGenerator),
+the projection rules, the key-pattern rules, and the key paths a query path may be stored under
+(``wildcard_plan.key_paths``), with a property tying the last two to the matcher: a document an
+equality filter matches always has a key the index scan reads."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tidemark.protocol.errors import MongoError
+from tidemark.query.match import compile_filter
+from tidemark.query.values import equal
+from tidemark.query.wildcard import check_key_pattern, leaves, parse_index, parse_projection
+from tidemark.query.wildcard_plan import key_paths
+
+
+def keys(doc, key=None, projection=None):
+    spec = {"key": key or {"$**": 1}, "name": "w"}
+    if projection is not None:
+        spec["wildcardProjection"] = projection
+    return leaves(doc, parse_index(spec))
+
+
+def test_every_leaf_is_keyed_with_positions_left_out():
+    found, multikey = keys({"_id": 1, "a": 1, "b": {"c": [1, [2], {"d": 3}], "e": {}}, "f": [], "g.h": 5})
+    assert found == [("a", 1), ("b.c", 1), ("b.c", [2]), ("b.c.d", 3), ("b.e", {}), ("f", [])]
+    assert multikey
+    assert keys({"a": {"b": 1}}) == ([("a.b", 1)], False)
+    # fields holding a "." are not keyed; a document of nothing else is a leaf (its path exists)
+    assert keys({"a": {"x.y": 1, "b": 2}, "c": {"x.y": 1}}) == ([("a.b", 2), ("c", {"x.y": 1})], False)
+
+
+def test_subtree_and_projections():
+    doc = {"_id": {"x": 1}, "a": {"b": 1, "c": [2, {"b": 3}]}, "d": 4}
+    assert keys(doc, {"a.$**": 1})[0] == [("a.b", 1), ("a.c", 2), ("a.c.b", 3)]
+    assert keys(doc, projection={"a.b": 1})[0] == [("a.b", 1)]
+    assert keys(doc, projection={"a.b": 0})[0] == [("a.c", 2), ("a.c.b", 3), ("d", 4)]
+    assert keys(doc, projection={"_id": 1, "a": 0})[0] == [("_id.x", 1), ("d", 4)]
+    assert keys(doc, projection={"_id": 0, "d": 1})[0] == [("d", 4)]
+    assert keys(doc, projection={"a": {"c": 1}})[0] == [("a.c", 2), ("a.c.b", 3)]
+
+
+def test_coverage_of_query_paths():
+    index = parse_index({"key": {"$**": 1}, "name": "w", "wildcardProjection": {"a.b": 0}})
+    assert index.covers("a") and index.covers("a.c") and not index.covers("a.b") and not index.covers("a.b.c")
+    assert not index.covers("a", subtree=True) and index.covers("a.c", subtree=True)
+    assert not index.covers("_id")
+    index = parse_index({"key": {"a.$**": 1}, "name": "w"})
+    assert index.covers("a") and index.covers("a.x.y", subtree=True) and not index.covers("b")
+
+
+@pytest.mark.parametrize(("projection", "code"), [
+    ({"a": 1, "b": 0}, 31254), ({"a": 0, "b": 1}, 31253), ({"a": "x"}, 51271), ({"a": {"$slice": 1}}, 51271),
+    ({"a": 1, "a.b": 1}, 31249), ({"a.b": 1, "a": 1}, 31250),
+])
+def test_projections_refused(projection, code):
+    with pytest.raises(MongoError) as refused:
+        parse_projection(projection)
+    assert refused.value.code == code
+
+
+@pytest.mark.parametrize(("key", "code"), [
+    ({"a.$**": 1, "b.$**": 1}, 7246201), ({"a": "wildcard"}, 7246202), ({"a": 1, "a.$**": 1}, 7246204),
+    ({"a.b.c": 1, "a.b.$**": 1}, 7246204),
+])
+def test_key_patterns_refused(key, code):
+    with pytest.raises(MongoError) as refused:
+        check_key_pattern(key)
+    assert refused.value.code == code
+
+
+def test_key_paths_read_numeric_components_both_ways():
+    assert key_paths("a.b") == [("a.b", True)]
+    assert key_paths("c.0") == [("c", False), ("c", True), ("c.0", True)]
+    assert key_paths("0.a") == [("0.a", True)]  # a top-level component is a field name
+    assert key_paths("a.$x") is None and key_paths("a..b") is None
+    assert key_paths(".".join(["a"] + ["0"] * 9)) is None
+
+
+NAMES = ["a", "b", "0", "1"]
+SCALARS = st.one_of(st.none(), st.integers(-2, 2), st.sampled_from(["x", "y"]), st.booleans())
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.sampled_from(NAMES), inner, max_size=3)),
+                      max_leaves=10)
+PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=4).map(".".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(doc=st.dictionaries(st.sampled_from(NAMES[:2]), VALUES, max_size=2), path=PATHS,
+       value=st.one_of(st.integers(-2, 2), st.sampled_from(["x", "y", True]), st.just({}), st.just([])))
+def test_a_matching_document_has_a_key_the_scan_reads(doc, path, value):
+    """Completeness of the index scan for equality: every document ``{path: value}`` matches holds a
+    leaf on one of the path's key paths, equal to the value (or a nested array, on a truncated one)."""
+    if not compile_filter({path: value})(doc):
+        return
+    found, _ = leaves(doc, parse_index({"key": {"$**": 1}, "name": "w"}))
+    readings = key_paths(path)
+    assert readings is not None
+    assert any(kp == leaf_path and (equal(leaf, value) if exact else isinstance(leaf, list))
+               for leaf_path, leaf in found for kp, exact in readings), (doc, path, value, found)
