@@ -337,6 +337,8 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
             idx = 1 if flt is not None else 0
             full = full[:idx] + full[idx + 1:]
+            if meta is not None:  # a {$meta: "sortKey"} later on: the scan notes the key the stage would have
+                meta.sort_keys = sort_mod.sort_key_array(sort, coll, meta)
         if near_find and match_stage is not None:
             # the GEO_NEAR plan yields by distance; the filter confirms the rest (as run_find does)
             source = filter(match_mod.compile_node(match_stage.node, variables=variables, collation=coll), source)
@@ -850,11 +852,16 @@ def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=Non
 
 
 def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None,
-                   collation=None) -> list[tuple[bytes, dict]]:
+                   collation=None, meta=None) -> list[tuple[bytes, dict]]:
     """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
-    writes that follow never run under an open scan). ``collation``: the statement's (planning, sort)."""
+    writes that follow never run under an open scan). ``collation``: the statement's (planning, sort).
+    ``meta``: the read's DocMeta when the statement reads metadata (findAndModify's textScore sort or
+    projection): the plan carries it (a $text scan notes each score), the sort reads it, and every
+    match is read before the sort (a score is known only once its document was scanned)."""
     plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                allow_or=True, collation=collation, cluster=cluster_info(info))
+    if meta is not None:
+        plan.meta = meta
     out = []
     gen = C.docs_in_txn(w, info, plan)
     try:
@@ -867,12 +874,49 @@ def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=No
         gen.close()
     if sort and out:
         by_id = {id(d): rid for rid, d in out}
-        docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1, collation=collation)
+        docs = sort_mod.sort_documents([d for _, d in out], sort, limit=None if multi else 1, collation=collation,
+                                       meta=meta)
         out = [(by_id[id(d)], d) for d in docs]
     return out
 
 
-def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
+def key_count(keys: dict[str, list[bytes]]) -> int:
+    """How many index entries ``keys`` (an ``index_keys`` map) writes: mongod's keysInserted /
+    keysDeleted of one document."""
+    n = 0
+    for entries in keys.values():
+        n += len(entries)
+    return n
+
+
+def _key_changes(old_keys: dict[str, list[bytes]], new_keys: dict[str, list[bytes]]
+                 ) -> tuple[dict[str, list[bytes]], dict[str, list[bytes]]]:
+    """(entries removed, entries added) per index by replacing a document whose keys were
+    ``old_keys`` with one whose keys are ``new_keys``. Storage's update takes these as its old and new
+    keys (it removes old - new and adds new - old: the same for disjoint sets), so the difference is
+    made once; an index whose key list is unchanged — most, for most updates — costs one comparison."""
+    removed: dict[str, list[bytes]] = {}
+    added: dict[str, list[bytes]] = {}
+    for name, new in new_keys.items():
+        old = old_keys.get(name, [])
+        if old == new:
+            continue
+        old_set, new_set = set(old), set(new)
+        if gone := old_set - new_set:
+            removed[name] = list(gone)
+        if came := new_set - old_set:
+            added[name] = list(came)
+    if len(old_keys) != len(new_keys):  # (one index list for both: not expected)
+        for name in old_keys.keys() - new_keys.keys():
+            removed[name] = old_keys[name]
+    return removed, added
+
+
+def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator,
+                counts: dict[str, int] | None = None) -> None:
+    """Replace record ``rid`` (``old``) with ``new``. ``counts`` (mongod's write metrics of the
+    statement, given when the update may touch an indexed path): its keysInserted / keysDeleted
+    grow by the index entries the replacement adds and removes."""
     if new.get("_id", C.MISSING_ID) != old.get("_id", C.MISSING_ID) and "_id" in old:
         raise MongoError(ErrorCode.ImmutableField,
                          "After applying the update, the (immutable) field '_id' was found to have been altered "
@@ -880,19 +924,23 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator) -> None:
     if "_id" not in new:
         new = {"_id": old["_id"], **new}
     C.check_storable(new)
-    raw = C.encode_doc(new)
+    raw = C.encode_doc(new, "update")
     if validator is not None:
         validator.check(new, old_doc=old)
     try:
         old_keys = C.index_keys(info, old)
         info, new_keys = C.write_keys(w, info, new)
-        w.update(info, rid, raw, old_keys, new_keys)
+        removed, added = _key_changes(old_keys, new_keys)
+        w.update(info, rid, raw, removed, added)
     except StorageError as e:
         raise storage_error(info, e, new) from None
+    if counts is not None:
+        counts["keysInserted"] = counts.get("keysInserted", 0) + key_count(added)
+        counts["keysDeleted"] = counts.get("keysDeleted", 0) + key_count(removed)
 
 
 def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None, *,
-               supplied: Any = None) -> dict:
+               supplied: Any = None, counts: dict[str, int] | None = None) -> dict:
     """Insert the document an unmatched upsert makes, as mongod's UpsertStage: the query's equalities
     (only ``_id`` for a replacement), then the update over them — or, with ``supplied`` (the parsed
     ``c.new`` of an ``upsertSupplied`` statement), that document applied as a classic update instead;
@@ -907,7 +955,7 @@ def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=N
     elif next(iter(new)) != "_id":
         new = {"_id": new["_id"], **{k: v for k, v in new.items() if k != "_id"}}
     C.check_storable(new, top_level_dollar=True)
-    raw = C.encode_doc(new)
+    raw = C.encode_doc(new, "upsert")
     info = ensure_collection(w, ns)
     validator = None if validator_bypass else C.validator_for(info)
     if validator is not None:
@@ -918,6 +966,8 @@ def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=N
         w.insert(info, raw, keys)
     except StorageError as e:
         raise storage_error(info, e, new) from None
+    if counts is not None:  # the statement's keysInserted (mongod's insert of the upserted document)
+        counts["keysInserted"] = counts.get("keysInserted", 0) + key_count(keys)
     capped.trim(w, info, cap)
     return new
 

@@ -27,6 +27,9 @@ Invariants:
   reads no collection and outlives those changes.
 - A ``tailable`` cursor (server/tailable.py) stays open when its iterator runs dry: the next getMore
   asks the same iterator again. It closes when the iterator says it is ``finished`` (a limit reached).
+- Before each getMore's batch the position of a capped collection's scan is restored (mongod's
+  restoreState): a tail's own ``restore``, and ``tidemark.core.collection.restoring`` for the scan
+  inside any other read: a record the trim took is 136 CappedPositionLost.
 - A closed cursor leaves nothing behind: :meth:`CursorRegistry.kill` drops the registry's reference and
   closes the iterator (its frames, held-back document and read-ahead go with it). After many closes,
   :meth:`CursorRegistry.release_memory` (run by :meth:`reap_idle`, i.e. every
@@ -59,6 +62,7 @@ from bson.raw_bson import RawBSONDocument
 
 from tidemark.auth.names import ANYONE, session_digest, visible_to
 from tidemark.context import CommandContext
+from tidemark.core.collection import restoring
 from tidemark.gc_policy import release_free_heap
 from tidemark.protocol.codec import EncodedBatch, EncodedDocument, EncodedRun, encode_in_order
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -209,10 +213,13 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
 def _restore_and_fill(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
     """``_fill_batch`` of a getMore: an iterator that keeps a position in a collection (a capped tail:
     ``tidemark.tailable.TailingScan``) first checks it is still valid (``restore(held_back)``, mongod's
-    restoreState: 136 CappedPositionLost once its record was trimmed)."""
+    restoreState: 136 CappedPositionLost once its record was trimmed); a scan of a capped collection
+    inside any other cursor's iterator does the same when it is next pulled (``restoring``)."""
+    held_back = cursor.pending is not _NOTHING  # (a document held back was drawn, not yet given)
     restore = getattr(cursor.iterator, "restore", None)
     if restore is not None:
-        restore(cursor.pending is not _NOTHING)  # (a document held back was drawn, not yet given)
+        restore(held_back)
+    restoring(held_back)
     return _fill_batch(cursor, limit)
 
 

@@ -11,8 +11,11 @@ planSummary, ts, client, appName, user), logs it as "Slow query" (id 51803, the 
 10 KB the way mongod's log truncates attributes) and/or inserts it into ``<db>.system.profile``, a
 1 MB capped collection (server/core/capped.py) created when profiling is turned on.
 
-Handlers that read through a plan leave a :class:`ReadFacts` on ``ctx.facts`` (find, aggregate;
-getMore continues its cursor's); that is where planSummary and keys/docs examined come from.
+Handlers leave a :class:`ReadFacts` on ``ctx.facts``: reads through a plan (find, aggregate, count;
+getMore continues its cursor's) for planSummary and keys/docs examined, writes also for what they
+wrote (``writes``: nMatched ... keysInserted, keysDeleted, counted by the write path). An update or
+delete leaves a list of them, one per statement it ran: mongod profiles each statement on its own
+(op "update" / "remove", the statement as ``command``) and not the command.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from tidemark.auth.redaction import redact_command
 from tidemark.core import capped
 from tidemark.operations import command_report, truncated_report
 from tidemark.protocol.codec import encode, encode_reply
-from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.errors import ErrorCode, MongoError, code_name
 from tidemark.protocol.messages import RawDocuments, materialize
 from tidemark.query.match import compile_filter
 from tidemark.top import command_namespace
@@ -45,18 +48,57 @@ _JSON = json_util.JSONOptions(json_mode=json_util.JSONMode.RELAXED,
                               uuid_representation=UuidRepresentation.STANDARD)
 
 
-class ReadFacts:
-    """How a read found its documents: the plan (or time-series read info) and the counters its scan
-    fills while it runs, from zero (a read's counters are its own, and some scans count at open: a
-    time-series index read takes its index entries then). ``resumed()`` is the same read continued by a
-    getMore (counters from now)."""
+# mongod's additive write metrics (OpDebug::append), in the order a profile entry shows them: the
+# first five before cursorExhausted, the key counts after it. A field is shown when the operation set
+# it (zero included), as mongod's optional counters: an update statement sets nMatched, nModified and
+# nUpserted when it succeeds; keysInserted / keysDeleted are set by the documents written.
+WRITE_COUNTS = ("nMatched", "nModified", "ninserted", "ndeleted", "nUpserted")
+KEY_COUNTS = ("keysInserted", "keysDeleted")
 
-    __slots__ = ("plan", "stats", "ts_info", "origin", "_keys0", "_docs0")
+
+class ReadFacts:
+    """How an operation found its documents: the plan (or time-series read info) and the counters its
+    scan fills while it runs, from zero (a read's counters are its own, and some scans count at open: a
+    time-series index read takes its index entries then). ``resumed()`` is the same read continued by a
+    getMore (counters from now).
+
+    A write also carries ``writes`` (mongod's field name -> count, filled by the write path) and, for a
+    statement of an update or delete, ``statement`` (its index in the command) and ``millis`` (the
+    time the writer spent on it)."""
+
+    __slots__ = ("plan", "stats", "ts_info", "origin", "_keys0", "_docs0", "writes", "statement", "millis")
 
     def __init__(self, plan=None, stats: dict | None = None, ts_info: dict | None = None,
-                 origin: dict | None = None, *, since_now: bool = False):
+                 origin: dict | None = None, *, since_now: bool = False, writes: dict[str, int] | None = None,
+                 statement: int | None = None):
         self.plan, self.stats, self.ts_info, self.origin = plan, stats, ts_info, origin
         self._keys0, self._docs0 = self._counters() if since_now else (0, 0)
+        self.writes, self.statement, self.millis = writes, statement, 0.0
+
+    @classmethod
+    def statement_facts(cls, index: int) -> ReadFacts:
+        """Fresh counters for statement ``index`` of an update or delete (its plan set when chosen)."""
+        return cls(stats={"keys": 0, "docs": 0}, writes={}, statement=index)
+
+    def add(self, other: ReadFacts) -> None:
+        """Add ``other``'s counters (the same statement continued in a later writer slice)."""
+        if other.plan is not None:
+            self.plan = other.plan
+        if other.stats:
+            stats = self.stats if self.stats is not None else {}
+            for key, value in other.stats.items():
+                stats[key] = stats.get(key, 0) + value
+            self.stats = stats
+        if other.writes:
+            writes = self.writes if self.writes is not None else {}
+            for key, value in other.writes.items():
+                writes[key] = writes.get(key, 0) + value
+            self.writes = writes
+        self.millis += other.millis
+
+    def reads(self) -> bool:
+        """Whether the operation read through a plan (keysExamined / docsExamined shown): not an insert."""
+        return self.writes is None or self.plan is not None or self.ts_info is not None
 
     def _counters(self) -> tuple[int, int]:
         if self.ts_info is not None:
@@ -154,7 +196,7 @@ class Profiler:
         return self.watching or elapsed_ms > self.slowms
 
     async def finish(self, server, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
-                     facts: ReadFacts | None) -> None:
+                     facts: ReadFacts | list[ReadFacts] | None) -> None:
         """Log and/or profile one finished command, as mongod decides. Never raises: the command has
         been answered already as far as its client is concerned."""
         try:
@@ -164,7 +206,7 @@ class Profiler:
                         error=f"{type(exc).__name__}: {exc}")
 
     async def _finish(self, server, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
-                      facts: ReadFacts | None) -> None:
+                      facts: ReadFacts | list[ReadFacts] | None) -> None:
         if name == "dropDatabase" and reply.get("ok") == 1.0:
             self.forget(db)  # the settings went with the database (its drop is profiled by the defaults)
         level = self.level(db)
@@ -176,21 +218,60 @@ class Profiler:
             level = 0  # a listCollections cursor has no collection to profile under (as mongod)
         if flt is None and level < 2 and elapsed_ms <= self.slowms:
             return
-        entry = self.entry(conn, db, name, cmd, reply, elapsed_ms, facts)
+        statements = facts if type(facts) is list else None
+        command_facts = facts if isinstance(facts, ReadFacts) else None
+        if statements is not None:  # an update / delete: the command's totals for its log line
+            command_facts = ReadFacts()
+            for statement in statements:
+                command_facts.add(statement)
+            command_facts.writes = command_facts.writes or None
+        entry = self.entry(conn, db, name, cmd, reply, elapsed_ms, command_facts)
         if flt is not None:
             slow = _matches(flt[1], entry)
         else:
             slow = elapsed_ms > self.slowms and (self.sample_rate >= 1 or random.random() < self.sample_rate)
         if slow:
             self._log(conn, name, cmd, entry, elapsed_ms)
-        if level == 2 or (level == 1 and slow):
+        if statements is not None and level >= 1:
+            # mongod profiles each statement (its own CurOp) and not the command: the entry of a
+            # statement is kept at level 2, at level 1 when it matches the filter or was slow itself
+            for done in self.statement_entries(conn, db, name, cmd, reply, elapsed_ms, statements):
+                if level == 2 or (level == 1 and (_matches(flt[1], done) if flt is not None else
+                                                  slow and (len(statements) == 1 or done["millis"] > self.slowms))):
+                    await self._record(server, db, done)
+        elif level == 2 or (level == 1 and slow):
             await self._record(server, db, entry)
 
+    def statement_entries(self, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
+                          statements: list[ReadFacts]) -> list[dict[str, Any]]:
+        """The profile entries of an update's or delete's statements (``statements``: the facts of each
+        statement it ran, in order): op "update" / "remove", the statement as ``command``, its own
+        counters and write error; ``millis`` the statement's own (the command's when it has one)."""
+        sent = _statement_list(name, cmd)  # materialized once: never per statement
+        errors = {e.get("index"): e for e in reply.get("writeErrors") or () if isinstance(e, dict)}
+        entries = []
+        for facts in statements:
+            i = facts.statement
+            if sent is None or i is None or not 0 <= i < len(sent) or not isinstance(sent[i], dict):
+                continue
+            millis = elapsed_ms if len(sent) == 1 else facts.millis
+            error = errors.get(i)
+            outcome = reply if error is None else {"ok": 0.0, "errmsg": error.get("errmsg"),
+                                                   "code": error.get("code"),
+                                                   "codeName": code_name(error.get("code") or 0)}
+            entries.append(self.entry(conn, db, name, cmd, outcome, millis, facts,
+                                      statement=_statement_command(name, sent[i])))
+        return entries
+
     def entry(self, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
-              facts: ReadFacts | None) -> dict[str, Any]:
-        """The system.profile document of one command (field order as mongod writes it)."""
+              facts: ReadFacts | None, *, statement: dict | None = None) -> dict[str, Any]:
+        """The system.profile document of one command (field order as mongod writes it); with
+        ``statement`` (its profiled form), of that statement of an update or delete (mongod's nested
+        CurOp: no responseLength, no protocol)."""
         ns = command_namespace(name, cmd, db) or f"{db}.$cmd"
-        statement = _single_statement(name, cmd)
+        own_statement = statement is not None
+        if statement is None:
+            statement = _single_statement(name, cmd)
         command = statement if statement is not None else profile_command(name, cmd)
         entry: dict[str, Any] = {"op": OP_NAMES.get(name, "command"), "ns": ns,
                                  "command": _with_comment(command, name, cmd, facts)}
@@ -201,35 +282,35 @@ class Profiler:
             entry["cursorid"] = Int64(cmd.get("getMore") or 0)
         elif cursor is not None and cursor.get("id"):  # find / aggregate leaving a cursor open
             entry["cursorid"] = Int64(cursor["id"])
-        if facts is not None:
+        if facts is not None and facts.reads():
             keys, docs = facts.examined()
             entry["keysExamined"], entry["docsExamined"] = keys, docs
             if facts.has_sort_stage():
                 entry["hasSortStage"] = True
+        writes = facts.writes if facts is not None and facts.writes is not None else _reply_counts(name, reply)
+        for field in WRITE_COUNTS:
+            if field in writes:
+                entry[field] = writes[field]
         if cursor is not None and cursor.get("id") == 0:
             entry["cursorExhausted"] = True
-        if name == "insert":
-            entry["ninserted"] = reply.get("n", 0)
-        elif name == "update":
-            upserted = len(reply.get("upserted") or ())  # (the reply's n counts them; nMatched does not)
-            entry["nMatched"], entry["nModified"] = reply.get("n", 0) - upserted, reply.get("nModified", 0)
-            entry["nUpserted"] = upserted
-        elif name == "delete":
-            entry["ndeleted"] = reply.get("n", 0)
+        for field in KEY_COUNTS:
+            if field in writes:
+                entry[field] = writes[field]
         entry["numYield"] = 0
         if cursor is not None:
             entry["nreturned"] = len(cursor.get("firstBatch", cursor.get("nextBatch")) or ())
         entry["locks"] = {}
         entry["flowControl"] = {}
         if reply.get("ok") != 1.0:
-            entry["ok"] = 0
+            entry["ok"] = 0.0
             entry["errMsg"], entry["errName"], entry["errCode"] = (reply.get("errmsg"), reply.get("codeName"),
                                                                  reply.get("code"))
-        try:
-            entry["responseLength"] = len(encode_reply(reply))
-        except Exception:  # noqa: BLE001 - an unencodable reply is answered as an error by the connection
-            entry["responseLength"] = 0
-        entry["protocol"] = "op_msg"
+        if not own_statement:  # a statement has no reply of its own, and is no command (mongod's iscommand)
+            try:
+                entry["responseLength"] = len(encode_reply(reply))
+            except Exception:  # noqa: BLE001 - an unencodable reply is answered as an error by the connection
+                entry["responseLength"] = 0
+            entry["protocol"] = "op_msg"
         entry["millis"] = int(elapsed_ms)
         summary = facts.plan_summary() if facts is not None else None
         if summary:
@@ -254,7 +335,7 @@ class Profiler:
         for field in ("originatingCommand", "planSummary", "keysExamined", "docsExamined", "cursorExhausted"):
             if field in entry:
                 attr[field] = _as_json(entry[field]) if field == "originatingCommand" else entry[field]
-        for field in ("ninserted", "nMatched", "nModified", "nUpserted", "ndeleted"):
+        for field in (*WRITE_COUNTS, *KEY_COUNTS):
             if field in entry:
                 attr[field] = entry[field]
         attr["numYields"] = 0
@@ -344,15 +425,40 @@ _STATEMENTS = {"update": "updates", "delete": "deletes"}
 _LIST_COLLECTIONS_NS = ".$cmd.listCollections"
 
 
+def _reply_counts(name: str, reply: dict) -> dict[str, int]:
+    """The write counts of a command that left none on ``ctx.facts`` (a time-series write), read
+    from its reply."""
+    if name == "insert":
+        return {"ninserted": reply.get("n", 0)}
+    if name == "update":
+        upserted = len(reply.get("upserted") or ())  # (the reply's n counts them; nMatched does not)
+        return {"nMatched": reply.get("n", 0) - upserted, "nModified": reply.get("nModified", 0),
+                "nUpserted": upserted}
+    if name == "delete":
+        return {"ndeleted": reply.get("n", 0)}
+    return {}
+
+
+def _statement_list(name: str, cmd: dict) -> list | None:
+    """An update's or delete's statements as sent (None for other commands)."""
+    field = _STATEMENTS.get(name)
+    statements = materialize(cmd.get(field)) if field is not None else None
+    return statements if type(statements) is list else None
+
+
 def _single_statement(name: str, cmd: dict) -> dict | None:
     """The ``command`` of the profile entry of an update or delete of one statement: mongod profiles
     each write statement on its own, as the statement (``{q, u, multi, upsert}``, ``{q, limit}``).
-    None for other commands (and for several statements, which are profiled as one command here)."""
-    field = _STATEMENTS.get(name)
-    statements = materialize(cmd.get(field)) if field is not None else None
-    if type(statements) is not list or len(statements) != 1 or not isinstance(statements[0], dict):
+    None for other commands (and for several statements without their facts: the command)."""
+    statements = _statement_list(name, cmd)
+    if statements is None or len(statements) != 1 or not isinstance(statements[0], dict):
         return None
-    statement = materialize(statements[0])
+    return _statement_command(name, statements[0])
+
+
+def _statement_command(name: str, statement: Any) -> dict:
+    """One statement as its profile entry's ``command``: an update's with mongod's defaults."""
+    statement = materialize(statement)
     if name == "update":
         rest = {k: v for k, v in statement.items() if k not in ("q", "u", "multi", "upsert")}
         statement = {"q": statement.get("q"), "u": statement.get("u"), **rest,

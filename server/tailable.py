@@ -26,6 +26,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
+from tidemark.core.collection import position_lost
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
 
@@ -151,7 +152,7 @@ class TailingScan:
             if info is None or info.uuid != self.uuid:
                 raise MongoError(ErrorCode.QueryPlanKilled, f"collection dropped. UUID {self.uuid}")
             if r.get(info, position) is None:
-                raise _position_lost(position)
+                raise position_lost(position)
 
     @property
     def finished(self) -> bool:
@@ -164,16 +165,10 @@ class TailingScan:
             if info is None or info.uuid != self.uuid:
                 raise MongoError(ErrorCode.QueryPlanKilled, f"collection dropped. UUID {self.uuid}")
             if self.last is not None and r.get(info, self.last) is None:
-                raise _position_lost(self.last)
+                raise position_lost(self.last)
             rows = itertools.islice(r.scan(info, start_after=self.last), CHUNK)
             self._buffer.extend((bytes(rid), bytes(raw)) for rid, raw in rows)
         return bool(self._buffer)
-
-
-def _position_lost(rid: bytes) -> MongoError:
-    return MongoError(ErrorCode.CappedPositionLost,
-                      "CollectionScan died due to position in capped collection being deleted. "
-                      f"Last seen record id: RecordId({int.from_bytes(rid, 'big')})")
 
 
 def open_tail(engine, spec, db: str, *, record_ids: bool = False,

@@ -205,7 +205,7 @@ def merge_into(server: ServerState, db: str, spec: Any, docs, check_target) -> N
                 if changed and validator is not None:
                     validator.check(new, old_doc=old)
                 info, keys = C.write_keys(w, info, new)
-                w.update(info, rid, C.encode_doc(new), C.index_keys(info, old), keys)
+                w.update(info, rid, C.encode_doc(new, "update"), C.index_keys(info, old), keys)
             except DuplicateKey as e:
                 raise _duplicate(info, e, doc, on, matched == "fail") from None
         capped.trim(w, info)

@@ -26,6 +26,11 @@ Invariants:
   still cannot both insert).
 - Interrupted between slices, the command answers the interruption (11601, 50, 11600: mongod fails the
   whole batch on an interruption) with what the committed slices did as ``n`` (and ``nModified``).
+- What each statement examined and wrote (``tidemark.profiler.ReadFacts``: its plan, keys and documents
+  its scan examined, the command's write counters) is counted where the work happens, with local
+  integers added once per scan, and kept per slice (``Slice.facts``), so a writer function run again
+  counts nothing twice; ``Statements.facts`` adds the committed slices up, one entry per statement run
+  (the profiler's per-statement entries).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import Any
 
 from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
+from tidemark.profiler import WRITE_COUNTS, ReadFacts
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
@@ -51,6 +57,7 @@ SLICE_SECONDS = 0.05
 SLICE_MATCHES = 2000
 
 _RESUMABLE = ("COLLSCAN", "IXSCAN", "OR")
+_EOF_PLAN = Plan("EOF")  # the plan of a statement on a missing collection (mongod's planSummary "EOF")
 
 
 class Budget:
@@ -97,6 +104,7 @@ class Slice:
     modified: int = 0
     errors: list[dict] = field(default_factory=list)
     upserted: list[dict] = field(default_factory=list)
+    facts: dict[int, ReadFacts] = field(default_factory=dict)  # statement index -> what it did here
 
 
 class Statements:
@@ -111,6 +119,7 @@ class Statements:
                  unmatched: Callable | None = None):
         self.ns, self.statements, self.ordered = ns, statements, ordered
         self.target, self.apply, self.unmatched = target, apply, unmatched
+        self.facts: list[ReadFacts] = []  # per statement run, in order (committed slices added up)
 
     def step(self, w, index: int, resume: Resume | None, seen: set[bytes]) -> Slice:
         """One writer function: statements from ``index`` (from ``resume`` when given, ``seen`` the
@@ -124,6 +133,8 @@ class Statements:
                 return out
             st = statements[i]
             resumed = resume if i == index else None
+            facts = out.facts[i] = ReadFacts.statement_facts(i)
+            started = time.perf_counter()
             try:
                 if isinstance(st, MongoError):
                     raise st
@@ -132,7 +143,7 @@ class Statements:
                 fresh: set[bytes] = set()
                 matches, more = next_matches(w, coll, flt, match, hint=hint, collation=collation, multi=multi,
                                              resume=resumed, seen=seen if resumed else set(), fresh=fresh,
-                                             budget=budget)
+                                             budget=budget, facts=facts)
                 self.apply(w, coll, i, st, matches, out)
                 if more is not None:  # the statement goes on in the next slice
                     out.next_index, out.resume, out.fresh = i, more, fresh
@@ -144,7 +155,31 @@ class Statements:
                 if self.ordered:
                     out.halted = True
                     return out
+            finally:
+                facts.millis += (time.perf_counter() - started) * 1000
         return out
+
+    def _add_facts(self, part: Slice) -> None:
+        """A committed slice's statement facts into ``facts`` (a statement that spans slices is the
+        last of one and the first of the next: added to its entry)."""
+        facts = self.facts
+        for i, statement in part.facts.items():
+            if facts and facts[-1].statement == i:
+                facts[-1].add(statement)
+            else:
+                facts.append(statement)
+        for error in part.errors:
+            self._forget_counts(error["index"])
+
+    def _forget_counts(self, i: int) -> None:
+        """Statement ``i`` failed or was interrupted: mongod records a statement's nMatched / nModified
+        / nUpserted / ndeleted only when it completes (its key counts stay: they were written)."""
+        for facts in reversed(self.facts):
+            if facts.statement == i:
+                if facts.writes:
+                    for name in WRITE_COUNTS:
+                        facts.writes.pop(name, None)
+                return
 
     async def run(self, ctx, *, modified: bool, write: Callable[[Any, Any], Awaitable[Any]]) -> Slice:
         """Run every statement slice by slice through ``write(ctx, fn)`` (the regular writer, or the
@@ -157,6 +192,7 @@ class Statements:
         index, resume = 0, None
         while True:
             part = await write(ctx, functools.partial(self.step, index=index, resume=resume, seen=seen))
+            self._add_facts(part)
             total.n += part.n
             total.modified += part.modified
             total.errors += part.errors
@@ -172,19 +208,24 @@ class Statements:
                 ctx.check_deadline()  # killOp, maxTimeMS, shutdown: between two committed slices
             except MongoError as exc:
                 exc.extra.update({"n": total.n, **({"nModified": total.modified} if modified else {})})
+                if resume is not None:
+                    self._forget_counts(index)
                 raise
 
 
 def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hint: Any, collation: Any,
-                 multi: bool, resume: Resume | None, seen: set[bytes], fresh: set[bytes], budget: Budget
-                 ) -> tuple[list[tuple[bytes, dict]], Resume | None]:
+                 multi: bool, resume: Resume | None, seen: set[bytes], fresh: set[bytes], budget: Budget,
+                 facts: ReadFacts | None = None) -> tuple[list[tuple[bytes, dict]], Resume | None]:
     """The statement's next matching (record id, document) pairs within ``budget``, and where to
     resume (None: the statement's scan is complete). A non-multi statement stops at its first match.
     ``seen`` (read only) and ``fresh`` (filled here) are the record ids an index scan has visited.
-    ``info`` None: no such collection (nothing matches; QueryPlanKilled if it was dropped mid-way)."""
+    ``info`` None: no such collection (nothing matches; QueryPlanKilled if it was dropped mid-way).
+    ``facts``: gets the plan and the keys / documents examined (``stats["keys"]``, ``stats["docs"]``)."""
     if info is None:
         if resume is not None:
             raise MongoError(ErrorCode.QueryPlanKilled, "PlanExecutor killed: collection dropped")
+        if facts is not None:
+            facts.plan = _EOF_PLAN  # mongod plans nothing over a missing collection
         return [], None
     if resume is None:
         plan = planner.choose_plan(list(info.indexes), flt, None, hint, multikey_default=info.clustered,
@@ -194,15 +235,20 @@ def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hi
         if info.uuid != resume.uuid:
             raise MongoError(ErrorCode.QueryPlanKilled, "PlanExecutor killed: collection dropped")
         plan, position, matched = resume.plan, resume.position, resume.matched
+    stats: dict[str, int] = {"keys": 0, "docs": 0}  # (a caller without facts: counted, not kept)
+    if facts is not None:
+        facts.plan = plan
+        if facts.stats is not None:
+            stats = facts.stats
     if plan.kind not in _RESUMABLE:  # $text / $near: matched whole, in this slice
-        found = _materialize(C.docs_in_txn(w, info, plan), match, multi)
+        found = _materialize(C.docs_in_txn(w, info, plan), match, multi, stats)
         budget.matches -= len(found)
         return found, None
     limit = min(budget.matches, SLICE_MATCHES) if multi else 1
     if plan.kind == "COLLSCAN":
-        found, position, done = _collection_slice(w, info, plan, position, match, limit, budget)
+        found, position, done = _collection_slice(w, info, plan, position, match, limit, budget, stats)
     else:
-        found, position, done = _index_slice(w, info, plan, position, match, limit, budget, seen, fresh)
+        found, position, done = _index_slice(w, info, plan, position, match, limit, budget, seen, fresh, stats)
     budget.matches -= len(found)
     matched += len(found)
     if done or (found and not multi):
@@ -210,28 +256,36 @@ def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hi
     return found, Resume(plan, position, info.uuid, matched)
 
 
-def _materialize(pairs: Generator[tuple[bytes, dict], None, None], match, multi: bool) -> list[tuple[bytes, dict]]:
+def _materialize(pairs: Generator[tuple[bytes, dict], None, None], match, multi: bool,
+                 stats: dict[str, int]) -> list[tuple[bytes, dict]]:
     out: list[tuple[bytes, dict]] = []
+    docs = 0
     try:
         for rid, doc in pairs:
+            docs += 1
             if match is None or match(doc):
                 out.append((rid, doc))
                 if not multi:
                     break
     finally:
         pairs.close()
+        stats["docs"] += docs
     return out
 
 
-def _collection_slice(w, info, plan, after: bytes | None, match, limit: int, budget: Budget):
-    """Records after ``after`` in record order: (matches, last record id examined, scan finished)."""
+def _collection_slice(w, info, plan, after: bytes | None, match, limit: int, budget: Budget,
+                      stats: dict[str, int]):
+    """Records after ``after`` in record order: (matches, last record id examined, scan finished);
+    the records examined are added to ``stats["docs"]``."""
     found: list[tuple[bytes, dict]] = []
     bounds = plan.record_range  # a clustered collection's _id range (None: every record)
     rows = w.scan(info, start_after=after, reverse=plan.natural_reverse, lo=bounds and bounds.lo,
                   hi=bounds and bounds.hi)
+    docs = 0
     try:
         for rid, raw in rows:
             after = bytes(rid)
+            docs += 1
             doc = decode(raw)
             if match is None or match(doc):
                 found.append((after, doc))
@@ -241,6 +295,7 @@ def _collection_slice(w, info, plan, after: bytes | None, match, limit: int, bud
                 return found, after, False
     finally:
         rows.close()
+        stats["docs"] += docs
     return found, after, True
 
 
@@ -254,12 +309,14 @@ def _ranges(plan) -> list[tuple[str, Any, bool]]:
 
 
 def _index_slice(w, info, plan, position, match, limit: int, budget: Budget, seen: set[bytes],
-                 fresh: set[bytes]):
-    """Index entries after ``position``: (matches, (range index, last (key, rid)), scan finished)."""
+                 fresh: set[bytes], stats: dict[str, int]):
+    """Index entries after ``position``: (matches, (range index, last (key, rid)), scan finished); the
+    entries and records examined are added to ``stats["keys"]`` and ``stats["docs"]``."""
     found: list[tuple[bytes, dict]] = []
     ranges = _ranges(plan)
     index, after = position if position is not None else (0, None)
     names = {spec["name"] for spec in info.indexes}
+    keys = docs = 0
     while index < len(ranges):
         name, iv, reverse = ranges[index]
         if name not in names:
@@ -270,10 +327,12 @@ def _index_slice(w, info, plan, position, match, limit: int, budget: Budget, see
             for key, rid in entries:
                 rid = bytes(rid)
                 after = (bytes(key), rid)
+                keys += 1
                 if rid not in seen and rid not in fresh:
                     fresh.add(rid)
                     raw = w.get(info, rid)
                     if raw is not None:
+                        docs += 1
                         doc = decode(raw)
                         if match is None or match(doc):
                             found.append((rid, doc))
@@ -283,5 +342,8 @@ def _index_slice(w, info, plan, position, match, limit: int, budget: Budget, see
                     return found, (index, after), False
         finally:
             entries.close()
+            stats["keys"] += keys
+            stats["docs"] += docs
+            keys = docs = 0
         index, after = index + 1, None
     return found, (index, None), True

@@ -4,6 +4,8 @@ the create options are storage rules, in server/core/capped.py)."""
 from __future__ import annotations
 
 import asyncio
+import random
+import string
 from typing import Any
 
 from tidemark import collections as access
@@ -43,6 +45,12 @@ def _clone_fn(db: str, source: str, target: str, size: int, command: str, *, rep
         if source.startswith(C.BUCKETS_PREFIX):
             raise MongoError(ErrorCode.CommandNotSupported,
                              f"Cannot convert the time-series buckets collection {src_ns} to a capped collection")
+        temp = _temp_name(w, db, source) if replace else target
+        if replace and ".system." in temp:
+            # mongod copies into a collection of this name, created under userAllowedCreateNS's rules:
+            # a name holding ".system." is refused, so no system collection (system.profile among
+            # them) becomes capped this way
+            raise MongoError(ErrorCode.BadValue, f"Invalid namespace: {db}.{temp}")
         if not replace and (w.get_collection(dst_ns) is not None or C.get_view(w, db, target) is not None):
             raise MongoError(ErrorCode.NamespaceExists,
                              f"cloneCollectionAsCapped failed - destination collection {dst_ns} already "
@@ -51,9 +59,7 @@ def _clone_fn(db: str, source: str, target: str, size: int, command: str, *, rep
         options = {"capped": True, "size": size,
                    **({"max": info.options["max"]} if (info.options or {}).get("max") else {}), **options}
         docs = _newest_that_fit(w, info, Limits(size, int(options.get("max") or MAX_DOCS)))
-        temp_ns = dst_ns if not replace else C.ns_of(db, f"tmp.convertToCapped.{source}")
-        if replace and w.get_collection(temp_ns) is not None:
-            w.drop_collection(temp_ns)
+        temp_ns = C.ns_of(db, temp)
         # (with the _id index mongod builds: it carries the collection's default collation)
         new = access.create_collection(w, temp_ns, options)
         insert_documents(w, new, docs)
@@ -63,6 +69,18 @@ def _clone_fn(db: str, source: str, target: str, size: int, command: str, *, rep
         return info.uuid
 
     return fn
+
+
+_TEMP_CHARS = string.digits + string.ascii_letters
+
+
+def _temp_name(w, db: str, source: str) -> str:
+    """convertToCapped's copy, named as mongod's makeUniqueCollectionName names it
+    (``tmp%%%%%.convertToCapped.<source>``, each ``%`` a random letter or digit): one no collection has."""
+    while True:
+        name = f"tmp{''.join(random.choices(_TEMP_CHARS, k=5))}.convertToCapped.{source}"
+        if w.get_collection(C.ns_of(db, name)) is None:
+            return name
 
 
 def _newest_that_fit(w, info, cap: Limits) -> list[dict]:

@@ -26,6 +26,7 @@ from typing import Any
 from bson.decimal128 import Decimal128
 
 from tidemark import collections as access
+from tidemark import special_reads
 from tidemark.arguments import GENERIC_ARGUMENTS
 from tidemark.commands import _write_slices as slices
 from tidemark.commands import cursors as cursor_commands
@@ -38,19 +39,24 @@ from tidemark.cursors import ResumeTokens, cursor_reply
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import materialize
-from tidemark.query import expr_optimize
+from tidemark.query import docmeta, expr_optimize
 from tidemark.query import expressions as expressions_mod
 from tidemark.query import match as match_mod
 from tidemark.query import project as project_mod
 from tidemark.query import sort as sort_mod
 from tidemark.query import update as update_mod
-from tidemark.query.index_keys import IndexKeyer, collated_key_value, index_key_map_multikey, keyer_for
+from tidemark.query.access_path import Plan
+from tidemark.query.docmeta import comparison_key_value
+from tidemark.query.index_keys import IndexKeyer, index_key_map_multikey, key_document, keyer_for
 from tidemark.query.values import compare, is_number
+from tidemark.query.wildcard import WildcardKeyer
 from tidemark.storage.errors import DuplicateKey, StorageError
 from tidemark.storage.ranges import raw_range
 
 # Documents written per writer-thread function by one insert (see insert()).
 INSERT_SLICE = 2000
+# The plan a count without a query reports: it reads the record store's count (mongod's planSummary).
+_FAST_COUNT = Plan("RECORD_STORE_FAST_COUNT")
 
 
 
@@ -130,19 +136,19 @@ def _reply(n: int, errors: list, **extra) -> dict:
 
 
 def _prepare_documents(docs: list, ordered: bool, indexes) -> list[tuple]:
-    """(index, document, BSON, error, precomputed keys) per document: ``_id`` first, storage rules,
-    empty timestamps filled, 16 MiB limit, and — when the collection exists — its index keys,
-    computed here in the thread pool so the single writer thread only stores (the writer re-checks
-    the index list is unchanged)."""
+    """(index, document, BSON, error, precomputed keys, their number) per document: ``_id`` first,
+    storage rules, empty timestamps filled, 16 MiB limit, and — when the collection exists — its index
+    keys, computed here in the thread pool so the single writer thread only stores (the writer re-checks
+    the index list is unchanged) and counts (keysInserted: one integer add per document)."""
     prepared: list[tuple] = []
     for i, doc in enumerate(docs):
         try:
             d = write_statements.fill_empty_timestamps(C.prepare_insert(doc))
             raw = C.encode_doc(d)
             keys = index_key_map_multikey(indexes, d) if indexes is not None else None
-            prepared.append((i, d, raw, None, keys))
+            prepared.append((i, d, raw, None, keys, access.key_count(keys[0]) if keys is not None else 0))
         except MongoError as e:
-            prepared.append((i, None, None, e, None))
+            prepared.append((i, None, None, e, None, 0))
             if ordered:
                 break
     return prepared
@@ -180,7 +186,7 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
     if all(entry[3] is not None for entry in prepared):
         # mongod creates the collection only to write a batch of prepared documents: when every
         # document fails preparation (a regex, array or undefined _id...), nothing is created
-        return _reply(0, [err.to_write_error(i) for i, _, _, err, _ in prepared])
+        return _reply(0, [err.to_write_error(i) for i, _, _, err, _, _ in prepared])
     ns = C.ns_of(ctx.db, name)
 
     def fn(w, part):
@@ -190,8 +196,8 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
         validator = None if bypass else C.validator_for(coll)
         same = indexes is not None and C.index_signature(coll.indexes) == C.index_signature(indexes)
         cap = capped.limits(coll)
-        n, errors = 0, []
-        for i, doc, raw, err, keys in part:
+        n, errors, inserted_keys = 0, [], 0
+        for i, doc, raw, err, keys, key_count in part:
             if err is None:
                 try:
                     if validator is not None:
@@ -199,6 +205,7 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
                     coll, keys = C.write_keys(w, coll, doc, keys if same else None)
                     w.insert(coll, raw, keys)
                     n += 1
+                    inserted_keys += key_count if same else access.key_count(keys)
                     continue
                 except MongoError as e:
                     err = e
@@ -209,10 +216,14 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
                 break
         if cap is not None:
             capped.trim(w, coll, cap)
-        return n, errors
+        return n, errors, inserted_keys
 
     # A large insert is written a slice at a time (mongod also inserts in batches, each atomic on its
     # own): the one writer thread is never held by one client for long, other writes go in between.
+    # What it wrote is on ctx.facts as it goes (the profiler's ninserted / keysInserted; mongod sets
+    # keysInserted once a document is written), so an interrupted insert reports its committed slices.
+    writes = {"ninserted": 0}
+    ctx.facts = ReadFacts(writes=writes)
     n, errors = 0, []
     for start in range(0, len(prepared), INSERT_SLICE):
         if start:
@@ -221,9 +232,12 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
             except MongoError as exc:
                 exc.extra["n"] = n  # what the committed slices inserted (see _write_slices)
                 raise
-        part_n, part_errors = await _write(ctx, functools.partial(fn, part=prepared[start:start + INSERT_SLICE]))
+        part_n, part_errors, part_keys = await _write(ctx, functools.partial(fn, part=prepared[start:start + INSERT_SLICE]))
         n += part_n
         errors += part_errors
+        writes["ninserted"] = n
+        if part_n:
+            writes["keysInserted"] = writes.get("keysInserted", 0) + part_keys
         if part_errors and ordered:
             break
     if n:
@@ -250,6 +264,10 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
             project = access.FindSpec({k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId")}).project
         cmd = {k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId", "projection")}
     spec = await ctx.run_heavy(access.FindSpec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
+    # {$meta: "sortKey"} shows the sort's key: mongod's CanonicalQuery refuses it without a sort
+    sort_key_meta = spec.meta is not None and "sortKey" in spec.meta.wants
+    if sort_key_meta and not cmd.get("sort"):
+        raise MongoError(ErrorCode.BadValue, "cannot use sortKey $meta projection without a sort")
     if record_ids and spec.meta is None:
         spec.meta = C.RecordIdMeta()
     ns = C.ns_of(ctx.db, spec.name)
@@ -275,6 +293,10 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
         if check_view and _is_view(ctx.server, ctx.db, spec.name):
             raise _view_option_error(return_key, show_record_id, resumable)
         result = access.run_find(ctx.server, spec, ctx.db, ctx, not (return_key or record_ids))
+        if sort_key_meta and spec.sort and spec.meta is not None:
+            # where the plan gives the order (no sort runs), the scan notes each document's sort key
+            # from this (C.plan_docs, at its first pull): the find's collation is known only now
+            spec.meta.sort_keys = sort_mod.sort_key_array(spec.sort, spec.collation, spec.meta)
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
         docs = budget.outer(result.docs)
         if return_key or project is not None:
@@ -326,13 +348,13 @@ def _index_key_of(plan: Any):
     index = plan.index if plan is not None and plan.kind == "IXSCAN" else None
     if index is None:
         return lambda doc: {}
-    keyer, names = keyer_for(index), list(index["key"])
-    if not isinstance(keyer, IndexKeyer):  # 2d / 2dsphere / text / hashed keys: the first entry
+    keyer = keyer_for(index)
+    if not isinstance(keyer, IndexKeyer | WildcardKeyer):  # 2d / 2dsphere / text / hashed keys: the first entry
         def special_key(doc: dict) -> dict:
             entries = keyer.entries(doc)
-            return dict(zip(names, entries[0][1], strict=False)) if entries else {}
+            return key_document(keyer, entries[0][1]) if entries else {}
         return special_key
-    collation = keyer.collation
+    collation = getattr(keyer, "collation", None)  # (a wildcard index's entries hold its keys already)
     # the [start, end) each interval covers over encoded keys (prefix semantics, as the storage scan)
     spans = [span for iv in plan.intervals if (span := raw_range(iv.lo, iv.hi, iv.lo_incl, iv.hi_incl)) is not None]
     first_met = max if plan.reverse else min
@@ -348,24 +370,10 @@ def _index_key_of(plan: Any):
         entry = entries[0]
         if len(entries) > 1:  # one document, several entries (multikey): the scan meets one of them first
             entry = first_met([e for e in entries if scanned(e)] or entries, key=lambda e: e[0])
-        values = entry[1] if collation is None else [_comparison_key(v, collation) for v in entry[1]]
-        return dict(zip(names, values, strict=False))
+        values = entry[1] if collation is None else [comparison_key_value(v, collation) for v in entry[1]]
+        return key_document(keyer, values)
 
     return key
-
-
-def _comparison_key(value: Any, collation: Any) -> Any:
-    """The value as a collated index holds it, shown as mongod's returnKey shows it: each string is
-    the collator's comparison key, the ICU sort key without its terminating zero byte. mongod sends
-    those bytes as the BSON string itself; a wire string here is UTF-8, so each byte becomes one
-    character (Latin-1): the same bytes for an ASCII key (most Latin text)."""
-    if isinstance(value, str):
-        return collated_key_value(value, collation).removesuffix("\x00")
-    if isinstance(value, dict):
-        return {k: _comparison_key(v, collation) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_comparison_key(v, collation) for v in value]
-    return value
 
 
 def _check_natural(spec: Any, field: str) -> None:
@@ -469,20 +477,30 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
                                      offload_bytes=FILTER_REQUEST_BYTES)
     ns = C.ns_of(ctx.db, name)
 
+    # statement index -> the paths its update writes, canonical (None: the whole document)
+    written_paths: dict[int, list[tuple[str, ...]] | None] = {}
+
     def apply(w, coll, i: int, st: UpdateStatement, matches: list, out: slices.Slice) -> None:
         validator = None if bypass or not matches else C.validator_for(coll)
+        writes = _statement_writes(out, i)
+        # mongod counts the index keys an update adds and removes only when it may touch an indexed
+        # path (its UpdateIndexData): decided once per statement and slice, not per document
+        counts = writes if matches and _may_touch_indexes(written_paths, i, st, coll.indexes) else None
         n = modified = 0
         for rid, doc in matches:
             new, changed = update_mod.apply_update(doc, st.update, query=st.q)
             n += 1
             if changed:
                 with C.pipeline_update_rules(st.update.kind == "pipeline"):
-                    access.replace_doc(w, coll, rid, doc, new, validator)
+                    access.replace_doc(w, coll, rid, doc, new, validator, counts)
                 modified += 1
         # counted once the matches are applied: a statement that fails is its write error and adds
         # nothing to n / nModified (mongod discards a failed statement's counts)
         out.n += n
         out.modified += modified
+        writes["nMatched"] = writes.get("nMatched", 0) + n
+        writes["nModified"] = writes.get("nModified", 0) + modified
+        writes.setdefault("nUpserted", 0)
 
     def upsert(w, coll, i: int, st: UpdateStatement, spanned: bool, out: slices.Slice) -> None:
         if not st.upsert:
@@ -495,13 +513,16 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
         # c.new is a classic update (a replacement, or operators if its first field is one), parsed
         # only when an upsert inserts, as mongod's UpsertStage does
         supplied = update_mod.parse_update(st.supplied) if st.supplied is not None else None
+        writes = _statement_writes(out, i)
         with C.pipeline_update_rules(st.update.kind == "pipeline" and supplied is None):
-            new = access.upsert_doc(w, ns, st.q, st.update, bypass, supplied=supplied)
+            new = access.upsert_doc(w, ns, st.q, st.update, bypass, supplied=supplied, counts=writes)
         out.upserted.append({"index": i, "_id": new["_id"]})
         out.n += 1
+        writes["nUpserted"] = 1
 
     work = slices.Statements(ns, statements, ordered=ordered, apply=apply, unmatched=upsert,
                              target=lambda st: (st.q, st.match, st.hint, st.collation, st.multi))
+    ctx.facts = work.facts  # one entry per statement run (the profiler's per-statement entries)
     done = await work.run(ctx, modified=True, write=write)
     reply = _reply(done.n, done.errors, nModified=done.modified)
     if done.upserted:
@@ -551,17 +572,84 @@ async def delete(ctx: CommandContext, cmd: dict) -> dict:
     ns = C.ns_of(ctx.db, name)
 
     def remove(w, coll, i: int, st: tuple, matches: list, out: slices.Slice) -> None:
-        for rid, doc in matches:
-            w.delete(coll, rid, C.index_keys(coll, doc))
-            out.n += 1
+        writes = _statement_writes(out, i)
+        deleted = keys_deleted = 0
+        try:
+            for rid, doc in matches:
+                keys = C.index_keys(coll, doc)
+                w.delete(coll, rid, keys)
+                out.n += 1
+                deleted += 1
+                keys_deleted += access.key_count(keys)
+        finally:
+            writes["ndeleted"] = writes.get("ndeleted", 0) + deleted
+            if deleted:  # mongod's keysDeleted: set by the documents deleted
+                writes["keysDeleted"] = writes.get("keysDeleted", 0) + keys_deleted
 
     def target(st: tuple) -> tuple:
         q, m, limit, hint, collation = st
         return q, m, hint, collation, limit == 0
 
     work = slices.Statements(ns, parsed, ordered=ordered, target=target, apply=remove)
+    ctx.facts = work.facts  # one entry per statement run (the profiler's per-statement entries)
     done = await work.run(ctx, modified=False, write=write)
     return _reply(done.n, done.errors)
+
+
+def _statement_writes(out: slices.Slice, i: int) -> dict[str, int]:
+    """The write counters of statement ``i`` in this slice (its ``ReadFacts.writes``)."""
+    writes = out.facts[i].writes
+    assert writes is not None  # (ReadFacts.statement_facts)
+    return writes
+
+
+def _canonical_path(path: str) -> tuple[str, ...]:
+    """A path as mongod's UpdateIndexData compares paths: its field names, without positional
+    (``$``, ``$[]``, ``$[id]``) and array index parts."""
+    return tuple(part for part in path.split(".") if not (part.startswith("$") or part.isdigit()))
+
+
+def _indexed_paths(indexes: list[dict]) -> list[tuple[str, ...]] | None:
+    """The canonical paths a collection's indexes read (key fields, partial filter fields); None when
+    every path may be indexed (a wildcard or text index)."""
+    paths: list[tuple[str, ...]] = []
+    for spec in indexes:
+        for name, kind in spec["key"].items():
+            if name == "$**" or name.endswith(".$**") or kind == "text" or name in ("_fts", "_ftsx"):
+                return None
+            paths.append(_canonical_path(name))
+        partial = spec.get("partialFilterExpression")
+        if isinstance(partial, dict):
+            paths.extend(_canonical_path(name) for name in _filter_fields(partial))
+    return paths
+
+
+def _filter_fields(flt: dict) -> list[str]:
+    """The field paths a (partial index) filter names, through ``$and`` / ``$or``."""
+    fields: list[str] = []
+    for key, value in flt.items():
+        if key in ("$and", "$or", "$nor") and isinstance(value, list):
+            for clause in value:
+                if isinstance(clause, dict):
+                    fields.extend(_filter_fields(clause))
+        elif not key.startswith("$"):
+            fields.append(key)
+    return fields
+
+
+def _may_touch_indexes(cache: dict[int, list[tuple[str, ...]] | None], i: int, st: UpdateStatement,
+                       indexes: list[dict]) -> bool:
+    """mongod's ``indexesAffected`` of an update statement: a replacement or pipeline always; operators
+    when a path they write is an indexed path, a prefix of one or under one. ``cache`` keeps each
+    statement's written paths (made once per statement)."""
+    if i not in cache:
+        paths = update_mod.modified_paths(st.update)
+        cache[i] = None if paths == [""] else [_canonical_path(p) for p in paths]
+    written = cache[i]
+    indexed = _indexed_paths(indexes)
+    if written is None or indexed is None:
+        return True
+    return any(w[:len(p)] == p or p[:len(w)] == w for w in written for p in indexed)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -610,19 +698,28 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     m = match_mod.compile_filter(query, variables=variables, collation=collation) if query else None
     expr_optimize.fold_filter_constants(query, collation=collation)
     if sort_spec:
-        sort_mod.parse_sort(sort_spec)
-    proj = (project_mod.compile_projection(fields, filter=query, variables=variables, collation=collation)
+        sort_mod.parse_sort(sort_spec, allow_meta=True)  # a $meta textScore / randVal sort, as find's
+    # a $meta in the sort or the projection: the read's DocMeta. A textScore sort needs a $text query
+    # (40218, mongod's CanonicalQuery); a projection only reads what there is (mongod's makeProjection
+    # checks nothing of the kind: without $text the score is left out)
+    meta, meta_variables = special_reads.find_meta(None, sort_spec, query, variables)
+    if meta is None and docmeta.mentions_meta(fields):
+        meta = docmeta.DocMeta()
+        meta_variables = {**variables, docmeta.META_VAR: meta}
+    proj = (project_mod.compile_projection(fields, filter=query, variables=meta_variables, collation=collation)
             if fields else None)
     if return_new and fields and _has_positional_projection(fields):
         # the query's match position belongs to the old document, which the new one may no longer match
         raise MongoError(ErrorCode.BadValue, "cannot use a positional projection and return the new document")
+    if meta is not None and "sortKey" in meta.wants:  # (mongod's next check, in the same order)
+        raise MongoError(ErrorCode.BadValue, "Cannot use a $meta sortKey projection in findAndModify commands.")
     hint = cmd.get("hint") or None
     ns = C.ns_of(ctx.db, name)
 
     def fn(w):
         coll = w.get_collection(ns)
         matches = access.matches_in_txn(w, coll, query, m, hint=hint, multi=False, sort=sort_spec,
-                                        collation=collation) if coll else []
+                                        collation=collation, meta=meta) if coll else []
         if remove:
             if not matches:
                 return {"n": 0}, None
@@ -640,6 +737,8 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
         if changed:
             with C.pipeline_update_rules(upd.kind == "pipeline"):
                 access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
+        if meta is not None and return_new:
+            meta.hand_on(doc, new)  # the new document is the matched one's: its metadata (score) too
         return {"n": 1, "updatedExisting": True}, (new if return_new else doc)
 
     last, value = await write(ctx, fn)
@@ -692,6 +791,7 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
                 if C.is_buckets_collection(name, info):
                     n += ts.unstored_buckets(ctx.server, info.ns)[0]
                 n = max(0, n - skip)
+                ctx.facts = ReadFacts(_FAST_COUNT, {})  # the record store's count: nothing examined
                 return min(n, limit) if limit else n
         if view is not None:
             pipeline: list[dict] = [{"$match": query}] if query else []
@@ -699,13 +799,15 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
                 pipeline.append({"$skip": skip})
             if limit:
                 pipeline.append({"$limit": limit})
-            docs = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx,
-                                    collation=collation, target=target).docs
+            result = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx,
+                                      collation=collation, target=target)
         else:
             spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
                                     "$db": ctx.db, **({"collation": collation} if collation is not None else {})})
-            docs = access.run_find(ctx.server, spec, ctx.db, ctx, target=target).docs
-        return sum(1 for _ in budget.outer(docs))
+            result = access.run_find(ctx.server, spec, ctx.db, ctx, target=target)
+        # the plan and the counters the scan fills as it runs: the profiler's planSummary, examined
+        ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info)
+        return sum(1 for _ in budget.outer(result.docs))
 
     return {"n": await ctx.run_blocking(work)}
 

@@ -31,7 +31,7 @@ from tidemark.protocol.codec import decode, encode, nesting_exceeds
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_STORED_DEPTH
 from tidemark.query.access_path import Plan
-from tidemark.query.docmeta import DocMeta
+from tidemark.query.docmeta import DocMeta, comparison_key_value
 from tidemark.query.expr_base import (
     type_name as type_name,  # the one BSON type name for messages (C.type_name)
 )
@@ -39,6 +39,7 @@ from tidemark.query.index_keys import (
     MULTIKEY_FLAG,
     index_key_map,
     index_key_map_multikey,
+    key_document,
     key_fields,
     keyer_for,
 )
@@ -312,12 +313,24 @@ def check_storable(doc: dict, *, top_level_dollar: bool = False) -> None:
                              f"Document can't have $ prefixed field names: {k}")
 
 
-def encode_doc(doc: dict) -> bytes:
-    """BSON bytes of a document to store; 10334 BSONObjectTooLarge beyond 16 MiB."""
+# mongod's answer for a document over 16 MiB, by the write storing it: an insert's is fixDocumentForInsert's,
+# an update's result UpdateStage's and an upserted document (``_id`` included) UpsertStage's, whatever
+# the kind of update (operators, replacement, pipeline; update, findAndModify, applyOps, $merge)
+_TOO_LARGE = {
+    "insert": (ErrorCode.BadValue, "object to insert too large. size in bytes: {size}, max size: {limit}"),
+    "update": (17419, "Resulting document after update is larger than {limit}"),
+    "upsert": (17420, "Document to upsert is larger than {limit}"),
+}
+
+
+def encode_doc(doc: dict, write: str = "insert") -> bytes:
+    """BSON bytes of a document to store (``_id`` in place); beyond 16 MiB the answer of the ``write``
+    storing it (``_TOO_LARGE``: "insert", "update" or "upsert"). The one size check of every write:
+    the size is known only once encoded, and the encoding is what is stored."""
     raw = encode(doc)
     if len(raw) > MAX_BSON_SIZE:
-        raise MongoError(ErrorCode.BSONObjectTooLarge,
-                         f"object to insert too large. size in bytes: {len(raw)}, max size: {MAX_BSON_SIZE}")
+        code, message = _TOO_LARGE[write]
+        raise MongoError(code, message.format(size=len(raw), limit=MAX_BSON_SIZE))
     return raw
 
 
@@ -600,16 +613,21 @@ def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUN
     lo, hi = (record_range.lo, record_range.hi) if record_range is not None else (None, None)
     make = _raw_doc if raw else decode
     last: bytes | None = resume_after
+    first = True
     for chunk in _chunk_sizes(chunk):  # noqa: B020 - the growing size of this read
         batch: list[tuple[bytes, bytes]] = []
         with engine.read() as r:
             info = r.get_collection(ns)
             if info is None or info.uuid != uuid:
                 return
-            if last is resume_after and resume_after is not None and r.get(info, resume_after) is None:
-                raise MongoError(ErrorCode.KeyNotFound, "Failed to resume collection scan: the recordId from "
-                                                        "which we are attempting to resume no longer exists in "
-                                                        "the collection")
+            if first:
+                if resume_after is not None and r.get(info, resume_after) is None:
+                    raise MongoError(ErrorCode.KeyNotFound, "Failed to resume collection scan: the recordId "
+                                                            "from which we are attempting to resume no longer "
+                                                            "exists in the collection")
+                if (info.options or {}).get("capped"):
+                    break  # (read below, with its position checked at each getMore)
+                first = False
             for item in r.scan(info, start_after=last, reverse=reverse, lo=lo, hi=hi):
                 batch.append((bytes(item[0]), bytes(item[1])))
                 if len(batch) >= chunk:
@@ -621,16 +639,91 @@ def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUN
         if len(batch) < chunk:
             return
         last = batch[-1][0]
+    if first:  # a capped collection
+        yield from _capped_scan(engine, ns, uuid, reverse=reverse, chunk=chunk, stats=stats, make=make,
+                                last=resume_after, lo=lo, hi=hi)
 
 
-def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK,
-               stats: dict | None = None, seen: set[bytes] | None = None) -> Iterator[tuple[bytes, dict]]:
+class _Draws(threading.local):
+    """The getMore this thread is drawing a batch for (``restoring``): a fresh token each time."""
+    token: object = None
+    held_back = False
+
+
+_DRAWS = _Draws()
+
+
+def restoring(held_back: bool) -> None:
+    """The cursor registry's call before it draws a getMore's batch on this thread (mongod's
+    restoreState): a capped collection's scan suspended in that cursor checks its position when it is
+    next pulled (``_capped_scan``). ``held_back``: the registry holds the last document it drew (a peek
+    past a full batch), so the client's position is the document before it."""
+    _DRAWS.token = object()
+    _DRAWS.held_back = held_back
+
+
+def position_lost(rid: bytes) -> MongoError:
+    """136 CappedPositionLost: the record a scan of a capped collection stood on was trimmed (or deleted)."""
+    return MongoError(ErrorCode.CappedPositionLost,
+                      "CollectionScan died due to position in capped collection being deleted. "
+                      f"Last seen record id: RecordId({int.from_bytes(rid, 'big')})")
+
+
+def _capped_scan(engine, ns: str, uuid, *, reverse: bool, chunk: int, stats: dict | None,
+                 make: Callable[[bytes], Any], last: bytes | None, lo: Any, hi: Any) -> Iterator[tuple[bytes, Any]]:
+    """``scan_docs`` of a capped collection. A scan resumed by a later getMore (``restoring``) first
+    checks that its position — the record of the last document the client was given — is still
+    there, else 136 (``position_lost``), as mongod's collection scan does on restoring: the trim
+    overtook the reader. What it had read ahead is then dropped and read again past its last record
+    (read before the trim, some of it may be gone). The token compare is the per-document cost, for
+    capped collections only."""
+    seen = _DRAWS.token
+    before: bytes | None = None
+    for size in _chunk_sizes(chunk):
+        batch: list[tuple[bytes, bytes]] = []
+        with engine.read() as r:
+            info = r.get_collection(ns)
+            if info is None or info.uuid != uuid:
+                return
+            for item in r.scan(info, start_after=last, reverse=reverse, lo=lo, hi=hi):
+                batch.append((bytes(item[0]), bytes(item[1])))
+                if len(batch) >= size:
+                    break
+        restored = False
+        for rid, data in batch:
+            if stats is not None:  # (counted as returned: what a restore drops is read again)
+                stats["docs"] = stats.get("docs", 0) + 1
+            before, last = last, rid
+            yield rid, make(data)
+            if _DRAWS.token is not seen:
+                seen = _DRAWS.token
+                _check_position(engine, ns, uuid, before if _DRAWS.held_back else last)
+                restored = True
+                break
+        if not restored and len(batch) < size:
+            return
+
+
+def _check_position(engine, ns: str, uuid, rid: bytes | None) -> None:
+    if rid is None:  # nothing given to the client yet
+        return
+    with engine.read() as r:
+        info = r.get_collection(ns)
+        # (a dropped or re-created collection: the registry's catalog rules answer for the cursor)
+        if info is not None and info.uuid == uuid and r.get(info, rid) is None:
+            raise position_lost(rid)
+
+
+def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK, stats: dict | None = None,
+               seen: set[bytes] | None = None,
+               on_key: Callable[[dict, bytes, dict], None] | None = None) -> Iterator[tuple[bytes, dict]]:
     """(rid, document) through an index plan's intervals, each record once (multikey de-dup;
-    ``seen`` may be shared across the branches of an OR plan)."""
+    ``seen`` may be shared across the branches of an OR plan). ``on_key(index, key, doc)``: told the
+    index entry each document was met at (the first, for a multikey one) before it is yielded."""
     if plan.kind == "OR":
         shared: set[bytes] = set()
         for branch in plan.branches:
-            yield from index_docs(engine, ns, uuid, branch, chunk=chunk, stats=stats, seen=shared)
+            yield from index_docs(engine, ns, uuid, branch, chunk=chunk, stats=stats, seen=shared, on_key=on_key)
         return
     seen = set() if seen is None else seen
     name = plan.index["name"]
@@ -640,7 +733,7 @@ def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK,
         resume = None
         while True:
             chunk = next(sizes)
-            batch: list[tuple[bytes, bytes]] = []
+            batch: list[tuple[bytes, bytes, bytes]] = []
             done = False
             with engine.read() as r:
                 info = r.get_collection(ns)
@@ -661,15 +754,18 @@ def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK,
                     seen.add(rid)
                     raw = r.get(info, rid)
                     if raw is not None:
-                        batch.append((rid, bytes(raw)))
+                        batch.append((rid, bytes(raw), key))
                     if n >= chunk:
                         break
                 else:
                     done = True
-            for rid, raw in batch:
+            for rid, raw, key in batch:
                 if stats is not None:
                     stats["docs"] = stats.get("docs", 0) + 1
-                yield rid, decode(raw)
+                doc = decode(raw)
+                if on_key is not None:
+                    on_key(plan.index, key, doc)
+                yield rid, doc
             if done:
                 break
 
@@ -684,7 +780,34 @@ def _raw_doc(data: bytes):
 
 def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = False) -> Iterator[dict]:
     """Documents of a collection through ``plan`` (no filtering here: callers re-apply the filter).
-    ``raw`` (collection scans only) yields undecoded RawBSONDocuments."""
+    ``raw`` (collection scans only) yields undecoded RawBSONDocuments.
+
+    The read's DocMeta (``plan.meta``) gets what a projection asked for (``DocMeta.wants``, decided
+    when it was parsed; nothing is made otherwise): ``indexKey``, the key of the index entry an
+    index scan met the document at; ``sortKey``, when the plan yields the sort's order itself (no
+    sort runs to make it), from the find's ``DocMeta.sort_keys``."""
+    if plan.meta is None:  # (the common read: no metadata, no extra layer)
+        return _plan_docs(engine, info, plan, stats, raw, None)
+    return _plan_docs_with_meta(engine, info, plan, stats, raw)
+
+
+def _plan_docs_with_meta(engine, info, plan, stats: dict | None, raw: bool) -> Iterator[dict]:
+    # a generator: what is wanted is read at the first pull, once every consumer was parsed (an
+    # aggregation parses the stages after the source opened)
+    meta = plan.meta
+    wants = meta.wants
+    on_key = _index_key_noter(meta) if "indexKey" in wants and plan.kind in ("IXSCAN", "OR") else None
+    sort_keys = meta.sort_keys if "sortKey" in wants and plan.provides_sort else None
+    if sort_keys is None:
+        yield from _plan_docs(engine, info, plan, stats, raw, on_key)
+        return
+    for doc in _plan_docs(engine, info, plan, stats, raw, on_key):
+        meta.set(doc, "sortKey", sort_keys(doc))
+        yield doc
+
+
+def _plan_docs(engine, info, plan, stats: dict | None, raw: bool,
+               on_key: Callable[[dict, bytes, dict], None] | None) -> Iterator[dict]:
     if plan.kind == "COLLSCAN":
         it = scan_docs(engine, info.ns, info.uuid, reverse=plan.natural_reverse, stats=stats, raw=raw,
                        resume_after=plan.resume_after, record_range=plan.record_range)
@@ -694,7 +817,7 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
             engine, info.ns, info.uuid, Plan("IXSCAN", index=index or plan.index, intervals=intervals),
             stats=stats, seen=seen))
     else:
-        it = index_docs(engine, info.ns, info.uuid, plan, stats=stats)
+        it = index_docs(engine, info.ns, info.uuid, plan, stats=stats, on_key=on_key)
     if isinstance(plan.meta, RecordIdMeta):  # find showRecordId: the record id rides in the document
         for rid, doc in it:
             doc["$recordId"] = record_id_value(rid, info.clustered)
@@ -702,6 +825,32 @@ def plan_docs(engine, info, plan, *, stats: dict | None = None, raw: bool = Fals
         return
     for _, doc in it:
         yield doc
+
+
+def _index_key_noter(meta: DocMeta) -> Callable[[dict, bytes, dict], None]:
+    """``on_key`` for ``index_docs``: the document's ``indexKey`` metadata, mongod's key document
+    (named by the key pattern's fields) of the entry the scan met. Its values are the document's own
+    (types kept, which the encoded key loses) for the entry whose encoding is that key; under the
+    index's collation each string is the collator's comparison key, as the index holds it."""
+    by_index: dict[str, tuple[Any, Any]] = {}
+
+    def note(index: dict, key: bytes, doc: dict) -> None:
+        known = by_index.get(index["name"])
+        if known is None:
+            keyer = keyer_for(index)
+            known = by_index[index["name"]] = (keyer, getattr(keyer, "collation", None))
+        keyer, collation = known
+        entries = keyer.entries(doc)
+        if not entries:
+            return
+        values = entries[0][1]
+        if len(entries) > 1:
+            values = next((v for encoded, v in entries if encoded == key), values)
+        if collation is not None:
+            values = [comparison_key_value(v, collation) for v in values]
+        meta.set(doc, "indexKey", key_document(keyer, values))
+
+    return note
 
 
 class RecordIdMeta(DocMeta):

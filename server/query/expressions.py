@@ -370,7 +370,9 @@ def _compile_function(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled
 
 
 def _compile_meta(name: Any) -> Compiled:
-    """``{$meta: "textScore" | "geoNearDistance" | "geoNearPoint"}`` from the read's DocMeta table."""
+    """``{$meta: "textScore" | "geoNearDistance" | "geoNearPoint" | "indexKey" | "sortKey"}`` from the
+    read's DocMeta table; missing when the read has none for the document (``indexKey`` off an index
+    scan, ``sortKey`` where no sort ran, or where no projection asked for it: ``DocMeta.wants``)."""
     if not isinstance(name, str) or name not in docmeta.NAMES:
         raise MongoError(17308, f"Unsupported argument to $meta: {name}")
     if name not in docmeta.SUPPORTED:

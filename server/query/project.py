@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import docmeta
 from tidemark.query.expressions import OPERATORS, SPECIAL_OPERATORS, compile_expression
 from tidemark.query.match import compile_node, parse_filter
 from tidemark.query.match_ast import (
@@ -333,6 +334,13 @@ def compile_projection(
         raise MongoError(ErrorCode.TypeMismatch, "Expected field projectionto be of type object")
     inclusion, leaves, positional = _parse(spec, collation, aggregation)
     variables = dict(variables or {})
+    table = docmeta.table(variables)
+    if table is not None:
+        # the per-document metadata (index key, sort key) is made only when asked: say so now, before
+        # the read runs (a $meta field's argument is valid here: _parse compiled nothing yet, below)
+        for leaf in leaves.values():
+            if leaf.kind == "meta" and isinstance(leaf.arg.get("$meta"), str):
+                table.want(leaf.arg["$meta"])
     exprs = {
         p: compile_expression(leaf.arg, collation=collation)
         for p, leaf in leaves.items()

@@ -9,6 +9,9 @@
   smallest in its order: per path min (ascending) / max (descending), and for paths sharing their first
   field (which alone can meet the same array) the smallest key *tuple*, element by element.
   ``sort_documents`` refuses a document whose sort fields expand parallel arrays (2, as mongod).
+- ``sort_key_array(spec)`` -> ``fn(doc) -> list``: the values those keys were made of, as
+  ``{$meta: "sortKey"}`` shows them; ``sort_documents`` notes them in the read's DocMeta when a
+  projection asked (``DocMeta.wants``), and only then.
 - ``sort_documents(docs, spec, limit=..., allow_disk_use=..., memory_limit=...)``: stable (ties
   keep input order); with ``limit`` only the best ``limit`` documents are kept (heapq, O(n log k));
   without ``allowDiskUse`` the buffered documents' BSON size may not exceed ``memory_limit``
@@ -23,7 +26,7 @@ import heapq
 import itertools
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from bson.decimal128 import Decimal128
@@ -32,12 +35,13 @@ from bson.int64 import Int64
 from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import spill
+from tidemark.query.docmeta import comparison_key_value
 from tidemark.query.interrupt import tick
 from tidemark.query.paths import split_path
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
 
-__all__ = ["parse_sort", "make_sort_key", "sort_documents", "DEFAULT_MEMORY_LIMIT", "estimate_size"]
+__all__ = ["parse_sort", "make_sort_key", "sort_key_array", "sort_documents", "DEFAULT_MEMORY_LIMIT", "estimate_size"]
 
 DEFAULT_MEMORY_LIMIT = 100 * 1024 * 1024
 _NULL_KEY = sort_key(None)
@@ -486,6 +490,82 @@ def make_sort_key(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
     return key
 
 
+# --------------------------------------------------------------------------------------------------
+# The sort key as ``{$meta: "sortKey"}`` shows it: per sort field, the value the generator above chose
+# (mongod's sort key document, serialized as an array), taken from the same choices the order uses.
+# --------------------------------------------------------------------------------------------------
+
+
+def _field_value(doc: Any, path: str, descending: bool, skey: Callable[[Any], tuple]) -> Any:
+    """The value ``_field_key`` keys: of the values the key generator gives the path, the first
+    smallest (ascending) / largest (descending); null for a missing field and for an empty array
+    (mongod's undefined, which a reply cannot hold: the codec has no undefined)."""
+    if "." not in path:
+        v = doc.get(path, MISSING) if isinstance(doc, Mapping) else MISSING
+        if type(v) is not list:
+            return None if v is MISSING else v
+        if not v:
+            return None
+        return max(v, key=skey) if descending else min(v, key=skey)
+    parts = split_path(path)
+    v = _walk(doc, parts)
+    if v is not _ARRAY:
+        return None if v is MISSING else v
+    values = _path_keys(doc, parts)
+    chosen = (max if descending else min)(values, key=lambda e: _value_key(e, skey))
+    return None if chosen is _UNDEF else chosen
+
+
+def _joint_raw(fields: list[tuple[str, Any]], skey: Callable[[Any], tuple]) -> Callable[[Any], tuple]:
+    """``_joint_values`` giving the chosen key tuple's values rather than their sort keys."""
+    paths = [split_path(path) for path, _ in fields]
+    ascending = [d == 1 for _, d in fields]
+
+    def order(t: tuple) -> tuple:
+        return tuple(_value_key(v, skey) if up else _Desc(_value_key(v, skey)) for v, up in zip(t, ascending,
+                                                                                               strict=True))
+
+    def values(doc: Any) -> tuple:
+        found = [_walk(doc, parts) for parts in paths]
+        if not any(v is _ARRAY for v in found):
+            return tuple(None if v is MISSING else v for v in found)
+        chosen = min(_key_tuples(doc, paths), key=order)
+        return tuple(None if v is _UNDEF or v is MISSING else v for v in chosen)
+
+    return values
+
+
+def sort_key_array(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
+                   meta: Any = None) -> Callable[[Any], list]:
+    """``fn(doc) -> list``: the document's sort key for ``spec`` as mongod's ``{$meta: "sortKey"}``
+    shows it, one value per sort field: the value the sort's key generator chose (``make_sort_key``
+    orders documents by exactly these), a ``$meta`` field's metadata (textScore from the read's
+    DocMeta ``meta``; null where absent); under ``collation`` strings are comparison keys
+    (``docmeta.comparison_key_value``)."""
+    fields = parse_sort(spec, allow_meta=True) if isinstance(spec, Mapping) else list(spec)
+    skey = sort_key if collation is None else collation.sort_key
+    shown: Callable[[Any], Any] = ((lambda v: v) if collation is None else
+                                   (lambda v: comparison_key_value(v, collation)))
+    if not any(isinstance(d, str) for _, d in fields) and _shares_prefix(fields):
+        joint = _joint_raw(fields, skey)
+        return lambda doc: [shown(v) for v in joint(doc)]
+
+    def one(path: str, d: Any) -> Callable[[Any], Any]:
+        if isinstance(d, str):
+            # textScore; randVal's key is drawn per sort, never kept: mongod shows its randVal metadata
+            return (lambda doc: meta.get(doc, d)) if meta is not None and d != "randVal" else (lambda doc: None)
+        return lambda doc: shown(_field_value(doc, path, d == -1, skey))
+
+    parts = [one(path, d) for path, d in fields]
+    return lambda doc: [part(doc) for part in parts]
+
+
+def _noting_sort_keys(docs: Iterable[Any], key_array: Callable[[Any], list], meta: Any) -> Iterator[Any]:
+    for doc in docs:
+        meta.set(doc, "sortKey", key_array(doc))
+        yield doc
+
+
 def estimate_size(doc: Any) -> int:
     """Approximate buffered size of a document (its BSON size)."""
     try:
@@ -520,6 +600,12 @@ def sort_documents(
     fields = parse_sort(spec, allow_meta=True) if isinstance(spec, Mapping) else list(spec)
     has_meta = any(isinstance(d, str) for _, d in fields)
     check = _parallel_check(fields)
+    if meta is not None and "sortKey" in meta.wants:
+        # a projection shows the sort key ({$meta: "sortKey"}): each document's, noted as it arrives
+        # (made only on request). Spilled runs come back as new objects, without their metadata, so
+        # such a sort stays in memory, as $meta sorts do (without allowDiskUse the limit still holds)
+        docs = _noting_sort_keys(docs, sort_key_array(fields, collation, meta), meta)
+        has_meta = has_meta or allow_disk_use
     if (limit is not None and limit > 0) or has_meta:
         key = make_sort_key(fields, collation, meta)
         if check is not None:

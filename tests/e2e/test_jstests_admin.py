@@ -45,7 +45,7 @@ import bson
 import pytest
 from bson import Binary, Int64, ObjectId, Timestamp
 from bson.binary import UUID_SUBTYPE
-from harness.jstests import command_fails, xf
+from harness.jstests import command_fails
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -74,22 +74,15 @@ IDL_UNKNOWN_FIELD = 40415
 STRICT = {"apiVersion": "1", "apiStrict": True}
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-TOO_LARGE_CODES = ("every write of a document over 16 MiB is refused with 10334 BSONObjectTooLarge by the one "
-                   "stored-size check (server/core/collection.py encode_doc); mongod 7.0 answers per write: an insert 2 "
-                   "BadValue 'object to insert too large', an upserted replacement 17420 'Document to upsert is larger "
-                   "than 16777216', an update 17419 'Resulting document after update is larger than 16777216'")
-WRITE_AND_COUNT_METRICS = ("profile entries of update, delete, insert and count carry no keysExamined/docsExamined/"
-                           "planSummary and no keysInserted/keysDeleted: those handlers leave no ReadFacts or write "
-                           "counters on ctx.facts for the profiler (server/commands/crud.py and the write path)")
+WRITE_AND_COUNT_METRICS = ("the profile entry of findAndModify carries no keysExamined/docsExamined/planSummary and "
+                           "no nMatched/nModified/keysInserted/keysDeleted: find_and_modify leaves no ReadFacts on "
+                           "ctx.facts (server/commands/crud.py; replace_doc/upsert_doc in server/collections.py take a "
+                           "statement's counters, the in-transaction scan core/collection.py docs_in_txn counts "
+                           "nothing yet)")
 READ_AHEAD_EXAMINED = ("a find's batch reports the keys and documents its scan read ahead (keysExamined 8, "
                        "docsExamined 3 for a first batch of 2 over {a: 1}) and its getMore the rest; mongod counts "
                        "what each batch examined (2 and 2). The scan's counters belong to server/collections.py / "
                        "server/commands/crud.py")
-MULTI_STATEMENT_PROFILE = ("an update or delete of several statements is profiled as one entry (the whole command); "
-                           "mongod writes one entry per statement with that statement's counters, which the write "
-                           "path does not report per statement (server/commands/crud.py)")
-SYSTEM_PROFILE_WRITES = ("convertToCapped of system.profile succeeds, mongod answers 2 BadValue "
-                         "(server/commands/capped.py)")
 
 
 def run(db, cmd: dict) -> dict:
@@ -1001,9 +994,9 @@ def _write_error_code(db, cmd: dict) -> int | None:
 
 
 @pytest.mark.parametrize("write, codes", [
-    xf(TOO_LARGE_CODES, "insert", (BAD_VALUE,), id="insert"),
-    xf(TOO_LARGE_CODES, "replacement_upsert", (17420,), id="replacement_upsert"),
-    xf(TOO_LARGE_CODES, "set", (17419, 8375908), id="set"),
+    pytest.param("insert", (BAD_VALUE,), id="insert"),
+    pytest.param("replacement_upsert", (17420,), id="replacement_upsert"),
+    pytest.param("set", (17419, 8375908), id="set"),
 ])
 def test_documents_over_the_size_limit_are_refused(client, db, write, codes):
     max_size = client.admin.command("hello")["maxBsonObjectSize"]
@@ -1021,6 +1014,94 @@ def test_documents_over_the_size_limit_are_refused(client, db, write, codes):
         cmd = {"update": coll.name, "ordered": True, "updates": [{"q": {"_id": oid}, "u": {"$set": {"x": too_big}}}]}
     assert _write_error_code(db, cmd) in codes
     assert list(coll.find()) == ([{"_id": oid}] if write == "set" else [])
+
+
+MAX_USER_BSON = 16 * 1024 * 1024
+# every write kind, as (collection setup, command, code mongod answers over the limit): an insert is
+# fixDocumentForInsert's 2 BadValue, an update's result UpdateStage's 17419 and an upserted document
+# UpsertStage's 17420, whatever the update's kind, through update and findAndModify alike
+_SIZE_WRITES = {
+    "insert": (False, lambda c, oid, s: {"insert": c, "documents": [{"_id": oid, "x": s}]}, BAD_VALUE),
+    "update_operators": (True, lambda c, oid, s: {"update": c, "updates": [{"q": {"_id": oid},
+                                                                             "u": {"$set": {"x": s}}}]}, 17419),
+    "update_replacement": (True, lambda c, oid, s: {"update": c, "updates": [{"q": {"_id": oid}, "u": {"x": s}}]},
+                           17419),
+    "update_pipeline": (True, lambda c, oid, s: {"update": c, "updates": [{"q": {"_id": oid},
+                                                                            "u": [{"$set": {"x": s}}]}]}, 17419),
+    "upsert_operators": (False, lambda c, oid, s: {"update": c, "updates": [{"q": {"_id": oid}, "u": {"$set": {"x": s}},
+                                                                             "upsert": True}]}, 17420),
+    "upsert_replacement": (False, lambda c, oid, s: {"update": c, "updates": [{"q": {"_id": oid},
+                                                                               "u": {"_id": oid, "x": s},
+                                                                               "upsert": True}]}, 17420),
+    "upsert_pipeline": (False, lambda c, oid, s: {"update": c, "updates": [{"q": {"_id": oid},
+                                                                            "u": [{"$set": {"x": s}}],
+                                                                            "upsert": True}]}, 17420),
+    # the upserted document's _id is generated: counted in its size, as mongod adds it before checking
+    "upsert_generated_id": (False, lambda c, oid, s: {"update": c, "updates": [{"q": {}, "u": {"$set": {"x": s}},
+                                                                                "upsert": True}]}, 17420),
+    "findAndModify_operators": (True, lambda c, oid, s: {"findAndModify": c, "query": {"_id": oid},
+                                                         "update": {"$set": {"x": s}}}, 17419),
+    "findAndModify_replacement": (True, lambda c, oid, s: {"findAndModify": c, "query": {"_id": oid},
+                                                           "update": {"x": s}}, 17419),
+    "findAndModify_pipeline": (True, lambda c, oid, s: {"findAndModify": c, "query": {"_id": oid},
+                                                        "update": [{"$set": {"x": s}}]}, 17419),
+    "findAndModify_upsert": (False, lambda c, oid, s: {"findAndModify": c, "query": {"_id": oid},
+                                                       "update": {"$set": {"x": s}}, "upsert": True}, 17420),
+    "findAndModify_upsert_replacement": (False, lambda c, oid, s: {"findAndModify": c, "query": {"_id": oid},
+                                                                   "update": {"x": s}, "upsert": True}, 17420),
+}
+
+
+@pytest.mark.parametrize("excess", [-1, 0, 1], ids=["below", "at", "above"])
+@pytest.mark.parametrize("write", sorted(_SIZE_WRITES))
+def test_each_write_kind_stores_up_to_16mib_and_refuses_one_byte_more(db, write, excess):
+    """The family of max_doc_size.js: a written document of exactly 16 MiB (``_id`` included) is stored,
+    one byte more is the write kind's own error (code, codeName and message) and nothing changes."""
+    existing, make, code = _SIZE_WRITES[write]
+    coll = db.max_doc_size_family
+    coll.drop()
+    oid = ObjectId()
+    if existing:
+        coll.insert_one({"_id": oid, "x": ""})
+    overhead = len(bson.encode({"_id": oid, "x": ""}))
+    before = list(coll.find())
+    try:
+        reply = db.command(make(coll.name, oid, "a" * (MAX_USER_BSON + excess - overhead)))
+        error = (reply.get("writeErrors") or [None])[0]
+    except OperationFailure as exc:
+        error = exc.details
+    if excess <= 0:
+        assert error is None and coll.count_documents({}) == 1
+        assert len(bson.encode(coll.find_one())) == MAX_USER_BSON + excess
+        return
+    assert error is not None and error["code"] == code
+    messages = {BAD_VALUE: f"object to insert too large. size in bytes: {MAX_USER_BSON + 1}, max size: "
+                           f"{MAX_USER_BSON}",
+                17419: f"Resulting document after update is larger than {MAX_USER_BSON}",
+                17420: f"Document to upsert is larger than {MAX_USER_BSON}"}
+    assert error["errmsg"] == messages[code]
+    if "codeName" in error:  # a command error; a write error carries no codeName
+        assert error["codeName"] == ("BadValue" if code == BAD_VALUE else f"Location{code}")
+    assert list(coll.find()) == before
+
+
+@pytest.mark.parametrize("excess", [-1, 0, 1], ids=["below", "at", "above"])
+def test_a_measurement_near_16mib_is_10334_and_buckets_roll_over_below_it(db, excess):
+    """Time-series: a measurement whose bucket document (its values in data and again in control
+    min/max) would pass 16 MiB is 10334 BSONObjectTooLarge, as mongod when it builds that bucket
+    (timeseries_insert_respect_max_bson_size_too_big.js); measurements that each fit but together
+    would not open a new bucket instead of failing (timeseries_large_measurements_max_size.js)."""
+    db.drop_collection("ts_size")
+    db.create_collection("ts_size", timeseries={"timeField": "t", "metaField": "m"})
+    t0 = dt.datetime(2024, 1, 1)
+    overhead = len(bson.encode({"_id": ObjectId(), "t": t0, "m": 1, "x": ""}))
+    big = {"_id": ObjectId(), "t": t0, "m": 1, "x": "a" * (MAX_USER_BSON + excess - overhead)}
+    reply = db.command({"insert": "ts_size", "documents": [big]}, check=False)
+    assert reply["n"] == 0 and [e["code"] for e in reply["writeErrors"]] == [10334]
+    five_mib = [{"_id": i, "t": t0 + dt.timedelta(seconds=i), "m": 1, "x": "b" * (5 * 1024 * 1024)} for i in range(3)]
+    assert db.command({"insert": "ts_size", "documents": five_mib})["n"] == 3
+    assert db.ts_size.count_documents({}) == 3
+    assert db.system.buckets.ts_size.count_documents({}) == 3  # 15 MiB buckets: one measurement each
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1098,7 +1179,6 @@ def test_profiled_delete_is_the_statement(profiling):
     assert _latest(profiling, {"op": "remove"})["ndeleted"] == 7
 
 
-@pytest.mark.xfail(strict=True, reason=MULTI_STATEMENT_PROFILE)
 def test_each_write_statement_is_profiled(profiling):
     profiling.command({"update": "test", "ordered": True, "updates": [
         {"q": {"_id": f"new value {i}", "a": i}, "u": {"$inc": {"b": 1}}, "upsert": True} for i in (4, 5, 6)]})
@@ -1107,7 +1187,6 @@ def test_each_write_statement_is_profiled(profiling):
     assert all(e["nUpserted"] == 1 for e in entries)
 
 
-@pytest.mark.xfail(strict=True, reason=WRITE_AND_COUNT_METRICS)
 def test_profiled_writes_report_what_they_examined(profiling):
     profiling.test.insert_many([{"a": i} for i in range(10)])
     profiling.test.create_index("a")
@@ -1117,13 +1196,11 @@ def test_profiled_writes_report_what_they_examined(profiling):
             entry.get("planSummary")) == (1, 1, 1, 1, "IXSCAN { a: 1 }")
 
 
-@pytest.mark.xfail(strict=True, reason=WRITE_AND_COUNT_METRICS)
 def test_profiled_insert_reports_keys_inserted(profiling):
     profiling.test.insert_one({"_id": 1})
     assert _latest(profiling, {"op": "insert"}).get("keysInserted") == 1
 
 
-@pytest.mark.xfail(strict=True, reason=WRITE_AND_COUNT_METRICS)
 def test_profiled_count_reports_its_plan(profiling):
     profiling.test.insert_many([{"a": i} for i in range(10)])
     profiling.command("count", "test", query={"a": {"$gte": 5}})
@@ -1278,7 +1355,6 @@ def test_users_cannot_write_system_profile(db, write, code):
     assert db.system.profile.count_documents({}) == 0
 
 
-@pytest.mark.xfail(strict=True, reason=SYSTEM_PROFILE_WRITES)
 def test_system_profile_cannot_be_converted_renamed_or_dropped_while_on(client, db):
     db.create_collection("system.profile")
     command_fails(db, {"convertToCapped": "system.profile", "size": 1024 * 1024}, BAD_VALUE)
@@ -1291,6 +1367,32 @@ def test_system_profile_cannot_be_converted_renamed_or_dropped_while_on(client, 
         command_fails(db, {"drop": "system.profile"})
     finally:
         db.command("profile", 0)
+
+
+@pytest.mark.parametrize("name", ["system.profile", "system.js"])
+def test_convert_to_capped_refuses_system_collections_with_the_temporary_name(db, name):
+    """mongod copies into ``tmp<5 random>.convertToCapped.<name>``, a name userAllowedCreateNS refuses
+    when it holds ".system." (2 BadValue "Invalid namespace: <ns>"); the collection stays as it was."""
+    db.create_collection(name)
+    err = command_fails(db, {"convertToCapped": name, "size": 1024 * 1024}, BAD_VALUE)
+    assert re.fullmatch(rf"Invalid namespace: {db.name}\.tmp[0-9A-Za-z]{{5}}\.convertToCapped\.{re.escape(name)}",
+                        err.details["errmsg"]), err.details
+    assert db[name].options().get("capped") is None
+    assert [c for c in db.list_collection_names() if "convertToCapped" in c] == []
+
+
+def test_clone_collection_as_capped_reads_and_creates_system_profile(db):
+    """cloneCollectionAsCapped creates its target under userAllowedCreateNS, which allows system.profile,
+    and reads its source like any collection: system.profile may be its source or its (new) target."""
+    db.create_collection("system.profile")
+    db.command({"cloneCollectionAsCapped": "system.profile", "toCollection": "profile_copy", "size": 4096})
+    assert db.profile_copy.options()["capped"] is True
+    db.system.profile.drop()
+    db.src.insert_many([{"_id": i} for i in range(3)])
+    db.command({"cloneCollectionAsCapped": "src", "toCollection": "system.profile", "size": 4096})
+    assert db.system.profile.options()["capped"] is True
+    assert [d["_id"] for d in db.system.profile.find()] == [0, 1, 2]
+    command_fails(db, {"cloneCollectionAsCapped": "src", "toCollection": "system.profile", "size": 4096}, 48)
 
 
 # --------------------------------------------------------------------------------------------------

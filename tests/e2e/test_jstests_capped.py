@@ -29,11 +29,6 @@ pytestmark = pytest.mark.commands("create", "insert", "update", "collMod", "coll
 HYPO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 MAX_DOCS = 0x7FFFFFFF
 
-CAPPED_POSITION_LOST = ("a (non-tailable) cursor over a capped collection whose next record was trimmed away goes on "
-                        "with the records it read ahead; mongod's dies with 136 CappedPositionLost: "
-                        "server/core/collection.py scan_docs would have to re-check its position on each getMore "
-                        "(the cursor registry calls restore(held_back) on an iterator that has one before each "
-                        "getMore batch, as server/tailable.py TailingScan does)")
 
 
 def _stats(db, name):
@@ -175,7 +170,6 @@ def test_capped_max1(db):
     assert [d["x"] for d in db.capped_max1.find()] == list(range(10, 20))
 
 
-@pytest.mark.xfail(strict=True, reason=CAPPED_POSITION_LOST)
 def test_capped_cursor_dies_when_its_position_is_trimmed(db):
     db.drop_collection("capped_max1_cursor")
     db.create_collection("capped_max1_cursor", capped=True, size=64 * 1024, max=10)
@@ -187,6 +181,58 @@ def test_capped_cursor_dies_when_its_position_is_trimmed(db):
     with pytest.raises(OperationFailure) as e:
         list(cursor)
     assert e.value.code == 136
+
+
+@HYPO
+@given(max_docs=st.integers(1, 8), initial=st.integers(1, 15), batch=st.integers(1, 5),
+       inserts=st.lists(st.integers(0, 10), min_size=1, max_size=6))
+def test_capped_cursor_position_model(db, max_docs, initial, batch, inserts):
+    """The family: a collection scan over a capped collection, inserts trimming it between getMores. Each
+    getMore goes on past the last document the client was given while that one is still stored, and
+    dies with 136 CappedPositionLost once the trim took it (mongod's restoreState), never handing out
+    documents it had read ahead and the trim removed."""
+    db.drop_collection("capped_cursor_model")
+    db.create_collection("capped_cursor_model", capped=True, size=1 << 20, max=max_docs)
+    coll = db.capped_cursor_model
+    coll.insert_many([{"_id": i} for i in range(initial)])
+    kept = list(range(initial))[-max_docs:]
+    reply = db.command({"find": coll.name, "batchSize": batch})["cursor"]
+    expected = kept
+    assert [d["_id"] for d in reply["firstBatch"]] == expected[:batch]
+    given_last, cursor_id = expected[:batch][-1], reply["id"]
+    assert (cursor_id != 0) == (len(expected) > batch)
+    next_id = initial
+    for k in inserts:
+        if not cursor_id:
+            return
+        if k:
+            coll.insert_many([{"_id": next_id + i} for i in range(k)])
+        kept = (kept + list(range(next_id, next_id + k)))[-max_docs:]
+        next_id += k
+        get_more = {"getMore": cursor_id, "collection": coll.name, "batchSize": batch}
+        if given_last not in kept:
+            fails(lambda cmd=get_more: db.command(cmd), 136)
+            return
+        reply = db.command(get_more)["cursor"]
+        after = [i for i in kept if i > given_last]
+        assert [d["_id"] for d in reply["nextBatch"]] == after[:batch]
+        if after[:batch]:
+            given_last = after[:batch][-1]
+        cursor_id = reply["id"]
+        assert (cursor_id != 0) == (len(after) > batch)
+
+
+def test_reverse_capped_cursor_dies_when_its_position_is_trimmed(db):
+    db.drop_collection("capped_reverse_cursor")
+    db.create_collection("capped_reverse_cursor", capped=True, size=1 << 20, max=5)
+    db.capped_reverse_cursor.insert_many([{"_id": i} for i in range(5)])
+    reply = db.command({"find": "capped_reverse_cursor", "batchSize": 2, "sort": {"$natural": -1}})["cursor"]
+    assert [d["_id"] for d in reply["firstBatch"]] == [4, 3]
+    db.capped_reverse_cursor.insert_many([{"_id": i} for i in range(5, 9)])  # trims 0..3
+    err = fails(lambda: db.command({"getMore": reply["id"], "collection": "capped_reverse_cursor"}), 136)
+    assert err.details["codeName"] == "CappedPositionLost"
+    assert err.details["errmsg"].startswith("CollectionScan died due to position in capped collection being "
+                                            "deleted. Last seen record id: RecordId(")
 
 
 def test_capped_queries_and_updates_by_id(db):

@@ -35,6 +35,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
+from tidemark.query.values import compare  # BSON order: the reference the sort keys must follow
+
 pytestmark = pytest.mark.commands("insert", "find", "aggregate", "getMore", "createIndexes", "findAndModify",
                                   "create", "drop")
 
@@ -43,9 +45,6 @@ QUERY_FEATURE_NOT_ALLOWED = 224
 T0 = dt.datetime(2024, 1, 1)
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-META_INDEX_KEY_UNSUPPORTED = ("{$meta: 'indexKey'} (and 'sortKey') is refused with 224 'not supported by Tidemark'; "
-                              "MongoDB fills it from the index key of an index scan and omits the field otherwise "
-                              "(needs index-key metadata from the find executor: query/docmeta.py, expressions.py)")
 
 
 HYPOTHESIS = settings(max_examples=40, deadline=None,
@@ -948,7 +947,6 @@ def test_meta_only_projection_type(db, projection, find_keeps, agg_keeps):
     assert found["score"] == aggregated["score"] == 0.6666666666666666
 
 
-@pytest.mark.xfail(strict=True, reason=META_INDEX_KEY_UNSUPPORTED)
 def test_meta_index_key_without_index_is_omitted(db):
     """projection_meta_index_key.js without an index: no index key metadata, so the field is left out."""
     db.c.insert_many([{"_id": 1, "a": 10, "b": "x"}, {"_id": 2, "a": 20, "b": "y"}, {"_id": 3, "a": 30, "b": "z"}])
@@ -960,7 +958,6 @@ def test_meta_index_key_without_index_is_omitted(db):
     assert agg(db.c, [{"$match": {"a": {"$gt": 20}}}, {"$project": {"c": key}}]) == [{"_id": 3}]
 
 
-@pytest.mark.xfail(strict=True, reason=META_INDEX_KEY_UNSUPPORTED)
 def test_meta_index_key_from_index_scan(db):
     """projection_meta_index_key.js with a hinted {a: 1, b: 1} index: the key is the index entry."""
     db.c.insert_many([{"_id": 1, "a": 10, "b": "x"}, {"_id": 2, "a": 20, "b": "y"}, {"_id": 3, "a": 30, "b": "z"}])
@@ -969,12 +966,151 @@ def test_meta_index_key_from_index_scan(db):
     assert out == [{"a": 30, "c": {"a": 30, "b": "z"}}]
 
 
-@pytest.mark.xfail(strict=True, reason=META_INDEX_KEY_UNSUPPORTED)
 def test_meta_sort_key_projection(db):
     """id_meta_projection.js: {$meta: 'sortKey'} after a $sort."""
     db.c.insert_one({"_id": 0, "a": 1, "b": 1})
     assert agg(db.c, [{"$sort": {"a": 1}}, {"$project": {"_id": 0, "metaField": {"$meta": "sortKey"}}}]) == [
         {"metaField": [1]}]
+    # ... and where the $project cannot be pushed down (the metadata rides through $unwind)
+    assert agg(db.c, [{"$sort": {"a": 1}}, {"$unwind": {"path": "$b", "preserveNullAndEmptyArrays": True}},
+                      {"$project": {"_id": 0, "metaField": {"$meta": "sortKey"}}}]) == [{"metaField": [1]}]
+
+
+def test_meta_sort_key_after_a_sort_an_index_answers(db):
+    """An aggregate's $sort that an index answers (the stage is dropped, the scan gives the order) still
+    shows each document's sort key, as without the index."""
+    db.c.insert_many([{"_id": i, "a": a, "b": b} for i, (a, b) in enumerate([(3, [2, 9]), (1, 5), (2, [7])])])
+    pipeline = [{"$sort": {"a": -1}}, {"$project": {"_id": 1, "k": {"$meta": "sortKey"}}}]
+    expected = [{"_id": 0, "k": [3]}, {"_id": 2, "k": [2]}, {"_id": 1, "k": [1]}]
+    assert agg(db.c, pipeline) == expected
+    db.c.create_index([("a", 1)])
+    assert agg(db.c, pipeline) == expected
+    assert agg(db.c, [{"$match": {"a": {"$gte": 2}}}, *pipeline]) == expected[:2]
+
+
+INDEX_KEY_CASES = [  # projection_meta_index_key.js: (projection, find's result, aggregate's result) with {a: 1, b: 1}
+    ({"_id": 0, "a": 1}, [{"a": 30, "c": {"a": 30, "b": "z"}}], None),
+    ({"_id": 0, "a": 0}, [{"b": "z", "c": {"a": 30, "b": "z"}}], None),
+    ({"_id": 1}, [{"_id": 3, "c": {"a": 30, "b": "z"}}], None),
+    ({"_id": 0}, [{"a": 30, "b": "z", "c": {"a": 30, "b": "z"}}], [{"c": {"a": 30, "b": "z"}}]),
+    ({}, [{"_id": 3, "a": 30, "b": "z", "c": {"a": 30, "b": "z"}}], [{"_id": 3, "c": {"a": 30, "b": "z"}}]),
+]
+
+
+@pytest.mark.parametrize("projection, found, aggregated", INDEX_KEY_CASES, ids=str)
+def test_meta_index_key_find_and_aggregate(db, projection, found, aggregated):
+    """projection_meta_index_key.js with the index: find and aggregate both read the scanned entry."""
+    db.c.insert_many([{"_id": 1, "a": 10, "b": "x"}, {"_id": 2, "a": 20, "b": "y"}, {"_id": 3, "a": 30, "b": "z"}])
+    db.c.create_index([("a", 1), ("b", 1)])
+    proj = {**projection, "c": {"$meta": "indexKey"}}
+    assert find(db.c, {"a": {"$gt": 20}}, proj, hint=[("a", 1), ("b", 1)]) == found
+    assert agg(db.c, [{"$match": {"a": {"$gt": 20}}}, {"$project": proj}], hint={"a": 1, "b": 1}) == \
+        (aggregated or found)
+    # a sort the index gives: still the index's keys
+    assert find(db.c, {}, {"_id": 1, "c": {"$meta": "indexKey"}}, sort=[("a", 1)], hint=[("a", 1), ("b", 1)]) == [
+        {"_id": i, "c": {"a": 10 * i, "b": "xyz"[i - 1]}} for i in (1, 2, 3)]
+
+
+def test_meta_index_key_shows_collation_keys_and_types(db):
+    """Values as the index holds them: the document's own number types; under the index's collation
+    the comparison keys, as returnKey shows them."""
+    db.c.insert_many([{"_id": 1, "a": 1.5, "s": "Ab"}, {"_id": 2, "a": Int64(7), "s": "ab"}])
+    db.c.create_index([("a", -1)])
+    out = find(db.c, {"a": {"$gt": 0}}, {"k": {"$meta": "indexKey"}, "_id": 0, "s": 0}, hint=[("a", -1)])
+    assert out == [{"a": Int64(7), "k": {"a": Int64(7)}}, {"a": 1.5, "k": {"a": 1.5}}]
+    assert isinstance(out[0]["k"]["a"], Int64)
+    ci = {"locale": "en", "strength": 2}
+    db.c.create_index([("s", 1)], collation=ci)
+    keys = find(db.c, {"s": {"$gt": ""}}, {"k": {"$meta": "indexKey"}}, hint=[("s", 1)], collation=ci)
+    returned = list(db.c.find({"s": {"$gt": ""}}, hint=[("s", 1)], collation=ci, return_key=True))
+    assert [d["k"] for d in keys] == returned
+    assert keys[0]["k"] == keys[1]["k"] != {"s": "ab"}
+
+
+def test_meta_sort_key_shapes_in_find(db):
+    """sortl.js and friends: one value per sort field, arrays by their min (ascending) / max (descending),
+    missing and empty arrays null, a $meta textScore sort field its score; without a sort: 2."""
+    db.c.insert_many([{"_id": 1, "a": [3, 1, 2], "b": "x"}, {"_id": 2, "b": "y"}, {"_id": 3, "a": 2, "b": None},
+                      {"_id": 4, "a": [], "b": "z"}])
+    sk = {"_id": 1, "sk": {"$meta": "sortKey"}}
+    assert find(db.c, {}, sk, sort=[("a", 1), ("b", -1)]) == [
+        {"_id": 4, "sk": [None, "z"]}, {"_id": 2, "sk": [None, "y"]}, {"_id": 1, "sk": [1, "x"]},
+        {"_id": 3, "sk": [2, None]}]
+    assert find(db.c, {}, sk, sort=[("a", -1)]) == [
+        {"_id": 1, "sk": [3]}, {"_id": 3, "sk": [2]}, {"_id": 2, "sk": [None]}, {"_id": 4, "sk": [None]}]
+    # an index giving the order (no sort runs): the same keys
+    db.c.create_index([("b", 1)])
+    assert find(db.c, {"b": {"$type": "string"}}, sk, sort=[("b", 1)], hint=[("b", 1)]) == [
+        {"_id": 1, "sk": ["x"]}, {"_id": 2, "sk": ["y"]}, {"_id": 4, "sk": ["z"]}]
+    err = find_fails(db.c, {}, sk, BAD_VALUE)
+    assert err.details["errmsg"] == "cannot use sortKey $meta projection without a sort"
+    db.t.create_index([("t", "text")])
+    db.t.insert_many([{"_id": 1, "t": "one"}, {"_id": 2, "t": "one one two"}])
+    out = find(db.t, {"$text": {"$search": "one"}}, {"_id": 1, "sk": {"$meta": "sortKey"}},
+               sort=[("s", {"$meta": "textScore"}), ("_id", 1)])
+    assert [d["_id"] for d in out] == [2, 1]
+    assert [d["sk"][1] for d in out] == [2, 1] and out[0]["sk"][0] > out[1]["sk"][0]
+
+
+def test_find_and_modify_refuses_sort_key_meta_message(db):
+    """mongod's message, after the positional check; with or without a sort."""
+    db.c.insert_one({"_id": 1, "a": [2]})
+    for extra in ({"sort": {"a": 1}}, {}):
+        with pytest.raises(OperationFailure) as info:
+            db.command({"findAndModify": "c", "query": {"a": 2}, "remove": True, "fields": {"k": {"$meta": "sortKey"}},
+                        **extra})
+        assert (info.value.code, info.value.details["errmsg"]) == (
+            BAD_VALUE, "Cannot use a $meta sortKey projection in findAndModify commands.")
+    with pytest.raises(OperationFailure) as info:
+        db.command({"findAndModify": "c", "query": {"a": 2}, "update": {"$set": {"b": 1}}, "new": True,
+                    "fields": {"a.$": 1, "k": {"$meta": "sortKey"}}})
+    assert info.value.details["errmsg"] == "cannot use a positional projection and return the new document"
+
+
+META_VALUES = st.one_of(st.none(), st.integers(-2, 2), st.sampled_from(["p", "Q", "q"]), st.floats(-2, 2, allow_nan=False))
+META_DOCS = st.lists(st.fixed_dictionaries({}, optional={
+    "a": st.one_of(META_VALUES, st.lists(META_VALUES, max_size=3)),  # only a holds arrays: no parallel arrays
+    "b": META_VALUES,
+    "c": st.one_of(META_VALUES, st.fixed_dictionaries({}, optional={"d": META_VALUES})),
+}), min_size=1, max_size=8)
+META_FIELDS = st.lists(st.tuples(st.sampled_from(["a", "b", "c.d"]), st.sampled_from([1, -1])), min_size=1,
+                       max_size=2, unique_by=lambda t: t[0])
+
+
+def _sorted_by_keys(keys: list[list], directions: list[int]) -> bool:
+    """The sort keys shown order the documents as returned (an empty array's undefined is shown as null:
+    two nulls end the comparison, undefined < null being invisible in a reply)."""
+    for left, right in zip(keys, keys[1:], strict=False):
+        for lv, rv, d in zip(left, right, directions, strict=True):
+            if lv is None and rv is None:
+                break
+            c = compare(lv, rv) * d
+            if c:
+                if c > 0:
+                    return False
+                break
+    return True
+
+
+@HYPOTHESIS
+@given(docs=META_DOCS, index=META_FIELDS, sort=META_FIELDS, hinted=st.booleans())
+def test_meta_index_key_and_sort_key_property(db, docs, index, sort, hinted):
+    """Random documents, index and sort: indexKey is the key the index holds for the entry scanned (the
+    same as returnKey's) on an index scan and absent on a collection scan; sortKey orders the documents
+    as returned."""
+    db.c.drop()
+    db.c.insert_many([{"_id": i, **d} for i, d in enumerate(docs)])
+    db.c.create_index(index)
+    kw = {"hint": index} if hinted else {"hint": [("$natural", 1)]}
+    proj = {"ik": {"$meta": "indexKey"}, "sk": {"$meta": "sortKey"}}
+    out = find(db.c, {}, proj, sort=sort, **kw)
+    assert sorted(d["_id"] for d in out) == list(range(len(docs)))
+    assert _sorted_by_keys([d["sk"] for d in out], [di for _, di in sort])
+    assert all(len(d["sk"]) == len(sort) for d in out)
+    if hinted:
+        assert [d["ik"] for d in out] == list(db.c.find({}, sort=sort, return_key=True, **kw))
+    else:
+        assert all("ik" not in d for d in out)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -43,9 +43,6 @@ CASE_INSENSITIVE = {"locale": "en_US", "strength": 2}
 SORT_MEMORY_REPLAN = ("{b: null} sorted by _id (indexes on b and _id) runs the b index plus a blocking sort and fails 292 "
                       "when that outgrows the memory limit; mongod falls back to the plan whose index (_id) provides the "
                       "order (server/query/plan.py choose_plan, server/collections.py)")
-SORT_KEY_META = ("the {$meta: 'sortKey'} projection fails 224 (not supported), in find and in findAndModify; mongod "
-                 "returns the sort key as an array ([2] for {a: 1}) and refuses it in findAndModify with 2 BadValue "
-                 "(server/query/project.py)")
 UNDEFINED_AS_NULL = ("BSON undefined (type 6) is stored as null (type 10), so an undefined sorts as null (tied "
                      "with null and missing); MongoDB keeps undefined, which sorts below null "
                      "(storage/ document codec, not server/query/sort.py)")
@@ -481,7 +478,6 @@ def test_sort_on_id_equality(db):
     assert list(coll.aggregate([{"$match": {"_id": 1}}, {"$sort": {"a": 1}}])) == [{"_id": 1, "a": 2}]
 
 
-@pytest.mark.xfail(strict=True, reason=SORT_KEY_META)
 def test_sort_key_meta_projection(db):
     """sortl.js: the ``{$meta: "sortKey"}`` projection of a find sorted by ``a`` gives ``[2]``."""
     coll = db.c
@@ -489,7 +485,6 @@ def test_sort_key_meta_projection(db):
     assert list(coll.find({"_id": 1}, {"b": {"$meta": "sortKey"}}).sort("a", 1)) == [{"_id": 1, "a": 2, "b": [2]}]
 
 
-@pytest.mark.xfail(strict=True, reason=SORT_KEY_META)
 @pytest.mark.parametrize("extra", [{"update": {"$set": {"b": 1}}}, {"remove": True}], ids=["update", "remove"])
 def test_find_and_modify_refuses_sort_key_meta(db, extra):
     """sortl.js: findAndModify (update or remove) projecting ``$meta: "sortKey"`` fails BadValue."""

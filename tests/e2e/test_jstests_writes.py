@@ -64,10 +64,6 @@ EMPTY_TS = Timestamp(0, 0)
 UNDEFINED_ID = ("an inserted _id of BSON undefined is stored as null (the codec decodes undefined as None); mongod "
                 "refuses it with 53 InvalidIdField \"can't use a undefined for _id\" and creates no collection. Fix "
                 "belongs in protocol/codec.py (keep undefined distinct) and server/core/collection.py (check_storable)")
-TOO_LARGE_CODE = ("an inserted document over 16 MiB is the write error 10334 BSONObjectTooLarge; mongod's "
-                  "fixDocumentForInsert answers 2 BadValue with the same 'object to insert too large' message. Fix "
-                  "belongs in server/core/collection.py (encode_doc, for inserts) together with "
-                  "server/timeseries/ingest.py: tests/e2e/test_ts_memory.py pins both kinds at 10334")
 DUPLICATE_ID_FIELD = ("an inserted document holding two _id fields is decoded to a dict (the last _id wins) and "
                       "stored; mongod refuses it with 2 BadValue \"can't have multiple _id fields in one document\". "
                       "Fix belongs where the raw documents are decoded (protocol/codec.py / protocol/messages.py "
@@ -930,7 +926,6 @@ def test_nesting_past_the_limit_is_a_write_error(db):
     assert reply["writeErrors"][0]["errmsg"] == "cannot insert document because it exceeds 180 levels of nesting"
 
 
-@pytest.mark.xfail(strict=True, reason=TOO_LARGE_CODE)
 def test_document_over_16mib_is_a_write_error(db):
     big = {"_id": 1, "s": "x" * (16 * 1024 * 1024 - 20)}
     assert len(bson.encode(big)) > 16 * 1024 * 1024
