@@ -235,9 +235,9 @@ def finish_spec(raw: dict, plugin: str) -> dict:
     if not name:
         raise MongoError(ErrorCode.CannotCreateIndex, "index name cannot be empty")
     if plugin == "wildcard":
-        if version < 2:
-            raise MongoError(ErrorCode.CannotCreateIndex, f"Invalid index specification {C.format_value(raw)}; cannot "
-                                                          f"create a wildcard index with v={version}")
+        if version < 2:  # (_isSpecOk's validateKeyPattern under the spec's own version)
+            raise MongoError(ErrorCode.CannotCreateIndex, f"bad index key pattern {C.format_value(key)}: 'wildcard' "
+                                                          f"index plugin is not allowed with index version v:{version}")
         wildcard.check_spec_options(raw)
     kind_fields = _check_kinds(raw) if plugin and plugin != "wildcard" else {}
     spec: dict = {"v": version, "key": dict(key), "name": name}

@@ -214,13 +214,13 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
         if is_special(spec["key"]):
             return plan_special.hinted_plan(spec, filter, all_bounds)
         if is_wildcard(spec["key"]):
-            return hinted_wildcard_plan(spec, filter, all_bounds, collation)
+            return hinted_wildcard_plan(spec, filter, all_bounds, collation, sort, multikey_default)
         return plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
     found = best_index(indexes, filter, all_bounds, sort, collation)
     if found is not None:
         return plan_for(found, all_bounds, sort, multikey_default, collation, scalar_paths)
     if filter:
-        wildcard = best_wildcard_plan(indexes, filter, all_bounds, collation)
+        wildcard = best_wildcard_plan(indexes, filter, all_bounds, collation, sort, multikey_default)
         if wildcard is not None:
             return wildcard
     if any(is_special(spec["key"]) for spec in indexes):

@@ -9,14 +9,19 @@ fields is a leaf, so that its path still exists for ``$exists``). The projection
 ``{"a.$**": 1}``'s subtree ``a``, or ``{"$**": 1}``'s ``wildcardProjection`` (inclusion or exclusion),
 and ``_id`` is left out unless the projection includes it. A compound wildcard index (7.0) puts the
 regular fields' values (btree rules, ``index_keys.IndexKeyer``) around the ``(path, value)`` pair, in
-key-pattern order; a document with no wildcard leaf has no key.
+key-pattern order; a document with no wildcard leaf is keyed by its regular values around ``(MinKey,
+null)`` (``NO_LEAF``: mongod's generic entry, whose ``$_path`` bounds are ``[MinKey, MinKey], ["", {})``),
+so that a scan bounded only by the regular prefix finds every document (a plain wildcard index keys no
+such document).
 
 What the planner may ask of such an index (``scan_for``): a predicate on ONE path the projection
 covers, with equality / ``$in`` / range bounds of scalar values (no null; documents and arrays only
 when empty: others are not leaves) or ``$exists: true`` (the path's own keys and every key below it).
 A numeric path component may be a field name or an array position (then left out of the key
-path, or the rest lies in a nested array: ``wildcard_plan.key_paths`` scans each reading). The
-index never gives a sort. Bounds are loose as everywhere: the
+path, or the rest lies in a nested array: ``wildcard_plan.key_paths`` scans each reading). A
+compound index whose first field is a regular one may also be scanned by its regular prefix alone
+(the generic scan: every path, every value). A leaf scan of a plain wildcard index that never held
+an array gives a sort on its path (``wildcard_plan._give_sort``); nothing else does. Bounds are loose as everywhere: the
 caller re-applies the full filter; every path may hold arrays, so ranges keep one side.
 """
 
@@ -35,6 +40,9 @@ from tidemark.storage.keys import T_STRING, encode_key
 
 WILDCARD = "$**"
 PATH_FIELD = "$_path"  # explain's name of the path component (mongod's)
+# the (path, value) pair of a compound wildcard index's document that has no wildcard leaf: MinKey
+# sorts before every path string, so the generic scan reads it and no leaf scan ever does
+NO_LEAF = (MinKey(), None)
 
 # a trie of projection paths: {part: child}; a child of None ends a path (everything below it)
 Trie = dict[str, Any]
@@ -382,10 +390,14 @@ class WildcardKeyer:
         if self.partial is not None and not self.partial(doc):
             return [], False
         found, multikey = leaves(doc, self.index)
-        if not found:
-            return [], multikey
         collate = self.collate
-        pairs = [(path, collate(v) if collate is not None else v) for path, v in found]
+        pairs: list[tuple[Any, Any]]
+        if found:
+            pairs = [(path, collate(v) if collate is not None else v) for path, v in found]
+        elif self.regular is None:
+            return [], multikey
+        else:
+            pairs = [NO_LEAF]
         seen: dict[bytes, tuple] = {}
         if self.regular is None:
             for pair in pairs:
@@ -417,7 +429,8 @@ class WildcardKeyer:
         shown = dict(zip(self.fields[:at], values[:at], strict=True))
         path, value = values[at], values[at + 1]
         shown[PATH_FIELD] = path
-        shown[path] = value
+        if type(path) is str:  # (NO_LEAF's entry names no path)
+            shown[path] = value
         shown.update(zip(self.fields[at + 1:], values[at + 2:], strict=True))
         return shown
 

@@ -2,11 +2,18 @@
 answer, and the key intervals of that answer (the keys are ``wildcard.py``'s).
 
 mongod's planner uses a wildcard index for a predicate on ONE path its projection covers: equality,
-``$in`` and ranges of scalar values, and ``$exists: true``; never for null equality, ``$exists:
-false``, ``$ne``/``$not``, nor equality to a document or an array (leaves cannot answer them), and
-never for a sort. A compound wildcard index also needs equality on the regular fields before its
-wildcard field. Anything else is left to the other plans (a collection scan at worst); a hint naming
-a wildcard index that cannot answer the read is 291, as mongod's planner finds no plan for it.
+``$in`` and ranges of scalar values (also inside ``$elemMatch``: an element of the array is keyed at
+the array's path), and ``$exists: true``; never for null equality, ``$exists: false``, ``$ne``/``$not``,
+nor equality to a document or an array (leaves cannot answer them). It gives a sort only on the one path
+it scans, when the index never held an array (``_give_sort``; mongod knows arrays per path). A compound
+wildcard index also needs equality on the regular fields before its wildcard field for such a leaf
+scan; when its first field is a regular one, it may instead be scanned by the regular prefix alone
+(mongod's generic expansion, ``$_path`` bounds ``[MinKey, MinKey], ["", {})``: every path and the
+documents without a wildcard leaf, ``wildcard.NO_LEAF``), which also answers the predicates no leaf
+scan can (null, ``$ne``, ...) since the full filter is re-applied. Unhinted, that needs a bound on the
+first field; hinted, it may scan the whole index. Anything else is left to the other plans (a
+collection scan at worst); a hint naming a wildcard index that cannot answer the read is 291, as
+mongod's planner finds no plan for it.
 """
 
 from __future__ import annotations
@@ -15,14 +22,19 @@ from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.access_path import Interval, Plan
+from tidemark.query.collation import same as same_collation
 from tidemark.query.implication import filter_implies
 from tidemark.query.index_bounds import (
     FieldBounds,
     bounds_for_index,
+    build_intervals,
     describe_range,
+    extract_bounds,
     ranges_intervals,
     value_ranges,
 )
+from tidemark.query.index_keys import MULTIKEY_FLAG, index_collation
+from tidemark.query.index_kinds import key_direction
 from tidemark.query.wildcard import (
     PATH_FIELD,
     is_wildcard,
@@ -43,31 +55,62 @@ def wildcard_indexes(indexes: list[dict]) -> list[dict]:
 
 
 def best_wildcard_plan(indexes: list[dict], filter: dict | None, all_bounds: dict[str, FieldBounds],
-                       collation: Any) -> Plan | None:
+                       collation: Any, sort: dict | None = None, multikey_default: bool = True) -> Plan | None:
     """The scan of the first visible wildcard index that can answer the read (equality before ranges
-    before ``$exists``), or None. A partial one only when the filter implies its filter."""
+    before ``$exists``), or None. A partial one only when the filter implies its filter. ``sort`` and
+    ``multikey_default`` (what a spec without the multikey flag means): whether the scan gives the sort
+    (``_give_sort``)."""
     best: tuple[int, Plan] | None = None
+    best_spec: dict = {}
     for spec in indexes:
         if spec.get("hidden") or not is_wildcard(spec["key"]):
             continue
         if "partialFilterExpression" in spec and not filter_implies(filter, spec["partialFilterExpression"]):
             continue
-        found = _plan(spec, filter, all_bounds, collation)
+        found = _plan(spec, filter, all_bounds, collation, hinted=False)
         if found is not None and (best is None or found[0] < best[0]):
             best = found
-    return None if best is None else best[1]
+            best_spec = spec
+    if best is None:
+        return None
+    if sort:
+        _give_sort(best_spec, best[0], best[1], sort, collation, multikey_default)
+    return best[1]
 
 
 def hinted_wildcard_plan(spec: dict, filter: dict | None, all_bounds: dict[str, FieldBounds],
-                         collation: Any) -> Plan:
-    found = _plan(spec, filter, all_bounds, collation)
+                         collation: Any, sort: dict | None = None, multikey_default: bool = True) -> Plan:
+    found = _plan(spec, filter, all_bounds, collation, hinted=True)
     if found is None:
         raise MongoError(ErrorCode.NoQueryExecutionPlans, _NO_PLAN)
+    if sort:
+        _give_sort(spec, found[0], found[1], sort, collation, multikey_default)
     return found[1]
 
 
+def _give_sort(spec: dict, rank: int, plan: Plan, sort: dict, collation: Any, multikey_default: bool) -> None:
+    """Mark ``plan`` as giving ``sort`` when that is sure: a sort on the one path a leaf scan of a plain
+    wildcard index reads (value bounds, no ``$exists`` subtree, one key path), an index that never
+    held an array (each document then has exactly one key at that path, its sort value: the key order
+    is the sort order; mongod tracks arrays per path, Tidemark per index, so it gives fewer such sorts),
+    and the query's collation the index's. Backwards when the directions differ."""
+    if rank > 1 or len(sort) != 1 or len(spec["key"]) != 1 or spec.get(MULTIKEY_FLAG, multikey_default):
+        return
+    ((path, direction),) = sort.items()
+    if isinstance(direction, dict):  # ({$meta: ...}: no index order)
+        return
+    if plan.bounds_desc.get(PATH_FIELD) != [f'["{path}", "{path}"]'] or path not in plan.bounds_desc:
+        return
+    if not same_collation(index_collation(spec), collation):
+        return
+    plan.provides_sort = True
+    plan.reverse = key_direction(direction) != parsed(spec).direction
+
+
 def _exists_paths(filter: dict | None) -> list[str]:
-    """Paths of ``{path: {$exists: <true>}}`` in the top-level conjunction (``$and`` flattened)."""
+    """Paths of ``{path: {$exists: <true>}}`` in the top-level conjunction (``$and`` flattened). (Not
+    ``{$ne: null}``, which mongod 7.0 plans alike: ``{"a.b": {$ne: null}}`` also matches ``{a: []}``,
+    which has no key at ``a.b``.)"""
     out: list[str] = []
     if not filter:
         return out
@@ -96,6 +139,38 @@ def _empty_array_equalities(filter: dict | None) -> list[str]:
                 stack.extend(sub for sub in v if isinstance(sub, dict))
             elif not k.startswith("$") and (v == [] or isinstance(v, dict) and v.get("$eq", None) == []):
                 out.append(k)
+    return out
+
+
+_VALUE_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte"})
+_LOGICAL = frozenset({"$and", "$or", "$nor", "$expr", "$where", "$jsonSchema", "$comment", "$alwaysTrue",
+                      "$alwaysFalse", "$text"})
+
+
+def _elem_match_bounds(filter: dict | None) -> dict[str, FieldBounds]:
+    """Bounds of the ``$elemMatch`` conditions of the top-level conjunction: an element of the array at
+    ``path`` is keyed at ``path`` itself (a value form's comparisons bound ``path``), a document element's
+    fields at ``path.<field>`` (an object form's conjunction bounds those). Loose, as every bound: a
+    matching document has a key inside them, and the full filter is re-applied."""
+    out: dict[str, FieldBounds] = {}
+    stack = [filter] if filter else []
+    while stack:
+        node = stack.pop()
+        for k, v in node.items():
+            if k == "$and" and isinstance(v, list):
+                stack.extend(sub for sub in v if isinstance(sub, dict))
+                continue
+            if k.startswith("$") or not isinstance(v, dict) or not isinstance(v.get("$elemMatch"), dict):
+                continue
+            inner = v["$elemMatch"]
+            if inner and all(op.startswith("$") and op not in _LOGICAL for op in inner):
+                if _VALUE_OPERATORS.intersection(inner):
+                    found = extract_bounds({k: inner}).get(k)
+                    if found is not None:
+                        out.setdefault(k, found)
+            elif not _VALUE_OPERATORS.intersection(inner):
+                for sub, found in extract_bounds(inner).items():
+                    out.setdefault(f"{k}.{sub}", found)
     return out
 
 
@@ -138,13 +213,56 @@ def key_paths(path: str) -> list[tuple[str, bool]] | None:
 _IN_ARRAY = FieldBounds(lo=[], lo_incl=True)  # every array value: the bracket of arrays
 
 
-def _plan(spec: dict, filter: dict | None, all_bounds: dict[str, FieldBounds], collation: Any) -> tuple[int, Plan] | None:
-    """(rank, plan) of ``spec`` for the read (rank 0 equality, 1 range, 2 ``$exists``), or None."""
+def _plan(spec: dict, filter: dict | None, all_bounds: dict[str, FieldBounds], collation: Any, *,
+          hinted: bool) -> tuple[int, Plan] | None:
+    """(rank, plan) of ``spec`` for the read (rank 0 equality, 1 range, 2 ``$exists``, 3 the generic
+    scan of a compound index by its regular prefix), or None."""
     index = parsed(spec)
     bounds, _ = bounds_for_index(spec, all_bounds, collation)
+    extra: dict[str, FieldBounds] = {}
     for path in _empty_array_equalities(filter):
-        if path not in bounds:
-            bounds = {**bounds, path: FieldBounds(points=[[]])}
+        extra.setdefault(path, FieldBounds(points=[[]]))
+    for path, b in _elem_match_bounds(filter).items():
+        extra.setdefault(path, b)
+    if extra:
+        # (the $elemMatch bounds under the index's collation rules, as the others)
+        extra_bounds, _ = bounds_for_index(spec, {p: b for p, b in extra.items() if p not in bounds}, collation)
+        bounds = {**bounds, **extra_bounds}
+    found = _leaf_plan(spec, index, filter, bounds)
+    if found is None and index.position > 0:
+        found = _generic_plan(spec, index, bounds, hinted)
+    return found
+
+
+def _generic_plan(spec: dict, index: Any, bounds: dict[str, FieldBounds], hinted: bool) -> tuple[int, Plan] | None:
+    """The scan of a compound wildcard index whose first field is a regular one by the bounds of its
+    regular prefix only: every ``$_path`` (and ``NO_LEAF``'s MinKey), every value, then the trailing
+    fields. The key layout is a btree's over (prefix..., path, value, suffix...), so its intervals are
+    ``build_intervals``' for that layout. Unhinted only with a bound on the first field (mongod's
+    planner needs a predicate on the index's leading field)."""
+    before = index.regular[:index.position]
+    if not hinted and before[0] not in bounds:
+        return None
+    key: dict[str, Any] = {}
+    for name, value in spec["key"].items():
+        if name in before:
+            key[name] = value
+        elif name not in index.regular:  # the wildcard field: its path, then its value (never bounded)
+            key[PATH_FIELD] = 1
+            key["\0value"] = index.direction
+        else:
+            key[name] = value
+    layout = {"name": spec["name"], "key": key, MULTIKEY_FLAG: spec.get(MULTIKEY_FLAG, True)}
+    intervals, desc = build_intervals(layout, {f: bounds[f] for f in before if f in bounds})
+    shown = {f: list(desc[f]) for f in before}
+    shown[PATH_FIELD] = ["[MinKey, MinKey]", '["", {})']
+    for f in index.regular[index.position:]:
+        shown[f] = ["[MinKey, MaxKey]"]
+    return 3, Plan("IXSCAN", index=spec, intervals=intervals, bounds_desc=shown)
+
+
+def _leaf_plan(spec: dict, index: Any, filter: dict | None, bounds: dict[str, FieldBounds]) -> tuple[int, Plan] | None:
+    """The scan of the keys of one query path (a leaf scan), after an equality prefix, or None."""
     # the regular fields before the wildcard one: equality on each (a btree prefix)
     prefix_ranges: list[list[tuple]] = []
     directions: list[int] = []
