@@ -34,6 +34,7 @@ from tidemark.core import capped, namespace
 from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
 from tidemark.index_usage import plan_index_names
+from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import clustered_range, docmeta, expr_optimize, interrupt
 from tidemark.query import expressions as expressions_mod
@@ -46,6 +47,7 @@ from tidemark.query import sort as sort_mod
 from tidemark.query import update as update_mod
 from tidemark.query.access_path import Interval, Plan
 from tidemark.query.collation import same
+from tidemark.query.count_scan import CountScan
 from tidemark.query.index_keys import collated_key_value, holds, index_collation, key_fields, may_leave_out
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.match_ast import Node
@@ -851,19 +853,51 @@ def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=Non
 # --------------------------------------------------------------------------------------------------
 
 
+def run_count_scan(engine, info, scan: CountScan, skip: int, limit: int) -> tuple[int, int, int]:
+    """(documents counted, keys examined, documents met) of a COUNT_SCAN under mongod's COUNT stage:
+    every entry read is a key examined, and so is the read that finds the interval's end (mongod's
+    count scan counts its last, empty step); ``skip`` entries are passed first; the count stops as soon
+    as it reaches ``limit`` (nothing more read)."""
+    iv = scan.plan.intervals[0]
+    index = scan.plan.index
+    assert index is not None  # (count_scan_of)
+    seen: set[bytes] | None = set() if scan.dedup else None
+    keys = met = counted = 0
+    for _key, rid in interrupt.checked(engine.index_scan_stream(
+            info.ns, index["name"], iv.lo, iv.hi, lo_inclusive=iv.lo_incl, hi_inclusive=iv.hi_incl)):
+        keys += 1
+        if seen is not None:
+            rid = bytes(rid)
+            if rid in seen:
+                continue
+            seen.add(rid)
+        met += 1
+        if met > skip:
+            counted += 1
+            if limit and counted >= limit:
+                return counted, keys, met
+    return counted, keys + 1, met
+
+
 def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None,
-                   collation=None, meta=None) -> list[tuple[bytes, dict]]:
+                   collation=None, meta=None, facts: ReadFacts | None = None) -> list[tuple[bytes, dict]]:
     """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
     writes that follow never run under an open scan). ``collation``: the statement's (planning, sort).
     ``meta``: the read's DocMeta when the statement reads metadata (findAndModify's textScore sort or
     projection): the plan carries it (a $text scan notes each score), the sort reads it, and every
-    match is read before the sort (a score is known only once its document was scanned)."""
+    match is read before the sort (a score is known only once its document was scanned).
+    ``facts`` (findAndModify's profile): gets the plan, and its ``stats`` the keys and documents the
+    scan examined up to the match it stopped at."""
     plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                allow_or=True, collation=collation, cluster=cluster_info(info))
     if meta is not None:
         plan.meta = meta
+    stats = None
+    if facts is not None:
+        facts.plan = plan
+        stats = facts.stats = facts.stats if facts.stats is not None else {}
     out = []
-    gen = C.docs_in_txn(w, info, plan)
+    gen = C.docs_in_txn(w, info, plan, stats)
     try:
         for rid, doc in gen:
             if match is None or match(doc):

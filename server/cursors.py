@@ -17,7 +17,9 @@ Invariants:
   index key too, ~7 bytes a document that 40,000 small documents add up to past the 64 KiB left for
   the envelope (at least one document is always returned); a document that
   would overflow the batch is kept back for the next one. The registry peeks one document past a
-  full batch so an exhausted cursor is reported with id 0 instead of needing an empty getMore.
+  full batch so an exhausted cursor is reported with id 0 instead of needing an empty getMore; what
+  the peek examined (keys, documents) is the next batch's (``ReadFacts.hold``), as mongod examines
+  nothing past a full batch.
 - A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
 - A cursor a catalog change killed (drop, dropDatabase, rename, the drop of the index it scans) is
   closed at once, but the registry remembers why (``killed_reason``): its next getMore answers what
@@ -175,6 +177,12 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
     if cursor.pending is not _NOTHING:
         iterator = itertools.chain((cursor.pending,), iterator)
         cursor.pending = _NOTHING
+    # What the read examined when the batch was full, before the peek (``ReadFacts.hold``): the peek's
+    # keys and documents are the next batch's, as mongod stops at a full batch. Noted at ``stop``, the
+    # one count compared per document (the next key width or the full batch, whichever comes first).
+    facts = cursor.facts
+    full: tuple[int, int] | None = facts.counters() if end == 0 and facts is not None else None
+    stop = _next_stop(wider_at, end)
     n = 0
     for doc in iterator:
         if type(doc) is EncodedRun:
@@ -182,6 +190,7 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
                 continue
             if n == end:
                 cursor.pending = doc  # peeked: more exists
+                _hold(facts, full)
                 return EncodedBatch(batch), False
             rest, size = _take_run(batch, doc, size, end)
             n = len(batch)
@@ -189,25 +198,45 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
                 cursor.pending = rest
                 return EncodedBatch(batch), False
             key_bytes, wider_at = len(str(n)) + 2, 10 ** len(str(n))
+            if n == end and facts is not None:
+                full = facts.counters()
+            stop = _next_stop(wider_at, end if n < end else -1)
             continue
         if not n % TICK_STRETCH:
             tick(TICK_STRETCH)
         raw = doc.raw if type(doc) is EncodedDocument else _raw_bytes(doc)
         if n == end:
             cursor.pending = raw  # peeked: more exists
+            _hold(facts, full)
             return EncodedBatch(batch), False
         doc_size = len(raw)
         if n and size + doc_size > MAX_BATCH_BYTES:
-            cursor.pending = raw
+            cursor.pending = raw  # (drawn for this batch, as mongod's stashed result: its counts stay here)
             return EncodedBatch(batch), False
         # the batch array's bytes, as mongod's builder counts them: each document's element is its
         # type byte, its index as a key and the key's NUL besides the document
         size += doc_size + key_bytes
         append(raw)
         n += 1
-        if n == wider_at:
-            key_bytes, wider_at = key_bytes + 1, wider_at * 10
+        if n == stop:
+            if n == wider_at:
+                key_bytes, wider_at = key_bytes + 1, wider_at * 10
+            if n == end and facts is not None:
+                full = facts.counters()
+            stop = _next_stop(wider_at, end if n < end else -1)
     return EncodedBatch(batch), True
+
+
+def _next_stop(wider_at: int, end: int) -> int:
+    """The next document count at which ``_fill_batch`` has something to do: the index key grows a
+    digit (``wider_at``), or the batch is full (``end``; -1: no count limit, or passed)."""
+    return wider_at if end < 0 or wider_at < end else end
+
+
+def _hold(facts: Any, full: tuple[int, int] | None) -> None:
+    """A full batch peeked one document: its counters end where they stood before the peek."""
+    if facts is not None and full is not None:
+        facts.hold(full)
 
 
 def _restore_and_fill(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:

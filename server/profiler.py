@@ -13,7 +13,8 @@ planSummary, ts, client, appName, user), logs it as "Slow query" (id 51803, the 
 
 Handlers leave a :class:`ReadFacts` on ``ctx.facts``: reads through a plan (find, aggregate, count;
 getMore continues its cursor's) for planSummary and keys/docs examined, writes also for what they
-wrote (``writes``: nMatched ... keysInserted, keysDeleted, counted by the write path). An update or
+wrote (``writes``: nMatched ... keysInserted, keysDeleted, counted by the write path; findAndModify
+leaves one with its scan's counters and its write counters). An update or
 delete leaves a list of them, one per statement it ran: mongod profiles each statement on its own
 (op "update" / "remove", the statement as ``command``) and not the command.
 """
@@ -24,6 +25,7 @@ import asyncio
 import datetime
 import json
 import random
+from collections.abc import Callable
 from typing import Any
 
 from bson import json_util
@@ -59,21 +61,35 @@ KEY_COUNTS = ("keysInserted", "keysDeleted")
 class ReadFacts:
     """How an operation found its documents: the plan (or time-series read info) and the counters its
     scan fills while it runs, from zero (a read's counters are its own, and some scans count at open: a
-    time-series index read takes its index entries then). ``resumed()`` is the same read continued by a
-    getMore (counters from now).
+    time-series index read takes its index entries then; record and index streams count each key and
+    document as they hand it on, not as they read ahead). ``resumed()`` is the same read continued by a
+    getMore (counters from where the last batch ended: ``hold``).
 
     A write also carries ``writes`` (mongod's field name -> count, filled by the write path) and, for a
     statement of an update or delete, ``statement`` (its index in the command) and ``millis`` (the
     time the writer spent on it)."""
 
-    __slots__ = ("plan", "stats", "ts_info", "origin", "_keys0", "_docs0", "writes", "statement", "millis")
+    __slots__ = ("plan", "stats", "ts_info", "origin", "_keys0", "_docs0", "writes", "statement", "millis", "_held",
+                 "touches_indexes")
 
     def __init__(self, plan=None, stats: dict | None = None, ts_info: dict | None = None,
                  origin: dict | None = None, *, since_now: bool = False, writes: dict[str, int] | None = None,
-                 statement: int | None = None):
+                 statement: int | None = None, held: list | None = None):
         self.plan, self.stats, self.ts_info, self.origin = plan, stats, ts_info, origin
-        self._keys0, self._docs0 = self._counters() if since_now else (0, 0)
+        # The counters as they stood when the cursor finished a batch and then drew (peeked) one more
+        # document it holds back: what that draw examined belongs to the next batch (mongod examines
+        # nothing past a full batch). One cell shared by the read's facts and every resumed copy.
+        self._held: list[tuple[int, int] | None] = held if held is not None else [None]
+        if since_now:
+            start = self._held[0]
+            self._keys0, self._docs0 = start if start is not None else self._counters()
+            self._held[0] = None  # (this batch counts from there, up to its own end)
+        else:
+            self._keys0, self._docs0 = 0, 0
         self.writes, self.statement, self.millis = writes, statement, 0.0
+        # An update's: whether it may write an indexed path (mongod's indexesAffected, which decides
+        # whether keysInserted / keysDeleted are shown when they are 0), asked only when an entry is made
+        self.touches_indexes: Callable[[], bool] | None = None
 
     @classmethod
     def statement_facts(cls, index: int) -> ReadFacts:
@@ -95,6 +111,8 @@ class ReadFacts:
                 writes[key] = writes.get(key, 0) + value
             self.writes = writes
         self.millis += other.millis
+        if self.touches_indexes is None:
+            self.touches_indexes = other.touches_indexes
 
     def reads(self) -> bool:
         """Whether the operation read through a plan (keysExamined / docsExamined shown): not an insert."""
@@ -107,17 +125,27 @@ class ReadFacts:
         return stats.get("keys", 0), stats.get("docs", 0)
 
     def resumed(self) -> ReadFacts:
-        return ReadFacts(self.plan, self.stats, self.ts_info, self.origin, since_now=True)
+        """The facts of the read's next batch (a getMore): counted from where the last batch ended."""
+        return ReadFacts(self.plan, self.stats, self.ts_info, self.origin, since_now=True, held=self._held)
+
+    def counters(self) -> tuple[int, int]:
+        """(keys, documents) examined so far by the read (the cursor notes them before it peeks)."""
+        return self._counters()
+
+    def hold(self, counters: tuple[int, int]) -> None:
+        """The batch drawn ended at ``counters``: what the cursor drew after (a document held back for
+        the next batch) is the next batch's."""
+        self._held[0] = counters
 
     def has_sort_stage(self) -> bool:
         """Whether the read sorts in memory (mongod's ``hasSortStage``; its getMores report it too): a
         find whose sort no index gives; an aggregate with a ``$sort`` other than one, right after its
-        leading ``$match`` stages, that the index scan gives."""
+        leading ``$match`` stages, that the index scan gives; a findAndModify whose sort no index gives."""
         origin = self.origin
         if not isinstance(origin, dict) or self.plan is None:
             return False
         provided = getattr(self.plan, "provides_sort", False)
-        if "find" in origin:
+        if "find" in origin or "findAndModify" in origin or "findandmodify" in origin:
             return bool(origin.get("sort")) and not provided
         pipeline = origin.get("pipeline")
         if "aggregate" not in origin or type(pipeline) is not list:
@@ -129,7 +157,8 @@ class ReadFacts:
         return not (pushed and provided)
 
     def examined(self) -> tuple[int, int]:
-        keys, docs = self._counters()
+        held = self._held[0]
+        keys, docs = held if held is not None else self._counters()
         return keys - self._keys0, docs - self._docs0
 
     def plan_summary(self) -> str | None:
@@ -139,8 +168,8 @@ class ReadFacts:
         plan = self.plan
         if plan is None:
             return None
-        if plan.kind == "IXSCAN" and plan.index is not None:
-            return f"IXSCAN {_key_text(plan.index.get('key'))}"
+        if plan.kind in ("IXSCAN", "COUNT_SCAN") and plan.index is not None:
+            return f"{plan.kind} {_key_text(plan.index.get('key'))}"
         if plan.kind == "OR":
             return ", ".join(f"IXSCAN {_key_text(b.index.get('key'))}" for b in plan.branches if b.index)
         return plan.stage
@@ -293,9 +322,10 @@ class Profiler:
                 entry[field] = writes[field]
         if cursor is not None and cursor.get("id") == 0:
             entry["cursorExhausted"] = True
-        for field in KEY_COUNTS:
-            if field in writes:
-                entry[field] = writes[field]
+        if _shows_key_counts(facts, writes):
+            for field in KEY_COUNTS:
+                if field in writes:
+                    entry[field] = writes[field]
         entry["numYield"] = 0
         if cursor is not None:
             entry["nreturned"] = len(cursor.get("firstBatch", cursor.get("nextBatch")) or ())
@@ -423,6 +453,15 @@ def _bounded(command: dict) -> dict:
 
 _STATEMENTS = {"update": "updates", "delete": "deletes"}
 _LIST_COLLECTIONS_NS = ".$cmd.listCollections"
+
+
+def _shows_key_counts(facts: ReadFacts | None, writes: dict[str, int]) -> bool:
+    """Whether an entry shows keysInserted / keysDeleted: when set, unless both are 0 for an update that
+    may write no indexed path (mongod counts index keys only for an update whose paths an index reads;
+    decided here, when an entry is made, not on every write)."""
+    if writes.get("keysInserted") or writes.get("keysDeleted") or facts is None or facts.touches_indexes is None:
+        return True
+    return facts.touches_indexes()
 
 
 def _reply_counts(name: str, reply: dict) -> dict[str, int]:

@@ -46,6 +46,7 @@ from tidemark.query import project as project_mod
 from tidemark.query import sort as sort_mod
 from tidemark.query import update as update_mod
 from tidemark.query.access_path import Plan
+from tidemark.query.count_scan import count_scan_of
 from tidemark.query.docmeta import comparison_key_value
 from tidemark.query.index_keys import IndexKeyer, index_key_map_multikey, key_document, keyer_for
 from tidemark.query.values import compare, is_number
@@ -57,6 +58,8 @@ from tidemark.storage.ranges import raw_range
 INSERT_SLICE = 2000
 # The plan a count without a query reports: it reads the record store's count (mongod's planSummary).
 _FAST_COUNT = Plan("RECORD_STORE_FAST_COUNT")
+# The plan of a findAndModify on a missing collection (mongod's planSummary "EOF").
+_EOF_PLAN = Plan("EOF")
 
 
 
@@ -477,15 +480,14 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
                                      offload_bytes=FILTER_REQUEST_BYTES)
     ns = C.ns_of(ctx.db, name)
 
-    # statement index -> the paths its update writes, canonical (None: the whole document)
-    written_paths: dict[int, list[tuple[str, ...]] | None] = {}
-
     def apply(w, coll, i: int, st: UpdateStatement, matches: list, out: slices.Slice) -> None:
         validator = None if bypass or not matches else C.validator_for(coll)
         writes = _statement_writes(out, i)
-        # mongod counts the index keys an update adds and removes only when it may touch an indexed
-        # path (its UpdateIndexData): decided once per statement and slice, not per document
-        counts = writes if matches and _may_touch_indexes(written_paths, i, st, coll.indexes) else None
+        counts = None
+        if matches:  # the keys its documents' replacements add and remove (mongod shows them only when
+            # the update may write an indexed path: decided when a profile entry is made, if ever)
+            counts = writes
+            out.facts[i].touches_indexes = functools.partial(_touches_indexes, st.update, coll.indexes)
         n = modified = 0
         for rid, doc in matches:
             new, changed = update_mod.apply_update(doc, st.update, query=st.q)
@@ -637,18 +639,14 @@ def _filter_fields(flt: dict) -> list[str]:
     return fields
 
 
-def _may_touch_indexes(cache: dict[int, list[tuple[str, ...]] | None], i: int, st: UpdateStatement,
-                       indexes: list[dict]) -> bool:
-    """mongod's ``indexesAffected`` of an update statement: a replacement or pipeline always; operators
-    when a path they write is an indexed path, a prefix of one or under one. ``cache`` keeps each
-    statement's written paths (made once per statement)."""
-    if i not in cache:
-        paths = update_mod.modified_paths(st.update)
-        cache[i] = None if paths == [""] else [_canonical_path(p) for p in paths]
-    written = cache[i]
+def _touches_indexes(update: Any, indexes: list[dict]) -> bool:
+    """mongod's ``indexesAffected`` of a parsed update: a replacement or pipeline always; operators when
+    a path they write is an indexed path, a prefix of one or under one (profile entries only)."""
+    paths = update_mod.modified_paths(update)
     indexed = _indexed_paths(indexes)
-    if written is None or indexed is None:
+    if paths == [""] or indexed is None:
         return True
+    written = [_canonical_path(p) for p in paths]
     return any(w[:len(p)] == p or p[:len(w)] == w for w in written for p in indexed)
 
 
@@ -716,32 +714,56 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     hint = cmd.get("hint") or None
     ns = C.ns_of(ctx.db, name)
 
+    # What the profiler reports (mongod's OpDebug of a findAndModify): the plan, the keys and documents
+    # examined, and the write counters. Made afresh by each run of the writer function (the engine may
+    # run it again), so nothing is counted twice; set on ctx.facts whether the write succeeded or not.
+    ran: list[ReadFacts] = []
+
     def fn(w):
+        facts = ReadFacts(stats={"keys": 0, "docs": 0}, origin=cmd, writes={})
+        ran[:] = [facts]
+        writes = facts.writes
+        assert writes is not None
         coll = w.get_collection(ns)
+        if coll is None:
+            facts.plan = _EOF_PLAN  # mongod plans nothing over a missing collection
         matches = access.matches_in_txn(w, coll, query, m, hint=hint, multi=False, sort=sort_spec,
-                                        collation=collation, meta=meta) if coll else []
+                                        collation=collation, meta=meta, facts=facts) if coll else []
         if remove:
+            writes["ndeleted"] = len(matches[:1])
             if not matches:
                 return {"n": 0}, None
             rid, doc = matches[0]
-            w.delete(coll, rid, C.index_keys(coll, doc))
+            keys = C.index_keys(coll, doc)
+            w.delete(coll, rid, keys)
+            writes["keysDeleted"] = access.key_count(keys)
             return {"n": 1}, doc
+        writes.update(nMatched=len(matches[:1]), nModified=0, nUpserted=0)
         if not matches:
             if not upsert:
                 return {"n": 0, "updatedExisting": False}, None
             with C.pipeline_update_rules(upd.kind == "pipeline"):
-                new = access.upsert_doc(w, ns, query, upd, bypass)
+                new = access.upsert_doc(w, ns, query, upd, bypass, counts=writes)
+            writes["nUpserted"] = 1
             return {"n": 1, "updatedExisting": False, "upserted": new["_id"]}, (new if return_new else None)
         rid, doc = matches[0]
         new, changed = update_mod.apply_update(doc, upd, query=query)
         if changed:
+            # the keys it adds and removes (shown only if the update may write an indexed path: asked
+            # when a profile entry is made, if ever)
+            facts.touches_indexes = functools.partial(_touches_indexes, upd, coll.indexes)
             with C.pipeline_update_rules(upd.kind == "pipeline"):
-                access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll))
+                access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll), writes)
+            writes["nModified"] = 1
         if meta is not None and return_new:
             meta.hand_on(doc, new)  # the new document is the matched one's: its metadata (score) too
         return {"n": 1, "updatedExisting": True}, (new if return_new else doc)
 
-    last, value = await write(ctx, fn)
+    try:
+        last, value = await write(ctx, fn)
+    finally:
+        if ran:
+            ctx.facts = ran[0]
     if "upserted" in last:
         ctx.server.tailing.notify(ns)
     if value is not None and proj is not None:
@@ -805,6 +827,13 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
             spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
                                     "$db": ctx.db, **({"collation": collation} if collation is not None else {})})
             result = access.run_find(ctx.server, spec, ctx.db, ctx, target=target)
+            scan = count_scan_of(result.plan, query, spec.collation, info) if info is not None else None
+            if scan is not None:
+                # the index alone answers: mongod's COUNT_SCAN, no document fetched (the planned stream
+                # was never pulled: it opened nothing)
+                n, keys, _ = access.run_count_scan(ctx.server.engine, info, scan, skip, limit)
+                ctx.facts = ReadFacts(scan.plan, {"keys": keys, "docs": 0})
+                return n
         # the plan and the counters the scan fills as it runs: the profiler's planSummary, examined
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info)
         return sum(1 for _ in budget.outer(result.docs))

@@ -33,6 +33,7 @@ from tidemark.core.clustered import cluster_info
 from tidemark.index_usage import not_counted
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
+from tidemark.query.count_scan import CountScan, count_scan_of
 from tidemark.query.expressions import evaluate_let
 from tidemark.query.update import apply_update
 from tidemark.query.update_parse import parse_update
@@ -331,6 +332,23 @@ def _counted(run: Callable[[], Iterable[dict]]) -> tuple[list[dict], MongoError 
         return [], exc
 
 
+def _count_scan_explain(ctx: CommandContext, info: Any, statement: _Statement, scan: CountScan,
+                        verbosity: str) -> tuple[dict, dict | None]:
+    """(winningPlan, executionStats) of a count the index alone answers: COUNT over COUNT_SCAN, which
+    examines index keys only (the count's own, ``collections.run_count_scan``)."""
+    win = {"stage": "COUNT", "inputStage": scan.explain()}
+    if verbosity == "queryPlanner":
+        return win, None
+    t0 = time.monotonic()
+    with not_counted():  # explain is no index access ($indexStats)
+        counted, keys, met = access.run_count_scan(ctx.server.engine, info, scan, statement.skip, statement.limit)
+    millis = int((time.monotonic() - t0) * 1000)
+    stage = {"stage": "COUNT", "nReturned": 0, "executionTimeMillisEstimate": millis, "nCounted": counted,
+             "nSkipped": min(statement.skip, met),
+             "inputStage": {**scan.explain(), "nReturned": met, "keysExamined": keys}}
+    return win, {**_exec_stats(0, millis, {"keys": keys, "docs": 0}), "executionStages": stage}
+
+
 async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity: str) -> dict:
     name = C.collection_arg(cmd, command)
     statement = _Statement(command, cmd)
@@ -363,6 +381,10 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
                          {**_exec_stats(0, 0, {}), "executionStages": counted})
         p = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered,
                                allow_or=True, cluster=cluster_info(info))
+        if statement.command == "count":
+            scan = count_scan_of(p, flt, statement.collation or C.default_collation_of(info), info)
+            if scan is not None:  # the index alone answers the count: mongod's COUNT_SCAN
+                return _count_scan_explain(ctx, info, statement, scan, verbosity)
         plan = p.explain(filter=flt)
         win = statement.wrap({"stage": statement.stage, "inputStage": plan})
         if verbosity == "queryPlanner":

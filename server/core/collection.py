@@ -612,6 +612,8 @@ def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUN
     collection's inclusive ``_id`` range (``clustered_range.RecordRange``), None for every record."""
     lo, hi = (record_range.lo, record_range.hi) if record_range is not None else (None, None)
     make = _raw_doc if raw else decode
+    if stats is not None:
+        stats.setdefault("docs", 0)
     last: bytes | None = resume_after
     first = True
     for chunk in _chunk_sizes(chunk):  # noqa: B020 - the growing size of this read
@@ -632,10 +634,14 @@ def scan_docs(engine, ns: str, uuid, *, reverse: bool = False, chunk: int = CHUN
                 batch.append((bytes(item[0]), bytes(item[1])))
                 if len(batch) >= chunk:
                     break
-        if stats is not None:
-            stats["docs"] = stats.get("docs", 0) + len(batch)
-        for rid, data in batch:
-            yield rid, make(data)
+        if stats is None:
+            for rid, data in batch:
+                yield rid, make(data)
+        else:
+            for rid, data in batch:
+                # counted as handed on, not as read ahead: a cursor's batch examined what it consumed
+                stats["docs"] += 1
+                yield rid, make(data)
         if len(batch) < chunk:
             return
         last = batch[-1][0]
@@ -729,24 +735,28 @@ def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK, stats: dict |
     name = plan.index["name"]
     intervals = list(reversed(plan.intervals)) if plan.reverse else list(plan.intervals)
     sizes = _chunk_sizes(chunk)
+    counts = stats if stats is not None else {}
+    counts.setdefault("keys", 0)
+    counts.setdefault("docs", 0)
     for iv in intervals:
         resume = None
         while True:
             chunk = next(sizes)
-            batch: list[tuple[bytes, bytes, bytes]] = []
+            # (rid, document bytes, key, the entries read since the previous document: its own and the
+            # duplicates before it): keys and documents are counted as each document is handed on, not
+            # as the chunk is read ahead, so a cursor's batch examined what it consumed
+            batch: list[tuple[bytes, bytes, bytes, int]] = []
             done = False
+            n = taken = 0
             with engine.read() as r:
                 info = r.get_collection(ns)
                 if info is None or info.uuid != uuid:
                     return
-                n = 0
                 for key, rid in r.index_scan(info, name, iv.lo, iv.hi, lo_inclusive=iv.lo_incl,
                                              hi_inclusive=iv.hi_incl, reverse=plan.reverse, start_after=resume):
                     key, rid = bytes(key), bytes(rid)
                     n += 1
                     resume = (key, rid)
-                    if stats is not None:
-                        stats["keys"] = stats.get("keys", 0) + 1
                     if rid in seen:
                         if n >= chunk:
                             break
@@ -754,18 +764,20 @@ def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK, stats: dict |
                     seen.add(rid)
                     raw = r.get(info, rid)
                     if raw is not None:
-                        batch.append((rid, bytes(raw), key))
+                        batch.append((rid, bytes(raw), key, n - taken))
+                        taken = n
                     if n >= chunk:
                         break
                 else:
                     done = True
-            for rid, raw, key in batch:
-                if stats is not None:
-                    stats["docs"] = stats.get("docs", 0) + 1
+            for rid, raw, key, keys in batch:
+                counts["keys"] += keys
+                counts["docs"] += 1
                 doc = decode(raw)
                 if on_key is not None:
                     on_key(plan.index, key, doc)
                 yield rid, doc
+            counts["keys"] += n - taken  # entries past the chunk's last document (duplicates), once passed
             if done:
                 break
 
@@ -892,33 +904,41 @@ def _special_pairs(plan, scan) -> Iterator[tuple[bytes, dict]]:
     return plan_special.special_scan(plan, scan)
 
 
-def docs_in_txn(r, info, plan) -> Generator[tuple[bytes, dict], None, None]:
-    """(rid, document) through ``plan`` inside one transaction (the writer's, for updates/deletes)."""
+def docs_in_txn(r, info, plan, stats: dict | None = None) -> Generator[tuple[bytes, dict], None, None]:
+    """(rid, document) through ``plan`` inside one transaction (the writer's, for updates/deletes).
+    ``stats``: its ``keys`` / ``docs`` grow by the index entries and records examined, as each is
+    handed on (a caller that stops at its first match counts only what it consumed, as mongod's)."""
+    counts = stats if stats is not None else {}
+    counts.setdefault("keys", 0)
+    counts.setdefault("docs", 0)
     if plan.kind == "COLLSCAN":
         bounds = plan.record_range
         for rid, raw in r.scan(info, reverse=plan.natural_reverse, lo=bounds and bounds.lo, hi=bounds and bounds.hi):
+            counts["docs"] += 1
             yield bytes(rid), decode(raw)
         return
     seen: set[bytes] = set()
     if plan.kind in _SPECIAL_KINDS:
         yield from _special_pairs(plan, lambda intervals, index=None: _index_docs_in_txn(
-            r, info, Plan("IXSCAN", index=index or plan.index, intervals=intervals), seen))
+            r, info, Plan("IXSCAN", index=index or plan.index, intervals=intervals), seen, counts))
         return
     for branch in (plan.branches if plan.kind == "OR" else [plan]):
-        yield from _index_docs_in_txn(r, info, branch, seen)
+        yield from _index_docs_in_txn(r, info, branch, seen, counts)
 
 
-def _index_docs_in_txn(r, info, plan, seen: set[bytes]) -> Iterator[tuple[bytes, dict]]:
+def _index_docs_in_txn(r, info, plan, seen: set[bytes], counts: dict[str, int]) -> Iterator[tuple[bytes, dict]]:
     intervals = list(reversed(plan.intervals)) if plan.reverse else list(plan.intervals)
     for iv in intervals:
         for _key, rid in r.index_scan(info, plan.index["name"], iv.lo, iv.hi, lo_inclusive=iv.lo_incl,
                                       hi_inclusive=iv.hi_incl, reverse=plan.reverse):
+            counts["keys"] += 1  # every entry read, a multikey duplicate too (mongod's keysExamined)
             rid = bytes(rid)
             if rid in seen:
                 continue
             seen.add(rid)
             raw = r.get(info, rid)
             if raw is not None:
+                counts["docs"] += 1
                 yield rid, decode(raw)
 
 

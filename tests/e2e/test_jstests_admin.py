@@ -74,15 +74,6 @@ IDL_UNKNOWN_FIELD = 40415
 STRICT = {"apiVersion": "1", "apiStrict": True}
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-WRITE_AND_COUNT_METRICS = ("the profile entry of findAndModify carries no keysExamined/docsExamined/planSummary and "
-                           "no nMatched/nModified/keysInserted/keysDeleted: find_and_modify leaves no ReadFacts on "
-                           "ctx.facts (server/commands/crud.py; replace_doc/upsert_doc in server/collections.py take a "
-                           "statement's counters, the in-transaction scan core/collection.py docs_in_txn counts "
-                           "nothing yet)")
-READ_AHEAD_EXAMINED = ("a find's batch reports the keys and documents its scan read ahead (keysExamined 8, "
-                       "docsExamined 3 for a first batch of 2 over {a: 1}) and its getMore the rest; mongod counts "
-                       "what each batch examined (2 and 2). The scan's counters belong to server/collections.py / "
-                       "server/commands/crud.py")
 
 
 def run(db, cmd: dict) -> dict:
@@ -1263,7 +1254,6 @@ def test_profiled_find(profiling):
     assert _latest(profiling, {"op": "query"})["command"]["filter"] == {"query": "foo"}
 
 
-@pytest.mark.xfail(strict=True, reason=READ_AHEAD_EXAMINED)
 def test_profiled_find_batches_count_what_they_examined(profiling):
     coll = profiling.test
     coll.insert_many([{"a": i} for i in range(10)])
@@ -1856,7 +1846,6 @@ def test_profiled_find_and_modify_keeps_its_arguments(profiling):
     assert entry["command"]["remove"] is True and entry["command"]["fields"] == {"_id": 0, "a": 1}
 
 
-@pytest.mark.xfail(strict=True, reason=WRITE_AND_COUNT_METRICS)
 def test_profiled_find_and_modify_reports_its_counters(profiling):
     coll = profiling.test
     coll.insert_many([{"_id": i, "a": i} for i in range(3)])

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tidemark.collections import _key_changes, key_count
-from tidemark.commands.crud import _canonical_path, _indexed_paths, _may_touch_indexes
+from tidemark.commands.crud import _canonical_path, _indexed_paths, _touches_indexes
 from tidemark.profiler import Profiler, ReadFacts
 from tidemark.query.update import parse_update
 
@@ -55,8 +55,7 @@ INDEXES = [{"name": "_id_", "key": {"_id": 1}}, {"name": "a.b_1", "key": {"a.b":
     ([{"$set": {"c": 1}}], True),  # a pipeline too
 ])
 def test_an_update_touches_an_index_when_it_writes_an_indexed_path(update, touches):
-    statement = SimpleNamespace(update=parse_update(update))
-    assert _may_touch_indexes({}, 0, statement, INDEXES) is touches  # type: ignore[arg-type]
+    assert _touches_indexes(parse_update(update), INDEXES) is touches
 
 
 def test_wildcard_and_text_indexes_hold_every_path():
@@ -233,6 +232,8 @@ def test_a_count_reports_its_plan_and_what_it_examined(db, coll, threshold):
         [d for d in docs if any(v >= threshold for v in _values(d))])
     entry = _latest(db, "command")
     keys, examined, plan = _scan_counts(docs, threshold, indexed)
+    if indexed:  # the index alone answers: mongod's COUNT_SCAN reads each entry and the interval's end
+        keys, examined, plan = keys + 1, 0, "COUNT_SCAN { a: 1 }"
     assert (entry["keysExamined"], entry["docsExamined"], entry["planSummary"]) == (keys, examined, plan)
     db.command("count", "c")
     entry = _latest(db, "command")
@@ -268,3 +269,67 @@ def test_each_statement_is_profiled_with_its_own_counters(db, coll, statements, 
         if upserted:
             assert entry["keysInserted"] == (2 if indexed else 1)
             live.append({"_id": None, "a": t, "b": t})
+
+
+# --------------------------------------------------------------------------------------------------
+# findAndModify (profile_findandmodify.js): one entry, op "command", with the scan's counters up to the
+# match it stopped at and the write counters of what it did
+
+
+def _first_match(docs: list[dict], threshold: int, indexed: bool) -> tuple[dict | None, int, int]:
+    """The document a findAndModify for {a: {$gte: threshold}} takes, and the keys and documents its
+    scan examined to reach it (an index scan: the first entry in bounds; a collection scan: the
+    records up to it, or all of them)."""
+    if indexed:
+        entries = sorted((v, d["_id"]) for d in docs for v in set(_values(d)) if v >= threshold)
+        if not entries:
+            return None, 0, 0
+        return next(d for d in docs if d["_id"] == entries[0][1]), 1, 1
+    for position, d in enumerate(docs, 1):
+        if any(v >= threshold for v in _values(d)):
+            return d, 0, position
+    return None, 0, len(docs)
+
+
+@FAMILY
+@given(collections(), st.integers(0, 10), st.sampled_from(["unindexed", "indexed", "remove", "upsert"]))
+def test_a_find_and_modify_reports_what_it_examined_and_wrote(db, coll, threshold, how):
+    kind, docs = coll
+    indexed = _setup(db, kind, docs)
+    if how == "indexed" and any(isinstance(d["a"], list) for d in docs):
+        how = "unindexed"
+    query = {"a": {"$gte": threshold}} if how != "upsert" else {"a": 1000}
+    if how == "remove":
+        db.c.find_one_and_delete(query)
+    else:
+        db.c.find_one_and_update(query, {"$inc": {"a": 100}} if how == "indexed" else {"$set": {"b": 1}},
+                                 upsert=how == "upsert")
+    entry = _latest(db, "command")
+    assert entry["command"]["findAndModify"] == "c"
+    found, keys, examined = _first_match(docs, threshold if how != "upsert" else 1000, indexed)
+    assert (entry["keysExamined"], entry["docsExamined"], entry["planSummary"]) == (
+        keys, examined, "IXSCAN { a: 1 }" if indexed else "COLLSCAN")
+    if how == "remove":
+        assert entry["ndeleted"] == int(found is not None) and "nMatched" not in entry
+        assert entry.get("keysDeleted") == (len(_index_keys(found, indexed)) if found else None)
+        return
+    assert (entry["nMatched"], entry["nModified"], entry["nUpserted"]) == (
+        int(found is not None), int(found is not None), int(how == "upsert"))
+    if how == "upsert":
+        assert entry["keysInserted"] == (2 if indexed else 1) and "keysDeleted" not in entry
+    elif how == "indexed" and indexed and found is not None:  # the matched document's key moves
+        assert (entry["keysInserted"], entry["keysDeleted"]) == (1, 1)
+    else:  # nothing written, or no indexed path written: mongod sets no key counts
+        assert "keysInserted" not in entry and "keysDeleted" not in entry
+
+
+def test_a_find_and_modify_reports_its_sort_and_a_missing_collection(db):
+    _setup(db, "none", [{"_id": i, "a": i} for i in range(3)])
+    assert db.c.find_one_and_update({"a": {"$gte": 0}}, {"$inc": {"b": 1}}, sort=[("a", 1)])["_id"] == 0
+    entry = _latest(db, "command")
+    assert entry["hasSortStage"] is True and entry["docsExamined"] == 3
+    db.c.find_one_and_update({"_id": 2}, {"$inc": {"b": 1}}, sort=[("_id", 1)])
+    assert "hasSortStage" not in _latest(db, "command")  # the _id index gives the sort
+    assert db.missing.find_one_and_delete({"a": 1}) is None
+    entry = next(db.system.profile.find({"ns": f"{db.name}.missing"}).sort("$natural", -1).limit(1))
+    assert (entry["keysExamined"], entry["docsExamined"], entry["planSummary"], entry["ndeleted"]) == (0, 0, "EOF", 0)
