@@ -23,6 +23,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
+import bson
 from bson.decimal128 import Decimal128
 
 from tidemark import collections as access
@@ -923,33 +924,54 @@ async def distinct(ctx: CommandContext, cmd: dict) -> dict:
         seen: dict[Any, Any] = {}
         # one value per equivalence class: exact BSON identity, or the collation's key
         identity = encode_value if coll is None else sort_key
+        # mongod caps the values it gathers (not a view's: that runs as an aggregation): the sum of the
+        # BSON sizes of the elements it keeps stays under 16 MB - 4 KB, or 17217
+        capped_size = view is None
+        approx_bytes = 0
         for doc in budget.outer(docs):
-            for v in _distinct_values(doc, parts):
-                seen.setdefault(identity(v), v)
+            for field, v in _distinct_values(doc, parts):
+                ident = identity(v)
+                if ident in seen:
+                    continue
+                if capped_size:
+                    approx_bytes += _element_size(field, v)
+                    if approx_bytes >= _DISTINCT_MAX_BYTES:
+                        raise MongoError(17217, "distinct too big, 16mb cap")
+                seen[ident] = v
         return sorted(seen.values(), key=sort_key)
 
     return {"values": await ctx.run_blocking(work)}
 
 
-def _distinct_values(value: Any, parts: list[str], depth: int = 0) -> Iterator[Any]:
-    """Values at a dotted path, expanding arrays like mongod's distinct (leaf arrays give elements)."""
+_DISTINCT_MAX_BYTES = 16 * 1024 * 1024 - 4096  # mongod's kMaxResponseSize (BSONObjMaxUserSize - 4096)
+
+
+def _element_size(field: str, value: Any) -> int:
+    """The BSON size of the element ``field: value`` (type byte, name, value), as mongod's elt.size()."""
+    return len(bson.encode({field: value})) - 5
+
+
+def _distinct_values(value: Any, parts: list[str], depth: int = 0, field: str = "") -> Iterator[tuple[str, Any]]:
+    """(field name, value) of each element at a dotted path, expanding arrays like mongod's distinct
+    (leaf arrays give their elements, named by their index)."""
     if depth == len(parts):
         if isinstance(value, list):
-            yield from value
+            for i, element in enumerate(value):
+                yield str(i), element
         else:
-            yield value
+            yield field, value
         return
     if isinstance(value, dict):
         if parts[depth] in value:
-            yield from _distinct_values(value[parts[depth]], parts, depth + 1)
+            yield from _distinct_values(value[parts[depth]], parts, depth + 1, parts[depth])
     elif isinstance(value, list):
         part = parts[depth]
         if part.isdigit() and int(part) < len(value):
-            yield from _distinct_values(value[int(part)], parts, depth + 1)
+            yield from _distinct_values(value[int(part)], parts, depth + 1, part)
             return
         for element in value:
             if isinstance(element, dict):
-                yield from _distinct_values(element, parts, depth)
+                yield from _distinct_values(element, parts, depth, field)
 
 
 COMMANDS = [

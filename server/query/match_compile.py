@@ -5,7 +5,9 @@ by a *path accessor* that applies it with mongod's semantics:
 
 - the values are those of ``paths.get_path_values`` (implicit traversal of non-leaf arrays);
 - for most operators a leaf array matches if the array itself or any of its elements matches
-  ({a: 1} matches {a: [1, 2]}); ``$size`` and ``$elemMatch`` look at the array itself only;
+  ({a: 1} matches {a: [1, 2]}); ``$size`` and ``$elemMatch`` look at the array itself only; so does
+  every operator at an array reached through an array position ({"a.0": 1} misses {a: [[1]]}, as
+  mongod's iterator yields that array whole: ``paths.PositionalLeaf``);
 - a top-level field (no dot) skips the traversal: ``doc.get(name)`` then the same leaf rule.
 
 Inside a value-form ``$elemMatch`` the path is ``""``: the predicate sees the element as it is.
@@ -62,7 +64,7 @@ from tidemark.query.match_leaf import (
     regex_predicate,
     type_predicate,
 )
-from tidemark.query.paths import get_path_values, split_path
+from tidemark.query.paths import PositionalLeaf, get_path_values, is_numeric_component, split_path
 from tidemark.query.values import (
     MISSING,
 )
@@ -436,6 +438,7 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
         return lambda doc: vp(doc.get(name, MISSING))
 
     parts = split_path(path)
+    positional = any(is_numeric_component(part) for part in parts)
     _THROUGH_ARRAY = _through_array_marker
 
     def walk(doc: Any) -> Any:
@@ -470,7 +473,28 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
                             return True
             return False
 
-        return dotted
+        def dotted_positional(doc: Any) -> bool:
+            v = walk(doc)
+            values: Sequence[Any]
+            if v is _THROUGH_ARRAY:
+                values = get_path_values(doc, path, positional=True)
+            else:
+                values = (v,)
+            for v in values:
+                if type(v) is PositionalLeaf:  # an array reached by position: itself only
+                    if vp(v.value):
+                        return True
+                    continue
+                if vp(v):
+                    return True
+                if type(v) is list:
+                    for e in v:
+                        if vp(e):
+                            return True
+            return False
+
+        # only a numeric component can reach an array by position: other paths keep the plain loop
+        return dotted_positional if positional else dotted
 
     def dotted_no_expand(doc: Any) -> bool:
         v = walk(doc)
@@ -481,7 +505,16 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
                 return True
         return False
 
-    return dotted_no_expand
+    def positional_no_expand(doc: Any) -> bool:
+        v = walk(doc)
+        if v is not _THROUGH_ARRAY:
+            return vp(v)
+        for v in get_path_values(doc, path, positional=True):
+            if vp(v.value if type(v) is PositionalLeaf else v):
+                return True
+        return False
+
+    return positional_no_expand if positional else dotted_no_expand
 
 
 _through_array_marker = object()

@@ -39,8 +39,8 @@ counted repetitions (``a{99999999}``, a 13-byte pattern, allocated 23 GB), so be
 :func:`tidemark.query.regex_limits.scan` (one linear pass, no recursion) refuses what PCRE refuses —
 a count above 65,535, nesting above 250 parentheses, an expanded weight above 70,000 — with mongod's
 code (51091 for filters and ``$jsonSchema``, 51111 for the aggregation operators) and PCRE's message.
-A pattern longer than 32,764 bytes is refused first (2 "Regular expression is too long" in a filter;
-51111 "... pattern string is longer than the limit set by the application" for the operators).
+A pattern longer than 32,764 bytes is refused first with PCRE2's "pattern string is longer than the limit
+set by the application" (mongod's pcre wrapper sets that maximum): 51091 in a filter, 51111 for the operators.
 Worst accepted compile, measured (the costliest shapes at the weight limit, 2 shared cores, quiet
 to loaded): 12-35 ms and at most ~20 MB peak / 10 MB retained (``a{65535}``: 16-45 ms, 18 MB peak,
 9.2 MB retained; ``(a){23331}``: 33 ms; ``\\R{11665}``: 25 ms, 19 MB peak); a typical pattern,
@@ -231,7 +231,7 @@ CACHE = CompiledCache(CACHE_BUDGET_WEIGHT)
 
 def compile_regex(pattern: str, options: str = "", operator: str | None = None) -> Compiled:
     """Compile a MongoDB regex (cached). Errors as mongod: for filters (``operator`` None) 51108
-    (options), 2 (too long, NUL byte), 51091 (invalid, over PCRE's limits); for the aggregation
+    (options), 2 (NUL byte), 51091 (invalid, over PCRE's limits, longer than 32,764 bytes); for the aggregation
     operator ``operator`` 51108 and 51111."""
     key = (pattern, options, operator)
     compiled = CACHE.get(key)
@@ -239,6 +239,34 @@ def compile_regex(pattern: str, options: str = "", operator: str | None = None) 
         compiled, weight = _compile(pattern, options, operator)
         CACHE.put(key, compiled, weight + CACHE_ENTRY_WEIGHT)
     return compiled
+
+
+# The engine's compile errors -> PCRE2 10.42's text for the same refusal (mongod's errmsg carries PCRE's
+# text, without a position). Matched on the start of the engine's message.
+_ENGINE_MESSAGES = (
+    ("missing )", "missing closing parenthesis"),
+    ("unterminated character set", "missing terminating ] for character class"),
+    ("nothing to repeat", "quantifier does not follow a repeatable item"),
+    ("multiple repeat", "quantifier does not follow a repeatable item"),
+    ("unbalanced parenthesis", "unmatched closing parenthesis"),
+    ("bad escape (end of pattern)", "\\ at end of pattern"),
+    ("min repeat greater than max repeat", "numbers out of order in {} quantifier"),
+    ("bad character range", "range out of order in character class"),
+    ("unknown group", "reference to non-existent subpattern"),
+    ("invalid group reference", "reference to non-existent subpattern"),
+)
+_ENGINE_POSITION = re.compile(r" at position \d+(?: \(line \d+, column \d+\))?$")
+
+
+def _pcre_message(text: str, pattern: str) -> str:
+    """PCRE's message for the engine's compile error ``text`` over ``pattern``; one PCRE has no
+    counterpart for keeps the engine's words, without the engine's position."""
+    if text.startswith("missing )") and pattern.rfind("(?#") > pattern.rfind(")"):
+        return "missing ) at end of (?# comment"
+    for start, pcre in _ENGINE_MESSAGES:
+        if text.startswith(start):
+            return pcre
+    return _ENGINE_POSITION.sub("", text) or "invalid pattern"
 
 
 def _invalid(reason: str, operator: str | None) -> MongoError:
@@ -254,12 +282,12 @@ def _compile(pattern: str, options: str, operator: str | None) -> tuple[Compiled
     flags = 0
     for ch in options:
         flags |= _FLAG_BITS[ch]
-    if len(pattern) * 4 > MAX_PATTERN_SIZE and len(pattern.encode("utf-8", "surrogatepass")) > MAX_PATTERN_SIZE:
-        if operator is not None:
-            raise _invalid("pattern string is longer than the limit set by the application", operator)
-        raise MongoError(ErrorCode.BadValue, "Regular expression is too long")
+    # mongod 7.0's RegexMatchExpression refuses a NUL byte before it looks at what PCRE2 said; a pattern
+    # over PCRE2's maximum length (set by mongod's pcre wrapper) is then PCRE's compile error, 51091
     if operator is None and "\x00" in pattern:
         raise MongoError(ErrorCode.BadValue, "Regular expression cannot contain an embedded null byte")
+    if len(pattern) * 4 > MAX_PATTERN_SIZE and len(pattern.encode("utf-8", "surrogatepass")) > MAX_PATTERN_SIZE:
+        raise _invalid("pattern string is longer than the limit set by the application", operator)
     try:
         items = start_items(pattern)
         if items.unsupported is not None:
@@ -276,7 +304,7 @@ def _compile(pattern: str, options: str, operator: str | None) -> tuple[Compiled
     except RecursionError:
         raise _invalid("parentheses are too deeply nested (stack check)", operator) from None
     except (engine.error, OverflowError, ValueError, MemoryError) as exc:
-        raise _invalid(str(exc) or "invalid pattern", operator) from None
+        raise _invalid(_pcre_message(str(exc), pattern), operator) from None
     if items.limit_match is None and items.limit_depth is None:
         return compiled, scanned.weight
     steps = PCRE_MATCH_LIMIT if items.limit_match is None else min(items.limit_match, PCRE_MATCH_LIMIT)

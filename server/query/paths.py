@@ -9,10 +9,14 @@ Two lookups, two semantics:
   number as a field name, ``MISSING`` when it lacks it). A document lacking the next field contributes
   ``MISSING``; a scalar met before the end of the path contributes ``MISSING``. Leaf values are
   returned as they are (a leaf array is NOT expanded unless ``expand_arrays=True``; the match
-  layer checks both the array and its elements).
+  layer checks both the array and its elements — except for an array reached through an array
+  position, which mongod yields whole: ``positional=True`` marks those).
 
   Examples (path "a.b"): {a: {b: 1}} -> [1]; {a: [{b: 1}, {b: [2, 3]}]} -> [1, [2, 3]];
   {a: [{}, 5]} -> [MISSING]; {a: []} -> []; {a: 5} -> [MISSING]; {} -> [MISSING].
+  A path whose only remaining component at an array is empty ends there, as in mongod (which
+  carries the rest of the path as one dotted string): "a." on {a: [3]} -> [[3]], on
+  {a: [{"": 3}]} -> [[{"": 3}]]; "a.." on {a: [{"": [3]}]} -> [[3]].
 
 - ``get_path(doc, path)`` is a plain lookup (used by expressions, projection, update): documents
   by name, arrays only by numeric position; anything else yields ``default``.
@@ -38,6 +42,7 @@ __all__ = [
     "unset_path",
     "PathError",
     "PathNotViable",
+    "PositionalLeaf",
 ]
 
 
@@ -53,17 +58,36 @@ def is_numeric_component(part: str) -> bool:
     return part.isascii() and part.isdigit()
 
 
+class PositionalLeaf:
+    """An array the path reached at its end through an array position ("a.0" on {a: [[1]]}). mongod's
+    iterator yields such an array as one value, never its elements (unlike a leaf array reached by a
+    field name), so the match layer must not apply the leaf-array rule to it. Only
+    ``get_path_values(..., positional=True)`` wraps values this way."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: list):
+        self.value = value
+
+
+class _MarkingOut(list):
+    """The output of a ``positional=True`` traversal (the one check sits on the positional leaf
+    branch, so the other traversals pay nothing)."""
+
+
 def get_path_values(doc: Any, path: str | tuple[str, ...], *, expand_arrays: bool = False,
-                    sort_keys: bool = False) -> list:
+                    sort_keys: bool = False, positional: bool = False) -> list:
     """All values the path reaches under matching semantics (see module docstring).
 
     With ``expand_arrays=True`` a leaf array is replaced by its elements (index-key style;
     an empty leaf array then contributes nothing). ``sort_keys=True``: at a numeric component, a
     document element of the array continues the path only when it has that field (sort keys come
     from the index key generator, which never reads a missing numeric field as null).
+    ``positional=True``: an array reached at the end of the path through an array position comes
+    as a :class:`PositionalLeaf` (for the match layer's leaf-array rule).
     """
     parts = split_path(path) if isinstance(path, str) else path
-    out: list = []
+    out: list = _MarkingOut() if positional else []
     _collect(doc, parts, 0, out, not sort_keys)
     if expand_arrays:
         expanded: list = []
@@ -101,6 +125,11 @@ def _collect_array(arr: list, parts: tuple[str, ...], i: int, out: list, lacking
     # (``lacking``: whether a document element without a numeric field contributes MISSING)
     part = parts[i]
     n = len(parts)
+    if not part and i + 1 == n:
+        # mongod continues through an array with the rest of the path as one dotted string: a lone
+        # empty last component ("x." at an array x) is an empty rest, so the path ends at the array
+        out.append(arr)
+        return
     if is_numeric_component(part):
         # the element at that position continues the rest of the path; then, as in mongod's
         # BSONElementIterator, every document element continues the path from the numeric component as
@@ -109,7 +138,7 @@ def _collect_array(arr: list, parts: tuple[str, ...], i: int, out: list, lacking
         if idx < len(arr):
             elem = arr[idx]
             if i + 1 == n:
-                out.append(elem)
+                out.append(PositionalLeaf(elem) if type(elem) is list and type(out) is _MarkingOut else elem)
             elif isinstance(elem, list):
                 _collect_array(elem, parts, i + 1, out, lacking)
             else:

@@ -115,6 +115,10 @@ _OPTIONS = re.compile(r"\(\?([A-Za-z0-9^-]*[A-Za-z][A-Za-z0-9^-]*)([):])")
 # The opening of a group whose header is not content: (?: (?= (?! (?> (?| (?<= (?<! and names.
 _GROUP_HEADER = re.compile(r"\(\?(?:[:=!>|]|<[=!]|(P?<[A-Za-z_][A-Za-z0-9_]*>|'[A-Za-z_][A-Za-z0-9_]*'))")
 _NOT_OPTIONS = re.compile(r"R|C[0-9]*")  # (?R) recursion, (?C) (?C1) callouts
+# a backtracking control verb, (*NAME) or (*NAME:arg), and (*:arg) (= (*MARK:arg)); PCRE2 10.42's names
+_VERB = re.compile(r"\(\*([A-Z_]+|(?=:))(?::([^)]*))?\)")
+_MARK_NAMES = re.compile(r"\(\*(?:MARK)?:([^)]*)\)")
+BAD_VERB = "(*VERB) not recognized or malformed"
 _POSIX = re.compile(r"\[([:.=])\^?[A-Za-z]+\1\]")
 _WHITESPACE = frozenset(" \t\n\x0b\x0c\r\x85\u200e\u200f\u2028\u2029")
 # Escapes followed by a delimited argument: the opening delimiter -> the closing one.
@@ -399,6 +403,7 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
         if dialect.newline == "LF":  # the engine's own ., ^ and $ are LF's (^ after a final \n aside)
             dot = after = None
     frame = stack[0]
+    accept_open = False  # a top-level (*ACCEPT) was written as "(?:|": its group is still open
     groups = 0
     captures = 0  # capturing groups opened so far (for \g{-n})
     i = 0
@@ -545,6 +550,13 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
                 emit(end, f"(?a:{text})" if ascii_only else text)
             i = end
             add(max(1, members))
+        elif ch == "(" and pattern.startswith("(*", i) and (verb := _VERB.match(pattern, i)) is not None:
+            text = _verb_text(pattern, verb, depth=len(stack) - 1)
+            if text == _ACCEPT_OPEN:  # the rest of this top-level alternative can never be reached
+                accept_open = True
+            emit(verb.end(), text)
+            i = verb.end()
+            add(1)
         elif ch == "(":
             if pattern.startswith("(?#", i):  # a comment, to the first )
                 end = pattern.find(")", i + 3)
@@ -582,6 +594,9 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
                 add(1)  # unmatched: the engine reports it
             i += 1
         elif ch == "|":
+            if accept_open and len(stack) == 1:  # closes the (?:| opened for a top-level (*ACCEPT)
+                emit(i + 1, ")|")
+                accept_open = False
             frame.done += frame.current + 1
             frame.current = 0
             frame.last = None
@@ -644,9 +659,59 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
         raise PatternRefused(TOO_LARGE)
     if out:
         out.append(pattern[copied:])
+        if accept_open:  # (after a newline under x: the pattern may end in a # comment)
+            out.append("\n)" if stack[0].extended else ")")
         pattern = "".join(out)
     _no_big_count_anywhere(pattern)
     return Scan(total, pattern)
+
+
+_ACCEPT_OPEN = "(?:|"
+
+
+def _verb_text(pattern: str, verb: re.Match[str], depth: int) -> str:
+    """The engine's text for the backtracking control verb ``verb`` (at group ``depth``), where it
+    has the same meaning for every subject; refuses the rest. The engine knows (*FAIL), (*F),
+    (*PRUNE) and (*SKIP). A mark's name matters only to (*SKIP:NAME) (and to reporting, which
+    MongoDB does not do), so (*MARK:NAME) is dropped and (*PRUNE:NAME) is (*PRUNE); (*SKIP:NAME)
+    without a (*MARK:NAME) is ignored by PCRE2; (*THEN) outside any alternation is (*PRUNE); a verb
+    ending the pattern at the top level is never backtracked into, so it changes nothing; a top-level
+    (*ACCEPT) ends the match there: ``X(*ACCEPT)Y|Z`` matches where ``X(?:|Y)|Z`` does (the empty
+    alternative is tried first and nothing follows it), so it opens that group, closed by the caller
+    at the next top-level ``|`` or the end."""
+    name, arg = verb.group(1), verb.group(2)
+    at_end = depth == 0 and verb.end() == len(pattern)
+    if name in ("", "MARK"):
+        if not arg:
+            raise PatternRefused("(*MARK) must have an argument")
+        return ""
+    if name in ("FAIL", "F"):
+        return "(*FAIL)"
+    if name in ("PRUNE", "SKIP") and arg is None:
+        return verb.group(0)
+    if name == "PRUNE":
+        return "(*PRUNE)"
+    if name == "SKIP":
+        if arg in _MARK_NAMES.findall(pattern):
+            raise PatternRefused("(*SKIP:NAME) after a (*MARK:NAME) is not supported by Tidemark")
+        return ""
+    if name == "THEN":
+        if at_end:
+            return ""
+        if "|" not in pattern:
+            return "(*PRUNE)"
+        raise PatternRefused("(*THEN) inside an alternation is not supported by Tidemark")
+    if name == "COMMIT":
+        if at_end:
+            return ""
+        raise PatternRefused("(*COMMIT) is not supported by Tidemark")
+    if name == "ACCEPT":
+        if pattern[verb.end():verb.end() + 1] in ("*", "+", "?", "{"):
+            raise PatternRefused("a quantified (*ACCEPT) is not supported by Tidemark")
+        if depth == 0:
+            return "" if at_end else _ACCEPT_OPEN
+        raise PatternRefused("(*ACCEPT) inside a group is not supported by Tidemark")
+    raise PatternRefused(BAD_VERB)
 
 
 def _no_big_count_anywhere(pattern: str) -> None:
