@@ -79,7 +79,7 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     let = evaluate_let(C.doc_arg(cmd, "let", "aggregate"))
     collation = C.collation_arg(cmd, "aggregate")
-    allow_disk = bool(cmd.get("allowDiskUse", False))
+    allow_disk = _optional_bool(cmd, "allowDiskUse")
     batch_size = C.int_arg(cmd.get("cursor") or {}, "batchSize", "aggregate.cursor")
     if batch_size is not None and batch_size < 0:
         raise MongoError(ErrorCode.BadValue, "batchSize must be non-negative")
@@ -138,6 +138,18 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
 
     return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs,
                               restartable=not writes)
+
+
+def _optional_bool(cmd: dict, field: str) -> bool:
+    """An IDL ``optionalBool`` field (mongod's OptionalBool::parseFromBSON): absent is false; present, only
+    a boolean will do — a number or null is 14, where a truthiness test would quietly accept it."""
+    if field not in cmd:
+        return False
+    value = cmd[field]
+    if not isinstance(value, bool):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f"Field '{field}' should be a boolean value, but found: {C.type_name(value)}")
+    return value
 
 
 def _db_level(server: ServerState, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import docmeta, javascript
 from tidemark.query.accumulator_state import (
@@ -37,8 +38,9 @@ from tidemark.query.accumulator_state import (
     StdDev,
     Sum,
 )
-from tidemark.query.expr_base import as_float, int_arg, num_kind, type_name
+from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num_kind, type_name
 from tidemark.query.expressions import compile_expression, evaluate, is_constant
+from tidemark.query.memory import approx_size
 from tidemark.query.sort import make_sort_key, parse_sort
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, sort_key
@@ -209,6 +211,7 @@ def _sorted_n(name: str, arg: Any, collation: Any, variables: dict | None, group
         raise MongoError(5788604, f"{name} requires a sortBy object")
     bottom = name.startswith("$bottom")
     fields = parse_sort(sort_by, allow_meta=True)
+    check_compound_keys(fields)
     output_fn = compile_expression(output, collation=collation)
     new, new_for = _n_factories(n_expr, lambda n: SortedN(n, single, bottom), variables, group_key_n,
                                  collation)
@@ -400,17 +403,45 @@ def _js_accumulator(arg: Any, collation: Any) -> AccumulatorSpec:
                            lambda: JsAccumulator(init, loop, finalize), arg)
 
 
+# mongod's BSONObjMaxInternalSize: a value JavaScript hands back becomes BSON, which must fit in it.
+_JS_STATE_LIMIT = 16 * 1024 * 1024 + 16 * 1024
+
+
+def _checked_js_state(state: Any) -> tuple[Any, int]:
+    """The state ``init``/``accumulate`` returned and an upper bound of its BSON size, refused as mongod
+    refuses converting it to BSON when it passes 16 MB: an object or array 17260, a scalar (a long
+    string) 10334. The estimate stops early; the exact encoding runs only when it says too big."""
+    estimate = approx_size(state, _JS_STATE_LIMIT)
+    if estimate <= _JS_STATE_LIMIT:
+        return state, estimate
+    size = len(encode({"": state}))
+    if size <= _JS_STATE_LIMIT:
+        return state, size
+    if isinstance(state, (dict, list)):
+        raise MongoError(17260, f"Converting from JavaScript to BSON failed: Object size {size} exceeds limit "
+                                f"of {_JS_STATE_LIMIT} bytes.")
+    raise MongoError(ErrorCode.BSONObjectTooLarge, f"BSONObj size: {size} ({size:#x}) is invalid. Size must be "
+                                                   f"between 0 and {_JS_STATE_LIMIT}(16MB)")
+
+
 class JsAccumulator(Accumulator):
     """The state of one ``$accumulator`` group: ``init(...initArgs)`` on the first document, then
-    ``accumulate`` over batches of pending argument arrays, ``finalize`` at the end."""
+    ``accumulate`` over batches of pending argument arrays, ``finalize`` at the end.
+
+    Invariant: ``state_size`` bounds the BSON size of ``state`` as the last batch left it. A batch runs
+    at 1,024 pending calls or 1 MB of pending arguments, so a large argument meets the state it will be
+    passed with: mongod checks each call's state and argument together against 16 MB (4545000)."""
 
     BATCH = 1024
+    BATCH_BYTES = 1024 * 1024
 
     def __init__(self, init: Any, loop: Any, finalize: Any):
         self.init, self.loop, self.finalize = init, loop, finalize
         self.started = False
         self.state: Any = None
+        self.state_size = 0
         self.pending: list = []
+        self.pending_size = 0
 
     def process(self, value: Any) -> None:
         init_fn, acc_fn, doc, vars = value
@@ -419,19 +450,25 @@ class JsAccumulator(Accumulator):
             init_args = init_fn(doc, vars)
             if type(init_args) is not list:
                 raise MongoError(4544711, f"$accumulator initArgs must evaluate to an array: {init_args}")
-            self.state = self.init.call(init_args)
+            self.state, self.state_size = _checked_js_state(self.init.call(init_args))
             self.started = True
         args = acc_fn(doc, vars)
         if type(args) is not list:
             raise MongoError(4544712, f"$accumulator accumulateArgs must evaluate to an array: {args}")
+        size = approx_size(args, _JS_STATE_LIMIT)
+        if self.state_size + size > _JS_STATE_LIMIT:
+            self._reduce()  # the state this call will see
+            if len(encode({"s": self.state, "a": args})) > _JS_STATE_LIMIT:
+                raise MongoError(4545000, "$accumulator state and argument together exceed max BSON size")
         self.pending.append(args)
-        if len(self.pending) >= self.BATCH:
+        self.pending_size += size
+        if len(self.pending) >= self.BATCH or self.pending_size >= self.BATCH_BYTES:
             self._reduce()
 
     def _reduce(self) -> None:
         if self.pending:
-            pending, self.pending = self.pending, []
-            self.state = self.loop.call([self.state, pending])
+            pending, self.pending, self.pending_size = self.pending, [], 0
+            self.state, self.state_size = _checked_js_state(self.loop.call([self.state, pending]))
 
     def result(self) -> Any:
         self._reduce()

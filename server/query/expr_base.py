@@ -27,6 +27,18 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 DECIMAL_CONTEXT = create_decimal128_context()
 
+# mongod's Ordering::kMaxCompoundIndexKeys: every sort pattern mongod runs ($sort, the sort
+# $setWindowFields adds, $top/$bottom's sortBy) becomes an Ordering of one bit per key.
+MAX_COMPOUND_KEYS = 32
+
+
+def check_compound_keys(fields: Sequence[tuple[str, Any]]) -> None:
+    """A parsed sort pattern (``sort.parse_sort``'s pairs) with more than 32 keys that are not $meta
+    sorts (mongod leaves those out of the Ordering) is 13103, as mongod's Ordering::make."""
+    if len(fields) > MAX_COMPOUND_KEYS and sum(1 for _, d in fields if not isinstance(d, str)) > MAX_COMPOUND_KEYS:
+        raise MongoError(13103, "too many compound keys")
+
+
 # Numeric kinds, widening in this order (mongod's result-type rule).
 KIND_INT, KIND_LONG, KIND_DOUBLE, KIND_DECIMAL = 0, 1, 2, 3
 

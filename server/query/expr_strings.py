@@ -108,8 +108,8 @@ def compile_substr_bytes(args, cc, name="$substrBytes"):
         i, n = _truncated_int(start), _truncated_int(length)
         if i is None or n is None:
             raise MongoError(16034, f"{name}:  starting index and length must be finite numbers")
-        if i < 0:
-            return ""
+        if i < 0:  # a length below zero means "to the end", a start below zero is an error (mongod)
+            raise MongoError(50752, f"{name}:  starting index must be non-negative (got: {i})")
         end = len(data) if n < 0 else i + n
         if (i < len(data) and (data[i] & 0xC0) == 0x80):
             raise MongoError(28656, f"{name}:  Invalid range, starting index is a UTF-8 continuation byte.")

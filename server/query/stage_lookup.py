@@ -17,10 +17,12 @@ LiteParsed pass), then each argument in document order.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import docmeta
+from tidemark.query.collation import parse_collation
 from tidemark.query.expr_base import type_name, validate_variable_name
 from tidemark.query.expressions import compile_expression
 from tidemark.query.interrupt import tick
@@ -106,6 +108,9 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
             if not isinstance(v, dict):
                 raise MongoError(ErrorCode.FailedToParse, f"$lookup argument 'let: {bson_repr(v)}' must be an "
                                                           f"object, is type {type_name(v)}")
+        elif k == "_internalCollation":  # (mongod reads it with BSONElement::Obj())
+            if not isinstance(v, dict):
+                raise MongoError(10065, f"invalid parameter: expected an object ({k})")
         elif k not in ("pipeline", "from"):
             if not isinstance(v, str):
                 raise MongoError(ErrorCode.FailedToParse, f"$lookup argument '{k}' must be a string, found "
@@ -138,7 +143,11 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     for name in let:
         validate_variable_name(name)
     let_fns = [(name, compile_expression(expr, collation=ctx.collation)) for name, expr in let.items()]
-    group_key = group_key_for(ctx.collation)  # local/foreign equality under the pipeline's collation
+    if spec.get("_internalCollation"):
+        # mongod's fromCollator: the join (localField/foreignField equality) and the sub-pipeline run
+        # under this collation instead of the command's; 'let' is evaluated on the local side, above.
+        ctx = dataclasses.replace(ctx, collation=parse_collation(spec["_internalCollation"], "_internalCollation"))
+    group_key = group_key_for(ctx.collation)  # local/foreign equality under the foreign side's collation
     sub = spec.get("pipeline")
     # A sub-pipeline led by a $text $match, a $geoNear or an $indexStats (no localField, whose $match
     # would lead it) runs that stage on the foreign collection through the read core (its indexes; a

@@ -20,7 +20,7 @@ from bson.int64 import Int64
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import docmeta
-from tidemark.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
+from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num_kind, traverse, type_name
 from tidemark.query.expressions import compile_expression
 from tidemark.query.match import compile_filter
 from tidemark.query.match_parse import where_not_allowed
@@ -512,7 +512,7 @@ def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(15976, "$sort stage must have at least one sort key")
     # the one sort-spec validation, as mongod's SortPattern (find and $sort share it): $meta textScore
     # and randVal sort, other $meta values fail 31138/31218/31219, other objects 17312
-    parse_sort_spec(spec, allow_meta=True)
+    check_compound_keys(parse_sort_spec(spec, allow_meta=True))
     return SortStage({k: v if isinstance(v, dict) else int(as_float(v)) for k, v in spec.items()}, ctx)
 
 

@@ -30,7 +30,7 @@ from tidemark.query import dates
 from tidemark.query.accumulator_state import Covariance
 from tidemark.query.accumulators import ACCUMULATORS, AccumulatorSpec, fold_constant, parse_accumulator
 from tidemark.query.collation import sort_key_for
-from tidemark.query.expr_base import as_float, int_arg, num_kind, traverse, type_name
+from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num_kind, traverse, type_name
 from tidemark.query.expressions import compile_expression, is_constant
 from tidemark.query.interrupt import tick
 from tidemark.query.memory import approx_size
@@ -318,6 +318,8 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
     partition_fn = compile_expression(spec["partitionBy"], collation=ctx.collation) if "partitionBy" in spec else None
     sort_by = spec.get("sortBy") or {}
     sort_fields = parse_sort(sort_by) if sort_by else []
+    # mongod runs the stage behind a $sort on the partition key, then sortBy: that pattern's Ordering
+    check_compound_keys([("", 1)] * ("partitionBy" in spec) + sort_fields)
     sort_key_fn = make_sort_key(sort_by, ctx.collation) if sort_by else None
     group_key = group_key_for(ctx.collation)
     sort_key = sort_key_for(ctx.collation)

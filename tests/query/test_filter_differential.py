@@ -74,9 +74,23 @@ def ref_cmp(a, b):
 
 
 # --- reference path traversal ----------------------------------------------------------------------
+class Positional:
+    """A value the path's last (numeric) part reached by position in an array: an array reached so is
+    one value to a comparison, not traversed (match_numeric_components.js: {"a.0": 42} does not match
+    {a: [[42]]}); other operators ($size, $elemMatch, $exists) see the value itself."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def plain(v):
+    return v.value if isinstance(v, Positional) else v
+
+
 def ref_values(doc, parts):
     """Values at a dotted path: documents continue, arrays of documents are traversed implicitly,
-    numeric parts also index arrays; an absent field gives ABSENT."""
+    numeric parts also index arrays (the last one's value wrapped in ``Positional``); an absent field
+    gives ABSENT."""
     if not isinstance(doc, dict):
         return [ABSENT]
     if parts[0] not in doc:
@@ -91,7 +105,7 @@ def ref_values(doc, parts):
             i = int(rest[0])
             if i < len(v):
                 if len(rest) == 1:
-                    out.append(v[i])
+                    out.append(Positional(v[i]))
                 elif isinstance(v[i], list):
                     pass  # not generated: arrays of arrays under numeric paths
                 else:
@@ -108,6 +122,9 @@ def ref_values(doc, parts):
 def leaf_candidates(vals):
     out = []
     for v in vals:
+        if isinstance(v, Positional):
+            out.append(v.value)
+            continue
         out.append(v)
         if isinstance(v, list):
             out.extend(v)
@@ -151,16 +168,17 @@ def ref_match(flt, doc):
 
 def ref_path(path, cond, doc):
     parts = path.split(".")
-    vals = ref_values(doc, parts)
+    positioned = ref_values(doc, parts)
+    vals = [plain(v) for v in positioned]
     if not (isinstance(cond, dict) and cond and next(iter(cond)).startswith("$")):
-        return any(ref_leaf("$eq", cond, v) for v in leaf_candidates(vals))
+        return any(ref_leaf("$eq", cond, v) for v in leaf_candidates(positioned))
     for op, arg in cond.items():
         if op in ("$eq", "$gt", "$gte", "$lt", "$lte", "$in", "$type"):
-            ok = any(ref_leaf(op, arg, v) for v in leaf_candidates(vals))
+            ok = any(ref_leaf(op, arg, v) for v in leaf_candidates(positioned))
         elif op == "$ne":
-            ok = not any(ref_leaf("$eq", arg, v) for v in leaf_candidates(vals))
+            ok = not any(ref_leaf("$eq", arg, v) for v in leaf_candidates(positioned))
         elif op == "$nin":
-            ok = not any(ref_leaf("$in", arg, v) for v in leaf_candidates(vals))
+            ok = not any(ref_leaf("$in", arg, v) for v in leaf_candidates(positioned))
         elif op == "$exists":
             ok = any(v is not ABSENT for v in vals) == arg
         elif op == "$size":
@@ -280,7 +298,7 @@ EMPTY = object()  # an empty leaf array: sorts below null
 def ref_sort_key_value(doc, path, direction):
     """Ascending: the smallest value the path reaches; descending: the largest (arrays expanded)."""
     cands = []
-    for v in ref_values(doc, path.split(".")):
+    for v in map(plain, ref_values(doc, path.split("."))):
         if isinstance(v, list):
             cands.extend(v if v else [EMPTY])
         else:
