@@ -48,6 +48,7 @@ from tidemark.query import update as update_mod
 from tidemark.query.access_path import Interval, Plan
 from tidemark.query.collation import same
 from tidemark.query.count_scan import CountScan
+from tidemark.query.expr_base import check_compound_keys
 from tidemark.query.index_keys import collated_key_value, holds, index_collation, key_fields, may_leave_out
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.match_ast import Node
@@ -605,8 +606,8 @@ class FindSpec:
             _check_natural_sort_hint(self.sort["$natural"], self.hint)
             self.hint = {"$natural": self.sort["$natural"]}
             self.sort = {k: v for k, v in self.sort.items() if k != "$natural"} or None
-        if self.sort:
-            sort_mod.parse_sort(self.sort, allow_meta=True)
+        if self.sort:  # (more than 32 keys: 13103, mongod's Ordering of the find's sort pattern)
+            check_compound_keys(sort_mod.parse_sort(self.sort, allow_meta=True))
 
     def _compile(self) -> None:
         if self.filter and self.node is None:

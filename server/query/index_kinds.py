@@ -109,6 +109,8 @@ def check_key_pattern(key: dict) -> str:
                 raise bad("Index key contains an illegal field name: field name starts with '$'.")
     if any(value == "" for value in key.values()):
         raise bad("Values in the index key pattern cannot be empty strings")
+    if plugin != "text" and len(key) > 32:  # mongod's Ordering of the key pattern (a text index's becomes
+        raise MongoError(13103, "too many compound keys")  # {_fts, _ftsx} plus its prefix / suffix fields)
     if plugin == "wildcard":
         return plugin
     if plugin in UNSUPPORTED_INDEX_TYPES:

@@ -91,11 +91,6 @@ HYPOTHESIS = settings(max_examples=15, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-INDEX_OF_33_FIELDS = ("createIndexes accepts a key pattern of more than 32 fields, where mongod answers 13103 "
-                      "\"too many compound keys\" (server/query/index_kinds.py check_key_pattern)")
-FIND_SORT_OF_33_KEYS = ("a find whose sort has more than 32 keys runs, where mongod answers 13103 \"too many compound "
-                        "keys\"; the pipeline stages check it (expr_base.check_compound_keys), find's sort is "
-                        "validated by server/query/sort.py parse_sort (server/collections.py)")
 SAMPLE_RATE = ("the $sampleRate query operator answers 224 \"not supported\", where mongod 7.0 reads "
                "{$sampleRate: r} as {$expr: {$lt: [{$rand: {}}, r]}} (server/query/match_parse.py)")
 DOLLAR_PATH_DEPENDENCY = ("a $match that runs as a pipeline stage (here behind a $limit) on a query path with a "
@@ -2485,7 +2480,6 @@ def test_compound_index_of_32_fields(db):
     assert len(list(db.c.find().hint(spec))) == 2
 
 
-@pytest.mark.xfail(strict=True, reason=INDEX_OF_33_FIELDS)
 def test_compound_index_of_33_fields_is_13103(db):
     """core/index/compound_index_max_fields.js: one field too many."""
     spec = [(f"f{i}", 1 if i % 2 == 0 else -1) for i in range(33)]
@@ -2509,7 +2503,6 @@ def test_sort_pattern_of_33_keys_is_13103(db, stage):
     assert len(agg(db.c, [{"$sort": {f"f{i}": 1 for i in range(32)}}])) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=FIND_SORT_OF_33_KEYS)
 def test_find_sort_of_33_keys_is_13103(db):
     """The same limit on a find's sort."""
     db.c.insert_one({"f0": 1})
