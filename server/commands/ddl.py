@@ -874,7 +874,9 @@ def _coll_mod_index(w, info, change: dict) -> dict:
     spec = None
     for s in info.indexes:
         if ("name" in change and s["name"] == change["name"]) or (
-                "keyPattern" in change and dict(s["key"]) == dict(change["keyPattern"])):
+                "keyPattern" in change and list(s["key"].items()) == list(change["keyPattern"].items())):
+            # (a key pattern is ordered: {a: 1, b: 1} is another index than {b: 1, a: 1}, as mongod's
+            # findIndexesByKeyPattern compares them)
             spec = s
             break
     if spec is None:
