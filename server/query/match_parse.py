@@ -82,7 +82,7 @@ _PATH_OPS = {
     "$not",
     *_BITS_OPS,
 }
-_TOP_OPS = {"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysTrue", "$alwaysFalse"}
+_TOP_OPS = {"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment", "$alwaysTrue", "$alwaysFalse", "$sampleRate"}
 # mongod's internal comparisons (accepted in filters, absent from the documented operator table)
 INTERNAL_EXPR_OPS = frozenset({"$_internalExprEq", "$_internalExprGt", "$_internalExprGte", "$_internalExprLt",
                                "$_internalExprLte"})
@@ -282,13 +282,31 @@ def _parse_top_operator(key: str, value: Any, *, top: bool, sub: bool) -> Node |
         # that {$elemMatch: {$id: ...}} matches DBRef elements. (mongod compares $ref/$db without the
         # collation; here the query's collation applies to all three.)
         return Cmp(key, "$eq", value)
-    if key in _UNSUPPORTED_TOP or key == "$sampleRate":
+    if key == "$sampleRate":
+        return _parse_sample_rate(value, sub)
+    if key in _UNSUPPORTED_TOP:
         raise _not_supported(key)
     raise MongoError(
         ErrorCode.BadValue,
         f"unknown top level operator: {key}. If you have a field name that starts with a '$' "
         "symbol, consider using $getField or $setField.",
     )
+
+
+def _parse_sample_rate(value: Any, sub: bool) -> Node:
+    """mongod's parseSampleRate: a number in [0, 1] (NaN refused: the bounds are tested as one
+    inclusive range), read as ``$expr``: never at 0, always at 1, else ``{$lt: [{$rand: {}}, x]}`` —
+    each document is kept with probability x."""
+    if sub:
+        raise MongoError(ErrorCode.BadValue, "$sampleRate can only be applied to the top-level document")
+    if not is_number(value):
+        raise MongoError(ErrorCode.BadValue, "argument to $sampleRate must be a numeric type")
+    x = float(value.to_decimal()) if isinstance(value, Decimal128) else float(value)
+    if not 0.0 <= x <= 1.0:
+        raise MongoError(ErrorCode.BadValue, "numeric argument to $sampleRate must be in [0, 1]")
+    if x in (0.0, 1.0):
+        return Expr(x == 1.0)
+    return Expr({"$lt": [{"$rand": {}}, x]})
 
 
 def _integer_arg(value: Any, name: str) -> int:
