@@ -35,6 +35,7 @@ from tidemark.query.geo_query import parse_near
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.paths import get_path_values
 from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.stages import field_path
 from tidemark.query.values import MISSING, bson_type_name, is_number, to_float
 from tidemark.storage.keys import encode_key
 
@@ -201,11 +202,10 @@ class GeoNearSpec:
         return self.distance_field, self.distance_multiplier, self.include_locs
 
 
-def _field_path(value: str, what: str) -> str:
-    if value.startswith("$"):
-        raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
-    if value == "" or any(p == "" for p in value.split(".")):
-        raise MongoError(15998, "FieldPath field names may not be empty strings.")
+def _field_path(value: str) -> str:
+    """``value`` checked as mongod's FieldPath (``stages.field_path``: 40352, 15998, 16410, 16411): the
+    distanceField, includeLocs and key of $geoNear are field paths."""
+    field_path(value)
     return value
 
 
@@ -236,7 +236,7 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
     distance_field = spec.get("distanceField")
     if not isinstance(distance_field, str):
         raise MongoError(16606, "$geoNear requires a 'distanceField' option as a String")
-    out = GeoNearSpec(near, _field_path(distance_field, "distanceField"))
+    out = GeoNearSpec(near, _field_path(distance_field))
     for name, attr in (("maxDistance", "max_distance"), ("minDistance", "min_distance"),
                        ("distanceMultiplier", "distance_multiplier")):
         if name in spec:
@@ -255,7 +255,7 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
     if "includeLocs" in spec:
         if not isinstance(spec["includeLocs"], str):
             raise MongoError(16607, "$geoNear requires that 'includeLocs' option is a String")
-        out.include_locs = _field_path(spec["includeLocs"], "includeLocs")
+        out.include_locs = _field_path(spec["includeLocs"])
     if "key" in spec:
         key = spec["key"]
         if not isinstance(key, str):
@@ -263,7 +263,7 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
                                                      f"type: {bson_type_name(key)}")
         if not key:
             raise MongoError(ErrorCode.BadValue, "$geoNear parameter 'key' cannot be the empty string")
-        out.key = key
+        out.key = _field_path(key)
     known = {"near", "distanceField", "maxDistance", "minDistance", "distanceMultiplier", "query", "spherical",
              "includeLocs", "key", "uniqueDocs"}
     for k in spec:

@@ -95,9 +95,6 @@ DOLLAR_PATH_DEPENDENCY = ("a $match that runs as a pipeline stage (here behind a
                           "$-prefixed part ('a.$c') before a stage that narrows the fields is 16410 in mongod: its "
                           "dependency analysis makes an aggregation FieldPath of every path the $match reads; "
                           "Tidemark has no dependency analysis and runs it (server/query/pipeline.py)")
-GEO_NEAR_KEY_PATH = ("$geoNear's key is not read as a field path: a '$'-prefixed key answers 2 \"geoNear must be "
-                     "top-level expr\" and one with a NUL byte 291 (no index), where mongod's FieldPath answers "
-                     "16410 / 16411 (server/query/geo_near.py)")
 MERGE_CURSORS_STAGE = ("the internal $mergeCursors stage (a router merging shards' cursors) is unknown, 40324; "
                        "mongod 7.0 parses it from any client and over no remotes answers nothing "
                        "(server/query/stages.py has no such stage: a standalone has no remote cursors to merge)")
@@ -1587,8 +1584,8 @@ def test_set_after_lookup_results(db, docs, pipeline, want):
 
 @pytest.mark.parametrize("key,code", [
     ("a.b.c", None),
-    pytest.param("$hello", 16410, marks=pytest.mark.xfail(strict=True, reason=GEO_NEAR_KEY_PATH)),
-    pytest.param("A\0B", 16411, marks=pytest.mark.xfail(strict=True, reason=GEO_NEAR_KEY_PATH)),
+    ("$hello", 16410),
+    ("A\0B", 16411),
 ])
 def test_geo_near_key_validation(db, key, code):
     """sources/geonear/geonear_validation.js (the aggregate half; the geoNear command is gone in 7.0)."""
