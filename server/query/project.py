@@ -80,14 +80,15 @@ def _flatten(spec: Mapping, prefix: str = "") -> list[tuple[str, Any]]:
     for key, value in spec.items():
         if key == "":
             raise MongoError(40352, "FieldPath cannot be constructed with empty string")
-        if key.startswith("$") and key not in DBREF_FIELDS:
-            raise MongoError(
-                31252 if prefix else 2, f"Unknown projection operator or field name starting with '$': {key}"
-            )
         path = f"{prefix}{key}"
         if isinstance(value, Mapping):
             if _is_positional(path):  # checked before the object is read as an expression or sub-projection
                 raise MongoError(31271, "positional projection cannot be used with an expression or sub object")
+        if not _is_positional(key):
+            _check_field_path(key)
+        elif key.endswith(".$") and len(key) > 2:  # (an empty base is the positional rules' 5392900)
+            _check_field_path(key[:-2])
+        if isinstance(value, Mapping):
             if not value:
                 raise MongoError(
                     51270, f"An empty sub-projection is not a valid value. Found empty object at path {path}"
@@ -99,6 +100,28 @@ def _flatten(spec: Mapping, prefix: str = "") -> list[tuple[str, Any]]:
         else:
             out.append((path, value))
     return out
+
+
+# The '$'-prefixed names mongod's FieldPath accepts: DBRef fields and two metadata fields.
+_DOLLAR_FIELD_NAMES = frozenset(DBREF_FIELDS) | {"$sortKey", "$recordId"}
+
+
+def _check_field_path(key: str) -> None:
+    """A projection's field name (maybe dotted) as mongod's FieldPath checks it, in its order: 40353 for
+    a trailing '.', then per component 15998 empty, 16410 '$'-prefixed, 16411 a NUL (a positional
+    ``$`` inside a path is left to the positional rules)."""
+    if key.endswith("."):
+        raise MongoError(40353, "FieldPath must not end with a '.'.")
+    for part in key.split("."):
+        if part == "$":
+            continue
+        if not part:
+            raise MongoError(15998, "FieldPath field names may not be empty strings.")
+        if part[0] == "$" and part not in _DOLLAR_FIELD_NAMES:
+            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or "
+                                    "$setField.")
+        if "\0" in part:
+            raise MongoError(16411, "FieldPath field names may not contain '\\0'.")
 
 
 def _is_truthy_number(v: Any) -> bool | None:

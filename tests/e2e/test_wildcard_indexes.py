@@ -924,11 +924,6 @@ def test_covered_shapes_answer_as_collection_scans(db, key, options):
         same_as_collscan(coll, flt, proj)
 
 
-PATH_PROJECTION = ("a find projection naming the dollar-prefixed $_path is 16410 in mongod 7.0 "
-                   "(wildcard_index_covered_queries.js), 2 BadValue here (server/query/project.py)")
-
-
-@pytest.mark.xfail(strict=True, reason=PATH_PROJECTION)
 def test_projecting_the_virtual_path_field_is_refused(db):
     create(db.c, {"$**": 1})
     db.c.insert_one({"d": 0})

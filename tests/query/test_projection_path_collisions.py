@@ -70,3 +70,21 @@ def test_many_fields_are_checked_without_walking_earlier_ones():
     assert (err.value.code, err.value.message) == (31249, "Path collision at f9.x.y remaining portion y")
     spec = {f"f{i}.x": 1 for i in range(20_000)}
     assert compile_projection(spec)({"_id": 1, "f7": {"x": 1, "y": 2}, "g": 3}) == {"_id": 1, "f7": {"x": 1}}
+
+
+@pytest.mark.parametrize("spec, code", [
+    ({"$_path": 1}, 16410), ({"a": {"b": 1, "$x": 1}}, 16410), ({"$a": {"b": 1}}, 16410), ({"a.$x": 1}, 16410),
+    ({"a.$x": 0}, 16410), ({"a.$x": "lit"}, 16410), ({"a\0b": 1}, 16411), ({"a..b": 1}, 15998), ({"a.": 1}, 40353),
+    ({"": 1}, 40352), ({"a": {"$x": 1}}, 31325), ({"a.$x.$": 1}, 16410),
+    ({"$id": 1}, None), ({"a.$ref": 1}, None), ({"a.$": 1}, None), ({"a": {"b.$db": 0}}, None),
+], ids=repr)
+def test_projection_field_names_are_checked_as_field_paths(spec, code):
+    """Every field name of a find projection is a FieldPath (projection_parser.cpp): mongod's codes for
+    a '$'-prefixed component (but DBRef fields), a NUL, an empty component or a trailing '.'
+    (wildcard_index_covered_queries.js: {$_path: 1} is 16410)."""
+    if code is None:
+        compile_projection(spec, filter={"a": 1})
+        return
+    with pytest.raises(MongoError) as err:
+        compile_projection(spec, filter={"a": 1})
+    assert err.value.code == code
