@@ -20,7 +20,7 @@ from bson.decimal128 import Decimal128, create_decimal128_context
 from bson.int64 import Int64
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query.values import MISSING, bson_type_name, sort_key
+from tidemark.query.values import DBREF_FIELDS, MISSING, bson_type_name, sort_key
 
 Compiled = Callable[[Any, dict], Any]
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -30,6 +30,25 @@ DECIMAL_CONTEXT = create_decimal128_context()
 # mongod's Ordering::kMaxCompoundIndexKeys: every sort pattern mongod runs ($sort, the sort
 # $setWindowFields adds, $top/$bottom's sortBy) becomes an Ordering of one bit per key.
 MAX_COMPOUND_KEYS = 32
+
+
+# The '$'-prefixed field names mongod's FieldPath accepts (field_path.cpp kAllowedDollarPrefixedFields):
+# DBRef fields and the metadata fields a projection may carry.
+DOLLAR_FIELD_NAMES = frozenset(DBREF_FIELDS) | {"$sortKey", "$recordId"}
+
+
+def check_field_name(name: str) -> None:
+    """One field name (a path component, an object expression's or a $facet's output name) as mongod's
+    FieldPath::uassertValidFieldName checks it, in its order: 15998 empty, 16410 '$'-prefixed (but
+    ``DOLLAR_FIELD_NAMES``), 16411 a NUL, 16412 a '.'. The one copy of that rule."""
+    if not name:
+        raise MongoError(15998, "FieldPath field names may not be empty strings.")
+    if name[0] == "$" and name not in DOLLAR_FIELD_NAMES:
+        raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+    if "\0" in name:
+        raise MongoError(16411, "FieldPath field names may not contain '\\0'.")
+    if "." in name:
+        raise MongoError(16412, "FieldPath field names may not contain '.'. Consider using $getField or $setField.")
 
 
 def check_compound_keys(fields: Sequence[tuple[str, Any]]) -> None:

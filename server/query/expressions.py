@@ -38,7 +38,14 @@ from tidemark.query import (
     expr_strings,
     javascript,
 )
-from tidemark.query.expr_base import Compiled, const, traverse, type_name, validate_variable_name
+from tidemark.query.expr_base import (
+    Compiled,
+    check_field_name,
+    const,
+    traverse,
+    type_name,
+    validate_variable_name,
+)
 from tidemark.query.expr_logic import truthy
 from tidemark.query.hashed import hash64
 from tidemark.query.value_repr import bson_repr
@@ -278,15 +285,8 @@ def _compile_object(expr: dict, allow_vars: bool, coll: Any = None) -> Compiled:
             raise MongoError(ErrorCode.InvalidPipelineOperator, f"Unrecognized expression '{first}'")
         return compiler(expr[first], _cc_factory(allow_vars, coll))
     fields = []
-    for name, sub in expr.items():  # mongod's FieldPath::uassertValidFieldName, in its order
-        if not name:
-            raise MongoError(15998, "FieldPath field names may not be empty strings.")
-        if name.startswith("$"):
-            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
-        if "\0" in name:
-            raise MongoError(16411, "FieldPath field names may not contain '\0'.")
-        if "." in name:
-            raise MongoError(16412, "FieldPath field names may not contain '.'. Consider using $getField or $setField.")
+    for name, sub in expr.items():
+        check_field_name(name)
         fields.append((name, _compile(sub, allow_vars, coll)))
 
     def build(doc, vars):
@@ -416,13 +416,8 @@ def evaluate_let(let: Any, *, now: _dt.datetime | None = None) -> dict:
 
 def split_path(path: str) -> list[str]:
     parts = path.split(".")
-    for p in parts:
-        if not p:
-            raise MongoError(15998, "FieldPath field names may not be empty strings.")
-        if p.startswith("$"):
-            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
-        if "\0" in p:  # mongod's FieldPath::uassertValidFieldName (server6556.js)
-            raise MongoError(16411, "FieldPath field names may not contain '\0'.")
+    for p in parts:  # mongod's FieldPath (server6556.js: a NUL); "$a.$id" reads a DBRef's id
+        check_field_name(p)
     return parts
 
 

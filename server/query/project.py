@@ -24,6 +24,7 @@ from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import docmeta
+from tidemark.query.expr_base import check_field_name
 from tidemark.query.expressions import OPERATORS, SPECIAL_OPERATORS, compile_expression
 from tidemark.query.match import compile_node, parse_filter
 from tidemark.query.match_ast import (
@@ -51,7 +52,7 @@ from tidemark.query.match_ast import (
 from tidemark.query.match_parse import where_not_allowed
 from tidemark.query.paths import split_path
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import DBREF_FIELDS, MISSING, bson_type_name, is_number
+from tidemark.query.values import MISSING, bson_type_name, is_number
 
 __all__ = ["compile_projection", "projection_is_inclusion", "PROJECTION_OPERATORS"]
 
@@ -102,10 +103,6 @@ def _flatten(spec: Mapping, prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-# The '$'-prefixed names mongod's FieldPath accepts: DBRef fields and two metadata fields.
-_DOLLAR_FIELD_NAMES = frozenset(DBREF_FIELDS) | {"$sortKey", "$recordId"}
-
-
 def _check_field_path(key: str) -> None:
     """A projection's field name (maybe dotted) as mongod's FieldPath checks it, in its order: 40353 for
     a trailing '.', then per component 15998 empty, 16410 '$'-prefixed, 16411 a NUL (a positional
@@ -113,15 +110,8 @@ def _check_field_path(key: str) -> None:
     if key.endswith("."):
         raise MongoError(40353, "FieldPath must not end with a '.'.")
     for part in key.split("."):
-        if part == "$":
-            continue
-        if not part:
-            raise MongoError(15998, "FieldPath field names may not be empty strings.")
-        if part[0] == "$" and part not in _DOLLAR_FIELD_NAMES:
-            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or "
-                                    "$setField.")
-        if "\0" in part:
-            raise MongoError(16411, "FieldPath field names may not contain '\\0'.")
+        if part != "$":
+            check_field_name(part)
 
 
 def _is_truthy_number(v: Any) -> bool | None:

@@ -23,7 +23,7 @@ from typing import Any, cast
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import docmeta
 from tidemark.query.collation import parse_collation
-from tidemark.query.expr_base import type_name, validate_variable_name
+from tidemark.query.expr_base import check_field_name, type_name, validate_variable_name
 from tidemark.query.expressions import compile_expression
 from tidemark.query.interrupt import tick
 from tidemark.query.memory import LOOKUP_LIMIT, approx_size
@@ -32,7 +32,7 @@ from tidemark.query.pipeline import PipelineContext, Stage, chain, parse_pipelin
 from tidemark.query.stage_group import group_key_for
 from tidemark.query.stages import field_path, set_nested_field
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import DBREF_FIELDS, MISSING
+from tidemark.query.values import MISSING
 
 
 def _foreign_source(ctx: PipelineContext, target: str | None):
@@ -373,14 +373,7 @@ _NOT_IN_FACET = frozenset({"$facet", "$collStats", "$indexStats", "$geoNear", "$
 
 def _facet_name(name: str) -> None:
     """A $facet output name obeys mongod's FieldPath::uassertValidFieldName."""
-    if not name:
-        raise MongoError(15998, "FieldPath field names may not be empty strings.")
-    if name[0] == "$" and name not in DBREF_FIELDS:
-        raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
-    if "\0" in name:
-        raise MongoError(16411, "FieldPath field names may not contain '\\0'.")
-    if "." in name:
-        raise MongoError(16412, "FieldPath field names may not contain '.'. Consider using $getField or $setField.")
+    check_field_name(name)
 
 
 STAGES = {

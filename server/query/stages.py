@@ -20,7 +20,15 @@ from bson.int64 import Int64
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import docmeta
-from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num_kind, traverse, type_name
+from tidemark.query.expr_base import (
+    as_float,
+    check_compound_keys,
+    check_field_name,
+    int_arg,
+    num_kind,
+    traverse,
+    type_name,
+)
 from tidemark.query.expressions import compile_expression
 from tidemark.query.match import compile_filter
 from tidemark.query.match_parse import where_not_allowed
@@ -30,7 +38,7 @@ from tidemark.query.sort import parse_sort as parse_sort_spec
 from tidemark.query.sort import sort_documents
 from tidemark.query.stage_group import parse_group
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import DBREF_FIELDS, MISSING
+from tidemark.query.values import MISSING
 
 
 def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
@@ -124,12 +132,7 @@ def field_path(path: str) -> list[str]:
         raise MongoError(40352, "FieldPath cannot be constructed with empty string")
     parts = path.split(".")
     for part in parts:
-        if not part:
-            raise MongoError(15998, "FieldPath field names may not be empty strings.")
-        if part[0] == "$" and part not in DBREF_FIELDS:
-            raise MongoError(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
-        if "\0" in part:
-            raise MongoError(16411, "FieldPath field names may not contain '\\0'.")
+        check_field_name(part)
     return parts
 
 

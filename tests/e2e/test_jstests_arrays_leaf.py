@@ -1140,7 +1140,8 @@ def test_dbref_fields_exclusion(db):
 @pytest.mark.parametrize("include", [True, False], ids=["include", "exclude"])
 def test_dbref_field_names_in_projections(db, name, nested, include):
     """The family of dbref3.js's projections: $id, $ref and $db are field names to a projection at any
-    level, included or excluded, in find and in $project (a name starting with any other '$' is 2)."""
+    level, included or excluded, in find and in $project (a name starting with any other '$' is 16410:
+    projection_parser.cpp reads every projected name as a FieldPath)."""
     doc = {"_id": 0, "$id": 1, "$ref": "r", "$db": "d", "sub": {"$ref": "foo", "$id": 10, "$db": "someDb"}}
     db.c.insert_one(doc)
     path = f"sub.{name}" if nested else name
@@ -1154,7 +1155,22 @@ def test_dbref_field_names_in_projections(db, name, nested, include):
         assert decode(got.raw) == want  # (the server's own decode: {$ref, $id} stays a document)
     with pytest.raises(OperationFailure) as err:
         list(db.c.find({}, {"$other": 0}))
-    assert err.value.code == 2
+    assert err.value.code == 16410
+
+
+def test_dbref_field_names_in_expression_paths(db):
+    """An aggregation field path may name a DBRef's fields ("$sub.$id": mongod's FieldPath accepts $id,
+    $ref and $db as components); any other '$'-prefixed component is 16410, in a path or as an object
+    expression's field name."""
+    db.c.insert_one({"_id": 0, "sub": {"$ref": "foo", "$id": 10, "$db": "someDb"}})
+    got = list(db.c.aggregate([{"$project": {"i": "$sub.$id", "r": "$sub.$ref", "d": "$sub.$db",
+                                             "o": {"$mergeObjects": [{"a": 1, "$id": "$sub.$id"}]}}}]))
+    assert got == [{"_id": 0, "i": 10, "r": "foo", "d": "someDb", "o": {"a": 1, "$id": 10}}]
+    for stage in ({"$project": {"i": "$sub.$other"}},
+                  {"$project": {"o": {"$mergeObjects": [{"a": 1, "$other": 1}]}}}):
+        with pytest.raises(OperationFailure) as err:
+            list(db.c.aggregate([stage]))
+        assert err.value.code == 16410
 
 
 DBREF_PATH_CASES = [
