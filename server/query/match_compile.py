@@ -461,27 +461,12 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
             v = walk(doc)
             values: Sequence[Any]
             if v is _THROUGH_ARRAY:
-                values = get_path_values(doc, path)
+                # (only a numeric component can reach an array by position: PositionalLeaf, itself only)
+                values = get_path_values(doc, path, positional=positional)
             else:
                 values = (v,)
             for v in values:
-                if vp(v):
-                    return True
-                if type(v) is list:
-                    for e in v:
-                        if vp(e):
-                            return True
-            return False
-
-        def dotted_positional(doc: Any) -> bool:
-            v = walk(doc)
-            values: Sequence[Any]
-            if v is _THROUGH_ARRAY:
-                values = get_path_values(doc, path, positional=True)
-            else:
-                values = (v,)
-            for v in values:
-                if type(v) is PositionalLeaf:  # an array reached by position: itself only
+                if type(v) is PositionalLeaf:
                     if vp(v.value):
                         return True
                     continue
@@ -493,8 +478,7 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
                             return True
             return False
 
-        # only a numeric component can reach an array by position: other paths keep the plain loop
-        return dotted_positional if positional else dotted
+        return dotted
 
     def dotted_no_expand(doc: Any) -> bool:
         v = walk(doc)
