@@ -18,6 +18,7 @@ mongod's planner finds no plan for it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -107,39 +108,36 @@ def _give_sort(spec: dict, rank: int, plan: Plan, sort: dict, collation: Any, mu
     plan.reverse = key_direction(direction) != parsed(spec).direction
 
 
-def _exists_paths(filter: dict | None) -> list[str]:
-    """Paths of ``{path: {$exists: <true>}}`` in the top-level conjunction (``$and`` flattened). (Not
-    ``{$ne: null}``, which mongod 7.0 plans alike: ``{"a.b": {$ne: null}}`` also matches ``{a: []}``,
-    which has no key at ``a.b``.)"""
-    out: list[str] = []
-    if not filter:
-        return out
-    stack = [filter]
-    while stack:
-        node = stack.pop()
-        for k, v in node.items():
-            if k == "$and" and isinstance(v, list):
-                stack.extend(sub for sub in v if isinstance(sub, dict))
-            elif not k.startswith("$") and isinstance(v, dict) and "$exists" in v:
-                flag = v["$exists"]
-                if flag is not None and flag is not False and not (isinstance(flag, (int, float)) and flag == 0):
-                    out.append(k)
-    return out
-
-
-def _empty_array_equalities(filter: dict | None) -> list[str]:
-    """Paths of ``{path: []}`` / ``{path: {$eq: []}}`` in the top-level conjunction: an empty array is a
-    leaf of its own (``extract_bounds`` leaves array values out, a btree index keys their elements)."""
-    out: list[str] = []
+def _conjuncts(filter: dict | None) -> Iterator[tuple[str, Any]]:
+    """The (path or operator, condition) pairs of ``filter``'s top-level conjunction, ``$and`` flattened."""
     stack = [filter] if filter else []
     while stack:
         node = stack.pop()
         for k, v in node.items():
             if k == "$and" and isinstance(v, list):
                 stack.extend(sub for sub in v if isinstance(sub, dict))
-            elif not k.startswith("$") and (v == [] or isinstance(v, dict) and v.get("$eq", None) == []):
+            else:
+                yield k, v
+
+
+def _exists_paths(filter: dict | None) -> list[str]:
+    """Paths of ``{path: {$exists: <true>}}`` in the top-level conjunction (``$and`` flattened). (Not
+    ``{$ne: null}``, which mongod 7.0 plans alike: ``{"a.b": {$ne: null}}`` also matches ``{a: []}``,
+    which has no key at ``a.b``.)"""
+    out: list[str] = []
+    for k, v in _conjuncts(filter):
+        if not k.startswith("$") and isinstance(v, dict) and "$exists" in v:
+            flag = v["$exists"]
+            if flag is not None and flag is not False and not (isinstance(flag, (int, float)) and flag == 0):
                 out.append(k)
     return out
+
+
+def _empty_array_equalities(filter: dict | None) -> list[str]:
+    """Paths of ``{path: []}`` / ``{path: {$eq: []}}`` in the top-level conjunction: an empty array is a
+    leaf of its own (``extract_bounds`` leaves array values out, a btree index keys their elements)."""
+    return [k for k, v in _conjuncts(filter)
+            if not k.startswith("$") and (v == [] or isinstance(v, dict) and v.get("$eq", None) == [])]
 
 
 _VALUE_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte"})
@@ -153,24 +151,18 @@ def _elem_match_bounds(filter: dict | None) -> dict[str, FieldBounds]:
     fields at ``path.<field>`` (an object form's conjunction bounds those). Loose, as every bound: a
     matching document has a key inside them, and the full filter is re-applied."""
     out: dict[str, FieldBounds] = {}
-    stack = [filter] if filter else []
-    while stack:
-        node = stack.pop()
-        for k, v in node.items():
-            if k == "$and" and isinstance(v, list):
-                stack.extend(sub for sub in v if isinstance(sub, dict))
-                continue
-            if k.startswith("$") or not isinstance(v, dict) or not isinstance(v.get("$elemMatch"), dict):
-                continue
-            inner = v["$elemMatch"]
-            if inner and all(op.startswith("$") and op not in _LOGICAL for op in inner):
-                if _VALUE_OPERATORS.intersection(inner):
-                    found = extract_bounds({k: inner}).get(k)
-                    if found is not None:
-                        out.setdefault(k, found)
-            elif not _VALUE_OPERATORS.intersection(inner):
-                for sub, found in extract_bounds(inner).items():
-                    out.setdefault(f"{k}.{sub}", found)
+    for k, v in _conjuncts(filter):
+        if k.startswith("$") or not isinstance(v, dict) or not isinstance(v.get("$elemMatch"), dict):
+            continue
+        inner = v["$elemMatch"]
+        if inner and all(op.startswith("$") and op not in _LOGICAL for op in inner):
+            if _VALUE_OPERATORS.intersection(inner):
+                found = extract_bounds({k: inner}).get(k)
+                if found is not None:
+                    out.setdefault(k, found)
+        elif not _VALUE_OPERATORS.intersection(inner):
+            for sub, found in extract_bounds(inner).items():
+                out.setdefault(f"{k}.{sub}", found)
     return out
 
 
