@@ -16,7 +16,7 @@ Ported from mongodb/mongo (29 files):
   ``distinct_scan_optimization.js`` (its property, with Hypothesis), ``group_large_documents.js``
   and ``top_bottom_common_sort_key_optimization.js`` (results; the optimization is 8.0).
 - ``jstests/aggregation/bugs/``: ``server5044.js`` ($stdDevPop/$stdDevSamp), ``server5209.js``
-  (numeric grouping), ``server9625.js`` (the expression forms of $sum $avg $min $max $stdDev*),
+  (numeric grouping), ``server9625.js`` (the expression forms of $sum $avg $min $max $stdDev*; also ``expressions/group_accumulators_as_exprs.js``),
   ``server17224.js`` (scaled down to 17 MB).
 
 Left out: explain shapes, spilling and memory-limit variants, sharding/merging (``group_doing_merge*``),
@@ -37,7 +37,7 @@ from collections import defaultdict
 
 import pytest
 from bson import Code, Decimal128, Int64, MaxKey, MinKey, ObjectId
-from harness.jstests import aggregate_fails, bag, canon
+from harness.jstests import aggregate_fails, bag, canon, ts_pair
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -1088,11 +1088,8 @@ def test_n_accumulators_match_a_reference_model(db, values, keys, n):
 # --------------------------------------------------------------------------------------------------
 
 def _ts_pair(db, docs):
-    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
-    db.create_collection("plain")
-    db.ts.insert_many([dict(d) for d in docs])
-    db.plain.insert_many([dict(d) for d in docs])
-    return db.ts, db.plain
+    plain, ts = ts_pair(db, docs, "t", "m")
+    return ts, plain
 
 
 def _ts_docs():

@@ -50,7 +50,18 @@ import random
 import pytest
 from bson import Code, DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from bson.binary import Binary
-from harness.jstests import EPOCH, MISSING, aggregate_fails, bag, canon, command_fails, iso, loose, unordered
+from harness.jstests import (
+    EPOCH,
+    MISSING,
+    aggregate_fails,
+    bag,
+    canon,
+    command_fails,
+    iso,
+    loose,
+    ts_pair,
+    unordered,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -83,15 +94,6 @@ def agg(coll, pipeline, **kw) -> list:
 def db_agg(db, pipeline, **kw) -> list:
     """A collectionless aggregate (``db.aggregate``)."""
     return db.command("aggregate", 1, pipeline=pipeline, cursor={"batchSize": 100000}, **kw)["cursor"]["firstBatch"]
-
-
-def ts_pair(db, docs, time_field, meta_field=None):
-    """A regular collection and a time-series collection holding the same documents."""
-    options = {"timeField": time_field} | ({"metaField": meta_field} if meta_field else {})
-    db.create_collection("ts", timeseries=options)
-    db.ts.insert_many([dict(d) for d in docs])
-    db.plain.insert_many([dict(d) for d in docs])
-    return db.plain, db.ts
 
 
 def same_on_both(plain, ts, pipeline, key=unordered, ordered=False) -> list:

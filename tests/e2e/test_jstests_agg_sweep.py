@@ -53,8 +53,8 @@ expectation is used):
   ``express.js``, ``express_id_eq.js``, ``express_projection.js`` (results; the express plans are 8.x explain),
   ``index_partial_validate.js``;
 - ``aggregation/accumulators/``: ``accumulator_js_size_limits.js`` (its size errors; scaled);
-- ``aggregation/expressions/``: ``add_empty.js``, ``add_error_on_str.js``, ``concat_error.js``,
-  ``group_accumulators_as_exprs.js``.
+- ``aggregation/expressions/``: ``add_empty.js``, ``add_error_on_str.js``, ``concat_error.js``
+  (``group_accumulators_as_exprs.js`` is ``bugs/server9625.js`` again: ported in test_jstests_accumulators.py).
 
 Left out: explain shapes, plan cache, failpoints, sharding, profiler, server parameters, 8.x-only files
 (``bottom.js``, ``group_empty_field.js``, ``nullish_values.js``, the ``median``/``percentile``
@@ -78,7 +78,17 @@ import pytest
 from bson import Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from bson.binary import Binary
 from bson.raw_bson import RawBSONDocument
-from harness.jstests import UNDEFINED, aggregate_fails, bag, canon, command_fails, iso, raw, unordered
+from harness.jstests import (
+    UNDEFINED,
+    aggregate_fails,
+    bag,
+    canon,
+    command_fails,
+    iso,
+    raw,
+    ts_pair,
+    unordered,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -122,15 +132,6 @@ def with_and_without(coll, index, pipeline, **kw) -> list:
     coll.create_index(index)
     assert canon(agg(coll, pipeline, **kw)) == canon(without)
     return without
-
-
-def ts_pair(db, docs, time_field, meta_field=None):
-    """A regular collection and a time-series collection holding the same documents."""
-    options = {"timeField": time_field} | ({"metaField": meta_field} if meta_field else {})
-    db.create_collection("ts", timeseries=options)
-    db.ts.insert_many([dict(d) for d in docs])
-    db.plain.insert_many([dict(d) for d in docs])
-    return db.plain, db.ts
 
 
 def same_on_both(plain, ts, pipeline, ordered=False) -> list:
@@ -1136,40 +1137,6 @@ def test_concat_of_a_non_string_is_16702(db, value):
     """expressions/concat_error.js."""
     db.c.insert_one({})
     aggregate_fails(db.c, [{"$project": {"str": {"$concat": [{"$literal": value}]}}}], 16702)
-
-
-@pytest.mark.parametrize("expr,want", [
-    ({"$avg": [1, 2, 3, 4, 5]}, 3.0), ({"$avg": [[1, 2, 3, 4, 5]]}, 3.0),
-    ({"$min": [1, 2, 3, 4, 5]}, 1), ({"$min": [[1, 2, 3, 4, 5]]}, 1),
-    ({"$max": [1, 2, 3, 4, 5]}, 5), ({"$max": [[1, 2, 3, 4, 5]]}, 5),
-    ({"$sum": [1, 2, 3, 4, 5]}, 15), ({"$sum": [[1, 2, 3, 4, 5]]}, 15),
-    ({"$stdDevPop": [1, 3]}, 1.0), ({"$stdDevPop": [[1, 3]]}, 1.0),
-    ({"$stdDevSamp": [1, 2, 3]}, 1.0), ({"$stdDevSamp": [[1, 2, 3]]}, 1.0),
-    ({"$avg": [1, 2, 3, 4, 5, None]}, 3.0), ({"$min": [1, 2, 3, 4, 5, None]}, 1),
-    ({"$max": [1, 2, 3, 4, 5, None]}, 5), ({"$sum": [1, 2, 3, 4, 5, None]}, 15),
-    ({"$stdDevPop": [1, 3, None]}, 1.0), ({"$stdDevSamp": [1, 2, 3, None]}, 1.0),
-    ({"$max": [1, 2, 3, 4, 5, float("nan")]}, 5),
-    ({"$sum": ["$a", 2, 3, {"$sum": [4, 5]}]}, 15), ({"$min": ["$a", 2, 3, {"$min": [4, 5]}]}, 1),
-    ({"$max": ["$a", 2, 3, {"$max": [4, 5]}]}, 5), ({"$avg": ["$a", 3, {"$avg": [4, 6]}]}, 3.0),
-    ({"$stdDevPop": ["$a", {"$stdDevPop": [1, 3]}]}, 0.0),
-    ({"$stdDevSamp": ["$a", {"$stdDevSamp": [1, 2, 3]}]}, 0.0),
-    ({"$sum": ["$a", 2, 3, {"$sum": [["$a", 4, 5]]}]}, 16), ({"$min": ["$b", 2, 3, {"$min": [["$a", 4, 5]]}]}, 1),
-    ({"$max": ["$a", 2, 3, {"$max": [["$b", 4, 5]]}]}, 6),
-])
-def test_group_accumulators_as_expressions(db, expr, want):
-    """expressions/group_accumulators_as_exprs.js: a list of arguments or one array; nulls ignored;
-    nested (non-)associative forms over a field."""
-    db.c.insert_one({"a": 1, "b": 6})
-    (doc,) = agg(db.c, [{"$project": {"_id": 0, "result": expr}}])
-    assert doc["result"] == want and type(doc["result"]) is type(want), doc
-
-
-@pytest.mark.parametrize("expr", [{"$avg": [1, 2, 3, 4, 5, float("nan")]}, {"$min": [1, 2, 3, 4, 5, float("nan")]},
-                                  {"$sum": [1, 2, 3, 4, 5, float("nan")]}, {"$stdDevPop": [1, 3, float("nan")]},
-                                  {"$stdDevSamp": [1, 2, 3, float("nan")]}])
-def test_group_accumulators_as_expressions_nan(db, expr):
-    """expressions/group_accumulators_as_exprs.js: NaN arguments are processed ($min's NaN sorts first)."""
-    assert math.isnan(project_one(db, expr))
 
 
 def test_window_partitions_treat_null_and_missing_alike(db):

@@ -244,3 +244,16 @@ def error_code(call: Callable[[], Any]) -> int:
     """The code of the server error ``call()`` fails with."""
     __tracebackhide__ = True
     return fails(call).code
+
+
+def ts_pair(db, docs: Iterable[dict], time_field: str, meta_field: str | None = None):
+    """A regular collection ``plain`` and a time-series collection ``ts`` holding the same documents
+    (for ports that check a time-series view answers as an ordinary collection)."""
+    options = {"timeField": time_field} | ({"metaField": meta_field} if meta_field else {})
+    db.create_collection("ts", timeseries=options)
+    db.create_collection("plain")
+    docs = list(docs)
+    if docs:
+        db.ts.insert_many([dict(d) for d in docs])
+        db.plain.insert_many([dict(d) for d in docs])
+    return db.plain, db.ts
