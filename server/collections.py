@@ -777,8 +777,8 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
                          raw_ok=raw_ok)
     ns = C.ns_of(db, spec.name)
     stats: dict = {}
-    if info is None:
-        return ReadResult(iter(()), Plan("COLLSCAN"), [], stats, None, ns)
+    if info is None:  # mongod's EOF plan
+        return ReadResult(iter(()), Plan("EOF"), [], stats, None, ns)
     spec.use_default_collation(C.default_collation_of(info))
     resume_after = None if spec.resume_token is NO_RESUME else C.record_id_from_value(spec.resume_token,
                                                                                       info.clustered)

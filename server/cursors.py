@@ -16,10 +16,12 @@ Invariants:
   and its array stays under ``MAX_BATCH_BYTES``, the documents' elements counted whole — type byte and
   index key too, ~7 bytes a document that 40,000 small documents add up to past the 64 KiB left for
   the envelope (at least one document is always returned); a document that
-  would overflow the batch is kept back for the next one. The registry peeks one document past a
-  full batch so an exhausted cursor is reported with id 0 instead of needing an empty getMore; what
-  the peek examined (keys, documents) is the next batch's (``ReadFacts.hold``), as mongod examines
-  nothing past a full batch.
+  would overflow the batch is kept back for the next one. A batch full by count draws nothing past
+  its last document, as mongod stops at a full batch (and a first batch of 0 draws nothing at all: the
+  read's errors come with the first getMore); the cursor is then reported exhausted only when the
+  read knows its end without drawing (mongod's ``PlanExecutor::isEOF``: a find's limit spent, its
+  IDHACK lookup done, a missing collection, a snapshot's list drained — ``_ends_here``), else it stays
+  open and the next getMore answers an empty batch with id 0.
 - A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
 - A cursor a catalog change killed (drop, dropDatabase, rename, the drop of the index it scans) is
   closed at once, but the registry remembers why (``killed_reason``): its next getMore answers what
@@ -51,6 +53,7 @@ from __future__ import annotations
 import collections
 import datetime
 import itertools
+import operator
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -167,48 +170,40 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
     per document; a document held back for the next batch is held as its bytes): the cursor's
     per-document cost is the size test and the append of its bytes. An ``EncodedRun`` (many documents as
     one item: a columnar ``$group``'s output) is taken a stretch at a time (``_take_run``) by the
-    same rules; what the batch cannot hold stays pending as the rest of the run."""
+    same rules; what the batch cannot hold stays pending as the rest of the run.
+
+    A batch full by count (``limit`` documents; 0: none drawn at all) stops there, drawing nothing past
+    it, and is exhausted only when the read knows its end without drawing (``_ends_here``)."""
     batch: list[Any] = []  # each document's BSON (bytes; a memoryview a RawBSONDocument was made over)
+    end = limit if limit is not None else -1  # the count that fills the batch (-1: no count limit)
+    if end == 0:
+        return EncodedBatch(batch), _ends_here(cursor, 0)
     append = batch.append
     size = 0
     key_bytes, wider_at = 3, 10  # the next document's element besides its bytes: type, index key, NUL
-    end = limit if limit is not None else -1  # the count at which the next document is only peeked
     iterator = cursor.iterator
     if cursor.pending is not _NOTHING:
         iterator = itertools.chain((cursor.pending,), iterator)
         cursor.pending = _NOTHING
-    # What the read examined when the batch was full, before the peek (``ReadFacts.hold``): the peek's
-    # keys and documents are the next batch's, as mongod stops at a full batch. Noted at ``stop``, the
-    # one count compared per document (the next key width or the full batch, whichever comes first).
-    facts = cursor.facts
-    full: tuple[int, int] | None = facts.counters() if end == 0 and facts is not None else None
     stop = _next_stop(wider_at, end)
     n = 0
     for doc in iterator:
         if type(doc) is EncodedRun:
             if not doc.docs:
                 continue
-            if n == end:
-                cursor.pending = doc  # peeked: more exists
-                _hold(facts, full)
-                return EncodedBatch(batch), False
             rest, size = _take_run(batch, doc, size, end)
             n = len(batch)
             if rest is not None:
                 cursor.pending = rest
                 return EncodedBatch(batch), False
+            if n == end:
+                return EncodedBatch(batch), _ends_here(cursor, n)
             key_bytes, wider_at = len(str(n)) + 2, 10 ** len(str(n))
-            if n == end and facts is not None:
-                full = facts.counters()
-            stop = _next_stop(wider_at, end if n < end else -1)
+            stop = _next_stop(wider_at, end)
             continue
         if not n % TICK_STRETCH:
             tick(TICK_STRETCH)
         raw = doc.raw if type(doc) is EncodedDocument else _raw_bytes(doc)
-        if n == end:
-            cursor.pending = raw  # peeked: more exists
-            _hold(facts, full)
-            return EncodedBatch(batch), False
         doc_size = len(raw)
         if n and size + doc_size > MAX_BATCH_BYTES:
             cursor.pending = raw  # (drawn for this batch, as mongod's stashed result: its counts stay here)
@@ -219,24 +214,32 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
         append(raw)
         n += 1
         if n == stop:
+            if n == end:
+                return EncodedBatch(batch), _ends_here(cursor, n)
             if n == wider_at:
                 key_bytes, wider_at = key_bytes + 1, wider_at * 10
-            if n == end and facts is not None:
-                full = facts.counters()
-            stop = _next_stop(wider_at, end if n < end else -1)
+            stop = _next_stop(wider_at, end)
     return EncodedBatch(batch), True
 
 
 def _next_stop(wider_at: int, end: int) -> int:
     """The next document count at which ``_fill_batch`` has something to do: the index key grows a
-    digit (``wider_at``), or the batch is full (``end``; -1: no count limit, or passed)."""
+    digit (``wider_at``), or the batch is full (``end``; -1: no count limit)."""
     return wider_at if end < 0 or wider_at < end else end
 
 
-def _hold(facts: Any, full: tuple[int, int] | None) -> None:
-    """A full batch peeked one document: its counters end where they stood before the peek."""
-    if facts is not None and full is not None:
-        facts.hold(full)
+def _ends_here(cursor: Cursor, n: int) -> bool:
+    """Whether a read whose batch filled at ``n`` documents knows it has no more without drawing one,
+    as mongod's plan executor answers ``isEOF()`` after a full batch: a find's plan past its
+    ``ReadFacts.ends_after`` (the LIMIT stage spent, the IDHACK lookup done, the EOF plan of a missing
+    collection), a snapshot's list drained (QueuedDataStage). Scans and pipelines learn their end only
+    by drawing past it (COLLSCAN, IXSCAN, a blocking sort's output, an aggregate's pipeline): their
+    cursor stays open and the next getMore answers an empty batch with id 0."""
+    facts = cursor.facts
+    ends_after = facts.ends_after if facts is not None else None
+    if ends_after is not None and cursor.docs_returned + n >= ends_after:
+        return True
+    return cursor.snapshot and cursor.pending is _NOTHING and operator.length_hint(cursor.iterator, -1) == 0
 
 
 def _restore_and_fill(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:

@@ -63,29 +63,23 @@ class ReadFacts:
     scan fills while it runs, from zero (a read's counters are its own, and some scans count at open: a
     time-series index read takes its index entries then; record and index streams count each key and
     document as they hand it on, not as they read ahead). ``resumed()`` is the same read continued by a
-    getMore (counters from where the last batch ended: ``hold``).
+    getMore (counters from where the last batch ended: a cursor draws nothing past a full batch).
+    ``ends_after``: the number of documents after which the read's plan knows it has no more without
+    drawing another (mongod's ``isEOF``; ``tidemark.cursors._ends_here``), None when only a draw tells.
 
     A write also carries ``writes`` (mongod's field name -> count, filled by the write path) and, for a
     statement of an update or delete, ``statement`` (its index in the command) and ``millis`` (the
     time the writer spent on it)."""
 
-    __slots__ = ("plan", "stats", "ts_info", "origin", "_keys0", "_docs0", "writes", "statement", "millis", "_held",
-                 "touches_indexes")
+    __slots__ = ("plan", "stats", "ts_info", "origin", "_keys0", "_docs0", "writes", "statement", "millis",
+                 "touches_indexes", "ends_after")
 
     def __init__(self, plan=None, stats: dict | None = None, ts_info: dict | None = None,
                  origin: dict | None = None, *, since_now: bool = False, writes: dict[str, int] | None = None,
-                 statement: int | None = None, held: list | None = None):
+                 statement: int | None = None):
         self.plan, self.stats, self.ts_info, self.origin = plan, stats, ts_info, origin
-        # The counters as they stood when the cursor finished a batch and then drew (peeked) one more
-        # document it holds back: what that draw examined belongs to the next batch (mongod examines
-        # nothing past a full batch). One cell shared by the read's facts and every resumed copy.
-        self._held: list[tuple[int, int] | None] = held if held is not None else [None]
-        if since_now:
-            start = self._held[0]
-            self._keys0, self._docs0 = start if start is not None else self._counters()
-            self._held[0] = None  # (this batch counts from there, up to its own end)
-        else:
-            self._keys0, self._docs0 = 0, 0
+        self._keys0, self._docs0 = self._counters() if since_now else (0, 0)
+        self.ends_after: int | None = None
         self.writes, self.statement, self.millis = writes, statement, 0.0
         # An update's: whether it may write an indexed path (mongod's indexesAffected, which decides
         # whether keysInserted / keysDeleted are shown when they are 0), asked only when an entry is made
@@ -126,23 +120,14 @@ class ReadFacts:
 
     def resumed(self) -> ReadFacts:
         """The facts of the read's next batch (a getMore): counted from where the last batch ended."""
-        return ReadFacts(self.plan, self.stats, self.ts_info, self.origin, since_now=True, held=self._held)
-
-    def counters(self) -> tuple[int, int]:
-        """(keys, documents) examined so far by the read (the cursor notes them before it peeks)."""
-        return self._counters()
-
-    def hold(self, counters: tuple[int, int]) -> None:
-        """The batch drawn ended at ``counters``: what the cursor drew after (a document held back for
-        the next batch) is the next batch's."""
-        self._held[0] = counters
+        return ReadFacts(self.plan, self.stats, self.ts_info, self.origin, since_now=True)
 
     def has_sort_stage(self) -> bool:
         """Whether the read sorts in memory (mongod's ``hasSortStage``; its getMores report it too): a
         find whose sort no index gives; an aggregate with a ``$sort`` other than one, right after its
         leading ``$match`` stages, that the index scan gives; a findAndModify whose sort no index gives."""
         origin = self.origin
-        if not isinstance(origin, dict) or self.plan is None:
+        if not isinstance(origin, dict) or self.plan is None or self.plan.kind == "EOF":  # (nothing to sort)
             return False
         provided = getattr(self.plan, "provides_sort", False)
         if "find" in origin or "findAndModify" in origin or "findandmodify" in origin:
@@ -157,8 +142,7 @@ class ReadFacts:
         return not (pushed and provided)
 
     def examined(self) -> tuple[int, int]:
-        held = self._held[0]
-        keys, docs = held if held is not None else self._counters()
+        keys, docs = self._counters()
         return keys - self._keys0, docs - self._docs0
 
     def plan_summary(self) -> str | None:

@@ -18,6 +18,7 @@ helpers live).
 from __future__ import annotations
 
 import asyncio
+import datetime
 import functools
 import itertools
 from collections.abc import Iterator
@@ -302,6 +303,7 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
             # from this (C.plan_docs, at its first pull): the find's collation is known only now
             spec.meta.sort_keys = sort_mod.sort_key_array(spec.sort, spec.collation, spec.meta)
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
+        ctx.facts.ends_after = _ends_after(spec, result, record_ids)
         docs = budget.outer(result.docs)
         if return_key or project is not None:
             # returnKey's documents hold the key alone: mongod's ReturnKeyStage drops the record id, so
@@ -320,6 +322,40 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
     return await cursor_reply(ctx, ns, None, batch_size, spec.single_batch, first=True, open_docs=open_docs,
                               no_timeout=bool(cmd.get("noCursorTimeout", False)), resume=resume,
                               restartable=resume is None)
+
+
+# BSON types of an _id value mongod's IDHACK looks up (Indexability::isExactBoundsGenerating): not
+# null, undefined, arrays, regexes, symbols or DBPointers
+_ID_LOOKUP_TYPES = (int, float, Decimal128, str, datetime.datetime, bson.DatetimeMS, bson.Timestamp,
+                    bson.ObjectId, bytes, dict, bson.MinKey, bson.MaxKey)  # (str: Code too; bytes: Binary)
+
+
+def _ends_after(spec: access.FindSpec, result: access.ReadResult, record_ids: bool) -> int | None:
+    """How many documents a find returns before its plan knows it has no more (``ReadFacts.ends_after``,
+    what mongod's ``isEOF`` knows without drawing): none from a missing collection (the EOF plan),
+    one from an IDHACK lookup (a plain ``{_id: value}`` filter on the ``_id`` index: no skip, hint,
+    min/max, showRecordId or collation of its own), the limit (a LIMIT stage). A find on a view runs as
+    an aggregate, whose pipeline knows its end only by drawing past it: None."""
+    if result.pipeline or result.ts_info is not None or result.plan is None:
+        return None
+    if result.plan.kind == "EOF":
+        return 0
+    index = result.plan.index if result.plan.kind == "IXSCAN" else None
+    if isinstance(index, dict) and index.get("name") == "_id_" and _is_simple_id_query(spec.filter) and \
+            not (spec.skip or spec.hint or spec.min or spec.max or record_ids or spec.collation_spec):
+        return 1 if not spec.limit else min(spec.limit, 1)
+    return spec.limit or None
+
+
+def _is_simple_id_query(filter: dict) -> bool:
+    """mongod's CanonicalQuery::isSimpleIdQuery: the filter is ``{_id: v}`` alone, ``v`` a literal
+    (an object only when its first field is no operator) of a type an exact index bound is made of."""
+    if len(filter) != 1 or "_id" not in filter:
+        return False
+    value = filter["_id"]
+    if isinstance(value, dict):
+        return not value or not next(iter(value)).startswith("$")
+    return isinstance(value, _ID_LOOKUP_TYPES)
 
 
 def _view_option_error(return_key: bool, show_record_id: bool, resumable: bool) -> MongoError:

@@ -181,12 +181,13 @@ async def explain_find(ctx: CommandContext, cmd: dict, verbosity: str) -> dict:
         return await explain_aggregate(ctx, ctx.db, spec.name, spec.as_pipeline(), cmd, verbosity, target)
     res, n, millis, error = await ctx.run_blocking(work)
     win = res.plan.explain(has_sort=bool(spec.sort), filter=spec.filter)
-    if spec.skip:
-        win = {"stage": "SKIP", "skipAmount": spec.skip, "inputStage": win}
-    if spec.limit:
-        win = {"stage": "LIMIT", "limitAmount": spec.limit, "inputStage": win}
-    if spec.projection:
-        win = {"stage": "PROJECTION_DEFAULT", "transformBy": spec.projection, "inputStage": win}
+    if res.plan.kind != "EOF":  # (a missing collection: mongod's EOF plan, which nothing wraps)
+        if spec.skip:
+            win = {"stage": "SKIP", "skipAmount": spec.skip, "inputStage": win}
+        if spec.limit:
+            win = {"stage": "LIMIT", "limitAmount": spec.limit, "inputStage": win}
+        if spec.projection:
+            win = {"stage": "PROJECTION_DEFAULT", "transformBy": spec.projection, "inputStage": win}
     reply: dict[str, Any] = {"explainVersion": "1",
              "queryPlanner": {"namespace": res.namespace, "indexFilterSet": False, "parsedQuery": spec.filter,
                               "maxIndexedOrSolutionsReached": False, "maxIndexedAndSolutionsReached": False,

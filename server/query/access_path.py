@@ -36,7 +36,7 @@ class Interval:
 class Plan:
     """The chosen access path. ``intervals`` are in index key order (reverse=True scans them backwards)."""
 
-    kind: str  # "COLLSCAN" | "IXSCAN" | "OR" (an index union, see `branches`) | "TEXT" | "GEO_NEAR"
+    kind: str  # "COLLSCAN" | "IXSCAN" | "OR" (an index union, see `branches`) | "TEXT" | "GEO_NEAR" | "EOF" (a missing collection)
     index: dict | None = None
     intervals: list[Interval] = field(default_factory=list)
     reverse: bool = False
@@ -85,6 +85,8 @@ class Plan:
     def explain(self, *, has_sort: bool = False, filter: dict | None = None) -> dict:
         """The winningPlan tree mongod's explain shows (without projection/limit decorations)."""
         node: dict
+        if self.kind == "EOF":  # (nothing to sort, skip, limit or project: mongod shows the EOF stage alone)
+            return {"stage": "EOF", "type": "nonExistentNamespace"}
         if self.kind == "OR":
             node = {"stage": "FETCH", "inputStage": {"stage": "OR",
                                                      "inputStages": [b.ixscan_explain() for b in self.branches]}}

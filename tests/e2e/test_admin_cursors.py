@@ -37,13 +37,43 @@ async def test_first_batch_defaults_to_101_documents_then_get_more_drains(ctx):
     assert next_id == 0 and len(registry) == 0
 
 
-async def test_exactly_full_batch_reports_exhausted_cursor(ctx):
-    reply = await cursor_reply(ctx, "db.c", iter([{"i": 1}, {"i": 2}]), batch_size=2)
+async def test_exactly_full_batch_keeps_the_cursor_until_a_draw_finds_the_end(ctx):
+    """A full batch draws nothing past its last document (mongod's scans learn their end only by
+    drawing): the cursor stays open and the next batch is empty and exhausted."""
+    drawn = []
+
+    def docs():
+        for i in (1, 2):
+            drawn.append(i)
+            yield {"i": i}
+        drawn.append("end")
+
+    reply = await cursor_reply(ctx, "db.c", docs(), batch_size=2)
+    assert _values(reply["cursor"]["firstBatch"]) == [1, 2] and drawn == [1, 2]
+    assert reply["cursor"]["id"] != 0
+    batch, next_id = await ctx.server.cursors.next_batch(ctx, reply["cursor"]["id"], 2)
+    assert list(batch) == [] and next_id == 0 and drawn == [1, 2, "end"]
+
+
+async def test_a_snapshot_knows_its_end(ctx):
+    """listIndexes / listCollections (mongod's queued data): a batch that takes the last entry closes."""
+    reply = await cursor_reply(ctx, "db.c", iter([{"i": 1}, {"i": 2}]), batch_size=2, snapshot=True)
     assert reply["cursor"]["id"] == 0
     assert _values(reply["cursor"]["firstBatch"]) == [1, 2]
 
 
-async def test_peeked_document_is_not_lost(ctx):
+async def test_an_empty_first_batch_draws_nothing(ctx):
+    drawn = []
+
+    def docs():
+        drawn.append(0)
+        yield {"i": 0}
+
+    reply = await cursor_reply(ctx, "db.c", docs(), batch_size=0)
+    assert reply["cursor"]["id"] != 0 and drawn == []
+
+
+async def test_no_document_is_lost_between_batches(ctx):
     reply = await cursor_reply(ctx, "db.c", ({"i": i} for i in range(5)), batch_size=2)
     registry = ctx.server.cursors
     cursor = registry.get(reply["cursor"]["id"])

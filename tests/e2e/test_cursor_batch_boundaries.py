@@ -2,8 +2,9 @@
 time-series collection (its documents made as BSON from the group arrays, groupbson) and one over the
 same ``$group`` of a regular collection holding the same measurements answer every sequence of
 batch sizes alike: the same documents byte for byte in each batch, a batch as long as its size asks
-(or what is left), and the cursor reported exhausted (id 0) in the batch that takes the last document
-— the cursor peeks one past a full batch — never needing an empty getMore."""
+(or what is left), and the cursor reported exhausted (id 0) as mongod reports it: in the batch that
+runs out, which is an empty one when the batch before it ended exactly at the last document (a cursor
+draws nothing past a full batch, and a pipeline learns its end only by drawing)."""
 
 from __future__ import annotations
 
@@ -60,18 +61,19 @@ def _batches(coll, first: int | None, sizes: list[int | None]) -> list[tuple[lis
 
 
 def _expected_lengths(total: int, first: int | None, sizes: list[int | None]) -> list[int]:
-    lengths, left = [], total
-    lengths.append(min(left, 101 if first is None else first))
-    left -= lengths[-1]
-    i = 0
-    while left or (lengths == [0] and first == 0 and total):  # a batchSize 0 first batch leaves the cursor open
+    """mongod's batch lengths: each batch takes what its size asks or what is left; an aggregate's
+    pipeline learns its end only by drawing past its last document, so a batch full by its size leaves
+    the cursor open, and the batch that runs out (empty when the last one ended exactly) closes it."""
+    lengths, left, i = [], total, 0
+    size = 101 if first is None else first
+    while True:
+        n = left if size is None else min(left, size)
+        lengths.append(n)
+        left -= n
+        if size is None or n < size:
+            return lengths
         size = sizes[min(i, len(sizes) - 1)]
         i += 1
-        lengths.append(min(left, left if size is None else size))
-        left -= lengths[-1]
-        if not left:
-            break
-    return lengths
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -85,5 +87,5 @@ def test_getmore_batches_of_a_columnar_group_match_a_regular_collection(colls, f
     total = HOSTS * MINUTES
     assert sum(len(b) for b, _ in got) == total
     assert [len(b) for b, _ in got] == _expected_lengths(total, first, sizes)
-    # exhausted exactly in the batch that took the last document
+    # exhausted in the last batch only
     assert [done for _, done in got] == [False] * (len(got) - 1) + [True]

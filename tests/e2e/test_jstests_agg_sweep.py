@@ -110,10 +110,6 @@ MERGE_CURSORS_STAGE = ("the internal $mergeCursors stage (a router merging shard
                        "(server/query/stages.py has no such stage: a standalone has no remote cursors to merge)")
 UNDEFINED_AS_NULL = ("BSON undefined (type 6) is stored as null (type 10) on insert, so a projection returns null "
                      "where MongoDB returns the stored undefined (protocol/codec.py, storage side)")
-BATCH_SIZE_ZERO = ("an aggregate with cursor.batchSize 0 runs the pipeline to its first document: one that finds "
-                   "nothing answers cursor id 0 and a data-dependent error fails the aggregate itself, where "
-                   "mongod opens the cursor without running the pipeline (server/cursors.py first_batch)")
-
 
 # --------------------------------------------------------------------------------------------------
 # helpers
@@ -349,7 +345,6 @@ def test_cursor_batches_over_large_results(db):
     command_fails(db, {"aggregate": "c", "pipeline": bad, "cursor": {"batchSize": 1}}, TYPE_MISMATCH)
 
 
-@pytest.mark.xfail(strict=True, reason=BATCH_SIZE_ZERO)
 def test_batch_size_zero_keeps_an_empty_result_open(db):
     """bugs/server5932.js: with batchSize 0 the cursor stays open even when nothing matches, and an error
     the pipeline meets comes with the first getMore."""

@@ -61,10 +61,6 @@ CANONICAL_QUERY_PREFIX = ("errors mongod raises while planning a find (a tailabl
                           "the hint) before the reason; Tidemark answers the reason alone (fix: a CanonicalQuery "
                           "debug-string renderer under server/query, used by server/tailable.py open_tail and the "
                           "planner's hint error in server/query/plan.py)")
-PEEKED_EXHAUSTION = ("a batch that ends exactly at the last matching document reports the cursor exhausted (id 0): "
-                     "the cursor peeks one document past a full batch; mongod returns the cursor id (its scan is "
-                     "not at EOF yet) and the next getMore answers an empty batch with id 0 (a deliberate choice in "
-                     "server/cursors.py _fill_batch, pinned by tests/e2e/test_cursor_batch_boundaries.py)")
 UNDEFINED_IN_QUERY = ("a query comparing to BSON undefined ({a: undefined}) runs (undefined read as null); mongod "
                       "fails with 2 'cannot compare to undefined' (fix: protocol decoding / server/query/match_parse.py)")
 
@@ -582,7 +578,6 @@ def test_a_hint_naming_no_index_has_mongods_planner_message(db):
                   "error :: caused by :: hint provided does not correspond to an existing index")
 
 
-@pytest.mark.xfail(strict=True, reason=PEEKED_EXHAUSTION)
 def test_a_full_first_batch_keeps_the_cursor_until_the_scan_ends(db):
     db.c.insert_many([{"a": i} for i in range(100)])
     first = find(db, "c", filter={"a": {"$lt": 10}}, batchSize=10)

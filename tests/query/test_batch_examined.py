@@ -1,7 +1,7 @@
 """What each batch of a find examined (profile_getmore.js, mongod's per-operation keysExamined /
 docsExamined): a batch reports the index keys and documents it consumed, not what the scan read ahead
-(index and record streams read in chunks) nor the document the cursor peeked past a full batch (that
-one is the next batch's). End to end, over small random collections, index specs, filters, sorts and
+(index and record streams read in chunks); a full batch stops at its last document, so what the scan
+meets after it is the next batch's (an empty last batch's, when nothing more matches). End to end, over small random collections, index specs, filters, sorts and
 batch sizes: the batches of a cursor add up to what one unbatched find examines, and under a model of
 the scan (a collection scan in record order, an index scan in key order) each batch's counts are its
 own."""
@@ -82,8 +82,8 @@ def test_the_batches_of_a_cursor_add_up_to_one_unbatched_find(db, docs, index, m
 
 def _model(docs: list[dict], index: str, t: int, batch_size: int) -> list[tuple[int, int, int]]:
     """Each batch's (nreturned, keys, documents) of ``{a: {$gte: t}, b: {$lt: 2}}`` without a sort:
-    a full batch ends at its last document (what follows is the next batch's), the last batch at the
-    end of the scan."""
+    a full batch ends at its last document (what follows is the next batch's, even when nothing more
+    matches: mongod's scan learns its end only by drawing), the last batch at the end of the scan."""
     if index == "none":  # a collection scan: every record in order, one document examined each
         steps = [(0, 1, d["b"] < 2 and any(v >= t for v in _values(d))) for d in docs]
     else:  # the index's entries in bounds, in key order (then record order); a record fetched once
@@ -95,13 +95,12 @@ def _model(docs: list[dict], index: str, t: int, batch_size: int) -> list[tuple[
             fetched = i not in seen
             seen.add(i)
             steps.append((1, int(fetched), fetched and docs[i]["b"] < 2))
-    last = max((i for i, step in enumerate(steps) if step[2]), default=-1)  # the last document returned
     batches, current = [], [0, 0, 0]
-    for i, (keys, fetched, returned) in enumerate(steps):
+    for keys, fetched, returned in steps:
         current[0] += int(returned)
         current[1] += keys
         current[2] += fetched
-        if returned and current[0] == batch_size and i < last:  # full, and more to come: the batch ends
+        if returned and current[0] == batch_size:  # full: the batch ends
             batches.append(tuple(current))
             current = [0, 0, 0]
     batches.append(tuple(current))
