@@ -71,8 +71,8 @@ def test_an_open_cursor_is_reported_a_closed_one_exhausted():
     assert "cursorid" not in got and got["cursorExhausted"] is True
 
 
-PLAN_SORTED = SimpleNamespace(provides_sort=True)
-PLAN_UNSORTED = SimpleNamespace(provides_sort=False)
+PLAN_SORTED = SimpleNamespace(kind="IXSCAN", provides_sort=True)
+PLAN_UNSORTED = SimpleNamespace(kind="COLLSCAN", provides_sort=False)
 
 
 @pytest.mark.parametrize("origin, plan, expected", [
@@ -84,6 +84,7 @@ PLAN_UNSORTED = SimpleNamespace(provides_sort=False)
     ({"aggregate": "c", "pipeline": [{"$group": {"_id": 1}}, {"$sort": {"a": 1}}]}, PLAN_SORTED, True),
     ({"aggregate": "c", "pipeline": [{"$sort": {"a": 1}}, {"$sort": {"b": 1}}]}, PLAN_SORTED, True),
     ({"aggregate": "c", "pipeline": [{"$match": {}}]}, PLAN_UNSORTED, False),
+    ({"find": "missing", "sort": {"a": 1}}, SimpleNamespace(kind="EOF", provides_sort=False), False),  # EOF plan
 ])
 def test_has_sort_stage(origin, plan, expected):
     assert ReadFacts(plan=plan, origin=origin).has_sort_stage() is expected
