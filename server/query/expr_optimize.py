@@ -20,6 +20,8 @@ miss an error mongod raises but never adds one):
   ``$map``, ``$filter``, ``$reduce``, ``$switch``, ``$function`` (JavaScript), ``$rand`` (not
   deterministic), ``$meta`` (reads metadata), ``$regexMatch``/``$regexFind``/``$regexFindAll``
   (mongod only precompiles a constant regex: its errors come from the parse, as here);
+- ``$setIsSubset`` with a constant second operand that is not an array fails (17311) even when its
+  first operand reads the document: its ``optimize`` checks that operand before precomputing it;
 - operators left alone entirely (no ``optimize`` of their own in mongod, or reading the document
   implicitly, as ``$getField`` without ``input``): ``$getField``, ``$setField``, ``$unsetField``,
   ``$sortArray``, ``$zip``, ``$toHashedIndexKey``, the ``n`` forms ``$firstN``/``$lastN``/``$minN``/
@@ -35,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from tidemark.protocol.errors import MongoError
+from tidemark.query.expr_base import type_name
 from tidemark.query.expressions import compile_expression
 
 __all__ = ["fold_filter_constants", "fold_expression_constants"]
@@ -88,7 +91,10 @@ def fold_expression_constants(expr: Any, *, collation: Any = None) -> bool:
         children = arg
     else:
         children = (arg,)
-    constant = all([fold_expression_constants(c, collation=collation) for c in children])
+    constants = [fold_expression_constants(c, collation=collation) for c in children]
+    constant = all(constants)
+    if not constant and name == "$setIsSubset" and len(constants) == 2 and constants[1]:
+        _check_subset_of_constant(children[1], collation)
     if not constant or name in _KEPT:
         return False
     try:
@@ -98,3 +104,13 @@ def fold_expression_constants(expr: Any, *, collation: Any = None) -> bool:
     except Exception:  # noqa: BLE001 - the fold never adds an error the evaluation per document lacks
         return False
     return True
+
+
+def _check_subset_of_constant(superset: Any, collation: Any) -> None:
+    """``ExpressionSetIsSubset::optimize``: a constant second operand that is not an array is 17311 at
+    once, whatever the first operand reads (mongod then precomputes the set; when both are constant the
+    whole operator folds instead, with its evaluation's 17046 / 17042)."""
+    value = compile_expression(superset, collation=collation)({}, {})
+    if type(value) is not list:
+        raise MongoError(17311, "both operands of $setIsSubset must be arrays. Second argument is of type: "
+                                + type_name(value))

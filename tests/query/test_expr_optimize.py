@@ -36,6 +36,13 @@ def _fold_code(flt: dict) -> int | None:
     ({"$expr": {"$switch": {"branches": [{"case": "$a", "then": {"$divide": [1, 0]}}], "default": 1}}}, 2),
     ({"$expr": {"$eq": ["$a", {"$size": 5}]}}, 17124),
     ({"$expr": {"$lt": [{"$dateToString": {"date": {"$toDate": "x"}, "format": "%Y"}}, "$a"]}}, 241),
+    # $setIsSubset's optimize checks a constant second operand even when the first reads the document
+    # (SERVER-99186, found by django-mongodb-backend's tests); both constant: the evaluation's codes
+    ({"$expr": {"$and": [{"$ne": [None, None]}, {"$setIsSubset": ["$field", None]}]}}, 17311),
+    ({"$expr": {"$setIsSubset": ["$field", {"$literal": "x"}]}}, 17311),
+    ({"$expr": {"$setIsSubset": ["$field", {"$concat": ["a", "b"]}]}}, 17311),
+    ({"$expr": {"$setIsSubset": [None, [1]]}}, 17046),
+    ({"$expr": {"$setIsSubset": [[1], 5]}}, 17042),
 ])
 def test_an_invalid_constant_fails_the_query(flt, code):
     compile_filter(flt)  # a valid filter: the parse and a validator's compile never evaluate constants
@@ -53,6 +60,8 @@ def test_an_invalid_constant_fails_the_query(flt, code):
     {"$expr": {"$literal": {"$divide": [1, 0]}}},  # data
     {"$where": "return 1 / 0"},
     {"a": {"$eq": 1}},
+    {"$expr": {"$setIsSubset": ["$a", [1, 2]]}},  # an array: precomputed, no error
+    {"$expr": {"$setIsSubset": [None, "$a"]}},  # only the second operand is checked before a document
 ])
 def test_what_is_not_constant_is_not_evaluated(flt):
     assert _fold_code(flt) is None
