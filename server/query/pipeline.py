@@ -123,9 +123,11 @@ MAX_PIPELINE_LENGTH = 1000  # mongod's internalPipelineLengthLimit
 MAX_SUB_PIPELINE_DEPTH = 20  # mongod's internalMaxSubPipelineViewDepth
 _FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp", "$listSessions")
 _LAST_ONLY = ("$out", "$merge")
-_NOT_SUPPORTED = ("$search", "$searchMeta", "$vectorSearch", "$changeStream",
-                  "$listLocalSessions", "$planCacheStats",
-                  "$listSearchIndexes", "$shardedDataDistribution", "$changeStreamSplitLargeEvent")
+_NOT_SUPPORTED = ("$changeStream", "$listLocalSessions", "$planCacheStats", "$shardedDataDistribution",
+                  "$changeStreamSplitLargeEvent")
+# Atlas Search's stages: a community mongod 7.0 knows their names and refuses them when it parses the
+# pipeline, 6047401 "<stage> stage is only allowed on MongoDB Atlas" (what drivers and ODMs test for)
+_ATLAS_ONLY = ("$search", "$searchMeta", "$vectorSearch", "$listSearchIndexes")
 
 
 def check_shape(pipeline: Any) -> None:
@@ -147,7 +149,7 @@ def is_stage(name: str) -> bool:
     with 40324 before it says which known stages it allows)."""
     if not STAGES:
         STAGES.update(_stage_table())
-    return name in STAGES or name in _NOT_SUPPORTED
+    return name in STAGES or name in _NOT_SUPPORTED or name in _ATLAS_ONLY
 
 
 def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[Stage]:
@@ -167,6 +169,8 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
         name, arg = next(iter(spec.items()))
         parser = ctx.extra_stages.get(name) or STAGES.get(name)
         if parser is None:
+            if name in _ATLAS_ONLY:
+                raise MongoError(6047401, f"{name} stage is only allowed on MongoDB Atlas")
             if name in _NOT_SUPPORTED:
                 raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{name} is not supported by Tidemark")
             raise MongoError(40324, f"Unrecognized pipeline stage name: '{name}'")

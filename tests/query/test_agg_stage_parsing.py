@@ -250,3 +250,17 @@ def test_graph_lookup_narrows_a_looser_query_answer():
     ctx.query_collection = lambda db, coll, stage, variables: iter([{"_id": 1, "name": "JEREMY"}, {"_id": 2, "name": "jeremy"}])
     spec = {"from": "f", "startWith": "jeremy", "connectFromField": "x", "connectToField": "name", "as": "r"}
     assert [d["_id"] for d in run([{"$graphLookup": spec}], [{"_id": 0}], ctx)[0]["r"]] == [2]
+
+
+@pytest.mark.parametrize("name", ["$search", "$searchMeta", "$vectorSearch", "$listSearchIndexes"])
+@pytest.mark.parametrize("where", ["top", "lookup", "facet", "after"])
+def test_atlas_search_stages_are_refused_as_a_community_mongod_refuses_them(name, where):
+    """django-mongodb-backend, laravel-mongodb and MongoDB's PHP library recognise a server without
+    search by this code and message (document_source.cpp: 6047401), wherever the stage stands."""
+    stage = {name: {}}
+    pipeline = {"top": [stage], "after": [{"$match": {}}, stage],
+                "lookup": [{"$lookup": {"from": "x", "as": "y", "pipeline": [stage]}}],
+                "facet": [{"$facet": {"f": [stage]}}]}[where]
+    with pytest.raises(MongoError) as info:
+        parse_pipeline(pipeline)
+    assert (info.value.code, info.value.message) == (6047401, f"{name} stage is only allowed on MongoDB Atlas")
