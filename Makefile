@@ -18,7 +18,8 @@ BIND_IP    ?= 127.0.0.1
 DBPATH     ?= ./data
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
-# `make conformance`: pymongo's own test suite; MODES is any of sync,async,auth,testcommands.
+# `make conformance`: pymongo's own test suite; MODES is any of sync,async,auth,testcommands, and
+# pymongoarrow (pymongoarrow's suite: NumPy, pandas, Arrow, Polars readers; not in the default).
 MODES      ?= sync,async,auth,testcommands
 CONFORMANCE_ARGS ?=
 # `make run` hides connection accepted/ended lines unless QUIET=0; METRICS_PORT=9216 serves /metrics.
@@ -42,7 +43,8 @@ help:
 	@echo "make bench  - run the benchmark (BENCH_ARGS=...)"
 	@echo "make conformance - pymongo's own test suite against fresh servers, compared with"
 	@echo "              tests/conformance/known_differences.toml (MODES=sync,async,auth,testcommands;"
-	@echo "              CONFORMANCE_ARGS='--files test/test_cursor.py'); long: an hour or more"
+	@echo "              CONFORMANCE_ARGS='--files test/test_cursor.py'); long: an hour or more;"
+	@echo "              MODES=pymongoarrow runs pymongoarrow's suite instead (about a minute)"
 	@echo "make clean  - remove caches and build output (keeps .venv, .node and data)"
 
 $(PY):

@@ -1,7 +1,8 @@
-"""pymongo's own test suite, unpatched, against Tidemark (issue 25, item 18).
+"""pymongo's own test suite, unpatched, against Tidemark (issue 25, item 18); and pymongoarrow's.
 
-    python -m bench.conformance                          # every mode, every file
+    python -m bench.conformance                          # every pymongo mode, every file
     python -m bench.conformance --modes sync --files test/test_cursor.py test/test_bulk.py
+    python -m bench.conformance --modes pymongoarrow     # pymongoarrow's suite (NumPy, pandas, Arrow, Polars)
 
 What it does, per mode:
 
@@ -22,7 +23,13 @@ What it does, per mode:
 
 Modes: ``sync`` (test/test_*.py), ``async`` (test/asynchronous/test_*.py), ``auth`` (the sync files
 against ``--auth``, plus pymongo's ``auth``-marked tests), ``testcommands`` (the sync files against
-``--setParameter enableTestCommands=1``).
+``--setParameter enableTestCommands=1``); ``pymongoarrow``: the test suite of pymongoarrow (MongoDB's
+library that reads query results into NumPy, pandas, Arrow and Polars: how analytics users read
+time-series data): its sdist's ``test/`` run from a copy (the sdist's source package would shadow the
+installed wheel) in its own venv (``.conformance/venv-pymongoarrow``), its client pointed at the server
+under test by a ``conftest.py`` the run writes beside that copy (the suite's client is fixed at
+localhost:27017), with a ``pytest.ini`` that makes that directory pytest's rootdir. Not in the default
+modes.
 
 Tests pymongo itself skips against a standalone (replica-set only, test commands off, encryption...)
 are *not applicable* and counted apart. The run fails (exit 1) when a test fails that the known
@@ -60,8 +67,22 @@ MODES = {
     "async": ("test/asynchronous/test_*.py", (), {}, "default_async"),
     "auth": ("test/test_*.py", ("--auth",), {}, "default or auth"),
     "testcommands": ("test/test_*.py", (), {"enableTestCommands": 1}, "default"),
+    "pymongoarrow": ("test/**/test_*.py", (), {}, ""),
 }
+DEFAULT_MODES = "sync,async,auth,testcommands"
 TEST_DEPENDENCIES = ["pytest>=8.2", "pytest-asyncio>=0.24.0", "pytest-timeout>=2.3"]
+PYMONGOARROW_VERSION = "1.15.0"
+# its optional test extras (pyproject: test, test-polars, test-pandas); pyarrow comes pinned with it
+PYMONGOARROW_DEPENDENCIES = ["pytz>=2025.2", "pandas>=3.0", "polars>=1.10", "pytest>=8.0", "pytest-timeout>=2.3"]
+ARROW_CONFTEST = """# Written by Tidemark's bench/conformance.py beside a copy of pymongoarrow's test/: its client is fixed
+# at localhost:27017; this points it at the server under test (DB_IP / DB_PORT) before any test runs.
+import os
+
+import test
+
+test.client_context.host = os.environ["DB_IP"]
+test.client_context.port = int(os.environ["DB_PORT"])
+"""
 FILE_TIMEOUT = 900.0  # seconds for one test file
 TEST_TIMEOUT = 180  # seconds for one test (pytest-timeout; the file goes on with the next test)
 
@@ -108,6 +129,60 @@ def ensure_venv(version: str) -> Path:
                    f"pymongo=={version}", *TEST_DEPENDENCIES])
         stamp.touch()
     return python
+
+
+def ensure_arrow_suite(pymongo: str) -> tuple[Path, Path]:
+    """(the run directory: a copy of pymongoarrow's ``test/`` and the conftest that points it at the
+    server, the venv's python with pymongoarrow, pymongo ``pymongo`` and the suite's extras)."""
+    version = PYMONGOARROW_VERSION
+    cache = WORK / "cache"
+    tarball = cache / f"pymongoarrow-{version}.tar.gz"
+    if not tarball.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        print(f"conformance: downloading pymongoarrow {version} sdist (once)", flush=True)
+        _fetch_sdist("pymongoarrow", version, tarball)
+    run = WORK / "run" / f"pymongoarrow-{version}"
+    if not (run / "test" / "__init__.py").exists():
+        run.mkdir(parents=True, exist_ok=True)
+        prefix = f"pymongoarrow-{version}/test/"
+        with tarfile.open(tarball) as tar:
+            members = [m for m in tar.getmembers() if m.name.startswith(prefix)]
+            for m in members:
+                m.name = m.name[len(f"pymongoarrow-{version}/"):]
+            tar.extractall(run, members=members, filter="data")
+    (run / "conftest.py").write_text(ARROW_CONFTEST, encoding="utf-8")
+    # the run directory is pytest's rootdir (else it would take this project's pyproject.toml, above it):
+    # the suite's own options that decide outcomes (its warnings-as-errors filter left out: pyarrow's
+    # wheel warns of an ABI size change at import, which the suite's CI does not see)
+    (run / "pytest.ini").write_text("[pytest]\ntestpaths = test\nxfail_strict = true\n", encoding="utf-8")
+    venv = WORK / "venv-pymongoarrow"
+    python = venv / "bin" / "python"
+    stamp = venv / f".ready-{version}-{pymongo}"
+    if not stamp.exists():
+        print("conformance: creating .conformance/venv-pymongoarrow (once)", flush=True)
+        if not python.exists():
+            run_quiet([sys.executable, "-m", "venv", str(venv)])
+        run_quiet([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                   f"pymongoarrow=={version}", f"pymongo=={pymongo}", *PYMONGOARROW_DEPENDENCIES])
+        stamp.touch()
+    return run, python
+
+
+def _fetch_sdist(package: str, version: str, dest: Path) -> None:
+    """Download ``package``'s sdist of ``version`` from PyPI's simple index without building it (pip
+    download would build its metadata: for pymongoarrow, a C extension against libbson; only its tests
+    are taken)."""
+    import json
+    import urllib.parse
+    import urllib.request
+
+    index = f"https://pypi.org/simple/{package}/"
+    request = urllib.request.Request(index, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        files = json.load(reply)["files"]
+    url = next(f["url"] for f in files if f["filename"] == f"{package}-{version}.tar.gz")
+    with urllib.request.urlopen(urllib.parse.urljoin(index, url), timeout=300) as reply, open(dest, "wb") as out:
+        shutil.copyfileobj(reply, out)
 
 
 # ------------------------------------------------------------------------------------ known differences
@@ -216,7 +291,7 @@ def run_file(mode: str, rel: str, src: Path, python: Path, scratch: Path) -> Fil
             bootstrap.admin.command("createUser", ROOT_USER, pwd=ROOT_PASSWORD, roles=["root"])
         env.update(DB_USER=ROOT_USER, DB_PASSWORD=ROOT_PASSWORD)
     junit = base / "junit.xml"
-    argv = [str(python), "-m", "pytest", rel, "-v", "-p", "no:cacheprovider", "-m", markers,
+    argv = [str(python), "-m", "pytest", rel, "-v", "-p", "no:cacheprovider", *(["-m", markers] if markers else []),
             f"--junitxml={junit}", f"--timeout={TEST_TIMEOUT}", "-o", "log_cli=false"]
     note = ""
     with open(base / "pytest.log", "w") as log:
@@ -317,8 +392,7 @@ def run_mode(mode: str, files: list[str] | None, src: Path, python: Path, known:
 def main(argv: list[str] | None = None) -> int:
     global FILE_TIMEOUT
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--modes", default="sync,async,auth,testcommands",
-                        help="comma-separated, of: " + ", ".join(MODES))
+    parser.add_argument("--modes", default=DEFAULT_MODES, help="comma-separated, of: " + ", ".join(MODES))
     parser.add_argument("--files", nargs="*", help="test files relative to the sdist root (default: all)")
     parser.add_argument("--file-timeout", type=float, default=FILE_TIMEOUT)
     parser.add_argument("--failures-out", help="write every failure (mode, known or UNEXPECTED, node id, message) "
@@ -330,10 +404,14 @@ def main(argv: list[str] | None = None) -> int:
         if m not in MODES:
             parser.error(f"unknown mode {m!r}")
     version = pymongo_version()
-    src = ensure_sdist(version)
-    python = ensure_venv(version)
+    suites: dict[str, tuple[Path, Path]] = {}  # mode -> (the directory pytest runs in, the venv's python)
+    if any(m != "pymongoarrow" for m in modes):
+        pymongo_suite = (ensure_sdist(version), ensure_venv(version))
+        suites.update({m: pymongo_suite for m in modes if m != "pymongoarrow"})
+    if "pymongoarrow" in modes:
+        suites["pymongoarrow"] = ensure_arrow_suite(version)
     known = load_known()
-    print(f"conformance: pymongo {version} test suite against Tidemark, modes {','.join(modes)}", flush=True)
+    print(f"conformance: test suites against Tidemark (pymongo {version}), modes {','.join(modes)}", flush=True)
 
     def out(line: str) -> None:
         print(line, flush=True)
@@ -343,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     failures_out = open(opts.failures_out, "w") if opts.failures_out else None
     try:
         for mode in modes:
-            report = run_mode(mode, opts.files, src, python, known, scratch, out)
+            report = run_mode(mode, opts.files, *suites[mode], known, scratch, out)
             reports.append(report)
             if failures_out:
                 for o in report.failures:
