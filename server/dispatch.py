@@ -193,6 +193,9 @@ class Dispatcher:
         """Run ``cmd``; ``request_bytes`` is the size of its wire message (large requests parse off
         the event loop: ``CommandContext.run_heavy``)."""
         started = time.monotonic()
+        # profiling as it stood when the command began (mongod's CurOp keeps the level it entered with):
+        # the profile command that turns it off is still profiled
+        watching_at_start = self.server.profiler.watching
         name = next(iter(cmd), "") if cmd else ""
         spec = self.table.get(name)
         ctx = None
@@ -264,7 +267,7 @@ class Dispatcher:
         target_db = cmd.get("$db")
         if spec is not None and isinstance(target_db, str):
             server.top.record(spec.name, cmd, target_db, elapsed)
-        if server.profiler.should_look(elapsed * 1000) and isinstance(target_db, str):
+        if (watching_at_start or server.profiler.should_look(elapsed * 1000)) and isinstance(target_db, str):
             facts = ctx.facts if ctx is not None else None
             await server.profiler.finish(server, conn, target_db, spec.name if spec else name, cmd, reply,
                                          elapsed * 1000, facts)

@@ -223,11 +223,15 @@ class Profiler:
         if name == "dropDatabase" and reply.get("ok") == 1.0:
             self.forget(db)  # the settings went with the database (its drop is profiled by the defaults)
         level = self.level(db)
+        if name == "profile" and type(reply.get("was")) is int:
+            # mongod profiles an operation by the level in effect when it began (CurOp's _dbprofile):
+            # the command that turns profiling on is not profiled, the one that turns it off is.
+            # (Reads of system.profile are profiled like any other: mongoengine's query_counter counts
+            # its own count of the profile as one query.)
+            level = reply["was"]
         flt = self.filters.get(db)
         ns = command_namespace(name, cmd, db)
-        if ns is not None and ns.endswith("." + PROFILE_COLLECTION):
-            level = 0  # reading the profile must not grow it
-        elif name == "getMore" and ns is not None and ns.endswith(_LIST_COLLECTIONS_NS):
+        if name == "getMore" and ns is not None and ns.endswith(_LIST_COLLECTIONS_NS):
             level = 0  # a listCollections cursor has no collection to profile under (as mongod)
         if flt is None and level < 2 and elapsed_ms <= self.slowms:
             return

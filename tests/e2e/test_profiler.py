@@ -8,6 +8,8 @@ import datetime
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands("profile", "find", "insert", "getMore", "aggregate", "update", "delete")
@@ -181,3 +183,40 @@ def test_profile_flag_sets_every_databases_default_level(start_server):
     assert client.app.system.profile.count_documents({"ns": "app.c"}) == 1
     parsed = client.admin.command("getCmdLineOpts")["parsed"]
     assert parsed["operationProfiling"] == {"mode": "all", "slowOpSampleRate": 0.5}
+
+
+def test_a_query_counter_over_the_profile_counts_as_mongod_does(profiled):
+    """mongoengine's query_counter (found by its test suite): profiling off, system.profile dropped,
+    level 2, then counts of system.profile. The command that turned profiling on is not in it (mongod
+    profiles an operation by the level in effect when it began), and each count of the profile is an
+    operation the next count sees."""
+    db = profiled
+    db.command("profile", 0)
+    db.system.profile.drop()
+    db.command("profile", 2)
+    assert db.system.profile.count_documents({}) == 0
+    assert db.system.profile.count_documents({}) == 1  # the first count
+    db.c.find_one()
+    assert db.system.profile.count_documents({}) == 3
+    assert db.system.profile.count_documents({"ns": f"{db.name}.system.profile"}) == 3
+    db.command("profile", 0)  # begun at level 2: profiled
+    entries = list(db.system.profile.find({"command.profile": {"$exists": True}}))
+    assert [e["command"]["profile"] for e in entries] == [0]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(levels=st.lists(st.sampled_from([0, 1, 2, -1]), min_size=1, max_size=6))
+def test_a_profile_command_is_profiled_by_the_level_it_began_at(profiled, levels):
+    db = profiled
+    db.command("profile", 0)
+    db.system.profile.drop()
+    current, expected = 0, []
+    for level in levels:
+        if current == 2:  # (level 1 with slowms 100: these commands are never that slow)
+            expected.append(level)
+        if level != -1:
+            current = level
+        assert db.command("profile", level)["was"] in (0, 1, 2)
+    db.command("profile", 0)
+    shown = [e["command"]["profile"] for e in db.system.profile.find({"command.profile": {"$exists": True}})]
+    assert shown == expected + ([0] if current == 2 else [])
