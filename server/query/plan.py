@@ -249,13 +249,13 @@ def best_index(indexes: Sequence[dict], filter: dict | None, all_bounds: dict[st
     for spec in indexes:
         if spec.get("hidden") or spec.get("sparse") or is_special(spec["key"]) or is_wildcard(spec["key"]):
             continue
-        partial = "partialFilterExpression" in spec
-        if partial and not filter_implies(filter, spec["partialFilterExpression"]):
-            continue
         fields, _ = key_fields(spec["key"])
         bounds, same = bounds_for_index(spec, all_bounds, collation)
-        if partial and not same:
-            continue  # the index's filter compared strings under another collation
+        # a partial index only under the query's own collation (its filter compared strings under it),
+        # and only when the query implies its filter (mongod's isSubsetOf, strings collated)
+        if "partialFilterExpression" in spec and not (
+                same and filter_implies(filter, spec["partialFilterExpression"], collation)):
+            continue
         lead = bounds.get(fields[0])
         if lead is None:
             continue

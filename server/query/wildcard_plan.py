@@ -66,7 +66,10 @@ def best_wildcard_plan(indexes: list[dict], filter: dict | None, all_bounds: dic
     for spec in indexes:
         if spec.get("hidden") or not is_wildcard(spec["key"]):
             continue
-        if "partialFilterExpression" in spec and not filter_implies(filter, spec["partialFilterExpression"]):
+        if "partialFilterExpression" in spec and not (
+                filter_implies(filter, spec["partialFilterExpression"], collation)
+                if same_collation(index_collation(spec), collation)
+                else filter_implies(filter, spec["partialFilterExpression"])):  # (strings byte-equal only)
             continue
         found = _plan(spec, filter, all_bounds, collation, hinted=False)
         if found is not None and (best is None or found[0] < best[0]):
