@@ -12,6 +12,11 @@ on (``collections.open_read`` / ``run_find``).
 - An error while counting is not the command's error: the explain answers with ``executionSuccess:
   false`` and the error's ``errorMessage`` / ``errorCode`` (mongod's explain_execution_error).
 - ``command`` echoes the explained command as sent (without ``$db``).
+- An aggregate of a collection whose whole pipeline the query layer absorbs (``query_layer_shape``:
+  mongod 7.0's pushdown of the leading ``$match``, ``$sort``, ``$skip``/``$limit`` and projection, the
+  classic engine's) is explained like a find, with ``optimizedPipeline: true`` and no ``stages``
+  (run_aggregate.cpp ``canOptimizeAwayPipeline``); any other keeps ``stages``, the leading ``$match``
+  being the ``$cursor``'s filter rather than a stage of its own.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query.count_scan import CountScan, count_scan_of
 from tidemark.query.expressions import evaluate_let
+from tidemark.query.pushdown import FindShape, query_layer_shape
 from tidemark.query.update import apply_update
 from tidemark.query.update_parse import parse_update
 from tidemark.timeseries import ddl as ts_ddl
@@ -127,14 +133,15 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
         millis = int((time.monotonic() - t0) * 1000)
         extended = res.ts_info is not None and ts.uses_extended_range(
             ctx.server, C.ns_of(db, res.target.ts_view["viewOn"]), res.ts_info["timeField"])
-        return res, n, millis, extended, error
+        kind = (target or res.target or namespace.resolve(ctx.server.engine, db, name)).kind
+        return res, n, millis, extended, error, kind
 
     result = await ctx.run_blocking(work)
     ns = C.ns_of(db, name) if name else f"{db}.$cmd.aggregate"
     echoed = _echo(cmd) if cmd.get("aggregate") is not None else {"aggregate": name, "pipeline": pipeline}
     if result is None:
         return {"stages": _stage_list(pipeline), "serverInfo": _server_info(ctx.server), "command": echoed}
-    res, n, millis, extended, error = result
+    res, n, millis, extended, error, kind = result
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
         buckets_ns = C.ns_of(db, res.target.ts_view["viewOn"])  # the read's own resolution
@@ -144,6 +151,18 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
         stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity,
                                    fixed_buckets=fixed, uses_extended_range=extended)
         return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server), "command": echoed}
+    geo_near = bool(pipeline) and isinstance(pipeline[0], dict) and "$geoNear" in pipeline[0]
+    if kind in (namespace.REGULAR, namespace.CAPPED, namespace.MISSING) and not geo_near:
+        shape, _ = query_layer_shape(pipeline)
+        if shape is not None:  # the query layer answers alone: explained like a find (optimizedPipeline)
+            plan = res.plan if kind != namespace.MISSING else None
+            return _find_shaped(ctx, ns, plan, shape, (n, millis, res.stats, error), echoed, verbosity,
+                                optimized_pipeline=True)
+    stages = list(res.pipeline)
+    absorbed = res.plan is not None and res.plan.kind != "GEO_NEAR" and bool(stages) and \
+        isinstance(stages[0], dict) and "$match" in stages[0]
+    if absorbed:  # the plan's filter: mongod's $cursor absorbs the leading $match (no stage of its own)
+        flt = stages.pop(0)["$match"]
     planner_doc: dict[str, Any] = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
                    "winningPlan": res.plan.explain(has_sort=sort is not None, filter=flt)
                    if res.plan else dict(_EOF),
@@ -154,7 +173,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
         if error is not None:
             execution.update(executionSuccess=False, errorMessage=error.message, errorCode=error.code)
         cursor_stage["$cursor"]["executionStats"] = _with_all_plans(execution, verbosity)
-    return {"explainVersion": "1", "stages": [cursor_stage, *_stage_list(res.pipeline)],
+    return {"explainVersion": "1", "stages": [cursor_stage, *(_stage_list(stages) if stages else [])],
             "serverInfo": _server_info(ctx.server), "command": echoed}
 
 
@@ -180,27 +199,41 @@ async def explain_find(ctx: CommandContext, cmd: dict, verbosity: str) -> dict:
     if target.view is not None:  # mongod explains the aggregation a find on a view becomes
         return await explain_aggregate(ctx, ctx.db, spec.name, spec.as_pipeline(), cmd, verbosity, target)
     res, n, millis, error = await ctx.run_blocking(work)
-    win = res.plan.explain(has_sort=bool(spec.sort), filter=spec.filter)
-    if res.plan.kind != "EOF":  # (a missing collection: mongod's EOF plan, which nothing wraps)
-        if spec.skip:
-            win = {"stage": "SKIP", "skipAmount": spec.skip, "inputStage": win}
-        if spec.limit:
-            win = {"stage": "LIMIT", "limitAmount": spec.limit, "inputStage": win}
-        if spec.projection:
-            win = {"stage": "PROJECTION_DEFAULT", "transformBy": spec.projection, "inputStage": win}
-    reply: dict[str, Any] = {"explainVersion": "1",
-             "queryPlanner": {"namespace": res.namespace, "indexFilterSet": False, "parsedQuery": spec.filter,
-                              "maxIndexedOrSolutionsReached": False, "maxIndexedAndSolutionsReached": False,
-                              "maxScansToExplodeReached": False, "winningPlan": win, "rejectedPlans": []},
-             "command": _echo(cmd), "serverInfo": _server_info(ctx.server)}
+    shape = FindShape(spec.filter, spec.sort, spec.skip or None, spec.limit or None, spec.projection)
+    return _find_shaped(ctx, res.namespace, res.plan, shape, (n, millis, res.stats, error), _echo(cmd),
+                        verbosity)
+
+
+def _find_shaped(ctx: CommandContext, ns: str, plan: Any, shape: FindShape, counted: tuple, echoed: dict,
+                 verbosity: str, *, optimized_pipeline: bool = False) -> dict:
+    """A find's explain document: the plan (``None``: a missing collection's EOF) with the shape's SKIP,
+    LIMIT and PROJECTION above it; ``counted``: (nReturned or None for queryPlanner, millis, the read's
+    counters, the error that stopped it). ``optimized_pipeline``: an aggregate the query layer answered
+    alone (mongod marks its queryPlanner ``optimizedPipeline: true``)."""
+    n, millis, stats, error = counted
+    win = plan.explain(has_sort=bool(shape.sort), filter=shape.filter) if plan is not None else dict(_EOF)
+    if win["stage"] != "EOF":  # (a missing collection: mongod's EOF plan, which nothing wraps)
+        if shape.skip:
+            win = {"stage": "SKIP", "skipAmount": shape.skip, "inputStage": win}
+        if shape.limit is not None:
+            win = {"stage": "LIMIT", "limitAmount": shape.limit, "inputStage": win}
+        if shape.projection:
+            win = {"stage": "PROJECTION_DEFAULT", "transformBy": shape.projection, "inputStage": win}
+    planner_doc: dict[str, Any] = {"namespace": ns, "indexFilterSet": False, "parsedQuery": shape.filter}
+    if optimized_pipeline:
+        planner_doc["optimizedPipeline"] = True
+    planner_doc.update(maxIndexedOrSolutionsReached=False, maxIndexedAndSolutionsReached=False,
+                       maxScansToExplodeReached=False, winningPlan=win, rejectedPlans=[])
+    reply: dict[str, Any] = {"explainVersion": "1", "queryPlanner": planner_doc, "command": echoed,
+                             "serverInfo": _server_info(ctx.server)}
     if n is not None:
-        execution = _exec_stats(n, millis, res.stats)
+        execution = _exec_stats(n, millis, stats)
         if error is not None:
             execution.update(executionSuccess=False, errorMessage=error.message, errorCode=error.code)
         # Compass draws its plan tree from executionStages: the winning plan with the counters on top
         execution["executionStages"] = {
             **win, "nReturned": n, "executionTimeMillisEstimate": millis,
-            "docsExamined": res.stats.get("docs", 0), "keysExamined": res.stats.get("keys", 0)}
+            "docsExamined": stats.get("docs", 0), "keysExamined": stats.get("keys", 0)}
         reply["executionStats"] = _with_all_plans(execution, verbosity)
     return reply
 
