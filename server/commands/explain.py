@@ -59,12 +59,13 @@ def _echo(cmd: dict) -> dict:
     return {k: v for k, v in cmd.items() if k != "$db"}
 
 
-def _stage_list(pipeline: list[dict]) -> list[dict]:
+def _stage_list(pipeline: list[dict], db: str | None = None) -> list[dict]:
     try:
         from tidemark.query.explain import explain_stages
-        from tidemark.query.pipeline import parse_pipeline
+        from tidemark.query.pipeline import PipelineContext, parse_pipeline
 
-        return explain_stages(parse_pipeline(pipeline, None))
+        context = PipelineContext(db=db, check_variables=False)  # (db: the target $out / $merge show)
+        return explain_stages(parse_pipeline(pipeline, context), context)
     except MongoError:
         raise
     except Exception:  # noqa: BLE001 - explain of the raw spec is still informative
@@ -113,11 +114,17 @@ async def explain(ctx: CommandContext, cmd: dict) -> dict:
 
 async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipeline: list[dict], cmd: dict,
                             verbosity: str, target=None) -> dict:
+    # An explain never writes: mongod's $out / $merge exhaust their input in explain mode. An execution
+    # explain runs the pipeline without its writing stage, which it still shows.
+    writing = pipeline[-1:] if verbosity != "queryPlanner" and pipeline and isinstance(pipeline[-1], dict) \
+        and next(iter(pipeline[-1]), None) in ("$out", "$merge") else []
+    read_pipeline = pipeline[:len(pipeline) - len(writing)]
+
     def work():
         if name is None:
             return None
         with not_counted():  # explain is no index access ($indexStats)
-            res = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), ctx=ctx,
+            res = access.open_read(ctx.server, db, name, read_pipeline, hint=cmd.get("hint"), ctx=ctx,
                                    variables=evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
                                    collation=C.collation_arg(cmd, "aggregate"), target=target)
         n: int | None = None
@@ -140,7 +147,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
     ns = C.ns_of(db, name) if name else f"{db}.$cmd.aggregate"
     echoed = _echo(cmd) if cmd.get("aggregate") is not None else {"aggregate": name, "pipeline": pipeline}
     if result is None:
-        return {"stages": _stage_list(pipeline), "serverInfo": _server_info(ctx.server), "command": echoed}
+        return {"stages": _stage_list(pipeline, db), "serverInfo": _server_info(ctx.server), "command": echoed}
     res, n, millis, extended, error, kind = result
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
@@ -148,7 +155,8 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
         options = ts_ddl.stored_options(res.target.buckets_info)
         fixed = options is not None and options.granularity is None and \
             options.bucket_rounding_seconds == options.bucket_max_span_seconds
-        stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline), n, millis, verbosity,
+        stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline + writing, db), n, millis,
+                                   verbosity,
                                    fixed_buckets=fixed, uses_extended_range=extended)
         return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server), "command": echoed}
     geo_near = bool(pipeline) and isinstance(pipeline[0], dict) and "$geoNear" in pipeline[0]
@@ -158,7 +166,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
             plan = res.plan if kind != namespace.MISSING else None
             return _find_shaped(ctx, ns, plan, shape, (n, millis, res.stats, error), echoed, verbosity,
                                 optimized_pipeline=True)
-    stages = list(res.pipeline)
+    stages = list(res.pipeline) + writing
     absorbed = res.plan is not None and res.plan.kind != "GEO_NEAR" and bool(stages) and \
         isinstance(stages[0], dict) and "$match" in stages[0]
     if absorbed:  # the plan's filter: mongod's $cursor absorbs the leading $match (no stage of its own)
@@ -173,7 +181,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
         if error is not None:
             execution.update(executionSuccess=False, errorMessage=error.message, errorCode=error.code)
         cursor_stage["$cursor"]["executionStats"] = _with_all_plans(execution, verbosity)
-    return {"explainVersion": "1", "stages": [cursor_stage, *(_stage_list(stages) if stages else [])],
+    return {"explainVersion": "1", "stages": [cursor_stage, *(_stage_list(stages, db) if stages else [])],
             "serverInfo": _server_info(ctx.server), "command": echoed}
 
 

@@ -17,6 +17,7 @@ from typing import Any, cast
 from bson.int64 import Int64
 
 from tidemark.query.pipeline import PipelineContext, Stage, parse_pipeline
+from tidemark.query.stage_write import merge_options
 
 __all__ = ["explain_stages"]
 
@@ -27,12 +28,26 @@ def explain_stages(parsed_pipeline: list[Stage] | list[dict], ctx: PipelineConte
     if parsed_pipeline and not isinstance(parsed_pipeline[0], Stage):
         stages = parse_pipeline(list(parsed_pipeline), ctx)
     out: list[dict] = []
+    db = ctx.db if ctx is not None else None
     for stage in stages:
-        out.extend(_describe(stage))
+        out.extend(_describe(stage, db))
     return out
 
 
-def _describe(stage: Stage) -> list[dict[str, Any]]:
+def _describe(stage: Stage, db: str | None) -> list[dict[str, Any]]:
+    if stage.name == "$out":  # its target as mongod 7.0 serializes it ({db, coll} of the current db)
+        spec = {"coll": stage.spec} if isinstance(stage.spec, str) else stage.spec
+        return [{"$out": {"db": spec.get("db", db), "coll": spec["coll"],
+                          **({"timeseries": copy.deepcopy(spec["timeseries"])} if "timeseries" in spec else {})}}]
+    if stage.name == "$merge":
+        merge = merge_options(stage.spec)
+        on = merge["on"][0] if merge["on"] == ["_id"] else merge["on"]
+        matched = copy.deepcopy(stage.spec["whenMatched"]) if merge["whenMatched"] == "pipeline" \
+            else merge["whenMatched"]
+        return [{"$merge": {"into": {"db": merge["db"] or db, "coll": merge["into"]}, "on": on,
+                            "whenMatched": matched, "whenNotMatched": merge["whenNotMatched"],
+                            **({"let": copy.deepcopy(stage.spec["let"])} if isinstance(stage.spec, dict)
+                               and "let" in stage.spec else {})}}]
     if stage.name == "$sortByCount":
         return [{"$group": {"_id": copy.deepcopy(stage.spec), "count": {"$sum": {"$const": 1}}}},
                 {"$sort": {"sortKey": {"count": -1}}}]
