@@ -349,10 +349,8 @@ class ModeReport:
 def run_mode(mode: str, files: list[str] | None, src: Path, python: Path, known: dict[str, dict[str, Known]],
              scratch: Path, out=print) -> ModeReport:
     pattern = MODES[mode][0]
-    if files:
-        wanted = [f for f in files if Path(f).match(pattern) or Path(f).parent == Path(pattern).parent]
-    else:
-        wanted = sorted(str(p.relative_to(src)) for p in src.glob(pattern))
+    available = sorted(str(p.relative_to(src)) for p in src.glob(pattern))  # ("**" is recursive only here)
+    wanted = [f for f in files if f in available] if files else available
     expected = known_for(mode, known)
     report = ModeReport(mode)
     out(f"\n== mode {mode}: {len(wanted)} files ==")
