@@ -118,15 +118,20 @@ def ensure_sdist(version: str) -> Path:
 
 def ensure_venv(version: str) -> Path:
     """.conformance/venv with pymongo ``version`` and pymongo's test requirements."""
-    venv = WORK / "venv"
+    return _suite_venv("venv", version, [f"pymongo=={version}", *TEST_DEPENDENCIES])
+
+
+def _suite_venv(name: str, ready: str, requirements: list[str]) -> Path:
+    """The python of ``.conformance/<name>``, a venv of its own with ``requirements`` installed once
+    (marked ready for ``ready``: a new version installs again)."""
+    venv = WORK / name
     python = venv / "bin" / "python"
-    stamp = venv / f".ready-{version}"
+    stamp = venv / f".ready-{ready}"
     if not stamp.exists():
-        print("conformance: creating .conformance/venv (once)", flush=True)
+        print(f"conformance: creating .conformance/{name} (once)", flush=True)
         if not python.exists():
             run_quiet([sys.executable, "-m", "venv", str(venv)])
-        run_quiet([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                   f"pymongo=={version}", *TEST_DEPENDENCIES])
+        run_quiet([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements])
         stamp.touch()
     return python
 
@@ -155,16 +160,8 @@ def ensure_arrow_suite(pymongo: str) -> tuple[Path, Path]:
     # the suite's own options that decide outcomes (its warnings-as-errors filter left out: pyarrow's
     # wheel warns of an ABI size change at import, which the suite's CI does not see)
     (run / "pytest.ini").write_text("[pytest]\ntestpaths = test\nxfail_strict = true\n", encoding="utf-8")
-    venv = WORK / "venv-pymongoarrow"
-    python = venv / "bin" / "python"
-    stamp = venv / f".ready-{version}-{pymongo}"
-    if not stamp.exists():
-        print("conformance: creating .conformance/venv-pymongoarrow (once)", flush=True)
-        if not python.exists():
-            run_quiet([sys.executable, "-m", "venv", str(venv)])
-        run_quiet([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                   f"pymongoarrow=={version}", f"pymongo=={pymongo}", *PYMONGOARROW_DEPENDENCIES])
-        stamp.touch()
+    python = _suite_venv("venv-pymongoarrow", f"{version}-{pymongo}",
+                         [f"pymongoarrow=={version}", f"pymongo=={pymongo}", *PYMONGOARROW_DEPENDENCIES])
     return run, python
 
 
