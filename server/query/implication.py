@@ -32,12 +32,9 @@ then imply one another only when they are equal byte for byte.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
-
-from bson.decimal128 import Decimal128
 
 from tidemark.protocol.errors import MongoError
 from tidemark.query.collation import compare_for
@@ -62,7 +59,13 @@ from tidemark.query.match_ast import (
     Type,
 )
 from tidemark.query.match_parse import parse_filter
-from tidemark.query.values import BRACKET_ARRAY, BRACKET_OBJECT, BRACKET_STRING, canonical_type_order
+from tidemark.query.values import (
+    BRACKET_ARRAY,
+    BRACKET_OBJECT,
+    BRACKET_STRING,
+    canonical_type_order,
+    float_is_nan,
+)
 from tidemark.query.values import compare as simple_compare
 
 __all__ = ["filter_implies"]
@@ -282,9 +285,9 @@ def _comparison_subset(op: str, value: Any, rhs_op: str, bound: Any, cmp: Compar
     """_isSubsetOf(ComparisonMatchExpression, ComparisonMatchExpression) on one path."""
     if canonical_type_order(value) != canonical_type_order(bound):
         return False
-    if _is_nan(value) or _is_nan(bound):  # NaN compares equal only to itself
+    if float_is_nan(value) or float_is_nan(bound):  # NaN compares equal only to itself
         if op in _SUPPORTS_EQUALITY and rhs_op in _SUPPORTS_EQUALITY:
-            return _is_nan(value) and _is_nan(bound)
+            return float_is_nan(value) and float_is_nan(bound)
         return False
     c = cmp(value, bound)
     if c is None:
@@ -295,14 +298,6 @@ def _comparison_subset(op: str, value: Any, rhs_op: str, bound: Any, cmp: Compar
         return c <= 0 if rhs_op == "$lte" else c < 0
     if rhs_op in ("$gt", "$gte") and op in ("$gt", "$gte", "$eq"):
         return c >= 0 if rhs_op == "$gte" else c > 0
-    return False
-
-
-def _is_nan(v: Any) -> bool:
-    if isinstance(v, float):
-        return math.isnan(v)
-    if isinstance(v, Decimal128):
-        return v.to_decimal().is_nan()
     return False
 
 
