@@ -332,7 +332,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         if flt and plan_special_mod.mentions_special(flt) and not near_find:
             pipeline_mod.parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                                   allow_or=True, collation=coll, cluster=cluster_info(info))
+                                   allow_or=True, collation=coll, cluster=cluster_info(info), id_lookup=True)
         plan.meta = meta
         server.index_usage.record(info, plan_index_names(plan))
         source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
@@ -562,6 +562,9 @@ class FindSpec:
         # an empty min/max bounds nothing: mongod tests both with isEmpty(), so {} is as if absent
         self.min = C.doc_arg(cmd, "min", command) or None
         self.max = C.doc_arg(cmd, "max", command) or None
+        # mongod's IDHACK may answer an {_id: v} filter (plan.choose_plan): not with a skip, nor with
+        # showRecordId (its caller clears this); a count's skip is its COUNT stage's, so a count sets it
+        self.id_lookup = not self.skip
         for label, v in (("skip", self.skip), ("limit", self.limit), ("batchSize", self.batch_size or 0)):
             if v < 0:
                 raise MongoError(51024, f"BSON field '{label}' value must be >= 0, actual value '{v}'")
@@ -656,6 +659,13 @@ def _check_natural_sort_hint(direction: Any, hint: Any) -> None:
 
 _MAYBE_REFUSED = frozenset({"min", "max", "tailable", "noCursorTimeout", "allowPartialResults", "sort",
                             "singleBatch", "readOnce", "allowSpeculativeMajorityRead"})
+
+
+def view_option_error(return_key: bool, show_record_id: bool, resumable: bool) -> MongoError:
+    """168 for a find option a view's aggregate cannot carry (returnKey, showRecordId, a resume token)."""
+    option = ("returnKey" if return_key else "showRecordId" if show_record_id  # mongod: a view's find
+              else "$_requestResumeToken" if resumable else "$_resumeAfter")  # is an aggregate
+    return MongoError(ErrorCode.InvalidPipelineOperator, f"Option {option} not supported in aggregation.")
 
 
 def _aggregation_refusal(cmd: dict) -> str | None:
@@ -794,7 +804,7 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
         else:
             plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
                                        multikey_default=info.clustered, allow_or=True, collation=spec.collation,
-                                       cluster=cluster_info(info))
+                                       cluster=cluster_info(info), id_lookup=spec.id_lookup)
         plan.meta = spec.meta
         plan.resume_after = resume_after
         server.index_usage.record(info, plan_index_names(plan))
@@ -890,7 +900,7 @@ def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=No
     ``facts`` (findAndModify's profile): gets the plan, and its ``stats`` the keys and documents the
     scan examined up to the match it stopped at."""
     plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                               allow_or=True, collation=collation, cluster=cluster_info(info))
+                               allow_or=True, collation=collation, cluster=cluster_info(info), id_lookup=True)
     if meta is not None:
         plan.meta = meta
     stats = None

@@ -152,7 +152,7 @@ class ReadFacts:
         plan = self.plan
         if plan is None:
             return None
-        if plan.kind in ("IXSCAN", "COUNT_SCAN") and plan.index is not None:
+        if plan.kind in ("IXSCAN", "COUNT_SCAN") and plan.index is not None and not plan.id_lookup:
             return f"{plan.kind} {_key_text(plan.index.get('key'))}"
         if plan.kind == "OR":
             return ", ".join(f"IXSCAN {_key_text(b.index.get('key'))}" for b in plan.branches if b.index)

@@ -229,7 +229,7 @@ def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hi
         return [], None
     if resume is None:
         plan = planner.choose_plan(list(info.indexes), flt, None, hint, multikey_default=info.clustered,
-                                   allow_or=True, collation=collation, cluster=cluster_info(info))
+                                   allow_or=True, collation=collation, cluster=cluster_info(info), id_lookup=True)
         position, matched = None, 0
     else:
         if info.uuid != resume.uuid:

@@ -18,7 +18,6 @@ helpers live).
 from __future__ import annotations
 
 import asyncio
-import datetime
 import functools
 import itertools
 from collections.abc import Iterator
@@ -275,11 +274,13 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
         raise MongoError(ErrorCode.BadValue, "cannot use sortKey $meta projection without a sort")
     if record_ids and spec.meta is None:
         spec.meta = C.RecordIdMeta()
+    if record_ids:
+        spec.id_lookup = False  # (mongod's IDHACK does not run with showRecordId)
     ns = C.ns_of(ctx.db, spec.name)
     check_view = return_key or record_ids or "$_resumeAfter" in cmd
     if spec.tailable:
         if check_view and await ctx.run_blocking(_is_view, ctx.server, ctx.db, spec.name):
-            raise _view_option_error(return_key, show_record_id, resumable)
+            raise access.view_option_error(return_key, show_record_id, resumable)
         # the tail reshapes its documents as open_docs below does (returnKey: a collection scan's
         # key, {}; showRecordId: the record id after the projection)
         shape = functools.partial(_shape_with_record_id, _index_key_of(None) if return_key else project,
@@ -296,14 +297,14 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
         pool per find, not two, and none for a short one (restartable: it changes nothing but what
         it returns, ``ctx.facts`` set again by each run — except a resumable find's token list)."""
         if check_view and _is_view(ctx.server, ctx.db, spec.name):
-            raise _view_option_error(return_key, show_record_id, resumable)
+            raise access.view_option_error(return_key, show_record_id, resumable)
         result = access.run_find(ctx.server, spec, ctx.db, ctx, not (return_key or record_ids))
         if sort_key_meta and spec.sort and spec.meta is not None:
             # where the plan gives the order (no sort runs), the scan notes each document's sort key
             # from this (C.plan_docs, at its first pull): the find's collation is known only now
             spec.meta.sort_keys = sort_mod.sort_key_array(spec.sort, spec.collation, spec.meta)
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
-        ctx.facts.ends_after = _ends_after(spec, result, record_ids)
+        ctx.facts.ends_after = _ends_after(spec, result)
         docs = budget.outer(result.docs)
         if return_key or project is not None:
             # returnKey's documents hold the key alone: mongod's ReturnKeyStage drops the record id, so
@@ -324,44 +325,18 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
                               restartable=resume is None)
 
 
-# BSON types of an _id value mongod's IDHACK looks up (Indexability::isExactBoundsGenerating): not
-# null, undefined, arrays, regexes, symbols or DBPointers
-_ID_LOOKUP_TYPES = (int, float, Decimal128, str, datetime.datetime, bson.DatetimeMS, bson.Timestamp,
-                    bson.ObjectId, bytes, dict, bson.MinKey, bson.MaxKey)  # (str: Code too; bytes: Binary)
-
-
-def _ends_after(spec: access.FindSpec, result: access.ReadResult, record_ids: bool) -> int | None:
+def _ends_after(spec: access.FindSpec, result: access.ReadResult) -> int | None:
     """How many documents a find returns before its plan knows it has no more (``ReadFacts.ends_after``,
     what mongod's ``isEOF`` knows without drawing): none from a missing collection (the EOF plan),
-    one from an IDHACK lookup (a plain ``{_id: value}`` filter on the ``_id`` index: no skip, hint,
-    min/max, showRecordId or collation of its own), the limit (a LIMIT stage). A find on a view runs as
+    one from an IDHACK lookup (``Plan.id_lookup``), the limit (a LIMIT stage). A find on a view runs as
     an aggregate, whose pipeline knows its end only by drawing past it: None."""
     if result.pipeline or result.ts_info is not None or result.plan is None:
         return None
     if result.plan.kind == "EOF":
         return 0
-    index = result.plan.index if result.plan.kind == "IXSCAN" else None
-    if isinstance(index, dict) and index.get("name") == "_id_" and _is_simple_id_query(spec.filter) and \
-            not (spec.skip or spec.hint or spec.min or spec.max or record_ids or spec.collation_spec):
+    if result.plan.id_lookup:
         return 1 if not spec.limit else min(spec.limit, 1)
     return spec.limit or None
-
-
-def _is_simple_id_query(filter: dict) -> bool:
-    """mongod's CanonicalQuery::isSimpleIdQuery: the filter is ``{_id: v}`` alone, ``v`` a literal
-    (an object only when its first field is no operator) of a type an exact index bound is made of."""
-    if len(filter) != 1 or "_id" not in filter:
-        return False
-    value = filter["_id"]
-    if isinstance(value, dict):
-        return not value or not next(iter(value)).startswith("$")
-    return isinstance(value, _ID_LOOKUP_TYPES)
-
-
-def _view_option_error(return_key: bool, show_record_id: bool, resumable: bool) -> MongoError:
-    option = ("returnKey" if return_key else "showRecordId" if show_record_id  # mongod: a view's find
-              else "$_requestResumeToken" if resumable else "$_resumeAfter")  # is an aggregate
-    return MongoError(ErrorCode.InvalidPipelineOperator, f"Option {option} not supported in aggregation.")
 
 
 def _is_view(server: ServerState, db: str, name: str) -> bool:
@@ -863,6 +838,7 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
         else:
             spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
                                     "$db": ctx.db, **({"collation": collation} if collation is not None else {})})
+            spec.id_lookup = True  # (mongod's count leaves its skip out of the query it plans)
             result = access.run_find(ctx.server, spec, ctx.db, ctx, target=target)
             scan = count_scan_of(result.plan, query, spec.collation, info) if info is not None else None
             if scan is not None:

@@ -186,7 +186,14 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
 
 
 async def explain_find(ctx: CommandContext, cmd: dict, verbosity: str) -> dict:
-    spec = access.FindSpec(cmd)
+    # returnKey and showRecordId shape what the find returns, as the find command runs them (crud.find):
+    # returnKey's documents are the index keys (mongod's RETURN_KEY stage, any projection ignored);
+    # showRecordId rules out the IDHACK lookup
+    return_key, show_record_id = bool(cmd.get("returnKey")), bool(cmd.get("showRecordId"))
+    dropped = ("returnKey", "showRecordId", "projection") if return_key else ("returnKey", "showRecordId")
+    spec = access.FindSpec({k: v for k, v in cmd.items() if k not in dropped})
+    if show_record_id:
+        spec.id_lookup = False
 
     def work():
         with not_counted():  # explain is no index access ($indexStats)
@@ -205,27 +212,32 @@ async def explain_find(ctx: CommandContext, cmd: dict, verbosity: str) -> dict:
 
     target = await ctx.run_blocking(namespace.resolve, ctx.server.engine, ctx.db, spec.name)
     if target.view is not None:  # mongod explains the aggregation a find on a view becomes
+        if return_key or show_record_id:
+            raise access.view_option_error(return_key, show_record_id, False)
         return await explain_aggregate(ctx, ctx.db, spec.name, spec.as_pipeline(), cmd, verbosity, target)
     res, n, millis, error = await ctx.run_blocking(work)
     shape = FindShape(spec.filter, spec.sort, spec.skip or None, spec.limit or None, spec.projection)
     return _find_shaped(ctx, res.namespace, res.plan, shape, (n, millis, res.stats, error), _echo(cmd),
-                        verbosity)
+                        verbosity, return_key=return_key)
 
 
 def _find_shaped(ctx: CommandContext, ns: str, plan: Any, shape: FindShape, counted: tuple, echoed: dict,
-                 verbosity: str, *, optimized_pipeline: bool = False) -> dict:
+                 verbosity: str, *, optimized_pipeline: bool = False, return_key: bool = False) -> dict:
     """A find's explain document: the plan (``None``: a missing collection's EOF) with the shape's SKIP,
     LIMIT and PROJECTION above it; ``counted``: (nReturned or None for queryPlanner, millis, the read's
     counters, the error that stopped it). ``optimized_pipeline``: an aggregate the query layer answered
-    alone (mongod marks its queryPlanner ``optimizedPipeline: true``)."""
+    alone (mongod marks its queryPlanner ``optimizedPipeline: true``). ``return_key``: a find's returnKey
+    (mongod's RETURN_KEY stage on top, where a projection would be)."""
     n, millis, stats, error = counted
     win = plan.explain(has_sort=bool(shape.sort), filter=shape.filter) if plan is not None else dict(_EOF)
     if win["stage"] != "EOF":  # (a missing collection: mongod's EOF plan, which nothing wraps)
         if shape.skip:
             win = {"stage": "SKIP", "skipAmount": shape.skip, "inputStage": win}
-        if shape.limit is not None:
+        if shape.limit is not None and not plan.id_lookup:  # (mongod's IDHACK plan has no LIMIT)
             win = {"stage": "LIMIT", "limitAmount": shape.limit, "inputStage": win}
-        if shape.projection:
+        if return_key:
+            win = {"stage": "RETURN_KEY", "inputStage": win}
+        elif shape.projection:
             win = {"stage": "PROJECTION_DEFAULT", "transformBy": shape.projection, "inputStage": win}
     planner_doc: dict[str, Any] = {"namespace": ns, "indexFilterSet": False, "parsedQuery": shape.filter}
     if optimized_pipeline:
@@ -421,8 +433,9 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
                 counted = {**win, "nReturned": 0}
             return win, (None if verbosity == "queryPlanner" else
                          {**_exec_stats(0, 0, {}), "executionStages": counted})
-        p = planner.choose_plan(list(info.indexes), flt, None, None, multikey_default=info.clustered,
-                               allow_or=True, cluster=cluster_info(info))
+        p = planner.choose_plan(list(info.indexes), flt, None, statement.hint, multikey_default=info.clustered,
+                               allow_or=True, cluster=cluster_info(info), id_lookup=True,
+                               collation=C.effective_collation(statement.collation, C.default_collation_of(info)))
         if statement.command == "count":
             scan = count_scan_of(p, flt, statement.collation or C.default_collation_of(info), info)
             if scan is not None:  # the index alone answers the count: mongod's COUNT_SCAN

@@ -2,7 +2,9 @@
 winningPlan that mongod's explain shows for it.
 
 Plan kinds: COLLSCAN (of a clustered collection: maybe bounded by an ``_id`` ``record_range``); IXSCAN
-(``intervals`` over one index, in index key order, scanned backwards when ``reverse``); OR (an index
+(``intervals`` over one index, in index key order, scanned backwards when ``reverse``; with
+``id_lookup`` the ``_id`` index's point lookup of an ``{_id: v}`` filter, which mongod runs as its IDHACK
+fast path and explains and summarizes as the stage ``IDHACK``); OR (an index
 union, one IXSCAN per ``$or`` branch in ``branches``: callers de-duplicate record ids); TEXT and GEO_NEAR (made by ``plan_special``: ``special`` holds what their
 read needs and renders their explain). Chosen by ``plan.choose_plan``.
 """
@@ -50,10 +52,15 @@ class Plan:
     branches: list[Plan] = field(default_factory=list)
     special: Any = None  # TEXT / GEO_NEAR: what the read needs beyond intervals (plan_special)
     meta: Any = None  # the read's DocMeta when its projection/sort/pipeline asks for $meta
+    # IXSCAN: mongod's IDHACK (``plan.choose_plan``'s ``id_lookup``): one point of the ``_id`` index,
+    # at most one document, so it gives any sort
+    id_lookup: bool = False
 
     @property
     def stage(self) -> str:
         """The stage name explain and planSummary show for this access path."""
+        if self.id_lookup:
+            return "IDHACK"
         return "CLUSTERED_IXSCAN" if self.kind == "COLLSCAN" and self.record_range is not None else self.kind
 
     def ixscan_explain(self) -> dict:
@@ -87,6 +94,8 @@ class Plan:
         node: dict
         if self.kind == "EOF":  # (nothing to sort, skip, limit or project: mongod shows the EOF stage alone)
             return {"stage": "EOF", "type": "nonExistentNamespace"}
+        if self.id_lookup:  # (mongod's IDHackStage fetches and needs no filter or sort above it)
+            return {"stage": "IDHACK"}
         if self.kind == "OR":
             node = {"stage": "FETCH", "inputStage": {"stage": "OR",
                                                      "inputStages": [b.ixscan_explain() for b in self.branches]}}

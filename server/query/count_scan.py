@@ -79,8 +79,9 @@ def count_scan_of(plan: Any, flt: Any, collation: Any, info: Any) -> CountScan |
     interval). Conservative: each field of the filter is an index key field with an equality to a
     scalar or one range of numbers or strings; equalities pin a prefix of the key pattern, at most one
     range follows, and the fields after it are unbounded (a multikey index: one bounded field, one
-    operator). A count this refuses scans as before (same result, IXSCAN counters)."""
-    if (plan is None or plan.kind != "IXSCAN" or plan.index is None or len(plan.intervals) != 1
+    operator). A count this refuses scans as before (same result, IXSCAN counters). An IDHACK plan
+    stays one: mongod plans a count's simple ``{_id: v}`` as COUNT over IDHACK."""
+    if (plan is None or plan.kind != "IXSCAN" or plan.id_lookup or plan.index is None or len(plan.intervals) != 1
             or plan.meta is not None or type(flt) is not dict):
         return None
     index = plan.index

@@ -11,12 +11,17 @@ and de-duplicate record ids (a multikey document can appear more than once in an
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import Any
+
+import bson
+from bson.decimal128 import Decimal128
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import clustered_range, interrupt, plan_special
 from tidemark.query.access_path import Plan
+from tidemark.query.collation import same as same_collation
 from tidemark.query.implication import filter_implies
 from tidemark.query.index_bounds import (
     FieldBounds,
@@ -27,6 +32,7 @@ from tidemark.query.index_bounds import (
 )
 from tidemark.query.index_keys import (
     MULTIKEY_FLAG,
+    index_collation,
     key_fields,
 )
 from tidemark.query.index_kinds import is_special, key_direction
@@ -139,9 +145,39 @@ def _entry_repr(spec: dict) -> str:
     return f"kp: {bson_repr(spec['key'])}{flags} name: '{spec['name']}' io: {bson_repr(shown)}"
 
 
+# BSON types of an _id value mongod's IDHACK looks up (Indexability::isExactBoundsGenerating): not
+# null, undefined, arrays, regexes, symbols or DBPointers
+_ID_LOOKUP_TYPES = (int, float, Decimal128, str, datetime.datetime, bson.DatetimeMS, bson.Timestamp,
+                    bson.ObjectId, bytes, dict, bson.MinKey, bson.MaxKey)  # (str: Code too; bytes: Binary)
+
+
+def is_simple_id_query(filter: Any) -> bool:
+    """mongod's CanonicalQuery::isSimpleIdQuery: the filter is ``{_id: v}`` alone, ``v`` a literal
+    (an object only when its first field is no operator) of a type an exact index bound is made of."""
+    if type(filter) is not dict or len(filter) != 1 or "_id" not in filter:
+        return False
+    value = filter["_id"]
+    if isinstance(value, dict):
+        return not value or not next(iter(value)).startswith("$")
+    return isinstance(value, _ID_LOOKUP_TYPES)
+
+
+def _id_lookup_plan(indexes: list[dict], filter: dict, collation: Any, multikey_default: bool) -> Plan | None:
+    """mongod's IDHACK (isIdHackEligibleQuery, once the statement allows it): the ``_id`` index's point
+    lookup of a simple ``{_id: v}`` filter run under the collection's default collation (which the
+    ``_id`` index has), or None."""
+    id_index = next((spec for spec in indexes if spec.get("name") == "_id_"), None)
+    if id_index is None or not same_collation(index_collation(id_index), collation):
+        return None
+    plan = plan_for(id_index, extract_bounds(filter), None, multikey_default, collation)
+    plan.id_lookup = plan.provides_sort = True  # (one document at most)
+    return plan
+
+
 def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,
                 multikey_default: bool = True, allow_or: bool = False, collation: Any = None,
-                cluster: dict | None = None, scalar_paths: frozenset[str] = frozenset()) -> Plan:
+                cluster: dict | None = None, scalar_paths: frozenset[str] = frozenset(),
+                id_lookup: bool = False) -> Plan:
     """Pick an access path. Hidden indexes are never chosen; sparse ones only when hinted, partial ones
     when hinted or when the filter implies their partialFilterExpression (``implication``).
 
@@ -161,7 +197,15 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
     collection scans are bounded by the filter's ``_id`` range (``clustered_range``), an ``_id``
     equality prefers that scan to any index, and a hint naming the clustered index is such a scan.
     Such a scan gives a sort on ``{_id: ±1}`` by running in that direction (``clustered_range``).
+    ``id_lookup``: the statement lets mongod's IDHACK answer it (a find without skip, min/max or
+    showRecordId; a count; an update, delete or findAndModify): an unhinted simple ``{_id: v}``
+    filter (``is_simple_id_query``) under the collection's default collation is then the ``_id``
+    index's point lookup (``Plan.id_lookup``) whatever other index could serve it.
     """
+    if id_lookup and filter is not None and hint in (None, {}, "") and is_simple_id_query(filter):
+        plan = _id_lookup_plan(indexes, filter, collation, multikey_default)  # (a clustered collection
+        if plan is not None:                                                  # has no _id index)
+            return plan
     if cluster is not None and names_cluster(cluster, hint):
         hint = None  # the clustered index is no entry of `indexes`: its scan is the collection scan
         indexes = []
