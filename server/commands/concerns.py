@@ -7,15 +7,23 @@ told it got what it asked for).
 - readConcern.level: local, available, majority are served (every acknowledged write is durable
   and visible); ``snapshot`` -> 123 NotAReplicaSet, ``linearizable`` -> 123; another value -> 9.
 - readConcern.afterClusterTime / atClusterTime -> 20 IllegalOperation (no replication).
-- writeConcern.w: 0, 1 and "majority" are served; a number above 1 -> 2 BadValue, outside 0..50 -> 9.
+- writeConcern is parsed as mongod's WriteConcernOptions (unknown field 40415, j/fsync not bool or
+  number 14, w not a number, string or object of numbers 9, j and fsync both true 9); w: 0, 1,
+  "majority" and tag documents are served; a number above 1 or another mode -> 2 BadValue, outside
+  0..50 -> 9.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from bson.decimal128 import Decimal128
+
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
+from tidemark.query.expr_logic import truthy
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import is_number
 
 __all__ = ["check_concerns"]
 
@@ -57,17 +65,53 @@ def _check_read_concern(rc: Any) -> None:
                              f"Cannot specify {option} readConcern without replication enabled")
 
 
+# WriteConcernIdl's fields (strict: another is 40415); wElectionId, wOpTime and getLastError are
+# accepted and ignored, as mongod does for old clients
+_WRITE_CONCERN_FIELDS = frozenset({"w", "j", "wtimeout", "fsync", "wElectionId", "wOpTime", "getLastError",
+                                   "provenance"})
+_SAFE_BOOL_TYPES = "[bool, long, int, decimal, double]"
+
+
 def _check_write_concern(wc: Any) -> None:
+    """mongod 7.0's WriteConcernOptions::parse (its IDL, then its own checks), then validateWriteConcern
+    on a standalone. An empty document is the default write concern."""
     if not isinstance(wc, dict):
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field 'writeConcern' is the wrong type '{type_name(wc)}', expected type 'object'")
+    for key, value in wc.items():
+        if key not in _WRITE_CONCERN_FIELDS:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'WriteConcernOptions.{key}' is an unknown field.")
+        if key in ("j", "fsync") and not (isinstance(value, bool) or is_number(value)):
+            raise MongoError(ErrorCode.TypeMismatch, f"BSON field 'WriteConcernOptions.{key}' is the wrong type "
+                                                     f"'{type_name(value)}', expected types '{_SAFE_BOOL_TYPES}'")
     w = wc.get("w")
-    if isinstance(w, bool) or w is None or isinstance(w, str):
-        return
-    if isinstance(w, (int, float)):
-        n = int(w)
+    if w is not None and not isinstance(w, str) and not is_number(w):
+        if type(w) is not dict:
+            raise MongoError(ErrorCode.FailedToParse, f"w has to be a number, string, or object; found: {type_name(w)}")
+        if not w:
+            raise MongoError(ErrorCode.FailedToParse, "tagged write concern requires tags")
+        for tag, count in w.items():
+            if not is_number(count):
+                raise MongoError(ErrorCode.FailedToParse, "tags must be a single level document with only number "
+                                                          f"values; found: {tag}: {bson_repr(count)}")
+    if is_number(w):
+        n = _w_count(w)
         if n < 0 or n > 50:
             raise MongoError(ErrorCode.FailedToParse,
                              f"w has to be a non-negative number and not greater than 50; found: {n}")
-        if n > 1:
-            raise MongoError(ErrorCode.BadValue, "cannot use 'w' > 1 on a standalone")
+    if truthy(wc.get("j", False)) and truthy(wc.get("fsync", False)):
+        raise MongoError(ErrorCode.FailedToParse, "fsync and j options cannot be used together")
+    # validateWriteConcern: what a standalone cannot do
+    if is_number(w) and _w_count(w) > 1:
+        raise MongoError(ErrorCode.BadValue, "cannot use 'w' > 1 when a host is not replicated")
+    if isinstance(w, str) and w != "majority":
+        raise MongoError(ErrorCode.BadValue,
+                         f'cannot use non-majority \'w\' mode "{w}" when a host is not a member of a replica set')
+
+
+def _w_count(w: Any) -> int:
+    """``w``'s number as mongod's safeNumberLong reads it (truncated; NaN is 0)."""
+    value = float(w.to_decimal()) if isinstance(w, Decimal128) else float(w)
+    if value != value:
+        return 0
+    return int(max(min(value, 2.0**63 - 1), -(2.0**63)))

@@ -1,0 +1,105 @@
+"""A command's writeConcern is parsed as mongod 7.0's WriteConcernOptions (its strict IDL, then
+WriteConcernOptions::parse) and checked as a standalone's validateWriteConcern, before the command
+runs: a refused write concern writes nothing. Found by Eve's suite (``w: 2`` gave another message) and
+probing around it (a custom ``w`` mode on a standalone was accepted and the write applied).
+
+- unknown field: 40415 ``BSON field 'WriteConcernOptions.<f>' is an unknown field.``;
+- ``j`` / ``fsync`` not bool or number: 14; both true: 9;
+- ``w``: a number in 0..50 (9 outside), a string, a document of numbers (tags; 9 if empty or not
+  numbers), null; anything else 9;
+- standalone: ``w`` > 1 and a mode other than "majority" are 2 BadValue.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from bson import Decimal128, Int64
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pymongo.errors import OperationFailure
+
+pytestmark = pytest.mark.commands("insert", "update", "delete", "createIndexes")
+
+SAFE_BOOL = "[bool, long, int, decimal, double]"
+
+CASES = [
+    ({"w": 2}, 2, "cannot use 'w' > 1 when a host is not replicated"),
+    ({"w": Decimal128("3")}, 2, "cannot use 'w' > 1 when a host is not replicated"),
+    ({"w": "dc1"}, 2, "cannot use non-majority 'w' mode \"dc1\" when a host is not a member of a replica set"),
+    ({"j": True, "fsync": True}, 9, "fsync and j options cannot be used together"),
+    ({"j": 1, "fsync": 2.5}, 9, "fsync and j options cannot be used together"),
+    ({"j": "x"}, 14, f"BSON field 'WriteConcernOptions.j' is the wrong type 'string', expected types '{SAFE_BOOL}'"),
+    ({"fsync": None}, 14, f"BSON field 'WriteConcernOptions.fsync' is the wrong type 'null', expected types '{SAFE_BOOL}'"),
+    ({"w": {}}, 9, "tagged write concern requires tags"),
+    ({"w": {"dc": "x"}}, 9, 'tags must be a single level document with only number values; found: dc: "x"'),
+    ({"w": [1]}, 9, "w has to be a number, string, or object; found: array"),
+    ({"w": True}, 9, "w has to be a number, string, or object; found: bool"),
+    ({"w": 51}, 9, "w has to be a non-negative number and not greater than 50; found: 51"),
+    ({"w": -1}, 9, "w has to be a non-negative number and not greater than 50; found: -1"),
+    ({"x": 1}, 40415, "BSON field 'WriteConcernOptions.x' is an unknown field."),
+]
+ACCEPTED = [{}, {"w": 0}, {"w": 1}, {"w": 1.9}, {"w": Int64(1)}, {"w": "majority"}, {"w": {"dc": 1}},
+            {"w": None}, {"j": True, "fsync": False}, {"fsync": 1}, {"wtimeout": "ignored"},
+            {"w": 1, "wOpTime": 5, "wElectionId": 1, "getLastError": 1}, {"w": math.nan}]
+
+
+@pytest.mark.parametrize("concern, code, message", CASES)
+def test_refused_write_concern_writes_nothing(db, concern, code, message):
+    for cmd in ({"insert": "c", "documents": [{"_id": 1}]},
+                {"update": "c", "updates": [{"q": {}, "u": {"$set": {"a": 1}}, "upsert": True}]},
+                {"createIndexes": "c", "indexes": [{"key": {"a": 1}, "name": "a_1"}]}):
+        with pytest.raises(OperationFailure) as info:
+            db.command({**cmd, "writeConcern": concern})
+        assert (info.value.code, info.value.details["errmsg"]) == (code, message)
+    assert "c" not in db.list_collection_names()
+
+
+@pytest.mark.parametrize("concern", ACCEPTED)
+def test_accepted_write_concern_writes(db, concern):
+    reply = db.command({"insert": "c", "documents": [{"_id": 1}], "writeConcern": concern})
+    if concern.get("w") != 0:
+        assert reply["n"] == 1
+    assert db.c.find_one() == {"_id": 1}
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2, 60), st.floats(allow_nan=False, width=32),
+                   st.sampled_from(["majority", "dc1", ""]), st.just({}), st.just({"dc": 1}), st.just([1]))
+CONCERNS = st.dictionaries(st.sampled_from(["w", "j", "fsync", "wtimeout", "bogus"]), VALUES, max_size=3)
+
+
+def _expected_code(concern: dict) -> int | None:
+    """The model: the first failure mongod's parse and validation meet (fields in document order)."""
+    for key, value in concern.items():
+        if key == "bogus":
+            return 40415
+        if key in ("j", "fsync") and not isinstance(value, (bool, int, float)):
+            return 14
+    w = concern.get("w")
+    is_num = isinstance(w, (int, float)) and not isinstance(w, bool)
+    if w is not None and not is_num and not isinstance(w, str):
+        if not isinstance(w, dict) or not w:
+            return 9
+    if is_num and not 0 <= int(w) <= 50:
+        return 9
+    if concern.get("j") and concern.get("fsync"):
+        return 9
+    if is_num and int(w) > 1 or isinstance(w, str) and w != "majority":
+        return 2
+    return None
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(concern=CONCERNS)
+def test_write_concern_family(db, concern):
+    db.c.delete_many({})
+    expected = _expected_code(concern)
+    try:
+        db.command({"insert": "c", "documents": [{"_id": 1}], "writeConcern": concern})
+    except OperationFailure as exc:
+        assert exc.code == expected, (concern, exc.details)
+        assert db.c.count_documents({}) == 0
+    else:
+        assert expected is None, concern
+        assert db.c.count_documents({}) == 1
