@@ -88,7 +88,15 @@ class OpQuery(NamedTuple):
         return parts[1] if len(parts) > 1 else ""
 
 
-Request = OpMsg | OpQuery
+class OpGetMore(NamedTuple):
+    """A legacy OP_GET_MORE: mongod (>= 5.1) answers it with an OP_REPLY error (5739101) and keeps the
+    connection, without reading its body."""
+
+    request_id: int
+    compressor_id: int | None = None
+
+
+Request = OpMsg | OpQuery | OpGetMore
 
 
 _NO_OFFSETS = np.zeros(0, np.int64)
@@ -326,8 +334,8 @@ def decode_message(message: bytes | bytearray) -> Request:
     """Parse one complete frame (``message`` is exactly ``messageLength`` bytes, header included).
 
     Raises :class:`tidemark.protocol.framing.ParseError` for anything malformed; opcodes other than OP_MSG,
-    OP_QUERY and OP_COMPRESSED (wrapping one of those) are fatal: there is no reply a legacy client
-    could read.
+    OP_QUERY, OP_GET_MORE and OP_COMPRESSED (wrapping one of those) are fatal, as mongod ends the
+    connection of an OP_INSERT, OP_UPDATE, OP_DELETE or OP_KILL_CURSORS.
     """
     header = parse_header(message)
     compressor_id = None
@@ -342,6 +350,8 @@ def decode_message(message: bytes | bytearray) -> Request:
         request: Request = parse_op_msg(frame, header)
     elif header.op_code == OpCode.OP_QUERY:
         request = parse_op_query(frame, header)
+    elif header.op_code == OpCode.OP_GET_MORE:
+        request = OpGetMore(header.request_id)
     else:
         try:
             name = OpCode(header.op_code).name

@@ -68,7 +68,12 @@ WRITE_BUFFER_LOW = 1024 * 1024
 OFF_LOOP_BYTES = LARGE_REQUEST_BYTES
 
 # Commands an OP_QUERY may carry (the legacy handshake, and auth that may follow it).
-OP_QUERY_COMMANDS = frozenset({"hello", "isMaster", "ismaster", "saslStart", "saslContinue"})
+# what mongod 7.0 still runs over OP_QUERY (check_allowed_op_query_cmd.cpp: the handshakes, and
+# "temporarily allowed" commands old drivers and tools send)
+OP_QUERY_COMMANDS = frozenset({"hello", "isMaster", "ismaster", "saslStart", "saslContinue", "authenticate",
+                               "buildinfo", "buildInfo", "_isSelf"})
+LEGACY_OPCODE_ADVICE = ("The client driver may require an upgrade. For more details see "
+                        "https://dochub.mongodb.org/core/legacy-opcode-removal")
 # Replies to these are never compressed (the handshake spec forbids compressing them).
 UNCOMPRESSIBLE = frozenset(
     {
@@ -319,8 +324,10 @@ class Connection(asyncio.Protocol):
         try:
             if isinstance(request, OpMsg):
                 await self._handle_op_msg(request, size)
-            else:
+            elif isinstance(request, OpQuery):
                 await self._handle_op_query(request)
+            else:  # OP_GET_MORE: mongod's GetMoreOpRunner
+                self._send_legacy_failure(request.request_id, "OP_GET_MORE is no longer supported")
         finally:
             self.state.connections_active -= 1
 
@@ -362,12 +369,7 @@ class Connection(asyncio.Protocol):
     async def _handle_op_query(self, request: OpQuery) -> None:
         rid = request.request_id
         if not request.full_collection_name.endswith(".$cmd"):
-            failure = {
-                "$err": "OP_QUERY is no longer supported. The client driver may require an update.",
-                "code": 5739101,
-                "ok": 0.0,
-            }
-            self._send(encode_op_reply(codec.encode(failure), next(_reply_ids), rid, QUERY_FAILURE))
+            self._send_legacy_failure(rid, "OP_QUERY is no longer supported")
             return
         cmd = request.query
         if (
@@ -385,8 +387,7 @@ class Connection(asyncio.Protocol):
         elif name not in OP_QUERY_COMMANDS:
             reply = MongoError(
                 ErrorCode.UnsupportedOpQueryCommand,
-                f"Unsupported OP_QUERY command: {name}. The client driver may require an update. "
-                "For more details see https://dochub.mongodb.org/core/legacy-opcode-removal",
+                f"Unsupported OP_QUERY command: {name}. {LEGACY_OPCODE_ADVICE}",
             ).to_reply()
         elif "$db" in cmd:
             reply = MongoError(40621, "$db is not allowed in OP_QUERY requests").to_reply()
@@ -394,6 +395,11 @@ class Connection(asyncio.Protocol):
             cmd["$db"] = request.database
             reply = await self.dispatcher.execute(self.info, cmd)
         self._send(encode_op_reply(self._encode_reply(reply), next(_reply_ids), rid))
+
+    def _send_legacy_failure(self, request_id: int, what: str) -> None:
+        """mongod's makeErrorResponseToUnsupportedOpQuery: an OP_REPLY with QueryFailure set."""
+        failure = {"$err": f"{what}. {LEGACY_OPCODE_ADVICE}", "code": 5739101, "ok": 0.0}
+        self._send(encode_op_reply(codec.encode(failure), next(_reply_ids), request_id, QUERY_FAILURE))
 
     def _encode_reply(self, reply: dict[str, Any]) -> bytes:
         try:

@@ -472,6 +472,7 @@ def _clone_as_capped(req: Request) -> None:
 RULES: dict[str, Rule | None] = {
     # handshake and authentication: open to everyone, as in mongod
     "authenticate": OPEN, "buildInfo": OPEN, "connectionStatus": OPEN, "hello": OPEN, "isMaster": OPEN,
+    "_isSelf": OPEN,
     "listCommands": OPEN, "logout": OPEN, "ping": OPEN, "saslContinue": OPEN, "saslStart": OPEN,
     # authenticated, no privilege
     "endSessions": authenticated, "killSessions": _kill_sessions, "refreshSessions": authenticated,

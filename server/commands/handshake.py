@@ -226,7 +226,14 @@ async def whatsmyuri(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
     return {"you": ctx.conn.peer}
 
 
+async def is_self(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """mongod's internal _isSelf (a replica set member asks it of an address to learn whether it is
+    itself): the id of this process (the topologyVersion's processId, new at each start)."""
+    return {"id": ctx.server.topology_process_id}
+
+
 COMMANDS = [
+    CommandSpec("_isSelf", is_self, help="internal: this server process's id"),
     CommandSpec(
         "buildInfo", build_info, help="version and build information of the server", aliases=("buildinfo",)
     ),

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime
 import socket
+import struct
 
 import pymongo
 import pytest
 from bson.int64 import Int64
+from bson.objectid import ObjectId
 from harness import raw_command
 from harness.server import recv_frame
 
@@ -90,10 +92,55 @@ def test_op_query_refuses_commands_other_than_the_handshake(server):
     assert reply["code"] == 352 and reply["codeName"] == "UnsupportedOpQueryCommand"
 
 
+LEGACY_ADVICE = ("The client driver may require an upgrade. For more details see "
+                 "https://dochub.mongodb.org/core/legacy-opcode-removal")
+
+
 def test_op_query_on_a_collection_gets_query_failure(server):
     reply = _op_query(server.port, {"x": 1}, ns="test.coll")
-    assert reply["code"] == 5739101
-    assert "OP_QUERY is no longer supported" in reply["$err"]
+    assert reply == {"$err": f"OP_QUERY is no longer supported. {LEGACY_ADVICE}", "code": 5739101, "ok": 0.0}
+
+
+@pytest.mark.commands("buildinfo", "buildInfo", "_isSelf", "authenticate")
+def test_op_query_runs_what_mongod_still_allows(server):
+    """check_allowed_op_query_cmd.cpp: the handshakes and the temporarily allowed commands; another
+    command is 352 with mongod's advice (op_legacy_integration_test.cpp)."""
+    for name in ("buildinfo", "buildInfo"):
+        assert _op_query(server.port, {name: 1})["version"] == "7.0.0"
+    assert isinstance(_op_query(server.port, {"_isSelf": 1})["id"], ObjectId)
+    assert _op_query(server.port, {"authenticate": 1, "mechanism": "MONGODB-X509"})["code"] == 18
+    refused = _op_query(server.port, {"drop": "c"})
+    assert refused["errmsg"] == f"Unsupported OP_QUERY command: drop. {LEGACY_ADVICE}"
+
+
+@pytest.mark.commands("_isSelf")
+def test_is_self_names_this_process(client):
+    first = client.admin.command("_isSelf")["id"]
+    assert first == client.admin.command("_isSelf")["id"]
+    assert first == client.admin.command("hello")["topologyVersion"]["processId"]
+
+
+@pytest.mark.parametrize("body", [struct.pack("<i", 0) + b"test.c\0" + struct.pack("<iq", 0, 12345), b""])
+def test_op_get_more_gets_query_failure_and_keeps_the_connection(server, body):
+    """mongod's GetMoreOpRunner answers an OP_GET_MORE (its body unread) with an OP_REPLY error and
+    the connection stays open; OP_INSERT/UPDATE/DELETE/KILL_CURSORS end it (as mongod)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(struct.pack("<iiii", 16 + len(body), 9, 0, 2005) + body)
+        frame = recv_frame(sock)
+        assert int.from_bytes(frame[8:12], "little") == 9 and int.from_bytes(frame[12:16], "little") == 1
+        assert int.from_bytes(frame[16:20], "little") & 2, "QueryFailure is set"
+        assert decode_reply(frame) == {"$err": f"OP_GET_MORE is no longer supported. {LEGACY_ADVICE}",
+                                       "code": 5739101, "ok": 0.0}
+        sock.sendall(encode_op_msg_request({"ping": 1, "$db": "admin"}, 10))
+        assert decode_reply(recv_frame(sock)) == {"ok": 1.0}
+
+
+@pytest.mark.parametrize("op_code", [2001, 2002, 2006, 2007])
+def test_legacy_write_and_kill_cursors_opcodes_end_the_connection(server, op_code):
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        body = struct.pack("<i", 0) + b"test.c\0" + struct.pack("<i", 0)
+        sock.sendall(struct.pack("<iiii", 16 + len(body), 9, 0, op_code) + body)
+        assert sock.recv(16) == b""
 
 
 def test_op_query_with_bad_number_to_return_is_refused(server):
