@@ -40,6 +40,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query.count_scan import CountScan, count_scan_of
 from tidemark.query.expressions import evaluate_let
+from tidemark.query.project import keeps_sort_fields, projection_stage
 from tidemark.query.pushdown import FindShape, query_layer_shape
 from tidemark.query.update import apply_update
 from tidemark.query.update_parse import parse_update
@@ -172,7 +173,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
     if absorbed:  # the plan's filter: mongod's $cursor absorbs the leading $match (no stage of its own)
         flt = stages.pop(0)["$match"]
     planner_doc: dict[str, Any] = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
-                   "winningPlan": res.plan.explain(has_sort=sort is not None, filter=flt)
+                   "winningPlan": res.plan.explain(sort=sort, filter=flt, memory_limit=_sort_memory(ctx))
                    if res.plan else dict(_EOF),
                    "rejectedPlans": []}
     cursor_stage = {"$cursor": {"queryPlanner": planner_doc}}
@@ -224,21 +225,36 @@ async def explain_find(ctx: CommandContext, cmd: dict, verbosity: str) -> dict:
 def _find_shaped(ctx: CommandContext, ns: str, plan: Any, shape: FindShape, counted: tuple, echoed: dict,
                  verbosity: str, *, optimized_pipeline: bool = False, return_key: bool = False) -> dict:
     """A find's explain document: the plan (``None``: a missing collection's EOF) with the shape's SKIP,
-    LIMIT and PROJECTION above it; ``counted``: (nReturned or None for queryPlanner, millis, the read's
+    PROJECTION and LIMIT above it; ``counted``: (nReturned or None for queryPlanner, millis, the read's
     counters, the error that stopped it). ``optimized_pipeline``: an aggregate the query layer answered
     alone (mongod marks its queryPlanner ``optimizedPipeline: true``). ``return_key``: a find's returnKey
     (mongod's RETURN_KEY stage on top, where a projection would be)."""
     n, millis, stats, error = counted
-    win = plan.explain(has_sort=bool(shape.sort), filter=shape.filter) if plan is not None else dict(_EOF)
+    # a blocking sort keeps the top skip + limit documents (its limitAmount) and no LIMIT stage follows;
+    # mongod's IDHACK plan has no LIMIT either
+    blocking_sort = plan is not None and bool(shape.sort) and not plan.provides_sort
+    top_k = (shape.skip or 0) + shape.limit if blocking_sort and shape.limit else None
+    win: dict[str, Any] = plan.explain(sort=shape.sort, filter=shape.filter, sort_limit=top_k,
+                                       memory_limit=_sort_memory(ctx)) \
+        if plan is not None else dict(_EOF)
     if win["stage"] != "EOF":  # (a missing collection: mongod's EOF plan, which nothing wraps)
+        # mongod's planner analysis (analyzeDataAccess): SKIP over the sort, the projection (or
+        # RETURN_KEY) over that, LIMIT on top
         if shape.skip:
             win = {"stage": "SKIP", "skipAmount": shape.skip, "inputStage": win}
-        if shape.limit is not None and not plan.id_lookup:  # (mongod's IDHACK plan has no LIMIT)
-            win = {"stage": "LIMIT", "limitAmount": shape.limit, "inputStage": win}
         if return_key:
             win = {"stage": "RETURN_KEY", "inputStage": win}
         elif shape.projection:
-            win = {"stage": "PROJECTION_DEFAULT", "transformBy": shape.projection, "inputStage": win}
+            projection = {"stage": projection_stage(shape.projection), "transformBy": shape.projection}
+            sort_node = win["inputStage"] if shape.skip else win
+            if blocking_sort and top_k is None and keeps_sort_fields(shape.projection, shape.sort or {}):
+                # tryPushdownProjectBeneathSort: a projection of flags alone that keeps every sort field
+                # runs beneath a full (not top-k) sort, which then sorts less data
+                sort_node["inputStage"] = {**projection, "inputStage": sort_node["inputStage"]}
+            else:
+                win = {**projection, "inputStage": win}
+        if shape.limit is not None and top_k is None and not plan.id_lookup:
+            win = {"stage": "LIMIT", "limitAmount": shape.limit, "inputStage": win}
     planner_doc: dict[str, Any] = {"namespace": ns, "indexFilterSet": False, "parsedQuery": shape.filter}
     if optimized_pipeline:
         planner_doc["optimizedPipeline"] = True
@@ -256,6 +272,11 @@ def _find_shaped(ctx: CommandContext, ns: str, plan: Any, shape: FindShape, coun
             "docsExamined": stats.get("docs", 0), "keysExamined": stats.get("keys", 0)}
         reply["executionStats"] = _with_all_plans(execution, verbosity)
     return reply
+
+
+def _sort_memory(ctx: CommandContext) -> int:
+    """What a blocking sort may hold (explain's memLimit: the server parameter's value)."""
+    return ctx.server.params["internalQueryMaxBlockingSortMemoryUsageBytes"]
 
 
 def _with_all_plans(execution: dict, verbosity: str) -> dict:
@@ -374,7 +395,8 @@ class _Statement:
         """findAndModify's ``fields`` is a projection above the write stage (passing on what it returns)."""
         if self.command == "findAndModify" and self.fields:
             returned = {"nReturned": stage["nReturned"]} if "nReturned" in stage else {}
-            return {"stage": "PROJECTION_DEFAULT", "transformBy": self.fields, **returned, "inputStage": stage}
+            return {"stage": projection_stage(self.fields), "transformBy": self.fields, **returned,
+                    "inputStage": stage}
         return stage
 
 

@@ -41,6 +41,7 @@ from tidemark.core import collection as C
 from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import materialize
+from tidemark.query.access_path import sort_stage
 from tidemark.query.match import compile_filter
 from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import ddl, explain_shape, ingest, scan, view
@@ -222,7 +223,7 @@ def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None,
             plan = {"stage": "COLLSCAN", "filter": bucket_filter, "direction": direction}
     plan["timeseries"] = info  # Tidemark's own read details (fields unpacked, counters)
     if shaped.bucket_sort is not None:
-        plan = explain_shape.sort_stage(shaped.bucket_sort, plan)
+        plan = sort_stage(shaped.bucket_sort, plan)
     cursor: dict[str, Any] = {"queryPlanner": {"namespace": buckets_ns, "indexFilterSet": False,
                                                "parsedQuery": bucket_filter, "winningPlan": plan,
                                                "rejectedPlans": []}}

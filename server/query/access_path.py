@@ -18,6 +18,21 @@ from typing import Any
 from tidemark.query.index_keys import MULTIKEY_FLAG
 from tidemark.query.wildcard import PATH_FIELD, is_wildcard_field
 
+SORT_MEMORY_LIMIT = 104857600  # internalQueryMaxBlockingSortMemoryUsageBytes, 7.0's default
+
+
+def sort_stage(pattern: Mapping[str, Any], input_stage: dict, *, limit: int | None = None,
+               memory_limit: int = SORT_MEMORY_LIMIT) -> dict:
+    """mongod's blocking ``SORT`` explain stage: its pattern, memory limit, the top-k ``limitAmount``
+    a limit above it became (the LIMIT stage is then gone), and its type: ``simple`` over fetched
+    documents (what every Tidemark read sorts), ``default`` when a key is ``$meta`` metadata."""
+    node: dict[str, Any] = {"stage": "SORT", "sortPattern": dict(pattern), "memLimit": memory_limit}
+    if limit:
+        node["limitAmount"] = limit
+    node["type"] = "default" if any(isinstance(v, Mapping) for v in pattern.values()) else "simple"
+    node["inputStage"] = input_stage
+    return node
+
 
 def _wildcard_direction(index: dict) -> Any:
     """The key-pattern value of a wildcard index's ``$**`` field (its values' direction)."""
@@ -89,8 +104,11 @@ class Plan:
             node["multiKeyPaths"] = {path: [] for path in key_pattern}
         return node
 
-    def explain(self, *, has_sort: bool = False, filter: dict | None = None) -> dict:
-        """The winningPlan tree mongod's explain shows (without projection/limit decorations)."""
+    def explain(self, *, sort: Mapping[str, Any] | None = None, filter: dict | None = None,
+                sort_limit: int | None = None, memory_limit: int = SORT_MEMORY_LIMIT) -> dict:
+        """The winningPlan tree mongod's explain shows (without skip/limit/projection decorations): a
+        ``sort`` this plan does not give is a blocking SORT on top (``sort_stage``; ``sort_limit``:
+        the top-k it keeps)."""
         node: dict
         if self.kind == "EOF":  # (nothing to sort, skip, limit or project: mongod shows the EOF stage alone)
             return {"stage": "EOF", "type": "nonExistentNamespace"}
@@ -113,6 +131,6 @@ class Plan:
             node = {"stage": "FETCH", "inputStage": ixscan}
             if filter:
                 node = {"stage": "FETCH", "filter": filter, "inputStage": ixscan}
-        if has_sort and not self.provides_sort:
-            node = {"stage": "SORT", "inputStage": node}
+        if sort and not self.provides_sort:
+            node = sort_stage(sort, node, limit=sort_limit, memory_limit=memory_limit)
         return node

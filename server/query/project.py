@@ -176,6 +176,39 @@ def projection_is_inclusion(spec: Mapping | None) -> bool:
     return _parse(spec)[0]
 
 
+def projection_stage(spec: Mapping) -> str:
+    """The stage name mongod's explain gives a find's projection over fetched documents (planner
+    analysis: Projection::isSimple and an inclusion): PROJECTION_SIMPLE for an inclusion of top-level
+    fields by flags alone, else PROJECTION_DEFAULT (exclusions, dotted paths, positional, $slice,
+    $elemMatch, $meta, expressions). ``spec`` is a valid projection."""
+    leaves = _flatten(spec)
+    simple = all("." not in path and not _is_positional(path) and _is_truthy_number(value) is not None
+                 for path, value in leaves)
+    return "PROJECTION_SIMPLE" if simple and projection_is_inclusion(spec) else "PROJECTION_DEFAULT"
+
+
+def keeps_sort_fields(spec: Mapping, sort: Mapping) -> bool:
+    """mongod's condition for running a projection beneath a sort (tryPushdownProjectBeneathSort): the
+    projection computes nothing (flags only) and keeps every sort field exactly
+    (isFieldRetainedExactly: an inclusion names the field or an ancestor, ``_id`` unless excluded; an
+    exclusion names neither the field nor an ancestor nor a descendant)."""
+    leaves = _flatten(spec)
+    if not all(_is_truthy_number(value) is not None and not _is_positional(path) for path, value in leaves):
+        return False
+    inclusion = projection_is_inclusion(spec)
+    named = {path for path, value in leaves if bool(_is_truthy_number(value)) == inclusion}
+    if inclusion and "_id" not in {path for path, _ in leaves}:
+        named.add("_id")
+
+    def covers(field: str) -> bool:
+        return any(field == path or field.startswith(path + ".") for path in named)
+
+    def touches(field: str) -> bool:
+        return covers(field) or any(path.startswith(field + ".") for path in named)
+
+    return all(covers(field) if inclusion else not touches(field) for field in sort)
+
+
 def _default_mode(has_slice: bool, has_elem_match: bool, has_meta: bool, aggregation: bool,
                   id_included: bool) -> bool:
     """mongod's computeProjectionType, for a projection that names only ``_id`` and find-only

@@ -34,8 +34,6 @@ from typing import Any
 
 from bson.int64 import Int64
 
-SORT_MEMORY_LIMIT = 104857600  # internalQueryMaxBlockingSortMemoryUsageBytes, 7.0's default
-
 
 @dataclass
 class Shape:
@@ -130,12 +128,6 @@ def _without_id_bounds(node: Any) -> Any:
             return None if not kept else kept[0] if len(kept) == 1 else {"$and": kept}
         return {"$or": kept}
     return node
-
-
-def sort_stage(pattern: dict[str, Any], input_stage: dict[str, Any]) -> dict[str, Any]:
-    """The ``SORT`` plan stage a pushed-down ``$sort`` shows in the ``$cursor``."""
-    return {"stage": "SORT", "sortPattern": pattern, "memLimit": SORT_MEMORY_LIMIT, "type": "simple",
-            "inputStage": input_stage}
 
 
 def _meta_path(path: str, meta: str) -> str | None:

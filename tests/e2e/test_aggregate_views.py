@@ -97,7 +97,7 @@ def test_explain_find_and_aggregate(sales):
                         explain=True)
     # $match + inclusion $project: the query layer answers alone (optimizedPipeline), the projection on top
     plan = agg["queryPlanner"]["winningPlan"]
-    assert agg["queryPlanner"]["optimizedPipeline"] is True and plan["stage"] == "PROJECTION_DEFAULT"
+    assert agg["queryPlanner"]["optimizedPipeline"] is True and plan["stage"] == "PROJECTION_SIMPLE"
     assert plan["inputStage"]["inputStage"]["indexName"] == "qty_1"
 
 

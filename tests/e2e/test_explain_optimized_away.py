@@ -138,7 +138,7 @@ def test_projections(base):
     assert_query_plan(base, [{"$project": {"x": 0}}], ["PROJECTION", "COLLSCAN"])
     assert_query_plan(base, [{"$unset": "x"}], ["PROJECTION"])
     reply = assert_query_plan(base, [{"$match": {"x": 20}}, {"$project": {"_id": 0, "x": 1}}])
-    assert find_stage(reply["queryPlanner"]["winningPlan"], "PROJECTION_DEFAULT")["transformBy"] == {"_id": 0, "x": 1}
+    assert find_stage(reply["queryPlanner"]["winningPlan"], "PROJECTION_SIMPLE")["transformBy"] == {"_id": 0, "x": 1}
 
 
 def test_stages_without_a_find_equivalent_keep_the_pipeline(base):

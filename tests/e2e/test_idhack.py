@@ -60,7 +60,7 @@ def test_idhack_js(db):
     assert t.find_one({"_id": bson.Regex("abc")}) == {"_id": "abc"}
     assert "IDHACK" not in _stages(_winning(_explain_find(db, filter={"_id": bson.Regex("abc")})))
     covered = _explain_find(db, filter={"_id": {"x": 2}}, projection={"_id": 1})
-    assert _stages(_winning(covered)) == ["PROJECTION_DEFAULT", "IDHACK"]
+    assert _stages(_winning(covered)) == ["PROJECTION_SIMPLE", "IDHACK"]
     assert t.find_one({"_id": {"x": 2}}, {"_id": 1}) == {"_id": {"x": 2}}
 
     t.drop()

@@ -1,0 +1,164 @@
+"""A find's explain stages as mongod 7.0's planner analysis builds them (query_planner_analysis.cpp,
+analyzeSort / analyzeDataAccess / tryPushdownProjectBeneathSort), over the access path:
+
+- a blocking sort is ``SORT {sortPattern, memLimit, [limitAmount], type}``: ``memLimit`` the server's
+  internalQueryMaxBlockingSortMemoryUsageBytes, ``type`` simple over fetched documents (default with a
+  ``$meta`` key), and a limit becomes its top-k ``limitAmount`` = skip + limit with no LIMIT stage;
+- SKIP sits over the sort, the projection (or RETURN_KEY) over SKIP, LIMIT on top;
+- a projection is PROJECTION_SIMPLE when it includes top-level fields by flags alone, else
+  PROJECTION_DEFAULT; a flags-only projection that keeps every sort field goes beneath a full sort.
+
+The documents a find returns do not depend on any of this: each case also checks them.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.commands("explain", "find")
+
+MEM = 104857600
+
+
+def _plan(db, verbosity: str = "queryPlanner", **find) -> dict:
+    return db.command({"explain": {"find": "c", **find}, "verbosity": verbosity})["queryPlanner"]["winningPlan"]
+
+
+def _stages(plan: dict) -> list[str]:
+    out = []
+    while plan:
+        out.append(plan["stage"])
+        plan = plan.get("inputStage")
+    return out
+
+
+@pytest.fixture
+def docs(db):
+    db.c.insert_many([{"_id": i, "a": i % 4, "b": {"c": i}, "x": 10 - i} for i in range(10)])
+    return db
+
+
+def test_blocking_sort_stage_fields(docs):
+    sort = _plan(docs, sort={"a": 1, "x": -1})
+    assert sort == {"stage": "SORT", "sortPattern": {"a": 1, "x": -1}, "memLimit": MEM, "type": "simple",
+                    "inputStage": {"stage": "COLLSCAN", "filter": {}, "direction": "forward"}}
+
+
+def test_limit_becomes_the_sorts_top_k_and_skip_sits_above(docs):
+    assert _stages(_plan(docs, sort={"x": 1}, limit=3)) == ["SORT", "COLLSCAN"]
+    assert _plan(docs, sort={"x": 1}, limit=3)["limitAmount"] == 3
+    skipped = _plan(docs, sort={"x": 1}, skip=2, limit=3)
+    assert _stages(skipped) == ["SKIP", "SORT", "COLLSCAN"]
+    assert (skipped["skipAmount"], skipped["inputStage"]["limitAmount"]) == (2, 5)
+    assert [d["_id"] for d in docs.c.find(sort=[("x", 1)], skip=2, limit=3)] == [7, 6, 5]
+
+
+def test_limit_without_a_blocking_sort_is_on_top(docs):
+    assert _stages(_plan(docs, skip=1, limit=2)) == ["LIMIT", "SKIP", "COLLSCAN"]
+    docs.c.create_index("x")
+    provided = _plan(docs, sort={"x": 1}, limit=2, projection={"x": 1})
+    assert _stages(provided) == ["LIMIT", "PROJECTION_SIMPLE", "FETCH", "IXSCAN"]
+    assert list(docs.c.find({}, {"x": 1}, sort=[("x", 1)], limit=2)) == [{"_id": 9, "x": 1}, {"_id": 8, "x": 2}]
+
+
+def test_projection_goes_beneath_a_full_sort_that_it_keeps(docs):
+    assert _stages(_plan(docs, sort={"a": 1}, projection={"a": 1})) == ["SORT", "PROJECTION_SIMPLE", "COLLSCAN"]
+    assert _stages(_plan(docs, sort={"a": 1}, skip=1, projection={"a": 1})) == \
+        ["SKIP", "SORT", "PROJECTION_SIMPLE", "COLLSCAN"]
+    assert _stages(_plan(docs, sort={"a": 1}, projection={"x": 0})) == ["SORT", "PROJECTION_DEFAULT", "COLLSCAN"]
+    # not when it drops a sort field, computes a value, or the sort is top-k
+    assert _stages(_plan(docs, sort={"a": 1}, projection={"x": 1})) == ["PROJECTION_SIMPLE", "SORT", "COLLSCAN"]
+    assert _stages(_plan(docs, sort={"a": 1}, projection={"a": 0})) == ["PROJECTION_DEFAULT", "SORT", "COLLSCAN"]
+    assert _stages(_plan(docs, sort={"a": 1}, projection={"a": 1, "y": {"$add": [1, 2]}})) == \
+        ["PROJECTION_DEFAULT", "SORT", "COLLSCAN"]
+    assert _stages(_plan(docs, sort={"a": 1}, limit=2, projection={"a": 1})) == \
+        ["PROJECTION_SIMPLE", "SORT", "COLLSCAN"]
+    assert _stages(_plan(docs, sort={"b.c": 1}, projection={"b": 1})) == ["SORT", "PROJECTION_SIMPLE", "COLLSCAN"]
+    assert list(docs.c.find({}, {"a": 1}, sort=[("a", -1), ("_id", 1)], limit=3)) == [
+        {"_id": 3, "a": 3}, {"_id": 7, "a": 3}, {"_id": 2, "a": 2}]
+
+
+def test_memory_limit_is_the_server_parameter(docs):
+    admin = docs.client.admin
+    before = admin.command("getParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=1)
+    admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=1 << 20)
+    try:
+        assert _plan(docs, sort={"a": 1})["memLimit"] == 1 << 20
+    finally:
+        admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=before[
+            "internalQueryMaxBlockingSortMemoryUsageBytes"])
+
+
+def test_meta_sort_is_a_default_sort(docs):
+    docs.c.insert_one({"_id": 20, "t": "hello world"})
+    docs.c.create_index([("t", "text")])
+    plan = _plan(docs, filter={"$text": {"$search": "hello"}}, sort={"s": {"$meta": "textScore"}},
+                 projection={"s": {"$meta": "textScore"}})
+    sort = next(p for p in _walk(plan) if p["stage"] == "SORT")
+    assert sort["type"] == "default"
+
+
+def _walk(plan: dict):
+    while plan:
+        yield plan
+        plan = plan.get("inputStage")
+
+
+@pytest.mark.parametrize("projection, stage", [
+    ({"a": 1}, "PROJECTION_SIMPLE"), ({"a": True, "x": 1}, "PROJECTION_SIMPLE"), ({"_id": 0, "a": 1}, "PROJECTION_SIMPLE"),
+    ({"_id": 1}, "PROJECTION_SIMPLE"), ({"a": 0}, "PROJECTION_DEFAULT"), ({"_id": 0}, "PROJECTION_DEFAULT"),
+    ({"b.c": 1}, "PROJECTION_DEFAULT"), ({"b": {"c": 1}}, "PROJECTION_DEFAULT"), ({"a": {"$slice": 1}}, "PROJECTION_DEFAULT"),
+    ({"y": {"$add": ["$a", 1]}}, "PROJECTION_DEFAULT"), ({"y": "lit"}, "PROJECTION_DEFAULT"),
+    ({"b": {"$elemMatch": {"c": 1}}}, "PROJECTION_DEFAULT"),
+])
+def test_projection_stage_name(docs, projection, stage):
+    assert _plan(docs, projection=projection)["stage"] == stage
+
+
+SORTS = st.sampled_from([None, {"a": 1}, {"x": -1}, {"a": 1, "_id": -1}, {"b.c": 1}])
+PROJECTIONS = st.sampled_from([None, {"a": 1}, {"x": 1}, {"_id": 0, "a": 1}, {"a": 0}, {"b": 1}, {"b.c": 1},
+                               {"y": {"$add": ["$a", 1]}}])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sort=SORTS, projection=PROJECTIONS, skip=st.sampled_from([0, 0, 3]), limit=st.sampled_from([0, 0, 2, 5]))
+def test_find_stage_family(docs, sort, projection, skip, limit):
+    """Whatever the stages, the SORT/SKIP/LIMIT amounts are consistent with the options, there is exactly
+    one of each stage asked for, and the documents are the find's."""
+    find: dict = {"skip": skip, "limit": limit}
+    if sort:
+        find["sort"] = sort
+    if projection:
+        find["projection"] = projection
+    plan = _plan(docs, **find)
+    stages = _stages(plan)
+    by_stage = {p["stage"]: p for p in _walk(plan)}
+    assert stages[-1] == "COLLSCAN"
+    assert ("SORT" in by_stage) == bool(sort)
+    if sort:
+        assert by_stage["SORT"].get("limitAmount") == (skip + limit if limit else None)
+        assert "LIMIT" not in by_stage
+    else:
+        assert ("LIMIT" in by_stage) == bool(limit) and (stages[0] == "LIMIT" or not limit)
+    assert ("SKIP" in by_stage) == bool(skip)
+    assert any(s.startswith("PROJECTION") for s in stages) == bool(projection)
+    got = docs.command("find", "c", **find)["cursor"]["firstBatch"]
+    expected = list(docs.c.aggregate([{"$sort": sort or {"_id": 1}}, *([{"$skip": skip}] if skip else []),
+                                      *([{"$limit": limit}] if limit else []),
+                                      *([{"$project": projection}] if projection else [])]))
+    if sort:
+        assert [_sorted_key(d, sort) for d in got] == [_sorted_key(d, sort) for d in expected]
+    else:
+        assert len(got) == len(expected)
+
+
+def _sorted_key(doc: dict, sort: dict) -> tuple:
+    out = []
+    for path in sort:
+        value = doc
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        out.append(value)
+    return tuple(out)
