@@ -323,9 +323,11 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
         if existing is not None:
             if _same_options(existing.options, options):
                 return
+            # mongod shows the existing collection's options as it stores them: its UUID first
+            shown = {"uuid": existing.uuid if isinstance(existing.uuid, uuid.UUID) else uuid.UUID(bytes=bytes(existing.uuid)),
+                     **existing.options}
             raise MongoError(ErrorCode.NamespaceExists,
-                             f"namespace {ns} already exists, but with different options: "
-                             f"{C.format_value(existing.options)}")
+                             f"namespace {ns} already exists, but with different options: {C.format_value(shown)}")
         info = access.create_collection(w, ns, options, clustered="clusteredIndex" in options)
         if not with_id_index and "_id_" in info.index_idents:
             w.drop_index(info, "_id_")

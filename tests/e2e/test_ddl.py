@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from pymongo.errors import CollectionInvalid, OperationFailure, WriteError
 
@@ -30,6 +32,16 @@ def test_create_collection_then_same_options_is_ok_and_different_is_48(db):
     with pytest.raises(OperationFailure) as e:
         db.command("create", "c", validator={"a": {"$exists": True}})
     assert e.value.code == 48
+    # mongod shows the existing collection's stored options, its UUID first (create.cpp; seen in
+    # mongosh transcripts: "... different options: { uuid: UUID("..."), validationLevel: ... }")
+    stored = db.command("listCollections", filter={"name": "c"})["cursor"]["firstBatch"][0]["info"]["uuid"]
+    collection_uuid = uuid.UUID(bytes=bytes(stored))
+    assert e.value.details["errmsg"] == (f"namespace {db.name}.c already exists, but with different options: "
+                                         f'{{ uuid: UUID("{collection_uuid}") }}')
+    db.create_collection("v", validator={"a": {"$exists": True}}, validationLevel="moderate")
+    with pytest.raises(OperationFailure) as e:
+        db.command("create", "v", capped=True, size=4096)
+    assert e.value.details["errmsg"].endswith(', validator: { a: { $exists: true } }, validationLevel: "moderate" }')
 
 
 @pytest.mark.commands("create")
