@@ -379,7 +379,8 @@ SPECS: tuple[ParamSpec, ...] = (
         test_only=True,
     ),
     ParamSpec(
-        "ttlMonitorSleepSecs", 60, _parse_positive_int, True, False, "seconds between TTL monitor passes"
+        "ttlMonitorSleepSecs", 60, _parse_positive_int, True, True,
+        "seconds between TTL monitor passes (a new value applies to the wait in progress)"
     ),
 )
 

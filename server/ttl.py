@@ -37,6 +37,7 @@ ts_log = logging.getLogger("tidemark.timeseries")
 # time-series collections both done), ``deletedDocuments`` the documents its regular passes deleted.
 TTL_STATS = {"passes": 0, "deletedDocuments": 0}
 DEFAULT_SLEEP_SECS = 60
+RECHECK_SECS = 1.0  # how often a wait between passes reads ttlMonitorSleepSecs again
 
 
 def _param(server: ServerState, name: str, default: Any) -> Any:
@@ -154,11 +155,24 @@ def run_pass(engine, now: datetime.datetime | None = None) -> int:
     return deleted
 
 
+async def _wait_for_next_pass(server: ServerState) -> None:
+    """Wait ``ttlMonitorSleepSecs`` from now, reading the parameter again at least every second: a
+    value set meanwhile (setParameter) applies to this wait, as mongod's monitor does
+    (jstests/noPassthrough/ttl_changes_are_immediate.js: 1000 s shortened to 1 s)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while True:
+        secs = max(float(_param(server, "ttlMonitorSleepSecs", DEFAULT_SLEEP_SECS)), 0.05)
+        left = started + secs - loop.time()
+        if left <= 0:
+            return
+        await asyncio.sleep(min(left, RECHECK_SECS))
+
+
 async def ttl_loop(server: ServerState) -> None:
     loop = asyncio.get_running_loop()
     while True:
-        secs = _param(server, "ttlMonitorSleepSecs", DEFAULT_SLEEP_SECS)
-        await asyncio.sleep(max(float(secs), 0.05))
+        await _wait_for_next_pass(server)
         if not _param(server, "ttlMonitorEnabled", True):
             continue
         try:

@@ -74,8 +74,9 @@ def test_runtime_set_returns_previous_value_and_respects_settability():
     params = ServerParams()
     assert params.set_at_runtime("logLevel", 2) == 0 and params["logLevel"] == 2
     with pytest.raises(MongoError) as info:
-        params.set_at_runtime("ttlMonitorSleepSecs", 5)
+        params.set_at_runtime("authenticationMechanisms", ["SCRAM-SHA-256"])
     assert info.value.code == 20
+    assert params.set_at_runtime("ttlMonitorSleepSecs", 5) == 60  # (settable at runtime, as mongod's)
     with pytest.raises(MongoError) as info:
         params.set_at_runtime("unknownParam", 5)
     assert info.value.code == 72

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 
+import pymongo
 import pytest
 from harness import ttl_passes, wait_ttl_passes
 
@@ -77,3 +78,21 @@ def test_ttl_pass_unit_deletes_only_expired(tmp_path):
             assert r.count(r.get_collection("d.c")) == 15
     finally:
         engine.close()
+
+
+@pytest.mark.commands("setParameter", "createIndexes", "insert", "count")
+def test_a_new_sleep_applies_to_the_wait_in_progress(start_server):
+    """jstests/noPassthrough/ttl_changes_are_immediate.js: a monitor waiting 1000 s is set to 1 s at
+    runtime and passes within 20 s (the test allows 20 s; the wait re-reads the parameter every second)."""
+    server = start_server(params={"ttlMonitorSleepSecs": "1000"})
+    client = pymongo.MongoClient(port=server.port)
+    try:
+        coll = client.test.ttl_collection
+        coll.create_index("x", expireAfterSeconds=0)
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+        coll.insert_many([{"x": now}, {"x": now}])
+        assert client.admin.command("setParameter", 1, ttlMonitorSleepSecs=1)["was"] == 1000
+        wait_ttl_passes(client, 2, timeout=20)
+        assert coll.count_documents({}) == 0
+    finally:
+        client.close()
