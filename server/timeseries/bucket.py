@@ -58,7 +58,7 @@ class Bucket:
     """One bucket in memory. Only the catalog (event loop) mutates it; readers use bucketview.py."""
 
     __slots__ = ("id", "ns", "time_field", "meta_field", "sid", "key", "meta", "start_s", "state", "table",
-                 "slot", "columns", "stored_count", "needs_full", "full_size",
+                 "slot", "columns", "stored_count", "needs_full", "full_size", "counted_bytes",
                  "final", "left", "memo", "charged", "__weakref__")
 
     def __init__(self, table: Table, sid: int, key: Any, meta: Any, bucket_id: ObjectId, ns: str, start_s: int,
@@ -76,6 +76,9 @@ class Bucket:
         self.stored_count = 0  # rows in the stored full document
         self.needs_full = False  # the next commit writes the full document (closed, checkpoint)
         self.full_size = 0  # size at the last full write (checkpoint policy)
+        # the bytes of its last full write the compression statistics counted: each full write adds its
+        # growth, so a bucket counts once, as mongod counts a bucket when it closes
+        self.counted_bytes = 0
         self.final: bytes | None = None  # its full document once it left memory (late readers)
         self.left = False  # it left memory: its slot may hold another bucket's rows
         # what readers derived from its first n rows (bucketview.py): (n, columns dict, {kind: value});

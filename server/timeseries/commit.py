@@ -196,6 +196,15 @@ class CollectionPlan:
                 log_.add(seq, segment.buckets, np.asarray(segment.hi).tolist())
         written = self.fulls + self.deferrable[:len(finals) - len(self.fulls)]
         for (bucket, n, _, _, size), final in zip(written, finals, strict=True):
+            # mongod's compression counters: the document is the version 1 layout (the storage engine
+            # compresses its own pages), so each bucket counts as one left uncompressed (its
+            # onBucketClosed without a compressed form: compressed bytes = uncompressed bytes)
+            if not bucket.counted_bytes:
+                stats["numUncompressedBuckets"] += 1
+            grown = len(final) - bucket.counted_bytes
+            stats["numBytesUncompressed"] += grown
+            stats["numBytesCompressed"] += grown
+            bucket.counted_bytes = len(final)
             if bucket.state not in IN_MEMORY:
                 continue
             bucket.stored_count = max(bucket.stored_count, n)

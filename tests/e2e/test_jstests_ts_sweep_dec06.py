@@ -488,8 +488,6 @@ def test_large_measurements_fill_buckets_of_ten(db, batched):
     assert (first["control"]["min"]["_id"], first["control"]["max"]["_id"]) == (0, 9)
 
 
-@pytest.mark.xfail(strict=True, reason="collStats timeseries has no numBytesUncompressed (7.0 always reports it, "
-                   "with numBytesCompressed, numCompressedBuckets...)")
 @pytest.mark.parametrize("batched", [False, True], ids=["single", "batched"])
 def test_large_measurements_average_uncompressed_bucket_size(db, batched):
     """timeseries_large_measurements.js (checkAverageBucketSize, first half): collStats'

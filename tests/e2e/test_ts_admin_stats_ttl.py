@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import bson
 import pytest
 from harness import wait_ttl_passes
 
@@ -32,6 +33,37 @@ def test_coll_stats_has_timeseries_section_and_no_count(db):
     assert ts["numBucketsOpenedDueToMetadata"] == 2
     assert ts["numMeasurementsCommitted"] == 3
     assert stats["nindexes"] == 1 and list(stats["indexSizes"]) == ["m_1_t_1"]
+
+
+COMPRESSION_STATS = ["numBytesUncompressed", "numBytesCompressed", "numSubObjCompressionRestart",
+                     "numCompressedBuckets", "numUncompressedBuckets", "numFailedDecompressBuckets"]
+
+
+@pytest.mark.commands("collStats", "serverStatus")
+def test_coll_stats_counts_each_bucket_once_as_uncompressed(db):
+    """mongod 7.0's compression counters close the execution stats (TimeseriesStats::append). Tidemark
+    serves the version 1 bucket layout, so each bucket counts once as one left uncompressed
+    (onBucketClosed's other branch: compressed bytes = its document's bytes), however often it was
+    written in full."""
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    t0 = dt.datetime(2024, 1, 1)
+    assert list(db.command("collStats", "c")["timeseries"])[-6:] == COMPRESSION_STATS
+    for batch in range(3):  # 1,100 measurements of one series: a bucket closed by count, then another
+        db.c.insert_many([{"t": t0 + dt.timedelta(seconds=batch * 400 + i), "m": 1, "v": i % 7}
+                          for i in range(400 if batch < 2 else 300)])
+    # a direct write to the buckets collection writes the in-memory buckets in full first
+    db["system.buckets.c"].update_one({"_id": "none"}, {"$set": {"x": 1}})
+    stored = list(db["system.buckets.c"].find())
+    ts = db.command("collStats", "c")["timeseries"]
+    assert ts["bucketCount"] == len(stored) == 2
+    assert ts["numUncompressedBuckets"] == 2 and ts["numCompressedBuckets"] == ts["numFailedDecompressBuckets"] == 0
+    assert ts["numBytesCompressed"] == ts["numBytesUncompressed"] == sum(len(bson.encode(doc)) for doc in stored)
+    assert ts["numBytesUncompressed"] / ts["bucketCount"] <= db.client.admin.command(
+        "getParameter", 1, timeseriesBucketMaxSize=1)["timeseriesBucketMaxSize"]
+    server = db.client.admin.command("serverStatus")["bucketCatalog"]
+    keys = list(server)  # (Tidemark's own ``writes`` figures follow mongod's)
+    assert keys[keys.index("numBytesUncompressed"):][:6] == COMPRESSION_STATS
+    assert server["numUncompressedBuckets"] >= 2
 
 
 def test_coll_stats_of_empty_collection_has_no_avg_bucket_size(db):
