@@ -196,6 +196,10 @@ def _rename(req: Request) -> None:
             return
     req.require(src, "find", "dropCollection")
     req.require(dst, "insert", "createIndex", *(("dropCollection",) if drop_target else ()))
+    if src[0] == "ns" and src[2].startswith(BUCKETS_PREFIX) and not req.allowed(R.CLUSTER, "setUserWriteBlockMode"):
+        # mongod 7.0's validateNamespacesForRenameCollection: only a client that may block user writes
+        # (mongosync, restores) moves a buckets collection
+        raise MongoError(ErrorCode.IllegalOperation, "Renaming system.buckets collections is not allowed")
 
 
 def _explain(req: Request) -> dict | None:

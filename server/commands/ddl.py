@@ -324,8 +324,7 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
             if _same_options(existing.options, options):
                 return
             # mongod shows the existing collection's options as it stores them: its UUID first
-            shown = {"uuid": existing.uuid if isinstance(existing.uuid, uuid.UUID) else uuid.UUID(bytes=bytes(existing.uuid)),
-                     **existing.options}
+            shown = {"uuid": C.uuid_of(existing), **existing.options}
             raise MongoError(ErrorCode.NamespaceExists,
                              f"namespace {ns} already exists, but with different options: {C.format_value(shown)}")
         info = access.create_collection(w, ns, options, clustered="clusteredIndex" in options)
@@ -741,6 +740,15 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
         raise MongoError(ErrorCode.InvalidOptions,
                          "Cannot provide an expected collection UUID when renaming between databases")
 
+    if src_name.startswith(C.BUCKETS_PREFIX):
+        # the source's in-memory buckets reach storage and the bucket catalog forgets its name (as
+        # before a $out's swap); so does a buckets target the rename drops
+        await ctx.server.ts_committer.close_collection(src)
+        await ctx.server.ts_committer.forget_collection(src)
+        if drop_target:
+            await ctx.server.ts_committer.close_collection(dst)
+            await ctx.server.ts_committer.forget_collection(dst)
+
     def fn(w):
         # the expected UUIDs first: a mismatch is reported even when the source is missing or a view
         namespace.lookup(w, src_db, src_name, follow=False, collection_uuid=expected_uuid)
@@ -775,9 +783,9 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
 
 def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: str) -> None:
     """mongod's validateNamespacesForRenameCollection: both names must be ones a user may write (its
-    InvalidNamespace reason wrapped in 20 IllegalOperation: system.profile is the profiler's), and
-    time-series buckets collections are
-    not renamed, nor is system.js (storefunc.js, 7.0). (Refusing system.views / system.users is later
+    InvalidNamespace reason wrapped in 20 IllegalOperation: system.profile is the profiler's), a
+    time-series buckets collection only to another buckets name and nothing else to one, and system.js
+    is not renamed (storefunc.js, 7.0). (Refusing system.views / system.users is later
     than 7.0: views_rename.js renames system.views away and back.)"""
     for label, db, name in (("source", src_db, src_name), ("target", dst_db, dst_name)):
         try:
@@ -789,9 +797,17 @@ def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: 
     if "system.js" in (src_name, dst_name):
         raise MongoError(ErrorCode.IllegalOperation,
                          "renaming system.js collection or renaming to system.js is not allowed")
-    if src_name.startswith(C.BUCKETS_PREFIX) or dst_name.startswith(C.BUCKETS_PREFIX):
+    if src_name.startswith(C.BUCKETS_PREFIX):
+        # a buckets collection moves only to another buckets name (mongod 7.0: for a client allowed
+        # setUserWriteBlockMode, which the auth rules check; its view stays behind, and creating the
+        # time-series collection of the new name puts a view over the moved buckets)
+        if not dst_name.startswith(C.BUCKETS_PREFIX):
+            raise MongoError(ErrorCode.IllegalOperation,
+                             f"Cannot rename time-series buckets collection {{{src_db}.{src_name}}} to a "
+                             f"non-time-series buckets namespace {{{dst_db}.{dst_name}}}")
+    elif dst_name.startswith(C.BUCKETS_PREFIX):
         raise MongoError(ErrorCode.IllegalOperation,
-                         "Renaming a time-series bucket collection (or to one) is not allowed")
+                         "Renaming a collection to a time-series bucket collection is not allowed")
 
 
 # --------------------------------------------------------------------------------------------------

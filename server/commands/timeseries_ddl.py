@@ -48,14 +48,21 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
         existing_buckets = w.get_collection(bns)
         if existing_view is not None or existing_buckets is not None:
             current = stored_options(existing_buckets)
-            same = (
-                is_timeseries_view(existing_view)
-                and current is not None
+            compatible = (
+                current is not None
                 and current.equivalent(request.timeseries)
                 and all((existing_buckets.options or {}).get(k) == request.extra.get(k)
                         for k in ("expireAfterSeconds", "collation", "storageEngine", "indexOptionDefaults"))
             )
-            if same:
+            if existing_view is None and existing_buckets is not None:
+                # buckets without their view (renamed here, or restored): mongod's _createTimeseries
+                # reuses a compatible buckets collection and creates the view over it
+                if not compatible:
+                    raise MongoError(ErrorCode.NamespaceExists, f"Bucket Collection already exists. NS: {bns}. "
+                                                                f"UUID: {C.uuid_of(existing_buckets)}")
+                _insert_view(w, db, view_doc)
+                return
+            if compatible and is_timeseries_view(existing_view):
                 return
             raise MongoError(ErrorCode.NamespaceExists, f"A timeseries collection already exists. NS: {ns}")
         info = w.create_collection(bns, bucket_options, clustered=True)

@@ -441,6 +441,13 @@ def bypasses_validation() -> bool:
     return True
 
 
+def uuid_of(info: Any) -> uuid_mod.UUID:
+    """A collection's UUID (its catalog entry keeps the 16 bytes) as a ``uuid.UUID``: how messages and
+    option documents show it (``UUID("...")``)."""
+    value = info.uuid
+    return value if isinstance(value, uuid_mod.UUID) else uuid_mod.UUID(bytes=bytes(value))
+
+
 def check_validator_namespace(ns: str, validator: Any, uuid: Any) -> None:
     """mongod's checkValidatorCanBeUsedOnNs: no validator on a system collection (time-series buckets
     aside) nor on a collection of the admin, local or config database (72 InvalidOptions)."""

@@ -62,3 +62,22 @@ def test_builtin_roles_exist_only_where_mongod_has_them(root_client):
     with pytest.raises(OperationFailure) as failure:
         root_client.roles_a.command("createUser", uuid.uuid4().hex, pwd="pw", roles=["root"])
     assert failure.value.code == 31  # root exists only on admin
+
+
+def test_only_a_client_that_may_block_writes_renames_a_buckets_collection(auth_server, root_client):
+    """mongod 7.0's validateNamespacesForRenameCollection: renaming ``system.buckets.<c>`` (to another
+    buckets name) needs setUserWriteBlockMode on the cluster (restore, root...); readWriteAnyDatabase,
+    which has every namespace privilege the rename asks, gets 20 IllegalOperation."""
+    db = root_client[f"rb_{uuid.uuid4().hex[:6]}"]
+    db.create_collection("c", timeseries={"timeField": "t"})
+    user = f"rw_{uuid.uuid4().hex[:6]}"
+    root_client.admin.command("createUser", user, pwd="pw", roles=["readWriteAnyDatabase", "dbAdminAnyDatabase"])
+    uri = f"mongodb://{user}:pw@127.0.0.1:{auth_server.port}/?directConnection=true&authSource=admin"
+    with pymongo.MongoClient(uri) as conn:
+        with pytest.raises(OperationFailure) as failure:
+            conn.admin.command("renameCollection", f"{db.name}.system.buckets.c", to=f"{db.name}.system.buckets.d")
+        assert (failure.value.code, failure.value.details["errmsg"]) == (
+            20, "Renaming system.buckets collections is not allowed")
+    root_client.admin.command("renameCollection", f"{db.name}.system.buckets.c", to=f"{db.name}.system.buckets.d")
+    assert "system.buckets.d" in db.list_collection_names()
+    root_client.drop_database(db.name)

@@ -27,12 +27,14 @@ from __future__ import annotations
 import datetime as dt
 import random
 import time
+import uuid
 
 import pytest
 from bson import ObjectId
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from harness.jstests import command_fails, fails
+from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands(
     "create", "listCollections", "drop", "insert", "find", "aggregate", "renameCollection", "compact",
@@ -319,8 +321,6 @@ def test_rename_refusals(db, other_db, target):
                                  "to": f"{to_db.name}.system.buckets.newColl"}, ILLEGAL_OPERATION)
 
 
-@pytest.mark.xfail(strict=True, reason="Tidemark refuses renaming system.buckets.<c> to system.buckets.<d> "
-                   "(IllegalOperation); 7.0 allows it for a client with setUserWriteBlockMode (any, without auth)")
 @pytest.mark.parametrize("target", ["same", "other"])
 def test_rename_buckets_to_buckets_keeps_the_data(db, other_db, target):
     """rename_timeseries_legacy.js, checkSuccesfulRename: ``system.buckets.<c>`` renamed to
@@ -339,6 +339,22 @@ def test_rename_buckets_to_buckets_keeps_the_data(db, other_db, target):
     to_db.create_collection("newColl", timeseries={"timeField": "time"})
     assert list(to_db["system.buckets.newColl"].find()) == before
     assert list(to_db.newColl.find({}, {"_id": 0}).sort("time", 1)) == MEASUREMENTS
+
+
+def test_create_over_buckets_without_a_view(db):
+    """mongod's _createTimeseries reuses a buckets collection left without its view when its options
+    match (the view is created over it), and otherwise answers 48 "Bucket Collection already exists"."""
+    db.create_collection("c", timeseries={"timeField": "time", "metaField": "m"})
+    db.c.insert_one({"time": dt.datetime(2024, 1, 1), "m": 1, "x": 1})
+    db.client.admin.command("renameCollection", f"{db.name}.system.buckets.c", to=f"{db.name}.system.buckets.d")
+    with pytest.raises(OperationFailure) as info:
+        db.create_collection("d", timeseries={"timeField": "other"})
+    stored = db.command("listCollections", filter={"name": "system.buckets.d"})["cursor"]["firstBatch"][0]
+    assert (info.value.code, info.value.details["errmsg"]) == (
+        48, f"Bucket Collection already exists. NS: {db.name}.system.buckets.d. "
+            f"UUID: {uuid.UUID(bytes=bytes(stored['info']['uuid']))}")
+    db.create_collection("d", timeseries={"timeField": "time", "metaField": "m"})
+    assert list(db.d.find({}, {"_id": 0})) == [{"time": dt.datetime(2024, 1, 1), "m": 1, "x": 1}]
 
 
 # --------------------------------------------------------------------------------------------------
