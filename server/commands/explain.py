@@ -40,7 +40,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query.count_scan import CountScan, count_scan_of
 from tidemark.query.expressions import evaluate_let
-from tidemark.query.project import keeps_sort_fields, projection_stage
+from tidemark.query.project import distinct_projection, keeps_sort_fields, projection_stage
 from tidemark.query.pushdown import FindShape, query_layer_shape
 from tidemark.query.update import apply_update
 from tidemark.query.update_parse import parse_update
@@ -341,10 +341,16 @@ class _Statement:
         self.collation: Any = None
         self.array_filters: Any = None
         self.skip = self.limit = 0
+        self.transform: dict | None = None  # the projection a distinct's plan reads through
         if command in ("count", "distinct"):
             self.filter = cmd.get("query") or {}
             self.stage = command.upper()
             self.hint, self.collation = cmd.get("hint"), cmd.get("collation")
+            if command == "distinct" and isinstance(cmd.get("key"), str):
+                # mongod runs a distinct as a find of the key's projection (getDistinctProjection); its
+                # plan shows that PROJECTION stage on top (Tidemark has no DISTINCT_SCAN)
+                self.transform = distinct_projection(cmd["key"])
+                self.stage = projection_stage(self.transform)
             if command == "count":
                 self.skip, self.limit = _count_bound(cmd.get("skip")), abs(_count_bound(cmd.get("limit")))
         elif command == "update":
@@ -390,6 +396,11 @@ class _Statement:
         else:
             returned = 0
         return {"nMatched": len(matched), "nWouldModify": modified, "nWouldUpsert": upserts}, returned
+
+    def node(self, fields: dict, input_stage: dict) -> dict:
+        """The statement's own stage over ``input_stage`` (with ``fields``: its counters)."""
+        transform = {"transformBy": self.transform} if self.transform is not None else {}
+        return {"stage": self.stage, **transform, **fields, "inputStage": input_stage}
 
     def wrap(self, stage: dict) -> dict:
         """findAndModify's ``fields`` is a projection above the write stage (passing on what it returns)."""
@@ -463,7 +474,7 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
             if scan is not None:  # the index alone answers the count: mongod's COUNT_SCAN
                 return _count_scan_explain(ctx, info, statement, scan, verbosity)
         plan = p.explain(filter=flt)
-        win = statement.wrap({"stage": statement.stage, "inputStage": plan})
+        win = statement.wrap(statement.node({}, plan))
         if verbosity == "queryPlanner":
             return win, None
         t0 = time.monotonic()
@@ -487,8 +498,8 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
             return win, {"executionSuccess": False, "errorMessage": error.message, "errorCode": error.code,
                          "nReturned": 0, "executionTimeMillis": millis, "totalKeysExamined": stats.get("keys", 0),
                          "totalDocsExamined": stats.get("docs", 0), "executionStages": win}
-        stage = {"stage": statement.stage, "nReturned": returned, "executionTimeMillisEstimate": millis,
-                 **counters, "inputStage": {**plan, "nReturned": len(matched)}}
+        stage = statement.node({"nReturned": returned, "executionTimeMillisEstimate": millis, **counters},
+                               {**plan, "nReturned": len(matched)})
         return win, {**_exec_stats(returned, millis, stats), "executionStages": statement.wrap(stage)}
 
     win, execution = await ctx.run_blocking(work)

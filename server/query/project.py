@@ -187,6 +187,21 @@ def projection_stage(spec: Mapping) -> str:
     return "PROJECTION_SIMPLE" if simple and projection_is_inclusion(spec) else "PROJECTION_DEFAULT"
 
 
+def distinct_projection(key: str) -> dict[str, int]:
+    """mongod's getDistinctProjection: what a distinct on ``key`` projects from the documents its plan
+    reads — ``{_id: 0, <key>: 1}`` (``{_id: 1}`` for ``_id``), a dotted key cut before its first array
+    index (``a.b.2`` -> ``a.b``), ``_id`` kept when the key is under it."""
+    parts = key.split(".")
+    projected = key
+    for i, part in enumerate(parts[1:], start=1):
+        if part.isdigit() or (part.startswith("+") and part[1:].isdigit()):  # (NumberParser: base 10, >= 0)
+            projected = ".".join(parts[:i])
+            break
+    if parts[0] == "_id":
+        return {projected: 1}
+    return {"_id": 0, projected: 1}
+
+
 def keeps_sort_fields(spec: Mapping, sort: Mapping) -> bool:
     """mongod's condition for running a projection beneath a sort (tryPushdownProjectBeneathSort): the
     projection computes nothing (flags only) and keeps every sort field exactly

@@ -162,3 +162,23 @@ def _sorted_key(doc: dict, sort: dict) -> tuple:
             value = value.get(part) if isinstance(value, dict) else None
         out.append(value)
     return tuple(out)
+
+
+@pytest.mark.commands("distinct")
+@pytest.mark.parametrize("key, transform", [
+    ("a", {"_id": 0, "a": 1}), ("_id", {"_id": 1}), ("b.c", {"_id": 0, "b.c": 1}), ("b.2.c", {"_id": 0, "b": 1}),
+    ("b.-1", {"_id": 0, "b.-1": 1}), ("_id.x", {"_id.x": 1}), ("2.a", {"_id": 0, "2.a": 1}),
+])
+def test_distinct_reads_through_its_key_projection(docs, key, transform):
+    """mongod runs a distinct as a find of its key's projection (parsed_distinct's getDistinctProjection:
+    ``{_id: 0, key: 1}``, ``{_id: 1}`` for ``_id``, a dotted key cut before its first array index, ``_id``
+    kept under it); without a DISTINCT_SCAN its plan is that PROJECTION over the find's access path, and
+    executionStats count the documents read."""
+    reply = docs.command({"explain": {"distinct": "c", "key": key, "query": {"a": {"$gte": 1}}},
+                          "verbosity": "executionStats"})
+    plan = reply["queryPlanner"]["winningPlan"]
+    expected_stage = "PROJECTION_SIMPLE" if all("." not in f for f in transform) else "PROJECTION_DEFAULT"
+    assert (plan["stage"], plan["transformBy"], plan["inputStage"]["stage"]) == (expected_stage, transform, "COLLSCAN")
+    assert reply["executionStats"]["nReturned"] == docs.c.count_documents({"a": {"$gte": 1}})
+    by_id = docs.command({"explain": {"distinct": "c", "key": key, "query": {"_id": 3}}})
+    assert by_id["queryPlanner"]["winningPlan"]["inputStage"] == {"stage": "IDHACK"}
