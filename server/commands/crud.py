@@ -821,12 +821,9 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
             target = namespace.lookup(r, ctx.db, name, collection_uuid=collection_uuid)  # the one resolution
             info, view = target.info, target.view
             if info is not None and not query and hint is None:
-                n = r.count(info)
-                if C.is_buckets_collection(name, info):
-                    n += ts.unstored_buckets(ctx.server, info.ns)[0]
-                n = max(0, n - skip)
+                counted, _ = record_store_count(ctx.server, r, name, info, skip, limit)
                 ctx.facts = ReadFacts(_FAST_COUNT, {})  # the record store's count: nothing examined
-                return min(n, limit) if limit else n
+                return counted
         if view is not None:
             pipeline: list[dict] = [{"$match": query}] if query else []
             if skip:
@@ -852,6 +849,16 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
         return sum(1 for _ in budget.outer(result.docs))
 
     return {"n": await ctx.run_blocking(work)}
+
+
+def record_store_count(server: ServerState, r: Any, name: str, info: Any, skip: int, limit: int) -> tuple[int, int]:
+    """(counted, skipped) of a count without a query or hint: mongod's RECORD_STORE_FAST_COUNT asks the
+    collection for its number of records (a buckets collection's in-memory buckets too)."""
+    n = r.count(info)
+    if C.is_buckets_collection(name, info):
+        n += ts.unstored_buckets(server, info.ns)[0]
+    left = max(0, n - skip)
+    return (min(left, limit) if limit else left), min(skip, n)
 
 
 def _count_integer(cmd: dict, name: str) -> int:

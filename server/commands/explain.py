@@ -31,6 +31,7 @@ from tidemark.arguments import check_fields
 from tidemark.commands import replication
 from tidemark.commands import timeseries as ts
 from tidemark.commands.aggregate import parse_aggregate
+from tidemark.commands.crud import record_store_count
 from tidemark.context import CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
 from tidemark.core import namespace
@@ -419,6 +420,22 @@ def _counted(run: Callable[[], Iterable[dict]]) -> tuple[list[dict], MongoError 
         return [], exc
 
 
+def _fast_count_explain(ctx: CommandContext, name: str, info: Any, statement: _Statement,
+                        verbosity: str) -> tuple[dict, dict | None]:
+    """(winningPlan, executionStats) of a count without a query or hint: mongod's
+    RECORD_STORE_FAST_COUNT, the collection's record count (the count's own, ``crud.record_store_count``);
+    nothing is examined."""
+    win = {"stage": "RECORD_STORE_FAST_COUNT"}
+    if verbosity == "queryPlanner":
+        return win, None
+    t0 = time.monotonic()
+    with ctx.server.engine.read() as r:
+        counted, skipped = record_store_count(ctx.server, r, name, info, statement.skip, statement.limit)
+    millis = int((time.monotonic() - t0) * 1000)
+    stage = {**win, "nReturned": 0, "executionTimeMillisEstimate": millis, "nCounted": counted, "nSkipped": skipped}
+    return win, {**_exec_stats(0, millis, {}), "executionStages": stage}
+
+
 def _count_scan_explain(ctx: CommandContext, info: Any, statement: _Statement, scan: CountScan,
                         verbosity: str) -> tuple[dict, dict | None]:
     """(winningPlan, executionStats) of a count the index alone answers: COUNT over COUNT_SCAN, which
@@ -469,6 +486,8 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
         p = planner.choose_plan(list(info.indexes), flt, None, statement.hint, multikey_default=info.clustered,
                                allow_or=True, cluster=cluster_info(info), id_lookup=True,
                                collation=C.effective_collation(statement.collation, C.default_collation_of(info)))
+        if statement.command == "count" and not flt and statement.hint in (None, {}, ""):
+            return _fast_count_explain(ctx, name, info, statement, verbosity)
         if statement.command == "count":
             scan = count_scan_of(p, flt, statement.collation or C.default_collation_of(info), info)
             if scan is not None:  # the index alone answers the count: mongod's COUNT_SCAN

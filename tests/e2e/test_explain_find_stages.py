@@ -182,3 +182,20 @@ def test_distinct_reads_through_its_key_projection(docs, key, transform):
     assert reply["executionStats"]["nReturned"] == docs.c.count_documents({"a": {"$gte": 1}})
     by_id = docs.command({"explain": {"distinct": "c", "key": key, "query": {"_id": 3}}})
     assert by_id["queryPlanner"]["winningPlan"]["inputStage"] == {"stage": "IDHACK"}
+
+
+@pytest.mark.commands("count")
+def test_count_without_a_query_is_a_record_store_count(docs):
+    """getExecutorCount: a count with an empty query and no hint asks the collection for its number of
+    records (RECORD_STORE_FAST_COUNT, nothing examined), as the count command itself does; skip and limit
+    apply to that number. With a hint or a query it counts through a plan."""
+    reply = docs.command({"explain": {"count": "c", "skip": 2, "limit": 5}, "verbosity": "executionStats"})
+    assert reply["queryPlanner"]["winningPlan"] == {"stage": "RECORD_STORE_FAST_COUNT"}
+    stages = reply["executionStats"]["executionStages"]
+    assert (stages["stage"], stages["nCounted"], stages["nSkipped"]) == ("RECORD_STORE_FAST_COUNT", 5, 2)
+    assert reply["executionStats"]["totalDocsExamined"] == reply["executionStats"]["totalKeysExamined"] == 0
+    assert docs.command("count", "c", skip=2, limit=5)["n"] == 5
+    hinted = docs.command({"explain": {"count": "c", "hint": {"_id": 1}}})["queryPlanner"]["winningPlan"]
+    assert hinted["stage"] == "COUNT" and hinted["inputStage"]["stage"] != "RECORD_STORE_FAST_COUNT"
+    missing = docs.command({"explain": {"count": "nothing"}})["queryPlanner"]["winningPlan"]
+    assert missing == {"stage": "COUNT", "inputStage": {"stage": "EOF", "type": "nonExistentNamespace"}}
