@@ -14,6 +14,7 @@ The documents a find returns do not depend on any of this: each case also checks
 from __future__ import annotations
 
 import pytest
+from harness.jstests import plan_stages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,14 +25,6 @@ MEM = 104857600
 
 def _plan(db, verbosity: str = "queryPlanner", **find) -> dict:
     return db.command({"explain": {"find": "c", **find}, "verbosity": verbosity})["queryPlanner"]["winningPlan"]
-
-
-def _stages(plan: dict) -> list[str]:
-    out = []
-    while plan:
-        out.append(plan["stage"])
-        plan = plan.get("inputStage")
-    return out
 
 
 @pytest.fixture
@@ -47,35 +40,35 @@ def test_blocking_sort_stage_fields(docs):
 
 
 def test_limit_becomes_the_sorts_top_k_and_skip_sits_above(docs):
-    assert _stages(_plan(docs, sort={"x": 1}, limit=3)) == ["SORT", "COLLSCAN"]
+    assert plan_stages(_plan(docs, sort={"x": 1}, limit=3)) == ["SORT", "COLLSCAN"]
     assert _plan(docs, sort={"x": 1}, limit=3)["limitAmount"] == 3
     skipped = _plan(docs, sort={"x": 1}, skip=2, limit=3)
-    assert _stages(skipped) == ["SKIP", "SORT", "COLLSCAN"]
+    assert plan_stages(skipped) == ["SKIP", "SORT", "COLLSCAN"]
     assert (skipped["skipAmount"], skipped["inputStage"]["limitAmount"]) == (2, 5)
     assert [d["_id"] for d in docs.c.find(sort=[("x", 1)], skip=2, limit=3)] == [7, 6, 5]
 
 
 def test_limit_without_a_blocking_sort_is_on_top(docs):
-    assert _stages(_plan(docs, skip=1, limit=2)) == ["LIMIT", "SKIP", "COLLSCAN"]
+    assert plan_stages(_plan(docs, skip=1, limit=2)) == ["LIMIT", "SKIP", "COLLSCAN"]
     docs.c.create_index("x")
     provided = _plan(docs, sort={"x": 1}, limit=2, projection={"x": 1})
-    assert _stages(provided) == ["LIMIT", "PROJECTION_SIMPLE", "FETCH", "IXSCAN"]
+    assert plan_stages(provided) == ["LIMIT", "PROJECTION_SIMPLE", "FETCH", "IXSCAN"]
     assert list(docs.c.find({}, {"x": 1}, sort=[("x", 1)], limit=2)) == [{"_id": 9, "x": 1}, {"_id": 8, "x": 2}]
 
 
 def test_projection_goes_beneath_a_full_sort_that_it_keeps(docs):
-    assert _stages(_plan(docs, sort={"a": 1}, projection={"a": 1})) == ["SORT", "PROJECTION_SIMPLE", "COLLSCAN"]
-    assert _stages(_plan(docs, sort={"a": 1}, skip=1, projection={"a": 1})) == \
+    assert plan_stages(_plan(docs, sort={"a": 1}, projection={"a": 1})) == ["SORT", "PROJECTION_SIMPLE", "COLLSCAN"]
+    assert plan_stages(_plan(docs, sort={"a": 1}, skip=1, projection={"a": 1})) == \
         ["SKIP", "SORT", "PROJECTION_SIMPLE", "COLLSCAN"]
-    assert _stages(_plan(docs, sort={"a": 1}, projection={"x": 0})) == ["SORT", "PROJECTION_DEFAULT", "COLLSCAN"]
+    assert plan_stages(_plan(docs, sort={"a": 1}, projection={"x": 0})) == ["SORT", "PROJECTION_DEFAULT", "COLLSCAN"]
     # not when it drops a sort field, computes a value, or the sort is top-k
-    assert _stages(_plan(docs, sort={"a": 1}, projection={"x": 1})) == ["PROJECTION_SIMPLE", "SORT", "COLLSCAN"]
-    assert _stages(_plan(docs, sort={"a": 1}, projection={"a": 0})) == ["PROJECTION_DEFAULT", "SORT", "COLLSCAN"]
-    assert _stages(_plan(docs, sort={"a": 1}, projection={"a": 1, "y": {"$add": [1, 2]}})) == \
+    assert plan_stages(_plan(docs, sort={"a": 1}, projection={"x": 1})) == ["PROJECTION_SIMPLE", "SORT", "COLLSCAN"]
+    assert plan_stages(_plan(docs, sort={"a": 1}, projection={"a": 0})) == ["PROJECTION_DEFAULT", "SORT", "COLLSCAN"]
+    assert plan_stages(_plan(docs, sort={"a": 1}, projection={"a": 1, "y": {"$add": [1, 2]}})) == \
         ["PROJECTION_DEFAULT", "SORT", "COLLSCAN"]
-    assert _stages(_plan(docs, sort={"a": 1}, limit=2, projection={"a": 1})) == \
+    assert plan_stages(_plan(docs, sort={"a": 1}, limit=2, projection={"a": 1})) == \
         ["PROJECTION_SIMPLE", "SORT", "COLLSCAN"]
-    assert _stages(_plan(docs, sort={"b.c": 1}, projection={"b": 1})) == ["SORT", "PROJECTION_SIMPLE", "COLLSCAN"]
+    assert plan_stages(_plan(docs, sort={"b.c": 1}, projection={"b": 1})) == ["SORT", "PROJECTION_SIMPLE", "COLLSCAN"]
     assert list(docs.c.find({}, {"a": 1}, sort=[("a", -1), ("_id", 1)], limit=3)) == [
         {"_id": 3, "a": 3}, {"_id": 7, "a": 3}, {"_id": 2, "a": 2}]
 
@@ -133,7 +126,7 @@ def test_find_stage_family(docs, sort, projection, skip, limit):
     if projection:
         find["projection"] = projection
     plan = _plan(docs, **find)
-    stages = _stages(plan)
+    stages = plan_stages(plan)
     by_stage = {p["stage"]: p for p in _walk(plan)}
     assert stages[-1] == "COLLSCAN"
     assert ("SORT" in by_stage) == bool(sort)

@@ -13,6 +13,7 @@ django-mongodb-backend's test suite, which reads ``explain["queryPlanner"]["winn
 from __future__ import annotations
 
 import pytest
+from harness.jstests import plan_stages
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -22,16 +23,6 @@ pytestmark = pytest.mark.commands("explain", "aggregate")
 def explain(db, pipeline, verbosity="queryPlanner", coll="c", **options):
     return db.command("explain", {"aggregate": coll, "pipeline": pipeline, "cursor": {}, **options},
                       verbosity=verbosity)
-
-
-def plan_stages(node) -> list[str]:
-    """Every stage name of a plan tree, top down."""
-    if not isinstance(node, dict):
-        return []
-    names = [node["stage"]] if "stage" in node else []
-    for child in [node.get("inputStage"), *node.get("inputStages", [])]:
-        names.extend(plan_stages(child))
-    return names
 
 
 def find_stage(node, name):

@@ -15,6 +15,7 @@ import datetime
 import bson
 import pytest
 from bson.decimal128 import Decimal128
+from harness.jstests import plan_stages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -24,14 +25,6 @@ pytestmark = pytest.mark.commands("explain", "find", "aggregate", "count", "upda
 
 def _winning(reply: dict) -> dict:
     return reply["queryPlanner"]["winningPlan"]
-
-
-def _stages(plan: dict) -> list[str]:
-    out = []
-    while plan:
-        out.append(plan["stage"])
-        plan = plan.get("inputStage")
-    return out
 
 
 def _explain_find(db, **find) -> dict:
@@ -54,13 +47,13 @@ def test_idhack_js(db):
     assert explain["executionStats"]["totalKeysExamined"] == 1
     assert _winning(explain) == {"stage": "IDHACK"}
     t.create_index([("_id", 1), ("a", 1)])
-    assert "IDHACK" not in _stages(_winning(_explain_find(db, filter={"_id": {"x": 2}}, hint={"_id": 1, "a": 1})))
-    assert "IDHACK" not in _stages(_winning(_explain_find(db, filter={"_id": {"x": 2}}, skip=1)))
+    assert "IDHACK" not in plan_stages(_winning(_explain_find(db, filter={"_id": {"x": 2}}, hint={"_id": 1, "a": 1})))
+    assert "IDHACK" not in plan_stages(_winning(_explain_find(db, filter={"_id": {"x": 2}}, skip=1)))
     t.insert_one({"_id": "abc"})
     assert t.find_one({"_id": bson.Regex("abc")}) == {"_id": "abc"}
-    assert "IDHACK" not in _stages(_winning(_explain_find(db, filter={"_id": bson.Regex("abc")})))
+    assert "IDHACK" not in plan_stages(_winning(_explain_find(db, filter={"_id": bson.Regex("abc")})))
     covered = _explain_find(db, filter={"_id": {"x": 2}}, projection={"_id": 1})
-    assert _stages(_winning(covered)) == ["PROJECTION_SIMPLE", "IDHACK"]
+    assert plan_stages(_winning(covered)) == ["PROJECTION_SIMPLE", "IDHACK"]
     assert t.find_one({"_id": {"x": 2}}, {"_id": 1}) == {"_id": {"x": 2}}
 
     t.drop()
@@ -85,7 +78,7 @@ def test_idhack_js(db):
     assert list(t.find({"_id": 1}).hint([("_id", 1)]).max([("_id", 0)])) == []
     assert list(t.find({"_id": 1}).hint([("_id", 1)]).min([("_id", 2)])) == []
     bounded = _explain_find(db, filter={"_id": 2}, hint={"_id": 1}, min={"_id": 1}, max={"_id": 3})
-    assert "IDHACK" not in _stages(_winning(bounded))
+    assert "IDHACK" not in plan_stages(_winning(bounded))
 
 
 def test_idhack_has_no_limit_sort_or_fetch_and_counts_what_it_reads(db):
@@ -102,7 +95,7 @@ def test_idhack_has_no_limit_sort_or_fetch_and_counts_what_it_reads(db):
 def test_show_record_id_is_no_idhack(db):
     db.c.insert_one({"_id": 1})
     explain = db.command({"explain": {"find": "c", "filter": {"_id": 1}, "showRecordId": True}})
-    assert "IDHACK" not in _stages(_winning(explain))
+    assert "IDHACK" not in plan_stages(_winning(explain))
 
 
 def test_every_statement_kind_plans_the_lookup(db):
@@ -118,9 +111,9 @@ def test_every_statement_kind_plans_the_lookup(db):
     for name, (cmd, expected) in cases.items():
         for verbosity in ("queryPlanner", "executionStats"):
             reply = db.command({"explain": cmd, "verbosity": verbosity})
-            assert _stages(_winning(reply)) == expected, (name, reply)
+            assert plan_stages(_winning(reply)) == expected, (name, reply)
     hinted = {"update": "c", "updates": [{"q": {"_id": 3}, "u": {"$set": {"y": 1}}, "hint": {"_id": 1}}]}
-    assert _stages(_winning(db.command({"explain": hinted}))) == ["UPDATE", "FETCH", "IXSCAN"]
+    assert plan_stages(_winning(db.command({"explain": hinted}))) == ["UPDATE", "FETCH", "IXSCAN"]
     assert db.c.find_one({"_id": 3}) == {"_id": 3, "x": 3}  # (explain wrote nothing)
 
 
@@ -156,7 +149,7 @@ def test_collation_other_than_the_default_is_no_idhack(db):
     assert _winning(_explain_find(db, filter={"_id": "b"})) == {"stage": "IDHACK"}
     assert list(db.c.find({"_id": "b"})) == [{"_id": "B"}]
     other = _explain_find(db, filter={"_id": "b"}, collation={"locale": "simple"})
-    assert "IDHACK" not in _stages(_winning(other))
+    assert "IDHACK" not in plan_stages(_winning(other))
     assert list(db.c.find({"_id": "b"}, collation={"locale": "simple"})) == []
 
 
@@ -222,7 +215,7 @@ def test_idhack_family(family, flt, skip, limit, sort):
         assert info.value.code == refused.code
         return
     plan = _winning(db.command({"explain": {"find": "c", **find}}))
-    assert ("IDHACK" in _stages(plan)) == (_simple(flt) and not skip), plan
+    assert ("IDHACK" in plan_stages(plan)) == (_simple(flt) and not skip), plan
     assert db.command("find", "c", **find)["cursor"]["firstBatch"] == expected
     counted = db.command("count", "c", query=flt)["n"]
     assert counted == len(db.command("find", "c", filter=flt, hint={"_id": 1})["cursor"]["firstBatch"])
@@ -232,10 +225,10 @@ def test_explain_of_return_key_and_show_record_id(db):
     db.c.insert_many([{"_id": i, "x": i} for i in range(3)])
     keyed = db.command({"explain": {"find": "c", "filter": {"_id": 1}, "returnKey": True, "projection": {"x": 1}},
                         "verbosity": "executionStats"})
-    assert _stages(_winning(keyed)) == ["RETURN_KEY", "IDHACK"]
+    assert plan_stages(_winning(keyed)) == ["RETURN_KEY", "IDHACK"]
     assert keyed["executionStats"]["nReturned"] == 1
     ranged = db.command({"explain": {"find": "c", "filter": {"x": {"$gte": 1}}, "returnKey": True}})
-    assert _stages(_winning(ranged)) == ["RETURN_KEY", "COLLSCAN"]
+    assert plan_stages(_winning(ranged)) == ["RETURN_KEY", "COLLSCAN"]
     db.command("create", "v", viewOn="c", pipeline=[])
     for option in ("returnKey", "showRecordId"):
         with pytest.raises(Exception) as info:

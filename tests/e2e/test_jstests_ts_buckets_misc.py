@@ -24,7 +24,7 @@ import datetime as dt
 import bson
 import pytest
 from bson import Binary, ObjectId
-from harness.jstests import error_code
+from harness.jstests import error_code, malformed_buckets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo import DeleteOne, InsertOne, ReturnDocument
@@ -438,14 +438,7 @@ def test_buckets_collection_validator(db):
     assert list(db.c.find()) == [{"time": stamp, "_id": oid, "a": 1.0}]
 
     now = dt.datetime(2024, 3, 19, 14, 0)
-    bad = [
-        {"control": {"version": "not a number", "min": {"time": now}, "max": {"time": now}}, "data": {}},
-        {"control": {"version": 1, "min": {"time": "not a date"}, "max": {"time": now}}, "data": {}},
-        {"control": {"version": 1, "min": {"time": now}, "max": {"time": "not a date"}}, "data": {}},
-        {"control": {"version": 1, "min": {"time": now}, "max": {"time": now}}, "data": "not an object"},
-        {"invalid_bucket_field": 1},
-    ]
-    for doc in bad:
+    for doc in malformed_buckets(now):
         reply = db.command("insert", buckets.name, documents=[doc], check=False)
         error = _write_error(reply)
         assert error["code"] == VALIDATION_FAILED and error["errmsg"] == "Document failed validation"

@@ -33,7 +33,7 @@ import pytest
 from bson import ObjectId
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
-from harness.jstests import command_fails, fails
+from harness.jstests import command_fails, fails, malformed_buckets
 from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands(
@@ -214,14 +214,7 @@ def test_create_puts_a_validator_on_the_buckets(db):
         "data": {"time": {"0": stamp}, "_id": {"0": oid}, "a": {"0": 1}},
     })
     now = dt.datetime(2024, 1, 1)
-    bad = [
-        {"control": {"version": "not a number", "min": {"time": now}, "max": {"time": now}}, "data": {}},
-        {"control": {"version": 1, "min": {"time": "not a date"}, "max": {"time": now}}, "data": {}},
-        {"control": {"version": 1, "min": {"time": now}, "max": {"time": "not a date"}}, "data": {}},
-        {"control": {"version": 1, "min": {"time": now}, "max": {"time": now}}, "data": "not an object"},
-        {"invalid_bucket_field": 1},
-    ]
-    for doc in bad:
+    for doc in malformed_buckets(now):
         reply = db.command("insert", "system.buckets.c", documents=[doc], check=False)
         assert [e["code"] for e in reply.get("writeErrors", [])] == [VALIDATION_FAILED], (doc, reply)
     assert [d["a"] for d in db.c.find()] == [1]

@@ -257,3 +257,26 @@ def ts_pair(db, docs: Iterable[dict], time_field: str, meta_field: str | None = 
         db.ts.insert_many([dict(d) for d in docs])
         db.plain.insert_many([dict(d) for d in docs])
     return db.plain, db.ts
+
+
+def plan_stages(node: Any) -> list[str]:
+    """Every stage name of an explain plan tree, top down (``inputStage`` and ``inputStages``)."""
+    if not isinstance(node, dict):
+        return []
+    names = [node["stage"]] if "stage" in node else []
+    for child in [node.get("inputStage"), *node.get("inputStages", [])]:
+        names.extend(plan_stages(child))
+    return names
+
+
+def malformed_buckets(now: dt.datetime) -> list[dict]:
+    """Bucket documents the buckets collection's ``$jsonSchema`` validator refuses (121): a control
+    version that is no number, min/max times that are no dates, ``data`` no object, an unknown top-level
+    field (timeseries_schema_validation.js, timeseries_create.js)."""
+    return [
+        {"control": {"version": "not a number", "min": {"time": now}, "max": {"time": now}}, "data": {}},
+        {"control": {"version": 1, "min": {"time": "not a date"}, "max": {"time": now}}, "data": {}},
+        {"control": {"version": 1, "min": {"time": now}, "max": {"time": "not a date"}}, "data": {}},
+        {"control": {"version": 1, "min": {"time": now}, "max": {"time": now}}, "data": "not an object"},
+        {"invalid_bucket_field": 1},
+    ]
