@@ -51,7 +51,7 @@ from tidemark.commands import (
     users,
 )
 from tidemark.commands.api_version import check_api_parameters
-from tidemark.commands.concerns import check_concerns
+from tidemark.commands.concerns import check_concerns, refuses_write_concern
 from tidemark.context import (
     CloseConnection,
     CommandContext,
@@ -219,6 +219,8 @@ class Dispatcher:
                 self.server.sessions.touch(lsid, conn)
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
+            if "writeConcern" in cmd and refuses_write_concern(spec.name, cmd):
+                raise MongoError(ErrorCode.InvalidOptions, "Command does not support writeConcern")
             if "readConcern" in cmd or "writeConcern" in cmd:
                 check_concerns(cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
             failpoints = self.server.failpoints

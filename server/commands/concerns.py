@@ -11,6 +11,10 @@ told it got what it asked for).
   number 14, w not a number, string or object of numbers 9, j and fsync both true 9); w: 0, 1,
   "majority" and tag documents are served; a number above 1 or another mode -> 2 BadValue, outside
   0..50 -> 9.
+- a writeConcern on a command that takes none (mongod's ``supportsWriteConcern()`` false: find, count,
+  distinct, getMore, an inline mapReduce, the reports) -> 72 InvalidOptions "Command does not support
+  writeConcern", whatever it holds (``refuses_write_concern``). An aggregate takes one even when it
+  only reads (jstests/core/aggregation_accepts_write_concern.js).
 """
 
 from __future__ import annotations
@@ -25,9 +29,35 @@ from tidemark.query.expr_logic import truthy
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import is_number
 
-__all__ = ["check_concerns"]
+__all__ = ["check_concerns", "refuses_write_concern"]
 
 _LEVELS = ("local", "majority", "linearizable", "available", "snapshot")
+
+
+# Commands whose mongod 7.0 implementation answers supportsWriteConcern() false (they write nothing a
+# client could wait for): a writeConcern on them is refused before it is parsed, as
+# jstests/core/commands_that_do_not_write_do_not_accept_wc.js (find, distinct, count, mapReduce inline)
+# and jstests/sharding/validate_commands_wc.js (ping, even with {}) check. The
+# commands not listed here take one; where mongod's answer was not certain, the command is left out
+# of this list (a writeConcern it ignores costs a client nothing, a refused one fails its call).
+_TAKES_NO_WRITE_CONCERN = frozenset({
+    "find", "getMore", "count", "distinct", "explain", "listCollections", "listIndexes", "listDatabases",
+    "collStats", "dbStats", "dataSize", "dbHash", "validate", "validateDBMetadata", "ping", "hello", "isMaster",
+    "buildInfo", "serverStatus", "hostInfo", "getCmdLineOpts", "getLog", "getParameter", "connectionStatus",
+    "currentOp", "top", "usersInfo", "rolesInfo", "listCommands", "whatsmyuri", "features", "filemd5",
+    "replSetGetStatus", "replSetGetConfig", "_isSelf", "startSession", "refreshSessions", "endSessions",
+    "killSessions", "killAllSessions", "saslStart", "saslContinue", "authenticate", "logout",
+})
+
+
+def refuses_write_concern(name: str, cmd: dict) -> bool:
+    """Whether command ``name`` (canonical) refuses any ``writeConcern`` with 72, as mongod's
+    uassertCommandDoesNotSpecifyWriteConcern: a mapReduce without ``out`` or with ``out: {inline: ...}``
+    (mongod's mrSupportsWriteConcern), and the commands above."""
+    if name == "mapReduce":
+        out = cmd.get("out")
+        return out is None or (isinstance(out, dict) and "inline" in out)
+    return name in _TAKES_NO_WRITE_CONCERN
 
 
 def check_concerns(cmd: dict) -> None:

@@ -103,3 +103,85 @@ def test_write_concern_family(db, concern):
     else:
         assert expected is None, concern
         assert db.c.count_documents({}) == 1
+
+
+# -- commands that take no write concern ------------------------------------------------------------
+# mongod 7.0 refuses any writeConcern on a command whose supportsWriteConcern() is false with 72
+# InvalidOptions, before parsing it (jstests/core/commands_that_do_not_write_do_not_accept_wc.js,
+# jstests/sharding/validate_commands_wc.js). Tidemark's find used to give 40415 and the others ran.
+# An aggregate takes one whether it writes or not (jstests/core/aggregation_accepts_write_concern.js).
+
+NOT_SUPPORTED = (72, "Command does not support writeConcern")
+
+READS = [
+    {"find": "leaves", "filter": {"_id": 1}},
+    {"distinct": "leaves", "key": "_id"},
+    {"count": "leaves", "query": {"type": "oak"}},
+    {"mapReduce": "leaves", "map": "function() { this.tags.forEach(function(z) { emit(z, 1); }); }",
+     "reduce": "function(key, values) { return {count: values.length}; }", "out": {"inline": 1}},
+    {"listIndexes": "leaves"},
+    {"listCollections": 1},
+    {"collStats": "leaves"},
+    {"dbStats": 1},
+    {"explain": {"find": "leaves"}},
+    {"ping": 1},
+]
+
+
+@pytest.mark.commands("find", "distinct", "count", "mapReduce", "listIndexes", "listCollections",
+                      "collStats", "dbStats", "explain", "ping")
+@pytest.mark.parametrize("cmd", READS, ids=lambda cmd: next(iter(cmd)))
+def test_commands_that_do_not_write_do_not_accept_wc(db, cmd):
+    """The jstest's commands and write concerns (a valid and an invalid one), plus the empty one
+    validate_commands_wc.js gives ping: each is 72 with no writeConcernError."""
+    db.leaves.insert_one({"type": "oak", "tags": ["a"]})
+    for concern in ({"w": "invalid"}, {"w": 1}, {}):
+        with pytest.raises(OperationFailure) as info:
+            db.command({**cmd, "writeConcern": concern})
+        assert (info.value.code, info.value.details["errmsg"]) == NOT_SUPPORTED
+        assert info.value.details.get("codeName") == "InvalidOptions"
+        assert "writeConcernError" not in info.value.details
+
+
+@pytest.mark.commands("aggregate", "mapReduce")
+def test_aggregate_and_writing_map_reduce_take_a_write_concern(db):
+    """An aggregate, reading or writing with $out/$merge, and a mapReduce writing a collection parse
+    theirs (2 for a mode a standalone cannot honour; nothing written) and run with an acceptable one."""
+    db.leaves.insert_many([{"_id": 1, "type": "oak", "tags": ["a"]}, {"_id": 2, "type": "maple", "tags": ["a", "b"]}])
+    mr = {"mapReduce": "leaves", "map": "function() { this.tags.forEach(function(z) { emit(z, 1); }); }",
+          "reduce": "function(key, values) { return Array.sum(values); }", "out": "mr_out"}
+    for cmd, target in (({"aggregate": "leaves", "pipeline": [{"$out": "agg_out"}], "cursor": {}}, "agg_out"),
+                        ({"aggregate": "leaves", "pipeline": [{"$merge": {"into": "merge_out"}}], "cursor": {}},
+                         "merge_out"),
+                        (mr, "mr_out")):
+        with pytest.raises(OperationFailure) as info:
+            db.command({**cmd, "writeConcern": {"w": "invalid"}})
+        assert info.value.code == 2
+        assert target not in db.list_collection_names()
+        db.command({**cmd, "writeConcern": {"w": 1}})
+        assert db[target].count_documents({}) == 2
+    read = {"aggregate": "leaves", "pipeline": [{"$match": {"_id": 1}}], "cursor": {}}
+    with pytest.raises(OperationFailure) as info:
+        db.command({**read, "writeConcern": {"w": "invalid"}})
+    assert info.value.code == 2
+    for concern in ({"w": "majority"}, {"w": 1}, {}):
+        assert db.command({**read, "writeConcern": concern})["cursor"]["firstBatch"] == [
+            {"_id": 1, "type": "oak", "tags": ["a"]}]
+
+
+@pytest.mark.commands("find", "count", "distinct", "mapReduce", "insert")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(concern=CONCERNS, read=st.sampled_from(READS[:4]))
+def test_read_refuses_any_write_concern_family(db, concern, read):
+    """Whatever the write concern holds, a read refuses it with 72 (it is never parsed), while the same
+    write concern on an insert meets the parse of the model above."""
+    with pytest.raises(OperationFailure) as info:
+        db.command({**read, "writeConcern": concern})
+    assert (info.value.code, info.value.details["errmsg"]) == NOT_SUPPORTED
+    db.c.delete_many({})
+    try:
+        db.command({"insert": "c", "documents": [{"_id": 1}], "writeConcern": concern})
+    except OperationFailure as exc:
+        assert exc.code == _expected_code(concern)
+    else:
+        assert _expected_code(concern) is None
