@@ -24,6 +24,7 @@ from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import capped, clustered, namespace
 from tidemark.core import collection as C
+from tidemark.core.coll_mod_index import CollModIndex, parse_coll_mod_index, ttl_seconds
 from tidemark.core.collection import ensure_collection
 from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -830,6 +831,8 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
         if key != "collMod" and key not in GENERIC_ARGUMENTS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
 
+    if _truthy(cmd.get("dryRun", False)):
+        _check_dry_run(cmd)
     resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
                                       collection_uuid=namespace.collection_uuid_arg(cmd, "collMod"))
     info, view = resolved.info, resolved.view
@@ -838,7 +841,7 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
     if view is not None:
         return await _coll_mod_view(ctx, db, name, cmd)
     if info is None:
-        raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {ns}")
+        raise MongoError(ErrorCode.NamespaceNotFound, "ns does not exist")
     if "viewOn" in cmd or "pipeline" in cmd:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a view: viewOn")
     for option in ("timeseries", "timeseriesBucketsMayHaveMixedSchemaData"):
@@ -856,16 +859,14 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
             changes[k] = cmd[k]
     check_validation_options(changes, current=info.options or {}, ns=ns, uuid=info.uuid)
     cap_changes = capped.parse_coll_mod(cmd)
-    index_change = cmd.get("index")
-    if index_change is not None and not isinstance(index_change, dict):
-        raise MongoError(ErrorCode.TypeMismatch, "BSON field 'collMod.index' is the wrong type, expected type 'object'")
+    index_change = parse_coll_mod_index(cmd["index"]) if "index" in cmd else None
 
     def fn(w):
         current = w.get_collection(ns)
         if current is None:
-            raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {ns}")
+            raise MongoError(ErrorCode.NamespaceNotFound, "ns does not exist")
         reply: dict = {}
-        if index_change:
+        if index_change is not None:
             reply.update(_coll_mod_index(w, current, index_change))
         if changes or expire is not None:
             options = dict(current.options or {})
@@ -886,49 +887,84 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
     return await _write(ctx, fn)
 
 
-def _coll_mod_index(w, info, change: dict) -> dict:
-    if ("name" in change) == ("keyPattern" in change):
-        raise MongoError(ErrorCode.InvalidOptions, "must specify either index name or key pattern")
-    spec = None
-    for s in info.indexes:
-        if ("name" in change and s["name"] == change["name"]) or (
-                "keyPattern" in change and list(s["key"].items()) == list(change["keyPattern"].items())):
-            # (a key pattern is ordered: {a: 1, b: 1} is another index than {b: 1, a: 1}, as mongod's
-            # findIndexesByKeyPattern compares them)
-            spec = s
-            break
-    if spec is None:
-        what = change.get("name") if "name" in change else C.format_value(change["keyPattern"])
-        raise MongoError(ErrorCode.IndexNotFound, f"cannot find index {what} for ns {info.ns}")
-    updates: dict = {}
-    reply: dict = {}
-    if "hidden" in change:
-        if spec["name"] == "_id_":
-            raise MongoError(ErrorCode.BadValue, "can't hide _id index")
-        new = bool(change["hidden"])
-        old = bool(spec.get("hidden", False))
-        if new != old:
-            updates["hidden"] = True if new else None  # unhiding removes the field, as mongod's collMod
-            reply.update({"hidden_old": old, "hidden_new": new})
-    if "expireAfterSeconds" in change:
+def _check_dry_run(cmd: dict) -> None:
+    """mongod's _processCollModDryRunMode, before anything else: a dry run only checks a conversion to
+    unique (which Tidemark does not implement: the index change then answers 115), and changes nothing."""
+    index = cmd.get("index")
+    if index is None:
+        raise MongoError(ErrorCode.InvalidOptions, "dry run mode requires an valid index modification.")
+    if not (isinstance(index, dict) and _truthy(index.get("unique", False))):
+        raise MongoError(ErrorCode.InvalidOptions, "dry run mode requires an index modification with unique: true.")
+
+
+def _coll_mod_index(w, info, change: CollModIndex) -> dict:
+    """One index's changes (mongod 7.0's parseCollModRequest and processCollModIndexRequest): its TTL
+    (an index without one becomes a TTL index if it has one field and is not ``_id``) and ``hidden``.
+    Converting to unique is not implemented (115)."""
+    if change.expire_after_seconds is not None:
         if (info.options or {}).get("capped"):
             raise MongoError(ErrorCode.InvalidOptions, "TTL indexes are not supported for capped collections.")
-        if "expireAfterSeconds" not in spec:
-            raise MongoError(ErrorCode.InvalidOptions, "no expireAfterSeconds field to update")
-        new_exp = change["expireAfterSeconds"]
-        if isinstance(new_exp, bool) or not isinstance(new_exp, (int, float)) or new_exp < 0:
-            raise MongoError(ErrorCode.InvalidOptions,
-                             "TTL index 'expireAfterSeconds' option must be within an acceptable range")
-        old_exp = spec["expireAfterSeconds"]
-        if int(new_exp) != old_exp:
-            updates["expireAfterSeconds"] = int(new_exp)
-            reply.update({"expireAfterSeconds_old": old_exp, "expireAfterSeconds_new": int(new_exp)})
-    for k in ("unique", "prepareUnique"):
-        if k in change:
-            raise MongoError(ErrorCode.CommandNotSupported, f"collMod index option '{k}' is not supported by Tidemark")
+        ttl_seconds(change.expire_after_seconds)
+    spec = _coll_mod_target(info, change)
+    updates: dict = {}
+    reply: dict = {}
+    if change.expire_after_seconds is not None:
+        new_exp = change.expire_after_seconds
+        old_exp = spec.get("expireAfterSeconds")
+        if old_exp is None:
+            if spec["name"] == "_id_":
+                raise MongoError(ErrorCode.InvalidOptions, "the _id field does not support TTL indexes")
+            if len(spec["key"]) != 1:
+                raise MongoError(ErrorCode.InvalidOptions,
+                                 "TTL indexes are single-field indexes, compound indexes do not support TTL")
+            updates["expireAfterSeconds"] = new_exp
+            reply["expireAfterSeconds_new"] = new_exp
+        elif isinstance(old_exp, bool) or not isinstance(old_exp, int | float):
+            raise MongoError(ErrorCode.InvalidOptions, "existing expireAfterSeconds field is not a number")
+        elif new_exp != old_exp:
+            updates["expireAfterSeconds"] = new_exp
+            reply.update({"expireAfterSeconds_old": old_exp, "expireAfterSeconds_new": new_exp})
+    for option, value in (("unique", change.unique), ("prepareUnique", change.prepare_unique),
+                          ("forceNonUnique", change.force_non_unique)):
+        if value is not None:
+            raise MongoError(ErrorCode.CommandNotSupported,
+                             f"collMod index option '{option}' is not supported by Tidemark")
+    if change.hidden is not None:
+        coll = info.ns.partition(".")[2]
+        if coll.startswith("system.") and not coll.startswith(C.BUCKETS_PREFIX):
+            raise MongoError(ErrorCode.BadValue, "Can't hide index on system collection")
+        if spec["name"] == "_id_":
+            raise MongoError(ErrorCode.BadValue, "can't hide _id index")
+        old = bool(spec.get("hidden", False))
+        if change.hidden != old:
+            updates["hidden"] = True if change.hidden else None  # unhiding removes the field, as mongod's collMod
+            reply.update({"hidden_old": old, "hidden_new": change.hidden})
     if updates:
         w.set_index_options(info, spec["name"], updates)
     return reply
+
+
+def _coll_mod_target(info, change: CollModIndex) -> dict:
+    """The index ``change`` names: by name, or by key pattern (ordered: {a: 1, b: 1} is another index
+    than {b: 1, a: 1}, as mongod's findIndexesByKeyPattern compares them), which must match one index
+    (indexes on one key with other collations or options: 119)."""
+    if change.name is not None:
+        for spec in info.indexes:
+            if spec["name"] == change.name:
+                return spec
+        raise MongoError(ErrorCode.IndexNotFound, f"cannot find index {change.name} for ns {info.ns}")
+    assert change.key_pattern is not None
+    wanted = list(change.key_pattern.items())
+    matches = [spec for spec in info.indexes if list(spec["key"].items()) == wanted]
+    if not matches:
+        raise MongoError(ErrorCode.IndexNotFound,
+                         f"cannot find index {C.format_value(change.key_pattern)} for ns {info.ns}")
+    if len(matches) > 1:
+        raise MongoError(ErrorCode.AmbiguousIndexKeyPattern,
+                         f"index keyPattern {C.format_value(change.key_pattern)} matches {len(matches)} indexes, "
+                         f"must use index name. Conflicting indexes:{C.format_value(matches[0])}, "
+                         f"{C.format_value(matches[1])}")
+    return matches[0]
 
 
 async def _coll_mod_view(ctx: CommandContext, db: str, name: str, cmd: dict) -> dict:

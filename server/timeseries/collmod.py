@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.core.coll_mod_index import parse_coll_mod_index, ttl_seconds
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 
@@ -29,7 +30,6 @@ PRESETS: dict[str, tuple[int, int]] = {
 IDL_OUT_OF_RANGE = 51024  # 7.0's IDL range-validator code (BadValue only from 7.1)
 _GRANULARITY_RANK = {"seconds": 0, "minutes": 1, "hours": 2}
 MAX_BUCKET_SECONDS = 31536000
-MAX_EXPIRE_AFTER_SECONDS = 2**62 - 1  # same bound as create (NumberLong("4611686018427387904") is rejected)
 
 # collMod's own fields besides the generic arguments every command may carry
 _COMMAND_FIELDS = frozenset({"collMod", "collectionUUID", "dryRun", "readPreference"})
@@ -147,78 +147,26 @@ def parse_expire_after_seconds(value: Any) -> int | str:
             f"BSON field 'collMod.expireAfterSeconds' is the wrong type '{type_name(value)}', "
             "expected types '[string, long]'",
         )
-    seconds = int(value)
-    if seconds < 0:
-        raise MongoError(
-            ErrorCode.InvalidOptions, "TTL index 'expireAfterSeconds' option cannot be less than 0"
-        )
-    if seconds > MAX_EXPIRE_AFTER_SECONDS:
-        raise MongoError(
-            ErrorCode.InvalidOptions,
-            "TTL index 'expireAfterSeconds' option must be within an acceptable range, try a lower number",
-        )
-    return seconds
+    return ttl_seconds(int(value), clustered=True)
 
 
 def parse_index_change(spec: Any) -> IndexChange:
-    """``collMod.index`` on a time-series collection: only ``hidden`` may change (TTL/unique -> 72)."""
-    if not isinstance(spec, dict):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field 'collMod.index' is the wrong type '{type_name(spec)}', expected type 'object'",
-        )
-    for name in spec:
-        if name not in (
-            "name",
-            "keyPattern",
-            "hidden",
-            "expireAfterSeconds",
-            "prepareUnique",
-            "unique",
-            "forceNonUnique",
-        ):
-            raise MongoError(
-                ErrorCode.IDLUnknownField, f"BSON field 'collMod.index.{name}' is an unknown field."
-            )
-    name, key = spec.get("name"), spec.get("keyPattern")
-    if name is not None and key is not None:
-        raise MongoError(ErrorCode.InvalidOptions, "Cannot specify both key pattern and name.")
-    if name is None and key is None:
-        raise MongoError(ErrorCode.InvalidOptions, "Must specify either index name or key pattern.")
-    if not any(
-        k in spec for k in ("hidden", "expireAfterSeconds", "prepareUnique", "unique", "forceNonUnique")
-    ):
-        raise MongoError(
-            ErrorCode.InvalidOptions, "no expireAfterSeconds, hidden, unique, or prepareUnique field"
-        )
-    if "expireAfterSeconds" in spec:
+    """``collMod.index`` on a time-series collection: parsed as on any collection
+    (``core.coll_mod_index``), then only ``hidden`` may change (TTL/unique -> 72)."""
+    change = parse_coll_mod_index(spec)
+    if change.expire_after_seconds is not None:
         raise MongoError(
             ErrorCode.InvalidOptions,
             "TTL indexes are not supported for time-series collections. Please refer to the documentation "
             "and use the top-level 'expireAfterSeconds' option instead",
         )
-    for option in ("prepareUnique", "unique", "forceNonUnique"):
-        if option in spec:
+    for option, value in (("prepareUnique", change.prepare_unique), ("unique", change.unique),
+                          ("forceNonUnique", change.force_non_unique)):
+        if value is not None:
             raise MongoError(
                 ErrorCode.InvalidOptions, f"option not supported on a time-series collection: {option}"
             )
-    hidden = spec.get("hidden")
-    if not isinstance(hidden, bool):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field 'collMod.index.hidden' is the wrong type '{type_name(hidden)}', expected type 'bool'",
-        )
-    if name is not None and not isinstance(name, str):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            "BSON field 'collMod.index.name' is the wrong type, expected type 'string'",
-        )
-    if key is not None and not isinstance(key, dict):
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            "BSON field 'collMod.index.keyPattern' is the wrong type, expected type 'object'",
-        )
-    return IndexChange(name=name, key_pattern=key, hidden=hidden)
+    return IndexChange(name=change.name, key_pattern=change.key_pattern, hidden=change.hidden)
 
 
 def _parse_timeseries_mod(mod: Any) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.core.coll_mod_index import ttl_seconds
 from tidemark.core.namespace import BUCKETS_PREFIX
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
@@ -34,7 +35,6 @@ TIMESERIES_KEYS = ("timeField", "metaField", "granularity", "bucketMaxSpanSecond
 ALLOWED_WITH_TIMESERIES = frozenset(
     {"storageEngine", "indexOptionDefaults", "collation", "timeseries", "expireAfterSeconds", "temp"}
 )
-MAX_EXPIRE_AFTER_SECONDS = 2**62 - 1  # NumberLong("4611686018427387904") is rejected
 
 
 def _wrong_type(field: str, value: Any, expected: str) -> MongoError:
@@ -211,15 +211,7 @@ def parse_expire_after_seconds(value: Any) -> int:
     number = float(value.to_decimal()) if isinstance(value, Decimal128) else value
     if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
         raise MongoError(ErrorCode.InvalidOptions, "TTL index 'expireAfterSeconds' option must be a finite number")
-    number = int(number)
-    if number < 0:
-        raise MongoError(ErrorCode.InvalidOptions, "TTL index 'expireAfterSeconds' option cannot be less than 0")
-    if number > MAX_EXPIRE_AFTER_SECONDS:
-        raise MongoError(
-            ErrorCode.InvalidOptions,
-            "TTL index 'expireAfterSeconds' option must be within an acceptable range, try a lower number",
-        )
-    return number
+    return ttl_seconds(int(number), clustered=True)
 
 
 @dataclass(frozen=True)
