@@ -41,6 +41,8 @@ def _clone_fn(db: str, source: str, target: str, size: int, command: str, *, rep
             if view is not None:
                 raise MongoError(ErrorCode.CommandNotSupportedOnView,
                                  f"{command} not supported for views: {src_ns}")
+            if not w.list_collections(db):  # (mongod looks the database up first)
+                raise MongoError(ErrorCode.NamespaceNotFound, f"database {db} not found")
             raise MongoError(ErrorCode.NamespaceNotFound, f"source collection {src_ns} does not exist")
         if source.startswith(C.BUCKETS_PREFIX):
             raise MongoError(ErrorCode.CommandNotSupported,

@@ -312,3 +312,20 @@ def test_capped_keeps_the_newest_that_fit(db, size, max_docs, lengths, batched):
                                  sum(len(bson.encode(d)) for d in kept) > cap):
             kept.pop(0)
     assert list(db.capped_family.find()) == kept
+
+
+@pytest.mark.commands("convertToCapped", "cloneCollectionAsCapped")
+def test_convert_and_clone_of_a_missing_source(client, db):
+    """convert_to_capped_nonexistant.js, clone_as_capped_nonexistant.js: in a database that does not
+    exist, 26 "database <db> not found"; in one that does, 26 naming the missing collection."""
+    client.drop_database(db.name)
+    for cmd in ({"convertToCapped": "foo", "size": 1024},
+                {"cloneCollectionAsCapped": "foo", "toCollection": "bar", "size": 1024}):
+        error = fails(lambda cmd=cmd: db.command(cmd), 26)
+        assert error.details["errmsg"] == f"database {db.name} not found"
+    db.other.insert_one({})
+    for cmd in ({"convertToCapped": "foo", "size": 1024},
+                {"cloneCollectionAsCapped": "foo", "toCollection": "bar", "size": 1024}):
+        error = fails(lambda cmd=cmd: db.command(cmd), 26)
+        assert error.details["errmsg"] == f"source collection {db.name}.foo does not exist"
+    assert sorted(db.list_collection_names()) == ["other"]
