@@ -931,13 +931,17 @@ async def distinct(ctx: CommandContext, cmd: dict) -> dict:
         if view is not None:
             coll = C.effective_collation(collation, C.default_collation_of(view=view),
                                          on_view=not C.is_timeseries_view(view))
-            docs = access.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
-                                    hint=cmd.get("hint") or None, collation=collation, target=target).docs
+            result = access.open_read(ctx.server, ctx.db, name, [{"$match": query}] if query else [], ctx=ctx,
+                                      hint=cmd.get("hint") or None, collation=collation, target=target)
         else:
             coll = C.effective_collation(collation, C.default_collation_of(info))
             spec = access.FindSpec({"find": name, "filter": query, "$db": ctx.db, "hint": cmd.get("hint"),
                                     **({"collation": collation} if collation is not None else {})})
-            docs = access.run_find(ctx.server, spec, ctx.db, ctx, target=target).docs
+            result = access.run_find(ctx.server, spec, ctx.db, ctx, target=target)
+        # the plan and the counters the scan fills as it runs: the profiler's planSummary, examined
+        # (profile_distinct.js), as a count's
+        ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info)
+        docs = result.docs
         parts = key.split(".")
         sort_key = sort_key_for(coll)
         seen: dict[Any, Any] = {}

@@ -220,3 +220,21 @@ def test_a_profile_command_is_profiled_by_the_level_it_began_at(profiled, levels
     db.command("profile", 0)
     shown = [e["command"]["profile"] for e in db.system.profile.find({"command.profile": {"$exists": True}})]
     assert shown == expected + ([0] if current == 2 else [])
+
+
+@pytest.mark.commands("distinct", "profile")
+def test_distinct_entry_carries_its_plan_and_counters(profiled):
+    """profile_distinct.js: a distinct's entry has the plan it ran and what it examined, as a count's
+    and a find's (it had neither). Not asserted: execStats and fromMultiPlanner, which no Tidemark
+    entry has."""
+    db = profiled
+    db.c.insert_many([{"a": i % 5, "b": i} for i in range(10)])
+    db.c.create_index([("b", 1)])
+    db.command("profile", 1, slowms=-1)
+    assert sorted(db.c.distinct("a", {"b": {"$gte": 5}}, collation={"locale": "fr"})) == [0, 1, 2, 3, 4]
+    db.command("profile", 0)
+    entry = _entries(db, **{"command.distinct": "c"})[-1]
+    assert (entry["op"], entry["ns"]) == ("command", f"{db.name}.c")
+    assert (entry["keysExamined"], entry["docsExamined"], entry["planSummary"]) == (5, 5, "IXSCAN { b: 1 }")
+    assert entry["command"]["collation"] == {"locale": "fr"} and entry["protocol"] == "op_msg"
+    assert "responseLength" in entry and "millis" in entry and "numYield" in entry and "locks" in entry
