@@ -19,11 +19,18 @@ armed fail point pays nothing. Event-loop thread only.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from bson.decimal128 import Decimal128
+
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
+from tidemark.query.expr_conversion import format_double
+from tidemark.query.value_repr import bson_repr
+from tidemark.query.values import is_number
 from tidemark.top import command_namespace
 
 MESSAGE = "Failing command via 'failCommand' failpoint"
@@ -75,21 +82,47 @@ class Action:
 
 
 def _parse_mode(mode: Any) -> tuple[str, int, float]:
-    if mode == "off" or mode == "alwaysOn":
-        return mode, 0, 0.0
-    if isinstance(mode, dict) and len(mode) == 1:
-        (key, value), = mode.items()
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if key in ("times", "skip"):
-            if not number or int(value) != value or value < 0:
-                raise MongoError(ErrorCode.BadValue, f"'{key}' option to 'mode' must be a non-negative integer")
-            return key, int(value), 0.0
-        if key == "activationProbability":
-            if not number or not 0.0 <= value <= 1.0:
-                raise MongoError(ErrorCode.BadValue, "activationProbability must be between 0.0 and 1.0")
-            return "probability", 0, float(value)
+    """mongod's FailPoint::parseBSON: a string ("off", "alwaysOn") or a document whose first known key,
+    in the order times, skip, activationProbability, decides (a driver sends ``{times: 1, skip: 0}``)."""
+    if isinstance(mode, str):
+        if mode in ("off", "alwaysOn"):
+            return mode, 0, 0.0
+        raise MongoError(ErrorCode.BadValue, f"unknown mode: {mode}")
+    if not isinstance(mode, dict):
+        raise MongoError(ErrorCode.TypeMismatch, "'mode' must be a string or JSON object")
+    for key in ("times", "skip"):
+        if key in mode:
+            count = _integer_field(mode, key)
+            if count < 0:
+                raise MongoError(ErrorCode.BadValue, f"'{key}' option to 'mode' must be positive")
+            if count > 2**31 - 1:
+                raise MongoError(ErrorCode.BadValue, f"'{key}' option to 'mode' is too large")
+            return key, count, 0.0
+    if "activationProbability" in mode:
+        value = mode["activationProbability"]
+        if isinstance(value, bool) or not is_number(value):
+            raise MongoError(ErrorCode.BadValue,
+                             "'activationProbability' option to 'mode' must be a double between 0 and 1")
+        probability = float(value.to_decimal()) if isinstance(value, Decimal128) else float(value)
+        if not 0.0 <= probability <= 1.0:
+            raise MongoError(ErrorCode.BadValue,
+                             f"activationProbability must be between 0.0 and 1.0; found {format_double(probability)}")
+        return "probability", 0, probability
     raise MongoError(ErrorCode.BadValue,
-                     "'mode' must be one of 'off', 'alwaysOn', {times: n}, {skip: n} or {activationProbability: p}")
+                     "'mode' must be one of 'off', 'alwaysOn', '{times:n}', '{skip:n}' or '{activationProbability:p}'")
+
+
+def _integer_field(document: dict, key: str) -> int:
+    """bsonExtractIntegerField: a number holding a 64-bit integer exactly."""
+    value = document[key]
+    if isinstance(value, bool) or not is_number(value):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f'Expected field "{key}" to have numeric type, but found {type_name(value)}')
+    number = float(value.to_decimal()) if isinstance(value, Decimal128) else value
+    if number != number or number in (math.inf, -math.inf) or int(number) != number:
+        raise MongoError(ErrorCode.BadValue, f'Expected field "{key}" to have a value exactly representable as a '
+                                             f"64-bit integer, but found {key}: {bson_repr(value)}")
+    return int(number)
 
 
 class FailPoints:
@@ -106,7 +139,7 @@ class FailPoints:
         if name not in KNOWN:
             raise MongoError(258, f"{name} not found")  # FailPointSetFailed
         if data is not None and not isinstance(data, dict):
-            raise MongoError(ErrorCode.TypeMismatch, "the 'data' option must be an object")
+            raise MongoError(ErrorCode.TypeMismatch, "the 'data' option must be a JSON object")
         kind, count, probability = _parse_mode(mode)
         point = self.points[name]
         entered = point.entered

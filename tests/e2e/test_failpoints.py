@@ -72,7 +72,7 @@ def test_skip_and_always_on_and_probability(testing):
     client.t.c.insert_one({})  # other commands run
     with pytest.raises(OperationFailure) as e:
         _arm(client, {"times": "x"}, failCommands=["find"])
-    assert e.value.code == 2
+    assert e.value.code == 14  # (bsonExtractIntegerField's TypeMismatch)
     with pytest.raises(OperationFailure) as e:
         client.admin.command("configureFailPoint", "noSuchFailPoint", mode="alwaysOn")
     assert e.value.code == 258
@@ -196,3 +196,55 @@ def test_versioned_api_test_commands(testing):
         client.admin.command({"testVersion2": 1, "apiVersion": "1", "apiStrict": True})
     assert e.value.code == 323
     assert "Provided apiStrict:true, but the command testVersion2 is not in API Version 1" in str(e.value)
+
+
+# -- the mode argument, as mongod's FailPoint::parseBSON reads it ------------------------------------
+# Found by the Go driver's integration suite: its test harness sends {times: n, skip: 0}, which
+# Tidemark refused; mongod takes the first of times, skip, activationProbability the document holds.
+
+MODE_CASES = [
+    ({"times": 1, "skip": 0}, None, None),
+    ({"skip": 0, "times": 2}, None, None),
+    ({"skip": 3, "activationProbability": 0.5}, None, None),
+    ({"times": 1.0}, None, None),
+    ({"times": -1}, 2, "'times' option to 'mode' must be positive"),
+    ({"skip": -1}, 2, "'skip' option to 'mode' must be positive"),
+    ({"times": 2**31}, 2, "'times' option to 'mode' is too large"),
+    ({"times": "x"}, 14, 'Expected field "times" to have numeric type, but found string'),
+    ({"times": 1.5}, 2, 'Expected field "times" to have a value exactly representable as a 64-bit integer, '
+                        'but found times: 1.5'),
+    ({"activationProbability": "x"}, 2, "'activationProbability' option to 'mode' must be a double between 0 and 1"),
+    ({"activationProbability": 1.5}, 2, "activationProbability must be between 0.0 and 1.0; found 1.5"),
+    ({"foo": 1}, 2, "'mode' must be one of 'off', 'alwaysOn', '{times:n}', '{skip:n}' or '{activationProbability:p}'"),
+    ("bogus", 2, "unknown mode: bogus"),
+    (5, 14, "'mode' must be a string or JSON object"),
+]
+
+
+@pytest.mark.parametrize("mode, code, message", MODE_CASES, ids=repr)
+def test_mode_is_parsed_as_mongod_parses_it(testing, mode, code, message):
+    _server, client = testing
+    if code is None:
+        assert client.admin.command("configureFailPoint", "failCommand", mode=mode,
+                                    data={"failCommands": ["ping"], "errorCode": 8})["ok"] == 1.0
+        return
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command("configureFailPoint", "failCommand", mode=mode)
+    assert (e.value.code, e.value.details["errmsg"]) == (code, message)
+
+
+def test_times_wins_over_skip(testing):
+    """{times: 1, skip: 5}: one failure, then none (skip is not read)."""
+    _server, client = testing
+    _arm(client, {"times": 1, "skip": 5}, failCommands=["ping"], errorCode=8)
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command("ping")
+    assert e.value.code == 8
+    assert client.admin.command("ping")["ok"] == 1.0
+
+
+def test_data_must_be_a_document(testing):
+    _server, client = testing
+    with pytest.raises(OperationFailure) as e:
+        client.admin.command("configureFailPoint", "failCommand", mode="off", data=5)
+    assert (e.value.code, e.value.details["errmsg"]) == (14, "the 'data' option must be a JSON object")
